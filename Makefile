@@ -1,0 +1,164 @@
+# weightd — one Makefile for the whole tree (GNU make).
+#
+#   make            build build/libweights.{a,so}, build/weightctl, build/weightd, build/wt-mkckpt
+#   make test       install missing deps, run the suite, then again under ASan/UBSan
+#   make check      run the suite once (no ASan pass)
+#   make asan       build into build-asan/ with -fsanitize=address,undefined and run the suite
+#   make lint       clang-format check + banned functions
+#   make bench      run the benchmarks in bench/
+#   make deps       install the Debian packages and pip tools the build and tests need
+#   make run        the README's main job
+#
+# Modules are folders; every *.c in a module folder is compiled into the
+# internal archive. Programs have their own folders (see PROGRAMS below).
+# Adding a source file never needs a Makefile edit.
+
+BUILD    ?= build
+CC       ?= cc
+ifeq ($(origin NVCC),undefined)
+NVCC     := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+endif
+SAN      ?=
+WERROR   ?= $(if $(filter true,$(CI)),-Werror,)
+
+MODULES  := common loader shardmap kernels cache proto weightd client engine
+# What the public client library libweights contains: never the store
+# backends, the planner or the daemon (DESIGN.md).
+LIB_MODULES := common proto client engine kernels
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -fvisibility=hidden -pthread \
+             $(WARN) $(WERROR) -Iinclude -I. -I$(BUILD)/gen -DWT_BUILDING \
+             $(SANFLAGS) $(CUDA_DEFS) $(CFLAGS)
+LIBS     := -lnng -lrocksdb -lprotobuf-c -lcurl -ljansson -linih -lxxhash -lcrypto -lpthread -lm
+TESTLIBS := -lcmocka
+
+ifneq ($(SAN),)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+# ---- CUDA: built whenever nvcc exists, exercised only where a GPU exists ----
+CU_SRCS  := $(strip $(foreach m,$(MODULES),$(wildcard $(m)/*.cu)))
+ifneq ($(NVCC),)
+ifneq ($(CU_SRCS),)
+CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_DEFS := -DWT_HAVE_CUDA -I$(CUDA_HOME)/include
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++
+CU_OBJS   := $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CU_SRCS))
+endif
+endif
+
+# ---- sources ----
+PROTO_SRCS := $(wildcard proto/*.proto)
+PROTO_GEN  := $(patsubst proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTO_SRCS))
+PROTO_OBJS := $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_GEN))
+
+# weightd/main.c is the daemon's main(); everything else in weightd/ is a library module.
+MOD_SRCS := $(filter-out weightd/main.c,$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
+MOD_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(MOD_SRCS)) $(PROTO_OBJS) $(CU_OBJS)
+LIB_SRCS := $(foreach m,$(LIB_MODULES),$(wildcard $(m)/*.c))
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(PROTO_OBJS) \
+            $(filter $(foreach m,$(LIB_MODULES),$(BUILD)/obj/$(m)/%),$(CU_OBJS))
+
+INTERNAL := $(BUILD)/libwt_internal.a
+
+CTL_SRCS    := $(wildcard client/weightctl/*.c)
+MKCKPT_SRCS := $(wildcard tests/fixtures/*.c)
+TESTUTIL    := $(wildcard tests/util/*.c)
+TEST_SRCS   := $(wildcard tests/test_*.c)
+TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+BENCH_SRCS  := $(wildcard bench/bench_*.c)
+BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+PROGRAMS := $(if $(CTL_SRCS),$(BUILD)/weightctl) \
+            $(if $(wildcard weightd/main.c),$(BUILD)/weightd) \
+            $(if $(MKCKPT_SRCS),$(BUILD)/wt-mkckpt)
+
+.SECONDARY:
+.PHONY: all test check asan lint bench deps run clean format tests benches
+all: $(BUILD)/libweights.a $(BUILD)/libweights.so $(PROGRAMS)
+	@$(if $(NVCC),,echo "nvcc not found: CUDA kernels skipped (CPU paths only)")
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+$(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: proto/%.proto
+	@mkdir -p $(BUILD)/gen/proto
+	protoc-c --c_out=$(BUILD)/gen proto/$*.proto
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Wno-shadow -MMD -MP -c $< -o $@
+
+# Every object may include the generated protobuf header.
+$(BUILD)/obj/%.o: %.c $(PROTO_GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden -Iinclude -I. \
+	    -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 -c $< -o $@
+
+$(INTERNAL): $(MOD_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libweights.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libweights.so: $(LIB_OBJS)
+	$(CC) -shared $(SANFLAGS) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+
+$(BUILD)/weightctl: $(patsubst %.c,$(BUILD)/obj/%.o,$(CTL_SRCS)) $(INTERNAL)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(CUDA_LIBS)
+
+$(BUILD)/weightd: $(BUILD)/obj/weightd/main.o $(INTERNAL)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(CUDA_LIBS)
+
+$(BUILD)/wt-mkckpt: $(patsubst %.c,$(BUILD)/obj/%.o,$(MKCKPT_SRCS)) $(INTERNAL)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(CUDA_LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(patsubst %.c,$(BUILD)/obj/%.o,$(TESTUTIL)) $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(TESTLIBS) $(CUDA_LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(CUDA_LIBS)
+
+tests: all $(TEST_BINS)
+benches: all $(BENCH_BINS)
+
+# The suite: unit tests (cmocka) then integration scripts (tests/integration/*.sh).
+check: tests
+	BUILD=$(BUILD) scripts/run-tests.sh
+
+test: deps
+	$(MAKE) check
+	$(MAKE) asan
+
+asan:
+	$(MAKE) BUILD=build-asan SAN=1 check
+
+deps:
+	@scripts/deps.sh
+
+run: deps
+	$(MAKE) all
+	scripts/main-job.sh
+
+bench: benches
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+C_FILES = $(shell git ls-files '*.c' '*.h' '*.cu' 2>/dev/null)
+lint:
+	@clang-format --dry-run --Werror $(C_FILES)
+	@! grep -nE '\b(strcpy|sprintf|strtok|atoi|gets)[[:space:]]*\(' $(C_FILES) || \
+	    { echo "lint: banned function (use snprintf/strtol/strtok_r/memcpy)"; exit 1; }
+	@echo "lint: ok"
+
+format:
+	clang-format -i $(C_FILES)
+
+clean:
+	rm -rf build build-asan

@@ -1,0 +1,82 @@
+/*
+ * common.h — internal helpers shared by every module (not installed):
+ * checked size arithmetic, XXH3-128 digests, logging.
+ */
+#ifndef WT_COMMON_H
+#define WT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weights/error.h"
+
+/* ---- checked arithmetic (STYLE.md 8): return false on overflow ---- */
+static inline bool wt_add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_add_overflow(a, b, out);
+}
+static inline bool wt_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+/* ---- XXH3-128 digests (integrity hashes of tensors and chunks) ---- */
+typedef struct wt_hash128 {
+	uint64_t hi;
+	uint64_t lo;
+} wt_hash128;
+
+#define WT_HASH_HEX_LEN 32 /* without NUL */
+
+wt_hash128 common_hash128(const void *data, size_t len);
+/* 16 bytes big-endian (hi then lo): the canonical byte form in protobuf and cache keys. */
+void common_hash128_to_bytes(wt_hash128 h, uint8_t out[16]);
+wt_hash128 common_hash128_from_bytes(const uint8_t in[16]);
+/* 32 lowercase hex chars + NUL. */
+void common_hash128_hex(wt_hash128 h, char out[WT_HASH_HEX_LEN + 1]);
+static inline bool common_hash128_eq(wt_hash128 a, wt_hash128 b)
+{
+	return a.hi == b.hi && a.lo == b.lo;
+}
+
+/* Streaming XXH3-128 (for tensors produced or received in pieces). */
+typedef struct common_hasher common_hasher;
+common_hasher *common_hasher_new(void); /* NULL on ENOMEM */
+void common_hasher_update(common_hasher *h, const void *data, size_t len);
+wt_hash128 common_hasher_digest(const common_hasher *h);
+void common_hasher_reset(common_hasher *h);
+void common_hasher_free(common_hasher *h); /* NULL is a no-op */
+
+/* ---- logging: one sink, syslog levels, printf-checked, cheap when off ---- */
+enum { WT_LOG_ERR = 3, WT_LOG_WARNING = 4, WT_LOG_NOTICE = 5, WT_LOG_INFO = 6, WT_LOG_DEBUG = 7 };
+
+typedef void (*common_log_fn)(void *ctx, int level, const char *msg);
+
+/* Process-wide sink; default writes "2026-11-29T16:00:00Z warning: msg" to stderr at
+ * WT_LOG_NOTICE and above. Library code (libweights) must not log through this
+ * sink; it takes the caller's logger instead. */
+void common_log_set(common_log_fn fn, void *ctx, int max_level);
+int common_log_level(void);
+/* Parse "err|warning|notice|info|debug"; -1 if unknown. */
+int common_log_level_from_name(const char *name);
+void common_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define WT_LOG(level, ...)                                                                         \
+	do {                                                                                       \
+		if ((level) <= common_log_level())                                                 \
+			common_log((level), __VA_ARGS__);                                          \
+	} while (0)
+
+/* Broken invariant: print and abort. Never for bad input. */
+#define WT_ASSERT(cond)                                                                            \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			common_assert_fail(#cond, __FILE__, __LINE__);                             \
+	} while (0)
+_Noreturn void common_assert_fail(const char *cond, const char *file, int line);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t common_now_ns(void);
+
+#endif

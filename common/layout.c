@@ -1,0 +1,279 @@
+/* layout.c — layout defaults, checks, canonical text and CLI flag parsing. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weights/layout.h"
+
+static const char *const quant_names[WT_QUANT_COUNT_] = {
+	[WT_QUANT_NONE] = "none",
+	[WT_QUANT_FP8_TENSOR] = "fp8-tensor",
+	[WT_QUANT_FP8_CHANNEL] = "fp8-channel",
+	[WT_QUANT_FP8_BLOCK] = "fp8-block",
+	[WT_QUANT_INT8_CHANNEL] = "int8-channel",
+	[WT_QUANT_INT4_GROUP] = "int4-group",
+};
+
+const char *wt_quant_name(wt_quant q)
+{
+	if ((int)q < 0 || q >= WT_QUANT_COUNT_)
+		return NULL;
+	return quant_names[q];
+}
+
+int wt_quant_from_name(const char *name, wt_quant *out, wt_errbuf *err)
+{
+	for (int i = 0; i < WT_QUANT_COUNT_; i++) {
+		if (name != NULL && strcmp(name, quant_names[i]) == 0) {
+			*out = (wt_quant)i;
+			return WT_OK;
+		}
+	}
+	return wt_seterr(err, WT_EINVAL,
+			 "unknown quant '%s'; use none, fp8-tensor, fp8-channel, fp8-block, "
+			 "int8-channel or int4-group",
+			 name ? name : "(null)");
+}
+
+void wt_layout_init(wt_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->tp_size = 1;
+	l->ep_size = 1;
+	l->quant = WT_QUANT_NONE;
+	l->dtype = WT_DTYPE_INVALID;
+	l->group_size = 128;
+	l->vocab_pad = 64;
+}
+
+void wt_layout_clear(wt_layout *l)
+{
+	if (l == NULL)
+		return;
+	for (uint32_t i = 0; i < l->n_exclude; i++)
+		free(l->exclude[i]);
+	wt_layout_init(l);
+}
+
+int wt_layout_add_exclude(wt_layout *l, const char *pat, wt_errbuf *err)
+{
+	if (l->n_exclude >= WT_MAX_EXCLUDE)
+		return wt_seterr(err, WT_ETOOBIG, "too many --exclude patterns (max %d)",
+				 WT_MAX_EXCLUDE);
+	if (pat == NULL || pat[0] == '\0')
+		return wt_seterr(err, WT_EINVAL, "empty --exclude pattern");
+	char *s = strdup(pat);
+	if (s == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory");
+	l->exclude[l->n_exclude++] = s;
+	return WT_OK;
+}
+
+int wt_layout_copy(wt_layout *dst, const wt_layout *src)
+{
+	wt_layout_clear(dst);
+	*dst = *src;
+	dst->n_exclude = 0;
+	for (uint32_t i = 0; i < src->n_exclude; i++) {
+		if (wt_layout_add_exclude(dst, src->exclude[i], NULL) != WT_OK) {
+			wt_layout_clear(dst);
+			return WT_ENOMEM;
+		}
+	}
+	return WT_OK;
+}
+
+int wt_layout_check(const wt_layout *l, wt_errbuf *err)
+{
+	if (l->tp_size < 1)
+		return wt_seterr(err, WT_EINVAL, "tp_size must be >= 1");
+	if (l->ep_size < 1)
+		return wt_seterr(err, WT_EINVAL, "ep_size must be >= 1");
+	if (l->tp_rank >= l->tp_size)
+		return wt_seterr(err, WT_EINVAL, "tp_rank %u must be < tp_size %u", l->tp_rank,
+				 l->tp_size);
+	if (l->ep_rank >= l->ep_size)
+		return wt_seterr(err, WT_EINVAL, "ep_rank %u must be < ep_size %u", l->ep_rank,
+				 l->ep_size);
+	if ((int)l->quant < 0 || l->quant >= WT_QUANT_COUNT_)
+		return wt_seterr(err, WT_EINVAL, "unknown quant code %d", (int)l->quant);
+	if (l->dtype != WT_DTYPE_INVALID && l->dtype != WT_BF16 && l->dtype != WT_F16 &&
+	    l->dtype != WT_F32)
+		return wt_seterr(err, WT_EINVAL, "dtype %s not allowed; use source, bf16, fp16 or fp32",
+				 wt_dtype_name(l->dtype));
+	if (l->group_size == 0 || l->group_size % 8 != 0)
+		return wt_seterr(err, WT_EINVAL, "group_size %u must be a positive multiple of 8",
+				 l->group_size);
+	if (l->vocab_pad < 1)
+		return wt_seterr(err, WT_EINVAL, "vocab_pad must be >= 1");
+	return WT_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const char *dtype_label(wt_dtype dt)
+{
+	switch (dt) {
+	case WT_BF16:
+		return "bf16";
+	case WT_F16:
+		return "fp16";
+	case WT_F32:
+		return "fp32";
+	default:
+		return "source";
+	}
+}
+
+size_t wt_layout_format(const wt_layout *l, char *buf, size_t cap)
+{
+	const char *sorted[WT_MAX_EXCLUDE];
+	uint32_t n = l->n_exclude <= WT_MAX_EXCLUDE ? l->n_exclude : WT_MAX_EXCLUDE;
+	for (uint32_t i = 0; i < n; i++)
+		sorted[i] = l->exclude[i];
+	qsort(sorted, n, sizeof(sorted[0]), cmp_str);
+
+	size_t len = 0;
+	char tmp[1];
+#define APPEND(...)                                                                                \
+	do {                                                                                       \
+		int k_ = snprintf(len < cap ? buf + len : tmp, len < cap ? cap - len : 0,          \
+				  __VA_ARGS__);                                                    \
+		if (k_ > 0)                                                                        \
+			len += (size_t)k_;                                                         \
+	} while (0)
+	if (cap > 0)
+		buf[0] = '\0';
+	APPEND("tp=%u,ep=%u,quant=%s,dtype=%s,group=%u,vocab_pad=%u,w13=%s,requant=%s,exclude=[",
+	       l->tp_size, l->ep_size, wt_quant_name(l->quant) ? wt_quant_name(l->quant) : "?",
+	       dtype_label(l->dtype), l->group_size, l->vocab_pad,
+	       l->w13_up_gate ? "up_gate" : "gate_up", l->requant_allow ? "allow" : "deny");
+	for (uint32_t i = 0; i < n; i++) {
+		if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
+			continue;
+		APPEND("%s%s", i > 0 ? ";" : "", sorted[i]);
+	}
+	APPEND("]");
+#undef APPEND
+	return len;
+}
+
+uint32_t wt_layout_rank_index(const wt_layout *l)
+{
+	return l->ep_rank * l->tp_size + l->tp_rank;
+}
+
+uint32_t wt_layout_n_ranks(const wt_layout *l)
+{
+	return l->tp_size * l->ep_size;
+}
+
+static int parse_u32(const char *flag, const char *v, uint32_t min, uint32_t *out,
+		     wt_errbuf *err)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (v[0] == '\0' || v[0] == '-' || *end != '\0' || errno != 0 || x > 1000000000ull ||
+	    x < min)
+		return wt_seterr(err, WT_EINVAL, "%s: '%s' is not an integer >= %u", flag, v, min);
+	*out = (uint32_t)x;
+	return WT_OK;
+}
+
+int wt_layout_parse_arg(wt_layout *l, int argc, char **argv, int *i, wt_errbuf *err)
+{
+	static const char *const flags[] = {
+		"--tp-size",   "--tp-rank",   "--ep-size",    "--ep-rank",
+		"--quant",     "--dtype",     "--exclude",    "--w13-order",
+		"--vocab-pad", "--group-size", "--requant",
+	};
+	const char *arg = argv[*i];
+	size_t nflag = sizeof(flags) / sizeof(flags[0]);
+	size_t which = nflag;
+	const char *val = NULL;
+	for (size_t f = 0; f < nflag; f++) {
+		size_t fl = strlen(flags[f]);
+		if (strncmp(arg, flags[f], fl) == 0 && (arg[fl] == '\0' || arg[fl] == '=')) {
+			which = f;
+			val = arg[fl] == '=' ? arg + fl + 1 : NULL;
+			break;
+		}
+	}
+	if (which == nflag)
+		return 0;
+	int used = 1;
+	if (val == NULL) {
+		if (*i + 1 >= argc) {
+			wt_seterr(err, WT_EINVAL, "%s needs a value", flags[which]);
+			return -1;
+		}
+		val = argv[*i + 1];
+		used = 2;
+	}
+	int rv = WT_OK;
+	switch (which) {
+	case 0:
+		rv = parse_u32(flags[which], val, 1, &l->tp_size, err);
+		break;
+	case 1:
+		rv = parse_u32(flags[which], val, 0, &l->tp_rank, err);
+		break;
+	case 2:
+		rv = parse_u32(flags[which], val, 1, &l->ep_size, err);
+		break;
+	case 3:
+		rv = parse_u32(flags[which], val, 0, &l->ep_rank, err);
+		break;
+	case 4:
+		rv = wt_quant_from_name(val, &l->quant, err);
+		break;
+	case 5:
+		if (strcmp(val, "source") == 0)
+			l->dtype = WT_DTYPE_INVALID;
+		else if (strcmp(val, "bf16") == 0)
+			l->dtype = WT_BF16;
+		else if (strcmp(val, "fp16") == 0)
+			l->dtype = WT_F16;
+		else if (strcmp(val, "fp32") == 0)
+			l->dtype = WT_F32;
+		else
+			rv = wt_seterr(err, WT_EINVAL,
+				       "--dtype '%s': use source, bf16, fp16 or fp32", val);
+		break;
+	case 6:
+		rv = wt_layout_add_exclude(l, val, err);
+		break;
+	case 7:
+		if (strcmp(val, "gate_up") == 0)
+			l->w13_up_gate = 0;
+		else if (strcmp(val, "up_gate") == 0)
+			l->w13_up_gate = 1;
+		else
+			rv = wt_seterr(err, WT_EINVAL, "--w13-order '%s': use gate_up or up_gate",
+				       val);
+		break;
+	case 8:
+		rv = parse_u32(flags[which], val, 1, &l->vocab_pad, err);
+		break;
+	case 9:
+		rv = parse_u32(flags[which], val, 8, &l->group_size, err);
+		break;
+	case 10:
+		if (strcmp(val, "allow") == 0)
+			l->requant_allow = 1;
+		else if (strcmp(val, "deny") == 0)
+			l->requant_allow = 0;
+		else
+			rv = wt_seterr(err, WT_EINVAL, "--requant '%s': use allow or deny", val);
+		break;
+	}
+	if (rv != WT_OK)
+		return -1;
+	*i += used;
+	return 1;
+}

@@ -1,0 +1,89 @@
+/*
+ * layout.h — a shard layout (SHARDS.md section 1): how a checkpoint is cut
+ * and converted for one deployment, plus the rank within it.
+ *
+ * The canonical string (wt_layout_format) is part of the cache key and of the
+ * safetensors metadata `weightd.layout`; it is FROZEN per format version.
+ */
+#ifndef WEIGHTS_LAYOUT_H
+#define WEIGHTS_LAYOUT_H
+
+#include <stdint.h>
+#include "weights/api.h"
+#include "weights/dtype.h"
+#include "weights/error.h"
+
+/* Quantization schemes. Codes FROZEN. */
+typedef enum {
+	WT_QUANT_NONE = 0,
+	WT_QUANT_FP8_TENSOR = 1,
+	WT_QUANT_FP8_CHANNEL = 2,
+	WT_QUANT_FP8_BLOCK = 3,
+	WT_QUANT_INT8_CHANNEL = 4,
+	WT_QUANT_INT4_GROUP = 5,
+	WT_QUANT_COUNT_ /* keep last */
+} wt_quant;
+
+/* "none", "fp8-tensor", ...; NULL for an unknown code. */
+WT_API const char *wt_quant_name(wt_quant q);
+/* Parse a scheme name; returns WT_OK or WT_EINVAL (err lists the valid names). */
+WT_API int wt_quant_from_name(const char *name, wt_quant *out, wt_errbuf *err);
+
+#define WT_MAX_EXCLUDE 64
+
+typedef struct wt_layout {
+	uint32_t tp_size;    /* >= 1 */
+	uint32_t tp_rank;    /* < tp_size */
+	uint32_t ep_size;    /* >= 1 */
+	uint32_t ep_rank;    /* < ep_size */
+	wt_quant quant;      /* default WT_QUANT_NONE */
+	wt_dtype dtype;      /* unquantized outputs; WT_DTYPE_INVALID = "source" */
+	uint32_t group_size; /* int4-group; default 128 */
+	uint32_t vocab_pad;  /* default 64; 1 = no padding beyond divisibility */
+	int w13_up_gate;     /* 0 = gate_up (default), 1 = up_gate (rtp-llm) */
+	int requant_allow;   /* 1 = --requant allow */
+	uint32_t n_exclude;  /* patterns below, as given (the planner merges and sorts) */
+	char *exclude[WT_MAX_EXCLUDE]; /* owned; freed by wt_layout_clear() */
+} wt_layout;
+
+/* Fill with the defaults of SHARDS.md section 1 (tp 1/0, ep 1/0, quant none, dtype source,
+ * group 128, vocab_pad 64, gate_up, requant off, no exclusions). */
+WT_API void wt_layout_init(wt_layout *l);
+
+/* Free the exclude strings and re-initialise. NULL is a no-op. */
+WT_API void wt_layout_clear(wt_layout *l);
+
+/* Deep copy; dst must be initialised or cleared. */
+WT_API int wt_layout_copy(wt_layout *dst, const wt_layout *src);
+
+/* Add one exclude pattern (copied). WT_ETOOBIG past WT_MAX_EXCLUDE. */
+WT_API int wt_layout_add_exclude(wt_layout *l, const char *pat, wt_errbuf *err);
+
+/* Range checks that need no model: sizes >= 1, ranks < sizes, group_size a positive
+ * multiple of 8, vocab_pad >= 1, dtype a float type or source. */
+WT_API int wt_layout_check(const wt_layout *l, wt_errbuf *err);
+
+/*
+ * Canonical text WITHOUT the rank, e.g.
+ *   "tp=4,ep=1,quant=fp8-block,dtype=source,group=128,vocab_pad=64,w13=gate_up,requant=deny,exclude=[a;b]"
+ * Exclusions appear sorted and de-duplicated. Writes at most cap bytes including NUL;
+ * returns the length it needed (like snprintf).
+ */
+WT_API size_t wt_layout_format(const wt_layout *l, char *buf, size_t cap);
+
+/* Rank index within the layout: ep_rank * tp_size + tp_rank. */
+WT_API uint32_t wt_layout_rank_index(const wt_layout *l);
+/* Number of ranks: tp_size * ep_size. */
+WT_API uint32_t wt_layout_n_ranks(const wt_layout *l);
+
+/*
+ * Parse one layout flag of the CLI contract (`--tp-size T --tp-rank r --ep-size P
+ * --ep-rank e --quant Q --dtype D --exclude PAT --w13-order O --vocab-pad N
+ * --group-size G --requant allow|deny`). argv[*i] is the flag; its value is
+ * argv[*i + 1] (or after '=' in `--flag=value`). On a match advances *i past the
+ * value and returns 1; returns 0 if argv[*i] is not a layout flag; returns -1 with
+ * err set on a bad value.
+ */
+WT_API int wt_layout_parse_arg(wt_layout *l, int argc, char **argv, int *i, wt_errbuf *err);
+
+#endif

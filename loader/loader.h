@@ -1,0 +1,212 @@
+/*
+ * loader.h — module interface of loader/: object stores, the safetensors
+ * format, and the Hugging Face checkpoint view.
+ *
+ * Thread rules: a store may be read from any number of threads at once
+ * (store_read is pread-like). A ckpt is immutable after ckpt_open() and may be
+ * shared by threads; its reads go through the store.
+ */
+#ifndef WT_LOADER_H
+#define WT_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weights/dtype.h"
+#include "weights/error.h"
+
+/* ===================== object stores ===================== */
+
+typedef struct store store;
+
+typedef struct store_obj {
+	char *key;       /* relative to the store root, '/'-separated; owned */
+	uint64_t nbytes; /* object size */
+	char *version;   /* ETag, or mtime in ns as decimal for file://; owned */
+} store_obj;
+
+typedef struct store_list {
+	store_obj *objs; /* sorted by key; owned */
+	size_t n;
+} store_list;
+
+/*
+ * Open a store rooted at uri: "file:///abs/dir", a plain path "dir", and later
+ * "s3://bucket/prefix" and "http(s)://host/prefix" (same interface). Keys are
+ * relative to the root; a key that escapes the root ("..", absolute, symlink
+ * outside) is refused with WT_EPERM.
+ */
+int store_open(store **out, const char *uri, wt_errbuf *err);
+void store_close(store *s); /* NULL is a no-op */
+
+/* The URI the store was opened with. Borrowed; valid until store_close(). */
+const char *store_uri(const store *s);
+
+/* All objects whose key starts with prefix ("" = all), recursively. */
+int store_list_objects(store *s, const char *prefix, store_list *out, wt_errbuf *err);
+void store_list_free(store_list *l); /* NULL-safe; leaves l empty */
+
+int store_stat(store *s, const char *key, store_obj *out, wt_errbuf *err);
+void store_obj_clear(store_obj *o); /* frees key/version; NULL-safe */
+
+/* Read exactly len bytes at off into buf. A short object is WT_EIO naming the key. */
+int store_read(store *s, const char *key, uint64_t off, void *buf, size_t len, wt_errbuf *err);
+
+/* Read a whole (small) object into a malloc'd buffer (NUL-terminated beyond *len).
+ * Refuses objects over max_bytes with WT_ETOOBIG. Caller frees *out. */
+int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, size_t *len,
+		   wt_errbuf *err);
+
+/* Bytes returned by store_read/store_read_all since open (tests count source reads). */
+uint64_t store_bytes_read(const store *s);
+
+/* ===================== safetensors ===================== */
+
+#define ST_MAX_HEADER_BYTES (100u * 1024u * 1024u)
+
+typedef struct st_tensor {
+	char *name; /* owned */
+	wt_dtype dtype;
+	int ndim;
+	int64_t shape[WT_MAX_DIMS]; /* row-major, last dim contiguous */
+	uint64_t off;               /* ABSOLUTE byte offset in the file */
+	uint64_t nbytes;
+} st_tensor;
+
+typedef struct st_kv {
+	char *key; /* owned */
+	char *value;
+} st_kv;
+
+typedef struct st_file {
+	st_tensor *tensors; /* in the header's order of data offsets; owned */
+	size_t n_tensors;
+	st_kv *meta; /* __metadata__, string -> string; owned */
+	size_t n_meta;
+	uint64_t data_off;   /* 8 + header length */
+	uint64_t file_bytes; /* = data_off + data section length */
+} st_file;
+
+/*
+ * Validate and parse a header (STYLE.md 9 order). `hdr` holds the JSON header
+ * bytes (without the 8-byte length), file_bytes the total file size. Every
+ * rejection is an error naming the tensor.
+ */
+int st_parse_header(const char *hdr, size_t hdr_len, uint64_t file_bytes, st_file *out,
+		    wt_errbuf *err);
+/* Read the length prefix and header of `key` in `s`, and parse. */
+int st_read_file(store *s, const char *key, st_file *out, wt_errbuf *err);
+void st_file_free(st_file *f); /* NULL-safe */
+/* Find a tensor by name; NULL if absent. Borrowed. */
+const st_tensor *st_find(const st_file *f, const char *name);
+
+/* Streaming writer: the header is written first, then the data in order. */
+typedef int (*st_write_fn)(void *ctx, const void *data, size_t len); /* returns WT_* */
+
+typedef struct st_desc {
+	const char *name;
+	wt_dtype dtype;
+	int ndim;
+	int64_t shape[WT_MAX_DIMS];
+} st_desc;
+
+typedef struct st_writer st_writer;
+
+/* Compute offsets in the given order and write the header through fn. The descs
+ * and meta are copied. Tensor data must then be written in the same order. */
+int st_writer_open(st_writer **out, const st_desc *descs, size_t n, const st_kv *meta,
+		   size_t n_meta, st_write_fn fn, void *ctx, wt_errbuf *err);
+/* Append data (any split across calls). Writing more than declared is WT_EINVAL. */
+int st_writer_write(st_writer *w, const void *data, size_t len, wt_errbuf *err);
+/* Check every declared byte was written (else WT_EINVAL), then free. NULL-safe. */
+int st_writer_close(st_writer *w, wt_errbuf *err);
+/* Free without the completeness check (error paths). NULL-safe. */
+void st_writer_abort(st_writer *w);
+
+/* Convenience: write a whole safetensors file at `path` (atomic: temp + rename). */
+int st_write_path(const char *path, const st_desc *descs, const void *const *data, size_t n,
+		  const st_kv *meta, size_t n_meta, wt_errbuf *err);
+
+/* ===================== checkpoint view ===================== */
+
+typedef enum {
+	CKPT_QUANT_NONE = 0,
+	CKPT_QUANT_FP8_BLOCK = 1,  /* weight F8_E4M3 + weight_scale_inv F32 [ceil(N/b0), ceil(K/b1)] */
+	CKPT_QUANT_FP8_TENSOR = 2, /* weight F8_E4M3 + weight_scale F32 scalar (+ input_scale) */
+} ckpt_quant_kind;
+
+/* config.json fields that SHARDS.md needs; -1 where absent and without a default. */
+typedef struct ckpt_config {
+	char *architecture; /* architectures[0]; owned */
+	char *model_type;   /* owned; "" if absent */
+	int64_t hidden_size;
+	int64_t num_attention_heads;
+	int64_t num_key_value_heads; /* default num_attention_heads */
+	int64_t head_dim;            /* default hidden_size / num_attention_heads */
+	int64_t intermediate_size;
+	int64_t vocab_size;
+	int64_t num_hidden_layers;
+	bool tie_word_embeddings; /* default false */
+	/* MoE */
+	int64_t num_experts;           /* num_local_experts | num_experts | n_routed_experts; 0 = dense */
+	int64_t moe_intermediate_size; /* Mixtral: intermediate_size */
+	int64_t shared_expert_intermediate_size; /* Qwen2-MoE; -1 if absent */
+	int64_t n_shared_experts;                /* DeepSeek; 0 if absent */
+	int64_t decoder_sparse_step;             /* Qwen2-MoE; default 1 */
+	int64_t *mlp_only_layers;                /* Qwen2-MoE; owned */
+	size_t n_mlp_only_layers;
+	int64_t first_k_dense_replace; /* DeepSeek; default 0 */
+	int64_t moe_layer_freq;        /* DeepSeek; default 1 */
+	/* DeepSeek MLA */
+	int64_t q_lora_rank; /* -1 = null */
+	int64_t kv_lora_rank;
+	int64_t qk_nope_head_dim;
+	int64_t qk_rope_head_dim;
+	int64_t v_head_dim;
+	/* quantization_config */
+	ckpt_quant_kind quant;
+	int64_t quant_block[2]; /* weight_block_size, default 128x128 */
+	char **quant_ignore;    /* ignore | ignored_layers | modules_to_not_convert; owned */
+	size_t n_quant_ignore;
+} ckpt_config;
+
+typedef struct ckpt_tensor {
+	const char *name;   /* borrowed from the ckpt */
+	const char *object; /* store key of the file holding it; borrowed */
+	wt_dtype dtype;
+	int ndim;
+	int64_t shape[WT_MAX_DIMS];
+	uint64_t off; /* absolute offset in the object */
+	uint64_t nbytes;
+} ckpt_tensor;
+
+typedef struct ckpt ckpt;
+
+/* Open the model folder at the store root: config.json + model.safetensors, or
+ * model.safetensors.index.json + shards. Validates the index (entries point to
+ * existing files and tensors; a tensor in two files; tensors not in the index). */
+int ckpt_open(ckpt **out, store *s, wt_errbuf *err);
+void ckpt_close(ckpt *c); /* NULL-safe; does not close the store */
+
+const ckpt_config *ckpt_get_config(const ckpt *c);
+/* Raw config.json text. Borrowed. */
+const char *ckpt_config_json(const ckpt *c, size_t *len);
+/* Revision digest: hex SHA-256 over (key, size, version) of every object plus config.json. */
+const char *ckpt_revision(const ckpt *c);
+store *ckpt_store(const ckpt *c);
+
+/* Tensors sorted by name. */
+size_t ckpt_n_tensors(const ckpt *c);
+const ckpt_tensor *ckpt_tensor_at(const ckpt *c, size_t i);
+const ckpt_tensor *ckpt_find(const ckpt *c, const char *name); /* NULL if absent */
+/* Index of t in name order (for plan references). */
+size_t ckpt_tensor_index(const ckpt *c, const ckpt_tensor *t);
+/* Sum of tensor bytes. */
+uint64_t ckpt_total_bytes(const ckpt *c);
+
+/* Read len bytes at byte offset `off` within tensor t. */
+int ckpt_read(const ckpt *c, const ckpt_tensor *t, uint64_t off, void *buf, size_t len,
+	      wt_errbuf *err);
+
+#endif

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install what weightd needs to build and test, only where something is missing.
+# Debian packages through apt-get (as root); test tools through pip.
+set -euo pipefail
+
+PKGS="build-essential pkg-config libnng-dev librocksdb-dev libprotobuf-c-dev \
+protobuf-c-compiler libcmocka-dev libcurl4-openssl-dev libjansson-dev libinih-dev \
+libxxhash-dev libssl-dev clang-format python3 python3-pip"
+# Python tools the tests use: safetensors+numpy (HF reader check), moto (S3 server).
+PYPKGS="safetensors numpy"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "deps: installing Debian packages:$missing"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	else
+		echo "deps: missing Debian packages:$missing"
+		echo "deps: run: sudo apt-get install -y$missing"
+		exit 1
+	fi
+fi
+
+PY=$(command -v python3 || echo /usr/bin/python3)
+pymissing=""
+for m in $PYPKGS; do
+	"$PY" -c "import $m" 2>/dev/null || pymissing="$pymissing $m"
+done
+if [ -n "$pymissing" ]; then
+	echo "deps: installing Python packages:$pymissing"
+	"$PY" -m pip install -q $pymissing 2>/dev/null ||
+		"$PY" -m pip install -q --break-system-packages $pymissing
+fi
+exit 0

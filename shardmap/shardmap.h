@@ -1,0 +1,84 @@
+/*
+ * shardmap.h — module interface of shardmap/: model registry, weight mapper,
+ * partition planner and quantization schemes (SHARDS.md sections 1-5).
+ *
+ * A plan covers ALL ranks of a layout (the rank fields of the wt_layout given
+ * to shardmap_plan are ignored), so production reads each source tensor once.
+ * A plan is immutable after shardmap_plan() and may be shared by threads.
+ */
+#ifndef WT_SHARDMAP_H
+#define WT_SHARDMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loader/loader.h"
+#include "weights/dtype.h"
+#include "weights/error.h"
+#include "weights/layout.h"
+
+/* Roles, equal to the protobuf TensorRole values. FROZEN. */
+typedef enum {
+	SM_ROLE_WEIGHT = 0,
+	SM_ROLE_SCALE = 1,
+	SM_ROLE_BIAS = 2,
+	SM_ROLE_INPUT_SCALE = 3,
+} sm_role;
+
+/* One runtime tensor of one rank, as the manifest describes it. */
+typedef struct sm_out_info {
+	const char *name; /* runtime name; borrowed from the plan */
+	wt_dtype dtype;
+	int ndim;
+	int64_t shape[WT_MAX_DIMS];
+	uint64_t nbytes;
+	sm_role role;
+	bool requantized; /* pre-quantized source dequantized + requantized (requant=allow) */
+} sm_out_info;
+
+typedef struct sm_plan sm_plan;
+
+/*
+ * Plan every rank of layout l for checkpoint c. Plan-time errors (SHARDS.md
+ * section 3, divisibility, exclusions) return WT_ELAYOUT (or WT_ENOTFOUND /
+ * WT_EDUP / WT_ESHAPE / WT_EDTYPE / WT_EUNSUPPORTED for checkpoint problems)
+ * with a message naming the tensor, the numbers and a layout that would work.
+ */
+int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *err);
+void shardmap_plan_free(sm_plan *p); /* NULL-safe */
+
+uint32_t shardmap_n_ranks(const sm_plan *p);            /* tp_size * ep_size */
+size_t shardmap_rank_n_tensors(const sm_plan *p, uint32_t rank);
+/* Tensors of a rank in name order. Borrowed; valid until shardmap_plan_free(). */
+const sm_out_info *shardmap_rank_tensor(const sm_plan *p, uint32_t rank, size_t i);
+uint64_t shardmap_rank_bytes(const sm_plan *p, uint32_t rank);
+bool shardmap_tied_lm_head(const sm_plan *p);
+/* Checkpoint tensors not emitted (rotary caches, MTP layers, tied lm_head). */
+size_t shardmap_n_skipped(const sm_plan *p);
+const char *shardmap_skipped(const sm_plan *p, size_t i);
+/* Family name from the registry ("llama", "deepseek_v3", ...). Borrowed. */
+const char *shardmap_family(const sm_plan *p);
+
+/*
+ * Called exactly once per (rank, tensor) produced. `bytes` is borrowed for
+ * the duration of the call. Return WT_OK to continue; any other code stops
+ * production and is returned by shardmap_produce (with err as set by emit).
+ * Calls come from the thread that called shardmap_produce, one at a time.
+ */
+typedef int (*sm_emit_fn)(void *ctx, uint32_t rank, size_t tensor_index, const void *bytes,
+			  uint64_t nbytes, wt_errbuf *err);
+
+/*
+ * Read the sources and produce the runtime tensors. only_rank < 0 produces
+ * every rank in one pass over the source (each source tensor read once);
+ * otherwise just that rank (reading only what it needs). Order of calls: by
+ * source group; within a rank, not necessarily name order.
+ */
+int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit_fn emit,
+		     void *ctx, wt_errbuf *err);
+
+/* Names of the supported architectures, comma-separated (for error messages). */
+const char *shardmap_supported_architectures(void);
+
+#endif

@@ -1,0 +1,139 @@
+/* test_common.c — error strings, dtypes, layout parsing and canonical text, hashing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/common.h"
+#include "weights/weights.h"
+
+static void test_strerror(void **state)
+{
+	(void)state;
+	assert_string_equal(wt_strerror(WT_OK), "success");
+	assert_string_equal(wt_errname(WT_ECORRUPT), "WT_ECORRUPT");
+	assert_string_equal(wt_strerror(-1), "unknown error");
+	assert_string_equal(wt_strerror(WT_ERR_COUNT_), "unknown error");
+	for (int e = 0; e < WT_ERR_COUNT_; e++)
+		assert_string_not_equal(wt_strerror(e), "unknown error");
+	wt_errbuf err;
+	assert_int_equal(wt_seterr(&err, WT_EHASH, "chunk %d", 7), WT_EHASH);
+	assert_string_equal(err.msg, "chunk 7");
+	wt_errprefix(&err, "fetch '%s'", "m");
+	assert_string_equal(err.msg, "fetch 'm': chunk 7");
+	assert_int_equal(wt_seterr(NULL, WT_EIO, "x"), WT_EIO);
+}
+
+static void test_dtype(void **state)
+{
+	(void)state;
+	assert_int_equal(wt_dtype_size(WT_BF16), 2);
+	assert_int_equal(wt_dtype_size(WT_F8_E4M3), 1);
+	assert_int_equal(wt_dtype_size(WT_I64), 8);
+	assert_int_equal(wt_dtype_size(WT_DTYPE_INVALID), 0);
+	for (int d = 1; d < WT_DTYPE_COUNT_; d++)
+		assert_int_equal(wt_dtype_from_name(wt_dtype_name((wt_dtype)d)), d);
+	assert_int_equal(wt_dtype_from_name("bf16"), WT_DTYPE_INVALID);
+	assert_true(wt_dtype_is_float(WT_F8_E5M2));
+	assert_false(wt_dtype_is_float(WT_I8));
+}
+
+static void test_layout_parse(void **state)
+{
+	(void)state;
+	char *argv[] = {"x",         "--tp-size", "4",           "--tp-rank=3", "--quant",
+			"fp8-block", "--exclude", "b.{i}.c",     "--exclude",   "a.",
+			"--exclude", "b.{i}.c",   "--w13-order", "up_gate",     "--other"};
+	int argc = (int)(sizeof(argv) / sizeof(argv[0]));
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_errbuf err;
+	int i = 1;
+	while (i < argc) {
+		int r = wt_layout_parse_arg(&l, argc, argv, &i, &err);
+		if (r == 0)
+			break;
+		assert_int_equal(r, 1);
+	}
+	assert_int_equal(i, argc - 1); /* stopped at --other */
+	assert_int_equal(l.tp_size, 4);
+	assert_int_equal(l.tp_rank, 3);
+	assert_int_equal(l.quant, WT_QUANT_FP8_BLOCK);
+	assert_int_equal(wt_layout_check(&l, &err), WT_OK);
+	assert_int_equal(wt_layout_rank_index(&l), 3);
+	char buf[512];
+	size_t n = wt_layout_format(&l, buf, sizeof(buf));
+	assert_int_equal(n, strlen(buf));
+	assert_string_equal(buf, "tp=4,ep=1,quant=fp8-block,dtype=source,group=128,vocab_pad=64,"
+				 "w13=up_gate,requant=deny,exclude=[a.;b.{i}.c]");
+	char small[8];
+	assert_int_equal(wt_layout_format(&l, small, sizeof(small)), n);
+	assert_string_equal(small, "tp=4,ep");
+
+	wt_layout c;
+	wt_layout_init(&c);
+	assert_int_equal(wt_layout_copy(&c, &l), WT_OK);
+	assert_int_equal(c.n_exclude, 3);
+	assert_ptr_not_equal(c.exclude[0], l.exclude[0]);
+	wt_layout_clear(&c);
+	wt_layout_clear(&l);
+}
+
+static void test_layout_errors(void **state)
+{
+	(void)state;
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_errbuf err;
+	char *bad[][2] = {{"--tp-size", "0"},  {"--tp-size", "x"},      {"--quant", "fp9"},
+			  {"--dtype", "f8"},   {"--w13-order", "gate"}, {"--group-size", "4"},
+			  {"--requant", "yes"}, {"--tp-rank", "-1"}};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		int i = 0;
+		assert_int_equal(wt_layout_parse_arg(&l, 2, bad[k], &i, &err), -1);
+		assert_int_equal(err.code, WT_EINVAL);
+		assert_int_equal(i, 0);
+	}
+	char *missing[] = {"--tp-size"};
+	int i = 0;
+	assert_int_equal(wt_layout_parse_arg(&l, 1, missing, &i, &err), -1);
+	l.tp_rank = 2;
+	l.tp_size = 2;
+	assert_int_equal(wt_layout_check(&l, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "tp_rank 2"));
+	wt_layout_clear(&l);
+}
+
+static void test_hash(void **state)
+{
+	(void)state;
+	const char *s = "weightd";
+	wt_hash128 h = common_hash128(s, strlen(s));
+	uint8_t b[16];
+	common_hash128_to_bytes(h, b);
+	assert_true(common_hash128_eq(common_hash128_from_bytes(b), h));
+	common_hasher *st = common_hasher_new();
+	assert_non_null(st);
+	common_hasher_update(st, "weig", 4);
+	common_hasher_update(st, "htd", 3);
+	assert_true(common_hash128_eq(common_hasher_digest(st), h));
+	common_hasher_free(st);
+	char hex[WT_HASH_HEX_LEN + 1];
+	common_hash128_hex(h, hex);
+	assert_int_equal(strlen(hex), 32);
+	wt_hash128 h2 = common_hash128("weightc", 7);
+	assert_false(common_hash128_eq(h, h2));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strerror),   cmocka_unit_test(test_dtype),
+		cmocka_unit_test(test_layout_parse), cmocka_unit_test(test_layout_errors),
+		cmocka_unit_test(test_hash),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
