@@ -1,0 +1,42 @@
+/* main.c — weightctl: command dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "client/weightctl/weightctl.h"
+#include "weights/weights.h"
+
+/* One line per command. */
+static const ctl_cmd commands[] = {
+	{"inspect", "validate a model folder and print its summary", ctl_inspect},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: weightctl COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n`weightctl COMMAND --help` for a command's flags.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return CTL_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return CTL_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("weightctl %s\n", WT_VERSION_STRING);
+		return CTL_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "weightctl: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return CTL_USAGE;
+}

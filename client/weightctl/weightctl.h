@@ -1,0 +1,20 @@
+/* weightctl.h — the CLI's command table. Each command lives in its own cmd_*.c. */
+#ifndef WT_WEIGHTCTL_H
+#define WT_WEIGHTCTL_H
+
+/* Exit codes of the CLI contract. */
+enum { CTL_OK = 0, CTL_ERR = 1, CTL_USAGE = 2, CTL_LAYOUT = 3 };
+
+/* argv[0] is the command name. Returns an exit code above. */
+typedef int (*ctl_cmd_fn)(int argc, char **argv);
+
+typedef struct ctl_cmd {
+	const char *name;
+	const char *summary;
+	ctl_cmd_fn fn;
+} ctl_cmd;
+
+/* Commands: one declaration each, defined in client/weightctl/cmd_<name>.c. */
+int ctl_inspect(int argc, char **argv);
+
+#endif
