@@ -98,7 +98,7 @@ $(BUILD)/obj/%.o: %.c $(PROTO_GEN)
 
 # kernels/: vectorised loops, and float expressions evaluated exactly as written
 # (SHARDS.md section 4 is byte-exact: no contraction into FMA, no fast-math).
-$(BUILD)/obj/kernels/%.o: CFLAGS_ALL += -O3 -ffp-contract=off
+$(BUILD)/obj/kernels/%.o: CFLAGS_ALL += -O3 -ffp-contract=off -fno-trapping-math
 
 # nvcc: IEEE division/multiply, no FMA contraction, so the GPU matches the CPU bit for bit.
 $(BUILD)/obj/%.cu.o: %.cu

@@ -7,7 +7,7 @@
 #include "kernels/kernels.h"
 
 void kern_copy2d(void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t rows,
-		 size_t row_bytes)
+                 size_t row_bytes)
 {
 	if (rows == 0 || row_bytes == 0)
 		return;

@@ -32,9 +32,9 @@
 #endif
 
 #define KERN_FP8_MAX      448.0f
-#define KERN_FP8_FLOOR    1e-4f /* s = max(amax, 1e-4f) / 448.0f */
-#define KERN_INT_FLOOR    1e-8f /* int8 / int4: s = max(amax, 1e-8f) / 127 or 7 */
-#define KERN_BLOCK        128   /* fp8-block tile edge */
+#define KERN_FP8_FLOOR    1e-4f       /* s = max(amax, 1e-4f) / 448.0f */
+#define KERN_INT_FLOOR    1e-8f       /* int8 / int4: s = max(amax, 1e-8f) / 127 or 7 */
+#define KERN_BLOCK        128         /* fp8-block tile edge */
 #define KERN_NONFINITE    0x7f800000u /* abs bits >= this: Inf or NaN */
 #define KERN_TWO23        8388608.0f  /* 2^23: x + 2^23 rounds x >= 0 to an integer (RNE) */
 #define KERN_TWO23_BITS   0x4b000000u
@@ -74,8 +74,8 @@ KERN_HD float kern_f16_dec(uint16_t h)
 {
 	uint32_t sign = ((uint32_t)h & 0x8000u) << 16;
 	uint32_t em = (uint32_t)h & 0x7fffu;
-	uint32_t normal = (em << 13) + (112u << 23);      /* rebias 15 -> 127 */
-	uint32_t special = (em << 13) | KERN_NONFINITE;   /* Inf / NaN */
+	uint32_t normal = (em << 13) + (112u << 23);             /* rebias 15 -> 127 */
+	uint32_t special = (em << 13) | KERN_NONFINITE;          /* Inf / NaN */
 	float sub = KERN_MUL((float)em, 5.9604644775390625e-8f); /* em * 2^-24, exact */
 	uint32_t mag = em >= 0x7c00u ? special : normal;
 	mag = em < 0x400u ? kern_f2u(sub) : mag;
@@ -105,8 +105,8 @@ KERN_HD float kern_e4m3_dec(uint8_t q)
 {
 	uint32_t sign = ((uint32_t)q & 0x80u) << 24;
 	uint32_t em = (uint32_t)q & 0x7fu;
-	uint32_t normal = (em << 20) + (120u << 23);               /* rebias 7 -> 127 */
-	float sub = KERN_MUL((float)(em & 7u), 0.001953125f);      /* m * 2^-9, exact */
+	uint32_t normal = (em << 20) + (120u << 23);          /* rebias 7 -> 127 */
+	float sub = KERN_MUL((float)(em & 7u), 0.001953125f); /* m * 2^-9, exact */
 	uint32_t mag = em < 8u ? kern_f2u(sub) : normal;
 	mag = em == 0x7fu ? 0x7fc00000u : mag;
 	return kern_u2f(sign | mag);
@@ -119,8 +119,8 @@ KERN_HD uint8_t kern_e4m3_enc_clamped(float v)
 	uint32_t sign = (u >> 24) & 0x80u;
 	uint32_t a = u & 0x7fffffffu;
 	/* below 2^-6 the quantum is 2^-9: a*512 + 2^23 rounds to the code (0..8; 8 = 2^-6) */
-	uint32_t sub = kern_f2u(KERN_ADD(KERN_MUL(kern_u2f(a), 512.0f), KERN_TWO23)) -
-		       KERN_TWO23_BITS;
+	uint32_t sub =
+	    kern_f2u(KERN_ADD(KERN_MUL(kern_u2f(a), 512.0f), KERN_TWO23)) - KERN_TWO23_BITS;
 	/* normal: keep 3 mantissa bits, RNE (a carry moves into the exponent), rebias 127 -> 7 */
 	uint32_t norm = ((a + 0x7ffffu + ((a >> 20) & 1u)) >> 20) - (120u << 3);
 	return (uint8_t)(sign | (a < 0x3c800000u ? sub : norm));
@@ -208,8 +208,8 @@ typedef struct kq_args {
 	float *scale; /* quantize: output scales; dequantize: input scales */
 	void *dst;    /* dequantize: [N,K] output of dst_dt */
 	wt_dtype dst_dt;
-	int64_t bn, bk;      /* fp8 dequantize: scale tile (rows, cols) */
-	uint32_t amax_bits;  /* fp8-tensor: whole-tensor max, set by prepare */
+	int64_t bn, bk;     /* fp8 dequantize: scale tile (rows, cols) */
+	uint32_t amax_bits; /* fp8-tensor: whole-tensor max, set by prepare */
 	_Atomic uint32_t amax_acc;
 	_Atomic int64_t bad; /* first non-finite flat index; INT64_MAX if none */
 } kq_args;
@@ -219,7 +219,7 @@ typedef struct kq_scheme {
 	int64_t unit_rows;    /* rows per parallel unit */
 	int64_t dq_bn, dq_bk; /* fp8 schemes: scale tile for dequantization, 0 = whole dim */
 	int64_t (*scale_count)(int64_t N, int64_t K, int64_t group); /* 0 = bad args */
-	int64_t (*qbytes)(int64_t N, int64_t K);                      /* 0 = bad args */
+	int64_t (*qbytes)(int64_t N, int64_t K);                     /* 0 = bad args */
 	void (*prepare)(kq_args *a); /* optional whole-tensor step before quant_rows */
 	void (*quant_rows)(kq_args *a, int64_t r0, int64_t r1);
 	void (*dequant_rows)(kq_args *a, int64_t r0, int64_t r1);

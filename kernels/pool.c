@@ -12,7 +12,7 @@
 #include "kernels/kernels_int.h"
 
 #define POOL_MAX_THREADS   64
-#define POOL_TASKS_PER_THR 4       /* ranges per thread, for load balance */
+#define POOL_TASKS_PER_THR 4         /* ranges per thread, for load balance */
 #define POOL_MIN_ELEMS     (1 << 17) /* below this many elements per range, stay inline */
 
 typedef struct pool_job {
@@ -31,10 +31,15 @@ static struct {
 	pthread_cond_t done_cv; /* a job finished its last range */
 	/* fields below guarded by lk */
 	pool_job *head, *tail;
-	int n_workers;  /* started workers (never shrinks) */
-	int n_threads;  /* configured threads including the caller; 0 = not yet decided */
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-	  NULL, NULL, 0, 0};
+	int n_workers; /* started workers (never shrinks) */
+	int n_threads; /* configured threads including the caller; 0 = not yet decided */
+} pool = {PTHREAD_MUTEX_INITIALIZER,
+          PTHREAD_COND_INITIALIZER,
+          PTHREAD_COND_INITIALIZER,
+          NULL,
+          NULL,
+          0,
+          0};
 
 static int online_cpus(void)
 {

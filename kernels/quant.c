@@ -10,11 +10,11 @@
 #include "kernels/kernels_int.h"
 
 static const kq_scheme *const schemes[WT_QUANT_COUNT_] = {
-	[WT_QUANT_FP8_TENSOR] = &kern_scheme_fp8_tensor,
-	[WT_QUANT_FP8_CHANNEL] = &kern_scheme_fp8_channel,
-	[WT_QUANT_FP8_BLOCK] = &kern_scheme_fp8_block,
-	[WT_QUANT_INT8_CHANNEL] = &kern_scheme_int8_channel,
-	[WT_QUANT_INT4_GROUP] = &kern_scheme_int4_group,
+    [WT_QUANT_FP8_TENSOR] = &kern_scheme_fp8_tensor,
+    [WT_QUANT_FP8_CHANNEL] = &kern_scheme_fp8_channel,
+    [WT_QUANT_FP8_BLOCK] = &kern_scheme_fp8_block,
+    [WT_QUANT_INT8_CHANNEL] = &kern_scheme_int8_channel,
+    [WT_QUANT_INT4_GROUP] = &kern_scheme_int4_group,
 };
 
 static const kq_scheme *scheme_of(wt_quant q)
@@ -63,7 +63,7 @@ static void run_rows(const kq_scheme *sc, kq_args *a, int dequant)
 }
 
 int kern_quantize(wt_quant scheme, const void *x, wt_dtype src_dt, int64_t N, int64_t K,
-		  int64_t group, void *q, float *scale, int64_t *bad_index)
+                  int64_t group, void *q, float *scale, int64_t *bad_index)
 {
 	const kq_scheme *sc = scheme_of(scheme);
 	if (!sc)
@@ -72,8 +72,8 @@ int kern_quantize(wt_quant scheme, const void *x, wt_dtype src_dt, int64_t N, in
 		return WT_EDTYPE;
 	if (kern_scale_count(scheme, N, K, group) == 0 || !x || !q || !scale)
 		return WT_EINVAL;
-	kq_args a = {.x = x, .src_dt = src_dt, .N = N, .K = K, .group = group, .q = q,
-		     .scale = scale};
+	kq_args a = {
+	    .x = x, .src_dt = src_dt, .N = N, .K = K, .group = group, .q = q, .scale = scale};
 	atomic_init(&a.amax_acc, 0);
 	atomic_init(&a.bad, INT64_MAX);
 	if (sc->prepare)
@@ -90,7 +90,7 @@ int kern_quantize(wt_quant scheme, const void *x, wt_dtype src_dt, int64_t N, in
 }
 
 int kern_dequantize(wt_quant scheme, const void *q, const float *scale, int64_t N, int64_t K,
-		    int64_t group, void *dst, wt_dtype dst_dt)
+                    int64_t group, void *dst, wt_dtype dst_dt)
 {
 	const kq_scheme *sc = scheme_of(scheme);
 	if (!sc)
@@ -99,9 +99,15 @@ int kern_dequantize(wt_quant scheme, const void *q, const float *scale, int64_t 
 		return WT_EDTYPE;
 	if (kern_scale_count(scheme, N, K, group) == 0 || !q || !scale || !dst)
 		return WT_EINVAL;
-	kq_args a = {.N = N, .K = K, .group = group, .q = (void *)q, .scale = (float *)scale,
-		     .dst = dst, .dst_dt = dst_dt, .bn = sc->dq_bn ? sc->dq_bn : N,
-		     .bk = sc->dq_bk ? sc->dq_bk : K};
+	kq_args a = {.N = N,
+	             .K = K,
+	             .group = group,
+	             .q = (void *)q,
+	             .scale = (float *)scale,
+	             .dst = dst,
+	             .dst_dt = dst_dt,
+	             .bn = sc->dq_bn ? sc->dq_bn : N,
+	             .bk = sc->dq_bk ? sc->dq_bk : K};
 	run_rows(sc, &a, 1);
 	return WT_OK;
 }
@@ -112,7 +118,7 @@ static void fp8_block_units(void *ctx, int64_t b, int64_t e)
 }
 
 int kern_dequant_fp8_block(void *dst, wt_dtype dst_dt, const uint8_t *q, int64_t N, int64_t K,
-			   const float *scale, int64_t bn, int64_t bk)
+                           const float *scale, int64_t bn, int64_t bk)
 {
 	if (!kern_is_fdst(dst_dt))
 		return WT_EDTYPE;
@@ -122,8 +128,14 @@ int kern_dequant_fp8_block(void *dst, wt_dtype dst_dt, const uint8_t *q, int64_t
 		return WT_OK;
 	if (!dst || !q || !scale || kern_qbytes(WT_QUANT_FP8_BLOCK, N, K) == 0)
 		return WT_EINVAL;
-	kq_args a = {.N = N, .K = K, .q = (void *)q, .scale = (float *)scale, .dst = dst,
-		     .dst_dt = dst_dt, .bn = bn, .bk = bk};
+	kq_args a = {.N = N,
+	             .K = K,
+	             .q = (void *)q,
+	             .scale = (float *)scale,
+	             .dst = dst,
+	             .dst_dt = dst_dt,
+	             .bn = bn,
+	             .bk = bk};
 	kern_pool_for(N, K, fp8_block_units, &a);
 	return WT_OK;
 }

@@ -78,7 +78,8 @@ void kern_fp8_dequant_rows(kq_args *a, int64_t r0, int64_t r1)
 static void tensor_amax_rows(void *ctx, int64_t r0, int64_t r1)
 {
 	kq_args *a = ctx;
-	uint32_t m = kern_amax_bits(a->x, a->src_dt, (size_t)(r0 * a->K), (size_t)((r1 - r0) * a->K));
+	uint32_t m =
+	    kern_amax_bits(a->x, a->src_dt, (size_t)(r0 * a->K), (size_t)((r1 - r0) * a->K));
 	if (m >= KERN_NONFINITE) {
 		for (int64_t r = r0; r < r1; r++)
 			if (kern_report_bad_row(a, r))
@@ -147,14 +148,15 @@ static void block_quant_rows(kq_args *a, int64_t r0, int64_t r1)
 				for (int64_t b = 0; b < nb; b++) {
 					int64_t c = (b0 + b) * KERN_BLOCK;
 					int64_t len = K - c < KERN_BLOCK ? K - c : KERN_BLOCK;
-					uint32_t m = kern_amax_bits(a->x, a->src_dt, (size_t)(r * K + c),
-								    (size_t)len);
+					uint32_t m = kern_amax_bits(
+					    a->x, a->src_dt, (size_t)(r * K + c), (size_t)len);
 					am[b] = m > am[b] ? m : am[b];
 					worst = m > worst ? m : worst;
 				}
 			}
 			if (worst >= KERN_NONFINITE) {
-				/* the first bad row of this band holds the band's lowest bad index */
+				/* the first bad row of this band holds the band's lowest bad index
+				 */
 				for (int64_t r = t0; r < t1; r++)
 					if (kern_report_bad_row(a, r))
 						return;
@@ -177,8 +179,8 @@ static int64_t block_scales(int64_t N, int64_t K, int64_t group)
 	(void)group;
 	uint64_t n;
 	if (N <= 0 || K <= 0 ||
-	    !wt_mul_u64((uint64_t)kern_nblocks(N, KERN_BLOCK), (uint64_t)kern_nblocks(K, KERN_BLOCK),
-			&n) ||
+	    !wt_mul_u64((uint64_t)kern_nblocks(N, KERN_BLOCK),
+	                (uint64_t)kern_nblocks(K, KERN_BLOCK), &n) ||
 	    n > INT64_MAX)
 		return 0;
 	return (int64_t)n;
@@ -193,15 +195,30 @@ static int64_t byte_codes(int64_t N, int64_t K)
 }
 
 /* Scale tiles for dequantization: 0 = the whole dimension. */
-const kq_scheme kern_scheme_fp8_tensor = {
-	.id = WT_QUANT_FP8_TENSOR, .unit_rows = 1, .dq_bn = 0, .dq_bk = 0,
-	.scale_count = tensor_scales, .qbytes = byte_codes, .prepare = tensor_prepare,
-	.quant_rows = tensor_quant_rows, .dequant_rows = kern_fp8_dequant_rows};
-const kq_scheme kern_scheme_fp8_channel = {
-	.id = WT_QUANT_FP8_CHANNEL, .unit_rows = 1, .dq_bn = 1, .dq_bk = 0,
-	.scale_count = rows_scales, .qbytes = byte_codes, .prepare = NULL,
-	.quant_rows = channel_quant_rows, .dequant_rows = kern_fp8_dequant_rows};
-const kq_scheme kern_scheme_fp8_block = {
-	.id = WT_QUANT_FP8_BLOCK, .unit_rows = KERN_BLOCK, .dq_bn = KERN_BLOCK,
-	.dq_bk = KERN_BLOCK, .scale_count = block_scales, .qbytes = byte_codes, .prepare = NULL,
-	.quant_rows = block_quant_rows, .dequant_rows = kern_fp8_dequant_rows};
+const kq_scheme kern_scheme_fp8_tensor = {.id = WT_QUANT_FP8_TENSOR,
+                                          .unit_rows = 1,
+                                          .dq_bn = 0,
+                                          .dq_bk = 0,
+                                          .scale_count = tensor_scales,
+                                          .qbytes = byte_codes,
+                                          .prepare = tensor_prepare,
+                                          .quant_rows = tensor_quant_rows,
+                                          .dequant_rows = kern_fp8_dequant_rows};
+const kq_scheme kern_scheme_fp8_channel = {.id = WT_QUANT_FP8_CHANNEL,
+                                           .unit_rows = 1,
+                                           .dq_bn = 1,
+                                           .dq_bk = 0,
+                                           .scale_count = rows_scales,
+                                           .qbytes = byte_codes,
+                                           .prepare = NULL,
+                                           .quant_rows = channel_quant_rows,
+                                           .dequant_rows = kern_fp8_dequant_rows};
+const kq_scheme kern_scheme_fp8_block = {.id = WT_QUANT_FP8_BLOCK,
+                                         .unit_rows = KERN_BLOCK,
+                                         .dq_bn = KERN_BLOCK,
+                                         .dq_bk = KERN_BLOCK,
+                                         .scale_count = block_scales,
+                                         .qbytes = byte_codes,
+                                         .prepare = NULL,
+                                         .quant_rows = block_quant_rows,
+                                         .dequant_rows = kern_fp8_dequant_rows};

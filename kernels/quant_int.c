@@ -59,7 +59,7 @@ static void int8_quant_rows(kq_args *a, int64_t r0, int64_t r1)
 		for (size_t c = 0; c < K; c += KERN_CHUNK) {
 			size_t len = K - c < KERN_CHUNK ? K - c : KERN_CHUNK;
 			int8_encode((int8_t *)a->q + off + c,
-				    kern_view_f32(tmp, a->x, a->src_dt, off + c, len), len, s);
+			            kern_view_f32(tmp, a->x, a->src_dt, off + c, len), len, s);
 		}
 	}
 }
@@ -110,8 +110,8 @@ static void int4_quant_rows(kq_args *a, int64_t r0, int64_t r1)
 			for (size_t c = 0; c < G; c += KERN_CHUNK) {
 				size_t len = G - c < KERN_CHUNK ? G - c : KERN_CHUNK;
 				int4_encode(q + (off + c) / 2,
-					    kern_view_f32(tmp, a->x, a->src_dt, off + c, len), len,
-					    s);
+				            kern_view_f32(tmp, a->x, a->src_dt, off + c, len), len,
+				            s);
 			}
 		}
 	}
@@ -154,11 +154,17 @@ static int64_t int4_codes(int64_t N, int64_t K)
 	return (int64_t)n;
 }
 
-const kq_scheme kern_scheme_int8_channel = {
-	.id = WT_QUANT_INT8_CHANNEL, .unit_rows = 1, .scale_count = int8_scales,
-	.qbytes = int8_codes, .prepare = NULL, .quant_rows = int8_quant_rows,
-	.dequant_rows = int8_dequant_rows};
-const kq_scheme kern_scheme_int4_group = {
-	.id = WT_QUANT_INT4_GROUP, .unit_rows = 1, .scale_count = int4_scales,
-	.qbytes = int4_codes, .prepare = NULL, .quant_rows = int4_quant_rows,
-	.dequant_rows = int4_dequant_rows};
+const kq_scheme kern_scheme_int8_channel = {.id = WT_QUANT_INT8_CHANNEL,
+                                            .unit_rows = 1,
+                                            .scale_count = int8_scales,
+                                            .qbytes = int8_codes,
+                                            .prepare = NULL,
+                                            .quant_rows = int8_quant_rows,
+                                            .dequant_rows = int8_dequant_rows};
+const kq_scheme kern_scheme_int4_group = {.id = WT_QUANT_INT4_GROUP,
+                                          .unit_rows = 1,
+                                          .scale_count = int4_scales,
+                                          .qbytes = int4_codes,
+                                          .prepare = NULL,
+                                          .quant_rows = int4_quant_rows,
+                                          .dequant_rows = int4_dequant_rows};
