@@ -60,7 +60,7 @@
 /* Name of the duplicate key jansson stopped at: the JSON string that ends just
  * before error position. Writes "" when it cannot be recovered. */
 static void dup_key_name(const char *hdr, size_t hdr_len, const json_error_t *je, char *out,
-			 size_t outsz)
+                         size_t outsz)
 {
 	out[0] = '\0';
 	size_t end = (size_t)je->position;
@@ -87,7 +87,7 @@ static int parse_meta(json_t *m, st_file *f, wt_errbuf *err)
 {
 	if (!json_is_object(m))
 		return wt_seterr(err, WT_ECORRUPT,
-				 "__metadata__ is not an object; it must map strings to strings");
+		                 "__metadata__ is not an object; it must map strings to strings");
 	size_t n = json_object_size(m);
 	if (n == 0)
 		return WT_OK;
@@ -100,9 +100,9 @@ static int parse_meta(json_t *m, st_file *f, wt_errbuf *err)
 	{
 		if (!json_is_string(v))
 			return wt_seterr(err, WT_ECORRUPT,
-					 "__metadata__ '%s': value is not a string; metadata "
-					 "must map strings to strings",
-					 k);
+			                 "__metadata__ '%s': value is not a string; metadata "
+			                 "must map strings to strings",
+			                 k);
 		st_kv *kv = &f->meta[f->n_meta];
 		kv->key = strdup(k);
 		kv->value = strdup(json_string_value(v));
@@ -115,7 +115,7 @@ static int parse_meta(json_t *m, st_file *f, wt_errbuf *err)
 
 /* Parse one tensor entry into t (name already set); begin/end relative. */
 static int parse_tensor(const char *name, json_t *v, st_tensor *t, uint64_t *begin, uint64_t *end,
-			wt_errbuf *err)
+                        wt_errbuf *err)
 {
 	if (!json_is_object(v))
 		return wt_seterr(err, WT_ECORRUPT, "tensor '%s': entry is not an object", name);
@@ -124,9 +124,9 @@ static int parse_tensor(const char *name, json_t *v, st_tensor *t, uint64_t *beg
 	json_t *jo = json_object_get(v, "data_offsets");
 	if (!json_is_string(jd) || !json_is_array(js) || !json_is_array(jo))
 		return wt_seterr(err, WT_ECORRUPT,
-				 "tensor '%s': needs \"dtype\" (string), \"shape\" (array) and "
-				 "\"data_offsets\" (array)",
-				 name);
+		                 "tensor '%s': needs \"dtype\" (string), \"shape\" (array) and "
+		                 "\"data_offsets\" (array)",
+		                 name);
 	if (json_object_size(v) != 3) {
 		const char *k;
 		json_t *x;
@@ -134,59 +134,63 @@ static int parse_tensor(const char *name, json_t *v, st_tensor *t, uint64_t *beg
 		{
 			if (strcmp(k, "dtype") != 0 && strcmp(k, "shape") != 0 &&
 			    strcmp(k, "data_offsets") != 0)
-				return wt_seterr(err, WT_ECORRUPT, "tensor '%s': unknown field '%s'",
-						 name, k);
+				return wt_seterr(err, WT_ECORRUPT,
+				                 "tensor '%s': unknown field '%s'", name, k);
 		}
 	}
 	t->dtype = wt_dtype_from_name(json_string_value(jd));
 	if (t->dtype == WT_DTYPE_INVALID)
 		return wt_seterr(err, WT_EDTYPE,
-				 "tensor '%s': unknown dtype '%s'; known: F64 F32 F16 BF16 F8_E4M3 "
-				 "F8_E5M2 I64 I32 I16 I8 U8 BOOL",
-				 name, json_string_value(jd));
+		                 "tensor '%s': unknown dtype '%s'; known: F64 F32 F16 BF16 F8_E4M3 "
+		                 "F8_E5M2 I64 I32 I16 I8 U8 BOOL",
+		                 name, json_string_value(jd));
 	size_t nd = json_array_size(js);
 	if (nd > WT_MAX_DIMS)
-		return wt_seterr(err, WT_EUNSUPPORTED, "tensor '%s': %zu dims, at most %d supported",
-				 name, nd, WT_MAX_DIMS);
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': %zu dims, at most %d supported", name, nd,
+		                 WT_MAX_DIMS);
 	t->ndim = (int)nd;
 	for (size_t i = 0; i < nd; i++) {
 		json_t *d = json_array_get(js, i);
 		if (!json_is_integer(d))
-			return wt_seterr(err, WT_ECORRUPT, "tensor '%s': shape[%zu] is not an integer",
-					 name, i);
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "tensor '%s': shape[%zu] is not an integer", name, i);
 		t->shape[i] = (int64_t)json_integer_value(d);
 		if (t->shape[i] < 0)
-			return wt_seterr(err, WT_ESHAPE, "tensor '%s': shape[%zu] = %lld is negative",
-					 name, i, (long long)t->shape[i]);
+			return wt_seterr(err, WT_ESHAPE,
+			                 "tensor '%s': shape[%zu] = %lld is negative", name, i,
+			                 (long long)t->shape[i]);
 	}
 	uint64_t count = 1;
 	for (size_t i = 0; i < nd; i++)
 		if (!wt_mul_u64(count, (uint64_t)t->shape[i], &count))
-			return wt_seterr(err, WT_EOVERFLOW,
-					 "tensor '%s': element count overflows 64 bits at shape[%zu]",
-					 name, i);
+			return wt_seterr(
+			    err, WT_EOVERFLOW,
+			    "tensor '%s': element count overflows 64 bits at shape[%zu]", name, i);
 	if (!wt_mul_u64(count, wt_dtype_size(t->dtype), &t->nbytes))
 		return wt_seterr(err, WT_EOVERFLOW,
-				 "tensor '%s': %llu elements x %zu bytes overflows 64 bits", name,
-				 (unsigned long long)count, wt_dtype_size(t->dtype));
+		                 "tensor '%s': %llu elements x %zu bytes overflows 64 bits", name,
+		                 (unsigned long long)count, wt_dtype_size(t->dtype));
 	if (json_array_size(jo) != 2 || !json_is_integer(json_array_get(jo, 0)) ||
 	    !json_is_integer(json_array_get(jo, 1)))
 		return wt_seterr(err, WT_ECORRUPT,
-				 "tensor '%s': data_offsets must be two integers [begin, end]", name);
+		                 "tensor '%s': data_offsets must be two integers [begin, end]",
+		                 name);
 	json_int_t b = json_integer_value(json_array_get(jo, 0));
 	json_int_t e = json_integer_value(json_array_get(jo, 1));
 	if (b < 0 || e < b)
 		return wt_seterr(err, WT_ECORRUPT, "tensor '%s': data_offsets [%lld, %lld] invalid",
-				 name, (long long)b, (long long)e);
+		                 name, (long long)b, (long long)e);
 	*begin = (uint64_t)b;
 	*end = (uint64_t)e;
 	if (*end - *begin != t->nbytes)
-		return wt_seterr(err, WT_ESHAPE,
-				 "tensor '%s': data_offsets [%llu, %llu] span %llu bytes but dtype %s "
-				 "and shape need %llu",
-				 name, (unsigned long long)*begin, (unsigned long long)*end,
-				 (unsigned long long)(*end - *begin), wt_dtype_name(t->dtype),
-				 (unsigned long long)t->nbytes);
+		return wt_seterr(
+		    err, WT_ESHAPE,
+		    "tensor '%s': data_offsets [%llu, %llu] span %llu bytes but dtype %s "
+		    "and shape need %llu",
+		    name, (unsigned long long)*begin, (unsigned long long)*end,
+		    (unsigned long long)(*end - *begin), wt_dtype_name(t->dtype),
+		    (unsigned long long)t->nbytes);
 	return WT_OK;
 }
 
@@ -215,35 +219,35 @@ static int check_tiling(st_file *f, span *sp, uint64_t data_len, wt_errbuf *err)
 	for (size_t i = 0; i < n; i++) {
 		const char *name = f->tensors[sp[i].idx].name;
 		if (sp[i].end > data_len)
-			return wt_seterr(err, WT_ECORRUPT,
-					 "tensor '%s': data_offsets end %llu > data section size %llu "
-					 "(file truncated?)",
-					 name, (unsigned long long)sp[i].end,
-					 (unsigned long long)data_len);
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "tensor '%s': data_offsets end %llu > data section size %llu "
+			    "(file truncated?)",
+			    name, (unsigned long long)sp[i].end, (unsigned long long)data_len);
 		if (sp[i].begin < pos)
-			return wt_seterr(err, WT_ECORRUPT,
-					 "tensor '%s': data_offsets [%llu, %llu] overlap tensor '%s' "
-					 "ending at %llu",
-					 name, (unsigned long long)sp[i].begin,
-					 (unsigned long long)sp[i].end, prev ? prev : "?",
-					 (unsigned long long)pos);
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "tensor '%s': data_offsets [%llu, %llu] overlap tensor '%s' "
+			    "ending at %llu",
+			    name, (unsigned long long)sp[i].begin, (unsigned long long)sp[i].end,
+			    prev ? prev : "?", (unsigned long long)pos);
 		if (sp[i].begin > pos)
-			return wt_seterr(err, WT_ECORRUPT,
-					 "tensor '%s': hole of %llu bytes before data_offsets begin %llu "
-					 "(previous tensor %s%s%s ends at %llu)",
-					 name, (unsigned long long)(sp[i].begin - pos),
-					 (unsigned long long)sp[i].begin, prev ? "'" : "",
-					 prev ? prev : "(none)", prev ? "'" : "",
-					 (unsigned long long)pos);
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "tensor '%s': hole of %llu bytes before data_offsets begin %llu "
+			    "(previous tensor %s%s%s ends at %llu)",
+			    name, (unsigned long long)(sp[i].begin - pos),
+			    (unsigned long long)sp[i].begin, prev ? "'" : "",
+			    prev ? prev : "(none)", prev ? "'" : "", (unsigned long long)pos);
 		pos = sp[i].end;
 		prev = name;
 	}
 	if (pos != data_len)
 		return wt_seterr(err, WT_ECORRUPT,
-				 "data section is %llu bytes but tensors cover %llu (last tensor "
-				 "%s%s%s); file size does not match the header",
-				 (unsigned long long)data_len, (unsigned long long)pos,
-				 prev ? "'" : "", prev ? prev : "(none)", prev ? "'" : "");
+		                 "data section is %llu bytes but tensors cover %llu (last tensor "
+		                 "%s%s%s); file size does not match the header",
+		                 (unsigned long long)data_len, (unsigned long long)pos,
+		                 prev ? "'" : "", prev ? prev : "(none)", prev ? "'" : "");
 	st_tensor *sorted = malloc((n ? n : 1) * sizeof(*sorted));
 	if (sorted == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory sorting %zu tensors", n);
@@ -264,12 +268,13 @@ int st_check_prefix(const void *prefix8, uint64_t file_bytes, uint64_t *hdr_len,
 		n = (n << 8) | p[i];
 	if (n > ST_MAX_HEADER_BYTES)
 		return wt_seterr(err, WT_ETOOBIG,
-				 "header length %llu > cap %u bytes (not a safetensors file?)",
-				 (unsigned long long)n, ST_MAX_HEADER_BYTES);
+		                 "header length %llu > cap %u bytes (not a safetensors file?)",
+		                 (unsigned long long)n, ST_MAX_HEADER_BYTES);
 	if (file_bytes < 8 || n > file_bytes - 8)
-		return wt_seterr(err, WT_ECORRUPT,
-				 "header length %llu does not fit in file of %llu bytes (truncated?)",
-				 (unsigned long long)n, (unsigned long long)file_bytes);
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "header length %llu does not fit in file of %llu bytes (truncated?)",
+		    (unsigned long long)n, (unsigned long long)file_bytes);
 	*hdr_len = n;
 	return WT_OK;
 }
@@ -305,7 +310,7 @@ static int parse_root(const char *hdr, size_t hdr_len, json_t *root, st_file *f,
 		sp[f->n_tensors].idx = f->n_tensors;
 		f->n_tensors++;
 		rv = parse_tensor(k, v, t, &sp[f->n_tensors - 1].begin, &sp[f->n_tensors - 1].end,
-				  err);
+		                  err);
 		if (rv != WT_OK)
 			goto out;
 	}
@@ -316,16 +321,16 @@ out:
 }
 
 int st_parse_header(const char *hdr, size_t hdr_len, uint64_t file_bytes, st_file *out,
-		    wt_errbuf *err)
+                    wt_errbuf *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (hdr_len > ST_MAX_HEADER_BYTES)
 		return wt_seterr(err, WT_ETOOBIG, "header length %zu > cap %u bytes", hdr_len,
-				 ST_MAX_HEADER_BYTES);
+		                 ST_MAX_HEADER_BYTES);
 	if (file_bytes < 8 || hdr_len > file_bytes - 8)
 		return wt_seterr(err, WT_ECORRUPT,
-				 "header length %zu does not fit in file of %llu bytes", hdr_len,
-				 (unsigned long long)file_bytes);
+		                 "header length %zu does not fit in file of %llu bytes", hdr_len,
+		                 (unsigned long long)file_bytes);
 	st_file f = {.data_off = 8 + (uint64_t)hdr_len, .file_bytes = file_bytes};
 	json_error_t je;
 	json_t *root = json_loadb(hdr, hdr_len, JSON_REJECT_DUPLICATES, &je);
@@ -334,12 +339,12 @@ int st_parse_header(const char *hdr, size_t hdr_len, uint64_t file_bytes, st_fil
 			char name[256];
 			dup_key_name(hdr, hdr_len, &je, name, sizeof(name));
 			return wt_seterr(err, WT_EDUP,
-					 "tensor '%s': duplicate name in header (byte %d); names "
-					 "must be unique",
-					 name, je.position);
+			                 "tensor '%s': duplicate name in header (byte %d); names "
+			                 "must be unique",
+			                 name, je.position);
 		}
 		return wt_seterr(err, WT_ECORRUPT, "header is not valid JSON: %s at byte %d",
-				 je.text, je.position);
+		                 je.text, je.position);
 	}
 	int rv = parse_root(hdr, hdr_len, root, &f, err);
 	json_decref(root);
@@ -387,8 +392,8 @@ const char *st_meta_get(const st_file *f, const char *key)
 struct st_writer {
 	st_write_fn fn;
 	void *ctx;
-	char **names; /* copies, for error messages */
-	uint64_t *ends;   /* cumulative end of each tensor in the data section */
+	char **names;   /* copies, for error messages */
+	uint64_t *ends; /* cumulative end of each tensor in the data section */
 	size_t n;
 	uint64_t total;   /* data section bytes declared */
 	uint64_t written; /* data section bytes written so far */
@@ -409,18 +414,19 @@ static int desc_nbytes(const st_desc *d, uint64_t *out, wt_errbuf *err)
 {
 	if (wt_dtype_size(d->dtype) == 0)
 		return wt_seterr(err, WT_EDTYPE, "tensor '%s': invalid dtype code %d", d->name,
-				 (int)d->dtype);
+		                 (int)d->dtype);
 	if (d->ndim < 0 || d->ndim > WT_MAX_DIMS)
 		return wt_seterr(err, WT_EINVAL, "tensor '%s': ndim %d not in 0..%d", d->name,
-				 d->ndim, WT_MAX_DIMS);
+		                 d->ndim, WT_MAX_DIMS);
 	uint64_t count = 1;
 	for (int i = 0; i < d->ndim; i++) {
 		if (d->shape[i] < 0)
-			return wt_seterr(err, WT_ESHAPE, "tensor '%s': shape[%d] = %lld is negative",
-					 d->name, i, (long long)d->shape[i]);
+			return wt_seterr(err, WT_ESHAPE,
+			                 "tensor '%s': shape[%d] = %lld is negative", d->name, i,
+			                 (long long)d->shape[i]);
 		if (!wt_mul_u64(count, (uint64_t)d->shape[i], &count))
 			return wt_seterr(err, WT_EOVERFLOW, "tensor '%s': element count overflows",
-					 d->name);
+			                 d->name);
 	}
 	if (!wt_mul_u64(count, wt_dtype_size(d->dtype), out))
 		return wt_seterr(err, WT_EOVERFLOW, "tensor '%s': byte count overflows", d->name);
@@ -429,7 +435,7 @@ static int desc_nbytes(const st_desc *d, uint64_t *out, wt_errbuf *err)
 
 /* Build the JSON header text (caller frees with free()). */
 static int build_header(st_writer *w, const st_desc *descs, size_t n, const st_kv *meta,
-			size_t n_meta, char **out, wt_errbuf *err)
+                        size_t n_meta, char **out, wt_errbuf *err)
 {
 	int rv = WT_ENOMEM;
 	json_t *root = json_object();
@@ -438,13 +444,13 @@ static int build_header(st_writer *w, const st_desc *descs, size_t n, const st_k
 		goto nomem;
 	for (size_t i = 0; i < n_meta; i++) {
 		if (meta[i].key == NULL || meta[i].value == NULL) {
-			rv = wt_seterr(err, WT_EINVAL, "__metadata__ entry %zu has a NULL key/value",
-				       i);
+			rv = wt_seterr(err, WT_EINVAL,
+			               "__metadata__ entry %zu has a NULL key/value", i);
 			goto fail;
 		}
 		if (json_object_get(m, meta[i].key) != NULL) {
 			rv = wt_seterr(err, WT_EDUP, "__metadata__ '%s': duplicate key",
-				       meta[i].key);
+			               meta[i].key);
 			goto fail;
 		}
 		if (json_object_set_new(m, meta[i].key, json_string(meta[i].value)) != 0)
@@ -474,7 +480,7 @@ static int build_header(st_writer *w, const st_desc *descs, size_t n, const st_k
 		uint64_t end;
 		if (!wt_add_u64(pos, nb, &end) || end > (uint64_t)INT64_MAX) {
 			rv = wt_seterr(err, WT_EOVERFLOW, "tensor '%s': data section overflows",
-				       d->name);
+			               d->name);
 			goto fail;
 		}
 		json_t *t = json_object();
@@ -517,7 +523,7 @@ fail:
 }
 
 int st_writer_open(st_writer **out, const st_desc *descs, size_t n, const st_kv *meta,
-		   size_t n_meta, st_write_fn fn, void *ctx, wt_errbuf *err)
+                   size_t n_meta, st_write_fn fn, void *ctx, wt_errbuf *err)
 {
 	*out = NULL;
 	st_writer *w = calloc(1, sizeof(*w));
@@ -540,7 +546,7 @@ int st_writer_open(st_writer **out, const st_desc *descs, size_t n, const st_kv 
 	size_t padded = (jlen + 7) & ~(size_t)7;
 	if (padded > ST_MAX_HEADER_BYTES) {
 		rv = wt_seterr(err, WT_ETOOBIG, "header of %zu bytes > cap %u bytes", padded,
-			       ST_MAX_HEADER_BYTES);
+		               ST_MAX_HEADER_BYTES);
 		goto fail;
 	}
 	if ((hdr = malloc(8 + padded)) == NULL) {
@@ -553,7 +559,7 @@ int st_writer_open(st_writer **out, const st_desc *descs, size_t n, const st_kv 
 	memset(hdr + 8 + jlen, ' ', padded - jlen);
 	if ((rv = fn(ctx, hdr, 8 + padded)) != WT_OK) {
 		rv = wt_seterr(err, rv, "writing the %zu-byte safetensors header failed: %s",
-			       8 + padded, wt_strerror(rv));
+		               8 + padded, wt_strerror(rv));
 		goto fail;
 	}
 	free(hdr);
@@ -580,16 +586,16 @@ int st_writer_write(st_writer *w, const void *data, size_t len, wt_errbuf *err)
 {
 	if (len > w->total - w->written)
 		return wt_seterr(err, WT_EINVAL,
-				 "write of %zu bytes exceeds the declared data by %llu bytes "
-				 "(declared %llu, written %llu)",
-				 len, (unsigned long long)(len - (w->total - w->written)),
-				 (unsigned long long)w->total, (unsigned long long)w->written);
+		                 "write of %zu bytes exceeds the declared data by %llu bytes "
+		                 "(declared %llu, written %llu)",
+		                 len, (unsigned long long)(len - (w->total - w->written)),
+		                 (unsigned long long)w->total, (unsigned long long)w->written);
 	if (len == 0)
 		return WT_OK;
 	int rv = w->fn(w->ctx, data, len);
 	if (rv != WT_OK)
 		return wt_seterr(err, rv, "tensor '%s': writing %zu bytes failed: %s",
-				 w->names[tensor_at(w, w->written)], len, wt_strerror(rv));
+		                 w->names[tensor_at(w, w->written)], len, wt_strerror(rv));
 	w->written += len;
 	return WT_OK;
 }
@@ -603,11 +609,11 @@ int st_writer_close(st_writer *w, wt_errbuf *err)
 		size_t i = tensor_at(w, w->written);
 		uint64_t begin = i ? w->ends[i - 1] : 0;
 		rv = wt_seterr(err, WT_EINVAL,
-			       "tensor '%s': only %llu of %llu bytes written (data section %llu of "
-			       "%llu); write every declared byte",
-			       w->names[i], (unsigned long long)(w->written - begin),
-			       (unsigned long long)(w->ends[i] - begin),
-			       (unsigned long long)w->written, (unsigned long long)w->total);
+		               "tensor '%s': only %llu of %llu bytes written (data section %llu of "
+		               "%llu); write every declared byte",
+		               w->names[i], (unsigned long long)(w->written - begin),
+		               (unsigned long long)(w->ends[i] - begin),
+		               (unsigned long long)w->written, (unsigned long long)w->total);
 	}
 	st_writer_abort(w);
 	return rv;
@@ -632,7 +638,7 @@ static int fd_write_all(void *ctx, const void *data, size_t len)
 }
 
 int st_write_path(const char *path, const st_desc *descs, const void *const *data, size_t n,
-		  const st_kv *meta, size_t n_meta, wt_errbuf *err)
+                  const st_kv *meta, size_t n_meta, wt_errbuf *err)
 {
 	size_t plen = strlen(path);
 	char *tmp = malloc(plen + 16);
@@ -644,7 +650,7 @@ int st_write_path(const char *path, const st_desc *descs, const void *const *dat
 		int e = errno;
 		free(tmp);
 		return wt_seterr(err, WT_EIO, "'%s': cannot create a temp file: %s", path,
-				 strerror(e));
+		                 strerror(e));
 	}
 	st_writer *w = NULL;
 	int rv = st_writer_open(&w, descs, n, meta, n_meta, fd_write_all, &fd, err);
@@ -652,11 +658,12 @@ int st_write_path(const char *path, const st_desc *descs, const void *const *dat
 		uint64_t nb;
 		desc_nbytes(&descs[i], &nb, NULL); /* validated by st_writer_open */
 		if (nb > 0 && (data == NULL || data[i] == NULL))
-			rv = wt_seterr(err, WT_EINVAL, "tensor '%s': %llu bytes declared, data NULL",
-				       descs[i].name, (unsigned long long)nb);
+			rv =
+			    wt_seterr(err, WT_EINVAL, "tensor '%s': %llu bytes declared, data NULL",
+			              descs[i].name, (unsigned long long)nb);
 		else if (nb > SIZE_MAX)
 			rv = wt_seterr(err, WT_ETOOBIG, "tensor '%s': too big for memory",
-				       descs[i].name);
+			               descs[i].name);
 		else
 			rv = st_writer_write(w, nb ? data[i] : NULL, (size_t)nb, err);
 	}
@@ -670,7 +677,7 @@ int st_write_path(const char *path, const st_desc *descs, const void *const *dat
 		rv = wt_seterr(err, WT_EIO, "'%s': close failed: %s", tmp, strerror(errno));
 	if (rv == WT_OK && rename(tmp, path) != 0)
 		rv = wt_seterr(err, WT_EIO, "'%s': rename from temp file failed: %s", path,
-			       strerror(errno));
+		               strerror(errno));
 	if (rv != WT_OK) {
 		unlink(tmp);
 		wt_errprefix(err, "writing '%s'", path);

@@ -15,8 +15,8 @@ int st_read_file(store *s, const char *key, st_file *out, wt_errbuf *err)
 	store_obj_clear(&o);
 	if (size < 8)
 		return wt_seterr(err, WT_ECORRUPT,
-				 "'%s': %llu bytes, shorter than the 8-byte header length",
-				 key, (unsigned long long)size);
+		                 "'%s': %llu bytes, shorter than the 8-byte header length", key,
+		                 (unsigned long long)size);
 	unsigned char prefix[8];
 	if ((rv = store_read(s, key, 0, prefix, sizeof(prefix), err)) != WT_OK)
 		return rv;
@@ -26,7 +26,7 @@ int st_read_file(store *s, const char *key, st_file *out, wt_errbuf *err)
 	char *hdr = malloc(hlen ? (size_t)hlen : 1);
 	if (hdr == NULL)
 		return wt_seterr(err, WT_ENOMEM, "'%s': out of memory for a %llu-byte header", key,
-				 (unsigned long long)hlen);
+		                 (unsigned long long)hlen);
 	rv = store_read(s, key, 8, hdr, (size_t)hlen, err);
 	if (rv == WT_OK && (rv = st_parse_header(hdr, (size_t)hlen, size, out, err)) != WT_OK)
 		wt_errprefix(err, "'%s'", key);

@@ -9,15 +9,14 @@
 #include "common/common.h"
 #include "loader/store_int.h"
 
-typedef int (*store_open_fn)(const char *rest, const store_ops **ops, void **impl,
-			     wt_errbuf *err);
+typedef int (*store_open_fn)(const char *rest, const store_ops **ops, void **impl, wt_errbuf *err);
 
 /* One line per URI scheme. */
 static const struct {
 	const char *scheme; /* including "://" */
 	store_open_fn open;
 } schemes[] = {
-	{"file://", store_file_open},
+    {"file://", store_file_open},
 };
 
 int store_check_key(const char *key, bool allow_empty, wt_errbuf *err)
@@ -26,23 +25,24 @@ int store_check_key(const char *key, bool allow_empty, wt_errbuf *err)
 		return wt_seterr(err, WT_EINVAL, "object key is NULL");
 	if (key[0] == '\0')
 		return allow_empty ? WT_OK
-				   : wt_seterr(err, WT_EINVAL, "object key is empty; name a file");
+		                   : wt_seterr(err, WT_EINVAL, "object key is empty; name a file");
 	if (key[0] == '/')
 		return wt_seterr(err, WT_EPERM,
-				 "key '%s': absolute paths are refused; keys are relative to the "
-				 "store root",
-				 key);
+		                 "key '%s': absolute paths are refused; keys are relative to the "
+		                 "store root",
+		                 key);
 	const char *p = key;
 	while (*p != '\0') {
 		const char *slash = strchr(p, '/');
 		size_t n = slash ? (size_t)(slash - p) : strlen(p);
 		if (n == 2 && p[0] == '.' && p[1] == '.')
 			return wt_seterr(err, WT_EPERM,
-					 "key '%s': '..' would escape the store root; refused", key);
+			                 "key '%s': '..' would escape the store root; refused",
+			                 key);
 		if (n == 0 || (n == 1 && p[0] == '.'))
-			return wt_seterr(err, WT_EINVAL,
-					 "key '%s': empty or '.' path component; use a normalized key",
-					 key);
+			return wt_seterr(
+			    err, WT_EINVAL,
+			    "key '%s': empty or '.' path component; use a normalized key", key);
 		if (slash == NULL)
 			break;
 		p = slash + 1;
@@ -78,9 +78,9 @@ int store_open(store **out, const char *uri, wt_errbuf *err)
 		}
 		if (i == sizeof(schemes) / sizeof(schemes[0]))
 			rv = wt_seterr(err, WT_EUNSUPPORTED,
-				       "store '%s': URI scheme '%.*s' not supported; use file:// "
-				       "or a path",
-				       uri, (int)(sep - uri), uri);
+			               "store '%s': URI scheme '%.*s' not supported; use file:// "
+			               "or a path",
+			               uri, (int)(sep - uri), uri);
 	}
 	if (rv != WT_OK) {
 		store_close(s);
@@ -179,7 +179,7 @@ int store_read(store *s, const char *key, uint64_t off, void *buf, size_t len, w
 	uint64_t end;
 	if (!wt_add_u64(off, len, &end) || end > (uint64_t)INT64_MAX)
 		return wt_seterr(err, WT_EOVERFLOW, "key '%s': read of %zu bytes at %llu overflows",
-				 key, len, (unsigned long long)off);
+		                 key, len, (unsigned long long)off);
 	if (len == 0)
 		return WT_OK;
 	size_t got = 0;
@@ -188,14 +188,14 @@ int store_read(store *s, const char *key, uint64_t off, void *buf, size_t len, w
 	atomic_fetch_add(&s->bytes_read, (uint64_t)got);
 	if (got != len)
 		return wt_seterr(err, WT_EIO,
-				 "key '%s': short read: %zu of %zu bytes at offset %llu (object "
-				 "shorter than expected; changed while reading?)",
-				 key, got, len, (unsigned long long)off);
+		                 "key '%s': short read: %zu of %zu bytes at offset %llu (object "
+		                 "shorter than expected; changed while reading?)",
+		                 key, got, len, (unsigned long long)off);
 	return WT_OK;
 }
 
 int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, size_t *len,
-		   wt_errbuf *err)
+                   wt_errbuf *err)
 {
 	*out = NULL;
 	*len = 0;
@@ -207,11 +207,11 @@ int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, si
 	store_obj_clear(&o);
 	if (n > max_bytes || n >= SIZE_MAX)
 		return wt_seterr(err, WT_ETOOBIG, "key '%s': %llu bytes > limit of %llu bytes", key,
-				 (unsigned long long)n, (unsigned long long)max_bytes);
+		                 (unsigned long long)n, (unsigned long long)max_bytes);
 	char *buf = malloc((size_t)n + 1);
 	if (buf == NULL)
 		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for %llu bytes", key,
-				 (unsigned long long)n);
+		                 (unsigned long long)n);
 	if ((rv = store_read(s, key, 0, buf, (size_t)n, err)) != WT_OK) {
 		free(buf);
 		return rv;

@@ -57,13 +57,13 @@ static int resolve(const file_store *fs, const char *key, char **out, wt_errbuf 
 	free(joined);
 	if (real == NULL)
 		return wt_seterr(err, errno_code(e), "key '%s' in '%s': %s", key, fs->root,
-				 strerror(e));
+		                 strerror(e));
 	if (strncmp(real, fs->root, fs->root_len) != 0 ||
 	    (real[fs->root_len] != '/' && fs->root_len > 1)) {
 		wt_seterr(err, WT_EPERM,
-			  "key '%s': resolves to '%s', outside the store root '%s' (symlink?); "
-			  "refused — copy the file into the folder",
-			  key, real, fs->root);
+		          "key '%s': resolves to '%s', outside the store root '%s' (symlink?); "
+		          "refused — copy the file into the folder",
+		          key, real, fs->root);
 		free(real);
 		return WT_EPERM;
 	}
@@ -103,8 +103,8 @@ static int file_stat(void *impl, const char *key, store_obj *out, wt_errbuf *err
 	return fill_obj(key, &st, out, err);
 }
 
-static int file_read(void *impl, const char *key, uint64_t off, void *buf, size_t len,
-		     size_t *got, wt_errbuf *err)
+static int file_read(void *impl, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
+                     wt_errbuf *err)
 {
 	file_store *fs = impl;
 	*got = 0;
@@ -126,7 +126,7 @@ static int file_read(void *impl, const char *key, uint64_t off, void *buf, size_
 			e = errno;
 			close(fd);
 			return wt_seterr(err, WT_EIO, "key '%s': read at %llu: %s", key,
-					 (unsigned long long)(off + done), strerror(e));
+			                 (unsigned long long)(off + done), strerror(e));
 		}
 		if (k == 0)
 			break;
@@ -151,7 +151,7 @@ static int walk_add(walk *w, const char *key, const struct stat *st)
 		store_obj *o = realloc(w->out->objs, ncap * sizeof(*o));
 		if (o == NULL)
 			return wt_seterr(w->err, WT_ENOMEM, "out of memory listing '%s'",
-					 w->fs->root);
+			                 w->fs->root);
 		w->out->objs = o;
 		w->cap = ncap;
 	}
@@ -166,7 +166,7 @@ static int walk_dir(walk *w, const char *rel, int depth)
 {
 	if (depth > FILE_MAX_DEPTH)
 		return wt_seterr(w->err, WT_ETOOBIG, "'%s/%s': more than %d directory levels",
-				 w->fs->root, rel, FILE_MAX_DEPTH);
+		                 w->fs->root, rel, FILE_MAX_DEPTH);
 	size_t n = w->fs->root_len + strlen(rel) + 2;
 	char *dpath = malloc(n);
 	if (dpath == NULL)
@@ -177,7 +177,7 @@ static int walk_dir(walk *w, const char *rel, int depth)
 	free(dpath);
 	if (d == NULL)
 		return wt_seterr(w->err, errno_code(e), "listing '%s/%s': %s", w->fs->root, rel,
-				 strerror(e));
+		                 strerror(e));
 	int rv = WT_OK;
 	struct dirent *de;
 	while (rv == WT_OK && (de = readdir(d)) != NULL) {
@@ -194,7 +194,7 @@ static int walk_dir(walk *w, const char *rel, int depth)
 		if (fstatat(dirfd(d), de->d_name, &lst, AT_SYMLINK_NOFOLLOW) != 0) {
 			e = errno;
 			rv = wt_seterr(w->err, errno_code(e), "listing key '%s': %s", key,
-				       strerror(e));
+			               strerror(e));
 		} else if (S_ISDIR(lst.st_mode)) {
 			rv = walk_dir(w, key, depth + 1);
 		} else if (S_ISREG(lst.st_mode)) {
@@ -205,7 +205,7 @@ static int walk_dir(walk *w, const char *rel, int depth)
 			if (rv == WT_OK && stat(real, &st) != 0) {
 				e = errno;
 				rv = wt_seterr(w->err, errno_code(e), "listing key '%s': %s", key,
-					       strerror(e));
+				               strerror(e));
 			}
 			if (rv == WT_OK && S_ISREG(st.st_mode))
 				rv = walk_add(w, key, &st);
@@ -234,10 +234,10 @@ static void file_close(void *impl)
 }
 
 static const store_ops file_ops = {
-	.list = file_list,
-	.stat = file_stat,
-	.read = file_read,
-	.close = file_close,
+    .list = file_list,
+    .stat = file_stat,
+    .read = file_read,
+    .close = file_close,
 };
 
 int store_file_open(const char *path, const store_ops **ops, void **impl, wt_errbuf *err)
@@ -252,7 +252,7 @@ int store_file_open(const char *path, const store_ops **ops, void **impl, wt_err
 	struct stat st;
 	if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		wt_seterr(err, WT_EINVAL, "store root '%s' is not a directory; give a model folder",
-			  path);
+		          path);
 		free(real);
 		return WT_EINVAL;
 	}

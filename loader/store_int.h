@@ -24,7 +24,7 @@ typedef struct store_ops {
 	int (*stat)(void *impl, const char *key, store_obj *out, wt_errbuf *err);
 	/* Read up to len bytes at off into buf; *got < len only at end of object. */
 	int (*read)(void *impl, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
-		    wt_errbuf *err);
+	            wt_errbuf *err);
 	void (*close)(void *impl); /* NULL-safe */
 } store_ops;
 
