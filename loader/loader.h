@@ -95,11 +95,16 @@ typedef struct st_file {
  */
 int st_parse_header(const char *hdr, size_t hdr_len, uint64_t file_bytes, st_file *out,
                     wt_errbuf *err);
+/* Decode the 8-byte little-endian length prefix and check it against the cap
+ * (WT_ETOOBIG) and against file_bytes (WT_ECORRUPT). */
+int st_check_prefix(const void *prefix8, uint64_t file_bytes, uint64_t *hdr_len, wt_errbuf *err);
 /* Read the length prefix and header of `key` in `s`, and parse. */
 int st_read_file(store *s, const char *key, st_file *out, wt_errbuf *err);
 void st_file_free(st_file *f); /* NULL-safe */
 /* Find a tensor by name; NULL if absent. Borrowed. */
 const st_tensor *st_find(const st_file *f, const char *name);
+/* A __metadata__ value; NULL if absent. Borrowed. */
+const char *st_meta_get(const st_file *f, const char *key);
 
 /* Streaming writer: the header is written first, then the data in order. */
 typedef int (*st_write_fn)(void *ctx, const void *data, size_t len); /* returns WT_* */
@@ -172,6 +177,14 @@ typedef struct ckpt_config {
 	size_t n_quant_ignore;
 } ckpt_config;
 
+/* Parse config.json text (len bytes, need not be NUL-terminated) into out; on
+ * failure out is left cleared. Missing required fields (architectures,
+ * hidden_size, num_attention_heads, num_hidden_layers, vocab_size) and wrong
+ * types are WT_ECORRUPT naming the field; an unknown quant_method is
+ * WT_EUNSUPPORTED. Free with ckpt_config_clear(). */
+int ckpt_config_parse(const char *json, size_t len, ckpt_config *out, wt_errbuf *err);
+void ckpt_config_clear(ckpt_config *c); /* frees owned fields; NULL-safe */
+
 typedef struct ckpt_tensor {
 	const char *name;   /* borrowed from the ckpt */
 	const char *object; /* store key of the file holding it; borrowed */
@@ -183,6 +196,9 @@ typedef struct ckpt_tensor {
 } ckpt_tensor;
 
 typedef struct ckpt ckpt;
+
+/* Ceiling on config.json and model.safetensors.index.json (WT_ETOOBIG beyond). */
+#define CKPT_MAX_JSON_BYTES (64u * 1024u * 1024u)
 
 /* Open the model folder at the store root: config.json + model.safetensors, or
  * model.safetensors.index.json + shards. Validates the index (entries point to
