@@ -108,6 +108,10 @@ int client_frame(const Weights__Request *req, nng_msg **out, wt_errbuf *err);
  */
 int client_ep_socket(wt_client *c, size_t ep, nng_socket *sock, wt_errbuf *err);
 
+/* Greet endpoint ep again on its open socket: a token is checked per connection,
+ * and the connection may have been re-established since the first Hello. */
+int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err);
+
 /*
  * Parse a reply message: framing, id echo, and the body kind `want`. A server
  * Error reply returns its code with "endpoint URL: <server message>". On success

@@ -260,3 +260,15 @@ int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout
 		return rv;
 	return call_on(c, ep, sock, req, timeout_ms, want, out, err);
 }
+
+int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err)
+{
+	client_ep *e = &c->eps[ep];
+	pthread_mutex_lock(&c->lk);
+	int open = e->sock_open;
+	nng_socket s = e->sock;
+	pthread_mutex_unlock(&c->lk);
+	if (!open)
+		return wt_seterr(err, WT_ECLOSED, "endpoint %s: not connected", e->url);
+	return hello(c, ep, s, err);
+}

@@ -361,6 +361,7 @@ typedef struct fetch_loop {
 	size_t head, issued, next_tensor, k_ep;
 	uint32_t attempt;  /* failed attempts of the head chunk on this endpoint */
 	int refreshed;     /* manifest asked again for this head chunk */
+	int rehello;       /* Hello sent again for this head chunk */
 	uint8_t *refetched; /* one bit per chunk: re-fetched after a hash mismatch */
 	size_t order[CLIENT_MAX_ENDPOINTS];
 } fetch_loop;
@@ -419,6 +420,14 @@ static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err
 			return rv;
 		return fail_over(f, L, err);
 	}
+	if (rv == WT_EPERM && f->c->token[0] != '\0' && !L->rehello) {
+		/* the token is checked per connection: a reconnect needs a new Hello */
+		L->rehello = 1;
+		slots_reclaim(f);
+		if ((rv = client_ep_rehello(f->c, f->ep, err)) != WT_OK)
+			return rv;
+		return reissue(f, L->head, L->issued, err);
+	}
 	if (!client_retryable(rv))
 		return rv;
 	f->st->retries++;
@@ -463,6 +472,7 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 		L->head++;
 		L->attempt = 0;
 		L->refreshed = 0;
+		L->rehello = 0;
 		if (o != NULL && o->progress != NULL &&
 		    o->progress(o->progress_ctx, f->st->bytes, m->total_bytes) != 0)
 			return wt_seterr(err, WT_ECANCELED, "fetch canceled by the progress callback");
