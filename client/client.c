@@ -40,8 +40,9 @@ void wt_client_close(wt_client *c)
 static int check_opts(const wt_client_opts *o, wt_errbuf *err)
 {
 	if (o->n_endpoints == 0 || o->endpoints == NULL)
-		return wt_seterr(err, WT_EINVAL, "no endpoint given; pass at least one tcp:// or "
-		                                 "ipc:// URL");
+		return wt_seterr(err, WT_EINVAL,
+		                 "no endpoint given; pass at least one tcp:// or "
+		                 "ipc:// URL");
 	if (o->n_endpoints > CLIENT_MAX_ENDPOINTS)
 		return wt_seterr(err, WT_EINVAL, "%zu endpoints (max %u)", o->n_endpoints,
 		                 CLIENT_MAX_ENDPOINTS);
@@ -53,9 +54,9 @@ static int check_opts(const wt_client_opts *o, wt_errbuf *err)
 			                 u ? u : "(null)");
 	}
 	if (o->window == 0 || o->window > CLIENT_MAX_WINDOW)
-		return wt_seterr(err, WT_EINVAL, "window %u: use 1..%u", o->window, CLIENT_MAX_WINDOW);
-	if (o->connect_timeout_ms == 0 || o->request_timeout_ms == 0 ||
-	    o->manifest_timeout_ms == 0)
+		return wt_seterr(err, WT_EINVAL, "window %u: use 1..%u", o->window,
+		                 CLIENT_MAX_WINDOW);
+	if (o->connect_timeout_ms == 0 || o->request_timeout_ms == 0 || o->manifest_timeout_ms == 0)
 		return wt_seterr(err, WT_EINVAL, "timeouts must be > 0 ms");
 	if (o->backoff_max_ms < o->backoff_initial_ms)
 		return wt_seterr(err, WT_EINVAL, "backoff_max_ms %u < backoff_initial_ms %u",

@@ -18,7 +18,7 @@
 
 #define CLIENT_MAX_WINDOW    256u
 #define CLIENT_MAX_ENDPOINTS 64u
-#define CLIENT_MAX_SHARD_ID  256u      /* bytes of an opaque shard id */
+#define CLIENT_MAX_SHARD_ID  256u       /* bytes of an opaque shard id */
 #define CLIENT_MAX_TENSORS   (1u << 22) /* tensors in one manifest */
 
 typedef struct client_ep {
@@ -37,7 +37,7 @@ struct wt_client {
 	size_t n_eps;
 	char *token;
 	char *client_id;
-	pthread_mutex_t lk;      /* guards eps[*].sock_open, sock, server_* */
+	pthread_mutex_t lk;       /* guards eps[*].sock_open, sock, server_* */
 	_Atomic uint64_t next_id; /* request ids: 64-bit, never reused */
 	_Atomic int verify;       /* 1 always, except benchmarks (client_set_verify) */
 };

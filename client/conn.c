@@ -107,12 +107,14 @@ int client_parse_reply(const wt_client *c, size_t ep, nng_msg *msg, uint64_t id,
 	if (r->body_case == WEIGHTS__REPLY__BODY_ERROR) {
 		uint32_t code = r->error->code;
 		if (code == WT_OK || code >= WT_ERR_COUNT_) {
-			rv = wt_seterr(err, WT_EPROTO, "endpoint %s: error reply with unknown code %u: %s",
-			               url, code, r->error->message ? r->error->message : "");
+			rv = wt_seterr(err, WT_EPROTO,
+			               "endpoint %s: error reply with unknown code %u: %s", url,
+			               code, r->error->message ? r->error->message : "");
 		} else {
 			rv = wt_seterr(err, (int)code, "endpoint %s: %s", url,
-			               r->error->message && r->error->message[0] ? r->error->message
-			                                                         : wt_strerror((int)code));
+			               r->error->message && r->error->message[0]
+			                   ? r->error->message
+			                   : wt_strerror((int)code));
 		}
 		wire_reply_free(r);
 		return rv;
@@ -120,8 +122,8 @@ int client_parse_reply(const wt_client *c, size_t ep, nng_msg *msg, uint64_t id,
 	if (r->body_case != want) {
 		int got = (int)r->body_case;
 		wire_reply_free(r);
-		return wt_seterr(err, WT_EPROTO, "endpoint %s: reply of kind %d, expected %d", url, got,
-		                 (int)want);
+		return wt_seterr(err, WT_EPROTO, "endpoint %s: reply of kind %d, expected %d", url,
+		                 got, (int)want);
 	}
 	*out = r;
 	if (tail != NULL) {
@@ -166,10 +168,11 @@ static int call_on(wt_client *c, size_t ep, nng_socket sock, Weights__Request *r
 	nng_ctx_recv(ctx, aio);
 	nng_aio_wait(aio);
 	if ((nrv = nng_aio_result(aio)) != 0) {
-		rv = wt_seterr(err, client_nng_err(nrv),
-		               "endpoint %s: no reply within %u ms: %s; check that weightd runs there "
-		               "or raise the timeout",
-		               url, timeout_ms, nng_strerror(nrv));
+		rv = wt_seterr(
+		    err, client_nng_err(nrv),
+		    "endpoint %s: no reply within %u ms: %s; check that weightd runs there "
+		    "or raise the timeout",
+		    url, timeout_ms, nng_strerror(nrv));
 		goto out;
 	}
 	msg = nng_aio_get_msg(aio);
@@ -196,11 +199,12 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, wt_errbuf *err)
 	if (rv != WT_OK)
 		return rv;
 	if (r->hello->protocol_version != WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION) {
-		rv = wt_seterr(err, WT_EVERSION,
-		               "endpoint %s speaks protocol version %u, this client %d; upgrade the "
-		               "older side",
-		               c->eps[ep].url, r->hello->protocol_version,
-		               WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION);
+		rv =
+		    wt_seterr(err, WT_EVERSION,
+		              "endpoint %s speaks protocol version %u, this client %d; upgrade the "
+		              "older side",
+		              c->eps[ep].url, r->hello->protocol_version,
+		              WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION);
 	} else {
 		c->eps[ep].server_max_message_bytes = r->hello->max_message_bytes;
 		c->eps[ep].server_max_chunk_bytes = r->hello->max_chunk_bytes;

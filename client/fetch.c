@@ -44,7 +44,7 @@ typedef struct fetch_slot {
 	int cancel;  /* fetch thread wants the slot back */
 	int rv;      /* result once SLOT_DONE */
 	wt_errbuf err;
-	nng_msg *msg;       /* reply (owned) when rv == WT_OK */
+	nng_msg *msg;        /* reply (owned) when rv == WT_OK */
 	const uint8_t *data; /* chunk bytes inside msg */
 } fetch_slot;
 
@@ -91,11 +91,12 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 	            r->chunk->offset != 0 || tail_len != ch->nbytes;
 	wire_reply_free(r);
 	if (wrong)
-		return wt_seterr(err, WT_EPROTO,
-		                 "endpoint %s: tensor '%s' chunk %zu: reply is for another chunk or "
-		                 "range (%zu bytes, expected %llu)",
-		                 url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk), tail_len,
-		                 (unsigned long long)ch->nbytes);
+		return wt_seterr(
+		    err, WT_EPROTO,
+		    "endpoint %s: tensor '%s' chunk %zu: reply is for another chunk or "
+		    "range (%zu bytes, expected %llu)",
+		    url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk), tail_len,
+		    (unsigned long long)ch->nbytes);
 	if (f->verify) {
 		wt_hash128 got = common_hash128(tail, tail_len);
 		wt_hash128 want = common_hash128_from_bytes(ch->hash);
@@ -103,12 +104,12 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 			char g[WT_HASH_HEX_LEN + 1], w[WT_HASH_HEX_LEN + 1];
 			common_hash128_hex(got, g);
 			common_hash128_hex(want, w);
-			return wt_seterr(err, WT_EHASH,
-			                 "endpoint %s: tensor '%s' chunk %zu (offset %llu, %llu bytes): "
-			                 "XXH3-128 %s, manifest says %s",
-			                 url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk),
-			                 (unsigned long long)ch->off, (unsigned long long)ch->nbytes, g,
-			                 w);
+			return wt_seterr(
+			    err, WT_EHASH,
+			    "endpoint %s: tensor '%s' chunk %zu (offset %llu, %llu bytes): "
+			    "XXH3-128 %s, manifest says %s",
+			    url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk),
+			    (unsigned long long)ch->off, (unsigned long long)ch->nbytes, g, w);
 		}
 	}
 	s->data = tail;
@@ -148,11 +149,11 @@ static void slot_cb(void *arg)
 	if (nrv == 0 && cancel)
 		nrv = NNG_ECANCELED;
 	if (nrv != 0) {
-		int rv = wt_seterr(&err, client_nng_err(nrv),
-		                   "endpoint %s: tensor '%s' chunk %zu: %s (no reply within %u ms?)",
-		                   f->c->eps[f->ep].url, tensor_name(f, s->chunk),
-		                   chunk_in_tensor(f, s->chunk), nng_strerror(nrv),
-		                   f->c->o.request_timeout_ms);
+		int rv = wt_seterr(
+		    &err, client_nng_err(nrv),
+		    "endpoint %s: tensor '%s' chunk %zu: %s (no reply within %u ms?)",
+		    f->c->eps[f->ep].url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk),
+		    nng_strerror(nrv), f->c->o.request_timeout_ms);
 		slot_finish(s, rv, &err, NULL);
 		return;
 	}
@@ -254,7 +255,8 @@ static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 	for (size_t i = 0; i < f->w; i++) {
 		int nrv = nng_ctx_open(&f->slots[i].ctx, f->sock);
 		if (nrv != 0)
-			return wt_seterr(err, client_nng_err(nrv), "endpoint %s: cannot open a context: %s",
+			return wt_seterr(err, client_nng_err(nrv),
+			                 "endpoint %s: cannot open a context: %s",
 			                 f->c->eps[ep].url, nng_strerror(nrv));
 		f->slots[i].ctx_open = 1;
 	}
@@ -279,10 +281,11 @@ static int refresh_manifest(fetch *f, wt_errbuf *err)
 		same = memcmp(n->tensors[i].hash, m->tensors[i].hash, 16) == 0 &&
 		       strcmp(n->tensors[i].name, m->tensors[i].name) == 0;
 	if (!same) {
-		rv = wt_seterr(err, WT_ECORRUPT,
-		               "endpoint %s: the shard changed while fetching (revision %s, now %s); "
-		               "get the manifest again and restart the fetch",
-		               f->c->eps[f->ep].url, m->revision, n->revision);
+		rv = wt_seterr(
+		    err, WT_ECORRUPT,
+		    "endpoint %s: the shard changed while fetching (revision %s, now %s); "
+		    "get the manifest again and restart the fetch",
+		    f->c->eps[f->ep].url, m->revision, n->revision);
 	} else {
 		free(f->shard_id);
 		f->shard_id = n->shard_id;
@@ -313,9 +316,10 @@ static int empty_tensor(fetch *f, wt_sink *sink, size_t ti, wt_errbuf *err)
 		return rv;
 	wt_hash128 h = common_hash128("", 0);
 	if (f->verify && !common_hash128_eq(h, common_hash128_from_bytes(t->hash)))
-		return wt_seterr(err, WT_EHASH,
-		                 "tensor '%s': empty, but its manifest hash is not the hash of 0 bytes",
-		                 t->name);
+		return wt_seterr(
+		    err, WT_EHASH,
+		    "tensor '%s': empty, but its manifest hash is not the hash of 0 bytes",
+		    t->name);
 	return sink->ops->tensor_end(sink, ti, err);
 }
 
@@ -347,11 +351,11 @@ static int deliver(fetch *f, wt_sink *sink, fetch_slot *s, wt_errbuf *err)
 			char g[WT_HASH_HEX_LEN + 1], w[WT_HASH_HEX_LEN + 1];
 			common_hash128_hex(got, g);
 			wt_hash_hex(t->hash, w);
-			return wt_seterr(err, WT_EHASH,
-			                 "endpoint %s: tensor '%s': XXH3-128 of its %llu bytes is %s, the "
-			                 "manifest says %s",
-			                 f->c->eps[f->ep].url, t->name, (unsigned long long)t->nbytes, g,
-			                 w);
+			return wt_seterr(
+			    err, WT_EHASH,
+			    "endpoint %s: tensor '%s': XXH3-128 of its %llu bytes is %s, the "
+			    "manifest says %s",
+			    f->c->eps[f->ep].url, t->name, (unsigned long long)t->nbytes, g, w);
 		}
 	}
 	return sink->ops->tensor_end(sink, ch->tensor, err);
@@ -359,9 +363,9 @@ static int deliver(fetch *f, wt_sink *sink, fetch_slot *s, wt_errbuf *err)
 
 typedef struct fetch_loop {
 	size_t head, issued, next_tensor, k_ep;
-	uint32_t attempt;  /* failed attempts of the head chunk on this endpoint */
-	int refreshed;     /* manifest asked again for this head chunk */
-	int rehello;       /* Hello sent again for this head chunk */
+	uint32_t attempt;   /* failed attempts of the head chunk on this endpoint */
+	int refreshed;      /* manifest asked again for this head chunk */
+	int rehello;        /* Hello sent again for this head chunk */
 	uint8_t *refetched; /* one bit per chunk: re-fetched after a hash mismatch */
 	size_t order[CLIENT_MAX_ENDPOINTS];
 } fetch_loop;
@@ -385,8 +389,9 @@ static int fail_over(fetch *f, fetch_loop *L, wt_errbuf *err)
 		}
 		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", err ? err->msg : "endpoint down");
 	}
-	return wt_seterr(err, WT_EUNAVAIL, "no endpoint could serve tensor '%s' chunk %zu (%zu "
-	                                   "tried); last error: %s",
+	return wt_seterr(err, WT_EUNAVAIL,
+	                 "no endpoint could serve tensor '%s' chunk %zu (%zu "
+	                 "tried); last error: %s",
 	                 tensor_name(f, L->head), chunk_in_tensor(f, L->head), f->c->n_eps,
 	                 last.msg);
 }
@@ -446,7 +451,8 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 	int rv;
 	while (L->head < m->n_chunks) {
 		while (L->issued < m->n_chunks && L->issued < L->head + f->w) {
-			if ((rv = slot_issue(f, &f->slots[L->issued % f->w], L->issued, err)) != WT_OK)
+			if ((rv = slot_issue(f, &f->slots[L->issued % f->w], L->issued, err)) !=
+			    WT_OK)
 				return rv;
 			L->issued++;
 		}
@@ -475,7 +481,8 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 		L->rehello = 0;
 		if (o != NULL && o->progress != NULL &&
 		    o->progress(o->progress_ctx, f->st->bytes, m->total_bytes) != 0)
-			return wt_seterr(err, WT_ECANCELED, "fetch canceled by the progress callback");
+			return wt_seterr(err, WT_ECANCELED,
+			                 "fetch canceled by the progress callback");
 	}
 	for (; L->next_tensor < m->n_tensors; L->next_tensor++)
 		if ((rv = empty_tensor(f, sink, L->next_tensor, err)) != WT_OK)

@@ -60,37 +60,40 @@ static int check_chunks(const Weights__TensorEntry *te, uint64_t max_chunk, wt_m
 		const Weights__ChunkRef *cr = te->chunks[k];
 		uint64_t end;
 		if (cr->hash.len != 16)
-			return wt_seterr(err, WT_ECORRUPT,
-			                 "manifest: tensor '%s' chunk %zu: hash of %zu bytes, expected 16",
-			                 t->name, k, cr->hash.len);
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "manifest: tensor '%s' chunk %zu: hash of %zu bytes, expected 16",
+			    t->name, k, cr->hash.len);
 		if (cr->nbytes == 0)
-			return wt_seterr(err, WT_ECORRUPT, "manifest: tensor '%s' chunk %zu is empty",
-			                 t->name, k);
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "manifest: tensor '%s' chunk %zu is empty", t->name, k);
 		if (!wt_add_u64(cr->offset, cr->nbytes, &end))
-			return wt_seterr(err, WT_ECORRUPT,
-			                 "manifest: tensor '%s' chunk %zu: offset %llu + nbytes %llu "
-			                 "overflows",
-			                 t->name, k, (unsigned long long)cr->offset,
-			                 (unsigned long long)cr->nbytes);
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "manifest: tensor '%s' chunk %zu: offset %llu + nbytes %llu "
+			    "overflows",
+			    t->name, k, (unsigned long long)cr->offset,
+			    (unsigned long long)cr->nbytes);
 		if (cr->offset != pos)
-			return wt_seterr(err, WT_ECORRUPT,
-			                 "manifest: tensor '%s' chunk %zu starts at %llu, expected %llu "
-			                 "(%s)",
-			                 t->name, k, (unsigned long long)cr->offset,
-			                 (unsigned long long)pos,
-			                 cr->offset < pos ? "overlaps the previous chunk" : "leaves a hole");
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "manifest: tensor '%s' chunk %zu starts at %llu, expected %llu "
+			    "(%s)",
+			    t->name, k, (unsigned long long)cr->offset, (unsigned long long)pos,
+			    cr->offset < pos ? "overlaps the previous chunk" : "leaves a hole");
 		if (end > t->nbytes)
-			return wt_seterr(err, WT_ECORRUPT,
-			                 "manifest: tensor '%s' chunk %zu ends at %llu past the tensor's "
-			                 "%llu bytes",
-			                 t->name, k, (unsigned long long)end,
-			                 (unsigned long long)t->nbytes);
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "manifest: tensor '%s' chunk %zu ends at %llu past the tensor's "
+			    "%llu bytes",
+			    t->name, k, (unsigned long long)end, (unsigned long long)t->nbytes);
 		if (cr->nbytes > max_chunk)
-			return wt_seterr(err, WT_ETOOBIG,
-			                 "manifest: tensor '%s' chunk %zu has %llu bytes, over this "
-			                 "client's limit %llu; raise max_message_bytes",
-			                 t->name, k, (unsigned long long)cr->nbytes,
-			                 (unsigned long long)max_chunk);
+			return wt_seterr(
+			    err, WT_ETOOBIG,
+			    "manifest: tensor '%s' chunk %zu has %llu bytes, over this "
+			    "client's limit %llu; raise max_message_bytes",
+			    t->name, k, (unsigned long long)cr->nbytes,
+			    (unsigned long long)max_chunk);
 		client_chunk *c = &m->chunks[m->n_chunks++];
 		memcpy(c->hash, cr->hash.data, 16);
 		c->off = cr->offset;
@@ -102,8 +105,8 @@ static int check_chunks(const Weights__TensorEntry *te, uint64_t max_chunk, wt_m
 	}
 	if (pos != t->nbytes)
 		return wt_seterr(err, WT_ECORRUPT,
-		                 "manifest: tensor '%s': chunks cover %llu of its %llu bytes", t->name,
-		                 (unsigned long long)pos, (unsigned long long)t->nbytes);
+		                 "manifest: tensor '%s': chunks cover %llu of its %llu bytes",
+		                 t->name, (unsigned long long)pos, (unsigned long long)t->nbytes);
 	return WT_OK;
 }
 
@@ -124,8 +127,8 @@ static int check_tensor(const Weights__TensorEntry *te, const char *prev, uint64
 		return wt_seterr(err, WT_ECORRUPT, "manifest: tensor '%s': unknown dtype code %u",
 		                 t->name, te->dtype);
 	if ((unsigned)te->role > WT_ROLE_INPUT_SCALE)
-		return wt_seterr(err, WT_ECORRUPT, "manifest: tensor '%s': unknown role %d", t->name,
-		                 (int)te->role);
+		return wt_seterr(err, WT_ECORRUPT, "manifest: tensor '%s': unknown role %d",
+		                 t->name, (int)te->role);
 	if (te->n_shape > WT_MAX_DIMS)
 		return wt_seterr(err, WT_ECORRUPT, "manifest: tensor '%s' has %zu dims (max %d)",
 		                 t->name, te->n_shape, WT_MAX_DIMS);
@@ -140,7 +143,8 @@ static int check_tensor(const Weights__TensorEntry *te, const char *prev, uint64
 			                 t->name, d, (long long)te->shape[d]);
 		if (!wt_mul_u64(n, (uint64_t)te->shape[d], &n))
 			return wt_seterr(err, WT_ECORRUPT,
-			                 "manifest: tensor '%s': shape overflows 64-bit sizes", t->name);
+			                 "manifest: tensor '%s': shape overflows 64-bit sizes",
+			                 t->name);
 		t->shape[d] = te->shape[d];
 	}
 	if (n != te->nbytes)
@@ -170,7 +174,8 @@ static int fill(const Weights__Manifest *pb, uint64_t max_chunk, wt_manifest *m,
 		                 pb->shard_id.len, CLIENT_MAX_SHARD_ID);
 	if (pb->model == NULL || pb->model[0] == '\0' || pb->revision == NULL ||
 	    pb->layout_text == NULL)
-		return wt_seterr(err, WT_ECORRUPT, "manifest: model, revision or layout text missing");
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "manifest: model, revision or layout text missing");
 	if (pb->n_tensors > CLIENT_MAX_TENSORS)
 		return wt_seterr(err, WT_ECORRUPT, "manifest: %zu tensors (max %u)", pb->n_tensors,
 		                 CLIENT_MAX_TENSORS);
@@ -179,7 +184,8 @@ static int fill(const Weights__Manifest *pb, uint64_t max_chunk, wt_manifest *m,
 	m->ep_rank = pb->ep_rank;
 	m->checkpoint_bytes = pb->checkpoint_bytes;
 	m->tied_lm_head = pb->tied_lm_head;
-	if ((m->model = dup_str(pb->model)) == NULL || (m->revision = dup_str(pb->revision)) == NULL ||
+	if ((m->model = dup_str(pb->model)) == NULL ||
+	    (m->revision = dup_str(pb->revision)) == NULL ||
 	    (m->layout_text = dup_str(pb->layout_text)) == NULL ||
 	    (m->shard_id = malloc(pb->shard_id.len)) == NULL)
 		return wt_seterr(err, WT_ENOMEM, "manifest: out of memory");
@@ -194,17 +200,19 @@ static int fill(const Weights__Manifest *pb, uint64_t max_chunk, wt_manifest *m,
 	m->tensors = calloc(pb->n_tensors ? pb->n_tensors : 1, sizeof(*m->tensors));
 	m->chunks = calloc(n_chunks ? n_chunks : 1, sizeof(*m->chunks));
 	if (m->tensors == NULL || m->chunks == NULL)
-		return wt_seterr(err, WT_ENOMEM, "manifest: out of memory for %zu tensors, %zu chunks",
+		return wt_seterr(err, WT_ENOMEM,
+		                 "manifest: out of memory for %zu tensors, %zu chunks",
 		                 pb->n_tensors, n_chunks);
 	uint64_t total = 0;
 	for (size_t i = 0; i < pb->n_tensors; i++) {
 		m->n_tensors = i + 1;
-		int rv = check_tensor(pb->tensors[i], i ? m->tensors[i - 1].name : NULL, max_chunk, m,
-		                      i, err);
+		int rv = check_tensor(pb->tensors[i], i ? m->tensors[i - 1].name : NULL, max_chunk,
+		                      m, i, err);
 		if (rv != WT_OK)
 			return rv;
 		if (!wt_add_u64(total, m->tensors[i].nbytes, &total))
-			return wt_seterr(err, WT_ECORRUPT, "manifest: total bytes overflow 64 bits");
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "manifest: total bytes overflow 64 bits");
 	}
 	if (total != pb->total_bytes)
 		return wt_seterr(err, WT_ECORRUPT,

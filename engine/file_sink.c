@@ -89,8 +89,9 @@ static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 	int rv = WT_OK;
 	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (f->fd < 0) {
-		rv = wt_seterr(err, WT_EIO, "file sink: cannot create '%s': %s; check the directory",
-		               f->tmp, strerror(errno));
+		rv =
+		    wt_seterr(err, WT_EIO, "file sink: cannot create '%s': %s; check the directory",
+		              f->tmp, strerror(errno));
 	} else {
 		rv = st_writer_open(&f->w, d, n, meta, sizeof(meta) / sizeof(meta[0]), fd_write,
 		                    &f->fd, err);

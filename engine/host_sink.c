@@ -10,7 +10,7 @@
 #include "weights/engine.h"
 
 typedef struct host_tensor {
-	char *name; /* owned */
+	char *name;    /* owned */
 	uint8_t *data; /* owned; NULL for 0 bytes */
 	uint64_t nbytes;
 	uint64_t written;
@@ -22,7 +22,7 @@ typedef struct host_set {
 } host_set;
 
 struct wt_host_sink {
-	wt_sink base; /* first member: the fetcher calls through it */
+	wt_sink base;  /* first member: the fetcher calls through it */
 	host_set done; /* last successful fetch */
 	host_set cur;  /* fetch in progress */
 	const wt_manifest *m;
@@ -70,8 +70,9 @@ static int h_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
 	t->name = strdup(info.name);
 	t->data = info.nbytes ? malloc((size_t)info.nbytes) : NULL;
 	if (t->name == NULL || (info.nbytes && t->data == NULL))
-		return wt_seterr(err, WT_ENOMEM, "host sink: tensor '%s': out of memory for %llu bytes",
-		                 info.name, (unsigned long long)info.nbytes);
+		return wt_seterr(err, WT_ENOMEM,
+		                 "host sink: tensor '%s': out of memory for %llu bytes", info.name,
+		                 (unsigned long long)info.nbytes);
 	t->nbytes = info.nbytes;
 	t->written = 0;
 	return WT_OK;
@@ -83,10 +84,11 @@ static int h_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t
 	wt_host_sink *h = host_of(s);
 	host_tensor *t = ti < h->cur.n ? &h->cur.t[ti] : NULL;
 	if (t == NULL || t->name == NULL || off != t->written || len > t->nbytes - off)
-		return wt_seterr(err, WT_EINVAL,
-		                 "host sink: tensor %zu: write of %zu bytes at %llu out of order or "
-		                 "past its end",
-		                 ti, len, (unsigned long long)off);
+		return wt_seterr(
+		    err, WT_EINVAL,
+		    "host sink: tensor %zu: write of %zu bytes at %llu out of order or "
+		    "past its end",
+		    ti, len, (unsigned long long)off);
 	memcpy(t->data + off, data, len);
 	t->written += len;
 	return WT_OK;
@@ -144,8 +146,7 @@ wt_sink *wt_host_sink_sink(wt_host_sink *h)
 	return &h->base;
 }
 
-int wt_host_sink_find(const wt_host_sink *h, const char *name, const void **data,
-                      uint64_t *nbytes)
+int wt_host_sink_find(const wt_host_sink *h, const char *name, const void **data, uint64_t *nbytes)
 {
 	size_t lo = 0, hi = h->done.n; /* manifest order is name order */
 	while (lo < hi) {

@@ -62,7 +62,8 @@ int ctl_admin(int argc, char **argv)
 		i++;
 	}
 	if (!have_op) {
-		fprintf(stderr, "weightctl admin: name an operation: stats, warm, evict or verify\n");
+		fprintf(stderr,
+		        "weightctl admin: name an operation: stats, warm, evict or verify\n");
 		code = CTL_USAGE;
 		goto done;
 	}

@@ -15,15 +15,14 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: weightctl fetch --endpoint URL [--endpoint URL...] --model NAME\n"
-	        "                       [layout flags] --out FILE [--window N] [--quiet]\n"
-	        "                       [--timeout-ms N] [--retries N] [--token T] [--verbose]\n"
-	        "layout flags: --tp-size T --tp-rank r --ep-size P --ep-rank e --quant Q\n"
-	        "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"
-	        "  --requant allow|deny (as `weightctl shard`)\n"
-	        "Every chunk and tensor is checked against its XXH3-128; FILE appears only\n"
-	        "when all of it verified. Exit: 0 ok, 2 usage, 3 layout invalid, 1 other.\n");
+	fprintf(f, "usage: weightctl fetch --endpoint URL [--endpoint URL...] --model NAME\n"
+	           "                       [layout flags] --out FILE [--window N] [--quiet]\n"
+	           "                       [--timeout-ms N] [--retries N] [--token T] [--verbose]\n"
+	           "layout flags: --tp-size T --tp-rank r --ep-size P --ep-rank e --quant Q\n"
+	           "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"
+	           "  --requant allow|deny (as `weightctl shard`)\n"
+	           "Every chunk and tensor is checked against its XXH3-128; FILE appears only\n"
+	           "when all of it verified. Exit: 0 ok, 2 usage, 3 layout invalid, 1 other.\n");
 }
 
 typedef struct progress {
@@ -118,8 +117,8 @@ int ctl_fetch(int argc, char **argv)
 	}
 	progress p = {.t0_ns = now_ns(), .last_ns = 0, .tty = !quiet && isatty(2)};
 	wt_fetch_stats st;
-	wt_fetch_opts fo = {.progress = p.tty ? on_progress : NULL, .progress_ctx = &p,
-	                    .stats = &st};
+	wt_fetch_opts fo = {
+	    .progress = p.tty ? on_progress : NULL, .progress_ctx = &p, .stats = &st};
 	rv = wt_client_fetch(c, m, wt_file_sink_sink(fs), &fo, &err);
 	if (p.tty)
 		show(&p, st.bytes, wt_manifest_total_bytes(m), 1);

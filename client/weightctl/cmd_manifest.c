@@ -33,15 +33,15 @@ static void print_manifest(const wt_manifest *m)
 		char shape[256] = "[";
 		size_t n = 1;
 		for (int d = 0; d < t.ndim && n < sizeof(shape); d++)
-			n += (size_t)snprintf(shape + n, sizeof(shape) - n, "%s%" PRId64, d ? "," : "",
-			                      t.shape[d]);
+			n += (size_t)snprintf(shape + n, sizeof(shape) - n, "%s%" PRId64,
+			                      d ? "," : "", t.shape[d]);
 		if (n < sizeof(shape) - 1)
 			snprintf(shape + n, sizeof(shape) - n, "]");
 		char hex[33];
 		wt_hash_hex(t.hash, hex);
 		printf("%s\t%s\t%s\t%" PRIu64 "\t%s%s\t%zu\t%s\n", t.name, wt_dtype_name(t.dtype),
-		       shape, t.nbytes, wt_tensor_role_name(t.role), t.requantized ? ",requantized" : "",
-		       t.n_chunks, hex);
+		       shape, t.nbytes, wt_tensor_role_name(t.role),
+		       t.requantized ? ",requantized" : "", t.n_chunks, hex);
 	}
 }
 

@@ -91,7 +91,8 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 	switch (which) {
 	case 0:
 		if (r->n_eps == CTL_MAX_ENDPOINTS) {
-			fprintf(stderr, "weightctl %s: at most %d --endpoint\n", cmd, CTL_MAX_ENDPOINTS);
+			fprintf(stderr, "weightctl %s: at most %d --endpoint\n", cmd,
+			        CTL_MAX_ENDPOINTS);
 			return -1;
 		}
 		r->eps[r->n_eps++] = v;
@@ -117,8 +118,9 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 int ctl_remote_open(ctl_remote *r, const char *cmd, wt_client **out)
 {
 	if (r->n_eps == 0) {
-		fprintf(stderr, "weightctl %s: --endpoint URL is required (tcp://HOST:PORT or "
-		                "ipc:///PATH; repeat it for fail-over)\n",
+		fprintf(stderr,
+		        "weightctl %s: --endpoint URL is required (tcp://HOST:PORT or "
+		        "ipc:///PATH; repeat it for fail-over)\n",
 		        cmd);
 		return CTL_USAGE;
 	}

@@ -39,7 +39,7 @@ int ctl_remote_exit(int rv);
 void ctl_remote_perror(const char *cmd, int rv, const wt_errbuf *err);
 
 /* Parse a decimal value for flag into [min, max]; prints a usage error. 0 ok, -1 bad. */
-int ctl_remote_u32(const char *cmd, const char *flag, const char *val, uint32_t min,
-                   uint32_t max, uint32_t *out);
+int ctl_remote_u32(const char *cmd, const char *flag, const char *val, uint32_t min, uint32_t max,
+                   uint32_t *out);
 
 #endif

@@ -39,8 +39,12 @@ typedef struct wt_manifest wt_manifest; /* opaque */
 typedef struct wt_sink wt_sink;         /* engine.h */
 
 /* Syslog levels passed to the logger. */
-enum { WT_CLIENT_LOG_ERR = 3, WT_CLIENT_LOG_WARNING = 4, WT_CLIENT_LOG_INFO = 6,
-       WT_CLIENT_LOG_DEBUG = 7 };
+enum {
+	WT_CLIENT_LOG_ERR = 3,
+	WT_CLIENT_LOG_WARNING = 4,
+	WT_CLIENT_LOG_INFO = 6,
+	WT_CLIENT_LOG_DEBUG = 7
+};
 
 /*
  * Logger callback. msg is borrowed for the duration of the call. It may be
@@ -168,13 +172,13 @@ WT_API void wt_hash_hex(const uint8_t hash[16], char out[33]);
 typedef int (*wt_progress_fn)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
 
 typedef struct wt_fetch_stats {
-	uint64_t bytes;       /* verified bytes handed to the sink */
-	uint64_t chunks;      /* verified chunks */
-	uint32_t retries;     /* chunk requests sent again (timeouts, disconnects) */
-	uint32_t refetches;   /* chunks fetched again after a hash mismatch */
-	uint32_t failovers;   /* switches to the next endpoint */
-	uint32_t reconnects;  /* manifests requested again to resume (server restarted) */
-	char endpoint[256];   /* the endpoint that served the last chunk */
+	uint64_t bytes;      /* verified bytes handed to the sink */
+	uint64_t chunks;     /* verified chunks */
+	uint32_t retries;    /* chunk requests sent again (timeouts, disconnects) */
+	uint32_t refetches;  /* chunks fetched again after a hash mismatch */
+	uint32_t failovers;  /* switches to the next endpoint */
+	uint32_t reconnects; /* manifests requested again to resume (server restarted) */
+	char endpoint[256];  /* the endpoint that served the last chunk */
 } wt_fetch_stats;
 
 typedef struct wt_fetch_opts {
@@ -225,8 +229,8 @@ typedef struct wt_admin_result {
  * model may be NULL (all models) and layout NULL (every cached layout) where the
  * server allows it. On success the caller clears *out with wt_admin_result_clear().
  */
-WT_API int wt_client_admin(wt_client *c, wt_admin_op op, const char *model,
-                           const wt_layout *layout, wt_admin_result *out, wt_errbuf *err);
+WT_API int wt_client_admin(wt_client *c, wt_admin_op op, const char *model, const wt_layout *layout,
+                           wt_admin_result *out, wt_errbuf *err);
 WT_API void wt_admin_result_clear(wt_admin_result *r); /* NULL is a no-op */
 
 #endif

@@ -86,8 +86,7 @@ typedef struct wt_file_sink wt_file_sink; /* opaque; one fetch at a time */
  * path is untouched. Memory use does not grow with the shard size.
  * path is copied. Caller owns *out (wt_file_sink_destroy()).
  */
-WT_API int wt_file_sink_create(wt_file_sink **out, const char *path, int do_fsync,
-                               wt_errbuf *err);
+WT_API int wt_file_sink_create(wt_file_sink **out, const char *path, int do_fsync, wt_errbuf *err);
 /* The sink to pass to wt_client_fetch(). Borrowed; valid until destroy. */
 WT_API wt_sink *wt_file_sink_sink(wt_file_sink *f);
 /* Destroy; a fetch in progress must have ended. NULL is a no-op. */
