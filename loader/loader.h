@@ -197,6 +197,9 @@ typedef struct ckpt_tensor {
 
 typedef struct ckpt ckpt;
 
+/* Ceiling on config.json and model.safetensors.index.json (WT_ETOOBIG beyond). */
+#define CKPT_MAX_JSON_BYTES (64u * 1024u * 1024u)
+
 /* Open the model folder at the store root: config.json + model.safetensors, or
  * model.safetensors.index.json + shards. Validates the index (entries point to
  * existing files and tensors; a tensor in two files; tensors not in the index). */
