@@ -9,33 +9,33 @@ static const struct {
 	const char *name;
 	const char *text;
 } err_table[WT_ERR_COUNT_] = {
-	[WT_OK] = {"WT_OK", "success"},
-	[WT_ENOMEM] = {"WT_ENOMEM", "out of memory"},
-	[WT_EINVAL] = {"WT_EINVAL", "invalid argument"},
-	[WT_ENOTFOUND] = {"WT_ENOTFOUND", "not found"},
-	[WT_ECORRUPT] = {"WT_ECORRUPT", "corrupt or malformed data"},
-	[WT_EHASH] = {"WT_EHASH", "integrity hash mismatch"},
-	[WT_ETOOBIG] = {"WT_ETOOBIG", "too big"},
-	[WT_EUNSUPPORTED] = {"WT_EUNSUPPORTED", "not supported"},
-	[WT_EIO] = {"WT_EIO", "I/O error"},
-	[WT_EOVERFLOW] = {"WT_EOVERFLOW", "size arithmetic overflow"},
-	[WT_EDUP] = {"WT_EDUP", "duplicate"},
-	[WT_EDTYPE] = {"WT_EDTYPE", "bad dtype"},
-	[WT_ESHAPE] = {"WT_ESHAPE", "shape mismatch"},
-	[WT_ELAYOUT] = {"WT_ELAYOUT", "layout invalid for this model"},
-	[WT_ENONFINITE] = {"WT_ENONFINITE", "NaN or Inf in tensor"},
-	[WT_EPROTO] = {"WT_EPROTO", "protocol error"},
-	[WT_ETIMEDOUT] = {"WT_ETIMEDOUT", "timed out"},
-	[WT_ECLOSED] = {"WT_ECLOSED", "closed"},
-	[WT_EBUSY] = {"WT_EBUSY", "busy"},
-	[WT_EEXIST] = {"WT_EEXIST", "already exists"},
-	[WT_EPERM] = {"WT_EPERM", "permission denied"},
-	[WT_ECONFIG] = {"WT_ECONFIG", "configuration error"},
-	[WT_ENOSPC] = {"WT_ENOSPC", "cache budget exceeded"},
-	[WT_EVERSION] = {"WT_EVERSION", "version mismatch"},
-	[WT_ECANCELED] = {"WT_ECANCELED", "canceled"},
-	[WT_EUNAVAIL] = {"WT_EUNAVAIL", "no server available"},
-	[WT_EDEVICE] = {"WT_EDEVICE", "device error"},
+    [WT_OK] = {"WT_OK", "success"},
+    [WT_ENOMEM] = {"WT_ENOMEM", "out of memory"},
+    [WT_EINVAL] = {"WT_EINVAL", "invalid argument"},
+    [WT_ENOTFOUND] = {"WT_ENOTFOUND", "not found"},
+    [WT_ECORRUPT] = {"WT_ECORRUPT", "corrupt or malformed data"},
+    [WT_EHASH] = {"WT_EHASH", "integrity hash mismatch"},
+    [WT_ETOOBIG] = {"WT_ETOOBIG", "too big"},
+    [WT_EUNSUPPORTED] = {"WT_EUNSUPPORTED", "not supported"},
+    [WT_EIO] = {"WT_EIO", "I/O error"},
+    [WT_EOVERFLOW] = {"WT_EOVERFLOW", "size arithmetic overflow"},
+    [WT_EDUP] = {"WT_EDUP", "duplicate"},
+    [WT_EDTYPE] = {"WT_EDTYPE", "bad dtype"},
+    [WT_ESHAPE] = {"WT_ESHAPE", "shape mismatch"},
+    [WT_ELAYOUT] = {"WT_ELAYOUT", "layout invalid for this model"},
+    [WT_ENONFINITE] = {"WT_ENONFINITE", "NaN or Inf in tensor"},
+    [WT_EPROTO] = {"WT_EPROTO", "protocol error"},
+    [WT_ETIMEDOUT] = {"WT_ETIMEDOUT", "timed out"},
+    [WT_ECLOSED] = {"WT_ECLOSED", "closed"},
+    [WT_EBUSY] = {"WT_EBUSY", "busy"},
+    [WT_EEXIST] = {"WT_EEXIST", "already exists"},
+    [WT_EPERM] = {"WT_EPERM", "permission denied"},
+    [WT_ECONFIG] = {"WT_ECONFIG", "configuration error"},
+    [WT_ENOSPC] = {"WT_ENOSPC", "cache budget exceeded"},
+    [WT_EVERSION] = {"WT_EVERSION", "version mismatch"},
+    [WT_ECANCELED] = {"WT_ECANCELED", "canceled"},
+    [WT_EUNAVAIL] = {"WT_EUNAVAIL", "no server available"},
+    [WT_EDEVICE] = {"WT_EDEVICE", "device error"},
 };
 
 const char *wt_strerror(int err)
@@ -76,7 +76,9 @@ int wt_errprefix(wt_errbuf *err, const char *fmt, ...)
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
 	old[sizeof(old) - 1] = '\0';
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", head, old);
+	int n = snprintf(err->msg, sizeof(err->msg), "%s: %s", head, old);
+	if (n >= (int)sizeof(err->msg)) /* truncated: mark it */
+		memcpy(err->msg + sizeof(err->msg) - 4, "...", 4);
 	return err->code;
 }
 

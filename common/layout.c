@@ -7,12 +7,12 @@
 #include "weights/layout.h"
 
 static const char *const quant_names[WT_QUANT_COUNT_] = {
-	[WT_QUANT_NONE] = "none",
-	[WT_QUANT_FP8_TENSOR] = "fp8-tensor",
-	[WT_QUANT_FP8_CHANNEL] = "fp8-channel",
-	[WT_QUANT_FP8_BLOCK] = "fp8-block",
-	[WT_QUANT_INT8_CHANNEL] = "int8-channel",
-	[WT_QUANT_INT4_GROUP] = "int4-group",
+    [WT_QUANT_NONE] = "none",
+    [WT_QUANT_FP8_TENSOR] = "fp8-tensor",
+    [WT_QUANT_FP8_CHANNEL] = "fp8-channel",
+    [WT_QUANT_FP8_BLOCK] = "fp8-block",
+    [WT_QUANT_INT8_CHANNEL] = "int8-channel",
+    [WT_QUANT_INT4_GROUP] = "int4-group",
 };
 
 const char *wt_quant_name(wt_quant q)
@@ -31,9 +31,9 @@ int wt_quant_from_name(const char *name, wt_quant *out, wt_errbuf *err)
 		}
 	}
 	return wt_seterr(err, WT_EINVAL,
-			 "unknown quant '%s'; use none, fp8-tensor, fp8-channel, fp8-block, "
-			 "int8-channel or int4-group",
-			 name ? name : "(null)");
+	                 "unknown quant '%s'; use none, fp8-tensor, fp8-channel, fp8-block, "
+	                 "int8-channel or int4-group",
+	                 name ? name : "(null)");
 }
 
 void wt_layout_init(wt_layout *l)
@@ -60,7 +60,7 @@ int wt_layout_add_exclude(wt_layout *l, const char *pat, wt_errbuf *err)
 {
 	if (l->n_exclude >= WT_MAX_EXCLUDE)
 		return wt_seterr(err, WT_ETOOBIG, "too many --exclude patterns (max %d)",
-				 WT_MAX_EXCLUDE);
+		                 WT_MAX_EXCLUDE);
 	if (pat == NULL || pat[0] == '\0')
 		return wt_seterr(err, WT_EINVAL, "empty --exclude pattern");
 	char *s = strdup(pat);
@@ -92,19 +92,20 @@ int wt_layout_check(const wt_layout *l, wt_errbuf *err)
 		return wt_seterr(err, WT_EINVAL, "ep_size must be >= 1");
 	if (l->tp_rank >= l->tp_size)
 		return wt_seterr(err, WT_EINVAL, "tp_rank %u must be < tp_size %u", l->tp_rank,
-				 l->tp_size);
+		                 l->tp_size);
 	if (l->ep_rank >= l->ep_size)
 		return wt_seterr(err, WT_EINVAL, "ep_rank %u must be < ep_size %u", l->ep_rank,
-				 l->ep_size);
+		                 l->ep_size);
 	if ((int)l->quant < 0 || l->quant >= WT_QUANT_COUNT_)
 		return wt_seterr(err, WT_EINVAL, "unknown quant code %d", (int)l->quant);
 	if (l->dtype != WT_DTYPE_INVALID && l->dtype != WT_BF16 && l->dtype != WT_F16 &&
 	    l->dtype != WT_F32)
-		return wt_seterr(err, WT_EINVAL, "dtype %s not allowed; use source, bf16, fp16 or fp32",
-				 wt_dtype_name(l->dtype));
+		return wt_seterr(err, WT_EINVAL,
+		                 "dtype %s not allowed; use source, bf16, fp16 or fp32",
+		                 wt_dtype_name(l->dtype));
 	if (l->group_size == 0 || l->group_size % 8 != 0)
 		return wt_seterr(err, WT_EINVAL, "group_size %u must be a positive multiple of 8",
-				 l->group_size);
+		                 l->group_size);
 	if (l->vocab_pad < 1)
 		return wt_seterr(err, WT_EINVAL, "vocab_pad must be >= 1");
 	return WT_OK;
@@ -141,8 +142,8 @@ size_t wt_layout_format(const wt_layout *l, char *buf, size_t cap)
 	char tmp[1];
 #define APPEND(...)                                                                                \
 	do {                                                                                       \
-		int k_ = snprintf(len < cap ? buf + len : tmp, len < cap ? cap - len : 0,          \
-				  __VA_ARGS__);                                                    \
+		int k_ =                                                                           \
+		    snprintf(len < cap ? buf + len : tmp, len < cap ? cap - len : 0, __VA_ARGS__); \
 		if (k_ > 0)                                                                        \
 			len += (size_t)k_;                                                         \
 	} while (0)
@@ -172,8 +173,7 @@ uint32_t wt_layout_n_ranks(const wt_layout *l)
 	return l->tp_size * l->ep_size;
 }
 
-static int parse_u32(const char *flag, const char *v, uint32_t min, uint32_t *out,
-		     wt_errbuf *err)
+static int parse_u32(const char *flag, const char *v, uint32_t min, uint32_t *out, wt_errbuf *err)
 {
 	char *end = NULL;
 	errno = 0;
@@ -188,9 +188,8 @@ static int parse_u32(const char *flag, const char *v, uint32_t min, uint32_t *ou
 int wt_layout_parse_arg(wt_layout *l, int argc, char **argv, int *i, wt_errbuf *err)
 {
 	static const char *const flags[] = {
-		"--tp-size",   "--tp-rank",   "--ep-size",    "--ep-rank",
-		"--quant",     "--dtype",     "--exclude",    "--w13-order",
-		"--vocab-pad", "--group-size", "--requant",
+	    "--tp-size", "--tp-rank",   "--ep-size",   "--ep-rank",    "--quant",   "--dtype",
+	    "--exclude", "--w13-order", "--vocab-pad", "--group-size", "--requant",
 	};
 	const char *arg = argv[*i];
 	size_t nflag = sizeof(flags) / sizeof(flags[0]);
@@ -243,7 +242,7 @@ int wt_layout_parse_arg(wt_layout *l, int argc, char **argv, int *i, wt_errbuf *
 			l->dtype = WT_F32;
 		else
 			rv = wt_seterr(err, WT_EINVAL,
-				       "--dtype '%s': use source, bf16, fp16 or fp32", val);
+			               "--dtype '%s': use source, bf16, fp16 or fp32", val);
 		break;
 	case 6:
 		rv = wt_layout_add_exclude(l, val, err);
@@ -255,7 +254,7 @@ int wt_layout_parse_arg(wt_layout *l, int argc, char **argv, int *i, wt_errbuf *
 			l->w13_up_gate = 1;
 		else
 			rv = wt_seterr(err, WT_EINVAL, "--w13-order '%s': use gate_up or up_gate",
-				       val);
+			               val);
 		break;
 	case 8:
 		rv = parse_u32(flags[which], val, 1, &l->vocab_pad, err);

@@ -21,9 +21,9 @@
 float kern_bf16_to_f32(uint16_t h);
 uint16_t kern_f32_to_bf16(float f); /* RNE; NaN stays NaN */
 float kern_f16_to_f32(uint16_t h);
-uint16_t kern_f32_to_f16(float f);  /* RNE; overflow -> inf */
-float kern_e4m3_to_f32(uint8_t q);  /* e4m3fn: no inf; 0x7f/0xff NaN */
-uint8_t kern_f32_to_e4m3(float f);  /* RNE, saturating to +-448, subnormals kept; NaN -> 0x7f */
+uint16_t kern_f32_to_f16(float f); /* RNE; overflow -> inf */
+float kern_e4m3_to_f32(uint8_t q); /* e4m3fn: no inf; 0x7f/0xff NaN */
+uint8_t kern_f32_to_e4m3(float f); /* RNE, saturating to +-448, subnormals kept; NaN -> 0x7f */
 float kern_e5m2_to_f32(uint8_t q);
 
 /* ---- bulk conversion ----
@@ -36,12 +36,12 @@ int kern_convert(void *dst, wt_dtype dst_dt, const void *src, wt_dtype src_dt, s
  * Block scales: scale[ceil(N/bn), ceil(K/bk)] for a [N,K] tensor (bn=bk=128 typical).
  * Per-tensor: pass bn = N, bk = K and one scale. */
 int kern_dequant_fp8_block(void *dst, wt_dtype dst_dt, const uint8_t *q, int64_t N, int64_t K,
-			   const float *scale, int64_t bn, int64_t bk);
+                           const float *scale, int64_t bn, int64_t bk);
 
 /* Copy a 2-D box: rows x row_bytes from src (row stride src_stride bytes) into dst
  * (row stride dst_stride bytes). Used for row/column slices and fusing. */
 void kern_copy2d(void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t rows,
-		 size_t row_bytes);
+                 size_t row_bytes);
 
 /* ---- quantizers (SHARDS.md section 4) ----
  * Input: `x` is a [N,K] row-major tensor of dtype src_dt (F32, F16 or BF16),
@@ -56,11 +56,11 @@ void kern_copy2d(void *dst, size_t dst_stride, const void *src, size_t src_strid
  * the flat index of the first bad element; q/scale contents are then undefined.
  * `group` is only used by int4-group. */
 int kern_quantize(wt_quant scheme, const void *x, wt_dtype src_dt, int64_t N, int64_t K,
-		  int64_t group, void *q, float *scale, int64_t *bad_index);
+                  int64_t group, void *q, float *scale, int64_t *bad_index);
 
 /* Inverse: dst_dt (F32/F16/BF16) [N,K] from q + scale of `scheme`. */
 int kern_dequantize(wt_quant scheme, const void *q, const float *scale, int64_t N, int64_t K,
-		    int64_t group, void *dst, wt_dtype dst_dt);
+                    int64_t group, void *dst, wt_dtype dst_dt);
 
 /* Scale element count and quantized byte count for a [N,K] tensor (0 on bad args). */
 int64_t kern_scale_count(wt_quant scheme, int64_t N, int64_t K, int64_t group);

@@ -56,7 +56,7 @@ int store_read(store *s, const char *key, uint64_t off, void *buf, size_t len, w
 /* Read a whole (small) object into a malloc'd buffer (NUL-terminated beyond *len).
  * Refuses objects over max_bytes with WT_ETOOBIG. Caller frees *out. */
 int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, size_t *len,
-		   wt_errbuf *err);
+                   wt_errbuf *err);
 
 /* Bytes returned by store_read/store_read_all since open (tests count source reads). */
 uint64_t store_bytes_read(const store *s);
@@ -94,12 +94,17 @@ typedef struct st_file {
  * rejection is an error naming the tensor.
  */
 int st_parse_header(const char *hdr, size_t hdr_len, uint64_t file_bytes, st_file *out,
-		    wt_errbuf *err);
+                    wt_errbuf *err);
+/* Decode the 8-byte little-endian length prefix and check it against the cap
+ * (WT_ETOOBIG) and against file_bytes (WT_ECORRUPT). */
+int st_check_prefix(const void *prefix8, uint64_t file_bytes, uint64_t *hdr_len, wt_errbuf *err);
 /* Read the length prefix and header of `key` in `s`, and parse. */
 int st_read_file(store *s, const char *key, st_file *out, wt_errbuf *err);
 void st_file_free(st_file *f); /* NULL-safe */
 /* Find a tensor by name; NULL if absent. Borrowed. */
 const st_tensor *st_find(const st_file *f, const char *name);
+/* A __metadata__ value; NULL if absent. Borrowed. */
+const char *st_meta_get(const st_file *f, const char *key);
 
 /* Streaming writer: the header is written first, then the data in order. */
 typedef int (*st_write_fn)(void *ctx, const void *data, size_t len); /* returns WT_* */
@@ -116,7 +121,7 @@ typedef struct st_writer st_writer;
 /* Compute offsets in the given order and write the header through fn. The descs
  * and meta are copied. Tensor data must then be written in the same order. */
 int st_writer_open(st_writer **out, const st_desc *descs, size_t n, const st_kv *meta,
-		   size_t n_meta, st_write_fn fn, void *ctx, wt_errbuf *err);
+                   size_t n_meta, st_write_fn fn, void *ctx, wt_errbuf *err);
 /* Append data (any split across calls). Writing more than declared is WT_EINVAL. */
 int st_writer_write(st_writer *w, const void *data, size_t len, wt_errbuf *err);
 /* Check every declared byte was written (else WT_EINVAL), then free. NULL-safe. */
@@ -126,13 +131,14 @@ void st_writer_abort(st_writer *w);
 
 /* Convenience: write a whole safetensors file at `path` (atomic: temp + rename). */
 int st_write_path(const char *path, const st_desc *descs, const void *const *data, size_t n,
-		  const st_kv *meta, size_t n_meta, wt_errbuf *err);
+                  const st_kv *meta, size_t n_meta, wt_errbuf *err);
 
 /* ===================== checkpoint view ===================== */
 
 typedef enum {
 	CKPT_QUANT_NONE = 0,
-	CKPT_QUANT_FP8_BLOCK = 1,  /* weight F8_E4M3 + weight_scale_inv F32 [ceil(N/b0), ceil(K/b1)] */
+	CKPT_QUANT_FP8_BLOCK =
+	    1, /* weight F8_E4M3 + weight_scale_inv F32 [ceil(N/b0), ceil(K/b1)] */
 	CKPT_QUANT_FP8_TENSOR = 2, /* weight F8_E4M3 + weight_scale F32 scalar (+ input_scale) */
 } ckpt_quant_kind;
 
@@ -149,8 +155,8 @@ typedef struct ckpt_config {
 	int64_t num_hidden_layers;
 	bool tie_word_embeddings; /* default false */
 	/* MoE */
-	int64_t num_experts;           /* num_local_experts | num_experts | n_routed_experts; 0 = dense */
-	int64_t moe_intermediate_size; /* Mixtral: intermediate_size */
+	int64_t num_experts; /* num_local_experts | num_experts | n_routed_experts; 0 = dense */
+	int64_t moe_intermediate_size;           /* Mixtral: intermediate_size */
 	int64_t shared_expert_intermediate_size; /* Qwen2-MoE; -1 if absent */
 	int64_t n_shared_experts;                /* DeepSeek; 0 if absent */
 	int64_t decoder_sparse_step;             /* Qwen2-MoE; default 1 */
@@ -171,6 +177,14 @@ typedef struct ckpt_config {
 	size_t n_quant_ignore;
 } ckpt_config;
 
+/* Parse config.json text (len bytes, need not be NUL-terminated) into out; on
+ * failure out is left cleared. Missing required fields (architectures,
+ * hidden_size, num_attention_heads, num_hidden_layers, vocab_size) and wrong
+ * types are WT_ECORRUPT naming the field; an unknown quant_method is
+ * WT_EUNSUPPORTED. Free with ckpt_config_clear(). */
+int ckpt_config_parse(const char *json, size_t len, ckpt_config *out, wt_errbuf *err);
+void ckpt_config_clear(ckpt_config *c); /* frees owned fields; NULL-safe */
+
 typedef struct ckpt_tensor {
 	const char *name;   /* borrowed from the ckpt */
 	const char *object; /* store key of the file holding it; borrowed */
@@ -182,6 +196,9 @@ typedef struct ckpt_tensor {
 } ckpt_tensor;
 
 typedef struct ckpt ckpt;
+
+/* Ceiling on config.json and model.safetensors.index.json (WT_ETOOBIG beyond). */
+#define CKPT_MAX_JSON_BYTES (64u * 1024u * 1024u)
 
 /* Open the model folder at the store root: config.json + model.safetensors, or
  * model.safetensors.index.json + shards. Validates the index (entries point to
@@ -207,6 +224,6 @@ uint64_t ckpt_total_bytes(const ckpt *c);
 
 /* Read len bytes at byte offset `off` within tensor t. */
 int ckpt_read(const ckpt *c, const ckpt_tensor *t, uint64_t off, void *buf, size_t len,
-	      wt_errbuf *err);
+              wt_errbuf *err);
 
 #endif

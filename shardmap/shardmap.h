@@ -48,7 +48,7 @@ typedef struct sm_plan sm_plan;
 int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *err);
 void shardmap_plan_free(sm_plan *p); /* NULL-safe */
 
-uint32_t shardmap_n_ranks(const sm_plan *p);            /* tp_size * ep_size */
+uint32_t shardmap_n_ranks(const sm_plan *p); /* tp_size * ep_size */
 size_t shardmap_rank_n_tensors(const sm_plan *p, uint32_t rank);
 /* Tensors of a rank in name order. Borrowed; valid until shardmap_plan_free(). */
 const sm_out_info *shardmap_rank_tensor(const sm_plan *p, uint32_t rank, size_t i);
@@ -67,7 +67,7 @@ const char *shardmap_family(const sm_plan *p);
  * Calls come from the thread that called shardmap_produce, one at a time.
  */
 typedef int (*sm_emit_fn)(void *ctx, uint32_t rank, size_t tensor_index, const void *bytes,
-			  uint64_t nbytes, wt_errbuf *err);
+                          uint64_t nbytes, wt_errbuf *err);
 
 /*
  * Read the sources and produce the runtime tensors. only_rank < 0 produces
@@ -75,8 +75,8 @@ typedef int (*sm_emit_fn)(void *ctx, uint32_t rank, size_t tensor_index, const v
  * otherwise just that rank (reading only what it needs). Order of calls: by
  * source group; within a rank, not necessarily name order.
  */
-int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit_fn emit,
-		     void *ctx, wt_errbuf *err);
+int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit_fn emit, void *ctx,
+                     wt_errbuf *err);
 
 /* Names of the supported architectures, comma-separated (for error messages). */
 const char *shardmap_supported_architectures(void);

@@ -45,8 +45,8 @@ static void test_layout_parse(void **state)
 {
 	(void)state;
 	char *argv[] = {"x",         "--tp-size", "4",           "--tp-rank=3", "--quant",
-			"fp8-block", "--exclude", "b.{i}.c",     "--exclude",   "a.",
-			"--exclude", "b.{i}.c",   "--w13-order", "up_gate",     "--other"};
+	                "fp8-block", "--exclude", "b.{i}.c",     "--exclude",   "a.",
+	                "--exclude", "b.{i}.c",   "--w13-order", "up_gate",     "--other"};
 	int argc = (int)(sizeof(argv) / sizeof(argv[0]));
 	wt_layout l;
 	wt_layout_init(&l);
@@ -68,7 +68,7 @@ static void test_layout_parse(void **state)
 	size_t n = wt_layout_format(&l, buf, sizeof(buf));
 	assert_int_equal(n, strlen(buf));
 	assert_string_equal(buf, "tp=4,ep=1,quant=fp8-block,dtype=source,group=128,vocab_pad=64,"
-				 "w13=up_gate,requant=deny,exclude=[a.;b.{i}.c]");
+	                         "w13=up_gate,requant=deny,exclude=[a.;b.{i}.c]");
 	char small[8];
 	assert_int_equal(wt_layout_format(&l, small, sizeof(small)), n);
 	assert_string_equal(small, "tp=4,ep");
@@ -88,9 +88,9 @@ static void test_layout_errors(void **state)
 	wt_layout l;
 	wt_layout_init(&l);
 	wt_errbuf err;
-	char *bad[][2] = {{"--tp-size", "0"},  {"--tp-size", "x"},      {"--quant", "fp9"},
-			  {"--dtype", "f8"},   {"--w13-order", "gate"}, {"--group-size", "4"},
-			  {"--requant", "yes"}, {"--tp-rank", "-1"}};
+	char *bad[][2] = {{"--tp-size", "0"},   {"--tp-size", "x"},      {"--quant", "fp9"},
+	                  {"--dtype", "f8"},    {"--w13-order", "gate"}, {"--group-size", "4"},
+	                  {"--requant", "yes"}, {"--tp-rank", "-1"}};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		int i = 0;
 		assert_int_equal(wt_layout_parse_arg(&l, 2, bad[k], &i, &err), -1);
@@ -131,9 +131,9 @@ static void test_hash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_strerror),   cmocka_unit_test(test_dtype),
-		cmocka_unit_test(test_layout_parse), cmocka_unit_test(test_layout_errors),
-		cmocka_unit_test(test_hash),
+	    cmocka_unit_test(test_strerror),     cmocka_unit_test(test_dtype),
+	    cmocka_unit_test(test_layout_parse), cmocka_unit_test(test_layout_errors),
+	    cmocka_unit_test(test_hash),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

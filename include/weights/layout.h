@@ -32,17 +32,17 @@ WT_API int wt_quant_from_name(const char *name, wt_quant *out, wt_errbuf *err);
 #define WT_MAX_EXCLUDE 64
 
 typedef struct wt_layout {
-	uint32_t tp_size;    /* >= 1 */
-	uint32_t tp_rank;    /* < tp_size */
-	uint32_t ep_size;    /* >= 1 */
-	uint32_t ep_rank;    /* < ep_size */
-	wt_quant quant;      /* default WT_QUANT_NONE */
-	wt_dtype dtype;      /* unquantized outputs; WT_DTYPE_INVALID = "source" */
-	uint32_t group_size; /* int4-group; default 128 */
-	uint32_t vocab_pad;  /* default 64; 1 = no padding beyond divisibility */
-	int w13_up_gate;     /* 0 = gate_up (default), 1 = up_gate (rtp-llm) */
-	int requant_allow;   /* 1 = --requant allow */
-	uint32_t n_exclude;  /* patterns below, as given (the planner merges and sorts) */
+	uint32_t tp_size;              /* >= 1 */
+	uint32_t tp_rank;              /* < tp_size */
+	uint32_t ep_size;              /* >= 1 */
+	uint32_t ep_rank;              /* < ep_size */
+	wt_quant quant;                /* default WT_QUANT_NONE */
+	wt_dtype dtype;                /* unquantized outputs; WT_DTYPE_INVALID = "source" */
+	uint32_t group_size;           /* int4-group; default 128 */
+	uint32_t vocab_pad;            /* default 64; 1 = no padding beyond divisibility */
+	int w13_up_gate;               /* 0 = gate_up (default), 1 = up_gate (rtp-llm) */
+	int requant_allow;             /* 1 = --requant allow */
+	uint32_t n_exclude;            /* patterns below, as given (the planner merges and sorts) */
 	char *exclude[WT_MAX_EXCLUDE]; /* owned; freed by wt_layout_clear() */
 } wt_layout;
 

@@ -7,9 +7,9 @@
 #ifndef WEIGHTS_WEIGHTS_H
 #define WEIGHTS_WEIGHTS_H
 
-#define WT_VERSION_MAJOR 0
-#define WT_VERSION_MINOR 1
-#define WT_VERSION_PATCH 0
+#define WT_VERSION_MAJOR  0
+#define WT_VERSION_MINOR  1
+#define WT_VERSION_PATCH  0
 #define WT_VERSION_STRING "0.1.0"
 
 /* Format version of the shard contract (shared/spec/SHARDS.md). */

@@ -7,7 +7,7 @@
 
 /* One line per command. */
 static const ctl_cmd commands[] = {
-	{"inspect", "validate a model folder and print its summary", ctl_inspect},
+    {"inspect", "validate a model folder and print its summary", ctl_inspect},
 };
 
 static void usage(FILE *f)

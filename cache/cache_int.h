@@ -1,0 +1,192 @@
+/*
+ * cache_int.h — private to cache/: in-memory index, RocksDB handles, record format.
+ *
+ * On-disk layout (column families; format version CACHE_FORMAT = 1, FROZEN):
+ *   manifests  key [CACHE_FORMAT][shard id]  value: shard record (below)
+ *   chunks     key 16-byte XXH3-128 (big-endian)  value: the chunk bytes
+ *   meta       key "version"                 value u32le CACHE_FORMAT
+ *              key 'k' + 16-byte hash        value u64le chunk nbytes (chunk index,
+ *                                            written through the WAL before the chunk)
+ *              key 'u' + shard id            value u64le LRU clock of last use
+ *
+ * Shard record (little-endian):
+ *   off 0   u32  magic CACHE_REC_MAGIC
+ *   off 4   u32  n_chunks
+ *   off 8   u64  manifest_len
+ *   off 16  u64  nbytes (sum of the listed chunk sizes)
+ *   off 24  n_chunks x { 16-byte hash, u64 nbytes }
+ *           manifest bytes
+ *   end-16  XXH3-128 of every byte before it
+ */
+#ifndef WT_CACHE_INT_H
+#define WT_CACHE_INT_H
+
+#include <pthread.h>
+#include <rocksdb/c.h>
+
+#include "cache/cache.h"
+
+#define CACHE_FORMAT      1
+#define CACHE_REC_MAGIC   0x4d535457u /* "WTSM" */
+#define CACHE_REC_HDR     24u
+#define CACHE_REC_ENTRY   24u
+#define CACHE_REC_TRAILER 16u
+
+typedef struct cache_chunk_ref {
+	wt_hash128 hash;
+	uint64_t nbytes;
+} cache_chunk_ref;
+
+/* One distinct chunk. In c->chunks: refs counts every listing of it by a
+ * committed shard, a doomed (evicted but pinned) shard or an open writer. In a
+ * writer's own map: refs counts its listings in that writer. */
+typedef struct cache_chunk_ent {
+	wt_hash128 hash;
+	uint64_t nbytes;
+	uint64_t refs;
+	bool written; /* a put of its bytes has returned */
+	bool bad;     /* failed its hash: the next put rewrites it */
+	struct cache_chunk_ent *next;
+} cache_chunk_ent;
+
+typedef struct cache_chunk_map {
+	cache_chunk_ent **b;
+	size_t nb; /* power of two, or 0 */
+	size_t count;
+} cache_chunk_map;
+
+typedef struct cache_shard_ent {
+	uint8_t *id;
+	size_t id_len;
+	uint64_t id_hash;
+	cache_chunk_ref *chunks; /* put order */
+	size_t n_chunks;
+	uint64_t nbytes;
+	uint64_t last_use;
+	uint32_t pins;
+	bool doomed; /* evicted while pinned: out of the map, freed at last unpin */
+	struct cache_shard_ent *next;
+} cache_shard_ent;
+
+typedef struct cache_shard_map {
+	cache_shard_ent **b;
+	size_t nb;
+	size_t count;
+} cache_shard_map;
+
+struct cache_writer {
+	cache *c;
+	uint8_t *id;
+	size_t id_len;
+	cache_chunk_ref *list; /* put order */
+	size_t n_list, cap_list;
+	uint64_t list_bytes;
+	cache_chunk_map own; /* distinct chunks of this writer */
+	uint64_t own_bytes;  /* their bytes */
+	int failed;          /* sticky error from cache_put_chunk */
+	struct cache_writer *next_w;
+};
+
+struct cache_shard {
+	cache *c;
+	cache_shard_ent *ent;
+	uint8_t *manifest;
+	size_t manifest_len;
+};
+
+struct cache_view {
+	rocksdb_pinnableslice_t *ps;
+	const char *data;
+	size_t len;
+};
+
+struct cache {
+	char *dir;
+	cache_opts opts;
+	rocksdb_t *db;
+	rocksdb_options_t *dbo;
+	rocksdb_options_t *cfo[4];
+	rocksdb_block_based_table_options_t *bbo;
+	rocksdb_column_family_handle_t *cf[4]; /* default, manifests, chunks, meta */
+	rocksdb_writeoptions_t *wo_sync;       /* WAL, fsync */
+	rocksdb_writeoptions_t *wo;            /* WAL, no fsync */
+	rocksdb_writeoptions_t *wo_chunk;      /* chunk values: WAL per opts.chunk_wal */
+	rocksdb_readoptions_t *ro;             /* chunk reads */
+	rocksdb_readoptions_t *ro_meta;
+	rocksdb_flushoptions_t *fo;
+
+	pthread_mutex_t lk; /* guards every field below */
+	bool lk_init;
+	cache_chunk_map chunks;
+	cache_shard_map shards;
+	cache_writer *writers;   /* open writers, linked by next_w */
+	cache_shard_ent *doomed; /* evicted while pinned, linked by next */
+	uint64_t clock;
+	uint64_t bytes;
+	uint64_t n_pinned;
+	uint64_t n_writers;
+	uint64_t hits, misses, evictions, corruptions, dedup_hits, chunk_reads, bytes_read;
+};
+
+/* Column family names, in CACHE_CF_* order (tests open the store raw with them). */
+#define CACHE_CF_NAMES                                                                             \
+	{                                                                                          \
+		"default", "manifests", "chunks", "meta"                                           \
+	}
+enum { CACHE_CF_DEFAULT = 0, CACHE_CF_MANIFESTS = 1, CACHE_CF_CHUNKS = 2, CACHE_CF_META = 3 };
+
+/* ---- map.c ---- */
+cache_chunk_ent *cache_chunk_find(const cache_chunk_map *m, wt_hash128 h);
+/* Inserts e (owned by the map afterwards); WT_ENOMEM if the table cannot grow. */
+int cache_chunk_insert(cache_chunk_map *m, cache_chunk_ent *e);
+/* Unlinks and returns e (caller frees), NULL if absent. */
+cache_chunk_ent *cache_chunk_remove(cache_chunk_map *m, wt_hash128 h);
+void cache_chunk_map_free(cache_chunk_map *m); /* frees every entry */
+
+uint64_t cache_id_hash(const void *id, size_t len);
+cache_shard_ent *cache_shard_find(const cache_shard_map *m, const void *id, size_t len);
+int cache_shard_insert(cache_shard_map *m, cache_shard_ent *e);
+void cache_shard_unlink(cache_shard_map *m, cache_shard_ent *e);
+void cache_shard_ent_free(cache_shard_ent *e);
+void cache_shard_map_free(cache_shard_map *m); /* frees every entry */
+
+/* ---- db.c: RocksDB plumbing ---- */
+int cache_db_open(cache *c, wt_errbuf *err);
+void cache_db_close(cache *c);
+/* Translate and free a RocksDB error string: sets err, returns the code. */
+int cache_rocks_err(cache *c, char *errstr, const char *what, wt_errbuf *err);
+/* Key builders; *len receives the key length. Return malloc'd keys (NULL on ENOMEM). */
+uint8_t *cache_key_manifest(const void *id, size_t id_len, size_t *len);
+uint8_t *cache_key_meta(char tag, const void *id, size_t id_len, size_t *len);
+void cache_put_u64le(uint8_t *p, uint64_t v);
+uint64_t cache_get_u64le(const uint8_t *p);
+
+/* ---- record.c ---- */
+/* Builds a shard record. Returns malloc'd bytes (*len set) or NULL (ENOMEM/overflow). */
+uint8_t *cache_record_build(const cache_chunk_ref *chunks, size_t n, uint64_t nbytes,
+                            const void *manifest, size_t manifest_len, size_t *len);
+/* Validates a record completely. On success sets the out pointers into rec
+ * (borrowed) and n_chunks; chunk refs are decoded with cache_record_chunk. */
+int cache_record_parse(const uint8_t *rec, size_t len, size_t *n_chunks, uint64_t *nbytes,
+                       const uint8_t **manifest, size_t *manifest_len);
+cache_chunk_ref cache_record_chunk(const uint8_t *rec, size_t i);
+
+/* ---- evict.c (all *_locked: caller holds c->lk) ---- */
+/* Removes shard e: deletes its record; drops its chunk refs now, or at the last
+ * unpin if it is pinned. */
+void cache_evict_locked(cache *c, cache_shard_ent *e, const char *why);
+/* Drops the chunk refs of a shard or writer list; deletes chunks reaching zero. */
+void cache_unref_locked(cache *c, const cache_chunk_ref *list, size_t n);
+/* Evicts LRU unpinned shards until c->bytes <= max_bytes or none is left. */
+void cache_enforce_budget_locked(cache *c);
+/* A chunk failed its hash: mark it bad, evict every shard that lists it, log. */
+void cache_chunk_corrupt_locked(cache *c, wt_hash128 h, const char *what);
+
+/* Mark and sweep (see cache_gc); caller holds c->lk. */
+int cache_gc_locked(cache *c, uint64_t *freed, wt_errbuf *err);
+
+/* ---- read.c ---- */
+/* Reads chunk h pinned and verifies it. WT_ENOTFOUND / WT_ECORRUPT (handled). */
+int cache_get_verified(cache *c, wt_hash128 h, rocksdb_pinnableslice_t **out, wt_errbuf *err);
+
+#endif

@@ -1,0 +1,178 @@
+/* db.c — RocksDB plumbing: options per column family, open/close, error translation, keys. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache_int.h"
+
+static const char *const cf_names[4] = CACHE_CF_NAMES;
+
+int cache_rocks_err(cache *c, char *errstr, const char *what, wt_errbuf *err)
+{
+	int code = WT_EIO;
+	const char *s = errstr != NULL ? errstr : "unknown RocksDB error";
+	const char *fix = "check the disk and the directory permissions";
+	if (strstr(s, "lock") != NULL || strstr(s, "LOCK") != NULL) {
+		code = WT_EBUSY;
+		fix = "another process has this cache open; stop it or use another cache dir";
+	} else if (strncmp(s, "Corruption", 10) == 0) {
+		code = WT_ECORRUPT;
+		fix = "the cache files are damaged; delete the cache dir (it is rebuilt)";
+	} else if (strstr(s, "No space") != NULL) {
+		code = WT_ENOSPC;
+		fix = "free disk space or lower cache max_bytes";
+	} else if (strncmp(s, "Invalid argument", 16) == 0) {
+		code = WT_EINVAL;
+		fix = "the cache dir holds a different database; use an empty dir";
+	} else if (strncmp(s, "Not implemented", 15) == 0) {
+		code = WT_EUNSUPPORTED;
+		fix = "this RocksDB build lacks the feature";
+	}
+	wt_seterr(err, code, "cache '%s': %s failed (rocksdb: %.200s); %s",
+	          c != NULL && c->dir != NULL ? c->dir : "?", what, s, fix);
+	free(errstr);
+	return code;
+}
+
+uint8_t *cache_key_manifest(const void *id, size_t id_len, size_t *len)
+{
+	uint8_t *k = malloc(id_len + 1);
+	if (k == NULL)
+		return NULL;
+	k[0] = CACHE_FORMAT;
+	memcpy(k + 1, id, id_len);
+	*len = id_len + 1;
+	return k;
+}
+
+uint8_t *cache_key_meta(char tag, const void *id, size_t id_len, size_t *len)
+{
+	uint8_t *k = malloc(id_len + 1);
+	if (k == NULL)
+		return NULL;
+	k[0] = (uint8_t)tag;
+	memcpy(k + 1, id, id_len);
+	*len = id_len + 1;
+	return k;
+}
+
+static rocksdb_options_t *chunk_cf_options(cache *c)
+{
+	rocksdb_options_t *o = rocksdb_options_create();
+	if (o == NULL)
+		return NULL;
+	rocksdb_options_set_compression(o, rocksdb_no_compression);
+	rocksdb_options_set_write_buffer_size(o, 64u << 20);
+	rocksdb_options_set_max_write_buffer_number(o, 3);
+	if (c->opts.store == CACHE_STORE_BLOB) {
+		rocksdb_options_set_enable_blob_files(o, 1);
+		rocksdb_options_set_min_blob_size(o, 0);
+		rocksdb_options_set_blob_file_size(o, 256u << 20);
+		rocksdb_options_set_blob_compression_type(o, rocksdb_no_compression);
+		rocksdb_options_set_enable_blob_gc(o, 1);
+		rocksdb_options_set_blob_gc_age_cutoff(o, 0.5);
+	} else {
+		rocksdb_options_set_target_file_size_base(o, 256u << 20);
+	}
+	rocksdb_options_set_block_based_table_factory(o, c->bbo);
+	return o;
+}
+
+static int make_options(cache *c)
+{
+	c->bbo = rocksdb_block_based_options_create();
+	c->dbo = rocksdb_options_create();
+	if (c->bbo == NULL || c->dbo == NULL)
+		return WT_ENOMEM;
+	rocksdb_block_based_options_set_checksum(c->bbo, 4 /* kXXH3 */);
+	rocksdb_block_based_options_set_block_size(c->bbo, 16u << 10);
+	rocksdb_options_set_create_if_missing(c->dbo, 1);
+	rocksdb_options_set_create_missing_column_families(c->dbo, 1);
+	rocksdb_options_set_paranoid_checks(c->dbo, 1);
+	rocksdb_options_set_max_background_jobs(c->dbo, 2);
+	rocksdb_options_set_max_total_wal_size(c->dbo, 256u << 20);
+	rocksdb_options_set_keep_log_file_num(c->dbo, 2);
+	rocksdb_options_set_info_log_level(c->dbo, 2 /* warn */);
+	for (int i = 0; i < 4; i++) {
+		if (i == CACHE_CF_CHUNKS) {
+			c->cfo[i] = chunk_cf_options(c);
+		} else {
+			c->cfo[i] = rocksdb_options_create();
+			if (c->cfo[i] != NULL) {
+				rocksdb_options_set_block_based_table_factory(c->cfo[i], c->bbo);
+				rocksdb_options_set_write_buffer_size(c->cfo[i], 4u << 20);
+			}
+		}
+		if (c->cfo[i] == NULL)
+			return WT_ENOMEM;
+	}
+	c->wo_sync = rocksdb_writeoptions_create();
+	c->wo = rocksdb_writeoptions_create();
+	c->wo_chunk = rocksdb_writeoptions_create();
+	c->ro = rocksdb_readoptions_create();
+	c->ro_meta = rocksdb_readoptions_create();
+	c->fo = rocksdb_flushoptions_create();
+	if (!c->wo_sync || !c->wo || !c->wo_chunk || !c->ro || !c->ro_meta || !c->fo)
+		return WT_ENOMEM;
+	rocksdb_writeoptions_set_sync(c->wo_sync, 1);
+	if (!c->opts.chunk_wal)
+		rocksdb_writeoptions_disable_WAL(c->wo_chunk, 1);
+	rocksdb_readoptions_set_verify_checksums(c->ro, c->opts.rocks_verify ? 1 : 0);
+	rocksdb_readoptions_set_fill_cache(c->ro, 0);
+	rocksdb_readoptions_set_verify_checksums(c->ro_meta, 1);
+	rocksdb_flushoptions_set_wait(c->fo, 1);
+	return WT_OK;
+}
+
+int cache_db_open(cache *c, wt_errbuf *err)
+{
+	if (make_options(c) != WT_OK)
+		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory creating options",
+		                 c->dir);
+	char *e = NULL;
+	c->db = rocksdb_open_column_families(c->dbo, c->dir, 4, cf_names,
+	                                     (const rocksdb_options_t *const *)c->cfo, c->cf, &e);
+	if (e != NULL) {
+		c->db = NULL;
+		memset(c->cf, 0, sizeof(c->cf));
+		return cache_rocks_err(c, e, "open", err);
+	}
+	return WT_OK;
+}
+
+void cache_db_close(cache *c)
+{
+	for (int i = 0; i < 4; i++) {
+		if (c->cf[i] != NULL)
+			rocksdb_column_family_handle_destroy(c->cf[i]);
+		c->cf[i] = NULL;
+	}
+	if (c->db != NULL)
+		rocksdb_close(c->db);
+	c->db = NULL;
+	for (int i = 0; i < 4; i++) {
+		if (c->cfo[i] != NULL)
+			rocksdb_options_destroy(c->cfo[i]);
+		c->cfo[i] = NULL;
+	}
+	if (c->dbo != NULL)
+		rocksdb_options_destroy(c->dbo);
+	if (c->bbo != NULL)
+		rocksdb_block_based_options_destroy(c->bbo);
+	if (c->wo_sync != NULL)
+		rocksdb_writeoptions_destroy(c->wo_sync);
+	if (c->wo != NULL)
+		rocksdb_writeoptions_destroy(c->wo);
+	if (c->wo_chunk != NULL)
+		rocksdb_writeoptions_destroy(c->wo_chunk);
+	if (c->ro != NULL)
+		rocksdb_readoptions_destroy(c->ro);
+	if (c->ro_meta != NULL)
+		rocksdb_readoptions_destroy(c->ro_meta);
+	if (c->fo != NULL)
+		rocksdb_flushoptions_destroy(c->fo);
+	c->dbo = NULL;
+	c->bbo = NULL;
+	c->wo_sync = c->wo = c->wo_chunk = NULL;
+	c->ro = c->ro_meta = NULL;
+	c->fo = NULL;
+}

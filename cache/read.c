@@ -1,0 +1,255 @@
+/* read.c — pinned shard handles, verified chunk reads (copy and zero-copy). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache_int.h"
+
+/* Read and validate the record of shard e. On success *manifest is malloc'd
+ * (caller frees). WT_ECORRUPT if missing or damaged. */
+static int read_record(cache *c, const cache_shard_ent *e, uint8_t **manifest, size_t *mlen,
+                       wt_errbuf *err)
+{
+	size_t klen, vlen = 0;
+	uint8_t *k = cache_key_manifest(e->id, e->id_len, &klen);
+	if (k == NULL)
+		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
+	char *re = NULL;
+	char *v = rocksdb_get_cf(c->db, c->ro_meta, c->cf[CACHE_CF_MANIFESTS], (const char *)k,
+	                         klen, &vlen, &re);
+	free(k);
+	if (re != NULL)
+		return cache_rocks_err(c, re, "read manifest", err);
+	size_t n = 0, ml = 0;
+	uint64_t nbytes = 0;
+	const uint8_t *m = NULL;
+	int rv = v == NULL ? WT_ECORRUPT
+	                   : cache_record_parse((const uint8_t *)v, vlen, &n, &nbytes, &m, &ml);
+	if (rv == WT_OK && (n != e->n_chunks || nbytes != e->nbytes))
+		rv = WT_ECORRUPT;
+	for (size_t i = 0; rv == WT_OK && i < n; i++)
+		if (!common_hash128_eq(cache_record_chunk((const uint8_t *)v, i).hash,
+		                       e->chunks[i].hash))
+			rv = WT_ECORRUPT;
+	if (rv != WT_OK) {
+		rocksdb_free(v);
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "cache '%s': shard record (%zu-byte id) is %s; the shard was "
+		                 "evicted, produce it again",
+		                 c->dir, e->id_len, v == NULL ? "missing" : "damaged");
+	}
+	*manifest = malloc(ml);
+	if (*manifest == NULL) {
+		rocksdb_free(v);
+		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
+	}
+	memcpy(*manifest, m, ml);
+	*mlen = ml;
+	rocksdb_free(v);
+	return WT_OK;
+}
+
+/* Drop one pin of e; caller holds c->lk. */
+static void unpin_locked(cache *c, cache_shard_ent *e)
+{
+	WT_ASSERT(e->pins > 0);
+	if (--e->pins > 0)
+		return;
+	c->n_pinned--;
+	if (e->doomed) {
+		for (cache_shard_ent **pp = &c->doomed; *pp != NULL; pp = &(*pp)->next) {
+			if (*pp == e) {
+				*pp = e->next;
+				break;
+			}
+		}
+		cache_unref_locked(c, e->chunks, e->n_chunks);
+		cache_shard_ent_free(e);
+	} else if (c->bytes > c->opts.max_bytes) {
+		cache_enforce_budget_locked(c);
+	}
+}
+
+int cache_shard_open(cache *c, const void *id, size_t id_len, cache_shard **out, wt_errbuf *err)
+{
+	cache_shard *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
+	pthread_mutex_lock(&c->lk);
+	cache_shard_ent *e = cache_shard_find(&c->shards, id, id_len);
+	if (e == NULL) {
+		c->misses++;
+		pthread_mutex_unlock(&c->lk);
+		free(s);
+		return wt_seterr(err, WT_ENOTFOUND, "cache '%s': shard (%zu-byte id) not cached",
+		                 c->dir, id_len);
+	}
+	c->hits++;
+	if (e->pins++ == 0)
+		c->n_pinned++;
+	e->last_use = c->clock++;
+	uint64_t use = e->last_use;
+	pthread_mutex_unlock(&c->lk);
+
+	int rv = read_record(c, e, &s->manifest, &s->manifest_len, err);
+	if (rv == WT_OK) {
+		size_t ulen;
+		uint8_t *u = cache_key_meta('u', id, id_len, &ulen);
+		uint8_t v[8];
+		cache_put_u64le(v, use);
+		char *re = NULL;
+		if (u != NULL)
+			rocksdb_put_cf(c->db, c->wo, c->cf[CACHE_CF_META], (const char *)u, ulen,
+			               (const char *)v, 8, &re);
+		if (re != NULL) {
+			wt_errbuf le;
+			cache_rocks_err(c, re, "record last use", &le);
+			WT_LOG(WT_LOG_WARNING, "%s (LRU order may be stale after restart)", le.msg);
+		}
+		free(u);
+	}
+	pthread_mutex_lock(&c->lk);
+	if (rv == WT_ECORRUPT) {
+		c->corruptions++;
+		if (!e->doomed)
+			cache_evict_locked(c, e, "its record is damaged");
+	}
+	if (rv != WT_OK)
+		unpin_locked(c, e);
+	pthread_mutex_unlock(&c->lk);
+	if (rv != WT_OK) {
+		if (rv == WT_ECORRUPT)
+			WT_LOG(WT_LOG_ERR, "%s", err != NULL ? err->msg : "cache: damaged record");
+		free(s);
+		return rv;
+	}
+	s->c = c;
+	s->ent = e;
+	*out = s;
+	return WT_OK;
+}
+
+void cache_shard_close(cache_shard *s)
+{
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&s->c->lk);
+	unpin_locked(s->c, s->ent);
+	pthread_mutex_unlock(&s->c->lk);
+	free(s->manifest);
+	free(s);
+}
+
+const void *cache_shard_manifest(const cache_shard *s, size_t *len)
+{
+	*len = s->manifest_len;
+	return s->manifest;
+}
+
+size_t cache_shard_n_chunks(const cache_shard *s)
+{
+	return s->ent->n_chunks;
+}
+
+wt_hash128 cache_shard_chunk(const cache_shard *s, size_t i, uint64_t *nbytes)
+{
+	WT_ASSERT(i < s->ent->n_chunks);
+	if (nbytes != NULL)
+		*nbytes = s->ent->chunks[i].nbytes;
+	return s->ent->chunks[i].hash;
+}
+
+uint64_t cache_shard_nbytes(const cache_shard *s)
+{
+	return s->ent->nbytes;
+}
+
+int cache_get_verified(cache *c, wt_hash128 h, rocksdb_pinnableslice_t **out, wt_errbuf *err)
+{
+	uint8_t k[16];
+	char hex[WT_HASH_HEX_LEN + 1];
+	common_hash128_to_bytes(h, k);
+	char *re = NULL;
+	rocksdb_pinnableslice_t *ps =
+	    rocksdb_get_pinned_cf(c->db, c->ro, c->cf[CACHE_CF_CHUNKS], (const char *)k, 16, &re);
+	if (re != NULL) {
+		int rv = cache_rocks_err(c, re, "read chunk", err);
+		if (rv == WT_ECORRUPT) {
+			pthread_mutex_lock(&c->lk);
+			cache_chunk_corrupt_locked(c, h, "failed RocksDB's checksum");
+			pthread_mutex_unlock(&c->lk);
+		}
+		return rv;
+	}
+	common_hash128_hex(h, hex);
+	if (ps == NULL)
+		return wt_seterr(err, WT_ENOTFOUND, "cache '%s': chunk %s not cached", c->dir, hex);
+	size_t len = 0;
+	const char *v = rocksdb_pinnableslice_value(ps, &len);
+	if (!common_hash128_eq(common_hash128(v, len), h)) {
+		rocksdb_pinnableslice_destroy(ps);
+		pthread_mutex_lock(&c->lk);
+		cache_chunk_corrupt_locked(c, h, "does not match its XXH3-128");
+		pthread_mutex_unlock(&c->lk);
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "cache '%s': chunk %s (%zu bytes) does not match its XXH3-128; "
+		                 "the shards listing it were evicted, produce them again",
+		                 c->dir, hex, len);
+	}
+	pthread_mutex_lock(&c->lk);
+	c->chunk_reads++;
+	c->bytes_read += len;
+	pthread_mutex_unlock(&c->lk);
+	*out = ps;
+	return WT_OK;
+}
+
+int cache_read_chunk(cache *c, wt_hash128 hash, void *buf, size_t cap, size_t *len_out,
+                     wt_errbuf *err)
+{
+	rocksdb_pinnableslice_t *ps = NULL;
+	int rv = cache_get_verified(c, hash, &ps, err);
+	if (rv != WT_OK)
+		return rv;
+	size_t len = 0;
+	const char *v = rocksdb_pinnableslice_value(ps, &len);
+	*len_out = len;
+	if (len > cap) {
+		rocksdb_pinnableslice_destroy(ps);
+		return wt_seterr(err, WT_ETOOBIG,
+		                 "cache '%s': chunk of %zu bytes does not fit a %zu-byte buffer; "
+		                 "pass a buffer of chunk_bytes",
+		                 c->dir, len, cap);
+	}
+	memcpy(buf, v, len);
+	rocksdb_pinnableslice_destroy(ps);
+	return WT_OK;
+}
+
+int cache_chunk_view(cache *c, wt_hash128 hash, cache_view **out, wt_errbuf *err)
+{
+	cache_view *v = calloc(1, sizeof(*v));
+	if (v == NULL)
+		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
+	int rv = cache_get_verified(c, hash, &v->ps, err);
+	if (rv != WT_OK) {
+		free(v);
+		return rv;
+	}
+	v->data = rocksdb_pinnableslice_value(v->ps, &v->len);
+	*out = v;
+	return WT_OK;
+}
+
+const void *cache_view_data(const cache_view *v, size_t *len)
+{
+	*len = v->len;
+	return v->data;
+}
+
+void cache_view_release(cache_view *v)
+{
+	if (v == NULL)
+		return;
+	rocksdb_pinnableslice_destroy(v->ps);
+	free(v);
+}

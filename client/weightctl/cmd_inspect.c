@@ -1,0 +1,97 @@
+/* cmd_inspect.c — `weightctl inspect DIR`: validate a model folder, print its summary. */
+#include <stdio.h>
+#include <string.h>
+
+#include "client/weightctl/weightctl.h"
+#include "loader/loader.h"
+
+static void inspect_usage(FILE *f)
+{
+	fprintf(f, "usage: weightctl inspect DIR|file:///DIR\n\n"
+	           "Validate a Hugging Face safetensors model folder (config.json +\n"
+	           "model.safetensors or model.safetensors.index.json + shards) and print\n"
+	           "its summary. Exit 0 if valid, 1 if not (reason on stderr), 2 on usage.\n");
+}
+
+static const char *quant_name(ckpt_quant_kind q)
+{
+	switch (q) {
+	case CKPT_QUANT_FP8_BLOCK:
+		return "fp8-block";
+	case CKPT_QUANT_FP8_TENSOR:
+		return "fp8-tensor";
+	default:
+		return "none";
+	}
+}
+
+static void print_summary(const char *dir, const ckpt *c)
+{
+	const ckpt_config *cfg = ckpt_get_config(c);
+	uint64_t bytes[WT_DTYPE_COUNT_] = {0};
+	size_t count[WT_DTYPE_COUNT_] = {0};
+	size_t n = ckpt_n_tensors(c);
+	for (size_t i = 0; i < n; i++) {
+		const ckpt_tensor *t = ckpt_tensor_at(c, i);
+		bytes[t->dtype] += t->nbytes;
+		count[t->dtype]++;
+	}
+	printf("model:         %s\n", dir);
+	printf("architecture:  %s\n", cfg->architecture);
+	printf("model_type:    %s\n", cfg->model_type[0] ? cfg->model_type : "(none)");
+	printf("config:        layers=%lld hidden=%lld heads=%lld kv_heads=%lld head_dim=%lld "
+	       "vocab=%lld experts=%lld\n",
+	       (long long)cfg->num_hidden_layers, (long long)cfg->hidden_size,
+	       (long long)cfg->num_attention_heads, (long long)cfg->num_key_value_heads,
+	       (long long)cfg->head_dim, (long long)cfg->vocab_size, (long long)cfg->num_experts);
+	printf("tensors:       %zu\n", n);
+	for (int d = 1; d < WT_DTYPE_COUNT_; d++)
+		if (count[d] > 0)
+			printf("bytes %-8s %llu (%zu tensors)\n", wt_dtype_name((wt_dtype)d),
+			       (unsigned long long)bytes[d], count[d]);
+	printf("total bytes:   %llu\n", (unsigned long long)ckpt_total_bytes(c));
+	printf("revision:      %s\n", ckpt_revision(c));
+	if (cfg->quant == CKPT_QUANT_FP8_BLOCK)
+		printf("quantization:  fp8-block %lldx%lld", (long long)cfg->quant_block[0],
+		       (long long)cfg->quant_block[1]);
+	else
+		printf("quantization:  %s", quant_name(cfg->quant));
+	if (cfg->n_quant_ignore > 0)
+		printf(" (%zu modules not converted)", cfg->n_quant_ignore);
+	printf("\nstatus:        valid\n");
+}
+
+int ctl_inspect(int argc, char **argv)
+{
+	const char *dir = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			inspect_usage(stdout);
+			return CTL_OK;
+		}
+		if (argv[i][0] == '-' || dir != NULL) {
+			fprintf(stderr, "weightctl inspect: unexpected argument '%s'\n", argv[i]);
+			inspect_usage(stderr);
+			return CTL_USAGE;
+		}
+		dir = argv[i];
+	}
+	if (dir == NULL) {
+		inspect_usage(stderr);
+		return CTL_USAGE;
+	}
+	wt_errbuf err;
+	wt_errclear(&err);
+	store *s = NULL;
+	ckpt *c = NULL;
+	int rv = store_open(&s, dir, &err);
+	if (rv == WT_OK)
+		rv = ckpt_open(&c, s, &err);
+	if (rv == WT_OK)
+		print_summary(dir, c);
+	else
+		fprintf(stderr, "weightctl inspect: %s: %s\n", wt_errname(rv), err.msg);
+	ckpt_close(c);
+	store_close(s);
+	return rv == WT_OK ? CTL_OK : CTL_ERR;
+}

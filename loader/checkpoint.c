@@ -1,0 +1,455 @@
+/*
+ * checkpoint.c — the Hugging Face model folder as an immutable tensor table.
+ *
+ * Accepted layouts (keys at the store root):
+ *   config.json + model.safetensors                      (single file; wins if present)
+ *   config.json + model.safetensors.index.json + shards  (weight_map: tensor -> file)
+ *
+ * Every referenced safetensors header is read and validated at open; the
+ * index must agree exactly with the files' headers. The revision digest is
+ * SHA-256 over (key NUL size NUL version NUL) of each object in key order,
+ * then the config.json bytes.
+ */
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "loader/loader.h"
+
+#define KEY_CONFIG "config.json"
+#define KEY_SINGLE "model.safetensors"
+#define KEY_INDEX  "model.safetensors.index.json"
+
+struct ckpt {
+	store *s;          /* borrowed */
+	ckpt_config cfg;   /* owned */
+	char *config_json; /* owned, NUL-terminated */
+	size_t config_len;
+	char revision[65]; /* hex SHA-256 */
+	char **objects;    /* safetensors keys, sorted; owned */
+	size_t n_objects;
+	char **names;         /* tensor names in name order; owned */
+	ckpt_tensor *tensors; /* name order; name/object point into names/objects */
+	size_t n_tensors;
+	uint64_t total_bytes;
+};
+
+/* A tensor found in a file header, before it is placed. */
+typedef struct found {
+	const char *name; /* borrowed from files[file] */
+	size_t file;
+	const st_tensor *t;
+} found;
+
+/* An index entry. */
+typedef struct entry {
+	const char *name;
+	const char *file; /* borrowed from the index JSON */
+} entry;
+
+static int found_cmp(const void *a, const void *b)
+{
+	return strcmp(((const found *)a)->name, ((const found *)b)->name);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void ckpt_close(ckpt *c)
+{
+	if (c == NULL)
+		return;
+	ckpt_config_clear(&c->cfg);
+	free(c->config_json);
+	for (size_t i = 0; i < c->n_objects; i++)
+		free(c->objects[i]);
+	free(c->objects);
+	for (size_t i = 0; c->names != NULL && i < c->n_tensors; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c->tensors);
+	free(c);
+}
+
+/* Does key exist? WT_OK (yes), WT_ENOTFOUND (no), or another error. */
+static int exists(store *s, const char *key, wt_errbuf *err)
+{
+	store_obj o;
+	int rv = store_stat(s, key, &o, err);
+	store_obj_clear(&o);
+	return rv;
+}
+
+/* Parse the index into entries (sorted by name) and c->objects (unique, sorted). */
+static int parse_index(ckpt *c, json_t **rootp, entry **out, size_t *n_out, wt_errbuf *err)
+{
+	char *text;
+	size_t len;
+	int rv = store_read_all(c->s, KEY_INDEX, CKPT_MAX_JSON_BYTES, &text, &len, err);
+	if (rv != WT_OK)
+		return rv;
+	json_error_t je;
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	free(text);
+	if (root == NULL)
+		return wt_seterr(
+		    err, json_error_code(&je) == json_error_duplicate_key ? WT_EDUP : WT_ECORRUPT,
+		    KEY_INDEX ": not valid JSON: %s at line %d column %d", je.text, je.line,
+		    je.column);
+	*rootp = root;
+	json_t *wm = json_object_get(root, "weight_map");
+	if (!json_is_object(root) || !json_is_object(wm))
+		return wt_seterr(err, WT_ECORRUPT, KEY_INDEX ": needs a \"weight_map\" object");
+	size_t n = json_object_size(wm);
+	entry *e = calloc(n ? n : 1, sizeof(*e));
+	c->objects = calloc(n ? n : 1, sizeof(*c->objects));
+	if (e == NULL || c->objects == NULL) {
+		free(e);
+		return wt_seterr(err, WT_ENOMEM, KEY_INDEX ": out of memory for %zu entries", n);
+	}
+	size_t k = 0;
+	const char *name;
+	json_t *v;
+	json_object_foreach(wm, name, v)
+	{
+		if (!json_is_string(v)) {
+			free(e);
+			return wt_seterr(err, WT_ECORRUPT,
+			                 KEY_INDEX ": tensor '%s': file name is not a string",
+			                 name);
+		}
+		e[k].name = name;
+		e[k].file = json_string_value(v);
+		k++;
+	}
+	qsort(e, n, sizeof(*e), entry_cmp);
+	/* unique files */
+	const char **files = malloc((n ? n : 1) * sizeof(*files));
+	if (files == NULL) {
+		free(e);
+		return wt_seterr(err, WT_ENOMEM, KEY_INDEX ": out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		files[i] = e[i].file;
+	qsort(files, n, sizeof(*files), str_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && strcmp(files[i], files[i - 1]) == 0)
+			continue;
+		if ((c->objects[c->n_objects] = strdup(files[i])) == NULL) {
+			free(files);
+			free(e);
+			return wt_seterr(err, WT_ENOMEM, KEY_INDEX ": out of memory");
+		}
+		c->n_objects++;
+	}
+	free(files);
+	*out = e;
+	*n_out = n;
+	return WT_OK;
+}
+
+/* The index entry naming `file` first (for messages). */
+static const char *first_tensor_of(const entry *e, size_t n, const char *file)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(e[i].file, file) == 0)
+			return e[i].name;
+	return "?";
+}
+
+/* Read every object's header; collect the tensors sorted by name. */
+static int read_headers(ckpt *c, st_file *files, found **out, size_t *n_out, const entry *e,
+                        size_t n_e, wt_errbuf *err)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < c->n_objects; i++) {
+		int rv = st_read_file(c->s, c->objects[i], &files[i], err);
+		if (rv == WT_ENOTFOUND && e != NULL)
+			return wt_seterr(err, WT_ENOTFOUND,
+			                 KEY_INDEX ": tensor '%s' maps to '%s', which does not "
+			                           "exist; restore the file or fix the index",
+			                 first_tensor_of(e, n_e, c->objects[i]), c->objects[i]);
+		if (rv != WT_OK)
+			return rv;
+		total += files[i].n_tensors;
+	}
+	found *f = calloc(total ? total : 1, sizeof(*f));
+	if (f == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu tensors", total);
+	size_t k = 0;
+	for (size_t i = 0; i < c->n_objects; i++)
+		for (size_t j = 0; j < files[i].n_tensors; j++)
+			f[k++] = (found){files[i].tensors[j].name, i, &files[i].tensors[j]};
+	qsort(f, total, sizeof(*f), found_cmp);
+	for (size_t i = 1; i < total; i++)
+		if (strcmp(f[i].name, f[i - 1].name) == 0) {
+			int rv =
+			    wt_seterr(err, WT_EDUP,
+			              "tensor '%s' is in both '%s' and '%s'; a tensor must "
+			              "be stored once",
+			              f[i].name, c->objects[f[i - 1].file], c->objects[f[i].file]);
+			free(f);
+			return rv;
+		}
+	*out = f;
+	*n_out = total;
+	return WT_OK;
+}
+
+/* The index and the headers must agree exactly (both sorted by name). */
+static int check_index(const ckpt *c, const entry *e, size_t n_e, const found *f, size_t n_f,
+                       wt_errbuf *err)
+{
+	size_t i = 0, j = 0;
+	while (i < n_e || j < n_f) {
+		int cmp = i == n_e ? 1 : j == n_f ? -1 : strcmp(e[i].name, f[j].name);
+		if (cmp < 0)
+			return wt_seterr(err, WT_ENOTFOUND,
+			                 KEY_INDEX ": tensor '%s' maps to '%s' but no file has it; "
+			                           "fix the index or the shards",
+			                 e[i].name, e[i].file);
+		if (cmp > 0)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "tensor '%s' is in '%s' but not in " KEY_INDEX
+			                 "; add it to weight_map",
+			                 f[j].name, c->objects[f[j].file]);
+		if (strcmp(e[i].file, c->objects[f[j].file]) != 0)
+			return wt_seterr(err, WT_ENOTFOUND,
+			                 KEY_INDEX ": tensor '%s' maps to '%s' but is not in it "
+			                           "(found in '%s')",
+			                 e[i].name, e[i].file, c->objects[f[j].file]);
+		i++;
+		j++;
+	}
+	return WT_OK;
+}
+
+static int build_table(ckpt *c, const found *f, size_t n, wt_errbuf *err)
+{
+	c->names = calloc(n ? n : 1, sizeof(*c->names));
+	c->tensors = calloc(n ? n : 1, sizeof(*c->tensors));
+	if (c->names == NULL || c->tensors == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu tensors", n);
+	c->n_tensors = n;
+	for (size_t i = 0; i < n; i++) {
+		if ((c->names[i] = strdup(f[i].name)) == NULL)
+			return wt_seterr(err, WT_ENOMEM, "out of memory");
+		ckpt_tensor *t = &c->tensors[i];
+		t->name = c->names[i];
+		t->object = c->objects[f[i].file];
+		t->dtype = f[i].t->dtype;
+		t->ndim = f[i].t->ndim;
+		memcpy(t->shape, f[i].t->shape, sizeof(t->shape));
+		t->off = f[i].t->off;
+		t->nbytes = f[i].t->nbytes;
+		if (!wt_add_u64(c->total_bytes, t->nbytes, &c->total_bytes))
+			return wt_seterr(err, WT_EOVERFLOW, "total tensor bytes overflow");
+	}
+	return WT_OK;
+}
+
+static int obj_cmp(const void *a, const void *b)
+{
+	return strcmp(((const store_obj *)a)->key, ((const store_obj *)b)->key);
+}
+
+static int compute_revision(ckpt *c, bool indexed, wt_errbuf *err)
+{
+	size_t n = c->n_objects + 1 + (indexed ? 1 : 0);
+	store_obj *o = calloc(n, sizeof(*o));
+	if (o == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory");
+	int rv = store_stat(c->s, KEY_CONFIG, &o[0], err);
+	if (rv == WT_OK && indexed)
+		rv = store_stat(c->s, KEY_INDEX, &o[1], err);
+	for (size_t i = 0; rv == WT_OK && i < c->n_objects; i++)
+		rv = store_stat(c->s, c->objects[i], &o[n - c->n_objects + i], err);
+	EVP_MD_CTX *md = rv == WT_OK ? EVP_MD_CTX_new() : NULL;
+	if (rv == WT_OK && md == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, "out of memory for SHA-256");
+	if (rv == WT_OK) {
+		qsort(o, n, sizeof(*o), obj_cmp);
+		int ok = EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+		for (size_t i = 0; i < n; i++) {
+			char size[24];
+			int k =
+			    snprintf(size, sizeof(size), "%llu", (unsigned long long)o[i].nbytes);
+			ok = ok && EVP_DigestUpdate(md, o[i].key, strlen(o[i].key) + 1);
+			ok = ok && EVP_DigestUpdate(md, size, (size_t)k + 1);
+			ok = ok && EVP_DigestUpdate(md, o[i].version, strlen(o[i].version) + 1);
+		}
+		ok = ok && EVP_DigestUpdate(md, c->config_json, c->config_len);
+		unsigned char dig[32];
+		unsigned int dlen = 0;
+		ok = ok && EVP_DigestFinal_ex(md, dig, &dlen);
+		if (!ok || dlen != 32)
+			rv = wt_seterr(err, WT_EIO, "SHA-256 of the revision failed (OpenSSL)");
+		for (unsigned int i = 0; rv == WT_OK && i < 32; i++)
+			snprintf(c->revision + 2 * i, 3, "%02x", dig[i]);
+	}
+	EVP_MD_CTX_free(md);
+	for (size_t i = 0; i < n; i++)
+		store_obj_clear(&o[i]);
+	free(o);
+	return rv;
+}
+
+static int open_objects(ckpt *c, bool *indexed, wt_errbuf *err)
+{
+	int rv = exists(c->s, KEY_SINGLE, err);
+	if (rv == WT_OK) {
+		*indexed = false;
+		c->objects = calloc(1, sizeof(*c->objects));
+		if (c->objects == NULL || (c->objects[0] = strdup(KEY_SINGLE)) == NULL)
+			return wt_seterr(err, WT_ENOMEM, "out of memory");
+		c->n_objects = 1;
+		return WT_OK;
+	}
+	if (rv != WT_ENOTFOUND)
+		return rv;
+	rv = exists(c->s, KEY_INDEX, err);
+	if (rv == WT_ENOTFOUND)
+		return wt_seterr(err, WT_ENOTFOUND,
+		                 "neither " KEY_SINGLE " nor " KEY_INDEX
+		                 " found; is this a Hugging Face safetensors model folder?");
+	*indexed = true;
+	return rv;
+}
+
+static int load(ckpt *c, wt_errbuf *err)
+{
+	int rv = store_read_all(c->s, KEY_CONFIG, CKPT_MAX_JSON_BYTES, &c->config_json,
+	                        &c->config_len, err);
+	if (rv != WT_OK)
+		return rv;
+	if ((rv = ckpt_config_parse(c->config_json, c->config_len, &c->cfg, err)) != WT_OK)
+		return rv;
+	bool indexed = false;
+	if ((rv = open_objects(c, &indexed, err)) != WT_OK)
+		return rv;
+	json_t *iroot = NULL;
+	entry *e = NULL;
+	size_t n_e = 0;
+	if (indexed && (rv = parse_index(c, &iroot, &e, &n_e, err)) != WT_OK) {
+		json_decref(iroot);
+		return rv;
+	}
+	st_file *files = calloc(c->n_objects ? c->n_objects : 1, sizeof(*files));
+	found *f = NULL;
+	size_t n_f = 0;
+	if (files == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, "out of memory");
+	if (rv == WT_OK)
+		rv = read_headers(c, files, &f, &n_f, e, n_e, err);
+	if (rv == WT_OK && indexed)
+		rv = check_index(c, e, n_e, f, n_f, err);
+	if (rv == WT_OK)
+		rv = build_table(c, f, n_f, err);
+	free(f);
+	for (size_t i = 0; files != NULL && i < c->n_objects; i++)
+		st_file_free(&files[i]);
+	free(files);
+	free(e);
+	json_decref(iroot);
+	if (rv == WT_OK)
+		rv = compute_revision(c, indexed, err);
+	return rv;
+}
+
+int ckpt_open(ckpt **out, store *s, wt_errbuf *err)
+{
+	*out = NULL;
+	ckpt *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory");
+	c->s = s;
+	int rv = load(c, err);
+	if (rv != WT_OK) {
+		wt_errprefix(err, "model '%s'", store_uri(s));
+		ckpt_close(c);
+		return rv;
+	}
+	*out = c;
+	return WT_OK;
+}
+
+const ckpt_config *ckpt_get_config(const ckpt *c)
+{
+	return &c->cfg;
+}
+
+const char *ckpt_config_json(const ckpt *c, size_t *len)
+{
+	if (len != NULL)
+		*len = c->config_len;
+	return c->config_json;
+}
+
+const char *ckpt_revision(const ckpt *c)
+{
+	return c->revision;
+}
+
+store *ckpt_store(const ckpt *c)
+{
+	return c->s;
+}
+
+size_t ckpt_n_tensors(const ckpt *c)
+{
+	return c->n_tensors;
+}
+
+const ckpt_tensor *ckpt_tensor_at(const ckpt *c, size_t i)
+{
+	return i < c->n_tensors ? &c->tensors[i] : NULL;
+}
+
+const ckpt_tensor *ckpt_find(const ckpt *c, const char *name)
+{
+	size_t lo = 0, hi = c->n_tensors;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = strcmp(c->tensors[mid].name, name);
+		if (cmp == 0)
+			return &c->tensors[mid];
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+size_t ckpt_tensor_index(const ckpt *c, const ckpt_tensor *t)
+{
+	WT_ASSERT(t >= c->tensors && t < c->tensors + c->n_tensors);
+	return (size_t)(t - c->tensors);
+}
+
+uint64_t ckpt_total_bytes(const ckpt *c)
+{
+	return c->total_bytes;
+}
+
+int ckpt_read(const ckpt *c, const ckpt_tensor *t, uint64_t off, void *buf, size_t len,
+              wt_errbuf *err)
+{
+	uint64_t end;
+	if (!wt_add_u64(off, len, &end) || end > t->nbytes)
+		return wt_seterr(err, WT_EINVAL,
+		                 "tensor '%s': read of %zu bytes at %llu is beyond its %llu bytes",
+		                 t->name, len, (unsigned long long)off,
+		                 (unsigned long long)t->nbytes);
+	return store_read(c->s, t->object, t->off + off, buf, len, err);
+}

@@ -1,0 +1,285 @@
+/*
+ * config.c — config.json -> ckpt_config: the fields SHARDS.md needs, with the
+ * Hugging Face defaults documented in loader.h. Strict on types: a field that
+ * is present must have the documented JSON type (null counts as absent).
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/loader.h"
+
+/* Integer field: absent/null -> dflt; wrong type or < min -> WT_ECORRUPT. */
+static int get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64_t *out,
+                   wt_errbuf *err)
+{
+	json_t *v = json_object_get(o, name);
+	if (v == NULL || json_is_null(v)) {
+		*out = dflt;
+		return WT_OK;
+	}
+	if (!json_is_integer(v))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not an integer", name);
+	int64_t x = (int64_t)json_integer_value(v);
+	if (x < min)
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' = %lld, must be >= %lld",
+		                 name, (long long)x, (long long)min);
+	*out = x;
+	return WT_OK;
+}
+
+static int get_required(json_t *o, const char *name, int64_t *out, wt_errbuf *err)
+{
+	json_t *v = json_object_get(o, name);
+	if (v == NULL || json_is_null(v))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: required field '%s' is missing; add it (see the "
+		                 "model's original config)",
+		                 name);
+	return get_int(o, name, 0, 1, out, err);
+}
+
+static int get_bool(json_t *o, const char *name, bool dflt, bool *out, wt_errbuf *err)
+{
+	json_t *v = json_object_get(o, name);
+	if (v == NULL || json_is_null(v)) {
+		*out = dflt;
+		return WT_OK;
+	}
+	if (!json_is_boolean(v))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not a boolean", name);
+	*out = json_is_true(v);
+	return WT_OK;
+}
+
+/* First of `names` that is present and non-null; NULL if none. */
+static json_t *first_of(json_t *o, const char *const *names, const char **which)
+{
+	for (; *names != NULL; names++) {
+		json_t *v = json_object_get(o, *names);
+		if (v != NULL && !json_is_null(v)) {
+			*which = *names;
+			return v;
+		}
+	}
+	return NULL;
+}
+
+static int parse_int_list(json_t *v, const char *name, int64_t **out, size_t *n, wt_errbuf *err)
+{
+	if (v == NULL || json_is_null(v))
+		return WT_OK;
+	if (!json_is_array(v))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not an array", name);
+	size_t k = json_array_size(v);
+	if (k == 0)
+		return WT_OK;
+	if ((*out = calloc(k, sizeof(**out))) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory for '%s'", name);
+	for (size_t i = 0; i < k; i++) {
+		json_t *x = json_array_get(v, i);
+		if (!json_is_integer(x))
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: '%s'[%zu] is not an integer", name, i);
+		(*out)[i] = (int64_t)json_integer_value(x);
+	}
+	*n = k;
+	return WT_OK;
+}
+
+/* Append the strings of array v (field `name`) to the ignore list. */
+static int add_ignores(ckpt_config *c, json_t *v, const char *name, wt_errbuf *err)
+{
+	if (v == NULL || json_is_null(v))
+		return WT_OK;
+	if (!json_is_array(v))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: quantization_config.%s is not an array", name);
+	size_t k = json_array_size(v);
+	if (k == 0)
+		return WT_OK;
+	char **l = realloc(c->quant_ignore, (c->n_quant_ignore + k) * sizeof(*l));
+	if (l == NULL)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	c->quant_ignore = l;
+	for (size_t i = 0; i < k; i++) {
+		json_t *s = json_array_get(v, i);
+		if (!json_is_string(s))
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: quantization_config.%s[%zu] is not a string",
+			                 name, i);
+		if ((l[c->n_quant_ignore] = strdup(json_string_value(s))) == NULL)
+			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+		c->n_quant_ignore++;
+	}
+	return WT_OK;
+}
+
+static int parse_quant(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	c->quant = CKPT_QUANT_NONE;
+	c->quant_block[0] = 128;
+	c->quant_block[1] = 128;
+	json_t *q = json_object_get(root, "quantization_config");
+	if (q == NULL || json_is_null(q))
+		return WT_OK;
+	if (!json_is_object(q))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: quantization_config is not an object");
+	json_t *m = json_object_get(q, "quant_method");
+	if (!json_is_string(m))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: quantization_config.quant_method missing or not a "
+		                 "string");
+	if (strcmp(json_string_value(m), "fp8") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: quant_method '%s' is not supported; only 'fp8' "
+		                 "(block or per-tensor) checkpoints are read",
+		                 json_string_value(m));
+	json_t *b = json_object_get(q, "weight_block_size");
+	if (b == NULL || json_is_null(b)) {
+		c->quant = CKPT_QUANT_FP8_TENSOR;
+	} else {
+		if (!json_is_array(b) || json_array_size(b) != 2 ||
+		    !json_is_integer(json_array_get(b, 0)) ||
+		    !json_is_integer(json_array_get(b, 1)) ||
+		    json_integer_value(json_array_get(b, 0)) <= 0 ||
+		    json_integer_value(json_array_get(b, 1)) <= 0)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: quantization_config.weight_block_size must "
+			                 "be two positive integers");
+		c->quant = CKPT_QUANT_FP8_BLOCK;
+		c->quant_block[0] = (int64_t)json_integer_value(json_array_get(b, 0));
+		c->quant_block[1] = (int64_t)json_integer_value(json_array_get(b, 1));
+	}
+	static const char *const lists[] = {"ignore", "ignored_layers", "modules_to_not_convert"};
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		int rv = add_ignores(c, json_object_get(q, lists[i]), lists[i], err);
+		if (rv != WT_OK)
+			return rv;
+	}
+	return WT_OK;
+}
+
+static int parse_arch(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *a = json_object_get(root, "architectures");
+	if (a == NULL || json_is_null(a))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: required field 'architectures' is missing; add "
+		                 "e.g. [\"LlamaForCausalLM\"]");
+	if (!json_is_array(a) || json_array_size(a) == 0 || !json_is_string(json_array_get(a, 0)))
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: 'architectures' must be a non-empty array of strings");
+	json_t *mt = json_object_get(root, "model_type");
+	if (mt != NULL && !json_is_null(mt) && !json_is_string(mt))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'model_type' is not a string");
+	c->architecture = strdup(json_string_value(json_array_get(a, 0)));
+	c->model_type = strdup(json_is_string(mt) ? json_string_value(mt) : "");
+	if (c->architecture == NULL || c->model_type == NULL)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	return WT_OK;
+}
+
+static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	static const char *const expert_keys[] = {"num_local_experts", "num_experts",
+	                                          "n_routed_experts", NULL};
+	const char *which = "num_experts";
+	json_t *ne = first_of(root, expert_keys, &which);
+	int rv = ne ? get_int(root, which, 0, 0, &c->num_experts, err) : WT_OK;
+	if (rv == WT_OK)
+		rv = get_int(root, "moe_intermediate_size", -1, 1, &c->moe_intermediate_size, err);
+	if (rv == WT_OK && c->moe_intermediate_size < 0 && c->num_experts > 0)
+		c->moe_intermediate_size = c->intermediate_size; /* Mixtral */
+	if (rv == WT_OK)
+		rv = get_int(root, "shared_expert_intermediate_size", -1, 0,
+		             &c->shared_expert_intermediate_size, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "n_shared_experts", 0, 0, &c->n_shared_experts, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "decoder_sparse_step", 1, 1, &c->decoder_sparse_step, err);
+	if (rv == WT_OK)
+		rv = parse_int_list(json_object_get(root, "mlp_only_layers"), "mlp_only_layers",
+		                    &c->mlp_only_layers, &c->n_mlp_only_layers, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "first_k_dense_replace", 0, 0, &c->first_k_dense_replace, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "moe_layer_freq", 1, 1, &c->moe_layer_freq, err);
+	return rv;
+}
+
+static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = parse_arch(root, c, err);
+	if (rv == WT_OK)
+		rv = get_required(root, "hidden_size", &c->hidden_size, err);
+	if (rv == WT_OK)
+		rv = get_required(root, "num_attention_heads", &c->num_attention_heads, err);
+	if (rv == WT_OK)
+		rv = get_required(root, "num_hidden_layers", &c->num_hidden_layers, err);
+	if (rv == WT_OK)
+		rv = get_required(root, "vocab_size", &c->vocab_size, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "num_key_value_heads", c->num_attention_heads, 1,
+		             &c->num_key_value_heads, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "head_dim", c->hidden_size / c->num_attention_heads, 1,
+		             &c->head_dim, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "intermediate_size", -1, 1, &c->intermediate_size, err);
+	if (rv == WT_OK)
+		rv = get_bool(root, "tie_word_embeddings", false, &c->tie_word_embeddings, err);
+	if (rv == WT_OK)
+		rv = parse_moe(root, c, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "kv_lora_rank", -1, 1, &c->kv_lora_rank, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "qk_nope_head_dim", -1, 0, &c->qk_nope_head_dim, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "qk_rope_head_dim", -1, 0, &c->qk_rope_head_dim, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "v_head_dim", -1, 1, &c->v_head_dim, err);
+	if (rv == WT_OK)
+		rv = parse_quant(root, c, err);
+	return rv;
+}
+
+int ckpt_config_parse(const char *json, size_t len, ckpt_config *out, wt_errbuf *err)
+{
+	memset(out, 0, sizeof(*out));
+	json_error_t je;
+	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+	if (root == NULL)
+		return wt_seterr(
+		    err, json_error_code(&je) == json_error_duplicate_key ? WT_EDUP : WT_ECORRUPT,
+		    "config.json: not valid JSON: %s at line %d column %d", je.text, je.line,
+		    je.column);
+	ckpt_config c = {0};
+	int rv = json_is_object(root)
+	             ? parse_fields(root, &c, err)
+	             : wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
+	json_decref(root);
+	if (rv != WT_OK) {
+		ckpt_config_clear(&c);
+		return rv;
+	}
+	*out = c;
+	return WT_OK;
+}
+
+void ckpt_config_clear(ckpt_config *c)
+{
+	if (c == NULL)
+		return;
+	free(c->architecture);
+	free(c->model_type);
+	free(c->mlp_only_layers);
+	for (size_t i = 0; i < c->n_quant_ignore; i++)
+		free(c->quant_ignore[i]);
+	free(c->quant_ignore);
+	memset(c, 0, sizeof(*c));
+}

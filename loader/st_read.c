@@ -1,0 +1,35 @@
+/* st_read.c — read and validate a safetensors header from an object store. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/loader.h"
+
+int st_read_file(store *s, const char *key, st_file *out, wt_errbuf *err)
+{
+	memset(out, 0, sizeof(*out));
+	store_obj o;
+	int rv = store_stat(s, key, &o, err);
+	if (rv != WT_OK)
+		return rv;
+	uint64_t size = o.nbytes;
+	store_obj_clear(&o);
+	if (size < 8)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "'%s': %llu bytes, shorter than the 8-byte header length", key,
+		                 (unsigned long long)size);
+	unsigned char prefix[8];
+	if ((rv = store_read(s, key, 0, prefix, sizeof(prefix), err)) != WT_OK)
+		return rv;
+	uint64_t hlen;
+	if ((rv = st_check_prefix(prefix, size, &hlen, err)) != WT_OK)
+		return wt_errprefix(err, "'%s'", key);
+	char *hdr = malloc(hlen ? (size_t)hlen : 1);
+	if (hdr == NULL)
+		return wt_seterr(err, WT_ENOMEM, "'%s': out of memory for a %llu-byte header", key,
+		                 (unsigned long long)hlen);
+	rv = store_read(s, key, 8, hdr, (size_t)hlen, err);
+	if (rv == WT_OK && (rv = st_parse_header(hdr, (size_t)hlen, size, out, err)) != WT_OK)
+		wt_errprefix(err, "'%s'", key);
+	free(hdr);
+	return rv;
+}

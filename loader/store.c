@@ -1,0 +1,228 @@
+/*
+ * store.c — the generic object-store layer: URI dispatch, key checks,
+ * exact-length reads, whole-object reads, listing order and byte counting.
+ * Backends (store_file.c; S3/HTTP later) implement store_ops in store_int.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "loader/store_int.h"
+
+typedef int (*store_open_fn)(const char *rest, const store_ops **ops, void **impl, wt_errbuf *err);
+
+/* One line per URI scheme. */
+static const struct {
+	const char *scheme; /* including "://" */
+	store_open_fn open;
+} schemes[] = {
+    {"file://", store_file_open},
+};
+
+int store_check_key(const char *key, bool allow_empty, wt_errbuf *err)
+{
+	if (key == NULL)
+		return wt_seterr(err, WT_EINVAL, "object key is NULL");
+	if (key[0] == '\0')
+		return allow_empty ? WT_OK
+		                   : wt_seterr(err, WT_EINVAL, "object key is empty; name a file");
+	if (key[0] == '/')
+		return wt_seterr(err, WT_EPERM,
+		                 "key '%s': absolute paths are refused; keys are relative to the "
+		                 "store root",
+		                 key);
+	const char *p = key;
+	while (*p != '\0') {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return wt_seterr(err, WT_EPERM,
+			                 "key '%s': '..' would escape the store root; refused",
+			                 key);
+		if (n == 0 || (n == 1 && p[0] == '.'))
+			return wt_seterr(
+			    err, WT_EINVAL,
+			    "key '%s': empty or '.' path component; use a normalized key", key);
+		if (slash == NULL)
+			break;
+		p = slash + 1;
+		if (*p == '\0' && !allow_empty)
+			return wt_seterr(err, WT_EINVAL, "key '%s': ends in '/'; name a file", key);
+	}
+	return WT_OK;
+}
+
+int store_open(store **out, const char *uri, wt_errbuf *err)
+{
+	*out = NULL;
+	if (uri == NULL || uri[0] == '\0')
+		return wt_seterr(err, WT_EINVAL, "store URI is empty; give file:///dir or a path");
+	store *s = calloc(1, sizeof(*s));
+	if (s == NULL || (s->uri = strdup(uri)) == NULL) {
+		free(s);
+		return wt_seterr(err, WT_ENOMEM, "out of memory opening store '%s'", uri);
+	}
+	atomic_init(&s->bytes_read, 0);
+	int rv = WT_EUNSUPPORTED;
+	const char *sep = strstr(uri, "://");
+	if (sep == NULL) {
+		rv = store_file_open(uri, &s->ops, &s->impl, err);
+	} else {
+		size_t i;
+		for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+			size_t n = strlen(schemes[i].scheme);
+			if (strncmp(uri, schemes[i].scheme, n) == 0) {
+				rv = schemes[i].open(uri + n, &s->ops, &s->impl, err);
+				break;
+			}
+		}
+		if (i == sizeof(schemes) / sizeof(schemes[0]))
+			rv = wt_seterr(err, WT_EUNSUPPORTED,
+			               "store '%s': URI scheme '%.*s' not supported; use file:// "
+			               "or a path",
+			               uri, (int)(sep - uri), uri);
+	}
+	if (rv != WT_OK) {
+		store_close(s);
+		return rv;
+	}
+	*out = s;
+	return WT_OK;
+}
+
+void store_close(store *s)
+{
+	if (s == NULL)
+		return;
+	if (s->ops != NULL)
+		s->ops->close(s->impl);
+	free(s->uri);
+	free(s);
+}
+
+const char *store_uri(const store *s)
+{
+	return s->uri;
+}
+
+static int obj_cmp(const void *a, const void *b)
+{
+	return strcmp(((const store_obj *)a)->key, ((const store_obj *)b)->key);
+}
+
+int store_list_objects(store *s, const char *prefix, store_list *out, wt_errbuf *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (prefix == NULL)
+		prefix = "";
+	int rv = store_check_key(prefix, true, err);
+	if (rv != WT_OK)
+		return rv;
+	store_list l = {0};
+	if ((rv = s->ops->list(s->impl, prefix, &l, err)) != WT_OK) {
+		store_list_free(&l);
+		return rv;
+	}
+	size_t plen = strlen(prefix), k = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		if (strncmp(l.objs[i].key, prefix, plen) == 0)
+			l.objs[k++] = l.objs[i];
+		else
+			store_obj_clear(&l.objs[i]);
+	}
+	l.n = k;
+	qsort(l.objs, l.n, sizeof(*l.objs), obj_cmp);
+	*out = l;
+	return WT_OK;
+}
+
+void store_list_free(store_list *l)
+{
+	if (l == NULL)
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		store_obj_clear(&l->objs[i]);
+	free(l->objs);
+	l->objs = NULL;
+	l->n = 0;
+}
+
+int store_stat(store *s, const char *key, store_obj *out, wt_errbuf *err)
+{
+	memset(out, 0, sizeof(*out));
+	int rv = store_check_key(key, false, err);
+	if (rv != WT_OK)
+		return rv;
+	store_obj o = {0};
+	if ((rv = s->ops->stat(s->impl, key, &o, err)) != WT_OK) {
+		store_obj_clear(&o);
+		return rv;
+	}
+	*out = o;
+	return WT_OK;
+}
+
+void store_obj_clear(store_obj *o)
+{
+	if (o == NULL)
+		return;
+	free(o->key);
+	free(o->version);
+	memset(o, 0, sizeof(*o));
+}
+
+int store_read(store *s, const char *key, uint64_t off, void *buf, size_t len, wt_errbuf *err)
+{
+	int rv = store_check_key(key, false, err);
+	if (rv != WT_OK)
+		return rv;
+	uint64_t end;
+	if (!wt_add_u64(off, len, &end) || end > (uint64_t)INT64_MAX)
+		return wt_seterr(err, WT_EOVERFLOW, "key '%s': read of %zu bytes at %llu overflows",
+		                 key, len, (unsigned long long)off);
+	if (len == 0)
+		return WT_OK;
+	size_t got = 0;
+	if ((rv = s->ops->read(s->impl, key, off, buf, len, &got, err)) != WT_OK)
+		return rv;
+	atomic_fetch_add(&s->bytes_read, (uint64_t)got);
+	if (got != len)
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': short read: %zu of %zu bytes at offset %llu (object "
+		                 "shorter than expected; changed while reading?)",
+		                 key, got, len, (unsigned long long)off);
+	return WT_OK;
+}
+
+int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, size_t *len,
+                   wt_errbuf *err)
+{
+	*out = NULL;
+	*len = 0;
+	store_obj o;
+	int rv = store_stat(s, key, &o, err);
+	if (rv != WT_OK)
+		return rv;
+	uint64_t n = o.nbytes;
+	store_obj_clear(&o);
+	if (n > max_bytes || n >= SIZE_MAX)
+		return wt_seterr(err, WT_ETOOBIG, "key '%s': %llu bytes > limit of %llu bytes", key,
+		                 (unsigned long long)n, (unsigned long long)max_bytes);
+	char *buf = malloc((size_t)n + 1);
+	if (buf == NULL)
+		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for %llu bytes", key,
+		                 (unsigned long long)n);
+	if ((rv = store_read(s, key, 0, buf, (size_t)n, err)) != WT_OK) {
+		free(buf);
+		return rv;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = (size_t)n;
+	return WT_OK;
+}
+
+uint64_t store_bytes_read(const store *s)
+{
+	return atomic_load(&((store *)s)->bytes_read);
+}

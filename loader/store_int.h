@@ -1,0 +1,47 @@
+/*
+ * store_int.h — private to loader/: the object-store backend interface.
+ *
+ * A backend is a vtable plus an opaque impl pointer. store.c owns the generic
+ * part (URI dispatch, key validation, exact-length reads, byte counting); a
+ * backend only moves bytes. Adding S3/HTTP means adding a store_<x>.c with an
+ * open function and one line in store.c's scheme table: loader.h does not change.
+ *
+ * Thread rule: list/stat/read may be called from any number of threads at once
+ * on the same store; close is called once, after every other call returned.
+ */
+#ifndef WT_LOADER_STORE_INT_H
+#define WT_LOADER_STORE_INT_H
+
+#include <stdatomic.h>
+
+#include "loader/loader.h"
+
+typedef struct store_ops {
+	/* All objects under prefix (validated, may be ""), any order; the generic
+	 * part filters and sorts. out is zeroed on entry. */
+	int (*list)(void *impl, const char *prefix, store_list *out, wt_errbuf *err);
+	/* Size and version of key (validated). Missing object: WT_ENOTFOUND. */
+	int (*stat)(void *impl, const char *key, store_obj *out, wt_errbuf *err);
+	/* Read up to len bytes at off into buf; *got < len only at end of object. */
+	int (*read)(void *impl, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
+	            wt_errbuf *err);
+	void (*close)(void *impl); /* NULL-safe */
+} store_ops;
+
+struct store {
+	const store_ops *ops;
+	void *impl;
+	char *uri;
+	_Atomic uint64_t bytes_read; /* updated without a lock */
+};
+
+/* Backend openers: path is the URI without its scheme. On success *ops and
+ * *impl are set; on failure nothing is left to free. */
+int store_file_open(const char *path, const store_ops **ops, void **impl, wt_errbuf *err);
+
+/* Validate a relative key: non-empty, '/'-separated, no absolute path, no "."
+ * or ".." or empty component. Escapes are WT_EPERM, other bad keys WT_EINVAL.
+ * allow_empty (prefixes): "" and a trailing '/' are accepted. */
+int store_check_key(const char *key, bool allow_empty, wt_errbuf *err);
+
+#endif

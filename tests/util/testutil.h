@@ -1,0 +1,47 @@
+/*
+ * testutil.h — small helpers shared by the cmocka tests: temp folders, files,
+ * deterministic bytes and tiny Hugging Face checkpoints written with
+ * st_write_path(). Test code only; failures return non-zero / NULL, never abort.
+ */
+#ifndef WT_TESTUTIL_H
+#define WT_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loader/loader.h"
+
+/* Fresh empty folder "$TMPDIR/wt-<tag>-XXXXXX". Caller frees (and tu_rmrf's) it. */
+char *tu_mkdtemp(const char *tag);
+/* rm -rf path; 0 on success (missing path counts as success). */
+int tu_rmrf(const char *path);
+/* "dir/rel"; caller frees. */
+char *tu_path(const char *dir, const char *rel);
+/* Write len bytes to dir/rel, creating parent folders. 0 on success. */
+int tu_write_file(const char *dir, const char *rel, const void *data, size_t len);
+/* Whole file, NUL-terminated beyond *len; caller frees. NULL on failure. */
+char *tu_read_file(const char *path, size_t *len);
+/* Deterministic pseudo-random bytes (splitmix64 of seed). */
+void tu_fill(void *buf, size_t len, uint64_t seed);
+/* Shift a file's mtime by delta_ns (to prove version changes). 0 on success. */
+int tu_touch(const char *path, int64_t delta_ns);
+
+/* Bytes of one desc (0 on overflow or bad dtype). */
+uint64_t tu_desc_nbytes(const st_desc *d);
+
+/*
+ * Write a checkpoint folder: dir/config.json (config_json verbatim) and the
+ * tensors with data tu_fill(seed + i). n_shards <= 1: model.safetensors;
+ * otherwise tensors are split into n_shards contiguous groups written as
+ * "model-0000K-of-0000N.safetensors" plus model.safetensors.index.json.
+ * 0 on success.
+ */
+int tu_write_ckpt(const char *dir, const char *config_json, const st_desc *descs, size_t n,
+                  size_t n_shards, uint64_t seed);
+/* Name of shard k (1-based) of n, as tu_write_ckpt writes it, into buf. */
+void tu_shard_name(char *buf, size_t bufsz, size_t k, size_t n);
+
+/* A small Llama-style config (hidden 64, 4 heads, 2 KV heads, 2 layers, vocab 128). */
+extern const char tu_llama_config[];
+
+#endif
