@@ -107,10 +107,11 @@ int shardmap_excl_compile(const char *const *pats, size_t n, sm_excl **out, wt_e
 			char why[128];
 			regerror(rc, &x->res[x->n], why, sizeof(why));
 			free(copy);
-			rv = wt_seterr(err, WT_EINVAL,
-				       "exclude pattern '%s': not a valid POSIX extended regex (%s); "
-				       "escape the special characters or drop the 're:' prefix",
-				       p, why);
+			rv = wt_seterr(
+			    err, WT_EINVAL,
+			    "exclude pattern '%s': not a valid POSIX extended regex (%s); "
+			    "escape the special characters or drop the 're:' prefix",
+			    p, why);
 			break;
 		}
 		x->pats[x->n++] = copy;

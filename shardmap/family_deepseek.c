@@ -6,22 +6,22 @@
 static const sm_rule deepseek_rules[] = {
     SM_RULES_TOP,
     SM_RULES_LNORM,
-    SM_RULE(SM_ATT "q_a_proj.weight", SM_ATT "q_a_proj.weight", SM_K_REPL, 0, SM_U_NONE,
-	    SM_C_QLORA, SM_F_QUANT, 2, SM_D_QLORA, SM_D_HID),
-    SM_RULE(SM_ATT "q_a_layernorm.weight", SM_ATT "q_a_layernorm.weight", SM_K_REPL, 0,
-	    SM_U_NONE, SM_C_QLORA, 0, 1, SM_D_QLORA, SM_D_ANY),
+    SM_RULE(SM_ATT "q_a_proj.weight", SM_ATT "q_a_proj.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_QLORA,
+            SM_F_QUANT, 2, SM_D_QLORA, SM_D_HID),
+    SM_RULE(SM_ATT "q_a_layernorm.weight", SM_ATT "q_a_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_QLORA, 0, 1, SM_D_QLORA, SM_D_ANY),
     SM_RULE(SM_ATT "q_b_proj.weight", SM_ATT "q_b_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,
-	    SM_C_QLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_QLORA),
-    SM_RULE(SM_ATT "q_proj.weight", SM_ATT "q_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,
-	    SM_C_NOQLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_HID),
+            SM_C_QLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_QLORA),
+    SM_RULE(SM_ATT "q_proj.weight", SM_ATT "q_proj.weight", SM_K_ROWS, 0, SM_U_HEADS, SM_C_NOQLORA,
+            SM_F_QUANT, 2, SM_D_QB, SM_D_HID),
     SM_RULE(SM_ATT "kv_a_proj_with_mqa.weight", SM_ATT "kv_a_proj_with_mqa.weight", SM_K_REPL, 0,
-	    SM_U_NONE, SM_C_ALL, SM_F_QUANT, 2, SM_D_KVA, SM_D_HID),
-    SM_RULE(SM_ATT "kv_a_layernorm.weight", SM_ATT "kv_a_layernorm.weight", SM_K_REPL, 0,
-	    SM_U_NONE, SM_C_ALL, 0, 1, SM_D_KVLORA, SM_D_ANY),
+            SM_U_NONE, SM_C_ALL, SM_F_QUANT, 2, SM_D_KVA, SM_D_HID),
+    SM_RULE(SM_ATT "kv_a_layernorm.weight", SM_ATT "kv_a_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_ALL, 0, 1, SM_D_KVLORA, SM_D_ANY),
     SM_RULE(SM_ATT "kv_b_proj.weight", SM_ATT "kv_b_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,
-	    SM_C_ALL, SM_F_QUANT, 2, SM_D_KVB, SM_D_KVLORA),
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_KVB, SM_D_KVLORA),
     SM_RULE(SM_ATT "o_proj.weight", SM_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL,
-	    SM_F_QUANT, 2, SM_D_HID, SM_D_OV),
+            SM_F_QUANT, 2, SM_D_HID, SM_D_OV),
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),
     SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
     SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
@@ -40,6 +40,6 @@ static bool deepseek_moe(const ckpt_config *cfg, int64_t i)
 
 static const char *const deepseek_archs[] = {"DeepseekV3ForCausalLM", NULL};
 
-const sm_family shardmap_family_deepseek_v3 = {"deepseek_v3",     deepseek_archs, deepseek_rules,
-					       SM_NRULES(deepseek_rules), deepseek_moe, true,
-					       "model.layers."};
+const sm_family shardmap_family_deepseek_v3 = {
+    "deepseek_v3", deepseek_archs, deepseek_rules, SM_NRULES(deepseek_rules),
+    deepseek_moe,  true,           "model.layers."};

@@ -25,9 +25,9 @@ static const sm_rule qwen3_moe_rules[] = {
     SM_RULES_LNORM,
     SM_RULES_ATTN,
     SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
-	    SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY),
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY),
     SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
-	    SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY),
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY),
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),
     SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
     SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
@@ -55,12 +55,12 @@ static const char *const mixtral_archs[] = {"MixtralForCausalLM", NULL};
 static const char *const qwen2_moe_archs[] = {"Qwen2MoeForCausalLM", NULL};
 static const char *const qwen3_moe_archs[] = {"Qwen3MoeForCausalLM", NULL};
 
-const sm_family shardmap_family_mixtral = {"mixtral",     mixtral_archs, mixtral_rules,
-					   SM_NRULES(mixtral_rules), all_moe, false,
-					   "model.layers."};
-const sm_family shardmap_family_qwen2_moe = {"qwen2_moe",     qwen2_moe_archs, qwen2_moe_rules,
-					     SM_NRULES(qwen2_moe_rules), shardmap_moe_qwen, false,
-					     "model.layers."};
-const sm_family shardmap_family_qwen3_moe = {"qwen3_moe",     qwen3_moe_archs, qwen3_moe_rules,
-					     SM_NRULES(qwen3_moe_rules), shardmap_moe_qwen, false,
-					     "model.layers."};
+const sm_family shardmap_family_mixtral = {
+    "mixtral", mixtral_archs, mixtral_rules,  SM_NRULES(mixtral_rules),
+    all_moe,   false,         "model.layers."};
+const sm_family shardmap_family_qwen2_moe = {
+    "qwen2_moe",       qwen2_moe_archs, qwen2_moe_rules, SM_NRULES(qwen2_moe_rules),
+    shardmap_moe_qwen, false,           "model.layers."};
+const sm_family shardmap_family_qwen3_moe = {
+    "qwen3_moe",       qwen3_moe_archs, qwen3_moe_rules, SM_NRULES(qwen3_moe_rules),
+    shardmap_moe_qwen, false,           "model.layers."};

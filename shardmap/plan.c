@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "shardmap/plan_int.h"
 
 #define NAME_MAX_LEN 512
@@ -42,15 +43,15 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->vh = c->v_head_dim;
 	if (d->H <= 0 || d->hid <= 0 || d->V <= 0 || d->L < 0)
 		return wt_seterr(err, WT_ESHAPE,
-				 "config.json: num_attention_heads %" PRId64 ", hidden_size %" PRId64
-				 ", vocab_size %" PRId64 ", num_hidden_layers %" PRId64
-				 " must be set and positive",
-				 d->H, d->hid, d->V, d->L);
+		                 "config.json: num_attention_heads %" PRId64
+		                 ", hidden_size %" PRId64 ", vocab_size %" PRId64
+		                 ", num_hidden_layers %" PRId64 " must be set and positive",
+		                 d->H, d->hid, d->V, d->L);
 	if (x->fam == &shardmap_family_deepseek_v3 &&
 	    (d->kvlora <= 0 || d->nope <= 0 || d->rope <= 0 || d->vh <= 0))
 		return wt_seterr(err, WT_ESHAPE,
-				 "config.json: DeepSeek-V3 needs kv_lora_rank, qk_nope_head_dim, "
-				 "qk_rope_head_dim and v_head_dim");
+		                 "config.json: DeepSeek-V3 needs kv_lora_rank, qk_nope_head_dim, "
+		                 "qk_rope_head_dim and v_head_dim");
 	return WT_OK;
 }
 
@@ -135,56 +136,62 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 		shape_text(t->shape, t->ndim, have, sizeof(have));
 		int64_t w2[2] = {want[0], want[1]};
 		shape_text(w2, r->ndim, exp, sizeof(exp));
-		return wt_seterr(err, WT_ESHAPE,
-				 "tensor '%s': shape %s disagrees with config.json, which implies %s "
-				 "(-1 = any); fix config.json or the checkpoint",
-				 t->name, have, exp);
+		return wt_seterr(
+		    err, WT_ESHAPE,
+		    "tensor '%s': shape %s disagrees with config.json, which implies %s "
+		    "(-1 = any); fix config.json or the checkpoint",
+		    t->name, have, exp);
 	}
 	if (!wt_dtype_is_float(t->dtype))
 		return wt_seterr(err, WT_EDTYPE,
-				 "tensor '%s': dtype %s is not a float type; weights must be F32, "
-				 "F16, BF16 or FP8 with scales",
-				 t->name, wt_dtype_name(t->dtype));
+		                 "tensor '%s': dtype %s is not a float type; weights must be F32, "
+		                 "F16, BF16 or FP8 with scales",
+		                 t->name, wt_dtype_name(t->dtype));
 	if (t->dtype == WT_F8_E5M2 || t->dtype == WT_F64)
-		return wt_seterr(err, WT_EDTYPE,
-				 "tensor '%s': dtype %s is not supported as a weight source; convert "
-				 "to BF16 or F8_E4M3",
-				 t->name, wt_dtype_name(t->dtype));
+		return wt_seterr(
+		    err, WT_EDTYPE,
+		    "tensor '%s': dtype %s is not supported as a weight source; convert "
+		    "to BF16 or F8_E4M3",
+		    t->name, wt_dtype_name(t->dtype));
 	if (t->dtype == WT_F8_E4M3) {
 		if (e->wscale == SM_NONE || x->cfg->quant == CKPT_QUANT_NONE)
 			return wt_seterr(err, WT_EDTYPE,
-					 "tensor '%s': F8_E4M3 weight without its scale (%s) or "
-					 "without quantization_config in config.json",
-					 t->name,
-					 x->cfg->quant == CKPT_QUANT_FP8_TENSOR ? "weight_scale"
-										: "weight_scale_inv");
+			                 "tensor '%s': F8_E4M3 weight without its scale (%s) or "
+			                 "without quantization_config in config.json",
+			                 t->name,
+			                 x->cfg->quant == CKPT_QUANT_FP8_TENSOR
+			                     ? "weight_scale"
+			                     : "weight_scale_inv");
 		const ckpt_tensor *s = ckpt_tensor_at(x->c, e->wscale);
 		if (s->dtype != WT_F32)
-			return wt_seterr(err, WT_EDTYPE, "tensor '%s': scale dtype %s, expected F32",
-					 s->name, wt_dtype_name(s->dtype));
+			return wt_seterr(err, WT_EDTYPE,
+			                 "tensor '%s': scale dtype %s, expected F32", s->name,
+			                 wt_dtype_name(s->dtype));
 		if (t->ndim != 2)
 			return wt_seterr(err, WT_ESHAPE, "tensor '%s': an FP8 weight must be 2-D",
-					 t->name);
+			                 t->name);
 		if (x->cfg->quant == CKPT_QUANT_FP8_BLOCK) {
 			int64_t b0 = x->cfg->quant_block[0] > 0 ? x->cfg->quant_block[0] : 128;
 			int64_t b1 = x->cfg->quant_block[1] > 0 ? x->cfg->quant_block[1] : 128;
-			int64_t rows = (t->shape[0] + b0 - 1) / b0, cols = (t->shape[1] + b1 - 1) / b1;
+			int64_t rows = (t->shape[0] + b0 - 1) / b0,
+			        cols = (t->shape[1] + b1 - 1) / b1;
 			if (s->ndim != 2 || s->shape[0] != rows || s->shape[1] != cols)
 				return wt_seterr(err, WT_ESHAPE,
-						 "tensor '%s': block scales must be [%" PRId64
-						 ", %" PRId64 "] for weight [%" PRId64 ", %" PRId64 "]",
-						 s->name, rows, cols, t->shape[0], t->shape[1]);
+				                 "tensor '%s': block scales must be [%" PRId64
+				                 ", %" PRId64 "] for weight [%" PRId64 ", %" PRId64
+				                 "]",
+				                 s->name, rows, cols, t->shape[0], t->shape[1]);
 		} else if (s->nbytes != 4) {
 			return wt_seterr(err, WT_ESHAPE,
-					 "tensor '%s': a per-tensor scale must hold one F32 value",
-					 s->name);
+			                 "tensor '%s': a per-tensor scale must hold one F32 value",
+			                 s->name);
 		}
 	}
 	if (e->iscale != SM_NONE) {
 		const ckpt_tensor *s = ckpt_tensor_at(x->c, e->iscale);
 		if (s->dtype != WT_F32 || s->nbytes != 4)
 			return wt_seterr(err, WT_ESHAPE,
-					 "tensor '%s': input_scale must be one F32 value", s->name);
+			                 "tensor '%s': input_scale must be one F32 value", s->name);
 	}
 	return WT_OK;
 }
@@ -201,7 +208,8 @@ static void attach_scales(const sm_ctx *x, sm_entry *e)
 	if (base + 20 > sizeof(buf))
 		return;
 	memcpy(buf, t->name, base);
-	const char *sfx = x->cfg->quant == CKPT_QUANT_FP8_TENSOR ? "weight_scale" : "weight_scale_inv";
+	const char *sfx =
+	    x->cfg->quant == CKPT_QUANT_FP8_TENSOR ? "weight_scale" : "weight_scale_inv";
 	snprintf(buf + base, sizeof(buf) - base, "%s", sfx);
 	const ckpt_tensor *s = ckpt_find(x->c, buf);
 	if (s)
@@ -261,21 +269,23 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 			continue;
 		if (i >= x->dm.L)
 			return wt_seterr(err, WT_ESHAPE,
-					 "tensor '%s': layer %" PRId64
-					 " but config.json num_hidden_layers is %" PRId64,
-					 t->name, i, x->dm.L);
+			                 "tensor '%s': layer %" PRId64
+			                 " but config.json num_hidden_layers is %" PRId64,
+			                 t->name, i, x->dm.L);
 		if (j >= x->dm.E)
 			return wt_seterr(err, WT_ESHAPE,
-					 "tensor '%s': expert %" PRId64
-					 " but config.json has %" PRId64 " experts",
-					 t->name, j, x->dm.E);
+			                 "tensor '%s': expert %" PRId64
+			                 " but config.json has %" PRId64 " experts",
+			                 t->name, j, x->dm.E);
 		if (!cond_holds(x, ru, i))
-			return wt_seterr(err, WT_EUNSUPPORTED,
-					 "tensor '%s': unknown tensor: config.json makes layer %" PRId64
-					 " a %s layer; fix mlp_only_layers/first_k_dense_replace or the "
-					 "checkpoint",
-					 t->name, i,
-					 ru->cond == SM_C_MOE ? "dense" : (ru->cond == SM_C_DENSE ? "MoE" : "different"));
+			return wt_seterr(
+			    err, WT_EUNSUPPORTED,
+			    "tensor '%s': unknown tensor: config.json makes layer %" PRId64
+			    " a %s layer; fix mlp_only_layers/first_k_dense_replace or the "
+			    "checkpoint",
+			    t->name, i,
+			    ru->cond == SM_C_MOE ? "dense"
+			                         : (ru->cond == SM_C_DENSE ? "MoE" : "different"));
 		if ((ru->flags & SM_F_LMHEAD) && x->cfg->tie_word_embeddings) {
 			/* Its scale companions go with it. */
 			sm_entry tmp = {.t = (uint32_t)k};
@@ -306,9 +316,9 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		return check_entry(x, e, err);
 	}
 	return wt_seterr(err, WT_EUNSUPPORTED,
-			 "tensor '%s': unknown tensor for family %s (no partition rule maps it); "
-			 "remove it from the checkpoint or check architectures in config.json",
-			 t->name, x->fam->name);
+	                 "tensor '%s': unknown tensor for family %s (no partition rule maps it); "
+	                 "remove it from the checkpoint or check architectures in config.json",
+	                 t->name, x->fam->name);
 }
 
 /* Required tensors present; optional fused parts all-or-none. */
@@ -349,7 +359,8 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					if (!ckpt_find(x->c, other))
 						return wt_seterr(
 						    err, WT_ENOTFOUND,
-						    "tensor '%s': missing, but its fusion partner '%s' "
+						    "tensor '%s': missing, but its fusion partner "
+						    "'%s' "
 						    "is present; both or neither must exist",
 						    other, name);
 				}
@@ -394,10 +405,11 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	const ckpt_config *cfg = ckpt_get_config(c);
 	const sm_family *fam = shardmap_family_find(cfg->architecture, cfg->model_type);
 	if (!fam)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-				 "architecture '%s' (model_type '%s') is not supported; supported: %s",
-				 cfg->architecture ? cfg->architecture : "", cfg->model_type ? cfg->model_type : "",
-				 shardmap_supported_architectures());
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "architecture '%s' (model_type '%s') is not supported; supported: %s",
+		    cfg->architecture ? cfg->architecture : "",
+		    cfg->model_type ? cfg->model_type : "", shardmap_supported_architectures());
 	wt_layout chk = *l;
 	chk.tp_rank = 0;
 	chk.ep_rank = 0;
@@ -415,8 +427,8 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	p->tied = cfg->tie_word_embeddings;
 	uint64_t nr;
 	if (!wt_mul_u64(p->tp, p->ep, &nr) || nr > 65536) {
-		rv = wt_seterr(err, WT_ELAYOUT, "tp_size %u * ep_size %u ranks is too many",
-			       p->tp, p->ep);
+		rv = wt_seterr(err, WT_ELAYOUT, "tp_size %u * ep_size %u ranks is too many", p->tp,
+		               p->ep);
 		goto fail;
 	}
 	p->ranks = calloc(nr, sizeof(sm_rank));
@@ -440,8 +452,8 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	for (size_t k = 1; k < x.n_ents; k++)
 		if (cmp_ent(&x.ents[k - 1], &x.ents[k], (void *)fam) == 0) {
 			rv = wt_seterr(err, WT_EDUP, "tensors '%s' and '%s' both map to '%s'",
-				       ckpt_tensor_at(c, x.ents[k - 1].t)->name,
-				       ckpt_tensor_at(c, x.ents[k].t)->name, x.ents[k].rt);
+			               ckpt_tensor_at(c, x.ents[k - 1].t)->name,
+			               ckpt_tensor_at(c, x.ents[k].t)->name, x.ents[k].rt);
 			goto fail;
 		}
 	x.p = p;

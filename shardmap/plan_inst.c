@@ -41,8 +41,13 @@ static int push(pvec *pv, sm_piece pc)
 
 static sm_piece rows_piece(uint32_t src, int64_t start, int64_t len, int64_t unit)
 {
-	sm_piece pc = {.src = src, .aux = SM_NONE, .cols = false, .start = start, .len = len,
-		       .out_rows = len, .unit = unit};
+	sm_piece pc = {.src = src,
+	               .aux = SM_NONE,
+	               .cols = false,
+	               .start = start,
+	               .len = len,
+	               .out_rows = len,
+	               .unit = unit};
 	return pc;
 }
 
@@ -123,7 +128,7 @@ static void geo2(geo *g, int64_t rows, int64_t cols, int ndim)
 
 /* Pieces (src = instance-local entry index) and geometry of instance [a, a+n) on (t, e). */
 static int gen(const sm_ctx *x, size_t a, size_t n, uint32_t t, uint32_t e, pvec *pv, geo *g,
-	       wt_errbuf *err)
+               wt_errbuf *err)
 {
 	const sm_rule *r = &x->fam->rules[x->ents[a].rule];
 	const char *rt = x->ents[a].rt, *what;
@@ -153,17 +158,18 @@ static int gen(const sm_ctx *x, size_t a, size_t n, uint32_t t, uint32_t e, pvec
 		int64_t H = x->dm.H, KV = x->dm.KV, d = x->dm.d;
 		if (H % T)
 			return lay_err(x, err,
-				       "tensor '%s': tp_size %" PRId64
-				       " does not divide num_attention_heads %" PRId64,
-				       rt, T, H);
+			               "tensor '%s': tp_size %" PRId64
+			               " does not divide num_attention_heads %" PRId64,
+			               rt, T, H);
 		if (KV % T && T % KV)
 			return lay_err(x, err,
-				       "tensor '%s': tp_size %" PRId64
-				       " and num_key_value_heads %" PRId64
-				       ": one must divide the other",
-				       rt, T, KV);
+			               "tensor '%s': tp_size %" PRId64
+			               " and num_key_value_heads %" PRId64
+			               ": one must divide the other",
+			               rt, T, KV);
 		if (n != 3)
-			return wt_seterr(err, WT_ENOTFOUND, "tensor '%s': q, k and v are needed", rt);
+			return wt_seterr(err, WT_ENOTFOUND, "tensor '%s': q, k and v are needed",
+			                 rt);
 		int64_t Hl = H / T, KVl, ks;
 		if (KV >= T) {
 			KVl = KV / T;
@@ -183,16 +189,16 @@ static int gen(const sm_ctx *x, size_t a, size_t n, uint32_t t, uint32_t e, pvec
 	case SM_K_ROWS: {
 		int64_t U = unit_count(x, r->unit, &what), rows = 0;
 		if (U % T)
-			return lay_err(x, err,
-				       "tensor '%s': tp_size %" PRId64 " does not divide %s %" PRId64,
-				       rt, T, what, U);
+			return lay_err(
+			    x, err, "tensor '%s': tp_size %" PRId64 " does not divide %s %" PRId64,
+			    rt, T, what, U);
 		for (size_t k = 0; k < n; k++) {
 			int64_t R = trows(ent_t(x, a + k));
 			if (R % T)
 				return lay_err(x, err,
-					       "tensor '%s': tp_size %" PRId64
-					       " does not divide its %" PRId64 " rows",
-					       rt, T, R);
+				               "tensor '%s': tp_size %" PRId64
+				               " does not divide its %" PRId64 " rows",
+				               rt, T, R);
 			if (push(pv, rows_piece((uint32_t)k, t * (R / T), R / T, 0)))
 				return WT_ENOMEM;
 			rows += R / T;
@@ -203,12 +209,17 @@ static int gen(const sm_ctx *x, size_t a, size_t n, uint32_t t, uint32_t e, pvec
 	case SM_K_COLS: {
 		int64_t U = unit_count(x, r->unit, &what), K = tcols(t0);
 		if (U % T || K % T)
-			return lay_err(x, err,
-				       "tensor '%s': tp_size %" PRId64 " does not divide %s %" PRId64,
-				       rt, T, what, U);
+			return lay_err(
+			    x, err, "tensor '%s': tp_size %" PRId64 " does not divide %s %" PRId64,
+			    rt, T, what, U);
 		geo2(g, trows(t0), K / T, 2);
-		sm_piece pc = {.src = 0, .aux = SM_NONE, .cols = true, .start = t * (K / T),
-			       .len = K / T, .out_rows = trows(t0), .unit = 0};
+		sm_piece pc = {.src = 0,
+		               .aux = SM_NONE,
+		               .cols = true,
+		               .start = t * (K / T),
+		               .len = K / T,
+		               .out_rows = trows(t0),
+		               .unit = 0};
 		return push(pv, pc);
 	}
 	case SM_K_EXP13:
@@ -221,10 +232,10 @@ static int gen(const sm_ctx *x, size_t a, size_t n, uint32_t t, uint32_t e, pvec
 		if (P == 1) {
 			if (Ie % T)
 				return lay_err(x, err,
-					       "tensor '%s': tp_size %" PRId64
-					       " does not divide moe_intermediate_size %" PRId64
-					       " (or use ep_size > 1)",
-					       rt, T, Ie);
+				               "tensor '%s': tp_size %" PRId64
+				               " does not divide moe_intermediate_size %" PRId64
+				               " (or use ep_size > 1)",
+				               rt, T, Ie);
 			Il = Ie / T;
 		} else {
 			count = E / P + (e < E % P);
@@ -237,12 +248,18 @@ static int gen(const sm_ctx *x, size_t a, size_t n, uint32_t t, uint32_t e, pvec
 				int first = x->l->w13_up_gate ? 1 : 0;
 				for (int s = 0; s < 2; s++) {
 					int part = s == 0 ? first : 1 - first;
-					if (push(pv, rows_piece((uint32_t)(part * E + j), off, Il, jj)))
+					if (push(pv,
+					         rows_piece((uint32_t)(part * E + j), off, Il, jj)))
 						return WT_ENOMEM;
 				}
 			} else if (P == 1) {
-				sm_piece pc = {.src = (uint32_t)j, .aux = SM_NONE, .cols = true,
-					       .start = off, .len = Il, .out_rows = hid, .unit = jj};
+				sm_piece pc = {.src = (uint32_t)j,
+				               .aux = SM_NONE,
+				               .cols = true,
+				               .start = off,
+				               .len = Il,
+				               .out_rows = hid,
+				               .unit = jj};
 				if (push(pv, pc))
 					return WT_ENOMEM;
 			} else if (push(pv, rows_piece((uint32_t)j, 0, hid, jj))) {
@@ -330,7 +347,7 @@ typedef struct inst_info {
 } inst_info;
 
 static int add_out(sm_ctx *x, const inst_info *in, uint32_t rank, sm_out *o, const pvec *pv,
-		   size_t *ix, wt_errbuf *err)
+                   size_t *ix, wt_errbuf *err)
 {
 	o->group = in->gid;
 	o->p0 = x->p->n_pieces;
@@ -361,7 +378,7 @@ static void set_shape(sm_out *o, const geo *g)
 
 /* Outputs of one instance on one rank. */
 static int emit_rank(sm_ctx *x, const inst_info *in, uint32_t rank, pvec *pv, const geo *g,
-		     wt_errbuf *err)
+                     wt_errbuf *err)
 {
 	const char *rt = x->ents[in->a].rt;
 	bool bias = ends_with(rt, "bias");
@@ -511,10 +528,10 @@ static int check_int4(const sm_ctx *x, const inst_info *in, const geo *g, wt_err
 	if (in->mode != M_QUANT || x->l->quant != WT_QUANT_INT4_GROUP || (K % G == 0 && K % 8 == 0))
 		return WT_OK;
 	return lay_err(x, err,
-		       "tensor '%s': int4-group needs in_features %" PRId64
-		       " per rank to be a multiple of group_size %" PRId64
-		       " and of 8; pick a --group-size dividing it",
-		       x->ents[in->a].rt, K, G);
+	               "tensor '%s': int4-group needs in_features %" PRId64
+	               " per rank to be a multiple of group_size %" PRId64
+	               " and of 8; pick a --group-size dividing it",
+	               x->ents[in->a].rt, K, G);
 }
 
 /* Module name of a weight entry (name without ".weight"). */
@@ -552,21 +569,24 @@ static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 	}
 	bool isq = (r->flags & SM_F_QUANT) && x->l->quant != WT_QUANT_NONE;
 	if (isq && nex > 0 && nex < n)
-		return lay_err(x, err,
-			       "tensor '%s': %zu of its %zu fused modules are excluded; exclude all "
-			       "of them or none (e.g. add a pattern for every part)",
-			       rt, nex, n);
+		return lay_err(
+		    x, err,
+		    "tensor '%s': %zu of its %zu fused modules are excluded; exclude all "
+		    "of them or none (e.g. add a pattern for every part)",
+		    rt, nex, n);
 	bool wq = isq && nex == 0;
-	in->out_dt = x->l->dtype != WT_DTYPE_INVALID ? x->l->dtype : (d0 == WT_F8_E4M3 ? WT_BF16 : d0);
+	in->out_dt =
+	    x->l->dtype != WT_DTYPE_INVALID ? x->l->dtype : (d0 == WT_F8_E4M3 ? WT_BF16 : d0);
 	in->work = (same && (d0 == WT_F32 || d0 == WT_F16 || d0 == WT_BF16)) ? d0 : WT_F32;
 	in->requant = false;
 	const ckpt_config *c = x->cfg;
-	if (wq && nf8 == n && c->quant == CKPT_QUANT_FP8_BLOCK && x->l->quant == WT_QUANT_FP8_BLOCK &&
+	if (wq && nf8 == n && c->quant == CKPT_QUANT_FP8_BLOCK &&
+	    x->l->quant == WT_QUANT_FP8_BLOCK &&
 	    (c->quant_block[0] <= 0 || c->quant_block[0] == 128) &&
 	    (c->quant_block[1] <= 0 || c->quant_block[1] == 128))
 		in->mode = M_PASSBLK;
 	else if (wq && nf8 == n && c->quant == CKPT_QUANT_FP8_TENSOR &&
-		 x->l->quant == WT_QUANT_FP8_TENSOR)
+	         x->l->quant == WT_QUANT_FP8_TENSOR)
 		in->mode = M_MERGE;
 	else if (wq)
 		in->mode = M_QUANT;
@@ -596,17 +616,21 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 		s->mode = SM_SRC_RAW;
 		if (t->dtype == WT_F8_E4M3 && !pass) {
 			s->mode = x->cfg->quant == CKPT_QUANT_FP8_BLOCK ? SM_SRC_DQ_BLOCK
-									: SM_SRC_DQ_TENSOR;
+			                                                : SM_SRC_DQ_TENSOR;
 			s->whole = true;
 		}
-		g->srcs[n + k] = (sm_src){.t = pass ? e->wscale : SM_NONE, .scale = SM_NONE,
-					  .mode = SM_SRC_RAW, .whole = true};
+		g->srcs[n + k] = (sm_src){.t = pass ? e->wscale : SM_NONE,
+		                          .scale = SM_NONE,
+		                          .mode = SM_SRC_RAW,
+		                          .whole = true};
 		bool use_is = in->mode == M_MERGE;
-		g->srcs[2 * n + k] = (sm_src){.t = use_is ? e->iscale : SM_NONE, .scale = SM_NONE,
-					      .mode = SM_SRC_RAW, .whole = true};
+		g->srcs[2 * n + k] = (sm_src){.t = use_is ? e->iscale : SM_NONE,
+		                              .scale = SM_NONE,
+		                              .mode = SM_SRC_RAW,
+		                              .whole = true};
 		if (!use_is && e->iscale != SM_NONE &&
 		    (rv = shardmap_plan_add_skipped(x->p, ckpt_tensor_at(x->c, e->iscale)->name,
-						    err)) != WT_OK)
+		                                    err)) != WT_OK)
 			return rv;
 	}
 	return WT_OK;
@@ -645,11 +669,12 @@ static int do_instance(sm_ctx *x, size_t a, size_t n, wt_errbuf *err)
 			in.work = WT_F32;
 			in.requant = true;
 		} else {
-			rv = lay_err(x, err,
-				     "tensor '%s': FP8 block scales slice in whole 128-row/column "
-				     "blocks, but rank %u's %s do not start/end on a multiple of 128; "
-				     "add --requant allow to requantize it",
-				     x->ents[a].rt, bad_rank, why);
+			rv = lay_err(
+			    x, err,
+			    "tensor '%s': FP8 block scales slice in whole 128-row/column "
+			    "blocks, but rank %u's %s do not start/end on a multiple of 128; "
+			    "add --requant allow to requantize it",
+			    x->ents[a].rt, bad_rank, why);
 		}
 	}
 	for (uint32_t rank = 0; rank < R && rv == WT_OK; rank++)
@@ -669,15 +694,15 @@ int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err)
 {
 	if (x->P > 1 && x->dm.E == 0)
 		return !x->p ? WT_ELAYOUT
-			     : wt_seterr(err, WT_ELAYOUT,
-					 "ep_size %u but the model has no experts; use ep_size 1",
-					 x->P);
+		             : wt_seterr(err, WT_ELAYOUT,
+		                         "ep_size %u but the model has no experts; use ep_size 1",
+		                         x->P);
 	if (x->dm.E > 0 && x->P > x->dm.E)
 		return !x->p ? WT_ELAYOUT
-			     : wt_seterr(err, WT_ELAYOUT,
-					 "ep_size %u exceeds the %" PRId64
-					 " routed experts; use ep_size <= %" PRId64,
-					 x->P, x->dm.E, x->dm.E);
+		             : wt_seterr(err, WT_ELAYOUT,
+		                         "ep_size %u exceeds the %" PRId64
+		                         " routed experts; use ep_size <= %" PRId64,
+		                         x->P, x->dm.E, x->dm.E);
 	size_t a = 0;
 	while (a < x->n_ents) {
 		size_t b = a + 1;
@@ -709,7 +734,7 @@ void shardmap_suggest_tp(const sm_ctx *x, char *buf, size_t cap)
 	size_t o = (size_t)snprintf(buf, cap, "; use tp_size ");
 	for (size_t k = 0; k < n && o < cap; k++)
 		o += (size_t)snprintf(buf + o, cap - o, "%s%u",
-				      k == 0 ? "" : (k + 1 == n ? " or " : ", "), ok[k]);
+		                      k == 0 ? "" : (k + 1 == n ? " or " : ", "), ok[k]);
 	if (x->P > 1 && o < cap)
 		snprintf(buf + o, cap - o, " (with ep_size %u)", x->P);
 }

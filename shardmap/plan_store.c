@@ -53,8 +53,7 @@ int shardmap_plan_add_group(sm_plan *p, uint32_t *gid, wt_errbuf *err)
 	return WT_OK;
 }
 
-int shardmap_plan_group_member(sm_plan *p, uint32_t gid, uint32_t rank, size_t ix,
-			       wt_errbuf *err)
+int shardmap_plan_group_member(sm_plan *p, uint32_t gid, uint32_t rank, size_t ix, wt_errbuf *err)
 {
 	sm_group *g = &p->groups[gid];
 	if (grow((void **)&g->m, &g->cap_m, g->n_m + 1, sizeof(sm_member)))
@@ -97,11 +96,11 @@ int shardmap_plan_finish(sm_plan *p, wt_errbuf *err)
 		r->nbytes = 0;
 		for (size_t i = 0; i < r->n; i++) {
 			r->pos[r->order[i]] = i;
-			if (i > 0 && strcmp(r->outs[r->order[i]].name,
-					    r->outs[r->order[i - 1]].name) == 0)
+			if (i > 0 &&
+			    strcmp(r->outs[r->order[i]].name, r->outs[r->order[i - 1]].name) == 0)
 				return wt_seterr(err, WT_EDUP,
-						 "runtime tensor '%s' produced twice on rank %u",
-						 r->outs[r->order[i]].name, k);
+				                 "runtime tensor '%s' produced twice on rank %u",
+				                 r->outs[r->order[i]].name, k);
 			r->nbytes += r->outs[i].info.nbytes;
 		}
 	}

@@ -93,7 +93,7 @@ static int slots(prod *pr, size_t n, wt_errbuf *err)
 
 /* Widen [lo, hi) of source s with the rows piece pc needs. */
 static void need(const sm_piece *pc, uint32_t s, const sm_src *src, const ckpt_tensor *t,
-		 int64_t *lo, int64_t *hi)
+                 int64_t *lo, int64_t *hi)
 {
 	if (pc->src != s && pc->aux != s)
 		return;
@@ -129,10 +129,11 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	int64_t cols = tcols(t);
 	size_t esz = wt_dtype_size(t->dtype);
 	uint64_t rowb = (uint64_t)cols * esz, off = (uint64_t)lo * rowb,
-		 len = (uint64_t)(hi - lo) * rowb;
+	         len = (uint64_t)(hi - lo) * rowb;
 	if (reserve(&pr->raw[s], len))
-		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory reading %" PRIu64
-				 " bytes", t->name, len);
+		return wt_seterr(err, WT_ENOMEM,
+		                 "tensor '%s': out of memory reading %" PRIu64 " bytes", t->name,
+		                 len);
 	int rv = ckpt_read(pr->c, t, off, pr->raw[s].p, len, err);
 	if (rv != WT_OK)
 		return rv;
@@ -156,9 +157,10 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 				bk = cfg->quant_block[1] > 0 ? cfg->quant_block[1] : 128;
 			}
 			rv = kern_dequant_fp8_block(pr->dq[s].p, WT_F32, pr->raw[s].p, N, K, scale,
-						    bn, bk);
+			                            bn, bk);
 			if (rv != WT_OK)
-				rv = wt_seterr(err, rv, "tensor '%s': dequantizing failed", t->name);
+				rv =
+				    wt_seterr(err, rv, "tensor '%s': dequantizing failed", t->name);
 		}
 		free(scale);
 		if (rv != WT_OK)
@@ -205,16 +207,16 @@ static int assemble(prod *pr, const sm_out *o, uint8_t *dst, wt_dtype dd, wt_err
 			rv = conv(dst, dd, s, ld->dt, (size_t)pc->len * (size_t)ld->cols);
 		} else if (dd == ld->dt) {
 			kern_copy2d(dst, drow, ld->base + (size_t)pc->start * sesz, srow,
-				    (size_t)pc->out_rows, (size_t)pc->len * desz);
+			            (size_t)pc->out_rows, (size_t)pc->len * desz);
 		} else {
 			for (int64_t r = 0; r < pc->out_rows && rv == WT_OK; r++)
 				rv = conv(dst + (size_t)r * drow, dd,
-					  ld->base + (size_t)r * srow + (size_t)pc->start * sesz,
-					  ld->dt, (size_t)pc->len);
+				          ld->base + (size_t)r * srow + (size_t)pc->start * sesz,
+				          ld->dt, (size_t)pc->len);
 		}
 		if (rv != WT_OK)
 			return wt_seterr(err, rv, "tensor '%s': converting %s to %s failed",
-					 o->name, wt_dtype_name(ld->dt), wt_dtype_name(dd));
+			                 o->name, wt_dtype_name(ld->dt), wt_dtype_name(dd));
 		dst += bytes;
 	}
 	return WT_OK;
@@ -248,21 +250,22 @@ static int do_quant(prod *pr, uint32_t rank, const sm_out *o, wt_errbuf *err)
 	for (int64_t u = 0; u < o->units; u++) {
 		int64_t bad = -1;
 		rv = kern_quantize(o->q, pr->out.p + (size_t)u * (size_t)N * (size_t)K * wesz,
-				   o->work, N, K, G, pr->q.p + (size_t)u * qb,
-				   (float *)pr->sc.p + (size_t)u * sn, &bad);
+		                   o->work, N, K, G, pr->q.p + (size_t)u * qb,
+		                   (float *)pr->sc.p + (size_t)u * sn, &bad);
 		if (rv == WT_ENONFINITE)
-			return wt_seterr(err, WT_ENONFINITE,
-					 "tensor '%s' (rank %u): NaN or Inf at element %" PRId64
-					 "; quantization needs finite values: fix the checkpoint or "
-					 "exclude the module",
-					 o->name, rank, u * N * K + bad);
+			return wt_seterr(
+			    err, WT_ENONFINITE,
+			    "tensor '%s' (rank %u): NaN or Inf at element %" PRId64
+			    "; quantization needs finite values: fix the checkpoint or "
+			    "exclude the module",
+			    o->name, rank, u * N * K + bad);
 		if (rv != WT_OK)
 			return wt_seterr(err, rv, "tensor '%s': quantization failed", o->name);
 	}
 	rv = emit(pr, rank, o->scale_ix, pr->sc.p, so->info.nbytes, err);
 	if (rv == WT_OK)
 		rv = emit(pr, rank, (size_t)(o - pr->p->ranks[rank].outs), pr->q.p, o->info.nbytes,
-			  err);
+		          err);
 	return rv;
 }
 
@@ -312,7 +315,7 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 		const loaded *ld = &pr->ld[p0->src];
 		size_t srow = (size_t)ld->cols * wt_dtype_size(ld->dt);
 		return emit(pr, rank, ix, ld->base + (size_t)(p0->start - ld->r0) * srow,
-			    o->info.nbytes, err);
+		            o->info.nbytes, err);
 	}
 	if (reserve(&pr->out, o->info.nbytes))
 		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", o->name);
@@ -352,11 +355,11 @@ static int do_group(prod *pr, const sm_group *g, wt_errbuf *err)
 }
 
 int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit_fn emit_fn,
-		     void *ctx, wt_errbuf *err)
+                     void *ctx, wt_errbuf *err)
 {
 	if (only_rank >= (int64_t)(p->tp * p->ep))
 		return wt_seterr(err, WT_EINVAL, "rank %" PRId64 " out of range (%u ranks)",
-				 only_rank, p->tp * p->ep);
+		                 only_rank, p->tp * p->ep);
 	prod pr = {.c = c, .p = p, .only = only_rank, .emit = emit_fn, .ctx = ctx};
 	int rv = WT_OK;
 	for (size_t g = 0; g < p->n_groups && rv == WT_OK; g++)

@@ -50,10 +50,8 @@ static void sh_int4(int64_t N, int64_t K, int64_t g, int64_t w[2], int64_t s[2],
 }
 
 static const sm_scheme schemes[] = {
-    {WT_QUANT_FP8_TENSOR, WT_F8_E4M3, sh_tensor},
-    {WT_QUANT_FP8_CHANNEL, WT_F8_E4M3, sh_channel},
-    {WT_QUANT_FP8_BLOCK, WT_F8_E4M3, sh_block},
-    {WT_QUANT_INT8_CHANNEL, WT_I8, sh_channel},
+    {WT_QUANT_FP8_TENSOR, WT_F8_E4M3, sh_tensor}, {WT_QUANT_FP8_CHANNEL, WT_F8_E4M3, sh_channel},
+    {WT_QUANT_FP8_BLOCK, WT_F8_E4M3, sh_block},   {WT_QUANT_INT8_CHANNEL, WT_I8, sh_channel},
     {WT_QUANT_INT4_GROUP, WT_I32, sh_int4},
 };
 

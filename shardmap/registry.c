@@ -5,8 +5,8 @@
 #include "shardmap/shardmap_int.h"
 
 static const sm_family *const families[] = {
-    &shardmap_family_llama,     &shardmap_family_mistral,   &shardmap_family_qwen2,
-    &shardmap_family_qwen3,     &shardmap_family_mixtral,   &shardmap_family_qwen2_moe,
+    &shardmap_family_llama,     &shardmap_family_mistral,     &shardmap_family_qwen2,
+    &shardmap_family_qwen3,     &shardmap_family_mixtral,     &shardmap_family_qwen2_moe,
     &shardmap_family_qwen3_moe, &shardmap_family_deepseek_v3, &shardmap_family_bert,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
@@ -79,8 +79,8 @@ bool shardmap_expand(const char *pat, int64_t i, int64_t j, char *buf, size_t ca
 	size_t n = 0;
 	while (*pat) {
 		if (pat[0] == '{' && (pat[1] == 'i' || pat[1] == 'j') && pat[2] == '}') {
-			int w = snprintf(buf + n, cap - n, "%lld",
-					 (long long)(pat[1] == 'i' ? i : j));
+			int w =
+			    snprintf(buf + n, cap - n, "%lld", (long long)(pat[1] == 'i' ? i : j));
 			if (w < 0 || (size_t)w >= cap - n)
 				return false;
 			n += (size_t)w;
@@ -104,5 +104,6 @@ static bool ends_with(const char *s, const char *suf)
 bool shardmap_generic_drop(const char *name)
 {
 	return ends_with(name, "rotary_emb.inv_freq") || ends_with(name, "rotary_emb.cos_cached") ||
-	       ends_with(name, "rotary_emb.sin_cached") || strcmp(name, "embeddings.position_ids") == 0;
+	       ends_with(name, "rotary_emb.sin_cached") ||
+	       strcmp(name, "embeddings.position_ids") == 0;
 }

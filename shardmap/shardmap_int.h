@@ -36,14 +36,14 @@ typedef enum {
 	SM_D_ANY = 0, /* not derivable from config.json */
 	SM_D_ONE,
 	SM_D_HID,
-	SM_D_Q,    /* H * d */
-	SM_D_KV,   /* KV * d */
-	SM_D_HD,   /* d */
-	SM_D_I,    /* intermediate_size */
-	SM_D_V,    /* vocab_size */
-	SM_D_E,    /* routed experts */
-	SM_D_IE,   /* expert intermediate */
-	SM_D_ISH,  /* shared expert intermediate */
+	SM_D_Q,   /* H * d */
+	SM_D_KV,  /* KV * d */
+	SM_D_HD,  /* d */
+	SM_D_I,   /* intermediate_size */
+	SM_D_V,   /* vocab_size */
+	SM_D_E,   /* routed experts */
+	SM_D_IE,  /* expert intermediate */
+	SM_D_ISH, /* shared expert intermediate */
 	SM_D_QLORA,
 	SM_D_KVLORA,
 	SM_D_KVA, /* kv_lora_rank + qk_rope_head_dim */
@@ -132,7 +132,7 @@ int shardmap_excl_compile(const char *const *pats, size_t n, sm_excl **out, wt_e
 bool shardmap_excl_match(const sm_excl *x, const char *module);
 size_t shardmap_excl_count(const sm_excl *x);
 const char *shardmap_excl_pattern(const sm_excl *x, size_t i); /* sorted; borrowed */
-void shardmap_excl_free(sm_excl *x);                          /* NULL-safe */
+void shardmap_excl_free(sm_excl *x);                           /* NULL-safe */
 
 /* ---------- plan ---------- */
 
@@ -144,10 +144,10 @@ typedef enum {
 } sm_src_mode;
 
 typedef struct sm_src {
-	uint32_t t;      /* ckpt tensor index */
-	uint32_t scale;  /* ckpt index of the scale for DQ modes */
-	uint8_t mode;    /* sm_src_mode */
-	bool whole;      /* always read whole (scales, dequantized sources) */
+	uint32_t t;     /* ckpt tensor index */
+	uint32_t scale; /* ckpt index of the scale for DQ modes */
+	uint8_t mode;   /* sm_src_mode */
+	bool whole;     /* always read whole (scales, dequantized sources) */
 } sm_src;
 
 /* Output kinds. */
@@ -162,9 +162,9 @@ typedef enum {
 #define SM_ZERO UINT32_MAX /* piece source: zero rows */
 
 typedef struct sm_piece {
-	uint32_t src;    /* group source index, or SM_ZERO */
-	uint32_t aux;    /* SM_O_MERGE: group source index of the part's scalar scale */
-	bool cols;       /* false: rows [start, start+len); true: columns, all rows */
+	uint32_t src; /* group source index, or SM_ZERO */
+	uint32_t aux; /* SM_O_MERGE: group source index of the part's scalar scale */
+	bool cols;    /* false: rows [start, start+len); true: columns, all rows */
 	int64_t start;
 	int64_t len;
 	int64_t out_rows; /* rows this piece adds to the output */
@@ -175,10 +175,10 @@ typedef struct sm_out {
 	sm_out_info info; /* info.name points at name */
 	char *name;       /* owned */
 	uint32_t group;
-	uint8_t okind;   /* sm_okind */
-	wt_quant q;      /* SM_O_QUANT */
-	wt_dtype work;   /* dtype pieces are assembled in (SM_O_QUANT) */
-	int64_t rows;    /* 2-D view of the assembled (unquantized) tensor */
+	uint8_t okind; /* sm_okind */
+	wt_quant q;    /* SM_O_QUANT */
+	wt_dtype work; /* dtype pieces are assembled in (SM_O_QUANT) */
+	int64_t rows;  /* 2-D view of the assembled (unquantized) tensor */
 	int64_t cols;
 	int64_t units;   /* experts stacked (1 for dense) */
 	size_t p0, np;   /* pieces */
@@ -221,11 +221,9 @@ struct sm_plan {
 
 /* Plan building helpers (plan_build.c). */
 int shardmap_plan_add_piece(sm_plan *p, const sm_piece *pc, wt_errbuf *err);
-int shardmap_plan_add_out(sm_plan *p, uint32_t rank, const sm_out *o, size_t *ix,
-			  wt_errbuf *err);
+int shardmap_plan_add_out(sm_plan *p, uint32_t rank, const sm_out *o, size_t *ix, wt_errbuf *err);
 int shardmap_plan_add_group(sm_plan *p, uint32_t *gid, wt_errbuf *err);
-int shardmap_plan_group_member(sm_plan *p, uint32_t gid, uint32_t rank, size_t ix,
-			       wt_errbuf *err);
+int shardmap_plan_group_member(sm_plan *p, uint32_t gid, uint32_t rank, size_t ix, wt_errbuf *err);
 int shardmap_plan_add_skipped(sm_plan *p, const char *name, wt_errbuf *err);
 int shardmap_plan_finish(sm_plan *p, wt_errbuf *err); /* sort ranks, byte totals */
 
@@ -235,7 +233,7 @@ typedef struct sm_scheme {
 	wt_dtype wdtype; /* emitted weight dtype */
 	/* Weight and scale shape of one [N,K] unit (int4: group used). */
 	void (*shapes)(int64_t N, int64_t K, int64_t group, int64_t wshape[2], int64_t sshape[2],
-		       int *sndim);
+	               int *sndim);
 } sm_scheme;
 const sm_scheme *shardmap_scheme(wt_quant q); /* NULL for none */
 
