@@ -31,7 +31,7 @@ start_weightd kill1 "$T/models" "$T/cache-k" tcp://127.0.0.1:0 --chunk-bytes 64K
 URL=$WD_URL
 "$B/weightctl" manifest --endpoint "$URL" --model big >/dev/null || die "warm the cache"
 "$B/weightctl" fetch --endpoint "$URL" --model big --out "$T/k.st" --window 1 --quiet \
-	--retries 50 --timeout-ms 5000 2>"$T/k.err" &
+	--retries 50 --timeout-ms 5000 --verbose 2>"$T/k.err" &
 FP=$!
 # kill once a few MiB of the shard have arrived (the temp file grows)
 for _ in $(seq 1 400); do
@@ -48,6 +48,7 @@ wait "$FP"
 rc=$?
 [ "$rc" = 0 ] || die "fetch across a daemon restart: exit $rc: $(cat "$T/k.err")"
 cmp -s "$T/ref.st" "$T/k.st" || die "fetch across a restart differs from weightctl shard"
+grep "weightctl fetch:" "$T/k.err" | tail -n1
 stop_weightd "$WD_PID"
 
 # --- 3. fail-over: the first endpoint is dead ---
