@@ -8,6 +8,8 @@
 /* One line per command. */
 static const ctl_cmd commands[] = {
     {"inspect", "validate a model folder and print its summary", ctl_inspect},
+    {"plan", "print every rank's runtime tensors for a layout", ctl_plan_cmd},
+    {"shard", "write one rank of a layout as safetensors", ctl_shard_cmd},
 };
 
 static void usage(FILE *f)
