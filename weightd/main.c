@@ -72,7 +72,8 @@ int main(int argc, char **argv)
 		char pid[32];
 		snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 		if (write_file(cfg.pid_file, pid) != 0) {
-			fprintf(stderr, "weightd: pid_file %s: %s\n", cfg.pid_file, strerror(errno));
+			fprintf(stderr, "weightd: pid_file %s: %s\n", cfg.pid_file,
+			        strerror(errno));
 			wd_config_free(&cfg);
 			return 1;
 		}

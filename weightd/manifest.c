@@ -166,18 +166,20 @@ static void step(wd_req *r)
 			return;
 		}
 		if (++m->tries > MAX_TRIES) {
-			wt_seterr(&err, WT_ENOSPC,
-			          "model '%s' layout %s rank %u was produced but is no longer in the "
-			          "cache; raise cache_max_bytes (now %llu bytes)",
-			          m->model, m->layout_text, m->rank,
-			          (unsigned long long)s->cfg->cache_max_bytes);
+			wt_seterr(
+			    &err, WT_ENOSPC,
+			    "model '%s' layout %s rank %u was produced but is no longer in the "
+			    "cache; raise cache_max_bytes (now %llu bytes)",
+			    m->model, m->layout_text, m->rank,
+			    (unsigned long long)s->cfg->cache_max_bytes);
 			finish_err(r, &err);
 			return;
 		}
 		if (m->tries == 1) {
 			/* A miss re-checks the source at once: never produce a stale revision. */
 			wd_snap *fresh;
-			if ((rv = wd_models_get(s->models, m->model, true, &fresh, &err)) != WT_OK) {
+			if ((rv = wd_models_get(s->models, m->model, true, &fresh, &err)) !=
+			    WT_OK) {
 				finish_err(r, &err);
 				return;
 			}
@@ -232,8 +234,9 @@ static int setup(wd_req *r, const char *model, const char *revision, const Weigh
 	m->rank = wt_layout_rank_index(&m->layout);
 	size_t need = wt_layout_format(&m->layout, m->layout_text, sizeof(m->layout_text));
 	if (need >= sizeof(m->layout_text))
-		return wt_seterr(err, WT_ETOOBIG, "layout text of %zu bytes is over %d; use fewer "
-		                                  "or shorter exclude patterns",
+		return wt_seterr(err, WT_ETOOBIG,
+		                 "layout text of %zu bytes is over %d; use fewer "
+		                 "or shorter exclude patterns",
 		                 need, WD_LAYOUT_TEXT_MAX);
 	if ((rv = wd_models_get(s->models, model, false, &m->snap, err)) != WT_OK)
 		return rv;

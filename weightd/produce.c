@@ -205,7 +205,8 @@ static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t
 		int rv = cache_put_chunk(rs->w, (const uint8_t *)bytes + off, (size_t)len,
 		                         &tr->chunks[c].hash, err);
 		if (rv != WT_OK)
-			return wt_errprefix(err, "tensor '%s' rank %u chunk %zu", oi->name, rank, c);
+			return wt_errprefix(err, "tensor '%s' rank %u chunk %zu", oi->name, rank,
+			                    c);
 		tr->chunks[c].nbytes = len;
 	}
 	tr->n_chunks = nc;
