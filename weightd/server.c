@@ -42,6 +42,7 @@ void wd_req_reply(wd_req *r, nng_msg *m)
 		s->busy--;
 		bool drain = s->draining;
 		r->state = drain ? WD_IDLE : WD_RECV;
+		s->idle += drain;
 		pthread_cond_broadcast(&s->cv);
 		pthread_mutex_unlock(&s->lk);
 		if (!drain)
@@ -67,10 +68,29 @@ static void req_cb(void *arg)
 	pthread_mutex_lock(&s->lk);
 	switch (r->state) {
 	case WD_RECV:
+		if (rv == 0 && s->draining) {
+			/* A request that arrives once the drain has begun gets a quick
+			 * WT_ECANCELED (the client fails over) instead of new work. */
+			nng_msg *in = nng_aio_get_msg(r->aio);
+			nng_msg *out = wd_reply_error(
+			    0, WT_ECANCELED, "server is shutting down; use another weightd");
+			nng_msg_free(in);
+			if (out != NULL) {
+				r->state = WD_SEND;
+				s->busy++;
+				pthread_mutex_unlock(&s->lk);
+				nng_aio_set_msg(r->aio, out);
+				nng_ctx_send(r->ctx, r->aio);
+				return;
+			}
+			rv = NNG_ENOMEM;
+		}
 		if (rv != 0) {
-			/* canceled (drain), closed, or a transport error: re-arm unless stopping */
+			/* Canceled (drain), closed, or a transport error: re-arm unless
+			 * stopping. */
 			if (s->draining || rv == NNG_ECLOSED) {
 				r->state = WD_IDLE;
+				s->idle++;
 				pthread_cond_broadcast(&s->cv);
 				pthread_mutex_unlock(&s->lk);
 				return;
@@ -96,6 +116,7 @@ static void req_cb(void *arg)
 		pthread_cond_broadcast(&s->cv);
 		if (s->draining || rv == NNG_ECLOSED) {
 			r->state = WD_IDLE;
+			s->idle++;
 			pthread_mutex_unlock(&s->lk);
 			return;
 		}
@@ -109,49 +130,80 @@ static void req_cb(void *arg)
 	}
 }
 
+/* Pipe table: every connected pipe, and whether it passed Hello with the token. */
+static wd_pipe *pipe_find(wd_server *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->n_pipes; i++)
+		if (s->pipes[i].id == id)
+			return &s->pipes[i];
+	return NULL;
+}
+
 bool wd_server_pipe_authed(wd_server *s, uint32_t pipe_id)
 {
-	bool ok = false;
 	pthread_mutex_lock(&s->lk);
-	for (size_t i = 0; i < s->n_authed && !ok; i++)
-		ok = s->authed[i] == pipe_id;
+	wd_pipe *p = pipe_find(s, pipe_id);
+	bool ok = p != NULL && p->authed;
 	pthread_mutex_unlock(&s->lk);
 	return ok;
 }
 
 void wd_server_pipe_auth(wd_server *s, uint32_t pipe_id)
 {
-	if (wd_server_pipe_authed(s, pipe_id))
-		return;
 	pthread_mutex_lock(&s->lk);
-	if (s->n_authed == s->cap_authed) {
-		size_t nc = s->cap_authed ? s->cap_authed * 2 : 16;
-		uint32_t *v = realloc(s->authed, nc * sizeof(*v));
-		if (v == NULL) {
-			pthread_mutex_unlock(&s->lk);
-			return; /* the pipe stays unauthenticated: its requests get WT_EPERM */
-		}
-		s->authed = v;
-		s->cap_authed = nc;
-	}
-	s->authed[s->n_authed++] = pipe_id;
+	wd_pipe *p = pipe_find(s, pipe_id);
+	if (p != NULL)
+		p->authed = true;
 	pthread_mutex_unlock(&s->lk);
 }
 
 static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	wd_server *s = arg;
-	if (ev != NNG_PIPE_EV_REM_POST)
-		return;
 	uint32_t id = (uint32_t)nng_pipe_id(p);
 	pthread_mutex_lock(&s->lk);
-	for (size_t i = 0; i < s->n_authed; i++) {
-		if (s->authed[i] == id) {
-			s->authed[i] = s->authed[--s->n_authed];
-			break;
+	if (ev == NNG_PIPE_EV_ADD_PRE && s->draining) {
+		pthread_mutex_unlock(&s->lk);
+		nng_pipe_close(p); /* draining: refuse new connections */
+		return;
+	}
+	if (ev == NNG_PIPE_EV_ADD_POST && pipe_find(s, id) == NULL) {
+		if (s->n_pipes == s->cap_pipes) {
+			size_t nc = s->cap_pipes ? s->cap_pipes * 2 : 16;
+			wd_pipe *v = realloc(s->pipes, nc * sizeof(*v));
+			if (v == NULL) {
+				pthread_mutex_unlock(&s->lk);
+				nng_pipe_close(p); /* cannot track it: refuse it */
+				return;
+			}
+			s->pipes = v;
+			s->cap_pipes = nc;
 		}
+		s->pipes[s->n_pipes++] = (wd_pipe){.id = id, .authed = false};
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		wd_pipe *e = pipe_find(s, id);
+		if (e != NULL)
+			*e = s->pipes[--s->n_pipes];
 	}
 	pthread_mutex_unlock(&s->lk);
+}
+
+/* Close every connected pipe (before nng_close: nng 1.5.2 can stall closing a
+ * socket whose pipes still hold undelivered requests). */
+static void close_pipes(wd_server *s)
+{
+	pthread_mutex_lock(&s->lk);
+	size_t n = s->n_pipes;
+	uint32_t *ids = n ? malloc(n * sizeof(*ids)) : NULL;
+	for (size_t i = 0; ids != NULL && i < n; i++)
+		ids[i] = s->pipes[i].id;
+	pthread_mutex_unlock(&s->lk);
+	for (size_t i = 0; ids != NULL && i < n; i++) {
+		nng_pipe p = NNG_PIPE_INITIALIZER;
+		p.id = ids[i];
+		nng_pipe_close(p);
+	}
+	free(ids);
 }
 
 const char *wd_server_url(const wd_server *s, size_t i)
@@ -196,11 +248,13 @@ static int open_socket(wd_server *s, wt_errbuf *err)
 	if ((rv = nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, (size_t)maxsz)) != 0)
 		return wt_seterr(err, WT_EIO, "nng recv-size-max %llu: %s",
 		                 (unsigned long long)maxsz, nng_strerror(rv));
-	if (cfg->auth_token[0] != '\0' &&
+	if ((rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, s)) != 0 ||
+	    (rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, pipe_cb, s)) != 0 ||
 	    (rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, pipe_cb, s)) != 0)
 		return wt_seterr(err, WT_EIO, "nng pipe notify: %s", nng_strerror(rv));
-	s->n_reqs = cfg->contexts;
-	s->reqs = calloc(s->n_reqs, sizeof(*s->reqs));
+	s->reqs = calloc(cfg->contexts, sizeof(*s->reqs));
+	if (s->reqs != NULL)
+		s->n_reqs = s->idle = cfg->contexts; /* idle until armed below */
 	s->lst = calloc(cfg->listen.n, sizeof(*s->lst));
 	s->urls = calloc(cfg->listen.n, sizeof(*s->urls));
 	if (s->reqs == NULL || s->lst == NULL || s->urls == NULL)
@@ -221,7 +275,10 @@ static int open_socket(wd_server *s, wt_errbuf *err)
 		s->n_urls = i + 1;
 	}
 	for (size_t i = 0; i < s->n_reqs; i++) {
+		pthread_mutex_lock(&s->lk);
 		s->reqs[i].state = WD_RECV;
+		s->idle--;
+		pthread_mutex_unlock(&s->lk);
 		nng_ctx_recv(s->reqs[i].ctx, s->reqs[i].aio);
 	}
 	return WT_OK;
@@ -269,16 +326,17 @@ fail:
 	return rv;
 }
 
-/* Wait until no request is busy or the deadline passes. Returns busy left. */
-static size_t drain_wait(wd_server *s)
+/* Wait until every context is idle (no receive armed, no request in work,
+ * waiting or sending) or timeout_ms passes. Returns the requests still busy. */
+static size_t drain_wait(wd_server *s, uint64_t timeout_ms)
 {
 	struct timespec dl;
 	clock_gettime(CLOCK_REALTIME, &dl);
-	uint64_t ns = (uint64_t)dl.tv_nsec + s->cfg->drain_timeout_ms * 1000000ull;
+	uint64_t ns = (uint64_t)dl.tv_nsec + timeout_ms * 1000000ull;
 	dl.tv_sec += (time_t)(ns / 1000000000ull);
 	dl.tv_nsec = (long)(ns % 1000000000ull);
 	pthread_mutex_lock(&s->lk);
-	while (s->busy > 0) {
+	while (s->idle < s->n_reqs) {
 		if (pthread_cond_timedwait(&s->cv, &s->lk, &dl) != 0)
 			break;
 	}
@@ -293,9 +351,9 @@ size_t wd_server_close(wd_server *s)
 		return 0;
 	size_t left = 0;
 	if (s->sock_open) {
-		/* 1. stop accepting: no new connections, no re-armed receives */
-		for (size_t i = 0; i < s->n_urls; i++)
-			nng_listener_close(s->lst[i]);
+		/* 1. stop accepting: new connections are refused (pipe_cb), receives are
+		 * not re-armed. (Listeners stay open until nng_close: closing them first
+		 * can stall nng 1.5.2's socket close.) */
 		/* Cancel only pending receives (under the lock, so a request cannot move
 		 * to WD_SEND meanwhile; nng completes a canceled aio on its own thread). */
 		pthread_mutex_lock(&s->lk);
@@ -305,18 +363,28 @@ size_t wd_server_close(wd_server *s)
 				nng_aio_cancel(s->reqs[i].aio);
 		pthread_mutex_unlock(&s->lk);
 		/* 2. let in-flight requests finish, bounded */
-		left = drain_wait(s);
+		left = drain_wait(s, s->cfg->drain_timeout_ms);
 		if (left > 0) {
 			WT_LOG(WT_LOG_WARNING,
-			       "drain: %zu requests still running after %llu ms; abandoning them",
+			       "drain: %zu requests still running after %llu ms; canceling them",
 			       left, (unsigned long long)s->cfg->drain_timeout_ms);
-			atomic_store(&s->cancel, true);
+			atomic_store(&s->cancel, true); /* productions stop at the next tensor */
 		}
-		/* 3. close the socket: pending sends/receives complete with NNG_ECLOSED */
+	}
+	/* 3. run out the pool: every job (and every waiter it wakes) replies on the
+	 * still-open socket; nothing calls into nng concurrently with nng_close. */
+	wd_pool_destroy(s->pool);
+	if (s->sock_open) {
+		drain_wait(s, 1000); /* replies being sent to slow peers: a last moment */
+		/* 4. close: what is still pending completes with NNG_ECLOSED. Stop every
+		 * context's aio and close the contexts first, then the socket. */
+		for (size_t i = 0; i < s->n_reqs; i++) {
+			nng_aio_stop(s->reqs[i].aio);
+			nng_ctx_close(s->reqs[i].ctx);
+		}
+		close_pipes(s);
 		nng_close(s->sock);
 	}
-	/* 4. finish queued jobs (their replies fail fast on the closed socket) */
-	wd_pool_destroy(s->pool);
 	/* 5. wait for every aio callback, then free */
 	for (size_t i = 0; i < s->n_reqs; i++) {
 		wd_req *r = &s->reqs[i];
@@ -334,7 +402,7 @@ size_t wd_server_close(wd_server *s)
 	free(s->urls);
 	free(s->lst);
 	free(s->reqs);
-	free(s->authed);
+	free(s->pipes);
 	wd_flights_destroy(s->flights);
 	wd_models_close(s->models);
 	cache_close(s->cache);

@@ -166,6 +166,11 @@ typedef struct wd_req {
 	wd_mreq m;
 } wd_req;
 
+typedef struct wd_pipe {
+	uint32_t id;
+	bool authed; /* passed Hello with the token */
+} wd_pipe;
+
 struct wd_server {
 	const wd_config *cfg; /* borrowed; outlives the server */
 	nng_socket sock;
@@ -184,9 +189,10 @@ struct wd_server {
 	pthread_cond_t cv;
 	/* fields below guarded by lk */
 	bool draining;
-	size_t busy;      /* requests past WD_RECV (work, wait, send) */
-	uint32_t *authed; /* pipe ids that passed Hello with the token */
-	size_t n_authed, cap_authed;
+	size_t busy;    /* requests past WD_RECV (work, wait, send) */
+	size_t idle;    /* contexts parked for good in WD_IDLE (drain) */
+	wd_pipe *pipes; /* connected pipes */
+	size_t n_pipes, cap_pipes;
 	/* counters (atomic) */
 	_Atomic bool cancel; /* drain deadline passed: productions stop */
 	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out;
