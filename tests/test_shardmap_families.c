@@ -16,7 +16,6 @@
 
 #define SEED 0x5eed0002ull
 
-
 typedef struct fx {
 	char *dir;
 	tm_model *m;
@@ -27,7 +26,7 @@ typedef struct fx {
 } fx;
 
 static void fx_open(fx *f, tm_model *m, const char *cfg, uint32_t T, uint32_t P, int w13_up_gate,
-		    bool produce)
+                    bool produce)
 {
 	printf("seed 0x%llx tp %u ep %u\n", (unsigned long long)SEED, T, P);
 	memset(f, 0, sizeof(*f));
@@ -76,7 +75,7 @@ static void shp(const fx *f, uint32_t r, const char *name, int nd, int64_t a, in
 	for (int k = 0; k < nd; k++)
 		if (t->shape[k] != w[k])
 			fail_msg("'%s' rank %u dim %d: %lld != %lld", name, r, k,
-				 (long long)t->shape[k], (long long)w[k]);
+			         (long long)t->shape[k], (long long)w[k]);
 }
 
 static const uint8_t *out_bytes(const fx *f, uint32_t r, const char *name)
@@ -107,11 +106,11 @@ static void test_qwen2_tied_bias(void **state)
 	size_t rb;
 	const uint8_t *got = out_bytes(&f, 1, "model.layers.1.self_attn.qkv_proj.bias");
 	assert_memory_equal(got, src_rows(&f, "model.layers.1.self_attn.q_proj.bias", 128, &rb),
-			    128 * 2);
-	assert_memory_equal(got + 256, src_rows(&f, "model.layers.1.self_attn.k_proj.bias", 32, &rb),
-			    32 * 2);
-	assert_memory_equal(got + 320, src_rows(&f, "model.layers.1.self_attn.v_proj.bias", 32, &rb),
-			    32 * 2);
+	                    128 * 2);
+	assert_memory_equal(got + 256,
+	                    src_rows(&f, "model.layers.1.self_attn.k_proj.bias", 32, &rb), 32 * 2);
+	assert_memory_equal(got + 320,
+	                    src_rows(&f, "model.layers.1.self_attn.v_proj.bias", 32, &rb), 32 * 2);
 	fx_close(&f);
 }
 
@@ -146,17 +145,21 @@ static void mixtral_ep(int up_gate)
 		for (int64_t jj = 0; jj < count[e]; jj++) {
 			char g[128], u[128], d[128];
 			int64_t j = start[e] + jj;
-			snprintf(g, sizeof(g), "model.layers.1.block_sparse_moe.experts.%lld.w1.weight",
-				 (long long)j);
-			snprintf(u, sizeof(u), "model.layers.1.block_sparse_moe.experts.%lld.w3.weight",
-				 (long long)j);
-			snprintf(d, sizeof(d), "model.layers.1.block_sparse_moe.experts.%lld.w2.weight",
-				 (long long)j);
+			snprintf(g, sizeof(g),
+			         "model.layers.1.block_sparse_moe.experts.%lld.w1.weight",
+			         (long long)j);
+			snprintf(u, sizeof(u),
+			         "model.layers.1.block_sparse_moe.experts.%lld.w3.weight",
+			         (long long)j);
+			snprintf(d, sizeof(d),
+			         "model.layers.1.block_sparse_moe.experts.%lld.w2.weight",
+			         (long long)j);
 			size_t rb, blk = 256 * 256 * 2;
 			const uint8_t *got = out_bytes(&f, e, w13) + jj * 2 * blk;
 			assert_memory_equal(got, src_rows(&f, up_gate ? u : g, 0, &rb), blk);
 			assert_memory_equal(got + blk, src_rows(&f, up_gate ? g : u, 0, &rb), blk);
-			assert_memory_equal(out_bytes(&f, e, w2) + jj * blk, src_rows(&f, d, 0, &rb), blk);
+			assert_memory_equal(out_bytes(&f, e, w2) + jj * blk,
+			                    src_rows(&f, d, 0, &rb), blk);
 		}
 	}
 	fx_close(&f);
@@ -181,16 +184,20 @@ static void test_mixtral_tp2(void **state)
 	size_t rb;
 	/* rank 1, expert 3: [w1 rows 128..255 ; w3 rows 128..255]; w2 columns 128..255 */
 	const uint8_t *got = out_bytes(&f, 1, w13) + 3 * 256 * 512;
-	assert_memory_equal(got, src_rows(&f, "model.layers.0.block_sparse_moe.experts.3.w1.weight", 128, &rb),
-			    128 * 512);
-	assert_memory_equal(got + 128 * 512,
-			    src_rows(&f, "model.layers.0.block_sparse_moe.experts.3.w3.weight", 128, &rb),
-			    128 * 512);
+	assert_memory_equal(
+	    got, src_rows(&f, "model.layers.0.block_sparse_moe.experts.3.w1.weight", 128, &rb),
+	    128 * 512);
+	assert_memory_equal(
+	    got + 128 * 512,
+	    src_rows(&f, "model.layers.0.block_sparse_moe.experts.3.w3.weight", 128, &rb),
+	    128 * 512);
 	got = out_bytes(&f, 1, w2) + 3 * 256 * 256;
 	for (int64_t row = 0; row < 256; row++)
-		assert_memory_equal(got + row * 256,
-				    src_rows(&f, "model.layers.0.block_sparse_moe.experts.3.w2.weight", row, &rb) + 256,
-				    256);
+		assert_memory_equal(
+		    got + row * 256,
+		    src_rows(&f, "model.layers.0.block_sparse_moe.experts.3.w2.weight", row, &rb) +
+		        256,
+		    256);
 	fx_close(&f);
 }
 
@@ -221,10 +228,10 @@ static void test_deepseek_mla(void **state)
 	char b[160];
 #define DS(leaf) (snprintf(b, sizeof(b), "%s%s", a, leaf), b)
 	shp(&f, 1, DS("q_a_proj.weight"), 2, 128, 256, 0);
-	shp(&f, 1, DS("q_b_proj.weight"), 2, 256, 128, 0);      /* 4 heads x (32+32) */
+	shp(&f, 1, DS("q_b_proj.weight"), 2, 256, 128, 0); /* 4 heads x (32+32) */
 	shp(&f, 1, DS("kv_a_proj_with_mqa.weight"), 2, 96, 256, 0);
-	shp(&f, 1, DS("kv_b_proj.weight"), 2, 256, 64, 0);      /* 4 heads x (32+32) */
-	shp(&f, 1, DS("o_proj.weight"), 2, 256, 128, 0);        /* 4 heads x v 32 */
+	shp(&f, 1, DS("kv_b_proj.weight"), 2, 256, 64, 0); /* 4 heads x (32+32) */
+	shp(&f, 1, DS("o_proj.weight"), 2, 256, 128, 0);   /* 4 heads x v 32 */
 	shp(&f, 1, DS("kv_a_layernorm.weight"), 1, 64, 0, 0);
 	shp(&f, 0, "model.layers.0.mlp.gate_up_proj.weight", 2, 512, 256, 0);
 	shp(&f, 0, "model.layers.1.mlp.experts.w13_weight", 3, 4, 256, 256);
@@ -237,9 +244,9 @@ static void test_deepseek_mla(void **state)
 	assert_memory_equal(out_bytes(&f, 1, DS("kv_b_proj.weight")), want, 256 * rb);
 	const uint8_t *o = out_bytes(&f, 1, DS("o_proj.weight"));
 	for (int64_t row = 0; row < 256; row++)
-		assert_memory_equal(o + row * 256,
-				    src_rows(&f, "model.layers.1.self_attn.o_proj.weight", row, &rb) + 256,
-				    256);
+		assert_memory_equal(
+		    o + row * 256,
+		    src_rows(&f, "model.layers.1.self_attn.o_proj.weight", row, &rb) + 256, 256);
 	/* MTP layer 2 and rotary caches dropped */
 	for (size_t i = 0; i < shardmap_rank_n_tensors(f.p, 0); i++)
 		assert_null(strstr(shardmap_rank_tensor(f.p, 0, i)->name, "layers.2."));
@@ -277,14 +284,13 @@ static void test_bert(void **state)
 	assert_memory_equal(got + 64 * 512, want, 64 * rb);
 	got = out_bytes(&f, 1, BN("intermediate.dense.bias"));
 	assert_memory_equal(got, src_rows(&f, "encoder.layer.1.intermediate.dense.bias", 256, &rb),
-			    256 * 4);
+	                    256 * 4);
 	assert_string_equal(shardmap_skipped(f.p, 0), "embeddings.position_ids");
 	fx_close(&f);
 #undef BN
 }
 
-static void coverage(tm_model *m, const char *cfg, int64_t KV, const uint32_t (*lays)[2],
-		     size_t n)
+static void coverage(tm_model *m, const char *cfg, int64_t KV, const uint32_t (*lays)[2], size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
 		fx f;
@@ -318,10 +324,14 @@ static void test_coverage_all(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_qwen2_tied_bias), cmocka_unit_test(test_qwen3_qknorm),
-	    cmocka_unit_test(test_mixtral_ep4),     cmocka_unit_test(test_mixtral_tp2),
-	    cmocka_unit_test(test_qwen2_moe),       cmocka_unit_test(test_deepseek_mla),
-	    cmocka_unit_test(test_bert),            cmocka_unit_test(test_coverage_all),
+	    cmocka_unit_test(test_qwen2_tied_bias),
+	    cmocka_unit_test(test_qwen3_qknorm),
+	    cmocka_unit_test(test_mixtral_ep4),
+	    cmocka_unit_test(test_mixtral_tp2),
+	    cmocka_unit_test(test_qwen2_moe),
+	    cmocka_unit_test(test_deepseek_mla),
+	    cmocka_unit_test(test_bert),
+	    cmocka_unit_test(test_coverage_all),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

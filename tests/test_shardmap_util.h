@@ -241,7 +241,6 @@ static __attribute__((unused)) tm_model *tm_llama(uint64_t seed, wt_dtype dt)
 	return m;
 }
 
-
 /* Make a tensor's F32 values positive (scales). */
 static __attribute__((unused)) void tm_abs(tm_model *m, const char *name)
 {
@@ -254,7 +253,7 @@ static __attribute__((unused)) void tm_abs(tm_model *m, const char *name)
 
 /* A linear weight: plain, or FP8 with its scales (fp8: 1 block, 2 per-tensor). */
 static __attribute__((unused)) void tm_lin(tm_model *m, const char *name, int64_t N, int64_t K,
-					   int fp8)
+                                           int fp8)
 {
 	if (!fp8) {
 		tm_add2(m, name, N, K);
@@ -278,7 +277,7 @@ static __attribute__((unused)) void tm_lin(tm_model *m, const char *name, int64_
 }
 
 static __attribute__((unused)) void tm_lin_l(tm_model *m, int i, const char *leaf, int64_t N,
-					     int64_t K, int fp8)
+                                             int64_t K, int fp8)
 {
 	char b[200];
 	tm_fmt(b, sizeof(b), TM_L, i, leaf);
@@ -398,13 +397,12 @@ static const char tm_deepseek_cfg[] =
     "\"moe_layer_freq\":1,\"vocab_size\":1000,\"num_hidden_layers\":2%s}";
 
 /* fp8: 0 plain BF16, 1 FP8 block (weight_scale_inv). Layer 2 is the MTP layer. */
-static __attribute__((unused)) tm_model *tm_deepseek(uint64_t seed, int fp8, char *cfg,
-						     size_t cap)
+static __attribute__((unused)) tm_model *tm_deepseek(uint64_t seed, int fp8, char *cfg, size_t cap)
 {
 	snprintf(cfg, cap, tm_deepseek_cfg,
-		 fp8 ? ",\"quantization_config\":{\"quant_method\":\"fp8\","
-		       "\"weight_block_size\":[128,128]}"
-		     : "");
+	         fp8 ? ",\"quantization_config\":{\"quant_method\":\"fp8\","
+	               "\"weight_block_size\":[128,128]}"
+	             : "");
 	tm_model *m = tm_new(seed, WT_BF16);
 	tm_top(m, 1000, 256, 1);
 	char b[200];
@@ -471,13 +469,14 @@ static __attribute__((unused)) tm_model *tm_bert(uint64_t seed)
 	tm_add(m, "embeddings.position_ids", WT_I64, 2, 1, 64, 0);
 	for (int i = 0; i < 2; i++) {
 		static const char *const l2[][2] = {
-		    {"attention.self.query", "q"},    {"attention.self.key", "q"},
-		    {"attention.self.value", "q"},    {"attention.output.dense", "o"},
-		    {"intermediate.dense", "i"},      {"output.dense", "d"},
+		    {"attention.self.query", "q"}, {"attention.self.key", "q"},
+		    {"attention.self.value", "q"}, {"attention.output.dense", "o"},
+		    {"intermediate.dense", "i"},   {"output.dense", "d"},
 		};
 		for (size_t k = 0; k < 6; k++) {
 			char b[200];
-			int64_t N = l2[k][1][0] == 'i' ? 512 : 128, K = l2[k][1][0] == 'd' ? 512 : 128;
+			int64_t N = l2[k][1][0] == 'i' ? 512 : 128,
+			        K = l2[k][1][0] == 'd' ? 512 : 128;
 			snprintf(b, sizeof(b), "encoder.layer.%d.%s.weight", i, l2[k][0]);
 			tm_add2(m, b, N, K);
 			snprintf(b, sizeof(b), "encoder.layer.%d.%s.bias", i, l2[k][0]);
