@@ -467,9 +467,9 @@ static void test_fixture_models(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hello),       cmocka_unit_test(test_token),
-	    cmocka_unit_test(test_list_models), cmocka_unit_test(test_manifest_and_chunks),
-	    cmocka_unit_test(test_garbage),     cmocka_unit_test(test_corrupt_hook),
+	    cmocka_unit_test(test_hello),          cmocka_unit_test(test_token),
+	    cmocka_unit_test(test_list_models),    cmocka_unit_test(test_manifest_and_chunks),
+	    cmocka_unit_test(test_garbage),        cmocka_unit_test(test_corrupt_hook),
 	    cmocka_unit_test(test_fixture_models),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
