@@ -78,7 +78,7 @@ static int snap_open(wd_models *m, const model_ent *e, wd_snap **out, wt_errbuf 
 	if (rv == WT_OK)
 		rv = ckpt_open(&sf->pub.ck, sf->pub.st, err);
 	if (rv != WT_OK) {
-		wt_errprefix(err, "model '%s' (%s)", e->name, e->uri);
+		wt_errprefix(err, "model '%s'", e->name);
 		wd_snap_release(&sf->pub);
 		return rv;
 	}
