@@ -401,12 +401,76 @@ static void test_corrupt_hook(void **state)
 	tw_env_free(e);
 }
 
+/* Fixture models from wt-mkckpt (sharded index, tied embeddings, MoE, FP8 source):
+ * every rank's manifest, every chunk fetched and hash-checked. */
+static void test_fixture_models(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-fixtures", SEED);
+	const char *b = getenv("WT_BUILD");
+	static const struct {
+		const char *family;
+		uint32_t tp, ep, quant;
+		bool tied;
+	} cases[] = {
+	    {"llama", 2, 1, WT_QUANT_NONE, false},
+	    {"qwen2", 2, 1, WT_QUANT_NONE, true},
+	    {"mixtral", 1, 2, WT_QUANT_NONE, false},
+	    {"deepseek_v3", 2, 1, WT_QUANT_NONE, false},
+	    {"llama", 2, 1, WT_QUANT_FP8_CHANNEL, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char cmd[1024];
+		snprintf(cmd, sizeof(cmd),
+		         "test -d %s/fx-%s || %s/wt-mkckpt --family %s --out %s/fx-%s --seed 3 "
+		         ">/dev/null",
+		         e->models, cases[i].family, b ? b : "build", cases[i].family, e->models,
+		         cases[i].family);
+		assert_int_equal(system(cmd), 0);
+	}
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		Weights__Layout l = WEIGHTS__LAYOUT__INIT;
+		l.tp_size = cases[i].tp;
+		l.ep_size = cases[i].ep;
+		l.quant = cases[i].quant;
+		l.group_size = 128;
+		l.vocab_pad = 64;
+		for (uint32_t ep = 0; ep < cases[i].ep; ep++) {
+			for (uint32_t tp = 0; tp < cases[i].tp; tp++) {
+				char name[64];
+				snprintf(name, sizeof(name), "fx-%s", cases[i].family);
+				tw_reply x = tw_manifest_l(s, name, &l, tp, ep);
+				assert_int_equal(x.rv, WT_OK);
+				if (x.r->body_case == WEIGHTS__REPLY__BODY_ERROR)
+					printf("%s tp %u ep %u: %s\n", cases[i].family, tp, ep,
+					       x.r->error->message);
+				assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+				Weights__Manifest *m = x.r->manifest;
+				assert_int_equal(m->tp_rank, tp);
+				assert_int_equal(m->ep_rank, ep);
+				assert_int_equal(m->tied_lm_head, cases[i].tied);
+				uint64_t got = fetch_all(s, m);
+				assert_int_equal(got, m->total_bytes);
+				printf("%s %s rank (%u,%u): %zu tensors, %llu bytes, %zu skipped\n",
+				       cases[i].family, m->layout_text, tp, ep, m->n_tensors,
+				       (unsigned long long)got, m->n_skipped);
+				tw_reply_free(&x);
+			}
+		}
+	}
+	nng_close(s);
+	tw_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hello),       cmocka_unit_test(test_token),
-	    cmocka_unit_test(test_list_models), cmocka_unit_test(test_manifest_and_chunks),
-	    cmocka_unit_test(test_garbage),     cmocka_unit_test(test_corrupt_hook),
+	    cmocka_unit_test(test_hello),          cmocka_unit_test(test_token),
+	    cmocka_unit_test(test_list_models),    cmocka_unit_test(test_manifest_and_chunks),
+	    cmocka_unit_test(test_garbage),        cmocka_unit_test(test_corrupt_hook),
+	    cmocka_unit_test(test_fixture_models),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -176,6 +176,23 @@ static __attribute__((unused)) tw_reply tw_hello(nng_socket s, uint32_t version,
 	return tw_call(s, &rq);
 }
 
+/* Manifest of (tp_rank, ep_rank) for a layout given as a protobuf Layout. */
+static __attribute__((unused)) tw_reply tw_manifest_l(nng_socket s, const char *model,
+                                                      Weights__Layout *l, uint32_t tp_rank,
+                                                      uint32_t ep_rank)
+{
+	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
+	mr.model = (char *)model;
+	mr.layout = l;
+	mr.tp_rank = tp_rank;
+	mr.ep_rank = ep_rank;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.id = 100 + tp_rank;
+	rq.body_case = WEIGHTS__REQUEST__BODY_MANIFEST;
+	rq.manifest = &mr;
+	return tw_call(s, &rq);
+}
+
 static __attribute__((unused)) tw_reply tw_manifest(nng_socket s, const char *model, uint32_t tp,
                                                     uint32_t tp_rank)
 {
@@ -184,15 +201,7 @@ static __attribute__((unused)) tw_reply tw_manifest(nng_socket s, const char *mo
 	l.ep_size = 1;
 	l.group_size = 128;
 	l.vocab_pad = 64;
-	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
-	mr.model = (char *)model;
-	mr.layout = &l;
-	mr.tp_rank = tp_rank;
-	Weights__Request rq = WEIGHTS__REQUEST__INIT;
-	rq.id = 100 + tp_rank;
-	rq.body_case = WEIGHTS__REQUEST__BODY_MANIFEST;
-	rq.manifest = &mr;
-	return tw_call(s, &rq);
+	return tw_manifest_l(s, model, &l, tp_rank, 0);
 }
 
 static __attribute__((unused)) tw_reply tw_chunk(nng_socket s, ProtobufCBinaryData shard_id,

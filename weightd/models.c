@@ -250,7 +250,8 @@ int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err)
 		wd_models_close(m);
 		return rv;
 	}
-	qsort(m->ents, m->n, sizeof(*m->ents), cmp_ent);
+	if (m->n > 1)
+		qsort(m->ents, m->n, sizeof(*m->ents), cmp_ent);
 	for (size_t i = 0; i < m->n; i++) {
 		model_ent *e = &m->ents[i];
 		pthread_mutex_init(&e->lk, NULL);
@@ -301,7 +302,7 @@ void wd_models_info(wd_models *m, size_t i, wd_model_info *info)
 int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_errbuf *err)
 {
 	model_ent key = {.name = (char *)name};
-	model_ent *e = bsearch(&key, m->ents, m->n, sizeof(*m->ents), cmp_ent);
+	model_ent *e = m->n ? bsearch(&key, m->ents, m->n, sizeof(*m->ents), cmp_ent) : NULL;
 	if (e == NULL) {
 		char names[400] = "";
 		size_t len = 0;
