@@ -195,7 +195,7 @@ struct wd_server {
 	size_t n_pipes, cap_pipes;
 	/* counters (atomic) */
 	_Atomic bool cancel; /* drain deadline passed: productions stop */
-	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out;
+	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out, flight_waits;
 };
 
 /* server.c: send reply m (ownership passes) for r and recycle r. */
