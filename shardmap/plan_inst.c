@@ -703,15 +703,22 @@ int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err)
 		                         "ep_size %u exceeds the %" PRId64
 		                         " routed experts; use ep_size <= %" PRId64,
 		                         x->P, x->dm.E, x->dm.E);
-	size_t a = 0;
-	while (a < x->n_ents) {
-		size_t b = a + 1;
-		while (b < x->n_ents && strcmp(x->ents[b].rt, x->ents[a].rt) == 0)
-			b++;
-		int rv = do_instance(x, a, b - a, err);
-		if (rv != WT_OK)
-			return rv;
-		a = b;
+	/* Head-split tensors first, so a head-count error is the one reported. */
+	for (int pass = 0; pass < 3; pass++) {
+		size_t a = 0;
+		while (a < x->n_ents) {
+			size_t b = a + 1;
+			while (b < x->n_ents && strcmp(x->ents[b].rt, x->ents[a].rt) == 0)
+				b++;
+			const sm_rule *r = &x->fam->rules[x->ents[a].rule];
+			int prio = r->kind == SM_K_QKV ? 0 : (r->unit == SM_U_HEADS ? 1 : 2);
+			if (prio == pass) {
+				int rv = do_instance(x, a, b - a, err);
+				if (rv != WT_OK)
+					return rv;
+			}
+			a = b;
+		}
 	}
 	return WT_OK;
 }

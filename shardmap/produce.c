@@ -295,7 +295,7 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 			return wt_seterr(err, WT_ENOMEM, "out of memory");
 		float *v = (float *)pr->out.p;
 		unit_max(pr, o, false, v);
-		if (o->info.role == SM_ROLE_INPUT_SCALE) {
+		if (o->info.role == SM_ROLE_INPUT_SCALE && (pr->only >= 0 || rank == 0)) {
 			for (size_t k = 0; k < o->np; k++)
 				if (scalar(pr, pr->p->pieces[o->p0 + k].src) != v[0]) {
 					WT_LOG(WT_LOG_WARNING,

@@ -13,7 +13,7 @@
 
 #include "kernels/kernels.h"
 #include "loader/loader.h"
-#include "shardmap/shardmap.h"
+#include "shardmap/shardmap_int.h"
 #include "util/testutil.h"
 
 #define TM_MAX 800
@@ -241,6 +241,261 @@ static __attribute__((unused)) tm_model *tm_llama(uint64_t seed, wt_dtype dt)
 	return m;
 }
 
+/* Make a tensor's F32 values positive (scales). */
+static __attribute__((unused)) void tm_abs(tm_model *m, const char *name)
+{
+	int k = tm_find(m, name);
+	uint64_t n = tu_desc_nbytes(&m->d[k]) / 4;
+	float *v = m->data[k];
+	for (uint64_t i = 0; i < n; i++)
+		v[i] = (v[i] < 0 ? -v[i] : v[i]) * 0.01f + 0.001f;
+}
+
+/* A linear weight: plain, or FP8 with its scales (fp8: 1 block, 2 per-tensor). */
+static __attribute__((unused)) void tm_lin(tm_model *m, const char *name, int64_t N, int64_t K,
+                                           int fp8)
+{
+	if (!fp8) {
+		tm_add2(m, name, N, K);
+		return;
+	}
+	tm_add(m, name, WT_F8_E4M3, 2, N, K, 0);
+	char b[200];
+	size_t n = strlen(name) - strlen("weight");
+	if (fp8 == 1) {
+		snprintf(b, sizeof(b), "%.*sweight_scale_inv", (int)n, name);
+		tm_add(m, b, WT_F32, 2, (N + 127) / 128, (K + 127) / 128, 0);
+		tm_abs(m, b);
+	} else {
+		snprintf(b, sizeof(b), "%.*sweight_scale", (int)n, name);
+		tm_add(m, b, WT_F32, 0, 0, 0, 0);
+		tm_abs(m, b);
+		snprintf(b, sizeof(b), "%.*sinput_scale", (int)n, name);
+		tm_add(m, b, WT_F32, 0, 0, 0, 0);
+		tm_abs(m, b);
+	}
+}
+
+static __attribute__((unused)) void tm_lin_l(tm_model *m, int i, const char *leaf, int64_t N,
+                                             int64_t K, int fp8)
+{
+	char b[200];
+	tm_fmt(b, sizeof(b), TM_L, i, leaf);
+	tm_lin(m, b, N, K, fp8);
+}
+
+/* llama_fp8: llama dims, per-tensor FP8 linear weights with weight_scale/input_scale. */
+static const char tm_llama_fp8_cfg[] =
+    "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":256,"
+    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"head_dim\":32,"
+    "\"intermediate_size\":512,\"vocab_size\":1000,\"num_hidden_layers\":2,"
+    "\"tie_word_embeddings\":false,\"quantization_config\":{\"quant_method\":\"fp8\"}}";
+
+static __attribute__((unused)) tm_model *tm_llama_fp8(uint64_t seed)
+{
+	tm_model *m = tm_new(seed, WT_BF16);
+	tm_top(m, 1000, 256, 1);
+	for (int i = 0; i < 2; i++) {
+		char b[200];
+		tm_fmt(b, sizeof(b), TM_L, i, "input_layernorm.weight");
+		tm_add2(m, b, 256, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "post_attention_layernorm.weight");
+		tm_add2(m, b, 256, 0);
+		tm_lin_l(m, i, "self_attn.q_proj.weight", 256, 256, 2);
+		tm_lin_l(m, i, "self_attn.k_proj.weight", 64, 256, 2);
+		tm_lin_l(m, i, "self_attn.v_proj.weight", 64, 256, 2);
+		tm_lin_l(m, i, "self_attn.o_proj.weight", 256, 256, 2);
+		tm_lin_l(m, i, "mlp.gate_proj.weight", 512, 256, 2);
+		tm_lin_l(m, i, "mlp.up_proj.weight", 512, 256, 2);
+		tm_lin_l(m, i, "mlp.down_proj.weight", 256, 512, 2);
+	}
+	return m;
+}
+
+static const char tm_qwen2_cfg[] =
+    "{\"architectures\":[\"Qwen2ForCausalLM\"],\"model_type\":\"qwen2\",\"hidden_size\":256,"
+    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":512,"
+    "\"vocab_size\":1024,\"num_hidden_layers\":2,\"tie_word_embeddings\":true}";
+
+static __attribute__((unused)) tm_model *tm_qwen2(uint64_t seed)
+{
+	tm_model *m = tm_new(seed, WT_BF16);
+	tm_top(m, 1024, 256, 0);
+	for (int i = 0; i < 2; i++) {
+		tm_attn(m, i, 8, 2, 32, 256, 1, 0);
+		tm_mlp(m, i, "mlp.", 512, 256);
+	}
+	return m;
+}
+
+static const char tm_qwen3_cfg[] =
+    "{\"architectures\":[\"Qwen3ForCausalLM\"],\"model_type\":\"qwen3\",\"hidden_size\":256,"
+    "\"num_attention_heads\":8,\"num_key_value_heads\":4,\"head_dim\":64,"
+    "\"intermediate_size\":512,\"vocab_size\":1024,\"num_hidden_layers\":2,"
+    "\"tie_word_embeddings\":false}";
+
+static __attribute__((unused)) tm_model *tm_qwen3(uint64_t seed)
+{
+	tm_model *m = tm_new(seed, WT_BF16);
+	tm_top(m, 1024, 256, 1);
+	for (int i = 0; i < 2; i++) {
+		tm_attn(m, i, 8, 4, 64, 256, 0, 1);
+		tm_mlp(m, i, "mlp.", 512, 256);
+	}
+	return m;
+}
+
+static const char tm_mixtral_cfg[] =
+    "{\"architectures\":[\"MixtralForCausalLM\"],\"model_type\":\"mixtral\",\"hidden_size\":256,"
+    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":256,"
+    "\"num_local_experts\":6,\"vocab_size\":1000,\"num_hidden_layers\":2}";
+
+static __attribute__((unused)) tm_model *tm_mixtral(uint64_t seed)
+{
+	tm_model *m = tm_new(seed, WT_BF16);
+	tm_top(m, 1000, 256, 1);
+	for (int i = 0; i < 2; i++) {
+		char b[200];
+		tm_attn(m, i, 8, 2, 32, 256, 0, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "block_sparse_moe.gate.weight");
+		tm_add2(m, b, 6, 256);
+		tm_experts(m, i, "block_sparse_moe.experts.", 6, 256, 256, "w1", "w3", "w2");
+	}
+	return m;
+}
+
+static const char tm_qwen2_moe_cfg[] =
+    "{\"architectures\":[\"Qwen2MoeForCausalLM\"],\"model_type\":\"qwen2_moe\","
+    "\"hidden_size\":256,\"num_attention_heads\":8,\"num_key_value_heads\":8,"
+    "\"intermediate_size\":512,\"moe_intermediate_size\":128,"
+    "\"shared_expert_intermediate_size\":256,\"num_experts\":4,\"mlp_only_layers\":[0],"
+    "\"decoder_sparse_step\":1,\"vocab_size\":1024,\"num_hidden_layers\":2}";
+
+static __attribute__((unused)) tm_model *tm_qwen2_moe(uint64_t seed)
+{
+	tm_model *m = tm_new(seed, WT_BF16);
+	tm_top(m, 1024, 256, 1);
+	char b[200];
+	for (int i = 0; i < 2; i++)
+		tm_attn(m, i, 8, 8, 32, 256, 1, 0);
+	tm_mlp(m, 0, "mlp.", 512, 256);
+	tm_fmt(b, sizeof(b), TM_L, 1, "mlp.gate.weight");
+	tm_add2(m, b, 4, 256);
+	tm_experts(m, 1, "mlp.experts.", 4, 128, 256, "gate_proj", "up_proj", "down_proj");
+	tm_mlp(m, 1, "mlp.shared_expert.", 256, 256);
+	tm_fmt(b, sizeof(b), TM_L, 1, "mlp.shared_expert_gate.weight");
+	tm_add2(m, b, 1, 256);
+	return m;
+}
+
+static const char tm_deepseek_cfg[] =
+    "{\"architectures\":[\"DeepseekV3ForCausalLM\"],\"model_type\":\"deepseek_v3\","
+    "\"hidden_size\":256,\"num_attention_heads\":8,\"num_key_value_heads\":8,"
+    "\"q_lora_rank\":128,\"kv_lora_rank\":64,\"qk_nope_head_dim\":32,\"qk_rope_head_dim\":32,"
+    "\"v_head_dim\":32,\"intermediate_size\":512,\"moe_intermediate_size\":256,"
+    "\"n_routed_experts\":4,\"n_shared_experts\":1,\"first_k_dense_replace\":1,"
+    "\"moe_layer_freq\":1,\"vocab_size\":1000,\"num_hidden_layers\":2%s}";
+
+/* fp8: 0 plain BF16, 1 FP8 block (weight_scale_inv). Layer 2 is the MTP layer. */
+static __attribute__((unused)) tm_model *tm_deepseek(uint64_t seed, int fp8, char *cfg, size_t cap)
+{
+	snprintf(cfg, cap, tm_deepseek_cfg,
+	         fp8 ? ",\"quantization_config\":{\"quant_method\":\"fp8\","
+	               "\"weight_block_size\":[128,128]}"
+	             : "");
+	tm_model *m = tm_new(seed, WT_BF16);
+	tm_top(m, 1000, 256, 1);
+	char b[200];
+	for (int i = 0; i < 3; i++) {
+		tm_fmt(b, sizeof(b), TM_L, i, "input_layernorm.weight");
+		tm_add2(m, b, 256, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "post_attention_layernorm.weight");
+		tm_add2(m, b, 256, 0);
+		tm_lin_l(m, i, "self_attn.q_a_proj.weight", 128, 256, fp8);
+		tm_fmt(b, sizeof(b), TM_L, i, "self_attn.q_a_layernorm.weight");
+		tm_add2(m, b, 128, 0);
+		tm_lin_l(m, i, "self_attn.q_b_proj.weight", 512, 128, fp8);
+		tm_lin_l(m, i, "self_attn.kv_a_proj_with_mqa.weight", 96, 256, fp8);
+		tm_fmt(b, sizeof(b), TM_L, i, "self_attn.kv_a_layernorm.weight");
+		tm_add2(m, b, 64, 0);
+		tm_lin_l(m, i, "self_attn.kv_b_proj.weight", 512, 64, fp8);
+		tm_lin_l(m, i, "self_attn.o_proj.weight", 256, 256, fp8);
+		tm_fmt(b, sizeof(b), TM_L, i, "self_attn.rotary_emb.inv_freq");
+		tm_add(m, b, WT_F32, 1, 16, 0, 0);
+		if (i == 0) {
+			tm_lin_l(m, i, "mlp.gate_proj.weight", 512, 256, fp8);
+			tm_lin_l(m, i, "mlp.up_proj.weight", 512, 256, fp8);
+			tm_lin_l(m, i, "mlp.down_proj.weight", 256, 512, fp8);
+			continue;
+		}
+		tm_fmt(b, sizeof(b), TM_L, i, "mlp.gate.weight");
+		tm_add2(m, b, 4, 256);
+		tm_fmt(b, sizeof(b), TM_L, i, "mlp.gate.e_score_correction_bias");
+		tm_add(m, b, WT_F32, 1, 4, 0, 0);
+		for (int j = 0; j < 4; j++) {
+			char leaf[96];
+			snprintf(leaf, sizeof(leaf), "mlp.experts.%d.gate_proj.weight", j);
+			tm_lin_l(m, i, leaf, 256, 256, fp8);
+			snprintf(leaf, sizeof(leaf), "mlp.experts.%d.up_proj.weight", j);
+			tm_lin_l(m, i, leaf, 256, 256, fp8);
+			snprintf(leaf, sizeof(leaf), "mlp.experts.%d.down_proj.weight", j);
+			tm_lin_l(m, i, leaf, 256, 256, fp8);
+		}
+		tm_lin_l(m, i, "mlp.shared_experts.gate_proj.weight", 256, 256, fp8);
+		tm_lin_l(m, i, "mlp.shared_experts.up_proj.weight", 256, 256, fp8);
+		tm_lin_l(m, i, "mlp.shared_experts.down_proj.weight", 256, 256, fp8);
+		if (i == 2) {
+			tm_lin_l(m, i, "eh_proj.weight", 256, 512, fp8);
+			tm_fmt(b, sizeof(b), TM_L, i, "enorm.weight");
+			tm_add2(m, b, 256, 0);
+		}
+	}
+	return m;
+}
+
+static const char tm_bert_cfg[] =
+    "{\"architectures\":[\"BertModel\"],\"model_type\":\"bert\",\"hidden_size\":128,"
+    "\"num_attention_heads\":4,\"intermediate_size\":512,\"vocab_size\":1000,"
+    "\"num_hidden_layers\":2,\"max_position_embeddings\":64,\"type_vocab_size\":2}";
+
+static __attribute__((unused)) tm_model *tm_bert(uint64_t seed)
+{
+	tm_model *m = tm_new(seed, WT_F32);
+	tm_add2(m, "embeddings.word_embeddings.weight", 1000, 128);
+	tm_add2(m, "embeddings.position_embeddings.weight", 64, 128);
+	tm_add2(m, "embeddings.token_type_embeddings.weight", 2, 128);
+	tm_add2(m, "embeddings.LayerNorm.weight", 128, 0);
+	tm_add2(m, "embeddings.LayerNorm.bias", 128, 0);
+	tm_add(m, "embeddings.position_ids", WT_I64, 2, 1, 64, 0);
+	for (int i = 0; i < 2; i++) {
+		static const char *const l2[][2] = {
+		    {"attention.self.query", "q"}, {"attention.self.key", "q"},
+		    {"attention.self.value", "q"}, {"attention.output.dense", "o"},
+		    {"intermediate.dense", "i"},   {"output.dense", "d"},
+		};
+		for (size_t k = 0; k < 6; k++) {
+			char b[200];
+			int64_t N = l2[k][1][0] == 'i' ? 512 : 128,
+			        K = l2[k][1][0] == 'd' ? 512 : 128;
+			snprintf(b, sizeof(b), "encoder.layer.%d.%s.weight", i, l2[k][0]);
+			tm_add2(m, b, N, K);
+			snprintf(b, sizeof(b), "encoder.layer.%d.%s.bias", i, l2[k][0]);
+			tm_add2(m, b, N, 0);
+		}
+		static const char *const ln[] = {"attention.output.LayerNorm", "output.LayerNorm"};
+		for (size_t k = 0; k < 2; k++) {
+			char b[200];
+			snprintf(b, sizeof(b), "encoder.layer.%d.%s.weight", i, ln[k]);
+			tm_add2(m, b, 128, 0);
+			snprintf(b, sizeof(b), "encoder.layer.%d.%s.bias", i, ln[k]);
+			tm_add2(m, b, 128, 0);
+		}
+	}
+	tm_add2(m, "pooler.dense.weight", 128, 128);
+	tm_add2(m, "pooler.dense.bias", 128, 0);
+	return m;
+}
+
 /* Open a written folder and plan layout l. */
 static __attribute__((unused)) int tm_plan(const char *dir, const wt_layout *l, store **s, ckpt **c,
                                            sm_plan **p, wt_errbuf *err)
@@ -327,5 +582,89 @@ static __attribute__((unused)) int tm_ix(const sm_plan *p, uint32_t rank, const 
 			return (int)i;
 	return -1;
 }
+
+/* Coverage (needs cmocka asserts): every element of a split tensor exactly once,
+ * times its replication. */
+#ifdef cmocka_unit_test
+static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const char *name, int64_t KV)
+{
+	const sm_family *f = p->fam;
+	for (size_t r = 0; r < f->n_rules; r++) {
+		int64_t i, j;
+		if (!shardmap_match(f->rules[r].ckpt, name, &i, &j))
+			continue;
+		int64_t T = p->tp, P = p->ep;
+		switch (f->rules[r].kind) {
+		case SM_K_REPL:
+			return T * P;
+		case SM_K_QKV:
+			return f->rules[r].part > 0 && KV < T ? P * (T / KV) : P;
+		case SM_K_EXP13:
+		case SM_K_EXP2:
+			return P == 1 ? 1 : T;
+		default:
+			return P;
+		}
+	}
+	return -1;
+}
+
+static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_plan *p, int64_t KV)
+{
+	size_t nt = ckpt_n_tensors(c);
+	uint16_t **cnt = calloc(nt, sizeof(uint16_t *));
+	for (uint32_t r = 0; r < shardmap_n_ranks(p); r++) {
+		const sm_rank *rk = &p->ranks[r];
+		for (size_t o = 0; o < rk->n; o++) {
+			const sm_out *out = &rk->outs[o];
+			const sm_group *g = &p->groups[out->group];
+			for (size_t k = 0; k < out->np; k++) {
+				const sm_piece *pc = &p->pieces[out->p0 + k];
+				if (pc->src == SM_ZERO)
+					continue;
+				uint32_t t = g->srcs[pc->src].t;
+				const ckpt_tensor *ct = ckpt_tensor_at(c, t);
+				int64_t rows = ct->ndim ? ct->shape[0] : 1;
+				int64_t cols =
+				    (int64_t)(ct->nbytes / wt_dtype_size(ct->dtype)) / rows;
+				if (!cnt[t])
+					cnt[t] = calloc((size_t)(rows * cols), sizeof(uint16_t));
+				for (int64_t a = 0; a < rows; a++)
+					for (int64_t b = 0; b < cols; b++) {
+						bool in = pc->cols ? (b >= pc->start &&
+						                      b < pc->start + pc->len)
+						                   : (a >= pc->start &&
+						                      a < pc->start + pc->len);
+						if (in)
+							cnt[t][a * cols + b]++;
+					}
+			}
+		}
+	}
+	for (size_t t = 0; t < nt; t++) {
+		const ckpt_tensor *ct = ckpt_tensor_at(c, t);
+		bool skipped = false;
+		for (size_t k = 0; k < shardmap_n_skipped(p); k++)
+			skipped |= strcmp(shardmap_skipped(p, k), ct->name) == 0;
+		if (skipped) {
+			assert_null(cnt[t]);
+			continue;
+		}
+		if (!cnt[t])
+			fail_msg("tensor '%s' is not consumed by any rank", ct->name);
+		int64_t want = expected_mult(p, ct->name, KV);
+		int64_t n = (int64_t)(ct->nbytes / wt_dtype_size(ct->dtype));
+		for (int64_t e = 0; e < n; e++)
+			if (cnt[t][e] != want)
+				fail_msg("tensor '%s' element %lld covered %u times, want %lld (tp "
+				         "%u ep %u)",
+				         ct->name, (long long)e, cnt[t][e], (long long)want, p->tp,
+				         p->ep);
+		free(cnt[t]);
+	}
+	free(cnt);
+}
+
+#endif
 
 #endif
