@@ -9,6 +9,7 @@
  *       https://bucket.s3.REGION.amazonaws.com/key (path-style when the bucket
  *       name has a '.', which would break the TLS wildcard).
  *   AWS_REGION | AWS_DEFAULT_REGION   default us-east-1
+ *   WEIGHTD_S3_MAX_KEYS               ListObjectsV2 page size, 1..1000 (1000)
  *   AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY [+ AWS_SESSION_TOKEN]
  *       requests are signed by libcurl (CURLOPT_AWS_SIGV4 "aws:amz:REGION:s3");
  *       with neither set, requests are anonymous (public buckets).
@@ -34,6 +35,7 @@ typedef struct s3_store {
 	char *list_url; /* bucket URL for ListObjectsV2, without a query */
 	char *prefix;   /* "" or "dir/sub/" (ends in '/'); immutable */
 	char *display;  /* "s3://bucket/prefix" for messages */
+	long max_keys;  /* ListObjectsV2 page size, 1..1000 */
 	curlu *cu;
 } s3_store;
 
@@ -149,8 +151,10 @@ static char *list_url(const s3_store *ss, const char *prefix, const char *token)
 	char *et = token ? curlu_escape(token, false) : NULL;
 	char *u = NULL;
 	if (ep != NULL && (token == NULL || et != NULL)) {
-		char *q = cat4(et ? "?continuation-token=" : "?", et ? et : "",
-		               et ? "&list-type=2&prefix=" : "list-type=2&prefix=", ep);
+		char mid[64];
+		snprintf(mid, sizeof(mid), "%slist-type=2&max-keys=%ld&prefix=", et ? "&" : "",
+		         ss->max_keys);
+		char *q = cat4(et ? "?continuation-token=" : "?", et ? et : "", mid, ep);
 		u = q ? cat4(ss->list_url, q, NULL, NULL) : NULL;
 		free(q);
 	}
@@ -346,6 +350,11 @@ int store_s3_open(const char *rest, const store_ops **ops, void **impl, wt_errbu
 		region = "us-east-1";
 	if (rv == WT_OK && strpbrk(region, ":/@ ") != NULL)
 		rv = wt_seterr(err, WT_EINVAL, "AWS_REGION '%s' is not a region name", region);
+	const char *mk = getenv("WEIGHTD_S3_MAX_KEYS");
+	char *end = NULL;
+	ss->max_keys = mk && mk[0] ? strtol(mk, &end, 10) : 1000;
+	if (rv == WT_OK && (ss->max_keys < 1 || ss->max_keys > 1000 || (end && *end)))
+		rv = wt_seterr(err, WT_EINVAL, "WEIGHTD_S3_MAX_KEYS='%s': want 1..1000", mk);
 	if (rv == WT_OK)
 		rv = set_urls(ss, bucket, region, err);
 	if (rv == WT_OK)
