@@ -39,6 +39,9 @@ int engine_ref_bufs_alloc(engine_ref_bufs *b, const engine_ref_cfg *c, size_t n_
 	if (n_tok < 1 || n_tok > ENGINE_REF_MAX_TOKENS)
 		return wt_seterr(err, WT_EINVAL, "%zu tokens; the reference runs 1 to %d", n_tok,
 		                 ENGINE_REF_MAX_TOKENS);
+	if (c->kind == ENGINE_REF_BERT && (int64_t)n_tok > c->max_pos)
+		return wt_seterr(err, WT_EINVAL, "%zu tokens; max_position_embeddings is %lld",
+		                 n_tok, (long long)c->max_pos);
 	for (size_t t = 0; t < n_tok; t++)
 		if (tokens[t] < 0 || tokens[t] >= c->V)
 			return wt_seterr(err, WT_EINVAL, "token %zu is %lld; vocab_size is %lld", t,
@@ -116,7 +119,7 @@ static int attn_full(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int6
 		                 (long long)c->H, ENGINE_REF_MAX_HEADS);
 	for (int64_t h = 0; h < c->H; h++)
 		kv_of[h] = h / (c->H / c->KV);
-	engine_ref_attention(b->att, b->q, b->k, b->v, T, c->H, c->KV, kv_of, c->d);
+	engine_ref_attention(b->att, b->q, b->k, b->v, T, c->H, c->KV, kv_of, c->d, true);
 	engine_ref_linear(b->o, b->att, wo, bo, T, qd, c->hid);
 	for (int64_t i = 0; i < T * c->hid; i++)
 		b->x[i] += b->o[i];
@@ -210,6 +213,10 @@ int engine_ref_forward_full(const engine_ref_cfg *c, engine_ref_set *ck, const i
 		return rv;
 	int64_t T = (int64_t)n_tok;
 	const float *emb, *nw, *lm;
+	if (c->kind == ENGINE_REF_BERT) {
+		rv = engine_ref_bert_full(c, ck, tokens, T, &b, logits, err);
+		goto out;
+	}
 	if ((rv = engine_ref_getf(ck, &emb, false, err, 2, c->V, c->hid, 0,
 	                          "model.embed_tokens.weight")))
 		goto out;

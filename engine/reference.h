@@ -110,7 +110,12 @@ int engine_ref_get(engine_ref_set *s, const char *name, int nd, const int64_t *w
 
 /* ---------------- configuration ---------------- */
 
-typedef enum { ENGINE_REF_DENSE = 0, ENGINE_REF_MIXTRAL, ENGINE_REF_QWEN2_MOE } engine_ref_kind;
+typedef enum {
+	ENGINE_REF_DENSE = 0,
+	ENGINE_REF_MIXTRAL,
+	ENGINE_REF_QWEN2_MOE,
+	ENGINE_REF_BERT, /* post-norm encoder, GELU, absolute positions (reference_bert.c) */
+} engine_ref_kind;
 
 typedef struct engine_ref_cfg {
 	engine_ref_kind kind;
@@ -120,7 +125,8 @@ typedef struct engine_ref_cfg {
 	uint64_t mlp_only_mask; /* layers < 64 listed in mlp_only_layers */
 	bool tied, qk_norm, norm_topk;
 	double eps, theta;
-	int64_t block[2]; /* quantization_config weight_block_size (128 x 128 default) */
+	int64_t max_pos, n_types; /* BERT position / token-type embedding rows */
+	int64_t block[2];         /* quantization_config weight_block_size (128 x 128 default) */
 } engine_ref_cfg;
 
 /* Parse config.json text. Missing required fields are WT_ECORRUPT naming the
@@ -133,6 +139,10 @@ int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_e
  */
 int engine_ref_getf(engine_ref_set *s, const float **out, bool optional, wt_errbuf *err, int nd,
                     int64_t a, int64_t b, int64_t c, const char *fmt, ...) WT_PRINTF(9, 10);
+
+/* Floats of the forward output for n_tok tokens: decoders n_tok * V logits;
+ * BERT (n_tok + 1) * hid: the last hidden state, then the pooler output. */
+size_t engine_ref_out_count(const engine_ref_cfg *c, size_t n_tok);
 
 /* Whether layer i has an MoE block. */
 bool engine_ref_layer_is_moe(const engine_ref_cfg *c, int64_t i);
@@ -188,10 +198,15 @@ void engine_ref_linear(float *y, const float *x, const float *w, const float *b,
                        int64_t K, int64_t N);
 /* Rotate-half RoPE in place on heads of d at positions 0..T-1; x row stride `ld`. */
 void engine_ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta);
-/* Causal softmax attention: out[t][h] over q[t][h] and k/v[.][kv_of[h]]; rows
- * have n_q*d (q, out) and n_kv*d (k, v) floats. */
+/* Softmax attention (causal: token t sees 0..t; else all): out[t][h] over q[t][h]
+ * and k/v[.][kv_of[h]]; rows have n_q*d (q, out) and n_kv*d (k, v) floats. */
 void engine_ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
-                          int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d);
+                          int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d, bool causal);
+/* y[t] = (x[t] - mean) / sqrt(var + eps) * w + b, rows of `dim`; y may alias x. */
+void engine_ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows,
+                          int64_t dim, float eps);
+/* Exact (erf) GELU in place. */
+void engine_ref_gelu(float *x, int64_t n);
 /* out[i] = silu(g[i]) * u[i]. */
 void engine_ref_silu_mul(float *out, const float *g, const float *u, int64_t n);
 /* Gated MLP without the down bias: y [T,hid] = (silu(x wg^T + bg) * (x wu^T + bu)) wd^T,

@@ -56,12 +56,20 @@ static int parse_arch(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 		c->kind = ENGINE_REF_MIXTRAL;
 	} else if (strcmp(arch, "Qwen2MoeForCausalLM") == 0) {
 		c->kind = ENGINE_REF_QWEN2_MOE;
+	} else if (strcmp(arch, "BertModel") == 0) {
+		const char *act = json_string_value(json_object_get(root, "hidden_act"));
+		if (act != NULL && strcmp(act, "gelu") != 0)
+			return wt_seterr(err, WT_EUNSUPPORTED,
+			                 "BertModel hidden_act '%s': the reference has only 'gelu'",
+			                 act);
+		c->kind = ENGINE_REF_BERT;
 	} else {
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "architecture '%s' has no reference forward pass; supported: "
-		                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-		                 "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM",
-		                 arch);
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "architecture '%s' has no reference forward pass; supported: "
+		    "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+		    "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, BertModel",
+		    arch);
 	}
 	return WT_OK;
 }
@@ -140,6 +148,20 @@ int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_e
 	c.tied = get_bool(root, "tie_word_embeddings", false);
 	c.eps = get_real(root, "rms_norm_eps", 1e-6);
 	c.theta = get_real(root, "rope_theta", 10000.0);
+	if (c.kind == ENGINE_REF_BERT) {
+		c.KV = c.H;
+		c.eps = get_real(root, "layer_norm_eps", 1e-12);
+		if ((rv = get_int(root, "max_position_embeddings", 512, false, &c.max_pos, err)) ||
+		    (rv = get_int(root, "type_vocab_size", 2, false, &c.n_types, err)))
+			goto out;
+		if (c.max_pos < 1 || c.n_types < 1) {
+			rv = wt_seterr(err, WT_ECORRUPT,
+			               "config.json: max_position_embeddings %lld, type_vocab_size "
+			               "%lld must be positive",
+			               (long long)c.max_pos, (long long)c.n_types);
+			goto out;
+		}
+	}
 	c.block[0] = c.block[1] = 128;
 	json_t *bs =
 	    json_object_get(json_object_get(root, "quantization_config"), "weight_block_size");
@@ -147,7 +169,8 @@ int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_e
 		c.block[0] = json_integer_value(json_array_get(bs, 0));
 		c.block[1] = json_integer_value(json_array_get(bs, 1));
 	}
-	if (c.kind != ENGINE_REF_DENSE && (rv = parse_moe(root, &c, err)) != WT_OK)
+	if (c.kind != ENGINE_REF_DENSE && c.kind != ENGINE_REF_BERT &&
+	    (rv = parse_moe(root, &c, err)) != WT_OK)
 		goto out;
 	if (c.H % c.KV != 0 || c.d < 2 || c.d % 2 != 0 || c.I < 1 || c.V < 1 || c.L < 1 ||
 	    c.block[0] < 1 || c.block[1] < 1) {
@@ -168,7 +191,7 @@ out:
 
 bool engine_ref_layer_is_moe(const engine_ref_cfg *c, int64_t i)
 {
-	if (c->kind == ENGINE_REF_DENSE)
+	if (c->kind == ENGINE_REF_DENSE || c->kind == ENGINE_REF_BERT)
 		return false;
 	if (c->kind == ENGINE_REF_MIXTRAL)
 		return true;
@@ -181,4 +204,11 @@ void engine_ref_moe_prefix(const engine_ref_cfg *c, int64_t i, char *buf, size_t
 {
 	snprintf(buf, cap, "model.layers.%lld.%s", (long long)i,
 	         c->kind == ENGINE_REF_MIXTRAL ? "block_sparse_moe." : "mlp.");
+}
+
+size_t engine_ref_out_count(const engine_ref_cfg *c, size_t n_tok)
+{
+	if (c->kind == ENGINE_REF_BERT)
+		return (n_tok + 1) * (size_t)c->hid;
+	return n_tok * (size_t)c->V;
 }

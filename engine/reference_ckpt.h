@@ -103,7 +103,7 @@ typedef struct engine_ref_result {
 	bool pass;
 	uint32_t n_ranks;
 	size_t n_tok;
-	int64_t vocab;
+	int64_t width; /* output floats per row: V logits, or hid for BERT */
 } engine_ref_result;
 
 /* Optional hook between production and the sharded pass (tests break a shard here). */
@@ -135,8 +135,9 @@ static inline int engine_ref_verify(const ckpt *c, const wt_layout *l, const int
 	}
 	if (rv != WT_OK)
 		goto out;
-	full = malloc(n_tok * (size_t)cfg.V * sizeof(float));
-	sh = malloc(n_tok * (size_t)cfg.V * sizeof(float));
+	size_t n_out = engine_ref_out_count(&cfg, n_tok);
+	full = malloc(n_out * sizeof(float));
+	sh = malloc(n_out * sizeof(float));
 	/* quantized layouts follow the full path's expert choices (engine_ref_forward_sharded) */
 	if (l->quant != WT_QUANT_NONE && cfg.E > 0)
 		routes = calloc((size_t)(cfg.L * cfg.topk) * n_tok, sizeof(int64_t));
@@ -151,14 +152,14 @@ static inline int engine_ref_verify(const ckpt *c, const wt_layout *l, const int
 	res->budget = engine_ref_budget(l->quant);
 	res->n_ranks = n;
 	res->n_tok = n_tok;
-	res->vocab = cfg.V;
+	res->width = (int64_t)(n_out / (cfg.kind == ENGINE_REF_BERT ? n_tok + 1 : n_tok));
 	res->pass = true;
 	for (uint32_t g = 0; g < l->ep_size; g++) {
 		engine_ref_diff d;
 		if ((rv = engine_ref_forward_sharded(&cfg, ranks, l, g, tokens, n_tok, routes, sh,
 		                                     err)))
 			goto out;
-		engine_ref_compare(full, sh, n_tok * (size_t)cfg.V, &d);
+		engine_ref_compare(full, sh, n_out, &d);
 		if (g == 0 || d.nonfinite || d.max_abs_diff > res->diff.max_abs_diff) {
 			res->diff = d;
 			res->worst_group = g;

@@ -27,4 +27,13 @@ int engine_ref_bufs_alloc(engine_ref_bufs *b, const engine_ref_cfg *c, size_t n_
                           const int64_t *tokens, wt_errbuf *err);
 void engine_ref_bufs_free(engine_ref_bufs *b); /* NULL-safe */
 
+/* BertModel paths (reference_bert.c); b allocated for T tokens; out has
+ * engine_ref_out_count() floats. ranks[TP] are the rank sets, Vl the padded
+ * vocabulary rows per rank. */
+int engine_ref_bert_full(const engine_ref_cfg *c, engine_ref_set *s, const int64_t *tokens,
+                         int64_t T, engine_ref_bufs *b, float *out, wt_errbuf *err);
+int engine_ref_bert_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, uint32_t TP, int64_t Vl,
+                            const int64_t *tokens, int64_t T, engine_ref_bufs *b, float *out,
+                            wt_errbuf *err);
+
 #endif

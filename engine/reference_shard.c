@@ -139,7 +139,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 			    "the %lld this rank holds",
 			    L, r, (long long)(r * Hl + j), (long long)gkv, (long long)KVl);
 	}
-	engine_ref_attention(b->att, b->q, b->k, b->v, T, Hl, KVl, kv_of, d);
+	engine_ref_attention(b->att, b->q, b->k, b->v, T, Hl, KVl, kv_of, d, true);
 	engine_ref_linear(b->o, b->att, wo, NULL, T, Hl * d, c->hid);
 	return WT_OK;
 }
@@ -414,6 +414,11 @@ int engine_ref_forward_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, c
 	int rv = engine_ref_bufs_alloc(&s.b, c, n_tok, tokens, err);
 	if (rv != WT_OK)
 		return rv;
+	if (c->kind == ENGINE_REF_BERT) {
+		rv = engine_ref_bert_sharded(c, ranks, s.T, s.Vl, tokens, s.n_tok, &s.b, logits,
+		                             err);
+		goto out;
+	}
 	if ((rv = embed(&s, tokens)))
 		goto out;
 	for (int64_t i = 0; i < c->L; i++) {

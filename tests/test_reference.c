@@ -166,6 +166,26 @@ static void test_qwen2_moe(void **state)
 	expect_pass("qwen2_moe", 2, 2, WT_QUANT_NONE, 1);
 }
 
+static void test_bert(void **state)
+{
+	(void)state;
+	expect_pass("bert", 1, 1, WT_QUANT_NONE, 0);
+	expect_pass("bert", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("bert", 4, 1, WT_QUANT_NONE, 0); /* one head per rank */
+	expect_pass("bert", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+}
+
+static void tamper_bert_ln(void *ctx, engine_ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	/* a wrong replica of a LayerNorm on the last rank only */
+	engine_ref_tensor *t =
+	    engine_ref_set_find(&r[n - 1], "encoder.layer.1.output.LayerNorm.weight");
+	assert_non_null(t);
+	float v = 2.0f;
+	memcpy(t->data, &v, sizeof(v));
+}
+
 static void test_quantized(void **state)
 {
 	(void)state;
@@ -253,6 +273,9 @@ static void test_negative(void **state)
 	assert_int_equal(run("llama", 4, 1, WT_QUANT_NONE, 0, tamper_padding, NULL, &res, &err),
 	                 WT_ECORRUPT);
 	assert_non_null(strstr(err.msg, "padding row"));
+	assert_int_equal(run("bert", 2, 1, WT_QUANT_NONE, 0, tamper_bert_ln, NULL, &res, &err),
+	                 WT_OK);
+	assert_false(res.pass);
 }
 
 /* Mixtral TP 2 shards produced with w13_order up_gate agree when read as up_gate
@@ -309,10 +332,16 @@ static void test_errors(void **state)
 	(void)state;
 	engine_ref_result res;
 	wt_errbuf err = {0};
-	/* BERT has no decoder reference */
-	assert_int_equal(run("bert", 1, 1, WT_QUANT_NONE, 0, NULL, NULL, &res, &err),
-	                 WT_EUNSUPPORTED);
-	assert_non_null(strstr(err.msg, "BertModel"));
+	/* an architecture without a reference */
+	static const char gpt2[] =
+	    "{\"architectures\": [\"GPT2LMHeadModel\"], \"hidden_size\": 64}";
+	engine_ref_cfg bad_cfg;
+	assert_int_equal(engine_ref_cfg_parse(gpt2, strlen(gpt2), &bad_cfg, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "GPT2LMHeadModel"));
+	static const char nohid[] = "{\"architectures\": [\"LlamaForCausalLM\"]}";
+	assert_int_equal(engine_ref_cfg_parse(nohid, strlen(nohid), &bad_cfg, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "hidden_size"));
+	(void)res;
 	/* a token beyond the vocabulary */
 	model m = {0};
 	engine_ref_cfg cfg;
@@ -340,10 +369,11 @@ static void test_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_llama_tp),        cmocka_unit_test(test_qwen2_qwen3),
-	    cmocka_unit_test(test_mixtral),         cmocka_unit_test(test_qwen2_moe),
-	    cmocka_unit_test(test_quantized),       cmocka_unit_test(test_negative),
-	    cmocka_unit_test(test_wrong_w13_order), cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_llama_tp), cmocka_unit_test(test_qwen2_qwen3),
+	    cmocka_unit_test(test_mixtral),  cmocka_unit_test(test_qwen2_moe),
+	    cmocka_unit_test(test_bert),     cmocka_unit_test(test_quantized),
+	    cmocka_unit_test(test_negative), cmocka_unit_test(test_wrong_w13_order),
+	    cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -96,12 +96,12 @@ static int run_verify(ctl_layout_args *a, const int64_t *toks, int n_tok)
 	char lay[1024];
 	wt_layout_format(&a->layout, lay, sizeof(lay));
 	printf("model %s (family %s)\nlayout %s\n", a->model_dir, shardmap_family(p), lay);
-	printf("ranks %u, tokens %zu, vocab %lld, EP groups %u\n", res.n_ranks, res.n_tok,
-	       (long long)res.vocab, a->layout.ep_size);
-	size_t t = res.vocab ? res.diff.at / (size_t)res.vocab : 0;
-	printf("max |full - sharded| %.3g (token %zu, logit %zu, EP group %u), max |logit| %.3g, "
+	printf("ranks %u, tokens %zu, outputs per token %lld, EP groups %u\n", res.n_ranks,
+	       res.n_tok, (long long)res.width, a->layout.ep_size);
+	size_t t = res.width ? res.diff.at / (size_t)res.width : 0;
+	printf("max |full - sharded| %.3g (row %zu, column %zu, EP group %u), max |output| %.3g, "
 	       "ratio %.3g, budget %.3g (%s)%s\n",
-	       res.diff.max_abs_diff, t, res.vocab ? res.diff.at % (size_t)res.vocab : 0,
+	       res.diff.max_abs_diff, t, res.width ? res.diff.at % (size_t)res.width : 0,
 	       res.worst_group, res.diff.max_abs_ref,
 	       res.diff.max_abs_ref > 0 ? res.diff.max_abs_diff / res.diff.max_abs_ref : 0.0,
 	       res.budget, wt_quant_name(a->layout.quant),
