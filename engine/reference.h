@@ -12,9 +12,10 @@
  * that do link loader/ and shardmap/). Nothing here prints or exits.
  *
  * Families: decoders with Llama-style attention (llama, mistral, qwen2 with
- * q/k/v biases, qwen3 with q_norm/k_norm), Mixtral MoE and Qwen2-MoE (shared
- * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step).
- * Anything else is WT_EUNSUPPORTED naming the architecture.
+ * q/k/v biases, qwen3 with q_norm/k_norm), Mixtral MoE, Qwen2-MoE (shared
+ * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step) and
+ * Qwen3-MoE, DeepSeek-V3 (MLA, sigmoid routing; reference_mla.c) and BERT
+ * (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the architecture.
  *
  * Thread rule: a set caches dequantized values on first use, so one set is
  * used by one thread at a time.
@@ -57,6 +58,10 @@
 #define ENGINE_REF_BUDGET_FP8  0.12 /* e4m3: 3 mantissa bits, up to 2^-4 per weight */
 #define ENGINE_REF_BUDGET_INT8 0.03 /* 127 levels per row */
 #define ENGINE_REF_BUDGET_INT4 0.40 /* 7 positive levels per group */
+/* Unquantized layouts whose outputs round the source values: FP8 checkpoints
+ * emitted as BF16 (dtype source), or a narrower --dtype than the source.
+ * Measured 0.005 (deepseek_v3 FP8 -> BF16); BF16 keeps 8 significant bits. */
+#define ENGINE_REF_BUDGET_ROUND 0.02
 
 /* Budget for a layout's quant scheme (ENGINE_REF_TOL_F32 for WT_QUANT_NONE). */
 double engine_ref_budget(wt_quant q);
@@ -114,7 +119,8 @@ typedef enum {
 	ENGINE_REF_DENSE = 0,
 	ENGINE_REF_MIXTRAL,
 	ENGINE_REF_QWEN2_MOE,
-	ENGINE_REF_BERT, /* post-norm encoder, GELU, absolute positions (reference_bert.c) */
+	ENGINE_REF_BERT,     /* post-norm encoder, GELU, absolute positions (reference_bert.c) */
+	ENGINE_REF_DEEPSEEK, /* MLA attention, sigmoid-routed MoE (reference_mla.c) */
 } engine_ref_kind;
 
 typedef struct engine_ref_cfg {
@@ -126,7 +132,11 @@ typedef struct engine_ref_cfg {
 	bool tied, qk_norm, norm_topk;
 	double eps, theta;
 	int64_t max_pos, n_types; /* BERT position / token-type embedding rows */
-	int64_t block[2];         /* quantization_config weight_block_size (128 x 128 default) */
+	/* DeepSeek-V3: MLA dims (q_lora -1 = null: q_proj), routing, dense/MoE layers */
+	int64_t q_lora, kv_lora, nope, rope, vhd;
+	int64_t n_group, topk_group, first_dense, layer_freq;
+	double routed_scale;
+	int64_t block[2]; /* quantization_config weight_block_size (128 x 128 default) */
 } engine_ref_cfg;
 
 /* Parse config.json text. Missing required fields are WT_ECORRUPT naming the

@@ -36,4 +36,25 @@ int engine_ref_bert_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, uint
                             const int64_t *tokens, int64_t T, engine_ref_bufs *b, float *out,
                             wt_errbuf *err);
 
+/* DeepSeek-V3 (reference_mla.c). MLA block of layer l with heads [0, Hl) of set
+ * s (checkpoint: Hl = H; a rank: its slice) on normed input h: out [T, hid] is
+ * o_proj's output (a rank's partial). */
+int engine_ref_mla(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int64_t Hl,
+                   const float *h, int64_t T, float *out, wt_errbuf *err);
+/* Sigmoid scores, + correction bias (may be NULL) for the choice, group-limited
+ * top-k (or `forced`), weights normalised (norm_topk_prob) and scaled. */
+void engine_ref_route_ds(const engine_ref_cfg *c, const float *logits, const float *bias,
+                         const int64_t *forced, int64_t *idx, float *w);
+
+/*
+ * Route one token h of the MoE block with prefix m, reading the router (and the
+ * DeepSeek correction bias) from set s: idx/w receive topk entries.
+ */
+int engine_ref_moe_route(const engine_ref_cfg *c, engine_ref_set *s, const char *m, const float *h,
+                         const int64_t *forced, int64_t *idx, float *w, wt_errbuf *err);
+/* Shared-expert module of an MoE prefix ("shared_expert." / "shared_experts.") and
+ * its gate: *gate = sigmoid(h . shared_expert_gate) for Qwen2-MoE, 1 for DeepSeek. */
+int engine_ref_shared_gate(const engine_ref_cfg *c, engine_ref_set *s, const char *m,
+                           const float *h, char *name, size_t cap, float *gate, wt_errbuf *err);
+
 #endif
