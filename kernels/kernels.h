@@ -33,7 +33,9 @@ float kern_e5m2_to_f32(uint8_t q);
 /* ---- bulk conversion ----
  * Convert n elements from src_dt to dst_dt. Supported src: F32 F16 BF16 F64 (and
  * F8_E4M3/F8_E5M2 raw decode, no scale). Supported dst: F32 F16 BF16.
- * Same dtype is a memcpy. Returns WT_EDTYPE for an unsupported pair. */
+ * Same dtype is a memcpy. F64 is read as float32 (RNE) first, like every source
+ * (SHARDS.md section 4), so F64 -> BF16/F16 rounds twice. Returns WT_EDTYPE for an
+ * unsupported pair. Large inputs run on the pool (kern_set_threads). */
 int kern_convert(void *dst, wt_dtype dst_dt, const void *src, wt_dtype src_dt, size_t n);
 
 /* Dequantize FP8 e4m3 with scales to dst_dt (F32/F16/BF16): x = f32(q) * scale, then RNE.
