@@ -192,6 +192,13 @@ KERN_HD int32_t kern_int_q(float x, float s, int32_t lo, int32_t hi)
 /* ---- bulk helpers (codec.c) ---- */
 #define KERN_CHUNK 256 /* elements per stack buffer in the row loops */
 
+/* 1 if p is aligned for elements of dt (the loops read and write whole elements). */
+static inline int kern_aligned(const void *p, wt_dtype dt)
+{
+	size_t a = wt_dtype_size(dt);
+	return a == 0 || ((uintptr_t)p & (a - 1)) == 0;
+}
+
 /* 1 if dt is a quantizer input (F32 F16 BF16). */
 int kern_is_qsrc(wt_dtype dt);
 /* 1 if dt is a conversion output (F32 F16 BF16). */

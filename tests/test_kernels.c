@@ -194,6 +194,17 @@ static void test_bad_args(void **state)
 	                 WT_EINVAL);
 	assert_int_equal(kern_dequantize(WT_QUANT_FP8_BLOCK, q, s, 8, 8, 0, x, WT_I8), WT_EDTYPE);
 	assert_int_equal(kern_dequantize(WT_QUANT_NONE, q, s, 8, 8, 0, x, WT_F32), WT_EINVAL);
+	/* misaligned source or scale buffers are refused, not read through a bad pointer */
+	assert_int_equal(
+	    kern_quantize(WT_QUANT_FP8_CHANNEL, (char *)x + 2, WT_F32, 4, 8, 0, q, s, &bad),
+	    WT_EINVAL);
+	assert_int_equal(kern_quantize(WT_QUANT_FP8_CHANNEL, x, WT_F32, 4, 8, 0, q,
+	                               (float *)((char *)s + 1), &bad),
+	                 WT_EINVAL);
+	assert_int_equal(
+	    kern_dequantize(WT_QUANT_INT8_CHANNEL, q, s, 4, 8, 0, (char *)x + 1, WT_BF16),
+	    WT_EINVAL);
+	assert_int_equal(kern_convert((char *)x + 2, WT_F32, q, WT_F8_E4M3, 4), WT_EINVAL);
 	assert_int_equal(bad, -5); /* untouched when not a NaN report */
 }
 
