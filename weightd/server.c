@@ -206,6 +206,11 @@ static void close_pipes(wd_server *s)
 	free(ids);
 }
 
+void wd_server_reconfigure(wd_server *s)
+{
+	wd_models_set_revalidate(s->models, s->cfg->revalidate_ms);
+}
+
 const char *wd_server_url(const wd_server *s, size_t i)
 {
 	return i < s->n_urls ? s->urls[i] : NULL;
