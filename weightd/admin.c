@@ -126,6 +126,7 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 		ar.chunk_replies = atomic_load(&s->chunk_replies);
 		ar.chunk_bytes_out = atomic_load(&s->chunk_bytes_out);
 		ar.requests = atomic_load(&s->requests);
+		ar.flight_waits = atomic_load(&s->flight_waits);
 		snprintf(text, sizeof(text),
 		         "cache %llu/%llu bytes, %llu shards, %llu chunks; %llu source bytes read, "
 		         "%llu productions, %llu chunk replies",

@@ -35,7 +35,7 @@ typedef struct model_ent {
 struct wd_models {
 	model_ent *ents; /* sorted by name; immutable after open */
 	size_t n;
-	uint64_t revalidate_ns;
+	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
 	bool locks_ready;               /* entry mutexes initialised (after sorting) */
 	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
 };
@@ -117,7 +117,7 @@ static bool fingerprint(store *st, wt_hash128 *out)
 static void revalidate(wd_models *m, model_ent *e, bool force)
 {
 	uint64_t now = common_now_ns();
-	if (!force && e->checked_ns != 0 && now - e->checked_ns < m->revalidate_ns)
+	if (!force && e->checked_ns != 0 && now - e->checked_ns < atomic_load(&m->revalidate_ns))
 		return;
 	e->checked_ns = now;
 	wt_hash128 fp;
@@ -234,7 +234,7 @@ int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err)
 	wd_models *m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
-	m->revalidate_ns = cfg->revalidate_ms * 1000000ull;
+	atomic_store(&m->revalidate_ns, cfg->revalidate_ms * 1000000ull);
 	size_t cap = 0;
 	/* models_dir is table row 1: explicit if set by file or flag. */
 	bool explicit_dir = cfg->set[1] != 0;
@@ -277,6 +277,11 @@ void wd_models_close(wd_models *m)
 	}
 	free(m->ents);
 	free(m);
+}
+
+void wd_models_set_revalidate(wd_models *m, uint64_t ms)
+{
+	atomic_store(&m->revalidate_ns, ms * 1000000ull);
 }
 
 size_t wd_models_count(const wd_models *m)

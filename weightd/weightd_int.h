@@ -100,6 +100,8 @@ int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err);
 void wd_models_close(wd_models *m); /* NULL-safe; snapshots must be released */
 
 size_t wd_models_count(const wd_models *m);
+/* Change revalidate_ms at run time (reload). */
+void wd_models_set_revalidate(wd_models *m, uint64_t ms);
 
 typedef struct wd_model_info {
 	const char *name; /* borrowed; valid while m is open */
@@ -195,7 +197,7 @@ struct wd_server {
 	size_t n_pipes, cap_pipes;
 	/* counters (atomic) */
 	_Atomic bool cancel; /* drain deadline passed: productions stop */
-	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out;
+	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out, flight_waits;
 };
 
 /* server.c: send reply m (ownership passes) for r and recycle r. */
