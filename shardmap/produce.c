@@ -24,6 +24,10 @@ typedef struct loaded {
 	int64_t cols;
 	wt_dtype dt;
 	bool ok;
+	/* Read each piece straight into the output (row pieces that do not overlap,
+	 * no conversion): every byte still read once, and no staging copy. */
+	bool direct;
+	const ckpt_tensor *t;
 } loaded;
 
 typedef struct prod {
@@ -92,11 +96,22 @@ static int slots(prod *pr, size_t n, wt_errbuf *err)
 }
 
 /* Widen [lo, hi) of source s with the rows piece pc needs. */
+/* dtype pieces of o are assembled in. */
+static wt_dtype asm_dtype(const sm_out *o)
+{
+	return o->okind == SM_O_QUANT ? o->work : o->info.dtype;
+}
+
+/* Widen [lo, hi) of source s with the rows piece pc needs; *sum adds its rows;
+ * *direct drops unless the piece can be read straight into an output of dtype dd. */
 static void need(const sm_piece *pc, uint32_t s, const sm_src *src, const ckpt_tensor *t,
-                 int64_t *lo, int64_t *hi)
+		 wt_dtype dd, int64_t *lo, int64_t *hi, int64_t *sum, bool *direct)
 {
 	if (pc->src != s && pc->aux != s)
 		return;
+	if (pc->src != s || pc->cols || src->whole || dd != t->dtype)
+		*direct = false;
+	*sum += pc->len;
 	int64_t a = 0, b = trows(t);
 	if (pc->src == s && !pc->cols && !src->whole) {
 		a = pc->start;
@@ -113,20 +128,31 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	const sm_src *src = &g->srcs[s];
 	loaded *ld = &pr->ld[s];
 	ld->ok = false;
+	ld->direct = false;
 	if (src->t == UINT32_MAX)
 		return WT_OK;
 	const ckpt_tensor *t = ckpt_tensor_at(pr->c, src->t);
-	int64_t lo = INT64_MAX, hi = -1;
+	int64_t lo = INT64_MAX, hi = -1, sum = 0;
+	bool direct = src->mode == SM_SRC_RAW;
 	for (size_t m = 0; m < g->n_m; m++) {
 		if (!selected(pr, g->m[m].rank))
 			continue;
 		const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
 		for (size_t k = 0; k < o->np; k++)
-			need(&pr->p->pieces[o->p0 + k], s, src, t, &lo, &hi);
+			need(&pr->p->pieces[o->p0 + k], s, src, t, asm_dtype(o), &lo, &hi, &sum,
+			     &direct);
 	}
 	if (hi < 0)
 		return WT_OK; /* not needed by the selected ranks */
 	int64_t cols = tcols(t);
+	ld->t = t;
+	ld->cols = cols;
+	ld->dt = t->dtype;
+	ld->direct = direct && sum == hi - lo;
+	if (ld->direct) {
+		ld->ok = true;
+		return WT_OK;
+	}
 	size_t esz = wt_dtype_size(t->dtype);
 	uint64_t rowb = (uint64_t)cols * esz, off = (uint64_t)lo * rowb,
 	         len = (uint64_t)(hi - lo) * rowb;
@@ -202,7 +228,12 @@ static int assemble(prod *pr, const sm_out *o, uint8_t *dst, wt_dtype dd, wt_err
 		size_t sesz = wt_dtype_size(ld->dt);
 		size_t srow = (size_t)ld->cols * sesz;
 		int rv = WT_OK;
-		if (!pc->cols) {
+		if (ld->direct) {
+			rv = ckpt_read(pr->c, ld->t, (uint64_t)pc->start * srow, dst,
+				       (size_t)pc->len * srow, err);
+			if (rv != WT_OK)
+				return rv;
+		} else if (!pc->cols) {
 			const uint8_t *s = ld->base + (size_t)(pc->start - ld->r0) * srow;
 			rv = conv(dst, dd, s, ld->dt, (size_t)pc->len * (size_t)ld->cols);
 		} else if (dd == ld->dt) {
@@ -311,7 +342,7 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 	}
 	const sm_piece *p0 = &pr->p->pieces[o->p0];
 	if (o->okind == SM_O_DATA && o->np == 1 && !p0->cols && p0->src != SM_ZERO &&
-	    pr->ld[p0->src].dt == o->info.dtype) {
+	    !pr->ld[p0->src].direct && pr->ld[p0->src].dt == o->info.dtype) {
 		const loaded *ld = &pr->ld[p0->src];
 		size_t srow = (size_t)ld->cols * wt_dtype_size(ld->dt);
 		return emit(pr, rank, ix, ld->base + (size_t)(p0->start - ld->r0) * srow,
