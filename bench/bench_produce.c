@@ -55,8 +55,7 @@ typedef struct sink {
 	uint64_t calls;
 } sink;
 
-static int on_tensor(void *ctx, uint32_t rank, size_t ix, const void *b, uint64_t n,
-		     wt_errbuf *err)
+static int on_tensor(void *ctx, uint32_t rank, size_t ix, const void *b, uint64_t n, wt_errbuf *err)
 {
 	(void)rank;
 	(void)ix;
@@ -99,7 +98,8 @@ static double produce(const char *dir, uint64_t *src_bytes, sink *sk)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	const char *dir = getenv("WT_BENCH_DIR") ? getenv("WT_BENCH_DIR") : "/tmp/wt-bench-llama-1g";
+	const char *dir =
+	    getenv("WT_BENCH_DIR") ? getenv("WT_BENCH_DIR") : "/tmp/wt-bench-llama-1g";
 	char cfg[4096];
 	snprintf(cfg, sizeof(cfg), "%s/config.json", dir);
 	struct stat st;
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 		char self[4096], cmd[8192];
 		snprintf(self, sizeof(self), "%s", argv[0]);
 		snprintf(cmd, sizeof(cmd), "%s/../wt-mkckpt --family llama --size-mb 1024 --out %s",
-			 dirname(self), dir);
+		         dirname(self), dir);
 		printf("generating: %s\n", cmd);
 		if (system(cmd) != 0) {
 			fprintf(stderr, "bench_produce: generating the checkpoint failed\n");

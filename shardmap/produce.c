@@ -38,8 +38,8 @@ typedef struct prod {
 	loaded *ld;
 	size_t n_slots;
 	buf out, q, sc;
-	buf chunk;   /* streaming: one cache-sized chunk of source rows */
-	buf *obufs;  /* streaming: one output buffer per group member */
+	buf chunk;  /* streaming: one cache-sized chunk of source rows */
+	buf *obufs; /* streaming: one output buffer per group member */
 	size_t n_obufs;
 	sm_emit_fn emit;
 	void *ctx;
@@ -108,7 +108,7 @@ static wt_dtype asm_dtype(const sm_out *o)
 /* Widen [lo, hi) of source s with the rows piece pc needs; *sum adds its rows;
  * *direct drops unless the piece can be read straight into an output of dtype dd. */
 static void need(const sm_piece *pc, uint32_t s, const sm_src *src, const ckpt_tensor *t,
-		 wt_dtype dd, int64_t *lo, int64_t *hi, int64_t *sum, bool *direct)
+                 wt_dtype dd, int64_t *lo, int64_t *hi, int64_t *sum, bool *direct)
 {
 	if (pc->src != s && pc->aux != s)
 		return;
@@ -240,7 +240,7 @@ static int assemble(prod *pr, const sm_out *o, uint8_t *dst, wt_dtype dd, wt_err
 		int rv = WT_OK;
 		if (ld->direct) {
 			rv = ckpt_read(pr->c, ld->t, (uint64_t)pc->start * srow, dst,
-				       (size_t)pc->len * srow, err);
+			               (size_t)pc->len * srow, err);
 			if (rv != WT_OK)
 				return rv;
 		} else if (!pc->cols) {
@@ -385,7 +385,7 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
  * through a small reused buffer (warm in cache) and are scattered to every
  * rank's output, instead of landing in a tensor-sized buffer first. */
 
-enum { CHUNK_BYTES = 1 << 20 };
+enum { CHUNK_BYTES = 1 << 18 };
 
 static bool stream_ok(const prod *pr, const sm_group *g)
 {
@@ -411,12 +411,12 @@ static bool stream_ok(const prod *pr, const sm_group *g)
 
 /* Copy the part of piece pc (first output row orow) that lies in source rows [c0, c1). */
 static void scatter(const sm_piece *pc, int64_t orow, uint8_t *ob, size_t orowb,
-		    const uint8_t *chunk, int64_t c0, int64_t c1, size_t srowb, size_t esz)
+                    const uint8_t *chunk, int64_t c0, int64_t c1, size_t srowb, size_t esz)
 {
 	if (pc->cols) {
 		kern_copy2d(ob + (size_t)(orow + c0) * orowb, orowb,
-			    chunk + (size_t)pc->start * esz, srowb, (size_t)(c1 - c0),
-			    (size_t)pc->len * esz);
+		            chunk + (size_t)pc->start * esz, srowb, (size_t)(c1 - c0),
+		            (size_t)pc->len * esz);
 		return;
 	}
 	int64_t a = pc->start > c0 ? pc->start : c0;
@@ -439,7 +439,7 @@ static int stream_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	for (int64_t c0 = ld->r0; c0 < ld->r1; c0 += step) {
 		int64_t c1 = c0 + step < ld->r1 ? c0 + step : ld->r1;
 		int rv = ckpt_read(pr->c, ld->t, (uint64_t)c0 * srowb, pr->chunk.p,
-				   (size_t)(c1 - c0) * srowb, err);
+		                   (size_t)(c1 - c0) * srowb, err);
 		if (rv != WT_OK)
 			return rv;
 		for (size_t m = 0; m < g->n_m; m++) {
@@ -451,8 +451,8 @@ static int stream_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 			for (size_t k = 0; k < o->np; k++) {
 				const sm_piece *pc = &pr->p->pieces[o->p0 + k];
 				if (pc->src == s)
-					scatter(pc, orow, pr->obufs[m].p, orowb, pr->chunk.p, c0, c1,
-						srowb, esz);
+					scatter(pc, orow, pr->obufs[m].p, orowb, pr->chunk.p, c0,
+					        c1, srowb, esz);
 				orow += pc->out_rows;
 			}
 		}
@@ -486,7 +486,7 @@ static int do_stream(prod *pr, const sm_group *g, wt_errbuf *err)
 				memset(d, 0, bytes);
 			} else if (pr->ld[pc->src].direct) {
 				int rv = ckpt_read(pr->c, pr->ld[pc->src].t,
-						   (uint64_t)pc->start * orowb, d, bytes, err);
+				                   (uint64_t)pc->start * orowb, d, bytes, err);
 				if (rv != WT_OK)
 					return rv;
 			}

@@ -232,7 +232,6 @@ static void test_coverage_llama(void **state)
 	free(dir);
 }
 
-
 /* The all-ranks pass reads every consumed source byte exactly once; one rank reads
  * only its row ranges (column-split tensors whole). */
 static void test_read_once(void **state)
@@ -260,8 +259,8 @@ static void test_read_once(void **state)
 	assert_int_equal(rv, WT_OK);
 	/* embed + lm_head 1/4 each; per layer q/k/v, gate/up 1/4 (k/v: rank 0's head),
 	 * o_proj and down_proj whole (column slices), norms whole. */
-	uint64_t per_layer = 64 * 512 + 2 * (32 * 512) + 256 * 512 + 2 * (128 * 512) +
-			     256 * 1024 + 2 * 512;
+	uint64_t per_layer =
+	    64 * 512 + 2 * (32 * 512) + 256 * 512 + 2 * (128 * 512) + 256 * 1024 + 2 * 512;
 	uint64_t want = 2 * (256 * 512) + 2 * per_layer + 512;
 	assert_int_equal(store_bytes_read(s) - b0, want);
 	assert_int_equal(pr->emits, (int)pr->n[0]);
