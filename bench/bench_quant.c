@@ -13,7 +13,7 @@
 #include "common/common.h"
 #include "kernels/kernels.h"
 
-enum { N = 2048, K = 4096, REPS = 5, GROUP = 128 };
+enum { N = 2048, K = 4096, REPS = 15, GROUP = 128 };
 
 static double best_seconds(int (*fn)(void *), void *arg)
 {

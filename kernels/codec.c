@@ -69,31 +69,31 @@ static int is_csrc(wt_dtype dt)
 }
 
 /* ---- bulk loops ---- */
-static void load_bf16(float *restrict d, const uint16_t *restrict s, size_t n)
+KERN_VEC static void load_bf16(float *restrict d, const uint16_t *restrict s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = kern_bf16_dec(s[i]);
 }
 
-static void load_f16(float *restrict d, const uint16_t *restrict s, size_t n)
+KERN_VEC static void load_f16(float *restrict d, const uint16_t *restrict s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = kern_f16_dec(s[i]);
 }
 
-static void load_f64(float *restrict d, const double *restrict s, size_t n)
+KERN_VEC static void load_f64(float *restrict d, const double *restrict s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = (float)s[i];
 }
 
-static void load_e4m3(float *restrict d, const uint8_t *restrict s, size_t n)
+KERN_VEC static void load_e4m3(float *restrict d, const uint8_t *restrict s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = kern_e4m3_dec(s[i]);
 }
 
-static void load_e5m2(float *restrict d, const uint8_t *restrict s, size_t n)
+KERN_VEC static void load_e5m2(float *restrict d, const uint8_t *restrict s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = kern_f16_dec((uint16_t)((uint16_t)s[i] << 8));
@@ -133,13 +133,13 @@ const float *kern_view_f32(float *tmp, const void *src, wt_dtype src_dt, size_t 
 	return tmp;
 }
 
-static void store_bf16(uint16_t *restrict d, const float *restrict s, size_t n)
+KERN_VEC static void store_bf16(uint16_t *restrict d, const float *restrict s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = kern_bf16_enc(s[i]);
 }
 
-static void store_f16(uint16_t *restrict d, const float *restrict s, size_t n)
+KERN_VEC static void store_f16(uint16_t *restrict d, const float *restrict s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = kern_f16_enc(s[i]);
@@ -164,7 +164,7 @@ void kern_store_f32(void *dst, wt_dtype dst_dt, size_t off, const float *src, si
 
 /* Max of the masked magnitude bits: for non-negative IEEE values the bit patterns
  * order like the values, and Inf/NaN sort above every finite value. */
-static uint32_t amax_u32(const uint32_t *restrict s, size_t n)
+static inline uint32_t amax32_inl(const uint32_t *restrict s, size_t n)
 {
 	uint32_t m = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -174,7 +174,7 @@ static uint32_t amax_u32(const uint32_t *restrict s, size_t n)
 	return m;
 }
 
-static uint32_t amax_u16(const uint16_t *restrict s, size_t n)
+static inline uint16_t amax16_inl(const uint16_t *restrict s, size_t n)
 {
 	uint16_t m = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -182,6 +182,53 @@ static uint32_t amax_u16(const uint16_t *restrict s, size_t n)
 		m = a > m ? a : m;
 	}
 	return m;
+}
+
+KERN_VEC static uint32_t amax_u32(const uint32_t *restrict s, size_t n)
+{
+	return amax32_inl(s, n);
+}
+
+KERN_VEC static uint32_t amax_u16(const uint16_t *restrict s, size_t n)
+{
+	return amax16_inl(s, n);
+}
+
+/* One call per row for fp8-block: the per-tile loop stays inside the clone. */
+KERN_VEC static void amax_tiles_u32(const uint32_t *restrict s, size_t n, size_t tile,
+                                    uint32_t *restrict am)
+{
+	for (size_t t = 0; t * tile < n; t++) {
+		size_t len = n - t * tile < tile ? n - t * tile : tile;
+		uint32_t m = amax32_inl(s + t * tile, len);
+		am[t] = m > am[t] ? m : am[t];
+	}
+}
+
+KERN_VEC static void amax_tiles_u16(const uint16_t *restrict s, size_t n, size_t tile,
+                                    uint32_t *restrict am)
+{
+	for (size_t t = 0; t * tile < n; t++) {
+		size_t len = n - t * tile < tile ? n - t * tile : tile;
+		uint32_t m = (uint32_t)amax16_inl(s + t * tile, len) << 16;
+		am[t] = m > am[t] ? m : am[t];
+	}
+}
+
+void kern_amax_tiles(const void *src, wt_dtype src_dt, size_t off, size_t n, size_t tile,
+                     uint32_t *am)
+{
+	if (src_dt == WT_F32) {
+		amax_tiles_u32((const uint32_t *)src + off, n, tile, am);
+	} else if (src_dt == WT_BF16) {
+		amax_tiles_u16((const uint16_t *)src + off, n, tile, am);
+	} else {
+		for (size_t t = 0; t * tile < n; t++) {
+			size_t len = n - t * tile < tile ? n - t * tile : tile;
+			uint32_t m = kern_amax_bits(src, src_dt, off + t * tile, len);
+			am[t] = m > am[t] ? m : am[t];
+		}
+	}
 }
 
 uint32_t kern_amax_bits(const void *src, wt_dtype src_dt, size_t off, size_t n)

@@ -11,6 +11,11 @@ int kern_cuda_available(void)
 	return 0;
 }
 
+int kern_cuda_built(void)
+{
+	return 0;
+}
+
 int kern_cuda_quantize(wt_quant scheme, const void *x, wt_dtype src_dt, int64_t N, int64_t K,
                        int64_t group, void *q, float *scale, int64_t *bad_index)
 {

@@ -23,6 +23,9 @@ extern "C" {
 /* 1 if this build has CUDA kernels and a device is usable, else 0. */
 int kern_cuda_available(void);
 
+/* 1 if this build has CUDA kernels (nvcc was found), whether or not a device exists. */
+int kern_cuda_built(void);
+
 /* As kern_quantize; WT_EDEVICE if no device or a CUDA call fails. */
 int kern_cuda_quantize(wt_quant scheme, const void *x, wt_dtype src_dt, int64_t N, int64_t K,
                        int64_t group, void *q, float *scale, int64_t *bad_index);

@@ -36,8 +36,6 @@
 #define KERN_INT_FLOOR    1e-8f       /* int8 / int4: s = max(amax, 1e-8f) / 127 or 7 */
 #define KERN_BLOCK        128         /* fp8-block tile edge */
 #define KERN_NONFINITE    0x7f800000u /* abs bits >= this: Inf or NaN */
-#define KERN_TWO23        8388608.0f  /* 2^23: x + 2^23 rounds x >= 0 to an integer (RNE) */
-#define KERN_TWO23_BITS   0x4b000000u
 #define KERN_THREE22      12582912.0f /* 1.5 * 2^23: same for |x| < 2^22 of either sign */
 #define KERN_THREE22_BITS 0x4b400000u
 
@@ -112,18 +110,28 @@ KERN_HD float kern_e4m3_dec(uint8_t q)
 	return kern_u2f(sign | mag);
 }
 
+/* e4m3 code (without sign) of a magnitude given as float bits, a <= 448.0f's bits, RNE.
+ * With e = the exponent of a (at least -6, the smallest normal exponent), c = 2^(e + 20)
+ * has an ulp of 2^(e - 3), the e4m3 quantum at e, so the float sum a + c rounds a to
+ * e4m3 (ties to even) and its low bits count quanta above c: 0..16. The code is then
+ * ((e + 6) << 3) + count, which also covers subnormals (e = -6, count 0..8) and a
+ * carry into the next binade (count 16). */
+KERN_HD uint32_t kern_e4m3_enc_mag(uint32_t a)
+{
+	uint32_t e = a >> 23; /* biased exponent */
+	e = e < 121u ? 121u : e;
+	uint32_t c = (e + 20u) << 23;
+	uint32_t count = kern_f2u(KERN_ADD(kern_u2f(a), kern_u2f(c))) - c;
+	return ((e - 121u) << 3) + count;
+}
+
+#define KERN_FP8_MAX_BITS 0x43e00000u /* 448.0f */
+
 /* e4m3 of a value already clamped to [-448, 448] (not NaN), RNE. */
 KERN_HD uint8_t kern_e4m3_enc_clamped(float v)
 {
 	uint32_t u = kern_f2u(v);
-	uint32_t sign = (u >> 24) & 0x80u;
-	uint32_t a = u & 0x7fffffffu;
-	/* below 2^-6 the quantum is 2^-9: a*512 + 2^23 rounds to the code (0..8; 8 = 2^-6) */
-	uint32_t sub =
-	    kern_f2u(KERN_ADD(KERN_MUL(kern_u2f(a), 512.0f), KERN_TWO23)) - KERN_TWO23_BITS;
-	/* normal: keep 3 mantissa bits, RNE (a carry moves into the exponent), rebias 127 -> 7 */
-	uint32_t norm = ((a + 0x7ffffu + ((a >> 20) & 1u)) >> 20) - (120u << 3);
-	return (uint8_t)(sign | (a < 0x3c800000u ? sub : norm));
+	return (uint8_t)(((u >> 24) & 0x80u) | kern_e4m3_enc_mag(u & 0x7fffffffu));
 }
 
 /* ---- the formulas of SHARDS.md section 4, per element ---- */
@@ -139,13 +147,14 @@ KERN_HD float kern_int_scale(uint32_t amax_bits, float qmax)
 	return KERN_DIV(a > KERN_INT_FLOOR ? a : KERN_INT_FLOOR, qmax);
 }
 
-/* q = e4m3(clamp(x / s, -448, 448)) */
+/* q = e4m3(clamp(x / s, -448, 448)); x finite. The clamp is done on the magnitude's
+ * bits (for non-NaN floats |v| <= 448 iff bits(|v|) <= bits(448)), the same value. */
 KERN_HD uint8_t kern_fp8_q(float x, float s)
 {
-	float v = KERN_DIV(x, s);
-	v = v > KERN_FP8_MAX ? KERN_FP8_MAX : v;
-	v = v < -KERN_FP8_MAX ? -KERN_FP8_MAX : v;
-	return kern_e4m3_enc_clamped(v);
+	uint32_t u = kern_f2u(KERN_DIV(x, s));
+	uint32_t a = u & 0x7fffffffu;
+	a = a > KERN_FP8_MAX_BITS ? KERN_FP8_MAX_BITS : a;
+	return (uint8_t)(((u >> 24) & 0x80u) | kern_e4m3_enc_mag(a));
 }
 
 /* rint (half to even) of |v| < 2^22. */
@@ -164,6 +173,15 @@ KERN_HD int32_t kern_int_q(float x, float s, int32_t lo, int32_t hi)
 
 #ifndef __CUDACC__
 #include <stdatomic.h>
+
+/* Hot loops get AVX-512 and AVX2 clones picked at load time (GCC on x86-64); the
+ * arithmetic is the same IEEE float32 in every clone (no FMA contraction), so the
+ * bytes do not depend on the CPU. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define KERN_VEC __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define KERN_VEC
+#endif
 #include <stddef.h>
 
 #include "weights/dtype.h"
@@ -184,6 +202,10 @@ const float *kern_view_f32(float *tmp, const void *src, wt_dtype src_dt, size_t 
 void kern_store_f32(void *dst, wt_dtype dst_dt, size_t off, const float *src, size_t n);
 /* Max of |x| as float32 bits over src[off, off+n); >= KERN_NONFINITE if any Inf/NaN. */
 uint32_t kern_amax_bits(const void *src, wt_dtype src_dt, size_t off, size_t n);
+/* am[t] = max(am[t], amax bits of tile t) for the tiles of `tile` elements (the last
+ * one partial) of src[off, off+n). */
+void kern_amax_tiles(const void *src, wt_dtype src_dt, size_t off, size_t n, size_t tile,
+                     uint32_t *am);
 /* Flat index (from off) of the first Inf/NaN in src[off, off+n), or -1. */
 int64_t kern_find_nonfinite(const void *src, wt_dtype src_dt, size_t off, size_t n);
 

@@ -24,13 +24,43 @@ int kern_report_bad_row(kq_args *a, int64_t r)
 }
 
 /* ---- loops ---- */
-static void fp8_encode(uint8_t *restrict q, const float *restrict x, size_t n, float s)
+KERN_VEC static void fp8_encode(uint8_t *restrict q, const float *restrict x, size_t n, float s)
 {
 	for (size_t i = 0; i < n; i++)
 		q[i] = kern_fp8_q(x[i], s);
 }
 
-static void fp8_decode(float *restrict d, const uint8_t *restrict q, size_t n, float s)
+KERN_VEC static void fp8_encode_bf16(uint8_t *restrict q, const uint16_t *restrict x, size_t n,
+                                     float s)
+{
+	for (size_t i = 0; i < n; i++)
+		q[i] = kern_fp8_q(kern_bf16_dec(x[i]), s);
+}
+
+/* Tiles of KERN_BLOCK elements, tile t with scale s[t]: one call per row of fp8-block. */
+KERN_VEC static void fp8_encode_tiles_f32(uint8_t *restrict q, const float *restrict x, size_t n,
+                                          const float *restrict s)
+{
+	for (size_t t = 0; t * KERN_BLOCK < n; t++) {
+		size_t c = t * KERN_BLOCK, len = n - c < KERN_BLOCK ? n - c : KERN_BLOCK;
+		float st = s[t];
+		for (size_t i = 0; i < len; i++)
+			q[c + i] = kern_fp8_q(x[c + i], st);
+	}
+}
+
+KERN_VEC static void fp8_encode_tiles_bf16(uint8_t *restrict q, const uint16_t *restrict x,
+                                           size_t n, const float *restrict s)
+{
+	for (size_t t = 0; t * KERN_BLOCK < n; t++) {
+		size_t c = t * KERN_BLOCK, len = n - c < KERN_BLOCK ? n - c : KERN_BLOCK;
+		float st = s[t];
+		for (size_t i = 0; i < len; i++)
+			q[c + i] = kern_fp8_q(kern_bf16_dec(x[c + i]), st);
+	}
+}
+
+KERN_VEC static void fp8_decode(float *restrict d, const uint8_t *restrict q, size_t n, float s)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = KERN_MUL(kern_e4m3_dec(q[i]), s);
@@ -41,9 +71,33 @@ static void fp8_encode_run(kq_args *a, size_t off, size_t n, float s)
 {
 	float tmp[KERN_CHUNK];
 	uint8_t *q = (uint8_t *)a->q + off;
+	if (a->src_dt == WT_F32) {
+		fp8_encode(q, (const float *)a->x + off, n, s);
+		return;
+	}
+	if (a->src_dt == WT_BF16) {
+		fp8_encode_bf16(q, (const uint16_t *)a->x + off, n, s);
+		return;
+	}
 	for (size_t c = 0; c < n; c += KERN_CHUNK) {
 		size_t len = n - c < KERN_CHUNK ? n - c : KERN_CHUNK;
 		fp8_encode(q + c, kern_view_f32(tmp, a->x, a->src_dt, off + c, len), len, s);
+	}
+}
+
+/* src[off, off+n) in tiles of KERN_BLOCK with scales s[] into q + off. */
+static void fp8_encode_tiles(kq_args *a, size_t off, size_t n, const float *s)
+{
+	uint8_t *q = (uint8_t *)a->q + off;
+	if (a->src_dt == WT_F32) {
+		fp8_encode_tiles_f32(q, (const float *)a->x + off, n, s);
+	} else if (a->src_dt == WT_BF16) {
+		fp8_encode_tiles_bf16(q, (const uint16_t *)a->x + off, n, s);
+	} else {
+		for (size_t t = 0; t * KERN_BLOCK < n; t++) {
+			size_t c = t * KERN_BLOCK;
+			fp8_encode_run(a, off + c, n - c < KERN_BLOCK ? n - c : KERN_BLOCK, s[t]);
+		}
 	}
 }
 
@@ -141,19 +195,16 @@ static void block_quant_rows(kq_args *a, int64_t r0, int64_t r1)
 		float *srow = a->scale + (t0 / KERN_BLOCK) * nbk;
 		for (int64_t b0 = 0; b0 < nbk; b0 += BLOCK_SPAN) {
 			int64_t nb = nbk - b0 < BLOCK_SPAN ? nbk - b0 : BLOCK_SPAN;
+			int64_t c0 = b0 * KERN_BLOCK;
+			size_t cols = (size_t)(K - c0 < nb * KERN_BLOCK ? K - c0 : nb * KERN_BLOCK);
 			uint32_t worst = 0;
 			for (int64_t b = 0; b < nb; b++)
 				am[b] = 0;
-			for (int64_t r = t0; r < t1; r++) {
-				for (int64_t b = 0; b < nb; b++) {
-					int64_t c = (b0 + b) * KERN_BLOCK;
-					int64_t len = K - c < KERN_BLOCK ? K - c : KERN_BLOCK;
-					uint32_t m = kern_amax_bits(
-					    a->x, a->src_dt, (size_t)(r * K + c), (size_t)len);
-					am[b] = m > am[b] ? m : am[b];
-					worst = m > worst ? m : worst;
-				}
-			}
+			for (int64_t r = t0; r < t1; r++)
+				kern_amax_tiles(a->x, a->src_dt, (size_t)(r * K + c0), cols,
+				                KERN_BLOCK, am);
+			for (int64_t b = 0; b < nb; b++)
+				worst = am[b] > worst ? am[b] : worst;
 			if (worst >= KERN_NONFINITE) {
 				/* the first bad row of this band holds the band's lowest bad index
 				 */
@@ -163,13 +214,8 @@ static void block_quant_rows(kq_args *a, int64_t r0, int64_t r1)
 			}
 			for (int64_t b = 0; b < nb; b++)
 				srow[b0 + b] = s[b] = kern_fp8_scale(am[b]);
-			for (int64_t r = t0; r < t1; r++) {
-				for (int64_t b = 0; b < nb; b++) {
-					int64_t c = (b0 + b) * KERN_BLOCK;
-					int64_t len = K - c < KERN_BLOCK ? K - c : KERN_BLOCK;
-					fp8_encode_run(a, (size_t)(r * K + c), (size_t)len, s[b]);
-				}
-			}
+			for (int64_t r = t0; r < t1; r++)
+				fp8_encode_tiles(a, (size_t)(r * K + c0), cols, s);
 		}
 	}
 }

@@ -14,20 +14,27 @@
 #define INT4_QMAX 7.0f
 
 /* ---- loops ---- */
-static void int8_encode(int8_t *restrict q, const float *restrict x, size_t n, float s)
+KERN_VEC static void int8_encode(int8_t *restrict q, const float *restrict x, size_t n, float s)
 {
 	for (size_t i = 0; i < n; i++)
 		q[i] = (int8_t)kern_int_q(x[i], s, -127, 127);
 }
 
-static void int8_decode(float *restrict d, const int8_t *restrict q, size_t n, float s)
+KERN_VEC static void int8_encode_bf16(int8_t *restrict q, const uint16_t *restrict x, size_t n,
+                                      float s)
+{
+	for (size_t i = 0; i < n; i++)
+		q[i] = (int8_t)kern_int_q(kern_bf16_dec(x[i]), s, -127, 127);
+}
+
+KERN_VEC static void int8_decode(float *restrict d, const int8_t *restrict q, size_t n, float s)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = KERN_MUL((float)q[i], s);
 }
 
 /* n even: nibbles of x[0..n) into n/2 bytes */
-static void int4_encode(uint8_t *restrict q, const float *restrict x, size_t n, float s)
+KERN_VEC static void int4_encode(uint8_t *restrict q, const float *restrict x, size_t n, float s)
 {
 	uint8_t nib[KERN_CHUNK];
 	for (size_t i = 0; i < n; i++)
@@ -36,7 +43,7 @@ static void int4_encode(uint8_t *restrict q, const float *restrict x, size_t n, 
 		q[j] = (uint8_t)(nib[2 * j] | (nib[2 * j + 1] << 4));
 }
 
-static void int4_decode(float *restrict d, const uint8_t *restrict q, size_t n, float s)
+KERN_VEC static void int4_decode(float *restrict d, const uint8_t *restrict q, size_t n, float s)
 {
 	for (size_t j = 0; j < n / 2; j++) {
 		d[2 * j] = KERN_MUL((float)((int32_t)(q[j] & 15u) - 8), s);
@@ -56,6 +63,10 @@ static void int8_quant_rows(kq_args *a, int64_t r0, int64_t r1)
 			return; /* later rows only hold later indices */
 		float s = kern_int_scale(m, INT8_QMAX);
 		a->scale[r] = s;
+		if (a->src_dt == WT_BF16) {
+			int8_encode_bf16((int8_t *)a->q + off, (const uint16_t *)a->x + off, K, s);
+			continue;
+		}
 		for (size_t c = 0; c < K; c += KERN_CHUNK) {
 			size_t len = K - c < KERN_CHUNK ? K - c : KERN_CHUNK;
 			int8_encode((int8_t *)a->q + off + c,
