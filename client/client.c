@@ -61,6 +61,9 @@ static int check_opts(const wt_client_opts *o, wt_errbuf *err)
 	if (o->backoff_max_ms < o->backoff_initial_ms)
 		return wt_seterr(err, WT_EINVAL, "backoff_max_ms %u < backoff_initial_ms %u",
 		                 o->backoff_max_ms, o->backoff_initial_ms);
+	if (o->hash_refetch > 1)
+		return wt_seterr(err, WT_EINVAL, "hash_refetch %u: use 0 or 1 (never a retry loop)",
+		                 o->hash_refetch);
 	if (o->max_message_bytes < 4096)
 		return wt_seterr(err, WT_EINVAL, "max_message_bytes %llu: use >= 4096",
 		                 (unsigned long long)o->max_message_bytes);

@@ -404,7 +404,7 @@ static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err
 		*err = s->err;
 	size_t ci = L->head;
 	if (rv == WT_EHASH) {
-		if (L->refetched[ci / 8] & (1u << (ci % 8)))
+		if (f->c->o.hash_refetch == 0 || (L->refetched[ci / 8] & (1u << (ci % 8))))
 			return rv; /* second mismatch: the error stands */
 		L->refetched[ci / 8] |= (uint8_t)(1u << (ci % 8));
 		f->st->refetches++;

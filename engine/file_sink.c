@@ -1,7 +1,8 @@
 /*
  * file_sink.c — engine sink that streams a shard into one safetensors file.
  *
- * The header (tensors in manifest order, __metadata__ weightd.*) is written by
+ * The header (tensors in manifest order, __metadata__ weightd.* in the order
+ * `weightctl shard` writes them: format, model, revision, layout, rank) is written by
  * loader's st_writer at begin(); verified bytes then stream through write(2)
  * in order (the fetcher delivers in order), so memory does not grow with the
  * shard. Output goes to "<path>.tmp.<pid>", renamed to path at end(); abort()
@@ -81,10 +82,10 @@ static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 	         wt_manifest_ep_rank(m));
 	st_kv meta[] = {
 	    {"weightd.format", fmt},
-	    {"weightd.layout", (char *)wt_manifest_layout_text(m)},
 	    {"weightd.model", (char *)wt_manifest_model(m)},
-	    {"weightd.rank", rank},
 	    {"weightd.revision", (char *)wt_manifest_revision(m)},
+	    {"weightd.layout", (char *)wt_manifest_layout_text(m)},
+	    {"weightd.rank", rank},
 	};
 	int rv = WT_OK;
 	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -276,6 +276,8 @@ static void dead_url(char *buf, size_t n)
 	snprintf(buf, n, "tcp://127.0.0.1:%d", port);
 }
 
+static uint32_t g_refetch = 1; /* opts.hash_refetch of the next open_client() */
+
 static wt_client *open_client(const char *const *eps, size_t n, uint32_t window,
                               uint32_t timeout_ms)
 {
@@ -288,6 +290,7 @@ static wt_client *open_client(const char *const *eps, size_t n, uint32_t window,
 	o.backoff_initial_ms = 10;
 	o.backoff_max_ms = 50;
 	o.max_retries = 3;
+	o.hash_refetch = g_refetch;
 	wt_client *c = NULL;
 	wt_errbuf err;
 	int rv = wt_client_open(&c, &o, &err);
@@ -431,6 +434,15 @@ static void test_corrupt_once_refetched(void **state)
 	if (rv != WT_OK)
 		fail_msg("%s", err.msg);
 	assert_int_equal(st.refetches, 1);
+	wt_client_close(c);
+	/* default (hash_refetch 0): the first mismatch is the error */
+	g_refetch = 0;
+	f->corrupt_req = f->chunk_reqs + 1;
+	c = open_client(eps, 1, 4, 5000);
+	g_refetch = 1;
+	assert_int_equal(fetch_host(f, c, &st, &err), WT_EHASH);
+	assert_int_equal(st.refetches, 0);
+	assert_non_null(strstr(err.msg, "chunk"));
 	wt_client_close(c);
 	fake_stop(f);
 }

@@ -35,7 +35,7 @@ typedef struct model_ent {
 struct wd_models {
 	model_ent *ents; /* sorted by name; immutable after open */
 	size_t n;
-	uint64_t revalidate_ns;
+	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
 	bool locks_ready;               /* entry mutexes initialised (after sorting) */
 	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
 };
@@ -78,7 +78,7 @@ static int snap_open(wd_models *m, const model_ent *e, wd_snap **out, wt_errbuf 
 	if (rv == WT_OK)
 		rv = ckpt_open(&sf->pub.ck, sf->pub.st, err);
 	if (rv != WT_OK) {
-		wt_errprefix(err, "model '%s' (%s)", e->name, e->uri);
+		wt_errprefix(err, "model '%s'", e->name);
 		wd_snap_release(&sf->pub);
 		return rv;
 	}
@@ -117,7 +117,7 @@ static bool fingerprint(store *st, wt_hash128 *out)
 static void revalidate(wd_models *m, model_ent *e, bool force)
 {
 	uint64_t now = common_now_ns();
-	if (!force && e->checked_ns != 0 && now - e->checked_ns < m->revalidate_ns)
+	if (!force && e->checked_ns != 0 && now - e->checked_ns < atomic_load(&m->revalidate_ns))
 		return;
 	e->checked_ns = now;
 	wt_hash128 fp;
@@ -234,7 +234,7 @@ int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err)
 	wd_models *m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
-	m->revalidate_ns = cfg->revalidate_ms * 1000000ull;
+	atomic_store(&m->revalidate_ns, cfg->revalidate_ms * 1000000ull);
 	size_t cap = 0;
 	/* models_dir is table row 1: explicit if set by file or flag. */
 	bool explicit_dir = cfg->set[1] != 0;
@@ -250,7 +250,8 @@ int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err)
 		wd_models_close(m);
 		return rv;
 	}
-	qsort(m->ents, m->n, sizeof(*m->ents), cmp_ent);
+	if (m->n > 1)
+		qsort(m->ents, m->n, sizeof(*m->ents), cmp_ent);
 	for (size_t i = 0; i < m->n; i++) {
 		model_ent *e = &m->ents[i];
 		pthread_mutex_init(&e->lk, NULL);
@@ -278,6 +279,11 @@ void wd_models_close(wd_models *m)
 	free(m);
 }
 
+void wd_models_set_revalidate(wd_models *m, uint64_t ms)
+{
+	atomic_store(&m->revalidate_ns, ms * 1000000ull);
+}
+
 size_t wd_models_count(const wd_models *m)
 {
 	return m->n;
@@ -301,7 +307,7 @@ void wd_models_info(wd_models *m, size_t i, wd_model_info *info)
 int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_errbuf *err)
 {
 	model_ent key = {.name = (char *)name};
-	model_ent *e = bsearch(&key, m->ents, m->n, sizeof(*m->ents), cmp_ent);
+	model_ent *e = m->n ? bsearch(&key, m->ents, m->n, sizeof(*m->ents), cmp_ent) : NULL;
 	if (e == NULL) {
 		char names[400] = "";
 		size_t len = 0;

@@ -100,6 +100,8 @@ int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err);
 void wd_models_close(wd_models *m); /* NULL-safe; snapshots must be released */
 
 size_t wd_models_count(const wd_models *m);
+/* Change revalidate_ms at run time (reload). */
+void wd_models_set_revalidate(wd_models *m, uint64_t ms);
 
 typedef struct wd_model_info {
 	const char *name; /* borrowed; valid while m is open */
@@ -125,3 +127,100 @@ void wd_snap_release(wd_snap *s); /* NULL-safe */
 uint64_t wd_models_source_bytes(wd_models *m);
 
 #endif
+
+/* ===================== server internals (server.c, request.c, ...) ===================== */
+
+#include <nng/nng.h>
+
+#include "cache/cache.h"
+#include "proto/wire.h"
+
+/* Request states (STYLE.md 11). */
+enum { WD_IDLE = 0, WD_RECV, WD_WORK, WD_WAIT, WD_SEND };
+
+/* A manifest (or admin WARM) request in progress: survives a park on a flight. */
+typedef struct wd_mreq {
+	bool warm;     /* admin WARM: reply AdminReply, not the Manifest */
+	wd_snap *snap; /* reference */
+	char *model;   /* owned */
+	wt_layout layout;
+	uint32_t rank;
+	char layout_text[WD_LAYOUT_TEXT_MAX];
+	uint8_t id[WD_SHARD_ID_BYTES];
+	wt_hash128 key;
+	int tries;
+	int flight_rv;
+	wt_errbuf flight_err;
+} wd_mreq;
+
+typedef struct wd_req {
+	wd_server *srv;
+	int state; /* guarded by srv->lk */
+	nng_ctx ctx;
+	nng_aio *aio;
+	wd_job job;
+	wd_flight_waiter waiter;
+	/* fields below belong to whoever runs the request now (one thread) */
+	uint64_t id; /* Request.id, echoed */
+	uint32_t pipe_id;
+	uint64_t t0_ns;
+	const char *kind; /* for the debug log line */
+	wd_mreq m;
+} wd_req;
+
+typedef struct wd_pipe {
+	uint32_t id;
+	bool authed; /* passed Hello with the token */
+} wd_pipe;
+
+struct wd_server {
+	const wd_config *cfg; /* borrowed; outlives the server */
+	nng_socket sock;
+	bool sock_open;
+	nng_listener *lst;
+	char **urls;
+	size_t n_urls;
+	wd_req *reqs;
+	size_t n_reqs;
+	wd_pool *pool;
+	wd_models *models;
+	cache *cache;
+	wd_flights *flights;
+	char server_id[128];
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	/* fields below guarded by lk */
+	bool draining;
+	size_t busy;    /* requests past WD_RECV (work, wait, send) */
+	size_t idle;    /* contexts parked for good in WD_IDLE (drain) */
+	wd_pipe *pipes; /* connected pipes */
+	size_t n_pipes, cap_pipes;
+	/* counters (atomic) */
+	_Atomic bool cancel; /* drain deadline passed: productions stop */
+	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out, flight_waits;
+};
+
+/* server.c: send reply m (ownership passes) for r and recycle r. */
+void wd_req_reply(wd_req *r, nng_msg *m);
+/* server.c: auth bookkeeping. */
+bool wd_server_pipe_authed(wd_server *s, uint32_t pipe_id);
+void wd_server_pipe_auth(wd_server *s, uint32_t pipe_id);
+
+/* request.c: run a received request on a pool thread (consumes msg). */
+void wd_handle(wd_req *r, nng_msg *msg);
+/* request.c: frame a Reply into a new message (NULL on ENOMEM). */
+nng_msg *wd_reply_msg(const Weights__Reply *rp);
+/* request.c: an Error reply; never NULL unless out of memory. */
+nng_msg *wd_reply_error(uint64_t id, int code, const char *msg);
+
+/* manifest.c: Manifest requests and admin WARM (may park r on a flight). */
+void wd_manifest_start(wd_req *r, const Weights__ManifestRequest *mr);
+void wd_warm_start(wd_req *r, const Weights__AdminRequest *ar);
+
+/* produce.c: produce every rank of layout l into the cache in one pass. */
+int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *l,
+               const char *layout_text, wt_errbuf *err);
+
+/* chunk.c / admin.c: build the reply (never NULL unless out of memory). */
+nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *c);
+nng_msg *wd_admin_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);

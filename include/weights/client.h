@@ -64,6 +64,8 @@ typedef struct wt_client_opts {
 	uint32_t backoff_initial_ms;  /* first retry delay, doubled per attempt; default 100 */
 	uint32_t backoff_max_ms;      /* retry delay ceiling; default 2000 */
 	uint64_t max_message_bytes;   /* NNG_OPT_RECVMAXSZ of every socket; default 256 MiB */
+	uint32_t hash_refetch;        /* chunk re-fetches after a hash mismatch before WT_EHASH:
+	                                 0 (default: the first mismatch is the error) or 1 */
 	const char *token;            /* optional auth token sent in Hello; copied; NULL = none */
 	const char *client_id;        /* optional name in Hello; copied */
 	wt_log_fn log;                /* optional; NULL = silent */
@@ -197,8 +199,9 @@ typedef struct wt_fetch_opts {
  * and resumes after the last verified chunk (a restarted server is asked for
  * the manifest again, which must be identical); after max_retries failed
  * attempts the next endpoint (rendezvous order) takes over. A chunk whose hash
- * does not match is fetched once more; a second mismatch is WT_EHASH naming
- * the tensor, chunk and endpoint. When all endpoints fail: WT_EUNAVAIL.
+ * does not match is WT_EHASH naming the tensor, chunk and endpoint (with
+ * opts.hash_refetch = 1 it is fetched once more first; never a retry loop). When all endpoints
+ * fail: WT_EUNAVAIL.
  *
  * Sink calls: begin once; then per tensor tensor_begin, write..., tensor_end;
  * then end — or abort once, on any failure after begin. The sink is borrowed.

@@ -1,0 +1,559 @@
+/*
+ * test_reference.c — the reference forward pass proves the shards: for each
+ * family and layout, logits computed from the original checkpoint ("full")
+ * and from the produced rank tensors ("sharded", TP/EP engine style) agree
+ * within ENGINE_REF_TOL_F32 (unquantized) or the scheme's named budget
+ * (quantized, dequantized with kern_dequantize). Deliberately broken shards
+ * (swapped ranks, wrong gate/up order, swapped EP stacks, non-zero vocab
+ * padding) must fail. Fixtures come from $WT_BUILD/wt-mkckpt (seed printed).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "engine/reference.h"
+#include "engine/reference_ckpt.h"
+#include "kernels/kernels.h"
+#include "tests/util/testutil.h"
+
+#define SEED 11u
+
+static char *g_root;
+static const int64_t g_tokens[] = {1, 999, 17, 500, 3, 256, 640};
+#define N_TOK (sizeof(g_tokens) / sizeof(g_tokens[0]))
+
+static int gen_family(const char *fam)
+{
+	const char *b = getenv("WT_BUILD");
+	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+	char *dir = tu_path(g_root, fam);
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "'%s' --family %s --out '%s' --seed %u >/dev/null 2>&1", bin,
+	         fam, dir, SEED);
+	free(bin);
+	free(dir);
+	int st = system(cmd);
+	return st == -1 ? -1 : WEXITSTATUS(st);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	static const char *fams[] = {"llama",     "qwen2", "qwen3",       "mixtral",
+	                             "qwen2_moe", "bert",  "deepseek_v3", "llama_fp8"};
+	g_root = tu_mkdtemp("reference");
+	if (g_root == NULL)
+		return -1;
+	print_message("fixtures: wt-mkckpt --seed %u into %s\n", SEED, g_root);
+	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
+		if (gen_family(fams[i]) != 0) {
+			print_error("wt-mkckpt --family %s failed; build it first (make)\n",
+			            fams[i]);
+			return -1;
+		}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (g_root != NULL)
+		tu_rmrf(g_root);
+	free(g_root);
+	return 0;
+}
+
+typedef struct model {
+	store *s;
+	ckpt *c;
+} model;
+
+static void open_model(model *m, const char *fam)
+{
+	char *dir = tu_path(g_root, fam);
+	wt_errbuf err = {0};
+	int rv = store_open(&m->s, dir, &err);
+	if (rv == WT_OK)
+		rv = ckpt_open(&m->c, m->s, &err);
+	free(dir);
+	if (rv != WT_OK)
+		print_error("%s: %s\n", fam, err.msg);
+	assert_int_equal(rv, WT_OK);
+}
+
+static void close_model(model *m)
+{
+	ckpt_close(m->c);
+	store_close(m->s);
+}
+
+/* Run the verification of family fam under layout (tp, ep, quant, up_gate). */
+static int run_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate, wt_dtype dt,
+                  engine_ref_tamper_fn tamper, void *tctx, engine_ref_result *res, wt_errbuf *err)
+{
+	model m = {0};
+	wt_layout l;
+	open_model(&m, fam);
+	wt_layout_init(&l);
+	l.tp_size = tp;
+	l.ep_size = ep;
+	l.quant = q;
+	l.w13_up_gate = up_gate;
+	l.dtype = dt;
+	int rv = engine_ref_verify(m.c, &l, g_tokens, N_TOK, tamper, tctx, res, err);
+	if (rv == WT_OK)
+		print_message("%-11s tp %u ep %u %-12s %-7s %-6s: max|diff| %.3g, max|out| %.3g, "
+		              "ratio %.3g (budget %.3g) %s\n",
+		              fam, tp, ep, wt_quant_name(q), up_gate ? "up_gate" : "gate_up",
+		              dt == WT_DTYPE_INVALID ? "source" : wt_dtype_name(dt),
+		              res->diff.max_abs_diff, res->diff.max_abs_ref,
+		              res->diff.max_abs_diff / res->diff.max_abs_ref, res->budget,
+		              res->pass ? "PASS" : "FAIL");
+	else
+		print_message("%s tp %u ep %u: %s (%s)\n", fam, tp, ep, err->msg, wt_errname(rv));
+	wt_layout_clear(&l);
+	close_model(&m);
+	return rv;
+}
+
+static int run(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate,
+               engine_ref_tamper_fn tamper, void *tctx, engine_ref_result *res, wt_errbuf *err)
+{
+	return run_dt(fam, tp, ep, q, up_gate, WT_DTYPE_INVALID, tamper, tctx, res, err);
+}
+
+static void swap_data(engine_ref_set *a, engine_ref_set *b, const char *name);
+
+/* Passes within its budget; returns the budget used. */
+static double expect_pass_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, wt_dtype dt)
+{
+	engine_ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(run_dt(fam, tp, ep, q, 0, dt, NULL, NULL, &res, &err), WT_OK);
+	assert_false(res.diff.nonfinite);
+	assert_true(res.diff.max_abs_ref > 0.1);
+	assert_true(res.pass);
+	return res.budget;
+}
+
+static void expect_pass(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate)
+{
+	engine_ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(run(fam, tp, ep, q, up_gate, NULL, NULL, &res, &err), WT_OK);
+	assert_false(res.diff.nonfinite);
+	assert_true(res.diff.max_abs_ref > 0.1); /* logits are not all ~0 */
+	assert_true(res.pass);
+	if (q != WT_QUANT_NONE) /* the rank tensors really were quantized */
+		assert_true(res.diff.max_abs_diff > ENGINE_REF_TOL_F32 * res.diff.max_abs_ref);
+}
+
+static void test_llama_tp(void **state)
+{
+	(void)state;
+	for (uint32_t tp = 1; tp <= 8; tp *= 2) /* tp 8 > KV 2: kv replication */
+		expect_pass("llama", tp, 1, WT_QUANT_NONE, 0);
+}
+
+static void test_qwen2_qwen3(void **state)
+{
+	(void)state;
+	expect_pass("qwen2", 2, 1, WT_QUANT_NONE, 0); /* biases, tied */
+	expect_pass("qwen2", 8, 1, WT_QUANT_NONE, 0);
+	expect_pass("qwen3", 4, 1, WT_QUANT_NONE, 0); /* q_norm/k_norm */
+}
+
+static void test_mixtral(void **state)
+{
+	(void)state;
+	expect_pass("mixtral", 1, 2, WT_QUANT_NONE, 0); /* E 6: 3 + 3 */
+	expect_pass("mixtral", 1, 4, WT_QUANT_NONE, 0); /* E 6: 2 2 1 1 */
+	expect_pass("mixtral", 2, 1, WT_QUANT_NONE, 1); /* experts TP-split, up_gate */
+	expect_pass("mixtral", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("mixtral", 2, 2, WT_QUANT_NONE, 1);
+}
+
+static void test_qwen2_moe(void **state)
+{
+	(void)state;
+	expect_pass("qwen2_moe", 1, 1, WT_QUANT_NONE, 0);
+	expect_pass("qwen2_moe", 2, 1, WT_QUANT_NONE, 0); /* shared expert TP-split */
+	expect_pass("qwen2_moe", 1, 4, WT_QUANT_NONE, 0); /* one expert per EP rank */
+	expect_pass("qwen2_moe", 2, 2, WT_QUANT_NONE, 1);
+}
+
+static void test_bert(void **state)
+{
+	(void)state;
+	expect_pass("bert", 1, 1, WT_QUANT_NONE, 0);
+	expect_pass("bert", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("bert", 4, 1, WT_QUANT_NONE, 0); /* one head per rank */
+	expect_pass("bert", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+}
+
+static void tamper_bert_ln(void *ctx, engine_ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	/* a wrong replica of a LayerNorm on the last rank only */
+	engine_ref_tensor *t =
+	    engine_ref_set_find(&r[n - 1], "encoder.layer.1.output.LayerNorm.weight");
+	assert_non_null(t);
+	float v = 2.0f;
+	memcpy(t->data, &v, sizeof(v));
+}
+
+/* ---- Qwen3-MoE: no wt-mkckpt family, so a tiny checkpoint is written here ---- */
+
+#define Q3_MAX 64
+
+typedef struct q3_ckpt {
+	st_desc d[Q3_MAX];
+	char names[Q3_MAX][96];
+	void *data[Q3_MAX];
+	size_t n;
+	uint64_t s; /* splitmix64 state */
+} q3_ckpt;
+
+static float q3_rand(q3_ckpt *m) /* uniform in [-1, 1) */
+{
+	uint64_t z = (m->s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return (float)((double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* BF16 tensor [a] or [a, b]; norms around 1, others uniform * 0.05. */
+static void q3_add(q3_ckpt *m, const char *name, int64_t a, int64_t b, bool norm)
+{
+	assert_true(m->n < Q3_MAX);
+	st_desc *d = &m->d[m->n];
+	snprintf(m->names[m->n], sizeof(m->names[0]), "%s", name);
+	d->name = m->names[m->n];
+	d->dtype = WT_BF16;
+	d->ndim = b ? 2 : 1;
+	d->shape[0] = a;
+	d->shape[1] = b;
+	size_t n = (size_t)a * (size_t)(b ? b : 1);
+	uint16_t *p = malloc(n * 2);
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = kern_f32_to_bf16(norm ? 1.0f + 0.05f * q3_rand(m) : 0.05f * q3_rand(m));
+	m->data[m->n++] = p;
+}
+
+static const char q3_config[] =
+    "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"model_type\": \"qwen3_moe\", "
+    "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+    "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "
+    "\"num_experts\": 4, \"num_experts_per_tok\": 2, \"norm_topk_prob\": true, "
+    "\"decoder_sparse_step\": 1, \"mlp_only_layers\": [0], \"vocab_size\": 1000, "
+    "\"num_hidden_layers\": 2, \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0, "
+    "\"tie_word_embeddings\": false}";
+
+static void test_qwen3_moe(void **state)
+{
+	(void)state;
+	q3_ckpt *m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	m->s = SEED;
+	char nm[96];
+	q3_add(m, "model.embed_tokens.weight", 1000, 128, false);
+	q3_add(m, "model.norm.weight", 128, 0, true);
+	q3_add(m, "lm_head.weight", 1000, 128, false);
+	for (int l = 0; l < 2; l++) {
+		static const struct {
+			const char *leaf;
+			int64_t a, b;
+			bool norm;
+		} attn[] = {
+		    {"input_layernorm.weight", 128, 0, true},
+		    {"post_attention_layernorm.weight", 128, 0, true},
+		    {"self_attn.q_proj.weight", 128, 128, false},
+		    {"self_attn.k_proj.weight", 64, 128, false},
+		    {"self_attn.v_proj.weight", 64, 128, false},
+		    {"self_attn.o_proj.weight", 128, 128, false},
+		    {"self_attn.q_norm.weight", 32, 0, true},
+		    {"self_attn.k_norm.weight", 32, 0, true},
+		};
+		for (size_t i = 0; i < sizeof(attn) / sizeof(attn[0]); i++) {
+			snprintf(nm, sizeof(nm), "model.layers.%d.%s", l, attn[i].leaf);
+			q3_add(m, nm, attn[i].a, attn[i].b, attn[i].norm);
+		}
+		if (l == 0) { /* mlp_only_layers [0] */
+			snprintf(nm, sizeof(nm), "model.layers.0.mlp.gate_proj.weight");
+			q3_add(m, nm, 256, 128, false);
+			snprintf(nm, sizeof(nm), "model.layers.0.mlp.up_proj.weight");
+			q3_add(m, nm, 256, 128, false);
+			snprintf(nm, sizeof(nm), "model.layers.0.mlp.down_proj.weight");
+			q3_add(m, nm, 128, 256, false);
+			continue;
+		}
+		q3_add(m, "model.layers.1.mlp.gate.weight", 4, 128, false);
+		for (int e = 0; e < 4; e++) {
+			snprintf(nm, sizeof(nm), "model.layers.1.mlp.experts.%d.gate_proj.weight",
+			         e);
+			q3_add(m, nm, 64, 128, false);
+			snprintf(nm, sizeof(nm), "model.layers.1.mlp.experts.%d.up_proj.weight", e);
+			q3_add(m, nm, 64, 128, false);
+			snprintf(nm, sizeof(nm), "model.layers.1.mlp.experts.%d.down_proj.weight",
+			         e);
+			q3_add(m, nm, 128, 64, false);
+		}
+	}
+	char *dir = tu_path(g_root, "qwen3_moe");
+	wt_errbuf err = {0};
+	int rv =
+	    tu_write_file(dir, "config.json", q3_config, strlen(q3_config)) == 0 ? WT_OK : WT_EIO;
+	char *st = tu_path(dir, "model.safetensors");
+	if (rv == WT_OK)
+		rv = st_write_path(st, m->d, (const void *const *)m->data, m->n, NULL, 0, &err);
+	assert_int_equal(rv, WT_OK);
+	free(st);
+	free(dir);
+	for (size_t i = 0; i < m->n; i++)
+		free(m->data[i]);
+	free(m);
+	print_message("qwen3_moe: hand-built checkpoint, seed %u\n", SEED);
+	expect_pass("qwen3_moe", 1, 1, WT_QUANT_NONE, 0);
+	expect_pass("qwen3_moe", 2, 1, WT_QUANT_NONE, 1);
+	expect_pass("qwen3_moe", 4, 2, WT_QUANT_NONE, 0);
+	expect_pass("qwen3_moe", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+}
+
+/* FP8 checkpoints: F32 output and fp8-block pass-through are exact; BF16 output
+ * and requantized per-tensor merges get their budgets. */
+static void test_fp8_checkpoints(void **state)
+{
+	(void)state;
+	const wt_quant N = WT_QUANT_NONE;
+	assert_true(expect_pass_dt("deepseek_v3", 1, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 8, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 1, 4, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 2, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 1, WT_QUANT_FP8_BLOCK, WT_DTYPE_INVALID) ==
+	            ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 1, N, WT_DTYPE_INVALID) ==
+	            ENGINE_REF_BUDGET_ROUND);
+	assert_true(expect_pass_dt("llama_fp8", 2, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("llama_fp8", 4, 1, WT_QUANT_FP8_TENSOR, WT_DTYPE_INVALID) ==
+	            ENGINE_REF_BUDGET_FP8);
+	assert_true(expect_pass_dt("bert", 2, 1, N, WT_BF16) == ENGINE_REF_BUDGET_ROUND);
+}
+
+static void tamper_swap_kv_b(void *ctx, engine_ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.1.self_attn.kv_b_proj.weight");
+}
+
+static void test_quantized(void **state)
+{
+	(void)state;
+	expect_pass("llama", 2, 1, WT_QUANT_FP8_TENSOR, 0);
+	expect_pass("llama", 2, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass("llama", 2, 1, WT_QUANT_FP8_BLOCK, 0);
+	expect_pass("llama", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	expect_pass("llama", 2, 1, WT_QUANT_INT4_GROUP, 0);
+	expect_pass("mixtral", 1, 2, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass("qwen2_moe", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+}
+
+/* ---- the check can fail ---- */
+
+static void swap_data(engine_ref_set *a, engine_ref_set *b, const char *name)
+{
+	engine_ref_tensor *x = engine_ref_set_find(a, name), *y = engine_ref_set_find(b, name);
+	assert_non_null(x);
+	assert_non_null(y);
+	assert_int_equal(x->nbytes, y->nbytes);
+	uint8_t *t = x->data;
+	x->data = y->data;
+	y->data = t;
+}
+
+static void tamper_swap_qkv(void *ctx, engine_ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	assert_true(n >= 2);
+	swap_data(&r[0], &r[1], "model.layers.1.self_attn.qkv_proj.weight");
+}
+
+/* [gate; up] -> [up; gate] in rank 0's dense gate_up_proj of layer 0. */
+static void tamper_gate_up(void *ctx, engine_ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	(void)n;
+	engine_ref_tensor *t = engine_ref_set_find(&r[0], "model.layers.0.mlp.gate_up_proj.weight");
+	assert_non_null(t);
+	size_t half = (size_t)t->nbytes / 2;
+	uint8_t *tmp = malloc(half);
+	assert_non_null(tmp);
+	memcpy(tmp, t->data, half);
+	memcpy(t->data, t->data + half, half);
+	memcpy(t->data + half, tmp, half);
+	free(tmp);
+}
+
+static void tamper_swap_experts(void *ctx, engine_ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.0.block_sparse_moe.experts.w2_weight");
+}
+
+/* A non-zero value in the last padding row of the last rank's embedding. */
+static void tamper_padding(void *ctx, engine_ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	engine_ref_tensor *t = engine_ref_set_find(&r[n - 1], "model.embed_tokens.weight");
+	assert_non_null(t);
+	uint16_t one = kern_f32_to_bf16(1.0f);
+	memcpy(t->data + t->nbytes - 2, &one, 2);
+}
+
+static void test_negative(void **state)
+{
+	(void)state;
+	engine_ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(run("llama", 2, 1, WT_QUANT_NONE, 0, tamper_swap_qkv, NULL, &res, &err),
+	                 WT_OK);
+	assert_false(res.pass);
+	assert_true(res.diff.max_abs_diff > 100 * ENGINE_REF_TOL_F32 * res.diff.max_abs_ref);
+	/* the quantized budget still catches swapped ranks */
+	assert_int_equal(
+	    run("llama", 2, 1, WT_QUANT_FP8_CHANNEL, 0, tamper_swap_qkv, NULL, &res, &err), WT_OK);
+	assert_false(res.pass);
+	assert_int_equal(run("qwen2", 2, 1, WT_QUANT_NONE, 0, tamper_gate_up, NULL, &res, &err),
+	                 WT_OK);
+	assert_false(res.pass);
+	assert_int_equal(
+	    run("mixtral", 1, 2, WT_QUANT_NONE, 0, tamper_swap_experts, NULL, &res, &err), WT_OK);
+	assert_false(res.pass);
+	assert_int_equal(run("llama", 4, 1, WT_QUANT_NONE, 0, tamper_padding, NULL, &res, &err),
+	                 WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "padding row"));
+	assert_int_equal(run("bert", 2, 1, WT_QUANT_NONE, 0, tamper_bert_ln, NULL, &res, &err),
+	                 WT_OK);
+	assert_false(res.pass);
+	assert_int_equal(run_dt("deepseek_v3", 2, 1, WT_QUANT_NONE, 0, WT_F32, tamper_swap_kv_b,
+	                        NULL, &res, &err),
+	                 WT_OK);
+	assert_false(res.pass);
+}
+
+/* Mixtral TP 2 shards produced with w13_order up_gate agree when read as up_gate
+ * and must fail when read as gate_up. */
+static void test_wrong_w13_order(void **state)
+{
+	(void)state;
+	model m = {0};
+	wt_layout prod, read;
+	engine_ref_cfg cfg;
+	engine_ref_set ck = {0};
+	engine_ref_set *ranks = NULL;
+	sm_plan *p = NULL;
+	wt_errbuf err = {0};
+	open_model(&m, "mixtral");
+	wt_layout_init(&prod);
+	prod.tp_size = 2;
+	prod.w13_up_gate = 1;
+	wt_layout_init(&read);
+	read.tp_size = 2; /* gate_up */
+	assert_int_equal(engine_ref_load_ckpt(m.c, &cfg, &ck, &err), WT_OK);
+	assert_int_equal(shardmap_plan(m.c, &prod, &p, &err), WT_OK);
+	assert_int_equal(engine_ref_load_ranks(m.c, p, &prod, &ranks, &err), WT_OK);
+	float *a = malloc(N_TOK * (size_t)cfg.V * sizeof(float));
+	float *b = malloc(N_TOK * (size_t)cfg.V * sizeof(float));
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(engine_ref_forward_full(&cfg, &ck, g_tokens, N_TOK, a, NULL, &err), WT_OK);
+	assert_int_equal(
+	    engine_ref_forward_sharded(&cfg, ranks, &prod, 0, g_tokens, N_TOK, NULL, b, &err),
+	    WT_OK);
+	engine_ref_diff d;
+	engine_ref_compare(a, b, N_TOK * (size_t)cfg.V, &d);
+	assert_true(engine_ref_within(&d, ENGINE_REF_TOL_F32));
+	assert_int_equal(
+	    engine_ref_forward_sharded(&cfg, ranks, &read, 0, g_tokens, N_TOK, NULL, b, &err),
+	    WT_OK);
+	engine_ref_compare(a, b, N_TOK * (size_t)cfg.V, &d);
+	print_message("mixtral up_gate shards read as gate_up: max|diff| %.3g of %.3g\n",
+	              d.max_abs_diff, d.max_abs_ref);
+	assert_false(engine_ref_within(&d, ENGINE_REF_TOL_F32));
+	free(a);
+	free(b);
+	engine_ref_free_ranks(ranks, shardmap_n_ranks(p));
+	shardmap_plan_free(p);
+	engine_ref_set_clear(&ck);
+	wt_layout_clear(&prod);
+	wt_layout_clear(&read);
+	close_model(&m);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	engine_ref_result res;
+	wt_errbuf err = {0};
+	/* an architecture without a reference */
+	static const char gpt2[] =
+	    "{\"architectures\": [\"GPT2LMHeadModel\"], \"hidden_size\": 64}";
+	engine_ref_cfg bad_cfg;
+	assert_int_equal(engine_ref_cfg_parse(gpt2, strlen(gpt2), &bad_cfg, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "GPT2LMHeadModel"));
+	static const char nohid[] = "{\"architectures\": [\"LlamaForCausalLM\"]}";
+	assert_int_equal(engine_ref_cfg_parse(nohid, strlen(nohid), &bad_cfg, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "hidden_size"));
+	(void)res;
+	/* a token beyond the vocabulary */
+	model m = {0};
+	engine_ref_cfg cfg;
+	engine_ref_set ck = {0};
+	open_model(&m, "llama");
+	assert_int_equal(engine_ref_load_ckpt(m.c, &cfg, &ck, &err), WT_OK);
+	int64_t bad = cfg.V;
+	float out[1];
+	assert_int_equal(engine_ref_forward_full(&cfg, &ck, &bad, 1, out, NULL, &err), WT_EINVAL);
+	/* a missing tensor is named */
+	engine_ref_tensor *t = engine_ref_set_find(&ck, "model.norm.weight");
+	assert_non_null(t);
+	t->name[0] = 'X';
+	ck.sorted = false;
+	float *lg = malloc(N_TOK * (size_t)cfg.V * sizeof(float));
+	assert_non_null(lg);
+	assert_int_equal(engine_ref_forward_full(&cfg, &ck, g_tokens, N_TOK, lg, NULL, &err),
+	                 WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "model.norm.weight"));
+	free(lg);
+	engine_ref_set_clear(&ck);
+	close_model(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_llama_tp),
+	    cmocka_unit_test(test_qwen2_qwen3),
+	    cmocka_unit_test(test_mixtral),
+	    cmocka_unit_test(test_qwen2_moe),
+	    cmocka_unit_test(test_bert),
+	    cmocka_unit_test(test_qwen3_moe),
+	    cmocka_unit_test(test_fp8_checkpoints),
+	    cmocka_unit_test(test_quantized),
+	    cmocka_unit_test(test_negative),
+	    cmocka_unit_test(test_wrong_w13_order),
+	    cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
