@@ -331,6 +331,66 @@ static void test_cache_corruption(void **state)
 	tw_env_free(e);
 }
 
+typedef struct cold_arg {
+	const char *url;
+	tw_reply x;
+} cold_arg;
+
+static void *cold_main(void *p)
+{
+	cold_arg *a = p;
+	nng_socket s = tw_dial(a->url);
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 10000);
+	a->x = tw_manifest(s, "big", 1, 0);
+	nng_close(s);
+	return NULL;
+}
+
+/* Closing with drain_timeout_ms = 0 while a production runs: the production
+ * is canceled between tensors, the close returns promptly, the cache is
+ * consistent (the next open serves a complete shard or none). */
+static void test_close_during_production(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-cancel", SEED);
+	const char *b = getenv("WT_BUILD");
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+	         "%s/wt-mkckpt --family llama --size-mb 48 --out %s/big >/dev/null",
+	         b ? b : "build", e->models);
+	assert_int_equal(system(cmd), 0);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "drain_timeout_ms", "0", "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	cold_arg a = {.url = e->url};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, cold_main, &a), 0);
+	usleep(100000); /* the production is under way */
+	uint64_t t0 = common_now_ns();
+	size_t left = wd_server_close(e->srv);
+	e->srv = NULL;
+	uint64_t ms = (common_now_ns() - t0) / 1000000;
+	pthread_join(th, NULL);
+	printf("close during production: %zu abandoned, %llu ms; client rv %d code %d\n", left,
+	       (unsigned long long)ms, a.x.rv, tw_errcode(&a.x));
+	/* the client got a complete manifest, an error, or nothing - never a hang */
+	if (a.x.rv == WT_OK && a.x.r->body_case == WEIGHTS__REPLY__BODY_ERROR)
+		assert_int_equal(tw_errcode(&a.x), WT_ECANCELED);
+	tw_reply_free(&a.x);
+	/* reopen: every committed shard is whole (fetch it), and serving works */
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	tw_reply m = tw_manifest(s, "big", 1, 0);
+	assert_int_equal(m.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	const Weights__TensorEntry *t = m.r->manifest->tensors[m.r->manifest->n_tensors - 1];
+	tw_reply c = tw_chunk(s, m.r->manifest->shard_id, t->chunks[0]->hash, 0, 0);
+	assert_int_equal(c.r->body_case, WEIGHTS__REPLY__BODY_CHUNK);
+	tw_reply_free(&c);
+	tw_reply_free(&m);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 /* ---- SIGTERM during a fetch (real process) ---- */
 
 typedef struct fetch_arg {
@@ -446,8 +506,11 @@ static void test_sigterm(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_single_flight), cmocka_unit_test(test_revision_change),
-	    cmocka_unit_test(test_admin),         cmocka_unit_test(test_cache_corruption),
+	    cmocka_unit_test(test_single_flight),
+	    cmocka_unit_test(test_revision_change),
+	    cmocka_unit_test(test_admin),
+	    cmocka_unit_test(test_cache_corruption),
+	    cmocka_unit_test(test_close_during_production),
 	    cmocka_unit_test(test_sigterm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

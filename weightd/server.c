@@ -384,6 +384,8 @@ size_t wd_server_close(wd_server *s)
 		/* 4. close: what is still pending completes with NNG_ECLOSED. Stop every
 		 * context's aio and close the contexts first, then the socket. */
 		for (size_t i = 0; i < s->n_reqs; i++) {
+			if (s->reqs[i].aio == NULL)
+				break; /* contexts past a failed set-up were never opened */
 			nng_aio_stop(s->reqs[i].aio);
 			nng_ctx_close(s->reqs[i].ctx);
 		}

@@ -36,6 +36,11 @@ grep -q "^ipc://$T/w.sock$" "$T/ready" || fail "ready file lacks the ipc URL"
 grep -q "weightd: listening on tcp://127.0.0.1:" "$T/err" || fail "no readiness line"
 [ "$(cat "$T/pid")" = "$pid" ] || fail "pid file"
 [ -d "$T/weightd-cache" ] || fail "default cache dir ./weightd-cache not created"
+# a second daemon on the same port fails to start: exit 1, the URL named
+url=$(head -1 "$T/ready")
+"$D" --listen "$url" --cache-dir "$T/cache2" --models-dir "$T/models" 2>"$T/err2"; rc=$?
+[ $rc = 1 ] || fail "port in use: exit $rc"
+grep -q "listen $url" "$T/err2" || fail "port in use: message $(cat "$T/err2")"
 kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
 [ $rc = 0 ] || fail "SIGTERM: exit $rc"
 [ ! -e "$T/pid" ] || fail "pid file left behind"
