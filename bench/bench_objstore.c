@@ -91,9 +91,10 @@ int main(void)
 			break;
 		}
 		double gb = (double)OBJ_BYTES / 1e9;
-		printf("reads of %3zu MiB: file:// %.2f | http 1 range %.2f (%.2fx) | http 4 ranges "
-		       "%.2f (%.2fx, %.2fx of 1 range)\n",
-		       step >> 20, gb / base, gb / t1, base / t1, gb / t4, base / t4, t1 / t4);
+		printf(
+		    "reads of %3zu MiB: file:// %.2f | http 1 range %.2f (%.2fx) | http 4 ranges "
+		    "%.2f (%.2fx, %.2fx of 1 range)\n",
+		    step >> 20, gb / base, gb / t1, base / t1, gb / t4, base / t4, t1 / t4);
 	}
 	os_stop(&h);
 	remove(path);
