@@ -238,6 +238,74 @@ static void test_admin(void **state)
 	tw_env_free(e);
 }
 
+/* Names listed by ListModels, comma-joined into buf. */
+static const char *list_names(nng_socket s, char *buf, size_t cap)
+{
+	Weights__ListModelsRequest lm = WEIGHTS__LIST_MODELS_REQUEST__INIT;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
+	rq.list_models = &lm;
+	tw_reply x = tw_call(s, &rq);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MODELS);
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < x.r->models->n_models; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? "," : "",
+		                        x.r->models->models[i]->name);
+	tw_reply_free(&x);
+	return buf;
+}
+
+/* Admin REGISTER validates the checkpoint before adding it; SIGHUP's rescan
+ * (wd_server_reconfigure) adds new models_dir subfolders. */
+static void test_register_and_rescan(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-register", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	char *extra = tu_path(e->dir, "elsewhere/extra");
+	assert_int_equal(tw_write_llama8(extra, SEED + 5), 0);
+	char uri[600];
+	snprintf(uri, sizeof(uri), "file://%s", extra);
+	tw_reply x = tw_admin_uri(s, WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER, "extra", uri, 0);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	printf("%s\n", x.r->admin->text);
+	tw_reply_free(&x);
+	char names[400];
+	assert_string_equal(list_names(s, names, sizeof(names)), "extra,llama");
+	x = tw_manifest(s, "extra", 2, 1);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	tw_reply_free(&x);
+	/* the same name again; a name with '/'; a folder that does not validate */
+	x = tw_admin_uri(s, WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER, "extra", uri, 0);
+	assert_int_equal(tw_errcode(&x), WT_EEXIST);
+	tw_reply_free(&x);
+	x = tw_admin_uri(s, WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER, "a/b", uri, 0);
+	assert_int_equal(tw_errcode(&x), WT_EINVAL);
+	tw_reply_free(&x);
+	assert_int_equal(tu_write_file(e->dir, "elsewhere/bad/config.json", "{}", 2), 0);
+	snprintf(uri, sizeof(uri), "file://%s/elsewhere/bad", e->dir);
+	x = tw_admin_uri(s, WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER, "bad", uri, 0);
+	printf("bad: %s\n", x.r->error->message);
+	assert_true(tw_errcode(&x) > 0);
+	tw_reply_free(&x);
+	assert_string_equal(list_names(s, names, sizeof(names)), "extra,llama");
+	/* a new folder appears in models_dir: the rescan adds it */
+	char *newdir = tu_path(e->models, "newcomer");
+	assert_int_equal(tw_write_llama8(newdir, SEED + 6), 0);
+	assert_string_equal(list_names(s, names, sizeof(names)), "extra,llama");
+	wd_server_reconfigure(e->srv);
+	assert_string_equal(list_names(s, names, sizeof(names)), "extra,llama,newcomer");
+	x = tw_manifest(s, "newcomer", 1, 0);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	tw_reply_free(&x);
+	free(newdir);
+	free(extra);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 /* Flip one byte in the middle of every RocksDB blob file under dir; returns files hit. */
 static int corrupt_blobs(const char *dir)
 {
@@ -512,6 +580,7 @@ int main(void)
 	    cmocka_unit_test(test_cache_corruption),
 	    cmocka_unit_test(test_close_during_production),
 	    cmocka_unit_test(test_sigterm),
+	    cmocka_unit_test(test_register_and_rescan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -124,8 +124,8 @@ typedef struct wd_server wd_server;
 int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err);
 
 /* Apply the reload-safe settings of the server's config (after wd_config_reload
- * changed it): revalidate_ms. (log_level is the caller's sink; drain_timeout_ms
- * is read at close.) */
+ * changed it): revalidate_ms; and add the models_dir subfolders that are new.
+ * (log_level is the caller's sink; drain_timeout_ms is read at close.) */
 void wd_server_reconfigure(wd_server *s);
 
 /* URL actually bound for listen index i (tcp port 0 resolved). Borrowed. */
