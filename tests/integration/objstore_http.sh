@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # http:// store end to end: weightctl inspect and shard on a model served by a
 # local Range-capable server (objstore_server.py) agree with the local folder;
+# a weightd serving --model llama=http://... answers fetch like weightctl shard;
 # a server that ignores Range is refused with a clear error.
 set -u
 B=${WT_BUILD:-build}
@@ -32,6 +33,7 @@ L="--tp-size 2 --tp-rank 1 --quant fp8-block"
 "$B/weightctl" shard --model-dir "$T/srv/llama" $L --out "$T/local.st" || fail "shard local"
 "$B/weightctl" shard --model-dir "$URL/ok/llama" $L --out "$T/http.st" || fail "shard http"
 same_tensors "$T/local.st" "$T/http.st" || fail "shard over http differs from local"
+weightd_check llama "$URL/ok/llama" "$T/local.st" $L
 
 # a server that ignores Range: exit 1 and a message that says so
 "$B/weightctl" inspect "$URL/norange/llama" >"$T/out" 2>"$T/err"
