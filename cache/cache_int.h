@@ -186,6 +186,9 @@ void cache_chunk_corrupt_locked(cache *c, wt_hash128 h, const char *what);
 int cache_gc_locked(cache *c, uint64_t *freed, wt_errbuf *err);
 
 /* ---- read.c ---- */
+/* cache_shard_open; touch = false leaves the LRU clock and hit/miss counters alone. */
+int cache_shard_open_int(cache *c, const void *id, size_t id_len, bool touch, cache_shard **out,
+                         wt_errbuf *err);
 /* Reads chunk h pinned and verifies it. WT_ENOTFOUND / WT_ECORRUPT (handled). */
 int cache_get_verified(cache *c, wt_hash128 h, rocksdb_pinnableslice_t **out, wt_errbuf *err);
 

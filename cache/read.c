@@ -71,27 +71,34 @@ static void unpin_locked(cache *c, cache_shard_ent *e)
 
 int cache_shard_open(cache *c, const void *id, size_t id_len, cache_shard **out, wt_errbuf *err)
 {
+	return cache_shard_open_int(c, id, id_len, true, out, err);
+}
+
+int cache_shard_open_int(cache *c, const void *id, size_t id_len, bool touch, cache_shard **out,
+                         wt_errbuf *err)
+{
 	cache_shard *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
 	pthread_mutex_lock(&c->lk);
 	cache_shard_ent *e = cache_shard_find(&c->shards, id, id_len);
 	if (e == NULL) {
-		c->misses++;
+		c->misses += touch;
 		pthread_mutex_unlock(&c->lk);
 		free(s);
 		return wt_seterr(err, WT_ENOTFOUND, "cache '%s': shard (%zu-byte id) not cached",
 		                 c->dir, id_len);
 	}
-	c->hits++;
+	c->hits += touch;
 	if (e->pins++ == 0)
 		c->n_pinned++;
-	e->last_use = c->clock++;
+	if (touch)
+		e->last_use = c->clock++;
 	uint64_t use = e->last_use;
 	pthread_mutex_unlock(&c->lk);
 
 	int rv = read_record(c, e, &s->manifest, &s->manifest_len, err);
-	if (rv == WT_OK) {
+	if (rv == WT_OK && touch) {
 		size_t ulen;
 		uint8_t *u = cache_key_meta('u', id, id_len, &ulen);
 		uint8_t v[8];

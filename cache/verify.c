@@ -104,7 +104,7 @@ static int verify_records(cache *c, cache_verify_fn cb, void *ctx, uint64_t *n_b
 	for (size_t i = 0; i < n; i++) {
 		cache_shard *s = NULL;
 		wt_errbuf e1;
-		int r = cache_shard_open(c, ids[i].id, ids[i].len, &s, &e1);
+		int r = cache_shard_open_int(c, ids[i].id, ids[i].len, false, &s, &e1);
 		if (r == WT_OK) {
 			cache_shard_close(s);
 			continue;
