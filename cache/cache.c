@@ -11,9 +11,10 @@ void cache_opts_init(cache_opts *o)
 	o->chunk_bytes = CACHE_CHUNK_BYTES_DEF;
 	o->manifest_max = CACHE_MANIFEST_MAX_DEF;
 	o->gc_at_open = true;
-	o->store = CACHE_STORE_BLOB;
+	o->store = CACHE_STORE_SST;
 	o->chunk_wal = false;
 	o->rocks_verify = false;
+	o->mmap_reads = true;
 }
 
 static int check_opts(const cache_opts *o, const char *dir, wt_errbuf *err)
