@@ -96,9 +96,22 @@ $(BUILD)/obj/%.o: %.c $(PROTO_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
+# kernels/: vectorised loops, and float expressions evaluated exactly as written
+# (SHARDS.md section 4 is byte-exact: no contraction into FMA, no fast-math).
+$(BUILD)/obj/kernels/%.o: CFLAGS_ALL += -O3 -ffp-contract=off -fno-trapping-math
+
+# kernels/cuda_none.c compiles to the no-device fallback or to nothing depending on
+# WT_HAVE_CUDA: rebuild it whenever the CUDA mode of this build dir changes.
+# (A parse-time stamp: .SECONDARY would keep make from creating a missing stamp target.)
+CUDA_STAMP := $(BUILD)/cuda-$(if $(CUDA_DEFS),on,off).stamp
+$(shell [ -f $(CUDA_STAMP) ] || { mkdir -p $(BUILD) && rm -f $(BUILD)/cuda-*.stamp && touch $(CUDA_STAMP); })
+$(BUILD)/obj/kernels/cuda_none.o: $(CUDA_STAMP)
+
+# nvcc: IEEE division/multiply, no FMA contraction, so the GPU matches the CPU bit for bit.
 $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -O2 -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden -Iinclude -I. \
+	$(NVCC) -O2 -std=c++17 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false \
+	    -DWT_HAVE_CUDA -Xcompiler -fPIC,-fvisibility=hidden -Iinclude -I. \
 	    -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 -c $< -o $@
 
 $(INTERNAL): $(MOD_OBJS)

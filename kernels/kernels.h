@@ -17,6 +17,10 @@
 #include "weights/error.h"
 #include "weights/layout.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- scalar codecs ---- */
 float kern_bf16_to_f32(uint16_t h);
 uint16_t kern_f32_to_bf16(float f); /* RNE; NaN stays NaN */
@@ -73,5 +77,9 @@ void kern_fp8_rescale(uint8_t *q, size_t n, float ratio);
 /* Threads used for large tensors (a small fixed pool sized to the cores).
  * 0 = auto (online CPUs). Process-wide; call before heavy use. */
 void kern_set_threads(int n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

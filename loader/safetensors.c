@@ -59,6 +59,29 @@
 
 /* Name of the duplicate key jansson stopped at: the JSON string that ends just
  * before error position. Writes "" when it cannot be recovered. */
+/* Nesting depth ({ and [ outside strings) at byte `end` of the header. */
+static int nesting_at(const char *hdr, size_t end)
+{
+	int depth = 0;
+	bool in_str = false;
+	for (size_t i = 0; i < end; i++) {
+		char ch = hdr[i];
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = false;
+		} else if (ch == '"') {
+			in_str = true;
+		} else if (ch == '{' || ch == '[') {
+			depth++;
+		} else if (ch == '}' || ch == ']') {
+			depth--;
+		}
+	}
+	return depth;
+}
+
 static void dup_key_name(const char *hdr, size_t hdr_len, const json_error_t *je, char *out,
                          size_t outsz)
 {
@@ -338,6 +361,11 @@ int st_parse_header(const char *hdr, size_t hdr_len, uint64_t file_bytes, st_fil
 		if (json_error_code(&je) == json_error_duplicate_key) {
 			char name[256];
 			dup_key_name(hdr, hdr_len, &je, name, sizeof(name));
+			if (nesting_at(hdr, (size_t)je.position) > 1)
+				return wt_seterr(
+				    err, WT_EDUP,
+				    "duplicate field '%s' inside a tensor entry (byte %d)", name,
+				    je.position);
 			return wt_seterr(err, WT_EDUP,
 			                 "tensor '%s': duplicate name in header (byte %d); names "
 			                 "must be unique",

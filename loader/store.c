@@ -131,7 +131,8 @@ int store_list_objects(store *s, const char *prefix, store_list *out, wt_errbuf 
 			store_obj_clear(&l.objs[i]);
 	}
 	l.n = k;
-	qsort(l.objs, l.n, sizeof(*l.objs), obj_cmp);
+	if (l.n > 1)
+		qsort(l.objs, l.n, sizeof(*l.objs), obj_cmp);
 	*out = l;
 	return WT_OK;
 }

@@ -197,6 +197,9 @@ static void test_reject_duplicate(void **state)
 	expect_reject("{\"dup.w\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 1]},"
 	              "\"dup.w\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [1, 2]}}",
 	              2, WT_EDUP, "tensor 'dup.w'");
+	expect_reject("{\"w\": {\"dtype\": \"U8\", \"dtype\": \"U8\", \"shape\": [1], "
+	              "\"data_offsets\": [0, 1]}}",
+	              1, WT_EDUP, "duplicate field 'dtype'");
 	expect_reject("{\"q\\\"x\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 1]},"
 	              "\"q\\\"x\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [1, 2]}}",
 	              2, WT_EDUP, "tensor 'q\"x'");
@@ -426,6 +429,49 @@ static void test_read_file_errors(void **state)
 	free(dir);
 }
 
+/* Random byte mutations of a valid header: never a crash, and whatever is
+ * accepted still tiles the data section. */
+static void test_mutations(void **state)
+{
+	(void)state;
+	const char *h = "{\"__metadata__\":{\"k\":\"v\"},"
+	                "\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
+	                "\"b\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[24,32]}}";
+	size_t n = strlen(h);
+	char *buf = malloc(n);
+	uint64_t x = 99; /* seed */
+	printf("seed %llu\n", (unsigned long long)x);
+	const char alphabet[] = "{}[]\",:0123456789-eE. abF8_UI\\";
+	int accepted = 0;
+	for (int iter = 0; iter < 20000; iter++) {
+		memcpy(buf, h, n);
+		int edits = 1 + iter % 3;
+		for (int k = 0; k < edits; k++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			buf[(x >> 33) % n] = alphabet[(x >> 20) % (sizeof(alphabet) - 1)];
+		}
+		uint64_t data_len = 28 + (x >> 60); /* 28..43 */
+		st_file f;
+		wt_errbuf err;
+		int rv = st_parse_header(buf, n, 8 + n + data_len, &f, &err);
+		if (rv != WT_OK) {
+			assert_true(rv > WT_OK && rv < WT_ERR_COUNT_);
+			assert_true(err.msg[0] != '\0');
+			continue;
+		}
+		accepted++;
+		uint64_t pos = f.data_off;
+		for (size_t i = 0; i < f.n_tensors; i++) {
+			assert_int_equal(f.tensors[i].off, pos);
+			pos += f.tensors[i].nbytes;
+		}
+		assert_int_equal(pos, f.file_bytes);
+		st_file_free(&f);
+	}
+	printf("accepted %d of 20000 mutations\n", accepted);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +487,7 @@ int main(void)
 	    cmocka_unit_test(test_writer_counts),
 	    cmocka_unit_test(test_writer_rejects),
 	    cmocka_unit_test(test_read_file_errors),
+	    cmocka_unit_test(test_mutations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

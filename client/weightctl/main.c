@@ -8,6 +8,12 @@
 /* One line per command. */
 static const ctl_cmd commands[] = {
     {"inspect", "validate a model folder and print its summary", ctl_inspect},
+    {"plan", "print every rank's runtime tensors for a layout", ctl_plan_cmd},
+    {"shard", "write one rank of a layout as safetensors", ctl_shard_cmd},
+    {"fetch", "fetch a rank's verified shard from weightd into a safetensors file", ctl_fetch},
+    {"models", "list the models a weightd serves", ctl_models},
+    {"manifest", "print a rank's manifest (tensors, hashes, totals) from weightd", ctl_manifest},
+    {"admin", "weightd cache operations: stats, warm, evict, verify", ctl_admin},
 };
 
 static void usage(FILE *f)

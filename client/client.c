@@ -1,0 +1,315 @@
+/* client.c — wt_client lifetime, models, manifests and admin requests. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client_int.h"
+#include "proto/wire.h"
+#include "weights/weights.h"
+
+void wt_client_opts_init(wt_client_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->connect_timeout_ms = 2000;
+	o->request_timeout_ms = 30000;
+	o->manifest_timeout_ms = 600000;
+	o->window = 8;
+	o->max_retries = 5;
+	o->backoff_initial_ms = 100;
+	o->backoff_max_ms = 2000;
+	o->max_message_bytes = 256ull << 20;
+	o->log_level = WT_CLIENT_LOG_WARNING;
+}
+
+void wt_client_close(wt_client *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->n_eps; i++) {
+		if (c->eps != NULL && c->eps[i].sock_open)
+			nng_close(c->eps[i].sock);
+		free(c->urls[i]);
+	}
+	free(c->urls);
+	free(c->eps);
+	free(c->token);
+	free(c->client_id);
+	pthread_mutex_destroy(&c->lk);
+	free(c);
+}
+
+static int check_opts(const wt_client_opts *o, wt_errbuf *err)
+{
+	if (o->n_endpoints == 0 || o->endpoints == NULL)
+		return wt_seterr(err, WT_EINVAL,
+		                 "no endpoint given; pass at least one tcp:// or "
+		                 "ipc:// URL");
+	if (o->n_endpoints > CLIENT_MAX_ENDPOINTS)
+		return wt_seterr(err, WT_EINVAL, "%zu endpoints (max %u)", o->n_endpoints,
+		                 CLIENT_MAX_ENDPOINTS);
+	for (size_t i = 0; i < o->n_endpoints; i++) {
+		const char *u = o->endpoints[i];
+		if (u == NULL || (strncmp(u, "tcp://", 6) != 0 && strncmp(u, "ipc://", 6) != 0))
+			return wt_seterr(err, WT_EINVAL,
+			                 "endpoint '%s': use tcp://HOST:PORT or ipc:///PATH",
+			                 u ? u : "(null)");
+	}
+	if (o->window == 0 || o->window > CLIENT_MAX_WINDOW)
+		return wt_seterr(err, WT_EINVAL, "window %u: use 1..%u", o->window,
+		                 CLIENT_MAX_WINDOW);
+	if (o->connect_timeout_ms == 0 || o->request_timeout_ms == 0 || o->manifest_timeout_ms == 0)
+		return wt_seterr(err, WT_EINVAL, "timeouts must be > 0 ms");
+	if (o->backoff_max_ms < o->backoff_initial_ms)
+		return wt_seterr(err, WT_EINVAL, "backoff_max_ms %u < backoff_initial_ms %u",
+		                 o->backoff_max_ms, o->backoff_initial_ms);
+	if (o->hash_refetch > 1)
+		return wt_seterr(err, WT_EINVAL, "hash_refetch %u: use 0 or 1 (never a retry loop)",
+		                 o->hash_refetch);
+	if (o->max_message_bytes < 4096)
+		return wt_seterr(err, WT_EINVAL, "max_message_bytes %llu: use >= 4096",
+		                 (unsigned long long)o->max_message_bytes);
+	return WT_OK;
+}
+
+int wt_client_open(wt_client **out, const wt_client_opts *opts, wt_errbuf *err)
+{
+	int rv = check_opts(opts, err);
+	if (rv != WT_OK)
+		return rv;
+	wt_client *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return wt_seterr(err, WT_ENOMEM, "client: out of memory");
+	pthread_mutex_init(&c->lk, NULL);
+	c->o = *opts;
+	atomic_init(&c->next_id, 1);
+	atomic_init(&c->verify, 1);
+	c->urls = calloc(opts->n_endpoints, sizeof(char *));
+	c->eps = calloc(opts->n_endpoints, sizeof(client_ep));
+	c->token = strdup(opts->token ? opts->token : "");
+	c->client_id = strdup(opts->client_id ? opts->client_id : "libweights/" WT_VERSION_STRING);
+	if (c->urls == NULL || c->eps == NULL || c->token == NULL || c->client_id == NULL)
+		goto nomem;
+	for (size_t i = 0; i < opts->n_endpoints; i++, c->n_eps++) {
+		if ((c->urls[i] = strdup(opts->endpoints[i])) == NULL)
+			goto nomem;
+		c->eps[i].url = c->urls[i];
+	}
+	c->o.endpoints = (const char *const *)c->urls;
+	c->o.token = c->token;
+	c->o.client_id = c->client_id;
+	*out = c;
+	return WT_OK;
+nomem:
+	wt_client_close(c);
+	return wt_seterr(err, WT_ENOMEM, "client: out of memory");
+}
+
+void client_set_verify(wt_client *c, int verify)
+{
+	atomic_store(&c->verify, verify != 0);
+}
+
+/* Try endpoints in `order` until one answers req (retrying connection trouble
+ * with backoff up to max_retries per endpoint). *used gets the endpoint. */
+static int call_any(wt_client *c, const size_t *order, Weights__Request *req, uint32_t timeout_ms,
+                    Weights__Reply__BodyCase want, Weights__Reply **out, size_t *used,
+                    wt_errbuf *err)
+{
+	int rv = WT_EUNAVAIL;
+	for (size_t k = 0; k < c->n_eps; k++) {
+		size_t ep = order ? order[k] : k;
+		for (uint32_t attempt = 0;; attempt++) {
+			rv = client_call(c, ep, req, timeout_ms, want, out, err);
+			if (rv == WT_OK) {
+				if (used)
+					*used = ep;
+				return WT_OK;
+			}
+			if (!client_retryable(rv))
+				return rv;
+			/* a refused connection fails over at once; others back off */
+			if (rv == WT_EUNAVAIL || attempt >= c->o.max_retries)
+				break;
+			client_log(c, WT_CLIENT_LOG_WARNING, "%s; retrying",
+			           err ? err->msg : "request failed");
+			client_sleep_ms(client_backoff_ms(c, attempt));
+		}
+		client_log(c, WT_CLIENT_LOG_WARNING, "%s; trying the next endpoint",
+		           err ? err->msg : "endpoint failed");
+	}
+	if (rv == WT_EUNAVAIL || client_retryable(rv))
+		wt_errprefix(err, "no endpoint answered (%zu tried)", c->n_eps);
+	return rv;
+}
+
+int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbuf *err)
+{
+	Weights__Request req = WEIGHTS__REQUEST__INIT;
+	Weights__ListModelsRequest lm = WEIGHTS__LIST_MODELS_REQUEST__INIT;
+	req.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
+	req.list_models = &lm;
+	Weights__Reply *r = NULL;
+	int rv = call_any(c, NULL, &req, c->o.request_timeout_ms, WEIGHTS__REPLY__BODY_MODELS, &r,
+	                  NULL, err);
+	if (rv != WT_OK)
+		return rv;
+	size_t cnt = r->models->n_models;
+	wt_model_info *list = cnt ? calloc(cnt, sizeof(*list)) : NULL;
+	if (cnt && list == NULL) {
+		wire_reply_free(r);
+		return wt_seterr(err, WT_ENOMEM, "models: out of memory for %zu entries", cnt);
+	}
+	for (size_t i = 0; i < cnt; i++) {
+		const Weights__ModelInfo *mi = r->models->models[i];
+		list[i].name = strdup(mi->name ? mi->name : "");
+		list[i].uri = strdup(mi->uri ? mi->uri : "");
+		list[i].revision = strdup(mi->revision ? mi->revision : "");
+		list[i].architecture = strdup(mi->architecture ? mi->architecture : "");
+		list[i].checkpoint_bytes = mi->checkpoint_bytes;
+		list[i].n_tensors = mi->n_tensors;
+		if (!list[i].name || !list[i].uri || !list[i].revision || !list[i].architecture) {
+			wt_model_list_free(list, cnt);
+			wire_reply_free(r);
+			return wt_seterr(err, WT_ENOMEM, "models: out of memory");
+		}
+	}
+	wire_reply_free(r);
+	*out = list;
+	*n = cnt;
+	return WT_OK;
+}
+
+void wt_model_list_free(wt_model_info *list, size_t n)
+{
+	if (list == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(list[i].name);
+		free(list[i].uri);
+		free(list[i].revision);
+		free(list[i].architecture);
+	}
+	free(list);
+}
+
+static void manifest_request(Weights__Request *req, Weights__ManifestRequest *mr,
+                             Weights__Layout *pl, char **excl, const char *model,
+                             const wt_layout *layout)
+{
+	wire_layout_to_pb(layout, pl, excl);
+	mr->model = (char *)model;
+	mr->revision = "";
+	mr->layout = pl;
+	mr->tp_rank = layout->tp_rank;
+	mr->ep_rank = layout->ep_rank;
+	req->body_case = WEIGHTS__REQUEST__BODY_MANIFEST;
+	req->manifest = mr;
+}
+
+static uint64_t chunk_limit(const wt_client *c)
+{
+	/* a reply is the chunk plus a small header; keep 64 KiB for it */
+	return c->o.max_message_bytes - 65536;
+}
+
+int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
+                            wt_manifest **out, wt_errbuf *err)
+{
+	Weights__Request req = WEIGHTS__REQUEST__INIT;
+	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
+	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
+	char *excl[WT_MAX_EXCLUDE];
+	manifest_request(&req, &mr, &pl, excl, model, layout);
+	Weights__Reply *r = NULL;
+	int rv = client_call(c, ep, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_MANIFEST,
+	                     &r, err);
+	if (rv != WT_OK)
+		return rv;
+	rv = client_manifest_from_pb(r->manifest, chunk_limit(c), model, layout, out, err);
+	wire_reply_free(r);
+	if (rv != WT_OK)
+		return wt_errprefix(err, "endpoint %s: model '%s'", c->eps[ep].url, model);
+	if ((*out)->tp_rank != layout->tp_rank || (*out)->ep_rank != layout->ep_rank) {
+		rv = wt_seterr(err, WT_EPROTO,
+		               "endpoint %s: manifest for tp_rank=%u,ep_rank=%u, asked for "
+		               "tp_rank=%u,ep_rank=%u",
+		               c->eps[ep].url, (*out)->tp_rank, (*out)->ep_rank, layout->tp_rank,
+		               layout->ep_rank);
+		wt_manifest_free(*out);
+		*out = NULL;
+	}
+	return rv;
+}
+
+int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *layout,
+                           wt_manifest **out, wt_errbuf *err)
+{
+	if (model == NULL || model[0] == '\0' || layout == NULL)
+		return wt_seterr(err, WT_EINVAL, "get_manifest: model and layout are required");
+	int rv = wt_layout_check(layout, err);
+	if (rv != WT_OK)
+		return rv;
+	uint8_t key[16];
+	size_t order[CLIENT_MAX_ENDPOINTS];
+	client_route_key(model, layout, key);
+	client_rendezvous_order(key, (const char *const *)c->urls, c->n_eps, order);
+	for (size_t k = 0; k < c->n_eps; k++) {
+		size_t ep = order[k];
+		for (uint32_t attempt = 0;; attempt++) {
+			rv = client_request_manifest(c, ep, model, layout, out, err);
+			if (rv == WT_OK || !client_retryable(rv))
+				return rv;
+			if (rv == WT_EUNAVAIL || attempt >= c->o.max_retries)
+				break;
+			client_log(c, WT_CLIENT_LOG_WARNING, "%s; retrying",
+			           err ? err->msg : "manifest request failed");
+			client_sleep_ms(client_backoff_ms(c, attempt));
+		}
+		client_log(c, WT_CLIENT_LOG_WARNING, "%s; trying the next endpoint",
+		           err ? err->msg : "endpoint failed");
+	}
+	return wt_errprefix(err, "no endpoint served the manifest (%zu tried)", c->n_eps);
+}
+
+int wt_client_admin(wt_client *c, wt_admin_op op, const char *model, const wt_layout *layout,
+                    wt_admin_result *out, wt_errbuf *err)
+{
+	if (op < WT_ADMIN_STATS || op > WT_ADMIN_VERIFY)
+		return wt_seterr(err, WT_EINVAL, "admin: unknown operation %d", (int)op);
+	Weights__Request req = WEIGHTS__REQUEST__INIT;
+	Weights__AdminRequest ar = WEIGHTS__ADMIN_REQUEST__INIT;
+	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
+	char *excl[WT_MAX_EXCLUDE];
+	ar.op = (Weights__AdminRequest__Op)op;
+	ar.model = (char *)(model ? model : "");
+	ar.uri = "";
+	if (layout != NULL) {
+		wire_layout_to_pb(layout, &pl, excl);
+		ar.layout = &pl;
+	}
+	req.body_case = WEIGHTS__REQUEST__BODY_ADMIN;
+	req.admin = &ar;
+	Weights__Reply *r = NULL;
+	/* warm/verify may produce or read whole shards */
+	int rv = call_any(c, NULL, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_ADMIN, &r,
+	                  NULL, err);
+	if (rv != WT_OK)
+		return rv;
+	memset(out, 0, sizeof(*out));
+	out->text = strdup(r->admin->text ? r->admin->text : "");
+	out->bytes = r->admin->bytes;
+	out->shards = r->admin->shards;
+	out->chunks = r->admin->chunks;
+	out->bad = r->admin->bad;
+	wire_reply_free(r);
+	if (out->text == NULL)
+		return wt_seterr(err, WT_ENOMEM, "admin: out of memory");
+	return WT_OK;
+}
+
+void wt_admin_result_clear(wt_admin_result *r)
+{
+	if (r == NULL)
+		return;
+	free(r->text);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,40 @@
+/*
+ * client.h — module interface of client/ (libweights internals that tests and
+ * benchmarks may call; users call include/weights/client.h only).
+ */
+#ifndef WT_CLIENT_CLIENT_H
+#define WT_CLIENT_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/weights.pb-c.h"
+#include "weights/client.h"
+
+/*
+ * Build a manifest from a decoded protobuf Manifest, validating it completely
+ * (see wt_client_get_manifest). Chunks over max_chunk_bytes are WT_ETOOBIG.
+ * route_key is the rendezvous key (client_route_key) stored with it; model and
+ * layout (with rank) are what was requested, kept to ask again on resume; both
+ * copied. On success the caller owns *out (wt_manifest_free()).
+ */
+int client_manifest_from_pb(const Weights__Manifest *pb, uint64_t max_chunk_bytes,
+                            const char *model, const wt_layout *layout, wt_manifest **out,
+                            wt_errbuf *err);
+
+/* Rendezvous key of a shard: XXH3-128 over model, canonical layout text and rank. */
+void client_route_key(const char *model, const wt_layout *layout, uint8_t key[16]);
+
+/*
+ * Rendezvous (highest random weight) order of n endpoint URLs for key: order[0]
+ * is the endpoint that owns the shard, the rest the fail-over order. Each URL's
+ * weight is XXH3-64(key || url); ties keep list order. order has n entries.
+ */
+void client_rendezvous_order(const uint8_t key[16], const char *const *urls, size_t n,
+                             size_t *order);
+
+/* BENCHMARKS AND TESTS ONLY: verify = 0 skips chunk and tensor hash checks so a
+ * benchmark can measure their cost. Never a default; not in the public API. */
+void client_set_verify(wt_client *c, int verify);
+
+#endif

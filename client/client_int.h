@@ -1,0 +1,140 @@
+/*
+ * client_int.h — private to client/: the client handle, endpoints, manifests
+ * and the synchronous request helper shared by list/manifest/admin/fetch.
+ */
+#ifndef WT_CLIENT_CLIENT_INT_H
+#define WT_CLIENT_CLIENT_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
+
+#include "client/client.h"
+#include "proto/weights.pb-c.h"
+#include "weights/client.h"
+#include "weights/layout.h"
+
+#define CLIENT_MAX_WINDOW    256u
+#define CLIENT_MAX_ENDPOINTS 64u
+#define CLIENT_MAX_SHARD_ID  256u       /* bytes of an opaque shard id */
+#define CLIENT_MAX_TENSORS   (1u << 22) /* tensors in one manifest */
+
+typedef struct client_ep {
+	char *url; /* owned; immutable after open */
+	/* fields below guarded by wt_client.lk */
+	int sock_open;
+	nng_socket sock;
+	uint64_t server_max_message_bytes; /* from HelloReply; 0 = unknown */
+	uint64_t server_max_chunk_bytes;
+} client_ep;
+
+struct wt_client {
+	wt_client_opts o; /* copy; o.endpoints/token/client_id point at the copies below */
+	char **urls;      /* n_eps owned strings */
+	client_ep *eps;
+	size_t n_eps;
+	char *token;
+	char *client_id;
+	pthread_mutex_t lk;       /* guards eps[*].sock_open, sock, server_* */
+	_Atomic uint64_t next_id; /* request ids: 64-bit, never reused */
+	_Atomic int verify;       /* 1 always, except benchmarks (client_set_verify) */
+};
+
+typedef struct client_chunk {
+	uint8_t hash[16];
+	uint64_t off; /* within the tensor */
+	uint64_t nbytes;
+	size_t tensor;
+} client_chunk;
+
+typedef struct client_tensor {
+	char *name; /* owned */
+	wt_dtype dtype;
+	int ndim;
+	int64_t shape[WT_MAX_DIMS];
+	uint64_t nbytes;
+	uint8_t hash[16];
+	wt_tensor_role role;
+	int requantized;
+	size_t first_chunk; /* into wt_manifest.chunks */
+	size_t n_chunks;
+} client_tensor;
+
+struct wt_manifest {
+	uint32_t format_version;
+	char *model; /* as the server names it; owned */
+	char *revision;
+	char *layout_text;
+	uint32_t tp_rank;
+	uint32_t ep_rank;
+	uint8_t *shard_id; /* owned */
+	size_t shard_id_len;
+	client_tensor *tensors; /* name order; owned */
+	size_t n_tensors;
+	client_chunk *chunks; /* tensor order, then offset order; owned */
+	size_t n_chunks;
+	uint64_t total_bytes;
+	uint64_t checkpoint_bytes;
+	uint64_t max_chunk_nbytes; /* largest chunk */
+	int tied_lm_head;
+	char **skipped;
+	size_t n_skipped;
+	/* what was asked (to ask again when resuming) and where to route it */
+	char *req_model;
+	wt_layout req_layout;
+	uint8_t route_key[16];
+};
+
+/* Log through the user's callback (cheap when off). */
+void client_log(const wt_client *c, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* nng error -> wt_err (WT_ETIMEDOUT, WT_EUNAVAIL for connection trouble, ...). */
+int client_nng_err(int nng_rv);
+
+/* 1 if an error of this code is worth retrying (timeouts, disconnects, busy). */
+int client_retryable(int code);
+
+/* Frame a Request into a new nng message (owned by the caller). */
+int client_frame(const Weights__Request *req, nng_msg **out, wt_errbuf *err);
+
+/*
+ * Socket of endpoint ep: opened, dialed (synchronously, connect_timeout_ms) and
+ * greeted (Hello) on first use; later reconnects happen in the background.
+ * Connection refused -> WT_EUNAVAIL naming the URL. *sock stays valid until
+ * wt_client_close().
+ */
+int client_ep_socket(wt_client *c, size_t ep, nng_socket *sock, wt_errbuf *err);
+
+/* Greet endpoint ep again on its open socket: a token is checked per connection,
+ * and the connection may have been re-established since the first Hello. */
+int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err);
+
+/*
+ * Parse a reply message: framing, id echo, and the body kind `want`. A server
+ * Error reply returns its code with "endpoint URL: <server message>". On success
+ * *out must be freed with wire_reply_free(); *tail points into msg (borrowed).
+ */
+int client_parse_reply(const wt_client *c, size_t ep, nng_msg *msg, uint64_t id,
+                       Weights__Reply__BodyCase want, Weights__Reply **out, const uint8_t **tail,
+                       size_t *tail_len, wt_errbuf *err);
+
+/*
+ * One synchronous request/reply on endpoint ep (req->id is set here). On
+ * success *out holds the decoded reply of kind want (wire_reply_free()).
+ */
+int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout_ms,
+                Weights__Reply__BodyCase want, Weights__Reply **out, wt_errbuf *err);
+
+/* Ask endpoint ep for the manifest of model/layout (rank inside layout). */
+int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
+                            wt_manifest **out, wt_errbuf *err);
+
+/* Backoff before attempt n (0-based): initial * 2^n, capped. */
+uint32_t client_backoff_ms(const wt_client *c, uint32_t attempt);
+
+void client_sleep_ms(uint32_t ms);
+
+#endif

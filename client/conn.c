@@ -1,0 +1,278 @@
+/* conn.c — endpoints: lazy dial + Hello, framing, synchronous request/reply. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/client_int.h"
+
+#include <nng/protocol/reqrep0/req.h>
+#include "proto/wire.h"
+#include "weights/weights.h"
+
+void client_log(const wt_client *c, int level, const char *fmt, ...)
+{
+	if (c->o.log == NULL || level > c->o.log_level)
+		return;
+	char msg[WT_ERRMSG_MAX + 256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->o.log(c->o.log_ctx, level, msg);
+}
+
+int client_nng_err(int rv)
+{
+	switch (rv) {
+	case 0:
+		return WT_OK;
+	case NNG_ETIMEDOUT:
+		return WT_ETIMEDOUT;
+	case NNG_ENOMEM:
+		return WT_ENOMEM;
+	case NNG_ECANCELED:
+		return WT_ECANCELED;
+	case NNG_ECLOSED:
+		return WT_ECLOSED;
+	case NNG_EADDRINVAL:
+	case NNG_EINVAL:
+		return WT_EINVAL;
+	case NNG_ECONNREFUSED:
+	case NNG_ECONNRESET:
+	case NNG_ECONNSHUT:
+	case NNG_ECONNABORTED:
+	case NNG_EUNREACHABLE:
+	case NNG_ENOENT:
+		return WT_EUNAVAIL;
+	default:
+		return WT_EIO;
+	}
+}
+
+int client_retryable(int code)
+{
+	return code == WT_ETIMEDOUT || code == WT_EUNAVAIL || code == WT_ECLOSED ||
+	       code == WT_EBUSY || code == WT_EIO;
+}
+
+uint32_t client_backoff_ms(const wt_client *c, uint32_t attempt)
+{
+	uint64_t ms = c->o.backoff_initial_ms;
+	for (uint32_t i = 0; i < attempt && ms < c->o.backoff_max_ms; i++)
+		ms *= 2;
+	return ms > c->o.backoff_max_ms ? c->o.backoff_max_ms : (uint32_t)ms;
+}
+
+void client_sleep_ms(uint32_t ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int client_frame(const Weights__Request *req, nng_msg **out, wt_errbuf *err)
+{
+	size_t n = wire_framed_size(&req->base);
+	nng_msg *msg;
+	if (nng_msg_alloc(&msg, n) != 0)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for a %zu-byte request", n);
+	if (wire_frame(&req->base, nng_msg_body(msg), n) != n) {
+		nng_msg_free(msg);
+		return wt_seterr(err, WT_EPROTO, "cannot frame a %zu-byte request", n);
+	}
+	*out = msg;
+	return WT_OK;
+}
+
+int client_parse_reply(const wt_client *c, size_t ep, nng_msg *msg, uint64_t id,
+                       Weights__Reply__BodyCase want, Weights__Reply **out, const uint8_t **tail,
+                       size_t *tail_len, wt_errbuf *err)
+{
+	const char *url = c->eps[ep].url;
+	Weights__Reply *r = NULL;
+	const uint8_t *t;
+	size_t tl;
+	int rv = wire_parse_reply(nng_msg_body(msg), nng_msg_len(msg), WIRE_MAX_HEADER_BYTES, &r,
+	                          &t, &tl, err);
+	if (rv != WT_OK)
+		return wt_errprefix(err, "endpoint %s", url);
+	if (r->id != id) {
+		wire_reply_free(r);
+		return wt_seterr(err, WT_EPROTO, "endpoint %s: reply id %llu for request %llu", url,
+		                 (unsigned long long)r->id, (unsigned long long)id);
+	}
+	if (r->body_case == WEIGHTS__REPLY__BODY_ERROR) {
+		uint32_t code = r->error->code;
+		if (code == WT_OK || code >= WT_ERR_COUNT_) {
+			rv = wt_seterr(err, WT_EPROTO,
+			               "endpoint %s: error reply with unknown code %u: %s", url,
+			               code, r->error->message ? r->error->message : "");
+		} else {
+			rv = wt_seterr(err, (int)code, "endpoint %s: %s", url,
+			               r->error->message && r->error->message[0]
+			                   ? r->error->message
+			                   : wt_strerror((int)code));
+		}
+		wire_reply_free(r);
+		return rv;
+	}
+	if (r->body_case != want) {
+		int got = (int)r->body_case;
+		wire_reply_free(r);
+		return wt_seterr(err, WT_EPROTO, "endpoint %s: reply of kind %d, expected %d", url,
+		                 got, (int)want);
+	}
+	*out = r;
+	if (tail != NULL) {
+		*tail = t;
+		*tail_len = tl;
+	}
+	return WT_OK;
+}
+
+/* Send req on sock and wait for the reply of kind want. */
+static int call_on(wt_client *c, size_t ep, nng_socket sock, Weights__Request *req,
+                   uint32_t timeout_ms, Weights__Reply__BodyCase want, Weights__Reply **out,
+                   wt_errbuf *err)
+{
+	const char *url = c->eps[ep].url;
+	nng_ctx ctx;
+	nng_aio *aio = NULL;
+	nng_msg *msg = NULL;
+	int rv, nrv;
+	req->id = atomic_fetch_add(&c->next_id, 1);
+	if ((rv = client_frame(req, &msg, err)) != WT_OK)
+		return rv;
+	if ((nrv = nng_ctx_open(&ctx, sock)) != 0) {
+		nng_msg_free(msg);
+		return wt_seterr(err, client_nng_err(nrv), "endpoint %s: cannot open a context: %s",
+		                 url, nng_strerror(nrv));
+	}
+	if ((nrv = nng_aio_alloc(&aio, NULL, NULL)) != 0) {
+		rv = wt_seterr(err, WT_ENOMEM, "endpoint %s: out of memory", url);
+		goto out;
+	}
+	nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
+	nng_aio_set_msg(aio, msg);
+	nng_ctx_send(ctx, aio);
+	nng_aio_wait(aio);
+	if ((nrv = nng_aio_result(aio)) != 0) {
+		nng_msg_free(nng_aio_get_msg(aio));
+		rv = wt_seterr(err, client_nng_err(nrv), "endpoint %s: sending a request: %s", url,
+		               nng_strerror(nrv));
+		goto out;
+	}
+	nng_ctx_recv(ctx, aio);
+	nng_aio_wait(aio);
+	if ((nrv = nng_aio_result(aio)) != 0) {
+		rv = wt_seterr(
+		    err, client_nng_err(nrv),
+		    "endpoint %s: no reply within %u ms: %s; check that weightd runs there "
+		    "or raise the timeout",
+		    url, timeout_ms, nng_strerror(nrv));
+		goto out;
+	}
+	msg = nng_aio_get_msg(aio);
+	rv = client_parse_reply(c, ep, msg, req->id, want, out, NULL, NULL, err);
+	nng_msg_free(msg);
+out:
+	nng_aio_free(aio);
+	nng_ctx_close(ctx);
+	return rv;
+}
+
+static int hello(wt_client *c, size_t ep, nng_socket sock, wt_errbuf *err)
+{
+	Weights__Request req = WEIGHTS__REQUEST__INIT;
+	Weights__Hello h = WEIGHTS__HELLO__INIT;
+	h.protocol_version = WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION;
+	h.client_id = c->client_id;
+	h.token = c->token;
+	req.body_case = WEIGHTS__REQUEST__BODY_HELLO;
+	req.hello = &h;
+	Weights__Reply *r = NULL;
+	int rv = call_on(c, ep, sock, &req, c->o.connect_timeout_ms, WEIGHTS__REPLY__BODY_HELLO, &r,
+	                 err);
+	if (rv != WT_OK)
+		return rv;
+	if (r->hello->protocol_version != WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION) {
+		rv =
+		    wt_seterr(err, WT_EVERSION,
+		              "endpoint %s speaks protocol version %u, this client %d; upgrade the "
+		              "older side",
+		              c->eps[ep].url, r->hello->protocol_version,
+		              WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION);
+	} else {
+		c->eps[ep].server_max_message_bytes = r->hello->max_message_bytes;
+		c->eps[ep].server_max_chunk_bytes = r->hello->max_chunk_bytes;
+		client_log(c, WT_CLIENT_LOG_INFO, "connected to %s (server %s %s)", c->eps[ep].url,
+		           r->hello->server_id ? r->hello->server_id : "?",
+		           r->hello->server_version ? r->hello->server_version : "?");
+	}
+	wire_reply_free(r);
+	return rv;
+}
+
+int client_ep_socket(wt_client *c, size_t ep, nng_socket *sock, wt_errbuf *err)
+{
+	client_ep *e = &c->eps[ep];
+	int rv = WT_OK, nrv;
+	pthread_mutex_lock(&c->lk);
+	if (e->sock_open) {
+		*sock = e->sock;
+		goto out;
+	}
+	nng_socket s;
+	if ((nrv = nng_req0_open(&s)) != 0) {
+		rv = wt_seterr(err, client_nng_err(nrv), "endpoint %s: cannot open a socket: %s",
+		               e->url, nng_strerror(nrv));
+		goto out;
+	}
+	/* Every buffer has a ceiling (an oversized reply is dropped by nng: a timeout). */
+	nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, (size_t)c->o.max_message_bytes);
+	/* Our own retry loop resends; nng's timer would duplicate slow requests. */
+	nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 50);
+	nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 500);
+	if ((nrv = nng_dial(s, e->url, NULL, 0)) != 0) {
+		nng_close(s);
+		rv = wt_seterr(err, client_nng_err(nrv), "endpoint %s: cannot connect: %s", e->url,
+		               nng_strerror(nrv));
+		goto out;
+	}
+	if ((rv = hello(c, ep, s, err)) != WT_OK) {
+		nng_close(s);
+		goto out;
+	}
+	e->sock = s;
+	e->sock_open = 1;
+	*sock = s;
+out:
+	pthread_mutex_unlock(&c->lk);
+	return rv;
+}
+
+int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout_ms,
+                Weights__Reply__BodyCase want, Weights__Reply **out, wt_errbuf *err)
+{
+	nng_socket sock;
+	int rv = client_ep_socket(c, ep, &sock, err);
+	if (rv != WT_OK)
+		return rv;
+	return call_on(c, ep, sock, req, timeout_ms, want, out, err);
+}
+
+int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err)
+{
+	client_ep *e = &c->eps[ep];
+	pthread_mutex_lock(&c->lk);
+	int open = e->sock_open;
+	nng_socket s = e->sock;
+	pthread_mutex_unlock(&c->lk);
+	if (!open)
+		return wt_seterr(err, WT_ECLOSED, "endpoint %s: not connected", e->url);
+	return hello(c, ep, s, err);
+}

@@ -1,0 +1,577 @@
+/*
+ * fetch.c — wt_client_fetch: a window of chunk requests in flight, verified
+ * bytes handed to the sink in manifest order.
+ *
+ * Shape: one nng context + aio per window slot (nng's async demo pattern).
+ * Chunk i always uses slot i % window. The aio callback (nng thread) receives
+ * the reply and checks its chunk hash; the fetch thread waits for the slot of
+ * the next chunk in order (head of line), hands it to the sink, folds it into
+ * the tensor's XXH3-128 and reuses the slot for chunk i + window. So memory
+ * stays at window x chunk size whatever the shard size, and the sink sees
+ * each byte once, in order, verified.
+ *
+ * Failures are handled at the head: a retryable error (timeout, disconnect)
+ * resends with exponential backoff; after max_retries the next endpoint in
+ * rendezvous order takes over (all in-flight requests move). A server that
+ * no longer knows the shard (restarted) is asked for the manifest again; it
+ * must list the same chunks. A chunk hash mismatch is fetched once more, then
+ * WT_EHASH.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <string.h>
+
+#include "client/client_int.h"
+#include "common/common.h"
+#include "proto/wire.h"
+#include "weights/engine.h"
+
+enum { SLOT_IDLE = 0, SLOT_BUSY, SLOT_DONE };
+
+struct fetch;
+
+typedef struct fetch_slot {
+	struct fetch *f;
+	nng_aio *aio;
+	nng_ctx ctx;
+	int ctx_open;
+	size_t chunk; /* global chunk index being fetched */
+	uint64_t id;  /* request id of the request in flight */
+	/* fields below guarded by fetch.lk */
+	int state;
+	int sending; /* 1 while the send half is in flight */
+	int cancel;  /* fetch thread wants the slot back */
+	int rv;      /* result once SLOT_DONE */
+	wt_errbuf err;
+	nng_msg *msg;        /* reply (owned) when rv == WT_OK */
+	const uint8_t *data; /* chunk bytes inside msg */
+} fetch_slot;
+
+typedef struct fetch {
+	wt_client *c;
+	const wt_manifest *m;
+	size_t ep; /* current endpoint */
+	nng_socket sock;
+	int verify;
+	uint8_t *shard_id; /* current shard id (a restarted server may issue a new one); owned */
+	size_t shard_id_len;
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	fetch_slot *slots;
+	size_t w;
+	common_hasher *hasher;
+	wt_fetch_stats *st;
+} fetch;
+
+static const char *tensor_name(const fetch *f, size_t ci)
+{
+	return f->m->tensors[f->m->chunks[ci].tensor].name;
+}
+
+static size_t chunk_in_tensor(const fetch *f, size_t ci)
+{
+	return ci - f->m->tensors[f->m->chunks[ci].tensor].first_chunk;
+}
+
+/* Parse a chunk reply and check it is the chunk asked for, with matching bytes. */
+static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
+{
+	const client_chunk *ch = &f->m->chunks[s->chunk];
+	const char *url = f->c->eps[f->ep].url;
+	Weights__Reply *r = NULL;
+	const uint8_t *tail;
+	size_t tail_len;
+	int rv = client_parse_reply(f->c, f->ep, msg, s->id, WEIGHTS__REPLY__BODY_CHUNK, &r, &tail,
+	                            &tail_len, err);
+	if (rv != WT_OK)
+		return wt_errprefix(err, "tensor '%s' chunk %zu", tensor_name(f, s->chunk),
+		                    chunk_in_tensor(f, s->chunk));
+	int wrong = r->chunk->hash.len != 16 || memcmp(r->chunk->hash.data, ch->hash, 16) != 0 ||
+	            r->chunk->offset != 0 || tail_len != ch->nbytes;
+	wire_reply_free(r);
+	if (wrong)
+		return wt_seterr(
+		    err, WT_EPROTO,
+		    "endpoint %s: tensor '%s' chunk %zu: reply is for another chunk or "
+		    "range (%zu bytes, expected %llu)",
+		    url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk), tail_len,
+		    (unsigned long long)ch->nbytes);
+	if (f->verify) {
+		wt_hash128 got = common_hash128(tail, tail_len);
+		wt_hash128 want = common_hash128_from_bytes(ch->hash);
+		if (!common_hash128_eq(got, want)) {
+			char g[WT_HASH_HEX_LEN + 1], w[WT_HASH_HEX_LEN + 1];
+			common_hash128_hex(got, g);
+			common_hash128_hex(want, w);
+			return wt_seterr(
+			    err, WT_EHASH,
+			    "endpoint %s: tensor '%s' chunk %zu (offset %llu, %llu bytes): "
+			    "XXH3-128 %s, manifest says %s",
+			    url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk),
+			    (unsigned long long)ch->off, (unsigned long long)ch->nbytes, g, w);
+		}
+	}
+	s->data = tail;
+	return WT_OK;
+}
+
+static void slot_finish(fetch_slot *s, int rv, const wt_errbuf *err, nng_msg *msg)
+{
+	fetch *f = s->f;
+	pthread_mutex_lock(&f->lk);
+	s->rv = rv;
+	if (err != NULL && rv != WT_OK)
+		s->err = *err;
+	s->msg = msg;
+	s->state = SLOT_DONE;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->lk);
+}
+
+/* aio callback (nng thread): send done -> post the receive; receive done -> check. */
+static void slot_cb(void *arg)
+{
+	fetch_slot *s = arg;
+	fetch *f = s->f;
+	int nrv = nng_aio_result(s->aio);
+	wt_errbuf err;
+	pthread_mutex_lock(&f->lk);
+	int sending = s->sending, cancel = s->cancel;
+	s->sending = 0;
+	pthread_mutex_unlock(&f->lk);
+	if (sending && nrv == 0 && !cancel) {
+		nng_ctx_recv(s->ctx, s->aio);
+		return;
+	}
+	if (sending)
+		nng_msg_free(nng_aio_get_msg(s->aio)); /* a failed send leaves the message */
+	if (nrv == 0 && cancel)
+		nrv = NNG_ECANCELED;
+	if (nrv != 0) {
+		int rv = wt_seterr(
+		    &err, client_nng_err(nrv),
+		    "endpoint %s: tensor '%s' chunk %zu: %s (no reply within %u ms?)",
+		    f->c->eps[f->ep].url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk),
+		    nng_strerror(nrv), f->c->o.request_timeout_ms);
+		slot_finish(s, rv, &err, NULL);
+		return;
+	}
+	nng_msg *msg = nng_aio_get_msg(s->aio);
+	int rv = check_reply(f, s, msg, &err);
+	if (rv != WT_OK) {
+		nng_msg_free(msg);
+		msg = NULL;
+	}
+	slot_finish(s, rv, &err, msg);
+}
+
+static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
+{
+	const client_chunk *ch = &f->m->chunks[ci];
+	Weights__Request req = WEIGHTS__REQUEST__INIT;
+	Weights__ChunkRequest cr = WEIGHTS__CHUNK_REQUEST__INIT;
+	cr.shard_id.data = f->shard_id;
+	cr.shard_id.len = f->shard_id_len;
+	cr.hash.data = (uint8_t *)ch->hash;
+	cr.hash.len = 16;
+	cr.offset = 0;
+	cr.nbytes = 0; /* the whole chunk */
+	req.body_case = WEIGHTS__REQUEST__BODY_CHUNK;
+	req.chunk = &cr;
+	req.id = atomic_fetch_add(&f->c->next_id, 1);
+	nng_msg *msg;
+	int rv = client_frame(&req, &msg, err);
+	if (rv != WT_OK)
+		return rv;
+	s->chunk = ci;
+	s->id = req.id;
+	pthread_mutex_lock(&f->lk);
+	s->state = SLOT_BUSY;
+	s->sending = 1;
+	s->cancel = 0;
+	s->msg = NULL;
+	pthread_mutex_unlock(&f->lk);
+	nng_aio_set_msg(s->aio, msg);
+	nng_aio_set_timeout(s->aio, (nng_duration)f->c->o.request_timeout_ms);
+	nng_ctx_send(s->ctx, s->aio);
+	return WT_OK;
+}
+
+static void slot_wait(fetch *f, fetch_slot *s)
+{
+	pthread_mutex_lock(&f->lk);
+	while (s->state == SLOT_BUSY)
+		pthread_cond_wait(&f->cv, &f->lk);
+	pthread_mutex_unlock(&f->lk);
+}
+
+/* Take every busy slot back (cancel + wait) and drop what it holds. */
+static void slots_reclaim(fetch *f)
+{
+	for (size_t i = 0; i < f->w; i++) {
+		fetch_slot *s = &f->slots[i];
+		pthread_mutex_lock(&f->lk);
+		s->cancel = 1;
+		while (s->state == SLOT_BUSY) {
+			pthread_mutex_unlock(&f->lk);
+			nng_aio_cancel(s->aio); /* repeated: the receive may not be posted yet */
+			pthread_mutex_lock(&f->lk);
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 20 * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			if (s->state == SLOT_BUSY)
+				pthread_cond_timedwait(&f->cv, &f->lk, &ts);
+		}
+		if (s->msg != NULL)
+			nng_msg_free(s->msg);
+		s->msg = NULL;
+		s->state = SLOT_IDLE;
+		pthread_mutex_unlock(&f->lk);
+	}
+}
+
+static void slots_close_ctx(fetch *f)
+{
+	for (size_t i = 0; i < f->w; i++)
+		if (f->slots[i].ctx_open) {
+			nng_ctx_close(f->slots[i].ctx);
+			f->slots[i].ctx_open = 0;
+		}
+}
+
+/* Point every slot at endpoint ep (connecting if needed). */
+static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
+{
+	slots_close_ctx(f);
+	int rv = client_ep_socket(f->c, ep, &f->sock, err);
+	if (rv != WT_OK)
+		return rv;
+	f->ep = ep;
+	for (size_t i = 0; i < f->w; i++) {
+		int nrv = nng_ctx_open(&f->slots[i].ctx, f->sock);
+		if (nrv != 0)
+			return wt_seterr(err, client_nng_err(nrv),
+			                 "endpoint %s: cannot open a context: %s",
+			                 f->c->eps[ep].url, nng_strerror(nrv));
+		f->slots[i].ctx_open = 1;
+	}
+	snprintf(f->st->endpoint, sizeof(f->st->endpoint), "%s", f->c->eps[ep].url);
+	return WT_OK;
+}
+
+/* Ask the current endpoint for the manifest again (it restarted or never saw the
+ * shard); it must list exactly the same chunks. Adopts its shard id. */
+static int refresh_manifest(fetch *f, wt_errbuf *err)
+{
+	const wt_manifest *m = f->m;
+	wt_manifest *n = NULL;
+	int rv = client_request_manifest(f->c, f->ep, m->req_model, &m->req_layout, &n, err);
+	if (rv != WT_OK)
+		return rv;
+	int same = n->n_chunks == m->n_chunks && n->n_tensors == m->n_tensors;
+	for (size_t i = 0; same && i < m->n_chunks; i++)
+		same = memcmp(n->chunks[i].hash, m->chunks[i].hash, 16) == 0 &&
+		       n->chunks[i].nbytes == m->chunks[i].nbytes;
+	for (size_t i = 0; same && i < m->n_tensors; i++)
+		same = memcmp(n->tensors[i].hash, m->tensors[i].hash, 16) == 0 &&
+		       strcmp(n->tensors[i].name, m->tensors[i].name) == 0;
+	if (!same) {
+		rv = wt_seterr(
+		    err, WT_ECORRUPT,
+		    "endpoint %s: the shard changed while fetching (revision %s, now %s); "
+		    "get the manifest again and restart the fetch",
+		    f->c->eps[f->ep].url, m->revision, n->revision);
+	} else {
+		free(f->shard_id);
+		f->shard_id = n->shard_id;
+		f->shard_id_len = n->shard_id_len;
+		n->shard_id = NULL;
+	}
+	wt_manifest_free(n);
+	return rv;
+}
+
+/* Move in-flight chunks [head, issued) to fresh requests (after reclaim). */
+static int reissue(fetch *f, size_t head, size_t issued, wt_errbuf *err)
+{
+	for (size_t ci = head; ci < issued; ci++) {
+		int rv = slot_issue(f, &f->slots[ci % f->w], ci, err);
+		if (rv != WT_OK)
+			return rv;
+	}
+	return WT_OK;
+}
+
+/* Deliver tensor ti's zero-byte body (no chunks): begin, hash check, end. */
+static int empty_tensor(fetch *f, wt_sink *sink, size_t ti, wt_errbuf *err)
+{
+	const client_tensor *t = &f->m->tensors[ti];
+	int rv = sink->ops->tensor_begin(sink, ti, err);
+	if (rv != WT_OK)
+		return rv;
+	wt_hash128 h = common_hash128("", 0);
+	if (f->verify && !common_hash128_eq(h, common_hash128_from_bytes(t->hash)))
+		return wt_seterr(
+		    err, WT_EHASH,
+		    "tensor '%s': empty, but its manifest hash is not the hash of 0 bytes",
+		    t->name);
+	return sink->ops->tensor_end(sink, ti, err);
+}
+
+/* Hand the verified chunk in slot s to the sink; close the tensor at its last chunk. */
+static int deliver(fetch *f, wt_sink *sink, fetch_slot *s, wt_errbuf *err)
+{
+	const client_chunk *ch = &f->m->chunks[s->chunk];
+	const client_tensor *t = &f->m->tensors[ch->tensor];
+	int rv;
+	if (ch->off == 0) {
+		if ((rv = sink->ops->tensor_begin(sink, ch->tensor, err)) != WT_OK)
+			return rv;
+		common_hasher_reset(f->hasher);
+	}
+	if ((rv = sink->ops->write(sink, ch->tensor, ch->off, s->data, (size_t)ch->nbytes, err)) !=
+	    WT_OK)
+		return rv;
+	if (f->verify && t->n_chunks > 1)
+		common_hasher_update(f->hasher, s->data, (size_t)ch->nbytes);
+	f->st->bytes += ch->nbytes;
+	f->st->chunks++;
+	if (ch->off + ch->nbytes != t->nbytes)
+		return WT_OK;
+	if (f->verify) {
+		/* one chunk: its verified hash is the tensor's hash */
+		wt_hash128 got = t->n_chunks > 1 ? common_hasher_digest(f->hasher)
+		                                 : common_hash128_from_bytes(ch->hash);
+		if (!common_hash128_eq(got, common_hash128_from_bytes(t->hash))) {
+			char g[WT_HASH_HEX_LEN + 1], w[WT_HASH_HEX_LEN + 1];
+			common_hash128_hex(got, g);
+			wt_hash_hex(t->hash, w);
+			return wt_seterr(
+			    err, WT_EHASH,
+			    "endpoint %s: tensor '%s': XXH3-128 of its %llu bytes is %s, the "
+			    "manifest says %s",
+			    f->c->eps[f->ep].url, t->name, (unsigned long long)t->nbytes, g, w);
+		}
+	}
+	return sink->ops->tensor_end(sink, ch->tensor, err);
+}
+
+typedef struct fetch_loop {
+	size_t head, issued, next_tensor, k_ep;
+	uint32_t attempt;   /* failed attempts of the head chunk on this endpoint */
+	int refreshed;      /* manifest asked again for this head chunk */
+	int rehello;        /* Hello sent again for this head chunk */
+	uint8_t *refetched; /* one bit per chunk: re-fetched after a hash mismatch */
+	size_t order[CLIENT_MAX_ENDPOINTS];
+} fetch_loop;
+
+/* Connect to the next endpoint in rendezvous order that answers. */
+static int fail_over(fetch *f, fetch_loop *L, wt_errbuf *err)
+{
+	wt_errbuf last = {0};
+	if (err != NULL)
+		last = *err;
+	slots_reclaim(f);
+	while (++L->k_ep < f->c->n_eps) {
+		int rv = use_endpoint(f, L->order[L->k_ep], err);
+		if (rv == WT_OK) {
+			f->st->failovers++;
+			client_log(f->c, WT_CLIENT_LOG_WARNING, "failing over to %s after: %s",
+			           f->c->eps[f->ep].url, last.msg);
+			L->attempt = 0;
+			L->refreshed = 0;
+			return reissue(f, L->head, L->issued, err);
+		}
+		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", err ? err->msg : "endpoint down");
+	}
+	return wt_seterr(err, WT_EUNAVAIL,
+	                 "no endpoint could serve tensor '%s' chunk %zu (%zu "
+	                 "tried); last error: %s",
+	                 tensor_name(f, L->head), chunk_in_tensor(f, L->head), f->c->n_eps,
+	                 last.msg);
+}
+
+/* The head slot failed: decide between re-fetch, retry, resume, fail-over, error. */
+static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err)
+{
+	int rv = s->rv;
+	if (err != NULL)
+		*err = s->err;
+	size_t ci = L->head;
+	if (rv == WT_EHASH) {
+		if (f->c->o.hash_refetch == 0 || (L->refetched[ci / 8] & (1u << (ci % 8))))
+			return rv; /* second mismatch: the error stands */
+		L->refetched[ci / 8] |= (uint8_t)(1u << (ci % 8));
+		f->st->refetches++;
+		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; fetching it once more", s->err.msg);
+		return slot_issue(f, s, ci, err);
+	}
+	if (rv == WT_ENOTFOUND && !L->refreshed) {
+		/* a restarted server (or a peer) that does not know the shard yet */
+		L->refreshed = 1;
+		f->st->reconnects++;
+		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; asking for the manifest again",
+		           s->err.msg);
+		slots_reclaim(f);
+		rv = refresh_manifest(f, err);
+		if (rv == WT_OK)
+			return reissue(f, L->head, L->issued, err);
+		if (!client_retryable(rv))
+			return rv;
+		return fail_over(f, L, err);
+	}
+	if (rv == WT_EPERM && f->c->token[0] != '\0' && !L->rehello) {
+		/* the token is checked per connection: a reconnect needs a new Hello */
+		L->rehello = 1;
+		slots_reclaim(f);
+		if ((rv = client_ep_rehello(f->c, f->ep, err)) != WT_OK)
+			return rv;
+		return reissue(f, L->head, L->issued, err);
+	}
+	if (!client_retryable(rv))
+		return rv;
+	f->st->retries++;
+	if (++L->attempt > f->c->o.max_retries)
+		return fail_over(f, L, err);
+	uint32_t ms = client_backoff_ms(f->c, L->attempt - 1);
+	client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; retry %u/%u in %u ms", s->err.msg, L->attempt,
+	           f->c->o.max_retries, ms);
+	client_sleep_ms(ms);
+	return slot_issue(f, s, ci, err);
+}
+
+static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, wt_errbuf *err)
+{
+	const wt_manifest *m = f->m;
+	int rv;
+	while (L->head < m->n_chunks) {
+		while (L->issued < m->n_chunks && L->issued < L->head + f->w) {
+			if ((rv = slot_issue(f, &f->slots[L->issued % f->w], L->issued, err)) !=
+			    WT_OK)
+				return rv;
+			L->issued++;
+		}
+		fetch_slot *s = &f->slots[L->head % f->w];
+		slot_wait(f, s);
+		if (s->rv != WT_OK) {
+			if ((rv = handle_failure(f, L, s, err)) != WT_OK)
+				return rv;
+			continue;
+		}
+		size_t ti = m->chunks[L->head].tensor;
+		for (; L->next_tensor < ti; L->next_tensor++)
+			if ((rv = empty_tensor(f, sink, L->next_tensor, err)) != WT_OK)
+				return rv;
+		rv = deliver(f, sink, s, err);
+		nng_msg_free(s->msg);
+		s->msg = NULL;
+		s->state = SLOT_IDLE;
+		if (rv != WT_OK)
+			return rv;
+		if (m->chunks[L->head].off + m->chunks[L->head].nbytes == m->tensors[ti].nbytes)
+			L->next_tensor = ti + 1;
+		L->head++;
+		L->attempt = 0;
+		L->refreshed = 0;
+		L->rehello = 0;
+		if (o != NULL && o->progress != NULL &&
+		    o->progress(o->progress_ctx, f->st->bytes, m->total_bytes) != 0)
+			return wt_seterr(err, WT_ECANCELED,
+			                 "fetch canceled by the progress callback");
+	}
+	for (; L->next_tensor < m->n_tensors; L->next_tensor++)
+		if ((rv = empty_tensor(f, sink, L->next_tensor, err)) != WT_OK)
+			return rv;
+	return WT_OK;
+}
+
+static void fetch_fini(fetch *f)
+{
+	if (f->slots != NULL) {
+		slots_reclaim(f);
+		slots_close_ctx(f);
+		for (size_t i = 0; i < f->w; i++)
+			nng_aio_free(f->slots[i].aio);
+	}
+	free(f->slots);
+	free(f->shard_id);
+	common_hasher_free(f->hasher);
+	pthread_cond_destroy(&f->cv);
+	pthread_mutex_destroy(&f->lk);
+}
+
+static int fetch_init(fetch *f, wt_client *c, const wt_manifest *m, wt_fetch_stats *st,
+                      wt_errbuf *err)
+{
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->lk, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	f->c = c;
+	f->m = m;
+	f->st = st;
+	f->verify = atomic_load(&c->verify);
+	f->w = c->o.window;
+	if (m->n_chunks > 0 && f->w > m->n_chunks)
+		f->w = m->n_chunks;
+	f->slots = calloc(f->w, sizeof(*f->slots));
+	f->shard_id = malloc(m->shard_id_len);
+	f->hasher = common_hasher_new();
+	if (f->slots == NULL || f->shard_id == NULL || f->hasher == NULL)
+		return wt_seterr(err, WT_ENOMEM, "fetch: out of memory");
+	memcpy(f->shard_id, m->shard_id, m->shard_id_len);
+	f->shard_id_len = m->shard_id_len;
+	for (size_t i = 0; i < f->w; i++) {
+		f->slots[i].f = f;
+		if (nng_aio_alloc(&f->slots[i].aio, slot_cb, &f->slots[i]) != 0) {
+			f->w = i; /* only these have an aio to free */
+			return wt_seterr(err, WT_ENOMEM, "fetch: out of memory for aio %zu", i);
+		}
+	}
+	return WT_OK;
+}
+
+int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink, const wt_fetch_opts *opts,
+                    wt_errbuf *err)
+{
+	if (c == NULL || m == NULL || sink == NULL || sink->ops == NULL)
+		return wt_seterr(err, WT_EINVAL, "fetch: client, manifest and sink are required");
+	wt_fetch_stats local;
+	wt_fetch_stats *st = opts != NULL && opts->stats != NULL ? opts->stats : &local;
+	memset(st, 0, sizeof(*st));
+	fetch f;
+	fetch_loop L;
+	memset(&L, 0, sizeof(L));
+	int rv = fetch_init(&f, c, m, st, err);
+	if (rv == WT_OK && (L.refetched = calloc(m->n_chunks / 8 + 1, 1)) == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, "fetch: out of memory");
+	if (rv != WT_OK) {
+		free(L.refetched);
+		fetch_fini(&f);
+		return rv;
+	}
+	client_rendezvous_order(m->route_key, (const char *const *)c->urls, c->n_eps, L.order);
+	if ((rv = sink->ops->begin(sink, m, err)) != WT_OK) {
+		free(L.refetched);
+		fetch_fini(&f);
+		return rv;
+	}
+	rv = use_endpoint(&f, L.order[0], err);
+	if (rv != WT_OK && client_retryable(rv)) {
+		client_log(c, WT_CLIENT_LOG_WARNING, "%s", err ? err->msg : "endpoint down");
+		rv = fail_over(&f, &L, err);
+	}
+	if (rv == WT_OK)
+		rv = run(&f, sink, opts, &L, err);
+	if (rv == WT_OK)
+		rv = sink->ops->end(sink, err);
+	else
+		sink->ops->abort(sink);
+	free(L.refetched);
+	fetch_fini(&f);
+	return rv;
+}

@@ -1,0 +1,143 @@
+/*
+ * cmd_fetch.c — `weightctl fetch`: fetch one rank's shard from weightd into a
+ * safetensors file, verified (byte-identical to `weightctl shard`).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/weightctl/ctl_remote.h"
+#include "client/weightctl/weightctl.h"
+#include "weights/client.h"
+#include "weights/engine.h"
+#include "weights/weights.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: weightctl fetch --endpoint URL [--endpoint URL...] --model NAME\n"
+	           "                       [layout flags] --out FILE [--window N] [--quiet]\n"
+	           "                       [--timeout-ms N] [--retries N] [--token T] [--verbose]\n"
+	           "layout flags: --tp-size T --tp-rank r --ep-size P --ep-rank e --quant Q\n"
+	           "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"
+	           "  --requant allow|deny (as `weightctl shard`)\n"
+	           "Every chunk and tensor is checked against its XXH3-128; FILE appears only\n"
+	           "when all of it verified. Exit: 0 ok, 2 usage, 3 layout invalid, 1 other.\n");
+}
+
+typedef struct progress {
+	uint64_t t0_ns;
+	uint64_t last_ns;
+	int tty;
+} progress;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void show(const progress *p, uint64_t done, uint64_t total, int final)
+{
+	double s = (double)(now_ns() - p->t0_ns) / 1e9;
+	double mbs = s > 0 ? (double)done / 1e6 / s : 0;
+	double eta = mbs > 0 ? (double)(total - done) / 1e6 / mbs : 0;
+	fprintf(stderr, "\r%.1f / %.1f MiB  %.1f MB/s  ETA %.0fs   %s", (double)done / 1048576.0,
+	        (double)total / 1048576.0, mbs, eta, final ? "\n" : "");
+}
+
+static int on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	progress *p = ctx;
+	uint64_t t = now_ns();
+	if (t - p->last_ns >= 200000000ull) { /* 5 updates a second */
+		p->last_ns = t;
+		show(p, done, total, 0);
+	}
+	return 0;
+}
+
+int ctl_fetch(int argc, char **argv)
+{
+	ctl_remote r;
+	const char *out = NULL;
+	int quiet = 0, code = CTL_OK;
+	wt_client *c = NULL;
+	wt_manifest *m = NULL;
+	wt_file_sink *fs = NULL;
+	wt_errbuf err;
+	ctl_remote_init(&r);
+	for (int i = 1; i < argc;) {
+		int rv = ctl_remote_arg(&r, "fetch", argc, argv, &i);
+		if (rv < 0) {
+			code = CTL_USAGE;
+			goto done;
+		}
+		if (rv > 0)
+			continue;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			goto done;
+		} else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+			quiet = 1;
+			i++;
+		} else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+			out = argv[i + 1];
+			i += 2;
+		} else if (strncmp(argv[i], "--out=", 6) == 0) {
+			out = argv[i] + 6;
+			i++;
+		} else {
+			fprintf(stderr, "weightctl fetch: unknown argument '%s'\n", argv[i]);
+			usage(stderr);
+			code = CTL_USAGE;
+			goto done;
+		}
+	}
+	if (r.model == NULL || out == NULL) {
+		fprintf(stderr, "weightctl fetch: --model NAME and --out FILE are required\n");
+		usage(stderr);
+		code = CTL_USAGE;
+		goto done;
+	}
+	int rv = wt_layout_check(&r.layout, &err);
+	if (rv != WT_OK) {
+		ctl_remote_perror("fetch", rv, &err);
+		code = CTL_LAYOUT;
+		goto done;
+	}
+	if ((code = ctl_remote_open(&r, "fetch", &c)) != CTL_OK)
+		goto done;
+	if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) != WT_OK ||
+	    (rv = wt_file_sink_create(&fs, out, 1, &err)) != WT_OK) {
+		ctl_remote_perror("fetch", rv, &err);
+		code = ctl_remote_exit(rv);
+		goto done;
+	}
+	progress p = {.t0_ns = now_ns(), .last_ns = 0, .tty = !quiet && isatty(2)};
+	wt_fetch_stats st;
+	wt_fetch_opts fo = {
+	    .progress = p.tty ? on_progress : NULL, .progress_ctx = &p, .stats = &st};
+	rv = wt_client_fetch(c, m, wt_file_sink_sink(fs), &fo, &err);
+	if (p.tty)
+		show(&p, st.bytes, wt_manifest_total_bytes(m), 1);
+	if (rv != WT_OK) {
+		ctl_remote_perror("fetch", rv, &err);
+		code = ctl_remote_exit(rv);
+		goto done;
+	}
+	if (r.verbose)
+		fprintf(stderr,
+		        "weightctl fetch: %s: %zu tensors, %llu bytes, %llu chunks from %s "
+		        "(retries %u, re-fetches %u, fail-overs %u, resumes %u)\n",
+		        out, wt_manifest_n_tensors(m), (unsigned long long)st.bytes,
+		        (unsigned long long)st.chunks, st.endpoint, st.retries, st.refetches,
+		        st.failovers, st.reconnects);
+done:
+	wt_file_sink_destroy(fs);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	ctl_remote_clear(&r);
+	return code;
+}

@@ -1,0 +1,59 @@
+/* cmd_models.c — `weightctl models`: the models a weightd serves. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client/weightctl/ctl_remote.h"
+#include "client/weightctl/weightctl.h"
+#include "weights/client.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: weightctl models --endpoint URL [--endpoint URL...] [--timeout-ms N]\n"
+	           "Prints: NAME ARCHITECTURE TENSORS BYTES REVISION URI (one model a line).\n");
+}
+
+int ctl_models(int argc, char **argv)
+{
+	ctl_remote r;
+	int code = CTL_OK;
+	wt_client *c = NULL;
+	wt_model_info *list = NULL;
+	size_t n = 0;
+	wt_errbuf err;
+	ctl_remote_init(&r);
+	for (int i = 1; i < argc;) {
+		int rv = ctl_remote_arg(&r, "models", argc, argv, &i);
+		if (rv < 0) {
+			code = CTL_USAGE;
+			goto done;
+		}
+		if (rv > 0)
+			continue;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			goto done;
+		}
+		fprintf(stderr, "weightctl models: unknown argument '%s'\n", argv[i]);
+		usage(stderr);
+		code = CTL_USAGE;
+		goto done;
+	}
+	if ((code = ctl_remote_open(&r, "models", &c)) != CTL_OK)
+		goto done;
+	int rv = wt_client_list_models(c, &list, &n, &err);
+	if (rv != WT_OK) {
+		ctl_remote_perror("models", rv, &err);
+		code = ctl_remote_exit(rv);
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++)
+		printf("%s\t%s\t%" PRIu32 "\t%" PRIu64 "\t%.16s\t%s\n", list[i].name,
+		       list[i].architecture, list[i].n_tensors, list[i].checkpoint_bytes,
+		       list[i].revision, list[i].uri);
+done:
+	wt_model_list_free(list, n);
+	wt_client_close(c);
+	ctl_remote_clear(&r);
+	return code;
+}

@@ -1,0 +1,125 @@
+/* ctl_common.c — argument parsing, model opening and exit codes for plan/shard. */
+#include <stdio.h>
+#include <string.h>
+
+#include "client/weightctl/ctl_common.h"
+#include "client/weightctl/weightctl.h"
+
+int ctl_parse_layout_args(const char *cmd, int argc, char **argv, ctl_layout_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	wt_layout_init(&a->layout);
+	wt_errbuf err = {0};
+	int i = 1;
+	while (i < argc) {
+		const char *arg = argv[i];
+		int r = wt_layout_parse_arg(&a->layout, argc, argv, &i, &err);
+		if (r < 0) {
+			fprintf(stderr, "weightctl %s: %s\n", cmd, err.msg);
+			return CTL_USAGE;
+		}
+		if (r == 1)
+			continue;
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			a->help = true;
+			i++;
+		} else if (strcmp(arg, "--rank-only") == 0) {
+			a->rank_only = true;
+			i++;
+		} else if ((strcmp(arg, "--model-dir") == 0 || strcmp(arg, "--out") == 0) &&
+		           i + 1 < argc) {
+			if (arg[2] == 'm')
+				a->model_dir = argv[i + 1];
+			else
+				a->out = argv[i + 1];
+			i += 2;
+		} else if (strncmp(arg, "--model-dir=", 12) == 0) {
+			a->model_dir = arg + 12;
+			i++;
+		} else if (strncmp(arg, "--out=", 6) == 0) {
+			a->out = arg + 6;
+			i++;
+		} else {
+			fprintf(stderr, "weightctl %s: unknown or incomplete argument '%s'\n", cmd,
+			        arg);
+			return CTL_USAGE;
+		}
+	}
+	if (a->help)
+		return CTL_OK;
+	if (!a->model_dir) {
+		fprintf(stderr, "weightctl %s: --model-dir DIR is required\n", cmd);
+		return CTL_USAGE;
+	}
+	if (wt_layout_check(&a->layout, &err) != WT_OK) {
+		fprintf(stderr, "weightctl %s: %s\n", cmd, err.msg);
+		return CTL_USAGE;
+	}
+	return CTL_OK;
+}
+
+void ctl_layout_args_clear(ctl_layout_args *a)
+{
+	if (a)
+		wt_layout_clear(&a->layout);
+}
+
+int ctl_open_model(const char *cmd, const char *dir, store **s, ckpt **c)
+{
+	wt_errbuf err = {0};
+	*s = NULL;
+	*c = NULL;
+	if (store_open(s, dir, &err) != WT_OK || ckpt_open(c, *s, &err) != WT_OK) {
+		fprintf(stderr, "weightctl %s: %s: %s (%s)\n", cmd, dir, err.msg,
+		        wt_errname(err.code));
+		store_close(*s);
+		*s = NULL;
+		return CTL_ERR;
+	}
+	return CTL_OK;
+}
+
+int ctl_plan(const char *cmd, const ckpt *c, const wt_layout *l, sm_plan **p)
+{
+	wt_errbuf err = {0};
+	int rv = shardmap_plan(c, l, p, &err);
+	if (rv == WT_OK)
+		return CTL_OK;
+	fprintf(stderr, "weightctl %s: %s (%s)\n", cmd, err.msg, wt_errname(rv));
+	switch (rv) {
+	case WT_ELAYOUT:
+	case WT_ENOTFOUND:
+	case WT_EDUP:
+	case WT_ESHAPE:
+	case WT_EDTYPE:
+	case WT_EUNSUPPORTED:
+		return CTL_LAYOUT;
+	case WT_EINVAL:
+		return CTL_USAGE;
+	default:
+		return CTL_ERR;
+	}
+}
+
+void ctl_model_name(const char *dir, char *buf, size_t cap)
+{
+	if (strncmp(dir, "file://", 7) == 0)
+		dir += 7;
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b > 0 && dir[b - 1] != '/')
+		b--;
+	snprintf(buf, cap, "%.*s", (int)(n - b), dir + b);
+}
+
+void ctl_shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
+{
+	size_t o = (size_t)snprintf(buf, cap, "[");
+	for (int k = 0; k < ndim && o < cap; k++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s%lld", k ? ", " : "",
+		                      (long long)shape[k]);
+	if (o < cap)
+		snprintf(buf + o, cap - o, "]");
+}

@@ -1,0 +1,152 @@
+/* ctl_remote.c — shared flags of the weightctl commands that talk to weightd. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/weightctl/ctl_remote.h"
+#include "client/weightctl/weightctl.h"
+#include "weights/weights.h"
+
+static void stderr_log(void *ctx, int level, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "weightctl: %s: %s\n", level <= WT_CLIENT_LOG_ERR ? "error" : "note", msg);
+}
+
+void ctl_remote_init(ctl_remote *r)
+{
+	memset(r, 0, sizeof(*r));
+	wt_client_opts_init(&r->o);
+	wt_layout_init(&r->layout);
+}
+
+void ctl_remote_clear(ctl_remote *r)
+{
+	wt_layout_clear(&r->layout);
+}
+
+int ctl_remote_u32(const char *cmd, const char *flag, const char *val, uint32_t min, uint32_t max,
+                   uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(val, &end, 10);
+	if (errno != 0 || end == val || *end != '\0' || val[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "weightctl %s: %s '%s': use an integer in %u..%u\n", cmd, flag, val,
+		        min, max);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Value of --flag VALUE or --flag=VALUE; NULL (and a message) if missing. */
+static const char *value_of(const char *cmd, const char *flag, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(flag);
+	if (a[n] == '=')
+		return a + n + 1;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "weightctl %s: %s needs a value\n", cmd, flag);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static int is_flag(const char *a, const char *flag)
+{
+	size_t n = strlen(flag);
+	return strncmp(a, flag, n) == 0 && (a[n] == '\0' || a[n] == '=');
+}
+
+int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	const char *v;
+	wt_errbuf err;
+	if (is_flag(a, "--verbose")) {
+		r->verbose = 1;
+		(*i)++;
+		return 1;
+	}
+	static const char *const valued[] = {"--endpoint", "--model",   "--timeout-ms",
+	                                     "--token",    "--retries", "--window"};
+	size_t which = sizeof(valued) / sizeof(valued[0]);
+	for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
+		if (is_flag(a, valued[k]))
+			which = k;
+	if (which == sizeof(valued) / sizeof(valued[0])) {
+		int rv = wt_layout_parse_arg(&r->layout, argc, argv, i, &err);
+		if (rv < 0)
+			fprintf(stderr, "weightctl %s: %s\n", cmd, err.msg);
+		if (rv > 0)
+			r->layout_given = 1;
+		return rv;
+	}
+	if ((v = value_of(cmd, valued[which], argc, argv, i)) == NULL)
+		return -1;
+	(*i)++;
+	switch (which) {
+	case 0:
+		if (r->n_eps == CTL_MAX_ENDPOINTS) {
+			fprintf(stderr, "weightctl %s: at most %d --endpoint\n", cmd,
+			        CTL_MAX_ENDPOINTS);
+			return -1;
+		}
+		r->eps[r->n_eps++] = v;
+		return 1;
+	case 1:
+		r->model = v;
+		return 1;
+	case 2:
+		if (ctl_remote_u32(cmd, "--timeout-ms", v, 1, 86400000u, &r->o.request_timeout_ms))
+			return -1;
+		r->o.connect_timeout_ms = r->o.request_timeout_ms;
+		return 1;
+	case 3:
+		r->o.token = v;
+		return 1;
+	case 4:
+		return ctl_remote_u32(cmd, "--retries", v, 0, 1000, &r->o.max_retries) ? -1 : 1;
+	default:
+		return ctl_remote_u32(cmd, "--window", v, 1, 256, &r->o.window) ? -1 : 1;
+	}
+}
+
+int ctl_remote_open(ctl_remote *r, const char *cmd, wt_client **out)
+{
+	if (r->n_eps == 0) {
+		fprintf(stderr,
+		        "weightctl %s: --endpoint URL is required (tcp://HOST:PORT or "
+		        "ipc:///PATH; repeat it for fail-over)\n",
+		        cmd);
+		return CTL_USAGE;
+	}
+	r->o.endpoints = r->eps;
+	r->o.n_endpoints = r->n_eps;
+	r->o.client_id = "weightctl/" WT_VERSION_STRING;
+	if (r->verbose) {
+		r->o.log = stderr_log;
+		r->o.log_level = WT_CLIENT_LOG_INFO;
+	}
+	wt_errbuf err;
+	int rv = wt_client_open(out, &r->o, &err);
+	if (rv != WT_OK) {
+		ctl_remote_perror(cmd, rv, &err);
+		return rv == WT_EINVAL ? CTL_USAGE : CTL_ERR;
+	}
+	return CTL_OK;
+}
+
+int ctl_remote_exit(int rv)
+{
+	return rv == WT_ELAYOUT ? CTL_LAYOUT : CTL_ERR;
+}
+
+void ctl_remote_perror(const char *cmd, int rv, const wt_errbuf *err)
+{
+	fprintf(stderr, "weightctl %s: %s (%s)\n", cmd, err->msg[0] ? err->msg : wt_strerror(rv),
+	        wt_errname(rv));
+}

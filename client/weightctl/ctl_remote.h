@@ -1,0 +1,45 @@
+/* ctl_remote.h — flags shared by the weightctl commands that talk to weightd
+ * (fetch, models, manifest, admin): endpoints, timeouts, token, model, layout. */
+#ifndef WT_CTL_REMOTE_H
+#define WT_CTL_REMOTE_H
+
+#include "weights/client.h"
+#include "weights/layout.h"
+
+#define CTL_MAX_ENDPOINTS 16
+
+typedef struct ctl_remote {
+	const char *eps[CTL_MAX_ENDPOINTS]; /* borrowed from argv */
+	size_t n_eps;
+	wt_client_opts o;
+	const char *model; /* borrowed; NULL if not given */
+	wt_layout layout;  /* owned: wt_layout_clear() via ctl_remote_clear */
+	int layout_given;  /* a layout flag was seen */
+	int verbose;
+} ctl_remote;
+
+void ctl_remote_init(ctl_remote *r);
+void ctl_remote_clear(ctl_remote *r);
+
+/*
+ * Parse argv[*i] if it is a shared flag (--endpoint URL, --model NAME, --timeout-ms N,
+ * --token T, --retries N, --window N, --verbose, the layout flags). Returns 1 and
+ * advances *i past the value, 0 if not a shared flag, -1 after printing a usage
+ * error to stderr.
+ */
+int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i);
+
+/* Open a client on the endpoints (prints the error). Returns CTL_OK or an exit code. */
+int ctl_remote_open(ctl_remote *r, const char *cmd, wt_client **out);
+
+/* Exit code for a failed library call: CTL_LAYOUT for WT_ELAYOUT, else CTL_ERR. */
+int ctl_remote_exit(int rv);
+
+/* Print "weightctl CMD: MESSAGE (WT_ECODE)" to stderr. */
+void ctl_remote_perror(const char *cmd, int rv, const wt_errbuf *err);
+
+/* Parse a decimal value for flag into [min, max]; prints a usage error. 0 ok, -1 bad. */
+int ctl_remote_u32(const char *cmd, const char *flag, const char *val, uint32_t min, uint32_t max,
+                   uint32_t *out);
+
+#endif

@@ -1,0 +1,210 @@
+/*
+ * file_sink.c — engine sink that streams a shard into one safetensors file.
+ *
+ * The header (tensors in manifest order, __metadata__ weightd.* in the order
+ * `weightctl shard` writes them: format, model, revision, layout, rank) is written by
+ * loader's st_writer at begin(); verified bytes then stream through write(2)
+ * in order (the fetcher delivers in order), so memory does not grow with the
+ * shard. Output goes to "<path>.tmp.<pid>", renamed to path at end(); abort()
+ * unlinks the temp file and leaves path untouched.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "loader/loader.h"
+#include "weights/engine.h"
+#include "weights/weights.h"
+
+struct wt_file_sink {
+	wt_sink base; /* first member: the fetcher calls through it */
+	char *path;   /* owned */
+	char *tmp;    /* owned; "<path>.tmp.<pid>" */
+	int do_fsync;
+	int fd; /* -1 when no fetch is in progress */
+	st_writer *w;
+};
+
+static int fd_write(void *ctx, const void *data, size_t len)
+{
+	int fd = *(int *)ctx;
+	const uint8_t *p = data;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return WT_EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return WT_OK;
+}
+
+static wt_file_sink *file_of(wt_sink *s)
+{
+	return (wt_file_sink *)s;
+}
+
+static void f_abort(wt_sink *s)
+{
+	wt_file_sink *f = file_of(s);
+	st_writer_abort(f->w);
+	f->w = NULL;
+	if (f->fd >= 0) {
+		close(f->fd);
+		unlink(f->tmp);
+	}
+	f->fd = -1;
+}
+
+static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
+{
+	wt_file_sink *f = file_of(s);
+	size_t n = wt_manifest_n_tensors(m);
+	st_desc *d = calloc(n ? n : 1, sizeof(*d));
+	if (d == NULL)
+		return wt_seterr(err, WT_ENOMEM, "file sink: out of memory for %zu tensors", n);
+	for (size_t i = 0; i < n; i++) {
+		wt_tensor_info t;
+		wt_manifest_tensor(m, i, &t);
+		d[i].name = t.name;
+		d[i].dtype = t.dtype;
+		d[i].ndim = t.ndim;
+		memcpy(d[i].shape, t.shape, sizeof(d[i].shape));
+	}
+	char fmt[16], rank[64];
+	snprintf(fmt, sizeof(fmt), "%d", WT_FORMAT_VERSION);
+	snprintf(rank, sizeof(rank), "tp_rank=%u,ep_rank=%u", wt_manifest_tp_rank(m),
+	         wt_manifest_ep_rank(m));
+	st_kv meta[] = {
+	    {"weightd.format", fmt},
+	    {"weightd.model", (char *)wt_manifest_model(m)},
+	    {"weightd.revision", (char *)wt_manifest_revision(m)},
+	    {"weightd.layout", (char *)wt_manifest_layout_text(m)},
+	    {"weightd.rank", rank},
+	};
+	int rv = WT_OK;
+	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (f->fd < 0) {
+		rv =
+		    wt_seterr(err, WT_EIO, "file sink: cannot create '%s': %s; check the directory",
+		              f->tmp, strerror(errno));
+	} else {
+		rv = st_writer_open(&f->w, d, n, meta, sizeof(meta) / sizeof(meta[0]), fd_write,
+		                    &f->fd, err);
+		if (rv != WT_OK) {
+			wt_errprefix(err, "file sink '%s'", f->tmp);
+			f_abort(s);
+		}
+	}
+	free(d);
+	return rv;
+}
+
+static int f_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
+{
+	(void)s;
+	(void)ti;
+	(void)err;
+	return WT_OK;
+}
+
+static int f_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t len,
+                   wt_errbuf *err)
+{
+	wt_file_sink *f = file_of(s);
+	int rv = st_writer_write(f->w, data, len, err);
+	if (rv != WT_OK)
+		return wt_errprefix(err, "file sink '%s': tensor %zu at %llu", f->tmp, ti,
+		                    (unsigned long long)off);
+	return WT_OK;
+}
+
+static int f_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
+{
+	(void)s;
+	(void)ti;
+	(void)err;
+	return WT_OK;
+}
+
+static int f_end(wt_sink *s, wt_errbuf *err)
+{
+	wt_file_sink *f = file_of(s);
+	int rv = st_writer_close(f->w, err);
+	f->w = NULL;
+	if (rv != WT_OK) {
+		wt_errprefix(err, "file sink '%s'", f->tmp);
+		f_abort(s);
+		return rv;
+	}
+	if (f->do_fsync && fsync(f->fd) != 0) {
+		rv = wt_seterr(err, WT_EIO, "file sink: fsync '%s': %s", f->tmp, strerror(errno));
+		f_abort(s);
+		return rv;
+	}
+	if (close(f->fd) != 0) {
+		f->fd = -1;
+		unlink(f->tmp);
+		return wt_seterr(err, WT_EIO, "file sink: close '%s': %s", f->tmp, strerror(errno));
+	}
+	f->fd = -1;
+	if (rename(f->tmp, f->path) != 0) {
+		rv = wt_seterr(err, WT_EIO, "file sink: rename '%s' to '%s': %s", f->tmp, f->path,
+		               strerror(errno));
+		unlink(f->tmp);
+		return rv;
+	}
+	return WT_OK;
+}
+
+static const wt_sink_ops file_ops = {
+    .begin = f_begin,
+    .tensor_begin = f_tensor_begin,
+    .write = f_write,
+    .tensor_end = f_tensor_end,
+    .end = f_end,
+    .abort = f_abort,
+};
+
+int wt_file_sink_create(wt_file_sink **out, const char *path, int do_fsync, wt_errbuf *err)
+{
+	if (path == NULL || path[0] == '\0')
+		return wt_seterr(err, WT_EINVAL, "file sink: no output path");
+	wt_file_sink *f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return wt_seterr(err, WT_ENOMEM, "file sink: out of memory");
+	f->base.ops = &file_ops;
+	f->fd = -1;
+	f->do_fsync = do_fsync;
+	size_t n = strlen(path) + 32;
+	f->path = strdup(path);
+	f->tmp = malloc(n);
+	if (f->path == NULL || f->tmp == NULL) {
+		wt_file_sink_destroy(f);
+		return wt_seterr(err, WT_ENOMEM, "file sink: out of memory");
+	}
+	snprintf(f->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+	*out = f;
+	return WT_OK;
+}
+
+wt_sink *wt_file_sink_sink(wt_file_sink *f)
+{
+	return &f->base;
+}
+
+void wt_file_sink_destroy(wt_file_sink *f)
+{
+	if (f == NULL)
+		return;
+	if (f->fd >= 0 || f->w != NULL)
+		f_abort(&f->base);
+	free(f->path);
+	free(f->tmp);
+	free(f);
+}

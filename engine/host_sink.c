@@ -1,0 +1,180 @@
+/*
+ * host_sink.c — engine sink into host memory: one malloc'd buffer per tensor,
+ * looked up by name. Results of a fetch become visible only at end(), when
+ * every tensor was verified; until then (and after an abort) the sink holds
+ * the previous successful fetch, or nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "weights/engine.h"
+
+typedef struct host_tensor {
+	char *name;    /* owned */
+	uint8_t *data; /* owned; NULL for 0 bytes */
+	uint64_t nbytes;
+	uint64_t written;
+} host_tensor;
+
+typedef struct host_set {
+	host_tensor *t; /* in manifest (name) order */
+	size_t n;
+} host_set;
+
+struct wt_host_sink {
+	wt_sink base;  /* first member: the fetcher calls through it */
+	host_set done; /* last successful fetch */
+	host_set cur;  /* fetch in progress */
+	const wt_manifest *m;
+};
+
+static void set_free(host_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->t[i].name);
+		free(s->t[i].data);
+	}
+	free(s->t);
+	s->t = NULL;
+	s->n = 0;
+}
+
+static wt_host_sink *host_of(wt_sink *s)
+{
+	return (wt_host_sink *)s;
+}
+
+static int h_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
+{
+	wt_host_sink *h = host_of(s);
+	set_free(&h->cur);
+	size_t n = wt_manifest_n_tensors(m);
+	h->cur.t = calloc(n ? n : 1, sizeof(host_tensor));
+	if (h->cur.t == NULL)
+		return wt_seterr(err, WT_ENOMEM, "host sink: out of memory for %zu tensors", n);
+	h->cur.n = n;
+	h->m = m;
+	return WT_OK;
+}
+
+static int h_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
+{
+	wt_host_sink *h = host_of(s);
+	wt_tensor_info info;
+	if (ti >= h->cur.n || wt_manifest_tensor(h->m, ti, &info) != WT_OK)
+		return wt_seterr(err, WT_EINVAL, "host sink: tensor %zu out of range", ti);
+	host_tensor *t = &h->cur.t[ti];
+	if (info.nbytes > SIZE_MAX)
+		return wt_seterr(err, WT_ETOOBIG, "host sink: tensor '%s' of %llu bytes", info.name,
+		                 (unsigned long long)info.nbytes);
+	t->name = strdup(info.name);
+	t->data = info.nbytes ? malloc((size_t)info.nbytes) : NULL;
+	if (t->name == NULL || (info.nbytes && t->data == NULL))
+		return wt_seterr(err, WT_ENOMEM,
+		                 "host sink: tensor '%s': out of memory for %llu bytes", info.name,
+		                 (unsigned long long)info.nbytes);
+	t->nbytes = info.nbytes;
+	t->written = 0;
+	return WT_OK;
+}
+
+static int h_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t len,
+                   wt_errbuf *err)
+{
+	wt_host_sink *h = host_of(s);
+	host_tensor *t = ti < h->cur.n ? &h->cur.t[ti] : NULL;
+	if (t == NULL || t->name == NULL || off != t->written || len > t->nbytes - off)
+		return wt_seterr(
+		    err, WT_EINVAL,
+		    "host sink: tensor %zu: write of %zu bytes at %llu out of order or "
+		    "past its end",
+		    ti, len, (unsigned long long)off);
+	memcpy(t->data + off, data, len);
+	t->written += len;
+	return WT_OK;
+}
+
+static int h_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
+{
+	wt_host_sink *h = host_of(s);
+	host_tensor *t = ti < h->cur.n ? &h->cur.t[ti] : NULL;
+	if (t == NULL || t->written != t->nbytes)
+		return wt_seterr(err, WT_EINVAL, "host sink: tensor %zu ended incomplete", ti);
+	return WT_OK;
+}
+
+static int h_end(wt_sink *s, wt_errbuf *err)
+{
+	(void)err;
+	wt_host_sink *h = host_of(s);
+	set_free(&h->done);
+	h->done = h->cur;
+	h->cur.t = NULL;
+	h->cur.n = 0;
+	h->m = NULL;
+	return WT_OK;
+}
+
+static void h_abort(wt_sink *s)
+{
+	wt_host_sink *h = host_of(s);
+	set_free(&h->cur);
+	h->m = NULL;
+}
+
+static const wt_sink_ops host_ops = {
+    .begin = h_begin,
+    .tensor_begin = h_tensor_begin,
+    .write = h_write,
+    .tensor_end = h_tensor_end,
+    .end = h_end,
+    .abort = h_abort,
+};
+
+int wt_host_sink_create(wt_host_sink **out, wt_errbuf *err)
+{
+	wt_host_sink *h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return wt_seterr(err, WT_ENOMEM, "host sink: out of memory");
+	h->base.ops = &host_ops;
+	*out = h;
+	return WT_OK;
+}
+
+wt_sink *wt_host_sink_sink(wt_host_sink *h)
+{
+	return &h->base;
+}
+
+int wt_host_sink_find(const wt_host_sink *h, const char *name, const void **data, uint64_t *nbytes)
+{
+	size_t lo = 0, hi = h->done.n; /* manifest order is name order */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(h->done.t[mid].name, name);
+		if (c == 0) {
+			*data = h->done.t[mid].data;
+			*nbytes = h->done.t[mid].nbytes;
+			return WT_OK;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return WT_ENOTFOUND;
+}
+
+size_t wt_host_sink_n_tensors(const wt_host_sink *h)
+{
+	return h->done.n;
+}
+
+void wt_host_sink_destroy(wt_host_sink *h)
+{
+	if (h == NULL)
+		return;
+	set_free(&h->done);
+	set_free(&h->cur);
+	free(h);
+}

@@ -1,0 +1,239 @@
+/*
+ * client.h — libweights: fetch a rank's verified weight shard from weightd.
+ *
+ *     wt_client_opts o;
+ *     wt_client_opts_init(&o);
+ *     const char *eps[] = {"tcp://10.0.0.1:7070", "tcp://10.0.0.2:7070"};
+ *     o.endpoints = eps; o.n_endpoints = 2;
+ *     wt_client *c; wt_manifest *m; wt_errbuf err;
+ *     wt_client_open(&c, &o, &err);
+ *     wt_client_get_manifest(c, "llama-8b", &layout, &m, &err);   // layout holds the rank
+ *     wt_client_fetch(c, m, sink, NULL, &err);                     // engine.h sinks
+ *     wt_manifest_free(m);
+ *     wt_client_close(c);
+ *
+ * Thread rules: a wt_client may be used from any thread, and several calls may
+ * run at once on one client (each call uses its own nng contexts). A wt_manifest
+ * is immutable after it is returned and may be read from any thread.
+ *
+ * Errors: every function returns WT_OK or a wt_err code and, when err is
+ * non-NULL, a message naming the endpoint and the object (tensor, chunk).
+ * Server-side errors keep the server's code (WT_ELAYOUT for a layout the model
+ * cannot take, WT_ENOTFOUND for an unknown model).
+ *
+ * The library never prints: diagnostics go to the optional logger callback.
+ */
+#ifndef WEIGHTS_CLIENT_H
+#define WEIGHTS_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weights/api.h"
+#include "weights/dtype.h"
+#include "weights/error.h"
+#include "weights/layout.h"
+
+typedef struct wt_client wt_client;     /* opaque */
+typedef struct wt_manifest wt_manifest; /* opaque */
+typedef struct wt_sink wt_sink;         /* engine.h */
+
+/* Syslog levels passed to the logger. */
+enum {
+	WT_CLIENT_LOG_ERR = 3,
+	WT_CLIENT_LOG_WARNING = 4,
+	WT_CLIENT_LOG_INFO = 6,
+	WT_CLIENT_LOG_DEBUG = 7
+};
+
+/*
+ * Logger callback. msg is borrowed for the duration of the call. It may be
+ * called from the calling thread or from nng's I/O threads, possibly
+ * concurrently: it must be thread-safe and must not call back into the client.
+ */
+typedef void (*wt_log_fn)(void *ctx, int level, const char *msg);
+
+typedef struct wt_client_opts {
+	const char *const *endpoints; /* "tcp://host:port" or "ipc:///path"; copied */
+	size_t n_endpoints;           /* >= 1 */
+	uint32_t connect_timeout_ms;  /* first dial of an endpoint; default 2000 */
+	uint32_t request_timeout_ms;  /* one chunk/list/admin request; default 30000 */
+	uint32_t manifest_timeout_ms; /* a manifest request may produce the shard; default 600000 */
+	uint32_t window;              /* chunk requests in flight per fetch; default 8, max 256 */
+	uint32_t max_retries;         /* failed attempts per endpoint before failing over; def. 5 */
+	uint32_t backoff_initial_ms;  /* first retry delay, doubled per attempt; default 100 */
+	uint32_t backoff_max_ms;      /* retry delay ceiling; default 2000 */
+	uint64_t max_message_bytes;   /* NNG_OPT_RECVMAXSZ of every socket; default 256 MiB */
+	uint32_t hash_refetch;        /* chunk re-fetches after a hash mismatch before WT_EHASH:
+	                                 0 (default: the first mismatch is the error) or 1 */
+	const char *token;            /* optional auth token sent in Hello; copied; NULL = none */
+	const char *client_id;        /* optional name in Hello; copied */
+	wt_log_fn log;                /* optional; NULL = silent */
+	void *log_ctx;
+	int log_level; /* highest level passed to log; default WT_CLIENT_LOG_WARNING */
+} wt_client_opts;
+
+/* Fill with the defaults above (no endpoints). */
+WT_API void wt_client_opts_init(wt_client_opts *o);
+
+/*
+ * Create a client. Copies everything from opts; connects lazily (the first
+ * request dials the chosen endpoint). WT_EINVAL for an empty endpoint list, an
+ * URL that is not tcp:// or ipc://, or an option out of range.
+ * On success the caller owns *out and frees it with wt_client_close().
+ */
+WT_API int wt_client_open(wt_client **out, const wt_client_opts *opts, wt_errbuf *err);
+
+/* Close every connection and free. Calls in progress must have returned. NULL is a no-op. */
+WT_API void wt_client_close(wt_client *c);
+
+/* ---- models ---- */
+
+typedef struct wt_model_info {
+	char *name; /* all strings owned by the array, freed by wt_model_list_free() */
+	char *uri;
+	char *revision;
+	char *architecture;
+	uint64_t checkpoint_bytes;
+	uint32_t n_tensors;
+} wt_model_info;
+
+/* Models registered on the first reachable endpoint (in list order). On success
+ * *out is an array of *n entries (possibly 0; then *out may be NULL) that the
+ * caller frees with wt_model_list_free(). */
+WT_API int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbuf *err);
+WT_API void wt_model_list_free(wt_model_info *list, size_t n); /* NULL is a no-op */
+
+/* ---- manifests ---- */
+
+typedef enum {
+	WT_ROLE_WEIGHT = 0,
+	WT_ROLE_SCALE = 1,
+	WT_ROLE_BIAS = 2,
+	WT_ROLE_INPUT_SCALE = 3,
+} wt_tensor_role;
+
+/* "weight", "scale", "bias", "input_scale"; "unknown" otherwise. */
+WT_API const char *wt_tensor_role_name(wt_tensor_role r);
+
+typedef struct wt_tensor_info {
+	const char *name; /* borrowed from the manifest; valid until wt_manifest_free() */
+	wt_dtype dtype;
+	int ndim;
+	int64_t shape[WT_MAX_DIMS]; /* row-major, last dim contiguous */
+	uint64_t nbytes;
+	uint8_t hash[16]; /* XXH3-128 of the tensor bytes, big-endian */
+	wt_tensor_role role;
+	int requantized; /* 1 = pre-quantized source dequantized and requantized */
+	size_t n_chunks;
+} wt_tensor_info;
+
+/*
+ * Ask the endpoint chosen for this shard (rendezvous hashing, then fail-over
+ * in that order) for the manifest of one rank: model name, layout (its
+ * tp_rank/ep_rank select the rank). The server may produce the shard first
+ * (up to manifest_timeout_ms). The manifest is validated completely: chunk
+ * ranges must tile every tensor exactly, sizes must agree with dtype and
+ * shape, names must be unique and sorted, sizes must not overflow — else
+ * WT_ECORRUPT (a garbled message is WT_EPROTO). On success the caller owns *out
+ * (wt_manifest_free()).
+ */
+WT_API int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *layout,
+                                  wt_manifest **out, wt_errbuf *err);
+WT_API void wt_manifest_free(wt_manifest *m); /* NULL is a no-op */
+
+/* Accessors. Strings are borrowed; valid until wt_manifest_free(). */
+WT_API const char *wt_manifest_model(const wt_manifest *m);
+WT_API const char *wt_manifest_revision(const wt_manifest *m);
+WT_API const char *wt_manifest_layout_text(const wt_manifest *m); /* canonical, without rank */
+WT_API uint32_t wt_manifest_tp_rank(const wt_manifest *m);
+WT_API uint32_t wt_manifest_ep_rank(const wt_manifest *m);
+WT_API uint32_t wt_manifest_format_version(const wt_manifest *m);
+WT_API uint64_t wt_manifest_total_bytes(const wt_manifest *m); /* sum of tensor nbytes */
+WT_API uint64_t wt_manifest_checkpoint_bytes(const wt_manifest *m);
+WT_API size_t wt_manifest_n_chunks(const wt_manifest *m);
+WT_API int wt_manifest_tied_lm_head(const wt_manifest *m);
+WT_API size_t wt_manifest_n_skipped(const wt_manifest *m);
+WT_API const char *wt_manifest_skipped(const wt_manifest *m, size_t i); /* NULL if out of range */
+WT_API size_t wt_manifest_n_tensors(const wt_manifest *m);
+/* Tensor i (name order). WT_EINVAL if i is out of range. */
+WT_API int wt_manifest_tensor(const wt_manifest *m, size_t i, wt_tensor_info *out);
+/* Index of the tensor called name; WT_ENOTFOUND if absent. */
+WT_API int wt_manifest_find(const wt_manifest *m, const char *name, size_t *idx);
+
+/* 32 lowercase hex characters + NUL. */
+WT_API void wt_hash_hex(const uint8_t hash[16], char out[33]);
+
+/* ---- fetch ---- */
+
+/*
+ * Progress callback: called on the thread that called wt_client_fetch(), after
+ * each verified chunk was handed to the sink. Returning non-zero cancels the
+ * fetch (wt_client_fetch returns WT_ECANCELED and the sink is aborted).
+ */
+typedef int (*wt_progress_fn)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
+
+typedef struct wt_fetch_stats {
+	uint64_t bytes;      /* verified bytes handed to the sink */
+	uint64_t chunks;     /* verified chunks */
+	uint32_t retries;    /* chunk requests sent again (timeouts, disconnects) */
+	uint32_t refetches;  /* chunks fetched again after a hash mismatch */
+	uint32_t failovers;  /* switches to the next endpoint */
+	uint32_t reconnects; /* manifests requested again to resume (server restarted) */
+	char endpoint[256];  /* the endpoint that served the last chunk */
+} wt_fetch_stats;
+
+typedef struct wt_fetch_opts {
+	wt_progress_fn progress; /* optional */
+	void *progress_ctx;
+	wt_fetch_stats *stats; /* optional out; filled on success and on failure */
+} wt_fetch_opts;
+
+/*
+ * Fetch every chunk of the manifest's rank into sink.
+ *
+ * Up to `window` chunk requests are in flight; each reply is checked against
+ * its chunk hash and every tensor against its XXH3-128 before the sink sees
+ * it: the sink receives only verified bytes, in manifest order, each byte
+ * once (engine.h). A timeout or disconnect is retried with exponential backoff
+ * and resumes after the last verified chunk (a restarted server is asked for
+ * the manifest again, which must be identical); after max_retries failed
+ * attempts the next endpoint (rendezvous order) takes over. A chunk whose hash
+ * does not match is WT_EHASH naming the tensor, chunk and endpoint (with
+ * opts.hash_refetch = 1 it is fetched once more first; never a retry loop). When all endpoints
+ * fail: WT_EUNAVAIL.
+ *
+ * Sink calls: begin once; then per tensor tensor_begin, write..., tensor_end;
+ * then end — or abort once, on any failure after begin. The sink is borrowed.
+ * opts may be NULL.
+ */
+WT_API int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
+                           const wt_fetch_opts *opts, wt_errbuf *err);
+
+/* ---- admin (storage teams) ---- */
+
+typedef enum {
+	WT_ADMIN_STATS = 1,
+	WT_ADMIN_WARM = 2,
+	WT_ADMIN_EVICT = 3,
+	WT_ADMIN_VERIFY = 4,
+} wt_admin_op;
+
+typedef struct wt_admin_result {
+	char *text; /* server's human-readable result; owned, freed by wt_admin_result_clear() */
+	uint64_t bytes;
+	uint64_t shards;
+	uint64_t chunks;
+	uint64_t bad; /* verify: chunks whose bytes do not match their hash */
+} wt_admin_result;
+
+/*
+ * Run an admin operation on the first reachable endpoint (in list order).
+ * model may be NULL (all models) and layout NULL (every cached layout) where the
+ * server allows it. On success the caller clears *out with wt_admin_result_clear().
+ */
+WT_API int wt_client_admin(wt_client *c, wt_admin_op op, const char *model, const wt_layout *layout,
+                           wt_admin_result *out, wt_errbuf *err);
+WT_API void wt_admin_result_clear(wt_admin_result *r); /* NULL is a no-op */
+
+#endif

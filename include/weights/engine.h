@@ -1,0 +1,95 @@
+/*
+ * engine.h — engine sinks: where wt_client_fetch() puts verified shard bytes.
+ *
+ * A sink is a table of callbacks plus the engine's own state. An engine embeds
+ * `wt_sink` as the FIRST member of its struct and recovers its struct from the
+ * `wt_sink *` it is given:
+ *
+ *     typedef struct my_engine { wt_sink base; ...; } my_engine;
+ *     static const wt_sink_ops my_ops = {.begin = ..., .write = ..., ...};
+ *     e->base.ops = &my_ops;
+ *     wt_client_fetch(c, m, &e->base, NULL, &err);
+ *
+ * Callback contract (the fetcher guarantees it; engines may rely on it):
+ *  - All calls of one fetch come from the thread that called wt_client_fetch(),
+ *    one at a time, never concurrently.
+ *  - Order: begin(m) once; then for each tensor i = 0..n-1 in manifest (name)
+ *    order: tensor_begin(i), write(i, off, ...) zero or more times with
+ *    offsets strictly increasing and contiguous from 0 (they tile the tensor
+ *    exactly), tensor_end(i); then end() once.
+ *  - write() data has passed its chunk hash; it is borrowed for the duration of
+ *    the call only (copy it). tensor_end(i) is called only after the whole
+ *    tensor passed its XXH3-128; end() only after every tensor did. An engine
+ *    that must expose only fully verified results publishes at tensor_end/end.
+ *  - If begin fails, nothing else is called. If any later step fails (network,
+ *    hash, an engine callback's own error, cancel), abort() is called exactly
+ *    once and nothing after it; end() and abort() are never both called.
+ *  - A callback returns WT_OK or a wt_err code with err set; the fetch then
+ *    stops with that code.
+ * The manifest pointer stays valid until end()/abort() returns.
+ */
+#ifndef WEIGHTS_ENGINE_H
+#define WEIGHTS_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weights/api.h"
+#include "weights/client.h"
+#include "weights/error.h"
+
+typedef struct wt_sink_ops {
+	int (*begin)(wt_sink *s, const wt_manifest *m, wt_errbuf *err);
+	int (*tensor_begin)(wt_sink *s, size_t tensor, wt_errbuf *err);
+	int (*write)(wt_sink *s, size_t tensor, uint64_t off, const void *data, size_t len,
+	             wt_errbuf *err);
+	int (*tensor_end)(wt_sink *s, size_t tensor, wt_errbuf *err);
+	int (*end)(wt_sink *s, wt_errbuf *err);
+	void (*abort)(wt_sink *s); /* must not fail; undo partial output */
+} wt_sink_ops;
+
+struct wt_sink {
+	const wt_sink_ops *ops; /* every member non-NULL */
+};
+
+/* ---- host memory: one buffer per tensor, found by name ---- */
+
+typedef struct wt_host_sink wt_host_sink; /* opaque; one fetch at a time */
+
+/* Create an empty host sink. Caller owns *out (wt_host_sink_destroy()). */
+WT_API int wt_host_sink_create(wt_host_sink **out, wt_errbuf *err);
+/* The sink to pass to wt_client_fetch(). Borrowed; valid until destroy. */
+WT_API wt_sink *wt_host_sink_sink(wt_host_sink *h);
+/*
+ * The bytes of a tensor of the last successful fetch. *data is borrowed and valid
+ * until the next fetch into this sink or destroy; do not free. WT_ENOTFOUND if no
+ * successful fetch holds that name. Between begin and end nothing is found:
+ * results appear only once every tensor is verified.
+ */
+WT_API int wt_host_sink_find(const wt_host_sink *h, const char *name, const void **data,
+                             uint64_t *nbytes);
+/* Number of tensors held (0 before the first successful fetch). */
+WT_API size_t wt_host_sink_n_tensors(const wt_host_sink *h);
+WT_API void wt_host_sink_destroy(wt_host_sink *h); /* NULL is a no-op */
+
+/* ---- safetensors file ---- */
+
+typedef struct wt_file_sink wt_file_sink; /* opaque; one fetch at a time */
+
+/*
+ * A sink that writes the shard as one standard safetensors file at path: the
+ * manifest's tensors in manifest (name) order, with __metadata__
+ * weightd.format="1", weightd.model, weightd.revision, weightd.layout (the
+ * manifest's layout text) and weightd.rank="tp_rank=R,ep_rank=E". Data streams
+ * to "<path>.tmp.<pid>" and is renamed to path only after every tensor was
+ * verified (and fsync'ed when do_fsync); on abort the temp file is removed and
+ * path is untouched. Memory use does not grow with the shard size.
+ * path is copied. Caller owns *out (wt_file_sink_destroy()).
+ */
+WT_API int wt_file_sink_create(wt_file_sink **out, const char *path, int do_fsync, wt_errbuf *err);
+/* The sink to pass to wt_client_fetch(). Borrowed; valid until destroy. */
+WT_API wt_sink *wt_file_sink_sink(wt_file_sink *f);
+/* Destroy; a fetch in progress must have ended. NULL is a no-op. */
+WT_API void wt_file_sink_destroy(wt_file_sink *f);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * family_rules.h — table fragments shared by the family tables (private to
+ * shardmap/). Each macro expands to rows of an sm_rule array.
+ */
+#ifndef WT_SHARDMAP_FAMILY_RULES_H
+#define WT_SHARDMAP_FAMILY_RULES_H
+
+#include "shardmap/shardmap_int.h"
+
+#define SM_RULE(ck, rt, kind, part, unit, cond, flags, nd, d0, d1)                                 \
+	{                                                                                          \
+		ck, rt, kind, part, unit, cond, flags, nd,                                         \
+		{                                                                                  \
+			d0, d1                                                                     \
+		}                                                                                  \
+	}
+
+#define SM_LAYER "model.layers.{i}."
+
+/* Embedding, final norm, LM head. */
+#define SM_RULES_TOP                                                                               \
+	SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0,           \
+	        SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),                                      \
+	    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,        \
+	            SM_F_LMHEAD, 2, SM_D_V, SM_D_HID),                                             \
+	    SM_RULE("model.norm.weight", "model.norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,   \
+	            0, 1, SM_D_HID, SM_D_ANY)
+
+/* Layer norms. */
+#define SM_RULES_LNORM                                                                             \
+	SM_RULE(SM_LAYER "input_layernorm.weight", SM_LAYER "input_layernorm.weight", SM_K_REPL,   \
+	        0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),                                 \
+	    SM_RULE(SM_LAYER "post_attention_layernorm.weight",                                    \
+	            SM_LAYER "post_attention_layernorm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, \
+	            0, 1, SM_D_HID, SM_D_ANY)
+
+/* Llama-style attention: q/k/v (+ optional biases) fused, o_proj row parallel. */
+#define SM_QKV_W(x, part, d)                                                                       \
+	SM_RULE(SM_LAYER "self_attn." x "_proj.weight", SM_LAYER "self_attn.qkv_proj.weight",      \
+	        SM_K_QKV, part, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, d, SM_D_HID)
+#define SM_QKV_B(x, part, d)                                                                       \
+	SM_RULE(SM_LAYER "self_attn." x "_proj.bias", SM_LAYER "self_attn.qkv_proj.bias",          \
+	        SM_K_QKV, part, SM_U_HEADS, SM_C_ALL, SM_F_OPT, 1, d, SM_D_ANY)
+#define SM_RULES_ATTN                                                                              \
+	SM_QKV_W("q", 0, SM_D_Q), SM_QKV_W("k", 1, SM_D_KV), SM_QKV_W("v", 2, SM_D_KV),            \
+	    SM_QKV_B("q", 0, SM_D_Q), SM_QKV_B("k", 1, SM_D_KV), SM_QKV_B("v", 2, SM_D_KV),        \
+	    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight",        \
+	            SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),          \
+	    SM_RULE(SM_LAYER "self_attn.o_proj.bias", SM_LAYER "self_attn.o_proj.bias", SM_K_REPL, \
+	            0, SM_U_NONE, SM_C_ALL, SM_F_OPT, 1, SM_D_HID, SM_D_ANY)
+
+/* Dense MLP under module path M ("mlp."), intermediate dim D split in unit U. */
+#define SM_RULES_MLP(M, D, U, C)                                                                   \
+	SM_RULE(SM_LAYER M "gate_proj.weight", SM_LAYER M "gate_up_proj.weight", SM_K_ROWS, 0, U,  \
+	        C, SM_F_QUANT, 2, D, SM_D_HID),                                                    \
+	    SM_RULE(SM_LAYER M "up_proj.weight", SM_LAYER M "gate_up_proj.weight", SM_K_ROWS, 1,   \
+	            U, C, SM_F_QUANT, 2, D, SM_D_HID),                                             \
+	    SM_RULE(SM_LAYER M "down_proj.weight", SM_LAYER M "down_proj.weight", SM_K_COLS, 0, U, \
+	            C, SM_F_QUANT, 2, SM_D_HID, D),                                                \
+	    SM_RULE(SM_LAYER M "gate_proj.bias", SM_LAYER M "gate_up_proj.bias", SM_K_ROWS, 0, U,  \
+	            C, SM_F_OPT, 1, D, SM_D_ANY),                                                  \
+	    SM_RULE(SM_LAYER M "up_proj.bias", SM_LAYER M "gate_up_proj.bias", SM_K_ROWS, 1, U, C, \
+	            SM_F_OPT, 1, D, SM_D_ANY),                                                     \
+	    SM_RULE(SM_LAYER M "down_proj.bias", SM_LAYER M "down_proj.bias", SM_K_REPL, 0,        \
+	            SM_U_NONE, C, SM_F_OPT, 1, SM_D_HID, SM_D_ANY)
+
+/* Routed experts under module path M ("mlp.experts."), leaf names g/u/d. */
+#define SM_RULES_EXPERTS(M, g, u, d)                                                               \
+	SM_RULE(SM_LAYER M "{j}." g ".weight", SM_LAYER M "w13_weight", SM_K_EXP13, 0, SM_U_IE,    \
+	        SM_C_MOE, SM_F_QUANT, 2, SM_D_IE, SM_D_HID),                                       \
+	    SM_RULE(SM_LAYER M "{j}." u ".weight", SM_LAYER M "w13_weight", SM_K_EXP13, 1,         \
+	            SM_U_IE, SM_C_MOE, SM_F_QUANT, 2, SM_D_IE, SM_D_HID),                          \
+	    SM_RULE(SM_LAYER M "{j}." d ".weight", SM_LAYER M "w2_weight", SM_K_EXP2, 0, SM_U_IE,  \
+	            SM_C_MOE, SM_F_QUANT, 2, SM_D_HID, SM_D_IE)
+
+/* Replicated router-like tensor of MoE layers. */
+#define SM_RULE_ROUTER(ck, nd, d0, d1)                                                             \
+	SM_RULE(SM_LAYER ck, SM_LAYER ck, SM_K_REPL, 0, SM_U_NONE, SM_C_MOE, 0, nd, d0, d1)
+
+#define SM_NRULES(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,473 @@
+/*
+ * plan.c — shardmap_plan: map every checkpoint tensor to a family rule,
+ * validate the checkpoint against config.json (SHARDS.md section 3), then
+ * hand the sorted entries to plan_inst.c for the per-rank outputs.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "shardmap/plan_int.h"
+
+#define NAME_MAX_LEN 512
+
+static bool ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int derive_dims(sm_ctx *x, wt_errbuf *err)
+{
+	const ckpt_config *c = x->cfg;
+	sm_dims *d = &x->dm;
+	d->H = c->num_attention_heads;
+	d->KV = c->num_key_value_heads > 0 ? c->num_key_value_heads : c->num_attention_heads;
+	d->hid = c->hidden_size;
+	d->d = c->head_dim > 0 ? c->head_dim : (d->H > 0 ? d->hid / d->H : -1);
+	d->I = c->intermediate_size;
+	d->V = c->vocab_size;
+	d->E = c->num_experts > 0 ? c->num_experts : 0;
+	d->Ie = c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
+	if (c->shared_expert_intermediate_size > 0)
+		d->ISH = c->shared_expert_intermediate_size;
+	else
+		d->ISH = d->Ie * (c->n_shared_experts > 0 ? c->n_shared_experts : 1);
+	d->L = c->num_hidden_layers;
+	d->qlora = c->q_lora_rank;
+	d->kvlora = c->kv_lora_rank;
+	d->nope = c->qk_nope_head_dim;
+	d->rope = c->qk_rope_head_dim;
+	d->vh = c->v_head_dim;
+	if (d->H <= 0 || d->hid <= 0 || d->V <= 0 || d->L < 0)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "config.json: num_attention_heads %" PRId64
+		                 ", hidden_size %" PRId64 ", vocab_size %" PRId64
+		                 ", num_hidden_layers %" PRId64 " must be set and positive",
+		                 d->H, d->hid, d->V, d->L);
+	if (x->fam == &shardmap_family_deepseek_v3 &&
+	    (d->kvlora <= 0 || d->nope <= 0 || d->rope <= 0 || d->vh <= 0))
+		return wt_seterr(err, WT_ESHAPE,
+		                 "config.json: DeepSeek-V3 needs kv_lora_rank, qk_nope_head_dim, "
+		                 "qk_rope_head_dim and v_head_dim");
+	return WT_OK;
+}
+
+static int64_t dim_value(const sm_dims *d, int sym)
+{
+	switch (sym) {
+	case SM_D_ONE:
+		return 1;
+	case SM_D_HID:
+		return d->hid;
+	case SM_D_Q:
+		return d->H * d->d;
+	case SM_D_KV:
+		return d->KV * d->d;
+	case SM_D_HD:
+		return d->d;
+	case SM_D_I:
+		return d->I;
+	case SM_D_V:
+		return d->V;
+	case SM_D_E:
+		return d->E;
+	case SM_D_IE:
+		return d->Ie;
+	case SM_D_ISH:
+		return d->ISH;
+	case SM_D_QLORA:
+		return d->qlora;
+	case SM_D_KVLORA:
+		return d->kvlora;
+	case SM_D_KVA:
+		return d->kvlora + d->rope;
+	case SM_D_QB:
+		return d->H * (d->nope + d->rope);
+	case SM_D_KVB:
+		return d->H * (d->nope + d->vh);
+	case SM_D_OV:
+		return d->H * d->vh;
+	default:
+		return -1;
+	}
+}
+
+static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
+{
+	switch (r->cond) {
+	case SM_C_DENSE:
+		return !x->fam->layer_is_moe || !x->fam->layer_is_moe(x->cfg, i);
+	case SM_C_MOE:
+		return x->fam->layer_is_moe && x->fam->layer_is_moe(x->cfg, i);
+	case SM_C_QLORA:
+		return x->dm.qlora > 0;
+	case SM_C_NOQLORA:
+		return x->dm.qlora <= 0;
+	default:
+		return true;
+	}
+}
+
+static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
+{
+	size_t n = 0;
+	n += (size_t)snprintf(buf, cap, "[");
+	for (int k = 0; k < ndim && n < cap; k++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%" PRId64, k ? ", " : "", shape[k]);
+	if (n < cap)
+		snprintf(buf + n, cap - n, "]");
+}
+
+/* Shape and dtype of a mapped tensor and of its attached FP8 scales. */
+static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
+{
+	const sm_rule *r = &x->fam->rules[e->rule];
+	const ckpt_tensor *t = ckpt_tensor_at(x->c, e->t);
+	int64_t want[2] = {dim_value(&x->dm, r->dims[0]), dim_value(&x->dm, r->dims[1])};
+	bool ok = t->ndim == r->ndim;
+	for (int k = 0; ok && k < r->ndim; k++)
+		if (r->dims[k] != SM_D_ANY && t->shape[k] != want[k])
+			ok = false;
+	if (!ok) {
+		char have[96], exp[96];
+		shape_text(t->shape, t->ndim, have, sizeof(have));
+		int64_t w2[2] = {want[0], want[1]};
+		shape_text(w2, r->ndim, exp, sizeof(exp));
+		return wt_seterr(
+		    err, WT_ESHAPE,
+		    "tensor '%s': shape %s disagrees with config.json, which implies %s "
+		    "(-1 = any); fix config.json or the checkpoint",
+		    t->name, have, exp);
+	}
+	if (!wt_dtype_is_float(t->dtype))
+		return wt_seterr(err, WT_EDTYPE,
+		                 "tensor '%s': dtype %s is not a float type; weights must be F32, "
+		                 "F16, BF16 or FP8 with scales",
+		                 t->name, wt_dtype_name(t->dtype));
+	if (t->dtype == WT_F8_E5M2 || t->dtype == WT_F64)
+		return wt_seterr(
+		    err, WT_EDTYPE,
+		    "tensor '%s': dtype %s is not supported as a weight source; convert "
+		    "to BF16 or F8_E4M3",
+		    t->name, wt_dtype_name(t->dtype));
+	if (t->dtype == WT_F8_E4M3) {
+		if (e->wscale == SM_NONE || x->cfg->quant == CKPT_QUANT_NONE)
+			return wt_seterr(err, WT_EDTYPE,
+			                 "tensor '%s': F8_E4M3 weight without its scale (%s) or "
+			                 "without quantization_config in config.json",
+			                 t->name,
+			                 x->cfg->quant == CKPT_QUANT_FP8_TENSOR
+			                     ? "weight_scale"
+			                     : "weight_scale_inv");
+		const ckpt_tensor *s = ckpt_tensor_at(x->c, e->wscale);
+		if (s->dtype != WT_F32)
+			return wt_seterr(err, WT_EDTYPE,
+			                 "tensor '%s': scale dtype %s, expected F32", s->name,
+			                 wt_dtype_name(s->dtype));
+		if (t->ndim != 2)
+			return wt_seterr(err, WT_ESHAPE, "tensor '%s': an FP8 weight must be 2-D",
+			                 t->name);
+		if (x->cfg->quant == CKPT_QUANT_FP8_BLOCK) {
+			int64_t b0 = x->cfg->quant_block[0] > 0 ? x->cfg->quant_block[0] : 128;
+			int64_t b1 = x->cfg->quant_block[1] > 0 ? x->cfg->quant_block[1] : 128;
+			int64_t rows = (t->shape[0] + b0 - 1) / b0,
+			        cols = (t->shape[1] + b1 - 1) / b1;
+			if (s->ndim != 2 || s->shape[0] != rows || s->shape[1] != cols)
+				return wt_seterr(err, WT_ESHAPE,
+				                 "tensor '%s': block scales must be [%" PRId64
+				                 ", %" PRId64 "] for weight [%" PRId64 ", %" PRId64
+				                 "]",
+				                 s->name, rows, cols, t->shape[0], t->shape[1]);
+		} else if (s->nbytes != 4) {
+			return wt_seterr(err, WT_ESHAPE,
+			                 "tensor '%s': a per-tensor scale must hold one F32 value",
+			                 s->name);
+		}
+	}
+	if (e->iscale != SM_NONE) {
+		const ckpt_tensor *s = ckpt_tensor_at(x->c, e->iscale);
+		if (s->dtype != WT_F32 || s->nbytes != 4)
+			return wt_seterr(err, WT_ESHAPE,
+			                 "tensor '%s': input_scale must be one F32 value", s->name);
+	}
+	return WT_OK;
+}
+
+/* Find the scale companions of `<module>.weight`. */
+static void attach_scales(const sm_ctx *x, sm_entry *e)
+{
+	const ckpt_tensor *t = ckpt_tensor_at(x->c, e->t);
+	e->wscale = e->iscale = SM_NONE;
+	if (!ends_with(t->name, ".weight"))
+		return;
+	char buf[NAME_MAX_LEN];
+	size_t base = strlen(t->name) - strlen("weight");
+	if (base + 20 > sizeof(buf))
+		return;
+	memcpy(buf, t->name, base);
+	const char *sfx =
+	    x->cfg->quant == CKPT_QUANT_FP8_TENSOR ? "weight_scale" : "weight_scale_inv";
+	snprintf(buf + base, sizeof(buf) - base, "%s", sfx);
+	const ckpt_tensor *s = ckpt_find(x->c, buf);
+	if (s)
+		e->wscale = (uint32_t)ckpt_tensor_index(x->c, s);
+	snprintf(buf + base, sizeof(buf) - base, "input_scale");
+	s = ckpt_find(x->c, buf);
+	if (s)
+		e->iscale = (uint32_t)ckpt_tensor_index(x->c, s);
+}
+
+/* A scale companion of a weight that exists in the checkpoint. */
+static bool is_companion(const sm_ctx *x, const char *name)
+{
+	static const char *const sfx[] = {".weight_scale_inv", ".weight_scale", ".input_scale"};
+	for (size_t k = 0; k < 3; k++) {
+		if (!ends_with(name, sfx[k]))
+			continue;
+		char buf[NAME_MAX_LEN];
+		size_t base = strlen(name) - strlen(sfx[k]);
+		if (base + 8 > sizeof(buf))
+			return false;
+		memcpy(buf, name, base);
+		memcpy(buf + base, ".weight", 8);
+		return ckpt_find(x->c, buf) != NULL;
+	}
+	return false;
+}
+
+/* Layer index of `name` under the family's layer prefix, or -1. */
+static int64_t layer_of(const sm_family *f, const char *name)
+{
+	size_t n = strlen(f->layer_prefix);
+	if (strncmp(name, f->layer_prefix, n) != 0)
+		return -1;
+	int64_t v = 0;
+	const char *s = name + n;
+	if (*s < '0' || *s > '9')
+		return -1;
+	while (*s >= '0' && *s <= '9' && v < 100000000)
+		v = v * 10 + (*s++ - '0');
+	return *s == '.' ? v : -1;
+}
+
+static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
+{
+	const ckpt_tensor *t = ckpt_tensor_at(x->c, k);
+	if (shardmap_generic_drop(t->name))
+		return shardmap_plan_add_skipped(p, t->name, err);
+	if (x->fam->drop_extra_layers && layer_of(x->fam, t->name) >= x->dm.L)
+		return shardmap_plan_add_skipped(p, t->name, err);
+	if (is_companion(x, t->name))
+		return WT_OK; /* consumed with its weight (or listed as skipped there) */
+	for (size_t r = 0; r < x->fam->n_rules; r++) {
+		const sm_rule *ru = &x->fam->rules[r];
+		int64_t i, j;
+		if (!shardmap_match(ru->ckpt, t->name, &i, &j))
+			continue;
+		if (i >= x->dm.L)
+			return wt_seterr(err, WT_ESHAPE,
+			                 "tensor '%s': layer %" PRId64
+			                 " but config.json num_hidden_layers is %" PRId64,
+			                 t->name, i, x->dm.L);
+		if (j >= x->dm.E)
+			return wt_seterr(err, WT_ESHAPE,
+			                 "tensor '%s': expert %" PRId64
+			                 " but config.json has %" PRId64 " experts",
+			                 t->name, j, x->dm.E);
+		if (!cond_holds(x, ru, i))
+			return wt_seterr(
+			    err, WT_EUNSUPPORTED,
+			    "tensor '%s': unknown tensor: config.json makes layer %" PRId64
+			    " a %s layer; fix mlp_only_layers/first_k_dense_replace or the "
+			    "checkpoint",
+			    t->name, i,
+			    ru->cond == SM_C_MOE ? "dense"
+			                         : (ru->cond == SM_C_DENSE ? "MoE" : "different"));
+		if ((ru->flags & SM_F_LMHEAD) && x->cfg->tie_word_embeddings) {
+			/* Its scale companions go with it. */
+			sm_entry tmp = {.t = (uint32_t)k};
+			attach_scales(x, &tmp);
+			int rv = shardmap_plan_add_skipped(p, t->name, err);
+			if (rv == WT_OK && tmp.wscale != SM_NONE)
+				rv = shardmap_plan_add_skipped(
+				    p, ckpt_tensor_at(x->c, tmp.wscale)->name, err);
+			if (rv == WT_OK && tmp.iscale != SM_NONE)
+				rv = shardmap_plan_add_skipped(
+				    p, ckpt_tensor_at(x->c, tmp.iscale)->name, err);
+			return rv;
+		}
+		char rt[NAME_MAX_LEN];
+		if (!shardmap_expand(ru->runtime, i, j, rt, sizeof(rt)))
+			return wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
+		sm_entry *e = &x->ents[x->n_ents];
+		memset(e, 0, sizeof(*e));
+		e->t = (uint32_t)k;
+		e->rule = (uint32_t)r;
+		e->i = i;
+		e->j = j;
+		attach_scales(x, e);
+		e->rt = strdup(rt);
+		if (!e->rt)
+			return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+		x->n_ents++;
+		return check_entry(x, e, err);
+	}
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "tensor '%s': unknown tensor for family %s (no partition rule maps it); "
+	                 "remove it from the checkpoint or check architectures in config.json",
+	                 t->name, x->fam->name);
+}
+
+/* Required tensors present; optional fused parts all-or-none. */
+static int check_missing(const sm_ctx *x, wt_errbuf *err)
+{
+	const sm_family *f = x->fam;
+	char name[NAME_MAX_LEN], other[NAME_MAX_LEN];
+	for (size_t r = 0; r < f->n_rules; r++) {
+		const sm_rule *ru = &f->rules[r];
+		bool li = strstr(ru->ckpt, "{i}") != NULL, lj = strstr(ru->ckpt, "{j}") != NULL;
+		int64_t ni = li ? x->dm.L : 1, nj = lj ? x->dm.E : 1;
+		for (int64_t i = 0; i < ni; i++) {
+			if (!cond_holds(x, ru, li ? i : 0) && li)
+				continue;
+			if (!li && !cond_holds(x, ru, 0))
+				continue;
+			for (int64_t j = 0; j < nj; j++) {
+				if (!shardmap_expand(ru->ckpt, i, j, name, sizeof(name)))
+					return wt_seterr(err, WT_ETOOBIG, "name too long");
+				bool have = ckpt_find(x->c, name) != NULL;
+				bool need = !(ru->flags & SM_F_OPT);
+				if ((ru->flags & SM_F_LMHEAD) && x->cfg->tie_word_embeddings)
+					need = false;
+				if (need && !have)
+					return wt_seterr(
+					    err, WT_ENOTFOUND,
+					    "tensor '%s': missing from the checkpoint (family %s, "
+					    "config.json num_hidden_layers %" PRId64 ")",
+					    name, f->name, x->dm.L);
+				if (!(ru->flags & SM_F_OPT) || !have)
+					continue;
+				for (size_t r2 = 0; r2 < f->n_rules; r2++) {
+					const sm_rule *o = &f->rules[r2];
+					if (r2 == r || strcmp(o->runtime, ru->runtime) != 0)
+						continue;
+					if (!shardmap_expand(o->ckpt, i, j, other, sizeof(other)))
+						return wt_seterr(err, WT_ETOOBIG, "name too long");
+					if (!ckpt_find(x->c, other))
+						return wt_seterr(
+						    err, WT_ENOTFOUND,
+						    "tensor '%s': missing, but its fusion partner "
+						    "'%s' "
+						    "is present; both or neither must exist",
+						    other, name);
+				}
+			}
+		}
+	}
+	return WT_OK;
+}
+
+static int cmp_ent(const void *a, const void *b, void *ctx)
+{
+	const sm_entry *x = a, *y = b;
+	const sm_family *f = ctx;
+	int c = strcmp(x->rt, y->rt);
+	if (c)
+		return c;
+	int pa = f->rules[x->rule].part, pb = f->rules[y->rule].part;
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	if (x->j != y->j)
+		return x->j < y->j ? -1 : 1;
+	return 0;
+}
+
+static int build_exclusions(sm_ctx *x, wt_errbuf *err)
+{
+	size_t n = x->l->n_exclude + x->cfg->n_quant_ignore;
+	const char **all = calloc(n ? n : 1, sizeof(char *));
+	if (!all)
+		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+	for (size_t k = 0; k < x->l->n_exclude; k++)
+		all[k] = x->l->exclude[k];
+	for (size_t k = 0; k < x->cfg->n_quant_ignore; k++)
+		all[x->l->n_exclude + k] = x->cfg->quant_ignore[k];
+	int rv = shardmap_excl_compile(all, n, &x->excl, err);
+	free(all);
+	return rv;
+}
+
+int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *err)
+{
+	const ckpt_config *cfg = ckpt_get_config(c);
+	const sm_family *fam = shardmap_family_find(cfg->architecture, cfg->model_type);
+	if (!fam)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "architecture '%s' (model_type '%s') is not supported; supported: %s",
+		    cfg->architecture ? cfg->architecture : "",
+		    cfg->model_type ? cfg->model_type : "", shardmap_supported_architectures());
+	wt_layout chk = *l;
+	chk.tp_rank = 0;
+	chk.ep_rank = 0;
+	int rv = wt_layout_check(&chk, err);
+	if (rv != WT_OK)
+		return rv;
+	sm_ctx x = {.c = c, .cfg = cfg, .l = l, .fam = fam, .T = l->tp_size, .P = l->ep_size};
+	sm_plan *p = calloc(1, sizeof(*p));
+	if (!p)
+		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+	wt_layout_init(&p->layout);
+	p->fam = fam;
+	p->tp = l->tp_size;
+	p->ep = l->ep_size;
+	p->tied = cfg->tie_word_embeddings;
+	uint64_t nr;
+	if (!wt_mul_u64(p->tp, p->ep, &nr) || nr > 65536) {
+		rv = wt_seterr(err, WT_ELAYOUT, "tp_size %u * ep_size %u ranks is too many", p->tp,
+		               p->ep);
+		goto fail;
+	}
+	p->ranks = calloc(nr, sizeof(sm_rank));
+	x.ents = calloc(ckpt_n_tensors(c) + 1, sizeof(sm_entry));
+	if (!p->ranks || !x.ents) {
+		rv = wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+		goto fail;
+	}
+	if ((rv = wt_layout_copy(&p->layout, l)) != WT_OK) {
+		rv = wt_seterr(err, rv, "plan: copying the layout failed");
+		goto fail;
+	}
+	if ((rv = derive_dims(&x, err)) != WT_OK || (rv = build_exclusions(&x, err)) != WT_OK)
+		goto fail;
+	for (size_t k = 0; k < ckpt_n_tensors(c); k++)
+		if ((rv = map_tensor(&x, p, k, err)) != WT_OK)
+			goto fail;
+	if ((rv = check_missing(&x, err)) != WT_OK)
+		goto fail;
+	qsort_r(x.ents, x.n_ents, sizeof(sm_entry), cmp_ent, (void *)fam);
+	for (size_t k = 1; k < x.n_ents; k++)
+		if (cmp_ent(&x.ents[k - 1], &x.ents[k], (void *)fam) == 0) {
+			rv = wt_seterr(err, WT_EDUP, "tensors '%s' and '%s' both map to '%s'",
+			               ckpt_tensor_at(c, x.ents[k - 1].t)->name,
+			               ckpt_tensor_at(c, x.ents[k].t)->name, x.ents[k].rt);
+			goto fail;
+		}
+	x.p = p;
+	if ((rv = shardmap_plan_instances(&x, err)) != WT_OK)
+		goto fail;
+	if ((rv = shardmap_plan_finish(p, err)) != WT_OK)
+		goto fail;
+	*out = p;
+	p = NULL;
+fail:
+	for (size_t k = 0; k < x.n_ents; k++)
+		free(x.ents[k].rt);
+	free(x.ents);
+	shardmap_excl_free(x.excl);
+	shardmap_plan_free(p);
+	return rv;
+}

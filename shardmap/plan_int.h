@@ -1,0 +1,43 @@
+/* plan_int.h — planner context shared by plan.c (mapping, validation) and plan_inst.c. */
+#ifndef WT_SHARDMAP_PLAN_INT_H
+#define WT_SHARDMAP_PLAN_INT_H
+
+#include "shardmap/shardmap_int.h"
+
+#define SM_NONE UINT32_MAX
+
+/* Dimensions derived from config.json. */
+typedef struct sm_dims {
+	int64_t H, KV, d, hid, I, V, E, Ie, ISH, L;
+	int64_t qlora, kvlora, nope, rope, vh;
+} sm_dims;
+
+/* One mapped checkpoint tensor. */
+typedef struct sm_entry {
+	uint32_t t; /* ckpt index */
+	uint32_t rule;
+	int64_t i, j;
+	char *rt;        /* runtime name; owned */
+	uint32_t wscale; /* weight_scale_inv / weight_scale, or SM_NONE */
+	uint32_t iscale; /* input_scale, or SM_NONE */
+} sm_entry;
+
+typedef struct sm_ctx {
+	const ckpt *c;
+	const ckpt_config *cfg;
+	const wt_layout *l;
+	const sm_family *fam;
+	sm_dims dm;
+	sm_entry *ents; /* sorted by (rt, part, j) */
+	size_t n_ents;
+	sm_excl *excl;
+	uint32_t T, P;
+	sm_plan *p; /* NULL in a dry run (validation only, no messages) */
+} sm_ctx;
+
+/* Validate the layout for every rank and, unless dry, add the outputs. */
+int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err);
+/* ", use tp_size 1, 2, 4 or 8" for the current ep_size (empty if none works). */
+void shardmap_suggest_tp(const sm_ctx *x, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,109 @@
+/* registry.c — architectures[0] (then model_type) -> family table; name mapping helpers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "shardmap/shardmap_int.h"
+
+static const sm_family *const families[] = {
+    &shardmap_family_llama,     &shardmap_family_mistral,     &shardmap_family_qwen2,
+    &shardmap_family_qwen3,     &shardmap_family_mixtral,     &shardmap_family_qwen2_moe,
+    &shardmap_family_qwen3_moe, &shardmap_family_deepseek_v3, &shardmap_family_bert,
+};
+#define N_FAMILIES (sizeof(families) / sizeof(families[0]))
+
+const sm_family *shardmap_family_find(const char *arch, const char *model_type)
+{
+	for (size_t f = 0; f < N_FAMILIES; f++)
+		for (const char *const *a = families[f]->archs; *a; a++)
+			if (arch && strcmp(*a, arch) == 0)
+				return families[f];
+	/* Fall back to model_type when architectures is absent or unfamiliar. */
+	if ((!arch || !*arch) && model_type && *model_type)
+		for (size_t f = 0; f < N_FAMILIES; f++)
+			if (strcmp(families[f]->name, model_type) == 0)
+				return families[f];
+	return NULL;
+}
+
+const char *shardmap_supported_architectures(void)
+{
+	return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+	       "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
+	       "DeepseekV3ForCausalLM, BertModel";
+}
+
+/* Parse a run of decimal digits (no sign, no leading '+'), at most 9 digits. */
+static const char *parse_index(const char *s, int64_t *v)
+{
+	int64_t x = 0;
+	int n = 0;
+	while (*s >= '0' && *s <= '9' && n < 10) {
+		x = x * 10 + (*s - '0');
+		s++;
+		n++;
+	}
+	if (n == 0 || n > 9)
+		return NULL;
+	*v = x;
+	return s;
+}
+
+bool shardmap_match(const char *pat, const char *name, int64_t *i, int64_t *j)
+{
+	*i = -1;
+	*j = -1;
+	while (*pat) {
+		if (pat[0] == '{' && (pat[1] == 'i' || pat[1] == 'j') && pat[2] == '}') {
+			int64_t v;
+			const char *nx = parse_index(name, &v);
+			if (!nx)
+				return false;
+			if (pat[1] == 'i')
+				*i = v;
+			else
+				*j = v;
+			name = nx;
+			pat += 3;
+			continue;
+		}
+		if (*pat != *name)
+			return false;
+		pat++;
+		name++;
+	}
+	return *name == '\0';
+}
+
+bool shardmap_expand(const char *pat, int64_t i, int64_t j, char *buf, size_t cap)
+{
+	size_t n = 0;
+	while (*pat) {
+		if (pat[0] == '{' && (pat[1] == 'i' || pat[1] == 'j') && pat[2] == '}') {
+			int w =
+			    snprintf(buf + n, cap - n, "%lld", (long long)(pat[1] == 'i' ? i : j));
+			if (w < 0 || (size_t)w >= cap - n)
+				return false;
+			n += (size_t)w;
+			pat += 3;
+			continue;
+		}
+		if (n + 1 >= cap)
+			return false;
+		buf[n++] = *pat++;
+	}
+	buf[n] = '\0';
+	return true;
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+bool shardmap_generic_drop(const char *name)
+{
+	return ends_with(name, "rotary_emb.inv_freq") || ends_with(name, "rotary_emb.cos_cached") ||
+	       ends_with(name, "rotary_emb.sin_cached") ||
+	       strcmp(name, "embeddings.position_ids") == 0;
+}

@@ -1,0 +1,240 @@
+/*
+ * shardmap_int.h — private types of shardmap/: the family tables (registry),
+ * the mapped checkpoint entries and the plan representation shared by the
+ * planner and the producer.
+ *
+ * Every runtime tensor is viewed as a 2-D [rows, cols] array (1-D [N] is
+ * [N, 1], a scalar [1, 1]) that is the ROW-concatenation of pieces; a piece
+ * is a row range of a source (all columns), a column range of a source (all
+ * rows), or zero rows. Experts stack by rows too ([count, a, b] is
+ * [count*a, b]), so one representation serves every rule of SHARDS.md.
+ */
+#ifndef WT_SHARDMAP_INT_H
+#define WT_SHARDMAP_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shardmap/shardmap.h"
+
+/* ---------- family tables ---------- */
+
+/* Partition kinds (SHARDS.md section 2). */
+typedef enum {
+	SM_K_REPL = 0, /* replicated */
+	SM_K_QKV,      /* fused q/k/v with GQA kv replication (part 0 q, 1 k, 2 v) */
+	SM_K_ROWS,     /* column parallel: rows split by `unit` (fused parts concatenate) */
+	SM_K_COLS,     /* row parallel: columns split by `unit` */
+	SM_K_VOCAB,    /* rows of the padded vocabulary */
+	SM_K_EXP13,    /* expert gate (part 0) / up (part 1), stacked over local experts */
+	SM_K_EXP2,     /* expert down, stacked over local experts */
+} sm_kind;
+
+/* Symbolic dimensions checked against config.json. */
+typedef enum {
+	SM_D_ANY = 0, /* not derivable from config.json */
+	SM_D_ONE,
+	SM_D_HID,
+	SM_D_Q,   /* H * d */
+	SM_D_KV,  /* KV * d */
+	SM_D_HD,  /* d */
+	SM_D_I,   /* intermediate_size */
+	SM_D_V,   /* vocab_size */
+	SM_D_E,   /* routed experts */
+	SM_D_IE,  /* expert intermediate */
+	SM_D_ISH, /* shared expert intermediate */
+	SM_D_QLORA,
+	SM_D_KVLORA,
+	SM_D_KVA, /* kv_lora_rank + qk_rope_head_dim */
+	SM_D_QB,  /* H * (qk_nope + qk_rope) */
+	SM_D_KVB, /* H * (qk_nope + v_head) */
+	SM_D_OV,  /* H * v_head */
+	SM_D_COUNT_
+} sm_dim;
+
+/* Units a split counts in (the divisibility that must hold). */
+typedef enum {
+	SM_U_NONE = 0,
+	SM_U_HEADS, /* num_attention_heads */
+	SM_U_I,     /* intermediate_size rows */
+	SM_U_IE,    /* expert intermediate rows */
+	SM_U_ISH,   /* shared expert intermediate rows */
+} sm_unit;
+
+/* When a rule applies. */
+typedef enum {
+	SM_C_ALL = 0,
+	SM_C_DENSE, /* layers with a dense MLP */
+	SM_C_MOE,   /* MoE layers */
+	SM_C_QLORA, /* DeepSeek q_lora_rank set */
+	SM_C_NOQLORA,
+} sm_cond;
+
+enum {
+	SM_F_QUANT = 1u << 0, /* a linear weight that quantization applies to */
+	SM_F_OPT = 1u << 1,   /* may be absent (biases); fused parts all or none */
+	SM_F_LMHEAD = 1u << 2 /* dropped when tie_word_embeddings */
+};
+
+typedef struct sm_rule {
+	const char *ckpt;    /* checkpoint name pattern with {i} (layer) and {j} (expert) */
+	const char *runtime; /* runtime name pattern */
+	uint8_t kind;        /* sm_kind */
+	uint8_t part;        /* order within the fusion */
+	uint8_t unit;        /* sm_unit for ROWS/COLS splits */
+	uint8_t cond;        /* sm_cond */
+	uint8_t flags;       /* SM_F_* */
+	uint8_t ndim;
+	uint8_t dims[2]; /* sm_dim */
+} sm_rule;
+
+typedef struct sm_family {
+	const char *name;         /* "llama" */
+	const char *const *archs; /* NULL-terminated architectures[0] values */
+	const sm_rule *rules;
+	size_t n_rules;
+	/* Hook: is layer i a MoE layer? NULL = dense model. */
+	bool (*layer_is_moe)(const ckpt_config *cfg, int64_t i);
+	bool drop_extra_layers;   /* DeepSeek MTP: tensors of layers >= L are dropped */
+	const char *layer_prefix; /* "model.layers." / "encoder.layer." */
+} sm_family;
+
+/* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
+const sm_family *shardmap_family_find(const char *arch, const char *model_type);
+
+extern const sm_family shardmap_family_llama;
+extern const sm_family shardmap_family_mistral;
+extern const sm_family shardmap_family_qwen2;
+extern const sm_family shardmap_family_qwen3;
+extern const sm_family shardmap_family_mixtral;
+extern const sm_family shardmap_family_qwen2_moe;
+extern const sm_family shardmap_family_qwen3_moe;
+extern const sm_family shardmap_family_deepseek_v3;
+extern const sm_family shardmap_family_bert;
+
+bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
+
+/* ---------- mapper ---------- */
+
+/* Match name against pattern; {i}/{j} capture decimal indices (-1 if absent). */
+bool shardmap_match(const char *pattern, const char *name, int64_t *i, int64_t *j);
+/* Expand pattern with i/j into buf. Returns false if it does not fit. */
+bool shardmap_expand(const char *pattern, int64_t i, int64_t j, char *buf, size_t cap);
+/* True for tensors dropped by every family (rotary caches). */
+bool shardmap_generic_drop(const char *name);
+
+/* ---------- exclusions (exclude.c) ---------- */
+
+typedef struct sm_excl sm_excl;
+/* Merge, sort, de-duplicate and compile patterns. Bad `re:` -> WT_EINVAL. */
+int shardmap_excl_compile(const char *const *pats, size_t n, sm_excl **out, wt_errbuf *err);
+bool shardmap_excl_match(const sm_excl *x, const char *module);
+size_t shardmap_excl_count(const sm_excl *x);
+const char *shardmap_excl_pattern(const sm_excl *x, size_t i); /* sorted; borrowed */
+void shardmap_excl_free(sm_excl *x);                           /* NULL-safe */
+
+/* ---------- plan ---------- */
+
+/* How a source is loaded for production. */
+typedef enum {
+	SM_SRC_RAW = 0,   /* bytes as stored */
+	SM_SRC_DQ_BLOCK,  /* FP8 + weight_scale_inv -> F32 */
+	SM_SRC_DQ_TENSOR, /* FP8 + scalar weight_scale -> F32 */
+} sm_src_mode;
+
+typedef struct sm_src {
+	uint32_t t;     /* ckpt tensor index */
+	uint32_t scale; /* ckpt index of the scale for DQ modes */
+	uint8_t mode;   /* sm_src_mode */
+	bool whole;     /* always read whole (scales, dequantized sources) */
+} sm_src;
+
+/* Output kinds. */
+typedef enum {
+	SM_O_DATA = 0,  /* concatenate pieces, converting to info.dtype */
+	SM_O_QUANT,     /* concatenate, then kern_quantize per unit; scale_pos gets the scales */
+	SM_O_QSCALE,    /* scales written by their SM_O_QUANT weight */
+	SM_O_MERGE,     /* per-tensor FP8 parts merged to the unit's max scale */
+	SM_O_SCALE_MAX, /* F32 [units]: max of the pieces' scalar sources per unit */
+} sm_okind;
+
+#define SM_ZERO UINT32_MAX /* piece source: zero rows */
+
+typedef struct sm_piece {
+	uint32_t src; /* group source index, or SM_ZERO */
+	uint32_t aux; /* SM_O_MERGE: group source index of the part's scalar scale */
+	bool cols;    /* false: rows [start, start+len); true: columns, all rows */
+	int64_t start;
+	int64_t len;
+	int64_t out_rows; /* rows this piece adds to the output */
+	int64_t unit;     /* expert slot (0 for dense) */
+} sm_piece;
+
+typedef struct sm_out {
+	sm_out_info info; /* info.name points at name */
+	char *name;       /* owned */
+	uint32_t group;
+	uint8_t okind; /* sm_okind */
+	wt_quant q;    /* SM_O_QUANT */
+	wt_dtype work; /* dtype pieces are assembled in (SM_O_QUANT) */
+	int64_t rows;  /* 2-D view of the assembled (unquantized) tensor */
+	int64_t cols;
+	int64_t units;   /* experts stacked (1 for dense) */
+	size_t p0, np;   /* pieces */
+	size_t scale_ix; /* SM_O_QUANT: index (unsorted) of its SM_O_QSCALE out */
+} sm_out;
+
+typedef struct sm_rank {
+	sm_out *outs; /* unsorted, owned */
+	size_t n, cap;
+	size_t *order; /* name order -> outs index */
+	size_t *pos;   /* outs index -> name order */
+	uint64_t nbytes;
+} sm_rank;
+
+typedef struct sm_member {
+	uint32_t rank;
+	size_t ix; /* outs index (unsorted) */
+} sm_member;
+
+typedef struct sm_group {
+	sm_src *srcs; /* owned */
+	size_t n_srcs;
+	sm_member *m; /* every output of the group, all ranks; owned */
+	size_t n_m, cap_m;
+} sm_group;
+
+struct sm_plan {
+	const sm_family *fam;
+	uint32_t tp, ep;
+	sm_rank *ranks;
+	sm_piece *pieces;
+	size_t n_pieces, cap_pieces;
+	sm_group *groups;
+	size_t n_groups, cap_groups;
+	char **skipped;
+	size_t n_skipped, cap_skipped;
+	bool tied;
+	wt_layout layout; /* copy */
+};
+
+/* Plan building helpers (plan_build.c). */
+int shardmap_plan_add_piece(sm_plan *p, const sm_piece *pc, wt_errbuf *err);
+int shardmap_plan_add_out(sm_plan *p, uint32_t rank, const sm_out *o, size_t *ix, wt_errbuf *err);
+int shardmap_plan_add_group(sm_plan *p, uint32_t *gid, wt_errbuf *err);
+int shardmap_plan_group_member(sm_plan *p, uint32_t gid, uint32_t rank, size_t ix, wt_errbuf *err);
+int shardmap_plan_add_skipped(sm_plan *p, const char *name, wt_errbuf *err);
+int shardmap_plan_finish(sm_plan *p, wt_errbuf *err); /* sort ranks, byte totals */
+
+/* Quantization schemes (quant.c): shapes of the table in SHARDS.md section 4. */
+typedef struct sm_scheme {
+	wt_quant q;
+	wt_dtype wdtype; /* emitted weight dtype */
+	/* Weight and scale shape of one [N,K] unit (int4: group used). */
+	void (*shapes)(int64_t N, int64_t K, int64_t group, int64_t wshape[2], int64_t sshape[2],
+	               int *sndim);
+} sm_scheme;
+const sm_scheme *shardmap_scheme(wt_quant q); /* NULL for none */
+
+#endif

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# fetch_equivalence.sh — for every fixture family and several layouts (TP 1/2/4,
+# EP for MoE, quantized), `weightctl fetch` from a real weightd writes, for
+# every rank, a file byte-identical to `weightctl shard` of the same layout; a
+# layout the model cannot take is exit 3 for both, and fetch leaves no file.
+. "$(dirname "$0")/fetch_lib/common.sh"
+need_bins
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8"
+mkdir -p "$T/models" "$T/out"
+for f in $FAMS; do
+	"$B/wt-mkckpt" --family "$f" --out "$T/models/$f" >/dev/null || die "wt-mkckpt $f"
+done
+start_weightd wd "$T/models" "$T/cache"
+URL=$WD_URL
+"$B/weightctl" models --endpoint "$URL" >"$T/models.txt" || die "weightctl models"
+for f in $FAMS; do
+	grep -q "^$f	" "$T/models.txt" || die "models does not list $f"
+done
+
+n_ok=0
+n_refused=0
+# check FAMILY "LAYOUT FLAGS" TP EP
+check() {
+	local fam=$1 flags=$2 tp=$3 ep=$4
+	for e in $(seq 0 $((ep - 1))); do
+		for r in $(seq 0 $((tp - 1))); do
+			local lay="$flags --tp-size $tp --tp-rank $r --ep-size $ep --ep-rank $e"
+			local a="$T/out/shard.st" b="$T/out/fetch.st"
+			rm -f "$a" "$b"
+			# shellcheck disable=SC2086
+			"$B/weightctl" shard --model-dir "$T/models/$fam" $lay --out "$a" 2>"$T/out/shard.err"
+			local rs=$?
+			# shellcheck disable=SC2086
+			"$B/weightctl" fetch --endpoint "$URL" --model "$fam" $lay --out "$b" --quiet \
+				2>"$T/out/fetch.err"
+			local rf=$?
+			if [ "$rs" = 3 ]; then
+				[ "$rf" = 3 ] || die "$fam [$lay]: shard exit 3, fetch exit $rf: $(cat "$T/out/fetch.err")"
+				[ ! -e "$b" ] || die "$fam [$lay]: refused fetch left a file"
+				n_refused=$((n_refused + 1))
+				return 0 # invalid for every rank
+			fi
+			[ "$rs" = 0 ] || die "$fam [$lay]: shard exit $rs: $(cat "$T/out/shard.err")"
+			[ "$rf" = 0 ] || die "$fam [$lay]: fetch exit $rf: $(cat "$T/out/fetch.err")"
+			cmp -s "$a" "$b" || die "$fam [$lay]: fetched file differs from weightctl shard"
+			n_ok=$((n_ok + 1))
+		done
+	done
+}
+for f in $FAMS; do
+	check "$f" "" 1 1
+	check "$f" "" 2 1
+	check "$f" "" 4 1
+	check "$f" "--quant fp8-channel" 2 1
+	check "$f" "--quant int8-channel --dtype bf16" 1 1
+	case $f in
+	mixtral | qwen2_moe | deepseek_v3)
+		check "$f" "" 1 2
+		check "$f" "--quant fp8-block" 2 2
+		;;
+	llama_fp8)
+		check "$f" "--quant fp8-block" 1 1
+		;;
+	esac
+done
+[ "$n_ok" -ge 60 ] || die "only $n_ok rank files compared"
+echo "fetch_equivalence.sh: ok ($n_ok rank files byte-identical, $n_refused layouts refused alike)"

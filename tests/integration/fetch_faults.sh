@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# fetch_faults.sh — weightctl fetch against real weightd processes when things
+# go wrong: a chunk corrupted in flight (test hook) is WT_EHASH naming the
+# chunk, exit 1, no file; the daemon SIGKILLed mid-fetch and restarted on the
+# same cache completes the fetch; a dead first endpoint fails over; an unknown
+# model is exit 1 with WT_ENOTFOUND; an impossible layout is exit 3.
+. "$(dirname "$0")/fetch_lib/common.sh"
+need_bins
+mkdir -p "$T/models" "$T/small"
+"$B/wt-mkckpt" --family llama --out "$T/models/big" --size-mb 64 >/dev/null || die "mkckpt big"
+"$B/wt-mkckpt" --family qwen2 --out "$T/small/q" >/dev/null || die "mkckpt small"
+"$B/weightctl" shard --model-dir "$T/models/big" --out "$T/ref.st" || die "shard big"
+
+# --- 1. corruption in flight -> WT_EHASH, exit 1, no output file ---
+WEIGHTD_TEST_HOOKS=1 start_weightd corrupt "$T/small" "$T/cache-c" tcp://127.0.0.1:0 \
+	--test-corrupt-chunk 2
+"$B/weightctl" fetch --endpoint "$WD_URL" --model q --out "$T/c.st" --quiet 2>"$T/c.err"
+rc=$?
+[ "$rc" = 1 ] || die "corrupt: exit $rc, want 1: $(cat "$T/c.err")"
+grep -q "WT_EHASH" "$T/c.err" || die "corrupt: no WT_EHASH in: $(cat "$T/c.err")"
+grep -q "chunk" "$T/c.err" || die "corrupt: message does not name the chunk: $(cat "$T/c.err")"
+[ ! -e "$T/c.st" ] || die "corrupt: output file written"
+ls "$T"/c.st.tmp.* >/dev/null 2>&1 && die "corrupt: temp file left"
+# the next fetch (hook fired once) succeeds
+"$B/weightctl" fetch --endpoint "$WD_URL" --model q --out "$T/c.st" --quiet ||
+	die "fetch after the corrupted one failed"
+stop_weightd "$WD_PID"
+
+# --- 2. SIGKILL mid-fetch, restart on the same cache and port -> completes ---
+start_weightd kill1 "$T/models" "$T/cache-k" tcp://127.0.0.1:0 --chunk-bytes 64K
+URL=$WD_URL
+"$B/weightctl" manifest --endpoint "$URL" --model big >/dev/null || die "warm the cache"
+"$B/weightctl" fetch --endpoint "$URL" --model big --out "$T/k.st" --window 1 --quiet \
+	--retries 50 --timeout-ms 5000 --verbose 2>"$T/k.err" &
+FP=$!
+# kill once a few MiB of the shard have arrived (the temp file grows)
+for _ in $(seq 1 400); do
+	sz=$(stat -c %s "$T/k.st.tmp.$FP" 2>/dev/null || echo 0)
+	[ "$sz" -gt 4000000 ] && break
+	sleep 0.01
+done
+kill -0 "$FP" 2>/dev/null || die "fetch finished before the kill; use a bigger fixture"
+kill -9 "$WD_PID"
+wait "$WD_PID" 2>/dev/null
+sleep 0.5
+start_weightd kill2 "$T/models" "$T/cache-k" "$URL" --chunk-bytes 64K
+wait "$FP"
+rc=$?
+[ "$rc" = 0 ] || die "fetch across a daemon restart: exit $rc: $(cat "$T/k.err")"
+cmp -s "$T/ref.st" "$T/k.st" || die "fetch across a restart differs from weightctl shard"
+grep "weightctl fetch:" "$T/k.err" | tail -n1
+stop_weightd "$WD_PID"
+
+# --- 3. fail-over: the first endpoint is dead ---
+start_weightd fo "$T/small" "$T/cache-f"
+DEAD="ipc://$T/nobody.ipc"
+"$B/weightctl" fetch --endpoint "$DEAD" --endpoint "$WD_URL" --model q --out "$T/f1.st" --quiet \
+	2>"$T/f.err" || die "fail-over (dead first): $(cat "$T/f.err")"
+"$B/weightctl" fetch --endpoint "$WD_URL" --endpoint "$DEAD" --model q --out "$T/f2.st" --quiet \
+	2>"$T/f.err" || die "fail-over (dead second): $(cat "$T/f.err")"
+"$B/weightctl" shard --model-dir "$T/small/q" --out "$T/fref.st" || die "shard q"
+cmp -s "$T/fref.st" "$T/f1.st" && cmp -s "$T/fref.st" "$T/f2.st" || die "fail-over output differs"
+"$B/weightctl" fetch --endpoint "$DEAD" --model q --out "$T/f3.st" --quiet 2>"$T/f.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q WT_EUNAVAIL "$T/f.err" || die "all dead: exit $rc: $(cat "$T/f.err")"
+
+# --- 4. exit codes: unknown model 1, impossible layout 3, bad flag 2 ---
+"$B/weightctl" fetch --endpoint "$WD_URL" --model nope --out "$T/x.st" --quiet 2>"$T/x.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q WT_ENOTFOUND "$T/x.err" || die "unknown model: exit $rc: $(cat "$T/x.err")"
+"$B/weightctl" fetch --endpoint "$WD_URL" --model q --tp-size 3 --out "$T/x.st" --quiet 2>"$T/x.err"
+rc=$?
+[ "$rc" = 3 ] || die "tp 3: exit $rc, want 3: $(cat "$T/x.err")"
+[ ! -e "$T/x.st" ] || die "refused layout left a file"
+"$B/weightctl" fetch --endpoint "$WD_URL" --model q --bogus 2>/dev/null
+[ $? = 2 ] || die "unknown flag: want exit 2"
+"$B/weightctl" manifest --endpoint "$WD_URL" --model q --tp-size 2 --tp-rank 1 >"$T/m.txt" ||
+	die "manifest"
+grep -q "^rank: tp_rank=1,ep_rank=0" "$T/m.txt" || die "manifest: no rank line"
+grep -q "qkv_proj.weight" "$T/m.txt" || die "manifest: no fused qkv tensor"
+"$B/weightctl" admin --endpoint "$WD_URL" verify >"$T/a.txt" || die "admin verify: $(cat "$T/a.txt")"
+grep -q "bad=0" "$T/a.txt" || die "admin verify output: $(cat "$T/a.txt")"
+stop_weightd "$WD_PID"
+echo "fetch_faults.sh: ok"

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# weightctl plan / shard: exit codes (0 ok, 2 usage, 3 layout invalid, 1 other),
+# safetensors metadata, and byte-identical output across runs for every scheme
+# on every family fixture (deepseek_v3 with none and fp8-block included).
+set -u
+B=${WT_BUILD:-build}
+CTL=$B/weightctl
+MK=$B/wt-mkckpt
+T=$(mktemp -d "${TMPDIR:-/tmp}/wt-shardcli-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
+
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8"
+for f in $FAMS; do
+	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
+done
+
+# exit codes
+"$CTL" plan --model-dir "$T/llama" --tp-size 3 --tp-rank 0 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "tp 3 on llama should exit 3"
+grep -q "does not divide num_attention_heads 8; use tp_size 1, 2, 4 or 8" "$T/err" ||
+	fail "tp 3 message: $(cat "$T/err")"
+"$CTL" plan --model-dir "$T/llama" --tp-size 1 --tp-rank 0 --ep-size 2 --ep-rank 0 \
+	>/dev/null 2>&1
+[ $? -eq 3 ] || fail "ep on a dense model should exit 3"
+"$CTL" plan --tp-size 1 --tp-rank 0 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "missing --model-dir should exit 2"
+"$CTL" plan --model-dir "$T/llama" --tp-size 2 --tp-rank 0 --quant fp9 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "bad --quant should exit 2"
+"$CTL" plan --model-dir "$T/llama" --tp-size 2 --tp-rank 2 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "tp-rank >= tp-size should exit 2"
+"$CTL" shard --model-dir "$T/llama" --tp-size 2 --tp-rank 0 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "shard without --out should exit 2"
+"$CTL" plan --model-dir "$T/nonexistent" --tp-size 1 --tp-rank 0 >/dev/null 2>&1
+[ $? -eq 1 ] || fail "missing model folder should exit 1"
+"$CTL" shard --model-dir "$T/deepseek_v3" --tp-size 4 --tp-rank 0 --quant fp8-block \
+	--out "$T/x.st" >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "deepseek fp8-block tp 4 should exit 3"
+grep -q "requant allow" "$T/err" || fail "alignment message: $(cat "$T/err")"
+
+# plan output: per rank totals, --rank-only
+"$CTL" plan --model-dir "$T/llama" --tp-size 4 --tp-rank 1 >"$T/plan" || fail "plan llama"
+[ "$(grep -c '^rank ' "$T/plan")" -eq 4 ] || fail "plan should list 4 ranks"
+grep -q "model.layers.0.self_attn.qkv_proj.weight *BF16 *\[128, 256\] *65536 weight" "$T/plan" ||
+	fail "plan qkv line"
+"$CTL" plan --model-dir "$T/llama" --tp-size 4 --tp-rank 1 --rank-only >"$T/plan1" ||
+	fail "plan --rank-only"
+[ "$(grep -c '^rank ' "$T/plan1")" -eq 1 ] || fail "--rank-only should list 1 rank"
+grep -q '^rank 1 (tp_rank=1,ep_rank=0)' "$T/plan1" || fail "--rank-only rank line"
+
+# determinism: every scheme on every family, two runs byte-identical
+for f in $FAMS; do
+	for q in none fp8-tensor fp8-channel fp8-block int8-channel int4-group; do
+		args=(--model-dir "$T/$f" --tp-size 2 --tp-rank 1 --quant "$q" --group-size 32)
+		"$CTL" shard "${args[@]}" --out "$T/a.st" 2>"$T/err" || fail "$f $q: $(cat "$T/err")"
+		"$CTL" shard "${args[@]}" --out "$T/b.st" 2>"$T/err" || fail "$f $q (2): $(cat "$T/err")"
+		cmp -s "$T/a.st" "$T/b.st" || fail "$f $q: two runs differ"
+	done
+done
+"$CTL" shard --model-dir "$T/mixtral" --tp-size 1 --tp-rank 0 --ep-size 4 --ep-rank 3 \
+	--out "$T/ep.st" || fail "mixtral ep shard"
+
+# metadata
+"$CTL" shard --model-dir "$T/qwen2" --tp-size 2 --tp-rank 1 --quant fp8-block \
+	--out "$T/m.st" || fail "qwen2 shard"
+hdr=$(head -c 4096 "$T/m.st" | tr -d '\0')
+for k in '"weightd.format":"1"' '"weightd.model":"qwen2"' '"weightd.rank":"tp_rank=1,ep_rank=0"' \
+	'"weightd.layout":"tp=2,ep=1,quant=fp8-block' '"weightd.revision":"'; do
+	case "$hdr" in *"$k"*) ;; *) fail "metadata lacks $k" ;; esac
+done
+echo "shard_cli.sh: ok"

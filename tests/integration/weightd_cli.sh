@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# weightd as a process: exit 2 with file:line on bad configuration, the test
+# hook refused without WEIGHTD_TEST_HOOKS=1, --help lists the flags, the
+# readiness line and ready file, the embedded defaults (./models,
+# ./weightd-cache, tcp://127.0.0.1:7450 unless taken), SIGTERM/SIGINT -> exit 0.
+set -u
+B=$(cd "${WT_BUILD:-build}" && pwd)
+D=$B/weightd
+T=$(mktemp -d "${TMPDIR:-/tmp}/wt-wdcli-XXXXXX")
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "weightd_cli.sh: FAIL: $*"; [ -f "$T/err" ] && cat "$T/err"; exit 1; }
+
+# bad flags / config -> exit 2 with the place named
+"$D" --workers 0 2>"$T/err"; rc=$?
+[ $rc = 2 ] || fail "--workers 0: exit $rc"
+grep -q -- "--workers: workers 0 is out of range" "$T/err" || fail "--workers message"
+printf 'workers = 2\nno_such_key = 1\n' >"$T/bad.conf"
+"$D" --config "$T/bad.conf" 2>"$T/err"; rc=$?
+[ $rc = 2 ] || fail "unknown key: exit $rc"
+grep -q "$T/bad.conf:2: unknown key 'no_such_key'" "$T/err" || fail "file:line message"
+"$D" --test-corrupt-chunk 1 2>"$T/err"; rc=$?
+[ $rc = 2 ] || fail "test hook without env: exit $rc"
+grep -q "WEIGHTD_TEST_HOOKS=1" "$T/err" || fail "test hook message"
+"$D" --help | grep -q -- "--cache-max-bytes" || fail "--help"
+
+# start with a ready file on a kernel-chosen port; wait for readiness
+mkdir -p "$T/models"
+(cd "$T" && exec "$D" --listen tcp://127.0.0.1:0 --listen "ipc://$T/w.sock" \
+	--ready-file "$T/ready" --pid-file "$T/pid" --cache-max-bytes 16M 2>"$T/err") &
+pid=$!
+for _ in $(seq 100); do [ -s "$T/ready" ] && break; sleep 0.05; done
+[ -s "$T/ready" ] || fail "no ready file"
+grep -q "^tcp://127.0.0.1:[1-9][0-9]*$" "$T/ready" || fail "ready file: $(cat "$T/ready")"
+grep -q "^ipc://$T/w.sock$" "$T/ready" || fail "ready file lacks the ipc URL"
+grep -q "weightd: listening on tcp://127.0.0.1:" "$T/err" || fail "no readiness line"
+[ "$(cat "$T/pid")" = "$pid" ] || fail "pid file"
+[ -d "$T/weightd-cache" ] || fail "default cache dir ./weightd-cache not created"
+kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
+[ $rc = 0 ] || fail "SIGTERM: exit $rc"
+[ ! -e "$T/pid" ] || fail "pid file left behind"
+
+# the same cache reopens; SIGINT also exits 0
+(cd "$T" && exec "$D" --listen "ipc://$T/w2.sock" --ready-file "$T/ready2" 2>"$T/err") &
+pid=$!
+for _ in $(seq 100); do [ -s "$T/ready2" ] && break; sleep 0.05; done
+[ -s "$T/ready2" ] || fail "second start: no ready file"
+kill -INT "$pid"; wait "$pid"; rc=$?; pid=""
+[ $rc = 0 ] || fail "SIGINT: exit $rc"
+echo "weightd_cli.sh: ok"

@@ -1,0 +1,560 @@
+/* test_checkpoint.c — config.json defaults, single-file and indexed folders,
+ * every index error, and the revision digest. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "loader/loader.h"
+#include "tests/util/testutil.h"
+
+#define SEED 777u
+
+static const st_desc tiny[] = {
+    {"model.embed_tokens.weight", WT_BF16, 2, {128, 64}},
+    {"model.layers.0.self_attn.q_proj.weight", WT_BF16, 2, {64, 64}},
+    {"model.layers.0.self_attn.k_proj.weight", WT_BF16, 2, {32, 64}},
+    {"model.layers.0.input_layernorm.weight", WT_F32, 1, {64}},
+    {"model.layers.1.mlp.up_proj.weight", WT_BF16, 2, {128, 64}},
+    {"model.layers.1.mlp.up_proj.weight_scale", WT_F32, 0, {0}},
+    {"model.norm.weight", WT_F32, 1, {64}},
+    {"lm_head.weight", WT_BF16, 2, {128, 64}},
+};
+#define N_TINY (sizeof(tiny) / sizeof(tiny[0]))
+
+static int open_ckpt(const char *dir, store **s, ckpt **c, wt_errbuf *err)
+{
+	*c = NULL;
+	int rv = store_open(s, dir, err);
+	if (rv == WT_OK)
+		rv = ckpt_open(c, *s, err);
+	return rv;
+}
+
+static void close_ckpt(store *s, ckpt *c)
+{
+	ckpt_close(c);
+	store_close(s);
+}
+
+static size_t desc_index(const char *name)
+{
+	for (size_t i = 0; i < N_TINY; i++)
+		if (strcmp(tiny[i].name, name) == 0)
+			return i;
+	fail_msg("unknown tensor %s", name);
+	return 0;
+}
+
+/* Open, then check every tensor's metadata and bytes against the descs. */
+static void check_tiny(const char *dir, size_t n_objects_expected)
+{
+	store *s;
+	ckpt *c;
+	wt_errbuf err;
+	int rv = open_ckpt(dir, &s, &c, &err);
+	if (rv != WT_OK)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+	assert_int_equal(ckpt_n_tensors(c), N_TINY);
+	assert_ptr_equal(ckpt_store(c), s);
+	uint64_t total = 0;
+	const char *objs[8] = {0};
+	size_t n_objs = 0;
+	for (size_t i = 0; i < N_TINY; i++) {
+		const ckpt_tensor *t = ckpt_tensor_at(c, i);
+		if (i > 0)
+			assert_true(strcmp(ckpt_tensor_at(c, i - 1)->name, t->name) < 0);
+		size_t k = desc_index(t->name);
+		assert_int_equal(t->dtype, tiny[k].dtype);
+		assert_int_equal(t->ndim, tiny[k].ndim);
+		assert_int_equal(t->nbytes, tu_desc_nbytes(&tiny[k]));
+		assert_ptr_equal(ckpt_find(c, t->name), t);
+		assert_int_equal(ckpt_tensor_index(c, t), i);
+		total += t->nbytes;
+		size_t j = 0;
+		while (j < n_objs && strcmp(objs[j], t->object) != 0)
+			j++;
+		if (j == n_objs)
+			objs[n_objs++] = t->object;
+	}
+	assert_null(ckpt_tensor_at(c, N_TINY));
+	assert_null(ckpt_find(c, "model.nope"));
+	assert_null(ckpt_find(c, ""));
+	assert_int_equal(n_objs, n_objects_expected);
+	assert_int_equal(ckpt_total_bytes(c), total);
+	/* every byte, read once */
+	uint64_t before = store_bytes_read(s);
+	for (size_t i = 0; i < N_TINY; i++) {
+		const ckpt_tensor *t = ckpt_tensor_at(c, i);
+		size_t k = desc_index(t->name);
+		uint8_t *want = malloc(t->nbytes + 1), *got = malloc(t->nbytes + 1);
+		tu_fill(want, t->nbytes, SEED + k);
+		assert_int_equal(ckpt_read(c, t, 0, got, t->nbytes, &err), WT_OK);
+		assert_memory_equal(got, want, t->nbytes);
+		if (t->nbytes > 3) {
+			assert_int_equal(ckpt_read(c, t, 3, got, t->nbytes - 3, &err), WT_OK);
+			assert_memory_equal(got, want + 3, t->nbytes - 3);
+			total += t->nbytes - 3;
+		}
+		assert_int_equal(ckpt_read(c, t, 1, got, t->nbytes, &err), WT_EINVAL);
+		assert_non_null(strstr(err.msg, t->name));
+		free(want);
+		free(got);
+	}
+	assert_int_equal(store_bytes_read(s) - before, total);
+	size_t len;
+	assert_string_equal(ckpt_config_json(c, &len), tu_llama_config);
+	assert_int_equal(len, strlen(tu_llama_config));
+	assert_int_equal(strlen(ckpt_revision(c)), 64);
+	assert_string_equal(ckpt_get_config(c)->architecture, "LlamaForCausalLM");
+	close_ckpt(s, c);
+}
+
+static void test_single_file(void **state)
+{
+	(void)state;
+	printf("seed %u\n", SEED);
+	char *dir = tu_mkdtemp("ck1");
+	assert_int_equal(tu_write_ckpt(dir, tu_llama_config, tiny, N_TINY, 1, SEED), 0);
+	check_tiny(dir, 1);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+static void test_indexed(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("ck3");
+	assert_int_equal(tu_write_ckpt(dir, tu_llama_config, tiny, N_TINY, 3, SEED), 0);
+	check_tiny(dir, 3);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* ---- index errors ---- */
+
+/* A 3-shard checkpoint whose index is then replaced by weight_map `wm` (JSON text). */
+static char *indexed_with(const char *index_json)
+{
+	char *dir = tu_mkdtemp("ckx");
+	assert_int_equal(tu_write_ckpt(dir, tu_llama_config, tiny, N_TINY, 3, SEED), 0);
+	if (index_json != NULL)
+		assert_int_equal(tu_write_file(dir, "model.safetensors.index.json", index_json,
+		                               strlen(index_json)),
+		                 0);
+	return dir;
+}
+
+/* The standard weight_map text with `extra` appended inside it and entry
+ * `drop` (a tensor name) removed. Caller frees. */
+static char *weight_map(const char *extra, const char *drop, const char *remap_to)
+{
+	char *buf = malloc(8192);
+	size_t len = (size_t)snprintf(buf, 8192, "{\"weight_map\": {");
+	size_t per = (N_TINY + 2) / 3;
+	const char *sep = "";
+	for (size_t i = 0; i < N_TINY; i++) {
+		if (drop != NULL && strcmp(tiny[i].name, drop) == 0)
+			continue;
+		char shard[64];
+		tu_shard_name(shard, sizeof(shard), i / per + 1, 3);
+		const char *file = (remap_to && i == 0) ? remap_to : shard;
+		len += (size_t)snprintf(buf + len, 8192 - len, "%s\"%s\": \"%s\"", sep,
+		                        tiny[i].name, file);
+		sep = ", ";
+	}
+	snprintf(buf + len, 8192 - len, "%s%s}}", extra ? ", " : "", extra ? extra : "");
+	return buf;
+}
+
+static void expect_open(const char *dir, int code, const char *needle)
+{
+	store *s;
+	ckpt *c;
+	wt_errbuf err;
+	wt_errclear(&err);
+	int rv = open_ckpt(dir, &s, &c, &err);
+	if (rv != code || strstr(err.msg, needle) == NULL)
+		print_error("got %s: %s (want %s naming '%s')\n", wt_errname(rv), err.msg,
+		            wt_errname(code), needle);
+	assert_int_equal(rv, code);
+	assert_null(c);
+	assert_non_null(strstr(err.msg, needle));
+	close_ckpt(s, c);
+}
+
+static void run_index_case(const char *json, int code, const char *needle)
+{
+	char *dir = indexed_with(json);
+	expect_open(dir, code, needle);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+static void test_index_errors(void **state)
+{
+	(void)state;
+	char *wm;
+	/* the baseline weight_map is valid */
+	wm = weight_map(NULL, NULL, NULL);
+	char *dir = indexed_with(wm);
+	check_tiny(dir, 3);
+	tu_rmrf(dir);
+	free(dir);
+	free(wm);
+	/* entry -> a file that does not exist */
+	wm = weight_map("\"extra.w\": \"model-00009-of-00009.safetensors\"", NULL, NULL);
+	run_index_case(wm, WT_ENOTFOUND, "tensor 'extra.w' maps to 'model-00009-of-00009");
+	free(wm);
+	/* entry -> an existing file that lacks the tensor */
+	wm = weight_map("\"ghost.w\": \"model-00001-of-00003.safetensors\"", NULL, NULL);
+	run_index_case(wm, WT_ENOTFOUND, "tensor 'ghost.w' maps to 'model-00001-of-00003");
+	free(wm);
+	/* entry -> the wrong file (the tensor is elsewhere) */
+	wm = weight_map(NULL, NULL, "model-00003-of-00003.safetensors");
+	run_index_case(wm, WT_ENOTFOUND, "found in 'model-00001-of-00003");
+	free(wm);
+	/* a tensor in a file but not in the index */
+	wm = weight_map(NULL, "model.norm.weight", NULL);
+	run_index_case(wm, WT_ECORRUPT, "tensor 'model.norm.weight' is in");
+	free(wm);
+	/* the index escapes the folder */
+	wm = weight_map("\"x\": \"../elsewhere.safetensors\"", NULL, NULL);
+	run_index_case(wm, WT_EPERM, "elsewhere");
+	free(wm);
+	/* malformed index JSON */
+	run_index_case("{\"weight_map\": ", WT_ECORRUPT, "not valid JSON");
+	run_index_case("{\"metadata\": {}}", WT_ECORRUPT, "weight_map");
+	run_index_case("{\"weight_map\": {\"a\": 3}}", WT_ECORRUPT, "tensor 'a'");
+	run_index_case("{\"weight_map\": {\"a\": \"f\", \"a\": \"g\"}}", WT_EDUP, "duplicate");
+}
+
+static void test_tensor_in_two_files(void **state)
+{
+	(void)state;
+	char *dir = indexed_with(NULL);
+	/* an extra shard holding a copy of the embedding plus one new tensor */
+	st_desc d[] = {tiny[0], {"model.extra.weight", WT_F32, 1, {4}}};
+	uint8_t a[128 * 64 * 2] = {0}, b[16] = {0};
+	const void *data[] = {a, b};
+	char *p = tu_path(dir, "model-extra.safetensors");
+	wt_errbuf err;
+	assert_int_equal(st_write_path(p, d, data, 2, NULL, 0, &err), WT_OK);
+	char *wm = weight_map("\"model.extra.weight\": \"model-extra.safetensors\"", NULL, NULL);
+	assert_int_equal(tu_write_file(dir, "model.safetensors.index.json", wm, strlen(wm)), 0);
+	expect_open(dir, WT_EDUP, "tensor 'model.embed_tokens.weight' is in both");
+	free(wm);
+	free(p);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+static void test_folder_errors(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("ckf");
+	expect_open(dir, WT_ENOTFOUND, "config.json");
+	assert_int_equal(
+	    tu_write_file(dir, "config.json", tu_llama_config, strlen(tu_llama_config)), 0);
+	expect_open(dir, WT_ENOTFOUND, "neither model.safetensors");
+	/* a corrupt single file names the file */
+	assert_int_equal(tu_write_file(dir, "model.safetensors", "\x04\0\0\0\0\0\0\0[1] ", 12), 0);
+	expect_open(dir, WT_ECORRUPT, "'model.safetensors': header is not a JSON object");
+	/* config.json over the cap (sparse file) */
+	char *cfg = tu_path(dir, "config.json");
+	assert_int_equal(truncate(cfg, (off_t)CKPT_MAX_JSON_BYTES + 1), 0);
+	expect_open(dir, WT_ETOOBIG, "config.json");
+	free(cfg);
+	/* a bad config names the field */
+	const char *no_vocab = "{\"architectures\": [\"X\"], \"hidden_size\": 8, "
+	                       "\"num_attention_heads\": 2, \"num_hidden_layers\": 1}";
+	assert_int_equal(tu_write_file(dir, "config.json", no_vocab, strlen(no_vocab)), 0);
+	expect_open(dir, WT_ECORRUPT, "'vocab_size'");
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* ---- config.json ---- */
+
+static void parse_ok(const char *json, ckpt_config *c)
+{
+	wt_errbuf err;
+	int rv = ckpt_config_parse(json, strlen(json), c, &err);
+	if (rv != WT_OK)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+}
+
+static void test_config_defaults(void **state)
+{
+	(void)state;
+	ckpt_config c;
+	parse_ok(tu_llama_config, &c);
+	assert_string_equal(c.architecture, "LlamaForCausalLM");
+	assert_string_equal(c.model_type, "llama");
+	assert_int_equal(c.hidden_size, 64);
+	assert_int_equal(c.num_attention_heads, 4);
+	assert_int_equal(c.num_key_value_heads, 2);
+	assert_int_equal(c.head_dim, 16);
+	assert_int_equal(c.intermediate_size, 128);
+	assert_int_equal(c.vocab_size, 128);
+	assert_int_equal(c.num_hidden_layers, 2);
+	assert_false(c.tie_word_embeddings);
+	assert_int_equal(c.num_experts, 0);
+	assert_int_equal(c.moe_intermediate_size, -1);
+	assert_int_equal(c.shared_expert_intermediate_size, -1);
+	assert_int_equal(c.n_shared_experts, 0);
+	assert_int_equal(c.decoder_sparse_step, 1);
+	assert_int_equal(c.n_mlp_only_layers, 0);
+	assert_int_equal(c.first_k_dense_replace, 0);
+	assert_int_equal(c.moe_layer_freq, 1);
+	assert_int_equal(c.q_lora_rank, -1);
+	assert_int_equal(c.kv_lora_rank, -1);
+	assert_int_equal(c.quant, CKPT_QUANT_NONE);
+	assert_int_equal(c.quant_block[0], 128);
+	assert_int_equal(c.quant_block[1], 128);
+	ckpt_config_clear(&c);
+	ckpt_config_clear(&c);
+	ckpt_config_clear(NULL);
+
+	/* minimal: num_key_value_heads and head_dim default from H; no model_type */
+	parse_ok("{\"architectures\": [\"A\", \"B\"], \"hidden_size\": 96, "
+	         "\"num_attention_heads\": 3, \"num_hidden_layers\": 1, \"vocab_size\": 10, "
+	         "\"head_dim\": null, \"tie_word_embeddings\": true}",
+	         &c);
+	assert_string_equal(c.architecture, "A");
+	assert_string_equal(c.model_type, "");
+	assert_int_equal(c.num_key_value_heads, 3);
+	assert_int_equal(c.head_dim, 32);
+	assert_int_equal(c.intermediate_size, -1);
+	assert_true(c.tie_word_embeddings);
+	ckpt_config_clear(&c);
+}
+
+#define BASE                                                                                       \
+	"\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": 4, "              \
+	"\"vocab_size\": 100, \"intermediate_size\": 256, "
+
+static void test_config_moe(void **state)
+{
+	(void)state;
+	ckpt_config c;
+	parse_ok("{\"architectures\": [\"MixtralForCausalLM\"], " BASE
+	         "\"num_local_experts\": 8, \"num_experts_per_tok\": 2}",
+	         &c);
+	assert_int_equal(c.num_experts, 8);
+	assert_int_equal(c.moe_intermediate_size, 256); /* Mixtral: intermediate_size */
+	ckpt_config_clear(&c);
+
+	parse_ok("{\"architectures\": [\"Qwen2MoeForCausalLM\"], " BASE
+	         "\"num_experts\": 6, \"moe_intermediate_size\": 32, "
+	         "\"shared_expert_intermediate_size\": 64, \"decoder_sparse_step\": 2, "
+	         "\"mlp_only_layers\": [1, 3], \"head_dim\": 8}",
+	         &c);
+	assert_int_equal(c.num_experts, 6);
+	assert_int_equal(c.moe_intermediate_size, 32);
+	assert_int_equal(c.shared_expert_intermediate_size, 64);
+	assert_int_equal(c.decoder_sparse_step, 2);
+	assert_int_equal(c.n_mlp_only_layers, 2);
+	assert_int_equal(c.mlp_only_layers[1], 3);
+	assert_int_equal(c.head_dim, 8);
+	ckpt_config_clear(&c);
+
+	parse_ok("{\"architectures\": [\"DeepseekV3ForCausalLM\"], " BASE
+	         "\"n_routed_experts\": 16, \"n_shared_experts\": 1, \"moe_intermediate_size\": "
+	         "16, \"first_k_dense_replace\": 1, \"moe_layer_freq\": 1, \"q_lora_rank\": null, "
+	         "\"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, "
+	         "\"v_head_dim\": 16, \"quantization_config\": {\"quant_method\": \"fp8\", "
+	         "\"activation_scheme\": \"dynamic\", \"fmt\": \"e4m3\", \"weight_block_size\": "
+	         "[128, 64], \"ignore\": [\"lm_head\"], \"modules_to_not_convert\": [\"gate\"]}}",
+	         &c);
+	assert_int_equal(c.num_experts, 16);
+	assert_int_equal(c.n_shared_experts, 1);
+	assert_int_equal(c.first_k_dense_replace, 1);
+	assert_int_equal(c.q_lora_rank, -1);
+	assert_int_equal(c.kv_lora_rank, 32);
+	assert_int_equal(c.qk_nope_head_dim, 16);
+	assert_int_equal(c.qk_rope_head_dim, 8);
+	assert_int_equal(c.v_head_dim, 16);
+	assert_int_equal(c.quant, CKPT_QUANT_FP8_BLOCK);
+	assert_int_equal(c.quant_block[0], 128);
+	assert_int_equal(c.quant_block[1], 64);
+	assert_int_equal(c.n_quant_ignore, 2);
+	assert_string_equal(c.quant_ignore[0], "lm_head");
+	assert_string_equal(c.quant_ignore[1], "gate");
+	ckpt_config_clear(&c);
+
+	parse_ok("{\"architectures\": [\"LlamaForCausalLM\"], " BASE
+	         "\"quantization_config\": {\"quant_method\": \"fp8\", \"activation_scheme\": "
+	         "\"static\", \"ignored_layers\": [\"lm_head\"]}}",
+	         &c);
+	assert_int_equal(c.quant, CKPT_QUANT_FP8_TENSOR);
+	assert_int_equal(c.n_quant_ignore, 1);
+	ckpt_config_clear(&c);
+}
+
+static void expect_config(const char *json, int code, const char *needle)
+{
+	ckpt_config c;
+	wt_errbuf err;
+	wt_errclear(&err);
+	int rv = ckpt_config_parse(json, strlen(json), &c, &err);
+	if (rv != code || strstr(err.msg, needle) == NULL)
+		print_error("%s -> %s: %s\n", json, wt_errname(rv), err.msg);
+	assert_int_equal(rv, code);
+	assert_non_null(strstr(err.msg, needle));
+	assert_null(c.architecture);
+}
+
+static void test_config_errors(void **state)
+{
+	(void)state;
+	const char *req[] = {"hidden_size", "num_attention_heads", "num_hidden_layers",
+	                     "vocab_size"};
+	const char *val[] = {"64", "4", "2", "100"};
+	for (size_t skip = 0; skip < 4; skip++) {
+		char buf[512];
+		size_t len = (size_t)snprintf(buf, sizeof(buf), "{\"architectures\": [\"X\"]");
+		for (size_t i = 0; i < 4; i++)
+			if (i != skip)
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+				                        ", \"%s\": %s", req[i], val[i]);
+		snprintf(buf + len, sizeof(buf) - len, "}");
+		char needle[64];
+		snprintf(needle, sizeof(needle), "'%s' is missing", req[skip]);
+		expect_config(buf, WT_ECORRUPT, needle);
+	}
+	expect_config("{" BASE "\"model_type\": \"llama\"}", WT_ECORRUPT, "'architectures'");
+	expect_config("{\"architectures\": [], " BASE "\"x\": 1}", WT_ECORRUPT, "'architectures'");
+	expect_config("{\"architectures\": [\"X\"], " BASE "\"num_key_value_heads\": \"8\"}",
+	              WT_ECORRUPT, "'num_key_value_heads' is not an integer");
+	expect_config("{\"architectures\": [\"X\"], " BASE "\"tie_word_embeddings\": 1}",
+	              WT_ECORRUPT, "'tie_word_embeddings'");
+	expect_config("{\"architectures\": [\"X\"], \"hidden_size\": 0, \"num_attention_heads\": "
+	              "4, \"num_hidden_layers\": 4, \"vocab_size\": 100}",
+	              WT_ECORRUPT, "'hidden_size' = 0");
+	expect_config("{\"architectures\": [\"X\"], " BASE "\"mlp_only_layers\": [\"a\"]}",
+	              WT_ECORRUPT, "'mlp_only_layers'[0]");
+	expect_config("{\"architectures\": [\"X\"], " BASE
+	              "\"quantization_config\": {\"quant_method\": \"gptq\"}}",
+	              WT_EUNSUPPORTED, "'gptq'");
+	expect_config("{\"architectures\": [\"X\"], " BASE
+	              "\"quantization_config\": {\"quant_method\": \"fp8\", "
+	              "\"weight_block_size\": [128]}}",
+	              WT_ECORRUPT, "weight_block_size");
+	expect_config("{\"architectures\": [\"X\"], " BASE
+	              "\"quantization_config\": {\"quant_method\": \"fp8\", \"ignore\": [1]}}",
+	              WT_ECORRUPT, "ignore[0]");
+	expect_config("[1]", WT_ECORRUPT, "not a JSON object");
+	expect_config("{\"architectures\": [\"X\"], \"architectures\": [\"Y\"]}", WT_EDUP,
+	              "duplicate");
+	expect_config("{\"architectures\": ", WT_ECORRUPT, "not valid JSON");
+}
+
+/* ---- revision ---- */
+
+static void revision_of(const char *dir, char out[65])
+{
+	store *s;
+	ckpt *c;
+	wt_errbuf err;
+	int rv = open_ckpt(dir, &s, &c, &err);
+	if (rv != WT_OK)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+	memcpy(out, ckpt_revision(c), 65);
+	close_ckpt(s, c);
+}
+
+/* The digest as documented, computed independently from stat(2). */
+static void expected_revision(const char *dir, const char *const *keys, size_t n, char out[65])
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+	for (size_t i = 0; i < n; i++) {
+		char *p = tu_path(dir, keys[i]);
+		struct stat st;
+		assert_int_equal(stat(p, &st), 0);
+		free(p);
+		char rec[256];
+		int k = snprintf(rec, sizeof(rec), "%s%c%lld%c%llu%c", keys[i], 0,
+		                 (long long)st.st_size, 0,
+		                 (unsigned long long)st.st_mtim.tv_sec * 1000000000ull +
+		                     (unsigned long long)st.st_mtim.tv_nsec,
+		                 0);
+		EVP_DigestUpdate(md, rec, (size_t)k);
+	}
+	EVP_DigestUpdate(md, tu_llama_config, strlen(tu_llama_config));
+	unsigned char dig[32];
+	EVP_DigestFinal_ex(md, dig, NULL);
+	EVP_MD_CTX_free(md);
+	for (int i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", dig[i]);
+}
+
+static void test_revision(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("ckr");
+	assert_int_equal(tu_write_ckpt(dir, tu_llama_config, tiny, N_TINY, 2, SEED), 0);
+	char r1[65], r2[65], want[65];
+	revision_of(dir, r1);
+	revision_of(dir, r2);
+	assert_string_equal(r1, r2); /* stable */
+	const char *keys[] = {"config.json", "model-00001-of-00002.safetensors",
+	                      "model-00002-of-00002.safetensors", "model.safetensors.index.json"};
+	expected_revision(dir, keys, 4, want);
+	assert_string_equal(r1, want);
+
+	/* touching a shard changes it */
+	char *shard = tu_path(dir, "model-00002-of-00002.safetensors");
+	assert_int_equal(tu_touch(shard, 1000), 0);
+	revision_of(dir, r2);
+	assert_string_not_equal(r1, r2);
+	/* editing config.json (same size, same mtime) changes it */
+	char *cfgp = tu_path(dir, "config.json");
+	struct stat st;
+	assert_int_equal(stat(cfgp, &st), 0);
+	char *edited = strdup(tu_llama_config);
+	char *pos = strstr(edited, "\"vocab_size\": 128");
+	pos[15] = '9'; /* 128 -> 129 */
+	assert_int_equal(tu_write_file(dir, "config.json", edited, strlen(edited)), 0);
+	struct timespec ts[2] = {st.st_atim, st.st_mtim};
+	assert_int_equal(utimensat(AT_FDCWD, cfgp, ts, 0), 0);
+	char r3[65];
+	revision_of(dir, r3);
+	assert_string_not_equal(r2, r3);
+	/* restoring the content restores the digest */
+	assert_int_equal(
+	    tu_write_file(dir, "config.json", tu_llama_config, strlen(tu_llama_config)), 0);
+	assert_int_equal(utimensat(AT_FDCWD, cfgp, ts, 0), 0);
+	revision_of(dir, r3);
+	assert_string_equal(r2, r3);
+	free(edited);
+	free(cfgp);
+	free(shard);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_single_file),   cmocka_unit_test(test_indexed),
+	    cmocka_unit_test(test_index_errors),  cmocka_unit_test(test_tensor_in_two_files),
+	    cmocka_unit_test(test_folder_errors), cmocka_unit_test(test_config_defaults),
+	    cmocka_unit_test(test_config_moe),    cmocka_unit_test(test_config_errors),
+	    cmocka_unit_test(test_revision),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

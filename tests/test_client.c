@@ -1,0 +1,339 @@
+/*
+ * test_client.c — libweights pieces that need no server: validation of hostile
+ * manifests, rendezvous hashing, option checks, and the sinks driven directly.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "client/client.h"
+#include "common/common.h"
+#include "tests/util/testutil.h"
+#include "weights/client.h"
+#include "weights/engine.h"
+
+/* A valid two-tensor manifest the tests then break one field at a time. */
+typedef struct mf {
+	Weights__Manifest m;
+	Weights__TensorEntry te[2];
+	Weights__TensorEntry *tp[2];
+	Weights__ChunkRef cr[3];
+	Weights__ChunkRef *cp[3];
+	int64_t shape[2][2];
+	uint8_t hash[5][16];
+} mf;
+
+static void mf_init(mf *x)
+{
+	memset(x, 0, sizeof(*x));
+	weights__manifest__init(&x->m);
+	x->m.format_version = 1;
+	x->m.model = "m";
+	x->m.revision = "r";
+	x->m.layout_text = "tp=1";
+	x->m.shard_id.data = (uint8_t *)"id";
+	x->m.shard_id.len = 2;
+	const char *names[2] = {"a.weight", "b.weight"};
+	for (int i = 0; i < 2; i++) {
+		weights__tensor_entry__init(&x->te[i]);
+		x->tp[i] = &x->te[i];
+		x->te[i].name = (char *)names[i];
+		x->te[i].dtype = WT_BF16;
+		x->shape[i][0] = 4;
+		x->shape[i][1] = 8;
+		x->te[i].shape = x->shape[i];
+		x->te[i].n_shape = 2;
+		x->te[i].nbytes = 64;
+		x->te[i].hash.data = x->hash[i];
+		x->te[i].hash.len = 16;
+	}
+	for (int k = 0; k < 3; k++) {
+		weights__chunk_ref__init(&x->cr[k]);
+		x->cp[k] = &x->cr[k];
+		x->cr[k].hash.data = x->hash[2 + k];
+		x->cr[k].hash.len = 16;
+	}
+	/* a: two chunks [0,40) [40,64); b: one chunk [0,64) */
+	x->cr[0].offset = 0;
+	x->cr[0].nbytes = 40;
+	x->cr[1].offset = 40;
+	x->cr[1].nbytes = 24;
+	x->cr[2].offset = 0;
+	x->cr[2].nbytes = 64;
+	x->te[0].chunks = &x->cp[0];
+	x->te[0].n_chunks = 2;
+	x->te[1].chunks = &x->cp[2];
+	x->te[1].n_chunks = 1;
+	x->m.tensors = x->tp;
+	x->m.n_tensors = 2;
+	x->m.total_bytes = 128;
+}
+
+static int build(mf *x, wt_errbuf *err)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_manifest *m = NULL;
+	int rv = client_manifest_from_pb(&x->m, 1 << 20, "m", &l, &m, err);
+	if (rv == WT_OK)
+		assert_non_null(m);
+	else
+		assert_null(m);
+	wt_manifest_free(m);
+	return rv;
+}
+
+static void test_manifest_valid(void **state)
+{
+	(void)state;
+	mf x;
+	mf_init(&x);
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_manifest *m = NULL;
+	wt_errbuf err;
+	assert_int_equal(client_manifest_from_pb(&x.m, 1 << 20, "m", &l, &m, &err), WT_OK);
+	assert_int_equal(wt_manifest_n_tensors(m), 2);
+	assert_int_equal(wt_manifest_n_chunks(m), 3);
+	assert_int_equal(wt_manifest_total_bytes(m), 128);
+	size_t idx;
+	assert_int_equal(wt_manifest_find(m, "b.weight", &idx), WT_OK);
+	assert_int_equal(idx, 1);
+	assert_int_equal(wt_manifest_find(m, "c", &idx), WT_ENOTFOUND);
+	wt_tensor_info t;
+	assert_int_equal(wt_manifest_tensor(m, 0, &t), WT_OK);
+	assert_string_equal(t.name, "a.weight");
+	assert_int_equal(t.n_chunks, 2);
+	assert_int_equal(t.shape[1], 8);
+	assert_int_equal(wt_manifest_tensor(m, 2, &t), WT_EINVAL);
+	wt_manifest_free(m);
+}
+
+static void test_manifest_hostile(void **state)
+{
+	(void)state;
+	mf x;
+	wt_errbuf err;
+	struct {
+		const char *what;
+		int code;
+		const char *in_msg;
+	} cases[] = {
+	    {"overlap", WT_ECORRUPT, "overlaps"},   {"hole", WT_ECORRUPT, "hole"},
+	    {"past end", WT_ECORRUPT, "past"},      {"short", WT_ECORRUPT, "cover"},
+	    {"overflow", WT_ECORRUPT, "overflow"},  {"shape", WT_ECORRUPT, "make"},
+	    {"shape ovf", WT_ECORRUPT, "overflow"}, {"order", WT_ECORRUPT, "name order"},
+	    {"dup", WT_ECORRUPT, "unique"},         {"hash", WT_ECORRUPT, "hash of 3"},
+	    {"dtype", WT_ECORRUPT, "dtype"},        {"total", WT_ECORRUPT, "add up"},
+	    {"version", WT_EVERSION, "version"},    {"empty chunk", WT_ECORRUPT, "empty"},
+	    {"big chunk", WT_ETOOBIG, "limit"},     {"no id", WT_ECORRUPT, "shard id"},
+	    {"neg dim", WT_ECORRUPT, "dim"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		mf_init(&x);
+		switch (i) {
+		case 0:
+			x.cr[1].offset = 30; /* [0,40) then [30,54) */
+			break;
+		case 1:
+			x.cr[1].offset = 41;
+			x.cr[1].nbytes = 23;
+			break;
+		case 2:
+			x.cr[1].nbytes = 40;
+			break;
+		case 3:
+			x.cr[1].nbytes = 20;
+			break;
+		case 4:
+			x.cr[1].nbytes = UINT64_MAX - 10;
+			break;
+		case 5:
+			x.shape[0][1] = 9;
+			break;
+		case 6:
+			x.shape[0][0] = INT64_MAX / 2;
+			x.shape[0][1] = INT64_MAX / 2;
+			break;
+		case 7:
+			x.te[0].name = "z.weight";
+			break;
+		case 8:
+			x.te[1].name = "a.weight";
+			break;
+		case 9:
+			x.cr[2].hash.len = 3;
+			break;
+		case 10:
+			x.te[1].dtype = 99;
+			break;
+		case 11:
+			x.m.total_bytes = 127;
+			break;
+		case 12:
+			x.m.format_version = 2;
+			break;
+		case 13:
+			x.cr[0].nbytes = 0;
+			break;
+		case 14:
+			x.cr[2].nbytes = 64;
+			x.te[1].nbytes = 64;
+			x.shape[1][0] = 4;
+			{ /* a chunk over the client's limit (1 MiB here) */
+				static int64_t big[2] = {1024, 1024};
+				x.te[1].shape = big;
+				x.te[1].nbytes = 2u << 20;
+				x.cr[2].nbytes = 2u << 20;
+				x.m.total_bytes = 64 + (2u << 20);
+			}
+			break;
+		case 15:
+			x.m.shard_id.len = 0;
+			break;
+		case 16:
+			x.shape[1][0] = -4;
+			break;
+		}
+		int rv = build(&x, &err);
+		if (rv != cases[i].code || strstr(err.msg, cases[i].in_msg) == NULL)
+			fail_msg("case '%s': got %s '%s', want %s containing '%s'", cases[i].what,
+			         wt_errname(rv), rv ? err.msg : "", wt_errname(cases[i].code),
+			         cases[i].in_msg);
+	}
+}
+
+static void test_rendezvous(void **state)
+{
+	(void)state;
+	const char *eps[4] = {"tcp://a:1", "tcp://b:1", "tcp://c:1", "tcp://d:1"};
+	size_t count[4] = {0};
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 1024;
+	for (uint32_t r = 0; r < 1024; r++) {
+		l.tp_rank = r;
+		uint8_t key[16];
+		client_route_key("model", &l, key);
+		size_t o1[4], o2[4], o3[3];
+		client_rendezvous_order(key, eps, 4, o1);
+		client_rendezvous_order(key, eps, 4, o2);
+		assert_memory_equal(o1, o2, sizeof(o1)); /* deterministic */
+		int seen = 0;
+		for (int k = 0; k < 4; k++)
+			seen |= 1 << o1[k];
+		assert_int_equal(seen, 15); /* a permutation */
+		count[o1[0]]++;
+		/* removing a node that is not the owner keeps the owner */
+		size_t drop = o1[3];
+		const char *rest[3];
+		size_t map[3], n = 0;
+		for (size_t k = 0; k < 4; k++)
+			if (k != drop) {
+				map[n] = k;
+				rest[n++] = eps[k];
+			}
+		client_rendezvous_order(key, rest, 3, o3);
+		assert_int_equal(map[o3[0]], o1[0]);
+	}
+	for (int k = 0; k < 4; k++)
+		assert_true(count[k] > 180 && count[k] < 340); /* ~256 each */
+}
+
+static void test_open_options(void **state)
+{
+	(void)state;
+	wt_client_opts o;
+	wt_client *c = NULL;
+	wt_errbuf err;
+	wt_client_opts_init(&o);
+	assert_int_equal(o.window, 8);
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_EINVAL);
+	const char *bad[] = {"http://x:1"};
+	o.endpoints = bad;
+	o.n_endpoints = 1;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "http://x:1"));
+	const char *good[] = {"tcp://127.0.0.1:1", "ipc:///tmp/x"};
+	o.endpoints = good;
+	o.n_endpoints = 2;
+	o.window = 0;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_EINVAL);
+	o.window = 8;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	wt_client_close(c);
+	wt_client_close(NULL);
+	wt_manifest_free(NULL);
+}
+
+/* Drive a sink by hand with a one-tensor manifest. */
+static void test_sinks_direct(void **state)
+{
+	(void)state;
+	mf x;
+	mf_init(&x);
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_manifest *m = NULL;
+	wt_errbuf err;
+	assert_int_equal(client_manifest_from_pb(&x.m, 1 << 20, "m", &l, &m, &err), WT_OK);
+	uint8_t data[64];
+	tu_fill(data, sizeof(data), 7);
+	wt_host_sink *h;
+	assert_int_equal(wt_host_sink_create(&h, &err), WT_OK);
+	wt_sink *s = wt_host_sink_sink(h);
+	assert_int_equal(s->ops->begin(s, m, &err), WT_OK);
+	assert_int_equal(s->ops->tensor_begin(s, 0, &err), WT_OK);
+	/* out of order: refused */
+	assert_int_equal(s->ops->write(s, 0, 40, data + 40, 24, &err), WT_EINVAL);
+	assert_int_equal(s->ops->write(s, 0, 0, data, 40, &err), WT_OK);
+	/* incomplete tensor cannot end */
+	assert_int_equal(s->ops->tensor_end(s, 0, &err), WT_EINVAL);
+	s->ops->abort(s);
+	const void *d;
+	uint64_t n;
+	assert_int_equal(wt_host_sink_find(h, "a.weight", &d, &n), WT_ENOTFOUND);
+	wt_host_sink_destroy(h);
+
+	/* file sink: abort leaves neither the file nor the temp file */
+	char *dir = tu_mkdtemp("sink");
+	char *path = tu_path(dir, "x.safetensors");
+	wt_file_sink *fs;
+	assert_int_equal(wt_file_sink_create(&fs, path, 0, &err), WT_OK);
+	s = wt_file_sink_sink(fs);
+	assert_int_equal(s->ops->begin(s, m, &err), WT_OK);
+	assert_int_equal(s->ops->write(s, 0, 0, data, 40, &err), WT_OK);
+	s->ops->abort(s);
+	assert_int_not_equal(access(path, F_OK), 0);
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	assert_int_not_equal(access(tmp, F_OK), 0);
+	/* end() before every byte arrived: error, nothing renamed */
+	assert_int_equal(s->ops->begin(s, m, &err), WT_OK);
+	assert_int_equal(s->ops->write(s, 0, 0, data, 64, &err), WT_OK);
+	assert_int_not_equal(s->ops->end(s, &err), WT_OK);
+	assert_int_not_equal(access(path, F_OK), 0);
+	wt_file_sink_destroy(fs);
+	assert_int_equal(wt_file_sink_create(&fs, "", 0, &err), WT_EINVAL);
+	tu_rmrf(dir);
+	free(path);
+	free(dir);
+	wt_manifest_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_manifest_valid), cmocka_unit_test(test_manifest_hostile),
+	    cmocka_unit_test(test_rendezvous),     cmocka_unit_test(test_open_options),
+	    cmocka_unit_test(test_sinks_direct),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,229 @@
+/* test_fixtures.c — every wt-mkckpt family opens with our own checkpoint view
+ * (loader/ckpt_open) with the tensor count, byte total and config fields
+ * computed by hand below; the generator is found as $WT_BUILD/wt-mkckpt. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "loader/loader.h"
+#include "tests/util/testutil.h"
+
+#define SEED 7u
+
+typedef struct fam_expect {
+	const char *name;
+	size_t n_tensors;
+	uint64_t total_bytes;
+	int64_t hidden, heads, kv_heads, head_dim, inter, vocab, layers;
+	int tied;
+	int64_t experts, moe_inter;
+	ckpt_quant_kind quant;
+	size_t n_objects; /* safetensors files */
+} fam_expect;
+
+/* Hand-computed from the dims in the README table (BF16 = 2 bytes). */
+#define LLAMA_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 2 * 256))
+#define LLAMA_BYTES (2 * (2 * 1000 * 256 + 256) + 2 * LLAMA_LAYER)
+/* llama_fp8: 7 linears/layer become 1 byte/element + two 4-byte scalars each */
+#define FP8_LAYER     (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 7 * 8 + 2 * 256 * 2)
+#define QWEN2_LAYER   (LLAMA_LAYER + 2 * (256 + 2 * 64))
+#define QWEN3_LAYER   (2 * (2 * 512 * 256 + 2 * 256 * 256 + 3 * 512 * 256 + 2 * 256 + 2 * 64))
+#define MIXTRAL_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 2 * 256 + 6 * 256 + 6 * 3 * 256 * 256))
+#define QMOE_ATTN     (2 * (4 * 256 * 256 + 3 * 256 + 2 * 256))
+#define QMOE_MOE      (2 * (4 * 256 + 4 * 3 * 128 * 256 + 3 * 256 * 256 + 256))
+/* deepseek: MLA linears q_a 128x256, q_b 512x128, kv_a 96x256, kv_b 512x64, o 256x256 in FP8
+ * with 128-block scales (2+4+2+4+4 = 16 floats); norms 256+128+64+256 BF16 */
+#define DS_ATTN  (128 * 256 + 512 * 128 + 96 * 256 + 512 * 64 + 256 * 256 + 16 * 4 + 2 * 704)
+#define DS_DENSE (3 * 512 * 256 + 3 * 8 * 4)
+#define DS_MOE   (2 * 4 * 256 + 4 * 4 + 5 * (3 * 256 * 256 + 3 * 4 * 4))
+#define DS_MTP   (2 * 2 * 1024 * 256 + 3 * 2 * 256 + 256 * 512 + 8 * 4)
+#define DS_BYTES                                                                                   \
+	(2 * (2 * 1024 * 256 + 256) + 16 * 4 + DS_ATTN + DS_DENSE + 2 * (DS_ATTN + DS_MOE) + DS_MTP)
+#define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
+#define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
+
+static const fam_expect fams[] = {
+    {"llama", 21, LLAMA_BYTES, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    {"llama_fp8", 49, 2 * (2 * 1000 * 256 + 256) + 2 * FP8_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0, 0,
+     -1, CKPT_QUANT_FP8_TENSOR, 1},
+    {"qwen2", 26, 2 * (1024 * 256 + 256) + 2 * QWEN2_LAYER, 256, 8, 2, 32, 512, 1024, 2, 1, 0, -1,
+     CKPT_QUANT_NONE, 1},
+    {"qwen3", 25, 2 * (2 * 1024 * 256 + 256) + 2 * QWEN3_LAYER, 256, 8, 4, 64, 512, 1024, 2, 0, 0,
+     -1, CKPT_QUANT_NONE, 1},
+    {"mixtral", 53, 2 * (2 * 1000 * 256 + 256) + 2 * MIXTRAL_LAYER, 256, 8, 2, 32, 256, 1000, 2, 0,
+     6, 256, CKPT_QUANT_NONE, 1},
+    {"qwen2_moe", 41, 2 * (2 * 1024 * 256 + 256) + 2 * QMOE_ATTN + 2 * 3 * 512 * 256 + QMOE_MOE,
+     256, 8, 8, 32, 512, 1024, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
+    {"deepseek_v3", 123, DS_BYTES, 256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_FP8_BLOCK, 1},
+    {"bert", 39, BERT_BYTES, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+};
+#define N_FAMS (sizeof(fams) / sizeof(fams[0]))
+
+static char *mkckpt_path(void)
+{
+	const char *b = getenv("WT_BUILD");
+	return tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+}
+
+/* Run wt-mkckpt; returns its exit status. */
+static int run_mkckpt(const char *args)
+{
+	char *bin = mkckpt_path();
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "'%s' %s >/dev/null 2>&1", bin, args);
+	free(bin);
+	int st = system(cmd);
+	return st == -1 ? -1 : WEXITSTATUS(st);
+}
+
+static void check_family(const fam_expect *e, const char *root)
+{
+	char *dir = tu_path(root, e->name);
+	char args[1024];
+	snprintf(args, sizeof(args), "--family %s --out '%s' --seed %u", e->name, dir, SEED);
+	assert_int_equal(run_mkckpt(args), 0);
+
+	store *s = NULL;
+	ckpt *c = NULL;
+	wt_errbuf err = {0};
+	int rv = store_open(&s, dir, &err);
+	if (rv == WT_OK)
+		rv = ckpt_open(&c, s, &err);
+	if (rv != WT_OK)
+		print_error("%s: %s\n", e->name, err.msg);
+	assert_int_equal(rv, WT_OK);
+
+	const ckpt_config *cfg = ckpt_get_config(c);
+	print_message("%s: %zu tensors, %llu bytes\n", e->name, ckpt_n_tensors(c),
+	              (unsigned long long)ckpt_total_bytes(c));
+	assert_int_equal(ckpt_n_tensors(c), e->n_tensors);
+	assert_int_equal(ckpt_total_bytes(c), e->total_bytes);
+	assert_int_equal(cfg->hidden_size, e->hidden);
+	assert_int_equal(cfg->num_attention_heads, e->heads);
+	assert_int_equal(cfg->num_key_value_heads, e->kv_heads);
+	assert_int_equal(cfg->head_dim, e->head_dim);
+	assert_int_equal(cfg->intermediate_size, e->inter);
+	assert_int_equal(cfg->vocab_size, e->vocab);
+	assert_int_equal(cfg->num_hidden_layers, e->layers);
+	assert_int_equal(cfg->tie_word_embeddings, e->tied);
+	assert_int_equal(cfg->num_experts, e->experts);
+	if (e->moe_inter > 0)
+		assert_int_equal(cfg->moe_intermediate_size, e->moe_inter);
+	assert_int_equal(cfg->quant, e->quant);
+	if (e->quant == CKPT_QUANT_FP8_BLOCK) {
+		assert_int_equal(cfg->quant_block[0], 128);
+		assert_int_equal(cfg->quant_block[1], 128);
+	}
+
+	/* objects: the safetensors files the tensors live in */
+	const char *objs[4] = {0};
+	size_t n_objs = 0;
+	for (size_t i = 0; i < ckpt_n_tensors(c); i++) {
+		const char *o = ckpt_tensor_at(c, i)->object;
+		size_t k = 0;
+		while (k < n_objs && strcmp(objs[k], o) != 0)
+			k++;
+		if (k == n_objs) {
+			assert_true(n_objs < 4);
+			objs[n_objs++] = o;
+		}
+	}
+	assert_int_equal(n_objs, e->n_objects);
+	ckpt_close(c);
+	store_close(s);
+	free(dir);
+}
+
+static void test_families(void **state)
+{
+	(void)state;
+	char *root = tu_mkdtemp("fixtures");
+	assert_non_null(root);
+	print_message("seed %u\n", SEED);
+	for (size_t i = 0; i < N_FAMS; i++)
+		check_family(&fams[i], root);
+	tu_rmrf(root);
+	free(root);
+}
+
+/* Every family the generator lists is covered above, and no other. */
+static void test_list(void **state)
+{
+	(void)state;
+	char *bin = mkckpt_path();
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "'%s' --family list", bin);
+	free(bin);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char line[128];
+	size_t n = 0;
+	while (fgets(line, sizeof(line), p) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		assert_true(n < N_FAMS);
+		assert_string_equal(line, fams[n].name);
+		n++;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(n, N_FAMS);
+}
+
+/* The MTP layer and the pre-quantized tensors have the names real checkpoints use. */
+static void test_deepseek_names(void **state)
+{
+	(void)state;
+	char *root = tu_mkdtemp("fixtures-ds");
+	char args[1024];
+	snprintf(args, sizeof(args), "--family deepseek_v3 --out '%s' --seed %u", root, SEED);
+	assert_int_equal(run_mkckpt(args), 0);
+	store *s = NULL;
+	ckpt *c = NULL;
+	assert_int_equal(store_open(&s, root, NULL), WT_OK);
+	assert_int_equal(ckpt_open(&c, s, NULL), WT_OK);
+	static const struct {
+		const char *name;
+		wt_dtype dt;
+		int64_t d0, d1;
+	} want[] = {
+	    {"model.layers.0.self_attn.q_b_proj.weight", WT_F8_E4M3, 512, 128},
+	    {"model.layers.0.self_attn.q_b_proj.weight_scale_inv", WT_F32, 4, 1},
+	    {"model.layers.1.mlp.experts.3.down_proj.weight_scale_inv", WT_F32, 2, 2},
+	    {"model.layers.1.mlp.gate.weight", WT_BF16, 4, 256},
+	    {"model.layers.1.mlp.gate.e_score_correction_bias", WT_F32, 4, -1},
+	    {"model.layers.2.eh_proj.weight", WT_F8_E4M3, 256, 512},
+	    {"model.layers.2.shared_head.head.weight", WT_BF16, 1024, 256},
+	    {"model.layers.0.self_attn.rotary_emb.inv_freq", WT_F32, 16, -1},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const ckpt_tensor *t = ckpt_find(c, want[i].name);
+		if (t == NULL)
+			fail_msg("missing %s", want[i].name);
+		assert_int_equal(t->dtype, want[i].dt);
+		assert_int_equal(t->shape[0], want[i].d0);
+		assert_int_equal(t->ndim, want[i].d1 < 0 ? 1 : 2);
+		if (want[i].d1 >= 0)
+			assert_int_equal(t->shape[1], want[i].d1);
+	}
+	assert_null(ckpt_find(c, "model.layers.0.mlp.experts.0.up_proj.weight"));
+	assert_null(ckpt_find(c, "model.layers.1.mlp.gate_proj.weight"));
+	ckpt_close(c);
+	store_close(s);
+	tu_rmrf(root);
+	free(root);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_list),
+	    cmocka_unit_test(test_families),
+	    cmocka_unit_test(test_deepseek_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,477 @@
+/*
+ * config.c — the daemon's configuration: ONE declarative table (STYLE.md 16)
+ * that drives defaults, the INI file (libinih), the command-line flags, range
+ * checks and the usage text. weightd/weightd.conf documents every key.
+ *
+ * Order of precedence: table default < --config file < flags.
+ */
+#include <errno.h>
+#include <ini.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "weightd/weightd.h"
+
+#define OFF(f) offsetof(wd_config, f)
+#define KIB    1024ull
+#define GIB    (1024ull * 1024ull * 1024ull)
+
+static const wd_cfg_key table[] = {
+    {"listen", WD_CFG_LIST, 0, 0, "tcp://127.0.0.1:7450", "url", false, OFF(listen),
+     "nng URL to listen on (tcp://HOST:PORT or ipc:///path); repeatable"},
+    {"models_dir", WD_CFG_STRING, 0, 0, "./models", "path", false, OFF(models_dir),
+     "folder whose subfolders are models, each named by its folder"},
+    {"model", WD_CFG_LIST, 0, 0, "", "NAME=URI", false, OFF(model),
+     "one more model: NAME=URI (file:///dir, dir, s3://, http://); repeatable"},
+    {"cache_dir", WD_CFG_STRING, 0, 0, "./weightd-cache", "path", false, OFF(cache_dir),
+     "RocksDB shard cache directory (created if missing)"},
+    {"cache_max_bytes", WD_CFG_BYTES, 1024 * KIB, 1ull << 50, "64G", "bytes", false,
+     OFF(cache_max_bytes), "byte budget of distinct cached chunks; LRU shards are evicted"},
+    {"chunk_bytes", WD_CFG_BYTES, 64, 256ull << 20, "4M", "bytes", false, OFF(chunk_bytes),
+     "largest chunk a tensor is cut into (chunks never cross tensors)"},
+    {"workers", WD_CFG_UINT, 1, 256, "4", "threads", false, OFF(workers),
+     "worker threads for blocking work (cache reads, planning, production)"},
+    {"contexts", WD_CFG_UINT, 1, 4096, "64", "requests", false, OFF(contexts),
+     "nng contexts: requests received and served at the same time"},
+    {"max_request_bytes", WD_CFG_BYTES, 1024, 64ull << 20, "1M", "bytes", false,
+     OFF(max_request_bytes), "largest request message (NNG_OPT_RECVMAXSZ)"},
+    {"auth_token", WD_CFG_STRING, 0, 0, "", "text", false, OFF(auth_token),
+     "token every connection must present in Hello; empty = no authentication"},
+    {"revalidate_ms", WD_CFG_MS, 0, 3600000, "1000", "ms", true, OFF(revalidate_ms),
+     "re-check a model's source objects (revision) at most this often"},
+    {"drain_timeout_ms", WD_CFG_MS, 0, 600000, "10000", "ms", true, OFF(drain_timeout_ms),
+     "on SIGTERM/SIGINT, wait this long for in-flight requests"},
+    {"log_level", WD_CFG_LEVEL, 0, 0, "notice", "level", true, OFF(log_level),
+     "err, warning, notice, info (production summaries) or debug (every request)"},
+    {"ready_file", WD_CFG_STRING, 0, 0, "", "path", false, OFF(ready_file),
+     "file written with the listen URLs once the daemon serves; empty = none"},
+    {"pid_file", WD_CFG_STRING, 0, 0, "", "path", false, OFF(pid_file),
+     "file holding the daemon's pid; empty = none"},
+    {"server_id", WD_CFG_STRING, 0, 0, "", "text", false, OFF(server_id),
+     "name in HelloReply; empty = HOST:PID"},
+};
+
+#define N_KEYS (sizeof(table) / sizeof(table[0]))
+_Static_assert(N_KEYS <= sizeof(((wd_config *)0)->set), "grow wd_config.set");
+
+/* Source tags for list replacement. */
+enum { SRC_DEFAULT = 1, SRC_FILE = 2, SRC_FLAG = 3 };
+
+const wd_cfg_key *wd_config_table(size_t *n)
+{
+	*n = N_KEYS;
+	return table;
+}
+
+static const wd_cfg_key *find_key(const char *name, size_t *idx)
+{
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (strcmp(table[i].name, name) == 0) {
+			*idx = i;
+			return &table[i];
+		}
+	}
+	return NULL;
+}
+
+static void strlist_free(wd_strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+static int strlist_add(wd_strlist *l, const char *s)
+{
+	char *d = strdup(s);
+	char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
+	if (d == NULL || v == NULL) {
+		free(d);
+		if (v != NULL)
+			l->v = v;
+		return WT_ENOMEM;
+	}
+	l->v = v;
+	l->v[l->n++] = d;
+	return WT_OK;
+}
+
+int wd_config_parse_bytes(const char *text, uint64_t *out)
+{
+	if (text == NULL || text[0] < '0' || text[0] > '9')
+		return WT_EINVAL;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno != 0)
+		return WT_EOVERFLOW;
+	uint64_t mul = 1;
+	switch (*end) {
+	case 'K':
+	case 'k':
+		mul = KIB;
+		break;
+	case 'M':
+	case 'm':
+		mul = KIB * KIB;
+		break;
+	case 'G':
+	case 'g':
+		mul = GIB;
+		break;
+	case 'T':
+	case 't':
+		mul = GIB * KIB;
+		break;
+	case '\0':
+		break;
+	default:
+		return WT_EINVAL;
+	}
+	if (mul != 1) {
+		end++;
+		if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
+			end += strlen(end);
+	} else if (strcmp(end, "B") == 0) {
+		end++;
+	}
+	if (*end != '\0')
+		return WT_EINVAL;
+	if (!wt_mul_u64(v, mul, out))
+		return WT_EOVERFLOW;
+	return WT_OK;
+}
+
+static int parse_value(const wd_cfg_key *k, const char *value, uint64_t *num, const char *where,
+                       wt_errbuf *err)
+{
+	int rv = WT_OK;
+	switch (k->type) {
+	case WD_CFG_LEVEL: {
+		int lv = common_log_level_from_name(value);
+		if (lv < 0)
+			return wt_seterr(err, WT_ECONFIG,
+			                 "%s: %s '%s' is not a level; use err, warning, notice, "
+			                 "info or debug",
+			                 where, k->name, value);
+		*num = (uint64_t)lv;
+		return WT_OK;
+	}
+	case WD_CFG_BYTES:
+		rv = wd_config_parse_bytes(value, num);
+		break;
+	case WD_CFG_UINT:
+	case WD_CFG_MS: {
+		if (value[0] < '0' || value[0] > '9') {
+			rv = WT_EINVAL;
+			break;
+		}
+		errno = 0;
+		char *end;
+		unsigned long long v = strtoull(value, &end, 10);
+		rv = errno != 0 ? WT_EOVERFLOW : *end != '\0' ? WT_EINVAL : WT_OK;
+		*num = v;
+		break;
+	}
+	default:
+		return WT_OK;
+	}
+	if (rv != WT_OK)
+		return wt_seterr(err, WT_ECONFIG, "%s: %s '%s' is not %s", where, k->name, value,
+		                 k->type == WD_CFG_BYTES ? "a byte count (e.g. 512, 64K, 4M, 1G)"
+		                                         : "a non-negative decimal integer");
+	if (*num < k->min || *num > k->max)
+		return wt_seterr(err, WT_ECONFIG,
+		                 "%s: %s %llu is out of range; use %llu..%llu (%s)", where, k->name,
+		                 (unsigned long long)*num, (unsigned long long)k->min,
+		                 (unsigned long long)k->max, k->unit);
+	return WT_OK;
+}
+
+static int set_idx(wd_config *c, size_t idx, const char *value, int src, const char *where,
+                   wt_errbuf *err)
+{
+	const wd_cfg_key *k = &table[idx];
+	void *field = (char *)c + k->off;
+	if (value == NULL)
+		value = "";
+	switch (k->type) {
+	case WD_CFG_STRING: {
+		char *d = strdup(value);
+		if (d == NULL)
+			return wt_seterr(err, WT_ENOMEM, "%s: out of memory", where);
+		free(*(char **)field);
+		*(char **)field = d;
+		break;
+	}
+	case WD_CFG_LIST: {
+		wd_strlist *l = field;
+		if (c->set[idx] != src)
+			strlist_free(l);
+		if (value[0] != '\0') {
+			if (k->off == OFF(model) && (strchr(value, '=') == NULL || value[0] == '='))
+				return wt_seterr(err, WT_ECONFIG,
+				                 "%s: model '%s' is not NAME=URI "
+				                 "(e.g. llama=file:///data/llama)",
+				                 where, value);
+			if (strlist_add(l, value) != WT_OK)
+				return wt_seterr(err, WT_ENOMEM, "%s: out of memory", where);
+		}
+		break;
+	}
+	default: {
+		uint64_t num = 0;
+		int rv = parse_value(k, value, &num, where, err);
+		if (rv != WT_OK)
+			return rv;
+		*(uint64_t *)field = num;
+		break;
+	}
+	}
+	c->set[idx] = (uint8_t)src;
+	return WT_OK;
+}
+
+static int set_src(wd_config *c, const char *key, const char *value, int src, const char *where,
+                   wt_errbuf *err)
+{
+	size_t idx;
+	if (find_key(key, &idx) == NULL)
+		return wt_seterr(err, WT_ECONFIG,
+		                 "%s: unknown key '%s'; see weightd/weightd.conf for the keys",
+		                 where, key);
+	return set_idx(c, idx, value, src, where, err);
+}
+
+int wd_config_set(wd_config *c, const char *key, const char *value, const char *where,
+                  wt_errbuf *err)
+{
+	return set_src(c, key, value, SRC_FLAG, where, err);
+}
+
+int wd_config_init(wd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < N_KEYS; i++) {
+		wt_errbuf err;
+		int rv = set_idx(c, i, table[i].def, SRC_DEFAULT, "default", &err);
+		WT_ASSERT(rv != WT_ECONFIG); /* the table's defaults are in range */
+		if (rv != WT_OK) {
+			wd_config_free(c);
+			return rv;
+		}
+	}
+	memset(c->set, 0, sizeof(c->set));
+	return WT_OK;
+}
+
+void wd_config_free(wd_config *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < N_KEYS; i++) {
+		void *field = (char *)c + table[i].off;
+		if (table[i].type == WD_CFG_STRING)
+			free(*(char **)field);
+		else if (table[i].type == WD_CFG_LIST)
+			strlist_free(field);
+	}
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- INI file: libinih with a line-counting reader for file:line messages ---- */
+
+typedef struct ini_state {
+	FILE *f;
+	const char *path;
+	int line;     /* line number of the text last handed to inih */
+	int too_long; /* line number of an over-long line, 0 if none */
+	wd_config *c;
+	wt_errbuf *err;
+	int rv;
+} ini_state;
+
+static char *ini_reader_fn(char *str, int num, void *stream)
+{
+	ini_state *st = stream;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, st->f);
+	if (n < 0) {
+		free(line);
+		return NULL;
+	}
+	st->line++;
+	if (n >= num - 1) {
+		st->too_long = st->line;
+		free(line);
+		return NULL;
+	}
+	memcpy(str, line, (size_t)n + 1);
+	free(line);
+	return str;
+}
+
+static int ini_handler_fn(void *user, const char *section, const char *name, const char *value)
+{
+	ini_state *st = user;
+	char where[600];
+	snprintf(where, sizeof(where), "%s:%d", st->path, st->line);
+	if (section[0] != '\0' && strcmp(section, "weightd") != 0) {
+		st->rv =
+		    wt_seterr(st->err, WT_ECONFIG,
+		              "%s: unknown section [%s]; put keys at the top or under [weightd]",
+		              where, section);
+		return 0;
+	}
+	st->rv = set_src(st->c, name, value, SRC_FILE, where, st->err);
+	return st->rv == WT_OK;
+}
+
+int wd_config_load_file(wd_config *c, const char *path, wt_errbuf *err)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return wt_seterr(err, WT_ECONFIG, "%s: cannot open config file: %s", path,
+		                 strerror(errno));
+	ini_state st = {.f = f, .path = path, .c = c, .err = err, .rv = WT_OK};
+	ini_allow_multiline = false;
+	ini_stop_on_first_error = true;
+	int r = ini_parse_stream(ini_reader_fn, &st, ini_handler_fn, &st);
+	fclose(f);
+	if (st.rv != WT_OK)
+		return st.rv;
+	if (st.too_long)
+		return wt_seterr(err, WT_ECONFIG, "%s:%d: line longer than %d characters", path,
+		                 st.too_long, ini_max_line - 3);
+	if (r != 0)
+		return wt_seterr(err, WT_ECONFIG, "%s:%d: syntax error; use 'key = value'", path,
+		                 r > 0 ? r : st.line);
+	return WT_OK;
+}
+
+/* ---- command line ---- */
+
+/* "--cache-max-bytes" -> "cache_max_bytes" in buf; false if not a --flag. */
+static bool flag_to_key(const char *arg, char *buf, size_t cap, const char **inline_val)
+{
+	if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+		return false;
+	const char *s = arg + 2;
+	const char *eq = strchr(s, '=');
+	size_t n = eq ? (size_t)(eq - s) : strlen(s);
+	if (n + 1 > cap)
+		n = cap - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = s[i] == '-' ? '_' : s[i];
+	buf[n] = '\0';
+	*inline_val = eq ? eq + 1 : NULL;
+	return true;
+}
+
+static int flag_value(int argc, char **argv, int *i, const char *inline_val, const char **out,
+                      wt_errbuf *err)
+{
+	if (inline_val != NULL) {
+		*out = inline_val;
+		return WT_OK;
+	}
+	if (*i + 1 >= argc)
+		return wt_seterr(err, WT_ECONFIG, "%s: missing value", argv[*i]);
+	*out = argv[++*i];
+	return WT_OK;
+}
+
+int wd_config_parse_args(wd_config *c, int argc, char **argv, wt_errbuf *err)
+{
+	char key[64];
+	const char *iv = NULL, *val = NULL;
+	int rv;
+	/* Pass 1: --config. */
+	for (int i = 1; i < argc; i++) {
+		if (!flag_to_key(argv[i], key, sizeof(key), &iv))
+			return wt_seterr(err, WT_ECONFIG, "'%s': not a flag; see weightd --help",
+			                 argv[i]);
+		if ((rv = flag_value(argc, argv, &i, iv, &val, err)) != WT_OK)
+			return rv;
+		if (strcmp(key, "config") == 0 && (rv = wd_config_load_file(c, val, err)) != WT_OK)
+			return rv;
+	}
+	/* Pass 2: every other flag, over the file. */
+	for (int i = 1; i < argc; i++) {
+		const char *flag = argv[i];
+		flag_to_key(flag, key, sizeof(key), &iv);
+		if ((rv = flag_value(argc, argv, &i, iv, &val, err)) != WT_OK)
+			return rv;
+		if (strcmp(key, "config") == 0)
+			continue;
+		char where[80];
+		snprintf(where, sizeof(where), "--%.60s", flag + 2);
+		char *eq = strchr(where, '=');
+		if (eq != NULL)
+			*eq = '\0';
+		if (strcmp(key, "test_corrupt_chunk") == 0) {
+			const char *hooks = getenv("WEIGHTD_TEST_HOOKS");
+			if (hooks == NULL || strcmp(hooks, "1") != 0)
+				return wt_seterr(err, WT_ECONFIG,
+				                 "%s is a test hook; it needs WEIGHTD_TEST_HOOKS=1 "
+				                 "in the environment",
+				                 where);
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(val, &end, 10);
+			if (errno != 0 || *end != '\0' || val[0] < '0' || val[0] > '9' || n == 0)
+				return wt_seterr(err, WT_ECONFIG,
+				                 "%s: '%s' is not a chunk reply number (1, 2, ...)",
+				                 where, val);
+			c->test_corrupt_chunk = n;
+			continue;
+		}
+		size_t idx;
+		if (find_key(key, &idx) == NULL)
+			return wt_seterr(err, WT_ECONFIG, "%s: unknown flag; see weightd --help",
+			                 where);
+		if ((rv = set_idx(c, idx, val, SRC_FLAG, where, err)) != WT_OK)
+			return rv;
+	}
+	return WT_OK;
+}
+
+static const char *type_arg(const wd_cfg_key *k)
+{
+	switch (k->type) {
+	case WD_CFG_LIST:
+	case WD_CFG_STRING:
+		return k->unit;
+	case WD_CFG_BYTES:
+		return "N[K|M|G]";
+	case WD_CFG_MS:
+		return "MS";
+	case WD_CFG_LEVEL:
+		return "LEVEL";
+	default:
+		return "N";
+	}
+}
+
+void wd_config_usage(FILE *f)
+{
+	fprintf(f, "usage: weightd [--config FILE] [--FLAG VALUE ...]\n"
+	           "Every config-file key is also a flag (--key-name VALUE).\n\n");
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const wd_cfg_key *k = &table[i];
+		char flag[64];
+		size_t n = strlen(k->name);
+		for (size_t j = 0; j <= n && j < sizeof(flag) - 1; j++)
+			flag[j] = k->name[j] == '_' ? '-' : k->name[j];
+		flag[sizeof(flag) - 1] = '\0';
+		fprintf(f, "  --%s %s\n      %s (default: %s)\n", flag, type_arg(k), k->help,
+		        k->def[0] ? k->def : "none");
+	}
+	fprintf(f, "  --config FILE\n      INI file with the keys above (see weightd.conf)\n"
+	           "  --test-corrupt-chunk N\n      test hook (WEIGHTD_TEST_HOOKS=1 only): "
+	           "flip one byte of the N-th chunk reply\n");
+}

@@ -1,0 +1,112 @@
+/*
+ * main.c — the weightd daemon: configuration, signals, readiness, drain.
+ *
+ * Exit codes: 0 clean shutdown (SIGTERM/SIGINT), 1 start-up failure (cache,
+ * listen, models), 2 bad configuration or flags.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/common.h"
+#include "weightd/weightd.h"
+
+/* Write text to path atomically (temp file + rename). */
+static int write_file(const char *path, const char *text)
+{
+	char tmp[4200];
+	int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -1;
+	FILE *f = fopen(tmp, "w");
+	if (f == NULL)
+		return -1;
+	int ok = fputs(text, f) >= 0;
+	ok &= fclose(f) == 0;
+	if (!ok || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			wd_config_usage(stdout);
+			return 0;
+		}
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("weightd 0.1.0 (protocol 1)\n");
+			return 0;
+		}
+	}
+	wd_config cfg;
+	if (wd_config_init(&cfg) != WT_OK) {
+		fprintf(stderr, "weightd: out of memory\n");
+		return 1;
+	}
+	wt_errbuf err;
+	if (wd_config_parse_args(&cfg, argc, argv, &err) != WT_OK) {
+		fprintf(stderr, "weightd: %s\n", err.msg);
+		wd_config_free(&cfg);
+		return 2;
+	}
+	common_log_set(NULL, NULL, (int)cfg.log_level);
+
+	/* Signals are taken synchronously by this thread (sigwait); every thread
+	 * started from here on inherits the blocked mask. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (cfg.pid_file[0] != '\0') {
+		char pid[32];
+		snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+		if (write_file(cfg.pid_file, pid) != 0) {
+			fprintf(stderr, "weightd: pid_file %s: %s\n", cfg.pid_file,
+			        strerror(errno));
+			wd_config_free(&cfg);
+			return 1;
+		}
+	}
+	wd_server *srv = NULL;
+	int rv = wd_server_open(&srv, &cfg, &err);
+	if (rv != WT_OK) {
+		fprintf(stderr, "weightd: %s (%s)\n", err.msg, wt_errname(rv));
+		wd_config_free(&cfg);
+		return rv == WT_ECONFIG ? 2 : 1;
+	}
+	char ready[4096] = "";
+	size_t len = 0;
+	for (size_t i = 0; wd_server_url(srv, i) != NULL; i++) {
+		fprintf(stderr, "weightd: listening on %s\n", wd_server_url(srv, i));
+		int n = snprintf(ready + len, sizeof(ready) - len, "%s\n", wd_server_url(srv, i));
+		if (n > 0 && (size_t)n < sizeof(ready) - len)
+			len += (size_t)n;
+	}
+	fflush(stderr);
+	if (cfg.ready_file[0] != '\0' && write_file(cfg.ready_file, ready) != 0)
+		WT_LOG(WT_LOG_ERR, "ready_file %s: %s", cfg.ready_file, strerror(errno));
+
+	int sig = 0;
+	sigwait(&set, &sig);
+	WT_LOG(WT_LOG_NOTICE, "%s: draining (up to %llu ms)", sig == SIGINT ? "SIGINT" : "SIGTERM",
+	       (unsigned long long)cfg.drain_timeout_ms);
+	size_t left = wd_server_close(srv);
+	WT_LOG(WT_LOG_NOTICE, "stopped%s", left ? " (abandoned requests at the deadline)" : "");
+	if (cfg.pid_file[0] != '\0')
+		unlink(cfg.pid_file);
+	if (cfg.ready_file[0] != '\0')
+		unlink(cfg.ready_file);
+	wd_config_free(&cfg);
+	return 0;
+}

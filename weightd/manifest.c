@@ -1,0 +1,279 @@
+/*
+ * manifest.c — Manifest requests (and admin WARM): resolve the model's current
+ * revision, derive the shard id, serve the committed manifest from the cache,
+ * or produce the whole layout once (single flight) and then serve it.
+ *
+ * A request that finds the layout already being produced parks on the flight
+ * (state WD_WAIT: it holds its nng context but no worker thread); the producer
+ * re-queues it when done.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weightd/weightd_int.h"
+
+#define MAX_TRIES 3
+
+static void mreq_clear(wd_mreq *m)
+{
+	wd_snap_release(m->snap);
+	free(m->model);
+	wt_layout_clear(&m->layout);
+	memset(m, 0, sizeof(*m));
+	wt_layout_init(&m->layout);
+}
+
+static void finish(wd_req *r, nng_msg *reply)
+{
+	mreq_clear(&r->m);
+	wd_req_reply(r, reply);
+}
+
+static void finish_err(wd_req *r, const wt_errbuf *err)
+{
+	finish(r, wd_reply_error(r->id, err->code, err->msg));
+}
+
+/* (Re)derive the shard id from the snapshot's revision. */
+static void derive_id(wd_mreq *m)
+{
+	wd_shard_id(m->snap->revision, m->layout_text, m->rank, m->id);
+	m->key = wd_layout_key(m->snap->revision, m->layout_text);
+}
+
+/* Reply from the cache: WT_OK with *out set, WT_ENOTFOUND on a miss, or an error. */
+static int from_cache(wd_req *r, nng_msg **out, wt_errbuf *err)
+{
+	wd_server *s = r->srv;
+	wd_mreq *m = &r->m;
+	if (m->warm) {
+		uint32_t n = wt_layout_n_ranks(&m->layout);
+		uint64_t bytes = 0, chunks = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			uint8_t id[WD_SHARD_ID_BYTES];
+			wd_shard_id(m->snap->revision, m->layout_text, i, id);
+			cache_shard *sh;
+			int rv = cache_shard_open(s->cache, id, sizeof(id), &sh, err);
+			if (rv != WT_OK)
+				return rv;
+			bytes += cache_shard_nbytes(sh);
+			chunks += cache_shard_n_chunks(sh);
+			cache_shard_close(sh);
+		}
+		char text[WD_LAYOUT_TEXT_MAX + 200];
+		snprintf(text, sizeof(text), "model '%s' revision %.12s layout %s: %u shards warm",
+		         m->model, m->snap->revision, m->layout_text, n);
+		Weights__AdminReply ar = WEIGHTS__ADMIN_REPLY__INIT;
+		ar.text = text;
+		ar.bytes = bytes;
+		ar.shards = n;
+		ar.chunks = chunks;
+		Weights__Reply rp = WEIGHTS__REPLY__INIT;
+		rp.id = r->id;
+		rp.body_case = WEIGHTS__REPLY__BODY_ADMIN;
+		rp.admin = &ar;
+		*out = wd_reply_msg(&rp);
+		return WT_OK;
+	}
+	cache_shard *sh;
+	int rv = cache_shard_open(s->cache, m->id, sizeof(m->id), &sh, err);
+	if (rv != WT_OK)
+		return rv;
+	size_t len;
+	const void *bytes = cache_shard_manifest(sh, &len);
+	Weights__Manifest *mf = weights__manifest__unpack(NULL, len, bytes);
+	if (mf == NULL) {
+		cache_shard_close(sh);
+		cache_evict(s->cache, m->id, sizeof(m->id), NULL);
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "cached manifest of model '%s' rank %u is not a weights.Manifest; "
+		                 "evicted, retry to re-produce it",
+		                 m->model, m->rank);
+	}
+	/* Shards are keyed by revision, so two models with the same source share them;
+	 * the reply names the model that was asked for. */
+	char *stored_model = mf->model;
+	mf->model = m->model;
+	Weights__Reply rp = WEIGHTS__REPLY__INIT;
+	rp.id = r->id;
+	rp.body_case = WEIGHTS__REPLY__BODY_MANIFEST;
+	rp.manifest = mf;
+	*out = wd_reply_msg(&rp);
+	mf->model = stored_model;
+	weights__manifest__free_unpacked(mf, NULL);
+	cache_shard_close(sh);
+	return WT_OK;
+}
+
+/* Is what this request needs committed (WARM: every rank; else its own)? */
+static bool present(wd_server *s, const wd_mreq *m)
+{
+	if (!m->warm)
+		return cache_has_shard(s->cache, m->id, sizeof(m->id));
+	uint32_t n = wt_layout_n_ranks(&m->layout);
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t id[WD_SHARD_ID_BYTES];
+		wd_shard_id(m->snap->revision, m->layout_text, i, id);
+		if (!cache_has_shard(s->cache, id, sizeof(id)))
+			return false;
+	}
+	return true;
+}
+
+static void step(wd_req *r);
+
+static void resume_job(wd_job *job)
+{
+	wd_req *r = (wd_req *)((char *)job - offsetof(wd_req, job));
+	if (r->m.flight_rv != WT_OK) {
+		finish_err(r, &r->m.flight_err);
+		return;
+	}
+	step(r);
+}
+
+static void flight_done(wd_flight_waiter *w, int rv, const wt_errbuf *err)
+{
+	wd_req *r = (wd_req *)((char *)w - offsetof(wd_req, waiter));
+	r->m.flight_rv = rv;
+	if (rv != WT_OK && err != NULL)
+		r->m.flight_err = *err;
+	else if (rv != WT_OK)
+		wt_seterr(&r->m.flight_err, rv, "production failed");
+	pthread_mutex_lock(&r->srv->lk);
+	r->state = WD_WORK;
+	pthread_mutex_unlock(&r->srv->lk);
+	r->job.fn = resume_job;
+	wd_pool_submit(r->srv->pool, &r->job);
+}
+
+/* One attempt: cache hit -> reply; miss -> revalidate, then lead or join a flight. */
+static void step(wd_req *r)
+{
+	wd_server *s = r->srv;
+	wd_mreq *m = &r->m;
+	wt_errbuf err;
+	for (;;) {
+		nng_msg *reply = NULL;
+		int rv = from_cache(r, &reply, &err);
+		if (rv == WT_OK) {
+			finish(r, reply);
+			return;
+		}
+		if (rv != WT_ENOTFOUND) {
+			finish_err(r, &err);
+			return;
+		}
+		if (++m->tries > MAX_TRIES) {
+			wt_seterr(
+			    &err, WT_ENOSPC,
+			    "model '%s' layout %s rank %u was produced but is no longer in the "
+			    "cache; raise cache_max_bytes (now %llu bytes)",
+			    m->model, m->layout_text, m->rank,
+			    (unsigned long long)s->cfg->cache_max_bytes);
+			finish_err(r, &err);
+			return;
+		}
+		if (m->tries == 1) {
+			/* A miss re-checks the source at once: never produce a stale revision. */
+			wd_snap *fresh;
+			if ((rv = wd_models_get(s->models, m->model, true, &fresh, &err)) !=
+			    WT_OK) {
+				finish_err(r, &err);
+				return;
+			}
+			bool changed = strcmp(fresh->revision, m->snap->revision) != 0;
+			wd_snap_release(m->snap);
+			m->snap = fresh;
+			if (changed) {
+				derive_id(m);
+				continue; /* the new revision may be cached already */
+			}
+		}
+		r->waiter.done = flight_done;
+		pthread_mutex_lock(&s->lk);
+		r->state = WD_WAIT; /* before joining: the leader may finish at once */
+		pthread_mutex_unlock(&s->lk);
+		if (wd_flight_join(s->flights, m->key, &r->waiter) == WD_FLIGHT_WAITING)
+			return; /* parked: flight_done re-queues us */
+		pthread_mutex_lock(&s->lk);
+		r->state = WD_WORK;
+		pthread_mutex_unlock(&s->lk);
+		/* Leader. Another producer may have finished between our miss and join. */
+		rv = WT_OK;
+		wt_errclear(&err);
+		if (!present(s, m))
+			rv = wd_produce(s, m->model, m->snap, &m->layout, m->layout_text, &err);
+		wd_flight_finish(s->flights, m->key, rv, &err);
+		if (rv != WT_OK) {
+			finish_err(r, &err);
+			return;
+		}
+	}
+}
+
+/* Common set-up of Manifest and WARM requests. */
+static int setup(wd_req *r, const char *model, const char *revision, const Weights__Layout *pl,
+                 uint32_t tp_rank, uint32_t ep_rank, wt_errbuf *err)
+{
+	wd_server *s = r->srv;
+	wd_mreq *m = &r->m;
+	mreq_clear(m);
+	if (model == NULL || model[0] == '\0')
+		return wt_seterr(err, WT_EINVAL, "request names no model; see ListModels");
+	if ((m->model = strdup(model)) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory");
+	int rv = wire_layout_from_pb(pl, &m->layout, err);
+	if (rv != WT_OK)
+		return rv;
+	m->layout.tp_rank = tp_rank;
+	m->layout.ep_rank = ep_rank;
+	if ((rv = wt_layout_check(&m->layout, err)) != WT_OK)
+		return rv;
+	m->rank = wt_layout_rank_index(&m->layout);
+	size_t need = wt_layout_format(&m->layout, m->layout_text, sizeof(m->layout_text));
+	if (need >= sizeof(m->layout_text))
+		return wt_seterr(err, WT_ETOOBIG,
+		                 "layout text of %zu bytes is over %d; use fewer "
+		                 "or shorter exclude patterns",
+		                 need, WD_LAYOUT_TEXT_MAX);
+	if ((rv = wd_models_get(s->models, model, false, &m->snap, err)) != WT_OK)
+		return rv;
+	if (revision != NULL && revision[0] != '\0' && strcmp(revision, m->snap->revision) != 0) {
+		wd_snap_release(m->snap);
+		m->snap = NULL;
+		if ((rv = wd_models_get(s->models, model, true, &m->snap, err)) != WT_OK)
+			return rv;
+		if (strcmp(revision, m->snap->revision) != 0)
+			return wt_seterr(err, WT_ENOTFOUND,
+			                 "model '%s' revision %.16s is not served; the current "
+			                 "revision is %s (ask with an empty revision)",
+			                 model, revision, m->snap->revision);
+	}
+	derive_id(m);
+	return WT_OK;
+}
+
+void wd_manifest_start(wd_req *r, const Weights__ManifestRequest *mr)
+{
+	wt_errbuf err;
+	int rv = setup(r, mr->model, mr->revision, mr->layout, mr->tp_rank, mr->ep_rank, &err);
+	if (rv != WT_OK) {
+		finish_err(r, &err);
+		return;
+	}
+	step(r);
+}
+
+void wd_warm_start(wd_req *r, const Weights__AdminRequest *ar)
+{
+	wt_errbuf err;
+	int rv = setup(r, ar->model, NULL, ar->layout, 0, 0, &err);
+	if (rv != WT_OK) {
+		finish_err(r, &err);
+		return;
+	}
+	r->m.warm = true;
+	step(r);
+}

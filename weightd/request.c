@@ -1,0 +1,211 @@
+/*
+ * request.c — parse a request, check it, and dispatch by kind: Hello,
+ * ListModels, Manifest, Chunk, Admin. Every malformed request gets an Error
+ * reply (WT_EPROTO, WT_ETOOBIG, ...) and the daemon keeps serving.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weightd/weightd_int.h"
+
+#ifndef WEIGHTD_VERSION
+#define WEIGHTD_VERSION "0.1.0"
+#endif
+
+nng_msg *wd_reply_msg(const Weights__Reply *rp)
+{
+	size_t n = wire_framed_size(&rp->base);
+	nng_msg *m;
+	if (nng_msg_alloc(&m, n) != 0)
+		return NULL;
+	if (wire_frame(&rp->base, nng_msg_body(m), n) != n) {
+		nng_msg_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+nng_msg *wd_reply_error(uint64_t id, int code, const char *msg)
+{
+	Weights__Error e = WEIGHTS__ERROR__INIT;
+	e.code = (uint32_t)code;
+	e.message = (char *)msg;
+	Weights__Reply rp = WEIGHTS__REPLY__INIT;
+	rp.id = id;
+	rp.body_case = WEIGHTS__REPLY__BODY_ERROR;
+	rp.error = &e;
+	WT_LOG(WT_LOG_DEBUG, "request %llu: %s: %s", (unsigned long long)id, wt_errname(code), msg);
+	return wd_reply_msg(&rp);
+}
+
+static nng_msg *hello_reply(wd_req *r, const Weights__Hello *h)
+{
+	wd_server *s = r->srv;
+	if (h->protocol_version != WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION) {
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+		         "protocol version %u is not supported; this server speaks version %d",
+		         h->protocol_version, WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION);
+		return wd_reply_error(r->id, WT_EVERSION, msg);
+	}
+	const char *want = s->cfg->auth_token;
+	if (want[0] != '\0') {
+		const char *got = h->token ? h->token : "";
+		size_t a = strlen(want), b = strlen(got);
+		unsigned diff = a != b;
+		for (size_t i = 0; i < a && i < b; i++) /* no early exit on the first mismatch */
+			diff |= (unsigned)(want[i] ^ got[i]);
+		if (diff != 0) {
+			WT_LOG(WT_LOG_WARNING, "hello from '%s': bad token",
+			       h->client_id ? h->client_id : "");
+			return wd_reply_error(r->id, WT_EPERM,
+			                      "bad or missing token; pass the server's auth_token");
+		}
+		wd_server_pipe_auth(s, r->pipe_id);
+	}
+	Weights__HelloReply hr = WEIGHTS__HELLO_REPLY__INIT;
+	hr.protocol_version = WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION;
+	hr.server_id = s->server_id;
+	hr.server_version = WEIGHTD_VERSION;
+	hr.max_message_bytes = s->cfg->max_request_bytes;
+	hr.max_chunk_bytes = s->cfg->chunk_bytes;
+	Weights__Reply rp = WEIGHTS__REPLY__INIT;
+	rp.id = r->id;
+	rp.body_case = WEIGHTS__REPLY__BODY_HELLO;
+	rp.hello = &hr;
+	return wd_reply_msg(&rp);
+}
+
+static nng_msg *list_reply(wd_req *r)
+{
+	wd_server *s = r->srv;
+	size_t n = wd_models_count(s->models);
+	Weights__ModelInfo *mi = calloc(n ? n : 1, sizeof(*mi));
+	Weights__ModelInfo **mp = calloc(n ? n : 1, sizeof(*mp));
+	wd_model_info *info = calloc(n ? n : 1, sizeof(*info));
+	nng_msg *m = NULL;
+	if (mi == NULL || mp == NULL || info == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		wd_models_info(s->models, i, &info[i]);
+		Weights__ModelInfo init = WEIGHTS__MODEL_INFO__INIT;
+		mi[i] = init;
+		mi[i].name = (char *)info[i].name;
+		mi[i].uri = (char *)info[i].uri;
+		mi[i].available = info[i].available;
+		if (info[i].snap != NULL) {
+			const ckpt *ck = info[i].snap->ck;
+			mi[i].revision = info[i].snap->revision;
+			mi[i].architecture = ckpt_get_config(ck)->architecture;
+			mi[i].checkpoint_bytes = ckpt_total_bytes(ck);
+			mi[i].n_tensors = (uint32_t)ckpt_n_tensors(ck);
+		} else {
+			mi[i].error = info[i].error;
+		}
+		mp[i] = &mi[i];
+	}
+	Weights__ModelList ml = WEIGHTS__MODEL_LIST__INIT;
+	ml.n_models = n;
+	ml.models = mp;
+	Weights__Reply rp = WEIGHTS__REPLY__INIT;
+	rp.id = r->id;
+	rp.body_case = WEIGHTS__REPLY__BODY_MODELS;
+	rp.models = &ml;
+	m = wd_reply_msg(&rp);
+out:
+	for (size_t i = 0; info != NULL && i < n; i++)
+		wd_snap_release(info[i].snap);
+	free(info);
+	free(mp);
+	free(mi);
+	return m;
+}
+
+static const char *kind_name(Weights__Request__BodyCase c)
+{
+	switch (c) {
+	case WEIGHTS__REQUEST__BODY_HELLO:
+		return "hello";
+	case WEIGHTS__REQUEST__BODY_LIST_MODELS:
+		return "list_models";
+	case WEIGHTS__REQUEST__BODY_MANIFEST:
+		return "manifest";
+	case WEIGHTS__REQUEST__BODY_CHUNK:
+		return "chunk";
+	case WEIGHTS__REQUEST__BODY_ADMIN:
+		return "admin";
+	default:
+		return "unknown";
+	}
+}
+
+void wd_handle(wd_req *r, nng_msg *msg)
+{
+	wd_server *s = r->srv;
+	atomic_fetch_add(&s->requests, 1);
+	r->t0_ns = common_now_ns();
+	r->id = 0;
+	r->kind = "garbled";
+	r->pipe_id = (uint32_t)nng_pipe_id(nng_msg_get_pipe(msg));
+	size_t len = nng_msg_len(msg);
+	char emsg[300];
+	if (len > s->cfg->max_request_bytes) {
+		nng_msg_free(msg);
+		snprintf(emsg, sizeof(emsg),
+		         "request of %zu bytes is over max_request_bytes %llu; requests are small "
+		         "control messages",
+		         len, (unsigned long long)s->cfg->max_request_bytes);
+		wd_req_reply(r, wd_reply_error(0, WT_ETOOBIG, emsg));
+		return;
+	}
+	Weights__Request *rq = NULL;
+	wt_errbuf err;
+	int rv = wire_parse_request(nng_msg_body(msg), len, s->cfg->max_request_bytes, &rq, &err);
+	nng_msg_free(msg);
+	if (rv != WT_OK) {
+		wd_req_reply(r, wd_reply_error(0, rv, err.msg));
+		return;
+	}
+	r->id = rq->id;
+	r->kind = kind_name(rq->body_case);
+	nng_msg *reply = NULL;
+	if (s->cfg->auth_token[0] != '\0' && rq->body_case != WEIGHTS__REQUEST__BODY_HELLO &&
+	    !wd_server_pipe_authed(s, r->pipe_id)) {
+		reply = wd_reply_error(r->id, WT_EPERM,
+		                       "this connection has not authenticated; send Hello with the "
+		                       "server's auth_token first");
+		goto done;
+	}
+	switch (rq->body_case) {
+	case WEIGHTS__REQUEST__BODY_HELLO:
+		reply = hello_reply(r, rq->hello);
+		break;
+	case WEIGHTS__REQUEST__BODY_LIST_MODELS:
+		reply = list_reply(r);
+		break;
+	case WEIGHTS__REQUEST__BODY_MANIFEST:
+		wd_manifest_start(r, rq->manifest); /* replies itself, maybe later */
+		wire_request_free(rq);
+		return;
+	case WEIGHTS__REQUEST__BODY_CHUNK:
+		reply = wd_chunk_reply(s, r->id, rq->chunk);
+		break;
+	case WEIGHTS__REQUEST__BODY_ADMIN:
+		if (rq->admin->op == WEIGHTS__ADMIN_REQUEST__OP__OP_WARM) {
+			wd_warm_start(r, rq->admin);
+			wire_request_free(rq);
+			return;
+		}
+		reply = wd_admin_reply(s, r->id, rq->admin);
+		break;
+	default:
+		reply = wd_reply_error(r->id, WT_EPROTO,
+		                       "request has no known body (hello, list_models, manifest, "
+		                       "chunk, admin); this server speaks protocol version 1");
+		break;
+	}
+done:
+	wire_request_free(rq);
+	wd_req_reply(r, reply);
+}

@@ -1,0 +1,413 @@
+/*
+ * server.c — the nng rep0 socket, its contexts and the per-request state
+ * machine (STYLE.md 11):
+ *
+ *   WD_RECV --message--> WD_WORK (pool thread) --reply--> WD_SEND --sent--> WD_RECV
+ *                          |  \--park on a flight--> WD_WAIT --producer done--> WD_WORK
+ *
+ * nng callbacks only move messages and queue jobs; all blocking work (cache
+ * reads, planning, production) runs on the bounded worker pool. Drain: stop
+ * re-arming receives, cancel idle receives, wait (bounded) for busy requests.
+ * No lock is held across nng_aio_wait/stop.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+
+#include "weightd/weightd_int.h"
+
+static void req_cb(void *arg);
+
+static void req_work(wd_job *job)
+{
+	wd_req *r = (wd_req *)((char *)job - offsetof(wd_req, job));
+	nng_msg *msg = nng_aio_get_msg(r->aio);
+	nng_aio_set_msg(r->aio, NULL);
+	wd_handle(r, msg);
+}
+
+void wd_req_reply(wd_req *r, nng_msg *m)
+{
+	wd_server *s = r->srv;
+	if (m == NULL) {
+		/* Out of memory building any reply: the client times out; recycle. */
+		WT_LOG(WT_LOG_ERR, "request %llu: no memory for the reply",
+		       (unsigned long long)r->id);
+		pthread_mutex_lock(&s->lk);
+		s->busy--;
+		bool drain = s->draining;
+		r->state = drain ? WD_IDLE : WD_RECV;
+		s->idle += drain;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->lk);
+		if (!drain)
+			nng_ctx_recv(r->ctx, r->aio);
+		return;
+	}
+	if (common_log_level() >= WT_LOG_DEBUG)
+		WT_LOG(WT_LOG_DEBUG, "request %llu %s: %zu reply bytes in %llu us",
+		       (unsigned long long)r->id, r->kind ? r->kind : "?", nng_msg_len(m),
+		       (unsigned long long)((common_now_ns() - r->t0_ns) / 1000));
+	pthread_mutex_lock(&s->lk);
+	r->state = WD_SEND;
+	pthread_mutex_unlock(&s->lk);
+	nng_aio_set_msg(r->aio, m);
+	nng_ctx_send(r->ctx, r->aio);
+}
+
+static void req_cb(void *arg)
+{
+	wd_req *r = arg;
+	wd_server *s = r->srv;
+	int rv = nng_aio_result(r->aio);
+	pthread_mutex_lock(&s->lk);
+	switch (r->state) {
+	case WD_RECV:
+		if (rv == 0 && s->draining) {
+			/* A request that arrives once the drain has begun gets a quick
+			 * WT_ECANCELED (the client fails over) instead of new work. */
+			nng_msg *in = nng_aio_get_msg(r->aio);
+			nng_msg *out = wd_reply_error(
+			    0, WT_ECANCELED, "server is shutting down; use another weightd");
+			nng_msg_free(in);
+			if (out != NULL) {
+				r->state = WD_SEND;
+				s->busy++;
+				pthread_mutex_unlock(&s->lk);
+				nng_aio_set_msg(r->aio, out);
+				nng_ctx_send(r->ctx, r->aio);
+				return;
+			}
+			rv = NNG_ENOMEM;
+		}
+		if (rv != 0) {
+			/* Canceled (drain), closed, or a transport error: re-arm unless
+			 * stopping. */
+			if (s->draining || rv == NNG_ECLOSED) {
+				r->state = WD_IDLE;
+				s->idle++;
+				pthread_cond_broadcast(&s->cv);
+				pthread_mutex_unlock(&s->lk);
+				return;
+			}
+			pthread_mutex_unlock(&s->lk);
+			nng_ctx_recv(r->ctx, r->aio);
+			return;
+		}
+		r->state = WD_WORK;
+		s->busy++;
+		pthread_mutex_unlock(&s->lk);
+		r->job.fn = req_work;
+		wd_pool_submit(s->pool, &r->job);
+		return;
+	case WD_SEND:
+		if (rv != 0) {
+			nng_msg *m = nng_aio_get_msg(r->aio);
+			if (m != NULL)
+				nng_msg_free(m);
+			nng_aio_set_msg(r->aio, NULL);
+		}
+		s->busy--;
+		pthread_cond_broadcast(&s->cv);
+		if (s->draining || rv == NNG_ECLOSED) {
+			r->state = WD_IDLE;
+			s->idle++;
+			pthread_mutex_unlock(&s->lk);
+			return;
+		}
+		r->state = WD_RECV;
+		pthread_mutex_unlock(&s->lk);
+		nng_ctx_recv(r->ctx, r->aio);
+		return;
+	default:
+		pthread_mutex_unlock(&s->lk);
+		WT_ASSERT(!"aio completion in a state without an aio operation");
+	}
+}
+
+/* Pipe table: every connected pipe, and whether it passed Hello with the token. */
+static wd_pipe *pipe_find(wd_server *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->n_pipes; i++)
+		if (s->pipes[i].id == id)
+			return &s->pipes[i];
+	return NULL;
+}
+
+bool wd_server_pipe_authed(wd_server *s, uint32_t pipe_id)
+{
+	pthread_mutex_lock(&s->lk);
+	wd_pipe *p = pipe_find(s, pipe_id);
+	bool ok = p != NULL && p->authed;
+	pthread_mutex_unlock(&s->lk);
+	return ok;
+}
+
+void wd_server_pipe_auth(wd_server *s, uint32_t pipe_id)
+{
+	pthread_mutex_lock(&s->lk);
+	wd_pipe *p = pipe_find(s, pipe_id);
+	if (p != NULL)
+		p->authed = true;
+	pthread_mutex_unlock(&s->lk);
+}
+
+static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	wd_server *s = arg;
+	uint32_t id = (uint32_t)nng_pipe_id(p);
+	pthread_mutex_lock(&s->lk);
+	if (ev == NNG_PIPE_EV_ADD_PRE && s->draining) {
+		pthread_mutex_unlock(&s->lk);
+		nng_pipe_close(p); /* draining: refuse new connections */
+		return;
+	}
+	if (ev == NNG_PIPE_EV_ADD_POST && pipe_find(s, id) == NULL) {
+		if (s->n_pipes == s->cap_pipes) {
+			size_t nc = s->cap_pipes ? s->cap_pipes * 2 : 16;
+			wd_pipe *v = realloc(s->pipes, nc * sizeof(*v));
+			if (v == NULL) {
+				pthread_mutex_unlock(&s->lk);
+				nng_pipe_close(p); /* cannot track it: refuse it */
+				return;
+			}
+			s->pipes = v;
+			s->cap_pipes = nc;
+		}
+		s->pipes[s->n_pipes++] = (wd_pipe){.id = id, .authed = false};
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		wd_pipe *e = pipe_find(s, id);
+		if (e != NULL)
+			*e = s->pipes[--s->n_pipes];
+	}
+	pthread_mutex_unlock(&s->lk);
+}
+
+/* Close every connected pipe (before nng_close: nng 1.5.2 can stall closing a
+ * socket whose pipes still hold undelivered requests). */
+static void close_pipes(wd_server *s)
+{
+	pthread_mutex_lock(&s->lk);
+	size_t n = s->n_pipes;
+	uint32_t *ids = n ? malloc(n * sizeof(*ids)) : NULL;
+	for (size_t i = 0; ids != NULL && i < n; i++)
+		ids[i] = s->pipes[i].id;
+	pthread_mutex_unlock(&s->lk);
+	for (size_t i = 0; ids != NULL && i < n; i++) {
+		nng_pipe p = NNG_PIPE_INITIALIZER;
+		p.id = ids[i];
+		nng_pipe_close(p);
+	}
+	free(ids);
+}
+
+const char *wd_server_url(const wd_server *s, size_t i)
+{
+	return i < s->n_urls ? s->urls[i] : NULL;
+}
+
+static int listen_one(wd_server *s, size_t i, const char *url, wt_errbuf *err)
+{
+	int rv = nng_listen(s->sock, url, &s->lst[i], 0);
+	if (rv != 0)
+		return wt_seterr(err, rv == NNG_EADDRINUSE ? WT_EBUSY : WT_ECONFIG,
+		                 "listen %s: %s; check the URL (tcp://HOST:PORT, ipc:///path) and "
+		                 "that no other process uses it",
+		                 url, nng_strerror(rv));
+	/* Resolve tcp port 0 to the bound port so the readiness line is usable. */
+	size_t n = strlen(url);
+	int port = 0;
+	if (strncmp(url, "tcp://", 6) == 0 && n > 2 && strcmp(url + n - 2, ":0") == 0 &&
+	    nng_listener_get_int(s->lst[i], NNG_OPT_TCP_BOUND_PORT, &port) == 0) {
+		char buf[512];
+		snprintf(buf, sizeof(buf), "%.*s:%d", (int)(n - 2), url, port);
+		s->urls[i] = strdup(buf);
+	} else {
+		s->urls[i] = strdup(url);
+	}
+	if (s->urls[i] == NULL)
+		return wt_seterr(err, WT_ENOMEM, "listen %s: out of memory", url);
+	return WT_OK;
+}
+
+static int open_socket(wd_server *s, wt_errbuf *err)
+{
+	const wd_config *cfg = s->cfg;
+	int rv = nng_rep0_open(&s->sock);
+	if (rv != 0)
+		return wt_seterr(err, WT_EIO, "nng rep0 socket: %s", nng_strerror(rv));
+	s->sock_open = true;
+	/* nng drops messages over this silently (PLATFORM.md): allow twice the request
+	 * limit so a modestly oversized request still gets a WT_ETOOBIG reply. */
+	uint64_t maxsz = cfg->max_request_bytes * 2;
+	if ((rv = nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, (size_t)maxsz)) != 0)
+		return wt_seterr(err, WT_EIO, "nng recv-size-max %llu: %s",
+		                 (unsigned long long)maxsz, nng_strerror(rv));
+	if ((rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, s)) != 0 ||
+	    (rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, pipe_cb, s)) != 0 ||
+	    (rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, pipe_cb, s)) != 0)
+		return wt_seterr(err, WT_EIO, "nng pipe notify: %s", nng_strerror(rv));
+	s->reqs = calloc(cfg->contexts, sizeof(*s->reqs));
+	if (s->reqs != NULL)
+		s->n_reqs = s->idle = cfg->contexts; /* idle until armed below */
+	s->lst = calloc(cfg->listen.n, sizeof(*s->lst));
+	s->urls = calloc(cfg->listen.n, sizeof(*s->urls));
+	if (s->reqs == NULL || s->lst == NULL || s->urls == NULL)
+		return wt_seterr(err, WT_ENOMEM, "server: out of memory");
+	for (size_t i = 0; i < s->n_reqs; i++) {
+		wd_req *r = &s->reqs[i];
+		r->srv = s;
+		wt_layout_init(&r->m.layout);
+		if ((rv = nng_aio_alloc(&r->aio, req_cb, r)) != 0 ||
+		    (rv = nng_ctx_open(&r->ctx, s->sock)) != 0)
+			return wt_seterr(err, WT_EIO, "nng context %zu: %s", i, nng_strerror(rv));
+	}
+	if (cfg->listen.n == 0)
+		return wt_seterr(err, WT_ECONFIG, "no listen URL; set listen or --listen");
+	for (size_t i = 0; i < cfg->listen.n; i++) {
+		if ((rv = listen_one(s, i, cfg->listen.v[i], err)) != WT_OK)
+			return rv;
+		s->n_urls = i + 1;
+	}
+	for (size_t i = 0; i < s->n_reqs; i++) {
+		pthread_mutex_lock(&s->lk);
+		s->reqs[i].state = WD_RECV;
+		s->idle--;
+		pthread_mutex_unlock(&s->lk);
+		nng_ctx_recv(s->reqs[i].ctx, s->reqs[i].aio);
+	}
+	return WT_OK;
+}
+
+int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
+{
+	wd_server *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return wt_seterr(err, WT_ENOMEM, "server: out of memory");
+	s->cfg = cfg;
+	pthread_mutex_init(&s->lk, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	if (cfg->server_id[0] != '\0') {
+		snprintf(s->server_id, sizeof(s->server_id), "%s", cfg->server_id);
+	} else {
+		char host[64] = "localhost";
+		gethostname(host, sizeof(host) - 1);
+		host[sizeof(host) - 1] = '\0';
+		snprintf(s->server_id, sizeof(s->server_id), "%s:%ld", host, (long)getpid());
+	}
+	cache_opts co;
+	cache_opts_init(&co);
+	co.max_bytes = cfg->cache_max_bytes;
+	co.chunk_bytes = (uint32_t)cfg->chunk_bytes;
+	int rv = cache_open(&s->cache, cfg->cache_dir, &co, err);
+	if (rv != WT_OK) {
+		wt_errprefix(err, "cache_dir %s", cfg->cache_dir);
+		goto fail;
+	}
+	if ((rv = wd_models_open(&s->models, cfg, err)) != WT_OK)
+		goto fail;
+	if (wd_flights_create(&s->flights) != WT_OK) {
+		rv = wt_seterr(err, WT_ENOMEM, "server: out of memory");
+		goto fail;
+	}
+	if ((rv = wd_pool_create(&s->pool, (unsigned)cfg->workers, err)) != WT_OK)
+		goto fail;
+	if ((rv = open_socket(s, err)) != WT_OK)
+		goto fail;
+	*out = s;
+	return WT_OK;
+fail:
+	wd_server_close(s);
+	return rv;
+}
+
+/* Wait until every context is idle (no receive armed, no request in work,
+ * waiting or sending) or timeout_ms passes. Returns the requests still busy. */
+static size_t drain_wait(wd_server *s, uint64_t timeout_ms)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	uint64_t ns = (uint64_t)dl.tv_nsec + timeout_ms * 1000000ull;
+	dl.tv_sec += (time_t)(ns / 1000000000ull);
+	dl.tv_nsec = (long)(ns % 1000000000ull);
+	pthread_mutex_lock(&s->lk);
+	while (s->idle < s->n_reqs) {
+		if (pthread_cond_timedwait(&s->cv, &s->lk, &dl) != 0)
+			break;
+	}
+	size_t left = s->busy;
+	pthread_mutex_unlock(&s->lk);
+	return left;
+}
+
+size_t wd_server_close(wd_server *s)
+{
+	if (s == NULL)
+		return 0;
+	size_t left = 0;
+	if (s->sock_open) {
+		/* 1. stop accepting: new connections are refused (pipe_cb), receives are
+		 * not re-armed. (Listeners stay open until nng_close: closing them first
+		 * can stall nng 1.5.2's socket close.) */
+		/* Cancel only pending receives (under the lock, so a request cannot move
+		 * to WD_SEND meanwhile; nng completes a canceled aio on its own thread). */
+		pthread_mutex_lock(&s->lk);
+		s->draining = true;
+		for (size_t i = 0; i < s->n_reqs; i++)
+			if (s->reqs[i].state == WD_RECV)
+				nng_aio_cancel(s->reqs[i].aio);
+		pthread_mutex_unlock(&s->lk);
+		/* 2. let in-flight requests finish, bounded */
+		left = drain_wait(s, s->cfg->drain_timeout_ms);
+		if (left > 0) {
+			WT_LOG(WT_LOG_WARNING,
+			       "drain: %zu requests still running after %llu ms; canceling them",
+			       left, (unsigned long long)s->cfg->drain_timeout_ms);
+			atomic_store(&s->cancel, true); /* productions stop at the next tensor */
+		}
+	}
+	/* 3. run out the pool: every job (and every waiter it wakes) replies on the
+	 * still-open socket; nothing calls into nng concurrently with nng_close. */
+	wd_pool_destroy(s->pool);
+	if (s->sock_open) {
+		drain_wait(s, 1000); /* replies being sent to slow peers: a last moment */
+		/* 4. close: what is still pending completes with NNG_ECLOSED. Stop every
+		 * context's aio and close the contexts first, then the socket. */
+		for (size_t i = 0; i < s->n_reqs; i++) {
+			nng_aio_stop(s->reqs[i].aio);
+			nng_ctx_close(s->reqs[i].ctx);
+		}
+		close_pipes(s);
+		nng_close(s->sock);
+	}
+	/* 5. wait for every aio callback, then free */
+	for (size_t i = 0; i < s->n_reqs; i++) {
+		wd_req *r = &s->reqs[i];
+		if (r->aio != NULL) {
+			nng_aio_stop(r->aio);
+			nng_msg *m = nng_aio_get_msg(r->aio);
+			if (m != NULL)
+				nng_msg_free(m);
+			nng_aio_free(r->aio);
+		}
+		wt_layout_clear(&r->m.layout);
+	}
+	for (size_t i = 0; i < s->n_urls; i++)
+		free(s->urls[i]);
+	free(s->urls);
+	free(s->lst);
+	free(s->reqs);
+	free(s->pipes);
+	wd_flights_destroy(s->flights);
+	wd_models_close(s->models);
+	cache_close(s->cache);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->lk);
+	free(s);
+	return left;
+}

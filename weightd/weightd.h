@@ -1,0 +1,128 @@
+/*
+ * weightd.h — module interface of weightd/: the daemon's configuration and
+ * server. weightd/main.c is a thin front end over this; tests link it too.
+ *
+ * Thread rules: a wd_config is built by one thread and read-only afterwards.
+ * A wd_server may be shut down from any thread (typically the one that waits
+ * for signals) while its own threads serve requests.
+ */
+#ifndef WT_WEIGHTD_H
+#define WT_WEIGHTD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "weights/error.h"
+
+/* ===================== configuration (config.c) ===================== */
+
+typedef struct wd_strlist {
+	char **v; /* owned strings */
+	size_t n;
+} wd_strlist;
+
+/* Every setting of the daemon. Filled from the table in config.c. */
+typedef struct wd_config {
+	wd_strlist listen;          /* nng URLs (tcp://, ipc://) */
+	char *models_dir;           /* each subfolder is a model */
+	wd_strlist model;           /* NAME=URI */
+	char *cache_dir;            /* RocksDB directory */
+	uint64_t cache_max_bytes;   /* distinct chunk bytes budget */
+	uint64_t chunk_bytes;       /* largest chunk; chunks never cross tensors */
+	uint64_t workers;           /* worker threads for blocking work */
+	uint64_t contexts;          /* nng contexts = requests served at once */
+	uint64_t max_request_bytes; /* NNG_OPT_RECVMAXSZ and our own length check */
+	char *auth_token;           /* "" = no token */
+	uint64_t revalidate_ms;     /* re-check a model's revision at most this often */
+	uint64_t drain_timeout_ms;  /* SIGTERM: wait this long for in-flight requests */
+	uint64_t log_level;         /* WT_LOG_* */
+	char *ready_file;           /* written once listening; "" = none */
+	char *pid_file;             /* "" = none */
+	char *server_id;            /* "" = host:pid */
+	/* Flag only, refused unless WEIGHTD_TEST_HOOKS=1: corrupt the N-th chunk reply. */
+	uint64_t test_corrupt_chunk;
+	/* Which keys were set explicitly (by file or flag); index = table index. */
+	uint8_t set[32];
+} wd_config;
+
+typedef enum {
+	WD_CFG_STRING = 0, /* free text */
+	WD_CFG_LIST,       /* repeatable string */
+	WD_CFG_UINT,       /* decimal integer in [min, max] */
+	WD_CFG_BYTES,      /* integer with optional K/M/G/T suffix (x1024) */
+	WD_CFG_MS,         /* milliseconds */
+	WD_CFG_LEVEL,      /* err|warning|notice|info|debug */
+} wd_cfg_type;
+
+/* One row of the declarative table (STYLE.md 16). */
+typedef struct wd_cfg_key {
+	const char *name; /* config-file key; the flag is --name with '_' -> '-' */
+	wd_cfg_type type;
+	uint64_t min, max; /* numeric types */
+	const char *def;   /* default, as text (parsed like any other value) */
+	const char *unit;  /* "bytes", "ms", "threads", "" */
+	bool reload_safe;  /* may change without a restart */
+	size_t off;        /* offset of the field in wd_config */
+	const char *help;
+} wd_cfg_key;
+
+/* The table. Borrowed, static. */
+const wd_cfg_key *wd_config_table(size_t *n);
+
+/* Defaults from the table. Returns WT_OK or WT_ENOMEM. Free with wd_config_free. */
+int wd_config_init(wd_config *c);
+void wd_config_free(wd_config *c); /* NULL-safe; leaves c zeroed */
+
+/*
+ * Set one key from text. `where` names the source for messages ("weightd.conf:12",
+ * "--workers"). Unknown key, bad or out-of-range value -> WT_ECONFIG with a
+ * message starting with `where`. A list key appends; the first value from a new
+ * source (file, then flags) replaces the earlier source's values.
+ */
+int wd_config_set(wd_config *c, const char *key, const char *value, const char *where,
+                  wt_errbuf *err);
+
+/* Load an INI file (keys at top level or under [weightd]). Errors are
+ * WT_ECONFIG "path:line: ..."; a missing file is WT_ECONFIG "path: ...". */
+int wd_config_load_file(wd_config *c, const char *path, wt_errbuf *err);
+
+/*
+ * Parse the command line: --config FILE is applied first, then every other flag
+ * (--key VALUE or --key=VALUE) over it. --test-corrupt-chunk N is accepted only
+ * with WEIGHTD_TEST_HOOKS=1 in the environment. Returns WT_ECONFIG on any error.
+ * --help / --version are not handled here (main does).
+ */
+int wd_config_parse_args(wd_config *c, int argc, char **argv, wt_errbuf *err);
+
+/* Parse "4M", "1G", "512" (x1024 suffixes K M G T, optional "iB"/"B"). */
+int wd_config_parse_bytes(const char *text, uint64_t *out);
+
+/* Print the flag reference (from the table) to f. */
+void wd_config_usage(FILE *f);
+
+/* ===================== server (server.c) ===================== */
+
+typedef struct wd_server wd_server;
+
+/*
+ * Open everything the daemon needs: the cache, the models, the worker pool,
+ * the nng socket with its contexts, and listen on every URL. On success the
+ * server is serving (from its own threads) and *out is owned by the caller:
+ * stop it with wd_server_close(). Errors name the failing URL, directory or key.
+ */
+int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err);
+
+/* URL actually bound for listen index i (tcp port 0 resolved). Borrowed. */
+const char *wd_server_url(const wd_server *s, size_t i);
+
+/*
+ * Drain and close: stop accepting requests, let the in-flight ones finish
+ * (bounded by cfg->drain_timeout_ms), close the socket, the pool, the models
+ * and the cache. Returns the number of requests abandoned at the deadline.
+ * NULL is a no-op.
+ */
+size_t wd_server_close(wd_server *s);
+
+#endif

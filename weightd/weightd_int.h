@@ -1,0 +1,224 @@
+/*
+ * weightd_int.h — private interfaces between the files of weightd/ (and its
+ * unit tests): worker pool, single-flight table, shard ids, model registry,
+ * request handlers.
+ */
+#ifndef WT_WEIGHTD_INT_H
+#define WT_WEIGHTD_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+#include "loader/loader.h"
+#include "weightd/weightd.h"
+#include "weights/error.h"
+#include "weights/layout.h"
+
+/* ===================== worker pool (pool.c) ===================== */
+
+/* A unit of blocking work. Intrusive: the pool never allocates per job. */
+typedef struct wd_job {
+	struct wd_job *next;
+	void (*fn)(struct wd_job *job); /* runs on a pool thread */
+} wd_job;
+
+typedef struct wd_pool wd_pool;
+
+/* Start n threads. */
+int wd_pool_create(wd_pool **out, unsigned n, wt_errbuf *err);
+/* Queue job; fn runs exactly once on a pool thread (also while the pool drains). */
+void wd_pool_submit(wd_pool *p, wd_job *job);
+/* Run every queued job, then join the threads. NULL is a no-op. */
+void wd_pool_destroy(wd_pool *p);
+
+/* ===================== shard ids (shardid.c) ===================== */
+
+/* Bumped when the planner/production output changes for the same inputs. */
+#define WD_PLAN_VERSION     1u
+#define WD_SHARD_ID_VERSION 1u
+#define WD_SHARD_ID_BYTES   17 /* version byte + XXH3-128 */
+#define WD_LAYOUT_TEXT_MAX  4096
+
+/*
+ * Shard id = [WD_SHARD_ID_VERSION][XXH3-128 of (revision, layout_text,
+ * WD_PLAN_VERSION, rank)] — FROZEN (cache keys). layout_text is the canonical
+ * wt_layout_format() text without the rank.
+ */
+void wd_shard_id(const char *revision, const char *layout_text, uint32_t rank,
+                 uint8_t out[WD_SHARD_ID_BYTES]);
+/* Key of a whole layout (all ranks): XXH3-128 of (revision, layout_text, plan version). */
+wt_hash128 wd_layout_key(const char *revision, const char *layout_text);
+
+/* ===================== single flight (flight.c) ===================== */
+
+typedef struct wd_flight_waiter {
+	struct wd_flight_waiter *next;
+	/* Runs exactly once, outside the table lock, on the leader's thread,
+	 * after wd_flight_finish: rv/err are the producer's result. */
+	void (*done)(struct wd_flight_waiter *w, int rv, const wt_errbuf *err);
+} wd_flight_waiter;
+
+typedef struct wd_flights wd_flights;
+
+int wd_flights_create(wd_flights **out);
+void wd_flights_destroy(wd_flights *t); /* no flight may be open; NULL-safe */
+
+enum { WD_FLIGHT_LEADER = 1, WD_FLIGHT_WAITING = 2 };
+
+/*
+ * Join the production of `key`. If none is in flight, the caller becomes the
+ * leader (returns WD_FLIGHT_LEADER; w is not queued) and must call
+ * wd_flight_finish exactly once. Otherwise w is queued (returns
+ * WD_FLIGHT_WAITING) and w->done runs later; w = NULL just asks.
+ */
+int wd_flight_join(wd_flights *t, wt_hash128 key, wd_flight_waiter *w);
+/* End the flight of `key`; every queued waiter's done(rv, err) runs before
+ * this returns, on the calling thread, outside the lock. */
+void wd_flight_finish(wd_flights *t, wt_hash128 key, int rv, const wt_errbuf *err);
+/* Flights in progress (tests, stats). */
+size_t wd_flights_active(wd_flights *t);
+
+/* ===================== models (models.c) ===================== */
+
+/* An open revision of a model: refcounted, immutable. */
+typedef struct wd_snap {
+	int refs; /* atomic */
+	store *st;
+	ckpt *ck;
+	char revision[80];
+} wd_snap;
+
+typedef struct wd_models wd_models;
+
+/* Open the models of cfg (models_dir subfolders + --model). A model that fails
+ * to open is logged and listed as unavailable; a duplicate name or an explicit
+ * models_dir that cannot be listed is an error. */
+int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err);
+void wd_models_close(wd_models *m); /* NULL-safe; snapshots must be released */
+
+size_t wd_models_count(const wd_models *m);
+
+typedef struct wd_model_info {
+	const char *name; /* borrowed; valid while m is open */
+	const char *uri;
+	bool available;
+	char error[WT_ERRMSG_MAX]; /* when !available */
+	wd_snap *snap;             /* NULL when !available; a reference: release it */
+} wd_model_info;
+
+/* Model i, revalidated if due. On return info->snap (if set) holds a reference. */
+void wd_models_info(wd_models *m, size_t i, wd_model_info *info);
+
+/*
+ * Current snapshot of model `name`. force = re-check the source now (a cache
+ * miss), else at most every cfg->revalidate_ms. WT_ENOTFOUND for an unknown
+ * model (the message lists the names); the loader's error for an unavailable
+ * one. On success *out holds a reference: wd_snap_release() it.
+ */
+int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_errbuf *err);
+void wd_snap_release(wd_snap *s); /* NULL-safe */
+
+/* Sum of store_bytes_read over every store the registry opened (source reads). */
+uint64_t wd_models_source_bytes(wd_models *m);
+
+#endif
+
+/* ===================== server internals (server.c, request.c, ...) ===================== */
+
+#include <nng/nng.h>
+
+#include "cache/cache.h"
+#include "proto/wire.h"
+
+/* Request states (STYLE.md 11). */
+enum { WD_IDLE = 0, WD_RECV, WD_WORK, WD_WAIT, WD_SEND };
+
+/* A manifest (or admin WARM) request in progress: survives a park on a flight. */
+typedef struct wd_mreq {
+	bool warm;     /* admin WARM: reply AdminReply, not the Manifest */
+	wd_snap *snap; /* reference */
+	char *model;   /* owned */
+	wt_layout layout;
+	uint32_t rank;
+	char layout_text[WD_LAYOUT_TEXT_MAX];
+	uint8_t id[WD_SHARD_ID_BYTES];
+	wt_hash128 key;
+	int tries;
+	int flight_rv;
+	wt_errbuf flight_err;
+} wd_mreq;
+
+typedef struct wd_req {
+	wd_server *srv;
+	int state; /* guarded by srv->lk */
+	nng_ctx ctx;
+	nng_aio *aio;
+	wd_job job;
+	wd_flight_waiter waiter;
+	/* fields below belong to whoever runs the request now (one thread) */
+	uint64_t id; /* Request.id, echoed */
+	uint32_t pipe_id;
+	uint64_t t0_ns;
+	const char *kind; /* for the debug log line */
+	wd_mreq m;
+} wd_req;
+
+typedef struct wd_pipe {
+	uint32_t id;
+	bool authed; /* passed Hello with the token */
+} wd_pipe;
+
+struct wd_server {
+	const wd_config *cfg; /* borrowed; outlives the server */
+	nng_socket sock;
+	bool sock_open;
+	nng_listener *lst;
+	char **urls;
+	size_t n_urls;
+	wd_req *reqs;
+	size_t n_reqs;
+	wd_pool *pool;
+	wd_models *models;
+	cache *cache;
+	wd_flights *flights;
+	char server_id[128];
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	/* fields below guarded by lk */
+	bool draining;
+	size_t busy;    /* requests past WD_RECV (work, wait, send) */
+	size_t idle;    /* contexts parked for good in WD_IDLE (drain) */
+	wd_pipe *pipes; /* connected pipes */
+	size_t n_pipes, cap_pipes;
+	/* counters (atomic) */
+	_Atomic bool cancel; /* drain deadline passed: productions stop */
+	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out;
+};
+
+/* server.c: send reply m (ownership passes) for r and recycle r. */
+void wd_req_reply(wd_req *r, nng_msg *m);
+/* server.c: auth bookkeeping. */
+bool wd_server_pipe_authed(wd_server *s, uint32_t pipe_id);
+void wd_server_pipe_auth(wd_server *s, uint32_t pipe_id);
+
+/* request.c: run a received request on a pool thread (consumes msg). */
+void wd_handle(wd_req *r, nng_msg *msg);
+/* request.c: frame a Reply into a new message (NULL on ENOMEM). */
+nng_msg *wd_reply_msg(const Weights__Reply *rp);
+/* request.c: an Error reply; never NULL unless out of memory. */
+nng_msg *wd_reply_error(uint64_t id, int code, const char *msg);
+
+/* manifest.c: Manifest requests and admin WARM (may park r on a flight). */
+void wd_manifest_start(wd_req *r, const Weights__ManifestRequest *mr);
+void wd_warm_start(wd_req *r, const Weights__AdminRequest *ar);
+
+/* produce.c: produce every rank of layout l into the cache in one pass. */
+int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *l,
+               const char *layout_text, wt_errbuf *err);
+
+/* chunk.c / admin.c: build the reply (never NULL unless out of memory). */
+nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *c);
+nng_msg *wd_admin_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);
