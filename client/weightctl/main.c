@@ -10,6 +10,8 @@ static const ctl_cmd commands[] = {
     {"inspect", "validate a model folder and print its summary", ctl_inspect},
     {"plan", "print every rank's runtime tensors for a layout", ctl_plan_cmd},
     {"shard", "write one rank of a layout as safetensors", ctl_shard_cmd},
+    {"verify-forward", "prove a layout's shards with the reference forward pass",
+     ctl_verify_forward},
     {"fetch", "fetch a rank's verified shard from weightd into a safetensors file", ctl_fetch},
     {"models", "list the models a weightd serves", ctl_models},
     {"manifest", "print a rank's manifest (tensors, hashes, totals) from weightd", ctl_manifest},

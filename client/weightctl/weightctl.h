@@ -16,8 +16,9 @@ typedef struct ctl_cmd {
 
 /* Commands: one declaration each, defined in client/weightctl/cmd_<name>.c. */
 int ctl_inspect(int argc, char **argv);
-int ctl_plan_cmd(int argc, char **argv);  /* cmd_plan.c */
-int ctl_shard_cmd(int argc, char **argv); /* cmd_shard.c */
+int ctl_plan_cmd(int argc, char **argv);       /* cmd_plan.c */
+int ctl_shard_cmd(int argc, char **argv);      /* cmd_shard.c */
+int ctl_verify_forward(int argc, char **argv); /* cmd_verify.c */
 int ctl_fetch(int argc, char **argv);
 int ctl_models(int argc, char **argv);
 int ctl_manifest(int argc, char **argv);

@@ -1,0 +1,207 @@
+/*
+ * reference.h — module-internal interface of the reference CPU forward pass
+ * (engine/reference*.c): a small float32 decoder forward written twice over
+ * the same math, once over the original checkpoint tensors ("full") and once
+ * over the per-rank runtime tensors of a layout the way a TP/EP engine runs
+ * them ("sharded", SHARDS.md section 2), so that comparing the two logits
+ * proves the shards are right.
+ *
+ * engine/ is part of libweights, which never links the loader or the planner:
+ * these functions see tensors only through an engine_ref_set (name -> bytes),
+ * filled by the caller (engine/reference_ckpt.h has the glue for programs
+ * that do link loader/ and shardmap/). Nothing here prints or exits.
+ *
+ * Families: decoders with Llama-style attention (llama, mistral, qwen2 with
+ * q/k/v biases, qwen3 with q_norm/k_norm), Mixtral MoE and Qwen2-MoE (shared
+ * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step).
+ * Anything else is WT_EUNSUPPORTED naming the architecture.
+ *
+ * Thread rule: a set caches dequantized values on first use, so one set is
+ * used by one thread at a time.
+ */
+#ifndef WT_ENGINE_REFERENCE_H
+#define WT_ENGINE_REFERENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weights/dtype.h"
+#include "weights/error.h"
+#include "weights/layout.h"
+
+/*
+ * Tolerance of full vs sharded logits for an unquantized layout:
+ * max |full - sharded| <= ENGINE_REF_TOL_F32 * max |full|. The two paths see
+ * bit-identical weights (slicing and fusing copy bytes) and differ only in the
+ * order of float32 sums (all-reduce of partial o_proj/down_proj/expert sums,
+ * vocab-parallel embedding). One float32 rounding is 2^-24 = 6e-8 relative;
+ * a dot product of K <= 512 terms reordered moves by at most ~K * 6e-8 = 3e-5
+ * of the sum of |terms| in the worst case, typically sqrt(K) * 6e-8 = 1.4e-6.
+ * 1e-4 leaves ~3x headroom over the worst case and is still ~1000x below the
+ * error of any wrong slice (a swapped head or rank moves logits by O(max)).
+ */
+#define ENGINE_REF_TOL_F32 1e-4
+
+/*
+ * Named error budgets for quantized layouts, relative to max |full logit|:
+ * logits of the dequantized rank tensors vs the full float32 path (MoE layers
+ * follow the full path's expert choices, see engine_ref_forward_sharded).
+ * Measured worst ratios on the wt-mkckpt fixtures (llama TP 2, mixtral and
+ * qwen2_moe TP 2 / EP 2, seeds 1, 2, 3, 11): fp8-* 0.073, int8-channel 0.016,
+ * int4-group 0.25; the budgets leave ~1.6x headroom and stay well below the
+ * ~1.2 of a swapped rank. They are coarse: a small slicing error (one layer's
+ * gate/up halves swapped moves logits ~0.1) can hide in fp8 noise, which is
+ * why the exact proof is the unquantized comparison above.
+ */
+#define ENGINE_REF_BUDGET_FP8  0.12 /* e4m3: 3 mantissa bits, up to 2^-4 per weight */
+#define ENGINE_REF_BUDGET_INT8 0.03 /* 127 levels per row */
+#define ENGINE_REF_BUDGET_INT4 0.40 /* 7 positive levels per group */
+
+/* Budget for a layout's quant scheme (ENGINE_REF_TOL_F32 for WT_QUANT_NONE). */
+double engine_ref_budget(wt_quant q);
+
+/* ---------------- tensor sets ---------------- */
+
+typedef struct engine_ref_tensor {
+	char *name; /* owned */
+	wt_dtype dtype;
+	int ndim;
+	int64_t shape[WT_MAX_DIMS]; /* row-major, last dim contiguous */
+	uint8_t *data;              /* owned; the tensor's bytes as stored/emitted */
+	uint64_t nbytes;
+	float *f32; /* owned cache of the dequantized values; NULL until used */
+} engine_ref_tensor;
+
+/*
+ * Named tensors of one checkpoint or one rank. `quant`/`group` say how
+ * F8_E4M3 / I8 / I32 weights of a rank set are dequantized with their
+ * `<name>_scale` tensor (the layout's scheme). For a checkpoint set
+ * (quant = WT_QUANT_NONE), an F8_E4M3 weight is dequantized with
+ * `<name>_scale_inv` (blocks of block[0] x block[1]) or `<name>_scale`
+ * (per tensor). Initialise with {0} and set quant/group/block as needed.
+ */
+typedef struct engine_ref_set {
+	engine_ref_tensor *t; /* owned; sorted by name after the first lookup */
+	size_t n, cap;
+	bool sorted;
+	wt_quant quant;
+	int64_t group;    /* int4-group; 0 = 128 */
+	int64_t block[2]; /* checkpoint FP8 blocks; 0 = 128 */
+} engine_ref_set;
+
+/* Copy a tensor into the set. WT_EDUP for a name already present. */
+int engine_ref_set_add(engine_ref_set *s, const char *name, wt_dtype dt, int ndim,
+                       const int64_t *shape, const void *bytes, uint64_t nbytes, wt_errbuf *err);
+/* Borrowed; valid until the set is cleared. NULL if absent. Callers (tests)
+ * may modify data/f32 in place. */
+engine_ref_tensor *engine_ref_set_find(engine_ref_set *s, const char *name);
+/* Free everything and leave an empty set (quant/group/block kept). NULL-safe. */
+void engine_ref_set_clear(engine_ref_set *s);
+
+/*
+ * The values of tensor `name` as float32, with its shape checked against
+ * want[0..nd) (for quantized I32 int4 weights, the unpacked shape). Borrowed;
+ * valid until the set is cleared. WT_ENOTFOUND / WT_ESHAPE / WT_EDTYPE name
+ * the tensor.
+ */
+int engine_ref_get(engine_ref_set *s, const char *name, int nd, const int64_t *want,
+                   const float **out, wt_errbuf *err);
+
+/* ---------------- configuration ---------------- */
+
+typedef enum { ENGINE_REF_DENSE = 0, ENGINE_REF_MIXTRAL, ENGINE_REF_QWEN2_MOE } engine_ref_kind;
+
+typedef struct engine_ref_cfg {
+	engine_ref_kind kind;
+	int64_t hid, H, KV, d, I, V, L;
+	int64_t E, topk, Ie, Is; /* MoE; E = 0 dense */
+	int64_t sparse_step;
+	uint64_t mlp_only_mask; /* layers < 64 listed in mlp_only_layers */
+	bool tied, qk_norm, norm_topk;
+	double eps, theta;
+	int64_t block[2]; /* quantization_config weight_block_size (128 x 128 default) */
+} engine_ref_cfg;
+
+/* Parse config.json text. Missing required fields are WT_ECORRUPT naming the
+ * field; an architecture outside the list above is WT_EUNSUPPORTED. */
+int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_errbuf *err);
+/*
+ * engine_ref_get with the name formatted from fmt; nd dims a, b, c (unused
+ * trailing ones ignored). With `optional`, a missing tensor gives *out = NULL
+ * and WT_OK.
+ */
+int engine_ref_getf(engine_ref_set *s, const float **out, bool optional, wt_errbuf *err, int nd,
+                    int64_t a, int64_t b, int64_t c, const char *fmt, ...) WT_PRINTF(9, 10);
+
+/* Whether layer i has an MoE block. */
+bool engine_ref_layer_is_moe(const engine_ref_cfg *c, int64_t i);
+/* Module prefix of layer i's MoE block ("model.layers.3.block_sparse_moe.") into buf. */
+void engine_ref_moe_prefix(const engine_ref_cfg *c, int64_t i, char *buf, size_t cap);
+
+/* ---------------- forward passes ---------------- */
+
+/*
+ * Full path over checkpoint tensors. tokens[n_tok] < V; positions 0..n_tok-1;
+ * logits [n_tok, V] caller-allocated. routes (may be NULL), [L * n_tok * topk],
+ * receives the experts each MoE layer chose per token (index
+ * (layer * n_tok + t) * topk + j).
+ */
+int engine_ref_forward_full(const engine_ref_cfg *c, engine_ref_set *ck, const int64_t *tokens,
+                            size_t n_tok, float *logits, int64_t *routes, wt_errbuf *err);
+
+/*
+ * Sharded path over the rank sets of layout l (ranks[l->ep_size * l->tp_size],
+ * index ep_rank * tp_size + tp_rank) as the TP group of ep rank `group`
+ * would run it: per-rank partial sums, all-reduce in rank order, vocab-parallel
+ * embedding and LM head, MoE experts from the EP ranks. Shape disagreements
+ * with SHARDS.md are WT_ESHAPE naming the tensor; non-zero vocab padding rows
+ * are WT_ECORRUPT. With routes (from engine_ref_forward_full) MoE layers take
+ * those expert choices instead of their own top-k (the weights still come from
+ * each rank's router): quantization noise can flip a near-tie in the router,
+ * which is not a shard error; NULL routes independently.
+ */
+int engine_ref_forward_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, const wt_layout *l,
+                               uint32_t group, const int64_t *tokens, size_t n_tok,
+                               const int64_t *routes, float *logits, wt_errbuf *err);
+
+/* ---------------- comparison ---------------- */
+
+typedef struct engine_ref_diff {
+	double max_abs_diff; /* max |ref - got| */
+	double max_abs_ref;  /* max |ref| */
+	size_t at;           /* flat index of max_abs_diff */
+	bool nonfinite;      /* a NaN/Inf in either */
+} engine_ref_diff;
+
+void engine_ref_compare(const float *ref, const float *got, size_t n, engine_ref_diff *out);
+/* max_abs_diff <= budget * max_abs_ref and all finite. */
+bool engine_ref_within(const engine_ref_diff *d, double budget);
+
+/* ---------------- math shared by both paths (reference_math.c) ---------------- */
+
+/* y[t] = x[t] * w / sqrt(mean(x[t]^2) + eps), rows of `dim`; y may alias x. */
+void engine_ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t dim,
+                        float eps);
+/* y[t][n] = sum_k x[t][k] * w[n][k] (+ b[n]); x [T,K], w [N,K], y [T,N]. */
+void engine_ref_linear(float *y, const float *x, const float *w, const float *b, int64_t T,
+                       int64_t K, int64_t N);
+/* Rotate-half RoPE in place on heads of d at positions 0..T-1; x row stride `ld`. */
+void engine_ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta);
+/* Causal softmax attention: out[t][h] over q[t][h] and k/v[.][kv_of[h]]; rows
+ * have n_q*d (q, out) and n_kv*d (k, v) floats. */
+void engine_ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
+                          int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d);
+/* out[i] = silu(g[i]) * u[i]. */
+void engine_ref_silu_mul(float *out, const float *g, const float *u, int64_t n);
+/* Gated MLP without the down bias: y [T,hid] = (silu(x wg^T + bg) * (x wu^T + bu)) wd^T,
+ * wg/wu [n_inter, hid], wd [hid, n_inter], biases optional; scratch 3*T*n_inter floats. */
+void engine_ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter,
+                    const float *wg, const float *bg, const float *wu, const float *bu,
+                    const float *wd, float *scratch);
+/* Router: softmax over E logits, top-k (ties to the lower index), or the k experts
+ * in `forced` when non-NULL; weights renormalised when `norm`. idx/w receive k entries. */
+void engine_ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64_t *forced,
+                      int64_t *idx, float *w);
+
+#endif

@@ -1,0 +1,184 @@
+/*
+ * reference_cfg.c — the config.json fields the reference forward pass needs
+ * (jansson), with the Hugging Face defaults: num_key_value_heads = H,
+ * head_dim = hidden / H, rms_norm_eps 1e-6, rope_theta 10000,
+ * tie_word_embeddings false, Mixtral renormalises its top-k weights and
+ * Qwen2-MoE does so only with norm_topk_prob.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "engine/reference.h"
+
+static int get_int(json_t *root, const char *key, int64_t def, bool required, int64_t *out,
+                   wt_errbuf *err)
+{
+	json_t *v = json_object_get(root, key);
+	if (v == NULL || json_is_null(v)) {
+		if (required)
+			return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is missing", key);
+		*out = def;
+		return WT_OK;
+	}
+	if (!json_is_integer(v))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not an integer", key);
+	*out = (int64_t)json_integer_value(v);
+	return WT_OK;
+}
+
+static double get_real(json_t *root, const char *key, double def)
+{
+	json_t *v = json_object_get(root, key);
+	return json_is_number(v) ? json_number_value(v) : def;
+}
+
+static bool get_bool(json_t *root, const char *key, bool def)
+{
+	json_t *v = json_object_get(root, key);
+	return json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+static int parse_arch(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
+{
+	json_t *a = json_array_get(json_object_get(root, "architectures"), 0);
+	const char *arch = json_string_value(a);
+	if (arch == NULL)
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'architectures' is missing");
+	if (strcmp(arch, "LlamaForCausalLM") == 0 || strcmp(arch, "MistralForCausalLM") == 0 ||
+	    strcmp(arch, "Qwen2ForCausalLM") == 0) {
+		c->kind = ENGINE_REF_DENSE;
+	} else if (strcmp(arch, "Qwen3ForCausalLM") == 0) {
+		c->kind = ENGINE_REF_DENSE;
+		c->qk_norm = true;
+	} else if (strcmp(arch, "MixtralForCausalLM") == 0) {
+		c->kind = ENGINE_REF_MIXTRAL;
+	} else if (strcmp(arch, "Qwen2MoeForCausalLM") == 0) {
+		c->kind = ENGINE_REF_QWEN2_MOE;
+	} else {
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "architecture '%s' has no reference forward pass; supported: "
+		                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+		                 "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM",
+		                 arch);
+	}
+	return WT_OK;
+}
+
+static int parse_moe(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
+{
+	int rv;
+	const char *ekey = c->kind == ENGINE_REF_MIXTRAL ? "num_local_experts" : "num_experts";
+	if ((rv = get_int(root, ekey, 0, true, &c->E, err)) != WT_OK ||
+	    (rv = get_int(root, "num_experts_per_tok", 0, true, &c->topk, err)) != WT_OK)
+		return rv;
+	if (c->kind == ENGINE_REF_MIXTRAL) {
+		c->Ie = c->I;
+		c->Is = 0;
+		c->norm_topk = true;
+		c->sparse_step = 1;
+	} else {
+		if ((rv = get_int(root, "moe_intermediate_size", 0, true, &c->Ie, err)) != WT_OK ||
+		    (rv = get_int(root, "shared_expert_intermediate_size", 0, false, &c->Is,
+		                  err)) != WT_OK ||
+		    (rv = get_int(root, "decoder_sparse_step", 1, false, &c->sparse_step, err)) !=
+		        WT_OK)
+			return rv;
+		c->norm_topk = get_bool(root, "norm_topk_prob", false);
+		json_t *ml = json_object_get(root, "mlp_only_layers");
+		size_t i;
+		json_t *v;
+		json_array_foreach(ml, i, v)
+		{
+			int64_t x = json_integer_value(v);
+			if (x >= 0 && x < 64)
+				c->mlp_only_mask |= 1ull << x;
+		}
+	}
+	if (c->E < 1 || c->E > 64 || c->topk < 1 || c->topk > c->E || c->Ie < 1 || c->Is < 0 ||
+	    c->sparse_step < 1)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: experts %lld, top-k %lld, expert size %lld, shared "
+		    "%lld, sparse step %lld; the reference needs 1 <= top-k <= experts "
+		    "<= 64 and positive sizes",
+		    (long long)c->E, (long long)c->topk, (long long)c->Ie, (long long)c->Is,
+		    (long long)c->sparse_step);
+	return WT_OK;
+}
+
+int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_errbuf *err)
+{
+	engine_ref_cfg c;
+	memset(&c, 0, sizeof(c));
+	json_error_t je;
+	json_t *root = json_loadb(json, len, 0, &je);
+	if (root == NULL || !json_is_object(root)) {
+		json_decref(root);
+		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object (line %d: %s)",
+		                 je.line, je.text);
+	}
+	int rv;
+	if ((rv = parse_arch(root, &c, err)) != WT_OK ||
+	    (rv = get_int(root, "hidden_size", 0, true, &c.hid, err)) != WT_OK ||
+	    (rv = get_int(root, "num_attention_heads", 0, true, &c.H, err)) != WT_OK ||
+	    (rv = get_int(root, "num_key_value_heads", c.H, false, &c.KV, err)) != WT_OK ||
+	    (rv = get_int(root, "intermediate_size", 0, true, &c.I, err)) != WT_OK ||
+	    (rv = get_int(root, "vocab_size", 0, true, &c.V, err)) != WT_OK ||
+	    (rv = get_int(root, "num_hidden_layers", 0, true, &c.L, err)) != WT_OK)
+		goto out;
+	if (c.H < 1 || c.KV < 1 || c.hid < 1) {
+		rv = wt_seterr(err, WT_ECORRUPT,
+		               "config.json: hidden %lld, heads %lld, kv heads %lld "
+		               "must be positive",
+		               (long long)c.hid, (long long)c.H, (long long)c.KV);
+		goto out;
+	}
+	if ((rv = get_int(root, "head_dim", c.hid / c.H, false, &c.d, err)) != WT_OK)
+		goto out;
+	c.tied = get_bool(root, "tie_word_embeddings", false);
+	c.eps = get_real(root, "rms_norm_eps", 1e-6);
+	c.theta = get_real(root, "rope_theta", 10000.0);
+	c.block[0] = c.block[1] = 128;
+	json_t *bs =
+	    json_object_get(json_object_get(root, "quantization_config"), "weight_block_size");
+	if (json_array_size(bs) == 2) {
+		c.block[0] = json_integer_value(json_array_get(bs, 0));
+		c.block[1] = json_integer_value(json_array_get(bs, 1));
+	}
+	if (c.kind != ENGINE_REF_DENSE && (rv = parse_moe(root, &c, err)) != WT_OK)
+		goto out;
+	if (c.H % c.KV != 0 || c.d < 2 || c.d % 2 != 0 || c.I < 1 || c.V < 1 || c.L < 1 ||
+	    c.block[0] < 1 || c.block[1] < 1) {
+		rv = wt_seterr(err, WT_EUNSUPPORTED,
+		               "config.json: heads %lld, kv heads %lld, head_dim %lld, "
+		               "intermediate %lld, vocab %lld, layers %lld; the reference needs "
+		               "kv heads dividing heads, an even head_dim and positive sizes",
+		               (long long)c.H, (long long)c.KV, (long long)c.d, (long long)c.I,
+		               (long long)c.V, (long long)c.L);
+		goto out;
+	}
+	*out = c;
+	rv = WT_OK;
+out:
+	json_decref(root);
+	return rv;
+}
+
+bool engine_ref_layer_is_moe(const engine_ref_cfg *c, int64_t i)
+{
+	if (c->kind == ENGINE_REF_DENSE)
+		return false;
+	if (c->kind == ENGINE_REF_MIXTRAL)
+		return true;
+	if (i >= 0 && i < 64 && ((c->mlp_only_mask >> i) & 1u))
+		return false;
+	return (i + 1) % c->sparse_step == 0;
+}
+
+void engine_ref_moe_prefix(const engine_ref_cfg *c, int64_t i, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "model.layers.%lld.%s", (long long)i,
+	         c->kind == ENGINE_REF_MIXTRAL ? "block_sparse_moe." : "mlp.");
+}

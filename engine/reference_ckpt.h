@@ -1,0 +1,179 @@
+/*
+ * reference_ckpt.h — glue between the reference forward pass and the loader /
+ * planner, for programs that link those modules (weightctl, tests). It is a
+ * header of static inline functions on purpose: engine/ is compiled into
+ * libweights, which must not pull in loader/ or shardmap/ (DESIGN.md), so
+ * this code is compiled only into the programs that include it.
+ *
+ * engine_ref_verify() is the whole check: plan the layout, produce every
+ * rank, run the full path over the checkpoint and the sharded path for every
+ * EP group, and report the worst difference against the layout's budget.
+ */
+#ifndef WT_ENGINE_REFERENCE_CKPT_H
+#define WT_ENGINE_REFERENCE_CKPT_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/reference.h"
+#include "loader/loader.h"
+#include "shardmap/shardmap.h"
+
+/* Read every checkpoint tensor into ck (and parse the config into cfg). */
+static inline int engine_ref_load_ckpt(const ckpt *c, engine_ref_cfg *cfg, engine_ref_set *ck,
+                                       wt_errbuf *err)
+{
+	size_t len = 0;
+	const char *json = ckpt_config_json(c, &len);
+	int rv = engine_ref_cfg_parse(json, len, cfg, err);
+	if (rv != WT_OK)
+		return rv;
+	ck->quant = WT_QUANT_NONE;
+	ck->block[0] = cfg->block[0];
+	ck->block[1] = cfg->block[1];
+	for (size_t i = 0; i < ckpt_n_tensors(c) && rv == WT_OK; i++) {
+		const ckpt_tensor *t = ckpt_tensor_at(c, i);
+		void *buf = malloc(t->nbytes ? t->nbytes : 1);
+		if (buf == NULL)
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
+		rv = ckpt_read(c, t, 0, buf, t->nbytes, err);
+		if (rv == WT_OK)
+			rv = engine_ref_set_add(ck, t->name, t->dtype, t->ndim, t->shape, buf,
+			                        t->nbytes, err);
+		free(buf);
+	}
+	return rv;
+}
+
+typedef struct engine_ref_emit_ctx {
+	const sm_plan *p;
+	engine_ref_set *ranks;
+} engine_ref_emit_ctx;
+
+static inline int engine_ref_emit(void *ctx, uint32_t rank, size_t ix, const void *bytes,
+                                  uint64_t nbytes, wt_errbuf *err)
+{
+	engine_ref_emit_ctx *e = ctx;
+	const sm_out_info *t = shardmap_rank_tensor(e->p, rank, ix);
+	if (t == NULL || nbytes != t->nbytes)
+		return wt_seterr(
+		    err, WT_ESHAPE, "rank %u tensor %zu: %llu bytes emitted, plan says %llu", rank,
+		    ix, (unsigned long long)nbytes, (unsigned long long)(t ? t->nbytes : 0));
+	return engine_ref_set_add(&e->ranks[rank], t->name, t->dtype, t->ndim, t->shape, bytes,
+	                          nbytes, err);
+}
+
+/* Produce every rank of plan p into a new array of shardmap_n_ranks(p) sets (caller frees
+ * with engine_ref_free_ranks). */
+static inline int engine_ref_load_ranks(const ckpt *c, const sm_plan *p, const wt_layout *l,
+                                        engine_ref_set **out, wt_errbuf *err)
+{
+	uint32_t n = shardmap_n_ranks(p);
+	engine_ref_set *r = calloc(n ? n : 1, sizeof(*r));
+	if (r == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for %u rank sets", n);
+	for (uint32_t i = 0; i < n; i++) {
+		r[i].quant = l->quant;
+		r[i].group = l->group_size;
+	}
+	engine_ref_emit_ctx e = {p, r};
+	int rv = shardmap_produce(c, p, -1, engine_ref_emit, &e, err);
+	if (rv != WT_OK) {
+		for (uint32_t i = 0; i < n; i++)
+			engine_ref_set_clear(&r[i]);
+		free(r);
+		return rv;
+	}
+	*out = r;
+	return WT_OK;
+}
+
+static inline void engine_ref_free_ranks(engine_ref_set *r, uint32_t n)
+{
+	for (uint32_t i = 0; r && i < n; i++)
+		engine_ref_set_clear(&r[i]);
+	free(r);
+}
+
+/* Result of one verification. */
+typedef struct engine_ref_result {
+	engine_ref_diff diff; /* worst EP group */
+	uint32_t worst_group;
+	double budget; /* relative to diff.max_abs_ref */
+	bool pass;
+	uint32_t n_ranks;
+	size_t n_tok;
+	int64_t vocab;
+} engine_ref_result;
+
+/* Optional hook between production and the sharded pass (tests break a shard here). */
+typedef void (*engine_ref_tamper_fn)(void *ctx, engine_ref_set *ranks, uint32_t n_ranks);
+
+/*
+ * Plan and produce every rank of layout l (rank fields ignored), run both
+ * paths on tokens and compare. WT_OK means the check RAN; res->pass says
+ * whether the logits agree within engine_ref_budget(l->quant).
+ */
+static inline int engine_ref_verify(const ckpt *c, const wt_layout *l, const int64_t *tokens,
+                                    size_t n_tok, engine_ref_tamper_fn tamper, void *tctx,
+                                    engine_ref_result *res, wt_errbuf *err)
+{
+	engine_ref_cfg cfg;
+	engine_ref_set ck = {0};
+	engine_ref_set *ranks = NULL;
+	sm_plan *p = NULL;
+	float *full = NULL, *sh = NULL;
+	int64_t *routes = NULL;
+	uint32_t n = 0;
+	memset(res, 0, sizeof(*res));
+	int rv = engine_ref_load_ckpt(c, &cfg, &ck, err);
+	if (rv == WT_OK)
+		rv = shardmap_plan(c, l, &p, err);
+	if (rv == WT_OK) {
+		n = shardmap_n_ranks(p);
+		rv = engine_ref_load_ranks(c, p, l, &ranks, err);
+	}
+	if (rv != WT_OK)
+		goto out;
+	full = malloc(n_tok * (size_t)cfg.V * sizeof(float));
+	sh = malloc(n_tok * (size_t)cfg.V * sizeof(float));
+	/* quantized layouts follow the full path's expert choices (engine_ref_forward_sharded) */
+	if (l->quant != WT_QUANT_NONE && cfg.E > 0)
+		routes = calloc((size_t)(cfg.L * cfg.topk) * n_tok, sizeof(int64_t));
+	if (full == NULL || sh == NULL || (l->quant != WT_QUANT_NONE && cfg.E > 0 && !routes)) {
+		rv = wt_seterr(err, WT_ENOMEM, "logits: out of memory");
+		goto out;
+	}
+	if (tamper)
+		tamper(tctx, ranks, n);
+	if ((rv = engine_ref_forward_full(&cfg, &ck, tokens, n_tok, full, routes, err)) != WT_OK)
+		goto out;
+	res->budget = engine_ref_budget(l->quant);
+	res->n_ranks = n;
+	res->n_tok = n_tok;
+	res->vocab = cfg.V;
+	res->pass = true;
+	for (uint32_t g = 0; g < l->ep_size; g++) {
+		engine_ref_diff d;
+		if ((rv = engine_ref_forward_sharded(&cfg, ranks, l, g, tokens, n_tok, routes, sh,
+		                                     err)))
+			goto out;
+		engine_ref_compare(full, sh, n_tok * (size_t)cfg.V, &d);
+		if (g == 0 || d.nonfinite || d.max_abs_diff > res->diff.max_abs_diff) {
+			res->diff = d;
+			res->worst_group = g;
+		}
+		if (!engine_ref_within(&d, res->budget))
+			res->pass = false;
+	}
+out:
+	free(full);
+	free(sh);
+	free(routes);
+	engine_ref_free_ranks(ranks, n);
+	engine_ref_set_clear(&ck);
+	shardmap_plan_free(p);
+	return rv;
+}
+
+#endif

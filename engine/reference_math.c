@@ -1,0 +1,179 @@
+/*
+ * reference_math.c — the float32 building blocks both reference paths use
+ * (RMSNorm, linear, RoPE, causal GQA attention, SiLU-gate, router), and the
+ * logits comparison. Plain loops in a fixed order: this is the yardstick, not
+ * a fast path.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "engine/reference.h"
+
+double engine_ref_budget(wt_quant q)
+{
+	switch (q) {
+	case WT_QUANT_FP8_TENSOR:
+	case WT_QUANT_FP8_CHANNEL:
+	case WT_QUANT_FP8_BLOCK:
+		return ENGINE_REF_BUDGET_FP8;
+	case WT_QUANT_INT8_CHANNEL:
+		return ENGINE_REF_BUDGET_INT8;
+	case WT_QUANT_INT4_GROUP:
+		return ENGINE_REF_BUDGET_INT4;
+	default:
+		return ENGINE_REF_TOL_F32;
+	}
+}
+
+void engine_ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t dim,
+                        float eps)
+{
+	for (int64_t t = 0; t < rows; t++) {
+		const float *xr = x + t * dim;
+		float *yr = y + t * dim;
+		float ss = 0.0f;
+		for (int64_t i = 0; i < dim; i++)
+			ss += xr[i] * xr[i];
+		float inv = 1.0f / sqrtf(ss / (float)dim + eps);
+		for (int64_t i = 0; i < dim; i++)
+			yr[i] = xr[i] * inv * w[i];
+	}
+}
+
+void engine_ref_linear(float *y, const float *x, const float *w, const float *b, int64_t T,
+                       int64_t K, int64_t N)
+{
+	for (int64_t t = 0; t < T; t++) {
+		const float *xr = x + t * K;
+		for (int64_t n = 0; n < N; n++) {
+			const float *wr = w + n * K;
+			float acc = 0.0f;
+			for (int64_t k = 0; k < K; k++)
+				acc += xr[k] * wr[k];
+			y[t * N + n] = b ? acc + b[n] : acc;
+		}
+	}
+}
+
+void engine_ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta)
+{
+	int64_t half = d / 2;
+	for (int64_t t = 0; t < T; t++) {
+		for (int64_t i = 0; i < half; i++) {
+			double inv_freq = pow(theta, -(double)(2 * i) / (double)d);
+			double ang = (double)t * inv_freq;
+			float c = (float)cos(ang), s = (float)sin(ang);
+			for (int64_t h = 0; h < n_heads; h++) {
+				float *xh = x + t * ld + h * d;
+				float x1 = xh[i], x2 = xh[i + half];
+				xh[i] = x1 * c - x2 * s;
+				xh[i + half] = x2 * c + x1 * s;
+			}
+		}
+	}
+}
+
+void engine_ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
+                          int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d)
+{
+	float scale = 1.0f / sqrtf((float)d);
+	float p[64]; /* T is "a handful of tokens"; callers cap it at 64 */
+	for (int64_t h = 0; h < n_q; h++) {
+		int64_t g = kv_of[h];
+		for (int64_t t = 0; t < T; t++) {
+			const float *qr = q + t * n_q * d + h * d;
+			float mx = -INFINITY;
+			for (int64_t s = 0; s <= t; s++) {
+				const float *kr = k + s * n_kv * d + g * d;
+				float acc = 0.0f;
+				for (int64_t i = 0; i < d; i++)
+					acc += qr[i] * kr[i];
+				p[s] = acc * scale;
+				if (p[s] > mx)
+					mx = p[s];
+			}
+			float sum = 0.0f;
+			for (int64_t s = 0; s <= t; s++) {
+				p[s] = expf(p[s] - mx);
+				sum += p[s];
+			}
+			float *o = out + t * n_q * d + h * d;
+			for (int64_t i = 0; i < d; i++)
+				o[i] = 0.0f;
+			for (int64_t s = 0; s <= t; s++) {
+				const float *vr = v + s * n_kv * d + g * d;
+				float ps = p[s] / sum;
+				for (int64_t i = 0; i < d; i++)
+					o[i] += ps * vr[i];
+			}
+		}
+	}
+}
+
+void engine_ref_silu_mul(float *out, const float *g, const float *u, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		out[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+void engine_ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64_t *forced,
+                      int64_t *idx, float *w)
+{
+	float mx = -INFINITY, sum = 0.0f;
+	for (int64_t e = 0; e < E; e++)
+		if (logits[e] > mx)
+			mx = logits[e];
+	for (int64_t e = 0; e < E; e++)
+		sum += expf(logits[e] - mx);
+	uint64_t taken = 0; /* E <= 64, checked by the config parser */
+	float wsum = 0.0f;
+	for (int64_t j = 0; j < k; j++) {
+		int64_t best = forced ? forced[j] : -1;
+		for (int64_t e = 0; !forced && e < E; e++)
+			if (!((taken >> e) & 1u) && (best < 0 || logits[e] > logits[best]))
+				best = e;
+		taken |= 1ull << best;
+		idx[j] = best;
+		w[j] = expf(logits[best] - mx) / sum;
+		wsum += w[j];
+	}
+	if (norm)
+		for (int64_t j = 0; j < k; j++)
+			w[j] /= wsum;
+}
+
+void engine_ref_compare(const float *ref, const float *got, size_t n, engine_ref_diff *out)
+{
+	engine_ref_diff d = {0};
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(ref[i]) || !isfinite(got[i])) {
+			d.nonfinite = true;
+			continue;
+		}
+		double r = fabs((double)ref[i]);
+		double a = fabs((double)ref[i] - (double)got[i]);
+		if (r > d.max_abs_ref)
+			d.max_abs_ref = r;
+		if (a > d.max_abs_diff) {
+			d.max_abs_diff = a;
+			d.at = i;
+		}
+	}
+	*out = d;
+}
+
+bool engine_ref_within(const engine_ref_diff *d, double budget)
+{
+	return !d->nonfinite && d->max_abs_diff <= budget * d->max_abs_ref;
+}
+
+void engine_ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter,
+                    const float *wg, const float *bg, const float *wu, const float *bu,
+                    const float *wd, float *scratch)
+{
+	float *g = scratch, *u = scratch + T * n_inter, *a = scratch + 2 * T * n_inter;
+	engine_ref_linear(g, x, wg, bg, T, hid, n_inter);
+	engine_ref_linear(u, x, wu, bu, T, hid, n_inter);
+	engine_ref_silu_mul(a, g, u, T * n_inter);
+	engine_ref_linear(y, a, wd, NULL, T, n_inter, hid);
+}

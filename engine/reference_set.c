@@ -1,0 +1,255 @@
+/*
+ * reference_set.c — named tensor sets for the reference forward pass, and
+ * their float32 view: plain floats are converted with kern_convert; quantized
+ * rank weights (SHARDS.md section 4) are dequantized with kern_dequantize and
+ * their `_scale` tensor; FP8 checkpoint weights with kern_dequant_fp8_block
+ * and `weight_scale_inv` (blocks) or `weight_scale` (per tensor).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/reference.h"
+#include "kernels/kernels.h"
+
+int engine_ref_set_add(engine_ref_set *s, const char *name, wt_dtype dt, int ndim,
+                       const int64_t *shape, const void *bytes, uint64_t nbytes, wt_errbuf *err)
+{
+	if (ndim < 0 || ndim > WT_MAX_DIMS)
+		return wt_seterr(err, WT_EINVAL, "tensor '%s': %d dims; at most %d", name, ndim,
+		                 WT_MAX_DIMS);
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->t[i].name, name) == 0)
+			return wt_seterr(err, WT_EDUP, "tensor '%s' added twice to a reference set",
+			                 name);
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		engine_ref_tensor *t = realloc(s->t, cap * sizeof(*t));
+		if (t == NULL)
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", name);
+		s->t = t;
+		s->cap = cap;
+	}
+	engine_ref_tensor *t = &s->t[s->n];
+	memset(t, 0, sizeof(*t));
+	t->name = strdup(name);
+	t->data = malloc(nbytes ? nbytes : 1);
+	if (t->name == NULL || t->data == NULL) {
+		free(t->name);
+		free(t->data);
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory holding %llu bytes",
+		                 name, (unsigned long long)nbytes);
+	}
+	memcpy(t->data, bytes, nbytes);
+	t->dtype = dt;
+	t->ndim = ndim;
+	for (int k = 0; k < ndim; k++)
+		t->shape[k] = shape[k];
+	t->nbytes = nbytes;
+	s->n++;
+	s->sorted = false;
+	return WT_OK;
+}
+
+static int cmp_tensor(const void *a, const void *b)
+{
+	return strcmp(((const engine_ref_tensor *)a)->name, ((const engine_ref_tensor *)b)->name);
+}
+
+engine_ref_tensor *engine_ref_set_find(engine_ref_set *s, const char *name)
+{
+	if (s->n == 0)
+		return NULL;
+	if (!s->sorted) {
+		qsort(s->t, s->n, sizeof(s->t[0]), cmp_tensor);
+		s->sorted = true;
+	}
+	engine_ref_tensor key = {.name = (char *)name};
+	return bsearch(&key, s->t, s->n, sizeof(s->t[0]), cmp_tensor);
+}
+
+void engine_ref_set_clear(engine_ref_set *s)
+{
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->t[i].name);
+		free(s->t[i].data);
+		free(s->t[i].f32);
+	}
+	free(s->t);
+	s->t = NULL;
+	s->n = s->cap = 0;
+	s->sorted = false;
+}
+
+static bool is_quantized_dtype(wt_dtype dt)
+{
+	return dt == WT_F8_E4M3 || dt == WT_I8 || dt == WT_I32;
+}
+
+/* Logical element shape (int4: packed last dim x 8). */
+static void logical_shape(const engine_ref_set *s, const engine_ref_tensor *t, int64_t *shape)
+{
+	for (int k = 0; k < t->ndim; k++)
+		shape[k] = t->shape[k];
+	if (t->dtype == WT_I32 && s->quant == WT_QUANT_INT4_GROUP && t->ndim > 0)
+		shape[t->ndim - 1] *= 8;
+}
+
+static const engine_ref_tensor *find_scale(engine_ref_set *s, const char *name, const char *suffix,
+                                           wt_errbuf *err)
+{
+	char sname[512];
+	if ((size_t)snprintf(sname, sizeof(sname), "%s%s", name, suffix) >= sizeof(sname)) {
+		wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
+		return NULL;
+	}
+	engine_ref_tensor *sc = engine_ref_set_find(s, sname);
+	if (sc == NULL) {
+		wt_seterr(err, WT_ENOTFOUND, "tensor '%s' is quantized but '%s' is missing", name,
+		          sname);
+		return NULL;
+	}
+	if (sc->dtype != WT_F32) {
+		wt_seterr(err, WT_EDTYPE, "scale '%s' is %s; scales are F32", sname,
+		          wt_dtype_name(sc->dtype));
+		return NULL;
+	}
+	return sc;
+}
+
+/* Dequantize a rank weight [count.., N, K] with the layout scheme. */
+static int dequant_rank(engine_ref_set *s, engine_ref_tensor *t, const int64_t *shape, int64_t n,
+                        wt_errbuf *err)
+{
+	if (t->ndim < 2)
+		return wt_seterr(err, WT_ESHAPE, "quantized tensor '%s' has %d dims; want >= 2",
+		                 t->name, t->ndim);
+	const engine_ref_tensor *sc = find_scale(s, t->name, "_scale", err);
+	if (sc == NULL)
+		return err ? err->code : WT_ENOTFOUND;
+	int64_t N = shape[t->ndim - 2], K = shape[t->ndim - 1];
+	int64_t group = s->group ? s->group : 128;
+	int64_t per = kern_scale_count(s->quant, N, K, group);
+	int64_t qb = kern_qbytes(s->quant, N, K);
+	int64_t count = (N > 0 && K > 0) ? n / (N * K) : 0;
+	if (per <= 0 || qb <= 0 || (uint64_t)(count * qb) != t->nbytes ||
+	    (uint64_t)(count * per) * 4u != sc->nbytes)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "tensor '%s' (%s): %lld x [%lld, %lld] needs %lld bytes and %lld "
+		                 "scales; have %llu bytes and %llu scales",
+		                 t->name, wt_quant_name(s->quant), (long long)count, (long long)N,
+		                 (long long)K, (long long)(count * qb), (long long)(count * per),
+		                 (unsigned long long)t->nbytes,
+		                 (unsigned long long)sc->nbytes / 4u);
+	const float *scale = (const float *)(const void *)sc->data;
+	for (int64_t c = 0; c < count; c++) {
+		int rv = kern_dequantize(s->quant, t->data + c * qb, scale + c * per, N, K, group,
+		                         t->f32 + c * N * K, WT_F32);
+		if (rv != WT_OK)
+			return wt_seterr(err, rv, "tensor '%s': cannot dequantize %s with %s",
+			                 t->name, wt_dtype_name(t->dtype), wt_quant_name(s->quant));
+	}
+	return WT_OK;
+}
+
+/* Dequantize an FP8 checkpoint weight [N, K]. */
+static int dequant_ckpt(engine_ref_set *s, engine_ref_tensor *t, wt_errbuf *err)
+{
+	if (t->ndim != 2)
+		return wt_seterr(err, WT_ESHAPE, "FP8 tensor '%s' has %d dims; want 2", t->name,
+		                 t->ndim);
+	int64_t N = t->shape[0], K = t->shape[1];
+	char sname[512];
+	snprintf(sname, sizeof(sname), "%s_scale_inv", t->name);
+	const engine_ref_tensor *sc = NULL;
+	int64_t bn = N, bk = K;
+	if (engine_ref_set_find(s, sname) != NULL) {
+		sc = find_scale(s, t->name, "_scale_inv", err);
+		bn = s->block[0] ? s->block[0] : 128;
+		bk = s->block[1] ? s->block[1] : 128;
+	} else {
+		sc = find_scale(s, t->name, "_scale", err);
+	}
+	if (sc == NULL)
+		return err ? err->code : WT_ENOTFOUND;
+	uint64_t want = (uint64_t)((N + bn - 1) / bn * ((K + bk - 1) / bk));
+	if (sc->nbytes != want * 4u)
+		return wt_seterr(err, WT_ESHAPE, "scale of '%s': %llu values; want %llu", t->name,
+		                 (unsigned long long)sc->nbytes / 4u, (unsigned long long)want);
+	return kern_dequant_fp8_block(t->f32, WT_F32, t->data, N, K,
+	                              (const float *)(const void *)sc->data, bn, bk);
+}
+
+int engine_ref_get(engine_ref_set *s, const char *name, int nd, const int64_t *want,
+                   const float **out, wt_errbuf *err)
+{
+	engine_ref_tensor *t = engine_ref_set_find(s, name);
+	if (t == NULL)
+		return wt_seterr(err, WT_ENOTFOUND, "tensor '%s' is missing", name);
+	int64_t shape[WT_MAX_DIMS];
+	logical_shape(s, t, shape);
+	bool ok = t->ndim == nd;
+	for (int k = 0; ok && k < nd; k++)
+		ok = shape[k] == want[k];
+	if (!ok) {
+		char a[160] = "", b[160] = "";
+		size_t la = 0, lb = 0;
+		for (int k = 0; k < t->ndim && la < sizeof(a); k++)
+			la += (size_t)snprintf(a + la, sizeof(a) - la, "%s%lld", k ? ", " : "",
+			                       (long long)shape[k]);
+		for (int k = 0; k < nd && lb < sizeof(b); k++)
+			lb += (size_t)snprintf(b + lb, sizeof(b) - lb, "%s%lld", k ? ", " : "",
+			                       (long long)want[k]);
+		return wt_seterr(err, WT_ESHAPE, "tensor '%s' has shape [%s]; want [%s]", name, a,
+		                 b);
+	}
+	if (t->f32 == NULL) {
+		int64_t n = 1;
+		for (int k = 0; k < nd; k++)
+			n *= shape[k];
+		t->f32 = malloc((size_t)(n ? n : 1) * sizeof(float));
+		if (t->f32 == NULL)
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", name);
+		int rv;
+		if (is_quantized_dtype(t->dtype) && s->quant != WT_QUANT_NONE)
+			rv = dequant_rank(s, t, shape, n, err);
+		else if (t->dtype == WT_F8_E4M3)
+			rv = dequant_ckpt(s, t, err);
+		else if (wt_dtype_is_float(t->dtype) && t->dtype != WT_F8_E5M2 &&
+		         (uint64_t)n * wt_dtype_size(t->dtype) == t->nbytes)
+			rv = kern_convert(t->f32, WT_F32, t->data, t->dtype, (size_t)n);
+		else
+			rv = wt_seterr(err, WT_EDTYPE, "tensor '%s': cannot read %s as float32",
+			               name, wt_dtype_name(t->dtype));
+		if (rv != WT_OK) {
+			if (err && err->code == WT_OK)
+				wt_seterr(err, rv, "tensor '%s': cannot convert %s to F32", name,
+				          wt_dtype_name(t->dtype));
+			free(t->f32);
+			t->f32 = NULL;
+			return rv;
+		}
+	}
+	*out = t->f32;
+	return WT_OK;
+}
+
+int engine_ref_getf(engine_ref_set *s, const float **out, bool optional, wt_errbuf *err, int nd,
+                    int64_t a, int64_t b, int64_t c, const char *fmt, ...)
+{
+	char name[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(name))
+		return wt_seterr(err, WT_EINVAL, "tensor name from '%s' too long", fmt);
+	*out = NULL;
+	if (optional && engine_ref_set_find(s, name) == NULL)
+		return WT_OK;
+	int64_t want[3] = {a, b, c};
+	return engine_ref_get(s, name, nd, want, out, err);
+}

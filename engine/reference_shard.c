@@ -1,0 +1,434 @@
+/*
+ * reference_shard.c — the sharded reference forward pass: the same math as
+ * reference.c, computed from the per-rank runtime tensors of a layout the way
+ * a TP/EP engine runs it (SHARDS.md section 2):
+ *
+ *  - vocab-parallel embedding: rank r looks up rows of its padded range
+ *    [r*Vl, (r+1)*Vl), zero otherwise, then all-reduce;
+ *  - attention: each rank its heads from the fused qkv_proj [q_r; k_r; v_r]
+ *    (kv replication when KV < T), its o_proj column slice, all-reduce;
+ *  - MLP: gate_up_proj [gate_r; up_r], down_proj column slice, all-reduce;
+ *  - MoE: experts from the w13_weight/w2_weight stacks (w13_order, EP
+ *    ownership count/start), all-reduce over EP ranks; the shared expert is
+ *    TP-split like an MLP;
+ *  - LM head: rank logits concatenated, padding rows >= V dropped.
+ *
+ * Every all-reduce sums ranks in increasing order; row-parallel biases are
+ * added once after the sum. Each rank normalises with its own replicated norm
+ * weights and routes with its own router copy, so a wrong replica shows too.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/reference.h"
+#include "engine/reference_int.h"
+
+typedef struct shard {
+	const engine_ref_cfg *c;
+	engine_ref_set *ranks;
+	uint32_t T, P, g; /* tp_size, ep_size, EP group whose TP ranks run the dense parts */
+	int up_gate;
+	int64_t Hl, KVl, Vl, n_tok;
+	engine_ref_bufs b;
+	const int64_t *routes; /* [L][n_tok][topk] forced expert choices, or NULL */
+	wt_errbuf *err;
+} shard;
+
+static engine_ref_set *rank_set(const shard *s, uint32_t tp_rank, uint32_t ep_rank)
+{
+	return &s->ranks[ep_rank * s->T + tp_rank];
+}
+
+static void add_into(float *acc, const float *x, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		acc[i] += x[i];
+}
+
+/* Rows >= V of a vocab-parallel tensor of tp rank r must be zero (SHARDS.md Vocab). */
+static int check_padding(const shard *s, uint32_t r, const float *w, const char *name)
+{
+	int64_t first = s->c->V - (int64_t)r * s->Vl;
+	if (first < 0)
+		first = 0;
+	for (int64_t row = first; row < s->Vl; row++)
+		for (int64_t i = 0; i < s->c->hid; i++)
+			if (w[row * s->c->hid + i] != 0.0f)
+				return wt_seterr(
+				    s->err, WT_ECORRUPT,
+				    "rank (tp %u, ep %u) '%s': padding row %lld (vocab row "
+				    "%lld >= vocab_size %lld) is not zero",
+				    r, s->g, name, (long long)row, (long long)(r * s->Vl + row),
+				    (long long)s->c->V);
+	return WT_OK;
+}
+
+static int embed(shard *s, const int64_t *tokens)
+{
+	const engine_ref_cfg *c = s->c;
+	int64_t T = s->n_tok;
+	memset(s->b.x, 0, (size_t)(T * c->hid) * sizeof(float));
+	for (uint32_t r = 0; r < s->T; r++) {
+		const float *e;
+		int rv = engine_ref_getf(rank_set(s, r, s->g), &e, false, s->err, 2, s->Vl, c->hid,
+		                         0, "model.embed_tokens.weight");
+		if (rv || (rv = check_padding(s, r, e, "model.embed_tokens.weight")))
+			return rv;
+		for (int64_t t = 0; t < T; t++) {
+			int64_t row = tokens[t] - (int64_t)r * s->Vl;
+			float *xr = s->b.x + t * c->hid;
+			for (int64_t i = 0; i < c->hid; i++)
+				xr[i] += (row >= 0 && row < s->Vl) ? e[row * c->hid + i] : 0.0f;
+		}
+	}
+	return WT_OK;
+}
+
+/* One TP rank's attention partial (before o_proj's all-reduce) into b.o. */
+static int attn_rank(shard *s, uint32_t r, int64_t l)
+{
+	const engine_ref_cfg *c = s->c;
+	engine_ref_set *rs = rank_set(s, r, s->g);
+	engine_ref_bufs *b = &s->b;
+	int64_t T = s->n_tok, d = c->d, Hl = s->Hl, KVl = s->KVl;
+	int64_t rows = (Hl + 2 * KVl) * d;
+	long long L = (long long)l;
+	const float *ln, *w, *bias, *wo, *qn = NULL, *kn = NULL;
+	int rv;
+	if ((rv = engine_ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
+	                          "model.layers.%lld.input_layernorm.weight", L)) ||
+	    (rv = engine_ref_getf(rs, &w, false, s->err, 2, rows, c->hid, 0,
+	                          "model.layers.%lld.self_attn.qkv_proj.weight", L)) ||
+	    (rv = engine_ref_getf(rs, &bias, true, s->err, 1, rows, 0, 0,
+	                          "model.layers.%lld.self_attn.qkv_proj.bias", L)) ||
+	    (rv = engine_ref_getf(rs, &wo, false, s->err, 2, c->hid, Hl * d, 0,
+	                          "model.layers.%lld.self_attn.o_proj.weight", L)))
+		return rv;
+	if (c->qk_norm && ((rv = engine_ref_getf(rs, &qn, false, s->err, 1, d, 0, 0,
+	                                         "model.layers.%lld.self_attn.q_norm.weight", L)) ||
+	                   (rv = engine_ref_getf(rs, &kn, false, s->err, 1, d, 0, 0,
+	                                         "model.layers.%lld.self_attn.k_norm.weight", L))))
+		return rv;
+	engine_ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+	/* [q_r ; k_r ; v_r] along rows */
+	engine_ref_linear(b->q, b->h, w, bias, T, c->hid, Hl * d);
+	engine_ref_linear(b->k, b->h, w + Hl * d * c->hid, bias ? bias + Hl * d : NULL, T, c->hid,
+	                  KVl * d);
+	engine_ref_linear(b->v, b->h, w + (Hl + KVl) * d * c->hid,
+	                  bias ? bias + (Hl + KVl) * d : NULL, T, c->hid, KVl * d);
+	if (c->qk_norm) {
+		engine_ref_rmsnorm(b->q, b->q, qn, T * Hl, d, (float)c->eps);
+		engine_ref_rmsnorm(b->k, b->k, kn, T * KVl, d, (float)c->eps);
+	}
+	engine_ref_rope(b->q, T, Hl, d, Hl * d, c->theta);
+	engine_ref_rope(b->k, T, KVl, d, KVl * d, c->theta);
+	/* local q head j is global head r*Hl + j; its kv head is global / (H/KV), held
+	 * locally at index global_kv - kv_shard*KVl */
+	int64_t kv_shard =
+	    c->KV >= (int64_t)s->T ? (int64_t)r : (int64_t)r / ((int64_t)s->T / c->KV);
+	int64_t kv_of[ENGINE_REF_MAX_HEADS];
+	for (int64_t j = 0; j < Hl; j++) {
+		int64_t gkv = ((int64_t)r * Hl + j) / (c->H / c->KV);
+		kv_of[j] = gkv - kv_shard * KVl;
+		if (kv_of[j] < 0 || kv_of[j] >= KVl)
+			return wt_seterr(
+			    s->err, WT_ELAYOUT,
+			    "layer %lld rank %u: head %lld needs kv head %lld, not among "
+			    "the %lld this rank holds",
+			    L, r, (long long)(r * Hl + j), (long long)gkv, (long long)KVl);
+	}
+	engine_ref_attention(b->att, b->q, b->k, b->v, T, Hl, KVl, kv_of, d);
+	engine_ref_linear(b->o, b->att, wo, NULL, T, Hl * d, c->hid);
+	return WT_OK;
+}
+
+static int attn(shard *s, int64_t l)
+{
+	const engine_ref_cfg *c = s->c;
+	int64_t n = s->n_tok * c->hid;
+	const float *bo;
+	int rv;
+	memset(s->b.acc, 0, (size_t)n * sizeof(float));
+	for (uint32_t r = 0; r < s->T; r++) {
+		if ((rv = attn_rank(s, r, l)) != WT_OK)
+			return rv;
+		add_into(s->b.acc, s->b.o, n);
+	}
+	if ((rv = engine_ref_getf(rank_set(s, 0, s->g), &bo, true, s->err, 1, c->hid, 0, 0,
+	                          "model.layers.%lld.self_attn.o_proj.bias", (long long)l)))
+		return rv;
+	for (int64_t t = 0; bo && t < s->n_tok; t++)
+		add_into(s->b.acc + t * c->hid, bo, c->hid);
+	add_into(s->b.x, s->b.acc, n);
+	return WT_OK;
+}
+
+/* b.h = rmsnorm(x) with rank rs's post_attention_layernorm. */
+static int post_norm(shard *s, engine_ref_set *rs, int64_t l)
+{
+	const float *ln;
+	int rv = engine_ref_getf(rs, &ln, false, s->err, 1, s->c->hid, 0, 0,
+	                         "model.layers.%lld.post_attention_layernorm.weight", (long long)l);
+	if (rv == WT_OK)
+		engine_ref_rmsnorm(s->b.h, s->b.x, ln, s->n_tok, s->c->hid, (float)s->c->eps);
+	return rv;
+}
+
+/* TP-split gated MLP `m` (gate_up_proj [gate_r; up_r], down_proj columns) of rank rs
+ * on b.h into y; n_inter is the full intermediate size. */
+static int mlp_rank(shard *s, engine_ref_set *rs, const char *m, int64_t n_inter, int64_t T,
+                    const float *h, float *y)
+{
+	const engine_ref_cfg *c = s->c;
+	int64_t Il = n_inter / s->T;
+	const float *gu, *bgu, *wd;
+	int rv;
+	if ((rv = engine_ref_getf(rs, &gu, false, s->err, 2, 2 * Il, c->hid, 0,
+	                          "%sgate_up_proj.weight", m)) ||
+	    (rv = engine_ref_getf(rs, &bgu, true, s->err, 1, 2 * Il, 0, 0, "%sgate_up_proj.bias",
+	                          m)) ||
+	    (rv = engine_ref_getf(rs, &wd, false, s->err, 2, c->hid, Il, 0, "%sdown_proj.weight",
+	                          m)))
+		return rv;
+	engine_ref_ffn(y, h, T, c->hid, Il, gu, bgu, gu + Il * c->hid, bgu ? bgu + Il : NULL, wd,
+	               s->b.scratch);
+	return WT_OK;
+}
+
+/* Add the row-parallel down_proj bias of module m (rank (0, g)) once. */
+static int add_down_bias(shard *s, const char *m)
+{
+	const float *bd;
+	int rv = engine_ref_getf(rank_set(s, 0, s->g), &bd, true, s->err, 1, s->c->hid, 0, 0,
+	                         "%sdown_proj.bias", m);
+	for (int64_t t = 0; rv == WT_OK && bd && t < s->n_tok; t++)
+		add_into(s->b.acc + t * s->c->hid, bd, s->c->hid);
+	return rv;
+}
+
+static int mlp(shard *s, int64_t l)
+{
+	char m[160];
+	int rv;
+	int64_t n = s->n_tok * s->c->hid;
+	snprintf(m, sizeof(m), "model.layers.%lld.mlp.", (long long)l);
+	memset(s->b.acc, 0, (size_t)n * sizeof(float));
+	for (uint32_t r = 0; r < s->T; r++) {
+		engine_ref_set *rs = rank_set(s, r, s->g);
+		if ((rv = post_norm(s, rs, l)) ||
+		    (rv = mlp_rank(s, rs, m, s->c->I, s->n_tok, s->b.h, s->b.o)))
+			return rv;
+		add_into(s->b.acc, s->b.o, n);
+	}
+	return add_down_bias(s, m);
+}
+
+/* Routed-expert partial of rank (tp r, ep e) on b.h, added into out. */
+static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
+{
+	const engine_ref_cfg *c = s->c;
+	engine_ref_set *rs = rank_set(s, r, e);
+	int64_t E = c->E, P = s->P, count = E, start = 0, Il = c->Ie / s->T;
+	if (P > 1) {
+		count = E / P + ((int64_t)e < E % P);
+		start = (int64_t)e * (E / P) + ((int64_t)e < E % P ? (int64_t)e : E % P);
+		Il = c->Ie;
+	}
+	char m[160];
+	engine_ref_moe_prefix(c, l, m, sizeof(m));
+	const float *router, *w13, *w2;
+	int rv;
+	if ((rv = post_norm(s, rs, l)) ||
+	    (rv = engine_ref_getf(rs, &router, false, s->err, 2, E, c->hid, 0, "%sgate.weight",
+	                          m)) ||
+	    (rv = engine_ref_getf(rs, &w13, false, s->err, 3, count, 2 * Il, c->hid,
+	                          "%sexperts.w13_weight", m)) ||
+	    (rv = engine_ref_getf(rs, &w2, false, s->err, 3, count, c->hid, Il,
+	                          "%sexperts.w2_weight", m)))
+		return rv;
+	float rl[64], w[64];
+	int64_t idx[64];
+	for (int64_t t = 0; t < s->n_tok; t++) {
+		const float *h = s->b.h + t * c->hid;
+		engine_ref_linear(rl, h, router, NULL, 1, c->hid, E);
+		const int64_t *forced = s->routes ? s->routes + (l * s->n_tok + t) * c->topk : NULL;
+		engine_ref_route(rl, E, c->topk, c->norm_topk, forced, idx, w);
+		for (int64_t j = 0; j < c->topk; j++) {
+			int64_t loc = idx[j] - start;
+			if (loc < 0 || loc >= count)
+				continue; /* another EP rank owns it */
+			const float *a = w13 + loc * 2 * Il * c->hid, *bb = a + Il * c->hid;
+			const float *wg = s->up_gate ? bb : a, *wu = s->up_gate ? a : bb;
+			engine_ref_ffn(s->b.y, h, 1, c->hid, Il, wg, NULL, wu, NULL,
+			               w2 + loc * c->hid * Il, s->b.scratch);
+			for (int64_t i = 0; i < c->hid; i++)
+				out[t * c->hid + i] += w[j] * s->b.y[i];
+		}
+	}
+	return WT_OK;
+}
+
+/* Shared-expert partial (TP-split, sigmoid-gated) of tp rank r of the group. */
+static int shared_rank(shard *s, uint32_t r, int64_t l, float *out)
+{
+	const engine_ref_cfg *c = s->c;
+	engine_ref_set *rs = rank_set(s, r, s->g);
+	char m[160], se[200];
+	engine_ref_moe_prefix(c, l, m, sizeof(m));
+	snprintf(se, sizeof(se), "%sshared_expert.", m);
+	const float *sg;
+	int rv;
+	if ((rv = post_norm(s, rs, l)) ||
+	    (rv = engine_ref_getf(rs, &sg, false, s->err, 2, 1, c->hid, 0,
+	                          "%sshared_expert_gate.weight", m)))
+		return rv;
+	for (int64_t t = 0; t < s->n_tok; t++) {
+		const float *h = s->b.h + t * c->hid;
+		if ((rv = mlp_rank(s, rs, se, c->Is, 1, h, s->b.y)))
+			return rv;
+		float gl;
+		engine_ref_linear(&gl, h, sg, NULL, 1, c->hid, 1);
+		float gate = 1.0f / (1.0f + expf(-gl));
+		for (int64_t i = 0; i < c->hid; i++)
+			out[t * c->hid + i] += gate * s->b.y[i];
+	}
+	return WT_OK;
+}
+
+/*
+ * MoE block. P == 1: tp rank r computes its TP slice of every selected expert
+ * (and of the shared expert) and the partials are all-reduced. P > 1: tp rank
+ * r all-reduces the outputs of the experts owned by ranks (r, 0..P-1); every
+ * tp rank gets the same sum, and the reference averages those T copies so a
+ * wrong expert stack on any rank shows. The shared expert stays TP-split on
+ * the ranks of the group.
+ */
+static int moe(shard *s, int64_t l)
+{
+	const engine_ref_cfg *c = s->c;
+	int64_t n = s->n_tok * c->hid;
+	int rv;
+	memset(s->b.acc, 0, (size_t)n * sizeof(float));
+	for (uint32_t r = 0; r < s->T; r++) {
+		if (s->P == 1) {
+			memset(s->b.o, 0, (size_t)n * sizeof(float));
+			if ((rv = experts_rank(s, r, 0, l, s->b.o)))
+				return rv;
+			if (c->Is > 0 && (rv = shared_rank(s, r, l, s->b.o)))
+				return rv;
+			add_into(s->b.acc, s->b.o, n);
+			continue;
+		}
+		memset(s->b.part, 0, (size_t)n * sizeof(float));
+		for (uint32_t e = 0; e < s->P; e++) {
+			memset(s->b.o, 0, (size_t)n * sizeof(float));
+			if ((rv = experts_rank(s, r, e, l, s->b.o)))
+				return rv;
+			add_into(s->b.part, s->b.o, n);
+		}
+		for (int64_t i = 0; i < n; i++)
+			s->b.acc[i] += s->b.part[i] / (float)s->T;
+	}
+	if (s->P > 1 && c->Is > 0) {
+		for (uint32_t r = 0; r < s->T; r++) {
+			memset(s->b.o, 0, (size_t)n * sizeof(float));
+			if ((rv = shared_rank(s, r, l, s->b.o)))
+				return rv;
+			add_into(s->b.acc, s->b.o, n);
+		}
+	}
+	return WT_OK;
+}
+
+static int lm_head(shard *s, float *logits)
+{
+	const engine_ref_cfg *c = s->c;
+	int64_t T = s->n_tok;
+	float *part = malloc((size_t)(T * s->Vl) * sizeof(float));
+	if (part == NULL)
+		return wt_seterr(s->err, WT_ENOMEM, "LM head: out of memory");
+	int rv = WT_OK;
+	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
+		engine_ref_set *rs = rank_set(s, r, s->g);
+		const char *name = c->tied ? "model.embed_tokens.weight" : "lm_head.weight";
+		const float *nw, *w;
+		if ((rv = engine_ref_getf(rs, &nw, false, s->err, 1, c->hid, 0, 0,
+		                          "model.norm.weight")) ||
+		    (rv =
+		         engine_ref_getf(rs, &w, false, s->err, 2, s->Vl, c->hid, 0, "%s", name)) ||
+		    (rv = check_padding(s, r, w, name)))
+			break;
+		engine_ref_rmsnorm(s->b.h, s->b.x, nw, T, c->hid, (float)c->eps);
+		engine_ref_linear(part, s->b.h, w, NULL, T, c->hid, s->Vl);
+		for (int64_t t = 0; t < T; t++)
+			for (int64_t i = 0; i < s->Vl; i++) {
+				int64_t v = (int64_t)r * s->Vl + i;
+				if (v < c->V)
+					logits[t * c->V + v] = part[t * s->Vl + i];
+			}
+	}
+	free(part);
+	return rv;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+int engine_ref_forward_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, const wt_layout *l,
+                               uint32_t group, const int64_t *tokens, size_t n_tok,
+                               const int64_t *routes, float *logits, wt_errbuf *err)
+{
+	shard s = {.c = c,
+	           .ranks = ranks,
+	           .T = l->tp_size,
+	           .P = l->ep_size,
+	           .g = group,
+	           .up_gate = l->w13_up_gate,
+	           .n_tok = (int64_t)n_tok,
+	           .routes = routes,
+	           .err = err};
+	int64_t T = s.T;
+	if (T < 1 || s.P < 1 || group >= s.P || l->vocab_pad < 1 || c->H % T != 0 ||
+	    (c->KV % T != 0 && T % c->KV != 0) || c->I % T != 0 || c->H > ENGINE_REF_MAX_HEADS ||
+	    (c->E > 0 && s.P == 1 && (c->Ie % T != 0 || c->Is % T != 0)) ||
+	    (s.P > 1 && (c->E == 0 || (int64_t)s.P > c->E)))
+		return wt_seterr(
+		    err, WT_ELAYOUT,
+		    "layout tp %u ep %u (group %u) does not fit heads %lld, kv heads "
+		    "%lld, intermediate %lld, experts %lld; the planner refuses it too",
+		    s.T, s.P, group, (long long)c->H, (long long)c->KV, (long long)c->I,
+		    (long long)c->E);
+	s.Hl = c->H / T;
+	s.KVl = c->KV >= T ? c->KV / T : 1;
+	int64_t pad = (int64_t)l->vocab_pad, lcm = pad / gcd64(pad, T) * T;
+	s.Vl = (c->V + lcm - 1) / lcm * lcm / T;
+	int rv = engine_ref_bufs_alloc(&s.b, c, n_tok, tokens, err);
+	if (rv != WT_OK)
+		return rv;
+	if ((rv = embed(&s, tokens)))
+		goto out;
+	for (int64_t i = 0; i < c->L; i++) {
+		if ((rv = attn(&s, i)))
+			goto out;
+		if (engine_ref_layer_is_moe(c, i))
+			rv = moe(&s, i);
+		else
+			rv = mlp(&s, i);
+		if (rv)
+			goto out;
+		add_into(s.b.x, s.b.acc, s.n_tok * c->hid);
+	}
+	rv = lm_head(&s, logits);
+out:
+	engine_ref_bufs_free(&s.b);
+	return rv;
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# weightctl verify-forward: the reference forward pass over every rank of a
+# layout agrees with the full checkpoint (PASS, exit 0) for dense, MoE and
+# quantized layouts; exit codes 2 (usage) and 3 (layout invalid / unsupported).
+set -u
+B=${WT_BUILD:-build}
+CTL=$B/weightctl
+MK=$B/wt-mkckpt
+T=$(mktemp -d "${TMPDIR:-/tmp}/wt-verifyfwd-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
+
+for f in llama mixtral qwen2_moe bert; do
+	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
+done
+
+check() { # model, flags...
+	local m=$1
+	shift
+	"$CTL" verify-forward --model-dir "$T/$m" "$@" >"$T/out" 2>&1 ||
+		fail "$m $*: $(cat "$T/out")"
+	grep -q '^PASS$' "$T/out" || fail "$m $*: no PASS line"
+	grep -q 'max |full - sharded|' "$T/out" || fail "$m $*: no difference line"
+	echo "$m $*: $(grep ratio "$T/out" | sed 's/.*\(ratio [^,]*\), \(budget [^ ]*\).*/\1 \2/')"
+}
+check llama --tp-size 8
+check llama --tp-size 2 --quant int8-channel
+check mixtral --ep-size 4
+check mixtral --tp-size 2 --w13-order up_gate
+check qwen2_moe --tp-size 2 --ep-size 2 --tokens 5,1023,77
+check qwen2_moe --ep-size 2 --quant fp8-block
+
+"$CTL" verify-forward --model-dir "$T/llama" --tp-size 3 >/dev/null 2>&1
+[ $? -eq 3 ] || fail "tp 3 on llama should exit 3"
+"$CTL" verify-forward --model-dir "$T/bert" --tp-size 2 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "bert should exit 3 (no reference)"
+grep -q "BertModel" "$T/err" || fail "bert message: $(cat "$T/err")"
+"$CTL" verify-forward --model-dir "$T/llama" --tokens 1,x >/dev/null 2>&1
+[ $? -eq 2 ] || fail "bad --tokens should exit 2"
+"$CTL" verify-forward --model-dir "$T/llama" --tokens 1000 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "token >= vocab should exit 2"
+"$CTL" verify-forward --model-dir "$T/llama" --out x >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--out should exit 2"
+"$CTL" verify-forward --tp-size 2 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "missing --model-dir should exit 2"
+"$CTL" verify-forward --help | grep -q "1e-04 x max|logit|" || fail "--help names the tolerance"
+echo "verify_forward.sh: ok"
