@@ -39,6 +39,9 @@ int engine_ref_bufs_alloc(engine_ref_bufs *b, const engine_ref_cfg *c, size_t n_
 	if (n_tok < 1 || n_tok > ENGINE_REF_MAX_TOKENS)
 		return wt_seterr(err, WT_EINVAL, "%zu tokens; the reference runs 1 to %d", n_tok,
 		                 ENGINE_REF_MAX_TOKENS);
+	if (c->kind == ENGINE_REF_BERT && (int64_t)n_tok > c->max_pos)
+		return wt_seterr(err, WT_EINVAL, "%zu tokens; max_position_embeddings is %lld",
+		                 n_tok, (long long)c->max_pos);
 	for (size_t t = 0; t < n_tok; t++)
 		if (tokens[t] < 0 || tokens[t] >= c->V)
 			return wt_seterr(err, WT_EINVAL, "token %zu is %lld; vocab_size is %lld", t,
@@ -76,6 +79,17 @@ static int attn_full(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int6
 	long long L = (long long)l;
 	int64_t qd = c->H * c->d, kvd = c->KV * c->d;
 	int rv;
+	if (c->kind == ENGINE_REF_DEEPSEEK) {
+		if ((rv = engine_ref_getf(s, &ln, false, err, 1, c->hid, 0, 0,
+		                          "model.layers.%lld.input_layernorm.weight", L)))
+			return rv;
+		engine_ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+		if ((rv = engine_ref_mla(c, s, l, c->H, b->h, T, b->o, err)))
+			return rv;
+		for (int64_t i = 0; i < T * c->hid; i++)
+			b->x[i] += b->o[i];
+		return WT_OK;
+	}
 	if ((rv = engine_ref_getf(s, &ln, false, err, 1, c->hid, 0, 0,
 	                          "model.layers.%lld.input_layernorm.weight", L)) ||
 	    (rv = engine_ref_getf(s, &wq, false, err, 2, qd, c->hid, 0,
@@ -116,7 +130,7 @@ static int attn_full(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int6
 		                 (long long)c->H, ENGINE_REF_MAX_HEADS);
 	for (int64_t h = 0; h < c->H; h++)
 		kv_of[h] = h / (c->H / c->KV);
-	engine_ref_attention(b->att, b->q, b->k, b->v, T, c->H, c->KV, kv_of, c->d);
+	engine_ref_attention(b->att, b->q, b->k, b->v, T, c->H, c->KV, kv_of, c->d, true);
 	engine_ref_linear(b->o, b->att, wo, bo, T, qd, c->hid);
 	for (int64_t i = 0; i < T * c->hid; i++)
 		b->x[i] += b->o[i];
@@ -155,22 +169,16 @@ static int moe_full(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int64
 	const bool mix = c->kind == ENGINE_REF_MIXTRAL;
 	const char *g = mix ? "w1" : "gate_proj", *u = mix ? "w3" : "up_proj",
 	           *dn = mix ? "w2" : "down_proj";
-	const float *router, *sg = NULL;
-	int rv;
-	if ((rv = engine_ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%sgate.weight", m)))
-		return rv;
-	if (c->Is > 0 && (rv = engine_ref_getf(s, &sg, false, err, 2, 1, c->hid, 0,
-	                                       "%sshared_expert_gate.weight", m)))
-		return rv;
 	float *y = b->y;
-	float rl[64], w[64];
+	float w[64];
 	int64_t idx[64];
+	int rv;
 	memset(b->acc, 0, (size_t)(T * c->hid) * sizeof(float));
 	for (int64_t t = 0; t < T; t++) {
 		const float *h = b->h + t * c->hid;
 		float *acc = b->acc + t * c->hid;
-		engine_ref_linear(rl, h, router, NULL, 1, c->hid, c->E);
-		engine_ref_route(rl, c->E, c->topk, c->norm_topk, NULL, idx, w);
+		if ((rv = engine_ref_moe_route(c, s, m, h, NULL, idx, w, err)))
+			return rv;
 		if (routes)
 			memcpy(routes + t * c->topk, idx, (size_t)c->topk * sizeof(int64_t));
 		for (int64_t j = 0; j < c->topk; j++) {
@@ -188,12 +196,10 @@ static int moe_full(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int64
 				acc[i] += w[j] * y[i];
 		}
 		if (c->Is > 0) {
-			snprintf(ex, sizeof(ex), "%sshared_expert.", m);
-			if ((rv = mlp_full(s, ex, c->hid, c->Is, 1, h, y, b->scratch, err)))
+			float gate;
+			if ((rv = engine_ref_shared_gate(c, s, m, h, ex, sizeof(ex), &gate, err)) ||
+			    (rv = mlp_full(s, ex, c->hid, c->Is, 1, h, y, b->scratch, err)))
 				return rv;
-			float gl;
-			engine_ref_linear(&gl, h, sg, NULL, 1, c->hid, 1);
-			float gate = 1.0f / (1.0f + expf(-gl));
 			for (int64_t i = 0; i < c->hid; i++)
 				acc[i] += gate * y[i];
 		}
@@ -210,6 +216,10 @@ int engine_ref_forward_full(const engine_ref_cfg *c, engine_ref_set *ck, const i
 		return rv;
 	int64_t T = (int64_t)n_tok;
 	const float *emb, *nw, *lm;
+	if (c->kind == ENGINE_REF_BERT) {
+		rv = engine_ref_bert_full(c, ck, tokens, T, &b, logits, err);
+		goto out;
+	}
 	if ((rv = engine_ref_getf(ck, &emb, false, err, 2, c->V, c->hid, 0,
 	                          "model.embed_tokens.weight")))
 		goto out;

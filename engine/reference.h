@@ -12,9 +12,10 @@
  * that do link loader/ and shardmap/). Nothing here prints or exits.
  *
  * Families: decoders with Llama-style attention (llama, mistral, qwen2 with
- * q/k/v biases, qwen3 with q_norm/k_norm), Mixtral MoE and Qwen2-MoE (shared
- * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step).
- * Anything else is WT_EUNSUPPORTED naming the architecture.
+ * q/k/v biases, qwen3 with q_norm/k_norm), Mixtral MoE, Qwen2-MoE (shared
+ * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step) and
+ * Qwen3-MoE, DeepSeek-V3 (MLA, sigmoid routing; reference_mla.c) and BERT
+ * (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the architecture.
  *
  * Thread rule: a set caches dequantized values on first use, so one set is
  * used by one thread at a time.
@@ -57,6 +58,10 @@
 #define ENGINE_REF_BUDGET_FP8  0.12 /* e4m3: 3 mantissa bits, up to 2^-4 per weight */
 #define ENGINE_REF_BUDGET_INT8 0.03 /* 127 levels per row */
 #define ENGINE_REF_BUDGET_INT4 0.40 /* 7 positive levels per group */
+/* Unquantized layouts whose outputs round the source values: FP8 checkpoints
+ * emitted as BF16 (dtype source), or a narrower --dtype than the source.
+ * Measured 0.005 (deepseek_v3 FP8 -> BF16); BF16 keeps 8 significant bits. */
+#define ENGINE_REF_BUDGET_ROUND 0.02
 
 /* Budget for a layout's quant scheme (ENGINE_REF_TOL_F32 for WT_QUANT_NONE). */
 double engine_ref_budget(wt_quant q);
@@ -110,7 +115,13 @@ int engine_ref_get(engine_ref_set *s, const char *name, int nd, const int64_t *w
 
 /* ---------------- configuration ---------------- */
 
-typedef enum { ENGINE_REF_DENSE = 0, ENGINE_REF_MIXTRAL, ENGINE_REF_QWEN2_MOE } engine_ref_kind;
+typedef enum {
+	ENGINE_REF_DENSE = 0,
+	ENGINE_REF_MIXTRAL,
+	ENGINE_REF_QWEN2_MOE,
+	ENGINE_REF_BERT,     /* post-norm encoder, GELU, absolute positions (reference_bert.c) */
+	ENGINE_REF_DEEPSEEK, /* MLA attention, sigmoid-routed MoE (reference_mla.c) */
+} engine_ref_kind;
 
 typedef struct engine_ref_cfg {
 	engine_ref_kind kind;
@@ -120,6 +131,11 @@ typedef struct engine_ref_cfg {
 	uint64_t mlp_only_mask; /* layers < 64 listed in mlp_only_layers */
 	bool tied, qk_norm, norm_topk;
 	double eps, theta;
+	int64_t max_pos, n_types; /* BERT position / token-type embedding rows */
+	/* DeepSeek-V3: MLA dims (q_lora -1 = null: q_proj), routing, dense/MoE layers */
+	int64_t q_lora, kv_lora, nope, rope, vhd;
+	int64_t n_group, topk_group, first_dense, layer_freq;
+	double routed_scale;
 	int64_t block[2]; /* quantization_config weight_block_size (128 x 128 default) */
 } engine_ref_cfg;
 
@@ -133,6 +149,10 @@ int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_e
  */
 int engine_ref_getf(engine_ref_set *s, const float **out, bool optional, wt_errbuf *err, int nd,
                     int64_t a, int64_t b, int64_t c, const char *fmt, ...) WT_PRINTF(9, 10);
+
+/* Floats of the forward output for n_tok tokens: decoders n_tok * V logits;
+ * BERT (n_tok + 1) * hid: the last hidden state, then the pooler output. */
+size_t engine_ref_out_count(const engine_ref_cfg *c, size_t n_tok);
 
 /* Whether layer i has an MoE block. */
 bool engine_ref_layer_is_moe(const engine_ref_cfg *c, int64_t i);
@@ -188,10 +208,15 @@ void engine_ref_linear(float *y, const float *x, const float *w, const float *b,
                        int64_t K, int64_t N);
 /* Rotate-half RoPE in place on heads of d at positions 0..T-1; x row stride `ld`. */
 void engine_ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta);
-/* Causal softmax attention: out[t][h] over q[t][h] and k/v[.][kv_of[h]]; rows
- * have n_q*d (q, out) and n_kv*d (k, v) floats. */
+/* Softmax attention (causal: token t sees 0..t; else all): out[t][h] over q[t][h]
+ * and k/v[.][kv_of[h]]; rows have n_q*d (q, out) and n_kv*d (k, v) floats. */
 void engine_ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
-                          int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d);
+                          int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d, bool causal);
+/* y[t] = (x[t] - mean) / sqrt(var + eps) * w + b, rows of `dim`; y may alias x. */
+void engine_ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows,
+                          int64_t dim, float eps);
+/* Exact (erf) GELU in place. */
+void engine_ref_gelu(float *x, int64_t n);
 /* out[i] = silu(g[i]) * u[i]. */
 void engine_ref_silu_mul(float *out, const float *g, const float *u, int64_t n);
 /* Gated MLP without the down bias: y [T,hid] = (silu(x wg^T + bg) * (x wu^T + bu)) wd^T,

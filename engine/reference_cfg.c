@@ -56,11 +56,25 @@ static int parse_arch(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 		c->kind = ENGINE_REF_MIXTRAL;
 	} else if (strcmp(arch, "Qwen2MoeForCausalLM") == 0) {
 		c->kind = ENGINE_REF_QWEN2_MOE;
+	} else if (strcmp(arch, "Qwen3MoeForCausalLM") == 0) {
+		c->kind = ENGINE_REF_QWEN2_MOE; /* same MoE block, no shared expert by default */
+		c->qk_norm = true;
+	} else if (strcmp(arch, "DeepseekV3ForCausalLM") == 0) {
+		c->kind = ENGINE_REF_DEEPSEEK;
+	} else if (strcmp(arch, "BertModel") == 0) {
+		const char *act = json_string_value(json_object_get(root, "hidden_act"));
+		if (act != NULL && strcmp(act, "gelu") != 0)
+			return wt_seterr(err, WT_EUNSUPPORTED,
+			                 "BertModel hidden_act '%s': the reference has only 'gelu'",
+			                 act);
+		c->kind = ENGINE_REF_BERT;
 	} else {
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "architecture '%s' has no reference forward pass; supported: "
 		                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-		                 "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM",
+		                 "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
+		                 "Qwen3MoeForCausalLM, "
+		                 "DeepseekV3ForCausalLM, BertModel",
 		                 arch);
 	}
 	return WT_OK;
@@ -69,7 +83,9 @@ static int parse_arch(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 static int parse_moe(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 {
 	int rv;
-	const char *ekey = c->kind == ENGINE_REF_MIXTRAL ? "num_local_experts" : "num_experts";
+	const char *ekey = c->kind == ENGINE_REF_MIXTRAL    ? "num_local_experts"
+	                   : c->kind == ENGINE_REF_DEEPSEEK ? "n_routed_experts"
+	                                                    : "num_experts";
 	if ((rv = get_int(root, ekey, 0, true, &c->E, err)) != WT_OK ||
 	    (rv = get_int(root, "num_experts_per_tok", 0, true, &c->topk, err)) != WT_OK)
 		return rv;
@@ -78,6 +94,32 @@ static int parse_moe(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 		c->Is = 0;
 		c->norm_topk = true;
 		c->sparse_step = 1;
+	} else if (c->kind == ENGINE_REF_DEEPSEEK) {
+		int64_t nsh = 0;
+		if ((rv = get_int(root, "moe_intermediate_size", 0, true, &c->Ie, err)) ||
+		    (rv = get_int(root, "n_shared_experts", 0, false, &nsh, err)) ||
+		    (rv = get_int(root, "n_group", 1, false, &c->n_group, err)) ||
+		    (rv = get_int(root, "topk_group", 1, false, &c->topk_group, err)) ||
+		    (rv = get_int(root, "first_k_dense_replace", 0, false, &c->first_dense, err)) ||
+		    (rv = get_int(root, "moe_layer_freq", 1, false, &c->layer_freq, err)))
+			return rv;
+		const char *sf = json_string_value(json_object_get(root, "scoring_func"));
+		if (sf != NULL && strcmp(sf, "sigmoid") != 0)
+			return wt_seterr(
+			    err, WT_EUNSUPPORTED,
+			    "config.json: scoring_func '%s'; the reference has 'sigmoid'", sf);
+		c->Is = c->Ie * nsh;
+		c->norm_topk = get_bool(root, "norm_topk_prob", true);
+		c->routed_scale = get_real(root, "routed_scaling_factor", 1.0);
+		c->sparse_step = 1;
+		if (c->n_group < 1 || c->topk_group < 1 || c->topk_group > c->n_group ||
+		    c->layer_freq < 1 || c->first_dense < 0)
+			return wt_seterr(
+			    err, WT_EUNSUPPORTED,
+			    "config.json: n_group %lld, topk_group %lld, moe_layer_freq "
+			    "%lld, first_k_dense_replace %lld out of range",
+			    (long long)c->n_group, (long long)c->topk_group,
+			    (long long)c->layer_freq, (long long)c->first_dense);
 	} else {
 		if ((rv = get_int(root, "moe_intermediate_size", 0, true, &c->Ie, err)) != WT_OK ||
 		    (rv = get_int(root, "shared_expert_intermediate_size", 0, false, &c->Is,
@@ -96,6 +138,10 @@ static int parse_moe(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 				c->mlp_only_mask |= 1ull << x;
 		}
 	}
+	if (c->kind == ENGINE_REF_DEEPSEEK && c->E % c->n_group != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: n_group %lld does not divide %lld experts",
+		                 (long long)c->n_group, (long long)c->E);
 	if (c->E < 1 || c->E > 64 || c->topk < 1 || c->topk > c->E || c->Ie < 1 || c->Is < 0 ||
 	    c->sparse_step < 1)
 		return wt_seterr(
@@ -140,6 +186,20 @@ int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_e
 	c.tied = get_bool(root, "tie_word_embeddings", false);
 	c.eps = get_real(root, "rms_norm_eps", 1e-6);
 	c.theta = get_real(root, "rope_theta", 10000.0);
+	if (c.kind == ENGINE_REF_BERT) {
+		c.KV = c.H;
+		c.eps = get_real(root, "layer_norm_eps", 1e-12);
+		if ((rv = get_int(root, "max_position_embeddings", 512, false, &c.max_pos, err)) ||
+		    (rv = get_int(root, "type_vocab_size", 2, false, &c.n_types, err)))
+			goto out;
+		if (c.max_pos < 1 || c.n_types < 1) {
+			rv = wt_seterr(err, WT_ECORRUPT,
+			               "config.json: max_position_embeddings %lld, type_vocab_size "
+			               "%lld must be positive",
+			               (long long)c.max_pos, (long long)c.n_types);
+			goto out;
+		}
+	}
 	c.block[0] = c.block[1] = 128;
 	json_t *bs =
 	    json_object_get(json_object_get(root, "quantization_config"), "weight_block_size");
@@ -147,7 +207,26 @@ int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_e
 		c.block[0] = json_integer_value(json_array_get(bs, 0));
 		c.block[1] = json_integer_value(json_array_get(bs, 1));
 	}
-	if (c.kind != ENGINE_REF_DENSE && (rv = parse_moe(root, &c, err)) != WT_OK)
+	if (c.kind == ENGINE_REF_DEEPSEEK &&
+	    ((rv = get_int(root, "q_lora_rank", -1, false, &c.q_lora, err)) ||
+	     (rv = get_int(root, "kv_lora_rank", 0, true, &c.kv_lora, err)) ||
+	     (rv = get_int(root, "qk_nope_head_dim", 0, true, &c.nope, err)) ||
+	     (rv = get_int(root, "qk_rope_head_dim", 0, true, &c.rope, err)) ||
+	     (rv = get_int(root, "v_head_dim", 0, true, &c.vhd, err))))
+		goto out;
+	if (c.kind == ENGINE_REF_DEEPSEEK &&
+	    (c.kv_lora < 1 || c.nope < 1 || c.rope < 2 || c.rope % 2 || c.vhd < 1 ||
+	     c.q_lora == 0 || c.q_lora < -1)) {
+		rv = wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: MLA dims q_lora %lld kv_lora %lld nope %lld rope %lld v "
+		    "%lld; the reference needs positive sizes and an even rope dim",
+		    (long long)c.q_lora, (long long)c.kv_lora, (long long)c.nope, (long long)c.rope,
+		    (long long)c.vhd);
+		goto out;
+	}
+	if (c.kind != ENGINE_REF_DENSE && c.kind != ENGINE_REF_BERT &&
+	    (rv = parse_moe(root, &c, err)) != WT_OK)
 		goto out;
 	if (c.H % c.KV != 0 || c.d < 2 || c.d % 2 != 0 || c.I < 1 || c.V < 1 || c.L < 1 ||
 	    c.block[0] < 1 || c.block[1] < 1) {
@@ -168,10 +247,12 @@ out:
 
 bool engine_ref_layer_is_moe(const engine_ref_cfg *c, int64_t i)
 {
-	if (c->kind == ENGINE_REF_DENSE)
+	if (c->kind == ENGINE_REF_DENSE || c->kind == ENGINE_REF_BERT)
 		return false;
 	if (c->kind == ENGINE_REF_MIXTRAL)
 		return true;
+	if (c->kind == ENGINE_REF_DEEPSEEK)
+		return i >= c->first_dense && i % c->layer_freq == 0;
 	if (i >= 0 && i < 64 && ((c->mlp_only_mask >> i) & 1u))
 		return false;
 	return (i + 1) % c->sparse_step == 0;
@@ -181,4 +262,11 @@ void engine_ref_moe_prefix(const engine_ref_cfg *c, int64_t i, char *buf, size_t
 {
 	snprintf(buf, cap, "model.layers.%lld.%s", (long long)i,
 	         c->kind == ENGINE_REF_MIXTRAL ? "block_sparse_moe." : "mlp.");
+}
+
+size_t engine_ref_out_count(const engine_ref_cfg *c, size_t n_tok)
+{
+	if (c->kind == ENGINE_REF_BERT)
+		return (n_tok + 1) * (size_t)c->hid;
+	return n_tok * (size_t)c->V;
 }

@@ -95,15 +95,54 @@ static inline void engine_ref_free_ranks(engine_ref_set *r, uint32_t n)
 	free(r);
 }
 
+/*
+ * The budget a layout is held to, with its reason in *why: exact
+ * (ENGINE_REF_TOL_F32) when the rank tensors hold the checkpoint's values
+ * bit for bit (same float dtype, F32 output, or FP8-block pass-through), the
+ * rounding budget when an unquantized output narrows them, else the scheme's.
+ */
+static inline double engine_ref_layout_budget(engine_ref_set *ck, const wt_layout *l,
+                                              const char **why)
+{
+	bool fp8 = false, blocks = false;
+	wt_dtype src = WT_DTYPE_INVALID;
+	for (size_t i = 0; i < ck->n; i++) {
+		const engine_ref_tensor *t = &ck->t[i];
+		size_t len = strlen(t->name);
+		fp8 = fp8 || t->dtype == WT_F8_E4M3;
+		blocks = blocks || (len > 10 && strcmp(t->name + len - 10, "_scale_inv") == 0);
+		if (strcmp(t->name, "model.embed_tokens.weight") == 0 ||
+		    strcmp(t->name, "embeddings.word_embeddings.weight") == 0)
+			src = t->dtype;
+	}
+	if (l->quant == WT_QUANT_FP8_BLOCK && blocks && !l->requant_allow) {
+		*why = "fp8-block pass-through: exact up to float32 summation order";
+		return ENGINE_REF_TOL_F32;
+	}
+	if (l->quant != WT_QUANT_NONE) {
+		*why = "quantization budget of the scheme";
+		return engine_ref_budget(l->quant);
+	}
+	wt_dtype out = l->dtype == WT_DTYPE_INVALID ? (fp8 ? WT_BF16 : src) : l->dtype;
+	if (out == WT_F32 || (!fp8 && out == src)) {
+		*why = "float32 summation order only";
+		return ENGINE_REF_TOL_F32;
+	}
+	*why = fp8 ? "FP8 checkpoint emitted as BF16/F16: rounding budget"
+	           : "narrower output dtype: rounding budget";
+	return ENGINE_REF_BUDGET_ROUND;
+}
+
 /* Result of one verification. */
 typedef struct engine_ref_result {
 	engine_ref_diff diff; /* worst EP group */
 	uint32_t worst_group;
-	double budget; /* relative to diff.max_abs_ref */
+	double budget;   /* relative to diff.max_abs_ref */
+	const char *why; /* the budget's reason; static */
 	bool pass;
 	uint32_t n_ranks;
 	size_t n_tok;
-	int64_t vocab;
+	int64_t width; /* output floats per row: V logits, or hid for BERT */
 } engine_ref_result;
 
 /* Optional hook between production and the sharded pass (tests break a shard here). */
@@ -112,7 +151,7 @@ typedef void (*engine_ref_tamper_fn)(void *ctx, engine_ref_set *ranks, uint32_t 
 /*
  * Plan and produce every rank of layout l (rank fields ignored), run both
  * paths on tokens and compare. WT_OK means the check RAN; res->pass says
- * whether the logits agree within engine_ref_budget(l->quant).
+ * whether the outputs agree within engine_ref_layout_budget().
  */
 static inline int engine_ref_verify(const ckpt *c, const wt_layout *l, const int64_t *tokens,
                                     size_t n_tok, engine_ref_tamper_fn tamper, void *tctx,
@@ -135,8 +174,9 @@ static inline int engine_ref_verify(const ckpt *c, const wt_layout *l, const int
 	}
 	if (rv != WT_OK)
 		goto out;
-	full = malloc(n_tok * (size_t)cfg.V * sizeof(float));
-	sh = malloc(n_tok * (size_t)cfg.V * sizeof(float));
+	size_t n_out = engine_ref_out_count(&cfg, n_tok);
+	full = malloc(n_out * sizeof(float));
+	sh = malloc(n_out * sizeof(float));
 	/* quantized layouts follow the full path's expert choices (engine_ref_forward_sharded) */
 	if (l->quant != WT_QUANT_NONE && cfg.E > 0)
 		routes = calloc((size_t)(cfg.L * cfg.topk) * n_tok, sizeof(int64_t));
@@ -148,17 +188,17 @@ static inline int engine_ref_verify(const ckpt *c, const wt_layout *l, const int
 		tamper(tctx, ranks, n);
 	if ((rv = engine_ref_forward_full(&cfg, &ck, tokens, n_tok, full, routes, err)) != WT_OK)
 		goto out;
-	res->budget = engine_ref_budget(l->quant);
+	res->budget = engine_ref_layout_budget(&ck, l, &res->why);
 	res->n_ranks = n;
 	res->n_tok = n_tok;
-	res->vocab = cfg.V;
+	res->width = (int64_t)(n_out / (cfg.kind == ENGINE_REF_BERT ? n_tok + 1 : n_tok));
 	res->pass = true;
 	for (uint32_t g = 0; g < l->ep_size; g++) {
 		engine_ref_diff d;
 		if ((rv = engine_ref_forward_sharded(&cfg, ranks, l, g, tokens, n_tok, routes, sh,
 		                                     err)))
 			goto out;
-		engine_ref_compare(full, sh, n_tok * (size_t)cfg.V, &d);
+		engine_ref_compare(full, sh, n_out, &d);
 		if (g == 0 || d.nonfinite || d.max_abs_diff > res->diff.max_abs_diff) {
 			res->diff = d;
 			res->worst_group = g;

@@ -74,7 +74,7 @@ void engine_ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld
 }
 
 void engine_ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
-                          int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d)
+                          int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d, bool causal)
 {
 	float scale = 1.0f / sqrtf((float)d);
 	float p[64]; /* T is "a handful of tokens"; callers cap it at 64 */
@@ -83,7 +83,8 @@ void engine_ref_attention(float *out, const float *q, const float *k, const floa
 		for (int64_t t = 0; t < T; t++) {
 			const float *qr = q + t * n_q * d + h * d;
 			float mx = -INFINITY;
-			for (int64_t s = 0; s <= t; s++) {
+			int64_t last = causal ? t : T - 1;
+			for (int64_t s = 0; s <= last; s++) {
 				const float *kr = k + s * n_kv * d + g * d;
 				float acc = 0.0f;
 				for (int64_t i = 0; i < d; i++)
@@ -93,14 +94,14 @@ void engine_ref_attention(float *out, const float *q, const float *k, const floa
 					mx = p[s];
 			}
 			float sum = 0.0f;
-			for (int64_t s = 0; s <= t; s++) {
+			for (int64_t s = 0; s <= last; s++) {
 				p[s] = expf(p[s] - mx);
 				sum += p[s];
 			}
 			float *o = out + t * n_q * d + h * d;
 			for (int64_t i = 0; i < d; i++)
 				o[i] = 0.0f;
-			for (int64_t s = 0; s <= t; s++) {
+			for (int64_t s = 0; s <= last; s++) {
 				const float *vr = v + s * n_kv * d + g * d;
 				float ps = p[s] / sum;
 				for (int64_t i = 0; i < d; i++)
@@ -176,4 +177,28 @@ void engine_ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_
 	engine_ref_linear(u, x, wu, bu, T, hid, n_inter);
 	engine_ref_silu_mul(a, g, u, T * n_inter);
 	engine_ref_linear(y, a, wd, NULL, T, n_inter, hid);
+}
+
+void engine_ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows,
+                          int64_t dim, float eps)
+{
+	for (int64_t t = 0; t < rows; t++) {
+		const float *xr = x + t * dim;
+		float *yr = y + t * dim;
+		float mean = 0.0f, var = 0.0f;
+		for (int64_t i = 0; i < dim; i++)
+			mean += xr[i];
+		mean /= (float)dim;
+		for (int64_t i = 0; i < dim; i++)
+			var += (xr[i] - mean) * (xr[i] - mean);
+		float inv = 1.0f / sqrtf(var / (float)dim + eps);
+		for (int64_t i = 0; i < dim; i++)
+			yr[i] = (xr[i] - mean) * inv * w[i] + b[i];
+	}
+}
+
+void engine_ref_gelu(float *x, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
 }

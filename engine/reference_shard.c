@@ -97,6 +97,13 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	long long L = (long long)l;
 	const float *ln, *w, *bias, *wo, *qn = NULL, *kn = NULL;
 	int rv;
+	if (c->kind == ENGINE_REF_DEEPSEEK) {
+		if ((rv = engine_ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
+		                          "model.layers.%lld.input_layernorm.weight", L)))
+			return rv;
+		engine_ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+		return engine_ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
+	}
 	if ((rv = engine_ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
 	                          "model.layers.%lld.input_layernorm.weight", L)) ||
 	    (rv = engine_ref_getf(rs, &w, false, s->err, 2, rows, c->hid, 0,
@@ -139,7 +146,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 			    "the %lld this rank holds",
 			    L, r, (long long)(r * Hl + j), (long long)gkv, (long long)KVl);
 	}
-	engine_ref_attention(b->att, b->q, b->k, b->v, T, Hl, KVl, kv_of, d);
+	engine_ref_attention(b->att, b->q, b->k, b->v, T, Hl, KVl, kv_of, d, true);
 	engine_ref_linear(b->o, b->att, wo, NULL, T, Hl * d, c->hid);
 	return WT_OK;
 }
@@ -238,23 +245,21 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 	}
 	char m[160];
 	engine_ref_moe_prefix(c, l, m, sizeof(m));
-	const float *router, *w13, *w2;
+	const float *w13, *w2;
 	int rv;
 	if ((rv = post_norm(s, rs, l)) ||
-	    (rv = engine_ref_getf(rs, &router, false, s->err, 2, E, c->hid, 0, "%sgate.weight",
-	                          m)) ||
 	    (rv = engine_ref_getf(rs, &w13, false, s->err, 3, count, 2 * Il, c->hid,
 	                          "%sexperts.w13_weight", m)) ||
 	    (rv = engine_ref_getf(rs, &w2, false, s->err, 3, count, c->hid, Il,
 	                          "%sexperts.w2_weight", m)))
 		return rv;
-	float rl[64], w[64];
+	float w[64];
 	int64_t idx[64];
 	for (int64_t t = 0; t < s->n_tok; t++) {
 		const float *h = s->b.h + t * c->hid;
-		engine_ref_linear(rl, h, router, NULL, 1, c->hid, E);
 		const int64_t *forced = s->routes ? s->routes + (l * s->n_tok + t) * c->topk : NULL;
-		engine_ref_route(rl, E, c->topk, c->norm_topk, forced, idx, w);
+		if ((rv = engine_ref_moe_route(c, rs, m, h, forced, idx, w, s->err)))
+			return rv;
 		for (int64_t j = 0; j < c->topk; j++) {
 			int64_t loc = idx[j] - start;
 			if (loc < 0 || loc >= count)
@@ -270,27 +275,22 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 	return WT_OK;
 }
 
-/* Shared-expert partial (TP-split, sigmoid-gated) of tp rank r of the group. */
+/* Shared-expert partial (TP-split; Qwen2-MoE sigmoid-gated) of tp rank r of the group. */
 static int shared_rank(shard *s, uint32_t r, int64_t l, float *out)
 {
 	const engine_ref_cfg *c = s->c;
 	engine_ref_set *rs = rank_set(s, r, s->g);
 	char m[160], se[200];
 	engine_ref_moe_prefix(c, l, m, sizeof(m));
-	snprintf(se, sizeof(se), "%sshared_expert.", m);
-	const float *sg;
 	int rv;
-	if ((rv = post_norm(s, rs, l)) ||
-	    (rv = engine_ref_getf(rs, &sg, false, s->err, 2, 1, c->hid, 0,
-	                          "%sshared_expert_gate.weight", m)))
+	if ((rv = post_norm(s, rs, l)))
 		return rv;
 	for (int64_t t = 0; t < s->n_tok; t++) {
 		const float *h = s->b.h + t * c->hid;
-		if ((rv = mlp_rank(s, rs, se, c->Is, 1, h, s->b.y)))
+		float gate;
+		if ((rv = engine_ref_shared_gate(c, rs, m, h, se, sizeof(se), &gate, s->err)) ||
+		    (rv = mlp_rank(s, rs, se, c->Is, 1, h, s->b.y)))
 			return rv;
-		float gl;
-		engine_ref_linear(&gl, h, sg, NULL, 1, c->hid, 1);
-		float gate = 1.0f / (1.0f + expf(-gl));
 		for (int64_t i = 0; i < c->hid; i++)
 			out[t * c->hid + i] += gate * s->b.y[i];
 	}
@@ -414,6 +414,11 @@ int engine_ref_forward_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, c
 	int rv = engine_ref_bufs_alloc(&s.b, c, n_tok, tokens, err);
 	if (rv != WT_OK)
 		return rv;
+	if (c->kind == ENGINE_REF_BERT) {
+		rv = engine_ref_bert_sharded(c, ranks, s.T, s.Vl, tokens, s.n_tok, &s.b, logits,
+		                             err);
+		goto out;
+	}
 	if ((rv = embed(&s, tokens)))
 		goto out;
 	for (int64_t i = 0; i < c->L; i++) {

@@ -299,6 +299,8 @@ int kern_convert(void *dst, wt_dtype dst_dt, const void *src, wt_dtype src_dt, s
 		return WT_EDTYPE;
 	if (n == 0)
 		return WT_OK;
+	if (!kern_aligned(src, src_dt) || !kern_aligned(dst, dst_dt))
+		return WT_EINVAL;
 	conv_job j = {dst, dst_dt, src, src_dt, n};
 	kern_pool_for((int64_t)((n + CONV_UNIT - 1) / CONV_UNIT), CONV_UNIT, conv_range, &j);
 	return WT_OK;

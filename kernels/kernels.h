@@ -33,7 +33,10 @@ float kern_e5m2_to_f32(uint8_t q);
 /* ---- bulk conversion ----
  * Convert n elements from src_dt to dst_dt. Supported src: F32 F16 BF16 F64 (and
  * F8_E4M3/F8_E5M2 raw decode, no scale). Supported dst: F32 F16 BF16.
- * Same dtype is a memcpy. Returns WT_EDTYPE for an unsupported pair. */
+ * Buffers are aligned to their element size (else WT_EINVAL; malloc'd buffers are).
+ * Same dtype is a memcpy. F64 is read as float32 (RNE) first, like every source
+ * (SHARDS.md section 4), so F64 -> BF16/F16 rounds twice. Returns WT_EDTYPE for an
+ * unsupported pair. Large inputs run on the pool (kern_set_threads). */
 int kern_convert(void *dst, wt_dtype dst_dt, const void *src, wt_dtype src_dt, size_t n);
 
 /* Dequantize FP8 e4m3 with scales to dst_dt (F32/F16/BF16): x = f32(q) * scale, then RNE.
@@ -49,7 +52,8 @@ void kern_copy2d(void *dst, size_t dst_stride, const void *src, size_t src_strid
 
 /* ---- quantizers (SHARDS.md section 4) ----
  * Input: `x` is a [N,K] row-major tensor of dtype src_dt (F32, F16 or BF16),
- * read as float32. Output q and scale buffers are caller-allocated with the
+ * read as float32. x and scale aligned to their element size (else WT_EINVAL).
+ * Output q and scale buffers are caller-allocated with the
  * shapes of the table:
  *   fp8-tensor   q u8 [N*K]          scale [1]
  *   fp8-channel  q u8 [N*K]          scale [N]

@@ -176,8 +176,11 @@ KERN_HD int32_t kern_int_q(float x, float s, int32_t lo, int32_t hi)
 
 /* Hot loops get AVX-512 and AVX2 clones picked at load time (GCC on x86-64); the
  * arithmetic is the same IEEE float32 in every clone (no FMA contraction), so the
- * bytes do not depend on the CPU. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+ * bytes do not depend on the CPU. The sanitizer build (make asan) leaves the clones
+ * out, so the suite runs the baseline-ISA loops there and the widest clone here,
+ * both against the same reference. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
+    !defined(__SANITIZE_ADDRESS__)
 #define KERN_VEC __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define KERN_VEC
@@ -188,6 +191,13 @@ KERN_HD int32_t kern_int_q(float x, float s, int32_t lo, int32_t hi)
 
 /* ---- bulk helpers (codec.c) ---- */
 #define KERN_CHUNK 256 /* elements per stack buffer in the row loops */
+
+/* 1 if p is aligned for elements of dt (the loops read and write whole elements). */
+static inline int kern_aligned(const void *p, wt_dtype dt)
+{
+	size_t a = wt_dtype_size(dt);
+	return a == 0 || ((uintptr_t)p & (a - 1)) == 0;
+}
 
 /* 1 if dt is a quantizer input (F32 F16 BF16). */
 int kern_is_qsrc(wt_dtype dt);

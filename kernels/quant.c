@@ -70,7 +70,8 @@ int kern_quantize(wt_quant scheme, const void *x, wt_dtype src_dt, int64_t N, in
 		return WT_EINVAL;
 	if (!kern_is_qsrc(src_dt))
 		return WT_EDTYPE;
-	if (kern_scale_count(scheme, N, K, group) == 0 || !x || !q || !scale)
+	if (kern_scale_count(scheme, N, K, group) == 0 || !x || !q || !scale ||
+	    !kern_aligned(x, src_dt) || !kern_aligned(scale, WT_F32))
 		return WT_EINVAL;
 	kq_args a = {
 	    .x = x, .src_dt = src_dt, .N = N, .K = K, .group = group, .q = q, .scale = scale};
@@ -97,7 +98,8 @@ int kern_dequantize(wt_quant scheme, const void *q, const float *scale, int64_t 
 		return WT_EINVAL;
 	if (!kern_is_fdst(dst_dt))
 		return WT_EDTYPE;
-	if (kern_scale_count(scheme, N, K, group) == 0 || !q || !scale || !dst)
+	if (kern_scale_count(scheme, N, K, group) == 0 || !q || !scale || !dst ||
+	    !kern_aligned(dst, dst_dt) || !kern_aligned(scale, WT_F32))
 		return WT_EINVAL;
 	kq_args a = {.N = N,
 	             .K = K,
@@ -126,7 +128,8 @@ int kern_dequant_fp8_block(void *dst, wt_dtype dst_dt, const uint8_t *q, int64_t
 		return WT_EINVAL;
 	if (N == 0 || K == 0)
 		return WT_OK;
-	if (!dst || !q || !scale || kern_qbytes(WT_QUANT_FP8_BLOCK, N, K) == 0)
+	if (!dst || !q || !scale || kern_qbytes(WT_QUANT_FP8_BLOCK, N, K) == 0 ||
+	    !kern_aligned(dst, dst_dt) || !kern_aligned(scale, WT_F32))
 		return WT_EINVAL;
 	kq_args a = {.N = N,
 	             .K = K,

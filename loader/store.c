@@ -1,7 +1,7 @@
 /*
  * store.c — the generic object-store layer: URI dispatch, key checks,
  * exact-length reads, whole-object reads, listing order and byte counting.
- * Backends (store_file.c; S3/HTTP later) implement store_ops in store_int.h.
+ * Backends (store_file.c, store_http.c, store_s3.c) implement store_ops in store_int.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,9 @@ static const struct {
 	store_open_fn open;
 } schemes[] = {
     {"file://", store_file_open},
+    {"http://", store_http_open},
+    {"https://", store_https_open},
+    {"s3://", store_s3_open},
 };
 
 int store_check_key(const char *key, bool allow_empty, wt_errbuf *err)
@@ -78,8 +81,8 @@ int store_open(store **out, const char *uri, wt_errbuf *err)
 		}
 		if (i == sizeof(schemes) / sizeof(schemes[0]))
 			rv = wt_seterr(err, WT_EUNSUPPORTED,
-			               "store '%s': URI scheme '%.*s' not supported; use file:// "
-			               "or a path",
+			               "store '%s': URI scheme '%.*s' not supported; use file://, "
+			               "s3://, http://, https:// or a path",
 			               uri, (int)(sep - uri), uri);
 	}
 	if (rv != WT_OK) {

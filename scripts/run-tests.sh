@@ -1,23 +1,45 @@
 #!/usr/bin/env bash
 # Run every unit test binary, then every integration script; print one
 # summary line "N passed, N failed" at the end. Exit non-zero on any failure.
+#
+# Each test runs under a time limit (WT_TEST_TIMEOUT seconds, default 600): a
+# hung test is killed, reported as failed with its elapsed time, and the
+# suite goes on. Per-test wall times are printed so slow tests are visible.
 set -u
 BUILD=${BUILD:-build}
+LIMIT=${WT_TEST_TIMEOUT:-600}
 export WT_BUILD=$BUILD
 pass=0
 fail=0
 failed=""
+
+run_one() {
+	local t0 t1 rc
+	echo "== $*"
+	t0=$(date +%s)
+	timeout --kill-after=10 "$LIMIT" "$@"
+	rc=$?
+	t1=$(date +%s)
+	[ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "!! $* timed out after ${LIMIT}s"
+	echo "-- $* rc=$rc $((t1 - t0))s"
+	if [ "$rc" = 0 ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		failed="$failed $*"
+	fi
+}
+
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
-	echo "== $t"
-	if "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)); failed="$failed $t"; fi
+	run_one "$t"
 done
 for t in tests/integration/*.sh; do
 	[ -f "$t" ] || continue
-	echo "== $t"
-	if bash "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)); failed="$failed $t"; fi
+	run_one bash "$t"
 done
 [ -n "$failed" ] && echo "failed:$failed"
-label=suite; case "$BUILD" in *asan*) label=asan ;; esac
+label=suite
+case "$BUILD" in *asan*) label=asan ;; esac
 echo "$label: $pass passed, $fail failed"
 [ "$fail" = 0 ]

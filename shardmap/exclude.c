@@ -77,7 +77,8 @@ int shardmap_excl_compile(const char *const *pats, size_t n, sm_excl **out, wt_e
 	}
 	for (size_t k = 0; k < n; k++)
 		tmp[k] = (char *)pats[k];
-	qsort(tmp, n, sizeof(char *), cmp_str);
+	if (n > 1)
+		qsort(tmp, n, sizeof(char *), cmp_str);
 	int rv = WT_OK;
 	for (size_t k = 0; k < n; k++) {
 		if (k > 0 && strcmp(tmp[k], tmp[k - 1]) == 0)

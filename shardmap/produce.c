@@ -24,6 +24,10 @@ typedef struct loaded {
 	int64_t cols;
 	wt_dtype dt;
 	bool ok;
+	/* Read each piece straight into the output (row pieces that do not overlap,
+	 * no conversion): every byte still read once, and no staging copy. */
+	bool direct;
+	const ckpt_tensor *t;
 } loaded;
 
 typedef struct prod {
@@ -34,6 +38,9 @@ typedef struct prod {
 	loaded *ld;
 	size_t n_slots;
 	buf out, q, sc;
+	buf chunk;  /* streaming: one cache-sized chunk of source rows */
+	buf *obufs; /* streaming: one output buffer per group member */
+	size_t n_obufs;
 	sm_emit_fn emit;
 	void *ctx;
 } prod;
@@ -92,11 +99,22 @@ static int slots(prod *pr, size_t n, wt_errbuf *err)
 }
 
 /* Widen [lo, hi) of source s with the rows piece pc needs. */
+/* dtype pieces of o are assembled in. */
+static wt_dtype asm_dtype(const sm_out *o)
+{
+	return o->okind == SM_O_QUANT ? o->work : o->info.dtype;
+}
+
+/* Widen [lo, hi) of source s with the rows piece pc needs; *sum adds its rows;
+ * *direct drops unless the piece can be read straight into an output of dtype dd. */
 static void need(const sm_piece *pc, uint32_t s, const sm_src *src, const ckpt_tensor *t,
-                 int64_t *lo, int64_t *hi)
+                 wt_dtype dd, int64_t *lo, int64_t *hi, int64_t *sum, bool *direct)
 {
 	if (pc->src != s && pc->aux != s)
 		return;
+	if (pc->src != s || pc->cols || src->whole || dd != t->dtype)
+		*direct = false;
+	*sum += pc->len;
 	int64_t a = 0, b = trows(t);
 	if (pc->src == s && !pc->cols && !src->whole) {
 		a = pc->start;
@@ -108,25 +126,47 @@ static void need(const sm_piece *pc, uint32_t s, const sm_src *src, const ckpt_t
 		*hi = b;
 }
 
-static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
+/* What the selected ranks need of source s: ld->ok (needed), rows [r0, r1), direct. */
+static void scan_src(prod *pr, const sm_group *g, uint32_t s)
 {
 	const sm_src *src = &g->srcs[s];
 	loaded *ld = &pr->ld[s];
 	ld->ok = false;
+	ld->direct = false;
+	ld->base = NULL;
 	if (src->t == UINT32_MAX)
-		return WT_OK;
+		return;
 	const ckpt_tensor *t = ckpt_tensor_at(pr->c, src->t);
-	int64_t lo = INT64_MAX, hi = -1;
+	int64_t lo = INT64_MAX, hi = -1, sum = 0;
+	bool direct = src->mode == SM_SRC_RAW;
 	for (size_t m = 0; m < g->n_m; m++) {
 		if (!selected(pr, g->m[m].rank))
 			continue;
 		const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
 		for (size_t k = 0; k < o->np; k++)
-			need(&pr->p->pieces[o->p0 + k], s, src, t, &lo, &hi);
+			need(&pr->p->pieces[o->p0 + k], s, src, t, asm_dtype(o), &lo, &hi, &sum,
+			     &direct);
 	}
 	if (hi < 0)
-		return WT_OK; /* not needed by the selected ranks */
-	int64_t cols = tcols(t);
+		return; /* not needed by the selected ranks */
+	ld->t = t;
+	ld->cols = tcols(t);
+	ld->dt = t->dtype;
+	ld->direct = direct && sum == hi - lo;
+	ld->r0 = lo;
+	ld->r1 = hi;
+	ld->ok = true;
+}
+
+/* Read (and dequantize) a scanned source that is needed and not read directly. */
+static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
+{
+	const sm_src *src = &g->srcs[s];
+	loaded *ld = &pr->ld[s];
+	if (!ld->ok || ld->direct)
+		return WT_OK;
+	const ckpt_tensor *t = ld->t;
+	int64_t lo = ld->r0, hi = ld->r1, cols = ld->cols;
 	size_t esz = wt_dtype_size(t->dtype);
 	uint64_t rowb = (uint64_t)cols * esz, off = (uint64_t)lo * rowb,
 	         len = (uint64_t)(hi - lo) * rowb;
@@ -168,10 +208,6 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		ld->base = pr->dq[s].p;
 		ld->dt = WT_F32;
 	}
-	ld->r0 = lo;
-	ld->r1 = hi;
-	ld->cols = cols;
-	ld->ok = true;
 	return WT_OK;
 }
 
@@ -202,7 +238,12 @@ static int assemble(prod *pr, const sm_out *o, uint8_t *dst, wt_dtype dd, wt_err
 		size_t sesz = wt_dtype_size(ld->dt);
 		size_t srow = (size_t)ld->cols * sesz;
 		int rv = WT_OK;
-		if (!pc->cols) {
+		if (ld->direct) {
+			rv = ckpt_read(pr->c, ld->t, (uint64_t)pc->start * srow, dst,
+			               (size_t)pc->len * srow, err);
+			if (rv != WT_OK)
+				return rv;
+		} else if (!pc->cols) {
 			const uint8_t *s = ld->base + (size_t)(pc->start - ld->r0) * srow;
 			rv = conv(dst, dd, s, ld->dt, (size_t)pc->len * (size_t)ld->cols);
 		} else if (dd == ld->dt) {
@@ -311,7 +352,7 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 	}
 	const sm_piece *p0 = &pr->p->pieces[o->p0];
 	if (o->okind == SM_O_DATA && o->np == 1 && !p0->cols && p0->src != SM_ZERO &&
-	    pr->ld[p0->src].dt == o->info.dtype) {
+	    !pr->ld[p0->src].direct && pr->ld[p0->src].dt == o->info.dtype) {
 		const loaded *ld = &pr->ld[p0->src];
 		size_t srow = (size_t)ld->cols * wt_dtype_size(ld->dt);
 		return emit(pr, rank, ix, ld->base + (size_t)(p0->start - ld->r0) * srow,
@@ -338,6 +379,138 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 	return emit(pr, rank, ix, pr->out.p, o->info.nbytes, err);
 }
 
+/* ---- streaming: all outputs of a group at once, sources read in row chunks ----
+ * Used when every selected output is a plain copy (SM_O_DATA, no conversion) and
+ * none could be emitted straight from a source buffer: the source rows pass
+ * through a small reused buffer (warm in cache) and are scattered to every
+ * rank's output, instead of landing in a tensor-sized buffer first. */
+
+enum { CHUNK_BYTES = 1 << 18 };
+
+static bool stream_ok(const prod *pr, const sm_group *g)
+{
+	for (size_t m = 0; m < g->n_m; m++) {
+		if (!selected(pr, g->m[m].rank))
+			continue;
+		const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
+		if (o->okind != SM_O_DATA)
+			return false;
+		for (size_t k = 0; k < o->np; k++) {
+			const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+			if (pc->src == SM_ZERO)
+				continue;
+			const loaded *ld = &pr->ld[pc->src];
+			if (g->srcs[pc->src].mode != SM_SRC_RAW || ld->dt != o->info.dtype)
+				return false;
+			if (o->np == 1 && !pc->cols && !ld->direct)
+				return false; /* emitted zero-copy from the source instead */
+		}
+	}
+	return true;
+}
+
+/* Copy the part of piece pc (first output row orow) that lies in source rows [c0, c1). */
+static void scatter(const sm_piece *pc, int64_t orow, uint8_t *ob, size_t orowb,
+                    const uint8_t *chunk, int64_t c0, int64_t c1, size_t srowb, size_t esz)
+{
+	if (pc->cols) {
+		kern_copy2d(ob + (size_t)(orow + c0) * orowb, orowb,
+		            chunk + (size_t)pc->start * esz, srowb, (size_t)(c1 - c0),
+		            (size_t)pc->len * esz);
+		return;
+	}
+	int64_t a = pc->start > c0 ? pc->start : c0;
+	int64_t b = pc->start + pc->len < c1 ? pc->start + pc->len : c1;
+	if (a >= b)
+		return;
+	memcpy(ob + (size_t)(orow + a - pc->start) * orowb, chunk + (size_t)(a - c0) * srowb,
+	       (size_t)(b - a) * srowb);
+}
+
+static int stream_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
+{
+	const loaded *ld = &pr->ld[s];
+	size_t esz = wt_dtype_size(ld->dt), srowb = (size_t)ld->cols * esz;
+	int64_t step = srowb ? (int64_t)(CHUNK_BYTES / srowb) : 1;
+	if (step < 1)
+		step = 1;
+	if (reserve(&pr->chunk, (size_t)step * srowb))
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", ld->t->name);
+	for (int64_t c0 = ld->r0; c0 < ld->r1; c0 += step) {
+		int64_t c1 = c0 + step < ld->r1 ? c0 + step : ld->r1;
+		int rv = ckpt_read(pr->c, ld->t, (uint64_t)c0 * srowb, pr->chunk.p,
+		                   (size_t)(c1 - c0) * srowb, err);
+		if (rv != WT_OK)
+			return rv;
+		for (size_t m = 0; m < g->n_m; m++) {
+			if (!selected(pr, g->m[m].rank))
+				continue;
+			const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
+			size_t orowb = (size_t)o->cols * esz;
+			int64_t orow = 0;
+			for (size_t k = 0; k < o->np; k++) {
+				const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+				if (pc->src == s)
+					scatter(pc, orow, pr->obufs[m].p, orowb, pr->chunk.p, c0,
+					        c1, srowb, esz);
+				orow += pc->out_rows;
+			}
+		}
+	}
+	return WT_OK;
+}
+
+static int do_stream(prod *pr, const sm_group *g, wt_errbuf *err)
+{
+	if (g->n_m > pr->n_obufs) {
+		buf *nb = realloc(pr->obufs, g->n_m * sizeof(buf));
+		if (!nb)
+			return wt_seterr(err, WT_ENOMEM, "produce: out of memory");
+		memset(nb + pr->n_obufs, 0, (g->n_m - pr->n_obufs) * sizeof(buf));
+		pr->obufs = nb;
+		pr->n_obufs = g->n_m;
+	}
+	/* Outputs: zero rows and direct row pieces now, streamed sources below. */
+	for (size_t m = 0; m < g->n_m; m++) {
+		if (!selected(pr, g->m[m].rank))
+			continue;
+		const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
+		if (reserve(&pr->obufs[m], o->info.nbytes))
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", o->name);
+		size_t orowb = (size_t)o->cols * wt_dtype_size(o->info.dtype);
+		uint8_t *d = pr->obufs[m].p;
+		for (size_t k = 0; k < o->np; k++) {
+			const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+			size_t bytes = (size_t)pc->out_rows * orowb;
+			if (pc->src == SM_ZERO) {
+				memset(d, 0, bytes);
+			} else if (pr->ld[pc->src].direct) {
+				int rv = ckpt_read(pr->c, pr->ld[pc->src].t,
+				                   (uint64_t)pc->start * orowb, d, bytes, err);
+				if (rv != WT_OK)
+					return rv;
+			}
+			d += bytes;
+		}
+	}
+	for (uint32_t s = 0; s < g->n_srcs; s++) {
+		if (!pr->ld[s].ok || pr->ld[s].direct)
+			continue;
+		int rv = stream_src(pr, g, s, err);
+		if (rv != WT_OK)
+			return rv;
+	}
+	for (size_t m = 0; m < g->n_m; m++) {
+		if (!selected(pr, g->m[m].rank))
+			continue;
+		const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
+		int rv = emit(pr, g->m[m].rank, g->m[m].ix, pr->obufs[m].p, o->info.nbytes, err);
+		if (rv != WT_OK)
+			return rv;
+	}
+	return WT_OK;
+}
+
 static int do_group(prod *pr, const sm_group *g, wt_errbuf *err)
 {
 	bool any = false;
@@ -346,6 +519,12 @@ static int do_group(prod *pr, const sm_group *g, wt_errbuf *err)
 	if (!any)
 		return WT_OK;
 	int rv = slots(pr, g->n_srcs, err);
+	if (rv != WT_OK)
+		return rv;
+	for (uint32_t s = 0; s < g->n_srcs; s++)
+		scan_src(pr, g, s);
+	if (stream_ok(pr, g))
+		return do_stream(pr, g, err);
 	for (uint32_t s = 0; s < g->n_srcs && rv == WT_OK; s++)
 		rv = load_src(pr, g, s, err);
 	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++)
@@ -371,6 +550,10 @@ int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit
 	free(pr.raw);
 	free(pr.dq);
 	free(pr.ld);
+	for (size_t m = 0; m < pr.n_obufs; m++)
+		free(pr.obufs[m].p);
+	free(pr.obufs);
+	free(pr.chunk.p);
 	free(pr.out.p);
 	free(pr.q.p);
 	free(pr.sc.p);

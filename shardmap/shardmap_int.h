@@ -69,6 +69,7 @@ typedef enum {
 	SM_C_MOE,   /* MoE layers */
 	SM_C_QLORA, /* DeepSeek q_lora_rank set */
 	SM_C_NOQLORA,
+	SM_C_SHARED, /* MoE layers of a model with shared experts (intermediate > 0) */
 } sm_cond;
 
 enum {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "kernels/kernels.h"
 
@@ -193,6 +194,17 @@ static void test_bad_args(void **state)
 	                 WT_EINVAL);
 	assert_int_equal(kern_dequantize(WT_QUANT_FP8_BLOCK, q, s, 8, 8, 0, x, WT_I8), WT_EDTYPE);
 	assert_int_equal(kern_dequantize(WT_QUANT_NONE, q, s, 8, 8, 0, x, WT_F32), WT_EINVAL);
+	/* misaligned source or scale buffers are refused, not read through a bad pointer */
+	assert_int_equal(
+	    kern_quantize(WT_QUANT_FP8_CHANNEL, (char *)x + 2, WT_F32, 4, 8, 0, q, s, &bad),
+	    WT_EINVAL);
+	assert_int_equal(kern_quantize(WT_QUANT_FP8_CHANNEL, x, WT_F32, 4, 8, 0, q,
+	                               (float *)((char *)s + 1), &bad),
+	                 WT_EINVAL);
+	assert_int_equal(
+	    kern_dequantize(WT_QUANT_INT8_CHANNEL, q, s, 4, 8, 0, (char *)x + 1, WT_BF16),
+	    WT_EINVAL);
+	assert_int_equal(kern_convert((char *)x + 2, WT_F32, q, WT_F8_E4M3, 4), WT_EINVAL);
 	assert_int_equal(bad, -5); /* untouched when not a NaN report */
 }
 
@@ -370,6 +382,65 @@ static void test_threads_identical(void **state)
 	free(x), free(h), free(c1), free(c4), free(q1), free(q4), free(s1), free(s4);
 }
 
+/* Several threads quantize at once through the one pool: each gets the bytes of a
+ * single-threaded run (jobs from different callers never mix). */
+typedef struct caller {
+	const uint16_t *x;
+	wt_quant sch;
+	uint8_t *q;
+	float *s;
+	int rc;
+} caller;
+
+enum { CN = 512, CK = 1024, CALLERS = 4 };
+
+static void *caller_main(void *arg)
+{
+	caller *c = arg;
+	int64_t bad;
+	for (int rep = 0; rep < 3 && c->rc == WT_OK; rep++)
+		c->rc = kern_quantize(c->sch, c->x, WT_BF16, CN, CK, 128, c->q, c->s, &bad);
+	return NULL;
+}
+
+static void test_concurrent_callers(void **state)
+{
+	(void)state;
+	size_t n = (size_t)CN * CK;
+	float *x = malloc(n * 4);
+	uint16_t *h = malloc(n * 2);
+	assert_non_null(x && h);
+	gen(x, CN, CK, 777);
+	printf("seed 777\n");
+	to_bf16(h, x, n);
+	caller c[CALLERS];
+	uint8_t *want[CALLERS];
+	float *wants[CALLERS];
+	kern_set_threads(1);
+	for (int i = 0; i < CALLERS; i++) {
+		wt_quant sch = all_schemes[i % N_SCHEMES];
+		c[i] = (caller){h, sch, malloc(n), malloc(n / 8 * 4), WT_OK};
+		want[i] = malloc(n);
+		wants[i] = malloc(n / 8 * 4);
+		assert_non_null(c[i].q && c[i].s && want[i] && wants[i]);
+		quantize_all(sch, h, WT_BF16, CN, CK, want[i], wants[i]);
+	}
+	kern_set_threads(3);
+	pthread_t th[CALLERS];
+	for (int i = 0; i < CALLERS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, caller_main, &c[i]), 0);
+	for (int i = 0; i < CALLERS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(c[i].rc, WT_OK);
+		assert_memory_equal(c[i].q, want[i], (size_t)kern_qbytes(c[i].sch, CN, CK));
+		assert_memory_equal(c[i].s, wants[i],
+		                    (size_t)kern_scale_count(c[i].sch, CN, CK, 128) * 4);
+		free(c[i].q), free(c[i].s), free(want[i]), free(wants[i]);
+	}
+	kern_set_threads(0);
+	free(x), free(h);
+}
+
 /* Put bad values at (r, c) positions; each scheme must report the lowest flat index. */
 static void expect_bad(const void *x, wt_dtype dt, int64_t N, int64_t K, int64_t want)
 {
@@ -428,10 +499,10 @@ static void test_nonfinite(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_scale_shapes),    cmocka_unit_test(test_bad_args),
-	    cmocka_unit_test(test_reference_exact), cmocka_unit_test(test_f16_source),
-	    cmocka_unit_test(test_int4_packing),    cmocka_unit_test(test_threads_identical),
-	    cmocka_unit_test(test_nonfinite),
+	    cmocka_unit_test(test_scale_shapes),       cmocka_unit_test(test_bad_args),
+	    cmocka_unit_test(test_reference_exact),    cmocka_unit_test(test_f16_source),
+	    cmocka_unit_test(test_int4_packing),       cmocka_unit_test(test_threads_identical),
+	    cmocka_unit_test(test_concurrent_callers), cmocka_unit_test(test_nonfinite),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,7 +46,8 @@ static int gen_family(const char *fam)
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"llama", "qwen2", "qwen3", "mixtral", "qwen2_moe", "bert"};
+	static const char *fams[] = {"llama",     "qwen2", "qwen3",       "mixtral",
+	                             "qwen2_moe", "bert",  "deepseek_v3", "llama_fp8"};
 	g_root = tu_mkdtemp("reference");
 	if (g_root == NULL)
 		return -1;
@@ -94,8 +95,8 @@ static void close_model(model *m)
 }
 
 /* Run the verification of family fam under layout (tp, ep, quant, up_gate). */
-static int run(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate,
-               engine_ref_tamper_fn tamper, void *tctx, engine_ref_result *res, wt_errbuf *err)
+static int run_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate, wt_dtype dt,
+                  engine_ref_tamper_fn tamper, void *tctx, engine_ref_result *res, wt_errbuf *err)
 {
 	model m = {0};
 	wt_layout l;
@@ -105,11 +106,13 @@ static int run(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gat
 	l.ep_size = ep;
 	l.quant = q;
 	l.w13_up_gate = up_gate;
+	l.dtype = dt;
 	int rv = engine_ref_verify(m.c, &l, g_tokens, N_TOK, tamper, tctx, res, err);
 	if (rv == WT_OK)
-		print_message("%-9s tp %u ep %u %-12s %-7s: max|diff| %.3g, max|logit| %.3g, "
+		print_message("%-11s tp %u ep %u %-12s %-7s %-6s: max|diff| %.3g, max|out| %.3g, "
 		              "ratio %.3g (budget %.3g) %s\n",
 		              fam, tp, ep, wt_quant_name(q), up_gate ? "up_gate" : "gate_up",
+		              dt == WT_DTYPE_INVALID ? "source" : wt_dtype_name(dt),
 		              res->diff.max_abs_diff, res->diff.max_abs_ref,
 		              res->diff.max_abs_diff / res->diff.max_abs_ref, res->budget,
 		              res->pass ? "PASS" : "FAIL");
@@ -118,6 +121,26 @@ static int run(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gat
 	wt_layout_clear(&l);
 	close_model(&m);
 	return rv;
+}
+
+static int run(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate,
+               engine_ref_tamper_fn tamper, void *tctx, engine_ref_result *res, wt_errbuf *err)
+{
+	return run_dt(fam, tp, ep, q, up_gate, WT_DTYPE_INVALID, tamper, tctx, res, err);
+}
+
+static void swap_data(engine_ref_set *a, engine_ref_set *b, const char *name);
+
+/* Passes within its budget; returns the budget used. */
+static double expect_pass_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, wt_dtype dt)
+{
+	engine_ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(run_dt(fam, tp, ep, q, 0, dt, NULL, NULL, &res, &err), WT_OK);
+	assert_false(res.diff.nonfinite);
+	assert_true(res.diff.max_abs_ref > 0.1);
+	assert_true(res.pass);
+	return res.budget;
 }
 
 static void expect_pass(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate)
@@ -164,6 +187,173 @@ static void test_qwen2_moe(void **state)
 	expect_pass("qwen2_moe", 2, 1, WT_QUANT_NONE, 0); /* shared expert TP-split */
 	expect_pass("qwen2_moe", 1, 4, WT_QUANT_NONE, 0); /* one expert per EP rank */
 	expect_pass("qwen2_moe", 2, 2, WT_QUANT_NONE, 1);
+}
+
+static void test_bert(void **state)
+{
+	(void)state;
+	expect_pass("bert", 1, 1, WT_QUANT_NONE, 0);
+	expect_pass("bert", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("bert", 4, 1, WT_QUANT_NONE, 0); /* one head per rank */
+	expect_pass("bert", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+}
+
+static void tamper_bert_ln(void *ctx, engine_ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	/* a wrong replica of a LayerNorm on the last rank only */
+	engine_ref_tensor *t =
+	    engine_ref_set_find(&r[n - 1], "encoder.layer.1.output.LayerNorm.weight");
+	assert_non_null(t);
+	float v = 2.0f;
+	memcpy(t->data, &v, sizeof(v));
+}
+
+/* ---- Qwen3-MoE: no wt-mkckpt family, so a tiny checkpoint is written here ---- */
+
+#define Q3_MAX 64
+
+typedef struct q3_ckpt {
+	st_desc d[Q3_MAX];
+	char names[Q3_MAX][96];
+	void *data[Q3_MAX];
+	size_t n;
+	uint64_t s; /* splitmix64 state */
+} q3_ckpt;
+
+static float q3_rand(q3_ckpt *m) /* uniform in [-1, 1) */
+{
+	uint64_t z = (m->s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return (float)((double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* BF16 tensor [a] or [a, b]; norms around 1, others uniform * 0.05. */
+static void q3_add(q3_ckpt *m, const char *name, int64_t a, int64_t b, bool norm)
+{
+	assert_true(m->n < Q3_MAX);
+	st_desc *d = &m->d[m->n];
+	snprintf(m->names[m->n], sizeof(m->names[0]), "%s", name);
+	d->name = m->names[m->n];
+	d->dtype = WT_BF16;
+	d->ndim = b ? 2 : 1;
+	d->shape[0] = a;
+	d->shape[1] = b;
+	size_t n = (size_t)a * (size_t)(b ? b : 1);
+	uint16_t *p = malloc(n * 2);
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = kern_f32_to_bf16(norm ? 1.0f + 0.05f * q3_rand(m) : 0.05f * q3_rand(m));
+	m->data[m->n++] = p;
+}
+
+static const char q3_config[] =
+    "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"model_type\": \"qwen3_moe\", "
+    "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+    "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "
+    "\"num_experts\": 4, \"num_experts_per_tok\": 2, \"norm_topk_prob\": true, "
+    "\"decoder_sparse_step\": 1, \"mlp_only_layers\": [0], \"vocab_size\": 1000, "
+    "\"num_hidden_layers\": 2, \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0, "
+    "\"tie_word_embeddings\": false}";
+
+static void test_qwen3_moe(void **state)
+{
+	(void)state;
+	q3_ckpt *m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	m->s = SEED;
+	char nm[96];
+	q3_add(m, "model.embed_tokens.weight", 1000, 128, false);
+	q3_add(m, "model.norm.weight", 128, 0, true);
+	q3_add(m, "lm_head.weight", 1000, 128, false);
+	for (int l = 0; l < 2; l++) {
+		static const struct {
+			const char *leaf;
+			int64_t a, b;
+			bool norm;
+		} attn[] = {
+		    {"input_layernorm.weight", 128, 0, true},
+		    {"post_attention_layernorm.weight", 128, 0, true},
+		    {"self_attn.q_proj.weight", 128, 128, false},
+		    {"self_attn.k_proj.weight", 64, 128, false},
+		    {"self_attn.v_proj.weight", 64, 128, false},
+		    {"self_attn.o_proj.weight", 128, 128, false},
+		    {"self_attn.q_norm.weight", 32, 0, true},
+		    {"self_attn.k_norm.weight", 32, 0, true},
+		};
+		for (size_t i = 0; i < sizeof(attn) / sizeof(attn[0]); i++) {
+			snprintf(nm, sizeof(nm), "model.layers.%d.%s", l, attn[i].leaf);
+			q3_add(m, nm, attn[i].a, attn[i].b, attn[i].norm);
+		}
+		if (l == 0) { /* mlp_only_layers [0] */
+			snprintf(nm, sizeof(nm), "model.layers.0.mlp.gate_proj.weight");
+			q3_add(m, nm, 256, 128, false);
+			snprintf(nm, sizeof(nm), "model.layers.0.mlp.up_proj.weight");
+			q3_add(m, nm, 256, 128, false);
+			snprintf(nm, sizeof(nm), "model.layers.0.mlp.down_proj.weight");
+			q3_add(m, nm, 128, 256, false);
+			continue;
+		}
+		q3_add(m, "model.layers.1.mlp.gate.weight", 4, 128, false);
+		for (int e = 0; e < 4; e++) {
+			snprintf(nm, sizeof(nm), "model.layers.1.mlp.experts.%d.gate_proj.weight",
+			         e);
+			q3_add(m, nm, 64, 128, false);
+			snprintf(nm, sizeof(nm), "model.layers.1.mlp.experts.%d.up_proj.weight", e);
+			q3_add(m, nm, 64, 128, false);
+			snprintf(nm, sizeof(nm), "model.layers.1.mlp.experts.%d.down_proj.weight",
+			         e);
+			q3_add(m, nm, 128, 64, false);
+		}
+	}
+	char *dir = tu_path(g_root, "qwen3_moe");
+	wt_errbuf err = {0};
+	int rv =
+	    tu_write_file(dir, "config.json", q3_config, strlen(q3_config)) == 0 ? WT_OK : WT_EIO;
+	char *st = tu_path(dir, "model.safetensors");
+	if (rv == WT_OK)
+		rv = st_write_path(st, m->d, (const void *const *)m->data, m->n, NULL, 0, &err);
+	assert_int_equal(rv, WT_OK);
+	free(st);
+	free(dir);
+	for (size_t i = 0; i < m->n; i++)
+		free(m->data[i]);
+	free(m);
+	print_message("qwen3_moe: hand-built checkpoint, seed %u\n", SEED);
+	expect_pass("qwen3_moe", 1, 1, WT_QUANT_NONE, 0);
+	expect_pass("qwen3_moe", 2, 1, WT_QUANT_NONE, 1);
+	expect_pass("qwen3_moe", 4, 2, WT_QUANT_NONE, 0);
+	expect_pass("qwen3_moe", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+}
+
+/* FP8 checkpoints: F32 output and fp8-block pass-through are exact; BF16 output
+ * and requantized per-tensor merges get their budgets. */
+static void test_fp8_checkpoints(void **state)
+{
+	(void)state;
+	const wt_quant N = WT_QUANT_NONE;
+	assert_true(expect_pass_dt("deepseek_v3", 1, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 8, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 1, 4, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 2, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 1, WT_QUANT_FP8_BLOCK, WT_DTYPE_INVALID) ==
+	            ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 1, N, WT_DTYPE_INVALID) ==
+	            ENGINE_REF_BUDGET_ROUND);
+	assert_true(expect_pass_dt("llama_fp8", 2, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("llama_fp8", 4, 1, WT_QUANT_FP8_TENSOR, WT_DTYPE_INVALID) ==
+	            ENGINE_REF_BUDGET_FP8);
+	assert_true(expect_pass_dt("bert", 2, 1, N, WT_BF16) == ENGINE_REF_BUDGET_ROUND);
+}
+
+static void tamper_swap_kv_b(void *ctx, engine_ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.1.self_attn.kv_b_proj.weight");
 }
 
 static void test_quantized(void **state)
@@ -253,6 +443,13 @@ static void test_negative(void **state)
 	assert_int_equal(run("llama", 4, 1, WT_QUANT_NONE, 0, tamper_padding, NULL, &res, &err),
 	                 WT_ECORRUPT);
 	assert_non_null(strstr(err.msg, "padding row"));
+	assert_int_equal(run("bert", 2, 1, WT_QUANT_NONE, 0, tamper_bert_ln, NULL, &res, &err),
+	                 WT_OK);
+	assert_false(res.pass);
+	assert_int_equal(run_dt("deepseek_v3", 2, 1, WT_QUANT_NONE, 0, WT_F32, tamper_swap_kv_b,
+	                        NULL, &res, &err),
+	                 WT_OK);
+	assert_false(res.pass);
 }
 
 /* Mixtral TP 2 shards produced with w13_order up_gate agree when read as up_gate
@@ -309,10 +506,16 @@ static void test_errors(void **state)
 	(void)state;
 	engine_ref_result res;
 	wt_errbuf err = {0};
-	/* BERT has no decoder reference */
-	assert_int_equal(run("bert", 1, 1, WT_QUANT_NONE, 0, NULL, NULL, &res, &err),
-	                 WT_EUNSUPPORTED);
-	assert_non_null(strstr(err.msg, "BertModel"));
+	/* an architecture without a reference */
+	static const char gpt2[] =
+	    "{\"architectures\": [\"GPT2LMHeadModel\"], \"hidden_size\": 64}";
+	engine_ref_cfg bad_cfg;
+	assert_int_equal(engine_ref_cfg_parse(gpt2, strlen(gpt2), &bad_cfg, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "GPT2LMHeadModel"));
+	static const char nohid[] = "{\"architectures\": [\"LlamaForCausalLM\"]}";
+	assert_int_equal(engine_ref_cfg_parse(nohid, strlen(nohid), &bad_cfg, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "hidden_size"));
+	(void)res;
 	/* a token beyond the vocabulary */
 	model m = {0};
 	engine_ref_cfg cfg;
@@ -340,10 +543,17 @@ static void test_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_llama_tp),        cmocka_unit_test(test_qwen2_qwen3),
-	    cmocka_unit_test(test_mixtral),         cmocka_unit_test(test_qwen2_moe),
-	    cmocka_unit_test(test_quantized),       cmocka_unit_test(test_negative),
-	    cmocka_unit_test(test_wrong_w13_order), cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_llama_tp),
+	    cmocka_unit_test(test_qwen2_qwen3),
+	    cmocka_unit_test(test_mixtral),
+	    cmocka_unit_test(test_qwen2_moe),
+	    cmocka_unit_test(test_bert),
+	    cmocka_unit_test(test_qwen3_moe),
+	    cmocka_unit_test(test_fp8_checkpoints),
+	    cmocka_unit_test(test_quantized),
+	    cmocka_unit_test(test_negative),
+	    cmocka_unit_test(test_wrong_w13_order),
+	    cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

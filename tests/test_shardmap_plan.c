@@ -232,12 +232,51 @@ static void test_coverage_llama(void **state)
 	free(dir);
 }
 
+/* The all-ranks pass reads every consumed source byte exactly once; one rank reads
+ * only its row ranges (column-split tensors whole). */
+static void test_read_once(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("smread");
+	tm_model *m = tm_llama(SEED, WT_BF16);
+	assert_int_equal(tm_write(m, dir, tm_llama_cfg), 0);
+	wt_layout l;
+	layout(&l, 4, 1);
+	store *s;
+	ckpt *c;
+	sm_plan *p;
+	wt_errbuf err = {0};
+	assert_int_equal(tm_plan(dir, &l, &s, &c, &p, &err), WT_OK);
+	uint64_t skipped = ckpt_find(c, "model.layers.0.self_attn.rotary_emb.inv_freq")->nbytes;
+	uint64_t b0 = store_bytes_read(s);
+	int rv;
+	tm_prod *pr = tm_produce(c, p, -1, &rv, &err);
+	assert_int_equal(rv, WT_OK);
+	assert_int_equal(store_bytes_read(s) - b0, ckpt_total_bytes(c) - skipped);
+	tm_prod_free(pr);
+	b0 = store_bytes_read(s);
+	pr = tm_produce(c, p, 0, &rv, &err);
+	assert_int_equal(rv, WT_OK);
+	/* embed + lm_head 1/4 each; per layer q/k/v, gate/up 1/4 (k/v: rank 0's head),
+	 * o_proj and down_proj whole (column slices), norms whole. */
+	uint64_t per_layer =
+	    64 * 512 + 2 * (32 * 512) + 256 * 512 + 2 * (128 * 512) + 256 * 1024 + 2 * 512;
+	uint64_t want = 2 * (256 * 512) + 2 * per_layer + 512;
+	assert_int_equal(store_bytes_read(s) - b0, want);
+	assert_int_equal(pr->emits, (int)pr->n[0]);
+	tm_prod_free(pr);
+	tm_close(s, c, p);
+	tm_free(m);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_llama_t4),       cmocka_unit_test(test_llama_t8),
 	    cmocka_unit_test(test_llama_t1_t2),    cmocka_unit_test(test_vocab_pad),
-	    cmocka_unit_test(test_coverage_llama),
+	    cmocka_unit_test(test_coverage_llama), cmocka_unit_test(test_read_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

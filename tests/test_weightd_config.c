@@ -258,6 +258,47 @@ static void test_sample_conf(void **state)
 	wd_config_free(&c);
 }
 
+typedef struct seen {
+	char names[8][32];
+	bool applied[8];
+	int n;
+} seen;
+
+static void seen_cb(void *ctx, const wd_cfg_key *k, bool applied)
+{
+	seen *s = ctx;
+	snprintf(s->names[s->n], sizeof(s->names[0]), "%s", k->name);
+	s->applied[s->n++] = applied;
+}
+
+/* Reload copies only reload-safe keys and reports the rest. */
+static void test_reload(void **state)
+{
+	(void)state;
+	wd_config cur, fresh;
+	wt_errbuf err;
+	assert_int_equal(wd_config_init(&cur), WT_OK);
+	assert_int_equal(wd_config_init(&fresh), WT_OK);
+	assert_int_equal(wd_config_set(&fresh, "log_level", "debug", "t", &err), WT_OK);
+	assert_int_equal(wd_config_set(&fresh, "workers", "9", "t", &err), WT_OK);
+	assert_int_equal(wd_config_set(&fresh, "listen", "ipc:///x", "t", &err), WT_OK);
+	seen s = {0};
+	assert_int_equal(wd_config_reload(&cur, &fresh, seen_cb, &s), 3);
+	assert_int_equal(s.n, 3);
+	for (int i = 0; i < s.n; i++) {
+		bool safe = strcmp(s.names[i], "log_level") == 0;
+		assert_int_equal(s.applied[i], safe);
+	}
+	assert_int_equal(cur.log_level, WT_LOG_DEBUG); /* applied */
+	assert_int_equal(cur.workers, 4);              /* needs a restart */
+	assert_string_equal(cur.listen.v[0], "tcp://127.0.0.1:7450");
+	/* nothing differs now but the unsafe keys */
+	s.n = 0;
+	assert_int_equal(wd_config_reload(&cur, &fresh, seen_cb, &s), 2);
+	wd_config_free(&cur);
+	wd_config_free(&fresh);
+}
+
 static void test_usage_lists_flags(void **state)
 {
 	(void)state;
@@ -282,7 +323,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults),          cmocka_unit_test(test_bytes_suffixes),
 	    cmocka_unit_test(test_file_and_flags),    cmocka_unit_test(test_file_errors),
 	    cmocka_unit_test(test_flag_errors),       cmocka_unit_test(test_sample_conf),
-	    cmocka_unit_test(test_usage_lists_flags),
+	    cmocka_unit_test(test_usage_lists_flags), cmocka_unit_test(test_reload),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -84,9 +84,12 @@ static void test_single_flight(void **state)
 	Weights__AdminReply *a1 = stats(s, &k1);
 	tw_descs t;
 	tw_llama8_descs(&t);
-	printf("source bytes read for 8 ranks: %llu (checkpoint tensors %llu), productions %llu\n",
+	printf("source bytes read for 8 ranks: %llu (checkpoint tensors %llu), productions %llu, "
+	       "requests that waited for the producer %llu\n",
 	       (unsigned long long)(a1->source_bytes_read - read0),
-	       (unsigned long long)tw_total_bytes(&t), (unsigned long long)a1->productions);
+	       (unsigned long long)tw_total_bytes(&t), (unsigned long long)a1->productions,
+	       (unsigned long long)a1->flight_waits);
+	assert_true(a1->flight_waits <= N - 1);
 	assert_int_equal(a1->productions, 1);
 	assert_int_equal(a1->source_bytes_read - read0, tw_total_bytes(&t));
 	assert_int_equal(a1->shards, 8);
@@ -235,6 +238,227 @@ static void test_admin(void **state)
 	tw_env_free(e);
 }
 
+/* Names listed by ListModels, comma-joined into buf. */
+static const char *list_names(nng_socket s, char *buf, size_t cap)
+{
+	Weights__ListModelsRequest lm = WEIGHTS__LIST_MODELS_REQUEST__INIT;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
+	rq.list_models = &lm;
+	tw_reply x = tw_call(s, &rq);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MODELS);
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < x.r->models->n_models; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? "," : "",
+		                        x.r->models->models[i]->name);
+	tw_reply_free(&x);
+	return buf;
+}
+
+/* Admin REGISTER validates the checkpoint before adding it; SIGHUP's rescan
+ * (wd_server_reconfigure) adds new models_dir subfolders. */
+static void test_register_and_rescan(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-register", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	char *extra = tu_path(e->dir, "elsewhere/extra");
+	assert_int_equal(tw_write_llama8(extra, SEED + 5), 0);
+	char uri[600];
+	snprintf(uri, sizeof(uri), "file://%s", extra);
+	tw_reply x = tw_admin_uri(s, WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER, "extra", uri, 0);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	printf("%s\n", x.r->admin->text);
+	tw_reply_free(&x);
+	char names[400];
+	assert_string_equal(list_names(s, names, sizeof(names)), "extra,llama");
+	x = tw_manifest(s, "extra", 2, 1);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	tw_reply_free(&x);
+	/* the same name again; a name with '/'; a folder that does not validate */
+	x = tw_admin_uri(s, WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER, "extra", uri, 0);
+	assert_int_equal(tw_errcode(&x), WT_EEXIST);
+	tw_reply_free(&x);
+	x = tw_admin_uri(s, WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER, "a/b", uri, 0);
+	assert_int_equal(tw_errcode(&x), WT_EINVAL);
+	tw_reply_free(&x);
+	assert_int_equal(tu_write_file(e->dir, "elsewhere/bad/config.json", "{}", 2), 0);
+	snprintf(uri, sizeof(uri), "file://%s/elsewhere/bad", e->dir);
+	x = tw_admin_uri(s, WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER, "bad", uri, 0);
+	printf("bad: %s\n", x.r->error->message);
+	assert_true(tw_errcode(&x) > 0);
+	tw_reply_free(&x);
+	assert_string_equal(list_names(s, names, sizeof(names)), "extra,llama");
+	/* a new folder appears in models_dir: the rescan adds it */
+	char *newdir = tu_path(e->models, "newcomer");
+	assert_int_equal(tw_write_llama8(newdir, SEED + 6), 0);
+	assert_string_equal(list_names(s, names, sizeof(names)), "extra,llama");
+	wd_server_reconfigure(e->srv);
+	assert_string_equal(list_names(s, names, sizeof(names)), "extra,llama,newcomer");
+	x = tw_manifest(s, "newcomer", 1, 0);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	tw_reply_free(&x);
+	free(newdir);
+	free(extra);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+/* Flip one byte in the middle of every RocksDB blob file under dir; returns files hit. */
+static int corrupt_blobs(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "ls %s/*.blob 2>/dev/null", dir);
+	FILE *ls = popen(cmd, "r");
+	char path[512];
+	int n = 0;
+	while (ls != NULL && fgets(path, sizeof(path), ls) != NULL) {
+		path[strcspn(path, "\n")] = '\0';
+		FILE *f = fopen(path, "r+b");
+		if (f == NULL)
+			continue;
+		fseek(f, 0, SEEK_END);
+		long sz = ftell(f);
+		fseek(f, sz / 2, SEEK_SET);
+		int c = fgetc(f);
+		fseek(f, sz / 2, SEEK_SET);
+		fputc(c ^ 0xff, f);
+		fclose(f);
+		n++;
+	}
+	if (ls != NULL)
+		pclose(ls);
+	return n;
+}
+
+/* A chunk corrupted at rest: the cache's re-hash catches it (WT_ECORRUPT), the
+ * shard is evicted, and the next manifest request re-produces good bytes. */
+static void test_cache_corruption(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-corrupt", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	tw_reply a = tw_manifest(s, "llama", 1, 0);
+	assert_int_equal(a.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	int files = corrupt_blobs(e->cache);
+	printf("corrupted %d blob files\n", files);
+	assert_true(files > 0);
+	const Weights__Manifest *m = a.r->manifest;
+	int corrupt = 0, ok = 0;
+	for (size_t i = 0; i < m->n_tensors && corrupt == 0; i++) {
+		for (size_t c = 0; c < m->tensors[i]->n_chunks && corrupt == 0; c++) {
+			const Weights__ChunkRef *cr = m->tensors[i]->chunks[c];
+			tw_reply x = tw_chunk(s, m->shard_id, cr->hash, 0, 0);
+			if (tw_errcode(&x) == WT_ECORRUPT) {
+				printf("chunk %zu of '%s': %s\n", c, m->tensors[i]->name,
+				       x.r->error->message);
+				corrupt++;
+			} else {
+				assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_CHUNK);
+				uint8_t hb[16];
+				common_hash128_to_bytes(common_hash128(x.tail, x.tail_len), hb);
+				assert_memory_equal(hb, cr->hash.data, 16); /* never bad bytes */
+				ok++;
+			}
+			tw_reply_free(&x);
+		}
+	}
+	assert_int_equal(corrupt, 1);
+	tw_reply k;
+	Weights__AdminReply *st = stats(s, &k);
+	assert_true(st->corruptions >= 1);
+	assert_int_equal(st->productions, 1);
+	tw_reply_free(&k);
+	/* the shard is gone: chunk requests say so; the manifest re-produces it */
+	tw_reply x = tw_chunk(s, m->shard_id, m->tensors[0]->chunks[0]->hash, 0, 0);
+	assert_int_equal(tw_errcode(&x), WT_ENOTFOUND);
+	tw_reply_free(&x);
+	tw_reply b = tw_manifest(s, "llama", 1, 0);
+	assert_int_equal(b.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	st = stats(s, &k);
+	assert_int_equal(st->productions, 2);
+	tw_reply_free(&k);
+	assert_memory_equal(b.r->manifest->shard_id.data, m->shard_id.data, 17);
+	for (size_t i = 0; i < b.r->manifest->n_tensors; i++) {
+		const Weights__TensorEntry *t = b.r->manifest->tensors[i];
+		for (size_t c = 0; c < t->n_chunks; c++) {
+			x = tw_chunk(s, b.r->manifest->shard_id, t->chunks[c]->hash, 0, 0);
+			if (x.r->body_case == WEIGHTS__REPLY__BODY_ERROR)
+				printf("after re-production: %s\n", x.r->error->message);
+			assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_CHUNK);
+			tw_reply_free(&x);
+		}
+	}
+	printf("%d good chunks before the bad one; all good after re-production\n", ok);
+	tw_reply_free(&a);
+	tw_reply_free(&b);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+typedef struct cold_arg {
+	const char *url;
+	tw_reply x;
+} cold_arg;
+
+static void *cold_main(void *p)
+{
+	cold_arg *a = p;
+	nng_socket s = tw_dial(a->url);
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 10000);
+	a->x = tw_manifest(s, "big", 1, 0);
+	nng_close(s);
+	return NULL;
+}
+
+/* Closing with drain_timeout_ms = 0 while a production runs: the production
+ * is canceled between tensors, the close returns promptly, the cache is
+ * consistent (the next open serves a complete shard or none). */
+static void test_close_during_production(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-cancel", SEED);
+	const char *b = getenv("WT_BUILD");
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+	         "%s/wt-mkckpt --family llama --size-mb 48 --out %s/big >/dev/null",
+	         b ? b : "build", e->models);
+	assert_int_equal(system(cmd), 0);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "drain_timeout_ms", "0", "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	cold_arg a = {.url = e->url};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, cold_main, &a), 0);
+	usleep(100000); /* the production is under way */
+	uint64_t t0 = common_now_ns();
+	size_t left = wd_server_close(e->srv);
+	e->srv = NULL;
+	uint64_t ms = (common_now_ns() - t0) / 1000000;
+	pthread_join(th, NULL);
+	printf("close during production: %zu abandoned, %llu ms; client rv %d code %d\n", left,
+	       (unsigned long long)ms, a.x.rv, tw_errcode(&a.x));
+	/* the client got a complete manifest, an error, or nothing - never a hang */
+	if (a.x.rv == WT_OK && a.x.r->body_case == WEIGHTS__REPLY__BODY_ERROR)
+		assert_int_equal(tw_errcode(&a.x), WT_ECANCELED);
+	tw_reply_free(&a.x);
+	/* reopen: every committed shard is whole (fetch it), and serving works */
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	tw_reply m = tw_manifest(s, "big", 1, 0);
+	assert_int_equal(m.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	const Weights__TensorEntry *t = m.r->manifest->tensors[m.r->manifest->n_tensors - 1];
+	tw_reply c = tw_chunk(s, m.r->manifest->shard_id, t->chunks[0]->hash, 0, 0);
+	assert_int_equal(c.r->body_case, WEIGHTS__REPLY__BODY_CHUNK);
+	tw_reply_free(&c);
+	tw_reply_free(&m);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 /* ---- SIGTERM during a fetch (real process) ---- */
 
 typedef struct fetch_arg {
@@ -353,7 +577,10 @@ int main(void)
 	    cmocka_unit_test(test_single_flight),
 	    cmocka_unit_test(test_revision_change),
 	    cmocka_unit_test(test_admin),
+	    cmocka_unit_test(test_cache_corruption),
+	    cmocka_unit_test(test_close_during_production),
 	    cmocka_unit_test(test_sigterm),
+	    cmocka_unit_test(test_register_and_rescan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -219,8 +219,19 @@ static __attribute__((unused)) tw_reply tw_chunk(nng_socket s, ProtobufCBinaryDa
 	return tw_call(s, &rq);
 }
 
+static __attribute__((unused)) tw_reply tw_admin_uri(nng_socket s, Weights__AdminRequest__Op op,
+                                                     const char *model, const char *uri,
+                                                     uint32_t tp);
+
 static __attribute__((unused)) tw_reply tw_admin(nng_socket s, Weights__AdminRequest__Op op,
                                                  const char *model, uint32_t tp)
+{
+	return tw_admin_uri(s, op, model, "", tp);
+}
+
+static __attribute__((unused)) tw_reply tw_admin_uri(nng_socket s, Weights__AdminRequest__Op op,
+                                                     const char *model, const char *uri,
+                                                     uint32_t tp)
 {
 	Weights__Layout l = WEIGHTS__LAYOUT__INIT;
 	l.tp_size = tp;
@@ -230,6 +241,7 @@ static __attribute__((unused)) tw_reply tw_admin(nng_socket s, Weights__AdminReq
 	Weights__AdminRequest ar = WEIGHTS__ADMIN_REQUEST__INIT;
 	ar.op = op;
 	ar.model = (char *)(model ? model : "");
+	ar.uri = (char *)(uri ? uri : "");
 	ar.layout = tp ? &l : NULL;
 	Weights__Request rq = WEIGHTS__REQUEST__INIT;
 	rq.id = 9;

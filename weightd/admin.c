@@ -106,7 +106,7 @@ static void verify_cb(void *ctx, cache_bad_kind kind, const void *id, size_t id_
 nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest *a)
 {
 	Weights__AdminReply ar = WEIGHTS__ADMIN_REPLY__INIT;
-	char text[400];
+	char text[1200];
 	cache_stats st;
 	wt_errbuf err;
 	switch (a->op) {
@@ -126,6 +126,7 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 		ar.chunk_replies = atomic_load(&s->chunk_replies);
 		ar.chunk_bytes_out = atomic_load(&s->chunk_bytes_out);
 		ar.requests = atomic_load(&s->requests);
+		ar.flight_waits = atomic_load(&s->flight_waits);
 		snprintf(text, sizeof(text),
 		         "cache %llu/%llu bytes, %llu shards, %llu chunks; %llu source bytes read, "
 		         "%llu productions, %llu chunk replies",
@@ -154,10 +155,24 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 		WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
 		break;
 	}
-	case WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER:
-		return wd_reply_error(rid, WT_EUNSUPPORTED,
-		                      "runtime registration is not supported; add the model with "
-		                      "--model NAME=URI or a models_dir subfolder and restart");
+	case WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER: {
+		/* Validated now (the checkpoint must open); lasts until restart. */
+		int rv = wd_models_add(s->models, a->model, a->uri, true, &err);
+		if (rv != WT_OK)
+			return wd_reply_error(rid, rv, err.msg);
+		wd_snap *snap = NULL;
+		if ((rv = wd_models_get(s->models, a->model, false, &snap, &err)) != WT_OK)
+			return wd_reply_error(rid, rv, err.msg);
+		snprintf(text, sizeof(text),
+		         "registered model '%s' (%s) revision %s, %zu tensors; until restart "
+		         "(persist it with model = NAME=URI)",
+		         a->model, a->uri, snap->revision, ckpt_n_tensors(snap->ck));
+		ar.text = text;
+		ar.bytes = ckpt_total_bytes(snap->ck);
+		wd_snap_release(snap);
+		WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
+		break;
+	}
 	default:
 		snprintf(text, sizeof(text),
 		         "admin op %d is unknown; use STATS, WARM, EVICT or VERIFY", (int)a->op);

@@ -440,6 +440,52 @@ int wd_config_parse_args(wd_config *c, int argc, char **argv, wt_errbuf *err)
 	return WT_OK;
 }
 
+static bool same_value(const wd_cfg_key *k, const wd_config *a, const wd_config *b)
+{
+	const void *fa = (const char *)a + k->off, *fb = (const char *)b + k->off;
+	switch (k->type) {
+	case WD_CFG_STRING:
+		return strcmp(*(char *const *)fa, *(char *const *)fb) == 0;
+	case WD_CFG_LIST: {
+		const wd_strlist *la = fa, *lb = fb;
+		if (la->n != lb->n)
+			return false;
+		for (size_t i = 0; i < la->n; i++)
+			if (strcmp(la->v[i], lb->v[i]) != 0)
+				return false;
+		return true;
+	}
+	default:
+		return *(const uint64_t *)fa == *(const uint64_t *)fb;
+	}
+}
+
+size_t wd_config_reload(wd_config *cur, const wd_config *fresh,
+                        void (*cb)(void *ctx, const wd_cfg_key *k, bool applied), void *ctx)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const wd_cfg_key *k = &table[i];
+		if (same_value(k, cur, fresh))
+			continue;
+		n++;
+		/* Reload-safe keys are numeric (WT_ASSERT keeps it so): a plain store. */
+		bool apply = k->reload_safe;
+		WT_ASSERT(!apply || (k->type != WD_CFG_STRING && k->type != WD_CFG_LIST));
+		if (apply)
+			*(uint64_t *)((char *)cur + k->off) =
+			    *(const uint64_t *)((const char *)fresh + k->off);
+		if (cb != NULL)
+			cb(ctx, k, apply);
+	}
+	if (cur->test_corrupt_chunk != fresh->test_corrupt_chunk && cb != NULL) {
+		static const wd_cfg_key hook = {.name = "test_corrupt_chunk"};
+		cb(ctx, &hook, false);
+		n++;
+	}
+	return n;
+}
+
 static const char *type_arg(const wd_cfg_key *k)
 {
 	switch (k->type) {

@@ -34,6 +34,35 @@ static int write_file(const char *path, const char *text)
 	return 0;
 }
 
+static void reload_cb(void *ctx, const wd_cfg_key *k, bool applied)
+{
+	(void)ctx;
+	if (applied)
+		WT_LOG(WT_LOG_NOTICE, "reload: %s changed", k->name);
+	else
+		WT_LOG(WT_LOG_WARNING,
+		       "reload: %s changed but is not reload-safe; restart to apply", k->name);
+}
+
+/* SIGHUP: re-read the configuration (file + flags) and apply the reload-safe keys. */
+static void reload(wd_config *cfg, int argc, char **argv, wd_server *srv)
+{
+	wd_config fresh;
+	wt_errbuf err;
+	if (wd_config_init(&fresh) != WT_OK)
+		return;
+	if (wd_config_parse_args(&fresh, argc, argv, &err) != WT_OK) {
+		WT_LOG(WT_LOG_ERR, "reload: %s; keeping the running configuration", err.msg);
+		wd_config_free(&fresh);
+		return;
+	}
+	size_t n = wd_config_reload(cfg, &fresh, reload_cb, NULL);
+	common_log_set(NULL, NULL, (int)cfg->log_level);
+	wd_server_reconfigure(srv);
+	WT_LOG(WT_LOG_NOTICE, "reload: %zu settings differ", n);
+	wd_config_free(&fresh);
+}
+
 int main(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
@@ -65,6 +94,7 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -98,7 +128,12 @@ int main(int argc, char **argv)
 		WT_LOG(WT_LOG_ERR, "ready_file %s: %s", cfg.ready_file, strerror(errno));
 
 	int sig = 0;
-	sigwait(&set, &sig);
+	for (;;) {
+		sigwait(&set, &sig);
+		if (sig != SIGHUP)
+			break;
+		reload(&cfg, argc, argv, srv);
+	}
 	WT_LOG(WT_LOG_NOTICE, "%s: draining (up to %llu ms)", sig == SIGINT ? "SIGINT" : "SIGTERM",
 	       (unsigned long long)cfg.drain_timeout_ms);
 	size_t left = wd_server_close(srv);

@@ -195,8 +195,10 @@ static void step(wd_req *r)
 		pthread_mutex_lock(&s->lk);
 		r->state = WD_WAIT; /* before joining: the leader may finish at once */
 		pthread_mutex_unlock(&s->lk);
-		if (wd_flight_join(s->flights, m->key, &r->waiter) == WD_FLIGHT_WAITING)
+		if (wd_flight_join(s->flights, m->key, &r->waiter) == WD_FLIGHT_WAITING) {
+			atomic_fetch_add(&s->flight_waits, 1);
 			return; /* parked: flight_done re-queues us */
+		}
 		pthread_mutex_lock(&s->lk);
 		r->state = WD_WORK;
 		pthread_mutex_unlock(&s->lk);

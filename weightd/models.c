@@ -33,10 +33,10 @@ typedef struct model_ent {
 } model_ent;
 
 struct wd_models {
-	model_ent *ents; /* sorted by name; immutable after open */
-	size_t n;
-	uint64_t revalidate_ns;
-	bool locks_ready;               /* entry mutexes initialised (after sorting) */
+	pthread_rwlock_t lk; /* guards the list below; each entry has its own lk */
+	model_ent **ents;    /* sorted by name; entries live until wd_models_close */
+	size_t n, cap;
+	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
 	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
 };
 
@@ -117,7 +117,7 @@ static bool fingerprint(store *st, wt_hash128 *out)
 static void revalidate(wd_models *m, model_ent *e, bool force)
 {
 	uint64_t now = common_now_ns();
-	if (!force && e->checked_ns != 0 && now - e->checked_ns < m->revalidate_ns)
+	if (!force && e->checked_ns != 0 && now - e->checked_ns < atomic_load(&m->revalidate_ns))
 		return;
 	e->checked_ns = now;
 	wt_hash128 fp;
@@ -159,36 +159,129 @@ static void revalidate(wd_models *m, model_ent *e, bool force)
 	wt_errclear(&e->error);
 }
 
-static int add_ent(model_ent **ents, size_t *n, size_t *cap, const char *name, const char *uri,
-                   wt_errbuf *err)
+static model_ent *ent_new(const char *name, const char *uri)
 {
-	for (size_t i = 0; i < *n; i++)
-		if (strcmp((*ents)[i].name, name) == 0)
-			return wt_seterr(err, WT_EDUP,
-			                 "model '%s' is defined twice (%s and %s); rename one",
-			                 name, (*ents)[i].uri, uri);
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 8;
-		model_ent *v = realloc(*ents, nc * sizeof(*v));
-		if (v == NULL)
-			return wt_seterr(err, WT_ENOMEM, "models: out of memory");
-		*ents = v;
-		*cap = nc;
-	}
-	model_ent *e = &(*ents)[*n];
-	memset(e, 0, sizeof(*e));
+	model_ent *e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return NULL;
 	e->name = strdup(name);
 	e->uri = strdup(uri);
 	if (e->name == NULL || e->uri == NULL) {
 		free(e->name);
 		free(e->uri);
-		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
+		free(e);
+		return NULL;
 	}
-	(*n)++;
-	return WT_OK;
+	pthread_mutex_init(&e->lk, NULL);
+	return e;
 }
 
-static int scan_dir(const char *dir, bool explicit_dir, model_ent **ents, size_t *n, size_t *cap,
+static void ent_free(model_ent *e)
+{
+	if (e == NULL)
+		return;
+	wd_snap_release(e->snap);
+	pthread_mutex_destroy(&e->lk);
+	free(e->name);
+	free(e->uri);
+	free(e);
+}
+
+/* Index where name is or would be; *found tells which. Call with m->lk held. */
+static size_t find_pos(const wd_models *m, const char *name, bool *found)
+{
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(m->ents[mid]->name, name);
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+static model_ent *find(wd_models *m, const char *name)
+{
+	bool found;
+	pthread_rwlock_rdlock(&m->lk);
+	size_t i = find_pos(m, name, &found);
+	model_ent *e = found ? m->ents[i] : NULL;
+	pthread_rwlock_unlock(&m->lk);
+	return e;
+}
+
+int wd_models_add(wd_models *m, const char *name, const char *uri, bool must_open, wt_errbuf *err)
+{
+	if (name == NULL || name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL ||
+	    strlen(name) > 200)
+		return wt_seterr(err, WT_EINVAL,
+		                 "model name '%s' is not usable; use 1-200 characters without '/' "
+		                 "and not starting with '.'",
+		                 name ? name : "");
+	if (uri == NULL || uri[0] == '\0')
+		return wt_seterr(err, WT_EINVAL,
+		                 "model '%s': empty URI; use file:///dir, s3:// or "
+		                 "http(s)://",
+		                 name);
+	model_ent *old = find(m, name);
+	if (old != NULL)
+		return wt_seterr(err, WT_EEXIST,
+		                 "model '%s' already exists (%s); pick another name", name,
+		                 old->uri);
+	model_ent *e = ent_new(name, uri);
+	if (e == NULL)
+		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
+	pthread_mutex_lock(&e->lk);
+	revalidate(m, e, true); /* validation at registration */
+	pthread_mutex_unlock(&e->lk);
+	if (e->snap == NULL) {
+		if (must_open) {
+			int rv = e->error.code ? e->error.code : WT_EUNAVAIL;
+			if (err != NULL)
+				*err = e->error;
+			ent_free(e);
+			return rv;
+		}
+		WT_LOG(WT_LOG_WARNING, "%s; listed as unavailable", e->error.msg);
+	}
+	pthread_rwlock_wrlock(&m->lk);
+	bool found;
+	size_t pos = find_pos(m, name, &found);
+	int rv = WT_OK;
+	if (found) {
+		rv = wt_seterr(err, WT_EEXIST, "model '%s' already exists (%s); pick another name",
+		               name, m->ents[pos]->uri);
+	} else if (m->n == m->cap) {
+		size_t nc = m->cap ? m->cap * 2 : 16;
+		model_ent **v = realloc(m->ents, nc * sizeof(*v));
+		if (v == NULL)
+			rv = wt_seterr(err, WT_ENOMEM, "models: out of memory");
+		else {
+			m->ents = v;
+			m->cap = nc;
+		}
+	}
+	if (rv == WT_OK) {
+		memmove(&m->ents[pos + 1], &m->ents[pos], (m->n - pos) * sizeof(*m->ents));
+		m->ents[pos] = e;
+		m->n++;
+	}
+	pthread_rwlock_unlock(&m->lk);
+	if (rv != WT_OK)
+		ent_free(e);
+	return rv;
+}
+
+/* Add every subfolder of dir not yet known. at_start: a name that already
+ * exists is a configuration error (WT_EDUP); otherwise it is skipped. */
+static int scan_dir(wd_models *m, const char *dir, bool explicit_dir, bool at_start, size_t *added,
                     wt_errbuf *err)
 {
 	char abs[PATH_MAX];
@@ -218,15 +311,22 @@ static int scan_dir(const char *dir, bool explicit_dir, model_ent **ents, size_t
 		int un = snprintf(uri, sizeof(uri), "file://%s", path);
 		if (un < 0 || (size_t)un >= sizeof(uri))
 			continue;
-		rv = add_ent(ents, n, cap, de->d_name, uri, err);
+		if (!at_start && find(m, de->d_name) != NULL)
+			continue;
+		rv = wd_models_add(m, de->d_name, uri, false, err);
+		if (rv == WT_OK && added != NULL)
+			(*added)++;
+		if (rv == WT_EEXIST && !at_start)
+			rv = WT_OK; /* raced with a registration */
 	}
 	closedir(d);
 	return rv;
 }
 
-static int cmp_ent(const void *a, const void *b)
+int wd_models_rescan(wd_models *m, const char *dir, size_t *added, wt_errbuf *err)
 {
-	return strcmp(((const model_ent *)a)->name, ((const model_ent *)b)->name);
+	*added = 0;
+	return scan_dir(m, dir, true, false, added, err);
 }
 
 int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err)
@@ -234,31 +334,27 @@ int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err)
 	wd_models *m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
-	m->revalidate_ns = cfg->revalidate_ms * 1000000ull;
-	size_t cap = 0;
-	/* models_dir is table row 1: explicit if set by file or flag. */
-	bool explicit_dir = cfg->set[1] != 0;
-	int rv = scan_dir(cfg->models_dir, explicit_dir, &m->ents, &m->n, &cap, err);
+	pthread_rwlock_init(&m->lk, NULL);
+	atomic_store(&m->revalidate_ns, cfg->revalidate_ms * 1000000ull);
+	int rv = WT_OK;
 	for (size_t i = 0; rv == WT_OK && i < cfg->model.n; i++) {
 		const char *spec = cfg->model.v[i];
 		const char *eq = strchr(spec, '=');
 		char name[256];
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - spec), spec);
-		rv = add_ent(&m->ents, &m->n, &cap, name, eq + 1, err);
+		rv = wd_models_add(m, name, eq + 1, false, err);
+	}
+	/* models_dir is table row 1: explicit if set by file or flag. */
+	if (rv == WT_OK)
+		rv = scan_dir(m, cfg->models_dir, cfg->set[1] != 0, true, NULL, err);
+	if (rv == WT_EEXIST) { /* the same name twice in the configuration */
+		rv = WT_EDUP;
+		if (err != NULL)
+			err->code = WT_EDUP;
 	}
 	if (rv != WT_OK) {
 		wd_models_close(m);
 		return rv;
-	}
-	if (m->n > 1)
-		qsort(m->ents, m->n, sizeof(*m->ents), cmp_ent);
-	for (size_t i = 0; i < m->n; i++) {
-		model_ent *e = &m->ents[i];
-		pthread_mutex_init(&e->lk, NULL);
-		m->locks_ready = true;
-		revalidate(m, e, true);
-		if (e->snap == NULL)
-			WT_LOG(WT_LOG_WARNING, "%s; listed as unavailable", e->error.msg);
 	}
 	*out = m;
 	return WT_OK;
@@ -268,49 +364,70 @@ void wd_models_close(wd_models *m)
 {
 	if (m == NULL)
 		return;
-	for (size_t i = 0; i < m->n; i++) {
-		wd_snap_release(m->ents[i].snap);
-		if (m->locks_ready)
-			pthread_mutex_destroy(&m->ents[i].lk);
-		free(m->ents[i].name);
-		free(m->ents[i].uri);
-	}
+	for (size_t i = 0; i < m->n; i++)
+		ent_free(m->ents[i]);
 	free(m->ents);
+	pthread_rwlock_destroy(&m->lk);
 	free(m);
 }
 
-size_t wd_models_count(const wd_models *m)
+void wd_models_set_revalidate(wd_models *m, uint64_t ms)
 {
-	return m->n;
+	atomic_store(&m->revalidate_ns, ms * 1000000ull);
 }
 
-void wd_models_info(wd_models *m, size_t i, wd_model_info *info)
+int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
 {
-	model_ent *e = &m->ents[i];
-	memset(info, 0, sizeof(*info));
-	info->name = e->name;
-	info->uri = e->uri;
-	pthread_mutex_lock(&e->lk);
-	revalidate(m, e, false);
-	info->snap = snap_ref(e->snap);
-	info->available = e->snap != NULL;
-	if (!info->available)
-		snprintf(info->error, sizeof(info->error), "%s", e->error.msg);
-	pthread_mutex_unlock(&e->lk);
+	pthread_rwlock_rdlock(&m->lk);
+	size_t cnt = m->n;
+	model_ent **ents = malloc((cnt ? cnt : 1) * sizeof(*ents));
+	if (ents != NULL && cnt > 0)
+		memcpy(ents, m->ents, cnt * sizeof(*ents));
+	pthread_rwlock_unlock(&m->lk);
+	wd_model_info *info = calloc(cnt ? cnt : 1, sizeof(*info));
+	if (ents == NULL || info == NULL) {
+		free(ents);
+		free(info);
+		return WT_ENOMEM;
+	}
+	for (size_t i = 0; i < cnt; i++) { /* entries outlive the list lock */
+		model_ent *e = ents[i];
+		info[i].name = e->name;
+		info[i].uri = e->uri;
+		pthread_mutex_lock(&e->lk);
+		revalidate(m, e, false);
+		info[i].snap = snap_ref(e->snap);
+		info[i].available = e->snap != NULL;
+		if (!info[i].available)
+			snprintf(info[i].error, sizeof(info[i].error), "%s", e->error.msg);
+		pthread_mutex_unlock(&e->lk);
+	}
+	free(ents);
+	*out = info;
+	*n = cnt;
+	return WT_OK;
+}
+
+void wd_models_list_free(wd_model_info *info, size_t n)
+{
+	for (size_t i = 0; info != NULL && i < n; i++)
+		wd_snap_release(info[i].snap);
+	free(info);
 }
 
 int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_errbuf *err)
 {
-	model_ent key = {.name = (char *)name};
-	model_ent *e = m->n ? bsearch(&key, m->ents, m->n, sizeof(*m->ents), cmp_ent) : NULL;
+	model_ent *e = find(m, name);
 	if (e == NULL) {
 		char names[400] = "";
 		size_t len = 0;
+		pthread_rwlock_rdlock(&m->lk);
 		for (size_t i = 0; i < m->n && len < sizeof(names) - 1; i++)
 			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
-			                        i ? ", " : "", m->ents[i].name);
+			                        i ? ", " : "", m->ents[i]->name);
+		pthread_rwlock_unlock(&m->lk);
 		return wt_seterr(err, WT_ENOTFOUND, "model '%s' is not served here; models: %s",
-		                 name, m->n ? names : "(none)");
+		                 name, names[0] ? names : "(none)");
 	}
 	pthread_mutex_lock(&e->lk);
 	revalidate(m, e, force);
@@ -329,11 +446,14 @@ int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_
 uint64_t wd_models_source_bytes(wd_models *m)
 {
 	uint64_t sum = atomic_load(&m->retired_bytes);
+	pthread_rwlock_rdlock(&m->lk);
 	for (size_t i = 0; i < m->n; i++) {
-		pthread_mutex_lock(&m->ents[i].lk);
-		if (m->ents[i].snap != NULL)
-			sum += store_bytes_read(m->ents[i].snap->st);
-		pthread_mutex_unlock(&m->ents[i].lk);
+		model_ent *e = m->ents[i];
+		pthread_mutex_lock(&e->lk);
+		if (e->snap != NULL)
+			sum += store_bytes_read(e->snap->st);
+		pthread_mutex_unlock(&e->lk);
 	}
+	pthread_rwlock_unlock(&m->lk);
 	return sum;
 }

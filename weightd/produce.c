@@ -44,6 +44,7 @@ typedef struct prod {
 	uint32_t n_ranks;
 	rank_state *r; /* [n_ranks] */
 	uint64_t bytes_out;
+	uint64_t hash_ns, put_ns, commit_ns; /* where the time went (info log) */
 } prod;
 
 static void free_tensors(rank_state *rs)
@@ -198,7 +199,10 @@ static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t
 	tr->chunks = calloc(nc ? nc : 1, sizeof(*tr->chunks));
 	if (tr->chunks == NULL)
 		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", oi->name);
+	uint64_t t0 = common_now_ns();
 	tr->hash = common_hash128(bytes, (size_t)nbytes);
+	uint64_t t1 = common_now_ns();
+	p->hash_ns += t1 - t0;
 	for (size_t c = 0; c < nc; c++) {
 		uint64_t off = (uint64_t)c * cb;
 		uint64_t len = nbytes - off < cb ? nbytes - off : cb;
@@ -212,8 +216,13 @@ static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t
 	tr->n_chunks = nc;
 	tr->done = true;
 	p->bytes_out += nbytes;
-	if (++rs->n_done == rs->n_tensors)
-		return commit_rank(p, rank, err);
+	uint64_t t2 = common_now_ns();
+	p->put_ns += t2 - t1;
+	if (++rs->n_done == rs->n_tensors) {
+		int rv = commit_rank(p, rank, err);
+		p->commit_ns += common_now_ns() - t2;
+		return rv;
+	}
 	return WT_OK;
 }
 
@@ -275,10 +284,12 @@ out:
 		atomic_fetch_add(&s->productions, 1);
 		WT_LOG(WT_LOG_INFO,
 		       "produced model '%s' rev %.12s layout %s: %u of %u ranks, %llu bytes read, "
-		       "%llu bytes out, %llu ms",
+		       "%llu bytes out, %llu ms (hash %llu, cache put %llu, commit %llu)",
 		       model, snap->revision, layout_text, to_make, p.n_ranks,
 		       (unsigned long long)read, (unsigned long long)p.bytes_out,
-		       (unsigned long long)ms);
+		       (unsigned long long)ms, (unsigned long long)(p.hash_ns / 1000000),
+		       (unsigned long long)(p.put_ns / 1000000),
+		       (unsigned long long)(p.commit_ns / 1000000));
 	} else {
 		WT_LOG(WT_LOG_WARNING, "production failed after %llu ms: %s",
 		       (unsigned long long)ms, err->msg);

@@ -80,15 +80,18 @@ static nng_msg *hello_reply(wd_req *r, const Weights__Hello *h)
 static nng_msg *list_reply(wd_req *r)
 {
 	wd_server *s = r->srv;
-	size_t n = wd_models_count(s->models);
+	wd_model_info *info = NULL;
+	size_t n = 0;
+	if (wd_models_list(s->models, &info, &n) != WT_OK)
+		return wd_reply_error(r->id, WT_ENOMEM, "out of memory listing models");
 	Weights__ModelInfo *mi = calloc(n ? n : 1, sizeof(*mi));
 	Weights__ModelInfo **mp = calloc(n ? n : 1, sizeof(*mp));
-	wd_model_info *info = calloc(n ? n : 1, sizeof(*info));
 	nng_msg *m = NULL;
-	if (mi == NULL || mp == NULL || info == NULL)
+	if (mi == NULL || mp == NULL) {
+		m = wd_reply_error(r->id, WT_ENOMEM, "out of memory listing models");
 		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
-		wd_models_info(s->models, i, &info[i]);
 		Weights__ModelInfo init = WEIGHTS__MODEL_INFO__INIT;
 		mi[i] = init;
 		mi[i].name = (char *)info[i].name;
@@ -114,9 +117,7 @@ static nng_msg *list_reply(wd_req *r)
 	rp.models = &ml;
 	m = wd_reply_msg(&rp);
 out:
-	for (size_t i = 0; info != NULL && i < n; i++)
-		wd_snap_release(info[i].snap);
-	free(info);
+	wd_models_list_free(info, n);
 	free(mp);
 	free(mi);
 	return m;

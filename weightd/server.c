@@ -206,6 +206,17 @@ static void close_pipes(wd_server *s)
 	free(ids);
 }
 
+void wd_server_reconfigure(wd_server *s)
+{
+	wd_models_set_revalidate(s->models, s->cfg->revalidate_ms);
+	size_t added = 0;
+	wt_errbuf err;
+	if (wd_models_rescan(s->models, s->cfg->models_dir, &added, &err) != WT_OK)
+		WT_LOG(WT_LOG_WARNING, "rescan: %s", err.msg);
+	else if (added > 0)
+		WT_LOG(WT_LOG_NOTICE, "rescan of %s: %zu new models", s->cfg->models_dir, added);
+}
+
 const char *wd_server_url(const wd_server *s, size_t i)
 {
 	return i < s->n_urls ? s->urls[i] : NULL;
@@ -379,6 +390,8 @@ size_t wd_server_close(wd_server *s)
 		/* 4. close: what is still pending completes with NNG_ECLOSED. Stop every
 		 * context's aio and close the contexts first, then the socket. */
 		for (size_t i = 0; i < s->n_reqs; i++) {
+			if (s->reqs[i].aio == NULL)
+				break; /* contexts past a failed set-up were never opened */
 			nng_aio_stop(s->reqs[i].aio);
 			nng_ctx_close(s->reqs[i].ctx);
 		}

@@ -99,6 +99,15 @@ int wd_config_parse_args(wd_config *c, int argc, char **argv, wt_errbuf *err);
 /* Parse "4M", "1G", "512" (x1024 suffixes K M G T, optional "iB"/"B"). */
 int wd_config_parse_bytes(const char *text, uint64_t *out);
 
+/*
+ * Reload: copy the reload-safe keys of `fresh` into `cur` and report every
+ * key whose value differs. For each difference, cb(ctx, key, applied) is
+ * called: applied = true for reload-safe keys (now in cur), false for keys that
+ * need a restart (cur keeps its value). Returns the number of differences.
+ */
+size_t wd_config_reload(wd_config *cur, const wd_config *fresh,
+                        void (*cb)(void *ctx, const wd_cfg_key *k, bool applied), void *ctx);
+
 /* Print the flag reference (from the table) to f. */
 void wd_config_usage(FILE *f);
 
@@ -113,6 +122,11 @@ typedef struct wd_server wd_server;
  * stop it with wd_server_close(). Errors name the failing URL, directory or key.
  */
 int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err);
+
+/* Apply the reload-safe settings of the server's config (after wd_config_reload
+ * changed it): revalidate_ms; and add the models_dir subfolders that are new.
+ * (log_level is the caller's sink; drain_timeout_ms is read at close.) */
+void wd_server_reconfigure(wd_server *s);
 
 /* URL actually bound for listen index i (tcp port 0 resolved). Borrowed. */
 const char *wd_server_url(const wd_server *s, size_t i);

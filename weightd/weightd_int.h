@@ -99,18 +99,31 @@ typedef struct wd_models wd_models;
 int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err);
 void wd_models_close(wd_models *m); /* NULL-safe; snapshots must be released */
 
-size_t wd_models_count(const wd_models *m);
+/* Change revalidate_ms at run time (reload). */
+void wd_models_set_revalidate(wd_models *m, uint64_t ms);
+
+/*
+ * Register model name -> uri. must_open: the checkpoint must validate now (else
+ * the loader's error is returned and nothing is added); otherwise a model that
+ * fails is listed as unavailable. WT_EEXIST for a name in use, WT_EINVAL for a
+ * bad name or URI.
+ */
+int wd_models_add(wd_models *m, const char *name, const char *uri, bool must_open, wt_errbuf *err);
+/* Add the subfolders of dir that are not models yet; *added = how many. */
+int wd_models_rescan(wd_models *m, const char *dir, size_t *added, wt_errbuf *err);
 
 typedef struct wd_model_info {
 	const char *name; /* borrowed; valid while m is open */
 	const char *uri;
 	bool available;
 	char error[WT_ERRMSG_MAX]; /* when !available */
-	wd_snap *snap;             /* NULL when !available; a reference: release it */
+	wd_snap *snap;             /* NULL when !available; a reference */
 } wd_model_info;
 
-/* Model i, revalidated if due. On return info->snap (if set) holds a reference. */
-void wd_models_info(wd_models *m, size_t i, wd_model_info *info);
+/* Every model (sorted by name), revalidated if due. *out holds a reference to
+ * each snapshot: free with wd_models_list_free. WT_ENOMEM on failure. */
+int wd_models_list(wd_models *m, wd_model_info **out, size_t *n);
+void wd_models_list_free(wd_model_info *info, size_t n);
 
 /*
  * Current snapshot of model `name`. force = re-check the source now (a cache
@@ -195,7 +208,7 @@ struct wd_server {
 	size_t n_pipes, cap_pipes;
 	/* counters (atomic) */
 	_Atomic bool cancel; /* drain deadline passed: productions stop */
-	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out;
+	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out, flight_waits;
 };
 
 /* server.c: send reply m (ownership passes) for r and recycle r. */

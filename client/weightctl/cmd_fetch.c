@@ -2,6 +2,7 @@
  * cmd_fetch.c — `weightctl fetch`: fetch one rank's shard from weightd into a
  * safetensors file, verified (byte-identical to `weightctl shard`).
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -68,6 +69,11 @@ int ctl_fetch(int argc, char **argv)
 	wt_file_sink *fs = NULL;
 	wt_errbuf err;
 	ctl_remote_init(&r);
+	/* Chunk messages (window x chunk bytes) are allocated and freed all the time: keep
+	 * them on the heap, reused, instead of fresh mmaps that fault in every page (and
+	 * glibc's moving mmap threshold that makes RSS creep with the shard size). */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	for (int i = 1; i < argc;) {
 		int rv = ctl_remote_arg(&r, "fetch", argc, argv, &i);
 		if (rv < 0) {

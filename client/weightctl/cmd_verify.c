@@ -21,13 +21,15 @@ static void verify_usage(FILE *f)
 	        "                                [--tokens ID,ID,...]\n\n"
 	        "Produce every rank of the layout, run the reference float32 forward pass over\n"
 	        "the checkpoint (full) and over the rank tensors as a TP/EP engine would\n"
-	        "(sharded, every EP group), and compare the logits. Unquantized layouts must\n"
-	        "agree within %.0e x max|logit| (float32 summation order only); quantized ones\n"
-	        "within the scheme's budget (fp8 %.2f, int8 %.2f, int4 %.2f x max|logit|).\n"
+	        "(sharded, every EP group), and compare the logits. Layouts whose tensors hold\n"
+	        "the checkpoint's values must agree within %.0e x max|logit| (float32\n"
+	        "summation order only); quantized ones within the scheme's budget (fp8 %.2f,\n"
+	        "int8 %.2f, int4 %.2f x max|logit|); unquantized outputs narrower than the\n"
+	        "source (FP8 checkpoint as BF16) within %.2f.\n"
 	        "Default tokens: 1, V-1, 17, V/2, 3, V/4, 2V/3.\n"
 	        "Exit 0 PASS, 1 FAIL or error, 2 usage, 3 layout invalid for this model.\n",
 	        ENGINE_REF_TOL_F32, ENGINE_REF_BUDGET_FP8, ENGINE_REF_BUDGET_INT8,
-	        ENGINE_REF_BUDGET_INT4);
+	        ENGINE_REF_BUDGET_INT4, ENGINE_REF_BUDGET_ROUND);
 }
 
 /* Parse "a,b,c" into toks; returns the count or -1. */
@@ -96,16 +98,15 @@ static int run_verify(ctl_layout_args *a, const int64_t *toks, int n_tok)
 	char lay[1024];
 	wt_layout_format(&a->layout, lay, sizeof(lay));
 	printf("model %s (family %s)\nlayout %s\n", a->model_dir, shardmap_family(p), lay);
-	printf("ranks %u, tokens %zu, vocab %lld, EP groups %u\n", res.n_ranks, res.n_tok,
-	       (long long)res.vocab, a->layout.ep_size);
-	size_t t = res.vocab ? res.diff.at / (size_t)res.vocab : 0;
-	printf("max |full - sharded| %.3g (token %zu, logit %zu, EP group %u), max |logit| %.3g, "
+	printf("ranks %u, tokens %zu, outputs per token %lld, EP groups %u\n", res.n_ranks,
+	       res.n_tok, (long long)res.width, a->layout.ep_size);
+	size_t t = res.width ? res.diff.at / (size_t)res.width : 0;
+	printf("max |full - sharded| %.3g (row %zu, column %zu, EP group %u), max |output| %.3g, "
 	       "ratio %.3g, budget %.3g (%s)%s\n",
-	       res.diff.max_abs_diff, t, res.vocab ? res.diff.at % (size_t)res.vocab : 0,
+	       res.diff.max_abs_diff, t, res.width ? res.diff.at % (size_t)res.width : 0,
 	       res.worst_group, res.diff.max_abs_ref,
 	       res.diff.max_abs_ref > 0 ? res.diff.max_abs_diff / res.diff.max_abs_ref : 0.0,
-	       res.budget, wt_quant_name(a->layout.quant),
-	       res.diff.nonfinite ? ", NaN/Inf present" : "");
+	       res.budget, res.why, res.diff.nonfinite ? ", NaN/Inf present" : "");
 	printf("%s\n", res.pass ? "PASS" : "FAIL");
 	rc = res.pass ? CTL_OK : CTL_ERR;
 out:

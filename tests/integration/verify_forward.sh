@@ -10,7 +10,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/wt-verifyfwd-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
-for f in llama mixtral qwen2_moe bert; do
+for f in llama mixtral qwen2_moe bert deepseek_v3; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -29,12 +29,17 @@ check mixtral --ep-size 4
 check mixtral --tp-size 2 --w13-order up_gate
 check qwen2_moe --tp-size 2 --ep-size 2 --tokens 5,1023,77
 check qwen2_moe --ep-size 2 --quant fp8-block
+check bert --tp-size 4
+check deepseek_v3 --tp-size 2 --dtype fp32
+check deepseek_v3 --tp-size 2 --ep-size 2 --quant fp8-block
 
 "$CTL" verify-forward --model-dir "$T/llama" --tp-size 3 >/dev/null 2>&1
 [ $? -eq 3 ] || fail "tp 3 on llama should exit 3"
-"$CTL" verify-forward --model-dir "$T/bert" --tp-size 2 >/dev/null 2>"$T/err"
-[ $? -eq 3 ] || fail "bert should exit 3 (no reference)"
-grep -q "BertModel" "$T/err" || fail "bert message: $(cat "$T/err")"
+# a checkpoint that does not fit its family: the planner refuses it (exit 3)
+cp -r "$T/llama" "$T/q3moe"
+sed -i 's/LlamaForCausalLM/Qwen3MoeForCausalLM/' "$T/q3moe/config.json"
+"$CTL" verify-forward --model-dir "$T/q3moe" --tp-size 2 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "Qwen3MoeForCausalLM should exit 3"
 "$CTL" verify-forward --model-dir "$T/llama" --tokens 1,x >/dev/null 2>&1
 [ $? -eq 2 ] || fail "bad --tokens should exit 2"
 "$CTL" verify-forward --model-dir "$T/llama" --tokens 1000 >/dev/null 2>&1

@@ -36,9 +36,37 @@ grep -q "^ipc://$T/w.sock$" "$T/ready" || fail "ready file lacks the ipc URL"
 grep -q "weightd: listening on tcp://127.0.0.1:" "$T/err" || fail "no readiness line"
 [ "$(cat "$T/pid")" = "$pid" ] || fail "pid file"
 [ -d "$T/weightd-cache" ] || fail "default cache dir ./weightd-cache not created"
+# a second daemon on the same port fails to start: exit 1, the URL named
+url=$(head -1 "$T/ready")
+"$D" --listen "$url" --cache-dir "$T/cache2" --models-dir "$T/models" 2>"$T/err2"; rc=$?
+[ $rc = 1 ] || fail "port in use: exit $rc"
+grep -q "listen $url" "$T/err2" || fail "port in use: message $(cat "$T/err2")"
 kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
 [ $rc = 0 ] || fail "SIGTERM: exit $rc"
 [ ! -e "$T/pid" ] || fail "pid file left behind"
+
+# SIGHUP: reload-safe keys apply, others are reported as needing a restart,
+# a broken file keeps the running configuration
+printf 'log_level = notice\nworkers = 2\n' >"$T/w.conf"
+(cd "$T" && exec "$D" --config "$T/w.conf" --listen "ipc://$T/w3.sock" \
+	--ready-file "$T/ready3" 2>"$T/err") &
+pid=$!
+for _ in $(seq 100); do [ -s "$T/ready3" ] && break; sleep 0.05; done
+[ -s "$T/ready3" ] || fail "reload: no ready file"
+printf 'log_level = debug\nworkers = 3\nrevalidate_ms = 50\n' >"$T/w.conf"
+kill -HUP "$pid"
+for _ in $(seq 100); do grep -q "settings differ" "$T/err" && break; sleep 0.05; done
+grep -q "reload: log_level changed" "$T/err" || fail "reload: log_level"
+grep -q "reload: revalidate_ms changed" "$T/err" || fail "reload: revalidate_ms"
+grep -q "reload: workers changed but is not reload-safe" "$T/err" || fail "reload: workers"
+grep -q "reload: 3 settings differ" "$T/err" || fail "reload: count"
+printf 'workers = 0\n' >"$T/w.conf"
+kill -HUP "$pid"
+for _ in $(seq 100); do grep -q "keeping the running" "$T/err" && break; sleep 0.05; done
+grep -q "w.conf:1: workers 0 is out of range.*keeping the running configuration" "$T/err" ||
+	fail "reload: bad file"
+kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
+[ $rc = 0 ] || fail "after reloads: exit $rc"
 
 # the same cache reopens; SIGINT also exits 0
 (cd "$T" && exec "$D" --listen "ipc://$T/w2.sock" --ready-file "$T/ready2" 2>"$T/err") &

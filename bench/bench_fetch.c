@@ -1,0 +1,323 @@
+/*
+ * bench_fetch.c — libweights fetch against a real weightd, ratios against
+ * baselines measured in the same run (PLATFORM.md: numbers swing +-30%).
+ *
+ *   (a) cache-hit goodput to one client / raw loopback TCP copy of the same
+ *       bytes over one connection (the client uses one)           target >= 0.9
+ *   (b) verified / unverified goodput (client_set_verify: bench-only) >= 0.9
+ *   (c) client peak RSS (`weightctl fetch`, file sink) for two shard sizes:
+ *       RSS minus shard bytes, and RSS growth per shard byte     target ~0 (flat)
+ *   (d) warm / cold fetch time (manifest + fetch; cold produces) target <= 0.1
+ *
+ * Uses build/wt-mkckpt (llama, WT_BENCH_MB MiB, default 256) and build/weightd
+ * next to this binary. Goodputs are the best of 3 runs.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "common/common.h"
+#include "weights/client.h"
+#include "weights/engine.h"
+
+static char g_build[4096];
+static char g_tmp[4096];
+
+/* ---- a sink that only counts (measures the wire + verification, not memcpy) ---- */
+typedef struct count_sink {
+	wt_sink base;
+	uint64_t bytes;
+} count_sink;
+
+static int cs_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *e)
+{
+	(void)m;
+	(void)e;
+	((count_sink *)s)->bytes = 0;
+	return WT_OK;
+}
+static int cs_tensor(wt_sink *s, size_t t, wt_errbuf *e)
+{
+	(void)s;
+	(void)t;
+	(void)e;
+	return WT_OK;
+}
+static int cs_write(wt_sink *s, size_t t, uint64_t off, const void *d, size_t len, wt_errbuf *e)
+{
+	(void)t;
+	(void)off;
+	(void)d;
+	(void)e;
+	((count_sink *)s)->bytes += len;
+	return WT_OK;
+}
+static int cs_end(wt_sink *s, wt_errbuf *e)
+{
+	(void)s;
+	(void)e;
+	return WT_OK;
+}
+static void cs_abort(wt_sink *s)
+{
+	(void)s;
+}
+static const wt_sink_ops count_ops = {cs_begin, cs_tensor, cs_write, cs_tensor, cs_end, cs_abort};
+
+static double secs(uint64_t t0)
+{
+	return (double)(common_now_ns() - t0) / 1e9;
+}
+
+static int run_cmd(char *const argv[], long *maxrss_kb)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0)
+			dup2(fd, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int st = 0;
+	struct rusage ru;
+	if (p < 0 || wait4(p, &st, 0, &ru) < 0)
+		return -1;
+	if (maxrss_kb != NULL)
+		*maxrss_kb = ru.ru_maxrss;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static pid_t start_weightd(char *url, size_t cap)
+{
+	char bin[4200], models[4200], cache[4200], ready[4200];
+	snprintf(bin, sizeof(bin), "%s/weightd", g_build);
+	snprintf(models, sizeof(models), "%s/models", g_tmp);
+	snprintf(cache, sizeof(cache), "%s/cache", g_tmp);
+	snprintf(ready, sizeof(ready), "%s/ready", g_tmp);
+	pid_t p = fork();
+	if (p == 0) {
+		execl(bin, bin, "--listen", "tcp://127.0.0.1:0", "--models-dir", models,
+		      "--cache-dir", cache, "--workers", "2", "--log-level", "warning",
+		      "--ready-file", ready, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 1200; i++) {
+		FILE *f = fopen(ready, "r");
+		if (f != NULL) {
+			int ok = fgets(url, (int)cap, f) != NULL;
+			fclose(f);
+			if (ok) {
+				url[strcspn(url, "\n")] = '\0';
+				return p;
+			}
+		}
+		usleep(50000);
+	}
+	kill(p, SIGKILL);
+	return -1;
+}
+
+/* ---- raw loopback TCP baseline: nbytes over one connection ---- */
+typedef struct tcp_job {
+	int fd;
+	uint64_t nbytes;
+} tcp_job;
+
+static void *tcp_sender(void *arg)
+{
+	tcp_job *j = arg;
+	size_t bufsz = 4u << 20;
+	char *buf = calloc(1, bufsz);
+	uint64_t left = j->nbytes;
+	while (buf != NULL && left > 0) {
+		size_t n = left < bufsz ? (size_t)left : bufsz;
+		ssize_t w = send(j->fd, buf, n, 0);
+		if (w <= 0 && errno != EINTR)
+			break;
+		if (w > 0)
+			left -= (uint64_t)w;
+	}
+	free(buf);
+	close(j->fd);
+	return NULL;
+}
+
+static double tcp_goodput(uint64_t nbytes)
+{
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(ls, 1) != 0 ||
+	    getsockname(ls, (struct sockaddr *)&a, &al) != 0)
+		return 0;
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	uint64_t t0 = common_now_ns();
+	if (connect(c, (struct sockaddr *)&a, sizeof(a)) != 0)
+		return 0;
+	tcp_job j = {.fd = accept(ls, NULL, NULL), .nbytes = nbytes};
+	pthread_t th;
+	pthread_create(&th, NULL, tcp_sender, &j);
+	size_t bufsz = 4u << 20;
+	char *buf = malloc(bufsz);
+	uint64_t got = 0;
+	for (;;) {
+		ssize_t r = recv(c, buf, bufsz, 0);
+		if (r > 0)
+			got += (uint64_t)r;
+		else if (r == 0 || errno != EINTR)
+			break;
+	}
+	double s = secs(t0);
+	pthread_join(th, NULL);
+	free(buf);
+	close(c);
+	close(ls);
+	return got == nbytes ? (double)nbytes / s : 0;
+}
+
+static int fetch_count(wt_client *c, const wt_layout *l, double *gbps, double *total_s,
+                       uint64_t *bytes)
+{
+	wt_manifest *m = NULL;
+	wt_errbuf err;
+	count_sink cs = {.base.ops = &count_ops};
+	uint64_t t0 = common_now_ns();
+	int rv = wt_client_get_manifest(c, "llama", l, &m, &err);
+	uint64_t t1 = common_now_ns();
+	if (rv == WT_OK)
+		rv = wt_client_fetch(c, m, &cs.base, NULL, &err);
+	if (rv != WT_OK) {
+		fprintf(stderr, "bench_fetch: %s\n", err.msg);
+		wt_manifest_free(m);
+		return rv;
+	}
+	double fs = secs(t1);
+	if (gbps != NULL)
+		*gbps = (double)cs.bytes / fs;
+	if (total_s != NULL)
+		*total_s = secs(t0);
+	if (bytes != NULL)
+		*bytes = cs.bytes;
+	wt_manifest_free(m);
+	return WT_OK;
+}
+
+static double best_fetch(wt_client *c, const wt_layout *l)
+{
+	double best = 0, g;
+	for (int i = 0; i < 3; i++)
+		if (fetch_count(c, l, &g, NULL, NULL) == WT_OK && g > best)
+			best = g;
+	return best;
+}
+
+/* (c): peak RSS of `weightctl fetch` for one tp size, in KiB; shard bytes out. */
+static long rss_of_fetch(const char *url, const char *tp, uint64_t *shard_bytes)
+{
+	char bin[4200], out[4200];
+	snprintf(bin, sizeof(bin), "%s/weightctl", g_build);
+	snprintf(out, sizeof(out), "%s/rss-%s.safetensors", g_tmp, tp);
+	char *argv[] = {bin,         "fetch",    "--endpoint", (char *)url, "--model", "llama",
+	                "--tp-size", (char *)tp, "--out",      out,         "--quiet", NULL};
+	long rss = -1;
+	if (run_cmd(argv, &rss) != 0)
+		return -1;
+	struct stat st;
+	*shard_bytes = stat(out, &st) == 0 ? (uint64_t)st.st_size : 0;
+	unlink(out);
+	return rss;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	/* as weightctl fetch does (README: client section): reuse chunk buffers */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	const char *mb = getenv("WT_BENCH_MB") ? getenv("WT_BENCH_MB") : "256";
+	snprintf(g_build, sizeof(g_build), "%s", argv[0]);
+	char *slash = strrchr(g_build, '/');
+	if (slash == NULL)
+		snprintf(g_build, sizeof(g_build), "..");
+	else
+		snprintf(slash, sizeof(g_build) - (size_t)(slash - g_build), "/..");
+	snprintf(g_tmp, sizeof(g_tmp), "%s/wt-bench-fetch-XXXXXX",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(g_tmp) == NULL)
+		return 1;
+	char bin[4200], dir[4200], url[512];
+	snprintf(bin, sizeof(bin), "%s/wt-mkckpt", g_build);
+	snprintf(dir, sizeof(dir), "%s/models/llama", g_tmp);
+	char *mk[] = {bin, "--family", "llama", "--size-mb", (char *)mb, "--out", dir, NULL};
+	int rc = 1;
+	pid_t wd = -1;
+	wt_client *c = NULL;
+	if (run_cmd(mk, NULL) != 0 || (wd = start_weightd(url, sizeof(url))) < 0) {
+		fprintf(stderr, "bench_fetch: cannot make the fixture or start weightd\n");
+		goto out;
+	}
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[] = {url};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	wt_errbuf err;
+	if (wt_client_open(&c, &o, &err) != WT_OK)
+		goto out;
+	wt_layout l;
+	wt_layout_init(&l);
+	double cold_s, warm_s, g;
+	uint64_t bytes;
+	printf("fixture: llama %s MiB, weightd %s, window %u\n", mb, url, o.window);
+	if (fetch_count(c, &l, &g, &cold_s, &bytes) != WT_OK ||
+	    fetch_count(c, &l, &g, &warm_s, NULL) != WT_OK)
+		goto out;
+	double verified = best_fetch(c, &l);
+	client_set_verify(c, 0);
+	double unverified = best_fetch(c, &l);
+	client_set_verify(c, 1);
+	double raw = tcp_goodput(bytes);
+	printf("shard bytes: %llu\n", (unsigned long long)bytes);
+	printf("(a) cache-hit goodput %.2f GB/s / raw loopback TCP (1 conn) %.2f GB/s = %.2f "
+	       "(target >= 0.9)\n",
+	       verified / 1e9, raw / 1e9, raw > 0 ? verified / raw : 0);
+	printf("(b) verified %.2f GB/s / unverified %.2f GB/s = %.2f (target >= 0.9)\n",
+	       verified / 1e9, unverified / 1e9, unverified > 0 ? verified / unverified : 0);
+	uint64_t s1 = 0, s4 = 0;
+	long r4 = rss_of_fetch(url, "4", &s4), r1 = rss_of_fetch(url, "1", &s1);
+	if (r1 > 0 && r4 > 0) {
+		printf("(c) weightctl fetch peak RSS: %.1f MiB for a %.1f MiB shard (RSS - shard = "
+		       "%.1f "
+		       "MiB), %.1f MiB for a %.1f MiB shard (RSS - shard = %.1f MiB)\n",
+		       r4 / 1024.0, s4 / 1048576.0, r4 / 1024.0 - s4 / 1048576.0, r1 / 1024.0,
+		       s1 / 1048576.0, r1 / 1024.0 - s1 / 1048576.0);
+		printf("    RSS growth / shard growth = %.3f (target ~0: flat)\n",
+		       s1 > s4 ? (double)(r1 - r4) * 1024.0 / (double)(s1 - s4) : 0.0);
+	}
+	printf("(d) warm %.3f s / cold %.3f s = %.3f (target <= 0.1)\n", warm_s, cold_s,
+	       warm_s / cold_s);
+	rc = 0;
+out:
+	wt_client_close(c);
+	if (wd > 0) {
+		kill(wd, SIGTERM);
+		waitpid(wd, NULL, 0);
+	}
+	char *rm[] = {"/bin/rm", "-rf", g_tmp, NULL};
+	run_cmd(rm, NULL);
+	return rc;
+}

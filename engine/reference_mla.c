@@ -1,0 +1,238 @@
+/*
+ * reference_mla.c — DeepSeek-V3 pieces of the reference forward pass:
+ * multi-head latent attention and the sigmoid, group-limited router.
+ *
+ * MLA for heads [0, Hl) of a tensor set (the checkpoint with Hl = H, or one
+ * rank's head slice, SHARDS.md "DeepSeek-V3 MLA"):
+ *   q   = q_b_proj(RMSNorm(q_a_proj(h)))      (or q_proj(h) when q_lora_rank is null)
+ *         per head [nope | rope]
+ *   kva = kv_a_proj_with_mqa(h) = [latent (kv_lora) | k_pe (rope, shared by all heads)]
+ *   kv  = kv_b_proj(RMSNorm(latent))           per head [k_nope | v]
+ *   score = (q_nope . k_nope + q_pe . k_pe) / sqrt(nope + rope), causal softmax,
+ *   out = o_proj(softmax . v).
+ * RoPE is the rotate-half form of reference_math.c on the rope parts (HF
+ * DeepSeek permutes pairs first, and YaRN scaling is not modelled): both paths
+ * share this file, so the check is exact about slicing, not a model replica.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/reference.h"
+#include "engine/reference_int.h"
+
+typedef struct mla_w {
+	const float *q_a, *q_ln, *q_b, *kv_a, *kv_ln, *kv_b, *o;
+} mla_w;
+
+static int mla_weights(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int64_t Hl, mla_w *w,
+                       wt_errbuf *err)
+{
+	long long L = (long long)l;
+	int64_t qk = c->nope + c->rope;
+	int rv;
+	memset(w, 0, sizeof(*w));
+	if (c->q_lora > 0) {
+		if ((rv = engine_ref_getf(s, &w->q_a, false, err, 2, c->q_lora, c->hid, 0,
+		                          "model.layers.%lld.self_attn.q_a_proj.weight", L)) ||
+		    (rv = engine_ref_getf(s, &w->q_ln, false, err, 1, c->q_lora, 0, 0,
+		                          "model.layers.%lld.self_attn.q_a_layernorm.weight", L)) ||
+		    (rv = engine_ref_getf(s, &w->q_b, false, err, 2, Hl * qk, c->q_lora, 0,
+		                          "model.layers.%lld.self_attn.q_b_proj.weight", L)))
+			return rv;
+	} else if ((rv = engine_ref_getf(s, &w->q_b, false, err, 2, Hl * qk, c->hid, 0,
+	                                 "model.layers.%lld.self_attn.q_proj.weight", L))) {
+		return rv;
+	}
+	if ((rv = engine_ref_getf(s, &w->kv_a, false, err, 2, c->kv_lora + c->rope, c->hid, 0,
+	                          "model.layers.%lld.self_attn.kv_a_proj_with_mqa.weight", L)) ||
+	    (rv = engine_ref_getf(s, &w->kv_ln, false, err, 1, c->kv_lora, 0, 0,
+	                          "model.layers.%lld.self_attn.kv_a_layernorm.weight", L)) ||
+	    (rv = engine_ref_getf(s, &w->kv_b, false, err, 2, Hl * (c->nope + c->vhd), c->kv_lora,
+	                          0, "model.layers.%lld.self_attn.kv_b_proj.weight", L)) ||
+	    (rv = engine_ref_getf(s, &w->o, false, err, 2, c->hid, Hl * c->vhd, 0,
+	                          "model.layers.%lld.self_attn.o_proj.weight", L)))
+		return rv;
+	return WT_OK;
+}
+
+/* Causal attention over the split q/k parts; out [T, Hl*vhd]. */
+static void mla_attend(const engine_ref_cfg *c, int64_t T, int64_t Hl, const float *qn,
+                       const float *qp, const float *kv, const float *kp, float *out)
+{
+	int64_t nope = c->nope, rope = c->rope, vhd = c->vhd, kvw = Hl * (nope + vhd);
+	float scale = 1.0f / sqrtf((float)(nope + rope));
+	float p[ENGINE_REF_MAX_TOKENS];
+	for (int64_t h = 0; h < Hl; h++) {
+		for (int64_t t = 0; t < T; t++) {
+			const float *qnr = qn + (t * Hl + h) * nope,
+			            *qpr = qp + (t * Hl + h) * rope;
+			float mx = -INFINITY, sum = 0.0f;
+			for (int64_t s = 0; s <= t; s++) {
+				const float *knr = kv + s * kvw + h * (nope + vhd),
+				            *kpr = kp + s * rope;
+				float a = 0.0f, b = 0.0f;
+				for (int64_t i = 0; i < nope; i++)
+					a += qnr[i] * knr[i];
+				for (int64_t i = 0; i < rope; i++)
+					b += qpr[i] * kpr[i];
+				p[s] = (a + b) * scale;
+				if (p[s] > mx)
+					mx = p[s];
+			}
+			for (int64_t s = 0; s <= t; s++) {
+				p[s] = expf(p[s] - mx);
+				sum += p[s];
+			}
+			float *o = out + t * Hl * vhd + h * vhd;
+			for (int64_t i = 0; i < vhd; i++)
+				o[i] = 0.0f;
+			for (int64_t s = 0; s <= t; s++) {
+				const float *vr = kv + s * kvw + h * (nope + vhd) + nope;
+				float ps = p[s] / sum;
+				for (int64_t i = 0; i < vhd; i++)
+					o[i] += ps * vr[i];
+			}
+		}
+	}
+}
+
+int engine_ref_mla(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int64_t Hl,
+                   const float *h, int64_t T, float *out, wt_errbuf *err)
+{
+	mla_w w;
+	int rv = mla_weights(c, s, l, Hl, &w, err);
+	if (rv != WT_OK)
+		return rv;
+	int64_t qk = c->nope + c->rope, kva = c->kv_lora + c->rope,
+	        lat = c->q_lora > 0 ? c->q_lora : 0;
+	size_t n = (size_t)T * (size_t)(lat + Hl * qk + kva + c->kv_lora + Hl * (c->nope + c->vhd) +
+	                                Hl * c->nope + Hl * c->rope + c->rope + Hl * c->vhd);
+	float *buf = malloc((n ? n : 1) * sizeof(float));
+	if (buf == NULL)
+		return wt_seterr(err, WT_ENOMEM, "layer %lld MLA: out of memory", (long long)l);
+	float *qa = buf, *q = qa + T * lat, *ka = q + T * Hl * qk, *lnk = ka + T * kva,
+	      *kv = lnk + T * c->kv_lora, *qn = kv + T * Hl * (c->nope + c->vhd),
+	      *qp = qn + T * Hl * c->nope, *kp = qp + T * Hl * c->rope, *att = kp + T * c->rope;
+	if (c->q_lora > 0) {
+		engine_ref_linear(qa, h, w.q_a, NULL, T, c->hid, lat);
+		engine_ref_rmsnorm(qa, qa, w.q_ln, T, lat, (float)c->eps);
+		engine_ref_linear(q, qa, w.q_b, NULL, T, lat, Hl * qk);
+	} else {
+		engine_ref_linear(q, h, w.q_b, NULL, T, c->hid, Hl * qk);
+	}
+	engine_ref_linear(ka, h, w.kv_a, NULL, T, c->hid, kva);
+	for (int64_t t = 0; t < T; t++) {
+		memcpy(lnk + t * c->kv_lora, ka + t * kva, (size_t)c->kv_lora * sizeof(float));
+		memcpy(kp + t * c->rope, ka + t * kva + c->kv_lora,
+		       (size_t)c->rope * sizeof(float));
+		for (int64_t j = 0; j < Hl; j++) {
+			memcpy(qn + (t * Hl + j) * c->nope, q + (t * Hl + j) * qk,
+			       (size_t)c->nope * sizeof(float));
+			memcpy(qp + (t * Hl + j) * c->rope, q + (t * Hl + j) * qk + c->nope,
+			       (size_t)c->rope * sizeof(float));
+		}
+	}
+	engine_ref_rmsnorm(lnk, lnk, w.kv_ln, T, c->kv_lora, (float)c->eps);
+	engine_ref_linear(kv, lnk, w.kv_b, NULL, T, c->kv_lora, Hl * (c->nope + c->vhd));
+	engine_ref_rope(qp, T, Hl, c->rope, Hl * c->rope, c->theta);
+	engine_ref_rope(kp, T, 1, c->rope, c->rope, c->theta);
+	mla_attend(c, T, Hl, qn, qp, kv, kp, att);
+	engine_ref_linear(out, att, w.o, NULL, T, Hl * c->vhd, c->hid);
+	free(buf);
+	return WT_OK;
+}
+
+void engine_ref_route_ds(const engine_ref_cfg *c, const float *logits, const float *bias,
+                         const int64_t *forced, int64_t *idx, float *w)
+{
+	int64_t E = c->E, G = c->n_group, gs = E / G;
+	float sc[64], ch[64], gscore[64];
+	for (int64_t e = 0; e < E; e++) {
+		sc[e] = 1.0f / (1.0f + expf(-logits[e]));
+		ch[e] = sc[e] + (bias ? bias[e] : 0.0f);
+	}
+	/* group score: sum of the two best choice scores of the group */
+	for (int64_t g = 0; g < G; g++) {
+		float b1 = -INFINITY, b2 = -INFINITY;
+		for (int64_t e = g * gs; e < (g + 1) * gs; e++) {
+			if (ch[e] > b1) {
+				b2 = b1;
+				b1 = ch[e];
+			} else if (ch[e] > b2) {
+				b2 = ch[e];
+			}
+		}
+		gscore[g] = gs > 1 ? b1 + b2 : b1;
+	}
+	uint64_t keep = 0;
+	for (int64_t k = 0; k < c->topk_group; k++) {
+		int64_t best = -1;
+		for (int64_t g = 0; g < G; g++)
+			if (!((keep >> g) & 1u) && (best < 0 || gscore[g] > gscore[best]))
+				best = g;
+		keep |= 1ull << best;
+	}
+	uint64_t taken = 0;
+	float wsum = 0.0f;
+	for (int64_t j = 0; j < c->topk; j++) {
+		int64_t best = forced ? forced[j] : -1;
+		for (int64_t e = 0; !forced && e < E; e++) {
+			if ((taken >> e) & 1u)
+				continue;
+			float v = ((keep >> (e / gs)) & 1u) ? ch[e] : 0.0f;
+			float bv =
+			    best < 0 ? 0.0f : (((keep >> (best / gs)) & 1u) ? ch[best] : 0.0f);
+			if (best < 0 || v > bv)
+				best = e;
+		}
+		taken |= 1ull << best;
+		idx[j] = best;
+		w[j] = sc[best];
+		wsum += w[j];
+	}
+	for (int64_t j = 0; j < c->topk; j++) {
+		if (c->norm_topk)
+			w[j] /= wsum + 1e-20f;
+		w[j] *= (float)c->routed_scale;
+	}
+}
+
+int engine_ref_moe_route(const engine_ref_cfg *c, engine_ref_set *s, const char *m, const float *h,
+                         const int64_t *forced, int64_t *idx, float *w, wt_errbuf *err)
+{
+	const float *router, *bias = NULL;
+	float rl[64];
+	int rv = engine_ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%sgate.weight", m);
+	if (rv == WT_OK && c->kind == ENGINE_REF_DEEPSEEK)
+		rv = engine_ref_getf(s, &bias, true, err, 1, c->E, 0, 0,
+		                     "%sgate.e_score_correction_bias", m);
+	if (rv != WT_OK)
+		return rv;
+	engine_ref_linear(rl, h, router, NULL, 1, c->hid, c->E);
+	if (c->kind == ENGINE_REF_DEEPSEEK)
+		engine_ref_route_ds(c, rl, bias, forced, idx, w);
+	else
+		engine_ref_route(rl, c->E, c->topk, c->norm_topk, forced, idx, w);
+	return WT_OK;
+}
+
+int engine_ref_shared_gate(const engine_ref_cfg *c, engine_ref_set *s, const char *m,
+                           const float *h, char *name, size_t cap, float *gate, wt_errbuf *err)
+{
+	const bool ds = c->kind == ENGINE_REF_DEEPSEEK;
+	snprintf(name, cap, "%s%s", m, ds ? "shared_experts." : "shared_expert.");
+	*gate = 1.0f;
+	if (ds)
+		return WT_OK;
+	const float *sg;
+	int rv =
+	    engine_ref_getf(s, &sg, false, err, 2, 1, c->hid, 0, "%sshared_expert_gate.weight", m);
+	if (rv != WT_OK)
+		return rv;
+	float gl;
+	engine_ref_linear(&gl, h, sg, NULL, 1, c->hid, 1);
+	*gate = 1.0f / (1.0f + expf(-gl));
+	return WT_OK;
+}

@@ -1,0 +1,800 @@
+/*
+ * curl_util.c — libcurl plumbing for the object-store backends (see curl_int.h).
+ *
+ * A transfer ("xfer") is one HEAD, ranged GET or whole GET. Transfers run on a
+ * "lane": a curl multi handle with up to CURLU_MAX_PARALLEL easy handles. The
+ * multi handle owns the connection cache, so a lane reused from the pool keeps
+ * its keep-alive connections; lanes are never shared by two threads.
+ *
+ * Bytes of a ranged GET go straight from curl's 512 KiB receive buffer into
+ * the caller's buffer. The write callback aborts at once when the server
+ * ignores Range (200) or sends more than asked, so a misbehaving server never
+ * makes us download a whole object.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/common.h"
+#include "loader/curl_int.h"
+
+#define CURLU_BUFFER_BYTES (512L * 1024L)
+#define CURLU_MAX_IDLE     32          /* lanes kept in the pool */
+#define CURLU_EBODY_BYTES  512         /* error body kept for messages */
+#define CURLU_JUNK_BYTES   (64 * 1024) /* error body read before giving up */
+#define CURLU_BACKOFF_CAP  5000L       /* ms */
+#define CURLU_MIN_PART     (1u << 20)  /* smallest split part */
+
+enum { X_HEAD, X_RANGE, X_BODY };
+enum { STOP_NONE, STOP_IGNORED_RANGE, STOP_TOO_LONG, STOP_TOO_BIG, STOP_ENOMEM };
+
+typedef struct xfer {
+	/* request (set by the caller) */
+	int kind;
+	const char *url; /* borrowed */
+	const char *key; /* borrowed; names the object in messages */
+	uint64_t off;    /* X_RANGE */
+	size_t len;      /* X_RANGE: bytes asked; X_BODY: ceiling */
+	char *buf;       /* X_RANGE: caller's; X_BODY: malloc'd, grows */
+	size_t cap;
+	/* response (reset before each attempt) */
+	size_t got;
+	long status;
+	int64_t clen; /* Content-Length, -1 if absent */
+	bool have_cr;
+	uint64_t cr_first, cr_last, cr_total; /* Content-Range */
+	bool cr_total_known;
+	char etag[256];
+	char lastmod[128];
+	char ebody[CURLU_EBODY_BYTES];
+	size_t ebody_len, junk;
+	int stop;
+	CURLcode cc;
+	char curlerr[CURL_ERROR_SIZE];
+} xfer;
+
+typedef struct lane {
+	CURLM *m;
+	CURL *h[CURLU_MAX_PARALLEL]; /* created on first use */
+} lane;
+
+struct curlu {
+	curlu_opts o; /* strings below owned */
+	char *userpwd, *sigv4;
+	struct curl_slist *hdrs; /* read-only after open */
+	pthread_mutex_t lk;
+	lane *idle[CURLU_MAX_IDLE]; /* guarded by lk */
+	size_t n_idle;              /* guarded by lk */
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc;
+
+static void global_init(void)
+{
+	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* ---------------- options ---------------- */
+
+static int env_long(const char *name, long def, long lo, long hi, long *out, wt_errbuf *err)
+{
+	const char *v = getenv(name);
+	*out = def;
+	if (v == NULL || v[0] == '\0')
+		return WT_OK;
+	char *end;
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (errno != 0 || *end != '\0' || x < lo || x > hi)
+		return wt_seterr(err, WT_EINVAL, "%s='%s': want an integer in [%ld, %ld]", name, v,
+		                 lo, hi);
+	*out = x;
+	return WT_OK;
+}
+
+int curlu_opts_from_env(curlu_opts *o, wt_errbuf *err)
+{
+	memset(o, 0, sizeof(*o));
+	long ct, ls, rt, bo, par, split;
+	int rv = env_long("WEIGHTD_HTTP_CONNECT_TIMEOUT_MS", 10000, 1, 600000, &ct, err);
+	if (rv == WT_OK)
+		rv = env_long("WEIGHTD_HTTP_LOW_SPEED_TIME_S", 30, 1, 3600, &ls, err);
+	if (rv == WT_OK)
+		rv = env_long("WEIGHTD_HTTP_RETRIES", 4, 0, 20, &rt, err);
+	if (rv == WT_OK)
+		rv = env_long("WEIGHTD_HTTP_BACKOFF_MS", 200, 0, 60000, &bo, err);
+	if (rv == WT_OK)
+		rv = env_long("WEIGHTD_HTTP_PARALLEL", 4, 1, CURLU_MAX_PARALLEL, &par, err);
+	if (rv == WT_OK)
+		rv = env_long("WEIGHTD_HTTP_SPLIT_BYTES", 8L << 20, CURLU_MIN_PART, 1L << 40,
+		              &split, err);
+	if (rv != WT_OK)
+		return rv;
+	o->connect_timeout_ms = ct;
+	o->low_speed_time_s = ls;
+	o->max_retries = (int)rt;
+	o->backoff_ms = bo;
+	o->parallel = (int)par;
+	o->split_bytes = (uint64_t)split;
+	return WT_OK;
+}
+
+/* ---------------- client and lanes ---------------- */
+
+static void lane_free(lane *l)
+{
+	if (l == NULL)
+		return;
+	for (int i = 0; i < CURLU_MAX_PARALLEL; i++)
+		if (l->h[i] != NULL)
+			curl_easy_cleanup(l->h[i]);
+	if (l->m != NULL)
+		curl_multi_cleanup(l->m);
+	free(l);
+}
+
+void curlu_close(curlu *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->n_idle; i++)
+		lane_free(c->idle[i]);
+	curl_slist_free_all(c->hdrs);
+	if (c->userpwd != NULL) {
+		/* the secret should not linger in freed memory */
+		volatile char *p = c->userpwd;
+		while (*p != '\0')
+			*p++ = '\0';
+	}
+	free(c->userpwd);
+	free(c->sigv4);
+	pthread_mutex_destroy(&c->lk);
+	free(c);
+}
+
+static int add_header(curlu *c, const char *name, const char *value, wt_errbuf *err)
+{
+	size_t n = strlen(name) + strlen(value) + 3;
+	char *h = malloc(n);
+	if (h == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for an HTTP header");
+	snprintf(h, n, "%s: %s", name, value);
+	struct curl_slist *l = curl_slist_append(c->hdrs, h);
+	free(h);
+	if (l == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for an HTTP header");
+	c->hdrs = l;
+	return WT_OK;
+}
+
+int curlu_open(curlu **out, const curlu_opts *o, wt_errbuf *err)
+{
+	*out = NULL;
+	pthread_once(&global_once, global_init);
+	if (global_rc != CURLE_OK)
+		return wt_seterr(err, WT_EIO, "libcurl global init failed: %s",
+		                 curl_easy_strerror(global_rc));
+	curlu *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for an HTTP client");
+	if (pthread_mutex_init(&c->lk, NULL) != 0) {
+		free(c);
+		return wt_seterr(err, WT_ENOMEM, "pthread_mutex_init failed");
+	}
+	c->o = *o;
+	int rv = WT_OK;
+	if ((o->userpwd != NULL && (c->userpwd = strdup(o->userpwd)) == NULL) ||
+	    (o->sigv4 != NULL && (c->sigv4 = strdup(o->sigv4)) == NULL))
+		rv = wt_seterr(err, WT_ENOMEM, "out of memory for an HTTP client");
+	c->o.userpwd = c->userpwd;
+	c->o.sigv4 = c->sigv4;
+	c->o.session_token = NULL;
+	if (c->o.parallel < 1 || c->o.parallel > CURLU_MAX_PARALLEL)
+		c->o.parallel = 1;
+	if (c->o.split_bytes < CURLU_MIN_PART)
+		c->o.split_bytes = CURLU_MIN_PART;
+	/* S3 wants the payload hash; a GET or HEAD has an empty payload. */
+	if (rv == WT_OK && o->sigv4 != NULL)
+		rv = add_header(c, "x-amz-content-sha256",
+		                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		                err);
+	if (rv == WT_OK && o->session_token != NULL)
+		rv = add_header(c, "x-amz-security-token", o->session_token, err);
+	if (rv != WT_OK) {
+		curlu_close(c);
+		return rv;
+	}
+	*out = c;
+	return WT_OK;
+}
+
+/* Take an idle lane or make one. NULL on ENOMEM. */
+static lane *lane_get(curlu *c)
+{
+	lane *l = NULL;
+	pthread_mutex_lock(&c->lk);
+	if (c->n_idle > 0)
+		l = c->idle[--c->n_idle];
+	pthread_mutex_unlock(&c->lk);
+	if (l != NULL)
+		return l;
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return NULL;
+	if ((l->m = curl_multi_init()) == NULL) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+static void lane_put(curlu *c, lane *l)
+{
+	pthread_mutex_lock(&c->lk);
+	if (c->n_idle < CURLU_MAX_IDLE) {
+		c->idle[c->n_idle++] = l;
+		l = NULL;
+	}
+	pthread_mutex_unlock(&c->lk);
+	lane_free(l); /* pool full */
+}
+
+/* ---------------- callbacks ---------------- */
+
+static void xfer_reset(xfer *x)
+{
+	x->got = 0;
+	x->status = 0;
+	x->clen = -1;
+	x->have_cr = false;
+	x->cr_first = x->cr_last = x->cr_total = 0;
+	x->cr_total_known = false;
+	x->etag[0] = x->lastmod[0] = '\0';
+	x->ebody_len = x->junk = 0;
+	x->ebody[0] = '\0';
+	x->stop = STOP_NONE;
+	x->cc = CURLE_OK;
+	x->curlerr[0] = '\0';
+}
+
+static bool parse_u64(const char **p, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++)
+		if (!wt_mul_u64(v, 10, &v) || !wt_add_u64(v, (uint64_t)(*s - '0'), &v))
+			return false;
+	*out = v;
+	*p = s;
+	return true;
+}
+
+/* "bytes FIRST-LAST/TOTAL", TOTAL may be "*"; "bytes STAR/TOTAL" (416) is ignored. */
+static void parse_content_range(xfer *x, const char *v)
+{
+	if (strncasecmp(v, "bytes ", 6) != 0)
+		return;
+	const char *p = v + 6;
+	uint64_t a, b, t = 0;
+	if (!parse_u64(&p, &a) || *p++ != '-' || !parse_u64(&p, &b) || *p++ != '/')
+		return;
+	bool known = *p != '*';
+	if (known && (!parse_u64(&p, &t) || *p != '\0'))
+		return;
+	x->have_cr = true;
+	x->cr_first = a;
+	x->cr_last = b;
+	x->cr_total = t;
+	x->cr_total_known = known;
+}
+
+static void copy_value(char *dst, size_t cap, const char *v)
+{
+	snprintf(dst, cap, "%s", v);
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *ud)
+{
+	xfer *x = ud;
+	size_t len = size * n;
+	char line[1024];
+	size_t k = len < sizeof(line) - 1 ? len : sizeof(line) - 1;
+	memcpy(line, data, k);
+	line[k] = '\0';
+	while (k > 0 && (line[k - 1] == '\r' || line[k - 1] == '\n' || line[k - 1] == ' '))
+		line[--k] = '\0';
+	if (strncmp(line, "HTTP/", 5) == 0) {
+		/* a new response (redirect, 100-continue): forget the previous one */
+		CURLcode keep_cc = x->cc;
+		size_t keep_got = x->got;
+		xfer_reset(x);
+		x->cc = keep_cc;
+		x->got = keep_got;
+		const char *sp = strchr(line, ' ');
+		if (sp != NULL)
+			x->status = strtol(sp + 1, NULL, 10);
+		return len;
+	}
+	char *colon = strchr(line, ':');
+	if (colon == NULL)
+		return len;
+	*colon = '\0';
+	const char *v = colon + 1;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (strcasecmp(line, "Content-Length") == 0) {
+		const char *p = v;
+		uint64_t cl;
+		if (parse_u64(&p, &cl) && *p == '\0' && cl <= (uint64_t)INT64_MAX)
+			x->clen = (int64_t)cl;
+	} else if (strcasecmp(line, "Content-Range") == 0) {
+		parse_content_range(x, v);
+	} else if (strcasecmp(line, "ETag") == 0) {
+		if (strncmp(v, "W/", 2) == 0)
+			v += 2;
+		copy_value(x->etag, sizeof(x->etag), *v == '"' ? v + 1 : v);
+		size_t el = strlen(x->etag);
+		if (el > 0 && x->etag[el - 1] == '"')
+			x->etag[el - 1] = '\0';
+	} else if (strcasecmp(line, "Last-Modified") == 0) {
+		copy_value(x->lastmod, sizeof(x->lastmod), v);
+	}
+	return len;
+}
+
+static size_t on_write(char *data, size_t size, size_t n, void *ud)
+{
+	xfer *x = ud;
+	size_t len = size * n;
+	if (x->status < 200 || x->status > 299) {
+		/* error body: keep the start for the message, stop if it is long */
+		size_t room = sizeof(x->ebody) - 1 - x->ebody_len;
+		size_t k = len < room ? len : room;
+		memcpy(x->ebody + x->ebody_len, data, k);
+		x->ebody_len += k;
+		x->ebody[x->ebody_len] = '\0';
+		x->junk += len;
+		return x->junk > CURLU_JUNK_BYTES ? 0 : len;
+	}
+	if (x->kind == X_RANGE) {
+		if (x->status != 206) {
+			x->stop = STOP_IGNORED_RANGE;
+			return 0;
+		}
+		if (len > x->len - x->got) {
+			x->stop = STOP_TOO_LONG;
+			return 0;
+		}
+		memcpy(x->buf + x->got, data, len);
+		x->got += len;
+		return len;
+	}
+	if (x->kind == X_BODY) {
+		if (len > x->len - x->got) {
+			x->stop = STOP_TOO_BIG;
+			return 0;
+		}
+		if (x->got + len + 1 > x->cap) {
+			size_t ncap = x->cap ? x->cap : 64 * 1024;
+			while (ncap < x->got + len + 1)
+				ncap *= 2;
+			char *nb = realloc(x->buf, ncap);
+			if (nb == NULL) {
+				x->stop = STOP_ENOMEM;
+				return 0;
+			}
+			x->buf = nb;
+			x->cap = ncap;
+		}
+		memcpy(x->buf + x->got, data, len);
+		x->got += len;
+		x->buf[x->got] = '\0';
+		return len;
+	}
+	return len; /* HEAD has no body */
+}
+
+/* ---------------- running transfers ---------------- */
+
+static int setup_handle(curlu *c, CURL *h, xfer *x)
+{
+	char range[64];
+	CURLcode e = CURLE_OK;
+	curl_easy_reset(h);
+#define SET(opt, val)                                                                              \
+	do {                                                                                       \
+		if (e == CURLE_OK)                                                                 \
+			e = curl_easy_setopt(h, opt, val);                                         \
+	} while (0)
+	SET(CURLOPT_URL, x->url);
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_BUFFERSIZE, CURLU_BUFFER_BYTES);
+	SET(CURLOPT_CONNECTTIMEOUT_MS, c->o.connect_timeout_ms);
+	SET(CURLOPT_LOW_SPEED_LIMIT, 1024L);
+	SET(CURLOPT_LOW_SPEED_TIME, c->o.low_speed_time_s);
+	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	SET(CURLOPT_TCP_KEEPALIVE, 1L);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERDATA, x);
+	SET(CURLOPT_WRITEFUNCTION, on_write);
+	SET(CURLOPT_WRITEDATA, x);
+	SET(CURLOPT_ERRORBUFFER, x->curlerr);
+	SET(CURLOPT_PRIVATE, x);
+	if (c->o.follow_redirects) {
+		SET(CURLOPT_FOLLOWLOCATION, 1L);
+		SET(CURLOPT_MAXREDIRS, 5L);
+		SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	}
+	if (c->o.netrc)
+		SET(CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+	if (c->hdrs != NULL)
+		SET(CURLOPT_HTTPHEADER, c->hdrs);
+	if (c->o.userpwd != NULL)
+		SET(CURLOPT_USERPWD, c->o.userpwd);
+	if (c->o.sigv4 != NULL)
+		SET(CURLOPT_AWS_SIGV4, c->o.sigv4);
+	if (x->kind == X_HEAD)
+		SET(CURLOPT_NOBODY, 1L);
+	if (x->kind == X_RANGE) {
+		snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, x->off,
+		         x->off + (uint64_t)x->len - 1);
+		SET(CURLOPT_RANGE, range); /* copied by curl */
+	}
+#undef SET
+	return e == CURLE_OK ? WT_OK : WT_EIO;
+}
+
+/* Run xs[0..n) at once on lane l; each ends with x->cc set. */
+static int lane_run(curlu *c, lane *l, xfer **xs, size_t n, wt_errbuf *err)
+{
+	size_t added = 0;
+	int rv = WT_OK;
+	for (size_t i = 0; i < n; i++) {
+		xfer_reset(xs[i]);
+		if (l->h[i] == NULL && (l->h[i] = curl_easy_init()) == NULL) {
+			rv =
+			    wt_seterr(err, WT_ENOMEM, "curl_easy_init failed for '%s'", xs[i]->url);
+			break;
+		}
+		if (setup_handle(c, l->h[i], xs[i]) != WT_OK) {
+			rv = wt_seterr(err, WT_EIO, "setting curl options for '%s' failed",
+			               xs[i]->url);
+			break;
+		}
+		if (curl_multi_add_handle(l->m, l->h[i]) != CURLM_OK) {
+			rv = wt_seterr(err, WT_EIO, "curl_multi_add_handle failed for '%s'",
+			               xs[i]->url);
+			break;
+		}
+		added++;
+	}
+	int running = rv == WT_OK ? 1 : 0;
+	while (running > 0) {
+		CURLMcode mc = curl_multi_perform(l->m, &running);
+		if (mc == CURLM_OK && running > 0)
+			mc = curl_multi_poll(l->m, NULL, 0, 1000, NULL);
+		if (mc != CURLM_OK) {
+			rv = wt_seterr(err, WT_EIO, "curl multi loop failed: %s",
+			               curl_multi_strerror(mc));
+			break;
+		}
+	}
+	CURLMsg *msg;
+	int left;
+	while ((msg = curl_multi_info_read(l->m, &left)) != NULL) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		xfer *x = NULL;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		if (x != NULL)
+			x->cc = msg->data.result;
+	}
+	for (size_t i = 0; i < added; i++)
+		curl_multi_remove_handle(l->m, l->h[i]);
+	return rv;
+}
+
+static bool retryable(const xfer *x)
+{
+	switch (x->cc) {
+	case CURLE_OK:
+		return x->status == 429 || x->status == 500 || x->status == 502 ||
+		       x->status == 503 || x->status == 504;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return true;
+	case CURLE_WRITE_ERROR: /* we stopped it; an error body that grew too long */
+		return x->stop == STOP_NONE && x->status >= 500;
+	default:
+		return false;
+	}
+}
+
+static const char *method_of(const xfer *x)
+{
+	return x->kind == X_HEAD ? "HEAD" : "GET";
+}
+
+/* A copy of the <Code> of an S3-style XML error body, or "". */
+static void error_code(const xfer *x, char *out, size_t cap)
+{
+	out[0] = '\0';
+	const char *a = strstr(x->ebody, "<Code>");
+	const char *b = a ? strstr(a, "</Code>") : NULL;
+	if (a == NULL || b == NULL)
+		return;
+	a += 6;
+	int k = (int)(b - a);
+	for (int i = 0; i < k; i++)
+		if (a[i] < 0x20 || a[i] > 0x7e)
+			return;
+	snprintf(out, cap, " (%.*s)", k, a);
+}
+
+/* Turn a finished transfer into a wt_err (range checks come later). */
+static int check_status(curlu *c, xfer *x, int attempts, wt_errbuf *err)
+{
+	if (x->stop == STOP_ENOMEM)
+		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory reading %s", x->key,
+		                 x->url);
+	if (x->stop == STOP_IGNORED_RANGE)
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': GET %s with Range: bytes=%" PRIu64 "-%" PRIu64
+		                 " returned HTTP %ld instead of 206 Partial Content: the server "
+		                 "ignores range requests; serve the model from one that supports "
+		                 "them (nginx, S3, ...)",
+		                 x->key, x->url, x->off, x->off + (uint64_t)x->len - 1, x->status);
+	if (x->stop == STOP_TOO_LONG)
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': GET %s returned more than the %zu bytes asked at "
+		                 "offset %" PRIu64 "; the server's range reply is wrong",
+		                 x->key, x->url, x->len, x->off);
+	if (x->stop == STOP_TOO_BIG)
+		return wt_seterr(err, WT_ETOOBIG, "%s: GET %s: reply over the limit of %zu bytes",
+		                 x->key, x->url, x->len);
+	if (x->cc != CURLE_OK && !(x->cc == CURLE_WRITE_ERROR && x->status >= 300)) {
+		int code = WT_EIO;
+		if (x->cc == CURLE_COULDNT_CONNECT || x->cc == CURLE_COULDNT_RESOLVE_HOST)
+			code = WT_EUNAVAIL;
+		else if (x->cc == CURLE_OPERATION_TIMEDOUT)
+			code = WT_ETIMEDOUT;
+		return wt_seterr(err, code, "key '%s': %s %s failed after %d attempt%s: %s%s%s",
+		                 x->key, method_of(x), x->url, attempts, attempts == 1 ? "" : "s",
+		                 curl_easy_strerror(x->cc), x->curlerr[0] ? ": " : "", x->curlerr);
+	}
+	if (x->status >= 200 && x->status <= 299)
+		return WT_OK;
+	if (x->kind == X_RANGE && x->status == 416)
+		return WT_OK; /* offset at or past the end: got = 0 */
+	char code[96];
+	error_code(x, code, sizeof(code));
+	if (x->status == 401 || x->status == 403)
+		return wt_seterr(err, WT_EPERM, "key '%s': %s %s: HTTP %ld%s access denied; %s",
+		                 x->key, method_of(x), x->url, x->status, code,
+		                 c->o.perm_hint ? c->o.perm_hint
+		                                : "check the server's permissions");
+	if (x->status == 404)
+		return wt_seterr(err, WT_ENOTFOUND, "key '%s': %s %s: HTTP 404%s not found", x->key,
+		                 method_of(x), x->url, code);
+	return wt_seterr(err, WT_EIO, "key '%s': %s %s: HTTP %ld%s after %d attempt%s", x->key,
+	                 method_of(x), x->url, x->status, code, attempts, attempts == 1 ? "" : "s");
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Run the transfers, retrying the retryable ones with exponential backoff.
+ * Returns the first error (in xs order) once retries are spent.
+ */
+static int run(curlu *c, xfer **xs, size_t n, wt_errbuf *err)
+{
+	lane *l = lane_get(c);
+	if (l == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for a curl handle");
+	xfer *todo[CURLU_MAX_PARALLEL];
+	size_t nt = n;
+	memcpy(todo, xs, n * sizeof(*xs));
+	int rv = WT_OK;
+	long delay = c->o.backoff_ms;
+	for (int attempt = 1;; attempt++) {
+		if ((rv = lane_run(c, l, todo, nt, err)) != WT_OK)
+			break;
+		size_t again = 0;
+		for (size_t i = 0; i < nt; i++)
+			if (retryable(todo[i]))
+				todo[again++] = todo[i];
+		if (again == 0 || attempt > c->o.max_retries) {
+			for (size_t i = 0; i < n && rv == WT_OK; i++)
+				rv = check_status(c, xs[i], attempt, err);
+			break;
+		}
+		if (todo[0]->cc == CURLE_OK)
+			WT_LOG(WT_LOG_WARNING, "%s %s: HTTP %ld; retry %d of %d in %ld ms",
+			       method_of(todo[0]), todo[0]->url, todo[0]->status, attempt,
+			       c->o.max_retries, delay);
+		else
+			WT_LOG(WT_LOG_WARNING, "%s %s: %s; retry %d of %d in %ld ms",
+			       method_of(todo[0]), todo[0]->url, curl_easy_strerror(todo[0]->cc),
+			       attempt, c->o.max_retries, delay);
+		sleep_ms(delay);
+		delay = delay * 2 > CURLU_BACKOFF_CAP ? CURLU_BACKOFF_CAP : delay * 2;
+		nt = again;
+	}
+	lane_put(c, l);
+	return rv;
+}
+
+/* ---------------- the three requests ---------------- */
+
+int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_errbuf *err)
+{
+	xfer x = {.kind = X_HEAD, .url = url, .key = key};
+	xfer *xs[1] = {&x};
+	int rv = run(c, xs, 1, err);
+	if (rv != WT_OK)
+		return rv;
+	if (x.clen < 0)
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': HEAD %s: HTTP %ld without a Content-Length; the "
+		                 "server must report object sizes",
+		                 key, url, x.status);
+	const char *ver = x.etag[0] ? x.etag : x.lastmod;
+	out->nbytes = (uint64_t)x.clen;
+	out->key = strdup(key);
+	out->version = strdup(ver);
+	if (out->key == NULL || out->version == NULL)
+		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
+	return WT_OK;
+}
+
+/* The 206 reply of x must be exactly the bytes asked, or end at the object's end. */
+static int check_range(const xfer *x, wt_errbuf *err)
+{
+	if (x->status == 416)
+		return WT_OK;
+	uint64_t last = x->off + (uint64_t)x->len - 1;
+	if (x->status != 206)
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': GET %s with Range: bytes=%" PRIu64 "-%" PRIu64
+		                 " returned HTTP %ld instead of 206 Partial Content; the server "
+		                 "must support range requests",
+		                 x->key, x->url, x->off, last, x->status);
+	if (!x->have_cr)
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': GET %s: 206 reply without a valid Content-Range for "
+		                 "bytes=%" PRIu64 "-%" PRIu64,
+		                 x->key, x->url, x->off, last);
+	if (x->cr_first != x->off || x->cr_last < x->cr_first || x->cr_last > last)
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': GET %s: asked bytes %" PRIu64 "-%" PRIu64
+		                 ", server sent Content-Range bytes %" PRIu64 "-%" PRIu64,
+		                 x->key, x->url, x->off, last, x->cr_first, x->cr_last);
+	uint64_t n = x->cr_last - x->cr_first + 1;
+	if ((uint64_t)x->got != n)
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': GET %s: short body: %zu bytes for Content-Range "
+		                 "bytes %" PRIu64 "-%" PRIu64 " (%" PRIu64 " bytes)",
+		                 x->key, x->url, x->got, x->cr_first, x->cr_last, n);
+	if (n < x->len && !(x->cr_total_known && x->cr_last + 1 == x->cr_total))
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': GET %s: server sent bytes %" PRIu64 "-%" PRIu64
+		                 " of %" PRIu64 "-%" PRIu64 " before the end of the object",
+		                 x->key, x->url, x->cr_first, x->cr_last, x->off, last);
+	return WT_OK;
+}
+
+int curlu_read(curlu *c, const char *url, const char *key, uint64_t off, void *buf, size_t len,
+               size_t *got, wt_errbuf *err)
+{
+	*got = 0;
+	if (len == 0)
+		return WT_OK;
+	size_t parts = 1;
+	if ((uint64_t)len >= c->o.split_bytes && c->o.parallel > 1) {
+		parts = (size_t)c->o.parallel;
+		while (parts > 1 && len / parts < CURLU_MIN_PART)
+			parts--;
+	}
+	xfer xv[CURLU_MAX_PARALLEL];
+	xfer *xs[CURLU_MAX_PARALLEL];
+	size_t step = len / parts, done = 0;
+	for (size_t i = 0; i < parts; i++) {
+		size_t plen = i + 1 == parts ? len - done : step;
+		xv[i] = (xfer){.kind = X_RANGE,
+		               .url = url,
+		               .key = key,
+		               .off = off + done,
+		               .len = plen,
+		               .buf = (char *)buf + done};
+		xs[i] = &xv[i];
+		done += plen;
+	}
+	int rv = run(c, xs, parts, err);
+	for (size_t i = 0; rv == WT_OK && i < parts; i++)
+		rv = check_range(&xv[i], err);
+	if (rv != WT_OK)
+		return rv;
+	/* only the object's end may cut a read short, and nothing follows it */
+	size_t total = 0;
+	bool ended = false;
+	for (size_t i = 0; i < parts; i++) {
+		if (ended && xv[i].got != 0)
+			return wt_seterr(err, WT_EIO,
+			                 "key '%s': GET %s: the object ended before offset %" PRIu64
+			                 " but a later range returned data (object changed while "
+			                 "reading?)",
+			                 key, url, xv[i].off);
+		total += xv[i].got;
+		if (xv[i].got < xv[i].len)
+			ended = true;
+	}
+	*got = total;
+	return WT_OK;
+}
+
+int curlu_get(curlu *c, const char *url, const char *what, size_t max_bytes, char **out,
+              size_t *len, wt_errbuf *err)
+{
+	*out = NULL;
+	*len = 0;
+	xfer x = {.kind = X_BODY, .url = url, .key = what, .len = max_bytes};
+	xfer *xs[1] = {&x};
+	int rv = run(c, xs, 1, err);
+	if (rv == WT_OK && x.status != 200)
+		rv = wt_seterr(err, WT_EIO, "%s: GET %s: HTTP %ld, want 200", what, url, x.status);
+	if (rv == WT_OK && x.buf == NULL && (x.buf = calloc(1, 1)) == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, "%s: out of memory", what);
+	if (rv != WT_OK) {
+		free(x.buf);
+		return rv;
+	}
+	*out = x.buf;
+	*len = x.got;
+	return WT_OK;
+}
+
+char *curlu_escape(const char *s, bool keep_slash)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(s);
+	if (n > (SIZE_MAX - 1) / 3)
+		return NULL;
+	char *o = malloc(3 * n + 1), *p = o;
+	if (o == NULL)
+		return NULL;
+	for (const unsigned char *q = (const unsigned char *)s; *q != '\0'; q++) {
+		unsigned char ch = *q;
+		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~' ||
+		    (keep_slash && ch == '/')) {
+			*p++ = (char)ch;
+		} else {
+			*p++ = '%';
+			*p++ = hex[ch >> 4];
+			*p++ = hex[ch & 15];
+		}
+	}
+	*p = '\0';
+	return o;
+}

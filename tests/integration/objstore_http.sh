@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# http:// store end to end: weightctl inspect and shard on a model served by a
+# local Range-capable server (objstore_server.py) agree with the local folder;
+# a weightd serving --model llama=http://... answers fetch like weightctl shard;
+# a server that ignores Range is refused with a clear error.
+set -u
+B=${WT_BUILD:-build}
+ME=objstore_http.sh
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/objstore_lib.bash"
+T=$(mktemp -d "${TMPDIR:-/tmp}/wt-objhttp-XXXXXX")
+SRV=
+trap '[ -n "$SRV" ] && kill "$SRV" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+
+"$B/wt-mkckpt" --family llama --seed 7 --out "$T/srv/llama" >/dev/null || fail "wt-mkckpt"
+python3 "$HERE/objstore_server.py" --root "$T/srv" >"$T/port" 2>"$T/srv.err" &
+SRV=$!
+for _ in $(seq 100); do grep -q '^PORT ' "$T/port" && break; sleep 0.1; done
+PORT=$(sed -n 's/^PORT //p' "$T/port")
+[ -n "$PORT" ] || fail "server did not start: $(cat "$T/srv.err")"
+URL=http://127.0.0.1:$PORT
+
+local_out=$("$B/weightctl" inspect "$T/srv/llama") || fail "inspect local"
+http_out=$("$B/weightctl" inspect "$URL/ok/llama") || fail "inspect $URL/ok/llama: exit $?"
+echo "$http_out"
+[ "$(inspect_body "$local_out")" = "$(inspect_body "$http_out")" ] ||
+	fail "inspect differs: $(diff <(inspect_body "$local_out") <(inspect_body "$http_out"))"
+r1=$(sed -n 's/^revision: *//p' <<<"$http_out")
+r2=$("$B/weightctl" inspect "$URL/ok/llama/" | sed -n 's/^revision: *//p')
+[ ${#r1} = 64 ] && [ "$r1" = "$r2" ] || fail "revision not stable: '$r1' vs '$r2'"
+
+L="--tp-size 2 --tp-rank 1 --quant fp8-block"
+"$B/weightctl" shard --model-dir "$T/srv/llama" $L --out "$T/local.st" || fail "shard local"
+"$B/weightctl" shard --model-dir "$URL/ok/llama" $L --out "$T/http.st" || fail "shard http"
+same_tensors "$T/local.st" "$T/http.st" || fail "shard over http differs from local"
+weightd_check llama "$URL/ok/llama" "$T/local.st" $L
+
+# a server that ignores Range: exit 1 and a message that says so
+"$B/weightctl" inspect "$URL/norange/llama" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc = 1 ] || fail "norange: exit $rc, want 1"
+grep -q "WT_EIO.*config.json.*instead of 206" "$T/err" || fail "norange: stderr: $(cat "$T/err")"
+"$B/weightctl" inspect "$URL/ok/missing" 2>"$T/err"
+grep -q "WT_ENOTFOUND" "$T/err" || fail "missing model: $(cat "$T/err")"
+echo "$ME: ok"

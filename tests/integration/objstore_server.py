@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""objstore_server.py — a small HTTP/1.1 file server with Range support and
+fault injection, for the http:// store tests (python's http.server ignores
+Range). Serves --root; the first path component picks the behaviour:
+
+  /ok/K       HEAD/GET with Range (206 + Content-Range), ETag, Last-Modified
+  /norange/K  ignores Range: 200 with the whole body
+  /short/K    206 with a correct Content-Range but one byte missing
+  /badcr/K    206 whose Content-Range starts one byte late
+  /deny/K     403 with an S3-style XML error body
+  /flaky/K    503 for the first 2 requests of each (method, path, range), then ok
+  /down/K     always 500
+  /noetag/K   like /ok without ETag (Last-Modified is the version)
+
+Prints "PORT <n>" on stdout once listening on 127.0.0.1 (port 0 = any free
+port), then serves until SIGTERM (or, with --stdin, until stdin closes, so a
+crashed parent cannot leave it behind). Logs nothing.
+"""
+import argparse
+import email.utils
+import hashlib
+import os
+import re
+import sys
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = "."
+COUNTS = {}
+LOCK = threading.Lock()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _plain(self, code, body=b"", ctype="text/plain"):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _serve(self):
+        parts = urllib.parse.unquote(self.path.split("?", 1)[0]).lstrip("/").split("/", 1)
+        mode, rel = (parts[0], parts[1]) if len(parts) == 2 else (parts[0], "")
+        rng = self.headers.get("Range", "")
+        if mode == "deny":
+            return self._plain(403, b"<Error><Code>AccessDenied</Code></Error>",
+                               "application/xml")
+        if mode == "down":
+            return self._plain(500, b"internal error")
+        if mode == "flaky":
+            with LOCK:
+                k = (self.command, self.path, rng)
+                COUNTS[k] = COUNTS.get(k, 0) + 1
+                n = COUNTS[k]
+            if n <= 2:
+                return self._plain(503, b"try again")
+        path = os.path.realpath(os.path.join(ROOT, rel))
+        if not path.startswith(ROOT + os.sep) or not os.path.isfile(path):
+            return self._plain(404, b"not found")
+        st = os.stat(path)
+        size = st.st_size
+        etag = hashlib.sha1(f"{st.st_mtime_ns}-{size}".encode()).hexdigest()
+        first, last, partial = 0, size - 1, False
+        m = re.fullmatch(r"bytes=(\d+)-(\d*)", rng)
+        if m and mode != "norange":
+            first = int(m.group(1))
+            last = min(int(m.group(2)) if m.group(2) else size - 1, size - 1)
+            if first >= size:
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{size}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            partial = True
+        count = last - first + 1 if size else 0
+        cr_first = first
+        if partial and mode == "short":
+            count -= 1
+        if partial and mode == "badcr":
+            cr_first += 1
+        self.send_response(206 if partial else 200)
+        if partial:
+            self.send_header("Content-Range", f"bytes {cr_first}-{last}/{size}")
+        self.send_header("Content-Length", str(count))
+        self.send_header("Accept-Ranges", "bytes")
+        if mode != "noetag":
+            self.send_header("ETag", f'"{etag}"')
+        self.send_header("Last-Modified", email.utils.formatdate(st.st_mtime, usegmt=True))
+        self.end_headers()
+        if self.command == "HEAD" or count <= 0:
+            return
+        with open(path, "rb") as f:
+            try:
+                self.connection.sendfile(f, first, count)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+    do_GET = _serve
+    do_HEAD = _serve
+
+
+def main():
+    global ROOT
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--stdin", action="store_true", help="exit when stdin closes")
+    a = ap.parse_args()
+    ROOT = os.path.realpath(a.root)
+    srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
+    srv.daemon_threads = True
+    srv.handle_error = lambda *args: None  # a client hanging up is not news
+    print(f"PORT {srv.server_address[1]}", flush=True)
+    if not a.stdin:
+        srv.serve_forever()
+        return
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        sys.stdin.read()  # until the parent closes our stdin (or dies)
+    except KeyboardInterrupt:
+        pass
+    srv.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,406 @@
+/*
+ * test_objstore.c — the http:// store backend against a local Range-capable
+ * server with fault injection (tests/integration/objstore_server.py), and the
+ * S3 ListObjectsV2 parser on hand-written replies.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "loader/loader.h"
+#include "loader/s3_int.h"
+#include "tests/util/testutil.h"
+#include "tests/test_objstore_util.h"
+
+#define SEED      777u
+#define BIG_BYTES (3u * 1024u * 1024u + 123u)
+
+typedef struct fx {
+	char *dir;
+	uint8_t *big;
+	os_helper srv;
+	char base[128]; /* http://127.0.0.1:PORT */
+} fx;
+
+static const st_desc descs[] = {
+    {"model.embed_tokens.weight", WT_BF16, 2, {128, 64}},
+    {"model.layers.0.self_attn.q_proj.weight", WT_BF16, 2, {64, 64}},
+    {"model.layers.0.mlp.up_proj.weight", WT_BF16, 2, {128, 64}},
+    {"model.norm.weight", WT_F32, 1, {64}},
+};
+
+static int setup(void **state)
+{
+	fx *f = calloc(1, sizeof(*f));
+	if (f == NULL || (f->big = malloc(BIG_BYTES)) == NULL)
+		return -1;
+	*state = f;
+	printf("seed %u\n", SEED);
+	f->dir = tu_mkdtemp("objstore");
+	if (f->dir == NULL)
+		return -1;
+	tu_fill(f->big, BIG_BYTES, SEED);
+	char *model = tu_path(f->dir, "model");
+	int rc = tu_write_file(f->dir, "big.bin", f->big, BIG_BYTES);
+	rc |= tu_write_file(f->dir, "odd name+%.bin", "x y", 3);
+	rc |= tu_write_ckpt(model, tu_llama_config, descs, 4, 2, SEED);
+	free(model);
+	if (rc != 0)
+		return -1;
+	/* small retries and splits so the paths run fast */
+	setenv("WEIGHTD_HTTP_BACKOFF_MS", "10", 1);
+	setenv("WEIGHTD_HTTP_RETRIES", "3", 1);
+	setenv("WEIGHTD_HTTP_SPLIT_BYTES", "1048576", 1);
+	setenv("WEIGHTD_HTTP_PARALLEL", "4", 1);
+	char *script = os_script("objstore_server.py");
+	char *argv[] = {script, "--root", f->dir, "--stdin", NULL};
+	rc = os_start(&f->srv, argv, 20000);
+	free(script);
+	int port = 0;
+	if (rc != 0 || sscanf(f->srv.line, "PORT %d", &port) != 1) {
+		fprintf(stderr, "objstore_server.py did not start (python3 on PATH?): '%s'\n",
+		        f->srv.line);
+		return -1;
+	}
+	snprintf(f->base, sizeof(f->base), "http://127.0.0.1:%d", port);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fx *f = *state;
+	if (f == NULL)
+		return 0;
+	os_stop(&f->srv);
+	if (f->dir != NULL)
+		tu_rmrf(f->dir);
+	free(f->dir);
+	free(f->big);
+	free(f);
+	return 0;
+}
+
+static store *open_mode(const fx *f, const char *mode)
+{
+	char uri[256];
+	snprintf(uri, sizeof(uri), "%s/%s", f->base, mode);
+	store *s = NULL;
+	wt_errbuf err = {0};
+	int rv = store_open(&s, uri, &err);
+	if (rv != WT_OK)
+		fprintf(stderr, "store_open(%s): %s\n", uri, err.msg);
+	assert_int_equal(rv, WT_OK);
+	return s;
+}
+
+static void test_stat_and_ranges(void **state)
+{
+	fx *f = *state;
+	store *s = open_mode(f, "ok/");
+	wt_errbuf err = {0};
+	store_obj o;
+	assert_int_equal(store_stat(s, "big.bin", &o, &err), WT_OK);
+	assert_int_equal(o.nbytes, BIG_BYTES);
+	assert_true(strlen(o.version) > 0);
+	store_obj_clear(&o);
+	assert_int_equal(store_stat(s, "odd name+%.bin", &o, &err), WT_OK);
+	assert_int_equal(o.nbytes, 3);
+	store_obj_clear(&o);
+
+	uint8_t *buf = malloc(BIG_BYTES);
+	assert_non_null(buf);
+	/* whole object: split into 4 parallel ranges */
+	assert_int_equal(store_read(s, "big.bin", 0, buf, BIG_BYTES, &err), WT_OK);
+	assert_memory_equal(buf, f->big, BIG_BYTES);
+	uint64_t rnd = SEED;
+	for (int i = 0; i < 40; i++) {
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t off = (rnd >> 20) % BIG_BYTES;
+		size_t len = (size_t)((rnd >> 7) % (BIG_BYTES - off)) + 1;
+		if (i % 2)
+			len = len % 5000 + 1 < BIG_BYTES - off ? len % 5000 + 1 : len;
+		memset(buf, 0, len);
+		assert_int_equal(store_read(s, "big.bin", off, buf, len, &err), WT_OK);
+		assert_memory_equal(buf, f->big + off, len);
+	}
+	/* past the end: short read is WT_EIO naming the key; at the end: 416 */
+	assert_int_equal(store_read(s, "big.bin", BIG_BYTES - 10, buf, 20, &err), WT_EIO);
+	assert_non_null(strstr(err.msg, "big.bin"));
+	assert_int_equal(store_read(s, "big.bin", BIG_BYTES, buf, 1, &err), WT_EIO);
+	/* past the end with a split read: the last range comes back short */
+	assert_int_equal(store_read(s, "big.bin", 1000, buf, BIG_BYTES, &err), WT_EIO);
+	char *all;
+	size_t len;
+	assert_int_equal(store_read_all(s, "odd name+%.bin", 100, &all, &len, &err), WT_OK);
+	assert_int_equal(len, 3);
+	assert_string_equal(all, "x y");
+	free(all);
+	assert_true(store_bytes_read(s) >= BIG_BYTES);
+	free(buf);
+	store_close(s);
+}
+
+typedef struct th_arg {
+	fx *f;
+	store *s;
+	int idx;
+	int fails;
+} th_arg;
+
+static void *reader(void *p)
+{
+	th_arg *a = p;
+	size_t len = 300000;
+	uint8_t *buf = malloc(len);
+	wt_errbuf err = {0};
+	for (int i = 0; buf != NULL && i < 8; i++) {
+		uint64_t off =
+		    ((uint64_t)a->idx * 7919u + (uint64_t)i * 104729u) % (BIG_BYTES - len);
+		if (store_read(a->s, "big.bin", off, buf, len, &err) != WT_OK ||
+		    memcmp(buf, a->f->big + off, len) != 0)
+			a->fails++;
+	}
+	if (buf == NULL)
+		a->fails++;
+	free(buf);
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	fx *f = *state;
+	store *s = open_mode(f, "ok");
+	pthread_t th[6];
+	th_arg args[6];
+	for (int i = 0; i < 6; i++) {
+		args[i] = (th_arg){f, s, i, 0};
+		assert_int_equal(pthread_create(&th[i], NULL, reader, &args[i]), 0);
+	}
+	for (int i = 0; i < 6; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(args[i].fails, 0);
+	}
+	store_close(s);
+}
+
+static void test_checkpoint(void **state)
+{
+	fx *f = *state;
+	char *model = tu_path(f->dir, "model");
+	store *fs = NULL, *hs = open_mode(f, "ok/model");
+	wt_errbuf err = {0};
+	assert_int_equal(store_open(&fs, model, &err), WT_OK);
+	ckpt *fc = NULL, *hc = NULL, *hc2 = NULL;
+	assert_int_equal(ckpt_open(&fc, fs, &err), WT_OK);
+	int rv = ckpt_open(&hc, hs, &err);
+	if (rv != WT_OK)
+		fprintf(stderr, "%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+	assert_int_equal(ckpt_n_tensors(hc), ckpt_n_tensors(fc));
+	assert_int_equal(ckpt_total_bytes(hc), ckpt_total_bytes(fc));
+	for (size_t i = 0; i < ckpt_n_tensors(fc); i++) {
+		const ckpt_tensor *a = ckpt_tensor_at(fc, i), *b = ckpt_tensor_at(hc, i);
+		assert_string_equal(a->name, b->name);
+		assert_string_equal(a->object, b->object);
+		uint8_t *x = malloc(a->nbytes), *y = malloc(b->nbytes);
+		assert_int_equal(ckpt_read(fc, a, 0, x, a->nbytes, &err), WT_OK);
+		assert_int_equal(ckpt_read(hc, b, 0, y, b->nbytes, &err), WT_OK);
+		assert_memory_equal(x, y, a->nbytes);
+		free(x);
+		free(y);
+	}
+	/* revision: stable across opens, changes when an object changes */
+	char rev[65];
+	snprintf(rev, sizeof(rev), "%s", ckpt_revision(hc));
+	assert_int_equal(ckpt_open(&hc2, hs, &err), WT_OK);
+	assert_string_equal(ckpt_revision(hc2), rev);
+	ckpt_close(hc2);
+	char shard[64];
+	tu_shard_name(shard, sizeof(shard), 1, 2);
+	char *sp = tu_path(model, shard);
+	assert_int_equal(tu_touch(sp, 5000000000ll), 0);
+	assert_int_equal(ckpt_open(&hc2, hs, &err), WT_OK);
+	assert_string_not_equal(ckpt_revision(hc2), rev);
+	ckpt_close(hc2);
+
+	/* the derived listing: config, index and both shards */
+	store_list l;
+	assert_int_equal(store_list_objects(hs, "", &l, &err), WT_OK);
+	assert_int_equal(l.n, 4);
+	assert_string_equal(l.objs[0].key, "config.json");
+	assert_string_equal(l.objs[1].key, shard);
+	assert_string_equal(l.objs[3].key, "model.safetensors.index.json");
+	store_list_free(&l);
+	assert_int_equal(store_list_objects(hs, "model-", &l, &err), WT_OK);
+	assert_int_equal(l.n, 2);
+	store_list_free(&l);
+	/* a root without a model cannot be listed */
+	store *root = open_mode(f, "ok");
+	assert_int_equal(store_list_objects(root, "", &l, &err), WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "cannot list"));
+	store_close(root);
+
+	free(sp);
+	ckpt_close(fc);
+	ckpt_close(hc);
+	store_close(fs);
+	store_close(hs);
+	free(model);
+}
+
+/* One failing read on mode/key: the code, and a piece of the message. */
+static void expect(fx *f, const char *mode, const char *key, int want, const char *msg)
+{
+	store *s = open_mode(f, mode);
+	uint8_t buf[64];
+	wt_errbuf err = {0};
+	int rv = store_read(s, key, 5, buf, sizeof(buf), &err);
+	if (rv != want || (msg && strstr(err.msg, msg) == NULL))
+		fprintf(stderr, "%s/%s: %s: %s\n", mode, key, wt_errname(rv), err.msg);
+	assert_int_equal(rv, want);
+	if (msg != NULL)
+		assert_non_null(strstr(err.msg, msg));
+	assert_non_null(strstr(err.msg, key));
+	store_close(s);
+}
+
+static void test_errors(void **state)
+{
+	fx *f = *state;
+	expect(f, "ok", "missing.bin", WT_ENOTFOUND, "404");
+	expect(f, "deny", "big.bin", WT_EPERM, "AccessDenied");
+	expect(f, "norange", "big.bin", WT_EIO, "instead of 206");
+	expect(f, "short", "big.bin", WT_EIO, "short body");
+	expect(f, "badcr", "big.bin", WT_EIO, "Content-Range");
+	expect(f, "down", "big.bin", WT_EIO, "HTTP 500 after 4 attempts");
+	/* transient 503s are retried */
+	store *s = open_mode(f, "flaky");
+	uint8_t buf[64];
+	wt_errbuf err = {0};
+	store_obj o;
+	assert_int_equal(store_stat(s, "big.bin", &o, &err), WT_OK);
+	assert_int_equal(o.nbytes, BIG_BYTES);
+	store_obj_clear(&o);
+	assert_int_equal(store_read(s, "big.bin", 5, buf, sizeof(buf), &err), WT_OK);
+	assert_memory_equal(buf, f->big + 5, sizeof(buf));
+	/* traversal is still refused by the generic layer */
+	assert_int_equal(store_read(s, "../big.bin", 0, buf, 1, &err), WT_EPERM);
+	store_close(s);
+	/* ETag-less server: Last-Modified is the version */
+	s = open_mode(f, "noetag");
+	assert_int_equal(store_stat(s, "big.bin", &o, &err), WT_OK);
+	assert_non_null(strstr(o.version, "GMT"));
+	store_obj_clear(&o);
+	store_close(s);
+	/* nobody listening */
+	setenv("WEIGHTD_HTTP_RETRIES", "1", 1);
+	assert_int_equal(store_open(&s, "http://127.0.0.1:1/x", &err), WT_OK);
+	assert_int_equal(store_stat(s, "k", &o, &err), WT_EUNAVAIL);
+	assert_non_null(strstr(err.msg, "127.0.0.1:1/x/k"));
+	store_close(s);
+	setenv("WEIGHTD_HTTP_RETRIES", "3", 1);
+	/* bad URIs and settings */
+	assert_int_equal(store_open(&s, "http://", &err), WT_EINVAL);
+	assert_int_equal(store_open(&s, "http://user:pw@host/x", &err), WT_EINVAL);
+	assert_null(strstr(err.msg, "pw"));
+	assert_int_equal(store_open(&s, "https://host/x?y=1", &err), WT_EINVAL);
+	setenv("WEIGHTD_HTTP_PARALLEL", "99", 1);
+	assert_int_equal(store_open(&s, "http://host/x", &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "WEIGHTD_HTTP_PARALLEL"));
+	setenv("WEIGHTD_HTTP_PARALLEL", "4", 1);
+	assert_null(s);
+}
+
+/* ---- ListObjectsV2 parser ---- */
+
+static int parse(const char *xml, s3_page *pg, wt_errbuf *err)
+{
+	return s3_parse_list(xml, strlen(xml), "test", pg, err);
+}
+
+static void test_s3_xml(void **state)
+{
+	(void)state;
+	s3_page pg;
+	wt_errbuf err = {0};
+	const char *ok =
+	    "<?xml version=\"1.0\"?><ListBucketResult xmlns=\"x\"><Name>b</Name>"
+	    "<IsTruncated>true</IsTruncated><NextContinuationToken>t&amp;1</NextContinuationToken>"
+	    "<Contents><Key>m/a&amp;b "
+	    "&lt;&#233;&#x4E2D;&gt;.bin</Key><LastModified>x</LastModified>"
+	    "<ETag>&quot;abc&quot;</ETag><Size>42</Size></Contents>"
+	    "<Contents><Key>m/c</Key><Size>0</Size></Contents></ListBucketResult>";
+	assert_int_equal(parse(ok, &pg, &err), WT_OK);
+	assert_int_equal(pg.n, 2);
+	assert_string_equal(pg.objs[0].key, "m/a&b <\xc3\xa9\xe4\xb8\xad>.bin");
+	assert_int_equal(pg.objs[0].nbytes, 42);
+	assert_string_equal(pg.objs[0].version, "abc");
+	assert_string_equal(pg.objs[1].version, "");
+	assert_true(pg.truncated);
+	assert_string_equal(pg.next_token, "t&1");
+	s3_page_clear(&pg);
+	assert_int_equal(parse("<ListBucketResult><IsTruncated>false</IsTruncated>"
+	                       "</ListBucketResult>",
+	                       &pg, &err),
+	                 WT_OK);
+	assert_int_equal(pg.n, 0);
+	assert_false(pg.truncated);
+	s3_page_clear(&pg);
+	static const struct {
+		const char *xml, *msg;
+	} bad[] = {
+	    {"<Error><Code>NoSuchBucket</Code></Error>", "NoSuchBucket"},
+	    {"<ListBucketResult><Contents><Key>a</Key><Size>1</Size></Contents>", "cut short"},
+	    {"<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>",
+	     "no <Key>"},
+	    {"<ListBucketResult><Contents><Key>a</Key></Contents></ListBucketResult>", "no <Size>"},
+	    {"<ListBucketResult><Contents><Key>a</Key><Size>-1</Size></Contents>"
+	     "</ListBucketResult>",
+	     "byte count"},
+	    {"<ListBucketResult><Contents><Key>a</Key><Size>99999999999999999999</Size>"
+	     "</Contents></ListBucketResult>",
+	     "byte count"},
+	    {"<ListBucketResult><Contents><Key>a&nbsp;</Key><Size>1</Size></Contents>"
+	     "</ListBucketResult>",
+	     "bad text"},
+	    {"<ListBucketResult><Contents><Key>a&#0;</Key><Size>1</Size></Contents>"
+	     "</ListBucketResult>",
+	     "bad text"},
+	    {"<ListBucketResult><Contents><Key>a&#x110000;</Key><Size>1</Size></Contents>"
+	     "</ListBucketResult>",
+	     "bad text"},
+	    {"<ListBucketResult><Contents><Key>a</Key><Size>1</Size>"
+	     "</ListBucketResult>",
+	     "not closed"},
+	    {"<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>",
+	     "no <NextContinuationToken>"},
+	    {"<ListBucketResult><IsTruncated>yes</IsTruncated></ListBucketResult>", "want true"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rv = parse(bad[i].xml, &pg, &err);
+		if (rv != WT_ECORRUPT || strstr(err.msg, bad[i].msg) == NULL)
+			fprintf(stderr, "case %zu: %s: %s\n", i, wt_errname(rv), err.msg);
+		assert_int_equal(rv, WT_ECORRUPT);
+		assert_non_null(strstr(err.msg, bad[i].msg));
+		assert_int_equal(pg.n, 0);
+	}
+	/* an embedded NUL */
+	assert_int_equal(s3_parse_list("<ListBucketResult>\0", 19, "t", &pg, &err), WT_ECORRUPT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_stat_and_ranges), cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_checkpoint),      cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_s3_xml),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
