@@ -227,9 +227,9 @@ int main(int argc, char **argv)
 		cache_store_kind store;
 		bool wal, verify, mmap;
 	} cfg[] = {
-	    {"sst-mmap", "SST values, mmap reads, chunks without WAL + flush (default)",
-	     CACHE_STORE_SST, false, false, true},
-	    {"blob-mmap", "blob files, mmap reads", CACHE_STORE_BLOB, false, false, true},
+	    {"blob-mmap", "blob files, mmap reads, chunks without WAL + flush (default)",
+	     CACHE_STORE_BLOB, false, false, true},
+	    {"sst-mmap", "SST values, mmap reads", CACHE_STORE_SST, false, false, true},
 	    {"blob", "blob files, pread", CACHE_STORE_BLOB, false, false, false},
 	    {"blob-verify", "blob files, pread, rocksdb read checksums on", CACHE_STORE_BLOB, false,
 	     true, false},

@@ -11,7 +11,7 @@ void cache_opts_init(cache_opts *o)
 	o->chunk_bytes = CACHE_CHUNK_BYTES_DEF;
 	o->manifest_max = CACHE_MANIFEST_MAX_DEF;
 	o->gc_at_open = true;
-	o->store = CACHE_STORE_SST;
+	o->store = CACHE_STORE_BLOB;
 	o->chunk_wal = false;
 	o->rocks_verify = false;
 	o->mmap_reads = true;
