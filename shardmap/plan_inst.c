@@ -320,7 +320,8 @@ static bool ends_with(const char *s, const char *suf)
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* Name with `.weight` -> `.<leaf>` or `_weight` -> `_<leaf>`, else name + "_" + leaf. */
+/* Name with `.weight` -> `.<leaf>` or `_weight` -> `_<leaf>`, else name + "_" + leaf.
+ * Returns malloc'd memory (caller frees; NULL on ENOMEM). */
 static char *derive_name(const char *rt, const char *weight_sfx_repl)
 {
 	size_t n = strlen(rt);
