@@ -13,8 +13,9 @@ Range). Serves --root; the first path component picks the behaviour:
   /noetag/K   like /ok without ETag (Last-Modified is the version)
 
 Prints "PORT <n>" on stdout once listening on 127.0.0.1 (port 0 = any free
-port), then serves until SIGTERM (or, with --stdin, until stdin closes, so a
-crashed parent cannot leave it behind). Logs nothing.
+port), then serves (https with --tls CERT KEY) until SIGTERM (or, with
+--stdin, until stdin closes, so a crashed parent cannot leave it behind).
+Logs nothing.
 """
 import argparse
 import email.utils
@@ -98,7 +99,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         with open(path, "rb") as f:
             try:
-                self.connection.sendfile(f, first, count)
+                self.connection.sendfile(f, first, count)  # plain send() under TLS
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
 
@@ -112,11 +113,17 @@ def main():
     ap.add_argument("--root", required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--stdin", action="store_true", help="exit when stdin closes")
+    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https")
     a = ap.parse_args()
     ROOT = os.path.realpath(a.root)
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
     srv.handle_error = lambda *args: None  # a client hanging up is not news
+    if a.tls:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls[0], a.tls[1])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     print(f"PORT {srv.server_address[1]}", flush=True)
     if not a.stdin:
         srv.serve_forever()
