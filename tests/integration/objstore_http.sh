@@ -10,7 +10,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/objstore_lib.bash"
 T=$(mktemp -d "${TMPDIR:-/tmp}/wt-objhttp-XXXXXX")
 SRV=
-trap '[ -n "$SRV" ] && kill "$SRV" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+TLS=
+trap 'for p in $SRV $TLS; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT
 
 "$B/wt-mkckpt" --family llama --seed 7 --out "$T/srv/llama" >/dev/null || fail "wt-mkckpt"
 python3 "$HERE/objstore_server.py" --root "$T/srv" >"$T/port" 2>"$T/srv.err" &
@@ -42,4 +43,21 @@ rc=$?
 grep -q "WT_EIO.*config.json.*instead of 206" "$T/err" || fail "norange: stderr: $(cat "$T/err")"
 "$B/weightctl" inspect "$URL/ok/missing" 2>"$T/err"
 grep -q "WT_ENOTFOUND" "$T/err" || fail "missing model: $(cat "$T/err")"
+
+# https with a private CA: refused until WEIGHTD_HTTP_CA_BUNDLE names it
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$T/key.pem" -out "$T/cert.pem" \
+	>/dev/null 2>&1 || fail "openssl req"
+python3 "$HERE/objstore_server.py" --root "$T/srv" --tls "$T/cert.pem" "$T/key.pem" \
+	>"$T/tport" 2>"$T/tls.err" &
+TLS=$!
+for _ in $(seq 100); do grep -q '^PORT ' "$T/tport" && break; sleep 0.1; done
+TPORT=$(sed -n 's/^PORT //p' "$T/tport")
+[ -n "$TPORT" ] || fail "https server did not start: $(cat "$T/tls.err")"
+WEIGHTD_HTTP_RETRIES=0 "$B/weightctl" inspect "https://127.0.0.1:$TPORT/ok/llama" 2>"$T/err"
+grep -q "WT_EIO.*WEIGHTD_HTTP_CA_BUNDLE" "$T/err" || fail "untrusted https: $(cat "$T/err")"
+cat "$T/err"
+tls_out=$(WEIGHTD_HTTP_CA_BUNDLE=$T/cert.pem "$B/weightctl" inspect "https://127.0.0.1:$TPORT/ok/llama") ||
+	fail "https inspect with WEIGHTD_HTTP_CA_BUNDLE"
+[ "$(inspect_body "$local_out")" = "$(inspect_body "$tls_out")" ] || fail "https inspect differs"
 echo "$ME: ok"
