@@ -14,6 +14,7 @@ void cache_opts_init(cache_opts *o)
 	o->store = CACHE_STORE_BLOB;
 	o->chunk_wal = false;
 	o->rocks_verify = false;
+	o->mmap_reads = true;
 }
 
 static int check_opts(const cache_opts *o, const char *dir, wt_errbuf *err)

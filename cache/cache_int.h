@@ -135,6 +135,13 @@ struct cache {
 	}
 enum { CACHE_CF_DEFAULT = 0, CACHE_CF_MANIFESTS = 1, CACHE_CF_CHUNKS = 2, CACHE_CF_META = 3 };
 
+/* ---- hash.c ---- */
+/* XXH3-128 of data: the same digest as common_hash128, faster. */
+wt_hash128 cache_hash(const void *data, size_t len);
+/* Copy len bytes src -> dst and return their XXH3-128 (hashed from dst, so the
+ * digest is of the bytes the caller got). */
+wt_hash128 cache_hash_copy(void *dst, const void *src, size_t len);
+
 /* ---- map.c ---- */
 cache_chunk_ent *cache_chunk_find(const cache_chunk_map *m, wt_hash128 h);
 /* Inserts e (owned by the map afterwards); WT_ENOMEM if the table cannot grow. */
@@ -186,7 +193,14 @@ void cache_chunk_corrupt_locked(cache *c, wt_hash128 h, const char *what);
 int cache_gc_locked(cache *c, uint64_t *freed, wt_errbuf *err);
 
 /* ---- read.c ---- */
-/* Reads chunk h pinned and verifies it. WT_ENOTFOUND / WT_ECORRUPT (handled). */
-int cache_get_verified(cache *c, wt_hash128 h, rocksdb_pinnableslice_t **out, wt_errbuf *err);
+/* cache_shard_open; touch = false leaves the LRU clock and hit/miss counters alone. */
+int cache_shard_open_int(cache *c, const void *id, size_t id_len, bool touch, cache_shard **out,
+                         wt_errbuf *err);
+/* Reads chunk h and verifies it: with buf, copies it there (cap bytes; the
+ * pinned value is released); without, hands the pinned value to *out (may be
+ * NULL: verify only). *len_out (may be NULL) = chunk size. WT_ENOTFOUND,
+ * WT_ETOOBIG, WT_ECORRUPT (handled: shards evicted, chunk logged). */
+int cache_get_verified(cache *c, wt_hash128 h, void *buf, size_t cap, size_t *len_out,
+                       rocksdb_pinnableslice_t **out, wt_errbuf *err);
 
 #endif

@@ -88,6 +88,7 @@ static int make_options(cache *c)
 	rocksdb_options_set_create_if_missing(c->dbo, 1);
 	rocksdb_options_set_create_missing_column_families(c->dbo, 1);
 	rocksdb_options_set_paranoid_checks(c->dbo, 1);
+	rocksdb_options_set_allow_mmap_reads(c->dbo, c->opts.mmap_reads ? 1 : 0);
 	rocksdb_options_set_max_background_jobs(c->dbo, 2);
 	rocksdb_options_set_max_total_wal_size(c->dbo, 256u << 20);
 	rocksdb_options_set_keep_log_file_num(c->dbo, 2);

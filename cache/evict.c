@@ -149,22 +149,11 @@ int cache_gc_locked(cache *c, uint64_t *freed, wt_errbuf *err)
 	for (cache_writer *w = c->writers; w != NULL; w = w->next_w)
 		mark(c, w->list, w->n_list);
 
-	/* Sweep: unreferenced chunks in memory, then index entries memory does not know. */
+	/* Sweep: index entries memory does not know, then unreferenced chunks in memory. */
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
 	if (wb == NULL)
 		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory in gc", c->dir);
 	uint64_t n = 0;
-	for (size_t i = 0; i < c->chunks.nb; i++) {
-		cache_chunk_ent *e = c->chunks.b[i];
-		while (e != NULL) {
-			cache_chunk_ent *next = e->next;
-			if (e->refs == 0) {
-				n += e->nbytes;
-				drop_chunk(c, e, wb);
-			}
-			e = next;
-		}
-	}
 	rocksdb_iterator_t *it =
 	    rocksdb_create_iterator_cf(c->db, c->ro_meta, c->cf[CACHE_CF_META]);
 	for (rocksdb_iter_seek(it, "k", 1); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
@@ -185,6 +174,17 @@ int cache_gc_locked(cache *c, uint64_t *freed, wt_errbuf *err)
 	char *e = NULL;
 	rocksdb_iter_get_error(it, &e);
 	rocksdb_iter_destroy(it);
+	for (size_t i = 0; i < c->chunks.nb; i++) {
+		cache_chunk_ent *ce = c->chunks.b[i];
+		while (ce != NULL) {
+			cache_chunk_ent *next = ce->next;
+			if (ce->refs == 0) {
+				n += ce->nbytes;
+				drop_chunk(c, ce, wb);
+			}
+			ce = next;
+		}
+	}
 	int rv = WT_OK;
 	if (e != NULL)
 		rv = cache_rocks_err(c, e, "gc scan of the chunk index", err);

@@ -71,27 +71,34 @@ static void unpin_locked(cache *c, cache_shard_ent *e)
 
 int cache_shard_open(cache *c, const void *id, size_t id_len, cache_shard **out, wt_errbuf *err)
 {
+	return cache_shard_open_int(c, id, id_len, true, out, err);
+}
+
+int cache_shard_open_int(cache *c, const void *id, size_t id_len, bool touch, cache_shard **out,
+                         wt_errbuf *err)
+{
 	cache_shard *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
 	pthread_mutex_lock(&c->lk);
 	cache_shard_ent *e = cache_shard_find(&c->shards, id, id_len);
 	if (e == NULL) {
-		c->misses++;
+		c->misses += touch;
 		pthread_mutex_unlock(&c->lk);
 		free(s);
 		return wt_seterr(err, WT_ENOTFOUND, "cache '%s': shard (%zu-byte id) not cached",
 		                 c->dir, id_len);
 	}
-	c->hits++;
+	c->hits += touch;
 	if (e->pins++ == 0)
 		c->n_pinned++;
-	e->last_use = c->clock++;
+	if (touch)
+		e->last_use = c->clock++;
 	uint64_t use = e->last_use;
 	pthread_mutex_unlock(&c->lk);
 
 	int rv = read_record(c, e, &s->manifest, &s->manifest_len, err);
-	if (rv == WT_OK) {
+	if (rv == WT_OK && touch) {
 		size_t ulen;
 		uint8_t *u = cache_key_meta('u', id, id_len, &ulen);
 		uint8_t v[8];
@@ -163,7 +170,8 @@ uint64_t cache_shard_nbytes(const cache_shard *s)
 	return s->ent->nbytes;
 }
 
-int cache_get_verified(cache *c, wt_hash128 h, rocksdb_pinnableslice_t **out, wt_errbuf *err)
+int cache_get_verified(cache *c, wt_hash128 h, void *buf, size_t cap, size_t *len_out,
+                       rocksdb_pinnableslice_t **out, wt_errbuf *err)
 {
 	uint8_t k[16];
 	char hex[WT_HASH_HEX_LEN + 1];
@@ -185,8 +193,23 @@ int cache_get_verified(cache *c, wt_hash128 h, rocksdb_pinnableslice_t **out, wt
 		return wt_seterr(err, WT_ENOTFOUND, "cache '%s': chunk %s not cached", c->dir, hex);
 	size_t len = 0;
 	const char *v = rocksdb_pinnableslice_value(ps, &len);
-	if (!common_hash128_eq(common_hash128(v, len), h)) {
+	if (len_out != NULL)
+		*len_out = len;
+	if (buf != NULL && len > cap) {
 		rocksdb_pinnableslice_destroy(ps);
+		return wt_seterr(
+		    err, WT_ETOOBIG,
+		    "cache '%s': chunk %s of %zu bytes does not fit a %zu-byte buffer; "
+		    "pass a buffer of chunk_bytes",
+		    c->dir, hex, len, cap);
+	}
+	/* Copy and hash in one pass over the bytes when the caller wants a copy. */
+	wt_hash128 got = buf != NULL ? cache_hash_copy(buf, v, len) : cache_hash(v, len);
+	if (buf != NULL)
+		rocksdb_pinnableslice_destroy(ps);
+	if (!common_hash128_eq(got, h)) {
+		if (buf == NULL)
+			rocksdb_pinnableslice_destroy(ps);
 		pthread_mutex_lock(&c->lk);
 		cache_chunk_corrupt_locked(c, h, "does not match its XXH3-128");
 		pthread_mutex_unlock(&c->lk);
@@ -199,30 +222,19 @@ int cache_get_verified(cache *c, wt_hash128 h, rocksdb_pinnableslice_t **out, wt
 	c->chunk_reads++;
 	c->bytes_read += len;
 	pthread_mutex_unlock(&c->lk);
-	*out = ps;
+	if (out != NULL)
+		*out = buf != NULL ? NULL : ps;
+	else if (buf == NULL)
+		rocksdb_pinnableslice_destroy(ps);
 	return WT_OK;
 }
 
 int cache_read_chunk(cache *c, wt_hash128 hash, void *buf, size_t cap, size_t *len_out,
                      wt_errbuf *err)
 {
-	rocksdb_pinnableslice_t *ps = NULL;
-	int rv = cache_get_verified(c, hash, &ps, err);
-	if (rv != WT_OK)
-		return rv;
-	size_t len = 0;
-	const char *v = rocksdb_pinnableslice_value(ps, &len);
-	*len_out = len;
-	if (len > cap) {
-		rocksdb_pinnableslice_destroy(ps);
-		return wt_seterr(err, WT_ETOOBIG,
-		                 "cache '%s': chunk of %zu bytes does not fit a %zu-byte buffer; "
-		                 "pass a buffer of chunk_bytes",
-		                 c->dir, len, cap);
-	}
-	memcpy(buf, v, len);
-	rocksdb_pinnableslice_destroy(ps);
-	return WT_OK;
+	if (buf == NULL)
+		return wt_seterr(err, WT_EINVAL, "cache '%s': NULL read buffer", c->dir);
+	return cache_get_verified(c, hash, buf, cap, len_out, NULL, err);
 }
 
 int cache_chunk_view(cache *c, wt_hash128 hash, cache_view **out, wt_errbuf *err)
@@ -230,7 +242,7 @@ int cache_chunk_view(cache *c, wt_hash128 hash, cache_view **out, wt_errbuf *err
 	cache_view *v = calloc(1, sizeof(*v));
 	if (v == NULL)
 		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
-	int rv = cache_get_verified(c, hash, &v->ps, err);
+	int rv = cache_get_verified(c, hash, NULL, 0, NULL, &v->ps, err);
 	if (rv != WT_OK) {
 		free(v);
 		return rv;

@@ -22,17 +22,20 @@
 
 #include "loader/loader.h"
 
-/* Ceiling on the number of parallel ranges of one read. */
+/* Ceiling on the number of parallel ranges of one read; smallest split part. */
 #define CURLU_MAX_PARALLEL 16
+#define CURLU_MIN_PART     (1u << 20)
 
 typedef struct curlu_opts {
 	const char *sigv4;         /* CURLOPT_AWS_SIGV4 ("aws:amz:REGION:s3") or NULL */
 	const char *userpwd;       /* "KEY:SECRET" for sigv4; NULL = anonymous. Copied. */
 	const char *session_token; /* sent as x-amz-security-token; NULL = none. Copied. */
 	const char *perm_hint;     /* appended to 401/403 messages; static string */
-	bool follow_redirects;     /* plain HTTP only: a redirect would break a signature */
-	bool netrc;                /* CURL_NETRC_OPTIONAL: credentials from ~/.netrc */
-	long connect_timeout_ms;   /* WEIGHTD_HTTP_CONNECT_TIMEOUT_MS, default 10000 */
+	const char
+	    *ca_bundle; /* CURLOPT_CAINFO (WEIGHTD_HTTP_CA_BUNDLE); NULL = system CAs. Copied. */
+	bool follow_redirects;   /* plain HTTP only: a redirect would break a signature */
+	bool netrc;              /* CURL_NETRC_OPTIONAL: credentials from ~/.netrc */
+	long connect_timeout_ms; /* WEIGHTD_HTTP_CONNECT_TIMEOUT_MS, default 10000 */
 	long low_speed_time_s; /* abort below 1 KiB/s for this long; WEIGHTD_HTTP_LOW_SPEED_TIME_S,
 	                          30 */
 	int max_retries;       /* on 5xx/429/connection errors; WEIGHTD_HTTP_RETRIES, default 4 */
@@ -44,7 +47,8 @@ typedef struct curlu_opts {
 } curlu_opts;
 
 /* Defaults, overridden by the WEIGHTD_HTTP_* environment variables named
- * above. A malformed or out-of-range value is WT_EINVAL naming the variable. */
+ * above. A malformed or out-of-range value is WT_EINVAL naming the variable.
+ * ca_bundle points into the environment (curlu_open copies it). */
 int curlu_opts_from_env(curlu_opts *o, wt_errbuf *err);
 
 typedef struct curlu curlu;

@@ -29,7 +29,6 @@
 #define CURLU_EBODY_BYTES  512         /* error body kept for messages */
 #define CURLU_JUNK_BYTES   (64 * 1024) /* error body read before giving up */
 #define CURLU_BACKOFF_CAP  5000L       /* ms */
-#define CURLU_MIN_PART     (1u << 20)  /* smallest split part */
 
 enum { X_HEAD, X_RANGE, X_BODY };
 enum { STOP_NONE, STOP_IGNORED_RANGE, STOP_TOO_LONG, STOP_TOO_BIG, STOP_ENOMEM };
@@ -66,7 +65,7 @@ typedef struct lane {
 
 struct curlu {
 	curlu_opts o; /* strings below owned */
-	char *userpwd, *sigv4;
+	char *userpwd, *sigv4, *ca_bundle;
 	struct curl_slist *hdrs; /* read-only after open */
 	pthread_mutex_t lk;
 	lane *idle[CURLU_MAX_IDLE]; /* guarded by lk */
@@ -79,51 +78,6 @@ static CURLcode global_rc;
 static void global_init(void)
 {
 	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-/* ---------------- options ---------------- */
-
-static int env_long(const char *name, long def, long lo, long hi, long *out, wt_errbuf *err)
-{
-	const char *v = getenv(name);
-	*out = def;
-	if (v == NULL || v[0] == '\0')
-		return WT_OK;
-	char *end;
-	errno = 0;
-	long x = strtol(v, &end, 10);
-	if (errno != 0 || *end != '\0' || x < lo || x > hi)
-		return wt_seterr(err, WT_EINVAL, "%s='%s': want an integer in [%ld, %ld]", name, v,
-		                 lo, hi);
-	*out = x;
-	return WT_OK;
-}
-
-int curlu_opts_from_env(curlu_opts *o, wt_errbuf *err)
-{
-	memset(o, 0, sizeof(*o));
-	long ct, ls, rt, bo, par, split;
-	int rv = env_long("WEIGHTD_HTTP_CONNECT_TIMEOUT_MS", 10000, 1, 600000, &ct, err);
-	if (rv == WT_OK)
-		rv = env_long("WEIGHTD_HTTP_LOW_SPEED_TIME_S", 30, 1, 3600, &ls, err);
-	if (rv == WT_OK)
-		rv = env_long("WEIGHTD_HTTP_RETRIES", 4, 0, 20, &rt, err);
-	if (rv == WT_OK)
-		rv = env_long("WEIGHTD_HTTP_BACKOFF_MS", 200, 0, 60000, &bo, err);
-	if (rv == WT_OK)
-		rv = env_long("WEIGHTD_HTTP_PARALLEL", 4, 1, CURLU_MAX_PARALLEL, &par, err);
-	if (rv == WT_OK)
-		rv = env_long("WEIGHTD_HTTP_SPLIT_BYTES", 8L << 20, CURLU_MIN_PART, 1L << 40,
-		              &split, err);
-	if (rv != WT_OK)
-		return rv;
-	o->connect_timeout_ms = ct;
-	o->low_speed_time_s = ls;
-	o->max_retries = (int)rt;
-	o->backoff_ms = bo;
-	o->parallel = (int)par;
-	o->split_bytes = (uint64_t)split;
-	return WT_OK;
 }
 
 /* ---------------- client and lanes ---------------- */
@@ -155,6 +109,7 @@ void curlu_close(curlu *c)
 	}
 	free(c->userpwd);
 	free(c->sigv4);
+	free(c->ca_bundle);
 	pthread_mutex_destroy(&c->lk);
 	free(c);
 }
@@ -191,10 +146,12 @@ int curlu_open(curlu **out, const curlu_opts *o, wt_errbuf *err)
 	c->o = *o;
 	int rv = WT_OK;
 	if ((o->userpwd != NULL && (c->userpwd = strdup(o->userpwd)) == NULL) ||
-	    (o->sigv4 != NULL && (c->sigv4 = strdup(o->sigv4)) == NULL))
+	    (o->sigv4 != NULL && (c->sigv4 = strdup(o->sigv4)) == NULL) ||
+	    (o->ca_bundle != NULL && (c->ca_bundle = strdup(o->ca_bundle)) == NULL))
 		rv = wt_seterr(err, WT_ENOMEM, "out of memory for an HTTP client");
 	c->o.userpwd = c->userpwd;
 	c->o.sigv4 = c->sigv4;
+	c->o.ca_bundle = c->ca_bundle;
 	c->o.session_token = NULL;
 	if (c->o.parallel < 1 || c->o.parallel > CURLU_MAX_PARALLEL)
 		c->o.parallel = 1;
@@ -433,6 +390,8 @@ static int setup_handle(curlu *c, CURL *h, xfer *x)
 		SET(CURLOPT_MAXREDIRS, 5L);
 		SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	}
+	if (c->o.ca_bundle != NULL)
+		SET(CURLOPT_CAINFO, c->o.ca_bundle);
 	if (c->o.netrc)
 		SET(CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
 	if (c->hdrs != NULL)
@@ -574,9 +533,13 @@ static int check_status(curlu *c, xfer *x, int attempts, wt_errbuf *err)
 			code = WT_EUNAVAIL;
 		else if (x->cc == CURLE_OPERATION_TIMEDOUT)
 			code = WT_ETIMEDOUT;
-		return wt_seterr(err, code, "key '%s': %s %s failed after %d attempt%s: %s%s%s",
+		bool tls =
+		    x->cc == CURLE_PEER_FAILED_VERIFICATION || x->cc == CURLE_SSL_CACERT_BADFILE;
+		return wt_seterr(err, code, "key '%s': %s %s failed after %d attempt%s: %s%s%s%s",
 		                 x->key, method_of(x), x->url, attempts, attempts == 1 ? "" : "s",
-		                 curl_easy_strerror(x->cc), x->curlerr[0] ? ": " : "", x->curlerr);
+		                 curl_easy_strerror(x->cc), x->curlerr[0] ? ": " : "", x->curlerr,
+		                 tls ? "; for a private CA set WEIGHTD_HTTP_CA_BUNDLE=FILE.pem"
+		                     : "");
 	}
 	if (x->status >= 200 && x->status <= 299)
 		return WT_OK;
@@ -772,29 +735,4 @@ int curlu_get(curlu *c, const char *url, const char *what, size_t max_bytes, cha
 	*out = x.buf;
 	*len = x.got;
 	return WT_OK;
-}
-
-char *curlu_escape(const char *s, bool keep_slash)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = strlen(s);
-	if (n > (SIZE_MAX - 1) / 3)
-		return NULL;
-	char *o = malloc(3 * n + 1), *p = o;
-	if (o == NULL)
-		return NULL;
-	for (const unsigned char *q = (const unsigned char *)s; *q != '\0'; q++) {
-		unsigned char ch = *q;
-		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~' ||
-		    (keep_slash && ch == '/')) {
-			*p++ = (char)ch;
-		} else {
-			*p++ = '%';
-			*p++ = hex[ch >> 4];
-			*p++ = hex[ch & 15];
-		}
-	}
-	*p = '\0';
-	return o;
 }

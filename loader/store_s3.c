@@ -10,6 +10,7 @@
  *       name has a '.', which would break the TLS wildcard).
  *   AWS_REGION | AWS_DEFAULT_REGION   default us-east-1
  *   WEIGHTD_S3_MAX_KEYS               ListObjectsV2 page size, 1..1000 (1000)
+ *   WEIGHTD_HTTP_CA_BUNDLE | AWS_CA_BUNDLE   PEM file of CAs for https endpoints
  *   AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY [+ AWS_SESSION_TOKEN]
  *       requests are signed by libcurl (CURLOPT_AWS_SIGV4 "aws:amz:REGION:s3");
  *       with neither set, requests are anonymous (public buckets).
@@ -292,6 +293,9 @@ static int open_client(s3_store *ss, const char *region, wt_errbuf *err)
 	int rv = curlu_opts_from_env(&o, err);
 	if (rv != WT_OK)
 		return rv;
+	const char *ca = getenv("AWS_CA_BUNDLE");
+	if (o.ca_bundle == NULL && ca != NULL && ca[0] != '\0')
+		o.ca_bundle = ca;
 	char *sigv4 = cat4("aws:amz:", region, ":s3", NULL);
 	char *userpwd = have_id ? cat4(id, ":", secret, NULL) : NULL;
 	if (sigv4 == NULL || (have_id && userpwd == NULL))

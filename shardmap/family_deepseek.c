@@ -26,7 +26,7 @@ static const sm_rule deepseek_rules[] = {
     SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
     SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
     SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
-    SM_RULES_MLP("mlp.shared_experts.", SM_D_ISH, SM_U_ISH, SM_C_MOE),
+    SM_RULES_MLP("mlp.shared_experts.", SM_D_ISH, SM_U_ISH, SM_C_SHARED),
 };
 
 /* MoE from first_k_dense_replace on, every moe_layer_freq-th layer. */

@@ -16,8 +16,9 @@ static const sm_rule qwen2_moe_rules[] = {
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),
     SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
     SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
-    SM_RULES_MLP("mlp.shared_expert.", SM_D_ISH, SM_U_ISH, SM_C_MOE),
-    SM_RULE_ROUTER("mlp.shared_expert_gate.weight", 2, SM_D_ONE, SM_D_HID),
+    SM_RULES_MLP("mlp.shared_expert.", SM_D_ISH, SM_U_ISH, SM_C_SHARED),
+    SM_RULE(SM_LAYER "mlp.shared_expert_gate.weight", SM_LAYER "mlp.shared_expert_gate.weight",
+            SM_K_REPL, 0, SM_U_NONE, SM_C_SHARED, 0, 2, SM_D_ONE, SM_D_HID),
 };
 
 static const sm_rule qwen3_moe_rules[] = {

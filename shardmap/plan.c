@@ -33,8 +33,10 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->Ie = c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
 	if (c->shared_expert_intermediate_size > 0)
 		d->ISH = c->shared_expert_intermediate_size;
+	else if (c->n_shared_experts > 0)
+		d->ISH = d->Ie * c->n_shared_experts;
 	else
-		d->ISH = d->Ie * (c->n_shared_experts > 0 ? c->n_shared_experts : 1);
+		d->ISH = 0; /* no shared experts */
 	d->L = c->num_hidden_layers;
 	d->qlora = c->q_lora_rank;
 	d->kvlora = c->kv_lora_rank;
@@ -106,6 +108,8 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->dm.qlora > 0;
 	case SM_C_NOQLORA:
 		return x->dm.qlora <= 0;
+	case SM_C_SHARED:
+		return x->dm.ISH > 0 && x->fam->layer_is_moe && x->fam->layer_is_moe(x->cfg, i);
 	default:
 		return true;
 	}
@@ -277,15 +281,22 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 			                 "tensor '%s': expert %" PRId64
 			                 " but config.json has %" PRId64 " experts",
 			                 t->name, j, x->dm.E);
-		if (!cond_holds(x, ru, i))
+		if (!cond_holds(x, ru, i)) {
+			const char *why =
+			    "a dense layer (see mlp_only_layers, first_k_dense_replace)";
+			if (ru->cond == SM_C_DENSE)
+				why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
+			else if (ru->cond == SM_C_SHARED && x->dm.ISH <= 0)
+				why = "without shared experts (n_shared_experts / "
+				      "shared_expert_intermediate_size)";
+			else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
+				why = "inconsistent with q_lora_rank";
 			return wt_seterr(
 			    err, WT_EUNSUPPORTED,
 			    "tensor '%s': unknown tensor: config.json makes layer %" PRId64
-			    " a %s layer; fix mlp_only_layers/first_k_dense_replace or the "
-			    "checkpoint",
-			    t->name, i,
-			    ru->cond == SM_C_MOE ? "dense"
-			                         : (ru->cond == SM_C_DENSE ? "MoE" : "different"));
+			    " %s; fix config.json or the checkpoint",
+			    t->name, i, why);
+		}
 		if ((ru->flags & SM_F_LMHEAD) && x->cfg->tie_word_embeddings) {
 			/* Its scale companions go with it. */
 			sm_entry tmp = {.t = (uint32_t)k};

@@ -320,7 +320,8 @@ static bool ends_with(const char *s, const char *suf)
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* Name with `.weight` -> `.<leaf>` or `_weight` -> `_<leaf>`, else name + "_" + leaf. */
+/* Name with `.weight` -> `.<leaf>` or `_weight` -> `_<leaf>`, else name + "_" + leaf.
+ * Returns malloc'd memory (caller frees; NULL on ENOMEM). */
 static char *derive_name(const char *rt, const char *weight_sfx_repl)
 {
 	size_t n = strlen(rt);
@@ -495,9 +496,12 @@ static int emit_rank(sm_ctx *x, const inst_info *in, uint32_t rank, pvec *pv, co
 		free(s.name);
 	if (rv == WT_OK && in->mode == M_MERGE && in->has_iscale) {
 		pvec ip = {0};
-		for (size_t k = 0; k < n && rv == WT_OK; k++)
-			if (x->ents[in->a + k].iscale != SM_NONE)
-				rv = push(&ip, rows_piece((uint32_t)(2 * n + k), 0, 1, 0));
+		/* the parts this rank holds (for experts: its local experts) */
+		for (size_t k = 0; k < pv->n && rv == WT_OK; k++) {
+			uint32_t part = pv->v[k].src;
+			if (x->ents[in->a + part].iscale != SM_NONE)
+				rv = push(&ip, rows_piece((uint32_t)(2 * n + part), 0, 1, 0));
+		}
 		sm_out is = {0};
 		is.name = derive_name(rt, "input_scale");
 		is.okind = SM_O_SCALE_MAX;

@@ -69,6 +69,7 @@ typedef enum {
 	SM_C_MOE,   /* MoE layers */
 	SM_C_QLORA, /* DeepSeek q_lora_rank set */
 	SM_C_NOQLORA,
+	SM_C_SHARED, /* MoE layers of a model with shared experts (intermediate > 0) */
 } sm_cond;
 
 enum {
@@ -127,7 +128,8 @@ bool shardmap_generic_drop(const char *name);
 /* ---------- exclusions (exclude.c) ---------- */
 
 typedef struct sm_excl sm_excl;
-/* Merge, sort, de-duplicate and compile patterns. Bad `re:` -> WT_EINVAL. */
+/* Merge, sort, de-duplicate and compile patterns (copied). Bad `re:` -> WT_EINVAL.
+ * *out is owned by the caller: shardmap_excl_free(). */
 int shardmap_excl_compile(const char *const *pats, size_t n, sm_excl **out, wt_errbuf *err);
 bool shardmap_excl_match(const sm_excl *x, const char *module);
 size_t shardmap_excl_count(const sm_excl *x);

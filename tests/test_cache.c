@@ -8,13 +8,11 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <rocksdb/c.h>
+#include <pthread.h>
 
-#include "cache/cache.h"
-#include "cache/cache_int.h"
-#include "tests/util/testutil.h"
+#include "tests/test_cache_util.h"
 
-#define CHUNK 4096u
+#define CHUNK TC_CHUNK
 
 typedef struct fx {
 	char *dir;
@@ -54,26 +52,12 @@ static void reopen(fx *f)
 		fail_msg("cache_open: %s", err.msg);
 }
 
-/* Write shard `id` of n chunks; chunk i holds tu_fill(seed + i) (size CHUNK - i). */
 static void put_shard(cache *c, const char *id, size_t n, uint64_t seed)
 {
 	wt_errbuf err;
-	cache_writer *w = NULL;
-	assert_int_equal(cache_begin_shard(c, id, strlen(id), &w, &err), WT_OK);
-	uint8_t buf[CHUNK];
-	for (size_t i = 0; i < n; i++) {
-		tu_fill(buf, CHUNK - i, seed + i);
-		wt_hash128 h;
-		int rv = cache_put_chunk(w, buf, CHUNK - i, &h, &err);
-		if (rv != WT_OK)
-			fail_msg("put_chunk: %s", err.msg);
-		assert_true(common_hash128_eq(h, common_hash128(buf, CHUNK - i)));
-	}
-	char man[64];
-	int ml = snprintf(man, sizeof(man), "manifest of %s", id);
-	int rv = cache_commit_shard(w, man, (size_t)ml, &err);
+	int rv = tc_put_shard(c, id, n, seed, &err);
 	if (rv != WT_OK)
-		fail_msg("commit: %s", err.msg);
+		fail_msg("put shard %s: %s", id, err.msg);
 }
 
 /* Check shard `id` is complete and its chunks read back as put_shard wrote them. */
@@ -170,11 +154,258 @@ static void test_dedupe(void **state)
 	assert_int_equal(st.bytes, 0);
 }
 
+static void put_named(cache *c, int k)
+{
+	char id[16];
+	snprintf(id, sizeof(id), "s%d", k);
+	put_shard(c, id, 3, 1000u * (uint64_t)(k + 1));
+}
+
+static bool has_named(cache *c, int k)
+{
+	char id[16];
+	snprintf(id, sizeof(id), "s%d", k);
+	return cache_has_shard(c, id, strlen(id));
+}
+
+static void touch_named(cache *c, int k)
+{
+	char id[16];
+	snprintf(id, sizeof(id), "s%d", k);
+	cache_shard *s = NULL;
+	wt_errbuf err;
+	assert_int_equal(cache_shard_open(c, id, strlen(id), &s, &err), WT_OK);
+	cache_shard_close(s);
+}
+
+/* Budget of 40 KiB holds three 3-chunk shards (12285 bytes each), not four. */
+static void test_lru_budget(void **state)
+{
+	fx *f = *state;
+	f->o.max_bytes = 40u << 10;
+	reopen(f);
+	for (int k = 0; k < 6; k++)
+		put_named(f->c, k);
+	for (int k = 0; k < 6; k++)
+		assert_int_equal(has_named(f->c, k), k >= 3);
+	cache_stats st;
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.evictions, 3);
+	assert_true(st.bytes <= st.max_bytes);
+	assert_int_equal(st.chunks, 9);
+	touch_named(f->c, 3); /* s3 becomes most recent: s4 is now the oldest */
+	put_named(f->c, 6);
+	assert_true(has_named(f->c, 3));
+	assert_false(has_named(f->c, 4));
+	assert_true(has_named(f->c, 5));
+	/* the LRU order survives a restart: s5 < s3 < s6 */
+	reopen(f);
+	put_named(f->c, 7);
+	assert_false(has_named(f->c, 5));
+	assert_true(has_named(f->c, 3));
+	assert_true(has_named(f->c, 6));
+	assert_true(has_named(f->c, 7));
+	check_shard(f->c, "s3", 3, 4000);
+	/* a smaller budget at open evicts down to it */
+	f->o.max_bytes = 13u << 10;
+	reopen(f);
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.shards, 1);
+	assert_true(has_named(f->c, 7) || has_named(f->c, 3));
+}
+
+static void test_pinning(void **state)
+{
+	fx *f = *state;
+	f->o.max_bytes = 40u << 10;
+	reopen(f);
+	wt_errbuf err;
+	put_named(f->c, 0);
+	cache_shard *s0 = NULL;
+	assert_int_equal(cache_shard_open(f->c, "s0", 2, &s0, &err), WT_OK);
+	for (int k = 1; k < 5; k++)
+		put_named(f->c, k);
+	/* s0 is the least recently used but pinned: s1 and s2 went instead */
+	assert_true(has_named(f->c, 0));
+	assert_false(has_named(f->c, 1));
+	assert_false(has_named(f->c, 2));
+	assert_int_equal(cache_evict(f->c, "s0", 2, &err), WT_EBUSY);
+	cache_stats st;
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.pinned, 1);
+	/* the pinned shard's chunks still read */
+	uint8_t buf[CHUNK];
+	size_t got;
+	assert_int_equal(
+	    cache_read_chunk(f->c, cache_shard_chunk(s0, 2, NULL), buf, sizeof(buf), &got, &err),
+	    WT_OK);
+	cache_shard_close(s0);
+	put_named(f->c, 5); /* now s0 is evictable and the oldest */
+	assert_false(has_named(f->c, 0));
+	assert_true(has_named(f->c, 3) && has_named(f->c, 4) && has_named(f->c, 5));
+}
+
+static void test_budget_errors(void **state)
+{
+	fx *f = *state;
+	wt_errbuf err;
+	cache *c = NULL;
+	cache_opts o = f->o;
+	o.max_bytes = CHUNK - 1;
+	assert_int_equal(cache_open(&c, f->dir, &o, &err), WT_ECONFIG);
+	assert_non_null(strstr(err.msg, "max_bytes"));
+	o = f->o;
+	o.chunk_bytes = 10;
+	assert_int_equal(cache_open(&c, f->dir, &o, &err), WT_ECONFIG);
+	assert_int_equal(cache_open(&c, "", &f->o, &err), WT_EINVAL);
+	/* a shard of 5 distinct chunks does not fit 16 KiB: ENOSPC, nothing left behind */
+	f->o.max_bytes = 16u << 10;
+	reopen(f);
+	assert_int_equal(tc_put_shard(f->c, "big", 5, 1, &err), WT_ENOSPC);
+	assert_non_null(strstr(err.msg, "max_bytes"));
+	cache_stats st;
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(st.writers, 0);
+	assert_false(cache_has_shard(f->c, "big", 3));
+	/* duplicates count once: 8 copies of one chunk fit */
+	cache_writer *w = NULL;
+	uint8_t buf[CHUNK];
+	tu_fill(buf, CHUNK, 5);
+	assert_int_equal(cache_begin_shard(f->c, "dups", 4, &w, &err), WT_OK);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(cache_put_chunk(w, buf, CHUNK, NULL, &err), WT_OK);
+	assert_int_equal(cache_commit_shard(w, "m", 1, &err), WT_OK);
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.bytes, CHUNK);
+	assert_int_equal(st.chunks, 1);
+	/* empty and oversized manifests */
+	assert_int_equal(cache_begin_shard(f->c, "x", 1, &w, &err), WT_OK);
+	assert_int_equal(cache_commit_shard(w, "", 0, &err), WT_EINVAL);
+	assert_int_equal(cache_begin_shard(f->c, NULL, 0, &w, &err), WT_EINVAL);
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.writers, 0);
+}
+
+/* Two writers and two readers at once under a budget that forces evictions. */
+typedef struct conc {
+	cache *c;
+	int who;
+	int errors;
+} conc;
+
+static void *conc_writer(void *arg)
+{
+	conc *k = arg;
+	wt_errbuf err;
+	for (int i = 0; i < 40; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "w%d-%d", k->who, i);
+		/* seeds overlap between the writers: shared chunks, racing dedupe */
+		if (tc_put_shard(k->c, id, 4, (uint64_t)(i % 7) * 10, &err) != WT_OK)
+			k->errors++;
+	}
+	return NULL;
+}
+
+static void *conc_reader(void *arg)
+{
+	conc *k = arg;
+	wt_errbuf err;
+	uint8_t buf[CHUNK];
+	for (int i = 0; i < 400; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "w%d-%d", i % 2, (i / 2) % 40);
+		cache_shard *s = NULL;
+		int rv = cache_shard_open(k->c, id, strlen(id), &s, &err);
+		if (rv == WT_ENOTFOUND)
+			continue;
+		if (rv != WT_OK) {
+			k->errors++;
+			continue;
+		}
+		for (size_t j = 0; j < cache_shard_n_chunks(s); j++) {
+			size_t got;
+			if (cache_read_chunk(k->c, cache_shard_chunk(s, j, NULL), buf, sizeof(buf),
+			                     &got, &err) != WT_OK)
+				k->errors++;
+		}
+		cache_shard_close(s);
+	}
+	return NULL;
+}
+
+static void test_concurrent(void **state)
+{
+	fx *f = *state;
+	f->o.max_bytes = 64u << 10;
+	reopen(f);
+	pthread_t t[4];
+	conc k[4];
+	for (int i = 0; i < 4; i++) {
+		k[i] = (conc){f->c, i % 2, 0};
+		assert_int_equal(
+		    pthread_create(&t[i], NULL, i < 2 ? conc_writer : conc_reader, &k[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(k[i].errors, 0);
+	}
+	uint64_t bad = 99;
+	wt_errbuf err;
+	assert_int_equal(cache_verify_all(f->c, NULL, NULL, &bad, &err), WT_OK);
+	assert_int_equal(bad, 0);
+	cache_stats st;
+	cache_stats_get(f->c, &st);
+	assert_true(st.bytes <= st.max_bytes);
+	assert_true(st.evictions > 0);
+	uint64_t freed = 1;
+	assert_int_equal(cache_gc(f->c, &freed, &err), WT_OK);
+	assert_int_equal(freed, 0); /* refcounts were exact: nothing left to sweep */
+}
+
+/* The cache's fast hashes give common_hash128's digest at every length. */
+static void test_hash_paths(void **state)
+{
+	(void)state;
+	size_t lens[] = {0,
+	                 1,
+	                 16,
+	                 240,
+	                 241,
+	                 1024,
+	                 (128u << 10) - 1,
+	                 128u << 10,
+	                 (128u << 10) + 1,
+	                 3 * (128u << 10) + 17,
+	                 4u << 20};
+	size_t max = 4u << 20;
+	uint8_t *src = malloc(max), *dst = malloc(max);
+	assert_non_null(src);
+	assert_non_null(dst);
+	tu_fill(src, max, 42);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		wt_hash128 want = common_hash128(src, lens[i]);
+		assert_true(common_hash128_eq(cache_hash(src, lens[i]), want));
+		memset(dst, 0, max);
+		assert_true(common_hash128_eq(cache_hash_copy(dst, src, lens[i]), want));
+		if (lens[i] > 0)
+			assert_memory_equal(dst, src, lens[i]);
+	}
+	free(src);
+	free(dst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dedupe, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lru_budget, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pinning, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_budget_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+	    cmocka_unit_test(test_hash_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

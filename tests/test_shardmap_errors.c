@@ -241,6 +241,39 @@ static void test_bad_regex(void **state)
 	tm_free(m);
 }
 
+/* Shared experts follow the config: none declared -> none expected, and present ones are
+ * unknown tensors; a dense-layer expert is an unknown tensor too. */
+static void test_shared_experts_cond(void **state)
+{
+	(void)state;
+	char cfg[1024], cfg0[1024];
+	tm_model *m = tm_deepseek(SEED, 0, cfg, sizeof(cfg));
+	snprintf(cfg0, sizeof(cfg0), "%s", cfg);
+	char *p = strstr(cfg0, "\"n_shared_experts\":1");
+	assert_non_null(p);
+	p[strlen("\"n_shared_experts\":")] = '0';
+	wt_layout l;
+	wt_errbuf err;
+	lay(&l, 2, 1, WT_QUANT_NONE);
+	expect(try_plan(m, cfg0, &l, &err), WT_EUNSUPPORTED, &err,
+	       "model.layers.1.mlp.shared_experts.down_proj.weight", "without shared experts");
+	const char *sh[] = {"down_proj", "gate_proj", "up_proj"};
+	for (int k = 0; k < 3; k++)
+		for (int i = 1; i < 3; i++) {
+			char b[128];
+			snprintf(b, sizeof(b), "model.layers.%d.mlp.shared_experts.%s.weight", i,
+			         sh[k]);
+			tm_remove(m, b);
+		}
+	expect(try_plan(m, cfg0, &l, &err), WT_OK, &err, NULL, NULL);
+	tm_free(m);
+	m = tm_qwen2_moe(SEED);
+	tm_add2(m, "model.layers.0.mlp.experts.0.up_proj.weight", 128, 256);
+	expect(try_plan(m, tm_qwen2_moe_cfg, &l, &err), WT_EUNSUPPORTED, &err,
+	       "model.layers.0.mlp.experts.0.up_proj.weight", "dense layer");
+	tm_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,7 +281,7 @@ int main(void)
 	    cmocka_unit_test(test_ep_errors),           cmocka_unit_test(test_checkpoint_problems),
 	    cmocka_unit_test(test_unknown_arch),        cmocka_unit_test(test_partly_excluded),
 	    cmocka_unit_test(test_int4_group),          cmocka_unit_test(test_block_alignment),
-	    cmocka_unit_test(test_bad_regex),
+	    cmocka_unit_test(test_bad_regex),           cmocka_unit_test(test_shared_experts_cond),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

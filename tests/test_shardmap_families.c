@@ -321,6 +321,77 @@ static void test_coverage_all(void **state)
 	coverage(tm_bert(SEED), tm_bert_cfg, 4, bert, 3);
 }
 
+static const char qwen3_moe_cfg[] =
+    "{\"architectures\":[\"Qwen3MoeForCausalLM\"],\"model_type\":\"qwen3_moe\",\"hidden_size\":256,"
+    "\"num_attention_heads\":8,\"num_key_value_heads\":4,\"head_dim\":64,\"intermediate_size\":512,"
+    "\"moe_intermediate_size\":128,\"num_experts\":4,\"mlp_only_layers\":[],\"decoder_sparse_"
+    "step\":2,"
+    "\"vocab_size\":1024,\"num_hidden_layers\":2}";
+
+/* Qwen3-MoE: decoder_sparse_step 2 makes layer 1 MoE and layer 0 dense; q/k norms. */
+static void test_qwen3_moe(void **state)
+{
+	(void)state;
+	tm_model *m = tm_new(SEED, WT_BF16);
+	tm_top(m, 1024, 256, 1);
+	char b[200];
+	for (int i = 0; i < 2; i++)
+		tm_attn(m, i, 8, 4, 64, 256, 0, 1);
+	tm_mlp(m, 0, "mlp.", 512, 256);
+	tm_fmt(b, sizeof(b), TM_L, 1, "mlp.gate.weight");
+	tm_add2(m, b, 4, 256);
+	tm_experts(m, 1, "mlp.experts.", 4, 128, 256, "gate_proj", "up_proj", "down_proj");
+	fx f;
+	fx_open(&f, m, qwen3_moe_cfg, 2, 2, 0, true);
+	assert_string_equal(shardmap_family(f.p), "qwen3_moe");
+	/* rank (tp 1, ep 1): experts 2, 3 whole; attention tp-split */
+	shp(&f, 3, "model.layers.1.mlp.experts.w13_weight", 3, 2, 256, 256);
+	shp(&f, 3, "model.layers.1.mlp.experts.w2_weight", 3, 2, 256, 128);
+	shp(&f, 3, "model.layers.0.mlp.gate_up_proj.weight", 2, 512, 256, 0);
+	shp(&f, 3, "model.layers.1.self_attn.qkv_proj.weight", 2, (4 + 2 * 2) * 64, 256, 0);
+	shp(&f, 3, "model.layers.1.self_attn.k_norm.weight", 1, 64, 0, 0);
+	size_t rb;
+	const uint8_t *want = src_rows(&f, "model.layers.1.mlp.experts.3.up_proj.weight", 0, &rb);
+	assert_memory_equal(out_bytes(&f, 3, "model.layers.1.mlp.experts.w13_weight") +
+	                        3 * 128 * rb,
+	                    want, 128 * rb);
+	tm_check_coverage(f.c, f.p, 4);
+	fx_close(&f);
+}
+
+/* DeepSeek with q_lora_rank null: q_proj split by heads of (nope + rope) rows. */
+static void test_deepseek_no_qlora(void **state)
+{
+	(void)state;
+	char cfg[1024];
+	tm_model *m = tm_deepseek(SEED, 0, cfg, sizeof(cfg));
+	char *q = strstr(cfg, "\"q_lora_rank\":128");
+	assert_non_null(q);
+	memcpy(q, "\"q_lora_rank\":nul", 17);
+	memmove(q + 18, q + 17, strlen(q + 17) + 1);
+	q[17] = 'l';
+	for (int i = 0; i < 3; i++) {
+		const char *leaf[] = {"q_a_proj.weight", "q_a_layernorm.weight", "q_b_proj.weight"};
+		for (int k = 0; k < 3; k++) {
+			char b[160];
+			snprintf(b, sizeof(b), "model.layers.%d.self_attn.%s", i, leaf[k]);
+			tm_remove(m, b);
+		}
+		char b[160];
+		snprintf(b, sizeof(b), "model.layers.%d.self_attn.q_proj.weight", i);
+		tm_add2(m, b, 512, 256);
+	}
+	fx f;
+	fx_open(&f, m, cfg, 2, 1, 0, true);
+	shp(&f, 1, "model.layers.1.self_attn.q_proj.weight", 2, 256, 256, 0);
+	assert_int_equal(tm_ix(f.p, 1, "model.layers.1.self_attn.q_a_proj.weight"), -1);
+	size_t rb;
+	const uint8_t *want = src_rows(&f, "model.layers.1.self_attn.q_proj.weight", 256, &rb);
+	assert_memory_equal(out_bytes(&f, 1, "model.layers.1.self_attn.q_proj.weight"), want,
+	                    256 * rb);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +402,8 @@ int main(void)
 	    cmocka_unit_test(test_qwen2_moe),
 	    cmocka_unit_test(test_deepseek_mla),
 	    cmocka_unit_test(test_bert),
+	    cmocka_unit_test(test_qwen3_moe),
+	    cmocka_unit_test(test_deepseek_no_qlora),
 	    cmocka_unit_test(test_coverage_all),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -433,6 +433,85 @@ static void test_dtype_option(void **state)
 	qclose(&f);
 }
 
+/* Per-tensor FP8 experts (Mixtral-style, EP 2): each expert's w1/w3 merge to that expert's
+ * max, scales [count, 1]; the w13 input scale is the max over the rank's experts. */
+static void test_fp8_tensor_experts(void **state)
+{
+	(void)state;
+	printf("seed 0x5eed0017\n");
+	tm_model *m = tm_new(0x5eed0017ull, WT_BF16);
+	tm_top(m, 1000, 256, 1);
+	for (int i = 0; i < 2; i++) {
+		char b[200];
+		tm_attn(m, i, 8, 2, 32, 256, 0, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "block_sparse_moe.gate.weight");
+		tm_add2(m, b, 6, 256);
+		for (int j = 0; j < 6; j++) {
+			char leaf[96];
+			snprintf(leaf, sizeof(leaf), "block_sparse_moe.experts.%d.w1.weight", j);
+			tm_lin_l(m, i, leaf, 256, 256, 2);
+			snprintf(leaf, sizeof(leaf), "block_sparse_moe.experts.%d.w3.weight", j);
+			tm_lin_l(m, i, leaf, 256, 256, 2);
+			snprintf(leaf, sizeof(leaf), "block_sparse_moe.experts.%d.w2.weight", j);
+			tm_lin_l(m, i, leaf, 256, 256, 2);
+		}
+	}
+	char cfg[1024];
+	snprintf(cfg, sizeof(cfg), "%.*s,\"quantization_config\":{\"quant_method\":\"fp8\"}}",
+	         (int)(strlen(tm_mixtral_cfg) - 1), tm_mixtral_cfg);
+	wt_layout l;
+	lay(&l, 1, 2, WT_QUANT_FP8_TENSOR);
+	qfx f;
+	wt_errbuf err = {0};
+	int rv = qopen(&f, m, cfg, &l, &err);
+	if (rv)
+		fail_msg("%s", err.msg);
+	const char *w13 = "model.layers.1.block_sparse_moe.experts.w13_weight";
+	/* ep rank 1 owns experts 3, 4, 5 */
+	qshape(qinfo(&f, 1, "model.layers.1.block_sparse_moe.experts.w13_weight_scale"), WT_F32, 2,
+	       3, 1, 0);
+	qshape(qinfo(&f, 1, "model.layers.1.block_sparse_moe.experts.w13_input_scale"), WT_F32, 1,
+	       1, 0, 0);
+	const float *sc = qbytes(&f, 1, "model.layers.1.block_sparse_moe.experts.w13_weight_scale");
+	const uint8_t *w = qbytes(&f, 1, w13);
+	float imax = 0;
+	for (int jj = 0; jj < 3; jj++) {
+		char g[160], u[160];
+		float s[2], in[2];
+		const char *leaf[2] = {"w1", "w3"};
+		for (int k = 0; k < 2; k++) {
+			snprintf(g, sizeof(g),
+			         "model.layers.1.block_sparse_moe.experts.%d.%s.weight_scale",
+			         3 + jj, leaf[k]);
+			s[k] = scalar_of(f.m, g);
+			snprintf(u, sizeof(u),
+			         "model.layers.1.block_sparse_moe.experts.%d.%s.input_scale",
+			         3 + jj, leaf[k]);
+			in[k] = scalar_of(f.m, u);
+			imax = in[k] > imax ? in[k] : imax;
+		}
+		float mx = s[0] > s[1] ? s[0] : s[1];
+		assert_memory_equal(&sc[jj], &mx, 4);
+		for (int k = 0; k < 2; k++) {
+			size_t rb;
+			snprintf(g, sizeof(g),
+			         "model.layers.1.block_sparse_moe.experts.%d.%s.weight", 3 + jj,
+			         leaf[k]);
+			uint8_t *ref = malloc(256 * 256);
+			memcpy(ref, srow(f.m, g, 0, &rb), 256 * 256);
+			if (s[k] != mx)
+				kern_fp8_rescale(ref, 256 * 256, s[k] / mx);
+			assert_memory_equal(w + (jj * 2 + k) * 256 * 256, ref, 256 * 256);
+			free(ref);
+		}
+	}
+	assert_memory_equal(
+	    qbytes(&f, 1, "model.layers.1.block_sparse_moe.experts.w13_input_scale"), &imax, 4);
+	qshape(qinfo(&f, 0, "model.layers.1.block_sparse_moe.experts.w2_weight_scale"), WT_F32, 2,
+	       3, 1, 0);
+	qclose(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +520,7 @@ int main(void)
 	    cmocka_unit_test(test_fp8_block_passthrough),
 	    cmocka_unit_test(test_fp8_block_to_none_and_requant),
 	    cmocka_unit_test(test_fp8_tensor_merge),
+	    cmocka_unit_test(test_fp8_tensor_experts),
 	    cmocka_unit_test(test_nonfinite),
 	    cmocka_unit_test(test_dtype_option),
 	};

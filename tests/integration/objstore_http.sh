@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # http:// store end to end: weightctl inspect and shard on a model served by a
 # local Range-capable server (objstore_server.py) agree with the local folder;
+# a weightd serving --model llama=http://... answers fetch like weightctl shard;
 # a server that ignores Range is refused with a clear error.
 set -u
 B=${WT_BUILD:-build}
@@ -9,7 +10,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/objstore_lib.bash"
 T=$(mktemp -d "${TMPDIR:-/tmp}/wt-objhttp-XXXXXX")
 SRV=
-trap '[ -n "$SRV" ] && kill "$SRV" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+TLS=
+trap 'for p in $SRV $TLS; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT
 
 "$B/wt-mkckpt" --family llama --seed 7 --out "$T/srv/llama" >/dev/null || fail "wt-mkckpt"
 python3 "$HERE/objstore_server.py" --root "$T/srv" >"$T/port" 2>"$T/srv.err" &
@@ -32,6 +34,7 @@ L="--tp-size 2 --tp-rank 1 --quant fp8-block"
 "$B/weightctl" shard --model-dir "$T/srv/llama" $L --out "$T/local.st" || fail "shard local"
 "$B/weightctl" shard --model-dir "$URL/ok/llama" $L --out "$T/http.st" || fail "shard http"
 same_tensors "$T/local.st" "$T/http.st" || fail "shard over http differs from local"
+weightd_check llama "$URL/ok/llama" "$T/local.st" $L
 
 # a server that ignores Range: exit 1 and a message that says so
 "$B/weightctl" inspect "$URL/norange/llama" >"$T/out" 2>"$T/err"
@@ -40,4 +43,21 @@ rc=$?
 grep -q "WT_EIO.*config.json.*instead of 206" "$T/err" || fail "norange: stderr: $(cat "$T/err")"
 "$B/weightctl" inspect "$URL/ok/missing" 2>"$T/err"
 grep -q "WT_ENOTFOUND" "$T/err" || fail "missing model: $(cat "$T/err")"
+
+# https with a private CA: refused until WEIGHTD_HTTP_CA_BUNDLE names it
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$T/key.pem" -out "$T/cert.pem" \
+	>/dev/null 2>&1 || fail "openssl req"
+python3 "$HERE/objstore_server.py" --root "$T/srv" --tls "$T/cert.pem" "$T/key.pem" \
+	>"$T/tport" 2>"$T/tls.err" &
+TLS=$!
+for _ in $(seq 100); do grep -q '^PORT ' "$T/tport" && break; sleep 0.1; done
+TPORT=$(sed -n 's/^PORT //p' "$T/tport")
+[ -n "$TPORT" ] || fail "https server did not start: $(cat "$T/tls.err")"
+WEIGHTD_HTTP_RETRIES=0 "$B/weightctl" inspect "https://127.0.0.1:$TPORT/ok/llama" 2>"$T/err"
+grep -q "WT_EIO.*WEIGHTD_HTTP_CA_BUNDLE" "$T/err" || fail "untrusted https: $(cat "$T/err")"
+cat "$T/err"
+tls_out=$(WEIGHTD_HTTP_CA_BUNDLE=$T/cert.pem "$B/weightctl" inspect "https://127.0.0.1:$TPORT/ok/llama") ||
+	fail "https inspect with WEIGHTD_HTTP_CA_BUNDLE"
+[ "$(inspect_body "$local_out")" = "$(inspect_body "$tls_out")" ] || fail "https inspect differs"
 echo "$ME: ok"

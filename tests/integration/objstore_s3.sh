@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # s3:// store end to end against moto (in-process S3 with SigV4 checking,
 # objstore_s3.py): weightctl inspect and shard on s3://bucket/prefix agree
-# with the local folder; a wrong secret is WT_EPERM without leaking it.
+# with the local folder; weightd --model llama=s3://... answers fetch like
+# weightctl shard; a wrong secret is WT_EPERM without leaking it.
 # moto missing: pip install 'moto[server]'; if that fails too, this FAILS
 # under CI=true and is skipped (loudly) otherwise.
 set -u
@@ -45,6 +46,7 @@ L="--tp-size 2 --tp-rank 0 --quant int8-channel"
 "$B/weightctl" shard --model-dir "$M" $L --out "$T/local.st" || fail "shard local"
 "$B/weightctl" shard --model-dir s3://wt-models/hf/llama $L --out "$T/s3.st" || fail "shard s3"
 same_tensors "$T/local.st" "$T/s3.st" || fail "shard over s3 differs from local"
+weightd_check llama s3://wt-models/hf/llama "$T/local.st" $L
 
 # re-upload config.json with a change: a new revision
 sed 's/"vocab_size"/ "vocab_size"/' "$M/config.json" >"$T/config.json"

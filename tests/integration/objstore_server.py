@@ -11,10 +11,12 @@ Range). Serves --root; the first path component picks the behaviour:
   /flaky/K    503 for the first 2 requests of each (method, path, range), then ok
   /down/K     always 500
   /noetag/K   like /ok without ETag (Last-Modified is the version)
+  /s3loop, /s3outside, /s3garbage   bad ListObjectsV2 replies (see LISTINGS)
 
 Prints "PORT <n>" on stdout once listening on 127.0.0.1 (port 0 = any free
-port), then serves until SIGTERM (or, with --stdin, until stdin closes, so a
-crashed parent cannot leave it behind). Logs nothing.
+port), then serves (https with --tls CERT KEY) until SIGTERM (or, with
+--stdin, until stdin closes, so a crashed parent cannot leave it behind).
+Logs nothing.
 """
 import argparse
 import email.utils
@@ -27,6 +29,15 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = "."
+# Misbehaving ListObjectsV2 replies for s3://<mode>/k with the endpoint here.
+LISTINGS = {
+    "s3loop": "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>"
+              "same</NextContinuationToken><Contents><Key>k/a</Key><Size>1</Size>"
+              "</Contents></ListBucketResult>",
+    "s3outside": "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>other/a"
+                 "</Key><Size>1</Size></Contents></ListBucketResult>",
+    "s3garbage": "hello",
+}
 COUNTS = {}
 LOCK = threading.Lock()
 
@@ -54,6 +65,8 @@ class Handler(BaseHTTPRequestHandler):
                                "application/xml")
         if mode == "down":
             return self._plain(500, b"internal error")
+        if mode in LISTINGS:  # a fake S3 bucket answering ListObjectsV2 badly
+            return self._plain(200, LISTINGS[mode].encode(), "application/xml")
         if mode == "flaky":
             with LOCK:
                 k = (self.command, self.path, rng)
@@ -98,7 +111,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         with open(path, "rb") as f:
             try:
-                self.connection.sendfile(f, first, count)
+                self.connection.sendfile(f, first, count)  # plain send() under TLS
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
 
@@ -112,11 +125,17 @@ def main():
     ap.add_argument("--root", required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--stdin", action="store_true", help="exit when stdin closes")
+    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https")
     a = ap.parse_args()
     ROOT = os.path.realpath(a.root)
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
     srv.handle_error = lambda *args: None  # a client hanging up is not news
+    if a.tls:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls[0], a.tls[1])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     print(f"PORT {srv.server_address[1]}", flush=True)
     if not a.stdin:
         srv.serve_forever()

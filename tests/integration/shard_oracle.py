@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""shard_oracle.py — an independent reading of SHARDS.md section 2 (and the FP8-block
+pass-through of section 4) in Python: builds each rank's expected runtime tensors from
+the source safetensors (raw bytes, so BF16/FP8 compare exactly) and compares them with
+`weightctl shard` output, tensor names included. Used by shard_python.sh.
+
+usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block) [up_gate]
+"""
+import json, os, re, sys, struct
+import numpy as np
+
+NP = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+SZ = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "I64": 8, "I32": 4, "I8": 1}
+
+def read_st(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        hdr = json.loads(f.read(n))
+        data = f.read()
+    meta = hdr.pop("__metadata__", {})
+    out = {}
+    for k, v in hdr.items():
+        a, b = v["data_offsets"]
+        arr = np.frombuffer(data[a:b], dtype=NP[SZ[v["dtype"]]]).reshape(v["shape"] or [1])
+        out[k] = (v["dtype"], arr)
+    return out, meta
+
+def load_dir(d):
+    src = {}
+    for fn in sorted(os.listdir(d)):
+        if fn.endswith(".safetensors"):
+            src.update(read_st(os.path.join(d, fn))[0])
+    return src, json.load(open(os.path.join(d, "config.json")))
+
+def pieces_rows(name, a, n): return [(name, 0, a, n)]
+def pieces_cols(name, a, n): return [(name, 1, a, n)]
+
+def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
+    arch = cfg["architectures"][0]
+    H = cfg["num_attention_heads"]; hid = cfg["hidden_size"]
+    KV = cfg.get("num_key_value_heads", H)
+    d = cfg.get("head_dim", hid // H)
+    L = cfg["num_hidden_layers"]; V = cfg["vocab_size"]
+    E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts", 0)))
+    tied = cfg.get("tie_word_embeddings", False)
+    bert = arch == "BertModel"
+    if bert: KV = H
+    outs = {}   # name -> list of pieces (src, axis, start, len) or ("zero", rows)
+    stack = {}  # expert runtime name -> {j: [pieces]}
+    def add(n, pcs): outs.setdefault(n, []).extend(pcs)
+    Hl = H // T
+    if KV >= T: KVl, ks = KV // T, r
+    else: KVl, ks = 1, r // (T // KV)
+    for name in sorted(src):
+        if re.search(r"rotary_emb\.|position_ids$|weight_scale_inv$", name): continue
+        m = re.match(r"model\.layers\.(\d+)\.", name)
+        if m and arch.startswith("Deepseek") and int(m.group(1)) >= L: continue
+        if name == "lm_head.weight" and tied: continue
+        rows = src[name][1].shape[0]
+        cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
+        m = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name) or \
+            re.match(r"(.*)\.(query|key|value)\.(weight|bias)$", name)
+        if m and not re.search(r"q_b_proj|kv_b_proj", name) and not (arch.startswith("Deepseek")):
+            continue  # handled below as a group
+        m = re.match(r"(.*experts)\.(\d+)\.(gate_proj|up_proj|down_proj|w1|w3|w2)\.weight$", name)
+        if m:
+            base, j, leaf = m.group(1), int(m.group(2)), m.group(3)
+            Ie = rows if leaf in ("gate_proj", "up_proj", "w1", "w3") else cols
+            Il = Ie // T if P == 1 else Ie
+            off = r * Il if P == 1 else 0
+            if leaf in ("down_proj", "w2"):
+                pc = pieces_cols(name, off, Il) if P == 1 else pieces_rows(name, 0, rows)
+                stack.setdefault(base + ".w2_weight", {}).setdefault(j, {})[0] = pc
+            else:
+                part = 0 if leaf in ("gate_proj", "w1") else 1
+                if up_gate: part = 1 - part
+                stack.setdefault(base + ".w13_weight", {}).setdefault(j, {})[part] = pieces_rows(name, off, Il)
+            continue
+        if name in ("model.embed_tokens.weight", "lm_head.weight", "embeddings.word_embeddings.weight"):
+            import math
+            mm = pad * T // math.gcd(pad, T)
+            Vp = (V + mm - 1) // mm * mm; Vl = Vp // T; lo, hi = r * Vl, r * Vl + Vl
+            pcs = []
+            if lo < V: pcs += pieces_rows(name, lo, min(hi, V) - lo)
+            if hi > V: pcs.append(("zero", hi - max(lo, V)))
+            add(name, pcs); continue
+        m = re.match(r"(.*)\.(gate|up)_proj\.(weight|bias)$", name)
+        if m:
+            continue  # grouped below
+        if re.search(r"(o_proj|down_proj|attention\.output\.dense|\.output\.dense)\.weight$", name) and ".mlp.experts." not in name:
+            add(name, pieces_cols(name, r * cols // T, cols // T)); continue
+        if re.search(r"(q_b_proj|kv_b_proj|intermediate\.dense)\.(weight|bias)$", name) or \
+           (arch.startswith("Deepseek") and name.endswith("self_attn.q_proj.weight")):
+            add(name, pieces_rows(name, r * rows // T, rows // T)); continue
+        add(name, pieces_rows(name, 0, rows))  # replicated
+    # fused q/k/v
+    for name in sorted(src):
+        m = re.match(r"(.*)\.q_proj\.(weight|bias)$", name)
+        if m and not arch.startswith("Deepseek"):
+            b, leaf = m.group(1), m.group(2)
+            add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * d, Hl * d)
+                + pieces_rows(f"{b}.k_proj.{leaf}", ks * KVl * d, KVl * d)
+                + pieces_rows(f"{b}.v_proj.{leaf}", ks * KVl * d, KVl * d))
+        m = re.match(r"(.*)\.query\.(weight|bias)$", name)
+        if m:
+            b, leaf = m.group(1), m.group(2)
+            add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * d, Hl * d)
+                + pieces_rows(f"{b}.key.{leaf}", r * Hl * d, Hl * d)
+                + pieces_rows(f"{b}.value.{leaf}", r * Hl * d, Hl * d))
+        m = re.match(r"(.*)\.gate_proj\.(weight|bias)$", name)
+        if m and ".mlp.experts." not in name:
+            b, leaf = m.group(1), m.group(2)
+            n = src[name][1].shape[0] // T
+            mm2 = re.match(r"model\.layers\.(\d+)\.", name)
+            if mm2 and arch.startswith("Deepseek") and int(mm2.group(1)) >= L: continue
+            add(f"{b}.gate_up_proj.{leaf}", pieces_rows(name, r * n, n) + pieces_rows(f"{b}.up_proj.{leaf}", r * n, n))
+    if P > 1:
+        start = e * (E // P) + min(e, E % P); count = E // P + (1 if e < E % P else 0)
+    else:
+        start, count = 0, E
+    for n, per in stack.items():
+        pcs = []
+        for j in range(start, start + count):
+            for part in sorted(per[j]): pcs += per[j][part]
+        add(n, pcs)
+    return outs
+
+def materialize(src, pcs, scale=False, blk=128):
+    parts = []
+    for p in pcs:
+        if p[0] == "zero":
+            parts.append(None if not parts else np.zeros((p[1],) + parts[-1].shape[1:], parts[-1].dtype)); continue
+        name, axis, a, n = p
+        if scale:
+            sname = name[: -len("weight")] + "weight_scale_inv"
+            arr = src[sname][1]
+            a2, b2 = a // blk, -(-(a + n) // blk)
+            parts.append(arr[a2:b2] if axis == 0 else arr[:, a2:b2])
+        else:
+            arr = src[name][1]
+            if arr.ndim == 1: arr = arr.reshape(-1, 1)
+            parts.append(arr[a:a + n] if axis == 0 else arr[:, a:a + n])
+    return np.concatenate([x.reshape(x.shape[0], -1) for x in parts], axis=0)
+
+def main():
+    ctl, model, T, P, quant = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    up_gate = len(sys.argv) > 6 and sys.argv[6] == "up_gate"
+    src, cfg = load_dir(model)
+    import subprocess, tempfile
+    bad = 0
+    for e in range(P):
+        for r in range(T):
+            out = tempfile.mktemp(suffix=".st")
+            cmd = [ctl, "shard", "--model-dir", model, "--tp-size", str(T), "--tp-rank", str(r),
+                   "--ep-size", str(P), "--ep-rank", str(e), "--quant", quant, "--out", out]
+            if up_gate: cmd += ["--w13-order", "up_gate"]
+            subprocess.run(cmd, check=True)
+            got, meta = read_st(out); os.unlink(out)
+            exp = expected(src, cfg, T, r, P, e, up_gate=up_gate)
+            names = set(exp)
+            if quant == "fp8-block":
+                names |= {n + "_scale" for n in exp if src.get(exp[n][0][0] if exp[n][0][0] != "zero" else "", ("",))[0] == "F8_E4M3"}
+            if set(got) != names:
+                print("rank", r, e, "names differ:", sorted(set(got) ^ names)[:6]); bad += 1; continue
+            for n, pcs in exp.items():
+                want = materialize(src, pcs)
+                g = got[n][1].reshape(want.shape[0], -1) if got[n][1].size == want.size else None
+                if src[pcs[0][0]][0] == "F8_E4M3" and quant == "none":
+                    continue  # dequantized: checked by the unit tests
+                if g is None or not np.array_equal(g, want):
+                    print("rank", r, e, "tensor", n, "differs"); bad += 1
+                if n + "_scale" in got:
+                    ws = materialize(src, pcs, scale=True)
+                    if not np.array_equal(got[n + "_scale"][1].reshape(ws.shape[0], -1), ws):
+                        print("rank", r, e, "scale", n, "differs"); bad += 1
+    print(f"{os.path.basename(model)} T={T} P={P} {quant}: {'ok' if bad == 0 else str(bad) + ' mismatches'}")
+    sys.exit(1 if bad else 0)
+
+main()
