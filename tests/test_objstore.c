@@ -290,6 +290,12 @@ static void test_errors(void **state)
 	store_obj_clear(&o);
 	assert_int_equal(store_read(s, "big.bin", 5, buf, sizeof(buf), &err), WT_OK);
 	assert_memory_equal(buf, f->big + 5, sizeof(buf));
+	/* a split read: each of its 4 ranges fails twice and is retried alone */
+	uint8_t *big = malloc(BIG_BYTES);
+	assert_non_null(big);
+	assert_int_equal(store_read(s, "big.bin", 0, big, BIG_BYTES, &err), WT_OK);
+	assert_memory_equal(big, f->big, BIG_BYTES);
+	free(big);
 	/* traversal is still refused by the generic layer */
 	assert_int_equal(store_read(s, "../big.bin", 0, buf, 1, &err), WT_EPERM);
 	store_close(s);
@@ -316,6 +322,37 @@ static void test_errors(void **state)
 	assert_non_null(strstr(err.msg, "WEIGHTD_HTTP_PARALLEL"));
 	setenv("WEIGHTD_HTTP_PARALLEL", "4", 1);
 	assert_null(s);
+}
+
+/* ---- s3:// listing against misbehaving servers ---- */
+
+static void test_s3_bad_listing(void **state)
+{
+	fx *f = *state;
+	setenv("WEIGHTD_S3_ENDPOINT", f->base, 1);
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	static const struct {
+		const char *uri, *msg;
+	} cases[] = {
+	    {"s3://s3loop/k", "repeats its continuation token"},
+	    {"s3://s3outside/k", "outside the prefix"},
+	    {"s3://s3garbage/k", "not a <ListBucketResult>"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		store *s = NULL;
+		wt_errbuf err = {0};
+		assert_int_equal(store_open(&s, cases[i].uri, &err), WT_OK);
+		store_list l;
+		int rv = store_list_objects(s, "", &l, &err);
+		if (rv != WT_ECORRUPT || strstr(err.msg, cases[i].msg) == NULL)
+			fprintf(stderr, "%s: %s: %s\n", cases[i].uri, wt_errname(rv), err.msg);
+		assert_int_equal(rv, WT_ECORRUPT);
+		assert_non_null(strstr(err.msg, cases[i].msg));
+		assert_int_equal(l.n, 0);
+		store_close(s);
+	}
+	unsetenv("WEIGHTD_S3_ENDPOINT");
 }
 
 /* ---- ListObjectsV2 parser ---- */
@@ -400,7 +437,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stat_and_ranges), cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_checkpoint),      cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_s3_xml),
+	    cmocka_unit_test(test_s3_bad_listing),  cmocka_unit_test(test_s3_xml),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -11,6 +11,7 @@ Range). Serves --root; the first path component picks the behaviour:
   /flaky/K    503 for the first 2 requests of each (method, path, range), then ok
   /down/K     always 500
   /noetag/K   like /ok without ETag (Last-Modified is the version)
+  /s3loop, /s3outside, /s3garbage   bad ListObjectsV2 replies (see LISTINGS)
 
 Prints "PORT <n>" on stdout once listening on 127.0.0.1 (port 0 = any free
 port), then serves (https with --tls CERT KEY) until SIGTERM (or, with
@@ -28,6 +29,15 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = "."
+# Misbehaving ListObjectsV2 replies for s3://<mode>/k with the endpoint here.
+LISTINGS = {
+    "s3loop": "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>"
+              "same</NextContinuationToken><Contents><Key>k/a</Key><Size>1</Size>"
+              "</Contents></ListBucketResult>",
+    "s3outside": "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>other/a"
+                 "</Key><Size>1</Size></Contents></ListBucketResult>",
+    "s3garbage": "hello",
+}
 COUNTS = {}
 LOCK = threading.Lock()
 
@@ -55,6 +65,8 @@ class Handler(BaseHTTPRequestHandler):
                                "application/xml")
         if mode == "down":
             return self._plain(500, b"internal error")
+        if mode in LISTINGS:  # a fake S3 bucket answering ListObjectsV2 badly
+            return self._plain(200, LISTINGS[mode].encode(), "application/xml")
         if mode == "flaky":
             with LOCK:
                 k = (self.command, self.path, rng)
