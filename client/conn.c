@@ -40,10 +40,11 @@ int client_nng_err(int rv)
 	case NNG_EADDRINVAL:
 	case NNG_EINVAL:
 		return WT_EINVAL;
-	case NNG_ECONNREFUSED:
-	case NNG_ECONNRESET:
+	case NNG_ECONNRESET: /* an established connection dropped: retry (it reconnects) */
 	case NNG_ECONNSHUT:
 	case NNG_ECONNABORTED:
+		return WT_ECLOSED;
+	case NNG_ECONNREFUSED: /* nobody there: fail over */
 	case NNG_EUNREACHABLE:
 	case NNG_ENOENT:
 		return WT_EUNAVAIL;
@@ -168,11 +169,15 @@ static int call_on(wt_client *c, size_t ep, nng_socket sock, Weights__Request *r
 	nng_ctx_recv(ctx, aio);
 	nng_aio_wait(aio);
 	if ((nrv = nng_aio_result(aio)) != 0) {
-		rv = wt_seterr(
-		    err, client_nng_err(nrv),
-		    "endpoint %s: no reply within %u ms: %s; check that weightd runs there "
-		    "or raise the timeout",
-		    url, timeout_ms, nng_strerror(nrv));
+		if (nrv == NNG_ETIMEDOUT)
+			rv =
+			    wt_seterr(err, WT_ETIMEDOUT,
+			              "endpoint %s: no reply within %u ms; check that weightd runs "
+			              "there or raise the timeout",
+			              url, timeout_ms);
+		else
+			rv = wt_seterr(err, client_nng_err(nrv), "endpoint %s: request failed: %s",
+			               url, nng_strerror(nrv));
 		goto out;
 	}
 	msg = nng_aio_get_msg(aio);

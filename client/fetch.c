@@ -144,16 +144,18 @@ static void slot_cb(void *arg)
 		nng_ctx_recv(s->ctx, s->aio);
 		return;
 	}
-	if (sending)
-		nng_msg_free(nng_aio_get_msg(s->aio)); /* a failed send leaves the message */
+	if (sending && nrv != 0) { /* a failed or canceled send leaves the message with us */
+		nng_msg *left = nng_aio_get_msg(s->aio);
+		if (left != NULL)
+			nng_msg_free(left);
+	}
 	if (nrv == 0 && cancel)
 		nrv = NNG_ECANCELED;
 	if (nrv != 0) {
 		int rv = wt_seterr(
-		    &err, client_nng_err(nrv),
-		    "endpoint %s: tensor '%s' chunk %zu: %s (no reply within %u ms?)",
+		    &err, client_nng_err(nrv), "endpoint %s: tensor '%s' chunk %zu: %s%s",
 		    f->c->eps[f->ep].url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk),
-		    nng_strerror(nrv), f->c->o.request_timeout_ms);
+		    nng_strerror(nrv), nrv == NNG_ETIMEDOUT ? " (raise the request timeout?)" : "");
 		slot_finish(s, rv, &err, NULL);
 		return;
 	}
@@ -423,7 +425,15 @@ static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err
 			return reissue(f, L->head, L->issued, err);
 		if (!client_retryable(rv))
 			return rv;
-		return fail_over(f, L, err);
+		/* the server went away again: count an attempt, ask again after backoff */
+		L->refreshed = 0;
+		f->st->retries++;
+		if (++L->attempt > f->c->o.max_retries)
+			return fail_over(f, L, err);
+		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; retry %u/%u", err ? err->msg : "",
+		           L->attempt, f->c->o.max_retries);
+		client_sleep_ms(client_backoff_ms(f->c, L->attempt - 1));
+		return reissue(f, L->head, L->issued, err);
 	}
 	if (rv == WT_EPERM && f->c->token[0] != '\0' && !L->rehello) {
 		/* the token is checked per connection: a reconnect needs a new Hello */

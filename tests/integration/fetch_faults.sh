@@ -27,11 +27,15 @@ ls "$T"/c.st.tmp.* >/dev/null 2>&1 && die "corrupt: temp file left"
 stop_weightd "$WD_PID"
 
 # --- 2. SIGKILL mid-fetch, restart on the same cache and port -> completes ---
-start_weightd kill1 "$T/models" "$T/cache-k" tcp://127.0.0.1:0 --chunk-bytes 64K
+# with a token: it is checked per connection, so the client must greet the restarted daemon
+start_weightd kill1 "$T/models" "$T/cache-k" tcp://127.0.0.1:0 --chunk-bytes 64K --auth-token s3cret
 URL=$WD_URL
-"$B/weightctl" manifest --endpoint "$URL" --model big >/dev/null || die "warm the cache"
+"$B/weightctl" manifest --endpoint "$URL" --model big 2>"$T/k.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q WT_EPERM "$T/k.err" || die "no token: exit $rc: $(cat "$T/k.err")"
+"$B/weightctl" manifest --endpoint "$URL" --model big --token s3cret >/dev/null || die "warm the cache"
 "$B/weightctl" fetch --endpoint "$URL" --model big --out "$T/k.st" --window 1 --quiet \
-	--retries 50 --timeout-ms 5000 --verbose 2>"$T/k.err" &
+	--retries 50 --timeout-ms 5000 --token s3cret --verbose 2>"$T/k.err" &
 FP=$!
 # kill once a few MiB of the shard have arrived (the temp file grows)
 for _ in $(seq 1 400); do
@@ -43,7 +47,7 @@ kill -0 "$FP" 2>/dev/null || die "fetch finished before the kill; use a bigger f
 kill -9 "$WD_PID"
 wait "$WD_PID" 2>/dev/null
 sleep 0.5
-start_weightd kill2 "$T/models" "$T/cache-k" "$URL" --chunk-bytes 64K
+start_weightd kill2 "$T/models" "$T/cache-k" "$URL" --chunk-bytes 64K --auth-token s3cret
 wait "$FP"
 rc=$?
 [ "$rc" = 0 ] || die "fetch across a daemon restart: exit $rc: $(cat "$T/k.err")"

@@ -8,7 +8,7 @@ WD_PIDS=""
 
 cleanup() {
 	for p in $WD_PIDS; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$T"
+	if [ -n "${WT_KEEP_TMP:-}" ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
 
