@@ -497,6 +497,19 @@ static void *fetch_main(void *p)
 	}
 }
 
+static pid_t child_pid; /* the daemon of test_sigterm, killed by its teardown */
+
+static int kill_child(void **state)
+{
+	(void)state;
+	if (child_pid > 0 && waitpid(child_pid, NULL, WNOHANG) == 0) {
+		kill(child_pid, SIGKILL);
+		waitpid(child_pid, NULL, 0);
+	}
+	child_pid = 0;
+	return 0;
+}
+
 static void test_sigterm(void **state)
 {
 	(void)state;
@@ -513,6 +526,7 @@ static void test_sigterm(void **state)
 		      "--log-level", "notice", (char *)NULL);
 		_exit(127);
 	}
+	child_pid = pid;
 	char *url = NULL;
 	for (int i = 0; i < 200 && url == NULL; i++) {
 		size_t len;
@@ -579,7 +593,7 @@ int main(void)
 	    cmocka_unit_test(test_admin),
 	    cmocka_unit_test(test_cache_corruption),
 	    cmocka_unit_test(test_close_during_production),
-	    cmocka_unit_test(test_sigterm),
+	    cmocka_unit_test_teardown(test_sigterm, kill_child),
 	    cmocka_unit_test(test_register_and_rescan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,19 @@ static void test_hello(void **state)
 {
 	(void)state;
 	tw_env *e = tw_env_new("wd-hello", SEED);
+	char ipc[300];
+	snprintf(ipc, sizeof(ipc), "ipc://%s/w.sock", e->dir);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "listen", ipc, "test", &err), WT_OK);
 	assert_int_equal(tw_start(e), WT_OK);
+	/* both listeners serve */
+	assert_string_equal(wd_server_url(e->srv, 1), ipc);
+	assert_null(wd_server_url(e->srv, 2));
+	nng_socket si = tw_dial(ipc);
+	tw_reply xi = tw_hello(si, 1, NULL);
+	assert_int_equal(xi.r->body_case, WEIGHTS__REPLY__BODY_HELLO);
+	tw_reply_free(&xi);
+	nng_close(si);
 	nng_socket s = tw_dial(e->url);
 	tw_reply x = tw_hello(s, 1, NULL);
 	assert_int_equal(x.rv, WT_OK);

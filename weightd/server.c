@@ -75,6 +75,7 @@ static void req_cb(void *arg)
 			nng_msg *out = wd_reply_error(
 			    0, WT_ECANCELED, "server is shutting down; use another weightd");
 			nng_msg_free(in);
+			nng_aio_set_msg(r->aio, NULL);
 			if (out != NULL) {
 				r->state = WD_SEND;
 				s->busy++;
@@ -106,12 +107,12 @@ static void req_cb(void *arg)
 		wd_pool_submit(s->pool, &r->job);
 		return;
 	case WD_SEND:
-		if (rv != 0) {
+		if (rv != 0) { /* not sent: the message is still ours */
 			nng_msg *m = nng_aio_get_msg(r->aio);
 			if (m != NULL)
 				nng_msg_free(m);
-			nng_aio_set_msg(r->aio, NULL);
 		}
+		nng_aio_set_msg(r->aio, NULL); /* sent: nng owns it */
 		s->busy--;
 		pthread_cond_broadcast(&s->cv);
 		if (s->draining || rv == NNG_ECLOSED) {
