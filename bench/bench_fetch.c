@@ -10,7 +10,8 @@
  *   (d) warm / cold fetch time (manifest + fetch; cold produces) target <= 0.1
  *
  * Uses build/wt-mkckpt (llama, WT_BENCH_MB MiB, default 256) and build/weightd
- * next to this binary. Goodputs are the best of 3 runs.
+ * next to this binary; WT_BENCH_WINDOW sets the window (default 8). Goodputs are
+ * the best of 3 runs.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -275,6 +276,8 @@ int main(int argc, char **argv)
 	const char *eps[] = {url};
 	o.endpoints = eps;
 	o.n_endpoints = 1;
+	if (getenv("WT_BENCH_WINDOW") != NULL)
+		o.window = (uint32_t)strtoul(getenv("WT_BENCH_WINDOW"), NULL, 10);
 	wt_errbuf err;
 	if (wt_client_open(&c, &o, &err) != WT_OK)
 		goto out;

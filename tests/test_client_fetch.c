@@ -567,6 +567,44 @@ static void test_failover(void **state)
 	fake_stop(f);
 }
 
+typedef struct par_job {
+	fake *f;
+	wt_client *c;
+	int rv;
+	wt_fetch_stats st;
+	wt_errbuf err;
+} par_job;
+
+static void *par_fetch(void *arg)
+{
+	par_job *j = arg;
+	j->rv = fetch_host(j->f, j->c, &j->st, &j->err);
+	return NULL;
+}
+
+/* "several calls may run at once on one client": four concurrent fetches */
+static void test_concurrent_fetches(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	const char *eps[] = {f->url};
+	wt_client *c = open_client(eps, 1, 3, 5000);
+	par_job j[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		j[i] = (par_job){.f = f, .c = c};
+		assert_int_equal(pthread_create(&th[i], NULL, par_fetch, &j[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		if (j[i].rv != WT_OK)
+			fail_msg("fetch %d: %s", i, j[i].err.msg);
+		assert_int_equal(j[i].st.retries, 0);
+	}
+	wt_client_close(c);
+	fake_stop(f);
+}
+
 static int cancel_at_half(void *ctx, uint64_t done, uint64_t total)
 {
 	(void)ctx;
@@ -615,6 +653,7 @@ int main(void)
 	    cmocka_unit_test(test_restart_resumes),
 	    cmocka_unit_test(test_failover),
 	    cmocka_unit_test(test_cancel_and_models),
+	    cmocka_unit_test(test_concurrent_fetches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
