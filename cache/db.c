@@ -13,7 +13,8 @@ int cache_rocks_err(cache *c, char *errstr, const char *what, wt_errbuf *err)
 	const char *fix = "check the disk and the directory permissions";
 	if (strstr(s, "lock") != NULL || strstr(s, "LOCK") != NULL) {
 		code = WT_EBUSY;
-		fix = "another process has this cache open; stop it or use another cache dir";
+		fix = "the cache dir is open elsewhere (another process or handle); stop it or "
+		      "use another cache dir";
 	} else if (strncmp(s, "Corruption", 10) == 0) {
 		code = WT_ECORRUPT;
 		fix = "the cache files are damaged; delete the cache dir (it is rebuilt)";

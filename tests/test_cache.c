@@ -364,6 +364,27 @@ static void test_concurrent(void **state)
 	assert_int_equal(freed, 0); /* refcounts were exact: nothing left to sweep */
 }
 
+/* RocksDB failures come back as wt_err codes with a message, never raw. */
+static void test_open_errors(void **state)
+{
+	fx *f = *state;
+	reopen(f);
+	wt_errbuf err;
+	cache *c2 = NULL;
+	/* the same directory twice: RocksDB's LOCK */
+	assert_int_equal(cache_open(&c2, f->dir, &f->o, &err), WT_EBUSY);
+	assert_non_null(strstr(err.msg, "open elsewhere"));
+	assert_null(c2);
+	/* a path below a regular file cannot be created */
+	char *file = tu_path(f->dir, "plain");
+	assert_int_equal(tu_write_file(f->dir, "plain", "x", 1), 0);
+	char *below = tu_path(file, "db");
+	assert_int_equal(cache_open(&c2, below, &f->o, &err), WT_EIO);
+	assert_non_null(strstr(err.msg, below));
+	free(below);
+	free(file);
+}
+
 /* The cache's fast hashes give common_hash128's digest at every length. */
 static void test_hash_paths(void **state)
 {
@@ -405,6 +426,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pinning, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_budget_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 	    cmocka_unit_test(test_hash_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
