@@ -41,7 +41,6 @@ typedef struct fetch_slot {
 	/* fields below guarded by fetch.lk */
 	int state;
 	int sending; /* 1 while the send half is in flight */
-	int cancel;  /* fetch thread wants the slot back */
 	int rv;      /* result once SLOT_DONE */
 	wt_errbuf err;
 	nng_msg *msg;        /* reply (owned) when rv == WT_OK */
@@ -137,10 +136,10 @@ static void slot_cb(void *arg)
 	int nrv = nng_aio_result(s->aio);
 	wt_errbuf err;
 	pthread_mutex_lock(&f->lk);
-	int sending = s->sending, cancel = s->cancel;
+	int sending = s->sending;
 	s->sending = 0;
 	pthread_mutex_unlock(&f->lk);
-	if (sending && nrv == 0 && !cancel) {
+	if (sending && nrv == 0) {
 		nng_ctx_recv(s->ctx, s->aio);
 		return;
 	}
@@ -149,8 +148,6 @@ static void slot_cb(void *arg)
 		if (left != NULL)
 			nng_msg_free(left);
 	}
-	if (nrv == 0 && cancel)
-		nrv = NNG_ECANCELED;
 	if (nrv != 0) {
 		int rv = wt_seterr(
 		    &err, client_nng_err(nrv), "endpoint %s: tensor '%s' chunk %zu: %s%s",
@@ -182,6 +179,14 @@ static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	req.body_case = WEIGHTS__REQUEST__BODY_CHUNK;
 	req.chunk = &cr;
 	req.id = atomic_fetch_add(&f->c->next_id, 1);
+	if (!s->ctx_open) {
+		int nrv = nng_ctx_open(&s->ctx, f->sock);
+		if (nrv != 0)
+			return wt_seterr(err, client_nng_err(nrv),
+			                 "endpoint %s: cannot open a context: %s",
+			                 f->c->eps[f->ep].url, nng_strerror(nrv));
+		s->ctx_open = 1;
+	}
 	nng_msg *msg;
 	int rv = client_frame(&req, &msg, err);
 	if (rv != WT_OK)
@@ -191,7 +196,6 @@ static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	pthread_mutex_lock(&f->lk);
 	s->state = SLOT_BUSY;
 	s->sending = 1;
-	s->cancel = 0;
 	s->msg = NULL;
 	pthread_mutex_unlock(&f->lk);
 	nng_aio_set_msg(s->aio, msg);
@@ -208,35 +212,6 @@ static void slot_wait(fetch *f, fetch_slot *s)
 	pthread_mutex_unlock(&f->lk);
 }
 
-/* Take every busy slot back (cancel + wait) and drop what it holds. */
-static void slots_reclaim(fetch *f)
-{
-	for (size_t i = 0; i < f->w; i++) {
-		fetch_slot *s = &f->slots[i];
-		pthread_mutex_lock(&f->lk);
-		s->cancel = 1;
-		while (s->state == SLOT_BUSY) {
-			pthread_mutex_unlock(&f->lk);
-			nng_aio_cancel(s->aio); /* repeated: the receive may not be posted yet */
-			pthread_mutex_lock(&f->lk);
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 20 * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			if (s->state == SLOT_BUSY)
-				pthread_cond_timedwait(&f->cv, &f->lk, &ts);
-		}
-		if (s->msg != NULL)
-			nng_msg_free(s->msg);
-		s->msg = NULL;
-		s->state = SLOT_IDLE;
-		pthread_mutex_unlock(&f->lk);
-	}
-}
-
 static void slots_close_ctx(fetch *f)
 {
 	for (size_t i = 0; i < f->w; i++)
@@ -246,6 +221,29 @@ static void slots_close_ctx(fetch *f)
 		}
 }
 
+/*
+ * Take every busy slot back and drop what it holds. Nothing is aborted: nng
+ * 1.5's nng_aio_cancel, closing a context with an operation in flight, or
+ * closing a socket while replies are still on the wire can lose a completion
+ * (nng issues 1813, 2208) and hang nng_close. Each request in flight ends with
+ * its reply, its connection or its own timeout (request_timeout_ms), so the
+ * wait is bounded and the socket is quiet afterwards.
+ */
+static void slots_reclaim(fetch *f)
+{
+	pthread_mutex_lock(&f->lk);
+	for (size_t i = 0; i < f->w; i++) {
+		fetch_slot *s = &f->slots[i];
+		while (s->state == SLOT_BUSY)
+			pthread_cond_wait(&f->cv, &f->lk);
+		if (s->msg != NULL)
+			nng_msg_free(s->msg);
+		s->msg = NULL;
+		s->state = SLOT_IDLE;
+	}
+	pthread_mutex_unlock(&f->lk);
+}
+
 /* Point every slot at endpoint ep (connecting if needed). */
 static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 {
@@ -253,15 +251,7 @@ static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 	int rv = client_ep_socket(f->c, ep, &f->sock, err);
 	if (rv != WT_OK)
 		return rv;
-	f->ep = ep;
-	for (size_t i = 0; i < f->w; i++) {
-		int nrv = nng_ctx_open(&f->slots[i].ctx, f->sock);
-		if (nrv != 0)
-			return wt_seterr(err, client_nng_err(nrv),
-			                 "endpoint %s: cannot open a context: %s",
-			                 f->c->eps[ep].url, nng_strerror(nrv));
-		f->slots[i].ctx_open = 1;
-	}
+	f->ep = ep; /* slots open their contexts on this socket when issued */
 	snprintf(f->st->endpoint, sizeof(f->st->endpoint), "%s", f->c->eps[ep].url);
 	return WT_OK;
 }
