@@ -105,7 +105,8 @@ static int load_one(cache *c, const uint8_t *key, size_t klen, const uint8_t *re
 	size_t n, mlen;
 	uint64_t nbytes;
 	const uint8_t *m;
-	if (cache_record_parse(rec, len, &n, &nbytes, &m, &mlen) != WT_OK)
+	if (klen - 1 > CACHE_SHARD_ID_MAX ||
+	    cache_record_parse(rec, len, &n, &nbytes, &m, &mlen) != WT_OK)
 		return WT_ECORRUPT;
 	for (size_t i = 0; i < n; i++)
 		if (cache_chunk_find(&c->chunks, cache_record_chunk(rec, i).hash) == NULL)
