@@ -57,7 +57,7 @@ typedef struct cache_view cache_view;     /* borrowed zero-copy chunk bytes */
 /* How chunk values are kept (see cache/README.md for the measurements). */
 typedef enum {
 	CACHE_STORE_BLOB = 0, /* RocksDB blob files (default; ~1x write amplification) */
-	CACHE_STORE_SST = 1,  /* values inside SST files (reads measured 3-5x faster) */
+	CACHE_STORE_SST = 1,  /* values inside SST files (verified reads measured 2-3x faster) */
 } cache_store_kind;
 
 typedef struct cache_opts {
@@ -66,7 +66,7 @@ typedef struct cache_opts {
 	uint32_t manifest_max; /* largest manifest accepted by cache_commit_shard */
 	bool gc_at_open;       /* sweep orphaned chunks in cache_open (default true;
 	                          when false they count against max_bytes until cache_gc) */
-	/* Tuning knobs (defaults chosen by measurement; bench/bench_cache.c). */
+	/* Tuning knobs; measurements in cache/README.md (bench/bench_cache.c). */
 	cache_store_kind store; /* CACHE_STORE_BLOB (see cache/README.md) */
 	bool chunk_wal;         /* chunks through the WAL (false: flush before commit) */
 	bool rocks_verify;      /* RocksDB read checksums (false: we re-hash anyway) */
