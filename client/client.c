@@ -166,7 +166,10 @@ int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbu
 		list[i].architecture = strdup(mi->architecture ? mi->architecture : "");
 		list[i].checkpoint_bytes = mi->checkpoint_bytes;
 		list[i].n_tensors = mi->n_tensors;
-		if (!list[i].name || !list[i].uri || !list[i].revision || !list[i].architecture) {
+		list[i].available = mi->available;
+		list[i].error = strdup(mi->error ? mi->error : "");
+		if (!list[i].name || !list[i].uri || !list[i].revision || !list[i].architecture ||
+		    !list[i].error) {
 			wt_model_list_free(list, cnt);
 			wire_reply_free(r);
 			return wt_seterr(err, WT_ENOMEM, "models: out of memory");
@@ -187,6 +190,7 @@ void wt_model_list_free(wt_model_info *list, size_t n)
 		free(list[i].uri);
 		free(list[i].revision);
 		free(list[i].architecture);
+		free(list[i].error);
 	}
 	free(list);
 }

@@ -219,6 +219,7 @@ static void *fake_main(void *arg)
 			mi.name = "fake";
 			mi.architecture = "LlamaForCausalLM";
 			mi.n_tensors = 7;
+			mi.available = 1;
 			ml.n_models = 1;
 			ml.models = &mp;
 			r.body_case = WEIGHTS__REPLY__BODY_MODELS;
@@ -630,6 +631,8 @@ static void test_cancel_and_models(void **state)
 	assert_int_equal(n, 1);
 	assert_string_equal(list[0].name, "fake");
 	assert_int_equal(list[0].n_tensors, 7);
+	assert_int_equal(list[0].available, 1);
+	assert_string_equal(list[0].error, "");
 	wt_model_list_free(list, n);
 	wt_admin_result ar;
 	assert_int_equal(wt_client_admin(c, WT_ADMIN_STATS, NULL, NULL, &ar, &err),

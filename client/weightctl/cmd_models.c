@@ -10,7 +10,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: weightctl models --endpoint URL [--endpoint URL...] [--timeout-ms N]\n"
-	           "Prints: NAME ARCHITECTURE TENSORS BYTES REVISION URI (one model a line).\n");
+	           "Prints: NAME ARCHITECTURE TENSORS BYTES REVISION URI (one model a line);\n"
+	           "a model whose folder fails validation: NAME unavailable URI ERROR.\n");
 }
 
 int ctl_models(int argc, char **argv)
@@ -47,10 +48,16 @@ int ctl_models(int argc, char **argv)
 		code = ctl_remote_exit(rv);
 		goto done;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (!list[i].available) {
+			printf("%s\tunavailable\t%s\t%s\n", list[i].name, list[i].uri,
+			       list[i].error);
+			continue;
+		}
 		printf("%s\t%s\t%" PRIu32 "\t%" PRIu64 "\t%.16s\t%s\n", list[i].name,
 		       list[i].architecture, list[i].n_tensors, list[i].checkpoint_bytes,
 		       list[i].revision, list[i].uri);
+	}
 done:
 	wt_model_list_free(list, n);
 	wt_client_close(c);

@@ -96,6 +96,8 @@ typedef struct wt_model_info {
 	char *architecture;
 	uint64_t checkpoint_bytes;
 	uint32_t n_tensors;
+	int available; /* 0: the model's folder failed validation; error says why */
+	char *error;   /* "" when available */
 } wt_model_info;
 
 /* Models registered on the first reachable endpoint (in list order). On success

@@ -10,12 +10,16 @@ mkdir -p "$T/models" "$T/out"
 for f in $FAMS; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/models/$f" >/dev/null || die "wt-mkckpt $f"
 done
+mkdir -p "$T/models/broken" && echo '{' >"$T/models/broken/config.json"
 start_weightd wd "$T/models" "$T/cache"
 URL=$WD_URL
 "$B/weightctl" models --endpoint "$URL" >"$T/models.txt" || die "weightctl models"
 for f in $FAMS; do
 	grep -q "^$f	" "$T/models.txt" || die "models does not list $f"
 done
+grep -q "^broken	unavailable	" "$T/models.txt" || die "models: broken folder not listed as unavailable"
+"$B/weightctl" fetch --endpoint "$URL" --model broken --out "$T/out/x.st" --quiet 2>/dev/null
+[ $? = 1 ] && [ ! -e "$T/out/x.st" ] || die "fetch of an unavailable model: want exit 1, no file"
 
 n_ok=0
 n_refused=0
@@ -51,6 +55,7 @@ for f in $FAMS; do
 	check "$f" "" 1 1
 	check "$f" "" 2 1
 	check "$f" "" 4 1
+	check "$f" "" 3 1 # usually refused (heads not divisible): exit 3 for both
 	check "$f" "--quant fp8-channel" 2 1
 	check "$f" "--quant int8-channel --dtype bf16" 1 1
 	case $f in
@@ -64,4 +69,5 @@ for f in $FAMS; do
 	esac
 done
 [ "$n_ok" -ge 60 ] || die "only $n_ok rank files compared"
+[ "$n_refused" -ge 1 ] || die "no refused layout exercised exit 3"
 echo "fetch_equivalence.sh: ok ($n_ok rank files byte-identical, $n_refused layouts refused alike)"
