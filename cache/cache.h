@@ -71,6 +71,9 @@ typedef struct cache_opts {
 	bool chunk_wal;         /* chunks through the WAL (false: flush before commit) */
 	bool rocks_verify;      /* RocksDB read checksums (false: we re-hash anyway) */
 	bool mmap_reads;        /* read table files through mmap (default true) */
+	bool tune_malloc;       /* default true: cache_open sets glibc's M_MMAP_THRESHOLD and
+	                           M_TRIM_THRESHOLD (process-wide) so RocksDB's per-read 4 MiB
+	                           blob buffers are reused instead of page-faulted (4x reads) */
 } cache_opts;
 
 /* Fill with the defaults above. */
