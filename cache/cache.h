@@ -56,8 +56,8 @@ typedef struct cache_view cache_view;     /* borrowed zero-copy chunk bytes */
 
 /* How chunk values are kept (see cache/README.md for the measurements). */
 typedef enum {
-	CACHE_STORE_BLOB = 0, /* RocksDB blob files (default; ~1x write amplification) */
-	CACHE_STORE_SST = 1,  /* values inside SST files (verified reads measured 2-3x faster) */
+	CACHE_STORE_BLOB = 0, /* RocksDB blob files (default: written once) */
+	CACHE_STORE_SST = 1,  /* values inside SST files (compaction rewrites them) */
 } cache_store_kind;
 
 typedef struct cache_opts {
