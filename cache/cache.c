@@ -1,4 +1,5 @@
 /* cache.c — open (load the index from RocksDB), close, garbage collection, stats, listing. */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ void cache_opts_init(cache_opts *o)
 	o->chunk_wal = false;
 	o->rocks_verify = false;
 	o->mmap_reads = true;
+	o->tune_malloc = true;
 }
 
 static int check_opts(const cache_opts *o, const char *dir, wt_errbuf *err)
@@ -105,7 +107,8 @@ static int load_one(cache *c, const uint8_t *key, size_t klen, const uint8_t *re
 	size_t n, mlen;
 	uint64_t nbytes;
 	const uint8_t *m;
-	if (cache_record_parse(rec, len, &n, &nbytes, &m, &mlen) != WT_OK)
+	if (klen - 1 > CACHE_SHARD_ID_MAX ||
+	    cache_record_parse(rec, len, &n, &nbytes, &m, &mlen) != WT_OK)
 		return WT_ECORRUPT;
 	for (size_t i = 0; i < n; i++)
 		if (cache_chunk_find(&c->chunks, cache_record_chunk(rec, i).hash) == NULL)
@@ -221,6 +224,28 @@ static int load_index(cache *c, wt_errbuf *err)
 	return rv;
 }
 
+/* RocksDB 7.8 allocates two chunk-sized buffers per blob read. glibc's dynamic
+ * thresholds hand them fresh mmap'd pages or trim them back to the OS after
+ * every read (page faults: reads at ~1 GB/s instead of ~4, cache/README.md).
+ * Keep chunk-sized blocks on the heap and stop trimming below 512 MiB. */
+static void tune_malloc(uint32_t chunk_bytes)
+{
+	static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+	static bool done;
+	pthread_mutex_lock(&once);
+	if (!done) {
+		uint64_t mmap_min = 2ull * chunk_bytes + (1u << 20);
+		if (mmap_min > (32u << 20))
+			mmap_min = 32u << 20; /* glibc's ceiling for M_MMAP_THRESHOLD */
+		int ok = mallopt(M_MMAP_THRESHOLD, (int)mmap_min) &&
+		         mallopt(M_TRIM_THRESHOLD, 512 << 20);
+		WT_LOG(WT_LOG_INFO, "cache: malloc mmap threshold %llu, trim threshold 512 MiB%s",
+		       (unsigned long long)mmap_min, ok ? "" : " (refused by the allocator)");
+		done = true;
+	}
+	pthread_mutex_unlock(&once);
+}
+
 int cache_open(cache **out, const char *dir, const cache_opts *opts, wt_errbuf *err)
 {
 	cache_opts def;
@@ -240,6 +265,8 @@ int cache_open(cache **out, const char *dir, const cache_opts *opts, wt_errbuf *
 	}
 	c->opts = *opts;
 	c->clock = 1;
+	if (opts->tune_malloc)
+		tune_malloc(opts->chunk_bytes);
 	if (pthread_mutex_init(&c->lk, NULL) != 0) {
 		rv = wt_seterr(err, WT_ENOMEM, "cache '%s': cannot create mutex", dir);
 		goto fail;

@@ -56,20 +56,24 @@ typedef struct cache_view cache_view;     /* borrowed zero-copy chunk bytes */
 
 /* How chunk values are kept (see cache/README.md for the measurements). */
 typedef enum {
-	CACHE_STORE_BLOB = 0, /* RocksDB blob files (default; ~1x write amplification) */
-	CACHE_STORE_SST = 1,  /* values inside SST files (reads measured 3-5x faster) */
+	CACHE_STORE_BLOB = 0, /* RocksDB blob files (default: written once) */
+	CACHE_STORE_SST = 1,  /* values inside SST files (compaction rewrites them) */
 } cache_store_kind;
 
 typedef struct cache_opts {
 	uint64_t max_bytes;    /* budget for distinct chunk bytes; >= chunk_bytes */
 	uint32_t chunk_bytes;  /* largest chunk cache_put_chunk accepts */
 	uint32_t manifest_max; /* largest manifest accepted by cache_commit_shard */
-	bool gc_at_open;       /* sweep orphaned chunks in cache_open (default true) */
-	/* Tuning knobs (defaults chosen by measurement; bench/bench_cache.c). */
+	bool gc_at_open;       /* sweep orphaned chunks in cache_open (default true;
+	                          when false they count against max_bytes until cache_gc) */
+	/* Tuning knobs; measurements in cache/README.md (bench/bench_cache.c). */
 	cache_store_kind store; /* CACHE_STORE_BLOB (see cache/README.md) */
 	bool chunk_wal;         /* chunks through the WAL (false: flush before commit) */
 	bool rocks_verify;      /* RocksDB read checksums (false: we re-hash anyway) */
 	bool mmap_reads;        /* read table files through mmap (default true) */
+	bool tune_malloc;       /* default true: cache_open sets glibc's M_MMAP_THRESHOLD and
+	                           M_TRIM_THRESHOLD (process-wide) so RocksDB's per-read 4 MiB
+	                           blob buffers are reused instead of page-faulted (4x reads) */
 } cache_opts;
 
 /* Fill with the defaults above. */
@@ -104,8 +108,9 @@ int cache_begin_shard(cache *c, const void *id, size_t id_len, cache_writer **ou
  * it to the shard's chunk list. *hash_out (may be NULL) receives its XXH3-128.
  * A chunk already in the store is not written again. WT_ETOOBIG if nbytes >
  * chunk_bytes; WT_ENOSPC if the shard's distinct chunk bytes exceed max_bytes.
- * After an error the writer only accepts cache_abort_shard/commit (which then
- * fails with the same code).
+ * WT_ENOSPC or a RocksDB write error fails the writer: later puts and the
+ * commit fail with that code (the commit aborts the shard). Argument errors
+ * (WT_EINVAL, WT_ETOOBIG) and WT_ENOMEM leave it usable.
  */
 int cache_put_chunk(cache_writer *w, const void *data, size_t nbytes, wt_hash128 *hash_out,
                     wt_errbuf *err);

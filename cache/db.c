@@ -69,8 +69,9 @@ static rocksdb_options_t *chunk_cf_options(cache *c)
 		rocksdb_options_set_min_blob_size(o, 0);
 		rocksdb_options_set_blob_file_size(o, 256u << 20);
 		rocksdb_options_set_blob_compression_type(o, rocksdb_no_compression);
-		rocksdb_options_set_enable_blob_gc(o, 1);
-		rocksdb_options_set_blob_gc_age_cutoff(o, 0.5);
+		/* No blob GC: it relocates live blobs in every compaction (perf: half of
+		 * all bytes written); a blob file is deleted once all its chunks are. */
+		rocksdb_options_set_enable_blob_gc(o, 0);
 	} else {
 		rocksdb_options_set_target_file_size_base(o, 256u << 20);
 	}

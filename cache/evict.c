@@ -50,11 +50,16 @@ void cache_unref_locked(cache *c, const cache_chunk_ref *list, size_t n)
 
 void cache_evict_locked(cache *c, cache_shard_ent *e, const char *why)
 {
-	size_t klen, ulen;
-	uint8_t *k = cache_key_manifest(e->id, e->id_len, &klen);
-	uint8_t *u = cache_key_meta('u', e->id, e->id_len, &ulen);
+	/* Keys on the stack: eviction must not fail for want of memory. */
+	uint8_t k[CACHE_SHARD_ID_MAX + 1], u[CACHE_SHARD_ID_MAX + 1];
+	WT_ASSERT(e->id_len <= CACHE_SHARD_ID_MAX);
+	size_t klen = e->id_len + 1, ulen = e->id_len + 1;
+	k[0] = CACHE_FORMAT;
+	u[0] = 'u';
+	memcpy(k + 1, e->id, e->id_len);
+	memcpy(u + 1, e->id, e->id_len);
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
-	WT_ASSERT(k != NULL && u != NULL && wb != NULL);
+	WT_ASSERT(wb != NULL); /* C++ new: aborts rather than returning NULL */
 	rocksdb_writebatch_delete_cf(wb, c->cf[CACHE_CF_MANIFESTS], (const char *)k, klen);
 	rocksdb_writebatch_delete_cf(wb, c->cf[CACHE_CF_META], (const char *)u, ulen);
 	cache_shard_unlink(&c->shards, e);
@@ -75,8 +80,6 @@ void cache_evict_locked(cache *c, cache_shard_ent *e, const char *why)
 	WT_LOG(WT_LOG_INFO, "cache '%s': evicted shard (id hash %s, %llu bytes): %s", c->dir, hex,
 	       (unsigned long long)e->nbytes, why);
 	rocksdb_writebatch_destroy(wb);
-	free(k);
-	free(u);
 	if (!e->doomed)
 		cache_shard_ent_free(e);
 }
