@@ -13,9 +13,9 @@ LAYOUT=(--tp-size "$TP" --quant fp8-block)
 OUT=${OUT:-$BUILD/main-job}
 
 if [ ! -d models ] || [ -z "$(ls -A models 2>/dev/null)" ]; then
-	echo "main: no models in ./models; generating ./models/$MODEL (wt-mkckpt --family llama)"
+	echo "main: no models in ./models; generating ./models/$MODEL (wt-mkckpt --family llama --size-mb 64)"
 	mkdir -p models
-	"$BUILD/wt-mkckpt" --family llama --out "models/$MODEL" --seed 1
+	"$BUILD/wt-mkckpt" --family llama --size-mb 64 --out "models/$MODEL" --seed 1
 fi
 [ -d "models/$MODEL" ] || MODEL=$(ls models | head -n 1)
 
@@ -51,7 +51,8 @@ for ((r = 0; r < TP; r++)); do
 	bytes=$(stat -c %s "$OUT/rank$r.safetensors")
 	total=$((total + bytes))
 	awk -v r="$r" -v b="$bytes" -v c="$ckpt_bytes" -v t0="$t0" -v t1="$t1" 'BEGIN {
-		printf "rank %d: %d bytes (%.3f of checkpoint %d), %.1f MB/s, hashes OK, identical to offline shard\n",
-		       r, b, b / c, c, b / (t1 - t0) / 1e6 }'
+		printf "rank %d: %d bytes (%.3f of checkpoint %d), %.1f MB/s (%s), hashes OK, identical to offline shard\n",
+		       r, b, b / c, c, b / (t1 - t0) / 1e6,
+		       r == 0 ? "cold: weightd produced every rank" : "warm: from the cache" }'
 done
 echo "main: fetched $TP ranks of '$MODEL' (tp=$TP, fp8-block): $total bytes in all, checkpoint $ckpt_bytes bytes"

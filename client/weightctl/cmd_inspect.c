@@ -1,4 +1,4 @@
-/* cmd_inspect.c — `weightctl inspect DIR`: validate a model folder, print its summary. */
+/* cmd_inspect.c — `weightctl inspect DIR|URI`: validate a model folder, print its summary. */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,10 +7,12 @@
 
 static void inspect_usage(FILE *f)
 {
-	fprintf(f, "usage: weightctl inspect DIR|file:///DIR\n\n"
-	           "Validate a Hugging Face safetensors model folder (config.json +\n"
-	           "model.safetensors or model.safetensors.index.json + shards) and print\n"
-	           "its summary. Exit 0 if valid, 1 if not (reason on stderr), 2 on usage.\n");
+	fprintf(
+	    f,
+	    "usage: weightctl inspect DIR|file:///DIR|s3://BUCKET/PREFIX|http(s)://HOST/PREFIX\n\n"
+	    "Validate a Hugging Face safetensors model folder (config.json +\n"
+	    "model.safetensors or model.safetensors.index.json + shards) and print\n"
+	    "its summary. Exit 0 if valid, 1 if not (reason on stderr), 2 on usage.\n");
 }
 
 static const char *quant_name(ckpt_quant_kind q)
