@@ -26,42 +26,41 @@ static const struct {
     {"verify", WT_ADMIN_VERIFY},
 };
 
+typedef struct admin_args {
+	int have_op;
+	wt_admin_op op;
+} admin_args;
+
+/* The operation is the one positional argument. */
+static int admin_arg(void *ctx, int argc, char **argv, int *i)
+{
+	(void)argc;
+	admin_args *aa = ctx;
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]) && !aa->have_op; k++) {
+		if (strcmp(argv[*i], ops[k].name) == 0) {
+			aa->op = ops[k].op;
+			aa->have_op = 1;
+			*i += 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int ctl_admin(int argc, char **argv)
 {
+	admin_args aa = {.have_op = 0, .op = WT_ADMIN_STATS};
 	ctl_remote r;
-	int code = CTL_OK, have_op = 0;
-	wt_admin_op op = WT_ADMIN_STATS;
+	int code = CTL_OK;
 	wt_client *c = NULL;
 	wt_admin_result res = {0};
 	wt_errbuf err;
 	ctl_remote_init(&r);
-	for (int i = 1; i < argc;) {
-		int rv = ctl_remote_arg(&r, "admin", argc, argv, &i);
-		if (rv < 0) {
-			code = CTL_USAGE;
-			goto done;
-		}
-		if (rv > 0)
-			continue;
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			goto done;
-		}
-		int found = 0;
-		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]) && !have_op; k++)
-			if (strcmp(argv[i], ops[k].name) == 0) {
-				op = ops[k].op;
-				found = have_op = 1;
-			}
-		if (!found) {
-			fprintf(stderr, "weightctl admin: unknown argument '%s'\n", argv[i]);
-			usage(stderr);
-			code = CTL_USAGE;
-			goto done;
-		}
-		i++;
-	}
-	if (!have_op) {
+	int help = 0;
+	code = ctl_remote_parse(&r, "admin", argc, argv, admin_arg, &aa, usage, &help);
+	if (code != CTL_OK || help)
+		goto done;
+	if (!aa.have_op) {
 		fprintf(stderr,
 		        "weightctl admin: name an operation: stats, warm, evict or verify\n");
 		code = CTL_USAGE;
@@ -80,7 +79,7 @@ int ctl_admin(int argc, char **argv)
 	}
 	if ((code = ctl_remote_open(&r, "admin", &c)) != CTL_OK)
 		goto done;
-	rv = wt_client_admin(c, op, r.model, r.layout_given ? &r.layout : NULL, &res, &err);
+	rv = wt_client_admin(c, aa.op, r.model, r.layout_given ? &r.layout : NULL, &res, &err);
 	if (rv != WT_OK) {
 		ctl_remote_perror("admin", rv, &err);
 		code = ctl_remote_exit(rv);
@@ -90,7 +89,7 @@ int ctl_admin(int argc, char **argv)
 		printf("%s%s", res.text, res.text[strlen(res.text) - 1] == '\n' ? "" : "\n");
 	printf("bytes=%" PRIu64 " shards=%" PRIu64 " chunks=%" PRIu64 " bad=%" PRIu64 "\n",
 	       res.bytes, res.shards, res.chunks, res.bad);
-	if (op == WT_ADMIN_VERIFY && res.bad > 0) {
+	if (aa.op == WT_ADMIN_VERIFY && res.bad > 0) {
 		fprintf(stderr, "weightctl admin: verify found %" PRIu64 " bad chunks\n", res.bad);
 		code = CTL_ERR;
 	}

@@ -59,11 +59,38 @@ static int on_progress(void *ctx, uint64_t done, uint64_t total)
 	return 0;
 }
 
+typedef struct fetch_args {
+	int quiet;
+	const char *out; /* borrowed from argv */
+} fetch_args;
+
+static int fetch_arg(void *ctx, int argc, char **argv, int *i)
+{
+	fetch_args *fa = ctx;
+	const char *a = argv[*i];
+	if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+		fa->quiet = 1;
+		*i += 1;
+		return 1;
+	}
+	if (strcmp(a, "--out") == 0 && *i + 1 < argc) {
+		fa->out = argv[*i + 1];
+		*i += 2;
+		return 1;
+	}
+	if (strncmp(a, "--out=", 6) == 0) {
+		fa->out = a + 6;
+		*i += 1;
+		return 1;
+	}
+	return 0;
+}
+
 int ctl_fetch(int argc, char **argv)
 {
+	fetch_args fa = {0};
 	ctl_remote r;
-	const char *out = NULL;
-	int quiet = 0, code = CTL_OK;
+	int code = CTL_OK;
 	wt_client *c = NULL;
 	wt_manifest *m = NULL;
 	wt_file_sink *fs = NULL;
@@ -74,34 +101,11 @@ int ctl_fetch(int argc, char **argv)
 	 * glibc's moving mmap threshold that makes RSS creep with the shard size). */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	for (int i = 1; i < argc;) {
-		int rv = ctl_remote_arg(&r, "fetch", argc, argv, &i);
-		if (rv < 0) {
-			code = CTL_USAGE;
-			goto done;
-		}
-		if (rv > 0)
-			continue;
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			goto done;
-		} else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-			quiet = 1;
-			i++;
-		} else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
-			out = argv[i + 1];
-			i += 2;
-		} else if (strncmp(argv[i], "--out=", 6) == 0) {
-			out = argv[i] + 6;
-			i++;
-		} else {
-			fprintf(stderr, "weightctl fetch: unknown argument '%s'\n", argv[i]);
-			usage(stderr);
-			code = CTL_USAGE;
-			goto done;
-		}
-	}
-	if (r.model == NULL || out == NULL) {
+	int help = 0;
+	code = ctl_remote_parse(&r, "fetch", argc, argv, fetch_arg, &fa, usage, &help);
+	if (code != CTL_OK || help)
+		goto done;
+	if (r.model == NULL || fa.out == NULL) {
 		fprintf(stderr, "weightctl fetch: --model NAME and --out FILE are required\n");
 		usage(stderr);
 		code = CTL_USAGE;
@@ -116,12 +120,12 @@ int ctl_fetch(int argc, char **argv)
 	if ((code = ctl_remote_open(&r, "fetch", &c)) != CTL_OK)
 		goto done;
 	if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) != WT_OK ||
-	    (rv = wt_file_sink_create(&fs, out, 1, &err)) != WT_OK) {
+	    (rv = wt_file_sink_create(&fs, fa.out, 1, &err)) != WT_OK) {
 		ctl_remote_perror("fetch", rv, &err);
 		code = ctl_remote_exit(rv);
 		goto done;
 	}
-	progress p = {.t0_ns = now_ns(), .last_ns = 0, .tty = !quiet && isatty(2)};
+	progress p = {.t0_ns = now_ns(), .last_ns = 0, .tty = !fa.quiet && isatty(2)};
 	wt_fetch_stats st;
 	wt_fetch_opts fo = {
 	    .progress = p.tty ? on_progress : NULL, .progress_ctx = &p, .stats = &st};
@@ -137,7 +141,7 @@ int ctl_fetch(int argc, char **argv)
 		fprintf(stderr,
 		        "weightctl fetch: %s: %zu tensors, %llu bytes, %llu chunks from %s "
 		        "(retries %u, re-fetches %u, fail-overs %u, resumes %u)\n",
-		        out, wt_manifest_n_tensors(m), (unsigned long long)st.bytes,
+		        fa.out, wt_manifest_n_tensors(m), (unsigned long long)st.bytes,
 		        (unsigned long long)st.chunks, st.endpoint, st.retries, st.refetches,
 		        st.failovers, st.reconnects);
 done:

@@ -53,23 +53,10 @@ int ctl_manifest(int argc, char **argv)
 	wt_manifest *m = NULL;
 	wt_errbuf err;
 	ctl_remote_init(&r);
-	for (int i = 1; i < argc;) {
-		int rv = ctl_remote_arg(&r, "manifest", argc, argv, &i);
-		if (rv < 0) {
-			code = CTL_USAGE;
-			goto done;
-		}
-		if (rv > 0)
-			continue;
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			goto done;
-		}
-		fprintf(stderr, "weightctl manifest: unknown argument '%s'\n", argv[i]);
-		usage(stderr);
-		code = CTL_USAGE;
+	int help = 0;
+	code = ctl_remote_parse(&r, "manifest", argc, argv, NULL, NULL, usage, &help);
+	if (code != CTL_OK || help)
 		goto done;
-	}
 	if (r.model == NULL) {
 		fprintf(stderr, "weightctl manifest: --model NAME is required\n");
 		code = CTL_USAGE;

@@ -23,23 +23,10 @@ int ctl_models(int argc, char **argv)
 	size_t n = 0;
 	wt_errbuf err;
 	ctl_remote_init(&r);
-	for (int i = 1; i < argc;) {
-		int rv = ctl_remote_arg(&r, "models", argc, argv, &i);
-		if (rv < 0) {
-			code = CTL_USAGE;
-			goto done;
-		}
-		if (rv > 0)
-			continue;
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			goto done;
-		}
-		fprintf(stderr, "weightctl models: unknown argument '%s'\n", argv[i]);
-		usage(stderr);
-		code = CTL_USAGE;
+	int help = 0;
+	code = ctl_remote_parse(&r, "models", argc, argv, NULL, NULL, usage, &help);
+	if (code != CTL_OK || help)
 		goto done;
-	}
 	if ((code = ctl_remote_open(&r, "models", &c)) != CTL_OK)
 		goto done;
 	int rv = wt_client_list_models(c, &list, &n, &err);

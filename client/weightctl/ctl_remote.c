@@ -150,3 +150,27 @@ void ctl_remote_perror(const char *cmd, int rv, const wt_errbuf *err)
 	fprintf(stderr, "weightctl %s: %s (%s)\n", cmd, err->msg[0] ? err->msg : wt_strerror(rv),
 	        wt_errname(rv));
 }
+
+int ctl_remote_parse(ctl_remote *r, const char *cmd, int argc, char **argv, ctl_own_arg_fn own,
+                     void *ctx, void (*usage)(FILE *), int *help)
+{
+	*help = 0;
+	for (int i = 1; i < argc;) {
+		int rv = ctl_remote_arg(r, cmd, argc, argv, &i);
+		if (rv == 0 && own != NULL)
+			rv = own(ctx, argc, argv, &i);
+		if (rv < 0)
+			return CTL_USAGE;
+		if (rv > 0)
+			continue;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			*help = 1;
+			return CTL_OK;
+		}
+		fprintf(stderr, "weightctl %s: unknown argument '%s'\n", cmd, argv[i]);
+		usage(stderr);
+		return CTL_USAGE;
+	}
+	return CTL_OK;
+}

@@ -3,6 +3,8 @@
 #ifndef WT_CTL_REMOTE_H
 #define WT_CTL_REMOTE_H
 
+#include <stdio.h>
+
 #include "weights/client.h"
 #include "weights/layout.h"
 
@@ -28,6 +30,19 @@ void ctl_remote_clear(ctl_remote *r);
  * error to stderr.
  */
 int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i);
+
+/* A command's own arguments: return 1 after consuming argv[*i] (advancing *i),
+ * 0 if argv[*i] is not one of them, -1 after printing a usage error. */
+typedef int (*ctl_own_arg_fn)(void *ctx, int argc, char **argv, int *i);
+
+/*
+ * Parse argv[1..argc): the shared flags, -h/--help (usage to stdout, *help = 1,
+ * parsing stops), and the command's own arguments through own (NULL = none).
+ * An unknown argument is printed with the usage to stderr. Returns CTL_OK or
+ * CTL_USAGE.
+ */
+int ctl_remote_parse(ctl_remote *r, const char *cmd, int argc, char **argv, ctl_own_arg_fn own,
+                     void *ctx, void (*usage)(FILE *), int *help);
 
 /* Open a client on the endpoints (prints the error). Returns CTL_OK or an exit code. */
 int ctl_remote_open(ctl_remote *r, const char *cmd, wt_client **out);
