@@ -14,42 +14,9 @@
 
 #define CHUNK TC_CHUNK
 
-typedef struct fx {
-	char *dir;
-	cache *c;
-	cache_opts o;
-} fx;
-
 static int setup(void **state)
 {
-	fx *f = calloc(1, sizeof(*f));
-	if (f == NULL || (f->dir = tu_mkdtemp("cache")) == NULL)
-		return -1;
-	cache_opts_init(&f->o);
-	f->o.chunk_bytes = CHUNK;
-	f->o.max_bytes = 1u << 20;
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fx *f = *state;
-	cache_close(f->c);
-	tu_rmrf(f->dir);
-	free(f->dir);
-	free(f);
-	return 0;
-}
-
-static void reopen(fx *f)
-{
-	wt_errbuf err;
-	cache_close(f->c);
-	f->c = NULL;
-	int rv = cache_open(&f->c, f->dir, &f->o, &err);
-	if (rv != WT_OK)
-		fail_msg("cache_open: %s", err.msg);
+	return tc_setup(state, "cache");
 }
 
 static void put_shard(cache *c, const char *id, size_t n, uint64_t seed)
@@ -99,7 +66,7 @@ static void check_shard(cache *c, const char *id, size_t n, uint64_t seed)
 static void test_round_trip(void **state)
 {
 	fx *f = *state;
-	reopen(f);
+	tc_reopen(f);
 	put_shard(f->c, "shard-a", 5, 100);
 	check_shard(f->c, "shard-a", 5, 100);
 	cache_stats st;
@@ -109,7 +76,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(st.hits, 1);
 	assert_int_equal(st.pinned, 0);
 	/* durable across reopen */
-	reopen(f);
+	tc_reopen(f);
 	check_shard(f->c, "shard-a", 5, 100);
 	wt_errbuf err;
 	cache_shard *s = NULL;
@@ -132,7 +99,7 @@ static void test_round_trip(void **state)
 static void test_dedupe(void **state)
 {
 	fx *f = *state;
-	reopen(f);
+	tc_reopen(f);
 	put_shard(f->c, "rank0", 8, 7);
 	cache_stats st;
 	cache_stats_get(f->c, &st);
@@ -183,7 +150,7 @@ static void test_lru_budget(void **state)
 {
 	fx *f = *state;
 	f->o.max_bytes = 40u << 10;
-	reopen(f);
+	tc_reopen(f);
 	for (int k = 0; k < 6; k++)
 		put_named(f->c, k);
 	for (int k = 0; k < 6; k++)
@@ -199,7 +166,7 @@ static void test_lru_budget(void **state)
 	assert_false(has_named(f->c, 4));
 	assert_true(has_named(f->c, 5));
 	/* the LRU order survives a restart: s5 < s3 < s6 */
-	reopen(f);
+	tc_reopen(f);
 	put_named(f->c, 7);
 	assert_false(has_named(f->c, 5));
 	assert_true(has_named(f->c, 3));
@@ -208,7 +175,7 @@ static void test_lru_budget(void **state)
 	check_shard(f->c, "s3", 3, 4000);
 	/* a smaller budget at open evicts down to it */
 	f->o.max_bytes = 13u << 10;
-	reopen(f);
+	tc_reopen(f);
 	cache_stats_get(f->c, &st);
 	assert_int_equal(st.shards, 1);
 	assert_true(has_named(f->c, 7) || has_named(f->c, 3));
@@ -218,7 +185,7 @@ static void test_pinning(void **state)
 {
 	fx *f = *state;
 	f->o.max_bytes = 40u << 10;
-	reopen(f);
+	tc_reopen(f);
 	wt_errbuf err;
 	put_named(f->c, 0);
 	cache_shard *s0 = NULL;
@@ -260,7 +227,7 @@ static void test_budget_errors(void **state)
 	assert_int_equal(cache_open(&c, "", &f->o, &err), WT_EINVAL);
 	/* a shard of 5 distinct chunks does not fit 16 KiB: ENOSPC, nothing left behind */
 	f->o.max_bytes = 16u << 10;
-	reopen(f);
+	tc_reopen(f);
 	assert_int_equal(tc_put_shard(f->c, "big", 5, 1, &err), WT_ENOSPC);
 	assert_non_null(strstr(err.msg, "max_bytes"));
 	cache_stats st;
@@ -339,7 +306,7 @@ static void test_concurrent(void **state)
 {
 	fx *f = *state;
 	f->o.max_bytes = 64u << 10;
-	reopen(f);
+	tc_reopen(f);
 	pthread_t t[4];
 	conc k[4];
 	for (int i = 0; i < 4; i++) {
@@ -368,7 +335,7 @@ static void test_concurrent(void **state)
 static void test_open_errors(void **state)
 {
 	fx *f = *state;
-	reopen(f);
+	tc_reopen(f);
 	wt_errbuf err;
 	cache *c2 = NULL;
 	/* the same directory twice: RocksDB's LOCK */
@@ -420,13 +387,13 @@ static void test_hash_paths(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_dedupe, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_lru_budget, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_pinning, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_budget_errors, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_round_trip, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_dedupe, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_lru_budget, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_pinning, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_budget_errors, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_concurrent, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_open_errors, setup, tc_teardown),
 	    cmocka_unit_test(test_hash_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

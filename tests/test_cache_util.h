@@ -18,6 +18,49 @@
 
 #define TC_CHUNK 4096u
 
+/* Per-test fixture: a temp dir and a store opened on it (tc_reopen). */
+typedef struct fx {
+	char *dir;
+	cache *c;
+	cache_opts o;
+} fx;
+
+/* cmocka setup: temp dir named after prefix, TC_CHUNK chunks, 1 MiB budget. */
+static inline int tc_setup(void **state, const char *prefix)
+{
+	fx *f = calloc(1, sizeof(*f));
+	if (f == NULL || (f->dir = tu_mkdtemp(prefix)) == NULL) {
+		free(f);
+		return -1;
+	}
+	cache_opts_init(&f->o);
+	f->o.chunk_bytes = TC_CHUNK;
+	f->o.max_bytes = 1u << 20;
+	*state = f;
+	return 0;
+}
+
+static inline int tc_teardown(void **state)
+{
+	fx *f = *state;
+	cache_close(f->c);
+	tu_rmrf(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Close (if open) and open the store again with f->o; fails the test on error. */
+static inline void tc_reopen(fx *f)
+{
+	wt_errbuf err;
+	cache_close(f->c);
+	f->c = NULL;
+	int rv = cache_open(&f->c, f->dir, &f->o, &err);
+	if (rv != WT_OK)
+		fail_msg("cache_open: %s", err.msg);
+}
+
 /* Chunk i of a shard with seed s: tu_fill(s + i), TC_CHUNK - i bytes. */
 static inline size_t tc_chunk_len(size_t i)
 {

@@ -10,42 +10,9 @@
 
 #include "tests/test_cache_util.h"
 
-typedef struct fx {
-	char *dir;
-	cache *c;
-	cache_opts o;
-} fx;
-
 static int setup(void **state)
 {
-	fx *f = calloc(1, sizeof(*f));
-	if (f == NULL || (f->dir = tu_mkdtemp("cachev")) == NULL)
-		return -1;
-	cache_opts_init(&f->o);
-	f->o.chunk_bytes = TC_CHUNK;
-	f->o.max_bytes = 1u << 20;
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fx *f = *state;
-	cache_close(f->c);
-	tu_rmrf(f->dir);
-	free(f->dir);
-	free(f);
-	return 0;
-}
-
-static void reopen(fx *f)
-{
-	wt_errbuf err;
-	cache_close(f->c);
-	f->c = NULL;
-	int rv = cache_open(&f->c, f->dir, &f->o, &err);
-	if (rv != WT_OK)
-		fail_msg("cache_open: %s", err.msg);
+	return tc_setup(state, "cachev");
 }
 
 static void closec(fx *f)
@@ -89,7 +56,7 @@ static void on_bad(void *ctx, cache_bad_kind kind, const void *id, size_t id_len
 static void test_verify_all(void **state)
 {
 	fx *f = *state;
-	reopen(f);
+	tc_reopen(f);
 	put_shard(f->c, "A", 4, 10);
 	put_shard(f->c, "B", 2, 10); /* shares A's chunks 0 and 1 */
 	put_shard(f->c, "C", 3, 50);
@@ -102,7 +69,7 @@ static void test_verify_all(void **state)
 	uint8_t junk[TC_CHUNK];
 	tu_fill(junk, sizeof(junk), 777);
 	assert_int_equal(tc_raw_put_chunk(f->dir, victim, junk, tc_chunk_len(0), false), 0);
-	reopen(f);
+	tc_reopen(f);
 	seen s = {0};
 	assert_int_equal(cache_verify_all(f->c, on_bad, &s, &bad, &err), WT_OK);
 	assert_int_equal(bad, 1);
@@ -132,7 +99,7 @@ static void test_verify_all(void **state)
 static void test_damaged_record(void **state)
 {
 	fx *f = *state;
-	reopen(f);
+	tc_reopen(f);
 	put_shard(f->c, "A", 2, 1);
 	put_shard(f->c, "B", 2, 5);
 	closec(f);
@@ -146,7 +113,7 @@ static void test_damaged_record(void **state)
 	assert_null(e);
 	rocksdb_writeoptions_destroy(wo);
 	tc_raw_close(&r);
-	reopen(f); /* the load drops the damaged record */
+	tc_reopen(f); /* the load drops the damaged record */
 	assert_false(cache_has_shard(f->c, "A", 1));
 	assert_true(cache_has_shard(f->c, "B", 1));
 	cache_stats st;
@@ -159,14 +126,14 @@ static void test_damaged_record(void **state)
 static void test_corrupt_read(void **state)
 {
 	fx *f = *state;
-	reopen(f);
+	tc_reopen(f);
 	put_shard(f->c, "A", 3, 20);
 	closec(f);
 	wt_hash128 victim = chunk_hash(1, 20);
 	uint8_t junk[TC_CHUNK];
 	tu_fill(junk, sizeof(junk), 778);
 	assert_int_equal(tc_raw_put_chunk(f->dir, victim, junk, 100, false), 0);
-	reopen(f);
+	tc_reopen(f);
 	wt_errbuf err;
 	cache_shard *s = NULL;
 	assert_int_equal(cache_shard_open(f->c, "A", 1, &s, &err), WT_OK);
@@ -248,7 +215,7 @@ static void test_gc_orphans(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_int_equal(tc_raw_count(f->dir, CACHE_CF_CHUNKS), 7);
 	f->o.gc_at_open = false;
-	reopen(f);
+	tc_reopen(f);
 	cache_stats cs;
 	cache_stats_get(f->c, &cs);
 	assert_int_equal(cs.chunks, 7);
@@ -269,12 +236,12 @@ static void test_gc_orphans(void **state)
 	assert_int_equal(tc_raw_put_chunk(f->dir, common_hash128(junk, 64), junk, 64, true), 0);
 	assert_int_equal(tc_raw_count(f->dir, CACHE_CF_CHUNKS), 3);
 	f->o.gc_at_open = true;
-	reopen(f);
+	tc_reopen(f);
 	cache_stats_get(f->c, &cs);
 	assert_int_equal(cs.chunks, 2);
 	closec(f);
 	assert_int_equal(tc_raw_count(f->dir, CACHE_CF_CHUNKS), 2);
-	reopen(f);
+	tc_reopen(f);
 	assert_true(cache_has_shard(f->c, "kept", 4));
 }
 
@@ -283,10 +250,10 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--orphan-child") == 0)
 		return orphan_child(argv[2]);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_verify_all, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_damaged_record, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_corrupt_read, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_gc_orphans, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_verify_all, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_damaged_record, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_corrupt_read, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_gc_orphans, setup, tc_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
