@@ -316,6 +316,17 @@ bool cache_has_shard(cache *c, const void *id, size_t id_len)
 	return r;
 }
 
+bool cache_shard_has_chunk(cache *c, const void *id, size_t id_len, wt_hash128 h)
+{
+	bool r = false;
+	pthread_mutex_lock(&c->lk);
+	const cache_shard_ent *e = cache_shard_find(&c->shards, id, id_len);
+	for (size_t i = 0; e != NULL && !r && i < e->n_chunks; i++)
+		r = common_hash128_eq(e->chunks[i].hash, h);
+	pthread_mutex_unlock(&c->lk);
+	return r;
+}
+
 void cache_stats_get(cache *c, cache_stats *out)
 {
 	pthread_mutex_lock(&c->lk);

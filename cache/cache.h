@@ -151,6 +151,11 @@ uint64_t cache_shard_nbytes(const cache_shard *s);
 /* True if shard `id` is committed (no pin, no LRU touch, no hit/miss count). */
 bool cache_has_shard(cache *c, const void *id, size_t id_len);
 
+/* True if shard `id` is committed and lists chunk `h` (no pin, no LRU touch, no
+ * hit/miss count). Servers use it so a chunk is only served to a request for a
+ * shard that contains it. Cost: a scan of the shard's chunk list. */
+bool cache_shard_has_chunk(cache *c, const void *id, size_t id_len, wt_hash128 h);
+
 /*
  * Copy chunk `hash` into buf (cap bytes); *len_out = its size. The bytes are
  * re-hashed: WT_ECORRUPT on mismatch (every shard listing the chunk is evicted,

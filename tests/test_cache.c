@@ -121,6 +121,27 @@ static void test_dedupe(void **state)
 	assert_int_equal(st.bytes, 0);
 }
 
+static void test_shard_has_chunk(void **state)
+{
+	fx *f = *state;
+	tc_reopen(f);
+	put_shard(f->c, "a", 8, 7);
+	put_shard(f->c, "b", 3, 100);
+	uint8_t buf[TC_CHUNK];
+	tu_fill(buf, tc_chunk_len(5), 7 + 5); /* chunk 5 of "a" */
+	wt_hash128 a5 = common_hash128(buf, tc_chunk_len(5));
+	tu_fill(buf, tc_chunk_len(2), 100 + 2); /* chunk 2 of "b" */
+	wt_hash128 b2 = common_hash128(buf, tc_chunk_len(2));
+	assert_true(cache_shard_has_chunk(f->c, "a", 1, a5));
+	assert_true(cache_shard_has_chunk(f->c, "b", 1, b2));
+	assert_false(cache_shard_has_chunk(f->c, "b", 1, a5)); /* stored, but not b's */
+	assert_false(cache_shard_has_chunk(f->c, "a", 1, b2));
+	assert_false(cache_shard_has_chunk(f->c, "zz", 2, a5)); /* no such shard */
+	wt_errbuf err;
+	assert_int_equal(cache_evict(f->c, "a", 1, &err), WT_OK);
+	assert_false(cache_shard_has_chunk(f->c, "a", 1, a5));
+}
+
 static void put_named(cache *c, int k)
 {
 	char id[16];
@@ -389,6 +410,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_round_trip, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_dedupe, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_shard_has_chunk, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_lru_budget, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_pinning, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_budget_errors, setup, tc_teardown),

@@ -287,6 +287,16 @@ static void test_manifest_and_chunks(void **state)
 	assert_int_equal(tw_errcode(&part), WT_EPROTO);
 	tw_reply_free(&part);
 
+	/* rank 1's chunk is not served under rank 0's shard id (its lm_head rows differ) */
+	tw_reply r0 = tw_manifest(s, "llama", 2, 0);
+	assert_int_equal(r0.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	assert_memory_not_equal(r0.r->manifest->tensors[0]->chunks[0]->hash.data, c0->hash.data,
+	                        16);
+	part = tw_chunk(s, r0.r->manifest->shard_id, c0->hash, 0, 0);
+	assert_int_equal(tw_errcode(&part), WT_ENOTFOUND);
+	tw_reply_free(&part);
+	tw_reply_free(&r0);
+
 	/* a second request is served from the cache: same shard, same hashes */
 	tw_reply y = tw_manifest(s, "llama", 2, 1);
 	assert_int_equal(y.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);

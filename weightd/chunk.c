@@ -20,11 +20,15 @@ nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *
 		return wd_reply_error(id, WT_EPROTO,
 		                      "chunk request: hash must be the 16-byte XXH3-128 of a chunk "
 		                      "from the manifest");
+	wt_hash128 h = common_hash128_from_bytes(c->hash.data);
 	if (!cache_has_shard(s->cache, c->shard_id.data, c->shard_id.len))
 		return wd_reply_error(id, WT_ENOTFOUND,
 		                      "shard is not in the cache (evicted, corrupted or of an old "
 		                      "revision); request the manifest again");
-	wt_hash128 h = common_hash128_from_bytes(c->hash.data);
+	if (!cache_shard_has_chunk(s->cache, c->shard_id.data, c->shard_id.len, h))
+		return wd_reply_error(id, WT_ENOTFOUND,
+		                      "chunk request: that chunk hash is not part of the shard; "
+		                      "use a hash from this shard's manifest");
 	cache_view *v = NULL;
 	wt_errbuf err;
 	int rv = cache_chunk_view(s->cache, h, &v, &err);
