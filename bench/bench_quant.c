@@ -12,6 +12,7 @@
 
 #include "common/common.h"
 #include "kernels/kernels.h"
+#include "kernels/kernels_cuda.h"
 
 enum { N = 2048, K = 4096, REPS = 15, GROUP = 128 };
 
@@ -51,6 +52,13 @@ static int run_quant(void *arg)
 	return kern_quantize(b->scheme, b->x, WT_BF16, N, K, GROUP, b->q, b->s, &bad);
 }
 
+static int run_cuda_quant(void *arg)
+{
+	bench *b = arg;
+	int64_t bad;
+	return kern_cuda_quantize(b->scheme, b->x, WT_BF16, N, K, GROUP, b->q, b->s, &bad);
+}
+
 int main(void)
 {
 	size_t n = (size_t)N * K, bytes = n * 2;
@@ -74,10 +82,12 @@ int main(void)
 	printf("baseline memcpy (1 thread, reused buffer): %.2f GB/s\n", gb_mem);
 	const wt_quant schemes[] = {WT_QUANT_FP8_BLOCK, WT_QUANT_FP8_TENSOR, WT_QUANT_FP8_CHANNEL,
 	                            WT_QUANT_INT8_CHANNEL, WT_QUANT_INT4_GROUP};
+	const size_t n_schemes = sizeof schemes / sizeof schemes[0];
+	double gb_pool[sizeof schemes / sizeof schemes[0]] = {0};
 	int threads[2] = {1, 0};
 	for (int t = 0; t < 2; t++) {
 		kern_set_threads(threads[t]);
-		for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
+		for (size_t k = 0; k < n_schemes; k++) {
 			b.scheme = schemes[k];
 			double sec = best_seconds(run_quant, &b);
 			if (sec < 0) {
@@ -86,11 +96,34 @@ int main(void)
 				return 1;
 			}
 			double gb = (double)bytes / sec / 1e9;
+			if (threads[t] == 0)
+				gb_pool[k] = gb;
 			printf("%-13s threads=%-2s %6.2f GB/s bf16 in   ratio vs memcpy %.3f%s\n",
 			       wt_quant_name(b.scheme), threads[t] ? "1" : "all", gb, gb / gb_mem,
 			       b.scheme == WT_QUANT_FP8_BLOCK && threads[t] == 1
 			           ? "  (target >= 0.25)"
 			           : "");
+		}
+	}
+	if (!kern_cuda_available()) {
+		printf("cuda: %s\n", kern_cuda_built() ? "built, but no usable device here"
+		                                       : "not built (no nvcc)");
+	} else {
+		b.scheme = WT_QUANT_FP8_BLOCK;
+		if (run_cuda_quant(&b) != 0) /* warm-up: context creation */
+			return 1;
+		for (size_t k = 0; k < n_schemes; k++) {
+			b.scheme = schemes[k];
+			double sec = best_seconds(run_cuda_quant, &b);
+			if (sec < 0) {
+				fprintf(stderr, "bench_quant: cuda %s failed\n",
+				        wt_quant_name(b.scheme));
+				return 1;
+			}
+			double gb = (double)bytes / sec / 1e9;
+			printf("%-13s cuda        %6.2f GB/s bf16 in   ratio vs CPU pool %.3f "
+			       "(host copies included)\n",
+			       wt_quant_name(b.scheme), gb, gb / gb_pool[k]);
 		}
 	}
 	free(b.x), free(b.dst), free(b.q), free(b.s);
