@@ -92,4 +92,51 @@ WT_API wt_sink *wt_file_sink_sink(wt_file_sink *f);
 /* Destroy; a fetch in progress must have ended. NULL is a no-op. */
 WT_API void wt_file_sink_destroy(wt_file_sink *f);
 
+/* ---- CUDA device: one device arena per fetch, pinned double-buffered staging ---- */
+
+typedef struct wt_cuda_sink wt_cuda_sink; /* opaque; one fetch at a time */
+
+/*
+ * A sink that puts the shard into the memory of CUDA device `device`.
+ *
+ * begin() allocates one device arena (cudaMalloc) holding every tensor of the
+ * manifest, each at a 256-byte aligned offset; if it does not fit, WT_ENOMEM
+ * naming the bytes needed and cudaMemGetInfo's free bytes. write() copies the
+ * borrowed chunk bytes into pinned host staging buffers (cudaHostAlloc, two of
+ * 8 MiB, allocated at create and reused by every fetch) and issues
+ * cudaMemcpyAsync on the sink's own stream, one event per buffer: a buffer is
+ * refilled only after its previous copy completed, so receiving and hashing
+ * the next chunks overlaps the DMA of the last ones. end() waits for the
+ * stream and publishes; abort() frees the new arena. A second fetch replaces
+ * the first at its end() (both arenas exist during that fetch).
+ *
+ * WT_EDEVICE, with a message naming the cause and the fix (use the host or
+ * file sink; build with nvcc), when the build has no CUDA (nvcc was not found),
+ * when the machine has no usable device (any error of cudaGetDeviceCount or
+ * cudaSetDevice), and for every failing CUDA call later (cudaGetErrorString in
+ * the message). WT_EINVAL for a device index < 0 or >= the device count.
+ *
+ * Callbacks change the calling thread's current device only for their own
+ * duration (it is restored). Caller owns *out (wt_cuda_sink_destroy()).
+ */
+WT_API int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err);
+/* The sink to pass to wt_client_fetch(). Borrowed; valid until destroy. */
+WT_API wt_sink *wt_cuda_sink_sink(wt_cuda_sink *h);
+/*
+ * The device copy of a tensor of the last successful fetch: *dev_ptr is a
+ * device pointer on the sink's device (256-byte aligned; NULL for a 0-byte
+ * tensor), borrowed and valid until the next successful fetch into this sink
+ * or destroy; do not cudaFree it. WT_ENOTFOUND if no successful fetch holds
+ * that name. Between begin and end nothing new is found: results appear only
+ * once every tensor is verified and its copy to the device completed. Must not
+ * run concurrently with a fetch into the same sink.
+ */
+WT_API int wt_cuda_sink_find(const wt_cuda_sink *h, const char *name, void **dev_ptr,
+                             uint64_t *nbytes);
+/* Number of tensors held (0 before the first successful fetch). */
+WT_API size_t wt_cuda_sink_n_tensors(const wt_cuda_sink *h);
+/* Free the arenas, staging buffers, events and stream; a fetch in progress must
+ * have ended. NULL is a no-op. */
+WT_API void wt_cuda_sink_destroy(wt_cuda_sink *h);
+
 #endif
