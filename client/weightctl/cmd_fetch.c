@@ -1,6 +1,7 @@
 /*
  * cmd_fetch.c — `weightctl fetch`: fetch one rank's shard from weightd into a
- * safetensors file, verified (byte-identical to `weightctl shard`).
+ * safetensors file, verified (byte-identical to `weightctl shard`), or with
+ * --cuda-device N into the memory of a CUDA device (engine.h's CUDA sink).
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -17,13 +18,16 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: weightctl fetch --endpoint URL [--endpoint URL...] --model NAME\n"
-	           "                       [layout flags] --out FILE [--window N] [--quiet]\n"
+	           "                       [layout flags] (--out FILE | --cuda-device N)\n"
+	           "                       [--window N] [--quiet]\n"
 	           "                       [--timeout-ms N] [--retries N] [--token T] [--verbose]\n"
 	           "layout flags: --tp-size T --tp-rank r --ep-size P --ep-rank e --quant Q\n"
 	           "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"
 	           "  --requant allow|deny (as `weightctl shard`)\n"
 	           "Every chunk and tensor is checked against its XXH3-128; FILE appears only\n"
-	           "when all of it verified. Exit: 0 ok, 2 usage, 3 layout invalid, 1 other.\n");
+	           "when all of it verified. --cuda-device N fetches into device N's memory\n"
+	           "instead (pinned staging, one arena) and prints a summary line unless --quiet.\n"
+	           "Exit: 0 ok, 2 usage, 3 layout invalid, 1 other (no usable CUDA device too).\n");
 }
 
 typedef struct progress {
@@ -62,6 +66,8 @@ static int on_progress(void *ctx, uint64_t done, uint64_t total)
 typedef struct fetch_args {
 	int quiet;
 	const char *out; /* borrowed from argv */
+	int cuda;        /* --cuda-device given */
+	uint32_t cuda_device;
 } fetch_args;
 
 static int fetch_arg(void *ctx, int argc, char **argv, int *i)
@@ -83,7 +89,42 @@ static int fetch_arg(void *ctx, int argc, char **argv, int *i)
 		*i += 1;
 		return 1;
 	}
-	return 0;
+	const char *val = NULL;
+	int used = 0; /* argv entries the flag takes */
+	if (strcmp(a, "--cuda-device") == 0 && *i + 1 < argc) {
+		val = argv[*i + 1];
+		used = 2;
+	} else if (strncmp(a, "--cuda-device=", 14) == 0) {
+		val = a + 14;
+		used = 1;
+	}
+	if (val == NULL)
+		return 0;
+	if (ctl_remote_u32("fetch", "--cuda-device", val, 0, 1023, &fa->cuda_device) != 0)
+		return -1;
+	fa->cuda = 1;
+	*i += used;
+	return 1;
+}
+
+/* The tensors and bytes the CUDA sink holds after a fetch of m. */
+static void cuda_summary(const wt_cuda_sink *cs, const wt_manifest *m, uint32_t dev)
+{
+	uint64_t bytes = 0;
+	size_t found = 0;
+	for (size_t i = 0; i < wt_manifest_n_tensors(m); i++) {
+		wt_tensor_info t;
+		void *p;
+		uint64_t n;
+		if (wt_manifest_tensor(m, i, &t) == WT_OK &&
+		    wt_cuda_sink_find(cs, t.name, &p, &n) == WT_OK) {
+			bytes += n;
+			found++;
+		}
+	}
+	printf("weightctl fetch: %s rank tp=%u ep=%u: %zu tensors, %llu bytes on cuda device %u\n",
+	       wt_manifest_model(m), wt_manifest_tp_rank(m), wt_manifest_ep_rank(m), found,
+	       (unsigned long long)bytes, dev);
 }
 
 int ctl_fetch(int argc, char **argv)
@@ -94,6 +135,8 @@ int ctl_fetch(int argc, char **argv)
 	wt_client *c = NULL;
 	wt_manifest *m = NULL;
 	wt_file_sink *fs = NULL;
+	wt_cuda_sink *cs = NULL;
+	wt_sink *sink = NULL;
 	wt_errbuf err;
 	ctl_remote_init(&r);
 	/* Chunk messages (window x chunk bytes) are allocated and freed all the time: keep
@@ -105,8 +148,9 @@ int ctl_fetch(int argc, char **argv)
 	code = ctl_remote_parse(&r, "fetch", argc, argv, fetch_arg, &fa, usage, &help);
 	if (code != CTL_OK || help)
 		goto done;
-	if (r.model == NULL || fa.out == NULL) {
-		fprintf(stderr, "weightctl fetch: --model NAME and --out FILE are required\n");
+	if (r.model == NULL || (fa.out == NULL) == !fa.cuda) {
+		fprintf(stderr, "weightctl fetch: --model NAME and one of --out FILE or "
+		                "--cuda-device N are required\n");
 		usage(stderr);
 		code = CTL_USAGE;
 		goto done;
@@ -117,19 +161,26 @@ int ctl_fetch(int argc, char **argv)
 		code = CTL_LAYOUT;
 		goto done;
 	}
-	if ((code = ctl_remote_open(&r, "fetch", &c)) != CTL_OK)
-		goto done;
-	if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) != WT_OK ||
-	    (rv = wt_file_sink_create(&fs, fa.out, 1, &err)) != WT_OK) {
+	/* the device first: a machine without one fails before asking for the shard */
+	if (fa.cuda && (rv = wt_cuda_sink_create(&cs, (int)fa.cuda_device, &err)) != WT_OK) {
 		ctl_remote_perror("fetch", rv, &err);
 		code = ctl_remote_exit(rv);
 		goto done;
 	}
+	if ((code = ctl_remote_open(&r, "fetch", &c)) != CTL_OK)
+		goto done;
+	if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) != WT_OK ||
+	    (!fa.cuda && (rv = wt_file_sink_create(&fs, fa.out, 1, &err)) != WT_OK)) {
+		ctl_remote_perror("fetch", rv, &err);
+		code = ctl_remote_exit(rv);
+		goto done;
+	}
+	sink = fa.cuda ? wt_cuda_sink_sink(cs) : wt_file_sink_sink(fs);
 	progress p = {.t0_ns = now_ns(), .last_ns = 0, .tty = !fa.quiet && isatty(2)};
 	wt_fetch_stats st;
 	wt_fetch_opts fo = {
 	    .progress = p.tty ? on_progress : NULL, .progress_ctx = &p, .stats = &st};
-	rv = wt_client_fetch(c, m, wt_file_sink_sink(fs), &fo, &err);
+	rv = wt_client_fetch(c, m, sink, &fo, &err);
 	if (p.tty)
 		show(&p, st.bytes, wt_manifest_total_bytes(m), 1);
 	if (rv != WT_OK) {
@@ -141,10 +192,13 @@ int ctl_fetch(int argc, char **argv)
 		fprintf(stderr,
 		        "weightctl fetch: %s: %zu tensors, %llu bytes, %llu chunks from %s "
 		        "(retries %u, re-fetches %u, fail-overs %u, resumes %u)\n",
-		        fa.out, wt_manifest_n_tensors(m), (unsigned long long)st.bytes,
-		        (unsigned long long)st.chunks, st.endpoint, st.retries, st.refetches,
-		        st.failovers, st.reconnects);
+		        fa.cuda ? "cuda device" : fa.out, wt_manifest_n_tensors(m),
+		        (unsigned long long)st.bytes, (unsigned long long)st.chunks, st.endpoint,
+		        st.retries, st.refetches, st.failovers, st.reconnects);
+	if (fa.cuda && !fa.quiet)
+		cuda_summary(cs, m, fa.cuda_device);
 done:
+	wt_cuda_sink_destroy(cs);
 	wt_file_sink_destroy(fs);
 	wt_manifest_free(m);
 	wt_client_close(c);

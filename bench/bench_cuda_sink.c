@@ -1,0 +1,218 @@
+/*
+ * bench_cuda_sink.c — cache-hit fetch from a real weightd into the CUDA device
+ * sink, as ratios against baselines measured in the same run (PLATFORM.md):
+ *
+ *   (a) CUDA sink goodput / host sink goodput                  target >= 0.9
+ *   (b) CUDA sink goodput / counting sink goodput (wire + verification only,
+ *       no copy at all): what the staging and DMA path costs
+ *
+ * Uses build/wt-mkckpt (llama, WT_BENCH_MB MiB, default 256) and build/weightd
+ * next to this binary; WT_BENCH_WINDOW sets the client window (default 8).
+ * Goodputs are the best of 3 cache-hit fetches (the first fetch produces the
+ * shard and is not counted). Where no CUDA device is usable it prints
+ * "cuda: no usable device" and exits 0.
+ */
+#include <fcntl.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/common.h"
+#include "engine/cuda_sink_int.h"
+#include "weights/client.h"
+#include "weights/engine.h"
+
+static char g_build[4096];
+static char g_tmp[4096];
+
+/* ---- a sink that only counts ---- */
+typedef struct count_sink {
+	wt_sink base;
+	uint64_t bytes;
+} count_sink;
+
+static int cs_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *e)
+{
+	(void)m, (void)e;
+	((count_sink *)s)->bytes = 0;
+	return WT_OK;
+}
+static int cs_tensor(wt_sink *s, size_t t, wt_errbuf *e)
+{
+	(void)s, (void)t, (void)e;
+	return WT_OK;
+}
+static int cs_write(wt_sink *s, size_t t, uint64_t off, const void *d, size_t len, wt_errbuf *e)
+{
+	(void)t, (void)off, (void)d, (void)e;
+	((count_sink *)s)->bytes += len;
+	return WT_OK;
+}
+static int cs_end(wt_sink *s, wt_errbuf *e)
+{
+	(void)s, (void)e;
+	return WT_OK;
+}
+static void cs_abort(wt_sink *s)
+{
+	(void)s;
+}
+static const wt_sink_ops count_ops = {cs_begin, cs_tensor, cs_write, cs_tensor, cs_end, cs_abort};
+
+static int run_cmd(char *const argv[])
+{
+	pid_t p = fork();
+	if (p == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0)
+			dup2(fd, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int st = 0;
+	if (p < 0 || waitpid(p, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static pid_t start_weightd(char *url, size_t cap)
+{
+	char bin[4200], models[4200], cache[4200], ready[4200];
+	snprintf(bin, sizeof(bin), "%s/weightd", g_build);
+	snprintf(models, sizeof(models), "%s/models", g_tmp);
+	snprintf(cache, sizeof(cache), "%s/cache", g_tmp);
+	snprintf(ready, sizeof(ready), "%s/ready", g_tmp);
+	pid_t p = fork();
+	if (p == 0) {
+		execl(bin, bin, "--listen", "tcp://127.0.0.1:0", "--models-dir", models,
+		      "--cache-dir", cache, "--workers", "2", "--log-level", "warning",
+		      "--ready-file", ready, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 1200; i++) {
+		FILE *f = fopen(ready, "r");
+		if (f != NULL) {
+			int ok = fgets(url, (int)cap, f) != NULL;
+			fclose(f);
+			if (ok) {
+				url[strcspn(url, "\n")] = '\0';
+				return p;
+			}
+		}
+		usleep(50000);
+	}
+	kill(p, SIGKILL);
+	return -1;
+}
+
+/* Best goodput (bytes/s) of 3 fetches of m into s; 0 on failure. */
+static double best_of_3(wt_client *c, const wt_manifest *m, wt_sink *s, const char *what)
+{
+	double best = 0;
+	for (int i = 0; i < 3; i++) {
+		wt_errbuf err;
+		uint64_t t0 = common_now_ns();
+		int rv = wt_client_fetch(c, m, s, NULL, &err);
+		double sec = (double)(common_now_ns() - t0) / 1e9;
+		if (rv != WT_OK) {
+			fprintf(stderr, "bench_cuda_sink: %s fetch: %s\n", what, err.msg);
+			return 0;
+		}
+		double g = (double)wt_manifest_total_bytes(m) / sec;
+		if (g > best)
+			best = g;
+	}
+	return best;
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	wt_cuda_sink *cuda = NULL;
+	wt_errbuf err;
+	if (wt_cuda_sink_create(&cuda, 0, &err) != WT_OK) {
+		printf("cuda: no usable device (%s)\n", err.msg);
+		return 0;
+	}
+	/* as weightctl fetch does: reuse chunk buffers instead of fresh mmaps */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	const char *mb = getenv("WT_BENCH_MB") ? getenv("WT_BENCH_MB") : "256";
+	snprintf(g_build, sizeof(g_build), "%s", argv[0]);
+	char *slash = strrchr(g_build, '/');
+	if (slash == NULL)
+		snprintf(g_build, sizeof(g_build), "..");
+	else
+		snprintf(slash, sizeof(g_build) - (size_t)(slash - g_build), "/..");
+	snprintf(g_tmp, sizeof(g_tmp), "%s/wt-bench-cuda-XXXXXX",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(g_tmp) == NULL)
+		return 1;
+	char bin[4200], dir[4200], url[512];
+	snprintf(bin, sizeof(bin), "%s/wt-mkckpt", g_build);
+	snprintf(dir, sizeof(dir), "%s/models/llama", g_tmp);
+	char *mk[] = {bin, "--family", "llama", "--size-mb", (char *)mb, "--out", dir, NULL};
+	int rc = 1;
+	pid_t wd = -1;
+	wt_client *c = NULL;
+	wt_manifest *m = NULL;
+	wt_host_sink *host = NULL;
+	if (run_cmd(mk) != 0 || (wd = start_weightd(url, sizeof(url))) < 0) {
+		fprintf(stderr, "bench_cuda_sink: cannot make the fixture or start weightd\n");
+		goto out;
+	}
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[] = {url};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	if (getenv("WT_BENCH_WINDOW") != NULL)
+		o.window = (uint32_t)strtoul(getenv("WT_BENCH_WINDOW"), NULL, 10);
+	wt_layout l;
+	wt_layout_init(&l);
+	count_sink cnt = {.base.ops = &count_ops};
+	if (wt_client_open(&c, &o, &err) != WT_OK ||
+	    wt_client_get_manifest(c, "llama", &l, &m, &err) != WT_OK ||
+	    wt_host_sink_create(&host, &err) != WT_OK ||
+	    wt_client_fetch(c, m, &cnt.base, NULL, &err) != WT_OK) { /* produce + warm */
+		fprintf(stderr, "bench_cuda_sink: %s\n", err.msg);
+		goto out;
+	}
+	printf("fixture: llama %s MiB, weightd %s, window %u, shard %llu bytes, %zu tensors, "
+	       "%zu chunks\n",
+	       mb, url, o.window, (unsigned long long)wt_manifest_total_bytes(m),
+	       wt_manifest_n_tensors(m), wt_manifest_n_chunks(m));
+	double gc = best_of_3(c, m, &cnt.base, "count");
+	double gh = best_of_3(c, m, wt_host_sink_sink(host), "host");
+	engine_cuda_stats s0, s1;
+	engine_cuda_sink_stats(cuda, &s0);
+	double gd = best_of_3(c, m, wt_cuda_sink_sink(cuda), "cuda");
+	engine_cuda_sink_stats(cuda, &s1);
+	if (gc <= 0 || gh <= 0 || gd <= 0)
+		goto out;
+	printf("staging %u x %u MiB: %llu copies, %llu waits for a busy buffer in 3 fetches\n",
+	       ENGINE_CUDA_N_STAGE, ENGINE_CUDA_STAGE_BYTES >> 20,
+	       (unsigned long long)(s1.copies - s0.copies),
+	       (unsigned long long)(s1.waits - s0.waits));
+	printf("(a) cuda sink %.2f GB/s / host sink %.2f GB/s = %.2f (target >= 0.9)\n", gd / 1e9,
+	       gh / 1e9, gd / gh);
+	printf("(b) cuda sink %.2f GB/s / counting sink (no copy) %.2f GB/s = %.2f\n", gd / 1e9,
+	       gc / 1e9, gd / gc);
+	rc = 0;
+out:
+	wt_host_sink_destroy(host);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	wt_cuda_sink_destroy(cuda);
+	if (wd > 0) {
+		kill(wd, SIGTERM);
+		waitpid(wd, NULL, 0);
+	}
+	char *rm[] = {"/bin/rm", "-rf", g_tmp, NULL};
+	run_cmd(rm);
+	return rc;
+}
