@@ -135,13 +135,6 @@ struct cache {
 	}
 enum { CACHE_CF_DEFAULT = 0, CACHE_CF_MANIFESTS = 1, CACHE_CF_CHUNKS = 2, CACHE_CF_META = 3 };
 
-/* ---- hash.c ---- */
-/* XXH3-128 of data: the same digest as common_hash128, faster. */
-wt_hash128 cache_hash(const void *data, size_t len);
-/* Copy len bytes src -> dst and return their XXH3-128 (hashed from dst, so the
- * digest is of the bytes the caller got). */
-wt_hash128 cache_hash_copy(void *dst, const void *src, size_t len);
-
 /* ---- map.c ---- */
 cache_chunk_ent *cache_chunk_find(const cache_chunk_map *m, wt_hash128 h);
 /* Inserts e (owned by the map afterwards); WT_ENOMEM if the table cannot grow. */

@@ -204,7 +204,7 @@ int cache_get_verified(cache *c, wt_hash128 h, void *buf, size_t cap, size_t *le
 		    c->dir, hex, len, cap);
 	}
 	/* Copy and hash in one pass over the bytes when the caller wants a copy. */
-	wt_hash128 got = buf != NULL ? cache_hash_copy(buf, v, len) : cache_hash(v, len);
+	wt_hash128 got = buf != NULL ? common_hash128_copy(buf, v, len) : common_hash128(v, len);
 	if (buf != NULL)
 		rocksdb_pinnableslice_destroy(ps);
 	if (!common_hash128_eq(got, h)) {

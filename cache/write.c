@@ -155,7 +155,7 @@ int cache_put_chunk(cache_writer *w, const void *data, size_t nbytes, wt_hash128
 		                 "cache '%s': chunk of %zu bytes > chunk_bytes %u; cut tensors "
 		                 "into chunks of at most chunk_bytes",
 		                 c->dir, nbytes, c->opts.chunk_bytes);
-	wt_hash128 h = cache_hash(data, nbytes);
+	wt_hash128 h = common_hash128(data, nbytes);
 	bool must_write = false;
 	int rv;
 	pthread_mutex_lock(&c->lk);

@@ -30,6 +30,10 @@ typedef struct wt_hash128 {
 #define WT_HASH_HEX_LEN 32 /* without NUL */
 
 wt_hash128 common_hash128(const void *data, size_t len);
+/* Copy len bytes src -> dst and return their XXH3-128, hashed from dst piece by
+ * piece while each piece is still in L2: the bytes cross memory once, and the
+ * digest is of the bytes the caller got. */
+wt_hash128 common_hash128_copy(void *dst, const void *src, size_t len);
 /* 16 bytes big-endian (hi then lo): the canonical byte form in protobuf and cache keys. */
 void common_hash128_to_bytes(wt_hash128 h, uint8_t out[16]);
 wt_hash128 common_hash128_from_bytes(const uint8_t in[16]);

@@ -1,10 +1,19 @@
-/* hash.c — XXH3-128 digests through libxxhash. */
+/*
+ * hash.c — XXH3-128 digests through libxxhash, by its runtime-dispatched
+ * (AVX2/AVX-512) entry points: the same digests as the plain calls, about
+ * 1.4x faster on this machine kind (PLATFORM.md), on the client's verify path.
+ */
 #include <stdlib.h>
+#include <string.h>
 
-#define XXH_INLINE_ALL
+#define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
+#define XXH_DISPATCH_DISABLE_REPLACE
+#include <xxh_x86dispatch.h>
 
 #include "common/common.h"
+
+#define HASH_PIECE (128u << 10) /* fits L2: hashed right after it is copied */
 
 struct common_hasher {
 	XXH3_state_t st;
@@ -12,7 +21,24 @@ struct common_hasher {
 
 wt_hash128 common_hash128(const void *data, size_t len)
 {
-	XXH128_hash_t h = XXH3_128bits(data, len);
+	XXH128_hash_t h = XXH3_128bits_dispatch(data, len);
+	return (wt_hash128){.hi = h.high64, .lo = h.low64};
+}
+
+wt_hash128 common_hash128_copy(void *dst, const void *src, size_t len)
+{
+	if (len <= HASH_PIECE) {
+		memcpy(dst, src, len);
+		return common_hash128(dst, len);
+	}
+	XXH3_state_t st;
+	XXH3_128bits_reset(&st);
+	for (size_t off = 0; off < len; off += HASH_PIECE) {
+		size_t n = len - off < HASH_PIECE ? len - off : HASH_PIECE;
+		memcpy((uint8_t *)dst + off, (const uint8_t *)src + off, n);
+		XXH3_128bits_update_dispatch(&st, (uint8_t *)dst + off, n);
+	}
+	XXH128_hash_t h = XXH3_128bits_digest(&st);
 	return (wt_hash128){.hi = h.high64, .lo = h.low64};
 }
 
@@ -56,7 +82,7 @@ common_hasher *common_hasher_new(void)
 
 void common_hasher_update(common_hasher *h, const void *data, size_t len)
 {
-	XXH3_128bits_update(&h->st, data, len);
+	XXH3_128bits_update_dispatch(&h->st, data, len);
 }
 
 wt_hash128 common_hasher_digest(const common_hasher *h)

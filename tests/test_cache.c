@@ -373,38 +373,6 @@ static void test_open_errors(void **state)
 	free(file);
 }
 
-/* The cache's fast hashes give common_hash128's digest at every length. */
-static void test_hash_paths(void **state)
-{
-	(void)state;
-	size_t lens[] = {0,
-	                 1,
-	                 16,
-	                 240,
-	                 241,
-	                 1024,
-	                 (128u << 10) - 1,
-	                 128u << 10,
-	                 (128u << 10) + 1,
-	                 3 * (128u << 10) + 17,
-	                 4u << 20};
-	size_t max = 4u << 20;
-	uint8_t *src = malloc(max), *dst = malloc(max);
-	assert_non_null(src);
-	assert_non_null(dst);
-	tu_fill(src, max, 42);
-	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-		wt_hash128 want = common_hash128(src, lens[i]);
-		assert_true(common_hash128_eq(cache_hash(src, lens[i]), want));
-		memset(dst, 0, max);
-		assert_true(common_hash128_eq(cache_hash_copy(dst, src, lens[i]), want));
-		if (lens[i] > 0)
-			assert_memory_equal(dst, src, lens[i]);
-	}
-	free(src);
-	free(dst);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,7 +384,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_budget_errors, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_concurrent, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_open_errors, setup, tc_teardown),
-	    cmocka_unit_test(test_hash_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
