@@ -230,20 +230,24 @@ int main(int argc, char **argv)
 		const char *key, *name;
 		cache_store_kind store;
 		bool wal, verify, mmap;
+		uint64_t mem;
 	} cfg[] = {
-	    {"blob-mmap", "blob files, mmap reads, chunks without WAL + flush (default)",
-	     CACHE_STORE_BLOB, false, false, true},
-	    {"sst-mmap", "SST values, mmap reads", CACHE_STORE_SST, false, false, true},
-	    {"blob", "blob files, pread", CACHE_STORE_BLOB, false, false, false},
+	    {"blob-mmap",
+	     "blob files, mmap reads, chunks without WAL + flush, 1 GiB RAM cache (default)",
+	     CACHE_STORE_BLOB, false, false, true, CACHE_MEM_BYTES_DEF},
+	    {"blob-mmap-noram", "blob files, mmap reads, chunks without WAL + flush, no RAM cache",
+	     CACHE_STORE_BLOB, false, false, true, 0},
+	    {"sst-mmap", "SST values, mmap reads", CACHE_STORE_SST, false, false, true, 0},
+	    {"blob", "blob files, pread", CACHE_STORE_BLOB, false, false, false, 0},
 	    {"blob-verify", "blob files, pread, rocksdb read checksums on", CACHE_STORE_BLOB, false,
-	     true, false},
+	     true, false, 0},
 	    {"blob-wal", "blob files, pread, chunks through the WAL", CACHE_STORE_BLOB, true, false,
-	     false},
-	    {"sst", "SST values, pread", CACHE_STORE_SST, false, false, false},
+	     false, 0},
+	    {"sst", "SST values, pread", CACHE_STORE_SST, false, false, false, 0},
 	    {"sst-verify", "SST values, pread, rocksdb read checksums on", CACHE_STORE_SST, false,
-	     true, false},
+	     true, false, 0},
 	    {"sst-mmap-wal", "SST values, mmap reads, chunks through the WAL", CACHE_STORE_SST,
-	     true, false, true},
+	     true, false, true, 0},
 	};
 	int rc = 0;
 	size_t ncfg = matrix ? sizeof(cfg) / sizeof(cfg[0]) : 1;
@@ -262,6 +266,7 @@ int main(int argc, char **argv)
 		o.chunk_wal = cfg[i].wal;
 		o.rocks_verify = cfg[i].verify;
 		o.mmap_reads = cfg[i].mmap;
+		o.mem_bytes = cfg[i].mem;
 		result r = {0};
 		if (run_cache(&b, &o, &r) != 0) {
 			rc = 1;

@@ -16,6 +16,7 @@ void cache_opts_init(cache_opts *o)
 	o->chunk_wal = false;
 	o->rocks_verify = false;
 	o->mmap_reads = true;
+	o->mem_bytes = CACHE_MEM_BYTES_DEF;
 	o->tune_malloc = true;
 }
 
@@ -316,13 +317,16 @@ bool cache_has_shard(cache *c, const void *id, size_t id_len)
 	return r;
 }
 
-bool cache_shard_has_chunk(cache *c, const void *id, size_t id_len, wt_hash128 h)
+bool cache_shard_has_chunk(cache *c, const void *id, size_t id_len, wt_hash128 h, uint64_t *nbytes)
 {
 	bool r = false;
 	pthread_mutex_lock(&c->lk);
 	const cache_shard_ent *e = cache_shard_find(&c->shards, id, id_len);
-	for (size_t i = 0; e != NULL && !r && i < e->n_chunks; i++)
+	for (size_t i = 0; e != NULL && !r && i < e->n_chunks; i++) {
 		r = common_hash128_eq(e->chunks[i].hash, h);
+		if (r && nbytes != NULL)
+			*nbytes = e->chunks[i].nbytes;
+	}
 	pthread_mutex_unlock(&c->lk);
 	return r;
 }

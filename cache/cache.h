@@ -52,6 +52,7 @@ typedef struct cache_view cache_view;     /* borrowed zero-copy chunk bytes */
 #define CACHE_CHUNK_BYTES_MIN  64u           /* tests use small chunks */
 #define CACHE_CHUNK_BYTES_MAX  (256u << 20)  /* 256 MiB */
 #define CACHE_MAX_BYTES_DEF    (64ull << 30) /* 64 GiB */
+#define CACHE_MEM_BYTES_DEF    (1ull << 30)  /* 1 GiB of hot chunks in RAM */
 #define CACHE_MANIFEST_MAX_DEF (64u << 20)   /* 64 MiB */
 
 /* How chunk values are kept (see cache/README.md for the measurements). */
@@ -71,6 +72,11 @@ typedef struct cache_opts {
 	bool chunk_wal;         /* chunks through the WAL (false: flush before commit) */
 	bool rocks_verify;      /* RocksDB read checksums (false: we re-hash anyway) */
 	bool mmap_reads;        /* read table files through mmap (default true) */
+	uint64_t mem_bytes;     /* RAM cache of chunk values (RocksDB blob cache, LRU):
+	                           a hit is pinned, not copied or read from disk. Chunks
+	                           enter it when written (the flush at commit), not on
+	                           read misses, so reads larger than it never churn it.
+	                           0 = none; default CACHE_MEM_BYTES_DEF. Blob store only. */
 	bool tune_malloc;       /* default true: cache_open sets glibc's M_MMAP_THRESHOLD and
 	                           M_TRIM_THRESHOLD (process-wide) so RocksDB's per-read 4 MiB
 	                           blob buffers are reused instead of page-faulted (4x reads) */
@@ -152,9 +158,10 @@ uint64_t cache_shard_nbytes(const cache_shard *s);
 bool cache_has_shard(cache *c, const void *id, size_t id_len);
 
 /* True if shard `id` is committed and lists chunk `h` (no pin, no LRU touch, no
- * hit/miss count). Servers use it so a chunk is only served to a request for a
- * shard that contains it. Cost: a scan of the shard's chunk list. */
-bool cache_shard_has_chunk(cache *c, const void *id, size_t id_len, wt_hash128 h);
+ * hit/miss count); *nbytes (if not NULL) = its size. Servers use it so a chunk is
+ * only served to a request for a shard that contains it. Cost: a scan of the
+ * shard's chunk list. */
+bool cache_shard_has_chunk(cache *c, const void *id, size_t id_len, wt_hash128 h, uint64_t *nbytes);
 
 /*
  * Copy chunk `hash` into buf (cap bytes); *len_out = its size. The bytes are

@@ -72,6 +72,11 @@ static rocksdb_options_t *chunk_cf_options(cache *c)
 		/* No blob GC: it relocates live blobs in every compaction (perf: half of
 		 * all bytes written); a blob file is deleted once all its chunks are. */
 		rocksdb_options_set_enable_blob_gc(o, 0);
+		if (c->blob_cache != NULL) {
+			rocksdb_options_set_blob_cache(o, c->blob_cache);
+			rocksdb_options_set_prepopulate_blob_cache(
+			    o, rocksdb_prepopulate_blob_flush_only);
+		}
 	} else {
 		rocksdb_options_set_target_file_size_base(o, 256u << 20);
 	}
@@ -84,6 +89,9 @@ static int make_options(cache *c)
 	c->bbo = rocksdb_block_based_options_create();
 	c->dbo = rocksdb_options_create();
 	if (c->bbo == NULL || c->dbo == NULL)
+		return WT_ENOMEM;
+	if (c->opts.store == CACHE_STORE_BLOB && c->opts.mem_bytes > 0 &&
+	    (c->blob_cache = rocksdb_cache_create_lru((size_t)c->opts.mem_bytes)) == NULL)
 		return WT_ENOMEM;
 	rocksdb_block_based_options_set_checksum(c->bbo, 4 /* kXXH3 */);
 	rocksdb_block_based_options_set_block_size(c->bbo, 16u << 10);
@@ -120,6 +128,9 @@ static int make_options(cache *c)
 	if (!c->opts.chunk_wal)
 		rocksdb_writeoptions_disable_WAL(c->wo_chunk, 1);
 	rocksdb_readoptions_set_verify_checksums(c->ro, c->opts.rocks_verify ? 1 : 0);
+	/* Read misses do not fill the blob cache: freshly produced chunks enter it at
+	 * flush (prepopulate), and a scan larger than it would only churn it (bench
+	 * _cache, 2 GiB through 1 GiB: get 2.5 GB/s with fills, 4.8 without). */
 	rocksdb_readoptions_set_fill_cache(c->ro, 0);
 	rocksdb_readoptions_set_verify_checksums(c->ro_meta, 1);
 	rocksdb_flushoptions_set_wait(c->fo, 1);
@@ -161,6 +172,9 @@ void cache_db_close(cache *c)
 		rocksdb_options_destroy(c->dbo);
 	if (c->bbo != NULL)
 		rocksdb_block_based_options_destroy(c->bbo);
+	if (c->blob_cache != NULL)
+		rocksdb_cache_destroy(c->blob_cache);
+	c->blob_cache = NULL;
 	if (c->wo_sync != NULL)
 		rocksdb_writeoptions_destroy(c->wo_sync);
 	if (c->wo != NULL)

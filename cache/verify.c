@@ -37,6 +37,12 @@ static int verify_chunks(cache *c, cache_verify_fn cb, void *ctx, uint64_t *n_ba
 	pthread_mutex_unlock(&c->lk);
 	if (hs == NULL)
 		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory in verify", c->dir);
+	/* Check what is on disk, not the RAM copies: empty the blob cache for the scan
+	 * (a capacity-0 LRU also drops what concurrent reads put in) and refill it
+	 * afterwards through normal reads. */
+	size_t mem = c->blob_cache != NULL ? rocksdb_cache_get_capacity(c->blob_cache) : 0;
+	if (c->blob_cache != NULL)
+		rocksdb_cache_set_capacity(c->blob_cache, 0);
 	int rv = WT_OK;
 	for (size_t i = 0; i < n; i++) {
 		wt_errbuf e1;
@@ -62,6 +68,8 @@ static int verify_chunks(cache *c, cache_verify_fn cb, void *ctx, uint64_t *n_ba
 			cb(ctx, CACHE_BAD_CHUNK, id, 16);
 	}
 	free(hs);
+	if (c->blob_cache != NULL)
+		rocksdb_cache_set_capacity(c->blob_cache, mem);
 	return rv;
 }
 

@@ -132,14 +132,16 @@ static void test_shard_has_chunk(void **state)
 	wt_hash128 a5 = common_hash128(buf, tc_chunk_len(5));
 	tu_fill(buf, tc_chunk_len(2), 100 + 2); /* chunk 2 of "b" */
 	wt_hash128 b2 = common_hash128(buf, tc_chunk_len(2));
-	assert_true(cache_shard_has_chunk(f->c, "a", 1, a5));
-	assert_true(cache_shard_has_chunk(f->c, "b", 1, b2));
-	assert_false(cache_shard_has_chunk(f->c, "b", 1, a5)); /* stored, but not b's */
-	assert_false(cache_shard_has_chunk(f->c, "a", 1, b2));
-	assert_false(cache_shard_has_chunk(f->c, "zz", 2, a5)); /* no such shard */
+	assert_true(cache_shard_has_chunk(f->c, "a", 1, a5, NULL));
+	uint64_t len = 0;
+	assert_true(cache_shard_has_chunk(f->c, "b", 1, b2, &len));
+	assert_int_equal(len, tc_chunk_len(2));
+	assert_false(cache_shard_has_chunk(f->c, "b", 1, a5, NULL)); /* stored, but not b's */
+	assert_false(cache_shard_has_chunk(f->c, "a", 1, b2, NULL));
+	assert_false(cache_shard_has_chunk(f->c, "zz", 2, a5, NULL)); /* no such shard */
 	wt_errbuf err;
 	assert_int_equal(cache_evict(f->c, "a", 1, &err), WT_OK);
-	assert_false(cache_shard_has_chunk(f->c, "a", 1, a5));
+	assert_false(cache_shard_has_chunk(f->c, "a", 1, a5, NULL));
 }
 
 static void put_named(cache *c, int k)

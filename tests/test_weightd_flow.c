@@ -334,11 +334,13 @@ static int corrupt_blobs(const char *dir)
 }
 
 /* A chunk corrupted at rest: the cache's re-hash catches it (WT_ECORRUPT), the
- * shard is evicted, and the next manifest request re-produces good bytes. */
+ * shard is evicted, and the next manifest request re-produces good bytes. No RAM
+ * cache here, so every chunk read comes from disk. */
 static void test_cache_corruption(void **state)
 {
 	(void)state;
 	tw_env *e = tw_env_new("wd-corrupt", SEED);
+	e->cfg.cache_memory_bytes = 0;
 	assert_int_equal(tw_start(e), WT_OK);
 	nng_socket s = tw_dial(e->url);
 	tw_reply a = tw_manifest(s, "llama", 1, 0);
@@ -585,6 +587,52 @@ static void test_sigterm(void **state)
 	tw_env_free(e);
 }
 
+/* With the RAM cache (the default), chunks corrupted on disk are still served
+ * from their verified RAM copies, never as bad bytes; admin VERIFY checks the
+ * disk copies (it empties the RAM cache), finds the damage and evicts the shard;
+ * the next manifest re-produces it. */
+static void test_cache_corruption_ram(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-corrupt-ram", SEED);
+	assert_true(e->cfg.cache_memory_bytes > 0);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	tw_reply a = tw_manifest(s, "llama", 1, 0);
+	assert_int_equal(a.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	assert_true(corrupt_blobs(e->cache) > 0);
+	const Weights__Manifest *m = a.r->manifest;
+	for (size_t i = 0; i < m->n_tensors; i++) {
+		for (size_t c = 0; c < m->tensors[i]->n_chunks; c++) {
+			const Weights__ChunkRef *cr = m->tensors[i]->chunks[c];
+			tw_reply x = tw_chunk(s, m->shard_id, cr->hash, 0, 0);
+			assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_CHUNK);
+			uint8_t hb[16];
+			common_hash128_to_bytes(common_hash128(x.tail, x.tail_len), hb);
+			assert_memory_equal(hb, cr->hash.data, 16);
+			tw_reply_free(&x);
+		}
+	}
+	tw_reply v = tw_admin(s, WEIGHTS__ADMIN_REQUEST__OP__OP_VERIFY, NULL, 0);
+	assert_int_equal(v.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	printf("verify with the RAM cache on: %llu bad\n", (unsigned long long)v.r->admin->bad);
+	assert_true(v.r->admin->bad >= 1);
+	tw_reply_free(&v);
+	tw_reply x = tw_chunk(s, m->shard_id, m->tensors[0]->chunks[0]->hash, 0, 0);
+	assert_int_equal(tw_errcode(&x), WT_ENOTFOUND);
+	tw_reply_free(&x);
+	tw_reply b = tw_manifest(s, "llama", 1, 0);
+	assert_int_equal(b.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	tw_reply k;
+	Weights__AdminReply *st = stats(s, &k);
+	assert_int_equal(st->productions, 2);
+	tw_reply_free(&k);
+	tw_reply_free(&a);
+	tw_reply_free(&b);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -592,6 +640,7 @@ int main(void)
 	    cmocka_unit_test(test_revision_change),
 	    cmocka_unit_test(test_admin),
 	    cmocka_unit_test(test_cache_corruption),
+	    cmocka_unit_test(test_cache_corruption_ram),
 	    cmocka_unit_test(test_close_during_production),
 	    cmocka_unit_test_teardown(test_sigterm, kill_child),
 	    cmocka_unit_test(test_register_and_rescan),

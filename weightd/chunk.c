@@ -2,7 +2,8 @@
  * chunk.c — Chunk requests: the bytes of one chunk (or a sub-range, for
  * resume) straight from the cache, which re-hashes the whole chunk on every
  * read. The reply is one nng message: [u32 len][Reply{ChunkReply}][bytes];
- * the bytes are copied once, from RocksDB's pinned value into the message.
+ * a whole chunk is copied once, from RocksDB's pinned value (the RAM blob cache
+ * on a hit) into the message, and hashed during that copy.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -25,29 +26,19 @@ nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *
 		return wd_reply_error(id, WT_ENOTFOUND,
 		                      "shard is not in the cache (evicted, corrupted or of an old "
 		                      "revision); request the manifest again");
-	if (!cache_shard_has_chunk(s->cache, c->shard_id.data, c->shard_id.len, h))
+	uint64_t clen = 0;
+	if (!cache_shard_has_chunk(s->cache, c->shard_id.data, c->shard_id.len, h, &clen))
 		return wd_reply_error(id, WT_ENOTFOUND,
 		                      "chunk request: that chunk hash is not part of the shard; "
 		                      "use a hash from this shard's manifest");
-	cache_view *v = NULL;
-	wt_errbuf err;
-	int rv = cache_chunk_view(s->cache, h, &v, &err);
-	if (rv != WT_OK) {
-		if (rv == WT_ECORRUPT)
-			WT_LOG(WT_LOG_WARNING, "chunk request %llu: %s", (unsigned long long)id,
-			       err.msg);
-		return wd_reply_error(id, rv, err.msg);
-	}
-	size_t len;
-	const uint8_t *data = cache_view_data(v, &len);
 	uint64_t off = c->offset, n = c->nbytes, end;
-	if (off > len || (n == 0 && (n = len - off) == 0 && len != 0) ||
-	    !wt_add_u64(off, n, &end) || end > len) {
+	if (off > clen || (n == 0 && (n = clen - off) == 0 && clen != 0) ||
+	    !wt_add_u64(off, n, &end) || end > clen) {
 		snprintf(msg, sizeof(msg),
-		         "chunk request: range offset %llu + %llu bytes is past the chunk's %zu "
+		         "chunk request: range offset %llu + %llu bytes is past the chunk's %llu "
 		         "bytes",
-		         (unsigned long long)c->offset, (unsigned long long)c->nbytes, len);
-		cache_view_release(v);
+		         (unsigned long long)c->offset, (unsigned long long)c->nbytes,
+		         (unsigned long long)clen);
 		return wd_reply_error(id, WT_EINVAL, msg);
 	}
 	Weights__ChunkReply cr = WEIGHTS__CHUNK_REPLY__INIT;
@@ -60,14 +51,42 @@ nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *
 	rp.chunk = &cr;
 	size_t hdr = wire_framed_size(&rp.base);
 	nng_msg *m = NULL;
-	if (nng_msg_alloc(&m, hdr + (size_t)n) != 0) {
-		cache_view_release(v);
+	if (nng_msg_alloc(&m, hdr + (size_t)n) != 0)
 		return wd_reply_error(id, WT_ENOMEM, "out of memory for a chunk reply");
-	}
 	uint8_t *body = nng_msg_body(m);
 	wire_frame(&rp.base, body, hdr);
-	memcpy(body + hdr, data + off, (size_t)n);
-	cache_view_release(v);
+	wt_errbuf err;
+	int rv;
+	size_t got = 0;
+	if (n == clen) {
+		/* The whole chunk: copied and hashed in one pass straight into the reply. */
+		rv = cache_read_chunk(s->cache, h, body + hdr, (size_t)n, &got, &err);
+		if (rv == WT_OK && got != n)
+			rv = wt_seterr(&err, WT_ECORRUPT,
+			               "chunk request %llu: the cache holds %zu bytes for a "
+			               "%llu-byte chunk",
+			               (unsigned long long)id, got, (unsigned long long)n);
+	} else {
+		/* A range (resume): the whole chunk is verified, the range is sent. */
+		cache_view *v = NULL;
+		rv = cache_chunk_view(s->cache, h, &v, &err);
+		const uint8_t *data = rv == WT_OK ? cache_view_data(v, &got) : NULL;
+		if (rv == WT_OK && got != clen)
+			rv = wt_seterr(&err, WT_ECORRUPT,
+			               "chunk request %llu: the cache holds %zu bytes for a "
+			               "%llu-byte chunk",
+			               (unsigned long long)id, got, (unsigned long long)clen);
+		if (rv == WT_OK)
+			memcpy(body + hdr, data + off, (size_t)n);
+		cache_view_release(v);
+	}
+	if (rv != WT_OK) {
+		nng_msg_free(m);
+		if (rv == WT_ECORRUPT)
+			WT_LOG(WT_LOG_WARNING, "chunk request %llu: %s", (unsigned long long)id,
+			       err.msg);
+		return wd_reply_error(id, rv, err.msg);
+	}
 	uint64_t seq = atomic_fetch_add(&s->chunk_replies, 1) + 1;
 	atomic_fetch_add(&s->chunk_bytes_out, n);
 	if (s->cfg->test_corrupt_chunk != 0 && seq == s->cfg->test_corrupt_chunk && n > 0) {

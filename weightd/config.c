@@ -28,6 +28,10 @@ static const wd_cfg_key table[] = {
      "RocksDB shard cache directory (created if missing)"},
     {"cache_max_bytes", WD_CFG_BYTES, 1024 * KIB, 1ull << 50, "64G", "bytes", false,
      OFF(cache_max_bytes), "byte budget of distinct cached chunks; LRU shards are evicted"},
+    {"cache_memory_bytes", WD_CFG_BYTES, 0, 1ull << 50, "1G", "bytes", false,
+     OFF(cache_memory_bytes),
+     "RAM for hot chunks (RocksDB blob cache): hits are served without a disk read; 0 = "
+     "none"},
     {"chunk_bytes", WD_CFG_BYTES, 64, 256ull << 20, "4M", "bytes", false, OFF(chunk_bytes),
      "largest chunk a tensor is cut into (chunks never cross tensors)"},
     {"workers", WD_CFG_UINT, 1, 256, "4", "threads", false, OFF(workers),

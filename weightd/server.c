@@ -315,6 +315,7 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	cache_opts co;
 	cache_opts_init(&co);
 	co.max_bytes = cfg->cache_max_bytes;
+	co.mem_bytes = cfg->cache_memory_bytes;
 	co.chunk_bytes = (uint32_t)cfg->chunk_bytes;
 	int rv = cache_open(&s->cache, cfg->cache_dir, &co, err);
 	if (rv != WT_OK) {

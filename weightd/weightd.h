@@ -25,22 +25,23 @@ typedef struct wd_strlist {
 
 /* Every setting of the daemon. Filled from the table in config.c. */
 typedef struct wd_config {
-	wd_strlist listen;          /* nng URLs (tcp://, ipc://) */
-	char *models_dir;           /* each subfolder is a model */
-	wd_strlist model;           /* NAME=URI */
-	char *cache_dir;            /* RocksDB directory */
-	uint64_t cache_max_bytes;   /* distinct chunk bytes budget */
-	uint64_t chunk_bytes;       /* largest chunk; chunks never cross tensors */
-	uint64_t workers;           /* worker threads for blocking work */
-	uint64_t contexts;          /* nng contexts = requests served at once */
-	uint64_t max_request_bytes; /* NNG_OPT_RECVMAXSZ and our own length check */
-	char *auth_token;           /* "" = no token */
-	uint64_t revalidate_ms;     /* re-check a model's revision at most this often */
-	uint64_t drain_timeout_ms;  /* SIGTERM: wait this long for in-flight requests */
-	uint64_t log_level;         /* WT_LOG_* */
-	char *ready_file;           /* written once listening; "" = none */
-	char *pid_file;             /* "" = none */
-	char *server_id;            /* "" = host:pid */
+	wd_strlist listen;           /* nng URLs (tcp://, ipc://) */
+	char *models_dir;            /* each subfolder is a model */
+	wd_strlist model;            /* NAME=URI */
+	char *cache_dir;             /* RocksDB directory */
+	uint64_t cache_max_bytes;    /* distinct chunk bytes budget */
+	uint64_t cache_memory_bytes; /* RAM blob cache of hot chunks; 0 = none */
+	uint64_t chunk_bytes;        /* largest chunk; chunks never cross tensors */
+	uint64_t workers;            /* worker threads for blocking work */
+	uint64_t contexts;           /* nng contexts = requests served at once */
+	uint64_t max_request_bytes;  /* NNG_OPT_RECVMAXSZ and our own length check */
+	char *auth_token;            /* "" = no token */
+	uint64_t revalidate_ms;      /* re-check a model's revision at most this often */
+	uint64_t drain_timeout_ms;   /* SIGTERM: wait this long for in-flight requests */
+	uint64_t log_level;          /* WT_LOG_* */
+	char *ready_file;            /* written once listening; "" = none */
+	char *pid_file;              /* "" = none */
+	char *server_id;             /* "" = host:pid */
 	/* Flag only, refused unless WEIGHTD_TEST_HOOKS=1: corrupt the N-th chunk reply. */
 	uint64_t test_corrupt_chunk;
 	/* Which keys were set explicitly (by file or flag); index = table index. */
