@@ -13,6 +13,7 @@ void wt_client_opts_init(wt_client_opts *o)
 	o->request_timeout_ms = 30000;
 	o->manifest_timeout_ms = 600000;
 	o->window = 8;
+	o->connections = 2;
 	o->max_retries = 5;
 	o->backoff_initial_ms = 100;
 	o->backoff_max_ms = 2000;
@@ -25,8 +26,8 @@ void wt_client_close(wt_client *c)
 	if (c == NULL)
 		return;
 	for (size_t i = 0; i < c->n_eps; i++) {
-		if (c->eps != NULL && c->eps[i].sock_open)
-			nng_close(c->eps[i].sock);
+		for (size_t k = 0; c->eps != NULL && k < c->eps[i].n_socks; k++)
+			nng_close(c->eps[i].socks[k]);
 		free(c->urls[i]);
 	}
 	free(c->urls);
@@ -56,6 +57,9 @@ static int check_opts(const wt_client_opts *o, wt_errbuf *err)
 	if (o->window == 0 || o->window > CLIENT_MAX_WINDOW)
 		return wt_seterr(err, WT_EINVAL, "window %u: use 1..%u", o->window,
 		                 CLIENT_MAX_WINDOW);
+	if (o->connections == 0 || o->connections > CLIENT_MAX_CONNS)
+		return wt_seterr(err, WT_EINVAL, "connections %u: use 1..%u", o->connections,
+		                 CLIENT_MAX_CONNS);
 	if (o->connect_timeout_ms == 0 || o->request_timeout_ms == 0 || o->manifest_timeout_ms == 0)
 		return wt_seterr(err, WT_EINVAL, "timeouts must be > 0 ms");
 	if (o->backoff_max_ms < o->backoff_initial_ms)

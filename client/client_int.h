@@ -17,6 +17,7 @@
 #include "weights/layout.h"
 
 #define CLIENT_MAX_WINDOW    256u
+#define CLIENT_MAX_CONNS     16u
 #define CLIENT_MAX_ENDPOINTS 64u
 #define CLIENT_MAX_SHARD_ID  256u       /* bytes of an opaque shard id */
 #define CLIENT_MAX_TENSORS   (1u << 22) /* tensors in one manifest */
@@ -24,9 +25,9 @@
 typedef struct client_ep {
 	char *url; /* owned; immutable after open */
 	/* fields below guarded by wt_client.lk */
-	int sock_open;
-	nng_socket sock;
-	uint64_t server_max_message_bytes; /* from HelloReply; 0 = unknown */
+	size_t n_socks;                     /* connections open: socks[0..n_socks) */
+	nng_socket socks[CLIENT_MAX_CONNS]; /* each one dialer, greeted (Hello) */
+	uint64_t server_max_message_bytes;  /* from HelloReply; 0 = unknown */
 	uint64_t server_max_chunk_bytes;
 } client_ep;
 
@@ -37,7 +38,7 @@ struct wt_client {
 	size_t n_eps;
 	char *token;
 	char *client_id;
-	pthread_mutex_t lk;       /* guards eps[*].sock_open, sock, server_* */
+	pthread_mutex_t lk;       /* guards eps[*].n_socks, socks, server_* */
 	_Atomic uint64_t next_id; /* request ids: 64-bit, never reused */
 	_Atomic int verify;       /* 1 always, except benchmarks (client_set_verify) */
 };
@@ -101,15 +102,17 @@ int client_retryable(int code);
 int client_frame(const Weights__Request *req, nng_msg **out, wt_errbuf *err);
 
 /*
- * Socket of endpoint ep: opened, dialed (synchronously, connect_timeout_ms) and
+ * Socket `conn` (< o.connections) of endpoint ep; every socket is one connection.
+ * Sockets 0..conn are opened, dialed (synchronously, connect_timeout_ms) and
  * greeted (Hello) on first use; later reconnects happen in the background.
+ * Control requests use socket 0; a fetch spreads its window over all of them.
  * Connection refused -> WT_EUNAVAIL naming the URL. *sock stays valid until
  * wt_client_close().
  */
-int client_ep_socket(wt_client *c, size_t ep, nng_socket *sock, wt_errbuf *err);
+int client_ep_socket(wt_client *c, size_t ep, size_t conn, nng_socket *sock, wt_errbuf *err);
 
-/* Greet endpoint ep again on its open socket: a token is checked per connection,
- * and the connection may have been re-established since the first Hello. */
+/* Greet endpoint ep again on each open socket: a token is checked per connection,
+ * and a connection may have been re-established since the first Hello. */
 int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err);
 
 /*

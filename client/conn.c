@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "client/client_int.h"
+#include "common/common.h"
 
 #include <nng/protocol/reqrep0/req.h>
 #include "proto/wire.h"
@@ -221,21 +222,15 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, wt_errbuf *err)
 	return rv;
 }
 
-int client_ep_socket(wt_client *c, size_t ep, nng_socket *sock, wt_errbuf *err)
+/* Open, dial and greet one more socket of endpoint ep; caller holds c->lk. */
+static int open_socket(wt_client *c, size_t ep, nng_socket *out, wt_errbuf *err)
 {
 	client_ep *e = &c->eps[ep];
-	int rv = WT_OK, nrv;
-	pthread_mutex_lock(&c->lk);
-	if (e->sock_open) {
-		*sock = e->sock;
-		goto out;
-	}
 	nng_socket s;
-	if ((nrv = nng_req0_open(&s)) != 0) {
-		rv = wt_seterr(err, client_nng_err(nrv), "endpoint %s: cannot open a socket: %s",
-		               e->url, nng_strerror(nrv));
-		goto out;
-	}
+	int rv, nrv;
+	if ((nrv = nng_req0_open(&s)) != 0)
+		return wt_seterr(err, client_nng_err(nrv), "endpoint %s: cannot open a socket: %s",
+		                 e->url, nng_strerror(nrv));
 	/* Every buffer has a ceiling (an oversized reply is dropped by nng: a timeout). */
 	nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, (size_t)c->o.max_message_bytes);
 	/* Our own retry loop resends; nng's timer would duplicate slow requests. */
@@ -244,18 +239,30 @@ int client_ep_socket(wt_client *c, size_t ep, nng_socket *sock, wt_errbuf *err)
 	nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 500);
 	if ((nrv = nng_dial(s, e->url, NULL, 0)) != 0) {
 		nng_close(s);
-		rv = wt_seterr(err, client_nng_err(nrv), "endpoint %s: cannot connect: %s", e->url,
-		               nng_strerror(nrv));
-		goto out;
+		return wt_seterr(err, client_nng_err(nrv), "endpoint %s: cannot connect: %s",
+		                 e->url, nng_strerror(nrv));
 	}
 	if ((rv = hello(c, ep, s, err)) != WT_OK) {
 		nng_close(s);
-		goto out;
+		return rv;
 	}
-	e->sock = s;
-	e->sock_open = 1;
-	*sock = s;
-out:
+	*out = s;
+	return WT_OK;
+}
+
+int client_ep_socket(wt_client *c, size_t ep, size_t conn, nng_socket *sock, wt_errbuf *err)
+{
+	client_ep *e = &c->eps[ep];
+	int rv = WT_OK;
+	WT_ASSERT(conn < c->o.connections && conn < CLIENT_MAX_CONNS);
+	pthread_mutex_lock(&c->lk);
+	while (rv == WT_OK && e->n_socks <= conn) {
+		rv = open_socket(c, ep, &e->socks[e->n_socks], err);
+		if (rv == WT_OK)
+			e->n_socks++;
+	}
+	if (rv == WT_OK)
+		*sock = e->socks[conn];
 	pthread_mutex_unlock(&c->lk);
 	return rv;
 }
@@ -264,7 +271,7 @@ int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout
                 Weights__Reply__BodyCase want, Weights__Reply **out, wt_errbuf *err)
 {
 	nng_socket sock;
-	int rv = client_ep_socket(c, ep, &sock, err);
+	int rv = client_ep_socket(c, ep, 0, &sock, err);
 	if (rv != WT_OK)
 		return rv;
 	return call_on(c, ep, sock, req, timeout_ms, want, out, err);
@@ -273,11 +280,17 @@ int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout
 int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err)
 {
 	client_ep *e = &c->eps[ep];
+	nng_socket socks[CLIENT_MAX_CONNS];
 	pthread_mutex_lock(&c->lk);
-	int open = e->sock_open;
-	nng_socket s = e->sock;
+	size_t n = e->n_socks;
+	memcpy(socks, e->socks, n * sizeof(socks[0]));
 	pthread_mutex_unlock(&c->lk);
-	if (!open)
+	if (n == 0)
 		return wt_seterr(err, WT_ECLOSED, "endpoint %s: not connected", e->url);
-	return hello(c, ep, s, err);
+	for (size_t k = 0; k < n; k++) {
+		int rv = hello(c, ep, socks[k], err);
+		if (rv != WT_OK)
+			return rv;
+	}
+	return WT_OK;
 }

@@ -50,8 +50,9 @@ typedef struct fetch_slot {
 typedef struct fetch {
 	wt_client *c;
 	const wt_manifest *m;
-	size_t ep; /* current endpoint */
-	nng_socket sock;
+	size_t ep;                          /* current endpoint */
+	nng_socket socks[CLIENT_MAX_CONNS]; /* its connections; slot i uses socks[i % n_socks] */
+	size_t n_socks;
 	int verify;
 	uint8_t *shard_id; /* current shard id (a restarted server may issue a new one); owned */
 	size_t shard_id_len;
@@ -180,7 +181,7 @@ static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	req.chunk = &cr;
 	req.id = atomic_fetch_add(&f->c->next_id, 1);
 	if (!s->ctx_open) {
-		int nrv = nng_ctx_open(&s->ctx, f->sock);
+		int nrv = nng_ctx_open(&s->ctx, f->socks[(size_t)(s - f->slots) % f->n_socks]);
 		if (nrv != 0)
 			return wt_seterr(err, client_nng_err(nrv),
 			                 "endpoint %s: cannot open a context: %s",
@@ -244,14 +245,18 @@ static void slots_reclaim(fetch *f)
 	pthread_mutex_unlock(&f->lk);
 }
 
-/* Point every slot at endpoint ep (connecting if needed). */
+/* Point every slot at endpoint ep (connecting all its connections if needed). */
 static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 {
 	slots_close_ctx(f);
-	int rv = client_ep_socket(f->c, ep, &f->sock, err);
-	if (rv != WT_OK)
-		return rv;
-	f->ep = ep; /* slots open their contexts on this socket when issued */
+	size_t n = f->c->o.connections < f->w ? f->c->o.connections : f->w;
+	for (size_t k = 0; k < n; k++) {
+		int rv = client_ep_socket(f->c, ep, k, &f->socks[k], err);
+		if (rv != WT_OK)
+			return rv;
+	}
+	f->n_socks = n;
+	f->ep = ep; /* slots open their contexts on these sockets when issued */
 	snprintf(f->st->endpoint, sizeof(f->st->endpoint), "%s", f->c->eps[ep].url);
 	return WT_OK;
 }

@@ -57,7 +57,19 @@ typedef struct fake {
 	int forget_after;  /* after this many replies, ENOTFOUND until a manifest request */
 	int forgotten;
 	int chunk_reqs, manifests, stop;
+	/* connections seen (nng pipe ids): those that said Hello, those asking chunks */
+	uint32_t hello_pipes[32], chunk_pipes[32];
+	int n_hello_pipes, n_chunk_pipes;
 } fake;
+
+static void note_pipe(uint32_t *v, int *n, uint32_t id)
+{
+	for (int i = 0; i < *n; i++)
+		if (v[i] == id)
+			return;
+	if (*n < 32)
+		v[(*n)++] = id;
+}
 
 static size_t global_chunk(const fake *f, size_t t, uint64_t off)
 {
@@ -195,7 +207,12 @@ static void *fake_main(void *arg)
 			nng_msg_free(m);
 			continue;
 		}
+		uint32_t pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(m));
 		nng_msg_free(m);
+		if (q->body_case == WEIGHTS__REQUEST__BODY_HELLO)
+			note_pipe(f->hello_pipes, &f->n_hello_pipes, pipe);
+		else if (q->body_case == WEIGHTS__REQUEST__BODY_CHUNK)
+			note_pipe(f->chunk_pipes, &f->n_chunk_pipes, pipe);
 		Weights__Reply r = WEIGHTS__REPLY__INIT;
 		r.id = q->id;
 		if (q->body_case == WEIGHTS__REQUEST__BODY_HELLO) {
@@ -278,6 +295,7 @@ static void dead_url(char *buf, size_t n)
 }
 
 static uint32_t g_refetch = 1; /* opts.hash_refetch of the next open_client() */
+static uint32_t g_conns = 2;   /* opts.connections of the next open_client() */
 
 static wt_client *open_client(const char *const *eps, size_t n, uint32_t window,
                               uint32_t timeout_ms)
@@ -292,6 +310,7 @@ static wt_client *open_client(const char *const *eps, size_t n, uint32_t window,
 	o.backoff_max_ms = 50;
 	o.max_retries = 3;
 	o.hash_refetch = g_refetch;
+	o.connections = g_conns;
 	wt_client *c = NULL;
 	wt_errbuf err;
 	int rv = wt_client_open(&c, &o, &err);
@@ -358,6 +377,51 @@ static void test_fetch_host(void **state)
 		wt_client_close(c);
 	}
 	fake_stop(f);
+}
+
+/* A fetch spreads its window over opts.connections connections, each of which
+ * said Hello first (a token is checked per connection); out-of-range counts are
+ * refused at open. */
+static void test_connections(void **state)
+{
+	(void)state;
+	const uint32_t conns[] = {1, 3, 4};
+	for (size_t k = 0; k < 3; k++) {
+		fake *f = fake_start();
+		const char *eps[] = {f->url};
+		g_conns = conns[k];
+		wt_client *c = open_client(eps, 1, 6, 5000);
+		wt_fetch_stats st;
+		wt_errbuf err;
+		if (fetch_host(f, c, &st, &err) != WT_OK)
+			fail_msg("connections %u: %s", conns[k], err.msg);
+		printf("connections %u: chunks over %d connections, %d said Hello\n", conns[k],
+		       f->n_chunk_pipes, f->n_hello_pipes);
+		assert_int_equal(f->n_chunk_pipes, conns[k]);
+		for (int i = 0; i < f->n_chunk_pipes; i++) {
+			int greeted = 0;
+			for (int j = 0; j < f->n_hello_pipes; j++)
+				greeted |= f->hello_pipes[j] == f->chunk_pipes[i];
+			assert_true(greeted);
+		}
+		wt_client_close(c);
+		fake_stop(f);
+	}
+	g_conns = 2;
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	assert_int_equal(o.connections, 2);
+	const char *eps[] = {"tcp://127.0.0.1:1"};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	wt_client *c = NULL;
+	wt_errbuf err;
+	o.connections = 0;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "connections 0"));
+	o.connections = 17;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_EINVAL);
+	assert_null(c);
 }
 
 static void test_fetch_file(void **state)
@@ -648,6 +712,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fetch_host),
+	    cmocka_unit_test(test_connections),
 	    cmocka_unit_test(test_fetch_file),
 	    cmocka_unit_test(test_corrupt_once_refetched),
 	    cmocka_unit_test(test_corrupt_always_ehash),

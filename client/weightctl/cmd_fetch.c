@@ -19,7 +19,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: weightctl fetch --endpoint URL [--endpoint URL...] --model NAME\n"
 	           "                       [layout flags] (--out FILE | --cuda-device N)\n"
-	           "                       [--window N] [--quiet]\n"
+	           "                       [--window N] [--connections N] [--quiet]\n"
 	           "                       [--timeout-ms N] [--retries N] [--token T] [--verbose]\n"
 	           "layout flags: --tp-size T --tp-rank r --ep-size P --ep-rank e --quant Q\n"
 	           "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"

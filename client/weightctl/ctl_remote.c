@@ -71,8 +71,8 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 		(*i)++;
 		return 1;
 	}
-	static const char *const valued[] = {"--endpoint", "--model",   "--timeout-ms",
-	                                     "--token",    "--retries", "--window"};
+	static const char *const valued[] = {"--endpoint", "--model",  "--timeout-ms", "--token",
+	                                     "--retries",  "--window", "--connections"};
 	size_t which = sizeof(valued) / sizeof(valued[0]);
 	for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
 		if (is_flag(a, valued[k]))
@@ -110,8 +110,10 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 		return 1;
 	case 4:
 		return ctl_remote_u32(cmd, "--retries", v, 0, 1000, &r->o.max_retries) ? -1 : 1;
-	default:
+	case 5:
 		return ctl_remote_u32(cmd, "--window", v, 1, 256, &r->o.window) ? -1 : 1;
+	default:
+		return ctl_remote_u32(cmd, "--connections", v, 1, 16, &r->o.connections) ? -1 : 1;
 	}
 }
 

@@ -25,9 +25,9 @@ void ctl_remote_clear(ctl_remote *r);
 
 /*
  * Parse argv[*i] if it is a shared flag (--endpoint URL, --model NAME, --timeout-ms N,
- * --token T, --retries N, --window N, --verbose, the layout flags). Returns 1 and
- * advances *i past the value, 0 if not a shared flag, -1 after printing a usage
- * error to stderr.
+ * --token T, --retries N, --window N, --connections N, --verbose, the layout
+ * flags). Returns 1 and advances *i past the value, 0 if not a shared flag, -1
+ * after printing a usage error to stderr.
  */
 int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i);
 

@@ -60,6 +60,8 @@ typedef struct wt_client_opts {
 	uint32_t request_timeout_ms;  /* one chunk/list/admin request; default 30000 */
 	uint32_t manifest_timeout_ms; /* a manifest request may produce the shard; default 600000 */
 	uint32_t window;              /* chunk requests in flight per fetch; default 8, max 256 */
+	uint32_t connections;         /* connections per endpoint a fetch spreads its window
+	                                 over (each its own socket and Hello); default 2, max 16 */
 	uint32_t max_retries;         /* failed attempts per endpoint before failing over; def. 5 */
 	uint32_t backoff_initial_ms;  /* first retry delay, doubled per attempt; default 100 */
 	uint32_t backoff_max_ms;      /* retry delay ceiling; default 2000 */

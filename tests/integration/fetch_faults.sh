@@ -53,6 +53,10 @@ rc=$?
 [ "$rc" = 0 ] || die "fetch across a daemon restart: exit $rc: $(cat "$T/k.err")"
 cmp -s "$T/ref.st" "$T/k.st" || die "fetch across a restart differs from weightctl shard"
 grep "weightctl fetch:" "$T/k.err" | tail -n1
+# several connections: each one says Hello with the token
+"$B/weightctl" fetch --endpoint "$URL" --model big --out "$T/k3.st" --window 6 --connections 3 \
+	--quiet --token s3cret 2>"$T/k3.err" || die "fetch over 3 connections: $(cat "$T/k3.err")"
+cmp -s "$T/ref.st" "$T/k3.st" || die "fetch over 3 connections differs from weightctl shard"
 stop_weightd "$WD_PID"
 
 # --- 3. fail-over: the first endpoint is dead ---
@@ -78,6 +82,8 @@ rc=$?
 [ ! -e "$T/x.st" ] || die "refused layout left a file"
 "$B/weightctl" fetch --endpoint "$WD_URL" --model q --bogus 2>/dev/null
 [ $? = 2 ] || die "unknown flag: want exit 2"
+"$B/weightctl" fetch --endpoint "$WD_URL" --model q --out "$T/x.st" --connections 17 2>"$T/x.err"
+[ $? = 2 ] && grep -q "1..16" "$T/x.err" || die "--connections 17: want exit 2: $(cat "$T/x.err")"
 "$B/weightctl" manifest --endpoint "$WD_URL" --model q --tp-size 2 --tp-rank 1 >"$T/m.txt" ||
 	die "manifest"
 grep -q "^rank: tp_rank=1,ep_rank=0" "$T/m.txt" || die "manifest: no rank line"
