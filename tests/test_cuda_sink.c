@@ -145,6 +145,7 @@ static void fetch_ok(wt_client *c, const wt_manifest *m, wt_sink *s, const char 
 		fail_msg("fetch into the %s sink: %s (%s)", what, err.msg, wt_errname(rv));
 }
 
+#ifdef WT_HAVE_CUDA
 static uint64_t arena_bytes_of(const wt_manifest *m)
 {
 	uint64_t s = 0;
@@ -156,7 +157,6 @@ static uint64_t arena_bytes_of(const wt_manifest *m)
 	return s;
 }
 
-#ifdef WT_HAVE_CUDA
 /* Copy every device tensor back and compare with the host sink's bytes. */
 static void compare_sinks(const wt_manifest *m, const wt_host_sink *hs, const wt_cuda_sink *cs)
 {
@@ -196,7 +196,6 @@ static size_t device_free_bytes(void)
 	assert_int_equal(cudaMemGetInfo(&fr, &tot), cudaSuccess);
 	return fr;
 }
-#endif
 
 /* Names of the previous fetch that the current manifest lacks are gone. */
 static void check_replaced(const wt_cuda_sink *cs, const wt_manifest *prev, const wt_manifest *cur)
@@ -216,6 +215,7 @@ static void check_replaced(const wt_cuda_sink *cs, const wt_manifest *prev, cons
 	if (gone > 0)
 		printf("  %zu tensors of the previous fetch no longer found\n", gone);
 }
+#endif
 
 /* The in-process daemon: tw llama8 (models/llama: random bit patterns, so only
  * unquantized layouts) plus wt-mkckpt fixtures (finite values: quantizable). */
