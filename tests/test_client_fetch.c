@@ -281,9 +281,15 @@ static void fake_stop(fake *f)
 	free(f);
 }
 
-/* A tcp URL nobody listens on (a port just bound and released). */
-static void dead_url(char *buf, size_t n)
+/* A URL nobody listens on: tcp on a port just bound and released, or (k > 0) an
+ * ipc path that does not exist, different for every k (the kernel may hand the
+ * same free port back each time, so tcp alone cannot give distinct URLs). */
+static void dead_url(char *buf, size_t n, int k)
 {
+	if (k > 0) {
+		snprintf(buf, n, "ipc:///tmp/wt-test-dead-%d-%d.ipc", (int)getpid(), k);
+		return;
+	}
 	nng_socket s;
 	nng_listener l;
 	int port = 0;
@@ -605,7 +611,7 @@ static void test_failover(void **state)
 	size_t order[2];
 	for (int tries = 0;; tries++) {
 		assert_true(tries < 64);
-		dead_url(dead, sizeof(dead));
+		dead_url(dead, sizeof(dead), tries);
 		eps[0] = f->url;
 		eps[1] = dead;
 		client_rendezvous_order(key, eps, 2, order);
