@@ -67,6 +67,7 @@ INTERNAL := $(BUILD)/libwt_internal.a
 CTL_SRCS    := $(wildcard client/weightctl/*.c)
 MKCKPT_SRCS := $(wildcard tests/fixtures/*.c)
 TESTUTIL    := $(wildcard tests/util/*.c)
+BENCHUTIL   := $(wildcard bench/util/*.c)
 TEST_SRCS   := $(wildcard tests/test_*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 BENCH_SRCS  := $(wildcard bench/bench_*.c)
@@ -137,7 +138,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(patsubst %.c,$(BUILD)/obj/%.o,$(TESTU
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(TESTLIBS) $(CUDA_LIBS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(INTERNAL)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCHUTIL)) $(INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(CUDA_LIBS)
 

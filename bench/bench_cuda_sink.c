@@ -21,93 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/util/benchutil.h"
 #include "common/common.h"
 #include "engine/cuda_sink_int.h"
 #include "weights/client.h"
 #include "weights/engine.h"
-
-static char g_build[4096];
-static char g_tmp[4096];
-
-/* ---- a sink that only counts ---- */
-typedef struct count_sink {
-	wt_sink base;
-	uint64_t bytes;
-} count_sink;
-
-static int cs_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *e)
-{
-	(void)m, (void)e;
-	((count_sink *)s)->bytes = 0;
-	return WT_OK;
-}
-static int cs_tensor(wt_sink *s, size_t t, wt_errbuf *e)
-{
-	(void)s, (void)t, (void)e;
-	return WT_OK;
-}
-static int cs_write(wt_sink *s, size_t t, uint64_t off, const void *d, size_t len, wt_errbuf *e)
-{
-	(void)t, (void)off, (void)d, (void)e;
-	((count_sink *)s)->bytes += len;
-	return WT_OK;
-}
-static int cs_end(wt_sink *s, wt_errbuf *e)
-{
-	(void)s, (void)e;
-	return WT_OK;
-}
-static void cs_abort(wt_sink *s)
-{
-	(void)s;
-}
-static const wt_sink_ops count_ops = {cs_begin, cs_tensor, cs_write, cs_tensor, cs_end, cs_abort};
-
-static int run_cmd(char *const argv[])
-{
-	pid_t p = fork();
-	if (p == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-		if (fd >= 0)
-			dup2(fd, 1);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	int st = 0;
-	if (p < 0 || waitpid(p, &st, 0) < 0)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static pid_t start_weightd(char *url, size_t cap)
-{
-	char bin[4200], models[4200], cache[4200], ready[4200];
-	snprintf(bin, sizeof(bin), "%s/weightd", g_build);
-	snprintf(models, sizeof(models), "%s/models", g_tmp);
-	snprintf(cache, sizeof(cache), "%s/cache", g_tmp);
-	snprintf(ready, sizeof(ready), "%s/ready", g_tmp);
-	pid_t p = fork();
-	if (p == 0) {
-		execl(bin, bin, "--listen", "tcp://127.0.0.1:0", "--models-dir", models,
-		      "--cache-dir", cache, "--workers", "2", "--log-level", "warning",
-		      "--ready-file", ready, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 1200; i++) {
-		FILE *f = fopen(ready, "r");
-		if (f != NULL) {
-			int ok = fgets(url, (int)cap, f) != NULL;
-			fclose(f);
-			if (ok) {
-				url[strcspn(url, "\n")] = '\0';
-				return p;
-			}
-		}
-		usleep(50000);
-	}
-	kill(p, SIGKILL);
-	return -1;
-}
 
 /* Best goodput (bytes/s) of 3 fetches of m into s; 0 on failure. */
 static double best_of_3(wt_client *c, const wt_manifest *m, wt_sink *s, const char *what)
@@ -142,26 +60,16 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	const char *mb = getenv("WT_BENCH_MB") ? getenv("WT_BENCH_MB") : "256";
-	snprintf(g_build, sizeof(g_build), "%s", argv[0]);
-	char *slash = strrchr(g_build, '/');
-	if (slash == NULL)
-		snprintf(g_build, sizeof(g_build), "..");
-	else
-		snprintf(slash, sizeof(g_build) - (size_t)(slash - g_build), "/..");
-	snprintf(g_tmp, sizeof(g_tmp), "%s/wt-bench-cuda-XXXXXX",
-	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(g_tmp) == NULL)
+	if (bench_init(argv[0], "cuda") != 0)
 		return 1;
-	char bin[4200], dir[4200], url[512];
-	snprintf(bin, sizeof(bin), "%s/wt-mkckpt", g_build);
-	snprintf(dir, sizeof(dir), "%s/models/llama", g_tmp);
-	char *mk[] = {bin, "--family", "llama", "--size-mb", (char *)mb, "--out", dir, NULL};
+	char url[512];
 	int rc = 1;
 	pid_t wd = -1;
 	wt_client *c = NULL;
 	wt_manifest *m = NULL;
 	wt_host_sink *host = NULL;
-	if (run_cmd(mk) != 0 || (wd = start_weightd(url, sizeof(url))) < 0) {
+	if (bench_make_llama("llama", mb) != 0 ||
+	    (wd = bench_start_weightd(url, sizeof(url), "2")) < 0) {
 		fprintf(stderr, "bench_cuda_sink: cannot make the fixture or start weightd\n");
 		goto out;
 	}
@@ -174,7 +82,8 @@ int main(int argc, char **argv)
 		o.window = (uint32_t)strtoul(getenv("WT_BENCH_WINDOW"), NULL, 10);
 	wt_layout l;
 	wt_layout_init(&l);
-	count_sink cnt = {.base.ops = &count_ops};
+	bench_count_sink cnt;
+	bench_count_sink_init(&cnt);
 	if (wt_client_open(&c, &o, &err) != WT_OK ||
 	    wt_client_get_manifest(c, "llama", &l, &m, &err) != WT_OK ||
 	    wt_host_sink_create(&host, &err) != WT_OK ||
@@ -208,11 +117,6 @@ out:
 	wt_manifest_free(m);
 	wt_client_close(c);
 	wt_cuda_sink_destroy(cuda);
-	if (wd > 0) {
-		kill(wd, SIGTERM);
-		waitpid(wd, NULL, 0);
-	}
-	char *rm[] = {"/bin/rm", "-rf", g_tmp, NULL};
-	run_cmd(rm);
+	bench_finish(wd);
 	return rc;
 }

@@ -1,0 +1,44 @@
+/*
+ * benchutil.h — what the end-to-end benchmarks share: the build and temp
+ * folders, running a helper program, a weightd on a free loopback port with a
+ * fresh models/ and cache/ under the temp folder, a fixture model, and a sink
+ * that only counts bytes (measures the wire and verification, not a copy).
+ */
+#ifndef WT_BENCH_BENCHUTIL_H
+#define WT_BENCH_BENCHUTIL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "weights/engine.h"
+
+/* Build folder = the folder above argv0's (build/bench/x -> build); a new temp
+ * folder $TMPDIR/wt-bench-<tag>-XXXXXX. 0 on success. */
+int bench_init(const char *argv0, const char *tag);
+const char *bench_build(void);
+const char *bench_tmp(void);
+
+/* Run argv (stdout to /dev/null); its exit status, -1 if it could not run.
+ * *maxrss_kb (if not NULL) = its peak RSS. */
+int bench_run(char *const argv[], long *maxrss_kb);
+
+/* wt-mkckpt a llama of size_mb MiB into <tmp>/models/<name>. 0 on success. */
+int bench_make_llama(const char *name, const char *size_mb);
+
+/* Start <build>/weightd on tcp://127.0.0.1:0 with <tmp>/models, <tmp>/cache and
+ * `workers` workers; its URL into url. The pid, or -1 (killed) if it did not
+ * come up within 60 s. */
+pid_t bench_start_weightd(char *url, size_t cap, const char *workers);
+
+/* SIGTERM and reap weightd (pid <= 0: nothing), then remove the temp folder. */
+void bench_finish(pid_t weightd);
+
+/* A sink that counts the bytes handed to it and keeps none. */
+typedef struct bench_count_sink {
+	wt_sink base;
+	uint64_t bytes;
+} bench_count_sink;
+
+void bench_count_sink_init(bench_count_sink *s);
+
+#endif
