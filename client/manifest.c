@@ -18,6 +18,7 @@
  *   sum of nbytes fits 64 bits and == total_bytes
  */
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "client/client_int.h"
@@ -326,20 +327,9 @@ int wt_manifest_tensor(const wt_manifest *m, size_t i, wt_tensor_info *out)
 
 int wt_manifest_find(const wt_manifest *m, const char *name, size_t *idx)
 {
-	size_t lo = 0, hi = m->n_tensors; /* names are sorted: binary search */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(m->tensors[mid].name, name);
-		if (c == 0) {
-			*idx = mid;
-			return WT_OK;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return WT_ENOTFOUND;
+	/* names are sorted: binary search */
+	return common_find_name(m->tensors, m->n_tensors, sizeof(client_tensor),
+	                        offsetof(client_tensor, name), name, idx);
 }
 
 const char *wt_tensor_role_name(wt_tensor_role r)

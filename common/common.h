@@ -29,6 +29,11 @@ typedef struct wt_hash128 {
 
 #define WT_HASH_HEX_LEN 32 /* without NUL */
 
+/* Index of name among n records of `stride` bytes sorted (strcmp) by the
+ * `const char *` member at byte offset name_off; WT_ENOTFOUND if absent. */
+int common_find_name(const void *base, size_t n, size_t stride, size_t name_off, const char *name,
+                     size_t *idx);
+
 wt_hash128 common_hash128(const void *data, size_t len);
 /* Copy len bytes src -> dst and return their XXH3-128, hashed from dst piece by
  * piece while each piece is still in L2: the bytes cross memory once, and the

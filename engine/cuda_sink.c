@@ -22,6 +22,7 @@
  * other build has the same API and create() reports WT_EDEVICE.
  */
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "common/common.h"
@@ -473,22 +474,14 @@ wt_sink *wt_cuda_sink_sink(wt_cuda_sink *h)
 
 int wt_cuda_sink_find(const wt_cuda_sink *h, const char *name, void **dev_ptr, uint64_t *nbytes)
 {
-	size_t lo = 0, hi = h->done.n; /* manifest order is name order */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const cs_tensor *t = &h->done.t[mid];
-		int c = strcmp(t->name, name);
-		if (c == 0) {
-			*dev_ptr = t->nbytes > 0 ? h->done.arena + t->off : NULL;
-			*nbytes = t->nbytes;
-			return WT_OK;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return WT_ENOTFOUND;
+	size_t i; /* manifest order is name order */
+	if (common_find_name(h->done.t, h->done.n, sizeof(cs_tensor), offsetof(cs_tensor, name),
+	                     name, &i) != WT_OK)
+		return WT_ENOTFOUND;
+	const cs_tensor *t = &h->done.t[i];
+	*dev_ptr = t->nbytes > 0 ? h->done.arena + t->off : NULL;
+	*nbytes = t->nbytes;
+	return WT_OK;
 }
 
 size_t wt_cuda_sink_n_tensors(const wt_cuda_sink *h)

@@ -5,8 +5,10 @@
  * the previous successful fetch, or nothing.
  */
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "weights/engine.h"
 
 typedef struct host_tensor {
@@ -148,21 +150,13 @@ wt_sink *wt_host_sink_sink(wt_host_sink *h)
 
 int wt_host_sink_find(const wt_host_sink *h, const char *name, const void **data, uint64_t *nbytes)
 {
-	size_t lo = 0, hi = h->done.n; /* manifest order is name order */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(h->done.t[mid].name, name);
-		if (c == 0) {
-			*data = h->done.t[mid].data;
-			*nbytes = h->done.t[mid].nbytes;
-			return WT_OK;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return WT_ENOTFOUND;
+	size_t i; /* manifest order is name order */
+	if (common_find_name(h->done.t, h->done.n, sizeof(host_tensor), offsetof(host_tensor, name),
+	                     name, &i) != WT_OK)
+		return WT_ENOTFOUND;
+	*data = h->done.t[i].data;
+	*nbytes = h->done.t[i].nbytes;
+	return WT_OK;
 }
 
 size_t wt_host_sink_n_tensors(const wt_host_sink *h)

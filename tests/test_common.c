@@ -195,6 +195,33 @@ static void test_hash_copy(void **state)
 	free(dst);
 }
 
+/* common_find_name over records with the name in the middle of the struct. */
+static void test_find_name(void **state)
+{
+	(void)state;
+	typedef struct rec {
+		int before;
+		const char *name;
+		double after;
+	} rec;
+	const rec r[] = {
+	    {0, "a.bias", 0}, {1, "a.weight", 0}, {2, "b", 0}, {3, "lm_head", 0}, {4, "z", 0}};
+	size_t n = sizeof(r) / sizeof(r[0]), idx = 99;
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(
+		    common_find_name(r, n, sizeof(rec), offsetof(rec, name), r[i].name, &idx),
+		    WT_OK);
+		assert_int_equal(idx, i);
+	}
+	const char *absent[] = {"", "a", "a.c", "c", "zz"};
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(
+		    common_find_name(r, n, sizeof(rec), offsetof(rec, name), absent[i], &idx),
+		    WT_ENOTFOUND);
+	assert_int_equal(common_find_name(r, 0, sizeof(rec), offsetof(rec, name), "b", &idx),
+	                 WT_ENOTFOUND);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
