@@ -227,6 +227,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hash_known_answers),
 	    cmocka_unit_test(test_hash_copy),
+	    cmocka_unit_test(test_find_name),
 	    cmocka_unit_test(test_strerror),
 	    cmocka_unit_test(test_dtype),
 	    cmocka_unit_test(test_layout_parse),
