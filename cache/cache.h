@@ -228,6 +228,8 @@ typedef struct cache_stats {
 	uint64_t dedup_hits;  /* cache_put_chunk calls that found the chunk stored */
 	uint64_t chunk_reads; /* verified chunk reads */
 	uint64_t bytes_read;  /* bytes of verified chunk reads */
+	uint64_t mem_capacity; /* RAM cache capacity now (0 while a verify scans) */
+	uint64_t mem_used;     /* RAM cache bytes held */
 } cache_stats;
 
 void cache_stats_get(cache *c, cache_stats *out);
