@@ -349,6 +349,10 @@ void cache_stats_get(cache *c, cache_stats *out)
 	    .chunk_reads = c->chunk_reads,
 	    .bytes_read = c->bytes_read,
 	};
+	if (c->blob_cache != NULL) {
+		out->mem_capacity = rocksdb_cache_get_capacity(c->blob_cache);
+		out->mem_used = rocksdb_cache_get_usage(c->blob_cache);
+	}
 	pthread_mutex_unlock(&c->lk);
 }
 

@@ -215,19 +215,21 @@ typedef void (*cache_verify_fn)(void *ctx, cache_bad_kind kind, const void *id, 
 int cache_verify_all(cache *c, cache_verify_fn cb, void *ctx, uint64_t *n_bad, wt_errbuf *err);
 
 typedef struct cache_stats {
-	uint64_t bytes;       /* distinct chunk bytes held (committed + being written) */
-	uint64_t max_bytes;   /* the budget */
-	uint64_t shards;      /* committed shards */
-	uint64_t chunks;      /* distinct chunks held */
-	uint64_t pinned;      /* shards pinned now */
-	uint64_t writers;     /* writers open now */
-	uint64_t hits;        /* cache_shard_open found */
-	uint64_t misses;      /* cache_shard_open WT_ENOTFOUND */
-	uint64_t evictions;   /* shards evicted (budget, cache_evict, corruption) */
-	uint64_t corruptions; /* chunks or records that failed their hash */
-	uint64_t dedup_hits;  /* cache_put_chunk calls that found the chunk stored */
-	uint64_t chunk_reads; /* verified chunk reads */
-	uint64_t bytes_read;  /* bytes of verified chunk reads */
+	uint64_t bytes;        /* distinct chunk bytes held (committed + being written) */
+	uint64_t max_bytes;    /* the budget */
+	uint64_t shards;       /* committed shards */
+	uint64_t chunks;       /* distinct chunks held */
+	uint64_t pinned;       /* shards pinned now */
+	uint64_t writers;      /* writers open now */
+	uint64_t hits;         /* cache_shard_open found */
+	uint64_t misses;       /* cache_shard_open WT_ENOTFOUND */
+	uint64_t evictions;    /* shards evicted (budget, cache_evict, corruption) */
+	uint64_t corruptions;  /* chunks or records that failed their hash */
+	uint64_t dedup_hits;   /* cache_put_chunk calls that found the chunk stored */
+	uint64_t chunk_reads;  /* verified chunk reads */
+	uint64_t bytes_read;   /* bytes of verified chunk reads */
+	uint64_t mem_capacity; /* RAM cache capacity now (0 while a verify scans) */
+	uint64_t mem_used;     /* RAM cache bytes held */
 } cache_stats;
 
 void cache_stats_get(cache *c, cache_stats *out);

@@ -120,6 +120,7 @@ struct cache {
 	bool lk_init;
 	cache_chunk_map chunks;
 	cache_shard_map shards;
+	unsigned verifying;      /* cache_verify_all scans running (RAM blob cache emptied) */
 	cache_writer *writers;   /* open writers, linked by next_w */
 	cache_shard_ent *doomed; /* evicted while pinned, linked by next */
 	uint64_t clock;

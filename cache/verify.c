@@ -37,12 +37,13 @@ static int verify_chunks(cache *c, cache_verify_fn cb, void *ctx, uint64_t *n_ba
 	pthread_mutex_unlock(&c->lk);
 	if (hs == NULL)
 		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory in verify", c->dir);
-	/* Check what is on disk, not the RAM copies: empty the blob cache for the scan
-	 * (a capacity-0 LRU also drops what concurrent reads put in) and refill it
-	 * afterwards through normal reads. */
-	size_t mem = c->blob_cache != NULL ? rocksdb_cache_get_capacity(c->blob_cache) : 0;
-	if (c->blob_cache != NULL)
+	/* Check what is on disk, not the RAM copies: the blob cache has capacity 0
+	 * while any verify scans (it drops its entries and keeps none); the
+	 * configured capacity comes back when the last concurrent verify ends. */
+	pthread_mutex_lock(&c->lk);
+	if (c->blob_cache != NULL && c->verifying++ == 0)
 		rocksdb_cache_set_capacity(c->blob_cache, 0);
+	pthread_mutex_unlock(&c->lk);
 	int rv = WT_OK;
 	for (size_t i = 0; i < n; i++) {
 		wt_errbuf e1;
@@ -68,8 +69,10 @@ static int verify_chunks(cache *c, cache_verify_fn cb, void *ctx, uint64_t *n_ba
 			cb(ctx, CACHE_BAD_CHUNK, id, 16);
 	}
 	free(hs);
-	if (c->blob_cache != NULL)
-		rocksdb_cache_set_capacity(c->blob_cache, mem);
+	pthread_mutex_lock(&c->lk);
+	if (c->blob_cache != NULL && --c->verifying == 0)
+		rocksdb_cache_set_capacity(c->blob_cache, (size_t)c->opts.mem_bytes);
+	pthread_mutex_unlock(&c->lk);
 	return rv;
 }
 

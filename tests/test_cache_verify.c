@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,6 +95,68 @@ static void test_verify_all(void **state)
 	put_shard(f->c, "A", 4, 10);
 	assert_int_equal(cache_verify_all(f->c, NULL, NULL, &bad, &err), WT_OK);
 	assert_int_equal(bad, 0);
+}
+
+typedef struct verify_job {
+	cache *c;
+	int rv;
+	uint64_t bad;
+} verify_job;
+
+static void *verify_thread(void *arg)
+{
+	verify_job *j = arg;
+	wt_errbuf err;
+	j->rv = cache_verify_all(j->c, NULL, NULL, &j->bad, &err);
+	return NULL;
+}
+
+/* The RAM tier: a commit fills it; a verify empties it (capacity 0 while any
+ * verify scans) and several verifies at once restore the configured capacity,
+ * not each other's 0. */
+static void test_ram_tier_and_verify(void **state)
+{
+	fx *f = *state;
+	f->o.mem_bytes = 64u << 20;
+	tc_reopen(f);
+	cache_stats st;
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.mem_capacity, 64u << 20);
+	assert_int_equal(st.mem_used, 0);
+	put_shard(f->c, "A", 6, 10);
+	cache_stats_get(f->c, &st);
+	printf("RAM tier after one commit: %llu bytes\n", (unsigned long long)st.mem_used);
+	assert_true(st.mem_used >= 6 * tc_chunk_len(5));
+	for (int round = 0; round < 20; round++) {
+		verify_job j[3];
+		pthread_t th[3];
+		for (int i = 0; i < 3; i++) {
+			j[i] = (verify_job){.c = f->c, .rv = -1};
+			assert_int_equal(pthread_create(&th[i], NULL, verify_thread, &j[i]), 0);
+		}
+		for (int i = 0; i < 3; i++) {
+			pthread_join(th[i], NULL);
+			assert_int_equal(j[i].rv, WT_OK);
+			assert_int_equal(j[i].bad, 0);
+		}
+		cache_stats_get(f->c, &st);
+		assert_int_equal(st.mem_capacity, 64u << 20);
+		assert_int_equal(st.mem_used, 0);
+	}
+	/* reads still work (from disk) and a new commit fills the tier again */
+	uint8_t buf[TC_CHUNK];
+	size_t got;
+	wt_errbuf err;
+	assert_int_equal(cache_read_chunk(f->c, chunk_hash(3, 10), buf, sizeof(buf), &got, &err),
+	                 WT_OK);
+	put_shard(f->c, "B", 2, 70);
+	cache_stats_get(f->c, &st);
+	assert_true(st.mem_used > 0);
+	f->o.mem_bytes = 0;
+	tc_reopen(f);
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.mem_capacity, 0);
+	assert_int_equal(st.mem_used, 0);
 }
 
 /* A damaged shard record is found at open, by verify_all and by cache_shard_open. */
@@ -251,6 +315,7 @@ int main(int argc, char **argv)
 		return orphan_child(argv[2]);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_verify_all, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_ram_tier_and_verify, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_damaged_record, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_read, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_gc_orphans, setup, tc_teardown),
