@@ -1,8 +1,8 @@
 /*
  * admin.c — AdminRequest ops for storage teams: STATS (cache + source reads +
- * productions), EVICT (a model's shards, or all), VERIFY (re-hash the whole
- * cache; EVICT of a name no longer served drops its leftover shards). WARM goes
- * through manifest.c (it may wait for a production), REGISTER/UNREGISTER
+ * productions + peer fills), EVICT (a model's shards, or all; a name no
+ * longer served: its leftover shards), VERIFY (re-hash the whole cache). WARM
+ * goes through manifest.c (it may wait for a production), REGISTER/UNREGISTER
  * through registry.c.
  */
 #include <stdatomic.h>
@@ -132,13 +132,16 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 		ar.chunk_bytes_out = atomic_load(&s->chunk_bytes_out);
 		ar.requests = atomic_load(&s->requests);
 		ar.flight_waits = atomic_load(&s->flight_waits);
+		ar.peer_fills = atomic_load(&s->peer_fills);
+		ar.peer_bytes = atomic_load(&s->peer_bytes);
 		snprintf(text, sizeof(text),
 		         "cache %llu/%llu bytes, %llu shards, %llu chunks; %llu source bytes read, "
-		         "%llu productions, %llu chunk replies",
+		         "%llu productions, %llu peer fills (%llu bytes), %llu chunk replies",
 		         (unsigned long long)st.bytes, (unsigned long long)st.max_bytes,
 		         (unsigned long long)st.shards, (unsigned long long)st.chunks,
 		         (unsigned long long)ar.source_bytes_read,
-		         (unsigned long long)ar.productions, (unsigned long long)ar.chunk_replies);
+		         (unsigned long long)ar.productions, (unsigned long long)ar.peer_fills,
+		         (unsigned long long)ar.peer_bytes, (unsigned long long)ar.chunk_replies);
 		ar.text = text;
 		break;
 	case WEIGHTS__ADMIN_REQUEST__OP__OP_EVICT:

@@ -24,6 +24,9 @@ static const wd_cfg_key table[] = {
      "folder whose subfolders are models, each named by its folder"},
     {"model", WD_CFG_LIST, 0, 0, "", "NAME=URI", false, OFF(model),
      "one more model: NAME=URI (file:///dir, dir, s3://, http://); repeatable"},
+    {"peer", WD_CFG_LIST, 0, 0, "", "url", false, OFF(peer),
+     "another node of the cache tier (tcp://HOST:PORT or ipc:///path): a miss asks it "
+     "before the object store; repeatable"},
     {"cache_dir", WD_CFG_STRING, 0, 0, "./weightd-cache", "path", false, OFF(cache_dir),
      "RocksDB shard cache directory (created if missing)"},
     {"cache_max_bytes", WD_CFG_BYTES, 1024 * KIB, 1ull << 50, "64G", "bytes", false,
@@ -220,6 +223,12 @@ static int set_idx(wd_config *c, size_t idx, const char *value, int src, const c
 				return wt_seterr(err, WT_ECONFIG,
 				                 "%s: model '%s' is not NAME=URI "
 				                 "(e.g. llama=file:///data/llama)",
+				                 where, value);
+			if (k->off == OFF(peer) && strncmp(value, "tcp://", 6) != 0 &&
+			    strncmp(value, "ipc://", 6) != 0)
+				return wt_seterr(err, WT_ECONFIG,
+				                 "%s: peer '%s' is not an nng URL; use "
+				                 "tcp://HOST:PORT or ipc:///path",
 				                 where, value);
 			if (strlist_add(l, value) != WT_OK)
 				return wt_seterr(err, WT_ENOMEM, "%s: out of memory", where);

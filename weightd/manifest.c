@@ -1,7 +1,9 @@
 /*
  * manifest.c — Manifest requests (and admin WARM): resolve the model's current
  * revision, derive the shard id, serve the committed manifest from the cache,
- * or produce the whole layout once (single flight) and then serve it.
+ * or fill the whole layout once (single flight) — from a peer of the cache
+ * tier (peer.c), else produced from the object store — and then serve it. A
+ * cache_only request (a peer asking) is answered from the cache or WT_ENOTFOUND.
  *
  * A request that finds the layout already being produced parks on the flight
  * (state WD_WAIT: it holds its nng context but no worker thread); the producer
@@ -165,6 +167,15 @@ static void step(wd_req *r)
 			finish_err(r, &err);
 			return;
 		}
+		if (m->cache_only) {
+			/* A peer asks: never produce, never ask our own peers (no loops). */
+			wt_seterr(&err, WT_ENOTFOUND,
+			          "model '%s' revision %.12s layout %s rank %u is not cached on "
+			          "this node (cache_only request)",
+			          m->model, m->snap->revision, m->layout_text, m->rank);
+			finish_err(r, &err);
+			return;
+		}
 		if (++m->tries > MAX_TRIES) {
 			wt_seterr(
 			    &err, WT_ENOSPC,
@@ -205,8 +216,15 @@ static void step(wd_req *r)
 		/* Leader. Another producer may have finished between our miss and join. */
 		rv = WT_OK;
 		wt_errclear(&err);
-		if (!present(s, m))
-			rv = wd_produce(s, m->model, m->snap, &m->layout, m->layout_text, &err);
+		if (!present(s, m)) {
+			/* The tier first: a peer that holds the layout saves the object store. */
+			rv = wd_peer_fill(s, m->model, m->snap, &m->layout, m->layout_text, &err);
+			if (rv != WT_OK) {
+				wt_errclear(&err);
+				rv = wd_produce(s, m->model, m->snap, &m->layout, m->layout_text,
+				                &err);
+			}
+		}
 		wd_flight_finish(s->flights, m->key, rv, &err);
 		if (rv != WT_OK) {
 			finish_err(r, &err);
@@ -265,6 +283,7 @@ void wd_manifest_start(wd_req *r, const Weights__ManifestRequest *mr)
 		finish_err(r, &err);
 		return;
 	}
+	r->m.cache_only = mr->cache_only;
 	step(r);
 }
 

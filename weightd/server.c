@@ -330,6 +330,8 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	}
 	if ((rv = wd_pool_create(&s->pool, (unsigned)cfg->workers, err)) != WT_OK)
 		goto fail;
+	if ((rv = wd_peers_open(&s->peers, cfg, s->server_id, err)) != WT_OK)
+		goto fail;
 	if ((rv = open_socket(s, err)) != WT_OK)
 		goto fail;
 	*out = s;
@@ -419,6 +421,7 @@ size_t wd_server_close(wd_server *s)
 	free(s->reqs);
 	free(s->pipes);
 	wd_flights_destroy(s->flights);
+	wd_peers_close(s->peers);
 	wd_models_close(s->models);
 	cache_close(s->cache);
 	pthread_cond_destroy(&s->cv);

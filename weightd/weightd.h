@@ -28,6 +28,7 @@ typedef struct wd_config {
 	wd_strlist listen;           /* nng URLs (tcp://, ipc://) */
 	char *models_dir;            /* each subfolder is a model */
 	wd_strlist model;            /* NAME=URI */
+	wd_strlist peer;             /* URLs of the other nodes of the cache tier */
 	char *cache_dir;             /* RocksDB directory */
 	uint64_t cache_max_bytes;    /* distinct chunk bytes budget */
 	uint64_t cache_memory_bytes; /* RAM blob cache of hot chunks; 0 = none */

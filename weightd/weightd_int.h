@@ -200,14 +200,44 @@ int wd_registry_unregister(wd_models *m, const char *name, char **uri_out, wt_er
 #include "cache/cache.h"
 #include "proto/wire.h"
 
+/* ===================== peer tier (peer.c) ===================== */
+
+#define WD_MAX_PEERS 64 /* the client's endpoint ceiling */
+
+typedef struct wd_peers wd_peers;
+
+/*
+ * The other nodes of the cache tier (cfg->peer, less this node's own listen
+ * URLs): one libweights client each, connected lazily. *out = NULL when no
+ * peer remains. WT_ECONFIG naming the URL for a bad one or too many. A
+ * workers = 1 node keeps no peer (logged): answering peers needs a free worker.
+ * On success the caller owns *out (wd_peers_close()).
+ */
+int wd_peers_open(wd_peers **out, const wd_config *cfg, const char *server_id, wt_errbuf *err);
+void wd_peers_close(wd_peers *p); /* NULL-safe; no fill may be running */
+
+/*
+ * Fill every rank of layout l (model at snap's revision) into the cache from
+ * a peer, trying them in rendezvous order of (model, layout without rank).
+ * Called by the leader of the layout's flight. Each rank is asked cache-only at
+ * snap->revision; a peer missing a rank, at another revision, down, or sending
+ * bad bytes is skipped. Ranks already committed are kept. WT_OK when every rank
+ * is committed; otherwise an error (WT_ENOTFOUND when no peer is configured,
+ * WT_EBUSY when every spare worker is already filling) and the caller produces
+ * from the object store. Never leaves an uncommitted writer behind.
+ */
+int wd_peer_fill(wd_server *s, const char *model, wd_snap *snap, const wt_layout *l,
+                 const char *layout_text, wt_errbuf *err);
+
 /* Request states (STYLE.md 11). */
 enum { WD_IDLE = 0, WD_RECV, WD_WORK, WD_WAIT, WD_SEND };
 
 /* A manifest (or admin WARM) request in progress: survives a park on a flight. */
 typedef struct wd_mreq {
-	bool warm;     /* admin WARM: reply AdminReply, not the Manifest */
-	wd_snap *snap; /* reference */
-	char *model;   /* owned */
+	bool warm;       /* admin WARM: reply AdminReply, not the Manifest */
+	bool cache_only; /* ManifestRequest.cache_only: a miss is WT_ENOTFOUND, nothing more */
+	wd_snap *snap;   /* reference */
+	char *model;     /* owned */
 	wt_layout layout;
 	uint32_t rank;
 	char layout_text[WD_LAYOUT_TEXT_MAX];
@@ -251,6 +281,7 @@ struct wd_server {
 	wd_models *models;
 	cache *cache;
 	wd_flights *flights;
+	wd_peers *peers; /* NULL when no peer is configured */
 	char server_id[128];
 	pthread_mutex_t lk;
 	pthread_cond_t cv;
@@ -263,6 +294,7 @@ struct wd_server {
 	/* counters (atomic) */
 	_Atomic bool cancel; /* drain deadline passed: productions stop */
 	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out, flight_waits;
+	_Atomic uint64_t peer_fills, peer_bytes;
 };
 
 /* server.c: send reply m (ownership passes) for r and recycle r. */

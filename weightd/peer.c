@@ -1,0 +1,590 @@
+/*
+ * peer.c — the peer tier: a node that misses a layout asks the other nodes of
+ * the cache tier before it reads the object store (DESIGN.md "Scale past one
+ * machine").
+ *
+ * Inside the layout's single flight (manifest.c), the leader:
+ *   1. orders the peers by rendezvous hashing over (model, layout without rank),
+ *      the order clients use, so the owning node is asked first;
+ *   2. asks one peer for the manifest of EVERY rank, cache_only and at the
+ *      revision this node resolved (the peer never produces nor asks its own
+ *      peers for a cache_only request: no loops); each must name the shard id
+ *      this node derives itself, else the peer is skipped;
+ *   3. fetches each missing rank with libweights (chunk and tensor XXH3-128
+ *      verified) into a sink that re-cuts every tensor into this node's
+ *      chunk_bytes and puts the chunks into a cache writer (the cache hashes
+ *      them again), then commits the peer's manifest with those chunks and the
+ *      model name asked for — the record wd_produce would have written.
+ * A rank that fails half-way is aborted (no uncommitted writer is left); the
+ * next peer, then the object store, fills what is missing.
+ *
+ * Deadlock freedom: a fill holds a worker while it waits on a peer's workers.
+ * At most workers - 1 fills run at once, so every node keeps a worker that
+ * only does work that never waits on a peer (cache reads, productions), and a
+ * peer's cache_only and chunk requests always get served.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "client/client.h"
+#include "weightd/weightd_int.h"
+#include "weights/engine.h"
+
+#define PEER_CONNECT_MS  1000u
+#define PEER_REQUEST_MS  10000u
+#define PEER_MAX_CHUNK   (255ull << 20) /* the client's 256 MiB message ceiling less a header */
+#define PEER_MAX_RETRIES 2u
+
+struct wd_peers {
+	size_t n;
+	char **urls;        /* [n] owned */
+	wt_client **client; /* [n] one endpoint each: a fetch never fails over to a node
+	                       that would produce */
+	char *token;        /* owned; "" = none */
+	char *client_id;    /* owned */
+	unsigned max_active;
+	_Atomic unsigned active; /* fills running now */
+};
+
+void wd_peers_close(wd_peers *p)
+{
+	if (p == NULL)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		wt_client_close(p->client ? p->client[i] : NULL);
+		free(p->urls ? p->urls[i] : NULL);
+	}
+	free(p->client);
+	free(p->urls);
+	free(p->token);
+	free(p->client_id);
+	free(p);
+}
+
+static bool is_own_url(const wd_config *cfg, const char *url)
+{
+	for (size_t i = 0; i < cfg->listen.n; i++)
+		if (strcmp(cfg->listen.v[i], url) == 0)
+			return true;
+	return false;
+}
+
+int wd_peers_open(wd_peers **out, const wd_config *cfg, const char *server_id, wt_errbuf *err)
+{
+	*out = NULL;
+	if (cfg->peer.n == 0)
+		return WT_OK;
+	if (cfg->peer.n > WD_MAX_PEERS)
+		return wt_seterr(err, WT_ECONFIG, "%zu peers configured; at most %d", cfg->peer.n,
+		                 WD_MAX_PEERS);
+	if (cfg->workers < 2) {
+		WT_LOG(WT_LOG_WARNING,
+		       "peer: %zu peers configured but workers = 1; peers are not asked (a node "
+		       "needs a spare worker to answer its peers): set workers >= 2",
+		       cfg->peer.n);
+		return WT_OK;
+	}
+	wd_peers *p = calloc(1, sizeof(*p));
+	if (p == NULL || (p->urls = calloc(cfg->peer.n, sizeof(*p->urls))) == NULL ||
+	    (p->client = calloc(cfg->peer.n, sizeof(*p->client))) == NULL ||
+	    (p->token = strdup(cfg->auth_token)) == NULL ||
+	    (p->client_id = malloc(strlen(server_id) + 8)) == NULL) {
+		wd_peers_close(p);
+		return wt_seterr(err, WT_ENOMEM, "peers: out of memory");
+	}
+	snprintf(p->client_id, strlen(server_id) + 8, "%s (peer)", server_id);
+	p->max_active = (unsigned)cfg->workers - 1;
+	for (size_t i = 0; i < cfg->peer.n; i++) {
+		const char *url = cfg->peer.v[i];
+		if (is_own_url(cfg, url))
+			continue; /* one shared list for the whole tier */
+		wt_client_opts o;
+		wt_client_opts_init(&o);
+		o.endpoints = &url;
+		o.n_endpoints = 1;
+		o.connect_timeout_ms = PEER_CONNECT_MS;
+		o.request_timeout_ms = PEER_REQUEST_MS;
+		o.manifest_timeout_ms = PEER_REQUEST_MS;
+		o.max_retries = PEER_MAX_RETRIES;
+		o.backoff_initial_ms = 50;
+		o.backoff_max_ms = 500;
+		o.token = p->token[0] ? p->token : NULL;
+		o.client_id = p->client_id;
+		int rv = wt_client_open(&p->client[p->n], &o, err);
+		if (rv == WT_OK && (p->urls[p->n] = strdup(url)) == NULL)
+			rv = wt_seterr(err, WT_ENOMEM, "peers: out of memory");
+		p->n++;
+		if (rv != WT_OK) {
+			wd_peers_close(p);
+			wt_errprefix(err, "peer %s", url);
+			return rv == WT_ENOMEM ? rv : WT_ECONFIG;
+		}
+	}
+	if (p->n == 0) {
+		wd_peers_close(p);
+		return WT_OK;
+	}
+	WT_LOG(WT_LOG_INFO, "peer tier: %zu peers, at most %u fills at once", p->n, p->max_active);
+	*out = p;
+	return WT_OK;
+}
+
+/* ===================== cache_only manifests (one req0 socket) ===================== */
+
+typedef struct peer_conn {
+	nng_socket sock;
+	bool open;
+	uint64_t next_id;
+	const char *url;
+} peer_conn;
+
+static void conn_close(peer_conn *pc)
+{
+	if (pc->open)
+		nng_close(pc->sock);
+	pc->open = false;
+}
+
+/* One request, one reply of kind want (or the peer's Error code). *out: wire_reply_free(). */
+static int conn_call(peer_conn *pc, Weights__Request *rq, Weights__Reply__BodyCase want,
+                     Weights__Reply **out, wt_errbuf *err)
+{
+	rq->id = ++pc->next_id;
+	size_t n = wire_framed_size(&rq->base);
+	nng_msg *m;
+	if (nng_msg_alloc(&m, n) != 0)
+		return wt_seterr(err, WT_ENOMEM, "peer %s: out of memory", pc->url);
+	wire_frame(&rq->base, nng_msg_body(m), n);
+	int rv = nng_sendmsg(pc->sock, m, 0);
+	if (rv != 0) {
+		nng_msg_free(m);
+		return wt_seterr(err, rv == NNG_ETIMEDOUT ? WT_ETIMEDOUT : WT_EUNAVAIL,
+		                 "peer %s: send: %s", pc->url, nng_strerror(rv));
+	}
+	if ((rv = nng_recvmsg(pc->sock, &m, 0)) != 0)
+		return wt_seterr(err, rv == NNG_ETIMEDOUT ? WT_ETIMEDOUT : WT_EUNAVAIL,
+		                 "peer %s: no reply: %s", pc->url, nng_strerror(rv));
+	Weights__Reply *r = NULL;
+	const uint8_t *tail;
+	size_t tail_len;
+	rv = wire_parse_reply(nng_msg_body(m), nng_msg_len(m), WIRE_MAX_HEADER_BYTES, &r, &tail,
+	                      &tail_len, err);
+	nng_msg_free(m);
+	if (rv != WT_OK)
+		return wt_errprefix(err, "peer %s", pc->url);
+	if (r->id != rq->id) {
+		rv = wt_seterr(err, WT_EPROTO, "peer %s: reply id %llu for request %llu", pc->url,
+		               (unsigned long long)r->id, (unsigned long long)rq->id);
+	} else if (r->body_case == WEIGHTS__REPLY__BODY_ERROR) {
+		int code = (int)r->error->code;
+		rv = wt_seterr(err, code > 0 && code < WT_ERR_COUNT_ ? code : WT_EPROTO,
+		               "peer %s: %s", pc->url, r->error->message ? r->error->message : "");
+	} else if (r->body_case != want) {
+		rv = wt_seterr(err, WT_EPROTO, "peer %s: reply of kind %d, expected %d", pc->url,
+		               (int)r->body_case, (int)want);
+	}
+	if (rv != WT_OK) {
+		wire_reply_free(r);
+		return rv;
+	}
+	*out = r;
+	return WT_OK;
+}
+
+/* Dial url and say Hello (with the tier's token). */
+static int conn_open(peer_conn *pc, const wd_peers *p, const char *url, wt_errbuf *err)
+{
+	memset(pc, 0, sizeof(*pc));
+	pc->url = url;
+	int rv = nng_req0_open(&pc->sock);
+	if (rv != 0)
+		return wt_seterr(err, WT_EIO, "peer %s: nng req0 socket: %s", url,
+		                 nng_strerror(rv));
+	pc->open = true;
+	nng_socket_set_ms(pc->sock, NNG_OPT_RECVTIMEO, PEER_REQUEST_MS);
+	nng_socket_set_ms(pc->sock, NNG_OPT_SENDTIMEO, PEER_CONNECT_MS);
+	nng_socket_set_size(pc->sock, NNG_OPT_RECVMAXSZ, WIRE_MAX_HEADER_BYTES + 1024);
+	if ((rv = nng_dial(pc->sock, url, NULL, 0)) != 0)
+		return wt_seterr(err, WT_EUNAVAIL, "peer %s: %s", url, nng_strerror(rv));
+	Weights__Hello h = WEIGHTS__HELLO__INIT;
+	h.protocol_version = WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION;
+	h.client_id = p->client_id;
+	h.token = p->token;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.body_case = WEIGHTS__REQUEST__BODY_HELLO;
+	rq.hello = &h;
+	Weights__Reply *r = NULL;
+	rv = conn_call(pc, &rq, WEIGHTS__REPLY__BODY_HELLO, &r, err);
+	wire_reply_free(r);
+	return rv;
+}
+
+/* The cache_only manifest of `rank`, checked against what this node derives. */
+static int ask_rank(peer_conn *pc, const char *model, const wd_snap *snap, const wt_layout *l,
+                    const char *layout_text, uint32_t rank, Weights__Reply **out, wt_errbuf *err)
+{
+	char *excl[WT_MAX_EXCLUDE];
+	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
+	wire_layout_to_pb(l, &pl, excl);
+	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
+	mr.model = (char *)model;
+	mr.revision = (char *)snap->revision;
+	mr.layout = &pl;
+	mr.tp_rank = rank % l->tp_size;
+	mr.ep_rank = rank / l->tp_size;
+	mr.cache_only = true;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.body_case = WEIGHTS__REQUEST__BODY_MANIFEST;
+	rq.manifest = &mr;
+	Weights__Reply *r = NULL;
+	int rv = conn_call(pc, &rq, WEIGHTS__REPLY__BODY_MANIFEST, &r, err);
+	if (rv != WT_OK)
+		return rv;
+	const Weights__Manifest *mf = r->manifest;
+	uint8_t id[WD_SHARD_ID_BYTES];
+	wd_shard_id(snap->revision, layout_text, rank, id);
+	if (mf->revision == NULL || strcmp(mf->revision, snap->revision) != 0)
+		rv = wt_seterr(err, WT_ENOTFOUND, "peer %s: rank %u is revision %.12s, not %.12s",
+		               pc->url, rank, mf->revision ? mf->revision : "", snap->revision);
+	else if (mf->format_version != 1 || mf->layout_text == NULL ||
+	         strcmp(mf->layout_text, layout_text) != 0 || mf->tp_rank != mr.tp_rank ||
+	         mf->ep_rank != mr.ep_rank || mf->shard_id.len != sizeof(id) ||
+	         memcmp(mf->shard_id.data, id, sizeof(id)) != 0)
+		rv = wt_seterr(err, WT_ECORRUPT,
+		               "peer %s: manifest of rank %u (layout %s) is not the shard this "
+		               "node derives for layout %s; is the peer another weightd version?",
+		               pc->url, rank, mf->layout_text ? mf->layout_text : "", layout_text);
+	if (rv != WT_OK) {
+		wire_reply_free(r);
+		return rv;
+	}
+	*out = r;
+	return WT_OK;
+}
+
+/* ===================== the sink: verified bytes -> cache writer ===================== */
+
+typedef struct pchunk {
+	wt_hash128 hash;
+	uint64_t nbytes;
+} pchunk;
+
+typedef struct ptensor {
+	pchunk *c; /* owned */
+	size_t n, cap;
+} ptensor;
+
+typedef struct peer_sink {
+	wt_sink base; /* first */
+	cache_writer *w;
+	uint64_t cb;  /* this node's chunk_bytes */
+	uint8_t *buf; /* [cb] a chunk being assembled; owned */
+	size_t fill;
+	ptensor *t; /* [n_tensors] owned */
+	size_t n_tensors, cur;
+	uint64_t bytes;
+} peer_sink;
+
+static int sk_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
+{
+	peer_sink *k = (peer_sink *)s;
+	k->n_tensors = wt_manifest_n_tensors(m);
+	k->t = calloc(k->n_tensors ? k->n_tensors : 1, sizeof(*k->t));
+	if (k->t == NULL)
+		return wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
+	for (size_t i = 0; i < k->n_tensors; i++) {
+		wt_tensor_info ti;
+		wt_manifest_tensor(m, i, &ti);
+		size_t n = (size_t)((ti.nbytes + k->cb - 1) / k->cb);
+		if (n > 0 && (k->t[i].c = calloc(n, sizeof(pchunk))) == NULL)
+			return wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
+		k->t[i].cap = n;
+	}
+	return WT_OK;
+}
+
+static int sk_tensor_begin(wt_sink *s, size_t tensor, wt_errbuf *err)
+{
+	(void)err;
+	peer_sink *k = (peer_sink *)s;
+	k->cur = tensor;
+	k->fill = 0;
+	return WT_OK;
+}
+
+static int put(peer_sink *k, const void *data, size_t len, wt_errbuf *err)
+{
+	ptensor *t = &k->t[k->cur];
+	if (t->n == t->cap)
+		return wt_seterr(err, WT_ECORRUPT, "peer fill: tensor %zu longer than its manifest",
+		                 k->cur);
+	int rv = cache_put_chunk(k->w, data, len, &t->c[t->n].hash, err);
+	if (rv != WT_OK)
+		return rv;
+	t->c[t->n++].nbytes = len;
+	k->bytes += len;
+	return WT_OK;
+}
+
+/* Re-cut the tensor into chunks of cb bytes from its start, as wd_produce does. */
+static int sk_write(wt_sink *s, size_t tensor, uint64_t off, const void *data, size_t len,
+                    wt_errbuf *err)
+{
+	(void)tensor;
+	(void)off;
+	peer_sink *k = (peer_sink *)s;
+	const uint8_t *p = data;
+	while (len > 0) {
+		int rv;
+		if (k->fill == 0 && len >= k->cb) {
+			if ((rv = put(k, p, (size_t)k->cb, err)) != WT_OK)
+				return rv;
+			p += k->cb;
+			len -= (size_t)k->cb;
+			continue;
+		}
+		if (k->buf == NULL && (k->buf = malloc((size_t)k->cb)) == NULL)
+			return wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
+		size_t n = (size_t)k->cb - k->fill < len ? (size_t)k->cb - k->fill : len;
+		memcpy(k->buf + k->fill, p, n);
+		k->fill += n;
+		p += n;
+		len -= n;
+		if (k->fill == k->cb) {
+			k->fill = 0;
+			if ((rv = put(k, k->buf, (size_t)k->cb, err)) != WT_OK)
+				return rv;
+		}
+	}
+	return WT_OK;
+}
+
+static int sk_tensor_end(wt_sink *s, size_t tensor, wt_errbuf *err)
+{
+	peer_sink *k = (peer_sink *)s;
+	(void)tensor;
+	size_t n = k->fill;
+	k->fill = 0;
+	return n > 0 ? put(k, k->buf, n, err) : WT_OK;
+}
+
+static int sk_end(wt_sink *s, wt_errbuf *err)
+{
+	(void)s;
+	(void)err;
+	return WT_OK; /* the caller commits */
+}
+
+static void sk_abort(wt_sink *s)
+{
+	peer_sink *k = (peer_sink *)s;
+	cache_abort_shard(k->w);
+	k->w = NULL;
+}
+
+static const wt_sink_ops sink_ops = {sk_begin,      sk_tensor_begin, sk_write,
+                                     sk_tensor_end, sk_end,          sk_abort};
+
+static void sink_clear(peer_sink *k)
+{
+	cache_abort_shard(k->w); /* NULL once committed */
+	for (size_t i = 0; k->t != NULL && i < k->n_tensors; i++)
+		free(k->t[i].c);
+	free(k->t);
+	free(k->buf);
+	memset(k, 0, sizeof(*k));
+}
+
+/* Commit the peer's manifest with this node's chunks and model name. Consumes k->w. */
+static int commit(peer_sink *k, Weights__Manifest *mf, const char *model, wt_errbuf *err)
+{
+	if (k->n_tensors != mf->n_tensors)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "peer fill: %zu tensors fetched, manifest has %zu", k->n_tensors,
+		                 mf->n_tensors);
+	size_t total = 0;
+	for (size_t i = 0; i < k->n_tensors; i++)
+		total += k->t[i].n;
+	Weights__ChunkRef *cref = calloc(total ? total : 1, sizeof(*cref));
+	Weights__ChunkRef **cptr = calloc(total ? total : 1, sizeof(*cptr));
+	uint8_t(*ch)[16] = calloc(total ? total : 1, 16);
+	Weights__ChunkRef ***saved = calloc(k->n_tensors ? k->n_tensors : 1, sizeof(*saved));
+	size_t *saved_n = calloc(k->n_tensors ? k->n_tensors : 1, sizeof(*saved_n));
+	uint8_t *buf = NULL;
+	int rv = WT_ENOMEM;
+	if (!cref || !cptr || !ch || !saved || !saved_n)
+		goto out;
+	size_t j = 0;
+	for (size_t i = 0; i < k->n_tensors; i++) {
+		Weights__TensorEntry *te = mf->tensors[i];
+		saved[i] = te->chunks;
+		saved_n[i] = te->n_chunks;
+		te->chunks = &cptr[j];
+		te->n_chunks = k->t[i].n;
+		uint64_t off = 0;
+		for (size_t c = 0; c < k->t[i].n; c++, j++) {
+			Weights__ChunkRef init = WEIGHTS__CHUNK_REF__INIT;
+			cref[j] = init;
+			common_hash128_to_bytes(k->t[i].c[c].hash, ch[j]);
+			cref[j].hash.data = ch[j];
+			cref[j].hash.len = 16;
+			cref[j].offset = off;
+			cref[j].nbytes = k->t[i].c[c].nbytes;
+			off += k->t[i].c[c].nbytes;
+			cptr[j] = &cref[j];
+		}
+	}
+	char *peer_model = mf->model;
+	mf->model = (char *)model;
+	size_t len = weights__manifest__get_packed_size(mf);
+	if ((buf = malloc(len ? len : 1)) != NULL)
+		weights__manifest__pack(mf, buf);
+	mf->model = peer_model;
+	for (size_t i = 0; i < k->n_tensors; i++) {
+		mf->tensors[i]->chunks = saved[i];
+		mf->tensors[i]->n_chunks = saved_n[i];
+	}
+	if (buf == NULL)
+		goto out;
+	cache_writer *w = k->w;
+	k->w = NULL;
+	rv = cache_commit_shard(w, buf, len, err);
+out:
+	if (rv == WT_ENOMEM)
+		wt_seterr(err, WT_ENOMEM, "peer fill: out of memory building the manifest");
+	free(cref);
+	free(cptr);
+	free(ch);
+	free(saved);
+	free(saved_n);
+	free(buf);
+	return rv;
+}
+
+static int progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)done;
+	(void)total;
+	wd_server *s = ctx;
+	return atomic_load(&s->cancel) ? 1 : 0; /* shutdown deadline: stop */
+}
+
+/* Fetch rank `rank` (manifest mf) from peer i into the cache. WT_EEXIST = already there. */
+static int fill_rank(wd_server *s, size_t i, const char *model, const wt_layout *l, uint32_t rank,
+                     Weights__Manifest *mf, uint64_t *bytes, wt_errbuf *err)
+{
+	wd_peers *p = s->peers;
+	wt_layout rl;
+	wt_layout_init(&rl);
+	wt_manifest *wm = NULL;
+	peer_sink k = {.base = {.ops = &sink_ops}, .cb = s->cfg->chunk_bytes};
+	int rv = cache_begin_shard(s->cache, mf->shard_id.data, mf->shard_id.len, &k.w, err);
+	if (rv != WT_OK)
+		return rv;
+	if (wt_layout_copy(&rl, l) != WT_OK) {
+		rv = wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
+		goto out;
+	}
+	rl.tp_rank = rank % l->tp_size;
+	rl.ep_rank = rank / l->tp_size;
+	if ((rv = client_manifest_from_pb(mf, PEER_MAX_CHUNK, model, &rl, &wm, err)) != WT_OK) {
+		wt_errprefix(err, "peer %s", p->urls[i]);
+		goto out;
+	}
+	wt_fetch_opts fo = {.progress = progress, .progress_ctx = s};
+	if ((rv = wt_client_fetch(p->client[i], wm, &k.base, &fo, err)) != WT_OK)
+		goto out;
+	uint64_t n = k.bytes;
+	if ((rv = commit(&k, mf, model, err)) == WT_OK)
+		*bytes += n;
+out:
+	if (rv != WT_OK && rv != WT_EEXIST)
+		wt_errprefix(err, "rank %u", rank);
+	sink_clear(&k); /* aborts the writer unless committed */
+	wt_manifest_free(wm);
+	wt_layout_clear(&rl);
+	return rv;
+}
+
+/* Fill the layout from peer i. *filled = ranks committed from it. */
+static int fill_from(wd_server *s, size_t i, const char *model, wd_snap *snap, const wt_layout *l,
+                     const char *layout_text, uint32_t *filled, uint64_t *bytes, wt_errbuf *err)
+{
+	wd_peers *p = s->peers;
+	uint32_t n = wt_layout_n_ranks(l);
+	Weights__Reply **mf = calloc(n, sizeof(*mf));
+	if (mf == NULL)
+		return wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
+	peer_conn pc;
+	int rv = conn_open(&pc, p, p->urls[i], err);
+	for (uint32_t r = 0; rv == WT_OK && r < n; r++)
+		rv = ask_rank(&pc, model, snap, l, layout_text, r, &mf[r], err);
+	conn_close(&pc);
+	for (uint32_t r = 0; rv == WT_OK && r < n; r++) {
+		rv = fill_rank(s, i, model, l, r, mf[r]->manifest, bytes, err);
+		if (rv == WT_EEXIST)
+			rv = WT_OK; /* committed before (the rest of the layout was evicted) */
+		else if (rv == WT_OK)
+			(*filled)++;
+	}
+	for (uint32_t r = 0; r < n; r++)
+		wire_reply_free(mf[r]);
+	free(mf);
+	return rv;
+}
+
+int wd_peer_fill(wd_server *s, const char *model, wd_snap *snap, const wt_layout *l,
+                 const char *layout_text, wt_errbuf *err)
+{
+	wd_peers *p = s->peers;
+	if (p == NULL)
+		return wt_seterr(err, WT_ENOTFOUND, "no peer configured");
+	if (atomic_fetch_add(&p->active, 1) >= p->max_active) {
+		atomic_fetch_sub(&p->active, 1);
+		WT_LOG(WT_LOG_INFO, "peer: %u fills running (workers - 1); producing layout %s",
+		       p->max_active, layout_text);
+		return wt_seterr(err, WT_EBUSY, "every spare worker is filling from a peer");
+	}
+	uint64_t t0 = common_now_ns();
+	wt_layout base;
+	wt_layout_init(&base);
+	int rv = wt_layout_copy(&base, l);
+	if (rv != WT_OK) {
+		atomic_fetch_sub(&p->active, 1);
+		return wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
+	}
+	base.tp_rank = 0;
+	base.ep_rank = 0;
+	uint8_t key[16];
+	client_route_key(model, &base, key);
+	wt_layout_clear(&base);
+	size_t order[WD_MAX_PEERS];
+	client_rendezvous_order(key, (const char *const *)p->urls, p->n, order);
+	rv = WT_ENOTFOUND;
+	for (size_t k = 0; k < p->n && !atomic_load(&s->cancel); k++) {
+		size_t i = order[k];
+		uint32_t filled = 0;
+		uint64_t bytes = 0;
+		rv = fill_from(s, i, model, snap, l, layout_text, &filled, &bytes, err);
+		atomic_fetch_add(&s->peer_bytes, bytes);
+		if (rv == WT_OK) {
+			atomic_fetch_add(&s->peer_fills, 1);
+			WT_LOG(WT_LOG_NOTICE,
+			       "filled layout %s of model '%s' rev %.12s from peer %s: %u ranks, "
+			       "%llu bytes in %llu ms",
+			       layout_text, model, snap->revision, p->urls[i], filled,
+			       (unsigned long long)bytes,
+			       (unsigned long long)((common_now_ns() - t0) / 1000000u));
+			break;
+		}
+		WT_LOG(rv == WT_ENOTFOUND ? WT_LOG_INFO : WT_LOG_WARNING,
+		       "peer fill of layout %s of model '%s' skipped peer %s (%u ranks taken): %s",
+		       layout_text, model, p->urls[i], filled, err->msg);
+	}
+	atomic_fetch_sub(&p->active, 1);
+	return rv;
+}
