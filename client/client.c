@@ -172,8 +172,9 @@ int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbu
 		list[i].n_tensors = mi->n_tensors;
 		list[i].available = mi->available;
 		list[i].error = strdup(mi->error ? mi->error : "");
+		list[i].source = strdup(mi->source ? mi->source : "");
 		if (!list[i].name || !list[i].uri || !list[i].revision || !list[i].architecture ||
-		    !list[i].error) {
+		    !list[i].error || !list[i].source) {
 			wt_model_list_free(list, cnt);
 			wire_reply_free(r);
 			return wt_seterr(err, WT_ENOMEM, "models: out of memory");
@@ -195,6 +196,7 @@ void wt_model_list_free(wt_model_info *list, size_t n)
 		free(list[i].revision);
 		free(list[i].architecture);
 		free(list[i].error);
+		free(list[i].source);
 	}
 	free(list);
 }
@@ -278,18 +280,16 @@ int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *lay
 	return wt_errprefix(err, "no endpoint served the manifest (%zu tried)", c->n_eps);
 }
 
-int wt_client_admin(wt_client *c, wt_admin_op op, const char *model, const wt_layout *layout,
-                    wt_admin_result *out, wt_errbuf *err)
+static int admin_call(wt_client *c, wt_admin_op op, const char *model, const char *uri,
+                      const wt_layout *layout, wt_admin_result *out, wt_errbuf *err)
 {
-	if (op < WT_ADMIN_STATS || op > WT_ADMIN_VERIFY)
-		return wt_seterr(err, WT_EINVAL, "admin: unknown operation %d", (int)op);
 	Weights__Request req = WEIGHTS__REQUEST__INIT;
 	Weights__AdminRequest ar = WEIGHTS__ADMIN_REQUEST__INIT;
 	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
 	char *excl[WT_MAX_EXCLUDE];
 	ar.op = (Weights__AdminRequest__Op)op;
 	ar.model = (char *)(model ? model : "");
-	ar.uri = "";
+	ar.uri = (char *)(uri ? uri : "");
 	if (layout != NULL) {
 		wire_layout_to_pb(layout, &pl, excl);
 		ar.layout = &pl;
@@ -312,6 +312,34 @@ int wt_client_admin(wt_client *c, wt_admin_op op, const char *model, const wt_la
 	if (out->text == NULL)
 		return wt_seterr(err, WT_ENOMEM, "admin: out of memory");
 	return WT_OK;
+}
+
+int wt_client_admin(wt_client *c, wt_admin_op op, const char *model, const wt_layout *layout,
+                    wt_admin_result *out, wt_errbuf *err)
+{
+	if (op == WT_ADMIN_REGISTER)
+		return wt_seterr(err, WT_EINVAL,
+		                 "admin: register needs a URI; use wt_client_register");
+	if (op == WT_ADMIN_UNREGISTER)
+		return wt_client_unregister(c, model, out, err);
+	if (op < WT_ADMIN_STATS || op > WT_ADMIN_VERIFY)
+		return wt_seterr(err, WT_EINVAL, "admin: unknown operation %d", (int)op);
+	return admin_call(c, op, model, NULL, layout, out, err);
+}
+
+int wt_client_register(wt_client *c, const char *model, const char *uri, wt_admin_result *out,
+                       wt_errbuf *err)
+{
+	if (model == NULL || model[0] == '\0' || uri == NULL || uri[0] == '\0')
+		return wt_seterr(err, WT_EINVAL, "register: a model name and a URI are required");
+	return admin_call(c, WT_ADMIN_REGISTER, model, uri, NULL, out, err);
+}
+
+int wt_client_unregister(wt_client *c, const char *model, wt_admin_result *out, wt_errbuf *err)
+{
+	if (model == NULL || model[0] == '\0')
+		return wt_seterr(err, WT_EINVAL, "unregister: a model name is required");
+	return admin_call(c, WT_ADMIN_UNREGISTER, model, NULL, NULL, out, err);
 }
 
 void wt_admin_result_clear(wt_admin_result *r)

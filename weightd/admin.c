@@ -1,7 +1,9 @@
 /*
  * admin.c — AdminRequest ops for storage teams: STATS (cache + source reads +
- * productions + peer fills), EVICT (a model's shards, or all), VERIFY (re-hash the whole
- * cache). WARM goes through manifest.c (it may wait for a production).
+ * productions + peer fills), EVICT (a model's shards, or all; a name no
+ * longer served: its leftover shards), VERIFY (re-hash the whole cache). WARM
+ * goes through manifest.c (it may wait for a production), REGISTER/UNREGISTER
+ * through registry.c.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -53,8 +55,9 @@ static nng_msg *evict(wd_server *s, uint64_t rid, const char *model)
 {
 	wd_snap *snap = NULL;
 	wt_errbuf err;
-	if (model[0] != '\0' && wd_models_get(s->models, model, false, &snap, &err) == WT_ENOTFOUND)
-		return wd_reply_error(rid, WT_ENOTFOUND, err.msg);
+	/* A name not served (any more): its leftover shards, by manifest model name. */
+	bool unknown =
+	    model[0] != '\0' && wd_models_get(s->models, model, false, &snap, &err) == WT_ENOTFOUND;
 	id_list l = {0};
 	cache_list(s->cache, collect, &l);
 	if (l.oom) {
@@ -75,6 +78,8 @@ static nng_msg *evict(wd_server *s, uint64_t rid, const char *model)
 	cache_stats_get(s->cache, &after);
 	free(l.ids);
 	wd_snap_release(snap);
+	if (unknown && evicted == 0 && busy == 0)
+		return wd_reply_error(rid, WT_ENOTFOUND, err.msg);
 	char text[400];
 	snprintf(text, sizeof(text), "evicted %llu shards of %s (%llu busy, retry later)",
 	         (unsigned long long)evicted, model[0] ? model : "all models",
@@ -158,27 +163,14 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 		WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
 		break;
 	}
-	case WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER: {
-		/* Validated now (the checkpoint must open); lasts until restart. */
-		int rv = wd_models_add(s->models, a->model, a->uri, true, &err);
-		if (rv != WT_OK)
-			return wd_reply_error(rid, rv, err.msg);
-		wd_snap *snap = NULL;
-		if ((rv = wd_models_get(s->models, a->model, false, &snap, &err)) != WT_OK)
-			return wd_reply_error(rid, rv, err.msg);
-		snprintf(text, sizeof(text),
-		         "registered model '%s' (%s) revision %s, %zu tensors; until restart "
-		         "(persist it with model = NAME=URI)",
-		         a->model, a->uri, snap->revision, ckpt_n_tensors(snap->ck));
-		ar.text = text;
-		ar.bytes = ckpt_total_bytes(snap->ck);
-		wd_snap_release(snap);
-		WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
-		break;
-	}
+	case WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER:
+	case WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER:
+		return wd_register_reply(s, rid, a); /* registry.c */
 	default:
 		snprintf(text, sizeof(text),
-		         "admin op %d is unknown; use STATS, WARM, EVICT or VERIFY", (int)a->op);
+		         "admin op %d is unknown; use STATS, WARM, EVICT, VERIFY, REGISTER or "
+		         "UNREGISTER",
+		         (int)a->op);
 		return wd_reply_error(rid, WT_EPROTO, text);
 	}
 	Weights__Reply rp = WEIGHTS__REPLY__INIT;

@@ -1,7 +1,9 @@
 /*
  * models.c — the model registry: names -> checkpoint snapshots.
  *
- * Models come from the subfolders of models_dir and from `model NAME=URI`.
+ * Models come from the subfolders of models_dir, from `model NAME=URI` and
+ * from admin REGISTER (registry.c keeps those in <cache_dir>/registered-models
+ * and loads them after the others at start).
  * Each model keeps one open snapshot (store + ckpt + revision). Before serving,
  * the snapshot is revalidated (at most every revalidate_ms, or at once on a
  * cache miss): the store's listing (key, size, version) is fingerprinted and,
@@ -21,10 +23,12 @@
 #include "weightd/weightd_int.h"
 
 typedef struct model_ent {
-	char *name; /* owned, immutable */
-	char *uri;  /* owned, immutable */
+	char *name;             /* owned, immutable */
+	char *uri;              /* owned, immutable */
+	wd_model_source source; /* immutable */
 	pthread_mutex_t lk;
 	/* fields below guarded by lk */
+	bool removed;  /* unregistered: never reopened, not found */
 	wd_snap *snap; /* NULL when unavailable */
 	wt_errbuf error;
 	wt_hash128 fp;
@@ -36,6 +40,9 @@ struct wd_models {
 	pthread_rwlock_t lk; /* guards the list below; each entry has its own lk */
 	model_ent **ents;    /* sorted by name; entries live until wd_models_close */
 	size_t n, cap;
+	model_ent **retired; /* removed (unregistered) entries, freed at close */
+	size_t n_retired, cap_retired;
+	char *registry_path;            /* <cache_dir>/registered-models; owned */
 	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
 	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
 };
@@ -117,6 +124,8 @@ static bool fingerprint(store *st, wt_hash128 *out)
 static void revalidate(wd_models *m, model_ent *e, bool force)
 {
 	uint64_t now = common_now_ns();
+	if (e->removed)
+		return;
 	if (!force && e->checked_ns != 0 && now - e->checked_ns < atomic_load(&m->revalidate_ns))
 		return;
 	e->checked_ns = now;
@@ -159,11 +168,12 @@ static void revalidate(wd_models *m, model_ent *e, bool force)
 	wt_errclear(&e->error);
 }
 
-static model_ent *ent_new(const char *name, const char *uri)
+static model_ent *ent_new(const char *name, const char *uri, wd_model_source source)
 {
 	model_ent *e = calloc(1, sizeof(*e));
 	if (e == NULL)
 		return NULL;
+	e->source = source;
 	e->name = strdup(name);
 	e->uri = strdup(uri);
 	if (e->name == NULL || e->uri == NULL) {
@@ -217,7 +227,26 @@ static model_ent *find(wd_models *m, const char *name)
 	return e;
 }
 
+const char *wd_model_source_name(wd_model_source source)
+{
+	switch (source) {
+	case WD_SRC_CONFIG:
+		return "config";
+	case WD_SRC_FOLDER:
+		return "folder";
+	case WD_SRC_REGISTERED:
+		return "registered";
+	}
+	return "unknown";
+}
+
 int wd_models_add(wd_models *m, const char *name, const char *uri, bool must_open, wt_errbuf *err)
+{
+	return wd_models_add_from(m, name, uri, WD_SRC_REGISTERED, must_open, err);
+}
+
+int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model_source source,
+                       bool must_open, wt_errbuf *err)
 {
 	if (name == NULL || name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL ||
 	    strlen(name) > 200)
@@ -235,7 +264,7 @@ int wd_models_add(wd_models *m, const char *name, const char *uri, bool must_ope
 		return wt_seterr(err, WT_EEXIST,
 		                 "model '%s' already exists (%s); pick another name", name,
 		                 old->uri);
-	model_ent *e = ent_new(name, uri);
+	model_ent *e = ent_new(name, uri, source);
 	if (e == NULL)
 		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
 	pthread_mutex_lock(&e->lk);
@@ -313,7 +342,7 @@ static int scan_dir(wd_models *m, const char *dir, bool explicit_dir, bool at_st
 			continue;
 		if (!at_start && find(m, de->d_name) != NULL)
 			continue;
-		rv = wd_models_add(m, de->d_name, uri, false, err);
+		rv = wd_models_add_from(m, de->d_name, uri, WD_SRC_FOLDER, false, err);
 		if (rv == WT_OK && added != NULL)
 			(*added)++;
 		if (rv == WT_EEXIST && !at_start)
@@ -342,7 +371,7 @@ int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err)
 		const char *eq = strchr(spec, '=');
 		char name[256];
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - spec), spec);
-		rv = wd_models_add(m, name, eq + 1, false, err);
+		rv = wd_models_add_from(m, name, eq + 1, WD_SRC_CONFIG, false, err);
 	}
 	/* models_dir is table row 1: explicit if set by file or flag. */
 	if (rv == WT_OK)
@@ -352,6 +381,13 @@ int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err)
 		if (err != NULL)
 			err->code = WT_EDUP;
 	}
+	size_t plen = strlen(cfg->cache_dir) + sizeof("/" WD_REGISTRY_FILE);
+	if (rv == WT_OK && (m->registry_path = malloc(plen)) == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, "models: out of memory");
+	if (rv == WT_OK)
+		snprintf(m->registry_path, plen, "%s/%s", cfg->cache_dir, WD_REGISTRY_FILE);
+	if (rv == WT_OK)
+		wd_registry_load(m); /* after the folder and config models; never fails */
 	if (rv != WT_OK) {
 		wd_models_close(m);
 		return rv;
@@ -366,7 +402,11 @@ void wd_models_close(wd_models *m)
 		return;
 	for (size_t i = 0; i < m->n; i++)
 		ent_free(m->ents[i]);
+	for (size_t i = 0; i < m->n_retired; i++)
+		ent_free(m->retired[i]);
 	free(m->ents);
+	free(m->retired);
+	free(m->registry_path);
 	pthread_rwlock_destroy(&m->lk);
 	free(m);
 }
@@ -394,6 +434,7 @@ int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
 		model_ent *e = ents[i];
 		info[i].name = e->name;
 		info[i].uri = e->uri;
+		info[i].source = e->source;
 		pthread_mutex_lock(&e->lk);
 		revalidate(m, e, false);
 		info[i].snap = snap_ref(e->snap);
@@ -432,7 +473,9 @@ int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_
 	pthread_mutex_lock(&e->lk);
 	revalidate(m, e, force);
 	int rv = WT_OK;
-	if (e->snap != NULL) {
+	if (e->removed) {
+		rv = wt_seterr(err, WT_ENOTFOUND, "model '%s' was unregistered", name);
+	} else if (e->snap != NULL) {
 		*out = snap_ref(e->snap);
 	} else {
 		rv = e->error.code ? e->error.code : WT_EUNAVAIL;
@@ -456,4 +499,69 @@ uint64_t wd_models_source_bytes(wd_models *m)
 	}
 	pthread_rwlock_unlock(&m->lk);
 	return sum;
+}
+
+bool wd_models_find(wd_models *m, const char *name, wd_model_source *source, const char **uri)
+{
+	model_ent *e = find(m, name);
+	if (e == NULL)
+		return false;
+	*source = e->source;
+	*uri = e->uri;
+	return true;
+}
+
+int wd_models_remove(wd_models *m, const char *name, wt_errbuf *err)
+{
+	pthread_rwlock_wrlock(&m->lk);
+	bool found;
+	size_t pos = find_pos(m, name, &found);
+	int rv = WT_OK;
+	if (!found)
+		rv = wt_seterr(err, WT_ENOTFOUND, "model '%s' is not served here", name);
+	else if (m->ents[pos]->source != WD_SRC_REGISTERED)
+		rv = wt_seterr(err, WT_EPERM,
+		               "model '%s' comes from the %s, not from a registration", name,
+		               wd_model_source_name(m->ents[pos]->source));
+	else if (m->n_retired == m->cap_retired) {
+		size_t nc = m->cap_retired ? m->cap_retired * 2 : 8;
+		model_ent **v = realloc(m->retired, nc * sizeof(*v));
+		if (v == NULL)
+			rv = wt_seterr(err, WT_ENOMEM, "models: out of memory");
+		else {
+			m->retired = v;
+			m->cap_retired = nc;
+		}
+	}
+	model_ent *e = NULL;
+	if (rv == WT_OK) {
+		e = m->ents[pos];
+		memmove(&m->ents[pos], &m->ents[pos + 1], (m->n - pos - 1) * sizeof(*m->ents));
+		m->n--;
+		m->retired[m->n_retired++] = e; /* a reader may still hold e (find, list) */
+	}
+	pthread_rwlock_unlock(&m->lk);
+	if (e != NULL) {
+		pthread_mutex_lock(&e->lk);
+		e->removed = true;
+		wd_snap_release(e->snap); /* requests holding a reference finish with it */
+		e->snap = NULL;
+		pthread_mutex_unlock(&e->lk);
+	}
+	return rv;
+}
+
+void wd_models_each(wd_models *m, wd_model_source source,
+                    void (*fn)(void *ctx, const char *name, const char *uri), void *ctx)
+{
+	pthread_rwlock_rdlock(&m->lk);
+	for (size_t i = 0; i < m->n; i++)
+		if (m->ents[i]->source == source)
+			fn(ctx, m->ents[i]->name, m->ents[i]->uri);
+	pthread_rwlock_unlock(&m->lk);
+}
+
+const char *wd_models_registry_path(const wd_models *m)
+{
+	return m->registry_path;
 }

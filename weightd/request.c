@@ -97,6 +97,7 @@ static nng_msg *list_reply(wd_req *r)
 		mi[i].name = (char *)info[i].name;
 		mi[i].uri = (char *)info[i].uri;
 		mi[i].available = info[i].available;
+		mi[i].source = (char *)wd_model_source_name(info[i].source);
 		if (info[i].snap != NULL) {
 			const ckpt *ck = info[i].snap->ck;
 			mi[i].revision = info[i].snap->revision;

@@ -93,6 +93,16 @@ typedef struct wd_snap {
 
 typedef struct wd_models wd_models;
 
+/* Where a model comes from (ModelInfo.source). */
+typedef enum {
+	WD_SRC_CONFIG = 0, /* model = NAME=URI / --model */
+	WD_SRC_FOLDER = 1, /* a models_dir subfolder */
+	WD_SRC_REGISTERED, /* admin REGISTER (registry.c persists it) */
+} wd_model_source;
+
+/* "config", "folder", "registered". Static. */
+const char *wd_model_source_name(wd_model_source source);
+
 /* Open the models of cfg (models_dir subfolders + --model). A model that fails
  * to open is logged and listed as unavailable; a duplicate name or an explicit
  * models_dir that cannot be listed is an error. */
@@ -109,12 +119,27 @@ void wd_models_set_revalidate(wd_models *m, uint64_t ms);
  * bad name or URI.
  */
 int wd_models_add(wd_models *m, const char *name, const char *uri, bool must_open, wt_errbuf *err);
+/* The same with the model's source (wd_models_add is WD_SRC_REGISTERED, in memory only). */
+int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model_source source,
+                       bool must_open, wt_errbuf *err);
+/* Remove a WD_SRC_REGISTERED model: WT_ENOTFOUND if unknown, WT_EPERM for a
+ * folder/config model. Requests holding its snapshot finish with it. */
+int wd_models_remove(wd_models *m, const char *name, wt_errbuf *err);
+/* Is name a model? Then *source and *uri (borrowed; valid while m is open). */
+bool wd_models_find(wd_models *m, const char *name, wd_model_source *source, const char **uri);
+/* fn(ctx, name, uri) for every model of source, in name order, under the list
+ * lock (fn must not call back into m). */
+void wd_models_each(wd_models *m, wd_model_source source,
+                    void (*fn)(void *ctx, const char *name, const char *uri), void *ctx);
+/* "<cache_dir>/registered-models". Borrowed; valid while m is open. */
+const char *wd_models_registry_path(const wd_models *m);
 /* Add the subfolders of dir that are not models yet; *added = how many. */
 int wd_models_rescan(wd_models *m, const char *dir, size_t *added, wt_errbuf *err);
 
 typedef struct wd_model_info {
 	const char *name; /* borrowed; valid while m is open */
 	const char *uri;
+	wd_model_source source;
 	bool available;
 	char error[WT_ERRMSG_MAX]; /* when !available */
 	wd_snap *snap;             /* NULL when !available; a reference */
@@ -136,6 +161,35 @@ void wd_snap_release(wd_snap *s); /* NULL-safe */
 
 /* Sum of store_bytes_read over every store the registry opened (source reads). */
 uint64_t wd_models_source_bytes(wd_models *m);
+
+/* ===================== registered models (registry.c) ===================== */
+
+/* File name of the registry inside cache_dir: one NAME=URI a line. */
+#define WD_REGISTRY_FILE "registered-models"
+
+/*
+ * Add the models of the registry file (wd_models_registry_path) at start,
+ * after the folder and config models. Never fails: a missing file is no
+ * registration; a bad line, a name the folder/config already serves (they
+ * win) or a checkpoint that does not open (listed unavailable) is a warning.
+ */
+void wd_registry_load(wd_models *m);
+
+/*
+ * Register name -> uri (the checkpoint must open now) and rewrite the registry
+ * file atomically. The same name with the same URI is a no-op (*changed =
+ * false); another URI or a folder/config model is WT_EEXIST. If the file cannot
+ * be written the registration is undone (WT_EIO).
+ */
+int wd_registry_register(wd_models *m, const char *name, const char *uri, bool *changed,
+                         wt_errbuf *err);
+/*
+ * Unregister a registered model and rewrite the file. WT_ENOTFOUND for an
+ * unknown name, WT_EPERM for a folder/config model (the message says how to
+ * remove it). Cached shards stay (admin EVICT drops them). *uri_out gets the
+ * URI it had (strdup; caller frees).
+ */
+int wd_registry_unregister(wd_models *m, const char *name, char **uri_out, wt_errbuf *err);
 
 #endif
 
@@ -267,3 +321,5 @@ int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *
 /* chunk.c / admin.c: build the reply (never NULL unless out of memory). */
 nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *c);
 nng_msg *wd_admin_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);
+/* registry.c: admin REGISTER / UNREGISTER. */
+nng_msg *wd_register_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);

@@ -1,5 +1,7 @@
-/* cmd_admin.c — `weightctl admin stats|warm|evict|verify`: cache operations. */
+/* cmd_admin.c — `weightctl admin stats|warm|evict|verify`: cache operations;
+ * `register|unregister`: models added at run time (kept across restarts). */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,30 +14,44 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: weightctl admin --endpoint URL stats|warm|evict|verify\n"
 	           "                       [--model NAME [layout flags]]\n"
+	           "       weightctl admin --endpoint URL register --model NAME --uri URI\n"
+	           "       weightctl admin --endpoint URL unregister --model NAME\n"
 	           "warm produces a layout into the cache, evict drops cached shards, verify\n"
-	           "re-hashes cached chunks (exit 1 if any is bad), stats prints counters.\n");
+	           "re-hashes cached chunks (exit 1 if any is bad), stats prints counters.\n"
+	           "register adds a model (file:///dir, s3://bucket/prefix, http(s)://) after\n"
+	           "the server opened it and keeps it across restarts; unregister removes a\n"
+	           "registered model (not its cached shards: evict them first).\n");
 }
 
 static const struct {
 	const char *name;
 	wt_admin_op op;
 } ops[] = {
-    {"stats", WT_ADMIN_STATS},
-    {"warm", WT_ADMIN_WARM},
-    {"evict", WT_ADMIN_EVICT},
-    {"verify", WT_ADMIN_VERIFY},
+    {"stats", WT_ADMIN_STATS},       {"warm", WT_ADMIN_WARM},
+    {"evict", WT_ADMIN_EVICT},       {"verify", WT_ADMIN_VERIFY},
+    {"register", WT_ADMIN_REGISTER}, {"unregister", WT_ADMIN_UNREGISTER},
 };
 
 typedef struct admin_args {
 	int have_op;
 	wt_admin_op op;
+	const char *uri; /* --uri, borrowed from argv */
 } admin_args;
 
-/* The operation is the one positional argument. */
+/* The operation is the one positional argument; --uri URI is for register. */
 static int admin_arg(void *ctx, int argc, char **argv, int *i)
 {
-	(void)argc;
 	admin_args *aa = ctx;
+	if (strcmp(argv[*i], "--uri") == 0 || strncmp(argv[*i], "--uri=", 6) == 0) {
+		const char *v = argv[*i][5] == '=' ? argv[*i] + 6 : NULL;
+		if (v == NULL && *i + 1 >= argc) {
+			fprintf(stderr, "weightctl admin: --uri needs a value\n");
+			return -1;
+		}
+		aa->uri = v ? v : argv[*i + 1];
+		*i += v ? 1 : 2;
+		return 1;
+	}
 	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]) && !aa->have_op; k++) {
 		if (strcmp(argv[*i], ops[k].name) == 0) {
 			aa->op = ops[k].op;
@@ -47,9 +63,30 @@ static int admin_arg(void *ctx, int argc, char **argv, int *i)
 	return 0;
 }
 
+/* register needs --model and --uri, unregister --model; neither takes a layout,
+ * and --uri belongs to register only. CTL_OK or CTL_USAGE (printed). */
+static int check_register_args(const admin_args *aa, const ctl_remote *r)
+{
+	bool reg = aa->op == WT_ADMIN_REGISTER, unreg = aa->op == WT_ADMIN_UNREGISTER;
+	const char *msg = NULL;
+	if (aa->uri != NULL && !reg)
+		msg = "--uri is for register only";
+	else if ((reg || unreg) && (r->model == NULL || r->model[0] == '\0'))
+		msg = reg ? "register needs --model NAME and --uri URI"
+		          : "unregister needs --model NAME";
+	else if (reg && (aa->uri == NULL || aa->uri[0] == '\0'))
+		msg = "register needs --uri URI (file:///dir, s3://bucket/prefix or http(s)://)";
+	else if ((reg || unreg) && r->layout_given)
+		msg = "register/unregister take no layout flags";
+	if (msg == NULL)
+		return CTL_OK;
+	fprintf(stderr, "weightctl admin: %s\n", msg);
+	return CTL_USAGE;
+}
+
 int ctl_admin(int argc, char **argv)
 {
-	admin_args aa = {.have_op = 0, .op = WT_ADMIN_STATS};
+	admin_args aa = {.have_op = 0, .op = WT_ADMIN_STATS, .uri = NULL};
 	ctl_remote r;
 	int code = CTL_OK;
 	wt_client *c = NULL;
@@ -61,11 +98,13 @@ int ctl_admin(int argc, char **argv)
 	if (code != CTL_OK || help)
 		goto done;
 	if (!aa.have_op) {
-		fprintf(stderr,
-		        "weightctl admin: name an operation: stats, warm, evict or verify\n");
+		fprintf(stderr, "weightctl admin: name an operation: stats, warm, evict, verify, "
+		                "register or unregister\n");
 		code = CTL_USAGE;
 		goto done;
 	}
+	if ((code = check_register_args(&aa, &r)) != CTL_OK)
+		goto done;
 	if (r.layout_given && r.model == NULL) {
 		fprintf(stderr, "weightctl admin: layout flags need --model NAME\n");
 		code = CTL_USAGE;
@@ -79,10 +118,18 @@ int ctl_admin(int argc, char **argv)
 	}
 	if ((code = ctl_remote_open(&r, "admin", &c)) != CTL_OK)
 		goto done;
-	rv = wt_client_admin(c, aa.op, r.model, r.layout_given ? &r.layout : NULL, &res, &err);
+	if (aa.op == WT_ADMIN_REGISTER)
+		rv = wt_client_register(c, r.model, aa.uri, &res, &err);
+	else
+		rv = wt_client_admin(c, aa.op, r.model, r.layout_given ? &r.layout : NULL, &res,
+		                     &err);
 	if (rv != WT_OK) {
 		ctl_remote_perror("admin", rv, &err);
 		code = ctl_remote_exit(rv);
+		goto done;
+	}
+	if (aa.op == WT_ADMIN_REGISTER || aa.op == WT_ADMIN_UNREGISTER) {
+		printf("%s\n", res.text); /* one line */
 		goto done;
 	}
 	if (res.text[0] != '\0')

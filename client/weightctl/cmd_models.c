@@ -10,8 +10,16 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: weightctl models --endpoint URL [--endpoint URL...] [--timeout-ms N]\n"
-	           "Prints: NAME ARCHITECTURE TENSORS BYTES REVISION URI (one model a line);\n"
-	           "a model whose folder fails validation: NAME unavailable URI ERROR.\n");
+	           "Prints: NAME ARCHITECTURE TENSORS BYTES REVISION URI SOURCE (one model a\n"
+	           "line, tab-separated); a model that fails validation:\n"
+	           "NAME unavailable URI SOURCE ERROR. SOURCE: folder (a models_dir subfolder),\n"
+	           "config (model = NAME=URI) or registered (weightctl admin register).\n");
+}
+
+/* "-" from a server too old to say where its models come from. */
+static const char *src(const wt_model_info *mi)
+{
+	return mi->source[0] ? mi->source : "-";
 }
 
 int ctl_models(int argc, char **argv)
@@ -37,13 +45,13 @@ int ctl_models(int argc, char **argv)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!list[i].available) {
-			printf("%s\tunavailable\t%s\t%s\n", list[i].name, list[i].uri,
-			       list[i].error);
+			printf("%s\tunavailable\t%s\t%s\t%s\n", list[i].name, list[i].uri,
+			       src(&list[i]), list[i].error);
 			continue;
 		}
-		printf("%s\t%s\t%" PRIu32 "\t%" PRIu64 "\t%.16s\t%s\n", list[i].name,
+		printf("%s\t%s\t%" PRIu32 "\t%" PRIu64 "\t%.16s\t%s\t%s\n", list[i].name,
 		       list[i].architecture, list[i].n_tensors, list[i].checkpoint_bytes,
-		       list[i].revision, list[i].uri);
+		       list[i].revision, list[i].uri, src(&list[i]));
 	}
 done:
 	wt_model_list_free(list, n);

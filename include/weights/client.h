@@ -100,6 +100,7 @@ typedef struct wt_model_info {
 	uint32_t n_tensors;
 	int available; /* 0: the model's folder failed validation; error says why */
 	char *error;   /* "" when available */
+	char *source;  /* "folder", "config", "registered"; "" from an older server */
 } wt_model_info;
 
 /* Models registered on the first reachable endpoint (in list order). On success
@@ -221,6 +222,8 @@ typedef enum {
 	WT_ADMIN_WARM = 2,
 	WT_ADMIN_EVICT = 3,
 	WT_ADMIN_VERIFY = 4,
+	WT_ADMIN_REGISTER = 5,   /* wt_client_register() (it needs a URI) */
+	WT_ADMIN_UNREGISTER = 6, /* model required; also wt_client_unregister() */
 } wt_admin_op;
 
 typedef struct wt_admin_result {
@@ -239,5 +242,27 @@ typedef struct wt_admin_result {
 WT_API int wt_client_admin(wt_client *c, wt_admin_op op, const char *model, const wt_layout *layout,
                            wt_admin_result *out, wt_errbuf *err);
 WT_API void wt_admin_result_clear(wt_admin_result *r); /* NULL is a no-op */
+
+/*
+ * Register model -> uri (file:///dir, s3://bucket/prefix, http(s)://) on the
+ * first reachable endpoint. The server opens the checkpoint first (a bad URI
+ * gets the loader's error) and keeps the registration across restarts (a file
+ * in its cache_dir). The same name with the same URI again is a no-op success;
+ * another URI, or a name from the server's models folder or configuration, is
+ * WT_EEXIST. On success the caller clears *out with wt_admin_result_clear()
+ * (out->bytes = checkpoint bytes).
+ */
+WT_API int wt_client_register(wt_client *c, const char *model, const char *uri,
+                              wt_admin_result *out, wt_errbuf *err);
+
+/*
+ * Remove a model added by wt_client_register() on the first reachable
+ * endpoint (also from its file). WT_ENOTFOUND for an unknown name, WT_EPERM
+ * for a model from the server's models folder or configuration (the message
+ * says how to remove it). Its cached shards stay: WT_ADMIN_EVICT drops them.
+ * On success the caller clears *out with wt_admin_result_clear().
+ */
+WT_API int wt_client_unregister(wt_client *c, const char *model, wt_admin_result *out,
+                                wt_errbuf *err);
 
 #endif

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# weightctl admin register/unregister against a real weightd process: one line
+# of output, exit 0 / 2 (usage) / 1 (server error, named by its WT_E code);
+# `weightctl models` says where each model comes from; a registration survives
+# a restart on the same cache dir and an unregister is gone after one; a
+# damaged registry line is skipped with file:line and the daemon serves.
+set -u
+B=$(cd "${WT_BUILD:-build}" && pwd)
+T=$(mktemp -d "${TMPDIR:-/tmp}/wt-wdreg-XXXXXX")
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "weightctl_register.sh: FAIL: $*"; [ -f "$T/out" ] && cat "$T/out" "$T/err"; exit 1; }
+EP="ipc://$T/w.sock"
+W() { "$B/weightctl" "$@" >"$T/out" 2>"$T/err"; }
+
+start() {
+	rm -f "$T/ready"
+	"$B/weightd" --listen "$EP" --models-dir "$T/models" --cache-dir "$T/cache" \
+		--ready-file "$T/ready" --cache-max-bytes 64M 2>"$T/daemon.err" &
+	pid=$!
+	for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
+	[ -s "$T/ready" ] || fail "weightd did not start: $(cat "$T/daemon.err")"
+}
+stop() {
+	kill -TERM "$pid"; wait "$pid"; local rc=$?; pid=""
+	[ $rc = 0 ] || fail "weightd exit $rc"
+}
+
+"$B/wt-mkckpt" --family llama --out "$T/models/llama" >/dev/null || fail "mkckpt llama"
+"$B/wt-mkckpt" --family qwen2 --out "$T/ext/q2" >/dev/null || fail "mkckpt qwen2"
+URI="file://$T/ext/q2"
+start
+
+W admin --endpoint "$EP" register --model q2 --uri "$URI"; rc=$?
+[ $rc = 0 ] || fail "register: exit $rc"
+[ "$(wc -l <"$T/out")" = 1 ] || fail "register: not one line"
+grep -q "^registered model 'q2' ($URI) revision [0-9a-f]*, 26 tensors; saved in $T/cache/registered-models$" \
+	"$T/out" || fail "register output"
+W models --endpoint "$EP" || fail "models"
+grep -q "^q2	Qwen2ForCausalLM	26	.*	$URI	registered$" "$T/out" || fail "models: q2 registered"
+grep -q "^llama	LlamaForCausalLM	.*	file://$T/models/llama	folder$" "$T/out" || fail "models: llama folder"
+W admin --endpoint "$EP" register --model q2 --uri "$URI"; rc=$?
+[ $rc = 0 ] && grep -q "nothing changed" "$T/out" || fail "same register again: exit $rc"
+W admin --endpoint "$EP" register --model q2 --uri "file://$T/models/llama"; rc=$?
+[ $rc = 1 ] && grep -q "(WT_EEXIST)$" "$T/err" || fail "register another URI: exit $rc"
+W admin --endpoint "$EP" register --model nope --uri "file://$T/none"; rc=$?
+[ $rc = 1 ] && grep -q "(WT_ENOTFOUND)$" "$T/err" || fail "register a bad URI: exit $rc"
+W admin --endpoint "$EP" unregister --model llama; rc=$?
+[ $rc = 1 ] && grep -q "models folder.*(WT_EPERM)$" "$T/err" || fail "unregister folder: exit $rc"
+W admin --endpoint "$EP" unregister --model nosuch; rc=$?
+[ $rc = 1 ] && grep -q "(WT_ENOTFOUND)$" "$T/err" || fail "unregister unknown: exit $rc"
+# usage errors: exit 2 before any request
+W admin --endpoint "$EP" register --model x; rc=$?
+[ $rc = 2 ] && grep -q "needs --uri" "$T/err" || fail "register without --uri: exit $rc"
+W admin --endpoint "$EP" unregister; rc=$?
+[ $rc = 2 ] && grep -q "needs --model" "$T/err" || fail "unregister without --model: exit $rc"
+W admin --endpoint "$EP" stats --uri "$URI"; rc=$?
+[ $rc = 2 ] && grep -q "for register only" "$T/err" || fail "stats --uri: exit $rc"
+W admin --endpoint "$EP" register --model x --uri "$URI" --tp-size 2; rc=$?
+[ $rc = 2 ] && grep -q "no layout flags" "$T/err" || fail "register with a layout: exit $rc"
+
+# restart on the same cache: still registered and served; a damaged line is skipped
+printf 'this line is damaged\n' >>"$T/cache/registered-models"
+stop
+start
+grep -q "registered-models:4: no '='" "$T/daemon.err" || fail "damaged line not reported"
+W models --endpoint "$EP" || fail "models after restart"
+grep -q "^q2	.*	registered$" "$T/out" || fail "q2 gone after restart"
+W manifest --endpoint "$EP" --model q2 --tp-size 2 --tp-rank 1 || fail "manifest of q2 after restart"
+grep -q "q2" "$T/out" || fail "manifest output"
+
+W admin --endpoint "$EP" unregister --model q2; rc=$?
+[ $rc = 0 ] || fail "unregister: exit $rc"
+[ "$(wc -l <"$T/out")" = 1 ] || fail "unregister: not one line"
+grep -q "^unregistered model 'q2' ($URI).*cached shards stay" "$T/out" || fail "unregister output"
+stop
+start
+W models --endpoint "$EP" || fail "models after the second restart"
+grep -q "^q2	" "$T/out" && fail "q2 listed after unregister + restart"
+grep -q "^llama	" "$T/out" || fail "llama gone"
+grep -q "damaged" "$T/cache/registered-models" && fail "damaged line kept after a rewrite"
+stop
+echo "weightctl_register.sh: ok"

@@ -1,0 +1,388 @@
+/*
+ * test_weightd_registry.c — models registered at run time (admin REGISTER /
+ * UNREGISTER, weightd/registry.c): they survive a restart on the same cache
+ * dir, unregister removes them for good, folder/config models cannot be
+ * unregistered, a second registration of a name is refused unless it is the
+ * same URI, a damaged registry file or a registered source that went away
+ * never stops the daemon, a failed write undoes the registration, and EVICT
+ * still reaches the shards of an unregistered model.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_weightd_util.h"
+#include "weightd/weightd_int.h"
+
+#define SEED 4242u
+
+#define OP_REG   WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER
+#define OP_UNREG WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER
+
+static tw_reply list(nng_socket s)
+{
+	Weights__ListModelsRequest lm = WEIGHTS__LIST_MODELS_REQUEST__INIT;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
+	rq.list_models = &lm;
+	tw_reply x = tw_call(s, &rq);
+	assert_int_equal(x.rv, WT_OK);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MODELS);
+	return x;
+}
+
+/* "name:source:available,..." in list order, into buf. */
+static const char *summary(nng_socket s, char *buf, size_t cap)
+{
+	tw_reply x = list(s);
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < x.r->models->n_models; i++) {
+		const Weights__ModelInfo *mi = x.r->models->models[i];
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s:%s:%s", i ? "," : "", mi->name,
+		                        mi->source, mi->available ? "ok" : "unavailable");
+	}
+	tw_reply_free(&x);
+	printf("models: %s\n", buf);
+	return buf;
+}
+
+/* The URI a model is listed with (copied into buf). */
+static const char *listed_uri(nng_socket s, const char *name, char *buf, size_t cap)
+{
+	tw_reply x = list(s);
+	buf[0] = '\0';
+	for (size_t i = 0; i < x.r->models->n_models; i++)
+		if (strcmp(x.r->models->models[i]->name, name) == 0)
+			snprintf(buf, cap, "%s", x.r->models->models[i]->uri);
+	tw_reply_free(&x);
+	return buf;
+}
+
+/* Admin reply text of a successful op (asserted), printed. */
+static void expect_ok(nng_socket s, Weights__AdminRequest__Op op, const char *name, const char *uri,
+                      const char *text_has)
+{
+	tw_reply x = tw_admin_uri(s, op, name, uri, 0);
+	assert_int_equal(x.rv, WT_OK);
+	if (x.r->body_case == WEIGHTS__REPLY__BODY_ERROR)
+		printf("unexpected error: %s\n", x.r->error->message);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	printf("%s\n", x.r->admin->text);
+	assert_non_null(strstr(x.r->admin->text, text_has));
+	tw_reply_free(&x);
+}
+
+/* Error code of an op (its message printed). */
+static int expect_err(nng_socket s, Weights__AdminRequest__Op op, const char *name, const char *uri,
+                      const char *msg_has)
+{
+	tw_reply x = tw_admin_uri(s, op, name, uri, 0);
+	int code = tw_errcode(&x);
+	if (code > 0) {
+		printf("%s: %s\n", wt_errname(code), x.r->error->message);
+		assert_non_null(strstr(x.r->error->message, msg_has));
+	}
+	tw_reply_free(&x);
+	return code;
+}
+
+static void manifest_ok(nng_socket s, const char *model)
+{
+	tw_reply x = tw_manifest(s, model, 2, 1);
+	assert_int_equal(x.rv, WT_OK);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	assert_string_equal(x.r->manifest->model, model);
+	tw_reply_free(&x);
+}
+
+static void restart(tw_env *e, nng_socket *s)
+{
+	nng_close(*s);
+	tw_stop(e);
+	assert_int_equal(tw_start(e), WT_OK);
+	*s = tw_dial(e->url);
+}
+
+static char *registry_text(const tw_env *e)
+{
+	char *p = tu_path(e->cache, WD_REGISTRY_FILE);
+	size_t len;
+	char *t = tu_read_file(p, &len);
+	free(p);
+	return t;
+}
+
+/* A second model outside models_dir; uri gets file://dir. */
+static char *make_extra(const tw_env *e, const char *rel, uint64_t seed, char *uri, size_t cap)
+{
+	char *dir = tu_path(e->dir, rel);
+	assert_int_equal(tw_write_llama8(dir, seed), 0);
+	snprintf(uri, cap, "file://%s", dir);
+	return dir;
+}
+
+/* register -> restart -> still served; unregister -> restart -> gone. */
+static void test_persist(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-persist", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	char uri[600], buf[600];
+	char *dir = make_extra(e, "elsewhere/extra", SEED + 1, uri, sizeof(uri));
+	expect_ok(s, OP_REG, "extra", uri, "registered model 'extra'");
+	assert_string_equal(summary(s, buf, sizeof(buf)), "extra:registered:ok,llama:folder:ok");
+	char *t = registry_text(e);
+	assert_non_null(t);
+	char line[700];
+	snprintf(line, sizeof(line), "\nextra=%s\n", uri);
+	assert_non_null(strstr(t, line));
+	free(t);
+
+	restart(e, &s);
+	assert_string_equal(summary(s, buf, sizeof(buf)), "extra:registered:ok,llama:folder:ok");
+	assert_string_equal(listed_uri(s, "extra", buf, sizeof(buf)), uri);
+	manifest_ok(s, "extra");
+
+	expect_ok(s, OP_UNREG, "extra", "", "unregistered model 'extra'");
+	assert_string_equal(summary(s, buf, sizeof(buf)), "llama:folder:ok");
+	tw_reply x = tw_manifest(s, "extra", 2, 1);
+	assert_int_equal(tw_errcode(&x), WT_ENOTFOUND);
+	tw_reply_free(&x);
+	assert_int_equal(expect_err(s, OP_UNREG, "extra", "", "not served"), WT_ENOTFOUND);
+
+	restart(e, &s);
+	assert_string_equal(summary(s, buf, sizeof(buf)), "llama:folder:ok");
+	t = registry_text(e);
+	assert_non_null(t);
+	assert_null(strstr(t, "extra="));
+	free(t);
+	/* registered again after an unregister: a new entry, served */
+	expect_ok(s, OP_REG, "extra", uri, "registered model 'extra'");
+	manifest_ok(s, "extra");
+	free(dir);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+/* Folder and config models cannot be unregistered; the message says where they
+ * come from and how to remove them. */
+static void test_unregister_refused(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-refuse", SEED);
+	char uri[600], buf[600], spec[700];
+	char *dir = make_extra(e, "elsewhere/cfgm", SEED + 2, uri, sizeof(uri));
+	snprintf(spec, sizeof(spec), "cfgm=%s", uri);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "model", spec, "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	assert_string_equal(summary(s, buf, sizeof(buf)), "cfgm:config:ok,llama:folder:ok");
+	assert_int_equal(expect_err(s, OP_UNREG, "llama", "", "models folder"), WT_EPERM);
+	assert_int_equal(expect_err(s, OP_UNREG, "cfgm", "", "configuration"), WT_EPERM);
+	assert_int_equal(expect_err(s, OP_UNREG, "nosuch", "", "not served"), WT_ENOTFOUND);
+	/* registering over them is refused too, whatever the URI */
+	assert_int_equal(expect_err(s, OP_REG, "cfgm", uri, "configuration"), WT_EEXIST);
+	assert_int_equal(expect_err(s, OP_REG, "llama", uri, "models folder"), WT_EEXIST);
+	assert_string_equal(summary(s, buf, sizeof(buf)), "cfgm:config:ok,llama:folder:ok");
+	manifest_ok(s, "llama");
+	free(dir);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+/* The same name twice: same URI is a no-op, another URI WT_EEXIST; names the
+ * file cannot hold and missing URIs are WT_EINVAL; a bad checkpoint gets the
+ * loader's error and nothing is written. */
+static void test_duplicate_and_invalid(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-dup", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	char uri[600], uri2[600], buf[600];
+	char *d1 = make_extra(e, "a/one", SEED + 3, uri, sizeof(uri));
+	char *d2 = make_extra(e, "a/two", SEED + 4, uri2, sizeof(uri2));
+	expect_ok(s, OP_REG, "one", uri, "registered model 'one'");
+	expect_ok(s, OP_REG, "one", uri, "nothing changed");
+	assert_int_equal(expect_err(s, OP_REG, "one", uri2, "unregister it first"), WT_EEXIST);
+	assert_string_equal(listed_uri(s, "one", buf, sizeof(buf)), uri);
+	assert_int_equal(expect_err(s, OP_REG, "a=b", uri2, "cannot be registered"), WT_EINVAL);
+	assert_int_equal(expect_err(s, OP_REG, "a b", uri2, "cannot be registered"), WT_EINVAL);
+	assert_int_equal(expect_err(s, OP_REG, "#x", uri2, "cannot be registered"), WT_EINVAL);
+	assert_int_equal(expect_err(s, OP_REG, "x", "", "no URI"), WT_EINVAL);
+	assert_int_equal(expect_err(s, OP_REG, "x", "file:///a\nb", "control"), WT_EINVAL);
+	int code = expect_err(s, OP_REG, "gone", "file:///nonexistent/wt-reg", "gone");
+	assert_int_equal(code, WT_ENOTFOUND);
+	assert_string_equal(summary(s, buf, sizeof(buf)), "llama:folder:ok,one:registered:ok");
+	char *t = registry_text(e);
+	assert_non_null(t);
+	const char *first = strstr(t, "\none=");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "\none=")); /* one line for it */
+	assert_null(strstr(t, "gone"));
+	free(t);
+	free(d1);
+	free(d2);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+/* Bad lines are skipped with a warning; the others load, the daemon serves;
+ * a registered name that the folder also has: the folder wins. */
+static void test_damaged_file(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-damaged", SEED);
+	char uri[600], buf[600], other[600];
+	char *d = make_extra(e, "x/good", SEED + 5, uri, sizeof(uri));
+	char *o = make_extra(e, "x/other", SEED + 6, other, sizeof(other));
+	char text[4096];
+	int n = snprintf(text, sizeof(text),
+	                 "# hand-edited\n"
+	                 "no equals sign here\n"
+	                 "=file:///x\n"
+	                 "bad name=file:///x\n"
+	                 "\n"
+	                 "  good = %s  \r\n"
+	                 "good=%s\n"
+	                 "llama=%s\n"
+	                 "dot=\n"
+	                 "\x01\x02\x03 binary junk\n",
+	                 uri, other, other);
+	assert_int_equal(mkdir(e->cache, 0755), 0);
+	assert_int_equal(tu_write_file(e->cache, WD_REGISTRY_FILE, text, (size_t)n), 0);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	assert_string_equal(summary(s, buf, sizeof(buf)), "good:registered:ok,llama:folder:ok");
+	assert_string_equal(listed_uri(s, "good", buf, sizeof(buf)), uri); /* the first line */
+	assert_null(strstr(listed_uri(s, "llama", buf, sizeof(buf)), "x/other"));
+	manifest_ok(s, "good");
+	manifest_ok(s, "llama");
+	/* the next write keeps the good registration only */
+	expect_ok(s, OP_REG, "other", other, "registered model 'other'");
+	char *t = registry_text(e);
+	printf("rewritten:\n%s", t);
+	char line[1400];
+	snprintf(line, sizeof(line), "\ngood=%s\nother=%s\n", uri, other);
+	assert_non_null(strstr(t, line));
+	assert_null(strstr(t, "llama="));
+	assert_null(strstr(t, "junk"));
+	free(t);
+	free(d);
+	free(o);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+/* A registered model whose source is gone at start: listed unavailable, still
+ * registered (unregister works), the others are served. */
+static void test_source_removed(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-removed", SEED);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "revalidate_ms", "0", "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	char uri[600], buf[600];
+	char *dir = make_extra(e, "y/vanish", SEED + 7, uri, sizeof(uri));
+	expect_ok(s, OP_REG, "vanish", uri, "registered model 'vanish'");
+	nng_close(s);
+	tw_stop(e);
+	char *moved = tu_path(e->dir, "y/moved");
+	assert_int_equal(rename(dir, moved), 0);
+	assert_int_equal(tw_start(e), WT_OK);
+	s = tw_dial(e->url);
+	assert_string_equal(summary(s, buf, sizeof(buf)),
+	                    "llama:folder:ok,vanish:registered:unavailable");
+	manifest_ok(s, "llama");
+	tw_reply x = tw_manifest(s, "vanish", 2, 0);
+	assert_true(tw_errcode(&x) > 0);
+	printf("vanish: %s\n", x.r->error->message);
+	tw_reply_free(&x);
+	/* it comes back when the folder does (next revalidation), still registered */
+	assert_int_equal(rename(moved, dir), 0);
+	manifest_ok(s, "vanish");
+	expect_ok(s, OP_UNREG, "vanish", "", "unregistered model 'vanish'");
+	restart(e, &s);
+	assert_string_equal(summary(s, buf, sizeof(buf)), "llama:folder:ok");
+	free(moved);
+	free(dir);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+/* The registry cannot be written (its temp path is a folder): the registration
+ * is undone (WT_EIO) and an unregister keeps the model. */
+static void test_write_failure(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-wfail", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	char uri[600], buf[600];
+	char *dir = make_extra(e, "z/m", SEED + 8, uri, sizeof(uri));
+	expect_ok(s, OP_REG, "m", uri, "registered model 'm'");
+	char *tmp = tu_path(e->cache, WD_REGISTRY_FILE ".tmp");
+	assert_int_equal(mkdir(tmp, 0755), 0);
+	assert_int_equal(expect_err(s, OP_REG, "m2", uri, "not registered"), WT_EIO);
+	assert_int_equal(expect_err(s, OP_UNREG, "m", "", "still registered"), WT_EIO);
+	assert_string_equal(summary(s, buf, sizeof(buf)), "llama:folder:ok,m:registered:ok");
+	assert_int_equal(rmdir(tmp), 0);
+	expect_ok(s, OP_REG, "m2", uri, "registered model 'm2'");
+	restart(e, &s);
+	assert_string_equal(summary(s, buf, sizeof(buf)),
+	                    "llama:folder:ok,m:registered:ok,m2:registered:ok");
+	free(tmp);
+	free(dir);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+/* Unregister keeps the cached shards; EVICT by the old name still drops them. */
+static void test_evict_after_unregister(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-evict", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	char uri[600];
+	char *dir = make_extra(e, "w/ev", SEED + 9, uri, sizeof(uri));
+	expect_ok(s, OP_REG, "ev", uri, "registered model 'ev'");
+	manifest_ok(s, "ev");
+	expect_ok(s, OP_UNREG, "ev", "", "cached shards stay");
+	tw_reply x = tw_admin(s, WEIGHTS__ADMIN_REQUEST__OP__OP_EVICT, "ev", 0);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	printf("%s\n", x.r->admin->text);
+	assert_int_equal(x.r->admin->shards, 2); /* the 2 ranks of TP=2 */
+	tw_reply_free(&x);
+	x = tw_admin(s, WEIGHTS__ADMIN_REQUEST__OP__OP_EVICT, "ev", 0);
+	assert_int_equal(tw_errcode(&x), WT_ENOTFOUND);
+	tw_reply_free(&x);
+	free(dir);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_persist),
+	    cmocka_unit_test(test_unregister_refused),
+	    cmocka_unit_test(test_duplicate_and_invalid),
+	    cmocka_unit_test(test_damaged_file),
+	    cmocka_unit_test(test_source_removed),
+	    cmocka_unit_test(test_write_failure),
+	    cmocka_unit_test(test_evict_after_unregister),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,427 @@
+/*
+ * registry.c — models registered at run time (admin REGISTER / UNREGISTER),
+ * kept across restarts in <cache_dir>/registered-models.
+ *
+ * File format (text, rewritten whole on every change):
+ *
+ *     # comment                      ignored, like blank lines
+ *     NAME=URI                       one registered model; split at the first '='
+ *
+ * NAME: what wd_models_add accepts, without '=', whitespace or control
+ * characters. URI: 1..WD_REGISTRY_URI_MAX bytes without control characters.
+ * Spaces around NAME and URI are ignored when reading (hand edits).
+ *
+ * Writes are atomic: "<file>.tmp" is written, fsync'ed and renamed over the
+ * file, then the directory is fsync'ed. At start the file is read after the
+ * folder and config models (they win on a name clash); nothing in it can stop
+ * the daemon from starting: a bad line is a warning naming file:line.
+ *
+ * One process-wide mutex serializes register/unregister (change + rewrite),
+ * so the file always matches the registered models in memory. They are rare.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "weightd/weightd_int.h"
+
+#define WD_REGISTRY_URI_MAX  4096
+#define WD_REGISTRY_LINE_MAX (WD_REGISTRY_URI_MAX + 256)
+
+static pthread_mutex_t reg_lk = PTHREAD_MUTEX_INITIALIZER;
+
+static bool has_ctl(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return true;
+	return false;
+}
+
+/* Can name=uri be written as one line and read back the same? */
+static int check_entry(const char *name, const char *uri, wt_errbuf *err)
+{
+	if (name[0] == '\0' || name[0] == '#' || strchr(name, '=') != NULL ||
+	    strpbrk(name, " \t") != NULL || has_ctl(name))
+		return wt_seterr(
+		    err, WT_EINVAL,
+		    "model name '%s' cannot be registered: it is empty, starts with "
+		    "'#' or has '=', whitespace or a control character; use another name",
+		    name);
+	size_t n = strlen(uri);
+	if (n == 0 || n > WD_REGISTRY_URI_MAX || has_ctl(uri) || uri[0] == ' ' || uri[n - 1] == ' ')
+		return wt_seterr(
+		    err, WT_EINVAL,
+		    "model '%s': URI of %zu bytes is empty, longer than %d bytes, has "
+		    "control characters or surrounding spaces; use file:///dir, s3:// or "
+		    "http(s)://",
+		    name, n, WD_REGISTRY_URI_MAX);
+	return WT_OK;
+}
+
+/* "models folder", "configuration": where a model that was not registered comes from. */
+static const char *where(wd_model_source src)
+{
+	return src == WD_SRC_FOLDER ? "models folder" : "configuration";
+}
+
+/* ---- writing ---- */
+
+typedef struct dbuf {
+	char *p;
+	size_t n, cap;
+	bool oom;
+	const char *skip; /* a name left out (unregister) */
+} dbuf;
+
+static void dbuf_add(dbuf *b, const char *s)
+{
+	size_t len = strlen(s);
+	if (b->oom)
+		return;
+	if (b->n + len + 1 > b->cap) {
+		size_t nc = b->cap ? b->cap : 256;
+		while (nc < b->n + len + 1)
+			nc *= 2;
+		char *v = realloc(b->p, nc);
+		if (v == NULL) {
+			b->oom = true;
+			return;
+		}
+		b->p = v;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->n, s, len + 1);
+	b->n += len;
+}
+
+static void add_line(void *ctx, const char *name, const char *uri)
+{
+	dbuf *b = ctx;
+	if (b->skip != NULL && strcmp(name, b->skip) == 0)
+		return;
+	dbuf_add(b, name);
+	dbuf_add(b, "=");
+	dbuf_add(b, uri);
+	dbuf_add(b, "\n");
+}
+
+static int io_fail(const char *what, const char *path, int e, wt_errbuf *err)
+{
+	return wt_seterr(err, WT_EIO,
+	                 "registry %s: %s: %s; check that the cache_dir is writable and has space",
+	                 path, what, strerror(e));
+}
+
+/* Write data to path atomically (tmp + fsync + rename + fsync of the folder). */
+static int write_atomic(const char *path, const char *data, size_t len, wt_errbuf *err)
+{
+	char tmp[PATH_MAX];
+	int n = snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return wt_seterr(err, WT_EINVAL,
+		                 "registry %s: path too long; use a shorter cache_dir", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return io_fail("create", tmp, errno, err);
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int e = w < 0 ? errno : EIO;
+			close(fd);
+			unlink(tmp);
+			return io_fail("write", tmp, e, err);
+		}
+		off += (size_t)w;
+	}
+	if (fsync(fd) != 0) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		return io_fail("fsync", tmp, e, err);
+	}
+	if (close(fd) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return io_fail("close", tmp, e, err);
+	}
+	if (rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return io_fail("rename", tmp, e, err);
+	}
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return io_fail("open folder", dir, errno, err);
+	int rv = fsync(dfd) == 0 ? WT_OK : io_fail("fsync folder", dir, errno, err);
+	close(dfd);
+	return rv;
+}
+
+/* Rewrite the file from the registered models in memory, without skip. */
+static int save(wd_models *m, const char *skip, wt_errbuf *err)
+{
+	dbuf b = {.skip = skip};
+	dbuf_add(&b, "# weightd registered models: NAME=URI, one a line (weightctl admin "
+	             "register/unregister).\n# Rewritten by weightd on every change; edit only "
+	             "while weightd is stopped.\n");
+	wd_models_each(m, WD_SRC_REGISTERED, add_line, &b);
+	int rv = b.oom ? wt_seterr(err, WT_ENOMEM, "registry: out of memory")
+	               : write_atomic(wd_models_registry_path(m), b.p, b.n, err);
+	free(b.p);
+	return rv;
+}
+
+/* ---- reading ---- */
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 &&
+	       (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+		s[--n] = '\0';
+	return s;
+}
+
+/* One line: 1 = a model added, 0 = nothing to add, -1 = skipped (warned). */
+static int load_line(wd_models *m, const char *path, unsigned no, char *line)
+{
+	char *t = trim(line);
+	if (t[0] == '\0' || t[0] == '#')
+		return 0;
+	char *eq = strchr(t, '=');
+	if (eq == NULL) {
+		WT_LOG(WT_LOG_WARNING, "registry %s:%u: no '=' (want NAME=URI); line skipped", path,
+		       no);
+		return -1;
+	}
+	*eq = '\0';
+	const char *name = trim(t), *uri = trim(eq + 1);
+	wt_errbuf err;
+	if (check_entry(name, uri, &err) != WT_OK) {
+		WT_LOG(WT_LOG_WARNING, "registry %s:%u: %s; line skipped", path, no, err.msg);
+		return -1;
+	}
+	wd_model_source src;
+	const char *old;
+	if (wd_models_find(m, name, &src, &old)) {
+		if (src == WD_SRC_REGISTERED)
+			WT_LOG(WT_LOG_WARNING,
+			       "registry %s:%u: model '%s' is registered twice; keeping %s, "
+			       "skipping %s",
+			       path, no, name, old, uri);
+		else
+			WT_LOG(
+			    WT_LOG_WARNING,
+			    "registry %s:%u: registered model '%s' (%s) is also in the %s (%s); "
+			    "the %s wins and the registration is dropped at the next register or "
+			    "unregister",
+			    path, no, name, uri, where(src), old, where(src));
+		return -1;
+	}
+	int rv = wd_models_add_from(m, name, uri, WD_SRC_REGISTERED, false, &err);
+	if (rv != WT_OK) {
+		WT_LOG(WT_LOG_WARNING, "registry %s:%u: %s; line skipped", path, no, err.msg);
+		return -1;
+	}
+	wd_snap *snap = NULL;
+	if (wd_models_get(m, name, false, &snap, &err) != WT_OK)
+		WT_LOG(WT_LOG_WARNING,
+		       "registry %s:%u: registered model '%s' (%s) does not open: %s; kept "
+		       "registered and listed unavailable (weightctl admin unregister --model %s "
+		       "removes it)",
+		       path, no, name, uri, err.msg, name);
+	wd_snap_release(snap);
+	return 1;
+}
+
+void wd_registry_load(wd_models *m)
+{
+	const char *path = wd_models_registry_path(m);
+	FILE *f = fopen(path, "re");
+	if (f == NULL) {
+		if (errno != ENOENT)
+			WT_LOG(WT_LOG_WARNING, "registry %s: %s; no registered models loaded", path,
+			       strerror(errno));
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0, added = 0, skipped = 0;
+	unsigned no = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		no++;
+		if ((size_t)len > WD_REGISTRY_LINE_MAX || memchr(line, '\0', (size_t)len) != NULL) {
+			WT_LOG(WT_LOG_WARNING,
+			       "registry %s:%u: line of %zd bytes is longer than %d or holds a NUL "
+			       "byte; line skipped",
+			       path, no, len, WD_REGISTRY_LINE_MAX);
+			skipped++;
+			continue;
+		}
+		int r = load_line(m, path, no, line);
+		added += r > 0;
+		skipped += r < 0;
+	}
+	if (ferror(f))
+		WT_LOG(WT_LOG_WARNING, "registry %s: read error after line %u; the rest is ignored",
+		       path, no);
+	free(line);
+	fclose(f);
+	WT_LOG(skipped ? WT_LOG_WARNING : WT_LOG_INFO,
+	       "registry %s: %zu registered models loaded, %zu lines skipped", path, added,
+	       skipped);
+}
+
+/* ---- register / unregister ---- */
+
+int wd_registry_register(wd_models *m, const char *name, const char *uri, bool *changed,
+                         wt_errbuf *err)
+{
+	*changed = false;
+	int rv = check_entry(name, uri, err);
+	if (rv != WT_OK)
+		return rv;
+	pthread_mutex_lock(&reg_lk);
+	wd_model_source src;
+	const char *old;
+	if (wd_models_find(m, name, &src, &old)) {
+		if (src != WD_SRC_REGISTERED)
+			rv = wt_seterr(
+			    err, WT_EEXIST,
+			    "model '%s' already comes from the %s (%s); pick another name", name,
+			    where(src), old);
+		else if (strcmp(old, uri) != 0)
+			rv = wt_seterr(
+			    err, WT_EEXIST,
+			    "model '%s' is already registered with %s; unregister it first "
+			    "(weightctl admin unregister --model %s) or pick another name",
+			    name, old, name);
+		pthread_mutex_unlock(&reg_lk);
+		return rv; /* the same URI again: nothing to do */
+	}
+	rv = wd_models_add_from(m, name, uri, WD_SRC_REGISTERED, true, err);
+	if (rv == WT_OK && (rv = save(m, NULL, err)) != WT_OK) {
+		wt_errbuf ignore;
+		wd_models_remove(m, name, &ignore);
+		wt_errprefix(err, "model '%s' not registered", name);
+	}
+	*changed = rv == WT_OK;
+	pthread_mutex_unlock(&reg_lk);
+	return rv;
+}
+
+int wd_registry_unregister(wd_models *m, const char *name, char **uri_out, wt_errbuf *err)
+{
+	*uri_out = NULL;
+	pthread_mutex_lock(&reg_lk);
+	wd_model_source src;
+	const char *uri;
+	int rv = WT_OK;
+	if (!wd_models_find(m, name, &src, &uri))
+		rv = wt_seterr(err, WT_ENOTFOUND,
+		               "model '%s' is not served here; weightctl models lists the models",
+		               name);
+	else if (src == WD_SRC_FOLDER)
+		rv = wt_seterr(
+		    err, WT_EPERM,
+		    "model '%s' comes from the models folder (%s), not from a "
+		    "registration; move the folder out of models_dir and restart to remove it",
+		    name, uri);
+	else if (src == WD_SRC_CONFIG)
+		rv =
+		    wt_seterr(err, WT_EPERM,
+		              "model '%s' comes from the configuration (model = %s=%s), not from a "
+		              "registration; remove that model line or --model flag and restart",
+		              name, name, uri);
+	else if ((*uri_out = strdup(uri)) == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, "registry: out of memory");
+	if (rv == WT_OK && (rv = save(m, name, err)) != WT_OK)
+		wt_errprefix(err, "model '%s' still registered", name);
+	if (rv == WT_OK)
+		rv = wd_models_remove(m, name, err); /* registered, under reg_lk: cannot fail */
+	pthread_mutex_unlock(&reg_lk);
+	if (rv != WT_OK) {
+		free(*uri_out);
+		*uri_out = NULL;
+	}
+	return rv;
+}
+
+static nng_msg *admin_text(uint64_t rid, const char *text, uint64_t bytes)
+{
+	Weights__AdminReply ar = WEIGHTS__ADMIN_REPLY__INIT;
+	ar.text = (char *)text;
+	ar.bytes = bytes;
+	Weights__Reply rp = WEIGHTS__REPLY__INIT;
+	rp.id = rid;
+	rp.body_case = WEIGHTS__REPLY__BODY_ADMIN;
+	rp.admin = &ar;
+	return wd_reply_msg(&rp);
+}
+
+nng_msg *wd_register_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest *a)
+{
+	const char *name = a->model ? a->model : "";
+	const char *path = wd_models_registry_path(s->models);
+	char text[2 * WT_ERRMSG_MAX];
+	wt_errbuf err;
+	int rv;
+	if (a->op == WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER) {
+		char *uri = NULL;
+		if ((rv = wd_registry_unregister(s->models, name, &uri, &err)) != WT_OK)
+			return wd_reply_error(rid, rv, err.msg);
+		snprintf(text, sizeof(text),
+		         "unregistered model '%s' (%s), removed from %s; its cached shards stay "
+		         "until the cache budget drops them or weightctl admin evict --model %s",
+		         name, uri, path, name);
+		free(uri);
+		WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
+		return admin_text(rid, text, 0);
+	}
+	const char *uri = a->uri ? a->uri : "";
+	if (uri[0] == '\0')
+		return wd_reply_error(rid, WT_EINVAL,
+		                      "register: no URI given; send model and uri (file:///dir, "
+		                      "s3://bucket/prefix or http(s)://)");
+	bool changed;
+	if ((rv = wd_registry_register(s->models, name, uri, &changed, &err)) != WT_OK)
+		return wd_reply_error(rid, rv, err.msg);
+	wd_snap *snap = NULL;
+	if ((rv = wd_models_get(s->models, name, !changed, &snap, &err)) != WT_OK) {
+		wt_errprefix(&err, "model '%s' is registered (%s) but does not open now", name,
+		             uri);
+		return wd_reply_error(rid, rv, err.msg);
+	}
+	if (changed)
+		snprintf(text, sizeof(text),
+		         "registered model '%s' (%s) revision %.12s, %zu tensors; saved in %s",
+		         name, uri, snap->revision, ckpt_n_tensors(snap->ck), path);
+	else
+		snprintf(
+		    text, sizeof(text),
+		    "model '%s' is already registered with %s (revision %.12s); nothing changed",
+		    name, uri, snap->revision);
+	uint64_t bytes = ckpt_total_bytes(snap->ck);
+	wd_snap_release(snap);
+	WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
+	return admin_text(rid, text, bytes);
+}
