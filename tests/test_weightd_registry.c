@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -373,6 +374,66 @@ static void test_evict_after_unregister(void **state)
 	tw_env_free(e);
 }
 
+typedef struct churn_arg {
+	const char *url;
+	const char *uri;
+	int t;
+	int failures;
+} churn_arg;
+
+/* Register/unregister "c<t>" 10 times, then register it again if t is even. */
+static void *churn_main(void *p)
+{
+	churn_arg *a = p;
+	nng_socket s = tw_dial(a->url);
+	char name[16];
+	snprintf(name, sizeof(name), "c%d", a->t);
+	for (int j = 0; j < 21; j++) {
+		if (j == 20 && a->t % 2 != 0)
+			break;
+		tw_reply x = tw_admin_uri(s, j % 2 ? OP_UNREG : OP_REG, name, a->uri, 0);
+		a->failures += x.rv != WT_OK || x.r->body_case != WEIGHTS__REPLY__BODY_ADMIN;
+		tw_reply_free(&x);
+	}
+	nng_close(s);
+	return NULL;
+}
+
+/* Four clients register and unregister at once while a fifth lists: the file
+ * written last holds exactly the models registered in memory (a restart shows
+ * c0 and c2). */
+static void test_concurrent(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-churn", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	char uri[600], buf[600];
+	char *dir = make_extra(e, "c/m", SEED + 10, uri, sizeof(uri));
+	churn_arg a[4];
+	pthread_t th[4];
+	for (int t = 0; t < 4; t++) {
+		a[t] = (churn_arg){.url = e->url, .uri = uri, .t = t};
+		assert_int_equal(pthread_create(&th[t], NULL, churn_main, &a[t]), 0);
+	}
+	nng_socket s = tw_dial(e->url);
+	for (int i = 0; i < 20; i++) {
+		tw_reply x = list(s);
+		tw_reply_free(&x);
+	}
+	for (int t = 0; t < 4; t++) {
+		pthread_join(th[t], NULL);
+		assert_int_equal(a[t].failures, 0);
+	}
+	const char *want = "c0:registered:ok,c2:registered:ok,llama:folder:ok";
+	assert_string_equal(summary(s, buf, sizeof(buf)), want);
+	restart(e, &s);
+	assert_string_equal(summary(s, buf, sizeof(buf)), want);
+	manifest_ok(s, "c2");
+	free(dir);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +444,7 @@ int main(void)
 	    cmocka_unit_test(test_source_removed),
 	    cmocka_unit_test(test_write_failure),
 	    cmocka_unit_test(test_evict_after_unregister),
+	    cmocka_unit_test(test_concurrent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
