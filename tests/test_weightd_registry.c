@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "test_weightd_util.h"
+#include "weights/client.h"
 #include "weightd/weightd_int.h"
 
 #define SEED 4242u
@@ -434,6 +435,51 @@ static void test_concurrent(void **state)
 	tw_env_free(e);
 }
 
+/* The library calls: wt_client_register / wt_client_unregister, the
+ * WT_ADMIN_* codes through wt_client_admin, wt_model_info.source. */
+static void test_client_api(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-client", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	char uri[600];
+	char *dir = make_extra(e, "k/api", SEED + 11, uri, sizeof(uri));
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[] = {e->url};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	wt_client *c;
+	wt_errbuf err;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	wt_admin_result r = {0};
+	assert_int_equal(wt_client_register(c, "api", uri, &r, &err), WT_OK);
+	printf("%s\n", r.text);
+	assert_non_null(strstr(r.text, "registered model 'api'"));
+	assert_true(r.bytes > 0);
+	wt_admin_result_clear(&r);
+	assert_int_equal(wt_client_register(c, "api", NULL, &r, &err), WT_EINVAL);
+	assert_int_equal(wt_client_admin(c, WT_ADMIN_REGISTER, "api", NULL, &r, &err), WT_EINVAL);
+	wt_model_info *list = NULL;
+	size_t n = 0;
+	assert_int_equal(wt_client_list_models(c, &list, &n, &err), WT_OK);
+	assert_int_equal(n, 2);
+	assert_string_equal(list[0].name, "api");
+	assert_string_equal(list[0].source, "registered");
+	assert_string_equal(list[1].source, "folder");
+	wt_model_list_free(list, n);
+	assert_int_equal(wt_client_unregister(c, "llama", &r, &err), WT_EPERM);
+	printf("%s\n", err.msg);
+	assert_int_equal(wt_client_admin(c, WT_ADMIN_UNREGISTER, "api", NULL, &r, &err), WT_OK);
+	printf("%s\n", r.text);
+	wt_admin_result_clear(&r);
+	assert_int_equal(wt_client_unregister(c, "api", &r, &err), WT_ENOTFOUND);
+	assert_int_equal(wt_client_unregister(c, "", &r, &err), WT_EINVAL);
+	wt_client_close(c);
+	free(dir);
+	tw_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +491,7 @@ int main(void)
 	    cmocka_unit_test(test_write_failure),
 	    cmocka_unit_test(test_evict_after_unregister),
 	    cmocka_unit_test(test_concurrent),
+	    cmocka_unit_test(test_client_api),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
