@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "test_weightd_util.h"
+#include "weights/client.h"
 #include "weightd/weightd_int.h"
 
 #define SEED 4242u
@@ -373,6 +375,111 @@ static void test_evict_after_unregister(void **state)
 	tw_env_free(e);
 }
 
+typedef struct churn_arg {
+	const char *url;
+	const char *uri;
+	int t;
+	int failures;
+} churn_arg;
+
+/* Register/unregister "c<t>" 10 times, then register it again if t is even. */
+static void *churn_main(void *p)
+{
+	churn_arg *a = p;
+	nng_socket s = tw_dial(a->url);
+	char name[16];
+	snprintf(name, sizeof(name), "c%d", a->t);
+	for (int j = 0; j < 21; j++) {
+		if (j == 20 && a->t % 2 != 0)
+			break;
+		tw_reply x = tw_admin_uri(s, j % 2 ? OP_UNREG : OP_REG, name, a->uri, 0);
+		a->failures += x.rv != WT_OK || x.r->body_case != WEIGHTS__REPLY__BODY_ADMIN;
+		tw_reply_free(&x);
+	}
+	nng_close(s);
+	return NULL;
+}
+
+/* Four clients register and unregister at once while a fifth lists: the file
+ * written last holds exactly the models registered in memory (a restart shows
+ * c0 and c2). */
+static void test_concurrent(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-churn", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	char uri[600], buf[600];
+	char *dir = make_extra(e, "c/m", SEED + 10, uri, sizeof(uri));
+	churn_arg a[4];
+	pthread_t th[4];
+	for (int t = 0; t < 4; t++) {
+		a[t] = (churn_arg){.url = e->url, .uri = uri, .t = t};
+		assert_int_equal(pthread_create(&th[t], NULL, churn_main, &a[t]), 0);
+	}
+	nng_socket s = tw_dial(e->url);
+	for (int i = 0; i < 20; i++) {
+		tw_reply x = list(s);
+		tw_reply_free(&x);
+	}
+	for (int t = 0; t < 4; t++) {
+		pthread_join(th[t], NULL);
+		assert_int_equal(a[t].failures, 0);
+	}
+	const char *want = "c0:registered:ok,c2:registered:ok,llama:folder:ok";
+	assert_string_equal(summary(s, buf, sizeof(buf)), want);
+	restart(e, &s);
+	assert_string_equal(summary(s, buf, sizeof(buf)), want);
+	manifest_ok(s, "c2");
+	free(dir);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+/* The library calls: wt_client_register / wt_client_unregister, the
+ * WT_ADMIN_* codes through wt_client_admin, wt_model_info.source. */
+static void test_client_api(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-client", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	char uri[600];
+	char *dir = make_extra(e, "k/api", SEED + 11, uri, sizeof(uri));
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[] = {e->url};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	wt_client *c;
+	wt_errbuf err;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	wt_admin_result r = {0};
+	assert_int_equal(wt_client_register(c, "api", uri, &r, &err), WT_OK);
+	printf("%s\n", r.text);
+	assert_non_null(strstr(r.text, "registered model 'api'"));
+	assert_true(r.bytes > 0);
+	wt_admin_result_clear(&r);
+	assert_int_equal(wt_client_register(c, "api", NULL, &r, &err), WT_EINVAL);
+	assert_int_equal(wt_client_admin(c, WT_ADMIN_REGISTER, "api", NULL, &r, &err), WT_EINVAL);
+	wt_model_info *list = NULL;
+	size_t n = 0;
+	assert_int_equal(wt_client_list_models(c, &list, &n, &err), WT_OK);
+	assert_int_equal(n, 2);
+	assert_string_equal(list[0].name, "api");
+	assert_string_equal(list[0].source, "registered");
+	assert_string_equal(list[1].source, "folder");
+	wt_model_list_free(list, n);
+	assert_int_equal(wt_client_unregister(c, "llama", &r, &err), WT_EPERM);
+	printf("%s\n", err.msg);
+	assert_int_equal(wt_client_admin(c, WT_ADMIN_UNREGISTER, "api", NULL, &r, &err), WT_OK);
+	printf("%s\n", r.text);
+	wt_admin_result_clear(&r);
+	assert_int_equal(wt_client_unregister(c, "api", &r, &err), WT_ENOTFOUND);
+	assert_int_equal(wt_client_unregister(c, "", &r, &err), WT_EINVAL);
+	wt_client_close(c);
+	free(dir);
+	tw_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +490,8 @@ int main(void)
 	    cmocka_unit_test(test_source_removed),
 	    cmocka_unit_test(test_write_failure),
 	    cmocka_unit_test(test_evict_after_unregister),
+	    cmocka_unit_test(test_concurrent),
+	    cmocka_unit_test(test_client_api),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

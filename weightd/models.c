@@ -430,22 +430,28 @@ int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
 		free(info);
 		return WT_ENOMEM;
 	}
+	size_t k = 0;
 	for (size_t i = 0; i < cnt; i++) { /* entries outlive the list lock */
 		model_ent *e = ents[i];
-		info[i].name = e->name;
-		info[i].uri = e->uri;
-		info[i].source = e->source;
 		pthread_mutex_lock(&e->lk);
+		if (e->removed) { /* unregistered since the copy */
+			pthread_mutex_unlock(&e->lk);
+			continue;
+		}
+		info[k].name = e->name;
+		info[k].uri = e->uri;
+		info[k].source = e->source;
 		revalidate(m, e, false);
-		info[i].snap = snap_ref(e->snap);
-		info[i].available = e->snap != NULL;
-		if (!info[i].available)
-			snprintf(info[i].error, sizeof(info[i].error), "%s", e->error.msg);
+		info[k].snap = snap_ref(e->snap);
+		info[k].available = e->snap != NULL;
+		if (!info[k].available)
+			snprintf(info[k].error, sizeof(info[k].error), "%s", e->error.msg);
 		pthread_mutex_unlock(&e->lk);
+		k++;
 	}
 	free(ents);
 	*out = info;
-	*n = cnt;
+	*n = k;
 	return WT_OK;
 }
 

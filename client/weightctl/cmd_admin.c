@@ -20,7 +20,8 @@ static void usage(FILE *f)
 	           "re-hashes cached chunks (exit 1 if any is bad), stats prints counters.\n"
 	           "register adds a model (file:///dir, s3://bucket/prefix, http(s)://) after\n"
 	           "the server opened it and keeps it across restarts; unregister removes a\n"
-	           "registered model (not its cached shards: evict them first).\n");
+	           "registered model; its cached shards stay until evict --model NAME.\n"
+	           "register/unregister print one line; exit 0 ok, 2 usage, 1 other errors.\n");
 }
 
 static const struct {

@@ -15,7 +15,7 @@ static const ctl_cmd commands[] = {
     {"fetch", "fetch a rank's verified shard from weightd into a safetensors file", ctl_fetch},
     {"models", "list the models a weightd serves", ctl_models},
     {"manifest", "print a rank's manifest (tensors, hashes, totals) from weightd", ctl_manifest},
-    {"admin", "weightd cache operations: stats, warm, evict, verify", ctl_admin},
+    {"admin", "weightd admin: stats, warm, evict, verify, register, unregister", ctl_admin},
 };
 
 static void usage(FILE *f)
