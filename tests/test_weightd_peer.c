@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "cache/cache.h"
+#include "client/client.h"
 #include "common/common.h"
 #include "test_weightd_util.h"
 #include "weightd/weightd_int.h"
@@ -296,6 +297,89 @@ static void test_fill_bad_peer(void **state)
 	tw_env_free(a);
 }
 
+/* Two warm peers: B fills from the first in rendezvous order of (model,
+ * layout without rank) — the other serves no chunk. */
+static void test_rendezvous(void **state)
+{
+	(void)state;
+	tw_env *p[2] = {NULL, NULL};
+	const char *urls[2];
+	for (int i = 0; i < 2; i++) {
+		p[i] = tw_env_new(i ? "wd-peer-r1" : "wd-peer-r0", SEED_A);
+		if (i)
+			set(p[i], "models_dir", p[0]->models);
+		assert_int_equal(tw_start(p[i]), WT_OK);
+		urls[i] = p[i]->url;
+		nng_socket s = tw_dial(urls[i]);
+		tw_reply m = manifest2(s, 0);
+		tw_reply_free(&m);
+		nng_close(s);
+	}
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	uint8_t key[16];
+	client_route_key("llama", &l, key);
+	size_t order[2];
+	client_rendezvous_order(key, urls, 2, order);
+	printf("rendezvous order: %s, %s\n", urls[order[0]], urls[order[1]]);
+	tw_env *b = tw_env_new("wd-peer-rb", SEED_A);
+	set(b, "models_dir", p[0]->models);
+	set(b, "peer", urls[order[1]]); /* list order would pick the wrong one */
+	set(b, "peer", urls[order[0]]);
+	assert_int_equal(tw_start(b), WT_OK);
+	nng_socket sb = tw_dial(b->url);
+	tw_reply m = manifest2(sb, 1);
+	tw_reply_free(&m);
+	uint64_t replies[2];
+	for (int i = 0; i < 2; i++) {
+		nng_socket s = tw_dial(urls[i]);
+		tw_reply k;
+		replies[i] = stats(s, &k)->chunk_replies;
+		tw_reply_free(&k);
+		nng_close(s);
+	}
+	printf("chunk replies: %s %llu, %s %llu\n", urls[0], (unsigned long long)replies[0],
+	       urls[1], (unsigned long long)replies[1]);
+	assert_true(replies[order[0]] > 0);
+	assert_int_equal(replies[order[1]], 0);
+	tw_reply k;
+	assert_int_equal(stats(sb, &k)->peer_fills, 1);
+	tw_reply_free(&k);
+	nng_close(sb);
+	tw_env_free(b);
+	tw_env_free(p[1]);
+	tw_env_free(p[0]);
+}
+
+/* workers = 1: no spare worker to answer peers, so peers are not asked. */
+static void test_one_worker(void **state)
+{
+	(void)state;
+	tw_env *a = tw_env_new("wd-peer-1a", SEED_A);
+	assert_int_equal(tw_start(a), WT_OK);
+	nng_socket sa = tw_dial(a->url);
+	tw_reply m = manifest2(sa, 0);
+	tw_reply_free(&m);
+	tw_env *b = tw_env_new("wd-peer-1b", SEED_A);
+	set(b, "models_dir", a->models);
+	set(b, "peer", a->url);
+	set(b, "workers", "1");
+	assert_int_equal(tw_start(b), WT_OK);
+	nng_socket sb = tw_dial(b->url);
+	m = manifest2(sb, 0);
+	tw_reply_free(&m);
+	tw_reply k;
+	Weights__AdminReply *st = stats(sb, &k);
+	assert_int_equal(st->productions, 1);
+	assert_int_equal(st->peer_fills, 0);
+	tw_reply_free(&k);
+	nng_close(sa);
+	nng_close(sb);
+	tw_env_free(b);
+	tw_env_free(a);
+}
+
 typedef struct ask_arg {
 	const char *url;
 	pthread_barrier_t *bar;
@@ -373,9 +457,10 @@ static void test_mutual(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_config), cmocka_unit_test(test_cache_only),
-	    cmocka_unit_test(test_fill),   cmocka_unit_test(test_fill_bad_peer),
-	    cmocka_unit_test(test_mutual),
+	    cmocka_unit_test(test_config),     cmocka_unit_test(test_cache_only),
+	    cmocka_unit_test(test_fill),       cmocka_unit_test(test_fill_bad_peer),
+	    cmocka_unit_test(test_mutual),     cmocka_unit_test(test_rendezvous),
+	    cmocka_unit_test(test_one_worker),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
