@@ -162,8 +162,8 @@ static int conn_call(peer_conn *pc, Weights__Request *rq, Weights__Reply__BodyCa
 	int rv = nng_sendmsg(pc->sock, m, 0);
 	if (rv != 0) {
 		nng_msg_free(m);
-		return wt_seterr(err, rv == NNG_ETIMEDOUT ? WT_ETIMEDOUT : WT_EUNAVAIL,
-		                 "peer %s: send: %s", pc->url, nng_strerror(rv));
+		return wt_seterr(err, WT_EUNAVAIL, "peer %s: not connected within %u ms: %s",
+		                 pc->url, PEER_CONNECT_MS, nng_strerror(rv));
 	}
 	if ((rv = nng_recvmsg(pc->sock, &m, 0)) != 0)
 		return wt_seterr(err, rv == NNG_ETIMEDOUT ? WT_ETIMEDOUT : WT_EUNAVAIL,
@@ -208,7 +208,12 @@ static int conn_open(peer_conn *pc, const wd_peers *p, const char *url, wt_errbu
 	nng_socket_set_ms(pc->sock, NNG_OPT_RECVTIMEO, PEER_REQUEST_MS);
 	nng_socket_set_ms(pc->sock, NNG_OPT_SENDTIMEO, PEER_CONNECT_MS);
 	nng_socket_set_size(pc->sock, NNG_OPT_RECVMAXSZ, WIRE_MAX_HEADER_BYTES + 1024);
-	if ((rv = nng_dial(pc->sock, url, NULL, 0)) != 0)
+	/* tcp: dial in the background and let the Hello send wait for the
+	 * connection (SENDTIMEO), so a refused or silent peer costs at most
+	 * PEER_CONNECT_MS; a synchronous nng_dial to a powered-off host waits for
+	 * the kernel's connect timeout (minutes) on a worker thread. */
+	int flags = strncmp(url, "tcp://", 6) == 0 ? NNG_FLAG_NONBLOCK : 0;
+	if ((rv = nng_dial(pc->sock, url, NULL, flags)) != 0)
 		return wt_seterr(err, WT_EUNAVAIL, "peer %s: %s", url, nng_strerror(rv));
 	Weights__Hello h = WEIGHTS__HELLO__INIT;
 	h.protocol_version = WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION;
