@@ -208,6 +208,8 @@ static int conn_open(peer_conn *pc, const wd_peers *p, const char *url, wt_errbu
 	nng_socket_set_ms(pc->sock, NNG_OPT_RECVTIMEO, PEER_REQUEST_MS);
 	nng_socket_set_ms(pc->sock, NNG_OPT_SENDTIMEO, PEER_CONNECT_MS);
 	nng_socket_set_size(pc->sock, NNG_OPT_RECVMAXSZ, WIRE_MAX_HEADER_BYTES + 1024);
+	/* one try per request: a slow peer is skipped, not asked twice */
+	nng_socket_set_ms(pc->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	/* tcp: dial in the background and let the Hello send wait for the
 	 * connection (SENDTIMEO), so a refused or silent peer costs at most
 	 * PEER_CONNECT_MS; a synchronous nng_dial to a powered-off host waits for
