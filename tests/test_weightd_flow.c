@@ -601,6 +601,11 @@ static void test_cache_corruption_ram(void **state)
 	nng_socket s = tw_dial(e->url);
 	tw_reply a = tw_manifest(s, "llama", 1, 0);
 	assert_int_equal(a.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	tw_reply k0;
+	Weights__AdminReply *st0 = stats(s, &k0);
+	assert_true(st0->memory_bytes > 0); /* the production filled the RAM tier */
+	assert_int_equal(st0->memory_capacity, e->cfg.cache_memory_bytes);
+	tw_reply_free(&k0);
 	assert_true(corrupt_blobs(e->cache) > 0);
 	const Weights__Manifest *m = a.r->manifest;
 	for (size_t i = 0; i < m->n_tensors; i++) {
@@ -619,6 +624,10 @@ static void test_cache_corruption_ram(void **state)
 	printf("verify with the RAM cache on: %llu bad\n", (unsigned long long)v.r->admin->bad);
 	assert_true(v.r->admin->bad >= 1);
 	tw_reply_free(&v);
+	st0 = stats(s, &k0); /* verify emptied the RAM tier and restored its capacity */
+	assert_int_equal(st0->memory_bytes, 0);
+	assert_int_equal(st0->memory_capacity, e->cfg.cache_memory_bytes);
+	tw_reply_free(&k0);
 	tw_reply x = tw_chunk(s, m->shard_id, m->tensors[0]->chunks[0]->hash, 0, 0);
 	assert_int_equal(tw_errcode(&x), WT_ENOTFOUND);
 	tw_reply_free(&x);

@@ -134,14 +134,19 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 		ar.flight_waits = atomic_load(&s->flight_waits);
 		ar.peer_fills = atomic_load(&s->peer_fills);
 		ar.peer_bytes = atomic_load(&s->peer_bytes);
-		snprintf(text, sizeof(text),
-		         "cache %llu/%llu bytes, %llu shards, %llu chunks; %llu source bytes read, "
-		         "%llu productions, %llu peer fills (%llu bytes), %llu chunk replies",
-		         (unsigned long long)st.bytes, (unsigned long long)st.max_bytes,
-		         (unsigned long long)st.shards, (unsigned long long)st.chunks,
-		         (unsigned long long)ar.source_bytes_read,
-		         (unsigned long long)ar.productions, (unsigned long long)ar.peer_fills,
-		         (unsigned long long)ar.peer_bytes, (unsigned long long)ar.chunk_replies);
+		ar.memory_bytes = st.mem_used;
+		ar.memory_capacity = st.mem_capacity;
+		snprintf(
+		    text, sizeof(text),
+		    "cache %llu/%llu bytes, %llu shards, %llu chunks, RAM tier %llu/%llu bytes; "
+		    "%llu source bytes read, "
+		    "%llu productions, %llu peer fills (%llu bytes), %llu chunk replies",
+		    (unsigned long long)st.bytes, (unsigned long long)st.max_bytes,
+		    (unsigned long long)st.shards, (unsigned long long)st.chunks,
+		    (unsigned long long)st.mem_used, (unsigned long long)st.mem_capacity,
+		    (unsigned long long)ar.source_bytes_read, (unsigned long long)ar.productions,
+		    (unsigned long long)ar.peer_fills, (unsigned long long)ar.peer_bytes,
+		    (unsigned long long)ar.chunk_replies);
 		ar.text = text;
 		break;
 	case WEIGHTS__ADMIN_REQUEST__OP__OP_EVICT:

@@ -240,11 +240,6 @@ const char *wd_model_source_name(wd_model_source source)
 	return "unknown";
 }
 
-int wd_models_add(wd_models *m, const char *name, const char *uri, bool must_open, wt_errbuf *err)
-{
-	return wd_models_add_from(m, name, uri, WD_SRC_REGISTERED, must_open, err);
-}
-
 int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model_source source,
                        bool must_open, wt_errbuf *err)
 {

@@ -7,7 +7,7 @@
  *     # comment                      ignored, like blank lines
  *     NAME=URI                       one registered model; split at the first '='
  *
- * NAME: what wd_models_add accepts, without '=', whitespace or control
+ * NAME: what wd_models_add_from accepts, without '=', whitespace or control
  * characters. URI: 1..WD_REGISTRY_URI_MAX bytes without control characters.
  * Spaces around NAME and URI are ignored when reading (hand edits).
  *

@@ -113,13 +113,12 @@ void wd_models_close(wd_models *m); /* NULL-safe; snapshots must be released */
 void wd_models_set_revalidate(wd_models *m, uint64_t ms);
 
 /*
- * Register model name -> uri. must_open: the checkpoint must validate now (else
- * the loader's error is returned and nothing is added); otherwise a model that
- * fails is listed as unavailable. WT_EEXIST for a name in use, WT_EINVAL for a
- * bad name or URI.
+ * Add model name -> uri, coming from `source` (folder, config, registered; in
+ * memory only: weightd/registry.c persists registrations). must_open: the
+ * checkpoint must validate now (else the loader's error is returned and nothing
+ * is added); otherwise a model that fails is listed as unavailable. WT_EEXIST
+ * for a name in use, WT_EINVAL for a bad name or URI.
  */
-int wd_models_add(wd_models *m, const char *name, const char *uri, bool must_open, wt_errbuf *err);
-/* The same with the model's source (wd_models_add is WD_SRC_REGISTERED, in memory only). */
 int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model_source source,
                        bool must_open, wt_errbuf *err);
 /* Remove a WD_SRC_REGISTERED model: WT_ENOTFOUND if unknown, WT_EPERM for a
