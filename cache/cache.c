@@ -18,6 +18,8 @@ void cache_opts_init(cache_opts *o)
 	o->mmap_reads = true;
 	o->mem_bytes = CACHE_MEM_BYTES_DEF;
 	o->tune_malloc = true;
+	o->blob_file_bytes = CACHE_BLOB_FILE_DEF;
+	o->reclaim_ratio = CACHE_RECLAIM_RATIO_DEF;
 }
 
 static int check_opts(const cache_opts *o, const char *dir, wt_errbuf *err)
@@ -38,6 +40,16 @@ static int check_opts(const cache_opts *o, const char *dir, wt_errbuf *err)
 	if (o->store != CACHE_STORE_BLOB && o->store != CACHE_STORE_SST)
 		return wt_seterr(err, WT_ECONFIG, "cache '%s': unknown store kind %d", dir,
 		                 (int)o->store);
+	if (o->blob_file_bytes < CACHE_BLOB_FILE_MIN)
+		return wt_seterr(err, WT_ECONFIG,
+		                 "cache '%s': blob_file_bytes %llu is below %u; use the default %u",
+		                 dir, (unsigned long long)o->blob_file_bytes, CACHE_BLOB_FILE_MIN,
+		                 CACHE_BLOB_FILE_DEF);
+	if (!(o->reclaim_ratio == 0 || (o->reclaim_ratio > 1.0 && o->reclaim_ratio <= 1000.0)))
+		return wt_seterr(err, WT_ECONFIG,
+		                 "cache '%s': reclaim_ratio %g must be 0 (off) or in (1, 1000]; "
+		                 "use %g",
+		                 dir, o->reclaim_ratio, CACHE_RECLAIM_RATIO_DEF);
 	return WT_OK;
 }
 
@@ -273,6 +285,11 @@ int cache_open(cache **out, const char *dir, const cache_opts *opts, wt_errbuf *
 		goto fail;
 	}
 	c->lk_init = true;
+	if (pthread_mutex_init(&c->rc_run, NULL) != 0) {
+		rv = wt_seterr(err, WT_ENOMEM, "cache '%s': cannot create mutex", dir);
+		goto fail;
+	}
+	c->rc_run_init = true;
 	if ((rv = cache_db_open(c, err)) != WT_OK || (rv = load_index(c, err)) != WT_OK)
 		goto fail;
 	pthread_mutex_lock(&c->lk);
@@ -285,6 +302,7 @@ int cache_open(cache **out, const char *dir, const cache_opts *opts, wt_errbuf *
 	}
 	if (rv == WT_OK)
 		cache_enforce_budget_locked(c);
+	c->rc_armed = true;
 	pthread_mutex_unlock(&c->lk);
 	if (rv != WT_OK)
 		goto fail;
@@ -300,11 +318,15 @@ void cache_close(cache *c)
 	if (c == NULL)
 		return;
 	WT_ASSERT(c->writers == NULL && c->n_pinned == 0 && c->doomed == NULL);
+	if (c->lk_init)
+		cache_reclaim_stop(c);
 	cache_db_close(c);
 	cache_shard_map_free(&c->shards);
 	cache_chunk_map_free(&c->chunks);
 	if (c->lk_init)
 		pthread_mutex_destroy(&c->lk);
+	if (c->rc_run_init)
+		pthread_mutex_destroy(&c->rc_run);
 	free(c->dir);
 	free(c);
 }
@@ -348,12 +370,16 @@ void cache_stats_get(cache *c, cache_stats *out)
 	    .dedup_hits = c->dedup_hits,
 	    .chunk_reads = c->chunk_reads,
 	    .bytes_read = c->bytes_read,
+	    .reclaims = c->reclaims,
+	    .reclaimed = c->reclaimed,
+	    .reclaiming = c->rc_active,
 	};
 	if (c->blob_cache != NULL) {
 		out->mem_capacity = rocksdb_cache_get_capacity(c->blob_cache);
 		out->mem_used = rocksdb_cache_get_usage(c->blob_cache);
 	}
 	pthread_mutex_unlock(&c->lk);
+	out->disk_bytes = cache_disk_bytes(c); /* RocksDB properties: outside our lock */
 }
 
 uint64_t cache_list(cache *c, void (*cb)(void *ctx, const cache_shard_info *info), void *ctx)

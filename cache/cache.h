@@ -47,13 +47,16 @@ typedef struct cache_writer cache_writer; /* one shard being written */
 typedef struct cache_shard cache_shard;   /* a pinned, committed shard */
 typedef struct cache_view cache_view;     /* borrowed zero-copy chunk bytes */
 
-#define CACHE_SHARD_ID_MAX     1024          /* bytes */
-#define CACHE_CHUNK_BYTES_DEF  (4u << 20)    /* 4 MiB */
-#define CACHE_CHUNK_BYTES_MIN  64u           /* tests use small chunks */
-#define CACHE_CHUNK_BYTES_MAX  (256u << 20)  /* 256 MiB */
-#define CACHE_MAX_BYTES_DEF    (64ull << 30) /* 64 GiB */
-#define CACHE_MEM_BYTES_DEF    (1ull << 30)  /* 1 GiB of hot chunks in RAM */
-#define CACHE_MANIFEST_MAX_DEF (64u << 20)   /* 64 MiB */
+#define CACHE_SHARD_ID_MAX      1024          /* bytes */
+#define CACHE_CHUNK_BYTES_DEF   (4u << 20)    /* 4 MiB */
+#define CACHE_CHUNK_BYTES_MIN   64u           /* tests use small chunks */
+#define CACHE_CHUNK_BYTES_MAX   (256u << 20)  /* 256 MiB */
+#define CACHE_MAX_BYTES_DEF     (64ull << 30) /* 64 GiB */
+#define CACHE_MEM_BYTES_DEF     (1ull << 30)  /* 1 GiB of hot chunks in RAM */
+#define CACHE_MANIFEST_MAX_DEF  (64u << 20)   /* 64 MiB */
+#define CACHE_BLOB_FILE_DEF     (256u << 20)  /* 256 MiB RocksDB blob files */
+#define CACHE_BLOB_FILE_MIN     (64u << 10)   /* tests use small blob files */
+#define CACHE_RECLAIM_RATIO_DEF 1.5           /* disk / live bytes that triggers reclaim */
 
 /* How chunk values are kept (see cache/README.md for the measurements). */
 typedef enum {
@@ -68,18 +71,25 @@ typedef struct cache_opts {
 	bool gc_at_open;       /* sweep orphaned chunks in cache_open (default true;
 	                          when false they count against max_bytes until cache_gc) */
 	/* Tuning knobs; measurements in cache/README.md (bench/bench_cache.c). */
-	cache_store_kind store; /* CACHE_STORE_BLOB (see cache/README.md) */
-	bool chunk_wal;         /* chunks through the WAL (false: flush before commit) */
-	bool rocks_verify;      /* RocksDB read checksums (false: we re-hash anyway) */
-	bool mmap_reads;        /* read table files through mmap (default true) */
-	uint64_t mem_bytes;     /* RAM cache of chunk values (RocksDB blob cache, LRU):
-	                           a hit is pinned, not copied or read from disk. Chunks
-	                           enter it when written (the flush at commit), not on
-	                           read misses, so reads larger than it never churn it.
-	                           0 = none; default CACHE_MEM_BYTES_DEF. Blob store only. */
-	bool tune_malloc;       /* default true: cache_open sets glibc's M_MMAP_THRESHOLD and
-	                           M_TRIM_THRESHOLD (process-wide) so RocksDB's per-read 4 MiB
-	                           blob buffers are reused instead of page-faulted (4x reads) */
+	cache_store_kind store;   /* CACHE_STORE_BLOB (see cache/README.md) */
+	bool chunk_wal;           /* chunks through the WAL (false: flush before commit) */
+	bool rocks_verify;        /* RocksDB read checksums (false: we re-hash anyway) */
+	bool mmap_reads;          /* read table files through mmap (default true) */
+	uint64_t mem_bytes;       /* RAM cache of chunk values (RocksDB blob cache, LRU):
+	                             a hit is pinned, not copied or read from disk. Chunks
+	                             enter it when written (the flush at commit), not on
+	                             read misses, so reads larger than it never churn it.
+	                             0 = none; default CACHE_MEM_BYTES_DEF. Blob store only. */
+	bool tune_malloc;         /* default true: cache_open sets glibc's M_MMAP_THRESHOLD and
+	                             M_TRIM_THRESHOLD (process-wide) so RocksDB's per-read 4 MiB
+	                             blob buffers are reused instead of page-faulted (4x reads) */
+	uint64_t blob_file_bytes; /* size RocksDB cuts blob files at (default
+	                             CACHE_BLOB_FILE_DEF; >= CACHE_BLOB_FILE_MIN) */
+	double reclaim_ratio;     /* cache_reclaim runs in the background after an eviction
+	                             when the chunk files on disk exceed reclaim_ratio x the
+	                             live chunk bytes and one blob file (0 = never
+	                             automatically; else > 1.0; default
+	                             CACHE_RECLAIM_RATIO_DEF). Blob store only. */
 } cache_opts;
 
 /* Fill with the defaults above. */
@@ -195,6 +205,33 @@ int cache_evict(cache *c, const void *id, size_t id_len, wt_errbuf *err);
  */
 int cache_gc(cache *c, uint64_t *freed_bytes, wt_errbuf *err);
 
+/* What one cache_reclaim did. */
+typedef struct cache_reclaim_stats {
+	uint64_t disk_before;     /* chunk bytes on disk (blob + SST files) before */
+	uint64_t disk_after;      /* ... and after */
+	uint64_t live_bytes;      /* distinct live chunk bytes (cache_stats.bytes) at the end */
+	uint64_t rewritten_bytes; /* blob bytes the relocation pass wrote (0 if it did not
+	                             run; includes blob files flushed meanwhile by writers) */
+	bool relocated;           /* the relocation pass (blob GC) ran */
+	uint64_t elapsed_ns;
+} cache_reclaim_stats;
+
+/*
+ * Give back disk space held by dead chunks (blob store; a no-op for SST).
+ * Pass 1 compacts the chunk index (tombstones meet their entries, SST only: a
+ * few bytes per chunk), which deletes every blob file whose chunks are all dead.
+ * If the files left still exceed the live bytes by reclaim_ratio (or
+ * CACHE_RECLAIM_RATIO_DEF when it is 0) and by one blob file, pass 2 compacts
+ * again with RocksDB's blob GC on: every live chunk is rewritten into new blob
+ * files and the old ones are deleted (cost: the live bytes, written once). GC
+ * is switched off again afterwards (a restart also starts with it off).
+ * Concurrent reads, views and writes are safe (RocksDB keeps a file until no
+ * read or pinned value uses it); crash-safe (compaction is atomic). Runs are
+ * serialized with the background one. *out (may be NULL) receives what it did.
+ * WT_EIO if RocksDB refuses the option change.
+ */
+int cache_reclaim(cache *c, cache_reclaim_stats *out, wt_errbuf *err);
+
 /* What cache_verify_all found wrong. */
 typedef enum {
 	CACHE_BAD_CHUNK = 1,    /* id = 16-byte chunk hash: bytes do not match, or missing */
@@ -230,6 +267,10 @@ typedef struct cache_stats {
 	uint64_t bytes_read;   /* bytes of verified chunk reads */
 	uint64_t mem_capacity; /* RAM cache capacity now (0 while a verify scans) */
 	uint64_t mem_used;     /* RAM cache bytes held */
+	uint64_t disk_bytes;   /* RocksDB table and blob files of every column family */
+	uint64_t reclaims;     /* cache_reclaim runs finished (background and on request) */
+	uint64_t reclaimed;    /* disk bytes those runs gave back */
+	bool reclaiming;       /* a reclaim runs now */
 } cache_stats;
 
 void cache_stats_get(cache *c, cache_stats *out);

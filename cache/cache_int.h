@@ -128,6 +128,16 @@ struct cache {
 	uint64_t n_pinned;
 	uint64_t n_writers;
 	uint64_t hits, misses, evictions, corruptions, dedup_hits, chunk_reads, bytes_read;
+	/* reclaim.c: runs are serialized by rc_run; the fields below are under lk. */
+	pthread_mutex_t rc_run;
+	bool rc_run_init;
+	bool rc_armed;       /* cache_open finished: evictions may start a background run */
+	bool rc_closing;     /* cache_close: start no more */
+	bool rc_bg;          /* the background thread is working */
+	bool rc_thread_live; /* rc_thread was started and is not joined yet */
+	bool rc_active;      /* some cache_reclaim runs now */
+	pthread_t rc_thread;
+	uint64_t reclaims, reclaimed;
 };
 
 /* Column family names, in CACHE_CF_* order (tests open the store raw with them). */
@@ -186,6 +196,16 @@ void cache_chunk_corrupt_locked(cache *c, wt_hash128 h, const char *what);
 
 /* Mark and sweep (see cache_gc); caller holds c->lk. */
 int cache_gc_locked(cache *c, uint64_t *freed, wt_errbuf *err);
+
+/* ---- reclaim.c ---- */
+/* Chunk files on disk (blob + SST of the chunks column family). */
+uint64_t cache_chunk_disk_bytes(cache *c);
+/* Every RocksDB table and blob file (cache_stats.disk_bytes). */
+uint64_t cache_disk_bytes(cache *c);
+/* After evictions: start the background reclaim if opts.reclaim_ratio says so. */
+void cache_reclaim_maybe_locked(cache *c);
+/* cache_close: stop starting runs, cut a running one short, join the thread. */
+void cache_reclaim_stop(cache *c);
 
 /* ---- read.c ---- */
 /* cache_shard_open; touch = false leaves the LRU clock and hit/miss counters alone. */

@@ -67,10 +67,11 @@ static rocksdb_options_t *chunk_cf_options(cache *c)
 	if (c->opts.store == CACHE_STORE_BLOB) {
 		rocksdb_options_set_enable_blob_files(o, 1);
 		rocksdb_options_set_min_blob_size(o, 0);
-		rocksdb_options_set_blob_file_size(o, 256u << 20);
+		rocksdb_options_set_blob_file_size(o, c->opts.blob_file_bytes);
 		rocksdb_options_set_blob_compression_type(o, rocksdb_no_compression);
 		/* No blob GC: it relocates live blobs in every compaction (perf: half of
-		 * all bytes written); a blob file is deleted once all its chunks are. */
+		 * all bytes written); a blob file is deleted once all its chunks are.
+		 * cache_reclaim switches it on for one compaction when that pays. */
 		rocksdb_options_set_enable_blob_gc(o, 0);
 		if (c->blob_cache != NULL) {
 			rocksdb_options_set_blob_cache(o, c->blob_cache);

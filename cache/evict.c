@@ -80,8 +80,10 @@ void cache_evict_locked(cache *c, cache_shard_ent *e, const char *why)
 	WT_LOG(WT_LOG_INFO, "cache '%s': evicted shard (id hash %s, %llu bytes): %s", c->dir, hex,
 	       (unsigned long long)e->nbytes, why);
 	rocksdb_writebatch_destroy(wb);
-	if (!e->doomed)
+	if (!e->doomed) {
 		cache_shard_ent_free(e);
+		cache_reclaim_maybe_locked(c);
+	}
 }
 
 void cache_enforce_budget_locked(cache *c)

@@ -64,6 +64,7 @@ static void unpin_locked(cache *c, cache_shard_ent *e)
 		}
 		cache_unref_locked(c, e->chunks, e->n_chunks);
 		cache_shard_ent_free(e);
+		cache_reclaim_maybe_locked(c);
 	} else if (c->bytes > c->opts.max_bytes) {
 		cache_enforce_budget_locked(c);
 	}
