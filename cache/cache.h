@@ -207,7 +207,7 @@ int cache_gc(cache *c, uint64_t *freed_bytes, wt_errbuf *err);
 
 /* What one cache_reclaim did. */
 typedef struct cache_reclaim_stats {
-	uint64_t disk_before;     /* chunk bytes on disk (blob + SST files) before */
+	uint64_t disk_before;     /* cache files on disk (cache_stats.disk_bytes) before */
 	uint64_t disk_after;      /* ... and after */
 	uint64_t live_bytes;      /* distinct live chunk bytes (cache_stats.bytes) at the end */
 	uint64_t rewritten_bytes; /* blob bytes the relocation pass wrote (0 if it did not

@@ -114,7 +114,7 @@ static int reclaim_run(cache *c, cache_reclaim_stats *st, wt_errbuf *err)
 	int rv = WT_OK;
 	uint64_t t0 = common_now_ns();
 	memset(st, 0, sizeof(*st));
-	st->disk_before = cache_chunk_disk_bytes(c);
+	st->disk_before = cache_disk_bytes(c);
 	if (c->opts.store == CACHE_STORE_BLOB) {
 		compact_all(c); /* pass 1: index only; drops all-dead blob files */
 		double ratio =
@@ -135,7 +135,7 @@ static int reclaim_run(cache *c, cache_reclaim_stats *st, wt_errbuf *err)
 			}
 		}
 	}
-	st->disk_after = cache_chunk_disk_bytes(c);
+	st->disk_after = cache_disk_bytes(c);
 	st->live_bytes = live_bytes(c);
 	st->elapsed_ns = common_now_ns() - t0;
 	pthread_mutex_lock(&c->lk);
@@ -144,7 +144,7 @@ static int reclaim_run(cache *c, cache_reclaim_stats *st, wt_errbuf *err)
 		c->reclaimed += st->disk_before - st->disk_after;
 	pthread_mutex_unlock(&c->lk);
 	WT_LOG(WT_LOG_NOTICE,
-	       "cache '%s': reclaim: chunk files %" PRIu64 " -> %" PRIu64 " bytes on disk, %" PRIu64
+	       "cache '%s': reclaim: files %" PRIu64 " -> %" PRIu64 " bytes on disk, %" PRIu64
 	       " live; %s%" PRIu64 " bytes rewritten; %.1f ms",
 	       c->dir, st->disk_before, st->disk_after, st->live_bytes,
 	       st->relocated ? "relocated live chunks, " : "index compaction only, ",

@@ -308,6 +308,9 @@ static int admin_call(wt_client *c, wt_admin_op op, const char *model, const cha
 	out->shards = r->admin->shards;
 	out->chunks = r->admin->chunks;
 	out->bad = r->admin->bad;
+	out->disk_bytes = r->admin->disk_bytes;
+	out->disk_before = r->admin->disk_bytes_before;
+	out->rewritten = r->admin->rewritten_bytes;
 	wire_reply_free(r);
 	if (out->text == NULL)
 		return wt_seterr(err, WT_ENOMEM, "admin: out of memory");
@@ -322,7 +325,7 @@ int wt_client_admin(wt_client *c, wt_admin_op op, const char *model, const wt_la
 		                 "admin: register needs a URI; use wt_client_register");
 	if (op == WT_ADMIN_UNREGISTER)
 		return wt_client_unregister(c, model, out, err);
-	if (op < WT_ADMIN_STATS || op > WT_ADMIN_VERIFY)
+	if ((op < WT_ADMIN_STATS || op > WT_ADMIN_VERIFY) && op != WT_ADMIN_RECLAIM)
 		return wt_seterr(err, WT_EINVAL, "admin: unknown operation %d", (int)op);
 	return admin_call(c, op, model, NULL, layout, out, err);
 }

@@ -168,7 +168,7 @@ static void test_leak_then_reclaim(void **state)
 	              (double)rs.rewritten_bytes / (double)rs.live_bytes, rs.relocated,
 	              (double)rs.elapsed_ns / 1e6);
 	assert_true(rs.relocated);
-	assert_int_equal(rs.disk_before, disk);
+	assert_true(rs.disk_before >= disk && rs.disk_before <= disk + (64u << 10));
 	assert_int_equal(rs.live_bytes, live);
 	/* Blob records carry a key and a header (~50 bytes per chunk), the index a
 	 * few KiB of SST: within 10% of the live bytes. */

@@ -3,7 +3,8 @@
  * productions + peer fills), EVICT (a model's shards, or all; a name no
  * longer served: its leftover shards), VERIFY (re-hash the whole cache). WARM
  * goes through manifest.c (it may wait for a production), REGISTER/UNREGISTER
- * through registry.c.
+ * through registry.c. RECLAIM gives back the disk space of blob files kept
+ * alive by a few live chunks (cache_reclaim).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -136,17 +137,19 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 		ar.peer_bytes = atomic_load(&s->peer_bytes);
 		ar.memory_bytes = st.mem_used;
 		ar.memory_capacity = st.mem_capacity;
-		snprintf(
-		    text, sizeof(text),
-		    "cache %llu/%llu bytes, %llu shards, %llu chunks, RAM tier %llu/%llu bytes; "
-		    "%llu source bytes read, "
-		    "%llu productions, %llu peer fills (%llu bytes), %llu chunk replies",
-		    (unsigned long long)st.bytes, (unsigned long long)st.max_bytes,
-		    (unsigned long long)st.shards, (unsigned long long)st.chunks,
-		    (unsigned long long)st.mem_used, (unsigned long long)st.mem_capacity,
-		    (unsigned long long)ar.source_bytes_read, (unsigned long long)ar.productions,
-		    (unsigned long long)ar.peer_fills, (unsigned long long)ar.peer_bytes,
-		    (unsigned long long)ar.chunk_replies);
+		ar.disk_bytes = st.disk_bytes;
+		snprintf(text, sizeof(text),
+		         "cache %llu/%llu bytes (%llu on disk), %llu shards, %llu chunks, RAM tier "
+		         "%llu/%llu bytes; "
+		         "%llu source bytes read, "
+		         "%llu productions, %llu peer fills (%llu bytes), %llu chunk replies",
+		         (unsigned long long)st.bytes, (unsigned long long)st.max_bytes,
+		         (unsigned long long)st.disk_bytes, (unsigned long long)st.shards,
+		         (unsigned long long)st.chunks, (unsigned long long)st.mem_used,
+		         (unsigned long long)st.mem_capacity,
+		         (unsigned long long)ar.source_bytes_read,
+		         (unsigned long long)ar.productions, (unsigned long long)ar.peer_fills,
+		         (unsigned long long)ar.peer_bytes, (unsigned long long)ar.chunk_replies);
 		ar.text = text;
 		break;
 	case WEIGHTS__ADMIN_REQUEST__OP__OP_EVICT:
@@ -168,13 +171,33 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 		WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
 		break;
 	}
+	case WEIGHTS__ADMIN_REQUEST__OP__OP_RECLAIM: {
+		cache_reclaim_stats rs;
+		int rv = cache_reclaim(s->cache, &rs, &err);
+		if (rv != WT_OK)
+			return wd_reply_error(rid, rv, err.msg);
+		snprintf(text, sizeof(text),
+		         "reclaim: %llu -> %llu bytes on disk (%llu live chunk bytes); %s, %llu "
+		         "bytes rewritten, %.0f ms",
+		         (unsigned long long)rs.disk_before, (unsigned long long)rs.disk_after,
+		         (unsigned long long)rs.live_bytes,
+		         rs.relocated ? "live chunks relocated" : "dead files dropped only",
+		         (unsigned long long)rs.rewritten_bytes, (double)rs.elapsed_ns / 1e6);
+		ar.text = text;
+		ar.bytes = rs.live_bytes;
+		ar.disk_bytes = rs.disk_after;
+		ar.disk_bytes_before = rs.disk_before;
+		ar.rewritten_bytes = rs.rewritten_bytes;
+		WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
+		break;
+	}
 	case WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER:
 	case WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER:
 		return wd_register_reply(s, rid, a); /* registry.c */
 	default:
 		snprintf(text, sizeof(text),
-		         "admin op %d is unknown; use STATS, WARM, EVICT, VERIFY, REGISTER or "
-		         "UNREGISTER",
+		         "admin op %d is unknown; use STATS, WARM, EVICT, VERIFY, REGISTER, "
+		         "UNREGISTER or RECLAIM",
 		         (int)a->op);
 		return wd_reply_error(rid, WT_EPROTO, text);
 	}

@@ -35,6 +35,10 @@ static const wd_cfg_key table[] = {
      OFF(cache_memory_bytes),
      "RAM for hot chunks (RocksDB blob cache): hits are served without a disk read; 0 = "
      "none"},
+    {"cache_reclaim_ratio", WD_CFG_RATIO, 0, 100000, "1.5", "ratio", false,
+     OFF(cache_reclaim_ratio),
+     "after evictions, rewrite the live chunks out of mostly-dead blob files when the "
+     "cache files on disk exceed this x the live chunk bytes; 0 = only on `admin reclaim`"},
     {"chunk_bytes", WD_CFG_BYTES, 64, 256ull << 20, "4M", "bytes", false, OFF(chunk_bytes),
      "largest chunk a tensor is cut into (chunks never cross tensors)"},
     {"workers", WD_CFG_UINT, 1, 256, "4", "threads", false, OFF(workers),
@@ -152,6 +156,30 @@ int wd_config_parse_bytes(const char *text, uint64_t *out)
 	return WT_OK;
 }
 
+/* "1.5" -> 150, "2" -> 200, "0" -> 0: at most two decimals, x100. */
+static int parse_ratio(const char *text, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *p = text;
+	if (*p < '0' || *p > '9')
+		return WT_EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (!wt_mul_u64(v, 10, &v) || !wt_add_u64(v, (uint64_t)(*p - '0'), &v))
+			return WT_EOVERFLOW;
+	uint64_t frac = 0, scale = 100;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9' && scale > 1; p++) {
+			scale /= 10;
+			frac += (uint64_t)(*p - '0') * scale;
+		}
+	}
+	if (*p != '\0')
+		return WT_EINVAL;
+	if (!wt_mul_u64(v, 100, &v) || !wt_add_u64(v, frac, out))
+		return WT_EOVERFLOW;
+	return WT_OK;
+}
+
 static int parse_value(const wd_cfg_key *k, const char *value, uint64_t *num, const char *where,
                        wt_errbuf *err)
 {
@@ -169,6 +197,14 @@ static int parse_value(const wd_cfg_key *k, const char *value, uint64_t *num, co
 	}
 	case WD_CFG_BYTES:
 		rv = wd_config_parse_bytes(value, num);
+		break;
+	case WD_CFG_RATIO:
+		rv = parse_ratio(value, num);
+		if (rv == WT_OK && *num != 0 && *num <= 100)
+			return wt_seterr(err, WT_ECONFIG,
+			                 "%s: %s %s must be above 1 (disk bytes per live byte); "
+			                 "use 1.5, or 0 for never",
+			                 where, k->name, value);
 		break;
 	case WD_CFG_UINT:
 	case WD_CFG_MS: {
@@ -188,8 +224,9 @@ static int parse_value(const wd_cfg_key *k, const char *value, uint64_t *num, co
 	}
 	if (rv != WT_OK)
 		return wt_seterr(err, WT_ECONFIG, "%s: %s '%s' is not %s", where, k->name, value,
-		                 k->type == WD_CFG_BYTES ? "a byte count (e.g. 512, 64K, 4M, 1G)"
-		                                         : "a non-negative decimal integer");
+		                 k->type == WD_CFG_BYTES   ? "a byte count (e.g. 512, 64K, 4M, 1G)"
+		                 : k->type == WD_CFG_RATIO ? "a decimal number (e.g. 1.5, 2, 0)"
+		                                           : "a non-negative decimal integer");
 	if (*num < k->min || *num > k->max)
 		return wt_seterr(err, WT_ECONFIG,
 		                 "%s: %s %llu is out of range; use %llu..%llu (%s)", where, k->name,
@@ -511,6 +548,8 @@ static const char *type_arg(const wd_cfg_key *k)
 		return "MS";
 	case WD_CFG_LEVEL:
 		return "LEVEL";
+	case WD_CFG_RATIO:
+		return "X.YY";
 	default:
 		return "N";
 	}

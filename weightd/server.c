@@ -316,6 +316,7 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	cache_opts_init(&co);
 	co.max_bytes = cfg->cache_max_bytes;
 	co.mem_bytes = cfg->cache_memory_bytes;
+	co.reclaim_ratio = (double)cfg->cache_reclaim_ratio / 100.0;
 	co.chunk_bytes = (uint32_t)cfg->chunk_bytes;
 	int rv = cache_open(&s->cache, cfg->cache_dir, &co, err);
 	if (rv != WT_OK) {

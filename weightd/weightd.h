@@ -25,24 +25,25 @@ typedef struct wd_strlist {
 
 /* Every setting of the daemon. Filled from the table in config.c. */
 typedef struct wd_config {
-	wd_strlist listen;           /* nng URLs (tcp://, ipc://) */
-	char *models_dir;            /* each subfolder is a model */
-	wd_strlist model;            /* NAME=URI */
-	wd_strlist peer;             /* URLs of the other nodes of the cache tier */
-	char *cache_dir;             /* RocksDB directory */
-	uint64_t cache_max_bytes;    /* distinct chunk bytes budget */
-	uint64_t cache_memory_bytes; /* RAM blob cache of hot chunks; 0 = none */
-	uint64_t chunk_bytes;        /* largest chunk; chunks never cross tensors */
-	uint64_t workers;            /* worker threads for blocking work */
-	uint64_t contexts;           /* nng contexts = requests served at once */
-	uint64_t max_request_bytes;  /* NNG_OPT_RECVMAXSZ and our own length check */
-	char *auth_token;            /* "" = no token */
-	uint64_t revalidate_ms;      /* re-check a model's revision at most this often */
-	uint64_t drain_timeout_ms;   /* SIGTERM: wait this long for in-flight requests */
-	uint64_t log_level;          /* WT_LOG_* */
-	char *ready_file;            /* written once listening; "" = none */
-	char *pid_file;              /* "" = none */
-	char *server_id;             /* "" = host:pid */
+	wd_strlist listen;            /* nng URLs (tcp://, ipc://) */
+	char *models_dir;             /* each subfolder is a model */
+	wd_strlist model;             /* NAME=URI */
+	wd_strlist peer;              /* URLs of the other nodes of the cache tier */
+	char *cache_dir;              /* RocksDB directory */
+	uint64_t cache_max_bytes;     /* distinct chunk bytes budget */
+	uint64_t cache_memory_bytes;  /* RAM blob cache of hot chunks; 0 = none */
+	uint64_t cache_reclaim_ratio; /* x100: reclaim disk when files > ratio x live; 0 = never */
+	uint64_t chunk_bytes;         /* largest chunk; chunks never cross tensors */
+	uint64_t workers;             /* worker threads for blocking work */
+	uint64_t contexts;            /* nng contexts = requests served at once */
+	uint64_t max_request_bytes;   /* NNG_OPT_RECVMAXSZ and our own length check */
+	char *auth_token;             /* "" = no token */
+	uint64_t revalidate_ms;       /* re-check a model's revision at most this often */
+	uint64_t drain_timeout_ms;    /* SIGTERM: wait this long for in-flight requests */
+	uint64_t log_level;           /* WT_LOG_* */
+	char *ready_file;             /* written once listening; "" = none */
+	char *pid_file;               /* "" = none */
+	char *server_id;              /* "" = host:pid */
 	/* Flag only, refused unless WEIGHTD_TEST_HOOKS=1: corrupt the N-th chunk reply. */
 	uint64_t test_corrupt_chunk;
 	/* Which keys were set explicitly (by file or flag); index = table index. */
@@ -56,6 +57,7 @@ typedef enum {
 	WD_CFG_BYTES,      /* integer with optional K/M/G/T suffix (x1024) */
 	WD_CFG_MS,         /* milliseconds */
 	WD_CFG_LEVEL,      /* err|warning|notice|info|debug */
+	WD_CFG_RATIO,      /* decimal with up to 2 decimals ("1.5"), stored x100; min/max x100 */
 } wd_cfg_type;
 
 /* One row of the declarative table (STYLE.md 16). */

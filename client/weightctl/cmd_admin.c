@@ -1,4 +1,4 @@
-/* cmd_admin.c — `weightctl admin stats|warm|evict|verify`: cache operations;
+/* cmd_admin.c — `weightctl admin stats|warm|evict|verify|reclaim`: cache operations;
  * `register|unregister`: models added at run time (kept across restarts). */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -12,12 +12,14 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: weightctl admin --endpoint URL stats|warm|evict|verify\n"
+	fprintf(f, "usage: weightctl admin --endpoint URL stats|warm|evict|verify|reclaim\n"
 	           "                       [--model NAME [layout flags]]\n"
 	           "       weightctl admin --endpoint URL register --model NAME --uri URI\n"
 	           "       weightctl admin --endpoint URL unregister --model NAME\n"
 	           "warm produces a layout into the cache, evict drops cached shards, verify\n"
-	           "re-hashes cached chunks (exit 1 if any is bad), stats prints counters.\n"
+	           "re-hashes cached chunks (exit 1 if any is bad), stats prints counters,\n"
+	           "reclaim gives back disk space held by dead chunks (prints disk bytes\n"
+	           "before and after).\n"
 	           "register adds a model (file:///dir, s3://bucket/prefix, http(s)://) after\n"
 	           "the server opened it and keeps it across restarts; unregister removes a\n"
 	           "registered model; its cached shards stay until evict --model NAME.\n"
@@ -31,6 +33,7 @@ static const struct {
     {"stats", WT_ADMIN_STATS},       {"warm", WT_ADMIN_WARM},
     {"evict", WT_ADMIN_EVICT},       {"verify", WT_ADMIN_VERIFY},
     {"register", WT_ADMIN_REGISTER}, {"unregister", WT_ADMIN_UNREGISTER},
+    {"reclaim", WT_ADMIN_RECLAIM},
 };
 
 typedef struct admin_args {
@@ -100,12 +103,19 @@ int ctl_admin(int argc, char **argv)
 		goto done;
 	if (!aa.have_op) {
 		fprintf(stderr, "weightctl admin: name an operation: stats, warm, evict, verify, "
-		                "register or unregister\n");
+		                "reclaim, register or unregister\n");
 		code = CTL_USAGE;
 		goto done;
 	}
 	if ((code = check_register_args(&aa, &r)) != CTL_OK)
 		goto done;
+	if (aa.op == WT_ADMIN_RECLAIM && (r.model != NULL || r.layout_given)) {
+		fprintf(stderr,
+		        "weightctl admin: reclaim works on the whole cache; drop --model and "
+		        "the layout flags\n");
+		code = CTL_USAGE;
+		goto done;
+	}
 	if (r.layout_given && r.model == NULL) {
 		fprintf(stderr, "weightctl admin: layout flags need --model NAME\n");
 		code = CTL_USAGE;
@@ -135,8 +145,14 @@ int ctl_admin(int argc, char **argv)
 	}
 	if (res.text[0] != '\0')
 		printf("%s%s", res.text, res.text[strlen(res.text) - 1] == '\n' ? "" : "\n");
-	printf("bytes=%" PRIu64 " shards=%" PRIu64 " chunks=%" PRIu64 " bad=%" PRIu64 "\n",
-	       res.bytes, res.shards, res.chunks, res.bad);
+	if (aa.op == WT_ADMIN_RECLAIM)
+		printf("disk_before=%" PRIu64 " disk_after=%" PRIu64 " live=%" PRIu64
+		       " rewritten=%" PRIu64 "\n",
+		       res.disk_before, res.disk_bytes, res.bytes, res.rewritten);
+	else
+		printf("bytes=%" PRIu64 " shards=%" PRIu64 " chunks=%" PRIu64 " bad=%" PRIu64
+		       " disk=%" PRIu64 "\n",
+		       res.bytes, res.shards, res.chunks, res.bad, res.disk_bytes);
 	if (aa.op == WT_ADMIN_VERIFY && res.bad > 0) {
 		fprintf(stderr, "weightctl admin: verify found %" PRIu64 " bad chunks\n", res.bad);
 		code = CTL_ERR;

@@ -224,6 +224,7 @@ typedef enum {
 	WT_ADMIN_VERIFY = 4,
 	WT_ADMIN_REGISTER = 5,   /* wt_client_register() (it needs a URI) */
 	WT_ADMIN_UNREGISTER = 6, /* model required; also wt_client_unregister() */
+	WT_ADMIN_RECLAIM = 7,    /* give back disk space held by dead chunks (no model) */
 } wt_admin_op;
 
 typedef struct wt_admin_result {
@@ -231,7 +232,10 @@ typedef struct wt_admin_result {
 	uint64_t bytes;
 	uint64_t shards;
 	uint64_t chunks;
-	uint64_t bad; /* verify: chunks whose bytes do not match their hash */
+	uint64_t bad;         /* verify: chunks whose bytes do not match their hash */
+	uint64_t disk_bytes;  /* stats: cache files on disk; reclaim: after the run */
+	uint64_t disk_before; /* reclaim: cache files on disk before the run */
+	uint64_t rewritten;   /* reclaim: live chunk bytes rewritten */
 } wt_admin_result;
 
 /*

@@ -90,5 +90,12 @@ grep -q "^rank: tp_rank=1,ep_rank=0" "$T/m.txt" || die "manifest: no rank line"
 grep -q "qkv_proj.weight" "$T/m.txt" || die "manifest: no fused qkv tensor"
 "$B/weightctl" admin --endpoint "$WD_URL" verify >"$T/a.txt" || die "admin verify: $(cat "$T/a.txt")"
 grep -q "bad=0" "$T/a.txt" || die "admin verify output: $(cat "$T/a.txt")"
+# reclaim on a cache holding layouts: nothing is lost, the disk does not grow
+"$B/weightctl" admin --endpoint "$WD_URL" reclaim >"$T/r.txt" || die "admin reclaim: $(cat "$T/r.txt")"
+read -r before after live < <(sed -n 's/^disk_before=\([0-9]*\) disk_after=\([0-9]*\) live=\([0-9]*\).*/\1 \2 \3/p' "$T/r.txt")
+[ -n "$live" ] && [ "$live" -gt 0 ] && [ "$after" -le "$before" ] && [ "$after" -ge "$live" ] ||
+	die "admin reclaim numbers: $(cat "$T/r.txt")"
+"$B/weightctl" admin --endpoint "$WD_URL" verify >"$T/a.txt" && grep -q "bad=0" "$T/a.txt" ||
+	die "verify after reclaim: $(cat "$T/a.txt")"
 stop_weightd "$WD_PID"
 echo "fetch_faults.sh: ok"

@@ -23,6 +23,12 @@ grep -q "$T/bad.conf:2: unknown key 'no_such_key'" "$T/err" || fail "file:line m
 [ $rc = 2 ] || fail "test hook without env: exit $rc"
 grep -q "WEIGHTD_TEST_HOOKS=1" "$T/err" || fail "test hook message"
 "$D" --help | grep -q -- "--cache-max-bytes" || fail "--help"
+"$D" --cache-reclaim-ratio 0.5 2>"$T/err"; rc=$?
+[ $rc = 2 ] || fail "--cache-reclaim-ratio 0.5: exit $rc"
+grep -q -- "--cache-reclaim-ratio: cache_reclaim_ratio 0.5 must be above 1" "$T/err" ||
+	fail "--cache-reclaim-ratio message: $(cat "$T/err")"
+"$D" --cache-reclaim-ratio 1.5x 2>"$T/err"; rc=$?
+[ $rc = 2 ] && grep -q "is not a decimal number" "$T/err" || fail "--cache-reclaim-ratio 1.5x"
 
 # start with a ready file on a kernel-chosen port; wait for readiness
 mkdir -p "$T/models"
@@ -68,11 +74,24 @@ grep -q "w.conf:1: workers 0 is out of range.*keeping the running configuration"
 kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
 [ $rc = 0 ] || fail "after reloads: exit $rc"
 
-# the same cache reopens; SIGINT also exits 0
-(cd "$T" && exec "$D" --listen "ipc://$T/w2.sock" --ready-file "$T/ready2" 2>"$T/err") &
+# the same cache reopens; SIGINT also exits 0; admin reclaim and the disk bytes in stats
+(cd "$T" && exec "$D" --listen "ipc://$T/w2.sock" --ready-file "$T/ready2" \
+	--cache-reclaim-ratio 2.25 2>"$T/err") &
 pid=$!
 for _ in $(seq 100); do [ -s "$T/ready2" ] && break; sleep 0.05; done
 [ -s "$T/ready2" ] || fail "second start: no ready file"
+C=$B/weightctl
+"$C" admin --endpoint "ipc://$T/w2.sock" reclaim >"$T/rc.txt" || fail "admin reclaim: $(cat "$T/rc.txt")"
+grep -q "^reclaim: [0-9]* -> [0-9]* bytes on disk (0 live chunk bytes)" "$T/rc.txt" ||
+	fail "admin reclaim text: $(cat "$T/rc.txt")"
+grep -q "^disk_before=[0-9]* disk_after=[0-9]* live=0 rewritten=0$" "$T/rc.txt" ||
+	fail "admin reclaim numbers: $(cat "$T/rc.txt")"
+grep -q "admin: reclaim: " "$T/err" || fail "admin reclaim not logged"
+"$C" admin --endpoint "ipc://$T/w2.sock" reclaim --model x 2>"$T/rc.err"; rc=$?
+[ $rc = 2 ] && grep -q "reclaim works on the whole cache" "$T/rc.err" || fail "reclaim --model: exit $rc"
+"$C" admin --endpoint "ipc://$T/w2.sock" stats >"$T/st.txt" || fail "admin stats"
+grep -q "bytes ([0-9]* on disk)" "$T/st.txt" && grep -q " disk=[0-9]*$" "$T/st.txt" ||
+	fail "admin stats: no disk bytes: $(cat "$T/st.txt")"
 kill -INT "$pid"; wait "$pid"; rc=$?; pid=""
 [ $rc = 0 ] || fail "SIGINT: exit $rc"
 echo "weightd_cli.sh: ok"
