@@ -87,7 +87,8 @@ typedef struct cache_opts {
 	                             CACHE_BLOB_FILE_DEF; >= CACHE_BLOB_FILE_MIN) */
 	double reclaim_ratio;     /* cache_reclaim runs in the background after an eviction
 	                             when the chunk files on disk exceed reclaim_ratio x the
-	                             live chunk bytes and one blob file (0 = never
+	                             live chunk bytes and one blob file, and one blob file
+	                             of chunks was deleted since the last run (0 = never
 	                             automatically; else > 1.0; default
 	                             CACHE_RECLAIM_RATIO_DEF). Blob store only. */
 } cache_opts;

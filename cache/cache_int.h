@@ -137,6 +137,7 @@ struct cache {
 	bool rc_thread_live; /* rc_thread was started and is not joined yet */
 	bool rc_active;      /* some cache_reclaim runs now */
 	pthread_t rc_thread;
+	uint64_t rc_freed; /* chunk bytes deleted since the last reclaim began */
 	uint64_t reclaims, reclaimed;
 };
 

@@ -21,6 +21,7 @@ static void drop_chunk(cache *c, cache_chunk_ent *e, rocksdb_writebatch_t *wb)
 	rocksdb_writebatch_delete_cf(wb, c->cf[CACHE_CF_META], (const char *)k, 17);
 	cache_chunk_remove(&c->chunks, e->hash);
 	c->bytes -= e->nbytes;
+	c->rc_freed += e->nbytes;
 	free(e);
 }
 

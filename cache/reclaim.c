@@ -114,6 +114,9 @@ static int reclaim_run(cache *c, cache_reclaim_stats *st, wt_errbuf *err)
 	int rv = WT_OK;
 	uint64_t t0 = common_now_ns();
 	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&c->lk);
+	c->rc_freed = 0;
+	pthread_mutex_unlock(&c->lk);
 	st->disk_before = cache_disk_bytes(c);
 	if (c->opts.store == CACHE_STORE_BLOB) {
 		compact_all(c); /* pass 1: index only; drops all-dead blob files */
@@ -194,8 +197,11 @@ static void *bg_main(void *arg)
 
 void cache_reclaim_maybe_locked(cache *c)
 {
+	/* New garbage of one blob file at least since the last run: a run that
+	 * could not bring the disk down (old files held by a reader) is not
+	 * repeated at every eviction. */
 	if (c->opts.reclaim_ratio <= 0 || c->opts.store != CACHE_STORE_BLOB || !c->rc_armed ||
-	    c->rc_closing || c->rc_bg)
+	    c->rc_closing || c->rc_bg || c->rc_freed < c->opts.blob_file_bytes)
 		return;
 	if (!worth(c, cache_chunk_disk_bytes(c), c->bytes, c->opts.reclaim_ratio))
 		return;

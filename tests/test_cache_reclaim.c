@@ -371,6 +371,37 @@ static void test_auto_after_eviction(void **state)
 	assert_int_equal(check_layout(f->c, 2), 0);
 }
 
+/* Garbage left from before (evicted with automatic reclaim off) is not
+ * enough: a background run needs one blob file of chunks deleted since the
+ * last run, so a run that cannot help is not repeated at every eviction. */
+static void test_auto_needs_new_garbage(void **state)
+{
+	fx *f = *state;
+	tc_reopen(f);
+	wt_errbuf err;
+	assert_int_equal(tc_put_shard(f->c, "small", 8, 99, &err), WT_OK);
+	put_layout(f->c, 1);
+	put_layout(f->c, 2);
+	evict_layout(f->c, 1); /* reclaim_ratio 0: garbage stays */
+	f->o.reclaim_ratio = 1.5;
+	tc_reopen(f);
+	uint64_t disk = cache_chunk_disk_bytes(f->c);
+	assert_true(disk > f->c->bytes * 3 / 2 && disk - f->c->bytes > BLOB_FILE);
+	assert_int_equal(cache_evict(f->c, "small", 5, &err), WT_OK); /* 32 KiB freed */
+	cache_stats st;
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.reclaims, 0);
+	assert_false(f->c->rc_thread_live);
+	char id[32];
+	shard_id(id, sizeof(id), 2, 0);
+	assert_int_equal(cache_evict(f->c, id, strlen(id), &err), WT_OK); /* 976 KiB freed */
+	assert_true(wait_reclaims(f->c, 1));
+	disk = cache_chunk_disk_bytes(f->c);
+	print_message("new garbage: chunk files %llu bytes, live %llu\n", (unsigned long long)disk,
+	              (unsigned long long)f->c->bytes);
+	assert_true(disk <= f->c->bytes + f->c->bytes / 10);
+}
+
 /* cache_close while the background reclaim runs: joined, store intact. */
 static void test_close_while_reclaiming(void **state)
 {
@@ -452,6 +483,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_dead_files_need_no_rewrite, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_reclaim_with_readers, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_auto_after_eviction, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_auto_needs_new_garbage, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_close_while_reclaiming, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_reclaim_empty, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_reclaim_sst_store, setup, tc_teardown),
