@@ -7,7 +7,8 @@
  *       no copy at all): what the staging and DMA path costs
  *
  * Uses build/wt-mkckpt (llama, WT_BENCH_MB MiB, default 256) and build/weightd
- * next to this binary; WT_BENCH_WINDOW sets the client window (default 8).
+ * next to this binary; WT_BENCH_WINDOW and WT_BENCH_CONNS set the client window
+ * (default 8) and connections (default 2).
  * Goodputs are the best of 3 cache-hit fetches (the first fetch produces the
  * shard and is not counted). Where no CUDA device is usable it prints
  * "cuda: no usable device" and exits 0.
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
 	/* as weightctl fetch does: reuse chunk buffers instead of fresh mmaps */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	const char *mb = getenv("WT_BENCH_MB") ? getenv("WT_BENCH_MB") : "256";
+	const char *mb = NULL;
 	if (bench_init(argv[0], "cuda") != 0)
 		return 1;
 	char url[512];
@@ -68,18 +69,11 @@ int main(int argc, char **argv)
 	wt_client *c = NULL;
 	wt_manifest *m = NULL;
 	wt_host_sink *host = NULL;
-	if (bench_make_llama("llama", mb) != 0 ||
-	    (wd = bench_start_weightd(url, sizeof(url), "2")) < 0) {
-		fprintf(stderr, "bench_cuda_sink: cannot make the fixture or start weightd\n");
+	if ((wd = bench_fixture_and_weightd("bench_cuda_sink", url, sizeof(url), &mb)) < 0)
 		goto out;
-	}
 	wt_client_opts o;
-	wt_client_opts_init(&o);
 	const char *eps[] = {url};
-	o.endpoints = eps;
-	o.n_endpoints = 1;
-	if (getenv("WT_BENCH_WINDOW") != NULL)
-		o.window = (uint32_t)strtoul(getenv("WT_BENCH_WINDOW"), NULL, 10);
+	bench_client_opts(&o, eps);
 	wt_layout l;
 	wt_layout_init(&l);
 	bench_count_sink cnt;

@@ -196,27 +196,18 @@ int main(int argc, char **argv)
 	/* as weightctl fetch does (README: client section): reuse chunk buffers */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	const char *mb = getenv("WT_BENCH_MB") ? getenv("WT_BENCH_MB") : "256";
+	const char *mb = NULL;
 	if (bench_init(argv[0], "fetch") != 0)
 		return 1;
 	char url[512];
 	int rc = 1;
 	pid_t wd = -1;
 	wt_client *c = NULL;
-	if (bench_make_llama("llama", mb) != 0 ||
-	    (wd = bench_start_weightd(url, sizeof(url), "2")) < 0) {
-		fprintf(stderr, "bench_fetch: cannot make the fixture or start weightd\n");
+	if ((wd = bench_fixture_and_weightd("bench_fetch", url, sizeof(url), &mb)) < 0)
 		goto out;
-	}
 	wt_client_opts o;
-	wt_client_opts_init(&o);
 	const char *eps[] = {url};
-	o.endpoints = eps;
-	o.n_endpoints = 1;
-	if (getenv("WT_BENCH_WINDOW") != NULL)
-		o.window = (uint32_t)strtoul(getenv("WT_BENCH_WINDOW"), NULL, 10);
-	if (getenv("WT_BENCH_CONNS") != NULL)
-		o.connections = (uint32_t)strtoul(getenv("WT_BENCH_CONNS"), NULL, 10);
+	bench_client_opts(&o, eps);
 	wt_errbuf err;
 	if (wt_client_open(&c, &o, &err) != WT_OK)
 		goto out;

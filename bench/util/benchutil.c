@@ -95,6 +95,28 @@ pid_t bench_start_weightd(char *url, size_t cap, const char *workers)
 	return -1;
 }
 
+pid_t bench_fixture_and_weightd(const char *who, char *url, size_t cap, const char **mb)
+{
+	*mb = getenv("WT_BENCH_MB") ? getenv("WT_BENCH_MB") : "256";
+	pid_t wd = -1;
+	if (bench_make_llama("llama", *mb) != 0 || (wd = bench_start_weightd(url, cap, "2")) < 0) {
+		fprintf(stderr, "%s: cannot make the fixture or start weightd\n", who);
+		return -1;
+	}
+	return wd;
+}
+
+void bench_client_opts(wt_client_opts *o, const char *const *eps)
+{
+	wt_client_opts_init(o);
+	o->endpoints = eps;
+	o->n_endpoints = 1;
+	if (getenv("WT_BENCH_WINDOW") != NULL)
+		o->window = (uint32_t)strtoul(getenv("WT_BENCH_WINDOW"), NULL, 10);
+	if (getenv("WT_BENCH_CONNS") != NULL)
+		o->connections = (uint32_t)strtoul(getenv("WT_BENCH_CONNS"), NULL, 10);
+}
+
 void bench_finish(pid_t weightd)
 {
 	if (weightd > 0) {

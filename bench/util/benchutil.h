@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "weights/client.h"
 #include "weights/engine.h"
 
 /* Build folder = the folder above argv0's (build/bench/x -> build); a new temp
@@ -29,6 +30,15 @@ int bench_make_llama(const char *name, const char *size_mb);
  * `workers` workers; its URL into url. The pid, or -1 (killed) if it did not
  * come up within 60 s. */
 pid_t bench_start_weightd(char *url, size_t cap, const char *workers);
+
+/* The usual setup of an end-to-end bench: a llama of WT_BENCH_MB MiB (default
+ * 256; *mb = the text) and weightd with 2 workers; its URL into url. The pid,
+ * or -1 after printing "<who>: cannot make the fixture or start weightd". */
+pid_t bench_fixture_and_weightd(const char *who, char *url, size_t cap, const char **mb);
+
+/* Client options for the one endpoint eps[0] (eps must outlive o), with
+ * WT_BENCH_WINDOW and WT_BENCH_CONNS applied when set. */
+void bench_client_opts(wt_client_opts *o, const char *const *eps);
 
 /* SIGTERM and reap weightd (pid <= 0: nothing), then remove the temp folder. */
 void bench_finish(pid_t weightd);
