@@ -144,6 +144,21 @@ int cache_commit_shard(cache_writer *w, const void *manifest, size_t manifest_le
 /* Drop an uncommitted shard and the chunks only it referenced. NULL is a no-op. */
 void cache_abort_shard(cache_writer *w);
 
+/* ---- notes: small named values beside the shards ---- */
+
+#define CACHE_NOTE_NAME_MAX  4096u
+#define CACHE_NOTE_VALUE_MAX 4096u
+
+/* Store value (1..CACHE_NOTE_VALUE_MAX bytes) under name (1..CACHE_NOTE_NAME_MAX
+ * bytes), replacing any earlier one; both copied. Written through the WAL,
+ * not synced. Notes survive restarts; eviction and verify leave them alone. */
+int cache_note_put(cache *c, const void *name, size_t name_len, const void *val, size_t val_len,
+                   wt_errbuf *err);
+/* Copy the note `name` into val (cap bytes): WT_ENOTFOUND if none, WT_ETOOBIG
+ * if larger than cap. */
+int cache_note_get(cache *c, const void *name, size_t name_len, void *val, size_t cap,
+                   size_t *val_len, wt_errbuf *err);
+
 /* ---- reading ---- */
 
 /*

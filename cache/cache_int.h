@@ -8,6 +8,8 @@
  *              key 'k' + 16-byte hash        value u64le chunk nbytes (chunk index,
  *                                            written through the WAL before the chunk)
  *              key 'u' + shard id            value u64le LRU clock of last use
+ *              key 's' + name                value a note (note.c; weightd's
+ *                                            source-object digests)
  *
  * Shard record (little-endian):
  *   off 0   u32  magic CACHE_REC_MAGIC

@@ -36,6 +36,7 @@ static const struct {
     [WT_ECANCELED] = {"WT_ECANCELED", "canceled"},
     [WT_EUNAVAIL] = {"WT_EUNAVAIL", "no server available"},
     [WT_EDEVICE] = {"WT_EDEVICE", "device error"},
+    [WT_ECHANGED] = {"WT_ECHANGED", "source changed while read"},
 };
 
 const char *wt_strerror(int err)

@@ -6,18 +6,18 @@
  *   config.json + model.safetensors.index.json + shards  (weight_map: tensor -> file)
  *
  * Every referenced safetensors header is read and validated at open; the
- * index must agree exactly with the files' headers. The revision digest is
- * SHA-256 over (key NUL size NUL version NUL) of each object in key order,
- * then the config.json bytes.
+ * index must agree exactly with the files' headers. Every object is read
+ * through a pin held for the life of the ckpt, so a file replaced under its
+ * name is not seen and an in-place write is caught (ckpt_check). The
+ * revision digest covers every object's bytes (revision.c).
  */
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
-#include "loader/loader.h"
+#include "loader/ckpt_int.h"
 
 #define KEY_CONFIG "config.json"
 #define KEY_SINGLE "model.safetensors"
@@ -30,7 +30,12 @@ struct ckpt {
 	size_t config_len;
 	char revision[65]; /* hex SHA-256 */
 	char **objects;    /* safetensors keys, sorted; owned */
+	store_pin **pins;  /* one per object, same order; owned */
 	size_t n_objects;
+	const ckpt_memo *memo; /* during open only */
+	/* digests of config.json and the index, for the revision */
+	uint64_t config_bytes, index_bytes;
+	wt_hash128 config_digest, index_digest;
 	char **names;         /* tensor names in name order; owned */
 	ckpt_tensor *tensors; /* name order; name/object point into names/objects */
 	size_t n_tensors;
@@ -71,9 +76,13 @@ void ckpt_close(ckpt *c)
 		return;
 	ckpt_config_clear(&c->cfg);
 	free(c->config_json);
-	for (size_t i = 0; i < c->n_objects; i++)
+	for (size_t i = 0; i < c->n_objects; i++) {
 		free(c->objects[i]);
+		if (c->pins != NULL)
+			store_pin_close(c->pins[i]);
+	}
 	free(c->objects);
+	free(c->pins);
 	for (size_t i = 0; c->names != NULL && i < c->n_tensors; i++)
 		free(c->names[i]);
 	free(c->names);
@@ -98,6 +107,8 @@ static int parse_index(ckpt *c, json_t **rootp, entry **out, size_t *n_out, wt_e
 	int rv = store_read_all(c->s, KEY_INDEX, CKPT_MAX_JSON_BYTES, &text, &len, err);
 	if (rv != WT_OK)
 		return rv;
+	c->index_bytes = len;
+	c->index_digest = common_hash128(text, len);
 	json_error_t je;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	free(text);
@@ -172,8 +183,13 @@ static int read_headers(ckpt *c, st_file *files, found **out, size_t *n_out, con
                         size_t n_e, wt_errbuf *err)
 {
 	size_t total = 0;
+	c->pins = calloc(c->n_objects ? c->n_objects : 1, sizeof(*c->pins));
+	if (c->pins == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu objects", c->n_objects);
 	for (size_t i = 0; i < c->n_objects; i++) {
-		int rv = st_read_file(c->s, c->objects[i], &files[i], err);
+		int rv = store_pin_open(c->s, c->objects[i], &c->pins[i], err);
+		if (rv == WT_OK)
+			rv = st_read_pinned(c->pins[i], &files[i], err);
 		if (rv == WT_ENOTFOUND && e != NULL)
 			return wt_seterr(err, WT_ENOTFOUND,
 			                 KEY_INDEX ": tensor '%s' maps to '%s', which does not "
@@ -247,6 +263,7 @@ static int build_table(ckpt *c, const found *f, size_t n, wt_errbuf *err)
 		ckpt_tensor *t = &c->tensors[i];
 		t->name = c->names[i];
 		t->object = c->objects[f[i].file];
+		t->object_index = f[i].file;
 		t->dtype = f[i].t->dtype;
 		t->ndim = f[i].t->ndim;
 		memcpy(t->shape, f[i].t->shape, sizeof(t->shape));
@@ -258,48 +275,25 @@ static int build_table(ckpt *c, const found *f, size_t n, wt_errbuf *err)
 	return WT_OK;
 }
 
-static int obj_cmp(const void *a, const void *b)
-{
-	return strcmp(((const store_obj *)a)->key, ((const store_obj *)b)->key);
-}
-
+/* Revision over config.json, the index and every pinned safetensors file. */
 static int compute_revision(ckpt *c, bool indexed, wt_errbuf *err)
 {
 	size_t n = c->n_objects + 1 + (indexed ? 1 : 0);
-	store_obj *o = calloc(n, sizeof(*o));
+	ckpt_rev_obj *o = calloc(n, sizeof(*o));
 	if (o == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
-	int rv = store_stat(c->s, KEY_CONFIG, &o[0], err);
-	if (rv == WT_OK && indexed)
-		rv = store_stat(c->s, KEY_INDEX, &o[1], err);
-	for (size_t i = 0; rv == WT_OK && i < c->n_objects; i++)
-		rv = store_stat(c->s, c->objects[i], &o[n - c->n_objects + i], err);
-	EVP_MD_CTX *md = rv == WT_OK ? EVP_MD_CTX_new() : NULL;
-	if (rv == WT_OK && md == NULL)
-		rv = wt_seterr(err, WT_ENOMEM, "out of memory for SHA-256");
-	if (rv == WT_OK) {
-		qsort(o, n, sizeof(*o), obj_cmp);
-		int ok = EVP_DigestInit_ex(md, EVP_sha256(), NULL);
-		for (size_t i = 0; i < n; i++) {
-			char size[24];
-			int k =
-			    snprintf(size, sizeof(size), "%llu", (unsigned long long)o[i].nbytes);
-			ok = ok && EVP_DigestUpdate(md, o[i].key, strlen(o[i].key) + 1);
-			ok = ok && EVP_DigestUpdate(md, size, (size_t)k + 1);
-			ok = ok && EVP_DigestUpdate(md, o[i].version, strlen(o[i].version) + 1);
-		}
-		ok = ok && EVP_DigestUpdate(md, c->config_json, c->config_len);
-		unsigned char dig[32];
-		unsigned int dlen = 0;
-		ok = ok && EVP_DigestFinal_ex(md, dig, &dlen);
-		if (!ok || dlen != 32)
-			rv = wt_seterr(err, WT_EIO, "SHA-256 of the revision failed (OpenSSL)");
-		for (unsigned int i = 0; rv == WT_OK && i < 32; i++)
-			snprintf(c->revision + 2 * i, 3, "%02x", dig[i]);
+	o[0] = (ckpt_rev_obj){KEY_CONFIG, c->config_bytes, c->config_digest};
+	if (indexed)
+		o[1] = (ckpt_rev_obj){KEY_INDEX, c->index_bytes, c->index_digest};
+	int rv = WT_OK;
+	for (size_t i = 0; rv == WT_OK && i < c->n_objects; i++) {
+		ckpt_rev_obj *r = &o[n - c->n_objects + i];
+		r->key = c->objects[i];
+		r->nbytes = store_pin_obj(c->pins[i])->nbytes;
+		rv = ckpt_object_digest(c->pins[i], store_uri(c->s), c->memo, &r->digest, err);
 	}
-	EVP_MD_CTX_free(md);
-	for (size_t i = 0; i < n; i++)
-		store_obj_clear(&o[i]);
+	if (rv == WT_OK)
+		rv = ckpt_revision_compute(o, n, c->revision, err);
 	free(o);
 	return rv;
 }
@@ -332,6 +326,8 @@ static int load(ckpt *c, wt_errbuf *err)
 	                        &c->config_len, err);
 	if (rv != WT_OK)
 		return rv;
+	c->config_bytes = c->config_len;
+	c->config_digest = common_hash128(c->config_json, c->config_len);
 	if ((rv = ckpt_config_parse(c->config_json, c->config_len, &c->cfg, err)) != WT_OK)
 		return rv;
 	bool indexed = false;
@@ -368,12 +364,19 @@ static int load(ckpt *c, wt_errbuf *err)
 
 int ckpt_open(ckpt **out, store *s, wt_errbuf *err)
 {
+	return ckpt_open_memo(out, s, NULL, err);
+}
+
+int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err)
+{
 	*out = NULL;
 	ckpt *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
 	c->s = s;
+	c->memo = memo;
 	int rv = load(c, err);
+	c->memo = NULL;
 	if (rv != WT_OK) {
 		wt_errprefix(err, "model '%s'", store_uri(s));
 		ckpt_close(c);
@@ -451,5 +454,15 @@ int ckpt_read(const ckpt *c, const ckpt_tensor *t, uint64_t off, void *buf, size
 		                 "tensor '%s': read of %zu bytes at %llu is beyond its %llu bytes",
 		                 t->name, len, (unsigned long long)off,
 		                 (unsigned long long)t->nbytes);
-	return store_read(c->s, t->object, t->off + off, buf, len, err);
+	return store_pin_read(c->pins[t->object_index], t->off + off, buf, len, err);
+}
+
+int ckpt_check(const ckpt *c, wt_errbuf *err)
+{
+	for (size_t i = 0; i < c->n_objects; i++) {
+		int rv = store_pin_check(c->pins[i], err);
+		if (rv != WT_OK)
+			return wt_errprefix(err, "model '%s'", store_uri(c->s));
+	}
+	return WT_OK;
 }

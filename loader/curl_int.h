@@ -67,9 +67,11 @@ int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_er
  * may end early only at the object's end (*got < len). 416 = off at or past
  * the end (*got = 0). A 200 (server ignored Range), a short body or a wrong
  * Content-Range is WT_EIO naming the key. Reads of opts.split_bytes or more
- * are split into opts.parallel ranges fetched at once. */
-int curlu_read(curlu *c, const char *url, const char *key, uint64_t off, void *buf, size_t len,
-               size_t *got, wt_errbuf *err);
+ * are split into opts.parallel ranges fetched at once. version (NULL = any):
+ * the ETag (else Last-Modified) every reply must carry, as curlu_stat reported
+ * it; a reply from another version of the object is WT_ECHANGED. */
+int curlu_read(curlu *c, const char *url, const char *key, const char *version, uint64_t off,
+               void *buf, size_t len, size_t *got, wt_errbuf *err);
 
 /* GET url expecting 200; the body (NUL-terminated beyond *len) is malloc'd
  * into *out, caller frees. A body over max_bytes is WT_ETOOBIG. `what` names

@@ -667,8 +667,24 @@ static int check_range(const xfer *x, wt_errbuf *err)
 	return WT_OK;
 }
 
-int curlu_read(curlu *c, const char *url, const char *key, uint64_t off, void *buf, size_t len,
-               size_t *got, wt_errbuf *err)
+/* The reply's validator (ETag, else Last-Modified) must be `version` when the
+ * caller pinned one: a ranged GET answered from a newer object is WT_ECHANGED. */
+static int check_version(const xfer *x, const char *version, wt_errbuf *err)
+{
+	if (version == NULL || version[0] == '\0' || x->status == 416)
+		return WT_OK;
+	const char *got = x->etag[0] ? x->etag : x->lastmod;
+	if (strcmp(got, version) == 0)
+		return WT_OK;
+	return wt_seterr(err, WT_ECHANGED,
+	                 "key '%s': GET %s answered from version '%s', not '%s' read at open: "
+	                 "the object changed while it was read; it is read again at its new "
+	                 "version",
+	                 x->key, x->url, got[0] ? got : "(none)", version);
+}
+
+int curlu_read(curlu *c, const char *url, const char *key, const char *version, uint64_t off,
+               void *buf, size_t len, size_t *got, wt_errbuf *err)
 {
 	*got = 0;
 	if (len == 0)
@@ -696,6 +712,8 @@ int curlu_read(curlu *c, const char *url, const char *key, uint64_t off, void *b
 	int rv = run(c, xs, parts, err);
 	for (size_t i = 0; rv == WT_OK && i < parts; i++)
 		rv = check_range(&xv[i], err);
+	for (size_t i = 0; rv == WT_OK && i < parts; i++)
+		rv = check_version(&xv[i], version, err);
 	if (rv != WT_OK)
 		return rv;
 	/* only the object's end may cut a read short, and nothing follows it */

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/common.h"
 #include "weights/dtype.h"
 #include "weights/error.h"
 
@@ -23,7 +24,9 @@ typedef struct store store;
 typedef struct store_obj {
 	char *key;       /* relative to the store root, '/'-separated; owned */
 	uint64_t nbytes; /* object size */
-	char *version;   /* ETag, or mtime in ns as decimal for file://; owned */
+	char *version;   /* ETag (else Last-Modified); for file:// "MTIME.CTIME.DEV.INO"
+	                    (ns, ns, hex, decimal): any write, rename over or
+	                    touch of the file changes it; owned */
 } store_obj;
 
 typedef struct store_list {
@@ -60,6 +63,28 @@ int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, si
 
 /* Bytes returned by store_read/store_read_all since open (tests count source reads). */
 uint64_t store_bytes_read(const store *s);
+
+/*
+ * A pinned object: reads see the bytes the object had when it was pinned, or
+ * fail with WT_ECHANGED. file:// keeps the file open (a rename over the name
+ * does not affect the pin; an in-place write is caught by store_pin_check);
+ * http/s3 check every reply's ETag (else Last-Modified) against the pinned one.
+ * A pin may be read from any number of threads; close it once.
+ */
+typedef struct store_pin store_pin;
+
+int store_pin_open(store *s, const char *key, store_pin **out, wt_errbuf *err);
+void store_pin_close(store_pin *p); /* NULL-safe */
+/* Key, size and version at pin time. Borrowed; valid until store_pin_close(). */
+const store_obj *store_pin_obj(const store_pin *p);
+/* Read exactly len bytes at off (WT_EIO if the object is shorter). */
+int store_pin_read(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf *err);
+/* WT_OK if the object still has its pinned size and version; WT_ECHANGED
+ * naming the key otherwise (then bytes read through the pin may be mixed). */
+int store_pin_check(store_pin *p, wt_errbuf *err);
+/* Whole (small) pinned object into a malloc'd buffer, as store_read_all. */
+int store_pin_read_all(store_pin *p, uint64_t max_bytes, char **out, size_t *len,
+                       wt_errbuf *err);
 
 /* ===================== safetensors ===================== */
 
@@ -100,6 +125,8 @@ int st_parse_header(const char *hdr, size_t hdr_len, uint64_t file_bytes, st_fil
 int st_check_prefix(const void *prefix8, uint64_t file_bytes, uint64_t *hdr_len, wt_errbuf *err);
 /* Read the length prefix and header of `key` in `s`, and parse. */
 int st_read_file(store *s, const char *key, st_file *out, wt_errbuf *err);
+/* The same through a pinned object. */
+int st_read_pinned(store_pin *p, st_file *out, wt_errbuf *err);
 void st_file_free(st_file *f); /* NULL-safe */
 /* Find a tensor by name; NULL if absent. Borrowed. */
 const st_tensor *st_find(const st_file *f, const char *name);
@@ -193,6 +220,7 @@ typedef struct ckpt_tensor {
 	int64_t shape[WT_MAX_DIMS];
 	uint64_t off; /* absolute offset in the object */
 	uint64_t nbytes;
+	size_t object_index; /* of `object` among the checkpoint's safetensors files */
 } ckpt_tensor;
 
 typedef struct ckpt ckpt;
@@ -200,16 +228,36 @@ typedef struct ckpt ckpt;
 /* Ceiling on config.json and model.safetensors.index.json (WT_ETOOBIG beyond). */
 #define CKPT_MAX_JSON_BYTES (64u * 1024u * 1024u)
 
+/*
+ * Remembered content digests (weightd keeps them in its cache): get returns
+ * true and fills *out when the digest of object o (key, size, version) of the
+ * store at uri is known; put records one. Called from the opening thread.
+ * Objects with an empty version are never looked up.
+ */
+typedef struct ckpt_memo {
+	bool (*get)(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out);
+	void (*put)(void *ctx, const char *uri, const store_obj *o, wt_hash128 digest);
+	void *ctx;
+} ckpt_memo;
+
 /* Open the model folder at the store root: config.json + model.safetensors, or
  * model.safetensors.index.json + shards. Validates the index (entries point to
- * existing files and tensors; a tensor in two files; tensors not in the index). */
+ * existing files and tensors; a tensor in two files; tensors not in the index).
+ * Every object is pinned (store_pin_open) for the life of the ckpt, and its
+ * content digest computed (a full read) unless memo knows it. */
 int ckpt_open(ckpt **out, store *s, wt_errbuf *err);
+int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err);
+
+/* WT_OK if no object changed since the ckpt was opened (every byte read
+ * through it belongs to its revision); WT_ECHANGED naming the object else. */
+int ckpt_check(const ckpt *c, wt_errbuf *err);
 void ckpt_close(ckpt *c); /* NULL-safe; does not close the store */
 
 const ckpt_config *ckpt_get_config(const ckpt *c);
 /* Raw config.json text. Borrowed. */
 const char *ckpt_config_json(const ckpt *c, size_t *len);
-/* Revision digest: hex SHA-256 over (key, size, version) of every object plus config.json. */
+/* Revision digest: hex SHA-256 over (key, size, XXH3-128 of the bytes) of every object
+ * (README "Revision digest"). */
 const char *ckpt_revision(const ckpt *c);
 store *ckpt_store(const ckpt *c);
 

@@ -4,21 +4,18 @@
 
 #include "loader/loader.h"
 
-int st_read_file(store *s, const char *key, st_file *out, wt_errbuf *err)
+int st_read_pinned(store_pin *p, st_file *out, wt_errbuf *err)
 {
 	memset(out, 0, sizeof(*out));
-	store_obj o;
-	int rv = store_stat(s, key, &o, err);
-	if (rv != WT_OK)
-		return rv;
-	uint64_t size = o.nbytes;
-	store_obj_clear(&o);
+	const char *key = store_pin_obj(p)->key;
+	uint64_t size = store_pin_obj(p)->nbytes;
 	if (size < 8)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "'%s': %llu bytes, shorter than the 8-byte header length", key,
 		                 (unsigned long long)size);
 	unsigned char prefix[8];
-	if ((rv = store_read(s, key, 0, prefix, sizeof(prefix), err)) != WT_OK)
+	int rv = store_pin_read(p, 0, prefix, sizeof(prefix), err);
+	if (rv != WT_OK)
 		return rv;
 	uint64_t hlen;
 	if ((rv = st_check_prefix(prefix, size, &hlen, err)) != WT_OK)
@@ -27,9 +24,20 @@ int st_read_file(store *s, const char *key, st_file *out, wt_errbuf *err)
 	if (hdr == NULL)
 		return wt_seterr(err, WT_ENOMEM, "'%s': out of memory for a %llu-byte header", key,
 		                 (unsigned long long)hlen);
-	rv = store_read(s, key, 8, hdr, (size_t)hlen, err);
+	rv = store_pin_read(p, 8, hdr, (size_t)hlen, err);
 	if (rv == WT_OK && (rv = st_parse_header(hdr, (size_t)hlen, size, out, err)) != WT_OK)
 		wt_errprefix(err, "'%s'", key);
 	free(hdr);
+	return rv;
+}
+
+int st_read_file(store *s, const char *key, st_file *out, wt_errbuf *err)
+{
+	memset(out, 0, sizeof(*out));
+	store_pin *p = NULL;
+	int rv = store_pin_open(s, key, &p, err);
+	if (rv == WT_OK)
+		rv = st_read_pinned(p, out, err);
+	store_pin_close(p);
 	return rv;
 }

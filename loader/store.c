@@ -175,6 +175,19 @@ void store_obj_clear(store_obj *o)
 	memset(o, 0, sizeof(*o));
 }
 
+/* Count got bytes; a read that came back short is WT_EIO naming the key. */
+static int count_read(store *s, const char *key, uint64_t off, size_t len, size_t got,
+                      wt_errbuf *err)
+{
+	atomic_fetch_add(&s->bytes_read, (uint64_t)got);
+	if (got != len)
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': short read: %zu of %zu bytes at offset %llu (object "
+		                 "shorter than expected; changed while reading?)",
+		                 key, got, len, (unsigned long long)off);
+	return WT_OK;
+}
+
 int store_read(store *s, const char *key, uint64_t off, void *buf, size_t len, wt_errbuf *err)
 {
 	int rv = store_check_key(key, false, err);
@@ -187,15 +200,9 @@ int store_read(store *s, const char *key, uint64_t off, void *buf, size_t len, w
 	if (len == 0)
 		return WT_OK;
 	size_t got = 0;
-	if ((rv = s->ops->read(s->impl, key, off, buf, len, &got, err)) != WT_OK)
+	if ((rv = s->ops->read(s->impl, key, NULL, off, buf, len, &got, err)) != WT_OK)
 		return rv;
-	atomic_fetch_add(&s->bytes_read, (uint64_t)got);
-	if (got != len)
-		return wt_seterr(err, WT_EIO,
-		                 "key '%s': short read: %zu of %zu bytes at offset %llu (object "
-		                 "shorter than expected; changed while reading?)",
-		                 key, got, len, (unsigned long long)off);
-	return WT_OK;
+	return count_read(s, key, off, len, got, err);
 }
 
 int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, size_t *len,
@@ -203,20 +210,117 @@ int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, si
 {
 	*out = NULL;
 	*len = 0;
-	store_obj o;
-	int rv = store_stat(s, key, &o, err);
+	store_pin *p = NULL;
+	int rv = store_pin_open(s, key, &p, err);
+	if (rv == WT_OK)
+		rv = store_pin_read_all(p, max_bytes, out, len, err);
+	store_pin_close(p);
+	return rv;
+}
+
+/* ---------------- pins ---------------- */
+
+struct store_pin {
+	store *s;
+	void *h;       /* the backend's handle (file://), or NULL: pinned by version */
+	store_obj obj; /* at pin time */
+};
+
+int store_pin_open(store *s, const char *key, store_pin **out, wt_errbuf *err)
+{
+	*out = NULL;
+	int rv = store_check_key(key, false, err);
 	if (rv != WT_OK)
 		return rv;
-	uint64_t n = o.nbytes;
-	store_obj_clear(&o);
+	store_pin *p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
+	p->s = s;
+	if (s->ops->pin != NULL)
+		rv = s->ops->pin(s->impl, key, &p->h, &p->obj, err);
+	else
+		rv = s->ops->stat(s->impl, key, &p->obj, err);
+	if (rv != WT_OK) {
+		store_pin_close(p);
+		return rv;
+	}
+	*out = p;
+	return WT_OK;
+}
+
+void store_pin_close(store_pin *p)
+{
+	if (p == NULL)
+		return;
+	if (p->h != NULL)
+		p->s->ops->unpin(p->h);
+	store_obj_clear(&p->obj);
+	free(p);
+}
+
+const store_obj *store_pin_obj(const store_pin *p)
+{
+	return &p->obj;
+}
+
+int store_pin_read(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf *err)
+{
+	const char *key = p->obj.key;
+	uint64_t end;
+	if (!wt_add_u64(off, len, &end) || end > (uint64_t)INT64_MAX)
+		return wt_seterr(err, WT_EOVERFLOW, "key '%s': read of %zu bytes at %llu overflows",
+		                 key, len, (unsigned long long)off);
+	if (len == 0)
+		return WT_OK;
+	size_t got = 0;
+	int rv = p->h != NULL
+	             ? p->s->ops->pin_read(p->h, key, off, buf, len, &got, err)
+	             : p->s->ops->read(p->s->impl, key, p->obj.version, off, buf, len, &got, err);
+	if (rv != WT_OK)
+		return rv;
+	return count_read(p->s, key, off, len, got, err);
+}
+
+int store_pin_check(store_pin *p, wt_errbuf *err)
+{
+	const char *key = p->obj.key;
+	store_obj now = {0};
+	int rv = p->h != NULL ? p->s->ops->pin_stat(p->h, key, &now, err)
+	                      : p->s->ops->stat(p->s->impl, key, &now, err);
+	if (rv == WT_OK && (now.nbytes != p->obj.nbytes || now.version == NULL ||
+	                    strcmp(now.version, p->obj.version) != 0))
+		rv = wt_seterr(err, WT_ECHANGED,
+		               "key '%s' changed while it was read (size %llu -> %llu, version "
+		               "'%s' -> '%s'); what was read from it is discarded",
+		               key, (unsigned long long)p->obj.nbytes,
+		               (unsigned long long)now.nbytes, p->obj.version,
+		               now.version ? now.version : "");
+	else if (rv == WT_ENOTFOUND)
+		rv = wt_seterr(err, WT_ECHANGED,
+		               "key '%s' was removed while it was read; what was read from it is "
+		               "discarded",
+		               key);
+	store_obj_clear(&now);
+	return rv;
+}
+
+int store_pin_read_all(store_pin *p, uint64_t max_bytes, char **out, size_t *len,
+                       wt_errbuf *err)
+{
+	*out = NULL;
+	*len = 0;
+	uint64_t n = p->obj.nbytes;
 	if (n > max_bytes || n >= SIZE_MAX)
-		return wt_seterr(err, WT_ETOOBIG, "key '%s': %llu bytes > limit of %llu bytes", key,
-		                 (unsigned long long)n, (unsigned long long)max_bytes);
+		return wt_seterr(err, WT_ETOOBIG, "key '%s': %llu bytes > limit of %llu bytes",
+		                 p->obj.key, (unsigned long long)n, (unsigned long long)max_bytes);
 	char *buf = malloc((size_t)n + 1);
 	if (buf == NULL)
-		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for %llu bytes", key,
-		                 (unsigned long long)n);
-	if ((rv = store_read(s, key, 0, buf, (size_t)n, err)) != WT_OK) {
+		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for %llu bytes",
+		                 p->obj.key, (unsigned long long)n);
+	int rv = store_pin_read(p, 0, buf, (size_t)n, err);
+	if (rv == WT_OK)
+		rv = store_pin_check(p, err);
+	if (rv != WT_OK) {
 		free(buf);
 		return rv;
 	}

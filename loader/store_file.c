@@ -1,10 +1,24 @@
 /*
  * store_file.c — the file:// backend (and plain paths): a local folder as an
- * object store. Keys map to files below the root; version = mtime in ns.
+ * object store. Keys map to files below the root.
  *
- * Every access resolves the path with realpath() and refuses targets outside
- * the (resolved) root, so a symlink cannot leak files from elsewhere. Reads
- * are pread() on a per-call descriptor: no shared state, any thread.
+ * Race-free resolution. Every object is opened by walking its path one
+ * component at a time from a directory handle held since the store was
+ * opened (openat with O_NOFOLLOW at each step), so what is read is what was
+ * checked: swapping a file or folder for a symlink between a check and the
+ * open cannot redirect the read. Symlinks met on the way are followed by
+ * this walk, not by the kernel, and only while they stay inside the jail:
+ *   - the store root itself, or
+ *   - for a root inside a Hugging Face cache (".../models--ORG--NAME/snapshots/REV"),
+ *     the models--ORG--NAME folder, so snapshot links into ../../blobs/ work.
+ * An absolute link, or a ".." that would leave the jail, is WT_EPERM.
+ *
+ * Versions: "MTIME.CTIME.DEV.INO" (mtime and ctime in ns, dev in hex, inode).
+ * ctime changes on every write and on any utimes() call, so a same-size
+ * rewrite that puts the mtime back still gets a new version. A pin keeps the
+ * file open: reads see the opened inode even if the name is replaced, and
+ * pin_stat (fstat) reports an in-place write.
+ *
  * Listing does not descend into symlinked directories.
  */
 #include <dirent.h>
@@ -20,11 +34,16 @@
 #include "common/common.h"
 #include "loader/store_int.h"
 
-#define FILE_MAX_DEPTH 32
+#define FILE_MAX_DEPTH 32 /* directory levels below the jail */
+#define FILE_MAX_LINKS 40 /* symlinks followed in one resolution (the kernel's limit) */
+#define HF_MODEL_DIR   "models--"
 
 typedef struct file_store {
 	char *root; /* realpath of the root, no trailing '/'; immutable */
 	size_t root_len;
+	char *jail;     /* the folder nothing may resolve outside of; immutable */
+	char *root_rel; /* the root relative to the jail ("" when they are the same) */
+	int jail_fd;    /* O_PATH handle on the jail, held while the store is open */
 } file_store;
 
 static int errno_code(int e)
@@ -43,39 +62,206 @@ static int errno_code(int e)
 	}
 }
 
-/* Resolve root/key; refuse anything outside the root. *out is malloc'd. */
-static int resolve(const file_store *fs, const char *key, char **out, wt_errbuf *err)
+/* ---------------- race-free resolution ---------------- */
+
+/* The walk's state: a stack of open directories from the jail down. */
+typedef struct walker {
+	const file_store *fs;
+	const char *key; /* for messages */
+	int fds[FILE_MAX_DEPTH + 1];
+	int depth; /* fds[0] is fs->jail_fd (not ours to close) */
+	int links;
+	wt_errbuf *err;
+} walker;
+
+static void walker_pop_all(walker *w)
 {
-	*out = NULL;
-	size_t n = fs->root_len + 1 + strlen(key) + 1;
-	char *joined = malloc(n);
-	if (joined == NULL)
-		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
-	snprintf(joined, n, "%s/%s", fs->root, key);
-	char *real = realpath(joined, NULL);
-	int e = errno;
-	free(joined);
-	if (real == NULL)
-		return wt_seterr(err, errno_code(e), "key '%s' in '%s': %s", key, fs->root,
-		                 strerror(e));
-	if (strncmp(real, fs->root, fs->root_len) != 0 ||
-	    (real[fs->root_len] != '/' && fs->root_len > 1)) {
-		wt_seterr(err, WT_EPERM,
-		          "key '%s': resolves to '%s', outside the store root '%s' (symlink?); "
-		          "refused — copy the file into the folder",
-		          key, real, fs->root);
-		free(real);
-		return WT_EPERM;
+	while (w->depth > 0)
+		close(w->fds[w->depth--]);
+}
+
+static int walk_escape(walker *w, const char *why)
+{
+	return wt_seterr(w->err, WT_EPERM,
+	                 "key '%s' in '%s': %s outside the store root '%s'; refused — copy the "
+	                 "file into the folder",
+	                 w->key, w->fs->root, why, w->fs->jail);
+}
+
+/* Follow the symlink `name` in the current directory: the new path to walk is
+ * its target followed by rest. *path is replaced (malloc'd). */
+static int walk_link(walker *w, const char *name, const char *rest, char **path)
+{
+	if (++w->links > FILE_MAX_LINKS)
+		return wt_seterr(w->err, WT_EINVAL, "key '%s': more than %d symlinks", w->key,
+		                 FILE_MAX_LINKS);
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(w->fds[w->depth], name, target, sizeof(target) - 1);
+	if (n < 0) {
+		int e = errno;
+		return wt_seterr(w->err, errno_code(e), "key '%s': readlink '%s': %s", w->key,
+		                 name, strerror(e));
 	}
-	*out = real;
+	target[n] = '\0';
+	if (target[0] == '/')
+		return walk_escape(w, "an absolute symlink points");
+	size_t len = (size_t)n + 1 + strlen(rest) + 1;
+	char *np = malloc(len);
+	if (np == NULL)
+		return wt_seterr(w->err, WT_ENOMEM, "key '%s': out of memory", w->key);
+	snprintf(np, len, "%s%s%s", target, rest[0] ? "/" : "", rest);
+	free(*path);
+	*path = np;
 	return WT_OK;
 }
 
+/* Step into directory `name` (no symlink: O_NOFOLLOW). */
+static int walk_into(walker *w, const char *name)
+{
+	if (w->depth == FILE_MAX_DEPTH)
+		return wt_seterr(w->err, WT_ETOOBIG, "key '%s': more than %d directory levels",
+		                 w->key, FILE_MAX_DEPTH);
+	int fd = openat(w->fds[w->depth], name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP || e == ENOTDIR)
+			return wt_seterr(w->err, WT_ECHANGED,
+			                 "key '%s': '%s' changed into a symlink or file while it "
+			                 "was opened",
+			                 w->key, name);
+		return wt_seterr(w->err, errno_code(e), "key '%s': '%s': %s", w->key, name,
+		                 strerror(e));
+	}
+	w->fds[++w->depth] = fd;
+	return WT_OK;
+}
+
+/*
+ * Resolve root_rel/key beneath the jail and open the final component with
+ * final_flags | O_NOFOLLOW (O_RDONLY for files, O_RDONLY | O_DIRECTORY for
+ * folders). *fd is ours to close.
+ */
+static int open_beneath(const file_store *fs, const char *key, int final_flags, int *fd,
+                        wt_errbuf *err)
+{
+	*fd = -1;
+	walker w = {.fs = fs, .key = key, .err = err};
+	w.fds[0] = fs->jail_fd;
+	size_t n = strlen(fs->root_rel) + 1 + strlen(key) + 1;
+	char *path = malloc(n);
+	if (path == NULL)
+		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
+	snprintf(path, n, "%s%s%s", fs->root_rel, fs->root_rel[0] && key[0] ? "/" : "", key);
+	int rv = WT_OK;
+	char *p = path; /* the unwalked rest of path */
+	char name[NAME_MAX + 1];
+	while (rv == WT_OK) {
+		while (*p == '/')
+			p++;
+		const char *slash = strchr(p, '/');
+		size_t len = slash ? (size_t)(slash - p) : strlen(p);
+		const char *rest = slash ? slash + 1 : "";
+		while (*rest == '/')
+			rest++;
+		bool last = rest[0] == '\0';
+		if (len > NAME_MAX) {
+			rv = wt_seterr(err, WT_EINVAL, "key '%s': a path component is too long", key);
+			break;
+		}
+		memcpy(name, p, len);
+		name[len] = '\0';
+		if (len == 0 || strcmp(name, ".") == 0) {
+			if (last) { /* the folder itself (root_rel "" and key "") */
+				int dfd = openat(w.fds[w.depth], ".", final_flags | O_CLOEXEC);
+				if (dfd < 0)
+					rv = wt_seterr(err, errno_code(errno), "'%s': %s", fs->root,
+					               strerror(errno));
+				*fd = dfd;
+				break;
+			}
+			p = (char *)rest;
+			continue;
+		}
+		if (strcmp(name, "..") == 0) {
+			if (w.depth == 0) {
+				rv = walk_escape(&w, "'..' resolves");
+				break;
+			}
+			close(w.fds[w.depth--]);
+			p = (char *)rest;
+			if (last) {
+				rv = wt_seterr(err, WT_EINVAL, "key '%s' names a folder", key);
+				break;
+			}
+			continue;
+		}
+		struct stat lst;
+		if (fstatat(w.fds[w.depth], name, &lst, AT_SYMLINK_NOFOLLOW) != 0) {
+			int e = errno;
+			rv = wt_seterr(err, errno_code(e), "key '%s' in '%s': %s", key, fs->root,
+			               strerror(e));
+			break;
+		}
+		if (S_ISLNK(lst.st_mode)) {
+			char *restcopy = strdup(rest);
+			if (restcopy == NULL) {
+				rv = wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
+				break;
+			}
+			rv = walk_link(&w, name, restcopy, &path);
+			free(restcopy);
+			p = path;
+			continue;
+		}
+		if (!last) {
+			rv = walk_into(&w, name);
+			p = (char *)rest;
+			continue;
+		}
+		int ffd = openat(w.fds[w.depth], name, final_flags | O_NOFOLLOW | O_CLOEXEC);
+		if (ffd < 0) {
+			int e = errno;
+			rv = e == ELOOP ? wt_seterr(err, WT_ECHANGED,
+			                            "key '%s': changed into a symlink while it was "
+			                            "opened",
+			                            key)
+			                : wt_seterr(err, errno_code(e), "key '%s' in '%s': open: %s",
+			                            key, fs->root, strerror(e));
+			break;
+		}
+		*fd = ffd;
+		break;
+	}
+	walker_pop_all(&w);
+	free(path);
+	return rv;
+}
+
+/* Open key as a regular file (race-free); *st is what was opened. */
+static int open_file(const file_store *fs, const char *key, int *fd, struct stat *st,
+                     wt_errbuf *err)
+{
+	int rv = open_beneath(fs, key, O_RDONLY | O_NONBLOCK, fd, err);
+	if (rv != WT_OK)
+		return rv;
+	if (fstat(*fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return wt_seterr(err, WT_ENOTFOUND, "key '%s': not a regular file", key);
+	}
+	return WT_OK;
+}
+
+/* ---------------- objects ---------------- */
+
 static int fill_obj(const char *key, const struct stat *st, store_obj *o, wt_errbuf *err)
 {
-	char ver[32];
-	uint64_t ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
-	snprintf(ver, sizeof(ver), "%llu", (unsigned long long)ns);
+	char ver[96];
+	uint64_t mns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+	uint64_t cns = (uint64_t)st->st_ctim.tv_sec * 1000000000ull + (uint64_t)st->st_ctim.tv_nsec;
+	snprintf(ver, sizeof(ver), "%llu.%llu.%llx.%llu", (unsigned long long)mns,
+	         (unsigned long long)cns, (unsigned long long)st->st_dev,
+	         (unsigned long long)st->st_ino);
 	o->key = strdup(key);
 	o->version = strdup(ver);
 	o->nbytes = (uint64_t)st->st_size;
@@ -86,56 +272,119 @@ static int fill_obj(const char *key, const struct stat *st, store_obj *o, wt_err
 
 static int file_stat(void *impl, const char *key, store_obj *out, wt_errbuf *err)
 {
-	file_store *fs = impl;
-	char *path;
-	int rv = resolve(fs, key, &path, err);
+	int fd;
+	struct stat st;
+	int rv = open_file(impl, key, &fd, &st, err);
 	if (rv != WT_OK)
 		return rv;
-	struct stat st;
-	if (stat(path, &st) != 0) {
-		int e = errno;
-		free(path);
-		return wt_seterr(err, errno_code(e), "key '%s': %s", key, strerror(e));
-	}
-	free(path);
-	if (!S_ISREG(st.st_mode))
-		return wt_seterr(err, WT_ENOTFOUND, "key '%s': not a regular file", key);
+	close(fd);
 	return fill_obj(key, &st, out, err);
 }
 
-static int file_read(void *impl, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
+static int pread_all(int fd, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
                      wt_errbuf *err)
 {
-	file_store *fs = impl;
-	*got = 0;
-	char *path;
-	int rv = resolve(fs, key, &path, err);
-	if (rv != WT_OK)
-		return rv;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int e = errno;
-	free(path);
-	if (fd < 0)
-		return wt_seterr(err, errno_code(e), "key '%s': open: %s", key, strerror(e));
 	size_t done = 0;
+	*got = 0;
 	while (done < len) {
 		ssize_t k = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k < 0) {
-			e = errno;
-			close(fd);
+		if (k < 0)
 			return wt_seterr(err, WT_EIO, "key '%s': read at %llu: %s", key,
-			                 (unsigned long long)(off + done), strerror(e));
-		}
+			                 (unsigned long long)(off + done), strerror(errno));
 		if (k == 0)
 			break;
 		done += (size_t)k;
 	}
-	close(fd);
 	*got = done;
 	return WT_OK;
 }
+
+static int file_read(void *impl, const char *key, const char *version, uint64_t off, void *buf,
+                     size_t len, size_t *got, wt_errbuf *err)
+{
+	*got = 0;
+	int fd;
+	struct stat st;
+	int rv = open_file(impl, key, &fd, &st, err);
+	if (rv != WT_OK)
+		return rv;
+	if (version != NULL) {
+		store_obj o = {0};
+		rv = fill_obj(key, &st, &o, err);
+		if (rv == WT_OK && strcmp(o.version, version) != 0)
+			rv = wt_seterr(err, WT_ECHANGED, "key '%s': version '%s', not '%s'", key,
+			               o.version, version);
+		store_obj_clear(&o);
+	}
+	if (rv == WT_OK)
+		rv = pread_all(fd, key, off, buf, len, got, err);
+	close(fd);
+	return rv;
+}
+
+/* ---------------- pins: an open descriptor ---------------- */
+
+typedef struct file_pin {
+	int fd;
+	struct stat st; /* at pin time */
+} file_pin;
+
+static int file_pin_open(void *impl, const char *key, void **h, store_obj *out, wt_errbuf *err)
+{
+	*h = NULL;
+	file_pin *p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
+	int rv = open_file(impl, key, &p->fd, &p->st, err);
+	if (rv == WT_OK)
+		rv = fill_obj(key, &p->st, out, err);
+	if (rv != WT_OK) {
+		if (p->fd >= 0)
+			close(p->fd);
+		free(p);
+		return rv;
+	}
+	*h = p;
+	return WT_OK;
+}
+
+static int file_pin_read(void *h, const char *key, uint64_t off, void *buf, size_t len,
+                         size_t *got, wt_errbuf *err)
+{
+	return pread_all(((file_pin *)h)->fd, key, off, buf, len, got, err);
+}
+
+/*
+ * The pinned file's version now. Renaming another file over the name unlinks
+ * the pinned one, which moves its ctime although its bytes stay as they were:
+ * for an unlinked file (nobody can open it any more) with its size and mtime
+ * unchanged, the pin-time ctime stands.
+ */
+static int file_pin_stat(void *h, const char *key, store_obj *out, wt_errbuf *err)
+{
+	file_pin *p = h;
+	struct stat st;
+	if (fstat(p->fd, &st) != 0)
+		return wt_seterr(err, WT_EIO, "key '%s': fstat: %s", key, strerror(errno));
+	if (st.st_nlink == 0 && st.st_size == p->st.st_size &&
+	    st.st_mtim.tv_sec == p->st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == p->st.st_mtim.tv_nsec)
+		st.st_ctim = p->st.st_ctim;
+	return fill_obj(key, &st, out, err);
+}
+
+static void file_unpin(void *h)
+{
+	file_pin *p = h;
+	if (p == NULL)
+		return;
+	close(p->fd);
+	free(p);
+}
+
+/* ---------------- listing ---------------- */
 
 typedef struct walk {
 	file_store *fs;
@@ -161,23 +410,33 @@ static int walk_add(walk *w, const char *key, const struct stat *st)
 	return fill_obj(key, st, o, w->err);
 }
 
-/* rel: key of the directory ("" = root). */
-static int walk_dir(walk *w, const char *rel, int depth)
+/* A symlink entry: listed when it resolves (inside the jail) to a regular file. */
+static int walk_link_entry(walk *w, const char *key)
 {
-	if (depth > FILE_MAX_DEPTH)
+	int fd;
+	struct stat st;
+	int rv = open_file(w->fs, key, &fd, &st, w->err);
+	if (rv != WT_OK)
+		return rv;
+	close(fd);
+	return walk_add(w, key, &st);
+}
+
+/* dfd: the open directory of key `rel` ("" = root); consumed. */
+static int walk_dir(walk *w, int dfd, const char *rel, int depth)
+{
+	if (depth > FILE_MAX_DEPTH) {
+		close(dfd);
 		return wt_seterr(w->err, WT_ETOOBIG, "'%s/%s': more than %d directory levels",
 		                 w->fs->root, rel, FILE_MAX_DEPTH);
-	size_t n = w->fs->root_len + strlen(rel) + 2;
-	char *dpath = malloc(n);
-	if (dpath == NULL)
-		return wt_seterr(w->err, WT_ENOMEM, "out of memory");
-	snprintf(dpath, n, "%s%s%s", w->fs->root, rel[0] ? "/" : "", rel);
-	DIR *d = opendir(dpath);
-	int e = errno;
-	free(dpath);
-	if (d == NULL)
+	}
+	DIR *d = fdopendir(dfd);
+	if (d == NULL) {
+		int e = errno;
+		close(dfd);
 		return wt_seterr(w->err, errno_code(e), "listing '%s/%s': %s", w->fs->root, rel,
 		                 strerror(e));
+	}
 	int rv = WT_OK;
 	struct dirent *de;
 	while (rv == WT_OK && (de = readdir(d)) != NULL) {
@@ -190,26 +449,23 @@ static int walk_dir(walk *w, const char *rel, int depth)
 			break;
 		}
 		snprintf(key, kn, "%s%s%s", rel, rel[0] ? "/" : "", de->d_name);
-		struct stat lst, st;
+		struct stat lst;
 		if (fstatat(dirfd(d), de->d_name, &lst, AT_SYMLINK_NOFOLLOW) != 0) {
-			e = errno;
+			int e = errno;
 			rv = wt_seterr(w->err, errno_code(e), "listing key '%s': %s", key,
 			               strerror(e));
 		} else if (S_ISDIR(lst.st_mode)) {
-			rv = walk_dir(w, key, depth + 1);
+			int sub = openat(dirfd(d), de->d_name,
+			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0)
+				rv = wt_seterr(w->err, errno_code(errno), "listing '%s': %s", key,
+				               strerror(errno));
+			else
+				rv = walk_dir(w, sub, key, depth + 1);
 		} else if (S_ISREG(lst.st_mode)) {
 			rv = walk_add(w, key, &lst);
 		} else if (S_ISLNK(lst.st_mode)) {
-			char *real = NULL;
-			rv = resolve(w->fs, key, &real, w->err);
-			if (rv == WT_OK && stat(real, &st) != 0) {
-				e = errno;
-				rv = wt_seterr(w->err, errno_code(e), "listing key '%s': %s", key,
-				               strerror(e));
-			}
-			if (rv == WT_OK && S_ISREG(st.st_mode))
-				rv = walk_add(w, key, &st);
-			free(real);
+			rv = walk_link_entry(w, key);
 		}
 		free(key);
 	}
@@ -220,8 +476,13 @@ static int walk_dir(walk *w, const char *rel, int depth)
 static int file_list(void *impl, const char *prefix, store_list *out, wt_errbuf *err)
 {
 	(void)prefix; /* the generic layer filters */
-	walk w = {.fs = impl, .out = out, .err = err};
-	return walk_dir(&w, "", 0);
+	file_store *fs = impl;
+	walk w = {.fs = fs, .out = out, .err = err};
+	int dfd;
+	int rv = open_beneath(fs, "", O_RDONLY | O_DIRECTORY, &dfd, err);
+	if (rv != WT_OK)
+		return rv;
+	return walk_dir(&w, dfd, "", 0);
 }
 
 static void file_close(void *impl)
@@ -229,7 +490,11 @@ static void file_close(void *impl)
 	file_store *fs = impl;
 	if (fs == NULL)
 		return;
+	if (fs->jail_fd >= 0)
+		close(fs->jail_fd);
 	free(fs->root);
+	free(fs->jail);
+	free(fs->root_rel);
 	free(fs);
 }
 
@@ -238,7 +503,36 @@ static const store_ops file_ops = {
     .stat = file_stat,
     .read = file_read,
     .close = file_close,
+    .pin = file_pin_open,
+    .pin_read = file_pin_read,
+    .pin_stat = file_pin_stat,
+    .unpin = file_unpin,
 };
+
+/* The jail of root: its nearest "models--*" ancestor (a Hugging Face cache
+ * model folder) if it has one, else root itself. */
+static int set_jail(file_store *fs, wt_errbuf *err)
+{
+	const char *root = fs->root;
+	size_t jail_len = fs->root_len;
+	const char *p = root;
+	while ((p = strstr(p, "/" HF_MODEL_DIR)) != NULL) {
+		const char *end = strchr(p + 1, '/');
+		size_t n = end ? (size_t)(end - root) : fs->root_len;
+		if (end != NULL) /* an ancestor strictly above the root */
+			jail_len = n;
+		p++;
+	}
+	fs->jail = strndup(root, jail_len);
+	fs->root_rel = strdup(jail_len < fs->root_len ? root + jail_len + 1 : "");
+	if (fs->jail == NULL || fs->root_rel == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory");
+	fs->jail_fd = open(fs->jail, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fs->jail_fd < 0)
+		return wt_seterr(err, errno_code(errno), "store root '%s': %s", fs->jail,
+		                 strerror(errno));
+	return WT_OK;
+}
 
 int store_file_open(const char *path, const store_ops **ops, void **impl, wt_errbuf *err)
 {
@@ -261,8 +555,14 @@ int store_file_open(const char *path, const store_ops **ops, void **impl, wt_err
 		free(real);
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
 	}
+	fs->jail_fd = -1;
 	fs->root = real;
 	fs->root_len = strlen(real);
+	int rv = set_jail(fs, err);
+	if (rv != WT_OK) {
+		file_close(fs);
+		return rv;
+	}
 	*ops = &file_ops;
 	*impl = fs;
 	return WT_OK;

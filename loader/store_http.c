@@ -70,7 +70,8 @@ static int http_stat(void *impl, const char *key, store_obj *out, wt_errbuf *err
 	return rv;
 }
 
-static int http_read(void *impl, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
+static int http_read(void *impl, const char *key, const char *version, uint64_t off, void *buf,
+                     size_t len, size_t *got,
                      wt_errbuf *err)
 {
 	http_store *hs = impl;
@@ -78,7 +79,7 @@ static int http_read(void *impl, const char *key, uint64_t off, void *buf, size_
 	char *url = key_url(hs, key);
 	if (url == NULL)
 		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
-	int rv = curlu_read(hs->cu, url, key, off, buf, len, got, err);
+	int rv = curlu_read(hs->cu, url, key, version, off, buf, len, got, err);
 	free(url);
 	return rv;
 }

@@ -22,10 +22,22 @@ typedef struct store_ops {
 	int (*list)(void *impl, const char *prefix, store_list *out, wt_errbuf *err);
 	/* Size and version of key (validated). Missing object: WT_ENOTFOUND. */
 	int (*stat)(void *impl, const char *key, store_obj *out, wt_errbuf *err);
-	/* Read up to len bytes at off into buf; *got < len only at end of object. */
-	int (*read)(void *impl, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
-	            wt_errbuf *err);
+	/* Read up to len bytes at off into buf; *got < len only at end of object.
+	 * version (NULL = any): the version (as stat reports it) the bytes must
+	 * come from; bytes of another version are WT_ECHANGED. */
+	int (*read)(void *impl, const char *key, const char *version, uint64_t off, void *buf,
+	            size_t len, size_t *got, wt_errbuf *err);
 	void (*close)(void *impl); /* NULL-safe */
+	/* Optional (file://): an open handle on the object, so reads keep seeing
+	 * the object that was opened even if the name is replaced. pin fills out
+	 * like stat; pin_stat reports the pinned object's current size and
+	 * version (an in-place write changes them); unpin is NULL-safe. Without
+	 * these, store.c pins by version: reads pass the version to read(). */
+	int (*pin)(void *impl, const char *key, void **h, store_obj *out, wt_errbuf *err);
+	int (*pin_read)(void *h, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
+	                wt_errbuf *err);
+	int (*pin_stat)(void *h, const char *key, store_obj *out, wt_errbuf *err);
+	void (*unpin)(void *h);
 } store_ops;
 
 struct store {

@@ -94,7 +94,8 @@ static int s3_stat(void *impl, const char *key, store_obj *out, wt_errbuf *err)
 	return rv;
 }
 
-static int s3_read(void *impl, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
+static int s3_read(void *impl, const char *key, const char *version, uint64_t off, void *buf,
+                     size_t len, size_t *got,
                    wt_errbuf *err)
 {
 	s3_store *ss = impl;
@@ -102,7 +103,7 @@ static int s3_read(void *impl, const char *key, uint64_t off, void *buf, size_t 
 	char *url = key_url(ss, key);
 	if (url == NULL)
 		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
-	int rv = curlu_read(ss->cu, url, key, off, buf, len, got, err);
+	int rv = curlu_read(ss->cu, url, key, version, off, buf, len, got, err);
 	free(url);
 	return rv;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <xxhash.h>
 
 #include "loader/loader.h"
 #include "tests/util/testutil.h"
@@ -476,25 +477,26 @@ static void revision_of(const char *dir, char out[65])
 	close_ckpt(s, c);
 }
 
-/* The digest as documented, computed independently from stat(2). */
+/* The digest as documented (README "Revision digest"), computed
+ * independently: XXH3-128 of each whole file with libxxhash, SHA-256 with OpenSSL. */
 static void expected_revision(const char *dir, const char *const *keys, size_t n, char out[65])
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+	EVP_DigestUpdate(md, "weightd-revision-2", sizeof("weightd-revision-2"));
 	for (size_t i = 0; i < n; i++) {
 		char *p = tu_path(dir, keys[i]);
-		struct stat st;
-		assert_int_equal(stat(p, &st), 0);
+		size_t len = 0;
+		char *bytes = tu_read_file(p, &len);
+		assert_non_null(bytes);
 		free(p);
+		XXH128_hash_t h = XXH3_128bits(bytes, len);
+		free(bytes);
 		char rec[256];
-		int k = snprintf(rec, sizeof(rec), "%s%c%lld%c%llu%c", keys[i], 0,
-		                 (long long)st.st_size, 0,
-		                 (unsigned long long)st.st_mtim.tv_sec * 1000000000ull +
-		                     (unsigned long long)st.st_mtim.tv_nsec,
-		                 0);
+		int k = snprintf(rec, sizeof(rec), "%s%c%zu%c%016llx%016llx%c", keys[i], 0, len, 0,
+		                 (unsigned long long)h.high64, (unsigned long long)h.low64, 0);
 		EVP_DigestUpdate(md, rec, (size_t)k);
 	}
-	EVP_DigestUpdate(md, tu_llama_config, strlen(tu_llama_config));
 	unsigned char dig[32];
 	EVP_DigestFinal_ex(md, dig, NULL);
 	EVP_MD_CTX_free(md);
@@ -516,9 +518,23 @@ static void test_revision(void **state)
 	expected_revision(dir, keys, 4, want);
 	assert_string_equal(r1, want);
 
-	/* touching a shard changes it */
+	/* touching a shard does not change it: the revision is the bytes */
 	char *shard = tu_path(dir, "model-00002-of-00002.safetensors");
 	assert_int_equal(tu_touch(shard, 1000), 0);
+	revision_of(dir, r2);
+	assert_string_equal(r1, r2);
+	/* one byte of tensor data changed, same size, mtime put back: it changes */
+	struct stat sst;
+	assert_int_equal(stat(shard, &sst), 0);
+	int fd = open(shard, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, sst.st_size - 1), 1);
+	b ^= 0x5a;
+	assert_int_equal(pwrite(fd, &b, 1, sst.st_size - 1), 1);
+	close(fd);
+	struct timespec sts[2] = {sst.st_atim, sst.st_mtim};
+	assert_int_equal(utimensat(AT_FDCWD, shard, sts, 0), 0);
 	revision_of(dir, r2);
 	assert_string_not_equal(r1, r2);
 	/* editing config.json (same size, same mtime) changes it */

@@ -97,14 +97,17 @@ static void test_list(void **state)
 		assert_string_equal(l.objs[i].key, want[i]);
 	assert_int_equal(l.objs[3].nbytes, BIG);
 	assert_int_equal(l.objs[1].nbytes, 0);
-	/* version = mtime in ns */
+	/* version = mtime.ctime (ns) . dev (hex) . inode */
 	char *p = tu_path(f->dir, "z.bin");
 	struct stat st;
 	assert_int_equal(stat(p, &st), 0);
-	char ver[32];
-	snprintf(ver, sizeof(ver), "%llu",
+	char ver[96];
+	snprintf(ver, sizeof(ver), "%llu.%llu.%llx.%llu",
 	         (unsigned long long)st.st_mtim.tv_sec * 1000000000ull +
-	             (unsigned long long)st.st_mtim.tv_nsec);
+	             (unsigned long long)st.st_mtim.tv_nsec,
+	         (unsigned long long)st.st_ctim.tv_sec * 1000000000ull +
+	             (unsigned long long)st.st_ctim.tv_nsec,
+	         (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
 	assert_string_equal(l.objs[3].version, ver);
 	store_list_free(&l);
 	assert_int_equal(l.n, 0);

@@ -121,12 +121,15 @@ static void test_flight_race(void **state)
 }
 
 /* The frozen formula, re-derived with libxxhash directly. */
-static void reference_id(const char *rev, const char *layout, uint32_t rank, uint8_t out[17])
+static void reference_id(const char *model, const char *rev, const char *layout, uint32_t rank,
+                         uint8_t out[17])
 {
 	uint8_t buf[1024];
 	size_t n = 0;
 	memcpy(buf, "weightd-shard", 14); /* with its NUL */
 	n = 14;
+	memcpy(buf + n, model, strlen(model) + 1);
+	n += strlen(model) + 1;
 	memcpy(buf + n, rev, strlen(rev) + 1);
 	n += strlen(rev) + 1;
 	memcpy(buf + n, layout, strlen(layout) + 1);
@@ -136,7 +139,7 @@ static void reference_id(const char *rev, const char *layout, uint32_t rank, uin
 		for (int i = 0; i < 4; i++)
 			buf[n++] = (uint8_t)(v[j] >> (8 * i));
 	XXH128_hash_t h = XXH3_128bits(buf, n);
-	out[0] = 1;
+	out[0] = 2;
 	for (int i = 0; i < 8; i++) {
 		out[1 + i] = (uint8_t)(h.high64 >> (56 - 8 * i));
 		out[9 + i] = (uint8_t)(h.low64 >> (56 - 8 * i));
@@ -151,28 +154,35 @@ static void test_shard_id(void **state)
 	                  "requant=deny,exclude=[]";
 	uint8_t id[WD_SHARD_ID_BYTES], ref[17], other[WD_SHARD_ID_BYTES];
 	for (uint32_t r = 0; r < 4; r++) {
-		wd_shard_id(rev, lay, r, id);
-		reference_id(rev, lay, r, ref);
+		wd_shard_id("llama", rev, lay, r, id);
+		reference_id("llama", rev, lay, r, ref);
 		assert_memory_equal(id, ref, 17);
 		assert_int_equal(id[0], WD_SHARD_ID_VERSION);
 	}
 	/* every input changes the id */
-	wd_shard_id(rev, lay, 0, id);
-	wd_shard_id(rev, lay, 1, other);
+	wd_shard_id("llama", rev, lay, 0, id);
+	wd_shard_id("llama", rev, lay, 1, other);
 	assert_memory_not_equal(id, other, WD_SHARD_ID_BYTES);
-	wd_shard_id("0f2c", lay, 0, other);
+	wd_shard_id("llama", "0f2c", lay, 0, other);
 	assert_memory_not_equal(id, other, WD_SHARD_ID_BYTES);
-	wd_shard_id(rev, "tp=2", 0, other);
+	wd_shard_id("llama", rev, "tp=2", 0, other);
+	assert_memory_not_equal(id, other, WD_SHARD_ID_BYTES);
+	/* two models never share a shard, even at the same revision */
+	wd_shard_id("llama-copy", rev, lay, 0, other);
 	assert_memory_not_equal(id, other, WD_SHARD_ID_BYTES);
 	/* field boundaries are unambiguous: ("ab","c") != ("a","bc") */
 	uint8_t x[WD_SHARD_ID_BYTES], y[WD_SHARD_ID_BYTES];
-	wd_shard_id("ab", "c", 0, x);
-	wd_shard_id("a", "bc", 0, y);
+	wd_shard_id("m", "ab", "c", 0, x);
+	wd_shard_id("m", "a", "bc", 0, y);
+	assert_memory_not_equal(x, y, WD_SHARD_ID_BYTES);
+	wd_shard_id("ma", "b", "c", 0, x);
+	wd_shard_id("m", "ab", "c", 0, y);
 	assert_memory_not_equal(x, y, WD_SHARD_ID_BYTES);
 	/* the layout key ignores the rank and differs from every shard id */
-	wt_hash128 k1 = wd_layout_key(rev, lay), k2 = wd_layout_key(rev, lay);
+	wt_hash128 k1 = wd_layout_key("llama", rev, lay), k2 = wd_layout_key("llama", rev, lay);
 	assert_true(common_hash128_eq(k1, k2));
-	assert_false(common_hash128_eq(k1, wd_layout_key(rev, "tp=2")));
+	assert_false(common_hash128_eq(k1, wd_layout_key("llama", rev, "tp=2")));
+	assert_false(common_hash128_eq(k1, wd_layout_key("other", rev, lay)));
 }
 
 int main(void)

@@ -15,7 +15,8 @@
 
 #include "weightd/weightd_int.h"
 
-#define MAX_TRIES 3
+#define MAX_TRIES          3
+#define MAX_SOURCE_CHANGES 3 /* productions restarted because the source changed */
 
 static void mreq_clear(wd_mreq *m)
 {
@@ -40,8 +41,8 @@ static void finish_err(wd_req *r, const wt_errbuf *err)
 /* (Re)derive the shard id from the snapshot's revision. */
 static void derive_id(wd_mreq *m)
 {
-	wd_shard_id(m->snap->revision, m->layout_text, m->rank, m->id);
-	m->key = wd_layout_key(m->snap->revision, m->layout_text);
+	wd_shard_id(m->model, m->snap->revision, m->layout_text, m->rank, m->id);
+	m->key = wd_layout_key(m->model, m->snap->revision, m->layout_text);
 }
 
 /* Reply from the cache: WT_OK with *out set, WT_ENOTFOUND on a miss, or an error. */
@@ -54,7 +55,7 @@ static int from_cache(wd_req *r, nng_msg **out, wt_errbuf *err)
 		uint64_t bytes = 0, chunks = 0;
 		for (uint32_t i = 0; i < n; i++) {
 			uint8_t id[WD_SHARD_ID_BYTES];
-			wd_shard_id(m->snap->revision, m->layout_text, i, id);
+			wd_shard_id(m->model, m->snap->revision, m->layout_text, i, id);
 			cache_shard *sh;
 			int rv = cache_shard_open(s->cache, id, sizeof(id), &sh, err);
 			if (rv != WT_OK)
@@ -93,16 +94,12 @@ static int from_cache(wd_req *r, nng_msg **out, wt_errbuf *err)
 		                 "evicted, retry to re-produce it",
 		                 m->model, m->rank);
 	}
-	/* Shards are keyed by revision, so two models with the same source share them;
-	 * the reply names the model that was asked for. */
-	char *stored_model = mf->model;
-	mf->model = m->model;
+	/* Shard ids include the model name, so the stored manifest is this model's. */
 	Weights__Reply rp = WEIGHTS__REPLY__INIT;
 	rp.id = r->id;
 	rp.body_case = WEIGHTS__REPLY__BODY_MANIFEST;
 	rp.manifest = mf;
 	*out = wd_reply_msg(&rp);
-	mf->model = stored_model;
 	weights__manifest__free_unpacked(mf, NULL);
 	cache_shard_close(sh);
 	return WT_OK;
@@ -116,7 +113,7 @@ static bool present(wd_server *s, const wd_mreq *m)
 	uint32_t n = wt_layout_n_ranks(&m->layout);
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t id[WD_SHARD_ID_BYTES];
-		wd_shard_id(m->snap->revision, m->layout_text, i, id);
+		wd_shard_id(m->model, m->snap->revision, m->layout_text, i, id);
 		if (!cache_has_shard(s->cache, id, sizeof(id)))
 			return false;
 	}
@@ -125,10 +122,43 @@ static bool present(wd_server *s, const wd_mreq *m)
 
 static void step(wd_req *r);
 
+/*
+ * A production that found a source object changed (WT_ECHANGED) committed
+ * nothing of the layout; take the model's new snapshot and try again, a few
+ * times. false (err set) when the source keeps changing or cannot be opened.
+ */
+static bool refresh_after_change(wd_req *r, const wt_errbuf *why, wt_errbuf *err)
+{
+	wd_mreq *m = &r->m;
+	if (++m->changes > MAX_SOURCE_CHANGES) {
+		wt_seterr(err, WT_ECHANGED,
+		          "model '%s': the source changed during each of %d productions (last: "
+		          "%s); retry once the upload has finished",
+		          m->model, MAX_SOURCE_CHANGES, why->msg);
+		return false;
+	}
+	WT_LOG(WT_LOG_NOTICE, "model '%s' layout %s: %s; producing again at the new revision",
+	       m->model, m->layout_text, why->msg);
+	wd_snap *fresh;
+	if (wd_models_get(r->srv->models, m->model, true, &fresh, err) != WT_OK)
+		return false;
+	wd_snap_release(m->snap);
+	m->snap = fresh;
+	derive_id(m);
+	m->tries = 0;
+	return true;
+}
+
 static void resume_job(wd_job *job)
 {
 	wd_req *r = (wd_req *)((char *)job - offsetof(wd_req, job));
-	if (r->m.flight_rv != WT_OK) {
+	if (r->m.flight_rv == WT_ECHANGED) {
+		wt_errbuf err;
+		if (!refresh_after_change(r, &r->m.flight_err, &err)) {
+			finish_err(r, &err);
+			return;
+		}
+	} else if (r->m.flight_rv != WT_OK) {
 		finish_err(r, &r->m.flight_err);
 		return;
 	}
@@ -226,6 +256,11 @@ static void step(wd_req *r)
 			}
 		}
 		wd_flight_finish(s->flights, m->key, rv, &err);
+		if (rv == WT_ECHANGED) {
+			wt_errbuf why = err;
+			if (refresh_after_change(r, &why, &err))
+				continue;
+		}
 		if (rv != WT_OK) {
 			finish_err(r, &err);
 			return;

@@ -45,6 +45,7 @@ struct wd_models {
 	char *registry_path;            /* <cache_dir>/registered-models; owned */
 	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
 	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
+	const ckpt_memo *memo;          /* borrowed; may be NULL */
 };
 
 /* Snapshot with a back pointer to the registry's byte counter. */
@@ -83,7 +84,7 @@ static int snap_open(wd_models *m, const model_ent *e, wd_snap **out, wt_errbuf 
 	sf->pub.refs = 1;
 	int rv = store_open(&sf->pub.st, e->uri, err);
 	if (rv == WT_OK)
-		rv = ckpt_open(&sf->pub.ck, sf->pub.st, err);
+		rv = ckpt_open_memo(&sf->pub.ck, sf->pub.st, m->memo, err);
 	if (rv != WT_OK) {
 		wt_errprefix(err, "model '%s'", e->name);
 		wd_snap_release(&sf->pub);
@@ -353,11 +354,12 @@ int wd_models_rescan(wd_models *m, const char *dir, size_t *added, wt_errbuf *er
 	return scan_dir(m, dir, true, false, added, err);
 }
 
-int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err)
+int wd_models_open(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err)
 {
 	wd_models *m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
+	m->memo = memo;
 	pthread_rwlock_init(&m->lk, NULL);
 	atomic_store(&m->revalidate_ns, cfg->revalidate_ms * 1000000ull);
 	int rv = WT_OK;

@@ -253,7 +253,7 @@ static int ask_rank(peer_conn *pc, const char *model, const wd_snap *snap, const
 		return rv;
 	const Weights__Manifest *mf = r->manifest;
 	uint8_t id[WD_SHARD_ID_BYTES];
-	wd_shard_id(snap->revision, layout_text, rank, id);
+	wd_shard_id(model, snap->revision, layout_text, rank, id);
 	if (mf->revision == NULL || strcmp(mf->revision, snap->revision) != 0)
 		rv = wt_seterr(err, WT_ENOTFOUND, "peer %s: rank %u is revision %.12s, not %.12s",
 		               pc->url, rank, mf->revision ? mf->revision : "", snap->revision);

@@ -219,7 +219,12 @@ static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t
 	uint64_t t2 = common_now_ns();
 	p->put_ns += t2 - t1;
 	if (++rs->n_done == rs->n_tensors) {
-		int rv = commit_rank(p, rank, err);
+		/* Every byte of the rank was read; it becomes visible only if no
+		 * source object changed since the snapshot was opened, so committed
+		 * ranks never mix revisions (the caller produces again). */
+		int rv = ckpt_check(p->snap->ck, err);
+		if (rv == WT_OK)
+			rv = commit_rank(p, rank, err);
 		p->commit_ns += common_now_ns() - t2;
 		return rv;
 	}
@@ -248,7 +253,7 @@ int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *
 	}
 	for (uint32_t i = 0; i < p.n_ranks && rv == WT_OK; i++) {
 		rank_state *rs = &p.r[i];
-		wd_shard_id(snap->revision, layout_text, i, rs->id);
+		wd_shard_id(model, snap->revision, layout_text, i, rs->id);
 		rs->n_tensors = shardmap_rank_n_tensors(plan, i);
 		rv = cache_begin_shard(s->cache, rs->id, sizeof(rs->id), &rs->w, err);
 		if (rv == WT_EEXIST) {

@@ -323,7 +323,8 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 		wt_errprefix(err, "cache_dir %s", cfg->cache_dir);
 		goto fail;
 	}
-	if ((rv = wd_models_open(&s->models, cfg, err)) != WT_OK)
+	wd_srcmemo_init(&s->memo, s->cache);
+	if ((rv = wd_models_open(&s->models, cfg, &s->memo, err)) != WT_OK)
 		goto fail;
 	if (wd_flights_create(&s->flights) != WT_OK) {
 		rv = wt_seterr(err, WT_ENOMEM, "server: out of memory");

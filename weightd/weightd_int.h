@@ -38,19 +38,21 @@ void wd_pool_destroy(wd_pool *p);
 
 /* Bumped when the planner/production output changes for the same inputs. */
 #define WD_PLAN_VERSION     1u
-#define WD_SHARD_ID_VERSION 1u
+/* 2: the model name joined the id (shards of two models never mix, even
+ * at the same revision); revisions became content digests. */
+#define WD_SHARD_ID_VERSION 2u
 #define WD_SHARD_ID_BYTES   17 /* version byte + XXH3-128 */
 #define WD_LAYOUT_TEXT_MAX  4096
 
 /*
- * Shard id = [WD_SHARD_ID_VERSION][XXH3-128 of (revision, layout_text,
+ * Shard id = [WD_SHARD_ID_VERSION][XXH3-128 of (model, revision, layout_text,
  * WD_PLAN_VERSION, rank)] — FROZEN (cache keys). layout_text is the canonical
  * wt_layout_format() text without the rank.
  */
-void wd_shard_id(const char *revision, const char *layout_text, uint32_t rank,
+void wd_shard_id(const char *model, const char *revision, const char *layout_text, uint32_t rank,
                  uint8_t out[WD_SHARD_ID_BYTES]);
-/* Key of a whole layout (all ranks): XXH3-128 of (revision, layout_text, plan version). */
-wt_hash128 wd_layout_key(const char *revision, const char *layout_text);
+/* Key of a whole layout (all ranks): XXH3-128 of (model, revision, layout_text, plan version). */
+wt_hash128 wd_layout_key(const char *model, const char *revision, const char *layout_text);
 
 /* ===================== single flight (flight.c) ===================== */
 
@@ -105,8 +107,9 @@ const char *wd_model_source_name(wd_model_source source);
 
 /* Open the models of cfg (models_dir subfolders + --model). A model that fails
  * to open is logged and listed as unavailable; a duplicate name or an explicit
- * models_dir that cannot be listed is an error. */
-int wd_models_open(wd_models **out, const wd_config *cfg, wt_errbuf *err);
+ * models_dir that cannot be listed is an error. memo (may be NULL; borrowed,
+ * outlives m): remembered content digests of source objects (srcmemo.c). */
+int wd_models_open(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err);
 void wd_models_close(wd_models *m); /* NULL-safe; snapshots must be released */
 
 /* Change revalidate_ms at run time (reload). */
@@ -199,6 +202,9 @@ int wd_registry_unregister(wd_models *m, const char *name, char **uri_out, wt_er
 #include "cache/cache.h"
 #include "proto/wire.h"
 
+/* srcmemo.c: a ckpt_memo that keeps source-object digests as notes in cache c. */
+void wd_srcmemo_init(ckpt_memo *memo, cache *c);
+
 /* ===================== peer tier (peer.c) ===================== */
 
 #define WD_MAX_PEERS 64 /* the client's endpoint ceiling */
@@ -243,6 +249,7 @@ typedef struct wd_mreq {
 	uint8_t id[WD_SHARD_ID_BYTES];
 	wt_hash128 key;
 	int tries;
+	int changes; /* productions that found the source changed */
 	int flight_rv;
 	wt_errbuf flight_err;
 } wd_mreq;
@@ -281,6 +288,7 @@ struct wd_server {
 	cache *cache;
 	wd_flights *flights;
 	wd_peers *peers; /* NULL when no peer is configured */
+	ckpt_memo memo;  /* source digests remembered in the cache */
 	char server_id[128];
 	pthread_mutex_t lk;
 	pthread_cond_t cv;

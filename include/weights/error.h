@@ -39,6 +39,7 @@ typedef enum {
 	WT_ECANCELED = 24,   /* operation canceled (shutdown, caller) */
 	WT_EUNAVAIL = 25,    /* no server reachable */
 	WT_EDEVICE = 26,     /* CUDA/NCCL device error or no device */
+	WT_ECHANGED = 27,    /* a source object changed while it was being read */
 	WT_ERR_COUNT_        /* not an error; keep last */
 } wt_err;
 

@@ -1,0 +1,26 @@
+/*
+ * ckpt_int.h — private to loader/: content digests and the revision digest
+ * (revision.c), used by checkpoint.c.
+ */
+#ifndef WT_LOADER_CKPT_INT_H
+#define WT_LOADER_CKPT_INT_H
+
+#include "common/common.h"
+#include "loader/loader.h"
+
+/* One source object as the revision digest sees it. */
+typedef struct ckpt_rev_obj {
+	const char *key; /* borrowed */
+	uint64_t nbytes;
+	wt_hash128 digest; /* XXH3-128 of the object's bytes */
+} ckpt_rev_obj;
+
+/* XXH3-128 of every byte of the pinned object (memo first, then a full read
+ * through the pin and a store_pin_check). The memo learns what was computed. */
+int ckpt_object_digest(store_pin *p, const char *uri, const ckpt_memo *memo, wt_hash128 *out,
+                       wt_errbuf *err);
+
+/* Sort objs by key and write the hex SHA-256 revision digest (64 chars + NUL). */
+int ckpt_revision_compute(ckpt_rev_obj *objs, size_t n, char out[65], wt_errbuf *err);
+
+#endif
