@@ -83,8 +83,7 @@ int store_pin_read(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf 
  * naming the key otherwise (then bytes read through the pin may be mixed). */
 int store_pin_check(store_pin *p, wt_errbuf *err);
 /* Whole (small) pinned object into a malloc'd buffer, as store_read_all. */
-int store_pin_read_all(store_pin *p, uint64_t max_bytes, char **out, size_t *len,
-                       wt_errbuf *err);
+int store_pin_read_all(store_pin *p, uint64_t max_bytes, char **out, size_t *len, wt_errbuf *err);
 
 /* ===================== safetensors ===================== */
 

@@ -304,8 +304,7 @@ int store_pin_check(store_pin *p, wt_errbuf *err)
 	return rv;
 }
 
-int store_pin_read_all(store_pin *p, uint64_t max_bytes, char **out, size_t *len,
-                       wt_errbuf *err)
+int store_pin_read_all(store_pin *p, uint64_t max_bytes, char **out, size_t *len, wt_errbuf *err)
 {
 	*out = NULL;
 	*len = 0;

@@ -99,8 +99,8 @@ static int walk_link(walker *w, const char *name, const char *rest, char **path)
 	ssize_t n = readlinkat(w->fds[w->depth], name, target, sizeof(target) - 1);
 	if (n < 0) {
 		int e = errno;
-		return wt_seterr(w->err, errno_code(e), "key '%s': readlink '%s': %s", w->key,
-		                 name, strerror(e));
+		return wt_seterr(w->err, errno_code(e), "key '%s': readlink '%s': %s", w->key, name,
+		                 strerror(e));
 	}
 	target[n] = '\0';
 	if (target[0] == '/')
@@ -165,7 +165,8 @@ static int open_beneath(const file_store *fs, const char *key, int final_flags, 
 			rest++;
 		bool last = rest[0] == '\0';
 		if (len > NAME_MAX) {
-			rv = wt_seterr(err, WT_EINVAL, "key '%s': a path component is too long", key);
+			rv = wt_seterr(err, WT_EINVAL, "key '%s': a path component is too long",
+			               key);
 			break;
 		}
 		memcpy(name, p, len);
@@ -221,12 +222,13 @@ static int open_beneath(const file_store *fs, const char *key, int final_flags, 
 		int ffd = openat(w.fds[w.depth], name, final_flags | O_NOFOLLOW | O_CLOEXEC);
 		if (ffd < 0) {
 			int e = errno;
-			rv = e == ELOOP ? wt_seterr(err, WT_ECHANGED,
-			                            "key '%s': changed into a symlink while it was "
-			                            "opened",
-			                            key)
-			                : wt_seterr(err, errno_code(e), "key '%s' in '%s': open: %s",
-			                            key, fs->root, strerror(e));
+			rv = e == ELOOP
+			         ? wt_seterr(err, WT_ECHANGED,
+			                     "key '%s': changed into a symlink while it was "
+			                     "opened",
+			                     key)
+			         : wt_seterr(err, errno_code(e), "key '%s' in '%s': open: %s", key,
+			                     fs->root, strerror(e));
 			break;
 		}
 		*fd = ffd;
@@ -350,8 +352,8 @@ static int file_pin_open(void *impl, const char *key, void **h, store_obj *out, 
 	return WT_OK;
 }
 
-static int file_pin_read(void *h, const char *key, uint64_t off, void *buf, size_t len,
-                         size_t *got, wt_errbuf *err)
+static int file_pin_read(void *h, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
+                         wt_errbuf *err)
 {
 	return pread_all(((file_pin *)h)->fd, key, off, buf, len, got, err);
 }

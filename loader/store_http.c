@@ -71,8 +71,7 @@ static int http_stat(void *impl, const char *key, store_obj *out, wt_errbuf *err
 }
 
 static int http_read(void *impl, const char *key, const char *version, uint64_t off, void *buf,
-                     size_t len, size_t *got,
-                     wt_errbuf *err)
+                     size_t len, size_t *got, wt_errbuf *err)
 {
 	http_store *hs = impl;
 	*got = 0;

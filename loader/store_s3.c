@@ -95,8 +95,7 @@ static int s3_stat(void *impl, const char *key, store_obj *out, wt_errbuf *err)
 }
 
 static int s3_read(void *impl, const char *key, const char *version, uint64_t off, void *buf,
-                     size_t len, size_t *got,
-                   wt_errbuf *err)
+                   size_t len, size_t *got, wt_errbuf *err)
 {
 	s3_store *ss = impl;
 	*got = 0;

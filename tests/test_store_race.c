@@ -28,8 +28,8 @@
 /* ---- symlink swap while reading ---- */
 
 typedef struct swapper {
-	const char *dir;       /* store root */
-	const char *secret;    /* absolute path of a file outside the root */
+	const char *dir;    /* store root */
+	const char *secret; /* absolute path of a file outside the root */
 	_Atomic bool stop;
 	_Atomic uint64_t swaps;
 } swapper;
@@ -92,7 +92,8 @@ static void test_symlink_swap(void **state)
 				leaks++;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		double sec =
+		    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (leaks > 0 || sec > 3.0 || reads >= 200000)
 			break;
 	}

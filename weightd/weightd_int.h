@@ -37,7 +37,7 @@ void wd_pool_destroy(wd_pool *p);
 /* ===================== shard ids (shardid.c) ===================== */
 
 /* Bumped when the planner/production output changes for the same inputs. */
-#define WD_PLAN_VERSION     1u
+#define WD_PLAN_VERSION 1u
 /* 2: the model name joined the id (shards of two models never mix, even
  * at the same revision); revisions became content digests. */
 #define WD_SHARD_ID_VERSION 2u
