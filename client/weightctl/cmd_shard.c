@@ -69,6 +69,8 @@ int ctl_shard_cmd(int argc, char **argv)
 		goto out;
 	}
 	int rv = shardmap_produce(c, p, rank, on_tensor, &cl, &err);
+	if (rv == WT_OK) /* every byte read belongs to the revision written below */
+		rv = ckpt_check(c, &err);
 	if (rv != WT_OK) {
 		fprintf(stderr, "weightctl shard: %s (%s)\n", err.msg, wt_errname(rv));
 		goto out;
