@@ -23,7 +23,7 @@ WERROR   ?= $(if $(filter true,$(CI)),-Werror,)
 
 MODULES  := common loader shardmap kernels cache proto weightd client engine
 # What the public client library libweights contains: never the store
-# backends, the planner or the daemon (DESIGN.md).
+# backends, the planner or the daemon (docs/architecture.md).
 LIB_MODULES := common proto client engine kernels
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
@@ -98,7 +98,7 @@ $(BUILD)/obj/%.o: %.c $(PROTO_GEN)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 # kernels/: vectorised loops, and float expressions evaluated exactly as written
-# (SHARDS.md section 4 is byte-exact: no contraction into FMA, no fast-math).
+# (docs/format.md section 4.3 is byte-exact: no contraction into FMA, no fast-math).
 $(BUILD)/obj/kernels/%.o: CFLAGS_ALL += -O3 -ffp-contract=off -fno-trapping-math
 
 # kernels/cuda_none.c compiles to the no-device fallback or to nothing depending on

@@ -1,6 +1,6 @@
 /*
  * bench_cuda_sink.c — cache-hit fetch from a real weightd into the CUDA device
- * sink, as ratios against baselines measured in the same run (PLATFORM.md):
+ * sink, as ratios against baselines measured in the same run (docs/architecture.md section 6):
  *
  *   (a) CUDA sink goodput / host sink goodput                  target >= 0.9
  *   (b) CUDA sink goodput / counting sink goodput (wire + verification only,

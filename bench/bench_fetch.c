@@ -1,6 +1,6 @@
 /*
  * bench_fetch.c — libweights fetch against a real weightd, ratios against
- * baselines measured in the same run (PLATFORM.md: numbers swing +-30%).
+ * baselines measured in the same run (docs/architecture.md section 6: numbers swing +-30%).
  *
  *   (a) cache-hit goodput to one client / raw loopback TCP copy of the same
  *       bytes over as many connections as the client uses          target >= 0.9

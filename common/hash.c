@@ -1,7 +1,7 @@
 /*
  * hash.c — XXH3-128 digests through libxxhash, by its runtime-dispatched
  * (AVX2/AVX-512) entry points: the same digests as the plain calls, about
- * 1.4x faster on this machine kind (PLATFORM.md), on the client's verify path.
+ * 1.4x faster on this machine kind (docs/architecture.md section 6), on the client's verify path.
  */
 #include <stdlib.h>
 #include <string.h>

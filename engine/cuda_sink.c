@@ -413,7 +413,7 @@ static const wt_sink_ops cuda_ops = {
     .abort = c_abort,
 };
 
-/* Any error of device discovery means "no usable device" (PLATFORM.md). */
+/* Any error of device discovery means "no usable device" (docs/architecture.md section 6). */
 static int no_device(wt_errbuf *err, int device, const char *what, cudaError_t e)
 {
 	(void)cudaGetLastError();

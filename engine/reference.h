@@ -3,7 +3,7 @@
  * (engine/reference*.c): a small float32 decoder forward written twice over
  * the same math, once over the original checkpoint tensors ("full") and once
  * over the per-rank runtime tensors of a layout the way a TP/EP engine runs
- * them ("sharded", SHARDS.md section 2), so that comparing the two logits
+ * them ("sharded", docs/format.md section 2), so that comparing the two logits
  * proves the shards are right.
  *
  * engine/ is part of libweights, which never links the loader or the planner:
@@ -175,7 +175,7 @@ int engine_ref_forward_full(const engine_ref_cfg *c, engine_ref_set *ck, const i
  * index ep_rank * tp_size + tp_rank) as the TP group of ep rank `group`
  * would run it: per-rank partial sums, all-reduce in rank order, vocab-parallel
  * embedding and LM head, MoE experts from the EP ranks. Shape disagreements
- * with SHARDS.md are WT_ESHAPE naming the tensor; non-zero vocab padding rows
+ * with docs/format.md are WT_ESHAPE naming the tensor; non-zero vocab padding rows
  * are WT_ECORRUPT. With routes (from engine_ref_forward_full) MoE layers take
  * those expert choices instead of their own top-k (the weights still come from
  * each rank's router): quantization noise can flip a near-tie in the router,

@@ -5,7 +5,7 @@
  * pooler tanh(dense(x[0])). Attention is bidirectional, without RoPE.
  * Output: the last hidden state [n_tok, hid], then the pooler row.
  *
- * Sharded (SHARDS.md "BERT encoders"): word embeddings vocab-parallel; qkv_proj
+ * Sharded (docs/format.md section 2.7, BERT): word embeddings vocab-parallel; qkv_proj
  * [q_r; k_r; v_r] with KV = H; attention.output.dense and output.dense
  * row-parallel (column slices, partial sums all-reduced, bias added once);
  * intermediate.dense column-parallel with its bias split. Each rank keeps its

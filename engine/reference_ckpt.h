@@ -2,7 +2,7 @@
  * reference_ckpt.h — glue between the reference forward pass and the loader /
  * planner, for programs that link those modules (weightctl, tests). It is a
  * header of static inline functions on purpose: engine/ is compiled into
- * libweights, which must not pull in loader/ or shardmap/ (DESIGN.md), so
+ * libweights, which must not pull in loader/ or shardmap/ (docs/architecture.md), so
  * this code is compiled only into the programs that include it.
  *
  * engine_ref_verify() is the whole check: plan the layout, produce every

@@ -3,7 +3,7 @@
  * multi-head latent attention and the sigmoid, group-limited router.
  *
  * MLA for heads [0, Hl) of a tensor set (the checkpoint with Hl = H, or one
- * rank's head slice, SHARDS.md "DeepSeek-V3 MLA"):
+ * rank's head slice, docs/format.md section 2.7, DeepSeek-V3 MLA):
  *   q   = q_b_proj(RMSNorm(q_a_proj(h)))      (or q_proj(h) when q_lora_rank is null)
  *         per head [nope | rope]
  *   kva = kv_a_proj_with_mqa(h) = [latent (kv_lora) | k_pe (rope, shared by all heads)]

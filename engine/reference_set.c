@@ -1,7 +1,7 @@
 /*
  * reference_set.c — named tensor sets for the reference forward pass, and
  * their float32 view: plain floats are converted with kern_convert; quantized
- * rank weights (SHARDS.md section 4) are dequantized with kern_dequantize and
+ * rank weights (docs/format.md section 4) are dequantized with kern_dequantize and
  * their `_scale` tensor; FP8 checkpoint weights with kern_dequant_fp8_block
  * and `weight_scale_inv` (blocks) or `weight_scale` (per tensor).
  */

@@ -1,7 +1,7 @@
 /*
  * reference_shard.c — the sharded reference forward pass: the same math as
  * reference.c, computed from the per-rank runtime tensors of a layout the way
- * a TP/EP engine runs it (SHARDS.md section 2):
+ * a TP/EP engine runs it (docs/format.md section 2):
  *
  *  - vocab-parallel embedding: rank r looks up rows of its padded range
  *    [r*Vl, (r+1)*Vl), zero otherwise, then all-reduce;
@@ -47,7 +47,7 @@ static void add_into(float *acc, const float *x, int64_t n)
 		acc[i] += x[i];
 }
 
-/* Rows >= V of a vocab-parallel tensor of tp rank r must be zero (SHARDS.md Vocab). */
+/* Rows >= V of a vocab-parallel tensor of tp rank r must be zero (docs/format.md section 2.3). */
 static int check_padding(const shard *s, uint32_t r, const float *w, const char *name)
 {
 	int64_t first = s->c->V - (int64_t)r * s->Vl;

@@ -1,9 +1,9 @@
 /*
  * kernels.h — module interface of kernels/: element conversion, slicing and
- * fusing copies, and the quantizers of SHARDS.md section 4 (CPU). CUDA
+ * fusing copies, and the quantizers of docs/format.md section 4 (CPU). CUDA
  * variants live in kernels_cuda.h and must match these bit for bit.
  *
- * All arithmetic is IEEE float32 exactly as SHARDS.md section 4 spells it;
+ * All arithmetic is IEEE float32 exactly as docs/format.md section 4.3 spells it;
  * rounding is round-to-nearest-even. Functions are thread-safe (no state) unless
  * noted. Element counts are int64_t/size_t, never int.
  */
@@ -35,7 +35,7 @@ float kern_e5m2_to_f32(uint8_t q);
  * F8_E4M3/F8_E5M2 raw decode, no scale). Supported dst: F32 F16 BF16.
  * Buffers are aligned to their element size (else WT_EINVAL; malloc'd buffers are).
  * Same dtype is a memcpy. F64 is read as float32 (RNE) first, like every source
- * (SHARDS.md section 4), so F64 -> BF16/F16 rounds twice. Returns WT_EDTYPE for an
+ * (docs/format.md section 4.1), so F64 -> BF16/F16 rounds twice. Returns WT_EDTYPE for an
  * unsupported pair. Large inputs run on the pool (kern_set_threads). */
 int kern_convert(void *dst, wt_dtype dst_dt, const void *src, wt_dtype src_dt, size_t n);
 
@@ -50,7 +50,7 @@ int kern_dequant_fp8_block(void *dst, wt_dtype dst_dt, const uint8_t *q, int64_t
 void kern_copy2d(void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t rows,
                  size_t row_bytes);
 
-/* ---- quantizers (SHARDS.md section 4) ----
+/* ---- quantizers (docs/format.md section 4) ----
  * Input: `x` is a [N,K] row-major tensor of dtype src_dt (F32, F16 or BF16),
  * read as float32. x and scale aligned to their element size (else WT_EINVAL).
  * Output q and scale buffers are caller-allocated with the

@@ -1,6 +1,6 @@
 /*
  * kernels_int.h — private to kernels/: the element codecs and per-element
- * quantizer formulas of SHARDS.md section 4, written once as inline functions
+ * quantizer formulas of docs/format.md section 4.3, written once as inline functions
  * that compile both as C (CPU paths) and as CUDA device code (quant.cu), so
  * the two paths share every bit of arithmetic; plus the bulk load/store
  * helpers and the thread pool (C only).
@@ -134,7 +134,7 @@ KERN_HD uint8_t kern_e4m3_enc_clamped(float v)
 	return (uint8_t)(((u >> 24) & 0x80u) | kern_e4m3_enc_mag(u & 0x7fffffffu));
 }
 
-/* ---- the formulas of SHARDS.md section 4, per element ---- */
+/* ---- the formulas of docs/format.md section 4.3, per element ---- */
 KERN_HD float kern_fp8_scale(uint32_t amax_bits)
 {
 	float a = kern_u2f(amax_bits);

@@ -24,7 +24,7 @@ struct tiling {
 	int64_t group;
 };
 
-/* The scale tile of each scheme (SHARDS.md section 4). */
+/* The scale tile of each scheme (docs/format.md section 4.2). */
 bool tiling_of(wt_quant s, int64_t N, int64_t K, int64_t group, tiling *t)
 {
 	t->N = N;
@@ -195,7 +195,8 @@ bool ok(cudaError_t e)
 int device_probe()
 {
 	int n = 0;
-	/* Any error (no driver: 35, stub libcuda: 34, ...) means no device (PLATFORM.md). */
+	/* Any error (no driver: 35, stub libcuda: 34, ...) means no device (docs/architecture.md
+	 * section 6). */
 	if (cudaGetDeviceCount(&n) != cudaSuccess) {
 		cudaGetLastError(); /* reset the runtime's last-error slot */
 		return 0;

@@ -1,5 +1,5 @@
 /*
- * quant_fp8.c — the FP8 e4m3 schemes of SHARDS.md section 4 (fp8-tensor,
+ * quant_fp8.c — the FP8 e4m3 schemes of docs/format.md section 4.3 (fp8-tensor,
  * fp8-channel, fp8-block): scale = max(amax, 1e-4f) / 448.0f per tensor, row or
  * 128x128 tile; q = e4m3(clamp(x / s, -448, 448)); dequantization f32(q) * s.
  */

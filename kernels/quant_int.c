@@ -1,5 +1,5 @@
 /*
- * quant_int.c — the integer schemes of SHARDS.md section 4:
+ * quant_int.c — the integer schemes of docs/format.md section 4.3:
  *   int8-channel: s = max(amax_row, 1e-8f) / 127.0f, q = clamp(rint(x / s), -127, 127)
  *   int4-group:   s = max(amax_group, 1e-8f) / 7.0f, q = clamp(rint(x / s), -8, 7), stored
  *                 as q + 8 in 4 bits; element k of each run of 8 at bits 4*(k%8) of a

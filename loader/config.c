@@ -1,5 +1,5 @@
 /*
- * config.c — config.json -> ckpt_config: the fields SHARDS.md needs, with the
+ * config.c — config.json -> ckpt_config: the fields docs/format.md section 1 needs, with the
  * Hugging Face defaults documented in loader.h. Strict on types: a field that
  * is present must have the documented JSON type (null counts as absent).
  */

@@ -168,7 +168,8 @@ typedef enum {
 	CKPT_QUANT_FP8_TENSOR = 2, /* weight F8_E4M3 + weight_scale F32 scalar (+ input_scale) */
 } ckpt_quant_kind;
 
-/* config.json fields that SHARDS.md needs; -1 where absent and without a default. */
+/* config.json fields the shard format needs (docs/format.md section 1); -1 where absent and without
+ * a default. */
 typedef struct ckpt_config {
 	char *architecture; /* architectures[0]; owned */
 	char *model_type;   /* owned; "" if absent */

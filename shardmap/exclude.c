@@ -1,5 +1,5 @@
 /*
- * exclude.c — exclusion patterns (SHARDS.md section 5), compiled to POSIX
+ * exclude.c — exclusion patterns (docs/format.md section 5), compiled to POSIX
  * extended regexes anchored as ^(...)$:
  *
  *   form                     regex

@@ -1,4 +1,4 @@
-/* family_bert.c — BertModel encoders (SHARDS.md section 2, BERT). */
+/* family_bert.c — BertModel encoders (docs/format.md section 2.7, BERT). */
 #include "shardmap/family_rules.h"
 
 #define SM_BL "encoder.layer.{i}."

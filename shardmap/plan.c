@@ -1,6 +1,6 @@
 /*
  * plan.c — shardmap_plan: map every checkpoint tensor to a family rule,
- * validate the checkpoint against config.json (SHARDS.md section 3), then
+ * validate the checkpoint against config.json (docs/format.md section 3), then
  * hand the sorted entries to plan_inst.c for the per-rank outputs.
  */
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /*
  * plan_inst.c — per runtime tensor ("instance": the sorted entries sharing a
- * runtime name), the partition rules of SHARDS.md section 2 for every rank,
+ * runtime name), the partition rules of docs/format.md section 2 for every rank,
  * the divisibility checks, and the quantization decision of section 4.
  */
 #include <inttypes.h>
@@ -281,7 +281,7 @@ static int gen(const sm_ctx *x, size_t a, size_t n, uint32_t t, uint32_t e, pvec
 	}
 }
 
-/* SHARDS.md section 4: block-scale slicing in whole 128 blocks. */
+/* docs/format.md section 4.4: block-scale slicing in whole 128 blocks. */
 static bool block_aligned(const sm_ctx *x, size_t a, const pvec *pv, const char **why)
 {
 	for (size_t k = 0; k < pv->n; k++) {

@@ -1,5 +1,5 @@
 /*
- * quant.c — the quantization scheme table (SHARDS.md section 4): emitted
+ * quant.c — the quantization scheme table (docs/format.md section 4.2): emitted
  * weight dtype and the weight/scale shapes of one [N, K] unit. Adding a
  * scheme is one row here plus its kernel in kernels/.
  */

@@ -1,6 +1,6 @@
 /*
  * shardmap.h — module interface of shardmap/: model registry, weight mapper,
- * partition planner and quantization schemes (SHARDS.md sections 1-5).
+ * partition planner and quantization schemes (docs/format.md sections 1-5).
  *
  * A plan covers ALL ranks of a layout (the rank fields of the wt_layout given
  * to shardmap_plan are ignored), so production reads each source tensor once.
@@ -40,7 +40,7 @@ typedef struct sm_out_info {
 typedef struct sm_plan sm_plan;
 
 /*
- * Plan every rank of layout l for checkpoint c. Plan-time errors (SHARDS.md
+ * Plan every rank of layout l for checkpoint c. Plan-time errors (docs/format.md
  * section 3, divisibility, exclusions) return WT_ELAYOUT (or WT_ENOTFOUND /
  * WT_EDUP / WT_ESHAPE / WT_EDTYPE / WT_EUNSUPPORTED for checkpoint problems)
  * with a message naming the tensor, the numbers and a layout that would work.

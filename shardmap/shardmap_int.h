@@ -7,7 +7,7 @@
  * [N, 1], a scalar [1, 1]) that is the ROW-concatenation of pieces; a piece
  * is a row range of a source (all columns), a column range of a source (all
  * rows), or zero rows. Experts stack by rows too ([count, a, b] is
- * [count*a, b]), so one representation serves every rule of SHARDS.md.
+ * [count*a, b]), so one representation serves every rule of docs/format.md.
  */
 #ifndef WT_SHARDMAP_INT_H
 #define WT_SHARDMAP_INT_H
@@ -20,7 +20,7 @@
 
 /* ---------- family tables ---------- */
 
-/* Partition kinds (SHARDS.md section 2). */
+/* Partition kinds (docs/format.md section 2.1). */
 typedef enum {
 	SM_K_REPL = 0, /* replicated */
 	SM_K_QKV,      /* fused q/k/v with GQA kv replication (part 0 q, 1 k, 2 v) */
@@ -229,7 +229,7 @@ int shardmap_plan_group_member(sm_plan *p, uint32_t gid, uint32_t rank, size_t i
 int shardmap_plan_add_skipped(sm_plan *p, const char *name, wt_errbuf *err);
 int shardmap_plan_finish(sm_plan *p, wt_errbuf *err); /* sort ranks, byte totals */
 
-/* Quantization schemes (quant.c): shapes of the table in SHARDS.md section 4. */
+/* Quantization schemes (quant.c): shapes of docs/format.md section 4.2. */
 typedef struct sm_scheme {
 	wt_quant q;
 	wt_dtype wdtype; /* emitted weight dtype */

@@ -1,5 +1,5 @@
 /*
- * test_exclude.c — exclusion patterns (SHARDS.md section 5): exact, prefix,
+ * test_exclude.c — exclusion patterns (docs/format.md section 5): exact, prefix,
  * {i}, *, combinations, re:, sorting/de-duplication, merging with
  * config.json's ignore list, and their effect on a quantized plan.
  */

@@ -1,4 +1,4 @@
-/* test_kernels.c — the quantizers of SHARDS.md section 4 against a reference written
+/* test_kernels.c — the quantizers of docs/format.md section 4.3 against a reference written
  * literally from the spec in this file (codes and scales byte-exact), their error
  * bounds, scale shapes, INT4 packing, threading invariance and NaN/Inf reports. */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * test_shardmap_errors.c — every plan-time error of SHARDS.md sections 1, 3, 4
+ * test_shardmap_errors.c — every plan-time error of docs/format.md sections 1, 3, 4
  * and 5 with its code and a message naming the tensor, the numbers and a fix.
  */
 #include <setjmp.h>

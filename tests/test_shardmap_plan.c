@@ -1,5 +1,5 @@
 /*
- * test_shardmap_plan.c — partition rules of SHARDS.md section 2 with
+ * test_shardmap_plan.c — partition rules of docs/format.md section 2 with
  * hand-computed expectations (llama H=8/KV=2 at T=4 and T=8, V=1000 padding,
  * MLA units, BERT), production bytes against slices taken directly from the
  * source, and the covered-exactly-once property. Seeds are fixed and printed.

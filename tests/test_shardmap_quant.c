@@ -1,5 +1,5 @@
 /*
- * test_shardmap_quant.c — quantized outputs (SHARDS.md section 4): scale
+ * test_shardmap_quant.c — quantized outputs (docs/format.md section 4): scale
  * names and shapes for dense, fused and expert tensors, bytes equal to the
  * kernels applied to slices computed here from the source, FP8-block
  * pass-through, requant=allow, per-tensor merges, dequantizing targets, NaN.

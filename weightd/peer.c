@@ -1,7 +1,7 @@
 /*
  * peer.c — the peer tier: a node that misses a layout asks the other nodes of
- * the cache tier before it reads the object store (DESIGN.md "Scale past one
- * machine").
+ * the cache tier before it reads the object store (README "Peer tier";
+ * docs/architecture.md section 4).
  *
  * Inside the layout's single flight (manifest.c), the leader:
  *   1. orders the peers by rendezvous hashing over (model, layout without rank),

@@ -254,8 +254,8 @@ static int open_socket(wd_server *s, wt_errbuf *err)
 	if (rv != 0)
 		return wt_seterr(err, WT_EIO, "nng rep0 socket: %s", nng_strerror(rv));
 	s->sock_open = true;
-	/* nng drops messages over this silently (PLATFORM.md): allow twice the request
-	 * limit so a modestly oversized request still gets a WT_ETOOBIG reply. */
+	/* nng drops messages over this silently (docs/architecture.md section 6): allow twice the
+	 * request limit so a modestly oversized request still gets a WT_ETOOBIG reply. */
 	uint64_t maxsz = cfg->max_request_bytes * 2;
 	if ((rv = nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, (size_t)maxsz)) != 0)
 		return wt_seterr(err, WT_EIO, "nng recv-size-max %llu: %s",

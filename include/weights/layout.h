@@ -1,5 +1,5 @@
 /*
- * layout.h — a shard layout (SHARDS.md section 1): how a checkpoint is cut
+ * layout.h — a shard layout (docs/format.md section 1): how a checkpoint is cut
  * and converted for one deployment, plus the rank within it.
  *
  * The canonical string (wt_layout_format) is part of the cache key and of the
@@ -46,7 +46,7 @@ typedef struct wt_layout {
 	char *exclude[WT_MAX_EXCLUDE]; /* owned; freed by wt_layout_clear() */
 } wt_layout;
 
-/* Fill with the defaults of SHARDS.md section 1 (tp 1/0, ep 1/0, quant none, dtype source,
+/* Fill with the defaults of docs/format.md section 1 (tp 1/0, ep 1/0, quant none, dtype source,
  * group 128, vocab_pad 64, gate_up, requant off, no exclusions). */
 WT_API void wt_layout_init(wt_layout *l);
 

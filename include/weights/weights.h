@@ -12,7 +12,7 @@
 #define WT_VERSION_PATCH  0
 #define WT_VERSION_STRING "0.1.0"
 
-/* Format version of the shard contract (shared/spec/SHARDS.md). */
+/* Format version of the shard format (docs/format.md; policy in section 7). */
 #define WT_FORMAT_VERSION 1
 
 #include "weights/api.h"
