@@ -7,6 +7,7 @@
 #   make lint       clang-format check + banned functions
 #   make bench      run the benchmarks in bench/
 #   make deps       install the Debian packages and pip tools the build and tests need
+#   make install    libweights, headers, weights.pc, weightd, weightctl (PREFIX, DESTDIR)
 #   make run        the README's main job
 #
 # Modules are folders; every *.c in a module folder is compiled into the
@@ -25,6 +26,12 @@ MODULES  := common loader shardmap kernels cache proto weightd client engine
 # What the public client library libweights contains: never the store
 # backends, the planner or the daemon (docs/architecture.md).
 LIB_MODULES := common proto client engine kernels
+
+# Shared library: file libweights.so.X.Y.Z, SONAME libweights.so.X (X = WT_VERSION_MAJOR,
+# README.md "ABI rules"), libweights.so -> it for the linker.
+WT_VERSION := $(shell sed -n 's/^.define WT_VERSION_STRING *"\(.*\)"/\1/p' include/weights/weights.h)
+SONAME     := libweights.so.$(firstword $(subst ., ,$(WT_VERSION)))
+SOFILE     := libweights.so.$(WT_VERSION)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -fvisibility=hidden -pthread \
@@ -78,8 +85,8 @@ PROGRAMS := $(if $(CTL_SRCS),$(BUILD)/weightctl) \
             $(if $(MKCKPT_SRCS),$(BUILD)/wt-mkckpt)
 
 .SECONDARY:
-.PHONY: all test check asan lint bench deps run clean format tests benches
-all: $(BUILD)/libweights.a $(BUILD)/libweights.so $(PROGRAMS)
+.PHONY: all test check asan lint bench deps run clean format tests benches install
+all: $(BUILD)/libweights.a $(BUILD)/$(SOFILE) $(BUILD)/libweights.so $(PROGRAMS)
 	@$(if $(NVCC),,echo "nvcc not found: CUDA kernels skipped (CPU paths only)")
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
@@ -122,8 +129,13 @@ $(INTERNAL): $(MOD_OBJS)
 $(BUILD)/libweights.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libweights.so: $(LIB_OBJS)
-	$(CC) -shared $(SANFLAGS) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+SOLINKS = ln -sf $(SOFILE) $(BUILD)/$(SONAME) && ln -sf $(SOFILE) $(BUILD)/libweights.so
+$(BUILD)/$(SOFILE): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(SANFLAGS) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+	$(SOLINKS)
+
+$(BUILD)/libweights.so: $(BUILD)/$(SOFILE)
+	$(SOLINKS)
 
 $(BUILD)/weightctl: $(patsubst %.c,$(BUILD)/obj/%.o,$(CTL_SRCS)) $(INTERNAL)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(CUDA_LIBS)
@@ -159,6 +171,12 @@ asan:
 deps:
 	@scripts/deps.sh
 
+# make install [PREFIX=/usr/local] [DESTDIR=] [LIBDIR=$(PREFIX)/lib]: see scripts/install.sh.
+PREFIX ?= /usr/local
+install: all
+	BUILD=$(BUILD) PREFIX=$(PREFIX) LIBDIR=$(or $(LIBDIR),$(PREFIX)/lib) DESTDIR=$(DESTDIR) \
+	    SOFILE=$(SOFILE) SONAME=$(SONAME) WT_VERSION=$(WT_VERSION) scripts/install.sh
+
 run: deps
 	$(MAKE) all
 	scripts/main-job.sh
@@ -166,7 +184,7 @@ run: deps
 bench: benches
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
-C_FILES = $(shell git ls-files '*.c' '*.h' '*.cu' 2>/dev/null)
+C_FILES = $(shell git ls-files '*.c' '*.h' '*.cu' '*.cpp' 2>/dev/null)
 lint:
 	@clang-format --dry-run --Werror $(C_FILES)
 	@! grep -nE '\b(strcpy|sprintf|strtok|atoi|gets)[[:space:]]*\(' $(C_FILES) || \

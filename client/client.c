@@ -9,6 +9,7 @@
 void wt_client_opts_init(wt_client_opts *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->struct_size = sizeof(*o);
 	o->connect_timeout_ms = 2000;
 	o->request_timeout_ms = 30000;
 	o->manifest_timeout_ms = 600000;
@@ -74,11 +75,15 @@ static int check_opts(const wt_client_opts *o, wt_errbuf *err)
 	return WT_OK;
 }
 
-int wt_client_open(wt_client **out, const wt_client_opts *opts, wt_errbuf *err)
+int wt_client_open(wt_client **out, const wt_client_opts *caller_opts, wt_errbuf *err)
 {
-	int rv = check_opts(opts, err);
+	wt_client_opts full; /* the caller's members over the defaults (abi.c) */
+	int rv = client_opts_in(&full, caller_opts, err);
+	if (rv == WT_OK)
+		rv = check_opts(&full, err);
 	if (rv != WT_OK)
 		return rv;
+	const wt_client_opts *opts = &full;
 	wt_client *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return wt_seterr(err, WT_ENOMEM, "client: out of memory");

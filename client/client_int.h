@@ -14,6 +14,7 @@
 #include "client/client.h"
 #include "proto/weights.pb-c.h"
 #include "weights/client.h"
+#include "weights/engine.h"
 #include "weights/layout.h"
 
 #define CLIENT_MAX_WINDOW    256u
@@ -134,6 +135,17 @@ int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout
 /* Ask endpoint ep for the manifest of model/layout (rank inside layout). */
 int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
                             wt_manifest **out, wt_errbuf *err);
+
+/*
+ * Versioned caller structs (abi.c): dst gets the library's defaults, then the
+ * caller's members that end within its struct_size. WT_EVERSION for a
+ * struct_size of 0, larger than this library's, or not on a member end.
+ * client_fetch_opts_in accepts src NULL (all defaults); client_sink_ops_in
+ * also requires every callback (WT_EINVAL naming the NULL one).
+ */
+int client_opts_in(wt_client_opts *dst, const wt_client_opts *src, wt_errbuf *err);
+int client_fetch_opts_in(wt_fetch_opts *dst, const wt_fetch_opts *src, wt_errbuf *err);
+int client_sink_ops_in(wt_sink_ops *dst, const wt_sink *sink, wt_errbuf *err);
 
 /* Backoff before attempt n (0-based): initial * 2^n, capped. */
 uint32_t client_backoff_ms(const wt_client *c, uint32_t attempt);

@@ -62,6 +62,7 @@ typedef struct fetch {
 	size_t w;
 	common_hasher *hasher;
 	wt_fetch_stats *st;
+	wt_sink_ops ops; /* the sink's callbacks, checked (abi.c) */
 } fetch;
 
 static const char *tensor_name(const fetch *f, size_t ci)
@@ -308,7 +309,7 @@ static int reissue(fetch *f, size_t head, size_t issued, wt_errbuf *err)
 static int empty_tensor(fetch *f, wt_sink *sink, size_t ti, wt_errbuf *err)
 {
 	const client_tensor *t = &f->m->tensors[ti];
-	int rv = sink->ops->tensor_begin(sink, ti, err);
+	int rv = f->ops.tensor_begin(sink, ti, err);
 	if (rv != WT_OK)
 		return rv;
 	wt_hash128 h = common_hash128("", 0);
@@ -317,7 +318,7 @@ static int empty_tensor(fetch *f, wt_sink *sink, size_t ti, wt_errbuf *err)
 		    err, WT_EHASH,
 		    "tensor '%s': empty, but its manifest hash is not the hash of 0 bytes",
 		    t->name);
-	return sink->ops->tensor_end(sink, ti, err);
+	return f->ops.tensor_end(sink, ti, err);
 }
 
 /* Hand the verified chunk in slot s to the sink; close the tensor at its last chunk. */
@@ -327,11 +328,11 @@ static int deliver(fetch *f, wt_sink *sink, fetch_slot *s, wt_errbuf *err)
 	const client_tensor *t = &f->m->tensors[ch->tensor];
 	int rv;
 	if (ch->off == 0) {
-		if ((rv = sink->ops->tensor_begin(sink, ch->tensor, err)) != WT_OK)
+		if ((rv = f->ops.tensor_begin(sink, ch->tensor, err)) != WT_OK)
 			return rv;
 		common_hasher_reset(f->hasher);
 	}
-	if ((rv = sink->ops->write(sink, ch->tensor, ch->off, s->data, (size_t)ch->nbytes, err)) !=
+	if ((rv = f->ops.write(sink, ch->tensor, ch->off, s->data, (size_t)ch->nbytes, err)) !=
 	    WT_OK)
 		return rv;
 	if (f->verify && t->n_chunks > 1)
@@ -355,7 +356,7 @@ static int deliver(fetch *f, wt_sink *sink, fetch_slot *s, wt_errbuf *err)
 			    f->c->eps[f->ep].url, t->name, (unsigned long long)t->nbytes, g, w);
 		}
 	}
-	return sink->ops->tensor_end(sink, ch->tensor, err);
+	return f->ops.tensor_end(sink, ch->tensor, err);
 }
 
 typedef struct fetch_loop {
@@ -484,7 +485,7 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 		L->attempt = 0;
 		L->refreshed = 0;
 		L->rehello = 0;
-		if (o != NULL && o->progress != NULL &&
+		if (o->progress != NULL &&
 		    o->progress(o->progress_ctx, f->st->bytes, m->total_bytes) != 0)
 			return wt_seterr(err, WT_ECANCELED,
 			                 "fetch canceled by the progress callback");
@@ -540,18 +541,26 @@ static int fetch_init(fetch *f, wt_client *c, const wt_manifest *m, wt_fetch_sta
 	return WT_OK;
 }
 
-int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink, const wt_fetch_opts *opts,
-                    wt_errbuf *err)
+int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
+                    const wt_fetch_opts *caller_opts, wt_errbuf *err)
 {
 	if (c == NULL || m == NULL || sink == NULL || sink->ops == NULL)
 		return wt_seterr(err, WT_EINVAL, "fetch: client, manifest and sink are required");
+	wt_fetch_opts opts; /* the caller's members over the defaults (abi.c) */
+	wt_sink_ops ops;
+	int rv = client_fetch_opts_in(&opts, caller_opts, err);
+	if (rv == WT_OK)
+		rv = client_sink_ops_in(&ops, sink, err);
+	if (rv != WT_OK)
+		return rv;
 	wt_fetch_stats local;
-	wt_fetch_stats *st = opts != NULL && opts->stats != NULL ? opts->stats : &local;
+	wt_fetch_stats *st = opts.stats != NULL ? opts.stats : &local;
 	memset(st, 0, sizeof(*st));
 	fetch f;
 	fetch_loop L;
 	memset(&L, 0, sizeof(L));
-	int rv = fetch_init(&f, c, m, st, err);
+	rv = fetch_init(&f, c, m, st, err);
+	f.ops = ops;
 	if (rv == WT_OK && (L.refetched = calloc(m->n_chunks / 8 + 1, 1)) == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "fetch: out of memory");
 	if (rv != WT_OK) {
@@ -560,7 +569,7 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink, const wt_
 		return rv;
 	}
 	client_rendezvous_order(m->route_key, (const char *const *)c->urls, c->n_eps, L.order);
-	if ((rv = sink->ops->begin(sink, m, err)) != WT_OK) {
+	if ((rv = f.ops.begin(sink, m, err)) != WT_OK) {
 		free(L.refetched);
 		fetch_fini(&f);
 		return rv;
@@ -571,11 +580,11 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink, const wt_
 		rv = fail_over(&f, &L, err);
 	}
 	if (rv == WT_OK)
-		rv = run(&f, sink, opts, &L, err);
+		rv = run(&f, sink, &opts, &L, err);
 	if (rv == WT_OK)
-		rv = sink->ops->end(sink, err);
+		rv = f.ops.end(sink, err);
 	else
-		sink->ops->abort(sink);
+		f.ops.abort(sink);
 	free(L.refetched);
 	fetch_fini(&f);
 	return rv;

@@ -405,6 +405,7 @@ static void c_abort(wt_sink *s)
 }
 
 static const wt_sink_ops cuda_ops = {
+    .struct_size = sizeof(wt_sink_ops),
     .begin = c_begin,
     .tensor_begin = c_tensor_begin,
     .write = c_write,

@@ -163,6 +163,7 @@ static int f_end(wt_sink *s, wt_errbuf *err)
 }
 
 static const wt_sink_ops file_ops = {
+    .struct_size = sizeof(wt_sink_ops),
     .begin = f_begin,
     .tensor_begin = f_tensor_begin,
     .write = f_write,

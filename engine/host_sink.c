@@ -125,6 +125,7 @@ static void h_abort(wt_sink *s)
 }
 
 static const wt_sink_ops host_ops = {
+    .struct_size = sizeof(wt_sink_ops),
     .begin = h_begin,
     .tensor_begin = h_tensor_begin,
     .write = h_write,

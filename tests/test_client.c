@@ -1,6 +1,7 @@
 /*
  * test_client.c — libweights pieces that need no server: validation of hostile
- * manifests, rendezvous hashing, option checks, and the sinks driven directly.
+ * manifests, rendezvous hashing, option checks, versioned structs (struct_size
+ * of wt_client_opts, wt_fetch_opts, wt_sink_ops) and the sinks driven directly.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,8 +17,10 @@
 #include "client/client.h"
 #include "common/common.h"
 #include "tests/util/testutil.h"
+#include "client/client_int.h"
 #include "weights/client.h"
 #include "weights/engine.h"
+#include "weights/weights.h"
 
 /* A valid two-tensor manifest the tests then break one field at a time. */
 typedef struct mf {
@@ -273,6 +276,158 @@ static void test_open_options(void **state)
 	wt_manifest_free(NULL);
 }
 
+/* Where member m of T ends: the struct_size an older header declared. */
+#define END(T, m) (offsetof(T, m) + sizeof(((T *)0)->m))
+
+/* An "old" caller: only the members up to its declared struct_size exist; the
+ * bytes after it are garbage the library must not read (an out-of-range window,
+ * wild pointers for token and log). */
+static void test_opts_struct_size(void **state)
+{
+	(void)state;
+	const char *eps[] = {"tcp://127.0.0.1:1"};
+	wt_client_opts o;
+	wt_client *c = NULL;
+	wt_errbuf err;
+	memset(&o, 0xa5, sizeof(o));
+	o.struct_size = END(wt_client_opts, n_endpoints);
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	if (wt_client_open(&c, &o, &err) != WT_OK)
+		fail_msg("old layout refused: %s", err.msg);
+	assert_int_equal(c->o.struct_size, sizeof(wt_client_opts));
+	assert_int_equal(c->o.window, 8);
+	assert_int_equal(c->o.connections, 2);
+	assert_int_equal(c->o.hash_refetch, 0);
+	assert_int_equal(c->o.max_message_bytes, 256ull << 20);
+	assert_null(c->o.log);
+	assert_string_equal(c->o.token, "");
+	assert_string_equal(c->o.client_id, "libweights/" WT_VERSION_STRING);
+	wt_client_close(c);
+	c = NULL;
+	/* a layout that ends after window: window read, the rest defaults */
+	o.struct_size = END(wt_client_opts, window);
+	o.window = 4;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	assert_int_equal(c->o.window, 4);
+	assert_int_equal(c->o.connections, 2);
+	wt_client_close(c);
+	c = NULL;
+	/* refused before anything else: 0, mid-member, too small, newer than us */
+	const size_t bad[] = {0, END(wt_client_opts, window) + 1, sizeof(size_t),
+	                      sizeof(wt_client_opts) + 8, (size_t)0xa5a5a5a5a5a5a5a5ull};
+	const char *want[] = {"wt_client_opts_init()", "not the size", "not the size", "larger",
+	                      "larger"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o.struct_size = bad[i];
+		assert_int_equal(wt_client_open(&c, &o, &err), WT_EVERSION);
+		assert_null(c);
+		if (strstr(err.msg, want[i]) == NULL)
+			fail_msg("struct_size %zu: '%s' lacks '%s'", bad[i], err.msg, want[i]);
+		printf("struct_size %zu: %s\n", bad[i], err.msg);
+	}
+	int ma = -1, mi = -1, pa = -1;
+	char v[32];
+	snprintf(v, sizeof(v), "%d.%d.%d", WT_VERSION_MAJOR, WT_VERSION_MINOR, WT_VERSION_PATCH);
+	assert_string_equal(wt_version(&ma, &mi, &pa), v);
+	assert_string_equal(wt_version(NULL, NULL, NULL), WT_VERSION_STRING);
+	assert_int_equal(ma * 10000 + mi * 100 + pa,
+	                 WT_VERSION_MAJOR * 10000 + WT_VERSION_MINOR * 100 + WT_VERSION_PATCH);
+}
+
+/* A sink that counts calls and fails: the fetch must refuse before any call. */
+typedef struct rec_sink {
+	wt_sink base;
+	int calls;
+} rec_sink;
+static int rs_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
+{
+	(void)m;
+	((rec_sink *)s)->calls++;
+	return wt_seterr(err, WT_EIO, "rec_sink: begin");
+}
+static int rs_tensor(wt_sink *s, size_t t, wt_errbuf *err)
+{
+	(void)t;
+	((rec_sink *)s)->calls++;
+	return wt_seterr(err, WT_EIO, "rec_sink: tensor");
+}
+static int rs_write(wt_sink *s, size_t t, uint64_t off, const void *d, size_t n, wt_errbuf *err)
+{
+	(void)t, (void)off, (void)d, (void)n;
+	((rec_sink *)s)->calls++;
+	return wt_seterr(err, WT_EIO, "rec_sink: write");
+}
+static int rs_end(wt_sink *s, wt_errbuf *err)
+{
+	((rec_sink *)s)->calls++;
+	return wt_seterr(err, WT_EIO, "rec_sink: end");
+}
+static void rs_abort(wt_sink *s)
+{
+	((rec_sink *)s)->calls++;
+}
+
+/* wt_fetch_opts and wt_sink_ops: a bad struct_size or a NULL callback is refused
+ * before the sink is called or the network is touched. */
+static void test_fetch_struct_size(void **state)
+{
+	(void)state;
+	mf x;
+	mf_init(&x);
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_manifest *m = NULL;
+	wt_errbuf err;
+	assert_int_equal(client_manifest_from_pb(&x.m, 1 << 20, "m", &l, &m, &err), WT_OK);
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[] = {"tcp://127.0.0.1:1"};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	wt_client *c = NULL;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	wt_sink_ops ops;
+	wt_sink_ops_init(&ops);
+	assert_int_equal(ops.struct_size, sizeof(wt_sink_ops));
+	assert_null(ops.begin);
+	ops.begin = rs_begin;
+	ops.tensor_begin = rs_tensor;
+	ops.write = rs_write;
+	ops.tensor_end = rs_tensor;
+	ops.end = rs_end;
+	ops.abort = rs_abort;
+	rec_sink rs = {.base = {.ops = &ops}};
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	assert_int_equal(fo.struct_size, sizeof(wt_fetch_opts));
+	fo.struct_size = 0;
+	assert_int_equal(wt_client_fetch(c, m, &rs.base, &fo, &err), WT_EVERSION);
+	assert_non_null(strstr(err.msg, "wt_fetch_opts_init()"));
+	fo.struct_size = sizeof(fo) + sizeof(void *);
+	assert_int_equal(wt_client_fetch(c, m, &rs.base, &fo, &err), WT_EVERSION);
+	fo.struct_size = END(wt_fetch_opts, progress) - 1;
+	assert_int_equal(wt_client_fetch(c, m, &rs.base, &fo, &err), WT_EVERSION);
+	wt_fetch_opts_init(&fo);
+	ops.struct_size = 0;
+	assert_int_equal(wt_client_fetch(c, m, &rs.base, &fo, &err), WT_EVERSION);
+	assert_non_null(strstr(err.msg, "wt_sink_ops_init()"));
+	/* every callback of the first versioned table is required */
+	ops.struct_size = END(wt_sink_ops, end);
+	assert_int_equal(wt_client_fetch(c, m, &rs.base, NULL, &err), WT_EVERSION);
+	ops.struct_size = sizeof(ops);
+	ops.write = NULL;
+	assert_int_equal(wt_client_fetch(c, m, &rs.base, NULL, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "wt_sink_ops.write is NULL"));
+	assert_int_equal(rs.calls, 0);
+	/* a good table reaches the sink (whose begin fails: nothing else is called) */
+	ops.write = rs_write;
+	assert_int_equal(wt_client_fetch(c, m, &rs.base, &fo, &err), WT_EIO);
+	assert_int_equal(rs.calls, 1);
+	wt_client_close(c);
+	wt_manifest_free(m);
+}
+
 /* Drive a sink by hand with a one-tensor manifest. */
 static void test_sinks_direct(void **state)
 {
@@ -331,9 +486,10 @@ static void test_sinks_direct(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_manifest_valid), cmocka_unit_test(test_manifest_hostile),
-	    cmocka_unit_test(test_rendezvous),     cmocka_unit_test(test_open_options),
-	    cmocka_unit_test(test_sinks_direct),
+	    cmocka_unit_test(test_manifest_valid),    cmocka_unit_test(test_manifest_hostile),
+	    cmocka_unit_test(test_rendezvous),        cmocka_unit_test(test_open_options),
+	    cmocka_unit_test(test_sinks_direct),      cmocka_unit_test(test_opts_struct_size),
+	    cmocka_unit_test(test_fetch_struct_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

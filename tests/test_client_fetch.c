@@ -2,7 +2,8 @@
  * test_client_fetch.c — wt_client_fetch against an in-process fake weightd
  * (nng rep0 speaking proto/weights.proto) that can corrupt, drop or forget:
  * verified delivery into the host and file sinks, one re-fetch then WT_EHASH,
- * retry after a lost reply, resume after a "restart", fail-over, cancel.
+ * retry after a lost reply, resume after a "restart", fail-over, cancel, an
+ * older caller's smaller wt_fetch_opts.
  * Shard bytes come from tu_fill() with the seed printed below.
  */
 #include <setjmp.h>
@@ -343,7 +344,9 @@ static int fetch_host(fake *f, wt_client *c, wt_fetch_stats *st, wt_errbuf *err)
 	wt_manifest *m = get_manifest(c);
 	wt_host_sink *h;
 	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
-	wt_fetch_opts fo = {.stats = st};
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.stats = st;
 	int rv = wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, err);
 	if (rv == WT_OK) {
 		assert_int_equal(wt_host_sink_n_tensors(h), N_T);
@@ -578,7 +581,9 @@ static void test_restart_resumes(void **state)
 	wt_host_sink *h;
 	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
 	wt_fetch_stats st;
-	wt_fetch_opts fo = {.stats = &st};
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.stats = &st;
 	wt_errbuf err;
 	int rv = wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, &err);
 	if (rv != WT_OK)
@@ -691,7 +696,9 @@ static void test_cancel_and_models(void **state)
 	wt_manifest *m = get_manifest(c);
 	wt_host_sink *h;
 	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
-	wt_fetch_opts fo = {.progress = cancel_at_half};
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.progress = cancel_at_half;
 	wt_errbuf err;
 	assert_int_equal(wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, &err), WT_ECANCELED);
 	assert_int_equal(wt_host_sink_n_tensors(h), 0);
@@ -714,6 +721,36 @@ static void test_cancel_and_models(void **state)
 	fake_stop(f);
 }
 
+/* A caller built against an older wt_fetch_opts: the members past its struct_size
+ * (here garbage: a wild stats pointer, a cancelling progress callback) are not read. */
+static void test_old_fetch_opts(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	const char *eps[] = {f->url};
+	wt_client *c = open_client(eps, 1, 4, 5000);
+	wt_manifest *m = get_manifest(c);
+	wt_host_sink *h;
+	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
+	wt_fetch_opts fo;
+	memset(&fo, 0xa5, sizeof(fo));
+	fo.struct_size = offsetof(wt_fetch_opts, progress_ctx) + sizeof(fo.progress_ctx);
+	fo.progress = NULL;
+	fo.progress_ctx = NULL;
+	wt_errbuf err;
+	if (wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, &err) != WT_OK)
+		fail_msg("old wt_fetch_opts: %s", err.msg);
+	assert_int_equal(wt_host_sink_n_tensors(h), N_T);
+	fo.struct_size = sizeof(fo.struct_size); /* progress is past it: never called */
+	fo.progress = cancel_at_half;
+	if (wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, &err) != WT_OK)
+		fail_msg("oldest wt_fetch_opts: %s", err.msg);
+	wt_host_sink_destroy(h);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -728,6 +765,7 @@ int main(void)
 	    cmocka_unit_test(test_failover),
 	    cmocka_unit_test(test_cancel_and_models),
 	    cmocka_unit_test(test_concurrent_fetches),
+	    cmocka_unit_test(test_old_fetch_opts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -393,8 +393,13 @@ static void sk_abort(wt_sink *s)
 	k->w = NULL;
 }
 
-static const wt_sink_ops sink_ops = {sk_begin,      sk_tensor_begin, sk_write,
-                                     sk_tensor_end, sk_end,          sk_abort};
+static const wt_sink_ops sink_ops = {.struct_size = sizeof(wt_sink_ops),
+                                     .begin = sk_begin,
+                                     .tensor_begin = sk_tensor_begin,
+                                     .write = sk_write,
+                                     .tensor_end = sk_tensor_end,
+                                     .end = sk_end,
+                                     .abort = sk_abort};
 
 static void sink_clear(peer_sink *k)
 {
@@ -511,7 +516,10 @@ static int fill_rank(wd_server *s, size_t i, const char *model, const wt_layout 
 		wt_errprefix(err, "peer %s", p->urls[i]);
 		goto out;
 	}
-	wt_fetch_opts fo = {.progress = progress, .progress_ctx = s};
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.progress = progress;
+	fo.progress_ctx = s;
 	uint64_t t0 = common_now_ns();
 	rv = wt_client_fetch(p->client[i], wm, &k.base, &fo, err);
 	uint64_t t1 = common_now_ns();

@@ -159,7 +159,8 @@ static void cs_abort(wt_sink *s)
 	(void)s;
 }
 
-static const wt_sink_ops count_ops = {cs_begin, cs_tensor, cs_write, cs_tensor, cs_end, cs_abort};
+static const wt_sink_ops count_ops = {sizeof(wt_sink_ops), cs_begin, cs_tensor, cs_write,
+                                      cs_tensor,           cs_end,   cs_abort};
 
 void bench_count_sink_init(bench_count_sink *s)
 {

@@ -178,8 +178,11 @@ int ctl_fetch(int argc, char **argv)
 	sink = fa.cuda ? wt_cuda_sink_sink(cs) : wt_file_sink_sink(fs);
 	progress p = {.t0_ns = now_ns(), .last_ns = 0, .tty = !fa.quiet && isatty(2)};
 	wt_fetch_stats st;
-	wt_fetch_opts fo = {
-	    .progress = p.tty ? on_progress : NULL, .progress_ctx = &p, .stats = &st};
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.progress = p.tty ? on_progress : NULL;
+	fo.progress_ctx = &p;
+	fo.stats = &st;
 	rv = wt_client_fetch(c, m, sink, &fo, &err);
 	if (p.tty)
 		show(&p, st.bytes, wt_manifest_total_bytes(m), 1);

@@ -1,4 +1,9 @@
-/* api.h — export macro. The build uses -fvisibility=hidden; only WT_API symbols are exported. */
+/*
+ * api.h — export macro. The build uses -fvisibility=hidden; only WT_API symbols
+ * are exported (the list is include/weights/libweights.abi, checked by
+ * scripts/check-abi.sh). Macros only: the headers that declare functions wrap
+ * them in extern "C" for C++ callers.
+ */
 #ifndef WEIGHTS_API_H
 #define WEIGHTS_API_H
 

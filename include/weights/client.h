@@ -34,6 +34,10 @@
 #include "weights/error.h"
 #include "weights/layout.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct wt_client wt_client;     /* opaque */
 typedef struct wt_manifest wt_manifest; /* opaque */
 typedef struct wt_sink wt_sink;         /* engine.h */
@@ -53,7 +57,18 @@ enum {
  */
 typedef void (*wt_log_fn)(void *ctx, int level, const char *msg);
 
+/*
+ * Versioned option structs (wt_client_opts, wt_fetch_opts, wt_sink_ops): the
+ * first member is struct_size, which the caller sets to sizeof(the struct) as
+ * its header declares it — the *_init() functions do. Members are only ever
+ * appended, so the library reads just the members that end within
+ * struct_size and gives every later member its default: a program built
+ * against an older header keeps working. A struct_size of 0, one larger than
+ * this library knows (a newer header), or one that does not end on a member
+ * is refused with WT_EVERSION before anything else happens.
+ */
 typedef struct wt_client_opts {
+	size_t struct_size;           /* sizeof(wt_client_opts); set by wt_client_opts_init() */
 	const char *const *endpoints; /* "tcp://host:port" or "ipc:///path"; copied */
 	size_t n_endpoints;           /* >= 1 */
 	uint32_t connect_timeout_ms;  /* first dial of an endpoint; default 2000 */
@@ -75,13 +90,14 @@ typedef struct wt_client_opts {
 	int log_level; /* highest level passed to log; default WT_CLIENT_LOG_WARNING */
 } wt_client_opts;
 
-/* Fill with the defaults above (no endpoints). */
+/* Fill with the defaults above (no endpoints) and struct_size. */
 WT_API void wt_client_opts_init(wt_client_opts *o);
 
 /*
  * Create a client. Copies everything from opts; connects lazily (the first
  * request dials the chosen endpoint). WT_EINVAL for an empty endpoint list, an
- * URL that is not tcp:// or ipc://, or an option out of range.
+ * URL that is not tcp:// or ipc://, or an option out of range; WT_EVERSION for
+ * a bad opts->struct_size (it must cover at least endpoints and n_endpoints).
  * On success the caller owns *out and frees it with wt_client_close().
  */
 WT_API int wt_client_open(wt_client **out, const wt_client_opts *opts, wt_errbuf *err);
@@ -189,10 +205,14 @@ typedef struct wt_fetch_stats {
 } wt_fetch_stats;
 
 typedef struct wt_fetch_opts {
+	size_t struct_size;      /* sizeof(wt_fetch_opts); set by wt_fetch_opts_init() */
 	wt_progress_fn progress; /* optional */
 	void *progress_ctx;
 	wt_fetch_stats *stats; /* optional out; filled on success and on failure */
 } wt_fetch_opts;
+
+/* Zero every option (no progress callback, no stats) and set struct_size. */
+WT_API void wt_fetch_opts_init(wt_fetch_opts *o);
 
 /*
  * Fetch every chunk of the manifest's rank into sink.
@@ -210,7 +230,8 @@ typedef struct wt_fetch_opts {
  *
  * Sink calls: begin once; then per tensor tensor_begin, write..., tensor_end;
  * then end — or abort once, on any failure after begin. The sink is borrowed.
- * opts may be NULL.
+ * opts may be NULL. WT_EVERSION, before the sink is called, for a bad
+ * opts->struct_size or sink->ops->struct_size (see wt_client_opts).
  */
 WT_API int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
                            const wt_fetch_opts *opts, wt_errbuf *err);
@@ -268,5 +289,9 @@ WT_API int wt_client_register(wt_client *c, const char *model, const char *uri,
  */
 WT_API int wt_client_unregister(wt_client *c, const char *model, wt_admin_result *out,
                                 wt_errbuf *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

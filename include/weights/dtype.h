@@ -9,6 +9,10 @@
 #include <stdint.h>
 #include "weights/api.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define WT_MAX_DIMS 8
 
 typedef enum {
@@ -39,5 +43,9 @@ WT_API wt_dtype wt_dtype_from_name(const char *name);
 
 /* 1 for F64 F32 F16 BF16 F8_E4M3 F8_E5M2, else 0. */
 WT_API int wt_dtype_is_float(wt_dtype dt);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

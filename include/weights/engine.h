@@ -6,7 +6,8 @@
  * `wt_sink *` it is given:
  *
  *     typedef struct my_engine { wt_sink base; ...; } my_engine;
- *     static const wt_sink_ops my_ops = {.begin = ..., .write = ..., ...};
+ *     static const wt_sink_ops my_ops = {.struct_size = sizeof(wt_sink_ops),
+ *                                        .begin = ..., .write = ..., ...};
  *     e->base.ops = &my_ops;
  *     wt_client_fetch(c, m, &e->base, NULL, &err);
  *
@@ -38,7 +39,18 @@
 #include "weights/client.h"
 #include "weights/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Versioned (see wt_client_opts in client.h): struct_size = sizeof(wt_sink_ops),
+ * e.g. `static const wt_sink_ops my_ops = {.struct_size = sizeof(wt_sink_ops),
+ * .begin = ...}` or wt_sink_ops_init() then the callbacks. Callbacks appended
+ * in later versions will be optional: an older table simply lacks them.
+ */
 typedef struct wt_sink_ops {
+	size_t struct_size;
 	int (*begin)(wt_sink *s, const wt_manifest *m, wt_errbuf *err);
 	int (*tensor_begin)(wt_sink *s, size_t tensor, wt_errbuf *err);
 	int (*write)(wt_sink *s, size_t tensor, uint64_t off, const void *data, size_t len,
@@ -49,8 +61,11 @@ typedef struct wt_sink_ops {
 } wt_sink_ops;
 
 struct wt_sink {
-	const wt_sink_ops *ops; /* every member non-NULL */
+	const wt_sink_ops *ops; /* every callback above non-NULL (else WT_EINVAL) */
 };
+
+/* Zero every callback and set struct_size; then set all six callbacks. */
+WT_API void wt_sink_ops_init(wt_sink_ops *ops);
 
 /* ---- host memory: one buffer per tensor, found by name ---- */
 
@@ -138,5 +153,9 @@ WT_API size_t wt_cuda_sink_n_tensors(const wt_cuda_sink *h);
 /* Free the arenas, staging buffers, events and stream; a fetch in progress must
  * have ended. NULL is a no-op. */
 WT_API void wt_cuda_sink_destroy(wt_cuda_sink *h);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include "weights/api.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
 	WT_OK = 0,
 	WT_ENOMEM = 1,       /* allocation failed */
@@ -70,5 +74,9 @@ WT_API int wt_errprefix(wt_errbuf *err, const char *fmt, ...) WT_PRINTF(2, 3);
 
 /* Clear to WT_OK and an empty message. */
 WT_API void wt_errclear(wt_errbuf *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

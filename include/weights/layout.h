@@ -13,6 +13,10 @@
 #include "weights/dtype.h"
 #include "weights/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Quantization schemes. Codes FROZEN. */
 typedef enum {
 	WT_QUANT_NONE = 0,
@@ -85,5 +89,9 @@ WT_API uint32_t wt_layout_n_ranks(const wt_layout *l);
  * err set on a bad value.
  */
 WT_API int wt_layout_parse_arg(wt_layout *l, int argc, char **argv, int *i, wt_errbuf *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# abi_symbols.sh — libweights.so exports exactly include/weights/libweights.abi
+# and the WT_API declarations of the public headers (scripts/check-abi.sh); the
+# checker itself fails, naming the symbol and the way to update the list, when
+# a listed symbol is missing or an unlisted one appears.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${WT_BUILD:-build}
+T=$(mktemp -d "${TMPDIR:-/tmp}/wt-abisym-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail() { echo "abi_symbols.sh: FAIL: $*"; cat "$T/out" 2>/dev/null; exit 1; }
+
+scripts/check-abi.sh "$B" >"$T/out" 2>&1 || fail "exported symbols differ from the list"
+cat "$T/out"
+grep -qx wt_version include/weights/libweights.abi || fail "wt_version not in the list"
+
+# a symbol the list has but the library lost (a removed function)
+grep -v '^wt_version$' include/weights/libweights.abi >"$T/short.abi"
+echo wt_client_reticulate >>"$T/short.abi"
+WT_ABI_LIST=$T/short.abi scripts/check-abi.sh "$B" >"$T/out" 2>&1 && fail "checker passed a changed list"
+grep -q '^  -wt_client_reticulate$' "$T/out" || fail "checker does not name the missing symbol"
+grep -q '^  +wt_version$' "$T/out" || fail "checker does not name the unlisted symbol"
+grep -q 'check-abi.sh --update' "$T/out" || fail "checker does not say how to update the list"
+grep -q 'WT_VERSION_MAJOR' "$T/out" || fail "checker does not state the SONAME rule"
+echo "abi_symbols.sh: ok"
