@@ -20,7 +20,8 @@ bool common_utf8_valid(const void *data, size_t len, bool allow_nul)
 		} else if (c >= 0xf0 && c <= 0xf4) {
 			more = 3, min = 0x10000, cp = c & 0x07;
 		} else {
-			return false; /* continuation byte, overlong lead 0xc0/0xc1, or > U+10FFFF */
+			return false; /* continuation byte, overlong lead 0xc0/0xc1, or > U+10FFFF
+			               */
 		}
 		if ((size_t)(end - p) < more)
 			return false;
