@@ -447,7 +447,7 @@ static void test_register_silent(void **state)
 /* SP over TCP by hand: connect and exchange the 8-byte protocol headers. */
 static int raw_connect(const char *url)
 {
-	int port = atoi(strrchr(url, ':') + 1);
+	int port = (int)strtol(strrchr(url, ':') + 1, NULL, 10);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in sa = {.sin_family = AF_INET,
 	                         .sin_port = htons((uint16_t)port),
