@@ -85,6 +85,10 @@ void common_log(int level, const char *fmt, ...) __attribute__((format(printf, 2
 	} while (0)
 _Noreturn void common_assert_fail(const char *cond, const char *file, int line);
 
+/* Is data[0..len) strict UTF-8 (no overlong forms, surrogates or code points
+ * above U+10FFFF)? A NUL byte counts as invalid unless allow_nul. */
+bool common_utf8_valid(const void *data, size_t len, bool allow_nul);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t common_now_ns(void);
 

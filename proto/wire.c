@@ -63,6 +63,11 @@ int wire_parse_request(const uint8_t *buf, size_t len, size_t max_header, Weight
 		                 "request: %zu header bytes are not a valid "
 		                 "weights.Request",
 		                 n);
+	if ((rv = wire_check_strings(&weights__request__descriptor, buf + WIRE_PREFIX_BYTES, n,
+	                             err)) != WT_OK) {
+		weights__request__free_unpacked(r, NULL);
+		return rv;
+	}
 	*out = r;
 	return WT_OK;
 }

@@ -32,8 +32,17 @@ size_t wire_frame(const ProtobufCMessage *msg, uint8_t *buf, size_t cap);
  * Parse a framed Request. Unknown fields are ignored by protobuf; a short buffer,
  * a header_len past the end or over max_header, or bytes protobuf cannot parse
  * -> WT_EPROTO with a message; a non-empty tail on a request -> WT_EPROTO.
+ * A string field (at any depth) with a NUL byte or invalid UTF-8 -> WT_EINVAL
+ * (wire_check_strings; the bytes are not copied into the message).
  * On success *out must be freed with wire_request_free().
  */
+/* Check every `string` field of the packed message buf[0..len) of type d
+ * (nested messages too) against its wire length: strict UTF-8, no NUL byte
+ * (protobuf-c truncates at a NUL and does not check UTF-8). WT_EINVAL naming
+ * the field, never echoing its bytes; WT_EPROTO for a malformed encoding. */
+int wire_check_strings(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+                       wt_errbuf *err);
+
 int wire_parse_request(const uint8_t *buf, size_t len, size_t max_header, Weights__Request **out,
                        wt_errbuf *err);
 void wire_request_free(Weights__Request *r); /* NULL-safe */

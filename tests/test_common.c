@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,6 +223,37 @@ static void test_find_name(void **state)
 	                 WT_ENOTFOUND);
 }
 
+static void test_utf8(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		size_t n;
+		bool ok;
+	} v[] = {
+	    {"", 0, true},
+	    {"llama-3.1", 9, true},
+	    {"\xc3\xa9t\xc3\xa9", 5, true}, /* été */
+	    {"\xe2\x82\xac", 3, true},      /* U+20AC */
+	    {"\xf0\x9f\x98\x80", 4, true},  /* U+1F600 */
+	    {"\xf4\x8f\xbf\xbf", 4, true},  /* U+10FFFF */
+	    {"a\0b", 3, false},             /* NUL */
+	    {"\xff", 1, false},             /* never in UTF-8 */
+	    {"\x80", 1, false},             /* lone continuation */
+	    {"\xc0\xaf", 2, false},         /* overlong '/' */
+	    {"\xe0\x80\xaf", 3, false},     /* overlong '/' */
+	    {"\xed\xa0\x80", 3, false},     /* surrogate U+D800 */
+	    {"\xf4\x90\x80\x80", 4, false}, /* U+110000 */
+	    {"\xe2\x82", 2, false},         /* truncated */
+	    {"\xc3(", 2, false},            /* bad continuation */
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		printf("utf8 case %zu\n", i);
+		assert_int_equal(common_utf8_valid(v[i].s, v[i].n, false), v[i].ok);
+	}
+	assert_true(common_utf8_valid("a\0b", 3, true));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +265,7 @@ int main(void)
 	    cmocka_unit_test(test_layout_parse),
 	    cmocka_unit_test(test_layout_errors),
 	    cmocka_unit_test(test_hash),
+	    cmocka_unit_test(test_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -289,7 +289,9 @@ static __attribute__((unused)) tw_env *tw_env_new(const char *tag, uint64_t seed
 	                "--cache-max-bytes",
 	                "64M",
 	                "--log-level",
-	                "warning"};
+	                "warning",
+	                "--register-roots",
+	                e->dir};
 	if (wd_config_parse_args(&e->cfg, (int)(sizeof(argv) / sizeof(argv[0])), argv, &err) !=
 	    WT_OK) {
 		printf("%s\n", err.msg);

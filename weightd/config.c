@@ -61,6 +61,31 @@ static const wd_cfg_key table[] = {
      "file holding the daemon's pid; empty = none"},
     {"server_id", WD_CFG_STRING, 0, 0, "", "text", false, OFF(server_id),
      "name in HelloReply; empty = HOST:PID"},
+    /* Security (README "Security: tokens, roles and limits"). Appended: the
+     * index of a row is its slot in wd_config.set. */
+    {"admin_token", WD_CFG_STRING, 0, 0, "", "text", false, OFF(admin_token),
+     "token of the admin role (WARM, EVICT, VERIFY, RECLAIM, REGISTER, UNREGISTER); empty = "
+     "admin ops only when no token at all is configured. Prefer admin_token_file"},
+    {"auth_token_file", WD_CFG_STRING, 0, 0, "", "path", false, OFF(auth_token_file),
+     "file holding auth_token (one line; read at start and on SIGHUP); or the environment "
+     "variable WEIGHTD_AUTH_TOKEN"},
+    {"admin_token_file", WD_CFG_STRING, 0, 0, "", "path", false, OFF(admin_token_file),
+     "file holding admin_token; or the environment variable WEIGHTD_ADMIN_TOKEN"},
+    {"register_roots", WD_CFG_LIST, 0, 0, "", "path", false, OFF(register_roots),
+     "folders a REGISTER of file:// or a path may reach (realpath, whole components); "
+     "repeatable; none set = models_dir only"},
+    {"register_hosts", WD_CFG_LIST, 0, 0, "", "host[:port]", false, OFF(register_hosts),
+     "hosts a REGISTER of http(s):// may reach (no port = any port); repeatable; none = "
+     "no http(s) registration"},
+    {"register_buckets", WD_CFG_LIST, 0, 0, "", "bucket", false, OFF(register_buckets),
+     "buckets a REGISTER of s3:// may reach; repeatable; none = no s3 registration"},
+    {"register_timeout_ms", WD_CFG_MS, 100, 600000, "15000", "ms", true, OFF(register_timeout_ms),
+     "a REGISTER whose source gives no checkpoint within this fails (WT_ETIMEDOUT)"},
+    {"max_connections", WD_CFG_UINT, 1, 1000000, "1024", "connections", false, OFF(max_connections),
+     "connections served at once; one more is closed at connect"},
+    {"hello_timeout_ms", WD_CFG_MS, 0, 3600000, "10000", "ms", true, OFF(hello_timeout_ms),
+     "with a token configured, close a connection that has not authenticated by then; "
+     "0 = never"},
 };
 
 #define N_KEYS (sizeof(table) / sizeof(table[0]))
@@ -487,7 +512,7 @@ int wd_config_parse_args(wd_config *c, int argc, char **argv, wt_errbuf *err)
 		if ((rv = set_idx(c, idx, val, SRC_FLAG, where, err)) != WT_OK)
 			return rv;
 	}
-	return WT_OK;
+	return wd_config_resolve_tokens(c, err);
 }
 
 static bool same_value(const wd_cfg_key *k, const wd_config *a, const wd_config *b)

@@ -384,7 +384,7 @@ int wd_models_open(wd_models **out, const wd_config *cfg, const ckpt_memo *memo,
 	if (rv == WT_OK)
 		snprintf(m->registry_path, plen, "%s/%s", cfg->cache_dir, WD_REGISTRY_FILE);
 	if (rv == WT_OK)
-		wd_registry_load(m); /* after the folder and config models; never fails */
+		wd_registry_load(m, cfg); /* after the folder and config models; never fails */
 	if (rv != WT_OK) {
 		wd_models_close(m);
 		return rv;

@@ -202,7 +202,7 @@ static char *trim(char *s)
 }
 
 /* One line: 1 = a model added, 0 = nothing to add, -1 = skipped (warned). */
-static int load_line(wd_models *m, const char *path, unsigned no, char *line)
+static int load_line(wd_models *m, const wd_config *cfg, const char *path, unsigned no, char *line)
 {
 	char *t = trim(line);
 	if (t[0] == '\0' || t[0] == '#')
@@ -216,7 +216,10 @@ static int load_line(wd_models *m, const char *path, unsigned no, char *line)
 	*eq = '\0';
 	const char *name = trim(t), *uri = trim(eq + 1);
 	wt_errbuf err;
-	if (check_entry(name, uri, &err) != WT_OK) {
+	int rv = check_entry(name, uri, &err);
+	if (rv == WT_OK)
+		rv = wd_register_allowed(cfg, uri, &err);
+	if (rv != WT_OK && rv != WT_ENOTFOUND) { /* a missing folder: listed unavailable */
 		WT_LOG(WT_LOG_WARNING, "registry %s:%u: %s; line skipped", path, no, err.msg);
 		return -1;
 	}
@@ -237,7 +240,7 @@ static int load_line(wd_models *m, const char *path, unsigned no, char *line)
 			    path, no, name, uri, where(src), old, where(src));
 		return -1;
 	}
-	int rv = wd_models_add_from(m, name, uri, WD_SRC_REGISTERED, false, &err);
+	rv = wd_models_add_from(m, name, uri, WD_SRC_REGISTERED, false, &err);
 	if (rv != WT_OK) {
 		WT_LOG(WT_LOG_WARNING, "registry %s:%u: %s; line skipped", path, no, err.msg);
 		return -1;
@@ -253,7 +256,7 @@ static int load_line(wd_models *m, const char *path, unsigned no, char *line)
 	return 1;
 }
 
-void wd_registry_load(wd_models *m)
+void wd_registry_load(wd_models *m, const wd_config *cfg)
 {
 	const char *path = wd_models_registry_path(m);
 	FILE *f = fopen(path, "re");
@@ -277,7 +280,7 @@ void wd_registry_load(wd_models *m)
 			skipped++;
 			continue;
 		}
-		int r = load_line(m, path, no, line);
+		int r = load_line(m, cfg, path, no, line);
 		added += r > 0;
 		skipped += r < 0;
 	}
@@ -402,6 +405,16 @@ nng_msg *wd_register_reply(wd_server *s, uint64_t rid, const Weights__AdminReque
 		return wd_reply_error(rid, WT_EINVAL,
 		                      "register: no URI given; send model and uri (file:///dir, "
 		                      "s3://bucket/prefix or http(s)://)");
+	wd_model_source src;
+	const char *old;
+	bool same = wd_models_find(s->models, name, &src, &old) && src == WD_SRC_REGISTERED &&
+	            strcmp(old, uri) == 0;
+	if ((rv = check_entry(name, uri, &err)) != WT_OK ||
+	    (rv = wd_register_allowed(s->cfg, uri, &err)) != WT_OK ||
+	    (!same && (rv = wd_register_probe(uri, s->cfg->register_timeout_ms, &err)) != WT_OK)) {
+		WT_LOG(WT_LOG_WARNING, "admin: register '%s' refused: %s", name, err.msg);
+		return wd_reply_error(rid, rv, err.msg);
+	}
 	bool changed;
 	if ((rv = wd_registry_register(s->models, name, uri, &changed, &err)) != WT_OK)
 		return wd_reply_error(rid, rv, err.msg);

@@ -4,6 +4,8 @@
  * reply (WT_EPROTO, WT_ETOOBIG, ...) and the daemon keeps serving.
  */
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,20 +51,19 @@ static nng_msg *hello_reply(wd_req *r, const Weights__Hello *h)
 		         h->protocol_version, WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION);
 		return wd_reply_error(r->id, WT_EVERSION, msg);
 	}
-	const char *want = s->cfg->auth_token;
-	if (want[0] != '\0') {
-		const char *got = h->token ? h->token : "";
-		size_t a = strlen(want), b = strlen(got);
-		unsigned diff = a != b;
-		for (size_t i = 0; i < a && i < b; i++) /* no early exit on the first mismatch */
-			diff |= (unsigned)(want[i] ^ got[i]);
-		if (diff != 0) {
-			WT_LOG(WT_LOG_WARNING, "hello from '%s': bad token",
-			       h->client_id ? h->client_id : "");
-			return wd_reply_error(r->id, WT_EPERM,
-			                      "bad or missing token; pass the server's auth_token");
-		}
-		wd_server_pipe_auth(s, r->pipe_id);
+	int role = WD_ROLE_NONE;
+	int rv = wd_auth_hello(s->cfg, h->token, &role);
+	/* Every Hello sets the role: a wrong token de-authenticates the connection. */
+	wd_server_pipe_set_role(s, r->pipe_id, role);
+	if (rv != WT_OK) {
+		char what[200];
+		snprintf(what, sizeof(what),
+		         "hello from '%.64s' (connection %u): bad or missing token",
+		         h->client_id ? h->client_id : "", r->pipe_id);
+		wd_auth_log_failure(s, what);
+		return wd_reply_error(r->id, WT_EPERM,
+		                      "bad or missing token; pass the server's auth_token (or "
+		                      "admin_token for admin operations)");
 	}
 	Weights__HelloReply hr = WEIGHTS__HELLO_REPLY__INIT;
 	hr.protocol_version = WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION;
@@ -142,6 +143,17 @@ static const char *kind_name(Weights__Request__BodyCase c)
 	}
 }
 
+/* REGISTER / UNREGISTER, on the admin pool's thread. */
+static void admin_work(wd_job *job)
+{
+	wd_req *r = (wd_req *)((char *)job - offsetof(wd_req, job));
+	Weights__Request *rq = r->admin_rq;
+	r->admin_rq = NULL;
+	nng_msg *reply = wd_register_reply(r->srv, r->id, rq->admin);
+	wire_request_free(rq);
+	wd_req_reply(r, reply);
+}
+
 void wd_handle(wd_req *r, nng_msg *msg)
 {
 	wd_server *s = r->srv;
@@ -172,11 +184,9 @@ void wd_handle(wd_req *r, nng_msg *msg)
 	r->id = rq->id;
 	r->kind = kind_name(rq->body_case);
 	nng_msg *reply = NULL;
-	if (s->cfg->auth_token[0] != '\0' && rq->body_case != WEIGHTS__REQUEST__BODY_HELLO &&
-	    !wd_server_pipe_authed(s, r->pipe_id)) {
-		reply = wd_reply_error(r->id, WT_EPERM,
-		                       "this connection has not authenticated; send Hello with the "
-		                       "server's auth_token first");
+	const char *why = wd_auth_check(s->cfg, wd_server_pipe_role(s, r->pipe_id), rq);
+	if (why != NULL) {
+		reply = wd_reply_error(r->id, WT_EPERM, why);
 		goto done;
 	}
 	switch (rq->body_case) {
@@ -197,6 +207,15 @@ void wd_handle(wd_req *r, nng_msg *msg)
 		if (rq->admin->op == WEIGHTS__ADMIN_REQUEST__OP__OP_WARM) {
 			wd_warm_start(r, rq->admin);
 			wire_request_free(rq);
+			return;
+		}
+		if (rq->admin->op == WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER ||
+		    rq->admin->op == WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER) {
+			/* The source check may wait on a slow URL: run it on the admin
+			 * thread so the data workers keep serving. */
+			r->admin_rq = rq;
+			r->job.fn = admin_work;
+			wd_pool_submit(s->admin_pool, &r->job);
 			return;
 		}
 		reply = wd_admin_reply(s, r->id, rq->admin);

@@ -131,82 +131,6 @@ static void req_cb(void *arg)
 	}
 }
 
-/* Pipe table: every connected pipe, and whether it passed Hello with the token. */
-static wd_pipe *pipe_find(wd_server *s, uint32_t id)
-{
-	for (size_t i = 0; i < s->n_pipes; i++)
-		if (s->pipes[i].id == id)
-			return &s->pipes[i];
-	return NULL;
-}
-
-bool wd_server_pipe_authed(wd_server *s, uint32_t pipe_id)
-{
-	pthread_mutex_lock(&s->lk);
-	wd_pipe *p = pipe_find(s, pipe_id);
-	bool ok = p != NULL && p->authed;
-	pthread_mutex_unlock(&s->lk);
-	return ok;
-}
-
-void wd_server_pipe_auth(wd_server *s, uint32_t pipe_id)
-{
-	pthread_mutex_lock(&s->lk);
-	wd_pipe *p = pipe_find(s, pipe_id);
-	if (p != NULL)
-		p->authed = true;
-	pthread_mutex_unlock(&s->lk);
-}
-
-static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
-{
-	wd_server *s = arg;
-	uint32_t id = (uint32_t)nng_pipe_id(p);
-	pthread_mutex_lock(&s->lk);
-	if (ev == NNG_PIPE_EV_ADD_PRE && s->draining) {
-		pthread_mutex_unlock(&s->lk);
-		nng_pipe_close(p); /* draining: refuse new connections */
-		return;
-	}
-	if (ev == NNG_PIPE_EV_ADD_POST && pipe_find(s, id) == NULL) {
-		if (s->n_pipes == s->cap_pipes) {
-			size_t nc = s->cap_pipes ? s->cap_pipes * 2 : 16;
-			wd_pipe *v = realloc(s->pipes, nc * sizeof(*v));
-			if (v == NULL) {
-				pthread_mutex_unlock(&s->lk);
-				nng_pipe_close(p); /* cannot track it: refuse it */
-				return;
-			}
-			s->pipes = v;
-			s->cap_pipes = nc;
-		}
-		s->pipes[s->n_pipes++] = (wd_pipe){.id = id, .authed = false};
-	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		wd_pipe *e = pipe_find(s, id);
-		if (e != NULL)
-			*e = s->pipes[--s->n_pipes];
-	}
-	pthread_mutex_unlock(&s->lk);
-}
-
-/* Close every connected pipe (before nng_close: nng 1.5.2 can stall closing a
- * socket whose pipes still hold undelivered requests). */
-static void close_pipes(wd_server *s)
-{
-	pthread_mutex_lock(&s->lk);
-	size_t n = s->n_pipes;
-	uint32_t *ids = n ? malloc(n * sizeof(*ids)) : NULL;
-	for (size_t i = 0; ids != NULL && i < n; i++)
-		ids[i] = s->pipes[i].id;
-	pthread_mutex_unlock(&s->lk);
-	for (size_t i = 0; ids != NULL && i < n; i++) {
-		nng_pipe p = NNG_PIPE_INITIALIZER;
-		p.id = ids[i];
-		nng_pipe_close(p);
-	}
-	free(ids);
-}
-
 void wd_server_reconfigure(wd_server *s)
 {
 	wd_models_set_revalidate(s->models, s->cfg->revalidate_ms);
@@ -260,10 +184,8 @@ static int open_socket(wd_server *s, wt_errbuf *err)
 	if ((rv = nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, (size_t)maxsz)) != 0)
 		return wt_seterr(err, WT_EIO, "nng recv-size-max %llu: %s",
 		                 (unsigned long long)maxsz, nng_strerror(rv));
-	if ((rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, s)) != 0 ||
-	    (rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, pipe_cb, s)) != 0 ||
-	    (rv = nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, pipe_cb, s)) != 0)
-		return wt_seterr(err, WT_EIO, "nng pipe notify: %s", nng_strerror(rv));
+	if ((rv = wd_pipes_start(s, err)) != WT_OK)
+		return rv;
 	s->reqs = calloc(cfg->contexts, sizeof(*s->reqs));
 	if (s->reqs != NULL)
 		s->n_reqs = s->idle = cfg->contexts; /* idle until armed below */
@@ -304,6 +226,7 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	s->cfg = cfg;
 	pthread_mutex_init(&s->lk, NULL);
 	pthread_cond_init(&s->cv, NULL);
+	pthread_mutex_init(&s->authlog_lk, NULL);
 	if (cfg->server_id[0] != '\0') {
 		snprintf(s->server_id, sizeof(s->server_id), "%s", cfg->server_id);
 	} else {
@@ -330,7 +253,8 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 		rv = wt_seterr(err, WT_ENOMEM, "server: out of memory");
 		goto fail;
 	}
-	if ((rv = wd_pool_create(&s->pool, (unsigned)cfg->workers, err)) != WT_OK)
+	if ((rv = wd_pool_create(&s->pool, (unsigned)cfg->workers, err)) != WT_OK ||
+	    (rv = wd_pool_create(&s->admin_pool, 1, err)) != WT_OK)
 		goto fail;
 	if ((rv = wd_peers_open(&s->peers, cfg, s->server_id, err)) != WT_OK)
 		goto fail;
@@ -391,6 +315,8 @@ size_t wd_server_close(wd_server *s)
 	/* 3. run out the pool: every job (and every waiter it wakes) replies on the
 	 * still-open socket; nothing calls into nng concurrently with nng_close. */
 	wd_pool_destroy(s->pool);
+	wd_pool_destroy(s->admin_pool); /* after the data pool: its jobs may queue here */
+	wd_pipes_stop(s);
 	if (s->sock_open) {
 		drain_wait(s, 1000); /* replies being sent to slow peers: a last moment */
 		/* 4. close: what is still pending completes with NNG_ECLOSED. Stop every
@@ -401,7 +327,7 @@ size_t wd_server_close(wd_server *s)
 			nng_aio_stop(s->reqs[i].aio);
 			nng_ctx_close(s->reqs[i].ctx);
 		}
-		close_pipes(s);
+		wd_pipes_close_all(s);
 		nng_close(s->sock);
 	}
 	/* 5. wait for every aio callback, then free */
@@ -428,6 +354,7 @@ size_t wd_server_close(wd_server *s)
 	cache_close(s->cache);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->lk);
+	pthread_mutex_destroy(&s->authlog_lk);
 	free(s);
 	return left;
 }

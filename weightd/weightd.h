@@ -37,17 +37,26 @@ typedef struct wd_config {
 	uint64_t workers;             /* worker threads for blocking work */
 	uint64_t contexts;            /* nng contexts = requests served at once */
 	uint64_t max_request_bytes;   /* NNG_OPT_RECVMAXSZ and our own length check */
-	char *auth_token;             /* "" = no token */
+	char *auth_token;             /* data role token; "" = data needs no token */
 	uint64_t revalidate_ms;       /* re-check a model's revision at most this often */
 	uint64_t drain_timeout_ms;    /* SIGTERM: wait this long for in-flight requests */
 	uint64_t log_level;           /* WT_LOG_* */
 	char *ready_file;             /* written once listening; "" = none */
 	char *pid_file;               /* "" = none */
 	char *server_id;              /* "" = host:pid */
+	char *admin_token;            /* "" = none: admin ops only without any token */
+	char *auth_token_file;        /* "" = none; else auth_token is read from it */
+	char *admin_token_file;       /* "" = none; else admin_token is read from it */
+	wd_strlist register_roots;    /* file:// REGISTER roots; empty = models_dir */
+	wd_strlist register_hosts;    /* http(s):// REGISTER hosts (host[:port]) */
+	wd_strlist register_buckets;  /* s3:// REGISTER buckets */
+	uint64_t register_timeout_ms; /* bound on a REGISTER's source check */
+	uint64_t max_connections;     /* pipes at once; more are closed at connect */
+	uint64_t hello_timeout_ms;    /* unauthenticated pipes closed after this; 0 = never */
 	/* Flag only, refused unless WEIGHTD_TEST_HOOKS=1: corrupt the N-th chunk reply. */
 	uint64_t test_corrupt_chunk;
 	/* Which keys were set explicitly (by file or flag); index = table index. */
-	uint8_t set[32];
+	uint8_t set[48];
 } wd_config;
 
 typedef enum {
@@ -99,6 +108,18 @@ int wd_config_load_file(wd_config *c, const char *path, wt_errbuf *err);
  * --help / --version are not handled here (main does).
  */
 int wd_config_parse_args(wd_config *c, int argc, char **argv, wt_errbuf *err);
+
+/* Longest token (auth_token, admin_token) in bytes. */
+#define WD_TOKEN_MAX 1024
+
+/*
+ * Fill auth_token / admin_token from auth_token_file / admin_token_file or
+ * WEIGHTD_AUTH_TOKEN / WEIGHTD_ADMIN_TOKEN (config_token.c) and check them:
+ * UTF-8 without control characters, at most WD_TOKEN_MAX bytes, admin_token !=
+ * auth_token, a key and its _file not both set. WT_ECONFIG naming the key.
+ * wd_config_parse_args calls it last.
+ */
+int wd_config_resolve_tokens(wd_config *c, wt_errbuf *err);
 
 /* Parse "4M", "1G", "512" (x1024 suffixes K M G T, optional "iB"/"B"). */
 int wd_config_parse_bytes(const char *text, uint64_t *out);

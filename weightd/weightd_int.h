@@ -172,10 +172,19 @@ uint64_t wd_models_source_bytes(wd_models *m);
 /*
  * Add the models of the registry file (wd_models_registry_path) at start,
  * after the folder and config models. Never fails: a missing file is no
- * registration; a bad line, a name the folder/config already serves (they
+ * registration; a bad line, a URI that cfg no longer lets REGISTER reach
+ * (wd_register_allowed), a name the folder/config already serves (they
  * win) or a checkpoint that does not open (listed unavailable) is a warning.
  */
-void wd_registry_load(wd_models *m);
+void wd_registry_load(wd_models *m, const wd_config *cfg);
+
+/* regpolicy.c: may a REGISTER reach uri under cfg (register_roots,
+ * register_hosts, register_buckets)? WT_EPERM naming the key to set. */
+int wd_register_allowed(const wd_config *cfg, const char *uri, wt_errbuf *err);
+/* regpolicy.c: open uri's checkpoint on a helper thread; WT_ETIMEDOUT if it
+ * gives no answer within timeout_ms (the helper ends on its own), WT_EBUSY when
+ * too many helpers still run, else the loader's result. */
+int wd_register_probe(const char *uri, uint64_t timeout_ms, wt_errbuf *err);
 
 /*
  * Register name -> uri (the checkpoint must open now) and rewrite the registry
@@ -267,11 +276,16 @@ typedef struct wd_req {
 	uint64_t t0_ns;
 	const char *kind; /* for the debug log line */
 	wd_mreq m;
+	Weights__Request *admin_rq; /* REGISTER/UNREGISTER handed to the admin pool; owned */
 } wd_req;
+
+/* Role of a connection (auth.c): set by its latest Hello. */
+enum { WD_ROLE_NONE = 0, WD_ROLE_DATA = 1, WD_ROLE_ADMIN = 2 };
 
 typedef struct wd_pipe {
 	uint32_t id;
-	bool authed; /* passed Hello with the token */
+	int role;          /* WD_ROLE_*, from the latest Hello */
+	uint64_t added_ns; /* connect time (hello_timeout_ms) */
 } wd_pipe;
 
 struct wd_server {
@@ -296,8 +310,13 @@ struct wd_server {
 	bool draining;
 	size_t busy;    /* requests past WD_RECV (work, wait, send) */
 	size_t idle;    /* contexts parked for good in WD_IDLE (drain) */
-	wd_pipe *pipes; /* connected pipes */
+	wd_pipe *pipes; /* connected pipes (pipes.c) */
 	size_t n_pipes, cap_pipes;
+	uint64_t capped_log_ns;     /* last "connection refused" log line */
+	nng_aio *reap_aio;          /* hello_timeout_ms sweep (server.c) */
+	wd_pool *admin_pool;        /* REGISTER / UNREGISTER: never on the data workers */
+	pthread_mutex_t authlog_lk; /* guards the three fields below */
+	uint64_t authlog_t0_ns, authlog_n, authlog_suppressed;
 	/* counters (atomic) */
 	_Atomic bool cancel; /* drain deadline passed: productions stop */
 	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out, flight_waits;
@@ -306,9 +325,27 @@ struct wd_server {
 
 /* server.c: send reply m (ownership passes) for r and recycle r. */
 void wd_req_reply(wd_req *r, nng_msg *m);
-/* server.c: auth bookkeeping. */
-bool wd_server_pipe_authed(wd_server *s, uint32_t pipe_id);
-void wd_server_pipe_auth(wd_server *s, uint32_t pipe_id);
+/* server.c: role of a connected pipe (WD_ROLE_NONE if unknown), and setting it. */
+int wd_server_pipe_role(wd_server *s, uint32_t pipe_id);
+void wd_server_pipe_set_role(wd_server *s, uint32_t pipe_id, int role);
+
+/* pipes.c: pipe table, max_connections, hello_timeout_ms sweep. start: the
+ * notify callbacks and the sweep (before listening); stop: the sweep (NULL-safe). */
+int wd_pipes_start(wd_server *s, wt_errbuf *err);
+void wd_pipes_stop(wd_server *s);
+void wd_pipes_cb(nng_pipe p, nng_pipe_ev ev, void *arg);
+/* Close every connected pipe. */
+void wd_pipes_close_all(wd_server *s);
+/* Connections open now (tests). */
+size_t wd_server_n_pipes(wd_server *s);
+
+/* auth.c: the role a Hello token proves (*role), WT_OK or WT_EPERM (then *role
+ * is WD_ROLE_NONE). Constant time in the token's content. */
+int wd_auth_hello(const wd_config *cfg, const char *token, int *role);
+/* auth.c: NULL if a connection of `role` may send rq, else why not (static text). */
+const char *wd_auth_check(const wd_config *cfg, int role, const Weights__Request *rq);
+/* auth.c: log an auth failure ("what" names it), at most a few a second. */
+void wd_auth_log_failure(wd_server *s, const char *what);
 
 /* request.c: run a received request on a pool thread (consumes msg). */
 void wd_handle(wd_req *r, nng_msg *msg);

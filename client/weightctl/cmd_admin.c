@@ -23,7 +23,9 @@ static void usage(FILE *f)
 	           "register adds a model (file:///dir, s3://bucket/prefix, http(s)://) after\n"
 	           "the server opened it and keeps it across restarts; unregister removes a\n"
 	           "registered model; its cached shards stay until evict --model NAME.\n"
-	           "register/unregister print one line; exit 0 ok, 2 usage, 1 other errors.\n");
+	           "register/unregister print one line; exit 0 ok, 2 usage, 1 other errors.\n"
+	           "Every op but stats needs the server's admin token: --token-file F (or\n"
+	           "WEIGHTCTL_TOKEN; --token T shows in ps).\n");
 }
 
 static const struct {

@@ -1,5 +1,6 @@
 /* ctl_remote.c — shared flags of the weightctl commands that talk to weightd. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,34 @@ static const char *value_of(const char *cmd, const char *flag, int argc, char **
 	return argv[++*i];
 }
 
+/* --token-file: the token on the file's first line (a trailing newline dropped),
+ * so that it does not show in ps. 0 ok, -1 after a message. */
+static int read_token_file(ctl_remote *r, const char *cmd, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (f == NULL) {
+		fprintf(stderr, "weightctl %s: --token-file %s: %s\n", cmd, path, strerror(errno));
+		return -1;
+	}
+	size_t n = fread(r->token_buf, 1, sizeof(r->token_buf) - 1, f);
+	bool more = fgetc(f) != EOF;
+	fclose(f);
+	if (n > 0 && r->token_buf[n - 1] == '\n')
+		n--;
+	if (n > 0 && r->token_buf[n - 1] == '\r')
+		n--;
+	r->token_buf[n] = '\0';
+	if (more || n == 0 || strlen(r->token_buf) != n) {
+		fprintf(
+		    stderr,
+		    "weightctl %s: --token-file %s: want one line of 1..1024 bytes without NUL\n",
+		    cmd, path);
+		return -1;
+	}
+	r->o.token = r->token_buf;
+	return 0;
+}
+
 static int is_flag(const char *a, const char *flag)
 {
 	size_t n = strlen(flag);
@@ -71,8 +100,9 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 		(*i)++;
 		return 1;
 	}
-	static const char *const valued[] = {"--endpoint", "--model",  "--timeout-ms", "--token",
-	                                     "--retries",  "--window", "--connections"};
+	static const char *const valued[] = {"--endpoint",    "--model",     "--timeout-ms",
+	                                     "--token",       "--retries",   "--window",
+	                                     "--connections", "--token-file"};
 	size_t which = sizeof(valued) / sizeof(valued[0]);
 	for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
 		if (is_flag(a, valued[k]))
@@ -112,8 +142,10 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 		return ctl_remote_u32(cmd, "--retries", v, 0, 1000, &r->o.max_retries) ? -1 : 1;
 	case 5:
 		return ctl_remote_u32(cmd, "--window", v, 1, 256, &r->o.window) ? -1 : 1;
-	default:
+	case 6:
 		return ctl_remote_u32(cmd, "--connections", v, 1, 16, &r->o.connections) ? -1 : 1;
+	default:
+		return read_token_file(r, cmd, v) ? -1 : 1;
 	}
 }
 
@@ -129,6 +161,8 @@ int ctl_remote_open(ctl_remote *r, const char *cmd, wt_client **out)
 	r->o.endpoints = r->eps;
 	r->o.n_endpoints = r->n_eps;
 	r->o.client_id = "weightctl/" WT_VERSION_STRING;
+	if (r->o.token == NULL)
+		r->o.token = getenv("WEIGHTCTL_TOKEN"); /* NULL or "" = none */
 	if (r->verbose) {
 		r->o.log = stderr_log;
 		r->o.log_level = WT_CLIENT_LOG_INFO;

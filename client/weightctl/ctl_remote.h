@@ -18,6 +18,7 @@ typedef struct ctl_remote {
 	wt_layout layout;  /* owned: wt_layout_clear() via ctl_remote_clear */
 	int layout_given;  /* a layout flag was seen */
 	int verbose;
+	char token_buf[1100]; /* --token-file's token (o.token points here) */
 } ctl_remote;
 
 void ctl_remote_init(ctl_remote *r);
@@ -25,7 +26,7 @@ void ctl_remote_clear(ctl_remote *r);
 
 /*
  * Parse argv[*i] if it is a shared flag (--endpoint URL, --model NAME, --timeout-ms N,
- * --token T, --retries N, --window N, --connections N, --verbose, the layout
+ * --token T, --token-file F, --retries N, --window N, --connections N, --verbose, the layout
  * flags). Returns 1 and advances *i past the value, 0 if not a shared flag, -1
  * after printing a usage error to stderr.
  */
@@ -44,7 +45,8 @@ typedef int (*ctl_own_arg_fn)(void *ctx, int argc, char **argv, int *i);
 int ctl_remote_parse(ctl_remote *r, const char *cmd, int argc, char **argv, ctl_own_arg_fn own,
                      void *ctx, void (*usage)(FILE *), int *help);
 
-/* Open a client on the endpoints (prints the error). Returns CTL_OK or an exit code. */
+/* Open a client on the endpoints (prints the error). Without --token or
+ * --token-file the token is $WEIGHTCTL_TOKEN, if set. Returns CTL_OK or an exit code. */
 int ctl_remote_open(ctl_remote *r, const char *cmd, wt_client **out);
 
 /* Exit code for a failed library call: CTL_LAYOUT for WT_ELAYOUT, else CTL_ERR. */

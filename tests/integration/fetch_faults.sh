@@ -34,6 +34,16 @@ URL=$WD_URL
 rc=$?
 [ "$rc" = 1 ] && grep -q WT_EPERM "$T/k.err" || die "no token: exit $rc: $(cat "$T/k.err")"
 "$B/weightctl" manifest --endpoint "$URL" --model big --token s3cret >/dev/null || die "warm the cache"
+# the token without the command line: WEIGHTCTL_TOKEN, --token-file
+WEIGHTCTL_TOKEN=s3cret "$B/weightctl" manifest --endpoint "$URL" --model big >/dev/null ||
+	die "token from WEIGHTCTL_TOKEN"
+printf 's3cret\n' >"$T/tok" && chmod 600 "$T/tok"
+"$B/weightctl" manifest --endpoint "$URL" --model big --token-file "$T/tok" >/dev/null ||
+	die "token from --token-file"
+printf 'wrong\n' >"$T/tok.bad"
+"$B/weightctl" manifest --endpoint "$URL" --model big --token-file "$T/tok.bad" 2>"$T/k.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q WT_EPERM "$T/k.err" || die "wrong --token-file: exit $rc"
 "$B/weightctl" fetch --endpoint "$URL" --model big --out "$T/k.st" --window 1 --quiet \
 	--retries 50 --timeout-ms 5000 --token s3cret --verbose 2>"$T/k.err" &
 FP=$!

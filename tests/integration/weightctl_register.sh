@@ -16,7 +16,7 @@ W() { "$B/weightctl" "$@" >"$T/out" 2>"$T/err"; }
 start() {
 	rm -f "$T/ready"
 	"$B/weightd" --listen "$EP" --models-dir "$T/models" --cache-dir "$T/cache" \
-		--ready-file "$T/ready" --cache-max-bytes 64M 2>"$T/daemon.err" &
+		--ready-file "$T/ready" --cache-max-bytes 64M --register-roots "$T" 2>"$T/daemon.err" &
 	pid=$!
 	for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
 	[ -s "$T/ready" ] || fail "weightd did not start: $(cat "$T/daemon.err")"
