@@ -53,7 +53,7 @@ static void test_defaults(void **state)
 	assert_string_equal(c.cache_dir, "./weightd-cache");
 	assert_int_equal(c.model.n, 0);
 	assert_int_equal(c.chunk_bytes, 4u << 20);
-	assert_int_equal(c.max_request_bytes, 1u << 20);
+	assert_int_equal(c.max_request_bytes, 64u << 10);
 	assert_int_equal(c.workers, 4);
 	assert_int_equal(c.log_level, WT_LOG_NOTICE);
 	assert_string_equal(c.auth_token, "");

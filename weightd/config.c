@@ -45,7 +45,7 @@ static const wd_cfg_key table[] = {
      "worker threads for blocking work (cache reads, planning, production)"},
     {"contexts", WD_CFG_UINT, 1, 4096, "64", "requests", false, OFF(contexts),
      "nng contexts: requests received and served at the same time"},
-    {"max_request_bytes", WD_CFG_BYTES, 1024, 64ull << 20, "1M", "bytes", false,
+    {"max_request_bytes", WD_CFG_BYTES, 1024, 64ull << 20, "64K", "bytes", false,
      OFF(max_request_bytes), "largest request message (NNG_OPT_RECVMAXSZ)"},
     {"auth_token", WD_CFG_STRING, 0, 0, "", "text", false, OFF(auth_token),
      "token every connection must present in Hello; empty = no authentication"},
