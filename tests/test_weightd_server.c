@@ -42,7 +42,7 @@ static void test_hello(void **state)
 	assert_int_equal(x.r->id, 1);
 	assert_int_equal(x.r->hello->protocol_version, 1);
 	assert_int_equal(x.r->hello->max_chunk_bytes, 16 * 1024);
-	assert_int_equal(x.r->hello->max_message_bytes, 1 << 20);
+	assert_int_equal(x.r->hello->max_message_bytes, 64 << 10);
 	tw_reply_free(&x);
 	x = tw_hello(s, 2, NULL);
 	assert_int_equal(tw_errcode(&x), WT_EVERSION);
