@@ -7,7 +7,9 @@
  *
  * A request that finds the layout already being produced parks on the flight
  * (state WD_WAIT: it holds its nng context but no worker thread); the producer
- * re-queues it when done.
+ * re-queues it when done. The leader parks too: the production itself runs on
+ * the pool's producer lane (cfg->producers threads), so the request lane's
+ * workers keep answering Hello, lists, cache hits and chunks meanwhile.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -121,6 +123,7 @@ static bool present(wd_server *s, const wd_mreq *m)
 }
 
 static void step(wd_req *r);
+static void produce_job(wd_job *job);
 
 /*
  * A production that found a source object changed (WT_ECHANGED) committed
@@ -177,7 +180,32 @@ static void flight_done(wd_flight_waiter *w, int rv, const wt_errbuf *err)
 	r->state = WD_WORK;
 	pthread_mutex_unlock(&r->srv->lk);
 	r->job.fn = resume_job;
-	wd_pool_submit(r->srv->pool, &r->job);
+	wd_pool_submit_lane(r->srv->pool, WD_LANE_REQUEST, &r->job);
+}
+
+/*
+ * Producer lane: fill the leader's layout (a peer of the cache tier first,
+ * else the object store), end the flight (its waiters resume), then resume the
+ * leader itself on the request lane. Another producer may have finished
+ * between the leader's miss and its join: then there is nothing to do.
+ */
+static void produce_job(wd_job *job)
+{
+	wd_req *r = (wd_req *)((char *)job - offsetof(wd_req, job));
+	wd_server *s = r->srv;
+	wd_mreq *m = &r->m;
+	wt_errbuf err;
+	wt_errclear(&err);
+	int rv = WT_OK;
+	if (!present(s, m)) {
+		rv = wd_peer_fill(s, m->model, m->snap, &m->layout, m->layout_text, &err);
+		if (rv != WT_OK) {
+			wt_errclear(&err);
+			rv = wd_produce(s, m->model, m->snap, &m->layout, m->layout_text, &err);
+		}
+	}
+	wd_flight_finish(s->flights, m->key, rv, &err);
+	flight_done(&r->waiter, rv, &err); /* re-queues r on the request lane */
 }
 
 /* One attempt: cache hit -> reply; miss -> revalidate, then lead or join a flight. */
@@ -240,31 +268,11 @@ static void step(wd_req *r)
 			atomic_fetch_add(&s->flight_waits, 1);
 			return; /* parked: flight_done re-queues us */
 		}
-		pthread_mutex_lock(&s->lk);
-		r->state = WD_WORK;
-		pthread_mutex_unlock(&s->lk);
-		/* Leader. Another producer may have finished between our miss and join. */
-		rv = WT_OK;
-		wt_errclear(&err);
-		if (!present(s, m)) {
-			/* The tier first: a peer that holds the layout saves the object store. */
-			rv = wd_peer_fill(s, m->model, m->snap, &m->layout, m->layout_text, &err);
-			if (rv != WT_OK) {
-				wt_errclear(&err);
-				rv = wd_produce(s, m->model, m->snap, &m->layout, m->layout_text,
-				                &err);
-			}
-		}
-		wd_flight_finish(s->flights, m->key, rv, &err);
-		if (rv == WT_ECHANGED) {
-			wt_errbuf why = err;
-			if (refresh_after_change(r, &why, &err))
-				continue;
-		}
-		if (rv != WT_OK) {
-			finish_err(r, &err);
-			return;
-		}
+		/* Leader: the production runs on the producer lane; this request stays
+		 * parked (WD_WAIT) and continues like a waiter when it is done. */
+		r->job.fn = produce_job;
+		wd_pool_submit_lane(s->pool, WD_LANE_PRODUCE, &r->job);
+		return;
 	}
 }
 

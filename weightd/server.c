@@ -253,7 +253,8 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 		rv = wt_seterr(err, WT_ENOMEM, "server: out of memory");
 		goto fail;
 	}
-	if ((rv = wd_pool_create(&s->pool, (unsigned)cfg->workers, err)) != WT_OK ||
+	unsigned lanes[2] = {(unsigned)cfg->workers, (unsigned)cfg->producers};
+	if ((rv = wd_pool_create_lanes(&s->pool, lanes, 2, err)) != WT_OK ||
 	    (rv = wd_pool_create(&s->admin_pool, 1, err)) != WT_OK)
 		goto fail;
 	if ((rv = wd_peers_open(&s->peers, cfg, s->server_id, err)) != WT_OK)

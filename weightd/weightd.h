@@ -34,7 +34,8 @@ typedef struct wd_config {
 	uint64_t cache_memory_bytes;  /* RAM blob cache of hot chunks; 0 = none */
 	uint64_t cache_reclaim_ratio; /* x100: reclaim disk when files > ratio x live; 0 = never */
 	uint64_t chunk_bytes;         /* largest chunk; chunks never cross tensors */
-	uint64_t workers;             /* worker threads for blocking work */
+	uint64_t workers;             /* threads serving requests (lane 0) */
+	uint64_t producers;           /* threads producing layouts (lane 1) */
 	uint64_t contexts;            /* nng contexts = requests served at once */
 	uint64_t max_request_bytes;   /* NNG_OPT_RECVMAXSZ and our own length check */
 	char *auth_token;             /* data role token; "" = data needs no token */

@@ -27,11 +27,23 @@ typedef struct wd_job {
 
 typedef struct wd_pool wd_pool;
 
-/* Start n threads. */
+#define WD_POOL_MAX_LANES 4
+/* The server's pool: requests, and productions apart from them. */
+enum { WD_LANE_REQUEST = 0, WD_LANE_PRODUCE = 1 };
+
+/* Start n threads (one lane). */
 int wd_pool_create(wd_pool **out, unsigned n, wt_errbuf *err);
-/* Queue job; fn runs exactly once on a pool thread (also while the pool drains). */
+/* Start per_lane[l] threads for each lane l < n_lanes: a lane's threads run
+ * only that lane's jobs, so work queued on one lane never waits behind
+ * another's (the server: requests on lane 0, productions on lane 1). */
+int wd_pool_create_lanes(wd_pool **out, const unsigned *per_lane, unsigned n_lanes,
+                         wt_errbuf *err);
+/* Queue job on lane 0 / on lane; fn runs exactly once on a thread of that
+ * lane (also while the pool drains, also when queued by another lane's job). */
 void wd_pool_submit(wd_pool *p, wd_job *job);
-/* Run every queued job, then join the threads. NULL is a no-op. */
+void wd_pool_submit_lane(wd_pool *p, unsigned lane, wd_job *job);
+/* Run every queued job of every lane (and what they queue), then join the
+ * threads. NULL is a no-op. */
 void wd_pool_destroy(wd_pool *p);
 
 /* ===================== shard ids (shardid.c) ===================== */
