@@ -39,6 +39,8 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -fvisibility=hidden -pthread \
              $(SANFLAGS) $(CUDA_DEFS) $(CFLAGS)
 LIBS     := -lnng -lrocksdb -lprotobuf-c -lcurl -ljansson -linih -lxxhash -lcrypto -lpthread -lm
 TESTLIBS := -lcmocka
+# The daemon's own libraries (never linked into libweights).
+DLIBS    := -lmicrohttpd
 
 ifneq ($(SAN),)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -138,21 +140,21 @@ $(BUILD)/libweights.so: $(BUILD)/$(SOFILE)
 	$(SOLINKS)
 
 $(BUILD)/weightctl: $(patsubst %.c,$(BUILD)/obj/%.o,$(CTL_SRCS)) $(INTERNAL)
-	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(CUDA_LIBS)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(CUDA_LIBS)
 
 $(BUILD)/weightd: $(BUILD)/obj/weightd/main.o $(INTERNAL)
-	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(CUDA_LIBS)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(CUDA_LIBS)
 
 $(BUILD)/wt-mkckpt: $(patsubst %.c,$(BUILD)/obj/%.o,$(MKCKPT_SRCS)) $(INTERNAL)
-	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(CUDA_LIBS)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(CUDA_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(patsubst %.c,$(BUILD)/obj/%.o,$(TESTUTIL)) $(INTERNAL)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(TESTLIBS) $(CUDA_LIBS)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(TESTLIBS) $(CUDA_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCHUTIL)) $(INTERNAL)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(CUDA_LIBS)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(CUDA_LIBS)
 
 tests: all $(TEST_BINS)
 benches: all $(BENCH_BINS)

@@ -43,6 +43,8 @@ static const wd_cfg_key table[] = {
      "largest chunk a tensor is cut into (chunks never cross tensors)"},
     {"workers", WD_CFG_UINT, 1, 256, "4", "threads", false, OFF(workers),
      "worker threads for requests (Hello, lists, manifests from the cache, chunk reads)"},
+    {"metrics_listen", WD_CFG_STRING, 0, 0, "", "url", false, OFF(metrics_listen),
+     "http://HOST:PORT for /metrics (Prometheus), /healthz and /readyz; empty = off"},
     {"producers", WD_CFG_UINT, 1, 64, "2", "threads", false, OFF(producers),
      "threads that produce layouts (and fill them from peers), apart from the workers"},
     {"contexts", WD_CFG_UINT, 1, 4096, "64", "requests", false, OFF(contexts),

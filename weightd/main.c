@@ -123,6 +123,9 @@ int main(int argc, char **argv)
 		if (n > 0 && (size_t)n < sizeof(ready) - len)
 			len += (size_t)n;
 	}
+	if (wd_server_metrics_port(srv) != 0)
+		fprintf(stderr, "weightd: metrics on port %u (/metrics, /healthz, /readyz)\n",
+		        wd_server_metrics_port(srv));
 	fflush(stderr);
 	if (cfg.ready_file[0] != '\0' && write_file(cfg.ready_file, ready) != 0)
 		WT_LOG(WT_LOG_ERR, "ready_file %s: %s", cfg.ready_file, strerror(errno));

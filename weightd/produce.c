@@ -287,6 +287,8 @@ out:
 	uint64_t read = store_bytes_read(snap->st) - read0;
 	if (rv == WT_OK) {
 		atomic_fetch_add(&s->productions, 1);
+		atomic_fetch_add(&s->m.production_bytes, p.bytes_out);
+		wd_hist_observe(&s->m.production, common_now_ns() - t0);
 		WT_LOG(WT_LOG_INFO,
 		       "produced model '%s' rev %.12s layout %s: %u of %u ranks, %llu bytes read, "
 		       "%llu bytes out, %llu ms (hash %llu, cache put %llu, commit %llu)",

@@ -49,6 +49,11 @@ void wd_req_reply(wd_req *r, nng_msg *m)
 			nng_ctx_recv(r->ctx, r->aio);
 		return;
 	}
+	uint64_t took = common_now_ns() - r->t0_ns;
+	if (r->kind != NULL && strcmp(r->kind, "chunk") == 0)
+		wd_hist_observe(&s->m.chunk, took);
+	else if (r->kind != NULL && strcmp(r->kind, "manifest") == 0)
+		wd_hist_observe(&s->m.manifest, took);
 	if (common_log_level() >= WT_LOG_DEBUG)
 		WT_LOG(WT_LOG_DEBUG, "request %llu %s: %zu reply bytes in %llu us",
 		       (unsigned long long)r->id, r->kind ? r->kind : "?", nng_msg_len(m),
@@ -261,6 +266,8 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 		goto fail;
 	if ((rv = open_socket(s, err)) != WT_OK)
 		goto fail;
+	if ((rv = wd_metrics_start(s, err)) != WT_OK)
+		goto fail;
 	*out = s;
 	return WT_OK;
 fail:
@@ -292,6 +299,7 @@ size_t wd_server_close(wd_server *s)
 	if (s == NULL)
 		return 0;
 	size_t left = 0;
+	wd_metrics_stop(s); /* before anything it reads goes away */
 	if (s->sock_open) {
 		/* 1. stop accepting: new connections are refused (pipe_cb), receives are
 		 * not re-armed. (Listeners stay open until nng_close: closing them first

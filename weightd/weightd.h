@@ -36,6 +36,7 @@ typedef struct wd_config {
 	uint64_t chunk_bytes;         /* largest chunk; chunks never cross tensors */
 	uint64_t workers;             /* threads serving requests (lane 0) */
 	uint64_t producers;           /* threads producing layouts (lane 1) */
+	char *metrics_listen;         /* http://HOST:PORT, "" = no metrics endpoint */
 	uint64_t contexts;            /* nng contexts = requests served at once */
 	uint64_t max_request_bytes;   /* NNG_OPT_RECVMAXSZ and our own length check */
 	char *auth_token;             /* data role token; "" = data needs no token */
@@ -156,6 +157,8 @@ void wd_server_reconfigure(wd_server *s);
 
 /* URL actually bound for listen index i (tcp port 0 resolved). Borrowed. */
 const char *wd_server_url(const wd_server *s, size_t i);
+/* Port of the metrics endpoint (metrics_listen port 0 resolved); 0 when off. */
+unsigned wd_server_metrics_port(const wd_server *s);
 
 /*
  * Drain and close: stop accepting requests, let the in-flight ones finish

@@ -36,8 +36,7 @@ int wd_pool_create(wd_pool **out, unsigned n, wt_errbuf *err);
 /* Start per_lane[l] threads for each lane l < n_lanes: a lane's threads run
  * only that lane's jobs, so work queued on one lane never waits behind
  * another's (the server: requests on lane 0, productions on lane 1). */
-int wd_pool_create_lanes(wd_pool **out, const unsigned *per_lane, unsigned n_lanes,
-                         wt_errbuf *err);
+int wd_pool_create_lanes(wd_pool **out, const unsigned *per_lane, unsigned n_lanes, wt_errbuf *err);
 /* Queue job on lane 0 / on lane; fn runs exactly once on a thread of that
  * lane (also while the pool drains, also when queued by another lane's job). */
 void wd_pool_submit(wd_pool *p, wd_job *job);
@@ -300,6 +299,29 @@ typedef struct wd_pipe {
 	uint64_t added_ns; /* connect time (hello_timeout_ms) */
 } wd_pipe;
 
+/* ===================== metrics (metrics.c) ===================== */
+
+#define WD_HIST_BUCKETS 16 /* plus +Inf */
+
+/* A latency histogram: fixed buckets (metrics.c), atomic, lock-free. */
+typedef struct wd_hist {
+	_Atomic uint64_t bucket[WD_HIST_BUCKETS + 1];
+	_Atomic uint64_t sum_ns;
+} wd_hist;
+
+void wd_hist_observe(wd_hist *h, uint64_t ns);
+
+typedef struct wd_metrics {
+	wd_hist manifest, chunk, production;
+	_Atomic uint64_t production_bytes; /* shard bytes produced */
+} wd_metrics;
+
+struct MHD_Daemon;
+/* Serve /metrics, /healthz, /readyz on cfg->metrics_listen (nothing when
+ * unset). WT_ECONFIG for a bad URL, WT_EIO when it cannot listen. */
+int wd_metrics_start(wd_server *s, wt_errbuf *err);
+void wd_metrics_stop(wd_server *s); /* idempotent */
+
 struct wd_server {
 	const wd_config *cfg; /* borrowed; outlives the server */
 	nng_socket sock;
@@ -333,6 +355,9 @@ struct wd_server {
 	_Atomic bool cancel; /* drain deadline passed: productions stop */
 	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out, flight_waits;
 	_Atomic uint64_t peer_fills, peer_bytes;
+	wd_metrics m;
+	struct MHD_Daemon *metrics; /* NULL unless metrics_listen is set */
+	uint16_t metrics_port;      /* bound port (metrics_listen port 0 resolved) */
 };
 
 /* server.c: send reply m (ownership passes) for r and recycle r. */

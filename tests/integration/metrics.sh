@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# metrics.sh — the operator endpoint with a real scrape (curl): /healthz,
+# /readyz, /metrics after a cold and a warm fetch (counters, cache gauges,
+# histograms), 404/405 for other paths and methods, a bad metrics_listen
+# refused at start (exit 2).
+. "$(dirname "$0")/fetch_lib/common.sh"
+need_bins
+command -v curl >/dev/null || die "curl missing (make deps)"
+mkdir -p "$T/m"
+"$B/wt-mkckpt" --family llama --out "$T/m/llama" --size-mb 2 >/dev/null || die "mkckpt"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+start_weightd A "$T/m" "$T/cache" tcp://127.0.0.1:0 --metrics-listen "http://127.0.0.1:$port"
+grep -q "metrics on port $port" "$T/A.log" || die "no metrics line: $(cat "$T/A.log")"
+M="http://127.0.0.1:$port"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$M/healthz")" = 200 ] || die "healthz"
+[ "$(curl -s "$M/readyz")" = ready ] || die "readyz: $(curl -s "$M/readyz")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$M/nope")" = 404 ] || die "404"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$M/metrics")" = 405 ] || die "405"
+for i in 1 2; do # cold, then warm
+	"$B/weightctl" fetch --endpoint "$WD_URL" --model llama --tp-size 2 --tp-rank 1 \
+		--out "$T/r1.st" --quiet || die "fetch $i"
+done
+curl -s -D "$T/h" "$M/metrics" >"$T/metrics" || die "scrape"
+grep -qi '^content-type: text/plain; version=0.0.4' "$T/h" || die "content type: $(cat "$T/h")"
+val() { awk -v k="$1" '$1 == k {print $2}' "$T/metrics"; }
+[ "$(val weightd_productions_total)" = 1 ] || die "productions: $(val weightd_productions_total)"
+[ "$(val weightd_cache_shards)" = 2 ] || die "cache shards: $(val weightd_cache_shards)"
+[ "$(val 'weightd_request_seconds_count{kind="manifest"}')" -ge 2 ] || die "manifest count"
+chunks=$(val 'weightd_request_seconds_count{kind="chunk"}')
+[ "$chunks" -ge 1 ] && [ "$chunks" = "$(val weightd_chunk_replies_total)" ] ||
+	die "chunk histogram $chunks vs replies $(val weightd_chunk_replies_total)"
+[ "$(val 'weightd_request_seconds_bucket{kind="chunk",le="+Inf"}')" = "$chunks" ] ||
+	die "+Inf bucket != count"
+[ "$(val weightd_production_seconds_count)" = 1 ] || die "production histogram"
+[ "$(val weightd_production_output_bytes_total)" -gt 0 ] || die "production bytes"
+[ "$(val weightd_source_bytes_read_total)" -gt 0 ] || die "source bytes"
+grep -q '^# TYPE weightd_request_seconds histogram' "$T/metrics" || die "TYPE line"
+# buckets are cumulative (non-decreasing)
+awk -F' ' '/^weightd_request_seconds_bucket\{kind="chunk"/ {if ($2 < last) bad=1; last=$2} END {exit bad}' \
+	"$T/metrics" || die "buckets not cumulative"
+stop_weightd "$WD_PID"
+# a bad URL stops start-up with exit 2, naming the key
+rc=0
+"$B/weightd" --models-dir "$T/m" --cache-dir "$T/cache2" --metrics-listen ftp://x:1 \
+	2>"$T/bad.log" || rc=$?
+[ "$rc" = 2 ] || die "bad metrics_listen: exit $rc, want 2"
+
+grep -q "metrics_listen" "$T/bad.log" || die "bad URL message: $(cat "$T/bad.log")"
+echo "metrics: scraped $(wc -l <"$T/metrics") lines; manifest/chunk/production histograms ok"
+echo "metrics: ok"
