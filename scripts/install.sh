@@ -10,6 +10,8 @@
 #   $PREFIX/bin/weightd, weightctl
 #   $PREFIX/share/weightd/weightd.conf.example   the annotated sample config
 #                                 (never an active config: copy it to /etc yourself)
+#   $PREFIX/share/weightd/deploy/weightd.conf    a deployment example for the unit
+#   $PREFIX/lib/systemd/system/weightd.service   the systemd unit (@PREFIX@ filled in)
 #
 # Everything goes under $DESTDIR (empty by default) for staging and packaging;
 # the paths written into weights.pc are without $DESTDIR.
@@ -48,4 +50,8 @@ sed -e "s|@PREFIX@|$PREFIX|g" -e "s|@LIBDIR@|$pc_libdir|g" -e "s|@VERSION@|$WT_V
 	-e "s|@LIBS_PRIVATE@|$private|g" scripts/weights.pc.in >"$L/pkgconfig/weights.pc"
 install -m 0755 "$BUILD/weightd" "$BUILD/weightctl" "$DESTDIR$PREFIX/bin/"
 install -m 0644 weightd/weightd.conf "$DESTDIR$PREFIX/share/weightd/weightd.conf.example"
+install -d "$DESTDIR$PREFIX/share/weightd/deploy" "$DESTDIR$PREFIX/lib/systemd/system"
+install -m 0644 dist/weightd.conf "$DESTDIR$PREFIX/share/weightd/deploy/weightd.conf"
+sed -e "s|@PREFIX@|$PREFIX|g" dist/weightd.service \
+	>"$DESTDIR$PREFIX/lib/systemd/system/weightd.service"
 echo "installed libweights $WT_VERSION ($SONAME), weightd, weightctl under $DESTDIR$PREFIX"

@@ -215,6 +215,28 @@ static void test_flag_errors(void **state)
 	wd_config_free(&c);
 }
 
+/* The deployment example for the systemd unit (dist/weightd.conf) parses. */
+static void test_deploy_conf(void **state)
+{
+	(void)state;
+	const char *src = getenv("WT_SRCDIR");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/dist/weightd.conf", src ? src : ".");
+	wd_config c;
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	wt_errbuf err;
+	int rv = wd_config_load_file(&c, path, &err);
+	if (rv != WT_OK)
+		printf("%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+	assert_int_equal(c.workers, 8);
+	assert_int_equal(c.producers, 4);
+	assert_int_equal(c.listen.n, 2);
+	assert_string_equal(c.metrics_listen, "http://127.0.0.1:9450");
+	assert_string_equal(c.auth_token_file, "/etc/weightd/data.token");
+	wd_config_free(&c);
+}
+
 /* The sample weightd.conf parses and documents (sets) every key of the table. */
 static void test_sample_conf(void **state)
 {
@@ -323,6 +345,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults),          cmocka_unit_test(test_bytes_suffixes),
 	    cmocka_unit_test(test_file_and_flags),    cmocka_unit_test(test_file_errors),
 	    cmocka_unit_test(test_flag_errors),       cmocka_unit_test(test_sample_conf),
+	    cmocka_unit_test(test_deploy_conf),
 	    cmocka_unit_test(test_usage_lists_flags), cmocka_unit_test(test_reload),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -23,9 +23,22 @@ make -s -o all install BUILD="$B" DESTDIR="$T/root" PREFIX=/usr >"$T/make.out" 2
 R=$T/root/usr
 for f in lib/libweights.a lib/pkgconfig/weights.pc include/weights/weights.h \
 	include/weights/client.h include/weights/engine.h bin/weightd bin/weightctl \
-	share/weightd/weightd.conf.example; do
+	share/weightd/weightd.conf.example share/weightd/deploy/weightd.conf \
+	lib/systemd/system/weightd.service; do
 	[ -f "$R/$f" ] || fail "$f not installed"
 done
+U=$R/lib/systemd/system/weightd.service
+grep -qx 'ExecStart=/usr/bin/weightd --config /etc/weightd/weightd.conf' "$U" ||
+	fail "unit: ExecStart not filled in: $(grep ExecStart "$U")"
+grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$U" || fail "unit: no reload on SIGHUP"
+grep -q '@PREFIX@' "$U" && fail "unit: @PREFIX@ left"
+for k in User=weightd CacheDirectory=weightd LimitNOFILE= ProtectSystem=strict; do
+	grep -q "^$k" "$U" || fail "unit: no $k"
+done
+# the unit's three sections, each key in one of them (systemd-analyze verify
+# needs a booted systemd, which build machines and CI containers lack)
+[ "$(grep -c '^\[\(Unit\|Service\|Install\)\]$' "$U")" = 3 ] || fail "unit: sections"
+grep -vE '^(#|$|\[(Unit|Service|Install)\]$|[A-Za-z]+=)' "$U" && fail "unit: a line that is no key"
 real=$(readlink "$R/lib/libweights.so.0") || fail "lib/libweights.so.0 is not a link"
 [ "$(readlink "$R/lib/libweights.so")" = "$real" ] || fail "lib/libweights.so does not point at $real"
 case "$real" in libweights.so.0.*.*) ;; *) fail "library file '$real' is not libweights.so.0.X.Y" ;; esac
