@@ -188,6 +188,7 @@ KERN_HD int32_t kern_int_q(float x, float s, int32_t lo, int32_t hi)
 #include <stddef.h>
 
 #include "weights/dtype.h"
+#include "weights/layout.h"
 
 /* ---- bulk helpers (codec.c) ---- */
 #define KERN_CHUNK 256 /* elements per stack buffer in the row loops */

@@ -29,7 +29,7 @@
 
 #include "common/common.h"
 #include "test_weightd_util.h"
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #define SEED  777u
 #define OP(x) WEIGHTS__ADMIN_REQUEST__OP__OP_##x

@@ -342,11 +342,11 @@ static void test_usage_lists_flags(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),          cmocka_unit_test(test_bytes_suffixes),
-	    cmocka_unit_test(test_file_and_flags),    cmocka_unit_test(test_file_errors),
-	    cmocka_unit_test(test_flag_errors),       cmocka_unit_test(test_sample_conf),
-	    cmocka_unit_test(test_deploy_conf),
-	    cmocka_unit_test(test_usage_lists_flags), cmocka_unit_test(test_reload),
+	    cmocka_unit_test(test_defaults),       cmocka_unit_test(test_bytes_suffixes),
+	    cmocka_unit_test(test_file_and_flags), cmocka_unit_test(test_file_errors),
+	    cmocka_unit_test(test_flag_errors),    cmocka_unit_test(test_sample_conf),
+	    cmocka_unit_test(test_deploy_conf),    cmocka_unit_test(test_usage_lists_flags),
+	    cmocka_unit_test(test_reload),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -21,7 +21,7 @@
 #include "cache/cache.h"
 #include "common/common.h"
 #include "test_weightd_util.h"
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #define SEED 9090u
 

@@ -19,7 +19,7 @@
 
 #include "common/common.h"
 #include "test_weightd_util.h"
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #define SEED 4711u
 

@@ -19,7 +19,7 @@
 #include "client/client.h"
 #include "common/common.h"
 #include "test_weightd_util.h"
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #define SEED_A 4242u
 #define SEED_C 4343u

@@ -20,7 +20,7 @@
 
 #include "test_weightd_util.h"
 #include "weights/client.h"
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #define SEED 4242u
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 typedef struct id_list {
 	uint8_t (*ids)[WD_SHARD_ID_BYTES];

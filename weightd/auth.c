@@ -21,7 +21,7 @@
 #include <openssl/sha.h>
 #include <string.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #define WD_AUTH_LOG_PER_S 10
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *c)
 {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #define MAX_TRIES          3
 #define MAX_SOURCE_CHANGES 3 /* productions restarted because the source changed */

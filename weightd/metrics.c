@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #define METRICS_MAX_CONNS    16u
 #define METRICS_TIMEOUT_S    10u

@@ -31,7 +31,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "client/client.h"
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 #include "weights/engine.h"
 
 #define PEER_CONNECT_MS  1000u

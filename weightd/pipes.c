@@ -13,7 +13,7 @@
  */
 #include <stdlib.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 static wd_pipe *pipe_find(wd_server *s, uint32_t id)
 {

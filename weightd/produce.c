@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "shardmap/shardmap.h"
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 typedef struct chunk_rec {
 	wt_hash128 hash;

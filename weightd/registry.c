@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #define WD_REGISTRY_URI_MAX  4096
 #define WD_REGISTRY_LINE_MAX (WD_REGISTRY_URI_MAX + 256)

@@ -26,7 +26,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #define WD_PROBES_MAX 4
 

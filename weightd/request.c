@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 #ifndef WEIGHTD_VERSION
 #define WEIGHTD_VERSION "0.1.0"

@@ -19,7 +19,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 static void req_cb(void *arg);
 

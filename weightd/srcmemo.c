@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "weightd/weightd_int.h"
+#include "weightd/server_int.h"
 
 static size_t note_name(const char *uri, const store_obj *o, char *out, size_t cap)
 {
