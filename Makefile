@@ -79,6 +79,8 @@ TESTUTIL    := $(wildcard tests/util/*.c)
 BENCHUTIL   := $(wildcard bench/util/*.c)
 TEST_SRCS   := $(wildcard tests/test_*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TOOL_SRCS   := $(wildcard tests/tools/*.c)
+TOOL_BINS   := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/wt-%,$(TOOL_SRCS))
 BENCH_SRCS  := $(wildcard bench/bench_*.c)
 BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
@@ -152,11 +154,16 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(patsubst %.c,$(BUILD)/obj/%.o,$(TESTU
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(TESTLIBS) $(CUDA_LIBS)
 
+# Test programs (never installed): tests/tools/NAME.c -> build/tests/tools/wt-NAME
+$(BUILD)/tests/tools/wt-%: $(BUILD)/obj/tests/tools/%.o $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(CUDA_LIBS)
+
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCHUTIL)) $(INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(CUDA_LIBS)
 
-tests: all $(TEST_BINS)
+tests: all $(TEST_BINS) $(TOOL_BINS)
 benches: all $(BENCH_BINS)
 
 # The suite: unit tests (cmocka) then integration scripts (tests/integration/*.sh).

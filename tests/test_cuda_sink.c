@@ -525,7 +525,7 @@ static void test_corrupt_midway(void **state)
 	/* restart with the hook: the 5th chunk reply of the new daemon is corrupted */
 	wt_client_close(c);
 	tw_stop(e);
-	e->cfg.test_corrupt_chunk = 5;
+	e->faults.corrupt_chunk = 5;
 	assert_int_equal(tw_start(e), WT_OK);
 	c = open_client(e->url);
 	wt_manifest *m2 = get_manifest(c, &tp2);
@@ -549,7 +549,7 @@ static void test_corrupt_midway(void **state)
 	/* a failing fetch into a sink with results keeps them (the old daemon's cache) */
 	wt_client_close(c);
 	tw_stop(e);
-	e->cfg.test_corrupt_chunk = 2;
+	e->faults.corrupt_chunk = 2;
 	assert_int_equal(tw_start(e), WT_OK);
 	c = open_client(e->url);
 	wt_manifest *m3 = get_manifest(c, &tp2);

@@ -268,7 +268,7 @@ static void test_fill_bad_peer(void **state)
 {
 	(void)state;
 	tw_env *a = tw_env_new("wd-peer-bad", SEED_A);
-	a->cfg.test_corrupt_chunk = 3;
+	a->faults.corrupt_chunk = 3;
 	assert_int_equal(tw_start(a), WT_OK);
 	nng_socket sa = tw_dial(a->url);
 	tw_reply wa = manifest2(sa, 1);

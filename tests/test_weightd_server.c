@@ -402,7 +402,7 @@ static void test_corrupt_hook(void **state)
 {
 	(void)state;
 	tw_env *e = tw_env_new("wd-hook", SEED);
-	e->cfg.test_corrupt_chunk = 3;
+	e->faults.corrupt_chunk = 3;
 	assert_int_equal(tw_start(e), WT_OK);
 	nng_socket s = tw_dial(e->url);
 	tw_reply x = tw_manifest(s, "llama", 1, 0);

@@ -14,6 +14,7 @@
 
 #include "proto/wire.h"
 #include "util/testutil.h"
+#include "weightd/server_int.h"
 #include "weightd/weightd.h"
 
 /* Llama with 8 heads / 8 KV heads so TP=8 is valid (hidden 128, head_dim 16). */
@@ -257,6 +258,7 @@ typedef struct tw_env {
 	char *models; /* dir/models */
 	char *cache;  /* dir/cache */
 	wd_config cfg;
+	wd_faults faults; /* installed by tw_start (fault injection) */
 	wd_server *srv;
 	const char *url;
 } tw_env;
@@ -308,6 +310,7 @@ static __attribute__((unused)) int tw_start(tw_env *e)
 		printf("wd_server_open: %s\n", err.msg);
 		return rv;
 	}
+	wd_server_set_faults(e->srv, &e->faults);
 	e->url = wd_server_url(e->srv, 0);
 	return WT_OK;
 }

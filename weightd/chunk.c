@@ -89,9 +89,10 @@ nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *
 	}
 	uint64_t seq = atomic_fetch_add(&s->chunk_replies, 1) + 1;
 	atomic_fetch_add(&s->chunk_bytes_out, n);
-	if (s->cfg->test_corrupt_chunk != 0 && seq == s->cfg->test_corrupt_chunk && n > 0) {
-		body[hdr + n / 2] ^= 0x5a; /* test hook: after the cache verified the bytes */
-		WT_LOG(WT_LOG_NOTICE, "test hook: corrupted chunk reply #%llu (request %llu)",
+	const wd_faults *f = atomic_load(&s->faults);
+	if (f != NULL && f->corrupt_chunk == seq && n > 0) {
+		body[hdr + n / 2] ^= 0x5a; /* after the cache verified the bytes */
+		WT_LOG(WT_LOG_NOTICE, "fault injection: corrupted chunk reply #%llu (request %llu)",
 		       (unsigned long long)seq, (unsigned long long)id);
 	}
 	return m;

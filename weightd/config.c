@@ -492,23 +492,6 @@ int wd_config_parse_args(wd_config *c, int argc, char **argv, wt_errbuf *err)
 		char *eq = strchr(where, '=');
 		if (eq != NULL)
 			*eq = '\0';
-		if (strcmp(key, "test_corrupt_chunk") == 0) {
-			const char *hooks = getenv("WEIGHTD_TEST_HOOKS");
-			if (hooks == NULL || strcmp(hooks, "1") != 0)
-				return wt_seterr(err, WT_ECONFIG,
-				                 "%s is a test hook; it needs WEIGHTD_TEST_HOOKS=1 "
-				                 "in the environment",
-				                 where);
-			char *end;
-			errno = 0;
-			unsigned long long n = strtoull(val, &end, 10);
-			if (errno != 0 || *end != '\0' || val[0] < '0' || val[0] > '9' || n == 0)
-				return wt_seterr(err, WT_ECONFIG,
-				                 "%s: '%s' is not a chunk reply number (1, 2, ...)",
-				                 where, val);
-			c->test_corrupt_chunk = n;
-			continue;
-		}
 		size_t idx;
 		if (find_key(key, &idx) == NULL)
 			return wt_seterr(err, WT_ECONFIG, "%s: unknown flag; see weightd --help",
@@ -557,11 +540,6 @@ size_t wd_config_reload(wd_config *cur, const wd_config *fresh,
 		if (cb != NULL)
 			cb(ctx, k, apply);
 	}
-	if (cur->test_corrupt_chunk != fresh->test_corrupt_chunk && cb != NULL) {
-		static const wd_cfg_key hook = {.name = "test_corrupt_chunk"};
-		cb(ctx, &hook, false);
-		n++;
-	}
 	return n;
 }
 
@@ -598,7 +576,5 @@ void wd_config_usage(FILE *f)
 		fprintf(f, "  --%s %s\n      %s (default: %s)\n", flag, type_arg(k), k->help,
 		        k->def[0] ? k->def : "none");
 	}
-	fprintf(f, "  --config FILE\n      INI file with the keys above (see weightd.conf)\n"
-	           "  --test-corrupt-chunk N\n      test hook (WEIGHTD_TEST_HOOKS=1 only): "
-	           "flip one byte of the N-th chunk reply\n");
+	fprintf(f, "  --config FILE\n      INI file with the keys above (see weightd.conf)\n");
 }

@@ -115,6 +115,16 @@ struct MHD_Daemon;
 int wd_metrics_start(wd_server *s, wt_errbuf *err);
 void wd_metrics_stop(wd_server *s); /* idempotent */
 
+/* ===================== fault injection (faults.c) ===================== */
+
+/* Faults the tests inject into a running server. weightd's main never sets
+ * them and has no flag for them; faults.c (the only setter) is linked into
+ * test programs only (tests/, tests/tools/wt-faultyd). */
+typedef struct wd_faults {
+	uint64_t corrupt_chunk; /* flip a byte of the N-th chunk reply (1-based), after the
+	                           cache verified it; 0 = never */
+} wd_faults;
+
 struct wd_server {
 	const wd_config *cfg; /* borrowed; outlives the server */
 	nng_socket sock;
@@ -149,9 +159,13 @@ struct wd_server {
 	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out, flight_waits;
 	_Atomic uint64_t peer_fills, peer_bytes;
 	wd_metrics m;
-	struct MHD_Daemon *metrics; /* NULL unless metrics_listen is set */
-	uint16_t metrics_port;      /* bound port (metrics_listen port 0 resolved) */
+	const wd_faults *_Atomic faults; /* tests only (faults.c); NULL in weightd */
+	struct MHD_Daemon *metrics;      /* NULL unless metrics_listen is set */
+	uint16_t metrics_port;           /* bound port (metrics_listen port 0 resolved) */
 };
+
+/* Install f (borrowed; outlives the server) before clients connect. */
+void wd_server_set_faults(wd_server *s, const wd_faults *f);
 
 /* server.c: send reply m (ownership passes) for r and recycle r. */
 void wd_req_reply(wd_req *r, nng_msg *m);

@@ -55,8 +55,6 @@ typedef struct wd_config {
 	uint64_t register_timeout_ms; /* bound on a REGISTER's source check */
 	uint64_t max_connections;     /* pipes at once; more are closed at connect */
 	uint64_t hello_timeout_ms;    /* unauthenticated pipes closed after this; 0 = never */
-	/* Flag only, refused unless WEIGHTD_TEST_HOOKS=1: corrupt the N-th chunk reply. */
-	uint64_t test_corrupt_chunk;
 	/* Which keys were set explicitly (by file or flag); index = table index. */
 	uint8_t set[48];
 } wd_config;
@@ -105,8 +103,7 @@ int wd_config_load_file(wd_config *c, const char *path, wt_errbuf *err);
 
 /*
  * Parse the command line: --config FILE is applied first, then every other flag
- * (--key VALUE or --key=VALUE) over it. --test-corrupt-chunk N is accepted only
- * with WEIGHTD_TEST_HOOKS=1 in the environment. Returns WT_ECONFIG on any error.
+ * (--key VALUE or --key=VALUE) over it. Returns WT_ECONFIG on any error.
  * --help / --version are not handled here (main does).
  */
 int wd_config_parse_args(wd_config *c, int argc, char **argv, wt_errbuf *err);

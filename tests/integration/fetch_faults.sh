@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fetch_faults.sh — weightctl fetch against real weightd processes when things
-# go wrong: a chunk corrupted in flight (test hook) is WT_EHASH naming the
+# go wrong: a chunk corrupted in flight (wt-faultyd) is WT_EHASH naming the
 # chunk, exit 1, no file; the daemon SIGKILLed mid-fetch and restarted on the
 # same cache completes the fetch; a dead first endpoint fails over; an unknown
 # model is exit 1 with WT_ENOTFOUND; an impossible layout is exit 3.
@@ -12,8 +12,10 @@ mkdir -p "$T/models" "$T/small"
 "$B/weightctl" shard --model-dir "$T/models/big" --out "$T/ref.st" || die "shard big"
 
 # --- 1. corruption in flight -> WT_EHASH, exit 1, no output file ---
-WEIGHTD_TEST_HOOKS=1 start_weightd corrupt "$T/small" "$T/cache-c" tcp://127.0.0.1:0 \
-	--test-corrupt-chunk 2
+# (wt-faultyd: the real server with a fault injected; weightd has no such flag)
+[ -x "$B/tests/tools/wt-faultyd" ] || die "$B/tests/tools/wt-faultyd not built (make tests)"
+WD_BIN="$B/tests/tools/wt-faultyd --corrupt-chunk 2" \
+	start_weightd corrupt "$T/small" "$T/cache-c" tcp://127.0.0.1:0
 "$B/weightctl" fetch --endpoint "$WD_URL" --model q --out "$T/c.st" --quiet 2>"$T/c.err"
 rc=$?
 [ "$rc" = 1 ] || die "corrupt: exit $rc, want 1: $(cat "$T/c.err")"
