@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Run every unit test binary, then every integration script; print one
-# summary line "N passed, N failed" at the end. Exit non-zero on any failure.
+# summary line "N passed, N failed, N skipped" at the end. Exit non-zero on
+# any failure. A test that exits 77 (the automake convention) was skipped: it
+# is counted and named as such, never as passed.
 #
 # Each test runs under a time limit (WT_TEST_TIMEOUT seconds, default 600): a
 # hung test is killed, reported as failed with its elapsed time, and the
@@ -11,7 +13,9 @@ LIMIT=${WT_TEST_TIMEOUT:-600}
 export WT_BUILD=$BUILD
 pass=0
 fail=0
+skip=0
 failed=""
+skipped=""
 
 run_one() {
 	local t0 t1 rc
@@ -24,6 +28,9 @@ run_one() {
 	echo "-- $* rc=$rc $((t1 - t0))s"
 	if [ "$rc" = 0 ]; then
 		pass=$((pass + 1))
+	elif [ "$rc" = 77 ]; then
+		skip=$((skip + 1))
+		skipped="$skipped $*"
 	else
 		fail=$((fail + 1))
 		failed="$failed $*"
@@ -38,8 +45,9 @@ for t in tests/integration/*.sh; do
 	[ -f "$t" ] || continue
 	run_one bash "$t"
 done
+[ -n "$skipped" ] && echo "skipped:$skipped"
 [ -n "$failed" ] && echo "failed:$failed"
 label=suite
 case "$BUILD" in *asan*) label=asan ;; esac
-echo "$label: $pass passed, $fail failed"
+echo "$label: $pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -437,7 +437,10 @@ static void test_close_during_production(void **state)
 	cold_arg a = {.url = e->url};
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, cold_main, &a), 0);
-	usleep(100000); /* the production is under way */
+	/* close only once the layout's flight is open: the production is under way */
+	for (int i = 0; i < 20000 && wd_flights_active(e->srv->flights) == 0; i++)
+		usleep(1000);
+	assert_int_equal(wd_flights_active(e->srv->flights), 1);
 	uint64_t t0 = common_now_ns();
 	size_t left = wd_server_close(e->srv);
 	e->srv = NULL;

@@ -11,7 +11,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/wt-install-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail() { echo "install.sh: FAIL: $*"; exit 1; }
 cd "$(dirname "$0")/../.."
-[ -f "$B/weightd" ] || { echo "install.sh: SKIP: $B/weightd not built"; exit 0; }
+[ -f "$B/weightd" ] || { echo "install.sh: FAIL: $B/weightd not built (make all)"; exit 1; }
 
 # An ASan build's library needs the sanitizer runtime in the program too.
 SAN=""
