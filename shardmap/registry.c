@@ -76,6 +76,16 @@ const char *shardmap_alias_ckpt(const sm_family *f, bool alt, const char *name, 
 	return name;
 }
 
+const char *shardmap_canonical_name(const ckpt *c, const char *name, char *buf, size_t cap)
+{
+	const ckpt_config *cfg = ckpt_get_config(c);
+	const sm_family *f = shardmap_family_find(cfg->architecture, cfg->model_type);
+	bool mixed;
+	if (!f || !f->aliases)
+		return name;
+	return shardmap_alias_canon(f, shardmap_alias_layout(f, c), name, buf, cap, &mixed);
+}
+
 const char *shardmap_unsupported_reason(const char *arch)
 {
 	if (arch && strcmp(arch, "Qwen2_5_VLForConditionalGeneration") == 0)
