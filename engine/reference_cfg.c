@@ -47,7 +47,10 @@ static int parse_arch(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 	if (arch == NULL)
 		return wt_seterr(err, WT_ECORRUPT, "config.json: 'architectures' is missing");
 	if (strcmp(arch, "LlamaForCausalLM") == 0 || strcmp(arch, "MistralForCausalLM") == 0 ||
-	    strcmp(arch, "Qwen2ForCausalLM") == 0) {
+	    strcmp(arch, "Qwen2ForCausalLM") == 0 ||
+	    strcmp(arch, "Qwen2VLForConditionalGeneration") == 0) {
+		/* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
+		 * position streams are equal and it is the plain 1-D RoPE */
 		c->kind = ENGINE_REF_DENSE;
 	} else if (strcmp(arch, "Qwen3ForCausalLM") == 0) {
 		c->kind = ENGINE_REF_DENSE;
@@ -74,7 +77,8 @@ static int parse_arch(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 		                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
 		                 "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
 		                 "Qwen3MoeForCausalLM, "
-		                 "DeepseekV3ForCausalLM, BertModel",
+		                 "DeepseekV3ForCausalLM, BertModel, "
+		                 "Qwen2VLForConditionalGeneration (language model)",
 		                 arch);
 	}
 	return WT_OK;
@@ -159,14 +163,25 @@ int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_e
 	engine_ref_cfg c;
 	memset(&c, 0, sizeof(c));
 	json_error_t je;
-	json_t *root = json_loadb(json, len, 0, &je);
-	if (root == NULL || !json_is_object(root)) {
-		json_decref(root);
+	json_t *top = json_loadb(json, len, 0, &je);
+	if (top == NULL || !json_is_object(top)) {
+		json_decref(top);
 		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object (line %d: %s)",
 		                 je.line, je.text);
 	}
+	/* transformers 5.x: the language model's fields in text_config (as loader/config.c) */
+	json_t *root = json_incref(top), *tc = json_object_get(top, "text_config");
+	if (json_is_object(tc)) {
+		json_decref(root);
+		root = json_copy(top);
+		if (root == NULL || json_object_update(root, tc) != 0) {
+			json_decref(root);
+			json_decref(top);
+			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+		}
+	}
 	int rv;
-	if ((rv = parse_arch(root, &c, err)) != WT_OK ||
+	if ((rv = parse_arch(top, &c, err)) != WT_OK ||
 	    (rv = get_int(root, "hidden_size", 0, true, &c.hid, err)) != WT_OK ||
 	    (rv = get_int(root, "num_attention_heads", 0, true, &c.H, err)) != WT_OK ||
 	    (rv = get_int(root, "num_key_value_heads", c.H, false, &c.KV, err)) != WT_OK ||
@@ -185,7 +200,9 @@ int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_e
 		goto out;
 	c.tied = get_bool(root, "tie_word_embeddings", false);
 	c.eps = get_real(root, "rms_norm_eps", 1e-6);
-	c.theta = get_real(root, "rope_theta", 10000.0);
+	c.theta =
+	    get_real(root, "rope_theta",
+	             get_real(json_object_get(root, "rope_parameters"), "rope_theta", 10000.0));
 	if (c.kind == ENGINE_REF_BERT) {
 		c.KV = c.H;
 		c.eps = get_real(root, "layer_norm_eps", 1e-12);
@@ -242,6 +259,7 @@ int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_e
 	rv = WT_OK;
 out:
 	json_decref(root);
+	json_decref(top);
 	return rv;
 }
 

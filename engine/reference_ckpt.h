@@ -19,7 +19,8 @@
 #include "loader/loader.h"
 #include "shardmap/shardmap.h"
 
-/* Read every checkpoint tensor into ck (and parse the config into cfg). */
+/* Read every checkpoint tensor into ck under the names the family's rules use
+ * (shardmap_canonical_name), and parse the config into cfg. */
 static inline int engine_ref_load_ckpt(const ckpt *c, engine_ref_cfg *cfg, engine_ref_set *ck,
                                        wt_errbuf *err)
 {
@@ -36,9 +37,13 @@ static inline int engine_ref_load_ckpt(const ckpt *c, engine_ref_cfg *cfg, engin
 		void *buf = malloc(t->nbytes ? t->nbytes : 1);
 		if (buf == NULL)
 			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
+		char cbuf[512];
+		const char *name = shardmap_canonical_name(c, t->name, cbuf, sizeof(cbuf));
 		rv = ckpt_read(c, t, 0, buf, t->nbytes, err);
+		if (rv == WT_OK && name == NULL)
+			rv = wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 		if (rv == WT_OK)
-			rv = engine_ref_set_add(ck, t->name, t->dtype, t->ndim, t->shape, buf,
+			rv = engine_ref_set_add(ck, name, t->dtype, t->ndim, t->shape, buf,
 			                        t->nbytes, err);
 		free(buf);
 	}

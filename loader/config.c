@@ -210,11 +210,93 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 	return rv;
 }
 
+/* Real field > 0: absent/null -> dflt; wrong type or <= 0 -> WT_ECORRUPT. */
+static int get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err)
+{
+	json_t *v = json_object_get(o, name);
+	if (v == NULL || json_is_null(v)) {
+		*out = dflt;
+		return WT_OK;
+	}
+	if (!json_is_number(v) || !(json_number_value(v) > 0.0))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' must be a positive number",
+		                 name);
+	*out = json_number_value(v);
+	return WT_OK;
+}
+
+/* vision_config (Qwen2-VL): field names as config.json writes them, with the
+ * transformers defaults; the planner checks what the family needs. */
+static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *v = json_object_get(root, "vision_config");
+	c->v_depth = c->v_embed_dim = c->v_num_heads = -1;
+	c->v_mlp_ratio = 4.0;
+	c->v_patch_size = 14;
+	c->v_temporal_patch_size = 2;
+	c->v_spatial_merge_size = 2;
+	c->v_in_chans = 3;
+	if (v == NULL || json_is_null(v))
+		return WT_OK;
+	if (!json_is_object(v))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'vision_config' is not an object");
+	c->has_vision = true;
+	static const char *const chans[] = {"in_chans", "in_channels", NULL};
+	const char *which = "in_chans";
+	int rv = get_int(v, "depth", -1, 1, &c->v_depth, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "embed_dim", -1, 1, &c->v_embed_dim, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "num_heads", -1, 1, &c->v_num_heads, err);
+	if (rv == WT_OK)
+		rv = get_pos_real(v, "mlp_ratio", 4.0, &c->v_mlp_ratio, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "patch_size", 14, 1, &c->v_patch_size, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "temporal_patch_size", 2, 1, &c->v_temporal_patch_size, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
+	if (rv == WT_OK && first_of(v, chans, &which))
+		rv = get_int(v, which, 3, 1, &c->v_in_chans, err);
+	if (rv != WT_OK && err != NULL)
+		wt_errprefix(err, "in vision_config");
+	return rv;
+}
+
+/* rope_scaling.mrope_section (transformers 4.x) or rope_parameters.mrope_section (5.x). */
+static int parse_mrope(json_t *lm, ckpt_config *c, wt_errbuf *err)
+{
+	static const char *const keys[] = {"rope_scaling", "rope_parameters", NULL};
+	const char *which = "rope_scaling";
+	json_t *r = first_of(lm, keys, &which);
+	if (r == NULL)
+		return WT_OK;
+	if (!json_is_object(r))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not an object", which);
+	json_t *m = json_object_get(r, "mrope_section");
+	if (m == NULL || json_is_null(m))
+		return WT_OK;
+	if (!json_is_array(m) || json_array_size(m) > CKPT_MAX_MROPE)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s.mrope_section must be an array of at most %d "
+		                 "integers",
+		                 which, CKPT_MAX_MROPE);
+	for (size_t i = 0; i < json_array_size(m); i++) {
+		json_t *x = json_array_get(m, i);
+		if (!json_is_integer(x))
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: %s.mrope_section[%zu] is not an integer",
+			                 which, i);
+		c->mrope_section[i] = (int64_t)json_integer_value(x);
+	}
+	c->has_mrope = true;
+	c->n_mrope = json_array_size(m);
+	return WT_OK;
+}
+
 static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
-	int rv = parse_arch(root, c, err);
-	if (rv == WT_OK)
-		rv = get_required(root, "hidden_size", &c->hidden_size, err);
+	int rv = get_required(root, "hidden_size", &c->hidden_size, err);
 	if (rv == WT_OK)
 		rv = get_required(root, "num_attention_heads", &c->num_attention_heads, err);
 	if (rv == WT_OK)
@@ -244,7 +326,47 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = get_int(root, "v_head_dim", -1, 1, &c->v_head_dim, err);
 	if (rv == WT_OK)
+		rv = parse_mrope(root, c, err);
+	return rv;
+}
+
+/*
+ * *out = the object the language-model fields are read from: root itself, or
+ * (when root has a `text_config` object) a shallow copy of root with
+ * text_config's fields laid over it. A new reference either way.
+ */
+static int lm_view(json_t *root, json_t **out, wt_errbuf *err)
+{
+	json_t *tc = json_object_get(root, "text_config");
+	if (tc == NULL || json_is_null(tc)) {
+		*out = json_incref(root);
+		return WT_OK;
+	}
+	if (!json_is_object(tc))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'text_config' is not an object");
+	json_t *v = json_copy(root);
+	if (v == NULL || json_object_update(v, tc) != 0) {
+		json_decref(v);
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	*out = v;
+	return WT_OK;
+}
+
+static int parse_all(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *lm = NULL;
+	int rv = lm_view(root, &lm, err);
+	if (rv != WT_OK)
+		return rv;
+	rv = parse_arch(root, c, err);
+	if (rv == WT_OK)
+		rv = parse_fields(lm, c, err);
+	if (rv == WT_OK)
 		rv = parse_quant(root, c, err);
+	if (rv == WT_OK)
+		rv = parse_vision(root, c, err);
+	json_decref(lm);
 	return rv;
 }
 
@@ -260,7 +382,7 @@ int ckpt_config_parse(const char *json, size_t len, ckpt_config *out, wt_errbuf 
 		    je.column);
 	ckpt_config c = {0};
 	int rv = json_is_object(root)
-	             ? parse_fields(root, &c, err)
+	             ? parse_all(root, &c, err)
 	             : wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
 	json_decref(root);
 	if (rv != WT_OK) {

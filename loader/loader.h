@@ -170,6 +170,8 @@ typedef enum {
 
 /* config.json fields the shard format needs (docs/format.md section 1); -1 where absent and without
  * a default. */
+#define CKPT_MAX_MROPE 16 /* longest mrope_section list read */
+
 typedef struct ckpt_config {
 	char *architecture; /* architectures[0]; owned */
 	char *model_type;   /* owned; "" if absent */
@@ -197,6 +199,19 @@ typedef struct ckpt_config {
 	int64_t qk_nope_head_dim;
 	int64_t qk_rope_head_dim;
 	int64_t v_head_dim;
+	/* Vision tower (vision_config; Qwen2-VL). has_vision false when absent. */
+	bool has_vision;
+	int64_t v_depth, v_embed_dim, v_num_heads; /* -1 if absent */
+	double v_mlp_ratio;                        /* default 4 */
+	int64_t v_patch_size;                      /* default 14 */
+	int64_t v_temporal_patch_size;             /* default 2 */
+	int64_t v_spatial_merge_size;              /* default 2 */
+	int64_t v_in_chans;                        /* in_chans | in_channels, default 3 */
+	/* MRoPE: rope_scaling.mrope_section | rope_parameters.mrope_section (checked at plan
+	 * time); has_mrope when the list is present, n_mrope its length. */
+	bool has_mrope;
+	size_t n_mrope;
+	int64_t mrope_section[CKPT_MAX_MROPE];
 	/* quantization_config */
 	ckpt_quant_kind quant;
 	int64_t quant_block[2]; /* weight_block_size, default 128x128 */
@@ -208,7 +223,10 @@ typedef struct ckpt_config {
  * failure out is left cleared. Missing required fields (architectures,
  * hidden_size, num_attention_heads, num_hidden_layers, vocab_size) and wrong
  * types are WT_ECORRUPT naming the field; an unknown quant_method is
- * WT_EUNSUPPORTED. Free with ckpt_config_clear(). */
+ * WT_EUNSUPPORTED. A `text_config` object (transformers 5.x multimodal
+ * configs) supplies the language-model fields in place of the top level;
+ * architectures, model_type, quantization_config and vision_config are always
+ * read from the top level. Free with ckpt_config_clear(). */
 int ckpt_config_parse(const char *json, size_t len, ckpt_config *out, wt_errbuf *err);
 void ckpt_config_clear(ckpt_config *c); /* frees owned fields; NULL-safe */
 

@@ -43,6 +43,14 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->nope = c->qk_nope_head_dim;
 	d->rope = c->qk_rope_head_dim;
 	d->vh = c->v_head_dim;
+	d->VD = c->v_depth;
+	d->VE = c->v_embed_dim;
+	d->VH = c->v_num_heads;
+	d->VI = (int64_t)((double)c->v_embed_dim * c->v_mlp_ratio);
+	d->VM = c->v_embed_dim * c->v_spatial_merge_size * c->v_spatial_merge_size;
+	d->VCH = c->v_in_chans;
+	d->VTP = c->v_temporal_patch_size;
+	d->VP = c->v_patch_size;
 	if (d->H <= 0 || d->hid <= 0 || d->V <= 0 || d->L < 0)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "config.json: num_attention_heads %" PRId64
@@ -92,6 +100,20 @@ static int64_t dim_value(const sm_dims *d, int sym)
 		return d->H * (d->nope + d->vh);
 	case SM_D_OV:
 		return d->H * d->vh;
+	case SM_D_VE:
+		return d->VE;
+	case SM_D_V3E:
+		return 3 * d->VE;
+	case SM_D_VI:
+		return d->VI;
+	case SM_D_VM:
+		return d->VM;
+	case SM_D_VCH:
+		return d->VCH;
+	case SM_D_VTP:
+		return d->VTP;
+	case SM_D_VP:
+		return d->VP;
 	default:
 		return -1;
 	}
@@ -130,16 +152,17 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 {
 	const sm_rule *r = &x->fam->rules[e->rule];
 	const ckpt_tensor *t = ckpt_tensor_at(x->c, e->t);
-	int64_t want[2] = {dim_value(&x->dm, r->dims[0]), dim_value(&x->dm, r->dims[1])};
+	int64_t want[5];
 	bool ok = t->ndim == r->ndim;
-	for (int k = 0; ok && k < r->ndim; k++)
+	for (int k = 0; k < r->ndim && k < 5; k++) {
+		want[k] = dim_value(&x->dm, r->dims[k]);
 		if (r->dims[k] != SM_D_ANY && t->shape[k] != want[k])
 			ok = false;
+	}
 	if (!ok) {
-		char have[96], exp[96];
+		char have[160], exp[160];
 		shape_text(t->shape, t->ndim, have, sizeof(have));
-		int64_t w2[2] = {want[0], want[1]};
-		shape_text(w2, r->ndim, exp, sizeof(exp));
+		shape_text(want, r->ndim, exp, sizeof(exp));
 		return wt_seterr(
 		    err, WT_ESHAPE,
 		    "tensor '%s': shape %s disagrees with config.json, which implies %s "
@@ -266,12 +289,28 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		return shardmap_plan_add_skipped(p, t->name, err);
 	if (is_companion(x, t->name))
 		return WT_OK; /* consumed with its weight (or listed as skipped there) */
+	char cbuf[NAME_MAX_LEN];
+	bool mixed;
+	const char *cn = shardmap_alias_canon(x->fam, x->alt, t->name, cbuf, sizeof(cbuf), &mixed);
+	if (!cn)
+		return wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
+	if (mixed)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "tensor '%s': the checkpoint mixes two name layouts (other tensors "
+		    "start with '%s'); rename every tensor to one layout",
+		    t->name, x->fam->aliases[0]);
 	for (size_t r = 0; r < x->fam->n_rules; r++) {
 		const sm_rule *ru = &x->fam->rules[r];
 		int64_t i, j;
-		if (!shardmap_match(ru->ckpt, t->name, &i, &j))
+		if (!shardmap_match(ru->ckpt, cn, &i, &j))
 			continue;
-		if (i >= x->dm.L)
+		if ((ru->flags & SM_F_VIS) && i >= x->dm.VD)
+			return wt_seterr(err, WT_ESHAPE,
+			                 "tensor '%s': vision block %" PRId64
+			                 " but config.json vision_config.depth is %" PRId64,
+			                 t->name, i, x->dm.VD);
+		if (!(ru->flags & SM_F_VIS) && i >= x->dm.L)
 			return wt_seterr(err, WT_ESHAPE,
 			                 "tensor '%s': layer %" PRId64
 			                 " but config.json num_hidden_layers is %" PRId64,
@@ -321,7 +360,8 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		e->j = j;
 		attach_scales(x, e);
 		e->rt = strdup(rt);
-		if (!e->rt)
+		e->canon = cn != t->name ? strdup(cn) : NULL;
+		if (!e->rt || (cn != t->name && !e->canon))
 			return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
 		x->n_ents++;
 		return check_entry(x, e, err);
@@ -332,6 +372,18 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 	                 t->name, x->fam->name);
 }
 
+/* Rewrite canonical name buf (cap bytes) into the checkpoint's name layout. */
+static bool ckpt_name(const sm_ctx *x, char *buf, size_t cap)
+{
+	char tmp[NAME_MAX_LEN];
+	const char *n = shardmap_alias_ckpt(x->fam, x->alt, buf, tmp, sizeof(tmp));
+	if (!n || strlen(n) >= cap)
+		return false;
+	if (n != buf)
+		memcpy(buf, n, strlen(n) + 1);
+	return true;
+}
+
 /* Required tensors present; optional fused parts all-or-none. */
 static int check_missing(const sm_ctx *x, wt_errbuf *err)
 {
@@ -340,14 +392,16 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 	for (size_t r = 0; r < f->n_rules; r++) {
 		const sm_rule *ru = &f->rules[r];
 		bool li = strstr(ru->ckpt, "{i}") != NULL, lj = strstr(ru->ckpt, "{j}") != NULL;
-		int64_t ni = li ? x->dm.L : 1, nj = lj ? x->dm.E : 1;
+		int64_t ni = li ? ((ru->flags & SM_F_VIS) ? x->dm.VD : x->dm.L) : 1;
+		int64_t nj = lj ? x->dm.E : 1;
 		for (int64_t i = 0; i < ni; i++) {
 			if (!cond_holds(x, ru, li ? i : 0) && li)
 				continue;
 			if (!li && !cond_holds(x, ru, 0))
 				continue;
 			for (int64_t j = 0; j < nj; j++) {
-				if (!shardmap_expand(ru->ckpt, i, j, name, sizeof(name)))
+				if (!shardmap_expand(ru->ckpt, i, j, name, sizeof(name)) ||
+				    !ckpt_name(x, name, sizeof(name)))
 					return wt_seterr(err, WT_ETOOBIG, "name too long");
 				bool have = ckpt_find(x->c, name) != NULL;
 				bool need = !(ru->flags & SM_F_OPT);
@@ -357,15 +411,19 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,
 					    "tensor '%s': missing from the checkpoint (family %s, "
-					    "config.json num_hidden_layers %" PRId64 ")",
-					    name, f->name, x->dm.L);
+					    "config.json %s %" PRId64 ")",
+					    name, f->name,
+					    (ru->flags & SM_F_VIS) ? "vision_config.depth"
+					                           : "num_hidden_layers",
+					    (ru->flags & SM_F_VIS) ? x->dm.VD : x->dm.L);
 				if (!(ru->flags & SM_F_OPT) || !have)
 					continue;
 				for (size_t r2 = 0; r2 < f->n_rules; r2++) {
 					const sm_rule *o = &f->rules[r2];
 					if (r2 == r || strcmp(o->runtime, ru->runtime) != 0)
 						continue;
-					if (!shardmap_expand(o->ckpt, i, j, other, sizeof(other)))
+					if (!shardmap_expand(o->ckpt, i, j, other, sizeof(other)) ||
+					    !ckpt_name(x, other, sizeof(other)))
 						return wt_seterr(err, WT_ETOOBIG, "name too long");
 					if (!ckpt_find(x->c, other))
 						return wt_seterr(
@@ -415,6 +473,9 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 {
 	const ckpt_config *cfg = ckpt_get_config(c);
 	const sm_family *fam = shardmap_family_find(cfg->architecture, cfg->model_type);
+	if (!fam && shardmap_unsupported_reason(cfg->architecture))
+		return wt_seterr(err, WT_EUNSUPPORTED, "architecture '%s': %s", cfg->architecture,
+		                 shardmap_unsupported_reason(cfg->architecture));
 	if (!fam)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
@@ -454,6 +515,9 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	}
 	if ((rv = derive_dims(&x, err)) != WT_OK || (rv = build_exclusions(&x, err)) != WT_OK)
 		goto fail;
+	if (fam->check && (rv = fam->check(cfg, err)) != WT_OK)
+		goto fail;
+	x.alt = shardmap_alias_layout(fam, c);
 	for (size_t k = 0; k < ckpt_n_tensors(c); k++)
 		if ((rv = map_tensor(&x, p, k, err)) != WT_OK)
 			goto fail;
@@ -475,8 +539,10 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	*out = p;
 	p = NULL;
 fail:
-	for (size_t k = 0; k < x.n_ents; k++)
+	for (size_t k = 0; k < x.n_ents; k++) {
 		free(x.ents[k].rt);
+		free(x.ents[k].canon);
+	}
 	free(x.ents);
 	shardmap_excl_free(x.excl);
 	shardmap_plan_free(p);

@@ -99,6 +99,15 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 	case SM_U_ISH:
 		*what = "shared expert intermediate size";
 		return x->dm.ISH;
+	case SM_U_VHEADS:
+		*what = "vision_config.num_heads";
+		return x->dm.VH;
+	case SM_U_VI:
+		*what = "the vision MLP size (embed_dim * mlp_ratio)";
+		return x->dm.VI;
+	case SM_U_VM:
+		*what = "the vision merger size (embed_dim * spatial_merge_size^2)";
+		return x->dm.VM;
 	default:
 		*what = "?";
 		return 1;
@@ -184,6 +193,21 @@ static int gen(const sm_ctx *x, size_t a, size_t n, uint32_t t, uint32_t e, pvec
 		    push(pv, rows_piece(1, ks * KVl * d, KVl * d, 0)) ||
 		    push(pv, rows_piece(2, ks * KVl * d, KVl * d, 0)))
 			return WT_ENOMEM;
+		return WT_OK;
+	}
+	case SM_K_QKVF: {
+		/* one source [q; k; v], each part U*hd rows: rank t takes heads [t*U/T, (t+1)*U/T)
+		 * of each */
+		int64_t U = unit_count(x, r->unit, &what), part = trows(t0) / 3, hl;
+		if (U % T)
+			return lay_err(
+			    x, err, "tensor '%s': tp_size %" PRId64 " does not divide %s %" PRId64,
+			    rt, T, what, U);
+		hl = part / U * (U / T);
+		geo2(g, 3 * hl, tcols(t0), r->ndim);
+		for (int64_t k = 0; k < 3; k++)
+			if (push(pv, rows_piece(0, k * part + t * hl, hl, 0)))
+				return WT_ENOMEM;
 		return WT_OK;
 	}
 	case SM_K_ROWS: {
@@ -538,10 +562,9 @@ static int check_int4(const sm_ctx *x, const inst_info *in, const geo *g, wt_err
 	               x->ents[in->a].rt, K, G);
 }
 
-/* Module name of a weight entry (name without ".weight"). */
-static bool entry_excluded(const sm_ctx *x, size_t k)
+/* Whether module `nm` (a weight name without ".weight") matches an exclusion. */
+static bool name_excluded(const sm_ctx *x, const char *nm)
 {
-	const char *nm = ent_t(x, k)->name;
 	size_t n = strlen(nm);
 	char buf[512];
 	if (n >= sizeof(buf))
@@ -550,6 +573,13 @@ static bool entry_excluded(const sm_ctx *x, size_t k)
 	if (ends_with(buf, ".weight"))
 		buf[n - 7] = '\0';
 	return shardmap_excl_match(x->excl, buf);
+}
+
+/* Checkpoint module name, or its canonical name in an alias layout (section 5). */
+static bool entry_excluded(const sm_ctx *x, size_t k)
+{
+	return name_excluded(x, ent_t(x, k)->name) ||
+	       (x->ents[k].canon && name_excluded(x, x->ents[k].canon));
 }
 
 static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)

@@ -10,6 +10,7 @@
 typedef struct sm_dims {
 	int64_t H, KV, d, hid, I, V, E, Ie, ISH, L;
 	int64_t qlora, kvlora, nope, rope, vh;
+	int64_t VD, VE, VH, VI, VM, VCH, VTP, VP; /* vision tower (vision_config) */
 } sm_dims;
 
 /* One mapped checkpoint tensor. */
@@ -20,6 +21,7 @@ typedef struct sm_entry {
 	char *rt;        /* runtime name; owned */
 	uint32_t wscale; /* weight_scale_inv / weight_scale, or SM_NONE */
 	uint32_t iscale; /* input_scale, or SM_NONE */
+	char *canon;     /* canonical name when the checkpoint uses an alias layout; owned */
 } sm_entry;
 
 typedef struct sm_ctx {
@@ -32,6 +34,7 @@ typedef struct sm_ctx {
 	size_t n_ents;
 	sm_excl *excl;
 	uint32_t T, P;
+	bool alt;   /* the checkpoint uses the family's alias name layout */
 	sm_plan *p; /* NULL in a dry run (validation only, no messages) */
 } sm_ctx;
 

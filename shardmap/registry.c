@@ -8,6 +8,7 @@ static const sm_family *const families[] = {
     &shardmap_family_llama,     &shardmap_family_mistral,     &shardmap_family_qwen2,
     &shardmap_family_qwen3,     &shardmap_family_mixtral,     &shardmap_family_qwen2_moe,
     &shardmap_family_qwen3_moe, &shardmap_family_deepseek_v3, &shardmap_family_bert,
+    &shardmap_family_qwen2_vl,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -29,7 +30,69 @@ const char *shardmap_supported_architectures(void)
 {
 	return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
 	       "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
-	       "DeepseekV3ForCausalLM, BertModel";
+	       "DeepseekV3ForCausalLM, BertModel, Qwen2VLForConditionalGeneration";
+}
+
+bool shardmap_alias_layout(const sm_family *f, const ckpt *c)
+{
+	for (const char *const *a = f->aliases; a && *a; a += 2)
+		for (size_t k = 0; k < ckpt_n_tensors(c); k++)
+			if (strncmp(ckpt_tensor_at(c, k)->name, a[0], strlen(a[0])) == 0)
+				return true;
+	return false;
+}
+
+/* Replace prefix `from` of name with `to` into buf; NULL if it does not fit. */
+static const char *swap_prefix(const char *name, const char *from, const char *to, char *buf,
+                               size_t cap)
+{
+	int n = snprintf(buf, cap, "%s%s", to, name + strlen(from));
+	return n < 0 || (size_t)n >= cap ? NULL : buf;
+}
+
+const char *shardmap_alias_canon(const sm_family *f, bool alt, const char *name, char *buf,
+                                 size_t cap, bool *mixed)
+{
+	*mixed = false;
+	if (!alt)
+		return name;
+	for (const char *const *a = f->aliases; a && *a; a += 2)
+		if (strncmp(name, a[0], strlen(a[0])) == 0)
+			return swap_prefix(name, a[0], a[1], buf, cap);
+	for (const char *const *a = f->aliases; a && *a; a += 2)
+		if (strncmp(name, a[1], strlen(a[1])) == 0)
+			*mixed = true;
+	return name;
+}
+
+const char *shardmap_alias_ckpt(const sm_family *f, bool alt, const char *name, char *buf,
+                                size_t cap)
+{
+	if (!alt)
+		return name;
+	for (const char *const *a = f->aliases; a && *a; a += 2)
+		if (strncmp(name, a[1], strlen(a[1])) == 0)
+			return swap_prefix(name, a[1], a[0], buf, cap);
+	return name;
+}
+
+const char *shardmap_canonical_name(const ckpt *c, const char *name, char *buf, size_t cap)
+{
+	const ckpt_config *cfg = ckpt_get_config(c);
+	const sm_family *f = shardmap_family_find(cfg->architecture, cfg->model_type);
+	bool mixed;
+	if (!f || !f->aliases)
+		return name;
+	return shardmap_alias_canon(f, shardmap_alias_layout(f, c), name, buf, cap, &mixed);
+}
+
+const char *shardmap_unsupported_reason(const char *arch)
+{
+	if (arch && strcmp(arch, "Qwen2_5_VLForConditionalGeneration") == 0)
+		return "Qwen2.5-VL is not supported: its vision blocks use RMSNorm without bias, a "
+		       "gated MLP (mlp.gate_proj/up_proj/down_proj) and window attention, which "
+		       "the Qwen2-VL tables do not describe (docs/format.md section 2.7)";
+	return NULL;
 }
 
 /* Parse a run of decimal digits (no sign, no leading '+'), at most 9 digits. */

@@ -81,4 +81,10 @@ int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit
 /* Names of the supported architectures, comma-separated (for error messages). */
 const char *shardmap_supported_architectures(void);
 
+/* The name the family's rules use for checkpoint tensor `name` of c: itself, or,
+ * for a checkpoint in an alternative name layout (Qwen2-VL under transformers
+ * 5.x: "model.language_model.*", "model.visual.*"), its 4.x form written into
+ * buf. NULL if it does not fit in cap. */
+const char *shardmap_canonical_name(const ckpt *c, const char *name, char *buf, size_t cap);
+
 #endif

@@ -29,6 +29,7 @@ typedef enum {
 	SM_K_VOCAB,    /* rows of the padded vocabulary */
 	SM_K_EXP13,    /* expert gate (part 0) / up (part 1), stacked over local experts */
 	SM_K_EXP2,     /* expert down, stacked over local experts */
+	SM_K_QKVF,     /* q/k/v fused in the checkpoint ([q; k; v] rows), split by heads */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -50,16 +51,27 @@ typedef enum {
 	SM_D_QB,  /* H * (qk_nope + qk_rope) */
 	SM_D_KVB, /* H * (qk_nope + v_head) */
 	SM_D_OV,  /* H * v_head */
+	/* vision tower (vision_config) */
+	SM_D_VE,  /* embed_dim */
+	SM_D_V3E, /* 3 * embed_dim: fused qkv rows */
+	SM_D_VI,  /* vision MLP hidden: int(embed_dim * mlp_ratio) */
+	SM_D_VM,  /* merger hidden: embed_dim * spatial_merge_size^2 */
+	SM_D_VCH, /* in_chans */
+	SM_D_VTP, /* temporal_patch_size */
+	SM_D_VP,  /* patch_size */
 	SM_D_COUNT_
 } sm_dim;
 
 /* Units a split counts in (the divisibility that must hold). */
 typedef enum {
 	SM_U_NONE = 0,
-	SM_U_HEADS, /* num_attention_heads */
-	SM_U_I,     /* intermediate_size rows */
-	SM_U_IE,    /* expert intermediate rows */
-	SM_U_ISH,   /* shared expert intermediate rows */
+	SM_U_HEADS,  /* num_attention_heads */
+	SM_U_I,      /* intermediate_size rows */
+	SM_U_IE,     /* expert intermediate rows */
+	SM_U_ISH,    /* shared expert intermediate rows */
+	SM_U_VHEADS, /* vision_config.num_heads */
+	SM_U_VI,     /* vision MLP hidden rows */
+	SM_U_VM,     /* vision merger hidden rows */
 } sm_unit;
 
 /* When a rule applies. */
@@ -73,9 +85,10 @@ typedef enum {
 } sm_cond;
 
 enum {
-	SM_F_QUANT = 1u << 0, /* a linear weight that quantization applies to */
-	SM_F_OPT = 1u << 1,   /* may be absent (biases); fused parts all or none */
-	SM_F_LMHEAD = 1u << 2 /* dropped when tie_word_embeddings */
+	SM_F_QUANT = 1u << 0,  /* a linear weight that quantization applies to */
+	SM_F_OPT = 1u << 1,    /* may be absent (biases); fused parts all or none */
+	SM_F_LMHEAD = 1u << 2, /* dropped when tie_word_embeddings */
+	SM_F_VIS = 1u << 3     /* {i} is a vision block (vision_config.depth), not a layer */
 };
 
 typedef struct sm_rule {
@@ -87,7 +100,7 @@ typedef struct sm_rule {
 	uint8_t cond;        /* sm_cond */
 	uint8_t flags;       /* SM_F_* */
 	uint8_t ndim;
-	uint8_t dims[2]; /* sm_dim */
+	uint8_t dims[5]; /* sm_dim; dims past ndim unused */
 } sm_rule;
 
 typedef struct sm_family {
@@ -99,10 +112,18 @@ typedef struct sm_family {
 	bool (*layer_is_moe)(const ckpt_config *cfg, int64_t i);
 	bool drop_extra_layers;   /* DeepSeek MTP: tensors of layers >= L are dropped */
 	const char *layer_prefix; /* "model.layers." / "encoder.layer." */
+	/* Checks of config.json beyond the table's shapes (NULL = none). */
+	int (*check)(const ckpt_config *cfg, wt_errbuf *err);
+	/* Alternative checkpoint name layout: NULL-terminated pairs {checkpoint prefix,
+	 * canonical prefix}, e.g. transformers 5.x "model.language_model." -> "model.".
+	 * Rules are written in canonical names. NULL = none. */
+	const char *const *aliases;
 } sm_family;
 
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
+/* Why a known but unsupported architecture is refused; NULL for any other. */
+const char *shardmap_unsupported_reason(const char *arch);
 
 extern const sm_family shardmap_family_llama;
 extern const sm_family shardmap_family_mistral;
@@ -113,6 +134,7 @@ extern const sm_family shardmap_family_qwen2_moe;
 extern const sm_family shardmap_family_qwen3_moe;
 extern const sm_family shardmap_family_deepseek_v3;
 extern const sm_family shardmap_family_bert;
+extern const sm_family shardmap_family_qwen2_vl;
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 
@@ -124,6 +146,17 @@ bool shardmap_match(const char *pattern, const char *name, int64_t *i, int64_t *
 bool shardmap_expand(const char *pattern, int64_t i, int64_t j, char *buf, size_t cap);
 /* True for tensors dropped by every family (rotary caches). */
 bool shardmap_generic_drop(const char *name);
+/* Whether a checkpoint uses the family's alternative name layout (any tensor under an
+ * alias checkpoint prefix). */
+bool shardmap_alias_layout(const sm_family *f, const ckpt *c);
+/* Canonical name of checkpoint name `name` (alias layout `alt`): buf, or `name` itself
+ * when no alias applies. *mixed is set when alt and the name is already canonical
+ * (a checkpoint mixing both layouts). NULL if it does not fit. */
+const char *shardmap_alias_canon(const sm_family *f, bool alt, const char *name, char *buf,
+                                 size_t cap, bool *mixed);
+/* Checkpoint name of canonical name `name` in the alias layout `alt` (inverse). */
+const char *shardmap_alias_ckpt(const sm_family *f, bool alt, const char *name, char *buf,
+                                size_t cap);
 
 /* ---------- exclusions (exclude.c) ---------- */
 

@@ -45,6 +45,11 @@ typedef struct fam_expect {
 #define DS_MTP   (2 * 2 * 1024 * 256 + 3 * 2 * 256 + 256 * 512 + 8 * 4)
 #define DS_BYTES                                                                                   \
 	(2 * (2 * 1024 * 256 + 256) + 16 * 4 + DS_ATTN + DS_DENSE + 2 * (DS_ATTN + DS_MOE) + DS_MTP)
+/* qwen2_vl: qwen2 LM untied + vision blocks (embed 128, mlp 512) and merger (512) */
+#define QVL_LM     (2 * (2 * 1024 * 256 + 256) + 2 * QWEN2_LAYER)
+#define QVL_BLOCK  (2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128))
+#define QVL_TOP    (2 * (128 * 3 * 2 * 14 * 14 + 2 * 128 + 512 * 512 + 512 + 256 * 512 + 256))
+#define QVL_BYTES  (QVL_LM + 2 * QVL_BLOCK + QVL_TOP)
 #define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
 #define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
@@ -62,6 +67,8 @@ static const fam_expect fams[] = {
      256, 8, 8, 32, 512, 1024, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"deepseek_v3", 123, DS_BYTES, 256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_FP8_BLOCK, 1},
     {"bert", 39, BERT_BYTES, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    {"qwen2_vl", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    {"qwen2_vl_hf5", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -116,6 +123,21 @@ static void check_family(const fam_expect *e, const char *root)
 	if (e->moe_inter > 0)
 		assert_int_equal(cfg->moe_intermediate_size, e->moe_inter);
 	assert_int_equal(cfg->quant, e->quant);
+	/* Qwen2-VL: vision_config and mrope_section, from the top level (4.x) or with the
+	 * language model in text_config and rope_parameters (5.x) */
+	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0);
+	if (cfg->has_vision) {
+		assert_int_equal(cfg->v_depth, 2);
+		assert_int_equal(cfg->v_embed_dim, 128);
+		assert_int_equal(cfg->v_num_heads, 4);
+		assert_true(cfg->v_mlp_ratio == 4.0);
+		assert_int_equal(cfg->v_patch_size, 14);
+		assert_int_equal(cfg->v_in_chans, 3);
+		assert_true(cfg->has_mrope);
+		assert_int_equal(cfg->n_mrope, 3);
+		assert_int_equal(cfg->mrope_section[0], 4);
+		assert_int_equal(cfg->mrope_section[2], 6);
+	}
 	if (e->quant == CKPT_QUANT_FP8_BLOCK) {
 		assert_int_equal(cfg->quant_block[0], 128);
 		assert_int_equal(cfg->quant_block[1], 128);

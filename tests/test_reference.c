@@ -46,8 +46,9 @@ static int gen_family(const char *fam)
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"llama",     "qwen2", "qwen3",       "mixtral",
-	                             "qwen2_moe", "bert",  "deepseek_v3", "llama_fp8"};
+	static const char *fams[] = {"llama",     "qwen2",       "qwen3",       "mixtral",
+	                             "qwen2_moe", "bert",        "deepseek_v3", "llama_fp8",
+	                             "qwen2_vl",  "qwen2_vl_hf5"};
 	g_root = tu_mkdtemp("reference");
 	if (g_root == NULL)
 		return -1;
@@ -168,6 +169,23 @@ static void test_qwen2_qwen3(void **state)
 	expect_pass("qwen2", 2, 1, WT_QUANT_NONE, 0); /* biases, tied */
 	expect_pass("qwen2", 8, 1, WT_QUANT_NONE, 0);
 	expect_pass("qwen3", 4, 1, WT_QUANT_NONE, 0); /* q_norm/k_norm */
+}
+
+static void tamper_swap_qkv(void *ctx, engine_ref_set *r, uint32_t n);
+
+/* Qwen2-VL: the language model (Qwen2 with MRoPE, plain RoPE on text tokens) in both
+ * name layouts; the vision tower is covered by test_shardmap_vl. */
+static void test_qwen2_vl(void **state)
+{
+	(void)state;
+	expect_pass("qwen2_vl", 4, 1, WT_QUANT_NONE, 0);
+	expect_pass("qwen2_vl_hf5", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("qwen2_vl_hf5", 2, 1, WT_QUANT_FP8_CHANNEL, 0);
+	engine_ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(
+	    run("qwen2_vl_hf5", 2, 1, WT_QUANT_NONE, 0, tamper_swap_qkv, NULL, &res, &err), WT_OK);
+	assert_false(res.pass);
 }
 
 static void test_mixtral(void **state)
@@ -543,17 +561,12 @@ static void test_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_llama_tp),
-	    cmocka_unit_test(test_qwen2_qwen3),
-	    cmocka_unit_test(test_mixtral),
-	    cmocka_unit_test(test_qwen2_moe),
-	    cmocka_unit_test(test_bert),
-	    cmocka_unit_test(test_qwen3_moe),
-	    cmocka_unit_test(test_fp8_checkpoints),
-	    cmocka_unit_test(test_quantized),
-	    cmocka_unit_test(test_negative),
-	    cmocka_unit_test(test_wrong_w13_order),
-	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_llama_tp),        cmocka_unit_test(test_qwen2_qwen3),
+	    cmocka_unit_test(test_qwen2_vl),        cmocka_unit_test(test_mixtral),
+	    cmocka_unit_test(test_qwen2_moe),       cmocka_unit_test(test_bert),
+	    cmocka_unit_test(test_qwen3_moe),       cmocka_unit_test(test_fp8_checkpoints),
+	    cmocka_unit_test(test_quantized),       cmocka_unit_test(test_negative),
+	    cmocka_unit_test(test_wrong_w13_order), cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -4,6 +4,9 @@ pass-through of section 4) in Python: builds each rank's expected runtime tensor
 the source safetensors (raw bytes, so BF16/FP8 compare exactly) and compares them with
 `weightctl shard` output, tensor names included. Used by shard_python.sh.
 
+Qwen2-VL: the vision tower (qkv by heads, proj/fc2/mlp.2 columns, fc1/mlp.0 rows) and the
+transformers 5.x names are read here too.
+
 usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block) [up_gate]
 """
 import json, os, re, sys, struct
@@ -58,6 +61,17 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
+        if name.startswith("visual."):  # Qwen2-VL vision tower
+            if re.search(r"\.attn\.qkv\.(weight|bias)$", name):  # [q; k; v] split by heads
+                e = rows // 3; hl = e // T
+                add(name, sum((pieces_rows(name, k * e + r * hl, hl) for k in range(3)), []))
+            elif re.search(r"(attn\.proj|mlp\.fc2|merger\.mlp\.2)\.weight$", name):
+                add(name, pieces_cols(name, r * cols // T, cols // T))
+            elif re.search(r"(mlp\.fc1|merger\.mlp\.0)\.(weight|bias)$", name):
+                add(name, pieces_rows(name, r * rows // T, rows // T))
+            else:
+                add(name, pieces_rows(name, 0, rows))  # patch embed, norms, row-parallel biases
+            continue
         m = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name) or \
             re.match(r"(.*)\.(query|key|value)\.(weight|bias)$", name)
         if m and not re.search(r"q_b_proj|kv_b_proj", name) and not (arch.startswith("Deepseek")):
@@ -146,6 +160,10 @@ def main():
     ctl, model, T, P, quant = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     up_gate = len(sys.argv) > 6 and sys.argv[6] == "up_gate"
     src, cfg = load_dir(model)
+    if "text_config" in cfg:  # transformers 5.x multimodal layout: LM fields and names
+        cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
+        src = {re.sub(r"^model\.language_model\.", "model.",
+                      re.sub(r"^model\.visual\.", "visual.", k)): v for k, v in src.items()}
     import subprocess, tempfile
     bad = 0
     for e in range(P):

@@ -10,7 +10,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/wt-verifyfwd-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
-for f in llama mixtral qwen2_moe bert deepseek_v3; do
+for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -32,6 +32,8 @@ check qwen2_moe --ep-size 2 --quant fp8-block
 check bert --tp-size 4
 check deepseek_v3 --tp-size 2 --dtype fp32
 check deepseek_v3 --tp-size 2 --ep-size 2 --quant fp8-block
+check qwen2_vl --tp-size 4
+check qwen2_vl_hf5 --tp-size 2 --quant fp8-channel
 
 "$CTL" verify-forward --model-dir "$T/llama" --tp-size 3 >/dev/null 2>&1
 [ $? -eq 3 ] || fail "tp 3 on llama should exit 3"
