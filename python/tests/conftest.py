@@ -6,17 +6,25 @@ The binaries come from $WT_BUILD (default build/, relative to the repository).
 WEIGHTD_REQUIRE_ALL=1 (set by tests/integration/python_pkg.sh) turns a missing
 torch or transformers into a failure instead of a skip."""
 
+import importlib.util
 import json
 import os
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Without an installed weightd (PYTHONPATH, pip), test the checkout's python/:
+# from the repository root, "weightd" would otherwise be the daemon's source
+# folder (a namespace package).
+_spec = importlib.util.find_spec("weightd")
+if _spec is None or _spec.origin is None:
+    sys.path.insert(0, os.path.join(REPO, "python"))
 BUILD = os.path.join(REPO, os.environ.get("WT_BUILD", "build"))
 REQUIRE_ALL = os.environ.get("WEIGHTD_REQUIRE_ALL") == "1"
 CHUNK_BYTES = 64 * 1024  # small chunks: fetches of the fixtures take many chunks

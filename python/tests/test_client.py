@@ -24,6 +24,22 @@ def np_addr(a):
 def test_library_found():
     assert weightd.library_version() == "0.2.0"
     assert os.path.basename(weightd.lib_path).startswith("libweights.so")
+    # python_pkg.sh: the pip-installed copy is under test, with WEIGHTD_LIB's library
+    if os.environ.get("WEIGHTD_EXPECT_PKG"):
+        assert weightd.__file__.startswith(os.environ["WEIGHTD_EXPECT_PKG"] + os.sep)
+        assert weightd.lib_path == os.environ["WEIGHTD_LIB"]
+
+
+def test_dtype_helpers():
+    assert weightd.numpy_dtype("BF16") == np.uint16
+    assert weightd.numpy_dtype("F8_E5M2") == np.uint8
+    assert weightd.numpy_dtype(2) == np.float32
+    with pytest.raises(ValueError):
+        weightd.numpy_dtype("BF17")
+    torch = need("torch")
+    assert weightd.torch_dtype("BF16") == torch.bfloat16
+    assert weightd.torch_dtype("F8_E4M3") == getattr(torch, "float8_e4m3fn", torch.uint8)
+    assert weightd.torch_dtype("BOOL") == torch.bool
 
 
 def test_models(client):
@@ -122,6 +138,12 @@ def test_errors(client, url):
     with pytest.raises(weightd.Error) as e:
         client.manifest("llama", tp_size=2, tp_rank=2)
     assert e.value.name == "WT_EINVAL"
+    with pytest.raises(weightd.Error) as e:
+        client.manifest("llama", dtype="fp64")
+    assert e.value.name == "WT_EINVAL" and "source, fp32, fp16, bf16" in e.value.message
+    with pytest.raises(weightd.Error) as e:
+        client.manifest("llama", tp_size=-1)
+    assert e.value.name == "WT_EINVAL" and "tp_size=-1" in e.value.message
     with pytest.raises(TypeError):
         client.fetch("llama", tp_sise=2)
     with pytest.raises(weightd.Error) as e:

@@ -15,7 +15,8 @@ from .errors import Cancelled, Error, MismatchError
 from .manifest import Manifest, ModelInfo, TensorInfo
 
 __all__ = ["Client", "Fetch", "Shard", "Manifest", "TensorInfo", "ModelInfo", "Error",
-           "Cancelled", "MismatchError", "library_version", "lib_path"]
+           "Cancelled", "MismatchError", "library_version", "lib_path", "torch_dtype",
+           "numpy_dtype"]
 __version__ = "0.2.0"
 
 
@@ -24,3 +25,22 @@ def library_version():
     from . import _lib
 
     return _lib.wt_version(None, None, None).decode()
+
+
+def torch_dtype(dtype):
+    """The torch dtype fetch() returns (and fetch_into() wants) for a shard
+    dtype: a name as in TensorInfo.dtype ("BF16", "F8_E4M3") or its code."""
+    from . import _arrays
+
+    if _arrays.torch is None:
+        raise ImportError("weightd.torch_dtype: torch does not import")
+    return _arrays.torch_dtype(_arrays.code_of(dtype))
+
+
+def numpy_dtype(dtype):
+    """The numpy dtype fetch(as_torch=False) returns for a shard dtype
+    (BF16 -> uint16 and F8_* -> uint8: the raw bits)."""
+    from . import _arrays
+    import numpy as np
+
+    return np.dtype(_arrays.NUMPY[_arrays.code_of(dtype)])

@@ -69,3 +69,16 @@ def wrap(owner, addr, nbytes, dt, shape, as_torch):
     t = torch.from_numpy(arr)
     want = torch_dtype(dt)
     return t if t.dtype == want else t.view(want)
+
+
+def code_of(dtype):
+    """wt_dtype code of a safetensors dtype name ("BF16") or a code."""
+    if isinstance(dtype, int):
+        return dtype
+    from . import _lib
+
+    code = _lib.wt_dtype_from_name(str(dtype).encode())
+    if code not in NUMPY:
+        raise ValueError("weightd: unknown dtype %r (want a safetensors name such as BF16)"
+                         % (dtype,))
+    return code

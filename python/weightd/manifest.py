@@ -4,7 +4,7 @@ import ctypes
 from collections import namedtuple
 
 from . import _lib
-from .errors import check
+from .errors import Error, check
 
 _DTYPES = {"source": 0, "fp32": 2, "fp16": 3, "bf16": 4}
 _W13 = {"gate_up": 0, "up_gate": 1}
@@ -24,7 +24,8 @@ ModelInfo = namedtuple("ModelInfo", "name uri revision architecture checkpoint_b
 
 def _pick(table, what, value):
     if value not in table:
-        raise ValueError("weightd: %s %r: use one of %s" % (what, value, ", ".join(table)))
+        raise Error(_lib.WT_EINVAL, "WT_EINVAL", "layout %s %r: use one of %s" %
+                    (what, value, ", ".join(table)))
     return table[value]
 
 
@@ -46,7 +47,8 @@ class LayoutArg:
                      ("ep_rank", ep_rank), ("group_size", group_size),
                      ("vocab_pad", vocab_pad)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v > 0xFFFFFFFF:
-                raise ValueError("weightd: layout %s=%r: want an integer 0..2^32-1" % (k, v))
+                raise Error(_lib.WT_EINVAL, "WT_EINVAL",
+                            "layout %s=%r: want an integer 0..2^32-1" % (k, v))
             setattr(lay, k, v)
         lay.quant = q.value
         lay.dtype = _pick(_DTYPES, "dtype", dtype)
