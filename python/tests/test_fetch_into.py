@@ -19,7 +19,8 @@ def alloc_torch(torch, manifest, device="cpu"):
     for t in manifest.tensors:
         dt = {"BF16": torch.bfloat16, "F32": torch.float32, "F8_E4M3": torch.uint8}[t.dtype]
         x = torch.empty(t.shape, dtype=dt, device=device)
-        x.view(-1).view(torch.uint8).fill_(0xA5) if x.numel() else None
+        if x.numel():
+            x.view(-1).view(torch.uint8).fill_(0xA5)
         out[t.name] = x
     return out
 
@@ -64,26 +65,28 @@ def test_fetch_into_mismatches_listed_before_fetching(client):
     o = m["model.layers.0.self_attn.o_proj.weight"].shape
     dst["model.layers.0.self_attn.o_proj.weight"] = torch.zeros(
         o[1], o[0], dtype=torch.bfloat16).t()  # right shape, not contiguous
-    before = {k: v.clone() for k, v in dst.items()}
+    dst["model.layers.1.input_layernorm.weight"] = [0.0] * 256  # not a tensor
+    before = {k: v.clone() for k, v in dst.items() if isinstance(v, torch.Tensor)}
     calls = []
     with pytest.raises(weightd.MismatchError) as e:
         client.fetch_into(dst, m, progress=lambda d, t: calls.append(d))
     lines = e.value.mismatches
-    assert len(lines) == 5, lines
+    assert len(lines) == 6, lines
     text = str(e.value)
     for frag in ("'model.norm.weight': dtype torch.float32, the shard has BF16",
                  "'lm_head.weight': shape [500, 256], the shard has [512, 256]",
                  "'model.embed_tokens.weight': missing",
                  "'model.layers.9.extra': not in the shard",
-                 "'model.layers.0.self_attn.o_proj.weight': not contiguous"):
+                 "'model.layers.0.self_attn.o_proj.weight': not contiguous",
+                 "'model.layers.1.input_layernorm.weight': a list, want a torch.Tensor"):
         assert frag in text, text
     assert calls == []  # nothing fetched
-    for k, v in dst.items():
-        assert torch.equal(v, before[k])  # nothing written
+    for k, v in before.items():
+        assert torch.equal(dst[k], v)  # nothing written
     # strict=False ignores the extra name only
     with pytest.raises(weightd.MismatchError) as e:
         client.fetch_into(dst, m, strict=False)
-    assert len(e.value.mismatches) == 4
+    assert len(e.value.mismatches) == 5
 
 
 def test_fetch_into_cancel(client):

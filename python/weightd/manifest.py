@@ -95,8 +95,7 @@ class Manifest:
 
     def _tensor(self, i):
         ti = _lib.TensorInfo()
-        err = None
-        check(_lib.wt_manifest_tensor(self._ptr, i, ctypes.byref(ti)), err)
+        check(_lib.wt_manifest_tensor(self._ptr, i, ctypes.byref(ti)), None)
         hexbuf = (ctypes.c_char * 33)()
         _lib.wt_hash_hex(ti.hash, hexbuf)
         return TensorInfo(_s(ti.name), _s(_lib.wt_dtype_name(ti.dtype)), ti.dtype,
