@@ -5,7 +5,8 @@ set -euo pipefail
 
 PKGS="build-essential pkg-config libnng-dev librocksdb-dev libprotobuf-c-dev \
 protobuf-c-compiler libcmocka-dev libcurl4-openssl-dev libjansson-dev libinih-dev \
-libxxhash-dev libssl-dev libmicrohttpd-dev clang-format python3 python3-pip"
+libxxhash-dev libssl-dev libmicrohttpd-dev clang-format python3 python3-pip \
+python3-numpy python3-torch python3-pytest"
 # Python tools the tests use: safetensors+numpy (HF reader check), moto (S3 server).
 PYPKGS="safetensors numpy moto flask flask_cors" # moto + flask + flask_cors = moto[server] for S3; import names = pip names
 
@@ -35,5 +36,14 @@ if [ -n "$pymissing" ]; then
 	echo "deps: installing Python packages:$pymissing"
 	"$PY" -m pip install -q $pymissing 2>/dev/null ||
 		"$PY" -m pip install -q --break-system-packages $pymissing
+fi
+# The Python package's tests (tests/integration/python_pkg.sh) run Debian's
+# /usr/bin/python3 with Debian's torch 1.13 (CPU), numpy and pytest above, and
+# transformers from PyPI, pinned to 4.39.3 (below 4.40, checked with torch 1.13.1).
+SYSPY=/usr/bin/python3
+if ! "$SYSPY" -c 'import transformers, sys; sys.exit(transformers.__version__ != "4.39.3")' \
+	2>/dev/null; then
+	echo "deps: installing transformers==4.39.3 for $SYSPY"
+	"$SYSPY" -m pip install -q --break-system-packages 'transformers==4.39.3'
 fi
 exit 0

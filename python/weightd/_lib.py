@@ -1,0 +1,249 @@
+"""ctypes bindings of libweights.so.0 (include/weights/*.h).
+
+Only the C API is declared here; the Python API is in client.py. The structs
+mirror the public headers member for member. Versioned structs (those that
+start with struct_size) are filled by the library's *_init() function inside a
+buffer with room to spare, then struct_size is set to the size this module
+declares: a newer library gives the members it knows and this module does not
+their defaults (README "Versioned structs").
+"""
+
+import ctypes
+import os
+
+# ---- error codes (include/weights/error.h; FROZEN) ----
+WT_OK = 0
+WT_EINVAL = 2
+WT_ENOTFOUND = 3
+WT_EDTYPE = 11
+WT_ESHAPE = 12
+WT_ECANCELED = 24
+WT_EDEVICE = 26
+
+WT_MAX_DIMS = 8
+WT_MAX_EXCLUDE = 64
+WT_ERRMSG_MAX = 512
+
+c_size = ctypes.c_size_t
+c_u8, c_u32, c_u64, c_i64 = ctypes.c_uint8, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int64
+c_int, c_char_p, c_void_p = ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p
+
+
+class ErrBuf(ctypes.Structure):
+    _fields_ = [("code", c_int), ("msg", ctypes.c_char * WT_ERRMSG_MAX)]
+
+
+LogFn = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
+
+
+class ClientOpts(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_size),
+        ("endpoints", ctypes.POINTER(c_char_p)),
+        ("n_endpoints", c_size),
+        ("connect_timeout_ms", c_u32),
+        ("request_timeout_ms", c_u32),
+        ("manifest_timeout_ms", c_u32),
+        ("window", c_u32),
+        ("connections", c_u32),
+        ("max_retries", c_u32),
+        ("backoff_initial_ms", c_u32),
+        ("backoff_max_ms", c_u32),
+        ("max_message_bytes", c_u64),
+        ("hash_refetch", c_u32),
+        ("token", c_char_p),
+        ("client_id", c_char_p),
+        ("log", LogFn),
+        ("log_ctx", c_void_p),
+        ("log_level", c_int),
+    ]
+
+
+class Layout(ctypes.Structure):
+    _fields_ = [
+        ("tp_size", c_u32),
+        ("tp_rank", c_u32),
+        ("ep_size", c_u32),
+        ("ep_rank", c_u32),
+        ("quant", c_int),
+        ("dtype", c_int),
+        ("group_size", c_u32),
+        ("vocab_pad", c_u32),
+        ("w13_up_gate", c_int),
+        ("requant_allow", c_int),
+        ("n_exclude", c_u32),
+        ("exclude", c_char_p * WT_MAX_EXCLUDE),
+    ]
+
+
+class ModelInfo(ctypes.Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("uri", c_char_p),
+        ("revision", c_char_p),
+        ("architecture", c_char_p),
+        ("checkpoint_bytes", c_u64),
+        ("n_tensors", c_u32),
+        ("available", c_int),
+        ("error", c_char_p),
+        ("source", c_char_p),
+    ]
+
+
+class TensorInfo(ctypes.Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("dtype", c_int),
+        ("ndim", c_int),
+        ("shape", c_i64 * WT_MAX_DIMS),
+        ("nbytes", c_u64),
+        ("hash", c_u8 * 16),
+        ("role", c_int),
+        ("requantized", c_int),
+        ("n_chunks", c_size),
+    ]
+
+
+ProgressFn = ctypes.CFUNCTYPE(c_int, c_void_p, c_u64, c_u64)
+
+
+class FetchStats(ctypes.Structure):
+    _fields_ = [
+        ("bytes", c_u64),
+        ("chunks", c_u64),
+        ("retries", c_u32),
+        ("refetches", c_u32),
+        ("failovers", c_u32),
+        ("reconnects", c_u32),
+        ("endpoint", ctypes.c_char * 256),
+    ]
+
+
+class FetchOpts(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_size),
+        ("progress", ProgressFn),
+        ("progress_ctx", c_void_p),
+        ("stats", ctypes.POINTER(FetchStats)),
+    ]
+
+
+# Sink callbacks: the first argument is the wt_sink pointer (unused: the
+# Python sink is a closure).
+SinkBegin = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, ctypes.POINTER(ErrBuf))
+SinkTensor = ctypes.CFUNCTYPE(c_int, c_void_p, c_size, ctypes.POINTER(ErrBuf))
+SinkWrite = ctypes.CFUNCTYPE(c_int, c_void_p, c_size, c_u64, c_void_p, c_size,
+                             ctypes.POINTER(ErrBuf))
+SinkEnd = ctypes.CFUNCTYPE(c_int, c_void_p, ctypes.POINTER(ErrBuf))
+SinkAbort = ctypes.CFUNCTYPE(None, c_void_p)
+
+
+class SinkOps(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_size),
+        ("begin", SinkBegin),
+        ("tensor_begin", SinkTensor),
+        ("write", SinkWrite),
+        ("tensor_end", SinkTensor),
+        ("end", SinkEnd),
+        ("abort", SinkAbort),
+    ]
+
+
+class Sink(ctypes.Structure):
+    _fields_ = [("ops", ctypes.POINTER(SinkOps))]
+
+
+def _candidates():
+    env = os.environ.get("WEIGHTD_LIB")
+    if env:
+        return [env]  # explicit: nothing else is tried
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = [os.path.join(here, "libweights.so.0")]  # shipped inside the package
+    build = os.environ.get("WT_BUILD", "build")
+    repo = os.path.dirname(os.path.dirname(here))  # python/weightd -> repository root
+    out.append(os.path.join(repo, build, "libweights.so.0"))
+    out.append("libweights.so.0")  # the system loader (make install, ldconfig)
+    return out
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(path + " (missing)")
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+    raise OSError("weightd: cannot load libweights.so.0; tried: " + "; ".join(tried) +
+                  ". Build it (make), install it (make install) or set WEIGHTD_LIB "
+                  "to its path")
+
+
+lib, lib_path = _load()
+
+
+def _fn(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+P = ctypes.POINTER
+E = P(ErrBuf)
+wt_version = _fn("wt_version", c_char_p, P(c_int), P(c_int), P(c_int))
+wt_errname = _fn("wt_errname", c_char_p, c_int)
+wt_strerror = _fn("wt_strerror", c_char_p, c_int)
+wt_dtype_name = _fn("wt_dtype_name", c_char_p, c_int)
+wt_dtype_size = _fn("wt_dtype_size", c_size, c_int)
+wt_quant_from_name = _fn("wt_quant_from_name", c_int, c_char_p, P(c_int), E)
+wt_quant_name = _fn("wt_quant_name", c_char_p, c_int)
+wt_dtype_from_name = _fn("wt_dtype_from_name", c_int, c_char_p)
+wt_tensor_role_name = _fn("wt_tensor_role_name", c_char_p, c_int)
+wt_layout_init = _fn("wt_layout_init", None, P(Layout))
+wt_layout_clear = _fn("wt_layout_clear", None, P(Layout))
+wt_layout_add_exclude = _fn("wt_layout_add_exclude", c_int, P(Layout), c_char_p, E)
+wt_layout_check = _fn("wt_layout_check", c_int, P(Layout), E)
+wt_client_opts_init = _fn("wt_client_opts_init", None, c_void_p)
+wt_client_open = _fn("wt_client_open", c_int, P(c_void_p), c_void_p, E)
+wt_client_close = _fn("wt_client_close", None, c_void_p)
+wt_client_list_models = _fn("wt_client_list_models", c_int, c_void_p, P(P(ModelInfo)),
+                            P(c_size), E)
+wt_model_list_free = _fn("wt_model_list_free", None, P(ModelInfo), c_size)
+wt_client_get_manifest = _fn("wt_client_get_manifest", c_int, c_void_p, c_char_p, P(Layout),
+                             P(c_void_p), E)
+wt_manifest_free = _fn("wt_manifest_free", None, c_void_p)
+for _n, _t in [("model", c_char_p), ("revision", c_char_p), ("layout_text", c_char_p),
+               ("tp_rank", c_u32), ("ep_rank", c_u32), ("format_version", c_u32),
+               ("total_bytes", c_u64), ("checkpoint_bytes", c_u64), ("n_chunks", c_size),
+               ("tied_lm_head", c_int), ("n_skipped", c_size), ("n_tensors", c_size)]:
+    globals()["wt_manifest_" + _n] = _fn("wt_manifest_" + _n, _t, c_void_p)
+wt_manifest_skipped = _fn("wt_manifest_skipped", c_char_p, c_void_p, c_size)
+wt_manifest_tensor = _fn("wt_manifest_tensor", c_int, c_void_p, c_size, P(TensorInfo))
+wt_hash_hex = _fn("wt_hash_hex", None, P(c_u8), ctypes.c_char * 33)
+wt_fetch_opts_init = _fn("wt_fetch_opts_init", None, c_void_p)
+wt_client_fetch = _fn("wt_client_fetch", c_int, c_void_p, c_void_p, c_void_p, P(FetchOpts), E)
+wt_sink_ops_init = _fn("wt_sink_ops_init", None, c_void_p)
+wt_host_sink_create = _fn("wt_host_sink_create", c_int, P(c_void_p), E)
+wt_host_sink_sink = _fn("wt_host_sink_sink", c_void_p, c_void_p)
+wt_host_sink_find = _fn("wt_host_sink_find", c_int, c_void_p, c_char_p, P(c_void_p), P(c_u64))
+wt_host_sink_n_tensors = _fn("wt_host_sink_n_tensors", c_size, c_void_p)
+wt_host_sink_destroy = _fn("wt_host_sink_destroy", None, c_void_p)
+
+# Room for members a newer library's *_init() may write past our declaration.
+_SPARE = 1024
+
+
+def versioned(cls, init):
+    """An instance of cls filled by the library's init function (which writes
+    its own struct_size and defaults), with struct_size set to the smaller of
+    the library's and ours."""
+    buf = ctypes.create_string_buffer(ctypes.sizeof(cls) + _SPARE)
+    init(ctypes.cast(buf, c_void_p))
+    out = cls.from_buffer_copy(buf.raw[:ctypes.sizeof(cls)])
+    # An older library knows fewer members: tell it only about those.
+    out.struct_size = min(out.struct_size, ctypes.sizeof(cls))
+    return out

@@ -1,0 +1,294 @@
+"""Client: models, manifests, fetch (zero copy), fetch_into, async + cancel."""
+
+import ctypes
+import threading
+
+from . import _arrays, _lib
+from .errors import Cancelled, Error, check, make
+from .manifest import LAYOUT_KEYS, LayoutArg, Manifest, ModelInfo, _s
+
+_OPTS = ("connect_timeout_ms", "request_timeout_ms", "manifest_timeout_ms", "window",
+         "connections", "max_retries", "backoff_initial_ms", "backoff_max_ms",
+         "max_message_bytes", "hash_refetch")
+
+
+class Shard(dict):
+    """What Client.fetch() returns: {runtime name: array or tensor}, in manifest
+    order, every value a view of the library's host buffers (no copy). The
+    buffers are freed when the last of this dict and its arrays is gone.
+    manifest: the Manifest; stats: the wt_fetch_stats as a dict."""
+
+    def __init__(self, owner, manifest, stats):
+        super().__init__()
+        self._owner = owner
+        self.manifest = manifest
+        self.stats = stats
+
+    def address(self, name):
+        """Address of tensor name's bytes inside libweights (wt_host_sink_find):
+        what every returned array points at."""
+        return self._owner.find(name)[0]
+
+
+class _HostSink:
+    def __init__(self):
+        self.h = ctypes.c_void_p()
+        err = _lib.ErrBuf()
+        check(_lib.wt_host_sink_create(ctypes.byref(self.h), ctypes.byref(err)), err)
+
+    def sink(self):
+        return _lib.wt_host_sink_sink(self.h)
+
+    def find(self, name):
+        data, n = ctypes.c_void_p(), ctypes.c_uint64()
+        rc = _lib.wt_host_sink_find(self.h, name.encode(), ctypes.byref(data), ctypes.byref(n))
+        check(rc, None)
+        return data.value or 0, n.value
+
+    def __del__(self):
+        if getattr(self, "h", None):
+            _lib.wt_host_sink_destroy(self.h)
+            self.h = None
+
+
+class _Run:
+    """One fetch's progress callback, cancel flag and captured exception."""
+
+    def __init__(self, progress, cancel_event, handle=None):
+        self.progress = progress
+        self.cancel = cancel_event or threading.Event()
+        self.handle = handle
+        self.exc = None
+        self.c_progress = _lib.ProgressFn(self._cb)
+
+    def _cb(self, _ctx, done, total):
+        if self.handle is not None:
+            self.handle.bytes_done, self.handle.bytes_total = done, total
+        try:
+            if self.progress is not None:
+                self.progress(done, total)
+        except BaseException as e:  # noqa: B902 - re-raised by finish()
+            self.exc = e
+            return 1
+        return 1 if self.cancel.is_set() else 0
+
+    def fail(self, exc):
+        if self.exc is None:
+            self.exc = exc
+
+    def finish(self, rc, err):
+        if rc == _lib.WT_OK:
+            return
+        if self.exc is not None:
+            raise self.exc from make(rc, err.msg.decode("utf-8", "replace"))
+        if rc == _lib.WT_ECANCELED and self.cancel.is_set():
+            raise Cancelled(rc, "WT_ECANCELED", "fetch cancelled by Fetch.cancel()")
+        check(rc, err)
+
+
+class Fetch:
+    """A fetch running on its own thread (Client.fetch_async / fetch_into_async).
+    cancel() from any thread stops it at the next verified chunk; result()
+    then raises weightd.Cancelled."""
+
+    def __init__(self, fn):
+        self._cancel = threading.Event()
+        self._done = threading.Event()
+        self._result = self._exc = None
+        self.bytes_done = self.bytes_total = 0
+        self._thread = threading.Thread(target=self._main, args=(fn,), daemon=True)
+        self._thread.start()
+
+    def _main(self, fn):
+        try:
+            self._result = fn(self._cancel, self)
+        except BaseException as e:  # noqa: B902 - handed to result()
+            self._exc = e
+        finally:
+            self._done.set()
+
+    def cancel(self):
+        self._cancel.set()
+
+    def done(self):
+        return self._done.is_set()
+
+    def result(self, timeout=None):
+        if not self._done.wait(timeout):
+            raise TimeoutError("weightd: fetch still running after %s s" % timeout)
+        self._thread.join()
+        if self._exc is not None:
+            raise self._exc
+        return self._result
+
+
+class Client:
+    """A libweights client. endpoints: one "tcp://host:port" / "ipc:///path" or
+    a list (fail-over in rendezvous order). Other keywords are wt_client_opts
+    members (connect_timeout_ms, window, connections, max_retries, ...)."""
+
+    def __init__(self, endpoints, token=None, client_id=None, **opts):
+        if isinstance(endpoints, str):
+            endpoints = [endpoints]
+        endpoints = [str(e).encode() for e in endpoints]
+        o = _lib.versioned(_lib.ClientOpts, _lib.wt_client_opts_init)
+        eps = (ctypes.c_char_p * max(len(endpoints), 1))(*endpoints)
+        o.endpoints, o.n_endpoints = eps, len(endpoints)
+        o.token = token.encode() if token is not None else None
+        o.client_id = client_id.encode() if client_id is not None else b"weightd-python"
+        for k, v in opts.items():
+            if k not in _OPTS:
+                raise TypeError("weightd.Client: unknown option %r (known: %s)" %
+                                (k, ", ".join(_OPTS)))
+            setattr(o, k, v)
+        self._c = ctypes.c_void_p()
+        self._lock = threading.Lock()
+        self._active = 0
+        err = _lib.ErrBuf()
+        check(_lib.wt_client_open(ctypes.byref(self._c), ctypes.byref(o), ctypes.byref(err)), err)
+
+    # ---- lifetime ----
+    def close(self):
+        """Close the connections. Fails with WT_EBUSY while a fetch runs."""
+        with self._lock:
+            if self._active:
+                raise Error(18, "WT_EBUSY", "weightd.Client.close(): %d call(s) still "
+                            "running; cancel them and wait for result() first" % self._active)
+            if getattr(self, "_c", None):
+                _lib.wt_client_close(self._c)
+                self._c = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_c", None) and not self._active:
+            _lib.wt_client_close(self._c)
+            self._c = None
+
+    def _enter(self):
+        with self._lock:
+            if not self._c:
+                raise Error(17, "WT_ECLOSED", "weightd.Client is closed")
+            self._active += 1
+
+    def _leave(self):
+        with self._lock:
+            self._active -= 1
+
+    # ---- models and manifests ----
+    def models(self):
+        """The models of the first reachable endpoint: a list of ModelInfo."""
+        arr, n, err = ctypes.POINTER(_lib.ModelInfo)(), ctypes.c_size_t(), _lib.ErrBuf()
+        self._enter()
+        try:
+            rc = _lib.wt_client_list_models(self._c, ctypes.byref(arr), ctypes.byref(n),
+                                            ctypes.byref(err))
+        finally:
+            self._leave()
+        check(rc, err)
+        try:
+            return [ModelInfo(_s(m.name), _s(m.uri), _s(m.revision), _s(m.architecture),
+                              m.checkpoint_bytes, m.n_tensors, bool(m.available),
+                              _s(m.error), _s(m.source)) for m in arr[:n.value]]
+        finally:
+            _lib.wt_model_list_free(arr, n)
+
+    def manifest(self, model, **layout):
+        """The manifest of one rank. layout keywords: tp_size, tp_rank, ep_size,
+        ep_rank, quant ("none", "fp8-block", ...), dtype ("source", "bf16",
+        "fp16", "fp32"), group_size, vocab_pad, w13_order, requant, exclude."""
+        lay = LayoutArg(**layout)
+        out, err = ctypes.c_void_p(), _lib.ErrBuf()
+        self._enter()
+        try:
+            rc = _lib.wt_client_get_manifest(self._c, model.encode(), ctypes.byref(lay.c),
+                                             ctypes.byref(out), ctypes.byref(err))
+        finally:
+            self._leave()
+        check(rc, err)
+        return Manifest(out.value)
+
+    def _resolve(self, source, layout):
+        if isinstance(source, Manifest):
+            if layout:
+                raise TypeError("weightd: layout keywords (%s) come with a model name, not "
+                                "with a Manifest" % ", ".join(layout))
+            return source
+        if not isinstance(source, str):
+            raise TypeError("weightd: want a model name or a Manifest, got %r" % (source,))
+        bad = [k for k in layout if k not in LAYOUT_KEYS]
+        if bad:
+            raise TypeError("weightd: unknown keyword(s) %s" % ", ".join(bad))
+        return self.manifest(source, **layout)
+
+    def _fetch(self, m, sink, run):
+        """wt_client_fetch into sink; returns the stats dict."""
+        fo = _lib.versioned(_lib.FetchOpts, _lib.wt_fetch_opts_init)
+        stats = _lib.FetchStats()
+        fo.progress = run.c_progress
+        fo.stats = ctypes.pointer(stats)
+        err = _lib.ErrBuf()
+        if run.cancel.is_set():
+            raise Cancelled(_lib.WT_ECANCELED, "WT_ECANCELED",
+                            "fetch cancelled by Fetch.cancel() before it started")
+        self._enter()
+        try:
+            rc = _lib.wt_client_fetch(self._c, m._ptr, sink, ctypes.byref(fo), ctypes.byref(err))
+        finally:
+            self._leave()
+        run.finish(rc, err)
+        return {k: getattr(stats, k) for k in ("bytes", "chunks", "retries", "refetches",
+                                                 "failovers", "reconnects")} | {
+            "endpoint": stats.endpoint.decode("utf-8", "replace")}
+
+    # ---- fetch ----
+    def fetch(self, source, *, progress=None, as_torch=None, _cancel=None, _handle=None,
+              **layout):
+        """Fetch one rank (source: a model name with layout keywords, or a
+        Manifest) into libweights' host buffers and return a Shard: {name:
+        tensor} viewing those buffers, no copy. as_torch: None = torch tensors
+        when torch imports, else numpy (dtypes: weightd._arrays). progress:
+        callable(bytes_done, bytes_total) after each verified chunk; raising
+        from it cancels the fetch and the exception propagates."""
+        if as_torch is None:
+            as_torch = _arrays.torch is not None
+        elif as_torch and _arrays.torch is None:
+            raise ImportError("weightd: as_torch=True but torch does not import")
+        m = self._resolve(source, layout)
+        host = _HostSink()
+        run = _Run(progress, _cancel, _handle)
+        stats = self._fetch(m, host.sink(), run)
+        out = Shard(host, m, stats)
+        for t in m.tensors:
+            addr, n = host.find(t.name)
+            out[t.name] = _arrays.wrap(host, addr, n, t.dtype_code, t.shape, as_torch)
+        return out
+
+    def fetch_into(self, tensors, source, *, progress=None, strict=True, _cancel=None,
+                   _handle=None, **layout):
+        """Write one rank's shard straight into tensors the engine allocated:
+        {runtime name: torch.Tensor (CPU or CUDA) or numpy array}. Names, dtypes,
+        shapes and contiguity are checked first; any mismatch raises
+        MismatchError listing each one, before any byte is fetched (strict:
+        names the shard lacks are mismatches too). On a failure during the fetch
+        the destinations hold partial data. Returns the stats dict."""
+        from .into import IntoSink, check_dests  # torch-aware; imported on use
+
+        m = self._resolve(source, layout)
+        dests = check_dests(m, tensors, strict)
+        run = _Run(progress, _cancel, _handle)
+        sink = IntoSink(m, dests, run)
+        return self._fetch(m, ctypes.byref(sink.c_sink), run)
+
+    def fetch_async(self, source, **kw):
+        """fetch() on a new thread; returns a Fetch (cancel(), result())."""
+        return Fetch(lambda cancel, h: self.fetch(source, _cancel=cancel, _handle=h, **kw))
+
+    def fetch_into_async(self, tensors, source, **kw):
+        """fetch_into() on a new thread; returns a Fetch (cancel(), result())."""
+        return Fetch(lambda cancel, h: self.fetch_into(tensors, source, _cancel=cancel,
+                                                       _handle=h, **kw))

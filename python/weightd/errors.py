@@ -1,0 +1,44 @@
+"""Exceptions: every libweights error becomes weightd.Error(code, name, message)."""
+
+from . import _lib
+
+
+class Error(Exception):
+    """A libweights error: code (wt_err number), name ("WT_ENOTFOUND") and the
+    library's message, which names the object and the fix."""
+
+    def __init__(self, code, name, message):
+        super().__init__("%s: %s" % (name, message))
+        self.code = code
+        self.name = name
+        self.message = message
+
+
+class Cancelled(Error):
+    """WT_ECANCELED: the fetch was cancelled (Fetch.cancel(), or the progress
+    callback raised Cancelled)."""
+
+
+class MismatchError(Error):
+    """fetch_into(): the destination tensors do not match the shard. mismatches
+    lists one line per problem (missing or unexpected name, dtype, shape,
+    layout); nothing was fetched."""
+
+    def __init__(self, mismatches):
+        self.mismatches = list(mismatches)
+        super().__init__(_lib.WT_EINVAL, "WT_EINVAL",
+                         "%d destination tensor mismatch(es):\n  %s" %
+                         (len(self.mismatches), "\n  ".join(self.mismatches)))
+
+
+def make(code, message):
+    name = _lib.wt_errname(code).decode()
+    cls = Cancelled if code == _lib.WT_ECANCELED else Error
+    return cls(code, name, message)
+
+
+def check(rc, err):
+    """Raise for a non-zero return code with the message of the wt_errbuf."""
+    if rc != _lib.WT_OK:
+        msg = err.msg.decode("utf-8", "replace") if err is not None else ""
+        raise make(rc, msg or _lib.wt_strerror(rc).decode())

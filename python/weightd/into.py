@@ -1,0 +1,197 @@
+"""fetch_into(): a wt_sink written in Python that puts each verified chunk
+straight into the engine's own tensors (host memory, or CUDA through pinned
+staging buffers), after checking every destination against the manifest."""
+
+import ctypes
+
+import numpy as np
+
+from . import _arrays, _lib
+
+torch = _arrays.torch
+STAGE_BYTES = 8 << 20  # per pinned staging buffer (two of them), CUDA destinations only
+
+
+def _describe(t):
+    return "%s %s" % (t.dtype, list(t.shape))
+
+
+def _check_one(info, d):
+    """The problems of destination d for manifest tensor info ([] if none)."""
+    probs = []
+    name = "'%s'" % info.name
+    if torch is not None and isinstance(d, torch.Tensor):
+        ok = _arrays.torch_accepts(info.dtype_code)
+        if d.dtype not in ok:
+            probs.append("%s: dtype %s, the shard has %s: allocate it as %s" % (
+                name, d.dtype, info.dtype, " or ".join(sorted(str(x) for x in ok))))
+        if d.device.type not in ("cpu", "cuda"):
+            probs.append("%s: device %s: want a cpu or cuda tensor" % (name, d.device))
+        contiguous = d.is_contiguous()
+    elif isinstance(d, np.ndarray):
+        want = np.dtype(_arrays.NUMPY[info.dtype_code])
+        if d.dtype != want:
+            probs.append("%s: dtype %s, the shard has %s: allocate it as numpy %s" % (
+                name, d.dtype, info.dtype, want))
+        if not d.flags.writeable:
+            probs.append("%s: numpy array is read-only" % name)
+        contiguous = d.flags.c_contiguous
+    else:
+        return ["%s: a %s, want a torch.Tensor or numpy.ndarray" % (name, type(d).__name__)]
+    if tuple(d.shape) != tuple(info.shape):
+        probs.append("%s: shape %s, the shard has %s" % (name, list(d.shape), list(info.shape)))
+    elif not contiguous:
+        probs.append("%s: not contiguous (row-major): pass .contiguous() storage" % name)
+    return probs
+
+
+def check_dests(m, tensors, strict):
+    """Destinations in manifest order, or MismatchError listing every problem."""
+    from .errors import MismatchError
+
+    probs, dests = [], []
+    for info in m.tensors:
+        if info.name not in tensors:
+            probs.append("'%s': missing (the shard has %s %s)" % (info.name, info.dtype,
+                                                                   list(info.shape)))
+            continue
+        p = _check_one(info, tensors[info.name])
+        probs += p
+        dests.append(tensors[info.name])
+    if strict:
+        for name in tensors:
+            if name not in m:
+                probs.append("'%s': not in the shard of %s (%s tp_rank=%d ep_rank=%d): "
+                             "remove it or pass strict=False" % (
+                                 name, m.model, m.layout_text, m.tp_rank, m.ep_rank))
+    if probs:
+        raise MismatchError(probs)
+    return dests
+
+
+class _Host:
+    def __init__(self, d, nbytes):
+        if isinstance(d, np.ndarray):
+            self.addr = d.ctypes.data
+        else:
+            self.addr = d.data_ptr()
+        self.nbytes = nbytes
+        self.keep = d
+
+    def write(self, off, data, n):
+        ctypes.memmove(self.addr + off, data, n)
+
+
+class _Stager:
+    """Two pinned host buffers; a copy to the device is issued non-blocking on
+    the device's current stream and a buffer is refilled only after its event
+    says the previous copy finished."""
+
+    def __init__(self):
+        self.bufs = [torch.empty(STAGE_BYTES, dtype=torch.uint8).pin_memory() for _ in (0, 1)]
+        self.events = [None, None]
+        self.k = 0
+        self.devices = set()
+
+    def copy(self, dst_flat, off, data, n):
+        done = 0
+        while done < n:
+            step = min(n - done, STAGE_BYTES)
+            k = self.k
+            if self.events[k] is not None:
+                self.events[k].synchronize()
+            buf = self.bufs[k]
+            ctypes.memmove(buf.data_ptr(), data + done, step)
+            with torch.cuda.device(dst_flat.device):
+                dst_flat[off + done:off + done + step].copy_(buf[:step], non_blocking=True)
+                ev = torch.cuda.Event()
+                ev.record(torch.cuda.current_stream(dst_flat.device))
+            self.events[k] = ev
+            self.devices.add(dst_flat.device)
+            self.k ^= 1
+            done += step
+
+    def sync(self):
+        for dev in self.devices:
+            torch.cuda.synchronize(dev)
+
+
+class _Cuda:
+    def __init__(self, d, nbytes, stager):
+        self.flat = d.reshape(-1).view(torch.uint8) if nbytes else None
+        self.nbytes = nbytes
+        self.stager = stager
+
+    def write(self, off, data, n):
+        self.stager.copy(self.flat, off, data, n)
+
+
+class IntoSink:
+    """The ctypes wt_sink whose callbacks write into the destinations."""
+
+    def __init__(self, m, dests, run):
+        self.run = run
+        self.stager = None
+        self.out = []
+        for info, d in zip(m.tensors, dests):
+            if torch is not None and isinstance(d, torch.Tensor) and d.device.type == "cuda":
+                if self.stager is None:
+                    self.stager = _Stager()
+                self.out.append(_Cuda(d, info.nbytes, self.stager))
+            else:
+                self.out.append(_Host(d, info.nbytes))
+        ops = _lib.versioned(_lib.SinkOps, _lib.wt_sink_ops_init)
+        # keep the CFUNCTYPE objects alive as long as the sink
+        self.cbs = (_lib.SinkBegin(self._begin), _lib.SinkTensor(self._ok_tensor),
+                    _lib.SinkWrite(self._write), _lib.SinkTensor(self._ok_tensor),
+                    _lib.SinkEnd(self._end), _lib.SinkAbort(self._abort))
+        (ops.begin, ops.tensor_begin, ops.write, ops.tensor_end, ops.end,
+         ops.abort) = self.cbs
+        self.ops = ops
+        self.c_sink = _lib.Sink(ctypes.pointer(ops))
+
+    def _guard(self, err, fn):
+        try:
+            fn()
+            return _lib.WT_OK
+        except BaseException as e:  # noqa: B902 - re-raised by Client.fetch_into
+            self.run.fail(e)
+            from .errors import Error
+
+            code = e.code if isinstance(e, Error) else _lib.WT_EINVAL
+            err[0].code = code
+            err[0].msg = ("python sink: %s: %s" % (type(e).__name__, e)).encode()[:500]
+            return code
+
+    def _begin(self, _s, _m, err):
+        return _lib.WT_OK
+
+    def _ok_tensor(self, _s, _i, err):
+        return _lib.WT_OK
+
+    def _write(self, _s, i, off, data, n, err):
+        def go():
+            if self.run.cancel.is_set():
+                raise_cancel()
+            o = self.out[i]
+            if off + n > o.nbytes:
+                raise ValueError("chunk [%d, %d) past the end of tensor %d (%d bytes)" %
+                                 (off, off + n, i, o.nbytes))
+            o.write(off, data, n)
+        return self._guard(err, go)
+
+    def _end(self, _s, err):
+        return self._guard(err, self.stager.sync if self.stager else (lambda: None))
+
+    def _abort(self, _s):
+        if self.stager is not None:  # the copies must not outlive the call
+            try:
+                self.stager.sync()
+            except BaseException:  # noqa: B902 - abort must not fail
+                pass
+
+
+def raise_cancel():
+    from .errors import Cancelled
+
+    raise Cancelled(_lib.WT_ECANCELED, "WT_ECANCELED", "fetch cancelled by Fetch.cancel()")

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# python_pkg.sh — the Python package (python/, README "Use from an engine /
+# Python"): `pip install` of ./python into a temp target, then
+# `/usr/bin/python3 -m pytest python/tests` with that copy and $WT_BUILD's
+# libweights.so.0; the fixtures (python/tests/conftest.py) start weightd on a
+# free port. Missing torch, numpy, pytest or transformers is a failure here
+# (scripts/deps.sh installs them), and so is a run that collects no tests.
+# In an ASan build the sanitizer runtime is preloaded into Python.
+set -u
+B=${WT_BUILD:-build}
+B=$(cd "$B" && pwd)
+PY=/usr/bin/python3
+T=$(mktemp -d "${TMPDIR:-/tmp}/wt-pypkg-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+die() {
+	echo "$(basename "$0"): FAIL: $*" >&2
+	exit 1
+}
+
+[ -e "$B/libweights.so.0" ] || die "$B/libweights.so.0 not built: run make"
+for m in numpy torch pytest transformers; do
+	"$PY" -c "import $m" 2>/dev/null || die "$m does not import for $PY: run scripts/deps.sh"
+done
+
+# pip builds a local folder in place: build a copy, keep the tree clean.
+cp -r python "$T/src"
+rm -rf "$T/src/build" "$T/src"/*.egg-info
+"$PY" -m pip install -q --no-build-isolation --no-deps --target "$T/site" "$T/src" \
+	>"$T/pip.log" 2>&1 || { cat "$T/pip.log" >&2; die "pip install ./python failed"; }
+[ -f "$T/site/weightd/__init__.py" ] || die "pip install put no weightd/ in $T/site"
+
+export PYTHONPATH="$T/site" WEIGHTD_LIB="$B/libweights.so.0" WEIGHTD_EXPECT_PKG="$T/site"
+export WEIGHTD_REQUIRE_ALL=1 WT_BUILD="$B" PYTHONDONTWRITEBYTECODE=1
+if nm -D "$B/libweights.so.0" 2>/dev/null | grep -q __asan_init; then
+	# Python itself is not instrumented: the runtime must load first; its
+	# allocations are not ours to leak-check.
+	LD_PRELOAD="$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)"
+	export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+fi
+"$PY" -m pytest -q -p no:cacheprovider -rs python/tests
+rc=$?
+[ "$rc" = 5 ] && die "pytest collected no tests in python/tests"
+[ "$rc" = 0 ] || die "pytest exited $rc"
+echo "python_pkg: ok"
