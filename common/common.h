@@ -69,6 +69,10 @@ void common_log_set(common_log_fn fn, void *ctx, int max_level);
 int common_log_level(void);
 /* Parse "err|warning|notice|info|debug"; -1 if unknown. */
 int common_log_level_from_name(const char *name);
+/* Format and send to the sink as one line: control bytes, DEL, C1 controls and bytes that
+ * are not valid UTF-8 reach the sink escaped (\n, \r, \t, \xNN), so a string from a
+ * client can neither forge a log line nor drive the terminal. Messages cap at 1023 bytes
+ * before escaping. */
 void common_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define WT_LOG(level, ...)                                                                         \

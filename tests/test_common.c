@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,50 @@ static void test_find_name(void **state)
 	                 WT_ENOTFOUND);
 }
 
+typedef struct {
+	int n;
+	int level;
+	char msg[8192];
+} log_capture;
+
+static void capture(void *ctx, int level, const char *msg)
+{
+	log_capture *c = ctx;
+	c->n++;
+	c->level = level;
+	snprintf(c->msg, sizeof(c->msg), "%s", msg);
+}
+
+/* A client string cannot forge a log line or drive the terminal: control bytes, DEL, C1
+ * controls and invalid UTF-8 reach the sink escaped; valid UTF-8 and plain text pass. */
+static void test_log_escape(void **state)
+{
+	(void)state;
+	log_capture c = {0};
+	common_log_set(capture, &c, WT_LOG_INFO);
+	const char *model = "m\nFAKE 2026-01-01T00:00:00Z err: x\x1b[31m\r\t\x7f\xff\xc2\x9b"
+	                    "\xc3\xa9\xe2\x82\xac\xed\xa0\x80\xf0\x9f\x98\x80\xc3";
+	WT_LOG(WT_LOG_WARNING, "model '%s': refused", model);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.level, WT_LOG_WARNING);
+	assert_string_equal(c.msg, "model 'm\\nFAKE 2026-01-01T00:00:00Z err: x\\x1b[31m\\r\\t"
+	                           "\\x7f\\xff\\xc2\\x9b\xc3\xa9\xe2\x82\xac\\xed\\xa0\\x80"
+	                           "\xf0\x9f\x98\x80\\xc3': refused");
+	assert_null(strchr(c.msg, '\n'));
+	WT_LOG(WT_LOG_INFO, "plain %s line", "ascii");
+	assert_string_equal(c.msg, "plain ascii line");
+	/* A message at the 1023-byte cap of control bytes escapes in full (4 bytes each). */
+	char big[1100];
+	memset(big, 0x01, sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	WT_LOG(WT_LOG_ERR, "%s", big);
+	assert_int_equal(strlen(c.msg), 4 * 1023);
+	assert_memory_equal(c.msg, "\\x01\\x01", 8);
+	WT_LOG(WT_LOG_DEBUG, "off");
+	assert_int_equal(c.n, 3);
+	common_log_set(NULL, NULL, WT_LOG_NOTICE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +278,7 @@ int main(void)
 	    cmocka_unit_test(test_layout_parse),
 	    cmocka_unit_test(test_layout_errors),
 	    cmocka_unit_test(test_hash),
+	    cmocka_unit_test(test_log_escape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
