@@ -57,6 +57,13 @@ wt_hash128 common_hasher_digest(const common_hasher *h);
 void common_hasher_reset(common_hasher *h);
 void common_hasher_free(common_hasher *h); /* NULL is a no-op */
 
+/* ---- exclusion patterns (SHARDS.md section 5; exclude_re.c) ---- */
+/* Check pat against the WT_EXCLUDE_* limits of weights/layout.h (length, back-references,
+ * group depth, regex positions with repetitions expanded) and build its anchored POSIX
+ * ERE. On WT_OK: *out (if out) is the ERE, owned by the caller (free()); *positions (if
+ * positions) its expanded size. Errors are WT_EINVAL naming pat, the limit and a fix. */
+int common_excl_regex(const char *pat, char **out, uint32_t *positions, wt_errbuf *err);
+
 /* ---- logging: one sink, syslog levels, printf-checked, cheap when off ---- */
 enum { WT_LOG_ERR = 3, WT_LOG_WARNING = 4, WT_LOG_NOTICE = 5, WT_LOG_INFO = 6, WT_LOG_DEBUG = 7 };
 
