@@ -57,6 +57,13 @@ wt_hash128 common_hasher_digest(const common_hasher *h);
 void common_hasher_reset(common_hasher *h);
 void common_hasher_free(common_hasher *h); /* NULL is a no-op */
 
+/* ---- exclusion patterns (SHARDS.md section 5; exclude_re.c) ---- */
+/* Check pat against the WT_EXCLUDE_* limits of weights/layout.h (length, back-references,
+ * group depth, regex positions with repetitions expanded) and build its anchored POSIX
+ * ERE. On WT_OK: *out (if out) is the ERE, owned by the caller (free()); *positions (if
+ * positions) its expanded size. Errors are WT_EINVAL naming pat, the limit and a fix. */
+int common_excl_regex(const char *pat, char **out, uint32_t *positions, wt_errbuf *err);
+
 /* ---- logging: one sink, syslog levels, printf-checked, cheap when off ---- */
 enum { WT_LOG_ERR = 3, WT_LOG_WARNING = 4, WT_LOG_NOTICE = 5, WT_LOG_INFO = 6, WT_LOG_DEBUG = 7 };
 
@@ -69,6 +76,10 @@ void common_log_set(common_log_fn fn, void *ctx, int max_level);
 int common_log_level(void);
 /* Parse "err|warning|notice|info|debug"; -1 if unknown. */
 int common_log_level_from_name(const char *name);
+/* Format and send to the sink as one line: control bytes, DEL, C1 controls and bytes that
+ * are not valid UTF-8 reach the sink escaped (\n, \r, \t, \xNN), so a string from a
+ * client can neither forge a log line nor drive the terminal. Messages cap at 1023 bytes
+ * before escaping. */
 void common_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define WT_LOG(level, ...)                                                                         \

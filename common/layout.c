@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "weights/layout.h"
 
 static const char *const quant_names[WT_QUANT_COUNT_] = {
@@ -84,18 +85,101 @@ int wt_layout_copy(wt_layout *dst, const wt_layout *src)
 	return WT_OK;
 }
 
-int wt_layout_check(const wt_layout *l, wt_errbuf *err)
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
 {
-	if (l->tp_size < 1)
-		return wt_seterr(err, WT_EINVAL, "tp_size must be >= 1");
-	if (l->ep_size < 1)
-		return wt_seterr(err, WT_EINVAL, "ep_size must be >= 1");
+	while (b != 0) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* tp/ep sizes and ranks, each size within its limit and the product within WT_MAX_RANKS. */
+static int check_ranks(const wt_layout *l, wt_errbuf *err)
+{
+	if (l->tp_size < 1 || l->tp_size > WT_MAX_TP_SIZE)
+		return wt_seterr(err, WT_EINVAL, "tp_size %u must be in 1..%d", l->tp_size,
+		                 WT_MAX_TP_SIZE);
+	if (l->ep_size < 1 || l->ep_size > WT_MAX_EP_SIZE)
+		return wt_seterr(err, WT_EINVAL, "ep_size %u must be in 1..%d", l->ep_size,
+		                 WT_MAX_EP_SIZE);
+	if ((uint64_t)l->tp_size * l->ep_size > WT_MAX_RANKS)
+		return wt_seterr(err, WT_EINVAL,
+		                 "tp_size %u * ep_size %u = %llu ranks is above the limit %d",
+		                 l->tp_size, l->ep_size,
+		                 (unsigned long long)l->tp_size * l->ep_size, WT_MAX_RANKS);
 	if (l->tp_rank >= l->tp_size)
 		return wt_seterr(err, WT_EINVAL, "tp_rank %u must be < tp_size %u", l->tp_rank,
 		                 l->tp_size);
 	if (l->ep_rank >= l->ep_size)
 		return wt_seterr(err, WT_EINVAL, "ep_rank %u must be < ep_size %u", l->ep_rank,
 		                 l->ep_size);
+	return WT_OK;
+}
+
+/* group_size and vocab_pad (with the padding step lcm(vocab_pad, tp_size) it implies). */
+static int check_numbers(const wt_layout *l, wt_errbuf *err)
+{
+	if (l->group_size == 0 || l->group_size % 8 != 0 || l->group_size > WT_MAX_GROUP_SIZE)
+		return wt_seterr(err, WT_EINVAL,
+		                 "group_size %u must be a multiple of 8 in 8..%d; engines use "
+		                 "32..256",
+		                 l->group_size, WT_MAX_GROUP_SIZE);
+	if (l->vocab_pad < 1)
+		return wt_seterr(err, WT_EINVAL, "vocab_pad must be >= 1");
+	if (l->vocab_pad > WT_MAX_VOCAB_PAD)
+		return wt_seterr(err, WT_EINVAL,
+		                 "vocab_pad %u is above the limit %d; engines pad to a multiple "
+		                 "of 64..1024",
+		                 l->vocab_pad, WT_MAX_VOCAB_PAD);
+	uint64_t m = (uint64_t)l->vocab_pad / gcd_u64(l->vocab_pad, l->tp_size) * l->tp_size;
+	if (m > WT_MAX_VOCAB_MULTIPLE)
+		return wt_seterr(err, WT_EINVAL,
+		                 "vocab_pad %u with tp_size %u pads the vocabulary to a multiple "
+		                 "of %llu, above the limit %d; use a power-of-two vocab_pad "
+		                 "such as 64",
+		                 l->vocab_pad, l->tp_size, (unsigned long long)m,
+		                 WT_MAX_VOCAB_MULTIPLE);
+	if (l->w13_up_gate != 0 && l->w13_up_gate != 1)
+		return wt_seterr(err, WT_EINVAL, "w13_up_gate %d must be 0 or 1", l->w13_up_gate);
+	if (l->requant_allow != 0 && l->requant_allow != 1)
+		return wt_seterr(err, WT_EINVAL, "requant_allow %d must be 0 or 1",
+		                 l->requant_allow);
+	return WT_OK;
+}
+
+/* Each pattern within the WT_EXCLUDE_* limits, and all of them within the total. */
+static int check_excludes(const wt_layout *l, wt_errbuf *err)
+{
+	if (l->n_exclude > WT_MAX_EXCLUDE)
+		return wt_seterr(err, WT_ETOOBIG, "%u exclude patterns, over the limit of %d",
+		                 l->n_exclude, WT_MAX_EXCLUDE);
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < l->n_exclude; i++) {
+		uint32_t pos = 0;
+		if (l->exclude[i] == NULL)
+			return wt_seterr(err, WT_EINVAL, "exclude pattern %u is missing", i);
+		int rv = common_excl_regex(l->exclude[i], NULL, &pos, err);
+		if (rv != WT_OK)
+			return rv;
+		total += pos;
+	}
+	if (total > WT_EXCLUDE_TOTAL_POSITIONS)
+		return wt_seterr(err, WT_EINVAL,
+		                 "the %u exclude patterns expand to %llu regex positions, over "
+		                 "the limit of %d for a layout; merge them with prefixes, {i} "
+		                 "or *",
+		                 l->n_exclude, (unsigned long long)total,
+		                 WT_EXCLUDE_TOTAL_POSITIONS);
+	return WT_OK;
+}
+
+int wt_layout_check(const wt_layout *l, wt_errbuf *err)
+{
+	int rv = check_ranks(l, err);
+	if (rv != WT_OK)
+		return rv;
 	if ((int)l->quant < 0 || l->quant >= WT_QUANT_COUNT_)
 		return wt_seterr(err, WT_EINVAL, "unknown quant code %d", (int)l->quant);
 	if (l->dtype != WT_DTYPE_INVALID && l->dtype != WT_BF16 && l->dtype != WT_F16 &&
@@ -103,12 +187,9 @@ int wt_layout_check(const wt_layout *l, wt_errbuf *err)
 		return wt_seterr(err, WT_EINVAL,
 		                 "dtype %s not allowed; use source, bf16, fp16 or fp32",
 		                 wt_dtype_name(l->dtype));
-	if (l->group_size == 0 || l->group_size % 8 != 0)
-		return wt_seterr(err, WT_EINVAL, "group_size %u must be a positive multiple of 8",
-		                 l->group_size);
-	if (l->vocab_pad < 1)
-		return wt_seterr(err, WT_EINVAL, "vocab_pad must be >= 1");
-	return WT_OK;
+	if ((rv = check_numbers(l, err)) != WT_OK)
+		return rv;
+	return check_excludes(l, err);
 }
 
 static int cmp_str(const void *a, const void *b)

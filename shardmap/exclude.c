@@ -1,18 +1,14 @@
 /*
- * exclude.c — exclusion patterns (docs/format.md section 5), compiled to POSIX
- * extended regexes anchored as ^(...)$:
- *
- *   form                     regex
- *   exact "a.b"              ^(a\.b)$
- *   prefix "a.b."            ^(a\.b\..*)$
- *   "{i}"                    [0-9]+
- *   "*"                      [^.]*
- *   "re:PAT"                 ^(PAT)$
+ * exclude.c — exclusion patterns (docs/format.md section 5): the merged,
+ * sorted list of a plan, each compiled from the anchored ERE of
+ * common_excl_regex (which also enforces the WT_EXCLUDE_* limits before
+ * anything reaches regcomp).
  */
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "shardmap/shardmap_int.h"
 
 struct sm_excl {
@@ -26,39 +22,14 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Translate a non-re: pattern into an ERE body. Caller frees. */
-static char *translate(const char *p)
-{
-	size_t n = strlen(p);
-	char *out = malloc(n * 8 + 8);
-	if (!out)
-		return NULL;
-	size_t o = 0;
-	for (size_t k = 0; k < n; k++) {
-		if (strncmp(p + k, "{i}", 3) == 0) {
-			memcpy(out + o, "[0-9]+", 6);
-			o += 6;
-			k += 2;
-		} else if (p[k] == '*') {
-			memcpy(out + o, "[^.]*", 5);
-			o += 5;
-		} else if (strchr(".[]()\\^$|?+{}", p[k])) {
-			out[o++] = '\\';
-			out[o++] = p[k];
-		} else {
-			out[o++] = p[k];
-		}
-	}
-	if (n > 0 && p[n - 1] == '.') {
-		memcpy(out + o, ".*", 2);
-		o += 2;
-	}
-	out[o] = '\0';
-	return out;
-}
-
 int shardmap_excl_compile(const char *const *pats, size_t n, sm_excl **out, wt_errbuf *err)
 {
+	if (n > SM_EXCL_MAX_PATTERNS)
+		return wt_seterr(err, WT_ETOOBIG,
+		                 "exclusions: %zu patterns (layout plus config.json "
+		                 "quantization_config ignore lists), over the limit of %d; "
+		                 "use prefixes, {i} or * to cover several modules with one",
+		                 n, SM_EXCL_MAX_PATTERNS);
 	sm_excl *x = calloc(1, sizeof(*x));
 	if (!x)
 		return wt_seterr(err, WT_ENOMEM, "exclusions: out of memory");
@@ -84,24 +55,14 @@ int shardmap_excl_compile(const char *const *pats, size_t n, sm_excl **out, wt_e
 		if (k > 0 && strcmp(tmp[k], tmp[k - 1]) == 0)
 			continue;
 		const char *p = tmp[k];
-		char *body = strncmp(p, "re:", 3) == 0 ? strdup(p + 3) : translate(p);
-		char *full = body ? malloc(strlen(body) + 5) : NULL;
-		char *copy = strdup(p);
-		if (!body || !full || !copy) {
-			free(body);
+		char *full = NULL, *copy = NULL;
+		if ((rv = common_excl_regex(p, &full, NULL, err)) != WT_OK)
+			break;
+		if ((copy = strdup(p)) == NULL) {
 			free(full);
-			free(copy);
 			rv = wt_seterr(err, WT_ENOMEM, "exclusions: out of memory");
 			break;
 		}
-		size_t bl = strlen(body);
-		full[0] = '^';
-		full[1] = '(';
-		memcpy(full + 2, body, bl);
-		full[bl + 2] = ')';
-		full[bl + 3] = '$';
-		full[bl + 4] = '\0';
-		free(body);
 		int rc = regcomp(&x->res[x->n], full, REG_EXTENDED | REG_NOSUB);
 		free(full);
 		if (rc != 0) {

@@ -153,6 +153,13 @@ static int gen(const sm_ctx *x, size_t a, size_t n, uint32_t t, uint32_t e, pvec
 		int64_t V = trows(t0), pad = x->l->vocab_pad ? x->l->vocab_pad : 1;
 		int64_t m = pad / gcd64(pad, T) * T;
 		int64_t Vp = (V + m - 1) / m * m, Vl = Vp / T, lo = t * Vl, hi = lo + Vl;
+		if (m > SM_VOCAB_FREE_MULTIPLE && Vp - V > V)
+			return wt_seterr(
+			    err, WT_ELAYOUT,
+			    "tensor '%s': vocab_pad %" PRId64 " with tp_size %" PRId64
+			    " pads %" PRId64 " rows to %" PRId64 " (a multiple of %" PRId64
+			    "), more padding than vocabulary; use a vocab_pad of 64..1024",
+			    rt, pad, T, V, Vp, m);
 		geo2(g, Vl, tcols(t0), 2);
 		if (lo < V && push(pv, rows_piece(0, lo, (hi < V ? hi : V) - lo, 0)))
 			return WT_ENOMEM;

@@ -161,7 +161,10 @@ const char *shardmap_alias_ckpt(const sm_family *f, bool alt, const char *name, 
 /* ---------- exclusions (exclude.c) ---------- */
 
 typedef struct sm_excl sm_excl;
-/* Merge, sort, de-duplicate and compile patterns (copied). Bad `re:` -> WT_EINVAL.
+/* Most patterns a plan compiles: the layout's WT_MAX_EXCLUDE plus config.json's lists. */
+#define SM_EXCL_MAX_PATTERNS 4096
+/* Merge, sort, de-duplicate and compile patterns (copied). Bad `re:` or a pattern over a
+ * WT_EXCLUDE_* limit -> WT_EINVAL; more than SM_EXCL_MAX_PATTERNS -> WT_ETOOBIG.
  * *out is owned by the caller: shardmap_excl_free(). */
 int shardmap_excl_compile(const char *const *pats, size_t n, sm_excl **out, wt_errbuf *err);
 bool shardmap_excl_match(const sm_excl *x, const char *module);
@@ -170,6 +173,10 @@ const char *shardmap_excl_pattern(const sm_excl *x, size_t i); /* sorted; borrow
 void shardmap_excl_free(sm_excl *x);                           /* NULL-safe */
 
 /* ---------- plan ---------- */
+
+/* Vocabulary padding: a step lcm(vocab_pad, tp_size) up to this is always allowed (engines
+ * pad to 64..1024); a larger one may not add more rows than the vocabulary has. */
+#define SM_VOCAB_FREE_MULTIPLE 1024
 
 /* How a source is loaded for production. */
 typedef enum {

@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,6 +255,126 @@ static void test_utf8(void **state)
 	assert_true(common_utf8_valid("a\0b", 3, true));
 }
 
+/* Every layout number is capped at values engines use; the error names value and limit.
+ * Before the caps, vocab_pad 2^22 turned a 3 MB model into a 4.3 GB shard. */
+static void test_layout_limits(void **state)
+{
+	(void)state;
+	struct {
+		uint32_t tp, ep, group, pad;
+		int w13;
+		const char *a, *b;
+	} bad[] = {
+	    {1, 1, 128, 4194304, 0, "vocab_pad 4194304", "limit 4096"},
+	    {1, 1, 128, 4097, 0, "vocab_pad 4097", "64..1024"},
+	    {2048, 1, 128, 64, 0, "tp_size 2048", "1..1024"},
+	    {1, 1025, 128, 64, 0, "ep_size 1025", "1..1024"},
+	    {64, 128, 128, 64, 0, "8192 ranks", "limit 4096"},
+	    {1, 1, 2048, 64, 0, "group_size 2048", "8..1024"},
+	    {1024, 1, 128, 4095, 0, "multiple of 4193280", "limit 65536"},
+	    {1, 1, 128, 64, 2, "w13_up_gate 2", "0 or 1"},
+	};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		wt_layout l;
+		wt_layout_init(&l);
+		l.tp_size = bad[k].tp;
+		l.ep_size = bad[k].ep;
+		l.group_size = bad[k].group;
+		l.vocab_pad = bad[k].pad;
+		l.w13_up_gate = bad[k].w13;
+		wt_errbuf err = {0};
+		assert_int_equal(wt_layout_check(&l, &err), WT_EINVAL);
+		if (!strstr(err.msg, bad[k].a) || !strstr(err.msg, bad[k].b))
+			fail_msg("case %zu: '%s' lacks '%s' / '%s'", k, err.msg, bad[k].a,
+			         bad[k].b);
+	}
+	/* The largest values engines use still pass. */
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 64;
+	l.ep_size = 64;
+	l.group_size = 1024;
+	l.vocab_pad = 4096;
+	wt_errbuf err = {0};
+	assert_int_equal(wt_layout_check(&l, &err), WT_OK);
+	/* The CLI parser accepts the number; the check refuses it. */
+	char *argv[] = {"--vocab-pad", "4194304"};
+	int i = 0;
+	wt_layout_init(&l);
+	assert_int_equal(wt_layout_parse_arg(&l, 2, argv, &i, &err), 1);
+	assert_int_equal(wt_layout_check(&l, &err), WT_EINVAL);
+}
+
+/* A layout's exclude patterns are checked by wt_layout_check (so a client and the daemon's
+ * wire decoder refuse them before any regcomp): each pattern's limits, then the total. */
+static void test_layout_exclude_limits(void **state)
+{
+	(void)state;
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_errbuf err = {0};
+	assert_int_equal(wt_layout_add_exclude(&l, "re:((a{1,100}){1,100}){1,100}", &err), WT_OK);
+	assert_int_equal(wt_layout_check(&l, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "re:((a{1,100}){1,100}){1,100}"));
+	assert_non_null(strstr(err.msg, "1000 regex positions"));
+	wt_layout_clear(&l);
+	/* Five patterns of ~900 positions each: each fine, together over 4096. */
+	for (int k = 0; k < 5; k++) {
+		char pat[64];
+		snprintf(pat, sizeof(pat), "re:x%d[a-z]{1,440}", k);
+		assert_int_equal(wt_layout_add_exclude(&l, pat, &err), WT_OK);
+		if (k == 0)
+			assert_int_equal(wt_layout_check(&l, &err), WT_OK);
+	}
+	assert_int_equal(wt_layout_check(&l, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "limit of 4096"));
+	wt_layout_clear(&l);
+}
+
+typedef struct {
+	int n;
+	int level;
+	char msg[8192];
+} log_capture;
+
+static void capture(void *ctx, int level, const char *msg)
+{
+	log_capture *c = ctx;
+	c->n++;
+	c->level = level;
+	snprintf(c->msg, sizeof(c->msg), "%s", msg);
+}
+
+/* A client string cannot forge a log line or drive the terminal: control bytes, DEL, C1
+ * controls and invalid UTF-8 reach the sink escaped; valid UTF-8 and plain text pass. */
+static void test_log_escape(void **state)
+{
+	(void)state;
+	log_capture c = {0};
+	common_log_set(capture, &c, WT_LOG_INFO);
+	const char *model = "m\nFAKE 2026-01-01T00:00:00Z err: x\x1b[31m\r\t\x7f\xff\xc2\x9b"
+	                    "\xc3\xa9\xe2\x82\xac\xed\xa0\x80\xf0\x9f\x98\x80\xc3";
+	WT_LOG(WT_LOG_WARNING, "model '%s': refused", model);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.level, WT_LOG_WARNING);
+	assert_string_equal(c.msg, "model 'm\\nFAKE 2026-01-01T00:00:00Z err: x\\x1b[31m\\r\\t"
+	                           "\\x7f\\xff\\xc2\\x9b\xc3\xa9\xe2\x82\xac\\xed\\xa0\\x80"
+	                           "\xf0\x9f\x98\x80\\xc3': refused");
+	assert_null(strchr(c.msg, '\n'));
+	WT_LOG(WT_LOG_INFO, "plain %s line", "ascii");
+	assert_string_equal(c.msg, "plain ascii line");
+	/* A message at the 1023-byte cap of control bytes escapes in full (4 bytes each). */
+	char big[1100];
+	memset(big, 0x01, sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	WT_LOG(WT_LOG_ERR, "%s", big);
+	assert_int_equal(strlen(c.msg), 4 * 1023);
+	assert_memory_equal(c.msg, "\\x01\\x01", 8);
+	WT_LOG(WT_LOG_DEBUG, "off");
+	assert_int_equal(c.n, 3);
+	common_log_set(NULL, NULL, WT_LOG_NOTICE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +387,9 @@ int main(void)
 	    cmocka_unit_test(test_layout_errors),
 	    cmocka_unit_test(test_hash),
 	    cmocka_unit_test(test_utf8),
+	    cmocka_unit_test(test_layout_limits),
+	    cmocka_unit_test(test_layout_exclude_limits),
+	    cmocka_unit_test(test_log_escape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

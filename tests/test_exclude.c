@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -179,6 +181,129 @@ static void test_config_ignore(void **state)
 	free(dir);
 }
 
+static int compile_err(const char *pat, wt_errbuf *err)
+{
+	sm_excl *x = NULL;
+	const char *p[1] = {pat};
+	int rv = shardmap_excl_compile(p, 1, &x, err);
+	shardmap_excl_free(x);
+	return rv;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Hostile patterns are refused before regcomp, cheaply, with the limit and a fix in the
+ * message. Before the limits the first one took 1.3 s and 1.27 GB per compile, the
+ * nullable repetitions ran for minutes and the back-reference compiled. */
+static void test_limits(void **state)
+{
+	(void)state;
+	struct {
+		const char *pat, *why;
+	} bad[] = {
+	    {"re:((a{1,100}){1,100}){1,100}", "over 1000 regex positions"},
+	    {"re:a{1001}", "over 1000 regex positions"},
+	    {"re:(a|b){2}{2}{2}{2}{2}{2}{2}{2}", "over 1000 regex positions"},
+	    {"re:(a?){3,9}{9,}", "can match the empty string"},
+	    {"re:((((a?)*)+)*)+", "can match the empty string"},
+	    {"re:(x|)+", "can match the empty string"},
+	    {"re:(){1,300}", "can match the empty string"},
+	    {"re:(a)\\1", "back-reference"},
+	    {"re:((((((((((((((((((((((((((((((((a))))))))))))))))))))))))))))))))",
+	     "deeper than 32"},
+	};
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
+	double t0 = now_s();
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		wt_errbuf err = {0};
+		int rv = compile_err(bad[k].pat, &err);
+		if (rv != WT_EINVAL || !strstr(err.msg, bad[k].why) || !strstr(err.msg, bad[k].pat))
+			fail_msg("'%s': got %s '%s', want WT_EINVAL '%s'", bad[k].pat,
+			         wt_errname(rv), err.msg, bad[k].why);
+	}
+	double dt = now_s() - t0;
+	getrusage(RUSAGE_SELF, &ru1);
+	printf("hostile patterns refused in %.6f s, max RSS %ld -> %ld KiB\n", dt, ru0.ru_maxrss,
+	       ru1.ru_maxrss);
+	assert_true(dt < 0.5);
+	assert_true(ru1.ru_maxrss - ru0.ru_maxrss < 64 * 1024);
+	/* Length: 256 bytes pass, 257 do not (every form). */
+	char pat[300];
+	memset(pat, 'a', 256);
+	pat[256] = '\0';
+	wt_errbuf err = {0};
+	assert_int_equal(compile_err(pat, &err), WT_OK);
+	pat[256] = 'a';
+	pat[257] = '\0';
+	assert_int_equal(compile_err(pat, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "257 bytes, over the limit of 256"));
+	/* The longest plain forms stay inside the position limit. */
+	memset(pat, '*', 256);
+	pat[256] = '\0';
+	assert_int_equal(compile_err(pat, &err), WT_OK);
+	/* Too many patterns (layout plus config.json lists). */
+	const char **many = calloc(SM_EXCL_MAX_PATTERNS + 1, sizeof(char *));
+	assert_non_null(many);
+	for (size_t k = 0; k <= SM_EXCL_MAX_PATTERNS; k++)
+		many[k] = "a";
+	sm_excl *x = NULL;
+	assert_int_equal(shardmap_excl_compile(many, SM_EXCL_MAX_PATTERNS + 1, &x, &err),
+	                 WT_ETOOBIG);
+	assert_null(x);
+	assert_non_null(strstr(err.msg, "limit of 4096"));
+	free(many);
+}
+
+/* Reasonable regexes keep glibc's POSIX ERE meaning under the limits. */
+static void test_limits_keep_semantics(void **state)
+{
+	(void)state;
+	yes("re:model\\.layers\\.[0-9]{1,3}\\.mlp\\.(gate|up)_proj", "model.layers.12.mlp.up_proj");
+	no("re:model\\.layers\\.[0-9]{1,3}\\.mlp\\.(gate|up)_proj",
+	   "model.layers.1234.mlp.up_proj");
+	yes("re:(model\\.)?layers\\.(1[0-5]|[0-9])\\..*", "layers.15.self_attn.o_proj");
+	no("re:(model\\.)?layers\\.(1[0-5]|[0-9])\\..*", "layers.16.self_attn.o_proj");
+	yes("re:(a|b){1,100}", "abba");
+	yes("re:([a-z_]+\\.)*o_proj", "model.layers.x.o_proj");
+	yes("re:(a?b)+", "bab");
+	yes("re:x{0}y", "y");
+	yes("re:[[:alpha:]]+[]x]", "ab]");
+	yes("re:a)|(b", "a.anything"); /* the body closes the ^( wrapper: ^(a)|(b)$ */
+}
+
+/* config.json ignore lists are bounded the same way: a hostile pattern there fails the plan
+ * with the same error instead of costing seconds and a GB per plan. */
+static void test_config_ignore_limits(void **state)
+{
+	(void)state;
+	printf("seed 0x5eed0006\n");
+	char *dir = tu_mkdtemp("smignl");
+	tm_model *m = tm_llama_fp8(0x5eed0006ull);
+	char cfg[1024];
+	snprintf(cfg, sizeof(cfg), "%.*s,\"ignore\":[\"re:((a{1,100}){1,100}){1,100}\"]}}",
+	         (int)(strlen(tm_llama_fp8_cfg) - 2), tm_llama_fp8_cfg);
+	assert_int_equal(tm_write(m, dir, cfg), 0);
+	wt_layout l;
+	wt_layout_init(&l);
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	store *s;
+	ckpt *c;
+	sm_plan *p = NULL;
+	wt_errbuf err = {0};
+	assert_int_equal(tm_plan(dir, &l, &s, &c, &p, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "over 1000 regex positions"));
+	tm_close(s, c, p);
+	tm_free(m);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +311,9 @@ int main(void)
 	    cmocka_unit_test(test_sorted_dedup),
 	    cmocka_unit_test(test_plan_effect),
 	    cmocka_unit_test(test_config_ignore),
+	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_limits_keep_semantics),
+	    cmocka_unit_test(test_config_ignore_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -274,6 +274,29 @@ static void test_shared_experts_cond(void **state)
 	tm_free(m);
 }
 
+/* Vocabulary padding is bounded: a padding step lcm(vocab_pad, tp_size) over 1024 may not
+ * add more rows than the vocabulary has (before, vocab_pad 2^22 made a 3 MB model a
+ * 4.3 GB shard); steps engines use (64..1024) always plan. */
+static void test_vocab_padding_bound(void **state)
+{
+	(void)state;
+	tm_model *m = tm_llama(SEED, WT_BF16); /* vocab_size 1000 */
+	wt_layout l;
+	wt_errbuf err;
+	lay(&l, 1, 1, WT_QUANT_NONE);
+	l.vocab_pad = 4095;
+	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_ELAYOUT, &err,
+	       "pads 1000 rows to 4095 (a multiple of 4095)", "use a vocab_pad of 64..1024");
+	l.vocab_pad = 2048;
+	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_ELAYOUT, &err, "to 2048", "vocab_pad");
+	l.vocab_pad = 1024; /* padding 24 rows: fine */
+	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_OK, &err, NULL, NULL);
+	lay(&l, 8, 1, WT_QUANT_NONE);
+	l.vocab_pad = 128; /* step 128: fine */
+	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_OK, &err, NULL, NULL);
+	tm_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +305,7 @@ int main(void)
 	    cmocka_unit_test(test_unknown_arch),        cmocka_unit_test(test_partly_excluded),
 	    cmocka_unit_test(test_int4_group),          cmocka_unit_test(test_block_alignment),
 	    cmocka_unit_test(test_bad_regex),           cmocka_unit_test(test_shared_experts_cond),
+	    cmocka_unit_test(test_vocab_padding_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

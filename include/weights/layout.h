@@ -33,7 +33,21 @@ WT_API const char *wt_quant_name(wt_quant q);
 /* Parse a scheme name; returns WT_OK or WT_EINVAL (err lists the valid names). */
 WT_API int wt_quant_from_name(const char *name, wt_quant *out, wt_errbuf *err);
 
-#define WT_MAX_EXCLUDE 64
+/*
+ * Limits on a layout (README "Request limits"): any layout beyond them is refused
+ * by wt_layout_check with a message that names the value and the limit.
+ */
+#define WT_MAX_EXCLUDE             64   /* patterns per layout */
+#define WT_EXCLUDE_MAX_BYTES       256  /* bytes per pattern */
+#define WT_EXCLUDE_MAX_POSITIONS   1000 /* regex positions per pattern, repetitions expanded */
+#define WT_EXCLUDE_MAX_DEPTH       32   /* nested groups per pattern (the ^(...)$ wrapper is one) */
+#define WT_EXCLUDE_TOTAL_POSITIONS 4096 /* regex positions of all a layout's patterns */
+#define WT_MAX_TP_SIZE             1024
+#define WT_MAX_EP_SIZE             1024
+#define WT_MAX_RANKS               4096  /* tp_size * ep_size */
+#define WT_MAX_GROUP_SIZE          1024  /* int4-group; engines use 32..256 */
+#define WT_MAX_VOCAB_PAD           4096  /* engines pad to a multiple of 64..1024 */
+#define WT_MAX_VOCAB_MULTIPLE      65536 /* lcm(vocab_pad, tp_size): padded rows per step */
 
 typedef struct wt_layout {
 	uint32_t tp_size;              /* >= 1 */
@@ -63,8 +77,11 @@ WT_API int wt_layout_copy(wt_layout *dst, const wt_layout *src);
 /* Add one exclude pattern (copied). WT_ETOOBIG past WT_MAX_EXCLUDE. */
 WT_API int wt_layout_add_exclude(wt_layout *l, const char *pat, wt_errbuf *err);
 
-/* Range checks that need no model: sizes >= 1, ranks < sizes, group_size a positive
- * multiple of 8, vocab_pad >= 1, dtype a float type or source. */
+/* Range checks that need no model: 1 <= sizes <= WT_MAX_TP_SIZE / WT_MAX_EP_SIZE,
+ * ranks < sizes, tp_size * ep_size <= WT_MAX_RANKS, group_size a multiple of 8 in
+ * [8, WT_MAX_GROUP_SIZE], 1 <= vocab_pad <= WT_MAX_VOCAB_PAD and
+ * lcm(vocab_pad, tp_size) <= WT_MAX_VOCAB_MULTIPLE, dtype a float type or source,
+ * w13/requant flags 0 or 1, and each exclude pattern within the WT_EXCLUDE_* limits. */
 WT_API int wt_layout_check(const wt_layout *l, wt_errbuf *err);
 
 /*
