@@ -255,6 +255,37 @@ static int ere_size(const char *pat, const char *re, uint64_t *out, wt_errbuf *e
 	return WT_OK;
 }
 
+/* A re: body must balance its parentheses: an extra ')' would close the ^( of
+ * the wrapper (re:a)|(b became ^(a)|(b)$, matching anything that starts with a). */
+static int balanced(const char *pat, const char *body, wt_errbuf *err)
+{
+	long depth = 0;
+	for (size_t i = 0; body[i] != '\0'; i++) {
+		if (body[i] == '\\' && body[i + 1] != '\0') {
+			i++;
+		} else if (body[i] == '[') {
+			size_t e = bracket_end(body, i);
+			if (e > 0)
+				i = e;
+		} else if (body[i] == '(') {
+			depth++;
+		} else if (body[i] == ')' && --depth < 0) {
+			return wt_seterr(
+			    err, WT_EINVAL,
+			    "exclude pattern '%s': ')' at offset %zu has no '(' (it would "
+			    "close the pattern's ^(...)$ anchoring); balance the "
+			    "parentheses or escape it as \\)",
+			    pat, i + 3);
+		}
+	}
+	if (depth != 0)
+		return wt_seterr(
+		    err, WT_EINVAL,
+		    "exclude pattern '%s': %ld '(' without ')'; balance the parentheses", pat,
+		    depth);
+	return WT_OK;
+}
+
 int common_excl_regex(const char *pat, char **out, uint32_t *positions, wt_errbuf *err)
 {
 	size_t n = strlen(pat);
@@ -265,7 +296,13 @@ int common_excl_regex(const char *pat, char **out, uint32_t *positions, wt_errbu
 		                 "exclude pattern '%.40s...': %zu bytes, over the limit of %d; "
 		                 "use a prefix, {i} or * to shorten it",
 		                 pat, n, WT_EXCLUDE_MAX_BYTES);
-	char *body = strncmp(pat, "re:", 3) == 0 ? strdup(pat + 3) : translate(pat);
+	bool re = strncmp(pat, "re:", 3) == 0;
+	if (re) {
+		int rv = balanced(pat, pat + 3, err);
+		if (rv != WT_OK)
+			return rv;
+	}
+	char *body = re ? strdup(pat + 3) : translate(pat);
 	char *full = body ? malloc(strlen(body) + 5) : NULL;
 	if (!full) {
 		free(body);

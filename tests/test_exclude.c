@@ -214,6 +214,9 @@ static void test_limits(void **state)
 	    {"re:(x|)+", "can match the empty string"},
 	    {"re:(){1,300}", "can match the empty string"},
 	    {"re:(a)\\1", "back-reference"},
+	    /* an extra ')' would close the ^( wrapper: ^(a)|(b)$ matches "a.anything" */
+	    {"re:a)|(b", "has no '('"},
+	    {"re:(a|b", "'(' without ')'"},
 	    {"re:((((((((((((((((((((((((((((((((a))))))))))))))))))))))))))))))))",
 	     "deeper than 32"},
 	};
@@ -274,7 +277,8 @@ static void test_limits_keep_semantics(void **state)
 	yes("re:(a?b)+", "bab");
 	yes("re:x{0}y", "y");
 	yes("re:[[:alpha:]]+[]x]", "ab]");
-	yes("re:a)|(b", "a.anything"); /* the body closes the ^( wrapper: ^(a)|(b)$ */
+	yes("re:a\\)|b", "a)");
+	yes("re:[)(]x", ")x"); /* parentheses in a bracket are literals */
 }
 
 /* config.json ignore lists are bounded the same way: a hostile pattern there fails the plan
