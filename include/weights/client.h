@@ -88,6 +88,11 @@ typedef struct wt_client_opts {
 	wt_log_fn log;                /* optional; NULL = silent */
 	void *log_ctx;
 	int log_level; /* highest level passed to log; default WT_CLIENT_LOG_WARNING */
+	/* Since 0.3: how long connection trouble (refused, reset, no Hello reply, timeouts)
+	 * is retried with backoff, going round the endpoint list again, before WT_EUNAVAIL;
+	 * counted from the first failure since the last progress. 0 = the default, 30000
+	 * (rides out a daemon restart of a few seconds); 1 = a single pass (old behaviour). */
+	uint32_t retry_budget_ms;
 } wt_client_opts;
 
 /* Fill with the defaults above (no endpoints) and struct_size. */
