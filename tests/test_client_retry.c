@@ -333,8 +333,10 @@ static void test_server_corrupt_chunk(void **state)
 	f->manifests = 0;
 	c = open_client(eps, 1, (copts){0});
 	assert_int_equal(fetch_all(f, c, &st, &err), WT_ECORRUPT);
-	printf("chunk always corrupt: %s\n", err.msg);
-	assert_int_equal(f->manifests, 3);
+	printf("chunk always corrupt: %d manifests: %s\n", f->manifests, err.msg);
+	/* 1 + 2 after WT_ECORRUPT; chunks in flight when the shard was evicted may see
+	 * WT_ENOTFOUND at the head first (one manifest each, at most): bounded, no loop */
+	assert_true(f->manifests >= 3 && f->manifests <= 6);
 	assert_non_null(strstr(err.msg, "tensor 'c.weight' chunk 1"));
 	assert_non_null(strstr(err.msg, "2 more times"));
 	wt_client_close(c);
