@@ -36,6 +36,7 @@ static const size_t client_opts_ends[] = {
     END(wt_client_opts, log),
     END(wt_client_opts, log_ctx),
     END(wt_client_opts, log_level),
+    END(wt_client_opts, retry_budget_ms),
     sizeof(wt_client_opts),
 };
 

@@ -20,6 +20,7 @@ void wt_client_opts_init(wt_client_opts *o)
 	o->backoff_max_ms = 2000;
 	o->max_message_bytes = 256ull << 20;
 	o->log_level = WT_CLIENT_LOG_WARNING;
+	o->retry_budget_ms = CLIENT_RETRY_BUDGET_MS;
 }
 
 void wt_client_close(wt_client *c)
@@ -69,6 +70,9 @@ static int check_opts(const wt_client_opts *o, wt_errbuf *err)
 	if (o->hash_refetch > 1)
 		return wt_seterr(err, WT_EINVAL, "hash_refetch %u: use 0 or 1 (never a retry loop)",
 		                 o->hash_refetch);
+	if (o->retry_budget_ms > 86400000u)
+		return wt_seterr(err, WT_EINVAL, "retry_budget_ms %u: use at most 86400000 (a day)",
+		                 o->retry_budget_ms);
 	if (o->max_message_bytes < 4096)
 		return wt_seterr(err, WT_EINVAL, "max_message_bytes %llu: use >= 4096",
 		                 (unsigned long long)o->max_message_bytes);
@@ -83,6 +87,8 @@ int wt_client_open(wt_client **out, const wt_client_opts *caller_opts, wt_errbuf
 		rv = check_opts(&full, err);
 	if (rv != WT_OK)
 		return rv;
+	if (full.retry_budget_ms == 0) /* also an older caller's zeroed padding (abi.c) */
+		full.retry_budget_ms = CLIENT_RETRY_BUDGET_MS;
 	const wt_client_opts *opts = &full;
 	wt_client *c = calloc(1, sizeof(*c));
 	if (c == NULL)
@@ -117,37 +123,26 @@ void client_set_verify(wt_client *c, int verify)
 	atomic_store(&c->verify, verify != 0);
 }
 
-/* Try endpoints in `order` until one answers req (retrying connection trouble
- * with backoff up to max_retries per endpoint). *used gets the endpoint. */
-static int call_any(wt_client *c, const size_t *order, Weights__Request *req, uint32_t timeout_ms,
-                    Weights__Reply__BodyCase want, Weights__Reply **out, size_t *used,
-                    wt_errbuf *err)
+typedef struct call_arg {
+	Weights__Request *req;
+	uint32_t timeout_ms;
+	Weights__Reply__BodyCase want;
+	Weights__Reply **out;
+} call_arg;
+
+static int call_fn(wt_client *c, size_t ep, void *arg, wt_errbuf *err)
 {
-	int rv = WT_EUNAVAIL;
-	for (size_t k = 0; k < c->n_eps; k++) {
-		size_t ep = order ? order[k] : k;
-		for (uint32_t attempt = 0;; attempt++) {
-			rv = client_call(c, ep, req, timeout_ms, want, out, err);
-			if (rv == WT_OK) {
-				if (used)
-					*used = ep;
-				return WT_OK;
-			}
-			if (!client_retryable(rv))
-				return rv;
-			/* a refused connection fails over at once; others back off */
-			if (rv == WT_EUNAVAIL || attempt >= c->o.max_retries)
-				break;
-			client_log(c, WT_CLIENT_LOG_WARNING, "%s; retrying",
-			           err ? err->msg : "request failed");
-			client_sleep_ms(client_backoff_ms(c, attempt));
-		}
-		client_log(c, WT_CLIENT_LOG_WARNING, "%s; trying the next endpoint",
-		           err ? err->msg : "endpoint failed");
-	}
-	if (rv == WT_EUNAVAIL || client_retryable(rv))
-		wt_errprefix(err, "no endpoint answered (%zu tried)", c->n_eps);
-	return rv;
+	call_arg *a = arg;
+	return client_call(c, ep, a->req, a->timeout_ms, a->want, a->out, err);
+}
+
+/* Try endpoints in list order until one answers req (client_each_ep: retries,
+ * fail-over, retry budget). */
+static int call_any(wt_client *c, Weights__Request *req, uint32_t timeout_ms,
+                    Weights__Reply__BodyCase want, Weights__Reply **out, wt_errbuf *err)
+{
+	call_arg a = {.req = req, .timeout_ms = timeout_ms, .want = want, .out = out};
+	return client_each_ep(c, NULL, call_fn, &a, NULL, err);
 }
 
 int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbuf *err)
@@ -157,8 +152,7 @@ int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbu
 	req.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
 	req.list_models = &lm;
 	Weights__Reply *r = NULL;
-	int rv = call_any(c, NULL, &req, c->o.request_timeout_ms, WEIGHTS__REPLY__BODY_MODELS, &r,
-	                  NULL, err);
+	int rv = call_any(c, &req, c->o.request_timeout_ms, WEIGHTS__REPLY__BODY_MODELS, &r, err);
 	if (rv != WT_OK)
 		return rv;
 	size_t cnt = r->models->n_models;
@@ -241,8 +235,15 @@ int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt
 		return rv;
 	rv = client_manifest_from_pb(r->manifest, chunk_limit(c), model, layout, out, err);
 	wire_reply_free(r);
-	if (rv != WT_OK)
-		return wt_errprefix(err, "endpoint %s: model '%s'", c->eps[ep].url, model);
+	if (rv != WT_OK) {
+		wt_errprefix(err, "endpoint %s: model '%s'", c->eps[ep].url, model);
+		return rv;
+	}
+	if (((*out)->served_by = strdup(c->eps[ep].url)) == NULL) {
+		wt_manifest_free(*out);
+		*out = NULL;
+		return wt_seterr(err, WT_ENOMEM, "manifest: out of memory");
+	}
 	if ((*out)->tp_rank != layout->tp_rank || (*out)->ep_rank != layout->ep_rank) {
 		rv = wt_seterr(err, WT_EPROTO,
 		               "endpoint %s: manifest for tp_rank=%u,ep_rank=%u, asked for "
@@ -253,6 +254,18 @@ int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt
 		*out = NULL;
 	}
 	return rv;
+}
+
+typedef struct manifest_arg {
+	const char *model;
+	const wt_layout *layout;
+	wt_manifest **out;
+} manifest_arg;
+
+static int manifest_fn(wt_client *c, size_t ep, void *arg, wt_errbuf *err)
+{
+	manifest_arg *a = arg;
+	return client_request_manifest(c, ep, a->model, a->layout, a->out, err);
 }
 
 int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *layout,
@@ -267,22 +280,11 @@ int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *lay
 	size_t order[CLIENT_MAX_ENDPOINTS];
 	client_route_key(model, layout, key);
 	client_rendezvous_order(key, (const char *const *)c->urls, c->n_eps, order);
-	for (size_t k = 0; k < c->n_eps; k++) {
-		size_t ep = order[k];
-		for (uint32_t attempt = 0;; attempt++) {
-			rv = client_request_manifest(c, ep, model, layout, out, err);
-			if (rv == WT_OK || !client_retryable(rv))
-				return rv;
-			if (rv == WT_EUNAVAIL || attempt >= c->o.max_retries)
-				break;
-			client_log(c, WT_CLIENT_LOG_WARNING, "%s; retrying",
-			           err ? err->msg : "manifest request failed");
-			client_sleep_ms(client_backoff_ms(c, attempt));
-		}
-		client_log(c, WT_CLIENT_LOG_WARNING, "%s; trying the next endpoint",
-		           err ? err->msg : "endpoint failed");
-	}
-	return wt_errprefix(err, "no endpoint served the manifest (%zu tried)", c->n_eps);
+	manifest_arg a = {.model = model, .layout = layout, .out = out};
+	rv = client_each_ep(c, order, manifest_fn, &a, NULL, err);
+	if (rv == WT_EUNAVAIL && err != NULL)
+		wt_errprefix(err, "model '%s': no endpoint served the manifest", model);
+	return rv;
 }
 
 static int admin_call(wt_client *c, wt_admin_op op, const char *model, const char *uri,
@@ -303,8 +305,7 @@ static int admin_call(wt_client *c, wt_admin_op op, const char *model, const cha
 	req.admin = &ar;
 	Weights__Reply *r = NULL;
 	/* warm/verify may produce or read whole shards */
-	int rv = call_any(c, NULL, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_ADMIN, &r,
-	                  NULL, err);
+	int rv = call_any(c, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_ADMIN, &r, err);
 	if (rv != WT_OK)
 		return rv;
 	memset(out, 0, sizeof(*out));

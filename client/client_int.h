@@ -84,6 +84,7 @@ struct wt_manifest {
 	char **skipped;
 	size_t n_skipped;
 	/* what was asked (to ask again when resuming) and where to route it */
+	char *served_by; /* URL of the endpoint that sent it (a fetch starts there); owned */
 	char *req_model;
 	wt_layout req_layout;
 	uint8_t route_key[16];
@@ -111,6 +112,16 @@ int client_frame(const Weights__Request *req, nng_msg **out, wt_errbuf *err);
  * wt_client_close().
  */
 int client_ep_socket(wt_client *c, size_t ep, size_t conn, nng_socket *sock, wt_errbuf *err);
+
+/*
+ * Up to `want` (>= 1) connections of endpoint ep into socks[0..*n): opened,
+ * dialed and greeted on first use like client_ep_socket. When connection 0
+ * works but a later one cannot be opened (slow or dropped Hello, refused),
+ * the fetch goes on with fewer: *n < want and a warning is logged. An error
+ * only when not even one connection works.
+ */
+int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks, size_t *n,
+                      wt_errbuf *err);
 
 /* Greet endpoint ep again on each open socket: a token is checked per connection,
  * and a connection may have been re-established since the first Hello. */
@@ -151,5 +162,39 @@ int client_sink_ops_in(wt_sink_ops *dst, const wt_sink *sink, wt_errbuf *err);
 uint32_t client_backoff_ms(const wt_client *c, uint32_t attempt);
 
 void client_sleep_ms(uint32_t ms);
+
+/* ---- retry budget (retry.c) ---- */
+
+#define CLIENT_RETRY_BUDGET_MS  30000u /* default of wt_client_opts.retry_budget_ms */
+#define CLIENT_MANIFEST_REFRESH 2u     /* manifests asked again per fetch after WT_ECORRUPT */
+
+uint64_t client_now_ms(void); /* monotonic */
+
+/* One operation's retry budget: t0_ms is the first failure (0 = none yet). */
+typedef struct client_budget {
+	uint64_t t0_ms;
+	uint32_t passes;
+} client_budget;
+
+/* Start the clock at the first failure (no-op if running). */
+void client_budget_start(client_budget *b);
+
+/* After every endpoint failed: 1 once a backoff has been slept if the budget
+ * (o.retry_budget_ms since b's first failure) allows another round, else 0.
+ * err is the last failure, for the log. */
+int client_budget_again(const wt_client *c, client_budget *b, const wt_errbuf *err);
+
+/* One attempt of an operation on endpoint ep. */
+typedef int (*client_ep_fn)(wt_client *c, size_t ep, void *arg, wt_errbuf *err);
+
+/*
+ * Run fn on the endpoints in `order` (NULL = list order) until one succeeds:
+ * per endpoint up to max_retries retries with backoff, except that WT_EUNAVAIL
+ * (connect phase) moves on at once; after a round where all failed, another
+ * round while the retry budget lasts. A non-retryable error returns at once.
+ * *used (optional) gets the endpoint that succeeded. All failed: WT_EUNAVAIL.
+ */
+int client_each_ep(wt_client *c, const size_t *order, client_ep_fn fn, void *arg, size_t *used,
+                   wt_errbuf *err);
 
 #endif

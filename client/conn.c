@@ -1,5 +1,6 @@
 /* conn.c — endpoints: lazy dial + Hello, framing, synchronous request/reply. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,7 +223,110 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, wt_errbuf *err)
 	return rv;
 }
 
-/* Open, dial and greet one more socket of endpoint ep; caller holds c->lk. */
+/*
+ * A dial bounded by connect_timeout_ms. nng 1.5.2's synchronous nng_dial
+ * returns at once when the connection is refused, but waits up to its
+ * hard-coded 10 s SP handshake timeout when something accepts TCP and never
+ * answers (measured: 10.01 s); a non-blocking dial reports nothing at all. So
+ * the blocking dial runs on a short-lived thread and the caller waits at most
+ * the timeout. A caller that gives up leaves the job to the thread, which
+ * closes the socket and frees the job when nng_dial returns (<= 10 s); the
+ * thread touches nothing else, so the client may be closed meanwhile.
+ */
+typedef struct dial_job {
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	nng_socket s;
+	char *url; /* owned */
+	/* fields below guarded by lk */
+	int done, abandoned, nrv;
+} dial_job;
+
+static void dial_job_free(dial_job *j)
+{
+	pthread_cond_destroy(&j->cv);
+	pthread_mutex_destroy(&j->lk);
+	free(j->url);
+	free(j);
+}
+
+static void *dial_main(void *arg)
+{
+	dial_job *j = arg;
+	int nrv = nng_dial(j->s, j->url, NULL, 0);
+	pthread_mutex_lock(&j->lk);
+	j->nrv = nrv;
+	j->done = 1;
+	int gone = j->abandoned;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->lk);
+	if (gone) {
+		nng_close(j->s);
+		dial_job_free(j);
+	}
+	return NULL;
+}
+
+/* Dial s to url within timeout_ms. On failure s is closed (or will be, by the thread). */
+static int dial_bounded(nng_socket s, const char *url, uint32_t timeout_ms, wt_errbuf *err)
+{
+	dial_job *j = calloc(1, sizeof(*j));
+	char *u = strdup(url);
+	pthread_t th;
+	pthread_attr_t at;
+	if (j == NULL || u == NULL) {
+		free(j);
+		free(u);
+		nng_close(s);
+		return wt_seterr(err, WT_ENOMEM, "endpoint %s: out of memory", url);
+	}
+	pthread_mutex_init(&j->lk, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	j->s = s;
+	j->url = u;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	int prv = pthread_create(&th, &at, dial_main, j);
+	pthread_attr_destroy(&at);
+	if (prv != 0) {
+		dial_job_free(j);
+		nng_close(s);
+		return wt_seterr(err, WT_ENOMEM, "endpoint %s: cannot start a dial thread", url);
+	}
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&j->lk);
+	while (!j->done && pthread_cond_timedwait(&j->cv, &j->lk, &dl) == 0)
+		;
+	int done = j->done, nrv = j->nrv;
+	if (!done)
+		j->abandoned = 1; /* the thread closes s and frees j */
+	pthread_mutex_unlock(&j->lk);
+	if (!done)
+		return wt_seterr(err, WT_EUNAVAIL,
+		                 "endpoint %s: connected, but no protocol handshake within %u ms "
+		                 "(something that is not weightd, or a hung one, listens there)",
+		                 url, timeout_ms);
+	dial_job_free(j);
+	if (nrv != 0) {
+		nng_close(s);
+		/* any dial failure is a connect-phase failure: try elsewhere / later */
+		return wt_seterr(err, WT_EUNAVAIL, "endpoint %s: cannot connect: %s", url,
+		                 nng_strerror(nrv));
+	}
+	return WT_OK;
+}
+
+/* Open, dial and greet one more socket of endpoint ep; caller holds c->lk.
+ * Every failure of this connect phase (refused, no handshake, no Hello reply
+ * within connect_timeout_ms, connection dropped) is WT_EUNAVAIL: the caller
+ * tries the next endpoint, or this one again after a backoff. */
 static int open_socket(wt_client *c, size_t ep, nng_socket *out, wt_errbuf *err)
 {
 	client_ep *e = &c->eps[ep];
@@ -237,16 +341,45 @@ static int open_socket(wt_client *c, size_t ep, nng_socket *out, wt_errbuf *err)
 	nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 50);
 	nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 500);
-	if ((nrv = nng_dial(s, e->url, NULL, 0)) != 0) {
-		nng_close(s);
-		return wt_seterr(err, client_nng_err(nrv), "endpoint %s: cannot connect: %s",
-		                 e->url, nng_strerror(nrv));
-	}
+	if ((rv = dial_bounded(s, e->url, c->o.connect_timeout_ms, err)) != WT_OK)
+		return rv;
 	if ((rv = hello(c, ep, s, err)) != WT_OK) {
 		nng_close(s);
+		if (client_retryable(rv)) { /* slow or dropped Hello: connect phase */
+			rv = WT_EUNAVAIL;
+			if (err != NULL) {
+				err->code = rv;
+				wt_errprefix(err, "Hello");
+			}
+		}
 		return rv;
 	}
 	*out = s;
+	return WT_OK;
+}
+
+int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks, size_t *n,
+                      wt_errbuf *err)
+{
+	client_ep *e = &c->eps[ep];
+	int rv = WT_OK;
+	WT_ASSERT(want >= 1 && want <= c->o.connections && want <= CLIENT_MAX_CONNS);
+	pthread_mutex_lock(&c->lk);
+	while (rv == WT_OK && e->n_socks < want) {
+		rv = open_socket(c, ep, &e->socks[e->n_socks], err);
+		if (rv == WT_OK)
+			e->n_socks++;
+	}
+	size_t have = e->n_socks < want ? e->n_socks : want;
+	memcpy(socks, e->socks, have * sizeof(socks[0]));
+	pthread_mutex_unlock(&c->lk);
+	if (have == 0)
+		return rv;
+	if (rv != WT_OK)
+		client_log(c, WT_CLIENT_LOG_WARNING,
+		           "%s; going on with %zu of %zu connections to %s", err ? err->msg : "",
+		           have, want, e->url);
+	*n = have;
 	return WT_OK;
 }
 

@@ -246,16 +246,16 @@ static void slots_reclaim(fetch *f)
 	pthread_mutex_unlock(&f->lk);
 }
 
-/* Point every slot at endpoint ep (connecting all its connections if needed). */
+/* Point every slot at endpoint ep, over as many of its connections as open
+ * (fewer than asked when a later one's Hello is slow: client_ep_sockets). */
 static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 {
 	slots_close_ctx(f);
-	size_t n = f->c->o.connections < f->w ? f->c->o.connections : f->w;
-	for (size_t k = 0; k < n; k++) {
-		int rv = client_ep_socket(f->c, ep, k, &f->socks[k], err);
-		if (rv != WT_OK)
-			return rv;
-	}
+	size_t want = f->c->o.connections < f->w ? f->c->o.connections : f->w;
+	size_t n = 0;
+	int rv = client_ep_sockets(f->c, ep, want, f->socks, &n, err);
+	if (rv != WT_OK)
+		return rv;
 	f->n_socks = n;
 	f->ep = ep; /* slots open their contexts on these sockets when issued */
 	snprintf(f->st->endpoint, sizeof(f->st->endpoint), "%s", f->c->eps[ep].url);
@@ -279,8 +279,9 @@ static int refresh_manifest(fetch *f, wt_errbuf *err)
 		same = memcmp(n->tensors[i].hash, m->tensors[i].hash, 16) == 0 &&
 		       strcmp(n->tensors[i].name, m->tensors[i].name) == 0;
 	if (!same) {
+		/* never mix bytes of two shards: the sink is aborted, the caller starts over */
 		rv = wt_seterr(
-		    err, WT_ECORRUPT,
+		    err, WT_ECHANGED,
 		    "endpoint %s: the shard changed while fetching (revision %s, now %s); "
 		    "get the manifest again and restart the fetch",
 		    f->c->eps[f->ep].url, m->revision, n->revision);
@@ -364,34 +365,83 @@ typedef struct fetch_loop {
 	uint32_t attempt;   /* failed attempts of the head chunk on this endpoint */
 	int refreshed;      /* manifest asked again for this head chunk */
 	int rehello;        /* Hello sent again for this head chunk */
+	uint32_t corrupt;   /* manifests asked again after WT_ECORRUPT (whole fetch) */
+	client_budget bud;  /* retry budget since the last delivered chunk */
 	uint8_t *refetched; /* one bit per chunk: re-fetched after a hash mismatch */
 	size_t order[CLIENT_MAX_ENDPOINTS];
 } fetch_loop;
 
-/* Connect to the next endpoint in rendezvous order that answers. */
+/*
+ * Connect to the next endpoint in rendezvous order that answers; past the last
+ * one, go round again (the only endpoint, too) while the retry budget lasts.
+ */
 static int fail_over(fetch *f, fetch_loop *L, wt_errbuf *err)
 {
 	wt_errbuf last = {0};
 	if (err != NULL)
 		last = *err;
 	slots_reclaim(f);
-	while (++L->k_ep < f->c->n_eps) {
-		int rv = use_endpoint(f, L->order[L->k_ep], err);
+	client_budget_start(&L->bud);
+	size_t from = f->ep;
+	for (;;) {
+		while (++L->k_ep < f->c->n_eps) {
+			int rv = use_endpoint(f, L->order[L->k_ep], err);
+			if (rv == WT_OK) {
+				if (f->ep != from) {
+					f->st->failovers++;
+					client_log(f->c, WT_CLIENT_LOG_WARNING,
+					           "failing over to %s after: %s",
+					           f->c->eps[f->ep].url, last.msg);
+				}
+				L->attempt = 0;
+				L->refreshed = 0;
+				return reissue(f, L->head, L->issued, err);
+			}
+			if (!client_retryable(rv))
+				return rv;
+			if (err != NULL)
+				last = *err;
+			client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", last.msg);
+		}
+		if (!client_budget_again(f->c, &L->bud, &last))
+			break;
+		L->k_ep = 0; /* another round: order[0] next */
+		int rv = use_endpoint(f, L->order[0], err);
 		if (rv == WT_OK) {
-			f->st->failovers++;
-			client_log(f->c, WT_CLIENT_LOG_WARNING, "failing over to %s after: %s",
-			           f->c->eps[f->ep].url, last.msg);
 			L->attempt = 0;
 			L->refreshed = 0;
 			return reissue(f, L->head, L->issued, err);
 		}
-		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", err ? err->msg : "endpoint down");
+		if (!client_retryable(rv))
+			return rv;
+		if (err != NULL)
+			last = *err;
 	}
 	return wt_seterr(err, WT_EUNAVAIL,
 	                 "no endpoint could serve tensor '%s' chunk %zu (%zu "
-	                 "tried); last error: %s",
+	                 "tried, retry budget %u ms spent); last error: %s",
 	                 tensor_name(f, L->head), chunk_in_tensor(f, L->head), f->c->n_eps,
-	                 last.msg);
+	                 f->c->o.retry_budget_ms, last.msg);
+}
+
+/* Ask for the manifest again and resume (a restarted server, an evicted shard);
+ * a server that went away again costs an attempt. */
+static int resume(fetch *f, fetch_loop *L, wt_errbuf *err)
+{
+	slots_reclaim(f);
+	int rv = refresh_manifest(f, err);
+	if (rv == WT_OK)
+		return reissue(f, L->head, L->issued, err);
+	if (!client_retryable(rv))
+		return rv;
+	L->refreshed = 0;
+	f->st->retries++;
+	if (++L->attempt > f->c->o.max_retries)
+		return fail_over(f, L, err);
+	client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; retry %u/%u", err ? err->msg : "", L->attempt,
+	           f->c->o.max_retries);
+	client_sleep_ms(client_backoff_ms(f->c, L->attempt - 1));
+	return reissue(f, L->head, L->issued, err);
 }
 
 /* The head slot failed: decide between re-fetch, retry, resume, fail-over, error. */
@@ -415,21 +465,25 @@ static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err
 		f->st->reconnects++;
 		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; asking for the manifest again",
 		           s->err.msg);
-		slots_reclaim(f);
-		rv = refresh_manifest(f, err);
-		if (rv == WT_OK)
-			return reissue(f, L->head, L->issued, err);
-		if (!client_retryable(rv))
+		return resume(f, L, err);
+	}
+	if (rv == WT_ECORRUPT) {
+		/* the server found the chunk damaged on its disk and evicted the shard;
+		 * asking for the manifest makes it produce the shard again */
+		if (L->corrupt >= CLIENT_MANIFEST_REFRESH) {
+			if (err != NULL)
+				wt_errprefix(err,
+				             "still corrupt after the server produced the shard %u "
+				             "more times (check its disk; weightctl admin verify)",
+				             L->corrupt);
 			return rv;
-		/* the server went away again: count an attempt, ask again after backoff */
-		L->refreshed = 0;
-		f->st->retries++;
-		if (++L->attempt > f->c->o.max_retries)
-			return fail_over(f, L, err);
-		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; retry %u/%u", err ? err->msg : "",
-		           L->attempt, f->c->o.max_retries);
-		client_sleep_ms(client_backoff_ms(f->c, L->attempt - 1));
-		return reissue(f, L->head, L->issued, err);
+		}
+		L->corrupt++;
+		f->st->reconnects++;
+		client_log(f->c, WT_CLIENT_LOG_WARNING,
+		           "%s; asking for the manifest again so the shard is produced again",
+		           s->err.msg);
+		return resume(f, L, err);
 	}
 	if (rv == WT_EPERM && f->c->token[0] != '\0' && !L->rehello) {
 		/* the token is checked per connection: a reconnect needs a new Hello */
@@ -482,6 +536,8 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 		if (m->chunks[L->head].off + m->chunks[L->head].nbytes == m->tensors[ti].nbytes)
 			L->next_tensor = ti + 1;
 		L->head++;
+		L->bud.t0_ms = 0;
+		L->bud.passes = 0;
 		L->attempt = 0;
 		L->refreshed = 0;
 		L->rehello = 0;
@@ -541,6 +597,21 @@ static int fetch_init(fetch *f, wt_client *c, const wt_manifest *m, wt_fetch_sta
 	return WT_OK;
 }
 
+/* The endpoint that sent the manifest holds the shard: ask it first (the others
+ * keep their rendezvous order behind it). */
+static void start_at_server(const wt_client *c, const wt_manifest *m, size_t *order)
+{
+	if (m->served_by == NULL)
+		return;
+	for (size_t k = 1; k < c->n_eps; k++)
+		if (strcmp(c->urls[order[k]], m->served_by) == 0) {
+			size_t ep = order[k];
+			memmove(order + 1, order, k * sizeof(order[0]));
+			order[0] = ep;
+			return;
+		}
+}
+
 int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
                     const wt_fetch_opts *caller_opts, wt_errbuf *err)
 {
@@ -569,11 +640,13 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 		return rv;
 	}
 	client_rendezvous_order(m->route_key, (const char *const *)c->urls, c->n_eps, L.order);
+	start_at_server(c, m, L.order);
 	if ((rv = f.ops.begin(sink, m, err)) != WT_OK) {
 		free(L.refetched);
 		fetch_fini(&f);
 		return rv;
 	}
+	f.ep = L.order[0];
 	rv = use_endpoint(&f, L.order[0], err);
 	if (rv != WT_OK && client_retryable(rv)) {
 		client_log(c, WT_CLIENT_LOG_WARNING, "%s", err ? err->msg : "endpoint down");

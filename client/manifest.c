@@ -46,6 +46,7 @@ void wt_manifest_free(wt_manifest *m)
 	free(m->layout_text);
 	free(m->shard_id);
 	free(m->req_model);
+	free(m->served_by);
 	wt_layout_clear(&m->req_layout);
 	free(m);
 }

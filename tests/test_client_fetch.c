@@ -17,289 +17,22 @@
 
 #include <cmocka.h>
 #include <nng/nng.h>
-#include <nng/protocol/reqrep0/rep.h>
 #include <pthread.h>
 
 #include "client/client.h"
+#include "client/client_int.h"
 #include "common/common.h"
 #include "loader/loader.h"
 #include "proto/wire.h"
+#include "tests/util/fake_weightd.h"
 #include "tests/util/testutil.h"
 #include "weights/client.h"
 #include "weights/engine.h"
 
-#define SEED        0x5eed1234u
-#define CHUNK_BYTES 1024u
-#define N_T         4
-
-/* the fake shard: tensors in name order; b.bias is empty (no chunk) */
-static const struct {
-	const char *name;
-	wt_dtype dt;
-	int64_t n; /* elements, one dim */
-} shard_def[N_T] = {
-    {"a.weight", WT_F32, 2112}, /* 8448 bytes: 9 chunks */
-    {"b.bias", WT_BF16, 0},
-    {"c.weight", WT_BF16, 1000}, /* 2000 bytes: 2 chunks */
-    {"d.scale", WT_F32, 1},      /* 4 bytes: 1 chunk */
-};
-
-typedef struct fake {
-	nng_socket sock;
-	pthread_t th;
-	char url[64];
-	uint8_t *data[N_T];
-	uint64_t nbytes[N_T];
-	int bad_tensor_hash; /* manifest lists a wrong hash for c.weight */
-	/* faults, counted over chunk requests (0-based) */
-	int corrupt_req;   /* corrupt the reply to this request; -1 none */
-	int corrupt_chunk; /* corrupt every reply for this global chunk index; -1 none */
-	int drop_req;      /* do not answer this request; -1 none */
-	int forget_after;  /* after this many replies, ENOTFOUND until a manifest request */
-	int forgotten;
-	int chunk_reqs, manifests, stop;
-	/* connections seen (nng pipe ids): those that said Hello, those asking chunks */
-	uint32_t hello_pipes[32], chunk_pipes[32];
-	int n_hello_pipes, n_chunk_pipes;
-} fake;
-
-static void note_pipe(uint32_t *v, int *n, uint32_t id)
-{
-	for (int i = 0; i < *n; i++)
-		if (v[i] == id)
-			return;
-	if (*n < 32)
-		v[(*n)++] = id;
-}
-
-static size_t global_chunk(const fake *f, size_t t, uint64_t off)
-{
-	size_t g = 0;
-	for (size_t i = 0; i < t; i++)
-		g += (size_t)((f->nbytes[i] + CHUNK_BYTES - 1) / CHUNK_BYTES);
-	return g + (size_t)(off / CHUNK_BYTES);
-}
-
-static void send_reply(fake *f, Weights__Reply *r, const uint8_t *tail, size_t tail_len,
-                       int corrupt)
-{
-	size_t n = wire_framed_size(&r->base);
-	nng_msg *m;
-	assert_int_equal(nng_msg_alloc(&m, n + tail_len), 0);
-	assert_int_equal(wire_frame(&r->base, nng_msg_body(m), n), n);
-	if (tail_len)
-		memcpy((uint8_t *)nng_msg_body(m) + n, tail, tail_len);
-	if (corrupt)
-		((uint8_t *)nng_msg_body(m))[n + tail_len / 2] ^= 0x40;
-	if (nng_sendmsg(f->sock, m, 0) != 0)
-		nng_msg_free(m);
-}
-
-static void send_error(fake *f, uint64_t id, int code, const char *msg)
-{
-	Weights__Reply r = WEIGHTS__REPLY__INIT;
-	Weights__Error e = WEIGHTS__ERROR__INIT;
-	e.code = (uint32_t)code;
-	e.message = (char *)msg;
-	r.id = id;
-	r.body_case = WEIGHTS__REPLY__BODY_ERROR;
-	r.error = &e;
-	send_reply(f, &r, NULL, 0, 0);
-}
-
-/* Manifest of the fake shard, packed into one reply. */
-static void send_manifest(fake *f, uint64_t id)
-{
-	Weights__Manifest m = WEIGHTS__MANIFEST__INIT;
-	Weights__TensorEntry te[N_T], *tp[N_T];
-	Weights__ChunkRef cr[32], *cp[32];
-	uint8_t th[N_T][16], ch[32][16];
-	int64_t shape[N_T];
-	size_t nc = 0;
-	m.format_version = 1;
-	m.model = "fake";
-	m.revision = "rev1";
-	m.layout_text = "tp=1,ep=1";
-	m.shard_id.data = (uint8_t *)"shard-1";
-	m.shard_id.len = 7;
-	for (size_t i = 0; i < N_T; i++) {
-		weights__tensor_entry__init(&te[i]);
-		tp[i] = &te[i];
-		te[i].name = (char *)shard_def[i].name;
-		te[i].dtype = shard_def[i].dt;
-		shape[i] = shard_def[i].n;
-		te[i].n_shape = 1;
-		te[i].shape = &shape[i];
-		te[i].nbytes = f->nbytes[i];
-		common_hash128_to_bytes(common_hash128(f->data[i], f->nbytes[i]), th[i]);
-		if (f->bad_tensor_hash && i == 2)
-			th[i][0] ^= 1;
-		te[i].hash.data = th[i];
-		te[i].hash.len = 16;
-		te[i].chunks = &cp[nc];
-		for (uint64_t off = 0; off < f->nbytes[i]; off += CHUNK_BYTES, nc++) {
-			weights__chunk_ref__init(&cr[nc]);
-			cp[nc] = &cr[nc];
-			uint64_t len =
-			    f->nbytes[i] - off < CHUNK_BYTES ? f->nbytes[i] - off : CHUNK_BYTES;
-			common_hash128_to_bytes(common_hash128(f->data[i] + off, len), ch[nc]);
-			cr[nc].hash.data = ch[nc];
-			cr[nc].hash.len = 16;
-			cr[nc].offset = off;
-			cr[nc].nbytes = len;
-			te[i].n_chunks++;
-		}
-		m.total_bytes += f->nbytes[i];
-	}
-	m.n_tensors = N_T;
-	m.tensors = tp;
-	Weights__Reply r = WEIGHTS__REPLY__INIT;
-	r.id = id;
-	r.body_case = WEIGHTS__REPLY__BODY_MANIFEST;
-	r.manifest = &m;
-	send_reply(f, &r, NULL, 0, 0);
-}
-
-static void serve_chunk(fake *f, const Weights__Request *q)
-{
-	int k = f->chunk_reqs++;
-	if (k == f->drop_req)
-		return; /* lost reply: the client times out */
-	if (f->forget_after >= 0 && k >= f->forget_after && !f->forgotten)
-		f->forgotten = 1;
-	if (f->forgotten) {
-		send_error(f, q->id, WT_ENOTFOUND, "unknown shard (restarted)");
-		return;
-	}
-	for (size_t i = 0; i < N_T; i++)
-		for (uint64_t off = 0; off < f->nbytes[i]; off += CHUNK_BYTES) {
-			uint64_t len =
-			    f->nbytes[i] - off < CHUNK_BYTES ? f->nbytes[i] - off : CHUNK_BYTES;
-			uint8_t h[16];
-			common_hash128_to_bytes(common_hash128(f->data[i] + off, len), h);
-			if (q->chunk->hash.len != 16 || memcmp(h, q->chunk->hash.data, 16) != 0)
-				continue;
-			Weights__Reply r = WEIGHTS__REPLY__INIT;
-			Weights__ChunkReply c = WEIGHTS__CHUNK_REPLY__INIT;
-			c.hash.data = h;
-			c.hash.len = 16;
-			c.nbytes = len;
-			r.id = q->id;
-			r.body_case = WEIGHTS__REPLY__BODY_CHUNK;
-			r.chunk = &c;
-			int bad =
-			    k == f->corrupt_req || (int)global_chunk(f, i, off) == f->corrupt_chunk;
-			send_reply(f, &r, f->data[i] + off, (size_t)len, bad);
-			return;
-		}
-	send_error(f, q->id, WT_ENOTFOUND, "no such chunk");
-}
-
-static void *fake_main(void *arg)
-{
-	fake *f = arg;
-	while (!f->stop) {
-		nng_msg *m;
-		if (nng_recvmsg(f->sock, &m, 0) != 0)
-			continue; /* receive timeout: check stop */
-		Weights__Request *q = NULL;
-		if (wire_parse_request(nng_msg_body(m), nng_msg_len(m), 1 << 20, &q, NULL) !=
-		    WT_OK) {
-			nng_msg_free(m);
-			continue;
-		}
-		uint32_t pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(m));
-		nng_msg_free(m);
-		if (q->body_case == WEIGHTS__REQUEST__BODY_HELLO)
-			note_pipe(f->hello_pipes, &f->n_hello_pipes, pipe);
-		else if (q->body_case == WEIGHTS__REQUEST__BODY_CHUNK)
-			note_pipe(f->chunk_pipes, &f->n_chunk_pipes, pipe);
-		Weights__Reply r = WEIGHTS__REPLY__INIT;
-		r.id = q->id;
-		if (q->body_case == WEIGHTS__REQUEST__BODY_HELLO) {
-			Weights__HelloReply h = WEIGHTS__HELLO_REPLY__INIT;
-			h.protocol_version = 1;
-			h.server_id = "fake";
-			h.max_chunk_bytes = CHUNK_BYTES;
-			r.body_case = WEIGHTS__REPLY__BODY_HELLO;
-			r.hello = &h;
-			send_reply(f, &r, NULL, 0, 0);
-		} else if (q->body_case == WEIGHTS__REQUEST__BODY_MANIFEST) {
-			f->manifests++;
-			f->forgotten = 0;
-			f->forget_after = -1;
-			send_manifest(f, q->id);
-		} else if (q->body_case == WEIGHTS__REQUEST__BODY_CHUNK) {
-			serve_chunk(f, q);
-		} else if (q->body_case == WEIGHTS__REQUEST__BODY_LIST_MODELS) {
-			Weights__ModelList ml = WEIGHTS__MODEL_LIST__INIT;
-			Weights__ModelInfo mi = WEIGHTS__MODEL_INFO__INIT, *mp = &mi;
-			mi.name = "fake";
-			mi.architecture = "LlamaForCausalLM";
-			mi.n_tensors = 7;
-			mi.available = 1;
-			ml.n_models = 1;
-			ml.models = &mp;
-			r.body_case = WEIGHTS__REPLY__BODY_MODELS;
-			r.models = &ml;
-			send_reply(f, &r, NULL, 0, 0);
-		} else {
-			send_error(f, q->id, WT_EUNSUPPORTED, "not in the fake");
-		}
-		wire_request_free(q);
-	}
-	return NULL;
-}
-
-static fake *fake_start(void)
-{
-	fake *f = calloc(1, sizeof(*f));
-	assert_non_null(f);
-	f->corrupt_req = f->corrupt_chunk = f->drop_req = f->forget_after = -1;
-	for (size_t i = 0; i < N_T; i++) {
-		f->nbytes[i] = (uint64_t)shard_def[i].n * wt_dtype_size(shard_def[i].dt);
-		f->data[i] = malloc(f->nbytes[i] + 1);
-		tu_fill(f->data[i], f->nbytes[i], SEED + i);
-	}
-	nng_listener l;
-	int port = 0;
-	assert_int_equal(nng_rep0_open(&f->sock), 0);
-	nng_socket_set_ms(f->sock, NNG_OPT_RECVTIMEO, 50);
-	assert_int_equal(nng_listen(f->sock, "tcp://127.0.0.1:0", &l, 0), 0);
-	assert_int_equal(nng_listener_get_int(l, NNG_OPT_TCP_BOUND_PORT, &port), 0);
-	snprintf(f->url, sizeof(f->url), "tcp://127.0.0.1:%d", port);
-	assert_int_equal(pthread_create(&f->th, NULL, fake_main, f), 0);
-	return f;
-}
-
-static void fake_stop(fake *f)
-{
-	f->stop = 1;
-	pthread_join(f->th, NULL);
-	nng_close(f->sock);
-	for (size_t i = 0; i < N_T; i++)
-		free(f->data[i]);
-	free(f);
-}
-
-/* A URL nobody listens on: tcp on a port just bound and released, or (k > 0) an
- * ipc path that does not exist, different for every k (the kernel may hand the
- * same free port back each time, so tcp alone cannot give distinct URLs). */
-static void dead_url(char *buf, size_t n, int k)
-{
-	if (k > 0) {
-		snprintf(buf, n, "ipc:///tmp/wt-test-dead-%d-%d.ipc", (int)getpid(), k);
-		return;
-	}
-	nng_socket s;
-	nng_listener l;
-	int port = 0;
-	assert_int_equal(nng_rep0_open(&s), 0);
-	assert_int_equal(nng_listen(s, "tcp://127.0.0.1:0", &l, 0), 0);
-	nng_listener_get_int(l, NNG_OPT_TCP_BOUND_PORT, &port);
-	nng_close(s);
-	snprintf(buf, n, "tcp://127.0.0.1:%d", port);
-}
+#define SEED      FAKE_SEED
+#define N_T       FAKE_N_T
+#define shard_def fake_shard_def
+#define dead_url  fake_dead_url
 
 static uint32_t g_refetch = 1; /* opts.hash_refetch of the next open_client() */
 static uint32_t g_conns = 2;   /* opts.connections of the next open_client() */
@@ -318,6 +51,7 @@ static wt_client *open_client(const char *const *eps, size_t n, uint32_t window,
 	o.max_retries = 3;
 	o.hash_refetch = g_refetch;
 	o.connections = g_conns;
+	o.retry_budget_ms = 300; /* dead endpoints fail in a test-sized time */
 	wt_client *c = NULL;
 	wt_errbuf err;
 	int rv = wt_client_open(&c, &o, &err);
@@ -626,16 +360,32 @@ static void test_failover(void **state)
 	wt_client *c = open_client(eps, 2, 4, 2000);
 	wt_fetch_stats st;
 	wt_errbuf err;
+	/* the manifest fails over; the fetch starts where the manifest came from */
 	int rv = fetch_host(f, c, &st, &err);
 	if (rv != WT_OK)
 		fail_msg("%s", err.msg);
+	assert_int_equal(st.failovers, 0);
+	assert_string_equal(st.endpoint, f->url);
+	/* a manifest that does not say where it came from: rendezvous order, fail-over */
+	wt_manifest *m = get_manifest(c);
+	free(m->served_by);
+	m->served_by = NULL;
+	wt_host_sink *h;
+	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.stats = &st;
+	if (wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, &err) != WT_OK)
+		fail_msg("%s", err.msg);
 	assert_int_equal(st.failovers, 1);
 	assert_string_equal(st.endpoint, f->url);
+	wt_host_sink_destroy(h);
+	wt_manifest_free(m);
 	wt_client_close(c);
 	/* only dead endpoints: WT_EUNAVAIL naming them */
 	const char *only_dead[] = {dead};
 	c = open_client(only_dead, 1, 4, 500);
-	wt_manifest *m = NULL;
+	m = NULL;
 	assert_int_equal(wt_client_get_manifest(c, "fake", &l, &m, &err), WT_EUNAVAIL);
 	assert_non_null(strstr(err.msg, dead));
 	assert_null(m);

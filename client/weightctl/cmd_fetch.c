@@ -17,20 +17,21 @@
 
 static void usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: weightctl fetch --endpoint URL [--endpoint URL...] --model NAME\n"
-	    "                       [layout flags] (--out FILE | --cuda-device N)\n"
-	    "                       [--window N] [--connections N] [--quiet]\n"
-	    "                       [--timeout-ms N] [--retries N] [--token-file F] [--verbose]\n"
-	    "token: --token-file F, or WEIGHTCTL_TOKEN, or --token T (shows in ps)\n"
-	    "layout flags: --tp-size T --tp-rank r --ep-size P --ep-rank e --quant Q\n"
-	    "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"
-	    "  --requant allow|deny (as `weightctl shard`)\n"
-	    "Every chunk and tensor is checked against its XXH3-128; FILE appears only\n"
-	    "when all of it verified. --cuda-device N fetches into device N's memory\n"
-	    "instead (pinned staging, one arena) and prints a summary line unless --quiet.\n"
-	    "Exit: 0 ok, 2 usage, 3 layout invalid, 1 other (no usable CUDA device too).\n");
+	fprintf(f, "usage: weightctl fetch --endpoint URL [--endpoint URL...] --model NAME\n"
+	           "                       [layout flags] (--out FILE | --cuda-device N)\n"
+	           "                       [--window N] [--connections N] [--quiet]\n"
+	           "                       [--timeout-ms N] [--retries N] [--retry-budget-ms N]\n"
+	           "                       [--token-file F] [--verbose]\n"
+	           "token: --token-file F, or WEIGHTCTL_TOKEN, or --token T (shows in ps)\n"
+	           "layout flags: --tp-size T --tp-rank r --ep-size P --ep-rank e --quant Q\n"
+	           "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"
+	           "  --requant allow|deny (as `weightctl shard`)\n"
+	           "Every chunk and tensor is checked against its XXH3-128; FILE appears only\n"
+	           "when all of it verified. --cuda-device N fetches into device N's memory\n"
+	           "instead (pinned staging, one arena) and prints a summary line unless --quiet.\n"
+	           "Connection trouble is retried for --retry-budget-ms (default 30000) before\n"
+	           "failing; a shard that changed on the server is fetched again from the start.\n"
+	           "Exit: 0 ok, 2 usage, 3 layout invalid, 1 other (no usable CUDA device too).\n");
 }
 
 typedef struct progress {
@@ -187,7 +188,15 @@ int ctl_fetch(int argc, char **argv)
 	fo.progress_ctx = &p;
 	fo.stats = &st;
 	rv = wt_client_fetch(c, m, sink, &fo, &err);
-	if (p.tty)
+	/* the shard changed under the fetch (sink aborted, nothing mixed): start over */
+	for (int again = 0; rv == WT_ECHANGED && again < 2; again++) {
+		fprintf(stderr, "weightctl fetch: %s; fetching it again\n", err.msg);
+		wt_manifest_free(m);
+		m = NULL;
+		if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) == WT_OK)
+			rv = wt_client_fetch(c, m, sink, &fo, &err);
+	}
+	if (p.tty && m != NULL)
 		show(&p, st.bytes, wt_manifest_total_bytes(m), 1);
 	if (rv != WT_OK) {
 		ctl_remote_perror("fetch", rv, &err);

@@ -100,9 +100,9 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 		(*i)++;
 		return 1;
 	}
-	static const char *const valued[] = {"--endpoint",    "--model",     "--timeout-ms",
-	                                     "--token",       "--retries",   "--window",
-	                                     "--connections", "--token-file"};
+	static const char *const valued[] = {"--endpoint",    "--model",      "--timeout-ms",
+	                                     "--token",       "--retries",    "--window",
+	                                     "--connections", "--token-file", "--retry-budget-ms"};
 	size_t which = sizeof(valued) / sizeof(valued[0]);
 	for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
 		if (is_flag(a, valued[k]))
@@ -144,8 +144,13 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 		return ctl_remote_u32(cmd, "--window", v, 1, 256, &r->o.window) ? -1 : 1;
 	case 6:
 		return ctl_remote_u32(cmd, "--connections", v, 1, 16, &r->o.connections) ? -1 : 1;
-	default:
+	case 7:
 		return read_token_file(r, cmd, v) ? -1 : 1;
+	default:
+		return ctl_remote_u32(cmd, "--retry-budget-ms", v, 1, 86400000u,
+		                      &r->o.retry_budget_ms)
+		           ? -1
+		           : 1;
 	}
 }
 

@@ -71,7 +71,7 @@ typedef struct wt_client_opts {
 	size_t struct_size;           /* sizeof(wt_client_opts); set by wt_client_opts_init() */
 	const char *const *endpoints; /* "tcp://host:port" or "ipc:///path"; copied */
 	size_t n_endpoints;           /* >= 1 */
-	uint32_t connect_timeout_ms;  /* first dial of an endpoint; default 2000 */
+	uint32_t connect_timeout_ms;  /* dial + Hello of each connection; default 2000 */
 	uint32_t request_timeout_ms;  /* one chunk/list/admin request; default 30000 */
 	uint32_t manifest_timeout_ms; /* a manifest request may produce the shard; default 600000 */
 	uint32_t window;              /* chunk requests in flight per fetch; default 8, max 256 */
@@ -88,6 +88,11 @@ typedef struct wt_client_opts {
 	wt_log_fn log;                /* optional; NULL = silent */
 	void *log_ctx;
 	int log_level; /* highest level passed to log; default WT_CLIENT_LOG_WARNING */
+	/* Since 0.3: how long connection trouble (refused, reset, no Hello reply, timeouts)
+	 * is retried with backoff, going round the endpoint list again, before WT_EUNAVAIL;
+	 * counted from the first failure since the last progress. 0 = the default, 30000
+	 * (rides out a daemon restart of a few seconds); 1 = a single pass (old behaviour). */
+	uint32_t retry_budget_ms;
 } wt_client_opts;
 
 /* Fill with the defaults above (no endpoints) and struct_size. */
@@ -222,8 +227,12 @@ WT_API void wt_fetch_opts_init(wt_fetch_opts *o);
  * it: the sink receives only verified bytes, in manifest order, each byte
  * once (engine.h). A timeout or disconnect is retried with exponential backoff
  * and resumes after the last verified chunk (a restarted server is asked for
- * the manifest again, which must be identical); after max_retries failed
- * attempts the next endpoint (rendezvous order) takes over. A chunk whose hash
+ * the manifest again; one that lists other chunks is WT_ECHANGED with the sink
+ * aborted: get the manifest again and fetch anew); after max_retries failed
+ * attempts the next endpoint (rendezvous order) takes over, and past the last
+ * one the list is tried again while retry_budget_ms lasts. A chunk the server
+ * found damaged on its disk (WT_ECORRUPT) makes it produce the shard again (the
+ * manifest is asked again, at most twice a fetch). A chunk whose hash
  * does not match is WT_EHASH naming the tensor, chunk and endpoint (with
  * opts.hash_refetch = 1 it is fetched once more first; never a retry loop). When all endpoints
  * fail: WT_EUNAVAIL.

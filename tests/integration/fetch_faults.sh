@@ -80,9 +80,15 @@ DEAD="ipc://$T/nobody.ipc"
 	2>"$T/f.err" || die "fail-over (dead second): $(cat "$T/f.err")"
 "$B/weightctl" shard --model-dir "$T/small/q" --out "$T/fref.st" || die "shard q"
 cmp -s "$T/fref.st" "$T/f1.st" && cmp -s "$T/fref.st" "$T/f2.st" || die "fail-over output differs"
-"$B/weightctl" fetch --endpoint "$DEAD" --model q --out "$T/f3.st" --quiet 2>"$T/f.err"
+# all dead: retried for the retry budget (default 30 s), then WT_EUNAVAIL
+s0=$(date +%s%N)
+"$B/weightctl" fetch --endpoint "$DEAD" --model q --out "$T/f3.st" --quiet --retry-budget-ms 1000 \
+	2>"$T/f.err"
 rc=$?
-[ "$rc" = 1 ] && grep -q WT_EUNAVAIL "$T/f.err" || die "all dead: exit $rc: $(cat "$T/f.err")"
+ms=$((($(date +%s%N) - s0) / 1000000))
+[ "$rc" = 1 ] && grep -q WT_EUNAVAIL "$T/f.err" && grep -q "retry budget 1000 ms" "$T/f.err" ||
+	die "all dead: exit $rc: $(cat "$T/f.err")"
+[ "$ms" -ge 900 ] || die "all dead: gave up after $ms ms, before the 1000 ms retry budget"
 
 # --- 4. exit codes: unknown model 1, impossible layout 3, bad flag 2 ---
 "$B/weightctl" fetch --endpoint "$WD_URL" --model nope --out "$T/x.st" --quiet 2>"$T/x.err"

@@ -1,0 +1,79 @@
+/*
+ * fake_weightd.h — an in-process fake weightd for the client tests (nng rep0
+ * speaking proto/weights.proto on tcp://127.0.0.1, one thread) serving one
+ * 4-tensor shard of tu_fill() bytes in CHUNK_BYTES chunks, with faults:
+ * corrupt or drop replies, forget the shard ("restart"), answer WT_ECORRUPT
+ * (a chunk damaged on the server's disk), drop a Hello, go down and come back
+ * on the same port. Test code only (cmocka asserts).
+ */
+#ifndef WT_TESTS_FAKE_WEIGHTD_H
+#define WT_TESTS_FAKE_WEIGHTD_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
+
+#include "weights/dtype.h"
+
+#define FAKE_SEED        0x5eed1234u
+#define FAKE_CHUNK_BYTES 1024u
+#define FAKE_N_T         4
+
+/* the fake shard: tensors in name order; b.bias is empty (no chunk) */
+typedef struct fake_tensor_def {
+	const char *name;
+	wt_dtype dt;
+	int64_t n; /* elements, one dim */
+} fake_tensor_def;
+extern const fake_tensor_def fake_shard_def[FAKE_N_T];
+
+/* Fault fields are set by the test before the client acts (or read after). */
+typedef struct fake {
+	nng_socket sock;
+	pthread_t th;
+	int running;
+	char url[64];
+	uint8_t *data[FAKE_N_T];
+	uint64_t nbytes[FAKE_N_T];
+	int bad_tensor_hash; /* manifest lists a wrong hash for c.weight */
+	int revision;        /* manifest revision "rev<N>"; starts at 1 */
+	/* faults, counted over chunk requests (0-based) */
+	int corrupt_req;        /* corrupt the reply to this request; -1 none */
+	int corrupt_chunk;      /* corrupt every reply for this global chunk index; -1 none */
+	int drop_req;           /* do not answer this request; -1 none */
+	int forget_after;       /* after this many replies, ENOTFOUND until a manifest request */
+	int ecorrupt_req;       /* answer this request WT_ECORRUPT and forget the shard; -1 none */
+	int ecorrupt_chunk;     /* the same for every request of this global chunk; -1 none */
+	int change_on_manifest; /* the next manifest asked while forgotten lists new bytes */
+	int drop_hello;         /* do not answer the Hello with this number (1-based); 0 none */
+	int chunk_delay_ms;     /* sleep before each chunk reply */
+	int forgotten;
+	int chunk_reqs, manifests, hellos, stop;
+	/* connections seen (nng pipe ids): those that said Hello, those asking chunks */
+	uint32_t hello_pipes[32], chunk_pipes[32];
+	int n_hello_pipes, n_chunk_pipes;
+	pthread_t restarter; /* fake_restart_async */
+	int down_ms, restart_after;
+} fake;
+
+fake *fake_start(void);
+void fake_stop(fake *f);
+/* Close the listener and every connection (a killed daemon: connections are
+ * refused until fake_up). */
+void fake_down(fake *f);
+/* Listen again on the same URL; the shard is forgotten (a restarted daemon). */
+void fake_up(fake *f);
+/* fake_down now, fake_up after down_ms, on a thread; join with fake_restart_join. */
+void fake_restart_async(fake *f, int down_ms, int after_chunk_reqs);
+void fake_restart_join(fake *f);
+
+/* A URL nobody listens on: tcp on a port just bound and released, or (k > 0)
+ * an ipc path that does not exist, different for every k. */
+void fake_dead_url(char *buf, size_t n, int k);
+
+/* A TCP listener that accepts connections (the kernel completes them) and
+ * never answers: a hung or foreign server. Returns the fd; *url gets its URL. */
+int fake_silent_listen(char *url, size_t n);
+
+#endif
