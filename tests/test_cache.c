@@ -354,6 +354,113 @@ static void test_concurrent(void **state)
 	assert_int_equal(freed, 0); /* refcounts were exact: nothing left to sweep */
 }
 
+/* Commits racing the two walks of c->writers made under c->lk by other
+ * threads: cache_begin_shard comparing ids (same length, so memcmp runs) and
+ * cache_gc marking writer lists. The prober and gc keep c->lk busy until the
+ * committers finish, so a commit often waits for the lock. A commit must leave
+ * c->writers before its id and list move to the shard entry; handing them over
+ * first (while still listed) crashed here. */
+typedef struct cwalk {
+	cache *c;
+	int who; /* 0, 1: committers; 2: begin/abort prober; 3: gc */
+	int *stop;
+	int errors;
+	uint64_t loops;
+	uint64_t freed; /* gc: bytes swept (refcounts exact: must stay 0) */
+} cwalk;
+
+enum { CWALK_ROUNDS = 50 };
+
+static void cwalk_commit(cwalk *k, int i)
+{
+	wt_errbuf err;
+	uint8_t buf[64];
+	char id[16];
+	snprintf(id, sizeof(id), "%c-%05d", "ab"[k->who], i);
+	cache_writer *w = NULL;
+	if (cache_begin_shard(k->c, id, strlen(id), &w, &err) != WT_OK) {
+		k->errors++;
+		return;
+	}
+	for (int j = 0; j < 2; j++) {
+		tu_fill(buf, sizeof(buf), (uint64_t)(k->who * 100000 + i * 2 + j));
+		if (cache_put_chunk(w, buf, sizeof(buf), NULL, &err) != WT_OK)
+			k->errors++;
+	}
+	if (cache_commit_shard(w, "m", 1, &err) != WT_OK)
+		k->errors++;
+}
+
+static void *cwalk_main(void *arg)
+{
+	cwalk *k = arg;
+	wt_errbuf err;
+	if (k->who < 2) {
+		for (int i = 0; i < CWALK_ROUNDS; i++)
+			cwalk_commit(k, i);
+		return NULL;
+	}
+	while (!__atomic_load_n(k->stop, __ATOMIC_ACQUIRE)) {
+		k->loops++;
+		if (k->who == 3) {
+			uint64_t fr = 0;
+			if (cache_gc(k->c, &fr, &err) != WT_OK)
+				k->errors++;
+			k->freed += fr;
+			continue;
+		}
+		/* never committed, same length as the committers' ids */
+		cache_writer *w = NULL;
+		if (cache_begin_shard(k->c, "p-00000", 7, &w, &err) != WT_OK)
+			k->errors++;
+		else
+			cache_abort_shard(w);
+	}
+	return NULL;
+}
+
+static void test_commit_vs_writer_walks(void **state)
+{
+	fx *f = *state;
+	tc_reopen(f);
+	int stop = 0;
+	pthread_t t[4];
+	cwalk k[4];
+	for (int i = 0; i < 4; i++) {
+		k[i] = (cwalk){f->c, i, &stop, 0, 0, 0};
+		assert_int_equal(pthread_create(&t[i], NULL, cwalk_main, &k[i]), 0);
+	}
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t[2], NULL);
+	pthread_join(t[3], NULL);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(k[i].errors, 0);
+	assert_true(k[2].loops > 0 && k[3].loops > 0);
+	assert_int_equal(k[3].freed, 0);
+	/* every committed shard is indexed under its own id, with both chunks */
+	wt_errbuf err;
+	for (int who = 0; who < 2; who++) {
+		for (int i = 0; i < CWALK_ROUNDS; i++) {
+			char id[16];
+			snprintf(id, sizeof(id), "%c-%05d", "ab"[who], i);
+			cache_shard *s = NULL;
+			assert_int_equal(cache_shard_open(f->c, id, strlen(id), &s, &err), WT_OK);
+			assert_int_equal(cache_shard_n_chunks(s), 2);
+			cache_shard_close(s);
+		}
+	}
+	cache_stats st;
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.shards, 2 * CWALK_ROUNDS);
+	assert_int_equal(st.chunks, 4 * CWALK_ROUNDS);
+	assert_int_equal(st.writers, 0);
+	uint64_t freed = 1;
+	assert_int_equal(cache_gc(f->c, &freed, &err), WT_OK);
+	assert_int_equal(freed, 0);
+}
+
 /* RocksDB failures come back as wt_err codes with a message, never raw. */
 static void test_open_errors(void **state)
 {
@@ -385,6 +492,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pinning, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_budget_errors, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_concurrent, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_commit_vs_writer_walks, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_open_errors, setup, tc_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
