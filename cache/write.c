@@ -282,7 +282,11 @@ int cache_commit_shard(cache_writer *w, const void *manifest, size_t manifest_le
 		cache_abort_shard(w);
 		return rv;
 	}
-	/* Hand the writer's id, list and references over to the shard entry. */
+	/* Hand the writer's id, list and references over to the shard entry. Only
+	 * once w is off c->writers: until then cache_begin_shard compares w->id and
+	 * cache_gc marks w->list, both under c->lk, from other threads. */
+	pthread_mutex_lock(&c->lk);
+	writer_unlink(c, w);
 	se->id = w->id;
 	se->id_len = w->id_len;
 	se->chunks = w->list;
@@ -291,8 +295,6 @@ int cache_commit_shard(cache_writer *w, const void *manifest, size_t manifest_le
 	se->last_use = clock;
 	w->id = NULL;
 	w->list = NULL;
-	pthread_mutex_lock(&c->lk);
-	writer_unlink(c, w);
 	if (cache_shard_insert(&c->shards, se) != WT_OK) {
 		/* The record is durable; the index could not grow. Drop the shard again. */
 		se->id_hash = cache_id_hash(se->id, se->id_len);

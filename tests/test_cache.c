@@ -282,7 +282,24 @@ typedef struct conc {
 	cache *c;
 	int who;
 	int errors;
+	wt_errbuf first; /* the first error: code and message */
 } conc;
+
+static void conc_err(conc *k, int rv, const wt_errbuf *err)
+{
+	if (k->errors++ == 0) {
+		k->first = *err;
+		k->first.code = rv;
+	}
+}
+
+/* After every thread is joined: fail with thread `what`'s first error. */
+static void conc_check(const conc *k, const char *what)
+{
+	if (k->errors != 0)
+		fail_msg("%s %d: %d errors, first %s: %s", what, k->who, k->errors,
+		         wt_errname(k->first.code), k->first.msg);
+}
 
 static void *conc_writer(void *arg)
 {
@@ -292,8 +309,9 @@ static void *conc_writer(void *arg)
 		char id[32];
 		snprintf(id, sizeof(id), "w%d-%d", k->who, i);
 		/* seeds overlap between the writers: shared chunks, racing dedupe */
-		if (tc_put_shard(k->c, id, 4, (uint64_t)(i % 7) * 10, &err) != WT_OK)
-			k->errors++;
+		int rv = tc_put_shard(k->c, id, 4, (uint64_t)(i % 7) * 10, &err);
+		if (rv != WT_OK)
+			conc_err(k, rv, &err);
 	}
 	return NULL;
 }
@@ -311,14 +329,15 @@ static void *conc_reader(void *arg)
 		if (rv == WT_ENOTFOUND)
 			continue;
 		if (rv != WT_OK) {
-			k->errors++;
+			conc_err(k, rv, &err);
 			continue;
 		}
 		for (size_t j = 0; j < cache_shard_n_chunks(s); j++) {
 			size_t got;
-			if (cache_read_chunk(k->c, cache_shard_chunk(s, j, NULL), buf, sizeof(buf),
-			                     &got, &err) != WT_OK)
-				k->errors++;
+			rv = cache_read_chunk(k->c, cache_shard_chunk(s, j, NULL), buf, sizeof(buf),
+			                      &got, &err);
+			if (rv != WT_OK)
+				conc_err(k, rv, &err);
 		}
 		cache_shard_close(s);
 	}
@@ -333,14 +352,16 @@ static void test_concurrent(void **state)
 	pthread_t t[4];
 	conc k[4];
 	for (int i = 0; i < 4; i++) {
-		k[i] = (conc){f->c, i % 2, 0};
+		k[i] = (conc){.c = f->c, .who = i % 2};
 		assert_int_equal(
 		    pthread_create(&t[i], NULL, i < 2 ? conc_writer : conc_reader, &k[i]), 0);
 	}
-	for (int i = 0; i < 4; i++) {
+	/* Join all before any assert: a failed assert must not leave threads
+	 * running on a cache that teardown closes. */
+	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
-		assert_int_equal(k[i].errors, 0);
-	}
+	for (int i = 0; i < 4; i++)
+		conc_check(&k[i], i < 2 ? "writer" : "reader");
 	uint64_t bad = 99;
 	wt_errbuf err;
 	assert_int_equal(cache_verify_all(f->c, NULL, NULL, &bad, &err), WT_OK);
@@ -352,6 +373,117 @@ static void test_concurrent(void **state)
 	uint64_t freed = 1;
 	assert_int_equal(cache_gc(f->c, &freed, &err), WT_OK);
 	assert_int_equal(freed, 0); /* refcounts were exact: nothing left to sweep */
+}
+
+/* Commits racing the two walks of c->writers made under c->lk by other
+ * threads: cache_begin_shard comparing ids (same length, so memcmp runs) and
+ * cache_gc marking writer lists. The prober and gc keep c->lk busy until the
+ * committers finish, so a commit often waits for the lock. A commit must leave
+ * c->writers before its id and list move to the shard entry; handing them over
+ * first (while still listed) crashed here. */
+typedef struct cwalk {
+	conc r; /* r.who 0, 1: committers; 2: begin/abort prober; 3: gc */
+	int *stop;
+	uint64_t loops;
+	uint64_t freed; /* gc: bytes swept (refcounts exact: must stay 0) */
+} cwalk;
+
+enum { CWALK_ROUNDS = 50 };
+
+static void cwalk_commit(cwalk *k, int i)
+{
+	wt_errbuf err;
+	uint8_t buf[64];
+	char id[16];
+	snprintf(id, sizeof(id), "%c-%05d", "ab"[k->r.who], i);
+	cache_writer *w = NULL;
+	int rv = cache_begin_shard(k->r.c, id, strlen(id), &w, &err);
+	if (rv != WT_OK) {
+		conc_err(&k->r, rv, &err);
+		return;
+	}
+	for (int j = 0; j < 2; j++) {
+		tu_fill(buf, sizeof(buf), (uint64_t)(k->r.who * 100000 + i * 2 + j));
+		rv = cache_put_chunk(w, buf, sizeof(buf), NULL, &err);
+		if (rv != WT_OK)
+			conc_err(&k->r, rv, &err);
+	}
+	rv = cache_commit_shard(w, "m", 1, &err);
+	if (rv != WT_OK)
+		conc_err(&k->r, rv, &err);
+}
+
+static void *cwalk_main(void *arg)
+{
+	cwalk *k = arg;
+	wt_errbuf err;
+	if (k->r.who < 2) {
+		for (int i = 0; i < CWALK_ROUNDS; i++)
+			cwalk_commit(k, i);
+		return NULL;
+	}
+	while (!__atomic_load_n(k->stop, __ATOMIC_ACQUIRE)) {
+		k->loops++;
+		int rv;
+		if (k->r.who == 3) {
+			uint64_t fr = 0;
+			rv = cache_gc(k->r.c, &fr, &err);
+			if (rv != WT_OK)
+				conc_err(&k->r, rv, &err);
+			k->freed += fr;
+			continue;
+		}
+		/* never committed, same length as the committers' ids */
+		cache_writer *w = NULL;
+		rv = cache_begin_shard(k->r.c, "p-00000", 7, &w, &err);
+		if (rv != WT_OK)
+			conc_err(&k->r, rv, &err);
+		else
+			cache_abort_shard(w);
+	}
+	return NULL;
+}
+
+static void test_commit_vs_writer_walks(void **state)
+{
+	fx *f = *state;
+	tc_reopen(f);
+	int stop = 0;
+	pthread_t t[4];
+	cwalk k[4];
+	for (int i = 0; i < 4; i++) {
+		k[i] = (cwalk){.r = {.c = f->c, .who = i}, .stop = &stop};
+		assert_int_equal(pthread_create(&t[i], NULL, cwalk_main, &k[i]), 0);
+	}
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t[2], NULL);
+	pthread_join(t[3], NULL);
+	for (int i = 0; i < 4; i++)
+		conc_check(&k[i].r, i < 2 ? "committer" : i == 2 ? "prober" : "gc");
+	assert_true(k[2].loops > 0 && k[3].loops > 0);
+	assert_int_equal(k[3].freed, 0);
+	/* every committed shard is indexed under its own id, with both chunks */
+	wt_errbuf err;
+	for (int who = 0; who < 2; who++) {
+		for (int i = 0; i < CWALK_ROUNDS; i++) {
+			char id[16];
+			snprintf(id, sizeof(id), "%c-%05d", "ab"[who], i);
+			cache_shard *s = NULL;
+			assert_int_equal(cache_shard_open(f->c, id, strlen(id), &s, &err), WT_OK);
+			assert_int_equal(cache_shard_n_chunks(s), 2);
+			cache_shard_close(s);
+		}
+	}
+	cache_stats st;
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.shards, 2 * CWALK_ROUNDS);
+	assert_int_equal(st.chunks, 4 * CWALK_ROUNDS);
+	assert_int_equal(st.writers, 0);
+	uint64_t freed = 1;
+	assert_int_equal(cache_gc(f->c, &freed, &err), WT_OK);
+	assert_int_equal(freed, 0);
 }
 
 /* RocksDB failures come back as wt_err codes with a message, never raw. */
@@ -385,6 +517,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pinning, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_budget_errors, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_concurrent, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_commit_vs_writer_walks, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_open_errors, setup, tc_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
