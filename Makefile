@@ -6,6 +6,7 @@
 #   make asan       build into build-asan/ with -fsanitize=address,undefined and run the suite
 #   make lint       clang-format check + banned functions
 #   make bench      run the benchmarks in bench/
+#   make reliability  load and fault scenarios (real processes, a few minutes)
 #   make deps       install the Debian packages and pip tools the build and tests need
 #   make install    libweights, headers, weights.pc, weightd, weightctl (PREFIX, DESTDIR)
 #   make run        the README's main job
@@ -89,7 +90,7 @@ PROGRAMS := $(if $(CTL_SRCS),$(BUILD)/weightctl) \
             $(if $(MKCKPT_SRCS),$(BUILD)/wt-mkckpt)
 
 .SECONDARY:
-.PHONY: all test check asan lint bench deps run clean format tests benches install
+.PHONY: all test check asan lint bench deps run clean format tests benches reliability install
 all: $(BUILD)/libweights.a $(BUILD)/$(SOFILE) $(BUILD)/libweights.so $(PROGRAMS)
 	@$(if $(NVCC),,echo "nvcc not found: CUDA kernels skipped (CPU paths only)")
 
@@ -189,6 +190,11 @@ install: all
 run: deps
 	$(MAKE) all
 	scripts/main-job.sh
+
+# Load and fault scenarios with real processes on 127.0.0.1 (a few minutes; as
+# root for the ENOSPC scenario's tmpfs). Not part of `make test`.
+reliability: all tests
+	WT_BUILD=$(BUILD) python3 tests/reliability/reliability.py
 
 bench: benches
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done

@@ -37,6 +37,9 @@ static const size_t client_opts_ends[] = {
     END(wt_client_opts, log_ctx),
     END(wt_client_opts, log_level),
     END(wt_client_opts, retry_budget_ms),
+    offsetof(wt_client_opts, tls_ca_file), /* 0.3's sizeof: retry_budget_ms + padding */
+    END(wt_client_opts, tls_ca_file),
+    END(wt_client_opts, tls_cert_key_file),
     sizeof(wt_client_opts),
 };
 

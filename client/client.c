@@ -35,6 +35,8 @@ void wt_client_close(wt_client *c)
 	free(c->urls);
 	free(c->eps);
 	free(c->token);
+	free(c->tls_ca);
+	free(c->tls_cert_key);
 	free(c->client_id);
 	pthread_mutex_destroy(&c->lk);
 	free(c);
@@ -51,7 +53,15 @@ static int check_opts(const wt_client_opts *o, wt_errbuf *err)
 		                 CLIENT_MAX_ENDPOINTS);
 	for (size_t i = 0; i < o->n_endpoints; i++) {
 		const char *u = o->endpoints[i];
-		if (u == NULL || (strncmp(u, "tcp://", 6) != 0 && strncmp(u, "ipc://", 6) != 0))
+		bool tls = u != NULL && strncmp(u, "tls+tcp://", 10) == 0;
+		if (tls && (o->tls_ca_file == NULL || o->tls_ca_file[0] == '\0'))
+			return wt_seterr(
+			    err, WT_EINVAL,
+			    "endpoint '%s': tls+tcp:// needs tls_ca_file (the CA "
+			    "certificates the server's certificate is checked against)",
+			    u);
+		if (u == NULL ||
+		    (!tls && strncmp(u, "tcp://", 6) != 0 && strncmp(u, "ipc://", 6) != 0))
 			return wt_seterr(err, WT_EINVAL,
 			                 "endpoint '%s': use tcp://HOST:PORT or ipc:///PATH",
 			                 u ? u : "(null)");
@@ -101,7 +111,10 @@ int wt_client_open(wt_client **out, const wt_client_opts *caller_opts, wt_errbuf
 	c->eps = calloc(opts->n_endpoints, sizeof(client_ep));
 	c->token = strdup(opts->token ? opts->token : "");
 	c->client_id = strdup(opts->client_id ? opts->client_id : "libweights/" WT_VERSION_STRING);
-	if (c->urls == NULL || c->eps == NULL || c->token == NULL || c->client_id == NULL)
+	c->tls_ca = opts->tls_ca_file ? strdup(opts->tls_ca_file) : NULL;
+	c->tls_cert_key = opts->tls_cert_key_file ? strdup(opts->tls_cert_key_file) : NULL;
+	if (c->urls == NULL || c->eps == NULL || c->token == NULL || c->client_id == NULL ||
+	    (opts->tls_ca_file && !c->tls_ca) || (opts->tls_cert_key_file && !c->tls_cert_key))
 		goto nomem;
 	for (size_t i = 0; i < opts->n_endpoints; i++, c->n_eps++) {
 		if ((c->urls[i] = strdup(opts->endpoints[i])) == NULL)
@@ -111,6 +124,8 @@ int wt_client_open(wt_client **out, const wt_client_opts *caller_opts, wt_errbuf
 	c->o.endpoints = (const char *const *)c->urls;
 	c->o.token = c->token;
 	c->o.client_id = c->client_id;
+	c->o.tls_ca_file = c->tls_ca;
+	c->o.tls_cert_key_file = c->tls_cert_key;
 	*out = c;
 	return WT_OK;
 nomem:

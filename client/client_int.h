@@ -38,6 +38,7 @@ struct wt_client {
 	client_ep *eps;
 	size_t n_eps;
 	char *token;
+	char *tls_ca, *tls_cert_key; /* TLS files (tls+tcp://); owned; NULL = none */
 	char *client_id;
 	pthread_mutex_t lk;       /* guards eps[*].n_socks, socks, server_* */
 	_Atomic uint64_t next_id; /* request ids: 64-bit, never reused */

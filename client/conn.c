@@ -237,7 +237,8 @@ typedef struct dial_job {
 	pthread_mutex_t lk;
 	pthread_cond_t cv;
 	nng_socket s;
-	char *url; /* owned */
+	char *url;               /* owned */
+	char *tls_ca, *tls_cert; /* owned copies for tls+tcp://; NULL = none */
 	/* fields below guarded by lk */
 	int done, abandoned, nrv;
 } dial_job;
@@ -247,13 +248,32 @@ static void dial_job_free(dial_job *j)
 	pthread_cond_destroy(&j->cv);
 	pthread_mutex_destroy(&j->lk);
 	free(j->url);
+	free(j->tls_ca);
+	free(j->tls_cert);
 	free(j);
+}
+
+/* nng_dial, with the TLS files set on the dialer for tls+tcp:// (nng checks the
+ * server's certificate against the CA file and the URL's host name). */
+static int dial_url(dial_job *j)
+{
+	if (strncmp(j->url, "tls+tcp://", 10) != 0)
+		return nng_dial(j->s, j->url, NULL, 0);
+	nng_dialer d;
+	int nrv = nng_dialer_create(&d, j->s, j->url);
+	if (nrv == 0 && j->tls_ca != NULL)
+		nrv = nng_dialer_set_string(d, NNG_OPT_TLS_CA_FILE, j->tls_ca);
+	if (nrv == 0 && j->tls_cert != NULL)
+		nrv = nng_dialer_set_string(d, NNG_OPT_TLS_CERT_KEY_FILE, j->tls_cert);
+	if (nrv == 0)
+		nrv = nng_dialer_start(d, 0);
+	return nrv;
 }
 
 static void *dial_main(void *arg)
 {
 	dial_job *j = arg;
-	int nrv = nng_dial(j->s, j->url, NULL, 0);
+	int nrv = dial_url(j);
 	pthread_mutex_lock(&j->lk);
 	j->nrv = nrv;
 	j->done = 1;
@@ -268,13 +288,22 @@ static void *dial_main(void *arg)
 }
 
 /* Dial s to url within timeout_ms. On failure s is closed (or will be, by the thread). */
-static int dial_bounded(nng_socket s, const char *url, uint32_t timeout_ms, wt_errbuf *err)
+static int dial_bounded(const wt_client *c, nng_socket s, const char *url, uint32_t timeout_ms,
+                        wt_errbuf *err)
 {
 	dial_job *j = calloc(1, sizeof(*j));
 	char *u = strdup(url);
+	if (j != NULL && c->tls_ca != NULL && (j->tls_ca = strdup(c->tls_ca)) == NULL)
+		u = (free(u), NULL);
+	if (j != NULL && c->tls_cert_key != NULL && (j->tls_cert = strdup(c->tls_cert_key)) == NULL)
+		u = (free(u), NULL);
 	pthread_t th;
 	pthread_attr_t at;
 	if (j == NULL || u == NULL) {
+		if (j != NULL) {
+			free(j->tls_ca);
+			free(j->tls_cert);
+		}
 		free(j);
 		free(u);
 		nng_close(s);
@@ -341,7 +370,7 @@ static int open_socket(wt_client *c, size_t ep, nng_socket *out, wt_errbuf *err)
 	nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 50);
 	nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 500);
-	if ((rv = dial_bounded(s, e->url, c->o.connect_timeout_ms, err)) != WT_OK)
+	if ((rv = dial_bounded(c, s, e->url, c->o.connect_timeout_ms, err)) != WT_OK)
 		return rv;
 	if ((rv = hello(c, ep, s, err)) != WT_OK) {
 		nng_close(s);

@@ -279,10 +279,10 @@ static int balanced(const char *pat, const char *body, wt_errbuf *err)
 		}
 	}
 	if (depth != 0)
-		return wt_seterr(
-		    err, WT_EINVAL,
-		    "exclude pattern '%s': %ld '(' without ')'; balance the parentheses", pat,
-		    depth);
+		return wt_seterr(err, WT_EINVAL,
+		                 "exclude pattern '%s': %ld '(' without ')' in the regex; balance "
+		                 "the parentheses",
+		                 pat, depth);
 	return WT_OK;
 }
 

@@ -43,6 +43,11 @@ static const wd_cfg_key table[] = {
      "largest chunk a tensor is cut into (chunks never cross tensors)"},
     {"workers", WD_CFG_UINT, 1, 256, "4", "threads", false, OFF(workers),
      "worker threads for requests (Hello, lists, manifests from the cache, chunk reads)"},
+    {"tls_cert_key_file", WD_CFG_STRING, 0, 0, "", "path", false, OFF(tls_cert_key_file),
+     "PEM file with the server's certificate and key, for tls+tcp:// listen URLs"},
+    {"tls_ca_file", WD_CFG_STRING, 0, 0, "", "path", false, OFF(tls_ca_file),
+     "PEM CA certificates: when set, tls+tcp:// clients must present a certificate they "
+     "signed; empty = no client certificates"},
     {"metrics_listen", WD_CFG_STRING, 0, 0, "", "url", false, OFF(metrics_listen),
      "http://HOST:PORT for /metrics (Prometheus), /healthz and /readyz; empty = off"},
     {"producers", WD_CFG_UINT, 1, 64, "2", "threads", false, OFF(producers),

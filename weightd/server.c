@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <nng/nng.h>
+#include <nng/supplemental/tls/tls.h>
 #include <nng/protocol/reqrep0/rep.h>
 
 #include "weightd/server_int.h"
@@ -152,9 +153,45 @@ const char *wd_server_url(const wd_server *s, size_t i)
 	return i < s->n_urls ? s->urls[i] : NULL;
 }
 
+/* nng_listen; for tls+tcp:// the listener gets the certificate (and, with
+ * tls_ca_file, requires client certificates signed by those CAs). */
+static int listen_url(wd_server *s, const char *url, nng_listener *l, wt_errbuf *err)
+{
+	const wd_config *cfg = s->cfg;
+	if (strncmp(url, "tls+tcp://", 10) != 0)
+		return nng_listen(s->sock, url, l, 0);
+	if (cfg->tls_cert_key_file[0] == '\0') {
+		wt_seterr(err, WT_ECONFIG,
+		          "listen %s: tls+tcp:// needs tls_cert_key_file (a PEM file with the "
+		          "server's certificate and key)",
+		          url);
+		return NNG_EINVAL;
+	}
+	int rv = nng_listener_create(l, s->sock, url);
+	if (rv == 0)
+		rv = nng_listener_set_string(*l, NNG_OPT_TLS_CERT_KEY_FILE, cfg->tls_cert_key_file);
+	if (rv == 0 && cfg->tls_ca_file[0] != '\0') {
+		rv = nng_listener_set_string(*l, NNG_OPT_TLS_CA_FILE, cfg->tls_ca_file);
+		if (rv == 0)
+			rv = nng_listener_set_int(*l, NNG_OPT_TLS_AUTH_MODE,
+			                          NNG_TLS_AUTH_MODE_REQUIRED);
+	}
+	if (rv == 0)
+		rv = nng_listener_start(*l, 0);
+	if (rv != 0)
+		wt_seterr(err, WT_ECONFIG,
+		          "listen %s: %s; check tls_cert_key_file '%s' (PEM certificate + key) "
+		          "and tls_ca_file '%s'",
+		          url, nng_strerror(rv), cfg->tls_cert_key_file, cfg->tls_ca_file);
+	return rv;
+}
+
 static int listen_one(wd_server *s, size_t i, const char *url, wt_errbuf *err)
 {
-	int rv = nng_listen(s->sock, url, &s->lst[i], 0);
+	wt_errclear(err);
+	int rv = listen_url(s, url, &s->lst[i], err);
+	if (rv != 0 && err != NULL && err->code != WT_OK)
+		return err->code;
 	if (rv != 0)
 		return wt_seterr(err, rv == NNG_EADDRINUSE ? WT_EBUSY : WT_ECONFIG,
 		                 "listen %s: %s; check the URL (tcp://HOST:PORT, ipc:///path) and "
@@ -163,7 +200,8 @@ static int listen_one(wd_server *s, size_t i, const char *url, wt_errbuf *err)
 	/* Resolve tcp port 0 to the bound port so the readiness line is usable. */
 	size_t n = strlen(url);
 	int port = 0;
-	if (strncmp(url, "tcp://", 6) == 0 && n > 2 && strcmp(url + n - 2, ":0") == 0 &&
+	bool tcp = strncmp(url, "tcp://", 6) == 0 || strncmp(url, "tls+tcp://", 10) == 0;
+	if (tcp && n > 2 && strcmp(url + n - 2, ":0") == 0 &&
 	    nng_listener_get_int(s->lst[i], NNG_OPT_TCP_BOUND_PORT, &port) == 0) {
 		char buf[512];
 		snprintf(buf, sizeof(buf), "%.*s:%d", (int)(n - 2), url, port);

@@ -17,21 +17,23 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: weightctl fetch --endpoint URL [--endpoint URL...] --model NAME\n"
-	           "                       [layout flags] (--out FILE | --cuda-device N)\n"
-	           "                       [--window N] [--connections N] [--quiet]\n"
-	           "                       [--timeout-ms N] [--retries N] [--retry-budget-ms N]\n"
-	           "                       [--token-file F] [--verbose]\n"
-	           "token: --token-file F, or WEIGHTCTL_TOKEN, or --token T (shows in ps)\n"
-	           "layout flags: --tp-size T --tp-rank r --ep-size P --ep-rank e --quant Q\n"
-	           "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"
-	           "  --requant allow|deny (as `weightctl shard`)\n"
-	           "Every chunk and tensor is checked against its XXH3-128; FILE appears only\n"
-	           "when all of it verified. --cuda-device N fetches into device N's memory\n"
-	           "instead (pinned staging, one arena) and prints a summary line unless --quiet.\n"
-	           "Connection trouble is retried for --retry-budget-ms (default 30000) before\n"
-	           "failing; a shard that changed on the server is fetched again from the start.\n"
-	           "Exit: 0 ok, 2 usage, 3 layout invalid, 1 other (no usable CUDA device too).\n");
+	fprintf(f,
+	        "usage: weightctl fetch --endpoint URL [--endpoint URL...] --model NAME\n"
+	        "                       [layout flags] (--out FILE | --cuda-device N)\n"
+	        "                       [--window N] [--connections N] [--quiet]\n"
+	        "                       [--timeout-ms N] [--connect-timeout-ms N] [--retries N]\n"
+	        "                       [--retry-budget-ms N] [--token-file F] [--verbose]\n"
+	        "                       [--tls-ca-file F [--tls-cert-key-file F]] (tls+tcp://)\n"
+	        "token: --token-file F, or WEIGHTCTL_TOKEN, or --token T (shows in ps)\n"
+	        "layout flags: --tp-size T --tp-rank r --ep-size P --ep-rank e --quant Q\n"
+	        "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"
+	        "  --requant allow|deny (as `weightctl shard`)\n"
+	        "Every chunk and tensor is checked against its XXH3-128; FILE appears only\n"
+	        "when all of it verified. --cuda-device N fetches into device N's memory\n"
+	        "instead (pinned staging, one arena) and prints a summary line unless --quiet.\n"
+	        "Connection trouble is retried for --retry-budget-ms (default 30000) before\n"
+	        "failing; a shard that changed on the server is fetched again from the start.\n"
+	        "Exit: 0 ok, 2 usage, 3 layout invalid, 1 other (no usable CUDA device too).\n");
 }
 
 typedef struct progress {

@@ -100,14 +100,15 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 		(*i)++;
 		return 1;
 	}
-	static const char *const valued[] = {"--endpoint",    "--model",      "--timeout-ms",
-	                                     "--token",       "--retries",    "--window",
-	                                     "--connections", "--token-file", "--retry-budget-ms"};
-	size_t which = sizeof(valued) / sizeof(valued[0]);
+	static const char *const valued[] = {
+	    "--endpoint", "--model",       "--timeout-ms",  "--connect-timeout-ms",
+	    "--token",    "--token-file",  "--retries",     "--retry-budget-ms",
+	    "--window",   "--connections", "--tls-ca-file", "--tls-cert-key-file"};
+	const char *f = NULL;
 	for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
 		if (is_flag(a, valued[k]))
-			which = k;
-	if (which == sizeof(valued) / sizeof(valued[0])) {
+			f = valued[k];
+	if (f == NULL) {
 		int rv = wt_layout_parse_arg(&r->layout, argc, argv, i, &err);
 		if (rv < 0)
 			fprintf(stderr, "weightctl %s: %s\n", cmd, err.msg);
@@ -115,43 +116,40 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 			r->layout_given = 1;
 		return rv;
 	}
-	if ((v = value_of(cmd, valued[which], argc, argv, i)) == NULL)
+	if ((v = value_of(cmd, f, argc, argv, i)) == NULL)
 		return -1;
 	(*i)++;
-	switch (which) {
-	case 0:
+	if (strcmp(f, "--endpoint") == 0) {
 		if (r->n_eps == CTL_MAX_ENDPOINTS) {
 			fprintf(stderr, "weightctl %s: at most %d --endpoint\n", cmd,
 			        CTL_MAX_ENDPOINTS);
 			return -1;
 		}
 		r->eps[r->n_eps++] = v;
-		return 1;
-	case 1:
+	} else if (strcmp(f, "--model") == 0) {
 		r->model = v;
-		return 1;
-	case 2:
-		if (ctl_remote_u32(cmd, "--timeout-ms", v, 1, 86400000u, &r->o.request_timeout_ms))
-			return -1;
-		r->o.connect_timeout_ms = r->o.request_timeout_ms;
-		return 1;
-	case 3:
+	} else if (strcmp(f, "--timeout-ms") == 0) { /* one request; not the connect phase */
+		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &r->o.request_timeout_ms) ? -1 : 1;
+	} else if (strcmp(f, "--connect-timeout-ms") == 0) {
+		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &r->o.connect_timeout_ms) ? -1 : 1;
+	} else if (strcmp(f, "--token") == 0) {
 		r->o.token = v;
-		return 1;
-	case 4:
-		return ctl_remote_u32(cmd, "--retries", v, 0, 1000, &r->o.max_retries) ? -1 : 1;
-	case 5:
-		return ctl_remote_u32(cmd, "--window", v, 1, 256, &r->o.window) ? -1 : 1;
-	case 6:
-		return ctl_remote_u32(cmd, "--connections", v, 1, 16, &r->o.connections) ? -1 : 1;
-	case 7:
+	} else if (strcmp(f, "--token-file") == 0) {
 		return read_token_file(r, cmd, v) ? -1 : 1;
-	default:
-		return ctl_remote_u32(cmd, "--retry-budget-ms", v, 1, 86400000u,
-		                      &r->o.retry_budget_ms)
-		           ? -1
-		           : 1;
+	} else if (strcmp(f, "--retries") == 0) {
+		return ctl_remote_u32(cmd, f, v, 0, 1000, &r->o.max_retries) ? -1 : 1;
+	} else if (strcmp(f, "--retry-budget-ms") == 0) {
+		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &r->o.retry_budget_ms) ? -1 : 1;
+	} else if (strcmp(f, "--window") == 0) {
+		return ctl_remote_u32(cmd, f, v, 1, 256, &r->o.window) ? -1 : 1;
+	} else if (strcmp(f, "--connections") == 0) {
+		return ctl_remote_u32(cmd, f, v, 1, 16, &r->o.connections) ? -1 : 1;
+	} else if (strcmp(f, "--tls-ca-file") == 0) {
+		r->o.tls_ca_file = v;
+	} else { /* --tls-cert-key-file */
+		r->o.tls_cert_key_file = v;
 	}
+	return 1;
 }
 
 int ctl_remote_open(ctl_remote *r, const char *cmd, wt_client **out)

@@ -69,7 +69,8 @@ typedef void (*wt_log_fn)(void *ctx, int level, const char *msg);
  */
 typedef struct wt_client_opts {
 	size_t struct_size;           /* sizeof(wt_client_opts); set by wt_client_opts_init() */
-	const char *const *endpoints; /* "tcp://host:port" or "ipc:///path"; copied */
+	const char *const *endpoints; /* "tcp://host:port", "ipc:///path", "tls+tcp://host:port";
+	                                 copied */
 	size_t n_endpoints;           /* >= 1 */
 	uint32_t connect_timeout_ms;  /* dial + Hello of each connection; default 2000 */
 	uint32_t request_timeout_ms;  /* one chunk/list/admin request; default 30000 */
@@ -93,6 +94,13 @@ typedef struct wt_client_opts {
 	 * counted from the first failure since the last progress. 0 = the default, 30000
 	 * (rides out a daemon restart of a few seconds); 1 = a single pass (old behaviour). */
 	uint32_t retry_budget_ms;
+	/* Since 0.4: TLS for tls+tcp://HOST:PORT endpoints (nng's TLS, mbedTLS). The
+	 * server's certificate is checked against tls_ca_file (PEM CAs; required for
+	 * tls+tcp) and HOST (a DNS name in the certificate). tls_cert_key_file: PEM
+	 * with this client's certificate and key, for servers that require one.
+	 * Copied; NULL = none. */
+	const char *tls_ca_file;
+	const char *tls_cert_key_file;
 } wt_client_opts;
 
 /* Fill with the defaults above (no endpoints) and struct_size. */
@@ -101,7 +109,8 @@ WT_API void wt_client_opts_init(wt_client_opts *o);
 /*
  * Create a client. Copies everything from opts; connects lazily (the first
  * request dials the chosen endpoint). WT_EINVAL for an empty endpoint list, an
- * URL that is not tcp:// or ipc://, or an option out of range; WT_EVERSION for
+ * URL that is not tcp://, ipc:// or tls+tcp:// (which needs tls_ca_file), or an
+ * option out of range; WT_EVERSION for
  * a bad opts->struct_size (it must cover at least endpoints and n_endpoints).
  * On success the caller owns *out and frees it with wt_client_close().
  */
