@@ -464,6 +464,12 @@ static int build_exclusions(sm_ctx *x, wt_errbuf *err)
 	return rv;
 }
 
+const char *shardmap_family_of(const ckpt_config *cfg)
+{
+	const sm_family *f = shardmap_family_find(cfg->architecture, cfg->model_type);
+	return f ? f->name : NULL;
+}
+
 int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *err)
 {
 	const ckpt_config *cfg = ckpt_get_config(c);

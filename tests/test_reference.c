@@ -258,6 +258,18 @@ static const char q3_config[] =
     "\"num_hidden_layers\": 2, \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0, "
     "\"tie_word_embeddings\": false}";
 
+/* The same model as transformers 5.x writes its config: num_local_experts and
+ * rope_parameters instead of num_experts and rope_theta. */
+static const char q3_config_hf5[] =
+    "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"model_type\": \"qwen3_moe\", "
+    "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+    "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "
+    "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"norm_topk_prob\": true, "
+    "\"decoder_sparse_step\": 1, \"mlp_only_layers\": [0], \"vocab_size\": 1000, "
+    "\"num_hidden_layers\": 2, \"rms_norm_eps\": 1e-6, "
+    "\"rope_parameters\": {\"rope_theta\": 1000000.0, \"rope_type\": \"default\"}, "
+    "\"tie_word_embeddings\": false}";
+
 static void test_qwen3_moe(void **state)
 {
 	(void)state;
@@ -308,16 +320,21 @@ static void test_qwen3_moe(void **state)
 			q3_add(m, nm, 128, 64, false);
 		}
 	}
-	char *dir = tu_path(g_root, "qwen3_moe");
+	static const char *const dirs[] = {"qwen3_moe", "qwen3_moe_hf5"};
+	static const char *const cfgs[] = {q3_config, q3_config_hf5};
 	wt_errbuf err = {0};
-	int rv =
-	    tu_write_file(dir, "config.json", q3_config, strlen(q3_config)) == 0 ? WT_OK : WT_EIO;
-	char *st = tu_path(dir, "model.safetensors");
-	if (rv == WT_OK)
-		rv = st_write_path(st, m->d, (const void *const *)m->data, m->n, NULL, 0, &err);
-	assert_int_equal(rv, WT_OK);
-	free(st);
-	free(dir);
+	for (int k = 0; k < 2; k++) {
+		char *dir = tu_path(g_root, dirs[k]);
+		int rv = tu_write_file(dir, "config.json", cfgs[k], strlen(cfgs[k])) == 0 ? WT_OK
+		                                                                          : WT_EIO;
+		char *st = tu_path(dir, "model.safetensors");
+		if (rv == WT_OK)
+			rv = st_write_path(st, m->d, (const void *const *)m->data, m->n, NULL, 0,
+			                   &err);
+		assert_int_equal(rv, WT_OK);
+		free(st);
+		free(dir);
+	}
 	for (size_t i = 0; i < m->n; i++)
 		free(m->data[i]);
 	free(m);
@@ -326,6 +343,30 @@ static void test_qwen3_moe(void **state)
 	expect_pass("qwen3_moe", 2, 1, WT_QUANT_NONE, 1);
 	expect_pass("qwen3_moe", 4, 2, WT_QUANT_NONE, 0);
 	expect_pass("qwen3_moe", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	/* transformers 5.x config: the reference reads what the planner reads */
+	expect_pass("qwen3_moe_hf5", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("qwen3_moe_hf5", 1, 2, WT_QUANT_NONE, 0);
+	model a = {0};
+	engine_ref_cfg c0, c1;
+	engine_ref_set ck = {0};
+	open_model(&a, "qwen3_moe_hf5");
+	assert_int_equal(engine_ref_load_ckpt(a.c, &c1, &ck, &err), WT_OK);
+	engine_ref_set_clear(&ck);
+	close_model(&a);
+	open_model(&a, "qwen3_moe");
+	assert_int_equal(engine_ref_load_ckpt(a.c, &c0, &ck, &err), WT_OK);
+	engine_ref_set_clear(&ck);
+	close_model(&a);
+	assert_int_equal(c1.E, 4);
+	assert_true(c1.theta == 1000000.0);
+	/* the two spellings mean the same model */
+	assert_int_equal(c0.kind, c1.kind);
+	assert_int_equal(c0.E, c1.E);
+	assert_int_equal(c0.Ie, c1.Ie);
+	assert_int_equal(c0.topk, c1.topk);
+	assert_int_equal(c0.mlp_only_mask, c1.mlp_only_mask);
+	assert_int_equal(c0.norm_topk, c1.norm_topk);
+	assert_true(c0.theta == c1.theta);
 }
 
 /* FP8 checkpoints: F32 output and fp8-block pass-through are exact; BF16 output
@@ -508,12 +549,15 @@ static void test_errors(void **state)
 	wt_errbuf err = {0};
 	/* an architecture without a reference */
 	static const char gpt2[] =
-	    "{\"architectures\": [\"GPT2LMHeadModel\"], \"hidden_size\": 64}";
+	    "{\"architectures\": [\"GPT2LMHeadModel\"], \"hidden_size\": 64, "
+	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 2, \"vocab_size\": 100}";
 	engine_ref_cfg bad_cfg;
-	assert_int_equal(engine_ref_cfg_parse(gpt2, strlen(gpt2), &bad_cfg, &err), WT_EUNSUPPORTED);
+	assert_int_equal(engine_ref_cfg_parse_json(gpt2, strlen(gpt2), &bad_cfg, &err),
+	                 WT_EUNSUPPORTED);
 	assert_non_null(strstr(err.msg, "GPT2LMHeadModel"));
 	static const char nohid[] = "{\"architectures\": [\"LlamaForCausalLM\"]}";
-	assert_int_equal(engine_ref_cfg_parse(nohid, strlen(nohid), &bad_cfg, &err), WT_ECORRUPT);
+	assert_int_equal(engine_ref_cfg_parse_json(nohid, strlen(nohid), &bad_cfg, &err),
+	                 WT_ECORRUPT);
 	assert_non_null(strstr(err.msg, "hidden_size"));
 	(void)res;
 	/* a token beyond the vocabulary */
@@ -540,6 +584,112 @@ static void test_errors(void **state)
 	close_model(&m);
 }
 
+/* ---- config.json fields of the reference: RoPE ---- */
+
+#define LLAMA_CFG(extra)                                                                           \
+	"{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, "                        \
+	"\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "              \
+	"\"intermediate_size\": 128" extra "}"
+
+static int parse_cfg(const char *json, engine_ref_cfg *c, wt_errbuf *err)
+{
+	return engine_ref_cfg_parse_json(json, strlen(json), c, err);
+}
+
+static void test_rope_config(void **state)
+{
+	(void)state;
+	engine_ref_cfg c;
+	wt_errbuf err = {0};
+	assert_int_equal(parse_cfg(LLAMA_CFG(""), &c, &err), WT_OK);
+	assert_true(c.theta == 10000.0);
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_theta\": 500000.0"), &c, &err), WT_OK);
+	assert_true(c.theta == 500000.0);
+	/* transformers 5.x: rope_parameters, which wins over a legacy rope_theta */
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_parameters\": {\"rope_theta\": 250000, "
+	                                     "\"rope_type\": \"default\"}"),
+	                           &c, &err),
+	                 WT_OK);
+	assert_true(c.theta == 250000.0);
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_theta\": 10000.0, \"rope_parameters\": "
+	                                     "{\"rope_theta\": 250000}"),
+	                           &c, &err),
+	                 WT_OK);
+	assert_true(c.theta == 250000.0);
+	assert_false(c.rope_interleave); /* DeepSeek only */
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_parameters\": 5"), &c, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "rope_parameters"));
+	assert_int_equal(
+	    parse_cfg(LLAMA_CFG(", \"rope_parameters\": {\"rope_theta\": \"x\"}"), &c, &err),
+	    WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "rope_parameters.rope_theta"));
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_theta\": true"), &c, &err), WT_ECORRUPT);
+	/* num_local_experts / num_experts / n_routed_experts, as the planner reads them */
+	static const char q3[] =
+	    "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"hidden_size\": 64, "
+	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "
+	    "\"intermediate_size\": 128, \"moe_intermediate_size\": 32, \"num_local_experts\": 8, "
+	    "\"num_experts_per_tok\": 2}";
+	assert_int_equal(parse_cfg(q3, &c, &err), WT_OK);
+	assert_int_equal(c.E, 8);
+	assert_int_equal(c.Ie, 32);
+	assert_true(c.qk_norm);
+
+	/* de-interleave: [x0 x1 x2 x3 ...] -> [x0 x2 ... | x1 x3 ...] per head */
+	float x[2 * 8];
+	for (int i = 0; i < 16; i++)
+		x[i] = (float)i;
+	engine_ref_rope_deinterleave(x, 1, 2, 8, 16);
+	static const float want[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15};
+	assert_memory_equal(x, want, sizeof(want));
+}
+
+/* DeepSeek rope_interleave (transformers' default true) is read and used. */
+static void test_deepseek_rope_interleave(void **state)
+{
+	(void)state;
+	model m = {0};
+	engine_ref_cfg cfg;
+	engine_ref_set ck = {0};
+	wt_errbuf err = {0};
+	open_model(&m, "deepseek_v3"); /* its config.json has no rope_interleave */
+	assert_int_equal(engine_ref_load_ckpt(m.c, &cfg, &ck, &err), WT_OK);
+	assert_true(cfg.rope_interleave);
+	size_t n = N_TOK * (size_t)cfg.V;
+	float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(engine_ref_forward_full(&cfg, &ck, g_tokens, N_TOK, a, NULL, &err), WT_OK);
+	cfg.rope_interleave = false;
+	assert_int_equal(engine_ref_forward_full(&cfg, &ck, g_tokens, N_TOK, b, NULL, &err), WT_OK);
+	engine_ref_diff d;
+	engine_ref_compare(a, b, n, &d);
+	print_message("deepseek_v3 rope_interleave true vs false: max|diff| %.3g of %.3g\n",
+	              d.max_abs_diff, d.max_abs_ref);
+	assert_false(engine_ref_within(&d, 1e-3)); /* the flag changes the math */
+	free(a);
+	free(b);
+	engine_ref_set_clear(&ck);
+	close_model(&m);
+	/* "rope_interleave": false in config.json is honoured; a wrong type is refused */
+	char *cpath = tu_path(g_root, "deepseek_v3/config.json");
+	FILE *f = fopen(cpath, "rb");
+	assert_non_null(f);
+	static char json[16384];
+	size_t len = fread(json, 1, sizeof(json) - 64, f);
+	fclose(f);
+	free(cpath);
+	json[len] = '\0';
+	char *brace = strrchr(json, '}');
+	assert_non_null(brace);
+	snprintf(brace, 64, ", \"rope_interleave\": false}");
+	assert_int_equal(parse_cfg(json, &cfg, &err), WT_OK);
+	assert_false(cfg.rope_interleave);
+	snprintf(strrchr(json, ','), 64, ", \"rope_interleave\": 1}");
+	assert_int_equal(parse_cfg(json, &cfg, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "rope_interleave"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -554,6 +704,8 @@ int main(void)
 	    cmocka_unit_test(test_negative),
 	    cmocka_unit_test(test_wrong_w13_order),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_rope_config),
+	    cmocka_unit_test(test_deepseek_rope_interleave),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
