@@ -552,6 +552,42 @@ static bool entry_excluded(const sm_ctx *x, size_t k)
 	return shardmap_excl_match(x->excl, buf);
 }
 
+/* Up to 2 module names of the instance's parts that are (or are not) excluded. */
+static void list_parts(const sm_ctx *x, const inst_info *in, bool excluded, char *buf, size_t cap)
+{
+	size_t o = 0, shown = 0, total = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < in->n; k++) {
+		if (entry_excluded(x, in->a + k) != excluded)
+			continue;
+		if (total++ >= 2)
+			continue;
+		const char *nm = ent_t(x, in->a + k)->name;
+		size_t len = strlen(nm);
+		if (len > 7 && strcmp(nm + len - 7, ".weight") == 0)
+			len -= 7;
+		o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "%s%.*s", shown++ ? ", " : "",
+		                      (int)len, nm);
+	}
+	if (total > shown && o < cap)
+		snprintf(buf + o, cap - o, ", ... (%zu in all)", total);
+}
+
+/* A fused module partly excluded: name both sides. No tp sizes are suggested:
+ * no tp_size changes which parts a pattern matches. */
+static int partly_excluded(const sm_ctx *x, const inst_info *in, const char *rt, size_t nex,
+                           wt_errbuf *err)
+{
+	char ex[200], kept[200];
+	list_parts(x, in, true, ex, sizeof(ex));
+	list_parts(x, in, false, kept, sizeof(kept));
+	return wt_seterr(err, WT_ELAYOUT,
+	                 "tensor '%s': %zu of its %zu fused modules are excluded (excluded: %s; "
+	                 "not excluded: %s); exclude all of them or none (config.json ignore "
+	                 "lists count too)",
+	                 rt, nex, in->n, ex, kept);
+}
+
 static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 {
 	const sm_rule *r = &x->fam->rules[x->ents[in->a].rule];
@@ -573,11 +609,7 @@ static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 	}
 	bool isq = (r->flags & SM_F_QUANT) && x->l->quant != WT_QUANT_NONE;
 	if (isq && nex > 0 && nex < n)
-		return lay_err(
-		    x, err,
-		    "tensor '%s': %zu of its %zu fused modules are excluded; exclude all "
-		    "of them or none (e.g. add a pattern for every part)",
-		    rt, nex, n);
+		return partly_excluded(x, in, rt, nex, err);
 	bool wq = isq && nex == 0;
 	in->out_dt =
 	    x->l->dtype != WT_DTYPE_INVALID ? x->l->dtype : (d0 == WT_F8_E4M3 ? WT_BF16 : d0);

@@ -179,6 +179,12 @@ static void test_partly_excluded(void **state)
 	assert_int_equal(wt_layout_add_exclude(&l, "model.layers.0.self_attn.q_proj", &err), 0);
 	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_ELAYOUT, &err,
 	       "model.layers.0.self_attn.qkv_proj.weight", "1 of its 3");
+	/* names both sides, and suggests no tp size (none can help) */
+	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_ELAYOUT, &err,
+	       "(excluded: model.layers.0.self_attn.q_proj; not excluded: "
+	       "model.layers.0.self_attn.k_proj, model.layers.0.self_attn.v_proj)",
+	       NULL);
+	assert_null(strstr(err.msg, "tp_size"));
 	l.quant = WT_QUANT_NONE; /* not an error without quantization */
 	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_OK, &err, NULL, NULL);
 	wt_layout_clear(&l);
@@ -189,7 +195,10 @@ static void test_partly_excluded(void **state)
 	assert_int_equal(
 	    wt_layout_add_exclude(&l, "model.layers.1.block_sparse_moe.experts.2.w1", &err), 0);
 	expect(try_plan(m, tm_mixtral_cfg, &l, &err), WT_ELAYOUT, &err, "experts.w13_weight",
-	       "excluded");
+	       "(excluded: model.layers.1.block_sparse_moe.experts.2.w1; not excluded: "
+	       "model.layers.1.block_sparse_moe.experts.0.w1, ");
+	assert_non_null(strstr(err.msg, "... (11 in all)"));
+	assert_null(strstr(err.msg, "tp_size"));
 	wt_layout_clear(&l);
 	tm_free(m);
 }
