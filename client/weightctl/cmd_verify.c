@@ -257,9 +257,9 @@ int ctl_verify_forward(int argc, char **argv)
 		return CTL_USAGE;
 	}
 	rc = ctl_parse_layout_args("verify-forward", n_rest, rest, &a);
-	if (rc == CTL_OK && !a.help && (a.out || a.rank_only)) {
-		fprintf(stderr, "weightctl verify-forward: --out and --rank-only do not apply; "
-		                "every rank is checked\n");
+	if (rc == CTL_OK && !a.help && (a.out || a.rank_only || a.name)) {
+		fprintf(stderr, "weightctl verify-forward: --out, --name and --rank-only do not "
+		                "apply; every rank is checked and nothing is written\n");
 		rc = CTL_USAGE;
 	}
 	if (rc != CTL_OK || a.help)
