@@ -130,7 +130,8 @@ typedef struct engine_ref_cfg {
 	int64_t sparse_step;
 	uint64_t mlp_only_mask; /* layers < 64 listed in mlp_only_layers */
 	bool tied, qk_norm, norm_topk;
-	double eps, theta;
+	double eps, theta;        /* theta: rope_parameters.rope_theta, else rope_theta */
+	bool rope_interleave;     /* DeepSeek rope_interleave (default true): de-interleave first */
 	int64_t max_pos, n_types; /* BERT position / token-type embedding rows */
 	/* DeepSeek-V3: MLA dims (q_lora -1 = null: q_proj), routing, dense/MoE layers */
 	int64_t q_lora, kv_lora, nope, rope, vhd;
@@ -139,9 +140,20 @@ typedef struct engine_ref_cfg {
 	int64_t block[2]; /* quantization_config weight_block_size (128 x 128 default) */
 } engine_ref_cfg;
 
-/* Parse config.json text. Missing required fields are WT_ECORRUPT naming the
- * field; an architecture outside the list above is WT_EUNSUPPORTED. */
-int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_errbuf *err);
+/*
+ * Complete a configuration. The caller has filled the fields config.json
+ * shares with the planner (hid, H, KV, d, I, V, L, tied, E, Ie, Is,
+ * sparse_step, mlp_only_mask, first_dense, layer_freq, q_lora, kv_lora, nope,
+ * rope, vhd, block) from the loader's ckpt_config, and passes the planner's
+ * family name for the architecture (NULL: none; reference_ckpt.h does all
+ * this: engine_ref_cfg_from_ckpt). This parses the reference-only fields from
+ * config.json text and validates the whole: a family without a reference
+ * (or none) is WT_EUNSUPPORTED naming `arch`, a missing required field or one
+ * of the wrong type WT_ECORRUPT naming it, sizes the reference cannot run
+ * WT_EUNSUPPORTED with the numbers.
+ */
+int engine_ref_cfg_finish(engine_ref_cfg *c, const char *family, const char *arch, const char *json,
+                          size_t len, wt_errbuf *err);
 /*
  * engine_ref_get with the name formatted from fmt; nd dims a, b, c (unused
  * trailing ones ignored). With `optional`, a missing tensor gives *out = NULL
@@ -208,6 +220,10 @@ void engine_ref_linear(float *y, const float *x, const float *w, const float *b,
                        int64_t K, int64_t N);
 /* Rotate-half RoPE in place on heads of d at positions 0..T-1; x row stride `ld`. */
 void engine_ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta);
+/* DeepSeek rope_interleave (transformers' apply_rotary_pos_emb_interleave): each
+ * head's d values [x0 x1 x2 x3 ...] become [x0 x2 ... | x1 x3 ...] in place, so
+ * that engine_ref_rope then rotates the original adjacent pairs (x0, x1), ... */
+void engine_ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld);
 /* Softmax attention (causal: token t sees 0..t; else all): out[t][h] over q[t][h]
  * and k/v[.][kv_of[h]]; rows have n_q*d (q, out) and n_kv*d (k, v) floats. */
 void engine_ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,

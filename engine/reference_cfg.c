@@ -1,9 +1,24 @@
 /*
- * reference_cfg.c — the config.json fields the reference forward pass needs
- * (jansson), with the Hugging Face defaults: num_key_value_heads = H,
- * head_dim = hidden / H, rms_norm_eps 1e-6, rope_theta 10000,
- * tie_word_embeddings false, Mixtral renormalises its top-k weights and
- * Qwen2-MoE does so only with norm_topk_prob.
+ * reference_cfg.c — the config.json fields only the reference forward pass
+ * needs (jansson), and the validation of the whole engine_ref_cfg.
+ *
+ * The fields the planner reads too (dimensions, experts, MoE layer selection,
+ * MLA dims, FP8 block) are NOT parsed here: the caller copies them from the
+ * loader's ckpt_config (loader/config.c, engine_ref_cfg_from_ckpt in
+ * reference_ckpt.h), so `plan` and `verify-forward` read one parse of them.
+ * libweights never links loader/, hence the split.
+ *
+ * Reference-only fields and their Hugging Face defaults: rms_norm_eps 1e-6
+ * (BERT layer_norm_eps 1e-12), rope_parameters.rope_theta (transformers 5.x)
+ * else rope_theta, else 10000; DeepSeek rope_interleave true;
+ * num_experts_per_tok (required with experts); Mixtral renormalises its top-k
+ * weights, Qwen-MoE only with norm_topk_prob, DeepSeek unless norm_topk_prob
+ * is false; DeepSeek n_group 1, topk_group 1, routed_scaling_factor 1,
+ * scoring_func sigmoid; BERT max_position_embeddings 512, type_vocab_size 2,
+ * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
+ * naming it (null counts as absent), as in loader/config.c. Like the loader,
+ * a `text_config` object (transformers 5.x, Qwen2-VL) is laid over the top
+ * level before these fields are read.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,11 +27,17 @@
 
 #include "engine/reference.h"
 
+static json_t *present(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return v == NULL || json_is_null(v) ? NULL : v;
+}
+
 static int get_int(json_t *root, const char *key, int64_t def, bool required, int64_t *out,
                    wt_errbuf *err)
 {
-	json_t *v = json_object_get(root, key);
-	if (v == NULL || json_is_null(v)) {
+	json_t *v = present(root, key);
+	if (v == NULL) {
 		if (required)
 			return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is missing", key);
 		*out = def;
@@ -28,125 +49,142 @@ static int get_int(json_t *root, const char *key, int64_t def, bool required, in
 	return WT_OK;
 }
 
-static double get_real(json_t *root, const char *key, double def)
+/* `what` names the field in messages ("rope_parameters.rope_theta"). */
+static int get_real(json_t *o, const char *key, const char *what, double def, double *out,
+                    wt_errbuf *err)
 {
-	json_t *v = json_object_get(root, key);
-	return json_is_number(v) ? json_number_value(v) : def;
-}
-
-static bool get_bool(json_t *root, const char *key, bool def)
-{
-	json_t *v = json_object_get(root, key);
-	return json_is_boolean(v) ? json_is_true(v) : def;
-}
-
-static int parse_arch(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
-{
-	json_t *a = json_array_get(json_object_get(root, "architectures"), 0);
-	const char *arch = json_string_value(a);
-	if (arch == NULL)
-		return wt_seterr(err, WT_ECORRUPT, "config.json: 'architectures' is missing");
-	if (strcmp(arch, "LlamaForCausalLM") == 0 || strcmp(arch, "MistralForCausalLM") == 0 ||
-	    strcmp(arch, "Qwen2ForCausalLM") == 0 ||
-	    strcmp(arch, "Qwen2VLForConditionalGeneration") == 0) {
-		/* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
-		 * position streams are equal and it is the plain 1-D RoPE */
-		c->kind = ENGINE_REF_DENSE;
-	} else if (strcmp(arch, "Qwen3ForCausalLM") == 0) {
-		c->kind = ENGINE_REF_DENSE;
-		c->qk_norm = true;
-	} else if (strcmp(arch, "MixtralForCausalLM") == 0) {
-		c->kind = ENGINE_REF_MIXTRAL;
-	} else if (strcmp(arch, "Qwen2MoeForCausalLM") == 0) {
-		c->kind = ENGINE_REF_QWEN2_MOE;
-	} else if (strcmp(arch, "Qwen3MoeForCausalLM") == 0) {
-		c->kind = ENGINE_REF_QWEN2_MOE; /* same MoE block, no shared expert by default */
-		c->qk_norm = true;
-	} else if (strcmp(arch, "DeepseekV3ForCausalLM") == 0) {
-		c->kind = ENGINE_REF_DEEPSEEK;
-	} else if (strcmp(arch, "BertModel") == 0) {
-		const char *act = json_string_value(json_object_get(root, "hidden_act"));
-		if (act != NULL && strcmp(act, "gelu") != 0)
-			return wt_seterr(err, WT_EUNSUPPORTED,
-			                 "BertModel hidden_act '%s': the reference has only 'gelu'",
-			                 act);
-		c->kind = ENGINE_REF_BERT;
-	} else {
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "architecture '%s' has no reference forward pass; supported: "
-		                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-		                 "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
-		                 "Qwen3MoeForCausalLM, "
-		                 "DeepseekV3ForCausalLM, BertModel, "
-		                 "Qwen2VLForConditionalGeneration (language model)",
-		                 arch);
+	json_t *v = present(o, key);
+	if (v == NULL) {
+		*out = def;
+		return WT_OK;
 	}
+	if (!json_is_number(v))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not a number", what);
+	*out = json_number_value(v);
+	return WT_OK;
+}
+
+static int get_bool(json_t *root, const char *key, bool def, bool *out, wt_errbuf *err)
+{
+	json_t *v = present(root, key);
+	if (v == NULL) {
+		*out = def;
+		return WT_OK;
+	}
+	if (!json_is_boolean(v))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not a boolean", key);
+	*out = json_is_true(v);
+	return WT_OK;
+}
+
+/* The planner's family -> the reference's kind. */
+static int ref_kind(const char *family, const char *arch, engine_ref_cfg *c, wt_errbuf *err)
+{
+	static const struct {
+		const char *family;
+		engine_ref_kind kind;
+		bool qk_norm;
+	} map[] = {
+	    {"llama", ENGINE_REF_DENSE, false},
+	    {"mistral", ENGINE_REF_DENSE, false},
+	    {"qwen2", ENGINE_REF_DENSE, false},
+	    /* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
+	     * position streams are equal and it is the plain 1-D RoPE */
+	    {"qwen2_vl", ENGINE_REF_DENSE, false},
+	    {"qwen3", ENGINE_REF_DENSE, true},
+	    {"mixtral", ENGINE_REF_MIXTRAL, false},
+	    {"qwen2_moe", ENGINE_REF_QWEN2_MOE, false},
+	    /* Qwen3-MoE: the same MoE block, no shared expert unless configured */
+	    {"qwen3_moe", ENGINE_REF_QWEN2_MOE, true},
+	    {"deepseek_v3", ENGINE_REF_DEEPSEEK, false},
+	    {"bert", ENGINE_REF_BERT, false},
+	};
+	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(family, map[i].family) == 0) {
+			c->kind = map[i].kind;
+			c->qk_norm = map[i].qk_norm;
+			return WT_OK;
+		}
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "architecture '%s' (family %s) has no reference forward pass; supported: "
+	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+	                 "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
+	                 "Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, BertModel, "
+	                 "Qwen2VLForConditionalGeneration (language model)",
+	                 arch ? arch : "", family ? family : "none");
+}
+
+/* rope_parameters.rope_theta (transformers 5.x) wins over the legacy rope_theta. */
+static int parse_rope(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
+{
+	json_t *rp = present(root, "rope_parameters");
+	int rv = get_real(root, "rope_theta", "rope_theta", 10000.0, &c->theta, err);
+	if (rv == WT_OK && rp != NULL && !json_is_object(rp))
+		rv = wt_seterr(err, WT_ECORRUPT, "config.json: 'rope_parameters' is not an object");
+	if (rv == WT_OK && rp != NULL)
+		rv = get_real(rp, "rope_theta", "rope_parameters.rope_theta", c->theta, &c->theta,
+		              err);
+	if (rv == WT_OK && !(c->theta > 1.0))
+		rv = wt_seterr(err, WT_EUNSUPPORTED,
+		               "config.json: rope_theta %g; the reference needs a value above 1",
+		               c->theta);
+	c->rope_interleave = false;
+	if (rv == WT_OK && c->kind == ENGINE_REF_DEEPSEEK) /* transformers' default: true */
+		rv = get_bool(root, "rope_interleave", true, &c->rope_interleave, err);
+	return rv;
+}
+
+static int parse_deepseek(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
+{
+	int rv;
+	if ((rv = get_int(root, "n_group", 1, false, &c->n_group, err)) ||
+	    (rv = get_int(root, "topk_group", 1, false, &c->topk_group, err)) ||
+	    (rv = get_bool(root, "norm_topk_prob", true, &c->norm_topk, err)) ||
+	    (rv = get_real(root, "routed_scaling_factor", "routed_scaling_factor", 1.0,
+	                   &c->routed_scale, err)))
+		return rv;
+	json_t *sf = present(root, "scoring_func");
+	if (sf != NULL && !json_is_string(sf))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'scoring_func' is not a string");
+	if (sf != NULL && strcmp(json_string_value(sf), "sigmoid") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: scoring_func '%s'; the reference has 'sigmoid'",
+		                 json_string_value(sf));
+	if (c->n_group < 1 || c->topk_group < 1 || c->topk_group > c->n_group ||
+	    c->layer_freq < 1 || c->first_dense < 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: n_group %lld, topk_group %lld, moe_layer_freq "
+		                 "%lld, first_k_dense_replace %lld out of range",
+		                 (long long)c->n_group, (long long)c->topk_group,
+		                 (long long)c->layer_freq, (long long)c->first_dense);
+	if (c->E % c->n_group != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: n_group %lld does not divide %lld experts",
+		                 (long long)c->n_group, (long long)c->E);
 	return WT_OK;
 }
 
 static int parse_moe(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 {
-	int rv;
-	const char *ekey = c->kind == ENGINE_REF_MIXTRAL    ? "num_local_experts"
-	                   : c->kind == ENGINE_REF_DEEPSEEK ? "n_routed_experts"
-	                                                    : "num_experts";
-	if ((rv = get_int(root, ekey, 0, true, &c->E, err)) != WT_OK ||
-	    (rv = get_int(root, "num_experts_per_tok", 0, true, &c->topk, err)) != WT_OK)
+	int rv = get_int(root, "num_experts_per_tok", 0, true, &c->topk, err);
+	if (rv != WT_OK)
 		return rv;
+	if (c->E < 1)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: no routed experts (num_local_experts, num_experts "
+		                 "or n_routed_experts) for a mixture-of-experts architecture");
 	if (c->kind == ENGINE_REF_MIXTRAL) {
-		c->Ie = c->I;
 		c->Is = 0;
 		c->norm_topk = true;
 		c->sparse_step = 1;
 	} else if (c->kind == ENGINE_REF_DEEPSEEK) {
-		int64_t nsh = 0;
-		if ((rv = get_int(root, "moe_intermediate_size", 0, true, &c->Ie, err)) ||
-		    (rv = get_int(root, "n_shared_experts", 0, false, &nsh, err)) ||
-		    (rv = get_int(root, "n_group", 1, false, &c->n_group, err)) ||
-		    (rv = get_int(root, "topk_group", 1, false, &c->topk_group, err)) ||
-		    (rv = get_int(root, "first_k_dense_replace", 0, false, &c->first_dense, err)) ||
-		    (rv = get_int(root, "moe_layer_freq", 1, false, &c->layer_freq, err)))
-			return rv;
-		const char *sf = json_string_value(json_object_get(root, "scoring_func"));
-		if (sf != NULL && strcmp(sf, "sigmoid") != 0)
-			return wt_seterr(
-			    err, WT_EUNSUPPORTED,
-			    "config.json: scoring_func '%s'; the reference has 'sigmoid'", sf);
-		c->Is = c->Ie * nsh;
-		c->norm_topk = get_bool(root, "norm_topk_prob", true);
-		c->routed_scale = get_real(root, "routed_scaling_factor", 1.0);
 		c->sparse_step = 1;
-		if (c->n_group < 1 || c->topk_group < 1 || c->topk_group > c->n_group ||
-		    c->layer_freq < 1 || c->first_dense < 0)
-			return wt_seterr(
-			    err, WT_EUNSUPPORTED,
-			    "config.json: n_group %lld, topk_group %lld, moe_layer_freq "
-			    "%lld, first_k_dense_replace %lld out of range",
-			    (long long)c->n_group, (long long)c->topk_group,
-			    (long long)c->layer_freq, (long long)c->first_dense);
-	} else {
-		if ((rv = get_int(root, "moe_intermediate_size", 0, true, &c->Ie, err)) != WT_OK ||
-		    (rv = get_int(root, "shared_expert_intermediate_size", 0, false, &c->Is,
-		                  err)) != WT_OK ||
-		    (rv = get_int(root, "decoder_sparse_step", 1, false, &c->sparse_step, err)) !=
-		        WT_OK)
+		if ((rv = parse_deepseek(root, c, err)) != WT_OK)
 			return rv;
-		c->norm_topk = get_bool(root, "norm_topk_prob", false);
-		json_t *ml = json_object_get(root, "mlp_only_layers");
-		size_t i;
-		json_t *v;
-		json_array_foreach(ml, i, v)
-		{
-			int64_t x = json_integer_value(v);
-			if (x >= 0 && x < 64)
-				c->mlp_only_mask |= 1ull << x;
-		}
+	} else if ((rv = get_bool(root, "norm_topk_prob", false, &c->norm_topk, err)) != WT_OK) {
+		return rv;
 	}
-	if (c->kind == ENGINE_REF_DEEPSEEK && c->E % c->n_group != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: n_group %lld does not divide %lld experts",
-		                 (long long)c->n_group, (long long)c->E);
-	if (c->E < 1 || c->E > 64 || c->topk < 1 || c->topk > c->E || c->Ie < 1 || c->Is < 0 ||
+	if (c->E > 64 || c->topk < 1 || c->topk > c->E || c->Ie < 1 || c->Is < 0 ||
 	    c->sparse_step < 1)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
@@ -158,108 +196,116 @@ static int parse_moe(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-int engine_ref_cfg_parse(const char *json, size_t len, engine_ref_cfg *out, wt_errbuf *err)
+static int parse_bert(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
 {
-	engine_ref_cfg c;
-	memset(&c, 0, sizeof(c));
+	json_t *act = present(root, "hidden_act");
+	if (act != NULL && !json_is_string(act))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'hidden_act' is not a string");
+	if (act != NULL && strcmp(json_string_value(act), "gelu") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "BertModel hidden_act '%s': the reference has only 'gelu'",
+		                 json_string_value(act));
+	int rv;
+	if ((rv = get_real(root, "layer_norm_eps", "layer_norm_eps", 1e-12, &c->eps, err)) ||
+	    (rv = get_int(root, "max_position_embeddings", 512, false, &c->max_pos, err)) ||
+	    (rv = get_int(root, "type_vocab_size", 2, false, &c->n_types, err)))
+		return rv;
+	if (c->max_pos < 1 || c->n_types < 1)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: max_position_embeddings %lld, type_vocab_size "
+		                 "%lld must be positive",
+		                 (long long)c->max_pos, (long long)c->n_types);
+	if (c->KV != c->H)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: BertModel with %lld kv heads for %lld heads; BERT "
+		                 "attention has one kv head per head",
+		                 (long long)c->KV, (long long)c->H);
+	return WT_OK;
+}
+
+static int check_mla(const engine_ref_cfg *c, wt_errbuf *err)
+{
+	if (c->kv_lora < 1 || c->nope < 1 || c->rope < 2 || c->rope % 2 || c->rope > 1024 ||
+	    c->vhd < 1 || c->q_lora == 0 || c->q_lora < -1)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: MLA dims q_lora %lld kv_lora %lld nope %lld rope %lld v "
+		    "%lld; the reference needs positive sizes and an even rope dim <= 1024",
+		    (long long)c->q_lora, (long long)c->kv_lora, (long long)c->nope,
+		    (long long)c->rope, (long long)c->vhd);
+	return WT_OK;
+}
+
+static int parse_rest(json_t *root, engine_ref_cfg *c, wt_errbuf *err)
+{
+	int rv = get_real(root, "rms_norm_eps", "rms_norm_eps", 1e-6, &c->eps, err);
+	if (rv == WT_OK)
+		rv = parse_rope(root, c, err);
+	if (rv == WT_OK && c->kind == ENGINE_REF_BERT)
+		rv = parse_bert(root, c, err);
+	if (rv == WT_OK && c->kind == ENGINE_REF_DEEPSEEK)
+		rv = check_mla(c, err);
+	if (rv == WT_OK && c->kind != ENGINE_REF_DENSE && c->kind != ENGINE_REF_BERT)
+		rv = parse_moe(root, c, err);
+	if (rv != WT_OK)
+		return rv;
+	if (c->I < 1)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: 'intermediate_size' is missing; the reference "
+		                 "forward pass needs it");
+	if (c->H < 1 || c->KV < 1 || c->hid < 1 || c->H % c->KV != 0 || c->d < 2 || c->d % 2 != 0 ||
+	    c->V < 1 || c->L < 1 || c->block[0] < 1 || c->block[1] < 1)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: heads %lld, kv heads %lld, head_dim %lld, "
+		                 "intermediate %lld, vocab %lld, layers %lld; the reference needs "
+		                 "kv heads dividing heads, an even head_dim and positive sizes",
+		                 (long long)c->H, (long long)c->KV, (long long)c->d,
+		                 (long long)c->I, (long long)c->V, (long long)c->L);
+	return WT_OK;
+}
+
+/*
+ * *out = the object the language-model fields are read from, as loader/config.c
+ * lm_view reads them: root itself, or (transformers 5.x, a `text_config`
+ * object) a shallow copy of root with text_config's fields laid over it. A new
+ * reference either way.
+ */
+static int lm_view(json_t *root, json_t **out, wt_errbuf *err)
+{
+	json_t *tc = present(root, "text_config");
+	if (tc == NULL) {
+		*out = json_incref(root);
+		return WT_OK;
+	}
+	if (!json_is_object(tc))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'text_config' is not an object");
+	json_t *v = json_copy(root);
+	if (v == NULL || json_object_update(v, tc) != 0) {
+		json_decref(v);
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	*out = v;
+	return WT_OK;
+}
+
+int engine_ref_cfg_finish(engine_ref_cfg *c, const char *family, const char *arch, const char *json,
+                          size_t len, wt_errbuf *err)
+{
+	int rv = ref_kind(family, arch, c, err);
+	if (rv != WT_OK)
+		return rv;
 	json_error_t je;
-	json_t *top = json_loadb(json, len, 0, &je);
-	if (top == NULL || !json_is_object(top)) {
-		json_decref(top);
+	json_t *root = json_loadb(json, len, 0, &je), *lm = NULL;
+	if (root == NULL || !json_is_object(root)) {
+		json_decref(root);
 		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object (line %d: %s)",
 		                 je.line, je.text);
 	}
-	/* transformers 5.x: the language model's fields in text_config (as loader/config.c) */
-	json_t *root = json_incref(top), *tc = json_object_get(top, "text_config");
-	if (json_is_object(tc)) {
-		json_decref(root);
-		root = json_copy(top);
-		if (root == NULL || json_object_update(root, tc) != 0) {
-			json_decref(root);
-			json_decref(top);
-			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-		}
-	}
-	int rv;
-	if ((rv = parse_arch(top, &c, err)) != WT_OK ||
-	    (rv = get_int(root, "hidden_size", 0, true, &c.hid, err)) != WT_OK ||
-	    (rv = get_int(root, "num_attention_heads", 0, true, &c.H, err)) != WT_OK ||
-	    (rv = get_int(root, "num_key_value_heads", c.H, false, &c.KV, err)) != WT_OK ||
-	    (rv = get_int(root, "intermediate_size", 0, true, &c.I, err)) != WT_OK ||
-	    (rv = get_int(root, "vocab_size", 0, true, &c.V, err)) != WT_OK ||
-	    (rv = get_int(root, "num_hidden_layers", 0, true, &c.L, err)) != WT_OK)
-		goto out;
-	if (c.H < 1 || c.KV < 1 || c.hid < 1) {
-		rv = wt_seterr(err, WT_ECORRUPT,
-		               "config.json: hidden %lld, heads %lld, kv heads %lld "
-		               "must be positive",
-		               (long long)c.hid, (long long)c.H, (long long)c.KV);
-		goto out;
-	}
-	if ((rv = get_int(root, "head_dim", c.hid / c.H, false, &c.d, err)) != WT_OK)
-		goto out;
-	c.tied = get_bool(root, "tie_word_embeddings", false);
-	c.eps = get_real(root, "rms_norm_eps", 1e-6);
-	c.theta =
-	    get_real(root, "rope_theta",
-	             get_real(json_object_get(root, "rope_parameters"), "rope_theta", 10000.0));
-	if (c.kind == ENGINE_REF_BERT) {
-		c.KV = c.H;
-		c.eps = get_real(root, "layer_norm_eps", 1e-12);
-		if ((rv = get_int(root, "max_position_embeddings", 512, false, &c.max_pos, err)) ||
-		    (rv = get_int(root, "type_vocab_size", 2, false, &c.n_types, err)))
-			goto out;
-		if (c.max_pos < 1 || c.n_types < 1) {
-			rv = wt_seterr(err, WT_ECORRUPT,
-			               "config.json: max_position_embeddings %lld, type_vocab_size "
-			               "%lld must be positive",
-			               (long long)c.max_pos, (long long)c.n_types);
-			goto out;
-		}
-	}
-	c.block[0] = c.block[1] = 128;
-	json_t *bs =
-	    json_object_get(json_object_get(root, "quantization_config"), "weight_block_size");
-	if (json_array_size(bs) == 2) {
-		c.block[0] = json_integer_value(json_array_get(bs, 0));
-		c.block[1] = json_integer_value(json_array_get(bs, 1));
-	}
-	if (c.kind == ENGINE_REF_DEEPSEEK &&
-	    ((rv = get_int(root, "q_lora_rank", -1, false, &c.q_lora, err)) ||
-	     (rv = get_int(root, "kv_lora_rank", 0, true, &c.kv_lora, err)) ||
-	     (rv = get_int(root, "qk_nope_head_dim", 0, true, &c.nope, err)) ||
-	     (rv = get_int(root, "qk_rope_head_dim", 0, true, &c.rope, err)) ||
-	     (rv = get_int(root, "v_head_dim", 0, true, &c.vhd, err))))
-		goto out;
-	if (c.kind == ENGINE_REF_DEEPSEEK &&
-	    (c.kv_lora < 1 || c.nope < 1 || c.rope < 2 || c.rope % 2 || c.vhd < 1 ||
-	     c.q_lora == 0 || c.q_lora < -1)) {
-		rv = wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: MLA dims q_lora %lld kv_lora %lld nope %lld rope %lld v "
-		    "%lld; the reference needs positive sizes and an even rope dim",
-		    (long long)c.q_lora, (long long)c.kv_lora, (long long)c.nope, (long long)c.rope,
-		    (long long)c.vhd);
-		goto out;
-	}
-	if (c.kind != ENGINE_REF_DENSE && c.kind != ENGINE_REF_BERT &&
-	    (rv = parse_moe(root, &c, err)) != WT_OK)
-		goto out;
-	if (c.H % c.KV != 0 || c.d < 2 || c.d % 2 != 0 || c.I < 1 || c.V < 1 || c.L < 1 ||
-	    c.block[0] < 1 || c.block[1] < 1) {
-		rv = wt_seterr(err, WT_EUNSUPPORTED,
-		               "config.json: heads %lld, kv heads %lld, head_dim %lld, "
-		               "intermediate %lld, vocab %lld, layers %lld; the reference needs "
-		               "kv heads dividing heads, an even head_dim and positive sizes",
-		               (long long)c.H, (long long)c.KV, (long long)c.d, (long long)c.I,
-		               (long long)c.V, (long long)c.L);
-		goto out;
-	}
-	*out = c;
-	rv = WT_OK;
-out:
+	rv = lm_view(root, &lm, err);
+	if (rv == WT_OK)
+		rv = parse_rest(lm, c, err);
+	json_decref(lm);
 	json_decref(root);
-	json_decref(top);
 	return rv;
 }
 

@@ -19,14 +19,82 @@
 #include "loader/loader.h"
 #include "shardmap/shardmap.h"
 
+/*
+ * The reference configuration of a checkpoint: the fields the planner reads
+ * come from the loader's parse (cc, loader/config.c) exactly as shardmap_plan
+ * sees them — one parser for both, a Qwen2-VL `text_config` overlay
+ * included — and the reference-only ones from the config.json text
+ * (engine_ref_cfg_finish, which lays text_config over the top level the same
+ * way).
+ */
+static inline int engine_ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len,
+                                           engine_ref_cfg *out, wt_errbuf *err)
+{
+	engine_ref_cfg c;
+	memset(&c, 0, sizeof(c));
+	c.hid = cc->hidden_size;
+	c.H = cc->num_attention_heads;
+	c.KV = cc->num_key_value_heads;
+	c.d = cc->head_dim;
+	c.I = cc->intermediate_size;
+	c.V = cc->vocab_size;
+	c.L = cc->num_hidden_layers;
+	c.tied = cc->tie_word_embeddings;
+	c.E = cc->num_experts;
+	c.Ie = cc->moe_intermediate_size > 0 ? cc->moe_intermediate_size : cc->intermediate_size;
+	/* shared experts as the planner derives them (shardmap/plan.c derive_dims) */
+	if (cc->shared_expert_intermediate_size > 0)
+		c.Is = cc->shared_expert_intermediate_size;
+	else if (cc->n_shared_experts > 0)
+		c.Is = c.Ie * cc->n_shared_experts;
+	c.sparse_step = cc->decoder_sparse_step;
+	for (size_t i = 0; i < cc->n_mlp_only_layers; i++) {
+		int64_t x = cc->mlp_only_layers[i];
+		if (x >= 64 && x < c.L)
+			return wt_seterr(err, WT_EUNSUPPORTED,
+			                 "config.json: mlp_only_layers lists layer %lld; the "
+			                 "reference handles layers below 64",
+			                 (long long)x);
+		if (x >= 0 && x < 64)
+			c.mlp_only_mask |= 1ull << x;
+	}
+	c.first_dense = cc->first_k_dense_replace;
+	c.layer_freq = cc->moe_layer_freq;
+	c.q_lora = cc->q_lora_rank;
+	c.kv_lora = cc->kv_lora_rank;
+	c.nope = cc->qk_nope_head_dim;
+	c.rope = cc->qk_rope_head_dim;
+	c.vhd = cc->v_head_dim;
+	c.block[0] = cc->quant_block[0] > 0 ? cc->quant_block[0] : 128;
+	c.block[1] = cc->quant_block[1] > 0 ? cc->quant_block[1] : 128;
+	int rv =
+	    engine_ref_cfg_finish(&c, shardmap_family_of(cc), cc->architecture, json, len, err);
+	if (rv == WT_OK)
+		*out = c;
+	return rv;
+}
+
+/* engine_ref_cfg_from_ckpt over config.json text alone (tests). */
+static inline int engine_ref_cfg_parse_json(const char *json, size_t len, engine_ref_cfg *out,
+                                            wt_errbuf *err)
+{
+	ckpt_config cc;
+	int rv = ckpt_config_parse(json, len, &cc, err);
+	if (rv == WT_OK)
+		rv = engine_ref_cfg_from_ckpt(&cc, json, len, out, err);
+	ckpt_config_clear(&cc);
+	return rv;
+}
+
 /* Read every checkpoint tensor into ck under the names the family's rules use
- * (shardmap_canonical_name), and parse the config into cfg. */
+ * (shardmap_canonical_name: a transformers 5.x checkpoint's names become the
+ * 4.x ones), and the configuration into cfg (engine_ref_cfg_from_ckpt). */
 static inline int engine_ref_load_ckpt(const ckpt *c, engine_ref_cfg *cfg, engine_ref_set *ck,
                                        wt_errbuf *err)
 {
 	size_t len = 0;
 	const char *json = ckpt_config_json(c, &len);
-	int rv = engine_ref_cfg_parse(json, len, cfg, err);
+	int rv = engine_ref_cfg_from_ckpt(ckpt_get_config(c), json, len, cfg, err);
 	if (rv != WT_OK)
 		return rv;
 	ck->quant = WT_QUANT_NONE;

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/reference.h"
 
@@ -71,6 +72,23 @@ void engine_ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld
 			}
 		}
 	}
+}
+
+void engine_ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld)
+{
+	float tmp[1024];
+	if (d > 1024 || d % 2 != 0)
+		return; /* callers validate: rope dims are even and small */
+	int64_t half = d / 2;
+	for (int64_t t = 0; t < T; t++)
+		for (int64_t h = 0; h < n_heads; h++) {
+			float *xh = x + t * ld + h * d;
+			for (int64_t i = 0; i < half; i++) {
+				tmp[i] = xh[2 * i];
+				tmp[half + i] = xh[2 * i + 1];
+			}
+			memcpy(xh, tmp, (size_t)d * sizeof(float));
+		}
 }
 
 void engine_ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,

@@ -10,9 +10,11 @@
  *   kv  = kv_b_proj(RMSNorm(latent))           per head [k_nope | v]
  *   score = (q_nope . k_nope + q_pe . k_pe) / sqrt(nope + rope), causal softmax,
  *   out = o_proj(softmax . v).
- * RoPE is the rotate-half form of reference_math.c on the rope parts (HF
- * DeepSeek permutes pairs first, and YaRN scaling is not modelled): both paths
- * share this file, so the check is exact about slicing, not a model replica.
+ * RoPE is the rotate-half form of reference_math.c on the rope parts, after
+ * de-interleaving them when config.json rope_interleave is true (the
+ * transformers default for DeepSeek-V3, apply_rotary_pos_emb_interleave).
+ * YaRN scaling is not modelled: both paths share this file, so the check is
+ * exact about slicing, not a model replica.
  */
 #include <math.h>
 #include <stdio.h>
@@ -136,6 +138,10 @@ int engine_ref_mla(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int64_
 	}
 	engine_ref_rmsnorm(lnk, lnk, w.kv_ln, T, c->kv_lora, (float)c->eps);
 	engine_ref_linear(kv, lnk, w.kv_b, NULL, T, c->kv_lora, Hl * (c->nope + c->vhd));
+	if (c->rope_interleave) {
+		engine_ref_rope_deinterleave(qp, T, Hl, c->rope, Hl * c->rope);
+		engine_ref_rope_deinterleave(kp, T, 1, c->rope, c->rope);
+	}
 	engine_ref_rope(qp, T, Hl, c->rope, Hl * c->rope, c->theta);
 	engine_ref_rope(kp, T, 1, c->rope, c->rope, c->theta);
 	mla_attend(c, T, Hl, qn, qp, kv, kp, att);

@@ -223,7 +223,34 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* Find the scale companions of `<module>.weight`. */
+/* The weight-scale suffix of the checkpoint's FP8 scheme (docs/format.md 4.4), or NULL. */
+static const char *scheme_scale_suffix(const ckpt_config *cfg)
+{
+	switch (cfg->quant) {
+	case CKPT_QUANT_FP8_TENSOR:
+		return "weight_scale";
+	case CKPT_QUANT_FP8_BLOCK:
+		return "weight_scale_inv";
+	default:
+		return NULL;
+	}
+}
+
+static const char *scheme_text(const ckpt_config *cfg)
+{
+	switch (cfg->quant) {
+	case CKPT_QUANT_FP8_TENSOR:
+		return "per-tensor FP8 (uses X.weight_scale beside an F8_E4M3 X.weight)";
+	case CKPT_QUANT_FP8_BLOCK:
+		return "block FP8 (uses X.weight_scale_inv beside an F8_E4M3 X.weight)";
+	default:
+		return "unquantized (no quantization_config: no weight scales are used)";
+	}
+}
+
+/* Find the scale companions of `<module>.weight`: the weight scale only for an
+ * F8_E4M3 weight and only with the scheme's suffix (companion() refuses any
+ * other), the input scale for any weight. */
 static void attach_scales(const sm_ctx *x, sm_entry *e)
 {
 	const ckpt_tensor *t = ckpt_tensor_at(x->c, e->t);
@@ -235,34 +262,58 @@ static void attach_scales(const sm_ctx *x, sm_entry *e)
 	if (base + 20 > sizeof(buf))
 		return;
 	memcpy(buf, t->name, base);
-	const char *sfx =
-	    x->cfg->quant == CKPT_QUANT_FP8_TENSOR ? "weight_scale" : "weight_scale_inv";
-	snprintf(buf + base, sizeof(buf) - base, "%s", sfx);
-	const ckpt_tensor *s = ckpt_find(x->c, buf);
-	if (s)
-		e->wscale = (uint32_t)ckpt_tensor_index(x->c, s);
+	const char *sfx = scheme_scale_suffix(x->cfg);
+	const ckpt_tensor *s;
+	if (sfx != NULL && t->dtype == WT_F8_E4M3) {
+		snprintf(buf + base, sizeof(buf) - base, "%s", sfx);
+		if ((s = ckpt_find(x->c, buf)) != NULL)
+			e->wscale = (uint32_t)ckpt_tensor_index(x->c, s);
+	}
 	snprintf(buf + base, sizeof(buf) - base, "input_scale");
 	s = ckpt_find(x->c, buf);
 	if (s)
 		e->iscale = (uint32_t)ckpt_tensor_index(x->c, s);
 }
 
-/* A scale companion of a weight that exists in the checkpoint. */
-static bool is_companion(const sm_ctx *x, const char *name)
+/*
+ * Scale companions of a weight that exists in the checkpoint: *used = true
+ * when `name` is consumed with its weight (or listed as skipped there). An
+ * `X.input_scale` always is (docs/format.md 2.5); `X.weight_scale` /
+ * `X.weight_scale_inv` only when its suffix is the scheme's and X.weight is
+ * F8_E4M3. Any other scale beside an existing X.weight would be neither used
+ * nor skipped: it is refused (WT_EUNSUPPORTED, like every tensor the plan
+ * cannot account for, SHARDS.md section 3). A name that is no companion
+ * (*used false, WT_OK) goes on to the family rules.
+ */
+static int companion(const sm_ctx *x, const char *name, bool *used, wt_errbuf *err)
 {
 	static const char *const sfx[] = {".weight_scale_inv", ".weight_scale", ".input_scale"};
+	*used = false;
 	for (size_t k = 0; k < 3; k++) {
 		if (!ends_with(name, sfx[k]))
 			continue;
 		char buf[NAME_MAX_LEN];
 		size_t base = strlen(name) - strlen(sfx[k]);
 		if (base + 8 > sizeof(buf))
-			return false;
+			return WT_OK;
 		memcpy(buf, name, base);
 		memcpy(buf + base, ".weight", 8);
-		return ckpt_find(x->c, buf) != NULL;
+		const ckpt_tensor *w = ckpt_find(x->c, buf);
+		if (w == NULL)
+			return WT_OK;
+		const char *want = scheme_scale_suffix(x->cfg);
+		if (k == 2 ||
+		    (want != NULL && strcmp(sfx[k] + 1, want) == 0 && w->dtype == WT_F8_E4M3)) {
+			*used = true;
+			return WT_OK;
+		}
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': a scale the checkpoint's quantization does not use: "
+		                 "config.json makes it %s, and '%s' is %s; remove the stray scale "
+		                 "or fix quantization_config",
+		                 name, scheme_text(x->cfg), buf, wt_dtype_name(w->dtype));
 	}
-	return false;
+	return WT_OK;
 }
 
 /* Layer index of `name` under the family's layer prefix, or -1. */
@@ -287,8 +338,6 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		return shardmap_plan_add_skipped(p, t->name, err);
 	if (x->fam->drop_extra_layers && layer_of(x->fam, t->name) >= x->dm.L)
 		return shardmap_plan_add_skipped(p, t->name, err);
-	if (is_companion(x, t->name))
-		return WT_OK; /* consumed with its weight (or listed as skipped there) */
 	char cbuf[NAME_MAX_LEN];
 	bool mixed;
 	const char *cn = shardmap_alias_canon(x->fam, x->alt, t->name, cbuf, sizeof(cbuf), &mixed);
@@ -300,6 +349,12 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		    "tensor '%s': the checkpoint mixes two name layouts (other tensors "
 		    "start with '%s'); rename every tensor to one layout",
 		    t->name, x->fam->aliases[0]);
+	/* Companions are looked up under the checkpoint's own names (a 5.x scale
+	 * beside its 5.x weight), so a stray scale is refused in either layout. */
+	bool used;
+	int crv = companion(x, t->name, &used, err);
+	if (crv != WT_OK || used)
+		return crv; /* consumed with its weight (or listed as skipped there) */
 	for (size_t r = 0; r < x->fam->n_rules; r++) {
 		const sm_rule *ru = &x->fam->rules[r];
 		int64_t i, j;
@@ -467,6 +522,12 @@ static int build_exclusions(sm_ctx *x, wt_errbuf *err)
 	int rv = shardmap_excl_compile(all, n, &x->excl, err);
 	free(all);
 	return rv;
+}
+
+const char *shardmap_family_of(const ckpt_config *cfg)
+{
+	const sm_family *f = shardmap_family_find(cfg->architecture, cfg->model_type);
+	return f ? f->name : NULL;
 }
 
 int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *err)

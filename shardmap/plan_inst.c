@@ -569,37 +569,16 @@ static int check_int4(const sm_ctx *x, const inst_info *in, const geo *g, wt_err
 	               x->ents[in->a].rt, K, G);
 }
 
-/* Whether module `nm` (a weight name without ".weight") matches an exclusion. */
-static bool name_excluded(const sm_ctx *x, const char *nm)
-{
-	size_t n = strlen(nm);
-	char buf[512];
-	if (n >= sizeof(buf))
-		return false;
-	memcpy(buf, nm, n + 1);
-	if (ends_with(buf, ".weight"))
-		buf[n - 7] = '\0';
-	return shardmap_excl_match(x->excl, buf);
-}
-
-/* Checkpoint module name, or its canonical name in an alias layout (section 5). */
-static bool entry_excluded(const sm_ctx *x, size_t k)
-{
-	return name_excluded(x, ent_t(x, k)->name) ||
-	       (x->ents[k].canon && name_excluded(x, x->ents[k].canon));
-}
-
 static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 {
 	const sm_rule *r = &x->fam->rules[x->ents[in->a].rule];
-	const char *rt = x->ents[in->a].rt;
 	size_t n = in->n, nex = 0, nf8 = 0;
 	bool same = true;
 	wt_dtype d0 = ent_t(x, in->a)->dtype;
 	in->has_iscale = false;
 	for (size_t k = 0; k < n; k++) {
 		const ckpt_tensor *t = ent_t(x, in->a + k);
-		if ((r->flags & SM_F_QUANT) && entry_excluded(x, in->a + k))
+		if ((r->flags & SM_F_QUANT) && shardmap_entry_excluded(x, in->a + k))
 			nex++;
 		if (t->dtype == WT_F8_E4M3)
 			nf8++;
@@ -610,11 +589,7 @@ static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 	}
 	bool isq = (r->flags & SM_F_QUANT) && x->l->quant != WT_QUANT_NONE;
 	if (isq && nex > 0 && nex < n)
-		return lay_err(
-		    x, err,
-		    "tensor '%s': %zu of its %zu fused modules are excluded; exclude all "
-		    "of them or none (e.g. add a pattern for every part)",
-		    rt, nex, n);
+		return shardmap_partly_excluded(x, in->a, n, nex, err);
 	bool wq = isq && nex == 0;
 	in->out_dt =
 	    x->l->dtype != WT_DTYPE_INVALID ? x->l->dtype : (d0 == WT_F8_E4M3 ? WT_BF16 : d0);

@@ -1,4 +1,5 @@
-/* plan_int.h — planner context shared by plan.c (mapping, validation) and plan_inst.c. */
+/* plan_int.h — planner context shared by plan.c (mapping, validation), plan_inst.c
+ * (instances) and plan_excl.c (exclusions). */
 #ifndef WT_SHARDMAP_PLAN_INT_H
 #define WT_SHARDMAP_PLAN_INT_H
 
@@ -42,5 +43,13 @@ typedef struct sm_ctx {
 int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err);
 /* ", use tp_size 1, 2, 4 or 8" for the current ep_size (empty if none works). */
 void shardmap_suggest_tp(const sm_ctx *x, char *buf, size_t cap);
+
+/* plan_excl.c: entry k matches an exclusion under its checkpoint name or its
+ * canonical name (alias layouts). */
+bool shardmap_entry_excluded(const sm_ctx *x, size_t k);
+/* The WT_ELAYOUT error for fused entries [a, a+n) of which nex are excluded:
+ * names up to 2 excluded and 2 other parts. No tp size is suggested (none
+ * changes which parts a pattern matches). */
+int shardmap_partly_excluded(const sm_ctx *x, size_t a, size_t n, size_t nex, wt_errbuf *err);
 
 #endif

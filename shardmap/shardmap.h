@@ -59,6 +59,9 @@ size_t shardmap_n_skipped(const sm_plan *p);
 const char *shardmap_skipped(const sm_plan *p, size_t i);
 /* Family name from the registry ("llama", "deepseek_v3", ...). Borrowed. */
 const char *shardmap_family(const sm_plan *p);
+/* The family shardmap_plan picks for a checkpoint's config (architectures[0],
+ * then model_type), without planning; NULL when none does. Borrowed, static. */
+const char *shardmap_family_of(const ckpt_config *cfg);
 
 /*
  * Called exactly once per (rank, tensor) produced. `bytes` is borrowed for

@@ -276,6 +276,18 @@ static const char q3_config[] =
     "\"num_hidden_layers\": 2, \"rms_norm_eps\": 1e-6, \"rope_theta\": 1000000.0, "
     "\"tie_word_embeddings\": false}";
 
+/* The same model as transformers 5.x writes its config: num_local_experts and
+ * rope_parameters instead of num_experts and rope_theta. */
+static const char q3_config_hf5[] =
+    "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"model_type\": \"qwen3_moe\", "
+    "\"hidden_size\": 128, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+    "\"head_dim\": 32, \"intermediate_size\": 256, \"moe_intermediate_size\": 64, "
+    "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"norm_topk_prob\": true, "
+    "\"decoder_sparse_step\": 1, \"mlp_only_layers\": [0], \"vocab_size\": 1000, "
+    "\"num_hidden_layers\": 2, \"rms_norm_eps\": 1e-6, "
+    "\"rope_parameters\": {\"rope_theta\": 1000000.0, \"rope_type\": \"default\"}, "
+    "\"tie_word_embeddings\": false}";
+
 static void test_qwen3_moe(void **state)
 {
 	(void)state;
@@ -326,16 +338,21 @@ static void test_qwen3_moe(void **state)
 			q3_add(m, nm, 128, 64, false);
 		}
 	}
-	char *dir = tu_path(g_root, "qwen3_moe");
+	static const char *const dirs[] = {"qwen3_moe", "qwen3_moe_hf5"};
+	static const char *const cfgs[] = {q3_config, q3_config_hf5};
 	wt_errbuf err = {0};
-	int rv =
-	    tu_write_file(dir, "config.json", q3_config, strlen(q3_config)) == 0 ? WT_OK : WT_EIO;
-	char *st = tu_path(dir, "model.safetensors");
-	if (rv == WT_OK)
-		rv = st_write_path(st, m->d, (const void *const *)m->data, m->n, NULL, 0, &err);
-	assert_int_equal(rv, WT_OK);
-	free(st);
-	free(dir);
+	for (int k = 0; k < 2; k++) {
+		char *dir = tu_path(g_root, dirs[k]);
+		int rv = tu_write_file(dir, "config.json", cfgs[k], strlen(cfgs[k])) == 0 ? WT_OK
+		                                                                          : WT_EIO;
+		char *st = tu_path(dir, "model.safetensors");
+		if (rv == WT_OK)
+			rv = st_write_path(st, m->d, (const void *const *)m->data, m->n, NULL, 0,
+			                   &err);
+		assert_int_equal(rv, WT_OK);
+		free(st);
+		free(dir);
+	}
 	for (size_t i = 0; i < m->n; i++)
 		free(m->data[i]);
 	free(m);
@@ -344,6 +361,30 @@ static void test_qwen3_moe(void **state)
 	expect_pass("qwen3_moe", 2, 1, WT_QUANT_NONE, 1);
 	expect_pass("qwen3_moe", 4, 2, WT_QUANT_NONE, 0);
 	expect_pass("qwen3_moe", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	/* transformers 5.x config: the reference reads what the planner reads */
+	expect_pass("qwen3_moe_hf5", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("qwen3_moe_hf5", 1, 2, WT_QUANT_NONE, 0);
+	model a = {0};
+	engine_ref_cfg c0, c1;
+	engine_ref_set ck = {0};
+	open_model(&a, "qwen3_moe_hf5");
+	assert_int_equal(engine_ref_load_ckpt(a.c, &c1, &ck, &err), WT_OK);
+	engine_ref_set_clear(&ck);
+	close_model(&a);
+	open_model(&a, "qwen3_moe");
+	assert_int_equal(engine_ref_load_ckpt(a.c, &c0, &ck, &err), WT_OK);
+	engine_ref_set_clear(&ck);
+	close_model(&a);
+	assert_int_equal(c1.E, 4);
+	assert_true(c1.theta == 1000000.0);
+	/* the two spellings mean the same model */
+	assert_int_equal(c0.kind, c1.kind);
+	assert_int_equal(c0.E, c1.E);
+	assert_int_equal(c0.Ie, c1.Ie);
+	assert_int_equal(c0.topk, c1.topk);
+	assert_int_equal(c0.mlp_only_mask, c1.mlp_only_mask);
+	assert_int_equal(c0.norm_topk, c1.norm_topk);
+	assert_true(c0.theta == c1.theta);
 }
 
 /* FP8 checkpoints: F32 output and fp8-block pass-through are exact; BF16 output
@@ -526,12 +567,15 @@ static void test_errors(void **state)
 	wt_errbuf err = {0};
 	/* an architecture without a reference */
 	static const char gpt2[] =
-	    "{\"architectures\": [\"GPT2LMHeadModel\"], \"hidden_size\": 64}";
+	    "{\"architectures\": [\"GPT2LMHeadModel\"], \"hidden_size\": 64, "
+	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 2, \"vocab_size\": 100}";
 	engine_ref_cfg bad_cfg;
-	assert_int_equal(engine_ref_cfg_parse(gpt2, strlen(gpt2), &bad_cfg, &err), WT_EUNSUPPORTED);
+	assert_int_equal(engine_ref_cfg_parse_json(gpt2, strlen(gpt2), &bad_cfg, &err),
+	                 WT_EUNSUPPORTED);
 	assert_non_null(strstr(err.msg, "GPT2LMHeadModel"));
 	static const char nohid[] = "{\"architectures\": [\"LlamaForCausalLM\"]}";
-	assert_int_equal(engine_ref_cfg_parse(nohid, strlen(nohid), &bad_cfg, &err), WT_ECORRUPT);
+	assert_int_equal(engine_ref_cfg_parse_json(nohid, strlen(nohid), &bad_cfg, &err),
+	                 WT_ECORRUPT);
 	assert_non_null(strstr(err.msg, "hidden_size"));
 	(void)res;
 	/* a token beyond the vocabulary */
@@ -558,6 +602,177 @@ static void test_errors(void **state)
 	close_model(&m);
 }
 
+/* ---- config.json fields of the reference: RoPE ---- */
+
+#define LLAMA_CFG(extra)                                                                           \
+	"{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, "                        \
+	"\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "              \
+	"\"intermediate_size\": 128" extra "}"
+
+static int parse_cfg(const char *json, engine_ref_cfg *c, wt_errbuf *err)
+{
+	return engine_ref_cfg_parse_json(json, strlen(json), c, err);
+}
+
+static void test_rope_config(void **state)
+{
+	(void)state;
+	engine_ref_cfg c;
+	wt_errbuf err = {0};
+	assert_int_equal(parse_cfg(LLAMA_CFG(""), &c, &err), WT_OK);
+	assert_true(c.theta == 10000.0);
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_theta\": 500000.0"), &c, &err), WT_OK);
+	assert_true(c.theta == 500000.0);
+	/* transformers 5.x: rope_parameters, which wins over a legacy rope_theta */
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_parameters\": {\"rope_theta\": 250000, "
+	                                     "\"rope_type\": \"default\"}"),
+	                           &c, &err),
+	                 WT_OK);
+	assert_true(c.theta == 250000.0);
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_theta\": 10000.0, \"rope_parameters\": "
+	                                     "{\"rope_theta\": 250000}"),
+	                           &c, &err),
+	                 WT_OK);
+	assert_true(c.theta == 250000.0);
+	assert_false(c.rope_interleave); /* DeepSeek only */
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_parameters\": 5"), &c, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "rope_parameters"));
+	assert_int_equal(
+	    parse_cfg(LLAMA_CFG(", \"rope_parameters\": {\"rope_theta\": \"x\"}"), &c, &err),
+	    WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "rope_parameters.rope_theta"));
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_theta\": true"), &c, &err), WT_ECORRUPT);
+	/* num_local_experts / num_experts / n_routed_experts, as the planner reads them */
+	static const char q3[] =
+	    "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"hidden_size\": 64, "
+	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "
+	    "\"intermediate_size\": 128, \"moe_intermediate_size\": 32, \"num_local_experts\": 8, "
+	    "\"num_experts_per_tok\": 2}";
+	assert_int_equal(parse_cfg(q3, &c, &err), WT_OK);
+	assert_int_equal(c.E, 8);
+	assert_int_equal(c.Ie, 32);
+	assert_true(c.qk_norm);
+
+	/* de-interleave: [x0 x1 x2 x3 ...] -> [x0 x2 ... | x1 x3 ...] per head */
+	float x[2 * 8];
+	for (int i = 0; i < 16; i++)
+		x[i] = (float)i;
+	engine_ref_rope_deinterleave(x, 1, 2, 8, 16);
+	static const float want[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15};
+	assert_memory_equal(x, want, sizeof(want));
+}
+
+/* DeepSeek rope_interleave (transformers' default true) is read and used. */
+static void test_deepseek_rope_interleave(void **state)
+{
+	(void)state;
+	model m = {0};
+	engine_ref_cfg cfg;
+	engine_ref_set ck = {0};
+	wt_errbuf err = {0};
+	open_model(&m, "deepseek_v3"); /* its config.json has no rope_interleave */
+	assert_int_equal(engine_ref_load_ckpt(m.c, &cfg, &ck, &err), WT_OK);
+	assert_true(cfg.rope_interleave);
+	size_t n = N_TOK * (size_t)cfg.V;
+	float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(engine_ref_forward_full(&cfg, &ck, g_tokens, N_TOK, a, NULL, &err), WT_OK);
+	cfg.rope_interleave = false;
+	assert_int_equal(engine_ref_forward_full(&cfg, &ck, g_tokens, N_TOK, b, NULL, &err), WT_OK);
+	engine_ref_diff d;
+	engine_ref_compare(a, b, n, &d);
+	print_message("deepseek_v3 rope_interleave true vs false: max|diff| %.3g of %.3g\n",
+	              d.max_abs_diff, d.max_abs_ref);
+	assert_false(engine_ref_within(&d, 1e-3)); /* the flag changes the math */
+	free(a);
+	free(b);
+	engine_ref_set_clear(&ck);
+	close_model(&m);
+	/* "rope_interleave": false in config.json is honoured; a wrong type is refused */
+	char *cpath = tu_path(g_root, "deepseek_v3/config.json");
+	FILE *f = fopen(cpath, "rb");
+	assert_non_null(f);
+	static char json[16384];
+	size_t len = fread(json, 1, sizeof(json) - 64, f);
+	fclose(f);
+	free(cpath);
+	json[len] = '\0';
+	char *brace = strrchr(json, '}');
+	assert_non_null(brace);
+	snprintf(brace, 64, ", \"rope_interleave\": false}");
+	assert_int_equal(parse_cfg(json, &cfg, &err), WT_OK);
+	assert_false(cfg.rope_interleave);
+	snprintf(strrchr(json, ','), 64, ", \"rope_interleave\": 1}");
+	assert_int_equal(parse_cfg(json, &cfg, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "rope_interleave"));
+}
+
+/* The Qwen2-VL language model's fields come from text_config (transformers 5.x)
+ * exactly as the planner reads them (loader/config.c), reference-only fields
+ * (rms_norm_eps, rope_parameters.rope_theta) included: both fixture layouts
+ * give one configuration. */
+static void load_cfg(const char *fam, engine_ref_cfg *cfg)
+{
+	model m = {0};
+	engine_ref_set ck = {0};
+	wt_errbuf err = {0};
+	open_model(&m, fam);
+	int rv = engine_ref_load_ckpt(m.c, cfg, &ck, &err);
+	if (rv != WT_OK)
+		print_error("%s: %s\n", fam, err.msg);
+	assert_int_equal(rv, WT_OK);
+	engine_ref_set_clear(&ck);
+	close_model(&m);
+}
+
+static void test_qwen2_vl_config(void **state)
+{
+	(void)state;
+	engine_ref_cfg a, b;
+	load_cfg("qwen2_vl", &a);
+	load_cfg("qwen2_vl_hf5", &b);
+	assert_int_equal(b.kind, ENGINE_REF_DENSE);
+	assert_true(b.theta == 1000000.0); /* text_config.rope_parameters.rope_theta */
+	assert_true(a.theta == b.theta);
+	assert_true(a.eps == b.eps);
+	assert_int_equal(a.hid, b.hid);
+	assert_int_equal(a.H, b.H);
+	assert_int_equal(a.KV, b.KV);
+	assert_int_equal(a.d, b.d);
+	assert_int_equal(a.I, b.I);
+	assert_int_equal(a.V, b.V);
+	assert_int_equal(a.L, b.L);
+	assert_int_equal(a.tied, b.tied);
+	/* text_config wins over the top level, for the planner's fields and the
+	 * reference's alike */
+	static const char vl[] =
+	    "{\"architectures\": [\"Qwen2VLForConditionalGeneration\"], \"model_type\": "
+	    "\"qwen2_vl\", \"hidden_size\": 8, \"rms_norm_eps\": 0.1, \"rope_theta\": 7.0, "
+	    "\"vision_config\": {\"depth\": 1, \"embed_dim\": 32, \"num_heads\": 2, "
+	    "\"mlp_ratio\": 2, \"hidden_size\": 64, \"patch_size\": 2, "
+	    "\"temporal_patch_size\": 2, \"spatial_merge_size\": 2, \"in_chans\": 3}, "
+	    "\"text_config\": {\"hidden_size\": 64, \"num_attention_heads\": 4, "
+	    "\"num_key_value_heads\": 2, \"num_hidden_layers\": 2, \"vocab_size\": 100, "
+	    "\"intermediate_size\": 128, \"rms_norm_eps\": 1e-5, \"rope_theta\": 500000.0}}";
+	engine_ref_cfg c;
+	wt_errbuf err = {0};
+	int rv = parse_cfg(vl, &c, &err);
+	if (rv != WT_OK)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+	assert_int_equal(c.hid, 64);
+	assert_int_equal(c.KV, 2);
+	assert_int_equal(c.L, 2);
+	assert_int_equal(c.d, 16);
+	assert_true(c.eps == 1e-5);
+	assert_true(c.theta == 500000.0);
+	static const char bad[] = "{\"architectures\": [\"Qwen2VLForConditionalGeneration\"], "
+	                          "\"text_config\": 3}";
+	assert_int_equal(parse_cfg(bad, &c, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "text_config"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -567,6 +782,8 @@ int main(void)
 	    cmocka_unit_test(test_qwen3_moe),       cmocka_unit_test(test_fp8_checkpoints),
 	    cmocka_unit_test(test_quantized),       cmocka_unit_test(test_negative),
 	    cmocka_unit_test(test_wrong_w13_order), cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_rope_config),     cmocka_unit_test(test_deepseek_rope_interleave),
+	    cmocka_unit_test(test_qwen2_vl_config),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -179,6 +179,12 @@ static void test_partly_excluded(void **state)
 	assert_int_equal(wt_layout_add_exclude(&l, "model.layers.0.self_attn.q_proj", &err), 0);
 	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_ELAYOUT, &err,
 	       "model.layers.0.self_attn.qkv_proj.weight", "1 of its 3");
+	/* names both sides, and suggests no tp size (none can help) */
+	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_ELAYOUT, &err,
+	       "(excluded: model.layers.0.self_attn.q_proj; not excluded: "
+	       "model.layers.0.self_attn.k_proj, model.layers.0.self_attn.v_proj)",
+	       NULL);
+	assert_null(strstr(err.msg, "tp_size"));
 	l.quant = WT_QUANT_NONE; /* not an error without quantization */
 	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_OK, &err, NULL, NULL);
 	wt_layout_clear(&l);
@@ -189,7 +195,10 @@ static void test_partly_excluded(void **state)
 	assert_int_equal(
 	    wt_layout_add_exclude(&l, "model.layers.1.block_sparse_moe.experts.2.w1", &err), 0);
 	expect(try_plan(m, tm_mixtral_cfg, &l, &err), WT_ELAYOUT, &err, "experts.w13_weight",
-	       "excluded");
+	       "(excluded: model.layers.1.block_sparse_moe.experts.2.w1; not excluded: "
+	       "model.layers.1.block_sparse_moe.experts.0.w1, ");
+	assert_non_null(strstr(err.msg, "... (11 in all)"));
+	assert_null(strstr(err.msg, "tp_size"));
 	wt_layout_clear(&l);
 	tm_free(m);
 }
@@ -236,7 +245,14 @@ static void test_bad_regex(void **state)
 	wt_errbuf err;
 	lay(&l, 1, 1, WT_QUANT_FP8_BLOCK);
 	assert_int_equal(wt_layout_add_exclude(&l, "re:model.(layers", &err), 0);
-	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_EINVAL, &err, "re:model.(layers", "regex");
+	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_EINVAL, &err, "re:model.(layers",
+	       "1 '(' without ')'; balance the parentheses");
+	wt_layout_clear(&l);
+	/* balanced, but regcomp refuses it */
+	lay(&l, 1, 1, WT_QUANT_FP8_BLOCK);
+	assert_int_equal(wt_layout_add_exclude(&l, "re:model.[layers", &err), 0);
+	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_EINVAL, &err, "re:model.[layers",
+	       "not a valid POSIX extended regex");
 	wt_layout_clear(&l);
 	tm_free(m);
 }
@@ -297,6 +313,42 @@ static void test_vocab_padding_bound(void **state)
 	tm_free(m);
 }
 
+/* A weight scale the checkpoint's scheme does not use is refused, naming the
+ * tensor and the scheme (SHARDS.md section 3: consumed, dropped or an error);
+ * before, it was silently neither used nor listed as skipped. */
+static void test_stray_scales(void **state)
+{
+	(void)state;
+	wt_layout l;
+	wt_errbuf err;
+	char cfg[1024];
+	lay(&l, 2, 1, WT_QUANT_NONE);
+	/* any weight scale beside an unquantized weight of an unquantized checkpoint */
+	tm_model *m = tm_llama(SEED, WT_BF16);
+	tm_add(m, "model.layers.0.self_attn.o_proj.weight_scale", WT_F32, 1, 1, 0, 0);
+	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_EUNSUPPORTED, &err,
+	       "model.layers.0.self_attn.o_proj.weight_scale'", "unquantized");
+	tm_remove(m, "model.layers.0.self_attn.o_proj.weight_scale");
+	tm_add(m, "model.layers.1.mlp.down_proj.weight_scale_inv", WT_F32, 2, 2, 4, 0);
+	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_EUNSUPPORTED, &err,
+	       "model.layers.1.mlp.down_proj.weight_scale_inv", "BF16");
+	tm_free(m);
+	/* block scales in a per-tensor FP8 checkpoint, beside an F8_E4M3 weight */
+	m = tm_llama_fp8(SEED);
+	expect(try_plan(m, tm_llama_fp8_cfg, &l, &err), WT_OK, &err, NULL, NULL);
+	tm_add(m, "model.layers.0.self_attn.o_proj.weight_scale_inv", WT_F32, 2, 2, 2, 0);
+	expect(try_plan(m, tm_llama_fp8_cfg, &l, &err), WT_EUNSUPPORTED, &err,
+	       "model.layers.0.self_attn.o_proj.weight_scale_inv", "per-tensor FP8");
+	tm_free(m);
+	/* a scale beside an unquantized (BF16) weight of a block FP8 checkpoint */
+	m = tm_deepseek(SEED, 1, cfg, sizeof(cfg));
+	expect(try_plan(m, cfg, &l, &err), WT_OK, &err, NULL, NULL);
+	tm_add(m, "model.layers.1.mlp.gate.weight_scale_inv", WT_F32, 2, 1, 2, 0);
+	expect(try_plan(m, cfg, &l, &err), WT_EUNSUPPORTED, &err,
+	       "model.layers.1.mlp.gate.weight_scale_inv", "block FP8");
+	tm_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,7 +357,7 @@ int main(void)
 	    cmocka_unit_test(test_unknown_arch),        cmocka_unit_test(test_partly_excluded),
 	    cmocka_unit_test(test_int4_group),          cmocka_unit_test(test_block_alignment),
 	    cmocka_unit_test(test_bad_regex),           cmocka_unit_test(test_shared_experts_cond),
-	    cmocka_unit_test(test_vocab_padding_bound),
+	    cmocka_unit_test(test_vocab_padding_bound), cmocka_unit_test(test_stray_scales),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -438,12 +438,45 @@ static void test_quant(void **state)
 	fx_close(&plain);
 }
 
+/* Scales and exclusions under the 5.x names: a stray weight scale beside a 5.x weight is
+ * refused naming it (looked up in the checkpoint's own layout); a partial exclusion of a
+ * fused module written with the 4.x (canonical) name is named on both sides. */
+static void test_hf5_scales_exclusions(void **state)
+{
+	(void)state;
+	tm_model *m = qvl_model(true);
+	tm_add(m, "model.language_model.layers.0.mlp.down_proj.weight_scale", WT_F32, 1, 1, 0, 0);
+	expect_fail(m, cfg5, 2, WT_EUNSUPPORTED,
+	            "'model.language_model.layers.0.mlp.down_proj.weight_scale': a scale the "
+	            "checkpoint's quantization does not use");
+	m = qvl_model(true);
+	tm_add(m, "model.visual.blocks.1.mlp.fc1.weight_scale_inv", WT_F32, 2, 1, 1, 0);
+	expect_fail(m, cfg5, 2, WT_EUNSUPPORTED, "'model.visual.blocks.1.mlp.fc1.weight' is BF16");
+	/* a 4.x-named scale in a 5.x checkpoint has no weight beside it: mixed layouts */
+	m = qvl_model(true);
+	tm_add(m, "model.layers.0.mlp.down_proj.weight_scale", WT_F32, 1, 1, 0, 0);
+	expect_fail(m, cfg5, 2, WT_EUNSUPPORTED, "mixes two name layouts");
+	/* the 4.x pattern excludes q_proj of a 5.x checkpoint, and only it */
+	fx f;
+	assert_int_equal(fx_open(&f, qvl_model(true), cfg5, 2, WT_QUANT_FP8_CHANNEL,
+	                         "model.layers.0.self_attn.q_proj"),
+	                 WT_ELAYOUT);
+	printf("  -> %s\n", f.err.msg);
+	if (!strstr(f.err.msg, "1 of its 3 fused modules are excluded (excluded: "
+	                       "model.language_model.layers.0.self_attn.q_proj; not excluded: "
+	                       "model.language_model.layers.0.self_attn.k_proj, "
+	                       "model.language_model.layers.0.self_attn.v_proj)"))
+		fail_msg("message '%s' does not name both sides", f.err.msg);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cut_reassemble_4x),   cmocka_unit_test(test_cut_reassemble_5x),
-	    cmocka_unit_test(test_layouts_same_shards), cmocka_unit_test(test_mrope),
-	    cmocka_unit_test(test_layout_errors),       cmocka_unit_test(test_quant),
+	    cmocka_unit_test(test_cut_reassemble_4x),     cmocka_unit_test(test_cut_reassemble_5x),
+	    cmocka_unit_test(test_layouts_same_shards),   cmocka_unit_test(test_mrope),
+	    cmocka_unit_test(test_layout_errors),         cmocka_unit_test(test_quant),
+	    cmocka_unit_test(test_hf5_scales_exclusions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/weightctl/ctl_common.h"
 #include "client/weightctl/ctl_remote.h"
 #include "client/weightctl/weightctl.h"
 #include "weights/client.h"
@@ -175,8 +176,13 @@ int ctl_fetch(int argc, char **argv)
 	}
 	if ((code = ctl_remote_open(&r, "fetch", &c)) != CTL_OK)
 		goto done;
-	if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) != WT_OK ||
-	    (!fa.cuda && (rv = wt_file_sink_create(&fs, fa.out, 1, &err)) != WT_OK)) {
+	if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) != WT_OK) {
+		/* the daemon's plan-time refusals exit as `weightctl shard` does */
+		ctl_remote_perror("fetch", rv, &err);
+		code = ctl_plan_exit(rv, true);
+		goto done;
+	}
+	if (!fa.cuda && (rv = wt_file_sink_create(&fs, fa.out, 1, &err)) != WT_OK) {
 		ctl_remote_perror("fetch", rv, &err);
 		code = ctl_remote_exit(rv);
 		goto done;

@@ -1,18 +1,23 @@
-/* cmd_inspect.c — `weightctl inspect DIR|URI`: validate a model folder, print its summary. */
+/* cmd_inspect.c — `weightctl inspect [--model-dir] DIR|URI`: validate a model folder
+ * (the loader's checks, then the planner's against the architecture's family at TP 1,
+ * the checks every layout needs), print its summary. */
 #include <stdio.h>
 #include <string.h>
 
 #include "client/weightctl/weightctl.h"
 #include "loader/loader.h"
+#include "shardmap/shardmap.h"
 
 static void inspect_usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: weightctl inspect DIR|file:///DIR|s3://BUCKET/PREFIX|http(s)://HOST/PREFIX\n\n"
-	    "Validate a Hugging Face safetensors model folder (config.json +\n"
-	    "model.safetensors or model.safetensors.index.json + shards) and print\n"
-	    "its summary. Exit 0 if valid, 1 if not (reason on stderr), 2 on usage.\n");
+	fprintf(f, "usage: weightctl inspect [--model-dir] "
+	           "DIR|file:///DIR|s3://BUCKET/PREFIX|http(s)://HOST/PREFIX\n\n"
+	           "Validate a Hugging Face safetensors model folder (config.json +\n"
+	           "model.safetensors or model.safetensors.index.json + shards) and the\n"
+	           "checkpoint against its architecture's family (every tensor mapped or\n"
+	           "skipped, shapes and dtypes as config.json implies: the plan of the TP 1\n"
+	           "layout), and print its summary. Exit 0 if valid, 1 if not (reason on\n"
+	           "stderr), 2 on usage.\n");
 }
 
 static const char *quant_name(ckpt_quant_kind q)
@@ -27,7 +32,7 @@ static const char *quant_name(ckpt_quant_kind q)
 	}
 }
 
-static void print_summary(const char *dir, const ckpt *c)
+static void print_summary(const char *dir, const ckpt *c, const sm_plan *p)
 {
 	const ckpt_config *cfg = ckpt_get_config(c);
 	uint64_t bytes[WT_DTYPE_COUNT_] = {0};
@@ -41,6 +46,7 @@ static void print_summary(const char *dir, const ckpt *c)
 	printf("model:         %s\n", dir);
 	printf("architecture:  %s\n", cfg->architecture);
 	printf("model_type:    %s\n", cfg->model_type[0] ? cfg->model_type : "(none)");
+	printf("family:        %s\n", shardmap_family(p));
 	printf("config:        layers=%lld hidden=%lld heads=%lld kv_heads=%lld head_dim=%lld "
 	       "vocab=%lld experts=%lld\n",
 	       (long long)cfg->num_hidden_layers, (long long)cfg->hidden_size,
@@ -60,23 +66,46 @@ static void print_summary(const char *dir, const ckpt *c)
 		printf("quantization:  %s", quant_name(cfg->quant));
 	if (cfg->n_quant_ignore > 0)
 		printf(" (%zu modules not converted)", cfg->n_quant_ignore);
-	printf("\nstatus:        valid\n");
+	printf("\n");
+	size_t ns = shardmap_n_skipped(p);
+	printf("skipped:       %zu", ns);
+	for (size_t k = 0; k < ns && k < 3; k++)
+		printf("%s%s", k ? ", " : " (", shardmap_skipped(p, k));
+	printf("%s\n", ns > 3 ? ", ...)" : ns > 0 ? ")" : "");
+	printf("status:        valid\n");
+}
+
+/* The TP 1 plan: the family's checks every layout needs (section 3 of docs/format.md). */
+static int validate(const ckpt *c, sm_plan **p, wt_errbuf *err)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	int rv = shardmap_plan(c, &l, p, err);
+	wt_layout_clear(&l);
+	return rv;
 }
 
 int ctl_inspect(int argc, char **argv)
 {
 	const char *dir = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+		const char *v = argv[i];
+		if (strcmp(v, "--help") == 0 || strcmp(v, "-h") == 0) {
 			inspect_usage(stdout);
 			return CTL_OK;
 		}
-		if (argv[i][0] == '-' || dir != NULL) {
+		if (strcmp(v, "--model-dir") == 0 && i + 1 < argc)
+			v = argv[++i];
+		else if (strncmp(v, "--model-dir=", 12) == 0)
+			v += 12;
+		else if (v[0] == '-')
+			v = NULL;
+		if (v == NULL || dir != NULL) {
 			fprintf(stderr, "weightctl inspect: unexpected argument '%s'\n", argv[i]);
 			inspect_usage(stderr);
 			return CTL_USAGE;
 		}
-		dir = argv[i];
+		dir = v;
 	}
 	if (dir == NULL) {
 		inspect_usage(stderr);
@@ -86,13 +115,17 @@ int ctl_inspect(int argc, char **argv)
 	wt_errclear(&err);
 	store *s = NULL;
 	ckpt *c = NULL;
+	sm_plan *p = NULL;
 	int rv = store_open(&s, dir, &err);
 	if (rv == WT_OK)
 		rv = ckpt_open(&c, s, &err);
 	if (rv == WT_OK)
-		print_summary(dir, c);
+		rv = validate(c, &p, &err);
+	if (rv == WT_OK)
+		print_summary(dir, c, p);
 	else
 		fprintf(stderr, "weightctl inspect: %s: %s\n", wt_errname(rv), err.msg);
+	shardmap_plan_free(p);
 	ckpt_close(c);
 	store_close(s);
 	return rv == WT_OK ? CTL_OK : CTL_ERR;

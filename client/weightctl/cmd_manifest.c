@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client/weightctl/ctl_common.h"
 #include "client/weightctl/ctl_remote.h"
 #include "client/weightctl/weightctl.h"
 #include "weights/client.h"
@@ -72,7 +73,7 @@ int ctl_manifest(int argc, char **argv)
 		goto done;
 	if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) != WT_OK) {
 		ctl_remote_perror("manifest", rv, &err);
-		code = ctl_remote_exit(rv);
+		code = ctl_plan_exit(rv, true); /* as `weightctl plan` */
 		goto done;
 	}
 	print_manifest(m);

@@ -20,9 +20,11 @@ static void plan_usage(FILE *f)
 	        "       [--quant none|fp8-tensor|fp8-channel|fp8-block|int8-channel|int4-group]\n"
 	        "       [--dtype source|bf16|fp16|fp32] [--exclude PAT]... [--w13-order "
 	        "gate_up|up_gate]\n"
-	        "       [--vocab-pad N] [--group-size G] [--requant allow] [--rank-only]\n\n"
+	        "       [--vocab-pad N] [--group-size G] [--requant allow] [--rank-only] "
+	        "[--name NAME]\n\n"
 	        "Print every rank's runtime tensors (or only rank (r, e) with --rank-only).\n"
-	        "Exit 0 ok, 2 usage, 3 layout invalid for this model, 1 other errors.\n");
+	        "NAME (default: the folder's basename) is the model name printed.\n"
+	        "Exit 0 ok, 2 usage, 3 layout invalid (for this model), 1 other errors.\n");
 }
 
 static void print_rank(const sm_plan *p, uint32_t rank, uint32_t tp, uint64_t ck)
@@ -60,7 +62,10 @@ int ctl_plan_cmd(int argc, char **argv)
 		goto out;
 	char lay[1024], name[256];
 	wt_layout_format(&a.layout, lay, sizeof(lay));
-	ctl_model_name(a.model_dir, name, sizeof(name));
+	if (a.name != NULL)
+		snprintf(name, sizeof(name), "%s", a.name);
+	else
+		ctl_model_name(a.model_dir, name, sizeof(name));
 	uint64_t ck = ckpt_total_bytes(c), total = 0;
 	printf("model %s (family %s), revision %s\nlayout %s\ncheckpoint bytes %llu%s\n", name,
 	       shardmap_family(p), ckpt_revision(c), lay, (unsigned long long)ck,

@@ -29,11 +29,14 @@ static int on_tensor(void *ctx, uint32_t rank, size_t ix, const void *bytes, uin
 
 static void shard_usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: weightctl shard --model-dir DIR <layout flags as for plan> --out FILE\n\n"
-	        "Write rank (tp_rank, ep_rank) of the layout as a safetensors file with\n"
-	        "__metadata__ weightd.format/model/revision/layout/rank.\n"
-	        "Exit 0 ok, 2 usage, 3 layout invalid for this model, 1 other errors.\n");
+	fprintf(f, "usage: weightctl shard --model-dir DIR <layout flags as for plan> --out FILE\n"
+	           "                       [--name NAME]\n\n"
+	           "Write rank (tp_rank, ep_rank) of the layout as a safetensors file with\n"
+	           "__metadata__ weightd.format/model/revision/layout/rank. --tp-rank is required\n"
+	           "when --tp-size > 1, --ep-rank when --ep-size > 1. weightd.model is NAME\n"
+	           "(default: the folder's basename); use the name weightd serves the model\n"
+	           "under to get the bytes `weightctl fetch --model NAME` writes.\n"
+	           "Exit 0 ok, 2 usage, 3 layout invalid (for this model), 1 other errors.\n");
 }
 
 int ctl_shard_cmd(int argc, char **argv)
@@ -42,6 +45,21 @@ int ctl_shard_cmd(int argc, char **argv)
 	int rc = ctl_parse_layout_args("shard", argc, argv, &a);
 	if (rc == CTL_OK && !a.help && !a.out) {
 		fprintf(stderr, "weightctl shard: --out FILE is required\n");
+		rc = CTL_USAGE;
+	}
+	/* one rank is written: never guess which */
+	if (rc == CTL_OK && !a.help && a.layout.tp_size > 1 && !a.tp_rank_set) {
+		fprintf(stderr,
+		        "weightctl shard: --tp-size %u writes one rank: --tp-rank R (0..%u) "
+		        "is required\n",
+		        a.layout.tp_size, a.layout.tp_size - 1);
+		rc = CTL_USAGE;
+	}
+	if (rc == CTL_OK && !a.help && a.layout.ep_size > 1 && !a.ep_rank_set) {
+		fprintf(stderr,
+		        "weightctl shard: --ep-size %u writes one rank: --ep-rank E (0..%u) "
+		        "is required\n",
+		        a.layout.ep_size, a.layout.ep_size - 1);
 		rc = CTL_USAGE;
 	}
 	if (rc != CTL_OK || a.help) {
@@ -84,7 +102,10 @@ int ctl_shard_cmd(int argc, char **argv)
 	}
 	char lay[1024], name[256], rk[64];
 	wt_layout_format(&a.layout, lay, sizeof(lay));
-	ctl_model_name(a.model_dir, name, sizeof(name));
+	if (a.name != NULL)
+		snprintf(name, sizeof(name), "%s", a.name);
+	else
+		ctl_model_name(a.model_dir, name, sizeof(name));
 	snprintf(rk, sizeof(rk), "tp_rank=%u,ep_rank=%u", a.layout.tp_rank, a.layout.ep_rank);
 	st_kv meta[] = {
 	    {"weightd.format", "1"},

@@ -1,7 +1,8 @@
 /* cmd_verify.c — `weightctl verify-forward --model-dir DIR <layout flags> [--tokens a,b,..]`:
  * produce every rank of the layout offline, run the reference forward pass over
  * the checkpoint and over the rank tensors (engine/reference*), print the
- * largest logit difference and PASS/FAIL. */
+ * largest logit difference and PASS/FAIL; a layout above a looser budget is
+ * re-checked unquantized to tell quantization error from a slicing error. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,97 +19,222 @@ static void verify_usage(FILE *f)
 	fprintf(f,
 	        "usage: weightctl verify-forward --model-dir DIR <layout flags as for plan, rank "
 	        "flags ignored>\n"
-	        "                                [--tokens ID,ID,...]\n\n"
+	        "                                [--tokens ID,ID,...] [--budget R]\n\n"
 	        "Produce every rank of the layout, run the reference float32 forward pass over\n"
 	        "the checkpoint (full) and over the rank tensors as a TP/EP engine would\n"
 	        "(sharded, every EP group), and compare the logits. Layouts whose tensors hold\n"
 	        "the checkpoint's values must agree within %.0e x max|logit| (float32\n"
 	        "summation order only); quantized ones within the scheme's budget (fp8 %.2f,\n"
 	        "int8 %.2f, int4 %.2f x max|logit|); unquantized outputs narrower than the\n"
-	        "source (FP8 checkpoint as BF16) within %.2f.\n"
+	        "source (FP8 checkpoint as BF16) within %.2f. --budget R replaces those\n"
+	        "looser budgets (never the exact tolerance). A layout above its looser budget\n"
+	        "is checked again unquantized (--quant none --dtype fp32): if that agrees,\n"
+	        "the verdict is \"quantization error above budget\" (slicing proven right).\n"
 	        "Default tokens: 1, V-1, 17, V/2, 3, V/4, 2V/3.\n"
 	        "Exit 0 PASS, 1 FAIL or error, 2 usage, 3 layout invalid for this model.\n",
 	        ENGINE_REF_TOL_F32, ENGINE_REF_BUDGET_FP8, ENGINE_REF_BUDGET_INT8,
 	        ENGINE_REF_BUDGET_INT4, ENGINE_REF_BUDGET_ROUND);
 }
 
-/* Parse "a,b,c" into toks; returns the count or -1. */
-static int parse_tokens(const char *s, int64_t *toks)
+typedef struct verify_opts {
+	int64_t toks[VERIFY_MAX_TOKENS];
+	int n_tok;
+	double budget; /* --budget; 0 = the layout's own */
+} verify_opts;
+
+/* Parse "a,b,c" into o->toks; a bad entry is named on stderr (-1). */
+static int parse_tokens(const char *s, verify_opts *o)
 {
-	int n = 0;
-	while (*s) {
+	for (int n = 1;; n++) {
+		const char *comma = strchr(s, ',');
+		int len = comma ? (int)(comma - s) : (int)strlen(s);
 		char *end;
 		errno = 0;
-		long long v = strtoll(s, &end, 10);
-		if (end == s || errno != 0 || v < 0 || n == VERIFY_MAX_TOKENS ||
-		    (*end != ',' && *end != '\0'))
+		long long v = len > 0 && s[0] >= '0' && s[0] <= '9' ? strtoll(s, &end, 10) : -1;
+		if (v < 0 || errno != 0 || end != s + len) {
+			fprintf(stderr,
+			        "weightctl verify-forward: --tokens entry %d '%.*s' is not a token "
+			        "id (a non-negative integer); e.g. --tokens 1,17,300\n",
+			        n, len, s);
 			return -1;
-		toks[n++] = v;
-		s = *end == ',' ? end + 1 : end;
+		}
+		if (n > VERIFY_MAX_TOKENS) {
+			fprintf(stderr,
+			        "weightctl verify-forward: --tokens entry %d (%lld): at most %d "
+			        "tokens\n",
+			        n, v, VERIFY_MAX_TOKENS);
+			return -1;
+		}
+		o->toks[n - 1] = v;
+		o->n_tok = n;
+		if (comma == NULL)
+			return 0;
+		s = comma + 1;
 	}
-	return n;
 }
 
-/* Split --tokens out of argv (the rest goes to the layout parser). */
-static int take_tokens(int argc, char **argv, char **rest, int *n_rest, const char **tok)
+static int parse_budget(const char *s, verify_opts *o)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (*s == '\0' || *end != '\0' || errno != 0 || !(v > 0.0 && v <= 10.0)) {
+		fprintf(stderr,
+		        "weightctl verify-forward: --budget '%s': want a ratio to max|logit| "
+		        "in (0, 10], e.g. --budget 0.15\n",
+		        s);
+		return -1;
+	}
+	o->budget = v;
+	return 0;
+}
+
+/* Split --tokens and --budget out of argv (the rest goes to the layout parser). */
+static int take_flags(int argc, char **argv, char **rest, int *n_rest, verify_opts *o)
 {
 	*n_rest = 0;
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--tokens") == 0) {
-			if (i + 1 >= argc)
-				return -1;
-			*tok = argv[++i];
-		} else if (strncmp(argv[i], "--tokens=", 9) == 0) {
-			*tok = argv[i] + 9;
-		} else {
+		const char *v = NULL;
+		bool tok = strncmp(argv[i], "--tokens", 8) == 0,
+		     bud = strncmp(argv[i], "--budget", 8) == 0;
+		const char *tail = argv[i] + 8;
+		if ((!tok && !bud) || (*tail != '\0' && *tail != '=')) {
 			rest[(*n_rest)++] = argv[i];
+			continue;
 		}
+		if (*tail == '=') {
+			v = tail + 1;
+		} else if (i + 1 < argc) {
+			v = argv[++i];
+		} else {
+			fprintf(stderr, "weightctl verify-forward: %s needs a value\n", argv[i]);
+			return -1;
+		}
+		if (tok ? parse_tokens(v, o) : parse_budget(v, o))
+			return -1;
 	}
 	return 0;
 }
 
-static int run_verify(ctl_layout_args *a, const int64_t *toks, int n_tok)
+/* Tokens below V (the defaults when none were given); CTL_USAGE naming a bad one. */
+static int check_tokens(verify_opts *o, int64_t V)
+{
+	if (o->n_tok == 0) {
+		int64_t d[7] = {1, V - 1, 17, V / 2, 3, V / 4, 2 * V / 3};
+		for (int i = 0; i < 7; i++)
+			o->toks[i] = d[i] < V ? d[i] : V - 1;
+		o->n_tok = 7;
+		return CTL_OK;
+	}
+	for (int i = 0; i < o->n_tok; i++)
+		if (o->toks[i] >= V) {
+			fprintf(stderr,
+			        "weightctl verify-forward: --tokens entry %d (%lld) is not below "
+			        "the model's vocab_size %lld\n",
+			        i + 1, (long long)o->toks[i], (long long)V);
+			return CTL_USAGE;
+		}
+	return CTL_OK;
+}
+
+static void print_result(const ctl_layout_args *a, const sm_plan *p, const engine_ref_result *res)
+{
+	char lay[1024];
+	wt_layout_format(&a->layout, lay, sizeof(lay));
+	printf("model %s (family %s)\nlayout %s\n", a->model_dir, shardmap_family(p), lay);
+	printf("ranks %u, tokens %zu, outputs per token %lld, EP groups %u\n", res->n_ranks,
+	       res->n_tok, (long long)res->width, a->layout.ep_size);
+	size_t t = res->width ? res->diff.at / (size_t)res->width : 0;
+	printf("max |full - sharded| %.3g (row %zu, column %zu, EP group %u), max |output| %.3g, "
+	       "ratio %.3g, budget %.3g (%s)%s\n",
+	       res->diff.max_abs_diff, t, res->width ? res->diff.at % (size_t)res->width : 0,
+	       res->worst_group, res->diff.max_abs_ref,
+	       res->diff.max_abs_ref > 0 ? res->diff.max_abs_diff / res->diff.max_abs_ref : 0.0,
+	       res->budget, res->why, res->diff.nonfinite ? ", NaN/Inf present" : "");
+}
+
+static double ratio_of(const engine_ref_result *r)
+{
+	return r->diff.max_abs_ref > 0 ? r->diff.max_abs_diff / r->diff.max_abs_ref : 0.0;
+}
+
+/*
+ * A layout above a looser budget: check the same layout unquantized in float32
+ * (exact tolerance). Agreement there proves the slicing, so the excess is the
+ * scheme's (or the narrower dtype's) error on this model, not a shard error.
+ */
+static int explain_failure(const ckpt *c, const ctl_layout_args *a, const verify_opts *o,
+                           const engine_ref_result *res)
+{
+	if (res->diff.nonfinite || res->budget <= ENGINE_REF_TOL_F32) {
+		printf("FAIL: %s\n",
+		       res->diff.nonfinite
+		           ? "NaN/Inf in the outputs"
+		           : "the shards disagree with the checkpoint (slicing error)");
+		return CTL_ERR;
+	}
+	wt_layout ex;
+	engine_ref_result r2;
+	wt_errbuf err = {0};
+	wt_layout_init(&ex);
+	int rv = wt_layout_copy(&ex, &a->layout);
+	ex.quant = WT_QUANT_NONE;
+	ex.dtype = WT_F32;
+	if (rv == WT_OK)
+		rv = engine_ref_verify(c, &ex, o->toks, (size_t)o->n_tok, NULL, NULL, &r2, &err);
+	wt_layout_clear(&ex);
+	const char *what = a->layout.quant != WT_QUANT_NONE ? "quantization" : "rounding";
+	if (rv != WT_OK) {
+		printf("FAIL: %s error above budget (ratio %.3g > %.3g); the unquantized re-check "
+		       "did not run: %s (%s)\n",
+		       what, ratio_of(res), res->budget, err.msg, wt_errname(rv));
+	} else if (r2.pass) {
+		printf("FAIL: %s error above budget (ratio %.3g > %.3g); the same layout "
+		       "unquantized (--quant none --dtype fp32) agrees (ratio %.3g <= %.0e), so "
+		       "the slicing is right: the scheme is too coarse for this model (accept it "
+		       "with --budget, or exclude the sensitive modules)\n",
+		       what, ratio_of(res), res->budget, ratio_of(&r2), ENGINE_REF_TOL_F32);
+	} else {
+		printf("FAIL: the shards disagree with the checkpoint even unquantized "
+		       "(--quant none --dtype fp32: ratio %.3g > %.0e): a slicing error\n",
+		       ratio_of(&r2), ENGINE_REF_TOL_F32);
+	}
+	return CTL_ERR;
+}
+
+static int run_verify(ctl_layout_args *a, verify_opts *o)
 {
 	store *s = NULL;
 	ckpt *c = NULL;
 	sm_plan *p = NULL;
 	engine_ref_result res;
 	wt_errbuf err = {0};
-	int64_t dflt[7];
 	int rc = ctl_open_model("verify-forward", a->model_dir, &s, &c);
 	if (rc != CTL_OK)
 		return rc;
 	/* plan once up front for the planner's own messages and exit codes */
-	if ((rc = ctl_plan("verify-forward", c, &a->layout, &p)) != CTL_OK)
+	if ((rc = ctl_plan("verify-forward", c, &a->layout, &p)) != CTL_OK ||
+	    (rc = check_tokens(o, ckpt_get_config(c)->vocab_size)) != CTL_OK)
 		goto out;
-	if (n_tok == 0) {
-		int64_t V = ckpt_get_config(c)->vocab_size;
-		int64_t d[7] = {1, V - 1, 17, V / 2, 3, V / 4, 2 * V / 3};
-		for (int i = 0; i < 7; i++)
-			dflt[i] = d[i] < V ? d[i] : V - 1;
-		toks = dflt;
-		n_tok = 7;
-	}
-	int rv = engine_ref_verify(c, &a->layout, toks, (size_t)n_tok, NULL, NULL, &res, &err);
+	int rv =
+	    engine_ref_verify(c, &a->layout, o->toks, (size_t)o->n_tok, NULL, NULL, &res, &err);
 	if (rv != WT_OK) {
 		fprintf(stderr, "weightctl verify-forward: %s (%s)\n", err.msg, wt_errname(rv));
 		rc = rv == WT_EUNSUPPORTED ? CTL_LAYOUT : rv == WT_EINVAL ? CTL_USAGE : CTL_ERR;
 		goto out;
 	}
-	char lay[1024];
-	wt_layout_format(&a->layout, lay, sizeof(lay));
-	printf("model %s (family %s)\nlayout %s\n", a->model_dir, shardmap_family(p), lay);
-	printf("ranks %u, tokens %zu, outputs per token %lld, EP groups %u\n", res.n_ranks,
-	       res.n_tok, (long long)res.width, a->layout.ep_size);
-	size_t t = res.width ? res.diff.at / (size_t)res.width : 0;
-	printf("max |full - sharded| %.3g (row %zu, column %zu, EP group %u), max |output| %.3g, "
-	       "ratio %.3g, budget %.3g (%s)%s\n",
-	       res.diff.max_abs_diff, t, res.width ? res.diff.at % (size_t)res.width : 0,
-	       res.worst_group, res.diff.max_abs_ref,
-	       res.diff.max_abs_ref > 0 ? res.diff.max_abs_diff / res.diff.max_abs_ref : 0.0,
-	       res.budget, res.why, res.diff.nonfinite ? ", NaN/Inf present" : "");
-	printf("%s\n", res.pass ? "PASS" : "FAIL");
-	rc = res.pass ? CTL_OK : CTL_ERR;
+	if (o->budget > 0 && res.budget > ENGINE_REF_TOL_F32) {
+		res.budget = o->budget;
+		res.why = "--budget";
+		res.pass = engine_ref_within(&res.diff, o->budget);
+	}
+	print_result(a, p, &res);
+	if (res.pass) {
+		printf("PASS\n");
+		rc = CTL_OK;
+	} else {
+		rc = explain_failure(c, a, o, &res);
+	}
 out:
 	shardmap_plan_free(p);
 	ckpt_close(c);
@@ -119,34 +245,27 @@ out:
 int ctl_verify_forward(int argc, char **argv)
 {
 	char **rest = calloc((size_t)argc + 1, sizeof(char *));
-	int n_rest = 0, n_tok = 0, rc;
-	const char *tok = NULL;
-	int64_t toks[VERIFY_MAX_TOKENS];
+	int n_rest = 0, rc;
+	verify_opts o = {.n_tok = 0};
 	ctl_layout_args a;
 	if (rest == NULL) {
 		fprintf(stderr, "weightctl verify-forward: out of memory\n");
 		return CTL_ERR;
 	}
-	if (take_tokens(argc, argv, rest, &n_rest, &tok) != 0 ||
-	    (tok && (n_tok = parse_tokens(tok, toks)) <= 0)) {
-		fprintf(stderr,
-		        "weightctl verify-forward: --tokens wants 1 to %d comma-separated "
-		        "token ids, e.g. --tokens 1,17,300\n",
-		        VERIFY_MAX_TOKENS);
-		free(rest);
-		verify_usage(stderr);
+	if (take_flags(argc, argv, rest, &n_rest, &o) != 0) {
+		free(rest); /* the message named the flag and its value */
 		return CTL_USAGE;
 	}
 	rc = ctl_parse_layout_args("verify-forward", n_rest, rest, &a);
-	if (rc == CTL_OK && !a.help && (a.out || a.rank_only)) {
-		fprintf(stderr, "weightctl verify-forward: --out and --rank-only do not apply; "
-		                "every rank is checked\n");
+	if (rc == CTL_OK && !a.help && (a.out || a.rank_only || a.name)) {
+		fprintf(stderr, "weightctl verify-forward: --out, --name and --rank-only do not "
+		                "apply; every rank is checked and nothing is written\n");
 		rc = CTL_USAGE;
 	}
 	if (rc != CTL_OK || a.help)
 		verify_usage(a.help && rc == CTL_OK ? stdout : stderr);
 	else
-		rc = run_verify(&a, toks, n_tok);
+		rc = run_verify(&a, &o);
 	ctl_layout_args_clear(&a);
 	free(rest);
 	return rc;

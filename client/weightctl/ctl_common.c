@@ -18,26 +18,35 @@ int ctl_parse_layout_args(const char *cmd, int argc, char **argv, ctl_layout_arg
 			fprintf(stderr, "weightctl %s: %s\n", cmd, err.msg);
 			return CTL_USAGE;
 		}
-		if (r == 1)
+		if (r == 1) {
+			a->tp_rank_set |= strncmp(arg, "--tp-rank", 9) == 0;
+			a->ep_rank_set |= strncmp(arg, "--ep-rank", 9) == 0;
 			continue;
+		}
 		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
 			a->help = true;
 			i++;
 		} else if (strcmp(arg, "--rank-only") == 0) {
 			a->rank_only = true;
 			i++;
-		} else if ((strcmp(arg, "--model-dir") == 0 || strcmp(arg, "--out") == 0) &&
+		} else if ((strcmp(arg, "--model-dir") == 0 || strcmp(arg, "--out") == 0 ||
+		            strcmp(arg, "--name") == 0) &&
 		           i + 1 < argc) {
 			if (arg[2] == 'm')
 				a->model_dir = argv[i + 1];
-			else
+			else if (arg[2] == 'o')
 				a->out = argv[i + 1];
+			else
+				a->name = argv[i + 1];
 			i += 2;
 		} else if (strncmp(arg, "--model-dir=", 12) == 0) {
 			a->model_dir = arg + 12;
 			i++;
 		} else if (strncmp(arg, "--out=", 6) == 0) {
 			a->out = arg + 6;
+			i++;
+		} else if (strncmp(arg, "--name=", 7) == 0) {
+			a->name = arg + 7;
 			i++;
 		} else {
 			fprintf(stderr, "weightctl %s: unknown or incomplete argument '%s'\n", cmd,
@@ -51,9 +60,16 @@ int ctl_parse_layout_args(const char *cmd, int argc, char **argv, ctl_layout_arg
 		fprintf(stderr, "weightctl %s: --model-dir DIR is required\n", cmd);
 		return CTL_USAGE;
 	}
-	if (wt_layout_check(&a->layout, &err) != WT_OK) {
-		fprintf(stderr, "weightctl %s: %s\n", cmd, err.msg);
+	if (a->name != NULL && !ctl_model_name_ok(a->name)) {
+		fprintf(stderr,
+		        "weightctl %s: --name '%s' is not a usable model name; use 1-200 "
+		        "characters without '/' or control characters, not starting with '.'\n",
+		        cmd, a->name);
 		return CTL_USAGE;
+	}
+	if (wt_layout_check(&a->layout, &err) != WT_OK) {
+		fprintf(stderr, "weightctl %s: %s (%s)\n", cmd, err.msg, wt_errname(err.code));
+		return CTL_LAYOUT;
 	}
 	return CTL_OK;
 }
@@ -86,19 +102,35 @@ int ctl_plan(const char *cmd, const ckpt *c, const wt_layout *l, sm_plan **p)
 	if (rv == WT_OK)
 		return CTL_OK;
 	fprintf(stderr, "weightctl %s: %s (%s)\n", cmd, err.msg, wt_errname(rv));
+	return ctl_plan_exit(rv, false);
+}
+
+int ctl_plan_exit(int rv, bool remote)
+{
 	switch (rv) {
 	case WT_ELAYOUT:
-	case WT_ENOTFOUND:
 	case WT_EDUP:
 	case WT_ESHAPE:
 	case WT_EDTYPE:
 	case WT_EUNSUPPORTED:
 		return CTL_LAYOUT;
+	case WT_ENOTFOUND:
 	case WT_EINVAL:
-		return CTL_USAGE;
+		return remote ? CTL_ERR : CTL_LAYOUT;
 	default:
 		return CTL_ERR;
 	}
+}
+
+bool ctl_model_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n > 200 || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (name[i] == '/' || (unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			return false;
+	return true;
 }
 
 void ctl_model_name(const char *dir, char *buf, size_t cap)

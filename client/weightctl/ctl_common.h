@@ -13,21 +13,36 @@ typedef struct ctl_layout_args {
 	wt_layout layout;      /* owned; wt_layout_clear() via ctl_layout_args_clear */
 	const char *model_dir; /* borrowed from argv */
 	const char *out;       /* --out FILE, borrowed */
+	const char *name;      /* --name NAME (model name for metadata), borrowed; NULL if absent */
 	bool rank_only;        /* --rank-only */
+	bool tp_rank_set;      /* --tp-rank given */
+	bool ep_rank_set;      /* --ep-rank given */
 	bool help;
 } ctl_layout_args;
 
-/* Parse `--model-dir DIR <layout> [--out FILE] [--rank-only]`. Returns CTL_OK or
- * CTL_USAGE (message printed to stderr, prefixed with cmd). */
+/* Parse `--model-dir DIR <layout> [--out FILE] [--name NAME] [--rank-only]`.
+ * Returns CTL_OK, CTL_USAGE (a flag that cannot be parsed or is missing) or
+ * CTL_LAYOUT (flags that parse but make no valid layout: wt_layout_check), the
+ * message printed to stderr, prefixed with cmd. */
 int ctl_parse_layout_args(const char *cmd, int argc, char **argv, ctl_layout_args *a);
 void ctl_layout_args_clear(ctl_layout_args *a);
 
 /* Open the store + checkpoint at dir. On failure prints the error and returns CTL_ERR. */
 int ctl_open_model(const char *cmd, const char *dir, store **s, ckpt **c);
 
-/* Plan; on failure prints the error and returns CTL_LAYOUT for plan-time errors,
- * CTL_USAGE for bad flag values, CTL_ERR otherwise. */
+/* Plan; on failure prints the error and returns ctl_plan_exit(code). */
 int ctl_plan(const char *cmd, const ckpt *c, const wt_layout *l, sm_plan **p);
+
+/* Exit code of a plan-time error: CTL_LAYOUT for the layout or checkpoint
+ * refusals (WT_ELAYOUT, WT_ENOTFOUND, WT_EDUP, WT_ESHAPE, WT_EDTYPE,
+ * WT_EUNSUPPORTED, WT_EINVAL = an invalid exclude regex), CTL_ERR otherwise.
+ * With `remote` (a daemon's reply), WT_ENOTFOUND and WT_EINVAL are CTL_ERR:
+ * there they also mean an unknown model or a malformed request. */
+int ctl_plan_exit(int rv, bool remote);
+
+/* A model name weightd accepts (1-200 bytes, no '/', not starting with '.',
+ * no control characters). */
+bool ctl_model_name_ok(const char *name);
 
 /* Basename of a folder path or file:// URI, without trailing slashes, into buf. */
 void ctl_model_name(const char *dir, char *buf, size_t cap);

@@ -9,6 +9,10 @@ need_bins
 mkdir -p "$T/models" "$T/small"
 "$B/wt-mkckpt" --family llama --out "$T/models/big" --size-mb 64 >/dev/null || die "mkckpt big"
 "$B/wt-mkckpt" --family qwen2 --out "$T/small/q" >/dev/null || die "mkckpt small"
+# a Qwen2-MoE whose config makes layer 1 dense while the file has its experts
+"$B/wt-mkckpt" --family qwen2_moe --out "$T/small/badmoe" >/dev/null || die "mkckpt badmoe"
+sed -i '/"mlp_only_layers": \[$/,/\]/c\  "mlp_only_layers": [0, 1],' "$T/small/badmoe/config.json"
+grep -q '"mlp_only_layers": \[0, 1\]' "$T/small/badmoe/config.json" || die "badmoe config"
 "$B/weightctl" shard --model-dir "$T/models/big" --out "$T/ref.st" || die "shard big"
 
 # --- 1. corruption in flight -> WT_EHASH, exit 1, no output file ---
@@ -97,6 +101,25 @@ rc=$?
 "$B/weightctl" fetch --endpoint "$WD_URL" --model q --tp-size 3 --out "$T/x.st" --quiet 2>"$T/x.err"
 rc=$?
 [ "$rc" = 3 ] || die "tp 3: exit $rc, want 3: $(cat "$T/x.err")"
+[ ! -e "$T/x.st" ] || die "refused layout left a file"
+# the same refusal exits 3 for shard and fetch alike: a checkpoint its family
+# refuses (WT_EUNSUPPORTED from the daemon's planner), and an invalid rank
+"$B/weightctl" shard --model-dir "$T/small/badmoe" --out "$T/x.st" 2>"$T/s.err"
+rc=$?
+[ "$rc" = 3 ] || die "shard badmoe: exit $rc, want 3: $(cat "$T/s.err")"
+"$B/weightctl" fetch --endpoint "$WD_URL" --model badmoe --out "$T/x.st" --quiet 2>"$T/x.err"
+rc=$?
+[ "$rc" = 3 ] && grep -q "WT_EUNSUPPORTED" "$T/x.err" ||
+	die "fetch badmoe: exit $rc, want 3: $(cat "$T/x.err")"
+"$B/weightctl" manifest --endpoint "$WD_URL" --model badmoe >/dev/null 2>&1
+rc=$?
+[ "$rc" = 3 ] || die "manifest badmoe: exit $rc, want 3"
+for cmd in fetch shard; do
+	if [ $cmd = fetch ]; then src=(--endpoint "$WD_URL" --model q --quiet); else src=(--model-dir "$T/small/q"); fi
+	"$B/weightctl" $cmd "${src[@]}" --tp-size 2 --tp-rank 2 --out "$T/x.st" 2>/dev/null
+	rc=$?
+	[ "$rc" = 3 ] || die "$cmd --tp-rank 2 of 2: exit $rc, want 3"
+done
 [ ! -e "$T/x.st" ] || die "refused layout left a file"
 "$B/weightctl" fetch --endpoint "$WD_URL" --model q --bogus 2>/dev/null
 [ $? = 2 ] || die "unknown flag: want exit 2"

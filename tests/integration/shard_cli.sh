@@ -27,8 +27,33 @@ grep -q "does not divide num_attention_heads 8; use tp_size 1, 2, 4 or 8" "$T/er
 [ $? -eq 2 ] || fail "missing --model-dir should exit 2"
 "$CTL" plan --model-dir "$T/llama" --tp-size 2 --tp-rank 0 --quant fp9 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "bad --quant should exit 2"
-"$CTL" plan --model-dir "$T/llama" --tp-size 2 --tp-rank 2 >/dev/null 2>&1
-[ $? -eq 2 ] || fail "tp-rank >= tp-size should exit 2"
+# flags that parse but make no valid layout are a layout error (3), for the
+# offline commands as for fetch/manifest
+"$CTL" plan --model-dir "$T/llama" --tp-size 2 --tp-rank 2 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "tp-rank >= tp-size should exit 3"
+grep -q "WT_EINVAL" "$T/err" || fail "tp-rank >= tp-size message: $(cat "$T/err")"
+"$CTL" shard --model-dir "$T/llama" --tp-size 2 --tp-rank 2 --out "$T/x.st" >/dev/null 2>&1
+[ $? -eq 3 ] || fail "shard tp-rank >= tp-size should exit 3"
+"$CTL" plan --model-dir "$T/llama" --tp-size 1 --exclude 're:model.(layers' --quant fp8-block \
+	>/dev/null 2>&1
+[ $? -eq 3 ] || fail "invalid exclude regex should exit 3"
+# shard writes one rank: never a guessed rank 0
+"$CTL" shard --model-dir "$T/llama" --tp-size 2 --out "$T/x.st" >/dev/null 2>"$T/err"
+[ $? -eq 2 ] || fail "shard --tp-size 2 without --tp-rank should exit 2"
+grep -q -- "--tp-rank R (0..1) is required" "$T/err" || fail "tp-rank message: $(cat "$T/err")"
+"$CTL" shard --model-dir "$T/mixtral" --ep-size 2 --out "$T/x.st" >/dev/null 2>"$T/err"
+[ $? -eq 2 ] || fail "shard --ep-size 2 without --ep-rank should exit 2"
+grep -q -- "--ep-rank E (0..1) is required" "$T/err" || fail "ep-rank message: $(cat "$T/err")"
+[ ! -e "$T/x.st" ] || fail "refused shard wrote a file"
+"$CTL" shard --model-dir "$T/llama" --tp-size 1 --out "$T/x.st" >/dev/null ||
+	fail "tp 1 needs no --tp-rank"
+# a partly excluded fused module: both sides named, no tp sizes suggested
+"$CTL" plan --model-dir "$T/llama" --tp-size 2 --tp-rank 0 --quant fp8-block \
+	--exclude model.layers.0.self_attn.q_proj >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "partial exclusion should exit 3"
+grep -q "(excluded: model.layers.0.self_attn.q_proj; not excluded: model.layers.0.self_attn.k_proj, model.layers.0.self_attn.v_proj)" \
+	"$T/err" || fail "partial exclusion message: $(cat "$T/err")"
+grep -q "use tp_size" "$T/err" && fail "partial exclusion suggests tp sizes: $(cat "$T/err")"
 "$CTL" shard --model-dir "$T/llama" --tp-size 2 --tp-rank 0 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "shard without --out should exit 2"
 "$CTL" plan --model-dir "$T/nonexistent" --tp-size 1 --tp-rank 0 >/dev/null 2>&1
@@ -67,5 +92,34 @@ hdr=$(head -c 4096 "$T/m.st" | tr -d '\0')
 for k in '"weightd.format":"1"' '"weightd.model":"qwen2"' '"weightd.rank":"tp_rank=1,ep_rank=0"' \
 	'"weightd.layout":"tp=2,ep=1,quant=fp8-block' '"weightd.revision":"'; do
 	case "$hdr" in *"$k"*) ;; *) fail "metadata lacks $k" ;; esac
+done
+# --name sets weightd.model (default: the folder's basename); bytes otherwise equal
+"$CTL" shard --model-dir "$T/qwen2" --tp-size 2 --tp-rank 1 --quant fp8-block --name Qwen/Qwen2-0.5B \
+	--out "$T/n.st" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--name with '/' should exit 2"
+"$CTL" shard --model-dir "$T/qwen2" --tp-size 2 --tp-rank 1 --quant fp8-block --name qwen2-small \
+	--out "$T/n.st" || fail "shard --name"
+hdr=$(head -c 4096 "$T/n.st" | tr -d '\0')
+case "$hdr" in *'"weightd.model":"qwen2-small"'*) ;; *) fail "--name not in metadata" ;; esac
+"$CTL" shard --model-dir "$T/qwen2" --tp-size 2 --tp-rank 1 --quant fp8-block --name qwen2 \
+	--out "$T/n2.st" || fail "shard --name qwen2"
+cmp -s "$T/n2.st" "$T/m.st" || fail "--name equal to the basename should change no byte"
+"$CTL" plan --model-dir "$T/qwen2" --tp-size 1 --name=qwen2-small | grep -q "^model qwen2-small " ||
+	fail "plan --name"
+
+# BERT with the I64 embeddings.position_ids buffer: dropped and listed as skipped,
+# the shards hold the same tensors as without it
+"$MK" --family bert --position-ids --out "$T/bert_pos" >/dev/null || fail "wt-mkckpt bert --position-ids"
+"$CTL" plan --model-dir "$T/bert_pos" --tp-size 2 >"$T/plan" || fail "plan bert_pos"
+grep -qx "skipped embeddings.position_ids" "$T/plan" || fail "position_ids not listed as skipped"
+for r in 0 1; do
+	"$CTL" shard --model-dir "$T/bert_pos" --tp-size 2 --tp-rank $r --quant int8-channel \
+		--name bert --out "$T/bp.st" || fail "shard bert_pos"
+	"$CTL" shard --model-dir "$T/bert" --tp-size 2 --tp-rank $r --quant int8-channel \
+		--out "$T/b0.st" || fail "shard bert"
+	# identical but for the revision digest (64 hex digits) in the metadata
+	cmp -s <(sed 's/"weightd.revision":"[0-9a-f]*"//' "$T/bp.st") \
+		<(sed 's/"weightd.revision":"[0-9a-f]*"//' "$T/b0.st") ||
+		fail "bert rank $r: position_ids changed the shard"
 done
 echo "shard_cli.sh: ok"

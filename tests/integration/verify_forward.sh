@@ -34,6 +34,15 @@ check deepseek_v3 --tp-size 2 --dtype fp32
 check deepseek_v3 --tp-size 2 --ep-size 2 --quant fp8-block
 check qwen2_vl --tp-size 4
 check qwen2_vl_hf5 --tp-size 2 --quant fp8-channel
+# config.json as transformers 5.x writes it (num_local_experts, rope_parameters):
+# verify-forward reads what plan reads
+for f in qwen2_moe llama; do
+	"$MK" --family "$f" --config-style hf5 --out "$T/${f}_hf5" --seed 5 >/dev/null ||
+		fail "wt-mkckpt $f hf5"
+done
+grep -q '"num_local_experts"' "$T/qwen2_moe_hf5/config.json" || fail "hf5 config"
+check qwen2_moe_hf5 --tp-size 2 --ep-size 2
+check llama_hf5 --tp-size 2 --quant int8-channel
 
 "$CTL" verify-forward --model-dir "$T/llama" --tp-size 3 >/dev/null 2>&1
 [ $? -eq 3 ] || fail "tp 3 on llama should exit 3"
@@ -42,10 +51,29 @@ cp -r "$T/llama" "$T/q3moe"
 sed -i 's/LlamaForCausalLM/Qwen3MoeForCausalLM/' "$T/q3moe/config.json"
 "$CTL" verify-forward --model-dir "$T/q3moe" --tp-size 2 >/dev/null 2>"$T/err"
 [ $? -eq 3 ] || fail "Qwen3MoeForCausalLM should exit 3"
-"$CTL" verify-forward --model-dir "$T/llama" --tokens 1,x >/dev/null 2>&1
+"$CTL" verify-forward --model-dir "$T/llama" --tokens 1,x >/dev/null 2>"$T/err"
 [ $? -eq 2 ] || fail "bad --tokens should exit 2"
-"$CTL" verify-forward --model-dir "$T/llama" --tokens 1000 >/dev/null 2>&1
+grep -q "tokens entry 2 'x' is not a token id" "$T/err" || fail "bad --tokens: $(cat "$T/err")"
+"$CTL" verify-forward --model-dir "$T/llama" --tokens 5,1000 >/dev/null 2>"$T/err"
 [ $? -eq 2 ] || fail "token >= vocab should exit 2"
+grep -q "tokens entry 2 (1000) is not below the model's vocab_size 1000" "$T/err" ||
+	fail "token >= vocab: $(cat "$T/err")"
+"$CTL" verify-forward --model-dir "$T/llama" --budget 0 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--budget 0 should exit 2"
+# a quantized layout above its budget: re-checked unquantized, reported as the
+# scheme's error (exit 1), not a bare FAIL; --budget accepts it
+"$CTL" verify-forward --model-dir "$T/llama" --tp-size 2 --quant fp8-channel --budget 0.001 \
+	>"$T/out" 2>&1
+[ $? -eq 1 ] || fail "fp8 above --budget 0.001 should exit 1: $(cat "$T/out")"
+grep -q '^FAIL: quantization error above budget (ratio .* > 0.001); the same layout unquantized' \
+	"$T/out" || fail "quantization verdict: $(cat "$T/out")"
+grep -q 'so the slicing is right' "$T/out" || fail "slicing proof: $(cat "$T/out")"
+check llama --tp-size 2 --quant fp8-channel --budget 0.5
+grep -q 'budget 0.5 (--budget)' "$T/out" || fail "--budget not applied: $(cat "$T/out")"
+# --budget never loosens the exact tolerance
+"$CTL" verify-forward --model-dir "$T/llama" --tp-size 2 --budget 0.5 >"$T/out" 2>&1 ||
+	fail "llama tp 2: $(cat "$T/out")"
+grep -q 'budget 0.0001 (float32 summation order only)' "$T/out" || fail "exact budget kept"
 "$CTL" verify-forward --model-dir "$T/llama" --out x >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--out should exit 2"
 "$CTL" verify-forward --tp-size 2 >/dev/null 2>&1
