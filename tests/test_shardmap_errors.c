@@ -246,7 +246,7 @@ static void test_bad_regex(void **state)
 	lay(&l, 1, 1, WT_QUANT_FP8_BLOCK);
 	assert_int_equal(wt_layout_add_exclude(&l, "re:model.(layers", &err), 0);
 	expect(try_plan(m, tm_llama_cfg, &l, &err), WT_EINVAL, &err, "re:model.(layers",
-	       "1 '(' without ')'; balance the parentheses");
+	       "1 '(' without ')' in the regex; balance the parentheses");
 	wt_layout_clear(&l);
 	/* balanced, but regcomp refuses it */
 	lay(&l, 1, 1, WT_QUANT_FP8_BLOCK);
