@@ -37,6 +37,7 @@
 #include "tests/test_weightd_util.h"
 #include "weights/client.h"
 #include "weights/engine.h"
+#include "weights/weights.h"
 
 #define SEED 0xcda5eedu
 
@@ -343,7 +344,7 @@ static wt_manifest *synth_manifest(synth *x, size_t n, const uint64_t *sizes)
 	x->shape = calloc(n, sizeof(*x->shape));
 	x->names = calloc(n, sizeof(*x->names));
 	assert_true(x->te && x->tp && x->cr && x->cp && x->shape && x->names);
-	x->pb.format_version = 1;
+	x->pb.format_version = WT_FORMAT_VERSION;
 	x->pb.model = "synth";
 	x->pb.revision = "r";
 	x->pb.layout_text = "tp=1";
