@@ -26,8 +26,10 @@ static void expect_file(const char *path, const char *text)
 
 static char *tmp_of(const char *path)
 {
-	char *t = malloc(strlen(path) + 32);
-	sprintf(t, "%s.tmp.%ld", path, (long)getpid());
+	size_t n = strlen(path) + 32;
+	char *t = malloc(n);
+	assert_non_null(t);
+	snprintf(t, n, "%s.tmp.%ld", path, (long)getpid());
 	return t;
 }
 
