@@ -12,6 +12,7 @@
 
 #include "shardmap/shardmap.h"
 #include "weightd/server_int.h"
+#include "weights/client.h"
 
 typedef struct tensor_rec {
 	bool done;
@@ -49,6 +50,16 @@ static void free_tensors(rank_state *rs)
 	free(rs->t);
 	rs->t = NULL;
 }
+
+/* sm_role, wt_tensor_role and the protobuf TensorRole are one code (FROZEN,
+ * docs/format.md section 6.1): role_pb is a cast. */
+#define WD_ROLE_SAME(sm, wt, pb)                                                                   \
+	_Static_assert((int)(sm) == (int)(pb) && (int)(wt) == (int)(pb),                           \
+	               #sm " must equal " #wt " and " #pb)
+WD_ROLE_SAME(SM_ROLE_WEIGHT, WT_ROLE_WEIGHT, WEIGHTS__TENSOR_ROLE__ROLE_WEIGHT);
+WD_ROLE_SAME(SM_ROLE_SCALE, WT_ROLE_SCALE, WEIGHTS__TENSOR_ROLE__ROLE_SCALE);
+WD_ROLE_SAME(SM_ROLE_BIAS, WT_ROLE_BIAS, WEIGHTS__TENSOR_ROLE__ROLE_BIAS);
+WD_ROLE_SAME(SM_ROLE_INPUT_SCALE, WT_ROLE_INPUT_SCALE, WEIGHTS__TENSOR_ROLE__ROLE_INPUT_SCALE);
 
 static Weights__TensorRole role_pb(sm_role r)
 {
