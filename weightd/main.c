@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/cache.h"
 #include "common/common.h"
 #include "weightd/weightd.h"
 
@@ -91,6 +92,8 @@ int main(int argc, char **argv)
 		}
 	}
 	wd_server *srv = NULL;
+	/* process-wide malloc settings are the program's call, not the cache's */
+	cache_tune_malloc((uint32_t)cfg.chunk_bytes);
 	int rv = wd_server_open(&srv, &cfg, &err);
 	if (rv != WT_OK) {
 		fprintf(stderr, "weightd: %s (%s)\n", err.msg, wt_errname(rv));
