@@ -225,6 +225,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)(b.total >> 20), (unsigned long long)(b.shard >> 20), b.dir);
 	cache_opts o;
 	cache_opts_init(&o);
+	cache_tune_malloc(o.chunk_bytes);
 	o.max_bytes = b.total * 2;
 	struct {
 		const char *key, *name;

@@ -84,6 +84,7 @@ static int scenario(const char *dir, const char *name, int evicted, uint64_t blo
 {
 	cache_opts o;
 	cache_opts_init(&o);
+	cache_tune_malloc(o.chunk_bytes);
 	o.max_bytes = 1ull << 40;
 	o.blob_file_bytes = blob;
 	o.reclaim_ratio = 0; /* measured on request, not in the background */

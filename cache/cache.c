@@ -17,7 +17,6 @@ void cache_opts_init(cache_opts *o)
 	o->rocks_verify = false;
 	o->mmap_reads = true;
 	o->mem_bytes = CACHE_MEM_BYTES_DEF;
-	o->tune_malloc = true;
 	o->blob_file_bytes = CACHE_BLOB_FILE_DEF;
 	o->reclaim_ratio = CACHE_RECLAIM_RATIO_DEF;
 }
@@ -241,7 +240,7 @@ static int load_index(cache *c, wt_errbuf *err)
  * thresholds hand them fresh mmap'd pages or trim them back to the OS after
  * every read (page faults: reads at ~1 GB/s instead of ~4, cache/README.md).
  * Keep chunk-sized blocks on the heap and stop trimming below 512 MiB. */
-static void tune_malloc(uint32_t chunk_bytes)
+void cache_tune_malloc(uint32_t chunk_bytes)
 {
 	static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
 	static bool done;
@@ -278,8 +277,6 @@ int cache_open(cache **out, const char *dir, const cache_opts *opts, wt_errbuf *
 	}
 	c->opts = *opts;
 	c->clock = 1;
-	if (opts->tune_malloc)
-		tune_malloc(opts->chunk_bytes);
 	if (pthread_mutex_init(&c->lk, NULL) != 0) {
 		rv = wt_seterr(err, WT_ENOMEM, "cache '%s': cannot create mutex", dir);
 		goto fail;

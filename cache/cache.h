@@ -80,9 +80,6 @@ typedef struct cache_opts {
 	                             enter it when written (the flush at commit), not on
 	                             read misses, so reads larger than it never churn it.
 	                             0 = none; default CACHE_MEM_BYTES_DEF. Blob store only. */
-	bool tune_malloc;         /* default true: cache_open sets glibc's M_MMAP_THRESHOLD and
-	                             M_TRIM_THRESHOLD (process-wide) so RocksDB's per-read 4 MiB
-	                             blob buffers are reused instead of page-faulted (4x reads) */
 	uint64_t blob_file_bytes; /* size RocksDB cuts blob files at (default
 	                             CACHE_BLOB_FILE_DEF; >= CACHE_BLOB_FILE_MIN) */
 	double reclaim_ratio;     /* cache_reclaim runs in the background after an eviction
@@ -95,6 +92,14 @@ typedef struct cache_opts {
 
 /* Fill with the defaults above. */
 void cache_opts_init(cache_opts *o);
+
+/*
+ * Set glibc's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD (process-wide, once, logged)
+ * so RocksDB's two chunk-sized buffers per blob read are reused instead of
+ * page-faulted (blob reads 4x faster, cache/README.md). For a program's main()
+ * (weightd, the benchmarks): the cache itself never changes malloc settings.
+ */
+void cache_tune_malloc(uint32_t chunk_bytes);
 
 /*
  * Open (creating if needed) the store in directory dir. opts NULL = defaults.

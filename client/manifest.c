@@ -25,6 +25,14 @@
 #include "common/common.h"
 #include "weights/weights.h"
 
+/* TensorEntry.role is converted to wt_tensor_role by a cast: the codes are one
+ * (FROZEN, docs/format.md section 6.1); the last one bounds the range check. */
+_Static_assert((int)WT_ROLE_WEIGHT == (int)WEIGHTS__TENSOR_ROLE__ROLE_WEIGHT, "role codes");
+_Static_assert((int)WT_ROLE_SCALE == (int)WEIGHTS__TENSOR_ROLE__ROLE_SCALE, "role codes");
+_Static_assert((int)WT_ROLE_BIAS == (int)WEIGHTS__TENSOR_ROLE__ROLE_BIAS, "role codes");
+_Static_assert((int)WT_ROLE_INPUT_SCALE == (int)WEIGHTS__TENSOR_ROLE__ROLE_INPUT_SCALE,
+               "role codes");
+
 static char *dup_str(const char *s)
 {
 	return strdup(s != NULL ? s : "");

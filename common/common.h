@@ -100,6 +100,28 @@ _Noreturn void common_assert_fail(const char *cond, const char *file, int line);
  * above U+10FFFF)? A NUL byte counts as invalid unless allow_nul. */
 bool common_utf8_valid(const void *data, size_t len, bool allow_nul);
 
+/* ---- atomic file writes (atomic_file.c): "<path>.tmp.<pid>" + rename ----
+ * Readers see the old file or the whole new one. durable: fsync the file
+ * before the rename and its folder after, so it survives a power cut once
+ * commit returns. Any failure unlinks the temp file and leaves path as it was.
+ * Streaming: open, write..., then commit or abort (commit and abort both end
+ * the write; abort after a failed open is a no-op). */
+typedef struct common_afile {
+	int fd;
+	bool durable;
+	char path[4096];
+	char tmp[4096 + 24];
+} common_afile;
+int common_afile_open(common_afile *f, const char *path, bool durable, wt_errbuf *err);
+int common_afile_write(common_afile *f, const void *data, size_t len, wt_errbuf *err);
+/* common_afile_write for st_writer-style callbacks (ctx = the common_afile). */
+int common_afile_write_cb(void *ctx, const void *data, size_t len);
+int common_afile_commit(common_afile *f, wt_errbuf *err);
+void common_afile_abort(common_afile *f);
+/* The whole file in one call. */
+int common_write_file_atomic(const char *path, const void *data, size_t len, bool durable,
+                             wt_errbuf *err);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t common_now_ns(void);
 

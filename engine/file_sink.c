@@ -5,16 +5,15 @@
  * `weightctl shard` writes them: format, model, revision, layout, rank) is written by
  * loader's st_writer at begin(); verified bytes then stream through write(2)
  * in order (the fetcher delivers in order), so memory does not grow with the
- * shard. Output goes to "<path>.tmp.<pid>", renamed to path at end(); abort()
- * unlinks the temp file and leaves path untouched.
+ * shard. Output goes through common_afile ("<path>.tmp.<pid>", renamed to path
+ * at end(), fsync'ed first when do_fsync); abort() unlinks the temp file and
+ * leaves path untouched.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "common/common.h"
 #include "loader/loader.h"
 #include "weights/engine.h"
 #include "weights/weights.h"
@@ -22,27 +21,10 @@
 struct wt_file_sink {
 	wt_sink base; /* first member: the fetcher calls through it */
 	char *path;   /* owned */
-	char *tmp;    /* owned; "<path>.tmp.<pid>" */
 	int do_fsync;
-	int fd; /* -1 when no fetch is in progress */
+	common_afile af; /* af.fd is -1 when no fetch is in progress */
 	st_writer *w;
 };
-
-static int fd_write(void *ctx, const void *data, size_t len)
-{
-	int fd = *(int *)ctx;
-	const uint8_t *p = data;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return WT_EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return WT_OK;
-}
 
 static wt_file_sink *file_of(wt_sink *s)
 {
@@ -54,11 +36,7 @@ static void f_abort(wt_sink *s)
 	wt_file_sink *f = file_of(s);
 	st_writer_abort(f->w);
 	f->w = NULL;
-	if (f->fd >= 0) {
-		close(f->fd);
-		unlink(f->tmp);
-	}
-	f->fd = -1;
+	common_afile_abort(&f->af);
 }
 
 static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
@@ -87,17 +65,14 @@ static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 	    {"weightd.layout", (char *)wt_manifest_layout_text(m)},
 	    {"weightd.rank", rank},
 	};
-	int rv = WT_OK;
-	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (f->fd < 0) {
-		rv =
-		    wt_seterr(err, WT_EIO, "file sink: cannot create '%s': %s; check the directory",
-		              f->tmp, strerror(errno));
+	int rv = common_afile_open(&f->af, f->path, f->do_fsync != 0, err);
+	if (rv != WT_OK) {
+		wt_errprefix(err, "file sink");
 	} else {
-		rv = st_writer_open(&f->w, d, n, meta, sizeof(meta) / sizeof(meta[0]), fd_write,
-		                    &f->fd, err);
+		rv = st_writer_open(&f->w, d, n, meta, sizeof(meta) / sizeof(meta[0]),
+		                    common_afile_write_cb, &f->af, err);
 		if (rv != WT_OK) {
-			wt_errprefix(err, "file sink '%s'", f->tmp);
+			wt_errprefix(err, "file sink '%s'", f->af.tmp);
 			f_abort(s);
 		}
 	}
@@ -119,7 +94,7 @@ static int f_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t
 	wt_file_sink *f = file_of(s);
 	int rv = st_writer_write(f->w, data, len, err);
 	if (rv != WT_OK)
-		return wt_errprefix(err, "file sink '%s': tensor %zu at %llu", f->tmp, ti,
+		return wt_errprefix(err, "file sink '%s': tensor %zu at %llu", f->af.tmp, ti,
 		                    (unsigned long long)off);
 	return WT_OK;
 }
@@ -138,28 +113,13 @@ static int f_end(wt_sink *s, wt_errbuf *err)
 	int rv = st_writer_close(f->w, err);
 	f->w = NULL;
 	if (rv != WT_OK) {
-		wt_errprefix(err, "file sink '%s'", f->tmp);
+		wt_errprefix(err, "file sink '%s'", f->af.tmp);
 		f_abort(s);
 		return rv;
 	}
-	if (f->do_fsync && fsync(f->fd) != 0) {
-		rv = wt_seterr(err, WT_EIO, "file sink: fsync '%s': %s", f->tmp, strerror(errno));
-		f_abort(s);
-		return rv;
-	}
-	if (close(f->fd) != 0) {
-		f->fd = -1;
-		unlink(f->tmp);
-		return wt_seterr(err, WT_EIO, "file sink: close '%s': %s", f->tmp, strerror(errno));
-	}
-	f->fd = -1;
-	if (rename(f->tmp, f->path) != 0) {
-		rv = wt_seterr(err, WT_EIO, "file sink: rename '%s' to '%s': %s", f->tmp, f->path,
-		               strerror(errno));
-		unlink(f->tmp);
-		return rv;
-	}
-	return WT_OK;
+	if ((rv = common_afile_commit(&f->af, err)) != WT_OK)
+		wt_errprefix(err, "file sink '%s'", f->path);
+	return rv;
 }
 
 static const wt_sink_ops file_ops = {
@@ -180,16 +140,13 @@ int wt_file_sink_create(wt_file_sink **out, const char *path, int do_fsync, wt_e
 	if (f == NULL)
 		return wt_seterr(err, WT_ENOMEM, "file sink: out of memory");
 	f->base.ops = &file_ops;
-	f->fd = -1;
+	f->af.fd = -1;
 	f->do_fsync = do_fsync;
-	size_t n = strlen(path) + 32;
 	f->path = strdup(path);
-	f->tmp = malloc(n);
-	if (f->path == NULL || f->tmp == NULL) {
+	if (f->path == NULL) {
 		wt_file_sink_destroy(f);
 		return wt_seterr(err, WT_ENOMEM, "file sink: out of memory");
 	}
-	snprintf(f->tmp, n, "%s.tmp.%ld", path, (long)getpid());
 	*out = f;
 	return WT_OK;
 }
@@ -203,9 +160,8 @@ void wt_file_sink_destroy(wt_file_sink *f)
 {
 	if (f == NULL)
 		return;
-	if (f->fd >= 0 || f->w != NULL)
+	if (f->af.fd >= 0 || f->w != NULL)
 		f_abort(&f->base);
 	free(f->path);
-	free(f->tmp);
 	free(f);
 }

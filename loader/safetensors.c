@@ -649,39 +649,17 @@ int st_writer_close(st_writer *w, wt_errbuf *err)
 
 /* ---- whole file at a path ---- */
 
-static int fd_write_all(void *ctx, const void *data, size_t len)
-{
-	int fd = *(int *)ctx;
-	const char *p = data;
-	while (len > 0) {
-		ssize_t k = write(fd, p, len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return errno == ENOSPC ? WT_ENOSPC : WT_EIO;
-		p += k;
-		len -= (size_t)k;
-	}
-	return WT_OK;
-}
-
 int st_write_path(const char *path, const st_desc *descs, const void *const *data, size_t n,
                   const st_kv *meta, size_t n_meta, wt_errbuf *err)
 {
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 16);
-	if (tmp == NULL)
-		return wt_seterr(err, WT_ENOMEM, "out of memory");
-	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		int e = errno;
-		free(tmp);
-		return wt_seterr(err, WT_EIO, "'%s': cannot create a temp file: %s", path,
-		                 strerror(e));
-	}
+	common_afile *f = malloc(sizeof(*f));
+	if (f == NULL)
+		return wt_seterr(err, WT_ENOMEM, "writing '%s': out of memory", path);
 	st_writer *w = NULL;
-	int rv = st_writer_open(&w, descs, n, meta, n_meta, fd_write_all, &fd, err);
+	/* durable: a written checkpoint or shard is kept, not regenerated */
+	int rv = common_afile_open(f, path, true, err);
+	if (rv == WT_OK)
+		rv = st_writer_open(&w, descs, n, meta, n_meta, common_afile_write_cb, f, err);
 	for (size_t i = 0; rv == WT_OK && i < n; i++) {
 		uint64_t nb;
 		desc_nbytes(&descs[i], &nb, NULL); /* validated by st_writer_open */
@@ -696,20 +674,15 @@ int st_write_path(const char *path, const st_desc *descs, const void *const *dat
 			rv = st_writer_write(w, nb ? data[i] : NULL, (size_t)nb, err);
 	}
 	if (rv == WT_OK)
-		rv = st_writer_close(w, err);
+		rv = st_writer_close(w, err); /* frees w, also on error */
 	else
-		st_writer_abort(w);
-	if (rv == WT_OK && fchmod(fd, 0644) != 0)
-		rv = wt_seterr(err, WT_EIO, "'%s': chmod failed: %s", tmp, strerror(errno));
-	if (close(fd) != 0 && rv == WT_OK)
-		rv = wt_seterr(err, WT_EIO, "'%s': close failed: %s", tmp, strerror(errno));
-	if (rv == WT_OK && rename(tmp, path) != 0)
-		rv = wt_seterr(err, WT_EIO, "'%s': rename from temp file failed: %s", path,
-		               strerror(errno));
+		st_writer_abort(w); /* NULL-safe */
+	if (rv == WT_OK)
+		rv = common_afile_commit(f, err);
 	if (rv != WT_OK) {
-		unlink(tmp);
+		common_afile_abort(f); /* no-op once committed or never opened */
 		wt_errprefix(err, "writing '%s'", path);
 	}
-	free(tmp);
+	free(f);
 	return rv;
 }

@@ -116,6 +116,19 @@ void wire_reply_free(Weights__Reply *r)
 		weights__reply__free_unpacked(r, NULL);
 }
 
+/* Layout.quant, Layout.dtype and TensorEntry.dtype carry the wt_quant /
+ * wt_dtype codes by value (weights.proto); the codes are FROZEN (docs/format.md
+ * section 6.1): renumbering one breaks every peer and client. New codes go at
+ * the end. */
+_Static_assert(WT_QUANT_NONE == 0 && WT_QUANT_FP8_TENSOR == 1 && WT_QUANT_FP8_CHANNEL == 2 &&
+                   WT_QUANT_FP8_BLOCK == 3 && WT_QUANT_INT8_CHANNEL == 4 &&
+                   WT_QUANT_INT4_GROUP == 5,
+               "wt_quant codes are frozen");
+_Static_assert(WT_DTYPE_INVALID == 0 && WT_F64 == 1 && WT_F32 == 2 && WT_F16 == 3 && WT_BF16 == 4 &&
+                   WT_F8_E4M3 == 5 && WT_F8_E5M2 == 6 && WT_I64 == 7 && WT_I32 == 8 &&
+                   WT_I16 == 9 && WT_I8 == 10 && WT_U8 == 11 && WT_BOOL == 12,
+               "wt_dtype codes are frozen");
+
 void wire_layout_to_pb(const wt_layout *l, Weights__Layout *pb, char **exclude_storage)
 {
 	pb->tp_size = l->tp_size;

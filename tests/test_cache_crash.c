@@ -23,14 +23,6 @@
 #define BASE_SEED 0x5eed0000ull
 #define POOL      16 /* shared chunk contents (dedupe across shards) */
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static cache_opts crash_opts(void)
 {
 	cache_opts o;
@@ -58,19 +50,19 @@ static int child(const char *dir, uint64_t seed, int ready_fd)
 		char id[64], man[1024];
 		snprintf(id, sizeof(id), "s%llx-%llu", (unsigned long long)seed,
 		         (unsigned long long)k);
-		size_t n = 1 + rng_next(&r) % 8;
+		size_t n = 1 + tu_splitmix64(&r) % 8;
 		int ml = snprintf(man, sizeof(man), "%zu", n);
 		cache_writer *w = NULL;
 		if (cache_begin_shard(c, id, strlen(id), &w, &err) != WT_OK)
 			return 4;
 		for (size_t i = 0; i < n; i++) {
 			uint64_t cs, len;
-			if (rng_next(&r) % 2) {
-				cs = rng_next(&r) % POOL;
+			if (tu_splitmix64(&r) % 2) {
+				cs = tu_splitmix64(&r) % POOL;
 				len = 512 + cs * 200;
 			} else {
-				cs = rng_next(&r);
-				len = 1 + rng_next(&r) % TC_CHUNK;
+				cs = tu_splitmix64(&r);
+				len = 1 + tu_splitmix64(&r) % TC_CHUNK;
 			}
 			tu_fill(buf, len, cs);
 			if (cache_put_chunk(w, buf, len, NULL, &err) != WT_OK) {
@@ -80,7 +72,7 @@ static int child(const char *dir, uint64_t seed, int ready_fd)
 			ml += snprintf(man + ml, sizeof(man) - (size_t)ml, ";%llu,%llu",
 			               (unsigned long long)cs, (unsigned long long)len);
 		}
-		uint64_t what = rng_next(&r) % 10;
+		uint64_t what = tu_splitmix64(&r) % 10;
 		if (what == 0) {
 			cache_abort_shard(w);
 		} else if (cache_commit_shard(w, man, (size_t)ml, &err) != WT_OK) {
@@ -89,7 +81,7 @@ static int child(const char *dir, uint64_t seed, int ready_fd)
 		}
 		if (what == 1 && k > 0) {
 			snprintf(id, sizeof(id), "s%llx-%llu", (unsigned long long)seed,
-			         (unsigned long long)(rng_next(&r) % k));
+			         (unsigned long long)(tu_splitmix64(&r) % k));
 			(void)cache_evict(c, id, strlen(id), &err); /* may be gone already */
 		}
 	}
@@ -231,7 +223,8 @@ static void test_kill_writer(void **state)
 		if (!early && read(pfd[0], &b, 1) != 1)
 			fail_msg("child (seed %llu) died before it was ready",
 			         (unsigned long long)seed);
-		uint64_t delay_us = early ? rng_next(&r) % 20000 : 2000 + rng_next(&r) % 60000;
+		uint64_t delay_us =
+		    early ? tu_splitmix64(&r) % 20000 : 2000 + tu_splitmix64(&r) % 60000;
 		usleep((useconds_t)delay_us);
 		kill(pid, SIGKILL);
 		int st = 0;

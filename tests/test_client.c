@@ -37,7 +37,7 @@ static void mf_init(mf *x)
 {
 	memset(x, 0, sizeof(*x));
 	weights__manifest__init(&x->m);
-	x->m.format_version = 1;
+	x->m.format_version = WT_FORMAT_VERSION;
 	x->m.model = "m";
 	x->m.revision = "r";
 	x->m.layout_text = "tp=1";
@@ -181,7 +181,7 @@ static void test_manifest_hostile(void **state)
 			x.m.total_bytes = 127;
 			break;
 		case 12:
-			x.m.format_version = 2;
+			x.m.format_version = WT_FORMAT_VERSION + 1;
 			break;
 		case 13:
 			x.cr[0].nbytes = 0;

@@ -37,6 +37,7 @@
 #include "tests/test_weightd_util.h"
 #include "weights/client.h"
 #include "weights/engine.h"
+#include "weights/weights.h"
 
 #define SEED 0xcda5eedu
 
@@ -323,14 +324,6 @@ typedef struct synth {
 	uint8_t hash[16];
 } synth;
 
-static uint64_t sm_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* A manifest of n U8 tensors of the given sizes, one chunk each (none if empty). */
 static wt_manifest *synth_manifest(synth *x, size_t n, const uint64_t *sizes)
 {
@@ -343,7 +336,7 @@ static wt_manifest *synth_manifest(synth *x, size_t n, const uint64_t *sizes)
 	x->shape = calloc(n, sizeof(*x->shape));
 	x->names = calloc(n, sizeof(*x->names));
 	assert_true(x->te && x->tp && x->cr && x->cp && x->shape && x->names);
-	x->pb.format_version = 1;
+	x->pb.format_version = WT_FORMAT_VERSION;
 	x->pb.model = "synth";
 	x->pb.revision = "r";
 	x->pb.layout_text = "tp=1";
@@ -400,7 +393,7 @@ static void test_direct_small_tensors(void **state)
 	uint64_t *offs = calloc(N_SMALL, sizeof(*offs));
 	assert_true(sizes && offs);
 	for (size_t i = 0; i < N_SMALL; i++) {
-		uint64_t r = sm_next(&rng);
+		uint64_t r = tu_splitmix64(&rng);
 		sizes[i] = r % 13 == 0 ? 0 : 1 + r % 700; /* some empty tensors */
 		offs[i] = total;
 		total += sizes[i];
@@ -433,7 +426,7 @@ static void test_direct_small_tensors(void **state)
 	for (size_t i = 0; i < N_SMALL; i++) {
 		assert_int_equal(s->ops->tensor_begin(s, i, &err), WT_OK);
 		for (uint64_t off = 0; off < sizes[i];) {
-			uint64_t len = 1 + sm_next(&rng) % 300;
+			uint64_t len = 1 + tu_splitmix64(&rng) % 300;
 			len = len < sizes[i] - off ? len : sizes[i] - off;
 			if (s->ops->write(s, i, off, src + offs[i] + off, (size_t)len, &err) !=
 			    WT_OK)

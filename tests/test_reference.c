@@ -241,10 +241,7 @@ typedef struct q3_ckpt {
 
 static float q3_rand(q3_ckpt *m) /* uniform in [-1, 1) */
 {
-	uint64_t z = (m->s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	z ^= z >> 31;
+	uint64_t z = tu_splitmix64(&m->s);
 	return (float)((double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 

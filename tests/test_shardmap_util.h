@@ -27,14 +27,6 @@ typedef struct tm_model {
 	wt_dtype dt; /* default float dtype */
 } tm_model;
 
-static __attribute__((unused)) uint64_t tm_mix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 static __attribute__((unused)) tm_model *tm_new(uint64_t seed, wt_dtype dt)
 {
 	tm_model *m = calloc(1, sizeof(*m));
@@ -73,7 +65,8 @@ static __attribute__((unused)) void *tm_add(tm_model *m, const char *name, wt_dt
 	uint8_t *p = malloc(n * es + 1);
 	uint64_t s = m->seed + m->n * 7919;
 	for (uint64_t i = 0; i < n; i++) {
-		float v = (float)((double)(tm_mix(&s) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+		float v =
+		    (float)((double)(tu_splitmix64(&s) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 		if (dt == WT_F32)
 			memcpy(p + i * 4, &v, 4);
 		else if (dt == WT_BF16) {

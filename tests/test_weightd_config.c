@@ -116,6 +116,13 @@ static void test_file_and_flags(void **state)
 	/* a list set by flags replaces the file's list */
 	assert_int_equal(c.model.n, 1);
 	assert_string_equal(c.model.v[0], "b=/data/b");
+	/* set by name: file and flags count, defaults do not */
+	assert_true(wd_config_is_set(&c, "workers"));         /* flag */
+	assert_true(wd_config_is_set(&c, "cache_max_bytes")); /* file */
+	assert_false(wd_config_is_set(&c, "models_dir"));     /* default */
+	assert_false(wd_config_is_set(&c, "no_such_key"));
+	assert_int_equal(wd_config_set(&c, "models_dir", "/m", "test", &err), WT_OK);
+	assert_true(wd_config_is_set(&c, "models_dir"));
 	wd_config_free(&c);
 }
 

@@ -15,6 +15,7 @@
 #include "common/common.h"
 #include "shardmap/shardmap.h"
 #include "test_weightd_util.h"
+#include "weights/weights.h"
 
 #define SEED 20261129u
 
@@ -205,7 +206,7 @@ static void test_manifest_and_chunks(void **state)
 	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
 	assert_int_equal(x.r->id, 101);
 	Weights__Manifest *m = x.r->manifest;
-	assert_int_equal(m->format_version, 1);
+	assert_int_equal(m->format_version, WT_FORMAT_VERSION);
 	assert_string_equal(m->model, "llama");
 	assert_int_equal(strlen(m->revision), 64);
 	assert_int_equal(m->tp_rank, 1);

@@ -120,6 +120,12 @@ static const wd_cfg_key *find_key(const char *name, size_t *idx)
 	return NULL;
 }
 
+bool wd_config_is_set(const wd_config *c, const char *key)
+{
+	size_t idx;
+	return find_key(key, &idx) != NULL && c->set[idx] > SRC_DEFAULT;
+}
+
 static void strlist_free(wd_strlist *l)
 {
 	for (size_t i = 0; i < l->n; i++)

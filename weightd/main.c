@@ -12,27 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/cache.h"
 #include "common/common.h"
 #include "weightd/weightd.h"
-
-/* Write text to path atomically (temp file + rename). */
-static int write_file(const char *path, const char *text)
-{
-	char tmp[4200];
-	int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return -1;
-	FILE *f = fopen(tmp, "w");
-	if (f == NULL)
-		return -1;
-	int ok = fputs(text, f) >= 0;
-	ok &= fclose(f) == 0;
-	if (!ok || rename(tmp, path) != 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
 
 static void reload_cb(void *ctx, const wd_cfg_key *k, bool applied)
 {
@@ -101,14 +83,17 @@ int main(int argc, char **argv)
 	if (cfg.pid_file[0] != '\0') {
 		char pid[32];
 		snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-		if (write_file(cfg.pid_file, pid) != 0) {
-			fprintf(stderr, "weightd: pid_file %s: %s\n", cfg.pid_file,
-			        strerror(errno));
+		/* not durable: a pid file is meaningless after a power cut */
+		if (common_write_file_atomic(cfg.pid_file, pid, strlen(pid), false, &err) !=
+		    WT_OK) {
+			fprintf(stderr, "weightd: pid_file: %s\n", err.msg);
 			wd_config_free(&cfg);
 			return 1;
 		}
 	}
 	wd_server *srv = NULL;
+	/* process-wide malloc settings are the program's call, not the cache's */
+	cache_tune_malloc((uint32_t)cfg.chunk_bytes);
 	int rv = wd_server_open(&srv, &cfg, &err);
 	if (rv != WT_OK) {
 		fprintf(stderr, "weightd: %s (%s)\n", err.msg, wt_errname(rv));
@@ -127,8 +112,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "weightd: metrics on port %u (/metrics, /healthz, /readyz)\n",
 		        wd_server_metrics_port(srv));
 	fflush(stderr);
-	if (cfg.ready_file[0] != '\0' && write_file(cfg.ready_file, ready) != 0)
-		WT_LOG(WT_LOG_ERR, "ready_file %s: %s", cfg.ready_file, strerror(errno));
+	if (cfg.ready_file[0] != '\0' &&
+	    common_write_file_atomic(cfg.ready_file, ready, len, false, &err) != WT_OK)
+		WT_LOG(WT_LOG_ERR, "ready_file: %s", err.msg);
 
 	int sig = 0;
 	for (;;) {

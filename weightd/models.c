@@ -370,9 +370,10 @@ int wd_models_open(wd_models **out, const wd_config *cfg, const ckpt_memo *memo,
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - spec), spec);
 		rv = wd_models_add_from(m, name, eq + 1, WD_SRC_CONFIG, false, err);
 	}
-	/* models_dir is table row 1: explicit if set by file or flag. */
+	/* a missing models_dir is an error only when set explicitly (file or flag) */
 	if (rv == WT_OK)
-		rv = scan_dir(m, cfg->models_dir, cfg->set[1] != 0, true, NULL, err);
+		rv = scan_dir(m, cfg->models_dir, wd_config_is_set(cfg, "models_dir"), true, NULL,
+		              err);
 	if (rv == WT_EEXIST) { /* the same name twice in the configuration */
 		rv = WT_EDUP;
 		if (err != NULL)

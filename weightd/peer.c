@@ -33,6 +33,7 @@
 #include "client/client.h"
 #include "weightd/server_int.h"
 #include "weights/engine.h"
+#include "weights/weights.h"
 
 #define PEER_CONNECT_MS  1000u
 #define PEER_REQUEST_MS  10000u
@@ -257,7 +258,7 @@ static int ask_rank(peer_conn *pc, const char *model, const wd_snap *snap, const
 	if (mf->revision == NULL || strcmp(mf->revision, snap->revision) != 0)
 		rv = wt_seterr(err, WT_ENOTFOUND, "peer %s: rank %u is revision %.12s, not %.12s",
 		               pc->url, rank, mf->revision ? mf->revision : "", snap->revision);
-	else if (mf->format_version != 1 || mf->layout_text == NULL ||
+	else if (mf->format_version != WT_FORMAT_VERSION || mf->layout_text == NULL ||
 	         strcmp(mf->layout_text, layout_text) != 0 || mf->tp_rank != mr.tp_rank ||
 	         mf->ep_rank != mr.ep_rank || mf->shard_id.len != sizeof(id) ||
 	         memcmp(mf->shard_id.data, id, sizeof(id)) != 0)
@@ -275,13 +276,8 @@ static int ask_rank(peer_conn *pc, const char *model, const wd_snap *snap, const
 
 /* ===================== the sink: verified bytes -> cache writer ===================== */
 
-typedef struct pchunk {
-	wt_hash128 hash;
-	uint64_t nbytes;
-} pchunk;
-
 typedef struct ptensor {
-	pchunk *c; /* owned */
+	wd_chunk *c; /* owned */
 	size_t n, cap;
 } ptensor;
 
@@ -307,7 +303,7 @@ static int sk_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 		wt_tensor_info ti;
 		wt_manifest_tensor(m, i, &ti);
 		size_t n = (size_t)((ti.nbytes + k->cb - 1) / k->cb);
-		if (n > 0 && (k->t[i].c = calloc(n, sizeof(pchunk))) == NULL)
+		if (n > 0 && (k->t[i].c = calloc(n, sizeof(wd_chunk))) == NULL)
 			return wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
 		k->t[i].cap = n;
 	}
@@ -411,6 +407,13 @@ static void sink_clear(peer_sink *k)
 	memset(k, 0, sizeof(*k));
 }
 
+static const wd_chunk *sink_chunks(void *ctx, size_t i, size_t *n)
+{
+	const peer_sink *k = ctx;
+	*n = k->t[i].n;
+	return k->t[i].c;
+}
+
 /* Commit the peer's manifest with this node's chunks and model name. Consumes k->w. */
 static int commit(peer_sink *k, Weights__Manifest *mf, const char *model, wt_errbuf *err)
 {
@@ -418,62 +421,11 @@ static int commit(peer_sink *k, Weights__Manifest *mf, const char *model, wt_err
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "peer fill: %zu tensors fetched, manifest has %zu", k->n_tensors,
 		                 mf->n_tensors);
-	size_t total = 0;
-	for (size_t i = 0; i < k->n_tensors; i++)
-		total += k->t[i].n;
-	Weights__ChunkRef *cref = calloc(total ? total : 1, sizeof(*cref));
-	Weights__ChunkRef **cptr = calloc(total ? total : 1, sizeof(*cptr));
-	uint8_t(*ch)[16] = calloc(total ? total : 1, 16);
-	Weights__ChunkRef ***saved = calloc(k->n_tensors ? k->n_tensors : 1, sizeof(*saved));
-	size_t *saved_n = calloc(k->n_tensors ? k->n_tensors : 1, sizeof(*saved_n));
-	uint8_t *buf = NULL;
-	int rv = WT_ENOMEM;
-	if (!cref || !cptr || !ch || !saved || !saved_n)
-		goto out;
-	size_t j = 0;
-	for (size_t i = 0; i < k->n_tensors; i++) {
-		Weights__TensorEntry *te = mf->tensors[i];
-		saved[i] = te->chunks;
-		saved_n[i] = te->n_chunks;
-		te->chunks = &cptr[j];
-		te->n_chunks = k->t[i].n;
-		uint64_t off = 0;
-		for (size_t c = 0; c < k->t[i].n; c++, j++) {
-			Weights__ChunkRef init = WEIGHTS__CHUNK_REF__INIT;
-			cref[j] = init;
-			common_hash128_to_bytes(k->t[i].c[c].hash, ch[j]);
-			cref[j].hash.data = ch[j];
-			cref[j].hash.len = 16;
-			cref[j].offset = off;
-			cref[j].nbytes = k->t[i].c[c].nbytes;
-			off += k->t[i].c[c].nbytes;
-			cptr[j] = &cref[j];
-		}
-	}
-	char *peer_model = mf->model;
-	mf->model = (char *)model;
-	size_t len = weights__manifest__get_packed_size(mf);
-	if ((buf = malloc(len ? len : 1)) != NULL)
-		weights__manifest__pack(mf, buf);
-	mf->model = peer_model;
-	for (size_t i = 0; i < k->n_tensors; i++) {
-		mf->tensors[i]->chunks = saved[i];
-		mf->tensors[i]->n_chunks = saved_n[i];
-	}
-	if (buf == NULL)
-		goto out;
 	cache_writer *w = k->w;
 	k->w = NULL;
-	rv = cache_commit_shard(w, buf, len, err);
-out:
-	if (rv == WT_ENOMEM)
-		wt_seterr(err, WT_ENOMEM, "peer fill: out of memory building the manifest");
-	free(cref);
-	free(cptr);
-	free(ch);
-	free(saved);
-	free(saved_n);
-	free(buf);
+	int rv = wd_record_commit(w, mf, model, sink_chunks, k, err);
+	if (rv != WT_OK)
+		wt_errprefix(err, "peer fill of model '%s'", model);
 	return rv;
 }
 

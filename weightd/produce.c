@@ -12,16 +12,12 @@
 
 #include "shardmap/shardmap.h"
 #include "weightd/server_int.h"
-
-typedef struct chunk_rec {
-	wt_hash128 hash;
-	uint64_t nbytes;
-} chunk_rec;
+#include "weights/client.h"
 
 typedef struct tensor_rec {
 	bool done;
 	wt_hash128 hash;
-	chunk_rec *chunks; /* owned */
+	wd_chunk *chunks; /* owned */
 	size_t n_chunks;
 } tensor_rec;
 
@@ -55,34 +51,50 @@ static void free_tensors(rank_state *rs)
 	rs->t = NULL;
 }
 
+/* sm_role, wt_tensor_role and the protobuf TensorRole are one code (FROZEN,
+ * docs/format.md section 6.1): role_pb is a cast. */
+#define WD_ROLE_SAME(sm, wt, pb)                                                                   \
+	_Static_assert((int)(sm) == (int)(pb) && (int)(wt) == (int)(pb),                           \
+	               #sm " must equal " #wt " and " #pb)
+WD_ROLE_SAME(SM_ROLE_WEIGHT, WT_ROLE_WEIGHT, WEIGHTS__TENSOR_ROLE__ROLE_WEIGHT);
+WD_ROLE_SAME(SM_ROLE_SCALE, WT_ROLE_SCALE, WEIGHTS__TENSOR_ROLE__ROLE_SCALE);
+WD_ROLE_SAME(SM_ROLE_BIAS, WT_ROLE_BIAS, WEIGHTS__TENSOR_ROLE__ROLE_BIAS);
+WD_ROLE_SAME(SM_ROLE_INPUT_SCALE, WT_ROLE_INPUT_SCALE, WEIGHTS__TENSOR_ROLE__ROLE_INPUT_SCALE);
+
 static Weights__TensorRole role_pb(sm_role r)
 {
 	return (Weights__TensorRole)r; /* sm_role values equal the protobuf ones (FROZEN) */
 }
 
-/* Build, pack and commit rank `rank`'s manifest. Consumes the writer. */
+static const wd_chunk *rank_chunks(void *ctx, size_t i, size_t *n)
+{
+	const rank_state *rs = ctx;
+	*n = rs->t[i].n_chunks;
+	return rs->t[i].chunks;
+}
+
+/* Build and commit rank `rank`'s manifest (wd_record_commit). Consumes the writer. */
 static int commit_rank(prod *p, uint32_t rank, wt_errbuf *err)
 {
 	rank_state *rs = &p->r[rank];
 	size_t n = rs->n_tensors;
-	const ckpt *ck = p->snap->ck;
 	int rv = WT_ENOMEM;
 	Weights__TensorEntry *te = calloc(n ? n : 1, sizeof(*te));
 	Weights__TensorEntry **tp = calloc(n ? n : 1, sizeof(*tp));
 	uint8_t(*th)[16] = calloc(n ? n : 1, 16);
-	Weights__ChunkRef **cref = calloc(n ? n : 1, sizeof(*cref));
-	Weights__ChunkRef ***cptr = calloc(n ? n : 1, sizeof(*cptr));
-	uint8_t(**ch)[16] = calloc(n ? n : 1, sizeof(*ch));
 	size_t n_skip = shardmap_n_skipped(p->plan);
 	char **skipped = calloc(n_skip ? n_skip : 1, sizeof(*skipped));
 	char *excl[WT_MAX_EXCLUDE];
-	uint8_t *buf = NULL;
-	if (!te || !tp || !th || !cref || !cptr || !ch || !skipped)
+	cache_writer *w = rs->w;
+	rs->w = NULL;
+	if (!te || !tp || !th || !skipped) {
+		cache_abort_shard(w);
+		wt_seterr(err, WT_ENOMEM, "out of memory building the manifest");
 		goto out;
+	}
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		const sm_out_info *oi = shardmap_rank_tensor(p->plan, rank, i);
-		tensor_rec *tr = &rs->t[i];
 		Weights__TensorEntry init = WEIGHTS__TENSOR_ENTRY__INIT;
 		te[i] = init;
 		te[i].name = (char *)oi->name;
@@ -90,31 +102,11 @@ static int commit_rank(prod *p, uint32_t rank, wt_errbuf *err)
 		te[i].n_shape = (size_t)oi->ndim;
 		te[i].shape = (int64_t *)oi->shape;
 		te[i].nbytes = oi->nbytes;
-		common_hash128_to_bytes(tr->hash, th[i]);
+		common_hash128_to_bytes(rs->t[i].hash, th[i]);
 		te[i].hash.data = th[i];
 		te[i].hash.len = 16;
 		te[i].role = role_pb(oi->role);
 		te[i].requantized = oi->requantized;
-		size_t nc = tr->n_chunks;
-		cref[i] = calloc(nc ? nc : 1, sizeof(**cref));
-		cptr[i] = calloc(nc ? nc : 1, sizeof(**cptr));
-		ch[i] = calloc(nc ? nc : 1, 16);
-		if (!cref[i] || !cptr[i] || !ch[i])
-			goto out;
-		uint64_t off = 0;
-		for (size_t c = 0; c < nc; c++) {
-			Weights__ChunkRef cinit = WEIGHTS__CHUNK_REF__INIT;
-			cref[i][c] = cinit;
-			common_hash128_to_bytes(tr->chunks[c].hash, ch[i][c]);
-			cref[i][c].hash.data = ch[i][c];
-			cref[i][c].hash.len = 16;
-			cref[i][c].offset = off;
-			cref[i][c].nbytes = tr->chunks[c].nbytes;
-			off += tr->chunks[c].nbytes;
-			cptr[i][c] = &cref[i][c];
-		}
-		te[i].n_chunks = nc;
-		te[i].chunks = cptr[i];
 		tp[i] = &te[i];
 		total += oi->nbytes;
 	}
@@ -123,8 +115,6 @@ static int commit_rank(prod *p, uint32_t rank, wt_errbuf *err)
 	Weights__Layout lpb = WEIGHTS__LAYOUT__INIT;
 	wire_layout_to_pb(p->l, &lpb, excl);
 	Weights__Manifest mf = WEIGHTS__MANIFEST__INIT;
-	mf.format_version = 1;
-	mf.model = (char *)p->model;
 	mf.revision = p->snap->revision;
 	mf.layout = &lpb;
 	mf.layout_text = (char *)p->layout_text;
@@ -135,40 +125,19 @@ static int commit_rank(prod *p, uint32_t rank, wt_errbuf *err)
 	mf.n_tensors = n;
 	mf.tensors = tp;
 	mf.total_bytes = total;
-	mf.checkpoint_bytes = ckpt_total_bytes(ck);
+	mf.checkpoint_bytes = ckpt_total_bytes(p->snap->ck);
 	mf.tied_lm_head = shardmap_tied_lm_head(p->plan);
 	mf.n_skipped = n_skip;
 	mf.skipped = skipped;
-	size_t len = weights__manifest__get_packed_size(&mf);
-	if ((buf = malloc(len ? len : 1)) == NULL)
-		goto out;
-	weights__manifest__pack(&mf, buf);
-	cache_writer *w = rs->w;
-	rs->w = NULL;
-	rv = cache_commit_shard(w, buf, len, err);
-	if (rv != WT_OK)
-		wt_errprefix(err, "model '%s' rank %u", p->model, rank);
+	rv = wd_record_commit(w, &mf, p->model, rank_chunks, rs, err);
 	rs->committed = rv == WT_OK;
 out:
-	if (rv == WT_ENOMEM)
-		wt_seterr(err, WT_ENOMEM, "model '%s' rank %u: out of memory building the manifest",
-		          p->model, rank);
-	for (size_t i = 0; i < n; i++) {
-		if (cref != NULL)
-			free(cref[i]);
-		if (cptr != NULL)
-			free(cptr[i]);
-		if (ch != NULL)
-			free(ch[i]);
-	}
+	if (rv != WT_OK)
+		wt_errprefix(err, "model '%s' rank %u", p->model, rank);
 	free(te);
 	free(tp);
 	free(th);
-	free(cref);
-	free(cptr);
-	free(ch);
 	free(skipped);
-	free(buf);
 	free_tensors(rs);
 	return rv;
 }

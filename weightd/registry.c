@@ -11,10 +11,11 @@
  * characters. URI: 1..WD_REGISTRY_URI_MAX bytes without control characters.
  * Spaces around NAME and URI are ignored when reading (hand edits).
  *
- * Writes are atomic: "<file>.tmp" is written, fsync'ed and renamed over the
- * file, then the directory is fsync'ed. At start the file is read after the
- * folder and config models (they win on a name clash); nothing in it can stop
- * the daemon from starting: a bad line is a warning naming file:line.
+ * Writes are atomic and durable (common_write_file_atomic: "<file>.tmp.<pid>"
+ * is written, fsync'ed and renamed over the file, then the folder is
+ * fsync'ed). At start the file is read after the folder and config models
+ * (they win on a name clash); nothing in it can stop the daemon from
+ * starting: a bad line is a warning naming file:line.
  *
  * One process-wide mutex serializes register/unregister (change + rewrite),
  * so the file always matches the registered models in memory. They are rare.
@@ -110,70 +111,6 @@ static void add_line(void *ctx, const char *name, const char *uri)
 	dbuf_add(b, "\n");
 }
 
-static int io_fail(const char *what, const char *path, int e, wt_errbuf *err)
-{
-	return wt_seterr(err, WT_EIO,
-	                 "registry %s: %s: %s; check that the cache_dir is writable and has space",
-	                 path, what, strerror(e));
-}
-
-/* Write data to path atomically (tmp + fsync + rename + fsync of the folder). */
-static int write_atomic(const char *path, const char *data, size_t len, wt_errbuf *err)
-{
-	char tmp[PATH_MAX];
-	int n = snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return wt_seterr(err, WT_EINVAL,
-		                 "registry %s: path too long; use a shorter cache_dir", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return io_fail("create", tmp, errno, err);
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int e = w < 0 ? errno : EIO;
-			close(fd);
-			unlink(tmp);
-			return io_fail("write", tmp, e, err);
-		}
-		off += (size_t)w;
-	}
-	if (fsync(fd) != 0) {
-		int e = errno;
-		close(fd);
-		unlink(tmp);
-		return io_fail("fsync", tmp, e, err);
-	}
-	if (close(fd) != 0) {
-		int e = errno;
-		unlink(tmp);
-		return io_fail("close", tmp, e, err);
-	}
-	if (rename(tmp, path) != 0) {
-		int e = errno;
-		unlink(tmp);
-		return io_fail("rename", tmp, e, err);
-	}
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash != NULL)
-		*slash = '\0';
-	else
-		snprintf(dir, sizeof(dir), ".");
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return io_fail("open folder", dir, errno, err);
-	int rv = fsync(dfd) == 0 ? WT_OK : io_fail("fsync folder", dir, errno, err);
-	close(dfd);
-	return rv;
-}
-
 /* Rewrite the file from the registered models in memory, without skip. */
 static int save(wd_models *m, const char *skip, wt_errbuf *err)
 {
@@ -183,7 +120,9 @@ static int save(wd_models *m, const char *skip, wt_errbuf *err)
 	             "while weightd is stopped.\n");
 	wd_models_each(m, WD_SRC_REGISTERED, add_line, &b);
 	int rv = b.oom ? wt_seterr(err, WT_ENOMEM, "registry: out of memory")
-	               : write_atomic(wd_models_registry_path(m), b.p, b.n, err);
+	               : common_write_file_atomic(wd_models_registry_path(m), b.p, b.n, true, err);
+	if (rv != WT_OK && !b.oom)
+		wt_errprefix(err, "registry");
 	free(b.p);
 	return rv;
 }

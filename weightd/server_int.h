@@ -206,6 +206,19 @@ void wd_warm_start(wd_req *r, const Weights__AdminRequest *ar);
 int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *l,
                const char *layout_text, wt_errbuf *err);
 
+/* record.c: the cached-manifest record a shard is committed with. */
+typedef struct wd_chunk {
+	wt_hash128 hash;
+	uint64_t nbytes;
+} wd_chunk;
+/* Tensor i's chunks as this node stored them (*n of them). */
+typedef const wd_chunk *(*wd_chunks_fn)(void *ctx, size_t i, size_t *n);
+/* Pack mf with format_version WT_FORMAT_VERSION, model `model` and tensor i's
+ * chunk list from chunks_of (offsets consecutive from 0), then commit it as
+ * w's manifest. mf is restored before returning. Consumes w (aborted on error). */
+int wd_record_commit(cache_writer *w, Weights__Manifest *mf, const char *model,
+                     wd_chunks_fn chunks_of, void *ctx, wt_errbuf *err);
+
 /* chunk.c / admin.c: build the reply (never NULL unless out of memory). */
 nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *c);
 nng_msg *wd_admin_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);

@@ -98,6 +98,9 @@ void wd_config_free(wd_config *c); /* NULL-safe; leaves c zeroed */
  */
 int wd_config_set(wd_config *c, const char *key, const char *value, const char *where,
                   wt_errbuf *err);
+/* Whether `key` was set explicitly (file or flag), not left at its default;
+ * false for an unknown key. */
+bool wd_config_is_set(const wd_config *c, const char *key);
 
 /* Load an INI file (keys at top level or under [weightd]). Errors are
  * WT_ECONFIG "path:line: ..."; a missing file is WT_ECONFIG "path: ...". */

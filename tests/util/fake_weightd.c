@@ -81,7 +81,7 @@ static void send_manifest(fake *f, uint64_t id)
 	uint8_t th[FAKE_N_T][16], ch[32][16];
 	int64_t shape[FAKE_N_T];
 	size_t nc = 0;
-	m.format_version = 1;
+	m.format_version = WT_FORMAT_VERSION;
 	m.model = "fake";
 	char rev[32];
 	snprintf(rev, sizeof(rev), "rev%d", f->revision);

@@ -123,11 +123,7 @@ void tu_fill(void *buf, size_t len, uint64_t seed)
 	uint8_t *p = buf;
 	uint64_t x = seed;
 	for (size_t i = 0; i < len; i += 8) {
-		x += 0x9e3779b97f4a7c15ull;
-		uint64_t z = x;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
+		uint64_t z = tu_splitmix64(&x);
 		for (size_t k = 0; k < 8 && i + k < len; k++)
 			p[i + k] = (uint8_t)(z >> (8 * k));
 	}

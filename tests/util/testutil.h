@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "loader/loader.h"
+#include "tests/util/splitmix.h"
 
 /* Fresh empty folder "$TMPDIR/wt-<tag>-XXXXXX". Caller frees (and tu_rmrf's) it. */
 char *tu_mkdtemp(const char *tag);
@@ -21,7 +22,7 @@ char *tu_path(const char *dir, const char *rel);
 int tu_write_file(const char *dir, const char *rel, const void *data, size_t len);
 /* Whole file, NUL-terminated beyond *len; caller frees. NULL on failure. */
 char *tu_read_file(const char *path, size_t *len);
-/* Deterministic pseudo-random bytes (splitmix64 of seed). */
+/* Deterministic pseudo-random bytes (tu_splitmix64 of seed). */
 void tu_fill(void *buf, size_t len, uint64_t seed);
 /* Shift a file's mtime by delta_ns (to prove version changes). 0 on success. */
 int tu_touch(const char *path, int64_t delta_ns);

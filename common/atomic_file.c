@@ -1,0 +1,128 @@
+/*
+ * atomic_file.c — write a file so that readers see the old bytes or all the
+ * new ones, never a part: the bytes go to "<path>.tmp.<pid>" in the same
+ * folder, which is renamed over path once complete. A durable write also
+ * fsyncs the file before the rename and the folder after it, so the new
+ * file survives a power cut once the call returns. On any failure the temp
+ * file is unlinked and path is untouched.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/common.h"
+
+static int io_fail(const char *what, const char *path, int e, wt_errbuf *err)
+{
+	return wt_seterr(err, e == ENOSPC ? WT_ENOSPC : WT_EIO,
+	                 "'%s': %s failed: %s; check that the folder is writable and has space",
+	                 path, what, strerror(e));
+}
+
+int common_afile_open(common_afile *f, const char *path, bool durable, wt_errbuf *err)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->durable = durable;
+	int n = snprintf(f->tmp, sizeof(f->tmp), "%s.tmp.%ld", path, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(f->tmp) || strlen(path) >= sizeof(f->path))
+		return wt_seterr(err, WT_EINVAL, "'%s': path too long; use a shorter one", path);
+	memcpy(f->path, path, strlen(path) + 1);
+	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (f->fd < 0)
+		return io_fail("create", f->tmp, errno, err);
+	return WT_OK;
+}
+
+int common_afile_write(common_afile *f, const void *data, size_t len, wt_errbuf *err)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t w = write(f->fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return io_fail("write", f->tmp, w < 0 ? errno : EIO, err);
+		p += w;
+		len -= (size_t)w;
+	}
+	return WT_OK;
+}
+
+int common_afile_write_cb(void *ctx, const void *data, size_t len)
+{
+	wt_errbuf e;
+	return common_afile_write(ctx, data, len, &e);
+}
+
+void common_afile_abort(common_afile *f)
+{
+	if (f->fd < 0)
+		return;
+	close(f->fd);
+	f->fd = -1;
+	unlink(f->tmp);
+}
+
+/* fsync the folder holding path (the rename is durable once this returns). */
+static int sync_folder(const char *path, wt_errbuf *err)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return io_fail("open folder", dir, errno, err);
+	int rv = fsync(dfd) == 0 ? WT_OK : io_fail("fsync folder", dir, errno, err);
+	close(dfd);
+	return rv;
+}
+
+int common_afile_commit(common_afile *f, wt_errbuf *err)
+{
+	int rv = WT_OK;
+	if (f->durable && fsync(f->fd) != 0)
+		rv = io_fail("fsync", f->tmp, errno, err);
+	if (rv == WT_OK) {
+		int c = close(f->fd);
+		f->fd = -1;
+		if (c != 0)
+			rv = io_fail("close", f->tmp, errno, err);
+	}
+	if (rv == WT_OK && rename(f->tmp, f->path) != 0)
+		rv = io_fail("rename", f->tmp, errno, err);
+	if (rv != WT_OK) {
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = -1;
+		unlink(f->tmp);
+		return rv;
+	}
+	return f->durable ? sync_folder(f->path, err) : WT_OK;
+}
+
+int common_write_file_atomic(const char *path, const void *data, size_t len, bool durable,
+                             wt_errbuf *err)
+{
+	common_afile *f = malloc(sizeof(*f));
+	if (f == NULL)
+		return wt_seterr(err, WT_ENOMEM, "'%s': out of memory", path);
+	int rv = common_afile_open(f, path, durable, err);
+	if (rv == WT_OK && (rv = common_afile_write(f, data, len, err)) == WT_OK)
+		rv = common_afile_commit(f, err);
+	else
+		common_afile_abort(f);
+	free(f);
+	return rv;
+}
