@@ -103,7 +103,8 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 	static const char *const valued[] = {
 	    "--endpoint", "--model",       "--timeout-ms",  "--connect-timeout-ms",
 	    "--token",    "--token-file",  "--retries",     "--retry-budget-ms",
-	    "--window",   "--connections", "--tls-ca-file", "--tls-cert-key-file"};
+	    "--window",   "--connections", "--tls-ca-file", "--tls-cert-key-file",
+	    "--mode"};
 	const char *f = NULL;
 	for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
 		if (is_flag(a, valued[k]))
@@ -146,6 +147,11 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 		return ctl_remote_u32(cmd, f, v, 1, 16, &r->o.connections) ? -1 : 1;
 	} else if (strcmp(f, "--tls-ca-file") == 0) {
 		r->o.tls_ca_file = v;
+	} else if (strcmp(f, "--mode") == 0) {
+		if (wt_fetch_mode_from_name(v, &r->o.mode, &err) != WT_OK) {
+			fprintf(stderr, "weightctl %s: --mode: %s\n", cmd, err.msg);
+			return -1;
+		}
 	} else { /* --tls-cert-key-file */
 		r->o.tls_cert_key_file = v;
 	}
