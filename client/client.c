@@ -81,8 +81,10 @@ static int check_opts(const wt_client_opts *o, wt_errbuf *err)
 		return wt_seterr(err, WT_EINVAL, "hash_refetch %u: use 0 or 1 (never a retry loop)",
 		                 o->hash_refetch);
 	if (wt_fetch_mode_name(o->mode) == NULL)
-		return wt_seterr(err, WT_EINVAL, "mode %d: use WT_MODE_PARTITIONED, WT_MODE_AUTO or "
-		                 "WT_MODE_RAW", o->mode);
+		return wt_seterr(err, WT_EINVAL,
+		                 "mode %d: use WT_MODE_PARTITIONED, WT_MODE_AUTO or "
+		                 "WT_MODE_RAW",
+		                 o->mode);
 	if (o->retry_budget_ms > 86400000u)
 		return wt_seterr(err, WT_EINVAL, "retry_budget_ms %u: use at most 86400000 (a day)",
 		                 o->retry_budget_ms);

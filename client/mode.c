@@ -148,11 +148,11 @@ int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *lay
 	}
 }
 
-int wt_client_check_layout(wt_client *c, const char *model, const wt_layout *layout,
-                           wt_errbuf *err)
+int wt_client_check_layout(wt_client *c, const char *model, const wt_layout *layout, wt_errbuf *err)
 {
 	if (c == NULL || model == NULL || model[0] == '\0' || layout == NULL)
-		return wt_seterr(err, WT_EINVAL, "check_layout: client, model and layout are required");
+		return wt_seterr(err, WT_EINVAL,
+		                 "check_layout: client, model and layout are required");
 	wt_manifest *m = NULL;
 	int rv = client_get_manifest_once(c, model, layout, true, &m, err);
 	wt_manifest_free(m);

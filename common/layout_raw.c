@@ -68,10 +68,11 @@ int common_layout_check_raw(const wt_layout *l, wt_errbuf *err)
 		if (l->include == NULL || l->include[i] == NULL || l->include[i][0] == '\0' ||
 		    strpbrk(l->include[i], ";]") != NULL ||
 		    strlen(l->include[i]) > WT_INCLUDE_MAX_BYTES)
-			return wt_seterr(err, WT_EINVAL,
-			                 "include name %u is missing, empty, over %d bytes or holds "
-			                 "';' or ']'",
-			                 i, WT_INCLUDE_MAX_BYTES);
+			return wt_seterr(
+			    err, WT_EINVAL,
+			    "include name %u is missing, empty, over %d bytes or holds "
+			    "';' or ']'",
+			    i, WT_INCLUDE_MAX_BYTES);
 	const char *what = NULL;
 	if (l->tp_size != 1 || l->ep_size != 1)
 		what = "tp_size and ep_size 1 (every rank reads the same raw tensors)";
@@ -81,14 +82,14 @@ int common_layout_check_raw(const wt_layout *l, wt_errbuf *err)
 		what = "dtype source";
 	else if (l->n_exclude > 0)
 		what = "no exclude patterns (name the tensors to serve with include)";
-	else if (l->group_size != 128 || l->vocab_pad != 64 || l->w13_up_gate ||
-	         l->requant_allow)
+	else if (l->group_size != 128 || l->vocab_pad != 64 || l->w13_up_gate || l->requant_allow)
 		what = "group_size, vocab_pad, w13 order and requant at their defaults";
 	if (what != NULL)
-		return wt_seterr(err, WT_EINVAL,
-		                 "a raw layout serves the checkpoint's tensors unmodified: it needs "
-		                 "%s",
-		                 what);
+		return wt_seterr(
+		    err, WT_EINVAL,
+		    "a raw layout serves the checkpoint's tensors unmodified: it needs "
+		    "%s",
+		    what);
 	return WT_OK;
 }
 

@@ -124,9 +124,10 @@ static size_t run_probes(const prober *pr, const wt_layout *base, int quant_cfg,
 	add(caps, &n, "raw", rawrv, &err);
 	wt_errclear(&err);
 	if (part != WT_OK && rawrv != WT_OK)
-		wt_seterr(&err, WT_EUNSUPPORTED, "neither the partitioned nor the raw layout plans");
-	cap *u = add(caps, &n, "in-place-update", part == WT_OK || rawrv == WT_OK ? WT_OK : err.code,
-	             &err);
+		wt_seterr(&err, WT_EUNSUPPORTED,
+		          "neither the partitioned nor the raw layout plans");
+	cap *u = add(caps, &n, "in-place-update",
+	             part == WT_OK || rawrv == WT_OK ? WT_OK : err.code, &err);
 	if (u->ok)
 		snprintf(u->why, sizeof(u->why), "revision deltas of the %s layout",
 		         part == WT_OK ? "partitioned" : "raw");
@@ -145,9 +146,11 @@ static void print_caps(const char *model, const char *layout, const cap *caps, s
 	}
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s,s:b,s:s}", "name", caps[i].name,
-		                                     "available", caps[i].ok, "reason", caps[i].why));
-	json_t *o = json_pack("{s:s,s:s,s:o}", "model", model, "layout", layout, "capabilities", arr);
+		json_array_append_new(arr,
+		                      json_pack("{s:s,s:b,s:s}", "name", caps[i].name, "available",
+		                                caps[i].ok, "reason", caps[i].why));
+	json_t *o =
+	    json_pack("{s:s,s:s,s:o}", "model", model, "layout", layout, "capabilities", arr);
 	char *s = json_dumps(o, JSON_INDENT(2));
 	if (s != NULL)
 		printf("%s\n", s);
@@ -157,11 +160,12 @@ static void print_caps(const char *model, const char *layout, const cap *caps, s
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: weightctl capabilities --model-dir DIR [layout flags] [--json]\n"
-	           "       weightctl capabilities --endpoint URL --model NAME [layout flags] "
-	           "[--json]\n"
-	           "One line per capability: NAME yes|no REASON (the planner's message).\n"
-	           "Exit 0 (even when some capability is not available), 2 usage, 1 other errors.\n");
+	fprintf(f,
+	        "usage: weightctl capabilities --model-dir DIR [layout flags] [--json]\n"
+	        "       weightctl capabilities --endpoint URL --model NAME [layout flags] "
+	        "[--json]\n"
+	        "One line per capability: NAME yes|no REASON (the planner's message).\n"
+	        "Exit 0 (even when some capability is not available), 2 usage, 1 other errors.\n");
 }
 
 /* --json anywhere in argv: removed (argv compacted), *json set. */
@@ -193,7 +197,7 @@ static int offline(int argc, char **argv, bool json)
 		const ckpt_config *cfg = ckpt_get_config(c);
 		int qc = cfg->quant == CKPT_QUANT_FP8_BLOCK    ? 3
 		         : cfg->quant == CKPT_QUANT_FP8_TENSOR ? 2
-		                                                : 1;
+		                                               : 1;
 		prober pr = {.ck = c};
 		cap caps[MAX_CAPS];
 		size_t n = run_probes(&pr, &a.layout, qc, caps);

@@ -67,9 +67,9 @@ typedef struct wt_layout {
 	/* Since 0.5 (README "Raw serving"): the checkpoint's own tensors, unmodified (names,
 	 * dtypes, shapes, bytes), in one rank. A raw layout keeps every other member at its
 	 * default (tp/ep 1, quant none, dtype source, no exclude). */
-	int raw;           /* 0 = partitioned (default), 1 = raw */
+	int raw;            /* 0 = partitioned (default), 1 = raw */
 	uint32_t n_include; /* raw: checkpoint names to serve; 0 = every tensor */
-	char **include;    /* owned; freed by wt_layout_clear() */
+	char **include;     /* owned; freed by wt_layout_clear() */
 } wt_layout;
 
 /* Fill with the defaults of docs/format.md section 1 (tp 1/0, ep 1/0, quant none, dtype source,
@@ -114,8 +114,8 @@ WT_API uint32_t wt_layout_n_ranks(const wt_layout *l);
 /*
  * Parse one layout flag of the CLI contract (`--tp-size T --tp-rank r --ep-size P
  * --ep-rank e --quant Q --dtype D --exclude PAT --w13-order O --vocab-pad N
- * --group-size G --requant allow|deny`, and `--include NAME` for a raw layout). argv[*i] is the flag; its value is
- * argv[*i + 1] (or after '=' in `--flag=value`). On a match advances *i past the
+ * --group-size G --requant allow|deny`, and `--include NAME` for a raw layout). argv[*i] is the
+ * flag; its value is argv[*i + 1] (or after '=' in `--flag=value`). On a match advances *i past the
  * value and returns 1; returns 0 if argv[*i] is not a layout flag; returns -1 with
  * err set on a bad value.
  */
