@@ -40,6 +40,7 @@ static const size_t client_opts_ends[] = {
     offsetof(wt_client_opts, tls_ca_file), /* 0.3's sizeof: retry_budget_ms + padding */
     END(wt_client_opts, tls_ca_file),
     END(wt_client_opts, tls_cert_key_file),
+    END(wt_client_opts, mode),
     sizeof(wt_client_opts),
 };
 

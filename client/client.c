@@ -80,6 +80,11 @@ static int check_opts(const wt_client_opts *o, wt_errbuf *err)
 	if (o->hash_refetch > 1)
 		return wt_seterr(err, WT_EINVAL, "hash_refetch %u: use 0 or 1 (never a retry loop)",
 		                 o->hash_refetch);
+	if (wt_fetch_mode_name(o->mode) == NULL)
+		return wt_seterr(err, WT_EINVAL,
+		                 "mode %d: use WT_MODE_PARTITIONED, WT_MODE_AUTO or "
+		                 "WT_MODE_RAW",
+		                 o->mode);
 	if (o->retry_budget_ms > 86400000u)
 		return wt_seterr(err, WT_EINVAL, "retry_budget_ms %u: use at most 86400000 (a day)",
 		                 o->retry_budget_ms);
@@ -217,8 +222,9 @@ void wt_model_list_free(wt_model_info *list, size_t n)
 
 static void manifest_request(Weights__Request *req, Weights__ManifestRequest *mr,
                              Weights__Layout *pl, char **excl, const char *model,
-                             const wt_layout *layout)
+                             const wt_layout *layout, bool plan_only)
 {
+	mr->plan_only = plan_only;
 	wire_layout_to_pb(layout, pl, excl);
 	mr->model = (char *)model;
 	mr->revision = "";
@@ -235,14 +241,14 @@ static uint64_t chunk_limit(const wt_client *c)
 	return c->o.max_message_bytes - 65536;
 }
 
-int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
-                            wt_manifest **out, wt_errbuf *err)
+static int request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
+                            bool plan_only, wt_manifest **out, wt_errbuf *err)
 {
 	Weights__Request req = WEIGHTS__REQUEST__INIT;
 	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
 	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
 	char *excl[WT_MAX_EXCLUDE];
-	manifest_request(&req, &mr, &pl, excl, model, layout);
+	manifest_request(&req, &mr, &pl, excl, model, layout, plan_only);
 	Weights__Reply *r = NULL;
 	int rv = client_call(c, ep, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_MANIFEST,
 	                     &r, err);
@@ -271,20 +277,27 @@ int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt
 	return rv;
 }
 
+int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
+                            wt_manifest **out, wt_errbuf *err)
+{
+	return request_manifest(c, ep, model, layout, false, out, err);
+}
+
 typedef struct manifest_arg {
 	const char *model;
 	const wt_layout *layout;
+	bool plan_only;
 	wt_manifest **out;
 } manifest_arg;
 
 static int manifest_fn(wt_client *c, size_t ep, void *arg, wt_errbuf *err)
 {
 	manifest_arg *a = arg;
-	return client_request_manifest(c, ep, a->model, a->layout, a->out, err);
+	return request_manifest(c, ep, a->model, a->layout, a->plan_only, a->out, err);
 }
 
-int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *layout,
-                           wt_manifest **out, wt_errbuf *err)
+int client_get_manifest_once(wt_client *c, const char *model, const wt_layout *layout,
+                             bool plan_only, wt_manifest **out, wt_errbuf *err)
 {
 	if (model == NULL || model[0] == '\0' || layout == NULL)
 		return wt_seterr(err, WT_EINVAL, "get_manifest: model and layout are required");
@@ -295,7 +308,7 @@ int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *lay
 	size_t order[CLIENT_MAX_ENDPOINTS];
 	client_route_key(model, layout, key);
 	client_rendezvous_order(key, (const char *const *)c->urls, c->n_eps, order);
-	manifest_arg a = {.model = model, .layout = layout, .out = out};
+	manifest_arg a = {.model = model, .layout = layout, .plan_only = plan_only, .out = out};
 	rv = client_each_ep(c, order, manifest_fn, &a, NULL, err);
 	if (rv == WT_EUNAVAIL && err != NULL)
 		wt_errprefix(err, "model '%s': no endpoint served the manifest", model);

@@ -89,7 +89,15 @@ struct wt_manifest {
 	char *req_model;
 	wt_layout req_layout;
 	uint8_t route_key[16];
+	/* mode.c: how it was chosen */
+	int mode;          /* WT_MODE_PARTITIONED or WT_MODE_RAW */
+	char *mode_reason; /* owned; "" when the mode was asked for */
 };
+
+/* client.c: one manifest request (plan_only: ask the server to plan only; the reply
+ * has no tensors), routed and failed over like wt_client_get_manifest. */
+int client_get_manifest_once(wt_client *c, const char *model, const wt_layout *layout,
+                             bool plan_only, wt_manifest **out, wt_errbuf *err);
 
 /* Log through the user's callback (cheap when off). */
 void client_log(const wt_client *c, int level, const char *fmt, ...)

@@ -56,6 +56,7 @@ void wt_manifest_free(wt_manifest *m)
 	free(m->req_model);
 	free(m->served_by);
 	wt_layout_clear(&m->req_layout);
+	free(m->mode_reason);
 	free(m);
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "weights/error.h"
+#include "weights/layout.h"
 
 /* ---- checked arithmetic (STYLE.md 8): return false on overflow ---- */
 static inline bool wt_add_u64(uint64_t a, uint64_t b, uint64_t *out)
@@ -63,6 +64,14 @@ void common_hasher_free(common_hasher *h); /* NULL is a no-op */
  * ERE. On WT_OK: *out (if out) is the ERE, owned by the caller (free()); *positions (if
  * positions) its expanded size. Errors are WT_EINVAL naming pat, the limit and a fix. */
 int common_excl_regex(const char *pat, char **out, uint32_t *positions, wt_errbuf *err);
+
+/* ---- raw layouts (layout_raw.c; wt_layout.raw / include) ---- */
+void common_layout_clear_include(wt_layout *l);
+/* WT_OK for a partitioned layout without include names, or a raw layout with every other
+ * member at its default; WT_EINVAL naming the member otherwise. */
+int common_layout_check_raw(const wt_layout *l, wt_errbuf *err);
+/* "raw" or "raw,include=[a;b]" (sorted, de-duplicated); snprintf-like. */
+size_t common_layout_format_raw(const wt_layout *l, char *buf, size_t cap);
 
 /* ---- logging: one sink, syslog levels, printf-checked, cheap when off ---- */
 enum { WT_LOG_ERR = 3, WT_LOG_WARNING = 4, WT_LOG_NOTICE = 5, WT_LOG_INFO = 6, WT_LOG_DEBUG = 7 };

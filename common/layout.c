@@ -54,6 +54,7 @@ void wt_layout_clear(wt_layout *l)
 		return;
 	for (uint32_t i = 0; i < l->n_exclude; i++)
 		free(l->exclude[i]);
+	common_layout_clear_include(l);
 	wt_layout_init(l);
 }
 
@@ -76,8 +77,16 @@ int wt_layout_copy(wt_layout *dst, const wt_layout *src)
 	wt_layout_clear(dst);
 	*dst = *src;
 	dst->n_exclude = 0;
+	dst->n_include = 0;
+	dst->include = NULL;
 	for (uint32_t i = 0; i < src->n_exclude; i++) {
 		if (wt_layout_add_exclude(dst, src->exclude[i], NULL) != WT_OK) {
+			wt_layout_clear(dst);
+			return WT_ENOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < src->n_include; i++) {
+		if (wt_layout_add_include(dst, src->include[i], NULL) != WT_OK) {
 			wt_layout_clear(dst);
 			return WT_ENOMEM;
 		}
@@ -189,7 +198,9 @@ int wt_layout_check(const wt_layout *l, wt_errbuf *err)
 		                 wt_dtype_name(l->dtype));
 	if ((rv = check_numbers(l, err)) != WT_OK)
 		return rv;
-	return check_excludes(l, err);
+	if ((rv = check_excludes(l, err)) != WT_OK)
+		return rv;
+	return common_layout_check_raw(l, err);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -219,6 +230,8 @@ size_t wt_layout_format(const wt_layout *l, char *buf, size_t cap)
 		sorted[i] = l->exclude[i];
 	qsort(sorted, n, sizeof(sorted[0]), cmp_str);
 
+	if (l->raw)
+		return common_layout_format_raw(l, buf, cap);
 	size_t len = 0;
 	char tmp[1];
 #define APPEND(...)                                                                                \
@@ -270,7 +283,7 @@ int wt_layout_parse_arg(wt_layout *l, int argc, char **argv, int *i, wt_errbuf *
 {
 	static const char *const flags[] = {
 	    "--tp-size", "--tp-rank",   "--ep-size",   "--ep-rank",    "--quant",   "--dtype",
-	    "--exclude", "--w13-order", "--vocab-pad", "--group-size", "--requant",
+	    "--exclude", "--w13-order", "--vocab-pad", "--group-size", "--requant", "--include",
 	};
 	const char *arg = argv[*i];
 	size_t nflag = sizeof(flags) / sizeof(flags[0]);
@@ -350,6 +363,9 @@ int wt_layout_parse_arg(wt_layout *l, int argc, char **argv, int *i, wt_errbuf *
 			l->requant_allow = 0;
 		else
 			rv = wt_seterr(err, WT_EINVAL, "--requant '%s': use allow or deny", val);
+		break;
+	case 11:
+		rv = wt_layout_add_include(l, val, err);
 		break;
 	}
 	if (rv != WT_OK)

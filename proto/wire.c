@@ -143,6 +143,9 @@ void wire_layout_to_pb(const wt_layout *l, Weights__Layout *pb, char **exclude_s
 		exclude_storage[i] = l->exclude[i];
 	pb->n_exclude = l->n_exclude;
 	pb->exclude = l->n_exclude ? exclude_storage : NULL;
+	pb->raw = l->raw != 0;
+	pb->n_include = l->n_include;
+	pb->include = l->n_include ? l->include : NULL;
 }
 
 int wire_layout_from_pb(const Weights__Layout *pb, wt_layout *l, wt_errbuf *err)
@@ -165,8 +168,19 @@ int wire_layout_from_pb(const Weights__Layout *pb, wt_layout *l, wt_errbuf *err)
 	l->vocab_pad = pb->vocab_pad;
 	l->w13_up_gate = pb->w13_up_gate;
 	l->requant_allow = pb->requant_allow;
+	if (pb->n_include > WT_MAX_INCLUDE)
+		return wt_seterr(err, WT_ETOOBIG, "layout: %zu include names (max %d)",
+		                 pb->n_include, WT_MAX_INCLUDE);
 	for (size_t i = 0; i < pb->n_exclude; i++) {
 		int rv = wt_layout_add_exclude(l, pb->exclude[i], err);
+		if (rv != WT_OK) {
+			wt_layout_clear(l);
+			return rv;
+		}
+	}
+	l->raw = pb->raw;
+	for (size_t i = 0; i < pb->n_include; i++) {
+		int rv = wt_layout_add_include(l, pb->include[i], err);
 		if (rv != WT_OK) {
 			wt_layout_clear(l);
 			return rv;

@@ -532,6 +532,8 @@ const char *shardmap_family_of(const ckpt_config *cfg)
 
 int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *err)
 {
+	if (l->raw)
+		return shardmap_plan_raw(c, l, out, err); /* any checkpoint, no family */
 	const ckpt_config *cfg = ckpt_get_config(c);
 	const sm_family *fam = shardmap_family_find(cfg->architecture, cfg->model_type);
 	if (!fam && shardmap_unsupported_reason(cfg->architecture))

@@ -174,5 +174,5 @@ const char *shardmap_skipped(const sm_plan *p, size_t i)
 
 const char *shardmap_family(const sm_plan *p)
 {
-	return p->fam->name;
+	return p->fam ? p->fam->name : "raw";
 }

@@ -57,7 +57,9 @@ bool shardmap_tied_lm_head(const sm_plan *p);
 /* Checkpoint tensors not emitted (rotary caches, MTP layers, tied lm_head). */
 size_t shardmap_n_skipped(const sm_plan *p);
 const char *shardmap_skipped(const sm_plan *p, size_t i);
-/* Family name from the registry ("llama", "deepseek_v3", ...). Borrowed. */
+/* Family name from the registry ("llama", "deepseek_v3", ...); "raw" for the plan of a
+ * raw layout (l->raw: every checkpoint tensor, or the include names, unmodified, one
+ * rank, any architecture). Borrowed. */
 const char *shardmap_family(const sm_plan *p);
 /* The family shardmap_plan picks for a checkpoint's config (architectures[0],
  * then model_type), without planning; NULL when none does. Borrowed, static. */

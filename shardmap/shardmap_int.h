@@ -269,6 +269,9 @@ int shardmap_plan_group_member(sm_plan *p, uint32_t gid, uint32_t rank, size_t i
 int shardmap_plan_add_skipped(sm_plan *p, const char *name, wt_errbuf *err);
 int shardmap_plan_finish(sm_plan *p, wt_errbuf *err); /* sort ranks, byte totals */
 
+/* The raw plan of a raw layout (plan_raw.c); fam is NULL in it. */
+int shardmap_plan_raw(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *err);
+
 /* Quantization schemes (quant.c): shapes of docs/format.md section 4.2. */
 typedef struct sm_scheme {
 	wt_quant q;

@@ -326,6 +326,14 @@ void wd_manifest_start(wd_req *r, const Weights__ManifestRequest *mr)
 		finish_err(r, &err);
 		return;
 	}
+	if (mr->plan_only) {
+		nng_msg *msg = wd_plan_only_reply(r->id, &r->m, &err);
+		if (msg == NULL)
+			finish_err(r, &err);
+		else
+			finish(r, msg);
+		return;
+	}
 	r->m.cache_only = mr->cache_only;
 	step(r);
 }

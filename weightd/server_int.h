@@ -167,6 +167,10 @@ struct wd_server {
 /* Install f (borrowed; outlives the server) before clients connect. */
 void wd_server_set_faults(wd_server *s, const wd_faults *f);
 
+/* planonly.c: ManifestRequest.plan_only: an empty Manifest when layout m->layout plans
+ * for the snapshot, else NULL with the planner's error in err. */
+nng_msg *wd_plan_only_reply(uint64_t id, const wd_mreq *m, wt_errbuf *err);
+
 /* server.c: send reply m (ownership passes) for r and recycle r. */
 void wd_req_reply(wd_req *r, nng_msg *m);
 /* server.c: role of a connected pipe (WD_ROLE_NONE if unknown), and setting it. */

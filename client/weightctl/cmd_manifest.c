@@ -26,6 +26,8 @@ static void print_manifest(const wt_manifest *m)
 	       "\ntied_lm_head: %s\n",
 	       wt_manifest_n_tensors(m), wt_manifest_total_bytes(m), wt_manifest_n_chunks(m),
 	       wt_manifest_checkpoint_bytes(m), wt_manifest_tied_lm_head(m) ? "yes" : "no");
+	printf("mode: %s%s%s\n", wt_fetch_mode_name(wt_manifest_mode(m)),
+	       wt_manifest_mode_reason(m)[0] ? " " : "", wt_manifest_mode_reason(m));
 	for (size_t i = 0; i < wt_manifest_n_skipped(m); i++)
 		printf("skipped: %s\n", wt_manifest_skipped(m, i));
 	for (size_t i = 0; i < wt_manifest_n_tensors(m); i++) {

@@ -103,7 +103,8 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 	static const char *const valued[] = {
 	    "--endpoint", "--model",       "--timeout-ms",  "--connect-timeout-ms",
 	    "--token",    "--token-file",  "--retries",     "--retry-budget-ms",
-	    "--window",   "--connections", "--tls-ca-file", "--tls-cert-key-file"};
+	    "--window",   "--connections", "--tls-ca-file", "--tls-cert-key-file",
+	    "--mode"};
 	const char *f = NULL;
 	for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
 		if (is_flag(a, valued[k]))
@@ -146,6 +147,11 @@ int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i
 		return ctl_remote_u32(cmd, f, v, 1, 16, &r->o.connections) ? -1 : 1;
 	} else if (strcmp(f, "--tls-ca-file") == 0) {
 		r->o.tls_ca_file = v;
+	} else if (strcmp(f, "--mode") == 0) {
+		if (wt_fetch_mode_from_name(v, &r->o.mode, &err) != WT_OK) {
+			fprintf(stderr, "weightctl %s: --mode: %s\n", cmd, err.msg);
+			return -1;
+		}
 	} else { /* --tls-cert-key-file */
 		r->o.tls_cert_key_file = v;
 	}
@@ -190,6 +196,28 @@ void ctl_remote_perror(const char *cmd, int rv, const wt_errbuf *err)
 	        wt_errname(rv));
 }
 
+/* --mode raw: the raw layout (the --include names; every rank reads the same tensors,
+ * so the other layout flags are dropped). --include is for --mode raw only. */
+static int raw_mode_layout(ctl_remote *r, const char *cmd)
+{
+	if (r->o.mode != WT_MODE_RAW) {
+		if (r->layout.n_include == 0)
+			return CTL_OK;
+		fprintf(stderr, "weightctl %s: --include names tensors of --mode raw only\n", cmd);
+		return CTL_USAGE;
+	}
+	wt_layout raw;
+	wt_layout_init(&raw);
+	raw.raw = 1;
+	raw.n_include = r->layout.n_include;
+	raw.include = r->layout.include;
+	r->layout.n_include = 0;
+	r->layout.include = NULL;
+	wt_layout_clear(&r->layout);
+	r->layout = raw;
+	return CTL_OK;
+}
+
 int ctl_remote_parse(ctl_remote *r, const char *cmd, int argc, char **argv, ctl_own_arg_fn own,
                      void *ctx, void (*usage)(FILE *), int *help)
 {
@@ -211,5 +239,5 @@ int ctl_remote_parse(ctl_remote *r, const char *cmd, int argc, char **argv, ctl_
 		usage(stderr);
 		return CTL_USAGE;
 	}
-	return CTL_OK;
+	return raw_mode_layout(r, cmd);
 }

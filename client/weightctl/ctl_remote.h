@@ -28,7 +28,7 @@ void ctl_remote_clear(ctl_remote *r);
  * Parse argv[*i] if it is a shared flag (--endpoint URL, --model NAME, --timeout-ms N
  * (one request), --connect-timeout-ms N (dial + Hello), --token T, --token-file F,
  * --retries N, --retry-budget-ms N, --window N, --connections N, --tls-ca-file F,
- * --tls-cert-key-file F, --verbose, the layout
+ * --tls-cert-key-file F, --mode auto|partitioned|raw, --verbose, the layout
  * flags). Returns 1 and advances *i past the value, 0 if not a shared flag, -1
  * after printing a usage error to stderr.
  */

@@ -15,6 +15,8 @@ static const ctl_cmd commands[] = {
     {"fetch", "fetch a rank's verified shard from weightd into a safetensors file", ctl_fetch},
     {"models", "list the models a weightd serves", ctl_models},
     {"manifest", "print a rank's manifest (tensors, hashes, totals) from weightd", ctl_manifest},
+    {"capabilities", "what a model can be served as (layouts, quant, raw, CUDA), and why not",
+     ctl_capabilities},
     {"admin", "weightd admin: stats, warm, evict, verify, register, unregister", ctl_admin},
 };
 
@@ -22,7 +24,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: weightctl COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n`weightctl COMMAND --help` for a command's flags.\n");
 }
 

@@ -42,6 +42,23 @@ typedef struct wt_client wt_client;     /* opaque */
 typedef struct wt_manifest wt_manifest; /* opaque */
 typedef struct wt_sink wt_sink;         /* engine.h */
 
+/*
+ * Manifest modes (wt_client_opts.mode). PARTITIONED: the layout as given; a model
+ * the planner refuses is the planner's error. RAW: the checkpoint's own tensors,
+ * unmodified, under their checkpoint names (layout->include names a subset; the
+ * other layout members are ignored, every rank gets the same shard). AUTO:
+ * partitioned, and when the server refuses the layout with WT_EUNSUPPORTED
+ * (architecture or tensor the planner does not know) or WT_ELAYOUT (the layout does
+ * not fit this model), raw instead; the choice and its reason are logged
+ * (WT_CLIENT_LOG_WARNING) and given by wt_manifest_mode()/wt_manifest_mode_reason().
+ */
+typedef enum { WT_MODE_PARTITIONED = 0, WT_MODE_AUTO = 1, WT_MODE_RAW = 2 } wt_fetch_mode;
+
+/* "partitioned", "auto", "raw"; NULL for an unknown value. */
+WT_API const char *wt_fetch_mode_name(int mode);
+/* Parse a mode name; WT_EINVAL (err lists the names) otherwise. */
+WT_API int wt_fetch_mode_from_name(const char *name, int *out, wt_errbuf *err);
+
 /* Syslog levels passed to the logger. */
 enum {
 	WT_CLIENT_LOG_ERR = 3,
@@ -101,6 +118,9 @@ typedef struct wt_client_opts {
 	 * Copied; NULL = none. */
 	const char *tls_ca_file;
 	const char *tls_cert_key_file;
+	/* Since 0.5: what wt_client_get_manifest asks for (wt_fetch_mode; README "Raw
+	 * serving"). Default WT_MODE_PARTITIONED (the behaviour before 0.5). */
+	int mode;
 } wt_client_opts;
 
 /* Fill with the defaults above (no endpoints) and struct_size. */
@@ -176,6 +196,21 @@ typedef struct wt_tensor_info {
 WT_API int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *layout,
                                   wt_manifest **out, wt_errbuf *err);
 WT_API void wt_manifest_free(wt_manifest *m); /* NULL is a no-op */
+
+/*
+ * Since 0.5: ask the server to plan `layout` for model without producing anything
+ * (README "weightctl capabilities"): WT_OK when the planner takes it, else the
+ * planner's error (WT_ELAYOUT, WT_EUNSUPPORTED, ...) with its message. The mode of
+ * the client's options is not applied (layout->raw asks about the raw layout).
+ */
+WT_API int wt_client_check_layout(wt_client *c, const char *model, const wt_layout *layout,
+                                  wt_errbuf *err);
+
+/* Since 0.5: the mode the manifest was served in (WT_MODE_PARTITIONED or WT_MODE_RAW)
+ * and why: "" when that mode was asked for, else (auto) the fallback's reason with
+ * the server's message. Borrowed; valid until wt_manifest_free(). */
+WT_API int wt_manifest_mode(const wt_manifest *m);
+WT_API const char *wt_manifest_mode_reason(const wt_manifest *m);
 
 /* Accessors. Strings are borrowed; valid until wt_manifest_free(). */
 WT_API const char *wt_manifest_model(const wt_manifest *m);

@@ -48,6 +48,8 @@ WT_API int wt_quant_from_name(const char *name, wt_quant *out, wt_errbuf *err);
 #define WT_MAX_GROUP_SIZE          1024  /* int4-group; engines use 32..256 */
 #define WT_MAX_VOCAB_PAD           4096  /* engines pad to a multiple of 64..1024 */
 #define WT_MAX_VOCAB_MULTIPLE      65536 /* lcm(vocab_pad, tp_size): padded rows per step */
+#define WT_MAX_INCLUDE             1024  /* raw layout: names per layout */
+#define WT_INCLUDE_MAX_BYTES       512   /* raw layout: bytes per name */
 
 typedef struct wt_layout {
 	uint32_t tp_size;              /* >= 1 */
@@ -62,6 +64,12 @@ typedef struct wt_layout {
 	int requant_allow;             /* 1 = --requant allow */
 	uint32_t n_exclude;            /* patterns below, as given (the planner merges and sorts) */
 	char *exclude[WT_MAX_EXCLUDE]; /* owned; freed by wt_layout_clear() */
+	/* Since 0.5 (README "Raw serving"): the checkpoint's own tensors, unmodified (names,
+	 * dtypes, shapes, bytes), in one rank. A raw layout keeps every other member at its
+	 * default (tp/ep 1, quant none, dtype source, no exclude). */
+	int raw;            /* 0 = partitioned (default), 1 = raw */
+	uint32_t n_include; /* raw: checkpoint names to serve; 0 = every tensor */
+	char **include;     /* owned; freed by wt_layout_clear() */
 } wt_layout;
 
 /* Fill with the defaults of docs/format.md section 1 (tp 1/0, ep 1/0, quant none, dtype source,
@@ -77,6 +85,11 @@ WT_API int wt_layout_copy(wt_layout *dst, const wt_layout *src);
 /* Add one exclude pattern (copied). WT_ETOOBIG past WT_MAX_EXCLUDE. */
 WT_API int wt_layout_add_exclude(wt_layout *l, const char *pat, wt_errbuf *err);
 
+/* Add one checkpoint tensor name to a raw layout's subset (copied; raw is not set).
+ * WT_ETOOBIG past WT_MAX_INCLUDE; WT_EINVAL for an empty name, one over
+ * WT_INCLUDE_MAX_BYTES or one containing ';' or ']' (the canonical text's separators). */
+WT_API int wt_layout_add_include(wt_layout *l, const char *name, wt_errbuf *err);
+
 /* Range checks that need no model: 1 <= sizes <= WT_MAX_TP_SIZE / WT_MAX_EP_SIZE,
  * ranks < sizes, tp_size * ep_size <= WT_MAX_RANKS, group_size a multiple of 8 in
  * [8, WT_MAX_GROUP_SIZE], 1 <= vocab_pad <= WT_MAX_VOCAB_PAD and
@@ -87,7 +100,8 @@ WT_API int wt_layout_check(const wt_layout *l, wt_errbuf *err);
 /*
  * Canonical text WITHOUT the rank, e.g.
  *   "tp=4,ep=1,quant=fp8-block,dtype=source,group=128,vocab_pad=64,w13=gate_up,requant=deny,exclude=[a;b]"
- * Exclusions appear sorted and de-duplicated. Writes at most cap bytes including NUL;
+ * Exclusions appear sorted and de-duplicated. A raw layout is "raw", or
+ * "raw,include=[a;b]" (names sorted and de-duplicated). Writes at most cap bytes including NUL;
  * returns the length it needed (like snprintf).
  */
 WT_API size_t wt_layout_format(const wt_layout *l, char *buf, size_t cap);
@@ -100,8 +114,8 @@ WT_API uint32_t wt_layout_n_ranks(const wt_layout *l);
 /*
  * Parse one layout flag of the CLI contract (`--tp-size T --tp-rank r --ep-size P
  * --ep-rank e --quant Q --dtype D --exclude PAT --w13-order O --vocab-pad N
- * --group-size G --requant allow|deny`). argv[*i] is the flag; its value is
- * argv[*i + 1] (or after '=' in `--flag=value`). On a match advances *i past the
+ * --group-size G --requant allow|deny`, and `--include NAME` for a raw layout). argv[*i] is the
+ * flag; its value is argv[*i + 1] (or after '=' in `--flag=value`). On a match advances *i past the
  * value and returns 1; returns 0 if argv[*i] is not a layout flag; returns -1 with
  * err set on a bad value.
  */

@@ -1,5 +1,6 @@
 """Fixtures: a real weightd on 127.0.0.1 (free port, ready file) serving
   - "llama": wt-mkckpt's llama fixture (BF16, H 8, KV 2, V 1000),
+  - "foo": the same files with architectures ["FooForCausalLM"] (no family: raw only),
   - "hf-llama", "hf-mixtral": tiny models written by transformers'
     save_pretrained(safe_serialization=True) (when transformers imports).
 The binaries come from $WT_BUILD (default build/, relative to the repository).
@@ -90,6 +91,13 @@ def server():
     os.makedirs(models)
     subprocess.run([bin_path("wt-mkckpt"), "--family", "llama", "--seed", "7", "--out",
                     os.path.join(models, "llama")], check=True, stdout=subprocess.DEVNULL)
+    shutil.copytree(os.path.join(models, "llama"), os.path.join(models, "foo"))
+    cfg_path = os.path.join(models, "foo", "config.json")
+    with open(cfg_path) as f:
+        cfg = json.load(f)
+    cfg["architectures"], cfg["model_type"] = ["FooForCausalLM"], "foo"
+    with open(cfg_path, "w") as f:
+        json.dump(cfg, f)
     _hf_models(models)
     ready = os.path.join(tmp, "ready")
     log = open(os.path.join(tmp, "weightd.log"), "w")

@@ -14,6 +14,8 @@ import os
 # ---- error codes (include/weights/error.h; FROZEN) ----
 WT_OK = 0
 WT_EINVAL = 2
+WT_EUNSUPPORTED = 7
+WT_ELAYOUT = 13
 WT_ENOTFOUND = 3
 WT_EDTYPE = 11
 WT_ESHAPE = 12
@@ -73,6 +75,10 @@ class Layout(ctypes.Structure):
         ("requant_allow", c_int),
         ("n_exclude", c_u32),
         ("exclude", c_char_p * WT_MAX_EXCLUDE),
+        # since libweights 0.5: raw layouts
+        ("raw", c_int),
+        ("n_include", c_u32),
+        ("include", ctypes.POINTER(c_char_p)),
     ]
 
 
@@ -206,6 +212,9 @@ wt_tensor_role_name = _fn("wt_tensor_role_name", c_char_p, c_int)
 wt_layout_init = _fn("wt_layout_init", None, P(Layout))
 wt_layout_clear = _fn("wt_layout_clear", None, P(Layout))
 wt_layout_add_exclude = _fn("wt_layout_add_exclude", c_int, P(Layout), c_char_p, E)
+wt_layout_add_include = _fn("wt_layout_add_include", c_int, P(Layout), c_char_p, E)
+wt_manifest_mode = _fn("wt_manifest_mode", c_int, c_void_p)
+wt_manifest_mode_reason = _fn("wt_manifest_mode_reason", c_char_p, c_void_p)
 wt_layout_check = _fn("wt_layout_check", c_int, P(Layout), E)
 wt_client_opts_init = _fn("wt_client_opts_init", None, c_void_p)
 wt_client_open = _fn("wt_client_open", c_int, P(c_void_p), c_void_p, E)

@@ -1,11 +1,12 @@
 """Client: models, manifests, fetch (zero copy), fetch_into, async + cancel."""
 
 import ctypes
+import logging
 import threading
 
 from . import _arrays, _lib
 from .errors import Cancelled, Error, check, make
-from .manifest import LAYOUT_KEYS, LayoutArg, Manifest, ModelInfo, _s
+from .manifest import LAYOUT_KEYS, MODES, LayoutArg, Manifest, ModelInfo, _s
 
 _OPTS = ("connect_timeout_ms", "request_timeout_ms", "manifest_timeout_ms", "window",
          "connections", "max_retries", "backoff_initial_ms", "backoff_max_ms",
@@ -23,6 +24,8 @@ class Shard(dict):
         self._owner = owner
         self.manifest = manifest
         self.stats = stats
+        self.mode = manifest.mode  # "partitioned" or "raw"
+        self.mode_reason = manifest.mode_reason
 
     def address(self, name):
         """Address of tensor name's bytes inside libweights (wt_host_sink_find):
@@ -197,11 +200,43 @@ class Client:
         finally:
             _lib.wt_model_list_free(arr, n)
 
-    def manifest(self, model, **layout):
+    def manifest(self, model, mode="partitioned", **layout):
         """The manifest of one rank. layout keywords: tp_size, tp_rank, ep_size,
         ep_rank, quant ("none", "fp8-block", ...), dtype ("source", "bf16",
-        "fp16", "fp32"), group_size, vocab_pad, w13_order, requant, exclude."""
-        lay = LayoutArg(**layout)
+        "fp16", "fp32"), group_size, vocab_pad, w13_order, requant, exclude,
+        include (raw: the checkpoint names to serve). mode: "partitioned" (the
+        layout; a model the planner refuses raises its error), "raw" (the
+        checkpoint's own tensors, unmodified; the other layout keywords are
+        ignored) or "auto" (partitioned, raw when the server refuses the
+        layout with WT_EUNSUPPORTED or WT_ELAYOUT; logged on the "weightd"
+        logger). The result's .mode / .mode_reason say which and why."""
+        if mode not in MODES:
+            raise Error(_lib.WT_EINVAL, "WT_EINVAL",
+                        "mode %r: use one of %s" % (mode, ", ".join(MODES)))
+        include = layout.pop("include", ())
+        if mode == "raw":
+            return self._get(model, LayoutArg(raw=True, include=include))
+        if include:
+            raise Error(_lib.WT_EINVAL, "WT_EINVAL",
+                        "include names tensors of mode='raw' only (auto: of its fallback)"
+                        if mode == "partitioned" else
+                        "include with mode='auto' would only apply to the raw fallback; "
+                        "use mode='raw'")
+        if mode == "partitioned":
+            return self._get(model, LayoutArg(**layout))
+        try:
+            return self._get(model, LayoutArg(**layout))
+        except Error as e:
+            if e.code not in (_lib.WT_EUNSUPPORTED, _lib.WT_ELAYOUT):
+                raise
+            reason = "partitioned refused (%s): %s" % (e.name, e.message)
+        logging.getLogger("weightd").warning(
+            "model '%s': mode auto: serving raw tensors: %s", model, reason)
+        m = self._get(model, LayoutArg(raw=True))
+        m.mode_reason = reason
+        return m
+
+    def _get(self, model, lay):
         out, err = ctypes.c_void_p(), _lib.ErrBuf()
         self._enter()
         try:

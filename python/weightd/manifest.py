@@ -10,7 +10,8 @@ _DTYPES = {"source": 0, "fp32": 2, "fp16": 3, "bf16": 4}
 _W13 = {"gate_up": 0, "up_gate": 1}
 _REQUANT = {"deny": 0, "allow": 1}
 LAYOUT_KEYS = ("tp_size", "tp_rank", "ep_size", "ep_rank", "quant", "dtype", "group_size",
-               "vocab_pad", "w13_order", "requant", "exclude")
+               "vocab_pad", "w13_order", "requant", "exclude", "include", "mode")
+MODES = ("auto", "partitioned", "raw")
 
 TensorInfo = namedtuple("TensorInfo", "name dtype dtype_code shape nbytes hash role "
                         "requantized n_chunks")
@@ -35,7 +36,7 @@ class LayoutArg:
 
     def __init__(self, tp_size=1, tp_rank=0, ep_size=1, ep_rank=0, quant="none",
                  dtype="source", group_size=128, vocab_pad=64, w13_order="gate_up",
-                 requant="deny", exclude=()):
+                 requant="deny", exclude=(), include=(), raw=False):
         lay = _lib.Layout()
         _lib.wt_layout_init(ctypes.byref(lay))
         self.c = lay
@@ -59,6 +60,12 @@ class LayoutArg:
         for pat in exclude:
             check(_lib.wt_layout_add_exclude(ctypes.byref(lay), pat.encode(), ctypes.byref(err)),
                   err)
+        lay.raw = 1 if raw else 0
+        if isinstance(include, str):
+            include = [include]
+        for name in include:
+            check(_lib.wt_layout_add_include(ctypes.byref(lay), name.encode(),
+                                             ctypes.byref(err)), err)
         check(_lib.wt_layout_check(ctypes.byref(lay), ctypes.byref(err)), err)
 
     def __del__(self):
@@ -88,6 +95,9 @@ class Manifest:
         self.checkpoint_bytes = _lib.wt_manifest_checkpoint_bytes(m)
         self.n_chunks = _lib.wt_manifest_n_chunks(m)
         self.tied_lm_head = bool(_lib.wt_manifest_tied_lm_head(m))
+        # "partitioned" or "raw", and why ("" when that mode was asked for)
+        self.mode = "raw" if _lib.wt_manifest_mode(m) == 2 else "partitioned"
+        self.mode_reason = _s(_lib.wt_manifest_mode_reason(m))
         self.skipped = [_s(_lib.wt_manifest_skipped(m, i))
                         for i in range(_lib.wt_manifest_n_skipped(m))]
         self.tensors = [self._tensor(i) for i in range(_lib.wt_manifest_n_tensors(m))]
