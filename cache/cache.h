@@ -149,6 +149,15 @@ int cache_commit_shard(cache_writer *w, const void *manifest, size_t manifest_le
 /* Drop an uncommitted shard and the chunks only it referenced. NULL is a no-op. */
 void cache_abort_shard(cache_writer *w);
 
+/* ---- disk room ---- */
+
+#define CACHE_DISK_RESERVE (32ull << 20) /* kept free for RocksDB's WAL, manifest, flushes */
+
+/* WT_OK if the cache's file system has need + CACHE_DISK_RESERVE bytes free;
+ * WT_ENOSPC naming the figures otherwise. Call before writing a shard: RocksDB
+ * must not meet a full disk (disk.c says why). */
+int cache_disk_room(cache *c, uint64_t need, wt_errbuf *err);
+
 /* ---- notes: small named values beside the shards ---- */
 
 #define CACHE_NOTE_NAME_MAX  4096u

@@ -455,7 +455,12 @@ static int fill_rank(wd_server *s, size_t i, const char *model, const wt_layout 
 	wt_layout_init(&rl);
 	wt_manifest *wm = NULL;
 	peer_sink k = {.base = {.ops = &sink_ops}, .cb = s->cfg->chunk_bytes};
-	int rv = cache_begin_shard(s->cache, mf->shard_id.data, mf->shard_id.len, &k.w, err);
+	uint64_t need = 0;
+	for (size_t t = 0; t < mf->n_tensors; t++)
+		need += mf->tensors[t]->nbytes;
+	int rv = cache_disk_room(s->cache, need, err);
+	if (rv == WT_OK)
+		rv = cache_begin_shard(s->cache, mf->shard_id.data, mf->shard_id.len, &k.w, err);
 	if (rv != WT_OK)
 		return rv;
 	if (wt_layout_copy(&rl, l) != WT_OK) {

@@ -215,6 +215,13 @@ int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *
 	}
 	p.plan = plan;
 	p.n_ranks = shardmap_n_ranks(plan);
+	uint64_t need = 0; /* every rank's bytes: an upper bound (committed ranks and dedup) */
+	for (uint32_t i = 0; i < p.n_ranks; i++)
+		need += shardmap_rank_bytes(plan, i);
+	if ((rv = cache_disk_room(s->cache, need, err)) != WT_OK) {
+		wt_errprefix(err, "model '%s' layout %s", model, layout_text);
+		goto out;
+	}
 	p.r = calloc(p.n_ranks, sizeof(*p.r));
 	if (p.r == NULL) {
 		rv = wt_seterr(err, WT_ENOMEM, "model '%s': out of memory", model);

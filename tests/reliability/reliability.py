@@ -306,18 +306,25 @@ class Suite:
         th = threading.Thread(target=accept, daemon=True)
         th.start()
         silent_url = f"tcp://127.0.0.1:{ls.getsockname()[1]}"
-        job = self.jobs[0]
-        t0 = time.time()
-        procs = self.start_fetches([silent_url, d.url], [job], "silent")
-        failed, differ, first = self.finish(procs, timeout=120)
-        dt = time.time() - t0
+        # 8 ranks: the client orders endpoints by rendezvous hashing per shard,
+        # so some of them meet the silent endpoint first; each fetch is timed
+        jobs = self.jobs[:8]
+        times, failed, differ, first = [], 0, 0, ""
+        for k, job in enumerate(jobs):
+            t0 = time.time()
+            f, df, fe = self.finish(self.start_fetches([silent_url, d.url], [job], f"silent{k}"),
+                                    timeout=120)
+            times.append(time.time() - t0)
+            failed, differ, first = failed + f, differ + df, first or fe
+        dt = max(times)
         stop.set()
         th.join()
         for c in conns:
             c.close()
         ls.close()
         self.check("silent", d, failed == 0 and differ == 0 and dt < 10,
-                   f"fail-over from a silent endpoint in {dt:.1f} s (target < 10 s)"
+                   f"{len(jobs)} fetches listing a silent endpoint first: slowest {dt:.1f} s, "
+                   f"median {sorted(times)[len(times) // 2]:.1f} s (target < 10 s)"
                    + (f" (error: {first})" if first else ""))
 
     def slowloris(self, d):
@@ -442,7 +449,7 @@ class Suite:
         """A cache on a small tmpfs fills up, recovers once space is freed."""
         mnt = os.path.join(self.T, "tmpfs")
         os.makedirs(mnt)
-        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", mnt],
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m", "tmpfs", mnt],
                            capture_output=True, text=True)
         if r.returncode != 0:
             self.result("enospc", False, f"cannot mount a tmpfs here: {r.stderr.strip()}")
