@@ -306,7 +306,8 @@ int common_excl_regex(const char *pat, char **out, uint32_t *positions, wt_errbu
 	char *full = body ? malloc(strlen(body) + 5) : NULL;
 	if (!full) {
 		free(body);
-		return wt_seterr(err, WT_ENOMEM, "exclusions: out of memory");
+		return wt_seterr(err, WT_ENOMEM,
+		                 "exclude pattern '%s': out of memory for its regex", pat);
 	}
 	size_t bl = strlen(body);
 	full[0] = '^';

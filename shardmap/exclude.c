@@ -32,19 +32,21 @@ int shardmap_excl_compile(const char *const *pats, size_t n, sm_excl **out, wt_e
 		                 n, SM_EXCL_MAX_PATTERNS);
 	sm_excl *x = calloc(1, sizeof(*x));
 	if (!x)
-		return wt_seterr(err, WT_ENOMEM, "exclusions: out of memory");
+		return wt_seterr(err, WT_ENOMEM, "exclusions: out of memory for the exclusion set");
 	if (n) {
 		x->pats = calloc(n, sizeof(char *));
 		x->res = calloc(n, sizeof(regex_t));
 		if (!x->pats || !x->res) {
 			shardmap_excl_free(x);
-			return wt_seterr(err, WT_ENOMEM, "exclusions: out of memory");
+			return wt_seterr(err, WT_ENOMEM,
+			                 "exclusions: out of memory for %zu compiled patterns", n);
 		}
 	}
 	char **tmp = n ? calloc(n, sizeof(char *)) : NULL;
 	if (n && !tmp) {
 		shardmap_excl_free(x);
-		return wt_seterr(err, WT_ENOMEM, "exclusions: out of memory");
+		return wt_seterr(err, WT_ENOMEM, "exclusions: out of memory sorting %zu patterns",
+		                 n);
 	}
 	for (size_t k = 0; k < n; k++)
 		tmp[k] = (char *)pats[k];
@@ -60,7 +62,8 @@ int shardmap_excl_compile(const char *const *pats, size_t n, sm_excl **out, wt_e
 			break;
 		if ((copy = strdup(p)) == NULL) {
 			free(full);
-			rv = wt_seterr(err, WT_ENOMEM, "exclusions: out of memory");
+			rv = wt_seterr(err, WT_ENOMEM,
+			               "exclusions: out of memory copying pattern '%s'", p);
 			break;
 		}
 		int rc = regcomp(&x->res[x->n], full, REG_EXTENDED | REG_NOSUB);

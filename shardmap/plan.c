@@ -417,7 +417,8 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		e->rt = strdup(rt);
 		e->canon = cn != t->name ? strdup(cn) : NULL;
 		if (!e->rt || (cn != t->name && !e->canon))
-			return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory for its names",
+			                 t->name);
 		x->n_ents++;
 		return check_entry(x, e, err);
 	}
@@ -514,7 +515,8 @@ static int build_exclusions(sm_ctx *x, wt_errbuf *err)
 	size_t n = x->l->n_exclude + x->cfg->n_quant_ignore;
 	const char **all = calloc(n ? n : 1, sizeof(char *));
 	if (!all)
-		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+		return wt_seterr(err, WT_ENOMEM, "plan: out of memory for %zu exclusion patterns",
+		                 n);
 	for (size_t k = 0; k < x->l->n_exclude; k++)
 		all[k] = x->l->exclude[k];
 	for (size_t k = 0; k < x->cfg->n_quant_ignore; k++)
@@ -554,7 +556,7 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	sm_ctx x = {.c = c, .cfg = cfg, .l = l, .fam = fam, .T = l->tp_size, .P = l->ep_size};
 	sm_plan *p = calloc(1, sizeof(*p));
 	if (!p)
-		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+		return wt_seterr(err, WT_ENOMEM, "plan: out of memory for the plan");
 	wt_layout_init(&p->layout);
 	p->fam = fam;
 	p->tp = l->tp_size;
@@ -569,7 +571,9 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	p->ranks = calloc(nr, sizeof(sm_rank));
 	x.ents = calloc(ckpt_n_tensors(c) + 1, sizeof(sm_entry));
 	if (!p->ranks || !x.ents) {
-		rv = wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+		rv = wt_seterr(err, WT_ENOMEM,
+		               "plan: out of memory for %" PRIu64 " ranks and %zu entries", nr,
+		               ckpt_n_tensors(c) + 1);
 		goto fail;
 	}
 	if ((rv = wt_layout_copy(&p->layout, l)) != WT_OK) {

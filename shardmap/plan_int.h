@@ -1,5 +1,5 @@
 /* plan_int.h — planner context shared by plan.c (mapping, validation), plan_inst.c
- * (instances) and plan_excl.c (exclusions). */
+ * (instances), plan_part.c (partition rules) and plan_excl.c (exclusions). */
 #ifndef WT_SHARDMAP_PLAN_INT_H
 #define WT_SHARDMAP_PLAN_INT_H
 
@@ -7,7 +7,10 @@
 
 #define SM_NONE UINT32_MAX
 
-/* Dimensions derived from config.json. */
+/* Dimensions derived from config.json (docs/format.md section 1 names them the same
+ * way): H num_attention_heads, KV num_key_value_heads, d head_dim, hid hidden_size,
+ * I intermediate_size, V vocab_size, E routed experts, Ie moe_intermediate_size,
+ * ISH shared-expert intermediate size (0 = none), L num_hidden_layers. */
 typedef struct sm_dims {
 	int64_t H, KV, d, hid, I, V, E, Ie, ISH, L;
 	int64_t qlora, kvlora, nope, rope, vh;

@@ -25,7 +25,8 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 int shardmap_plan_add_piece(sm_plan *p, const sm_piece *pc, wt_errbuf *err)
 {
 	if (grow((void **)&p->pieces, &p->cap_pieces, p->n_pieces + 1, sizeof(sm_piece)))
-		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+		return wt_seterr(err, WT_ENOMEM, "plan: out of memory for piece %zu",
+		                 p->n_pieces + 1);
 	p->pieces[p->n_pieces++] = *pc;
 	return WT_OK;
 }
@@ -35,8 +36,10 @@ int shardmap_plan_add_out(sm_plan *p, uint32_t rank, const sm_out *o, size_t *ix
 {
 	sm_rank *r = &p->ranks[rank];
 	if (grow((void **)&r->outs, &r->cap, r->n + 1, sizeof(sm_out))) {
+		int rv = wt_seterr(err, WT_ENOMEM, "plan: out of memory for output '%s' of rank %u",
+		                   o->name, rank);
 		free(o->name);
-		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+		return rv;
 	}
 	r->outs[r->n] = *o;
 	r->outs[r->n].info.name = r->outs[r->n].name;
@@ -47,7 +50,8 @@ int shardmap_plan_add_out(sm_plan *p, uint32_t rank, const sm_out *o, size_t *ix
 int shardmap_plan_add_group(sm_plan *p, uint32_t *gid, wt_errbuf *err)
 {
 	if (grow((void **)&p->groups, &p->cap_groups, p->n_groups + 1, sizeof(sm_group)))
-		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+		return wt_seterr(err, WT_ENOMEM, "plan: out of memory for tensor group %zu",
+		                 p->n_groups + 1);
 	memset(&p->groups[p->n_groups], 0, sizeof(sm_group));
 	*gid = (uint32_t)p->n_groups++;
 	return WT_OK;
@@ -57,7 +61,9 @@ int shardmap_plan_group_member(sm_plan *p, uint32_t gid, uint32_t rank, size_t i
 {
 	sm_group *g = &p->groups[gid];
 	if (grow((void **)&g->m, &g->cap_m, g->n_m + 1, sizeof(sm_member)))
-		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+		return wt_seterr(err, WT_ENOMEM,
+		                 "plan: out of memory for member %zu of tensor group %u",
+		                 g->n_m + 1, gid);
 	g->m[g->n_m].rank = rank;
 	g->m[g->n_m].ix = ix;
 	g->n_m++;
@@ -66,11 +72,11 @@ int shardmap_plan_group_member(sm_plan *p, uint32_t gid, uint32_t rank, size_t i
 
 int shardmap_plan_add_skipped(sm_plan *p, const char *name, wt_errbuf *err)
 {
-	if (grow((void **)&p->skipped, &p->cap_skipped, p->n_skipped + 1, sizeof(char *)))
-		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
-	char *s = strdup(name);
-	if (!s)
-		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+	char *s = NULL;
+	if (grow((void **)&p->skipped, &p->cap_skipped, p->n_skipped + 1, sizeof(char *)) ||
+	    !(s = strdup(name)))
+		return wt_seterr(err, WT_ENOMEM, "plan: out of memory listing skipped tensor '%s'",
+		                 name);
 	p->skipped[p->n_skipped++] = s;
 	return WT_OK;
 }
@@ -89,7 +95,9 @@ int shardmap_plan_finish(sm_plan *p, wt_errbuf *err)
 		r->order = malloc((r->n ? r->n : 1) * sizeof(size_t));
 		r->pos = malloc((r->n ? r->n : 1) * sizeof(size_t));
 		if (!r->order || !r->pos)
-			return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
+			return wt_seterr(err, WT_ENOMEM,
+			                 "plan: out of memory ordering the %zu outputs of rank %u",
+			                 r->n, k);
 		for (size_t i = 0; i < r->n; i++)
 			r->order[i] = i;
 		qsort_r(r->order, r->n, sizeof(size_t), cmp_out, r->outs);

@@ -91,7 +91,7 @@ static int slots(prod *pr, size_t n, wt_errbuf *err)
 	if (l)
 		pr->ld = l;
 	if (!r || !d || !l)
-		return wt_seterr(err, WT_ENOMEM, "produce: out of memory");
+		return wt_seterr(err, WT_ENOMEM, "produce: out of memory for %zu source slots", n);
 	memset(pr->raw + pr->n_slots, 0, (n - pr->n_slots) * sizeof(buf));
 	memset(pr->dq + pr->n_slots, 0, (n - pr->n_slots) * sizeof(buf));
 	pr->n_slots = n;
@@ -186,7 +186,11 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		float *scale = malloc(ns * sizeof(float));
 		if (!scale || reserve(&pr->dq[s], (size_t)N * (size_t)K * 4)) {
 			free(scale);
-			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
+			return wt_seterr(
+			    err, WT_ENOMEM,
+			    "tensor '%s': out of memory dequantizing it (%zu scales, %zu "
+			    "bytes)",
+			    t->name, ns, (size_t)N * (size_t)K * 4);
 		}
 		rv = ckpt_read(pr->c, st, 0, scale, st->nbytes, err);
 		if (rv == WT_OK) {
@@ -283,7 +287,11 @@ static int do_quant(prod *pr, uint32_t rank, const sm_out *o, wt_errbuf *err)
 	int64_t N = o->rows / o->units, K = o->cols, G = pr->p->layout.group_size;
 	if (reserve(&pr->out, (size_t)o->rows * (size_t)K * wesz) ||
 	    reserve(&pr->q, o->info.nbytes) || reserve(&pr->sc, so->info.nbytes))
-		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", o->name);
+		return wt_seterr(err, WT_ENOMEM,
+		                 "tensor '%s': out of memory for its quantization buffers (%zu + "
+		                 "%" PRIu64 " + %" PRIu64 " bytes)",
+		                 o->name, (size_t)o->rows * (size_t)K * wesz, o->info.nbytes,
+		                 so->info.nbytes);
 	int rv = assemble(pr, o, pr->out.p, o->work, err);
 	if (rv != WT_OK)
 		return rv;
@@ -333,7 +341,9 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 		return do_quant(pr, rank, o, err);
 	case SM_O_SCALE_MAX: {
 		if (reserve(&pr->out, (size_t)o->units * 4))
-			return wt_seterr(err, WT_ENOMEM, "out of memory");
+			return wt_seterr(err, WT_ENOMEM,
+			                 "tensor '%s': out of memory for %" PRId64 " scales",
+			                 o->name, o->units);
 		float *v = (float *)pr->out.p;
 		unit_max(pr, o, false, v);
 		if (o->info.role == SM_ROLE_INPUT_SCALE && (pr->only >= 0 || rank == 0)) {
@@ -359,7 +369,9 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 		            o->info.nbytes, err);
 	}
 	if (reserve(&pr->out, o->info.nbytes))
-		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", o->name);
+		return wt_seterr(err, WT_ENOMEM,
+		                 "tensor '%s': out of memory assembling its %" PRIu64 " bytes",
+		                 o->name, o->info.nbytes);
 	int rv = assemble(pr, o, pr->out.p, o->info.dtype, err);
 	if (rv != WT_OK)
 		return rv;
@@ -435,7 +447,9 @@ static int stream_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	if (step < 1)
 		step = 1;
 	if (reserve(&pr->chunk, (size_t)step * srowb))
-		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", ld->t->name);
+		return wt_seterr(err, WT_ENOMEM,
+		                 "tensor '%s': out of memory for a read chunk of %zu bytes",
+		                 ld->t->name, (size_t)step * srowb);
 	for (int64_t c0 = ld->r0; c0 < ld->r1; c0 += step) {
 		int64_t c1 = c0 + step < ld->r1 ? c0 + step : ld->r1;
 		int rv = ckpt_read(pr->c, ld->t, (uint64_t)c0 * srowb, pr->chunk.p,
@@ -465,7 +479,9 @@ static int do_stream(prod *pr, const sm_group *g, wt_errbuf *err)
 	if (g->n_m > pr->n_obufs) {
 		buf *nb = realloc(pr->obufs, g->n_m * sizeof(buf));
 		if (!nb)
-			return wt_seterr(err, WT_ENOMEM, "produce: out of memory");
+			return wt_seterr(err, WT_ENOMEM,
+			                 "produce: out of memory for the buffers of %zu outputs",
+			                 g->n_m);
 		memset(nb + pr->n_obufs, 0, (g->n_m - pr->n_obufs) * sizeof(buf));
 		pr->obufs = nb;
 		pr->n_obufs = g->n_m;
@@ -476,7 +492,10 @@ static int do_stream(prod *pr, const sm_group *g, wt_errbuf *err)
 			continue;
 		const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
 		if (reserve(&pr->obufs[m], o->info.nbytes))
-			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", o->name);
+			return wt_seterr(err, WT_ENOMEM,
+			                 "tensor '%s': out of memory for its %" PRIu64
+			                 " output bytes",
+			                 o->name, o->info.nbytes);
 		size_t orowb = (size_t)o->cols * wt_dtype_size(o->info.dtype);
 		uint8_t *d = pr->obufs[m].p;
 		for (size_t k = 0; k < o->np; k++) {

@@ -1,0 +1,415 @@
+/*
+ * plan_part.c — the partition rules of docs/format.md section 2: for one
+ * runtime tensor ("instance": the sorted entries sharing a runtime name) and
+ * one rank, which pieces of which sources it holds and its shape. One function
+ * per rule kind (sm_kind), dispatched from part_rules[] below.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "shardmap/plan_part.h"
+
+/* One rank's cut of one instance: the request every kind function receives. */
+typedef struct part_req {
+	const sm_ctx *ctx;
+	size_t first, n_parts;  /* the instance's entries [first, first + n_parts) */
+	const sm_rule *rule;    /* the rule of its first entry (all share kind and unit) */
+	const char *rt;         /* runtime name, for messages */
+	int64_t tp_size;        /* T */
+	int64_t tp_rank;        /* r */
+	int64_t ep_rank;        /* e */
+	const ckpt_tensor *src; /* the first entry's checkpoint tensor */
+	sm_pvec *pieces;        /* out: pieces */
+	sm_geo *geom;           /* out: geometry */
+	wt_errbuf *err;
+} part_req;
+
+int shardmap_pvec_push(sm_pvec *pv, sm_piece pc, const char *rt, wt_errbuf *err)
+{
+	if (pv->n == pv->cap) {
+		size_t nc = pv->cap ? pv->cap * 2 : 16;
+		sm_piece *nv = realloc(pv->v, nc * sizeof(sm_piece));
+		if (!nv)
+			return wt_seterr(err, WT_ENOMEM,
+			                 "tensor '%s': out of memory for a list of %zu pieces", rt,
+			                 nc);
+		pv->v = nv;
+		pv->cap = nc;
+	}
+	pv->v[pv->n++] = pc;
+	return WT_OK;
+}
+
+sm_piece shardmap_rows_piece(uint32_t src, int64_t start, int64_t len, int64_t unit)
+{
+	sm_piece pc = {.src = src,
+	               .aux = SM_NONE,
+	               .cols = false,
+	               .start = start,
+	               .len = len,
+	               .out_rows = len,
+	               .unit = unit};
+	return pc;
+}
+
+int shardmap_layout_err(const sm_ctx *x, wt_errbuf *err, const char *fmt, ...)
+{
+	if (!x->p || !err)
+		return WT_ELAYOUT;
+	char msg[WT_ERRMSG_MAX], sug[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	shardmap_suggest_tp(x, sug, sizeof(sug));
+	return wt_seterr(err, WT_ELAYOUT, "%s%s", msg, sug);
+}
+
+static int push(const part_req *req, sm_piece pc)
+{
+	return shardmap_pvec_push(req->pieces, pc, req->rt, req->err);
+}
+
+static const ckpt_tensor *part_tensor(const part_req *req, size_t k)
+{
+	return ckpt_tensor_at(req->ctx->c, req->ctx->ents[req->first + k].t);
+}
+
+/* 2-D view of a checkpoint tensor: dim 0 by the product of the others. */
+static int64_t n_rows(const ckpt_tensor *t)
+{
+	return t->ndim >= 1 ? t->shape[0] : 1;
+}
+
+static int64_t n_cols(const ckpt_tensor *t)
+{
+	int64_t cols = 1;
+	for (int k = 1; k < t->ndim; k++)
+		cols *= t->shape[k];
+	return cols;
+}
+
+/* Geometry of a plain [rows, cols] tensor of ndim dimensions. */
+static void geo_2d(sm_geo *g, int64_t rows, int64_t cols, int ndim)
+{
+	g->rows = rows;
+	g->cols = cols;
+	g->units = 1;
+	g->ndim = ndim;
+	g->shape[0] = rows;
+	g->shape[1] = cols;
+	g->expert = false;
+}
+
+/* The count a ROWS/COLS/QKVF split divides, and its config.json name. */
+static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
+{
+	switch (unit) {
+	case SM_U_HEADS:
+		*what = "num_attention_heads";
+		return x->dm.H;
+	case SM_U_I:
+		*what = "intermediate_size";
+		return x->dm.I;
+	case SM_U_IE:
+		*what = "moe_intermediate_size";
+		return x->dm.Ie;
+	case SM_U_ISH:
+		*what = "shared expert intermediate size";
+		return x->dm.ISH;
+	case SM_U_VHEADS:
+		*what = "vision_config.num_heads";
+		return x->dm.VH;
+	case SM_U_VI:
+		*what = "the vision MLP size (embed_dim * mlp_ratio)";
+		return x->dm.VI;
+	case SM_U_VM:
+		*what = "the vision merger size (embed_dim * spatial_merge_size^2)";
+		return x->dm.VM;
+	default:
+		*what = "?";
+		return 1;
+	}
+}
+
+/* WT_ELAYOUT unless tp_size divides the rule's unit count. */
+static int check_units(const part_req *req, int64_t *units)
+{
+	const char *what;
+	*units = unit_count(req->ctx, req->rule->unit, &what);
+	if (*units % req->tp_size == 0)
+		return WT_OK;
+	return shardmap_layout_err(req->ctx, req->err,
+	                           "tensor '%s': tp_size %" PRId64 " does not divide %s %" PRId64,
+	                           req->rt, req->tp_size, what, *units);
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Replicated: the whole tensor, every dimension as stored. */
+static int part_replicated(const part_req *req)
+{
+	const ckpt_tensor *t = req->src;
+	geo_2d(req->geom, n_rows(t), n_cols(t), t->ndim);
+	for (int k = 0; k < t->ndim; k++)
+		req->geom->shape[k] = t->shape[k];
+	return push(req, shardmap_rows_piece(0, 0, n_rows(t), 0));
+}
+
+/* Vocab parallel (section 2.3): rows of the vocabulary padded with zero rows. */
+static int part_vocab(const part_req *req)
+{
+	int64_t tp = req->tp_size, vocab = n_rows(req->src);
+	int64_t pad = req->ctx->l->vocab_pad ? req->ctx->l->vocab_pad : 1;
+	/* The padded vocabulary must be a multiple of vocab_pad (what engines expect) and
+	 * split evenly over tp_size ranks: a multiple of step = lcm(vocab_pad, tp_size),
+	 * computed as pad / gcd * tp so the product never overflows before the division. */
+	int64_t step = pad / gcd64(pad, tp) * tp;
+	int64_t padded = (vocab + step - 1) / step * step, per_rank = padded / tp;
+	int64_t lo = req->tp_rank * per_rank, hi = lo + per_rank;
+	/* A large step (vocab_pad 4096 on a small model) could pad far past the vocabulary. */
+	if (step > SM_VOCAB_FREE_MULTIPLE && padded - vocab > vocab)
+		return wt_seterr(req->err, WT_ELAYOUT,
+		                 "tensor '%s': vocab_pad %" PRId64 " with tp_size %" PRId64
+		                 " pads %" PRId64 " rows to %" PRId64 " (a multiple of %" PRId64
+		                 "), more padding than vocabulary; use a vocab_pad of 64..1024",
+		                 req->rt, pad, tp, vocab, padded, step);
+	geo_2d(req->geom, per_rank, n_cols(req->src), 2);
+	/* Real rows [lo, min(hi, vocab)), then zero rows [max(lo, vocab), hi). */
+	int rv = WT_OK;
+	if (lo < vocab)
+		rv = push(req, shardmap_rows_piece(0, lo, (hi < vocab ? hi : vocab) - lo, 0));
+	if (rv == WT_OK && hi > vocab)
+		rv = push(req, shardmap_rows_piece(SM_ZERO, 0, hi - (lo > vocab ? lo : vocab), 0));
+	return rv;
+}
+
+/* Fused QKV with GQA (section 2.2): [q_r; k_r; v_r] from parts 0, 1, 2. */
+static int part_qkv(const part_req *req)
+{
+	int64_t tp = req->tp_size, heads = req->ctx->dm.H, kv_heads = req->ctx->dm.KV;
+	int64_t head_dim = req->ctx->dm.d;
+	if (heads % tp)
+		return shardmap_layout_err(req->ctx, req->err,
+		                           "tensor '%s': tp_size %" PRId64
+		                           " does not divide num_attention_heads %" PRId64,
+		                           req->rt, tp, heads);
+	if (kv_heads % tp && tp % kv_heads)
+		return shardmap_layout_err(req->ctx, req->err,
+		                           "tensor '%s': tp_size %" PRId64
+		                           " and num_key_value_heads %" PRId64
+		                           ": one must divide the other",
+		                           req->rt, tp, kv_heads);
+	if (req->n_parts != 3)
+		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': q, k and v are needed",
+		                 req->rt);
+	int64_t q_local = heads / tp, kv_local, kv_shard;
+	if (kv_heads >= tp) {
+		kv_local = kv_heads / tp;
+		kv_shard = req->tp_rank;
+	} else {
+		/* Fewer kv heads than ranks: each kv head is replicated on tp / kv_heads
+		 * consecutive ranks. */
+		kv_local = 1;
+		kv_shard = req->tp_rank / (tp / kv_heads);
+	}
+	int64_t q_rows = q_local * head_dim, kv_rows = kv_local * head_dim;
+	geo_2d(req->geom, q_rows + 2 * kv_rows, n_cols(req->src), req->rule->ndim);
+	int rv = push(req, shardmap_rows_piece(0, req->tp_rank * q_rows, q_rows, 0));
+	for (uint32_t part = 1; part <= 2 && rv == WT_OK; part++)
+		rv = push(req, shardmap_rows_piece(part, kv_shard * kv_rows, kv_rows, 0));
+	return rv;
+}
+
+/* Fused in the checkpoint: one source [q; k; v], each part units * head_dim rows;
+ * rank r takes heads [r*units/T, (r+1)*units/T) of each part. */
+static int part_qkv_fused(const part_req *req)
+{
+	int64_t units, part_rows = n_rows(req->src) / 3;
+	int rv = check_units(req, &units);
+	if (rv != WT_OK)
+		return rv;
+	/* a head is part_rows / units rows; the rank takes units / T heads of each part */
+	int64_t rows_local = part_rows / units * (units / req->tp_size);
+	geo_2d(req->geom, 3 * rows_local, n_cols(req->src), req->rule->ndim);
+	for (int64_t part = 0; part < 3 && rv == WT_OK; part++)
+		rv = push(req, shardmap_rows_piece(0, part * part_rows + req->tp_rank * rows_local,
+		                                   rows_local, 0));
+	return rv;
+}
+
+/* Column parallel: rows [r*R/T, (r+1)*R/T) of each part, parts concatenated. */
+static int part_row_split(const part_req *req)
+{
+	int64_t units, rows = 0, tp = req->tp_size;
+	int rv = check_units(req, &units);
+	for (size_t k = 0; k < req->n_parts && rv == WT_OK; k++) {
+		int64_t part_rows = n_rows(part_tensor(req, k));
+		if (part_rows % tp)
+			return shardmap_layout_err(req->ctx, req->err,
+			                           "tensor '%s': tp_size %" PRId64
+			                           " does not divide its %" PRId64 " rows",
+			                           req->rt, tp, part_rows);
+		int64_t local = part_rows / tp;
+		rv = push(req, shardmap_rows_piece((uint32_t)k, req->tp_rank * local, local, 0));
+		rows += local;
+	}
+	if (rv == WT_OK)
+		geo_2d(req->geom, rows, n_cols(req->src), req->rule->ndim);
+	return rv;
+}
+
+/* Row parallel: columns [r*K/T, (r+1)*K/T), all rows. */
+static int part_col_split(const part_req *req)
+{
+	int64_t units, tp = req->tp_size, in_features = n_cols(req->src);
+	const char *what;
+	units = unit_count(req->ctx, req->rule->unit, &what);
+	/* both the unit count and the columns must divide (the message names the units) */
+	if (units % tp || in_features % tp)
+		return shardmap_layout_err(req->ctx, req->err,
+		                           "tensor '%s': tp_size %" PRId64
+		                           " does not divide %s %" PRId64,
+		                           req->rt, tp, what, units);
+	int64_t local = in_features / tp;
+	geo_2d(req->geom, n_rows(req->src), local, 2);
+	sm_piece pc = {.src = 0,
+	               .aux = SM_NONE,
+	               .cols = true,
+	               .start = req->tp_rank * local,
+	               .len = local,
+	               .out_rows = n_rows(req->src),
+	               .unit = 0};
+	return push(req, pc);
+}
+
+/* The routed experts one rank holds, and the slice of each (section 2.4). */
+typedef struct expert_span {
+	int64_t experts;  /* E */
+	int64_t start;    /* first local expert */
+	int64_t count;    /* local experts */
+	int64_t inter;    /* Il: intermediate rows of each local expert */
+	int64_t inter_at; /* first intermediate row taken (TP inside the expert) */
+} expert_span;
+
+static int expert_span_of(const part_req *req, size_t parts_per_expert, expert_span *s)
+{
+	int64_t experts = req->ctx->dm.E, ep = req->ctx->P, inter = req->ctx->dm.Ie;
+	if ((size_t)experts * parts_per_expert != req->n_parts)
+		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': experts missing", req->rt);
+	*s = (expert_span){.experts = experts, .start = 0, .count = experts, .inter = inter};
+	if (ep == 1) {
+		/* No EP: every expert on every rank, each one TP-split by its rows. */
+		if (inter % req->tp_size)
+			return shardmap_layout_err(req->ctx, req->err,
+			                           "tensor '%s': tp_size %" PRId64
+			                           " does not divide moe_intermediate_size %" PRId64
+			                           " (or use ep_size > 1)",
+			                           req->rt, req->tp_size, inter);
+		s->inter = inter / req->tp_size;
+		s->inter_at = req->tp_rank * s->inter;
+		return WT_OK;
+	}
+	/* EP: whole experts, split as evenly as possible. The first experts % ep ranks
+	 * hold one more (E 6 over ep 4: 2, 2, 1, 1), so rank e starts after e full
+	 * shares plus one extra for each earlier rank that got one: min(e, E % ep). */
+	int64_t share = experts / ep, extra = experts % ep, e = req->ep_rank;
+	s->count = share + (e < extra);
+	s->start = e * share + (e < extra ? e : extra);
+	return WT_OK;
+}
+
+/* Geometry of a stack [count, a, b] of local experts. */
+static void geo_experts(sm_geo *g, int64_t count, int64_t a, int64_t b)
+{
+	g->expert = true;
+	g->units = count;
+	g->ndim = 3;
+	g->shape[0] = count;
+	g->shape[1] = a;
+	g->shape[2] = b;
+	g->rows = count * a;
+	g->cols = b;
+}
+
+/* Expert w13: [gate_j; up_j] rows of each local expert j (up first with w13_order
+ * up_gate); parts 0..E-1 are the gates, E..2E-1 the ups. */
+static int part_expert_w13(const part_req *req)
+{
+	expert_span s;
+	int rv = expert_span_of(req, 2, &s);
+	uint32_t first = req->ctx->l->w13_up_gate ? 1 : 0;
+	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++) {
+		int64_t j = s.start + slot;
+		for (uint32_t half = 0; half < 2 && rv == WT_OK; half++) {
+			uint32_t which = half == 0 ? first : 1 - first;
+			rv = push(req, shardmap_rows_piece((uint32_t)(which * s.experts + j),
+			                                   s.inter_at, s.inter, slot));
+		}
+	}
+	if (rv == WT_OK)
+		geo_experts(req->geom, s.count, 2 * s.inter, req->ctx->dm.hid);
+	return rv;
+}
+
+/* Expert w2 (down, [hid, Ie]): columns of each local expert under TP, whole under EP. */
+static int part_expert_w2(const part_req *req)
+{
+	expert_span s;
+	int rv = expert_span_of(req, 1, &s);
+	int64_t hid = req->ctx->dm.hid;
+	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++) {
+		uint32_t j = (uint32_t)(s.start + slot);
+		sm_piece pc = shardmap_rows_piece(j, 0, hid, slot);
+		if (req->ctx->P == 1) {
+			pc.cols = true;
+			pc.start = s.inter_at;
+			pc.len = s.inter;
+		}
+		rv = push(req, pc);
+	}
+	if (rv == WT_OK)
+		geo_experts(req->geom, s.count, hid, s.inter);
+	return rv;
+}
+
+typedef int (*part_fn)(const part_req *req);
+
+/* The rule of each kind (sm_kind), like the family tables map names to kinds. */
+static const part_fn part_rules[] = {
+    [SM_K_REPL] = part_replicated, [SM_K_QKV] = part_qkv,        [SM_K_ROWS] = part_row_split,
+    [SM_K_COLS] = part_col_split,  [SM_K_VOCAB] = part_vocab,    [SM_K_EXP13] = part_expert_w13,
+    [SM_K_EXP2] = part_expert_w2,  [SM_K_QKVF] = part_qkv_fused,
+};
+
+int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,
+                       uint32_t ep_rank, sm_pvec *pieces, sm_geo *geom, wt_errbuf *err)
+{
+	const sm_rule *rule = &ctx->fam->rules[ctx->ents[first].rule];
+	part_req req = {.ctx = ctx,
+	                .first = first,
+	                .n_parts = n_parts,
+	                .rule = rule,
+	                .rt = ctx->ents[first].rt,
+	                .tp_size = ctx->T,
+	                .tp_rank = tp_rank,
+	                .ep_rank = ep_rank,
+	                .src = ckpt_tensor_at(ctx->c, ctx->ents[first].t),
+	                .pieces = pieces,
+	                .geom = geom,
+	                .err = err};
+	if (rule->kind >= sizeof(part_rules) / sizeof(part_rules[0]) || !part_rules[rule->kind])
+		return wt_seterr(err, WT_EINVAL, "tensor '%s': bad rule kind %u", req.rt,
+		                 (unsigned)rule->kind);
+	return part_rules[rule->kind](&req);
+}
