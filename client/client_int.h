@@ -89,7 +89,15 @@ struct wt_manifest {
 	char *req_model;
 	wt_layout req_layout;
 	uint8_t route_key[16];
+	/* A subset of a shard (update.c): sub_map[i] = index of tensor i in the full
+	 * manifest of sub_full_tensors tensors; NULL = the whole shard. Owned. */
+	size_t *sub_map;
+	size_t sub_full_tensors;
 };
+
+/* update.c: does full (a manifest asked again) list the same tensors and
+ * chunks as m (a whole shard or a subset of one)? */
+int client_manifest_same(const wt_manifest *full, const wt_manifest *m);
 
 /* Log through the user's callback (cheap when off). */
 void client_log(const wt_client *c, int level, const char *fmt, ...)

@@ -23,5 +23,6 @@ int ctl_fetch(int argc, char **argv);
 int ctl_models(int argc, char **argv);
 int ctl_manifest(int argc, char **argv);
 int ctl_admin(int argc, char **argv);
+int ctl_watch(int argc, char **argv); /* cmd_watch.c */
 
 #endif
