@@ -36,7 +36,8 @@ int wt_client_watch(wt_client *c, const char *model, const char *known_revision,
                     uint32_t timeout_ms, char out_revision[65], int *changed, wt_errbuf *err)
 {
 	if (c == NULL || model == NULL || model[0] == '\0' || out_revision == NULL)
-		return wt_seterr(err, WT_EINVAL, "watch: client, model and out_revision are required");
+		return wt_seterr(err, WT_EINVAL,
+		                 "watch: client, model and out_revision are required");
 	if (timeout_ms > WATCH_MAX_MS)
 		timeout_ms = WATCH_MAX_MS; /* the server's cap */
 	Weights__Request req = WEIGHTS__REQUEST__INIT;
@@ -124,7 +125,8 @@ int wt_manifest_delta(const wt_manifest *o, const wt_manifest *n, unsigned char 
 		if (c != 0) {
 			snprintf(what, sizeof(what), "tensor '%s' %s",
 			         c < 0 ? o->tensors[i].name : n->tensors[j].name,
-			         c < 0 ? "is gone from the new revision" : "is new in the new revision");
+			         c < 0 ? "is gone from the new revision"
+			               : "is new in the new revision");
 			return refuse(err, o, n, what);
 		}
 		const client_tensor *a = &o->tensors[i], *b = &n->tensors[j];
@@ -132,8 +134,8 @@ int wt_manifest_delta(const wt_manifest *o, const wt_manifest *n, unsigned char 
 			char sa[200], sb[200];
 			shape_text(a, sa, sizeof(sa));
 			shape_text(b, sb, sizeof(sb));
-			snprintf(what, sizeof(what), "tensor '%s' changed from %s %s to %s %s", b->name,
-			         wt_dtype_name(a->dtype), sa, wt_dtype_name(b->dtype), sb);
+			snprintf(what, sizeof(what), "tensor '%s' changed from %s %s to %s %s",
+			         b->name, wt_dtype_name(a->dtype), sa, wt_dtype_name(b->dtype), sb);
 			return refuse(err, o, n, what);
 		}
 		int diff = memcmp(a->hash, b->hash, 16) != 0;
@@ -160,8 +162,7 @@ static char *dup_or_null(const char *s, int *bad)
 }
 
 /* The selected tensors of m (and their chunks) as a manifest of their own. */
-static int subset(const wt_manifest *m, const unsigned char *sel, wt_manifest **out,
-                  wt_errbuf *err)
+static int subset(const wt_manifest *m, const unsigned char *sel, wt_manifest **out, wt_errbuf *err)
 {
 	size_t nt = 0, nc = 0;
 	for (size_t i = 0; i < m->n_tensors; i++)
@@ -187,7 +188,8 @@ static int subset(const wt_manifest *m, const unsigned char *sel, wt_manifest **
 		s->shard_id = malloc(m->shard_id_len ? m->shard_id_len : 1);
 		wt_layout_init(&s->req_layout);
 		bad |= s->tensors == NULL || s->chunks == NULL || s->sub_map == NULL ||
-		       s->shard_id == NULL || wt_layout_copy(&s->req_layout, &m->req_layout) != WT_OK;
+		       s->shard_id == NULL ||
+		       wt_layout_copy(&s->req_layout, &m->req_layout) != WT_OK;
 	}
 	if (bad) {
 		wt_manifest_free(s);

@@ -166,13 +166,13 @@ static int u_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 		    h->done.t[k].nbytes != info.nbytes) {
 			free(h->upd_map);
 			h->upd_map = NULL;
-			return wt_seterr(err, WT_ELAYOUT,
-			                 "host sink update: tensor '%s' (%llu bytes) is %s in the held "
-			                 "rank; layout or shapes changed: full reload needed",
-			                 info.name, (unsigned long long)info.nbytes,
-			                 k < h->done.n && h->done.t[k].nbytes != info.nbytes
-			                     ? "of another size"
-			                     : "not");
+			return wt_seterr(
+			    err, WT_ELAYOUT,
+			    "host sink update: tensor '%s' (%llu bytes) is %s in the held "
+			    "rank; layout or shapes changed: full reload needed",
+			    info.name, (unsigned long long)info.nbytes,
+			    k < h->done.n && h->done.t[k].nbytes != info.nbytes ? "of another size"
+			                                                        : "not");
 		}
 		h->upd_map[i] = k;
 	}
@@ -208,7 +208,8 @@ static int u_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
 {
 	wt_host_sink *h = upd_of(s);
 	if (ti >= h->upd_n || h->upd_written != h->done.t[h->upd_map[ti]].nbytes)
-		return wt_seterr(err, WT_EINVAL, "host sink update: tensor %zu ended incomplete", ti);
+		return wt_seterr(err, WT_EINVAL, "host sink update: tensor %zu ended incomplete",
+		                 ti);
 	return WT_OK;
 }
 

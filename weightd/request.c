@@ -227,9 +227,10 @@ void wd_handle(wd_req *r, nng_msg *msg)
 		reply = wd_admin_reply(s, r->id, rq->admin);
 		break;
 	default:
-		reply = wd_reply_error(r->id, WT_EPROTO,
-		                       "request has no known body (hello, list_models, manifest, "
-		                       "chunk, admin, watch); this server speaks protocol version 1");
+		reply =
+		    wd_reply_error(r->id, WT_EPROTO,
+		                   "request has no known body (hello, list_models, manifest, "
+		                   "chunk, admin, watch); this server speaks protocol version 1");
 		break;
 	}
 done:

@@ -80,8 +80,8 @@ typedef struct wd_req {
 	uint64_t t0_ns;
 	const char *kind; /* for the debug log line */
 	wd_mreq m;
-	Weights__Request *admin_rq; /* REGISTER/UNREGISTER handed to the admin pool; owned */
-	struct wd_wreq {            /* a parked Watch request (watch.c) */
+	Weights__Request *admin_rq;  /* REGISTER/UNREGISTER handed to the admin pool; owned */
+	struct wd_wreq {             /* a parked Watch request (watch.c) */
 		struct wd_req *next; /* in the watch list; guarded by the watch lock */
 		char *model;         /* owned */
 		char known[80];      /* known_revision */

@@ -251,9 +251,10 @@ void wd_watch_request(wd_req *r, const Weights__WatchRequest *wr)
 		return;
 	}
 	if (strlen(known) >= sizeof(r->w.known)) {
-		finish(r, wd_reply_error(r->id, WT_EINVAL,
-		                         "watch known_revision is longer than a revision (64 hex "
-		                         "digits); pass the revision a manifest or ListModels gave"));
+		finish(r,
+		       wd_reply_error(r->id, WT_EINVAL,
+		                      "watch known_revision is longer than a revision (64 hex "
+		                      "digits); pass the revision a manifest or ListModels gave"));
 		return;
 	}
 	wd_snap *snap;

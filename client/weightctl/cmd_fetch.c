@@ -75,9 +75,9 @@ static int on_progress(void *ctx, uint64_t done, uint64_t total)
 
 typedef struct fetch_args {
 	int quiet;
-	const char *out; /* borrowed from argv */
+	const char *out;         /* borrowed from argv */
 	const char *update_from; /* --update-from OLD */
-	int cuda;        /* --cuda-device given */
+	int cuda;                /* --cuda-device given */
 	uint32_t cuda_device;
 } fetch_args;
 
@@ -153,9 +153,9 @@ static int update(wt_client *c, const wt_manifest *m, const fetch_args *fa, wt_s
 		printf("weightctl fetch: update %.12s -> %.12s rank tp=%u ep=%u: %llu of %llu "
 		       "tensors, %llu of %llu bytes fetched in %.1f ms\n",
 		       rep.revision_before, rep.revision_after, rep.tp_rank, rep.ep_rank,
-		       (unsigned long long)rep.tensors_updated, (unsigned long long)rep.tensors_total,
-		       (unsigned long long)rep.bytes_updated, (unsigned long long)rep.bytes_total,
-		       (double)rep.elapsed_us / 1000.0);
+		       (unsigned long long)rep.tensors_updated,
+		       (unsigned long long)rep.tensors_total, (unsigned long long)rep.bytes_updated,
+		       (unsigned long long)rep.bytes_total, (double)rep.elapsed_us / 1000.0);
 	return rv;
 }
 

@@ -29,7 +29,7 @@ typedef struct merge {
 	wt_sink base; /* first: the fetch calls through it */
 	wt_sink *out; /* the file sink, fed the whole rank */
 	const wt_manifest *full;
-	const uint8_t *old; /* OLD mapped */
+	const uint8_t *old;      /* OLD mapped */
 	const uint64_t *old_off; /* per full tensor: its offset in OLD */
 	size_t *sub_to_full;
 	size_t next; /* next full tensor to hand over */
@@ -165,8 +165,8 @@ static int check_old(const st_file *f, const wt_manifest *m, const char *path, w
 		for (int d = 0; same && d < t.ndim; d++)
 			same = o->shape[d] == t.shape[d];
 		if (!same) {
-			snprintf(what, sizeof(what), "tensor '%s' is %s in the new revision", t.name,
-			         o == NULL ? "new" : "of another dtype or shape");
+			snprintf(what, sizeof(what), "tensor '%s' is %s in the new revision",
+			         t.name, o == NULL ? "new" : "of another dtype or shape");
 			return refuse(err, path, what);
 		}
 	}
@@ -181,8 +181,9 @@ static int map_old(const char *path, uint8_t **map, size_t *len, st_file *f, wt_
 	if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_size < 8) {
 		if (fd >= 0)
 			close(fd);
-		return wt_seterr(err, WT_EIO, "--update-from %s: cannot read it (or not a "
-		                              "safetensors file); pass a rank file weightctl fetch wrote",
+		return wt_seterr(err, WT_EIO,
+		                 "--update-from %s: cannot read it (or not a "
+		                 "safetensors file); pass a rank file weightctl fetch wrote",
 		                 path);
 	}
 	*len = (size_t)sb.st_size;

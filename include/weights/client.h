@@ -289,9 +289,8 @@ WT_API int wt_manifest_delta(const wt_manifest *old_m, const wt_manifest *new_m,
  * The sink's begin() receives a manifest holding just those tensors (same
  * model, revision, layout and rank; tensor indices are into it).
  */
-WT_API int wt_client_fetch_tensors(wt_client *c, const wt_manifest *m,
-                                   const unsigned char *select, wt_sink *sink,
-                                   const wt_fetch_opts *opts, wt_errbuf *err);
+WT_API int wt_client_fetch_tensors(wt_client *c, const wt_manifest *m, const unsigned char *select,
+                                   wt_sink *sink, const wt_fetch_opts *opts, wt_errbuf *err);
 
 /* What an update moved (per rank). */
 typedef struct wt_update_report {
@@ -314,10 +313,9 @@ typedef struct wt_update_report {
  * report (optional) is filled on success and on WT_ELAYOUT (a refusal: full
  * reload needed; nothing fetched, the sink not called).
  */
-WT_API int wt_client_fetch_update(wt_client *c, const wt_manifest *old_m,
-                                  const wt_manifest *new_m, wt_sink *sink,
-                                  const wt_fetch_opts *opts, wt_update_report *report,
-                                  wt_errbuf *err);
+WT_API int wt_client_fetch_update(wt_client *c, const wt_manifest *old_m, const wt_manifest *new_m,
+                                  wt_sink *sink, const wt_fetch_opts *opts,
+                                  wt_update_report *report, wt_errbuf *err);
 
 /* ---- admin (storage teams) ---- */
 
