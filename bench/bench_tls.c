@@ -73,16 +73,18 @@ static pid_t start(char *plain, char *tls, size_t cap)
 	snprintf(pem, sizeof(pem), "%s/server.pem", bench_tmp());
 	pid_t p = fork();
 	if (p == 0) {
-		execl(bin, bin, "--listen", "tcp://127.0.0.1:0", "--listen", "tls+tcp://127.0.0.1:0",
-		      "--tls-cert-key-file", pem, "--models-dir", models, "--cache-dir", cache,
-		      "--log-level", "warning", "--ready-file", ready, (char *)NULL);
+		execl(bin, bin, "--listen", "tcp://127.0.0.1:0", "--listen",
+		      "tls+tcp://127.0.0.1:0", "--tls-cert-key-file", pem, "--models-dir", models,
+		      "--cache-dir", cache, "--log-level", "warning", "--ready-file", ready,
+		      (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; p > 0 && i < 1200; i++) {
 		FILE *f = fopen(ready, "r");
 		if (f != NULL) {
 			char t[512];
-			int ok = fgets(plain, (int)cap, f) != NULL && fgets(t, sizeof(t), f) != NULL;
+			int ok =
+			    fgets(plain, (int)cap, f) != NULL && fgets(t, sizeof(t), f) != NULL;
 			fclose(f);
 			if (ok) {
 				plain[strcspn(plain, "\n")] = '\0';

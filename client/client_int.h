@@ -92,12 +92,20 @@ struct wt_manifest {
 	/* mode.c: how it was chosen */
 	int mode;          /* WT_MODE_PARTITIONED or WT_MODE_RAW */
 	char *mode_reason; /* owned; "" when the mode was asked for */
+	/* A subset of a shard (update.c): sub_map[i] = index of tensor i in the full
+	 * manifest of sub_full_tensors tensors; NULL = the whole shard. Owned. */
+	size_t *sub_map;
+	size_t sub_full_tensors;
 };
 
 /* client.c: one manifest request (plan_only: ask the server to plan only; the reply
  * has no tensors), routed and failed over like wt_client_get_manifest. */
 int client_get_manifest_once(wt_client *c, const char *model, const wt_layout *layout,
                              bool plan_only, wt_manifest **out, wt_errbuf *err);
+
+/* update.c: does full (a manifest asked again) list the same tensors and
+ * chunks as m (a whole shard or a subset of one)? */
+int client_manifest_same(const wt_manifest *full, const wt_manifest *m);
 
 /* Log through the user's callback (cheap when off). */
 void client_log(const wt_client *c, int level, const char *fmt, ...)

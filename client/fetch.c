@@ -271,14 +271,7 @@ static int refresh_manifest(fetch *f, wt_errbuf *err)
 	int rv = client_request_manifest(f->c, f->ep, m->req_model, &m->req_layout, &n, err);
 	if (rv != WT_OK)
 		return rv;
-	int same = n->n_chunks == m->n_chunks && n->n_tensors == m->n_tensors;
-	for (size_t i = 0; same && i < m->n_chunks; i++)
-		same = memcmp(n->chunks[i].hash, m->chunks[i].hash, 16) == 0 &&
-		       n->chunks[i].nbytes == m->chunks[i].nbytes;
-	for (size_t i = 0; same && i < m->n_tensors; i++)
-		same = memcmp(n->tensors[i].hash, m->tensors[i].hash, 16) == 0 &&
-		       strcmp(n->tensors[i].name, m->tensors[i].name) == 0;
-	if (!same) {
+	if (!client_manifest_same(n, m)) {
 		/* never mix bytes of two shards: the sink is aborted, the caller starts over */
 		rv = wt_seterr(
 		    err, WT_ECHANGED,

@@ -55,6 +55,7 @@ void wt_manifest_free(wt_manifest *m)
 	free(m->shard_id);
 	free(m->req_model);
 	free(m->served_by);
+	free(m->sub_map);
 	wt_layout_clear(&m->req_layout);
 	free(m->mode_reason);
 	free(m);

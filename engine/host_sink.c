@@ -2,7 +2,9 @@
  * host_sink.c — engine sink into host memory: one malloc'd buffer per tensor,
  * looked up by name. Results of a fetch become visible only at end(), when
  * every tensor was verified; until then (and after an abort) the sink holds
- * the previous successful fetch, or nothing.
+ * the previous successful fetch, or nothing. The update sink
+ * (wt_host_sink_update_sink) instead writes the tensors it is given into the
+ * buffers of the last successful fetch, in place (same pointers).
  */
 #include <stdlib.h>
 #include <stddef.h>
@@ -28,6 +30,11 @@ struct wt_host_sink {
 	host_set done; /* last successful fetch */
 	host_set cur;  /* fetch in progress */
 	const wt_manifest *m;
+	/* in-place update (wt_host_sink_update_sink) */
+	wt_sink upd;
+	size_t *upd_map; /* update tensor -> index in done */
+	size_t upd_n;
+	uint64_t upd_written;
 };
 
 static void set_free(host_set *s)
@@ -134,12 +141,115 @@ static const wt_sink_ops host_ops = {
     .abort = h_abort,
 };
 
+/* ---- in-place update: tensors written into the buffers of the last fetch ---- */
+
+static wt_host_sink *upd_of(wt_sink *s)
+{
+	return (wt_host_sink *)((char *)s - offsetof(wt_host_sink, upd));
+}
+
+static int u_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
+{
+	wt_host_sink *h = upd_of(s);
+	size_t n = wt_manifest_n_tensors(m);
+	free(h->upd_map);
+	h->upd_n = 0;
+	if ((h->upd_map = calloc(n ? n : 1, sizeof(*h->upd_map))) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "host sink update: out of memory");
+	/* Every tensor must exist with the same size before any byte moves. */
+	for (size_t i = 0; i < n; i++) {
+		wt_tensor_info info;
+		size_t k = SIZE_MAX;
+		wt_manifest_tensor(m, i, &info);
+		if (common_find_name(h->done.t, h->done.n, sizeof(host_tensor),
+		                     offsetof(host_tensor, name), info.name, &k) != WT_OK ||
+		    h->done.t[k].nbytes != info.nbytes) {
+			free(h->upd_map);
+			h->upd_map = NULL;
+			return wt_seterr(
+			    err, WT_ELAYOUT,
+			    "host sink update: tensor '%s' (%llu bytes) is %s in the held "
+			    "rank; layout or shapes changed: full reload needed",
+			    info.name, (unsigned long long)info.nbytes,
+			    k < h->done.n && h->done.t[k].nbytes != info.nbytes ? "of another size"
+			                                                        : "not");
+		}
+		h->upd_map[i] = k;
+	}
+	h->upd_n = n;
+	return WT_OK;
+}
+
+static int u_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
+{
+	wt_host_sink *h = upd_of(s);
+	if (ti >= h->upd_n)
+		return wt_seterr(err, WT_EINVAL, "host sink update: tensor %zu out of range", ti);
+	h->upd_written = 0;
+	return WT_OK;
+}
+
+static int u_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t len,
+                   wt_errbuf *err)
+{
+	wt_host_sink *h = upd_of(s);
+	host_tensor *t = ti < h->upd_n ? &h->done.t[h->upd_map[ti]] : NULL;
+	if (t == NULL || off != h->upd_written || len > t->nbytes - off)
+		return wt_seterr(err, WT_EINVAL,
+		                 "host sink update: tensor %zu: write of %zu bytes at %llu out of "
+		                 "order or past its end",
+		                 ti, len, (unsigned long long)off);
+	memcpy(t->data + off, data, len);
+	h->upd_written += len;
+	return WT_OK;
+}
+
+static int u_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
+{
+	wt_host_sink *h = upd_of(s);
+	if (ti >= h->upd_n || h->upd_written != h->done.t[h->upd_map[ti]].nbytes)
+		return wt_seterr(err, WT_EINVAL, "host sink update: tensor %zu ended incomplete",
+		                 ti);
+	return WT_OK;
+}
+
+static int u_end(wt_sink *s, wt_errbuf *err)
+{
+	(void)err;
+	wt_host_sink *h = upd_of(s);
+	free(h->upd_map);
+	h->upd_map = NULL;
+	h->upd_n = 0;
+	return WT_OK;
+}
+
+static void u_abort(wt_sink *s)
+{
+	u_end(s, NULL);
+}
+
+static const wt_sink_ops upd_ops = {
+    .struct_size = sizeof(wt_sink_ops),
+    .begin = u_begin,
+    .tensor_begin = u_tensor_begin,
+    .write = u_write,
+    .tensor_end = u_tensor_end,
+    .end = u_end,
+    .abort = u_abort,
+};
+
+wt_sink *wt_host_sink_update_sink(wt_host_sink *h)
+{
+	return &h->upd;
+}
+
 int wt_host_sink_create(wt_host_sink **out, wt_errbuf *err)
 {
 	wt_host_sink *h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return wt_seterr(err, WT_ENOMEM, "host sink: out of memory");
 	h->base.ops = &host_ops;
+	h->upd.ops = &upd_ops;
 	*out = h;
 	return WT_OK;
 }
@@ -171,5 +281,6 @@ void wt_host_sink_destroy(wt_host_sink *h)
 		return;
 	set_free(&h->done);
 	set_free(&h->cur);
+	free(h->upd_map);
 	free(h);
 }

@@ -5,7 +5,7 @@
 #
 # To change the list deliberately (README.md, "ABI rules"): adding a function
 # is a compatible change (bump WT_VERSION_MINOR); removing or renaming one, or
-# changing its signature, breaks every program linked against libweights.so.0
+# changing its signature, breaks every program linked against libweights.so.1
 # (bump WT_VERSION_MAJOR, which is the SONAME). Then regenerate the list:
 #     scripts/check-abi.sh --update [BUILD]
 set -u

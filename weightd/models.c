@@ -46,6 +46,8 @@ struct wd_models {
 	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
 	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
 	const ckpt_memo *memo;          /* borrowed; may be NULL */
+	void (*notify)(void *ctx);      /* revision changed (wd_models_set_notify) */
+	void *notify_ctx;
 };
 
 /* Snapshot with a back pointer to the registry's byte counter. */
@@ -144,6 +146,8 @@ static void revalidate(wd_models *m, model_ent *e, bool force)
 		if (e->snap != NULL)
 			WT_LOG(WT_LOG_WARNING, "%s; model is unavailable until it opens again",
 			       err.msg);
+		if (e->snap != NULL && m->notify != NULL)
+			m->notify(m->notify_ctx);
 		wd_snap_release(e->snap);
 		e->snap = NULL;
 		e->have_fp = false;
@@ -163,6 +167,8 @@ static void revalidate(wd_models *m, model_ent *e, bool force)
 			       fresh->revision, e->uri);
 		wd_snap_release(e->snap);
 		e->snap = fresh;
+		if (m->notify != NULL)
+			m->notify(m->notify_ctx); /* watchers (watch.c) */
 	}
 	e->fp = fp;
 	e->have_fp = have_fp;
@@ -407,6 +413,12 @@ void wd_models_close(wd_models *m)
 	free(m->registry_path);
 	pthread_rwlock_destroy(&m->lk);
 	free(m);
+}
+
+void wd_models_set_notify(wd_models *m, void (*fn)(void *ctx), void *ctx)
+{
+	m->notify_ctx = ctx;
+	m->notify = fn;
 }
 
 void wd_models_set_revalidate(wd_models *m, uint64_t ms)

@@ -1,6 +1,6 @@
 /*
  * request.c — parse a request, check it, and dispatch by kind: Hello,
- * ListModels, Manifest, Chunk, Admin. Every malformed request gets an Error
+ * ListModels, Manifest, Chunk, Admin, Watch (watch.c). Every malformed request gets an Error
  * reply (WT_EPROTO, WT_ETOOBIG, ...) and the daemon keeps serving.
  */
 #include <stdatomic.h>
@@ -138,6 +138,8 @@ static const char *kind_name(Weights__Request__BodyCase c)
 		return "chunk";
 	case WEIGHTS__REQUEST__BODY_ADMIN:
 		return "admin";
+	case WEIGHTS__REQUEST__BODY_WATCH:
+		return "watch";
 	default:
 		return "unknown";
 	}
@@ -203,6 +205,10 @@ void wd_handle(wd_req *r, nng_msg *msg)
 	case WEIGHTS__REQUEST__BODY_CHUNK:
 		reply = wd_chunk_reply(s, r->id, rq->chunk);
 		break;
+	case WEIGHTS__REQUEST__BODY_WATCH:
+		wd_watch_request(r, rq->watch); /* replies itself, maybe later (watch.c) */
+		wire_request_free(rq);
+		return;
 	case WEIGHTS__REQUEST__BODY_ADMIN:
 		if (rq->admin->op == WEIGHTS__ADMIN_REQUEST__OP__OP_WARM) {
 			wd_warm_start(r, rq->admin);
@@ -221,9 +227,10 @@ void wd_handle(wd_req *r, nng_msg *msg)
 		reply = wd_admin_reply(s, r->id, rq->admin);
 		break;
 	default:
-		reply = wd_reply_error(r->id, WT_EPROTO,
-		                       "request has no known body (hello, list_models, manifest, "
-		                       "chunk, admin); this server speaks protocol version 1");
+		reply =
+		    wd_reply_error(r->id, WT_EPROTO,
+		                   "request has no known body (hello, list_models, manifest, "
+		                   "chunk, admin, watch); this server speaks protocol version 1");
 		break;
 	}
 done:

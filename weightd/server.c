@@ -302,6 +302,8 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 		goto fail;
 	if ((rv = wd_peers_open(&s->peers, cfg, s->server_id, err)) != WT_OK)
 		goto fail;
+	if ((rv = wd_watch_start(s, err)) != WT_OK)
+		goto fail;
 	if ((rv = open_socket(s, err)) != WT_OK)
 		goto fail;
 	if ((rv = wd_metrics_start(s, err)) != WT_OK)
@@ -350,6 +352,7 @@ size_t wd_server_close(wd_server *s)
 			if (s->reqs[i].state == WD_RECV)
 				nng_aio_cancel(s->reqs[i].aio);
 		pthread_mutex_unlock(&s->lk);
+		wd_watch_stop(s); /* parked watches get the current revision now */
 		/* 2. let in-flight requests finish, bounded */
 		left = drain_wait(s, s->cfg->drain_timeout_ms);
 		if (left > 0) {
@@ -395,6 +398,7 @@ size_t wd_server_close(wd_server *s)
 	free(s->lst);
 	free(s->reqs);
 	free(s->pipes);
+	wd_watch_free(s);
 	wd_flights_destroy(s->flights);
 	wd_peers_close(s->peers);
 	wd_models_close(s->models);

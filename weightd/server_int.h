@@ -80,7 +80,13 @@ typedef struct wd_req {
 	uint64_t t0_ns;
 	const char *kind; /* for the debug log line */
 	wd_mreq m;
-	Weights__Request *admin_rq; /* REGISTER/UNREGISTER handed to the admin pool; owned */
+	Weights__Request *admin_rq;  /* REGISTER/UNREGISTER handed to the admin pool; owned */
+	struct wd_wreq {             /* a parked Watch request (watch.c) */
+		struct wd_req *next; /* in the watch list; guarded by the watch lock */
+		char *model;         /* owned */
+		char known[80];      /* known_revision */
+		uint64_t deadline_ns;
+	} w;
 } wd_req;
 
 /* Role of a connection (auth.c): set by its latest Hello. */
@@ -162,6 +168,7 @@ struct wd_server {
 	const wd_faults *_Atomic faults; /* tests only (faults.c); NULL in weightd */
 	struct MHD_Daemon *metrics;      /* NULL unless metrics_listen is set */
 	uint16_t metrics_port;           /* bound port (metrics_listen port 0 resolved) */
+	struct wd_watches *watches;      /* parked Watch requests (watch.c) */
 };
 
 /* Install f (borrowed; outlives the server) before clients connect. */
@@ -205,6 +212,16 @@ nng_msg *wd_reply_error(uint64_t id, int code, const char *msg);
 /* manifest.c: Manifest requests and admin WARM (may park r on a flight). */
 void wd_manifest_start(wd_req *r, const Weights__ManifestRequest *mr);
 void wd_warm_start(wd_req *r, const Weights__AdminRequest *ar);
+
+/* watch.c: Watch requests. start: the watch thread and the models' revision
+ * notification; stop: answer every parked watch (current revision) and join
+ * the thread; later watches are answered at once (NULL-safe, idempotent);
+ * free: after stop. request: answer now or park r (no thread held). */
+int wd_watch_start(wd_server *s, wt_errbuf *err);
+void wd_watch_stop(wd_server *s);
+void wd_watch_free(wd_server *s);
+void wd_watch_request(wd_req *r, const Weights__WatchRequest *wr);
+size_t wd_watch_parked(wd_server *s); /* tests */
 
 /* produce.c: produce every rank of layout l into the cache in one pass. */
 int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *l,

@@ -125,6 +125,11 @@ const char *wd_model_source_name(wd_model_source source);
 int wd_models_open(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err);
 void wd_models_close(wd_models *m); /* NULL-safe; snapshots must be released */
 
+/* fn(ctx) runs whenever a model's revision changes or it becomes unavailable,
+ * with that model's lock held: it must only signal (no call back into m). Set
+ * once, before other threads use m. */
+void wd_models_set_notify(wd_models *m, void (*fn)(void *ctx), void *ctx);
+
 /* Change revalidate_ms at run time (reload). */
 void wd_models_set_revalidate(wd_models *m, uint64_t ms);
 

@@ -11,6 +11,7 @@
 
 #include "client/weightctl/ctl_common.h"
 #include "client/weightctl/ctl_remote.h"
+#include "client/weightctl/ctl_update.h"
 #include "client/weightctl/weightctl.h"
 #include "weights/client.h"
 #include "weights/engine.h"
@@ -25,6 +26,8 @@ static void usage(FILE *f)
 	        "                       [--timeout-ms N] [--connect-timeout-ms N] [--retries N]\n"
 	        "                       [--retry-budget-ms N] [--token-file F] [--verbose]\n"
 	        "                       [--tls-ca-file F [--tls-cert-key-file F]] (tls+tcp://)\n"
+	        "                       [--update-from OLD] (with --out: fetch only the tensors\n"
+	        "                       that differ from rank file OLD; prints the update report)\n"
 	        "token: --token-file F, or WEIGHTCTL_TOKEN, or --token T (shows in ps)\n"
 	        "layout flags: --tp-size T --tp-rank r --ep-size P --ep-rank e --quant Q\n"
 	        "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"
@@ -72,8 +75,9 @@ static int on_progress(void *ctx, uint64_t done, uint64_t total)
 
 typedef struct fetch_args {
 	int quiet;
-	const char *out; /* borrowed from argv */
-	int cuda;        /* --cuda-device given */
+	const char *out;         /* borrowed from argv */
+	const char *update_from; /* --update-from OLD */
+	int cuda;                /* --cuda-device given */
 	uint32_t cuda_device;
 } fetch_args;
 
@@ -88,6 +92,11 @@ static int fetch_arg(void *ctx, int argc, char **argv, int *i)
 	}
 	if (strcmp(a, "--out") == 0 && *i + 1 < argc) {
 		fa->out = argv[*i + 1];
+		*i += 2;
+		return 1;
+	}
+	if (strcmp(a, "--update-from") == 0 && *i + 1 < argc) {
+		fa->update_from = argv[*i + 1];
 		*i += 2;
 		return 1;
 	}
@@ -134,6 +143,22 @@ static void cuda_summary(const wt_cuda_sink *cs, const wt_manifest *m, uint32_t 
 	       (unsigned long long)bytes, dev);
 }
 
+/* --update-from: the delta against the old rank file, and the report. */
+static int update(wt_client *c, const wt_manifest *m, const fetch_args *fa, wt_sink *sink,
+                  const wt_fetch_opts *fo, wt_errbuf *err)
+{
+	wt_update_report rep;
+	int rv = ctl_update_from(c, m, fa->update_from, sink, fo, &rep, err);
+	if (rv == WT_OK && !fa->quiet)
+		printf("weightctl fetch: update %.12s -> %.12s rank tp=%u ep=%u: %llu of %llu "
+		       "tensors, %llu of %llu bytes fetched in %.1f ms\n",
+		       rep.revision_before, rep.revision_after, rep.tp_rank, rep.ep_rank,
+		       (unsigned long long)rep.tensors_updated,
+		       (unsigned long long)rep.tensors_total, (unsigned long long)rep.bytes_updated,
+		       (unsigned long long)rep.bytes_total, (double)rep.elapsed_us / 1000.0);
+	return rv;
+}
+
 int ctl_fetch(int argc, char **argv)
 {
 	fetch_args fa = {0};
@@ -155,6 +180,11 @@ int ctl_fetch(int argc, char **argv)
 	code = ctl_remote_parse(&r, "fetch", argc, argv, fetch_arg, &fa, usage, &help);
 	if (code != CTL_OK || help)
 		goto done;
+	if (fa.update_from != NULL && fa.out == NULL) {
+		fprintf(stderr, "weightctl fetch: --update-from OLD needs --out NEW\n");
+		code = CTL_USAGE;
+		goto done;
+	}
 	if (r.model == NULL || (fa.out == NULL) == !fa.cuda) {
 		fprintf(stderr, "weightctl fetch: --model NAME and one of --out FILE or "
 		                "--cuda-device N are required\n");
@@ -195,6 +225,14 @@ int ctl_fetch(int argc, char **argv)
 	fo.progress = p.tty ? on_progress : NULL;
 	fo.progress_ctx = &p;
 	fo.stats = &st;
+	if (fa.update_from != NULL) {
+		rv = update(c, m, &fa, sink, &fo, &err);
+		if (rv != WT_OK) {
+			ctl_remote_perror("fetch", rv, &err);
+			code = ctl_remote_exit(rv);
+		}
+		goto done;
+	}
 	rv = wt_client_fetch(c, m, sink, &fo, &err);
 	/* the shard changed under the fetch (sink aborted, nothing mixed): start over */
 	for (int again = 0; rv == WT_ECHANGED && again < 2; again++) {

@@ -14,6 +14,7 @@ static const ctl_cmd commands[] = {
      ctl_verify_forward},
     {"fetch", "fetch a rank's verified shard from weightd into a safetensors file", ctl_fetch},
     {"models", "list the models a weightd serves", ctl_models},
+    {"watch", "print a model's revision and each new one as weightd sees it", ctl_watch},
     {"manifest", "print a rank's manifest (tensors, hashes, totals) from weightd", ctl_manifest},
     {"capabilities", "what a model can be served as (layouts, quant, raw, CUDA), and why not",
      ctl_capabilities},

@@ -24,5 +24,6 @@ int ctl_models(int argc, char **argv);
 int ctl_manifest(int argc, char **argv);
 int ctl_admin(int argc, char **argv);
 int ctl_capabilities(int argc, char **argv); /* cmd_caps.c */
+int ctl_watch(int argc, char **argv);        /* cmd_watch.c */
 
 #endif

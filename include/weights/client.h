@@ -289,6 +289,69 @@ WT_API void wt_fetch_opts_init(wt_fetch_opts *o);
 WT_API int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
                            const wt_fetch_opts *opts, wt_errbuf *err);
 
+/* ---- online updates (since 0.5) ---- */
+
+/*
+ * The current revision of model (first reachable endpoint, list order), or wait
+ * for the next one: when known_revision is non-empty and equal to the server's
+ * current revision, the server holds the request until the revision changes or
+ * timeout_ms passes (the server caps it at 60000; 0 = answer at once). It
+ * re-checks the model's source every revalidate_ms meanwhile. out_revision gets
+ * the current revision (64 hex digits + NUL); *changed = 1 when it differs from
+ * known_revision. WT_EBUSY when the server already holds max_watchers watches.
+ */
+WT_API int wt_client_watch(wt_client *c, const char *model, const char *known_revision,
+                           uint32_t timeout_ms, char out_revision[65], int *changed,
+                           wt_errbuf *err);
+
+/*
+ * Tensors of new_m whose bytes differ from old_m (two manifests of the same
+ * model, layout and rank, usually two revisions): same name, dtype and shape,
+ * another XXH3-128. changed (optional) gets wt_manifest_n_tensors(new_m) flags
+ * (1 = changed); *n_changed and *bytes (optional) the count and the sum of
+ * their nbytes. WT_ELAYOUT when an in-place update is impossible — another
+ * layout or rank, a tensor added, removed, or with another dtype or shape —
+ * with a message naming the first such tensor and saying that a full reload
+ * (wt_client_fetch of new_m into a fresh sink) is needed.
+ */
+WT_API int wt_manifest_delta(const wt_manifest *old_m, const wt_manifest *new_m,
+                             unsigned char *changed, size_t *n_changed, uint64_t *bytes,
+                             wt_errbuf *err);
+
+/*
+ * Fetch only the tensors i of m with select[i] != 0 (select has
+ * wt_manifest_n_tensors(m) entries), verified exactly like wt_client_fetch.
+ * The sink's begin() receives a manifest holding just those tensors (same
+ * model, revision, layout and rank; tensor indices are into it).
+ */
+WT_API int wt_client_fetch_tensors(wt_client *c, const wt_manifest *m, const unsigned char *select,
+                                   wt_sink *sink, const wt_fetch_opts *opts, wt_errbuf *err);
+
+/* What an update moved (per rank). */
+typedef struct wt_update_report {
+	char revision_before[65]; /* old manifest's revision */
+	char revision_after[65];  /* new manifest's revision */
+	uint32_t tp_rank, ep_rank;
+	uint64_t tensors_total;   /* tensors of the rank */
+	uint64_t tensors_updated; /* changed tensors fetched */
+	uint64_t bytes_total;     /* bytes of the rank */
+	uint64_t bytes_updated;   /* verified bytes fetched: the changed tensors' bytes */
+	uint64_t elapsed_us;      /* delta + fetch */
+} wt_update_report;
+
+/*
+ * Update a sink that holds old_m's rank to new_m: wt_manifest_delta, then
+ * wt_client_fetch_tensors of the changed tensors only (nothing when none
+ * changed: the sink is not called). The sink must write the tensors it is
+ * given into what it already holds (wt_host_sink_update_sink(); the Python
+ * update_into); a plain host or file sink would keep only the changed tensors.
+ * report (optional) is filled on success and on WT_ELAYOUT (a refusal: full
+ * reload needed; nothing fetched, the sink not called).
+ */
+WT_API int wt_client_fetch_update(wt_client *c, const wt_manifest *old_m, const wt_manifest *new_m,
+                                  wt_sink *sink, const wt_fetch_opts *opts,
+                                  wt_update_report *report, wt_errbuf *err);
+
 /* ---- admin (storage teams) ---- */
 
 typedef enum {

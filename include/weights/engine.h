@@ -86,6 +86,17 @@ WT_API int wt_host_sink_find(const wt_host_sink *h, const char *name, const void
 /* Number of tensors held (0 before the first successful fetch). */
 WT_API size_t wt_host_sink_n_tensors(const wt_host_sink *h);
 WT_API void wt_host_sink_destroy(wt_host_sink *h); /* NULL is a no-op */
+/*
+ * Since 0.5: a sink over the same host sink for wt_client_fetch_update() (or
+ * wt_client_fetch_tensors()): it writes each tensor it is given into the
+ * buffer the last successful fetch holds under that name, in place (the
+ * pointers wt_host_sink_find gave stay valid); the other tensors keep their
+ * bytes. begin() refuses (WT_ELAYOUT, nothing written) a tensor the sink does
+ * not hold or holds with another size. Bytes are written as they are verified
+ * chunk by chunk: after a failed update the changed tensors may hold partial
+ * bytes (run the update again, or a full fetch). Borrowed; valid until destroy.
+ */
+WT_API wt_sink *wt_host_sink_update_sink(wt_host_sink *h);
 
 /* ---- safetensors file ---- */
 

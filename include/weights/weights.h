@@ -7,10 +7,10 @@
 #ifndef WEIGHTS_WEIGHTS_H
 #define WEIGHTS_WEIGHTS_H
 
-#define WT_VERSION_MAJOR  0
-#define WT_VERSION_MINOR  5
+#define WT_VERSION_MAJOR  1
+#define WT_VERSION_MINOR  0
 #define WT_VERSION_PATCH  0
-#define WT_VERSION_STRING "0.5.0"
+#define WT_VERSION_STRING "1.0.0"
 
 /* Format version of the shard format (docs/format.md; policy in section 7). */
 #define WT_FORMAT_VERSION 1
@@ -28,7 +28,7 @@ extern "C" {
  * Version of the libweights the program runs with (the WT_VERSION_* macros
  * are the version it was compiled against). Returns the static string
  * "MAJOR.MINOR.PATCH"; stores the numbers where the pointers are non-NULL.
- * ABI rules (README.md): libweights.so.0 stays compatible across 0.x; a
+ * ABI rules (README.md): libweights.so.1 stays compatible across 1.x; a
  * struct with a struct_size member only grows at its end.
  */
 WT_API const char *wt_version(int *major, int *minor, int *patch);

@@ -1,4 +1,4 @@
-"""ctypes bindings of libweights.so.0 (include/weights/*.h).
+"""ctypes bindings of libweights.so.1 (include/weights/*.h).
 
 Only the C API is declared here; the Python API is in client.py. The structs
 mirror the public headers member for member. Versioned structs (those that
@@ -165,11 +165,11 @@ def _candidates():
     if env:
         return [env]  # explicit: nothing else is tried
     here = os.path.dirname(os.path.abspath(__file__))
-    out = [os.path.join(here, "libweights.so.0")]  # shipped inside the package
+    out = [os.path.join(here, "libweights.so.1")]  # shipped inside the package
     build = os.environ.get("WT_BUILD", "build")
     repo = os.path.dirname(os.path.dirname(here))  # python/weightd -> repository root
-    out.append(os.path.join(repo, build, "libweights.so.0"))
-    out.append("libweights.so.0")  # the system loader (make install, ldconfig)
+    out.append(os.path.join(repo, build, "libweights.so.1"))
+    out.append("libweights.so.1")  # the system loader (make install, ldconfig)
     return out
 
 
@@ -183,7 +183,7 @@ def _load():
             return ctypes.CDLL(path), path
         except OSError as e:
             tried.append("%s (%s)" % (path, e))
-    raise OSError("weightd: cannot load libweights.so.0; tried: " + "; ".join(tried) +
+    raise OSError("weightd: cannot load libweights.so.1; tried: " + "; ".join(tried) +
                   ". Build it (make), install it (make install) or set WEIGHTD_LIB "
                   "to its path")
 

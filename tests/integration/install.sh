@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # install.sh — `make install DESTDIR=... PREFIX=/usr` stages the library with
-# SONAME libweights.so.0 (+ .so.0 and .so links, static archive), the public
+# SONAME libweights.so.1 (+ .so.1 and .so links, static archive), the public
 # headers, weights.pc, weightd, weightctl and the sample config; a C program
 # built only from pkg-config's flags against that tree (-Wall -Wextra -Werror
-# -pedantic) links to libweights.so.0, runs, and gets the version it was
+# -pedantic) links to libweights.so.1, runs, and gets the version it was
 # compiled against; the same program links statically with Libs.private.
 set -u
 B=$(cd "${WT_BUILD:-build}" && pwd)
@@ -39,11 +39,11 @@ done
 # needs a booted systemd, which build machines and CI containers lack)
 [ "$(grep -c '^\[\(Unit\|Service\|Install\)\]$' "$U")" = 3 ] || fail "unit: sections"
 grep -vE '^(#|$|\[(Unit|Service|Install)\]$|[A-Za-z]+=)' "$U" && fail "unit: a line that is no key"
-real=$(readlink "$R/lib/libweights.so.0") || fail "lib/libweights.so.0 is not a link"
+real=$(readlink "$R/lib/libweights.so.1") || fail "lib/libweights.so.1 is not a link"
 [ "$(readlink "$R/lib/libweights.so")" = "$real" ] || fail "lib/libweights.so does not point at $real"
-case "$real" in libweights.so.0.*.*) ;; *) fail "library file '$real' is not libweights.so.0.X.Y" ;; esac
+case "$real" in libweights.so.1.*.*) ;; *) fail "library file '$real' is not libweights.so.1.X.Y" ;; esac
 for so in "$R/lib/$real" "$B/libweights.so"; do
-	readelf -d "$so" | grep -q 'SONAME.*\[libweights\.so\.0\]' || fail "$so: SONAME is not libweights.so.0"
+	readelf -d "$so" | grep -q 'SONAME.*\[libweights\.so\.1\]' || fail "$so: SONAME is not libweights.so.1"
 done
 grep -q '^prefix=/usr$' "$R/lib/pkgconfig/weights.pc" || fail "weights.pc: prefix is not /usr"
 want=${real#libweights.so.}
@@ -83,7 +83,7 @@ case "$cflags $libs" in *"$R/include"*"$R/lib"*) ;; *) fail "pkg-config flags no
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Wextra -Werror -pedantic $SAN $cflags "$T/prog.c" $libs -o "$T/prog" ||
 	fail "compiling against the installed tree"
-readelf -d "$T/prog" | grep -q 'NEEDED.*\[libweights\.so\.0\]' || fail "program does not need libweights.so.0"
+readelf -d "$T/prog" | grep -q 'NEEDED.*\[libweights\.so\.1\]' || fail "program does not need libweights.so.1"
 LD_LIBRARY_PATH="$R/lib" "$T/prog" >"$T/out" 2>&1 || { cat "$T/out"; fail "program failed"; }
 grep -q "^libweights $want " "$T/out" || fail "unexpected output: $(cat "$T/out")"
 cat "$T/out"
@@ -95,4 +95,4 @@ cc -std=c11 $SAN $cflags "$T/prog.c" "$R/lib/libweights.a" $priv -o "$T/prog_sta
 	fail "static link with Libs.private ($priv)"
 readelf -d "$T/prog_static" | grep -q 'NEEDED.*libweights' && fail "static program needs libweights.so"
 "$T/prog_static" >/dev/null || fail "static program failed"
-echo "install.sh: ok (staged /usr, SONAME libweights.so.0, file $real)"
+echo "install.sh: ok (staged /usr, SONAME libweights.so.1, file $real)"

@@ -2,7 +2,7 @@
 # python_pkg.sh — the Python package (python/, README "Use from an engine /
 # Python"): `pip install` of ./python into a temp target, then
 # `/usr/bin/python3 -m pytest python/tests` with that copy and $WT_BUILD's
-# libweights.so.0; the fixtures (python/tests/conftest.py) start weightd on a
+# libweights.so.1; the fixtures (python/tests/conftest.py) start weightd on a
 # free port. Missing torch, numpy, pytest or transformers is a failure here
 # (scripts/deps.sh installs them), and so is a run that collects no tests.
 # In an ASan build the sanitizer runtime is preloaded into Python.
@@ -17,7 +17,7 @@ die() {
 	exit 1
 }
 
-[ -e "$B/libweights.so.0" ] || die "$B/libweights.so.0 not built: run make"
+[ -e "$B/libweights.so.1" ] || die "$B/libweights.so.1 not built: run make"
 for m in numpy torch pytest transformers; do
 	"$PY" -c "import $m" 2>/dev/null || die "$m does not import for $PY: run scripts/deps.sh"
 done
@@ -29,9 +29,9 @@ rm -rf "$T/src/build" "$T/src"/*.egg-info
 	>"$T/pip.log" 2>&1 || { cat "$T/pip.log" >&2; die "pip install ./python failed"; }
 [ -f "$T/site/weightd/__init__.py" ] || die "pip install put no weightd/ in $T/site"
 
-export PYTHONPATH="$T/site" WEIGHTD_LIB="$B/libweights.so.0" WEIGHTD_EXPECT_PKG="$T/site"
+export PYTHONPATH="$T/site" WEIGHTD_LIB="$B/libweights.so.1" WEIGHTD_EXPECT_PKG="$T/site"
 export WEIGHTD_REQUIRE_ALL=1 WT_BUILD="$B" PYTHONDONTWRITEBYTECODE=1
-if nm -D "$B/libweights.so.0" 2>/dev/null | grep -q __asan_init; then
+if nm -D "$B/libweights.so.1" 2>/dev/null | grep -q __asan_init; then
 	# Python itself is not instrumented: the runtime must load first; its
 	# allocations are not ours to leak-check.
 	LD_PRELOAD="$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)"

@@ -1,0 +1,218 @@
+/*
+ * test_client_update.c — online updates without a server: wt_manifest_delta
+ * (changed tensors and bytes; refusals naming the tensor: full reload needed)
+ * and the host sink's in-place update sink. mf_init is test_client.c's fixture.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "client/client.h"
+#include "common/common.h"
+#include "tests/util/testutil.h"
+#include "client/client_int.h"
+#include "weights/client.h"
+#include "weights/engine.h"
+#include "weights/weights.h"
+
+/* A valid two-tensor manifest the tests then break one field at a time. */
+typedef struct mf {
+	Weights__Manifest m;
+	Weights__TensorEntry te[2];
+	Weights__TensorEntry *tp[2];
+	Weights__ChunkRef cr[3];
+	Weights__ChunkRef *cp[3];
+	int64_t shape[2][2];
+	uint8_t hash[5][16];
+} mf;
+
+static void mf_init(mf *x)
+{
+	memset(x, 0, sizeof(*x));
+	weights__manifest__init(&x->m);
+	x->m.format_version = 1;
+	x->m.model = "m";
+	x->m.revision = "r";
+	x->m.layout_text = "tp=1";
+	x->m.shard_id.data = (uint8_t *)"id";
+	x->m.shard_id.len = 2;
+	const char *names[2] = {"a.weight", "b.weight"};
+	for (int i = 0; i < 2; i++) {
+		weights__tensor_entry__init(&x->te[i]);
+		x->tp[i] = &x->te[i];
+		x->te[i].name = (char *)names[i];
+		x->te[i].dtype = WT_BF16;
+		x->shape[i][0] = 4;
+		x->shape[i][1] = 8;
+		x->te[i].shape = x->shape[i];
+		x->te[i].n_shape = 2;
+		x->te[i].nbytes = 64;
+		x->te[i].hash.data = x->hash[i];
+		x->te[i].hash.len = 16;
+	}
+	for (int k = 0; k < 3; k++) {
+		weights__chunk_ref__init(&x->cr[k]);
+		x->cp[k] = &x->cr[k];
+		x->cr[k].hash.data = x->hash[2 + k];
+		x->cr[k].hash.len = 16;
+	}
+	/* a: two chunks [0,40) [40,64); b: one chunk [0,64) */
+	x->cr[0].offset = 0;
+	x->cr[0].nbytes = 40;
+	x->cr[1].offset = 40;
+	x->cr[1].nbytes = 24;
+	x->cr[2].offset = 0;
+	x->cr[2].nbytes = 64;
+	x->te[0].chunks = &x->cp[0];
+	x->te[0].n_chunks = 2;
+	x->te[1].chunks = &x->cp[2];
+	x->te[1].n_chunks = 1;
+	x->m.tensors = x->tp;
+	x->m.n_tensors = 2;
+	x->m.total_bytes = 128;
+}
+
+static wt_manifest *mk(mf *x)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_manifest *m = NULL;
+	wt_errbuf err;
+	assert_int_equal(client_manifest_from_pb(&x->m, 1 << 20, "m", &l, &m, &err), WT_OK);
+	return m;
+}
+
+static void test_delta(void **state)
+{
+	(void)state;
+	mf a, b;
+	mf_init(&a);
+	mf_init(&b);
+	b.hash[1][3] ^= 1; /* b.weight's content changed */
+	wt_manifest *o = mk(&a), *n = mk(&b);
+	unsigned char ch[2] = {9, 9};
+	size_t cnt = 0;
+	uint64_t bytes = 0;
+	wt_errbuf err;
+	assert_int_equal(wt_manifest_delta(o, n, ch, &cnt, &bytes, &err), WT_OK);
+	assert_int_equal(ch[0], 0);
+	assert_int_equal(ch[1], 1);
+	assert_int_equal(cnt, 1);
+	assert_int_equal(bytes, 64);
+	assert_int_equal(wt_manifest_delta(o, o, ch, &cnt, &bytes, &err), WT_OK);
+	assert_int_equal(cnt, 0);
+	assert_int_equal(bytes, 0);
+	wt_manifest_free(n);
+
+	/* same bytes, another shape: refused, naming the tensor */
+	mf_init(&b);
+	b.shape[1][0] = 8;
+	b.shape[1][1] = 4;
+	n = mk(&b);
+	assert_int_equal(wt_manifest_delta(o, n, ch, &cnt, &bytes, &err), WT_ELAYOUT);
+	assert_non_null(strstr(err.msg, "tensor 'b.weight' changed from BF16 [4,8] to BF16 [8,4]"));
+	assert_non_null(strstr(err.msg, "full reload needed"));
+	wt_manifest_free(n);
+
+	/* a tensor renamed (b gone, c new) */
+	mf_init(&b);
+	b.te[1].name = "c.weight";
+	n = mk(&b);
+	assert_int_equal(wt_manifest_delta(o, n, NULL, NULL, NULL, &err), WT_ELAYOUT);
+	assert_non_null(strstr(err.msg, "'b.weight' is gone"));
+	wt_manifest_free(n);
+
+	/* another rank */
+	mf_init(&b);
+	b.m.tp_rank = 1;
+	n = mk(&b);
+	assert_int_equal(wt_manifest_delta(o, n, NULL, NULL, NULL, &err), WT_ELAYOUT);
+	assert_non_null(strstr(err.msg, "another model, layout or rank"));
+	wt_manifest_free(n);
+	wt_manifest_free(o);
+}
+
+/* Drive a sink through one whole manifest: tensor i's bytes are data[i]. */
+static int feed(wt_sink *s, const wt_manifest *m, uint8_t data[][64], wt_errbuf *err)
+{
+	int rv = s->ops->begin(s, m, err);
+	for (size_t i = 0; rv == WT_OK && i < wt_manifest_n_tensors(m); i++) {
+		rv = s->ops->tensor_begin(s, i, err);
+		if (rv == WT_OK)
+			rv = s->ops->write(s, i, 0, data[i], 64, err);
+		if (rv == WT_OK)
+			rv = s->ops->tensor_end(s, i, err);
+	}
+	if (rv == WT_OK)
+		return s->ops->end(s, err);
+	if (rv != WT_OK && s->ops->abort != NULL)
+		s->ops->abort(s);
+	return rv;
+}
+
+static void test_host_update_sink(void **state)
+{
+	(void)state;
+	mf a, sub;
+	mf_init(&a);
+	wt_manifest *full = mk(&a);
+	uint8_t old[2][64], neu[1][64];
+	tu_fill(old[0], 64, 1);
+	tu_fill(old[1], 64, 2);
+	tu_fill(neu[0], 64, 3);
+	wt_host_sink *h;
+	wt_errbuf err;
+	assert_int_equal(wt_host_sink_create(&h, &err), WT_OK);
+	assert_int_equal(feed(wt_host_sink_sink(h), full, old, &err), WT_OK);
+	const void *pa, *pb, *qa, *qb;
+	uint64_t n;
+	assert_int_equal(wt_host_sink_find(h, "a.weight", &pa, &n), WT_OK);
+	assert_int_equal(wt_host_sink_find(h, "b.weight", &pb, &n), WT_OK);
+
+	/* an update of b only: written in place, a untouched */
+	mf_init(&sub);
+	sub.tp[0] = &sub.te[1];
+	sub.m.n_tensors = 1;
+	sub.m.total_bytes = 64;
+	wt_manifest *m = mk(&sub);
+	assert_int_equal(feed(wt_host_sink_update_sink(h), m, neu, &err), WT_OK);
+	assert_int_equal(wt_host_sink_find(h, "a.weight", &qa, &n), WT_OK);
+	assert_int_equal(wt_host_sink_find(h, "b.weight", &qb, &n), WT_OK);
+	assert_ptr_equal(qa, pa);
+	assert_ptr_equal(qb, pb);
+	assert_memory_equal(qa, old[0], 64);
+	assert_memory_equal(qb, neu[0], 64);
+	assert_int_equal(wt_host_sink_n_tensors(h), 2);
+	wt_manifest_free(m);
+
+	/* a tensor the sink does not hold: refused before any byte moves */
+	mf_init(&sub);
+	sub.te[1].name = "c.weight";
+	sub.tp[0] = &sub.te[1];
+	sub.m.n_tensors = 1;
+	sub.m.total_bytes = 64;
+	m = mk(&sub);
+	assert_int_equal(feed(wt_host_sink_update_sink(h), m, old, &err), WT_ELAYOUT);
+	assert_non_null(strstr(err.msg, "'c.weight'"));
+	assert_non_null(strstr(err.msg, "full reload needed"));
+	assert_memory_equal(qb, neu[0], 64);
+	wt_manifest_free(m);
+	wt_manifest_free(full);
+	wt_host_sink_destroy(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_delta),
+	    cmocka_unit_test(test_host_update_sink),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
