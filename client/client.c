@@ -28,8 +28,10 @@ void wt_client_close(wt_client *c)
 	if (c == NULL)
 		return;
 	for (size_t i = 0; i < c->n_eps; i++) {
-		for (size_t k = 0; c->eps != NULL && k < c->eps[i].n_socks; k++)
-			nng_close(c->eps[i].socks[k]);
+		for (size_t k = 0; c->eps != NULL && k < c->eps[i].n_socks; k++) {
+			nng_close(c->eps[i].socks[k]); /* no pipe callback runs after this */
+			free(c->eps[i].mons[k]);
+		}
 		free(c->urls[i]);
 	}
 	free(c->urls);

@@ -23,12 +23,19 @@
 #define CLIENT_MAX_SHARD_ID  256u       /* bytes of an opaque shard id */
 #define CLIENT_MAX_TENSORS   (1u << 22) /* tensors in one manifest */
 
+/* Whether a socket has a connection now (pipe notifications; conn.c). */
+typedef struct client_sockmon {
+	_Atomic int pipes;        /* connected pipes */
+	_Atomic uint64_t down_ns; /* when the last pipe went away */
+} client_sockmon;
+
 typedef struct client_ep {
 	char *url; /* owned; immutable after open */
 	/* fields below guarded by wt_client.lk */
-	size_t n_socks;                     /* connections open: socks[0..n_socks) */
-	nng_socket socks[CLIENT_MAX_CONNS]; /* each one dialer, greeted (Hello) */
-	uint64_t server_max_message_bytes;  /* from HelloReply; 0 = unknown */
+	size_t n_socks;                         /* connections open: socks[0..n_socks) */
+	nng_socket socks[CLIENT_MAX_CONNS];     /* each one dialer, greeted (Hello) */
+	client_sockmon *mons[CLIENT_MAX_CONNS]; /* socks[k]'s monitor; owned */
+	uint64_t server_max_message_bytes;      /* from HelloReply; 0 = unknown */
 	uint64_t server_max_chunk_bytes;
 } client_ep;
 

@@ -136,10 +136,81 @@ int client_parse_reply(const wt_client *c, size_t ep, nng_msg *msg, uint64_t id,
 	return WT_OK;
 }
 
+/* Pipe notifications keep a socket's monitor: how many connections it has. */
+static void mon_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	(void)p;
+	client_sockmon *m = arg;
+	if (ev == NNG_PIPE_EV_ADD_POST)
+		atomic_fetch_add(&m->pipes, 1);
+	else if (ev == NNG_PIPE_EV_REM_POST && atomic_fetch_sub(&m->pipes, 1) == 1)
+		atomic_store(&m->down_ns, common_now_ns());
+}
+
+static client_sockmon *monitor_of(wt_client *c, size_t ep, nng_socket sock)
+{
+	client_sockmon *m = NULL;
+	pthread_mutex_lock(&c->lk);
+	for (size_t k = 0; k < c->eps[ep].n_socks; k++)
+		if (nng_socket_id(c->eps[ep].socks[k]) == nng_socket_id(sock))
+			m = c->eps[ep].mons[k];
+	pthread_mutex_unlock(&c->lk);
+	return m;
+}
+
+typedef struct aio_waiter {
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	int done;
+} aio_waiter;
+
+static void aio_done(void *arg)
+{
+	aio_waiter *w = arg;
+	pthread_mutex_lock(&w->lk);
+	w->done = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->lk);
+}
+
+/*
+ * Wait for a receive that may legitimately take long (a manifest waits for a
+ * production). If the socket has had no connection for connect_timeout_ms + 1 s
+ * (the daemon died and nng's dialer cannot reconnect), cancel it: true. A
+ * daemon restarted meanwhile gets the request again from nng (a request on a
+ * lost connection is resent on the next one).
+ */
+static bool wait_reply(const wt_client *c, client_sockmon *m, aio_waiter *w, nng_aio *aio)
+{
+	uint64_t grace = ((uint64_t)c->o.connect_timeout_ms + 1000) * 1000000ull;
+	bool lost = false;
+	pthread_mutex_lock(&w->lk);
+	while (!w->done) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += 100 * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&w->cv, &w->lk, &dl);
+		if (!w->done && m != NULL && atomic_load(&m->pipes) == 0 &&
+		    common_now_ns() - atomic_load(&m->down_ns) > grace) {
+			lost = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&w->lk);
+	if (lost)
+		nng_aio_cancel(aio);
+	nng_aio_wait(aio);
+	return lost;
+}
+
 /* Send req on sock and wait for the reply of kind want. */
-static int call_on(wt_client *c, size_t ep, nng_socket sock, Weights__Request *req,
-                   uint32_t timeout_ms, Weights__Reply__BodyCase want, Weights__Reply **out,
-                   wt_errbuf *err)
+static int call_on(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon,
+                   Weights__Request *req, uint32_t timeout_ms, Weights__Reply__BodyCase want,
+                   Weights__Reply **out, wt_errbuf *err)
 {
 	const char *url = c->eps[ep].url;
 	nng_ctx ctx;
@@ -154,22 +225,42 @@ static int call_on(wt_client *c, size_t ep, nng_socket sock, Weights__Request *r
 		return wt_seterr(err, client_nng_err(nrv), "endpoint %s: cannot open a context: %s",
 		                 url, nng_strerror(nrv));
 	}
-	if ((nrv = nng_aio_alloc(&aio, NULL, NULL)) != 0) {
+	aio_waiter w = {.done = 0};
+	pthread_mutex_init(&w.lk, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	if ((nrv = nng_aio_alloc(&aio, aio_done, &w)) != 0) {
 		rv = wt_seterr(err, WT_ENOMEM, "endpoint %s: out of memory", url);
 		goto out;
 	}
 	nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
 	nng_aio_set_msg(aio, msg);
-	nng_ctx_send(ctx, aio);
-	nng_aio_wait(aio);
-	if ((nrv = nng_aio_result(aio)) != 0) {
+	nng_ctx_send(ctx, aio); /* with no connection it waits for one: watch that too */
+	bool lost = wait_reply(c, mon, &w, aio);
+	if (lost || (nrv = nng_aio_result(aio)) != 0) {
 		nng_msg_free(nng_aio_get_msg(aio));
+		if (lost) {
+			rv = wt_seterr(
+			    err, WT_EUNAVAIL,
+			    "endpoint %s: no connection for %u ms while sending a request "
+			    "(weightd stopped?)",
+			    url, c->o.connect_timeout_ms + 1000);
+			goto out;
+		}
 		rv = wt_seterr(err, client_nng_err(nrv), "endpoint %s: sending a request: %s", url,
 		               nng_strerror(nrv));
 		goto out;
 	}
+	pthread_mutex_lock(&w.lk);
+	w.done = 0;
+	pthread_mutex_unlock(&w.lk);
 	nng_ctx_recv(ctx, aio);
-	nng_aio_wait(aio);
+	if (wait_reply(c, mon, &w, aio)) {
+		rv = wt_seterr(err, WT_EUNAVAIL,
+		               "endpoint %s: the connection was lost during the request and not "
+		               "back within %u ms (weightd stopped?)",
+		               url, c->o.connect_timeout_ms + 1000);
+		goto out;
+	}
 	if ((nrv = nng_aio_result(aio)) != 0) {
 		if (nrv == NNG_ETIMEDOUT)
 			rv =
@@ -186,8 +277,10 @@ static int call_on(wt_client *c, size_t ep, nng_socket sock, Weights__Request *r
 	rv = client_parse_reply(c, ep, msg, req->id, want, out, NULL, NULL, err);
 	nng_msg_free(msg);
 out:
-	nng_aio_free(aio);
+	nng_aio_free(aio); /* waits for aio_done: w may go after this */
 	nng_ctx_close(ctx);
+	pthread_cond_destroy(&w.cv);
+	pthread_mutex_destroy(&w.lk);
 	return rv;
 }
 
@@ -201,8 +294,9 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, wt_errbuf *err)
 	req.body_case = WEIGHTS__REQUEST__BODY_HELLO;
 	req.hello = &h;
 	Weights__Reply *r = NULL;
-	int rv = call_on(c, ep, sock, &req, c->o.connect_timeout_ms, WEIGHTS__REPLY__BODY_HELLO, &r,
-	                 err);
+	/* no monitor: the caller holds c->lk, and the connect timeout bounds a Hello */
+	int rv = call_on(c, ep, sock, NULL, &req, c->o.connect_timeout_ms,
+	                 WEIGHTS__REPLY__BODY_HELLO, &r, err);
 	if (rv != WT_OK)
 		return rv;
 	if (r->hello->protocol_version != WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION) {
@@ -239,6 +333,7 @@ typedef struct dial_job {
 	nng_socket s;
 	char *url;               /* owned */
 	char *tls_ca, *tls_cert; /* owned copies for tls+tcp://; NULL = none */
+	client_sockmon *mon;     /* s's pipe monitor: freed with s by an abandoned dial */
 	/* fields below guarded by lk */
 	int done, abandoned, nrv;
 } dial_job;
@@ -281,15 +376,16 @@ static void *dial_main(void *arg)
 	pthread_cond_signal(&j->cv);
 	pthread_mutex_unlock(&j->lk);
 	if (gone) {
-		nng_close(j->s);
+		nng_close(j->s); /* after this no pipe callback touches mon */
+		free(j->mon);
 		dial_job_free(j);
 	}
 	return NULL;
 }
 
 /* Dial s to url within timeout_ms. On failure s is closed (or will be, by the thread). */
-static int dial_bounded(const wt_client *c, nng_socket s, const char *url, uint32_t timeout_ms,
-                        wt_errbuf *err)
+static int dial_bounded(const wt_client *c, nng_socket s, client_sockmon *mon, const char *url,
+                        uint32_t timeout_ms, wt_errbuf *err)
 {
 	dial_job *j = calloc(1, sizeof(*j));
 	char *u = strdup(url);
@@ -307,12 +403,14 @@ static int dial_bounded(const wt_client *c, nng_socket s, const char *url, uint3
 		free(j);
 		free(u);
 		nng_close(s);
+		free(mon);
 		return wt_seterr(err, WT_ENOMEM, "endpoint %s: out of memory", url);
 	}
 	pthread_mutex_init(&j->lk, NULL);
 	pthread_cond_init(&j->cv, NULL);
 	j->s = s;
 	j->url = u;
+	j->mon = mon;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	int prv = pthread_create(&th, &at, dial_main, j);
@@ -320,6 +418,7 @@ static int dial_bounded(const wt_client *c, nng_socket s, const char *url, uint3
 	if (prv != 0) {
 		dial_job_free(j);
 		nng_close(s);
+		free(mon);
 		return wt_seterr(err, WT_ENOMEM, "endpoint %s: cannot start a dial thread", url);
 	}
 	struct timespec dl;
@@ -345,6 +444,7 @@ static int dial_bounded(const wt_client *c, nng_socket s, const char *url, uint3
 	dial_job_free(j);
 	if (nrv != 0) {
 		nng_close(s);
+		free(mon);
 		/* any dial failure is a connect-phase failure: try elsewhere / later */
 		return wt_seterr(err, WT_EUNAVAIL, "endpoint %s: cannot connect: %s", url,
 		                 nng_strerror(nrv));
@@ -370,10 +470,21 @@ static int open_socket(wt_client *c, size_t ep, nng_socket *out, wt_errbuf *err)
 	nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 50);
 	nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 500);
-	if ((rv = dial_bounded(c, s, e->url, c->o.connect_timeout_ms, err)) != WT_OK)
+	client_sockmon *mon = calloc(1, sizeof(*mon));
+	if (mon == NULL || nng_pipe_notify(s, NNG_PIPE_EV_ADD_POST, mon_cb, mon) != 0 ||
+	    nng_pipe_notify(s, NNG_PIPE_EV_REM_POST, mon_cb, mon) != 0) {
+		nng_close(s);
+		free(mon);
+		return wt_seterr(err, WT_ENOMEM, "endpoint %s: out of memory", e->url);
+	}
+	atomic_store(&mon->down_ns, common_now_ns());
+	if ((rv = dial_bounded(c, s, mon, e->url, c->o.connect_timeout_ms, err)) != WT_OK) {
+		/* s is closed, or an abandoned dial thread closes it and frees mon */
 		return rv;
+	}
 	if ((rv = hello(c, ep, s, err)) != WT_OK) {
 		nng_close(s);
+		free(mon);
 		if (client_retryable(rv)) { /* slow or dropped Hello: connect phase */
 			rv = WT_EUNAVAIL;
 			if (err != NULL) {
@@ -384,6 +495,7 @@ static int open_socket(wt_client *c, size_t ep, nng_socket *out, wt_errbuf *err)
 		return rv;
 	}
 	*out = s;
+	e->mons[out - e->socks] = mon; /* out is e->socks[n_socks] (both callers) */
 	return WT_OK;
 }
 
@@ -436,7 +548,7 @@ int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout
 	int rv = client_ep_socket(c, ep, 0, &sock, err);
 	if (rv != WT_OK)
 		return rv;
-	return call_on(c, ep, sock, req, timeout_ms, want, out, err);
+	return call_on(c, ep, sock, monitor_of(c, ep, sock), req, timeout_ms, want, out, err);
 }
 
 int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err)

@@ -185,6 +185,7 @@ static int subset(const wt_manifest *m, const unsigned char *sel, wt_manifest **
 		s->layout_text = dup_or_null(m->layout_text, &bad);
 		s->req_model = dup_or_null(m->req_model, &bad);
 		s->served_by = dup_or_null(m->served_by, &bad);
+		s->mode_reason = dup_or_null(m->mode_reason, &bad); /* *s = *m shared it */
 		s->shard_id = malloc(m->shard_id_len ? m->shard_id_len : 1);
 		wt_layout_init(&s->req_layout);
 		bad |= s->tensors == NULL || s->chunks == NULL || s->sub_map == NULL ||
