@@ -159,6 +159,28 @@ static int update(wt_client *c, const wt_manifest *m, const fetch_args *fa, wt_s
 	return rv;
 }
 
+/* The flags that must go together, and the layout. CTL_OK or the exit code. */
+static int check_args(const fetch_args *fa, const ctl_remote *r)
+{
+	if (fa->update_from != NULL && fa->out == NULL) {
+		fprintf(stderr, "weightctl fetch: --update-from OLD needs --out NEW\n");
+		return CTL_USAGE;
+	}
+	if (r->model == NULL || (fa->out == NULL) == !fa->cuda) {
+		fprintf(stderr, "weightctl fetch: --model NAME and one of --out FILE or "
+		                "--cuda-device N are required\n");
+		usage(stderr);
+		return CTL_USAGE;
+	}
+	wt_errbuf err;
+	int rv = wt_layout_check(&r->layout, &err);
+	if (rv != WT_OK) {
+		ctl_remote_perror("fetch", rv, &err);
+		return CTL_LAYOUT;
+	}
+	return CTL_OK;
+}
+
 int ctl_fetch(int argc, char **argv)
 {
 	fetch_args fa = {0};
@@ -180,24 +202,9 @@ int ctl_fetch(int argc, char **argv)
 	code = ctl_remote_parse(&r, "fetch", argc, argv, fetch_arg, &fa, usage, &help);
 	if (code != CTL_OK || help)
 		goto done;
-	if (fa.update_from != NULL && fa.out == NULL) {
-		fprintf(stderr, "weightctl fetch: --update-from OLD needs --out NEW\n");
-		code = CTL_USAGE;
+	if ((code = check_args(&fa, &r)) != CTL_OK)
 		goto done;
-	}
-	if (r.model == NULL || (fa.out == NULL) == !fa.cuda) {
-		fprintf(stderr, "weightctl fetch: --model NAME and one of --out FILE or "
-		                "--cuda-device N are required\n");
-		usage(stderr);
-		code = CTL_USAGE;
-		goto done;
-	}
-	int rv = wt_layout_check(&r.layout, &err);
-	if (rv != WT_OK) {
-		ctl_remote_perror("fetch", rv, &err);
-		code = CTL_LAYOUT;
-		goto done;
-	}
+	int rv;
 	/* the device first: a machine without one fails before asking for the shard */
 	if (fa.cuda && (rv = wt_cuda_sink_create(&cs, (int)fa.cuda_device, &err)) != WT_OK) {
 		ctl_remote_perror("fetch", rv, &err);
