@@ -470,6 +470,8 @@ class Suite:
             st = os.statvfs(mnt)
             free_mb = st.f_bavail * st.f_frsize // (1 << 20)
             big = ("llama", ["--tp-size", "1", "--quant", "none"], (0, 0))
+            self.refs[(big[0], tuple(big[1]), big[2])] = self.shard(
+                os.path.join(self.T, "models"), *big, "ref")
             f2, _, e2 = self.finish(self.start_fetches([d.url], [big], "en-big"))
             # cached shards keep serving while the disk is full
             f3, d3, _ = self.finish(self.start_fetches([d.url], [small], "en-small2"))
