@@ -1,5 +1,6 @@
 /* log.c — the process-wide log sink (daemon and CLI; libweights takes a callback instead). */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +11,22 @@
 
 static void default_sink(void *ctx, int level, const char *msg);
 
-static common_log_fn log_fn = default_sink;
-static void *log_ctx;
-static int log_max = WT_LOG_NOTICE;
+/*
+ * The sink and the level are read by every thread that logs while a SIGHUP
+ * (or a test) may change them: the level is atomic, and the sink is an
+ * immutable (fn, ctx) pair published by one atomic pointer, so a reader never
+ * pairs one sink's function with another's context. Replaced pairs stay
+ * linked (a few bytes per common_log_set): a thread may still be using one.
+ */
+typedef struct log_sink {
+	common_log_fn fn;
+	void *ctx;
+	const struct log_sink *prev; /* keeps replaced pairs reachable */
+} log_sink;
+
+static const log_sink default_pair = {default_sink, NULL, NULL};
+static _Atomic(const log_sink *) log_cur = &default_pair;
+static _Atomic int log_max = WT_LOG_NOTICE;
 
 static const char *level_name(int level)
 {
@@ -43,14 +57,19 @@ static void default_sink(void *ctx, int level, const char *msg)
 
 void common_log_set(common_log_fn fn, void *ctx, int max_level)
 {
-	log_fn = fn ? fn : default_sink;
-	log_ctx = ctx;
-	log_max = max_level;
+	log_sink *ls = malloc(sizeof(*ls));
+	if (ls != NULL) { /* out of memory: keep the current sink, change the level */
+		ls->fn = fn ? fn : default_sink;
+		ls->ctx = ctx;
+		ls->prev = atomic_load(&log_cur);
+		atomic_store(&log_cur, ls);
+	}
+	atomic_store(&log_max, max_level);
 }
 
 int common_log_level(void)
 {
-	return log_max;
+	return atomic_load_explicit(&log_max, memory_order_relaxed);
 }
 
 int common_log_level_from_name(const char *name)
@@ -126,20 +145,21 @@ static void escape_line(const char *msg, char *out, size_t cap)
 
 void common_log(int level, const char *fmt, ...)
 {
-	if (level > log_max)
+	if (level > common_log_level())
 		return;
+	const log_sink *ls = atomic_load(&log_cur);
 	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (!needs_escape(msg)) {
-		log_fn(log_ctx, level, msg);
+		ls->fn(ls->ctx, level, msg);
 		return;
 	}
 	char line[4 * sizeof(msg) + 1];
 	escape_line(msg, line, sizeof(line));
-	log_fn(log_ctx, level, line);
+	ls->fn(ls->ctx, level, line);
 }
 
 void common_assert_fail(const char *cond, const char *file, int line)

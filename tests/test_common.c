@@ -1,6 +1,8 @@
 /* test_common.c — error strings, dtypes, layout parsing and canonical text, hashing. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -347,6 +349,69 @@ static void capture(void *ctx, int level, const char *msg)
 
 /* A client string cannot forge a log line or drive the terminal: control bytes, DEL, C1
  * controls and invalid UTF-8 reach the sink escaped; valid UTF-8 and plain text pass. */
+/* Threads log while another swaps the sink and the level (as SIGHUP does): each
+ * sink checks that it was called with its own context, so a reader that paired
+ * one sink's function with another's context fails; under ASan/UBSan the
+ * swaps must be clean. */
+typedef struct race_sink {
+	_Atomic uint64_t calls, wrong;
+} race_sink;
+
+static race_sink race_a, race_b;
+
+static void race_fn_a(void *ctx, int level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+	atomic_fetch_add(&race_a.calls, 1);
+	if (ctx != &race_a)
+		atomic_fetch_add(&race_a.wrong, 1);
+}
+
+static void race_fn_b(void *ctx, int level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+	atomic_fetch_add(&race_b.calls, 1);
+	if (ctx != &race_b)
+		atomic_fetch_add(&race_b.wrong, 1);
+}
+
+static _Atomic int race_stop;
+
+static void *race_logger(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&race_stop))
+		WT_LOG(WT_LOG_NOTICE, "line %d", 1);
+	return NULL;
+}
+
+static void test_log_sink_swap(void **state)
+{
+	(void)state;
+	pthread_t t[3];
+	common_log_set(race_fn_a, &race_a, WT_LOG_NOTICE);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, race_logger, NULL), 0);
+	for (int k = 0; k < 2000; k++) {
+		if (k % 2)
+			common_log_set(race_fn_b, &race_b, k % 3 ? WT_LOG_NOTICE : WT_LOG_ERR);
+		else
+			common_log_set(race_fn_a, &race_a, WT_LOG_NOTICE);
+	}
+	common_log_set(race_fn_a, &race_a, WT_LOG_NOTICE);
+	atomic_store(&race_stop, 1);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	printf("log sink swaps: %llu + %llu lines, %llu + %llu with a foreign context\n",
+	       (unsigned long long)race_a.calls, (unsigned long long)race_b.calls,
+	       (unsigned long long)race_a.wrong, (unsigned long long)race_b.wrong);
+	assert_true(race_a.calls + race_b.calls > 0);
+	assert_int_equal(race_a.wrong + race_b.wrong, 0);
+	common_log_set(NULL, NULL, WT_LOG_NOTICE);
+}
+
 static void test_log_escape(void **state)
 {
 	(void)state;
@@ -390,6 +455,7 @@ int main(void)
 	    cmocka_unit_test(test_layout_limits),
 	    cmocka_unit_test(test_layout_exclude_limits),
 	    cmocka_unit_test(test_log_escape),
+	    cmocka_unit_test(test_log_sink_swap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
