@@ -45,6 +45,11 @@ void common_hash128_to_bytes(wt_hash128 h, uint8_t out[16]);
 wt_hash128 common_hash128_from_bytes(const uint8_t in[16]);
 /* 32 lowercase hex chars + NUL. */
 void common_hash128_hex(wt_hash128 h, char out[WT_HASH_HEX_LEN + 1]);
+/* snprintf-append at buf + *len (cap bytes in all); *len grows by what was
+ * needed, so *len >= cap afterwards means the text did not fit. */
+void common_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 static inline bool common_hash128_eq(wt_hash128 a, wt_hash128 b)
 {
 	return a.hi == b.hi && a.lo == b.lo;

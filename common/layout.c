@@ -225,7 +225,11 @@ static const char *dtype_label(wt_dtype dt)
 size_t wt_layout_format(const wt_layout *l, char *buf, size_t cap)
 {
 	const char *sorted[WT_MAX_EXCLUDE];
-	uint32_t n = l->n_exclude <= WT_MAX_EXCLUDE ? l->n_exclude : WT_MAX_EXCLUDE;
+	if (cap > 0)
+		buf[0] = '\0';
+	if (l->n_exclude > WT_MAX_EXCLUDE) /* never a truncated (non-canonical) text */
+		return SIZE_MAX;
+	uint32_t n = l->n_exclude;
 	for (uint32_t i = 0; i < n; i++)
 		sorted[i] = l->exclude[i];
 	qsort(sorted, n, sizeof(sorted[0]), cmp_str);
@@ -233,27 +237,20 @@ size_t wt_layout_format(const wt_layout *l, char *buf, size_t cap)
 	if (l->raw)
 		return common_layout_format_raw(l, buf, cap);
 	size_t len = 0;
-	char tmp[1];
-#define APPEND(...)                                                                                \
-	do {                                                                                       \
-		int k_ =                                                                           \
-		    snprintf(len < cap ? buf + len : tmp, len < cap ? cap - len : 0, __VA_ARGS__); \
-		if (k_ > 0)                                                                        \
-			len += (size_t)k_;                                                         \
-	} while (0)
 	if (cap > 0)
 		buf[0] = '\0';
-	APPEND("tp=%u,ep=%u,quant=%s,dtype=%s,group=%u,vocab_pad=%u,w13=%s,requant=%s,exclude=[",
-	       l->tp_size, l->ep_size, wt_quant_name(l->quant) ? wt_quant_name(l->quant) : "?",
-	       dtype_label(l->dtype), l->group_size, l->vocab_pad,
-	       l->w13_up_gate ? "up_gate" : "gate_up", l->requant_allow ? "allow" : "deny");
+	common_appendf(
+	    buf, cap, &len,
+	    "tp=%u,ep=%u,quant=%s,dtype=%s,group=%u,vocab_pad=%u,w13=%s,requant=%s,exclude=[",
+	    l->tp_size, l->ep_size, wt_quant_name(l->quant) ? wt_quant_name(l->quant) : "?",
+	    dtype_label(l->dtype), l->group_size, l->vocab_pad,
+	    l->w13_up_gate ? "up_gate" : "gate_up", l->requant_allow ? "allow" : "deny");
 	for (uint32_t i = 0; i < n; i++) {
 		if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
 			continue;
-		APPEND("%s%s", i > 0 ? ";" : "", sorted[i]);
+		common_appendf(buf, cap, &len, "%s%s", i > 0 ? ";" : "", sorted[i]);
 	}
-	APPEND("]");
-#undef APPEND
+	common_appendf(buf, cap, &len, "]");
 	return len;
 }
 

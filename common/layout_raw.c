@@ -100,36 +100,30 @@ static int cmp_str(const void *a, const void *b)
 
 size_t common_layout_format_raw(const wt_layout *l, char *buf, size_t cap)
 {
-	uint32_t n = l->n_include <= WT_MAX_INCLUDE ? l->n_include : WT_MAX_INCLUDE;
-	const char **sorted = NULL;
-	if (n > 0 && (sorted = malloc(n * sizeof(char *))) == NULL)
-		n = 0; /* cannot happen in practice; the text then names no subset */
+	if (cap > 0)
+		buf[0] = '\0';
+	/* Past the limit no text is canonical: never a truncated one, which could
+	 * name another layout's shards (callers refuse a length >= cap). */
+	if (l->n_include > WT_MAX_INCLUDE)
+		return SIZE_MAX;
+	uint32_t n = l->n_include;
+	const char *sorted[WT_MAX_INCLUDE];
 	for (uint32_t i = 0; i < n; i++)
 		sorted[i] = l->include[i];
 	if (n > 0)
 		qsort(sorted, n, sizeof(sorted[0]), cmp_str);
 	size_t len = 0;
-	char tmp[1];
-#define APPEND(...)                                                                                \
-	do {                                                                                       \
-		int k_ =                                                                           \
-		    snprintf(len < cap ? buf + len : tmp, len < cap ? cap - len : 0, __VA_ARGS__); \
-		if (k_ > 0)                                                                        \
-			len += (size_t)k_;                                                         \
-	} while (0)
 	if (cap > 0)
 		buf[0] = '\0';
-	APPEND("raw");
+	common_appendf(buf, cap, &len, "raw");
 	if (n > 0) {
-		APPEND(",include=[");
+		common_appendf(buf, cap, &len, ",include=[");
 		for (uint32_t i = 0; i < n; i++) {
 			if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
 				continue;
-			APPEND("%s%s", i > 0 ? ";" : "", sorted[i]);
+			common_appendf(buf, cap, &len, "%s%s", i > 0 ? ";" : "", sorted[i]);
 		}
-		APPEND("]");
+		common_appendf(buf, cap, &len, "]");
 	}
-#undef APPEND
-	free(sorted);
 	return len;
 }

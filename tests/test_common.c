@@ -257,6 +257,33 @@ static void test_utf8(void **state)
 	assert_true(common_utf8_valid("a\0b", 3, true));
 }
 
+/* A list over its limit has no canonical text: never a truncated one that
+ * would name another layout's shards. */
+static void test_layout_format_overlong(void **state)
+{
+	(void)state;
+	static char *names[WT_MAX_INCLUDE + 1];
+	for (size_t i = 0; i <= WT_MAX_INCLUDE; i++)
+		names[i] = "x";
+	wt_layout l;
+	wt_layout_init(&l);
+	char buf[64];
+	l.n_exclude = WT_MAX_EXCLUDE + 1; /* past the array: only the count is read */
+	assert_int_equal(wt_layout_format(&l, buf, sizeof(buf)), SIZE_MAX);
+	assert_string_equal(buf, "");
+	l.n_exclude = 0;
+	l.raw = 1;
+	l.include = names;
+	l.n_include = WT_MAX_INCLUDE + 1;
+	assert_int_equal(wt_layout_format(&l, buf, sizeof(buf)), SIZE_MAX);
+	l.n_include = 2; /* at the limit's side: sorted, de-duplicated */
+	assert_true(wt_layout_format(&l, buf, sizeof(buf)) < sizeof(buf));
+	assert_string_equal(buf, "raw,include=[x]");
+	l.include = NULL;
+	l.n_include = 0;
+	l.raw = 0;
+}
+
 /* Every layout number is capped at values engines use; the error names value and limit.
  * Before the caps, vocab_pad 2^22 turned a 3 MB model into a 4.3 GB shard. */
 static void test_layout_limits(void **state)
@@ -453,6 +480,7 @@ int main(void)
 	    cmocka_unit_test(test_hash),
 	    cmocka_unit_test(test_utf8),
 	    cmocka_unit_test(test_layout_limits),
+	    cmocka_unit_test(test_layout_format_overlong),
 	    cmocka_unit_test(test_layout_exclude_limits),
 	    cmocka_unit_test(test_log_escape),
 	    cmocka_unit_test(test_log_sink_swap),

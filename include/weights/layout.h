@@ -102,7 +102,8 @@ WT_API int wt_layout_check(const wt_layout *l, wt_errbuf *err);
  *   "tp=4,ep=1,quant=fp8-block,dtype=source,group=128,vocab_pad=64,w13=gate_up,requant=deny,exclude=[a;b]"
  * Exclusions appear sorted and de-duplicated. A raw layout is "raw", or
  * "raw,include=[a;b]" (names sorted and de-duplicated). Writes at most cap bytes including NUL;
- * returns the length it needed (like snprintf).
+ * returns the length it needed (like snprintf). A layout over WT_MAX_EXCLUDE or
+ * WT_MAX_INCLUDE names has no canonical text: SIZE_MAX and an empty buf.
  */
 WT_API size_t wt_layout_format(const wt_layout *l, char *buf, size_t cap);
 
