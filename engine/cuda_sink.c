@@ -18,8 +18,11 @@
  * holds the previous successful fetch, or nothing.
  *
  * Every CUDA call is checked; a failure is WT_EDEVICE with cudaGetErrorString.
- * Built only with WT_HAVE_CUDA (the Makefile sets it when nvcc exists); the
- * other build has the same API and create() reports WT_EDEVICE.
+ * The runtime is loaded at run time by create() (engine/cudart.c: dlopen, so
+ * libweights.so does not need libcudart to load; without it create() is
+ * WT_EDEVICE "CUDA runtime not found"). Built only with WT_HAVE_CUDA (the
+ * Makefile sets it when nvcc exists); the other build has the same API and
+ * create() reports WT_EDEVICE.
  */
 #include <stdlib.h>
 #include <stddef.h>
@@ -31,6 +34,17 @@
 
 #ifdef WT_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "engine/cudart.h"
+
+/* The runtime's functions: loaded by wt_cuda_sink_create (engine_cudart_load)
+ * before any other function here can be reached, and never unloaded. */
+static const engine_cudart *g_cudart;
+
+static const engine_cudart *rt(void)
+{
+	return __atomic_load_n(&g_cudart, __ATOMIC_ACQUIRE);
+}
 
 typedef struct cs_tensor {
 	char *name;      /* owned */
@@ -72,18 +86,18 @@ struct wt_cuda_sink {
 
 static int cuda_fail(wt_errbuf *err, int device, const char *what, cudaError_t e)
 {
-	(void)cudaGetLastError(); /* clear the runtime's last-error slot (non-sticky errors) */
+	(void)rt()->GetLastError(); /* clear the runtime's last-error slot (non-sticky errors) */
 	return wt_seterr(err, WT_EDEVICE, "cuda sink (device %d): %s failed: %s (%s)", device, what,
-	                 cudaGetErrorString(e), cudaGetErrorName(e));
+	                 rt()->GetErrorString(e), rt()->GetErrorName(e));
 }
 
 /* Make h's device current for the caller's thread; *prev receives the old one. */
 static int dev_enter(const wt_cuda_sink *h, int *prev, wt_errbuf *err)
 {
-	cudaError_t e = cudaGetDevice(prev);
+	cudaError_t e = rt()->GetDevice(prev);
 	if (e != cudaSuccess)
 		return cuda_fail(err, h->device, "cudaGetDevice", e);
-	if (*prev != h->device && (e = cudaSetDevice(h->device)) != cudaSuccess)
+	if (*prev != h->device && (e = rt()->SetDevice(h->device)) != cudaSuccess)
 		return cuda_fail(err, h->device, "cudaSetDevice", e);
 	return WT_OK;
 }
@@ -91,7 +105,7 @@ static int dev_enter(const wt_cuda_sink *h, int *prev, wt_errbuf *err)
 static void dev_leave(const wt_cuda_sink *h, int prev)
 {
 	if (prev != h->device)
-		(void)cudaSetDevice(prev);
+		(void)rt()->SetDevice(prev);
 }
 
 /* Free a set's arena and table. The device must be current and no copy into the
@@ -99,7 +113,7 @@ static void dev_leave(const wt_cuda_sink *h, int prev)
 static void set_free(cs_set *s)
 {
 	if (s->arena != NULL)
-		(void)cudaFree(s->arena);
+		(void)rt()->Free(s->arena);
 	for (size_t i = 0; i < s->n; i++)
 		free(s->t[i].name);
 	free(s->t);
@@ -109,7 +123,7 @@ static void set_free(cs_set *s)
 /* Wait for every copy on the stream; staging buffers become free. */
 static int drain(wt_cuda_sink *h, wt_errbuf *err)
 {
-	cudaError_t e = cudaStreamSynchronize(h->stream);
+	cudaError_t e = rt()->StreamSynchronize(h->stream);
 	for (unsigned i = 0; i < h->n_stage; i++)
 		h->stage[i].pending = 0;
 	h->fill = 0;
@@ -136,9 +150,9 @@ static void staging_free(wt_cuda_sink *h)
 	for (unsigned i = 0; i < ENGINE_CUDA_MAX_STAGE; i++) {
 		cs_stage *st = &h->stage[i];
 		if (st->done != NULL)
-			(void)cudaEventDestroy(st->done);
+			(void)rt()->EventDestroy(st->done);
 		if (st->host != NULL)
-			(void)cudaFreeHost(st->host);
+			(void)rt()->FreeHost(st->host);
 		memset(st, 0, sizeof(*st));
 	}
 	h->n_stage = 0;
@@ -151,18 +165,18 @@ static int staging_alloc(wt_cuda_sink *h, size_t bytes, unsigned n, wt_errbuf *e
 {
 	for (unsigned i = 0; i < n; i++) {
 		cs_stage *st = &h->stage[i];
-		cudaError_t e = cudaHostAlloc((void **)&st->host, bytes, cudaHostAllocDefault);
+		cudaError_t e = rt()->HostAlloc((void **)&st->host, bytes, cudaHostAllocDefault);
 		if (e != cudaSuccess) {
 			st->host = NULL;
 			int code = e == cudaErrorMemoryAllocation ? WT_ENOMEM : WT_EDEVICE;
-			(void)cudaGetLastError();
+			(void)rt()->GetLastError();
 			return wt_seterr(
 			    err, code,
 			    "cuda sink (device %d): cannot pin %u staging buffers of %zu "
 			    "bytes: %s; free host memory or raise the locked-memory limit",
-			    h->device, n, bytes, cudaGetErrorString(e));
+			    h->device, n, bytes, rt()->GetErrorString(e));
 		}
-		e = cudaEventCreateWithFlags(&st->done, cudaEventDisableTiming);
+		e = rt()->EventCreateWithFlags(&st->done, cudaEventDisableTiming);
 		if (e != cudaSuccess) {
 			st->done = NULL;
 			return cuda_fail(err, h->device, "cudaEventCreateWithFlags", e);
@@ -234,13 +248,13 @@ static int c_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 			return rv;
 		}
 		size_t free_b = 0, total_b = 0;
-		cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+		cudaError_t e = rt()->MemGetInfo(&free_b, &total_b);
 		if (e == cudaSuccess && need <= free_b)
-			e = cudaMalloc((void **)&h->next.arena, (size_t)need);
+			e = rt()->Malloc((void **)&h->next.arena, (size_t)need);
 		else if (e == cudaSuccess)
 			e = cudaErrorMemoryAllocation;
 		if (e == cudaErrorMemoryAllocation) {
-			(void)cudaGetLastError();
+			(void)rt()->GetLastError();
 			h->next.arena = NULL;
 			rv = wt_seterr(
 			    err, WT_ENOMEM,
@@ -283,12 +297,12 @@ static int flush(wt_cuda_sink *h, wt_errbuf *err)
 	if (h->fill == 0)
 		return WT_OK;
 	cs_stage *st = &h->stage[h->cur];
-	cudaError_t e = cudaMemcpyAsync(h->next.arena + h->dst_off, st->host, h->fill,
-	                                cudaMemcpyHostToDevice, h->stream);
+	cudaError_t e = rt()->MemcpyAsync(h->next.arena + h->dst_off, st->host, h->fill,
+	                                  cudaMemcpyHostToDevice, h->stream);
 	if (e != cudaSuccess)
 		return cuda_fail(err, h->device, "cudaMemcpyAsync into the tensor arena", e);
 	st->pending = 1; /* set before the record: a failed record still waits in drain() */
-	if ((e = cudaEventRecord(st->done, h->stream)) != cudaSuccess)
+	if ((e = rt()->EventRecord(st->done, h->stream)) != cudaSuccess)
 		return cuda_fail(err, h->device, "cudaEventRecord", e);
 	h->n_copies++;
 	h->cur = (h->cur + 1) % h->n_stage;
@@ -302,10 +316,10 @@ static int acquire(wt_cuda_sink *h, wt_errbuf *err)
 	cs_stage *st = &h->stage[h->cur];
 	if (!st->pending)
 		return WT_OK;
-	cudaError_t e = cudaEventQuery(st->done);
+	cudaError_t e = rt()->EventQuery(st->done);
 	if (e == cudaErrorNotReady) {
 		h->n_waits++;
-		e = cudaEventSynchronize(st->done);
+		e = rt()->EventSynchronize(st->done);
 	}
 	if (e != cudaSuccess)
 		return cuda_fail(err, h->device,
@@ -417,19 +431,23 @@ static const wt_sink_ops cuda_ops = {
 /* Any error of device discovery means "no usable device" (docs/architecture.md section 6). */
 static int no_device(wt_errbuf *err, int device, const char *what, cudaError_t e)
 {
-	(void)cudaGetLastError();
+	(void)rt()->GetLastError();
 	return wt_seterr(err, WT_EDEVICE,
 	                 "cuda sink: no usable CUDA device %d (%s: %s); run on a machine with "
 	                 "an NVIDIA GPU and driver, or use the host or file sink",
-	                 device, what, cudaGetErrorString(e));
+	                 device, what, rt()->GetErrorString(e));
 }
 
 int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 {
 	if (device < 0)
 		return wt_seterr(err, WT_EINVAL, "cuda sink: device %d: must be >= 0", device);
+	const engine_cudart *loaded = engine_cudart_load(err);
+	if (loaded == NULL)
+		return WT_EDEVICE;
+	__atomic_store_n(&g_cudart, loaded, __ATOMIC_RELEASE);
 	int count = 0, prev = 0;
-	cudaError_t e = cudaGetDeviceCount(&count);
+	cudaError_t e = rt()->GetDeviceCount(&count);
 	if (e != cudaSuccess)
 		return no_device(err, device, "cudaGetDeviceCount", e);
 	if (count <= 0)
@@ -439,9 +457,9 @@ int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 		                 "cuda sink: device %d does not exist: this machine has %d CUDA "
 		                 "device%s (0..%d)",
 		                 device, count, count == 1 ? "" : "s", count - 1);
-	if ((e = cudaGetDevice(&prev)) != cudaSuccess)
+	if ((e = rt()->GetDevice(&prev)) != cudaSuccess)
 		return no_device(err, device, "cudaGetDevice", e);
-	if ((e = cudaSetDevice(device)) != cudaSuccess)
+	if ((e = rt()->SetDevice(device)) != cudaSuccess)
 		return no_device(err, device, "cudaSetDevice", e);
 	wt_cuda_sink *h = calloc(1, sizeof(*h));
 	int rv = WT_OK;
@@ -451,7 +469,7 @@ int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 	}
 	h->base.ops = &cuda_ops;
 	h->device = device;
-	if ((e = cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+	if ((e = rt()->StreamCreateWithFlags(&h->stream, cudaStreamNonBlocking)) != cudaSuccess) {
 		h->stream = NULL;
 		rv = cuda_fail(err, device, "cudaStreamCreateWithFlags", e);
 		goto out;
@@ -459,7 +477,7 @@ int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 	rv = staging_alloc(h, ENGINE_CUDA_STAGE_BYTES, ENGINE_CUDA_N_STAGE, err);
 out:
 	if (prev != device)
-		(void)cudaSetDevice(prev);
+		(void)rt()->SetDevice(prev);
 	if (rv != WT_OK) {
 		wt_cuda_sink_destroy(h);
 		return rv;
@@ -502,7 +520,7 @@ void wt_cuda_sink_destroy(wt_cuda_sink *h)
 	set_free(&h->done);
 	staging_free(h);
 	if (h->stream != NULL)
-		(void)cudaStreamDestroy(h->stream);
+		(void)rt()->StreamDestroy(h->stream);
 	if (entered)
 		dev_leave(h, prev);
 	free(h);

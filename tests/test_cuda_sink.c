@@ -15,6 +15,10 @@
  *    out of order (WT_EINVAL) and abort;
  *  - a chunk corrupted in flight (weightd's test hook): WT_EHASH, nothing found,
  *    the device memory of the aborted arena returned; the previous results kept.
+ * The runtime is loaded at run time (engine/cudart.c): with WT_CUDART naming
+ * a missing library, or a library that is not a CUDA runtime, create is
+ * WT_EDEVICE "CUDA runtime not found" / "lacks cuda..." (checked in a child
+ * process each, as the loaded runtime is kept for the life of a process).
  * Random bytes come from tu_fill / a splitmix seed printed below.
  */
 #include <setjmp.h>
@@ -24,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -93,6 +99,84 @@ static void test_no_device_contract(void **state)
 	assert_int_equal(wt_cuda_sink_create(&h, 4096, &err), WT_EINVAL);
 	assert_non_null(strstr(err.msg, "does not exist"));
 	assert_null(h);
+}
+
+/* Child mode (main: argv[1] == "--create-sink"): wt_cuda_sink_create(device 0)
+ * in a fresh process, its code then its message on stdout. */
+static int child_create(void)
+{
+	wt_cuda_sink *h = NULL;
+	wt_errbuf err;
+	wt_errclear(&err);
+	int rv = wt_cuda_sink_create(&h, 0, &err);
+	if (rv != WT_OK && h != NULL)
+		rv = 1000; /* outputs only on success */
+	wt_cuda_sink_destroy(h);
+	printf("%d %s", rv, rv == WT_OK ? "" : err.msg);
+	return 0;
+}
+
+/* Run this binary in child mode with WT_CUDART=cudart (a fresh process: the
+ * runtime a process loaded is kept); its result code, and its message in msg. */
+static int create_in_child(const char *cudart, char *msg, size_t cap)
+{
+	int fd[2];
+	assert_int_equal(pipe(fd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		setenv("WT_CUDART", cudart, 1);
+		execl("/proc/self/exe", "test_cuda_sink", "--create-sink", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	char buf[1200];
+	size_t got = 0;
+	ssize_t r;
+	while (got < sizeof(buf) - 1 && (r = read(fd[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	close(fd[0]);
+	buf[got] = '\0';
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	char *end = NULL;
+	long rv = strtol(buf, &end, 10);
+	assert_true(end != buf);
+	snprintf(msg, cap, "%s", *end == ' ' ? end + 1 : end);
+	return (int)rv;
+}
+
+/* libweights loads the CUDA runtime with dlopen: a missing one is a clear
+ * WT_EDEVICE naming the library and the fix, a wrong one names the missing
+ * function; and the real one (the default search) is found when present. */
+static void test_runtime_not_found(void **state)
+{
+	(void)state;
+#ifndef WT_HAVE_CUDA
+	skip();
+#else
+	char msg[1024];
+	int rv = create_in_child("/nonexistent/wt-test/libcudart.so.99", msg, sizeof(msg));
+	printf("missing runtime: %s\n", msg);
+	assert_int_equal(rv, WT_EDEVICE);
+	assert_non_null(strstr(msg, "CUDA runtime not found"));
+	assert_non_null(strstr(msg, "/nonexistent/wt-test/libcudart.so.99"));
+	assert_non_null(strstr(msg, "WT_CUDART"));
+	assert_non_null(strstr(msg, "use the host or file sink"));
+	rv = create_in_child("libm.so.6", msg, sizeof(msg));
+	printf("not a runtime: %s\n", msg);
+	assert_int_equal(rv, WT_EDEVICE);
+	assert_non_null(strstr(msg, "CUDA runtime libm.so.6 lacks cuda"));
+	/* empty = the default search, which finds the toolkit's runtime here */
+	rv = create_in_child("", msg, sizeof(msg));
+	printf("default search: %s (%s)\n", wt_errname(rv), msg);
+	assert_null(strstr(msg, "CUDA runtime not found"));
+	assert_int_equal(rv, have_device() ? WT_OK : WT_EDEVICE);
+#endif
 }
 
 /* ---- fetch helpers ---- */
@@ -560,12 +644,13 @@ static void test_corrupt_midway(void **state)
 #endif
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--create-sink") == 0)
+		return child_create();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_no_device_contract),
-	    cmocka_unit_test(test_fetch_matches_host),
-	    cmocka_unit_test(test_direct_small_tensors),
+	    cmocka_unit_test(test_no_device_contract), cmocka_unit_test(test_runtime_not_found),
+	    cmocka_unit_test(test_fetch_matches_host), cmocka_unit_test(test_direct_small_tensors),
 	    cmocka_unit_test(test_corrupt_midway),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
