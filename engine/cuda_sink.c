@@ -82,6 +82,10 @@ struct wt_cuda_sink {
 	cs_set next; /* fetch in progress */
 	const wt_manifest *m;
 	uint64_t n_copies, n_waits;
+	/* in-place update (wt_cuda_sink_update_sink): next.t lists the tensors being
+	 * updated at their offsets in done's arena, and next.arena borrows it */
+	wt_sink upd;
+	int updating;
 };
 
 static int cuda_fail(wt_errbuf *err, int device, const char *what, cudaError_t e)
@@ -139,6 +143,9 @@ static void drop_next(wt_cuda_sink *h)
 	int prev = h->device;
 	int entered = dev_enter(h, &prev, NULL) == WT_OK;
 	(void)drain(h, NULL);
+	if (h->updating) /* an update's arena is done's: never freed here */
+		h->next.arena = NULL;
+	h->updating = 0;
 	set_free(&h->next);
 	if (entered)
 		dev_leave(h, prev);
@@ -428,6 +435,108 @@ static const wt_sink_ops cuda_ops = {
     .abort = c_abort,
 };
 
+/* ---- in-place update: changed tensors written into the published arena ---- */
+
+static wt_cuda_sink *upd_of(wt_sink *s)
+{
+	return (wt_cuda_sink *)((char *)s - offsetof(wt_cuda_sink, upd));
+}
+
+/* Every tensor of m must be held with the same size before any byte moves. */
+static int u_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
+{
+	wt_cuda_sink *h = upd_of(s);
+	drop_next(h);
+	size_t n = wt_manifest_n_tensors(m);
+	if ((h->next.t = calloc(n ? n : 1, sizeof(cs_tensor))) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "cuda sink update: out of memory");
+	h->next.n = n;
+	for (size_t i = 0; i < n; i++) {
+		wt_tensor_info info;
+		size_t k = SIZE_MAX;
+		int rv = wt_manifest_tensor(m, i, &info);
+		if (rv == WT_OK &&
+		    (common_find_name(h->done.t, h->done.n, sizeof(cs_tensor),
+		                      offsetof(cs_tensor, name), info.name, &k) != WT_OK ||
+		     h->done.t[k].nbytes != info.nbytes))
+			rv = wt_seterr(
+			    err, WT_ELAYOUT,
+			    "cuda sink update: tensor '%s' (%llu bytes) is %s in the held "
+			    "rank; layout or shapes changed: full reload needed",
+			    info.name, (unsigned long long)info.nbytes,
+			    k < h->done.n ? "of another size" : "not");
+		if (rv == WT_OK && (h->next.t[i].name = strdup(info.name)) == NULL)
+			rv = wt_seterr(err, WT_ENOMEM, "cuda sink update: out of memory");
+		if (rv != WT_OK) {
+			set_free(&h->next);
+			return rv;
+		}
+		h->next.t[i].off = h->done.t[k].off;
+		h->next.t[i].nbytes = info.nbytes;
+	}
+	h->next.arena = h->done.arena;
+	h->next.arena_bytes = h->done.arena_bytes;
+	h->updating = 1;
+	h->fill = 0;
+	h->cur = 0;
+	h->m = m;
+	return WT_OK;
+}
+
+static int u_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
+{
+	return c_tensor_begin(&upd_of(s)->base, ti, err);
+}
+
+static int u_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t len,
+                   wt_errbuf *err)
+{
+	return c_write(&upd_of(s)->base, ti, off, data, len, err);
+}
+
+static int u_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
+{
+	return c_tensor_end(&upd_of(s)->base, ti, err);
+}
+
+/* Send the last buffer, wait for every copy; done (same arena) now holds the update. */
+static int u_end(wt_sink *s, wt_errbuf *err)
+{
+	wt_cuda_sink *h = upd_of(s);
+	if (h->m == NULL || !h->updating)
+		return wt_seterr(err, WT_EINVAL, "cuda sink update: end without begin");
+	int rv = WT_OK;
+	for (size_t i = 0; i < h->next.n && rv == WT_OK; i++)
+		if (h->next.t[i].written != h->next.t[i].nbytes)
+			rv = wt_seterr(err, WT_EINVAL,
+			               "cuda sink update: tensor '%s' incomplete at end",
+			               h->next.t[i].name);
+	if (rv == WT_OK)
+		rv = flush(h, err);
+	drop_next(h); /* drains: every byte is on the device; keeps the arena */
+	return rv;
+}
+
+static void u_abort(wt_sink *s)
+{
+	drop_next(upd_of(s));
+}
+
+static const wt_sink_ops cuda_upd_ops = {
+    .struct_size = sizeof(wt_sink_ops),
+    .begin = u_begin,
+    .tensor_begin = u_tensor_begin,
+    .write = u_write,
+    .tensor_end = u_tensor_end,
+    .end = u_end,
+    .abort = u_abort,
+};
+
+wt_sink *wt_cuda_sink_update_sink(wt_cuda_sink *h)
+{
+	return &h->upd;
+}
+
 /* Any error of device discovery means "no usable device" (docs/architecture.md section 6). */
 static int no_device(wt_errbuf *err, int device, const char *what, cudaError_t e)
 {
@@ -468,6 +577,7 @@ int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 		goto out;
 	}
 	h->base.ops = &cuda_ops;
+	h->upd.ops = &cuda_upd_ops;
 	h->device = device;
 	if ((e = rt()->StreamCreateWithFlags(&h->stream, cudaStreamNonBlocking)) != cudaSuccess) {
 		h->stream = NULL;
@@ -572,6 +682,11 @@ int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 }
 
 wt_sink *wt_cuda_sink_sink(wt_cuda_sink *h)
+{
+	return h != NULL ? &h->base : NULL;
+}
+
+wt_sink *wt_cuda_sink_update_sink(wt_cuda_sink *h)
 {
 	return h != NULL ? &h->base : NULL;
 }

@@ -11,6 +11,8 @@
  *    byte for byte; staging buffers from 4 KiB (16 KiB chunks span several) to
  *    the 8 MiB default; each fetch replaces the previous one;
  *  - the sink driven directly with 3000 tiny tensors written in random pieces;
+ *    then the first 40 updated in place through wt_cuda_sink_update_sink (same
+ *    device addresses, the rest untouched; another size is WT_ELAYOUT);
  *    an arena that cannot fit (WT_ENOMEM naming needed and free bytes); a write
  *    out of order (WT_EINVAL) and abort;
  *  - a chunk corrupted in flight (weightd's test hook): WT_EHASH, nothing found,
@@ -468,6 +470,62 @@ static void synth_free(synth *x)
 	free(x->names);
 }
 
+#ifdef WT_HAVE_CUDA
+/* The in-place update sink: the first K tensors get new bytes through
+ * wt_cuda_sink_update_sink at their old device addresses, the others keep
+ * theirs; a tensor of another size is refused before anything moves. */
+static void check_update(wt_cuda_sink *cs, synth *x, const uint64_t *sizes, const uint64_t *offs,
+                         uint8_t *src, uint64_t total)
+{
+	enum { K = 40 };
+	void *before[K];
+	uint64_t n;
+	for (size_t i = 0; i < K; i++)
+		assert_int_equal(wt_cuda_sink_find(cs, x->names[i], &before[i], &n), WT_OK);
+	uint8_t *fresh = malloc(total);
+	assert_non_null(fresh);
+	tu_fill(fresh, total, SEED + 1);
+	synth sub;
+	wt_manifest *ms = synth_manifest(&sub, K, sizes); /* t00000..: the first K */
+	wt_sink *u = wt_cuda_sink_update_sink(cs);
+	wt_errbuf err;
+	assert_int_equal(u->ops->begin(u, ms, &err), WT_OK);
+	for (size_t i = 0; i < K; i++) {
+		assert_int_equal(u->ops->tensor_begin(u, i, &err), WT_OK);
+		if (sizes[i] > 0)
+			assert_int_equal(u->ops->write(u, i, 0, fresh + offs[i], sizes[i], &err),
+			                 WT_OK);
+		assert_int_equal(u->ops->tensor_end(u, i, &err), WT_OK);
+	}
+	assert_int_equal(u->ops->end(u, &err), WT_OK);
+	memcpy(src, fresh, offs[K]); /* what the device must hold now */
+	uint8_t *back = malloc(4096);
+	for (size_t i = 0; i < N_SMALL; i++) {
+		void *p;
+		assert_int_equal(wt_cuda_sink_find(cs, x->names[i], &p, &n), WT_OK);
+		if (i < K)
+			assert_ptr_equal(p, before[i]); /* in place */
+		if (n == 0)
+			continue;
+		assert_int_equal(cudaMemcpy(back, p, (size_t)n, cudaMemcpyDeviceToHost),
+		                 cudaSuccess);
+		if (memcmp(back, src + offs[i], (size_t)n) != 0)
+			fail_msg("after update: tensor %s differs", x->names[i]);
+	}
+	free(back);
+	wt_manifest_free(ms);
+	synth_free(&sub);
+	/* another size: WT_ELAYOUT, full reload needed */
+	uint64_t other = sizes[0] + 1;
+	ms = synth_manifest(&sub, 1, &other);
+	assert_int_equal(u->ops->begin(u, ms, &err), WT_ELAYOUT);
+	assert_non_null(strstr(err.msg, "full reload needed"));
+	wt_manifest_free(ms);
+	synth_free(&sub);
+	free(fresh);
+}
+#endif
+
 static void test_direct_small_tensors(void **state)
 {
 	(void)state;
@@ -552,6 +610,7 @@ static void test_direct_small_tensors(void **state)
 			         (unsigned long long)n);
 	}
 	free(back);
+	check_update(cs, &x, sizes, offs, src, total);
 	/* a write out of order is WT_EINVAL; abort keeps the published fetch */
 	assert_int_equal(s->ops->begin(s, m, &err), WT_OK);
 	assert_int_equal(s->ops->tensor_begin(s, 1, &err), WT_OK);
