@@ -6,7 +6,9 @@
  *  - a fetch completes: wait gives WT_OK and the bytes equal the fake's; the
  *    done callback fires exactly once with the same result, before wait returns;
  *  - wait with a timeout while it runs is WT_ETIMEDOUT and poll says running;
- *  - cancel from another thread mid-fetch: WT_ECANCELED naming wt_fetch_cancel,
+ *  - cancel from another thread mid-fetch (at the 3rd chunk: the progress
+ *    callback holds the fetch thread until the cancel was sent, so the outcome
+ *    does not depend on scheduling): WT_ECANCELED naming wt_fetch_cancel,
  *    the sink aborted (nothing published), fewer chunks than the shard's;
  *  - cancel before the thread starts work and free of a running fetch;
  *  - 16 concurrent async fetches over one client, all correct;
@@ -139,27 +141,33 @@ static void test_complete_callback_timeout(void **state)
 
 typedef struct canceler {
 	wt_fetch_handle *h;
-	int chunks; /* atomic: verified chunks seen by the caller's progress callback */
-	int after_chunks;
+	int chunks;      /* atomic: verified chunks seen by the caller's progress callback */
+	int after;       /* cancel once this many chunks were seen */
+	int cancel_sent; /* atomic: the other thread has called wt_fetch_cancel */
 } canceler;
 
-/* The caller's progress callback (still called under the async cancel check). */
+/* The caller's progress callback (still called under the async cancel check).
+ * At chunk `after` it holds the fetch thread until the other thread has
+ * canceled, so the cancel lands at that chunk however the threads are scheduled. */
 static int count_chunks(void *ctx, uint64_t done, uint64_t total)
 {
 	(void)done, (void)total;
 	canceler *k = ctx;
-	__atomic_add_fetch(&k->chunks, 1, __ATOMIC_RELEASE);
+	int n = __atomic_add_fetch(&k->chunks, 1, __ATOMIC_ACQ_REL);
+	for (int i = 0;
+	     n == k->after && i < 10000 && !__atomic_load_n(&k->cancel_sent, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
 	return 0;
 }
 
-/* Another thread: wait until some chunks arrived, then cancel. */
+/* Another thread: wait until `after` chunks arrived, then cancel. */
 static void *cancel_thread(void *arg)
 {
 	canceler *k = arg;
-	while (__atomic_load_n(&k->chunks, __ATOMIC_ACQUIRE) < k->after_chunks &&
-	       !wt_fetch_poll(k->h))
+	while (__atomic_load_n(&k->chunks, __ATOMIC_ACQUIRE) < k->after && !wt_fetch_poll(k->h))
 		usleep(1000);
 	wt_fetch_cancel(k->h);
+	__atomic_store_n(&k->cancel_sent, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -181,7 +189,7 @@ static void test_cancel_other_thread(void **state)
 	ao.done_ctx = &d;
 	wt_fetch_stats st;
 	memset(&st, 0, sizeof(st));
-	canceler k = {NULL, 0, 1};
+	canceler k = {NULL, 0, 3, 0};
 	wt_fetch_opts fo;
 	wt_fetch_opts_init(&fo);
 	fo.stats = &st;
@@ -201,7 +209,8 @@ static void test_cancel_other_thread(void **state)
 	       err.msg);
 	assert_int_equal(result, WT_ECANCELED);
 	assert_non_null(strstr(err.msg, "wt_fetch_cancel"));
-	assert_true(st.chunks >= 1 && st.chunks < n_chunks);
+	assert_int_equal(st.chunks, 3); /* canceled at the chunk the other thread saw */
+	assert_true(st.chunks < n_chunks);
 	assert_int_equal(k.chunks, (int)st.chunks);      /* the caller's callback saw every chunk */
 	assert_int_equal(wt_host_sink_n_tensors(hs), 0); /* aborted: nothing published */
 	assert_int_equal(d.calls, 1);
