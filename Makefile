@@ -23,10 +23,11 @@ endif
 SAN      ?=
 WERROR   ?= $(if $(filter true,$(CI)),-Werror,)
 
-MODULES  := common loader shardmap kernels cache proto weightd client engine
+MODULES  := common loader shardmap kernels cache proto weightd client engine reference
 # What the public client library libweights contains: never the store
-# backends, the planner or the daemon (docs/architecture.md).
-LIB_MODULES := common proto client engine kernels
+# backends, the planner, the kernels, the reference forward pass (a test
+# oracle) or the daemon (docs/architecture.md; scripts/check-abi.sh checks it).
+LIB_MODULES := common proto client engine
 
 # Shared library: file libweights.so.X.Y.Z, SONAME libweights.so.X (X = WT_VERSION_MAJOR,
 # README.md "ABI rules"), libweights.so -> it for the linker.
@@ -52,7 +53,7 @@ CU_SRCS  := $(strip $(foreach m,$(MODULES),$(wildcard $(m)/*.cu)))
 ifneq ($(NVCC),)
 ifneq ($(CU_SRCS),)
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
-CUDA_DEFS := -DWT_HAVE_CUDA -I$(CUDA_HOME)/include
+CUDA_DEFS := -DWT_HAVE_CUDA -I$(CUDA_HOME)/include -DWT_CUDART_DIR='"$(CUDA_HOME)/lib64"'
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++
 CU_OBJS   := $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CU_SRCS))
 endif
@@ -135,8 +136,9 @@ $(BUILD)/libweights.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 SOLINKS = ln -sf $(SOFILE) $(BUILD)/$(SONAME) && ln -sf $(SOFILE) $(BUILD)/libweights.so
+# No CUDA_LIBS: engine/cuda_sink.c loads the CUDA runtime with dlopen (cudart.c).
 $(BUILD)/$(SOFILE): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,$(SONAME) $(SANFLAGS) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(SANFLAGS) -o $@ $^ $(LIBS) -ldl
 	$(SOLINKS)
 
 $(BUILD)/libweights.so: $(BUILD)/$(SOFILE)

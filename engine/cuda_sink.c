@@ -18,8 +18,11 @@
  * holds the previous successful fetch, or nothing.
  *
  * Every CUDA call is checked; a failure is WT_EDEVICE with cudaGetErrorString.
- * Built only with WT_HAVE_CUDA (the Makefile sets it when nvcc exists); the
- * other build has the same API and create() reports WT_EDEVICE.
+ * The runtime is loaded at run time by create() (engine/cudart.c: dlopen, so
+ * libweights.so does not need libcudart to load; without it create() is
+ * WT_EDEVICE "CUDA runtime not found"). Built only with WT_HAVE_CUDA (the
+ * Makefile sets it when nvcc exists); the other build has the same API and
+ * create() reports WT_EDEVICE.
  */
 #include <stdlib.h>
 #include <stddef.h>
@@ -31,6 +34,17 @@
 
 #ifdef WT_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "engine/cudart.h"
+
+/* The runtime's functions: loaded by wt_cuda_sink_create (engine_cudart_load)
+ * before any other function here can be reached, and never unloaded. */
+static const engine_cudart *g_cudart;
+
+static const engine_cudart *rt(void)
+{
+	return __atomic_load_n(&g_cudart, __ATOMIC_ACQUIRE);
+}
 
 typedef struct cs_tensor {
 	char *name;      /* owned */
@@ -68,22 +82,26 @@ struct wt_cuda_sink {
 	cs_set next; /* fetch in progress */
 	const wt_manifest *m;
 	uint64_t n_copies, n_waits;
+	/* in-place update (wt_cuda_sink_update_sink): next.t lists the tensors being
+	 * updated at their offsets in done's arena, and next.arena borrows it */
+	wt_sink upd;
+	int updating;
 };
 
 static int cuda_fail(wt_errbuf *err, int device, const char *what, cudaError_t e)
 {
-	(void)cudaGetLastError(); /* clear the runtime's last-error slot (non-sticky errors) */
+	(void)rt()->GetLastError(); /* clear the runtime's last-error slot (non-sticky errors) */
 	return wt_seterr(err, WT_EDEVICE, "cuda sink (device %d): %s failed: %s (%s)", device, what,
-	                 cudaGetErrorString(e), cudaGetErrorName(e));
+	                 rt()->GetErrorString(e), rt()->GetErrorName(e));
 }
 
 /* Make h's device current for the caller's thread; *prev receives the old one. */
 static int dev_enter(const wt_cuda_sink *h, int *prev, wt_errbuf *err)
 {
-	cudaError_t e = cudaGetDevice(prev);
+	cudaError_t e = rt()->GetDevice(prev);
 	if (e != cudaSuccess)
 		return cuda_fail(err, h->device, "cudaGetDevice", e);
-	if (*prev != h->device && (e = cudaSetDevice(h->device)) != cudaSuccess)
+	if (*prev != h->device && (e = rt()->SetDevice(h->device)) != cudaSuccess)
 		return cuda_fail(err, h->device, "cudaSetDevice", e);
 	return WT_OK;
 }
@@ -91,7 +109,7 @@ static int dev_enter(const wt_cuda_sink *h, int *prev, wt_errbuf *err)
 static void dev_leave(const wt_cuda_sink *h, int prev)
 {
 	if (prev != h->device)
-		(void)cudaSetDevice(prev);
+		(void)rt()->SetDevice(prev);
 }
 
 /* Free a set's arena and table. The device must be current and no copy into the
@@ -99,7 +117,7 @@ static void dev_leave(const wt_cuda_sink *h, int prev)
 static void set_free(cs_set *s)
 {
 	if (s->arena != NULL)
-		(void)cudaFree(s->arena);
+		(void)rt()->Free(s->arena);
 	for (size_t i = 0; i < s->n; i++)
 		free(s->t[i].name);
 	free(s->t);
@@ -109,7 +127,7 @@ static void set_free(cs_set *s)
 /* Wait for every copy on the stream; staging buffers become free. */
 static int drain(wt_cuda_sink *h, wt_errbuf *err)
 {
-	cudaError_t e = cudaStreamSynchronize(h->stream);
+	cudaError_t e = rt()->StreamSynchronize(h->stream);
 	for (unsigned i = 0; i < h->n_stage; i++)
 		h->stage[i].pending = 0;
 	h->fill = 0;
@@ -125,6 +143,9 @@ static void drop_next(wt_cuda_sink *h)
 	int prev = h->device;
 	int entered = dev_enter(h, &prev, NULL) == WT_OK;
 	(void)drain(h, NULL);
+	if (h->updating) /* an update's arena is done's: never freed here */
+		h->next.arena = NULL;
+	h->updating = 0;
 	set_free(&h->next);
 	if (entered)
 		dev_leave(h, prev);
@@ -136,9 +157,9 @@ static void staging_free(wt_cuda_sink *h)
 	for (unsigned i = 0; i < ENGINE_CUDA_MAX_STAGE; i++) {
 		cs_stage *st = &h->stage[i];
 		if (st->done != NULL)
-			(void)cudaEventDestroy(st->done);
+			(void)rt()->EventDestroy(st->done);
 		if (st->host != NULL)
-			(void)cudaFreeHost(st->host);
+			(void)rt()->FreeHost(st->host);
 		memset(st, 0, sizeof(*st));
 	}
 	h->n_stage = 0;
@@ -151,18 +172,18 @@ static int staging_alloc(wt_cuda_sink *h, size_t bytes, unsigned n, wt_errbuf *e
 {
 	for (unsigned i = 0; i < n; i++) {
 		cs_stage *st = &h->stage[i];
-		cudaError_t e = cudaHostAlloc((void **)&st->host, bytes, cudaHostAllocDefault);
+		cudaError_t e = rt()->HostAlloc((void **)&st->host, bytes, cudaHostAllocDefault);
 		if (e != cudaSuccess) {
 			st->host = NULL;
 			int code = e == cudaErrorMemoryAllocation ? WT_ENOMEM : WT_EDEVICE;
-			(void)cudaGetLastError();
+			(void)rt()->GetLastError();
 			return wt_seterr(
 			    err, code,
 			    "cuda sink (device %d): cannot pin %u staging buffers of %zu "
 			    "bytes: %s; free host memory or raise the locked-memory limit",
-			    h->device, n, bytes, cudaGetErrorString(e));
+			    h->device, n, bytes, rt()->GetErrorString(e));
 		}
-		e = cudaEventCreateWithFlags(&st->done, cudaEventDisableTiming);
+		e = rt()->EventCreateWithFlags(&st->done, cudaEventDisableTiming);
 		if (e != cudaSuccess) {
 			st->done = NULL;
 			return cuda_fail(err, h->device, "cudaEventCreateWithFlags", e);
@@ -234,13 +255,13 @@ static int c_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 			return rv;
 		}
 		size_t free_b = 0, total_b = 0;
-		cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+		cudaError_t e = rt()->MemGetInfo(&free_b, &total_b);
 		if (e == cudaSuccess && need <= free_b)
-			e = cudaMalloc((void **)&h->next.arena, (size_t)need);
+			e = rt()->Malloc((void **)&h->next.arena, (size_t)need);
 		else if (e == cudaSuccess)
 			e = cudaErrorMemoryAllocation;
 		if (e == cudaErrorMemoryAllocation) {
-			(void)cudaGetLastError();
+			(void)rt()->GetLastError();
 			h->next.arena = NULL;
 			rv = wt_seterr(
 			    err, WT_ENOMEM,
@@ -283,12 +304,12 @@ static int flush(wt_cuda_sink *h, wt_errbuf *err)
 	if (h->fill == 0)
 		return WT_OK;
 	cs_stage *st = &h->stage[h->cur];
-	cudaError_t e = cudaMemcpyAsync(h->next.arena + h->dst_off, st->host, h->fill,
-	                                cudaMemcpyHostToDevice, h->stream);
+	cudaError_t e = rt()->MemcpyAsync(h->next.arena + h->dst_off, st->host, h->fill,
+	                                  cudaMemcpyHostToDevice, h->stream);
 	if (e != cudaSuccess)
 		return cuda_fail(err, h->device, "cudaMemcpyAsync into the tensor arena", e);
 	st->pending = 1; /* set before the record: a failed record still waits in drain() */
-	if ((e = cudaEventRecord(st->done, h->stream)) != cudaSuccess)
+	if ((e = rt()->EventRecord(st->done, h->stream)) != cudaSuccess)
 		return cuda_fail(err, h->device, "cudaEventRecord", e);
 	h->n_copies++;
 	h->cur = (h->cur + 1) % h->n_stage;
@@ -302,10 +323,10 @@ static int acquire(wt_cuda_sink *h, wt_errbuf *err)
 	cs_stage *st = &h->stage[h->cur];
 	if (!st->pending)
 		return WT_OK;
-	cudaError_t e = cudaEventQuery(st->done);
+	cudaError_t e = rt()->EventQuery(st->done);
 	if (e == cudaErrorNotReady) {
 		h->n_waits++;
-		e = cudaEventSynchronize(st->done);
+		e = rt()->EventSynchronize(st->done);
 	}
 	if (e != cudaSuccess)
 		return cuda_fail(err, h->device,
@@ -414,22 +435,128 @@ static const wt_sink_ops cuda_ops = {
     .abort = c_abort,
 };
 
+/* ---- in-place update: changed tensors written into the published arena ---- */
+
+static wt_cuda_sink *upd_of(wt_sink *s)
+{
+	return (wt_cuda_sink *)((char *)s - offsetof(wt_cuda_sink, upd));
+}
+
+/* Every tensor of m must be held with the same size before any byte moves. */
+static int u_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
+{
+	wt_cuda_sink *h = upd_of(s);
+	drop_next(h);
+	size_t n = wt_manifest_n_tensors(m);
+	if ((h->next.t = calloc(n ? n : 1, sizeof(cs_tensor))) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "cuda sink update: out of memory");
+	h->next.n = n;
+	for (size_t i = 0; i < n; i++) {
+		wt_tensor_info info;
+		size_t k = SIZE_MAX;
+		int rv = wt_manifest_tensor(m, i, &info);
+		if (rv == WT_OK &&
+		    (common_find_name(h->done.t, h->done.n, sizeof(cs_tensor),
+		                      offsetof(cs_tensor, name), info.name, &k) != WT_OK ||
+		     h->done.t[k].nbytes != info.nbytes))
+			rv = wt_seterr(
+			    err, WT_ELAYOUT,
+			    "cuda sink update: tensor '%s' (%llu bytes) is %s in the held "
+			    "rank; layout or shapes changed: full reload needed",
+			    info.name, (unsigned long long)info.nbytes,
+			    k < h->done.n ? "of another size" : "not");
+		if (rv == WT_OK && (h->next.t[i].name = strdup(info.name)) == NULL)
+			rv = wt_seterr(err, WT_ENOMEM, "cuda sink update: out of memory");
+		if (rv != WT_OK) {
+			set_free(&h->next);
+			return rv;
+		}
+		h->next.t[i].off = h->done.t[k].off;
+		h->next.t[i].nbytes = info.nbytes;
+	}
+	h->next.arena = h->done.arena;
+	h->next.arena_bytes = h->done.arena_bytes;
+	h->updating = 1;
+	h->fill = 0;
+	h->cur = 0;
+	h->m = m;
+	return WT_OK;
+}
+
+static int u_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
+{
+	return c_tensor_begin(&upd_of(s)->base, ti, err);
+}
+
+static int u_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t len,
+                   wt_errbuf *err)
+{
+	return c_write(&upd_of(s)->base, ti, off, data, len, err);
+}
+
+static int u_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
+{
+	return c_tensor_end(&upd_of(s)->base, ti, err);
+}
+
+/* Send the last buffer, wait for every copy; done (same arena) now holds the update. */
+static int u_end(wt_sink *s, wt_errbuf *err)
+{
+	wt_cuda_sink *h = upd_of(s);
+	if (h->m == NULL || !h->updating)
+		return wt_seterr(err, WT_EINVAL, "cuda sink update: end without begin");
+	int rv = WT_OK;
+	for (size_t i = 0; i < h->next.n && rv == WT_OK; i++)
+		if (h->next.t[i].written != h->next.t[i].nbytes)
+			rv = wt_seterr(err, WT_EINVAL,
+			               "cuda sink update: tensor '%s' incomplete at end",
+			               h->next.t[i].name);
+	if (rv == WT_OK)
+		rv = flush(h, err);
+	drop_next(h); /* drains: every byte is on the device; keeps the arena */
+	return rv;
+}
+
+static void u_abort(wt_sink *s)
+{
+	drop_next(upd_of(s));
+}
+
+static const wt_sink_ops cuda_upd_ops = {
+    .struct_size = sizeof(wt_sink_ops),
+    .begin = u_begin,
+    .tensor_begin = u_tensor_begin,
+    .write = u_write,
+    .tensor_end = u_tensor_end,
+    .end = u_end,
+    .abort = u_abort,
+};
+
+wt_sink *wt_cuda_sink_update_sink(wt_cuda_sink *h)
+{
+	return &h->upd;
+}
+
 /* Any error of device discovery means "no usable device" (docs/architecture.md section 6). */
 static int no_device(wt_errbuf *err, int device, const char *what, cudaError_t e)
 {
-	(void)cudaGetLastError();
+	(void)rt()->GetLastError();
 	return wt_seterr(err, WT_EDEVICE,
 	                 "cuda sink: no usable CUDA device %d (%s: %s); run on a machine with "
 	                 "an NVIDIA GPU and driver, or use the host or file sink",
-	                 device, what, cudaGetErrorString(e));
+	                 device, what, rt()->GetErrorString(e));
 }
 
 int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 {
 	if (device < 0)
 		return wt_seterr(err, WT_EINVAL, "cuda sink: device %d: must be >= 0", device);
+	const engine_cudart *loaded = engine_cudart_load(err);
+	if (loaded == NULL)
+		return WT_EDEVICE;
+	__atomic_store_n(&g_cudart, loaded, __ATOMIC_RELEASE);
 	int count = 0, prev = 0;
-	cudaError_t e = cudaGetDeviceCount(&count);
+	cudaError_t e = rt()->GetDeviceCount(&count);
 	if (e != cudaSuccess)
 		return no_device(err, device, "cudaGetDeviceCount", e);
 	if (count <= 0)
@@ -439,9 +566,9 @@ int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 		                 "cuda sink: device %d does not exist: this machine has %d CUDA "
 		                 "device%s (0..%d)",
 		                 device, count, count == 1 ? "" : "s", count - 1);
-	if ((e = cudaGetDevice(&prev)) != cudaSuccess)
+	if ((e = rt()->GetDevice(&prev)) != cudaSuccess)
 		return no_device(err, device, "cudaGetDevice", e);
-	if ((e = cudaSetDevice(device)) != cudaSuccess)
+	if ((e = rt()->SetDevice(device)) != cudaSuccess)
 		return no_device(err, device, "cudaSetDevice", e);
 	wt_cuda_sink *h = calloc(1, sizeof(*h));
 	int rv = WT_OK;
@@ -450,8 +577,9 @@ int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 		goto out;
 	}
 	h->base.ops = &cuda_ops;
+	h->upd.ops = &cuda_upd_ops;
 	h->device = device;
-	if ((e = cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+	if ((e = rt()->StreamCreateWithFlags(&h->stream, cudaStreamNonBlocking)) != cudaSuccess) {
 		h->stream = NULL;
 		rv = cuda_fail(err, device, "cudaStreamCreateWithFlags", e);
 		goto out;
@@ -459,7 +587,7 @@ int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 	rv = staging_alloc(h, ENGINE_CUDA_STAGE_BYTES, ENGINE_CUDA_N_STAGE, err);
 out:
 	if (prev != device)
-		(void)cudaSetDevice(prev);
+		(void)rt()->SetDevice(prev);
 	if (rv != WT_OK) {
 		wt_cuda_sink_destroy(h);
 		return rv;
@@ -502,7 +630,7 @@ void wt_cuda_sink_destroy(wt_cuda_sink *h)
 	set_free(&h->done);
 	staging_free(h);
 	if (h->stream != NULL)
-		(void)cudaStreamDestroy(h->stream);
+		(void)rt()->StreamDestroy(h->stream);
 	if (entered)
 		dev_leave(h, prev);
 	free(h);
@@ -554,6 +682,11 @@ int wt_cuda_sink_create(wt_cuda_sink **out, int device, wt_errbuf *err)
 }
 
 wt_sink *wt_cuda_sink_sink(wt_cuda_sink *h)
+{
+	return h != NULL ? &h->base : NULL;
+}
+
+wt_sink *wt_cuda_sink_update_sink(wt_cuda_sink *h)
 {
 	return h != NULL ? &h->base : NULL;
 }

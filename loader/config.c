@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader/config_int.h"
 #include "loader/loader.h"
 
 /* Integer field: absent/null -> dflt; wrong type or < min -> WT_ECORRUPT. */
@@ -335,7 +336,7 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
  * (when root has a `text_config` object) a shallow copy of root with
  * text_config's fields laid over it. A new reference either way.
  */
-static int lm_view(json_t *root, json_t **out, wt_errbuf *err)
+int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 {
 	json_t *tc = json_object_get(root, "text_config");
 	if (tc == NULL || json_is_null(tc)) {
@@ -356,7 +357,7 @@ static int lm_view(json_t *root, json_t **out, wt_errbuf *err)
 static int parse_all(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	json_t *lm = NULL;
-	int rv = lm_view(root, &lm, err);
+	int rv = config_lm_view(root, &lm, err);
 	if (rv != WT_OK)
 		return rv;
 	rv = parse_arch(root, c, err);

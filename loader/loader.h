@@ -230,6 +230,37 @@ typedef struct ckpt_config {
 int ckpt_config_parse(const char *json, size_t len, ckpt_config *out, wt_errbuf *err);
 void ckpt_config_clear(ckpt_config *c); /* frees owned fields; NULL-safe */
 
+/*
+ * Fields a consumer of config.json other than the planner reads (the reference
+ * forward pass: rms_norm_eps, rope_theta, ...), read by the same parser rules
+ * as ckpt_config_parse (one owner): JSON with duplicate keys refused, the
+ * language-model view (a `text_config` object laid over the top level), null
+ * counting as absent, a present field of the wrong JSON type WT_ECORRUPT
+ * naming it. `key` is a field name or "parent.child" (one level, e.g.
+ * "rope_parameters.rope_theta"; a present parent that is not an object is
+ * WT_ECORRUPT naming it). A CKPT_FIELD_REAL accepts integers too. A string
+ * longer than CKPT_FIELD_STR - 1 bytes is WT_ETOOBIG.
+ */
+#define CKPT_FIELD_STR 64
+typedef enum ckpt_field_kind {
+	CKPT_FIELD_INT,
+	CKPT_FIELD_REAL,
+	CKPT_FIELD_BOOL,
+	CKPT_FIELD_STRING,
+} ckpt_field_kind;
+
+typedef struct ckpt_field {
+	const char *key; /* in */
+	ckpt_field_kind kind;
+	bool present; /* out: false when absent or null (the value members are then 0) */
+	int64_t i;
+	double r;
+	bool b;
+	char s[CKPT_FIELD_STR];
+} ckpt_field;
+
+int ckpt_config_fields(const char *json, size_t len, ckpt_field *fields, size_t n, wt_errbuf *err);
+
 typedef struct ckpt_tensor {
 	const char *name;   /* borrowed from the ckpt */
 	const char *object; /* store key of the file holding it; borrowed */

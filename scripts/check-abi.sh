@@ -2,6 +2,11 @@
 # check-abi.sh [BUILD] — the symbols libweights.so exports must be exactly the
 # committed list include/weights/libweights.abi, and exactly the functions the
 # public headers declare with WT_API. Any difference fails and names it.
+# The library must also not CONTAIN code of the internal-only modules (the
+# reference forward pass, kernels, planner, cache, daemon, store backends:
+# any defined symbol, hidden or not, with their prefixes, in libweights.so or
+# libweights.a) nor NEED the CUDA runtime (the CUDA sink dlopens it), so a
+# host without CUDA can load it (docs/architecture.md).
 #
 # To change the list deliberately (README.md, "ABI rules"): adding a function
 # is a compatible change (bump WT_VERSION_MINOR); removing or renaming one, or
@@ -37,6 +42,31 @@ if [ "$update" = 1 ]; then
 fi
 
 rc=0
+# internal-only modules, by symbol prefix (Makefile MODULES minus LIB_MODULES)
+FORBID=${WT_ABI_FORBID:-ref_ engine_ref_ kern_ shardmap_ sm_ cache_ wd_ store_ ckpt_}
+: >"$T/inside"
+for f in "$SO" "$B/libweights.a"; do
+	[ -e "$f" ] || continue
+	nm --defined-only "$f" 2>/dev/null | awk 'NF == 3 {print $3}' | sort -u >"$T/syms"
+	for p in $FORBID; do
+		grep "^$p" "$T/syms" | sed "s|^|  $f: |" >>"$T/inside"
+	done
+done
+if [ -s "$T/inside" ]; then
+	echo "check-abi: libweights contains code of internal-only modules (reference, kernels,"
+	echo "  planner, cache, daemon, stores; prefixes: $FORBID):"
+	head -20 "$T/inside"
+	echo "  move the code out of LIB_MODULES (Makefile) or stop calling it from the library"
+	rc=1
+fi
+NEEDED_RE=${WT_ABI_NO_NEED:-'libcuda|libcudart|libnvrtc|libcublas'}
+if readelf -d "$SO" | grep NEEDED | grep -E "$NEEDED_RE" >"$T/needed"; then
+	echo "check-abi: $SO needs a CUDA library at load time, so a host without CUDA cannot"
+	echo "  load it:"
+	sed 's/^/  /' "$T/needed"
+	echo "  load it with dlopen (engine/cudart.c) instead of linking it (CUDA_LIBS)"
+	rc=1
+fi
 if ! diff -u "$T/listed" "$T/exported" >"$T/d1"; then
 	echo "check-abi: $SO exports a different set of symbols than $LIST"
 	echo "  (- listed but not exported: programs using it no longer link / load;"

@@ -11,10 +11,16 @@
  *    byte for byte; staging buffers from 4 KiB (16 KiB chunks span several) to
  *    the 8 MiB default; each fetch replaces the previous one;
  *  - the sink driven directly with 3000 tiny tensors written in random pieces;
+ *    then the first 40 updated in place through wt_cuda_sink_update_sink (same
+ *    device addresses, the rest untouched; another size is WT_ELAYOUT);
  *    an arena that cannot fit (WT_ENOMEM naming needed and free bytes); a write
  *    out of order (WT_EINVAL) and abort;
  *  - a chunk corrupted in flight (weightd's test hook): WT_EHASH, nothing found,
  *    the device memory of the aborted arena returned; the previous results kept.
+ * The runtime is loaded at run time (engine/cudart.c): with WT_CUDART naming
+ * a missing library, or a library that is not a CUDA runtime, create is
+ * WT_EDEVICE "CUDA runtime not found" / "lacks cuda..." (checked in a child
+ * process each, as the loaded runtime is kept for the life of a process).
  * Random bytes come from tu_fill / a splitmix seed printed below.
  */
 #include <setjmp.h>
@@ -24,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -93,6 +101,84 @@ static void test_no_device_contract(void **state)
 	assert_int_equal(wt_cuda_sink_create(&h, 4096, &err), WT_EINVAL);
 	assert_non_null(strstr(err.msg, "does not exist"));
 	assert_null(h);
+}
+
+/* Child mode (main: argv[1] == "--create-sink"): wt_cuda_sink_create(device 0)
+ * in a fresh process, its code then its message on stdout. */
+static int child_create(void)
+{
+	wt_cuda_sink *h = NULL;
+	wt_errbuf err;
+	wt_errclear(&err);
+	int rv = wt_cuda_sink_create(&h, 0, &err);
+	if (rv != WT_OK && h != NULL)
+		rv = 1000; /* outputs only on success */
+	wt_cuda_sink_destroy(h);
+	printf("%d %s", rv, rv == WT_OK ? "" : err.msg);
+	return 0;
+}
+
+/* Run this binary in child mode with WT_CUDART=cudart (a fresh process: the
+ * runtime a process loaded is kept); its result code, and its message in msg. */
+static int create_in_child(const char *cudart, char *msg, size_t cap)
+{
+	int fd[2];
+	assert_int_equal(pipe(fd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		setenv("WT_CUDART", cudart, 1);
+		execl("/proc/self/exe", "test_cuda_sink", "--create-sink", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	char buf[1200];
+	size_t got = 0;
+	ssize_t r;
+	while (got < sizeof(buf) - 1 && (r = read(fd[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	close(fd[0]);
+	buf[got] = '\0';
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	char *end = NULL;
+	long rv = strtol(buf, &end, 10);
+	assert_true(end != buf);
+	snprintf(msg, cap, "%s", *end == ' ' ? end + 1 : end);
+	return (int)rv;
+}
+
+/* libweights loads the CUDA runtime with dlopen: a missing one is a clear
+ * WT_EDEVICE naming the library and the fix, a wrong one names the missing
+ * function; and the real one (the default search) is found when present. */
+static void test_runtime_not_found(void **state)
+{
+	(void)state;
+#ifndef WT_HAVE_CUDA
+	skip();
+#else
+	char msg[1024];
+	int rv = create_in_child("/nonexistent/wt-test/libcudart.so.99", msg, sizeof(msg));
+	printf("missing runtime: %s\n", msg);
+	assert_int_equal(rv, WT_EDEVICE);
+	assert_non_null(strstr(msg, "CUDA runtime not found"));
+	assert_non_null(strstr(msg, "/nonexistent/wt-test/libcudart.so.99"));
+	assert_non_null(strstr(msg, "WT_CUDART"));
+	assert_non_null(strstr(msg, "use the host or file sink"));
+	rv = create_in_child("libm.so.6", msg, sizeof(msg));
+	printf("not a runtime: %s\n", msg);
+	assert_int_equal(rv, WT_EDEVICE);
+	assert_non_null(strstr(msg, "CUDA runtime libm.so.6 lacks cuda"));
+	/* empty = the default search, which finds the toolkit's runtime here */
+	rv = create_in_child("", msg, sizeof(msg));
+	printf("default search: %s (%s)\n", wt_errname(rv), msg);
+	assert_null(strstr(msg, "CUDA runtime not found"));
+	assert_int_equal(rv, have_device() ? WT_OK : WT_EDEVICE);
+#endif
 }
 
 /* ---- fetch helpers ---- */
@@ -384,6 +470,62 @@ static void synth_free(synth *x)
 	free(x->names);
 }
 
+#ifdef WT_HAVE_CUDA
+/* The in-place update sink: the first K tensors get new bytes through
+ * wt_cuda_sink_update_sink at their old device addresses, the others keep
+ * theirs; a tensor of another size is refused before anything moves. */
+static void check_update(wt_cuda_sink *cs, synth *x, const uint64_t *sizes, const uint64_t *offs,
+                         uint8_t *src, uint64_t total)
+{
+	enum { K = 40 };
+	void *before[K];
+	uint64_t n;
+	for (size_t i = 0; i < K; i++)
+		assert_int_equal(wt_cuda_sink_find(cs, x->names[i], &before[i], &n), WT_OK);
+	uint8_t *fresh = malloc(total);
+	assert_non_null(fresh);
+	tu_fill(fresh, total, SEED + 1);
+	synth sub;
+	wt_manifest *ms = synth_manifest(&sub, K, sizes); /* t00000..: the first K */
+	wt_sink *u = wt_cuda_sink_update_sink(cs);
+	wt_errbuf err;
+	assert_int_equal(u->ops->begin(u, ms, &err), WT_OK);
+	for (size_t i = 0; i < K; i++) {
+		assert_int_equal(u->ops->tensor_begin(u, i, &err), WT_OK);
+		if (sizes[i] > 0)
+			assert_int_equal(u->ops->write(u, i, 0, fresh + offs[i], sizes[i], &err),
+			                 WT_OK);
+		assert_int_equal(u->ops->tensor_end(u, i, &err), WT_OK);
+	}
+	assert_int_equal(u->ops->end(u, &err), WT_OK);
+	memcpy(src, fresh, offs[K]); /* what the device must hold now */
+	uint8_t *back = malloc(4096);
+	for (size_t i = 0; i < N_SMALL; i++) {
+		void *p;
+		assert_int_equal(wt_cuda_sink_find(cs, x->names[i], &p, &n), WT_OK);
+		if (i < K)
+			assert_ptr_equal(p, before[i]); /* in place */
+		if (n == 0)
+			continue;
+		assert_int_equal(cudaMemcpy(back, p, (size_t)n, cudaMemcpyDeviceToHost),
+		                 cudaSuccess);
+		if (memcmp(back, src + offs[i], (size_t)n) != 0)
+			fail_msg("after update: tensor %s differs", x->names[i]);
+	}
+	free(back);
+	wt_manifest_free(ms);
+	synth_free(&sub);
+	/* another size: WT_ELAYOUT, full reload needed */
+	uint64_t other = sizes[0] + 1;
+	ms = synth_manifest(&sub, 1, &other);
+	assert_int_equal(u->ops->begin(u, ms, &err), WT_ELAYOUT);
+	assert_non_null(strstr(err.msg, "full reload needed"));
+	wt_manifest_free(ms);
+	synth_free(&sub);
+	free(fresh);
+}
+#endif
+
 static void test_direct_small_tensors(void **state)
 {
 	(void)state;
@@ -468,6 +610,7 @@ static void test_direct_small_tensors(void **state)
 			         (unsigned long long)n);
 	}
 	free(back);
+	check_update(cs, &x, sizes, offs, src, total);
 	/* a write out of order is WT_EINVAL; abort keeps the published fetch */
 	assert_int_equal(s->ops->begin(s, m, &err), WT_OK);
 	assert_int_equal(s->ops->tensor_begin(s, 1, &err), WT_OK);
@@ -560,12 +703,13 @@ static void test_corrupt_midway(void **state)
 #endif
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--create-sink") == 0)
+		return child_create();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_no_device_contract),
-	    cmocka_unit_test(test_fetch_matches_host),
-	    cmocka_unit_test(test_direct_small_tensors),
+	    cmocka_unit_test(test_no_device_contract), cmocka_unit_test(test_runtime_not_found),
+	    cmocka_unit_test(test_fetch_matches_host), cmocka_unit_test(test_direct_small_tensors),
 	    cmocka_unit_test(test_corrupt_midway),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,7 @@
  * test_reference.c — the reference forward pass proves the shards: for each
  * family and layout, logits computed from the original checkpoint ("full")
  * and from the produced rank tensors ("sharded", TP/EP engine style) agree
- * within ENGINE_REF_TOL_F32 (unquantized) or the scheme's named budget
+ * within REF_TOL_F32 (unquantized) or the scheme's named budget
  * (quantized, dequantized with kern_dequantize). Deliberately broken shards
  * (swapped ranks, wrong gate/up order, swapped EP stacks, non-zero vocab
  * padding) must fail. Fixtures come from $WT_BUILD/wt-mkckpt (seed printed).
@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "engine/reference.h"
-#include "engine/reference_ckpt.h"
+#include "reference/reference.h"
+#include "reference/ckpt.h"
 #include "kernels/kernels.h"
 #include "tests/util/testutil.h"
 
@@ -97,7 +97,7 @@ static void close_model(model *m)
 
 /* Run the verification of family fam under layout (tp, ep, quant, up_gate). */
 static int run_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate, wt_dtype dt,
-                  engine_ref_tamper_fn tamper, void *tctx, engine_ref_result *res, wt_errbuf *err)
+                  ref_tamper_fn tamper, void *tctx, ref_result *res, wt_errbuf *err)
 {
 	model m = {0};
 	wt_layout l;
@@ -108,7 +108,7 @@ static int run_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_
 	l.quant = q;
 	l.w13_up_gate = up_gate;
 	l.dtype = dt;
-	int rv = engine_ref_verify(m.c, &l, g_tokens, N_TOK, tamper, tctx, res, err);
+	int rv = ref_verify(m.c, &l, g_tokens, N_TOK, tamper, tctx, res, err);
 	if (rv == WT_OK)
 		print_message("%-11s tp %u ep %u %-12s %-7s %-6s: max|diff| %.3g, max|out| %.3g, "
 		              "ratio %.3g (budget %.3g) %s\n",
@@ -125,17 +125,17 @@ static int run_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_
 }
 
 static int run(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate,
-               engine_ref_tamper_fn tamper, void *tctx, engine_ref_result *res, wt_errbuf *err)
+               ref_tamper_fn tamper, void *tctx, ref_result *res, wt_errbuf *err)
 {
 	return run_dt(fam, tp, ep, q, up_gate, WT_DTYPE_INVALID, tamper, tctx, res, err);
 }
 
-static void swap_data(engine_ref_set *a, engine_ref_set *b, const char *name);
+static void swap_data(ref_set *a, ref_set *b, const char *name);
 
 /* Passes within its budget; returns the budget used. */
 static double expect_pass_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, wt_dtype dt)
 {
-	engine_ref_result res;
+	ref_result res;
 	wt_errbuf err = {0};
 	assert_int_equal(run_dt(fam, tp, ep, q, 0, dt, NULL, NULL, &res, &err), WT_OK);
 	assert_false(res.diff.nonfinite);
@@ -146,14 +146,14 @@ static double expect_pass_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant
 
 static void expect_pass(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate)
 {
-	engine_ref_result res;
+	ref_result res;
 	wt_errbuf err = {0};
 	assert_int_equal(run(fam, tp, ep, q, up_gate, NULL, NULL, &res, &err), WT_OK);
 	assert_false(res.diff.nonfinite);
 	assert_true(res.diff.max_abs_ref > 0.1); /* logits are not all ~0 */
 	assert_true(res.pass);
 	if (q != WT_QUANT_NONE) /* the rank tensors really were quantized */
-		assert_true(res.diff.max_abs_diff > ENGINE_REF_TOL_F32 * res.diff.max_abs_ref);
+		assert_true(res.diff.max_abs_diff > REF_TOL_F32 * res.diff.max_abs_ref);
 }
 
 static void test_llama_tp(void **state)
@@ -171,7 +171,7 @@ static void test_qwen2_qwen3(void **state)
 	expect_pass("qwen3", 4, 1, WT_QUANT_NONE, 0); /* q_norm/k_norm */
 }
 
-static void tamper_swap_qkv(void *ctx, engine_ref_set *r, uint32_t n);
+static void tamper_swap_qkv(void *ctx, ref_set *r, uint32_t n);
 
 /* Qwen2-VL: the language model (Qwen2 with MRoPE, plain RoPE on text tokens) in both
  * name layouts; the vision tower is covered by test_shardmap_vl. */
@@ -181,7 +181,7 @@ static void test_qwen2_vl(void **state)
 	expect_pass("qwen2_vl", 4, 1, WT_QUANT_NONE, 0);
 	expect_pass("qwen2_vl_hf5", 2, 1, WT_QUANT_NONE, 0);
 	expect_pass("qwen2_vl_hf5", 2, 1, WT_QUANT_FP8_CHANNEL, 0);
-	engine_ref_result res;
+	ref_result res;
 	wt_errbuf err = {0};
 	assert_int_equal(
 	    run("qwen2_vl_hf5", 2, 1, WT_QUANT_NONE, 0, tamper_swap_qkv, NULL, &res, &err), WT_OK);
@@ -216,12 +216,11 @@ static void test_bert(void **state)
 	expect_pass("bert", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
 }
 
-static void tamper_bert_ln(void *ctx, engine_ref_set *r, uint32_t n)
+static void tamper_bert_ln(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx;
 	/* a wrong replica of a LayerNorm on the last rank only */
-	engine_ref_tensor *t =
-	    engine_ref_set_find(&r[n - 1], "encoder.layer.1.output.LayerNorm.weight");
+	ref_tensor *t = ref_set_find(&r[n - 1], "encoder.layer.1.output.LayerNorm.weight");
 	assert_non_null(t);
 	float v = 2.0f;
 	memcpy(t->data, &v, sizeof(v));
@@ -362,15 +361,15 @@ static void test_qwen3_moe(void **state)
 	expect_pass("qwen3_moe_hf5", 2, 1, WT_QUANT_NONE, 0);
 	expect_pass("qwen3_moe_hf5", 1, 2, WT_QUANT_NONE, 0);
 	model a = {0};
-	engine_ref_cfg c0, c1;
-	engine_ref_set ck = {0};
+	ref_cfg c0, c1;
+	ref_set ck = {0};
 	open_model(&a, "qwen3_moe_hf5");
-	assert_int_equal(engine_ref_load_ckpt(a.c, &c1, &ck, &err), WT_OK);
-	engine_ref_set_clear(&ck);
+	assert_int_equal(ref_load_ckpt(a.c, &c1, &ck, &err), WT_OK);
+	ref_set_clear(&ck);
 	close_model(&a);
 	open_model(&a, "qwen3_moe");
-	assert_int_equal(engine_ref_load_ckpt(a.c, &c0, &ck, &err), WT_OK);
-	engine_ref_set_clear(&ck);
+	assert_int_equal(ref_load_ckpt(a.c, &c0, &ck, &err), WT_OK);
+	ref_set_clear(&ck);
 	close_model(&a);
 	assert_int_equal(c1.E, 4);
 	assert_true(c1.theta == 1000000.0);
@@ -390,22 +389,21 @@ static void test_fp8_checkpoints(void **state)
 {
 	(void)state;
 	const wt_quant N = WT_QUANT_NONE;
-	assert_true(expect_pass_dt("deepseek_v3", 1, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
-	assert_true(expect_pass_dt("deepseek_v3", 2, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
-	assert_true(expect_pass_dt("deepseek_v3", 8, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
-	assert_true(expect_pass_dt("deepseek_v3", 1, 4, N, WT_F32) == ENGINE_REF_TOL_F32);
-	assert_true(expect_pass_dt("deepseek_v3", 2, 2, N, WT_F32) == ENGINE_REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 1, 1, N, WT_F32) == REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 1, N, WT_F32) == REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 8, 1, N, WT_F32) == REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 1, 4, N, WT_F32) == REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 2, N, WT_F32) == REF_TOL_F32);
 	assert_true(expect_pass_dt("deepseek_v3", 2, 1, WT_QUANT_FP8_BLOCK, WT_DTYPE_INVALID) ==
-	            ENGINE_REF_TOL_F32);
-	assert_true(expect_pass_dt("deepseek_v3", 2, 1, N, WT_DTYPE_INVALID) ==
-	            ENGINE_REF_BUDGET_ROUND);
-	assert_true(expect_pass_dt("llama_fp8", 2, 1, N, WT_F32) == ENGINE_REF_TOL_F32);
+	            REF_TOL_F32);
+	assert_true(expect_pass_dt("deepseek_v3", 2, 1, N, WT_DTYPE_INVALID) == REF_BUDGET_ROUND);
+	assert_true(expect_pass_dt("llama_fp8", 2, 1, N, WT_F32) == REF_TOL_F32);
 	assert_true(expect_pass_dt("llama_fp8", 4, 1, WT_QUANT_FP8_TENSOR, WT_DTYPE_INVALID) ==
-	            ENGINE_REF_BUDGET_FP8);
-	assert_true(expect_pass_dt("bert", 2, 1, N, WT_BF16) == ENGINE_REF_BUDGET_ROUND);
+	            REF_BUDGET_FP8);
+	assert_true(expect_pass_dt("bert", 2, 1, N, WT_BF16) == REF_BUDGET_ROUND);
 }
 
-static void tamper_swap_kv_b(void *ctx, engine_ref_set *r, uint32_t n)
+static void tamper_swap_kv_b(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx;
 	assert_int_equal(n, 2);
@@ -426,9 +424,9 @@ static void test_quantized(void **state)
 
 /* ---- the check can fail ---- */
 
-static void swap_data(engine_ref_set *a, engine_ref_set *b, const char *name)
+static void swap_data(ref_set *a, ref_set *b, const char *name)
 {
-	engine_ref_tensor *x = engine_ref_set_find(a, name), *y = engine_ref_set_find(b, name);
+	ref_tensor *x = ref_set_find(a, name), *y = ref_set_find(b, name);
 	assert_non_null(x);
 	assert_non_null(y);
 	assert_int_equal(x->nbytes, y->nbytes);
@@ -437,7 +435,7 @@ static void swap_data(engine_ref_set *a, engine_ref_set *b, const char *name)
 	y->data = t;
 }
 
-static void tamper_swap_qkv(void *ctx, engine_ref_set *r, uint32_t n)
+static void tamper_swap_qkv(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx;
 	assert_true(n >= 2);
@@ -445,11 +443,11 @@ static void tamper_swap_qkv(void *ctx, engine_ref_set *r, uint32_t n)
 }
 
 /* [gate; up] -> [up; gate] in rank 0's dense gate_up_proj of layer 0. */
-static void tamper_gate_up(void *ctx, engine_ref_set *r, uint32_t n)
+static void tamper_gate_up(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx;
 	(void)n;
-	engine_ref_tensor *t = engine_ref_set_find(&r[0], "model.layers.0.mlp.gate_up_proj.weight");
+	ref_tensor *t = ref_set_find(&r[0], "model.layers.0.mlp.gate_up_proj.weight");
 	assert_non_null(t);
 	size_t half = (size_t)t->nbytes / 2;
 	uint8_t *tmp = malloc(half);
@@ -460,7 +458,7 @@ static void tamper_gate_up(void *ctx, engine_ref_set *r, uint32_t n)
 	free(tmp);
 }
 
-static void tamper_swap_experts(void *ctx, engine_ref_set *r, uint32_t n)
+static void tamper_swap_experts(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx;
 	assert_int_equal(n, 2);
@@ -468,10 +466,10 @@ static void tamper_swap_experts(void *ctx, engine_ref_set *r, uint32_t n)
 }
 
 /* A non-zero value in the last padding row of the last rank's embedding. */
-static void tamper_padding(void *ctx, engine_ref_set *r, uint32_t n)
+static void tamper_padding(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx;
-	engine_ref_tensor *t = engine_ref_set_find(&r[n - 1], "model.embed_tokens.weight");
+	ref_tensor *t = ref_set_find(&r[n - 1], "model.embed_tokens.weight");
 	assert_non_null(t);
 	uint16_t one = kern_f32_to_bf16(1.0f);
 	memcpy(t->data + t->nbytes - 2, &one, 2);
@@ -480,12 +478,12 @@ static void tamper_padding(void *ctx, engine_ref_set *r, uint32_t n)
 static void test_negative(void **state)
 {
 	(void)state;
-	engine_ref_result res;
+	ref_result res;
 	wt_errbuf err = {0};
 	assert_int_equal(run("llama", 2, 1, WT_QUANT_NONE, 0, tamper_swap_qkv, NULL, &res, &err),
 	                 WT_OK);
 	assert_false(res.pass);
-	assert_true(res.diff.max_abs_diff > 100 * ENGINE_REF_TOL_F32 * res.diff.max_abs_ref);
+	assert_true(res.diff.max_abs_diff > 100 * REF_TOL_F32 * res.diff.max_abs_ref);
 	/* the quantized budget still catches swapped ranks */
 	assert_int_equal(
 	    run("llama", 2, 1, WT_QUANT_FP8_CHANNEL, 0, tamper_swap_qkv, NULL, &res, &err), WT_OK);
@@ -515,9 +513,9 @@ static void test_wrong_w13_order(void **state)
 	(void)state;
 	model m = {0};
 	wt_layout prod, read;
-	engine_ref_cfg cfg;
-	engine_ref_set ck = {0};
-	engine_ref_set *ranks = NULL;
+	ref_cfg cfg;
+	ref_set ck = {0};
+	ref_set *ranks = NULL;
 	sm_plan *p = NULL;
 	wt_errbuf err = {0};
 	open_model(&m, "mixtral");
@@ -526,32 +524,30 @@ static void test_wrong_w13_order(void **state)
 	prod.w13_up_gate = 1;
 	wt_layout_init(&read);
 	read.tp_size = 2; /* gate_up */
-	assert_int_equal(engine_ref_load_ckpt(m.c, &cfg, &ck, &err), WT_OK);
+	assert_int_equal(ref_load_ckpt(m.c, &cfg, &ck, &err), WT_OK);
 	assert_int_equal(shardmap_plan(m.c, &prod, &p, &err), WT_OK);
-	assert_int_equal(engine_ref_load_ranks(m.c, p, &prod, &ranks, &err), WT_OK);
+	assert_int_equal(ref_load_ranks(m.c, p, &prod, &ranks, &err), WT_OK);
 	float *a = malloc(N_TOK * (size_t)cfg.V * sizeof(float));
 	float *b = malloc(N_TOK * (size_t)cfg.V * sizeof(float));
 	assert_non_null(a);
 	assert_non_null(b);
-	assert_int_equal(engine_ref_forward_full(&cfg, &ck, g_tokens, N_TOK, a, NULL, &err), WT_OK);
-	assert_int_equal(
-	    engine_ref_forward_sharded(&cfg, ranks, &prod, 0, g_tokens, N_TOK, NULL, b, &err),
-	    WT_OK);
-	engine_ref_diff d;
-	engine_ref_compare(a, b, N_TOK * (size_t)cfg.V, &d);
-	assert_true(engine_ref_within(&d, ENGINE_REF_TOL_F32));
-	assert_int_equal(
-	    engine_ref_forward_sharded(&cfg, ranks, &read, 0, g_tokens, N_TOK, NULL, b, &err),
-	    WT_OK);
-	engine_ref_compare(a, b, N_TOK * (size_t)cfg.V, &d);
+	assert_int_equal(ref_forward_full(&cfg, &ck, g_tokens, N_TOK, a, NULL, &err), WT_OK);
+	assert_int_equal(ref_forward_sharded(&cfg, ranks, &prod, 0, g_tokens, N_TOK, NULL, b, &err),
+	                 WT_OK);
+	ref_diff d;
+	ref_compare(a, b, N_TOK * (size_t)cfg.V, &d);
+	assert_true(ref_within(&d, REF_TOL_F32));
+	assert_int_equal(ref_forward_sharded(&cfg, ranks, &read, 0, g_tokens, N_TOK, NULL, b, &err),
+	                 WT_OK);
+	ref_compare(a, b, N_TOK * (size_t)cfg.V, &d);
 	print_message("mixtral up_gate shards read as gate_up: max|diff| %.3g of %.3g\n",
 	              d.max_abs_diff, d.max_abs_ref);
-	assert_false(engine_ref_within(&d, ENGINE_REF_TOL_F32));
+	assert_false(ref_within(&d, REF_TOL_F32));
 	free(a);
 	free(b);
-	engine_ref_free_ranks(ranks, shardmap_n_ranks(p));
+	ref_free_ranks(ranks, shardmap_n_ranks(p));
 	shardmap_plan_free(p);
-	engine_ref_set_clear(&ck);
+	ref_set_clear(&ck);
 	wt_layout_clear(&prod);
 	wt_layout_clear(&read);
 	close_model(&m);
@@ -560,42 +556,40 @@ static void test_wrong_w13_order(void **state)
 static void test_errors(void **state)
 {
 	(void)state;
-	engine_ref_result res;
+	ref_result res;
 	wt_errbuf err = {0};
 	/* an architecture without a reference */
 	static const char gpt2[] =
 	    "{\"architectures\": [\"GPT2LMHeadModel\"], \"hidden_size\": 64, "
 	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 2, \"vocab_size\": 100}";
-	engine_ref_cfg bad_cfg;
-	assert_int_equal(engine_ref_cfg_parse_json(gpt2, strlen(gpt2), &bad_cfg, &err),
-	                 WT_EUNSUPPORTED);
+	ref_cfg bad_cfg;
+	assert_int_equal(ref_cfg_parse_json(gpt2, strlen(gpt2), &bad_cfg, &err), WT_EUNSUPPORTED);
 	assert_non_null(strstr(err.msg, "GPT2LMHeadModel"));
 	static const char nohid[] = "{\"architectures\": [\"LlamaForCausalLM\"]}";
-	assert_int_equal(engine_ref_cfg_parse_json(nohid, strlen(nohid), &bad_cfg, &err),
-	                 WT_ECORRUPT);
+	assert_int_equal(ref_cfg_parse_json(nohid, strlen(nohid), &bad_cfg, &err), WT_ECORRUPT);
 	assert_non_null(strstr(err.msg, "hidden_size"));
 	(void)res;
 	/* a token beyond the vocabulary */
 	model m = {0};
-	engine_ref_cfg cfg;
-	engine_ref_set ck = {0};
+	ref_cfg cfg;
+	ref_set ck = {0};
 	open_model(&m, "llama");
-	assert_int_equal(engine_ref_load_ckpt(m.c, &cfg, &ck, &err), WT_OK);
+	assert_int_equal(ref_load_ckpt(m.c, &cfg, &ck, &err), WT_OK);
 	int64_t bad = cfg.V;
 	float out[1];
-	assert_int_equal(engine_ref_forward_full(&cfg, &ck, &bad, 1, out, NULL, &err), WT_EINVAL);
+	assert_int_equal(ref_forward_full(&cfg, &ck, &bad, 1, out, NULL, &err), WT_EINVAL);
 	/* a missing tensor is named */
-	engine_ref_tensor *t = engine_ref_set_find(&ck, "model.norm.weight");
+	ref_tensor *t = ref_set_find(&ck, "model.norm.weight");
 	assert_non_null(t);
 	t->name[0] = 'X';
 	ck.sorted = false;
 	float *lg = malloc(N_TOK * (size_t)cfg.V * sizeof(float));
 	assert_non_null(lg);
-	assert_int_equal(engine_ref_forward_full(&cfg, &ck, g_tokens, N_TOK, lg, NULL, &err),
+	assert_int_equal(ref_forward_full(&cfg, &ck, g_tokens, N_TOK, lg, NULL, &err),
 	                 WT_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "model.norm.weight"));
 	free(lg);
-	engine_ref_set_clear(&ck);
+	ref_set_clear(&ck);
 	close_model(&m);
 }
 
@@ -606,15 +600,15 @@ static void test_errors(void **state)
 	"\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "              \
 	"\"intermediate_size\": 128" extra "}"
 
-static int parse_cfg(const char *json, engine_ref_cfg *c, wt_errbuf *err)
+static int parse_cfg(const char *json, ref_cfg *c, wt_errbuf *err)
 {
-	return engine_ref_cfg_parse_json(json, strlen(json), c, err);
+	return ref_cfg_parse_json(json, strlen(json), c, err);
 }
 
 static void test_rope_config(void **state)
 {
 	(void)state;
-	engine_ref_cfg c;
+	ref_cfg c;
 	wt_errbuf err = {0};
 	assert_int_equal(parse_cfg(LLAMA_CFG(""), &c, &err), WT_OK);
 	assert_true(c.theta == 10000.0);
@@ -654,7 +648,7 @@ static void test_rope_config(void **state)
 	float x[2 * 8];
 	for (int i = 0; i < 16; i++)
 		x[i] = (float)i;
-	engine_ref_rope_deinterleave(x, 1, 2, 8, 16);
+	ref_rope_deinterleave(x, 1, 2, 8, 16);
 	static const float want[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15};
 	assert_memory_equal(x, want, sizeof(want));
 }
@@ -664,27 +658,27 @@ static void test_deepseek_rope_interleave(void **state)
 {
 	(void)state;
 	model m = {0};
-	engine_ref_cfg cfg;
-	engine_ref_set ck = {0};
+	ref_cfg cfg;
+	ref_set ck = {0};
 	wt_errbuf err = {0};
 	open_model(&m, "deepseek_v3"); /* its config.json has no rope_interleave */
-	assert_int_equal(engine_ref_load_ckpt(m.c, &cfg, &ck, &err), WT_OK);
+	assert_int_equal(ref_load_ckpt(m.c, &cfg, &ck, &err), WT_OK);
 	assert_true(cfg.rope_interleave);
 	size_t n = N_TOK * (size_t)cfg.V;
 	float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
 	assert_non_null(a);
 	assert_non_null(b);
-	assert_int_equal(engine_ref_forward_full(&cfg, &ck, g_tokens, N_TOK, a, NULL, &err), WT_OK);
+	assert_int_equal(ref_forward_full(&cfg, &ck, g_tokens, N_TOK, a, NULL, &err), WT_OK);
 	cfg.rope_interleave = false;
-	assert_int_equal(engine_ref_forward_full(&cfg, &ck, g_tokens, N_TOK, b, NULL, &err), WT_OK);
-	engine_ref_diff d;
-	engine_ref_compare(a, b, n, &d);
+	assert_int_equal(ref_forward_full(&cfg, &ck, g_tokens, N_TOK, b, NULL, &err), WT_OK);
+	ref_diff d;
+	ref_compare(a, b, n, &d);
 	print_message("deepseek_v3 rope_interleave true vs false: max|diff| %.3g of %.3g\n",
 	              d.max_abs_diff, d.max_abs_ref);
-	assert_false(engine_ref_within(&d, 1e-3)); /* the flag changes the math */
+	assert_false(ref_within(&d, 1e-3)); /* the flag changes the math */
 	free(a);
 	free(b);
-	engine_ref_set_clear(&ck);
+	ref_set_clear(&ck);
 	close_model(&m);
 	/* "rope_interleave": false in config.json is honoured; a wrong type is refused */
 	char *cpath = tu_path(g_root, "deepseek_v3/config.json");
@@ -709,27 +703,27 @@ static void test_deepseek_rope_interleave(void **state)
  * exactly as the planner reads them (loader/config.c), reference-only fields
  * (rms_norm_eps, rope_parameters.rope_theta) included: both fixture layouts
  * give one configuration. */
-static void load_cfg(const char *fam, engine_ref_cfg *cfg)
+static void load_cfg(const char *fam, ref_cfg *cfg)
 {
 	model m = {0};
-	engine_ref_set ck = {0};
+	ref_set ck = {0};
 	wt_errbuf err = {0};
 	open_model(&m, fam);
-	int rv = engine_ref_load_ckpt(m.c, cfg, &ck, &err);
+	int rv = ref_load_ckpt(m.c, cfg, &ck, &err);
 	if (rv != WT_OK)
 		print_error("%s: %s\n", fam, err.msg);
 	assert_int_equal(rv, WT_OK);
-	engine_ref_set_clear(&ck);
+	ref_set_clear(&ck);
 	close_model(&m);
 }
 
 static void test_qwen2_vl_config(void **state)
 {
 	(void)state;
-	engine_ref_cfg a, b;
+	ref_cfg a, b;
 	load_cfg("qwen2_vl", &a);
 	load_cfg("qwen2_vl_hf5", &b);
-	assert_int_equal(b.kind, ENGINE_REF_DENSE);
+	assert_int_equal(b.kind, REF_DENSE);
 	assert_true(b.theta == 1000000.0); /* text_config.rope_parameters.rope_theta */
 	assert_true(a.theta == b.theta);
 	assert_true(a.eps == b.eps);
@@ -752,7 +746,7 @@ static void test_qwen2_vl_config(void **state)
 	    "\"text_config\": {\"hidden_size\": 64, \"num_attention_heads\": 4, "
 	    "\"num_key_value_heads\": 2, \"num_hidden_layers\": 2, \"vocab_size\": 100, "
 	    "\"intermediate_size\": 128, \"rms_norm_eps\": 1e-5, \"rope_theta\": 500000.0}}";
-	engine_ref_cfg c;
+	ref_cfg c;
 	wt_errbuf err = {0};
 	int rv = parse_cfg(vl, &c, &err);
 	if (rv != WT_OK)

@@ -1,6 +1,6 @@
 /* cmd_verify.c — `weightctl verify-forward --model-dir DIR <layout flags> [--tokens a,b,..]`:
  * produce every rank of the layout offline, run the reference forward pass over
- * the checkpoint and over the rank tensors (engine/reference*), print the
+ * the checkpoint and over the rank tensors (reference/), print the
  * largest logit difference and PASS/FAIL; a layout above a looser budget is
  * re-checked unquantized to tell quantization error from a slicing error. */
 #include <errno.h>
@@ -10,7 +10,7 @@
 
 #include "client/weightctl/ctl_common.h"
 #include "client/weightctl/weightctl.h"
-#include "engine/reference_ckpt.h"
+#include "reference/ckpt.h"
 
 #define VERIFY_MAX_TOKENS 64
 
@@ -32,8 +32,7 @@ static void verify_usage(FILE *f)
 	        "the verdict is \"quantization error above budget\" (slicing proven right).\n"
 	        "Default tokens: 1, V-1, 17, V/2, 3, V/4, 2V/3.\n"
 	        "Exit 0 PASS, 1 FAIL or error, 2 usage, 3 layout invalid for this model.\n",
-	        ENGINE_REF_TOL_F32, ENGINE_REF_BUDGET_FP8, ENGINE_REF_BUDGET_INT8,
-	        ENGINE_REF_BUDGET_INT4, ENGINE_REF_BUDGET_ROUND);
+	        REF_TOL_F32, REF_BUDGET_FP8, REF_BUDGET_INT8, REF_BUDGET_INT4, REF_BUDGET_ROUND);
 }
 
 typedef struct verify_opts {
@@ -137,7 +136,7 @@ static int check_tokens(verify_opts *o, int64_t V)
 	return CTL_OK;
 }
 
-static void print_result(const ctl_layout_args *a, const sm_plan *p, const engine_ref_result *res)
+static void print_result(const ctl_layout_args *a, const sm_plan *p, const ref_result *res)
 {
 	char lay[1024];
 	wt_layout_format(&a->layout, lay, sizeof(lay));
@@ -153,7 +152,7 @@ static void print_result(const ctl_layout_args *a, const sm_plan *p, const engin
 	       res->budget, res->why, res->diff.nonfinite ? ", NaN/Inf present" : "");
 }
 
-static double ratio_of(const engine_ref_result *r)
+static double ratio_of(const ref_result *r)
 {
 	return r->diff.max_abs_ref > 0 ? r->diff.max_abs_diff / r->diff.max_abs_ref : 0.0;
 }
@@ -164,9 +163,9 @@ static double ratio_of(const engine_ref_result *r)
  * scheme's (or the narrower dtype's) error on this model, not a shard error.
  */
 static int explain_failure(const ckpt *c, const ctl_layout_args *a, const verify_opts *o,
-                           const engine_ref_result *res)
+                           const ref_result *res)
 {
-	if (res->diff.nonfinite || res->budget <= ENGINE_REF_TOL_F32) {
+	if (res->diff.nonfinite || res->budget <= REF_TOL_F32) {
 		printf("FAIL: %s\n",
 		       res->diff.nonfinite
 		           ? "NaN/Inf in the outputs"
@@ -174,14 +173,14 @@ static int explain_failure(const ckpt *c, const ctl_layout_args *a, const verify
 		return CTL_ERR;
 	}
 	wt_layout ex;
-	engine_ref_result r2;
+	ref_result r2;
 	wt_errbuf err = {0};
 	wt_layout_init(&ex);
 	int rv = wt_layout_copy(&ex, &a->layout);
 	ex.quant = WT_QUANT_NONE;
 	ex.dtype = WT_F32;
 	if (rv == WT_OK)
-		rv = engine_ref_verify(c, &ex, o->toks, (size_t)o->n_tok, NULL, NULL, &r2, &err);
+		rv = ref_verify(c, &ex, o->toks, (size_t)o->n_tok, NULL, NULL, &r2, &err);
 	wt_layout_clear(&ex);
 	const char *what = a->layout.quant != WT_QUANT_NONE ? "quantization" : "rounding";
 	if (rv != WT_OK) {
@@ -193,11 +192,11 @@ static int explain_failure(const ckpt *c, const ctl_layout_args *a, const verify
 		       "unquantized (--quant none --dtype fp32) agrees (ratio %.3g <= %.0e), so "
 		       "the slicing is right: the scheme is too coarse for this model (accept it "
 		       "with --budget, or exclude the sensitive modules)\n",
-		       what, ratio_of(res), res->budget, ratio_of(&r2), ENGINE_REF_TOL_F32);
+		       what, ratio_of(res), res->budget, ratio_of(&r2), REF_TOL_F32);
 	} else {
 		printf("FAIL: the shards disagree with the checkpoint even unquantized "
 		       "(--quant none --dtype fp32: ratio %.3g > %.0e): a slicing error\n",
-		       ratio_of(&r2), ENGINE_REF_TOL_F32);
+		       ratio_of(&r2), REF_TOL_F32);
 	}
 	return CTL_ERR;
 }
@@ -207,7 +206,7 @@ static int run_verify(ctl_layout_args *a, verify_opts *o)
 	store *s = NULL;
 	ckpt *c = NULL;
 	sm_plan *p = NULL;
-	engine_ref_result res;
+	ref_result res;
 	wt_errbuf err = {0};
 	int rc = ctl_open_model("verify-forward", a->model_dir, &s, &c);
 	if (rc != CTL_OK)
@@ -216,17 +215,16 @@ static int run_verify(ctl_layout_args *a, verify_opts *o)
 	if ((rc = ctl_plan("verify-forward", c, &a->layout, &p)) != CTL_OK ||
 	    (rc = check_tokens(o, ckpt_get_config(c)->vocab_size)) != CTL_OK)
 		goto out;
-	int rv =
-	    engine_ref_verify(c, &a->layout, o->toks, (size_t)o->n_tok, NULL, NULL, &res, &err);
+	int rv = ref_verify(c, &a->layout, o->toks, (size_t)o->n_tok, NULL, NULL, &res, &err);
 	if (rv != WT_OK) {
 		fprintf(stderr, "weightctl verify-forward: %s (%s)\n", err.msg, wt_errname(rv));
 		rc = rv == WT_EUNSUPPORTED ? CTL_LAYOUT : rv == WT_EINVAL ? CTL_USAGE : CTL_ERR;
 		goto out;
 	}
-	if (o->budget > 0 && res.budget > ENGINE_REF_TOL_F32) {
+	if (o->budget > 0 && res.budget > REF_TOL_F32) {
 		res.budget = o->budget;
 		res.why = "--budget";
-		res.pass = engine_ref_within(&res.diff, o->budget);
+		res.pass = ref_within(&res.diff, o->budget);
 	}
 	print_result(a, p, &res);
 	if (res.pass) {

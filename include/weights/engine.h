@@ -161,6 +161,17 @@ WT_API int wt_cuda_sink_find(const wt_cuda_sink *h, const char *name, void **dev
                              uint64_t *nbytes);
 /* Number of tensors held (0 before the first successful fetch). */
 WT_API size_t wt_cuda_sink_n_tensors(const wt_cuda_sink *h);
+/*
+ * Since 1.1: the in-place update sink of a CUDA sink, as wt_host_sink_update_sink
+ * (for wt_client_fetch_update / wt_client_fetch_tensors): each tensor it is
+ * given is written into the device memory the last successful fetch holds
+ * under that name (the pointers wt_cuda_sink_find gave stay valid), through the
+ * same staging buffers and stream; end() returns once every byte is on the
+ * device. begin() refuses (WT_ELAYOUT "full reload needed", nothing written) a
+ * tensor not held or held with another size. After a failed update the changed
+ * tensors may hold partial bytes. Borrowed; valid until destroy.
+ */
+WT_API wt_sink *wt_cuda_sink_update_sink(wt_cuda_sink *h);
 /* Free the arenas, staging buffers, events and stream; a fetch in progress must
  * have ended. NULL is a no-op. */
 WT_API void wt_cuda_sink_destroy(wt_cuda_sink *h);

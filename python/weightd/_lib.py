@@ -256,3 +256,26 @@ def versioned(cls, init):
     # An older library knows fewer members: tell it only about those.
     out.struct_size = min(out.struct_size, ctypes.sizeof(cls))
     return out
+
+
+# ---- online updates (client.h: wt_client_watch, wt_manifest_delta, wt_client_fetch_update)
+class UpdateReport(ctypes.Structure):
+    _fields_ = [
+        ("revision_before", ctypes.c_char * 65),
+        ("revision_after", ctypes.c_char * 65),
+        ("tp_rank", c_u32),
+        ("ep_rank", c_u32),
+        ("tensors_total", c_u64),
+        ("tensors_updated", c_u64),
+        ("bytes_total", c_u64),
+        ("bytes_updated", c_u64),
+        ("elapsed_us", c_u64),
+    ]
+
+
+wt_client_watch = _fn("wt_client_watch", c_int, c_void_p, c_char_p, c_char_p, c_u32,
+                      ctypes.c_char * 65, P(c_int), E)
+wt_manifest_delta = _fn("wt_manifest_delta", c_int, c_void_p, c_void_p, P(c_u8), P(c_size),
+                        P(c_u64), E)
+wt_client_fetch_update = _fn("wt_client_fetch_update", c_int, c_void_p, c_void_p, c_void_p,
+                             c_void_p, P(FetchOpts), P(UpdateReport), E)

@@ -327,3 +327,20 @@ class Client:
         """fetch_into() on a new thread; returns a Fetch (cancel(), result())."""
         return Fetch(lambda cancel, h: self.fetch_into(tensors, source, _cancel=cancel,
                                                        _handle=h, **kw))
+
+    # ---- online updates (weightd.update) ----
+    def watch(self, model, known_revision=None, timeout_ms=0):
+        """(revision, changed): the current revision of model, or (with
+        known_revision = the current one) the next one, waiting up to timeout_ms."""
+        from .update import watch
+
+        return watch(self, model, known_revision, timeout_ms)
+
+    def update_into(self, tensors, old, new, *, progress=None, strict=True):
+        """Update tensors holding manifest old's rank to manifest new in place,
+        fetching only the changed tensors; returns the update report (dict).
+        WT_ELAYOUT (weightd.Error) when a full reload is needed."""
+        from .update import update_into
+
+        return update_into(self, tensors, old, new, progress, strict)
+

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # fetch_cuda.sh — `weightctl fetch --cuda-device N` against a real weightd.
+# WT_CUDART naming a missing runtime: exit 1, "CUDA runtime not found" naming it.
 # Without a usable GPU (no nvidia-smi listing one): exit 1 with WT_EDEVICE and a
 # message naming the cause and the fix, before any server is asked. With one:
 # exit 0 and a summary line with the same tensor count and bytes as the
@@ -14,6 +15,13 @@ start_weightd cuda "$T/models" "$T/cache"
 	2>"$T/u.err" >/dev/null
 rc=$?
 [ "$rc" = 2 ] || die "--out with --cuda-device: exit $rc, want 2: $(cat "$T/u.err")"
+
+# the CUDA runtime is loaded at run time: a missing one is a clear WT_EDEVICE (exit 1)
+WT_CUDART=$T/no/libcudart.so.99 "$B/weightctl" fetch --endpoint "$WD_URL" --model q \
+	--cuda-device 0 2>"$T/r.err" >/dev/null
+rc=$?
+[ "$rc" = 1 ] && grep -q "CUDA runtime not found: $T/no/libcudart.so.99" "$T/r.err" &&
+	grep -q WT_CUDART "$T/r.err" || die "missing runtime: exit $rc: $(cat "$T/r.err")"
 
 if nvidia-smi -L >/dev/null 2>&1; then
 	"$B/weightctl" fetch --endpoint "$WD_URL" --model q --tp-size 2 --tp-rank 1 \

@@ -8,26 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/reference.h"
+#include "reference/reference.h"
 
-double engine_ref_budget(wt_quant q)
+double ref_budget(wt_quant q)
 {
 	switch (q) {
 	case WT_QUANT_FP8_TENSOR:
 	case WT_QUANT_FP8_CHANNEL:
 	case WT_QUANT_FP8_BLOCK:
-		return ENGINE_REF_BUDGET_FP8;
+		return REF_BUDGET_FP8;
 	case WT_QUANT_INT8_CHANNEL:
-		return ENGINE_REF_BUDGET_INT8;
+		return REF_BUDGET_INT8;
 	case WT_QUANT_INT4_GROUP:
-		return ENGINE_REF_BUDGET_INT4;
+		return REF_BUDGET_INT4;
 	default:
-		return ENGINE_REF_TOL_F32;
+		return REF_TOL_F32;
 	}
 }
 
-void engine_ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t dim,
-                        float eps)
+void ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t dim, float eps)
 {
 	for (int64_t t = 0; t < rows; t++) {
 		const float *xr = x + t * dim;
@@ -41,8 +40,8 @@ void engine_ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, 
 	}
 }
 
-void engine_ref_linear(float *y, const float *x, const float *w, const float *b, int64_t T,
-                       int64_t K, int64_t N)
+void ref_linear(float *y, const float *x, const float *w, const float *b, int64_t T, int64_t K,
+                int64_t N)
 {
 	for (int64_t t = 0; t < T; t++) {
 		const float *xr = x + t * K;
@@ -56,7 +55,7 @@ void engine_ref_linear(float *y, const float *x, const float *w, const float *b,
 	}
 }
 
-void engine_ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta)
+void ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta)
 {
 	int64_t half = d / 2;
 	for (int64_t t = 0; t < T; t++) {
@@ -74,7 +73,7 @@ void engine_ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld
 	}
 }
 
-void engine_ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld)
+void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld)
 {
 	float tmp[1024];
 	if (d > 1024 || d % 2 != 0)
@@ -91,8 +90,8 @@ void engine_ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t 
 		}
 }
 
-void engine_ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
-                          int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d, bool causal)
+void ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
+                   int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d, bool causal)
 {
 	float scale = 1.0f / sqrtf((float)d);
 	float p[64]; /* T is "a handful of tokens"; callers cap it at 64 */
@@ -129,14 +128,14 @@ void engine_ref_attention(float *out, const float *q, const float *k, const floa
 	}
 }
 
-void engine_ref_silu_mul(float *out, const float *g, const float *u, int64_t n)
+void ref_silu_mul(float *out, const float *g, const float *u, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++)
 		out[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
-void engine_ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64_t *forced,
-                      int64_t *idx, float *w)
+void ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64_t *forced,
+               int64_t *idx, float *w)
 {
 	float mx = -INFINITY, sum = 0.0f;
 	for (int64_t e = 0; e < E; e++)
@@ -161,9 +160,9 @@ void engine_ref_route(const float *logits, int64_t E, int64_t k, bool norm, cons
 			w[j] /= wsum;
 }
 
-void engine_ref_compare(const float *ref, const float *got, size_t n, engine_ref_diff *out)
+void ref_compare(const float *ref, const float *got, size_t n, ref_diff *out)
 {
-	engine_ref_diff d = {0};
+	ref_diff d = {0};
 	for (size_t i = 0; i < n; i++) {
 		if (!isfinite(ref[i]) || !isfinite(got[i])) {
 			d.nonfinite = true;
@@ -181,24 +180,23 @@ void engine_ref_compare(const float *ref, const float *got, size_t n, engine_ref
 	*out = d;
 }
 
-bool engine_ref_within(const engine_ref_diff *d, double budget)
+bool ref_within(const ref_diff *d, double budget)
 {
 	return !d->nonfinite && d->max_abs_diff <= budget * d->max_abs_ref;
 }
 
-void engine_ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter,
-                    const float *wg, const float *bg, const float *wu, const float *bu,
-                    const float *wd, float *scratch)
+void ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter, const float *wg,
+             const float *bg, const float *wu, const float *bu, const float *wd, float *scratch)
 {
 	float *g = scratch, *u = scratch + T * n_inter, *a = scratch + 2 * T * n_inter;
-	engine_ref_linear(g, x, wg, bg, T, hid, n_inter);
-	engine_ref_linear(u, x, wu, bu, T, hid, n_inter);
-	engine_ref_silu_mul(a, g, u, T * n_inter);
-	engine_ref_linear(y, a, wd, NULL, T, n_inter, hid);
+	ref_linear(g, x, wg, bg, T, hid, n_inter);
+	ref_linear(u, x, wu, bu, T, hid, n_inter);
+	ref_silu_mul(a, g, u, T * n_inter);
+	ref_linear(y, a, wd, NULL, T, n_inter, hid);
 }
 
-void engine_ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows,
-                          int64_t dim, float eps)
+void ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows,
+                   int64_t dim, float eps)
 {
 	for (int64_t t = 0; t < rows; t++) {
 		const float *xr = x + t * dim;
@@ -215,7 +213,7 @@ void engine_ref_layernorm(float *y, const float *x, const float *w, const float 
 	}
 }
 
-void engine_ref_gelu(float *x, int64_t n)
+void ref_gelu(float *x, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++)
 		x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));

@@ -1,15 +1,16 @@
 /*
  * reference.h — module-internal interface of the reference CPU forward pass
- * (engine/reference*.c): a small float32 decoder forward written twice over
+ * (reference/): a small float32 decoder forward written twice over
  * the same math, once over the original checkpoint tensors ("full") and once
  * over the per-rank runtime tensors of a layout the way a TP/EP engine runs
  * them ("sharded", docs/format.md section 2), so that comparing the two logits
  * proves the shards are right.
  *
- * engine/ is part of libweights, which never links the loader or the planner:
- * these functions see tensors only through an engine_ref_set (name -> bytes),
- * filled by the caller (engine/reference_ckpt.h has the glue for programs
- * that do link loader/ and shardmap/). Nothing here prints or exits.
+ * reference/ is an internal module (build/libwt_internal.a, linked by
+ * weightctl and the tests), never part of libweights. These functions see
+ * tensors only through a ref_set (name -> bytes), filled by the caller
+ * (reference/ckpt.h: from a checkpoint and the ranks the planner produces).
+ * Nothing here prints or exits.
  *
  * Families: decoders with Llama-style attention (llama, mistral, qwen2 with
  * q/k/v biases, qwen3 with q_norm/k_norm), Mixtral MoE, Qwen2-MoE (shared
@@ -20,8 +21,8 @@
  * Thread rule: a set caches dequantized values on first use, so one set is
  * used by one thread at a time.
  */
-#ifndef WT_ENGINE_REFERENCE_H
-#define WT_ENGINE_REFERENCE_H
+#ifndef WT_REFERENCE_H
+#define WT_REFERENCE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,7 +34,7 @@
 
 /*
  * Tolerance of full vs sharded logits for an unquantized layout:
- * max |full - sharded| <= ENGINE_REF_TOL_F32 * max |full|. The two paths see
+ * max |full - sharded| <= REF_TOL_F32 * max |full|. The two paths see
  * bit-identical weights (slicing and fusing copy bytes) and differ only in the
  * order of float32 sums (all-reduce of partial o_proj/down_proj/expert sums,
  * vocab-parallel embedding). One float32 rounding is 2^-24 = 6e-8 relative;
@@ -42,12 +43,12 @@
  * 1e-4 leaves ~3x headroom over the worst case and is still ~1000x below the
  * error of any wrong slice (a swapped head or rank moves logits by O(max)).
  */
-#define ENGINE_REF_TOL_F32 1e-4
+#define REF_TOL_F32 1e-4
 
 /*
  * Named error budgets for quantized layouts, relative to max |full logit|:
  * logits of the dequantized rank tensors vs the full float32 path (MoE layers
- * follow the full path's expert choices, see engine_ref_forward_sharded).
+ * follow the full path's expert choices, see ref_forward_sharded).
  * Measured worst ratios on the wt-mkckpt fixtures (llama TP 2, mixtral and
  * qwen2_moe TP 2 / EP 2, seeds 1, 2, 3, 11): fp8-* 0.073, int8-channel 0.016,
  * int4-group 0.25; the budgets leave ~1.6x headroom and stay well below the
@@ -55,20 +56,20 @@
  * gate/up halves swapped moves logits ~0.1) can hide in fp8 noise, which is
  * why the exact proof is the unquantized comparison above.
  */
-#define ENGINE_REF_BUDGET_FP8  0.12 /* e4m3: 3 mantissa bits, up to 2^-4 per weight */
-#define ENGINE_REF_BUDGET_INT8 0.03 /* 127 levels per row */
-#define ENGINE_REF_BUDGET_INT4 0.40 /* 7 positive levels per group */
+#define REF_BUDGET_FP8  0.12 /* e4m3: 3 mantissa bits, up to 2^-4 per weight */
+#define REF_BUDGET_INT8 0.03 /* 127 levels per row */
+#define REF_BUDGET_INT4 0.40 /* 7 positive levels per group */
 /* Unquantized layouts whose outputs round the source values: FP8 checkpoints
  * emitted as BF16 (dtype source), or a narrower --dtype than the source.
  * Measured 0.005 (deepseek_v3 FP8 -> BF16); BF16 keeps 8 significant bits. */
-#define ENGINE_REF_BUDGET_ROUND 0.02
+#define REF_BUDGET_ROUND 0.02
 
-/* Budget for a layout's quant scheme (ENGINE_REF_TOL_F32 for WT_QUANT_NONE). */
-double engine_ref_budget(wt_quant q);
+/* Budget for a layout's quant scheme (REF_TOL_F32 for WT_QUANT_NONE). */
+double ref_budget(wt_quant q);
 
 /* ---------------- tensor sets ---------------- */
 
-typedef struct engine_ref_tensor {
+typedef struct ref_tensor {
 	char *name; /* owned */
 	wt_dtype dtype;
 	int ndim;
@@ -76,7 +77,7 @@ typedef struct engine_ref_tensor {
 	uint8_t *data;              /* owned; the tensor's bytes as stored/emitted */
 	uint64_t nbytes;
 	float *f32; /* owned cache of the dequantized values; NULL until used */
-} engine_ref_tensor;
+} ref_tensor;
 
 /*
  * Named tensors of one checkpoint or one rank. `quant`/`group` say how
@@ -86,23 +87,23 @@ typedef struct engine_ref_tensor {
  * `<name>_scale_inv` (blocks of block[0] x block[1]) or `<name>_scale`
  * (per tensor). Initialise with {0} and set quant/group/block as needed.
  */
-typedef struct engine_ref_set {
-	engine_ref_tensor *t; /* owned; sorted by name after the first lookup */
+typedef struct ref_set {
+	ref_tensor *t; /* owned; sorted by name after the first lookup */
 	size_t n, cap;
 	bool sorted;
 	wt_quant quant;
 	int64_t group;    /* int4-group; 0 = 128 */
 	int64_t block[2]; /* checkpoint FP8 blocks; 0 = 128 */
-} engine_ref_set;
+} ref_set;
 
 /* Copy a tensor into the set. WT_EDUP for a name already present. */
-int engine_ref_set_add(engine_ref_set *s, const char *name, wt_dtype dt, int ndim,
-                       const int64_t *shape, const void *bytes, uint64_t nbytes, wt_errbuf *err);
+int ref_set_add(ref_set *s, const char *name, wt_dtype dt, int ndim, const int64_t *shape,
+                const void *bytes, uint64_t nbytes, wt_errbuf *err);
 /* Borrowed; valid until the set is cleared. NULL if absent. Callers (tests)
  * may modify data/f32 in place. */
-engine_ref_tensor *engine_ref_set_find(engine_ref_set *s, const char *name);
+ref_tensor *ref_set_find(ref_set *s, const char *name);
 /* Free everything and leave an empty set (quant/group/block kept). NULL-safe. */
-void engine_ref_set_clear(engine_ref_set *s);
+void ref_set_clear(ref_set *s);
 
 /*
  * The values of tensor `name` as float32, with its shape checked against
@@ -110,21 +111,21 @@ void engine_ref_set_clear(engine_ref_set *s);
  * valid until the set is cleared. WT_ENOTFOUND / WT_ESHAPE / WT_EDTYPE name
  * the tensor.
  */
-int engine_ref_get(engine_ref_set *s, const char *name, int nd, const int64_t *want,
-                   const float **out, wt_errbuf *err);
+int ref_get(ref_set *s, const char *name, int nd, const int64_t *want, const float **out,
+            wt_errbuf *err);
 
 /* ---------------- configuration ---------------- */
 
 typedef enum {
-	ENGINE_REF_DENSE = 0,
-	ENGINE_REF_MIXTRAL,
-	ENGINE_REF_QWEN2_MOE,
-	ENGINE_REF_BERT,     /* post-norm encoder, GELU, absolute positions (reference_bert.c) */
-	ENGINE_REF_DEEPSEEK, /* MLA attention, sigmoid-routed MoE (reference_mla.c) */
-} engine_ref_kind;
+	REF_DENSE = 0,
+	REF_MIXTRAL,
+	REF_QWEN2_MOE,
+	REF_BERT,     /* post-norm encoder, GELU, absolute positions (reference_bert.c) */
+	REF_DEEPSEEK, /* MLA attention, sigmoid-routed MoE (reference_mla.c) */
+} ref_kind;
 
-typedef struct engine_ref_cfg {
-	engine_ref_kind kind;
+typedef struct ref_cfg {
+	ref_kind kind;
 	int64_t hid, H, KV, d, I, V, L;
 	int64_t E, topk, Ie, Is; /* MoE; E = 0 dense */
 	int64_t sparse_step;
@@ -138,38 +139,38 @@ typedef struct engine_ref_cfg {
 	int64_t n_group, topk_group, first_dense, layer_freq;
 	double routed_scale;
 	int64_t block[2]; /* quantization_config weight_block_size (128 x 128 default) */
-} engine_ref_cfg;
+} ref_cfg;
 
 /*
  * Complete a configuration. The caller has filled the fields config.json
  * shares with the planner (hid, H, KV, d, I, V, L, tied, E, Ie, Is,
  * sparse_step, mlp_only_mask, first_dense, layer_freq, q_lora, kv_lora, nope,
  * rope, vhd, block) from the loader's ckpt_config, and passes the planner's
- * family name for the architecture (NULL: none; reference_ckpt.h does all
- * this: engine_ref_cfg_from_ckpt). This parses the reference-only fields from
- * config.json text and validates the whole: a family without a reference
- * (or none) is WT_EUNSUPPORTED naming `arch`, a missing required field or one
+ * family name for the architecture (NULL: none; reference/ckpt.h does all
+ * this: ref_cfg_from_ckpt). This reads the reference-only fields of the
+ * config.json text with the loader's parser (ckpt_config_fields) and validates the whole: a family
+ * without a reference (or none) is WT_EUNSUPPORTED naming `arch`, a missing required field or one
  * of the wrong type WT_ECORRUPT naming it, sizes the reference cannot run
  * WT_EUNSUPPORTED with the numbers.
  */
-int engine_ref_cfg_finish(engine_ref_cfg *c, const char *family, const char *arch, const char *json,
-                          size_t len, wt_errbuf *err);
+int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char *json, size_t len,
+                   wt_errbuf *err);
 /*
- * engine_ref_get with the name formatted from fmt; nd dims a, b, c (unused
+ * ref_get with the name formatted from fmt; nd dims a, b, c (unused
  * trailing ones ignored). With `optional`, a missing tensor gives *out = NULL
  * and WT_OK.
  */
-int engine_ref_getf(engine_ref_set *s, const float **out, bool optional, wt_errbuf *err, int nd,
-                    int64_t a, int64_t b, int64_t c, const char *fmt, ...) WT_PRINTF(9, 10);
+int ref_getf(ref_set *s, const float **out, bool optional, wt_errbuf *err, int nd, int64_t a,
+             int64_t b, int64_t c, const char *fmt, ...) WT_PRINTF(9, 10);
 
 /* Floats of the forward output for n_tok tokens: decoders n_tok * V logits;
  * BERT (n_tok + 1) * hid: the last hidden state, then the pooler output. */
-size_t engine_ref_out_count(const engine_ref_cfg *c, size_t n_tok);
+size_t ref_out_count(const ref_cfg *c, size_t n_tok);
 
 /* Whether layer i has an MoE block. */
-bool engine_ref_layer_is_moe(const engine_ref_cfg *c, int64_t i);
+bool ref_layer_is_moe(const ref_cfg *c, int64_t i);
 /* Module prefix of layer i's MoE block ("model.layers.3.block_sparse_moe.") into buf. */
-void engine_ref_moe_prefix(const engine_ref_cfg *c, int64_t i, char *buf, size_t cap);
+void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap);
 
 /* ---------------- forward passes ---------------- */
 
@@ -179,8 +180,8 @@ void engine_ref_moe_prefix(const engine_ref_cfg *c, int64_t i, char *buf, size_t
  * receives the experts each MoE layer chose per token (index
  * (layer * n_tok + t) * topk + j).
  */
-int engine_ref_forward_full(const engine_ref_cfg *c, engine_ref_set *ck, const int64_t *tokens,
-                            size_t n_tok, float *logits, int64_t *routes, wt_errbuf *err);
+int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok,
+                     float *logits, int64_t *routes, wt_errbuf *err);
 
 /*
  * Sharded path over the rank sets of layout l (ranks[l->ep_size * l->tp_size],
@@ -188,61 +189,59 @@ int engine_ref_forward_full(const engine_ref_cfg *c, engine_ref_set *ck, const i
  * would run it: per-rank partial sums, all-reduce in rank order, vocab-parallel
  * embedding and LM head, MoE experts from the EP ranks. Shape disagreements
  * with docs/format.md are WT_ESHAPE naming the tensor; non-zero vocab padding rows
- * are WT_ECORRUPT. With routes (from engine_ref_forward_full) MoE layers take
+ * are WT_ECORRUPT. With routes (from ref_forward_full) MoE layers take
  * those expert choices instead of their own top-k (the weights still come from
  * each rank's router): quantization noise can flip a near-tie in the router,
  * which is not a shard error; NULL routes independently.
  */
-int engine_ref_forward_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, const wt_layout *l,
-                               uint32_t group, const int64_t *tokens, size_t n_tok,
-                               const int64_t *routes, float *logits, wt_errbuf *err);
+int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
+                        const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
+                        wt_errbuf *err);
 
 /* ---------------- comparison ---------------- */
 
-typedef struct engine_ref_diff {
+typedef struct ref_diff {
 	double max_abs_diff; /* max |ref - got| */
 	double max_abs_ref;  /* max |ref| */
 	size_t at;           /* flat index of max_abs_diff */
 	bool nonfinite;      /* a NaN/Inf in either */
-} engine_ref_diff;
+} ref_diff;
 
-void engine_ref_compare(const float *ref, const float *got, size_t n, engine_ref_diff *out);
+void ref_compare(const float *ref, const float *got, size_t n, ref_diff *out);
 /* max_abs_diff <= budget * max_abs_ref and all finite. */
-bool engine_ref_within(const engine_ref_diff *d, double budget);
+bool ref_within(const ref_diff *d, double budget);
 
 /* ---------------- math shared by both paths (reference_math.c) ---------------- */
 
 /* y[t] = x[t] * w / sqrt(mean(x[t]^2) + eps), rows of `dim`; y may alias x. */
-void engine_ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t dim,
-                        float eps);
+void ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t dim, float eps);
 /* y[t][n] = sum_k x[t][k] * w[n][k] (+ b[n]); x [T,K], w [N,K], y [T,N]. */
-void engine_ref_linear(float *y, const float *x, const float *w, const float *b, int64_t T,
-                       int64_t K, int64_t N);
+void ref_linear(float *y, const float *x, const float *w, const float *b, int64_t T, int64_t K,
+                int64_t N);
 /* Rotate-half RoPE in place on heads of d at positions 0..T-1; x row stride `ld`. */
-void engine_ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta);
+void ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta);
 /* DeepSeek rope_interleave (transformers' apply_rotary_pos_emb_interleave): each
  * head's d values [x0 x1 x2 x3 ...] become [x0 x2 ... | x1 x3 ...] in place, so
- * that engine_ref_rope then rotates the original adjacent pairs (x0, x1), ... */
-void engine_ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld);
+ * that ref_rope then rotates the original adjacent pairs (x0, x1), ... */
+void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld);
 /* Softmax attention (causal: token t sees 0..t; else all): out[t][h] over q[t][h]
  * and k/v[.][kv_of[h]]; rows have n_q*d (q, out) and n_kv*d (k, v) floats. */
-void engine_ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
-                          int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d, bool causal);
+void ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
+                   int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d, bool causal);
 /* y[t] = (x[t] - mean) / sqrt(var + eps) * w + b, rows of `dim`; y may alias x. */
-void engine_ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows,
-                          int64_t dim, float eps);
+void ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows,
+                   int64_t dim, float eps);
 /* Exact (erf) GELU in place. */
-void engine_ref_gelu(float *x, int64_t n);
+void ref_gelu(float *x, int64_t n);
 /* out[i] = silu(g[i]) * u[i]. */
-void engine_ref_silu_mul(float *out, const float *g, const float *u, int64_t n);
+void ref_silu_mul(float *out, const float *g, const float *u, int64_t n);
 /* Gated MLP without the down bias: y [T,hid] = (silu(x wg^T + bg) * (x wu^T + bu)) wd^T,
  * wg/wu [n_inter, hid], wd [hid, n_inter], biases optional; scratch 3*T*n_inter floats. */
-void engine_ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter,
-                    const float *wg, const float *bg, const float *wu, const float *bu,
-                    const float *wd, float *scratch);
+void ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter, const float *wg,
+             const float *bg, const float *wu, const float *bu, const float *wd, float *scratch);
 /* Router: softmax over E logits, top-k (ties to the lower index), or the k experts
  * in `forced` when non-NULL; weights renormalised when `norm`. idx/w receive k entries. */
-void engine_ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64_t *forced,
-                      int64_t *idx, float *w);
+void ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64_t *forced,
+               int64_t *idx, float *w);
 
 #endif

@@ -22,21 +22,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/reference.h"
-#include "engine/reference_int.h"
+#include "reference/reference.h"
+#include "reference/reference_int.h"
 
 typedef struct shard {
-	const engine_ref_cfg *c;
-	engine_ref_set *ranks;
+	const ref_cfg *c;
+	ref_set *ranks;
 	uint32_t T, P, g; /* tp_size, ep_size, EP group whose TP ranks run the dense parts */
 	int up_gate;
 	int64_t Hl, KVl, Vl, n_tok;
-	engine_ref_bufs b;
+	ref_bufs b;
 	const int64_t *routes; /* [L][n_tok][topk] forced expert choices, or NULL */
 	wt_errbuf *err;
 } shard;
 
-static engine_ref_set *rank_set(const shard *s, uint32_t tp_rank, uint32_t ep_rank)
+static ref_set *rank_set(const shard *s, uint32_t tp_rank, uint32_t ep_rank)
 {
 	return &s->ranks[ep_rank * s->T + tp_rank];
 }
@@ -67,13 +67,13 @@ static int check_padding(const shard *s, uint32_t r, const float *w, const char 
 
 static int embed(shard *s, const int64_t *tokens)
 {
-	const engine_ref_cfg *c = s->c;
+	const ref_cfg *c = s->c;
 	int64_t T = s->n_tok;
 	memset(s->b.x, 0, (size_t)(T * c->hid) * sizeof(float));
 	for (uint32_t r = 0; r < s->T; r++) {
 		const float *e;
-		int rv = engine_ref_getf(rank_set(s, r, s->g), &e, false, s->err, 2, s->Vl, c->hid,
-		                         0, "model.embed_tokens.weight");
+		int rv = ref_getf(rank_set(s, r, s->g), &e, false, s->err, 2, s->Vl, c->hid, 0,
+		                  "model.embed_tokens.weight");
 		if (rv || (rv = check_padding(s, r, e, "model.embed_tokens.weight")))
 			return rv;
 		for (int64_t t = 0; t < T; t++) {
@@ -89,53 +89,53 @@ static int embed(shard *s, const int64_t *tokens)
 /* One TP rank's attention partial (before o_proj's all-reduce) into b.o. */
 static int attn_rank(shard *s, uint32_t r, int64_t l)
 {
-	const engine_ref_cfg *c = s->c;
-	engine_ref_set *rs = rank_set(s, r, s->g);
-	engine_ref_bufs *b = &s->b;
+	const ref_cfg *c = s->c;
+	ref_set *rs = rank_set(s, r, s->g);
+	ref_bufs *b = &s->b;
 	int64_t T = s->n_tok, d = c->d, Hl = s->Hl, KVl = s->KVl;
 	int64_t rows = (Hl + 2 * KVl) * d;
 	long long L = (long long)l;
 	const float *ln, *w, *bias, *wo, *qn = NULL, *kn = NULL;
 	int rv;
-	if (c->kind == ENGINE_REF_DEEPSEEK) {
-		if ((rv = engine_ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
-		                          "model.layers.%lld.input_layernorm.weight", L)))
+	if (c->kind == REF_DEEPSEEK) {
+		if ((rv = ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
+		                   "model.layers.%lld.input_layernorm.weight", L)))
 			return rv;
-		engine_ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
-		return engine_ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
+		ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+		return ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
 	}
-	if ((rv = engine_ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
-	                          "model.layers.%lld.input_layernorm.weight", L)) ||
-	    (rv = engine_ref_getf(rs, &w, false, s->err, 2, rows, c->hid, 0,
-	                          "model.layers.%lld.self_attn.qkv_proj.weight", L)) ||
-	    (rv = engine_ref_getf(rs, &bias, true, s->err, 1, rows, 0, 0,
-	                          "model.layers.%lld.self_attn.qkv_proj.bias", L)) ||
-	    (rv = engine_ref_getf(rs, &wo, false, s->err, 2, c->hid, Hl * d, 0,
-	                          "model.layers.%lld.self_attn.o_proj.weight", L)))
+	if ((rv = ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
+	                   "model.layers.%lld.input_layernorm.weight", L)) ||
+	    (rv = ref_getf(rs, &w, false, s->err, 2, rows, c->hid, 0,
+	                   "model.layers.%lld.self_attn.qkv_proj.weight", L)) ||
+	    (rv = ref_getf(rs, &bias, true, s->err, 1, rows, 0, 0,
+	                   "model.layers.%lld.self_attn.qkv_proj.bias", L)) ||
+	    (rv = ref_getf(rs, &wo, false, s->err, 2, c->hid, Hl * d, 0,
+	                   "model.layers.%lld.self_attn.o_proj.weight", L)))
 		return rv;
-	if (c->qk_norm && ((rv = engine_ref_getf(rs, &qn, false, s->err, 1, d, 0, 0,
-	                                         "model.layers.%lld.self_attn.q_norm.weight", L)) ||
-	                   (rv = engine_ref_getf(rs, &kn, false, s->err, 1, d, 0, 0,
-	                                         "model.layers.%lld.self_attn.k_norm.weight", L))))
+	if (c->qk_norm && ((rv = ref_getf(rs, &qn, false, s->err, 1, d, 0, 0,
+	                                  "model.layers.%lld.self_attn.q_norm.weight", L)) ||
+	                   (rv = ref_getf(rs, &kn, false, s->err, 1, d, 0, 0,
+	                                  "model.layers.%lld.self_attn.k_norm.weight", L))))
 		return rv;
-	engine_ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+	ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
 	/* [q_r ; k_r ; v_r] along rows */
-	engine_ref_linear(b->q, b->h, w, bias, T, c->hid, Hl * d);
-	engine_ref_linear(b->k, b->h, w + Hl * d * c->hid, bias ? bias + Hl * d : NULL, T, c->hid,
-	                  KVl * d);
-	engine_ref_linear(b->v, b->h, w + (Hl + KVl) * d * c->hid,
-	                  bias ? bias + (Hl + KVl) * d : NULL, T, c->hid, KVl * d);
+	ref_linear(b->q, b->h, w, bias, T, c->hid, Hl * d);
+	ref_linear(b->k, b->h, w + Hl * d * c->hid, bias ? bias + Hl * d : NULL, T, c->hid,
+	           KVl * d);
+	ref_linear(b->v, b->h, w + (Hl + KVl) * d * c->hid, bias ? bias + (Hl + KVl) * d : NULL, T,
+	           c->hid, KVl * d);
 	if (c->qk_norm) {
-		engine_ref_rmsnorm(b->q, b->q, qn, T * Hl, d, (float)c->eps);
-		engine_ref_rmsnorm(b->k, b->k, kn, T * KVl, d, (float)c->eps);
+		ref_rmsnorm(b->q, b->q, qn, T * Hl, d, (float)c->eps);
+		ref_rmsnorm(b->k, b->k, kn, T * KVl, d, (float)c->eps);
 	}
-	engine_ref_rope(b->q, T, Hl, d, Hl * d, c->theta);
-	engine_ref_rope(b->k, T, KVl, d, KVl * d, c->theta);
+	ref_rope(b->q, T, Hl, d, Hl * d, c->theta);
+	ref_rope(b->k, T, KVl, d, KVl * d, c->theta);
 	/* local q head j is global head r*Hl + j; its kv head is global / (H/KV), held
 	 * locally at index global_kv - kv_shard*KVl */
 	int64_t kv_shard =
 	    c->KV >= (int64_t)s->T ? (int64_t)r : (int64_t)r / ((int64_t)s->T / c->KV);
-	int64_t kv_of[ENGINE_REF_MAX_HEADS];
+	int64_t kv_of[REF_MAX_HEADS];
 	for (int64_t j = 0; j < Hl; j++) {
 		int64_t gkv = ((int64_t)r * Hl + j) / (c->H / c->KV);
 		kv_of[j] = gkv - kv_shard * KVl;
@@ -146,14 +146,14 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 			    "the %lld this rank holds",
 			    L, r, (long long)(r * Hl + j), (long long)gkv, (long long)KVl);
 	}
-	engine_ref_attention(b->att, b->q, b->k, b->v, T, Hl, KVl, kv_of, d, true);
-	engine_ref_linear(b->o, b->att, wo, NULL, T, Hl * d, c->hid);
+	ref_attention(b->att, b->q, b->k, b->v, T, Hl, KVl, kv_of, d, true);
+	ref_linear(b->o, b->att, wo, NULL, T, Hl * d, c->hid);
 	return WT_OK;
 }
 
 static int attn(shard *s, int64_t l)
 {
-	const engine_ref_cfg *c = s->c;
+	const ref_cfg *c = s->c;
 	int64_t n = s->n_tok * c->hid;
 	const float *bo;
 	int rv;
@@ -163,8 +163,8 @@ static int attn(shard *s, int64_t l)
 			return rv;
 		add_into(s->b.acc, s->b.o, n);
 	}
-	if ((rv = engine_ref_getf(rank_set(s, 0, s->g), &bo, true, s->err, 1, c->hid, 0, 0,
-	                          "model.layers.%lld.self_attn.o_proj.bias", (long long)l)))
+	if ((rv = ref_getf(rank_set(s, 0, s->g), &bo, true, s->err, 1, c->hid, 0, 0,
+	                   "model.layers.%lld.self_attn.o_proj.bias", (long long)l)))
 		return rv;
 	for (int64_t t = 0; bo && t < s->n_tok; t++)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
@@ -173,34 +173,32 @@ static int attn(shard *s, int64_t l)
 }
 
 /* b.h = rmsnorm(x) with rank rs's post_attention_layernorm. */
-static int post_norm(shard *s, engine_ref_set *rs, int64_t l)
+static int post_norm(shard *s, ref_set *rs, int64_t l)
 {
 	const float *ln;
-	int rv = engine_ref_getf(rs, &ln, false, s->err, 1, s->c->hid, 0, 0,
-	                         "model.layers.%lld.post_attention_layernorm.weight", (long long)l);
+	int rv = ref_getf(rs, &ln, false, s->err, 1, s->c->hid, 0, 0,
+	                  "model.layers.%lld.post_attention_layernorm.weight", (long long)l);
 	if (rv == WT_OK)
-		engine_ref_rmsnorm(s->b.h, s->b.x, ln, s->n_tok, s->c->hid, (float)s->c->eps);
+		ref_rmsnorm(s->b.h, s->b.x, ln, s->n_tok, s->c->hid, (float)s->c->eps);
 	return rv;
 }
 
 /* TP-split gated MLP `m` (gate_up_proj [gate_r; up_r], down_proj columns) of rank rs
  * on b.h into y; n_inter is the full intermediate size. */
-static int mlp_rank(shard *s, engine_ref_set *rs, const char *m, int64_t n_inter, int64_t T,
+static int mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, int64_t T,
                     const float *h, float *y)
 {
-	const engine_ref_cfg *c = s->c;
+	const ref_cfg *c = s->c;
 	int64_t Il = n_inter / s->T;
 	const float *gu, *bgu, *wd;
 	int rv;
-	if ((rv = engine_ref_getf(rs, &gu, false, s->err, 2, 2 * Il, c->hid, 0,
-	                          "%sgate_up_proj.weight", m)) ||
-	    (rv = engine_ref_getf(rs, &bgu, true, s->err, 1, 2 * Il, 0, 0, "%sgate_up_proj.bias",
-	                          m)) ||
-	    (rv = engine_ref_getf(rs, &wd, false, s->err, 2, c->hid, Il, 0, "%sdown_proj.weight",
-	                          m)))
+	if ((rv = ref_getf(rs, &gu, false, s->err, 2, 2 * Il, c->hid, 0, "%sgate_up_proj.weight",
+	                   m)) ||
+	    (rv = ref_getf(rs, &bgu, true, s->err, 1, 2 * Il, 0, 0, "%sgate_up_proj.bias", m)) ||
+	    (rv = ref_getf(rs, &wd, false, s->err, 2, c->hid, Il, 0, "%sdown_proj.weight", m)))
 		return rv;
-	engine_ref_ffn(y, h, T, c->hid, Il, gu, bgu, gu + Il * c->hid, bgu ? bgu + Il : NULL, wd,
-	               s->b.scratch);
+	ref_ffn(y, h, T, c->hid, Il, gu, bgu, gu + Il * c->hid, bgu ? bgu + Il : NULL, wd,
+	        s->b.scratch);
 	return WT_OK;
 }
 
@@ -208,8 +206,8 @@ static int mlp_rank(shard *s, engine_ref_set *rs, const char *m, int64_t n_inter
 static int add_down_bias(shard *s, const char *m)
 {
 	const float *bd;
-	int rv = engine_ref_getf(rank_set(s, 0, s->g), &bd, true, s->err, 1, s->c->hid, 0, 0,
-	                         "%sdown_proj.bias", m);
+	int rv = ref_getf(rank_set(s, 0, s->g), &bd, true, s->err, 1, s->c->hid, 0, 0,
+	                  "%sdown_proj.bias", m);
 	for (int64_t t = 0; rv == WT_OK && bd && t < s->n_tok; t++)
 		add_into(s->b.acc + t * s->c->hid, bd, s->c->hid);
 	return rv;
@@ -223,7 +221,7 @@ static int mlp(shard *s, int64_t l)
 	snprintf(m, sizeof(m), "model.layers.%lld.mlp.", (long long)l);
 	memset(s->b.acc, 0, (size_t)n * sizeof(float));
 	for (uint32_t r = 0; r < s->T; r++) {
-		engine_ref_set *rs = rank_set(s, r, s->g);
+		ref_set *rs = rank_set(s, r, s->g);
 		if ((rv = post_norm(s, rs, l)) ||
 		    (rv = mlp_rank(s, rs, m, s->c->I, s->n_tok, s->b.h, s->b.o)))
 			return rv;
@@ -235,8 +233,8 @@ static int mlp(shard *s, int64_t l)
 /* Routed-expert partial of rank (tp r, ep e) on b.h, added into out. */
 static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 {
-	const engine_ref_cfg *c = s->c;
-	engine_ref_set *rs = rank_set(s, r, e);
+	const ref_cfg *c = s->c;
+	ref_set *rs = rank_set(s, r, e);
 	int64_t E = c->E, P = s->P, count = E, start = 0, Il = c->Ie / s->T;
 	if (P > 1) {
 		count = E / P + ((int64_t)e < E % P);
@@ -244,21 +242,20 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 		Il = c->Ie;
 	}
 	char m[160];
-	engine_ref_moe_prefix(c, l, m, sizeof(m));
+	ref_moe_prefix(c, l, m, sizeof(m));
 	const float *w13, *w2;
 	int rv;
 	if ((rv = post_norm(s, rs, l)) ||
-	    (rv = engine_ref_getf(rs, &w13, false, s->err, 3, count, 2 * Il, c->hid,
-	                          "%sexperts.w13_weight", m)) ||
-	    (rv = engine_ref_getf(rs, &w2, false, s->err, 3, count, c->hid, Il,
-	                          "%sexperts.w2_weight", m)))
+	    (rv = ref_getf(rs, &w13, false, s->err, 3, count, 2 * Il, c->hid,
+	                   "%sexperts.w13_weight", m)) ||
+	    (rv = ref_getf(rs, &w2, false, s->err, 3, count, c->hid, Il, "%sexperts.w2_weight", m)))
 		return rv;
 	float w[64];
 	int64_t idx[64];
 	for (int64_t t = 0; t < s->n_tok; t++) {
 		const float *h = s->b.h + t * c->hid;
 		const int64_t *forced = s->routes ? s->routes + (l * s->n_tok + t) * c->topk : NULL;
-		if ((rv = engine_ref_moe_route(c, rs, m, h, forced, idx, w, s->err)))
+		if ((rv = ref_moe_route(c, rs, m, h, forced, idx, w, s->err)))
 			return rv;
 		for (int64_t j = 0; j < c->topk; j++) {
 			int64_t loc = idx[j] - start;
@@ -266,8 +263,8 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 				continue; /* another EP rank owns it */
 			const float *a = w13 + loc * 2 * Il * c->hid, *bb = a + Il * c->hid;
 			const float *wg = s->up_gate ? bb : a, *wu = s->up_gate ? a : bb;
-			engine_ref_ffn(s->b.y, h, 1, c->hid, Il, wg, NULL, wu, NULL,
-			               w2 + loc * c->hid * Il, s->b.scratch);
+			ref_ffn(s->b.y, h, 1, c->hid, Il, wg, NULL, wu, NULL,
+			        w2 + loc * c->hid * Il, s->b.scratch);
 			for (int64_t i = 0; i < c->hid; i++)
 				out[t * c->hid + i] += w[j] * s->b.y[i];
 		}
@@ -278,17 +275,17 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 /* Shared-expert partial (TP-split; Qwen2-MoE sigmoid-gated) of tp rank r of the group. */
 static int shared_rank(shard *s, uint32_t r, int64_t l, float *out)
 {
-	const engine_ref_cfg *c = s->c;
-	engine_ref_set *rs = rank_set(s, r, s->g);
+	const ref_cfg *c = s->c;
+	ref_set *rs = rank_set(s, r, s->g);
 	char m[160], se[200];
-	engine_ref_moe_prefix(c, l, m, sizeof(m));
+	ref_moe_prefix(c, l, m, sizeof(m));
 	int rv;
 	if ((rv = post_norm(s, rs, l)))
 		return rv;
 	for (int64_t t = 0; t < s->n_tok; t++) {
 		const float *h = s->b.h + t * c->hid;
 		float gate;
-		if ((rv = engine_ref_shared_gate(c, rs, m, h, se, sizeof(se), &gate, s->err)) ||
+		if ((rv = ref_shared_gate(c, rs, m, h, se, sizeof(se), &gate, s->err)) ||
 		    (rv = mlp_rank(s, rs, se, c->Is, 1, h, s->b.y)))
 			return rv;
 		for (int64_t i = 0; i < c->hid; i++)
@@ -307,7 +304,7 @@ static int shared_rank(shard *s, uint32_t r, int64_t l, float *out)
  */
 static int moe(shard *s, int64_t l)
 {
-	const engine_ref_cfg *c = s->c;
+	const ref_cfg *c = s->c;
 	int64_t n = s->n_tok * c->hid;
 	int rv;
 	memset(s->b.acc, 0, (size_t)n * sizeof(float));
@@ -344,24 +341,22 @@ static int moe(shard *s, int64_t l)
 
 static int lm_head(shard *s, float *logits)
 {
-	const engine_ref_cfg *c = s->c;
+	const ref_cfg *c = s->c;
 	int64_t T = s->n_tok;
 	float *part = malloc((size_t)(T * s->Vl) * sizeof(float));
 	if (part == NULL)
 		return wt_seterr(s->err, WT_ENOMEM, "LM head: out of memory");
 	int rv = WT_OK;
 	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
-		engine_ref_set *rs = rank_set(s, r, s->g);
+		ref_set *rs = rank_set(s, r, s->g);
 		const char *name = c->tied ? "model.embed_tokens.weight" : "lm_head.weight";
 		const float *nw, *w;
-		if ((rv = engine_ref_getf(rs, &nw, false, s->err, 1, c->hid, 0, 0,
-		                          "model.norm.weight")) ||
-		    (rv =
-		         engine_ref_getf(rs, &w, false, s->err, 2, s->Vl, c->hid, 0, "%s", name)) ||
+		if ((rv = ref_getf(rs, &nw, false, s->err, 1, c->hid, 0, 0, "model.norm.weight")) ||
+		    (rv = ref_getf(rs, &w, false, s->err, 2, s->Vl, c->hid, 0, "%s", name)) ||
 		    (rv = check_padding(s, r, w, name)))
 			break;
-		engine_ref_rmsnorm(s->b.h, s->b.x, nw, T, c->hid, (float)c->eps);
-		engine_ref_linear(part, s->b.h, w, NULL, T, c->hid, s->Vl);
+		ref_rmsnorm(s->b.h, s->b.x, nw, T, c->hid, (float)c->eps);
+		ref_linear(part, s->b.h, w, NULL, T, c->hid, s->Vl);
 		for (int64_t t = 0; t < T; t++)
 			for (int64_t i = 0; i < s->Vl; i++) {
 				int64_t v = (int64_t)r * s->Vl + i;
@@ -383,9 +378,9 @@ static int64_t gcd64(int64_t a, int64_t b)
 	return a;
 }
 
-int engine_ref_forward_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, const wt_layout *l,
-                               uint32_t group, const int64_t *tokens, size_t n_tok,
-                               const int64_t *routes, float *logits, wt_errbuf *err)
+int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
+                        const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
+                        wt_errbuf *err)
 {
 	shard s = {.c = c,
 	           .ranks = ranks,
@@ -398,7 +393,7 @@ int engine_ref_forward_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, c
 	           .err = err};
 	int64_t T = s.T;
 	if (T < 1 || s.P < 1 || group >= s.P || l->vocab_pad < 1 || c->H % T != 0 ||
-	    (c->KV % T != 0 && T % c->KV != 0) || c->I % T != 0 || c->H > ENGINE_REF_MAX_HEADS ||
+	    (c->KV % T != 0 && T % c->KV != 0) || c->I % T != 0 || c->H > REF_MAX_HEADS ||
 	    (c->E > 0 && s.P == 1 && (c->Ie % T != 0 || c->Is % T != 0)) ||
 	    (s.P > 1 && (c->E == 0 || (int64_t)s.P > c->E)))
 		return wt_seterr(
@@ -411,12 +406,11 @@ int engine_ref_forward_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, c
 	s.KVl = c->KV >= T ? c->KV / T : 1;
 	int64_t pad = (int64_t)l->vocab_pad, lcm = pad / gcd64(pad, T) * T;
 	s.Vl = (c->V + lcm - 1) / lcm * lcm / T;
-	int rv = engine_ref_bufs_alloc(&s.b, c, n_tok, tokens, err);
+	int rv = ref_bufs_alloc(&s.b, c, n_tok, tokens, err);
 	if (rv != WT_OK)
 		return rv;
-	if (c->kind == ENGINE_REF_BERT) {
-		rv = engine_ref_bert_sharded(c, ranks, s.T, s.Vl, tokens, s.n_tok, &s.b, logits,
-		                             err);
+	if (c->kind == REF_BERT) {
+		rv = ref_bert_sharded(c, ranks, s.T, s.Vl, tokens, s.n_tok, &s.b, logits, err);
 		goto out;
 	}
 	if ((rv = embed(&s, tokens)))
@@ -424,7 +418,7 @@ int engine_ref_forward_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, c
 	for (int64_t i = 0; i < c->L; i++) {
 		if ((rv = attn(&s, i)))
 			goto out;
-		if (engine_ref_layer_is_moe(c, i))
+		if (ref_layer_is_moe(c, i))
 			rv = moe(&s, i);
 		else
 			rv = mlp(&s, i);
@@ -434,6 +428,6 @@ int engine_ref_forward_sharded(const engine_ref_cfg *c, engine_ref_set *ranks, c
 	}
 	rv = lm_head(&s, logits);
 out:
-	engine_ref_bufs_free(&s.b);
+	ref_bufs_free(&s.b);
 	return rv;
 }

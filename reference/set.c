@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/reference.h"
+#include "reference/reference.h"
 #include "kernels/kernels.h"
 
-int engine_ref_set_add(engine_ref_set *s, const char *name, wt_dtype dt, int ndim,
-                       const int64_t *shape, const void *bytes, uint64_t nbytes, wt_errbuf *err)
+int ref_set_add(ref_set *s, const char *name, wt_dtype dt, int ndim, const int64_t *shape,
+                const void *bytes, uint64_t nbytes, wt_errbuf *err)
 {
 	if (ndim < 0 || ndim > WT_MAX_DIMS)
 		return wt_seterr(err, WT_EINVAL, "tensor '%s': %d dims; at most %d", name, ndim,
@@ -25,13 +25,13 @@ int engine_ref_set_add(engine_ref_set *s, const char *name, wt_dtype dt, int ndi
 			                 name);
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
-		engine_ref_tensor *t = realloc(s->t, cap * sizeof(*t));
+		ref_tensor *t = realloc(s->t, cap * sizeof(*t));
 		if (t == NULL)
 			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", name);
 		s->t = t;
 		s->cap = cap;
 	}
-	engine_ref_tensor *t = &s->t[s->n];
+	ref_tensor *t = &s->t[s->n];
 	memset(t, 0, sizeof(*t));
 	t->name = strdup(name);
 	t->data = malloc(nbytes ? nbytes : 1);
@@ -54,10 +54,10 @@ int engine_ref_set_add(engine_ref_set *s, const char *name, wt_dtype dt, int ndi
 
 static int cmp_tensor(const void *a, const void *b)
 {
-	return strcmp(((const engine_ref_tensor *)a)->name, ((const engine_ref_tensor *)b)->name);
+	return strcmp(((const ref_tensor *)a)->name, ((const ref_tensor *)b)->name);
 }
 
-engine_ref_tensor *engine_ref_set_find(engine_ref_set *s, const char *name)
+ref_tensor *ref_set_find(ref_set *s, const char *name)
 {
 	if (s->n == 0)
 		return NULL;
@@ -65,11 +65,11 @@ engine_ref_tensor *engine_ref_set_find(engine_ref_set *s, const char *name)
 		qsort(s->t, s->n, sizeof(s->t[0]), cmp_tensor);
 		s->sorted = true;
 	}
-	engine_ref_tensor key = {.name = (char *)name};
+	ref_tensor key = {.name = (char *)name};
 	return bsearch(&key, s->t, s->n, sizeof(s->t[0]), cmp_tensor);
 }
 
-void engine_ref_set_clear(engine_ref_set *s)
+void ref_set_clear(ref_set *s)
 {
 	if (s == NULL)
 		return;
@@ -90,7 +90,7 @@ static bool is_quantized_dtype(wt_dtype dt)
 }
 
 /* Logical element shape (int4: packed last dim x 8). */
-static void logical_shape(const engine_ref_set *s, const engine_ref_tensor *t, int64_t *shape)
+static void logical_shape(const ref_set *s, const ref_tensor *t, int64_t *shape)
 {
 	for (int k = 0; k < t->ndim; k++)
 		shape[k] = t->shape[k];
@@ -98,15 +98,15 @@ static void logical_shape(const engine_ref_set *s, const engine_ref_tensor *t, i
 		shape[t->ndim - 1] *= 8;
 }
 
-static const engine_ref_tensor *find_scale(engine_ref_set *s, const char *name, const char *suffix,
-                                           wt_errbuf *err)
+static const ref_tensor *find_scale(ref_set *s, const char *name, const char *suffix,
+                                    wt_errbuf *err)
 {
 	char sname[512];
 	if ((size_t)snprintf(sname, sizeof(sname), "%s%s", name, suffix) >= sizeof(sname)) {
 		wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
 		return NULL;
 	}
-	engine_ref_tensor *sc = engine_ref_set_find(s, sname);
+	ref_tensor *sc = ref_set_find(s, sname);
 	if (sc == NULL) {
 		wt_seterr(err, WT_ENOTFOUND, "tensor '%s' is quantized but '%s' is missing", name,
 		          sname);
@@ -121,13 +121,12 @@ static const engine_ref_tensor *find_scale(engine_ref_set *s, const char *name, 
 }
 
 /* Dequantize a rank weight [count.., N, K] with the layout scheme. */
-static int dequant_rank(engine_ref_set *s, engine_ref_tensor *t, const int64_t *shape, int64_t n,
-                        wt_errbuf *err)
+static int dequant_rank(ref_set *s, ref_tensor *t, const int64_t *shape, int64_t n, wt_errbuf *err)
 {
 	if (t->ndim < 2)
 		return wt_seterr(err, WT_ESHAPE, "quantized tensor '%s' has %d dims; want >= 2",
 		                 t->name, t->ndim);
-	const engine_ref_tensor *sc = find_scale(s, t->name, "_scale", err);
+	const ref_tensor *sc = find_scale(s, t->name, "_scale", err);
 	if (sc == NULL)
 		return err ? err->code : WT_ENOTFOUND;
 	int64_t N = shape[t->ndim - 2], K = shape[t->ndim - 1];
@@ -156,7 +155,7 @@ static int dequant_rank(engine_ref_set *s, engine_ref_tensor *t, const int64_t *
 }
 
 /* Dequantize an FP8 checkpoint weight [N, K]. */
-static int dequant_ckpt(engine_ref_set *s, engine_ref_tensor *t, wt_errbuf *err)
+static int dequant_ckpt(ref_set *s, ref_tensor *t, wt_errbuf *err)
 {
 	if (t->ndim != 2)
 		return wt_seterr(err, WT_ESHAPE, "FP8 tensor '%s' has %d dims; want 2", t->name,
@@ -164,9 +163,9 @@ static int dequant_ckpt(engine_ref_set *s, engine_ref_tensor *t, wt_errbuf *err)
 	int64_t N = t->shape[0], K = t->shape[1];
 	char sname[512];
 	snprintf(sname, sizeof(sname), "%s_scale_inv", t->name);
-	const engine_ref_tensor *sc = NULL;
+	const ref_tensor *sc = NULL;
 	int64_t bn = N, bk = K;
-	if (engine_ref_set_find(s, sname) != NULL) {
+	if (ref_set_find(s, sname) != NULL) {
 		sc = find_scale(s, t->name, "_scale_inv", err);
 		bn = s->block[0] ? s->block[0] : 128;
 		bk = s->block[1] ? s->block[1] : 128;
@@ -183,10 +182,10 @@ static int dequant_ckpt(engine_ref_set *s, engine_ref_tensor *t, wt_errbuf *err)
 	                              (const float *)(const void *)sc->data, bn, bk);
 }
 
-int engine_ref_get(engine_ref_set *s, const char *name, int nd, const int64_t *want,
-                   const float **out, wt_errbuf *err)
+int ref_get(ref_set *s, const char *name, int nd, const int64_t *want, const float **out,
+            wt_errbuf *err)
 {
-	engine_ref_tensor *t = engine_ref_set_find(s, name);
+	ref_tensor *t = ref_set_find(s, name);
 	if (t == NULL)
 		return wt_seterr(err, WT_ENOTFOUND, "tensor '%s' is missing", name);
 	int64_t shape[WT_MAX_DIMS];
@@ -237,8 +236,8 @@ int engine_ref_get(engine_ref_set *s, const char *name, int nd, const int64_t *w
 	return WT_OK;
 }
 
-int engine_ref_getf(engine_ref_set *s, const float **out, bool optional, wt_errbuf *err, int nd,
-                    int64_t a, int64_t b, int64_t c, const char *fmt, ...)
+int ref_getf(ref_set *s, const float **out, bool optional, wt_errbuf *err, int nd, int64_t a,
+             int64_t b, int64_t c, const char *fmt, ...)
 {
 	char name[512];
 	va_list ap;
@@ -248,8 +247,8 @@ int engine_ref_getf(engine_ref_set *s, const float **out, bool optional, wt_errb
 	if (n < 0 || (size_t)n >= sizeof(name))
 		return wt_seterr(err, WT_EINVAL, "tensor name from '%s' too long", fmt);
 	*out = NULL;
-	if (optional && engine_ref_set_find(s, name) == NULL)
+	if (optional && ref_set_find(s, name) == NULL)
 		return WT_OK;
 	int64_t want[3] = {a, b, c};
-	return engine_ref_get(s, name, nd, want, out, err);
+	return ref_get(s, name, nd, want, out, err);
 }

@@ -21,14 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/reference.h"
-#include "engine/reference_int.h"
+#include "reference/reference.h"
+#include "reference/reference_int.h"
 
 typedef struct mla_w {
 	const float *q_a, *q_ln, *q_b, *kv_a, *kv_ln, *kv_b, *o;
 } mla_w;
 
-static int mla_weights(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int64_t Hl, mla_w *w,
+static int mla_weights(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, mla_w *w,
                        wt_errbuf *err)
 {
 	long long L = (long long)l;
@@ -36,36 +36,36 @@ static int mla_weights(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, in
 	int rv;
 	memset(w, 0, sizeof(*w));
 	if (c->q_lora > 0) {
-		if ((rv = engine_ref_getf(s, &w->q_a, false, err, 2, c->q_lora, c->hid, 0,
-		                          "model.layers.%lld.self_attn.q_a_proj.weight", L)) ||
-		    (rv = engine_ref_getf(s, &w->q_ln, false, err, 1, c->q_lora, 0, 0,
-		                          "model.layers.%lld.self_attn.q_a_layernorm.weight", L)) ||
-		    (rv = engine_ref_getf(s, &w->q_b, false, err, 2, Hl * qk, c->q_lora, 0,
-		                          "model.layers.%lld.self_attn.q_b_proj.weight", L)))
+		if ((rv = ref_getf(s, &w->q_a, false, err, 2, c->q_lora, c->hid, 0,
+		                   "model.layers.%lld.self_attn.q_a_proj.weight", L)) ||
+		    (rv = ref_getf(s, &w->q_ln, false, err, 1, c->q_lora, 0, 0,
+		                   "model.layers.%lld.self_attn.q_a_layernorm.weight", L)) ||
+		    (rv = ref_getf(s, &w->q_b, false, err, 2, Hl * qk, c->q_lora, 0,
+		                   "model.layers.%lld.self_attn.q_b_proj.weight", L)))
 			return rv;
-	} else if ((rv = engine_ref_getf(s, &w->q_b, false, err, 2, Hl * qk, c->hid, 0,
-	                                 "model.layers.%lld.self_attn.q_proj.weight", L))) {
+	} else if ((rv = ref_getf(s, &w->q_b, false, err, 2, Hl * qk, c->hid, 0,
+	                          "model.layers.%lld.self_attn.q_proj.weight", L))) {
 		return rv;
 	}
-	if ((rv = engine_ref_getf(s, &w->kv_a, false, err, 2, c->kv_lora + c->rope, c->hid, 0,
-	                          "model.layers.%lld.self_attn.kv_a_proj_with_mqa.weight", L)) ||
-	    (rv = engine_ref_getf(s, &w->kv_ln, false, err, 1, c->kv_lora, 0, 0,
-	                          "model.layers.%lld.self_attn.kv_a_layernorm.weight", L)) ||
-	    (rv = engine_ref_getf(s, &w->kv_b, false, err, 2, Hl * (c->nope + c->vhd), c->kv_lora,
-	                          0, "model.layers.%lld.self_attn.kv_b_proj.weight", L)) ||
-	    (rv = engine_ref_getf(s, &w->o, false, err, 2, c->hid, Hl * c->vhd, 0,
-	                          "model.layers.%lld.self_attn.o_proj.weight", L)))
+	if ((rv = ref_getf(s, &w->kv_a, false, err, 2, c->kv_lora + c->rope, c->hid, 0,
+	                   "model.layers.%lld.self_attn.kv_a_proj_with_mqa.weight", L)) ||
+	    (rv = ref_getf(s, &w->kv_ln, false, err, 1, c->kv_lora, 0, 0,
+	                   "model.layers.%lld.self_attn.kv_a_layernorm.weight", L)) ||
+	    (rv = ref_getf(s, &w->kv_b, false, err, 2, Hl * (c->nope + c->vhd), c->kv_lora, 0,
+	                   "model.layers.%lld.self_attn.kv_b_proj.weight", L)) ||
+	    (rv = ref_getf(s, &w->o, false, err, 2, c->hid, Hl * c->vhd, 0,
+	                   "model.layers.%lld.self_attn.o_proj.weight", L)))
 		return rv;
 	return WT_OK;
 }
 
 /* Causal attention over the split q/k parts; out [T, Hl*vhd]. */
-static void mla_attend(const engine_ref_cfg *c, int64_t T, int64_t Hl, const float *qn,
-                       const float *qp, const float *kv, const float *kp, float *out)
+static void mla_attend(const ref_cfg *c, int64_t T, int64_t Hl, const float *qn, const float *qp,
+                       const float *kv, const float *kp, float *out)
 {
 	int64_t nope = c->nope, rope = c->rope, vhd = c->vhd, kvw = Hl * (nope + vhd);
 	float scale = 1.0f / sqrtf((float)(nope + rope));
-	float p[ENGINE_REF_MAX_TOKENS];
+	float p[REF_MAX_TOKENS];
 	for (int64_t h = 0; h < Hl; h++) {
 		for (int64_t t = 0; t < T; t++) {
 			const float *qnr = qn + (t * Hl + h) * nope,
@@ -100,8 +100,8 @@ static void mla_attend(const engine_ref_cfg *c, int64_t T, int64_t Hl, const flo
 	}
 }
 
-int engine_ref_mla(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int64_t Hl,
-                   const float *h, int64_t T, float *out, wt_errbuf *err)
+int ref_mla(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, const float *h, int64_t T,
+            float *out, wt_errbuf *err)
 {
 	mla_w w;
 	int rv = mla_weights(c, s, l, Hl, &w, err);
@@ -118,13 +118,13 @@ int engine_ref_mla(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int64_
 	      *kv = lnk + T * c->kv_lora, *qn = kv + T * Hl * (c->nope + c->vhd),
 	      *qp = qn + T * Hl * c->nope, *kp = qp + T * Hl * c->rope, *att = kp + T * c->rope;
 	if (c->q_lora > 0) {
-		engine_ref_linear(qa, h, w.q_a, NULL, T, c->hid, lat);
-		engine_ref_rmsnorm(qa, qa, w.q_ln, T, lat, (float)c->eps);
-		engine_ref_linear(q, qa, w.q_b, NULL, T, lat, Hl * qk);
+		ref_linear(qa, h, w.q_a, NULL, T, c->hid, lat);
+		ref_rmsnorm(qa, qa, w.q_ln, T, lat, (float)c->eps);
+		ref_linear(q, qa, w.q_b, NULL, T, lat, Hl * qk);
 	} else {
-		engine_ref_linear(q, h, w.q_b, NULL, T, c->hid, Hl * qk);
+		ref_linear(q, h, w.q_b, NULL, T, c->hid, Hl * qk);
 	}
-	engine_ref_linear(ka, h, w.kv_a, NULL, T, c->hid, kva);
+	ref_linear(ka, h, w.kv_a, NULL, T, c->hid, kva);
 	for (int64_t t = 0; t < T; t++) {
 		memcpy(lnk + t * c->kv_lora, ka + t * kva, (size_t)c->kv_lora * sizeof(float));
 		memcpy(kp + t * c->rope, ka + t * kva + c->kv_lora,
@@ -136,22 +136,22 @@ int engine_ref_mla(const engine_ref_cfg *c, engine_ref_set *s, int64_t l, int64_
 			       (size_t)c->rope * sizeof(float));
 		}
 	}
-	engine_ref_rmsnorm(lnk, lnk, w.kv_ln, T, c->kv_lora, (float)c->eps);
-	engine_ref_linear(kv, lnk, w.kv_b, NULL, T, c->kv_lora, Hl * (c->nope + c->vhd));
+	ref_rmsnorm(lnk, lnk, w.kv_ln, T, c->kv_lora, (float)c->eps);
+	ref_linear(kv, lnk, w.kv_b, NULL, T, c->kv_lora, Hl * (c->nope + c->vhd));
 	if (c->rope_interleave) {
-		engine_ref_rope_deinterleave(qp, T, Hl, c->rope, Hl * c->rope);
-		engine_ref_rope_deinterleave(kp, T, 1, c->rope, c->rope);
+		ref_rope_deinterleave(qp, T, Hl, c->rope, Hl * c->rope);
+		ref_rope_deinterleave(kp, T, 1, c->rope, c->rope);
 	}
-	engine_ref_rope(qp, T, Hl, c->rope, Hl * c->rope, c->theta);
-	engine_ref_rope(kp, T, 1, c->rope, c->rope, c->theta);
+	ref_rope(qp, T, Hl, c->rope, Hl * c->rope, c->theta);
+	ref_rope(kp, T, 1, c->rope, c->rope, c->theta);
 	mla_attend(c, T, Hl, qn, qp, kv, kp, att);
-	engine_ref_linear(out, att, w.o, NULL, T, Hl * c->vhd, c->hid);
+	ref_linear(out, att, w.o, NULL, T, Hl * c->vhd, c->hid);
 	free(buf);
 	return WT_OK;
 }
 
-void engine_ref_route_ds(const engine_ref_cfg *c, const float *logits, const float *bias,
-                         const int64_t *forced, int64_t *idx, float *w)
+void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, const int64_t *forced,
+                  int64_t *idx, float *w)
 {
 	int64_t E = c->E, G = c->n_group, gs = E / G;
 	float sc[64], ch[64], gscore[64];
@@ -205,40 +205,39 @@ void engine_ref_route_ds(const engine_ref_cfg *c, const float *logits, const flo
 	}
 }
 
-int engine_ref_moe_route(const engine_ref_cfg *c, engine_ref_set *s, const char *m, const float *h,
-                         const int64_t *forced, int64_t *idx, float *w, wt_errbuf *err)
+int ref_moe_route(const ref_cfg *c, ref_set *s, const char *m, const float *h,
+                  const int64_t *forced, int64_t *idx, float *w, wt_errbuf *err)
 {
 	const float *router, *bias = NULL;
 	float rl[64];
-	int rv = engine_ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%sgate.weight", m);
-	if (rv == WT_OK && c->kind == ENGINE_REF_DEEPSEEK)
-		rv = engine_ref_getf(s, &bias, true, err, 1, c->E, 0, 0,
-		                     "%sgate.e_score_correction_bias", m);
+	int rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%sgate.weight", m);
+	if (rv == WT_OK && c->kind == REF_DEEPSEEK)
+		rv = ref_getf(s, &bias, true, err, 1, c->E, 0, 0, "%sgate.e_score_correction_bias",
+		              m);
 	if (rv != WT_OK)
 		return rv;
-	engine_ref_linear(rl, h, router, NULL, 1, c->hid, c->E);
-	if (c->kind == ENGINE_REF_DEEPSEEK)
-		engine_ref_route_ds(c, rl, bias, forced, idx, w);
+	ref_linear(rl, h, router, NULL, 1, c->hid, c->E);
+	if (c->kind == REF_DEEPSEEK)
+		ref_route_ds(c, rl, bias, forced, idx, w);
 	else
-		engine_ref_route(rl, c->E, c->topk, c->norm_topk, forced, idx, w);
+		ref_route(rl, c->E, c->topk, c->norm_topk, forced, idx, w);
 	return WT_OK;
 }
 
-int engine_ref_shared_gate(const engine_ref_cfg *c, engine_ref_set *s, const char *m,
-                           const float *h, char *name, size_t cap, float *gate, wt_errbuf *err)
+int ref_shared_gate(const ref_cfg *c, ref_set *s, const char *m, const float *h, char *name,
+                    size_t cap, float *gate, wt_errbuf *err)
 {
-	const bool ds = c->kind == ENGINE_REF_DEEPSEEK;
+	const bool ds = c->kind == REF_DEEPSEEK;
 	snprintf(name, cap, "%s%s", m, ds ? "shared_experts." : "shared_expert.");
 	*gate = 1.0f;
 	if (ds)
 		return WT_OK;
 	const float *sg;
-	int rv =
-	    engine_ref_getf(s, &sg, false, err, 2, 1, c->hid, 0, "%sshared_expert_gate.weight", m);
+	int rv = ref_getf(s, &sg, false, err, 2, 1, c->hid, 0, "%sshared_expert_gate.weight", m);
 	if (rv != WT_OK)
 		return rv;
 	float gl;
-	engine_ref_linear(&gl, h, sg, NULL, 1, c->hid, 1);
+	ref_linear(&gl, h, sg, NULL, 1, c->hid, 1);
 	*gate = 1.0f / (1.0f + expf(-gl));
 	return WT_OK;
 }

@@ -1,0 +1,257 @@
+/*
+ * reference_bert.c — both reference paths for BertModel (post-norm encoder):
+ * word + position + token-type embeddings -> LayerNorm, then per layer
+ * x = LN(x + dense(attn(qkv(x)))), x = LN(x + out(gelu(inter(x)))), and the
+ * pooler tanh(dense(x[0])). Attention is bidirectional, without RoPE.
+ * Output: the last hidden state [n_tok, hid], then the pooler row.
+ *
+ * Sharded (docs/format.md section 2.7, BERT): word embeddings vocab-parallel; qkv_proj
+ * [q_r; k_r; v_r] with KV = H; attention.output.dense and output.dense
+ * row-parallel (column slices, partial sums all-reduced, bias added once);
+ * intermediate.dense column-parallel with its bias split. Each rank keeps its
+ * own copy of the residual stream and applies its own replicated LayerNorms,
+ * biases, position/type embeddings and pooler, as a TP engine does; the output
+ * is the mean over ranks, so a wrong replica on any rank shows.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+typedef struct bert_w {
+	const float *qkv, *qkv_b, *ao, *ao_b, *aln_w, *aln_b, *in, *in_b, *out, *out_b, *oln_w,
+	    *oln_b;
+} bert_w;
+
+/* Layer l's tensors with T-way slices (T = 1: the checkpoint, q/k/v separately
+ * fused into buf by the caller). */
+static int bert_layer(ref_set *s, const ref_cfg *c, int64_t l, int64_t T, bert_w *w, wt_errbuf *err)
+{
+	int64_t hl = c->hid / T, il = c->I / T;
+	long long L = (long long)l;
+	int rv;
+	if ((rv = ref_getf(s, &w->ao, false, err, 2, c->hid, hl, 0,
+	                   "encoder.layer.%lld.attention.output.dense.weight", L)) ||
+	    (rv = ref_getf(s, &w->ao_b, false, err, 1, c->hid, 0, 0,
+	                   "encoder.layer.%lld.attention.output.dense.bias", L)) ||
+	    (rv = ref_getf(s, &w->aln_w, false, err, 1, c->hid, 0, 0,
+	                   "encoder.layer.%lld.attention.output.LayerNorm.weight", L)) ||
+	    (rv = ref_getf(s, &w->aln_b, false, err, 1, c->hid, 0, 0,
+	                   "encoder.layer.%lld.attention.output.LayerNorm.bias", L)) ||
+	    (rv = ref_getf(s, &w->in, false, err, 2, il, c->hid, 0,
+	                   "encoder.layer.%lld.intermediate.dense.weight", L)) ||
+	    (rv = ref_getf(s, &w->in_b, false, err, 1, il, 0, 0,
+	                   "encoder.layer.%lld.intermediate.dense.bias", L)) ||
+	    (rv = ref_getf(s, &w->out, false, err, 2, c->hid, il, 0,
+	                   "encoder.layer.%lld.output.dense.weight", L)) ||
+	    (rv = ref_getf(s, &w->out_b, false, err, 1, c->hid, 0, 0,
+	                   "encoder.layer.%lld.output.dense.bias", L)) ||
+	    (rv = ref_getf(s, &w->oln_w, false, err, 1, c->hid, 0, 0,
+	                   "encoder.layer.%lld.output.LayerNorm.weight", L)) ||
+	    (rv = ref_getf(s, &w->oln_b, false, err, 1, c->hid, 0, 0,
+	                   "encoder.layer.%lld.output.LayerNorm.bias", L)))
+		return rv;
+	return WT_OK;
+}
+
+/* Attention partial of one rank with hl = heads*d columns: b->o = att(x) ao^T. */
+static void bert_attn_part(const ref_cfg *c, ref_bufs *b, const float *x, const float *wq,
+                           const float *bq, const float *wk, const float *bk, const float *wv,
+                           const float *bv, const float *ao, int64_t heads, int64_t T)
+{
+	int64_t d = c->d, hl = heads * d;
+	int64_t kv_of[REF_MAX_HEADS];
+	for (int64_t h = 0; h < heads; h++)
+		kv_of[h] = h;
+	ref_linear(b->q, x, wq, bq, T, c->hid, hl);
+	ref_linear(b->k, x, wk, bk, T, c->hid, hl);
+	ref_linear(b->v, x, wv, bv, T, c->hid, hl);
+	ref_attention(b->att, b->q, b->k, b->v, T, heads, heads, kv_of, d, false);
+	ref_linear(b->o, b->att, ao, NULL, T, hl, c->hid);
+}
+
+/* x = LN(x + part + bias) */
+static void bert_residual_ln(float *x, const float *part, const float *bias, const float *lw,
+                             const float *lb, int64_t T, int64_t hid, float eps)
+{
+	for (int64_t t = 0; t < T; t++)
+		for (int64_t i = 0; i < hid; i++)
+			x[t * hid + i] += part[t * hid + i] + bias[i];
+	ref_layernorm(x, x, lw, lb, T, hid, eps);
+}
+
+static int bert_embed_rest(ref_set *s, const ref_cfg *c, int64_t T, float *x, const float **pool_w,
+                           const float **pool_b, wt_errbuf *err)
+{
+	const float *pos, *typ, *lw, *lb;
+	int rv;
+	if ((rv = ref_getf(s, &pos, false, err, 2, c->max_pos, c->hid, 0,
+	                   "embeddings.position_embeddings.weight")) ||
+	    (rv = ref_getf(s, &typ, false, err, 2, c->n_types, c->hid, 0,
+	                   "embeddings.token_type_embeddings.weight")) ||
+	    (rv = ref_getf(s, &lw, false, err, 1, c->hid, 0, 0, "embeddings.LayerNorm.weight")) ||
+	    (rv = ref_getf(s, &lb, false, err, 1, c->hid, 0, 0, "embeddings.LayerNorm.bias")) ||
+	    (rv = ref_getf(s, pool_w, false, err, 2, c->hid, c->hid, 0, "pooler.dense.weight")) ||
+	    (rv = ref_getf(s, pool_b, false, err, 1, c->hid, 0, 0, "pooler.dense.bias")))
+		return rv;
+	for (int64_t t = 0; t < T; t++)
+		for (int64_t i = 0; i < c->hid; i++)
+			x[t * c->hid + i] += pos[t * c->hid + i] + typ[i]; /* token type 0 */
+	ref_layernorm(x, x, lw, lb, T, c->hid, (float)c->eps);
+	return WT_OK;
+}
+
+static void bert_pool(const ref_cfg *c, const float *x, const float *pw, const float *pb,
+                      float *out)
+{
+	ref_linear(out, x, pw, pb, 1, c->hid, c->hid);
+	for (int64_t i = 0; i < c->hid; i++)
+		out[i] = tanhf(out[i]);
+}
+
+int ref_bert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T, ref_bufs *b,
+                  float *out, wt_errbuf *err)
+{
+	const float *emb, *pw, *pb;
+	int rv;
+	if ((rv = ref_getf(s, &emb, false, err, 2, c->V, c->hid, 0,
+	                   "embeddings.word_embeddings.weight")))
+		return rv;
+	for (int64_t t = 0; t < T; t++)
+		memcpy(b->x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
+	if ((rv = bert_embed_rest(s, c, T, b->x, &pw, &pb, err)))
+		return rv;
+	for (int64_t l = 0; l < c->L; l++) {
+		bert_w w;
+		const float *q, *k, *v, *qb, *kb, *vb;
+		long long L = (long long)l;
+		if ((rv = bert_layer(s, c, l, 1, &w, err)) ||
+		    (rv = ref_getf(s, &q, false, err, 2, c->hid, c->hid, 0,
+		                   "encoder.layer.%lld.attention.self.query.weight", L)) ||
+		    (rv = ref_getf(s, &k, false, err, 2, c->hid, c->hid, 0,
+		                   "encoder.layer.%lld.attention.self.key.weight", L)) ||
+		    (rv = ref_getf(s, &v, false, err, 2, c->hid, c->hid, 0,
+		                   "encoder.layer.%lld.attention.self.value.weight", L)) ||
+		    (rv = ref_getf(s, &qb, false, err, 1, c->hid, 0, 0,
+		                   "encoder.layer.%lld.attention.self.query.bias", L)) ||
+		    (rv = ref_getf(s, &kb, false, err, 1, c->hid, 0, 0,
+		                   "encoder.layer.%lld.attention.self.key.bias", L)) ||
+		    (rv = ref_getf(s, &vb, false, err, 1, c->hid, 0, 0,
+		                   "encoder.layer.%lld.attention.self.value.bias", L)))
+			return rv;
+		bert_attn_part(c, b, b->x, q, qb, k, kb, v, vb, w.ao, c->H, T);
+		bert_residual_ln(b->x, b->o, w.ao_b, w.aln_w, w.aln_b, T, c->hid, (float)c->eps);
+		ref_linear(b->scratch, b->x, w.in, w.in_b, T, c->hid, c->I);
+		ref_gelu(b->scratch, T * c->I);
+		ref_linear(b->o, b->scratch, w.out, NULL, T, c->I, c->hid);
+		bert_residual_ln(b->x, b->o, w.out_b, w.oln_w, w.oln_b, T, c->hid, (float)c->eps);
+	}
+	memcpy(out, b->x, (size_t)(T * c->hid) * sizeof(float));
+	bert_pool(c, b->x, pw, pb, out + T * c->hid);
+	return WT_OK;
+}
+
+/* Rows >= V of rank r's word embeddings must be zero. */
+static int bert_padding(const ref_cfg *c, const float *e, int64_t Vl, uint32_t r, wt_errbuf *err)
+{
+	int64_t first = c->V - (int64_t)r * Vl;
+	for (int64_t row = first < 0 ? 0 : first; row < Vl; row++)
+		for (int64_t i = 0; i < c->hid; i++)
+			if (e[row * c->hid + i] != 0.0f)
+				return wt_seterr(
+				    err, WT_ECORRUPT,
+				    "rank %u 'embeddings.word_embeddings.weight': padding "
+				    "row %lld (vocab row %lld >= vocab_size %lld) is not zero",
+				    r, (long long)row, (long long)(r * Vl + row), (long long)c->V);
+	return WT_OK;
+}
+
+int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
+                     const int64_t *tokens, int64_t T, ref_bufs *b, float *out, wt_errbuf *err)
+{
+	size_t n = (size_t)(T * c->hid);
+	int64_t Hl = c->H / TP, hl = Hl * c->d, il = c->I / TP;
+	float *xs = calloc(n * TP, sizeof(float)); /* per-rank residual streams */
+	const float **pw = calloc(TP, sizeof(*pw)), **pb = calloc(TP, sizeof(*pb));
+	int rv = WT_OK;
+	if (xs == NULL || pw == NULL || pb == NULL) {
+		rv = wt_seterr(err, WT_ENOMEM, "BERT reference: out of memory");
+		goto out;
+	}
+	/* vocab-parallel word embeddings, all-reduced into b->acc */
+	memset(b->acc, 0, n * sizeof(float));
+	for (uint32_t r = 0; r < TP; r++) {
+		const float *e;
+		if ((rv = ref_getf(&ranks[r], &e, false, err, 2, Vl, c->hid, 0,
+		                   "embeddings.word_embeddings.weight")) ||
+		    (rv = bert_padding(c, e, Vl, r, err)))
+			goto out;
+		for (int64_t t = 0; t < T; t++) {
+			int64_t row = tokens[t] - (int64_t)r * Vl;
+			for (int64_t i = 0; i < c->hid; i++)
+				b->acc[t * c->hid + i] +=
+				    (row >= 0 && row < Vl) ? e[row * c->hid + i] : 0.0f;
+		}
+	}
+	for (uint32_t r = 0; r < TP; r++) {
+		memcpy(xs + r * n, b->acc, n * sizeof(float));
+		if ((rv = bert_embed_rest(&ranks[r], c, T, xs + r * n, &pw[r], &pb[r], err)))
+			goto out;
+	}
+	for (int64_t l = 0; l < c->L; l++) {
+		for (int pass = 0; pass < 2; pass++) { /* 0: attention, 1: FFN */
+			memset(b->acc, 0, n * sizeof(float));
+			for (uint32_t r = 0; r < TP; r++) {
+				bert_w w;
+				const float *qkv, *qkv_b;
+				float *x = xs + r * n;
+				if ((rv = bert_layer(&ranks[r], c, l, TP, &w, err)))
+					goto out;
+				if (pass == 0) {
+					if ((rv = ref_getf(&ranks[r], &qkv, false, err, 2, 3 * hl,
+					                   c->hid, 0,
+					                   "encoder.layer.%lld.attention."
+					                   "self.qkv_proj.weight",
+					                   (long long)l)) ||
+					    (rv = ref_getf(
+					         &ranks[r], &qkv_b, false, err, 1, 3 * hl, 0, 0,
+					         "encoder.layer.%lld.attention.self.qkv_proj.bias",
+					         (long long)l)))
+						goto out;
+					bert_attn_part(c, b, x, qkv, qkv_b, qkv + hl * c->hid,
+					               qkv_b + hl, qkv + 2 * hl * c->hid,
+					               qkv_b + 2 * hl, w.ao, Hl, T);
+				} else {
+					ref_linear(b->scratch, x, w.in, w.in_b, T, c->hid, il);
+					ref_gelu(b->scratch, T * il);
+					ref_linear(b->o, b->scratch, w.out, NULL, T, il, c->hid);
+				}
+				for (size_t i = 0; i < n; i++)
+					b->acc[i] += b->o[i];
+			}
+			for (uint32_t r = 0; r < TP; r++) { /* each rank: its bias and LayerNorm */
+				bert_w w;
+				if ((rv = bert_layer(&ranks[r], c, l, TP, &w, err)))
+					goto out;
+				bert_residual_ln(xs + r * n, b->acc, pass ? w.out_b : w.ao_b,
+				                 pass ? w.oln_w : w.aln_w, pass ? w.oln_b : w.aln_b,
+				                 T, c->hid, (float)c->eps);
+			}
+		}
+	}
+	memset(out, 0, (n + (size_t)c->hid) * sizeof(float));
+	for (uint32_t r = 0; r < TP; r++) {
+		bert_pool(c, xs + r * n, pw[r], pb[r], b->y);
+		for (size_t i = 0; i < n; i++)
+			out[i] += xs[r * n + i] / (float)TP;
+		for (int64_t i = 0; i < c->hid; i++)
+			out[n + (size_t)i] += b->y[i] / (float)TP;
+	}
+out:
+	free(xs);
+	free(pw);
+	free(pb);
+	return rv;
+}

@@ -1,0 +1,295 @@
+/*
+ * cfg.c — the reference configuration: the config.json fields only the
+ * reference forward pass needs, and the validation of the whole ref_cfg.
+ *
+ * config.json has one parser, loader/config.c: the fields the planner reads
+ * too (dimensions, experts, MoE layer selection, MLA dims, FP8 block) are
+ * copied from the loader's ckpt_config (ref_cfg_from_ckpt, ckpt.c), and the
+ * reference-only ones below are read with ckpt_config_fields, which applies
+ * the same JSON rules and `text_config` overlay.
+ *
+ * Reference-only fields and their Hugging Face defaults: rms_norm_eps 1e-6
+ * (BERT layer_norm_eps 1e-12), rope_parameters.rope_theta (transformers 5.x)
+ * else rope_theta, else 10000; DeepSeek rope_interleave true;
+ * num_experts_per_tok (required with experts); Mixtral renormalises its top-k
+ * weights, Qwen-MoE only with norm_topk_prob, DeepSeek unless norm_topk_prob
+ * is false; DeepSeek n_group 1, topk_group 1, routed_scaling_factor 1,
+ * scoring_func sigmoid; BERT max_position_embeddings 512, type_vocab_size 2,
+ * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
+ * naming it (null counts as absent; ckpt_config_fields).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "loader/loader.h"
+#include "reference/reference.h"
+
+/* The reference-only fields, indices into the table read_fields fills. */
+enum {
+	F_RMS_EPS,
+	F_ROPE_THETA,
+	F_RP_THETA,
+	F_ROPE_INTERLEAVE,
+	F_N_GROUP,
+	F_TOPK_GROUP,
+	F_NORM_TOPK,
+	F_ROUTED_SCALE,
+	F_SCORING,
+	F_TOPK,
+	F_ACT,
+	F_LN_EPS,
+	F_MAX_POS,
+	F_N_TYPES,
+	F_COUNT
+};
+
+static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *err)
+{
+	static const struct {
+		const char *key;
+		ckpt_field_kind kind;
+	} spec[F_COUNT] = {
+	    [F_RMS_EPS] = {"rms_norm_eps", CKPT_FIELD_REAL},
+	    [F_ROPE_THETA] = {"rope_theta", CKPT_FIELD_REAL},
+	    [F_RP_THETA] = {"rope_parameters.rope_theta", CKPT_FIELD_REAL},
+	    [F_ROPE_INTERLEAVE] = {"rope_interleave", CKPT_FIELD_BOOL},
+	    [F_N_GROUP] = {"n_group", CKPT_FIELD_INT},
+	    [F_TOPK_GROUP] = {"topk_group", CKPT_FIELD_INT},
+	    [F_NORM_TOPK] = {"norm_topk_prob", CKPT_FIELD_BOOL},
+	    [F_ROUTED_SCALE] = {"routed_scaling_factor", CKPT_FIELD_REAL},
+	    [F_SCORING] = {"scoring_func", CKPT_FIELD_STRING},
+	    [F_TOPK] = {"num_experts_per_tok", CKPT_FIELD_INT},
+	    [F_ACT] = {"hidden_act", CKPT_FIELD_STRING},
+	    [F_LN_EPS] = {"layer_norm_eps", CKPT_FIELD_REAL},
+	    [F_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+	    [F_N_TYPES] = {"type_vocab_size", CKPT_FIELD_INT},
+	};
+	for (size_t i = 0; i < F_COUNT; i++) {
+		memset(&f[i], 0, sizeof(f[i]));
+		f[i].key = spec[i].key;
+		f[i].kind = spec[i].kind;
+	}
+	return ckpt_config_fields(json, len, f, F_COUNT, err);
+}
+
+static int64_t int_or(const ckpt_field *f, int64_t def)
+{
+	return f->present ? f->i : def;
+}
+
+static double real_or(const ckpt_field *f, double def)
+{
+	return f->present ? f->r : def;
+}
+
+static bool bool_or(const ckpt_field *f, bool def)
+{
+	return f->present ? f->b : def;
+}
+
+/* The planner's family -> the reference's kind. */
+static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err)
+{
+	static const struct {
+		const char *family;
+		ref_kind kind;
+		bool qk_norm;
+	} map[] = {
+	    {"llama", REF_DENSE, false},
+	    {"mistral", REF_DENSE, false},
+	    {"qwen2", REF_DENSE, false},
+	    /* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
+	     * position streams are equal and it is the plain 1-D RoPE */
+	    {"qwen2_vl", REF_DENSE, false},
+	    {"qwen3", REF_DENSE, true},
+	    {"mixtral", REF_MIXTRAL, false},
+	    {"qwen2_moe", REF_QWEN2_MOE, false},
+	    /* Qwen3-MoE: the same MoE block, no shared expert unless configured */
+	    {"qwen3_moe", REF_QWEN2_MOE, true},
+	    {"deepseek_v3", REF_DEEPSEEK, false},
+	    {"bert", REF_BERT, false},
+	};
+	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(family, map[i].family) == 0) {
+			c->kind = map[i].kind;
+			c->qk_norm = map[i].qk_norm;
+			return WT_OK;
+		}
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "architecture '%s' (family %s) has no reference forward pass; supported: "
+	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+	                 "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
+	                 "Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, BertModel, "
+	                 "Qwen2VLForConditionalGeneration (language model)",
+	                 arch ? arch : "", family ? family : "none");
+}
+
+/* rope_parameters.rope_theta (transformers 5.x) wins over the legacy rope_theta. */
+static int parse_rope(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
+{
+	c->theta = real_or(&f[F_RP_THETA], real_or(&f[F_ROPE_THETA], 10000.0));
+	if (!(c->theta > 1.0))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: rope_theta %g; the reference needs a value above 1",
+		                 c->theta);
+	/* transformers' default for DeepSeek: interleaved */
+	c->rope_interleave = c->kind == REF_DEEPSEEK && bool_or(&f[F_ROPE_INTERLEAVE], true);
+	return WT_OK;
+}
+
+static int parse_deepseek(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
+{
+	c->n_group = int_or(&f[F_N_GROUP], 1);
+	c->topk_group = int_or(&f[F_TOPK_GROUP], 1);
+	c->norm_topk = bool_or(&f[F_NORM_TOPK], true);
+	c->routed_scale = real_or(&f[F_ROUTED_SCALE], 1.0);
+	if (f[F_SCORING].present && strcmp(f[F_SCORING].s, "sigmoid") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: scoring_func '%s'; the reference has 'sigmoid'",
+		                 f[F_SCORING].s);
+	if (c->n_group < 1 || c->topk_group < 1 || c->topk_group > c->n_group ||
+	    c->layer_freq < 1 || c->first_dense < 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: n_group %lld, topk_group %lld, moe_layer_freq "
+		                 "%lld, first_k_dense_replace %lld out of range",
+		                 (long long)c->n_group, (long long)c->topk_group,
+		                 (long long)c->layer_freq, (long long)c->first_dense);
+	if (c->E % c->n_group != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: n_group %lld does not divide %lld experts",
+		                 (long long)c->n_group, (long long)c->E);
+	return WT_OK;
+}
+
+static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
+{
+	if (!f[F_TOPK].present)
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'num_experts_per_tok' is missing");
+	c->topk = f[F_TOPK].i;
+	if (c->E < 1)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: no routed experts (num_local_experts, num_experts "
+		                 "or n_routed_experts) for a mixture-of-experts architecture");
+	int rv;
+	if (c->kind == REF_MIXTRAL) {
+		c->Is = 0;
+		c->norm_topk = true;
+		c->sparse_step = 1;
+	} else if (c->kind == REF_DEEPSEEK) {
+		c->sparse_step = 1;
+		if ((rv = parse_deepseek(f, c, err)) != WT_OK)
+			return rv;
+	} else {
+		c->norm_topk = bool_or(&f[F_NORM_TOPK], false);
+	}
+	if (c->E > 64 || c->topk < 1 || c->topk > c->E || c->Ie < 1 || c->Is < 0 ||
+	    c->sparse_step < 1)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: experts %lld, top-k %lld, expert size %lld, shared "
+		    "%lld, sparse step %lld; the reference needs 1 <= top-k <= experts "
+		    "<= 64 and positive sizes",
+		    (long long)c->E, (long long)c->topk, (long long)c->Ie, (long long)c->Is,
+		    (long long)c->sparse_step);
+	return WT_OK;
+}
+
+static int parse_bert(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
+{
+	if (f[F_ACT].present && strcmp(f[F_ACT].s, "gelu") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "BertModel hidden_act '%s': the reference has only 'gelu'",
+		                 f[F_ACT].s);
+	c->eps = real_or(&f[F_LN_EPS], 1e-12);
+	c->max_pos = int_or(&f[F_MAX_POS], 512);
+	c->n_types = int_or(&f[F_N_TYPES], 2);
+	if (c->max_pos < 1 || c->n_types < 1)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: max_position_embeddings %lld, type_vocab_size "
+		                 "%lld must be positive",
+		                 (long long)c->max_pos, (long long)c->n_types);
+	if (c->KV != c->H)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: BertModel with %lld kv heads for %lld heads; BERT "
+		                 "attention has one kv head per head",
+		                 (long long)c->KV, (long long)c->H);
+	return WT_OK;
+}
+
+static int check_mla(const ref_cfg *c, wt_errbuf *err)
+{
+	if (c->kv_lora < 1 || c->nope < 1 || c->rope < 2 || c->rope % 2 || c->rope > 1024 ||
+	    c->vhd < 1 || c->q_lora == 0 || c->q_lora < -1)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: MLA dims q_lora %lld kv_lora %lld nope %lld rope %lld v "
+		    "%lld; the reference needs positive sizes and an even rope dim <= 1024",
+		    (long long)c->q_lora, (long long)c->kv_lora, (long long)c->nope,
+		    (long long)c->rope, (long long)c->vhd);
+	return WT_OK;
+}
+
+static int parse_rest(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
+{
+	c->eps = real_or(&f[F_RMS_EPS], 1e-6);
+	int rv = parse_rope(f, c, err);
+	if (rv == WT_OK && c->kind == REF_BERT)
+		rv = parse_bert(f, c, err);
+	if (rv == WT_OK && c->kind == REF_DEEPSEEK)
+		rv = check_mla(c, err);
+	if (rv == WT_OK && c->kind != REF_DENSE && c->kind != REF_BERT)
+		rv = parse_moe(f, c, err);
+	if (rv != WT_OK)
+		return rv;
+	if (c->I < 1)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: 'intermediate_size' is missing; the reference "
+		                 "forward pass needs it");
+	if (c->H < 1 || c->KV < 1 || c->hid < 1 || c->H % c->KV != 0 || c->d < 2 || c->d % 2 != 0 ||
+	    c->V < 1 || c->L < 1 || c->block[0] < 1 || c->block[1] < 1)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: heads %lld, kv heads %lld, head_dim %lld, "
+		                 "intermediate %lld, vocab %lld, layers %lld; the reference needs "
+		                 "kv heads dividing heads, an even head_dim and positive sizes",
+		                 (long long)c->H, (long long)c->KV, (long long)c->d,
+		                 (long long)c->I, (long long)c->V, (long long)c->L);
+	return WT_OK;
+}
+
+int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char *json, size_t len,
+                   wt_errbuf *err)
+{
+	int rv = kind_of(family, arch, c, err);
+	if (rv != WT_OK)
+		return rv;
+	ckpt_field f[F_COUNT];
+	if ((rv = read_fields(json, len, f, err)) != WT_OK)
+		return rv;
+	return parse_rest(f, c, err);
+}
+
+bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
+{
+	if (c->kind == REF_DENSE || c->kind == REF_BERT)
+		return false;
+	if (c->kind == REF_MIXTRAL)
+		return true;
+	if (c->kind == REF_DEEPSEEK)
+		return i >= c->first_dense && i % c->layer_freq == 0;
+	if (i >= 0 && i < 64 && ((c->mlp_only_mask >> i) & 1u))
+		return false;
+	return (i + 1) % c->sparse_step == 0;
+}
+
+void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "model.layers.%lld.%s", (long long)i,
+	         c->kind == REF_MIXTRAL ? "block_sparse_moe." : "mlp.");
+}
+
+size_t ref_out_count(const ref_cfg *c, size_t n_tok)
+{
+	if (c->kind == REF_BERT)
+		return (n_tok + 1) * (size_t)c->hid;
+	return n_tok * (size_t)c->V;
+}

@@ -1,0 +1,256 @@
+/*
+ * reference.c — the full reference forward pass over the original checkpoint
+ * tensors (one process, no partitioning): embedding lookup, then per layer
+ * RMSNorm -> q/k/v (+ biases, q_norm/k_norm) -> RoPE -> causal GQA attention
+ * -> o_proj -> residual -> RMSNorm -> MLP or MoE -> residual, final norm and
+ * LM head (the embedding matrix when tied). reference_shard.c computes the
+ * same thing from the rank tensors.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+void ref_bufs_free(ref_bufs *b)
+{
+	if (b == NULL)
+		return;
+	free(b->x);
+	free(b->h);
+	free(b->q);
+	free(b->k);
+	free(b->v);
+	free(b->att);
+	free(b->o);
+	free(b->acc);
+	free(b->part);
+	free(b->y);
+	free(b->scratch);
+	memset(b, 0, sizeof(*b));
+}
+
+int ref_bufs_alloc(ref_bufs *b, const ref_cfg *c, size_t n_tok, const int64_t *tokens,
+                   wt_errbuf *err)
+{
+	memset(b, 0, sizeof(*b));
+	if (n_tok < 1 || n_tok > REF_MAX_TOKENS)
+		return wt_seterr(err, WT_EINVAL, "%zu tokens; the reference runs 1 to %d", n_tok,
+		                 REF_MAX_TOKENS);
+	if (c->kind == REF_BERT && (int64_t)n_tok > c->max_pos)
+		return wt_seterr(err, WT_EINVAL, "%zu tokens; max_position_embeddings is %lld",
+		                 n_tok, (long long)c->max_pos);
+	for (size_t t = 0; t < n_tok; t++)
+		if (tokens[t] < 0 || tokens[t] >= c->V)
+			return wt_seterr(err, WT_EINVAL, "token %zu is %lld; vocab_size is %lld", t,
+			                 (long long)tokens[t], (long long)c->V);
+	size_t T = n_tok;
+	int64_t inter = c->I;
+	if (c->Ie > inter)
+		inter = c->Ie;
+	if (c->Is > inter)
+		inter = c->Is;
+	b->x = calloc(T * (size_t)c->hid, sizeof(float));
+	b->h = calloc(T * (size_t)c->hid, sizeof(float));
+	b->q = calloc(T * (size_t)(c->H * c->d), sizeof(float));
+	b->k = calloc(T * (size_t)(c->KV * c->d), sizeof(float));
+	b->v = calloc(T * (size_t)(c->KV * c->d), sizeof(float));
+	b->att = calloc(T * (size_t)(c->H * c->d), sizeof(float));
+	b->o = calloc(T * (size_t)c->hid, sizeof(float));
+	b->acc = calloc(T * (size_t)c->hid, sizeof(float));
+	b->part = calloc(T * (size_t)c->hid, sizeof(float));
+	b->y = calloc(T * (size_t)c->hid, sizeof(float));
+	b->scratch = calloc(3 * T * (size_t)(2 * inter), sizeof(float));
+	if (!b->x || !b->h || !b->q || !b->k || !b->v || !b->att || !b->o || !b->acc || !b->part ||
+	    !b->y || !b->scratch) {
+		ref_bufs_free(b);
+		return wt_seterr(err, WT_ENOMEM, "reference forward: out of memory");
+	}
+	return WT_OK;
+}
+
+/* Attention block of layer l: x += o_proj(attn(rmsnorm(x))). */
+static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
+                     wt_errbuf *err)
+{
+	const float *ln, *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo, *qn = NULL, *kn = NULL;
+	long long L = (long long)l;
+	int64_t qd = c->H * c->d, kvd = c->KV * c->d;
+	int rv;
+	if (c->kind == REF_DEEPSEEK) {
+		if ((rv = ref_getf(s, &ln, false, err, 1, c->hid, 0, 0,
+		                   "model.layers.%lld.input_layernorm.weight", L)))
+			return rv;
+		ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+		if ((rv = ref_mla(c, s, l, c->H, b->h, T, b->o, err)))
+			return rv;
+		for (int64_t i = 0; i < T * c->hid; i++)
+			b->x[i] += b->o[i];
+		return WT_OK;
+	}
+	if ((rv = ref_getf(s, &ln, false, err, 1, c->hid, 0, 0,
+	                   "model.layers.%lld.input_layernorm.weight", L)) ||
+	    (rv = ref_getf(s, &wq, false, err, 2, qd, c->hid, 0,
+	                   "model.layers.%lld.self_attn.q_proj.weight", L)) ||
+	    (rv = ref_getf(s, &wk, false, err, 2, kvd, c->hid, 0,
+	                   "model.layers.%lld.self_attn.k_proj.weight", L)) ||
+	    (rv = ref_getf(s, &wv, false, err, 2, kvd, c->hid, 0,
+	                   "model.layers.%lld.self_attn.v_proj.weight", L)) ||
+	    (rv = ref_getf(s, &wo, false, err, 2, c->hid, qd, 0,
+	                   "model.layers.%lld.self_attn.o_proj.weight", L)) ||
+	    (rv = ref_getf(s, &bq, true, err, 1, qd, 0, 0,
+	                   "model.layers.%lld.self_attn.q_proj.bias", L)) ||
+	    (rv = ref_getf(s, &bk, true, err, 1, kvd, 0, 0,
+	                   "model.layers.%lld.self_attn.k_proj.bias", L)) ||
+	    (rv = ref_getf(s, &bv, true, err, 1, kvd, 0, 0,
+	                   "model.layers.%lld.self_attn.v_proj.bias", L)) ||
+	    (rv = ref_getf(s, &bo, true, err, 1, c->hid, 0, 0,
+	                   "model.layers.%lld.self_attn.o_proj.bias", L)))
+		return rv;
+	if (c->qk_norm && ((rv = ref_getf(s, &qn, false, err, 1, c->d, 0, 0,
+	                                  "model.layers.%lld.self_attn.q_norm.weight", L)) ||
+	                   (rv = ref_getf(s, &kn, false, err, 1, c->d, 0, 0,
+	                                  "model.layers.%lld.self_attn.k_norm.weight", L))))
+		return rv;
+	ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+	ref_linear(b->q, b->h, wq, bq, T, c->hid, qd);
+	ref_linear(b->k, b->h, wk, bk, T, c->hid, kvd);
+	ref_linear(b->v, b->h, wv, bv, T, c->hid, kvd);
+	if (c->qk_norm) {
+		ref_rmsnorm(b->q, b->q, qn, T * c->H, c->d, (float)c->eps);
+		ref_rmsnorm(b->k, b->k, kn, T * c->KV, c->d, (float)c->eps);
+	}
+	ref_rope(b->q, T, c->H, c->d, qd, c->theta);
+	ref_rope(b->k, T, c->KV, c->d, kvd, c->theta);
+	int64_t kv_of[REF_MAX_HEADS];
+	if (c->H > REF_MAX_HEADS)
+		return wt_seterr(err, WT_EUNSUPPORTED, "%lld heads; the reference handles %d",
+		                 (long long)c->H, REF_MAX_HEADS);
+	for (int64_t h = 0; h < c->H; h++)
+		kv_of[h] = h / (c->H / c->KV);
+	ref_attention(b->att, b->q, b->k, b->v, T, c->H, c->KV, kv_of, c->d, true);
+	ref_linear(b->o, b->att, wo, bo, T, qd, c->hid);
+	for (int64_t i = 0; i < T * c->hid; i++)
+		b->x[i] += b->o[i];
+	return WT_OK;
+}
+
+/* Dense gated MLP of module prefix `m` (n_inter rows) on b->h into y. */
+static int mlp_full(ref_set *s, const char *m, int64_t hid, int64_t n_inter, int64_t T,
+                    const float *h, float *y, float *scratch, wt_errbuf *err)
+{
+	const float *wg, *wu, *wd, *bg, *bu, *bd;
+	int rv;
+	if ((rv = ref_getf(s, &wg, false, err, 2, n_inter, hid, 0, "%sgate_proj.weight", m)) ||
+	    (rv = ref_getf(s, &wu, false, err, 2, n_inter, hid, 0, "%sup_proj.weight", m)) ||
+	    (rv = ref_getf(s, &wd, false, err, 2, hid, n_inter, 0, "%sdown_proj.weight", m)) ||
+	    (rv = ref_getf(s, &bg, true, err, 1, n_inter, 0, 0, "%sgate_proj.bias", m)) ||
+	    (rv = ref_getf(s, &bu, true, err, 1, n_inter, 0, 0, "%sup_proj.bias", m)) ||
+	    (rv = ref_getf(s, &bd, true, err, 1, hid, 0, 0, "%sdown_proj.bias", m)))
+		return rv;
+	ref_ffn(y, h, T, hid, n_inter, wg, bg, wu, bu, wd, scratch);
+	if (bd)
+		for (int64_t t = 0; t < T; t++)
+			for (int64_t i = 0; i < hid; i++)
+				y[t * hid + i] += bd[i];
+	return WT_OK;
+}
+
+/* MoE block of layer l on b->h into b->acc, token by token. */
+static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
+                    int64_t *routes, wt_errbuf *err)
+{
+	char m[160], ex[200];
+	ref_moe_prefix(c, l, m, sizeof(m));
+	const bool mix = c->kind == REF_MIXTRAL;
+	const char *g = mix ? "w1" : "gate_proj", *u = mix ? "w3" : "up_proj",
+	           *dn = mix ? "w2" : "down_proj";
+	float *y = b->y;
+	float w[64];
+	int64_t idx[64];
+	int rv;
+	memset(b->acc, 0, (size_t)(T * c->hid) * sizeof(float));
+	for (int64_t t = 0; t < T; t++) {
+		const float *h = b->h + t * c->hid;
+		float *acc = b->acc + t * c->hid;
+		if ((rv = ref_moe_route(c, s, m, h, NULL, idx, w, err)))
+			return rv;
+		if (routes)
+			memcpy(routes + t * c->topk, idx, (size_t)c->topk * sizeof(int64_t));
+		for (int64_t j = 0; j < c->topk; j++) {
+			const float *wg, *wu, *wd;
+			long long e = (long long)idx[j];
+			if ((rv = ref_getf(s, &wg, false, err, 2, c->Ie, c->hid, 0,
+			                   "%sexperts.%lld.%s.weight", m, e, g)) ||
+			    (rv = ref_getf(s, &wu, false, err, 2, c->Ie, c->hid, 0,
+			                   "%sexperts.%lld.%s.weight", m, e, u)) ||
+			    (rv = ref_getf(s, &wd, false, err, 2, c->hid, c->Ie, 0,
+			                   "%sexperts.%lld.%s.weight", m, e, dn)))
+				return rv;
+			ref_ffn(y, h, 1, c->hid, c->Ie, wg, NULL, wu, NULL, wd, b->scratch);
+			for (int64_t i = 0; i < c->hid; i++)
+				acc[i] += w[j] * y[i];
+		}
+		if (c->Is > 0) {
+			float gate;
+			if ((rv = ref_shared_gate(c, s, m, h, ex, sizeof(ex), &gate, err)) ||
+			    (rv = mlp_full(s, ex, c->hid, c->Is, 1, h, y, b->scratch, err)))
+				return rv;
+			for (int64_t i = 0; i < c->hid; i++)
+				acc[i] += gate * y[i];
+		}
+	}
+	return WT_OK;
+}
+
+int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok,
+                     float *logits, int64_t *routes, wt_errbuf *err)
+{
+	ref_bufs b;
+	int rv = ref_bufs_alloc(&b, c, n_tok, tokens, err);
+	if (rv != WT_OK)
+		return rv;
+	int64_t T = (int64_t)n_tok;
+	const float *emb, *nw, *lm;
+	if (c->kind == REF_BERT) {
+		rv = ref_bert_full(c, ck, tokens, T, &b, logits, err);
+		goto out;
+	}
+	if ((rv = ref_getf(ck, &emb, false, err, 2, c->V, c->hid, 0, "model.embed_tokens.weight")))
+		goto out;
+	for (int64_t t = 0; t < T; t++)
+		memcpy(b.x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
+	for (int64_t l = 0; l < c->L; l++) {
+		const float *ln;
+		char m[160];
+		if ((rv = attn_full(c, ck, l, T, &b, err)) ||
+		    (rv = ref_getf(ck, &ln, false, err, 1, c->hid, 0, 0,
+		                   "model.layers.%lld.post_attention_layernorm.weight",
+		                   (long long)l)))
+			goto out;
+		ref_rmsnorm(b.h, b.x, ln, T, c->hid, (float)c->eps);
+		if (ref_layer_is_moe(c, l)) {
+			rv = moe_full(c, ck, l, T, &b, routes ? routes + l * T * c->topk : NULL,
+			              err);
+		} else {
+			snprintf(m, sizeof(m), "model.layers.%lld.mlp.", (long long)l);
+			rv = mlp_full(ck, m, c->hid, c->I, T, b.h, b.acc, b.scratch, err);
+		}
+		if (rv != WT_OK)
+			goto out;
+		for (int64_t i = 0; i < T * c->hid; i++)
+			b.x[i] += b.acc[i];
+	}
+	if ((rv = ref_getf(ck, &nw, false, err, 1, c->hid, 0, 0, "model.norm.weight")))
+		goto out;
+	ref_rmsnorm(b.h, b.x, nw, T, c->hid, (float)c->eps);
+	lm = emb;
+	if (!c->tied && (rv = ref_getf(ck, &lm, false, err, 2, c->V, c->hid, 0, "lm_head.weight")))
+		goto out;
+	ref_linear(logits, b.h, lm, NULL, T, c->hid, c->V);
+out:
+	ref_bufs_free(&b);
+	return rv;
+}

@@ -1,0 +1,59 @@
+/*
+ * reference_int.h — private to the reference/ sources: the activation buffers
+ * both forward paths share.
+ */
+#ifndef WT_REFERENCE_INT_H
+#define WT_REFERENCE_INT_H
+
+#include "reference/reference.h"
+
+#define REF_MAX_TOKENS 64  /* attention keeps one row of scores on the stack */
+#define REF_MAX_HEADS  256 /* kv map of one layer on the stack */
+
+/* Activations for n_tok tokens; all owned. */
+typedef struct ref_bufs {
+	float *x; /* [T, hid] residual stream */
+	float *h; /* [T, hid] normed input of a block */
+	float *q, *k, *v, *att;
+	float *o;       /* [T, hid] block output / per-rank partial */
+	float *acc;     /* [T, hid] all-reduce accumulator */
+	float *part;    /* [T, hid] EP all-reduce of one TP rank */
+	float *y;       /* [T, hid] one expert's output */
+	float *scratch; /* 6 * T * max(I, Ie, Is) */
+} ref_bufs;
+
+/* Check tokens against V and n_tok against REF_MAX_TOKENS, then allocate. */
+int ref_bufs_alloc(ref_bufs *b, const ref_cfg *c, size_t n_tok, const int64_t *tokens,
+                   wt_errbuf *err);
+void ref_bufs_free(ref_bufs *b); /* NULL-safe */
+
+/* BertModel paths (reference_bert.c); b allocated for T tokens; out has
+ * ref_out_count() floats. ranks[TP] are the rank sets, Vl the padded
+ * vocabulary rows per rank. */
+int ref_bert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T, ref_bufs *b,
+                  float *out, wt_errbuf *err);
+int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
+                     const int64_t *tokens, int64_t T, ref_bufs *b, float *out, wt_errbuf *err);
+
+/* DeepSeek-V3 (reference_mla.c). MLA block of layer l with heads [0, Hl) of set
+ * s (checkpoint: Hl = H; a rank: its slice) on normed input h: out [T, hid] is
+ * o_proj's output (a rank's partial). */
+int ref_mla(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, const float *h, int64_t T,
+            float *out, wt_errbuf *err);
+/* Sigmoid scores, + correction bias (may be NULL) for the choice, group-limited
+ * top-k (or `forced`), weights normalised (norm_topk_prob) and scaled. */
+void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, const int64_t *forced,
+                  int64_t *idx, float *w);
+
+/*
+ * Route one token h of the MoE block with prefix m, reading the router (and the
+ * DeepSeek correction bias) from set s: idx/w receive topk entries.
+ */
+int ref_moe_route(const ref_cfg *c, ref_set *s, const char *m, const float *h,
+                  const int64_t *forced, int64_t *idx, float *w, wt_errbuf *err);
+/* Shared-expert module of an MoE prefix ("shared_expert." / "shared_experts.") and
+ * its gate: *gate = sigmoid(h . shared_expert_gate) for Qwen2-MoE, 1 for DeepSeek. */
+int ref_shared_gate(const ref_cfg *c, ref_set *s, const char *m, const float *h, char *name,
+                    size_t cap, float *gate, wt_errbuf *err);
+
+#endif

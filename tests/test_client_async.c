@@ -1,0 +1,343 @@
+/*
+ * test_client_async.c — asynchronous fetches (client/async.c,
+ * include/weights/async.h) against the in-process fake weightd
+ * (tests/util/fake_weightd.h), chunk replies slowed with chunk_delay_ms so a
+ * fetch is still running when the test acts:
+ *  - a fetch completes: wait gives WT_OK and the bytes equal the fake's; the
+ *    done callback fires exactly once with the same result, before wait returns;
+ *  - wait with a timeout while it runs is WT_ETIMEDOUT and poll says running;
+ *  - cancel from another thread mid-fetch (at the 3rd chunk: the progress
+ *    callback holds the fetch thread until the cancel was sent, so the outcome
+ *    does not depend on scheduling): WT_ECANCELED naming wt_fetch_cancel,
+ *    the sink aborted (nothing published), fewer chunks than the shard's;
+ *  - cancel before the thread starts work and free of a running fetch;
+ *  - 16 concurrent async fetches over one client, all correct;
+ *  - bad arguments and a bad struct_size are refused before anything starts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "tests/util/fake_weightd.h"
+#include "weights/async.h"
+#include "weights/client.h"
+#include "weights/engine.h"
+
+static wt_client *open_client(const char *url)
+{
+	const char *eps[] = {url};
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	o.window = 2;
+	o.request_timeout_ms = 5000;
+	wt_client *c = NULL;
+	wt_errbuf err;
+	if (wt_client_open(&c, &o, &err) != WT_OK)
+		fail_msg("wt_client_open: %s", err.msg);
+	return c;
+}
+
+static wt_manifest *get_manifest(wt_client *c)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_manifest *m = NULL;
+	wt_errbuf err;
+	if (wt_client_get_manifest(c, "fake", &l, &m, &err) != WT_OK)
+		fail_msg("get_manifest: %s", err.msg);
+	return m;
+}
+
+static void check_bytes(const fake *f, const wt_host_sink *h)
+{
+	assert_int_equal(wt_host_sink_n_tensors(h), FAKE_N_T);
+	for (size_t i = 0; i < FAKE_N_T; i++) {
+		const void *d;
+		uint64_t n;
+		assert_int_equal(wt_host_sink_find(h, fake_shard_def[i].name, &d, &n), WT_OK);
+		assert_int_equal(n, f->nbytes[i]);
+		if (n > 0)
+			assert_memory_equal(d, f->data[i], n);
+	}
+}
+
+typedef struct done_rec {
+	pthread_mutex_t lk;
+	int calls, result;
+	char msg[600];
+	wt_fetch_handle *h;
+} done_rec;
+
+static void on_done(void *ctx, wt_fetch_handle *h, int result, const wt_errbuf *err)
+{
+	done_rec *d = ctx;
+	pthread_mutex_lock(&d->lk);
+	d->calls++;
+	d->result = result;
+	d->h = h;
+	snprintf(d->msg, sizeof(d->msg), "%s", result == WT_OK ? "" : err->msg);
+	pthread_mutex_unlock(&d->lk);
+}
+
+static void test_complete_callback_timeout(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	wt_client *c = open_client(f->url);
+	wt_manifest *m = get_manifest(c);
+	f->chunk_delay_ms = 20;
+	wt_host_sink *hs;
+	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
+	done_rec d = {.lk = PTHREAD_MUTEX_INITIALIZER};
+	wt_async_opts ao;
+	wt_async_opts_init(&ao);
+	ao.done = on_done;
+	ao.done_ctx = &d;
+	wt_fetch_stats st;
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.stats = &st;
+	wt_fetch_handle *h = NULL;
+	wt_errbuf err;
+	assert_int_equal(wt_client_fetch_start(c, m, wt_host_sink_sink(hs), &fo, &ao, &h, &err),
+	                 WT_OK);
+	/* still running: the shard has several chunks of 20 ms each */
+	int result = -1;
+	assert_int_equal(wt_fetch_poll(h), 0);
+	assert_int_equal(wt_fetch_wait(h, 0, &result, &err), WT_ETIMEDOUT);
+	assert_int_equal(wt_fetch_wait(h, 5, &result, &err), WT_ETIMEDOUT);
+	assert_non_null(strstr(err.msg, "still running"));
+	assert_int_equal(result, -1);
+	assert_int_equal(wt_fetch_wait(h, -1, &result, &err), WT_OK);
+	assert_int_equal(result, WT_OK);
+	assert_int_equal(wt_fetch_poll(h), 1);
+	/* the callback ran once, before waiters were released, with the same result */
+	assert_int_equal(d.calls, 1);
+	assert_int_equal(d.result, WT_OK);
+	assert_ptr_equal(d.h, h);
+	assert_int_equal(st.chunks, wt_manifest_n_chunks(m));
+	check_bytes(f, hs);
+	/* a second wait returns the same; cancel after the end changes nothing */
+	wt_fetch_cancel(h);
+	assert_int_equal(wt_fetch_wait(h, 10, &result, &err), WT_OK);
+	assert_int_equal(result, WT_OK);
+	wt_fetch_free(h);
+	assert_int_equal(d.calls, 1);
+	wt_host_sink_destroy(hs);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(f);
+}
+
+typedef struct canceler {
+	wt_fetch_handle *h;
+	int chunks;      /* atomic: verified chunks seen by the caller's progress callback */
+	int after;       /* cancel once this many chunks were seen */
+	int cancel_sent; /* atomic: the other thread has called wt_fetch_cancel */
+} canceler;
+
+/* The caller's progress callback (still called under the async cancel check).
+ * At chunk `after` it holds the fetch thread until the other thread has
+ * canceled, so the cancel lands at that chunk however the threads are scheduled. */
+static int count_chunks(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)done, (void)total;
+	canceler *k = ctx;
+	int n = __atomic_add_fetch(&k->chunks, 1, __ATOMIC_ACQ_REL);
+	for (int i = 0;
+	     n == k->after && i < 10000 && !__atomic_load_n(&k->cancel_sent, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	return 0;
+}
+
+/* Another thread: wait until `after` chunks arrived, then cancel. */
+static void *cancel_thread(void *arg)
+{
+	canceler *k = arg;
+	while (__atomic_load_n(&k->chunks, __ATOMIC_ACQUIRE) < k->after && !wt_fetch_poll(k->h))
+		usleep(1000);
+	wt_fetch_cancel(k->h);
+	__atomic_store_n(&k->cancel_sent, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_cancel_other_thread(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	wt_client *c = open_client(f->url);
+	wt_manifest *m = get_manifest(c);
+	size_t n_chunks = wt_manifest_n_chunks(m);
+	assert_true(n_chunks >= 4);
+	f->chunk_delay_ms = 30;
+	wt_host_sink *hs;
+	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
+	done_rec d = {.lk = PTHREAD_MUTEX_INITIALIZER};
+	wt_async_opts ao;
+	wt_async_opts_init(&ao);
+	ao.done = on_done;
+	ao.done_ctx = &d;
+	wt_fetch_stats st;
+	memset(&st, 0, sizeof(st));
+	canceler k = {NULL, 0, 3, 0};
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.stats = &st;
+	fo.progress = count_chunks;
+	fo.progress_ctx = &k;
+	wt_fetch_handle *h = NULL;
+	wt_errbuf err;
+	assert_int_equal(wt_client_fetch_start(c, m, wt_host_sink_sink(hs), &fo, &ao, &h, &err),
+	                 WT_OK);
+	k.h = h;
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, cancel_thread, &k), 0);
+	int result = -1;
+	assert_int_equal(wt_fetch_wait(h, 20000, &result, &err), WT_OK);
+	pthread_join(th, NULL);
+	printf("canceled after %llu of %zu chunks: %s\n", (unsigned long long)st.chunks, n_chunks,
+	       err.msg);
+	assert_int_equal(result, WT_ECANCELED);
+	assert_non_null(strstr(err.msg, "wt_fetch_cancel"));
+	assert_int_equal(st.chunks, 3); /* canceled at the chunk the other thread saw */
+	assert_true(st.chunks < n_chunks);
+	assert_int_equal(k.chunks, (int)st.chunks);      /* the caller's callback saw every chunk */
+	assert_int_equal(wt_host_sink_n_tensors(hs), 0); /* aborted: nothing published */
+	assert_int_equal(d.calls, 1);
+	assert_int_equal(d.result, WT_ECANCELED);
+	wt_fetch_free(h);
+	/* the client still works: a synchronous fetch afterwards succeeds */
+	f->chunk_delay_ms = 0;
+	assert_int_equal(wt_client_fetch(c, m, wt_host_sink_sink(hs), NULL, &err), WT_OK);
+	check_bytes(f, hs);
+	wt_host_sink_destroy(hs);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(f);
+}
+
+/* free of a running fetch cancels it and waits; the callback still fires once */
+static void test_free_running(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	wt_client *c = open_client(f->url);
+	wt_manifest *m = get_manifest(c);
+	f->chunk_delay_ms = 30;
+	wt_host_sink *hs;
+	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
+	done_rec d = {.lk = PTHREAD_MUTEX_INITIALIZER};
+	wt_async_opts ao;
+	wt_async_opts_init(&ao);
+	ao.done = on_done;
+	ao.done_ctx = &d;
+	wt_fetch_handle *h = NULL;
+	wt_errbuf err;
+	assert_int_equal(wt_client_fetch_start(c, m, wt_host_sink_sink(hs), NULL, &ao, &h, &err),
+	                 WT_OK);
+	wt_fetch_cancel(h); /* possibly before the thread began: sink never called */
+	wt_fetch_free(h);
+	assert_int_equal(d.calls, 1);
+	assert_int_equal(d.result, WT_ECANCELED);
+	assert_non_null(strstr(d.msg, "wt_fetch_cancel"));
+	assert_int_equal(wt_host_sink_n_tensors(hs), 0);
+	wt_fetch_free(NULL);
+	wt_host_sink_destroy(hs);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(f);
+}
+
+#define N_CONC 16
+
+static void test_many_concurrent(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	wt_client *c = open_client(f->url);
+	wt_manifest *m = get_manifest(c);
+	f->chunk_delay_ms = 2;
+	wt_host_sink *hs[N_CONC];
+	wt_fetch_handle *h[N_CONC];
+	done_rec d[N_CONC];
+	wt_errbuf err;
+	for (int i = 0; i < N_CONC; i++) {
+		assert_int_equal(wt_host_sink_create(&hs[i], NULL), WT_OK);
+		memset(&d[i], 0, sizeof(d[i]));
+		pthread_mutex_init(&d[i].lk, NULL);
+		wt_async_opts ao;
+		wt_async_opts_init(&ao);
+		ao.done = on_done;
+		ao.done_ctx = &d[i];
+		assert_int_equal(
+		    wt_client_fetch_start(c, m, wt_host_sink_sink(hs[i]), NULL, &ao, &h[i], &err),
+		    WT_OK);
+	}
+	for (int i = 0; i < N_CONC; i++) {
+		int result = -1;
+		assert_int_equal(wt_fetch_wait(h[i], 60000, &result, &err), WT_OK);
+		if (result != WT_OK)
+			fail_msg("fetch %d: %s", i, err.msg);
+		assert_int_equal(d[i].calls, 1);
+		check_bytes(f, hs[i]);
+		wt_fetch_free(h[i]);
+		wt_host_sink_destroy(hs[i]);
+		pthread_mutex_destroy(&d[i].lk);
+	}
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(f);
+}
+
+static void test_bad_arguments(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	wt_client *c = open_client(f->url);
+	wt_manifest *m = get_manifest(c);
+	wt_host_sink *hs;
+	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
+	wt_fetch_handle *h = NULL;
+	wt_errbuf err;
+	assert_int_equal(wt_client_fetch_start(c, m, NULL, NULL, NULL, &h, &err), WT_EINVAL);
+	assert_null(h);
+	wt_async_opts ao;
+	wt_async_opts_init(&ao);
+	ao.struct_size = 3;
+	assert_int_equal(wt_client_fetch_start(c, m, wt_host_sink_sink(hs), NULL, &ao, &h, &err),
+	                 WT_EVERSION);
+	assert_non_null(strstr(err.msg, "wt_async_opts_init"));
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.struct_size = 0;
+	assert_int_equal(wt_client_fetch_start(c, m, wt_host_sink_sink(hs), &fo, NULL, &h, &err),
+	                 WT_EVERSION);
+	assert_null(h);
+	assert_int_equal(f->chunk_reqs, 0); /* nothing started */
+	wt_host_sink_destroy(hs);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_complete_callback_timeout),
+	    cmocka_unit_test(test_cancel_other_thread),
+	    cmocka_unit_test(test_free_running),
+	    cmocka_unit_test(test_many_concurrent),
+	    cmocka_unit_test(test_bad_arguments),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
