@@ -140,11 +140,6 @@ nomem:
 	return wt_seterr(err, WT_ENOMEM, "client: out of memory");
 }
 
-void client_set_verify(wt_client *c, int verify)
-{
-	atomic_store(&c->verify, verify != 0);
-}
-
 typedef struct call_arg {
 	Weights__Request *req;
 	uint32_t timeout_ms;

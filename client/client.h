@@ -33,8 +33,4 @@ void client_route_key(const char *model, const wt_layout *layout, uint8_t key[16
 void client_rendezvous_order(const uint8_t key[16], const char *const *urls, size_t n,
                              size_t *order);
 
-/* BENCHMARKS AND TESTS ONLY: verify = 0 skips chunk and tensor hash checks so a
- * benchmark can measure their cost. Never a default; not in the public API. */
-void client_set_verify(wt_client *c, int verify);
-
 #endif

@@ -49,7 +49,8 @@ struct wt_client {
 	char *client_id;
 	pthread_mutex_t lk;       /* guards eps[*].n_socks, socks, server_* */
 	_Atomic uint64_t next_id; /* request ids: 64-bit, never reused */
-	_Atomic int verify;       /* 1 always, except benchmarks (client_set_verify) */
+	_Atomic int verify;       /* 1; nothing in libweights changes it: only bench_fetch
+	                             (bench/util/noverify.c) turns it off to measure the checks */
 };
 
 typedef struct client_chunk {

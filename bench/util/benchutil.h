@@ -51,4 +51,8 @@ typedef struct bench_count_sink {
 
 void bench_count_sink_init(bench_count_sink *s);
 
+/* noverify.c: verify = 0 skips the client's chunk and tensor hash checks (to
+ * measure their cost); 1 restores them. Benchmarks only. */
+void bench_client_set_verify(wt_client *c, int verify);
+
 #endif

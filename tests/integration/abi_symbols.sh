@@ -22,4 +22,10 @@ grep -q '^  -wt_client_reticulate$' "$T/out" || fail "checker does not name the 
 grep -q '^  +wt_version$' "$T/out" || fail "checker does not name the unlisted symbol"
 grep -q 'check-abi.sh --update' "$T/out" || fail "checker does not say how to update the list"
 grep -q 'WT_VERSION_MAJOR' "$T/out" || fail "checker does not state the SONAME rule"
+# test and benchmark hooks stay out of the shipped library (issue 15): no switch
+# that turns hash verification off, no fault injection, hidden or not
+for lib in "$B/libweights.a" "$B/libweights.so"; do
+	hooks=$(nm -A "$lib" 2>/dev/null | grep -E ' [TtDdBb] [a-z_]*(set_verify|set_faults)' || true)
+	[ -z "$hooks" ] || fail "$lib defines test/benchmark hooks: $hooks"
+done
 echo "abi_symbols.sh: ok"
