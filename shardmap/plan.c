@@ -24,13 +24,16 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 	const ckpt_config *c = x->cfg;
 	sm_dims *d = &x->dm;
 	d->n_heads = c->num_attention_heads;
-	d->n_kv_heads = c->num_key_value_heads > 0 ? c->num_key_value_heads : c->num_attention_heads;
+	d->n_kv_heads =
+	    c->num_key_value_heads > 0 ? c->num_key_value_heads : c->num_attention_heads;
 	d->hidden = c->hidden_size;
-	d->head_dim = c->head_dim > 0 ? c->head_dim : (d->n_heads > 0 ? d->hidden / d->n_heads : -1);
+	d->head_dim =
+	    c->head_dim > 0 ? c->head_dim : (d->n_heads > 0 ? d->hidden / d->n_heads : -1);
 	d->inter = c->intermediate_size;
 	d->vocab = c->vocab_size;
 	d->n_experts = c->num_experts > 0 ? c->num_experts : 0;
-	d->moe_inter = c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
+	d->moe_inter =
+	    c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
 	if (c->shared_expert_intermediate_size > 0)
 		d->shared_inter = c->shared_expert_intermediate_size;
 	else if (c->n_shared_experts > 0)
@@ -58,7 +61,8 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 		                 ", num_hidden_layers %" PRId64 " must be set and positive",
 		                 d->n_heads, d->hidden, d->vocab, d->n_layers);
 	if (x->fam == &shardmap_family_deepseek_v3 &&
-	    (d->kv_lora_rank <= 0 || d->qk_nope_dim <= 0 || d->qk_rope_dim <= 0 || d->v_head_dim <= 0))
+	    (d->kv_lora_rank <= 0 || d->qk_nope_dim <= 0 || d->qk_rope_dim <= 0 ||
+	     d->v_head_dim <= 0))
 		return wt_seterr(err, WT_ESHAPE,
 		                 "config.json: DeepSeek-V3 needs kv_lora_rank, qk_nope_head_dim, "
 		                 "qk_rope_head_dim and v_head_dim");
@@ -131,7 +135,8 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_NOQLORA:
 		return x->dm.q_lora_rank <= 0;
 	case SM_C_SHARED:
-		return x->dm.shared_inter > 0 && x->fam->layer_is_moe && x->fam->layer_is_moe(x->cfg, i);
+		return x->dm.shared_inter > 0 && x->fam->layer_is_moe &&
+		       x->fam->layer_is_moe(x->cfg, i);
 	default:
 		return true;
 	}
@@ -471,7 +476,8 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					    name, f->name,
 					    (ru->flags & SM_F_VIS) ? "vision_config.depth"
 					                           : "num_hidden_layers",
-					    (ru->flags & SM_F_VIS) ? x->dm.vis_depth : x->dm.n_layers);
+					    (ru->flags & SM_F_VIS) ? x->dm.vis_depth
+					                           : x->dm.n_layers);
 				if (!(ru->flags & SM_F_OPT) || !have)
 					continue;
 				for (size_t r2 = 0; r2 < f->n_rules; r2++) {
@@ -553,7 +559,8 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	int rv = wt_layout_check(&chk, err);
 	if (rv != WT_OK)
 		return rv;
-	sm_ctx x = {.c = c, .cfg = cfg, .l = l, .fam = fam, .tp_size = l->tp_size, .ep_size = l->ep_size};
+	sm_ctx x = {
+	    .c = c, .cfg = cfg, .l = l, .fam = fam, .tp_size = l->tp_size, .ep_size = l->ep_size};
 	sm_plan *p = calloc(1, sizeof(*p));
 	if (!p)
 		return wt_seterr(err, WT_ENOMEM, "plan: out of memory for the plan");

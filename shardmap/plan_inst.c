@@ -426,8 +426,8 @@ static int cut_ranks(sm_ctx *x, inst_info *in, sm_pvec *pvs, sm_geo *gs, wt_errb
 	const char *why = "";
 	int rv = WT_OK;
 	for (uint32_t rank = 0; rank < n_ranks && rv == WT_OK; rank++) {
-		rv = shardmap_partition(x, in->a, in->n, rank % x->tp_size, rank / x->tp_size, &pvs[rank],
-		                        &gs[rank], err);
+		rv = shardmap_partition(x, in->a, in->n, rank % x->tp_size, rank / x->tp_size,
+		                        &pvs[rank], &gs[rank], err);
 		if (rv == WT_OK && in->mode == M_PASSBLK && aligned &&
 		    !block_aligned(x, in->a, &pvs[rank], &why)) {
 			aligned = false;

@@ -48,9 +48,10 @@ typedef struct sm_ctx {
 	sm_entry *ents; /* sorted by (rt, part, j) */
 	size_t n_ents;
 	sm_excl *excl;
-	uint32_t tp_size, ep_size; /* the layout's sizes (plan_inst.c varies tp_size in suggestions) */
-	bool alt;   /* the checkpoint uses the family's alias name layout */
-	sm_plan *p; /* NULL in a dry run (validation only, no messages) */
+	uint32_t tp_size,
+	    ep_size; /* the layout's sizes (plan_inst.c varies tp_size in suggestions) */
+	bool alt;    /* the checkpoint uses the family's alias name layout */
+	sm_plan *p;  /* NULL in a dry run (validation only, no messages) */
 } sm_ctx;
 
 /* Validate the layout for every rank and, unless dry, add the outputs. */

@@ -304,7 +304,8 @@ typedef struct expert_span {
 
 static int expert_span_of(const part_req *req, size_t parts_per_expert, expert_span *s)
 {
-	int64_t experts = req->ctx->dm.n_experts, ep = req->ctx->ep_size, inter = req->ctx->dm.moe_inter;
+	int64_t experts = req->ctx->dm.n_experts, ep = req->ctx->ep_size,
+	        inter = req->ctx->dm.moe_inter;
 	if ((size_t)experts * parts_per_expert != req->n_parts)
 		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': experts missing", req->rt);
 	*s = (expert_span){.experts = experts, .start = 0, .count = experts, .inter = inter};
