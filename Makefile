@@ -68,8 +68,8 @@ PROTO_OBJS := $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_GEN))
 MOD_SRCS := $(filter-out weightd/main.c,$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 MOD_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(MOD_SRCS)) $(PROTO_OBJS) $(CU_OBJS)
 LIB_SRCS := $(foreach m,$(LIB_MODULES),$(wildcard $(m)/*.c))
-# The safetensors format code (no store, no curl) is shared with the client's file sink.
-LIB_SRCS += $(wildcard loader/safetensors.c)
+# The safetensors format code (parser + writer; no store, no curl) is shared with the client's file sink.
+LIB_SRCS += $(wildcard loader/safetensors.c loader/st_write.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(PROTO_OBJS) \
             $(filter $(foreach m,$(LIB_MODULES),$(BUILD)/obj/$(m)/%),$(CU_OBJS))
 

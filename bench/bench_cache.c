@@ -13,12 +13,15 @@
  * storage choices (SST values, chunks through the WAL, RocksDB read checksums).
  */
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/util/benchutil.h"
 #include "cache/cache.h"
+#include "common/common.h"
 
 #define CHUNK (4u << 20)
 #define SRC   (64u << 20)
@@ -182,21 +185,36 @@ int main(int argc, char **argv)
 	bench b = {.total = 2048ull << 20, .shard = 256ull << 20, .dir = NULL};
 	bool matrix = false;
 	const char *only = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--total-mb") == 0 && i + 1 < argc)
-			b.total = strtoull(argv[++i], NULL, 10) << 20;
-		else if (strcmp(argv[i], "--shard-mb") == 0 && i + 1 < argc)
-			b.shard = strtoull(argv[++i], NULL, 10) << 20;
-		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
-			b.dir = argv[++i];
-		else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-			only = argv[++i];
-		else if (strcmp(argv[i], "--matrix") == 0)
-			matrix = true;
-		else {
+	static const struct option opts[] = {
+	    {"total-mb", required_argument, NULL, 0}, {"shard-mb", required_argument, NULL, 0},
+	    {"dir", required_argument, NULL, 0},      {"config", required_argument, NULL, 0},
+	    {"matrix", no_argument, NULL, 0},         {NULL, 0, NULL, 0}};
+	char msg[256];
+	const char *v;
+	uint64_t mb;
+	optind = 0;
+	for (int k; (k = common_opt_next(argc, argv, opts, &v, msg, sizeof(msg))) != -1;) {
+		if (k == -2 || ((k == 0 || k == 1) && bench_u64(opts[k].name, v, &mb) != 0)) {
+			if (k == -2)
+				fprintf(stderr, "bench_cache: %s\n", msg);
 			usage();
 			return 2;
 		}
+		if (k == 0)
+			b.total = mb << 20;
+		else if (k == 1)
+			b.shard = mb << 20;
+		else if (k == 2)
+			b.dir = v;
+		else if (k == 3)
+			only = v;
+		else
+			matrix = true;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "bench_cache: unexpected argument '%s'\n", argv[optind]);
+		usage();
+		return 2;
 	}
 	b.total = b.total / CHUNK * CHUNK;
 	b.shard = b.shard / CHUNK * CHUNK;

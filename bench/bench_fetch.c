@@ -4,7 +4,8 @@
  *
  *   (a) cache-hit goodput to one client / raw loopback TCP copy of the same
  *       bytes over as many connections as the client uses          target >= 0.9
- *   (b) verified / unverified goodput (client_set_verify: bench-only) >= 0.9
+ *   (b) verified / unverified goodput (bench_client_set_verify: bench-only,
+ *       not in libweights) >= 0.9
  *   (c) client peak RSS (`weightctl fetch`, file sink) for two shard sizes:
  *       RSS minus shard bytes, and RSS growth per shard byte     target ~0 (flat)
  *   (d) warm / cold fetch time (manifest + fetch; cold produces) target <= 0.1
@@ -221,9 +222,9 @@ int main(int argc, char **argv)
 	    fetch_count(c, &l, &g, &warm_s, NULL) != WT_OK)
 		goto out;
 	double verified = best_fetch(c, &l);
-	client_set_verify(c, 0);
+	bench_client_set_verify(c, 0);
 	double unverified = best_fetch(c, &l);
-	client_set_verify(c, 1);
+	bench_client_set_verify(c, 1);
 	size_t conns = o.connections < o.window ? o.connections : o.window;
 	double raw = tcp_goodput(bytes, conns);
 	/* the same with one connection, a client of its own */

@@ -13,12 +13,14 @@
  * bytes rewritten / live, bytes freed / bytes rewritten, and the reclaim time
  * against the time the cache took to put the same number of live bytes.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/util/benchutil.h"
 #include "cache/cache.h"
+#include "common/common.h"
 
 #define WEIGHT (4u << 20)
 #define NORM   (16u << 10)
@@ -130,14 +132,24 @@ int main(int argc, char **argv)
 {
 	uint64_t layout_mb = 256, blob_mb = 16;
 	const char *dir = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--layout-mb") == 0 && i + 1 < argc)
-			layout_mb = strtoull(argv[++i], NULL, 10);
-		else if (strcmp(argv[i], "--blob-mb") == 0 && i + 1 < argc)
-			blob_mb = strtoull(argv[++i], NULL, 10);
-		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
-			dir = argv[++i];
-		else {
+	static const struct option opts[] = {{"layout-mb", required_argument, NULL, 0},
+	                                     {"blob-mb", required_argument, NULL, 0},
+	                                     {"dir", required_argument, NULL, 0},
+	                                     {NULL, 0, NULL, 0}};
+	char msg[256];
+	const char *v;
+	optind = 0;
+	for (int k; (k = common_opt_next(argc, argv, opts, &v, msg, sizeof(msg))) != -1;) {
+		int bad = k == -2;
+		if (k == -2)
+			fprintf(stderr, "bench_reclaim: %s\n", msg);
+		else if (k == 0)
+			bad = bench_u64("layout-mb", v, &layout_mb) != 0;
+		else if (k == 1)
+			bad = bench_u64("blob-mb", v, &blob_mb) != 0;
+		else
+			dir = v;
+		if (bad || optind < argc) {
 			fprintf(stderr, "usage: bench_reclaim [--layout-mb N] [--blob-mb N] "
 			                "[--dir PATH]\n");
 			return 2;

@@ -1,6 +1,6 @@
 /*
  * abi.c — versioned structs handed in by callers (client.h: wt_client_opts,
- * wt_fetch_opts; engine.h: wt_sink_ops). Their first member is struct_size,
+ * wt_fetch_opts, wt_manifest_opts; engine.h: wt_sink_ops). Their first member is struct_size,
  * members are only ever appended, so a caller built against an older header
  * declares a smaller size: the library copies the members that end within it
  * over its own defaults and never reads past it.
@@ -48,6 +48,14 @@ static const size_t client_opts_ends[] = {
 static const size_t fetch_opts_ends[] = {
     END(wt_fetch_opts, struct_size), END(wt_fetch_opts, progress), END(wt_fetch_opts, progress_ctx),
     END(wt_fetch_opts, stats),       sizeof(wt_fetch_opts),
+};
+
+/* Every manifest option is optional. */
+static const size_t manifest_opts_ends[] = {
+    END(wt_manifest_opts, struct_size),
+    END(wt_manifest_opts, revision),
+    END(wt_manifest_opts, cache_only),
+    sizeof(wt_manifest_opts),
 };
 
 /* The six callbacks of the first versioned table are required. */
@@ -107,6 +115,15 @@ int client_fetch_opts_in(wt_fetch_opts *dst, const wt_fetch_opts *src, wt_errbuf
 	                 "wt_fetch_opts", err);
 }
 
+int client_manifest_opts_in(wt_manifest_opts *dst, const wt_manifest_opts *src, wt_errbuf *err)
+{
+	wt_manifest_opts_init(dst);
+	if (src == NULL)
+		return WT_OK;
+	return struct_in(dst, sizeof(*dst), src, manifest_opts_ends, N_ENDS(manifest_opts_ends),
+	                 "wt_manifest_opts", err);
+}
+
 int client_sink_ops_in(wt_sink_ops *dst, const wt_sink *sink, wt_errbuf *err)
 {
 	wt_sink_ops_init(dst);
@@ -132,6 +149,12 @@ int client_sink_ops_in(wt_sink_ops *dst, const wt_sink *sink, wt_errbuf *err)
 }
 
 void wt_fetch_opts_init(wt_fetch_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->struct_size = sizeof(*o);
+}
+
+void wt_manifest_opts_init(wt_manifest_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->struct_size = sizeof(*o);

@@ -140,11 +140,6 @@ nomem:
 	return wt_seterr(err, WT_ENOMEM, "client: out of memory");
 }
 
-void client_set_verify(wt_client *c, int verify)
-{
-	atomic_store(&c->verify, verify != 0);
-}
-
 typedef struct call_arg {
 	Weights__Request *req;
 	uint32_t timeout_ms;
@@ -224,12 +219,13 @@ void wt_model_list_free(wt_model_info *list, size_t n)
 
 static void manifest_request(Weights__Request *req, Weights__ManifestRequest *mr,
                              Weights__Layout *pl, char **excl, const char *model,
-                             const wt_layout *layout, bool plan_only)
+                             const wt_layout *layout, const client_mreq *q)
 {
-	mr->plan_only = plan_only;
+	mr->plan_only = q->plan_only;
+	mr->cache_only = q->cache_only;
 	wire_layout_to_pb(layout, pl, excl);
 	mr->model = (char *)model;
-	mr->revision = "";
+	mr->revision = (char *)(q->revision ? q->revision : "");
 	mr->layout = pl;
 	mr->tp_rank = layout->tp_rank;
 	mr->ep_rank = layout->ep_rank;
@@ -243,63 +239,71 @@ static uint64_t chunk_limit(const wt_client *c)
 	return c->o.max_message_bytes - 65536;
 }
 
-static int request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
-                            bool plan_only, wt_manifest **out, wt_errbuf *err)
+/* Check and keep what the endpoint sent (r: consumed). */
+static int take_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
+                         const client_mreq *q, Weights__Reply *r, wt_manifest **out, wt_errbuf *err)
 {
-	Weights__Request req = WEIGHTS__REQUEST__INIT;
-	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
-	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
-	char *excl[WT_MAX_EXCLUDE];
-	manifest_request(&req, &mr, &pl, excl, model, layout, plan_only);
-	Weights__Reply *r = NULL;
-	int rv = client_call(c, ep, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_MANIFEST,
-	                     &r, err);
+	*out = NULL;
+	int rv = client_manifest_from_pb(r->manifest, chunk_limit(c), model, layout, out, err);
 	if (rv != WT_OK)
-		return rv;
-	rv = client_manifest_from_pb(r->manifest, chunk_limit(c), model, layout, out, err);
-	wire_reply_free(r);
-	if (rv != WT_OK) {
 		wt_errprefix(err, "endpoint %s: model '%s'", c->eps[ep].url, model);
-		return rv;
-	}
-	if (((*out)->served_by = strdup(c->eps[ep].url)) == NULL) {
-		wt_manifest_free(*out);
-		*out = NULL;
-		return wt_seterr(err, WT_ENOMEM, "manifest: out of memory");
-	}
-	if ((*out)->tp_rank != layout->tp_rank || (*out)->ep_rank != layout->ep_rank) {
+	else if (((*out)->served_by = strdup(c->eps[ep].url)) == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, "manifest: out of memory");
+	else if ((*out)->tp_rank != layout->tp_rank || (*out)->ep_rank != layout->ep_rank)
 		rv = wt_seterr(err, WT_EPROTO,
 		               "endpoint %s: manifest for tp_rank=%u,ep_rank=%u, asked for "
 		               "tp_rank=%u,ep_rank=%u",
 		               c->eps[ep].url, (*out)->tp_rank, (*out)->ep_rank, layout->tp_rank,
 		               layout->ep_rank);
+	if (rv != WT_OK) {
 		wt_manifest_free(*out);
 		*out = NULL;
 	}
+	if (rv == WT_OK && q->keep != NULL)
+		*q->keep = r;
+	else
+		wire_reply_free(r);
 	return rv;
+}
+
+static int request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
+                            const client_mreq *q, wt_manifest **out, wt_errbuf *err)
+{
+	Weights__Request req = WEIGHTS__REQUEST__INIT;
+	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
+	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
+	char *excl[WT_MAX_EXCLUDE];
+	manifest_request(&req, &mr, &pl, excl, model, layout, q);
+	Weights__Reply *r = NULL;
+	int rv = client_call(c, ep, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_MANIFEST,
+	                     &r, err);
+	if (rv != WT_OK)
+		return rv;
+	return take_manifest(c, ep, model, layout, q, r, out, err);
 }
 
 int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
                             wt_manifest **out, wt_errbuf *err)
 {
-	return request_manifest(c, ep, model, layout, false, out, err);
+	client_mreq q = {.plan_only = false};
+	return request_manifest(c, ep, model, layout, &q, out, err);
 }
 
 typedef struct manifest_arg {
 	const char *model;
 	const wt_layout *layout;
-	bool plan_only;
+	const client_mreq *q;
 	wt_manifest **out;
 } manifest_arg;
 
 static int manifest_fn(wt_client *c, size_t ep, void *arg, wt_errbuf *err)
 {
 	manifest_arg *a = arg;
-	return request_manifest(c, ep, a->model, a->layout, a->plan_only, a->out, err);
+	return request_manifest(c, ep, a->model, a->layout, a->q, a->out, err);
 }
 
 int client_get_manifest_once(wt_client *c, const char *model, const wt_layout *layout,
-                             bool plan_only, wt_manifest **out, wt_errbuf *err)
+                             const client_mreq *q, wt_manifest **out, wt_errbuf *err)
 {
 	if (model == NULL || model[0] == '\0' || layout == NULL)
 		return wt_seterr(err, WT_EINVAL, "get_manifest: model and layout are required");
@@ -310,7 +314,7 @@ int client_get_manifest_once(wt_client *c, const char *model, const wt_layout *l
 	size_t order[CLIENT_MAX_ENDPOINTS];
 	client_route_key(model, layout, key);
 	client_rendezvous_order(key, (const char *const *)c->urls, c->n_eps, order);
-	manifest_arg a = {.model = model, .layout = layout, .plan_only = plan_only, .out = out};
+	manifest_arg a = {.model = model, .layout = layout, .q = q, .out = out};
 	rv = client_each_ep(c, order, manifest_fn, &a, NULL, err);
 	if (rv == WT_EUNAVAIL && err != NULL)
 		wt_errprefix(err, "model '%s': no endpoint served the manifest", model);

@@ -33,8 +33,14 @@ void client_route_key(const char *model, const wt_layout *layout, uint8_t key[16
 void client_rendezvous_order(const uint8_t key[16], const char *const *urls, size_t n,
                              size_t *order);
 
-/* BENCHMARKS AND TESTS ONLY: verify = 0 skips chunk and tensor hash checks so a
- * benchmark can measure their cost. Never a default; not in the public API. */
-void client_set_verify(wt_client *c, int verify);
+/*
+ * weightd's peer fill (weightd/peer.c): wt_client_get_manifest_opts in the
+ * partitioned mode, also handing back the decoded reply, whose Manifest is the
+ * record the filling node commits to its cache. On success the caller owns
+ * *out (wt_manifest_free()) and *reply (wire_reply_free()).
+ */
+int client_get_manifest_pb(wt_client *c, const char *model, const wt_layout *layout,
+                           const wt_manifest_opts *opts, wt_manifest **out, Weights__Reply **reply,
+                           wt_errbuf *err);
 
 #endif

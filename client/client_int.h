@@ -49,7 +49,8 @@ struct wt_client {
 	char *client_id;
 	pthread_mutex_t lk;       /* guards eps[*].n_socks, socks, server_* */
 	_Atomic uint64_t next_id; /* request ids: 64-bit, never reused */
-	_Atomic int verify;       /* 1 always, except benchmarks (client_set_verify) */
+	_Atomic int verify;       /* 1; nothing in libweights changes it: only bench_fetch
+	                             (bench/util/noverify.c) turns it off to measure the checks */
 };
 
 typedef struct client_chunk {
@@ -105,10 +106,23 @@ struct wt_manifest {
 	size_t sub_full_tensors;
 };
 
-/* client.c: one manifest request (plan_only: ask the server to plan only; the reply
- * has no tensors), routed and failed over like wt_client_get_manifest. */
+/* What one manifest request asks besides model and layout. */
+typedef struct client_mreq {
+	bool plan_only;        /* plan only: the reply has no tensors (check_layout) */
+	bool cache_only;       /* wt_manifest_opts.cache_only */
+	const char *revision;  /* wt_manifest_opts.revision; NULL = current */
+	Weights__Reply **keep; /* not NULL: the decoded reply is handed back here
+	                          (client_get_manifest_pb); else freed */
+} client_mreq;
+
+/* client.c: one manifest request, routed and failed over like wt_client_get_manifest. */
 int client_get_manifest_once(wt_client *c, const char *model, const wt_layout *layout,
-                             bool plan_only, wt_manifest **out, wt_errbuf *err);
+                             const client_mreq *q, wt_manifest **out, wt_errbuf *err);
+
+/* mode.c: a manifest in the client's mode (auto, partitioned, raw) with q applied
+ * to every request; model and layout checked by the caller. */
+int client_get_manifest_mode(wt_client *c, const char *model, const wt_layout *layout,
+                             const client_mreq *q, wt_manifest **out, wt_errbuf *err);
 
 /* update.c: does full (a manifest asked again) list the same tensors and
  * chunks as m (a whole shard or a subset of one)? */
@@ -181,6 +195,8 @@ int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt
 int client_opts_in(wt_client_opts *dst, const wt_client_opts *src, wt_errbuf *err);
 int client_fetch_opts_in(wt_fetch_opts *dst, const wt_fetch_opts *src, wt_errbuf *err);
 int client_sink_ops_in(wt_sink_ops *dst, const wt_sink *sink, wt_errbuf *err);
+/* src NULL = the defaults. */
+int client_manifest_opts_in(wt_manifest_opts *dst, const wt_manifest_opts *src, wt_errbuf *err);
 
 /* Backoff before attempt n (0-based): initial * 2^n, capped. */
 uint32_t client_backoff_ms(const wt_client *c, uint32_t attempt);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "client/client_int.h"
+#include "proto/wire.h"
 
 static const char *const mode_names[] = {
     [WT_MODE_PARTITIONED] = "partitioned", [WT_MODE_AUTO] = "auto", [WT_MODE_RAW] = "raw"};
@@ -70,13 +71,13 @@ static int set_mode(wt_manifest *m, int mode, const char *reason, wt_errbuf *err
 
 /* The raw manifest (mode raw, or auto's fallback with reason). */
 static int get_raw(wt_client *c, const char *model, const wt_layout *layout, const char *reason,
-                   wt_manifest **out, wt_errbuf *err)
+                   const client_mreq *q, wt_manifest **out, wt_errbuf *err)
 {
 	wt_layout rl;
 	int rv = raw_layout(layout, &rl, err);
 	if (rv != WT_OK)
 		return rv;
-	rv = client_get_manifest_once(c, model, &rl, false, out, err);
+	rv = client_get_manifest_once(c, model, &rl, q, out, err);
 	wt_layout_clear(&rl);
 	if (rv == WT_OK && (rv = set_mode(*out, WT_MODE_RAW, reason, err)) != WT_OK) {
 		wt_manifest_free(*out);
@@ -91,8 +92,8 @@ static bool falls_back(int rv)
 	return rv == WT_EUNSUPPORTED || rv == WT_ELAYOUT;
 }
 
-static int get_auto(wt_client *c, const char *model, const wt_layout *layout, wt_manifest **out,
-                    wt_errbuf *err)
+static int get_auto(wt_client *c, const char *model, const wt_layout *layout, const client_mreq *q,
+                    wt_manifest **out, wt_errbuf *err)
 {
 	wt_layout pl;
 	int rv = part_layout(layout, &pl, err);
@@ -100,7 +101,7 @@ static int get_auto(wt_client *c, const char *model, const wt_layout *layout, wt
 		return rv;
 	wt_errbuf perr;
 	wt_errclear(&perr);
-	rv = client_get_manifest_once(c, model, &pl, false, out, &perr);
+	rv = client_get_manifest_once(c, model, &pl, q, out, &perr);
 	wt_layout_clear(&pl);
 	if (rv == WT_OK) {
 		client_log(c, WT_CLIENT_LOG_INFO, "model '%s': mode auto: partitioned (%s)", model,
@@ -120,25 +121,20 @@ static int get_auto(wt_client *c, const char *model, const wt_layout *layout, wt
 	snprintf(reason, sizeof(reason), "partitioned refused (%s): %s", wt_errname(rv), perr.msg);
 	client_log(c, WT_CLIENT_LOG_WARNING, "model '%s': mode auto: serving raw tensors: %s",
 	           model, reason);
-	return get_raw(c, model, layout, reason, out, err);
+	return get_raw(c, model, layout, reason, q, out, err);
 }
 
-int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *layout,
-                           wt_manifest **out, wt_errbuf *err)
+int client_get_manifest_mode(wt_client *c, const char *model, const wt_layout *layout,
+                             const client_mreq *q, wt_manifest **out, wt_errbuf *err)
 {
-	if (c == NULL || out == NULL)
-		return wt_seterr(err, WT_EINVAL, "get_manifest: client and out are required");
-	*out = NULL;
-	if (model == NULL || model[0] == '\0' || layout == NULL)
-		return wt_seterr(err, WT_EINVAL, "get_manifest: model and layout are required");
 	int mode = layout->raw ? WT_MODE_RAW : c->o.mode;
 	switch (mode) {
 	case WT_MODE_RAW:
-		return get_raw(c, model, layout, "", out, err);
+		return get_raw(c, model, layout, "", q, out, err);
 	case WT_MODE_AUTO:
-		return get_auto(c, model, layout, out, err);
+		return get_auto(c, model, layout, q, out, err);
 	default: {
-		int rv = client_get_manifest_once(c, model, layout, false, out, err);
+		int rv = client_get_manifest_once(c, model, layout, q, out, err);
 		if (rv == WT_OK && (rv = set_mode(*out, WT_MODE_PARTITIONED, "", err)) != WT_OK) {
 			wt_manifest_free(*out);
 			*out = NULL;
@@ -148,13 +144,36 @@ int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *lay
 	}
 }
 
+int wt_client_get_manifest_opts(wt_client *c, const char *model, const wt_layout *layout,
+                                const wt_manifest_opts *opts, wt_manifest **out, wt_errbuf *err)
+{
+	if (c == NULL || out == NULL)
+		return wt_seterr(err, WT_EINVAL, "get_manifest: client and out are required");
+	*out = NULL;
+	if (model == NULL || model[0] == '\0' || layout == NULL)
+		return wt_seterr(err, WT_EINVAL, "get_manifest: model and layout are required");
+	wt_manifest_opts o;
+	int rv = client_manifest_opts_in(&o, opts, err);
+	if (rv != WT_OK)
+		return rv;
+	client_mreq q = {.cache_only = o.cache_only != 0, .revision = o.revision};
+	return client_get_manifest_mode(c, model, layout, &q, out, err);
+}
+
+int wt_client_get_manifest(wt_client *c, const char *model, const wt_layout *layout,
+                           wt_manifest **out, wt_errbuf *err)
+{
+	return wt_client_get_manifest_opts(c, model, layout, NULL, out, err);
+}
+
 int wt_client_check_layout(wt_client *c, const char *model, const wt_layout *layout, wt_errbuf *err)
 {
 	if (c == NULL || model == NULL || model[0] == '\0' || layout == NULL)
 		return wt_seterr(err, WT_EINVAL,
 		                 "check_layout: client, model and layout are required");
 	wt_manifest *m = NULL;
-	int rv = client_get_manifest_once(c, model, layout, true, &m, err);
+	client_mreq q = {.plan_only = true};
+	int rv = client_get_manifest_once(c, model, layout, &q, &m, err);
 	wt_manifest_free(m);
 	return rv;
 }
@@ -167,4 +186,27 @@ int wt_manifest_mode(const wt_manifest *m)
 const char *wt_manifest_mode_reason(const wt_manifest *m)
 {
 	return m->mode_reason ? m->mode_reason : "";
+}
+
+int client_get_manifest_pb(wt_client *c, const char *model, const wt_layout *layout,
+                           const wt_manifest_opts *opts, wt_manifest **out, Weights__Reply **reply,
+                           wt_errbuf *err)
+{
+	*out = NULL;
+	*reply = NULL;
+	if (layout->raw)
+		return wt_seterr(err, WT_EINVAL, "get_manifest_pb: a partitioned layout only");
+	wt_manifest_opts o;
+	int rv = client_manifest_opts_in(&o, opts, err);
+	if (rv != WT_OK)
+		return rv;
+	client_mreq q = {.cache_only = o.cache_only != 0, .revision = o.revision, .keep = reply};
+	rv = client_get_manifest_once(c, model, layout, &q, out, err);
+	if (rv == WT_OK && (rv = set_mode(*out, WT_MODE_PARTITIONED, "", err)) != WT_OK) {
+		wt_manifest_free(*out);
+		*out = NULL;
+		wire_reply_free(*reply);
+		*reply = NULL;
+	}
+	return rv;
 }

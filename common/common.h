@@ -70,6 +70,28 @@ void common_hasher_free(common_hasher *h); /* NULL is a no-op */
  * positions) its expanded size. Errors are WT_EINVAL naming pat, the limit and a fix. */
 int common_excl_regex(const char *pat, char **out, uint32_t *positions, wt_errbuf *err);
 
+/* ---- command lines (opt.c) ---- */
+struct option;
+/*
+ * getopt_long over opts ({name, has_arg, NULL, short char or 0}..., {NULL}), one
+ * flag per call: its index in opts (its value in *val, NULL for a switch), -1
+ * after the last flag (positional arguments are then argv[optind..argc): flags
+ * and positionals may mix), or -2 with msg naming the flag: unknown, abbreviated
+ * (long flags are written in full), a missing value, a value given to a switch.
+ * Set optind = 0 before the first call of a parse (glibc: full re-initialisation).
+ * A long option without a short alias is told apart by its index only; messages
+ * for a missing value name it best with a short alias or a val of its own > 127.
+ */
+int common_opt_next(int argc, char **argv, const struct option *opts, const char **val, char *msg,
+                    size_t cap);
+
+/* ---- layout flags (layout.c): the names wt_layout_parse_arg takes ---- */
+/* The i-th flag ("--tp-size", ...); NULL past the last. */
+const char *common_layout_flag(size_t i);
+/* Set the layout value of flag (one of common_layout_flag's) from val; the message
+ * names the flag and the accepted values. WT_OK or WT_EINVAL. */
+int common_layout_set(wt_layout *l, const char *flag, const char *val, wt_errbuf *err);
+
 /* ---- raw layouts (layout_raw.c; wt_layout.raw / include) ---- */
 void common_layout_clear_include(wt_layout *l);
 /* WT_OK for a partitioned layout without include names, or a raw layout with every other

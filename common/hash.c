@@ -1,5 +1,5 @@
 /*
- * hash.c — XXH3-128 digests through libxxhash, by its runtime-dispatched
+ * hash.c — XXH3-128 digests through libxxhash, on x86 by its runtime-dispatched
  * (AVX2/AVX-512) entry points: the same digests as the plain calls, about
  * 1.4x faster on this machine kind (docs/architecture.md section 6), on the client's verify path.
  */
@@ -8,8 +8,20 @@
 
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
+/* The runtime-dispatched entry points (AVX2/AVX-512 chosen at run time) exist on
+ * x86 only: libxxhash builds xxh_x86dispatch.c for x86 alone. Every other target
+ * (aarch64 Grace nodes: NEON is chosen at compile time) and a build with
+ * -DWT_HASH_PORTABLE use the portable entry points; the digests are the same
+ * (tests/integration/hash_portable.sh). */
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(WT_HASH_PORTABLE)
 #define XXH_DISPATCH_DISABLE_REPLACE
 #include <xxh_x86dispatch.h>
+#define HASH128_ONESHOT XXH3_128bits_dispatch
+#define HASH128_UPDATE  XXH3_128bits_update_dispatch
+#else
+#define HASH128_ONESHOT XXH3_128bits
+#define HASH128_UPDATE  XXH3_128bits_update
+#endif
 
 #include "common/common.h"
 
@@ -21,7 +33,7 @@ struct common_hasher {
 
 wt_hash128 common_hash128(const void *data, size_t len)
 {
-	XXH128_hash_t h = XXH3_128bits_dispatch(data, len);
+	XXH128_hash_t h = HASH128_ONESHOT(data, len);
 	return (wt_hash128){.hi = h.high64, .lo = h.low64};
 }
 
@@ -36,7 +48,7 @@ wt_hash128 common_hash128_copy(void *dst, const void *src, size_t len)
 	for (size_t off = 0; off < len; off += HASH_PIECE) {
 		size_t n = len - off < HASH_PIECE ? len - off : HASH_PIECE;
 		memcpy((uint8_t *)dst + off, (const uint8_t *)src + off, n);
-		XXH3_128bits_update_dispatch(&st, (uint8_t *)dst + off, n);
+		HASH128_UPDATE(&st, (uint8_t *)dst + off, n);
 	}
 	XXH128_hash_t h = XXH3_128bits_digest(&st);
 	return (wt_hash128){.hi = h.high64, .lo = h.low64};
@@ -82,7 +94,7 @@ common_hasher *common_hasher_new(void)
 
 void common_hasher_update(common_hasher *h, const void *data, size_t len)
 {
-	XXH3_128bits_update_dispatch(&h->st, data, len);
+	HASH128_UPDATE(&h->st, data, len);
 }
 
 wt_hash128 common_hasher_digest(const common_hasher *h)

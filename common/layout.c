@@ -276,97 +276,136 @@ static int parse_u32(const char *flag, const char *v, uint32_t min, uint32_t *ou
 	return WT_OK;
 }
 
+static int set_tp_size(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return parse_u32("--tp-size", v, 1, &l->tp_size, err);
+}
+
+static int set_tp_rank(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return parse_u32("--tp-rank", v, 0, &l->tp_rank, err);
+}
+
+static int set_ep_size(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return parse_u32("--ep-size", v, 1, &l->ep_size, err);
+}
+
+static int set_ep_rank(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return parse_u32("--ep-rank", v, 0, &l->ep_rank, err);
+}
+
+static int set_quant(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return wt_quant_from_name(v, &l->quant, err);
+}
+
+static int set_dtype(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	static const struct {
+		const char *name;
+		wt_dtype dtype;
+	} names[] = {
+	    {"source", WT_DTYPE_INVALID}, {"bf16", WT_BF16}, {"fp16", WT_F16}, {"fp32", WT_F32}};
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (strcmp(v, names[k].name) == 0) {
+			l->dtype = names[k].dtype;
+			return WT_OK;
+		}
+	return wt_seterr(err, WT_EINVAL, "--dtype '%s': use source, bf16, fp16 or fp32", v);
+}
+
+static int set_exclude(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return wt_layout_add_exclude(l, v, err);
+}
+
+/* A flag whose value is one of two words: *out = 0 for no, 1 for yes. */
+static int set_choice(const char *flag, const char *v, const char *no, const char *yes, int *out,
+                      wt_errbuf *err)
+{
+	if (strcmp(v, no) == 0 || strcmp(v, yes) == 0) {
+		*out = strcmp(v, yes) == 0;
+		return WT_OK;
+	}
+	return wt_seterr(err, WT_EINVAL, "%s '%s': use %s or %s", flag, v, no, yes);
+}
+
+static int set_w13_order(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return set_choice("--w13-order", v, "gate_up", "up_gate", &l->w13_up_gate, err);
+}
+
+static int set_vocab_pad(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return parse_u32("--vocab-pad", v, 1, &l->vocab_pad, err);
+}
+
+static int set_group_size(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return parse_u32("--group-size", v, 8, &l->group_size, err);
+}
+
+static int set_requant(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return set_choice("--requant", v, "deny", "allow", &l->requant_allow, err);
+}
+
+static int set_include(wt_layout *l, const char *v, wt_errbuf *err)
+{
+	return wt_layout_add_include(l, v, err);
+}
+
+/* The layout flags, by name: wt_layout_parse_arg and weightctl's getopt_long tables. */
+static const struct {
+	const char *flag;
+	int (*set)(wt_layout *l, const char *v, wt_errbuf *err);
+} layout_flags[] = {
+    {"--tp-size", set_tp_size},     {"--tp-rank", set_tp_rank},
+    {"--ep-size", set_ep_size},     {"--ep-rank", set_ep_rank},
+    {"--quant", set_quant},         {"--dtype", set_dtype},
+    {"--exclude", set_exclude},     {"--w13-order", set_w13_order},
+    {"--vocab-pad", set_vocab_pad}, {"--group-size", set_group_size},
+    {"--requant", set_requant},     {"--include", set_include},
+};
+#define N_LAYOUT_FLAGS (sizeof(layout_flags) / sizeof(layout_flags[0]))
+
+const char *common_layout_flag(size_t i)
+{
+	return i < N_LAYOUT_FLAGS ? layout_flags[i].flag : NULL;
+}
+
+int common_layout_set(wt_layout *l, const char *flag, const char *val, wt_errbuf *err)
+{
+	for (size_t k = 0; k < N_LAYOUT_FLAGS; k++)
+		if (strcmp(flag, layout_flags[k].flag) == 0)
+			return layout_flags[k].set(l, val, err);
+	return wt_seterr(err, WT_EINVAL, "%s: not a layout flag", flag);
+}
+
 int wt_layout_parse_arg(wt_layout *l, int argc, char **argv, int *i, wt_errbuf *err)
 {
-	static const char *const flags[] = {
-	    "--tp-size", "--tp-rank",   "--ep-size",   "--ep-rank",    "--quant",   "--dtype",
-	    "--exclude", "--w13-order", "--vocab-pad", "--group-size", "--requant", "--include",
-	};
 	const char *arg = argv[*i];
-	size_t nflag = sizeof(flags) / sizeof(flags[0]);
-	size_t which = nflag;
-	const char *val = NULL;
-	for (size_t f = 0; f < nflag; f++) {
-		size_t fl = strlen(flags[f]);
-		if (strncmp(arg, flags[f], fl) == 0 && (arg[fl] == '\0' || arg[fl] == '=')) {
-			which = f;
-			val = arg[fl] == '=' ? arg + fl + 1 : NULL;
-			break;
+	for (size_t k = 0; k < N_LAYOUT_FLAGS; k++) {
+		const char *flag = layout_flags[k].flag;
+		size_t fl = strlen(flag);
+		if (strncmp(arg, flag, fl) != 0 || (arg[fl] != '\0' && arg[fl] != '='))
+			continue;
+		const char *val = arg[fl] == '=' ? arg + fl + 1 : NULL;
+		int used = 1;
+		if (val == NULL) {
+			if (*i + 1 >= argc) {
+				wt_seterr(err, WT_EINVAL, "%s needs a value", flag);
+				return -1;
+			}
+			val = argv[*i + 1];
+			used = 2;
 		}
-	}
-	if (which == nflag)
-		return 0;
-	int used = 1;
-	if (val == NULL) {
-		if (*i + 1 >= argc) {
-			wt_seterr(err, WT_EINVAL, "%s needs a value", flags[which]);
+		if (layout_flags[k].set(l, val, err) != WT_OK)
 			return -1;
-		}
-		val = argv[*i + 1];
-		used = 2;
+		*i += used;
+		return 1;
 	}
-	int rv = WT_OK;
-	switch (which) {
-	case 0:
-		rv = parse_u32(flags[which], val, 1, &l->tp_size, err);
-		break;
-	case 1:
-		rv = parse_u32(flags[which], val, 0, &l->tp_rank, err);
-		break;
-	case 2:
-		rv = parse_u32(flags[which], val, 1, &l->ep_size, err);
-		break;
-	case 3:
-		rv = parse_u32(flags[which], val, 0, &l->ep_rank, err);
-		break;
-	case 4:
-		rv = wt_quant_from_name(val, &l->quant, err);
-		break;
-	case 5:
-		if (strcmp(val, "source") == 0)
-			l->dtype = WT_DTYPE_INVALID;
-		else if (strcmp(val, "bf16") == 0)
-			l->dtype = WT_BF16;
-		else if (strcmp(val, "fp16") == 0)
-			l->dtype = WT_F16;
-		else if (strcmp(val, "fp32") == 0)
-			l->dtype = WT_F32;
-		else
-			rv = wt_seterr(err, WT_EINVAL,
-			               "--dtype '%s': use source, bf16, fp16 or fp32", val);
-		break;
-	case 6:
-		rv = wt_layout_add_exclude(l, val, err);
-		break;
-	case 7:
-		if (strcmp(val, "gate_up") == 0)
-			l->w13_up_gate = 0;
-		else if (strcmp(val, "up_gate") == 0)
-			l->w13_up_gate = 1;
-		else
-			rv = wt_seterr(err, WT_EINVAL, "--w13-order '%s': use gate_up or up_gate",
-			               val);
-		break;
-	case 8:
-		rv = parse_u32(flags[which], val, 1, &l->vocab_pad, err);
-		break;
-	case 9:
-		rv = parse_u32(flags[which], val, 8, &l->group_size, err);
-		break;
-	case 10:
-		if (strcmp(val, "allow") == 0)
-			l->requant_allow = 1;
-		else if (strcmp(val, "deny") == 0)
-			l->requant_allow = 0;
-		else
-			rv = wt_seterr(err, WT_EINVAL, "--requant '%s': use allow or deny", val);
-		break;
-	case 11:
-		rv = wt_layout_add_include(l, val, err);
-		break;
-	}
-	if (rv != WT_OK)
-		return -1;
-	*i += used;
-	return 1;
+	return 0;
 }

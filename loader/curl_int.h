@@ -73,6 +73,15 @@ int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_er
 int curlu_read(curlu *c, const char *url, const char *key, const char *version, uint64_t off,
                void *buf, size_t len, size_t *got, wt_errbuf *err);
 
+/* curl_key.c: curlu_stat / curlu_read of key at the URL url_of(st, key) builds
+ * (malloc'd; NULL = out of memory, WT_ENOMEM naming the key). */
+typedef char *(*curlu_url_fn)(const void *st, const char *key);
+int curlu_stat_key(curlu *c, curlu_url_fn url_of, const void *st, const char *key, store_obj *out,
+                   wt_errbuf *err);
+int curlu_read_key(curlu *c, curlu_url_fn url_of, const void *st, const char *key,
+                   const char *version, uint64_t off, void *buf, size_t len, size_t *got,
+                   wt_errbuf *err);
+
 /* GET url expecting 200; the body (NUL-terminated beyond *len) is malloc'd
  * into *out, caller frees. A body over max_bytes is WT_ETOOBIG. `what` names
  * the request in messages. */

@@ -59,28 +59,21 @@ static char *key_url(const http_store *hs, const char *key)
 	return u;
 }
 
+static char *url_of(const void *st, const char *key)
+{
+	return key_url(st, key);
+}
+
 static int http_stat(void *impl, const char *key, store_obj *out, wt_errbuf *err)
 {
-	http_store *hs = impl;
-	char *url = key_url(hs, key);
-	if (url == NULL)
-		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
-	int rv = curlu_stat(hs->cu, url, key, out, err);
-	free(url);
-	return rv;
+	return curlu_stat_key(((http_store *)impl)->cu, url_of, impl, key, out, err);
 }
 
 static int http_read(void *impl, const char *key, const char *version, uint64_t off, void *buf,
                      size_t len, size_t *got, wt_errbuf *err)
 {
-	http_store *hs = impl;
-	*got = 0;
-	char *url = key_url(hs, key);
-	if (url == NULL)
-		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
-	int rv = curlu_read(hs->cu, url, key, version, off, buf, len, got, err);
-	free(url);
-	return rv;
+	return curlu_read_key(((http_store *)impl)->cu, url_of, impl, key, version, off, buf, len,
+	                      got, err);
 }
 
 /* Append key to l if it exists (HEAD); a missing object is skipped. */

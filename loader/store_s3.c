@@ -83,28 +83,21 @@ static char *key_url(const s3_store *ss, const char *key)
 	return u;
 }
 
+static char *url_of(const void *st, const char *key)
+{
+	return key_url(st, key);
+}
+
 static int s3_stat(void *impl, const char *key, store_obj *out, wt_errbuf *err)
 {
-	s3_store *ss = impl;
-	char *url = key_url(ss, key);
-	if (url == NULL)
-		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
-	int rv = curlu_stat(ss->cu, url, key, out, err);
-	free(url);
-	return rv;
+	return curlu_stat_key(((s3_store *)impl)->cu, url_of, impl, key, out, err);
 }
 
 static int s3_read(void *impl, const char *key, const char *version, uint64_t off, void *buf,
                    size_t len, size_t *got, wt_errbuf *err)
 {
-	s3_store *ss = impl;
-	*got = 0;
-	char *url = key_url(ss, key);
-	if (url == NULL)
-		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
-	int rv = curlu_read(ss->cu, url, key, version, off, buf, len, got, err);
-	free(url);
-	return rv;
+	return curlu_read_key(((s3_store *)impl)->cu, url_of, impl, key, version, off, buf, len,
+	                      got, err);
 }
 
 /* Move the page's objects under the root into l, keys made relative. */

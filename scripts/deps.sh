@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS="build-essential pkg-config libnng-dev librocksdb-dev libprotobuf-c-dev \
 protobuf-c-compiler libcmocka-dev libcurl4-openssl-dev libjansson-dev libinih-dev \
-libxxhash-dev libssl-dev libmicrohttpd-dev clang-format python3 python3-pip \
+libxxhash-dev libssl-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross libmicrohttpd-dev clang-format python3 python3-pip \
 python3-numpy python3-torch python3-pytest curl openssl bc"
 # Python tools the tests use: safetensors+numpy (HF reader check), moto (S3 server).
 PYPKGS="safetensors numpy moto flask flask_cors" # moto + flask + flask_cors = moto[server] for S3; import names = pip names

@@ -23,42 +23,46 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 {
 	const ckpt_config *c = x->cfg;
 	sm_dims *d = &x->dm;
-	d->H = c->num_attention_heads;
-	d->KV = c->num_key_value_heads > 0 ? c->num_key_value_heads : c->num_attention_heads;
-	d->hid = c->hidden_size;
-	d->d = c->head_dim > 0 ? c->head_dim : (d->H > 0 ? d->hid / d->H : -1);
-	d->I = c->intermediate_size;
-	d->V = c->vocab_size;
-	d->E = c->num_experts > 0 ? c->num_experts : 0;
-	d->Ie = c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
+	d->n_heads = c->num_attention_heads;
+	d->n_kv_heads =
+	    c->num_key_value_heads > 0 ? c->num_key_value_heads : c->num_attention_heads;
+	d->hidden = c->hidden_size;
+	d->head_dim =
+	    c->head_dim > 0 ? c->head_dim : (d->n_heads > 0 ? d->hidden / d->n_heads : -1);
+	d->inter = c->intermediate_size;
+	d->vocab = c->vocab_size;
+	d->n_experts = c->num_experts > 0 ? c->num_experts : 0;
+	d->moe_inter =
+	    c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
 	if (c->shared_expert_intermediate_size > 0)
-		d->ISH = c->shared_expert_intermediate_size;
+		d->shared_inter = c->shared_expert_intermediate_size;
 	else if (c->n_shared_experts > 0)
-		d->ISH = d->Ie * c->n_shared_experts;
+		d->shared_inter = d->moe_inter * c->n_shared_experts;
 	else
-		d->ISH = 0; /* no shared experts */
-	d->L = c->num_hidden_layers;
-	d->qlora = c->q_lora_rank;
-	d->kvlora = c->kv_lora_rank;
-	d->nope = c->qk_nope_head_dim;
-	d->rope = c->qk_rope_head_dim;
-	d->vh = c->v_head_dim;
-	d->VD = c->v_depth;
-	d->VE = c->v_embed_dim;
-	d->VH = c->v_num_heads;
-	d->VI = (int64_t)((double)c->v_embed_dim * c->v_mlp_ratio);
-	d->VM = c->v_embed_dim * c->v_spatial_merge_size * c->v_spatial_merge_size;
-	d->VCH = c->v_in_chans;
-	d->VTP = c->v_temporal_patch_size;
-	d->VP = c->v_patch_size;
-	if (d->H <= 0 || d->hid <= 0 || d->V <= 0 || d->L < 0)
+		d->shared_inter = 0; /* no shared experts */
+	d->n_layers = c->num_hidden_layers;
+	d->q_lora_rank = c->q_lora_rank;
+	d->kv_lora_rank = c->kv_lora_rank;
+	d->qk_nope_dim = c->qk_nope_head_dim;
+	d->qk_rope_dim = c->qk_rope_head_dim;
+	d->v_head_dim = c->v_head_dim;
+	d->vis_depth = c->v_depth;
+	d->vis_embed = c->v_embed_dim;
+	d->vis_heads = c->v_num_heads;
+	d->vis_inter = (int64_t)((double)c->v_embed_dim * c->v_mlp_ratio);
+	d->vis_merged = c->v_embed_dim * c->v_spatial_merge_size * c->v_spatial_merge_size;
+	d->vis_in_chans = c->v_in_chans;
+	d->vis_temporal_patch = c->v_temporal_patch_size;
+	d->vis_patch = c->v_patch_size;
+	if (d->n_heads <= 0 || d->hidden <= 0 || d->vocab <= 0 || d->n_layers < 0)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "config.json: num_attention_heads %" PRId64
 		                 ", hidden_size %" PRId64 ", vocab_size %" PRId64
 		                 ", num_hidden_layers %" PRId64 " must be set and positive",
-		                 d->H, d->hid, d->V, d->L);
+		                 d->n_heads, d->hidden, d->vocab, d->n_layers);
 	if (x->fam == &shardmap_family_deepseek_v3 &&
-	    (d->kvlora <= 0 || d->nope <= 0 || d->rope <= 0 || d->vh <= 0))
+	    (d->kv_lora_rank <= 0 || d->qk_nope_dim <= 0 || d->qk_rope_dim <= 0 ||
+	     d->v_head_dim <= 0))
 		return wt_seterr(err, WT_ESHAPE,
 		                 "config.json: DeepSeek-V3 needs kv_lora_rank, qk_nope_head_dim, "
 		                 "qk_rope_head_dim and v_head_dim");
@@ -71,49 +75,49 @@ static int64_t dim_value(const sm_dims *d, int sym)
 	case SM_D_ONE:
 		return 1;
 	case SM_D_HID:
-		return d->hid;
+		return d->hidden;
 	case SM_D_Q:
-		return d->H * d->d;
+		return d->n_heads * d->head_dim;
 	case SM_D_KV:
-		return d->KV * d->d;
+		return d->n_kv_heads * d->head_dim;
 	case SM_D_HD:
-		return d->d;
+		return d->head_dim;
 	case SM_D_I:
-		return d->I;
+		return d->inter;
 	case SM_D_V:
-		return d->V;
+		return d->vocab;
 	case SM_D_E:
-		return d->E;
+		return d->n_experts;
 	case SM_D_IE:
-		return d->Ie;
+		return d->moe_inter;
 	case SM_D_ISH:
-		return d->ISH;
+		return d->shared_inter;
 	case SM_D_QLORA:
-		return d->qlora;
+		return d->q_lora_rank;
 	case SM_D_KVLORA:
-		return d->kvlora;
+		return d->kv_lora_rank;
 	case SM_D_KVA:
-		return d->kvlora + d->rope;
+		return d->kv_lora_rank + d->qk_rope_dim;
 	case SM_D_QB:
-		return d->H * (d->nope + d->rope);
+		return d->n_heads * (d->qk_nope_dim + d->qk_rope_dim);
 	case SM_D_KVB:
-		return d->H * (d->nope + d->vh);
+		return d->n_heads * (d->qk_nope_dim + d->v_head_dim);
 	case SM_D_OV:
-		return d->H * d->vh;
+		return d->n_heads * d->v_head_dim;
 	case SM_D_VE:
-		return d->VE;
+		return d->vis_embed;
 	case SM_D_V3E:
-		return 3 * d->VE;
+		return 3 * d->vis_embed;
 	case SM_D_VI:
-		return d->VI;
+		return d->vis_inter;
 	case SM_D_VM:
-		return d->VM;
+		return d->vis_merged;
 	case SM_D_VCH:
-		return d->VCH;
+		return d->vis_in_chans;
 	case SM_D_VTP:
-		return d->VTP;
+		return d->vis_temporal_patch;
 	case SM_D_VP:
-		return d->VP;
+		return d->vis_patch;
 	default:
 		return -1;
 	}
@@ -127,11 +131,12 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_MOE:
 		return x->fam->layer_is_moe && x->fam->layer_is_moe(x->cfg, i);
 	case SM_C_QLORA:
-		return x->dm.qlora > 0;
+		return x->dm.q_lora_rank > 0;
 	case SM_C_NOQLORA:
-		return x->dm.qlora <= 0;
+		return x->dm.q_lora_rank <= 0;
 	case SM_C_SHARED:
-		return x->dm.ISH > 0 && x->fam->layer_is_moe && x->fam->layer_is_moe(x->cfg, i);
+		return x->dm.shared_inter > 0 && x->fam->layer_is_moe &&
+		       x->fam->layer_is_moe(x->cfg, i);
 	default:
 		return true;
 	}
@@ -336,7 +341,7 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 	const ckpt_tensor *t = ckpt_tensor_at(x->c, k);
 	if (shardmap_generic_drop(t->name))
 		return shardmap_plan_add_skipped(p, t->name, err);
-	if (x->fam->drop_extra_layers && layer_of(x->fam, t->name) >= x->dm.L)
+	if (x->fam->drop_extra_layers && layer_of(x->fam, t->name) >= x->dm.n_layers)
 		return shardmap_plan_add_skipped(p, t->name, err);
 	char cbuf[NAME_MAX_LEN];
 	bool mixed;
@@ -360,27 +365,27 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		int64_t i, j;
 		if (!shardmap_match(ru->ckpt, cn, &i, &j))
 			continue;
-		if ((ru->flags & SM_F_VIS) && i >= x->dm.VD)
+		if ((ru->flags & SM_F_VIS) && i >= x->dm.vis_depth)
 			return wt_seterr(err, WT_ESHAPE,
 			                 "tensor '%s': vision block %" PRId64
 			                 " but config.json vision_config.depth is %" PRId64,
-			                 t->name, i, x->dm.VD);
-		if (!(ru->flags & SM_F_VIS) && i >= x->dm.L)
+			                 t->name, i, x->dm.vis_depth);
+		if (!(ru->flags & SM_F_VIS) && i >= x->dm.n_layers)
 			return wt_seterr(err, WT_ESHAPE,
 			                 "tensor '%s': layer %" PRId64
 			                 " but config.json num_hidden_layers is %" PRId64,
-			                 t->name, i, x->dm.L);
-		if (j >= x->dm.E)
+			                 t->name, i, x->dm.n_layers);
+		if (j >= x->dm.n_experts)
 			return wt_seterr(err, WT_ESHAPE,
 			                 "tensor '%s': expert %" PRId64
 			                 " but config.json has %" PRId64 " experts",
-			                 t->name, j, x->dm.E);
+			                 t->name, j, x->dm.n_experts);
 		if (!cond_holds(x, ru, i)) {
 			const char *why =
 			    "a dense layer (see mlp_only_layers, first_k_dense_replace)";
 			if (ru->cond == SM_C_DENSE)
 				why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
-			else if (ru->cond == SM_C_SHARED && x->dm.ISH <= 0)
+			else if (ru->cond == SM_C_SHARED && x->dm.shared_inter <= 0)
 				why = "without shared experts (n_shared_experts / "
 				      "shared_expert_intermediate_size)";
 			else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
@@ -448,8 +453,8 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 	for (size_t r = 0; r < f->n_rules; r++) {
 		const sm_rule *ru = &f->rules[r];
 		bool li = strstr(ru->ckpt, "{i}") != NULL, lj = strstr(ru->ckpt, "{j}") != NULL;
-		int64_t ni = li ? ((ru->flags & SM_F_VIS) ? x->dm.VD : x->dm.L) : 1;
-		int64_t nj = lj ? x->dm.E : 1;
+		int64_t ni = li ? ((ru->flags & SM_F_VIS) ? x->dm.vis_depth : x->dm.n_layers) : 1;
+		int64_t nj = lj ? x->dm.n_experts : 1;
 		for (int64_t i = 0; i < ni; i++) {
 			if (!cond_holds(x, ru, li ? i : 0) && li)
 				continue;
@@ -471,7 +476,8 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					    name, f->name,
 					    (ru->flags & SM_F_VIS) ? "vision_config.depth"
 					                           : "num_hidden_layers",
-					    (ru->flags & SM_F_VIS) ? x->dm.VD : x->dm.L);
+					    (ru->flags & SM_F_VIS) ? x->dm.vis_depth
+					                           : x->dm.n_layers);
 				if (!(ru->flags & SM_F_OPT) || !have)
 					continue;
 				for (size_t r2 = 0; r2 < f->n_rules; r2++) {
@@ -553,7 +559,8 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	int rv = wt_layout_check(&chk, err);
 	if (rv != WT_OK)
 		return rv;
-	sm_ctx x = {.c = c, .cfg = cfg, .l = l, .fam = fam, .T = l->tp_size, .P = l->ep_size};
+	sm_ctx x = {
+	    .c = c, .cfg = cfg, .l = l, .fam = fam, .tp_size = l->tp_size, .ep_size = l->ep_size};
 	sm_plan *p = calloc(1, sizeof(*p));
 	if (!p)
 		return wt_seterr(err, WT_ENOMEM, "plan: out of memory for the plan");

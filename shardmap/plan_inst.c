@@ -421,13 +421,13 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
  * rank's slices fall on whole 128-blocks (else requantize, or refuse). */
 static int cut_ranks(sm_ctx *x, inst_info *in, sm_pvec *pvs, sm_geo *gs, wt_errbuf *err)
 {
-	uint32_t n_ranks = x->T * x->P, bad_rank = 0;
+	uint32_t n_ranks = x->tp_size * x->ep_size, bad_rank = 0;
 	bool aligned = true;
 	const char *why = "";
 	int rv = WT_OK;
 	for (uint32_t rank = 0; rank < n_ranks && rv == WT_OK; rank++) {
-		rv = shardmap_partition(x, in->a, in->n, rank % x->T, rank / x->T, &pvs[rank],
-		                        &gs[rank], err);
+		rv = shardmap_partition(x, in->a, in->n, rank % x->tp_size, rank / x->tp_size,
+		                        &pvs[rank], &gs[rank], err);
 		if (rv == WT_OK && in->mode == M_PASSBLK && aligned &&
 		    !block_aligned(x, in->a, &pvs[rank], &why)) {
 			aligned = false;
@@ -455,7 +455,7 @@ static int do_instance(sm_ctx *x, size_t a, size_t n, wt_errbuf *err)
 	int rv = decide(x, &in, err);
 	if (rv != WT_OK)
 		return rv;
-	uint32_t n_ranks = x->T * x->P;
+	uint32_t n_ranks = x->tp_size * x->ep_size;
 	sm_pvec *pvs = calloc(n_ranks, sizeof(sm_pvec));
 	sm_geo *gs = calloc(n_ranks, sizeof(sm_geo));
 	if (!pvs || !gs) {
@@ -481,17 +481,17 @@ static int do_instance(sm_ctx *x, size_t a, size_t n, wt_errbuf *err)
 
 int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err)
 {
-	if (x->P > 1 && x->dm.E == 0)
+	if (x->ep_size > 1 && x->dm.n_experts == 0)
 		return !x->p ? WT_ELAYOUT
 		             : wt_seterr(err, WT_ELAYOUT,
 		                         "ep_size %u but the model has no experts; use ep_size 1",
-		                         x->P);
-	if (x->dm.E > 0 && x->P > x->dm.E)
+		                         x->ep_size);
+	if (x->dm.n_experts > 0 && x->ep_size > x->dm.n_experts)
 		return !x->p ? WT_ELAYOUT
 		             : wt_seterr(err, WT_ELAYOUT,
 		                         "ep_size %u exceeds the %" PRId64
 		                         " routed experts; use ep_size <= %" PRId64,
-		                         x->P, x->dm.E, x->dm.E);
+		                         x->ep_size, x->dm.n_experts, x->dm.n_experts);
 	/* Head-split tensors first, so a head-count error is the one reported. */
 	for (int pass = 0; pass < 3; pass++) {
 		size_t a = 0;
@@ -518,19 +518,19 @@ void shardmap_suggest_tp(const sm_ctx *x, char *buf, size_t cap)
 	size_t n = 0;
 	for (uint32_t t = 1; t <= 64; t++) {
 		sm_ctx y = *x;
-		y.T = t;
+		y.tp_size = t;
 		y.p = NULL;
 		if (shardmap_plan_instances(&y, NULL) == WT_OK)
 			ok[n++] = t;
 	}
 	if (n == 0) {
-		snprintf(buf, cap, "; no tp_size up to 64 works with ep_size %u", x->P);
+		snprintf(buf, cap, "; no tp_size up to 64 works with ep_size %u", x->ep_size);
 		return;
 	}
 	size_t o = (size_t)snprintf(buf, cap, "; use tp_size ");
 	for (size_t k = 0; k < n && o < cap; k++)
 		o += (size_t)snprintf(buf + o, cap - o, "%s%u",
 		                      k == 0 ? "" : (k + 1 == n ? " or " : ", "), ok[k]);
-	if (x->P > 1 && o < cap)
-		snprintf(buf + o, cap - o, " (with ep_size %u)", x->P);
+	if (x->ep_size > 1 && o < cap)
+		snprintf(buf + o, cap - o, " (with ep_size %u)", x->ep_size);
 }

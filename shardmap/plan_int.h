@@ -7,14 +7,25 @@
 
 #define SM_NONE UINT32_MAX
 
-/* Dimensions derived from config.json (docs/format.md section 1 names them the same
- * way): H num_attention_heads, KV num_key_value_heads, d head_dim, hid hidden_size,
- * I intermediate_size, V vocab_size, E routed experts, Ie moe_intermediate_size,
- * ISH shared-expert intermediate size (0 = none), L num_hidden_layers. */
+/* Dimensions derived from config.json. docs/format.md section 1 writes them with
+ * the short symbols in brackets. */
 typedef struct sm_dims {
-	int64_t H, KV, d, hid, I, V, E, Ie, ISH, L;
-	int64_t qlora, kvlora, nope, rope, vh;
-	int64_t VD, VE, VH, VI, VM, VCH, VTP, VP; /* vision tower (vision_config) */
+	int64_t n_heads;      /* [H] num_attention_heads */
+	int64_t n_kv_heads;   /* [KV] num_key_value_heads (= n_heads when unset) */
+	int64_t head_dim;     /* [d] head_dim, else hidden / n_heads */
+	int64_t hidden;       /* [hid] hidden_size */
+	int64_t inter;        /* [I] intermediate_size */
+	int64_t vocab;        /* [V] vocab_size */
+	int64_t n_experts;    /* [E] routed experts (0 = dense) */
+	int64_t moe_inter;    /* [Ie] moe_intermediate_size, else intermediate_size */
+	int64_t shared_inter; /* [ISH] shared-expert intermediate size (0 = none) */
+	int64_t n_layers;     /* [L] num_hidden_layers */
+	/* DeepSeek-V3 multi-head latent attention */
+	int64_t q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+	/* vision tower (vision_config): depth, embed_dim, num_heads, MLP width,
+	 * merged embed (embed * merge^2), in_chans, temporal and spatial patch */
+	int64_t vis_depth, vis_embed, vis_heads, vis_inter, vis_merged;
+	int64_t vis_in_chans, vis_temporal_patch, vis_patch;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */
@@ -37,9 +48,10 @@ typedef struct sm_ctx {
 	sm_entry *ents; /* sorted by (rt, part, j) */
 	size_t n_ents;
 	sm_excl *excl;
-	uint32_t T, P;
-	bool alt;   /* the checkpoint uses the family's alias name layout */
-	sm_plan *p; /* NULL in a dry run (validation only, no messages) */
+	uint32_t tp_size,
+	    ep_size; /* the layout's sizes (plan_inst.c varies tp_size in suggestions) */
+	bool alt;    /* the checkpoint uses the family's alias name layout */
+	sm_plan *p;  /* NULL in a dry run (validation only, no messages) */
 } sm_ctx;
 
 /* Validate the layout for every rank and, unless dry, add the outputs. */

@@ -109,25 +109,25 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 	switch (unit) {
 	case SM_U_HEADS:
 		*what = "num_attention_heads";
-		return x->dm.H;
+		return x->dm.n_heads;
 	case SM_U_I:
 		*what = "intermediate_size";
-		return x->dm.I;
+		return x->dm.inter;
 	case SM_U_IE:
 		*what = "moe_intermediate_size";
-		return x->dm.Ie;
+		return x->dm.moe_inter;
 	case SM_U_ISH:
 		*what = "shared expert intermediate size";
-		return x->dm.ISH;
+		return x->dm.shared_inter;
 	case SM_U_VHEADS:
 		*what = "vision_config.num_heads";
-		return x->dm.VH;
+		return x->dm.vis_heads;
 	case SM_U_VI:
 		*what = "the vision MLP size (embed_dim * mlp_ratio)";
-		return x->dm.VI;
+		return x->dm.vis_inter;
 	case SM_U_VM:
 		*what = "the vision merger size (embed_dim * spatial_merge_size^2)";
-		return x->dm.VM;
+		return x->dm.vis_merged;
 	default:
 		*what = "?";
 		return 1;
@@ -197,8 +197,8 @@ static int part_vocab(const part_req *req)
 /* Fused QKV with GQA (section 2.2): [q_r; k_r; v_r] from parts 0, 1, 2. */
 static int part_qkv(const part_req *req)
 {
-	int64_t tp = req->tp_size, heads = req->ctx->dm.H, kv_heads = req->ctx->dm.KV;
-	int64_t head_dim = req->ctx->dm.d;
+	int64_t tp = req->tp_size, heads = req->ctx->dm.n_heads, kv_heads = req->ctx->dm.n_kv_heads;
+	int64_t head_dim = req->ctx->dm.head_dim;
 	if (heads % tp)
 		return shardmap_layout_err(req->ctx, req->err,
 		                           "tensor '%s': tp_size %" PRId64
@@ -304,7 +304,8 @@ typedef struct expert_span {
 
 static int expert_span_of(const part_req *req, size_t parts_per_expert, expert_span *s)
 {
-	int64_t experts = req->ctx->dm.E, ep = req->ctx->P, inter = req->ctx->dm.Ie;
+	int64_t experts = req->ctx->dm.n_experts, ep = req->ctx->ep_size,
+	        inter = req->ctx->dm.moe_inter;
 	if ((size_t)experts * parts_per_expert != req->n_parts)
 		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': experts missing", req->rt);
 	*s = (expert_span){.experts = experts, .start = 0, .count = experts, .inter = inter};
@@ -358,7 +359,7 @@ static int part_expert_w13(const part_req *req)
 		}
 	}
 	if (rv == WT_OK)
-		geo_experts(req->geom, s.count, 2 * s.inter, req->ctx->dm.hid);
+		geo_experts(req->geom, s.count, 2 * s.inter, req->ctx->dm.hidden);
 	return rv;
 }
 
@@ -367,11 +368,11 @@ static int part_expert_w2(const part_req *req)
 {
 	expert_span s;
 	int rv = expert_span_of(req, 1, &s);
-	int64_t hid = req->ctx->dm.hid;
+	int64_t hid = req->ctx->dm.hidden;
 	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++) {
 		uint32_t j = (uint32_t)(s.start + slot);
 		sm_piece pc = shardmap_rows_piece(j, 0, hid, slot);
-		if (req->ctx->P == 1) {
+		if (req->ctx->ep_size == 1) {
 			pc.cols = true;
 			pc.start = s.inter_at;
 			pc.len = s.inter;
@@ -401,7 +402,7 @@ int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t
 	                .n_parts = n_parts,
 	                .rule = rule,
 	                .rt = ctx->ents[first].rt,
-	                .tp_size = ctx->T,
+	                .tp_size = ctx->tp_size,
 	                .tp_rank = tp_rank,
 	                .ep_rank = ep_rank,
 	                .src = ckpt_tensor_at(ctx->c, ctx->ents[first].t),

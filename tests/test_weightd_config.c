@@ -184,13 +184,15 @@ static void test_flag_errors(void **state)
 	static const struct {
 		const char *a, *b, *needle;
 	} cases[] = {
-	    {"--no-such-flag", "1", "--no-such-flag: unknown flag"},
+	    {"--no-such-flag", "1", "unknown flag '--no-such-flag'"},
+	    {"--work", "3", "'--work' is not a flag; write --workers in full"}, /* no prefixes */
+	    {"--version=1", "x", "--version takes no value"},
 	    {"--workers", "0", "--workers: workers 0 is out of range"},
 	    {"--cache-max-bytes", "1K", "out of range"},
 	    {"--log-level", "verbose", "not a level"},
 	    {"positional", "x", "'positional': not a flag"},
 	    /* the daemon carries no fault injection: the old test hook is gone */
-	    {"--test-corrupt-chunk", "1", "--test-corrupt-chunk: unknown flag"},
+	    {"--test-corrupt-chunk", "1", "unknown flag '--test-corrupt-chunk'"},
 	};
 	setenv("WEIGHTD_TEST_HOOKS", "1", 1); /* the old hook's switch: no effect */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -210,7 +212,7 @@ static void test_flag_errors(void **state)
 	char *argv[] = {"weightd", "--workers"};
 	wt_errbuf err;
 	assert_int_equal(wd_config_parse_args(&c, 2, argv, &err), WT_ECONFIG);
-	assert_non_null(strstr(err.msg, "missing value"));
+	assert_non_null(strstr(err.msg, "--workers needs a value"));
 	unsetenv("WEIGHTD_TEST_HOOKS");
 	wd_config_free(&c);
 }

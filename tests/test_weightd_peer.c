@@ -5,7 +5,8 @@
  * exactly the manifest its own production would have written (also with a
  * different chunk_bytes); a peer at another revision is skipped; a peer that
  * corrupts a chunk leaves no partial shard and the node produces; two cold
- * nodes that peer each other both complete.
+ * nodes that peer each other both complete; libweights' wt_manifest_opts
+ * (revision, cache_only), what the peer fill asks with.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,6 +174,77 @@ static void test_cache_only(void **state)
 	tw_reply_free(&k);
 	tw_reply_free(&m);
 	nng_close(s);
+	tw_env_free(a);
+}
+
+/* libweights' manifest options (what peer.c asks with): cache_only on a cold node
+ * is WT_ENOTFOUND without a production; pinned to the served revision it is the
+ * cached shard, pinned to another WT_ENOTFOUND; a struct_size that ends before
+ * cache_only (a 1.1 caller's older layout) leaves it at its default (produce);
+ * struct_size 0 is WT_EVERSION; client_get_manifest_pb hands back the record. */
+static void test_client_manifest_opts(void **state)
+{
+	(void)state;
+	tw_env *a = tw_env_new("wd-peer-mo", SEED_A);
+	assert_int_equal(tw_start(a), WT_OK);
+	const char *eps[] = {a->url};
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	wt_client *c = NULL;
+	wt_errbuf err;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.tp_rank = 1;
+	wt_manifest_opts mo;
+	wt_manifest_opts_init(&mo);
+	mo.cache_only = 1;
+	wt_manifest *m = NULL;
+	assert_int_equal(wt_client_get_manifest_opts(c, "llama", &l, &mo, &m, &err), WT_ENOTFOUND);
+	assert_null(m);
+	assert_non_null(strstr(err.msg, "not cached on this node"));
+	nng_socket s = tw_dial(a->url);
+	tw_reply k;
+	assert_int_equal(stats(s, &k)->productions, 0);
+	tw_reply_free(&k);
+	/* an older struct_size: cache_only is past it, so the default (produce) */
+	mo.struct_size = offsetof(wt_manifest_opts, cache_only);
+	assert_int_equal(wt_client_get_manifest_opts(c, "llama", &l, &mo, &m, &err), WT_OK);
+	assert_int_equal(stats(s, &k)->productions, 1);
+	tw_reply_free(&k);
+	char rev[80];
+	snprintf(rev, sizeof(rev), "%s", wt_manifest_revision(m));
+	wt_manifest_free(m);
+	/* pinned to the served revision, cache only: the cached shard and its record */
+	wt_manifest_opts_init(&mo);
+	mo.cache_only = 1;
+	mo.revision = rev;
+	Weights__Reply *r = NULL;
+	assert_int_equal(client_get_manifest_pb(c, "llama", &l, &mo, &m, &r, &err), WT_OK);
+	assert_string_equal(wt_manifest_revision(m), rev);
+	assert_int_equal(wt_manifest_tp_rank(m), 1);
+	assert_int_equal(r->manifest->n_tensors, wt_manifest_n_tensors(m));
+	assert_string_equal(r->manifest->revision, rev);
+	wire_reply_free(r);
+	wt_manifest_free(m);
+	/* another revision: not served, whatever cache_only says */
+	mo.revision = "00112233445566778899aabbccddeeff";
+	mo.cache_only = 0;
+	assert_int_equal(wt_client_get_manifest_opts(c, "llama", &l, &mo, &m, &err), WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "is not served"));
+	mo.struct_size = 0;
+	assert_int_equal(wt_client_get_manifest_opts(c, "llama", &l, &mo, &m, &err), WT_EVERSION);
+	/* NULL options = wt_client_get_manifest */
+	assert_int_equal(wt_client_get_manifest_opts(c, "llama", &l, NULL, &m, &err), WT_OK);
+	wt_manifest_free(m);
+	assert_int_equal(stats(s, &k)->productions, 1);
+	tw_reply_free(&k);
+	nng_close(s);
+	wt_layout_clear(&l);
+	wt_client_close(c);
 	tw_env_free(a);
 }
 
@@ -457,9 +529,13 @@ static void test_mutual(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_config),     cmocka_unit_test(test_cache_only),
-	    cmocka_unit_test(test_fill),       cmocka_unit_test(test_fill_bad_peer),
-	    cmocka_unit_test(test_mutual),     cmocka_unit_test(test_rendezvous),
+	    cmocka_unit_test(test_config),
+	    cmocka_unit_test(test_cache_only),
+	    cmocka_unit_test(test_client_manifest_opts),
+	    cmocka_unit_test(test_fill),
+	    cmocka_unit_test(test_fill_bad_peer),
+	    cmocka_unit_test(test_mutual),
+	    cmocka_unit_test(test_rendezvous),
 	    cmocka_unit_test(test_one_worker),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,15 +47,15 @@ static void reload(wd_config *cfg, int argc, char **argv, wd_server *srv)
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			wd_config_usage(stdout);
-			return 0;
-		}
-		if (strcmp(argv[i], "--version") == 0) {
-			printf("weightd 0.1.0 (protocol 1)\n");
-			return 0;
-		}
+	switch (wd_config_cli_action(argc, argv)) {
+	case WD_CLI_HELP:
+		wd_config_usage(stdout);
+		return 0;
+	case WD_CLI_VERSION:
+		printf("weightd 0.1.0 (protocol 1)\n");
+		return 0;
+	default:
+		break;
 	}
 	wd_config cfg;
 	if (wd_config_init(&cfg) != WT_OK) {

@@ -27,9 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <nng/nng.h>
-#include <nng/protocol/reqrep0/req.h>
-
 #include "client/client.h"
 #include "weightd/server_int.h"
 #include "weights/engine.h"
@@ -37,7 +34,6 @@
 
 #define PEER_CONNECT_MS  1000u
 #define PEER_REQUEST_MS  10000u
-#define PEER_MAX_CHUNK   (255ull << 20) /* the client's 256 MiB message ceiling less a header */
 #define PEER_MAX_RETRIES 2u
 
 struct wd_peers {
@@ -113,6 +109,7 @@ int wd_peers_open(wd_peers **out, const wd_config *cfg, const char *server_id, w
 		o.max_retries = PEER_MAX_RETRIES;
 		o.backoff_initial_ms = 50;
 		o.backoff_max_ms = 500;
+		o.retry_budget_ms = 1; /* a single pass: a dead peer is skipped, not waited for */
 		o.token = p->token[0] ? p->token : NULL;
 		o.client_id = p->client_id;
 		int rv = wt_client_open(&p->client[p->n], &o, err);
@@ -134,144 +131,53 @@ int wd_peers_open(wd_peers **out, const wd_config *cfg, const char *server_id, w
 	return WT_OK;
 }
 
-/* ===================== cache_only manifests (one req0 socket) ===================== */
+/* ===================== cache_only manifests (libweights) ===================== */
 
-typedef struct peer_conn {
-	nng_socket sock;
-	bool open;
-	uint64_t next_id;
-	const char *url;
-} peer_conn;
-
-static void conn_close(peer_conn *pc)
+/*
+ * The cache_only manifest of `rank` at this node's revision, asked through the
+ * peer's libweights client (wt_manifest_opts: revision + cache_only), checked
+ * against the shard this node derives. *wm: the validated manifest the fetch
+ * follows; *reply: the decoded reply, whose Manifest is the record committed.
+ */
+static int ask_rank(wd_peers *p, size_t i, const char *model, const wd_snap *snap,
+                    const wt_layout *l, const char *layout_text, uint32_t rank, wt_manifest **wm,
+                    Weights__Reply **reply, wt_errbuf *err)
 {
-	if (pc->open)
-		nng_close(pc->sock);
-	pc->open = false;
-}
-
-/* One request, one reply of kind want (or the peer's Error code). *out: wire_reply_free(). */
-static int conn_call(peer_conn *pc, Weights__Request *rq, Weights__Reply__BodyCase want,
-                     Weights__Reply **out, wt_errbuf *err)
-{
-	rq->id = ++pc->next_id;
-	size_t n = wire_framed_size(&rq->base);
-	nng_msg *m;
-	if (nng_msg_alloc(&m, n) != 0)
-		return wt_seterr(err, WT_ENOMEM, "peer %s: out of memory", pc->url);
-	wire_frame(&rq->base, nng_msg_body(m), n);
-	int rv = nng_sendmsg(pc->sock, m, 0);
-	if (rv != 0) {
-		nng_msg_free(m);
-		return wt_seterr(err, WT_EUNAVAIL, "peer %s: not connected within %u ms: %s",
-		                 pc->url, PEER_CONNECT_MS, nng_strerror(rv));
-	}
-	if ((rv = nng_recvmsg(pc->sock, &m, 0)) != 0)
-		return wt_seterr(err, rv == NNG_ETIMEDOUT ? WT_ETIMEDOUT : WT_EUNAVAIL,
-		                 "peer %s: no reply: %s", pc->url, nng_strerror(rv));
-	Weights__Reply *r = NULL;
-	const uint8_t *tail;
-	size_t tail_len;
-	rv = wire_parse_reply(nng_msg_body(m), nng_msg_len(m), WIRE_MAX_HEADER_BYTES, &r, &tail,
-	                      &tail_len, err);
-	nng_msg_free(m);
-	if (rv != WT_OK)
-		return wt_errprefix(err, "peer %s", pc->url);
-	if (r->id != rq->id) {
-		rv = wt_seterr(err, WT_EPROTO, "peer %s: reply id %llu for request %llu", pc->url,
-		               (unsigned long long)r->id, (unsigned long long)rq->id);
-	} else if (r->body_case == WEIGHTS__REPLY__BODY_ERROR) {
-		int code = (int)r->error->code;
-		rv = wt_seterr(err, code > 0 && code < WT_ERR_COUNT_ ? code : WT_EPROTO,
-		               "peer %s: %s", pc->url, r->error->message ? r->error->message : "");
-	} else if (r->body_case != want) {
-		rv = wt_seterr(err, WT_EPROTO, "peer %s: reply of kind %d, expected %d", pc->url,
-		               (int)r->body_case, (int)want);
-	}
-	if (rv != WT_OK) {
-		wire_reply_free(r);
-		return rv;
-	}
-	*out = r;
-	return WT_OK;
-}
-
-/* Dial url and say Hello (with the tier's token). */
-static int conn_open(peer_conn *pc, const wd_peers *p, const char *url, wt_errbuf *err)
-{
-	memset(pc, 0, sizeof(*pc));
-	pc->url = url;
-	int rv = nng_req0_open(&pc->sock);
-	if (rv != 0)
-		return wt_seterr(err, WT_EIO, "peer %s: nng req0 socket: %s", url,
-		                 nng_strerror(rv));
-	pc->open = true;
-	nng_socket_set_ms(pc->sock, NNG_OPT_RECVTIMEO, PEER_REQUEST_MS);
-	nng_socket_set_ms(pc->sock, NNG_OPT_SENDTIMEO, PEER_CONNECT_MS);
-	nng_socket_set_size(pc->sock, NNG_OPT_RECVMAXSZ, WIRE_MAX_HEADER_BYTES + 1024);
-	/* one try per request: a slow peer is skipped, not asked twice */
-	nng_socket_set_ms(pc->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
-	/* tcp: dial in the background and let the Hello send wait for the
-	 * connection (SENDTIMEO), so a refused or silent peer costs at most
-	 * PEER_CONNECT_MS; a synchronous nng_dial to a powered-off host waits for
-	 * the kernel's connect timeout (minutes) on a worker thread. */
-	int flags = strncmp(url, "tcp://", 6) == 0 ? NNG_FLAG_NONBLOCK : 0;
-	if ((rv = nng_dial(pc->sock, url, NULL, flags)) != 0)
-		return wt_seterr(err, WT_EUNAVAIL, "peer %s: %s", url, nng_strerror(rv));
-	Weights__Hello h = WEIGHTS__HELLO__INIT;
-	h.protocol_version = WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION;
-	h.client_id = p->client_id;
-	h.token = p->token;
-	Weights__Request rq = WEIGHTS__REQUEST__INIT;
-	rq.body_case = WEIGHTS__REQUEST__BODY_HELLO;
-	rq.hello = &h;
-	Weights__Reply *r = NULL;
-	rv = conn_call(pc, &rq, WEIGHTS__REPLY__BODY_HELLO, &r, err);
-	wire_reply_free(r);
-	return rv;
-}
-
-/* The cache_only manifest of `rank`, checked against what this node derives. */
-static int ask_rank(peer_conn *pc, const char *model, const wd_snap *snap, const wt_layout *l,
-                    const char *layout_text, uint32_t rank, Weights__Reply **out, wt_errbuf *err)
-{
-	char *excl[WT_MAX_EXCLUDE];
-	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
-	wire_layout_to_pb(l, &pl, excl);
-	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
-	mr.model = (char *)model;
-	mr.revision = (char *)snap->revision;
-	mr.layout = &pl;
-	mr.tp_rank = rank % l->tp_size;
-	mr.ep_rank = rank / l->tp_size;
-	mr.cache_only = true;
-	Weights__Request rq = WEIGHTS__REQUEST__INIT;
-	rq.body_case = WEIGHTS__REQUEST__BODY_MANIFEST;
-	rq.manifest = &mr;
-	Weights__Reply *r = NULL;
-	int rv = conn_call(pc, &rq, WEIGHTS__REPLY__BODY_MANIFEST, &r, err);
+	wt_layout rl;
+	wt_layout_init(&rl);
+	if (wt_layout_copy(&rl, l) != WT_OK)
+		return wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
+	rl.tp_rank = rank % l->tp_size;
+	rl.ep_rank = rank / l->tp_size;
+	wt_manifest_opts mo;
+	wt_manifest_opts_init(&mo);
+	mo.revision = snap->revision;
+	mo.cache_only = 1; /* the peer never produces nor asks its own peers: no loops */
+	int rv = client_get_manifest_pb(p->client[i], model, &rl, &mo, wm, reply, err);
+	wt_layout_clear(&rl);
 	if (rv != WT_OK)
 		return rv;
-	const Weights__Manifest *mf = r->manifest;
+	const Weights__Manifest *mf = (*reply)->manifest;
 	uint8_t id[WD_SHARD_ID_BYTES];
 	wd_shard_id(model, snap->revision, layout_text, rank, id);
 	if (mf->revision == NULL || strcmp(mf->revision, snap->revision) != 0)
 		rv = wt_seterr(err, WT_ENOTFOUND, "peer %s: rank %u is revision %.12s, not %.12s",
-		               pc->url, rank, mf->revision ? mf->revision : "", snap->revision);
+		               p->urls[i], rank, mf->revision ? mf->revision : "", snap->revision);
 	else if (mf->format_version != WT_FORMAT_VERSION || mf->layout_text == NULL ||
-	         strcmp(mf->layout_text, layout_text) != 0 || mf->tp_rank != mr.tp_rank ||
-	         mf->ep_rank != mr.ep_rank || mf->shard_id.len != sizeof(id) ||
+	         strcmp(mf->layout_text, layout_text) != 0 || mf->shard_id.len != sizeof(id) ||
 	         memcmp(mf->shard_id.data, id, sizeof(id)) != 0)
 		rv = wt_seterr(err, WT_ECORRUPT,
 		               "peer %s: manifest of rank %u (layout %s) is not the shard this "
 		               "node derives for layout %s; is the peer another weightd version?",
-		               pc->url, rank, mf->layout_text ? mf->layout_text : "", layout_text);
+		               p->urls[i], rank, mf->layout_text ? mf->layout_text : "",
+		               layout_text);
 	if (rv != WT_OK) {
-		wire_reply_free(r);
-		return rv;
+		wt_manifest_free(*wm);
+		*wm = NULL;
+		wire_reply_free(*reply);
+		*reply = NULL;
 	}
-	*out = r;
-	return WT_OK;
+	return rv;
 }
 
 /* ===================== the sink: verified bytes -> cache writer ===================== */
@@ -446,33 +352,17 @@ typedef struct fill_stats {
 	uint64_t commit_ns; /* cache commits (flush + synced manifest) */
 } fill_stats;
 
-/* Fetch rank `rank` (manifest mf) from peer i into the cache. WT_EEXIST = already there. */
-static int fill_rank(wd_server *s, size_t i, const char *model, const wt_layout *l, uint32_t rank,
-                     Weights__Manifest *mf, fill_stats *fs, wt_errbuf *err)
+/* Fetch rank `rank` (wm, its record mf) from peer i into the cache. WT_EEXIST = already there. */
+static int fill_rank(wd_server *s, size_t i, const char *model, uint32_t rank,
+                     const wt_manifest *wm, Weights__Manifest *mf, fill_stats *fs, wt_errbuf *err)
 {
 	wd_peers *p = s->peers;
-	wt_layout rl;
-	wt_layout_init(&rl);
-	wt_manifest *wm = NULL;
 	peer_sink k = {.base = {.ops = &sink_ops}, .cb = s->cfg->chunk_bytes};
-	uint64_t need = 0;
-	for (size_t t = 0; t < mf->n_tensors; t++)
-		need += mf->tensors[t]->nbytes;
-	int rv = cache_disk_room(s->cache, need, err);
+	int rv = cache_disk_room(s->cache, wt_manifest_total_bytes(wm), err);
 	if (rv == WT_OK)
 		rv = cache_begin_shard(s->cache, mf->shard_id.data, mf->shard_id.len, &k.w, err);
 	if (rv != WT_OK)
 		return rv;
-	if (wt_layout_copy(&rl, l) != WT_OK) {
-		rv = wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
-		goto out;
-	}
-	rl.tp_rank = rank % l->tp_size;
-	rl.ep_rank = rank / l->tp_size;
-	if ((rv = client_manifest_from_pb(mf, PEER_MAX_CHUNK, model, &rl, &wm, err)) != WT_OK) {
-		wt_errprefix(err, "peer %s", p->urls[i]);
-		goto out;
-	}
 	wt_fetch_opts fo;
 	wt_fetch_opts_init(&fo);
 	fo.progress = progress;
@@ -481,21 +371,18 @@ static int fill_rank(wd_server *s, size_t i, const char *model, const wt_layout 
 	rv = wt_client_fetch(p->client[i], wm, &k.base, &fo, err);
 	uint64_t t1 = common_now_ns();
 	fs->fetch_ns += t1 - t0;
-	if (rv != WT_OK)
-		goto out;
-	uint64_t n = k.bytes;
-	rv = commit(&k, mf, model, err);
-	fs->commit_ns += common_now_ns() - t1;
 	if (rv == WT_OK) {
-		fs->bytes += n;
-		fs->filled++;
+		uint64_t n = k.bytes;
+		rv = commit(&k, mf, model, err);
+		fs->commit_ns += common_now_ns() - t1;
+		if (rv == WT_OK) {
+			fs->bytes += n;
+			fs->filled++;
+		}
 	}
-out:
 	if (rv != WT_OK && rv != WT_EEXIST)
 		wt_errprefix(err, "rank %u", rank);
 	sink_clear(&k); /* aborts the writer unless committed */
-	wt_manifest_free(wm);
-	wt_layout_clear(&rl);
 	return rv;
 }
 
@@ -503,28 +390,27 @@ out:
 static int fill_from(wd_server *s, size_t i, const char *model, wd_snap *snap, const wt_layout *l,
                      const char *layout_text, fill_stats *fs, wt_errbuf *err)
 {
-	wd_peers *p = s->peers;
 	uint32_t n = wt_layout_n_ranks(l);
 	Weights__Reply **mf = calloc(n, sizeof(*mf));
-	if (mf == NULL)
-		return wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
+	wt_manifest **wm = calloc(n, sizeof(*wm));
+	int rv = mf && wm ? WT_OK : wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
 	uint64_t t0 = common_now_ns();
-	peer_conn pc;
-	int rv = conn_open(&pc, p, p->urls[i], err);
 	for (uint32_t r = 0; rv == WT_OK && r < n; r++)
-		rv = ask_rank(&pc, model, snap, l, layout_text, r, &mf[r], err);
-	conn_close(&pc);
+		rv = ask_rank(s->peers, i, model, snap, l, layout_text, r, &wm[r], &mf[r], err);
 	fs->ask_ns = common_now_ns() - t0;
 	/* Ranks one after the other: on 2 cores, fetching two at once measured
 	 * slower (the commits' flushes and the peer's workers are shared). */
 	for (uint32_t r = 0; rv == WT_OK && r < n; r++) {
-		rv = fill_rank(s, i, model, l, r, mf[r]->manifest, fs, err);
+		rv = fill_rank(s, i, model, r, wm[r], mf[r]->manifest, fs, err);
 		if (rv == WT_EEXIST)
 			rv = WT_OK; /* committed before (the rest of the layout was evicted) */
 	}
-	for (uint32_t r = 0; r < n; r++)
+	for (uint32_t r = 0; r < n && mf && wm; r++) {
 		wire_reply_free(mf[r]);
+		wt_manifest_free(wm[r]);
+	}
 	free(mf);
+	free(wm);
 	return rv;
 }
 

@@ -6,6 +6,7 @@
  */
 #include "shardmap/shardmap.h"
 #include "weightd/server_int.h"
+#include "weights/weights.h"
 
 nng_msg *wd_plan_only_reply(uint64_t id, const wd_mreq *m, wt_errbuf *err)
 {
@@ -19,7 +20,7 @@ nng_msg *wd_plan_only_reply(uint64_t id, const wd_mreq *m, wt_errbuf *err)
 	Weights__Layout lpb = WEIGHTS__LAYOUT__INIT;
 	wire_layout_to_pb(&m->layout, &lpb, excl);
 	Weights__Manifest mf = WEIGHTS__MANIFEST__INIT;
-	mf.format_version = 1;
+	mf.format_version = WT_FORMAT_VERSION;
 	mf.model = m->model;
 	mf.revision = m->snap->revision;
 	mf.layout = &lpb;

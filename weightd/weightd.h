@@ -108,11 +108,19 @@ bool wd_config_is_set(const wd_config *c, const char *key);
 int wd_config_load_file(wd_config *c, const char *path, wt_errbuf *err);
 
 /*
- * Parse the command line: --config FILE is applied first, then every other flag
- * (--key VALUE or --key=VALUE) over it. Returns WT_ECONFIG on any error.
- * --help / --version are not handled here (main does).
+ * Parse the command line with getopt_long (config_args.c): --config FILE is
+ * applied first, then every other flag (--key-name VALUE or --key-name=VALUE,
+ * written in full) over it. Returns WT_ECONFIG naming the flag on any error: an
+ * unknown or abbreviated flag, a missing value, a word that is not a flag.
+ * --help / --version are not applied here (wd_config_cli_action).
  */
 int wd_config_parse_args(wd_config *c, int argc, char **argv, wt_errbuf *err);
+
+/* What the command line asks besides a configuration: -h/--help, --version (the
+ * first of them), else WD_CLI_RUN. Read with the same table, so the value of a
+ * flag ("--ready-file --help") is never taken for one. */
+typedef enum { WD_CLI_RUN = 0, WD_CLI_HELP, WD_CLI_VERSION } wd_cli_action;
+wd_cli_action wd_config_cli_action(int argc, char **argv);
 
 /* Longest token (auth_token, admin_token) in bytes. */
 #define WD_TOKEN_MAX 1024

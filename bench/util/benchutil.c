@@ -1,4 +1,5 @@
 /* benchutil.c — see benchutil.h. */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -166,4 +167,17 @@ void bench_count_sink_init(bench_count_sink *s)
 {
 	s->base.ops = &count_ops;
 	s->bytes = 0;
+}
+
+int bench_u64(const char *name, const char *val, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(val, &end, 10);
+	if (val[0] < '0' || val[0] > '9' || *end != '\0' || errno != 0) {
+		fprintf(stderr, "--%s '%s': use a decimal integer\n", name, val);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }

@@ -51,4 +51,12 @@ typedef struct bench_count_sink {
 
 void bench_count_sink_init(bench_count_sink *s);
 
+/* A decimal value of flag --name (no sign, no suffix) into *out; 0, or -1 after a
+ * message naming the flag. */
+int bench_u64(const char *name, const char *val, uint64_t *out);
+
+/* noverify.c: verify = 0 skips the client's chunk and tensor hash checks (to
+ * measure their cost); 1 restores them. Benchmarks only. */
+void bench_client_set_verify(wt_client *c, int verify);
+
 #endif

@@ -44,29 +44,35 @@ typedef struct admin_args {
 	const char *uri; /* --uri, borrowed from argv */
 } admin_args;
 
-/* The operation is the one positional argument; --uri URI is for register. */
-static int admin_arg(void *ctx, int argc, char **argv, int *i)
+static int admin_flag(void *ctx, const char *cmd, const char *flag, const char *val)
 {
-	admin_args *aa = ctx;
-	if (strcmp(argv[*i], "--uri") == 0 || strncmp(argv[*i], "--uri=", 6) == 0) {
-		const char *v = argv[*i][5] == '=' ? argv[*i] + 6 : NULL;
-		if (v == NULL && *i + 1 >= argc) {
-			fprintf(stderr, "weightctl admin: --uri needs a value\n");
-			return -1;
-		}
-		aa->uri = v ? v : argv[*i + 1];
-		*i += v ? 1 : 2;
-		return 1;
+	(void)cmd;
+	(void)flag; /* --uri, the only one */
+	((admin_args *)ctx)->uri = val;
+	return 0;
+}
+
+static const ctl_flag admin_flags[] = {{"--uri", true, 0}};
+
+/* The operation: the one positional argument. CTL_OK or CTL_USAGE (printed). */
+static int admin_op(admin_args *aa, char **pos, size_t n_pos)
+{
+	if (n_pos == 0) {
+		fprintf(stderr, "weightctl admin: name an operation: stats, warm, evict, verify, "
+		                "reclaim, register or unregister\n");
+		return CTL_USAGE;
 	}
-	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]) && !aa->have_op; k++) {
-		if (strcmp(argv[*i], ops[k].name) == 0) {
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		if (strcmp(pos[0], ops[k].name) == 0) {
 			aa->op = ops[k].op;
 			aa->have_op = 1;
-			*i += 1;
-			return 1;
+			return CTL_OK;
 		}
-	}
-	return 0;
+	fprintf(stderr,
+	        "weightctl admin: unknown operation '%s'; use stats, warm, evict, verify, "
+	        "reclaim, register or unregister\n",
+	        pos[0]);
+	return CTL_USAGE;
 }
 
 /* register needs --model and --uri, unregister --model; neither takes a layout,
@@ -100,15 +106,14 @@ int ctl_admin(int argc, char **argv)
 	wt_errbuf err;
 	ctl_remote_init(&r);
 	int help = 0;
-	code = ctl_remote_parse(&r, "admin", argc, argv, admin_arg, &aa, usage, &help);
+	ctl_flagset own = CTL_FLAGSET(admin_flags, admin_flag, &aa);
+	char *pos[1];
+	size_t n_pos = 0;
+	code = ctl_remote_parse(&r, "admin", argc, argv, &own, pos, 1, &n_pos, usage, &help);
 	if (code != CTL_OK || help)
 		goto done;
-	if (!aa.have_op) {
-		fprintf(stderr, "weightctl admin: name an operation: stats, warm, evict, verify, "
-		                "reclaim, register or unregister\n");
-		code = CTL_USAGE;
+	if ((code = admin_op(&aa, pos, n_pos)) != CTL_OK)
 		goto done;
-	}
 	if ((code = check_register_args(&aa, &r)) != CTL_OK)
 		goto done;
 	if (aa.op == WT_ADMIN_RECLAIM && (r.model != NULL || r.layout_given)) {

@@ -168,24 +168,23 @@ static void usage(FILE *f)
 	        "Exit 0 (even when some capability is not available), 2 usage, 1 other errors.\n");
 }
 
-/* --json anywhere in argv: removed (argv compacted), *json set. */
-static int take_json(int argc, char **argv, bool *json)
+static const ctl_flag caps_flags[] = {{"--json", false, 0}};
+
+static int caps_flag(void *ctx, const char *cmd, const char *flag, const char *val)
 {
-	int k = 1;
-	*json = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			*json = true;
-		else
-			argv[k++] = argv[i];
-	}
-	return k;
+	(void)cmd;
+	(void)flag; /* --json */
+	(void)val;
+	*(bool *)ctx = true;
+	return 0;
 }
 
-static int offline(int argc, char **argv, bool json)
+static int offline(int argc, char **argv)
 {
 	ctl_layout_args a;
-	int rc = ctl_parse_layout_args("capabilities", argc, argv, &a);
+	bool json = false;
+	ctl_flagset own = CTL_FLAGSET(caps_flags, caps_flag, &json);
+	int rc = ctl_parse_layout_args("capabilities", argc, argv, &own, &a);
 	if (rc != CTL_OK || a.help) {
 		usage(a.help && rc == CTL_OK ? stdout : stderr);
 		ctl_layout_args_clear(&a);
@@ -212,13 +211,16 @@ static int offline(int argc, char **argv, bool json)
 	return rc;
 }
 
-static int remote(int argc, char **argv, bool json)
+static int remote(int argc, char **argv)
 {
 	ctl_remote r;
+	bool json = false;
+	ctl_flagset own = CTL_FLAGSET(caps_flags, caps_flag, &json);
 	wt_client *cl = NULL;
 	ctl_remote_init(&r);
 	int help = 0;
-	int code = ctl_remote_parse(&r, "capabilities", argc, argv, NULL, NULL, usage, &help);
+	int code =
+	    ctl_remote_parse(&r, "capabilities", argc, argv, &own, NULL, 0, NULL, usage, &help);
 	if (code != CTL_OK || help)
 		goto done;
 	if (r.model == NULL) {
@@ -241,12 +243,13 @@ done:
 	return code;
 }
 
+/* Offline (--model-dir: the planner here) or remote (--endpoint: the daemon's
+ * planner); each parses its own flags, so a flag of the other is an error. */
 int ctl_capabilities(int argc, char **argv)
 {
-	bool json;
-	argc = take_json(argc, argv, &json);
-	for (int i = 1; i < argc; i++)
-		if (strncmp(argv[i], "--model-dir", 11) == 0)
-			return offline(argc, argv, json);
-	return remote(argc, argv, json);
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--model-dir") == 0 ||
+		    strncmp(argv[i], "--model-dir=", 12) == 0)
+			return offline(argc, argv);
+	return remote(argc, argv);
 }

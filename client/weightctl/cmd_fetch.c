@@ -81,46 +81,27 @@ typedef struct fetch_args {
 	uint32_t cuda_device;
 } fetch_args;
 
-static int fetch_arg(void *ctx, int argc, char **argv, int *i)
+static const ctl_flag fetch_flags[] = {
+    {"--quiet", false, 'q'},
+    {"--out", true, 0},
+    {"--update-from", true, 0},
+    {"--cuda-device", true, 0},
+};
+
+static int fetch_flag(void *ctx, const char *cmd, const char *flag, const char *val)
 {
 	fetch_args *fa = ctx;
-	const char *a = argv[*i];
-	if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+	if (strcmp(flag, "--quiet") == 0)
 		fa->quiet = 1;
-		*i += 1;
-		return 1;
+	else if (strcmp(flag, "--out") == 0)
+		fa->out = val;
+	else if (strcmp(flag, "--update-from") == 0)
+		fa->update_from = val;
+	else { /* --cuda-device */
+		fa->cuda = 1;
+		return ctl_remote_u32(cmd, flag, val, 0, 1023, &fa->cuda_device);
 	}
-	if (strcmp(a, "--out") == 0 && *i + 1 < argc) {
-		fa->out = argv[*i + 1];
-		*i += 2;
-		return 1;
-	}
-	if (strcmp(a, "--update-from") == 0 && *i + 1 < argc) {
-		fa->update_from = argv[*i + 1];
-		*i += 2;
-		return 1;
-	}
-	if (strncmp(a, "--out=", 6) == 0) {
-		fa->out = a + 6;
-		*i += 1;
-		return 1;
-	}
-	const char *val = NULL;
-	int used = 0; /* argv entries the flag takes */
-	if (strcmp(a, "--cuda-device") == 0 && *i + 1 < argc) {
-		val = argv[*i + 1];
-		used = 2;
-	} else if (strncmp(a, "--cuda-device=", 14) == 0) {
-		val = a + 14;
-		used = 1;
-	}
-	if (val == NULL)
-		return 0;
-	if (ctl_remote_u32("fetch", "--cuda-device", val, 0, 1023, &fa->cuda_device) != 0)
-		return -1;
-	fa->cuda = 1;
-	*i += used;
-	return 1;
+	return 0;
 }
 
 /* The tensors and bytes the CUDA sink holds after a fetch of m. */
@@ -199,7 +180,8 @@ int ctl_fetch(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	int help = 0;
-	code = ctl_remote_parse(&r, "fetch", argc, argv, fetch_arg, &fa, usage, &help);
+	ctl_flagset own = CTL_FLAGSET(fetch_flags, fetch_flag, &fa);
+	code = ctl_remote_parse(&r, "fetch", argc, argv, &own, NULL, 0, NULL, usage, &help);
 	if (code != CTL_OK || help)
 		goto done;
 	if ((code = check_args(&fa, &r)) != CTL_OK)

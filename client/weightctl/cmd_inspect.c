@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client/weightctl/ctl_opt.h"
 #include "client/weightctl/weightctl.h"
 #include "loader/loader.h"
 #include "shardmap/shardmap.h"
@@ -85,32 +86,51 @@ static int validate(const ckpt *c, sm_plan **p, wt_errbuf *err)
 	return rv;
 }
 
+static const ctl_flag inspect_flags[] = {{"--model-dir", true, 0}};
+
+static int inspect_flag(void *ctx, const char *cmd, const char *flag, const char *val)
+{
+	(void)flag;
+	const char **dir = ctx;
+	if (*dir != NULL) {
+		fprintf(stderr, "weightctl %s: one model folder at a time\n", cmd);
+		return -1;
+	}
+	*dir = val;
+	return 0;
+}
+
+/* The folder: --model-dir DIR or DIR. CTL_OK (dir NULL with help) or CTL_USAGE. */
+static int inspect_args(int argc, char **argv, const char **dir)
+{
+	*dir = NULL;
+	ctl_flagset set = CTL_FLAGSET(inspect_flags, inspect_flag, dir);
+	char *pos[1];
+	size_t n_pos = 0;
+	int help = 0;
+	int rc = ctl_getopt("inspect", argc, argv, &set, 1, pos, 1, &n_pos, &help);
+	if (rc == CTL_OK && help) {
+		inspect_usage(stdout);
+		*dir = NULL;
+		return CTL_OK;
+	}
+	if (rc == CTL_OK && n_pos == 1 && (rc = inspect_flag(dir, "inspect", NULL, pos[0])) != 0)
+		rc = CTL_USAGE;
+	if (rc == CTL_OK && *dir == NULL) {
+		fprintf(stderr, "weightctl inspect: --model-dir DIR is required\n");
+		rc = CTL_USAGE;
+	}
+	if (rc != CTL_OK)
+		inspect_usage(stderr);
+	return rc;
+}
+
 int ctl_inspect(int argc, char **argv)
 {
-	const char *dir = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *v = argv[i];
-		if (strcmp(v, "--help") == 0 || strcmp(v, "-h") == 0) {
-			inspect_usage(stdout);
-			return CTL_OK;
-		}
-		if (strcmp(v, "--model-dir") == 0 && i + 1 < argc)
-			v = argv[++i];
-		else if (strncmp(v, "--model-dir=", 12) == 0)
-			v += 12;
-		else if (v[0] == '-')
-			v = NULL;
-		if (v == NULL || dir != NULL) {
-			fprintf(stderr, "weightctl inspect: unexpected argument '%s'\n", argv[i]);
-			inspect_usage(stderr);
-			return CTL_USAGE;
-		}
-		dir = v;
-	}
-	if (dir == NULL) {
-		inspect_usage(stderr);
-		return CTL_USAGE;
-	}
+	const char *dir;
+	int rc = inspect_args(argc, argv, &dir);
+	if (rc != CTL_OK || dir == NULL)
+		return rc;
 	wt_errbuf err;
 	wt_errclear(&err);
 	store *s = NULL;

@@ -57,7 +57,7 @@ int ctl_manifest(int argc, char **argv)
 	wt_errbuf err;
 	ctl_remote_init(&r);
 	int help = 0;
-	code = ctl_remote_parse(&r, "manifest", argc, argv, NULL, NULL, usage, &help);
+	code = ctl_remote_parse(&r, "manifest", argc, argv, NULL, NULL, 0, NULL, usage, &help);
 	if (code != CTL_OK || help)
 		goto done;
 	if (r.model == NULL) {

@@ -32,7 +32,7 @@ int ctl_models(int argc, char **argv)
 	wt_errbuf err;
 	ctl_remote_init(&r);
 	int help = 0;
-	code = ctl_remote_parse(&r, "models", argc, argv, NULL, NULL, usage, &help);
+	code = ctl_remote_parse(&r, "models", argc, argv, NULL, NULL, 0, NULL, usage, &help);
 	if (code != CTL_OK || help)
 		goto done;
 	if ((code = ctl_remote_open(&r, "models", &c)) != CTL_OK)

@@ -47,7 +47,7 @@ static void print_rank(const sm_plan *p, uint32_t rank, uint32_t tp, uint64_t ck
 int ctl_plan_cmd(int argc, char **argv)
 {
 	ctl_layout_args a;
-	int rc = ctl_parse_layout_args("plan", argc, argv, &a);
+	int rc = ctl_parse_layout_args("plan", argc, argv, NULL, &a);
 	if (rc != CTL_OK || a.help) {
 		plan_usage(a.help && rc == CTL_OK ? stdout : stderr);
 		ctl_layout_args_clear(&a);

@@ -42,7 +42,7 @@ static void shard_usage(FILE *f)
 int ctl_shard_cmd(int argc, char **argv)
 {
 	ctl_layout_args a;
-	int rc = ctl_parse_layout_args("shard", argc, argv, &a);
+	int rc = ctl_parse_layout_args("shard", argc, argv, NULL, &a);
 	if (rc == CTL_OK && !a.help && !a.out) {
 		fprintf(stderr, "weightctl shard: --out FILE is required\n");
 		rc = CTL_USAGE;

@@ -88,31 +88,12 @@ static int parse_budget(const char *s, verify_opts *o)
 	return 0;
 }
 
-/* Split --tokens and --budget out of argv (the rest goes to the layout parser). */
-static int take_flags(int argc, char **argv, char **rest, int *n_rest, verify_opts *o)
+static const ctl_flag verify_flags[] = {{"--tokens", true, 0}, {"--budget", true, 0}};
+
+static int verify_flag(void *ctx, const char *cmd, const char *flag, const char *val)
 {
-	*n_rest = 0;
-	for (int i = 0; i < argc; i++) {
-		const char *v = NULL;
-		bool tok = strncmp(argv[i], "--tokens", 8) == 0,
-		     bud = strncmp(argv[i], "--budget", 8) == 0;
-		const char *tail = argv[i] + 8;
-		if ((!tok && !bud) || (*tail != '\0' && *tail != '=')) {
-			rest[(*n_rest)++] = argv[i];
-			continue;
-		}
-		if (*tail == '=') {
-			v = tail + 1;
-		} else if (i + 1 < argc) {
-			v = argv[++i];
-		} else {
-			fprintf(stderr, "weightctl verify-forward: %s needs a value\n", argv[i]);
-			return -1;
-		}
-		if (tok ? parse_tokens(v, o) : parse_budget(v, o))
-			return -1;
-	}
-	return 0;
+	(void)cmd;
+	return strcmp(flag, "--tokens") == 0 ? parse_tokens(val, ctx) : parse_budget(val, ctx);
 }
 
 /* Tokens below V (the defaults when none were given); CTL_USAGE naming a bad one. */
@@ -242,19 +223,10 @@ out:
 
 int ctl_verify_forward(int argc, char **argv)
 {
-	char **rest = calloc((size_t)argc + 1, sizeof(char *));
-	int n_rest = 0, rc;
 	verify_opts o = {.n_tok = 0};
 	ctl_layout_args a;
-	if (rest == NULL) {
-		fprintf(stderr, "weightctl verify-forward: out of memory\n");
-		return CTL_ERR;
-	}
-	if (take_flags(argc, argv, rest, &n_rest, &o) != 0) {
-		free(rest); /* the message named the flag and its value */
-		return CTL_USAGE;
-	}
-	rc = ctl_parse_layout_args("verify-forward", n_rest, rest, &a);
+	ctl_flagset own = CTL_FLAGSET(verify_flags, verify_flag, &o);
+	int rc = ctl_parse_layout_args("verify-forward", argc, argv, &own, &a);
 	if (rc == CTL_OK && !a.help && (a.out || a.rank_only || a.name)) {
 		fprintf(stderr, "weightctl verify-forward: --out, --name and --rank-only do not "
 		                "apply; every rank is checked and nothing is written\n");
@@ -265,6 +237,5 @@ int ctl_verify_forward(int argc, char **argv)
 	else
 		rc = run_verify(&a, &o);
 	ctl_layout_args_clear(&a);
-	free(rest);
 	return rc;
 }

@@ -27,27 +27,14 @@ typedef struct watch_args {
 	uint32_t wait_ms;
 } watch_args;
 
-static int watch_arg(void *ctx, int argc, char **argv, int *i)
+static const ctl_flag watch_flags[] = {{"--count", true, 0}, {"--wait-ms", true, 0}};
+
+static int watch_flag(void *ctx, const char *cmd, const char *flag, const char *val)
 {
 	watch_args *wa = ctx;
-	const char *a = argv[*i];
-	uint32_t *dst = NULL;
-	uint32_t lo = 0, hi = 0;
-	if (strcmp(a, "--count") == 0) {
-		dst = &wa->count;
-		lo = 1;
-		hi = 1000000;
-	} else if (strcmp(a, "--wait-ms") == 0) {
-		dst = &wa->wait_ms;
-		lo = 1;
-		hi = 60000;
-	}
-	if (dst == NULL)
-		return 0;
-	if (*i + 1 >= argc || ctl_remote_u32("watch", a, argv[*i + 1], lo, hi, dst) != 0)
-		return -1;
-	*i += 2;
-	return 1;
+	if (strcmp(flag, "--count") == 0)
+		return ctl_remote_u32(cmd, flag, val, 1, 1000000, &wa->count);
+	return ctl_remote_u32(cmd, flag, val, 1, 60000, &wa->wait_ms); /* --wait-ms */
 }
 
 int ctl_watch(int argc, char **argv)
@@ -58,7 +45,8 @@ int ctl_watch(int argc, char **argv)
 	wt_errbuf err;
 	ctl_remote_init(&r);
 	int help = 0;
-	int code = ctl_remote_parse(&r, "watch", argc, argv, watch_arg, &wa, usage, &help);
+	ctl_flagset own = CTL_FLAGSET(watch_flags, watch_flag, &wa);
+	int code = ctl_remote_parse(&r, "watch", argc, argv, &own, NULL, 0, NULL, usage, &help);
 	if (code != CTL_OK || help)
 		goto done;
 	if (r.model == NULL) {

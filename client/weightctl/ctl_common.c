@@ -5,55 +5,54 @@
 #include "client/weightctl/ctl_common.h"
 #include "client/weightctl/weightctl.h"
 
-int ctl_parse_layout_args(const char *cmd, int argc, char **argv, ctl_layout_args *a)
+static const ctl_flag layout_cmd_flags[] = {
+    {"--model-dir", true, 0},
+    {"--out", true, 0},
+    {"--name", true, 0},
+    {"--rank-only", false, 0},
+};
+
+static int layout_cmd_flag(void *ctx, const char *cmd, const char *flag, const char *val)
+{
+	(void)cmd;
+	ctl_layout_args *a = ctx;
+	if (strcmp(flag, "--model-dir") == 0)
+		a->model_dir = val;
+	else if (strcmp(flag, "--out") == 0)
+		a->out = val;
+	else if (strcmp(flag, "--name") == 0)
+		a->name = val;
+	else /* --rank-only */
+		a->rank_only = true;
+	return 0;
+}
+
+/* A layout flag: into a->layout; --tp-rank / --ep-rank remembered as given. */
+static int layout_value_flag(void *ctx, const char *cmd, const char *flag, const char *val)
+{
+	ctl_layout_args *a = ctx;
+	ctl_flagset ls = ctl_layout_flagset(&a->layout);
+	if (ls.fn(ls.ctx, cmd, flag, val) != 0)
+		return -1;
+	a->tp_rank_set |= strcmp(flag, "--tp-rank") == 0;
+	a->ep_rank_set |= strcmp(flag, "--ep-rank") == 0;
+	return 0;
+}
+
+int ctl_parse_layout_args(const char *cmd, int argc, char **argv, const ctl_flagset *own,
+                          ctl_layout_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	wt_layout_init(&a->layout);
 	wt_errbuf err = {0};
-	int i = 1;
-	while (i < argc) {
-		const char *arg = argv[i];
-		int r = wt_layout_parse_arg(&a->layout, argc, argv, &i, &err);
-		if (r < 0) {
-			fprintf(stderr, "weightctl %s: %s\n", cmd, err.msg);
-			return CTL_USAGE;
-		}
-		if (r == 1) {
-			a->tp_rank_set |= strncmp(arg, "--tp-rank", 9) == 0;
-			a->ep_rank_set |= strncmp(arg, "--ep-rank", 9) == 0;
-			continue;
-		}
-		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-			a->help = true;
-			i++;
-		} else if (strcmp(arg, "--rank-only") == 0) {
-			a->rank_only = true;
-			i++;
-		} else if ((strcmp(arg, "--model-dir") == 0 || strcmp(arg, "--out") == 0 ||
-		            strcmp(arg, "--name") == 0) &&
-		           i + 1 < argc) {
-			if (arg[2] == 'm')
-				a->model_dir = argv[i + 1];
-			else if (arg[2] == 'o')
-				a->out = argv[i + 1];
-			else
-				a->name = argv[i + 1];
-			i += 2;
-		} else if (strncmp(arg, "--model-dir=", 12) == 0) {
-			a->model_dir = arg + 12;
-			i++;
-		} else if (strncmp(arg, "--out=", 6) == 0) {
-			a->out = arg + 6;
-			i++;
-		} else if (strncmp(arg, "--name=", 7) == 0) {
-			a->name = arg + 7;
-			i++;
-		} else {
-			fprintf(stderr, "weightctl %s: unknown or incomplete argument '%s'\n", cmd,
-			        arg);
-			return CTL_USAGE;
-		}
-	}
+	ctl_flagset sets[3] = {CTL_FLAGSET(layout_cmd_flags, layout_cmd_flag, a),
+	                       ctl_layout_flagset(a), own ? *own : (ctl_flagset){0}};
+	sets[1].fn = layout_value_flag;
+	int help = 0;
+	int rc = ctl_getopt(cmd, argc, argv, sets, own ? 3 : 2, NULL, 0, NULL, &help);
+	if (rc != CTL_OK)
+		return rc;
+	a->help = help != 0;
 	if (a->help)
 		return CTL_OK;
 	if (!a->model_dir) {

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "client/weightctl/ctl_opt.h"
 #include "loader/loader.h"
 #include "shardmap/shardmap.h"
 #include "weights/layout.h"
@@ -20,11 +21,13 @@ typedef struct ctl_layout_args {
 	bool help;
 } ctl_layout_args;
 
-/* Parse `--model-dir DIR <layout> [--out FILE] [--name NAME] [--rank-only]`.
+/* Parse `--model-dir DIR <layout> [--out FILE] [--name NAME] [--rank-only]` and the
+ * command's own flags (own; NULL = none) with getopt_long (ctl_opt.h).
  * Returns CTL_OK, CTL_USAGE (a flag that cannot be parsed or is missing) or
  * CTL_LAYOUT (flags that parse but make no valid layout: wt_layout_check), the
  * message printed to stderr, prefixed with cmd. */
-int ctl_parse_layout_args(const char *cmd, int argc, char **argv, ctl_layout_args *a);
+int ctl_parse_layout_args(const char *cmd, int argc, char **argv, const ctl_flagset *own,
+                          ctl_layout_args *a);
 void ctl_layout_args_clear(ctl_layout_args *a);
 
 /* Open the store + checkpoint at dir. On failure prints the error and returns CTL_ERR. */

@@ -42,20 +42,6 @@ int ctl_remote_u32(const char *cmd, const char *flag, const char *val, uint32_t 
 	return 0;
 }
 
-/* Value of --flag VALUE or --flag=VALUE; NULL (and a message) if missing. */
-static const char *value_of(const char *cmd, const char *flag, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(flag);
-	if (a[n] == '=')
-		return a + n + 1;
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "weightctl %s: %s needs a value\n", cmd, flag);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 /* --token-file: the token on the file's first line (a trailing newline dropped),
  * so that it does not show in ps. 0 ok, -1 after a message. */
 static int read_token_file(ctl_remote *r, const char *cmd, const char *path)
@@ -84,78 +70,81 @@ static int read_token_file(ctl_remote *r, const char *cmd, const char *path)
 	return 0;
 }
 
-static int is_flag(const char *a, const char *flag)
+static int endpoint_flag(ctl_remote *r, const char *cmd, const char *v)
 {
-	size_t n = strlen(flag);
-	return strncmp(a, flag, n) == 0 && (a[n] == '\0' || a[n] == '=');
+	if (r->n_eps == CTL_MAX_ENDPOINTS) {
+		fprintf(stderr, "weightctl %s: at most %d --endpoint\n", cmd, CTL_MAX_ENDPOINTS);
+		return -1;
+	}
+	r->eps[r->n_eps++] = v;
+	return 0;
 }
 
-int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i)
+static int mode_flag(ctl_remote *r, const char *cmd, const char *v)
 {
-	const char *a = argv[*i];
-	const char *v;
 	wt_errbuf err;
-	if (is_flag(a, "--verbose")) {
-		r->verbose = 1;
-		(*i)++;
-		return 1;
-	}
-	static const char *const valued[] = {
-	    "--endpoint", "--model",       "--timeout-ms",  "--connect-timeout-ms",
-	    "--token",    "--token-file",  "--retries",     "--retry-budget-ms",
-	    "--window",   "--connections", "--tls-ca-file", "--tls-cert-key-file",
-	    "--mode"};
-	const char *f = NULL;
-	for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
-		if (is_flag(a, valued[k]))
-			f = valued[k];
-	if (f == NULL) {
-		int rv = wt_layout_parse_arg(&r->layout, argc, argv, i, &err);
-		if (rv < 0)
-			fprintf(stderr, "weightctl %s: %s\n", cmd, err.msg);
-		if (rv > 0)
-			r->layout_given = 1;
-		return rv;
-	}
-	if ((v = value_of(cmd, f, argc, argv, i)) == NULL)
-		return -1;
-	(*i)++;
-	if (strcmp(f, "--endpoint") == 0) {
-		if (r->n_eps == CTL_MAX_ENDPOINTS) {
-			fprintf(stderr, "weightctl %s: at most %d --endpoint\n", cmd,
-			        CTL_MAX_ENDPOINTS);
-			return -1;
-		}
-		r->eps[r->n_eps++] = v;
-	} else if (strcmp(f, "--model") == 0) {
+	if (wt_fetch_mode_from_name(v, &r->o.mode, &err) == WT_OK)
+		return 0;
+	fprintf(stderr, "weightctl %s: --mode: %s\n", cmd, err.msg);
+	return -1;
+}
+
+/* The shared flags, by name. --timeout-ms is one request only; the dial + Hello
+ * has its own --connect-timeout-ms. */
+static const ctl_flag remote_flags[] = {
+    {"--endpoint", true, 0},    {"--model", true, 0},
+    {"--timeout-ms", true, 0},  {"--connect-timeout-ms", true, 0},
+    {"--token", true, 0},       {"--token-file", true, 0},
+    {"--retries", true, 0},     {"--retry-budget-ms", true, 0},
+    {"--window", true, 0},      {"--connections", true, 0},
+    {"--tls-ca-file", true, 0}, {"--tls-cert-key-file", true, 0},
+    {"--mode", true, 0},        {"--verbose", false, 0},
+};
+
+static int remote_flag(void *ctx, const char *cmd, const char *f, const char *v)
+{
+	ctl_remote *r = ctx;
+	wt_client_opts *o = &r->o;
+	if (strcmp(f, "--endpoint") == 0)
+		return endpoint_flag(r, cmd, v);
+	if (strcmp(f, "--model") == 0)
 		r->model = v;
-	} else if (strcmp(f, "--timeout-ms") == 0) { /* one request; not the connect phase */
-		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &r->o.request_timeout_ms) ? -1 : 1;
-	} else if (strcmp(f, "--connect-timeout-ms") == 0) {
-		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &r->o.connect_timeout_ms) ? -1 : 1;
-	} else if (strcmp(f, "--token") == 0) {
-		r->o.token = v;
-	} else if (strcmp(f, "--token-file") == 0) {
-		return read_token_file(r, cmd, v) ? -1 : 1;
-	} else if (strcmp(f, "--retries") == 0) {
-		return ctl_remote_u32(cmd, f, v, 0, 1000, &r->o.max_retries) ? -1 : 1;
-	} else if (strcmp(f, "--retry-budget-ms") == 0) {
-		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &r->o.retry_budget_ms) ? -1 : 1;
-	} else if (strcmp(f, "--window") == 0) {
-		return ctl_remote_u32(cmd, f, v, 1, 256, &r->o.window) ? -1 : 1;
-	} else if (strcmp(f, "--connections") == 0) {
-		return ctl_remote_u32(cmd, f, v, 1, 16, &r->o.connections) ? -1 : 1;
-	} else if (strcmp(f, "--tls-ca-file") == 0) {
-		r->o.tls_ca_file = v;
-	} else if (strcmp(f, "--mode") == 0) {
-		if (wt_fetch_mode_from_name(v, &r->o.mode, &err) != WT_OK) {
-			fprintf(stderr, "weightctl %s: --mode: %s\n", cmd, err.msg);
-			return -1;
-		}
-	} else { /* --tls-cert-key-file */
-		r->o.tls_cert_key_file = v;
-	}
-	return 1;
+	else if (strcmp(f, "--timeout-ms") == 0)
+		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &o->request_timeout_ms);
+	else if (strcmp(f, "--connect-timeout-ms") == 0)
+		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &o->connect_timeout_ms);
+	else if (strcmp(f, "--token") == 0)
+		o->token = v;
+	else if (strcmp(f, "--token-file") == 0)
+		return read_token_file(r, cmd, v);
+	else if (strcmp(f, "--retries") == 0)
+		return ctl_remote_u32(cmd, f, v, 0, 1000, &o->max_retries);
+	else if (strcmp(f, "--retry-budget-ms") == 0)
+		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &o->retry_budget_ms);
+	else if (strcmp(f, "--window") == 0)
+		return ctl_remote_u32(cmd, f, v, 1, 256, &o->window);
+	else if (strcmp(f, "--connections") == 0)
+		return ctl_remote_u32(cmd, f, v, 1, 16, &o->connections);
+	else if (strcmp(f, "--tls-ca-file") == 0)
+		o->tls_ca_file = v;
+	else if (strcmp(f, "--tls-cert-key-file") == 0)
+		o->tls_cert_key_file = v;
+	else if (strcmp(f, "--mode") == 0)
+		return mode_flag(r, cmd, v);
+	else if (strcmp(f, "--verbose") == 0)
+		r->verbose = 1;
+	return 0;
+}
+
+/* Layout flags: into r->layout, and remembered as given. */
+static int remote_layout_flag(void *ctx, const char *cmd, const char *f, const char *v)
+{
+	ctl_remote *r = ctx;
+	ctl_flagset ls = ctl_layout_flagset(&r->layout);
+	if (ls.fn(ls.ctx, cmd, f, v) != 0)
+		return -1;
+	r->layout_given = 1;
+	return 0;
 }
 
 int ctl_remote_open(ctl_remote *r, const char *cmd, wt_client **out)
@@ -218,26 +207,18 @@ static int raw_mode_layout(ctl_remote *r, const char *cmd)
 	return CTL_OK;
 }
 
-int ctl_remote_parse(ctl_remote *r, const char *cmd, int argc, char **argv, ctl_own_arg_fn own,
-                     void *ctx, void (*usage)(FILE *), int *help)
+int ctl_remote_parse(ctl_remote *r, const char *cmd, int argc, char **argv, const ctl_flagset *own,
+                     char **pos, size_t max_pos, size_t *n_pos, void (*usage)(FILE *), int *help)
 {
-	*help = 0;
-	for (int i = 1; i < argc;) {
-		int rv = ctl_remote_arg(r, cmd, argc, argv, &i);
-		if (rv == 0 && own != NULL)
-			rv = own(ctx, argc, argv, &i);
-		if (rv < 0)
-			return CTL_USAGE;
-		if (rv > 0)
-			continue;
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			*help = 1;
-			return CTL_OK;
-		}
-		fprintf(stderr, "weightctl %s: unknown argument '%s'\n", cmd, argv[i]);
-		usage(stderr);
-		return CTL_USAGE;
+	ctl_flagset sets[3] = {CTL_FLAGSET(remote_flags, remote_flag, r), ctl_layout_flagset(r),
+	                       own ? *own : (ctl_flagset){0}};
+	sets[1].fn = remote_layout_flag;
+	int code = ctl_getopt(cmd, argc, argv, sets, own ? 3 : 2, pos, max_pos, n_pos, help);
+	if (code != CTL_OK)
+		return code;
+	if (*help) {
+		usage(stdout);
+		return CTL_OK;
 	}
 	return raw_mode_layout(r, cmd);
 }

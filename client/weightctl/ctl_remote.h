@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "client/weightctl/ctl_opt.h"
 #include "weights/client.h"
 #include "weights/layout.h"
 
@@ -25,27 +26,17 @@ void ctl_remote_init(ctl_remote *r);
 void ctl_remote_clear(ctl_remote *r);
 
 /*
- * Parse argv[*i] if it is a shared flag (--endpoint URL, --model NAME, --timeout-ms N
- * (one request), --connect-timeout-ms N (dial + Hello), --token T, --token-file F,
- * --retries N, --retry-budget-ms N, --window N, --connections N, --tls-ca-file F,
- * --tls-cert-key-file F, --mode auto|partitioned|raw, --verbose, the layout
- * flags). Returns 1 and advances *i past the value, 0 if not a shared flag, -1
- * after printing a usage error to stderr.
+ * Parse argv[1..argc) with getopt_long (ctl_opt.h): the shared flags (--endpoint
+ * URL (repeatable), --model NAME, --timeout-ms N (one request), --connect-timeout-ms
+ * N (dial + Hello), --token T, --token-file F, --retries N, --retry-budget-ms N,
+ * --window N, --connections N, --tls-ca-file F, --tls-cert-key-file F, --mode
+ * auto|partitioned|raw, --verbose), the layout flags, -h/--help (usage to stdout,
+ * *help = 1) and the command's own flags (own; NULL = none). Positional arguments
+ * go to pos (at most max_pos; see ctl_getopt). Errors are printed. Returns CTL_OK
+ * or CTL_USAGE.
  */
-int ctl_remote_arg(ctl_remote *r, const char *cmd, int argc, char **argv, int *i);
-
-/* A command's own arguments: return 1 after consuming argv[*i] (advancing *i),
- * 0 if argv[*i] is not one of them, -1 after printing a usage error. */
-typedef int (*ctl_own_arg_fn)(void *ctx, int argc, char **argv, int *i);
-
-/*
- * Parse argv[1..argc): the shared flags, -h/--help (usage to stdout, *help = 1,
- * parsing stops), and the command's own arguments through own (NULL = none).
- * An unknown argument is printed with the usage to stderr. Returns CTL_OK or
- * CTL_USAGE.
- */
-int ctl_remote_parse(ctl_remote *r, const char *cmd, int argc, char **argv, ctl_own_arg_fn own,
-                     void *ctx, void (*usage)(FILE *), int *help);
+int ctl_remote_parse(ctl_remote *r, const char *cmd, int argc, char **argv, const ctl_flagset *own,
+                     char **pos, size_t max_pos, size_t *n_pos, void (*usage)(FILE *), int *help);
 
 /* Open a client on the endpoints (prints the error). Without --token or
  * --token-file the token is $WEIGHTCTL_TOKEN, if set. Returns CTL_OK or an exit code. */

@@ -198,6 +198,34 @@ WT_API int wt_client_get_manifest(wt_client *c, const char *model, const wt_layo
 WT_API void wt_manifest_free(wt_manifest *m); /* NULL is a no-op */
 
 /*
+ * Since 1.1: what one manifest request asks besides model and layout
+ * (wt_client_get_manifest_opts). Versioned like wt_client_opts.
+ */
+typedef struct wt_manifest_opts {
+	size_t struct_size;   /* sizeof(wt_manifest_opts); set by wt_manifest_opts_init() */
+	const char *revision; /* NULL or "" = the model's current revision; else only this
+	                         revision (hex digest, wt_manifest_revision): a server that
+	                         now serves another answers WT_ENOTFOUND. Lets every rank of
+	                         a job load the revision its first rank saw. */
+	int cache_only;       /* 1 = only a shard the server holds in its cache: never
+	                         produced, never asked of its peers; WT_ENOTFOUND if it is not
+	                         cached (weightd's peer fill asks this way). Default 0. */
+} wt_manifest_opts;
+
+/* Defaults (current revision, produce if needed) and struct_size. */
+WT_API void wt_manifest_opts_init(wt_manifest_opts *o);
+
+/*
+ * Since 1.1: wt_client_get_manifest with request options (NULL = the defaults,
+ * the same as wt_client_get_manifest). The options apply to every request the
+ * client's mode makes (auto's raw fallback too). WT_EVERSION for a bad
+ * opts->struct_size.
+ */
+WT_API int wt_client_get_manifest_opts(wt_client *c, const char *model, const wt_layout *layout,
+                                       const wt_manifest_opts *opts, wt_manifest **out,
+                                       wt_errbuf *err);
+
+/*
  * Since 0.5: ask the server to plan `layout` for model without producing anything
  * (README "weightctl capabilities"): WT_OK when the planner takes it, else the
  * planner's error (WT_ELAYOUT, WT_EUNSUPPORTED, ...) with its message. The mode of

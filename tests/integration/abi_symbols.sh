@@ -44,4 +44,10 @@ grep -q "dlopen" "$T/out" || fail "checker does not say how to drop the CUDA dep
 nm --defined-only "$B/libweights.so" | grep -E ' (ref_|engine_ref_|kern_)' &&
 	fail "libweights.so contains reference or kernels code"
 readelf -d "$B/libweights.so" | grep NEEDED | grep -q cudart && fail "libweights.so needs libcudart"
+# test and benchmark hooks stay out of the shipped library (issue 15): no switch
+# that turns hash verification off, no fault injection, hidden or not
+for lib in "$B/libweights.a" "$B/libweights.so"; do
+	hooks=$(nm -A "$lib" 2>/dev/null | grep -E ' [TtDdBb] [a-z_]*(set_verify|set_faults)' || true)
+	[ -z "$hooks" ] || fail "$lib defines test/benchmark hooks: $hooks"
+done
 echo "abi_symbols.sh: ok"
