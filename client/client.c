@@ -224,9 +224,10 @@ void wt_model_list_free(wt_model_info *list, size_t n)
 
 static void manifest_request(Weights__Request *req, Weights__ManifestRequest *mr,
                              Weights__Layout *pl, char **excl, const char *model,
-                             const wt_layout *layout, bool plan_only)
+                             const wt_layout *layout, bool plan_only, bool live_ok)
 {
 	mr->plan_only = plan_only;
+	mr->live_ok = live_ok && !plan_only;
 	wire_layout_to_pb(layout, pl, excl);
 	mr->model = (char *)model;
 	mr->revision = "";
@@ -250,7 +251,7 @@ static int request_manifest(wt_client *c, size_t ep, const char *model, const wt
 	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
 	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
 	char *excl[WT_MAX_EXCLUDE];
-	manifest_request(&req, &mr, &pl, excl, model, layout, plan_only);
+	manifest_request(&req, &mr, &pl, excl, model, layout, plan_only, c->o.cut_through != 0);
 	Weights__Reply *r = NULL;
 	int rv = client_call(c, ep, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_MANIFEST,
 	                     &r, err);
