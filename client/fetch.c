@@ -16,6 +16,13 @@
  * no longer knows the shard (restarted) is asked for the manifest again; it
  * must list the same chunks. A chunk hash mismatch is fetched once more, then
  * WT_EHASH.
+ *
+ * A live manifest (cut-through, README "Cut-through serving") has no hashes:
+ * chunks are asked by index, each reply carries the chunk's hash (and, on a
+ * tensor's last chunk, the tensor's), learned into f->chash / f->thash and
+ * checked exactly like manifest hashes. A live manifest asked again must be of
+ * the same revision and tiling, and agree with every hash already learned
+ * (live_adopt); its production's error (WT_ECHANGED) ends the fetch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,7 +203,6 @@ static void slot_cb(void *arg)
 
 static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 {
-	const client_chunk *ch = &f->m->chunks[ci];
 	Weights__Request req = WEIGHTS__REQUEST__INIT;
 	Weights__ChunkRequest cr = WEIGHTS__CHUNK_REQUEST__INIT;
 	cr.shard_id.data = f->shard_id;
@@ -208,7 +214,6 @@ static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 		cr.hash.data = f->chash[ci];
 		cr.hash.len = 16;
 	}
-	(void)ch;
 	cr.offset = 0;
 	cr.nbytes = 0; /* the whole chunk */
 	req.body_case = WEIGHTS__REQUEST__BODY_CHUNK;
