@@ -145,6 +145,7 @@ typedef struct fetcher {
 	wd_server *srv; /* to look at the cache when done (NULL: do not) */
 	int rv;
 	int live;
+	int refused; /* live: fetch_tensors and fetch_update refused it (WT_EINVAL) */
 	char err[WT_ERRMSG_MAX];
 	wt_host_sink *hs;
 	wt_fetch_stats st;
@@ -203,6 +204,15 @@ static void *fetch_main(void *arg)
 	if (f->rv == WT_OK) {
 		f->live = wt_manifest_live(m);
 		f->rv = wt_host_sink_create(&f->hs, &err);
+	}
+	if (f->rv == WT_OK && f->live) {
+		/* no hashes to compare or subset by: only a whole fetch takes it */
+		unsigned char sel[64] = {1};
+		wt_errbuf e2;
+		f->refused = wt_client_fetch_tensors(c, m, sel, wt_host_sink_sink(f->hs), NULL,
+		                                     &e2) == WT_EINVAL &&
+		             wt_client_fetch_update(c, m, m, wt_host_sink_update_sink(f->hs), NULL,
+		                                    NULL, &e2) == WT_EINVAL;
 	}
 	if (f->rv == WT_OK) {
 		wt_fetch_opts fo;
@@ -374,6 +384,7 @@ static void test_cut_through_before_commit(void **state)
 	run_fetch(&a);
 	assert_int_equal(a.rv, WT_OK);
 	assert_int_equal(a.live, 1);
+	assert_int_equal(a.refused, 1);
 	assert_int_equal(a.passed_at_done, 0); /* no rank was committed yet */
 	assert_false(a.cached_at_done);
 	assert_int_equal(a.st.bytes, a.bytes);
