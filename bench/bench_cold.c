@@ -234,6 +234,45 @@ static double cache_put_gbps(const char *dir, uint64_t total)
 	return gbps;
 }
 
+typedef struct results {
+	uint64_t ck, bytes, bytes_w;
+	int live;
+	double t_read, put, t_cold, ttfb_max, q_ttfb, t_old, tm_old, q_old, t_warm, t_none, t_fp8;
+} results;
+
+static void print_results(const results *r)
+{
+	double read_gbps = (double)r->ck / 1e9 / r->t_read;
+	double none_gbps = (double)r->ck / 1e9 / r->t_none,
+	       fp8_gbps = (double)r->ck / 1e9 / r->t_fp8;
+	printf("baseline: sequential read of the checkpoint: %.3f s = %.2f GB/s\n", r->t_read,
+	       read_gbps);
+	printf("baseline: cache put (same cache options, distinct 4 MiB chunks, commit): %.2f "
+	       "GB/s\n",
+	       r->put);
+	printf("cold fetch, cut-through, all ranks: %.3f s (%.0f MiB out, %d of %d manifests "
+	       "live), last first byte %.3f s\n",
+	       r->t_cold, (double)r->bytes / 1048576.0, r->live, RANKS, r->ttfb_max);
+	printf("cold fetch, no cut-through, all ranks: %.3f s, last first byte %.3f s\n", r->t_old,
+	       r->tm_old);
+	printf("warm fetch, all ranks: %.3f s = %.2f GB/s\n", r->t_warm,
+	       (double)r->bytes_w / 1e9 / r->t_warm);
+	printf("production alone (admin WARM), quant none: %.3f s = %.3f GB/s of source\n",
+	       r->t_none, none_gbps);
+	printf("production alone (admin WARM), fp8-block: %.3f s = %.3f GB/s of source\n", r->t_fp8,
+	       fp8_gbps);
+	printf("RATIO time to first byte / cold fetch (worst rank): %.3f   (target <= 0.05; "
+	       "without cut-through %.3f)\n",
+	       r->q_ttfb, r->q_old);
+	printf("RATIO cold fetch / (sequential read + warm fetch): %.2f   (target <= 1.5; "
+	       "without cut-through %.2f)\n",
+	       r->t_cold / (r->t_read + r->t_warm), r->t_old / (r->t_read + r->t_warm));
+	printf("RATIO production quant none / cache put: %.2f   (target >= 0.5)\n",
+	       none_gbps / r->put);
+	printf("RATIO production fp8-block / cache put: %.2f   (target >= 0.5)\n",
+	       fp8_gbps / r->put);
+}
+
 int main(int argc, char **argv)
 {
 	double gib = 1.0;
@@ -321,33 +360,9 @@ int main(int argc, char **argv)
 	wd_config_free(&cfg);
 	double put = cache_put_gbps(putdir, ck);
 
-	double read_gbps = (double)ck / 1e9 / t_read;
-	double none_gbps = (double)ck / 1e9 / t_none, fp8_gbps = (double)ck / 1e9 / t_fp8;
-	printf("baseline: sequential read of the checkpoint: %.3f s = %.2f GB/s\n", t_read,
-	       read_gbps);
-	printf("baseline: cache put (same cache options, distinct 4 MiB chunks, commit): %.2f "
-	       "GB/s\n",
-	       put);
-	printf("cold fetch, cut-through, all ranks: %.3f s (%.0f MiB out, %d of %d manifests "
-	       "live), last first byte %.3f s\n",
-	       t_cold, (double)bytes / 1048576.0, live, RANKS, ttfb_max);
-	printf("cold fetch, no cut-through, all ranks: %.3f s, last first byte %.3f s\n", t_old,
-	       tm_old);
-	printf("warm fetch, all ranks: %.3f s = %.2f GB/s\n", t_warm,
-	       (double)bytes_w / 1e9 / t_warm);
-	printf("production alone (admin WARM), quant none: %.3f s = %.3f GB/s of source\n", t_none,
-	       none_gbps);
-	printf("production alone (admin WARM), fp8-block: %.3f s = %.3f GB/s of source\n", t_fp8,
-	       fp8_gbps);
-	printf("RATIO time to first byte / cold fetch (worst rank): %.3f   (target <= 0.05; "
-	       "without cut-through %.3f)\n",
-	       q_ttfb, q_old);
-	printf("RATIO cold fetch / (sequential read + warm fetch): %.2f   (target <= 1.5; "
-	       "without cut-through %.2f)\n",
-	       t_cold / (t_read + t_warm), t_old / (t_read + t_warm));
-	printf("RATIO production quant none / cache put: %.2f   (target >= 0.5)\n",
-	       none_gbps / put);
-	printf("RATIO production fp8-block / cache put: %.2f   (target >= 0.5)\n", fp8_gbps / put);
+	results r = {ck,     bytes, bytes_w, live,  t_read, put,    t_cold, ttfb_max,
+	             q_ttfb, t_old, tm_old,  q_old, t_warm, t_none, t_fp8};
+	print_results(&r);
 	bench_finish(0);
 	return 0;
 }
