@@ -41,6 +41,7 @@ static const size_t client_opts_ends[] = {
     END(wt_client_opts, tls_ca_file),
     END(wt_client_opts, tls_cert_key_file),
     END(wt_client_opts, mode),
+    END(wt_client_opts, cut_through),
     sizeof(wt_client_opts),
 };
 

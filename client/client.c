@@ -274,6 +274,8 @@ static int request_manifest(wt_client *c, size_t ep, const char *model, const wt
 	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
 	char *excl[WT_MAX_EXCLUDE];
 	manifest_request(&req, &mr, &pl, excl, model, layout, q);
+	/* cut-through: a live manifest may answer (never for plan_only / cache_only) */
+	mr.live_ok = c->o.cut_through && !q->plan_only && !q->cache_only;
 	Weights__Reply *r = NULL;
 	int rv = client_call(c, ep, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_MANIFEST,
 	                     &r, err);

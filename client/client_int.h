@@ -58,6 +58,7 @@ typedef struct client_chunk {
 	uint64_t off; /* within the tensor */
 	uint64_t nbytes;
 	size_t tensor;
+	int known; /* hash known (always, except in a live manifest) */
 } client_chunk;
 
 typedef struct client_tensor {
@@ -69,6 +70,7 @@ typedef struct client_tensor {
 	uint8_t hash[16];
 	wt_tensor_role role;
 	int requantized;
+	int known;          /* hash known (always, except in a live manifest) */
 	size_t first_chunk; /* into wt_manifest.chunks */
 	size_t n_chunks;
 } client_tensor;
@@ -89,6 +91,7 @@ struct wt_manifest {
 	uint64_t total_bytes;
 	uint64_t checkpoint_bytes;
 	uint64_t max_chunk_nbytes; /* largest chunk */
+	int live; /* a live manifest (cut-through): chunks asked by index, hashes come with them */
 	int tied_lm_head;
 	char **skipped;
 	size_t n_skipped;

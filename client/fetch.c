@@ -16,6 +16,13 @@
  * no longer knows the shard (restarted) is asked for the manifest again; it
  * must list the same chunks. A chunk hash mismatch is fetched once more, then
  * WT_EHASH.
+ *
+ * A live manifest (cut-through, README "Cut-through serving") has no hashes:
+ * chunks are asked by index, each reply carries the chunk's hash (and, on a
+ * tensor's last chunk, the tensor's), learned into f->chash / f->thash and
+ * checked exactly like manifest hashes. A live manifest asked again must be of
+ * the same revision and tiling, and agree with every hash already learned
+ * (live_adopt); its production's error (WT_ECHANGED) ends the fetch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +68,12 @@ typedef struct fetch {
 	fetch_slot *slots;
 	size_t w;
 	common_hasher *hasher;
+	/* Hashes: the manifest's, or (live manifest) learned from the chunk replies.
+	 * Entry i is written by the reply of chunk i (or of tensor i's last chunk)
+	 * before its slot is DONE, read by the fetch thread after. */
+	int live;                      /* ask chunks by index (a live manifest) */
+	uint8_t (*chash)[16], *cknown; /* [n_chunks] */
+	uint8_t (*thash)[16], *tknown; /* [n_tensors] */
 	wt_fetch_stats *st;
 	wt_sink_ops ops; /* the sink's callbacks, checked (abi.c) */
 } fetch;
@@ -88,8 +101,21 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 	if (rv != WT_OK)
 		return wt_errprefix(err, "tensor '%s' chunk %zu", tensor_name(f, s->chunk),
 		                    chunk_in_tensor(f, s->chunk));
-	int wrong = r->chunk->hash.len != 16 || memcmp(r->chunk->hash.data, ch->hash, 16) != 0 ||
+	size_t ci = s->chunk, ti = ch->tensor;
+	int last = ch->off + ch->nbytes == f->m->tensors[ti].nbytes;
+	uint8_t rh[16], th[16];
+	int wrong = r->chunk->hash.len != 16 ||
+	            (f->cknown[ci] && memcmp(r->chunk->hash.data, f->chash[ci], 16) != 0) ||
 	            r->chunk->offset != 0 || tail_len != ch->nbytes;
+	/* a live reply carries the hash of the tensor it completes */
+	int has_th = r->chunk->tensor_hash.len == 16;
+	if (!wrong) {
+		memcpy(rh, r->chunk->hash.data, 16);
+		if (has_th)
+			memcpy(th, r->chunk->tensor_hash.data, 16);
+		if (last && !f->tknown[ti] && !has_th)
+			wrong = 1;
+	}
 	wire_reply_free(r);
 	if (wrong)
 		return wt_seterr(
@@ -100,7 +126,7 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 		    (unsigned long long)ch->nbytes);
 	if (f->verify) {
 		wt_hash128 got = common_hash128(tail, tail_len);
-		wt_hash128 want = common_hash128_from_bytes(ch->hash);
+		wt_hash128 want = common_hash128_from_bytes(rh);
 		if (!common_hash128_eq(got, want)) {
 			char g[WT_HASH_HEX_LEN + 1], w[WT_HASH_HEX_LEN + 1];
 			common_hash128_hex(got, g);
@@ -112,6 +138,14 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 			    url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk),
 			    (unsigned long long)ch->off, (unsigned long long)ch->nbytes, g, w);
 		}
+	}
+	if (!f->cknown[ci]) {
+		memcpy(f->chash[ci], rh, 16);
+		f->cknown[ci] = 1;
+	}
+	if (last && has_th && !f->tknown[ti]) {
+		memcpy(f->thash[ti], th, 16);
+		f->tknown[ti] = 1;
 	}
 	s->data = tail;
 	return WT_OK;
@@ -169,13 +203,17 @@ static void slot_cb(void *arg)
 
 static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 {
-	const client_chunk *ch = &f->m->chunks[ci];
 	Weights__Request req = WEIGHTS__REQUEST__INIT;
 	Weights__ChunkRequest cr = WEIGHTS__CHUNK_REQUEST__INIT;
 	cr.shard_id.data = f->shard_id;
 	cr.shard_id.len = f->shard_id_len;
-	cr.hash.data = (uint8_t *)ch->hash;
-	cr.hash.len = 16;
+	if (f->live) { /* cut-through: by index; the hash comes with the reply */
+		cr.live = 1;
+		cr.index = ci;
+	} else {
+		cr.hash.data = f->chash[ci];
+		cr.hash.len = 16;
+	}
 	cr.offset = 0;
 	cr.nbytes = 0; /* the whole chunk */
 	req.body_case = WEIGHTS__REQUEST__BODY_CHUNK;
@@ -262,6 +300,45 @@ static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 	return WT_OK;
 }
 
+/*
+ * A live manifest asked again (the server restarted, or finished the shard long
+ * ago): n must be of the same revision with the same tensors and chunk
+ * boundaries, and every hash both know must agree. Then its hashes are adopted
+ * (a committed n ends the live requests). 0 if it differs: nothing adopted.
+ */
+static int live_adopt(fetch *f, const wt_manifest *n)
+{
+	const wt_manifest *m = f->m;
+	if (strcmp(n->revision, m->revision) != 0 || n->n_tensors != m->n_tensors ||
+	    n->n_chunks != m->n_chunks)
+		return 0;
+	for (size_t i = 0; i < m->n_tensors; i++)
+		if (strcmp(n->tensors[i].name, m->tensors[i].name) != 0 ||
+		    n->tensors[i].nbytes != m->tensors[i].nbytes ||
+		    (n->tensors[i].known && f->tknown[i] &&
+		     memcmp(n->tensors[i].hash, f->thash[i], 16) != 0))
+			return 0;
+	for (size_t i = 0; i < m->n_chunks; i++)
+		if (n->chunks[i].off != m->chunks[i].off ||
+		    n->chunks[i].nbytes != m->chunks[i].nbytes ||
+		    n->chunks[i].tensor != m->chunks[i].tensor ||
+		    (n->chunks[i].known && f->cknown[i] &&
+		     memcmp(n->chunks[i].hash, f->chash[i], 16) != 0))
+			return 0;
+	for (size_t i = 0; i < m->n_tensors; i++)
+		if (n->tensors[i].known && !f->tknown[i]) {
+			memcpy(f->thash[i], n->tensors[i].hash, 16);
+			f->tknown[i] = 1;
+		}
+	for (size_t i = 0; i < m->n_chunks; i++)
+		if (n->chunks[i].known && !f->cknown[i]) {
+			memcpy(f->chash[i], n->chunks[i].hash, 16);
+			f->cknown[i] = 1;
+		}
+	f->live = n->live;
+	return 1;
+}
+
 /* Ask the current endpoint for the manifest again (it restarted or never saw the
  * shard); it must list exactly the same chunks. Adopts its shard id. */
 static int refresh_manifest(fetch *f, wt_errbuf *err)
@@ -271,7 +348,7 @@ static int refresh_manifest(fetch *f, wt_errbuf *err)
 	int rv = client_request_manifest(f->c, f->ep, m->req_model, &m->req_layout, &n, err);
 	if (rv != WT_OK)
 		return rv;
-	if (!client_manifest_same(n, m)) {
+	if (m->live ? !live_adopt(f, n) : !client_manifest_same(n, m)) {
 		/* never mix bytes of two shards: the sink is aborted, the caller starts over */
 		rv = wt_seterr(
 		    err, WT_ECHANGED,
@@ -307,7 +384,8 @@ static int empty_tensor(fetch *f, wt_sink *sink, size_t ti, wt_errbuf *err)
 	if (rv != WT_OK)
 		return rv;
 	wt_hash128 h = common_hash128("", 0);
-	if (f->verify && !common_hash128_eq(h, common_hash128_from_bytes(t->hash)))
+	if (f->verify && f->tknown[ti] &&
+	    !common_hash128_eq(h, common_hash128_from_bytes(f->thash[ti])))
 		return wt_seterr(
 		    err, WT_EHASH,
 		    "tensor '%s': empty, but its manifest hash is not the hash of 0 bytes",
@@ -338,11 +416,12 @@ static int deliver(fetch *f, wt_sink *sink, fetch_slot *s, wt_errbuf *err)
 	if (f->verify) {
 		/* one chunk: its verified hash is the tensor's hash */
 		wt_hash128 got = t->n_chunks > 1 ? common_hasher_digest(f->hasher)
-		                                 : common_hash128_from_bytes(ch->hash);
-		if (!common_hash128_eq(got, common_hash128_from_bytes(t->hash))) {
+		                                 : common_hash128_from_bytes(f->chash[s->chunk]);
+		const uint8_t *want = f->thash[ch->tensor];
+		if (!common_hash128_eq(got, common_hash128_from_bytes(want))) {
 			char g[WT_HASH_HEX_LEN + 1], w[WT_HASH_HEX_LEN + 1];
 			common_hash128_hex(got, g);
-			wt_hash_hex(t->hash, w);
+			wt_hash_hex(want, w);
 			return wt_seterr(
 			    err, WT_EHASH,
 			    "endpoint %s: tensor '%s': XXH3-128 of its %llu bytes is %s, the "
@@ -555,6 +634,10 @@ static void fetch_fini(fetch *f)
 	}
 	free(f->slots);
 	free(f->shard_id);
+	free(f->chash);
+	free(f->cknown);
+	free(f->thash);
+	free(f->tknown);
 	common_hasher_free(f->hasher);
 	pthread_cond_destroy(&f->cv);
 	pthread_mutex_destroy(&f->lk);
@@ -576,8 +659,23 @@ static int fetch_init(fetch *f, wt_client *c, const wt_manifest *m, wt_fetch_sta
 	f->slots = calloc(f->w, sizeof(*f->slots));
 	f->shard_id = malloc(m->shard_id_len);
 	f->hasher = common_hasher_new();
-	if (f->slots == NULL || f->shard_id == NULL || f->hasher == NULL)
+	size_t nc = m->n_chunks ? m->n_chunks : 1, nt = m->n_tensors ? m->n_tensors : 1;
+	f->chash = calloc(nc, 16);
+	f->cknown = calloc(nc, 1);
+	f->thash = calloc(nt, 16);
+	f->tknown = calloc(nt, 1);
+	if (f->slots == NULL || f->shard_id == NULL || f->hasher == NULL || f->chash == NULL ||
+	    f->cknown == NULL || f->thash == NULL || f->tknown == NULL)
 		return wt_seterr(err, WT_ENOMEM, "fetch: out of memory");
+	f->live = m->live;
+	for (size_t i = 0; i < m->n_chunks; i++) {
+		memcpy(f->chash[i], m->chunks[i].hash, 16);
+		f->cknown[i] = (uint8_t)m->chunks[i].known;
+	}
+	for (size_t i = 0; i < m->n_tensors; i++) {
+		memcpy(f->thash[i], m->tensors[i].hash, 16);
+		f->tknown[i] = (uint8_t)m->tensors[i].known;
+	}
 	memcpy(f->shard_id, m->shard_id, m->shard_id_len);
 	f->shard_id_len = m->shard_id_len;
 	for (size_t i = 0; i < f->w; i++) {

@@ -71,7 +71,7 @@ static int check_chunks(const Weights__TensorEntry *te, uint64_t max_chunk, wt_m
 	for (size_t k = 0; k < te->n_chunks; k++) {
 		const Weights__ChunkRef *cr = te->chunks[k];
 		uint64_t end;
-		if (cr->hash.len != 16)
+		if (cr->hash.len != 16 && !(m->live && cr->hash.len == 0))
 			return wt_seterr(
 			    err, WT_ECORRUPT,
 			    "manifest: tensor '%s' chunk %zu: hash of %zu bytes, expected 16",
@@ -107,7 +107,9 @@ static int check_chunks(const Weights__TensorEntry *te, uint64_t max_chunk, wt_m
 			    t->name, k, (unsigned long long)cr->nbytes,
 			    (unsigned long long)max_chunk);
 		client_chunk *c = &m->chunks[m->n_chunks++];
-		memcpy(c->hash, cr->hash.data, 16);
+		c->known = cr->hash.len == 16;
+		if (c->known)
+			memcpy(c->hash, cr->hash.data, 16);
 		c->off = cr->offset;
 		c->nbytes = cr->nbytes;
 		c->tensor = ti;
@@ -144,7 +146,7 @@ static int check_tensor(const Weights__TensorEntry *te, const char *prev, uint64
 	if (te->n_shape > WT_MAX_DIMS)
 		return wt_seterr(err, WT_ECORRUPT, "manifest: tensor '%s' has %zu dims (max %d)",
 		                 t->name, te->n_shape, WT_MAX_DIMS);
-	if (te->hash.len != 16)
+	if (te->hash.len != 16 && !(m->live && te->hash.len == 0))
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "manifest: tensor '%s': hash of %zu bytes, expected 16", t->name,
 		                 te->hash.len);
@@ -168,7 +170,9 @@ static int check_tensor(const Weights__TensorEntry *te, const char *prev, uint64
 	t->dtype = (wt_dtype)te->dtype;
 	t->ndim = (int)te->n_shape;
 	t->nbytes = te->nbytes;
-	memcpy(t->hash, te->hash.data, 16);
+	t->known = te->hash.len == 16;
+	if (t->known)
+		memcpy(t->hash, te->hash.data, 16);
 	t->role = (wt_tensor_role)te->role;
 	t->requantized = te->requantized;
 	return check_chunks(te, max_chunk, m, ti, err);
@@ -192,6 +196,7 @@ static int fill(const Weights__Manifest *pb, uint64_t max_chunk, wt_manifest *m,
 		return wt_seterr(err, WT_ECORRUPT, "manifest: %zu tensors (max %u)", pb->n_tensors,
 		                 CLIENT_MAX_TENSORS);
 	m->format_version = pb->format_version;
+	m->live = pb->live;
 	m->tp_rank = pb->tp_rank;
 	m->ep_rank = pb->ep_rank;
 	m->checkpoint_bytes = pb->checkpoint_bytes;
@@ -304,6 +309,11 @@ size_t wt_manifest_n_chunks(const wt_manifest *m)
 int wt_manifest_tied_lm_head(const wt_manifest *m)
 {
 	return m->tied_lm_head;
+}
+
+int wt_manifest_live(const wt_manifest *m)
+{
+	return m->live;
 }
 size_t wt_manifest_n_skipped(const wt_manifest *m)
 {

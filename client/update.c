@@ -254,6 +254,11 @@ int wt_client_fetch_tensors(wt_client *c, const wt_manifest *m, const unsigned c
 		                 "fetch_tensors: client, manifest, select and sink are required");
 	if (m->sub_map != NULL)
 		return wt_seterr(err, WT_EINVAL, "fetch_tensors: pass a whole-shard manifest");
+	if (m->live)
+		return wt_seterr(err, WT_EINVAL,
+		                 "fetch_tensors: a live manifest (cut-through) is fetched whole "
+		                 "with wt_client_fetch; get the manifest again once the layout "
+		                 "is produced to fetch a subset");
 	wt_manifest *s = NULL;
 	int rv = subset(m, select, &s, err);
 	if (rv != WT_OK)
@@ -281,6 +286,11 @@ int wt_client_fetch_update(wt_client *c, const wt_manifest *old_m, const wt_mani
 	if (c == NULL || old_m == NULL || new_m == NULL || sink == NULL)
 		return wt_seterr(err, WT_EINVAL,
 		                 "fetch_update: client, both manifests and sink are required");
+	if (old_m->live || new_m->live)
+		return wt_seterr(err, WT_EINVAL,
+		                 "fetch_update: a live manifest (cut-through) has no tensor hashes "
+		                 "to compare; fetch it whole with wt_client_fetch, or get the "
+		                 "manifest again once the layout is produced");
 	uint64_t t0 = common_now_ns();
 	wt_update_report local;
 	wt_update_report *r = report != NULL ? report : &local;

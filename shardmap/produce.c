@@ -552,6 +552,44 @@ static int do_group(prod *pr, const sm_group *g, wt_errbuf *err)
 	return rv;
 }
 
+/* ---- serving order: groups by the manifest (name) position of their first output ----
+ * A client reads a shard in manifest order, tensor by tensor; producing the
+ * groups in that order lets a cut-through reader (weightd live.c) start at
+ * once instead of waiting for whichever tensor sorts first. */
+
+typedef struct group_key {
+	size_t key; /* smallest name-order position of the group's outputs */
+	size_t g;
+} group_key;
+
+static int key_cmp(const void *a, const void *b)
+{
+	const group_key *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->g < y->g ? -1 : x->g > y->g;
+}
+
+/* Group indices in serving order (malloc'd), or NULL when out of memory. */
+static group_key *serving_order(const sm_plan *p)
+{
+	group_key *o = malloc((p->n_groups ? p->n_groups : 1) * sizeof(*o));
+	if (o == NULL)
+		return NULL;
+	for (size_t g = 0; g < p->n_groups; g++) {
+		const sm_group *gr = &p->groups[g];
+		size_t k = SIZE_MAX;
+		for (size_t m = 0; m < gr->n_m; m++) {
+			size_t pos = p->ranks[gr->m[m].rank].pos[gr->m[m].ix];
+			if (pos < k)
+				k = pos;
+		}
+		o[g] = (group_key){k, g};
+	}
+	qsort(o, p->n_groups, sizeof(*o), key_cmp);
+	return o;
+}
+
 int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit_fn emit_fn,
                      void *ctx, wt_errbuf *err)
 {
@@ -559,9 +597,14 @@ int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit
 		return wt_seterr(err, WT_EINVAL, "rank %" PRId64 " out of range (%u ranks)",
 		                 only_rank, p->tp * p->ep);
 	prod pr = {.c = c, .p = p, .only = only_rank, .emit = emit_fn, .ctx = ctx};
+	group_key *order = serving_order(p);
+	if (order == NULL && p->n_groups > 0)
+		return wt_seterr(err, WT_ENOMEM, "produce: out of memory ordering %zu groups",
+		                 p->n_groups);
 	int rv = WT_OK;
 	for (size_t g = 0; g < p->n_groups && rv == WT_OK; g++)
-		rv = do_group(&pr, &p->groups[g], err);
+		rv = do_group(&pr, &p->groups[order[g].g], err);
+	free(order);
 	for (size_t s = 0; s < pr.n_slots; s++) {
 		free(pr.raw[s].p);
 		free(pr.dq[s].p);

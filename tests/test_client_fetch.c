@@ -36,6 +36,7 @@
 
 static uint32_t g_refetch = 1; /* opts.hash_refetch of the next open_client() */
 static uint32_t g_conns = 2;   /* opts.connections of the next open_client() */
+static int g_cut;              /* wt_client_opts.cut_through of open_client */
 
 static wt_client *open_client(const char *const *eps, size_t n, uint32_t window,
                               uint32_t timeout_ms)
@@ -51,6 +52,7 @@ static wt_client *open_client(const char *const *eps, size_t n, uint32_t window,
 	o.max_retries = 3;
 	o.hash_refetch = g_refetch;
 	o.connections = g_conns;
+	o.cut_through = g_cut;
 	o.retry_budget_ms = 300; /* dead endpoints fail in a test-sized time */
 	wt_client *c = NULL;
 	wt_errbuf err;
@@ -503,6 +505,28 @@ static void test_old_fetch_opts(void **state)
 	fake_stop(f);
 }
 
+/* cut_through against a server from before 1.1 (the fake ignores live_ok): the
+ * committed manifest, fetched as always. */
+static void test_cut_through_old_server(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	const char *eps[] = {f->url};
+	g_cut = 1;
+	wt_client *c = open_client(eps, 1, 4, 5000);
+	wt_manifest *m = get_manifest(c);
+	assert_int_equal(wt_manifest_live(m), 0);
+	wt_manifest_free(m);
+	wt_fetch_stats st;
+	wt_errbuf err;
+	int rv = fetch_host(f, c, &st, &err);
+	if (rv != WT_OK)
+		fail_msg("cut_through against an old server: %s", err.msg);
+	g_cut = 0;
+	wt_client_close(c);
+	fake_stop(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -518,6 +542,7 @@ int main(void)
 	    cmocka_unit_test(test_cancel_and_models),
 	    cmocka_unit_test(test_concurrent_fetches),
 	    cmocka_unit_test(test_old_fetch_opts),
+	    cmocka_unit_test(test_cut_through_old_server),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

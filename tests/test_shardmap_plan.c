@@ -271,12 +271,68 @@ static void test_read_once(void **state)
 	free(dir);
 }
 
+/* Serving order (cut-through readers go in manifest order): each rank's tensors
+ * are emitted in name order, except that a quantized weight's scale (named right
+ * after it) may come first. */
+typedef struct order_ctx {
+	int64_t max_pos[8];
+	int back[8]; /* emissions more than one position behind the furthest so far */
+	int n;
+} order_ctx;
+
+static int order_emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t nbytes,
+                      wt_errbuf *err)
+{
+	(void)bytes, (void)nbytes, (void)err;
+	order_ctx *o = ctx;
+	if ((int64_t)ti + 1 < o->max_pos[rank])
+		o->back[rank]++;
+	if ((int64_t)ti > o->max_pos[rank])
+		o->max_pos[rank] = (int64_t)ti;
+	o->n++;
+	return WT_OK;
+}
+
+static void test_serving_order(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("smorder");
+	tm_model *m = tm_llama(SEED, WT_BF16);
+	assert_int_equal(tm_write(m, dir, tm_llama_cfg), 0);
+	for (int q = 0; q < 2; q++) {
+		wt_layout l;
+		layout(&l, 2, 1);
+		l.quant = q ? WT_QUANT_FP8_BLOCK : WT_QUANT_NONE;
+		store *s;
+		ckpt *c;
+		sm_plan *p;
+		wt_errbuf err = {0};
+		assert_int_equal(tm_plan(dir, &l, &s, &c, &p, &err), WT_OK);
+		order_ctx o;
+		memset(&o, 0, sizeof(o));
+		for (int r = 0; r < 8; r++)
+			o.max_pos[r] = -1;
+		assert_int_equal(shardmap_produce(c, p, -1, order_emit, &o, &err), WT_OK);
+		printf("quant %s: %d emits, out of order: rank 0 %d, rank 1 %d\n",
+		       q ? "fp8-block" : "none", o.n, o.back[0], o.back[1]);
+		assert_true(o.n > 0);
+		assert_int_equal(o.back[0], 0);
+		assert_int_equal(o.back[1], 0);
+		tm_close(s, c, p);
+		wt_layout_clear(&l);
+	}
+	tm_free(m);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_llama_t4),       cmocka_unit_test(test_llama_t8),
 	    cmocka_unit_test(test_llama_t1_t2),    cmocka_unit_test(test_vocab_pad),
 	    cmocka_unit_test(test_coverage_llama), cmocka_unit_test(test_read_once),
+	    cmocka_unit_test(test_serving_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

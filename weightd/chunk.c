@@ -13,7 +13,6 @@
 
 nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *c)
 {
-	char msg[300];
 	if (c->shard_id.len == 0 || c->shard_id.len > CACHE_SHARD_ID_MAX)
 		return wd_reply_error(id, WT_EPROTO,
 		                      "chunk request: shard_id must be the manifest's shard_id");
@@ -31,18 +30,33 @@ nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *
 		return wd_reply_error(id, WT_ENOTFOUND,
 		                      "chunk request: that chunk hash is not part of the shard; "
 		                      "use a hash from this shard's manifest");
-	uint64_t off = c->offset, n = c->nbytes, end;
+	return wd_chunk_send(s, id, h, clen, c->offset, c->nbytes, NULL);
+}
+
+nng_msg *wd_chunk_send(wd_server *s, uint64_t id, wt_hash128 h, uint64_t clen, uint64_t off,
+                       uint64_t n, const uint8_t *tensor_hash)
+{
+	char msg[300];
+	uint64_t end;
+	uint64_t req_off = off, req_n = n;
 	if (off > clen || (n == 0 && (n = clen - off) == 0 && clen != 0) ||
 	    !wt_add_u64(off, n, &end) || end > clen) {
 		snprintf(msg, sizeof(msg),
 		         "chunk request: range offset %llu + %llu bytes is past the chunk's %llu "
 		         "bytes",
-		         (unsigned long long)c->offset, (unsigned long long)c->nbytes,
+		         (unsigned long long)req_off, (unsigned long long)req_n,
 		         (unsigned long long)clen);
 		return wd_reply_error(id, WT_EINVAL, msg);
 	}
+	uint8_t hb[16];
+	common_hash128_to_bytes(h, hb);
 	Weights__ChunkReply cr = WEIGHTS__CHUNK_REPLY__INIT;
-	cr.hash = c->hash;
+	cr.hash.data = hb;
+	cr.hash.len = 16;
+	if (tensor_hash != NULL) {
+		cr.tensor_hash.data = (uint8_t *)tensor_hash;
+		cr.tensor_hash.len = 16;
+	}
 	cr.offset = off;
 	cr.nbytes = n;
 	Weights__Reply rp = WEIGHTS__REPLY__INIT;

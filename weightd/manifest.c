@@ -183,6 +183,15 @@ static void flight_done(wd_flight_waiter *w, int rv, const wt_errbuf *err)
 	wd_pool_submit_lane(r->srv->pool, WD_LANE_REQUEST, &r->job);
 }
 
+/* A production job: a copy of the leader's request (the leader may be answered
+ * with a live manifest and recycled while the production runs). */
+typedef struct prod_job {
+	wd_job job;
+	wd_server *s;
+	wd_mreq m;
+	wd_flight_waiter *leader; /* resumed when done; NULL for a live_ok leader */
+} prod_job;
+
 /*
  * Producer lane: fill the leader's layout (a peer of the cache tier first,
  * else the object store), end the flight (its waiters resume), then resume the
@@ -191,9 +200,9 @@ static void flight_done(wd_flight_waiter *w, int rv, const wt_errbuf *err)
  */
 static void produce_job(wd_job *job)
 {
-	wd_req *r = (wd_req *)((char *)job - offsetof(wd_req, job));
-	wd_server *s = r->srv;
-	wd_mreq *m = &r->m;
+	prod_job *pj = (prod_job *)job;
+	wd_server *s = pj->s;
+	wd_mreq *m = &pj->m;
 	wt_errbuf err;
 	wt_errclear(&err);
 	int rv = WT_OK;
@@ -205,7 +214,39 @@ static void produce_job(wd_job *job)
 		}
 	}
 	wd_flight_finish(s->flights, m->key, rv, &err);
-	flight_done(&r->waiter, rv, &err); /* re-queues r on the request lane */
+	wd_lives_layout_done(s->lives, m->key, rv, &err);
+	if (pj->leader != NULL)
+		pj->leader->done(pj->leader, rv, &err); /* re-queues it on the request lane */
+	mreq_clear(m);
+	free(pj);
+}
+
+/* Start the production of r's layout on the producer lane; false when out of memory. */
+static bool start_production(wd_req *r, bool resume_leader)
+{
+	wd_mreq *m = &r->m;
+	prod_job *pj = calloc(1, sizeof(*pj));
+	if (pj == NULL)
+		return false;
+	pj->s = r->srv;
+	pj->leader = resume_leader ? &r->waiter : NULL;
+	wt_layout_init(&pj->m.layout);
+	if ((pj->m.model = strdup(m->model)) == NULL ||
+	    wt_layout_copy(&pj->m.layout, &m->layout) != WT_OK) {
+		mreq_clear(&pj->m);
+		free(pj);
+		return false;
+	}
+	atomic_fetch_add_explicit((_Atomic int *)&m->snap->refs, 1, memory_order_relaxed);
+	pj->m.snap = m->snap;
+	pj->m.warm = m->warm;
+	pj->m.rank = m->rank;
+	memcpy(pj->m.layout_text, m->layout_text, sizeof(m->layout_text));
+	memcpy(pj->m.id, m->id, sizeof(m->id));
+	pj->m.key = m->key;
+	pj->job.fn = produce_job;
+	wd_pool_submit_lane(r->srv->pool, WD_LANE_PRODUCE, &pj->job);
+	return true;
 }
 
 /* One attempt: cache hit -> reply; miss -> revalidate, then lead or join a flight. */
@@ -231,6 +272,15 @@ static void step(wd_req *r)
 			          "model '%s' revision %.12s layout %s rank %u is not cached on "
 			          "this node (cache_only request)",
 			          m->model, m->snap->revision, m->layout_text, m->rank);
+			finish_err(r, &err);
+			return;
+		}
+		if (m->live_ok && !m->warm && wd_lives_manifest(s->lives, r, false, &reply)) {
+			if (reply != NULL) {
+				finish(r, reply); /* being produced: served cut-through */
+				return;
+			}
+			wt_seterr(&err, WT_ENOMEM, "out of memory for a live manifest");
 			finish_err(r, &err);
 			return;
 		}
@@ -264,14 +314,36 @@ static void step(wd_req *r)
 		pthread_mutex_lock(&s->lk);
 		r->state = WD_WAIT; /* before joining: the leader may finish at once */
 		pthread_mutex_unlock(&s->lk);
-		if (wd_flight_join(s->flights, m->key, &r->waiter) == WD_FLIGHT_WAITING) {
+		/* live_ok: park on the layout's cut-through registration (before
+		 * joining, so the end of a running flight cannot be missed). */
+		bool live = m->live_ok && !m->warm;
+		if (live && wd_lives_manifest(s->lives, r, true, &reply)) {
+			pthread_mutex_lock(&s->lk);
+			r->state = WD_WORK; /* registered meanwhile: not parked */
+			pthread_mutex_unlock(&s->lk);
+			if (reply != NULL) {
+				finish(r, reply);
+				return;
+			}
+			wt_seterr(&err, WT_ENOMEM, "out of memory for a live manifest");
+			finish_err(r, &err);
+			return;
+		}
+		if (wd_flight_join(s->flights, m->key, live ? NULL : &r->waiter) ==
+		    WD_FLIGHT_WAITING) {
 			atomic_fetch_add(&s->flight_waits, 1);
 			return; /* parked: flight_done re-queues us */
 		}
 		/* Leader: the production runs on the producer lane; this request stays
-		 * parked (WD_WAIT) and continues like a waiter when it is done. */
-		r->job.fn = produce_job;
-		wd_pool_submit_lane(s->pool, WD_LANE_PRODUCE, &r->job);
+		 * parked (WD_WAIT) and continues like a waiter when it is done (or, live,
+		 * when the layout's ranks are registered). */
+		if (!start_production(r, !live)) {
+			wt_seterr(&err, WT_ENOMEM, "out of memory starting a production");
+			wd_flight_finish(s->flights, m->key, WT_ENOMEM, &err);
+			wd_lives_layout_done(s->lives, m->key, WT_ENOMEM, &err);
+			if (!live)
+				flight_done(&r->waiter, WT_ENOMEM, &err);
+		}
 		return;
 	}
 }
@@ -335,6 +407,7 @@ void wd_manifest_start(wd_req *r, const Weights__ManifestRequest *mr)
 		return;
 	}
 	r->m.cache_only = mr->cache_only;
+	r->m.live_ok = mr->live_ok;
 	step(r);
 }
 

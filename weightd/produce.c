@@ -23,6 +23,7 @@ typedef struct tensor_rec {
 
 typedef struct rank_state {
 	cache_writer *w; /* NULL once committed, or when skipped */
+	wd_live *live;   /* served cut-through until it ends (live.c); NULL = not */
 	bool skip;       /* already committed before we started */
 	bool committed;
 	size_t n_tensors, n_done;
@@ -38,7 +39,8 @@ typedef struct prod {
 	const char *layout_text;
 	const sm_plan *plan;
 	uint32_t n_ranks;
-	rank_state *r; /* [n_ranks] */
+	wt_hash128 key; /* the layout's (cut-through registrations) */
+	rank_state *r;  /* [n_ranks] */
 	uint64_t bytes_out;
 	uint64_t hash_ns, put_ns, commit_ns; /* where the time went (info log) */
 } prod;
@@ -73,72 +75,166 @@ static const wd_chunk *rank_chunks(void *ctx, size_t i, size_t *n)
 	return rs->t[i].chunks;
 }
 
+/* Rank `rank`'s manifest, pointing into the arrays of mb (freed by mb_free).
+ * live: no tensor hashes (a live manifest). NULL when out of memory. */
+typedef struct mf_bufs {
+	Weights__TensorEntry *te, **tp;
+	uint8_t (*th)[16];
+	char **skipped;
+	char *excl[WT_MAX_EXCLUDE];
+	Weights__Layout lpb;
+	Weights__Manifest mf;
+} mf_bufs;
+
+static void mb_free(mf_bufs *mb)
+{
+	free(mb->te);
+	free(mb->tp);
+	free(mb->th);
+	free(mb->skipped);
+}
+
+static Weights__Manifest *build_manifest(prod *p, uint32_t rank, bool live, mf_bufs *mb)
+{
+	rank_state *rs = &p->r[rank];
+	size_t n = rs->n_tensors;
+	size_t n_skip = shardmap_n_skipped(p->plan);
+	memset(mb, 0, sizeof(*mb));
+	mb->te = calloc(n ? n : 1, sizeof(*mb->te));
+	mb->tp = calloc(n ? n : 1, sizeof(*mb->tp));
+	mb->th = calloc(n ? n : 1, 16);
+	mb->skipped = calloc(n_skip ? n_skip : 1, sizeof(*mb->skipped));
+	if (!mb->te || !mb->tp || !mb->th || !mb->skipped)
+		return NULL;
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		const sm_out_info *oi = shardmap_rank_tensor(p->plan, rank, i);
+		Weights__TensorEntry init = WEIGHTS__TENSOR_ENTRY__INIT, *te = &mb->te[i];
+		*te = init;
+		te->name = (char *)oi->name;
+		te->dtype = (uint32_t)oi->dtype;
+		te->n_shape = (size_t)oi->ndim;
+		te->shape = (int64_t *)oi->shape;
+		te->nbytes = oi->nbytes;
+		if (!live) {
+			common_hash128_to_bytes(rs->t[i].hash, mb->th[i]);
+			te->hash.data = mb->th[i];
+			te->hash.len = 16;
+		}
+		te->role = role_pb(oi->role);
+		te->requantized = oi->requantized;
+		mb->tp[i] = te;
+		total += oi->nbytes;
+	}
+	for (size_t i = 0; i < n_skip; i++)
+		mb->skipped[i] = (char *)shardmap_skipped(p->plan, i);
+	Weights__Layout linit = WEIGHTS__LAYOUT__INIT;
+	mb->lpb = linit;
+	wire_layout_to_pb(p->l, &mb->lpb, mb->excl);
+	Weights__Manifest minit = WEIGHTS__MANIFEST__INIT, *mf = &mb->mf;
+	*mf = minit;
+	mf->revision = p->snap->revision;
+	mf->layout = &mb->lpb;
+	mf->layout_text = (char *)p->layout_text;
+	mf->tp_rank = rank % p->l->tp_size;
+	mf->ep_rank = rank / p->l->tp_size;
+	mf->shard_id.data = rs->id;
+	mf->shard_id.len = sizeof(rs->id);
+	mf->n_tensors = n;
+	mf->tensors = mb->tp;
+	mf->total_bytes = total;
+	mf->checkpoint_bytes = ckpt_total_bytes(p->snap->ck);
+	mf->tied_lm_head = shardmap_tied_lm_head(p->plan);
+	mf->n_skipped = n_skip;
+	mf->skipped = mb->skipped;
+	mf->live = live;
+	return mf;
+}
+
 /* Build and commit rank `rank`'s manifest (wd_record_commit). Consumes the writer. */
 static int commit_rank(prod *p, uint32_t rank, wt_errbuf *err)
 {
 	rank_state *rs = &p->r[rank];
-	size_t n = rs->n_tensors;
-	int rv = WT_ENOMEM;
-	Weights__TensorEntry *te = calloc(n ? n : 1, sizeof(*te));
-	Weights__TensorEntry **tp = calloc(n ? n : 1, sizeof(*tp));
-	uint8_t(*th)[16] = calloc(n ? n : 1, 16);
-	size_t n_skip = shardmap_n_skipped(p->plan);
-	char **skipped = calloc(n_skip ? n_skip : 1, sizeof(*skipped));
-	char *excl[WT_MAX_EXCLUDE];
 	cache_writer *w = rs->w;
 	rs->w = NULL;
-	if (!te || !tp || !th || !skipped) {
+	mf_bufs mb;
+	Weights__Manifest *mf = build_manifest(p, rank, false, &mb);
+	int rv;
+	if (mf == NULL) {
 		cache_abort_shard(w);
-		wt_seterr(err, WT_ENOMEM, "out of memory building the manifest");
-		goto out;
+		rv = wt_seterr(err, WT_ENOMEM, "out of memory building the manifest");
+	} else {
+		rv = wd_record_commit(w, mf, p->model, rank_chunks, rs, err);
 	}
-	uint64_t total = 0;
-	for (size_t i = 0; i < n; i++) {
-		const sm_out_info *oi = shardmap_rank_tensor(p->plan, rank, i);
-		Weights__TensorEntry init = WEIGHTS__TENSOR_ENTRY__INIT;
-		te[i] = init;
-		te[i].name = (char *)oi->name;
-		te[i].dtype = (uint32_t)oi->dtype;
-		te[i].n_shape = (size_t)oi->ndim;
-		te[i].shape = (int64_t *)oi->shape;
-		te[i].nbytes = oi->nbytes;
-		common_hash128_to_bytes(rs->t[i].hash, th[i]);
-		te[i].hash.data = th[i];
-		te[i].hash.len = 16;
-		te[i].role = role_pb(oi->role);
-		te[i].requantized = oi->requantized;
-		tp[i] = &te[i];
-		total += oi->nbytes;
-	}
-	for (size_t i = 0; i < n_skip; i++)
-		skipped[i] = (char *)shardmap_skipped(p->plan, i);
-	Weights__Layout lpb = WEIGHTS__LAYOUT__INIT;
-	wire_layout_to_pb(p->l, &lpb, excl);
-	Weights__Manifest mf = WEIGHTS__MANIFEST__INIT;
-	mf.revision = p->snap->revision;
-	mf.layout = &lpb;
-	mf.layout_text = (char *)p->layout_text;
-	mf.tp_rank = rank % p->l->tp_size;
-	mf.ep_rank = rank / p->l->tp_size;
-	mf.shard_id.data = rs->id;
-	mf.shard_id.len = sizeof(rs->id);
-	mf.n_tensors = n;
-	mf.tensors = tp;
-	mf.total_bytes = total;
-	mf.checkpoint_bytes = ckpt_total_bytes(p->snap->ck);
-	mf.tied_lm_head = shardmap_tied_lm_head(p->plan);
-	mf.n_skipped = n_skip;
-	mf.skipped = skipped;
-	rv = wd_record_commit(w, &mf, p->model, rank_chunks, rs, err);
 	rs->committed = rv == WT_OK;
-out:
 	if (rv != WT_OK)
 		wt_errprefix(err, "model '%s' rank %u", p->model, rank);
-	free(te);
-	free(tp);
-	free(th);
-	free(skipped);
+	mb_free(&mb);
 	free_tensors(rs);
+	return rv;
+}
+
+/* Register rank `rank` for cut-through serving (its chunk list is planned). */
+static void live_open(prod *p, uint32_t rank)
+{
+	rank_state *rs = &p->r[rank];
+	size_t n = rs->n_tensors, nc = 0;
+	size_t *counts = calloc(n ? n : 1, sizeof(*counts));
+	mf_bufs mb;
+	Weights__Manifest *mf = build_manifest(p, rank, true, &mb);
+	size_t len = 0;
+	uint8_t *buf = NULL;
+	for (size_t i = 0; counts != NULL && i < n; i++)
+		nc += counts[i] = rs->t[i].n_chunks;
+	if (mf != NULL && counts != NULL && nc > 0)
+		buf = wd_record_pack(mf, p->model, rank_chunks, rs, &len);
+	if (buf != NULL)
+		wd_live_open(p->s->lives, p->key, rs->id, buf, len, counts, n, &rs->live);
+	free(buf);
+	free(counts);
+	mb_free(&mb);
+}
+
+/* Plan rank rs's chunks: tensor i is cut into chunk_bytes pieces (hashes come in emit). */
+static int plan_chunks(prod *p, uint32_t rank, wt_errbuf *err)
+{
+	rank_state *rs = &p->r[rank];
+	uint64_t cb = p->s->cfg->chunk_bytes;
+	for (size_t i = 0; i < rs->n_tensors; i++) {
+		uint64_t nbytes = shardmap_rank_tensor(p->plan, rank, i)->nbytes;
+		size_t nc = (size_t)((nbytes + cb - 1) / cb);
+		tensor_rec *tr = &rs->t[i];
+		tr->chunks = calloc(nc ? nc : 1, sizeof(*tr->chunks));
+		if (tr->chunks == NULL)
+			return wt_seterr(err, WT_ENOMEM, "model '%s': out of memory", p->model);
+		for (size_t c = 0; c < nc; c++)
+			tr->chunks[c].nbytes =
+			    nbytes - (uint64_t)c * cb < cb ? nbytes - (uint64_t)c * cb : cb;
+		tr->n_chunks = nc;
+	}
+	return WT_OK;
+}
+
+/* The rank's last tensor is in: source check, release to cut-through clients, commit. */
+static int finish_rank(prod *p, uint32_t rank, wt_errbuf *err)
+{
+	rank_state *rs = &p->r[rank];
+	const wd_faults *f = atomic_load(&p->s->faults);
+	if (f != NULL && f->before_check != NULL)
+		f->before_check(f->ctx, rank);
+	/* Every byte of the rank was read; it becomes visible only if no
+	 * source object changed since the snapshot was opened, so committed
+	 * ranks never mix revisions (the caller produces again). Cut-through
+	 * clients get its last chunk only now. */
+	int rv = ckpt_check(p->snap->ck, err);
+	if (rv != WT_OK)
+		return rv;
+	wd_live_seal(p->s->lives, rs->live);
+	if (f != NULL && f->before_commit != NULL)
+		f->before_commit(f->ctx, rank);
+	rv = commit_rank(p, rank, err);
+	wd_live_end(p->s->lives, rs->live, rv, err);
+	rs->live = NULL;
 	return rv;
 }
 
@@ -163,37 +259,28 @@ static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t
 		                 "tensor '%s' rank %u: emitted %s%llu bytes, plan says %llu",
 		                 oi->name, rank, tr->done ? "twice, " : "",
 		                 (unsigned long long)nbytes, (unsigned long long)oi->nbytes);
-	uint64_t cb = p->s->cfg->chunk_bytes;
-	size_t nc = (size_t)((nbytes + cb - 1) / cb);
-	tr->chunks = calloc(nc ? nc : 1, sizeof(*tr->chunks));
-	if (tr->chunks == NULL)
-		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", oi->name);
 	uint64_t t0 = common_now_ns();
 	tr->hash = common_hash128(bytes, (size_t)nbytes);
 	uint64_t t1 = common_now_ns();
 	p->hash_ns += t1 - t0;
-	for (size_t c = 0; c < nc; c++) {
-		uint64_t off = (uint64_t)c * cb;
-		uint64_t len = nbytes - off < cb ? nbytes - off : cb;
+	wd_live_tensor(p->s->lives, rs->live, ti, tr->hash);
+	uint64_t off = 0;
+	for (size_t c = 0; c < tr->n_chunks; c++) {
+		uint64_t len = tr->chunks[c].nbytes; /* planned (plan_chunks) */
 		int rv = cache_put_chunk(rs->w, (const uint8_t *)bytes + off, (size_t)len,
 		                         &tr->chunks[c].hash, err);
 		if (rv != WT_OK)
 			return wt_errprefix(err, "tensor '%s' rank %u chunk %zu", oi->name, rank,
 			                    c);
-		tr->chunks[c].nbytes = len;
+		wd_live_chunk(p->s->lives, rs->live, ti, c, tr->chunks[c].hash);
+		off += len;
 	}
-	tr->n_chunks = nc;
 	tr->done = true;
 	p->bytes_out += nbytes;
 	uint64_t t2 = common_now_ns();
 	p->put_ns += t2 - t1;
 	if (++rs->n_done == rs->n_tensors) {
-		/* Every byte of the rank was read; it becomes visible only if no
-		 * source object changed since the snapshot was opened, so committed
-		 * ranks never mix revisions (the caller produces again). */
-		int rv = ckpt_check(p->snap->ck, err);
-		if (rv == WT_OK)
-			rv = commit_rank(p, rank, err);
+		int rv = finish_rank(p, rank, err);
 		p->commit_ns += common_now_ns() - t2;
 		return rv;
 	}
@@ -208,6 +295,7 @@ int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *
 	sm_plan *plan = NULL;
 	uint32_t to_make = 0;
 	prod p = {.s = s, .model = model, .snap = snap, .l = l, .layout_text = layout_text};
+	p.key = wd_layout_key(model, snap->revision, layout_text);
 	int rv = shardmap_plan(snap->ck, l, &plan, err);
 	if (rv != WT_OK) {
 		wt_errprefix(err, "model '%s' layout %s", model, layout_text);
@@ -245,7 +333,10 @@ int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *
 			rv = wt_seterr(err, WT_ENOMEM, "model '%s': out of memory", model);
 		else if (rs->n_tensors == 0)
 			rv = commit_rank(&p, i, err);
+		else if ((rv = plan_chunks(&p, i, err)) == WT_OK)
+			live_open(&p, i);
 	}
+	wd_lives_ready(s->lives, p.key); /* live_ok manifest requests answer now */
 	if (rv == WT_OK && to_make > 0)
 		rv = shardmap_produce(snap->ck, plan, -1, emit, &p, err);
 	for (uint32_t i = 0; rv == WT_OK && i < p.n_ranks; i++)
@@ -255,6 +346,12 @@ int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *
 			               model, i, p.r[i].n_done, p.r[i].n_tensors);
 out:
 	for (uint32_t i = 0; p.r != NULL && i < p.n_ranks; i++) {
+		if (p.r[i].live != NULL) { /* parked cut-through readers get the error */
+			if (rv == WT_OK)
+				wt_seterr(err, WT_ECORRUPT, "model '%s' rank %u was not committed",
+				          model, i);
+			wd_live_end(s->lives, p.r[i].live, rv == WT_OK ? WT_ECORRUPT : rv, err);
+		}
 		cache_abort_shard(p.r[i].w);
 		free_tensors(&p.r[i]);
 	}

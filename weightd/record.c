@@ -11,8 +11,8 @@
 #include "weightd/server_int.h"
 #include "weights/weights.h"
 
-int wd_record_commit(cache_writer *w, Weights__Manifest *mf, const char *model,
-                     wd_chunks_fn chunks_of, void *ctx, wt_errbuf *err)
+uint8_t *wd_record_pack(Weights__Manifest *mf, const char *model, wd_chunks_fn chunks_of, void *ctx,
+                        size_t *len)
 {
 	size_t n = mf->n_tensors, total = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -26,11 +26,8 @@ int wd_record_commit(cache_writer *w, Weights__Manifest *mf, const char *model,
 	Weights__ChunkRef ***saved = calloc(n ? n : 1, sizeof(*saved));
 	size_t *saved_n = calloc(n ? n : 1, sizeof(*saved_n));
 	uint8_t *buf = NULL;
-	int rv = WT_ENOMEM;
-	if (!cref || !cptr || !ch || !saved || !saved_n) {
-		cache_abort_shard(w);
+	if (!cref || !cptr || !ch || !saved || !saved_n)
 		goto out;
-	}
 	size_t j = 0;
 	for (size_t i = 0; i < n; i++) {
 		Weights__TensorEntry *te = mf->tensors[i];
@@ -44,9 +41,11 @@ int wd_record_commit(cache_writer *w, Weights__Manifest *mf, const char *model,
 		for (size_t k = 0; k < nc; k++, j++) {
 			Weights__ChunkRef init = WEIGHTS__CHUNK_REF__INIT;
 			cref[j] = init;
-			common_hash128_to_bytes(c[k].hash, ch[j]);
-			cref[j].hash.data = ch[j];
-			cref[j].hash.len = 16;
+			if (!mf->live) {
+				common_hash128_to_bytes(c[k].hash, ch[j]);
+				cref[j].hash.data = ch[j];
+				cref[j].hash.len = 16;
+			}
 			cref[j].offset = off;
 			cref[j].nbytes = c[k].nbytes;
 			off += c[k].nbytes;
@@ -57,8 +56,8 @@ int wd_record_commit(cache_writer *w, Weights__Manifest *mf, const char *model,
 	uint32_t saved_version = mf->format_version;
 	mf->model = (char *)model;
 	mf->format_version = WT_FORMAT_VERSION;
-	size_t len = weights__manifest__get_packed_size(mf);
-	if ((buf = malloc(len ? len : 1)) != NULL)
+	*len = weights__manifest__get_packed_size(mf);
+	if ((buf = malloc(*len ? *len : 1)) != NULL)
 		weights__manifest__pack(mf, buf);
 	mf->model = saved_model;
 	mf->format_version = saved_version;
@@ -66,19 +65,25 @@ int wd_record_commit(cache_writer *w, Weights__Manifest *mf, const char *model,
 		mf->tensors[i]->chunks = saved[i];
 		mf->tensors[i]->n_chunks = saved_n[i];
 	}
-	if (buf == NULL) {
-		cache_abort_shard(w);
-		goto out;
-	}
-	rv = cache_commit_shard(w, buf, len, err);
 out:
-	if (rv == WT_ENOMEM)
-		wt_seterr(err, WT_ENOMEM, "out of memory building the manifest");
 	free(cref);
 	free(cptr);
 	free(ch);
 	free(saved);
 	free(saved_n);
+	return buf;
+}
+
+int wd_record_commit(cache_writer *w, Weights__Manifest *mf, const char *model,
+                     wd_chunks_fn chunks_of, void *ctx, wt_errbuf *err)
+{
+	size_t len = 0;
+	uint8_t *buf = wd_record_pack(mf, model, chunks_of, ctx, &len);
+	if (buf == NULL) {
+		cache_abort_shard(w);
+		return wt_seterr(err, WT_ENOMEM, "out of memory building the manifest");
+	}
+	int rv = cache_commit_shard(w, buf, len, err);
 	free(buf);
 	return rv;
 }

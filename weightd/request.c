@@ -71,6 +71,7 @@ static nng_msg *hello_reply(wd_req *r, const Weights__Hello *h)
 	hr.server_version = WEIGHTD_VERSION;
 	hr.max_message_bytes = s->cfg->max_request_bytes;
 	hr.max_chunk_bytes = s->cfg->chunk_bytes;
+	hr.cut_through = true;
 	Weights__Reply rp = WEIGHTS__REPLY__INIT;
 	rp.id = r->id;
 	rp.body_case = WEIGHTS__REPLY__BODY_HELLO;
@@ -203,6 +204,11 @@ void wd_handle(wd_req *r, nng_msg *msg)
 		wire_request_free(rq);
 		return;
 	case WEIGHTS__REQUEST__BODY_CHUNK:
+		if (rq->chunk->live) {
+			wd_live_chunk_start(r, rq->chunk); /* replies itself, maybe later */
+			wire_request_free(rq);
+			return;
+		}
 		reply = wd_chunk_reply(s, r->id, rq->chunk);
 		break;
 	case WEIGHTS__REQUEST__BODY_WATCH:

@@ -292,7 +292,7 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	wd_srcmemo_init(&s->memo, s->cache);
 	if ((rv = wd_models_open(&s->models, cfg, &s->memo, err)) != WT_OK)
 		goto fail;
-	if (wd_flights_create(&s->flights) != WT_OK) {
+	if (wd_flights_create(&s->flights) != WT_OK || wd_lives_create(&s->lives) != WT_OK) {
 		rv = wt_seterr(err, WT_ENOMEM, "server: out of memory");
 		goto fail;
 	}
@@ -400,6 +400,7 @@ size_t wd_server_close(wd_server *s)
 	free(s->pipes);
 	wd_watch_free(s);
 	wd_flights_destroy(s->flights);
+	wd_lives_destroy(s->lives);
 	wd_peers_close(s->peers);
 	wd_models_close(s->models);
 	cache_close(s->cache);

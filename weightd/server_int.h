@@ -54,6 +54,7 @@ enum { WD_IDLE = 0, WD_RECV, WD_WORK, WD_WAIT, WD_SEND };
 typedef struct wd_mreq {
 	bool warm;       /* admin WARM: reply AdminReply, not the Manifest */
 	bool cache_only; /* ManifestRequest.cache_only: a miss is WT_ENOTFOUND, nothing more */
+	bool live_ok;    /* ManifestRequest.live_ok: a live manifest may answer (live.c) */
 	wd_snap *snap;   /* reference */
 	char *model;     /* owned */
 	wt_layout layout;
@@ -80,6 +81,10 @@ typedef struct wd_req {
 	uint64_t t0_ns;
 	const char *kind; /* for the debug log line */
 	wd_mreq m;
+	struct wd_lreq { /* a live chunk request (live.c), kept while parked */
+		uint8_t shard_id[WD_SHARD_ID_BYTES];
+		uint64_t index, off, nbytes;
+	} lc;
 	Weights__Request *admin_rq;  /* REGISTER/UNREGISTER handed to the admin pool; owned */
 	struct wd_wreq {             /* a parked Watch request (watch.c) */
 		struct wd_req *next; /* in the watch list; guarded by the watch lock */
@@ -129,6 +134,12 @@ void wd_metrics_stop(wd_server *s); /* idempotent */
 typedef struct wd_faults {
 	uint64_t corrupt_chunk; /* flip a byte of the N-th chunk reply (1-based), after the
 	                           cache verified it; 0 = never */
+	/* Called by the producer when a rank's last tensor is in: before its source
+	 * check, and before its commit (after the check; cut-through tests hold the
+	 * commit back while a client reads). NULL = none. */
+	void (*before_check)(void *ctx, uint32_t rank);
+	void (*before_commit)(void *ctx, uint32_t rank);
+	void *ctx;
 } wd_faults;
 
 struct wd_server {
@@ -144,8 +155,9 @@ struct wd_server {
 	wd_models *models;
 	cache *cache;
 	wd_flights *flights;
-	wd_peers *peers; /* NULL when no peer is configured */
-	ckpt_memo memo;  /* source digests remembered in the cache */
+	struct wd_lives *lives; /* shards being produced, served cut-through (live.c) */
+	wd_peers *peers;        /* NULL when no peer is configured */
+	ckpt_memo memo;         /* source digests remembered in the cache */
 	char server_id[128];
 	pthread_mutex_t lk;
 	pthread_cond_t cv;
@@ -227,6 +239,52 @@ size_t wd_watch_parked(wd_server *s); /* tests */
 int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *l,
                const char *layout_text, wt_errbuf *err);
 
+/* ===================== cut-through serving (live.c) ===================== */
+
+/*
+ * A shard being produced is served while it is produced: its live manifest (no
+ * hashes) as soon as the plan is known, each chunk once it is stored in the
+ * cache (not yet durable) with its hash, and the tensor hash with a tensor's
+ * last chunk. The rank's last chunk is held back until the rank passed its
+ * source check (ckpt_check), so a client can never finish on bytes of a
+ * production that fails with WT_ECHANGED; it gets that error instead. A few
+ * finished entries are kept so that clients still reading by index finish
+ * after the commit. Lock order: wd_lives.lk, then srv->lk.
+ */
+typedef struct wd_lives wd_lives;
+typedef struct wd_live wd_live;
+
+#define WD_LIVE_KEEP 64 /* finished entries kept for clients still reading them */
+
+int wd_lives_create(wd_lives **out);
+void wd_lives_destroy(wd_lives *t); /* NULL-safe; nothing parked, nothing producing */
+
+/* Producer: register rank shard `id` of layout `key` with its packed live
+ * manifest (mf, copied) and each tensor's chunk count. *out = NULL (logged)
+ * when out of memory: the rank is then served only once committed. */
+void wd_live_open(wd_lives *t, wt_hash128 key, const uint8_t *id, const void *mf, size_t mf_len,
+                  const size_t *n_chunks_of, size_t n_tensors, wd_live **out);
+/* Producer: tensor ti's hash is h; chunk c of tensor ti is stored with hash h. NULL-safe. */
+void wd_live_tensor(wd_lives *t, wd_live *l, size_t ti, wt_hash128 h);
+void wd_live_chunk(wd_lives *t, wd_live *l, size_t ti, size_t c, wt_hash128 h);
+/* Producer: the rank passed its source check: release its last chunk. NULL-safe. */
+void wd_live_seal(wd_lives *t, wd_live *l);
+/* Producer: the rank is finished (rv WT_OK: committed) or failed (rv, err);
+ * parked chunk requests resume. NULL-safe. */
+void wd_live_end(wd_lives *t, wd_live *l, int rv, const wt_errbuf *err);
+/* Producer: every rank of layout `key` is registered; parked manifest requests resume. */
+void wd_lives_ready(wd_lives *t, wt_hash128 key);
+/* The flight of layout `key` ended with rv: parked manifest requests resume with it. */
+void wd_lives_layout_done(wd_lives *t, wt_hash128 key, int rv, const wt_errbuf *err);
+/* Manifest request r (live_ok): true if shard r->m.id is being produced (then
+ * *reply is its live manifest, or NULL when out of memory); else r->waiter is
+ * parked until wd_lives_ready/_layout_done of r->m.key, and false. */
+bool wd_lives_manifest(wd_lives *t, wd_req *r, bool park, nng_msg **reply);
+/* request.c: a ChunkRequest with live set (replies itself, maybe later). */
+void wd_live_chunk_start(wd_req *r, const Weights__ChunkRequest *c);
+/* Entries now (tests): producing and all. */
+size_t wd_lives_producing(wd_lives *t, size_t *all);
+
 /* record.c: the cached-manifest record a shard is committed with. */
 typedef struct wd_chunk {
 	wt_hash128 hash;
@@ -239,9 +297,18 @@ typedef const wd_chunk *(*wd_chunks_fn)(void *ctx, size_t i, size_t *n);
  * w's manifest. mf is restored before returning. Consumes w (aborted on error). */
 int wd_record_commit(cache_writer *w, Weights__Manifest *mf, const char *model,
                      wd_chunks_fn chunks_of, void *ctx, wt_errbuf *err);
+/* The packing of wd_record_commit without the commit: *buf (malloc'd, caller
+ * frees) of *len bytes, or NULL when out of memory. With mf->live the chunk
+ * refs carry no hash (a live manifest). */
+uint8_t *wd_record_pack(Weights__Manifest *mf, const char *model, wd_chunks_fn chunks_of, void *ctx,
+                        size_t *len);
 
 /* chunk.c / admin.c: build the reply (never NULL unless out of memory). */
 nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *c);
+/* chunk.c: reply with bytes [off, off + n) (n 0 = to the end) of chunk h of clen
+ * bytes from the cache; tensor_hash (16 bytes) or NULL goes into the reply. */
+nng_msg *wd_chunk_send(wd_server *s, uint64_t id, wt_hash128 h, uint64_t clen, uint64_t off,
+                       uint64_t n, const uint8_t *tensor_hash);
 nng_msg *wd_admin_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);
 /* registry.c: admin REGISTER / UNREGISTER. */
 nng_msg *wd_register_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);

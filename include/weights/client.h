@@ -121,6 +121,13 @@ typedef struct wt_client_opts {
 	/* Since 0.5: what wt_client_get_manifest asks for (wt_fetch_mode; README "Raw
 	 * serving"). Default WT_MODE_PARTITIONED (the behaviour before 0.5). */
 	int mode;
+	/* Since 1.1: cut-through (README "Cut-through serving"). 1: a manifest request
+	 * for a layout being produced is answered at once with a live manifest
+	 * (wt_manifest_live() = 1, tensor hashes not known yet) and wt_client_fetch
+	 * receives each chunk as soon as the server has produced it, with its hash;
+	 * every chunk and tensor is still checked before the sink sees it. Default 0
+	 * (wait until the layout is committed, as before 1.1). */
+	int cut_through;
 } wt_client_opts;
 
 /* Fill with the defaults above (no endpoints) and struct_size. */
@@ -251,6 +258,9 @@ WT_API uint64_t wt_manifest_total_bytes(const wt_manifest *m); /* sum of tensor 
 WT_API uint64_t wt_manifest_checkpoint_bytes(const wt_manifest *m);
 WT_API size_t wt_manifest_n_chunks(const wt_manifest *m);
 WT_API int wt_manifest_tied_lm_head(const wt_manifest *m);
+/* Since 1.1: 1 for a live manifest (opts.cut_through; the layout was still being
+ * produced): wt_tensor_info.hash is all zero, the hashes arrive with the chunks. */
+WT_API int wt_manifest_live(const wt_manifest *m);
 WT_API size_t wt_manifest_n_skipped(const wt_manifest *m);
 WT_API const char *wt_manifest_skipped(const wt_manifest *m, size_t i); /* NULL if out of range */
 WT_API size_t wt_manifest_n_tensors(const wt_manifest *m);
