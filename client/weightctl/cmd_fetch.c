@@ -25,6 +25,8 @@ static void usage(FILE *f)
 	        "                       [--window N] [--connections N] [--quiet]\n"
 	        "                       [--timeout-ms N] [--connect-timeout-ms N] [--retries N]\n"
 	        "                       [--retry-budget-ms N] [--token-file F] [--verbose]\n"
+	        "                       [--cut-through] (a layout being produced: its chunks\n"
+	        "                       as they are produced, not after the commit)\n"
 	        "                       [--tls-ca-file F [--tls-cert-key-file F]] (tls+tcp://)\n"
 	        "                       [--update-from OLD] (with --out: fetch only the tensors\n"
 	        "                       that differ from rank file OLD; prints the update report)\n"
@@ -241,10 +243,11 @@ int ctl_fetch(int argc, char **argv)
 	if (r.verbose)
 		fprintf(stderr,
 		        "weightctl fetch: %s: %zu tensors, %llu bytes, %llu chunks from %s "
-		        "(retries %u, re-fetches %u, fail-overs %u, resumes %u)\n",
+		        "(retries %u, re-fetches %u, fail-overs %u, resumes %u)%s\n",
 		        fa.cuda ? "cuda device" : fa.out, wt_manifest_n_tensors(m),
 		        (unsigned long long)st.bytes, (unsigned long long)st.chunks, st.endpoint,
-		        st.retries, st.refetches, st.failovers, st.reconnects);
+		        st.retries, st.refetches, st.failovers, st.reconnects,
+		        wt_manifest_live(m) ? ", cut-through (live manifest)" : "");
 	if (fa.cuda && !fa.quiet)
 		cuda_summary(cs, m, fa.cuda_device);
 done:

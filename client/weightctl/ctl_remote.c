@@ -92,13 +92,14 @@ static int mode_flag(ctl_remote *r, const char *cmd, const char *v)
 /* The shared flags, by name. --timeout-ms is one request only; the dial + Hello
  * has its own --connect-timeout-ms. */
 static const ctl_flag remote_flags[] = {
-    {"--endpoint", true, 0},    {"--model", true, 0},
-    {"--timeout-ms", true, 0},  {"--connect-timeout-ms", true, 0},
-    {"--token", true, 0},       {"--token-file", true, 0},
-    {"--retries", true, 0},     {"--retry-budget-ms", true, 0},
-    {"--window", true, 0},      {"--connections", true, 0},
-    {"--tls-ca-file", true, 0}, {"--tls-cert-key-file", true, 0},
-    {"--mode", true, 0},        {"--verbose", false, 0},
+    {"--endpoint", true, 0},     {"--model", true, 0},
+    {"--timeout-ms", true, 0},   {"--connect-timeout-ms", true, 0},
+    {"--token", true, 0},        {"--token-file", true, 0},
+    {"--retries", true, 0},      {"--retry-budget-ms", true, 0},
+    {"--window", true, 0},       {"--connections", true, 0},
+    {"--tls-ca-file", true, 0},  {"--tls-cert-key-file", true, 0},
+    {"--mode", true, 0},         {"--verbose", false, 0},
+    {"--cut-through", false, 0},
 };
 
 static int remote_flag(void *ctx, const char *cmd, const char *f, const char *v)
@@ -133,6 +134,8 @@ static int remote_flag(void *ctx, const char *cmd, const char *f, const char *v)
 		return mode_flag(r, cmd, v);
 	else if (strcmp(f, "--verbose") == 0)
 		r->verbose = 1;
+	else if (strcmp(f, "--cut-through") == 0)
+		o->cut_through = 1;
 	return 0;
 }
 

@@ -216,3 +216,23 @@ def test_cancel_from_another_thread(client):
     # the client still works afterwards, and an uncancelled async fetch completes
     g = client.fetch_async("llama", as_torch=False)
     assert len(g.result(60)) == len(client.manifest("llama"))
+
+
+def test_cut_through(url):
+    """cut_through=1 on a layout nobody asked for yet: a live manifest, and the
+    fetched bytes equal a plain client's fetch of the committed layout."""
+    lay = dict(tp_size=4, tp_rank=3, quant="int8-channel")
+    with weightd.Client(url, cut_through=1) as c:
+        m = c.manifest("llama", **lay)
+        assert m.live, "a cold layout was not served live"
+        cut = c.fetch(m, as_torch=False)
+        got = {k: v.tobytes() for k, v in cut.items()}
+    with weightd.Client(url) as c:
+        m2 = c.manifest("llama", **lay)
+        assert not m2.live and m2.revision == m.revision
+        plain = c.fetch(m2, as_torch=False)
+        assert sorted(got) == sorted(plain)
+        for k in got:
+            assert got[k] == plain[k].tobytes(), k
+    with pytest.raises(TypeError, match="unknown option"):
+        weightd.Client(url, cut_thru=1)

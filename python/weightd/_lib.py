@@ -58,6 +58,12 @@ class ClientOpts(ctypes.Structure):
         ("log", LogFn),
         ("log_ctx", c_void_p),
         ("log_level", c_int),
+        # since 0.3-1.1 (versioned: an older library is told a smaller struct_size)
+        ("retry_budget_ms", c_u32),
+        ("tls_ca_file", c_char_p),
+        ("tls_cert_key_file", c_char_p),
+        ("mode", c_int),
+        ("cut_through", c_int),
     ]
 
 
@@ -214,6 +220,7 @@ wt_layout_clear = _fn("wt_layout_clear", None, P(Layout))
 wt_layout_add_exclude = _fn("wt_layout_add_exclude", c_int, P(Layout), c_char_p, E)
 wt_layout_add_include = _fn("wt_layout_add_include", c_int, P(Layout), c_char_p, E)
 wt_manifest_mode = _fn("wt_manifest_mode", c_int, c_void_p)
+wt_manifest_live = _fn("wt_manifest_live", c_int, c_void_p)
 wt_manifest_mode_reason = _fn("wt_manifest_mode_reason", c_char_p, c_void_p)
 wt_layout_check = _fn("wt_layout_check", c_int, P(Layout), E)
 wt_client_opts_init = _fn("wt_client_opts_init", None, c_void_p)

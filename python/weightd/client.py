@@ -10,7 +10,7 @@ from .manifest import LAYOUT_KEYS, MODES, LayoutArg, Manifest, ModelInfo, _s
 
 _OPTS = ("connect_timeout_ms", "request_timeout_ms", "manifest_timeout_ms", "window",
          "connections", "max_retries", "backoff_initial_ms", "backoff_max_ms",
-         "max_message_bytes", "hash_refetch")
+         "max_message_bytes", "hash_refetch", "retry_budget_ms", "cut_through")
 
 
 class Shard(dict):
@@ -128,7 +128,10 @@ class Fetch:
 class Client:
     """A libweights client. endpoints: one "tcp://host:port" / "ipc:///path" or
     a list (fail-over in rendezvous order). Other keywords are wt_client_opts
-    members (connect_timeout_ms, window, connections, max_retries, ...)."""
+    members (connect_timeout_ms, window, connections, max_retries, retry_budget_ms,
+    ...). cut_through=1: a layout still being produced is answered with a live
+    manifest (Manifest.live) and fetched chunk by chunk as it is produced; every
+    chunk and tensor is still checked (README "Cut-through serving")."""
 
     def __init__(self, endpoints, token=None, client_id=None, **opts):
         if isinstance(endpoints, str):

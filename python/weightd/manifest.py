@@ -95,6 +95,8 @@ class Manifest:
         self.checkpoint_bytes = _lib.wt_manifest_checkpoint_bytes(m)
         self.n_chunks = _lib.wt_manifest_n_chunks(m)
         self.tied_lm_head = bool(_lib.wt_manifest_tied_lm_head(m))
+        # a live manifest (cut-through): the layout was still being produced
+        self.live = bool(_lib.wt_manifest_live(m))
         # "partitioned" or "raw", and why ("" when that mode was asked for)
         self.mode = "raw" if _lib.wt_manifest_mode(m) == 2 else "partitioned"
         self.mode_reason = _s(_lib.wt_manifest_mode_reason(m))
