@@ -1,4 +1,5 @@
 /* map.c — chained hash tables of the in-memory index (chunks by hash, shards by id). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,26 +20,48 @@ cache_chunk_ent *cache_chunk_find(const cache_chunk_map *m, wt_hash128 h)
 	return NULL;
 }
 
-static int chunk_grow(cache_chunk_map *m)
+/*
+ * Both maps are chained hash tables whose entries link through their own
+ * `next` member: one rehash serves both, told where `next` sits and how an
+ * entry picks its slot among nb (a power of two).
+ */
+typedef size_t (*slot_fn)(const void *ent, size_t nb);
+
+static void **next_of(void *ent, size_t next_off)
 {
-	size_t nb = m->nb ? m->nb * 2 : 64;
-	cache_chunk_ent **b = calloc(nb, sizeof(*b));
+	return (void **)((char *)ent + next_off);
+}
+
+static int grow(void ***buckets, size_t *nbuckets, size_t next_off, slot_fn slot)
+{
+	size_t nb = *nbuckets ? *nbuckets * 2 : 64;
+	void **b = calloc(nb, sizeof(*b));
 	if (b == NULL)
 		return WT_ENOMEM;
-	for (size_t i = 0; i < m->nb; i++) {
-		cache_chunk_ent *e = m->b[i];
+	for (size_t i = 0; i < *nbuckets; i++) {
+		void *e = (*buckets)[i];
 		while (e != NULL) {
-			cache_chunk_ent *n = e->next;
-			size_t s = chunk_slot(e->hash, nb);
-			e->next = b[s];
+			void *n = *next_of(e, next_off);
+			size_t s = slot(e, nb);
+			*next_of(e, next_off) = b[s];
 			b[s] = e;
 			e = n;
 		}
 	}
-	free(m->b);
-	m->b = b;
-	m->nb = nb;
+	free(*buckets);
+	*buckets = b;
+	*nbuckets = nb;
 	return WT_OK;
+}
+
+static size_t chunk_ent_slot(const void *ent, size_t nb)
+{
+	return chunk_slot(((const cache_chunk_ent *)ent)->hash, nb);
+}
+
+static int chunk_grow(cache_chunk_map *m)
+{
+	return grow((void ***)&m->b, &m->nb, offsetof(cache_chunk_ent, next), chunk_ent_slot);
 }
 
 int cache_chunk_insert(cache_chunk_map *m, cache_chunk_ent *e)
@@ -101,25 +124,14 @@ cache_shard_ent *cache_shard_find(const cache_shard_map *m, const void *id, size
 	return NULL;
 }
 
+static size_t shard_ent_slot(const void *ent, size_t nb)
+{
+	return (size_t)(((const cache_shard_ent *)ent)->id_hash & (nb - 1));
+}
+
 static int shard_grow(cache_shard_map *m)
 {
-	size_t nb = m->nb ? m->nb * 2 : 64;
-	cache_shard_ent **b = calloc(nb, sizeof(*b));
-	if (b == NULL)
-		return WT_ENOMEM;
-	for (size_t i = 0; i < m->nb; i++) {
-		cache_shard_ent *e = m->b[i];
-		while (e != NULL) {
-			cache_shard_ent *n = e->next;
-			e->next = b[e->id_hash & (nb - 1)];
-			b[e->id_hash & (nb - 1)] = e;
-			e = n;
-		}
-	}
-	free(m->b);
-	m->b = b;
-	m->nb = nb;
-	return WT_OK;
+	return grow((void ***)&m->b, &m->nb, offsetof(cache_shard_ent, next), shard_ent_slot);
 }
 
 int cache_shard_insert(cache_shard_map *m, cache_shard_ent *e)

@@ -507,9 +507,56 @@ static void test_open_errors(void **state)
 	free(file);
 }
 
+/* The in-memory maps grow (rehash) from 64 buckets to thousands: every entry
+ * is found again after each growth, removals and unlinks keep the rest. */
+static void test_map_growth(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	cache_chunk_map cm = {0};
+	cache_shard_map sm = {0};
+	for (uint64_t i = 0; i < N; i++) {
+		cache_chunk_ent *e = calloc(1, sizeof(*e));
+		assert_non_null(e);
+		e->hash = (wt_hash128){.lo = i * 0x9e3779b97f4a7c15ull, .hi = ~i};
+		assert_int_equal(cache_chunk_insert(&cm, e), WT_OK);
+		cache_shard_ent *s = calloc(1, sizeof(*s));
+		assert_non_null(s);
+		s->id_len = sizeof(i);
+		s->id = malloc(s->id_len);
+		assert_non_null(s->id);
+		memcpy(s->id, &i, sizeof(i));
+		s->id_hash = cache_id_hash(s->id, s->id_len);
+		assert_int_equal(cache_shard_insert(&sm, s), WT_OK);
+	}
+	assert_true(cm.nb >= N && sm.nb >= N);
+	for (uint64_t i = 0; i < N; i++) {
+		wt_hash128 h = {.lo = i * 0x9e3779b97f4a7c15ull, .hi = ~i};
+		cache_chunk_ent *e = cache_chunk_find(&cm, h);
+		assert_non_null(e);
+		assert_true(common_hash128_eq(e->hash, h));
+		cache_shard_ent *s = cache_shard_find(&sm, &i, sizeof(i));
+		assert_non_null(s);
+		assert_memory_equal(s->id, &i, sizeof(i));
+		if (i % 2) {
+			free(cache_chunk_remove(&cm, h));
+			cache_shard_unlink(&sm, s);
+			cache_shard_ent_free(s);
+		}
+	}
+	for (uint64_t i = 0; i < N; i++) {
+		wt_hash128 h = {.lo = i * 0x9e3779b97f4a7c15ull, .hi = ~i};
+		assert_int_equal(cache_chunk_find(&cm, h) != NULL, i % 2 == 0);
+		assert_int_equal(cache_shard_find(&sm, &i, sizeof(i)) != NULL, i % 2 == 0);
+	}
+	cache_chunk_map_free(&cm);
+	cache_shard_map_free(&sm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_map_growth),
 	    cmocka_unit_test_setup_teardown(test_round_trip, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_dedupe, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_shard_has_chunk, setup, tc_teardown),
