@@ -6,12 +6,13 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
 #include "kernels/kernels.h"
-#include "shardmap/shardmap_int.h"
+#include "shardmap/quant_ct.h"
 
 typedef struct buf {
 	uint8_t *p;
@@ -158,6 +159,25 @@ static void scan_src(prod *pr, const sm_group *g, uint32_t s)
 	ld->ok = true;
 }
 
+/* Dequantize a compressed-tensors source read whole into raw[s]: F32 [N, K] (K logical). */
+static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
+{
+	loaded *ld = &pr->ld[s];
+	const ckpt_tensor *t = ld->t;
+	int64_t N = t->shape[0], K = t->dtype == WT_I32 ? t->shape[1] * 8 : t->shape[1];
+	if (reserve(&pr->dq[s], (size_t)N * (size_t)K * 4))
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory dequantizing it",
+		                 t->name);
+	int rv = shardmap_ct_dequant(pr->c, t, ckpt_tensor_at(pr->c, g->srcs[s].scale),
+	                             pr->raw[s].p, (float *)pr->dq[s].p, err);
+	if (rv != WT_OK)
+		return rv;
+	ld->base = pr->dq[s].p;
+	ld->dt = WT_F32;
+	ld->cols = K;
+	return WT_OK;
+}
+
 /* Read (and dequantize) a scanned source that is needed and not read directly. */
 static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 {
@@ -179,6 +199,8 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		return rv;
 	ld->base = pr->raw[s].p;
 	ld->dt = t->dtype;
+	if (src->mode == SM_SRC_DQ_CT)
+		return load_ct(pr, g, s, err);
 	if (src->mode != SM_SRC_RAW) {
 		const ckpt_tensor *st = ckpt_tensor_at(pr->c, src->scale);
 		int64_t N = t->shape[0], K = t->shape[1];
@@ -270,9 +292,7 @@ static int assemble(prod *pr, const sm_out *o, uint8_t *dst, wt_dtype dd, wt_err
 static float scalar(const prod *pr, uint32_t s)
 {
 	const loaded *ld = &pr->ld[s];
-	float v;
-	memcpy(&v, ld->base, sizeof(v));
-	return v;
+	return shardmap_ct_scalar(ld->base, ld->dt); /* F32, or a BF16/F16 scale */
 }
 
 static int emit(prod *pr, uint32_t rank, size_t ix, const void *data, uint64_t n, wt_errbuf *err)
@@ -331,6 +351,40 @@ static void unit_max(const prod *pr, const sm_out *o, bool aux, float *out)
 	}
 }
 
+/* Parts of a merged input scale that differ from the max v: logged for FP8 sources; for
+ * compressed-tensors sources an error naming the module and the parts' values, unless
+ * requant=allow (then logged, and the max is emitted). docs/format.md 4.4, 4.5. */
+static int input_scales_equal(const prod *pr, uint32_t rank, const sm_out *o, float v,
+                              wt_errbuf *err)
+{
+	bool strict = shardmap_ct_source(ckpt_get_config(pr->c)) && !pr->p->layout.requant_allow;
+	bool differ = false;
+	for (size_t k = 0; k < o->np && !differ; k++)
+		differ = scalar(pr, pr->p->pieces[o->p0 + k].src) != v;
+	if (!differ || (!strict && !(pr->only >= 0 || rank == 0)))
+		return WT_OK;
+	if (!strict) {
+		WT_LOG(WT_LOG_WARNING, "'%s': input_scale parts differ; using the max %g", o->name,
+		       (double)v);
+		return WT_OK;
+	}
+	char parts[600];
+	size_t n = 0;
+	for (size_t k = 0; k < o->np && k < 4 && n < sizeof(parts); k++) {
+		uint32_t s = pr->p->pieces[o->p0 + k].src;
+		n += (size_t)snprintf(parts + n, sizeof(parts) - n, "%s'%s' %.9g", k ? ", " : "",
+		                      pr->ld[s].t->name, (double)scalar(pr, s));
+	}
+	if (o->np > 4 && n < sizeof(parts))
+		snprintf(parts + n, sizeof(parts) - n, ", ... (%zu parts)", o->np);
+	return wt_seterr(err, WT_ELAYOUT,
+	                 "'%s': the fused parts' input scales differ (%s); one activation scale "
+	                 "(the max, %.9g) would quantize the others' inputs more coarsely than "
+	                 "calibrated: add --requant allow to accept the max, or exclude the "
+	                 "module",
+	                 o->name, parts, (double)v);
+}
+
 static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 {
 	const sm_out *o = &pr->p->ranks[rank].outs[ix];
@@ -346,14 +400,10 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 			                 o->name, o->units);
 		float *v = (float *)pr->out.p;
 		unit_max(pr, o, false, v);
-		if (o->info.role == SM_ROLE_INPUT_SCALE && (pr->only >= 0 || rank == 0)) {
-			for (size_t k = 0; k < o->np; k++)
-				if (scalar(pr, pr->p->pieces[o->p0 + k].src) != v[0]) {
-					WT_LOG(WT_LOG_WARNING,
-					       "'%s': input_scale parts differ; using the max %g",
-					       o->name, (double)v[0]);
-					break;
-				}
+		if (o->info.role == SM_ROLE_INPUT_SCALE) {
+			int rv = input_scales_equal(pr, rank, o, v[0], err);
+			if (rv != WT_OK)
+				return rv;
 		}
 		return emit(pr, rank, ix, v, o->info.nbytes, err);
 	}
