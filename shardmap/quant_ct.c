@@ -277,3 +277,37 @@ int shardmap_ct_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *
 	free(scale);
 	return rv;
 }
+
+int shardmap_ct_weight_f32(const ckpt *c, size_t i, char *name, size_t cap, float **out,
+                           int64_t shape[2], wt_errbuf *err)
+{
+	const ckpt_config *cfg = ckpt_get_config(c);
+	const ckpt_tensor *t = ckpt_tensor_at(c, i);
+	*out = NULL;
+	if (!shardmap_ct_weight(cfg, t) || t->ndim != 2)
+		return WT_OK;
+	const char *wn = shardmap_ct_rule_name(cfg, t->name, name, cap);
+	char sname[CT_NAME_MAX];
+	if (wn == NULL || (size_t)snprintf(sname, sizeof(sname), "%s_scale", wn) >= sizeof(sname))
+		return wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
+	if (wn != name)
+		snprintf(name, cap, "%s", wn);
+	const ckpt_tensor *st = ckpt_find(c, sname);
+	if (st == NULL)
+		return wt_seterr(err, WT_ENOTFOUND, "tensor '%s': '%s' is missing", t->name, sname);
+	shape[0] = t->shape[0];
+	shape[1] = cfg->quant == CKPT_QUANT_CT_INT4 ? t->shape[1] * 8 : t->shape[1];
+	void *raw = malloc(t->nbytes ? t->nbytes : 1);
+	float *f = malloc((size_t)shape[0] * (size_t)shape[1] * sizeof(float) + 1);
+	int rv = (!raw || !f) ? wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name)
+	                      : ckpt_read(c, t, 0, raw, t->nbytes, err);
+	if (rv == WT_OK)
+		rv = shardmap_ct_dequant(c, t, st, raw, f, err);
+	free(raw);
+	if (rv != WT_OK) {
+		free(f);
+		return rv;
+	}
+	*out = f;
+	return WT_OK;
+}
