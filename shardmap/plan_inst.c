@@ -247,7 +247,7 @@ static int merge_scale_pieces(const sm_ctx *x, const inst_info *in, sm_pvec *pv,
 /* Merged input scale: the max of the input scales of the parts this rank holds (for
  * experts: its local experts). */
 static int emit_input_scale(sm_ctx *x, const inst_info *in, uint32_t rank, const sm_pvec *pv,
-                            wt_errbuf *err)
+                            const sm_geo *g, wt_errbuf *err)
 {
 	const char *rt = x->ents[in->a].rt;
 	sm_pvec ip = {0};
@@ -256,8 +256,9 @@ static int emit_input_scale(sm_ctx *x, const inst_info *in, uint32_t rank, const
 		uint32_t part = pv->v[k].src;
 		if (x->ents[in->a + part].iscale != SM_NONE)
 			rv = shardmap_pvec_push(
-			    &ip, shardmap_rows_piece((uint32_t)(2 * in->n + part), 0, 1, 0), rt,
-			    err);
+			    &ip,
+			    shardmap_rows_piece((uint32_t)(2 * in->n + part), 0, 1, pv->v[k].unit),
+			    rt, err);
 	}
 	sm_out is = {0};
 	is.name = derive_name(rt, "input_scale");
@@ -268,7 +269,7 @@ static int emit_input_scale(sm_ctx *x, const inst_info *in, uint32_t rank, const
 	is.info.shape[0] = 1;
 	is.rows = 1;
 	is.cols = 1;
-	is.units = 1;
+	is.units = g->units; /* per expert while producing; the max over them is emitted */
 	size_t six;
 	if (rv == WT_OK)
 		rv = add_out(x, in, rank, &is, &ip, &six, err);
@@ -297,7 +298,7 @@ static int emit_prequant(sm_ctx *x, const inst_info *in, uint32_t rank, sm_pvec 
 	else
 		free(s.name);
 	if (rv == WT_OK && in->mode == M_MERGE && in->has_iscale)
-		rv = emit_input_scale(x, in, rank, pv, err);
+		rv = emit_input_scale(x, in, rank, pv, g, err);
 	free(sp.v);
 	if (rv != WT_OK) {
 		free(w->name);
@@ -334,7 +335,7 @@ static int emit_ct(sm_ctx *x, const inst_info *in, uint32_t rank, const sm_pvec 
 	else
 		free(s.name);
 	if (rv == WT_OK && in->has_iscale)
-		rv = emit_input_scale(x, in, rank, pv, err);
+		rv = emit_input_scale(x, in, rank, pv, g, err);
 	if (rv == WT_OK)
 		rv = add_out(x, in, rank, w, &wp, &wix, err);
 	else

@@ -351,38 +351,49 @@ static void unit_max(const prod *pr, const sm_out *o, bool aux, float *out)
 	}
 }
 
-/* Parts of a merged input scale that differ from the max v: logged for FP8 sources; for
- * compressed-tensors sources an error naming the module and the parts' values, unless
- * requant=allow (then logged, and the max is emitted). docs/format.md 4.4, 4.5. */
-static int input_scales_equal(const prod *pr, uint32_t rank, const sm_out *o, float v,
+/* A merged input scale: v[unit] holds the max of each expert's (unit's) parts; reduced to
+ * the overall max in v[0]. Parts of one unit that differ (q/k/v, gate/up) are logged for
+ * FP8 sources; for compressed-tensors sources they are an error naming the module and the
+ * parts' values, unless requant=allow (then logged, and the max is used). Different
+ * experts' scales are merged to the max and logged (one scale per expert stack, as
+ * engines take it). docs/format.md 4.4, 4.5. */
+static int input_scales_merge(const prod *pr, uint32_t rank, const sm_out *o, float *v,
                               wt_errbuf *err)
 {
 	bool strict = shardmap_ct_source(ckpt_get_config(pr->c)) && !pr->p->layout.requant_allow;
-	bool differ = false;
-	for (size_t k = 0; k < o->np && !differ; k++)
-		differ = scalar(pr, pr->p->pieces[o->p0 + k].src) != v;
-	if (!differ || (!strict && !(pr->only >= 0 || rank == 0)))
-		return WT_OK;
-	if (!strict) {
+	bool talk = pr->only >= 0 || rank == 0;
+	const sm_piece *bad = NULL;
+	for (size_t k = 0; k < o->np && !bad; k++) {
+		const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+		if (scalar(pr, pc->src) != v[pc->unit])
+			bad = pc;
+	}
+	bool experts_differ = false;
+	for (int64_t u = 1; u < o->units; u++) {
+		experts_differ = experts_differ || v[u] != v[0];
+		v[0] = v[u] > v[0] ? v[u] : v[0];
+	}
+	if (talk && (experts_differ || (bad && !strict)))
 		WT_LOG(WT_LOG_WARNING, "'%s': input_scale parts differ; using the max %g", o->name,
-		       (double)v);
+		       (double)v[0]);
+	if (!bad || !strict)
 		return WT_OK;
-	}
 	char parts[600];
-	size_t n = 0;
-	for (size_t k = 0; k < o->np && k < 4 && n < sizeof(parts); k++) {
-		uint32_t s = pr->p->pieces[o->p0 + k].src;
-		n += (size_t)snprintf(parts + n, sizeof(parts) - n, "%s'%s' %.9g", k ? ", " : "",
-		                      pr->ld[s].t->name, (double)scalar(pr, s));
+	size_t n = 0, shown = 0;
+	for (size_t k = 0; k < o->np && shown < 4 && n < sizeof(parts); k++) {
+		const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+		if (pc->unit != bad->unit)
+			continue;
+		n += (size_t)snprintf(parts + n, sizeof(parts) - n, "%s'%s' %.9g",
+		                      shown++ ? ", " : "", pr->ld[pc->src].t->name,
+		                      (double)scalar(pr, pc->src));
 	}
-	if (o->np > 4 && n < sizeof(parts))
-		snprintf(parts + n, sizeof(parts) - n, ", ... (%zu parts)", o->np);
 	return wt_seterr(err, WT_ELAYOUT,
 	                 "'%s': the fused parts' input scales differ (%s); one activation scale "
 	                 "(the max, %.9g) would quantize the others' inputs more coarsely than "
 	                 "calibrated: add --requant allow to accept the max, or exclude the "
 	                 "module",
-	                 o->name, parts, (double)v);
+	                 o->name, parts, (double)v[bad->unit]);
 }
 
 static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
@@ -401,7 +412,7 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 		float *v = (float *)pr->out.p;
 		unit_max(pr, o, false, v);
 		if (o->info.role == SM_ROLE_INPUT_SCALE) {
-			int rv = input_scales_equal(pr, rank, o, v[0], err);
+			int rv = input_scales_merge(pr, rank, o, v, err);
 			if (rv != WT_OK)
 				return rv;
 		}

@@ -126,20 +126,26 @@ static void ex_free(expt *e)
 
 /* The produced weight and scale of `rt` on rank r equal e (int4: packed by ct_pack8),
  * and every produced code times its scale is within 0.75 scale of the original value. */
-static void check_pass(const ctfx *f, uint32_t r, const char *rt, const expt *e, int bits)
+static void check_pass_n(const ctfx *f, uint32_t r, const char *rt, const expt *e, int bits,
+                         int64_t count)
 {
 	char sname[200];
 	snprintf(sname, sizeof(sname), "%.*sweight_scale", (int)(strlen(rt) - 6), rt);
 	const sm_out_info *wi = info(f, r, rt), *si = info(f, r, sname);
 	int64_t wk = bits == 4 ? e->K / 8 : e->K;
+	int d = count > 0; /* expert stacks: [count, rows/count, ...] */
 	assert_int_equal(wi->dtype, bits == 4 ? WT_I32 : WT_I8);
-	assert_int_equal(wi->ndim, 2);
-	assert_int_equal(wi->shape[0], e->rows);
-	assert_int_equal(wi->shape[1], wk);
+	assert_int_equal(wi->ndim, 2 + d);
+	assert_int_equal(si->ndim, 2 + d);
+	if (d) {
+		assert_int_equal(wi->shape[0], count);
+		assert_int_equal(si->shape[0], count);
+	}
+	assert_int_equal(wi->shape[d], e->rows / (d ? count : 1));
+	assert_int_equal(wi->shape[d + 1], wk);
 	assert_int_equal(si->dtype, WT_F32);
-	assert_int_equal(si->ndim, 2);
-	assert_int_equal(si->shape[0], e->rows);
-	assert_int_equal(si->shape[1], e->sc);
+	assert_int_equal(si->shape[d], e->rows / (d ? count : 1));
+	assert_int_equal(si->shape[d + 1], e->sc);
 	assert_false(wi->requantized);
 	const uint8_t *wb = bytes(f, r, rt);
 	const float *sb = bytes(f, r, sname);
@@ -173,6 +179,11 @@ static void check_pass(const ctfx *f, uint32_t r, const char *rt, const expt *e,
 			         (long long)row, (long long)col, (double)code, (double)s,
 			         (double)e->x[i]);
 	}
+}
+
+static void check_pass(const ctfx *f, uint32_t r, const char *rt, const expt *e, int bits)
+{
+	check_pass_n(f, r, rt, e, bits, 0);
 }
 
 /* Every linear of llama at TP 2 on rank r (H 8, KV 2, d 32, hid 256, I 512). */
@@ -515,6 +526,110 @@ static void test_ignore_list(void **state)
 	ct_free(&c);
 }
 
+/* Mixtral (6 experts of 256 x 256, w1/w3/w2) with every linear int8: expert stacks pass
+ * through at TP 2 and EP 2, the input scale of a stack is the max over its experts (they
+ * differ: a warning), and an expert whose w1 and w3 input scales differ is refused. */
+static void ct_mixtral(ctm *c, int differ)
+{
+	memset(c, 0, sizeof(*c));
+	c->m = tm_mixtral(0xc7000e00u);
+	c->bits = 8;
+	for (int i = 0; i < 2; i++) {
+		char mod[160];
+		static const char *const at[] = {"q_proj", "k_proj", "v_proj", "o_proj"};
+		for (int k = 0; k < 4; k++) {
+			snprintf(mod, sizeof(mod), "model.layers.%d.self_attn.%s", i, at[k]);
+			ct_convert(c, mod, 0.02f * (float)(1 + (k == 3)));
+		}
+		for (int j = 0; j < 6; j++) {
+			static const char *const w[] = {"w1", "w3", "w2"};
+			for (int k = 0; k < 3; k++) {
+				snprintf(mod, sizeof(mod),
+				         "model.layers.%d.block_sparse_moe.experts.%d.%s", i, j,
+				         w[k]);
+				float is = 0.01f * (float)(1 + j) + (k == 2 ? 0.1f : 0.0f);
+				if (differ && j == 2 && k == 1)
+					is += 0.001f;
+				ct_convert(c, mod, is);
+			}
+		}
+	}
+}
+
+static void test_experts(void **state)
+{
+	(void)state;
+	printf("seed 0xc7000e00\n");
+	ctm c;
+	ct_mixtral(&c, 0);
+	char cfg[4096];
+	snprintf(cfg, sizeof(cfg),
+	         "%.*s,\"quantization_config\":{\"quant_method\":\"compressed-tensors\","
+	         "\"format\":\"int-quantized\",\"ignore\":[\"lm_head\",\"re:.*gate$\"],"
+	         "\"config_groups\":{\"g\":{\"targets\":[\"Linear\"],\"weights\":{"
+	         "\"num_bits\":8,\"type\":\"int\",\"symmetric\":true,\"strategy\":"
+	         "\"channel\"}}}}}",
+	         (int)strlen(tm_mixtral_cfg) - 1, tm_mixtral_cfg);
+	static const struct {
+		uint32_t tp, ep;
+	} lays[] = {{2, 1}, {1, 2}};
+	for (size_t li = 0; li < 2; li++) {
+		wt_layout l;
+		lay(&l, lays[li].tp, WT_QUANT_INT8_CHANNEL);
+		l.ep_size = lays[li].ep;
+		ctfx f;
+		wt_errbuf err = {0};
+		int rv = ct_open(&f, &c, cfg, &l, 1, &err);
+		if (rv != WT_OK)
+			fail_msg("tp %u ep %u: %s", l.tp_size, l.ep_size, err.msg);
+		for (uint32_t r = 0; r < 2; r++) {
+			uint32_t T = l.tp_size, tr = r % T, e = r / T;
+			int64_t cnt = l.ep_size == 1 ? 6 : 3, j0 = e * 3, Il = 256 / T;
+			expt w13, w2;
+			ex_init(&w13, 256, 1);
+			ex_init(&w2, Il, 1);
+			float ismax = 0.0f;
+			for (int64_t j = j0; j < j0 + cnt; j++) {
+				char mod[160];
+				snprintf(mod, sizeof(mod),
+				         "model.layers.1.block_sparse_moe.experts.%lld.",
+				         (long long)j);
+				char m1[200], m3[200], m2[200];
+				snprintf(m1, sizeof(m1), "%sw1", mod);
+				snprintf(m3, sizeof(m3), "%sw3", mod);
+				snprintf(m2, sizeof(m2), "%sw2", mod);
+				ex_rows(&w13, ct_mod(&c, m1), tr * Il, (tr + 1) * Il);
+				ex_rows(&w13, ct_mod(&c, m3), tr * Il, (tr + 1) * Il);
+				ex_cols(&w2, ct_mod(&c, m2), tr * Il, (tr + 1) * Il);
+				ismax = fmaxf(ismax, ct_mod(&c, m1)->in_scale);
+			}
+			check_pass_n(&f, r, "model.layers.1.block_sparse_moe.experts.w13_weight",
+			             &w13, 8, cnt);
+			check_pass_n(&f, r, "model.layers.1.block_sparse_moe.experts.w2_weight",
+			             &w2, 8, cnt);
+			assert_true(f32_at(bytes(&f, r,
+			                         "model.layers.1.block_sparse_moe.experts."
+			                         "w13_input_scale")) == ct_bf16(ismax));
+			ex_free(&w13);
+			ex_free(&w2);
+		}
+		ct_close(&f);
+	}
+	ct_free(&c);
+	ct_mixtral(&c, 1); /* expert 2's w3 input scale differs from its w1's */
+	wt_layout l;
+	lay(&l, 2, WT_QUANT_INT8_CHANNEL);
+	ctfx f;
+	wt_errbuf err = {0};
+	assert_int_equal(ct_open(&f, &c, cfg, &l, 1, &err), WT_ELAYOUT);
+	printf("%s\n", err.msg);
+	assert_non_null(strstr(err.msg, "experts.w13_input_scale"));
+	assert_non_null(strstr(err.msg, "experts.2.w1.input_scale"));
+	assert_non_null(strstr(err.msg, "experts.2.w3.input_scale"));
+	ct_close(&f);
+	ct_free(&c);
+}
+
 static void test_bad_checkpoints(void **state)
 {
 	(void)state;
@@ -581,9 +696,13 @@ static void test_bad_checkpoints(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_int8_passthrough),    cmocka_unit_test(test_int4_passthrough),
-	    cmocka_unit_test(test_int4_group_split),    cmocka_unit_test(test_int8_other_targets),
-	    cmocka_unit_test(test_input_scales_differ), cmocka_unit_test(test_ignore_list),
+	    cmocka_unit_test(test_int8_passthrough),
+	    cmocka_unit_test(test_int4_passthrough),
+	    cmocka_unit_test(test_int4_group_split),
+	    cmocka_unit_test(test_int8_other_targets),
+	    cmocka_unit_test(test_input_scales_differ),
+	    cmocka_unit_test(test_ignore_list),
+	    cmocka_unit_test(test_experts),
 	    cmocka_unit_test(test_bad_checkpoints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
