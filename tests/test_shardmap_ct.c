@@ -517,6 +517,27 @@ static void test_ignore_list(void **state)
 	/* layer 0's down_proj still passes through */
 	assert_int_equal(info(&f, 1, "model.layers.0.mlp.down_proj.weight")->dtype, WT_I8);
 	ct_close(&f);
+	/* a weight_zero_point (older compressed-tensors wrote zeros for symmetric schemes) is
+	 * listed as skipped */
+	int8_t zp[256] = {0};
+	ct_add_raw(c.m, "model.layers.0.mlp.down_proj.weight_zero_point", WT_I8, 2, 256, 1, zp);
+	rv = ct_open(&f, &c, cfg, &l, 0, &err);
+	if (rv != WT_OK)
+		fail_msg("%s", err.msg);
+	bool skipped = false;
+	for (size_t k = 0; k < shardmap_n_skipped(f.p); k++)
+		skipped |= strcmp(shardmap_skipped(f.p, k),
+		                  "model.layers.0.mlp.down_proj.weight_zero_point") == 0;
+	assert_true(skipped);
+	ct_close(&f);
+	/* only part of a fused module ignored: refused, naming both sides */
+	char cfg2[4096];
+	ct_config(cfg2, sizeof(cfg2), 8, 0,
+	          ",\"re:.*layers[.]1[.]mlp[.]down_proj$\",\"model.layers.0.mlp.up_proj\"");
+	assert_int_equal(ct_open(&f, &c, cfg2, &l, 0, &err), WT_ELAYOUT);
+	assert_non_null(strstr(err.msg, "excluded: model.layers.0.mlp.up_proj"));
+	assert_non_null(strstr(err.msg, "model.layers.0.mlp.gate_proj"));
+	ct_close(&f);
 	/* a scale beside the now-float weight is refused, naming it */
 	ct_add_raw(c.m, "model.layers.1.mlp.down_proj.weight_scale", WT_BF16, 2, 256, 1, bf);
 	assert_int_equal(ct_open(&f, &c, cfg, &l, 0, &err), WT_EUNSUPPORTED);
