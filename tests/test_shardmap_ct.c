@@ -691,6 +691,10 @@ static void test_bad_checkpoints(void **state)
 	    {"\"actorder\":null", "\"actorder\":\"group\""},
 	    {"\"strategy\":\"group\"", "\"strategy\":\"tensor\""},
 	    {"pack-quantized", "float-quantized"},
+	    /* W4A8 as llm-compressor infers it by default: 4-bit codes in I8 containers */
+	    {"pack-quantized", "int-quantized"},
+	    /* the int4-quantized variant (two codes per I8 byte, no +8 offset) */
+	    {"pack-quantized", "int4-quantized"},
 	    {"\"quantization_status\":\"compressed\"", "\"quantization_status\":\"frozen\""},
 	};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
