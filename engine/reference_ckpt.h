@@ -197,7 +197,10 @@ static inline double engine_ref_layout_budget(engine_ref_set *ck, const wt_layou
 		fp8 = fp8 || t->dtype == WT_F8_E4M3;
 		blocks = blocks || (len > 10 && strcmp(t->name + len - 10, "_scale_inv") == 0);
 		wscale = wscale || (len > 13 && strcmp(t->name + len - 13, ".weight_scale") == 0);
-		shapes = shapes || (len > 13 && strcmp(t->name + len - 13, ".weight_shape") == 0);
+		/* int4: packed (weight_shape beside it) or group scales [N, K/G > 1] */
+		shapes = shapes || (len > 13 && strcmp(t->name + len - 13, ".weight_shape") == 0) ||
+		         (len > 13 && strcmp(t->name + len - 13, ".weight_scale") == 0 &&
+		          t->ndim == 2 && t->shape[1] > 1);
 		if (strcmp(t->name, "model.embed_tokens.weight") == 0 ||
 		    strcmp(t->name, "embeddings.word_embeddings.weight") == 0)
 			src = t->dtype;

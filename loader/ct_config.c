@@ -1,14 +1,17 @@
 /*
  * ct_config.c — quantization_config of compressed-tensors checkpoints
  * (quant_method "compressed-tensors", as llm-compressor writes them), read
- * into ckpt_config (docs/format.md section 4.5). Two schemes are read:
+ * into ckpt_config (docs/format.md section 4.5). Read:
  *
  * | format         | weights                                   | kind             |
  * |----------------|-------------------------------------------|------------------|
  * | int-quantized  | int, 8 bits, strategy channel, symmetric  | CKPT_QUANT_CT_INT8 |
  * | pack-quantized | int, 4 bits, strategy group (G % 8 == 0), symmetric | CKPT_QUANT_CT_INT4 |
+ * | int-quantized  | the same 4-bit weights, one code per I8 byte (W4A8) | CKPT_QUANT_CT_INT4 +
+ * quant_int4_i8 |
  *
- * Every other combination is WT_EUNSUPPORTED naming the field and its value.
+ * Every other combination (int4-quantized: two signed nibbles per I8) is WT_EUNSUPPORTED
+ * naming the field and its value.
  * The ignore list is read by the caller (config.c) like every quant_method's.
  */
 #include <jansson.h>
@@ -37,7 +40,7 @@ static bool true_(json_t *o, const char *key)
 
 /* The weights args and format of group `gname`: the scheme kind and group size. */
 static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ckpt_quant_kind *kind,
-                        int64_t *gsize, wt_errbuf *err)
+                        int64_t *gsize, bool *i8, wt_errbuf *err)
 {
 	json_t *w = json_is_object(grp) ? json_object_get(grp, "weights") : NULL;
 	if (!json_is_object(w))
@@ -71,19 +74,19 @@ static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ckp
 		return WT_OK;
 	}
 	int64_t g = int_or(w, "group_size", -1);
-	if (strcmp(fmt, "pack-quantized") == 0 && bits == 4 && strcmp(strategy, "group") == 0 &&
-	    g > 0 && g % 8 == 0) {
+	*i8 = strcmp(fmt, "int-quantized") == 0; /* W4A8: codes one per I8 byte */
+	if ((*i8 || strcmp(fmt, "pack-quantized") == 0) && bits == 4 &&
+	    strcmp(strategy, "group") == 0 && g > 0 && g % 8 == 0) {
 		*kind = CKPT_QUANT_CT_INT4;
 		*gsize = g;
 		return WT_OK;
 	}
-	return wt_seterr(
-	    err, WT_EUNSUPPORTED,
-	    "config.json: compressed-tensors group '%s': format '%s', num_bits %lld, "
-	    "strategy '%s', group_size %lld is not read; supported: int-quantized 8 "
-	    "bits strategy channel (W8A8), pack-quantized 4 bits strategy group with a "
-	    "group_size multiple of 8 (W4A16/W4A8)",
-	    gname, fmt, (long long)bits, strategy, (long long)g);
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "config.json: compressed-tensors group '%s': format '%s', num_bits %lld, "
+	                 "strategy '%s', group_size %lld is not read; supported: int-quantized 8 "
+	                 "bits strategy channel (W8A8), pack-quantized or int-quantized 4 bits "
+	                 "strategy group with a group_size multiple of 8 (W4A16/W4A8)",
+	                 gname, fmt, (long long)bits, strategy, (long long)g);
 }
 
 int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)
@@ -105,15 +108,17 @@ int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)
 	json_t *grp;
 	ckpt_quant_kind kind0 = CKPT_QUANT_NONE;
 	int64_t g0 = 0;
+	bool i80 = false;
 	const char *first = NULL;
 	json_object_foreach(groups, gname, grp)
 	{
 		ckpt_quant_kind kind = CKPT_QUANT_NONE;
 		int64_t g = 0;
-		int rv = group_scheme(gname, grp, fmt_top, &kind, &g, err);
+		bool i8 = false;
+		int rv = group_scheme(gname, grp, fmt_top, &kind, &g, &i8, err);
 		if (rv != WT_OK)
 			return rv;
-		if (first != NULL && (kind != kind0 || g != g0))
+		if (first != NULL && (kind != kind0 || g != g0 || i8 != i80))
 			return wt_seterr(
 			    err, WT_EUNSUPPORTED,
 			    "config.json: compressed-tensors groups '%s' and '%s' use "
@@ -123,8 +128,10 @@ int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)
 		first = gname;
 		kind0 = kind;
 		g0 = g;
+		i80 = i8;
 	}
 	c->quant = kind0;
 	c->quant_group = g0;
+	c->quant_int4_i8 = kind0 == CKPT_QUANT_CT_INT4 && i80;
 	return WT_OK;
 }

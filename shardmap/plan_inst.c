@@ -475,7 +475,11 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 			                                                : SM_SRC_DQ_TENSOR;
 			s->whole = true;
 		}
-		if (shardmap_ct_weight(x->cfg, t) && !pass) {
+		if (shardmap_ct_weight(x->cfg, t) && (!pass || t->dtype == WT_I8) &&
+		    x->cfg->quant == CKPT_QUANT_CT_INT4) {
+			s->mode = pass ? SM_SRC_PACK_CT : SM_SRC_DQ_CT; /* W4A8 codes get packed */
+			s->whole = true;
+		} else if (shardmap_ct_weight(x->cfg, t) && !pass) {
 			s->mode = SM_SRC_DQ_CT;
 			s->whole = true;
 		}

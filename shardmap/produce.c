@@ -165,6 +165,16 @@ static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	loaded *ld = &pr->ld[s];
 	const ckpt_tensor *t = ld->t;
 	int64_t N = t->shape[0], K = t->dtype == WT_I32 ? t->shape[1] * 8 : t->shape[1];
+	if (g->srcs[s].mode == SM_SRC_PACK_CT) { /* int-quantized int4 passing through */
+		if (reserve(&pr->dq[s], (size_t)N * (size_t)K / 2))
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory packing it",
+			                 t->name);
+		shardmap_ct_pack((const int8_t *)pr->raw[s].p, N * K, (uint32_t *)pr->dq[s].p);
+		ld->base = pr->dq[s].p;
+		ld->dt = WT_I32;
+		ld->cols = K / 8;
+		return WT_OK;
+	}
 	if (reserve(&pr->dq[s], (size_t)N * (size_t)K * 4))
 		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory dequantizing it",
 		                 t->name);
@@ -199,7 +209,7 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		return rv;
 	ld->base = pr->raw[s].p;
 	ld->dt = t->dtype;
-	if (src->mode == SM_SRC_DQ_CT)
+	if (src->mode == SM_SRC_DQ_CT || src->mode == SM_SRC_PACK_CT)
 		return load_ct(pr, g, s, err);
 	if (src->mode != SM_SRC_RAW) {
 		const ckpt_tensor *st = ckpt_tensor_at(pr->c, src->scale);

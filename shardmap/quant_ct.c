@@ -6,6 +6,7 @@
  * | int8   | X.weight I8 [N, K]; X.weight_scale F32/BF16/F16 [N, 1]; X.input_scale [1]   |
  * | int4   | X.weight_packed I32 [N, K/8]; X.weight_scale [N, K/G]; X.weight_shape I64 [2] |
  *
+ * (int-quantized W4A8: X.weight I8 [N, K] holding int4 codes, packed while producing.)
  * Codes are symmetric (no zero point: a weight_zero_point tensor is listed as
  * skipped), w = f32(code) * f32(scale). compressed-tensors' pack_to_int32 stores
  * code + 8 in 4 bits, element k of each run of 8 at bits 4*(k%8) of a
@@ -27,6 +28,11 @@ static bool ends_with(const char *s, const char *suf)
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
+bool shardmap_ct_packed(const ckpt_config *cfg)
+{
+	return cfg->quant == CKPT_QUANT_CT_INT4 && !cfg->quant_int4_i8;
+}
+
 bool shardmap_ct_source(const ckpt_config *cfg)
 {
 	return cfg->quant == CKPT_QUANT_CT_INT8 || cfg->quant == CKPT_QUANT_CT_INT4;
@@ -35,6 +41,8 @@ bool shardmap_ct_source(const ckpt_config *cfg)
 bool shardmap_ct_weight(const ckpt_config *cfg, const ckpt_tensor *t)
 {
 	if (cfg->quant == CKPT_QUANT_CT_INT8)
+		return t->dtype == WT_I8 && ends_with(t->name, ".weight");
+	if (cfg->quant == CKPT_QUANT_CT_INT4 && cfg->quant_int4_i8)
 		return t->dtype == WT_I8 && ends_with(t->name, ".weight");
 	if (cfg->quant == CKPT_QUANT_CT_INT4)
 		return t->dtype == WT_I32 && ends_with(t->name, ".weight_packed");
@@ -66,7 +74,7 @@ const char *shardmap_ct_rule_name(const ckpt_config *cfg, const char *name, char
 
 void shardmap_ct_view(const ckpt_config *cfg, ckpt_tensor *t)
 {
-	if (cfg->quant == CKPT_QUANT_CT_INT4 && shardmap_ct_weight(cfg, t) && t->ndim == 2)
+	if (shardmap_ct_weight(cfg, t) && t->dtype == WT_I32 && t->ndim == 2)
 		t->shape[1] *= 8;
 }
 
@@ -74,7 +82,7 @@ void shardmap_ct_view(const ckpt_config *cfg, ckpt_tensor *t)
 static const ckpt_tensor *module_weight(const sm_ctx *x, const char *name, size_t base)
 {
 	char buf[CT_NAME_MAX];
-	const char *leaf = x->cfg->quant == CKPT_QUANT_CT_INT4 ? "weight_packed" : "weight";
+	const char *leaf = shardmap_ct_packed(x->cfg) ? "weight_packed" : "weight";
 	if (base + strlen(leaf) + 1 > sizeof(buf))
 		return NULL;
 	memcpy(buf, name, base);
@@ -106,8 +114,7 @@ int shardmap_ct_companion(const sm_ctx *x, sm_plan *p, const char *name, bool *u
 			    "not the %s the compressed-tensors scheme in config.json "
 			    "stores; fix the checkpoint or quantization_config",
 			    name, plain, wt_dtype_name(f->dtype),
-			    x->cfg->quant == CKPT_QUANT_CT_INT4 ? "I32 weight_packed"
-			                                        : "I8 weight");
+			    shardmap_ct_packed(x->cfg) ? "I32 weight_packed" : "I8 weight");
 		return WT_OK; /* no weight of that module: the family rules decide */
 	}
 	return WT_OK;
@@ -129,8 +136,8 @@ bool shardmap_ct_attach(const sm_ctx *x, sm_entry *e)
 	const ckpt_tensor *t = ckpt_tensor_at(x->c, e->t);
 	if (!shardmap_ct_weight(x->cfg, t))
 		return false;
-	size_t base = strlen(t->name) -
-	              strlen(x->cfg->quant == CKPT_QUANT_CT_INT4 ? "weight_packed" : "weight");
+	size_t base =
+	    strlen(t->name) - strlen(shardmap_ct_packed(x->cfg) ? "weight_packed" : "weight");
 	e->wscale = find_ix(x, t->name, base, "weight_scale");
 	e->iscale = find_ix(x, t->name, base, "input_scale");
 	return true;
@@ -257,8 +264,15 @@ int shardmap_ct_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *
 {
 	const ckpt_config *cfg = ckpt_get_config(c);
 	bool i4 = cfg->quant == CKPT_QUANT_CT_INT4;
-	int64_t N = t->shape[0], K = i4 ? t->shape[1] * 8 : t->shape[1];
+	int64_t N = t->shape[0], K = t->dtype == WT_I32 ? t->shape[1] * 8 : t->shape[1];
 	size_t ns = (size_t)(st->nbytes / wt_dtype_size(st->dtype));
+	uint32_t *packed = NULL; /* int-quantized int4: its I8 codes packed for the kernel */
+	if (i4 && t->dtype == WT_I8) {
+		if ((packed = malloc((size_t)(N * K / 8) * 4 + 1)) == NULL)
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
+		shardmap_ct_pack(raw, N * K, packed);
+		raw = packed;
+	}
 	void *sraw = malloc(st->nbytes ? st->nbytes : 1);
 	float *scale = malloc(ns * sizeof(float) + 1);
 	int rv = (!sraw || !scale)
@@ -275,7 +289,18 @@ int shardmap_ct_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *
 	}
 	free(sraw);
 	free(scale);
+	free(packed);
 	return rv;
+}
+
+void shardmap_ct_pack(const int8_t *codes, int64_t n, uint32_t *words)
+{
+	for (int64_t w = 0; w < n / 8; w++) {
+		uint32_t v = 0;
+		for (int k = 0; k < 8; k++)
+			v |= (uint32_t)((codes[w * 8 + k] + 8) & 15) << (4 * k);
+		words[w] = v;
+	}
 }
 
 int shardmap_ct_weight_f32(const ckpt *c, size_t i, char *name, size_t cap, float **out,
@@ -296,7 +321,7 @@ int shardmap_ct_weight_f32(const ckpt *c, size_t i, char *name, size_t cap, floa
 	if (st == NULL)
 		return wt_seterr(err, WT_ENOTFOUND, "tensor '%s': '%s' is missing", t->name, sname);
 	shape[0] = t->shape[0];
-	shape[1] = cfg->quant == CKPT_QUANT_CT_INT4 ? t->shape[1] * 8 : t->shape[1];
+	shape[1] = t->dtype == WT_I32 ? t->shape[1] * 8 : t->shape[1];
 	void *raw = malloc(t->nbytes ? t->nbytes : 1);
 	float *f = malloc((size_t)shape[0] * (size_t)shape[1] * sizeof(float) + 1);
 	int rv = (!raw || !f) ? wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name)

@@ -11,6 +11,12 @@
 
 /* A compressed-tensors int8 (I8 X.weight) or int4 (I32 X.weight_packed) checkpoint. */
 bool shardmap_ct_source(const ckpt_config *cfg);
+/* An int4 checkpoint whose codes are packed 8 per I32 (pack-quantized; int-quantized W4A8
+ * keeps one code per I8 byte and is packed while producing). */
+bool shardmap_ct_packed(const ckpt_config *cfg);
+/* Pack n int4 codes (-8..7, n % 8 == 0) as 4.3 / pack_to_int32 do: code + 8, element k of
+ * each run of 8 at bits 4*(k%8). */
+void shardmap_ct_pack(const int8_t *codes, int64_t n, uint32_t *words);
 /* Whether t is a quantized weight of cfg's compressed-tensors scheme. */
 bool shardmap_ct_weight(const ckpt_config *cfg, const ckpt_tensor *t);
 /* The tensor `name` (a weight name ending ".weight"), or in an int4 checkpoint its

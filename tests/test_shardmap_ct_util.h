@@ -28,7 +28,8 @@ typedef struct ctm {
 	ctmod mods[64];
 	size_t n;
 	int bits;
-	int64_t G; /* int4 group size */
+	int64_t G;   /* int4 group size */
+	int i8codes; /* int4 stored int-quantized (W4A8): one code per I8 byte, no packing */
 } ctm;
 
 static __attribute__((unused)) float ct_bf16(float v)
@@ -90,7 +91,7 @@ static __attribute__((unused)) void ct_convert(ctm *c, const char *module, float
 				    (int8_t)fminf(fmaxf(rintf(md->x[r * K + j] / s), qmin), qmax);
 		}
 	tm_remove(c->m, b);
-	if (c->bits == 8) {
+	if (c->bits == 8 || c->i8codes) {
 		ct_add_raw(c->m, b, WT_I8, 2, N, K, md->q);
 	} else {
 		uint32_t *pk = malloc((size_t)(N * K / 8) * 4);
@@ -134,13 +135,16 @@ static __attribute__((unused)) void ct_free(ctm *c)
 
 /* The llama test model (tm_llama dims) with every linear of both layers compressed;
  * lm_head stays BF16 (config "ignore": ["lm_head"]). Input scales: one per layer and
- * input (q/k/v share it, gate/up share it) unless `differ`. */
-static __attribute__((unused)) void ct_llama(ctm *c, int bits, int64_t G, int with_is, int differ)
+ * input (q/k/v share it, gate/up share it) unless `differ`. i8codes: int4 codes one per
+ * I8 byte (int-quantized W4A8) instead of packed. */
+static __attribute__((unused)) void ct_llama(ctm *c, int bits, int64_t G, int with_is, int differ,
+                                             int i8codes)
 {
 	memset(c, 0, sizeof(*c));
 	c->m = tm_llama(0xc7000000u + (uint64_t)bits, WT_BF16);
 	c->bits = bits;
 	c->G = G;
+	c->i8codes = i8codes;
 	static const char *const leaves[] = {
 	    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
 	    "mlp.gate_proj",    "mlp.up_proj",      "mlp.down_proj"};
@@ -161,6 +165,11 @@ static __attribute__((unused)) void ct_llama(ctm *c, int bits, int64_t G, int wi
 static __attribute__((unused)) char *ct_config(char *buf, size_t cap, int bits, int64_t G,
                                                const char *extra_ignore)
 {
+	/* bits 44: int4 weights with int8 dynamic per-token activations (W4A8), stored as
+	 * llm-compressor infers it: int-quantized, one code per I8 byte */
+	int w4a8 = bits == 44;
+	if (w4a8)
+		bits = 4;
 	const char *w8 = "\"weights\":{\"num_bits\":8,\"type\":\"int\",\"symmetric\":true,"
 	                 "\"strategy\":\"channel\",\"dynamic\":false,\"group_size\":null,"
 	                 "\"actorder\":null,\"observer\":\"minmax\"},"
@@ -170,8 +179,11 @@ static __attribute__((unused)) char *ct_config(char *buf, size_t cap, int bits, 
 	snprintf(w4, sizeof(w4),
 	         "\"weights\":{\"num_bits\":4,\"type\":\"int\",\"symmetric\":true,"
 	         "\"strategy\":\"group\",\"dynamic\":false,\"group_size\":%lld,"
-	         "\"actorder\":null,\"observer\":\"minmax\"},\"input_activations\":null",
-	         (long long)G);
+	         "\"actorder\":null,\"observer\":\"minmax\"},\"input_activations\":%s",
+	         (long long)G,
+	         w4a8 ? "{\"num_bits\":8,\"type\":\"int\",\"symmetric\":true,\"strategy\":"
+	                "\"token\",\"dynamic\":true}"
+	              : "null");
 	snprintf(buf, cap,
 	         "%.*s,\"quantization_config\":{\"quant_method\":\"compressed-tensors\","
 	         "\"format\":\"%s\",\"quantization_status\":\"compressed\","
@@ -179,8 +191,8 @@ static __attribute__((unused)) char *ct_config(char *buf, size_t cap, int bits, 
 	         "\"ignore\":[\"lm_head\"%s],\"config_groups\":{\"group_0\":{\"targets\":"
 	         "[\"Linear\"],\"output_activations\":null,%s}}}}",
 	         (int)strlen(tm_llama_cfg) - 1, tm_llama_cfg,
-	         bits == 8 ? "int-quantized" : "pack-quantized", extra_ignore ? extra_ignore : "",
-	         bits == 8 ? w8 : w4);
+	         bits == 8 || w4a8 ? "int-quantized" : "pack-quantized",
+	         extra_ignore ? extra_ignore : "", bits == 8 ? w8 : w4);
 	return buf;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """ct_oracle.py — compressed-tensors sources (docs/format.md 4.5) read independently with
-numpy: the llama_w8a8 / llama_w4a16 fixtures' codes are unpacked here (pack_to_int32:
+numpy: the llama_w8a8 / llama_w4a16 / llama_w4a8 fixtures' codes are read here (int4
+unpacked from pack_to_int32:
 code + 8, element k of each run of 8 at bits 4*(k%8)), each rank's expected tensors are
 rebuilt from the llama partition rules, and `weightctl shard` output is compared:
 

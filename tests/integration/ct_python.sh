@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ct_python.sh — compressed-tensors sources through `weightctl shard`, checked by an
-# outside reader: tests/integration/ct_oracle.py unpacks the llama_w8a8 / llama_w4a16
-# fixtures with numpy and rebuilds every rank (pass-through bytes, dequantized values
+# outside reader: tests/integration/ct_oracle.py reads the llama_w8a8 / llama_w4a16 /
+# llama_w4a8 fixtures with numpy and rebuilds every rank (pass-through bytes, dequantized values
 # against the BF16 llama twin, dequantize -> requantize, dequantize to fp32); the CLI
 # refusals (a group split by a rank, another scheme without --requant allow) exit 3
 # naming the tensor and the fix.
@@ -17,7 +17,7 @@ if ! "$PY" -c 'import numpy' 2>/dev/null; then
 fi
 "$PY" -c 'import numpy' || { echo "ct_python.sh: FAIL: numpy unavailable"; exit 1; }
 fail=0
-for f in llama llama_w8a8 llama_w4a16; do
+for f in llama llama_w8a8 llama_w4a16 llama_w4a8; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" --seed 11 >/dev/null ||
 		{ echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
@@ -35,6 +35,9 @@ llama_w8a8 2 requant
 llama_w4a16 4 requant
 llama_w8a8 4 none
 llama_w4a16 2 none
+llama_w4a8 2 pass
+llama_w4a8 1 requant
+llama_w4a8 2 none
 CASES
 
 # refusals: exit 3 with the tensor and the fix in the message
