@@ -67,8 +67,9 @@ static void print_summary(const char *dir, const ckpt *c, const sm_plan *p)
 		printf("quantization:  fp8-block %lldx%lld", (long long)cfg->quant_block[0],
 		       (long long)cfg->quant_block[1]);
 	else if (cfg->quant == CKPT_QUANT_CT_INT4)
-		printf("quantization:  %s group %lld", quant_name(cfg->quant),
-		       (long long)cfg->quant_group);
+		printf("quantization:  %s group %lld%s", quant_name(cfg->quant),
+		       (long long)cfg->quant_group,
+		       cfg->quant_int4_i8 ? " (int-quantized: codes one per I8)" : "");
 	else
 		printf("quantization:  %s", quant_name(cfg->quant));
 	if (cfg->n_quant_ignore > 0)
