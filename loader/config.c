@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "loader/config_int.h"
+#include "loader/ct_int.h"
 #include "loader/loader.h"
 
 /* Integer field: absent/null -> dflt; wrong type or < min -> WT_ECORRUPT. */
@@ -132,13 +133,19 @@ static int parse_quant(json_t *root, ckpt_config *c, wt_errbuf *err)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: quantization_config.quant_method missing or not a "
 		                 "string");
-	if (strcmp(json_string_value(m), "fp8") != 0)
+	bool ct = strcmp(json_string_value(m), "compressed-tensors") == 0;
+	if (!ct && strcmp(json_string_value(m), "fp8") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: quant_method '%s' is not supported; only 'fp8' "
-		                 "(block or per-tensor) checkpoints are read",
+		                 "(block or per-tensor) and 'compressed-tensors' (int8 channel, "
+		                 "int4 group) checkpoints are read",
 		                 json_string_value(m));
 	json_t *b = json_object_get(q, "weight_block_size");
-	if (b == NULL || json_is_null(b)) {
+	if (ct) {
+		int rv = ckpt_ct_parse_quant(q, c, err);
+		if (rv != WT_OK)
+			return rv;
+	} else if (b == NULL || json_is_null(b)) {
 		c->quant = CKPT_QUANT_FP8_TENSOR;
 	} else {
 		if (!json_is_array(b) || json_array_size(b) != 2 ||

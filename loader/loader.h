@@ -166,6 +166,11 @@ typedef enum {
 	CKPT_QUANT_FP8_BLOCK =
 	    1, /* weight F8_E4M3 + weight_scale_inv F32 [ceil(N/b0), ceil(K/b1)] */
 	CKPT_QUANT_FP8_TENSOR = 2, /* weight F8_E4M3 + weight_scale F32 scalar (+ input_scale) */
+	/* compressed-tensors (ct_config.c): I8 weight [N, K] + weight_scale [N, 1] (+ input_scale)
+	 */
+	CKPT_QUANT_CT_INT8 = 3,
+	/* compressed-tensors: weight_packed I32 [N, K/8] + weight_scale [N, K/G] + weight_shape */
+	CKPT_QUANT_CT_INT4 = 4,
 } ckpt_quant_kind;
 
 /* config.json fields the shard format needs (docs/format.md section 1); -1 where absent and without
@@ -215,6 +220,8 @@ typedef struct ckpt_config {
 	/* quantization_config */
 	ckpt_quant_kind quant;
 	int64_t quant_block[2]; /* weight_block_size, default 128x128 */
+	int64_t quant_group;    /* CKPT_QUANT_CT_INT4: weights.group_size; else 0 */
+	bool quant_int4_i8;     /* CKPT_QUANT_CT_INT4 stored int-quantized: one code per I8 */
 	char **quant_ignore;    /* ignore | ignored_layers | modules_to_not_convert; owned */
 	size_t n_quant_ignore;
 } ckpt_config;

@@ -88,9 +88,21 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 		void *buf = malloc(t->nbytes ? t->nbytes : 1);
 		if (buf == NULL)
 			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
-		char cbuf[512];
+		char cbuf[512], wbuf[512];
 		const char *name = shardmap_canonical_name(c, t->name, cbuf, sizeof(cbuf));
-		rv = ckpt_read(c, t, 0, buf, t->nbytes, err);
+		float *deq = NULL; /* compressed-tensors weight: its F32 values as X.weight */
+		int64_t dshape[2];
+		if (name != NULL)
+			rv = shardmap_ct_weight_f32(c, i, wbuf, sizeof(wbuf), &deq, dshape, err);
+		if (deq != NULL) {
+			rv = ref_set_add(ck, wbuf, WT_F32, 2, dshape, deq,
+			                        (uint64_t)(dshape[0] * dshape[1]) * 4u, err);
+			free(deq);
+			free(buf);
+			continue;
+		}
+		if (rv == WT_OK)
+			rv = ckpt_read(c, t, 0, buf, t->nbytes, err);
 		if (rv == WT_OK && name == NULL)
 			rv = wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 		if (rv == WT_OK)
@@ -156,13 +168,18 @@ void ref_free_ranks(ref_set *r, uint32_t n)
  */
 double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 {
-	bool fp8 = false, blocks = false;
+	bool fp8 = false, blocks = false, wscale = false, shapes = false;
 	wt_dtype src = WT_DTYPE_INVALID;
 	for (size_t i = 0; i < ck->n; i++) {
 		const ref_tensor *t = &ck->t[i];
 		size_t len = strlen(t->name);
 		fp8 = fp8 || t->dtype == WT_F8_E4M3;
 		blocks = blocks || (len > 10 && strcmp(t->name + len - 10, "_scale_inv") == 0);
+		wscale = wscale || (len > 13 && strcmp(t->name + len - 13, ".weight_scale") == 0);
+		/* int4: packed (weight_shape beside it) or group scales [N, K/G > 1] */
+		shapes = shapes || (len > 13 && strcmp(t->name + len - 13, ".weight_shape") == 0) ||
+		         (len > 13 && strcmp(t->name + len - 13, ".weight_scale") == 0 &&
+		          t->ndim == 2 && t->shape[1] > 1);
 		if (strcmp(t->name, "model.embed_tokens.weight") == 0 ||
 		    strcmp(t->name, "embeddings.word_embeddings.weight") == 0)
 			src = t->dtype;
@@ -171,6 +188,15 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 		*why = "fp8-block pass-through: exact up to float32 summation order";
 		return REF_TOL_F32;
 	}
+	/* compressed-tensors (docs/format.md 4.5): weight_scale without FP8 weights; int4 has
+	 * weight_shape. Pass-through keeps the values the full path dequantized. */
+	bool ct = wscale && !fp8;
+	if (ct && l->quant == (shapes ? WT_QUANT_INT4_GROUP : WT_QUANT_INT8_CHANNEL) &&
+	    !l->requant_allow) {
+		*why = "compressed-tensors pass-through: exact up to float32 summation order";
+		return REF_TOL_F32;
+	}
+	fp8 = fp8 || ct; /* a quantized source: unquantized outputs default to BF16 */
 	if (l->quant != WT_QUANT_NONE) {
 		*why = "quantization budget of the scheme";
 		return ref_budget(l->quant);
@@ -180,8 +206,9 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 		*why = "float32 summation order only";
 		return REF_TOL_F32;
 	}
-	*why = fp8 ? "FP8 checkpoint emitted as BF16/F16: rounding budget"
-	           : "narrower output dtype: rounding budget";
+	*why = ct    ? "compressed-tensors checkpoint emitted as BF16/F16: rounding budget"
+	       : fp8 ? "FP8 checkpoint emitted as BF16/F16: rounding budget"
+	             : "narrower output dtype: rounding budget";
 	return REF_BUDGET_ROUND;
 }
 /*

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/common.h"
-#include "shardmap/plan_int.h"
+#include "shardmap/quant_ct.h"
 
 #define NAME_MAX_LEN 512
 
@@ -156,7 +156,7 @@ static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
 static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 {
 	const sm_rule *r = &x->fam->rules[e->rule];
-	const ckpt_tensor *t = ckpt_tensor_at(x->c, e->t);
+	const ckpt_tensor *t = &e->view;
 	int64_t want[5];
 	bool ok = t->ndim == r->ndim;
 	for (int k = 0; k < r->ndim && k < 5; k++) {
@@ -174,10 +174,12 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 		    "(-1 = any); fix config.json or the checkpoint",
 		    t->name, have, exp);
 	}
+	if (shardmap_ct_weight(x->cfg, t))
+		return shardmap_ct_check(x, e, err);
 	if (!wt_dtype_is_float(t->dtype))
 		return wt_seterr(err, WT_EDTYPE,
 		                 "tensor '%s': dtype %s is not a float type; weights must be F32, "
-		                 "F16, BF16 or FP8 with scales",
+		                 "F16, BF16, FP8 with scales, or compressed-tensors int8/int4",
 		                 t->name, wt_dtype_name(t->dtype));
 	if (t->dtype == WT_F8_E5M2 || t->dtype == WT_F64)
 		return wt_seterr(
@@ -248,6 +250,10 @@ static const char *scheme_text(const ckpt_config *cfg)
 		return "per-tensor FP8 (uses X.weight_scale beside an F8_E4M3 X.weight)";
 	case CKPT_QUANT_FP8_BLOCK:
 		return "block FP8 (uses X.weight_scale_inv beside an F8_E4M3 X.weight)";
+	case CKPT_QUANT_CT_INT8:
+		return "compressed-tensors int8 (X.weight_scale beside an I8 X.weight)";
+	case CKPT_QUANT_CT_INT4:
+		return "compressed-tensors int4 (X.weight_scale beside an I32 X.weight_packed)";
 	default:
 		return "unquantized (no quantization_config: no weight scales are used)";
 	}
@@ -260,7 +266,7 @@ static void attach_scales(const sm_ctx *x, sm_entry *e)
 {
 	const ckpt_tensor *t = ckpt_tensor_at(x->c, e->t);
 	e->wscale = e->iscale = SM_NONE;
-	if (!ends_with(t->name, ".weight"))
+	if (shardmap_ct_attach(x, e) || !ends_with(t->name, ".weight"))
 		return;
 	char buf[NAME_MAX_LEN];
 	size_t base = strlen(t->name) - strlen("weight");
@@ -356,10 +362,17 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		    t->name, x->fam->aliases[0]);
 	/* Companions are looked up under the checkpoint's own names (a 5.x scale
 	 * beside its 5.x weight), so a stray scale is refused in either layout. */
-	bool used;
-	int crv = companion(x, t->name, &used, err);
+	bool used = false;
+	int crv =
+	    shardmap_ct_source(x->cfg) ? shardmap_ct_companion(x, p, t->name, &used, err) : WT_OK;
+	if (crv == WT_OK && !used)
+		crv = companion(x, t->name, &used, err);
 	if (crv != WT_OK || used)
 		return crv; /* consumed with its weight (or listed as skipped there) */
+	char pbuf[NAME_MAX_LEN];
+	cn = shardmap_ct_rule_name(x->cfg, cn, pbuf, sizeof(pbuf)); /* X.weight_packed */
+	if (!cn)
+		return wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 	for (size_t r = 0; r < x->fam->n_rules; r++) {
 		const sm_rule *ru = &x->fam->rules[r];
 		int64_t i, j;
@@ -415,6 +428,8 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		sm_entry *e = &x->ents[x->n_ents];
 		memset(e, 0, sizeof(*e));
 		e->t = (uint32_t)k;
+		e->view = *t;
+		shardmap_ct_view(x->cfg, &e->view);
 		e->rule = (uint32_t)r;
 		e->i = i;
 		e->j = j;
@@ -464,7 +479,7 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 				if (!shardmap_expand(ru->ckpt, i, j, name, sizeof(name)) ||
 				    !ckpt_name(x, name, sizeof(name)))
 					return wt_seterr(err, WT_ETOOBIG, "name too long");
-				bool have = ckpt_find(x->c, name) != NULL;
+				bool have = shardmap_ct_find(x->c, x->cfg, name) != NULL;
 				bool need = !(ru->flags & SM_F_OPT);
 				if ((ru->flags & SM_F_LMHEAD) && x->cfg->tie_word_embeddings)
 					need = false;
@@ -487,7 +502,7 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					if (!shardmap_expand(o->ckpt, i, j, other, sizeof(other)) ||
 					    !ckpt_name(x, other, sizeof(other)))
 						return wt_seterr(err, WT_ETOOBIG, "name too long");
-					if (!ckpt_find(x->c, other))
+					if (!shardmap_ct_find(x->c, x->cfg, other))
 						return wt_seterr(
 						    err, WT_ENOTFOUND,
 						    "tensor '%s': missing, but its fusion partner "

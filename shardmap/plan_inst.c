@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shardmap/plan_part.h"
+#include "shardmap/quant_ct.h"
 
 /* How an instance is produced (decide()). */
 typedef enum {
@@ -17,6 +17,7 @@ typedef enum {
 	M_QUANT,   /* quantized by the layout's scheme */
 	M_PASSBLK, /* FP8 block source, fp8-block layout: bytes and block scales pass through */
 	M_MERGE,   /* per-tensor FP8 source, fp8-tensor layout: parts merged to one scale */
+	M_PASSCT,  /* compressed-tensors int8/int4 source, same layout: codes and scales pass */
 } inst_mode;
 
 static const ckpt_tensor *ent_t(const sm_ctx *x, size_t k)
@@ -246,7 +247,7 @@ static int merge_scale_pieces(const sm_ctx *x, const inst_info *in, sm_pvec *pv,
 /* Merged input scale: the max of the input scales of the parts this rank holds (for
  * experts: its local experts). */
 static int emit_input_scale(sm_ctx *x, const inst_info *in, uint32_t rank, const sm_pvec *pv,
-                            wt_errbuf *err)
+                            const sm_geo *g, wt_errbuf *err)
 {
 	const char *rt = x->ents[in->a].rt;
 	sm_pvec ip = {0};
@@ -255,8 +256,9 @@ static int emit_input_scale(sm_ctx *x, const inst_info *in, uint32_t rank, const
 		uint32_t part = pv->v[k].src;
 		if (x->ents[in->a + part].iscale != SM_NONE)
 			rv = shardmap_pvec_push(
-			    &ip, shardmap_rows_piece((uint32_t)(2 * in->n + part), 0, 1, 0), rt,
-			    err);
+			    &ip,
+			    shardmap_rows_piece((uint32_t)(2 * in->n + part), 0, 1, pv->v[k].unit),
+			    rt, err);
 	}
 	sm_out is = {0};
 	is.name = derive_name(rt, "input_scale");
@@ -267,7 +269,7 @@ static int emit_input_scale(sm_ctx *x, const inst_info *in, uint32_t rank, const
 	is.info.shape[0] = 1;
 	is.rows = 1;
 	is.cols = 1;
-	is.units = 1;
+	is.units = g->units; /* per expert while producing; the max over them is emitted */
 	size_t six;
 	if (rv == WT_OK)
 		rv = add_out(x, in, rank, &is, &ip, &six, err);
@@ -296,13 +298,51 @@ static int emit_prequant(sm_ctx *x, const inst_info *in, uint32_t rank, sm_pvec 
 	else
 		free(s.name);
 	if (rv == WT_OK && in->mode == M_MERGE && in->has_iscale)
-		rv = emit_input_scale(x, in, rank, pv, err);
+		rv = emit_input_scale(x, in, rank, pv, g, err);
 	free(sp.v);
 	if (rv != WT_OK) {
 		free(w->name);
 		return rv;
 	}
 	return add_out(x, in, rank, w, pv, &wix, err);
+}
+
+/* Compressed-tensors pass-through (section 4.5): codes sliced as stored (int4: whole
+ * int32 words of 8 codes), scales sliced with them and converted to F32, the merged
+ * input scale when the checkpoint has them. */
+static int emit_ct(sm_ctx *x, const inst_info *in, uint32_t rank, const sm_pvec *pv,
+                   const sm_geo *g, sm_out *w, wt_errbuf *err)
+{
+	const char *rt = x->ents[in->a].rt;
+	sm_pvec wp = {0}, sp = {0};
+	int64_t wcols, scols;
+	int rv = shardmap_ct_pieces(x, in->n, pv, g->cols, &wp, &sp, &wcols, &scols, rt, err);
+	sm_out s = {0};
+	s.name = derive_name(rt, "weight_scale");
+	s.okind = SM_O_DATA;
+	s.info.role = SM_ROLE_SCALE;
+	s.info.dtype = WT_F32;
+	set_shape(&s, g);
+	s.cols = scols;
+	s.info.shape[s.info.ndim - 1] = scols;
+	w->okind = SM_O_DATA;
+	w->info.dtype = x->cfg->quant == CKPT_QUANT_CT_INT4 ? WT_I32 : WT_I8;
+	w->cols = wcols;
+	w->info.shape[w->info.ndim - 1] = wcols;
+	size_t six, wix;
+	if (rv == WT_OK)
+		rv = add_out(x, in, rank, &s, &sp, &six, err);
+	else
+		free(s.name);
+	if (rv == WT_OK && in->has_iscale)
+		rv = emit_input_scale(x, in, rank, pv, g, err);
+	if (rv == WT_OK)
+		rv = add_out(x, in, rank, w, &wp, &wix, err);
+	else
+		free(w->name);
+	free(wp.v);
+	free(sp.v);
+	return rv;
 }
 
 /* Outputs of one instance on one rank. */
@@ -314,6 +354,8 @@ static int emit_rank(sm_ctx *x, const inst_info *in, uint32_t rank, sm_pvec *pv,
 		return emit_quant(x, in, rank, pv, g, &w, err);
 	if (in->mode == M_PASSBLK || in->mode == M_MERGE)
 		return emit_prequant(x, in, rank, pv, g, &w, err);
+	if (in->mode == M_PASSCT)
+		return emit_ct(x, in, rank, pv, g, &w, err);
 	size_t wix;
 	w.okind = SM_O_DATA;
 	w.info.dtype = in->out_dt;
@@ -332,10 +374,37 @@ static int check_int4(const sm_ctx *x, const inst_info *in, const sm_geo *g, wt_
 	                           x->ents[in->a].rt, K, G);
 }
 
+/* A compressed-tensors source asked for another scheme (or group size): requantized only
+ * with requant=allow (section 4.5). */
+static int ct_requant(const sm_ctx *x, inst_info *in, wt_errbuf *err)
+{
+	const ckpt_config *c = x->cfg;
+	bool i4 = c->quant == CKPT_QUANT_CT_INT4;
+	if (!x->l->requant_allow) {
+		if (!x->p)
+			return WT_ELAYOUT;
+		char src[64], want[64];
+		snprintf(src, sizeof(src), "int4 per group of %" PRId64, c->quant_group);
+		snprintf(want, sizeof(want), "%s%s", wt_quant_name(x->l->quant),
+		         i4 && x->l->quant == WT_QUANT_INT4_GROUP ? " with a different group_size"
+		                                                  : "");
+		return wt_seterr(err, WT_ELAYOUT,
+		                 "tensor '%s': the checkpoint stores it compressed-tensors %s and "
+		                 "the layout asks for %s; requantizing needs --requant allow, or "
+		                 "ask for --quant %s%s to pass it through",
+		                 x->ents[in->a].rt, i4 ? src : "int8 per channel", want,
+		                 i4 ? "int4-group --group-size " : "int8-channel",
+		                 i4 ? src + strlen("int4 per group of ") : "");
+	}
+	in->requant = true;
+	in->work = WT_F32;
+	return WT_OK;
+}
+
 static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 {
 	const sm_rule *r = &x->fam->rules[x->ents[in->a].rule];
-	size_t n = in->n, nex = 0, nf8 = 0;
+	size_t n = in->n, nex = 0, nf8 = 0, nct = 0;
 	bool same = true;
 	wt_dtype d0 = ent_t(x, in->a)->dtype;
 	in->has_iscale = false;
@@ -345,6 +414,8 @@ static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 			nex++;
 		if (t->dtype == WT_F8_E4M3)
 			nf8++;
+		if (shardmap_ct_weight(x->cfg, t))
+			nct++;
 		if (t->dtype != d0)
 			same = false;
 		if (x->ents[in->a + k].iscale != SM_NONE)
@@ -354,8 +425,8 @@ static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 	if (isq && nex > 0 && nex < n)
 		return shardmap_partly_excluded(x, in->a, n, nex, err);
 	bool wq = isq && nex == 0;
-	in->out_dt =
-	    x->l->dtype != WT_DTYPE_INVALID ? x->l->dtype : (d0 == WT_F8_E4M3 ? WT_BF16 : d0);
+	bool q0 = d0 == WT_F8_E4M3 || nct > 0; /* quantized source: dequantized to BF16 */
+	in->out_dt = x->l->dtype != WT_DTYPE_INVALID ? x->l->dtype : (q0 ? WT_BF16 : d0);
 	in->work = (same && (d0 == WT_F32 || d0 == WT_F16 || d0 == WT_BF16)) ? d0 : WT_F32;
 	in->requant = false;
 	const ckpt_config *c = x->cfg;
@@ -367,10 +438,14 @@ static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 	else if (wq && nf8 == n && c->quant == CKPT_QUANT_FP8_TENSOR &&
 	         x->l->quant == WT_QUANT_FP8_TENSOR)
 		in->mode = M_MERGE;
+	else if (wq && nct == n && shardmap_ct_pass(c, x->l))
+		in->mode = M_PASSCT;
 	else if (wq)
 		in->mode = M_QUANT;
 	else
 		in->mode = M_DATA;
+	if (in->mode == M_QUANT && nct > 0)
+		return ct_requant(x, in, err);
 	return WT_OK;
 }
 
@@ -387,7 +462,7 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 		                 "tensor '%s': out of memory for its %zu source slots",
 		                 x->ents[in->a].rt, 3 * n);
 	g->n_srcs = 3 * n;
-	bool pass = in->mode == M_PASSBLK || in->mode == M_MERGE;
+	bool pass = in->mode == M_PASSBLK || in->mode == M_MERGE || in->mode == M_PASSCT;
 	for (size_t k = 0; k < n; k++) {
 		const sm_entry *e = &x->ents[in->a + k];
 		const ckpt_tensor *t = ent_t(x, in->a + k);
@@ -400,11 +475,19 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 			                                                : SM_SRC_DQ_TENSOR;
 			s->whole = true;
 		}
+		if (shardmap_ct_weight(x->cfg, t) && (!pass || t->dtype == WT_I8) &&
+		    x->cfg->quant == CKPT_QUANT_CT_INT4) {
+			s->mode = pass ? SM_SRC_PACK_CT : SM_SRC_DQ_CT; /* W4A8 codes get packed */
+			s->whole = true;
+		} else if (shardmap_ct_weight(x->cfg, t) && !pass) {
+			s->mode = SM_SRC_DQ_CT;
+			s->whole = true;
+		}
 		g->srcs[n + k] = (sm_src){.t = pass ? e->wscale : SM_NONE,
 		                          .scale = SM_NONE,
 		                          .mode = SM_SRC_RAW,
 		                          .whole = true};
-		bool use_is = in->mode == M_MERGE;
+		bool use_is = in->mode == M_MERGE || in->mode == M_PASSCT;
 		g->srcs[2 * n + k] = (sm_src){.t = use_is ? e->iscale : SM_NONE,
 		                              .scale = SM_NONE,
 		                              .mode = SM_SRC_RAW,
@@ -415,6 +498,26 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 			return rv;
 	}
 	return WT_OK;
+}
+
+/* Int4 pass-through: a rank whose columns split a source group is refused, or with
+ * requant=allow the tensor is requantized (*aligned false). */
+static int ct_groups(const sm_ctx *x, const inst_info *in, uint32_t rank, const sm_pvec *pv,
+                     bool *aligned, wt_errbuf *err)
+{
+	const sm_piece *bad = NULL;
+	if (shardmap_ct_group_aligned(x->cfg, pv, &bad))
+		return WT_OK;
+	*aligned = false;
+	if (x->l->requant_allow)
+		return WT_OK;
+	return shardmap_layout_err(
+	    x, err,
+	    "tensor '%s': rank %u's columns [%" PRId64 ", %" PRId64 ") of '%s' split the "
+	    "checkpoint's int4 groups of %" PRId64 " columns (compressed-tensors scales slice "
+	    "in whole groups); add --requant allow to requantize it",
+	    x->ents[in->a].rt, rank, bad->start, bad->start + bad->len,
+	    ckpt_tensor_at(x->c, x->ents[in->a + bad->src].t)->name, x->cfg->quant_group);
 }
 
 /* Pieces and geometry of every rank; with FP8 block pass-through, whether every
@@ -433,9 +536,17 @@ static int cut_ranks(sm_ctx *x, inst_info *in, sm_pvec *pvs, sm_geo *gs, wt_errb
 			aligned = false;
 			bad_rank = rank;
 		}
+		if (rv == WT_OK && in->mode == M_PASSCT && aligned)
+			rv = ct_groups(x, in, rank, &pvs[rank], &aligned, err);
 	}
 	if (rv != WT_OK || aligned)
 		return rv;
+	if (in->mode == M_PASSCT) {
+		in->mode = M_QUANT;
+		in->work = WT_F32;
+		in->requant = true;
+		return WT_OK;
+	}
 	if (!x->l->requant_allow)
 		return shardmap_layout_err(
 		    x, err,

@@ -37,6 +37,8 @@ typedef struct sm_entry {
 	uint32_t wscale; /* weight_scale_inv / weight_scale, or SM_NONE */
 	uint32_t iscale; /* input_scale, or SM_NONE */
 	char *canon;     /* canonical name when the checkpoint uses an alias layout; owned */
+	/* The tensor as the rules see it: a packed int4 weight [N, K/8] is viewed as [N, K]. */
+	ckpt_tensor view;
 } sm_entry;
 
 typedef struct sm_ctx {

@@ -74,7 +74,7 @@ static int push(const part_req *req, sm_piece pc)
 
 static const ckpt_tensor *part_tensor(const part_req *req, size_t k)
 {
-	return ckpt_tensor_at(req->ctx->c, req->ctx->ents[req->first + k].t);
+	return &req->ctx->ents[req->first + k].view;
 }
 
 /* 2-D view of a checkpoint tensor: dim 0 by the product of the others. */
@@ -405,7 +405,7 @@ int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t
 	                .tp_size = ctx->tp_size,
 	                .tp_rank = tp_rank,
 	                .ep_rank = ep_rank,
-	                .src = ckpt_tensor_at(ctx->c, ctx->ents[first].t),
+	                .src = &ctx->ents[first].view,
 	                .pieces = pieces,
 	                .geom = geom,
 	                .err = err};

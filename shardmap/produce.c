@@ -6,12 +6,13 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
 #include "kernels/kernels.h"
-#include "shardmap/shardmap_int.h"
+#include "shardmap/quant_ct.h"
 
 typedef struct buf {
 	uint8_t *p;
@@ -158,6 +159,35 @@ static void scan_src(prod *pr, const sm_group *g, uint32_t s)
 	ld->ok = true;
 }
 
+/* Dequantize a compressed-tensors source read whole into raw[s]: F32 [N, K] (K logical). */
+static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
+{
+	loaded *ld = &pr->ld[s];
+	const ckpt_tensor *t = ld->t;
+	int64_t N = t->shape[0], K = t->dtype == WT_I32 ? t->shape[1] * 8 : t->shape[1];
+	if (g->srcs[s].mode == SM_SRC_PACK_CT) { /* int-quantized int4 passing through */
+		if (reserve(&pr->dq[s], (size_t)N * (size_t)K / 2))
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory packing it",
+			                 t->name);
+		shardmap_ct_pack((const int8_t *)pr->raw[s].p, N * K, (uint32_t *)pr->dq[s].p);
+		ld->base = pr->dq[s].p;
+		ld->dt = WT_I32;
+		ld->cols = K / 8;
+		return WT_OK;
+	}
+	if (reserve(&pr->dq[s], (size_t)N * (size_t)K * 4))
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory dequantizing it",
+		                 t->name);
+	int rv = shardmap_ct_dequant(pr->c, t, ckpt_tensor_at(pr->c, g->srcs[s].scale),
+	                             pr->raw[s].p, (float *)pr->dq[s].p, err);
+	if (rv != WT_OK)
+		return rv;
+	ld->base = pr->dq[s].p;
+	ld->dt = WT_F32;
+	ld->cols = K;
+	return WT_OK;
+}
+
 /* Read (and dequantize) a scanned source that is needed and not read directly. */
 static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 {
@@ -179,6 +209,8 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		return rv;
 	ld->base = pr->raw[s].p;
 	ld->dt = t->dtype;
+	if (src->mode == SM_SRC_DQ_CT || src->mode == SM_SRC_PACK_CT)
+		return load_ct(pr, g, s, err);
 	if (src->mode != SM_SRC_RAW) {
 		const ckpt_tensor *st = ckpt_tensor_at(pr->c, src->scale);
 		int64_t N = t->shape[0], K = t->shape[1];
@@ -270,9 +302,7 @@ static int assemble(prod *pr, const sm_out *o, uint8_t *dst, wt_dtype dd, wt_err
 static float scalar(const prod *pr, uint32_t s)
 {
 	const loaded *ld = &pr->ld[s];
-	float v;
-	memcpy(&v, ld->base, sizeof(v));
-	return v;
+	return shardmap_ct_scalar(ld->base, ld->dt); /* F32, or a BF16/F16 scale */
 }
 
 static int emit(prod *pr, uint32_t rank, size_t ix, const void *data, uint64_t n, wt_errbuf *err)
@@ -331,6 +361,51 @@ static void unit_max(const prod *pr, const sm_out *o, bool aux, float *out)
 	}
 }
 
+/* A merged input scale: v[unit] holds the max of each expert's (unit's) parts; reduced to
+ * the overall max in v[0]. Parts of one unit that differ (q/k/v, gate/up) are logged for
+ * FP8 sources; for compressed-tensors sources they are an error naming the module and the
+ * parts' values, unless requant=allow (then logged, and the max is used). Different
+ * experts' scales are merged to the max and logged (one scale per expert stack, as
+ * engines take it). docs/format.md 4.4, 4.5. */
+static int input_scales_merge(const prod *pr, uint32_t rank, const sm_out *o, float *v,
+                              wt_errbuf *err)
+{
+	bool strict = shardmap_ct_source(ckpt_get_config(pr->c)) && !pr->p->layout.requant_allow;
+	bool talk = pr->only >= 0 || rank == 0;
+	const sm_piece *bad = NULL;
+	for (size_t k = 0; k < o->np && !bad; k++) {
+		const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+		if (scalar(pr, pc->src) != v[pc->unit])
+			bad = pc;
+	}
+	bool experts_differ = false;
+	for (int64_t u = 1; u < o->units; u++) {
+		experts_differ = experts_differ || v[u] != v[0];
+		v[0] = v[u] > v[0] ? v[u] : v[0];
+	}
+	if (talk && (experts_differ || (bad && !strict)))
+		WT_LOG(WT_LOG_WARNING, "'%s': input_scale parts differ; using the max %g", o->name,
+		       (double)v[0]);
+	if (!bad || !strict)
+		return WT_OK;
+	char parts[600];
+	size_t n = 0, shown = 0;
+	for (size_t k = 0; k < o->np && shown < 4 && n < sizeof(parts); k++) {
+		const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+		if (pc->unit != bad->unit)
+			continue;
+		n += (size_t)snprintf(parts + n, sizeof(parts) - n, "%s'%s' %.9g",
+		                      shown++ ? ", " : "", pr->ld[pc->src].t->name,
+		                      (double)scalar(pr, pc->src));
+	}
+	return wt_seterr(err, WT_ELAYOUT,
+	                 "'%s': the fused parts' input scales differ (%s); one activation scale "
+	                 "(the max, %.9g) would quantize the others' inputs more coarsely than "
+	                 "calibrated: add --requant allow to accept the max, or exclude the "
+	                 "module",
+	                 o->name, parts, (double)v[bad->unit]);
+}
+
 static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 {
 	const sm_out *o = &pr->p->ranks[rank].outs[ix];
@@ -346,14 +421,10 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 			                 o->name, o->units);
 		float *v = (float *)pr->out.p;
 		unit_max(pr, o, false, v);
-		if (o->info.role == SM_ROLE_INPUT_SCALE && (pr->only >= 0 || rank == 0)) {
-			for (size_t k = 0; k < o->np; k++)
-				if (scalar(pr, pr->p->pieces[o->p0 + k].src) != v[0]) {
-					WT_LOG(WT_LOG_WARNING,
-					       "'%s': input_scale parts differ; using the max %g",
-					       o->name, (double)v[0]);
-					break;
-				}
+		if (o->info.role == SM_ROLE_INPUT_SCALE) {
+			int rv = input_scales_merge(pr, rank, o, v, err);
+			if (rv != WT_OK)
+				return rv;
 		}
 		return emit(pr, rank, ix, v, o->info.nbytes, err);
 	}

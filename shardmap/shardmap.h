@@ -92,4 +92,11 @@ const char *shardmap_supported_architectures(void);
  * buf. NULL if it does not fit in cap. */
 const char *shardmap_canonical_name(const ckpt *c, const char *name, char *buf, size_t cap);
 
+/* Checkpoint tensor i dequantized when it is a compressed-tensors quantized weight
+ * (docs/format.md 4.5): *out receives malloc'd F32 [shape[0], shape[1]] (caller frees) and
+ * name its weight name ("X.weight" for "X.weight_packed"); *out is NULL (WT_OK) for any other
+ * tensor. For oracles (verify-forward's full path). */
+int shardmap_ct_weight_f32(const ckpt *c, size_t i, char *name, size_t cap, float **out,
+                           int64_t shape[2], wt_errbuf *err);
+
 #endif

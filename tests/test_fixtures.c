@@ -31,7 +31,13 @@ typedef struct fam_expect {
 #define LLAMA_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 2 * 256))
 #define LLAMA_BYTES (2 * (2 * 1000 * 256 + 256) + 2 * LLAMA_LAYER)
 /* llama_fp8: 7 linears/layer become 1 byte/element + two 4-byte scalars each */
-#define FP8_LAYER     (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 7 * 8 + 2 * 256 * 2)
+#define FP8_LAYER (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 7 * 8 + 2 * 256 * 2)
+/* compressed-tensors twins: the 7 linears' 557056 elements as I8 (W8A8) or 4 bits (W4A16),
+ * BF16 scales per row (1920 rows) or per 128-group (4352), BF16 input scales / I64 shapes */
+#define CT_LINEAR     (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256)
+#define W8_LAYER      (CT_LINEAR + 1920 * 2 + 7 * 2 + 2 * 256 * 2)
+#define W4_LAYER      (CT_LINEAR / 2 + 4352 * 2 + 7 * 16 + 2 * 256 * 2)
+#define W4A8_LAYER    (CT_LINEAR + 4352 * 2 + 2 * 256 * 2) /* int4 codes one per I8 byte */
 #define QWEN2_LAYER   (LLAMA_LAYER + 2 * (256 + 2 * 64))
 #define QWEN3_LAYER   (2 * (2 * 512 * 256 + 2 * 256 * 256 + 3 * 512 * 256 + 2 * 256 + 2 * 64))
 #define MIXTRAL_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 2 * 256 + 6 * 256 + 6 * 3 * 256 * 256))
@@ -57,6 +63,12 @@ static const fam_expect fams[] = {
     {"llama", 21, LLAMA_BYTES, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"llama_fp8", 49, 2 * (2 * 1000 * 256 + 256) + 2 * FP8_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0, 0,
      -1, CKPT_QUANT_FP8_TENSOR, 1},
+    {"llama_w8a8", 49, 2 * (2 * 1000 * 256 + 256) + 2 * W8_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0, 0,
+     -1, CKPT_QUANT_CT_INT8, 1},
+    {"llama_w4a16", 49, 2 * (2 * 1000 * 256 + 256) + 2 * W4_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0,
+     0, -1, CKPT_QUANT_CT_INT4, 1},
+    {"llama_w4a8", 35, 2 * (2 * 1000 * 256 + 256) + 2 * W4A8_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0,
+     0, -1, CKPT_QUANT_CT_INT4, 1},
     {"qwen2", 26, 2 * (1024 * 256 + 256) + 2 * QWEN2_LAYER, 256, 8, 2, 32, 512, 1024, 2, 1, 0, -1,
      CKPT_QUANT_NONE, 1},
     {"qwen3", 25, 2 * (2 * 1024 * 256 + 256) + 2 * QWEN3_LAYER, 256, 8, 4, 64, 512, 1024, 2, 0, 0,
@@ -138,6 +150,10 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->mrope_section[0], 4);
 		assert_int_equal(cfg->mrope_section[2], 6);
 	}
+	assert_int_equal(cfg->quant_group, e->quant == CKPT_QUANT_CT_INT4 ? 128 : 0);
+	assert_int_equal(cfg->quant_int4_i8, strcmp(e->name, "llama_w4a8") == 0);
+	if (e->quant == CKPT_QUANT_CT_INT4 || e->quant == CKPT_QUANT_CT_INT8)
+		assert_int_equal(cfg->n_quant_ignore, 1); /* "ignore": ["lm_head"] */
 	if (e->quant == CKPT_QUANT_FP8_BLOCK) {
 		assert_int_equal(cfg->quant_block[0], 128);
 		assert_int_equal(cfg->quant_block[1], 128);

@@ -65,8 +65,9 @@ static int probe_quant(const prober *pr, const wt_layout *base, wt_quant q, wt_e
 	return rv;
 }
 
-/* Pre-quantized pass-through: an FP8 checkpoint (quant_cfg: 0 unknown (remote), 1 none,
- * 2 fp8-tensor, 3 fp8-block) whose scheme the layout keeps. */
+/* Pre-quantized pass-through: an FP8 or compressed-tensors checkpoint (quant_cfg: 0 unknown
+ * (remote), 1 none, 2 fp8-tensor, 3 fp8-block, 4 int8-channel, 5 int4-group) whose scheme
+ * the layout keeps. */
 static void pass_through(const prober *pr, const wt_layout *base, int quant_cfg, cap *caps,
                          size_t *n)
 {
@@ -80,11 +81,14 @@ static void pass_through(const prober *pr, const wt_layout *base, int quant_cfg,
 	}
 	if (quant_cfg == 1) {
 		wt_seterr(&err, WT_EUNSUPPORTED,
-		          "the checkpoint is not pre-quantized (no FP8 quantization_config)");
+		          "the checkpoint is not pre-quantized (no fp8 or compressed-tensors "
+		          "quantization_config)");
 		add(caps, n, "prequant-passthrough", WT_EUNSUPPORTED, &err);
 		return;
 	}
-	wt_quant q = quant_cfg == 3 ? WT_QUANT_FP8_BLOCK : WT_QUANT_FP8_TENSOR;
+	static const wt_quant qs[] = {WT_QUANT_FP8_TENSOR, WT_QUANT_FP8_BLOCK,
+	                              WT_QUANT_INT8_CHANNEL, WT_QUANT_INT4_GROUP};
+	wt_quant q = qs[quant_cfg - 2];
 	int rv = probe_quant(pr, base, q, &err);
 	cap *c = add(caps, n, "prequant-passthrough", rv, &err);
 	if (rv == WT_OK)
@@ -196,6 +200,8 @@ static int offline(int argc, char **argv)
 		const ckpt_config *cfg = ckpt_get_config(c);
 		int qc = cfg->quant == CKPT_QUANT_FP8_BLOCK    ? 3
 		         : cfg->quant == CKPT_QUANT_FP8_TENSOR ? 2
+		         : cfg->quant == CKPT_QUANT_CT_INT8    ? 4
+		         : cfg->quant == CKPT_QUANT_CT_INT4    ? 5
 		                                               : 1;
 		prober pr = {.ck = c};
 		cap caps[MAX_CAPS];

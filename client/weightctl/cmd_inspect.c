@@ -28,6 +28,10 @@ static const char *quant_name(ckpt_quant_kind q)
 		return "fp8-block";
 	case CKPT_QUANT_FP8_TENSOR:
 		return "fp8-tensor";
+	case CKPT_QUANT_CT_INT8:
+		return "compressed-tensors int8-channel";
+	case CKPT_QUANT_CT_INT4:
+		return "compressed-tensors int4-group";
 	default:
 		return "none";
 	}
@@ -63,6 +67,10 @@ static void print_summary(const char *dir, const ckpt *c, const sm_plan *p)
 	if (cfg->quant == CKPT_QUANT_FP8_BLOCK)
 		printf("quantization:  fp8-block %lldx%lld", (long long)cfg->quant_block[0],
 		       (long long)cfg->quant_block[1]);
+	else if (cfg->quant == CKPT_QUANT_CT_INT4)
+		printf("quantization:  %s group %lld%s", quant_name(cfg->quant),
+		       (long long)cfg->quant_group,
+		       cfg->quant_int4_i8 ? " (int-quantized: codes one per I8)" : "");
 	else
 		printf("quantization:  %s", quant_name(cfg->quant));
 	if (cfg->n_quant_ignore > 0)

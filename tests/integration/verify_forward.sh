@@ -10,7 +10,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/wt-verifyfwd-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
-for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5; do
+for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 llama_w8a8 llama_w4a16 \
+	llama_w4a8; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -34,6 +35,16 @@ check deepseek_v3 --tp-size 2 --dtype fp32
 check deepseek_v3 --tp-size 2 --ep-size 2 --quant fp8-block
 check qwen2_vl --tp-size 4
 check qwen2_vl_hf5 --tp-size 2 --quant fp8-channel
+# compressed-tensors sources: pass-through is exact (the full path dequantizes the
+# checkpoint's codes); requantized and BF16 outputs are held to their budgets
+check llama_w8a8 --tp-size 4 --quant int8-channel
+check llama_w8a8 --tp-size 2
+check llama_w8a8 --tp-size 2 --quant fp8-channel --requant allow
+check llama_w4a16 --tp-size 2 --quant int4-group
+check llama_w4a8 --tp-size 2 --quant int4-group
+grep -q "budget 0.0001 (compressed-tensors pass-through" "$T/out" || fail "w4a8 pass-through budget"
+check llama_w4a16 --tp-size 4 --quant int4-group --group-size 64 --requant allow
+grep -q "budget 0.4 (quantization budget" "$T/out" || fail "w4a16 requant budget: $(cat "$T/out")"
 # config.json as transformers 5.x writes it (num_local_experts, rope_parameters):
 # verify-forward reads what plan reads
 for f in qwen2_moe llama; do

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""ct_oracle.py — compressed-tensors sources (docs/format.md 4.5) read independently with
+numpy: the llama_w8a8 / llama_w4a16 / llama_w4a8 fixtures' codes are read here (int4
+unpacked from pack_to_int32:
+code + 8, element k of each run of 8 at bits 4*(k%8)), each rank's expected tensors are
+rebuilt from the llama partition rules, and `weightctl shard` output is compared:
+
+  pass     quant = the source's scheme: codes byte for byte (int4 repacked here), scales
+           f32(bf16) sliced with them, input scales; every code * scale near the value the
+           fixture's BF16 llama twin holds (dequantize -> compare with the original).
+  requant  another scheme with --requant allow: dequantize (f32(code) * f32(scale)) here,
+           quantize with the contract's int8-channel / int4-group formulas here, compare.
+  none     --quant none --dtype fp32: f32(code) * f32(scale) exactly.
+
+usage: ct_oracle.py WEIGHTCTL MODEL_DIR LLAMA_DIR TP MODE(pass|requant|none)
+"""
+import json, os, struct, subprocess, sys, tempfile
+import numpy as np
+
+DT = {"BF16": np.uint16, "F32": np.float32, "I8": np.int8, "I32": np.uint32, "I64": np.int64}
+
+
+def read_st(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        hdr = json.loads(f.read(n))
+        data = f.read()
+    hdr.pop("__metadata__", None)
+    out = {}
+    for k, v in hdr.items():
+        a, b = v["data_offsets"]
+        out[k] = (v["dtype"], np.frombuffer(data[a:b], dtype=DT[v["dtype"]]).reshape(v["shape"] or [1]))
+    return out
+
+
+def load_dir(d):
+    out = {}
+    for fn in sorted(os.listdir(d)):
+        if fn.endswith(".safetensors"):
+            out.update(read_st(os.path.join(d, fn)))
+    return out
+
+
+def bf16(a):
+    return (a.astype(np.uint32) << 16).view(np.float32)
+
+
+def unpack(words, K):
+    w = words.astype(np.uint32)
+    q = np.stack([((w >> (4 * i)) & 15).astype(np.int8) - 8 for i in range(8)], axis=-1)
+    return q.reshape(w.shape[0], K)
+
+
+def pack(q):
+    u = (q.astype(np.int32) + 8).astype(np.uint32).reshape(q.shape[0], -1, 8)
+    return sum(u[:, :, i] << (4 * i) for i in range(8)).astype(np.uint32)
+
+
+def modules(src, cfg):
+    """module -> (codes int8 [N, K], scales f32 [N, groups], input scale or None)."""
+    qc = cfg["quantization_config"]
+    grp = next(iter(qc["config_groups"].values()))["weights"]
+    out = {}
+    for name, (dt, arr) in src.items():
+        if dt == "I8" and name.endswith(".weight"):
+            m = name[: -len(".weight")]
+            codes = arr
+        elif dt == "I32" and name.endswith(".weight_packed"):
+            m = name[: -len(".weight_packed")]
+            N, K = src[m + ".weight_shape"][1].tolist()
+            assert K == arr.shape[1] * 8 and N == arr.shape[0], name
+            codes = unpack(arr, K)
+        else:
+            continue
+        s = bf16(src[m + ".weight_scale"][1])
+        isc = bf16(src[m + ".input_scale"][1])[0] if m + ".input_scale" in src else None
+        out[m] = (codes, s, isc)
+    return out, grp.get("group_size") or None
+
+
+def rank_parts(cfg, T, r, layer):
+    """runtime module -> list of (checkpoint module, axis, start, len) (llama rules)."""
+    H, KV, hid, I = (cfg["num_attention_heads"], cfg["num_key_value_heads"],
+                     cfg["hidden_size"], cfg["intermediate_size"])
+    d = hid // H
+    Hl = H // T
+    KVl, ks = (KV // T, r) if KV >= T else (1, r // (T // KV))
+    p = "model.layers.%d." % layer
+    return {
+        p + "self_attn.qkv_proj": [(p + "self_attn.q_proj", 0, r * Hl * d, Hl * d),
+                                   (p + "self_attn.k_proj", 0, ks * KVl * d, KVl * d),
+                                   (p + "self_attn.v_proj", 0, ks * KVl * d, KVl * d)],
+        p + "self_attn.o_proj": [(p + "self_attn.o_proj", 1, r * hid // T, hid // T)],
+        p + "mlp.gate_up_proj": [(p + "mlp.gate_proj", 0, r * I // T, I // T),
+                                 (p + "mlp.up_proj", 0, r * I // T, I // T)],
+        p + "mlp.down_proj": [(p + "mlp.down_proj", 1, r * I // T, I // T)],
+    }
+
+
+def assemble(mods, parts, G):
+    """codes, scales as passed through (whole groups), and each code's scale."""
+    qs, ss, fs = [], [], []
+    for m, axis, a, n in parts:
+        q, s, _ = mods[m]
+        full = np.repeat(s, q.shape[1] // s.shape[1], axis=1)
+        if axis == 0:
+            qs.append(q[a:a + n]); ss.append(s[a:a + n]); fs.append(full[a:a + n])
+        else:
+            qs.append(q[:, a:a + n]); fs.append(full[:, a:a + n])
+            ss.append(s if s.shape[1] == 1 else s[:, a // G:(a + n) // G])
+    return np.concatenate(qs), np.concatenate(ss), np.concatenate(fs)
+
+
+def dequant(q, full):
+    return q.astype(np.float32) * full
+
+
+def quant_int8(x):
+    amax = np.abs(x).max(axis=1, keepdims=True)
+    s = np.maximum(amax, np.float32(1e-8)) / np.float32(127.0)
+    return np.clip(np.rint(x / s), -127, 127).astype(np.int8), s.astype(np.float32)
+
+
+def quant_int4(x, G):
+    N, K = x.shape
+    g = x.reshape(N, K // G, G)
+    s = np.maximum(np.abs(g).max(axis=2, keepdims=True), np.float32(1e-8)) / np.float32(7.0)
+    q = np.clip(np.rint(g / s), -8, 7).astype(np.int8).reshape(N, K)
+    return q, s.reshape(N, K // G).astype(np.float32)
+
+
+def main():
+    ctl, model, llama, T, mode = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+    src = load_dir(model)
+    ref = load_dir(llama) if llama != "-" else None
+    cfg = json.load(open(os.path.join(model, "config.json")))
+    mods, G = modules(src, cfg)
+    i4 = G is not None
+    quant = {"pass": "int4-group" if i4 else "int8-channel",
+             "requant": "int8-channel" if i4 else "int4-group", "none": "none"}[mode]
+    bad = 0
+    for r in range(T):
+        out = tempfile.mktemp(suffix=".st")
+        cmd = [ctl, "shard", "--model-dir", model, "--tp-size", str(T), "--tp-rank", str(r),
+               "--quant", quant, "--out", out]
+        if mode == "requant":
+            cmd += ["--requant", "allow", "--group-size", "64"]
+        if mode == "none":
+            cmd += ["--dtype", "fp32"]
+        subprocess.run(cmd, check=True)
+        got = read_st(out)
+        os.unlink(out)
+        for layer in range(cfg["num_hidden_layers"]):
+            for rt, parts in rank_parts(cfg, T, r, layer).items():
+                q, s, full = assemble(mods, parts, G)
+                w, sc = got[rt + ".weight"][1], got.get(rt + ".weight_scale", (None, None))[1]
+                if mode == "pass":
+                    want = pack(q) if i4 else q
+                    ok = np.array_equal(w.reshape(want.shape), want) and np.array_equal(
+                        sc.reshape(s.shape), s)
+                    isc = [mods[m][2] for m, *_ in parts if mods[m][2] is not None]
+                    if isc:
+                        ok = ok and got[rt + ".input_scale"][1][0] == max(isc)
+                    if ref is not None:  # dequantized shard vs the BF16 twin's values
+                        x = np.concatenate([bf16(ref[m + ".weight"][1])[a:a + n] if ax == 0 else
+                                            bf16(ref[m + ".weight"][1])[:, a:a + n]
+                                            for m, ax, a, n in parts])
+                        err = np.abs(dequant(q, full) - x) / full
+                        ok = ok and float(err.max()) <= 0.75
+                elif mode == "requant":
+                    x = dequant(q, full)
+                    wq, ws = quant_int4(x, 64) if not i4 else quant_int8(x)
+                    want = pack(wq) if not i4 else wq
+                    ok = np.array_equal(w.reshape(want.shape), want) and np.array_equal(
+                        sc.reshape(ws.shape), ws)
+                else:
+                    ok = np.array_equal(w.reshape(q.shape), dequant(q, full)) and sc is None
+                if not ok:
+                    print("rank %d %s: %s differs" % (r, mode, rt))
+                    bad += 1
+    print("%s T=%d %s: %s" % (os.path.basename(model), T, mode, "ok" if bad == 0 else "%d mismatches" % bad))
+    sys.exit(1 if bad else 0)
+
+
+main()

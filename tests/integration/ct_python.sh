@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# ct_python.sh — compressed-tensors sources through `weightctl shard`, checked by an
+# outside reader: tests/integration/ct_oracle.py reads the llama_w8a8 / llama_w4a16 /
+# llama_w4a8 fixtures with numpy and rebuilds every rank (pass-through bytes, dequantized values
+# against the BF16 llama twin, dequantize -> requantize, dequantize to fp32); the CLI
+# refusals (a group split by a rank, another scheme without --requant allow) exit 3
+# naming the tensor and the fix.
+set -u
+B=${WT_BUILD:-build}
+PY=$(command -v python3 || echo /usr/bin/python3)
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d "${TMPDIR:-/tmp}/wt-ctpy-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+if ! "$PY" -c 'import numpy' 2>/dev/null; then
+	"$PY" -m pip install -q numpy >/dev/null 2>&1 ||
+		"$PY" -m pip install -q --break-system-packages numpy >/dev/null 2>&1
+fi
+"$PY" -c 'import numpy' || { echo "ct_python.sh: FAIL: numpy unavailable"; exit 1; }
+fail=0
+for f in llama llama_w8a8 llama_w4a16 llama_w4a8; do
+	"$B/wt-mkckpt" --family "$f" --out "$T/$f" --seed 11 >/dev/null ||
+		{ echo "FAIL: wt-mkckpt $f"; exit 1; }
+done
+while read -r fam tp mode; do
+	"$PY" "$HERE/ct_oracle.py" "$B/weightctl" "$T/$fam" "$T/llama" "$tp" "$mode" ||
+		fail=$((fail + 1))
+done <<'CASES'
+llama_w8a8 1 pass
+llama_w8a8 2 pass
+llama_w8a8 4 pass
+llama_w8a8 8 pass
+llama_w4a16 1 pass
+llama_w4a16 2 pass
+llama_w8a8 2 requant
+llama_w4a16 4 requant
+llama_w8a8 4 none
+llama_w4a16 2 none
+llama_w4a8 2 pass
+llama_w4a8 1 requant
+llama_w4a8 2 none
+CASES
+
+# refusals: exit 3 with the tensor and the fix in the message
+refuse() {
+	local why=$1 want=$2
+	shift 2
+	"$B/weightctl" shard --out "$T/x.st" "$@" >/dev/null 2>"$T/err"
+	local rc=$?
+	if [ "$rc" = 3 ] && grep -q -- "$want" "$T/err"; then
+		echo "ok: refuses $why: $(head -c 200 "$T/err")"
+	else
+		echo "FAIL: $why: exit $rc, stderr: $(cat "$T/err")"
+		fail=$((fail + 1))
+	fi
+}
+refuse "int4 group split at TP 4" "split the checkpoint's int4 groups of 128" \
+	--model-dir "$T/llama_w4a16" --tp-size 4 --tp-rank 0 --quant int4-group
+refuse "int8 source as fp8-block" "requantizing needs --requant allow" \
+	--model-dir "$T/llama_w8a8" --tp-size 2 --tp-rank 0 --quant fp8-block
+refuse "int4 source at group 64" "--group-size 128" \
+	--model-dir "$T/llama_w4a16" --tp-size 2 --tp-rank 0 --quant int4-group --group-size 64
+[ "$fail" = 0 ] || { echo "ct_python.sh: FAIL: $fail checks"; exit 1; }
+echo "ct_python.sh: ok"
