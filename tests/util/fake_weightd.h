@@ -30,11 +30,11 @@ extern const fake_tensor_def fake_shard_def[FAKE_N_T];
 
 /* Fault fields are set by the test before the client acts (or read after). */
 typedef struct fake {
-	nng_socket sock; /* open from fake_start to fake_stop; down/up never close it */
-	nng_listener lst;
-	pthread_mutex_t pipes_lk; /* guards live[], n_live, down */
-	nng_pipe live[64];        /* connections open now */
-	int n_live, down;
+	nng_socket sock;          /* open from fake_start to fake_stop; down/up never close it */
+	struct tcp_proxy *proxy;  /* clients connect to it (url); down/up is its job */
+	pthread_mutex_t pipes_lk; /* guards live[], n_live */
+	nng_pipe live[64];        /* connections open now on the fake's side */
+	int n_live, down;         /* down: requests still received are dropped */
 	pthread_t th;
 	int running;
 	char url[64];
@@ -64,9 +64,10 @@ typedef struct fake {
 fake *fake_start(void);
 void fake_stop(fake *f);
 /* Close the listener and every connection (a killed daemon: connections are
- * refused until fake_up). The socket itself stays open: nng 1.5's nng_close
- * with replies on the wire can hang (nng issues 1813, 2208), which stalled the
- * restart tests' fake in about 1 run of 3. */
+ * refused until fake_up). The clients connect through a TCP relay
+ * (tests/util/tcp_proxy.h) that does this; the nng socket stays open: nng 1.5's
+ * own close paths with traffic in flight can hang or leave a pipe half open
+ * (nng issues 1813, 2208), which made the restart tests flaky. */
 void fake_down(fake *f);
 /* Listen again on the same URL; the shard is forgotten (a restarted daemon). */
 void fake_up(fake *f);
