@@ -267,21 +267,35 @@ static void slots_close_ctx(fetch *f)
  * closing a socket while replies are still on the wire can lose a completion
  * (nng issues 1813, 2208) and hang nng_close. Each request in flight ends with
  * its reply, its connection or its own timeout (request_timeout_ms), so the
- * wait is bounded and the socket is quiet afterwards.
+ * wait is bounded and the socket is quiet afterwards. Returns how many slots
+ * other than skip ended with WT_ECORRUPT (the server evicted the shard for a
+ * damaged chunk), the last one's error in *corrupt_err.
  */
-static void slots_reclaim(fetch *f)
+static unsigned slots_reclaim_corrupt(fetch *f, const fetch_slot *skip, wt_errbuf *corrupt_err)
 {
+	unsigned n_corrupt = 0;
 	pthread_mutex_lock(&f->lk);
 	for (size_t i = 0; i < f->w; i++) {
 		fetch_slot *s = &f->slots[i];
 		while (s->state == SLOT_BUSY)
 			pthread_cond_wait(&f->cv, &f->lk);
+		if (s != skip && s->state == SLOT_DONE && s->rv == WT_ECORRUPT) {
+			n_corrupt++;
+			if (corrupt_err != NULL)
+				*corrupt_err = s->err;
+		}
 		if (s->msg != NULL)
 			nng_msg_free(s->msg);
 		s->msg = NULL;
 		s->state = SLOT_IDLE;
 	}
 	pthread_mutex_unlock(&f->lk);
+	return n_corrupt;
+}
+
+static void slots_reclaim(fetch *f)
+{
+	(void)slots_reclaim_corrupt(f, NULL, NULL);
 }
 
 /* Point every slot at endpoint ep, over as many of its connections as open
@@ -434,12 +448,13 @@ static int deliver(fetch *f, wt_sink *sink, fetch_slot *s, wt_errbuf *err)
 
 typedef struct fetch_loop {
 	size_t head, issued, next_tensor, k_ep;
-	uint32_t attempt;   /* failed attempts of the head chunk on this endpoint */
-	int refreshed;      /* manifest asked again for this head chunk */
-	int rehello;        /* Hello sent again for this head chunk */
-	uint32_t corrupt;   /* manifests asked again after WT_ECORRUPT (whole fetch) */
-	client_budget bud;  /* retry budget since the last delivered chunk */
-	uint8_t *refetched; /* one bit per chunk: re-fetched after a hash mismatch */
+	uint32_t attempt;            /* failed attempts of the head chunk on this endpoint */
+	int refreshed;               /* manifest asked again for this head chunk */
+	int rehello;                 /* Hello sent again for this head chunk */
+	uint32_t corrupt;            /* manifests asked again after WT_ECORRUPT (whole fetch) */
+	uint32_t corrupt_at_refresh; /* corrupt when refreshed was set */
+	client_budget bud;           /* retry budget since the last delivered chunk */
+	uint8_t *refetched;          /* one bit per chunk: re-fetched after a hash mismatch */
 	size_t order[CLIENT_MAX_ENDPOINTS];
 } fetch_loop;
 
@@ -500,7 +515,22 @@ static int fail_over(fetch *f, fetch_loop *L, wt_errbuf *err)
  * a server that went away again costs an attempt. */
 static int resume(fetch *f, fetch_loop *L, wt_errbuf *err)
 {
-	slots_reclaim(f);
+	/* A WT_ECORRUPT behind the head (replies come in any order) evicted the
+	 * shard too: it counts as one more re-production, bounded as at the head. */
+	wt_errbuf cerr = {0};
+	if (slots_reclaim_corrupt(f, &f->slots[L->head % f->w], &cerr) > 0) {
+		if (L->corrupt >= CLIENT_MANIFEST_REFRESH) {
+			if (err != NULL) {
+				*err = cerr;
+				wt_errprefix(err,
+				             "still corrupt after the server produced the shard %u "
+				             "more times (check its disk; weightctl admin verify)",
+				             L->corrupt);
+			}
+			return WT_ECORRUPT;
+		}
+		L->corrupt++;
+	}
 	int rv = refresh_manifest(f, err);
 	if (rv == WT_OK)
 		return reissue(f, L->head, L->issued, err);
@@ -531,9 +561,11 @@ static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err
 		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; fetching it once more", s->err.msg);
 		return slot_issue(f, s, ci, err);
 	}
-	if (rv == WT_ENOTFOUND && !L->refreshed) {
-		/* a restarted server (or a peer) that does not know the shard yet */
+	if (rv == WT_ENOTFOUND && (!L->refreshed || L->corrupt != L->corrupt_at_refresh)) {
+		/* a restarted server (or a peer) that does not know the shard yet; or
+		 * one that evicted it again for a damaged chunk behind the head */
 		L->refreshed = 1;
+		L->corrupt_at_refresh = L->corrupt;
 		f->st->reconnects++;
 		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; asking for the manifest again",
 		           s->err.msg);
