@@ -96,7 +96,7 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 			rv = shardmap_ct_weight_f32(c, i, wbuf, sizeof(wbuf), &deq, dshape, err);
 		if (deq != NULL) {
 			rv = ref_set_add(ck, wbuf, WT_F32, 2, dshape, deq,
-			                        (uint64_t)(dshape[0] * dshape[1]) * 4u, err);
+			                 (uint64_t)(dshape[0] * dshape[1]) * 4u, err);
 			free(deq);
 			free(buf);
 			continue;
