@@ -2,7 +2,10 @@
  * offers the stream only with stream_listen set; every chunk of a shard read
  * over the stream, pipelined, is byte-identical to the message path's reply;
  * a chunk the shard lacks is an error reply and the stream goes on; a wrong
- * ticket closes the stream; fault injection corrupts the bytes sent. */
+ * ticket closes the stream; fault injection corrupts the bytes sent.
+ * Through libweights: wt_client_opts.stream fetches over the stream, the
+ * same tensors as over messages; without an offer (stream_listen off) it
+ * falls back to messages; a corrupted chunk on the stream is WT_EHASH. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +16,8 @@
 #include "common/common.h"
 #include "proto/bulk.h"
 #include "test_weightd_util.h"
+#include "weights/client.h"
+#include "weights/engine.h"
 
 #define SEED 0xb01cull
 
@@ -239,13 +244,100 @@ static void test_fault_corrupts_copy(void **state)
 	tw_env_free(e);
 }
 
+/* Fetch llama TP=2 rank 1 with stream on/off; tensor bytes hashed into digest. */
+static int fetch_digest(const char *url, int stream, wt_hash128 *digest, size_t *n_tensors)
+{
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[] = {url};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	o.stream = stream;
+	o.connections = 2;
+	o.window = 6;
+	wt_client *c = NULL;
+	wt_manifest *m = NULL;
+	wt_host_sink *h = NULL;
+	wt_errbuf err;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.tp_rank = 1;
+	int rv = wt_client_open(&c, &o, &err);
+	if (rv == WT_OK)
+		rv = wt_client_get_manifest(c, "llama", &l, &m, &err);
+	if (rv == WT_OK)
+		rv = wt_host_sink_create(&h, &err);
+	if (rv == WT_OK)
+		rv = wt_client_fetch(c, m, wt_host_sink_sink(h), NULL, &err);
+	if (rv != WT_OK)
+		printf("fetch (stream %d): %s\n", stream, err.msg);
+	common_hasher *hs = common_hasher_new();
+	for (size_t i = 0; rv == WT_OK && i < wt_manifest_n_tensors(m); i++) {
+		wt_tensor_info ti;
+		wt_manifest_tensor(m, i, &ti);
+		const void *d;
+		size_t n;
+		assert_int_equal(wt_host_sink_find(h, ti.name, &d, &n), WT_OK);
+		common_hasher_update(hs, ti.name, strlen(ti.name));
+		common_hasher_update(hs, d, n);
+		*n_tensors = i + 1;
+	}
+	*digest = common_hasher_digest(hs);
+	common_hasher_free(hs);
+	wt_host_sink_destroy(h);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	return rv;
+}
+
+static void test_client_stream(void **state)
+{
+	(void)state;
+	nng_socket s;
+	tw_reply h;
+	tw_env *e = start_bulk(&s, &h, "wd-bulk-client");
+	wt_hash128 a, b;
+	size_t na = 0, nb = 0;
+	assert_int_equal(fetch_digest(e->url, 0, &a, &na), WT_OK);
+	assert_true(atomic_load(&e->srv->bulk_replies) == 0); /* stream 0: messages only */
+	uint64_t before = atomic_load(&e->srv->chunk_replies);
+	assert_int_equal(fetch_digest(e->url, 1, &b, &nb), WT_OK);
+	uint64_t bulk = atomic_load(&e->srv->bulk_replies);
+	printf("%zu tensors; %llu of %llu chunk replies on the bulk stream\n", nb,
+	       (unsigned long long)bulk,
+	       (unsigned long long)(atomic_load(&e->srv->chunk_replies) - before));
+	assert_true(bulk > 8 && bulk == atomic_load(&e->srv->chunk_replies) - before);
+	assert_true(na == nb && na > 0);
+	assert_true(common_hash128_eq(a, b));
+	/* a corrupted chunk on the stream is caught by the client */
+	e->faults.corrupt_chunk = atomic_load(&e->srv->chunk_replies) + 3;
+	assert_int_equal(fetch_digest(e->url, 1, &b, &nb), WT_EHASH);
+	tw_reply_free(&h);
+	nng_close(s);
+	tw_env_free(e);
+}
+
+static void test_client_fallback(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-bulk-fallback", SEED); /* stream_listen off */
+	assert_int_equal(tw_start(e), WT_OK);
+	wt_hash128 a, b;
+	size_t na = 0, nb = 0;
+	assert_int_equal(fetch_digest(e->url, 1, &b, &nb), WT_OK); /* asked, not offered */
+	assert_int_equal(fetch_digest(e->url, 0, &a, &na), WT_OK);
+	assert_true(atomic_load(&e->srv->bulk_replies) == 0);
+	assert_true(na == nb && na > 0 && common_hash128_eq(a, b));
+	tw_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_off_by_default),
-	    cmocka_unit_test(test_identical_bytes),
-	    cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_fault_corrupts_copy),
+	    cmocka_unit_test(test_off_by_default), cmocka_unit_test(test_identical_bytes),
+	    cmocka_unit_test(test_errors),         cmocka_unit_test(test_fault_corrupts_copy),
+	    cmocka_unit_test(test_client_stream),  cmocka_unit_test(test_client_fallback),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,6 +193,7 @@ static void bconn_prepare(wd_bconn *b)
 	}
 	data += q->offset;
 	uint64_t seq = atomic_fetch_add(&s->chunk_replies, 1) + 1;
+	atomic_fetch_add(&s->bulk_replies, 1);
 	atomic_fetch_add(&s->chunk_bytes_out, n);
 	const wd_faults *f = atomic_load(&s->faults);
 	if (f != NULL && f->corrupt_chunk == seq && n > 0 && (b->copy = malloc(n)) != NULL) {

@@ -176,6 +176,8 @@ struct wd_server {
 	_Atomic bool cancel; /* drain deadline passed: productions stop */
 	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out, flight_waits;
 	_Atomic uint64_t peer_fills, peer_bytes;
+	_Atomic uint64_t
+	    bulk_replies; /* chunk replies sent on bulk streams (also in chunk_replies) */
 	wd_metrics m;
 	const wd_faults *_Atomic faults; /* tests only (faults.c); NULL in weightd */
 	struct MHD_Daemon *metrics;      /* NULL unless metrics_listen is set */
