@@ -3,7 +3,8 @@
  * 4.2, headers in proto/bulk.h): with wt_client_opts.stream set and a server
  * that offered a stream in Hello, chunk requests go on one nng_stream per
  * connection instead of nng messages, and each reply's bytes are received
- * straight into the slot's reused buffer and hashed right after (cache hot).
+ * straight into the slot's reused buffer and hashed piece by piece as they
+ * arrive (each piece is what one receive returned: still in the CPU cache).
  *
  * Slot i uses stream i % n. The fetch thread sends requests (fetch_bulk_issue);
  * one receiver thread per stream reads the replies, which come in request
@@ -24,6 +25,7 @@
 typedef struct bulk_conn {
 	struct fetch_bulk *fb;
 	nng_stream *st;
+	common_hasher *hs; /* the receiver's chunk hasher */
 	pthread_t th;
 	int th_started;
 	/* fields below guarded by fetch_bulk.lk */
@@ -44,8 +46,11 @@ typedef struct fetch_bulk {
 	bulk_conn conns[CLIENT_MAX_CONNS];
 } fetch_bulk;
 
-/* Move n bytes over st (send or receive) within timeout_ms; an nng error code. */
-static int st_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms)
+/* Move n bytes over st (send or receive) within timeout_ms; an nng error code.
+ * hs (receive only; NULL = none) is fed each piece as soon as it arrived, while
+ * it is still in the CPU cache. */
+static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms,
+                      common_hasher *hs)
 {
 	nng_aio *aio;
 	int rv = nng_aio_alloc(&aio, NULL, NULL);
@@ -62,10 +67,18 @@ static int st_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout
 			nng_stream_recv(st, aio);
 		nng_aio_wait(aio);
 		rv = nng_aio_result(aio);
-		done += nng_aio_count(aio);
+		size_t got = nng_aio_count(aio);
+		if (hs != NULL && got > 0)
+			common_hasher_update(hs, (uint8_t *)buf + done, got);
+		done += got;
 	}
 	nng_aio_free(aio);
 	return rv;
+}
+
+static int st_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms)
+{
+	return st_io_hash(st, send, buf, n, timeout_ms, NULL);
 }
 
 /* The stream failed: it is closed, its slots end with WT_EUNAVAIL, the bulk
@@ -137,7 +150,10 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 			       -1;
 		s->buf_cap = (size_t)ch->nbytes;
 	}
-	if ((nrv = st_io(k->st, 0, s->buf, (size_t)ch->nbytes, tmo)) != 0)
+	if (f->verify)
+		common_hasher_reset(k->hs);
+	nrv = st_io_hash(k->st, 0, s->buf, (size_t)ch->nbytes, tmo, f->verify ? k->hs : NULL);
+	if (nrv != 0)
 		return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
 	return 0;
 }
@@ -172,10 +188,9 @@ static void *receiver(void *arg)
 		}
 		const client_chunk *ch = &f->m->chunks[s->chunk];
 		int ok = 1;
-		if (f->verify) { /* right after the receive: the bytes are still in cache */
-			wt_hash128 got = common_hash128(s->buf, (size_t)ch->nbytes);
-			ok = common_hash128_eq(got, common_hash128_from_bytes(f->chash[s->chunk]));
-		}
+		if (f->verify) /* hashed piece by piece as it arrived (recv_one) */
+			ok = common_hash128_eq(common_hasher_digest(k->hs),
+			                       common_hash128_from_bytes(f->chash[s->chunk]));
 		if (!ok) {
 			wt_seterr(
 			    &err, WT_EHASH,
@@ -246,7 +261,8 @@ void fetch_bulk_open(fetch *f)
 		bulk_conn *k = &fb->conns[i];
 		k->fb = fb;
 		k->q = calloc(fb->q_cap, sizeof(*k->q));
-		int rv = k->q == NULL ? NNG_ENOMEM : conn_dial(fb, k, ticket);
+		k->hs = common_hasher_new();
+		int rv = k->q == NULL || k->hs == NULL ? NNG_ENOMEM : conn_dial(fb, k, ticket);
 		if (rv == 0)
 			rv = pthread_create(&k->th, NULL, receiver, k) == 0 ? 0 : NNG_ENOMEM;
 		fb->n = i + 1;
@@ -325,6 +341,7 @@ void fetch_bulk_close(fetch *f)
 			fetch_slot_finish(k->q[k->q_head], WT_ECANCELED, &err, NULL);
 		if (k->st != NULL)
 			nng_stream_free(k->st);
+		common_hasher_free(k->hs);
 		free(k->q);
 	}
 	pthread_cond_destroy(&fb->cv);
