@@ -5,18 +5,22 @@
  * nng_stream_send of {reply header, RocksDB's pinned value} (a two-entry
  * iov), so the chunk bytes are not copied into a message first.
  *
- * One state machine per accepted stream, one request in service at a time
- * (the client pipelines; the socket buffers the rest):
+ * Per accepted stream, a receive side and a send side over two reply slots,
+ * so the next chunk is looked up and re-hashed (on the request lane) while
+ * the previous one is on the wire; replies leave in request order:
  *
- *   BC_OPEN --24 bytes, ticket ok--> BC_HDR --48--> BC_SID --id bytes-->
- *   BC_WORK (request lane: cache_chunk_view re-hashes and pins) --> BC_SEND
- *   --all sent, view released--> BC_HDR
+ *   receive: open (24 bytes, ticket) -> header (48) -> shard id -> slot queued
+ *            on the request lane -> next header into the other slot, or wait
+ *            for a free slot
+ *   worker:  cache_chunk_view (re-hashes, pins) -> slot ready
+ *   send:    the oldest slot once ready: {header, pinned bytes} -> view
+ *            released, slot free (a waiting receive resumes)
  *
- * nng callbacks only move bytes and queue the job. A malformed header or a
- * wrong ticket closes the stream (logged); a chunk that cannot be served is
- * an error reply (code + text) and the stream goes on. A stream that ended
- * is BC_DEAD and freed at the next accept or at wd_bulk_stop (its aio cannot
- * be freed from its own callback).
+ * nng callbacks only move bytes and queue jobs. A malformed header or a wrong
+ * ticket closes the stream (logged); a chunk that cannot be served is an
+ * error reply (code + text) and the stream goes on. A stream that ended is
+ * freed at the next accept or at wd_bulk_stop, once no job of it is queued
+ * (its aios cannot be freed from their own callbacks).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -26,26 +30,40 @@
 #include "proto/bulk.h"
 #include "weightd/server_int.h"
 
-enum { BC_OPEN = 0, BC_HDR, BC_SID, BC_WORK, BC_SEND, BC_DEAD };
+#define BULK_SLOTS 2
+
+typedef struct wd_bslot {
+	struct wd_bconn *b;
+	wd_job job;
+	bulk_req req;
+	uint8_t sid[BULK_MAX_SHARD_ID];
+	uint8_t rhdr[BULK_REPLY_BYTES + BULK_MAX_MSG];
+	nng_iov seg[2]; /* what to send: header (+ text), bytes */
+	unsigned nseg;
+	cache_view *view; /* pinned chunk being sent; released after the send */
+	uint8_t *copy;    /* fault injection only: a corrupted copy of the bytes */
+	int ready;        /* guarded by wd_bulk.lk: prepared, waiting to be sent */
+} wd_bslot;
+
+enum { BR_OPEN = 0, BR_HDR, BR_SID, BR_WAIT };
 
 typedef struct wd_bconn {
 	struct wd_bulk *bk;
 	struct wd_bconn *next; /* in wd_bulk.conns; guarded by wd_bulk.lk */
 	nng_stream *st;
-	nng_aio *aio;
-	wd_job job;
-	int state; /* guarded by wd_bulk.lk */
-	/* fields below belong to whoever moves the state machine now (one thread) */
-	nng_iov seg[2];
-	unsigned nseg;
-	size_t done; /* bytes of seg[] transferred so far */
+	nng_aio *raio, *saio;
+	/* receive side (one receive in flight at a time) */
+	int rstate;
+	size_t rdone, rlen;
+	uint8_t *rbuf;
 	uint8_t open[BULK_OPEN_BYTES];
 	uint8_t hdr[BULK_REQ_BYTES];
-	bulk_req req;
-	uint8_t sid[BULK_MAX_SHARD_ID];
-	uint8_t rhdr[BULK_REPLY_BYTES + BULK_MAX_MSG];
-	cache_view *view; /* pinned chunk being sent; released after the send */
-	uint8_t *copy;    /* fault injection only: a corrupted copy of the bytes */
+	size_t sdone; /* send side: bytes of slot[send_head] sent so far */
+	wd_bslot slot[BULK_SLOTS];
+	/* fields below guarded by wd_bulk.lk */
+	unsigned recv_slot, send_head, used; /* slots used in order from send_head */
+	int sending, jobs;
+	bool dead;
 } wd_bconn;
 
 struct wd_bulk {
@@ -61,104 +79,108 @@ struct wd_bulk {
 	wd_bconn *conns;
 };
 
-static void bconn_cb(void *arg);
-
-/* Start (or continue) moving seg[] from byte `done`: recv or send by state. */
-static void bconn_io(wd_bconn *b)
+static void slot_clear(wd_bslot *sl)
 {
-	nng_iov v[2];
-	unsigned n = 0;
-	size_t skip = b->done;
-	for (unsigned i = 0; i < b->nseg; i++) {
-		if (skip >= b->seg[i].iov_len) {
-			skip -= b->seg[i].iov_len;
-			continue;
-		}
-		v[n].iov_buf = (uint8_t *)b->seg[i].iov_buf + skip;
-		v[n].iov_len = b->seg[i].iov_len - skip;
-		skip = 0;
-		n++;
-	}
-	nng_aio_set_iov(b->aio, n, v);
-	if (b->state == BC_SEND)
-		nng_stream_send(b->st, b->aio);
-	else
-		nng_stream_recv(b->st, b->aio);
+	cache_view_release(sl->view);
+	sl->view = NULL;
+	free(sl->copy);
+	sl->copy = NULL;
 }
 
-static size_t seg_total(const wd_bconn *b)
-{
-	size_t t = 0;
-	for (unsigned i = 0; i < b->nseg; i++)
-		t += b->seg[i].iov_len;
-	return t;
-}
-
-/* Move to state st and start receiving n bytes into buf. */
-static void bconn_recv(wd_bconn *b, int st, void *buf, size_t n)
-{
-	wd_bulk *bk = b->bk;
-	pthread_mutex_lock(&bk->lk);
-	bool closing = bk->closing;
-	if (!closing)
-		b->state = st;
-	pthread_mutex_unlock(&bk->lk);
-	if (closing)
-		return;
-	b->seg[0] = (nng_iov){.iov_buf = buf, .iov_len = n};
-	b->nseg = 1;
-	b->done = 0;
-	bconn_io(b);
-}
-
-static void bconn_end(wd_bconn *b, const char *why)
+/* The stream ended (an error, the peer closed, or shutdown). */
+static void bconn_kill(wd_bconn *b, const char *why)
 {
 	wd_bulk *bk = b->bk;
 	if (why != NULL)
 		WT_LOG(WT_LOG_INFO, "bulk stream: closed: %s", why);
-	cache_view_release(b->view);
-	b->view = NULL;
-	free(b->copy);
-	b->copy = NULL;
-	nng_stream_close(b->st);
 	pthread_mutex_lock(&bk->lk);
-	b->state = BC_DEAD;
+	b->dead = true;
 	pthread_cond_broadcast(&bk->cv);
 	pthread_mutex_unlock(&bk->lk);
+	nng_stream_close(b->st); /* the other side's operation ends too */
 }
 
-/* Fill b->rhdr with an error reply and the segments to send it. */
-static void reply_error(wd_bconn *b, int code, const char *msg)
+/* Start (or continue) a receive of rlen bytes into rbuf from rdone. */
+static void recv_more(wd_bconn *b)
+{
+	nng_iov v = {.iov_buf = b->rbuf + b->rdone, .iov_len = b->rlen - b->rdone};
+	nng_aio_set_iov(b->raio, 1, &v);
+	nng_stream_recv(b->st, b->raio);
+}
+
+static void recv_start(wd_bconn *b, int st, uint8_t *buf, size_t n)
+{
+	b->rstate = st;
+	b->rbuf = buf;
+	b->rlen = n;
+	b->rdone = 0;
+	recv_more(b);
+}
+
+/* Continue sending slot[send_head] from sdone. */
+static void send_more(wd_bconn *b)
+{
+	wd_bslot *sl = &b->slot[b->send_head];
+	nng_iov v[2];
+	unsigned n = 0;
+	size_t skip = b->sdone;
+	for (unsigned i = 0; i < sl->nseg; i++) {
+		if (skip >= sl->seg[i].iov_len) {
+			skip -= sl->seg[i].iov_len;
+			continue;
+		}
+		v[n].iov_buf = (uint8_t *)sl->seg[i].iov_buf + skip;
+		v[n].iov_len = sl->seg[i].iov_len - skip;
+		skip = 0;
+		n++;
+	}
+	nng_aio_set_iov(b->saio, n, v);
+	nng_stream_send(b->st, b->saio);
+}
+
+/* With bk->lk held: 1 if the oldest slot is ready and nothing is being sent
+ * (then it is marked as sending: the caller starts it after unlocking). */
+static int send_claim_locked(wd_bconn *b)
+{
+	if (b->dead || b->sending || b->used == 0 || !b->slot[b->send_head].ready)
+		return 0;
+	b->sending = 1;
+	b->sdone = 0;
+	return 1;
+}
+
+/* Fill sl->rhdr with an error reply and the segments to send it. */
+static void reply_error(wd_bslot *sl, int code, const char *msg)
 {
 	size_t n = strlen(msg);
 	if (n > BULK_MAX_MSG)
 		n = BULK_MAX_MSG;
-	bulk_reply rp = {.id = b->req.id, .code = (uint32_t)code, .msg_len = (uint32_t)n};
-	memcpy(rp.chunk_hash, b->req.hash, 16);
-	bulk_reply_encode(&rp, b->rhdr);
-	memcpy(b->rhdr + BULK_REPLY_BYTES, msg, n);
-	b->seg[0] = (nng_iov){.iov_buf = b->rhdr, .iov_len = BULK_REPLY_BYTES + n};
-	b->nseg = 1;
+	bulk_reply rp = {.id = sl->req.id, .code = (uint32_t)code, .msg_len = (uint32_t)n};
+	memcpy(rp.chunk_hash, sl->req.hash, 16);
+	bulk_reply_encode(&rp, sl->rhdr);
+	memcpy(sl->rhdr + BULK_REPLY_BYTES, msg, n);
+	sl->seg[0] = (nng_iov){.iov_buf = sl->rhdr, .iov_len = BULK_REPLY_BYTES + n};
+	sl->nseg = 1;
 }
 
-/* Worker thread: find and pin the chunk, build the reply segments. Returns
- * WT_OK with seg[] set (bytes or an error reply); the view stays pinned. */
-static void bconn_prepare(wd_bconn *b)
+/* Worker thread: find and pin the chunk, build the slot's reply segments
+ * (the bytes, or an error reply). The view stays pinned until sent. */
+static void slot_prepare(wd_bslot *sl)
 {
-	wd_server *s = b->bk->srv;
-	const bulk_req *q = &b->req;
+	wd_server *s = sl->b->bk->srv;
+	const bulk_req *q = &sl->req;
 	wt_hash128 h = common_hash128_from_bytes(q->hash);
 	uint64_t clen = 0, end, n = q->nbytes;
 	char msg[300];
-	if (!cache_has_shard(s->cache, b->sid, q->shard_id_len)) {
-		reply_error(b, WT_ENOTFOUND,
+	if (!cache_has_shard(s->cache, sl->sid, q->shard_id_len)) {
+		reply_error(sl, WT_ENOTFOUND,
 		            "shard is not in the cache (evicted, corrupted or of an old revision); "
 		            "request the manifest again");
 		return;
 	}
-	if (!cache_shard_has_chunk(s->cache, b->sid, q->shard_id_len, h, &clen)) {
+	if (!cache_shard_has_chunk(s->cache, sl->sid, q->shard_id_len, h, &clen)) {
 		reply_error(
-		    b, WT_ENOTFOUND,
+		    sl, WT_ENOTFOUND,
 		    "bulk request: that chunk hash is not part of the shard; use a hash from "
 		    "this shard's manifest");
 		return;
@@ -171,24 +193,23 @@ static void bconn_prepare(wd_bconn *b)
 		    "bulk request: range offset %llu + %llu bytes is past the chunk's %llu bytes",
 		    (unsigned long long)q->offset, (unsigned long long)q->nbytes,
 		    (unsigned long long)clen);
-		reply_error(b, WT_EINVAL, msg);
+		reply_error(sl, WT_EINVAL, msg);
 		return;
 	}
 	wt_errbuf err;
 	size_t got = 0;
-	int rv = cache_chunk_view(s->cache, h, &b->view, &err); /* re-hashes the whole chunk */
-	const uint8_t *data = rv == WT_OK ? cache_view_data(b->view, &got) : NULL;
+	int rv = cache_chunk_view(s->cache, h, &sl->view, &err); /* re-hashes the whole chunk */
+	const uint8_t *data = rv == WT_OK ? cache_view_data(sl->view, &got) : NULL;
 	if (rv == WT_OK && got != clen)
 		rv = wt_seterr(&err, WT_ECORRUPT,
 		               "bulk request %llu: the cache holds %zu bytes for a %llu-byte chunk",
 		               (unsigned long long)q->id, got, (unsigned long long)clen);
 	if (rv != WT_OK) {
-		cache_view_release(b->view);
-		b->view = NULL;
+		slot_clear(sl);
 		if (rv == WT_ECORRUPT)
 			WT_LOG(WT_LOG_WARNING, "bulk request %llu: %s", (unsigned long long)q->id,
 			       err.msg);
-		reply_error(b, rv, err.msg);
+		reply_error(sl, rv, err.msg);
 		return;
 	}
 	data += q->offset;
@@ -196,113 +217,166 @@ static void bconn_prepare(wd_bconn *b)
 	atomic_fetch_add(&s->bulk_replies, 1);
 	atomic_fetch_add(&s->chunk_bytes_out, n);
 	const wd_faults *f = atomic_load(&s->faults);
-	if (f != NULL && f->corrupt_chunk == seq && n > 0 && (b->copy = malloc(n)) != NULL) {
-		memcpy(b->copy, data, n); /* the pinned value is RocksDB's: corrupt a copy */
-		b->copy[n / 2] ^= 0x5a;
-		data = b->copy;
+	if (f != NULL && f->corrupt_chunk == seq && n > 0 && (sl->copy = malloc(n)) != NULL) {
+		memcpy(sl->copy, data, n); /* the pinned value is RocksDB's: corrupt a copy */
+		sl->copy[n / 2] ^= 0x5a;
+		data = sl->copy;
 		WT_LOG(WT_LOG_NOTICE, "fault injection: corrupted bulk chunk reply #%llu",
 		       (unsigned long long)seq);
 	}
 	bulk_reply rp = {.id = q->id, .nbytes = n, .offset = q->offset};
 	memcpy(rp.chunk_hash, q->hash, 16);
-	bulk_reply_encode(&rp, b->rhdr);
-	b->seg[0] = (nng_iov){.iov_buf = b->rhdr, .iov_len = BULK_REPLY_BYTES};
-	b->seg[1] = (nng_iov){.iov_buf = (void *)data, .iov_len = (size_t)n};
-	b->nseg = n > 0 ? 2 : 1;
+	bulk_reply_encode(&rp, sl->rhdr);
+	sl->seg[0] = (nng_iov){.iov_buf = sl->rhdr, .iov_len = BULK_REPLY_BYTES};
+	sl->seg[1] = (nng_iov){.iov_buf = (void *)data, .iov_len = (size_t)n};
+	sl->nseg = n > 0 ? 2 : 1;
 }
 
-static void bconn_work(wd_job *job)
+static void slot_work(wd_job *job)
 {
-	wd_bconn *b = (wd_bconn *)((char *)job - offsetof(wd_bconn, job));
+	wd_bslot *sl = (wd_bslot *)((char *)job - offsetof(wd_bslot, job));
+	wd_bconn *b = sl->b;
 	wd_bulk *bk = b->bk;
-	bconn_prepare(b);
 	pthread_mutex_lock(&bk->lk);
-	bool closing = bk->closing;
-	b->state = closing ? BC_DEAD : BC_SEND;
+	bool dead = b->dead || bk->closing;
+	pthread_mutex_unlock(&bk->lk);
+	if (!dead)
+		slot_prepare(sl);
+	pthread_mutex_lock(&bk->lk);
+	sl->ready = 1;
+	b->jobs--;
+	int go = send_claim_locked(b);
 	pthread_cond_broadcast(&bk->cv);
 	pthread_mutex_unlock(&bk->lk);
-	if (closing) {
-		cache_view_release(b->view);
-		b->view = NULL;
-		return;
-	}
-	b->done = 0;
-	bconn_io(b);
+	if (go)
+		send_more(b);
 }
 
-/* One step done (nng thread): continue a partial transfer or move on. */
-static void bconn_cb(void *arg)
+/* A whole request arrived in slot[recv_slot]: queue it, receive the next. */
+static void request_in(wd_bconn *b)
+{
+	wd_bulk *bk = b->bk;
+	wd_bslot *sl = &b->slot[b->recv_slot];
+	pthread_mutex_lock(&bk->lk);
+	if (b->dead || bk->closing) {
+		pthread_mutex_unlock(&bk->lk);
+		return;
+	}
+	sl->ready = 0;
+	b->used++;
+	b->jobs++;
+	b->recv_slot = (b->recv_slot + 1) % BULK_SLOTS;
+	bool room = b->used < BULK_SLOTS;
+	if (!room)
+		b->rstate = BR_WAIT; /* resumed when a send frees a slot */
+	pthread_mutex_unlock(&bk->lk);
+	atomic_fetch_add(&bk->srv->requests, 1);
+	wd_pool_submit_lane(bk->srv->pool, WD_LANE_REQUEST, &sl->job);
+	if (room)
+		recv_start(b, BR_HDR, b->hdr, BULK_REQ_BYTES);
+}
+
+static void recv_cb(void *arg)
 {
 	wd_bconn *b = arg;
-	wd_bulk *bk = b->bk;
 	wt_errbuf err;
-	int nrv = nng_aio_result(b->aio);
+	int nrv = nng_aio_result(b->raio);
 	if (nrv != 0) {
-		bconn_end(b, nrv == NNG_ECLOSED || nrv == NNG_ECONNSHUT ? NULL : nng_strerror(nrv));
+		bconn_kill(b,
+		           nrv == NNG_ECLOSED || nrv == NNG_ECONNSHUT ? NULL : nng_strerror(nrv));
 		return;
 	}
-	b->done += nng_aio_count(b->aio);
-	if (b->done < seg_total(b)) {
-		bconn_io(b);
+	b->rdone += nng_aio_count(b->raio);
+	if (b->rdone < b->rlen) {
+		recv_more(b);
 		return;
 	}
-	switch (b->state) {
-	case BC_OPEN:
-		if (bulk_open_check(b->open, bk->ticket, &err) != WT_OK) {
-			wd_auth_log_failure(bk->srv, err.msg);
-			bconn_end(b, err.msg);
+	switch (b->rstate) {
+	case BR_OPEN:
+		if (bulk_open_check(b->open, b->bk->ticket, &err) != WT_OK) {
+			wd_auth_log_failure(b->bk->srv, err.msg);
+			bconn_kill(b, err.msg);
 			return;
 		}
-		bconn_recv(b, BC_HDR, b->hdr, BULK_REQ_BYTES);
+		recv_start(b, BR_HDR, b->hdr, BULK_REQ_BYTES);
 		return;
-	case BC_HDR:
-		if (bulk_req_decode(b->hdr, &b->req, &err) != WT_OK) {
-			bconn_end(b, err.msg);
+	case BR_HDR: {
+		wd_bslot *sl = &b->slot[b->recv_slot]; /* free: receives wait for room */
+		if (bulk_req_decode(b->hdr, &sl->req, &err) != WT_OK) {
+			bconn_kill(b, err.msg);
 			return;
 		}
-		bconn_recv(b, BC_SID, b->sid, b->req.shard_id_len);
+		recv_start(b, BR_SID, sl->sid, sl->req.shard_id_len);
 		return;
-	case BC_SID:
-		pthread_mutex_lock(&bk->lk);
-		bool closing = bk->closing;
-		if (!closing)
-			b->state = BC_WORK;
-		pthread_mutex_unlock(&bk->lk);
-		if (!closing) {
-			atomic_fetch_add(&bk->srv->requests, 1);
-			wd_pool_submit_lane(bk->srv->pool, WD_LANE_REQUEST, &b->job);
-		}
-		return;
-	case BC_SEND:
-		cache_view_release(b->view);
-		b->view = NULL;
-		free(b->copy);
-		b->copy = NULL;
-		bconn_recv(b, BC_HDR, b->hdr, BULK_REQ_BYTES);
+	}
+	case BR_SID:
+		request_in(b);
 		return;
 	default:
 		return;
 	}
 }
 
+static void send_cb(void *arg)
+{
+	wd_bconn *b = arg;
+	wd_bulk *bk = b->bk;
+	int nrv = nng_aio_result(b->saio);
+	wd_bslot *sl = &b->slot[b->send_head];
+	if (nrv != 0) {
+		pthread_mutex_lock(&bk->lk);
+		b->sending = 0;
+		pthread_mutex_unlock(&bk->lk);
+		bconn_kill(b,
+		           nrv == NNG_ECLOSED || nrv == NNG_ECONNSHUT ? NULL : nng_strerror(nrv));
+		return;
+	}
+	b->sdone += nng_aio_count(b->saio);
+	size_t total = 0;
+	for (unsigned i = 0; i < sl->nseg; i++)
+		total += sl->seg[i].iov_len;
+	if (b->sdone < total) {
+		send_more(b);
+		return;
+	}
+	slot_clear(sl);
+	pthread_mutex_lock(&bk->lk);
+	sl->ready = 0;
+	b->sending = 0;
+	b->used--;
+	b->send_head = (b->send_head + 1) % BULK_SLOTS;
+	bool resume = b->rstate == BR_WAIT && !b->dead && !bk->closing;
+	if (resume)
+		b->rstate = BR_HDR;
+	int go = send_claim_locked(b);
+	pthread_mutex_unlock(&bk->lk);
+	if (go)
+		send_more(b);
+	if (resume)
+		recv_start(b, BR_HDR, b->hdr, BULK_REQ_BYTES);
+}
+
 static void bconn_free(wd_bconn *b)
 {
-	nng_aio_stop(b->aio); /* waits for its callback */
-	nng_aio_free(b->aio);
-	cache_view_release(b->view);
-	free(b->copy);
+	nng_aio_stop(b->raio); /* waits for its callback */
+	nng_aio_stop(b->saio);
+	nng_aio_free(b->raio);
+	nng_aio_free(b->saio);
+	for (unsigned i = 0; i < BULK_SLOTS; i++)
+		slot_clear(&b->slot[i]);
 	nng_stream_free(b->st);
 	free(b);
 }
 
-/* Free the streams that ended (from the accept callback: another aio's). */
+/* Free the streams that ended and have no job queued (from the accept
+ * callback: another aio's). */
 static void reap_dead(wd_bulk *bk)
 {
 	wd_bconn *dead = NULL;
 	pthread_mutex_lock(&bk->lk);
 	for (wd_bconn **p = &bk->conns; *p != NULL;) {
 		wd_bconn *b = *p;
-		if (b->state == BC_DEAD) {
+		if (b->dead && b->jobs == 0) {
 			*p = b->next;
 			b->next = dead;
 			dead = b;
@@ -335,27 +409,34 @@ static void accept_cb(void *arg)
 	reap_dead(bk);
 	nng_stream *st = nng_aio_get_output(bk->accept_aio, 0);
 	wd_bconn *b = calloc(1, sizeof(*b));
-	if (b == NULL || nng_aio_alloc(&b->aio, bconn_cb, b) != 0) {
+	if (b == NULL || nng_aio_alloc(&b->raio, recv_cb, b) != 0 ||
+	    nng_aio_alloc(&b->saio, send_cb, b) != 0) {
 		WT_LOG(WT_LOG_ERR, "bulk stream: out of memory for a connection");
-		free(b);
+		if (b != NULL) {
+			nng_aio_free(b->raio);
+			free(b);
+		}
 		nng_stream_free(st);
 		nng_stream_listener_accept(bk->l, bk->accept_aio);
 		return;
 	}
 	b->bk = bk;
 	b->st = st;
-	b->job.fn = bconn_work;
+	for (unsigned i = 0; i < BULK_SLOTS; i++) {
+		b->slot[i].b = b;
+		b->slot[i].job.fn = slot_work;
+	}
 	pthread_mutex_lock(&bk->lk);
 	b->next = bk->conns;
 	bk->conns = b;
 	bool closing = bk->closing;
+	b->dead = closing;
 	pthread_mutex_unlock(&bk->lk);
 	if (closing) {
 		nng_stream_close(st);
 		return; /* freed by wd_bulk_stop */
 	}
-	b->state = BC_OPEN;
-	bconn_recv(b, BC_OPEN, b->open, BULK_OPEN_BYTES);
+	recv_start(b, BR_OPEN, b->open, BULK_OPEN_BYTES);
 	nng_stream_listener_accept(bk->l, bk->accept_aio);
 }
 
@@ -431,10 +512,11 @@ void wd_bulk_stop(wd_server *s)
 		nng_stream_listener_close(bk->l);
 	if (bk->accept_aio != NULL)
 		nng_aio_stop(bk->accept_aio);
-	/* a request in service finishes its cache read, then sees closing */
+	/* queued requests finish their cache read (or skip it), then nothing
+	 * new starts: closing is set */
 	pthread_mutex_lock(&bk->lk);
 	for (wd_bconn *b = bk->conns; b != NULL; b = b->next)
-		while (b->state == BC_WORK)
+		while (b->jobs > 0)
 			pthread_cond_wait(&bk->cv, &bk->lk);
 	wd_bconn *list = bk->conns;
 	bk->conns = NULL;
