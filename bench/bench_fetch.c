@@ -9,6 +9,10 @@
  *   (c) client peak RSS (`weightctl fetch`, file sink) for two shard sizes:
  *       RSS minus shard bytes, and RSS growth per shard byte     target ~0 (flat)
  *   (d) warm / cold fetch time (manifest + fetch; cold produces) target <= 0.1
+ *   (e) the same as (a) and (b) over the bulk data plane (wt_client_opts.stream,
+ *       weightd --stream-listen; docs/architecture.md 4.2), with 1 and with the
+ *       client's connections, and client CPU seconds per GB for both paths
+ *                                                                target >= 0.9, >= 0.95
  *
  * Uses build/wt-mkckpt (llama, WT_BENCH_MB MiB, default 256) and build/weightd
  * next to this binary; WT_BENCH_WINDOW sets the window (default 8),
@@ -165,13 +169,62 @@ static int fetch_count(wt_client *c, const wt_layout *l, double *gbps, double *t
 	return WT_OK;
 }
 
-static double best_fetch(wt_client *c, const wt_layout *l)
+/* CPU seconds (user + system) of this process so far. */
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Best goodput of 3 fetches; *cpu_gb (optional): client CPU s per GB over all 3. */
+static double best_fetch_cpu(wt_client *c, const wt_layout *l, double *cpu_gb)
 {
 	double best = 0, g;
+	uint64_t bytes = 0, b;
+	double c0 = cpu_s();
 	for (int i = 0; i < 3; i++)
-		if (fetch_count(c, l, &g, NULL, NULL) == WT_OK && g > best)
-			best = g;
+		if (fetch_count(c, l, &g, NULL, &b) == WT_OK) {
+			bytes += b;
+			if (g > best)
+				best = g;
+		}
+	if (cpu_gb != NULL)
+		*cpu_gb = bytes > 0 ? (cpu_s() - c0) / ((double)bytes / 1e9) : 0;
 	return best;
+}
+
+static double best_fetch(wt_client *c, const wt_layout *l)
+{
+	return best_fetch_cpu(c, l, NULL);
+}
+
+typedef struct stream_res {
+	double verified, unverified, verified1, cpu_gb, cpu_gb_msg;
+} stream_res;
+
+/* (e): the bulk stream with the client's connections, then with one. */
+static void stream_bench(const wt_client_opts *base, wt_client *msg_client, const wt_layout *l,
+                         stream_res *r)
+{
+	wt_client_opts o = *base;
+	wt_client *c = NULL;
+	wt_errbuf err;
+	memset(r, 0, sizeof(*r));
+	best_fetch_cpu(msg_client, l, &r->cpu_gb_msg);
+	o.stream = 1;
+	if (wt_client_open(&c, &o, &err) == WT_OK) {
+		r->verified = best_fetch_cpu(c, l, &r->cpu_gb);
+		bench_client_set_verify(c, 0);
+		r->unverified = best_fetch(c, l);
+	}
+	wt_client_close(c);
+	c = NULL;
+	o.connections = 1;
+	if (wt_client_open(&c, &o, &err) == WT_OK)
+		r->verified1 = best_fetch(c, l);
+	wt_client_close(c);
 }
 
 /* (c): peak RSS of `weightctl fetch` for one tp size, in KiB; shard bytes out. */
@@ -247,6 +300,21 @@ int main(int argc, char **argv)
 		       verified1 / 1e9, raw1 / 1e9, raw1 > 0 ? verified1 / raw1 : 0);
 	printf("(b) verified %.2f GB/s / unverified %.2f GB/s = %.2f (target >= 0.9)\n",
 	       verified / 1e9, unverified / 1e9, unverified > 0 ? verified / unverified : 0);
+	stream_res sr;
+	o.connections = (uint32_t)conns;
+	stream_bench(&o, c, &l, &sr);
+	if (raw1 == 0)
+		raw1 = raw;
+	printf("(e) bulk stream: cache-hit goodput %.2f GB/s / raw loopback TCP (%zu conn) %.2f "
+	       "GB/s = %.2f (target >= 0.9)\n",
+	       sr.verified / 1e9, conns, raw / 1e9, raw > 0 ? sr.verified / raw : 0);
+	printf("    with 1 connection: %.2f GB/s / raw loopback TCP (1 conn) %.2f GB/s = %.2f\n",
+	       sr.verified1 / 1e9, raw1 / 1e9, raw1 > 0 ? sr.verified1 / raw1 : 0);
+	printf("    verified %.2f GB/s / unverified %.2f GB/s = %.2f (target >= 0.95)\n",
+	       sr.verified / 1e9, sr.unverified / 1e9,
+	       sr.unverified > 0 ? sr.verified / sr.unverified : 0);
+	printf("    client CPU: %.2f s/GB over the stream, %.2f s/GB over messages\n", sr.cpu_gb,
+	       sr.cpu_gb_msg);
 	uint64_t s1 = 0, s4 = 0;
 	long r4 = rss_of_fetch(url, "4", &s4), r1 = rss_of_fetch(url, "1", &s1);
 	if (r1 > 0 && r4 > 0) {

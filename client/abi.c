@@ -42,6 +42,7 @@ static const size_t client_opts_ends[] = {
     END(wt_client_opts, tls_cert_key_file),
     END(wt_client_opts, mode),
     END(wt_client_opts, cut_through),
+    END(wt_client_opts, stream),
     sizeof(wt_client_opts),
 };
 

@@ -32,6 +32,8 @@ void wt_client_close(wt_client *c)
 			nng_close(c->eps[i].socks[k]); /* no pipe callback runs after this */
 			free(c->eps[i].mons[k]);
 		}
+		if (c->eps != NULL)
+			free(c->eps[i].stream_url);
 		free(c->urls[i]);
 	}
 	free(c->urls);

@@ -37,6 +37,8 @@ typedef struct client_ep {
 	client_sockmon *mons[CLIENT_MAX_CONNS]; /* socks[k]'s monitor; owned */
 	uint64_t server_max_message_bytes;      /* from HelloReply; 0 = unknown */
 	uint64_t server_max_chunk_bytes;
+	char *stream_url;          /* HelloReply.stream_url (bulk data plane); owned; NULL = none */
+	uint8_t stream_ticket[16]; /* HelloReply.stream_ticket */
 } client_ep;
 
 struct wt_client {

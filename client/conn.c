@@ -309,6 +309,14 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, wt_errbuf *err)
 	} else {
 		c->eps[ep].server_max_message_bytes = r->hello->max_message_bytes;
 		c->eps[ep].server_max_chunk_bytes = r->hello->max_chunk_bytes;
+		/* the bulk stream offered (1.2 servers with stream_listen); else none */
+		free(c->eps[ep].stream_url);
+		c->eps[ep].stream_url = NULL;
+		if (r->hello->stream_url != NULL && r->hello->stream_url[0] != '\0' &&
+		    r->hello->stream_ticket.len == 16) {
+			c->eps[ep].stream_url = strdup(r->hello->stream_url);
+			memcpy(c->eps[ep].stream_ticket, r->hello->stream_ticket.data, 16);
+		}
 		client_log(c, WT_CLIENT_LOG_INFO, "connected to %s (server %s %s)", c->eps[ep].url,
 		           r->hello->server_id ? r->hello->server_id : "?",
 		           r->hello->server_version ? r->hello->server_version : "?");

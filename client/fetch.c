@@ -30,53 +30,10 @@
 #include <string.h>
 
 #include "client/client_int.h"
+#include "client/fetch_int.h"
 #include "common/common.h"
 #include "proto/wire.h"
 #include "weights/engine.h"
-
-enum { SLOT_IDLE = 0, SLOT_BUSY, SLOT_DONE };
-
-struct fetch;
-
-typedef struct fetch_slot {
-	struct fetch *f;
-	nng_aio *aio;
-	nng_ctx ctx;
-	int ctx_open;
-	size_t chunk; /* global chunk index being fetched */
-	uint64_t id;  /* request id of the request in flight */
-	/* fields below guarded by fetch.lk */
-	int state;
-	int sending; /* 1 while the send half is in flight */
-	int rv;      /* result once SLOT_DONE */
-	wt_errbuf err;
-	nng_msg *msg;        /* reply (owned) when rv == WT_OK */
-	const uint8_t *data; /* chunk bytes inside msg */
-} fetch_slot;
-
-typedef struct fetch {
-	wt_client *c;
-	const wt_manifest *m;
-	size_t ep;                          /* current endpoint */
-	nng_socket socks[CLIENT_MAX_CONNS]; /* its connections; slot i uses socks[i % n_socks] */
-	size_t n_socks;
-	int verify;
-	uint8_t *shard_id; /* current shard id (a restarted server may issue a new one); owned */
-	size_t shard_id_len;
-	pthread_mutex_t lk;
-	pthread_cond_t cv;
-	fetch_slot *slots;
-	size_t w;
-	common_hasher *hasher;
-	/* Hashes: the manifest's, or (live manifest) learned from the chunk replies.
-	 * Entry i is written by the reply of chunk i (or of tensor i's last chunk)
-	 * before its slot is DONE, read by the fetch thread after. */
-	int live;                      /* ask chunks by index (a live manifest) */
-	uint8_t (*chash)[16], *cknown; /* [n_chunks] */
-	uint8_t (*thash)[16], *tknown; /* [n_tensors] */
-	wt_fetch_stats *st;
-	wt_sink_ops ops; /* the sink's callbacks, checked (abi.c) */
-} fetch;
 
 static const char *tensor_name(const fetch *f, size_t ci)
 {
@@ -151,7 +108,7 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 	return WT_OK;
 }
 
-static void slot_finish(fetch_slot *s, int rv, const wt_errbuf *err, nng_msg *msg)
+void fetch_slot_finish(fetch_slot *s, int rv, const wt_errbuf *err, nng_msg *msg)
 {
 	fetch *f = s->f;
 	pthread_mutex_lock(&f->lk);
@@ -189,7 +146,7 @@ static void slot_cb(void *arg)
 		    &err, client_nng_err(nrv), "endpoint %s: tensor '%s' chunk %zu: %s%s",
 		    f->c->eps[f->ep].url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk),
 		    nng_strerror(nrv), nrv == NNG_ETIMEDOUT ? " (raise the request timeout?)" : "");
-		slot_finish(s, rv, &err, NULL);
+		fetch_slot_finish(s, rv, &err, NULL);
 		return;
 	}
 	nng_msg *msg = nng_aio_get_msg(s->aio);
@@ -198,7 +155,7 @@ static void slot_cb(void *arg)
 		nng_msg_free(msg);
 		msg = NULL;
 	}
-	slot_finish(s, rv, &err, msg);
+	fetch_slot_finish(s, rv, &err, msg);
 }
 
 static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
@@ -219,6 +176,17 @@ static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	req.body_case = WEIGHTS__REQUEST__BODY_CHUNK;
 	req.chunk = &cr;
 	req.id = atomic_fetch_add(&f->c->next_id, 1);
+	if (!f->live && fetch_bulk_on(f)) { /* the bulk stream (fetch_bulk.c) */
+		s->chunk = ci;
+		s->id = req.id;
+		pthread_mutex_lock(&f->lk);
+		s->state = SLOT_BUSY;
+		s->sending = 0;
+		s->msg = NULL;
+		pthread_mutex_unlock(&f->lk);
+		fetch_bulk_issue(f, s);
+		return WT_OK;
+	}
 	if (!s->ctx_open) {
 		int nrv = nng_ctx_open(&s->ctx, f->socks[(size_t)(s - f->slots) % f->n_socks]);
 		if (nrv != 0)
@@ -303,6 +271,7 @@ static void slots_reclaim(fetch *f)
 static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 {
 	slots_close_ctx(f);
+	fetch_bulk_close(f);
 	size_t want = f->c->o.connections < f->w ? f->c->o.connections : f->w;
 	size_t n = 0;
 	int rv = client_ep_sockets(f->c, ep, want, f->socks, &n, err);
@@ -311,6 +280,7 @@ static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 	f->n_socks = n;
 	f->ep = ep; /* slots open their contexts on these sockets when issued */
 	snprintf(f->st->endpoint, sizeof(f->st->endpoint), "%s", f->c->eps[ep].url);
+	fetch_bulk_open(f); /* when asked for and offered; else messages */
 	return WT_OK;
 }
 
@@ -632,7 +602,8 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 			if ((rv = empty_tensor(f, sink, L->next_tensor, err)) != WT_OK)
 				return rv;
 		rv = deliver(f, sink, s, err);
-		nng_msg_free(s->msg);
+		if (s->msg != NULL)
+			nng_msg_free(s->msg);
 		s->msg = NULL;
 		s->state = SLOT_IDLE;
 		if (rv != WT_OK)
@@ -660,9 +631,12 @@ static void fetch_fini(fetch *f)
 {
 	if (f->slots != NULL) {
 		slots_reclaim(f);
+		fetch_bulk_close(f);
 		slots_close_ctx(f);
-		for (size_t i = 0; i < f->w; i++)
+		for (size_t i = 0; i < f->w; i++) {
 			nng_aio_free(f->slots[i].aio);
+			free(f->slots[i].buf);
+		}
 	}
 	free(f->slots);
 	free(f->shard_id);

@@ -72,6 +72,13 @@ static nng_msg *hello_reply(wd_req *r, const Weights__Hello *h)
 	hr.max_message_bytes = s->cfg->max_request_bytes;
 	hr.max_chunk_bytes = s->cfg->chunk_bytes;
 	hr.cut_through = true;
+	const char *surl;
+	const uint8_t *ticket;
+	if (wd_bulk_offer(s, &surl, &ticket)) { /* only after the token check above */
+		hr.stream_url = (char *)surl;
+		hr.stream_ticket.data = (uint8_t *)ticket;
+		hr.stream_ticket.len = 16;
+	}
 	Weights__Reply rp = WEIGHTS__REPLY__INIT;
 	rp.id = r->id;
 	rp.body_case = WEIGHTS__REPLY__BODY_HELLO;

@@ -306,6 +306,8 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 		goto fail;
 	if ((rv = open_socket(s, err)) != WT_OK)
 		goto fail;
+	if ((rv = wd_bulk_start(s, err)) != WT_OK)
+		goto fail;
 	if ((rv = wd_metrics_start(s, err)) != WT_OK)
 		goto fail;
 	*out = s;
@@ -364,6 +366,7 @@ size_t wd_server_close(wd_server *s)
 	}
 	/* 3. run out the pool: every job (and every waiter it wakes) replies on the
 	 * still-open socket; nothing calls into nng concurrently with nng_close. */
+	wd_bulk_stop(s); /* its requests in service run on the pool */
 	wd_pool_destroy(s->pool);
 	wd_pool_destroy(s->admin_pool); /* after the data pool: its jobs may queue here */
 	wd_pipes_stop(s);

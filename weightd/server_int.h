@@ -176,11 +176,14 @@ struct wd_server {
 	_Atomic bool cancel; /* drain deadline passed: productions stop */
 	_Atomic uint64_t requests, productions, chunk_replies, chunk_bytes_out, flight_waits;
 	_Atomic uint64_t peer_fills, peer_bytes;
+	_Atomic uint64_t
+	    bulk_replies; /* chunk replies sent on bulk streams (also in chunk_replies) */
 	wd_metrics m;
 	const wd_faults *_Atomic faults; /* tests only (faults.c); NULL in weightd */
 	struct MHD_Daemon *metrics;      /* NULL unless metrics_listen is set */
 	uint16_t metrics_port;           /* bound port (metrics_listen port 0 resolved) */
 	struct wd_watches *watches;      /* parked Watch requests (watch.c) */
+	struct wd_bulk *bulk; /* bulk data plane (bulk.c); NULL when stream_listen is off */
 };
 
 /* Install f (borrowed; outlives the server) before clients connect. */
@@ -284,6 +287,21 @@ bool wd_lives_manifest(wd_lives *t, wd_req *r, bool park, nng_msg **reply);
 void wd_live_chunk_start(wd_req *r, const Weights__ChunkRequest *c);
 /* Entries now (tests): producing and all. */
 size_t wd_lives_producing(wd_lives *t, size_t *all);
+
+/* ===================== bulk data plane (bulk.c) ===================== */
+
+typedef struct wd_bulk wd_bulk;
+
+/* Listen on cfg->stream_listen (nothing when empty): WT_ECONFIG naming the URL
+ * for an unsupported or bad one, WT_EBUSY when it is in use. On failure the
+ * half-built state is left in s->bulk for wd_bulk_stop. */
+int wd_bulk_start(wd_server *s, wt_errbuf *err);
+/* Close the listener and every stream; waits for requests in service (they run
+ * on the request lane: call before the pool is destroyed). NULL-safe, idempotent. */
+void wd_bulk_stop(wd_server *s);
+/* true with the URL to dial and the 16-byte ticket (borrowed; valid until
+ * wd_bulk_stop) when the bulk data plane is on. */
+bool wd_bulk_offer(const wd_server *s, const char **url, const uint8_t **ticket);
 
 /* record.c: the cached-manifest record a shard is committed with. */
 typedef struct wd_chunk {

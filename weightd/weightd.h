@@ -37,6 +37,7 @@ typedef struct wd_config {
 	uint64_t workers;             /* threads serving requests (lane 0) */
 	uint64_t producers;           /* threads producing layouts (lane 1) */
 	char *metrics_listen;         /* http://HOST:PORT, "" = no metrics endpoint */
+	char *stream_listen;          /* bulk data plane: tcp:// or ipc:// URL, "" = off */
 	char *tls_cert_key_file;      /* tls+tcp:// listeners: certificate + key (PEM) */
 	char *tls_ca_file;            /* "" = no client certificates required */
 	uint64_t contexts;            /* nng contexts = requests served at once */

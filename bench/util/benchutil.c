@@ -74,9 +74,11 @@ pid_t bench_start_weightd(char *url, size_t cap, const char *workers)
 	snprintf(ready, sizeof(ready), "%s/ready", g_tmp);
 	pid_t p = fork();
 	if (p == 0) {
-		execl(bin, bin, "--listen", "tcp://127.0.0.1:0", "--models-dir", models,
-		      "--cache-dir", cache, "--workers", workers, "--log-level", "warning",
-		      "--ready-file", ready, (char *)NULL);
+		/* the bulk data plane is offered; only clients with opts.stream use it */
+		execl(bin, bin, "--listen", "tcp://127.0.0.1:0", "--stream-listen",
+		      "tcp://127.0.0.1:0", "--models-dir", models, "--cache-dir", cache,
+		      "--workers", workers, "--log-level", "warning", "--ready-file", ready,
+		      (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; p > 0 && i < 1200; i++) {

@@ -27,6 +27,8 @@ static void usage(FILE *f)
 	        "                       [--retry-budget-ms N] [--token-file F] [--verbose]\n"
 	        "                       [--cut-through] (a layout being produced: its chunks\n"
 	        "                       as they are produced, not after the commit)\n"
+	        "                       [--stream] (chunk bytes on the server's bulk stream when\n"
+	        "                       it offers one; else messages)\n"
 	        "                       [--tls-ca-file F [--tls-cert-key-file F]] (tls+tcp://)\n"
 	        "                       [--update-from OLD] (with --out: fetch only the tensors\n"
 	        "                       that differ from rank file OLD; prints the update report)\n"

@@ -99,7 +99,7 @@ static const ctl_flag remote_flags[] = {
     {"--window", true, 0},       {"--connections", true, 0},
     {"--tls-ca-file", true, 0},  {"--tls-cert-key-file", true, 0},
     {"--mode", true, 0},         {"--verbose", false, 0},
-    {"--cut-through", false, 0},
+    {"--cut-through", false, 0}, {"--stream", false, 0},
 };
 
 static int remote_flag(void *ctx, const char *cmd, const char *f, const char *v)
@@ -136,6 +136,8 @@ static int remote_flag(void *ctx, const char *cmd, const char *f, const char *v)
 		r->verbose = 1;
 	else if (strcmp(f, "--cut-through") == 0)
 		o->cut_through = 1;
+	else if (strcmp(f, "--stream") == 0)
+		o->stream = 1;
 	return 0;
 }
 

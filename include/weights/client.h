@@ -128,6 +128,12 @@ typedef struct wt_client_opts {
 	 * every chunk and tensor is still checked before the sink sees it. Default 0
 	 * (wait until the layout is committed, as before 1.1). */
 	int cut_through;
+	/* Since 1.2: the bulk data plane (README "Bulk data plane"). 1: when the server
+	 * offers a bulk stream in Hello (weightd stream_listen), wt_client_fetch receives
+	 * chunk bytes over a raw nng byte stream per connection instead of nng messages;
+	 * every chunk and tensor is still checked. A server that offers none, a live
+	 * manifest, or a stream that fails mid-fetch (logged) use messages. Default 0. */
+	int stream;
 } wt_client_opts;
 
 /* Fill with the defaults above (no endpoints) and struct_size. */

@@ -64,6 +64,7 @@ class ClientOpts(ctypes.Structure):
         ("tls_cert_key_file", c_char_p),
         ("mode", c_int),
         ("cut_through", c_int),
+        ("stream", c_int),  # 1.2: the bulk data plane
     ]
 
 

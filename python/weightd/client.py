@@ -10,7 +10,7 @@ from .manifest import LAYOUT_KEYS, MODES, LayoutArg, Manifest, ModelInfo, _s
 
 _OPTS = ("connect_timeout_ms", "request_timeout_ms", "manifest_timeout_ms", "window",
          "connections", "max_retries", "backoff_initial_ms", "backoff_max_ms",
-         "max_message_bytes", "hash_refetch", "retry_budget_ms", "cut_through")
+         "max_message_bytes", "hash_refetch", "retry_budget_ms", "cut_through", "stream")
 
 
 class Shard(dict):
@@ -131,7 +131,9 @@ class Client:
     members (connect_timeout_ms, window, connections, max_retries, retry_budget_ms,
     ...). cut_through=1: a layout still being produced is answered with a live
     manifest (Manifest.live) and fetched chunk by chunk as it is produced; every
-    chunk and tensor is still checked (README "Cut-through serving")."""
+    chunk and tensor is still checked (README "Cut-through serving"). stream=1
+    (libweights 1.2): chunk bytes on the server's bulk stream when it offers one,
+    else messages (README "Bulk data plane")."""
 
     def __init__(self, endpoints, token=None, client_id=None, **opts):
         if isinstance(endpoints, str):

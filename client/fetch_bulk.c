@@ -1,0 +1,351 @@
+/*
+ * fetch_bulk.c — wt_client_fetch over the bulk stream (docs/architecture.md
+ * 4.2, headers in proto/bulk.h): with wt_client_opts.stream set and a server
+ * that offered a stream in Hello, chunk requests go on one nng_stream per
+ * connection instead of nng messages, and each reply's bytes are received
+ * straight into the slot's reused buffer and hashed piece by piece as they
+ * arrive (each piece is what one receive returned: still in the CPU cache).
+ *
+ * Slot i uses stream i % n. The fetch thread sends requests (fetch_bulk_issue);
+ * one receiver thread per stream reads the replies, which come in request
+ * order, so each stream keeps a FIFO of its slots in flight. Ordering,
+ * delivery, retries and fail-over stay fetch.c's: a slot ends exactly as with
+ * messages (fetch_slot_finish). Any stream failure (dial, send, receive,
+ * timeout, a reply that does not match) ends that stream's slots with
+ * WT_EUNAVAIL and turns the bulk path off for the rest of the fetch: fetch.c
+ * retries them, and every later request, over messages.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/fetch_int.h"
+#include "proto/bulk.h"
+
+typedef struct bulk_conn {
+	struct fetch_bulk *fb;
+	nng_stream *st;
+	common_hasher *hs; /* the receiver's chunk hasher */
+	pthread_t th;
+	int th_started;
+	/* fields below guarded by fetch_bulk.lk */
+	fetch_slot **q; /* slots in flight on this stream, in request order (ring) */
+	size_t q_head, q_n;
+} bulk_conn;
+
+typedef struct fetch_bulk {
+	fetch *f;
+	char url[512];
+	size_t n;
+	size_t q_cap; /* ring capacity: the window */
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	/* fields below guarded by lk */
+	int broken;  /* a stream failed: new requests use messages */
+	int closing; /* fetch_bulk_close: receivers stop */
+	bulk_conn conns[CLIENT_MAX_CONNS];
+} fetch_bulk;
+
+/* Move n bytes over st (send or receive) within timeout_ms; an nng error code.
+ * hs (receive only; NULL = none) is fed each piece as soon as it arrived, while
+ * it is still in the CPU cache. */
+static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms,
+                      common_hasher *hs)
+{
+	nng_aio *aio;
+	int rv = nng_aio_alloc(&aio, NULL, NULL);
+	if (rv != 0)
+		return rv;
+	nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
+	size_t done = 0;
+	while (rv == 0 && done < n) {
+		nng_iov v = {.iov_buf = (uint8_t *)buf + done, .iov_len = n - done};
+		nng_aio_set_iov(aio, 1, &v);
+		if (send)
+			nng_stream_send(st, aio);
+		else
+			nng_stream_recv(st, aio);
+		nng_aio_wait(aio);
+		rv = nng_aio_result(aio);
+		size_t got = nng_aio_count(aio);
+		if (hs != NULL && got > 0)
+			common_hasher_update(hs, (uint8_t *)buf + done, got);
+		done += got;
+	}
+	nng_aio_free(aio);
+	return rv;
+}
+
+static int st_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms)
+{
+	return st_io_hash(st, send, buf, n, timeout_ms, NULL);
+}
+
+/* The stream failed: it is closed, its slots end with WT_EUNAVAIL, the bulk
+ * path is off for the rest of the fetch. */
+static void conn_fail(bulk_conn *k, const char *why)
+{
+	fetch_bulk *fb = k->fb;
+	fetch *f = fb->f;
+	wt_errbuf err;
+	wt_seterr(&err, WT_EUNAVAIL, "endpoint %s: bulk stream %s: %s; going on over messages",
+	          f->c->eps[f->ep].url, fb->url, why);
+	nng_stream_close(k->st);
+	pthread_mutex_lock(&fb->lk);
+	int first = !fb->broken && !fb->closing;
+	fb->broken = 1;
+	fetch_slot *left[CLIENT_MAX_WINDOW];
+	size_t n = 0;
+	for (; k->q_n > 0; k->q_n--, k->q_head = (k->q_head + 1) % fb->q_cap)
+		left[n++] = k->q[k->q_head];
+	pthread_cond_broadcast(&fb->cv);
+	pthread_mutex_unlock(&fb->lk);
+	if (first)
+		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", err.msg);
+	for (size_t i = 0; i < n; i++)
+		fetch_slot_finish(left[i], WT_EUNAVAIL, &err, NULL);
+}
+
+/* One reply for slot s (the head of k's queue): 0 with the bytes in s->buf; 1
+ * for the server's error reply (in *serr; the stream goes on); -1 for an
+ * nng/protocol failure described in why (the caller fails the stream). */
+static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_errbuf *serr)
+{
+	fetch *f = k->fb->f;
+	const client_chunk *ch = &f->m->chunks[s->chunk];
+	uint32_t tmo = f->c->o.request_timeout_ms;
+	uint8_t h[BULK_REPLY_BYTES];
+	bulk_reply r;
+	wt_errbuf err;
+	int nrv = st_io(k->st, 0, h, sizeof(h), tmo);
+	if (nrv != 0)
+		return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
+	if (bulk_reply_decode(h, ch->nbytes, &r, &err) != WT_OK)
+		return snprintf(why, why_cap, "%s", err.msg), -1;
+	if (r.id != s->id)
+		return snprintf(why, why_cap, "reply %llu for request %llu",
+		                (unsigned long long)r.id, (unsigned long long)s->id),
+		       -1;
+	if (r.code != WT_OK) {
+		char msg[BULK_MAX_MSG + 1];
+		if ((nrv = st_io(k->st, 0, msg, r.msg_len, tmo)) != 0)
+			return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
+		msg[r.msg_len] = '\0';
+		int code = r.code < WT_ERR_COUNT_ ? (int)r.code : WT_EPROTO;
+		wt_seterr(serr, code, "endpoint %s: tensor '%s' chunk %zu: %s",
+		          f->c->eps[f->ep].url, f->m->tensors[ch->tensor].name,
+		          s->chunk - f->m->tensors[ch->tensor].first_chunk, msg);
+		return 1;
+	}
+	if (r.nbytes != ch->nbytes || r.offset != 0 || memcmp(r.chunk_hash, f->chash[s->chunk], 16))
+		return snprintf(why, why_cap, "reply %llu is for another chunk or range",
+		                (unsigned long long)r.id),
+		       -1;
+	if (s->buf_cap < ch->nbytes) {
+		free(s->buf);
+		s->buf_cap = 0;
+		if ((s->buf = malloc(ch->nbytes ? (size_t)ch->nbytes : 1)) == NULL)
+			return snprintf(why, why_cap, "out of memory for a %llu-byte chunk",
+			                (unsigned long long)ch->nbytes),
+			       -1;
+		s->buf_cap = (size_t)ch->nbytes;
+	}
+	if (f->verify)
+		common_hasher_reset(k->hs);
+	nrv = st_io_hash(k->st, 0, s->buf, (size_t)ch->nbytes, tmo, f->verify ? k->hs : NULL);
+	if (nrv != 0)
+		return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
+	return 0;
+}
+
+static void *receiver(void *arg)
+{
+	bulk_conn *k = arg;
+	fetch_bulk *fb = k->fb;
+	fetch *f = fb->f;
+	char why[WT_ERRMSG_MAX];
+	for (;;) {
+		pthread_mutex_lock(&fb->lk);
+		while (k->q_n == 0 && !fb->closing)
+			pthread_cond_wait(&fb->cv, &fb->lk);
+		fetch_slot *s = fb->closing ? NULL : k->q[k->q_head];
+		pthread_mutex_unlock(&fb->lk);
+		if (s == NULL)
+			return NULL;
+		wt_errbuf err;
+		int rv = recv_one(k, s, why, sizeof(why), &err);
+		if (rv < 0) {
+			conn_fail(k, why);
+			return NULL;
+		}
+		pthread_mutex_lock(&fb->lk);
+		k->q_head = (k->q_head + 1) % fb->q_cap;
+		k->q_n--;
+		pthread_mutex_unlock(&fb->lk);
+		if (rv > 0) { /* the server's error reply: the stream goes on */
+			fetch_slot_finish(s, err.code, &err, NULL);
+			continue;
+		}
+		const client_chunk *ch = &f->m->chunks[s->chunk];
+		int ok = 1;
+		if (f->verify) /* hashed piece by piece as it arrived (recv_one) */
+			ok = common_hash128_eq(common_hasher_digest(k->hs),
+			                       common_hash128_from_bytes(f->chash[s->chunk]));
+		if (!ok) {
+			wt_seterr(
+			    &err, WT_EHASH,
+			    "endpoint %s (bulk stream): tensor '%s' chunk %zu (offset %llu, %llu "
+			    "bytes): XXH3-128 does not match the manifest",
+			    f->c->eps[f->ep].url, f->m->tensors[ch->tensor].name,
+			    s->chunk - f->m->tensors[ch->tensor].first_chunk,
+			    (unsigned long long)ch->off, (unsigned long long)ch->nbytes);
+			fetch_slot_finish(s, WT_EHASH, &err, NULL);
+			continue;
+		}
+		s->data = s->buf;
+		fetch_slot_finish(s, WT_OK, NULL, NULL);
+	}
+}
+
+/* Dial stream k and send the open header; 0 or an nng error. */
+static int conn_dial(fetch_bulk *fb, bulk_conn *k, const uint8_t *ticket)
+{
+	const wt_client *c = fb->f->c;
+	nng_stream_dialer *d = NULL;
+	nng_aio *aio = NULL;
+	int rv = nng_stream_dialer_alloc(&d, fb->url);
+	if (rv == 0)
+		rv = nng_aio_alloc(&aio, NULL, NULL);
+	if (rv == 0) {
+		nng_aio_set_timeout(aio, (nng_duration)c->o.connect_timeout_ms);
+		nng_stream_dialer_dial(d, aio);
+		nng_aio_wait(aio);
+		if ((rv = nng_aio_result(aio)) == 0)
+			k->st = nng_aio_get_output(aio, 0);
+	}
+	nng_aio_free(aio);
+	nng_stream_dialer_free(d);
+	if (rv != 0)
+		return rv;
+	uint8_t o[BULK_OPEN_BYTES];
+	bulk_open_encode(ticket, o);
+	return st_io(k->st, 1, o, sizeof(o), c->o.connect_timeout_ms);
+}
+
+void fetch_bulk_open(fetch *f)
+{
+	wt_client *c = f->c;
+	uint8_t ticket[BULK_TICKET_BYTES];
+	char url[512] = "";
+	if (!c->o.stream || f->live || f->bulk != NULL)
+		return;
+	pthread_mutex_lock(&c->lk);
+	if (c->eps[f->ep].stream_url != NULL) {
+		snprintf(url, sizeof(url), "%s", c->eps[f->ep].stream_url);
+		memcpy(ticket, c->eps[f->ep].stream_ticket, sizeof(ticket));
+	}
+	pthread_mutex_unlock(&c->lk);
+	if (url[0] == '\0')
+		return; /* an older server, or stream_listen off: messages */
+	fetch_bulk *fb = calloc(1, sizeof(*fb));
+	if (fb == NULL)
+		return;
+	fb->f = f;
+	fb->q_cap = f->w;
+	snprintf(fb->url, sizeof(fb->url), "%s", url);
+	pthread_mutex_init(&fb->lk, NULL);
+	pthread_cond_init(&fb->cv, NULL);
+	f->bulk = fb;
+	size_t want = f->n_socks;
+	for (size_t i = 0; i < want; i++) {
+		bulk_conn *k = &fb->conns[i];
+		k->fb = fb;
+		k->q = calloc(fb->q_cap, sizeof(*k->q));
+		k->hs = common_hasher_new();
+		int rv = k->q == NULL || k->hs == NULL ? NNG_ENOMEM : conn_dial(fb, k, ticket);
+		if (rv == 0)
+			rv = pthread_create(&k->th, NULL, receiver, k) == 0 ? 0 : NNG_ENOMEM;
+		fb->n = i + 1;
+		if (rv != 0) {
+			client_log(c, WT_CLIENT_LOG_WARNING,
+			           "endpoint %s: bulk stream %s: %s; fetching over messages",
+			           c->eps[f->ep].url, url, nng_strerror(rv));
+			fetch_bulk_close(f);
+			return;
+		}
+		k->th_started = 1;
+	}
+	client_log(c, WT_CLIENT_LOG_INFO, "endpoint %s: %zu bulk stream(s) on %s",
+	           c->eps[f->ep].url, want, url);
+}
+
+int fetch_bulk_on(const fetch *f)
+{
+	fetch_bulk *fb = f->bulk;
+	if (fb == NULL)
+		return 0;
+	pthread_mutex_lock(&fb->lk);
+	int on = !fb->broken;
+	pthread_mutex_unlock(&fb->lk);
+	return on;
+}
+
+void fetch_bulk_issue(fetch *f, fetch_slot *s)
+{
+	fetch_bulk *fb = f->bulk;
+	bulk_conn *k = &fb->conns[(size_t)(s - f->slots) % fb->n];
+	pthread_mutex_lock(&fb->lk);
+	int broken = fb->broken;
+	if (!broken) {
+		k->q[(k->q_head + k->q_n) % fb->q_cap] = s;
+		k->q_n++;
+		pthread_cond_broadcast(&fb->cv);
+	}
+	pthread_mutex_unlock(&fb->lk);
+	if (broken) {
+		wt_errbuf err;
+		wt_seterr(&err, WT_EUNAVAIL, "endpoint %s: bulk stream %s is down",
+		          f->c->eps[f->ep].url, fb->url);
+		fetch_slot_finish(s, WT_EUNAVAIL, &err, NULL);
+		return;
+	}
+	uint8_t b[BULK_REQ_BYTES + BULK_MAX_SHARD_ID];
+	bulk_req q = {.id = s->id, .shard_id_len = (uint32_t)f->shard_id_len};
+	memcpy(q.hash, f->chash[s->chunk], 16);
+	bulk_req_encode(&q, b);
+	memcpy(b + BULK_REQ_BYTES, f->shard_id, f->shard_id_len);
+	int nrv = st_io(k->st, 1, b, BULK_REQ_BYTES + f->shard_id_len, f->c->o.request_timeout_ms);
+	if (nrv != 0) /* the receiver fails the queue (s included) when the stream closes */
+		nng_stream_close(k->st);
+}
+
+void fetch_bulk_close(fetch *f)
+{
+	fetch_bulk *fb = f->bulk;
+	if (fb == NULL)
+		return;
+	pthread_mutex_lock(&fb->lk);
+	fb->closing = 1;
+	pthread_cond_broadcast(&fb->cv);
+	pthread_mutex_unlock(&fb->lk);
+	for (size_t i = 0; i < fb->n; i++) {
+		bulk_conn *k = &fb->conns[i];
+		if (k->st != NULL)
+			nng_stream_close(k->st);
+		if (k->th_started)
+			pthread_join(k->th, NULL);
+		/* nothing should be left (closed with no slot busy); end it if so */
+		wt_errbuf err;
+		wt_seterr(&err, WT_ECANCELED, "bulk stream closed");
+		for (; k->q_n > 0; k->q_n--, k->q_head = (k->q_head + 1) % fb->q_cap)
+			fetch_slot_finish(k->q[k->q_head], WT_ECANCELED, &err, NULL);
+		if (k->st != NULL)
+			nng_stream_free(k->st);
+		common_hasher_free(k->hs);
+		free(k->q);
+	}
+	pthread_cond_destroy(&fb->cv);
+	pthread_mutex_destroy(&fb->lk);
+	free(fb);
+	f->bulk = NULL;
+}

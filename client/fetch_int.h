@@ -1,0 +1,79 @@
+/*
+ * fetch_int.h — private to client/fetch*.c: the state of one wt_client_fetch
+ * (fetch.c: window, slots, ordering, retries) shared with the bulk stream
+ * path (fetch_bulk.c, docs/architecture.md 4.2).
+ */
+#ifndef WT_CLIENT_FETCH_INT_H
+#define WT_CLIENT_FETCH_INT_H
+
+#include "client/client_int.h"
+#include "common/common.h"
+
+enum { SLOT_IDLE = 0, SLOT_BUSY, SLOT_DONE };
+
+struct fetch;
+
+typedef struct fetch_slot {
+	struct fetch *f;
+	nng_aio *aio;
+	nng_ctx ctx;
+	int ctx_open;
+	size_t chunk; /* global chunk index being fetched */
+	uint64_t id;  /* request id of the request in flight */
+	/* fields below guarded by fetch.lk */
+	int state;
+	int sending; /* 1 while the send half is in flight */
+	int rv;      /* result once SLOT_DONE */
+	wt_errbuf err;
+	nng_msg *msg;        /* reply (owned) when rv == WT_OK; NULL over the bulk stream */
+	const uint8_t *data; /* chunk bytes inside msg, or in buf (bulk stream) */
+	uint8_t *buf;        /* bulk stream: this slot's reused receive buffer; owned */
+	size_t buf_cap;
+} fetch_slot;
+
+typedef struct fetch {
+	wt_client *c;
+	const wt_manifest *m;
+	size_t ep;                          /* current endpoint */
+	nng_socket socks[CLIENT_MAX_CONNS]; /* its connections; slot i uses socks[i % n_socks] */
+	size_t n_socks;
+	int verify;
+	uint8_t *shard_id; /* current shard id (a restarted server may issue a new one); owned */
+	size_t shard_id_len;
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	fetch_slot *slots;
+	size_t w;
+	common_hasher *hasher;
+	/* Hashes: the manifest's, or (live manifest) learned from the chunk replies.
+	 * Entry i is written by the reply of chunk i (or of tensor i's last chunk)
+	 * before its slot is DONE, read by the fetch thread after. */
+	int live;                      /* ask chunks by index (a live manifest) */
+	uint8_t (*chash)[16], *cknown; /* [n_chunks] */
+	uint8_t (*thash)[16], *tknown; /* [n_tensors] */
+	wt_fetch_stats *st;
+	wt_sink_ops ops;         /* the sink's callbacks, checked (abi.c) */
+	struct fetch_bulk *bulk; /* bulk stream of the current endpoint (fetch_bulk.c); NULL =
+	                            messages */
+} fetch;
+
+/* A slot's request ended (any thread): rv, err (when rv != WT_OK) and the reply
+ * message msg (owned; NULL over the bulk stream) are published, waiters woken. */
+void fetch_slot_finish(fetch_slot *s, int rv, const wt_errbuf *err, nng_msg *msg);
+
+/*
+ * Bulk stream (fetch_bulk.c). open: after use_endpoint, with no slot busy: when
+ * c->o.stream is set, the endpoint offered a stream in Hello and the manifest is
+ * not live, dial one stream per connection (f->bulk set); otherwise, or when
+ * dialing fails (logged), f->bulk stays NULL and the fetch uses messages.
+ * issue: send slot s's request (s->chunk, s->id set) on its stream; a failure
+ * finishes s with WT_EUNAVAIL and turns the bulk path off for the rest of the
+ * fetch (later requests use messages). close: with no slot busy; NULL-safe.
+ */
+void fetch_bulk_open(fetch *f);
+void fetch_bulk_issue(fetch *f, fetch_slot *s);
+void fetch_bulk_close(fetch *f);
+/* 1 while the bulk path is usable. */
+int fetch_bulk_on(const fetch *f);
+
+#endif

@@ -1,0 +1,535 @@
+/*
+ * bulk.c — the bulk data plane (docs/architecture.md 4.2; headers in
+ * proto/bulk.h): with stream_listen set, an nng_stream_listener accepts raw
+ * byte streams over which clients pipeline chunk requests; each reply is one
+ * nng_stream_send of {reply header, RocksDB's pinned value} (a two-entry
+ * iov), so the chunk bytes are not copied into a message first.
+ *
+ * Per accepted stream, a receive side and a send side over two reply slots,
+ * so the next chunk is looked up and re-hashed (on the request lane) while
+ * the previous one is on the wire; replies leave in request order:
+ *
+ *   receive: open (24 bytes, ticket) -> header (48) -> shard id -> slot queued
+ *            on the request lane -> next header into the other slot, or wait
+ *            for a free slot
+ *   worker:  cache_chunk_view (re-hashes, pins) -> slot ready
+ *   send:    the oldest slot once ready: {header, pinned bytes} -> view
+ *            released, slot free (a waiting receive resumes)
+ *
+ * nng callbacks only move bytes and queue jobs. A malformed header or a wrong
+ * ticket closes the stream (logged); a chunk that cannot be served is an
+ * error reply (code + text) and the stream goes on. A stream that ended is
+ * freed at the next accept or at wd_bulk_stop, once no job of it is queued
+ * (its aios cannot be freed from their own callbacks).
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "proto/bulk.h"
+#include "weightd/server_int.h"
+
+#define BULK_SLOTS 2
+
+typedef struct wd_bslot {
+	struct wd_bconn *b;
+	wd_job job;
+	bulk_req req;
+	uint8_t sid[BULK_MAX_SHARD_ID];
+	uint8_t rhdr[BULK_REPLY_BYTES + BULK_MAX_MSG];
+	nng_iov seg[2]; /* what to send: header (+ text), bytes */
+	unsigned nseg;
+	cache_view *view; /* pinned chunk being sent; released after the send */
+	uint8_t *copy;    /* fault injection only: a corrupted copy of the bytes */
+	int ready;        /* guarded by wd_bulk.lk: prepared, waiting to be sent */
+} wd_bslot;
+
+enum { BR_OPEN = 0, BR_HDR, BR_SID, BR_WAIT };
+
+typedef struct wd_bconn {
+	struct wd_bulk *bk;
+	struct wd_bconn *next; /* in wd_bulk.conns; guarded by wd_bulk.lk */
+	nng_stream *st;
+	nng_aio *raio, *saio;
+	/* receive side (one receive in flight at a time) */
+	int rstate;
+	size_t rdone, rlen;
+	uint8_t *rbuf;
+	uint8_t open[BULK_OPEN_BYTES];
+	uint8_t hdr[BULK_REQ_BYTES];
+	size_t sdone; /* send side: bytes of slot[send_head] sent so far */
+	wd_bslot slot[BULK_SLOTS];
+	/* fields below guarded by wd_bulk.lk */
+	unsigned recv_slot, send_head, used; /* slots used in order from send_head */
+	int sending, jobs;
+	bool dead;
+} wd_bconn;
+
+struct wd_bulk {
+	wd_server *srv;
+	nng_stream_listener *l;
+	nng_aio *accept_aio;
+	char url[512]; /* advertised in HelloReply.stream_url */
+	uint8_t ticket[BULK_TICKET_BYTES];
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	/* fields below guarded by lk */
+	bool closing;
+	wd_bconn *conns;
+};
+
+static void slot_clear(wd_bslot *sl)
+{
+	cache_view_release(sl->view);
+	sl->view = NULL;
+	free(sl->copy);
+	sl->copy = NULL;
+}
+
+/* The stream ended (an error, the peer closed, or shutdown). */
+static void bconn_kill(wd_bconn *b, const char *why)
+{
+	wd_bulk *bk = b->bk;
+	if (why != NULL)
+		WT_LOG(WT_LOG_INFO, "bulk stream: closed: %s", why);
+	pthread_mutex_lock(&bk->lk);
+	b->dead = true;
+	pthread_cond_broadcast(&bk->cv);
+	pthread_mutex_unlock(&bk->lk);
+	nng_stream_close(b->st); /* the other side's operation ends too */
+}
+
+/* Start (or continue) a receive of rlen bytes into rbuf from rdone. */
+static void recv_more(wd_bconn *b)
+{
+	nng_iov v = {.iov_buf = b->rbuf + b->rdone, .iov_len = b->rlen - b->rdone};
+	nng_aio_set_iov(b->raio, 1, &v);
+	nng_stream_recv(b->st, b->raio);
+}
+
+static void recv_start(wd_bconn *b, int st, uint8_t *buf, size_t n)
+{
+	b->rstate = st;
+	b->rbuf = buf;
+	b->rlen = n;
+	b->rdone = 0;
+	recv_more(b);
+}
+
+/* Continue sending slot[send_head] from sdone. */
+static void send_more(wd_bconn *b)
+{
+	wd_bslot *sl = &b->slot[b->send_head];
+	nng_iov v[2];
+	unsigned n = 0;
+	size_t skip = b->sdone;
+	for (unsigned i = 0; i < sl->nseg; i++) {
+		if (skip >= sl->seg[i].iov_len) {
+			skip -= sl->seg[i].iov_len;
+			continue;
+		}
+		v[n].iov_buf = (uint8_t *)sl->seg[i].iov_buf + skip;
+		v[n].iov_len = sl->seg[i].iov_len - skip;
+		skip = 0;
+		n++;
+	}
+	nng_aio_set_iov(b->saio, n, v);
+	nng_stream_send(b->st, b->saio);
+}
+
+/* With bk->lk held: 1 if the oldest slot is ready and nothing is being sent
+ * (then it is marked as sending: the caller starts it after unlocking). */
+static int send_claim_locked(wd_bconn *b)
+{
+	if (b->dead || b->sending || b->used == 0 || !b->slot[b->send_head].ready)
+		return 0;
+	b->sending = 1;
+	b->sdone = 0;
+	return 1;
+}
+
+/* Fill sl->rhdr with an error reply and the segments to send it. */
+static void reply_error(wd_bslot *sl, int code, const char *msg)
+{
+	size_t n = strlen(msg);
+	if (n > BULK_MAX_MSG)
+		n = BULK_MAX_MSG;
+	bulk_reply rp = {.id = sl->req.id, .code = (uint32_t)code, .msg_len = (uint32_t)n};
+	memcpy(rp.chunk_hash, sl->req.hash, 16);
+	bulk_reply_encode(&rp, sl->rhdr);
+	memcpy(sl->rhdr + BULK_REPLY_BYTES, msg, n);
+	sl->seg[0] = (nng_iov){.iov_buf = sl->rhdr, .iov_len = BULK_REPLY_BYTES + n};
+	sl->nseg = 1;
+}
+
+/* Worker thread: find and pin the chunk, build the slot's reply segments
+ * (the bytes, or an error reply). The view stays pinned until sent. */
+static void slot_prepare(wd_bslot *sl)
+{
+	wd_server *s = sl->b->bk->srv;
+	const bulk_req *q = &sl->req;
+	wt_hash128 h = common_hash128_from_bytes(q->hash);
+	uint64_t clen = 0, end, n = q->nbytes;
+	char msg[300];
+	if (!cache_has_shard(s->cache, sl->sid, q->shard_id_len)) {
+		reply_error(sl, WT_ENOTFOUND,
+		            "shard is not in the cache (evicted, corrupted or of an old revision); "
+		            "request the manifest again");
+		return;
+	}
+	if (!cache_shard_has_chunk(s->cache, sl->sid, q->shard_id_len, h, &clen)) {
+		reply_error(
+		    sl, WT_ENOTFOUND,
+		    "bulk request: that chunk hash is not part of the shard; use a hash from "
+		    "this shard's manifest");
+		return;
+	}
+	if (n == 0 && q->offset <= clen)
+		n = clen - q->offset;
+	if (q->offset > clen || !wt_add_u64(q->offset, n, &end) || end > clen) {
+		snprintf(
+		    msg, sizeof(msg),
+		    "bulk request: range offset %llu + %llu bytes is past the chunk's %llu bytes",
+		    (unsigned long long)q->offset, (unsigned long long)q->nbytes,
+		    (unsigned long long)clen);
+		reply_error(sl, WT_EINVAL, msg);
+		return;
+	}
+	wt_errbuf err;
+	size_t got = 0;
+	int rv = cache_chunk_view(s->cache, h, &sl->view, &err); /* re-hashes the whole chunk */
+	const uint8_t *data = rv == WT_OK ? cache_view_data(sl->view, &got) : NULL;
+	if (rv == WT_OK && got != clen)
+		rv = wt_seterr(&err, WT_ECORRUPT,
+		               "bulk request %llu: the cache holds %zu bytes for a %llu-byte chunk",
+		               (unsigned long long)q->id, got, (unsigned long long)clen);
+	if (rv != WT_OK) {
+		slot_clear(sl);
+		if (rv == WT_ECORRUPT)
+			WT_LOG(WT_LOG_WARNING, "bulk request %llu: %s", (unsigned long long)q->id,
+			       err.msg);
+		reply_error(sl, rv, err.msg);
+		return;
+	}
+	data += q->offset;
+	uint64_t seq = atomic_fetch_add(&s->chunk_replies, 1) + 1;
+	atomic_fetch_add(&s->bulk_replies, 1);
+	atomic_fetch_add(&s->chunk_bytes_out, n);
+	const wd_faults *f = atomic_load(&s->faults);
+	if (f != NULL && f->corrupt_chunk == seq && n > 0 && (sl->copy = malloc(n)) != NULL) {
+		memcpy(sl->copy, data, n); /* the pinned value is RocksDB's: corrupt a copy */
+		sl->copy[n / 2] ^= 0x5a;
+		data = sl->copy;
+		WT_LOG(WT_LOG_NOTICE, "fault injection: corrupted bulk chunk reply #%llu",
+		       (unsigned long long)seq);
+	}
+	bulk_reply rp = {.id = q->id, .nbytes = n, .offset = q->offset};
+	memcpy(rp.chunk_hash, q->hash, 16);
+	bulk_reply_encode(&rp, sl->rhdr);
+	sl->seg[0] = (nng_iov){.iov_buf = sl->rhdr, .iov_len = BULK_REPLY_BYTES};
+	sl->seg[1] = (nng_iov){.iov_buf = (void *)data, .iov_len = (size_t)n};
+	sl->nseg = n > 0 ? 2 : 1;
+}
+
+static void slot_work(wd_job *job)
+{
+	wd_bslot *sl = (wd_bslot *)((char *)job - offsetof(wd_bslot, job));
+	wd_bconn *b = sl->b;
+	wd_bulk *bk = b->bk;
+	pthread_mutex_lock(&bk->lk);
+	bool dead = b->dead || bk->closing;
+	pthread_mutex_unlock(&bk->lk);
+	if (!dead)
+		slot_prepare(sl);
+	pthread_mutex_lock(&bk->lk);
+	sl->ready = 1;
+	b->jobs--;
+	int go = send_claim_locked(b);
+	pthread_cond_broadcast(&bk->cv);
+	pthread_mutex_unlock(&bk->lk);
+	if (go)
+		send_more(b);
+}
+
+/* A whole request arrived in slot[recv_slot]: queue it, receive the next. */
+static void request_in(wd_bconn *b)
+{
+	wd_bulk *bk = b->bk;
+	wd_bslot *sl = &b->slot[b->recv_slot];
+	pthread_mutex_lock(&bk->lk);
+	if (b->dead || bk->closing) {
+		pthread_mutex_unlock(&bk->lk);
+		return;
+	}
+	sl->ready = 0;
+	b->used++;
+	b->jobs++;
+	b->recv_slot = (b->recv_slot + 1) % BULK_SLOTS;
+	bool room = b->used < BULK_SLOTS;
+	if (!room)
+		b->rstate = BR_WAIT; /* resumed when a send frees a slot */
+	pthread_mutex_unlock(&bk->lk);
+	atomic_fetch_add(&bk->srv->requests, 1);
+	wd_pool_submit_lane(bk->srv->pool, WD_LANE_REQUEST, &sl->job);
+	if (room)
+		recv_start(b, BR_HDR, b->hdr, BULK_REQ_BYTES);
+}
+
+static void recv_cb(void *arg)
+{
+	wd_bconn *b = arg;
+	wt_errbuf err;
+	int nrv = nng_aio_result(b->raio);
+	if (nrv != 0) {
+		bconn_kill(b,
+		           nrv == NNG_ECLOSED || nrv == NNG_ECONNSHUT ? NULL : nng_strerror(nrv));
+		return;
+	}
+	b->rdone += nng_aio_count(b->raio);
+	if (b->rdone < b->rlen) {
+		recv_more(b);
+		return;
+	}
+	switch (b->rstate) {
+	case BR_OPEN:
+		if (bulk_open_check(b->open, b->bk->ticket, &err) != WT_OK) {
+			wd_auth_log_failure(b->bk->srv, err.msg);
+			bconn_kill(b, err.msg);
+			return;
+		}
+		recv_start(b, BR_HDR, b->hdr, BULK_REQ_BYTES);
+		return;
+	case BR_HDR: {
+		wd_bslot *sl = &b->slot[b->recv_slot]; /* free: receives wait for room */
+		if (bulk_req_decode(b->hdr, &sl->req, &err) != WT_OK) {
+			bconn_kill(b, err.msg);
+			return;
+		}
+		recv_start(b, BR_SID, sl->sid, sl->req.shard_id_len);
+		return;
+	}
+	case BR_SID:
+		request_in(b);
+		return;
+	default:
+		return;
+	}
+}
+
+static void send_cb(void *arg)
+{
+	wd_bconn *b = arg;
+	wd_bulk *bk = b->bk;
+	int nrv = nng_aio_result(b->saio);
+	wd_bslot *sl = &b->slot[b->send_head];
+	if (nrv != 0) {
+		pthread_mutex_lock(&bk->lk);
+		b->sending = 0;
+		pthread_mutex_unlock(&bk->lk);
+		bconn_kill(b,
+		           nrv == NNG_ECLOSED || nrv == NNG_ECONNSHUT ? NULL : nng_strerror(nrv));
+		return;
+	}
+	b->sdone += nng_aio_count(b->saio);
+	size_t total = 0;
+	for (unsigned i = 0; i < sl->nseg; i++)
+		total += sl->seg[i].iov_len;
+	if (b->sdone < total) {
+		send_more(b);
+		return;
+	}
+	slot_clear(sl);
+	pthread_mutex_lock(&bk->lk);
+	sl->ready = 0;
+	b->sending = 0;
+	b->used--;
+	b->send_head = (b->send_head + 1) % BULK_SLOTS;
+	bool resume = b->rstate == BR_WAIT && !b->dead && !bk->closing;
+	if (resume)
+		b->rstate = BR_HDR;
+	int go = send_claim_locked(b);
+	pthread_mutex_unlock(&bk->lk);
+	if (go)
+		send_more(b);
+	if (resume)
+		recv_start(b, BR_HDR, b->hdr, BULK_REQ_BYTES);
+}
+
+static void bconn_free(wd_bconn *b)
+{
+	nng_aio_stop(b->raio); /* waits for its callback */
+	nng_aio_stop(b->saio);
+	nng_aio_free(b->raio);
+	nng_aio_free(b->saio);
+	for (unsigned i = 0; i < BULK_SLOTS; i++)
+		slot_clear(&b->slot[i]);
+	nng_stream_free(b->st);
+	free(b);
+}
+
+/* Free the streams that ended and have no job queued (from the accept
+ * callback: another aio's). */
+static void reap_dead(wd_bulk *bk)
+{
+	wd_bconn *dead = NULL;
+	pthread_mutex_lock(&bk->lk);
+	for (wd_bconn **p = &bk->conns; *p != NULL;) {
+		wd_bconn *b = *p;
+		if (b->dead && b->jobs == 0) {
+			*p = b->next;
+			b->next = dead;
+			dead = b;
+		} else {
+			p = &b->next;
+		}
+	}
+	pthread_mutex_unlock(&bk->lk);
+	while (dead != NULL) {
+		wd_bconn *b = dead;
+		dead = b->next;
+		bconn_free(b);
+	}
+}
+
+static void accept_cb(void *arg)
+{
+	wd_bulk *bk = arg;
+	int nrv = nng_aio_result(bk->accept_aio);
+	if (nrv != 0) {
+		if (nrv != NNG_ECLOSED && nrv != NNG_ECANCELED)
+			WT_LOG(WT_LOG_WARNING, "bulk stream: accept: %s", nng_strerror(nrv));
+		pthread_mutex_lock(&bk->lk);
+		bool closing = bk->closing;
+		pthread_mutex_unlock(&bk->lk);
+		if (!closing && nrv != NNG_ECLOSED)
+			nng_stream_listener_accept(bk->l, bk->accept_aio);
+		return;
+	}
+	reap_dead(bk);
+	nng_stream *st = nng_aio_get_output(bk->accept_aio, 0);
+	wd_bconn *b = calloc(1, sizeof(*b));
+	if (b == NULL || nng_aio_alloc(&b->raio, recv_cb, b) != 0 ||
+	    nng_aio_alloc(&b->saio, send_cb, b) != 0) {
+		WT_LOG(WT_LOG_ERR, "bulk stream: out of memory for a connection");
+		if (b != NULL) {
+			nng_aio_free(b->raio);
+			free(b);
+		}
+		nng_stream_free(st);
+		nng_stream_listener_accept(bk->l, bk->accept_aio);
+		return;
+	}
+	b->bk = bk;
+	b->st = st;
+	for (unsigned i = 0; i < BULK_SLOTS; i++) {
+		b->slot[i].b = b;
+		b->slot[i].job.fn = slot_work;
+	}
+	pthread_mutex_lock(&bk->lk);
+	b->next = bk->conns;
+	bk->conns = b;
+	bool closing = bk->closing;
+	b->dead = closing;
+	pthread_mutex_unlock(&bk->lk);
+	if (closing) {
+		nng_stream_close(st);
+		return; /* freed by wd_bulk_stop */
+	}
+	recv_start(b, BR_OPEN, b->open, BULK_OPEN_BYTES);
+	nng_stream_listener_accept(bk->l, bk->accept_aio);
+}
+
+/* Resolve tcp port 0 to the bound port for the URL clients dial. */
+static void advertised_url(wd_bulk *bk, const char *url)
+{
+	size_t n = strlen(url);
+	int port = 0;
+	if (strncmp(url, "tcp://", 6) == 0 && n > 2 && strcmp(url + n - 2, ":0") == 0 &&
+	    nng_stream_listener_get_int(bk->l, NNG_OPT_TCP_BOUND_PORT, &port) == 0)
+		snprintf(bk->url, sizeof(bk->url), "%.*s:%d", (int)(n - 2), url, port);
+	else
+		snprintf(bk->url, sizeof(bk->url), "%s", url);
+}
+
+int wd_bulk_start(wd_server *s, wt_errbuf *err)
+{
+	const char *url = s->cfg->stream_listen;
+	if (url == NULL || url[0] == '\0')
+		return WT_OK;
+	if (strncmp(url, "tcp://", 6) != 0 && strncmp(url, "ipc://", 6) != 0)
+		return wt_seterr(err, WT_ECONFIG,
+		                 "stream_listen %s: only tcp://HOST:PORT and ipc:///path are "
+		                 "supported (tls+tcp:// not yet); or leave it empty",
+		                 url);
+	if (strlen(url) >= sizeof(s->bulk->url) - 8)
+		return wt_seterr(err, WT_ECONFIG, "stream_listen %.64s...: URL too long", url);
+	wd_bulk *bk = calloc(1, sizeof(*bk));
+	if (bk == NULL)
+		return wt_seterr(err, WT_ENOMEM, "stream_listen: out of memory");
+	bk->srv = s;
+	pthread_mutex_init(&bk->lk, NULL);
+	pthread_cond_init(&bk->cv, NULL);
+	s->bulk = bk; /* wd_bulk_stop frees it, also half-built */
+	if (getrandom(bk->ticket, sizeof(bk->ticket), 0) != (ssize_t)sizeof(bk->ticket))
+		return wt_seterr(err, WT_EIO, "stream_listen: getrandom failed for the ticket");
+	int rv = nng_stream_listener_alloc(&bk->l, url);
+	if (rv == 0)
+		rv = nng_stream_listener_listen(bk->l);
+	if (rv == 0)
+		rv = nng_aio_alloc(&bk->accept_aio, accept_cb, bk);
+	if (rv != 0)
+		return wt_seterr(err, rv == NNG_EADDRINUSE ? WT_EBUSY : WT_ECONFIG,
+		                 "stream_listen %s: %s; check the URL and that no other process "
+		                 "uses it",
+		                 url, nng_strerror(rv));
+	advertised_url(bk, url);
+	nng_stream_listener_accept(bk->l, bk->accept_aio);
+	WT_LOG(WT_LOG_INFO, "bulk data plane on %s", bk->url);
+	return WT_OK;
+}
+
+bool wd_bulk_offer(const wd_server *s, const char **url, const uint8_t **ticket)
+{
+	if (s->bulk == NULL || s->bulk->l == NULL)
+		return false;
+	*url = s->bulk->url;
+	*ticket = s->bulk->ticket;
+	return true;
+}
+
+void wd_bulk_stop(wd_server *s)
+{
+	wd_bulk *bk = s->bulk;
+	if (bk == NULL)
+		return;
+	pthread_mutex_lock(&bk->lk);
+	bk->closing = true;
+	for (wd_bconn *b = bk->conns; b != NULL; b = b->next)
+		nng_stream_close(b->st);
+	pthread_mutex_unlock(&bk->lk);
+	if (bk->l != NULL)
+		nng_stream_listener_close(bk->l);
+	if (bk->accept_aio != NULL)
+		nng_aio_stop(bk->accept_aio);
+	/* queued requests finish their cache read (or skip it), then nothing
+	 * new starts: closing is set */
+	pthread_mutex_lock(&bk->lk);
+	for (wd_bconn *b = bk->conns; b != NULL; b = b->next)
+		while (b->jobs > 0)
+			pthread_cond_wait(&bk->cv, &bk->lk);
+	wd_bconn *list = bk->conns;
+	bk->conns = NULL;
+	pthread_mutex_unlock(&bk->lk);
+	while (list != NULL) {
+		wd_bconn *b = list;
+		list = b->next;
+		bconn_free(b);
+	}
+	nng_aio_free(bk->accept_aio);
+	nng_stream_listener_free(bk->l);
+	pthread_cond_destroy(&bk->cv);
+	pthread_mutex_destroy(&bk->lk);
+	free(bk);
+	s->bulk = NULL;
+}
