@@ -1,0 +1,441 @@
+/*
+ * bench_http.c — the http:// source served by a real server (issue 13): nginx
+ * from Debian, started here on loopback (sendfile, ranges), against the same
+ * checkpoint through file:// and against libcurl alone, measured in the same
+ * run. Prints ratios, asserts nothing.
+ *
+ *   build/bench/bench_http [--gib G]   (default 1 GiB)
+ *
+ * Needs nginx (Debian: apt-get install -y nginx-light); without it the bench
+ * prints a SKIP line and exits 0. It is not part of `make test`.
+ *
+ * Setup: wt-mkckpt llama of G GiB in <tmp>/models/m (read once: page cache),
+ * nginx on 127.0.0.1:<free port> with root = <tmp>/models (config, pid, logs
+ * and temp folders in <tmp>/nginx; stopped at exit, also on error).
+ *  1. cold fetch, TP=4, four concurrent clients (cut-through), of model
+ *     "m" = file://<tmp>/models/m on one in-process weightd with an empty
+ *     cache, then of model "mh" = http://127.0.0.1:PORT/m on a second one with
+ *     its own empty cache (same options, 4 MiB chunks);
+ *  2. the largest file of the checkpoint read through the http:// store
+ *     (store_read, whole object and 16 MiB reads, best of 3) against libcurl
+ *     easy fetching the same URL into a callback that drops the bytes (the
+ *     issue's baseline) and into one buffer (the copy the store makes too); the
+ *     whole-object read again with WEIGHTD_HTTP_PARALLEL=1 (one range).
+ * Order: file:// first, then http (both from the page cache, caches empty).
+ * Ratios (issue 13 targets): cold fetch file:// / http >= 0.8 (the time over
+ * http is at most 1.25x file://); store / curl >= 0.9.
+ */
+#include <dirent.h>
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/util/benchutil.h"
+#include "cache/cache.h"
+#include "common/common.h"
+#include "loader/loader.h"
+#include "weightd/weightd.h"
+#include "weights/client.h"
+#include "weights/engine.h"
+
+#define RANKS 4
+#define REPS  3
+
+static pid_t g_nginx = -1;
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static void nginx_stop(void)
+{
+	if (g_nginx > 0) {
+		kill(g_nginx, SIGTERM);
+		waitpid(g_nginx, NULL, 0);
+		g_nginx = -1;
+	}
+}
+
+/* One thread reports and exits; later callers wait for the exit. */
+static void die(const char *what, const char *msg)
+{
+	static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&once);
+	fprintf(stderr, "bench_http: %s: %s\n", what, msg);
+	nginx_stop();
+	exit(1);
+}
+
+static const char *find_nginx(void)
+{
+	static const char *const cand[] = {"/usr/sbin/nginx", "/usr/local/sbin/nginx",
+	                                   "/usr/local/nginx/sbin/nginx", "/usr/bin/nginx"};
+	for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]); i++)
+		if (access(cand[i], X_OK) == 0)
+			return cand[i];
+	return NULL;
+}
+
+/* A loopback TCP port free right now (0 on error). */
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int port = 0;
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static int port_open(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* nginx serving root on 127.0.0.1:port, everything else in dir. */
+static void nginx_start(const char *bin, const char *dir, const char *root, int port)
+{
+	char conf[1300], tmp[1300];
+	snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
+	if (mkdir(dir, 0700) != 0 || mkdir(tmp, 0700) != 0)
+		die("mkdir", dir);
+	snprintf(conf, sizeof(conf), "%s/nginx.conf", dir);
+	FILE *f = fopen(conf, "w");
+	if (f == NULL)
+		die("fopen", conf);
+	fprintf(f,
+	        "%sdaemon off;\nworker_processes 1;\npid %s/nginx.pid;\nerror_log %s/error.log;\n"
+	        "events { worker_connections 256; }\n"
+	        "http {\n  access_log off;\n  sendfile on;\n  tcp_nopush on;\n"
+	        "  default_type application/octet-stream;\n  keepalive_requests 100000;\n"
+	        "  client_body_temp_path %s/body;\n  proxy_temp_path %s/proxy;\n"
+	        "  fastcgi_temp_path %s/fcgi;\n  uwsgi_temp_path %s/uwsgi;\n"
+	        "  scgi_temp_path %s/scgi;\n"
+	        "  server { listen 127.0.0.1:%d; root %s; }\n}\n",
+	        geteuid() == 0 ? "user root;\n" : "", dir, dir, tmp, tmp, tmp, tmp, tmp, port, root);
+	if (fclose(f) != 0)
+		die("write", conf);
+	char elog[1300];
+	snprintf(elog, sizeof(elog), "%s/error.log", dir);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork", "nginx");
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDWR);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+		}
+		execl(bin, bin, "-p", dir, "-e", elog, "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	g_nginx = pid;
+	for (int i = 0; i < 100; i++) {
+		if (port_open(port))
+			return;
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			g_nginx = -1;
+			die("nginx exited at start; see", elog);
+		}
+		usleep(50000);
+	}
+	die("nginx did not listen within 5 s; see", elog);
+}
+
+/* Read every file of dir once; bytes read. The largest file's name into big. */
+static uint64_t read_dir(const char *dir, char *big, size_t cap)
+{
+	static uint8_t buf[8u << 20];
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		die("opendir", dir);
+	uint64_t n = 0, bigsz = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[1024];
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		int fd = open(p, O_RDONLY);
+		if (fd < 0)
+			die("open", p);
+		uint64_t fn = 0;
+		ssize_t r;
+		while ((r = read(fd, buf, sizeof(buf))) > 0)
+			fn += (uint64_t)r;
+		close(fd);
+		n += fn;
+		if (fn > bigsz) {
+			bigsz = fn;
+			snprintf(big, cap, "%s", e->d_name);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+typedef struct job {
+	const char *url, *model;
+	uint32_t rank;
+	uint64_t bytes;
+} job;
+
+static void *job_main(void *arg)
+{
+	job *j = arg;
+	wt_errbuf err;
+	wt_client_opts o;
+	bench_client_opts(&o, &j->url);
+	o.cut_through = 1;
+	o.manifest_timeout_ms = 3600000;
+	o.request_timeout_ms = 600000;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = RANKS;
+	l.tp_rank = j->rank;
+	wt_client *c;
+	wt_manifest *m = NULL;
+	if (wt_client_open(&c, &o, &err) != WT_OK ||
+	    wt_client_get_manifest(c, j->model, &l, &m, &err) != WT_OK)
+		die("manifest", err.msg);
+	bench_count_sink cs;
+	bench_count_sink_init(&cs);
+	if (wt_client_fetch(c, m, &cs.base, NULL, &err) != WT_OK)
+		die("fetch", err.msg);
+	j->bytes = cs.bytes;
+	wt_manifest_free(m);
+	wt_client_close(c);
+	return NULL;
+}
+
+/* A weightd with an empty cache in cachedir (models_dir = models, extra model
+ * spec if not NULL); four clients fetch model's ranks at once. Seconds. */
+static double cold_fetch(const char *models, const char *cachedir, const char *spec,
+                         const char *model, uint64_t *bytes)
+{
+	wd_config cfg;
+	wd_config_init(&cfg);
+	char *av[] = {"weightd",     "--listen",          "tcp://127.0.0.1:0",
+	              "--models-dir", (char *)models,     "--cache-dir",
+	              (char *)cachedir, "--chunk-bytes",  "4M",
+	              "--cache-max-bytes", "64G",          "--log-level",
+	              "warning",     "--model",           (char *)spec};
+	int ac = (int)(sizeof(av) / sizeof(av[0])) - (spec == NULL ? 2 : 0);
+	wt_errbuf err;
+	wd_server *srv;
+	if (wd_config_parse_args(&cfg, ac, av, &err) != WT_OK ||
+	    wd_server_open(&srv, &cfg, &err) != WT_OK)
+		die("weightd", err.msg);
+	const char *url = wd_server_url(srv, 0);
+	job j[RANKS];
+	pthread_t th[RANKS];
+	uint64_t t0 = common_now_ns();
+	for (uint32_t r = 0; r < RANKS; r++) {
+		j[r] = (job){.url = url, .model = model, .rank = r};
+		pthread_create(&th[r], NULL, job_main, &j[r]);
+	}
+	*bytes = 0;
+	for (uint32_t r = 0; r < RANKS; r++) {
+		pthread_join(th[r], NULL);
+		*bytes += j[r].bytes;
+	}
+	double t = secs(common_now_ns() - t0);
+	wd_server_close(srv);
+	wd_config_free(&cfg);
+	return t;
+}
+
+/* Best seconds to read name (size bytes) through s in reads of step bytes. */
+static double store_best(store *s, const char *name, uint8_t *buf, uint64_t size, uint64_t step)
+{
+	double best = 1e30;
+	for (int r = 0; r < REPS; r++) {
+		wt_errbuf err = {0};
+		uint64_t t0 = common_now_ns();
+		for (uint64_t off = 0; off < size; off += step) {
+			size_t n = (size_t)(size - off < step ? size - off : step);
+			if (store_read(s, name, off, buf + off, n, &err) != WT_OK)
+				die("store_read", err.msg);
+		}
+		double t = secs(common_now_ns() - t0);
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+typedef struct sink_buf {
+	uint8_t *buf; /* NULL: drop the bytes */
+	uint64_t got, cap;
+} sink_buf;
+
+static size_t body_cb(char *p, size_t sz, size_t n, void *u)
+{
+	sink_buf *b = u;
+	size_t len = sz * n;
+	if (b->buf != NULL) {
+		if (len > b->cap - b->got)
+			return 0;
+		memcpy(b->buf + b->got, p, len);
+	}
+	b->got += len;
+	return len;
+}
+
+/* Best seconds for libcurl easy to GET url (size bytes) into buf (NULL: a
+ * callback that drops the bytes). */
+static double curl_best(const char *url, uint8_t *buf, uint64_t size)
+{
+	double best = 1e30;
+	for (int r = 0; r < REPS; r++) {
+		CURL *h = curl_easy_init();
+		sink_buf b = {buf, 0, size};
+		uint64_t got = 0;
+		if (h == NULL)
+			die("curl", "curl_easy_init");
+		curl_easy_setopt(h, CURLOPT_URL, url);
+		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_cb);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+		curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024);
+		uint64_t t0 = common_now_ns();
+		CURLcode rc = curl_easy_perform(h);
+		double t = secs(common_now_ns() - t0);
+		curl_easy_cleanup(h);
+		got = b.got;
+		if (rc != CURLE_OK || got != size)
+			die("curl", rc != CURLE_OK ? curl_easy_strerror(rc) : "short body");
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+int main(int argc, char **argv)
+{
+	double gib = 1.0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--gib") == 0 && i + 1 < argc)
+			gib = strtod(argv[++i], NULL);
+		else {
+			fprintf(stderr, "usage: bench_http [--gib G (0.05..64, default 1)]\n");
+			return 2;
+		}
+	}
+	if (gib < 0.05 || gib > 64) {
+		fprintf(stderr, "bench_http: --gib %.3f is outside 0.05..64\n", gib);
+		return 2;
+	}
+	const char *nginx = find_nginx();
+	if (nginx == NULL) {
+		printf("SKIP bench_http: nginx not found (Debian/Ubuntu: apt-get install -y "
+		       "nginx-light)\n");
+		return 0;
+	}
+	if (bench_init(argv[0], "http") != 0)
+		return 1;
+	atexit(nginx_stop);
+	char mb[32], models[1024], model[1100], ngdir[1100], c1[1100], c2[1100], big[256];
+	snprintf(mb, sizeof(mb), "%.0f", gib * 1024);
+	if (bench_make_llama("m", mb) != 0)
+		die("wt-mkckpt", "cannot make the fixture (build it with make)");
+	snprintf(models, sizeof(models), "%s/models", bench_tmp());
+	snprintf(model, sizeof(model), "%s/m", models);
+	snprintf(ngdir, sizeof(ngdir), "%s/nginx", bench_tmp());
+	snprintf(c1, sizeof(c1), "%s/cache-file", bench_tmp());
+	snprintf(c2, sizeof(c2), "%s/cache-http", bench_tmp());
+	cache_tune_malloc(4u << 20);
+	common_log_set(NULL, NULL, WT_LOG_WARNING);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	read_dir(model, big, sizeof(big)); /* into the page cache */
+	uint64_t ck = read_dir(model, big, sizeof(big));
+	int port = free_port();
+	if (port == 0)
+		die("socket", "no free loopback port");
+	nginx_start(nginx, ngdir, models, port);
+	char base[128], spec[200], objurl[512];
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d/m", port);
+	snprintf(spec, sizeof(spec), "mh=%s", base);
+	snprintf(objurl, sizeof(objurl), "%s/%s", base, big);
+	printf("model: llama %.2f GiB (%llu source bytes), TP=%d, %d concurrent clients, 4 MiB "
+	       "chunks, cut-through, cold caches; nginx %s on 127.0.0.1:%d (sendfile)\n",
+	       (double)ck / 1073741824.0, (unsigned long long)ck, RANKS, RANKS, nginx, port);
+
+	uint64_t bf, bh;
+	double t_file = cold_fetch(models, c1, NULL, "m", &bf);
+	double t_http = cold_fetch(models, c2, spec, "mh", &bh);
+	if (bf != bh)
+		die("fetch", "http and file:// layouts differ in size");
+	printf("cold fetch, all ranks, file://: %.3f s (%.0f MiB out)\n", t_file,
+	       (double)bf / 1048576.0);
+	printf("cold fetch, all ranks, http://: %.3f s\n", t_http);
+
+	struct stat st;
+	char bigpath[1400];
+	snprintf(bigpath, sizeof(bigpath), "%s/%s", model, big);
+	if (stat(bigpath, &st) != 0)
+		die("stat", bigpath);
+	uint64_t size = (uint64_t)st.st_size;
+	uint8_t *buf = malloc(size);
+	store *s = NULL;
+	wt_errbuf err = {0};
+	if (buf == NULL)
+		die("malloc", "object buffer");
+	if (store_open(&s, base, &err) != WT_OK)
+		die("store_open", err.msg);
+	double t_curl = curl_best(objurl, NULL, size);
+	double t_curlbuf = curl_best(objurl, buf, size);
+	double t_whole = store_best(s, big, buf, size, size);
+	double t_16 = store_best(s, big, buf, size, 16u << 20);
+	store_close(s);
+	s = NULL;
+	setenv("WEIGHTD_HTTP_PARALLEL", "1", 1); /* one range per read, for comparison */
+	if (store_open(&s, base, &err) != WT_OK)
+		die("store_open", err.msg);
+	double t_one = store_best(s, big, buf, size, size);
+	store_close(s);
+	free(buf);
+	double gb = (double)size / 1e9;
+	printf("object %s: %.0f MiB, best of %d\n", big, (double)size / 1048576.0, REPS);
+	printf("baseline: libcurl easy GET to a dropping callback: %.2f GB/s; into one buffer "
+	       "(memcpy, as the store must): %.2f GB/s\n",
+	       gb / t_curl, gb / t_curlbuf);
+	printf("http store (WEIGHTD_HTTP_PARALLEL default), whole-object read: %.2f GB/s; 16 MiB "
+	       "reads: %.2f GB/s; one range (WEIGHTD_HTTP_PARALLEL=1), whole object: %.2f GB/s\n",
+	       gb / t_whole, gb / t_16, gb / t_one);
+	printf("RATIO cold fetch file:// / http: %.2f   (target >= 0.8)\n", t_file / t_http);
+	printf("RATIO http store / curl, whole object: %.2f; 16 MiB reads: %.2f; one range: %.2f   "
+	       "(target >= 0.9)\n",
+	       t_curl / t_whole, t_curl / t_16, t_curl / t_one);
+	printf("RATIO http store / curl into a buffer, whole object: %.2f; one range: %.2f\n",
+	       t_curlbuf / t_whole, t_curlbuf / t_one);
+	nginx_stop();
+	curl_global_cleanup();
+	bench_finish(0);
+	return 0;
+}
