@@ -139,7 +139,8 @@ static void nginx_start(const char *bin, const char *dir, const char *root, int 
 	        "  fastcgi_temp_path %s/fcgi;\n  uwsgi_temp_path %s/uwsgi;\n"
 	        "  scgi_temp_path %s/scgi;\n"
 	        "  server { listen 127.0.0.1:%d; root %s; }\n}\n",
-	        geteuid() == 0 ? "user root;\n" : "", dir, dir, tmp, tmp, tmp, tmp, tmp, port, root);
+	        geteuid() == 0 ? "user root;\n" : "", dir, dir, tmp, tmp, tmp, tmp, tmp, port,
+	        root);
 	if (fclose(f) != 0)
 		die("write", conf);
 	char elog[1300];
@@ -242,11 +243,11 @@ static double cold_fetch(const char *models, const char *cachedir, const char *s
 {
 	wd_config cfg;
 	wd_config_init(&cfg);
-	char *av[] = {"weightd",     "--listen",          "tcp://127.0.0.1:0",
-	              "--models-dir", (char *)models,     "--cache-dir",
-	              (char *)cachedir, "--chunk-bytes",  "4M",
-	              "--cache-max-bytes", "64G",          "--log-level",
-	              "warning",     "--model",           (char *)spec};
+	char *av[] = {"weightd",           "--listen",      "tcp://127.0.0.1:0",
+	              "--models-dir",      (char *)models,  "--cache-dir",
+	              (char *)cachedir,    "--chunk-bytes", "4M",
+	              "--cache-max-bytes", "64G",           "--log-level",
+	              "warning",           "--model",       (char *)spec};
 	int ac = (int)(sizeof(av) / sizeof(av[0])) - (spec == NULL ? 2 : 0);
 	wt_errbuf err;
 	wd_server *srv;
