@@ -342,6 +342,79 @@ static int64_t layer_of(const sm_family *f, const char *name)
 	return *s == '.' ? v : -1;
 }
 
+/* Rule ru matched block i (layer or vision block) and expert j of tensor t:
+ * are they within config.json's counts, and does the config give layer i this
+ * kind of tensor (dense vs MoE, shared experts, q_lora)? */
+static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor *t, int64_t i,
+                              int64_t j, wt_errbuf *err)
+{
+	if ((ru->flags & SM_F_VIS) && i >= x->dm.vis_depth)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "tensor '%s': vision block %" PRId64
+		                 " but config.json vision_config.depth is %" PRId64,
+		                 t->name, i, x->dm.vis_depth);
+	if (!(ru->flags & SM_F_VIS) && i >= x->dm.n_layers)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "tensor '%s': layer %" PRId64
+		                 " but config.json num_hidden_layers is %" PRId64,
+		                 t->name, i, x->dm.n_layers);
+	if (j >= x->dm.n_experts)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "tensor '%s': expert %" PRId64 " but config.json has %" PRId64
+		                 " experts",
+		                 t->name, j, x->dm.n_experts);
+	if (cond_holds(x, ru, i))
+		return WT_OK;
+	const char *why = "a dense layer (see mlp_only_layers, first_k_dense_replace)";
+	if (ru->cond == SM_C_DENSE)
+		why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
+	else if (ru->cond == SM_C_SHARED && x->dm.shared_inter <= 0)
+		why = "without shared experts (n_shared_experts / shared_expert_intermediate_size)";
+	else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
+		why = "inconsistent with q_lora_rank";
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "tensor '%s': unknown tensor: config.json makes layer %" PRId64
+	                 " %s; fix config.json or the checkpoint",
+	                 t->name, i, why);
+}
+
+/* A tied LM head is not emitted: it and its scale companions are listed as skipped. */
+static int skip_tied_lm_head(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
+{
+	sm_entry tmp = {.t = (uint32_t)k};
+	attach_scales(x, &tmp);
+	int rv = shardmap_plan_add_skipped(p, ckpt_tensor_at(x->c, k)->name, err);
+	if (rv == WT_OK && tmp.wscale != SM_NONE)
+		rv = shardmap_plan_add_skipped(p, ckpt_tensor_at(x->c, tmp.wscale)->name, err);
+	if (rv == WT_OK && tmp.iscale != SM_NONE)
+		rv = shardmap_plan_add_skipped(p, ckpt_tensor_at(x->c, tmp.iscale)->name, err);
+	return rv;
+}
+
+/* Append the plan entry of checkpoint tensor k under rule r (block i, expert j),
+ * runtime name rt, canonical name cn (t->name when the checkpoint uses it). */
+static int add_entry(sm_ctx *x, size_t k, uint32_t r, int64_t i, int64_t j, const char *rt,
+                     const char *cn, wt_errbuf *err)
+{
+	const ckpt_tensor *t = ckpt_tensor_at(x->c, k);
+	sm_entry *e = &x->ents[x->n_ents];
+	memset(e, 0, sizeof(*e));
+	e->t = (uint32_t)k;
+	e->view = *t;
+	shardmap_ct_view(x->cfg, &e->view);
+	e->rule = r;
+	e->i = i;
+	e->j = j;
+	attach_scales(x, e);
+	e->rt = strdup(rt);
+	e->canon = cn != t->name ? strdup(cn) : NULL;
+	if (!e->rt || (cn != t->name && !e->canon))
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory for its names",
+		                 t->name);
+	x->n_ents++;
+	return check_entry(x, e, err);
+}
+
 static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 {
 	const ckpt_tensor *t = ckpt_tensor_at(x->c, k);
@@ -378,69 +451,15 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		int64_t i, j;
 		if (!shardmap_match(ru->ckpt, cn, &i, &j))
 			continue;
-		if ((ru->flags & SM_F_VIS) && i >= x->dm.vis_depth)
-			return wt_seterr(err, WT_ESHAPE,
-			                 "tensor '%s': vision block %" PRId64
-			                 " but config.json vision_config.depth is %" PRId64,
-			                 t->name, i, x->dm.vis_depth);
-		if (!(ru->flags & SM_F_VIS) && i >= x->dm.n_layers)
-			return wt_seterr(err, WT_ESHAPE,
-			                 "tensor '%s': layer %" PRId64
-			                 " but config.json num_hidden_layers is %" PRId64,
-			                 t->name, i, x->dm.n_layers);
-		if (j >= x->dm.n_experts)
-			return wt_seterr(err, WT_ESHAPE,
-			                 "tensor '%s': expert %" PRId64
-			                 " but config.json has %" PRId64 " experts",
-			                 t->name, j, x->dm.n_experts);
-		if (!cond_holds(x, ru, i)) {
-			const char *why =
-			    "a dense layer (see mlp_only_layers, first_k_dense_replace)";
-			if (ru->cond == SM_C_DENSE)
-				why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
-			else if (ru->cond == SM_C_SHARED && x->dm.shared_inter <= 0)
-				why = "without shared experts (n_shared_experts / "
-				      "shared_expert_intermediate_size)";
-			else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
-				why = "inconsistent with q_lora_rank";
-			return wt_seterr(
-			    err, WT_EUNSUPPORTED,
-			    "tensor '%s': unknown tensor: config.json makes layer %" PRId64
-			    " %s; fix config.json or the checkpoint",
-			    t->name, i, why);
-		}
-		if ((ru->flags & SM_F_LMHEAD) && x->cfg->tie_word_embeddings) {
-			/* Its scale companions go with it. */
-			sm_entry tmp = {.t = (uint32_t)k};
-			attach_scales(x, &tmp);
-			int rv = shardmap_plan_add_skipped(p, t->name, err);
-			if (rv == WT_OK && tmp.wscale != SM_NONE)
-				rv = shardmap_plan_add_skipped(
-				    p, ckpt_tensor_at(x->c, tmp.wscale)->name, err);
-			if (rv == WT_OK && tmp.iscale != SM_NONE)
-				rv = shardmap_plan_add_skipped(
-				    p, ckpt_tensor_at(x->c, tmp.iscale)->name, err);
+		int rv = check_rule_indices(x, ru, t, i, j, err);
+		if (rv != WT_OK)
 			return rv;
-		}
+		if ((ru->flags & SM_F_LMHEAD) && x->cfg->tie_word_embeddings)
+			return skip_tied_lm_head(x, p, k, err);
 		char rt[NAME_MAX_LEN];
 		if (!shardmap_expand(ru->runtime, i, j, rt, sizeof(rt)))
 			return wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
-		sm_entry *e = &x->ents[x->n_ents];
-		memset(e, 0, sizeof(*e));
-		e->t = (uint32_t)k;
-		e->view = *t;
-		shardmap_ct_view(x->cfg, &e->view);
-		e->rule = (uint32_t)r;
-		e->i = i;
-		e->j = j;
-		attach_scales(x, e);
-		e->rt = strdup(rt);
-		e->canon = cn != t->name ? strdup(cn) : NULL;
-		if (!e->rt || (cn != t->name && !e->canon))
-			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory for its names",
-			                 t->name);
-		x->n_ents++;
-		return check_entry(x, e, err);
+		return add_entry(x, k, (uint32_t)r, i, j, rt, cn, err);
 	}
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "tensor '%s': unknown tensor for family %s (no partition rule maps it); "
