@@ -10,6 +10,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -215,6 +219,63 @@ static void test_errors(void **state)
 	tw_env_free(e);
 }
 
+/* Hostile streams are bounded as pipes are: a stream that never sends its
+ * opening message is closed after hello_timeout_ms, and streams beyond
+ * max_connections are closed at connect while the others keep serving. */
+static void test_unauth_limits(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-bulk-limits", SEED);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", "tcp://127.0.0.1:0", "test", &err),
+	                 WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "hello_timeout_ms", "300", "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "max_connections", "2", "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	tw_reply h = tw_hello(s, WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION, NULL);
+	tw_reply m = tw_manifest(s, "llama", 1, 0);
+	const Weights__Manifest *mf = m.r->manifest;
+	const uint8_t *hash = mf->tensors[0]->chunks[0]->hash.data;
+	uint8_t b1;
+	/* silent: closed by the server (the read ends) well before st_io's own 10 s */
+	nng_stream *silent = st_dial(h.r->hello->stream_url);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_not_equal(st_io(silent, 0, &b1, 1), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("a stream that never opened was closed after %.2f s (hello_timeout_ms 300)\n",
+	       waited);
+	assert_true(waited < 8.0);
+	nng_stream_free(silent);
+	/* two open streams fill max_connections = 2; a third is closed at connect */
+	nng_stream *a = open_stream(h.r->hello, h.r->hello->stream_ticket.data);
+	nng_stream *b = open_stream(h.r->hello, h.r->hello->stream_ticket.data);
+	send_req(a, 1, &mf->shard_id, hash); /* a is served before c connects */
+	uint8_t *body;
+	bulk_reply r = recv_reply(a, &body);
+	assert_int_equal(r.code, WT_OK);
+	free(body);
+	nng_stream *c = st_dial(h.r->hello->stream_url);
+	uint8_t o[BULK_OPEN_BYTES];
+	bulk_open_encode(h.r->hello->stream_ticket.data, o);
+	(void)st_io(c, 1, o, sizeof(o)); /* may already fail: closed at connect */
+	assert_int_not_equal(st_io(c, 0, &b1, 1), 0);
+	nng_stream_free(c);
+	send_req(b, 2, &mf->shard_id, hash); /* the open ones keep serving */
+	r = recv_reply(b, &body);
+	assert_int_equal(r.code, WT_OK);
+	assert_int_equal(r.id, 2);
+	free(body);
+	nng_stream_free(a);
+	nng_stream_free(b);
+	tw_reply_free(&m);
+	tw_reply_free(&h);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 static void test_fault_corrupts_copy(void **state)
 {
 	(void)state;
@@ -342,6 +403,7 @@ int main(void)
 	    cmocka_unit_test(test_off_by_default), cmocka_unit_test(test_identical_bytes),
 	    cmocka_unit_test(test_errors),         cmocka_unit_test(test_fault_corrupts_copy),
 	    cmocka_unit_test(test_client_stream),  cmocka_unit_test(test_client_fallback),
+	    cmocka_unit_test(test_unauth_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

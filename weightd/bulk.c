@@ -110,6 +110,11 @@ static void recv_more(wd_bconn *b)
 
 static void recv_start(wd_bconn *b, int st, uint8_t *buf, size_t n)
 {
+	/* an unauthenticated stream gets hello_timeout_ms for its opening message,
+	 * as a pipe for its Hello; once open, a stream may idle between requests */
+	uint64_t ms = b->bk->srv->cfg->hello_timeout_ms;
+	nng_aio_set_timeout(b->raio,
+	                    st == BR_OPEN && ms > 0 ? (nng_duration)ms : NNG_DURATION_INFINITE);
 	b->rstate = st;
 	b->rbuf = buf;
 	b->rlen = n;
@@ -427,14 +432,24 @@ static void accept_cb(void *arg)
 		b->slot[i].job.fn = slot_work;
 	}
 	pthread_mutex_lock(&bk->lk);
+	uint64_t live = 0;
+	for (const wd_bconn *o = bk->conns; o != NULL; o = o->next)
+		live += !o->dead;
 	b->next = bk->conns;
 	bk->conns = b;
 	bool closing = bk->closing;
-	b->dead = closing;
+	/* streams count against max_connections on their own, as pipes do */
+	bool full = live >= bk->srv->cfg->max_connections;
+	b->dead = closing || full;
 	pthread_mutex_unlock(&bk->lk);
-	if (closing) {
+	if (full && !closing)
+		wd_auth_log_failure(bk->srv, "bulk stream: max_connections reached; "
+		                             "connection closed (raise max_connections)");
+	if (closing || full) {
 		nng_stream_close(st);
-		return; /* freed by wd_bulk_stop */
+		if (!closing)
+			nng_stream_listener_accept(bk->l, bk->accept_aio);
+		return; /* freed by reap_dead or wd_bulk_stop */
 	}
 	recv_start(b, BR_OPEN, b->open, BULK_OPEN_BYTES);
 	nng_stream_listener_accept(bk->l, bk->accept_aio);
