@@ -76,7 +76,7 @@ static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ckp
 	int64_t g = int_or(w, "group_size", -1);
 	*i8 = strcmp(fmt, "int-quantized") == 0; /* W4A8: codes one per I8 byte */
 	if ((*i8 || strcmp(fmt, "pack-quantized") == 0) && bits == 4 &&
-	    strcmp(strategy, "group") == 0 && g > 0 && g % 8 == 0) {
+	    strcmp(strategy, "group") == 0 && g > 0 && g % 8 == 0 && g <= WT_MAX_GROUP_SIZE) {
 		*kind = CKPT_QUANT_CT_INT4;
 		*gsize = g;
 		return WT_OK;
@@ -85,8 +85,8 @@ static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ckp
 	                 "config.json: compressed-tensors group '%s': format '%s', num_bits %lld, "
 	                 "strategy '%s', group_size %lld is not read; supported: int-quantized 8 "
 	                 "bits strategy channel (W8A8), pack-quantized or int-quantized 4 bits "
-	                 "strategy group with a group_size multiple of 8 (W4A16/W4A8)",
-	                 gname, fmt, (long long)bits, strategy, (long long)g);
+	                 "strategy group with a group_size multiple of 8 up to %d (W4A16/W4A8)",
+	                 gname, fmt, (long long)bits, strategy, (long long)g, WT_MAX_GROUP_SIZE);
 }
 
 int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)

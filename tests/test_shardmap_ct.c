@@ -716,6 +716,10 @@ static void test_bad_checkpoints(void **state)
 		assert_non_null(strstr(err.msg, "compressed-tensors"));
 	}
 	ckpt_config cc;
+	/* a group beyond the contract's int4-group limit is refused, naming it */
+	ct_config(cfg, sizeof(cfg), 4, (int64_t)WT_MAX_GROUP_SIZE * 4096, NULL);
+	assert_int_equal(ckpt_config_parse(cfg, strlen(cfg), &cc, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "group_size 4194304"));
 	ct_config(cfg, sizeof(cfg), 4, 32, NULL);
 	assert_int_equal(ckpt_config_parse(cfg, strlen(cfg), &cc, &err), WT_OK);
 	assert_int_equal(cc.quant, CKPT_QUANT_CT_INT4);
