@@ -47,17 +47,6 @@ static wt_client *open_client(const char *url)
 	return c;
 }
 
-static wt_manifest *get_manifest(wt_client *c)
-{
-	wt_layout l;
-	wt_layout_init(&l);
-	wt_manifest *m = NULL;
-	wt_errbuf err;
-	if (wt_client_get_manifest(c, "fake", &l, &m, &err) != WT_OK)
-		fail_msg("get_manifest: %s", err.msg);
-	return m;
-}
-
 static void check_bytes(const fake *f, const wt_host_sink *h)
 {
 	assert_int_equal(wt_host_sink_n_tensors(h), FAKE_N_T);
@@ -94,7 +83,7 @@ static void test_complete_callback_timeout(void **state)
 	(void)state;
 	fake *f = fake_start();
 	wt_client *c = open_client(f->url);
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	f->chunk_delay_ms = 20;
 	wt_host_sink *hs;
 	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
@@ -176,7 +165,7 @@ static void test_cancel_other_thread(void **state)
 	(void)state;
 	fake *f = fake_start();
 	wt_client *c = open_client(f->url);
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	size_t n_chunks = wt_manifest_n_chunks(m);
 	assert_true(n_chunks >= 4);
 	f->chunk_delay_ms = 30;
@@ -232,7 +221,7 @@ static void test_free_running(void **state)
 	(void)state;
 	fake *f = fake_start();
 	wt_client *c = open_client(f->url);
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	f->chunk_delay_ms = 30;
 	wt_host_sink *hs;
 	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
@@ -265,7 +254,7 @@ static void test_many_concurrent(void **state)
 	(void)state;
 	fake *f = fake_start();
 	wt_client *c = open_client(f->url);
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	f->chunk_delay_ms = 2;
 	wt_host_sink *hs[N_CONC];
 	wt_fetch_handle *h[N_CONC];
@@ -304,7 +293,7 @@ static void test_bad_arguments(void **state)
 	(void)state;
 	fake *f = fake_start();
 	wt_client *c = open_client(f->url);
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	wt_host_sink *hs;
 	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
 	wt_fetch_handle *h = NULL;

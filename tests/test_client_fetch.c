@@ -62,22 +62,10 @@ static wt_client *open_client(const char *const *eps, size_t n, uint32_t window,
 	return c;
 }
 
-static wt_manifest *get_manifest(wt_client *c)
-{
-	wt_layout l;
-	wt_layout_init(&l);
-	wt_manifest *m = NULL;
-	wt_errbuf err;
-	int rv = wt_client_get_manifest(c, "fake", &l, &m, &err);
-	if (rv != WT_OK)
-		fail_msg("get_manifest: %s", err.msg);
-	return m;
-}
-
 /* Fetch into a host sink and check every tensor's bytes. Returns the fetch result. */
 static int fetch_host(fake *f, wt_client *c, wt_fetch_stats *st, wt_errbuf *err)
 {
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	wt_host_sink *h;
 	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
 	wt_fetch_opts fo;
@@ -175,7 +163,7 @@ static void test_fetch_file(void **state)
 	fake *f = fake_start();
 	const char *eps[] = {f->url};
 	wt_client *c = open_client(eps, 1, 4, 5000);
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	char *dir = tu_mkdtemp("client");
 	char *path = tu_path(dir, "out.safetensors");
 	wt_file_sink *fs;
@@ -312,7 +300,7 @@ static void test_restart_resumes(void **state)
 	fake *f = fake_start();
 	const char *eps[] = {f->url};
 	wt_client *c = open_client(eps, 1, 2, 5000);
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	f->forget_after = 5; /* the server "restarts" after 5 chunks */
 	wt_host_sink *h;
 	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
@@ -371,7 +359,7 @@ static void test_failover(void **state)
 	assert_int_equal(st.failovers, 0);
 	assert_string_equal(st.endpoint, f->url);
 	/* a manifest that does not say where it came from: rendezvous order, fail-over */
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	free(m->served_by);
 	m->served_by = NULL;
 	wt_host_sink *h;
@@ -447,7 +435,7 @@ static void test_cancel_and_models(void **state)
 	fake *f = fake_start();
 	const char *eps[] = {f->url};
 	wt_client *c = open_client(eps, 1, 4, 5000);
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	wt_host_sink *h;
 	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
 	wt_fetch_opts fo;
@@ -483,7 +471,7 @@ static void test_old_fetch_opts(void **state)
 	fake *f = fake_start();
 	const char *eps[] = {f->url};
 	wt_client *c = open_client(eps, 1, 4, 5000);
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	wt_host_sink *h;
 	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
 	wt_fetch_opts fo;
@@ -514,7 +502,7 @@ static void test_cut_through_old_server(void **state)
 	const char *eps[] = {f->url};
 	g_cut = 1;
 	wt_client *c = open_client(eps, 1, 4, 5000);
-	wt_manifest *m = get_manifest(c);
+	wt_manifest *m = fake_manifest(c);
 	assert_int_equal(wt_manifest_live(m), 0);
 	wt_manifest_free(m);
 	wt_fetch_stats st;

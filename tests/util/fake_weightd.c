@@ -20,6 +20,7 @@
 #include "tests/util/fake_weightd.h"
 #include "tests/util/tcp_proxy.h"
 #include "tests/util/testutil.h"
+#include "weights/client.h"
 #include "weights/weights.h"
 
 const fake_tensor_def fake_shard_def[FAKE_N_T] = {
@@ -393,4 +394,15 @@ void fake_dead_url(char *buf, size_t n, int k)
 	nng_listener_get_int(l, NNG_OPT_TCP_BOUND_PORT, &port);
 	nng_close(s);
 	snprintf(buf, n, "tcp://127.0.0.1:%d", port);
+}
+
+wt_manifest *fake_manifest(wt_client *c)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_manifest *m = NULL;
+	wt_errbuf err;
+	if (wt_client_get_manifest(c, "fake", &l, &m, &err) != WT_OK)
+		fail_msg("get_manifest: %s", err.msg);
+	return m;
 }

@@ -14,6 +14,7 @@
 
 #include <nng/nng.h>
 
+#include "weights/client.h"
 #include "weights/dtype.h"
 
 #define FAKE_SEED        0x5eed1234u
@@ -82,5 +83,9 @@ void fake_dead_url(char *buf, size_t n, int k);
 /* A TCP listener that accepts connections (the kernel completes them) and
  * never answers: a hung or foreign server. Returns the fd; *url gets its URL. */
 int fake_silent_listen(char *url, size_t n);
+
+/* The fake shard's manifest (model "fake", default layout) through client c;
+ * fails the test on an error. */
+wt_manifest *fake_manifest(wt_client *c);
 
 #endif
