@@ -3,7 +3,8 @@
  * four concurrent clients (one per rank) with cut-through, against baselines
  * measured in the same run. Prints ratios, asserts nothing.
  *
- *   build/bench/bench_cold [--gib G] [--workers N]   (default 1 GiB, 4 workers)
+ *   build/bench/bench_cold [--gib G] [--workers N] [--verbose]
+ *   (default 1 GiB, 4 workers; --verbose: weightd's production summaries)
  *
  * Setup: wt-mkckpt llama of G GiB, read twice (the second read, from the page
  * cache, is the "sequential read" baseline), an in-process weightd (4 MiB
@@ -276,15 +277,17 @@ static void print_results(const results *r)
 int main(int argc, char **argv)
 {
 	double gib = 1.0;
-	const char *workers = "4";
+	const char *workers = "4", *level = "warning";
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--gib") == 0 && i + 1 < argc)
 			gib = strtod(argv[++i], NULL);
 		else if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
 			workers = argv[++i];
+		else if (strcmp(argv[i], "--verbose") == 0)
+			level = "info"; /* weightd's production summaries (where the time went) */
 		else {
 			fprintf(stderr, "usage: bench_cold [--gib G (0.05..64, default 1)] "
-			                "[--workers N (default 4)]\n");
+			                "[--workers N (default 4)] [--verbose]\n");
 			return 2;
 		}
 	}
@@ -303,7 +306,7 @@ int main(int argc, char **argv)
 	snprintf(cachedir, sizeof(cachedir), "%s/cache", bench_tmp());
 	snprintf(putdir, sizeof(putdir), "%s/putcache", bench_tmp());
 	cache_tune_malloc(CHUNK);
-	common_log_set(NULL, NULL, WT_LOG_WARNING);
+	common_log_set(NULL, NULL, strcmp(level, "info") == 0 ? WT_LOG_INFO : WT_LOG_WARNING);
 
 	read_dir(model); /* into the page cache */
 	uint64_t t0 = common_now_ns();
@@ -316,7 +319,7 @@ int main(int argc, char **argv)
 	              "--models-dir", models,          "--cache-dir",
 	              cachedir,       "--chunk-bytes", "4M",
 	              "--workers",    (char *)workers, "--cache-max-bytes",
-	              "64G",          "--log-level",   "warning"};
+	              "64G",          "--log-level",   (char *)level};
 	wt_errbuf err;
 	wd_server *srv;
 	if (wd_config_parse_args(&cfg, (int)(sizeof(av) / sizeof(av[0])), av, &err) != WT_OK ||

@@ -19,6 +19,7 @@ void cache_opts_init(cache_opts *o)
 	o->mem_bytes = CACHE_MEM_BYTES_DEF;
 	o->blob_file_bytes = CACHE_BLOB_FILE_DEF;
 	o->reclaim_ratio = CACHE_RECLAIM_RATIO_DEF;
+	o->background_low_cpu = true;
 }
 
 static int check_opts(const cache_opts *o, const char *dir, wt_errbuf *err)

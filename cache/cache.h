@@ -82,6 +82,11 @@ typedef struct cache_opts {
 	                             0 = none; default CACHE_MEM_BYTES_DEF. Blob store only. */
 	uint64_t blob_file_bytes; /* size RocksDB cuts blob files at (default
 	                             CACHE_BLOB_FILE_DEF; >= CACHE_BLOB_FILE_MIN) */
+	bool background_low_cpu;  /* RocksDB's flush and compaction threads run at the
+	                             lowest CPU priority (nice 19), so writing to disk
+	                             yields the CPU to reads and to the caller; the
+	                             setting is RocksDB's default Env's, process-wide.
+	                             Default true. */
 	double reclaim_ratio;     /* cache_reclaim runs in the background after an eviction
 	                             when the chunk files on disk exceed reclaim_ratio x the
 	                             live chunk bytes and one blob file, and one blob file
@@ -136,6 +141,15 @@ int cache_begin_shard(cache *c, const void *id, size_t id_len, cache_writer **ou
  */
 int cache_put_chunk(cache_writer *w, const void *data, size_t nbytes, wt_hash128 *hash_out,
                     wt_errbuf *err);
+/*
+ * cache_put_chunk for bytes whose XXH3-128 the caller computed itself, in this
+ * process, from these very bytes (weightd's producer hashes each chunk as it
+ * copies it): the put does not hash them again. A wrong hash is never served:
+ * every read re-hashes, and a mismatch evicts the shards that list the chunk
+ * (WT_ECORRUPT), as for damage on disk.
+ */
+int cache_put_chunk_hashed(cache_writer *w, const void *data, size_t nbytes, wt_hash128 hash,
+                           wt_errbuf *err);
 
 /*
  * Make the shard visible with `manifest` (manifest_len in 1..manifest_max

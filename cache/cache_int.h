@@ -110,6 +110,7 @@ struct cache {
 	rocksdb_options_t *cfo[4];
 	rocksdb_block_based_table_options_t *bbo;
 	rocksdb_cache_t *blob_cache;           /* hot chunk values in RAM; NULL = none */
+	rocksdb_env_t *env;                    /* opts.background_low_cpu; NULL = default */
 	rocksdb_column_family_handle_t *cf[4]; /* default, manifests, chunks, meta */
 	rocksdb_writeoptions_t *wo_sync;       /* WAL, fsync */
 	rocksdb_writeoptions_t *wo;            /* WAL, no fsync */

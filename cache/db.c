@@ -96,6 +96,14 @@ static int make_options(cache *c)
 		return WT_ENOMEM;
 	rocksdb_block_based_options_set_checksum(c->bbo, 4 /* kXXH3 */);
 	rocksdb_block_based_options_set_block_size(c->bbo, 16u << 10);
+	if (c->opts.background_low_cpu) {
+		/* flushes (HIGH pool) and compactions (LOW pool): nice 19 */
+		if ((c->env = rocksdb_create_default_env()) == NULL)
+			return WT_ENOMEM;
+		rocksdb_env_lower_high_priority_thread_pool_cpu_priority(c->env);
+		rocksdb_env_lower_thread_pool_cpu_priority(c->env);
+		rocksdb_options_set_env(c->dbo, c->env);
+	}
 	rocksdb_options_set_create_if_missing(c->dbo, 1);
 	rocksdb_options_set_create_missing_column_families(c->dbo, 1);
 	rocksdb_options_set_paranoid_checks(c->dbo, 1);
@@ -171,6 +179,9 @@ void cache_db_close(cache *c)
 	}
 	if (c->dbo != NULL)
 		rocksdb_options_destroy(c->dbo);
+	if (c->env != NULL)
+		rocksdb_env_destroy(c->env); /* the wrapper: the default Env stays */
+	c->env = NULL;
 	if (c->bbo != NULL)
 		rocksdb_block_based_options_destroy(c->bbo);
 	if (c->blob_cache != NULL)

@@ -139,8 +139,8 @@ static int write_chunk(cache *c, wt_hash128 h, const void *data, size_t nbytes, 
 	return WT_OK;
 }
 
-int cache_put_chunk(cache_writer *w, const void *data, size_t nbytes, wt_hash128 *hash_out,
-                    wt_errbuf *err)
+static int put_chunk(cache_writer *w, const void *data, size_t nbytes, const wt_hash128 *known,
+                     wt_hash128 *hash_out, wt_errbuf *err)
 {
 	cache *c = w->c;
 	if (w->failed != WT_OK)
@@ -155,7 +155,7 @@ int cache_put_chunk(cache_writer *w, const void *data, size_t nbytes, wt_hash128
 		                 "cache '%s': chunk of %zu bytes > chunk_bytes %u; cut tensors "
 		                 "into chunks of at most chunk_bytes",
 		                 c->dir, nbytes, c->opts.chunk_bytes);
-	wt_hash128 h = common_hash128(data, nbytes);
+	wt_hash128 h = known != NULL ? *known : common_hash128(data, nbytes);
 	bool must_write = false;
 	int rv;
 	pthread_mutex_lock(&c->lk);
@@ -192,6 +192,18 @@ int cache_put_chunk(cache_writer *w, const void *data, size_t nbytes, wt_hash128
 	if (hash_out != NULL)
 		*hash_out = h;
 	return WT_OK;
+}
+
+int cache_put_chunk(cache_writer *w, const void *data, size_t nbytes, wt_hash128 *hash_out,
+                    wt_errbuf *err)
+{
+	return put_chunk(w, data, nbytes, NULL, hash_out, err);
+}
+
+int cache_put_chunk_hashed(cache_writer *w, const void *data, size_t nbytes, wt_hash128 hash,
+                           wt_errbuf *err)
+{
+	return put_chunk(w, data, nbytes, &hash, NULL, err);
 }
 
 void cache_abort_shard(cache_writer *w)

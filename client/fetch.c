@@ -541,14 +541,20 @@ static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err
 		           s->err.msg);
 		return resume(f, L, err);
 	}
-	if (rv == WT_ECORRUPT) {
-		/* the server found the chunk damaged on its disk and evicted the shard;
-		 * asking for the manifest makes it produce the shard again */
+	if (rv == WT_ECORRUPT ||
+	    (f->live && (rv == WT_EIO || rv == WT_ENOSPC || rv == WT_ENOMEM))) {
+		/* the server found the chunk damaged on its disk and evicted the shard,
+		 * or the production being read failed on the server's side (its cache
+		 * write, memory); asking for the manifest makes it produce the shard
+		 * again */
 		if (L->corrupt >= CLIENT_MANIFEST_REFRESH) {
-			if (err != NULL)
+			if (err != NULL && rv == WT_ECORRUPT)
 				wt_errprefix(err,
 				             "still corrupt after the server produced the shard %u "
 				             "more times (check its disk; weightctl admin verify)",
+				             L->corrupt);
+			else if (err != NULL)
+				wt_errprefix(err, "the server's production failed %u more times",
 				             L->corrupt);
 			return rv;
 		}

@@ -54,6 +54,22 @@ wt_hash128 common_hash128_copy(void *dst, const void *src, size_t len)
 	return (wt_hash128){.hi = h.high64, .lo = h.low64};
 }
 
+wt_hash128 common_hash128_copy_also(void *dst, const void *src, size_t len, common_hasher *also)
+{
+	if (also == NULL)
+		return common_hash128_copy(dst, src, len);
+	XXH3_state_t st;
+	XXH3_128bits_reset(&st);
+	for (size_t off = 0; off < len; off += HASH_PIECE) {
+		size_t n = len - off < HASH_PIECE ? len - off : HASH_PIECE;
+		memcpy((uint8_t *)dst + off, (const uint8_t *)src + off, n);
+		HASH128_UPDATE(&st, (uint8_t *)dst + off, n);
+		HASH128_UPDATE(&also->st, (uint8_t *)dst + off, n);
+	}
+	XXH128_hash_t h = XXH3_128bits_digest(&st);
+	return (wt_hash128){.hi = h.high64, .lo = h.low64};
+}
+
 void common_hash128_to_bytes(wt_hash128 h, uint8_t out[16])
 {
 	for (int i = 0; i < 8; i++) {

@@ -601,7 +601,8 @@ static int do_stream(prod *pr, const sm_group *g, wt_errbuf *err)
 	return WT_OK;
 }
 
-static int do_group(prod *pr, const sm_group *g, wt_errbuf *err)
+/* The selected ranks' outputs of g, the sources loaded for them. */
+static int do_group_sel(prod *pr, const sm_group *g, wt_errbuf *err)
 {
 	bool any = false;
 	for (size_t m = 0; m < g->n_m && !any; m++)
@@ -620,6 +621,71 @@ static int do_group(prod *pr, const sm_group *g, wt_errbuf *err)
 	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++)
 		if (selected(pr, g->m[m].rank))
 			rv = do_out(pr, g->m[m].rank, g->m[m].ix, err);
+	return rv;
+}
+
+/* ---- rank by rank: a group whose ranks read disjoint rows of its sources ----
+ * (a split along rows: lm_head, a vocab-parallel embedding, column-parallel
+ * projections) is produced one rank at a time, each reading only its own
+ * rows, exactly as only_rank does: every byte is still read once, and a
+ * rank's outputs are emitted after its own rows instead of after the whole
+ * group's (a cut-through reader's first byte), while they are still in the
+ * CPU cache. */
+
+enum { RBR_MAX_PIECES = 256 };
+
+typedef struct rows_iv {
+	uint32_t rank, src;
+	int64_t a, b;
+} rows_iv;
+
+static bool rank_by_rank(const prod *pr, const sm_group *g)
+{
+	if (pr->only >= 0 || g->n_m < 2)
+		return false;
+	rows_iv iv[RBR_MAX_PIECES];
+	size_t n = 0;
+	bool two = false;
+	for (size_t m = 0; m < g->n_m; m++) {
+		uint32_t rank = g->m[m].rank;
+		const sm_out *o = &pr->p->ranks[rank].outs[g->m[m].ix];
+		if (o->okind != SM_O_DATA && o->okind != SM_O_QUANT)
+			return false;
+		two = two || rank != g->m[0].rank;
+		for (size_t k = 0; k < o->np; k++) {
+			const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+			if (pc->src == SM_ZERO)
+				continue;
+			const sm_src *src = &g->srcs[pc->src];
+			if (pc->cols || src->whole || src->mode != SM_SRC_RAW ||
+			    n == RBR_MAX_PIECES)
+				return false;
+			rows_iv me = {rank, pc->src, pc->start, pc->start + pc->len};
+			for (size_t j = 0; j < n; j++)
+				if (iv[j].src == me.src && iv[j].rank != rank && iv[j].a < me.b &&
+				    me.a < iv[j].b)
+					return false; /* two ranks share rows: read them once */
+			iv[n++] = me;
+		}
+	}
+	return two;
+}
+
+static int do_group(prod *pr, const sm_group *g, wt_errbuf *err)
+{
+	if (!rank_by_rank(pr, g))
+		return do_group_sel(pr, g, err);
+	int rv = WT_OK;
+	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++) {
+		bool seen = false;
+		for (size_t j = 0; j < m && !seen; j++)
+			seen = g->m[j].rank == g->m[m].rank;
+		if (seen)
+			continue;
+		pr->only = g->m[m].rank;
+		rv = do_group_sel(pr, g, err);
+	}
+	pr->only = -1;
 	return rv;
 }
 

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -44,9 +45,13 @@ typedef struct gate {
 	int forever;
 	const char *change_dir; /* before_check: write the source in place once ... */
 	int got_bytes;          /* ... once a fetch delivered bytes (progress callback) */
+	int puts_held;          /* cache writes (before_put) wait while set (at most 20 s) */
+	int puts;               /* cache writes let through */
+	int put_fail_at;        /* the N-th cache write fails with WT_EIO; 0 = none */
+	int put_fail_from;      /* every cache write from the N-th on fails; 0 = none */
 } gate;
 
-static gate G = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, 0};
+static gate G = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, 0, 0, 0, 0, 0};
 
 static void gate_commit(void *ctx, uint32_t rank)
 {
@@ -60,6 +65,23 @@ static void gate_commit(void *ctx, uint32_t rank)
 		;
 	g->passed++;
 	pthread_mutex_unlock(&g->lk);
+}
+
+static int gate_put(void *ctx, uint32_t rank)
+{
+	gate *g = ctx;
+	(void)rank;
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 20;
+	pthread_mutex_lock(&g->lk);
+	while (g->puts_held && pthread_cond_timedwait(&g->cv, &g->lk, &dl) == 0)
+		;
+	int n = ++g->puts;
+	int fail = (g->put_fail_at != 0 && n == g->put_fail_at) ||
+	           (g->put_fail_from != 0 && n >= g->put_fail_from);
+	pthread_mutex_unlock(&g->lk);
+	return fail ? WT_EIO : WT_OK;
 }
 
 static void write_in_place(const char *dir)
@@ -117,6 +139,10 @@ static void gate_set(int held)
 	G.held = held;
 	G.passed = 0;
 	G.got_bytes = 0;
+	G.puts_held = 0;
+	G.puts = 0;
+	G.put_fail_at = 0;
+	G.put_fail_from = 0;
 	pthread_cond_broadcast(&G.cv);
 	pthread_mutex_unlock(&G.lk);
 }
@@ -129,10 +155,29 @@ static int gate_passed(void)
 	return n;
 }
 
+static int gate_puts(void)
+{
+	pthread_mutex_lock(&G.lk);
+	int n = G.puts;
+	pthread_mutex_unlock(&G.lk);
+	return n;
+}
+
+static void gate_hold_puts(int held, int fail_at, int fail_from)
+{
+	pthread_mutex_lock(&G.lk);
+	G.puts_held = held;
+	G.put_fail_at = fail_at;
+	G.put_fail_from = fail_from;
+	pthread_cond_broadcast(&G.cv);
+	pthread_mutex_unlock(&G.lk);
+}
+
 static void install_gate(tw_env *e)
 {
 	e->faults.before_commit = gate_commit;
 	e->faults.before_check = gate_check;
+	e->faults.before_put = gate_put;
 	e->faults.ctx = &G;
 }
 
@@ -150,6 +195,7 @@ typedef struct fetcher {
 	wt_host_sink *hs;
 	wt_fetch_stats st;
 	int passed_at_done; /* commits let through when the fetch ended */
+	int puts_at_done;   /* cache writes let through when the fetch ended */
 	bool cached_at_done;
 	uint64_t bytes;
 	size_t n_tensors;
@@ -222,6 +268,7 @@ static void *fetch_main(void *arg)
 		f->rv = wt_client_fetch(c, m, wt_host_sink_sink(f->hs), &fo, &err);
 	}
 	f->passed_at_done = gate_passed();
+	f->puts_at_done = gate_puts();
 	if (f->rv == WT_OK && f->srv != NULL) {
 		uint8_t id[WD_SHARD_ID_BYTES];
 		wd_shard_id("llama", wt_manifest_revision(m), wt_manifest_layout_text(m), 0, id);
@@ -403,6 +450,121 @@ static void test_cut_through_before_commit(void **state)
 	tw_env_free(e);
 }
 
+/*
+ * Write-behind: with every cache write held back, a cut-through reader still
+ * gets the whole rank, served from the producer's RAM buffers (not one chunk
+ * was put into the cache when it finished); released, the layout is written
+ * and committed, and a committed fetch gives the same bytes. The RAM held
+ * returns to zero.
+ */
+static void test_cut_through_before_put(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-cutput", SEED);
+	install_gate(e);
+	assert_int_equal(tw_start(e), WT_OK);
+	gate_set(0);
+	gate_hold_puts(1, 0, 0);
+	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
+	run_fetch(&a);
+	assert_int_equal(a.rv, WT_OK);
+	assert_int_equal(a.live, 1);
+	assert_int_equal(a.puts_at_done, 0); /* every byte came from RAM */
+	assert_false(a.cached_at_done);
+	assert_int_equal(a.st.bytes, a.bytes);
+	uint64_t used, peak;
+	wd_wbudget_get(e->srv->wbudget, &used, &peak);
+	printf("write-behind while held: %llu bytes in RAM (peak %llu)\n", (unsigned long long)used,
+	       (unsigned long long)peak);
+	assert_true(used > 0);
+	gate_hold_puts(0, 0, 0);
+	fetcher b = {.url = e->url, .cut_through = 0, .srv = e->srv};
+	run_fetch(&b);
+	assert_int_equal(b.rv, WT_OK);
+	assert_true(b.cached_at_done);
+	assert_true(gate_puts() > 0);
+	assert_same_tensors(&a, &b);
+	assert_int_equal(wd_lives_producing(e->srv->lives, NULL), 0);
+	wd_wbudget_get(e->srv->wbudget, &used, NULL);
+	assert_int_equal(used, 0);
+	fetcher_free(&a);
+	fetcher_free(&b);
+	tw_env_free(e);
+}
+
+/* writeback_bytes bounds the RAM: with 1 byte, one chunk at a time, and the
+ * layout is still produced and served whole. */
+static void test_writeback_budget(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-wbbudget", SEED);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "writeback_bytes", "1", "test", &err), WT_OK);
+	install_gate(e);
+	assert_int_equal(tw_start(e), WT_OK);
+	gate_set(0);
+	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
+	run_fetch(&a);
+	assert_int_equal(a.rv, WT_OK);
+	uint64_t used, peak;
+	wd_wbudget_get(e->srv->wbudget, &used, &peak);
+	printf("writeback_bytes 1: peak %llu bytes in RAM (chunk_bytes %llu)\n",
+	       (unsigned long long)peak, (unsigned long long)e->cfg.chunk_bytes);
+	assert_true(peak > 0 && peak <= e->cfg.chunk_bytes);
+	fetcher b = {.url = e->url, .cut_through = 0, .srv = e->srv};
+	run_fetch(&b);
+	assert_int_equal(b.rv, WT_OK);
+	assert_true(b.cached_at_done);
+	assert_same_tensors(&a, &b);
+	fetcher_free(&a);
+	fetcher_free(&b);
+	tw_env_free(e);
+}
+
+/* A cache write that fails behind serving fails the production; a reader of
+ * it asks for the manifest again (a new production) and, when that one works,
+ * finishes with the right bytes; when every production fails, it gets the
+ * error with its sink aborted. Either way no RAM is left held. */
+static void test_writeback_put_fails(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-wbfail", SEED);
+	install_gate(e);
+	assert_int_equal(tw_start(e), WT_OK);
+	uint64_t used;
+	/* every cache write from the 3rd on fails: the error reaches the reader */
+	gate_set(0);
+	gate_hold_puts(0, 0, 3);
+	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
+	run_fetch(&a);
+	assert_int_equal(a.rv, WT_EIO);
+	assert_non_null(strstr(a.err, "fault injection"));
+	assert_true(a.st.reconnects >= 1); /* it asked for a new production first */
+	assert_int_equal(wt_host_sink_n_tensors(a.hs), 0);
+	assert_false(a.cached_at_done);
+	assert_int_equal(wd_lives_producing(e->srv->lives, NULL), 0);
+	wd_wbudget_get(e->srv->wbudget, &used, NULL);
+	assert_int_equal(used, 0);
+	/* only the 3rd fails: the reader goes on with the next production */
+	gate_set(0);
+	gate_hold_puts(0, 3, 0);
+	fetcher b = {.url = e->url, .cut_through = 1, .srv = e->srv};
+	run_fetch(&b);
+	assert_int_equal(b.rv, WT_OK);
+	assert_true(b.st.reconnects >= 1);
+	fetcher c = {.url = e->url, .cut_through = 0, .srv = e->srv};
+	run_fetch(&c);
+	assert_int_equal(c.rv, WT_OK);
+	assert_true(c.cached_at_done);
+	assert_same_tensors(&b, &c);
+	wd_wbudget_get(e->srv->wbudget, &used, NULL);
+	assert_int_equal(used, 0);
+	fetcher_free(&a);
+	fetcher_free(&b);
+	fetcher_free(&c);
+	tw_env_free(e);
+}
+
 /* The source changes under the production: chunks were delivered, the fetch
  * still fails with WT_ECHANGED and the sink holds nothing. */
 static void test_cut_through_source_change(void **state)
@@ -487,6 +649,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cut_through_crash), /* first: it forks (see there) */
 	    cmocka_unit_test(test_cut_through_before_commit),
+	    cmocka_unit_test(test_cut_through_before_put),
+	    cmocka_unit_test(test_writeback_budget),
+	    cmocka_unit_test(test_writeback_put_fails),
 	    cmocka_unit_test(test_cut_through_source_change),
 	    cmocka_unit_test(test_cut_through_corrupt_chunk),
 	};

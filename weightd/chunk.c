@@ -3,7 +3,9 @@
  * resume) straight from the cache, which re-hashes the whole chunk on every
  * read. The reply is one nng message: [u32 len][Reply{ChunkReply}][bytes];
  * a whole chunk is copied once, from RocksDB's pinned value (the RAM blob cache
- * on a hit) into the message, and hashed during that copy.
+ * on a hit) into the message, and hashed during that copy. A chunk of a
+ * layout being produced may come from its write-behind buffer instead
+ * (wback.c): RAM this process filled and hashed itself, not yet in the cache.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -30,11 +32,11 @@ nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *
 		return wd_reply_error(id, WT_ENOTFOUND,
 		                      "chunk request: that chunk hash is not part of the shard; "
 		                      "use a hash from this shard's manifest");
-	return wd_chunk_send(s, id, h, clen, c->offset, c->nbytes, NULL);
+	return wd_chunk_send(s, id, h, clen, c->offset, c->nbytes, NULL, NULL);
 }
 
 nng_msg *wd_chunk_send(wd_server *s, uint64_t id, wt_hash128 h, uint64_t clen, uint64_t off,
-                       uint64_t n, const uint8_t *tensor_hash)
+                       uint64_t n, const uint8_t *tensor_hash, const uint8_t *mem)
 {
 	char msg[300];
 	uint64_t end;
@@ -72,7 +74,11 @@ nng_msg *wd_chunk_send(wd_server *s, uint64_t id, wt_hash128 h, uint64_t clen, u
 	wt_errbuf err;
 	int rv;
 	size_t got = 0;
-	if (n == clen) {
+	if (mem != NULL) {
+		/* A write-behind buffer: hashed by this process as it was filled. */
+		memcpy(body + hdr, mem + off, (size_t)n);
+		rv = WT_OK;
+	} else if (n == clen) {
 		/* The whole chunk: copied and hashed in one pass straight into the reply. */
 		rv = cache_read_chunk(s->cache, h, body + hdr, (size_t)n, &got, &err);
 		if (rv == WT_OK && got != n)

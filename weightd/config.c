@@ -101,6 +101,9 @@ static const wd_cfg_key table[] = {
     {"max_watchers", WD_CFG_UINT, 0, 4095, "16", "requests", false, OFF(max_watchers),
      "Watch requests parked at once waiting for a new revision (each holds an nng "
      "context; must be below contexts); one more gets WT_EBUSY; 0 = no watches"},
+    {"writeback_bytes", WD_CFG_BYTES, 0, 1ull << 50, "1G", "bytes", false, OFF(writeback_bytes),
+     "RAM for produced chunks not yet written to the cache: productions (and cut-through "
+     "readers) run ahead of the disk by this much; 0 = one chunk at a time"},
 };
 
 #define N_KEYS (sizeof(table) / sizeof(table[0]))

@@ -6,8 +6,9 @@
  * known, with its live manifest: tensors and chunk boundaries, no hashes.
  * Manifest requests that asked live_ok get that manifest at once; chunk
  * requests name a chunk by its index and are parked (no thread held, like a
- * flight waiter) until the producer has stored it in the cache; the reply is
- * then read back from the cache like any chunk, with its hash (and the
+ * flight waiter) until the producer has hashed it; the reply comes from the
+ * chunk's write-behind buffer while the cache writer has not put it yet
+ * (wback.c), else from the cache like any chunk, with its hash (and the
  * tensor's hash on a tensor's last chunk). The rank's last chunk waits for
  * wd_live_seal (source check passed), so no fetch ends on a production that
  * fails with WT_ECHANGED. Durability (flush, fsync, manifest commit) follows
@@ -34,7 +35,8 @@ struct wd_live {
 	size_t *first;        /* [n_tensors + 1]: first chunk of each tensor */
 	uint64_t *nbytes;     /* [n_chunks]: planned chunk sizes (from the manifest) */
 	wt_hash128 *chunk_hash, *tensor_hash;
-	uint8_t *have; /* [n_chunks]: chunk stored and hashed */
+	uint8_t *have; /* [n_chunks]: chunk hashed, its bytes in buf or the cache */
+	wd_wbuf **buf; /* [n_chunks]: write-behind buffer (a reference) until stored */
 	bool sealed;
 	wd_flight_waiter *waiters; /* parked chunk requests (wd_req.lc.index) */
 	uint64_t end_seq;          /* order finished entries are dropped in */
@@ -75,6 +77,9 @@ static void live_free(wd_live *l)
 	free(l->chunk_hash);
 	free(l->tensor_hash);
 	free(l->have);
+	for (size_t i = 0; l->buf != NULL && i < l->n_chunks; i++)
+		wd_wbuf_unref(l->buf[i]);
+	free(l->buf);
 	free(l);
 }
 
@@ -133,9 +138,11 @@ void wd_live_open(wd_lives *t, wt_hash128 key, const uint8_t *id, const void *mf
 		l->chunk_hash = calloc(nc ? nc : 1, sizeof(wt_hash128));
 		l->tensor_hash = calloc(n_tensors ? n_tensors : 1, sizeof(wt_hash128));
 		l->have = calloc(nc ? nc : 1, 1);
+		l->buf = calloc(nc ? nc : 1, sizeof(*l->buf));
 	}
 	if (l == NULL || pb == NULL || !l->mf || !l->chunk_tensor || !l->first || !l->nbytes ||
-	    !l->chunk_hash || !l->tensor_hash || !l->have || pb->n_tensors != n_tensors) {
+	    !l->chunk_hash || !l->tensor_hash || !l->have || !l->buf ||
+	    pb->n_tensors != n_tensors) {
 		WT_LOG(WT_LOG_WARNING,
 		       "cut-through: out of memory; a rank is served once committed");
 		live_free(l);
@@ -217,18 +224,34 @@ void wd_live_tensor(wd_lives *t, wd_live *l, size_t ti, wt_hash128 h)
 	pthread_mutex_unlock(&t->lk);
 }
 
-void wd_live_chunk(wd_lives *t, wd_live *l, size_t ti, size_t c, wt_hash128 h)
+void wd_live_chunk(wd_lives *t, wd_live *l, size_t ti, size_t c, wt_hash128 h, wd_wbuf *b)
+{
+	if (l == NULL)
+		return;
+	if (b != NULL)
+		wd_wbuf_ref(b);
+	pthread_mutex_lock(&t->lk);
+	size_t ci = l->first[ti] + c;
+	WT_ASSERT(ci < l->first[ti + 1] && l->buf[ci] == NULL);
+	l->chunk_hash[ci] = h;
+	l->have[ci] = 1;
+	l->buf[ci] = b;
+	wd_flight_waiter *w = take_locked(l, false);
+	pthread_mutex_unlock(&t->lk);
+	wake(w, WT_OK, NULL);
+}
+
+void wd_live_stored(wd_lives *t, wd_live *l, size_t ti, size_t c)
 {
 	if (l == NULL)
 		return;
 	pthread_mutex_lock(&t->lk);
 	size_t ci = l->first[ti] + c;
 	WT_ASSERT(ci < l->first[ti + 1]);
-	l->chunk_hash[ci] = h;
-	l->have[ci] = 1;
-	wd_flight_waiter *w = take_locked(l, false);
+	wd_wbuf *b = l->buf[ci];
+	l->buf[ci] = NULL;
 	pthread_mutex_unlock(&t->lk);
-	wake(w, WT_OK, NULL);
+	wd_wbuf_unref(b);
 }
 
 void wd_live_seal(wd_lives *t, wd_live *l)
@@ -256,6 +279,11 @@ void wd_live_end(wd_lives *t, wd_live *l, int rv, const wt_errbuf *err)
 		wt_seterr(&l->err, rv, "production failed");
 	l->end_seq = ++t->seq;
 	t->n_producing--;
+	/* The ended entry keeps no RAM (lock order: t->lk, then the budget's). */
+	for (size_t i = 0; i < l->n_chunks; i++) {
+		wd_wbuf_unref(l->buf[i]);
+		l->buf[i] = NULL;
+	}
 	wd_flight_waiter *w = take_locked(l, true);
 	trim_locked(t);
 	pthread_mutex_unlock(&t->lk);
@@ -397,9 +425,16 @@ static void chunk_step(wd_req *r)
 	bool last = ci + 1 == l->first[ti + 1];
 	uint8_t th[16];
 	common_hash128_to_bytes(l->tensor_hash[ti], th);
+	wd_wbuf *b = l->buf[ci]; /* not in the cache yet: served from RAM */
+	if (b != NULL)
+		wd_wbuf_ref(b);
 	pthread_mutex_unlock(&t->lk);
-	wd_req_reply(r,
-	             wd_chunk_send(s, r->id, h, clen, r->lc.off, r->lc.nbytes, last ? th : NULL));
+	size_t blen = 0;
+	const uint8_t *mem = b != NULL ? wd_wbuf_data(b, &blen) : NULL;
+	WT_ASSERT(b == NULL || blen == clen);
+	wd_req_reply(
+	    r, wd_chunk_send(s, r->id, h, clen, r->lc.off, r->lc.nbytes, last ? th : NULL, mem));
+	wd_wbuf_unref(b);
 }
 
 void wd_live_chunk_start(wd_req *r, const Weights__ChunkRequest *c)

@@ -2,9 +2,12 @@
  * produce.c — produce every rank of one layout in ONE pass over the source
  * (shardmap_produce with only_rank = -1). Each emitted tensor is hashed
  * (XXH3-128) and cut into chunks of at most chunk_bytes (never crossing
- * tensors) written through one cache writer per rank; a rank's manifest (a
- * packed weights.Manifest) is committed as soon as all its tensors are in.
- * Ranks already committed (the rest of the layout was evicted) are skipped.
+ * tensors), each copied into a write-behind buffer (hashed as it is copied)
+ * that cut-through readers are served from; the production's cache writer
+ * (wback.c) puts them through one cache writer per rank, behind the producer,
+ * and commits a rank's manifest (a packed weights.Manifest) once all its
+ * tensors are in and its source check passed. Ranks already committed (the
+ * rest of the layout was evicted) are skipped.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -22,6 +25,8 @@ typedef struct tensor_rec {
 } tensor_rec;
 
 typedef struct rank_state {
+	/* w, live and committed belong to the cache writer thread once the
+	 * production started (wd_wback_start), to wd_produce again after it ended */
 	cache_writer *w; /* NULL once committed, or when skipped */
 	wd_live *live;   /* served cut-through until it ends (live.c); NULL = not */
 	bool skip;       /* already committed before we started */
@@ -39,10 +44,13 @@ typedef struct prod {
 	const char *layout_text;
 	const sm_plan *plan;
 	uint32_t n_ranks;
-	wt_hash128 key; /* the layout's (cut-through registrations) */
-	rank_state *r;  /* [n_ranks] */
+	wt_hash128 key;    /* the layout's (cut-through registrations) */
+	rank_state *r;     /* [n_ranks] */
+	wd_wback *wb;      /* the cache writer (wback.c) */
+	common_hasher *th; /* the tensor being emitted */
 	uint64_t bytes_out;
-	uint64_t hash_ns, put_ns, commit_ns; /* where the time went (info log) */
+	uint64_t hash_ns, wait_ns;  /* producer: hashing + copying, waiting for RAM budget */
+	uint64_t put_ns, commit_ns; /* cache writer: chunk puts, rank commits */
 } prod;
 
 static void free_tensors(rank_state *rs)
@@ -170,7 +178,6 @@ static int commit_rank(prod *p, uint32_t rank, wt_errbuf *err)
 	if (rv != WT_OK)
 		wt_errprefix(err, "model '%s' rank %u", p->model, rank);
 	mb_free(&mb);
-	free_tensors(rs);
 	return rv;
 }
 
@@ -215,7 +222,8 @@ static int plan_chunks(prod *p, uint32_t rank, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* The rank's last tensor is in: source check, release to cut-through clients, commit. */
+/* The rank's last tensor is in: source check, release to cut-through clients,
+ * queue the commit behind its chunks. */
 static int finish_rank(prod *p, uint32_t rank, wt_errbuf *err)
 {
 	rank_state *rs = &p->r[rank];
@@ -230,12 +238,40 @@ static int finish_rank(prod *p, uint32_t rank, wt_errbuf *err)
 	if (rv != WT_OK)
 		return rv;
 	wd_live_seal(p->s->lives, rs->live);
-	if (f != NULL && f->before_commit != NULL)
-		f->before_commit(f->ctx, rank);
-	rv = commit_rank(p, rank, err);
-	wd_live_end(p->s->lives, rs->live, rv, err);
-	rs->live = NULL;
-	return rv;
+	return wd_wback_push(p->wb, rank, 0, 0, NULL, err);
+}
+
+/* The cache writer (wback.c): put chunk c of tensor ti of `rank` (b), or
+ * commit the rank (b NULL) and end its cut-through entry. */
+static int write_behind(void *ctx, uint32_t rank, size_t ti, size_t c, wd_wbuf *b, wt_errbuf *err)
+{
+	prod *p = ctx;
+	rank_state *rs = &p->r[rank];
+	const wd_faults *f = atomic_load(&p->s->faults);
+	uint64_t t0 = common_now_ns();
+	int rv;
+	if (b == NULL) {
+		if (f != NULL && f->before_commit != NULL)
+			f->before_commit(f->ctx, rank);
+		rv = commit_rank(p, rank, err);
+		wd_live_end(p->s->lives, rs->live, rv, err);
+		rs->live = NULL;
+		p->commit_ns += common_now_ns() - t0;
+		return rv;
+	}
+	const tensor_rec *tr = &rs->t[ti];
+	size_t len;
+	const uint8_t *data = wd_wbuf_data(b, &len);
+	if (f != NULL && f->before_put != NULL && (rv = f->before_put(f->ctx, rank)) != WT_OK)
+		wt_seterr(err, rv, "fault injection: the cache write failed");
+	else /* hashed by emit as it filled the buffer */
+		rv = cache_put_chunk_hashed(rs->w, data, len, tr->chunks[c].hash, err);
+	if (rv != WT_OK)
+		return wt_errprefix(err, "model '%s' rank %u tensor '%s' chunk %zu", p->model, rank,
+		                    shardmap_rank_tensor(p->plan, rank, ti)->name, c);
+	wd_live_stored(p->s->lives, rs->live, ti, c);
+	p->put_ns += common_now_ns() - t0;
+	return WT_OK;
 }
 
 static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t nbytes,
@@ -259,31 +295,43 @@ static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t
 		                 "tensor '%s' rank %u: emitted %s%llu bytes, plan says %llu",
 		                 oi->name, rank, tr->done ? "twice, " : "",
 		                 (unsigned long long)nbytes, (unsigned long long)oi->nbytes);
-	uint64_t t0 = common_now_ns();
-	tr->hash = common_hash128(bytes, (size_t)nbytes);
-	uint64_t t1 = common_now_ns();
-	p->hash_ns += t1 - t0;
-	wd_live_tensor(p->s->lives, rs->live, ti, tr->hash);
+	/* One pass: each chunk is copied into its buffer and hashed, and the
+	 * tensor hashed with it (a one-chunk tensor's hash is its chunk's). */
+	common_hasher *th = tr->n_chunks > 1 ? p->th : NULL;
+	if (th != NULL)
+		common_hasher_reset(th);
+	if (tr->n_chunks == 0) {
+		tr->hash = common_hash128("", 0);
+		wd_live_tensor(p->s->lives, rs->live, ti, tr->hash);
+	}
 	uint64_t off = 0;
 	for (size_t c = 0; c < tr->n_chunks; c++) {
 		uint64_t len = tr->chunks[c].nbytes; /* planned (plan_chunks) */
-		int rv = cache_put_chunk(rs->w, (const uint8_t *)bytes + off, (size_t)len,
-		                         &tr->chunks[c].hash, err);
+		wd_wbuf *b = NULL;
+		uint64_t t1 = common_now_ns();
+		int rv = wd_wback_alloc(p->wb, (size_t)len, &b, err);
+		uint64_t t2 = common_now_ns();
+		p->wait_ns += t2 - t1;
 		if (rv != WT_OK)
-			return wt_errprefix(err, "tensor '%s' rank %u chunk %zu", oi->name, rank,
-			                    c);
-		wd_live_chunk(p->s->lives, rs->live, ti, c, tr->chunks[c].hash);
+			return rv; /* the writer's error names its chunk */
+		size_t blen;
+		uint8_t *dst = (uint8_t *)wd_wbuf_data(b, &blen);
+		tr->chunks[c].hash =
+		    common_hash128_copy_also(dst, (const uint8_t *)bytes + off, blen, th);
+		if (c + 1 == tr->n_chunks) { /* before its last chunk is served */
+			tr->hash = th != NULL ? common_hasher_digest(th) : tr->chunks[c].hash;
+			wd_live_tensor(p->s->lives, rs->live, ti, tr->hash);
+		}
+		p->hash_ns += common_now_ns() - t2;
+		wd_live_chunk(p->s->lives, rs->live, ti, c, tr->chunks[c].hash, b);
+		if ((rv = wd_wback_push(p->wb, rank, ti, c, b, err)) != WT_OK)
+			return rv; /* the writer failed: its error */
 		off += len;
 	}
 	tr->done = true;
 	p->bytes_out += nbytes;
-	uint64_t t2 = common_now_ns();
-	p->put_ns += t2 - t1;
-	if (++rs->n_done == rs->n_tensors) {
-		int rv = finish_rank(p, rank, err);
-		p->commit_ns += common_now_ns() - t2;
-		return rv;
-	}
+	if (++rs->n_done == rs->n_tensors)
+		return finish_rank(p, rank, err);
 	return WT_OK;
 }
 
@@ -311,7 +359,8 @@ int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *
 		goto out;
 	}
 	p.r = calloc(p.n_ranks, sizeof(*p.r));
-	if (p.r == NULL) {
+	p.th = common_hasher_new();
+	if (p.r == NULL || p.th == NULL) {
 		rv = wt_seterr(err, WT_ENOMEM, "model '%s': out of memory", model);
 		goto out;
 	}
@@ -337,8 +386,18 @@ int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *
 			live_open(&p, i);
 	}
 	wd_lives_ready(s->lives, p.key); /* live_ok manifest requests answer now */
-	if (rv == WT_OK && to_make > 0)
+	if (rv == WT_OK && to_make > 0 &&
+	    (rv = wd_wback_start(s, write_behind, &p, &p.wb, err)) == WT_OK) {
 		rv = shardmap_produce(snap->ck, plan, -1, emit, &p, err);
+		/* the writer's own error comes first: the producer's may be its echo */
+		wt_errbuf werr;
+		int wrv = wd_wback_finish(p.wb, rv != WT_OK, &werr);
+		p.wb = NULL;
+		if (wrv != WT_OK) {
+			rv = wrv;
+			*err = werr;
+		}
+	}
 	for (uint32_t i = 0; rv == WT_OK && i < p.n_ranks; i++)
 		if (!p.r[i].skip && !p.r[i].committed)
 			rv = wt_seterr(err, WT_ECORRUPT,
@@ -356,6 +415,7 @@ out:
 		free_tensors(&p.r[i]);
 	}
 	free(p.r);
+	common_hasher_free(p.th);
 	uint64_t ms = (common_now_ns() - t0) / 1000000u;
 	uint64_t read = store_bytes_read(snap->st) - read0;
 	if (rv == WT_OK) {
@@ -364,10 +424,12 @@ out:
 		wd_hist_observe(&s->m.production, common_now_ns() - t0);
 		WT_LOG(WT_LOG_INFO,
 		       "produced model '%s' rev %.12s layout %s: %u of %u ranks, %llu bytes read, "
-		       "%llu bytes out, %llu ms (hash %llu, cache put %llu, commit %llu)",
+		       "%llu bytes out, %llu ms (hash + copy %llu, waiting for writeback_bytes "
+		       "%llu; behind: cache put %llu, commit %llu)",
 		       model, snap->revision, layout_text, to_make, p.n_ranks,
 		       (unsigned long long)read, (unsigned long long)p.bytes_out,
 		       (unsigned long long)ms, (unsigned long long)(p.hash_ns / 1000000),
+		       (unsigned long long)(p.wait_ns / 1000000),
 		       (unsigned long long)(p.put_ns / 1000000),
 		       (unsigned long long)(p.commit_ns / 1000000));
 	} else {

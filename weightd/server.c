@@ -292,7 +292,8 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	wd_srcmemo_init(&s->memo, s->cache);
 	if ((rv = wd_models_open(&s->models, cfg, &s->memo, err)) != WT_OK)
 		goto fail;
-	if (wd_flights_create(&s->flights) != WT_OK || wd_lives_create(&s->lives) != WT_OK) {
+	if (wd_flights_create(&s->flights) != WT_OK || wd_lives_create(&s->lives) != WT_OK ||
+	    wd_wbudget_create(&s->wbudget, cfg->writeback_bytes) != WT_OK) {
 		rv = wt_seterr(err, WT_ENOMEM, "server: out of memory");
 		goto fail;
 	}
@@ -403,7 +404,8 @@ size_t wd_server_close(wd_server *s)
 	free(s->pipes);
 	wd_watch_free(s);
 	wd_flights_destroy(s->flights);
-	wd_lives_destroy(s->lives);
+	wd_lives_destroy(s->lives); /* before the budget: entries may hold buffers */
+	wd_wbudget_destroy(s->wbudget);
 	wd_peers_close(s->peers);
 	wd_models_close(s->models);
 	cache_close(s->cache);

@@ -139,6 +139,10 @@ typedef struct wd_faults {
 	 * commit back while a client reads). NULL = none. */
 	void (*before_check)(void *ctx, uint32_t rank);
 	void (*before_commit)(void *ctx, uint32_t rank);
+	/* Called by a production's cache writer (wback.c) before each chunk put:
+	 * tests hold the cache writes back while clients read; an error code
+	 * fails the put with it. NULL = none. */
+	int (*before_put)(void *ctx, uint32_t rank);
 	void *ctx;
 } wd_faults;
 
@@ -183,7 +187,8 @@ struct wd_server {
 	struct MHD_Daemon *metrics;      /* NULL unless metrics_listen is set */
 	uint16_t metrics_port;           /* bound port (metrics_listen port 0 resolved) */
 	struct wd_watches *watches;      /* parked Watch requests (watch.c) */
-	struct wd_bulk *bulk; /* bulk data plane (bulk.c); NULL when stream_listen is off */
+	struct wd_bulk *bulk;       /* bulk data plane (bulk.c); NULL when stream_listen is off */
+	struct wd_wbudget *wbudget; /* RAM of chunks not yet in the cache (wback.c) */
 };
 
 /* Install f (borrowed; outlives the server) before clients connect. */
@@ -242,6 +247,43 @@ size_t wd_watch_parked(wd_server *s); /* tests */
 int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *l,
                const char *layout_text, wt_errbuf *err);
 
+/* ===================== write-behind (wback.c) ===================== */
+
+/*
+ * A production puts its chunks into the cache on a writer thread of its own,
+ * behind the producer: each chunk waits in a refcounted RAM buffer (wd_wbuf)
+ * that cut-through readers are served from until the writer has put it. The
+ * RAM held by every production's waiting chunks is bounded by
+ * cfg->writeback_bytes (wd_wbudget, one per server). The cache's durability
+ * order is unchanged: chunks, then each rank's commit, in the order queued.
+ */
+typedef struct wd_wbudget wd_wbudget;
+typedef struct wd_wbuf wd_wbuf;
+typedef struct wd_wback wd_wback;
+
+int wd_wbudget_create(wd_wbudget **out, uint64_t cap);              /* WT_ENOMEM */
+void wd_wbudget_destroy(wd_wbudget *b);                             /* NULL-safe; no buffer left */
+void wd_wbudget_get(wd_wbudget *b, uint64_t *used, uint64_t *peak); /* peak: NULL = skip */
+
+const uint8_t *wd_wbuf_data(const wd_wbuf *b, size_t *len);
+void wd_wbuf_ref(wd_wbuf *b);
+void wd_wbuf_unref(wd_wbuf *b); /* NULL-safe; the last one frees it and returns its bytes */
+
+/* The writer runs fn for each queued item, in order, until one fails: a chunk
+ * (b: its buffer, borrowed) or, with b NULL, the commit of `rank`. */
+typedef int (*wd_wback_fn)(void *ctx, uint32_t rank, size_t ti, size_t c, wd_wbuf *b,
+                           wt_errbuf *err);
+int wd_wback_start(wd_server *s, wd_wback_fn fn, void *ctx, wd_wback **out, wt_errbuf *err);
+/* A buffer of len bytes (one reference) once the budget has room; the writer's
+ * error if it failed, WT_ECANCELED when productions are canceled, WT_ENOMEM. */
+int wd_wback_alloc(wd_wback *wb, size_t len, wd_wbuf **out, wt_errbuf *err);
+/* Queue chunk c of tensor ti of `rank` (consumes the caller's reference of b),
+ * or the rank's commit (b NULL); returns the writer's error if it failed. */
+int wd_wback_push(wd_wback *wb, uint32_t rank, size_t ti, size_t c, wd_wbuf *b, wt_errbuf *err);
+/* Run what is queued (abort: drop it), stop the writer, free wb: the writer's
+ * first error, or WT_OK. NULL-safe. */
+int wd_wback_finish(wd_wback *wb, bool abort, wt_errbuf *err);
+
 /* ===================== cut-through serving (live.c) ===================== */
 
 /*
@@ -267,9 +309,14 @@ void wd_lives_destroy(wd_lives *t); /* NULL-safe; nothing parked, nothing produc
  * when out of memory: the rank is then served only once committed. */
 void wd_live_open(wd_lives *t, wt_hash128 key, const uint8_t *id, const void *mf, size_t mf_len,
                   const size_t *n_chunks_of, size_t n_tensors, wd_live **out);
-/* Producer: tensor ti's hash is h; chunk c of tensor ti is stored with hash h. NULL-safe. */
+/* Producer: tensor ti's hash is h. NULL-safe. */
 void wd_live_tensor(wd_lives *t, wd_live *l, size_t ti, wt_hash128 h);
-void wd_live_chunk(wd_lives *t, wd_live *l, size_t ti, size_t c, wt_hash128 h);
+/* Producer: chunk c of tensor ti is ready with hash h, its bytes in b (a
+ * reference is taken; readers are served from it) or, b NULL, in the cache. */
+void wd_live_chunk(wd_lives *t, wd_live *l, size_t ti, size_t c, wt_hash128 h, wd_wbuf *b);
+/* Cache writer: chunk c of tensor ti is in the cache now: its buffer is let go
+ * (later readers read the cache). NULL-safe. */
+void wd_live_stored(wd_lives *t, wd_live *l, size_t ti, size_t c);
 /* Producer: the rank passed its source check: release its last chunk. NULL-safe. */
 void wd_live_seal(wd_lives *t, wd_live *l);
 /* Producer: the rank is finished (rv WT_OK: committed) or failed (rv, err);
@@ -324,9 +371,11 @@ uint8_t *wd_record_pack(Weights__Manifest *mf, const char *model, wd_chunks_fn c
 /* chunk.c / admin.c: build the reply (never NULL unless out of memory). */
 nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *c);
 /* chunk.c: reply with bytes [off, off + n) (n 0 = to the end) of chunk h of clen
- * bytes from the cache; tensor_hash (16 bytes) or NULL goes into the reply. */
+ * bytes, from mem (clen bytes this process hashed itself: a write-behind
+ * buffer) or, mem NULL, from the cache (re-hashed); tensor_hash (16 bytes) or
+ * NULL goes into the reply. */
 nng_msg *wd_chunk_send(wd_server *s, uint64_t id, wt_hash128 h, uint64_t clen, uint64_t off,
-                       uint64_t n, const uint8_t *tensor_hash);
+                       uint64_t n, const uint8_t *tensor_hash, const uint8_t *mem);
 nng_msg *wd_admin_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);
 /* registry.c: admin REGISTER / UNREGISTER. */
 nng_msg *wd_register_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);

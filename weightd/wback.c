@@ -1,0 +1,278 @@
+/*
+ * wback.c — a production's cache writes, behind serving (server_int.h
+ * "write-behind"). The producer copies each chunk into a refcounted RAM
+ * buffer (hashing as it copies), publishes it to cut-through readers and
+ * queues it here; one writer thread per production puts the queued chunks
+ * into the cache and commits the ranks, in the order they were queued. The
+ * chunk bytes waiting in RAM, over every production, are bounded by
+ * cfg->writeback_bytes: the producer waits for room (one buffer always fits).
+ * So a cold layout is produced and served at the speed of the source and the
+ * CPU, not of the disk, while the cache's durability order is unchanged.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "weightd/server_int.h"
+
+struct wd_wbudget {
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	uint64_t cap;
+	/* fields below guarded by lk */
+	uint64_t used, peak;
+};
+
+struct wd_wbuf {
+	_Atomic uint32_t refs;
+	wd_wbudget *budget;
+	size_t len;
+	uint8_t data[];
+};
+
+typedef struct wb_item {
+	struct wb_item *next;
+	uint32_t rank;
+	size_t ti, c;
+	wd_wbuf *b; /* NULL: commit the rank */
+} wb_item;
+
+struct wd_wback {
+	wd_server *s;
+	wd_wback_fn fn;
+	void *ctx;
+	pthread_t th;
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	_Atomic bool failed; /* the writer's first error is in rv, err */
+	/* fields below guarded by lk */
+	wb_item *head, *tail;
+	bool stop;  /* no more items: the writer leaves once the queue is empty */
+	bool abort; /* drop what is queued */
+	int rv;
+	wt_errbuf err;
+};
+
+int wd_wbudget_create(wd_wbudget **out, uint64_t cap)
+{
+	wd_wbudget *b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return WT_ENOMEM;
+	pthread_mutex_init(&b->lk, NULL);
+	pthread_cond_init(&b->cv, NULL);
+	b->cap = cap;
+	*out = b;
+	return WT_OK;
+}
+
+void wd_wbudget_destroy(wd_wbudget *b)
+{
+	if (b == NULL)
+		return;
+	WT_ASSERT(b->used == 0);
+	pthread_cond_destroy(&b->cv);
+	pthread_mutex_destroy(&b->lk);
+	free(b);
+}
+
+void wd_wbudget_get(wd_wbudget *b, uint64_t *used, uint64_t *peak)
+{
+	pthread_mutex_lock(&b->lk);
+	*used = b->used;
+	if (peak != NULL)
+		*peak = b->peak;
+	pthread_mutex_unlock(&b->lk);
+}
+
+const uint8_t *wd_wbuf_data(const wd_wbuf *b, size_t *len)
+{
+	*len = b->len;
+	return b->data;
+}
+
+void wd_wbuf_ref(wd_wbuf *b)
+{
+	atomic_fetch_add(&b->refs, 1);
+}
+
+static void unreserve(wd_wbudget *g, size_t len)
+{
+	pthread_mutex_lock(&g->lk);
+	g->used -= len;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->lk);
+}
+
+void wd_wbuf_unref(wd_wbuf *b)
+{
+	if (b == NULL || atomic_fetch_sub(&b->refs, 1) != 1)
+		return;
+	unreserve(b->budget, b->len);
+	free(b);
+}
+
+/* The writer yields the CPU to serving and producing: on Linux a thread has
+ * its own nice value (setpriority on its thread id). Best effort. */
+#define WB_NICE 10
+
+static void *writer_main(void *arg)
+{
+	wd_wback *wb = arg;
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), WB_NICE);
+	pthread_mutex_lock(&wb->lk);
+	for (;;) {
+		while (wb->head == NULL && !wb->stop)
+			pthread_cond_wait(&wb->cv, &wb->lk);
+		wb_item *it = wb->head;
+		if (it == NULL)
+			break; /* stopped and drained */
+		wb->head = it->next;
+		if (wb->head == NULL)
+			wb->tail = NULL;
+		bool run = wb->rv == WT_OK && !wb->abort;
+		pthread_mutex_unlock(&wb->lk);
+		wt_errbuf err;
+		int rv = run ? wb->fn(wb->ctx, it->rank, it->ti, it->c, it->b, &err) : WT_OK;
+		wd_wbuf_unref(it->b);
+		free(it);
+		pthread_mutex_lock(&wb->lk);
+		if (rv != WT_OK && wb->rv == WT_OK) {
+			wb->rv = rv;
+			wb->err = err;
+			atomic_store(&wb->failed, true);
+			/* a producer waiting for room learns of it */
+			wd_wbudget *g = wb->s->wbudget;
+			pthread_mutex_lock(&g->lk);
+			pthread_cond_broadcast(&g->cv);
+			pthread_mutex_unlock(&g->lk);
+		}
+	}
+	pthread_mutex_unlock(&wb->lk);
+	return NULL;
+}
+
+int wd_wback_start(wd_server *s, wd_wback_fn fn, void *ctx, wd_wback **out, wt_errbuf *err)
+{
+	*out = NULL;
+	wd_wback *wb = calloc(1, sizeof(*wb));
+	if (wb == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for the cache writer");
+	wb->s = s;
+	wb->fn = fn;
+	wb->ctx = ctx;
+	pthread_mutex_init(&wb->lk, NULL);
+	pthread_cond_init(&wb->cv, NULL);
+	int e = pthread_create(&wb->th, NULL, writer_main, wb);
+	if (e != 0) {
+		pthread_cond_destroy(&wb->cv);
+		pthread_mutex_destroy(&wb->lk);
+		free(wb);
+		return wt_seterr(err, WT_ENOMEM, "cannot start the cache writer thread (error %d)",
+		                 e);
+	}
+	*out = wb;
+	return WT_OK;
+}
+
+/* The writer's error (copied to err), or WT_OK. */
+static int writer_error(wd_wback *wb, wt_errbuf *err)
+{
+	if (!atomic_load(&wb->failed))
+		return WT_OK;
+	pthread_mutex_lock(&wb->lk);
+	int rv = wb->rv;
+	if (err != NULL)
+		*err = wb->err;
+	pthread_mutex_unlock(&wb->lk);
+	return rv;
+}
+
+/* Wait on g (locked) until len more bytes fit, the writer failed or the server
+ * cancels productions; true = reserved. One buffer always fits, so a budget
+ * below a chunk still makes progress. */
+static bool reserve_locked(wd_wback *wb, wd_wbudget *g, size_t len)
+{
+	for (;;) {
+		if (atomic_load(&wb->failed) || atomic_load(&wb->s->cancel))
+			return false;
+		if (g->used == 0 || g->used + len <= g->cap)
+			break;
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += 100 * 1000000L; /* s->cancel is not signalled: look again */
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&g->cv, &g->lk, &dl);
+	}
+	g->used += len;
+	if (g->used > g->peak)
+		g->peak = g->used;
+	return true;
+}
+
+int wd_wback_alloc(wd_wback *wb, size_t len, wd_wbuf **out, wt_errbuf *err)
+{
+	*out = NULL;
+	wd_wbudget *g = wb->s->wbudget;
+	pthread_mutex_lock(&g->lk);
+	bool ok = reserve_locked(wb, g, len);
+	pthread_mutex_unlock(&g->lk);
+	if (!ok) {
+		int rv = writer_error(wb, err);
+		return rv != WT_OK ? rv
+		                   : wt_seterr(err, WT_ECANCELED, "production canceled (shutdown)");
+	}
+	wd_wbuf *b = malloc(sizeof(*b) + (len ? len : 1));
+	if (b == NULL) {
+		unreserve(g, len);
+		return wt_seterr(err, WT_ENOMEM, "out of memory for a %zu-byte chunk", len);
+	}
+	atomic_init(&b->refs, 1);
+	b->budget = g;
+	b->len = len;
+	*out = b;
+	return WT_OK;
+}
+
+int wd_wback_push(wd_wback *wb, uint32_t rank, size_t ti, size_t c, wd_wbuf *b, wt_errbuf *err)
+{
+	wb_item *it = malloc(sizeof(*it));
+	if (it == NULL) {
+		wd_wbuf_unref(b);
+		return wt_seterr(err, WT_ENOMEM, "out of memory queueing a cache write");
+	}
+	*it = (wb_item){.rank = rank, .ti = ti, .c = c, .b = b};
+	pthread_mutex_lock(&wb->lk);
+	WT_ASSERT(!wb->stop);
+	if (wb->tail != NULL)
+		wb->tail->next = it;
+	else
+		wb->head = it;
+	wb->tail = it;
+	pthread_cond_signal(&wb->cv);
+	pthread_mutex_unlock(&wb->lk);
+	return writer_error(wb, err);
+}
+
+int wd_wback_finish(wd_wback *wb, bool abort, wt_errbuf *err)
+{
+	if (wb == NULL)
+		return WT_OK;
+	pthread_mutex_lock(&wb->lk);
+	wb->stop = true;
+	wb->abort = wb->abort || abort;
+	pthread_cond_signal(&wb->cv);
+	pthread_mutex_unlock(&wb->lk);
+	pthread_join(wb->th, NULL);
+	int rv = wb->rv;
+	if (rv != WT_OK && err != NULL)
+		*err = wb->err;
+	pthread_cond_destroy(&wb->cv);
+	pthread_mutex_destroy(&wb->lk);
+	free(wb);
+	return rv;
+}
