@@ -176,6 +176,7 @@ static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	req.body_case = WEIGHTS__REQUEST__BODY_CHUNK;
 	req.chunk = &cr;
 	req.id = atomic_fetch_add(&f->c->next_id, 1);
+	s->fused = 0;
 	if (!f->live && fetch_bulk_on(f)) { /* the bulk stream (fetch_bulk.c) */
 		s->chunk = ci;
 		s->id = req.id;
@@ -391,8 +392,12 @@ static int deliver(fetch *f, wt_sink *sink, fetch_slot *s, wt_errbuf *err)
 	if ((rv = f->ops.write(sink, ch->tensor, ch->off, s->data, (size_t)ch->nbytes, err)) !=
 	    WT_OK)
 		return rv;
-	if (f->verify && t->n_chunks > 1)
-		common_hasher_update(f->hasher, s->data, (size_t)ch->nbytes);
+	if (f->verify && t->n_chunks > 1) {
+		if (s->fused) /* hashed while hot as it arrived (fetch_bulk.c) */
+			common_hasher_copy(f->hasher, s->tsnap);
+		else
+			common_hasher_update(f->hasher, s->data, (size_t)ch->nbytes);
+	}
 	f->st->bytes += ch->nbytes;
 	f->st->chunks++;
 	if (ch->off + ch->nbytes != t->nbytes)
@@ -642,6 +647,7 @@ static void fetch_fini(fetch *f)
 		for (size_t i = 0; i < f->w; i++) {
 			nng_aio_free(f->slots[i].aio);
 			free(f->slots[i].buf);
+			common_hasher_free(f->slots[i].tsnap);
 		}
 	}
 	free(f->slots);

@@ -6,9 +6,15 @@
  * straight into the slot's reused buffer and hashed piece by piece as they
  * arrive (each piece is what one receive returned: still in the CPU cache).
  *
- * Slot i uses stream i % n. The fetch thread sends requests (fetch_bulk_issue);
- * one receiver thread per stream reads the replies, which come in request
- * order, so each stream keeps a FIFO of its slots in flight. Ordering,
+ * A chunk of tensor t goes on stream t % n, so each stream receives a
+ * tensor's chunks in order and also feeds them, while hot, to a tensor
+ * hasher: the slot carries that hasher's state (fused), and delivery adopts
+ * it instead of hashing the chunk a second time from memory (fetch.c
+ * deliver). A chunk that does not continue the stream's tensor (a re-fetch, a
+ * failed one before it) is hashed at delivery as on the message path. The
+ * fetch thread sends requests (fetch_bulk_issue); one receiver thread per
+ * stream reads the replies, which come in request order, so each stream keeps
+ * a FIFO of its slots in flight. Ordering,
  * delivery, retries and fail-over stay fetch.c's: a slot ends exactly as with
  * messages (fetch_slot_finish). Any stream failure (dial, send, receive,
  * timeout, a reply that does not match) ends that stream's slots with
@@ -22,10 +28,17 @@
 #include "client/fetch_int.h"
 #include "proto/bulk.h"
 
+/* Largest piece received and hashed at once (L2 is 1-2 MiB per core). */
+#define BULK_HASH_PIECE (256u << 10)
+
 typedef struct bulk_conn {
 	struct fetch_bulk *fb;
 	nng_stream *st;
 	common_hasher *hs; /* the receiver's chunk hasher */
+	common_hasher *ts; /* the receiver's tensor hasher: tensor t_cur, bytes [0, t_next) */
+	size_t t_cur;
+	uint64_t t_next;
+	int t_ok; /* ts holds exactly that */
 	pthread_t th;
 	int th_started;
 	/* fields below guarded by fetch_bulk.lk */
@@ -47,10 +60,10 @@ typedef struct fetch_bulk {
 } fetch_bulk;
 
 /* Move n bytes over st (send or receive) within timeout_ms; an nng error code.
- * hs (receive only; NULL = none) is fed each piece as soon as it arrived, while
- * it is still in the CPU cache. */
+ * hs and also (receive only; NULL = none) are fed each piece as soon as it
+ * arrived, while it is still in the CPU cache. */
 static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms,
-                      common_hasher *hs)
+                      common_hasher *hs, common_hasher *also)
 {
 	nng_aio *aio;
 	int rv = nng_aio_alloc(&aio, NULL, NULL);
@@ -59,7 +72,11 @@ static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint32_t ti
 	nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
 	size_t done = 0;
 	while (rv == 0 && done < n) {
-		nng_iov v = {.iov_buf = (uint8_t *)buf + done, .iov_len = n - done};
+		/* hashed pieces are capped so that they are still in L2 when hashed */
+		size_t piece = n - done;
+		if ((hs != NULL || also != NULL) && piece > BULK_HASH_PIECE)
+			piece = BULK_HASH_PIECE;
+		nng_iov v = {.iov_buf = (uint8_t *)buf + done, .iov_len = piece};
 		nng_aio_set_iov(aio, 1, &v);
 		if (send)
 			nng_stream_send(st, aio);
@@ -70,6 +87,8 @@ static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint32_t ti
 		size_t got = nng_aio_count(aio);
 		if (hs != NULL && got > 0)
 			common_hasher_update(hs, (uint8_t *)buf + done, got);
+		if (also != NULL && got > 0)
+			common_hasher_update(also, (uint8_t *)buf + done, got);
 		done += got;
 	}
 	nng_aio_free(aio);
@@ -78,7 +97,7 @@ static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint32_t ti
 
 static int st_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms)
 {
-	return st_io_hash(st, send, buf, n, timeout_ms, NULL);
+	return st_io_hash(st, send, buf, n, timeout_ms, NULL, NULL);
 }
 
 /* The stream failed: it is closed, its slots end with WT_EUNAVAIL, the bulk
@@ -152,10 +171,34 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 	}
 	if (f->verify)
 		common_hasher_reset(k->hs);
-	nrv = st_io_hash(k->st, 0, s->buf, (size_t)ch->nbytes, tmo, f->verify ? k->hs : NULL);
+	/* a multi-chunk tensor's chunk that continues what ts holds feeds it too */
+	const client_tensor *t = &f->m->tensors[ch->tensor];
+	s->fused = f->verify && t->n_chunks > 1 &&
+	           (ch->off == 0 || (k->t_ok && k->t_cur == ch->tensor && k->t_next == ch->off));
+	if (s->fused && ch->off == 0)
+		common_hasher_reset(k->ts);
+	k->t_ok = 0; /* until this chunk is in and verified (receiver) */
+	nrv = st_io_hash(k->st, 0, s->buf, (size_t)ch->nbytes, tmo, f->verify ? k->hs : NULL,
+	                 s->fused ? k->ts : NULL);
 	if (nrv != 0)
 		return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
 	return 0;
+}
+
+/* Chunk s arrived whole and verified: when it fed the tensor hasher, the slot
+ * takes a copy of its state for delivery, and the stream's tensor goes on. */
+static void fuse_done(bulk_conn *k, fetch_slot *s, const client_chunk *ch)
+{
+	if (!s->fused)
+		return;
+	if (s->tsnap == NULL && (s->tsnap = common_hasher_new()) == NULL) {
+		s->fused = 0; /* out of memory: delivery hashes it */
+		return;
+	}
+	common_hasher_copy(s->tsnap, k->ts);
+	k->t_cur = ch->tensor;
+	k->t_next = ch->off + ch->nbytes;
+	k->t_ok = 1;
 }
 
 static void *receiver(void *arg)
@@ -192,6 +235,7 @@ static void *receiver(void *arg)
 			ok = common_hash128_eq(common_hasher_digest(k->hs),
 			                       common_hash128_from_bytes(f->chash[s->chunk]));
 		if (!ok) {
+			s->fused = 0;
 			wt_seterr(
 			    &err, WT_EHASH,
 			    "endpoint %s (bulk stream): tensor '%s' chunk %zu (offset %llu, %llu "
@@ -202,6 +246,7 @@ static void *receiver(void *arg)
 			fetch_slot_finish(s, WT_EHASH, &err, NULL);
 			continue;
 		}
+		fuse_done(k, s, ch);
 		s->data = s->buf;
 		fetch_slot_finish(s, WT_OK, NULL, NULL);
 	}
@@ -262,7 +307,9 @@ void fetch_bulk_open(fetch *f)
 		k->fb = fb;
 		k->q = calloc(fb->q_cap, sizeof(*k->q));
 		k->hs = common_hasher_new();
-		int rv = k->q == NULL || k->hs == NULL ? NNG_ENOMEM : conn_dial(fb, k, ticket);
+		k->ts = common_hasher_new();
+		int rv = k->q == NULL || k->hs == NULL || k->ts == NULL ? NNG_ENOMEM
+		                                                        : conn_dial(fb, k, ticket);
 		if (rv == 0)
 			rv = pthread_create(&k->th, NULL, receiver, k) == 0 ? 0 : NNG_ENOMEM;
 		fb->n = i + 1;
@@ -293,7 +340,8 @@ int fetch_bulk_on(const fetch *f)
 void fetch_bulk_issue(fetch *f, fetch_slot *s)
 {
 	fetch_bulk *fb = f->bulk;
-	bulk_conn *k = &fb->conns[(size_t)(s - f->slots) % fb->n];
+	/* by tensor: a stream gets a tensor's chunks in order (its tensor hasher) */
+	bulk_conn *k = &fb->conns[f->m->chunks[s->chunk].tensor % fb->n];
 	pthread_mutex_lock(&fb->lk);
 	int broken = fb->broken;
 	if (!broken) {
@@ -342,6 +390,7 @@ void fetch_bulk_close(fetch *f)
 		if (k->st != NULL)
 			nng_stream_free(k->st);
 		common_hasher_free(k->hs);
+		common_hasher_free(k->ts);
 		free(k->q);
 	}
 	pthread_cond_destroy(&fb->cv);

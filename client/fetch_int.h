@@ -29,6 +29,10 @@ typedef struct fetch_slot {
 	const uint8_t *data; /* chunk bytes inside msg, or in buf (bulk stream) */
 	uint8_t *buf;        /* bulk stream: this slot's reused receive buffer; owned */
 	size_t buf_cap;
+	/* bulk stream: the chunk's tensor was hashed as it arrived, from the
+	 * tensor's first byte through this chunk; tsnap holds that state */
+	int fused;
+	common_hasher *tsnap; /* owned; NULL until a fused chunk used this slot */
 } fetch_slot;
 
 typedef struct fetch {

@@ -61,7 +61,8 @@ common_hasher *common_hasher_new(void); /* NULL on ENOMEM */
 void common_hasher_update(common_hasher *h, const void *data, size_t len);
 wt_hash128 common_hasher_digest(const common_hasher *h);
 void common_hasher_reset(common_hasher *h);
-void common_hasher_free(common_hasher *h); /* NULL is a no-op */
+void common_hasher_free(common_hasher *h);                             /* NULL is a no-op */
+void common_hasher_copy(common_hasher *dst, const common_hasher *src); /* dst := src's state */
 /* common_hash128_copy that also feeds each copied piece, while it is in L2,
  * to `also` (NULL = none): a chunk's hash and its tensor's in one pass. */
 wt_hash128 common_hash128_copy_also(void *dst, const void *src, size_t len, common_hasher *also);

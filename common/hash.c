@@ -124,6 +124,11 @@ void common_hasher_reset(common_hasher *h)
 	XXH3_128bits_reset(&h->st);
 }
 
+void common_hasher_copy(common_hasher *dst, const common_hasher *src)
+{
+	XXH3_copyState(&dst->st, &src->st);
+}
+
 void common_hasher_free(common_hasher *h)
 {
 	free(h);
