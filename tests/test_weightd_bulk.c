@@ -309,8 +309,10 @@ static void test_fault_corrupts_copy(void **state)
 	tw_env_free(e);
 }
 
-/* Fetch llama TP=2 rank 1 with stream on/off; tensor bytes hashed into digest. */
-static int fetch_digest(const char *url, int stream, wt_hash128 *digest, size_t *n_tensors)
+/* Fetch llama TP=2 rank 1 with stream on/off over conns connections (a chunk
+ * hash mismatch fetched once more with refetch); tensor bytes into digest. */
+static int fetch_digest_opts(const char *url, int stream, uint32_t conns, uint32_t refetch,
+                             wt_hash128 *digest, size_t *n_tensors, uint32_t *refetches)
 {
 	wt_client_opts o;
 	wt_client_opts_init(&o);
@@ -318,8 +320,9 @@ static int fetch_digest(const char *url, int stream, wt_hash128 *digest, size_t 
 	o.endpoints = eps;
 	o.n_endpoints = 1;
 	o.stream = stream;
-	o.connections = 2;
+	o.connections = conns;
 	o.window = 6;
+	o.hash_refetch = refetch;
 	wt_client *c = NULL;
 	wt_manifest *m = NULL;
 	wt_host_sink *h = NULL;
@@ -333,8 +336,15 @@ static int fetch_digest(const char *url, int stream, wt_hash128 *digest, size_t 
 		rv = wt_client_get_manifest(c, "llama", &l, &m, &err);
 	if (rv == WT_OK)
 		rv = wt_host_sink_create(&h, &err);
+	wt_fetch_stats st;
+	memset(&st, 0, sizeof(st));
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.stats = &st;
 	if (rv == WT_OK)
-		rv = wt_client_fetch(c, m, wt_host_sink_sink(h), NULL, &err);
+		rv = wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, &err);
+	if (refetches != NULL)
+		*refetches = st.refetches;
 	if (rv != WT_OK)
 		printf("fetch (stream %d): %s\n", stream, err.msg);
 	common_hasher *hs = common_hasher_new();
@@ -354,6 +364,11 @@ static int fetch_digest(const char *url, int stream, wt_hash128 *digest, size_t 
 	wt_manifest_free(m);
 	wt_client_close(c);
 	return rv;
+}
+
+static int fetch_digest(const char *url, int stream, wt_hash128 *digest, size_t *n_tensors)
+{
+	return fetch_digest_opts(url, stream, 2, 0, digest, n_tensors, NULL);
 }
 
 static void test_client_stream(void **state)
@@ -378,6 +393,17 @@ static void test_client_stream(void **state)
 	/* a corrupted chunk on the stream is caught by the client */
 	e->faults.corrupt_chunk = atomic_load(&e->srv->chunk_replies) + 3;
 	assert_int_equal(fetch_digest(e->url, 1, &b, &nb), WT_EHASH);
+	/* Fetched once more, the damaged chunk breaks the stream's run of its
+	 * tensor (hashed as it arrived): the tensor is then hashed at delivery,
+	 * and must still verify. Every position of the first chunks, in order
+	 * on one stream: first, middle and last chunks of multi-chunk tensors. */
+	for (uint64_t k = 1; k <= 8; k++) {
+		uint32_t refetches = 0;
+		e->faults.corrupt_chunk = atomic_load(&e->srv->chunk_replies) + k;
+		assert_int_equal(fetch_digest_opts(e->url, 1, 1, 1, &b, &nb, &refetches), WT_OK);
+		assert_int_equal(refetches, 1);
+		assert_true(common_hash128_eq(a, b));
+	}
 	tw_reply_free(&h);
 	nng_close(s);
 	tw_env_free(e);
