@@ -92,7 +92,9 @@ static void *tcp_receiver(void *arg)
  * like the cached shard: not one small buffer that stays in the CPU cache) over
  * n loopback connections, a sender and a receiver thread each, the receiver
  * into a reused 4 MiB buffer; 0 on failure. */
-static double tcp_goodput(uint64_t nbytes, size_t n)
+static double cpu_s(void);
+
+static double tcp_goodput_cpu(uint64_t nbytes, size_t n, double *cpu_gb)
 {
 	enum { MAXC = 16 };
 	char *src = malloc(nbytes ? nbytes : 1);
@@ -124,6 +126,7 @@ static double tcp_goodput(uint64_t nbytes, size_t n)
 		off += share;
 	}
 	uint64_t t0 = common_now_ns();
+	double c0 = cpu_s();
 	for (size_t i = 0; i < n; i++) {
 		pthread_create(&tr[i], NULL, tcp_receiver, &rcv[i]);
 		pthread_create(&ts[i], NULL, tcp_sender, &snd[i]);
@@ -136,9 +139,16 @@ static double tcp_goodput(uint64_t nbytes, size_t n)
 	double s = secs(t0);
 	for (size_t i = 0; i < n; i++)
 		pthread_join(ts[i], NULL);
+	if (cpu_gb != NULL) /* the transfer only: the senders' and receivers' threads */
+		*cpu_gb = nbytes > 0 ? (cpu_s() - c0) / ((double)nbytes / 1e9) : 0;
 	close(ls);
 	free(src);
 	return got == nbytes ? (double)nbytes / s : 0;
+}
+
+static double tcp_goodput(uint64_t nbytes, size_t n)
+{
+	return tcp_goodput_cpu(nbytes, n, NULL);
 }
 
 static int fetch_count(wt_client *c, const wt_layout *l, double *gbps, double *total_s,
@@ -178,12 +188,34 @@ static double cpu_s(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-/* Best goodput of 3 fetches; *cpu_gb (optional): client CPU s per GB over all 3. */
+/* CPU seconds (user + system) of process pid so far (/proc/PID/stat); 0 if unknown. */
+static double proc_cpu_s(pid_t pid)
+{
+	char p[64], line[1024];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "r");
+	if (f == NULL)
+		return 0;
+	char *ok = fgets(line, sizeof(line), f);
+	fclose(f);
+	char *rp = ok != NULL ? strrchr(line, ')') : NULL; /* comm may hold spaces */
+	unsigned long ut = 0, st = 0;
+	if (rp == NULL ||
+	    sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static pid_t g_weightd = -1;   /* its CPU is measured beside the client's */
+static double g_server_cpu_gb; /* weightd CPU s per GB over the last best_fetch_cpu */
+
+/* Best goodput of 3 fetches; *cpu_gb (optional): client CPU s per GB over all 3
+ * (and g_server_cpu_gb weightd's). */
 static double best_fetch_cpu(wt_client *c, const wt_layout *l, double *cpu_gb)
 {
 	double best = 0, g;
 	uint64_t bytes = 0, b;
-	double c0 = cpu_s();
+	double c0 = cpu_s(), s0 = proc_cpu_s(g_weightd);
 	for (int i = 0; i < 3; i++)
 		if (fetch_count(c, l, &g, NULL, &b) == WT_OK) {
 			bytes += b;
@@ -192,6 +224,7 @@ static double best_fetch_cpu(wt_client *c, const wt_layout *l, double *cpu_gb)
 		}
 	if (cpu_gb != NULL)
 		*cpu_gb = bytes > 0 ? (cpu_s() - c0) / ((double)bytes / 1e9) : 0;
+	g_server_cpu_gb = bytes > 0 ? (proc_cpu_s(g_weightd) - s0) / ((double)bytes / 1e9) : 0;
 	return best;
 }
 
@@ -201,7 +234,7 @@ static double best_fetch(wt_client *c, const wt_layout *l)
 }
 
 typedef struct stream_res {
-	double verified, unverified, verified1, cpu_gb, cpu_gb_msg;
+	double verified, unverified, verified1, cpu_gb, cpu_gb_msg, srv_gb, srv_gb_msg;
 } stream_res;
 
 /* (e): the bulk stream with the client's connections, then with one. */
@@ -213,9 +246,11 @@ static void stream_bench(const wt_client_opts *base, wt_client *msg_client, cons
 	wt_errbuf err;
 	memset(r, 0, sizeof(*r));
 	best_fetch_cpu(msg_client, l, &r->cpu_gb_msg);
+	r->srv_gb_msg = g_server_cpu_gb;
 	o.stream = 1;
 	if (wt_client_open(&c, &o, &err) == WT_OK) {
 		r->verified = best_fetch_cpu(c, l, &r->cpu_gb);
+		r->srv_gb = g_server_cpu_gb;
 		bench_client_set_verify(c, 0);
 		r->unverified = best_fetch(c, l);
 	}
@@ -259,6 +294,7 @@ int main(int argc, char **argv)
 	wt_client *c = NULL;
 	if ((wd = bench_fixture_and_weightd("bench_fetch", url, sizeof(url), &mb)) < 0)
 		goto out;
+	g_weightd = wd;
 	wt_client_opts o;
 	const char *eps[] = {url};
 	bench_client_opts(&o, eps);
@@ -279,7 +315,8 @@ int main(int argc, char **argv)
 	double unverified = best_fetch(c, &l);
 	bench_client_set_verify(c, 1);
 	size_t conns = o.connections < o.window ? o.connections : o.window;
-	double raw = tcp_goodput(bytes, conns);
+	double raw_cpu_gb = 0;
+	double raw = tcp_goodput_cpu(bytes, conns, &raw_cpu_gb);
 	/* the same with one connection, a client of its own */
 	wt_client *c1 = NULL;
 	double verified1 = 0, raw1 = 0;
@@ -315,6 +352,11 @@ int main(int argc, char **argv)
 	       sr.unverified > 0 ? sr.verified / sr.unverified : 0);
 	printf("    client CPU: %.2f s/GB over the stream, %.2f s/GB over messages\n", sr.cpu_gb,
 	       sr.cpu_gb_msg);
+	printf(
+	    "    CPU per GB, both ends: stream %.2f (client %.2f + weightd %.2f), messages %.2f, "
+	    "raw loopback TCP (%zu conn, sender + receiver) %.2f\n",
+	    sr.cpu_gb + sr.srv_gb, sr.cpu_gb, sr.srv_gb, sr.cpu_gb_msg + sr.srv_gb_msg, conns,
+	    raw_cpu_gb);
 	uint64_t s1 = 0, s4 = 0;
 	long r4 = rss_of_fetch(url, "4", &s4), r1 = rss_of_fetch(url, "1", &s1);
 	if (r1 > 0 && r4 > 0) {
