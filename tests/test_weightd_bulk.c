@@ -409,6 +409,33 @@ static void test_client_stream(void **state)
 	tw_env_free(e);
 }
 
+/* stream_listen on the any-address is offered as the address the client
+ * reached (not 0.0.0.0, which no client can dial), and the stream works. */
+static void test_wildcard_host(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-bulk-any", SEED);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", "tcp://0.0.0.0:0", "test", &err),
+	                 WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url); /* tcp://127.0.0.1:PORT */
+	tw_reply h = tw_hello(s, WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION, NULL);
+	assert_int_equal(h.r->body_case, WEIGHTS__REPLY__BODY_HELLO);
+	printf("stream_listen tcp://0.0.0.0:0 offered as %s\n", h.r->hello->stream_url);
+	assert_non_null(strstr(h.r->hello->stream_url, "tcp://127.0.0.1:"));
+	assert_string_not_equal(h.r->hello->stream_url, "tcp://127.0.0.1:0");
+	wt_hash128 a, b;
+	size_t na = 0, nb = 0;
+	assert_int_equal(fetch_digest(e->url, 0, &a, &na), WT_OK);
+	assert_int_equal(fetch_digest(e->url, 1, &b, &nb), WT_OK);
+	assert_true(atomic_load(&e->srv->bulk_replies) > 0); /* the offered URL was dialed */
+	assert_true(na == nb && na > 0 && common_hash128_eq(a, b));
+	tw_reply_free(&h);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 static void test_client_fallback(void **state)
 {
 	(void)state;
@@ -429,7 +456,7 @@ int main(void)
 	    cmocka_unit_test(test_off_by_default), cmocka_unit_test(test_identical_bytes),
 	    cmocka_unit_test(test_errors),         cmocka_unit_test(test_fault_corrupts_copy),
 	    cmocka_unit_test(test_client_stream),  cmocka_unit_test(test_client_fallback),
-	    cmocka_unit_test(test_unauth_limits),
+	    cmocka_unit_test(test_wildcard_host),  cmocka_unit_test(test_unauth_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
  * freed at the next accept or at wd_bulk_stop, once no job of it is queued
  * (its aios cannot be freed from their own callbacks).
  */
+#include <arpa/inet.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,7 @@ struct wd_bulk {
 	nng_stream_listener *l;
 	nng_aio *accept_aio;
 	char url[512]; /* advertised in HelloReply.stream_url */
+	int wild_port; /* tcp on a wildcard host: the bound port; 0 = url as is */
 	uint8_t ticket[BULK_TICKET_BYTES];
 	pthread_mutex_t lk;
 	pthread_cond_t cv;
@@ -455,16 +457,53 @@ static void accept_cb(void *arg)
 	nng_stream_listener_accept(bk->l, bk->accept_aio);
 }
 
-/* Resolve tcp port 0 to the bound port for the URL clients dial. */
+/* true for a tcp URL on the any-address: host 0.0.0.0, [::], "*" or empty. */
+static bool wildcard_host(const char *url)
+{
+	static const char *const any[] = {"tcp://0.0.0.0:", "tcp://[::]:", "tcp://*:", "tcp://:"};
+	for (size_t i = 0; i < sizeof(any) / sizeof(any[0]); i++)
+		if (strncmp(url, any[i], strlen(any[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Resolve tcp port 0 to the bound port for the URL clients dial; a wildcard
+ * host is replaced per client by the address it reached (wd_bulk_offer). */
 static void advertised_url(wd_bulk *bk, const char *url)
 {
 	size_t n = strlen(url);
 	int port = 0;
-	if (strncmp(url, "tcp://", 6) == 0 && n > 2 && strcmp(url + n - 2, ":0") == 0 &&
-	    nng_stream_listener_get_int(bk->l, NNG_OPT_TCP_BOUND_PORT, &port) == 0)
+	if (strncmp(url, "tcp://", 6) == 0 &&
+	    nng_stream_listener_get_int(bk->l, NNG_OPT_TCP_BOUND_PORT, &port) == 0 &&
+	    wildcard_host(url))
+		bk->wild_port = port;
+	if (strncmp(url, "tcp://", 6) == 0 && n > 2 && strcmp(url + n - 2, ":0") == 0 && port > 0)
 		snprintf(bk->url, sizeof(bk->url), "%.*s:%d", (int)(n - 2), url, port);
 	else
 		snprintf(bk->url, sizeof(bk->url), "%s", url);
+}
+
+/* tcp://ADDR:port for the local address of pipe p (the address its client
+ * dialed); false when unknown (not tcp). */
+static bool pipe_local_url(uint32_t pipe_id, int port, char *out, size_t cap)
+{
+	nng_pipe p = NNG_PIPE_INITIALIZER;
+	p.id = pipe_id;
+	nng_sockaddr sa;
+	if (nng_pipe_get_addr(p, NNG_OPT_LOCADDR, &sa) != 0)
+		return false;
+	char a[INET6_ADDRSTRLEN];
+	if (sa.s_family == NNG_AF_INET &&
+	    inet_ntop(AF_INET, &sa.s_in.sa_addr, a, sizeof(a)) != NULL) {
+		snprintf(out, cap, "tcp://%s:%d", a, port);
+		return true;
+	}
+	if (sa.s_family == NNG_AF_INET6 &&
+	    inet_ntop(AF_INET6, sa.s_in6.sa_addr, a, sizeof(a)) != NULL) {
+		snprintf(out, cap, "tcp://[%s]:%d", a, port);
+		return true;
+	}
+	return false;
 }
 
 int wd_bulk_start(wd_server *s, wt_errbuf *err)
@@ -504,12 +543,15 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err)
 	return WT_OK;
 }
 
-bool wd_bulk_offer(const wd_server *s, const char **url, const uint8_t **ticket)
+bool wd_bulk_offer(const wd_server *s, uint32_t pipe_id, char *url, size_t cap,
+                   const uint8_t **ticket)
 {
-	if (s->bulk == NULL || s->bulk->l == NULL)
+	const wd_bulk *bk = s->bulk;
+	if (bk == NULL || bk->l == NULL)
 		return false;
-	*url = s->bulk->url;
-	*ticket = s->bulk->ticket;
+	if (bk->wild_port == 0 || !pipe_local_url(pipe_id, bk->wild_port, url, cap))
+		snprintf(url, cap, "%s", bk->url);
+	*ticket = bk->ticket;
 	return true;
 }
 

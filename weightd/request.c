@@ -72,9 +72,10 @@ static nng_msg *hello_reply(wd_req *r, const Weights__Hello *h)
 	hr.max_message_bytes = s->cfg->max_request_bytes;
 	hr.max_chunk_bytes = s->cfg->chunk_bytes;
 	hr.cut_through = true;
-	const char *surl;
+	char surl[600];
 	const uint8_t *ticket;
-	if (wd_bulk_offer(s, &surl, &ticket)) { /* only after the token check above */
+	/* only after the token check above */
+	if (wd_bulk_offer(s, r->pipe_id, surl, sizeof(surl), &ticket)) {
 		hr.stream_url = (char *)surl;
 		hr.stream_ticket.data = (uint8_t *)ticket;
 		hr.stream_ticket.len = 16;

@@ -346,9 +346,12 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err);
 /* Close the listener and every stream; waits for requests in service (they run
  * on the request lane: call before the pool is destroyed). NULL-safe, idempotent. */
 void wd_bulk_stop(wd_server *s);
-/* true with the URL to dial and the 16-byte ticket (borrowed; valid until
- * wd_bulk_stop) when the bulk data plane is on. */
-bool wd_bulk_offer(const wd_server *s, const char **url, const uint8_t **ticket);
+/* true with the URL to dial (into url, cap bytes) and the 16-byte ticket
+ * (borrowed; valid until wd_bulk_stop) when the bulk data plane is on. A
+ * stream_listen on a wildcard host (0.0.0.0, [::]) is offered as the local
+ * address that connection pipe_id reached, with the bound port. */
+bool wd_bulk_offer(const wd_server *s, uint32_t pipe_id, char *url, size_t cap,
+                   const uint8_t **ticket);
 
 /* record.c: the cached-manifest record a shard is committed with. */
 typedef struct wd_chunk {
