@@ -91,6 +91,16 @@ static void write_metrics(wd_server *s, FILE *f)
 	        atomic_load(&s->chunk_replies));
 	counter(f, "weightd_chunk_bytes_total", "Chunk bytes sent.",
 	        atomic_load(&s->chunk_bytes_out));
+	counter(f, "weightd_bulk_replies_total",
+	        "Chunk replies sent on bulk streams (also in weightd_chunk_replies_total).",
+	        atomic_load(&s->bulk_replies));
+	uint64_t wb_used, wb_peak;
+	wd_wbudget_get(s->wbudget, &wb_used, &wb_peak);
+	gauge(f, "weightd_writeback_bytes",
+	      "Produced chunk bytes in RAM, not yet written to the cache (writeback_bytes).",
+	      wb_used);
+	gauge(f, "weightd_writeback_peak_bytes", "Highest weightd_writeback_bytes so far.",
+	      wb_peak);
 	counter(f, "weightd_peer_fills_total", "Layouts filled from a peer of the cache tier.",
 	        atomic_load(&s->peer_fills));
 	counter(f, "weightd_peer_bytes_total", "Bytes filled from peers.",

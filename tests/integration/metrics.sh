@@ -9,7 +9,8 @@ command -v curl >/dev/null || die "curl missing (make deps)"
 mkdir -p "$T/m"
 "$B/wt-mkckpt" --family llama --out "$T/m/llama" --size-mb 2 >/dev/null || die "mkckpt"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-start_weightd A "$T/m" "$T/cache" tcp://127.0.0.1:0 --metrics-listen "http://127.0.0.1:$port"
+start_weightd A "$T/m" "$T/cache" tcp://127.0.0.1:0 --metrics-listen "http://127.0.0.1:$port" \
+	--stream-listen tcp://127.0.0.1:0
 grep -q "metrics on port $port" "$T/A.log" || die "no metrics line: $(cat "$T/A.log")"
 M="http://127.0.0.1:$port"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$M/healthz")" = 200 ] || die "healthz"
@@ -20,6 +21,10 @@ for i in 1 2; do # cold, then warm
 	"$B/weightctl" fetch --endpoint "$WD_URL" --model llama --tp-size 2 --tp-rank 1 \
 		--out "$T/r1.st" --quiet || die "fetch $i"
 done
+# a warm fetch over the bulk stream
+"$B/weightctl" fetch --endpoint "$WD_URL" --model llama --tp-size 2 --tp-rank 1 \
+	--out "$T/r1s.st" --quiet --stream || die "fetch over the stream"
+cmp "$T/r1.st" "$T/r1s.st" || die "stream fetch differs"
 curl -s -D "$T/h" "$M/metrics" >"$T/metrics" || die "scrape"
 grep -qi '^content-type: text/plain; version=0.0.4' "$T/h" || die "content type: $(cat "$T/h")"
 val() { awk -v k="$1" '$1 == k {print $2}' "$T/metrics"; }
@@ -27,13 +32,20 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$T/metrics"; }
 [ "$(val weightd_cache_shards)" = 2 ] || die "cache shards: $(val weightd_cache_shards)"
 [ "$(val 'weightd_request_seconds_count{kind="manifest"}')" -ge 2 ] || die "manifest count"
 chunks=$(val 'weightd_request_seconds_count{kind="chunk"}')
-[ "$chunks" -ge 1 ] && [ "$chunks" = "$(val weightd_chunk_replies_total)" ] ||
+# chunk requests over messages; replies on the bulk stream are counted apart
+[ "$chunks" -ge 1 ] &&
+	[ "$chunks" = $(($(val weightd_chunk_replies_total) - $(val weightd_bulk_replies_total))) ] ||
 	die "chunk histogram $chunks vs replies $(val weightd_chunk_replies_total)"
 [ "$(val 'weightd_request_seconds_bucket{kind="chunk",le="+Inf"}')" = "$chunks" ] ||
 	die "+Inf bucket != count"
 [ "$(val weightd_production_seconds_count)" = 1 ] || die "production histogram"
 [ "$(val weightd_production_output_bytes_total)" -gt 0 ] || die "production bytes"
 [ "$(val weightd_source_bytes_read_total)" -gt 0 ] || die "source bytes"
+[ "$(val weightd_bulk_replies_total)" -gt 0 ] || die "bulk replies: $(val weightd_bulk_replies_total)"
+[ "$(val weightd_bulk_replies_total)" -lt "$(val weightd_chunk_replies_total)" ] ||
+	die "bulk replies are a part of all chunk replies"
+[ "$(val weightd_writeback_bytes)" = 0 ] || die "write-behind RAM left: $(val weightd_writeback_bytes)"
+[ "$(val weightd_writeback_peak_bytes)" -gt 0 ] || die "write-behind peak"
 grep -q '^# TYPE weightd_request_seconds histogram' "$T/metrics" || die "TYPE line"
 # buckets are cumulative (non-decreasing)
 awk -F' ' '/^weightd_request_seconds_bucket\{kind="chunk"/ {if ($2 < last) bad=1; last=$2} END {exit bad}' \
