@@ -28,6 +28,8 @@
 #include "client/fetch_int.h"
 #include "proto/bulk.h"
 
+#include <nng/supplemental/tls/tls.h> /* after nng.h (fetch_int.h) */
+
 /* Largest piece received and hashed at once (L2 is 1-2 MiB per core). */
 #define BULK_HASH_PIECE (256u << 10)
 
@@ -252,6 +254,41 @@ static void *receiver(void *arg)
 	}
 }
 
+/* The host of a tcp:// or tls+tcp:// URL (brackets of an IPv6 address
+ * dropped) into out; false when there is none. */
+static bool url_host(const char *url, char *out, size_t cap)
+{
+	const char *p = strstr(url, "://");
+	if (p == NULL)
+		return false;
+	p += 3;
+	const char *end = *p == '[' ? strchr(++p, ']') : strrchr(p, ':');
+	if (end == NULL || end == p || (size_t)(end - p) >= cap)
+		return false;
+	memcpy(out, p, (size_t)(end - p));
+	out[end - p] = '\0';
+	return true;
+}
+
+/* A tls+tcp:// stream is verified as the control connection is: the client's
+ * CA (and certificate, for mutual TLS), and the server name of the endpoint
+ * the client dialed (the certificate names it, not the stream's address). */
+static int dialer_tls(const fetch_bulk *fb, nng_stream_dialer *d)
+{
+	const wt_client *c = fb->f->c;
+	if (strncmp(fb->url, "tls+tcp://", 10) != 0)
+		return 0;
+	char host[256];
+	if (c->tls_ca == NULL || !url_host(c->eps[fb->f->ep].url, host, sizeof(host)))
+		return NNG_ENOTSUP; /* no CA to verify it with: messages */
+	int rv = nng_stream_dialer_set_string(d, NNG_OPT_TLS_CA_FILE, c->tls_ca);
+	if (rv == 0 && c->tls_cert_key != NULL)
+		rv = nng_stream_dialer_set_string(d, NNG_OPT_TLS_CERT_KEY_FILE, c->tls_cert_key);
+	if (rv == 0)
+		rv = nng_stream_dialer_set_string(d, NNG_OPT_TLS_SERVER_NAME, host);
+	return rv;
+}
+
 /* Dial stream k and send the open header; 0 or an nng error. */
 static int conn_dial(fetch_bulk *fb, bulk_conn *k, const uint8_t *ticket)
 {
@@ -259,6 +296,8 @@ static int conn_dial(fetch_bulk *fb, bulk_conn *k, const uint8_t *ticket)
 	nng_stream_dialer *d = NULL;
 	nng_aio *aio = NULL;
 	int rv = nng_stream_dialer_alloc(&d, fb->url);
+	if (rv == 0)
+		rv = dialer_tls(fb, d);
 	if (rv == 0)
 		rv = nng_aio_alloc(&aio, NULL, NULL);
 	if (rv == 0) {

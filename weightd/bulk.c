@@ -31,6 +31,8 @@
 #include "proto/bulk.h"
 #include "weightd/server_int.h"
 
+#include <nng/supplemental/tls/tls.h> /* after nng.h (server_int.h) */
+
 #define BULK_SLOTS 2
 
 typedef struct wd_bslot {
@@ -457,12 +459,23 @@ static void accept_cb(void *arg)
 	nng_stream_listener_accept(bk->l, bk->accept_aio);
 }
 
+/* Length of the scheme prefix of a tcp:// or tls+tcp:// URL; 0 for others. */
+static size_t tcp_prefix(const char *url)
+{
+	if (strncmp(url, "tcp://", 6) == 0)
+		return 6;
+	if (strncmp(url, "tls+tcp://", 10) == 0)
+		return 10;
+	return 0;
+}
+
 /* true for a tcp URL on the any-address: host 0.0.0.0, [::], "*" or empty. */
 static bool wildcard_host(const char *url)
 {
-	static const char *const any[] = {"tcp://0.0.0.0:", "tcp://[::]:", "tcp://*:", "tcp://:"};
-	for (size_t i = 0; i < sizeof(any) / sizeof(any[0]); i++)
-		if (strncmp(url, any[i], strlen(any[i])) == 0)
+	static const char *const any[] = {"0.0.0.0:", "[::]:", "*:", ":"};
+	size_t p = tcp_prefix(url);
+	for (size_t i = 0; p > 0 && i < sizeof(any) / sizeof(any[0]); i++)
+		if (strncmp(url + p, any[i], strlen(any[i])) == 0)
 			return true;
 	return false;
 }
@@ -473,19 +486,19 @@ static void advertised_url(wd_bulk *bk, const char *url)
 {
 	size_t n = strlen(url);
 	int port = 0;
-	if (strncmp(url, "tcp://", 6) == 0 &&
+	if (tcp_prefix(url) > 0 &&
 	    nng_stream_listener_get_int(bk->l, NNG_OPT_TCP_BOUND_PORT, &port) == 0 &&
 	    wildcard_host(url))
 		bk->wild_port = port;
-	if (strncmp(url, "tcp://", 6) == 0 && n > 2 && strcmp(url + n - 2, ":0") == 0 && port > 0)
+	if (tcp_prefix(url) > 0 && n > 2 && strcmp(url + n - 2, ":0") == 0 && port > 0)
 		snprintf(bk->url, sizeof(bk->url), "%.*s:%d", (int)(n - 2), url, port);
 	else
 		snprintf(bk->url, sizeof(bk->url), "%s", url);
 }
 
-/* tcp://ADDR:port for the local address of pipe p (the address its client
+/* SCHEME://ADDR:port for the local address of pipe p (the address its client
  * dialed); false when unknown (not tcp). */
-static bool pipe_local_url(uint32_t pipe_id, int port, char *out, size_t cap)
+static bool pipe_local_url(const char *scheme, uint32_t pipe_id, int port, char *out, size_t cap)
 {
 	nng_pipe p = NNG_PIPE_INITIALIZER;
 	p.id = pipe_id;
@@ -495,12 +508,12 @@ static bool pipe_local_url(uint32_t pipe_id, int port, char *out, size_t cap)
 	char a[INET6_ADDRSTRLEN];
 	if (sa.s_family == NNG_AF_INET &&
 	    inet_ntop(AF_INET, &sa.s_in.sa_addr, a, sizeof(a)) != NULL) {
-		snprintf(out, cap, "tcp://%s:%d", a, port);
+		snprintf(out, cap, "%s%s:%d", scheme, a, port);
 		return true;
 	}
 	if (sa.s_family == NNG_AF_INET6 &&
 	    inet_ntop(AF_INET6, sa.s_in6.sa_addr, a, sizeof(a)) != NULL) {
-		snprintf(out, cap, "tcp://[%s]:%d", a, port);
+		snprintf(out, cap, "%s[%s]:%d", scheme, a, port);
 		return true;
 	}
 	return false;
@@ -511,10 +524,16 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err)
 	const char *url = s->cfg->stream_listen;
 	if (url == NULL || url[0] == '\0')
 		return WT_OK;
-	if (strncmp(url, "tcp://", 6) != 0 && strncmp(url, "ipc://", 6) != 0)
+	bool tls = strncmp(url, "tls+tcp://", 10) == 0;
+	if (tcp_prefix(url) == 0 && strncmp(url, "ipc://", 6) != 0)
 		return wt_seterr(err, WT_ECONFIG,
-		                 "stream_listen %s: only tcp://HOST:PORT and ipc:///path are "
-		                 "supported (tls+tcp:// not yet); or leave it empty",
+		                 "stream_listen %s: only tcp://HOST:PORT, tls+tcp://HOST:PORT and "
+		                 "ipc:///path are supported; or leave it empty",
+		                 url);
+	if (tls && s->cfg->tls_cert_key_file[0] == '\0')
+		return wt_seterr(err, WT_ECONFIG,
+		                 "stream_listen %s: tls+tcp:// needs tls_cert_key_file (a PEM file "
+		                 "with the server's certificate and key)",
 		                 url);
 	if (strlen(url) >= sizeof(s->bulk->url) - 8)
 		return wt_seterr(err, WT_ECONFIG, "stream_listen %.64s...: URL too long", url);
@@ -528,6 +547,15 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err)
 	if (getrandom(bk->ticket, sizeof(bk->ticket), 0) != (ssize_t)sizeof(bk->ticket))
 		return wt_seterr(err, WT_EIO, "stream_listen: getrandom failed for the ticket");
 	int rv = nng_stream_listener_alloc(&bk->l, url);
+	if (rv == 0 && tls) /* as the tls+tcp:// listen URLs (server.c) */
+		rv = nng_stream_listener_set_string(bk->l, NNG_OPT_TLS_CERT_KEY_FILE,
+		                                    s->cfg->tls_cert_key_file);
+	if (rv == 0 && tls && s->cfg->tls_ca_file[0] != '\0')
+		rv =
+		    nng_stream_listener_set_string(bk->l, NNG_OPT_TLS_CA_FILE, s->cfg->tls_ca_file);
+	if (rv == 0 && tls && s->cfg->tls_ca_file[0] != '\0')
+		rv = nng_stream_listener_set_int(bk->l, NNG_OPT_TLS_AUTH_MODE,
+		                                 NNG_TLS_AUTH_MODE_REQUIRED);
 	if (rv == 0)
 		rv = nng_stream_listener_listen(bk->l);
 	if (rv == 0)
@@ -535,8 +563,9 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err)
 	if (rv != 0)
 		return wt_seterr(err, rv == NNG_EADDRINUSE ? WT_EBUSY : WT_ECONFIG,
 		                 "stream_listen %s: %s; check the URL and that no other process "
-		                 "uses it",
-		                 url, nng_strerror(rv));
+		                 "uses it%s",
+		                 url, nng_strerror(rv),
+		                 tls ? " (and tls_cert_key_file, tls_ca_file: PEM files)" : "");
 	advertised_url(bk, url);
 	nng_stream_listener_accept(bk->l, bk->accept_aio);
 	WT_LOG(WT_LOG_INFO, "bulk data plane on %s", bk->url);
@@ -549,7 +578,8 @@ bool wd_bulk_offer(const wd_server *s, uint32_t pipe_id, char *url, size_t cap,
 	const wd_bulk *bk = s->bulk;
 	if (bk == NULL || bk->l == NULL)
 		return false;
-	if (bk->wild_port == 0 || !pipe_local_url(pipe_id, bk->wild_port, url, cap))
+	const char *scheme = strncmp(bk->url, "tls+", 4) == 0 ? "tls+tcp://" : "tcp://";
+	if (bk->wild_port == 0 || !pipe_local_url(scheme, pipe_id, bk->wild_port, url, cap))
 		snprintf(url, cap, "%s", bk->url);
 	*ticket = bk->ticket;
 	return true;

@@ -51,8 +51,8 @@ static const wd_cfg_key table[] = {
     {"metrics_listen", WD_CFG_STRING, 0, 0, "", "url", false, OFF(metrics_listen),
      "http://HOST:PORT for /metrics (Prometheus), /healthz and /readyz; empty = off"},
     {"stream_listen", WD_CFG_STRING, 0, 0, "", "url", false, OFF(stream_listen),
-     "tcp://HOST:PORT or ipc:///path of the bulk data plane (chunk bytes on a raw nng "
-     "stream, offered in Hello); empty = off"},
+     "tcp://HOST:PORT, tls+tcp://HOST:PORT or ipc:///path of the bulk data plane (chunk "
+     "bytes on a raw nng stream, offered in Hello); empty = off"},
     {"producers", WD_CFG_UINT, 1, 64, "2", "threads", false, OFF(producers),
      "threads that produce layouts (and fill them from peers), apart from the workers"},
     {"contexts", WD_CFG_UINT, 1, 4096, "64", "requests", false, OFF(contexts),

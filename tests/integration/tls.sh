@@ -62,8 +62,32 @@ TLS=${WD_URL/127.0.0.1/localhost}
 	--tls-cert-key-file client.pem || die "client with a certificate refused"
 cmp -s ref.st m.st || die "mutual-TLS fetch differs"
 stop_weightd "$WD_PID"
+
+# the bulk data plane over TLS: the stream is verified like the control
+# connection (CA, the endpoint's server name; mutual TLS with tls_ca_file)
+start_weightd C "$T/m" "$T/cache" tls+tcp://127.0.0.1:0 --tls-cert-key-file "$T/server.pem" \
+	--tls-ca-file "$T/ca.crt" --stream-listen tls+tcp://127.0.0.1:0 --listen tcp://127.0.0.1:0
+TLS=$(sed -n 1p "$T/C.ready")
+PLAIN=$(sed -n 2p "$T/C.ready")
+TLS=${TLS/127.0.0.1/localhost}
+"$B/weightctl" fetch --endpoint "$TLS" "${L[@]}" --out s.st --tls-ca-file ca.crt \
+	--tls-cert-key-file client.pem --stream --verbose 2>s.log || die "TLS stream fetch: $(cat s.log)"
+grep -q "bulk stream(s) on tls+tcp://127.0.0.1:" s.log || die "TLS stream not used: $(cat s.log)"
+grep -q "going on over messages" s.log && die "the TLS stream failed: $(cat s.log)"
+cmp -s ref.st s.st || die "TLS stream fetch differs"
+# a client on the plain endpoint has no CA to verify the TLS stream: messages, same bytes
+"$B/weightctl" fetch --endpoint "$PLAIN" "${L[@]}" --out p.st --stream --verbose 2>p.log ||
+	die "plain fetch with a TLS stream offered: $(cat p.log)"
+grep -q "fetching over messages" p.log || die "no fallback on the plain endpoint: $(cat p.log)"
+cmp -s ref.st p.st || die "fallback fetch differs"
+stop_weightd "$WD_PID"
+# a tls+tcp stream_listen without a certificate stops start-up (exit 2)
+rc=0
+"$B/weightd" --stream-listen tls+tcp://127.0.0.1:0 --models-dir "$T/m" --cache-dir "$T/c4" \
+	2>err5 || rc=$?
+[ "$rc" = 2 ] && grep -q tls_cert_key_file err5 || die "tls stream without cert: exit $rc: $(cat err5)"
 # a tls+tcp listen URL without a certificate stops start-up (exit 2)
 rc=0
 "$B/weightd" --listen tls+tcp://127.0.0.1:0 --models-dir "$T/m" --cache-dir "$T/c3" 2>err4 || rc=$?
 [ "$rc" = 2 ] && grep -q tls_cert_key_file err4 || die "tls without cert: exit $rc: $(cat err4)"
-echo "tls: ok"
+echo "tls: ok (control and bulk stream)"
