@@ -37,9 +37,9 @@ wt_hash128 common_hash128(const void *data, size_t len)
 	return (wt_hash128){.hi = h.high64, .lo = h.low64};
 }
 
-wt_hash128 common_hash128_copy(void *dst, const void *src, size_t len)
+wt_hash128 common_hash128_copy_also(void *dst, const void *src, size_t len, common_hasher *also)
 {
-	if (len <= HASH_PIECE) {
+	if (len <= HASH_PIECE && also == NULL) {
 		memcpy(dst, src, len);
 		return common_hash128(dst, len);
 	}
@@ -49,25 +49,16 @@ wt_hash128 common_hash128_copy(void *dst, const void *src, size_t len)
 		size_t n = len - off < HASH_PIECE ? len - off : HASH_PIECE;
 		memcpy((uint8_t *)dst + off, (const uint8_t *)src + off, n);
 		HASH128_UPDATE(&st, (uint8_t *)dst + off, n);
+		if (also != NULL)
+			HASH128_UPDATE(&also->st, (uint8_t *)dst + off, n);
 	}
 	XXH128_hash_t h = XXH3_128bits_digest(&st);
 	return (wt_hash128){.hi = h.high64, .lo = h.low64};
 }
 
-wt_hash128 common_hash128_copy_also(void *dst, const void *src, size_t len, common_hasher *also)
+wt_hash128 common_hash128_copy(void *dst, const void *src, size_t len)
 {
-	if (also == NULL)
-		return common_hash128_copy(dst, src, len);
-	XXH3_state_t st;
-	XXH3_128bits_reset(&st);
-	for (size_t off = 0; off < len; off += HASH_PIECE) {
-		size_t n = len - off < HASH_PIECE ? len - off : HASH_PIECE;
-		memcpy((uint8_t *)dst + off, (const uint8_t *)src + off, n);
-		HASH128_UPDATE(&st, (uint8_t *)dst + off, n);
-		HASH128_UPDATE(&also->st, (uint8_t *)dst + off, n);
-	}
-	XXH128_hash_t h = XXH3_128bits_digest(&st);
-	return (wt_hash128){.hi = h.high64, .lo = h.low64};
+	return common_hash128_copy_also(dst, src, len, NULL);
 }
 
 void common_hash128_to_bytes(wt_hash128 h, uint8_t out[16])

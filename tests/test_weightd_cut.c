@@ -181,6 +181,15 @@ static void install_gate(tw_env *e)
 	e->faults.ctx = &G;
 }
 
+/* A started weightd whose producer passes the gate (install_gate). */
+static tw_env *gated_env(const char *tag)
+{
+	tw_env *e = tw_env_new(tag, SEED);
+	install_gate(e);
+	assert_int_equal(tw_start(e), WT_OK);
+	return e;
+}
+
 /* ---- a fetch of rank 0 of llama TP=2 ---- */
 
 typedef struct fetcher {
@@ -310,6 +319,19 @@ static void fetcher_free(fetcher *f)
 	f->hs = NULL;
 }
 
+/* A fetch of the committed layout (it waits for the commit) delivers the
+ * same tensors as fetch a. */
+static void assert_committed_same(tw_env *e, const fetcher *a)
+{
+	fetcher b = {.url = e->url, .cut_through = 0, .srv = e->srv};
+	run_fetch(&b);
+	assert_int_equal(b.rv, WT_OK);
+	assert_int_equal(b.live, 0);
+	assert_true(b.cached_at_done);
+	assert_same_tensors(a, &b);
+	fetcher_free(&b);
+}
+
 static void *fetch_thread(void *arg)
 {
 	return fetch_main(arg);
@@ -423,9 +445,7 @@ static void test_cut_through_crash(void **state)
 static void test_cut_through_before_commit(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("wd-cut", SEED);
-	install_gate(e);
-	assert_int_equal(tw_start(e), WT_OK);
+	tw_env *e = gated_env("wd-cut");
 	gate_set(1);
 	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
 	run_fetch(&a);
@@ -438,15 +458,9 @@ static void test_cut_through_before_commit(void **state)
 	assert_true(wd_lives_producing(e->srv->lives, NULL) > 0);
 	gate_set(0);
 	/* a client without cut-through waits for the commit; same bytes */
-	fetcher b = {.url = e->url, .cut_through = 0, .srv = e->srv};
-	run_fetch(&b);
-	assert_int_equal(b.rv, WT_OK);
-	assert_int_equal(b.live, 0);
-	assert_true(b.cached_at_done);
-	assert_same_tensors(&a, &b);
+	assert_committed_same(e, &a);
 	assert_int_equal(wd_lives_producing(e->srv->lives, NULL), 0);
 	fetcher_free(&a);
-	fetcher_free(&b);
 	tw_env_free(e);
 }
 
@@ -460,9 +474,7 @@ static void test_cut_through_before_commit(void **state)
 static void test_cut_through_before_put(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("wd-cutput", SEED);
-	install_gate(e);
-	assert_int_equal(tw_start(e), WT_OK);
+	tw_env *e = gated_env("wd-cutput");
 	gate_set(0);
 	gate_hold_puts(1, 0, 0);
 	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
@@ -478,17 +490,12 @@ static void test_cut_through_before_put(void **state)
 	       (unsigned long long)peak);
 	assert_true(used > 0);
 	gate_hold_puts(0, 0, 0);
-	fetcher b = {.url = e->url, .cut_through = 0, .srv = e->srv};
-	run_fetch(&b);
-	assert_int_equal(b.rv, WT_OK);
-	assert_true(b.cached_at_done);
+	assert_committed_same(e, &a);
 	assert_true(gate_puts() > 0);
-	assert_same_tensors(&a, &b);
 	assert_int_equal(wd_lives_producing(e->srv->lives, NULL), 0);
 	wd_wbudget_get(e->srv->wbudget, &used, NULL);
 	assert_int_equal(used, 0);
 	fetcher_free(&a);
-	fetcher_free(&b);
 	tw_env_free(e);
 }
 
@@ -511,13 +518,8 @@ static void test_writeback_budget(void **state)
 	printf("writeback_bytes 1: peak %llu bytes in RAM (chunk_bytes %llu)\n",
 	       (unsigned long long)peak, (unsigned long long)e->cfg.chunk_bytes);
 	assert_true(peak > 0 && peak <= e->cfg.chunk_bytes);
-	fetcher b = {.url = e->url, .cut_through = 0, .srv = e->srv};
-	run_fetch(&b);
-	assert_int_equal(b.rv, WT_OK);
-	assert_true(b.cached_at_done);
-	assert_same_tensors(&a, &b);
+	assert_committed_same(e, &a);
 	fetcher_free(&a);
-	fetcher_free(&b);
 	tw_env_free(e);
 }
 
@@ -528,9 +530,7 @@ static void test_writeback_budget(void **state)
 static void test_writeback_put_fails(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("wd-wbfail", SEED);
-	install_gate(e);
-	assert_int_equal(tw_start(e), WT_OK);
+	tw_env *e = gated_env("wd-wbfail");
 	uint64_t used;
 	/* every cache write from the 3rd on fails: the error reaches the reader */
 	gate_set(0);
@@ -552,16 +552,11 @@ static void test_writeback_put_fails(void **state)
 	run_fetch(&b);
 	assert_int_equal(b.rv, WT_OK);
 	assert_true(b.st.reconnects >= 1);
-	fetcher c = {.url = e->url, .cut_through = 0, .srv = e->srv};
-	run_fetch(&c);
-	assert_int_equal(c.rv, WT_OK);
-	assert_true(c.cached_at_done);
-	assert_same_tensors(&b, &c);
+	assert_committed_same(e, &b);
 	wd_wbudget_get(e->srv->wbudget, &used, NULL);
 	assert_int_equal(used, 0);
 	fetcher_free(&a);
 	fetcher_free(&b);
-	fetcher_free(&c);
 	tw_env_free(e);
 }
 
