@@ -335,6 +335,58 @@ static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t
 	return WT_OK;
 }
 
+/* Open a cache writer for every rank not committed yet (*to_make of them),
+ * plan its chunks and register it for cut-through serving. */
+static int open_ranks(prod *p, uint32_t *to_make, wt_errbuf *err)
+{
+	int rv = WT_OK;
+	for (uint32_t i = 0; i < p->n_ranks && rv == WT_OK; i++) {
+		rank_state *rs = &p->r[i];
+		wd_shard_id(p->model, p->snap->revision, p->layout_text, i, rs->id);
+		rs->n_tensors = shardmap_rank_n_tensors(p->plan, i);
+		rv = cache_begin_shard(p->s->cache, rs->id, sizeof(rs->id), &rs->w, err);
+		if (rv == WT_EEXIST) {
+			rs->skip = true;
+			rv = WT_OK;
+			continue;
+		}
+		if (rv != WT_OK)
+			break;
+		(*to_make)++;
+		rs->t = calloc(rs->n_tensors ? rs->n_tensors : 1, sizeof(*rs->t));
+		if (rs->t == NULL)
+			rv = wt_seterr(err, WT_ENOMEM, "model '%s': out of memory", p->model);
+		else if (rs->n_tensors == 0)
+			rv = commit_rank(p, i, err);
+		else if ((rv = plan_chunks(p, i, err)) == WT_OK)
+			live_open(p, i);
+	}
+	return rv;
+}
+
+/* Run the production: the producer (this thread) and its cache writer. */
+static int run_production(prod *p, wt_errbuf *err)
+{
+	int rv = wd_wback_start(p->s, write_behind, p, &p->wb, err);
+	if (rv != WT_OK)
+		return rv;
+	rv = shardmap_produce(p->snap->ck, p->plan, -1, emit, p, err);
+	/* the writer's own error comes first: the producer's may be its echo */
+	wt_errbuf werr;
+	int wrv = wd_wback_finish(p->wb, rv != WT_OK, &werr);
+	p->wb = NULL;
+	if (wrv != WT_OK) {
+		rv = wrv;
+		*err = werr;
+	}
+	for (uint32_t i = 0; rv == WT_OK && i < p->n_ranks; i++)
+		if (!p->r[i].skip && !p->r[i].committed)
+			rv = wt_seterr(err, WT_ECORRUPT,
+			               "model '%s' rank %u: production emitted %zu of %zu tensors",
+			               p->model, i, p->r[i].n_done, p->r[i].n_tensors);
+	return rv;
+}
+
 int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *l,
                const char *layout_text, wt_errbuf *err)
 {
@@ -364,45 +416,10 @@ int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *
 		rv = wt_seterr(err, WT_ENOMEM, "model '%s': out of memory", model);
 		goto out;
 	}
-	for (uint32_t i = 0; i < p.n_ranks && rv == WT_OK; i++) {
-		rank_state *rs = &p.r[i];
-		wd_shard_id(model, snap->revision, layout_text, i, rs->id);
-		rs->n_tensors = shardmap_rank_n_tensors(plan, i);
-		rv = cache_begin_shard(s->cache, rs->id, sizeof(rs->id), &rs->w, err);
-		if (rv == WT_EEXIST) {
-			rs->skip = true;
-			rv = WT_OK;
-			continue;
-		}
-		if (rv != WT_OK)
-			break;
-		to_make++;
-		rs->t = calloc(rs->n_tensors ? rs->n_tensors : 1, sizeof(*rs->t));
-		if (rs->t == NULL)
-			rv = wt_seterr(err, WT_ENOMEM, "model '%s': out of memory", model);
-		else if (rs->n_tensors == 0)
-			rv = commit_rank(&p, i, err);
-		else if ((rv = plan_chunks(&p, i, err)) == WT_OK)
-			live_open(&p, i);
-	}
+	rv = open_ranks(&p, &to_make, err);
 	wd_lives_ready(s->lives, p.key); /* live_ok manifest requests answer now */
-	if (rv == WT_OK && to_make > 0 &&
-	    (rv = wd_wback_start(s, write_behind, &p, &p.wb, err)) == WT_OK) {
-		rv = shardmap_produce(snap->ck, plan, -1, emit, &p, err);
-		/* the writer's own error comes first: the producer's may be its echo */
-		wt_errbuf werr;
-		int wrv = wd_wback_finish(p.wb, rv != WT_OK, &werr);
-		p.wb = NULL;
-		if (wrv != WT_OK) {
-			rv = wrv;
-			*err = werr;
-		}
-	}
-	for (uint32_t i = 0; rv == WT_OK && i < p.n_ranks; i++)
-		if (!p.r[i].skip && !p.r[i].committed)
-			rv = wt_seterr(err, WT_ECORRUPT,
-			               "model '%s' rank %u: production emitted %zu of %zu tensors",
-			               model, i, p.r[i].n_done, p.r[i].n_tensors);
+	if (rv == WT_OK && to_make > 0)
+		rv = run_production(&p, err);
 out:
 	for (uint32_t i = 0; p.r != NULL && i < p.n_ranks; i++) {
 		if (p.r[i].live != NULL) { /* parked cut-through readers get the error */
