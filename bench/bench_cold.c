@@ -3,8 +3,9 @@
  * four concurrent clients (one per rank) with cut-through, against baselines
  * measured in the same run. Prints ratios, asserts nothing.
  *
- *   build/bench/bench_cold [--gib G] [--workers N] [--verbose]
- *   (default 1 GiB, 4 workers; --verbose: weightd's production summaries)
+ *   build/bench/bench_cold [--gib G] [--workers N] [--verbose] [--messages]
+ *   (default 1 GiB, 4 workers; --verbose: weightd's production summaries;
+ *   clients use the bulk data plane, with --messages nng messages)
  *
  * Setup: wt-mkckpt llama of G GiB, read twice (the second read, from the page
  * cache, is the "sequential read" baseline), an in-process weightd (4 MiB
@@ -100,6 +101,8 @@ typedef struct job {
 	int live;
 } job;
 
+static int g_stream = 1; /* clients use the bulk data plane (--messages: 0) */
+
 static void *job_main(void *arg)
 {
 	job *j = arg;
@@ -107,6 +110,7 @@ static void *job_main(void *arg)
 	wt_client_opts o;
 	bench_client_opts(&o, &j->url);
 	o.cut_through = j->cut_through;
+	o.stream = g_stream;
 	o.manifest_timeout_ms = 3600000;
 	o.request_timeout_ms = 600000;
 	wt_client *c;
@@ -285,9 +289,11 @@ int main(int argc, char **argv)
 			workers = argv[++i];
 		else if (strcmp(argv[i], "--verbose") == 0)
 			level = "info"; /* weightd's production summaries (where the time went) */
+		else if (strcmp(argv[i], "--messages") == 0)
+			g_stream = 0;
 		else {
 			fprintf(stderr, "usage: bench_cold [--gib G (0.05..64, default 1)] "
-			                "[--workers N (default 4)] [--verbose]\n");
+			                "[--workers N (default 4)] [--verbose] [--messages]\n");
 			return 2;
 		}
 	}
@@ -315,11 +321,23 @@ int main(int argc, char **argv)
 
 	wd_config cfg;
 	wd_config_init(&cfg);
-	char *av[] = {"weightd",      "--listen",      "tcp://127.0.0.1:0",
-	              "--models-dir", models,          "--cache-dir",
-	              cachedir,       "--chunk-bytes", "4M",
-	              "--workers",    (char *)workers, "--cache-max-bytes",
-	              "64G",          "--log-level",   (char *)level};
+	char *av[] = {"weightd",
+	              "--stream-listen",
+	              "tcp://127.0.0.1:0",
+	              "--listen",
+	              "tcp://127.0.0.1:0",
+	              "--models-dir",
+	              models,
+	              "--cache-dir",
+	              cachedir,
+	              "--chunk-bytes",
+	              "4M",
+	              "--workers",
+	              (char *)workers,
+	              "--cache-max-bytes",
+	              "64G",
+	              "--log-level",
+	              (char *)level};
 	wt_errbuf err;
 	wd_server *srv;
 	if (wd_config_parse_args(&cfg, (int)(sizeof(av) / sizeof(av[0])), av, &err) != WT_OK ||
@@ -328,8 +346,10 @@ int main(int argc, char **argv)
 	const char *url = wd_server_url(srv, 0);
 
 	printf("model: llama %.2f GiB (%llu source bytes), TP=%d, %d concurrent clients, 4 MiB "
-	       "chunks, %s workers, tcp loopback, cold cache, source in the page cache\n",
-	       (double)ck / 1073741824.0, (unsigned long long)ck, RANKS, RANKS, workers);
+	       "chunks, %s workers, tcp loopback, cold cache, source in the page cache; chunks "
+	       "on %s\n",
+	       (double)ck / 1073741824.0, (unsigned long long)ck, RANKS, RANKS, workers,
+	       g_stream ? "the bulk stream" : "nng messages");
 	printf("cold fetch, cut-through:\n");
 	double q_ttfb, ttfb_max;
 	uint64_t bytes;

@@ -39,6 +39,7 @@ typedef struct client_ep {
 	uint64_t server_max_chunk_bytes;
 	char *stream_url;          /* HelloReply.stream_url (bulk data plane); owned; NULL = none */
 	uint8_t stream_ticket[16]; /* HelloReply.stream_ticket */
+	bool stream_live;          /* HelloReply.stream_live: live requests on the stream */
 } client_ep;
 
 struct wt_client {

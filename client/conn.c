@@ -317,6 +317,7 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, wt_errbuf *err)
 			c->eps[ep].stream_url = strdup(r->hello->stream_url);
 			memcpy(c->eps[ep].stream_ticket, r->hello->stream_ticket.data, 16);
 		}
+		c->eps[ep].stream_live = c->eps[ep].stream_url != NULL && r->hello->stream_live;
 		client_log(c, WT_CLIENT_LOG_INFO, "connected to %s (server %s %s)", c->eps[ep].url,
 		           r->hello->server_id ? r->hello->server_id : "?",
 		           r->hello->server_version ? r->hello->server_version : "?");

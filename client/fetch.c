@@ -177,7 +177,7 @@ static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	req.chunk = &cr;
 	req.id = atomic_fetch_add(&f->c->next_id, 1);
 	s->fused = 0;
-	if (!f->live && fetch_bulk_on(f)) { /* the bulk stream (fetch_bulk.c) */
+	if (fetch_bulk_on(f)) { /* the bulk stream (fetch_bulk.c) */
 		s->chunk = ci;
 		s->id = req.id;
 		pthread_mutex_lock(&f->lk);

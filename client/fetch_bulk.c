@@ -41,6 +41,9 @@ typedef struct bulk_conn {
 	size_t t_cur;
 	uint64_t t_next;
 	int t_ok; /* ts holds exactly that */
+	/* the reply being received (live: the hashes it teaches) */
+	uint8_t rh[16], rth[16];
+	int r_has_th;
 	pthread_t th;
 	int th_started;
 	/* fields below guarded by fetch_bulk.lk */
@@ -158,10 +161,21 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 		          s->chunk - f->m->tensors[ch->tensor].first_chunk, msg);
 		return 1;
 	}
-	if (r.nbytes != ch->nbytes || r.offset != 0 || memcmp(r.chunk_hash, f->chash[s->chunk], 16))
+	/* a live reply teaches the chunk's hash (and, on a tensor's last chunk,
+	 * the tensor's); one already known must agree */
+	static const uint8_t zero[16];
+	const client_tensor *tt = &f->m->tensors[ch->tensor];
+	k->r_has_th = f->live && memcmp(r.tensor_hash, zero, 16) != 0;
+	int last = ch->off + ch->nbytes == tt->nbytes;
+	int known = !f->live || f->cknown[s->chunk];
+	if (r.nbytes != ch->nbytes || r.offset != 0 ||
+	    (known && memcmp(r.chunk_hash, f->chash[s->chunk], 16)) ||
+	    (f->live && last && !f->tknown[ch->tensor] && !k->r_has_th))
 		return snprintf(why, why_cap, "reply %llu is for another chunk or range",
 		                (unsigned long long)r.id),
 		       -1;
+	memcpy(k->rh, r.chunk_hash, 16);
+	memcpy(k->rth, r.tensor_hash, 16);
 	if (s->buf_cap < ch->nbytes) {
 		free(s->buf);
 		s->buf_cap = 0;
@@ -174,7 +188,7 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 	if (f->verify)
 		common_hasher_reset(k->hs);
 	/* a multi-chunk tensor's chunk that continues what ts holds feeds it too */
-	const client_tensor *t = &f->m->tensors[ch->tensor];
+	const client_tensor *t = tt;
 	s->fused = f->verify && t->n_chunks > 1 &&
 	           (ch->off == 0 || (k->t_ok && k->t_cur == ch->tensor && k->t_next == ch->off));
 	if (s->fused && ch->off == 0)
@@ -185,6 +199,21 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 	if (nrv != 0)
 		return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
 	return 0;
+}
+
+/* A live chunk's verified hash, and its tensor's on the tensor's last chunk
+ * (as fetch.c check_reply learns them from messages). */
+static void live_learn(fetch *f, size_t ci, const uint8_t h[16], const uint8_t *th)
+{
+	size_t ti = f->m->chunks[ci].tensor;
+	if (!f->cknown[ci]) {
+		memcpy(f->chash[ci], h, 16);
+		f->cknown[ci] = 1;
+	}
+	if (th != NULL && !f->tknown[ti]) {
+		memcpy(f->thash[ti], th, 16);
+		f->tknown[ti] = 1;
+	}
 }
 
 /* Chunk s arrived whole and verified: when it fed the tensor hasher, the slot
@@ -235,7 +264,7 @@ static void *receiver(void *arg)
 		int ok = 1;
 		if (f->verify) /* hashed piece by piece as it arrived (recv_one) */
 			ok = common_hash128_eq(common_hasher_digest(k->hs),
-			                       common_hash128_from_bytes(f->chash[s->chunk]));
+			                       common_hash128_from_bytes(k->rh));
 		if (!ok) {
 			s->fused = 0;
 			wt_seterr(
@@ -248,6 +277,8 @@ static void *receiver(void *arg)
 			fetch_slot_finish(s, WT_EHASH, &err, NULL);
 			continue;
 		}
+		if (f->live) /* verified: learn what the live reply taught */
+			live_learn(f, s->chunk, k->rh, k->r_has_th ? k->rth : NULL);
 		fuse_done(k, s, ch);
 		s->data = s->buf;
 		fetch_slot_finish(s, WT_OK, NULL, NULL);
@@ -321,10 +352,11 @@ void fetch_bulk_open(fetch *f)
 	wt_client *c = f->c;
 	uint8_t ticket[BULK_TICKET_BYTES];
 	char url[512] = "";
-	if (!c->o.stream || f->live || f->bulk != NULL)
+	if (!c->o.stream || f->bulk != NULL)
 		return;
 	pthread_mutex_lock(&c->lk);
-	if (c->eps[f->ep].stream_url != NULL) {
+	/* a live manifest needs a server that takes live requests on the stream */
+	if (c->eps[f->ep].stream_url != NULL && (!f->live || c->eps[f->ep].stream_live)) {
 		snprintf(url, sizeof(url), "%s", c->eps[f->ep].stream_url);
 		memcpy(ticket, c->eps[f->ep].stream_ticket, sizeof(ticket));
 	}
@@ -398,7 +430,10 @@ void fetch_bulk_issue(fetch *f, fetch_slot *s)
 	}
 	uint8_t b[BULK_REQ_BYTES + BULK_MAX_SHARD_ID];
 	bulk_req q = {.id = s->id, .shard_id_len = (uint32_t)f->shard_id_len};
-	memcpy(q.hash, f->chash[s->chunk], 16);
+	if (f->live) /* cut-through: by index, the server waits until it is produced */
+		bulk_req_set_live(&q, s->chunk);
+	else
+		memcpy(q.hash, f->chash[s->chunk], 16);
 	bulk_req_encode(&q, b);
 	memcpy(b + BULK_REQ_BYTES, f->shard_id, f->shard_id_len);
 	int nrv = st_io(k->st, 1, b, BULK_REQ_BYTES + f->shard_id_len, f->c->o.request_timeout_ms);

@@ -59,6 +59,20 @@ void bulk_req_encode(const bulk_req *r, uint8_t out[BULK_REQ_BYTES])
 	put32(out + 44, r->shard_id_len);
 }
 
+uint64_t bulk_req_live_index(const bulk_req *r)
+{
+	return get64(r->hash);
+}
+
+void bulk_req_set_live(bulk_req *r, uint64_t index)
+{
+	memset(r->hash, 0, sizeof(r->hash));
+	put64(r->hash, index);
+	r->flags |= BULK_F_LIVE;
+	r->offset = 0;
+	r->nbytes = 0;
+}
+
 int bulk_req_decode(const uint8_t in[BULK_REQ_BYTES], bulk_req *r, wt_errbuf *err)
 {
 	bulk_req q;
@@ -68,10 +82,17 @@ int bulk_req_decode(const uint8_t in[BULK_REQ_BYTES], bulk_req *r, wt_errbuf *er
 	q.nbytes = get64(in + 32);
 	q.flags = get32(in + 40);
 	q.shard_id_len = get32(in + 44);
-	if (q.flags != 0)
+	static const uint8_t zero8[8];
+	if ((q.flags & ~BULK_F_LIVE) != 0)
 		return wt_seterr(err, WT_EPROTO,
-		                 "bulk request %llu: flags 0x%x, but no flag is defined (send 0)",
-		                 (unsigned long long)q.id, q.flags);
+		                 "bulk request %llu: flags 0x%x, but only 0x%x (live) is defined",
+		                 (unsigned long long)q.id, q.flags, BULK_F_LIVE);
+	if ((q.flags & BULK_F_LIVE) &&
+	    (q.offset != 0 || q.nbytes != 0 || memcmp(q.hash + 8, zero8, 8) != 0))
+		return wt_seterr(err, WT_EPROTO,
+		                 "bulk request %llu: a live request names a whole chunk by index "
+		                 "(offset and nbytes 0, hash[8..16) zero)",
+		                 (unsigned long long)q.id);
 	if (q.shard_id_len == 0 || q.shard_id_len > BULK_MAX_SHARD_ID)
 		return wt_seterr(
 		    err, WT_EPROTO,

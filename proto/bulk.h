@@ -16,7 +16,12 @@
  *     8  u8[16] hash          XXH3-128 of the chunk, from the manifest
  *    24  u64    offset        byte range within the chunk
  *    32  u64    nbytes        0 = to the end of the chunk
- *    40  u32    flags         must be 0 (reserved)
+ *    40  u32    flags         0, or BULK_F_LIVE (1): a cut-through request: the chunk
+ *                            is named by its index in the live manifest, carried in
+ *                            hash[0..8) (u64), hash[8..16) zero; offset and nbytes 0
+ *                            (the whole chunk). The server waits until it is
+ *                            produced; only to a server whose HelloReply set
+ *                            stream_live. Other bits: reserved, must be 0.
  *    44  u32    shard_id_len  1..BULK_MAX_SHARD_ID
  *    48  u8[]   shard_id
  *
@@ -25,8 +30,9 @@
  *     8  u32    code          wt_err; 0 = ok
  *    12  u32    msg_len       error text bytes that follow (0 when ok), <= BULK_MAX_MSG
  *    16  u64    nbytes        chunk bytes that follow the text (0 on error)
- *    24  u8[16] chunk_hash    XXH3-128 of the whole chunk
- *    40  u8[16] tensor_hash   zero when none
+ *    24  u8[16] chunk_hash    XXH3-128 of the whole chunk (learned by a live request)
+ *    40  u8[16] tensor_hash   zero when none; a live reply on a tensor's last chunk
+ *                            carries the tensor's XXH3-128
  *    56  u64    offset        echoes the range start
  *    64  msg, then bytes
  */
@@ -45,6 +51,7 @@
 #define BULK_REPLY_BYTES  64u  /* without the message and the bytes */
 #define BULK_MAX_SHARD_ID 256u /* as CACHE_SHARD_ID_MAX / CLIENT_MAX_SHARD_ID */
 #define BULK_MAX_MSG      1024u
+#define BULK_F_LIVE       1u /* request flags: a cut-through request by index */
 
 typedef struct bulk_req {
 	uint64_t id;
@@ -74,7 +81,12 @@ int bulk_open_check(const uint8_t *in, const uint8_t ticket[BULK_TICKET_BYTES], 
 
 void bulk_req_encode(const bulk_req *r, uint8_t out[BULK_REQ_BYTES]);
 
-/* Decode and validate (flags 0, shard_id_len 1..BULK_MAX_SHARD_ID):
+/* The chunk index of a BULK_F_LIVE request (hash[0..8)), and setting it. */
+uint64_t bulk_req_live_index(const bulk_req *r);
+void bulk_req_set_live(bulk_req *r, uint64_t index);
+
+/* Decode and validate (flags 0 or BULK_F_LIVE with its fields as above,
+ * shard_id_len 1..BULK_MAX_SHARD_ID):
  * WT_EPROTO with a message naming the field. *r is written only on success. */
 int bulk_req_decode(const uint8_t in[BULK_REQ_BYTES], bulk_req *r, wt_errbuf *err);
 

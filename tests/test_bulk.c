@@ -74,10 +74,26 @@ static void test_req_invalid(void **state)
 	r.shard_id_len = BULK_MAX_SHARD_ID;
 	bulk_req_encode(&r, b);
 	assert_int_equal(bulk_req_decode(b, &d, &err), WT_OK);
-	r.flags = 1;
+	r.flags = 2; /* undefined */
 	bulk_req_encode(&r, b);
 	assert_int_equal(bulk_req_decode(b, &d, &err), WT_EPROTO);
 	assert_non_null(strstr(err.msg, "flags"));
+	/* a live request: a whole chunk by index, the rest of the hash zero */
+	r.flags = 0;
+	bulk_req_set_live(&r, 123456789012ull);
+	bulk_req_encode(&r, b);
+	assert_int_equal(bulk_req_decode(b, &d, &err), WT_OK);
+	assert_int_equal(d.flags, BULK_F_LIVE);
+	assert_true(bulk_req_live_index(&d) == 123456789012ull);
+	bulk_req bad = r;
+	bad.offset = 5;
+	bulk_req_encode(&bad, b);
+	assert_int_equal(bulk_req_decode(b, &d, &err), WT_EPROTO);
+	assert_non_null(strstr(err.msg, "live"));
+	bad = r;
+	bad.hash[15] = 1;
+	bulk_req_encode(&bad, b);
+	assert_int_equal(bulk_req_decode(b, &d, &err), WT_EPROTO);
 }
 
 static void test_reply(void **state)

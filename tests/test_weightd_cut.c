@@ -195,6 +195,7 @@ static tw_env *gated_env(const char *tag)
 typedef struct fetcher {
 	const char *url;
 	int cut_through;
+	int stream; /* wt_client_opts.stream: the bulk data plane when offered */
 	uint32_t hash_refetch;
 	wd_server *srv; /* to look at the cache when done (NULL: do not) */
 	int rv;
@@ -246,6 +247,7 @@ static void *fetch_main(void *arg)
 	o.endpoints = &f->url;
 	o.n_endpoints = 1;
 	o.cut_through = f->cut_through;
+	o.stream = f->stream;
 	o.hash_refetch = f->hash_refetch;
 	o.request_timeout_ms = 30000;
 	wt_client *c = NULL;
@@ -523,6 +525,64 @@ static void test_writeback_budget(void **state)
 	tw_env_free(e);
 }
 
+/*
+ * Cut-through over the bulk stream (proto/bulk.h BULK_F_LIVE): with every
+ * commit and every cache write held back, a reader with stream = 1 gets the
+ * whole rank on the stream, from the producer's RAM; the bytes equal a
+ * committed fetch. A chunk corrupted on the stream is caught and fetched
+ * again.
+ */
+static void test_cut_through_stream(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-cutstream", SEED);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", "tcp://127.0.0.1:0", "test", &err),
+	                 WT_OK);
+	install_gate(e);
+	assert_int_equal(tw_start(e), WT_OK);
+	gate_set(1);
+	gate_hold_puts(1, 0, 0);
+	fetcher a = {.url = e->url, .cut_through = 1, .stream = 1, .srv = e->srv};
+	run_fetch(&a);
+	assert_int_equal(a.rv, WT_OK);
+	assert_int_equal(a.live, 1);
+	assert_int_equal(a.passed_at_done, 0);
+	assert_int_equal(a.puts_at_done, 0);
+	uint64_t bulk = atomic_load(&e->srv->bulk_replies);
+	printf("cut-through over the stream: %llu bulk chunk replies\n", (unsigned long long)bulk);
+	assert_true(bulk > 8);
+	gate_set(0);
+	assert_committed_same(e, &a);
+	/* evicted, produced again live: a corrupted stream reply is fetched once more */
+	uint8_t id[WD_SHARD_ID_BYTES];
+	char text[WD_LAYOUT_TEXT_MAX];
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	wt_layout_format(&l, text, sizeof(text));
+	wd_snap *snap;
+	assert_int_equal(wd_models_get(e->srv->models, "llama", false, &snap, &err), WT_OK);
+	for (uint32_t r = 0; r < 2; r++) {
+		wd_shard_id("llama", snap->revision, text, r, id);
+		assert_int_equal(cache_evict(e->srv->cache, id, sizeof(id), &err), WT_OK);
+	}
+	wd_snap_release(snap);
+	gate_set(1);
+	e->faults.corrupt_chunk = atomic_load(&e->srv->chunk_replies) + 3;
+	fetcher b = {
+	    .url = e->url, .cut_through = 1, .stream = 1, .hash_refetch = 1, .srv = e->srv};
+	run_fetch(&b);
+	assert_int_equal(b.rv, WT_OK);
+	assert_int_equal(b.live, 1);
+	assert_int_equal(b.st.refetches, 1);
+	assert_same_tensors(&a, &b);
+	gate_set(0);
+	fetcher_free(&a);
+	fetcher_free(&b);
+	tw_env_free(e);
+}
+
 /* A cache write that fails behind serving fails the production; a reader of
  * it asks for the manifest again (a new production) and, when that one works,
  * finishes with the right bytes; when every production fails, it gets the
@@ -647,6 +707,7 @@ int main(void)
 	    cmocka_unit_test(test_cut_through_before_put),
 	    cmocka_unit_test(test_writeback_budget),
 	    cmocka_unit_test(test_writeback_put_fails),
+	    cmocka_unit_test(test_cut_through_stream),
 	    cmocka_unit_test(test_cut_through_source_change),
 	    cmocka_unit_test(test_cut_through_corrupt_chunk),
 	};

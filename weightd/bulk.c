@@ -43,9 +43,11 @@ typedef struct wd_bslot {
 	uint8_t rhdr[BULK_REPLY_BYTES + BULK_MAX_MSG];
 	nng_iov seg[2]; /* what to send: header (+ text), bytes */
 	unsigned nseg;
-	cache_view *view; /* pinned chunk being sent; released after the send */
-	uint8_t *copy;    /* fault injection only: a corrupted copy of the bytes */
-	int ready;        /* guarded by wd_bulk.lk: prepared, waiting to be sent */
+	cache_view *view;  /* pinned chunk being sent; released after the send */
+	wd_wbuf *wbuf;     /* or a live chunk's write-behind buffer (a reference) */
+	uint8_t *copy;     /* fault injection only: a corrupted copy of the bytes */
+	wd_live_wait wait; /* a live request parked until its chunk is produced */
+	int ready;         /* guarded by wd_bulk.lk: prepared, waiting to be sent */
 } wd_bslot;
 
 enum { BR_OPEN = 0, BR_HDR, BR_SID, BR_WAIT };
@@ -87,6 +89,8 @@ static void slot_clear(wd_bslot *sl)
 {
 	cache_view_release(sl->view);
 	sl->view = NULL;
+	wd_wbuf_unref(sl->wbuf);
+	sl->wbuf = NULL;
 	free(sl->copy);
 	sl->copy = NULL;
 }
@@ -172,12 +176,90 @@ static void reply_error(wd_bslot *sl, int code, const char *msg)
 	sl->nseg = 1;
 }
 
-/* Worker thread: find and pin the chunk, build the slot's reply segments
- * (the bytes, or an error reply). The view stays pinned until sent. */
-static void slot_prepare(wd_bslot *sl)
+/* The reply segments for n bytes at data (pinned by the slot) of the chunk
+ * whose hash is h (and, th not NULL, its tensor's hash). */
+static void slot_bytes(wd_bslot *sl, const uint8_t *data, uint64_t n, const uint8_t h[16],
+                       const uint8_t *th)
 {
 	wd_server *s = sl->b->bk->srv;
 	const bulk_req *q = &sl->req;
+	uint64_t seq = atomic_fetch_add(&s->chunk_replies, 1) + 1;
+	atomic_fetch_add(&s->bulk_replies, 1);
+	atomic_fetch_add(&s->chunk_bytes_out, n);
+	const wd_faults *f = atomic_load(&s->faults);
+	if (f != NULL && f->corrupt_chunk == seq && n > 0 && (sl->copy = malloc(n)) != NULL) {
+		memcpy(sl->copy, data, n); /* the pinned value is RocksDB's: corrupt a copy */
+		sl->copy[n / 2] ^= 0x5a;
+		data = sl->copy;
+		WT_LOG(WT_LOG_NOTICE, "fault injection: corrupted bulk chunk reply #%llu",
+		       (unsigned long long)seq);
+	}
+	bulk_reply rp = {.id = q->id, .nbytes = n, .offset = q->offset};
+	memcpy(rp.chunk_hash, h, 16);
+	if (th != NULL)
+		memcpy(rp.tensor_hash, th, 16);
+	bulk_reply_encode(&rp, sl->rhdr);
+	sl->seg[0] = (nng_iov){.iov_buf = sl->rhdr, .iov_len = BULK_REPLY_BYTES};
+	sl->seg[1] = (nng_iov){.iov_buf = (void *)data, .iov_len = (size_t)n};
+	sl->nseg = n > 0 ? 2 : 1;
+}
+
+static void slot_work(wd_job *job);
+
+static void slot_woken(wd_live_wait *w)
+{
+	wd_bslot *sl = (wd_bslot *)((char *)w - offsetof(wd_bslot, wait));
+	wd_pool_submit_lane(sl->b->bk->srv->pool, WD_LANE_REQUEST, &sl->job);
+}
+
+/* A live (cut-through) request: the chunk from its write-behind buffer, or
+ * from the cache once written; 1 when parked until it is produced. */
+static int slot_prepare_live(wd_bslot *sl)
+{
+	wd_server *s = sl->b->bk->srv;
+	const bulk_req *q = &sl->req;
+	char msg[WT_ERRMSG_MAX + 64];
+	wd_live_ref ref;
+	sl->wait.fn = slot_woken;
+	int rv = wd_live_lookup(s->lives, sl->sid, q->shard_id_len, bulk_req_live_index(q),
+	                        &sl->wait, &ref, msg, sizeof(msg));
+	if (rv == 1)
+		return 1;
+	if (rv != WT_OK) {
+		reply_error(sl, rv, msg);
+		return 0;
+	}
+	const uint8_t *data = NULL;
+	size_t got = 0;
+	wt_errbuf err;
+	if ((sl->wbuf = ref.buf) != NULL) /* hashed by this process as it was filled */
+		data = wd_wbuf_data(sl->wbuf, &got);
+	else if ((rv = cache_chunk_view(s->cache, ref.h, &sl->view, &err)) == WT_OK)
+		data = cache_view_data(sl->view, &got); /* re-hashed */
+	if (rv == WT_OK && got != ref.clen)
+		rv = wt_seterr(&err, WT_ECORRUPT,
+		               "bulk request %llu: %zu bytes held for a %llu-byte live chunk",
+		               (unsigned long long)q->id, got, (unsigned long long)ref.clen);
+	if (rv != WT_OK) {
+		slot_clear(sl);
+		reply_error(sl, rv, err.msg);
+		return 0;
+	}
+	uint8_t h[16];
+	common_hash128_to_bytes(ref.h, h);
+	slot_bytes(sl, data, ref.clen, h, ref.has_th ? ref.th : NULL);
+	return 0;
+}
+
+/* Worker thread: find and pin the chunk, build the slot's reply segments
+ * (the bytes, or an error reply). The view stays pinned until sent. 1 when a
+ * live request was parked (it runs again once its chunk is produced). */
+static int slot_prepare(wd_bslot *sl)
+{
+	wd_server *s = sl->b->bk->srv;
+	const bulk_req *q = &sl->req;
+	if (q->flags & BULK_F_LIVE)
+		return slot_prepare_live(sl);
 	wt_hash128 h = common_hash128_from_bytes(q->hash);
 	uint64_t clen = 0, end, n = q->nbytes;
 	char msg[300];
@@ -185,14 +267,14 @@ static void slot_prepare(wd_bslot *sl)
 		reply_error(sl, WT_ENOTFOUND,
 		            "shard is not in the cache (evicted, corrupted or of an old revision); "
 		            "request the manifest again");
-		return;
+		return 0;
 	}
 	if (!cache_shard_has_chunk(s->cache, sl->sid, q->shard_id_len, h, &clen)) {
 		reply_error(
 		    sl, WT_ENOTFOUND,
 		    "bulk request: that chunk hash is not part of the shard; use a hash from "
 		    "this shard's manifest");
-		return;
+		return 0;
 	}
 	if (n == 0 && q->offset <= clen)
 		n = clen - q->offset;
@@ -203,7 +285,7 @@ static void slot_prepare(wd_bslot *sl)
 		    (unsigned long long)q->offset, (unsigned long long)q->nbytes,
 		    (unsigned long long)clen);
 		reply_error(sl, WT_EINVAL, msg);
-		return;
+		return 0;
 	}
 	wt_errbuf err;
 	size_t got = 0;
@@ -219,26 +301,10 @@ static void slot_prepare(wd_bslot *sl)
 			WT_LOG(WT_LOG_WARNING, "bulk request %llu: %s", (unsigned long long)q->id,
 			       err.msg);
 		reply_error(sl, rv, err.msg);
-		return;
+		return 0;
 	}
-	data += q->offset;
-	uint64_t seq = atomic_fetch_add(&s->chunk_replies, 1) + 1;
-	atomic_fetch_add(&s->bulk_replies, 1);
-	atomic_fetch_add(&s->chunk_bytes_out, n);
-	const wd_faults *f = atomic_load(&s->faults);
-	if (f != NULL && f->corrupt_chunk == seq && n > 0 && (sl->copy = malloc(n)) != NULL) {
-		memcpy(sl->copy, data, n); /* the pinned value is RocksDB's: corrupt a copy */
-		sl->copy[n / 2] ^= 0x5a;
-		data = sl->copy;
-		WT_LOG(WT_LOG_NOTICE, "fault injection: corrupted bulk chunk reply #%llu",
-		       (unsigned long long)seq);
-	}
-	bulk_reply rp = {.id = q->id, .nbytes = n, .offset = q->offset};
-	memcpy(rp.chunk_hash, q->hash, 16);
-	bulk_reply_encode(&rp, sl->rhdr);
-	sl->seg[0] = (nng_iov){.iov_buf = sl->rhdr, .iov_len = BULK_REPLY_BYTES};
-	sl->seg[1] = (nng_iov){.iov_buf = (void *)data, .iov_len = (size_t)n};
-	sl->nseg = n > 0 ? 2 : 1;
+	slot_bytes(sl, data + q->offset, n, q->hash, NULL);
+	return 0;
 }
 
 static void slot_work(wd_job *job)
@@ -249,8 +315,8 @@ static void slot_work(wd_job *job)
 	pthread_mutex_lock(&bk->lk);
 	bool dead = b->dead || bk->closing;
 	pthread_mutex_unlock(&bk->lk);
-	if (!dead)
-		slot_prepare(sl);
+	if (!dead && slot_prepare(sl) == 1)
+		return; /* parked: still a job of b (slot_woken queues it again) */
 	pthread_mutex_lock(&bk->lk);
 	sl->ready = 1;
 	b->jobs--;

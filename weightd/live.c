@@ -38,8 +38,8 @@ struct wd_live {
 	uint8_t *have; /* [n_chunks]: chunk hashed, its bytes in buf or the cache */
 	wd_wbuf **buf; /* [n_chunks]: write-behind buffer (a reference) until stored */
 	bool sealed;
-	wd_flight_waiter *waiters; /* parked chunk requests (wd_req.lc.index) */
-	uint64_t end_seq;          /* order finished entries are dropped in */
+	wd_live_wait *waiters; /* parked chunk requests (messages and bulk streams) */
+	uint64_t end_seq;      /* order finished entries are dropped in */
 };
 
 struct wd_lives {
@@ -189,12 +189,12 @@ static bool ready_locked(const wd_live *l, uint64_t ci)
 }
 
 /* Take the waiters whose chunk is ready now (all of them when `all`); caller holds t->lk. */
-static wd_flight_waiter *take_locked(wd_live *l, bool all)
+static wd_live_wait *take_locked(wd_live *l, bool all)
 {
-	wd_flight_waiter *woken = NULL, **pp = &l->waiters;
+	wd_live_wait *woken = NULL, **pp = &l->waiters;
 	while (*pp != NULL) {
-		wd_flight_waiter *w = *pp;
-		if (all || ready_locked(l, req_of(w)->lc.index)) {
+		wd_live_wait *w = *pp;
+		if (all || ready_locked(l, w->index)) {
 			*pp = w->next;
 			w->next = woken;
 			woken = w;
@@ -210,6 +210,15 @@ static void wake(wd_flight_waiter *w, int rv, const wt_errbuf *err)
 	while (w != NULL) {
 		wd_flight_waiter *next = w->next;
 		w->done(w, rv, err);
+		w = next;
+	}
+}
+
+static void wake_chunks(wd_live_wait *w)
+{
+	while (w != NULL) {
+		wd_live_wait *next = w->next;
+		w->fn(w);
 		w = next;
 	}
 }
@@ -236,9 +245,9 @@ void wd_live_chunk(wd_lives *t, wd_live *l, size_t ti, size_t c, wt_hash128 h, w
 	l->chunk_hash[ci] = h;
 	l->have[ci] = 1;
 	l->buf[ci] = b;
-	wd_flight_waiter *w = take_locked(l, false);
+	wd_live_wait *w = take_locked(l, false);
 	pthread_mutex_unlock(&t->lk);
-	wake(w, WT_OK, NULL);
+	wake_chunks(w);
 }
 
 void wd_live_stored(wd_lives *t, wd_live *l, size_t ti, size_t c)
@@ -260,9 +269,9 @@ void wd_live_seal(wd_lives *t, wd_live *l)
 		return;
 	pthread_mutex_lock(&t->lk);
 	l->sealed = true;
-	wd_flight_waiter *w = take_locked(l, false);
+	wd_live_wait *w = take_locked(l, false);
 	pthread_mutex_unlock(&t->lk);
-	wake(w, WT_OK, NULL);
+	wake_chunks(w);
 }
 
 void wd_live_end(wd_lives *t, wd_live *l, int rv, const wt_errbuf *err)
@@ -284,10 +293,10 @@ void wd_live_end(wd_lives *t, wd_live *l, int rv, const wt_errbuf *err)
 		wd_wbuf_unref(l->buf[i]);
 		l->buf[i] = NULL;
 	}
-	wd_flight_waiter *w = take_locked(l, true);
+	wd_live_wait *w = take_locked(l, true);
 	trim_locked(t);
 	pthread_mutex_unlock(&t->lk);
-	wake(w, WT_OK, NULL); /* each looks its chunk up again: ready, or the error */
+	wake_chunks(w); /* each looks its chunk up again: ready, or the error */
 }
 
 /* Take the parked manifest requests of layout key; caller holds t->lk. */
@@ -356,6 +365,51 @@ bool wd_lives_manifest(wd_lives *t, wd_req *r, bool park, nng_msg **reply)
 	return false;
 }
 
+int wd_live_lookup(wd_lives *t, const uint8_t *id, size_t id_len, uint64_t index,
+                   wd_live_wait *park, wd_live_ref *out, char *msg, size_t cap)
+{
+	memset(out, 0, sizeof(*out));
+	if (id_len != WD_SHARD_ID_BYTES) {
+		snprintf(msg, cap,
+		         "live chunk request: shard_id must be the live manifest's "
+		         "shard_id");
+		return WT_EPROTO;
+	}
+	pthread_mutex_lock(&t->lk);
+	wd_live *l = *find(t, id);
+	int rv = WT_OK;
+	if (l == NULL) {
+		rv = WT_ENOTFOUND;
+		snprintf(msg, cap,
+		         "live chunk request: this server is not producing that shard (restarted, "
+		         "or finished long ago); request the manifest again");
+	} else if (index >= l->n_chunks) {
+		rv = WT_EINVAL;
+		snprintf(msg, cap,
+		         "live chunk request: index %llu, the live manifest lists %zu chunks",
+		         (unsigned long long)index, l->n_chunks);
+	} else if (l->state == LIVE_FAILED) {
+		rv = l->rv;
+		snprintf(msg, cap, "the production of this shard failed: %s", l->err.msg);
+	} else if (!ready_locked(l, index)) {
+		WT_ASSERT(l->state == LIVE_PRODUCING); /* a finished rank has every chunk */
+		park->index = index;
+		park->next = l->waiters;
+		l->waiters = park;
+		rv = 1;
+	} else {
+		size_t ti = l->chunk_tensor[index];
+		out->h = l->chunk_hash[index];
+		out->clen = l->nbytes[index];
+		out->has_th = index + 1 == l->first[ti + 1];
+		common_hash128_to_bytes(l->tensor_hash[ti], out->th);
+		if ((out->buf = l->buf[index]) != NULL) /* not in the cache yet: from RAM */
+			wd_wbuf_ref(out->buf);
+	}
+	pthread_mutex_unlock(&t->lk);
+	return rv;
+}
+
 static void chunk_step(wd_req *r);
 
 static void chunk_resume(wd_job *job)
@@ -363,11 +417,9 @@ static void chunk_resume(wd_job *job)
 	chunk_step((wd_req *)((char *)job - offsetof(wd_req, job)));
 }
 
-static void chunk_woken(wd_flight_waiter *w, int rv, const wt_errbuf *err)
+static void chunk_woken(wd_live_wait *w)
 {
-	(void)rv;
-	(void)err;
-	wd_req *r = req_of(w);
+	wd_req *r = (wd_req *)((char *)w - offsetof(wd_req, lc.wait));
 	pthread_mutex_lock(&r->srv->lk);
 	r->state = WD_WORK;
 	pthread_mutex_unlock(&r->srv->lk);
@@ -375,66 +427,33 @@ static void chunk_woken(wd_flight_waiter *w, int rv, const wt_errbuf *err)
 	wd_pool_submit_lane(r->srv->pool, WD_LANE_REQUEST, &r->job);
 }
 
-/* Answer r's live chunk request, or park it until its chunk is stored. */
+/* Answer r's live chunk request, or park it until its chunk is ready. */
 static void chunk_step(wd_req *r)
 {
 	wd_server *s = r->srv;
-	wd_lives *t = s->lives;
 	char msg[WT_ERRMSG_MAX + 64];
-	pthread_mutex_lock(&t->lk);
-	wd_live *l = *find(t, r->lc.shard_id);
-	if (l == NULL) {
-		pthread_mutex_unlock(&t->lk);
-		wd_req_reply(r, wd_reply_error(r->id, WT_ENOTFOUND,
-		                               "live chunk request: this server is not producing "
-		                               "that shard (restarted, or finished long ago); "
-		                               "request the manifest again"));
-		return;
-	}
-	if (r->lc.index >= l->n_chunks) {
-		size_t n = l->n_chunks;
-		pthread_mutex_unlock(&t->lk);
-		snprintf(msg, sizeof(msg),
-		         "live chunk request: index %llu, the live manifest lists %zu chunks",
-		         (unsigned long long)r->lc.index, n);
-		wd_req_reply(r, wd_reply_error(r->id, WT_EINVAL, msg));
-		return;
-	}
-	if (l->state == LIVE_FAILED) {
-		int rv = l->rv;
-		snprintf(msg, sizeof(msg), "the production of this shard failed: %s", l->err.msg);
-		pthread_mutex_unlock(&t->lk);
+	wd_live_ref ref;
+	pthread_mutex_lock(&s->lk); /* before it can be woken (lock order: lives, then srv) */
+	r->state = WD_WAIT;
+	pthread_mutex_unlock(&s->lk);
+	r->lc.wait.fn = chunk_woken;
+	int rv = wd_live_lookup(s->lives, r->lc.shard_id, WD_SHARD_ID_BYTES, r->lc.index,
+	                        &r->lc.wait, &ref, msg, sizeof(msg));
+	if (rv == 1)
+		return; /* parked: chunk_woken runs it again */
+	pthread_mutex_lock(&s->lk);
+	r->state = WD_WORK;
+	pthread_mutex_unlock(&s->lk);
+	if (rv != WT_OK) {
 		wd_req_reply(r, wd_reply_error(r->id, rv, msg));
 		return;
 	}
-	uint64_t ci = r->lc.index;
-	if (!ready_locked(l, ci)) {
-		WT_ASSERT(l->state == LIVE_PRODUCING); /* a finished rank has every chunk */
-		r->waiter.done = chunk_woken;
-		pthread_mutex_lock(&s->lk);
-		r->state = WD_WAIT;
-		pthread_mutex_unlock(&s->lk);
-		r->waiter.next = l->waiters;
-		l->waiters = &r->waiter;
-		pthread_mutex_unlock(&t->lk);
-		return;
-	}
-	wt_hash128 h = l->chunk_hash[ci];
-	uint64_t clen = l->nbytes[ci];
-	size_t ti = l->chunk_tensor[ci];
-	bool last = ci + 1 == l->first[ti + 1];
-	uint8_t th[16];
-	common_hash128_to_bytes(l->tensor_hash[ti], th);
-	wd_wbuf *b = l->buf[ci]; /* not in the cache yet: served from RAM */
-	if (b != NULL)
-		wd_wbuf_ref(b);
-	pthread_mutex_unlock(&t->lk);
 	size_t blen = 0;
-	const uint8_t *mem = b != NULL ? wd_wbuf_data(b, &blen) : NULL;
-	WT_ASSERT(b == NULL || blen == clen);
-	wd_req_reply(
-	    r, wd_chunk_send(s, r->id, h, clen, r->lc.off, r->lc.nbytes, last ? th : NULL, mem));
-	wd_wbuf_unref(b);
+	const uint8_t *mem = ref.buf != NULL ? wd_wbuf_data(ref.buf, &blen) : NULL;
+	WT_ASSERT(ref.buf == NULL || blen == ref.clen);
+	wd_req_reply(r, wd_chunk_send(s, r->id, ref.h, ref.clen, r->lc.off, r->lc.nbytes,
+	                              ref.has_th ? ref.th : NULL, mem));
+	wd_wbuf_unref(ref.buf);
 }
 
 void wd_live_chunk_start(wd_req *r, const Weights__ChunkRequest *c)

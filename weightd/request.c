@@ -79,6 +79,7 @@ static nng_msg *hello_reply(wd_req *r, const Weights__Hello *h)
 		hr.stream_url = (char *)surl;
 		hr.stream_ticket.data = (uint8_t *)ticket;
 		hr.stream_ticket.len = 16;
+		hr.stream_live = true; /* live (cut-through) requests too (bulk.c) */
 	}
 	Weights__Reply rp = WEIGHTS__REPLY__INIT;
 	rp.id = r->id;

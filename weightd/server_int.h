@@ -84,6 +84,13 @@ typedef struct wd_req {
 	struct wd_lreq { /* a live chunk request (live.c), kept while parked */
 		uint8_t shard_id[WD_SHARD_ID_BYTES];
 		uint64_t index, off, nbytes;
+		struct wd_live_wait {
+			struct wd_live_wait *next;
+			uint64_t index; /* the chunk waited for */
+			/* runs once, outside the lives lock, when the chunk is ready
+			 * or the production ended */
+			void (*fn)(struct wd_live_wait *w);
+		} wait;
 	} lc;
 	Weights__Request *admin_rq;  /* REGISTER/UNREGISTER handed to the admin pool; owned */
 	struct wd_wreq {             /* a parked Watch request (watch.c) */
@@ -332,6 +339,22 @@ void wd_lives_layout_done(wd_lives *t, wt_hash128 key, int rv, const wt_errbuf *
 bool wd_lives_manifest(wd_lives *t, wd_req *r, bool park, nng_msg **reply);
 /* request.c: a ChunkRequest with live set (replies itself, maybe later). */
 void wd_live_chunk_start(wd_req *r, const Weights__ChunkRequest *c);
+/* A live chunk ready to send: its hash, the tensor's (tensor's last chunk),
+ * its size, and its bytes in buf (a reference) or, buf NULL, in the cache. */
+typedef struct wd_live_ref {
+	wt_hash128 h;
+	uint8_t th[16];
+	bool has_th;
+	uint64_t clen;
+	wd_wbuf *buf;
+} wd_live_ref;
+typedef struct wd_live_wait wd_live_wait;
+/* Chunk `index` of live shard `id` (bulk.c, live.c): WT_OK with *out; 1 when
+ * it is not ready yet: park is queued (park->index set) and park->fn runs
+ * once it is, or the production ends; else an error code with its text in
+ * msg (WT_ENOTFOUND: not produced here, ask the manifest again). */
+int wd_live_lookup(wd_lives *t, const uint8_t *id, size_t id_len, uint64_t index,
+                   wd_live_wait *park, wd_live_ref *out, char *msg, size_t cap);
 /* Entries now (tests): producing and all. */
 size_t wd_lives_producing(wd_lives *t, size_t *all);
 
