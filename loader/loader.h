@@ -46,6 +46,11 @@ void store_close(store *s); /* NULL is a no-op */
 /* The URI the store was opened with. Borrowed; valid until store_close(). */
 const char *store_uri(const store *s);
 
+/* Smallest read worth making on this store: below it a read costs mostly
+ * its fixed per-request cost (http(s), s3: 8 MiB); 0 for file:// (pread).
+ * Readers that cut a large read into pieces use pieces of at least this. */
+size_t store_read_hint(const store *s);
+
 /* All objects whose key starts with prefix ("" = all), recursively. */
 int store_list_objects(store *s, const char *prefix, store_list *out, wt_errbuf *err);
 void store_list_free(store_list *l); /* NULL-safe; leaves l empty */

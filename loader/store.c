@@ -108,6 +108,11 @@ const char *store_uri(const store *s)
 	return s->uri;
 }
 
+size_t store_read_hint(const store *s)
+{
+	return s->ops->read_hint;
+}
+
 static int obj_cmp(const void *a, const void *b)
 {
 	return strcmp(((const store_obj *)a)->key, ((const store_obj *)b)->key);

@@ -171,6 +171,7 @@ static const store_ops http_ops = {
     .stat = http_stat,
     .read = http_read,
     .close = http_close,
+    .read_hint = STORE_REMOTE_READ_HINT,
 };
 
 static int open_scheme(const char *scheme, const char *rest, const store_ops **ops, void **impl,

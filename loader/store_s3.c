@@ -204,6 +204,7 @@ static const store_ops s3_ops = {
     .stat = s3_stat,
     .read = s3_read,
     .close = s3_close,
+    .read_hint = STORE_REMOTE_READ_HINT,
 };
 
 static const char *env_first(const char *a, const char *b, const char *c)

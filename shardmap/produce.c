@@ -153,7 +153,9 @@ static void scan_src(prod *pr, const sm_group *g, uint32_t s)
 	ld->t = t;
 	ld->cols = tcols(t);
 	ld->dt = t->dtype;
-	ld->direct = direct && sum == hi - lo;
+	/* on a remote store (a read hint) one large read of the rows beats one
+	 * request per rank's piece, staging copy included */
+	ld->direct = direct && sum == hi - lo && store_read_hint(ckpt_store(pr->c)) == 0;
 	ld->r0 = lo;
 	ld->r1 = hi;
 	ld->ok = true;
@@ -514,7 +516,11 @@ static int stream_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 {
 	const loaded *ld = &pr->ld[s];
 	size_t esz = wt_dtype_size(ld->dt), srowb = (size_t)ld->cols * esz;
-	int64_t step = srowb ? (int64_t)(CHUNK_BYTES / srowb) : 1;
+	/* small pieces stay in the CPU cache; a remote store wants big reads */
+	size_t piece = CHUNK_BYTES, hint = store_read_hint(ckpt_store(pr->c));
+	if (hint > piece)
+		piece = hint;
+	int64_t step = srowb ? (int64_t)(piece / srowb) : 1;
 	if (step < 1)
 		step = 1;
 	if (reserve(&pr->chunk, (size_t)step * srowb))
@@ -643,6 +649,9 @@ static bool rank_by_rank(const prod *pr, const sm_group *g)
 {
 	if (pr->only >= 0 || g->n_m < 2)
 		return false;
+	/* on a remote store a read below its hint costs mostly a round trip:
+	 * there, only ranks whose own rows are that large are read apart */
+	size_t hint = store_read_hint(ckpt_store(pr->c));
 	rows_iv iv[RBR_MAX_PIECES];
 	size_t n = 0;
 	bool two = false;
@@ -659,6 +668,9 @@ static bool rank_by_rank(const prod *pr, const sm_group *g)
 			const sm_src *src = &g->srcs[pc->src];
 			if (pc->cols || src->whole || src->mode != SM_SRC_RAW ||
 			    n == RBR_MAX_PIECES)
+				return false;
+			const ckpt_tensor *t = ckpt_tensor_at(pr->c, src->t);
+			if (hint > 0 && (uint64_t)pc->len * (t->nbytes / (uint64_t)trows(t)) < hint)
 				return false;
 			rows_iv me = {rank, pc->src, pc->start, pc->start + pc->len};
 			for (size_t j = 0; j < n; j++)

@@ -50,6 +50,7 @@ typedef struct prod {
 	common_hasher *th; /* the tensor being emitted */
 	uint64_t bytes_out;
 	uint64_t hash_ns, wait_ns;  /* producer: hashing + copying, waiting for RAM budget */
+	uint64_t emit_ns;           /* producer: start to last tensor emitted (reads too) */
 	uint64_t put_ns, commit_ns; /* cache writer: chunk puts, rank commits */
 } prod;
 
@@ -370,7 +371,9 @@ static int run_production(prod *p, wt_errbuf *err)
 	int rv = wd_wback_start(p->s, write_behind, p, &p->wb, err);
 	if (rv != WT_OK)
 		return rv;
+	uint64_t t0 = common_now_ns();
 	rv = shardmap_produce(p->snap->ck, p->plan, -1, emit, p, err);
+	p->emit_ns = common_now_ns() - t0;
 	/* the writer's own error comes first: the producer's may be its echo */
 	wt_errbuf werr;
 	int wrv = wd_wback_finish(p->wb, rv != WT_OK, &werr);
@@ -441,11 +444,12 @@ out:
 		wd_hist_observe(&s->m.production, common_now_ns() - t0);
 		WT_LOG(WT_LOG_INFO,
 		       "produced model '%s' rev %.12s layout %s: %u of %u ranks, %llu bytes read, "
-		       "%llu bytes out, %llu ms (hash + copy %llu, waiting for writeback_bytes "
-		       "%llu; behind: cache put %llu, commit %llu)",
+		       "%llu bytes out, %llu ms (producer %llu: hash + copy %llu, waiting for "
+		       "writeback_bytes %llu; behind: cache put %llu, commit %llu)",
 		       model, snap->revision, layout_text, to_make, p.n_ranks,
 		       (unsigned long long)read, (unsigned long long)p.bytes_out,
-		       (unsigned long long)ms, (unsigned long long)(p.hash_ns / 1000000),
+		       (unsigned long long)ms, (unsigned long long)(p.emit_ns / 1000000),
+		       (unsigned long long)(p.hash_ns / 1000000),
 		       (unsigned long long)(p.wait_ns / 1000000),
 		       (unsigned long long)(p.put_ns / 1000000),
 		       (unsigned long long)(p.commit_ns / 1000000));
