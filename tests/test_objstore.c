@@ -13,11 +13,14 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <curl/curl.h>
 
 #include "loader/loader.h"
 #include "loader/s3_int.h"
-#include "tests/util/testutil.h"
+#include "shardmap/shardmap.h"
 #include "tests/test_objstore_util.h"
+#include "tests/test_weightd_util.h"
+#include "tests/util/testutil.h"
 
 #define SEED      777u
 #define BIG_BYTES (3u * 1024u * 1024u + 123u)
@@ -266,6 +269,107 @@ static void test_checkpoint(void **state)
 	free(model);
 }
 
+static size_t body_cb(char *p, size_t sz, size_t n, void *ctx)
+{
+	char *b = ctx;
+	size_t have = strlen(b), add = sz * n;
+	if (have + add < 63) {
+		memcpy(b + have, p, add);
+		b[have + add] = '\0';
+	}
+	return add;
+}
+
+/* GET requests the server counted under /counted/ so far (plain libcurl). */
+static long server_gets(const fx *f)
+{
+	char uri[200], body[64] = "";
+	snprintf(uri, sizeof(uri), "%s/_gets", f->base);
+	CURL *h = curl_easy_init();
+	assert_non_null(h);
+	curl_easy_setopt(h, CURLOPT_URL, uri);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_cb);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+	assert_int_equal(curl_easy_perform(h), CURLE_OK);
+	curl_easy_cleanup(h);
+	return strtol(body, NULL, 10);
+}
+
+typedef struct digest_sink {
+	common_hasher *h;
+	size_t n;
+} digest_sink;
+
+static int digest_emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t n,
+                       wt_errbuf *err)
+{
+	(void)err;
+	digest_sink *d = ctx;
+	uint64_t k[2] = {rank, ti};
+	common_hasher_update(d->h, k, sizeof(k));
+	common_hasher_update(d->h, bytes, (size_t)n);
+	d->n++;
+	return WT_OK;
+}
+
+/* Produce every rank of TP=4 from store s; the digest of what was emitted. */
+static wt_hash128 produce_all(store *s, size_t *n_tensors, size_t *n_emitted)
+{
+	wt_errbuf err = {0};
+	ckpt *c = NULL;
+	assert_int_equal(ckpt_open(&c, s, &err), WT_OK);
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 4;
+	sm_plan *p = NULL;
+	int rv = shardmap_plan(c, &l, &p, &err);
+	if (rv != WT_OK)
+		fprintf(stderr, "plan: %s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+	digest_sink d = {.h = common_hasher_new()};
+	assert_int_equal(shardmap_produce(c, p, -1, digest_emit, &d, &err), WT_OK);
+	wt_hash128 h = common_hasher_digest(d.h);
+	common_hasher_free(d.h);
+	*n_tensors = ckpt_n_tensors(c);
+	*n_emitted = d.n;
+	shardmap_plan_free(p);
+	ckpt_close(c);
+	return h;
+}
+
+/*
+ * A production over http reads each source tensor in one request at most
+ * (store_read_hint: no per-rank pieces on a remote store, whole groups), and
+ * emits the same bytes as over file://.
+ */
+static void test_produce_reads(void **state)
+{
+	fx *f = *state;
+	char *dir = tu_path(f->dir, "llama8");
+	assert_int_equal(tw_write_llama8(dir, SEED), 0);
+	store *fs = NULL;
+	wt_errbuf err = {0};
+	assert_int_equal(store_open(&fs, dir, &err), WT_OK);
+	assert_int_equal(store_read_hint(fs), 0);
+	store *hs = open_mode(f, "counted/llama8");
+	assert_true(store_read_hint(hs) >= (1u << 20));
+	size_t nt = 0, ne = 0, nt2 = 0, ne2 = 0;
+	wt_hash128 a = produce_all(fs, &nt, &ne);
+	long g0 = server_gets(f);
+	wt_hash128 b = produce_all(hs, &nt2, &ne2);
+	long gets = server_gets(f) - g0;
+	printf("production over http: %ld GETs (checkpoint open included) for %zu source "
+	       "tensors, %zu emitted\n",
+	       gets, nt2, ne2);
+	assert_true(common_hash128_eq(a, b));
+	assert_int_equal(ne, ne2);
+	/* the open reads config, index and each shard's header: a few GETs more */
+	assert_true(gets <= (long)nt2 + 8);
+	store_close(fs);
+	store_close(hs);
+	free(dir);
+}
+
 /* One failing read on mode/key: the code, and a piece of the message. */
 static void expect(fx *f, const char *mode, const char *key, int want, const char *msg)
 {
@@ -448,7 +552,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stat_and_ranges), cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_checkpoint),      cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_s3_bad_listing),  cmocka_unit_test(test_s3_xml),
+	    cmocka_unit_test(test_produce_reads),   cmocka_unit_test(test_s3_bad_listing),
+	    cmocka_unit_test(test_s3_xml),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

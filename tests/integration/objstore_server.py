@@ -11,6 +11,7 @@ Range). Serves --root; the first path component picks the behaviour:
   /flaky/K    503 for the first 2 requests of each (method, path, range), then ok
   /down/K     always 500
   /noetag/K   like /ok without ETag (Last-Modified is the version)
+  /counted/K  like /ok, and every GET is counted; GET /_gets returns the count
   /s3loop, /s3outside, /s3garbage   bad ListObjectsV2 replies (see LISTINGS)
 
 Prints "PORT <n>" on stdout once listening on 127.0.0.1 (port 0 = any free
@@ -67,6 +68,13 @@ class Handler(BaseHTTPRequestHandler):
             return self._plain(500, b"internal error")
         if mode in LISTINGS:  # a fake S3 bucket answering ListObjectsV2 badly
             return self._plain(200, LISTINGS[mode].encode(), "application/xml")
+        if mode == "_gets":
+            with LOCK:
+                n = COUNTS.get("gets", 0)
+            return self._plain(200, str(n).encode())
+        if mode == "counted" and self.command == "GET":
+            with LOCK:
+                COUNTS["gets"] = COUNTS.get("gets", 0) + 1
         if mode == "flaky":
             with LOCK:
                 k = (self.command, self.path, rng)
