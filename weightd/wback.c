@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,8 +30,25 @@ struct wd_wbuf {
 	_Atomic uint32_t refs;
 	wd_wbudget *budget;
 	size_t len;
-	uint8_t data[];
+	uint8_t *data; /* owned */
 };
+
+/* Chunk buffers of at least a huge page are 2 MiB-aligned and advised as
+ * transparent huge pages: a production that runs ahead of the disk fills
+ * fresh memory, and faulting it in 4 KiB at a time cost the producer about
+ * a third of its time (first chunks of a cold layout: 10-27 ms per 16 MiB). */
+#define WB_HUGE (2u << 20)
+
+static uint8_t *buf_alloc(size_t len)
+{
+	if (len < WB_HUGE)
+		return malloc(len ? len : 1);
+	size_t cap = (len + WB_HUGE - 1) / WB_HUGE * WB_HUGE;
+	uint8_t *p = aligned_alloc(WB_HUGE, cap);
+	if (p != NULL)
+		(void)madvise(p, cap, MADV_HUGEPAGE); /* best effort: THP may be off */
+	return p;
+}
 
 typedef struct wb_item {
 	struct wb_item *next;
@@ -110,6 +128,7 @@ void wd_wbuf_unref(wd_wbuf *b)
 	if (b == NULL || atomic_fetch_sub(&b->refs, 1) != 1)
 		return;
 	unreserve(b->budget, b->len);
+	free(b->data);
 	free(b);
 }
 
@@ -226,11 +245,14 @@ int wd_wback_alloc(wd_wback *wb, size_t len, wd_wbuf **out, wt_errbuf *err)
 		return rv != WT_OK ? rv
 		                   : wt_seterr(err, WT_ECANCELED, "production canceled (shutdown)");
 	}
-	wd_wbuf *b = malloc(sizeof(*b) + (len ? len : 1));
-	if (b == NULL) {
+	wd_wbuf *b = malloc(sizeof(*b));
+	uint8_t *data = b != NULL ? buf_alloc(len) : NULL;
+	if (data == NULL) {
+		free(b);
 		unreserve(g, len);
 		return wt_seterr(err, WT_ENOMEM, "out of memory for a %zu-byte chunk", len);
 	}
+	b->data = data;
 	atomic_init(&b->refs, 1);
 	b->budget = g;
 	b->len = len;
