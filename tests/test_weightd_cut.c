@@ -49,9 +49,13 @@ typedef struct gate {
 	int puts;               /* cache writes let through */
 	int put_fail_at;        /* the N-th cache write fails with WT_EIO; 0 = none */
 	int put_fail_from;      /* every cache write from the N-th on fails; 0 = none */
+	int put_fails;          /* cache writers that recorded a failure */
+	int check_after_fail;   /* before_check waits for its production's writer to fail */
+	int fails_consumed;     /* failures a before_check already waited for */
 } gate;
 
-static gate G = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, 0, 0, 0, 0, 0};
+static gate G = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0};
 
 static void gate_commit(void *ctx, uint32_t rank)
 {
@@ -84,6 +88,16 @@ static int gate_put(void *ctx, uint32_t rank)
 	return fail ? WT_EIO : WT_OK;
 }
 
+/* The cache writer recorded its failure: the producer sees it from now on. */
+static void gate_writer_failed(void *ctx)
+{
+	gate *g = ctx;
+	pthread_mutex_lock(&g->lk);
+	g->put_fails++;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->lk);
+}
+
 static void write_in_place(const char *dir)
 {
 	char *p = tu_path(dir, "model.safetensors");
@@ -113,6 +127,14 @@ static void gate_check(void *ctx, uint32_t rank)
 	pthread_mutex_lock(&g->lk);
 	while (g->forever)
 		pthread_cond_wait(&g->cv, &g->lk); /* until kill -9 */
+	/* With check_after_fail a rank's source check (and so its last chunk)
+	 * waits until its production's cache writer failed: a new failure, unless
+	 * the one failing write (put_fail_at) already happened. */
+	while (g->check_after_fail && g->put_fails == g->fails_consumed &&
+	       !(g->put_fail_at != 0 && g->put_fails > 0) &&
+	       pthread_cond_timedwait(&g->cv, &g->lk, &dl) == 0)
+		;
+	g->fails_consumed = g->put_fails;
 	const char *dir = g->change_dir;
 	g->change_dir = NULL;
 	while (dir != NULL && !g->got_bytes && pthread_cond_timedwait(&g->cv, &g->lk, &dl) == 0)
@@ -143,6 +165,9 @@ static void gate_set(int held)
 	G.puts = 0;
 	G.put_fail_at = 0;
 	G.put_fail_from = 0;
+	G.put_fails = 0;
+	G.check_after_fail = 0;
+	G.fails_consumed = 0;
 	pthread_cond_broadcast(&G.cv);
 	pthread_mutex_unlock(&G.lk);
 }
@@ -178,6 +203,7 @@ static void install_gate(tw_env *e)
 	e->faults.before_commit = gate_commit;
 	e->faults.before_check = gate_check;
 	e->faults.before_put = gate_put;
+	e->faults.writer_failed = gate_writer_failed;
 	e->faults.ctx = &G;
 }
 
@@ -592,9 +618,14 @@ static void test_writeback_put_fails(void **state)
 	(void)state;
 	tw_env *e = gated_env("wd-wbfail");
 	uint64_t used;
-	/* every cache write from the 3rd on fails: the error reaches the reader */
+	/* every cache write from the 3rd on fails: the error reaches the reader
+	 * (each rank's last chunk waits until a write failed, so the reader
+	 * cannot have finished before) */
 	gate_set(0);
 	gate_hold_puts(0, 0, 3);
+	pthread_mutex_lock(&G.lk);
+	G.check_after_fail = 1;
+	pthread_mutex_unlock(&G.lk);
 	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
 	run_fetch(&a);
 	assert_int_equal(a.rv, WT_EIO);
@@ -608,6 +639,9 @@ static void test_writeback_put_fails(void **state)
 	/* only the 3rd fails: the reader goes on with the next production */
 	gate_set(0);
 	gate_hold_puts(0, 3, 0);
+	pthread_mutex_lock(&G.lk);
+	G.check_after_fail = 1;
+	pthread_mutex_unlock(&G.lk);
 	fetcher b = {.url = e->url, .cut_through = 1, .srv = e->srv};
 	run_fetch(&b);
 	assert_int_equal(b.rv, WT_OK);

@@ -236,6 +236,10 @@ static int finish_rank(prod *p, uint32_t rank, wt_errbuf *err)
 	 * ranks never mix revisions (the caller produces again). Cut-through
 	 * clients get its last chunk only now. */
 	int rv = ckpt_check(p->snap->ck, err);
+	/* a cache write that already failed fails the production before the last
+	 * chunk goes out; one that fails later fails only the commit */
+	if (rv == WT_OK)
+		rv = wd_wback_error(p->wb, err);
 	if (rv != WT_OK)
 		return rv;
 	wd_live_seal(p->s->lives, rs->live);

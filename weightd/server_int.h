@@ -150,6 +150,9 @@ typedef struct wd_faults {
 	 * tests hold the cache writes back while clients read; an error code
 	 * fails the put with it. NULL = none. */
 	int (*before_put)(void *ctx, uint32_t rank);
+	/* Called by a production's cache writer once it recorded its first
+	 * error (the producer sees it from then on). NULL = none. */
+	void (*writer_failed)(void *ctx);
 	void *ctx;
 } wd_faults;
 
@@ -287,6 +290,8 @@ int wd_wback_alloc(wd_wback *wb, size_t len, wd_wbuf **out, wt_errbuf *err);
 /* Queue chunk c of tensor ti of `rank` (consumes the caller's reference of b),
  * or the rank's commit (b NULL); returns the writer's error if it failed. */
 int wd_wback_push(wd_wback *wb, uint32_t rank, size_t ti, size_t c, wd_wbuf *b, wt_errbuf *err);
+/* The writer's first error so far (copied to err), or WT_OK. */
+int wd_wback_error(wd_wback *wb, wt_errbuf *err);
 /* Run what is queued (abort: drop it), stop the writer, free wb: the writer's
  * first error, or WT_OK. NULL-safe. */
 int wd_wback_finish(wd_wback *wb, bool abort, wt_errbuf *err);

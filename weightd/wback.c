@@ -166,6 +166,9 @@ static void *writer_main(void *arg)
 			pthread_mutex_lock(&g->lk);
 			pthread_cond_broadcast(&g->cv);
 			pthread_mutex_unlock(&g->lk);
+			const wd_faults *f = atomic_load(&wb->s->faults);
+			if (f != NULL && f->writer_failed != NULL)
+				f->writer_failed(f->ctx);
 		}
 	}
 	pthread_mutex_unlock(&wb->lk);
@@ -196,7 +199,7 @@ int wd_wback_start(wd_server *s, wd_wback_fn fn, void *ctx, wd_wback **out, wt_e
 }
 
 /* The writer's error (copied to err), or WT_OK. */
-static int writer_error(wd_wback *wb, wt_errbuf *err)
+int wd_wback_error(wd_wback *wb, wt_errbuf *err)
 {
 	if (!atomic_load(&wb->failed))
 		return WT_OK;
@@ -241,7 +244,7 @@ int wd_wback_alloc(wd_wback *wb, size_t len, wd_wbuf **out, wt_errbuf *err)
 	bool ok = reserve_locked(wb, g, len);
 	pthread_mutex_unlock(&g->lk);
 	if (!ok) {
-		int rv = writer_error(wb, err);
+		int rv = wd_wback_error(wb, err);
 		return rv != WT_OK ? rv
 		                   : wt_seterr(err, WT_ECANCELED, "production canceled (shutdown)");
 	}
@@ -277,7 +280,7 @@ int wd_wback_push(wd_wback *wb, uint32_t rank, size_t ti, size_t c, wd_wbuf *b, 
 	wb->tail = it;
 	pthread_cond_signal(&wb->cv);
 	pthread_mutex_unlock(&wb->lk);
-	return writer_error(wb, err);
+	return wd_wback_error(wb, err);
 }
 
 int wd_wback_finish(wd_wback *wb, bool abort, wt_errbuf *err)
