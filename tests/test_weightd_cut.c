@@ -633,8 +633,15 @@ static void test_writeback_put_fails(void **state)
 	assert_true(a.st.reconnects >= 1); /* it asked for a new production first */
 	assert_int_equal(wt_host_sink_n_tensors(a.hs), 0);
 	assert_false(a.cached_at_done);
+	/* the failed production ends its other rank's entry and drops its
+	 * buffers right after the reader got the error: wait for that (10 s) */
+	for (int i = 0; i < 1000; i++) {
+		wd_wbudget_get(e->srv->wbudget, &used, NULL);
+		if (used == 0 && wd_lives_producing(e->srv->lives, NULL) == 0)
+			break;
+		usleep(10000);
+	}
 	assert_int_equal(wd_lives_producing(e->srv->lives, NULL), 0);
-	wd_wbudget_get(e->srv->wbudget, &used, NULL);
 	assert_int_equal(used, 0);
 	/* only the 3rd fails: the reader goes on with the next production */
 	gate_set(0);
