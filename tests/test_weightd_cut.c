@@ -628,10 +628,18 @@ static void test_writeback_put_fails(void **state)
 	pthread_mutex_unlock(&G.lk);
 	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
 	run_fetch(&a);
-	assert_int_equal(a.rv, WT_EIO);
-	assert_non_null(strstr(a.err, "fault injection"));
-	assert_true(a.st.reconnects >= 1); /* it asked for a new production first */
-	assert_int_equal(wt_host_sink_n_tensors(a.hs), 0);
+	/* The first production cannot release a rank before its writer failed
+	 * (the gate), so the reader asks for a new one. A later production's
+	 * writer may lag behind its producer (nice 10): its rank can be released
+	 * before its first write fails, and then the reader keeps those verified
+	 * bytes (compared with the committed layout below); otherwise the error
+	 * stands after two new productions, the sink aborted. */
+	assert_true(a.st.reconnects >= 1);
+	if (a.rv != WT_OK) {
+		assert_int_equal(a.rv, WT_EIO);
+		assert_non_null(strstr(a.err, "fault injection"));
+		assert_int_equal(wt_host_sink_n_tensors(a.hs), 0);
+	}
 	assert_false(a.cached_at_done);
 	/* the failed production ends its other rank's entry and drops its
 	 * buffers right after the reader got the error: wait for that (10 s) */
@@ -654,6 +662,8 @@ static void test_writeback_put_fails(void **state)
 	assert_int_equal(b.rv, WT_OK);
 	assert_true(b.st.reconnects >= 1);
 	assert_committed_same(e, &b);
+	if (a.rv == WT_OK)
+		assert_same_tensors(&a, &b);
 	wd_wbudget_get(e->srv->wbudget, &used, NULL);
 	assert_int_equal(used, 0);
 	fetcher_free(&a);
