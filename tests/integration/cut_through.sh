@@ -26,7 +26,14 @@ for r in 0 1 2 3; do
 	cmp -s "$T/out/cut$r.safetensors" "$T/out/ref$r.safetensors" ||
 		die "rank $r: cut-through bytes differ from weightctl shard"
 done
-# committed now: neither a cut-through nor a plain client sees a live manifest
+# the cache is written behind serving (write-behind): a plain client waits
+# for the commit; committed then, a cut-through client does not see a live
+# manifest either
+"${W[@]}" fetch --endpoint "$URL" --model llama --tp-size 4 --tp-rank 1 --quant fp8-block \
+	--verbose --quiet --out "$T/out/commit.safetensors" 2>"$T/out/commit.log" ||
+	die "plain fetch of the layout: $(cat "$T/out/commit.log")"
+grep -q "live manifest" "$T/out/commit.log" && die "a client without --cut-through got a live manifest"
+cmp -s "$T/out/commit.safetensors" "$T/out/ref1.safetensors" || die "committed bytes differ"
 "${W[@]}" fetch --endpoint "$URL" --model llama --tp-size 4 --tp-rank 2 --quant fp8-block \
 	--cut-through --verbose --quiet --out "$T/out/warm.safetensors" 2>"$T/out/warm.log" ||
 	die "warm fetch: $(cat "$T/out/warm.log")"
