@@ -45,6 +45,28 @@ static size_t chunk_in_tensor(const fetch *f, size_t ci)
 	return ci - f->m->tensors[f->m->chunks[ci].tensor].first_chunk;
 }
 
+bool fetch_reply_hashes_ok(const fetch *f, size_t ci, const uint8_t h[16], bool has_th)
+{
+	const client_chunk *ch = &f->m->chunks[ci];
+	bool last = ch->off + ch->nbytes == f->m->tensors[ch->tensor].nbytes;
+	return !(f->cknown[ci] && memcmp(h, f->chash[ci], 16) != 0) &&
+	       !(last && !f->tknown[ch->tensor] && !has_th);
+}
+
+void fetch_learn_hashes(fetch *f, size_t ci, const uint8_t h[16], const uint8_t *th)
+{
+	const client_chunk *ch = &f->m->chunks[ci];
+	bool last = ch->off + ch->nbytes == f->m->tensors[ch->tensor].nbytes;
+	if (!f->cknown[ci]) {
+		memcpy(f->chash[ci], h, 16);
+		f->cknown[ci] = 1;
+	}
+	if (last && th != NULL && !f->tknown[ch->tensor]) {
+		memcpy(f->thash[ch->tensor], th, 16);
+		f->tknown[ch->tensor] = 1;
+	}
+}
+
 /* Parse a chunk reply and check it is the chunk asked for, with matching bytes. */
 static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 {
@@ -58,20 +80,16 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 	if (rv != WT_OK)
 		return wt_errprefix(err, "tensor '%s' chunk %zu", tensor_name(f, s->chunk),
 		                    chunk_in_tensor(f, s->chunk));
-	size_t ci = s->chunk, ti = ch->tensor;
-	int last = ch->off + ch->nbytes == f->m->tensors[ti].nbytes;
+	size_t ci = s->chunk;
 	uint8_t rh[16], th[16];
-	int wrong = r->chunk->hash.len != 16 ||
-	            (f->cknown[ci] && memcmp(r->chunk->hash.data, f->chash[ci], 16) != 0) ||
-	            r->chunk->offset != 0 || tail_len != ch->nbytes;
 	/* a live reply carries the hash of the tensor it completes */
 	int has_th = r->chunk->tensor_hash.len == 16;
+	int wrong = r->chunk->hash.len != 16 || r->chunk->offset != 0 || tail_len != ch->nbytes;
 	if (!wrong) {
 		memcpy(rh, r->chunk->hash.data, 16);
 		if (has_th)
 			memcpy(th, r->chunk->tensor_hash.data, 16);
-		if (last && !f->tknown[ti] && !has_th)
-			wrong = 1;
+		wrong = !fetch_reply_hashes_ok(f, ci, rh, has_th);
 	}
 	wire_reply_free(r);
 	if (wrong)
@@ -96,14 +114,7 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 			    (unsigned long long)ch->off, (unsigned long long)ch->nbytes, g, w);
 		}
 	}
-	if (!f->cknown[ci]) {
-		memcpy(f->chash[ci], rh, 16);
-		f->cknown[ci] = 1;
-	}
-	if (last && has_th && !f->tknown[ti]) {
-		memcpy(f->thash[ti], th, 16);
-		f->tknown[ti] = 1;
-	}
+	fetch_learn_hashes(f, ci, rh, has_th ? th : NULL);
 	s->data = tail;
 	return WT_OK;
 }

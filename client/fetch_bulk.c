@@ -166,11 +166,8 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 	static const uint8_t zero[16];
 	const client_tensor *tt = &f->m->tensors[ch->tensor];
 	k->r_has_th = f->live && memcmp(r.tensor_hash, zero, 16) != 0;
-	int last = ch->off + ch->nbytes == tt->nbytes;
-	int known = !f->live || f->cknown[s->chunk];
 	if (r.nbytes != ch->nbytes || r.offset != 0 ||
-	    (known && memcmp(r.chunk_hash, f->chash[s->chunk], 16)) ||
-	    (f->live && last && !f->tknown[ch->tensor] && !k->r_has_th))
+	    !fetch_reply_hashes_ok(f, s->chunk, r.chunk_hash, k->r_has_th))
 		return snprintf(why, why_cap, "reply %llu is for another chunk or range",
 		                (unsigned long long)r.id),
 		       -1;
@@ -199,21 +196,6 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 	if (nrv != 0)
 		return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
 	return 0;
-}
-
-/* A live chunk's verified hash, and its tensor's on the tensor's last chunk
- * (as fetch.c check_reply learns them from messages). */
-static void live_learn(fetch *f, size_t ci, const uint8_t h[16], const uint8_t *th)
-{
-	size_t ti = f->m->chunks[ci].tensor;
-	if (!f->cknown[ci]) {
-		memcpy(f->chash[ci], h, 16);
-		f->cknown[ci] = 1;
-	}
-	if (th != NULL && !f->tknown[ti]) {
-		memcpy(f->thash[ti], th, 16);
-		f->tknown[ti] = 1;
-	}
 }
 
 /* Chunk s arrived whole and verified: when it fed the tensor hasher, the slot
@@ -277,8 +259,8 @@ static void *receiver(void *arg)
 			fetch_slot_finish(s, WT_EHASH, &err, NULL);
 			continue;
 		}
-		if (f->live) /* verified: learn what the live reply taught */
-			live_learn(f, s->chunk, k->rh, k->r_has_th ? k->rth : NULL);
+		/* verified: learn what a live reply taught */
+		fetch_learn_hashes(f, s->chunk, k->rh, k->r_has_th ? k->rth : NULL);
 		fuse_done(k, s, ch);
 		s->data = s->buf;
 		fetch_slot_finish(s, WT_OK, NULL, NULL);

@@ -35,6 +35,15 @@ typedef struct fetch_slot {
 	common_hasher *tsnap; /* owned; NULL until a fused chunk used this slot */
 } fetch_slot;
 
+struct fetch;
+/* Reply hashes for chunk ci (h; has_th: it carries its tensor's hash):
+ * false when h contradicts a known hash, or the tensor's last chunk of a
+ * live manifest comes without the tensor's hash. fetch.c. */
+bool fetch_reply_hashes_ok(const struct fetch *f, size_t ci, const uint8_t h[16], bool has_th);
+/* Learn the verified hashes of chunk ci (a live reply's): h, and th (may be
+ * NULL) on its tensor's last chunk. No-op for what is already known. */
+void fetch_learn_hashes(struct fetch *f, size_t ci, const uint8_t h[16], const uint8_t *th);
+
 typedef struct fetch {
 	wt_client *c;
 	const wt_manifest *m;

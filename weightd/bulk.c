@@ -242,6 +242,9 @@ static int slot_prepare_live(wd_bslot *sl)
 		               (unsigned long long)q->id, got, (unsigned long long)ref.clen);
 	if (rv != WT_OK) {
 		slot_clear(sl);
+		if (rv == WT_ECORRUPT)
+			WT_LOG(WT_LOG_WARNING, "bulk request %llu: %s", (unsigned long long)q->id,
+			       err.msg);
 		reply_error(sl, rv, err.msg);
 		return 0;
 	}
@@ -596,32 +599,39 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err)
 		                 "stream_listen %s: only tcp://HOST:PORT, tls+tcp://HOST:PORT and "
 		                 "ipc:///path are supported; or leave it empty",
 		                 url);
-	if (tls && s->cfg->tls_cert_key_file[0] == '\0')
-		return wt_seterr(err, WT_ECONFIG,
-		                 "stream_listen %s: tls+tcp:// needs tls_cert_key_file (a PEM file "
-		                 "with the server's certificate and key)",
-		                 url);
-	if (strlen(url) >= sizeof(s->bulk->url) - 8)
+	nng_tls_config *t = NULL;
+	char what[600];
+	snprintf(what, sizeof(what), "stream_listen %s", url);
+	if (tls && wd_tls_server_config(s->cfg, what, &t, err) != WT_OK)
+		return err->code;
+	if (strlen(url) >= sizeof(s->bulk->url) - 8) {
+		if (t != NULL)
+			nng_tls_config_free(t);
 		return wt_seterr(err, WT_ECONFIG, "stream_listen %.64s...: URL too long", url);
+	}
 	wd_bulk *bk = calloc(1, sizeof(*bk));
-	if (bk == NULL)
+	if (bk == NULL) {
+		if (t != NULL)
+			nng_tls_config_free(t);
 		return wt_seterr(err, WT_ENOMEM, "stream_listen: out of memory");
+	}
 	bk->srv = s;
 	pthread_mutex_init(&bk->lk, NULL);
 	pthread_cond_init(&bk->cv, NULL);
 	s->bulk = bk; /* wd_bulk_stop frees it, also half-built */
-	if (getrandom(bk->ticket, sizeof(bk->ticket), 0) != (ssize_t)sizeof(bk->ticket))
+	int rv = getrandom(bk->ticket, sizeof(bk->ticket), 0) == (ssize_t)sizeof(bk->ticket)
+	             ? 0
+	             : NNG_EINTERNAL;
+	if (rv != 0) {
+		if (t != NULL)
+			nng_tls_config_free(t);
 		return wt_seterr(err, WT_EIO, "stream_listen: getrandom failed for the ticket");
-	int rv = nng_stream_listener_alloc(&bk->l, url);
-	if (rv == 0 && tls) /* as the tls+tcp:// listen URLs (server.c) */
-		rv = nng_stream_listener_set_string(bk->l, NNG_OPT_TLS_CERT_KEY_FILE,
-		                                    s->cfg->tls_cert_key_file);
-	if (rv == 0 && tls && s->cfg->tls_ca_file[0] != '\0')
-		rv =
-		    nng_stream_listener_set_string(bk->l, NNG_OPT_TLS_CA_FILE, s->cfg->tls_ca_file);
-	if (rv == 0 && tls && s->cfg->tls_ca_file[0] != '\0')
-		rv = nng_stream_listener_set_int(bk->l, NNG_OPT_TLS_AUTH_MODE,
-		                                 NNG_TLS_AUTH_MODE_REQUIRED);
+	}
+	rv = nng_stream_listener_alloc(&bk->l, url);
+	if (rv == 0 && t != NULL) /* the same TLS configuration as tls+tcp:// listen URLs */
+		rv = nng_stream_listener_set_ptr(bk->l, NNG_OPT_TLS_CONFIG, t);
+	if (t != NULL)
+		nng_tls_config_free(t); /* the listener holds its own reference */
 	if (rv == 0)
 		rv = nng_stream_listener_listen(bk->l);
 	if (rv == 0)
@@ -629,9 +639,8 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err)
 	if (rv != 0)
 		return wt_seterr(err, rv == NNG_EADDRINUSE ? WT_EBUSY : WT_ECONFIG,
 		                 "stream_listen %s: %s; check the URL and that no other process "
-		                 "uses it%s",
-		                 url, nng_strerror(rv),
-		                 tls ? " (and tls_cert_key_file, tls_ca_file: PEM files)" : "");
+		                 "uses it",
+		                 url, nng_strerror(rv));
 	advertised_url(bk, url);
 	nng_stream_listener_accept(bk->l, bk->accept_aio);
 	WT_LOG(WT_LOG_INFO, "bulk data plane on %s", bk->url);

@@ -153,36 +153,53 @@ const char *wd_server_url(const wd_server *s, size_t i)
 	return i < s->n_urls ? s->urls[i] : NULL;
 }
 
-/* nng_listen; for tls+tcp:// the listener gets the certificate (and, with
- * tls_ca_file, requires client certificates signed by those CAs). */
+int wd_tls_server_config(const wd_config *cfg, const char *url, nng_tls_config **out,
+                         wt_errbuf *err)
+{
+	*out = NULL;
+	if (cfg->tls_cert_key_file[0] == '\0')
+		return wt_seterr(err, WT_ECONFIG,
+		                 "%s: tls+tcp:// needs tls_cert_key_file (a PEM file with the "
+		                 "server's certificate and key)",
+		                 url);
+	nng_tls_config *t = NULL;
+	int rv = nng_tls_config_alloc(&t, NNG_TLS_MODE_SERVER);
+	if (rv == 0)
+		rv = nng_tls_config_cert_key_file(t, cfg->tls_cert_key_file, NULL);
+	if (rv == 0 && cfg->tls_ca_file[0] != '\0')
+		rv = nng_tls_config_ca_file(t, cfg->tls_ca_file);
+	if (rv == 0 && cfg->tls_ca_file[0] != '\0')
+		rv = nng_tls_config_auth_mode(t, NNG_TLS_AUTH_MODE_REQUIRED);
+	if (rv != 0) {
+		if (t != NULL)
+			nng_tls_config_free(t);
+		return wt_seterr(err, WT_ECONFIG,
+		                 "%s: %s; check tls_cert_key_file '%s' (PEM certificate + key) and "
+		                 "tls_ca_file '%s'",
+		                 url, nng_strerror(rv), cfg->tls_cert_key_file, cfg->tls_ca_file);
+	}
+	*out = t;
+	return WT_OK;
+}
+
+/* nng_listen; a tls+tcp:// listener gets the server's TLS configuration. */
 static int listen_url(wd_server *s, const char *url, nng_listener *l, wt_errbuf *err)
 {
-	const wd_config *cfg = s->cfg;
 	if (strncmp(url, "tls+tcp://", 10) != 0)
 		return nng_listen(s->sock, url, l, 0);
-	if (cfg->tls_cert_key_file[0] == '\0') {
-		wt_seterr(err, WT_ECONFIG,
-		          "listen %s: tls+tcp:// needs tls_cert_key_file (a PEM file with the "
-		          "server's certificate and key)",
-		          url);
+	char what[600];
+	snprintf(what, sizeof(what), "listen %s", url);
+	nng_tls_config *t;
+	if (wd_tls_server_config(s->cfg, what, &t, err) != WT_OK)
 		return NNG_EINVAL;
-	}
 	int rv = nng_listener_create(l, s->sock, url);
 	if (rv == 0)
-		rv = nng_listener_set_string(*l, NNG_OPT_TLS_CERT_KEY_FILE, cfg->tls_cert_key_file);
-	if (rv == 0 && cfg->tls_ca_file[0] != '\0') {
-		rv = nng_listener_set_string(*l, NNG_OPT_TLS_CA_FILE, cfg->tls_ca_file);
-		if (rv == 0)
-			rv = nng_listener_set_int(*l, NNG_OPT_TLS_AUTH_MODE,
-			                          NNG_TLS_AUTH_MODE_REQUIRED);
-	}
+		rv = nng_listener_set_ptr(*l, NNG_OPT_TLS_CONFIG, t);
 	if (rv == 0)
 		rv = nng_listener_start(*l, 0);
+	nng_tls_config_free(t); /* the listener holds its own reference */
 	if (rv != 0)
-		wt_seterr(err, WT_ECONFIG,
-		          "listen %s: %s; check tls_cert_key_file '%s' (PEM certificate + key) "
-		          "and tls_ca_file '%s'",
-		          url, nng_strerror(rv), cfg->tls_cert_key_file, cfg->tls_ca_file);
+		wt_seterr(err, WT_ECONFIG, "listen %s: %s", url, nng_strerror(rv));
 	return rv;
 }
 

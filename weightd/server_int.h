@@ -201,6 +201,14 @@ struct wd_server {
 	struct wd_wbudget *wbudget; /* RAM of chunks not yet in the cache (wback.c) */
 };
 
+/* server.c: the TLS configuration of tls+tcp:// listeners and of a tls+tcp://
+ * stream_listen: tls_cert_key_file, and with tls_ca_file client certificates
+ * required. WT_ECONFIG naming `what` and the files; *out (caller frees with
+ * nng_tls_config_free) on success. */
+typedef struct nng_tls_config nng_tls_config;
+int wd_tls_server_config(const wd_config *cfg, const char *what, nng_tls_config **out,
+                         wt_errbuf *err);
+
 /* Install f (borrowed; outlives the server) before clients connect. */
 void wd_server_set_faults(wd_server *s, const wd_faults *f);
 

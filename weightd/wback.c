@@ -30,6 +30,7 @@ struct wd_wbuf {
 	_Atomic uint32_t refs;
 	wd_wbudget *budget;
 	size_t len;
+	size_t cap;    /* bytes allocated (>= len): what the budget counts */
 	uint8_t *data; /* owned */
 };
 
@@ -39,11 +40,16 @@ struct wd_wbuf {
  * a third of its time (first chunks of a cold layout: 10-27 ms per 16 MiB). */
 #define WB_HUGE (2u << 20)
 
-static uint8_t *buf_alloc(size_t len)
+/* Bytes a buffer of len bytes takes (whole huge pages from WB_HUGE on). */
+static size_t buf_cap(size_t len)
 {
-	if (len < WB_HUGE)
-		return malloc(len ? len : 1);
-	size_t cap = (len + WB_HUGE - 1) / WB_HUGE * WB_HUGE;
+	return len < WB_HUGE ? (len ? len : 1) : (len + WB_HUGE - 1) / WB_HUGE * WB_HUGE;
+}
+
+static uint8_t *buf_alloc(size_t cap)
+{
+	if (cap < WB_HUGE)
+		return malloc(cap);
 	uint8_t *p = aligned_alloc(WB_HUGE, cap);
 	if (p != NULL)
 		(void)madvise(p, cap, MADV_HUGEPAGE); /* best effort: THP may be off */
@@ -127,7 +133,7 @@ void wd_wbuf_unref(wd_wbuf *b)
 {
 	if (b == NULL || atomic_fetch_sub(&b->refs, 1) != 1)
 		return;
-	unreserve(b->budget, b->len);
+	unreserve(b->budget, b->cap);
 	free(b->data);
 	free(b);
 }
@@ -241,7 +247,8 @@ int wd_wback_alloc(wd_wback *wb, size_t len, wd_wbuf **out, wt_errbuf *err)
 	*out = NULL;
 	wd_wbudget *g = wb->s->wbudget;
 	pthread_mutex_lock(&g->lk);
-	bool ok = reserve_locked(wb, g, len);
+	size_t cap = buf_cap(len);
+	bool ok = reserve_locked(wb, g, cap);
 	pthread_mutex_unlock(&g->lk);
 	if (!ok) {
 		int rv = wd_wback_error(wb, err);
@@ -249,16 +256,17 @@ int wd_wback_alloc(wd_wback *wb, size_t len, wd_wbuf **out, wt_errbuf *err)
 		                   : wt_seterr(err, WT_ECANCELED, "production canceled (shutdown)");
 	}
 	wd_wbuf *b = malloc(sizeof(*b));
-	uint8_t *data = b != NULL ? buf_alloc(len) : NULL;
+	uint8_t *data = b != NULL ? buf_alloc(cap) : NULL;
 	if (data == NULL) {
 		free(b);
-		unreserve(g, len);
+		unreserve(g, cap);
 		return wt_seterr(err, WT_ENOMEM, "out of memory for a %zu-byte chunk", len);
 	}
 	b->data = data;
 	atomic_init(&b->refs, 1);
 	b->budget = g;
 	b->len = len;
+	b->cap = cap;
 	*out = b;
 	return WT_OK;
 }
