@@ -670,7 +670,9 @@ static bool rank_by_rank(const prod *pr, const sm_group *g)
 			    n == RBR_MAX_PIECES)
 				return false;
 			const ckpt_tensor *t = ckpt_tensor_at(pr->c, src->t);
-			if (hint > 0 && (uint64_t)pc->len * (t->nbytes / (uint64_t)trows(t)) < hint)
+			int64_t rows = trows(t); /* 0 for an empty tensor */
+			if (hint > 0 &&
+			    (rows <= 0 || (uint64_t)pc->len * (t->nbytes / (uint64_t)rows) < hint))
 				return false;
 			rows_iv me = {rank, pc->src, pc->start, pc->start + pc->len};
 			for (size_t j = 0; j < n; j++)
