@@ -92,7 +92,6 @@ static void *tcp_receiver(void *arg)
  * like the cached shard: not one small buffer that stays in the CPU cache) over
  * n loopback connections, a sender and a receiver thread each, the receiver
  * into a reused 4 MiB buffer; 0 on failure. */
-static double cpu_s(void);
 
 static double tcp_goodput_cpu(uint64_t nbytes, size_t n, double *cpu_gb)
 {
@@ -126,7 +125,7 @@ static double tcp_goodput_cpu(uint64_t nbytes, size_t n, double *cpu_gb)
 		off += share;
 	}
 	uint64_t t0 = common_now_ns();
-	double c0 = cpu_s();
+	double c0 = bench_cpu_s();
 	for (size_t i = 0; i < n; i++) {
 		pthread_create(&tr[i], NULL, tcp_receiver, &rcv[i]);
 		pthread_create(&ts[i], NULL, tcp_sender, &snd[i]);
@@ -140,7 +139,7 @@ static double tcp_goodput_cpu(uint64_t nbytes, size_t n, double *cpu_gb)
 	for (size_t i = 0; i < n; i++)
 		pthread_join(ts[i], NULL);
 	if (cpu_gb != NULL) /* the transfer only: the senders' and receivers' threads */
-		*cpu_gb = nbytes > 0 ? (cpu_s() - c0) / ((double)nbytes / 1e9) : 0;
+		*cpu_gb = nbytes > 0 ? (bench_cpu_s() - c0) / ((double)nbytes / 1e9) : 0;
 	close(ls);
 	free(src);
 	return got == nbytes ? (double)nbytes / s : 0;
@@ -179,15 +178,6 @@ static int fetch_count(wt_client *c, const wt_layout *l, double *gbps, double *t
 	return WT_OK;
 }
 
-/* CPU seconds (user + system) of this process so far. */
-static double cpu_s(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 /* CPU seconds (user + system) of process pid so far (/proc/PID/stat); 0 if unknown. */
 static double proc_cpu_s(pid_t pid)
 {
@@ -215,7 +205,7 @@ static double best_fetch_cpu(wt_client *c, const wt_layout *l, double *cpu_gb)
 {
 	double best = 0, g;
 	uint64_t bytes = 0, b;
-	double c0 = cpu_s(), s0 = proc_cpu_s(g_weightd);
+	double c0 = bench_cpu_s(), s0 = proc_cpu_s(g_weightd);
 	for (int i = 0; i < 3; i++)
 		if (fetch_count(c, l, &g, NULL, &b) == WT_OK) {
 			bytes += b;
@@ -223,7 +213,7 @@ static double best_fetch_cpu(wt_client *c, const wt_layout *l, double *cpu_gb)
 				best = g;
 		}
 	if (cpu_gb != NULL)
-		*cpu_gb = bytes > 0 ? (cpu_s() - c0) / ((double)bytes / 1e9) : 0;
+		*cpu_gb = bytes > 0 ? (bench_cpu_s() - c0) / ((double)bytes / 1e9) : 0;
 	g_server_cpu_gb = bytes > 0 ? (proc_cpu_s(g_weightd) - s0) / ((double)bytes / 1e9) : 0;
 	return best;
 }

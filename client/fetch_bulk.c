@@ -220,6 +220,7 @@ static void *receiver(void *arg)
 	fetch_bulk *fb = k->fb;
 	fetch *f = fb->f;
 	char why[WT_ERRMSG_MAX];
+	(void)pthread_setname_np(pthread_self(), "wt:stream");
 	for (;;) {
 		pthread_mutex_lock(&fb->lk);
 		while (k->q_n == 0 && !fb->closing)

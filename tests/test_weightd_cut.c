@@ -469,6 +469,85 @@ static void test_cut_through_crash(void **state)
 	tw_env_free(e);
 }
 
+/* Bytes of write-behind buffers in use (and their peak into *peak, if not NULL). */
+static uint64_t wb_used(tw_env *e, uint64_t *peak)
+{
+	wd_wbudget_stats st;
+	wd_wbudget_get(e->srv->wbudget, &st);
+	if (peak != NULL)
+		*peak = st.peak;
+	return st.used;
+}
+
+static int wb_never(void *ctx, uint32_t rank, size_t ti, size_t c, wd_wbuf *b, wt_errbuf *err)
+{
+	(void)ctx, (void)rank, (void)ti, (void)c, (void)b;
+	return wt_seterr(err, WT_EINVAL, "nothing is queued in this test");
+}
+
+static wd_wbuf *wb_get(wd_wback *wb, size_t len)
+{
+	wd_wbuf *b = NULL;
+	wt_errbuf err;
+	assert_int_equal(wd_wback_alloc(wb, len, &b, &err), WT_OK);
+	size_t n;
+	uint8_t *d = (uint8_t *)wd_wbuf_data(b, &n);
+	assert_int_equal(n, len);
+	memset(d, 0x5a, n); /* all of it is usable */
+	return b;
+}
+
+static void assert_wb(tw_env *e, uint64_t used, uint64_t kept, uint64_t fresh, uint64_t reused)
+{
+	wd_wbudget_stats st;
+	wd_wbudget_get(e->srv->wbudget, &st);
+	assert_int_equal(st.used, used);
+	assert_int_equal(st.kept, kept);
+	assert_int_equal(st.fresh, fresh);
+	assert_int_equal(st.reused, reused);
+}
+
+/*
+ * Released write-behind buffers of a huge page or more are kept for the next
+ * ones of their size (fresh memory is zeroed by the kernel as it is first
+ * touched), and what is in use plus what is kept stays within writeback_bytes:
+ * room for a fresh buffer is made by dropping kept ones. Smaller buffers are
+ * not kept.
+ */
+static void test_writeback_pool(void **state)
+{
+	(void)state;
+	const uint64_t M = 1u << 20;
+	tw_env *e = tw_env_new("wd-wbpool", SEED);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "writeback_bytes", "16M", "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	wd_wback *wb;
+	assert_int_equal(wd_wback_start(e->srv, wb_never, NULL, &wb, &err), WT_OK);
+	wd_wbuf *b[4];
+	for (int i = 0; i < 3; i++)
+		b[i] = wb_get(wb, 4 * M - 100); /* rounded to 4 MiB */
+	assert_wb(e, 12 * M, 0, 3, 0);
+	for (int i = 0; i < 3; i++)
+		wd_wbuf_unref(b[i]);
+	assert_wb(e, 0, 12 * M, 3, 0);
+	b[0] = wb_get(wb, 4 * M);
+	b[1] = wb_get(wb, 3 * M + 1); /* 4 MiB too */
+	assert_wb(e, 8 * M, 4 * M, 3, 2);
+	b[2] = wb_get(wb, 6 * M); /* 8 + 6 in use: the kept 4 MiB would pass 16 */
+	assert_wb(e, 14 * M, 0, 4, 2);
+	b[3] = wb_get(wb, M); /* below a huge page: not kept */
+	assert_wb(e, 15 * M, 0, 5, 2);
+	for (int i = 0; i < 4; i++)
+		wd_wbuf_unref(b[i]);
+	assert_wb(e, 0, 14 * M, 5, 2);
+	b[0] = wb_get(wb, 6 * M);
+	assert_wb(e, 6 * M, 8 * M, 5, 3);
+	wd_wbuf_unref(b[0]);
+	assert_int_equal(wd_wback_finish(wb, false, &err), WT_OK);
+	tw_env_free(e); /* frees what is kept (ASan: no leak) */
+}
+
 /* The whole rank arrives while every commit is held back; bytes equal a committed fetch. */
 static void test_cut_through_before_commit(void **state)
 {
@@ -512,8 +591,7 @@ static void test_cut_through_before_put(void **state)
 	assert_int_equal(a.puts_at_done, 0); /* every byte came from RAM */
 	assert_false(a.cached_at_done);
 	assert_int_equal(a.st.bytes, a.bytes);
-	uint64_t used, peak;
-	wd_wbudget_get(e->srv->wbudget, &used, &peak);
+	uint64_t peak, used = wb_used(e, &peak);
 	printf("write-behind while held: %llu bytes in RAM (peak %llu)\n", (unsigned long long)used,
 	       (unsigned long long)peak);
 	assert_true(used > 0);
@@ -521,7 +599,7 @@ static void test_cut_through_before_put(void **state)
 	assert_committed_same(e, &a);
 	assert_true(gate_puts() > 0);
 	assert_int_equal(wd_lives_producing(e->srv->lives, NULL), 0);
-	wd_wbudget_get(e->srv->wbudget, &used, NULL);
+	used = wb_used(e, NULL);
 	assert_int_equal(used, 0);
 	fetcher_free(&a);
 	tw_env_free(e);
@@ -541,8 +619,8 @@ static void test_writeback_budget(void **state)
 	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
 	run_fetch(&a);
 	assert_int_equal(a.rv, WT_OK);
-	uint64_t used, peak;
-	wd_wbudget_get(e->srv->wbudget, &used, &peak);
+	uint64_t peak;
+	(void)wb_used(e, &peak);
 	printf("writeback_bytes 1: peak %llu bytes in RAM (chunk_bytes %llu)\n",
 	       (unsigned long long)peak, (unsigned long long)e->cfg.chunk_bytes);
 	assert_true(peak > 0 && peak <= e->cfg.chunk_bytes);
@@ -644,7 +722,7 @@ static void test_writeback_put_fails(void **state)
 	/* the failed production ends its other rank's entry and drops its
 	 * buffers right after the reader got the error: wait for that (10 s) */
 	for (int i = 0; i < 1000; i++) {
-		wd_wbudget_get(e->srv->wbudget, &used, NULL);
+		used = wb_used(e, NULL);
 		if (used == 0 && wd_lives_producing(e->srv->lives, NULL) == 0)
 			break;
 		usleep(10000);
@@ -664,7 +742,7 @@ static void test_writeback_put_fails(void **state)
 	assert_committed_same(e, &b);
 	if (a.rv == WT_OK)
 		assert_same_tensors(&a, &b);
-	wd_wbudget_get(e->srv->wbudget, &used, NULL);
+	used = wb_used(e, NULL);
 	assert_int_equal(used, 0);
 	fetcher_free(&a);
 	fetcher_free(&b);
@@ -757,6 +835,7 @@ int main(void)
 	    cmocka_unit_test(test_cut_through_before_commit),
 	    cmocka_unit_test(test_cut_through_before_put),
 	    cmocka_unit_test(test_writeback_budget),
+	    cmocka_unit_test(test_writeback_pool),
 	    cmocka_unit_test(test_writeback_put_fails),
 	    cmocka_unit_test(test_cut_through_stream),
 	    cmocka_unit_test(test_cut_through_source_change),

@@ -103,7 +103,8 @@ static const wd_cfg_key table[] = {
      "context; must be below contexts); one more gets WT_EBUSY; 0 = no watches"},
     {"writeback_bytes", WD_CFG_BYTES, 0, 1ull << 50, "1G", "bytes", false, OFF(writeback_bytes),
      "RAM for produced chunks not yet written to the cache: productions (and cut-through "
-     "readers) run ahead of the disk by this much; 0 = one chunk at a time"},
+     "readers) run ahead of the disk by this much, and buffers released are kept within it "
+     "for the next production; 0 = one chunk at a time"},
 };
 
 #define N_KEYS (sizeof(table) / sizeof(table[0]))

@@ -94,13 +94,17 @@ static void write_metrics(wd_server *s, FILE *f)
 	counter(f, "weightd_bulk_replies_total",
 	        "Chunk replies sent on bulk streams (also in weightd_chunk_replies_total).",
 	        atomic_load(&s->bulk_replies));
-	uint64_t wb_used, wb_peak;
-	wd_wbudget_get(s->wbudget, &wb_used, &wb_peak);
+	wd_wbudget_stats wb;
+	wd_wbudget_get(s->wbudget, &wb);
 	gauge(f, "weightd_writeback_bytes",
 	      "Produced chunk bytes in RAM, not yet written to the cache (writeback_bytes).",
-	      wb_used);
+	      wb.used);
 	gauge(f, "weightd_writeback_peak_bytes", "Highest weightd_writeback_bytes so far.",
-	      wb_peak);
+	      wb.peak);
+	gauge(f, "weightd_writeback_kept_bytes",
+	      "Released write-behind buffers kept for reuse (within writeback_bytes).", wb.kept);
+	counter(f, "weightd_writeback_buffers_reused_total",
+	        "Write-behind buffers taken from those kept instead of fresh memory.", wb.reused);
 	counter(f, "weightd_peer_fills_total", "Layouts filled from a peer of the cache tier.",
 	        atomic_load(&s->peer_fills));
 	counter(f, "weightd_peer_bytes_total", "Bytes filled from peers.",

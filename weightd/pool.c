@@ -40,6 +40,7 @@ static void *worker_main(void *arg)
 	wd_pool *p = ((worker_arg *)arg)->p;
 	unsigned lane = ((worker_arg *)arg)->lane;
 	free(arg);
+	(void)pthread_setname_np(pthread_self(), "wd:worker"); /* top -H, perf */
 	pthread_mutex_lock(&p->lk);
 	for (;;) {
 		while (p->head[lane] == NULL && !(p->stopping && all_empty(p) && p->running == 0))

@@ -279,9 +279,15 @@ typedef struct wd_wbudget wd_wbudget;
 typedef struct wd_wbuf wd_wbuf;
 typedef struct wd_wback wd_wback;
 
-int wd_wbudget_create(wd_wbudget **out, uint64_t cap);              /* WT_ENOMEM */
-void wd_wbudget_destroy(wd_wbudget *b);                             /* NULL-safe; no buffer left */
-void wd_wbudget_get(wd_wbudget *b, uint64_t *used, uint64_t *peak); /* peak: NULL = skip */
+int wd_wbudget_create(wd_wbudget **out, uint64_t cap); /* WT_ENOMEM */
+void wd_wbudget_destroy(wd_wbudget *b);                /* NULL-safe; no buffer left */
+typedef struct wd_wbudget_stats {
+	uint64_t used, peak; /* bytes of buffers in use: now, highest */
+	uint64_t kept;       /* bytes of released buffers kept for reuse */
+	uint64_t fresh;      /* buffers allocated so far */
+	uint64_t reused;     /* buffers taken from those kept so far */
+} wd_wbudget_stats;
+void wd_wbudget_get(wd_wbudget *b, wd_wbudget_stats *out);
 
 const uint8_t *wd_wbuf_data(const wd_wbuf *b, size_t *len);
 void wd_wbuf_ref(wd_wbuf *b);

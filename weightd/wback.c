@@ -8,6 +8,12 @@
  * cfg->writeback_bytes: the producer waits for room (one buffer always fits).
  * So a cold layout is produced and served at the speed of the source and the
  * CPU, not of the disk, while the cache's durability order is unchanged.
+ *
+ * Buffers of a huge page or more are kept for reuse when released (a pool
+ * per size, inside the same bound: bytes in use + bytes kept <= cap): fresh
+ * memory is zeroed by the kernel as it is first touched, which cost a cold
+ * production as much as its own copying (perf: clear_page 25% of the
+ * producer's samples). A production needing room drops kept buffers first.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +24,22 @@
 
 #include "weightd/server_int.h"
 
+/* Chunk buffers of at least a huge page are 2 MiB-aligned and advised as
+ * transparent huge pages (fresh memory faulted 4 KiB at a time cost the
+ * producer about a third of its time), and kept for reuse in pool[k], the
+ * buffers of (k + 1) huge pages, linked through their first bytes. */
+#define WB_HUGE    (2u << 20)
+#define WB_CLASSES 128 /* up to 256 MiB, the largest chunk_bytes */
+
 struct wd_wbudget {
 	pthread_mutex_t lk;
 	pthread_cond_t cv;
 	uint64_t cap;
 	/* fields below guarded by lk */
 	uint64_t used, peak;
+	uint64_t kept;          /* bytes of the buffers in pool */
+	uint64_t fresh, reused; /* buffers allocated, taken from pool */
+	void *pool[WB_CLASSES];
 };
 
 struct wd_wbuf {
@@ -33,12 +49,6 @@ struct wd_wbuf {
 	size_t cap;    /* bytes allocated (>= len): what the budget counts */
 	uint8_t *data; /* owned */
 };
-
-/* Chunk buffers of at least a huge page are 2 MiB-aligned and advised as
- * transparent huge pages: a production that runs ahead of the disk fills
- * fresh memory, and faulting it in 4 KiB at a time cost the producer about
- * a third of its time (first chunks of a cold layout: 10-27 ms per 16 MiB). */
-#define WB_HUGE (2u << 20)
 
 /* Bytes a buffer of len bytes takes (whole huge pages from WB_HUGE on). */
 static size_t buf_cap(size_t len)
@@ -91,22 +101,68 @@ int wd_wbudget_create(wd_wbudget **out, uint64_t cap)
 	return WT_OK;
 }
 
+/* The pool class of a buffer of cap bytes, or -1: not kept. */
+static int pool_class(size_t cap)
+{
+	size_t k = cap / WB_HUGE;
+	return cap >= WB_HUGE && k <= WB_CLASSES ? (int)k - 1 : -1;
+}
+
+static void *pool_pop(wd_wbudget *g, int k)
+{
+	void *p = g->pool[k];
+	if (p != NULL) {
+		memcpy(&g->pool[k], p, sizeof(void *));
+		g->kept -= (uint64_t)(k + 1) * WB_HUGE;
+	}
+	return p;
+}
+
+/* Drop kept buffers (largest first) onto *drop until used + kept fits g->cap
+ * or nothing is kept. Locked; the caller frees *drop unlocked. */
+static void pool_shrink(wd_wbudget *g, void **drop)
+{
+	for (int k = WB_CLASSES - 1; k >= 0 && g->kept > 0 && g->used + g->kept > g->cap;) {
+		void *p = pool_pop(g, k);
+		if (p == NULL) {
+			k--;
+			continue;
+		}
+		memcpy(p, drop, sizeof(void *));
+		*drop = p;
+	}
+}
+
+static void free_list(void *p)
+{
+	while (p != NULL) {
+		void *next;
+		memcpy(&next, p, sizeof(void *));
+		free(p);
+		p = next;
+	}
+}
+
 void wd_wbudget_destroy(wd_wbudget *b)
 {
 	if (b == NULL)
 		return;
 	WT_ASSERT(b->used == 0);
+	for (int k = 0; k < WB_CLASSES; k++)
+		free_list(b->pool[k]);
 	pthread_cond_destroy(&b->cv);
 	pthread_mutex_destroy(&b->lk);
 	free(b);
 }
 
-void wd_wbudget_get(wd_wbudget *b, uint64_t *used, uint64_t *peak)
+void wd_wbudget_get(wd_wbudget *b, wd_wbudget_stats *out)
 {
 	pthread_mutex_lock(&b->lk);
-	*used = b->used;
-	if (peak != NULL)
-		*peak = b->peak;
+	*out = (wd_wbudget_stats){.used = b->used,
+	                          .peak = b->peak,
+	                          .kept = b->kept,
+	                          .fresh = b->fresh,
+	                          .reused = b->reused};
 	pthread_mutex_unlock(&b->lk);
 }
 
@@ -121,20 +177,29 @@ void wd_wbuf_ref(wd_wbuf *b)
 	atomic_fetch_add(&b->refs, 1);
 }
 
-static void unreserve(wd_wbudget *g, size_t len)
+/* Return cap bytes to the budget; data (may be NULL) is kept for reuse
+ * when it fits beside what is in use, else freed. */
+static void unreserve(wd_wbudget *g, size_t cap, uint8_t *data)
 {
+	int k = data != NULL ? pool_class(cap) : -1;
 	pthread_mutex_lock(&g->lk);
-	g->used -= len;
+	g->used -= cap;
+	if (k >= 0 && g->used + g->kept + cap <= g->cap) {
+		memcpy(data, &g->pool[k], sizeof(void *));
+		g->pool[k] = data;
+		g->kept += cap;
+		data = NULL;
+	}
 	pthread_cond_broadcast(&g->cv);
 	pthread_mutex_unlock(&g->lk);
+	free(data);
 }
 
 void wd_wbuf_unref(wd_wbuf *b)
 {
 	if (b == NULL || atomic_fetch_sub(&b->refs, 1) != 1)
 		return;
-	unreserve(b->budget, b->cap);
-	free(b->data);
+	unreserve(b->budget, b->cap, b->data);
 	free(b);
 }
 
@@ -146,6 +211,7 @@ static void *writer_main(void *arg)
 {
 	wd_wback *wb = arg;
 	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), WB_NICE);
+	(void)pthread_setname_np(pthread_self(), "wd:writeback");
 	pthread_mutex_lock(&wb->lk);
 	for (;;) {
 		while (wb->head == NULL && !wb->stop)
@@ -246,20 +312,31 @@ int wd_wback_alloc(wd_wback *wb, size_t len, wd_wbuf **out, wt_errbuf *err)
 {
 	*out = NULL;
 	wd_wbudget *g = wb->s->wbudget;
-	pthread_mutex_lock(&g->lk);
 	size_t cap = buf_cap(len);
+	int k = pool_class(cap);
+	uint8_t *data = NULL;
+	void *drop = NULL;
+	pthread_mutex_lock(&g->lk);
 	bool ok = reserve_locked(wb, g, cap);
+	if (ok && k >= 0)
+		data = pool_pop(g, k);
+	if (ok && data == NULL)
+		pool_shrink(g, &drop); /* room for a fresh one inside the bound */
+	if (ok)
+		(*(data != NULL ? &g->reused : &g->fresh))++;
 	pthread_mutex_unlock(&g->lk);
+	free_list(drop);
 	if (!ok) {
 		int rv = wd_wback_error(wb, err);
 		return rv != WT_OK ? rv
 		                   : wt_seterr(err, WT_ECANCELED, "production canceled (shutdown)");
 	}
 	wd_wbuf *b = malloc(sizeof(*b));
-	uint8_t *data = b != NULL ? buf_alloc(cap) : NULL;
-	if (data == NULL) {
+	if (data == NULL && b != NULL)
+		data = buf_alloc(cap);
+	if (b == NULL || data == NULL) {
 		free(b);
-		unreserve(g, cap);
+		unreserve(g, cap, data);
 		return wt_seterr(err, WT_ENOMEM, "out of memory for a %zu-byte chunk", len);
 	}
 	b->data = data;

@@ -171,6 +171,14 @@ void bench_count_sink_init(bench_count_sink *s)
 	s->bytes = 0;
 }
 
+double bench_cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 int bench_u64(const char *name, const char *val, uint64_t *out)
 {
 	char *end;

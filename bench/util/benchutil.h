@@ -55,6 +55,9 @@ void bench_count_sink_init(bench_count_sink *s);
  * message naming the flag. */
 int bench_u64(const char *name, const char *val, uint64_t *out);
 
+/* CPU seconds (user + system) of this process so far, all its threads. */
+double bench_cpu_s(void);
+
 /* noverify.c: verify = 0 skips the client's chunk and tensor hash checks (to
  * measure their cost); 1 restores them. Benchmarks only. */
 void bench_client_set_verify(wt_client *c, int verify);
