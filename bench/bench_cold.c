@@ -4,8 +4,10 @@
  * measured in the same run. Prints ratios, asserts nothing.
  *
  *   build/bench/bench_cold [--gib G] [--workers N] [--verbose] [--messages]
+ *                          [--set KEY=VALUE]...
  *   (default 1 GiB, 4 workers; --verbose: weightd's production summaries;
- *   clients use the bulk data plane, with --messages nng messages)
+ *   clients use the bulk data plane, with --messages nng messages; --set: a
+ *   weightd setting, e.g. --set production_threads=1)
  *
  * Setup: wt-mkckpt llama of G GiB, read twice (the second read, from the page
  * cache, is the "sequential read" baseline), an in-process weightd (4 MiB
@@ -295,6 +297,8 @@ int main(int argc, char **argv)
 {
 	double gib = 1.0;
 	const char *workers = "4", *level = "warning";
+	char *sets[16];
+	int n_sets = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--gib") == 0 && i + 1 < argc)
 			gib = strtod(argv[++i], NULL);
@@ -304,9 +308,13 @@ int main(int argc, char **argv)
 			level = "info"; /* weightd's production summaries (where the time went) */
 		else if (strcmp(argv[i], "--messages") == 0)
 			g_stream = 0;
+		else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && n_sets < 16 &&
+		         strchr(argv[i + 1], '=') != NULL)
+			sets[n_sets++] = argv[++i];
 		else {
 			fprintf(stderr, "usage: bench_cold [--gib G (0.05..64, default 1)] "
-			                "[--workers N (default 4)] [--verbose] [--messages]\n");
+			                "[--workers N (default 4)] [--verbose] [--messages] [--set "
+			                "KEY=VALUE]...\n");
 			return 2;
 		}
 	}
@@ -334,34 +342,34 @@ int main(int argc, char **argv)
 
 	wd_config cfg;
 	wd_config_init(&cfg);
-	char *av[] = {"weightd",
-	              "--stream-listen",
-	              "tcp://127.0.0.1:0",
-	              "--listen",
-	              "tcp://127.0.0.1:0",
-	              "--models-dir",
-	              models,
-	              "--cache-dir",
-	              cachedir,
-	              "--chunk-bytes",
-	              "4M",
-	              "--workers",
-	              (char *)workers,
-	              "--cache-max-bytes",
+	char *av[] = {"weightd", "--stream-listen", "tcp://127.0.0.1:0", "--listen",
+	              "tcp://127.0.0.1:0", "--models-dir", models, "--cache-dir", cachedir,
+	              "--chunk-bytes", "4M", "--workers", (char *)workers, "--cache-max-bytes",
 	              "64G",
-	              "--log-level",
-	              (char *)level};
+	              /* RAM to run ahead of the disk: more than the layout, as a
+	               * deployment would set it (dist/weightd.conf: 8G) */
+	              "--writeback-bytes", "2G", "--log-level", (char *)level};
 	wt_errbuf err;
 	wd_server *srv;
-	if (wd_config_parse_args(&cfg, (int)(sizeof(av) / sizeof(av[0])), av, &err) != WT_OK ||
-	    wd_server_open(&srv, &cfg, &err) != WT_OK)
+	if (wd_config_parse_args(&cfg, (int)(sizeof(av) / sizeof(av[0])), av, &err) != WT_OK)
+		die("weightd", err.msg);
+	for (int i = 0; i < n_sets; i++) {
+		char *eq = strchr(sets[i], '=');
+		*eq = '\0';
+		if (wd_config_set(&cfg, sets[i], eq + 1, "--set", &err) != WT_OK)
+			die("--set", err.msg);
+		printf("weightd setting: %s = %s\n", sets[i], eq + 1);
+	}
+	if (wd_server_open(&srv, &cfg, &err) != WT_OK)
 		die("weightd", err.msg);
 	const char *url = wd_server_url(srv, 0);
 
 	printf("model: llama %.2f GiB (%llu source bytes), TP=%d, %d concurrent clients, 4 MiB "
-	       "chunks, %s workers, tcp loopback, cold cache, source in the page cache; chunks "
-	       "on %s\n",
+	       "chunks, %s workers, %llu production threads, writeback_bytes %llu MiB, tcp "
+	       "loopback, cold cache, source in the page cache; chunks on %s\n",
 	       (double)ck / 1073741824.0, (unsigned long long)ck, RANKS, RANKS, workers,
+	       (unsigned long long)cfg.production_threads,
+	       (unsigned long long)(cfg.writeback_bytes >> 20),
 	       g_stream ? "the bulk stream" : "nng messages");
 	printf("cold fetch, cut-through:\n");
 	double q_ttfb, ttfb_max;

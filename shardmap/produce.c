@@ -12,39 +12,8 @@
 
 #include "common/common.h"
 #include "kernels/kernels.h"
+#include "shardmap/produce_int.h"
 #include "shardmap/quant_ct.h"
-
-typedef struct buf {
-	uint8_t *p;
-	size_t cap;
-} buf;
-
-typedef struct loaded {
-	const uint8_t *base; /* rows [r0, r1) of the source in dtype dt */
-	int64_t r0, r1;
-	int64_t cols;
-	wt_dtype dt;
-	bool ok;
-	/* Read each piece straight into the output (row pieces that do not overlap,
-	 * no conversion): every byte still read once, and no staging copy. */
-	bool direct;
-	const ckpt_tensor *t;
-} loaded;
-
-typedef struct prod {
-	const ckpt *c;
-	const sm_plan *p;
-	int64_t only;
-	buf *raw, *dq; /* per source slot */
-	loaded *ld;
-	size_t n_slots;
-	buf out, q, sc;
-	buf chunk;  /* streaming: one cache-sized chunk of source rows */
-	buf *obufs; /* streaming: one output buffer per group member */
-	size_t n_obufs;
-	sm_emit_fn emit;
-	void *ctx;
-} prod;
 
 static int reserve(buf *b, size_t n)
 {
@@ -58,11 +27,6 @@ static int reserve(buf *b, size_t n)
 	}
 	b->cap = n;
 	return WT_OK;
-}
-
-static int64_t trows(const ckpt_tensor *t)
-{
-	return t->ndim >= 1 ? t->shape[0] : 1;
 }
 
 static int64_t tcols(const ckpt_tensor *t)
@@ -116,7 +80,7 @@ static void need(const sm_piece *pc, uint32_t s, const sm_src *src, const ckpt_t
 	if (pc->src != s || pc->cols || src->whole || dd != t->dtype)
 		*direct = false;
 	*sum += pc->len;
-	int64_t a = 0, b = trows(t);
+	int64_t a = 0, b = sm_trows(t);
 	if (pc->src == s && !pc->cols && !src->whole) {
 		a = pc->start;
 		b = pc->start + pc->len;
@@ -608,7 +572,7 @@ static int do_stream(prod *pr, const sm_group *g, wt_errbuf *err)
 }
 
 /* The selected ranks' outputs of g, the sources loaded for them. */
-static int do_group_sel(prod *pr, const sm_group *g, wt_errbuf *err)
+int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 {
 	bool any = false;
 	for (size_t m = 0; m < g->n_m && !any; m++)
@@ -630,145 +594,21 @@ static int do_group_sel(prod *pr, const sm_group *g, wt_errbuf *err)
 	return rv;
 }
 
-/* ---- rank by rank: a group whose ranks read disjoint rows of its sources ----
- * (a split along rows: lm_head, a vocab-parallel embedding, column-parallel
- * projections) is produced one rank at a time, each reading only its own
- * rows, exactly as only_rank does: every byte is still read once, and a
- * rank's outputs are emitted after its own rows instead of after the whole
- * group's (a cut-through reader's first byte), while they are still in the
- * CPU cache. */
-
-enum { RBR_MAX_PIECES = 256 };
-
-typedef struct rows_iv {
-	uint32_t rank, src;
-	int64_t a, b;
-} rows_iv;
-
-static bool rank_by_rank(const prod *pr, const sm_group *g)
+void sm_prod_free(prod *pr)
 {
-	if (pr->only >= 0 || g->n_m < 2)
-		return false;
-	/* on a remote store a read below its hint costs mostly a round trip:
-	 * there, only ranks whose own rows are that large are read apart */
-	size_t hint = store_read_hint(ckpt_store(pr->c));
-	rows_iv iv[RBR_MAX_PIECES];
-	size_t n = 0;
-	bool two = false;
-	for (size_t m = 0; m < g->n_m; m++) {
-		uint32_t rank = g->m[m].rank;
-		const sm_out *o = &pr->p->ranks[rank].outs[g->m[m].ix];
-		if (o->okind != SM_O_DATA && o->okind != SM_O_QUANT)
-			return false;
-		two = two || rank != g->m[0].rank;
-		for (size_t k = 0; k < o->np; k++) {
-			const sm_piece *pc = &pr->p->pieces[o->p0 + k];
-			if (pc->src == SM_ZERO)
-				continue;
-			const sm_src *src = &g->srcs[pc->src];
-			if (pc->cols || src->whole || src->mode != SM_SRC_RAW ||
-			    n == RBR_MAX_PIECES)
-				return false;
-			const ckpt_tensor *t = ckpt_tensor_at(pr->c, src->t);
-			int64_t rows = trows(t); /* 0 for an empty tensor */
-			if (hint > 0 &&
-			    (rows <= 0 || (uint64_t)pc->len * (t->nbytes / (uint64_t)rows) < hint))
-				return false;
-			rows_iv me = {rank, pc->src, pc->start, pc->start + pc->len};
-			for (size_t j = 0; j < n; j++)
-				if (iv[j].src == me.src && iv[j].rank != rank && iv[j].a < me.b &&
-				    me.a < iv[j].b)
-					return false; /* two ranks share rows: read them once */
-			iv[n++] = me;
-		}
+	for (size_t s = 0; s < pr->n_slots; s++) {
+		free(pr->raw[s].p);
+		free(pr->dq[s].p);
 	}
-	return two;
-}
-
-static int do_group(prod *pr, const sm_group *g, wt_errbuf *err)
-{
-	if (!rank_by_rank(pr, g))
-		return do_group_sel(pr, g, err);
-	int rv = WT_OK;
-	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++) {
-		bool seen = false;
-		for (size_t j = 0; j < m && !seen; j++)
-			seen = g->m[j].rank == g->m[m].rank;
-		if (seen)
-			continue;
-		pr->only = g->m[m].rank;
-		rv = do_group_sel(pr, g, err);
-	}
-	pr->only = -1;
-	return rv;
-}
-
-/* ---- serving order: groups by the manifest (name) position of their first output ----
- * A client reads a shard in manifest order, tensor by tensor; producing the
- * groups in that order lets a cut-through reader (weightd live.c) start at
- * once instead of waiting for whichever tensor sorts first. */
-
-typedef struct group_key {
-	size_t key; /* smallest name-order position of the group's outputs */
-	size_t g;
-} group_key;
-
-static int key_cmp(const void *a, const void *b)
-{
-	const group_key *x = a, *y = b;
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->g < y->g ? -1 : x->g > y->g;
-}
-
-/* Group indices in serving order (malloc'd), or NULL when out of memory. */
-static group_key *serving_order(const sm_plan *p)
-{
-	group_key *o = malloc((p->n_groups ? p->n_groups : 1) * sizeof(*o));
-	if (o == NULL)
-		return NULL;
-	for (size_t g = 0; g < p->n_groups; g++) {
-		const sm_group *gr = &p->groups[g];
-		size_t k = SIZE_MAX;
-		for (size_t m = 0; m < gr->n_m; m++) {
-			size_t pos = p->ranks[gr->m[m].rank].pos[gr->m[m].ix];
-			if (pos < k)
-				k = pos;
-		}
-		o[g] = (group_key){k, g};
-	}
-	qsort(o, p->n_groups, sizeof(*o), key_cmp);
-	return o;
-}
-
-int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit_fn emit_fn,
-                     void *ctx, wt_errbuf *err)
-{
-	if (only_rank >= (int64_t)(p->tp * p->ep))
-		return wt_seterr(err, WT_EINVAL, "rank %" PRId64 " out of range (%u ranks)",
-		                 only_rank, p->tp * p->ep);
-	prod pr = {.c = c, .p = p, .only = only_rank, .emit = emit_fn, .ctx = ctx};
-	group_key *order = serving_order(p);
-	if (order == NULL && p->n_groups > 0)
-		return wt_seterr(err, WT_ENOMEM, "produce: out of memory ordering %zu groups",
-		                 p->n_groups);
-	int rv = WT_OK;
-	for (size_t g = 0; g < p->n_groups && rv == WT_OK; g++)
-		rv = do_group(&pr, &p->groups[order[g].g], err);
-	free(order);
-	for (size_t s = 0; s < pr.n_slots; s++) {
-		free(pr.raw[s].p);
-		free(pr.dq[s].p);
-	}
-	free(pr.raw);
-	free(pr.dq);
-	free(pr.ld);
-	for (size_t m = 0; m < pr.n_obufs; m++)
-		free(pr.obufs[m].p);
-	free(pr.obufs);
-	free(pr.chunk.p);
-	free(pr.out.p);
-	free(pr.q.p);
-	free(pr.sc.p);
-	return rv;
+	free(pr->raw);
+	free(pr->dq);
+	free(pr->ld);
+	for (size_t m = 0; m < pr->n_obufs; m++)
+		free(pr->obufs[m].p);
+	free(pr->obufs);
+	free(pr->chunk.p);
+	free(pr->out.p);
+	free(pr->q.p);
+	free(pr->sc.p);
+	memset(pr, 0, sizeof(*pr));
 }

@@ -69,7 +69,9 @@ const char *shardmap_family_of(const ckpt_config *cfg);
  * Called exactly once per (rank, tensor) produced. `bytes` is borrowed for
  * the duration of the call. Return WT_OK to continue; any other code stops
  * production and is returned by shardmap_produce (with err as set by emit).
- * Calls come from the thread that called shardmap_produce, one at a time.
+ * shardmap_produce calls it from its caller's thread, one call at a time;
+ * shardmap_produce_par from up to `threads` threads at once (never twice for
+ * one rank and tensor).
  */
 typedef int (*sm_emit_fn)(void *ctx, uint32_t rank, size_t tensor_index, const void *bytes,
                           uint64_t nbytes, wt_errbuf *err);
@@ -82,6 +84,19 @@ typedef int (*sm_emit_fn)(void *ctx, uint32_t rank, size_t tensor_index, const v
  */
 int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit_fn emit, void *ctx,
                      wt_errbuf *err);
+
+/*
+ * shardmap_produce on `threads` threads: the caller's and up to threads - 1
+ * more (0 and 1: the caller's alone; at most SM_PRODUCE_MAX_THREADS). Work
+ * items (a source group, or one rank of a group whose ranks read disjoint
+ * rows) are taken in serving order, so the tensors a reader asks for first
+ * still come first. Each thread holds its own buffers. emit must be
+ * thread-safe. After an error the other threads stop at their next item and
+ * the first error is returned; the same bytes are emitted either way.
+ */
+#define SM_PRODUCE_MAX_THREADS 16
+int shardmap_produce_par(const ckpt *c, const sm_plan *p, int64_t only_rank, unsigned threads,
+                         sm_emit_fn emit, void *ctx, wt_errbuf *err);
 
 /* Names of the supported architectures, comma-separated (for error messages). */
 const char *shardmap_supported_architectures(void);

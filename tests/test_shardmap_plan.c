@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -326,13 +328,110 @@ static void test_serving_order(void **state)
 	free(dir);
 }
 
+/* shardmap_produce_par: emit from several threads at once, locked here. */
+typedef struct par_ctx {
+	pthread_mutex_t lk;
+	tm_prod *pr;
+	pthread_t seen[8];
+	int n_seen;
+	int fail_at; /* the N-th emit fails (WT_EIO); 0 = none */
+	int calls;
+} par_ctx;
+
+static int par_emit(void *ctx, uint32_t rank, size_t ix, const void *bytes, uint64_t n,
+                    wt_errbuf *err)
+{
+	par_ctx *x = ctx;
+	usleep(500); /* the other threads take items meanwhile */
+	pthread_mutex_lock(&x->lk);
+	bool known = false;
+	for (int i = 0; i < x->n_seen && !known; i++)
+		known = pthread_equal(x->seen[i], pthread_self());
+	if (!known && x->n_seen < 8)
+		x->seen[x->n_seen++] = pthread_self();
+	int call = ++x->calls;
+	int rv = x->fail_at > 0 && call == x->fail_at
+	             ? wt_seterr(err, WT_EIO, "emit %d fails on purpose", call)
+	             : tm_on(x->pr, rank, ix, bytes, n, err);
+	pthread_mutex_unlock(&x->lk);
+	return rv;
+}
+
+/* An empty tm_prod shaped like `like` (tm_on fills it). */
+static tm_prod *empty_like(const tm_prod *like)
+{
+	tm_prod *pr = calloc(1, sizeof(*pr));
+	pr->nr = like->nr;
+	pr->n = calloc(like->nr, sizeof(size_t));
+	pr->b = calloc(like->nr, sizeof(void **));
+	pr->len = calloc(like->nr, sizeof(uint64_t *));
+	for (uint32_t r = 0; r < like->nr; r++) {
+		pr->n[r] = like->n[r];
+		pr->b[r] = calloc(like->n[r] + 1, sizeof(void *));
+		pr->len[r] = calloc(like->n[r] + 1, sizeof(uint64_t));
+	}
+	return pr;
+}
+
+/*
+ * Production on 4 threads emits every tensor of every rank exactly once with
+ * the bytes of a production on one thread (quant none and fp8-block), from
+ * more than one thread; an emit that fails stops it with that error.
+ */
+static void test_produce_threads(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("smthreads");
+	tm_model *m = tm_llama(SEED, WT_BF16);
+	assert_int_equal(tm_write(m, dir, tm_llama_cfg), 0);
+	for (int q = 0; q < 2; q++) {
+		wt_layout l;
+		layout(&l, 4, 1);
+		l.quant = q ? WT_QUANT_FP8_BLOCK : WT_QUANT_NONE;
+		store *s;
+		ckpt *c;
+		sm_plan *p;
+		wt_errbuf err = {0};
+		assert_int_equal(tm_plan(dir, &l, &s, &c, &p, &err), WT_OK);
+		int rv;
+		tm_prod *one = tm_produce(c, p, -1, &rv, &err);
+		assert_int_equal(rv, WT_OK);
+		par_ctx x = {.lk = PTHREAD_MUTEX_INITIALIZER, .pr = empty_like(one)};
+		assert_int_equal(shardmap_produce_par(c, p, -1, 4, par_emit, &x, &err), WT_OK);
+		printf("quant %s: %d emits on %d threads (one thread: %d)\n",
+		       q ? "fp8-block" : "none", x.pr->emits, x.n_seen, one->emits);
+		assert_true(x.n_seen >= 2);
+		assert_int_equal(x.pr->emits, one->emits);
+		for (uint32_t r = 0; r < one->nr; r++)
+			for (size_t i = 0; i < one->n[r]; i++) {
+				assert_non_null(x.pr->b[r][i]);
+				assert_int_equal(x.pr->len[r][i], one->len[r][i]);
+				assert_memory_equal(x.pr->b[r][i], one->b[r][i], one->len[r][i]);
+			}
+		tm_prod_free(x.pr);
+		/* the 5th emit fails: that error comes back */
+		x = (par_ctx){.lk = PTHREAD_MUTEX_INITIALIZER, .fail_at = 5, .pr = empty_like(one)};
+		assert_int_equal(shardmap_produce_par(c, p, -1, 4, par_emit, &x, &err), WT_EIO);
+		assert_string_equal(err.msg, "emit 5 fails on purpose");
+		printf("failing at emit 5: %d emits in all\n", x.calls);
+		assert_true(x.calls < one->emits);
+		tm_prod_free(x.pr);
+		tm_prod_free(one);
+		tm_close(s, c, p);
+		wt_layout_clear(&l);
+	}
+	tm_free(m);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_llama_t4),       cmocka_unit_test(test_llama_t8),
 	    cmocka_unit_test(test_llama_t1_t2),    cmocka_unit_test(test_vocab_pad),
 	    cmocka_unit_test(test_coverage_llama), cmocka_unit_test(test_read_once),
-	    cmocka_unit_test(test_serving_order),
+	    cmocka_unit_test(test_serving_order),  cmocka_unit_test(test_produce_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

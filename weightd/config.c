@@ -55,6 +55,9 @@ static const wd_cfg_key table[] = {
      "bytes on a raw nng stream, offered in Hello); empty = off"},
     {"producers", WD_CFG_UINT, 1, 64, "2", "threads", false, OFF(producers),
      "threads that produce layouts (and fill them from peers), apart from the workers"},
+    {"production_threads", WD_CFG_UINT, 1, 16, "2", "threads", false, OFF(production_threads),
+     "threads of one production: source groups (or one rank's rows of a group) are read, "
+     "sliced, converted and hashed on this many threads at once, in serving order"},
     {"contexts", WD_CFG_UINT, 1, 4096, "64", "requests", false, OFF(contexts),
      "nng contexts: requests received and served at the same time"},
     {"max_request_bytes", WD_CFG_BYTES, 1024, 64ull << 20, "64K", "bytes", false,

@@ -2,12 +2,12 @@
  * produce.c — produce every rank of one layout in ONE pass over the source
  * (shardmap_produce with only_rank = -1). Each emitted tensor is hashed
  * (XXH3-128) and cut into chunks of at most chunk_bytes (never crossing
- * tensors), each copied into a write-behind buffer (hashed as it is copied)
- * that cut-through readers are served from; the production's cache writer
- * (wback.c) puts them through one cache writer per rank, behind the producer,
- * and commits a rank's manifest (a packed weights.Manifest) once all its
- * tensors are in and its source check passed. Ranks already committed (the
- * rest of the layout was evicted) are skipped.
+ * tensors) on one of production_threads threads (shardmap_produce_par), each copied into a
+ * write-behind buffer (hashed as it is copied) that cut-through readers are served from; the
+ * production's cache writer (wback.c) puts them through one cache writer per rank, behind the
+ * producer, and commits a rank's manifest (a packed weights.Manifest) once all its tensors are in
+ * and its source check passed. Ranks already committed (the rest of the layout was evicted) are
+ * skipped.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -31,8 +31,9 @@ typedef struct rank_state {
 	wd_live *live;   /* served cut-through until it ends (live.c); NULL = not */
 	bool skip;       /* already committed before we started */
 	bool committed;
-	size_t n_tensors, n_done;
-	tensor_rec *t; /* [n_tensors]; owned */
+	size_t n_tensors;
+	_Atomic size_t n_done; /* emitted from several threads (production_threads) */
+	tensor_rec *t;         /* [n_tensors]; owned */
 	uint8_t id[WD_SHARD_ID_BYTES];
 } rank_state;
 
@@ -44,14 +45,14 @@ typedef struct prod {
 	const char *layout_text;
 	const sm_plan *plan;
 	uint32_t n_ranks;
-	wt_hash128 key;    /* the layout's (cut-through registrations) */
-	rank_state *r;     /* [n_ranks] */
-	wd_wback *wb;      /* the cache writer (wback.c) */
-	common_hasher *th; /* the tensor being emitted */
-	uint64_t bytes_out;
-	uint64_t hash_ns, wait_ns;  /* producer: hashing + copying, waiting for RAM budget */
-	uint64_t emit_ns;           /* producer: start to last tensor emitted (reads too) */
-	uint64_t put_ns, commit_ns; /* cache writer: chunk puts, rank commits */
+	wt_hash128 key; /* the layout's (cut-through registrations) */
+	rank_state *r;  /* [n_ranks] */
+	wd_wback *wb;   /* the cache writer (wback.c) */
+	/* emit runs on production_threads threads at once: what it adds up is atomic */
+	_Atomic uint64_t bytes_out;
+	_Atomic uint64_t hash_ns, wait_ns; /* producer: hashing + copying, waiting for RAM budget */
+	uint64_t emit_ns;                  /* producer: start to last tensor emitted (reads too) */
+	uint64_t put_ns, commit_ns;        /* cache writer: chunk puts, rank commits */
 } prod;
 
 static void free_tensors(rank_state *rs)
@@ -279,6 +280,44 @@ static int write_behind(void *ctx, uint32_t rank, size_t ti, size_t c, wd_wbuf *
 	return WT_OK;
 }
 
+/* Copy tensor ti of `rank` (its planned chunks) into write-behind buffers,
+ * hashing each chunk and, with th, the tensor as it copies; publish each
+ * chunk to cut-through readers and queue it for the cache writer. */
+static int emit_chunks(prod *p, uint32_t rank, size_t ti, const uint8_t *bytes, common_hasher *th,
+                       wt_errbuf *err)
+{
+	rank_state *rs = &p->r[rank];
+	tensor_rec *tr = &rs->t[ti];
+	if (tr->n_chunks == 0) {
+		tr->hash = common_hash128("", 0);
+		wd_live_tensor(p->s->lives, rs->live, ti, tr->hash);
+	}
+	uint64_t off = 0;
+	for (size_t c = 0; c < tr->n_chunks; c++) {
+		uint64_t len = tr->chunks[c].nbytes; /* planned (plan_chunks) */
+		wd_wbuf *b = NULL;
+		uint64_t t1 = common_now_ns();
+		int rv = wd_wback_alloc(p->wb, (size_t)len, &b, err);
+		uint64_t t2 = common_now_ns();
+		atomic_fetch_add(&p->wait_ns, t2 - t1);
+		if (rv != WT_OK)
+			return rv; /* the writer's error names its chunk */
+		size_t blen;
+		uint8_t *dst = (uint8_t *)wd_wbuf_data(b, &blen);
+		tr->chunks[c].hash = common_hash128_copy_also(dst, bytes + off, blen, th);
+		if (c + 1 == tr->n_chunks) { /* before its last chunk is served */
+			tr->hash = th != NULL ? common_hasher_digest(th) : tr->chunks[c].hash;
+			wd_live_tensor(p->s->lives, rs->live, ti, tr->hash);
+		}
+		atomic_fetch_add(&p->hash_ns, common_now_ns() - t2);
+		wd_live_chunk(p->s->lives, rs->live, ti, c, tr->chunks[c].hash, b);
+		if ((rv = wd_wback_push(p->wb, rank, ti, c, b, err)) != WT_OK)
+			return rv; /* the writer failed: its error */
+		off += len;
+	}
+	return WT_OK;
+}
+
 static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t nbytes,
                 wt_errbuf *err)
 {
@@ -302,40 +341,18 @@ static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t
 		                 (unsigned long long)nbytes, (unsigned long long)oi->nbytes);
 	/* One pass: each chunk is copied into its buffer and hashed, and the
 	 * tensor hashed with it (a one-chunk tensor's hash is its chunk's). */
-	common_hasher *th = tr->n_chunks > 1 ? p->th : NULL;
-	if (th != NULL)
-		common_hasher_reset(th);
-	if (tr->n_chunks == 0) {
-		tr->hash = common_hash128("", 0);
-		wd_live_tensor(p->s->lives, rs->live, ti, tr->hash);
-	}
-	uint64_t off = 0;
-	for (size_t c = 0; c < tr->n_chunks; c++) {
-		uint64_t len = tr->chunks[c].nbytes; /* planned (plan_chunks) */
-		wd_wbuf *b = NULL;
-		uint64_t t1 = common_now_ns();
-		int rv = wd_wback_alloc(p->wb, (size_t)len, &b, err);
-		uint64_t t2 = common_now_ns();
-		p->wait_ns += t2 - t1;
-		if (rv != WT_OK)
-			return rv; /* the writer's error names its chunk */
-		size_t blen;
-		uint8_t *dst = (uint8_t *)wd_wbuf_data(b, &blen);
-		tr->chunks[c].hash =
-		    common_hash128_copy_also(dst, (const uint8_t *)bytes + off, blen, th);
-		if (c + 1 == tr->n_chunks) { /* before its last chunk is served */
-			tr->hash = th != NULL ? common_hasher_digest(th) : tr->chunks[c].hash;
-			wd_live_tensor(p->s->lives, rs->live, ti, tr->hash);
-		}
-		p->hash_ns += common_now_ns() - t2;
-		wd_live_chunk(p->s->lives, rs->live, ti, c, tr->chunks[c].hash, b);
-		if ((rv = wd_wback_push(p->wb, rank, ti, c, b, err)) != WT_OK)
-			return rv; /* the writer failed: its error */
-		off += len;
-	}
+	common_hasher *th = NULL;
+	if (tr->n_chunks > 1 && (th = common_hasher_new()) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory hashing tensor '%s'", oi->name);
+	int rv = emit_chunks(p, rank, ti, bytes, th, err);
+	common_hasher_free(th);
+	if (rv != WT_OK)
+		return rv;
 	tr->done = true;
-	p->bytes_out += nbytes;
-	if (++rs->n_done == rs->n_tensors)
+	atomic_fetch_add(&p->bytes_out, nbytes);
+	/* the thread that emits a rank's last tensor finishes it: every other
+	 * tensor's chunks were queued before their thread counted it */
+	if (atomic_fetch_add(&rs->n_done, 1) + 1 == rs->n_tensors)
 		return finish_rank(p, rank, err);
 	return WT_OK;
 }
@@ -376,7 +393,8 @@ static int run_production(prod *p, wt_errbuf *err)
 	if (rv != WT_OK)
 		return rv;
 	uint64_t t0 = common_now_ns();
-	rv = shardmap_produce(p->snap->ck, p->plan, -1, emit, p, err);
+	rv = shardmap_produce_par(p->snap->ck, p->plan, -1, (unsigned)p->s->cfg->production_threads,
+	                          emit, p, err);
 	p->emit_ns = common_now_ns() - t0;
 	/* the writer's own error comes first: the producer's may be its echo */
 	wt_errbuf werr;
@@ -388,9 +406,10 @@ static int run_production(prod *p, wt_errbuf *err)
 	}
 	for (uint32_t i = 0; rv == WT_OK && i < p->n_ranks; i++)
 		if (!p->r[i].skip && !p->r[i].committed)
-			rv = wt_seterr(err, WT_ECORRUPT,
-			               "model '%s' rank %u: production emitted %zu of %zu tensors",
-			               p->model, i, p->r[i].n_done, p->r[i].n_tensors);
+			rv =
+			    wt_seterr(err, WT_ECORRUPT,
+			              "model '%s' rank %u: production emitted %zu of %zu tensors",
+			              p->model, i, atomic_load(&p->r[i].n_done), p->r[i].n_tensors);
 	return rv;
 }
 
@@ -418,8 +437,7 @@ int wd_produce(wd_server *s, const char *model, wd_snap *snap, const wt_layout *
 		goto out;
 	}
 	p.r = calloc(p.n_ranks, sizeof(*p.r));
-	p.th = common_hasher_new();
-	if (p.r == NULL || p.th == NULL) {
+	if (p.r == NULL) {
 		rv = wt_seterr(err, WT_ENOMEM, "model '%s': out of memory", model);
 		goto out;
 	}
@@ -439,7 +457,6 @@ out:
 		free_tensors(&p.r[i]);
 	}
 	free(p.r);
-	common_hasher_free(p.th);
 	uint64_t ms = (common_now_ns() - t0) / 1000000u;
 	uint64_t read = store_bytes_read(snap->st) - read0;
 	if (rv == WT_OK) {
@@ -448,13 +465,14 @@ out:
 		wd_hist_observe(&s->m.production, common_now_ns() - t0);
 		WT_LOG(WT_LOG_INFO,
 		       "produced model '%s' rev %.12s layout %s: %u of %u ranks, %llu bytes read, "
-		       "%llu bytes out, %llu ms (producer %llu: hash + copy %llu, waiting for "
+		       "%llu bytes out, %llu ms (producer %llu: hash + copy %llu over its threads, "
+		       "waiting for "
 		       "writeback_bytes %llu; behind: cache put %llu, commit %llu)",
 		       model, snap->revision, layout_text, to_make, p.n_ranks,
-		       (unsigned long long)read, (unsigned long long)p.bytes_out,
+		       (unsigned long long)read, (unsigned long long)atomic_load(&p.bytes_out),
 		       (unsigned long long)ms, (unsigned long long)(p.emit_ns / 1000000),
-		       (unsigned long long)(p.hash_ns / 1000000),
-		       (unsigned long long)(p.wait_ns / 1000000),
+		       (unsigned long long)(atomic_load(&p.hash_ns) / 1000000),
+		       (unsigned long long)(atomic_load(&p.wait_ns) / 1000000),
 		       (unsigned long long)(p.put_ns / 1000000),
 		       (unsigned long long)(p.commit_ns / 1000000));
 	} else {
