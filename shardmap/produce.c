@@ -594,6 +594,45 @@ int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 	return rv;
 }
 
+int sm_prod_parts(prod *pr, const sm_group *g, sm_emit_part_fn part, uint64_t part_bytes,
+                  wt_errbuf *err)
+{
+	if (reserve(&pr->chunk, (size_t)part_bytes))
+		return wt_seterr(err, WT_ENOMEM,
+		                 "produce: out of memory for a %" PRIu64 "-byte part", part_bytes);
+	bool more = true;
+	for (int64_t k = 0; more; k++) {
+		more = false;
+		for (size_t m = 0; m < g->n_m; m++) {
+			uint32_t rank = g->m[m].rank;
+			const sm_out *o = &pr->p->ranks[rank].outs[g->m[m].ix];
+			const sm_piece *pc = &pr->p->pieces[o->p0]; /* then perhaps zero rows */
+			const ckpt_tensor *t = ckpt_tensor_at(pr->c, g->srcs[pc->src].t);
+			uint64_t rowb = t->nbytes / (uint64_t)sm_trows(t);
+			int64_t all = (int64_t)(o->info.nbytes / rowb);
+			int64_t per = (int64_t)(part_bytes / rowb), r0 = k * per;
+			if (r0 >= all)
+				continue;
+			int64_t rows = all - r0 < per ? all - r0 : per;
+			int64_t from_src = pc->len - r0 < rows ? pc->len - r0 : rows;
+			if (from_src < 0)
+				from_src = 0;
+			more = more || r0 + rows < all;
+			uint64_t n = (uint64_t)rows * rowb, ns = (uint64_t)from_src * rowb;
+			memset(pr->chunk.p + ns, 0, n - ns);
+			int rv = ns == 0 ? WT_OK
+			                 : ckpt_read(pr->c, t, (uint64_t)(pc->start + r0) * rowb,
+			                             pr->chunk.p, ns, err);
+			if (rv == WT_OK)
+				rv = part(pr->ctx, rank, pr->p->ranks[rank].pos[g->m[m].ix],
+				          (uint64_t)r0 * rowb, pr->chunk.p, n, err);
+			if (rv != WT_OK)
+				return rv;
+		}
+	}
+	return WT_OK;
+}
+
 void sm_prod_free(prod *pr)
 {
 	for (size_t s = 0; s < pr->n_slots; s++) {

@@ -50,6 +50,10 @@ static inline int64_t sm_trows(const ckpt_tensor *t)
 /* Produce g's outputs for the selected ranks (pr->only: one rank, or < 0: all),
  * calling pr->emit for each; buffers in pr are reused across calls. */
 int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err);
+/* Produce g (in_parts: each member one contiguous row range of a source) in
+ * parts of part_bytes, each rank's next part in turn, calling part. */
+int sm_prod_parts(prod *pr, const sm_group *g, sm_emit_part_fn part, uint64_t part_bytes,
+                  wt_errbuf *err);
 /* Free pr's buffers (pr is zeroed). */
 void sm_prod_free(prod *pr);
 

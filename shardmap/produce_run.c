@@ -106,16 +106,49 @@ static group_key *serving_order(const sm_plan *p)
 	return o;
 }
 
-/* One work item: group g for rank `only` (or every selected rank: the caller's). */
+/* One work item: group g for rank `only` (or every selected rank: the
+ * caller's), or, with parts, every rank of g in turn in parts. */
 typedef struct work {
 	size_t g;
 	int64_t only;
+	bool parts;
 } work;
 
-/* The work items in serving order into *out (malloc'd), their count into *n. */
-static int work_list(const ckpt *c, const sm_plan *p, int64_t only_rank, work **out, size_t *n,
-                     wt_errbuf *err)
+/* Can g be produced in parts of part_bytes (sm_prod_parts)? Each member is
+ * its rank's only output of g, a plain copy of one contiguous row range of a
+ * source (no conversion), then perhaps zero rows (a padded vocabulary), and
+ * part_bytes is a whole number of its rows. */
+static bool in_parts(const ckpt *c, const sm_plan *p, const sm_group *g, uint64_t part_bytes)
 {
+	/* a remote store wants reads of at least its hint (one per rank's rows) */
+	if (part_bytes == 0 || store_read_hint(ckpt_store(c)) > part_bytes)
+		return false;
+	for (size_t m = 0; m < g->n_m; m++) {
+		const sm_out *o = &p->ranks[g->m[m].rank].outs[g->m[m].ix];
+		if (o->okind != SM_O_DATA || o->np < 1 || o->np > 2 ||
+		    (o->np == 2 && p->pieces[o->p0 + 1].src != SM_ZERO))
+			return false;
+		const sm_piece *pc = &p->pieces[o->p0];
+		if (pc->src == SM_ZERO || pc->cols || pc->len <= 0)
+			return false;
+		const sm_src *src = &g->srcs[pc->src];
+		const ckpt_tensor *t = ckpt_tensor_at(c, src->t);
+		int64_t rows = sm_trows(t);
+		if (src->whole || src->mode != SM_SRC_RAW || t->dtype != o->info.dtype ||
+		    rows <= 0 || part_bytes % (t->nbytes / (uint64_t)rows) != 0)
+			return false;
+		for (size_t j = 0; j < m; j++)
+			if (g->m[j].rank == g->m[m].rank)
+				return false;
+	}
+	return true;
+}
+
+/* The work items in serving order into *out (malloc'd), their count into *n. */
+static int work_list(const ckpt *c, const sm_plan *p, const sm_produce_opts *opt, work **out,
+                     size_t *n, wt_errbuf *err)
+{
+	int64_t only_rank = opt->only_rank;
 	*out = NULL;
 	*n = 0;
 	group_key *order = serving_order(p);
@@ -133,7 +166,11 @@ static int work_list(const ckpt *c, const sm_plan *p, int64_t only_rank, work **
 		size_t gi = order[i].g;
 		const sm_group *g = &p->groups[gi];
 		if (only_rank >= 0 || !rank_by_rank(c, p, g)) {
-			w[(*n)++] = (work){gi, only_rank};
+			w[(*n)++] = (work){gi, only_rank, false};
+			continue;
+		}
+		if (opt->emit_part != NULL && in_parts(c, p, g, opt->part_bytes)) {
+			w[(*n)++] = (work){gi, -1, true};
 			continue;
 		}
 		for (size_t m = 0; m < g->n_m; m++) {
@@ -141,7 +178,7 @@ static int work_list(const ckpt *c, const sm_plan *p, int64_t only_rank, work **
 			for (size_t j = 0; j < m && !seen; j++)
 				seen = g->m[j].rank == g->m[m].rank;
 			if (!seen)
-				w[(*n)++] = (work){gi, g->m[m].rank};
+				w[(*n)++] = (work){gi, g->m[m].rank, false};
 		}
 	}
 	free(order);
@@ -152,8 +189,7 @@ static int work_list(const ckpt *c, const sm_plan *p, int64_t only_rank, work **
 typedef struct run {
 	const ckpt *c;
 	const sm_plan *p;
-	sm_emit_fn emit;
-	void *ctx;
+	const sm_produce_opts *o;
 	const work *w;
 	size_t n;
 	_Atomic size_t next;
@@ -167,14 +203,17 @@ typedef struct run {
 static void *run_items(void *arg)
 {
 	run *r = arg;
-	prod pr = {.c = r->c, .p = r->p, .emit = r->emit, .ctx = r->ctx};
+	prod pr = {.c = r->c, .p = r->p, .emit = r->o->emit, .ctx = r->o->ctx};
 	wt_errbuf err;
 	while (!atomic_load(&r->stop)) {
 		size_t i = atomic_fetch_add(&r->next, 1);
 		if (i >= r->n)
 			break;
 		pr.only = r->w[i].only;
-		int rv = sm_prod_group(&pr, &r->p->groups[r->w[i].g], &err);
+		const sm_group *g = &r->p->groups[r->w[i].g];
+		int rv = r->w[i].parts
+		             ? sm_prod_parts(&pr, g, r->o->emit_part, r->o->part_bytes, &err)
+		             : sm_prod_group(&pr, g, &err);
 		if (rv == WT_OK)
 			continue;
 		pthread_mutex_lock(&r->lk);
@@ -189,15 +228,15 @@ static void *run_items(void *arg)
 	return NULL;
 }
 
-int shardmap_produce_par(const ckpt *c, const sm_plan *p, int64_t only_rank, unsigned threads,
-                         sm_emit_fn emit_fn, void *ctx, wt_errbuf *err)
+int shardmap_produce_ex(const ckpt *c, const sm_plan *p, const sm_produce_opts *o, wt_errbuf *err)
 {
-	if (only_rank >= (int64_t)(p->tp * p->ep))
+	if (o->only_rank >= (int64_t)(p->tp * p->ep))
 		return wt_seterr(err, WT_EINVAL, "rank %" PRId64 " out of range (%u ranks)",
-		                 only_rank, p->tp * p->ep);
-	run r = {.c = c, .p = p, .emit = emit_fn, .ctx = ctx, .rv = WT_OK};
+		                 o->only_rank, p->tp * p->ep);
+	run r = {.c = c, .p = p, .o = o, .rv = WT_OK};
+	unsigned threads = o->threads;
 	work *w;
-	int rv = work_list(c, p, only_rank, &w, &r.n, err);
+	int rv = work_list(c, p, o, &w, &r.n, err);
 	if (rv != WT_OK)
 		return rv;
 	r.w = w;
@@ -223,5 +262,6 @@ int shardmap_produce_par(const ckpt *c, const sm_plan *p, int64_t only_rank, uns
 int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit_fn emit_fn,
                      void *ctx, wt_errbuf *err)
 {
-	return shardmap_produce_par(c, p, only_rank, 1, emit_fn, ctx, err);
+	sm_produce_opts o = {.only_rank = only_rank, .threads = 1, .emit = emit_fn, .ctx = ctx};
+	return shardmap_produce_ex(c, p, &o, err);
 }

@@ -86,17 +86,40 @@ int shardmap_produce(const ckpt *c, const sm_plan *p, int64_t only_rank, sm_emit
                      wt_errbuf *err);
 
 /*
- * shardmap_produce on `threads` threads: the caller's and up to threads - 1
- * more (0 and 1: the caller's alone; at most SM_PRODUCE_MAX_THREADS). Work
- * items (a source group, or one rank of a group whose ranks read disjoint
- * rows) are taken in serving order, so the tensors a reader asks for first
- * still come first. Each thread holds its own buffers. emit must be
- * thread-safe. After an error the other threads stop at their next item and
- * the first error is returned; the same bytes are emitted either way.
+ * Bytes [off, off + n) of a tensor (shardmap_produce_ex with emit_part). A
+ * tensor's parts come in order, from one thread; every part but the last is
+ * part_bytes long; the last ends at the tensor's nbytes.
  */
+typedef int (*sm_emit_part_fn)(void *ctx, uint32_t rank, size_t tensor_index, uint64_t off,
+                               const void *bytes, uint64_t n, wt_errbuf *err);
+
 #define SM_PRODUCE_MAX_THREADS 16
-int shardmap_produce_par(const ckpt *c, const sm_plan *p, int64_t only_rank, unsigned threads,
-                         sm_emit_fn emit, void *ctx, wt_errbuf *err);
+
+typedef struct sm_produce_opts {
+	int64_t only_rank; /* as shardmap_produce's */
+	/* the caller's thread and up to threads - 1 more (0 and 1: the caller's
+	 * alone; at most SM_PRODUCE_MAX_THREADS); with more than one, emit and
+	 * emit_part must be thread-safe */
+	unsigned threads;
+	sm_emit_fn emit;
+	/* optional: a group whose ranks each take one contiguous row range of one
+	 * source as it is (lm_head, an unpadded vocab-parallel embedding) is read
+	 * in parts of part_bytes (a whole number of its rows, else not) taken from
+	 * each rank in turn, so that every rank's first part comes early */
+	sm_emit_part_fn emit_part;
+	uint64_t part_bytes;
+	void *ctx;
+} sm_produce_opts;
+
+/*
+ * shardmap_produce with options. Work items (a source group, one rank of a
+ * group whose ranks read disjoint rows, or such a group in parts) are taken
+ * in serving order by every thread, so the tensors a reader asks for first
+ * still come first; each thread holds its own buffers. After an error the
+ * other threads stop at their next item and the first error is returned. The
+ * bytes of every tensor are the same whatever the options.
+ */
+int shardmap_produce_ex(const ckpt *c, const sm_plan *p, const sm_produce_opts *o, wt_errbuf *err);
 
 /* Names of the supported architectures, comma-separated (for error messages). */
 const char *shardmap_supported_architectures(void);

@@ -397,7 +397,8 @@ static void test_produce_threads(void **state)
 		tm_prod *one = tm_produce(c, p, -1, &rv, &err);
 		assert_int_equal(rv, WT_OK);
 		par_ctx x = {.lk = PTHREAD_MUTEX_INITIALIZER, .pr = empty_like(one)};
-		assert_int_equal(shardmap_produce_par(c, p, -1, 4, par_emit, &x, &err), WT_OK);
+		sm_produce_opts po = {.only_rank = -1, .threads = 4, .emit = par_emit, .ctx = &x};
+		assert_int_equal(shardmap_produce_ex(c, p, &po, &err), WT_OK);
 		printf("quant %s: %d emits on %d threads (one thread: %d)\n",
 		       q ? "fp8-block" : "none", x.pr->emits, x.n_seen, one->emits);
 		assert_true(x.n_seen >= 2);
@@ -411,7 +412,8 @@ static void test_produce_threads(void **state)
 		tm_prod_free(x.pr);
 		/* the 5th emit fails: that error comes back */
 		x = (par_ctx){.lk = PTHREAD_MUTEX_INITIALIZER, .fail_at = 5, .pr = empty_like(one)};
-		assert_int_equal(shardmap_produce_par(c, p, -1, 4, par_emit, &x, &err), WT_EIO);
+		po.ctx = &x;
+		assert_int_equal(shardmap_produce_ex(c, p, &po, &err), WT_EIO);
 		assert_string_equal(err.msg, "emit 5 fails on purpose");
 		printf("failing at emit 5: %d emits in all\n", x.calls);
 		assert_true(x.calls < one->emits);
@@ -425,6 +427,124 @@ static void test_produce_threads(void **state)
 	free(dir);
 }
 
+/* Parts (sm_produce_opts.emit_part): appended to the tensor in order. */
+typedef struct parts_ctx {
+	par_ctx x;        /* whole tensors, and the threads seen */
+	int parts;        /* calls of part_emit */
+	int first_of_r1;  /* call number of rank 1's first part of tensor lm_ix */
+	int second_of_r0; /* ... and of rank 0's second part */
+	int lm_ix[2];     /* lm_head's index, per rank */
+	uint64_t *got[2]; /* bytes so far of each rank's tensors */
+} parts_ctx;
+
+static int part_emit(void *ctx, uint32_t rank, size_t ix, uint64_t off, const void *bytes,
+                     uint64_t n, wt_errbuf *err)
+{
+	parts_ctx *pc = ctx;
+	tm_prod *pr = pc->x.pr;
+	pthread_mutex_lock(&pc->x.lk);
+	int rv = WT_OK;
+	int call = ++pc->parts;
+	if ((int)ix == pc->lm_ix[rank] && rank == 1 && off == 0)
+		pc->first_of_r1 = call;
+	if ((int)ix == pc->lm_ix[rank] && rank == 0 && off > 0 && pc->second_of_r0 == 0)
+		pc->second_of_r0 = call;
+	if (pr->b[rank][ix] == NULL)
+		pr->b[rank][ix] = calloc(1, 1u << 20);
+	if (off != pc->got[rank][ix] || off + n > (1u << 20))
+		rv = wt_seterr(err, WT_ECORRUPT, "rank %u tensor %zu: part at %llu, %llu so far",
+		               rank, ix, (unsigned long long)off,
+		               (unsigned long long)pc->got[rank][ix]);
+	else {
+		memcpy((uint8_t *)pr->b[rank][ix] + off, bytes, n);
+		pc->got[rank][ix] = off + n;
+		pr->len[rank][ix] = off + n;
+	}
+	pthread_mutex_unlock(&pc->x.lk);
+	return rv;
+}
+
+/*
+ * A row-split group (lm_head, an unpadded embedding) produced in parts: every
+ * rank's first part comes before any rank's second, parts arrive in order,
+ * and the tensors equal a production of whole tensors on one thread (one and
+ * two threads), also with a padded vocabulary (zero rows after the last
+ * rank's). A part size that is not a whole number of rows produces whole
+ * tensors.
+ */
+static void test_produce_parts(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("smparts");
+	tm_model *m = tm_llama(SEED, WT_BF16);
+	assert_int_equal(tm_write(m, dir, tm_llama_cfg), 0);
+	const uint64_t rowb = 256 * 2;
+	struct {
+		uint32_t vocab_pad;
+		uint64_t part_bytes;
+		bool parts;
+	} cases[] = {{4, 8 * rowb, true}, {4, 8 * rowb - 2, false}, {64, 8 * rowb, true}};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		for (unsigned threads = 1; threads <= 2; threads++) {
+			wt_layout l;
+			layout(&l, 2, 1);
+			l.vocab_pad = cases[k].vocab_pad; /* 1000 rows: 500 per rank when 4 */
+			store *s;
+			ckpt *c;
+			sm_plan *p;
+			wt_errbuf err = {0};
+			assert_int_equal(tm_plan(dir, &l, &s, &c, &p, &err), WT_OK);
+			int rv;
+			tm_prod *one = tm_produce(c, p, -1, &rv, &err);
+			assert_int_equal(rv, WT_OK);
+			parts_ctx pc = {
+			    .x = {.lk = PTHREAD_MUTEX_INITIALIZER, .pr = empty_like(one)}};
+			for (uint32_t r = 0; r < 2; r++) {
+				pc.lm_ix[r] = tm_ix(p, r, "lm_head.weight");
+				pc.got[r] = calloc(one->n[r] + 1, sizeof(uint64_t));
+			}
+			sm_produce_opts po = {.only_rank = -1,
+			                      .threads = threads,
+			                      .emit = par_emit,
+			                      .emit_part = part_emit,
+			                      .part_bytes = cases[k].part_bytes,
+			                      .ctx = &pc};
+			rv = shardmap_produce_ex(c, p, &po, &err);
+			if (rv != WT_OK)
+				fail_msg("%s", err.msg);
+			printf(
+			    "vocab_pad %u, parts of %llu bytes, %u threads: %d whole, %d parts; "
+			    "rank 1's first part of lm_head: call %d, rank 0's second: call %d\n",
+			    cases[k].vocab_pad, (unsigned long long)cases[k].part_bytes, threads,
+			    pc.x.calls, pc.parts, pc.first_of_r1, pc.second_of_r0);
+			if (cases[k].parts) {
+				/* lm_head and the embedding, each rank: 500 rows in 63 parts;
+				 * padded to 1024 (vocab_pad 64), 512 rows in 64 (rank 1's last
+				 * 24 rows zeros) */
+				assert_int_equal(pc.parts, 4 * (cases[k].vocab_pad == 4 ? 63 : 64));
+				assert_true(pc.first_of_r1 > 0 && pc.first_of_r1 < pc.second_of_r0);
+			} else {
+				assert_int_equal(pc.parts, 0);
+			}
+			for (uint32_t r = 0; r < one->nr; r++)
+				for (size_t i = 0; i < one->n[r]; i++) {
+					assert_non_null(pc.x.pr->b[r][i]);
+					assert_int_equal(pc.x.pr->len[r][i], one->len[r][i]);
+					assert_memory_equal(pc.x.pr->b[r][i], one->b[r][i],
+					                    one->len[r][i]);
+				}
+			free(pc.got[0]);
+			free(pc.got[1]);
+			tm_prod_free(pc.x.pr);
+			tm_prod_free(one);
+			tm_close(s, c, p);
+			wt_layout_clear(&l);
+		}
+	tm_free(m);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,6 +552,7 @@ int main(void)
 	    cmocka_unit_test(test_llama_t1_t2),    cmocka_unit_test(test_vocab_pad),
 	    cmocka_unit_test(test_coverage_llama), cmocka_unit_test(test_read_once),
 	    cmocka_unit_test(test_serving_order),  cmocka_unit_test(test_produce_threads),
+	    cmocka_unit_test(test_produce_parts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,7 +120,6 @@ static void write_in_place(const char *dir)
 static void gate_check(void *ctx, uint32_t rank)
 {
 	gate *g = ctx;
-	(void)rank;
 	struct timespec dl;
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += 20;
@@ -135,8 +134,11 @@ static void gate_check(void *ctx, uint32_t rank)
 	       pthread_cond_timedwait(&g->cv, &g->lk, &dl) == 0)
 		;
 	g->fails_consumed = g->put_fails;
-	const char *dir = g->change_dir;
-	g->change_dir = NULL;
+	/* the source changes at the check of rank 0 (the one the test reads):
+	 * another rank's check may run at the same time (production_threads) */
+	const char *dir = rank == 0 ? g->change_dir : NULL;
+	if (dir != NULL)
+		g->change_dir = NULL;
 	while (dir != NULL && !g->got_bytes && pthread_cond_timedwait(&g->cv, &g->lk, &dl) == 0)
 		;
 	pthread_mutex_unlock(&g->lk);

@@ -19,6 +19,8 @@
 
 typedef struct tensor_rec {
 	bool done;
+	uint64_t next_off; /* emitted in parts (emit_part): bytes so far */
+	common_hasher *th; /* emitted in parts: the tensor's hash so far; owned */
 	wt_hash128 hash;
 	wd_chunk *chunks; /* owned */
 	size_t n_chunks;
@@ -50,6 +52,7 @@ typedef struct prod {
 	wd_wback *wb;   /* the cache writer (wback.c) */
 	/* emit runs on production_threads threads at once: what it adds up is atomic */
 	_Atomic uint64_t bytes_out;
+	_Atomic uint64_t parts;            /* tensors emitted in parts (rank after rank) */
 	_Atomic uint64_t hash_ns, wait_ns; /* producer: hashing + copying, waiting for RAM budget */
 	uint64_t emit_ns;                  /* producer: start to last tensor emitted (reads too) */
 	uint64_t put_ns, commit_ns;        /* cache writer: chunk puts, rank commits */
@@ -57,8 +60,10 @@ typedef struct prod {
 
 static void free_tensors(rank_state *rs)
 {
-	for (size_t i = 0; rs->t != NULL && i < rs->n_tensors; i++)
+	for (size_t i = 0; rs->t != NULL && i < rs->n_tensors; i++) {
 		free(rs->t[i].chunks);
+		common_hasher_free(rs->t[i].th);
+	}
 	free(rs->t);
 	rs->t = NULL;
 }
@@ -280,11 +285,12 @@ static int write_behind(void *ctx, uint32_t rank, size_t ti, size_t c, wd_wbuf *
 	return WT_OK;
 }
 
-/* Copy tensor ti of `rank` (its planned chunks) into write-behind buffers,
- * hashing each chunk and, with th, the tensor as it copies; publish each
- * chunk to cut-through readers and queue it for the cache writer. */
-static int emit_chunks(prod *p, uint32_t rank, size_t ti, const uint8_t *bytes, common_hasher *th,
-                       wt_errbuf *err)
+/* Copy chunks [c0, c1) of tensor ti of `rank` (bytes: chunk c0's) into
+ * write-behind buffers, hashing each chunk and, with th, the tensor as it
+ * copies; publish each chunk to cut-through readers and queue it for the
+ * cache writer. */
+static int emit_chunks(prod *p, uint32_t rank, size_t ti, const uint8_t *bytes, size_t c0,
+                       size_t c1, common_hasher *th, wt_errbuf *err)
 {
 	rank_state *rs = &p->r[rank];
 	tensor_rec *tr = &rs->t[ti];
@@ -293,7 +299,7 @@ static int emit_chunks(prod *p, uint32_t rank, size_t ti, const uint8_t *bytes, 
 		wd_live_tensor(p->s->lives, rs->live, ti, tr->hash);
 	}
 	uint64_t off = 0;
-	for (size_t c = 0; c < tr->n_chunks; c++) {
+	for (size_t c = c0; c < c1; c++) {
 		uint64_t len = tr->chunks[c].nbytes; /* planned (plan_chunks) */
 		wd_wbuf *b = NULL;
 		uint64_t t1 = common_now_ns();
@@ -318,10 +324,12 @@ static int emit_chunks(prod *p, uint32_t rank, size_t ti, const uint8_t *bytes, 
 	return WT_OK;
 }
 
-static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t nbytes,
-                wt_errbuf *err)
+/* Checks of an emitted tensor or part: the rank's state into *rs_out (NULL: a
+ * rank already committed, nothing to do). */
+static int emit_check(prod *p, uint32_t rank, size_t ti, uint64_t off, uint64_t n,
+                      rank_state **rs_out, wt_errbuf *err)
 {
-	prod *p = ctx;
+	*rs_out = NULL;
 	if (atomic_load(&p->s->cancel))
 		return wt_seterr(err, WT_ECANCELED, "production of model '%s' canceled (shutdown)",
 		                 p->model);
@@ -333,28 +341,62 @@ static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t
 	if (rs->skip)
 		return WT_OK;
 	const sm_out_info *oi = shardmap_rank_tensor(p->plan, rank, ti);
-	tensor_rec *tr = &rs->t[ti];
-	if (tr->done || nbytes != oi->nbytes)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "tensor '%s' rank %u: emitted %s%llu bytes, plan says %llu",
-		                 oi->name, rank, tr->done ? "twice, " : "",
-		                 (unsigned long long)nbytes, (unsigned long long)oi->nbytes);
-	/* One pass: each chunk is copied into its buffer and hashed, and the
-	 * tensor hashed with it (a one-chunk tensor's hash is its chunk's). */
-	common_hasher *th = NULL;
-	if (tr->n_chunks > 1 && (th = common_hasher_new()) == NULL)
-		return wt_seterr(err, WT_ENOMEM, "out of memory hashing tensor '%s'", oi->name);
-	int rv = emit_chunks(p, rank, ti, bytes, th, err);
-	common_hasher_free(th);
-	if (rv != WT_OK)
+	const tensor_rec *tr = &rs->t[ti];
+	uint64_t cb = p->s->cfg->chunk_bytes;
+	/* parts come in order, each ending on a chunk boundary or at the tensor's end */
+	if (tr->done || off != tr->next_off || n > oi->nbytes - off ||
+	    (off + n != oi->nbytes && (n == 0 || (off + n) % cb != 0)))
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "tensor '%s' rank %u: emitted %s%llu bytes at %llu, plan says %llu "
+		    "(next at %llu)",
+		    oi->name, rank, tr->done ? "twice, " : "", (unsigned long long)n,
+		    (unsigned long long)off, (unsigned long long)oi->nbytes,
+		    (unsigned long long)tr->next_off);
+	*rs_out = rs;
+	return WT_OK;
+}
+
+/* Bytes [off, off + n) of tensor ti of `rank` (the whole of it, or a part:
+ * sm_produce_opts.emit_part), on chunk boundaries. One pass: each chunk is
+ * copied into its buffer and hashed, and the tensor hashed with it (a
+ * one-chunk tensor's hash is its chunk's); the tensor's last part finishes it. */
+static int emit_part(void *ctx, uint32_t rank, size_t ti, uint64_t off, const void *bytes,
+                     uint64_t n, wt_errbuf *err)
+{
+	prod *p = ctx;
+	rank_state *rs;
+	int rv = emit_check(p, rank, ti, off, n, &rs, err);
+	if (rv != WT_OK || rs == NULL)
 		return rv;
+	tensor_rec *tr = &rs->t[ti];
+	const sm_out_info *oi = shardmap_rank_tensor(p->plan, rank, ti);
+	if (off == 0 && tr->n_chunks > 1 && (tr->th = common_hasher_new()) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory hashing tensor '%s'", oi->name);
+	uint64_t cb = p->s->cfg->chunk_bytes;
+	bool last = off + n == oi->nbytes;
+	if (off == 0 && !last)
+		atomic_fetch_add(&p->parts, 1);
+	size_t c0 = (size_t)(off / cb), c1 = last ? tr->n_chunks : (size_t)((off + n) / cb);
+	rv = emit_chunks(p, rank, ti, bytes, c0, c1, tr->th, err);
+	tr->next_off = off + n;
+	if (rv != WT_OK || !last)
+		return rv;
+	common_hasher_free(tr->th);
+	tr->th = NULL;
 	tr->done = true;
-	atomic_fetch_add(&p->bytes_out, nbytes);
+	atomic_fetch_add(&p->bytes_out, oi->nbytes);
 	/* the thread that emits a rank's last tensor finishes it: every other
 	 * tensor's chunks were queued before their thread counted it */
 	if (atomic_fetch_add(&rs->n_done, 1) + 1 == rs->n_tensors)
 		return finish_rank(p, rank, err);
 	return WT_OK;
+}
+
+static int emit(void *ctx, uint32_t rank, size_t ti, const void *bytes, uint64_t nbytes,
+                wt_errbuf *err)
+{
+	return emit_part(ctx, rank, ti, 0, bytes, nbytes, err);
 }
 
 /* Open a cache writer for every rank not committed yet (*to_make of them),
@@ -393,8 +435,16 @@ static int run_production(prod *p, wt_errbuf *err)
 	if (rv != WT_OK)
 		return rv;
 	uint64_t t0 = common_now_ns();
-	rv = shardmap_produce_par(p->snap->ck, p->plan, -1, (unsigned)p->s->cfg->production_threads,
-	                          emit, p, err);
+	/* lm_head and the embedding in chunk-sized parts, rank after rank: every
+	 * cut-through reader's first chunk comes after a few chunks, not after
+	 * the other ranks' whole rows */
+	sm_produce_opts o = {.only_rank = -1,
+	                     .threads = (unsigned)p->s->cfg->production_threads,
+	                     .emit = emit,
+	                     .emit_part = emit_part,
+	                     .part_bytes = p->s->cfg->chunk_bytes,
+	                     .ctx = p};
+	rv = shardmap_produce_ex(p->snap->ck, p->plan, &o, err);
 	p->emit_ns = common_now_ns() - t0;
 	/* the writer's own error comes first: the producer's may be its echo */
 	wt_errbuf werr;
@@ -465,12 +515,14 @@ out:
 		wd_hist_observe(&s->m.production, common_now_ns() - t0);
 		WT_LOG(WT_LOG_INFO,
 		       "produced model '%s' rev %.12s layout %s: %u of %u ranks, %llu bytes read, "
-		       "%llu bytes out, %llu ms (producer %llu: hash + copy %llu over its threads, "
+		       "%llu bytes out (%llu tensors in parts), %llu ms (producer %llu: hash + "
+		       "copy %llu over its threads, "
 		       "waiting for "
 		       "writeback_bytes %llu; behind: cache put %llu, commit %llu)",
 		       model, snap->revision, layout_text, to_make, p.n_ranks,
 		       (unsigned long long)read, (unsigned long long)atomic_load(&p.bytes_out),
-		       (unsigned long long)ms, (unsigned long long)(p.emit_ns / 1000000),
+		       (unsigned long long)atomic_load(&p.parts), (unsigned long long)ms,
+		       (unsigned long long)(p.emit_ns / 1000000),
 		       (unsigned long long)(atomic_load(&p.hash_ns) / 1000000),
 		       (unsigned long long)(atomic_load(&p.wait_ns) / 1000000),
 		       (unsigned long long)(p.put_ns / 1000000),
