@@ -303,31 +303,44 @@ static int dialer_tls(const fetch_bulk *fb, nng_stream_dialer *d)
 	return rv;
 }
 
-/* Dial stream k and send the open header; 0 or an nng error. */
-static int conn_dial(fetch_bulk *fb, bulk_conn *k, const uint8_t *ticket)
+/* A dial in progress (dial_start, dial_finish). */
+typedef struct bulk_dial {
+	nng_stream_dialer *d;
+	nng_aio *aio;
+	int rv;
+} bulk_dial;
+
+/* Start dialing fb's stream URL; the result is dial_finish's. */
+static void dial_start(fetch_bulk *fb, bulk_dial *dl)
 {
-	const wt_client *c = fb->f->c;
-	nng_stream_dialer *d = NULL;
-	nng_aio *aio = NULL;
-	int rv = nng_stream_dialer_alloc(&d, fb->url);
-	if (rv == 0)
-		rv = dialer_tls(fb, d);
-	if (rv == 0)
-		rv = nng_aio_alloc(&aio, NULL, NULL);
-	if (rv == 0) {
-		nng_aio_set_timeout(aio, (nng_duration)c->o.connect_timeout_ms);
-		nng_stream_dialer_dial(d, aio);
-		nng_aio_wait(aio);
-		if ((rv = nng_aio_result(aio)) == 0)
-			k->st = nng_aio_get_output(aio, 0);
+	memset(dl, 0, sizeof(*dl));
+	dl->rv = nng_stream_dialer_alloc(&dl->d, fb->url);
+	if (dl->rv == 0)
+		dl->rv = dialer_tls(fb, dl->d);
+	if (dl->rv == 0)
+		dl->rv = nng_aio_alloc(&dl->aio, NULL, NULL);
+	if (dl->rv == 0) {
+		nng_aio_set_timeout(dl->aio, (nng_duration)fb->f->c->o.connect_timeout_ms);
+		nng_stream_dialer_dial(dl->d, dl->aio);
 	}
-	nng_aio_free(aio);
-	nng_stream_dialer_free(d);
+}
+
+/* Wait for dial dl into stream k and send the open header; 0 or an nng error. */
+static int dial_finish(fetch_bulk *fb, bulk_dial *dl, bulk_conn *k, const uint8_t *ticket)
+{
+	int rv = dl->rv;
+	if (rv == 0) {
+		nng_aio_wait(dl->aio);
+		if ((rv = nng_aio_result(dl->aio)) == 0)
+			k->st = nng_aio_get_output(dl->aio, 0);
+	}
+	nng_aio_free(dl->aio);
+	nng_stream_dialer_free(dl->d);
 	if (rv != 0)
 		return rv;
 	uint8_t o[BULK_OPEN_BYTES];
 	bulk_open_encode(ticket, o);
-	return st_io(k->st, 1, o, sizeof(o), c->o.connect_timeout_ms);
+	return st_io(k->st, 1, o, sizeof(o), fb->f->c->o.connect_timeout_ms);
 }
 
 void fetch_bulk_open(fetch *f)
@@ -356,25 +369,33 @@ void fetch_bulk_open(fetch *f)
 	pthread_cond_init(&fb->cv, NULL);
 	f->bulk = fb;
 	size_t want = f->n_socks;
+	/* every stream dialed at once: a fetch's first chunk waits for one
+	 * connect, not for one after the other (each costs a few ms on a busy
+	 * host, more over TLS) */
+	bulk_dial dl[CLIENT_MAX_CONNS];
+	for (size_t i = 0; i < want; i++)
+		dial_start(fb, &dl[i]);
+	int rv = 0;
 	for (size_t i = 0; i < want; i++) {
 		bulk_conn *k = &fb->conns[i];
 		k->fb = fb;
 		k->q = calloc(fb->q_cap, sizeof(*k->q));
 		k->hs = common_hasher_new();
 		k->ts = common_hasher_new();
-		int rv = k->q == NULL || k->hs == NULL || k->ts == NULL ? NNG_ENOMEM
-		                                                        : conn_dial(fb, k, ticket);
+		int drv = dial_finish(fb, &dl[i], k, ticket); /* frees the dial either way */
+		if (rv == 0)
+			rv = k->q == NULL || k->hs == NULL || k->ts == NULL ? NNG_ENOMEM : drv;
 		if (rv == 0)
 			rv = pthread_create(&k->th, NULL, receiver, k) == 0 ? 0 : NNG_ENOMEM;
 		fb->n = i + 1;
-		if (rv != 0) {
-			client_log(c, WT_CLIENT_LOG_WARNING,
-			           "endpoint %s: bulk stream %s: %s; fetching over messages",
-			           c->eps[f->ep].url, url, nng_strerror(rv));
-			fetch_bulk_close(f);
-			return;
-		}
-		k->th_started = 1;
+		k->th_started = rv == 0;
+	}
+	if (rv != 0) {
+		client_log(c, WT_CLIENT_LOG_WARNING,
+		           "endpoint %s: bulk stream %s: %s; fetching over messages",
+		           c->eps[f->ep].url, url, nng_strerror(rv));
+		fetch_bulk_close(f);
+		return;
 	}
 	client_log(c, WT_CLIENT_LOG_INFO, "endpoint %s: %zu bulk stream(s) on %s",
 	           c->eps[f->ep].url, want, url);

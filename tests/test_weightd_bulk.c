@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -450,13 +451,41 @@ static void test_client_fallback(void **state)
 	tw_env_free(e);
 }
 
+/* The stream is offered but cannot be dialed (its ipc socket file is gone):
+ * the fetch goes over messages, same bytes, and no stream reply is sent. */
+static void test_client_dial_fails(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-bulk-nodial", SEED);
+	char *sock = tu_path(e->dir, "bulk.sock");
+	char url[600];
+	snprintf(url, sizeof(url), "ipc://%s", sock);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", url, "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	assert_int_equal(unlink(sock), 0);
+	wt_hash128 a, b;
+	size_t na = 0, nb = 0;
+	assert_int_equal(fetch_digest(e->url, 1, &b, &nb), WT_OK); /* offered, not reachable */
+	assert_int_equal(fetch_digest(e->url, 0, &a, &na), WT_OK);
+	assert_true(atomic_load(&e->srv->bulk_replies) == 0);
+	assert_true(na == nb && na > 0 && common_hash128_eq(a, b));
+	free(sock);
+	tw_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_off_by_default), cmocka_unit_test(test_identical_bytes),
-	    cmocka_unit_test(test_errors),         cmocka_unit_test(test_fault_corrupts_copy),
-	    cmocka_unit_test(test_client_stream),  cmocka_unit_test(test_client_fallback),
-	    cmocka_unit_test(test_wildcard_host),  cmocka_unit_test(test_unauth_limits),
+	    cmocka_unit_test(test_off_by_default),
+	    cmocka_unit_test(test_identical_bytes),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_fault_corrupts_copy),
+	    cmocka_unit_test(test_client_stream),
+	    cmocka_unit_test(test_client_fallback),
+	    cmocka_unit_test(test_wildcard_host),
+	    cmocka_unit_test(test_unauth_limits),
+	    cmocka_unit_test(test_client_dial_fails),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
