@@ -243,11 +243,24 @@ static double cold_fetch(const char *models, const char *cachedir, const char *s
 {
 	wd_config cfg;
 	wd_config_init(&cfg);
-	char *av[] = {"weightd",           "--listen",      "tcp://127.0.0.1:0",
-	              "--models-dir",      (char *)models,  "--cache-dir",
-	              (char *)cachedir,    "--chunk-bytes", "4M",
-	              "--cache-max-bytes", "64G",           "--log-level",
-	              "warning",           "--model",       (char *)spec};
+	/* writeback_bytes above the layout, as bench_cold (a deployment's choice) */
+	char *av[] = {"weightd",
+	              "--listen",
+	              "tcp://127.0.0.1:0",
+	              "--models-dir",
+	              (char *)models,
+	              "--cache-dir",
+	              (char *)cachedir,
+	              "--chunk-bytes",
+	              "4M",
+	              "--cache-max-bytes",
+	              "64G",
+	              "--writeback-bytes",
+	              "2G",
+	              "--log-level",
+	              "warning",
+	              "--model",
+	              (char *)spec};
 	int ac = (int)(sizeof(av) / sizeof(av[0])) - (spec == NULL ? 2 : 0);
 	wt_errbuf err;
 	wd_server *srv;
