@@ -36,6 +36,7 @@
 #include "bench/util/benchutil.h"
 #include "cache/cache.h"
 #include "common/common.h"
+#include "weightd/server_int.h"
 #include "weightd/weightd.h"
 #include "weights/client.h"
 #include "weights/engine.h"
@@ -363,6 +364,18 @@ int main(int argc, char **argv)
 	if (wd_server_open(&srv, &cfg, &err) != WT_OK)
 		die("weightd", err.msg);
 	const char *url = wd_server_url(srv, 0);
+	if (cfg.writeback_prefault_bytes > 0) { /* a node started a while ago: wait for it */
+		uint64_t t_pf = common_now_ns(), last = UINT64_MAX;
+		wd_wbudget_stats st = {0};
+		for (int quiet = 0; quiet < 10; usleep(20000)) {
+			wd_wbudget_get(srv->wbudget, &st);
+			quiet = st.prefaulted == last ? quiet + 1 : 0;
+			last = st.prefaulted;
+		}
+		printf("writeback_prefault_bytes: %llu MiB faulted in at start, %.2f s\n",
+		       (unsigned long long)(st.prefaulted >> 20),
+		       secs(common_now_ns() - t_pf) - 0.2);
+	}
 
 	printf("model: llama %.2f GiB (%llu source bytes), TP=%d, %d concurrent clients, 4 MiB "
 	       "chunks, %s workers, %llu production threads, writeback_bytes %llu MiB, tcp "

@@ -546,8 +546,39 @@ static void test_writeback_pool(void **state)
 	b[0] = wb_get(wb, 6 * M);
 	assert_wb(e, 6 * M, 8 * M, 5, 3);
 	wd_wbuf_unref(b[0]);
+	/* none of 2 MiB kept: one of 4 MiB (at most twice the size) serves */
+	b[0] = wb_get(wb, 2 * M);
+	assert_wb(e, 4 * M, 10 * M, 5, 4);
+	wd_wbuf_unref(b[0]);
+	assert_wb(e, 0, 14 * M, 5, 4);
 	assert_int_equal(wd_wback_finish(wb, false, &err), WT_OK);
 	tw_env_free(e); /* frees what is kept (ASan: no leak) */
+
+	/* writeback_prefault_bytes: buffers of chunk_bytes faulted in at start,
+	 * within writeback_bytes; a production's first buffers are those */
+	e = tw_env_new("wd-wbprefault", SEED);
+	assert_int_equal(wd_config_set(&e->cfg, "writeback_bytes", "16M", "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "writeback_prefault_bytes", "64M", "test", &err),
+	                 WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "chunk_bytes", "4M", "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	wd_wbudget_stats st = {0};
+	for (int i = 0; i < 1000 && st.prefaulted < 16 * M; i++) {
+		usleep(10000);
+		wd_wbudget_get(e->srv->wbudget, &st);
+	}
+	usleep(50000); /* it stops at the bound: nothing more comes */
+	wd_wbudget_get(e->srv->wbudget, &st);
+	printf("prefaulted %llu MiB of 64 asked (writeback_bytes 16M)\n",
+	       (unsigned long long)(st.prefaulted / M));
+	assert_int_equal(st.prefaulted, 16 * M);
+	assert_wb(e, 0, 16 * M, 0, 0);
+	assert_int_equal(wd_wback_start(e->srv, wb_never, NULL, &wb, &err), WT_OK);
+	b[0] = wb_get(wb, 4 * M);
+	assert_wb(e, 4 * M, 12 * M, 0, 1);
+	wd_wbuf_unref(b[0]);
+	assert_int_equal(wd_wback_finish(wb, false, &err), WT_OK);
+	tw_env_free(e);
 }
 
 /* The whole rank arrives while every commit is held back; bytes equal a committed fetch. */

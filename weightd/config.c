@@ -108,6 +108,11 @@ static const wd_cfg_key table[] = {
      "RAM for produced chunks not yet written to the cache: productions (and cut-through "
      "readers) run ahead of the disk by this much, and buffers released are kept within it "
      "for the next production; 0 = one chunk at a time"},
+    {"writeback_prefault_bytes", WD_CFG_BYTES, 0, 1ull << 50, "0", "bytes", false,
+     OFF(writeback_prefault_bytes),
+     "write-behind RAM faulted in at start by a low-priority thread and kept (at most "
+     "writeback_bytes), so that the first cold production does not pay the kernel's zeroing "
+     "of fresh memory; 0 = none"},
 };
 
 #define N_KEYS (sizeof(table) / sizeof(table[0]))

@@ -103,6 +103,8 @@ static void write_metrics(wd_server *s, FILE *f)
 	      wb.peak);
 	gauge(f, "weightd_writeback_kept_bytes",
 	      "Released write-behind buffers kept for reuse (within writeback_bytes).", wb.kept);
+	gauge(f, "weightd_writeback_prefaulted_bytes",
+	      "Write-behind RAM faulted in at start (writeback_prefault_bytes).", wb.prefaulted);
 	counter(f, "weightd_writeback_buffers_reused_total",
 	        "Write-behind buffers taken from those kept instead of fresh memory.", wb.reused);
 	counter(f, "weightd_peer_fills_total", "Layouts filled from a peer of the cache tier.",

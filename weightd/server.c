@@ -310,7 +310,9 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	if ((rv = wd_models_open(&s->models, cfg, &s->memo, err)) != WT_OK)
 		goto fail;
 	if (wd_flights_create(&s->flights) != WT_OK || wd_lives_create(&s->lives) != WT_OK ||
-	    wd_wbudget_create(&s->wbudget, cfg->writeback_bytes) != WT_OK) {
+	    wd_wbudget_create(&s->wbudget, cfg->writeback_bytes) != WT_OK ||
+	    wd_wbudget_prefault(s->wbudget, (size_t)cfg->chunk_bytes,
+	                        cfg->writeback_prefault_bytes) != WT_OK) {
 		rv = wt_seterr(err, WT_ENOMEM, "server: out of memory");
 		goto fail;
 	}

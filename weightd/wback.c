@@ -39,7 +39,11 @@ struct wd_wbudget {
 	uint64_t used, peak;
 	uint64_t kept;          /* bytes of the buffers in pool */
 	uint64_t fresh, reused; /* buffers allocated, taken from pool */
+	uint64_t prefaulted;    /* bytes faulted in by the prefault thread */
 	void *pool[WB_CLASSES];
+	bool stop; /* the prefault thread stops */
+	pthread_t pf;
+	bool pf_started;
 };
 
 struct wd_wbuf {
@@ -147,6 +151,12 @@ void wd_wbudget_destroy(wd_wbudget *b)
 {
 	if (b == NULL)
 		return;
+	if (b->pf_started) {
+		pthread_mutex_lock(&b->lk);
+		b->stop = true;
+		pthread_mutex_unlock(&b->lk);
+		pthread_join(b->pf, NULL);
+	}
 	WT_ASSERT(b->used == 0);
 	for (int k = 0; k < WB_CLASSES; k++)
 		free_list(b->pool[k]);
@@ -162,7 +172,8 @@ void wd_wbudget_get(wd_wbudget *b, wd_wbudget_stats *out)
 	                          .peak = b->peak,
 	                          .kept = b->kept,
 	                          .fresh = b->fresh,
-	                          .reused = b->reused};
+	                          .reused = b->reused,
+	                          .prefaulted = b->prefaulted};
 	pthread_mutex_unlock(&b->lk);
 }
 
@@ -247,6 +258,65 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* Fault in buffers of the chunk class (cap) into the pool, up to `want`
+ * bytes or what fits beside the buffers in use, at nice 19. */
+typedef struct pf_arg {
+	wd_wbudget *g;
+	size_t cap;
+	uint64_t want;
+} pf_arg;
+
+static void *prefault_main(void *arg)
+{
+	pf_arg a = *(pf_arg *)arg;
+	free(arg);
+	wd_wbudget *g = a.g;
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	(void)pthread_setname_np(pthread_self(), "wd:prefault");
+	int k = pool_class(a.cap);
+	for (;;) {
+		pthread_mutex_lock(&g->lk);
+		bool go = !g->stop && g->prefaulted + a.cap <= a.want &&
+		          g->used + g->kept + a.cap <= g->cap;
+		pthread_mutex_unlock(&g->lk);
+		uint8_t *p = go ? buf_alloc(a.cap) : NULL;
+		if (p == NULL)
+			break;
+		memset(p, 0, a.cap); /* every page faulted in now, not by a producer */
+		pthread_mutex_lock(&g->lk);
+		go = !g->stop && g->used + g->kept + a.cap <= g->cap;
+		if (go) {
+			memcpy(p, &g->pool[k], sizeof(void *));
+			g->pool[k] = p;
+			g->kept += a.cap;
+			g->prefaulted += a.cap;
+		}
+		pthread_mutex_unlock(&g->lk);
+		if (!go) {
+			free(p);
+			break;
+		}
+	}
+	return NULL;
+}
+
+int wd_wbudget_prefault(wd_wbudget *g, size_t chunk_bytes, uint64_t bytes)
+{
+	size_t cap = buf_cap(chunk_bytes);
+	if (bytes == 0 || pool_class(cap) < 0 || g->pf_started)
+		return WT_OK; /* below a huge page: malloc's own reuse */
+	pf_arg *a = malloc(sizeof(*a));
+	if (a == NULL)
+		return WT_ENOMEM;
+	*a = (pf_arg){g, cap, bytes};
+	if (pthread_create(&g->pf, NULL, prefault_main, a) != 0) {
+		free(a);
+		return WT_ENOMEM;
+	}
+	g->pf_started = true;
+	return WT_OK;
+}
+
 int wd_wback_start(wd_server *s, wd_wback_fn fn, void *ctx, wd_wback **out, wt_errbuf *err)
 {
 	*out = NULL;
@@ -318,8 +388,14 @@ int wd_wback_alloc(wd_wback *wb, size_t len, wd_wbuf **out, wt_errbuf *err)
 	void *drop = NULL;
 	pthread_mutex_lock(&g->lk);
 	bool ok = reserve_locked(wb, g, cap);
-	if (ok && k >= 0)
-		data = pool_pop(g, k);
+	/* a kept buffer of this size, else of up to twice it (in use + kept
+	 * stays the same: the bigger one moves from kept to in use) */
+	for (int j = k; ok && j >= 0 && j < WB_CLASSES && j <= 2 * k + 1 && data == NULL; j++)
+		if ((data = pool_pop(g, j)) != NULL && j != k) {
+			g->used += (uint64_t)(j - k) * WB_HUGE;
+			g->peak = g->used > g->peak ? g->used : g->peak;
+			cap = (size_t)(j + 1) * WB_HUGE;
+		}
 	if (ok && data == NULL)
 		pool_shrink(g, &drop); /* room for a fresh one inside the bound */
 	if (ok)

@@ -49,6 +49,7 @@ chunks=$(val 'weightd_request_seconds_count{kind="chunk"}')
 # this fixture's chunks are below a huge page: none kept (test_writeback_pool keeps them)
 [ "$(val weightd_writeback_kept_bytes)" = 0 ] || die "kept: $(val weightd_writeback_kept_bytes)"
 [ "$(val weightd_writeback_buffers_reused_total)" = 0 ] || die "reused buffers"
+[ "$(val weightd_writeback_prefaulted_bytes)" = 0 ] || die "prefaulted without writeback_prefault_bytes"
 grep -q '^# TYPE weightd_request_seconds histogram' "$T/metrics" || die "TYPE line"
 # buckets are cumulative (non-decreasing)
 awk -F' ' '/^weightd_request_seconds_bucket\{kind="chunk"/ {if ($2 < last) bad=1; last=$2} END {exit bad}' \
