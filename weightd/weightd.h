@@ -37,7 +37,8 @@ typedef struct wd_config {
 	uint64_t workers;             /* threads serving requests (lane 0) */
 	uint64_t producers;           /* threads producing layouts (lane 1) */
 	uint64_t production_threads;  /* threads of one production (shardmap_produce_ex) */
-	uint64_t writeback_prefault_bytes; /* write-behind RAM faulted in at start */
+	/* write-behind RAM faulted in at start (writeback_prefault_bytes) */
+	uint64_t writeback_prefault_bytes;
 	char *metrics_listen;         /* http://HOST:PORT, "" = no metrics endpoint */
 	char *stream_listen;          /* bulk data plane: tcp:// or ipc:// URL, "" = off */
 	char *tls_cert_key_file;      /* tls+tcp:// listeners: certificate + key (PEM) */
