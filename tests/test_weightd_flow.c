@@ -569,8 +569,8 @@ static void test_sigterm(void **state)
 	}
 	printf(
 	    "after SIGTERM: %d chunk replies (%d canceled), exited %d after %llu ms, status 0x%x\n",
-	    fa.replies, fa.canceled, exited, (unsigned long long)((common_now_ns() - t0) / 1000000),
-	    status);
+	    __atomic_load_n(&fa.replies, __ATOMIC_RELAXED), fa.canceled, exited,
+	    (unsigned long long)((common_now_ns() - t0) / 1000000), status);
 	if (!exited) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);

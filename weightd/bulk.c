@@ -58,7 +58,7 @@ typedef struct wd_bconn {
 	nng_stream *st;
 	nng_aio *raio, *saio;
 	/* receive side (one receive in flight at a time) */
-	int rstate;
+	int rstate; /* written under wd_bulk.lk (the send side reads it there) */
 	size_t rdone, rlen;
 	uint8_t *rbuf;
 	uint8_t open[BULK_OPEN_BYTES];
@@ -123,7 +123,9 @@ static void recv_start(wd_bconn *b, int st, uint8_t *buf, size_t n)
 	uint64_t ms = b->bk->srv->cfg->hello_timeout_ms;
 	nng_aio_set_timeout(b->raio,
 	                    st == BR_OPEN && ms > 0 ? (nng_duration)ms : NNG_DURATION_INFINITE);
+	pthread_mutex_lock(&b->bk->lk); /* send_cb tests it for BR_WAIT */
 	b->rstate = st;
+	pthread_mutex_unlock(&b->bk->lk);
 	b->rbuf = buf;
 	b->rlen = n;
 	b->rdone = 0;
