@@ -176,7 +176,7 @@ static void serve_chunk(fake *f, const Weights__Request *q)
 static void *fake_main(void *arg)
 {
 	fake *f = arg;
-	while (!f->stop) {
+	while (!__atomic_load_n(&f->stop, __ATOMIC_SEQ_CST)) {
 		nng_msg *m;
 		if (nng_recvmsg(f->sock, &m, 0) != 0)
 			continue; /* receive timeout: check stop */
@@ -310,7 +310,7 @@ void fake_down(fake *f)
 			break;
 		usleep(10000);
 	}
-	f->stop = 1;
+	__atomic_store_n(&f->stop, 1, __ATOMIC_SEQ_CST);
 	pthread_join(f->th, NULL);
 	f->running = 0;
 }
