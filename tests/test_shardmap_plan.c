@@ -373,6 +373,17 @@ static tm_prod *empty_like(const tm_prod *like)
 	return pr;
 }
 
+/* got holds every tensor of want, with the same bytes. */
+static void assert_same_prod(const tm_prod *got, const tm_prod *want)
+{
+	for (uint32_t r = 0; r < want->nr; r++)
+		for (size_t i = 0; i < want->n[r]; i++) {
+			assert_non_null(got->b[r][i]);
+			assert_int_equal(got->len[r][i], want->len[r][i]);
+			assert_memory_equal(got->b[r][i], want->b[r][i], want->len[r][i]);
+		}
+}
+
 /*
  * Production on 4 threads emits every tensor of every rank exactly once with
  * the bytes of a production on one thread (quant none and fp8-block), from
@@ -403,12 +414,7 @@ static void test_produce_threads(void **state)
 		       q ? "fp8-block" : "none", x.pr->emits, x.n_seen, one->emits);
 		assert_true(x.n_seen >= 2);
 		assert_int_equal(x.pr->emits, one->emits);
-		for (uint32_t r = 0; r < one->nr; r++)
-			for (size_t i = 0; i < one->n[r]; i++) {
-				assert_non_null(x.pr->b[r][i]);
-				assert_int_equal(x.pr->len[r][i], one->len[r][i]);
-				assert_memory_equal(x.pr->b[r][i], one->b[r][i], one->len[r][i]);
-			}
+		assert_same_prod(x.pr, one);
 		tm_prod_free(x.pr);
 		/* the 5th emit fails: that error comes back */
 		x = (par_ctx){.lk = PTHREAD_MUTEX_INITIALIZER, .fail_at = 5, .pr = empty_like(one)};
@@ -526,13 +532,7 @@ static void test_produce_parts(void **state)
 			} else {
 				assert_int_equal(pc.parts, 0);
 			}
-			for (uint32_t r = 0; r < one->nr; r++)
-				for (size_t i = 0; i < one->n[r]; i++) {
-					assert_non_null(pc.x.pr->b[r][i]);
-					assert_int_equal(pc.x.pr->len[r][i], one->len[r][i]);
-					assert_memory_equal(pc.x.pr->b[r][i], one->b[r][i],
-					                    one->len[r][i]);
-				}
+			assert_same_prod(pc.x.pr, one);
 			free(pc.got[0]);
 			free(pc.got[1]);
 			tm_prod_free(pc.x.pr);
