@@ -294,24 +294,30 @@ static void print_results(const results *r)
 	       fp8_gbps / r->put);
 }
 
-int main(int argc, char **argv)
+typedef struct opts {
+	double gib;
+	const char *workers, *level;
+	char *sets[16]; /* KEY=VALUE */
+	int n_sets;
+} opts;
+
+/* Command line into *o; 0, or 2 after a usage message. */
+static int parse_opts(int argc, char **argv, opts *o)
 {
-	double gib = 1.0;
-	const char *workers = "4", *level = "warning";
-	char *sets[16];
-	int n_sets = 0;
+	*o = (opts){.gib = 1.0, .workers = "4", .level = "warning"};
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--gib") == 0 && i + 1 < argc)
-			gib = strtod(argv[++i], NULL);
+			o->gib = strtod(argv[++i], NULL);
 		else if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
-			workers = argv[++i];
+			o->workers = argv[++i];
 		else if (strcmp(argv[i], "--verbose") == 0)
-			level = "info"; /* weightd's production summaries (where the time went) */
+			o->level =
+			    "info"; /* weightd's production summaries (where the time went) */
 		else if (strcmp(argv[i], "--messages") == 0)
 			g_stream = 0;
-		else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && n_sets < 16 &&
+		else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && o->n_sets < 16 &&
 		         strchr(argv[i + 1], '=') != NULL)
-			sets[n_sets++] = argv[++i];
+			o->sets[o->n_sets++] = argv[++i];
 		else {
 			fprintf(stderr, "usage: bench_cold [--gib G (0.05..64, default 1)] "
 			                "[--workers N (default 4)] [--verbose] [--messages] [--set "
@@ -319,52 +325,39 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (gib < 0.05 || gib > 64) {
-		fprintf(stderr, "bench_cold: --gib %.3f is outside 0.05..64\n", gib);
+	if (o->gib < 0.05 || o->gib > 64) {
+		fprintf(stderr, "bench_cold: --gib %.3f is outside 0.05..64\n", o->gib);
 		return 2;
 	}
-	if (bench_init(argv[0], "cold") != 0)
-		return 1;
-	char mb[32], models[1024], model[1100], cachedir[1024], putdir[1024];
-	snprintf(mb, sizeof(mb), "%.0f", gib * 1024);
-	if (bench_make_llama("m", mb) != 0)
-		die("wt-mkckpt", "cannot make the fixture (build it with make)");
-	snprintf(models, sizeof(models), "%s/models", bench_tmp());
-	snprintf(model, sizeof(model), "%s/m", models);
-	snprintf(cachedir, sizeof(cachedir), "%s/cache", bench_tmp());
-	snprintf(putdir, sizeof(putdir), "%s/putcache", bench_tmp());
-	cache_tune_malloc(CHUNK);
-	common_log_set(NULL, NULL, strcmp(level, "info") == 0 ? WT_LOG_INFO : WT_LOG_WARNING);
+	return 0;
+}
 
-	read_dir(model); /* into the page cache */
-	uint64_t t0 = common_now_ns();
-	uint64_t ck = read_dir(model);
-	double t_read = secs(common_now_ns() - t0);
-
-	wd_config cfg;
-	wd_config_init(&cfg);
+/* An in-process weightd over models/ with an empty cachedir, o's settings. */
+static wd_server *start_weightd(const opts *o, wd_config *cfg, const char *models,
+                                const char *cachedir)
+{
+	wd_config_init(cfg);
 	char *av[] = {"weightd", "--stream-listen", "tcp://127.0.0.1:0", "--listen",
-	              "tcp://127.0.0.1:0", "--models-dir", models, "--cache-dir", cachedir,
-	              "--chunk-bytes", "4M", "--workers", (char *)workers, "--cache-max-bytes",
-	              "64G",
+	              "tcp://127.0.0.1:0", "--models-dir", (char *)models, "--cache-dir",
+	              (char *)cachedir, "--chunk-bytes", "4M", "--workers", (char *)o->workers,
+	              "--cache-max-bytes", "64G",
 	              /* RAM to run ahead of the disk: more than the layout, as a
 	               * deployment would set it (dist/weightd.conf: 8G) */
-	              "--writeback-bytes", "2G", "--log-level", (char *)level};
+	              "--writeback-bytes", "2G", "--log-level", (char *)o->level};
 	wt_errbuf err;
 	wd_server *srv;
-	if (wd_config_parse_args(&cfg, (int)(sizeof(av) / sizeof(av[0])), av, &err) != WT_OK)
+	if (wd_config_parse_args(cfg, (int)(sizeof(av) / sizeof(av[0])), av, &err) != WT_OK)
 		die("weightd", err.msg);
-	for (int i = 0; i < n_sets; i++) {
-		char *eq = strchr(sets[i], '=');
+	for (int i = 0; i < o->n_sets; i++) {
+		char *eq = strchr(o->sets[i], '=');
 		*eq = '\0';
-		if (wd_config_set(&cfg, sets[i], eq + 1, "--set", &err) != WT_OK)
+		if (wd_config_set(cfg, o->sets[i], eq + 1, "--set", &err) != WT_OK)
 			die("--set", err.msg);
-		printf("weightd setting: %s = %s\n", sets[i], eq + 1);
+		printf("weightd setting: %s = %s\n", o->sets[i], eq + 1);
 	}
-	if (wd_server_open(&srv, &cfg, &err) != WT_OK)
+	if (wd_server_open(&srv, cfg, &err) != WT_OK)
 		die("weightd", err.msg);
-	const char *url = wd_server_url(srv, 0);
-	if (cfg.writeback_prefault_bytes > 0) { /* a node started a while ago: wait for it */
+	if (cfg->writeback_prefault_bytes > 0) { /* a node started a while ago: wait for it */
 		uint64_t t_pf = common_now_ns(), last = UINT64_MAX;
 		wd_wbudget_stats st = {0};
 		for (int quiet = 0; quiet < 10; usleep(20000)) {
@@ -376,19 +369,18 @@ int main(int argc, char **argv)
 		       (unsigned long long)(st.prefaulted >> 20),
 		       secs(common_now_ns() - t_pf) - 0.2);
 	}
+	return srv;
+}
 
-	printf("model: llama %.2f GiB (%llu source bytes), TP=%d, %d concurrent clients, 4 MiB "
-	       "chunks, %s workers, %llu production threads, writeback_bytes %llu MiB, tcp "
-	       "loopback, cold cache, source in the page cache; chunks on %s\n",
-	       (double)ck / 1073741824.0, (unsigned long long)ck, RANKS, RANKS, workers,
-	       (unsigned long long)cfg.production_threads,
-	       (unsigned long long)(cfg.writeback_bytes >> 20),
-	       g_stream ? "the bulk stream" : "nng messages");
+/* Phases 1-4 against weightd at url into *r (all but the baselines). */
+static void run_fetches(const char *url, results *r)
+{
+	wt_errbuf err;
+	double q_w, tm_w, q_old, tm_old, q_again, tm_again;
+	int live_w, live_old;
+	uint64_t bytes_old;
 	printf("cold fetch, cut-through:\n");
-	double q_ttfb, ttfb_max;
-	uint64_t bytes;
-	int live;
-	double t_cold = fetch_all(url, 1, &q_ttfb, &ttfb_max, &bytes, &live);
+	r->t_cold = fetch_all(url, 1, &r->q_ttfb, &r->ttfb_max, &r->bytes, &r->live);
 	/* the commits run behind the cut-through readers: wait for them (a cache hit
 	 * once every rank is committed) so the warm fetch is all cache hits */
 	wt_client_opts o;
@@ -399,45 +391,58 @@ int main(int argc, char **argv)
 		die("client", err.msg);
 	admin(c, WT_ADMIN_WARM, WT_QUANT_NONE);
 	printf("warm fetch:\n");
-	double q_w, tm_w;
-	int live_w;
-	uint64_t bytes_w;
-	double t_warm = fetch_all(url, 1, &q_w, &tm_w, &bytes_w, &live_w);
-
+	r->t_warm = fetch_all(url, 1, &q_w, &tm_w, &r->bytes_w, &live_w);
 	admin(c, WT_ADMIN_EVICT, WT_QUANT_NONE);
 	printf("cold fetch, no cut-through (before 1.1):\n");
-	double q_old, tm_old;
-	int live_old;
-	uint64_t bytes_old;
-	double t_old = fetch_all(url, 0, &q_old, &tm_old, &bytes_old, &live_old);
+	r->t_old = fetch_all(url, 0, &q_old, &tm_old, &bytes_old, &live_old);
+	r->q_old = q_old;
+	r->tm_old = tm_old;
 	admin(c, WT_ADMIN_EVICT, WT_QUANT_NONE);
 	printf("cold fetch, cut-through, write-behind buffers reused:\n");
-	double q_again, tm_again;
-	double t_again = fetch_all(url, 1, &q_again, &tm_again, &bytes_old, &live_old);
-	double t_none = produce(c, WT_QUANT_NONE);
-	double t_fp8 = produce(c, WT_QUANT_FP8_BLOCK);
+	r->t_again = fetch_all(url, 1, &q_again, &tm_again, &bytes_old, &live_old);
+	r->q_again = q_again;
+	r->t_none = produce(c, WT_QUANT_NONE);
+	r->t_fp8 = produce(c, WT_QUANT_FP8_BLOCK);
 	wt_client_close(c);
+}
+
+int main(int argc, char **argv)
+{
+	opts op;
+	if (parse_opts(argc, argv, &op) != 0)
+		return 2;
+	if (bench_init(argv[0], "cold") != 0)
+		return 1;
+	char mb[32], models[1024], model[1100], cachedir[1024], putdir[1024];
+	snprintf(mb, sizeof(mb), "%.0f", op.gib * 1024);
+	if (bench_make_llama("m", mb) != 0)
+		die("wt-mkckpt", "cannot make the fixture (build it with make)");
+	snprintf(models, sizeof(models), "%s/models", bench_tmp());
+	snprintf(model, sizeof(model), "%s/m", models);
+	snprintf(cachedir, sizeof(cachedir), "%s/cache", bench_tmp());
+	snprintf(putdir, sizeof(putdir), "%s/putcache", bench_tmp());
+	cache_tune_malloc(CHUNK);
+	common_log_set(NULL, NULL, strcmp(op.level, "info") == 0 ? WT_LOG_INFO : WT_LOG_WARNING);
+
+	results r = {0};
+	read_dir(model); /* into the page cache */
+	uint64_t t0 = common_now_ns();
+	r.ck = read_dir(model);
+	r.t_read = secs(common_now_ns() - t0);
+
+	wd_config cfg;
+	wd_server *srv = start_weightd(&op, &cfg, models, cachedir);
+	printf("model: llama %.2f GiB (%llu source bytes), TP=%d, %d concurrent clients, 4 MiB "
+	       "chunks, %s workers, %llu production threads, writeback_bytes %llu MiB, tcp "
+	       "loopback, cold cache, source in the page cache; chunks on %s\n",
+	       (double)r.ck / 1073741824.0, (unsigned long long)r.ck, RANKS, RANKS, op.workers,
+	       (unsigned long long)cfg.production_threads,
+	       (unsigned long long)(cfg.writeback_bytes >> 20),
+	       g_stream ? "the bulk stream" : "nng messages");
+	run_fetches(wd_server_url(srv, 0), &r);
 	wd_server_close(srv);
 	wd_config_free(&cfg);
-	double put = cache_put_gbps(putdir, ck);
-
-	results r = {.ck = ck,
-	             .bytes = bytes,
-	             .bytes_w = bytes_w,
-	             .live = live,
-	             .t_read = t_read,
-	             .put = put,
-	             .t_cold = t_cold,
-	             .ttfb_max = ttfb_max,
-	             .q_ttfb = q_ttfb,
-	             .t_old = t_old,
-	             .tm_old = tm_old,
-	             .q_old = q_old,
-	             .t_again = t_again,
-	             .q_again = q_again,
-	             .t_warm = t_warm,
-	             .t_none = t_none,
-	             .t_fp8 = t_fp8};
+	r.put = cache_put_gbps(putdir, r.ck);
 	print_results(&r);
 	bench_finish(0);
 	return 0;
