@@ -510,11 +510,11 @@ static void assert_wb(tw_env *e, uint64_t used, uint64_t kept, uint64_t fresh, u
 }
 
 /*
- * Released write-behind buffers of a huge page or more are kept for the next
- * ones of their size (fresh memory is zeroed by the kernel as it is first
- * touched), and what is in use plus what is kept stays within writeback_bytes:
- * room for a fresh buffer is made by dropping kept ones. Smaller buffers are
- * not kept.
+ * Released write-behind buffers are kept for the next ones of their size
+ * (whole pages; whole huge pages from 2 MiB on) or of up to half of it
+ * (fresh memory is zeroed by the kernel as it is first touched), and what is
+ * in use plus what is kept stays within writeback_bytes: room for a fresh
+ * buffer is made by dropping kept ones.
  */
 static void test_writeback_pool(void **state)
 {
@@ -538,19 +538,23 @@ static void test_writeback_pool(void **state)
 	assert_wb(e, 8 * M, 4 * M, 3, 2);
 	b[2] = wb_get(wb, 6 * M); /* 8 + 6 in use: the kept 4 MiB would pass 16 */
 	assert_wb(e, 14 * M, 0, 4, 2);
-	b[3] = wb_get(wb, M); /* below a huge page: not kept */
+	b[3] = wb_get(wb, M); /* whole pages below a huge page */
 	assert_wb(e, 15 * M, 0, 5, 2);
 	for (int i = 0; i < 4; i++)
 		wd_wbuf_unref(b[i]);
-	assert_wb(e, 0, 14 * M, 5, 2);
+	assert_wb(e, 0, 15 * M, 5, 2);
 	b[0] = wb_get(wb, 6 * M);
-	assert_wb(e, 6 * M, 8 * M, 5, 3);
+	assert_wb(e, 6 * M, 9 * M, 5, 3);
 	wd_wbuf_unref(b[0]);
 	/* none of 2 MiB kept: one of 4 MiB (at most twice the size) serves */
 	b[0] = wb_get(wb, 2 * M);
-	assert_wb(e, 4 * M, 10 * M, 5, 4);
+	assert_wb(e, 4 * M, 11 * M, 5, 4);
 	wd_wbuf_unref(b[0]);
-	assert_wb(e, 0, 14 * M, 5, 4);
+	/* 255 pages: the kept buffer of 256 (1 MiB) serves */
+	b[0] = wb_get(wb, M - 5000);
+	assert_wb(e, M, 14 * M, 5, 5);
+	wd_wbuf_unref(b[0]);
+	assert_wb(e, 0, 15 * M, 5, 5);
 	assert_int_equal(wd_wback_finish(wb, false, &err), WT_OK);
 	tw_env_free(e); /* frees what is kept (ASan: no leak) */
 

@@ -291,7 +291,7 @@ typedef struct wd_wbudget_stats {
 void wd_wbudget_get(wd_wbudget *b, wd_wbudget_stats *out);
 /* Fault in up to `bytes` of chunk_bytes buffers into the kept ones, within the
  * budget, on a thread of its own at nice 19 (writeback_prefault_bytes); 0 or
- * chunks below a huge page: nothing. WT_ENOMEM when no thread starts. */
+ * chunks past 256 MiB: nothing. WT_ENOMEM when no thread starts. */
 int wd_wbudget_prefault(wd_wbudget *b, size_t chunk_bytes, uint64_t bytes);
 
 const uint8_t *wd_wbuf_data(const wd_wbuf *b, size_t *len);

@@ -9,8 +9,8 @@
  * So a cold layout is produced and served at the speed of the source and the
  * CPU, not of the disk, while the cache's durability order is unchanged.
  *
- * Buffers of a huge page or more are kept for reuse when released (a pool
- * per size, inside the same bound: bytes in use + bytes kept <= cap): fresh
+ * Buffers are kept for reuse when released (a pool per size in whole pages,
+ * inside the same bound: bytes in use + bytes kept <= cap): fresh
  * memory is zeroed by the kernel as it is first touched, which cost a cold
  * production as much as its own copying (perf: clear_page 25% of the
  * producer's samples). A production needing room drops kept buffers first.
@@ -24,12 +24,16 @@
 
 #include "weightd/server_int.h"
 
-/* Chunk buffers of at least a huge page are 2 MiB-aligned and advised as
- * transparent huge pages (fresh memory faulted 4 KiB at a time cost the
- * producer about a third of its time), and kept for reuse in pool[k], the
- * buffers of (k + 1) huge pages, linked through their first bytes. */
+/* Chunk buffers are whole pages, and those of at least a huge page whole
+ * huge pages, 2 MiB-aligned and advised as transparent huge pages (fresh
+ * memory faulted 4 KiB at a time cost the producer about a third of its
+ * time). Released ones are kept for reuse in pool[k] (class_cap: pages below
+ * a huge page, then huge pages), linked through their first bytes. */
+#define WB_PAGE    4096u
 #define WB_HUGE    (2u << 20)
-#define WB_CLASSES 128 /* up to 256 MiB, the largest chunk_bytes */
+#define WB_SMALL   ((int)(WB_HUGE / WB_PAGE) - 1) /* classes of 1..511 pages */
+#define WB_N_HUGE  128                            /* then 1..128 huge pages (256 MiB) */
+#define WB_CLASSES (WB_SMALL + WB_N_HUGE)
 
 struct wd_wbudget {
 	pthread_mutex_t lk;
@@ -54,16 +58,19 @@ struct wd_wbuf {
 	uint8_t *data; /* owned */
 };
 
-/* Bytes a buffer of len bytes takes (whole huge pages from WB_HUGE on). */
+/* Bytes a buffer of len bytes takes: whole pages, whole huge pages from
+ * WB_HUGE on. */
 static size_t buf_cap(size_t len)
 {
-	return len < WB_HUGE ? (len ? len : 1) : (len + WB_HUGE - 1) / WB_HUGE * WB_HUGE;
+	if (len <= WB_HUGE - WB_PAGE)
+		return len ? (len + WB_PAGE - 1) / WB_PAGE * WB_PAGE : WB_PAGE;
+	return (len + WB_HUGE - 1) / WB_HUGE * WB_HUGE;
 }
 
 static uint8_t *buf_alloc(size_t cap)
 {
 	if (cap < WB_HUGE)
-		return malloc(cap);
+		return aligned_alloc(WB_PAGE, cap);
 	uint8_t *p = aligned_alloc(WB_HUGE, cap);
 	if (p != NULL)
 		(void)madvise(p, cap, MADV_HUGEPAGE); /* best effort: THP may be off */
@@ -105,11 +112,19 @@ int wd_wbudget_create(wd_wbudget **out, uint64_t cap)
 	return WT_OK;
 }
 
-/* The pool class of a buffer of cap bytes, or -1: not kept. */
+/* The pool class of a buffer of cap bytes (buf_cap), or -1: not kept. */
 static int pool_class(size_t cap)
 {
+	if (cap < WB_HUGE)
+		return (int)(cap / WB_PAGE) - 1;
 	size_t k = cap / WB_HUGE;
-	return cap >= WB_HUGE && k <= WB_CLASSES ? (int)k - 1 : -1;
+	return k <= WB_N_HUGE ? WB_SMALL + (int)k - 1 : -1;
+}
+
+/* Bytes of the buffers of class k (increasing with k). */
+static size_t class_cap(int k)
+{
+	return k < WB_SMALL ? (size_t)(k + 1) * WB_PAGE : (size_t)(k - WB_SMALL + 1) * WB_HUGE;
 }
 
 static void *pool_pop(wd_wbudget *g, int k)
@@ -117,7 +132,7 @@ static void *pool_pop(wd_wbudget *g, int k)
 	void *p = g->pool[k];
 	if (p != NULL) {
 		memcpy(&g->pool[k], p, sizeof(void *));
-		g->kept -= (uint64_t)(k + 1) * WB_HUGE;
+		g->kept -= class_cap(k);
 	}
 	return p;
 }
@@ -304,7 +319,7 @@ int wd_wbudget_prefault(wd_wbudget *g, size_t chunk_bytes, uint64_t bytes)
 {
 	size_t cap = buf_cap(chunk_bytes);
 	if (bytes == 0 || pool_class(cap) < 0 || g->pf_started)
-		return WT_OK; /* below a huge page: malloc's own reuse */
+		return WT_OK; /* nothing asked, or chunks past the largest class */
 	pf_arg *a = malloc(sizeof(*a));
 	if (a == NULL)
 		return WT_ENOMEM;
@@ -390,11 +405,12 @@ int wd_wback_alloc(wd_wback *wb, size_t len, wd_wbuf **out, wt_errbuf *err)
 	bool ok = reserve_locked(wb, g, cap);
 	/* a kept buffer of this size, else of up to twice it (in use + kept
 	 * stays the same: the bigger one moves from kept to in use) */
-	for (int j = k; ok && j >= 0 && j < WB_CLASSES && j <= 2 * k + 1 && data == NULL; j++)
+	for (int j = k; ok && j >= 0 && j < WB_CLASSES && class_cap(j) <= 2 * cap && data == NULL;
+	     j++)
 		if ((data = pool_pop(g, j)) != NULL && j != k) {
-			g->used += (uint64_t)(j - k) * WB_HUGE;
+			g->used += class_cap(j) - cap;
 			g->peak = g->used > g->peak ? g->used : g->peak;
-			cap = (size_t)(j + 1) * WB_HUGE;
+			cap = class_cap(j);
 		}
 	if (ok && data == NULL)
 		pool_shrink(g, &drop); /* room for a fresh one inside the bound */
