@@ -4,6 +4,7 @@
 #   make test       install missing deps, run the suite, then again under ASan/UBSan
 #   make check      run the suite once (no ASan pass)
 #   make asan       build into build-asan/ with -fsanitize=address,undefined and run the suite
+#   make tsan       build the threaded tests into build-tsan/ with -fsanitize=thread, run them
 #   make lint       clang-format check + banned functions
 #   make bench      run the benchmarks in bench/
 #   make reliability  load and fault scenarios (real processes, a few minutes)
@@ -91,7 +92,7 @@ PROGRAMS := $(if $(CTL_SRCS),$(BUILD)/weightctl) \
             $(if $(MKCKPT_SRCS),$(BUILD)/wt-mkckpt)
 
 .SECONDARY:
-.PHONY: all test check asan lint bench deps run clean format tests benches reliability install
+.PHONY: all test check asan tsan lint bench deps run clean format tests benches reliability install
 all: $(BUILD)/libweights.a $(BUILD)/$(SOFILE) $(BUILD)/libweights.so $(PROGRAMS)
 	@$(if $(NVCC),,echo "nvcc not found: CUDA kernels skipped (CPU paths only)")
 
@@ -180,6 +181,18 @@ test: deps
 asan:
 	$(MAKE) BUILD=build-asan SAN=1 check
 
+# The tests whose code runs on several threads (production threads, write-behind,
+# cut-through, the bulk stream, the client), under ThreadSanitizer. Not part of
+# `make test`: RocksDB, nng and curl are not instrumented (tests/tsan.supp names
+# what is RocksDB's own); run it after touching threaded code.
+TSAN_TESTS := test_shardmap_plan test_weightd_cut test_weightd_bulk test_weightd_flow \
+              test_weightd_lanes test_weightd_peer test_client test_client_async \
+              test_client_fetch test_client_retry test_objstore
+tsan:
+	$(MAKE) BUILD=build-tsan SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" all \
+	    $(addprefix build-tsan/tests/,$(TSAN_TESTS))
+	scripts/tsan-run.sh build-tsan $(TSAN_TESTS)
+
 deps:
 	@scripts/deps.sh
 
@@ -212,4 +225,4 @@ format:
 	clang-format -i $(C_FILES)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan

@@ -176,11 +176,12 @@ KERN_HD int32_t kern_int_q(float x, float s, int32_t lo, int32_t hi)
 
 /* Hot loops get AVX-512 and AVX2 clones picked at load time (GCC on x86-64); the
  * arithmetic is the same IEEE float32 in every clone (no FMA contraction), so the
- * bytes do not depend on the CPU. The sanitizer build (make asan) leaves the clones
- * out, so the suite runs the baseline-ISA loops there and the widest clone here,
- * both against the same reference. */
+ * bytes do not depend on the CPU. The sanitizer builds (make asan, make tsan) leave
+ * the clones out, so the suite runs the baseline-ISA loops there and the widest clone
+ * here, both against the same reference (ThreadSanitizer would also crash in the
+ * clones' resolvers, which run at load, before its runtime). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
-    !defined(__SANITIZE_ADDRESS__)
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define KERN_VEC __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define KERN_VEC

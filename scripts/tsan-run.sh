@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# tsan-run.sh BUILD TEST... — run test binaries built with -fsanitize=thread
+# (make tsan). A test fails on its own failure, or on a ThreadSanitizer report
+# whose top frame is not inside nng: RocksDB's are suppressed by
+# tests/tsan.supp; nng's internal ones (SUMMARY "... (.../libnng.so...)") are
+# named and passed, since suppressing libnng.so would hide races in our own
+# aio callbacks. Logs: BUILD/TEST.log.
+set -u
+build=$1
+shift
+here=$(cd "$(dirname "$0")/.." && pwd)
+bad=0
+for t in "$@"; do
+	log="$build/$t.log"
+	WT_BUILD=$build TSAN_OPTIONS="suppressions=$here/tests/tsan.supp halt_on_error=0 exitcode=0" \
+		"$build/tests/$t" >"$log" 2>&1
+	rc=$?
+	ours=$(grep '^SUMMARY: ThreadSanitizer' "$log" | grep -vc 'libnng\.so' || true)
+	nng=$(grep '^SUMMARY: ThreadSanitizer' "$log" | grep -c 'libnng\.so' || true)
+	if [ "$rc" != 0 ] || [ "$ours" != 0 ]; then
+		echo "tsan: $t FAILED (exit $rc, $ours report(s); $log)"
+		bad=1
+	else
+		echo "tsan: $t ok${nng:+$([ "$nng" != 0 ] && echo " ($nng nng-internal report(s) passed)")}"
+	fi
+done
+exit $bad
