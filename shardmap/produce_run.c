@@ -134,8 +134,9 @@ static bool in_parts(const ckpt *c, const sm_plan *p, const sm_group *g, uint64_
 		const sm_src *src = &g->srcs[pc->src];
 		const ckpt_tensor *t = ckpt_tensor_at(c, src->t);
 		int64_t rows = sm_trows(t);
+		uint64_t rowb = rows > 0 ? t->nbytes / (uint64_t)rows : 0; /* 0: [N, 0] */
 		if (src->whole || src->mode != SM_SRC_RAW || t->dtype != o->info.dtype ||
-		    rows <= 0 || part_bytes % (t->nbytes / (uint64_t)rows) != 0)
+		    rowb == 0 || part_bytes % rowb != 0)
 			return false;
 		for (size_t j = 0; j < m; j++)
 			if (g->m[j].rank == g->m[m].rank)

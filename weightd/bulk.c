@@ -214,6 +214,17 @@ static void slot_woken(wd_live_wait *w)
 	wd_pool_submit_lane(sl->b->bk->srv->pool, WD_LANE_REQUEST, &sl->job);
 }
 
+/* The chunk of sl's request could not be had: drop what the slot holds and
+ * reply with the error (a damaged chunk is logged). */
+static void slot_fail(wd_bslot *sl, int rv, const wt_errbuf *err)
+{
+	slot_clear(sl);
+	if (rv == WT_ECORRUPT)
+		WT_LOG(WT_LOG_WARNING, "bulk request %llu: %s", (unsigned long long)sl->req.id,
+		       err->msg);
+	reply_error(sl, rv, err->msg);
+}
+
 /* A live (cut-through) request: the chunk from its write-behind buffer, or
  * from the cache once written; 1 when parked until it is produced. */
 static int slot_prepare_live(wd_bslot *sl)
@@ -243,11 +254,7 @@ static int slot_prepare_live(wd_bslot *sl)
 		               "bulk request %llu: %zu bytes held for a %llu-byte live chunk",
 		               (unsigned long long)q->id, got, (unsigned long long)ref.clen);
 	if (rv != WT_OK) {
-		slot_clear(sl);
-		if (rv == WT_ECORRUPT)
-			WT_LOG(WT_LOG_WARNING, "bulk request %llu: %s", (unsigned long long)q->id,
-			       err.msg);
-		reply_error(sl, rv, err.msg);
+		slot_fail(sl, rv, &err);
 		return 0;
 	}
 	uint8_t h[16];
@@ -301,11 +308,7 @@ static int slot_prepare(wd_bslot *sl)
 		               "bulk request %llu: the cache holds %zu bytes for a %llu-byte chunk",
 		               (unsigned long long)q->id, got, (unsigned long long)clen);
 	if (rv != WT_OK) {
-		slot_clear(sl);
-		if (rv == WT_ECORRUPT)
-			WT_LOG(WT_LOG_WARNING, "bulk request %llu: %s", (unsigned long long)q->id,
-			       err.msg);
-		reply_error(sl, rv, err.msg);
+		slot_fail(sl, rv, &err);
 		return 0;
 	}
 	slot_bytes(sl, data + q->offset, n, q->hash, NULL);

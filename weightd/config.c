@@ -112,7 +112,7 @@ static const wd_cfg_key table[] = {
      OFF(writeback_prefault_bytes),
      "write-behind RAM faulted in at start by a low-priority thread and kept (at most "
      "writeback_bytes), so that the first cold production does not pay the kernel's zeroing "
-     "of fresh memory; 0 = none"},
+     "of fresh memory; at most half of the machine's RAM; 0 = none"},
 };
 
 #define N_KEYS (sizeof(table) / sizeof(table[0]))

@@ -309,6 +309,20 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	wd_srcmemo_init(&s->memo, s->cache);
 	if ((rv = wd_models_open(&s->models, cfg, &s->memo, err)) != WT_OK)
 		goto fail;
+	/* prefaulted RAM is touched at once, not as layouts need it: more than
+	 * half of the machine's would be the OOM killer's, not a slow start */
+	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t pf = cfg->writeback_prefault_bytes < cfg->writeback_bytes
+	                  ? cfg->writeback_prefault_bytes
+	                  : cfg->writeback_bytes;
+	if (ram > 0 && pf > ram / 2) {
+		rv = wt_seterr(
+		    err, WT_EINVAL,
+		    "writeback_prefault_bytes: %llu bytes (within writeback_bytes) is more "
+		    "than half of this machine's %llu bytes of RAM; lower it",
+		    (unsigned long long)pf, (unsigned long long)ram);
+		goto fail;
+	}
 	if (wd_flights_create(&s->flights) != WT_OK || wd_lives_create(&s->lives) != WT_OK ||
 	    wd_wbudget_create(&s->wbudget, cfg->writeback_bytes) != WT_OK ||
 	    wd_wbudget_prefault(s->wbudget, (size_t)cfg->chunk_bytes,
