@@ -13,6 +13,9 @@
  *       weightd --stream-listen; docs/architecture.md 4.2), with 1 and with the
  *       client's connections, and client CPU seconds per GB for both paths
  *                                                                target >= 0.9, >= 0.95
+ *   (f) into libweights' host sink over the stream: chunks received in place
+ *       (wt_sink_ops recv_buf, libweights 1.3) / raw TCP, and / the same sink
+ *       behind a 1.2 table (received into slot buffers, copied by write())
  *
  * Uses build/wt-mkckpt (llama, WT_BENCH_MB MiB, default 256) and build/weightd
  * next to this binary; WT_BENCH_WINDOW sets the window (default 8),
@@ -26,6 +29,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,18 +154,23 @@ static double tcp_goodput(uint64_t nbytes, size_t n)
 	return tcp_goodput_cpu(nbytes, n, NULL);
 }
 
-static int fetch_count(wt_client *c, const wt_layout *l, double *gbps, double *total_s,
-                       uint64_t *bytes)
+/* One manifest + fetch into sink (NULL: a counting sink, which keeps nothing). */
+static int fetch_into(wt_client *c, const wt_layout *l, wt_sink *sink, double *gbps,
+                      double *total_s, uint64_t *bytes)
 {
 	wt_manifest *m = NULL;
 	wt_errbuf err;
 	bench_count_sink cs;
 	bench_count_sink_init(&cs);
+	wt_fetch_stats st;
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.stats = &st;
 	uint64_t t0 = common_now_ns();
 	int rv = wt_client_get_manifest(c, "llama", l, &m, &err);
 	uint64_t t1 = common_now_ns();
 	if (rv == WT_OK)
-		rv = wt_client_fetch(c, m, &cs.base, NULL, &err);
+		rv = wt_client_fetch(c, m, sink != NULL ? sink : &cs.base, &fo, &err);
 	if (rv != WT_OK) {
 		fprintf(stderr, "bench_fetch: %s\n", err.msg);
 		wt_manifest_free(m);
@@ -169,13 +178,19 @@ static int fetch_count(wt_client *c, const wt_layout *l, double *gbps, double *t
 	}
 	double fs = secs(t1);
 	if (gbps != NULL)
-		*gbps = (double)cs.bytes / fs;
+		*gbps = (double)st.bytes / fs;
 	if (total_s != NULL)
 		*total_s = secs(t0);
 	if (bytes != NULL)
-		*bytes = cs.bytes;
+		*bytes = st.bytes;
 	wt_manifest_free(m);
 	return WT_OK;
+}
+
+static int fetch_count(wt_client *c, const wt_layout *l, double *gbps, double *total_s,
+                       uint64_t *bytes)
+{
+	return fetch_into(c, l, NULL, gbps, total_s, bytes);
 }
 
 /* CPU seconds (user + system) of process pid so far (/proc/PID/stat); 0 if unknown. */
@@ -199,15 +214,15 @@ static double proc_cpu_s(pid_t pid)
 static pid_t g_weightd = -1;   /* its CPU is measured beside the client's */
 static double g_server_cpu_gb; /* weightd CPU s per GB over the last best_fetch_cpu */
 
-/* Best goodput of 3 fetches; *cpu_gb (optional): client CPU s per GB over all 3
- * (and g_server_cpu_gb weightd's). */
-static double best_fetch_cpu(wt_client *c, const wt_layout *l, double *cpu_gb)
+/* Best goodput of 3 fetches into sink (NULL: counting); *cpu_gb (optional):
+ * client CPU s per GB over all 3 (and g_server_cpu_gb weightd's). */
+static double best_fetch_sink(wt_client *c, const wt_layout *l, wt_sink *sink, double *cpu_gb)
 {
 	double best = 0, g;
 	uint64_t bytes = 0, b;
 	double c0 = bench_cpu_s(), s0 = proc_cpu_s(g_weightd);
 	for (int i = 0; i < 3; i++)
-		if (fetch_count(c, l, &g, NULL, &b) == WT_OK) {
+		if (fetch_into(c, l, sink, &g, NULL, &b) == WT_OK) {
 			bytes += b;
 			if (g > best)
 				best = g;
@@ -218,9 +233,101 @@ static double best_fetch_cpu(wt_client *c, const wt_layout *l, double *cpu_gb)
 	return best;
 }
 
+static double best_fetch_cpu(wt_client *c, const wt_layout *l, double *cpu_gb)
+{
+	return best_fetch_sink(c, l, NULL, cpu_gb);
+}
+
 static double best_fetch(wt_client *c, const wt_layout *l)
 {
 	return best_fetch_cpu(c, l, NULL);
+}
+
+/* ---- (f): into host memory, received in place or copied by write() ---- */
+
+/* A host sink behind a libweights 1.2 ops table (no recv_buf): every chunk
+ * is received into the fetch's slot buffers and copied by write(). */
+typedef struct copy_sink {
+	wt_sink base;
+	wt_sink *in;
+} copy_sink;
+
+static wt_sink *inner(wt_sink *s)
+{
+	return ((copy_sink *)s)->in;
+}
+static int cs_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
+{
+	return inner(s)->ops->begin(inner(s), m, err);
+}
+static int cs_tensor_begin(wt_sink *s, size_t t, wt_errbuf *err)
+{
+	return inner(s)->ops->tensor_begin(inner(s), t, err);
+}
+static int cs_write(wt_sink *s, size_t t, uint64_t off, const void *d, size_t n, wt_errbuf *err)
+{
+	return inner(s)->ops->write(inner(s), t, off, d, n, err);
+}
+static int cs_tensor_end(wt_sink *s, size_t t, wt_errbuf *err)
+{
+	return inner(s)->ops->tensor_end(inner(s), t, err);
+}
+static int cs_end(wt_sink *s, wt_errbuf *err)
+{
+	return inner(s)->ops->end(inner(s), err);
+}
+static void cs_abort(wt_sink *s)
+{
+	inner(s)->ops->abort(inner(s));
+}
+static const wt_sink_ops copy_ops = {
+    .struct_size = offsetof(wt_sink_ops, abort) + sizeof(copy_ops.abort),
+    .begin = cs_begin,
+    .tensor_begin = cs_tensor_begin,
+    .write = cs_write,
+    .tensor_end = cs_tensor_end,
+    .end = cs_end,
+    .abort = cs_abort,
+};
+
+typedef struct host_res {
+	double direct, copied, msg, direct_gb, copied_gb;
+} host_res;
+
+/* (f): goodput into libweights' host sink over the stream (in place, and
+ * copied), and over messages; client CPU per GB. */
+static void host_bench(const wt_client_opts *base, wt_client *msg_client, const wt_layout *l,
+                       host_res *r)
+{
+	wt_client_opts o = *base;
+	o.stream = 1;
+	wt_client *c = NULL;
+	wt_host_sink *h = NULL;
+	wt_errbuf err;
+	memset(r, 0, sizeof(*r));
+	if (wt_host_sink_create(&h, &err) != WT_OK || wt_client_open(&c, &o, &err) != WT_OK) {
+		fprintf(stderr, "bench_fetch: %s\n", err.msg);
+		wt_host_sink_destroy(h);
+		return;
+	}
+	copy_sink cp = {.base = {.ops = &copy_ops}, .in = wt_host_sink_sink(h)};
+	/* untimed first: the heap then holds two shards' worth of touched memory
+	 * (the sink keeps the last fetch while it fills the next), so that neither
+	 * variant pays for faulting fresh pages in; then alternate */
+	for (int k = 0; k < 2; k++)
+		(void)fetch_into(c, l, wt_host_sink_sink(h), NULL, NULL, NULL);
+	for (int k = 0; k < 2; k++) {
+		double gd, gc, cd, cc;
+		gd = best_fetch_sink(c, l, wt_host_sink_sink(h), &cd);
+		gc = best_fetch_sink(c, l, &cp.base, &cc);
+		if (gd > r->direct)
+			r->direct = gd, r->direct_gb = cd;
+		if (gc > r->copied)
+			r->copied = gc, r->copied_gb = cc;
+	}
+	r->msg = best_fetch_sink(msg_client, l, wt_host_sink_sink(h), NULL);
+	wt_client_close(c);
+	wt_host_sink_destroy(h);
 }
 
 typedef struct stream_res {
@@ -269,6 +376,39 @@ static long rss_of_fetch(const char *url, const char *tp, uint64_t *shard_bytes)
 	return rss;
 }
 
+/* This process's resident KiB now (/proc/self/status VmRSS); -1 if unknown. */
+static long self_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	if (f != NULL)
+		fclose(f);
+	return kb;
+}
+
+/* (c), run first: a forked child's peak RSS starts at this process's RSS (the
+ * pages it shares until exec count), so it is only meaningful while this
+ * process is small; tp 4 and 2 (the fetches below use tp 1, cold first). */
+static void rss_bench(const char *url)
+{
+	uint64_t s2 = 0, s4 = 0;
+	long self = self_rss_kb();
+	long r4 = rss_of_fetch(url, "4", &s4), r2 = rss_of_fetch(url, "2", &s2);
+	if (r2 <= 0 || r4 <= 0)
+		return;
+	printf("(c) weightctl fetch peak RSS: %.1f MiB for a %.1f MiB shard (RSS - shard = %.1f "
+	       "MiB), %.1f MiB for a %.1f MiB shard (RSS - shard = %.1f MiB); this bench's own "
+	       "RSS at the fork %.1f MiB\n",
+	       r4 / 1024.0, s4 / 1048576.0, r4 / 1024.0 - s4 / 1048576.0, r2 / 1024.0,
+	       s2 / 1048576.0, r2 / 1024.0 - s2 / 1048576.0, self / 1024.0);
+	printf("    RSS growth / shard growth = %.3f (target ~0: flat)\n",
+	       s2 > s4 ? (double)(r2 - r4) * 1024.0 / (double)(s2 - s4) : 0.0);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -297,6 +437,7 @@ int main(int argc, char **argv)
 	uint64_t bytes;
 	printf("fixture: llama %s MiB, weightd %s, window %u, connections %u\n", mb, url, o.window,
 	       o.connections);
+	rss_bench(url);
 	if (fetch_count(c, &l, &g, &cold_s, &bytes) != WT_OK ||
 	    fetch_count(c, &l, &g, &warm_s, NULL) != WT_OK)
 		goto out;
@@ -347,17 +488,15 @@ int main(int argc, char **argv)
 	    "raw loopback TCP (%zu conn, sender + receiver) %.2f\n",
 	    sr.cpu_gb + sr.srv_gb, sr.cpu_gb, sr.srv_gb, sr.cpu_gb_msg + sr.srv_gb_msg, conns,
 	    raw_cpu_gb);
-	uint64_t s1 = 0, s4 = 0;
-	long r4 = rss_of_fetch(url, "4", &s4), r1 = rss_of_fetch(url, "1", &s1);
-	if (r1 > 0 && r4 > 0) {
-		printf("(c) weightctl fetch peak RSS: %.1f MiB for a %.1f MiB shard (RSS - shard = "
-		       "%.1f "
-		       "MiB), %.1f MiB for a %.1f MiB shard (RSS - shard = %.1f MiB)\n",
-		       r4 / 1024.0, s4 / 1048576.0, r4 / 1024.0 - s4 / 1048576.0, r1 / 1024.0,
-		       s1 / 1048576.0, r1 / 1024.0 - s1 / 1048576.0);
-		printf("    RSS growth / shard growth = %.3f (target ~0: flat)\n",
-		       s1 > s4 ? (double)(r1 - r4) * 1024.0 / (double)(s1 - s4) : 0.0);
-	}
+	host_res hr;
+	host_bench(&o, c, &l, &hr);
+	printf("(f) into host memory (wt_host_sink), bulk stream: received in place %.2f GB/s / "
+	       "raw loopback TCP (%zu conn) = %.2f; copied by write() (a 1.2 sink) %.2f GB/s; "
+	       "in place / copied = %.2f; over messages %.2f GB/s\n",
+	       hr.direct / 1e9, conns, raw > 0 ? hr.direct / raw : 0, hr.copied / 1e9,
+	       hr.copied > 0 ? hr.direct / hr.copied : 0, hr.msg / 1e9);
+	printf("    client CPU: %.2f s/GB in place, %.2f s/GB copied\n", hr.direct_gb,
+	       hr.copied_gb);
 	printf("(d) warm %.3f s / cold %.3f s = %.3f (target <= 0.1)\n", warm_s, cold_s,
 	       warm_s / cold_s);
 	rc = 0;

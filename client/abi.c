@@ -60,8 +60,12 @@ static const size_t manifest_opts_ends[] = {
     sizeof(wt_manifest_opts),
 };
 
-/* The six callbacks of the first versioned table are required. */
-static const size_t sink_ops_ends[] = {sizeof(wt_sink_ops)};
+/* The six callbacks of the first versioned table are required; recv_buf (1.3) is not. */
+static const size_t sink_ops_ends[] = {
+    END(wt_sink_ops, abort),
+    END(wt_sink_ops, recv_buf),
+    sizeof(wt_sink_ops),
+};
 
 #define N_ENDS(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -188,7 +188,11 @@ static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	req.chunk = &cr;
 	req.id = atomic_fetch_add(&f->c->next_id, 1);
 	s->fused = 0;
+	s->dst = NULL;
 	if (fetch_bulk_on(f)) { /* the bulk stream (fetch_bulk.c) */
+		const client_chunk *ch = &f->m->chunks[ci];
+		if (f->ops.recv_buf != NULL && ch->nbytes > 0) /* straight into the sink */
+			s->dst = f->ops.recv_buf(f->sink, ch->tensor, ch->off, (size_t)ch->nbytes);
 		s->chunk = ci;
 		s->id = req.id;
 		pthread_mutex_lock(&f->lk);
@@ -752,6 +756,7 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 	memset(&L, 0, sizeof(L));
 	rv = fetch_init(&f, c, m, st, err);
 	f.ops = ops;
+	f.sink = sink;
 	if (rv == WT_OK && (L.refetched = calloc(m->n_chunks / 8 + 1, 1)) == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "fetch: out of memory");
 	if (rv != WT_OK) {
@@ -774,10 +779,15 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 	}
 	if (rv == WT_OK)
 		rv = run(&f, sink, &opts, &L, err);
-	if (rv == WT_OK)
+	if (rv == WT_OK) {
 		rv = f.ops.end(sink, err);
-	else
+	} else {
+		/* receivers may still be writing into the sink's memory (recv_buf):
+		 * stop them, and every request in flight, before the sink lets go */
+		fetch_bulk_close(&f);
+		slots_reclaim(&f);
 		f.ops.abort(sink);
+	}
 	free(L.refetched);
 	fetch_fini(&f);
 	return rv;

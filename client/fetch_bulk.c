@@ -3,8 +3,10 @@
  * 4.2, headers in proto/bulk.h): with wt_client_opts.stream set and a server
  * that offered a stream in Hello, chunk requests go on one nng_stream per
  * connection instead of nng messages, and each reply's bytes are received
- * straight into the slot's reused buffer and hashed piece by piece as they
- * arrive (each piece is what one receive returned: still in the CPU cache).
+ * straight into the sink's memory where the sink offers it (wt_sink_ops
+ * recv_buf: the slot's dst), else into the slot's reused buffer, and hashed
+ * piece by piece as they arrive (each piece is what one receive returned:
+ * still in the CPU cache).
  *
  * A chunk of tensor t goes on stream t % n, so each stream receives a
  * tensor's chunks in order and also feeds them, while hot, to a tensor
@@ -173,7 +175,7 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 		       -1;
 	memcpy(k->rh, r.chunk_hash, 16);
 	memcpy(k->rth, r.tensor_hash, 16);
-	if (s->buf_cap < ch->nbytes) {
+	if (s->dst == NULL && s->buf_cap < ch->nbytes) {
 		free(s->buf);
 		s->buf_cap = 0;
 		if ((s->buf = malloc(ch->nbytes ? (size_t)ch->nbytes : 1)) == NULL)
@@ -191,8 +193,8 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 	if (s->fused && ch->off == 0)
 		common_hasher_reset(k->ts);
 	k->t_ok = 0; /* until this chunk is in and verified (receiver) */
-	nrv = st_io_hash(k->st, 0, s->buf, (size_t)ch->nbytes, tmo, f->verify ? k->hs : NULL,
-	                 s->fused ? k->ts : NULL);
+	nrv = st_io_hash(k->st, 0, s->dst != NULL ? s->dst : s->buf, (size_t)ch->nbytes, tmo,
+	                 f->verify ? k->hs : NULL, s->fused ? k->ts : NULL);
 	if (nrv != 0)
 		return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
 	return 0;
@@ -263,7 +265,7 @@ static void *receiver(void *arg)
 		/* verified: learn what a live reply taught */
 		fetch_learn_hashes(f, s->chunk, k->rh, k->r_has_th ? k->rth : NULL);
 		fuse_done(k, s, ch);
-		s->data = s->buf;
+		s->data = s->dst != NULL ? s->dst : s->buf;
 		fetch_slot_finish(s, WT_OK, NULL, NULL);
 	}
 }
@@ -460,7 +462,7 @@ void fetch_bulk_close(fetch *f)
 			nng_stream_close(k->st);
 		if (k->th_started)
 			pthread_join(k->th, NULL);
-		/* nothing should be left (closed with no slot busy); end it if so */
+		/* requests the receiver stopped before (it saw closing) end here */
 		wt_errbuf err;
 		wt_seterr(&err, WT_ECANCELED, "bulk stream closed");
 		for (; k->q_n > 0; k->q_n--, k->q_head = (k->q_head + 1) % fb->q_cap)

@@ -29,6 +29,9 @@ typedef struct fetch_slot {
 	const uint8_t *data; /* chunk bytes inside msg, or in buf (bulk stream) */
 	uint8_t *buf;        /* bulk stream: this slot's reused receive buffer; owned */
 	size_t buf_cap;
+	/* bulk stream: where the sink asked the chunk to be received (its recv_buf;
+	 * written by the receiver until the slot is DONE); NULL = buf */
+	uint8_t *dst;
 	/* bulk stream: the chunk's tensor was hashed as it arrived, from the
 	 * tensor's first byte through this chunk; tsnap holds that state */
 	int fused;
@@ -66,6 +69,7 @@ typedef struct fetch {
 	uint8_t (*thash)[16], *tknown; /* [n_tensors] */
 	wt_fetch_stats *st;
 	wt_sink_ops ops;         /* the sink's callbacks, checked (abi.c) */
+	wt_sink *sink;           /* borrowed, for ops.recv_buf */
 	struct fetch_bulk *bulk; /* bulk stream of the current endpoint (fetch_bulk.c); NULL =
 	                            messages */
 } fetch;
@@ -81,7 +85,10 @@ void fetch_slot_finish(fetch_slot *s, int rv, const wt_errbuf *err, nng_msg *msg
  * dialing fails (logged), f->bulk stays NULL and the fetch uses messages.
  * issue: send slot s's request (s->chunk, s->id set) on its stream; a failure
  * finishes s with WT_EUNAVAIL and turns the bulk path off for the rest of the
- * fetch (later requests use messages). close: with no slot busy; NULL-safe.
+ * fetch (later requests use messages). close: NULL-safe; closes the streams
+ * first, so a receiver blocked on a reply stops at once: its slots end (with
+ * WT_EUNAVAIL or WT_ECANCELED), and once close returns no receiver writes to
+ * any slot's buffer or dst again (the sink may be aborted).
  */
 void fetch_bulk_open(fetch *f);
 void fetch_bulk_issue(fetch *f, fetch_slot *s);

@@ -1,8 +1,10 @@
 /*
  * host_sink.c — engine sink into host memory: one malloc'd buffer per tensor,
- * looked up by name. Results of a fetch become visible only at end(), when
- * every tensor was verified; until then (and after an abort) the sink holds
- * the previous successful fetch, or nothing. The update sink
+ * looked up by name, all allocated at begin(). Results of a fetch become
+ * visible only at end(), when every tensor was verified; until then (and
+ * after an abort) the sink holds the previous successful fetch, or nothing.
+ * So the fetcher may receive chunks straight into the new buffers (recv_buf),
+ * unverified bytes included: nobody sees them before end(). The update sink
  * (wt_host_sink_update_sink) instead writes the tensors it is given into the
  * buffers of the last successful fetch, in place (same pointers).
  */
@@ -53,6 +55,24 @@ static wt_host_sink *host_of(wt_sink *s)
 	return (wt_host_sink *)s;
 }
 
+/* Tensor t's buffer, for the manifest's tensor info. */
+static int tensor_alloc(host_tensor *t, const wt_tensor_info *info, wt_errbuf *err)
+{
+	if (info->nbytes > SIZE_MAX)
+		return wt_seterr(err, WT_ETOOBIG, "host sink: tensor '%s' of %llu bytes",
+		                 info->name, (unsigned long long)info->nbytes);
+	t->name = strdup(info->name);
+	t->data = info->nbytes ? malloc((size_t)info->nbytes) : NULL;
+	if (t->name == NULL || (info->nbytes && t->data == NULL))
+		return wt_seterr(err, WT_ENOMEM,
+		                 "host sink: tensor '%s': out of memory for %llu bytes", info->name,
+		                 (unsigned long long)info->nbytes);
+	t->nbytes = info->nbytes;
+	return WT_OK;
+}
+
+/* Every tensor's buffer is allocated here, so that the fetcher may receive
+ * any chunk straight into it (h_recv_buf) before its tensor begins. */
 static int h_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 {
 	wt_host_sink *h = host_of(s);
@@ -62,6 +82,16 @@ static int h_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 	if (h->cur.t == NULL)
 		return wt_seterr(err, WT_ENOMEM, "host sink: out of memory for %zu tensors", n);
 	h->cur.n = n;
+	for (size_t i = 0; i < n; i++) {
+		wt_tensor_info info;
+		int rv = wt_manifest_tensor(m, i, &info);
+		if (rv == WT_OK)
+			rv = tensor_alloc(&h->cur.t[i], &info, err);
+		if (rv != WT_OK) {
+			set_free(&h->cur);
+			return rv;
+		}
+	}
 	h->m = m;
 	return WT_OK;
 }
@@ -69,22 +99,20 @@ static int h_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 static int h_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
 {
 	wt_host_sink *h = host_of(s);
-	wt_tensor_info info;
-	if (ti >= h->cur.n || wt_manifest_tensor(h->m, ti, &info) != WT_OK)
+	if (ti >= h->cur.n)
 		return wt_seterr(err, WT_EINVAL, "host sink: tensor %zu out of range", ti);
-	host_tensor *t = &h->cur.t[ti];
-	if (info.nbytes > SIZE_MAX)
-		return wt_seterr(err, WT_ETOOBIG, "host sink: tensor '%s' of %llu bytes", info.name,
-		                 (unsigned long long)info.nbytes);
-	t->name = strdup(info.name);
-	t->data = info.nbytes ? malloc((size_t)info.nbytes) : NULL;
-	if (t->name == NULL || (info.nbytes && t->data == NULL))
-		return wt_seterr(err, WT_ENOMEM,
-		                 "host sink: tensor '%s': out of memory for %llu bytes", info.name,
-		                 (unsigned long long)info.nbytes);
-	t->nbytes = info.nbytes;
-	t->written = 0;
+	h->cur.t[ti].written = 0;
 	return WT_OK;
+}
+
+/* The chunk's place in its tensor's buffer: received there, it needs no copy. */
+static void *h_recv_buf(wt_sink *s, size_t ti, uint64_t off, size_t len)
+{
+	wt_host_sink *h = host_of(s);
+	host_tensor *t = ti < h->cur.n ? &h->cur.t[ti] : NULL;
+	if (t == NULL || t->data == NULL || off > t->nbytes || len > t->nbytes - off)
+		return NULL;
+	return t->data + off;
 }
 
 static int h_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t len,
@@ -98,7 +126,8 @@ static int h_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t
 		    "host sink: tensor %zu: write of %zu bytes at %llu out of order or "
 		    "past its end",
 		    ti, len, (unsigned long long)off);
-	memcpy(t->data + off, data, len);
+	if (data != t->data + off) /* else received in place (h_recv_buf) */
+		memcpy(t->data + off, data, len);
 	t->written += len;
 	return WT_OK;
 }
@@ -139,6 +168,7 @@ static const wt_sink_ops host_ops = {
     .tensor_end = h_tensor_end,
     .end = h_end,
     .abort = h_abort,
+    .recv_buf = h_recv_buf,
 };
 
 /* ---- in-place update: tensors written into the buffers of the last fetch ---- */

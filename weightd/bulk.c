@@ -95,16 +95,49 @@ static void slot_clear(wd_bslot *sl)
 	sl->copy = NULL;
 }
 
-/* The stream ended (an error, the peer closed, or shutdown). */
+/* What a prepared slot pins, taken out of it under wd_bulk.lk and let go
+ * after (slot_take_locked, hold_release). */
+typedef struct slot_hold {
+	cache_view *view;
+	wd_wbuf *wbuf;
+	uint8_t *copy;
+} slot_hold;
+
+static void slot_take_locked(wd_bslot *sl, slot_hold *h)
+{
+	*h = (slot_hold){.view = sl->view, .wbuf = sl->wbuf, .copy = sl->copy};
+	sl->view = NULL;
+	sl->wbuf = NULL;
+	sl->copy = NULL;
+	sl->nseg = 0;
+}
+
+static void hold_release(slot_hold *h)
+{
+	cache_view_release(h->view);
+	wd_wbuf_unref(h->wbuf);
+	free(h->copy);
+}
+
+/* The stream ended (an error, the peer closed, or shutdown). Its prepared
+ * replies are never sent: what they pin goes back now, not when the stream
+ * is freed (a write-behind buffer held by a dead stream holds back the
+ * production it belongs to, and with it the stream's own parked requests). */
 static void bconn_kill(wd_bconn *b, const char *why)
 {
 	wd_bulk *bk = b->bk;
+	slot_hold held[BULK_SLOTS] = {0};
 	if (why != NULL)
 		WT_LOG(WT_LOG_INFO, "bulk stream: closed: %s", why);
 	pthread_mutex_lock(&bk->lk);
 	b->dead = true;
+	for (unsigned i = 0; i < BULK_SLOTS; i++)
+		if (b->slot[i].ready && !(b->sending && i == b->send_head))
+			slot_take_locked(&b->slot[i], &held[i]);
 	pthread_cond_broadcast(&bk->cv);
 	pthread_mutex_unlock(&bk->lk);
+	for (unsigned i = 0; i < BULK_SLOTS; i++)
+		hold_release(&held[i]);
 	nng_stream_close(b->st); /* the other side's operation ends too */
 }
 
@@ -325,12 +358,16 @@ static void slot_work(wd_job *job)
 	pthread_mutex_unlock(&bk->lk);
 	if (!dead && slot_prepare(sl) == 1)
 		return; /* parked: still a job of b (slot_woken queues it again) */
+	slot_hold held = {0};
 	pthread_mutex_lock(&bk->lk);
 	sl->ready = 1;
 	b->jobs--;
+	if (b->dead) /* it died meanwhile: never sent (bconn_kill) */
+		slot_take_locked(sl, &held);
 	int go = send_claim_locked(b);
 	pthread_cond_broadcast(&bk->cv);
 	pthread_mutex_unlock(&bk->lk);
+	hold_release(&held);
 	if (go)
 		send_more(b);
 }

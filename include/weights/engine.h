@@ -13,13 +13,16 @@
  *
  * Callback contract (the fetcher guarantees it; engines may rely on it):
  *  - All calls of one fetch come from the thread that called wt_client_fetch(),
- *    one at a time, never concurrently.
+ *    one at a time, never concurrently (recv_buf too; the bytes it is asked for
+ *    are then written by the fetcher's receiver threads).
  *  - Order: begin(m) once; then for each tensor i = 0..n-1 in manifest (name)
  *    order: tensor_begin(i), write(i, off, ...) zero or more times with
  *    offsets strictly increasing and contiguous from 0 (they tile the tensor
  *    exactly), tensor_end(i); then end() once.
  *  - write() data has passed its chunk hash; it is borrowed for the duration of
- *    the call only (copy it). tensor_end(i) is called only after the whole
+ *    the call only (copy it), unless it is the sink's own memory that recv_buf
+ *    offered for that chunk (then it is already in place). tensor_end(i) is
+ *    called only after the whole
  *    tensor passed its XXH3-128; end() only after every tensor did. An engine
  *    that must expose only fully verified results publishes at tensor_end/end.
  *  - If begin fails, nothing else is called. If any later step fails (network,
@@ -58,13 +61,33 @@ typedef struct wt_sink_ops {
 	int (*tensor_end)(wt_sink *s, size_t tensor, wt_errbuf *err);
 	int (*end)(wt_sink *s, wt_errbuf *err);
 	void (*abort)(wt_sink *s); /* must not fail; undo partial output */
+	/*
+	 * Since 1.3, optional (NULL, or absent from an older table: every chunk
+	 * goes through write() as before). Where the fetcher may receive bytes
+	 * [off, off + len) of tensor `tensor` itself: a pointer to len writable
+	 * bytes of the sink's own memory that are to hold them, or NULL for "send
+	 * that chunk through write()". Called on the fetch thread after begin(),
+	 * for any tensor in any order (before its tensor_begin too, and again for
+	 * a chunk fetched once more); only the bulk stream (wt_client_opts.stream)
+	 * asks. The fetcher's receiver threads then write the chunk's bytes there
+	 * as they arrive, NOT YET VERIFIED; once they passed the chunk hash, the
+	 * chunk goes through write() as always, with data equal to that pointer
+	 * (nothing to copy: compare and skip the memcpy). A chunk that fails its
+	 * hash or its stream leaves unverified bytes there, overwritten when it is
+	 * fetched again: offer this only for memory nobody reads before
+	 * tensor_end()/end() (never for tensors in use, such as an in-place
+	 * update), and publish at tensor_end()/end() as the contract above says.
+	 * Nothing is written there any more once end() or abort() is called.
+	 */
+	void *(*recv_buf)(wt_sink *s, size_t tensor, uint64_t off, size_t len);
 } wt_sink_ops;
 
 struct wt_sink {
-	const wt_sink_ops *ops; /* every callback above non-NULL (else WT_EINVAL) */
+	const wt_sink_ops *ops; /* the six callbacks through abort non-NULL (else WT_EINVAL) */
 };
 
-/* Zero every callback and set struct_size; then set all six callbacks. */
+/* Zero every callback and set struct_size; then set the six required callbacks
+ * (recv_buf is optional). */
 WT_API void wt_sink_ops_init(wt_sink_ops *ops);
 
 /* ---- host memory: one buffer per tensor, found by name ---- */

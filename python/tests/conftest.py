@@ -102,6 +102,7 @@ def server():
     ready = os.path.join(tmp, "ready")
     log = open(os.path.join(tmp, "weightd.log"), "w")
     proc = subprocess.Popen([bin_path("weightd"), "--listen", "tcp://127.0.0.1:0",
+                             "--stream-listen", "tcp://127.0.0.1:0",  # offered; stream=1 uses it
                              "--models-dir", models, "--cache-dir", os.path.join(tmp, "cache"),
                              "--workers", "2", "--chunk-bytes", str(CHUNK_BYTES),
                              "--log-level", "warning", "--ready-file", ready],

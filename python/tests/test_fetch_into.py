@@ -39,6 +39,44 @@ def test_fetch_into_torch_host(client):
         assert torch.equal(t, ref[name]), name
 
 
+def _spy_sinks(monkeypatch):
+    """The IntoSinks fetch_into makes, to count chunks received in place."""
+    import weightd.into as into
+
+    made, init = [], into.IntoSink.__init__
+
+    def spy(self, *a, **k):
+        init(self, *a, **k)
+        made.append(self)
+
+    monkeypatch.setattr(into.IntoSink, "__init__", spy)
+    return made
+
+
+def test_fetch_into_stream_in_place(url, monkeypatch):
+    """Over the bulk stream (stream=1), every chunk of host destinations
+    (torch and numpy) is received straight into them (wt_sink_ops.recv_buf),
+    with the bytes of a plain fetch; over messages none is."""
+    torch = need("torch")
+    made = _spy_sinks(monkeypatch)
+    with weightd.Client(url) as plain, weightd.Client(url, stream=1) as c:
+        m = c.manifest("llama", **LAYOUT)
+        ref = plain.fetch(m)
+        dst = alloc_torch(torch, m)
+        c.fetch_into(dst, m)
+        assert made[-1].in_place == m.n_chunks > len(m.tensors)
+        for name, t in dst.items():
+            assert torch.equal(t, ref[name]), name
+        refnp = plain.fetch(m, as_torch=False)
+        npd = {t.name: np.full(t.shape, 0x5A, dtype=refnp[t.name].dtype) for t in m.tensors}
+        c.fetch_into(npd, m)
+        assert made[-1].in_place == m.n_chunks
+        for name, a in npd.items():
+            assert a.tobytes() == refnp[name].tobytes(), name
+        plain.fetch_into(alloc_torch(torch, m), m)
+        assert made[-1].in_place == 0  # messages: write() copies
+
+
 def test_fetch_into_fp8_and_numpy(client):
     m = client.manifest("llama", quant="fp8-channel", **LAYOUT)
     ref = client.fetch(m, as_torch=False)

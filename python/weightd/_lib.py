@@ -149,6 +149,7 @@ SinkWrite = ctypes.CFUNCTYPE(c_int, c_void_p, c_size, c_u64, c_void_p, c_size,
                              ctypes.POINTER(ErrBuf))
 SinkEnd = ctypes.CFUNCTYPE(c_int, c_void_p, ctypes.POINTER(ErrBuf))
 SinkAbort = ctypes.CFUNCTYPE(None, c_void_p)
+SinkRecvBuf = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_size, c_u64, c_size)
 
 
 class SinkOps(ctypes.Structure):
@@ -160,6 +161,7 @@ class SinkOps(ctypes.Structure):
         ("tensor_end", SinkTensor),
         ("end", SinkEnd),
         ("abort", SinkAbort),
+        ("recv_buf", SinkRecvBuf),  # 1.3, optional: chunks received in place
     ]
 
 

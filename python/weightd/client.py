@@ -315,13 +315,15 @@ class Client:
         shapes and contiguity are checked first; any mismatch raises
         MismatchError listing each one, before any byte is fetched (strict:
         names the shard lacks are mismatches too). On a failure during the fetch
-        the destinations hold partial data. Returns the stats dict."""
+        the destinations hold partial data, not all of it verified (with
+        stream=1, chunks are received straight into host destinations and
+        checked there). Returns the stats dict."""
         from .into import IntoSink, check_dests  # torch-aware; imported on use
 
         m = self._resolve(source, layout)
         dests = check_dests(m, tensors, strict)
         run = _Run(progress, _cancel, _handle)
-        sink = IntoSink(m, dests, run)
+        sink = IntoSink(m, dests, run, in_place=True)
         return self._fetch(m, ctypes.byref(sink.c_sink), run)
 
     def fetch_async(self, source, **kw):

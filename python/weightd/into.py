@@ -79,7 +79,8 @@ class _Host:
         self.keep = d
 
     def write(self, off, data, n):
-        ctypes.memmove(self.addr + off, data, n)
+        if data != self.addr + off:  # else received in place (IntoSink._recv_buf)
+            ctypes.memmove(self.addr + off, data, n)
 
 
 class _Stager:
@@ -127,11 +128,17 @@ class _Cuda:
 
 
 class IntoSink:
-    """The ctypes wt_sink whose callbacks write into the destinations."""
+    """The ctypes wt_sink whose callbacks write into the destinations.
 
-    def __init__(self, m, dests, run):
+    in_place: host destinations offer their memory to the bulk stream
+    (wt_sink_ops.recv_buf), which then receives chunks straight into them,
+    before they are verified: only for destinations nobody reads until the
+    fetch returned (fetch_into), never for tensors in use (update_into)."""
+
+    def __init__(self, m, dests, run, in_place=False):
         self.run = run
         self.stager = None
+        self.in_place = 0  # chunks received in place (recv_buf answered)
         self.out = []
         for info, d in zip(m.tensors, dests):
             if torch is not None and isinstance(d, torch.Tensor) and d.device.type == "cuda":
@@ -147,6 +154,9 @@ class IntoSink:
                     _lib.SinkEnd(self._end), _lib.SinkAbort(self._abort))
         (ops.begin, ops.tensor_begin, ops.write, ops.tensor_end, ops.end,
          ops.abort) = self.cbs
+        if in_place and any(isinstance(o, _Host) for o in self.out):
+            self.cb_recv = _lib.SinkRecvBuf(self._recv_buf)
+            ops.recv_buf = self.cb_recv  # ignored by a libweights before 1.3
         self.ops = ops
         self.c_sink = _lib.Sink(ctypes.pointer(ops))
 
@@ -168,6 +178,15 @@ class IntoSink:
 
     def _ok_tensor(self, _s, _i, err):
         return _lib.WT_OK
+
+    def _recv_buf(self, _s, i, off, n):
+        """Where chunk [off, off + n) of tensor i may be received: its place in
+        a host destination; None (a CUDA one, or out of range) = through write()."""
+        o = self.out[i] if i < len(self.out) else None
+        if not isinstance(o, _Host) or off + n > o.nbytes:
+            return None
+        self.in_place += 1
+        return o.addr + off
 
     def _write(self, _s, i, off, data, n, err):
         def go():
