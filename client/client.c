@@ -32,8 +32,10 @@ void wt_client_close(wt_client *c)
 			nng_close(c->eps[i].socks[k]); /* no pipe callback runs after this */
 			free(c->eps[i].mons[k]);
 		}
-		if (c->eps != NULL)
+		if (c->eps != NULL) {
+			client_bulk_drop_idle(c, i);
 			free(c->eps[i].stream_url);
+		}
 		free(c->urls[i]);
 	}
 	free(c->urls);

@@ -40,7 +40,16 @@ typedef struct client_ep {
 	char *stream_url;          /* HelloReply.stream_url (bulk data plane); owned; NULL = none */
 	uint8_t stream_ticket[16]; /* HelloReply.stream_ticket */
 	bool stream_live;          /* HelloReply.stream_live: live requests on the stream */
+	/* bulk streams to stream_url, open with nothing in flight, that finished
+	 * fetches left for the next ones (fetch_bulk.c); dropped when the offer
+	 * changes (a restarted server) and at close */
+	nng_stream *idle[CLIENT_MAX_CONNS];
+	size_t n_idle;
 } client_ep;
+
+/* fetch_bulk.c: close endpoint ep's idle bulk streams (c->lk held, or no other
+ * thread uses c). */
+void client_bulk_drop_idle(wt_client *c, size_t ep);
 
 struct wt_client {
 	wt_client_opts o; /* copy; o.endpoints/token/client_id point at the copies below */

@@ -309,7 +309,15 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, wt_errbuf *err)
 	} else {
 		c->eps[ep].server_max_message_bytes = r->hello->max_message_bytes;
 		c->eps[ep].server_max_chunk_bytes = r->hello->max_chunk_bytes;
-		/* the bulk stream offered (1.2 servers with stream_listen); else none */
+		/* the bulk stream offered (1.2 servers with stream_listen); else none.
+		 * Streams kept open for another offer (a restarted server's new
+		 * ticket) are of no use any more. */
+		bool same = c->eps[ep].stream_url != NULL && r->hello->stream_url != NULL &&
+		            strcmp(c->eps[ep].stream_url, r->hello->stream_url) == 0 &&
+		            r->hello->stream_ticket.len == 16 &&
+		            memcmp(c->eps[ep].stream_ticket, r->hello->stream_ticket.data, 16) == 0;
+		if (!same)
+			client_bulk_drop_idle(c, ep);
 		free(c->eps[ep].stream_url);
 		c->eps[ep].stream_url = NULL;
 		if (r->hello->stream_url != NULL && r->hello->stream_url[0] != '\0' &&

@@ -779,6 +779,8 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 	}
 	if (rv == WT_OK)
 		rv = run(&f, sink, &opts, &L, err);
+	if (rv == WT_OK)
+		fetch_bulk_done(&f); /* every chunk in: its streams stay open for the next */
 	if (rv == WT_OK) {
 		rv = f.ops.end(sink, err);
 	} else {

@@ -56,6 +56,7 @@ typedef struct bulk_conn {
 typedef struct fetch_bulk {
 	fetch *f;
 	char url[512];
+	uint8_t ticket[BULK_TICKET_BYTES]; /* the offer the streams were opened with */
 	size_t n;
 	size_t q_cap; /* ring capacity: the window */
 	pthread_mutex_t lk;
@@ -345,37 +346,71 @@ static int dial_finish(fetch_bulk *fb, bulk_dial *dl, bulk_conn *k, const uint8_
 	return st_io(k->st, 1, o, sizeof(o), fb->f->c->o.connect_timeout_ms);
 }
 
+void client_bulk_drop_idle(wt_client *c, size_t ep)
+{
+	client_ep *e = &c->eps[ep];
+	for (; e->n_idle > 0; e->n_idle--) {
+		nng_stream_close(e->idle[e->n_idle - 1]);
+		nng_stream_free(e->idle[e->n_idle - 1]);
+	}
+}
+
+/* A quiet stream (nothing in flight) back to its endpoint for the next fetch,
+ * while the endpoint still offers the stream it was opened on; else closed. */
+static void park_stream(fetch_bulk *fb, nng_stream *st)
+{
+	wt_client *c = fb->f->c;
+	client_ep *e = &c->eps[fb->f->ep];
+	pthread_mutex_lock(&c->lk);
+	bool ok = e->stream_url != NULL && strcmp(e->stream_url, fb->url) == 0 &&
+	          memcmp(e->stream_ticket, fb->ticket, sizeof(fb->ticket)) == 0 &&
+	          e->n_idle < CLIENT_MAX_CONNS;
+	if (ok)
+		e->idle[e->n_idle++] = st;
+	pthread_mutex_unlock(&c->lk);
+	if (!ok) {
+		nng_stream_close(st);
+		nng_stream_free(st);
+	}
+}
+
 void fetch_bulk_open(fetch *f)
 {
 	wt_client *c = f->c;
-	uint8_t ticket[BULK_TICKET_BYTES];
 	char url[512] = "";
+	nng_stream *kept[CLIENT_MAX_CONNS];
+	size_t n_kept = 0, want = f->n_socks;
 	if (!c->o.stream || f->bulk != NULL)
 		return;
-	pthread_mutex_lock(&c->lk);
-	/* a live manifest needs a server that takes live requests on the stream */
-	if (c->eps[f->ep].stream_url != NULL && (!f->live || c->eps[f->ep].stream_live)) {
-		snprintf(url, sizeof(url), "%s", c->eps[f->ep].stream_url);
-		memcpy(ticket, c->eps[f->ep].stream_ticket, sizeof(ticket));
-	}
-	pthread_mutex_unlock(&c->lk);
-	if (url[0] == '\0')
-		return; /* an older server, or stream_listen off: messages */
 	fetch_bulk *fb = calloc(1, sizeof(*fb));
 	if (fb == NULL)
 		return;
+	client_ep *e = &c->eps[f->ep];
+	pthread_mutex_lock(&c->lk);
+	/* a live manifest needs a server that takes live requests on the stream */
+	if (e->stream_url != NULL && (!f->live || e->stream_live)) {
+		snprintf(url, sizeof(url), "%s", e->stream_url);
+		memcpy(fb->ticket, e->stream_ticket, sizeof(fb->ticket));
+		/* streams an earlier fetch left open: no connect, no opening message */
+		for (; n_kept < want && e->n_idle > 0; n_kept++)
+			kept[n_kept] = e->idle[--e->n_idle];
+	}
+	pthread_mutex_unlock(&c->lk);
+	if (url[0] == '\0') {
+		free(fb);
+		return; /* an older server, or stream_listen off: messages */
+	}
 	fb->f = f;
 	fb->q_cap = f->w;
 	snprintf(fb->url, sizeof(fb->url), "%s", url);
 	pthread_mutex_init(&fb->lk, NULL);
 	pthread_cond_init(&fb->cv, NULL);
 	f->bulk = fb;
-	size_t want = f->n_socks;
-	/* every stream dialed at once: a fetch's first chunk waits for one
-	 * connect, not for one after the other (each costs a few ms on a busy
-	 * host, more over TLS) */
+	/* the others dialed at once: a fetch's first chunk waits for one connect,
+	 * not for one after the other (each costs a few ms on a busy host, more
+	 * over TLS) */
 	bulk_dial dl[CLIENT_MAX_CONNS];
-	for (size_t i = 0; i < want; i++)
+	for (size_t i = n_kept; i < want; i++)
 		dial_start(fb, &dl[i]);
 	int rv = 0;
 	for (size_t i = 0; i < want; i++) {
@@ -384,7 +419,11 @@ void fetch_bulk_open(fetch *f)
 		k->q = calloc(fb->q_cap, sizeof(*k->q));
 		k->hs = common_hasher_new();
 		k->ts = common_hasher_new();
-		int drv = dial_finish(fb, &dl[i], k, ticket); /* frees the dial either way */
+		int drv = 0;
+		if (i < n_kept)
+			k->st = kept[i];
+		else /* frees the dial either way */
+			drv = dial_finish(fb, &dl[i], k, fb->ticket);
 		if (rv == 0)
 			rv = k->q == NULL || k->hs == NULL || k->ts == NULL ? NNG_ENOMEM : drv;
 		if (rv == 0)
@@ -399,8 +438,8 @@ void fetch_bulk_open(fetch *f)
 		fetch_bulk_close(f);
 		return;
 	}
-	client_log(c, WT_CLIENT_LOG_INFO, "endpoint %s: %zu bulk stream(s) on %s",
-	           c->eps[f->ep].url, want, url);
+	client_log(c, WT_CLIENT_LOG_INFO, "endpoint %s: %zu bulk stream(s) on %s (%zu kept open)",
+	           c->eps[f->ep].url, want, url, n_kept);
 }
 
 int fetch_bulk_on(const fetch *f)
@@ -447,18 +486,26 @@ void fetch_bulk_issue(fetch *f, fetch_slot *s)
 		nng_stream_close(k->st);
 }
 
-void fetch_bulk_close(fetch *f)
+/* Stop the receivers. keep: a stream with nothing in flight (its receiver
+ * waits for a request, so no reply is on the wire) goes back to the endpoint
+ * for the next fetch; every other stream is closed first, which stops a
+ * receiver blocked on a reply. */
+static void bulk_close(fetch *f, bool keep)
 {
 	fetch_bulk *fb = f->bulk;
 	if (fb == NULL)
 		return;
+	bool quiet[CLIENT_MAX_CONNS];
 	pthread_mutex_lock(&fb->lk);
 	fb->closing = 1;
+	for (size_t i = 0; i < fb->n; i++)
+		quiet[i] = keep && !fb->broken && fb->conns[i].st != NULL &&
+		           fb->conns[i].th_started && fb->conns[i].q_n == 0;
 	pthread_cond_broadcast(&fb->cv);
 	pthread_mutex_unlock(&fb->lk);
 	for (size_t i = 0; i < fb->n; i++) {
 		bulk_conn *k = &fb->conns[i];
-		if (k->st != NULL)
+		if (k->st != NULL && !quiet[i])
 			nng_stream_close(k->st);
 		if (k->th_started)
 			pthread_join(k->th, NULL);
@@ -467,7 +514,9 @@ void fetch_bulk_close(fetch *f)
 		wt_seterr(&err, WT_ECANCELED, "bulk stream closed");
 		for (; k->q_n > 0; k->q_n--, k->q_head = (k->q_head + 1) % fb->q_cap)
 			fetch_slot_finish(k->q[k->q_head], WT_ECANCELED, &err, NULL);
-		if (k->st != NULL)
+		if (k->st != NULL && quiet[i])
+			park_stream(fb, k->st);
+		else if (k->st != NULL)
 			nng_stream_free(k->st);
 		common_hasher_free(k->hs);
 		common_hasher_free(k->ts);
@@ -477,4 +526,14 @@ void fetch_bulk_close(fetch *f)
 	pthread_mutex_destroy(&fb->lk);
 	free(fb);
 	f->bulk = NULL;
+}
+
+void fetch_bulk_close(fetch *f)
+{
+	bulk_close(f, false);
+}
+
+void fetch_bulk_done(fetch *f)
+{
+	bulk_close(f, true);
 }

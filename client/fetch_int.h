@@ -81,7 +81,8 @@ void fetch_slot_finish(fetch_slot *s, int rv, const wt_errbuf *err, nng_msg *msg
 /*
  * Bulk stream (fetch_bulk.c). open: after use_endpoint, with no slot busy: when
  * c->o.stream is set, the endpoint offered a stream in Hello and the manifest is
- * not live, dial one stream per connection (f->bulk set); otherwise, or when
+ * not live (or the server takes live requests), take the streams earlier
+ * fetches left open and dial the rest, one per connection (f->bulk set); otherwise, or when
  * dialing fails (logged), f->bulk stays NULL and the fetch uses messages.
  * issue: send slot s's request (s->chunk, s->id set) on its stream; a failure
  * finishes s with WT_EUNAVAIL and turns the bulk path off for the rest of the
@@ -93,6 +94,9 @@ void fetch_slot_finish(fetch_slot *s, int rv, const wt_errbuf *err, nng_msg *msg
 void fetch_bulk_open(fetch *f);
 void fetch_bulk_issue(fetch *f, fetch_slot *s);
 void fetch_bulk_close(fetch *f);
+/* The fetch got every chunk (no slot busy): close, but leave the streams open
+ * for the client's next fetch (client_ep.idle; open takes them first). */
+void fetch_bulk_done(fetch *f);
 /* 1 while the bulk path is usable. */
 int fetch_bulk_on(const fetch *f);
 

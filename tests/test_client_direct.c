@@ -5,7 +5,8 @@
  * a fetch over messages (which never asks); a damaged chunk received in place
  * is fetched again over it; a sink without recv_buf (an older table) still
  * works; and once the fetch calls abort() nothing is written into the sink's
- * memory any more, although chunks were still on their way. */
+ * memory any more, although chunks were still on their way. A client keeps
+ * its bulk streams open from one fetch to the next. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -387,6 +388,64 @@ static void test_direct_abort_quiet(void **state)
 	tw_env_free(e);
 }
 
+/*
+ * A client keeps its bulk streams open between fetches: three fetches on one
+ * client (2 connections) open 2 streams, not 6, with the right bytes each
+ * time. A fetch that fails (its sink refuses a chunk) closes them: replies
+ * may still be on the wire; the next fetch dials new ones.
+ */
+static void test_streams_kept_open(void **state)
+{
+	(void)state;
+	tw_env *e = stream_env("wd-direct-keep", NULL);
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[] = {e->url};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	o.stream = 1;
+	o.connections = 2;
+	o.window = 6;
+	wt_client *c;
+	wt_manifest *m;
+	wt_errbuf err;
+	fetch_cfg fc = cfg_tp2(1);
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	assert_int_equal(wt_client_get_manifest(c, "llama", &fc.layout, &m, &err), WT_OK);
+	rec_sink first;
+	rec_init(&first, 1, 1);
+	assert_int_equal(wt_client_fetch(c, m, &first.base, NULL, &err), WT_OK);
+	for (int i = 0; i < 2; i++) {
+		rec_sink r;
+		rec_init(&r, 1, 1);
+		uint64_t before = atomic_load(&e->srv->bulk_replies);
+		assert_int_equal(wt_client_fetch(c, m, &r.base, NULL, &err), WT_OK);
+		assert_true(common_hash128_eq(first.digest, r.digest));
+		assert_int_equal(atomic_load(&e->srv->bulk_replies) - before,
+		                 wt_manifest_n_chunks(m)); /* all on the kept streams */
+		rec_drop(&r);
+	}
+	printf("3 fetches: %llu bulk streams accepted\n",
+	       (unsigned long long)atomic_load(&e->srv->bulk_streams));
+	assert_int_equal(atomic_load(&e->srv->bulk_streams), 2);
+	rec_sink bad;
+	rec_init(&bad, 1, 1);
+	bad.fail_writes = 1;
+	assert_int_equal(wt_client_fetch(c, m, &bad.base, NULL, &err), WT_EINVAL);
+	assert_int_equal(atomic_load(&e->srv->bulk_streams), 2); /* it took the kept ones */
+	rec_sink again;
+	rec_init(&again, 1, 1);
+	assert_int_equal(wt_client_fetch(c, m, &again.base, NULL, &err), WT_OK);
+	assert_true(common_hash128_eq(first.digest, again.digest));
+	assert_int_equal(atomic_load(&e->srv->bulk_streams), 4); /* dialed anew */
+	rec_drop(&first);
+	rec_drop(&bad);
+	rec_drop(&again);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	tw_env_free(e);
+}
+
 /* The host sink offers its tensors' memory: a fetch over the stream gives the
  * bytes of a fetch over messages, also when one chunk is fetched again. */
 static void test_host_sink_direct(void **state)
@@ -439,10 +498,9 @@ static void test_host_sink_direct(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_direct_receive),
-	    cmocka_unit_test(test_direct_refetch),
-	    cmocka_unit_test(test_direct_abort_quiet),
-	    cmocka_unit_test(test_host_sink_direct),
+	    cmocka_unit_test(test_direct_receive),     cmocka_unit_test(test_direct_refetch),
+	    cmocka_unit_test(test_direct_abort_quiet), cmocka_unit_test(test_host_sink_direct),
+	    cmocka_unit_test(test_streams_kept_open),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

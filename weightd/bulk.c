@@ -527,6 +527,7 @@ static void accept_cb(void *arg)
 		return;
 	}
 	reap_dead(bk);
+	atomic_fetch_add(&bk->srv->bulk_streams, 1);
 	nng_stream *st = nng_aio_get_output(bk->accept_aio, 0);
 	wd_bconn *b = calloc(1, sizeof(*b));
 	if (b == NULL || nng_aio_alloc(&b->raio, recv_cb, b) != 0 ||

@@ -94,6 +94,9 @@ static void write_metrics(wd_server *s, FILE *f)
 	counter(f, "weightd_bulk_replies_total",
 	        "Chunk replies sent on bulk streams (also in weightd_chunk_replies_total).",
 	        atomic_load(&s->bulk_replies));
+	counter(f, "weightd_bulk_streams_total",
+	        "Bulk streams accepted (a client keeps its streams open between fetches).",
+	        atomic_load(&s->bulk_streams));
 	wd_wbudget_stats wb;
 	wd_wbudget_get(s->wbudget, &wb);
 	gauge(f, "weightd_writeback_bytes",

@@ -192,6 +192,7 @@ struct wd_server {
 	_Atomic uint64_t peer_fills, peer_bytes;
 	_Atomic uint64_t
 	    bulk_replies; /* chunk replies sent on bulk streams (also in chunk_replies) */
+	_Atomic uint64_t bulk_streams; /* bulk streams accepted (clients keep theirs open) */
 	wd_metrics m;
 	const wd_faults *_Atomic faults; /* tests only (faults.c); NULL in weightd */
 	struct MHD_Daemon *metrics;      /* NULL unless metrics_listen is set */

@@ -44,6 +44,8 @@ chunks=$(val 'weightd_request_seconds_count{kind="chunk"}')
 [ "$(val weightd_bulk_replies_total)" -gt 0 ] || die "bulk replies: $(val weightd_bulk_replies_total)"
 [ "$(val weightd_bulk_replies_total)" -lt "$(val weightd_chunk_replies_total)" ] ||
 	die "bulk replies are a part of all chunk replies"
+# weightctl fetch --stream: one stream per connection (2 by default)
+[ "$(val weightd_bulk_streams_total)" = 2 ] || die "bulk streams: $(val weightd_bulk_streams_total)"
 [ "$(val weightd_writeback_bytes)" = 0 ] || die "write-behind RAM left: $(val weightd_writeback_bytes)"
 [ "$(val weightd_writeback_peak_bytes)" -gt 0 ] || die "write-behind peak"
 # released write-behind buffers are kept for the next production (test_writeback_pool)
