@@ -141,9 +141,10 @@ static void mon_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	(void)p;
 	client_sockmon *m = arg;
-	if (ev == NNG_PIPE_EV_ADD_POST)
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		atomic_fetch_add(&m->adds, 1);
 		atomic_fetch_add(&m->pipes, 1);
-	else if (ev == NNG_PIPE_EV_REM_POST && atomic_fetch_sub(&m->pipes, 1) == 1)
+	} else if (ev == NNG_PIPE_EV_REM_POST && atomic_fetch_sub(&m->pipes, 1) == 1)
 		atomic_store(&m->down_ns, common_now_ns());
 }
 
@@ -284,8 +285,10 @@ out:
 	return rv;
 }
 
-static int hello(wt_client *c, size_t ep, nng_socket sock, wt_errbuf *err)
+/* Hello on sock; mon (may be NULL) notes the connection it was answered on. */
+static int hello(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon, wt_errbuf *err)
 {
+	uint64_t adds = mon != NULL ? atomic_load(&mon->adds) : 0;
 	Weights__Request req = WEIGHTS__REQUEST__INIT;
 	Weights__Hello h = WEIGHTS__HELLO__INIT;
 	h.protocol_version = WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION;
@@ -331,6 +334,8 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, wt_errbuf *err)
 		           r->hello->server_version ? r->hello->server_version : "?");
 	}
 	wire_reply_free(r);
+	if (rv == WT_OK && mon != NULL)
+		atomic_store(&mon->hello_adds, adds);
 	return rv;
 }
 
@@ -499,7 +504,7 @@ static int open_socket(wt_client *c, size_t ep, nng_socket *out, wt_errbuf *err)
 		/* s is closed, or an abandoned dial thread closes it and frees mon */
 		return rv;
 	}
-	if ((rv = hello(c, ep, s, err)) != WT_OK) {
+	if ((rv = hello(c, ep, s, mon, err)) != WT_OK) {
 		nng_close(s);
 		free(mon);
 		if (client_retryable(rv)) { /* slow or dropped Hello: connect phase */
@@ -572,16 +577,30 @@ int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err)
 {
 	client_ep *e = &c->eps[ep];
 	nng_socket socks[CLIENT_MAX_CONNS];
+	client_sockmon *mons[CLIENT_MAX_CONNS];
 	pthread_mutex_lock(&c->lk);
 	size_t n = e->n_socks;
 	memcpy(socks, e->socks, n * sizeof(socks[0]));
+	memcpy(mons, e->mons, n * sizeof(mons[0]));
 	pthread_mutex_unlock(&c->lk);
 	if (n == 0)
 		return wt_seterr(err, WT_ECLOSED, "endpoint %s: not connected", e->url);
 	for (size_t k = 0; k < n; k++) {
-		int rv = hello(c, ep, socks[k], err);
+		int rv = hello(c, ep, socks[k], mons[k], err);
 		if (rv != WT_OK)
 			return rv;
 	}
 	return WT_OK;
+}
+
+bool client_ep_reconnected(wt_client *c, size_t ep)
+{
+	bool again = false;
+	pthread_mutex_lock(&c->lk);
+	for (size_t k = 0; k < c->eps[ep].n_socks; k++) {
+		const client_sockmon *m = c->eps[ep].mons[k];
+		again |= m != NULL && atomic_load(&m->adds) != atomic_load(&m->hello_adds);
+	}
+	pthread_mutex_unlock(&c->lk);
+	return again;
 }

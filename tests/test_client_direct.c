@@ -394,6 +394,15 @@ static void test_direct_abort_quiet(void **state)
  * time. A fetch that fails (its sink refuses a chunk) closes them: replies
  * may still be on the wire; the next fetch dials new ones.
  */
+static int g_hellos; /* "connected to" lines the client logged */
+
+static void count_hellos(void *ctx, int level, const char *msg)
+{
+	(void)ctx;
+	(void)level;
+	g_hellos += strncmp(msg, "connected to ", 13) == 0;
+}
+
 static void test_streams_kept_open(void **state)
 {
 	(void)state;
@@ -406,6 +415,9 @@ static void test_streams_kept_open(void **state)
 	o.stream = 1;
 	o.connections = 2;
 	o.window = 6;
+	o.log = count_hellos;
+	o.log_level = WT_CLIENT_LOG_INFO;
+	g_hellos = 0;
 	wt_client *c;
 	wt_manifest *m;
 	wt_errbuf err;
@@ -428,6 +440,7 @@ static void test_streams_kept_open(void **state)
 	printf("3 fetches: %llu bulk streams accepted\n",
 	       (unsigned long long)atomic_load(&e->srv->bulk_streams));
 	assert_int_equal(atomic_load(&e->srv->bulk_streams), 2);
+	assert_int_equal(g_hellos, 2); /* one per connection: no needless Hello again */
 	rec_sink bad;
 	rec_init(&bad, 1, 1);
 	bad.fail_writes = 1;
@@ -441,6 +454,62 @@ static void test_streams_kept_open(void **state)
 	rec_drop(&first);
 	rec_drop(&bad);
 	rec_drop(&again);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	tw_env_free(e);
+}
+
+/*
+ * Kept streams of a server that restarted (same address, new ticket): the
+ * client's next fetch still gets the right bytes, and the one after it is
+ * served on new streams again.
+ */
+static void test_kept_streams_restart(void **state)
+{
+	(void)state;
+	tw_env *e = stream_env("wd-direct-restart", NULL);
+	char url[256], surl[256];
+	snprintf(url, sizeof(url), "%s", e->url);
+	wt_errbuf err;
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[] = {url};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	o.stream = 1;
+	o.window = 6;
+	wt_client *c;
+	wt_manifest *m;
+	fetch_cfg fc = cfg_tp2(1);
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	assert_int_equal(wt_client_get_manifest(c, "llama", &fc.layout, &m, &err), WT_OK);
+	rec_sink a;
+	rec_init(&a, 1, 1);
+	assert_int_equal(wt_client_fetch(c, m, &a.base, NULL, &err), WT_OK);
+	assert_int_equal(atomic_load(&e->srv->bulk_streams), 2);
+	/* the same addresses again, a new daemon (a new ticket) */
+	assert_true(wd_bulk_offer(e->srv, 0, surl, sizeof(surl), &(const uint8_t *){NULL}));
+	assert_int_equal(wd_config_set(&e->cfg, "listen", url, "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", surl, "test", &err), WT_OK);
+	tw_stop(e);
+	assert_int_equal(tw_start(e), WT_OK);
+	for (int i = 0; i < 2; i++) {
+		rec_sink r;
+		rec_init(&r, 1, 1);
+		uint64_t before = atomic_load(&e->srv->bulk_replies);
+		int rv = wt_client_fetch(c, m, &r.base, NULL, &err);
+		printf("after the restart, fetch %d: %s; %llu of %zu chunks on the stream\n", i,
+		       rv == WT_OK ? "ok" : err.msg,
+		       (unsigned long long)(atomic_load(&e->srv->bulk_replies) - before),
+		       wt_manifest_n_chunks(m));
+		assert_int_equal(rv, WT_OK);
+		assert_true(common_hash128_eq(a.digest, r.digest));
+		if (i == 1) /* served on new streams */
+			assert_int_equal(atomic_load(&e->srv->bulk_replies) - before,
+			                 wt_manifest_n_chunks(m));
+		rec_drop(&r);
+	}
+	rec_drop(&a);
 	wt_manifest_free(m);
 	wt_client_close(c);
 	tw_env_free(e);
@@ -500,7 +569,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_direct_receive),     cmocka_unit_test(test_direct_refetch),
 	    cmocka_unit_test(test_direct_abort_quiet), cmocka_unit_test(test_host_sink_direct),
-	    cmocka_unit_test(test_streams_kept_open),
+	    cmocka_unit_test(test_streams_kept_open),  cmocka_unit_test(test_kept_streams_restart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
