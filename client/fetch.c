@@ -300,71 +300,6 @@ static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 	return WT_OK;
 }
 
-/*
- * A live manifest asked again (the server restarted, or finished the shard long
- * ago): n must be of the same revision with the same tensors and chunk
- * boundaries, and every hash both know must agree. Then its hashes are adopted
- * (a committed n ends the live requests). 0 if it differs: nothing adopted.
- */
-static int live_adopt(fetch *f, const wt_manifest *n)
-{
-	const wt_manifest *m = f->m;
-	if (strcmp(n->revision, m->revision) != 0 || n->n_tensors != m->n_tensors ||
-	    n->n_chunks != m->n_chunks)
-		return 0;
-	for (size_t i = 0; i < m->n_tensors; i++)
-		if (strcmp(n->tensors[i].name, m->tensors[i].name) != 0 ||
-		    n->tensors[i].nbytes != m->tensors[i].nbytes ||
-		    (n->tensors[i].known && f->tknown[i] &&
-		     memcmp(n->tensors[i].hash, f->thash[i], 16) != 0))
-			return 0;
-	for (size_t i = 0; i < m->n_chunks; i++)
-		if (n->chunks[i].off != m->chunks[i].off ||
-		    n->chunks[i].nbytes != m->chunks[i].nbytes ||
-		    n->chunks[i].tensor != m->chunks[i].tensor ||
-		    (n->chunks[i].known && f->cknown[i] &&
-		     memcmp(n->chunks[i].hash, f->chash[i], 16) != 0))
-			return 0;
-	for (size_t i = 0; i < m->n_tensors; i++)
-		if (n->tensors[i].known && !f->tknown[i]) {
-			memcpy(f->thash[i], n->tensors[i].hash, 16);
-			f->tknown[i] = 1;
-		}
-	for (size_t i = 0; i < m->n_chunks; i++)
-		if (n->chunks[i].known && !f->cknown[i]) {
-			memcpy(f->chash[i], n->chunks[i].hash, 16);
-			f->cknown[i] = 1;
-		}
-	f->live = n->live;
-	return 1;
-}
-
-/* Ask the current endpoint for the manifest again (it restarted or never saw the
- * shard); it must list exactly the same chunks. Adopts its shard id. */
-static int refresh_manifest(fetch *f, wt_errbuf *err)
-{
-	const wt_manifest *m = f->m;
-	wt_manifest *n = NULL;
-	int rv = client_request_manifest(f->c, f->ep, m->req_model, &m->req_layout, &n, err);
-	if (rv != WT_OK)
-		return rv;
-	if (m->live ? !live_adopt(f, n) : !client_manifest_same(n, m)) {
-		/* never mix bytes of two shards: the sink is aborted, the caller starts over */
-		rv = wt_seterr(
-		    err, WT_ECHANGED,
-		    "endpoint %s: the shard changed while fetching (revision %s, now %s); "
-		    "get the manifest again and restart the fetch",
-		    f->c->eps[f->ep].url, m->revision, n->revision);
-	} else {
-		free(f->shard_id);
-		f->shard_id = n->shard_id;
-		f->shard_id_len = n->shard_id_len;
-		n->shard_id = NULL;
-	}
-	wt_manifest_free(n);
-	return rv;
-}
-
 /* Move in-flight chunks [head, issued) to fresh requests (after reclaim). */
 static int reissue(fetch *f, size_t head, size_t issued, wt_errbuf *err)
 {
@@ -441,6 +376,7 @@ typedef struct fetch_loop {
 	uint32_t attempt;            /* failed attempts of the head chunk on this endpoint */
 	int refreshed;               /* manifest asked again for this head chunk */
 	int rehello;                 /* Hello sent again for this head chunk */
+	int renewed;                 /* bulk streams opened anew (stale kept ones; whole fetch) */
 	uint32_t corrupt;            /* manifests asked again after WT_ECORRUPT (whole fetch) */
 	uint32_t corrupt_at_refresh; /* corrupt when refreshed was set */
 	client_budget bud;           /* retry budget since the last delivered chunk */
@@ -521,7 +457,7 @@ static int resume(fetch *f, fetch_loop *L, wt_errbuf *err)
 		}
 		L->corrupt++;
 	}
-	int rv = refresh_manifest(f, err);
+	int rv = fetch_refresh_manifest(f, err);
 	if (rv == WT_OK)
 		return reissue(f, L->head, L->issued, err);
 	if (!client_retryable(rv))
@@ -595,6 +531,18 @@ static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err
 	}
 	if (!client_retryable(rv))
 		return rv;
+	if (rv == WT_EUNAVAIL && !L->renewed && fetch_bulk_stale(f)) {
+		/* streams kept from an earlier fetch were of a server instance that
+		 * is gone: Hello again (its new ticket) and open new ones, once */
+		L->renewed = 1;
+		slots_reclaim(f);
+		fetch_bulk_close(f);
+		wt_errbuf herr;
+		if (client_ep_rehello(f->c, f->ep, &herr) != WT_OK)
+			client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", herr.msg);
+		fetch_bulk_open(f);
+		return reissue(f, L->head, L->issued, err);
+	}
 	f->st->retries++;
 	if (++L->attempt > f->c->o.max_retries)
 		return fail_over(f, L, err);

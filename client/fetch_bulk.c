@@ -46,6 +46,8 @@ typedef struct bulk_conn {
 	/* the reply being received (live: the hashes it teaches) */
 	uint8_t rh[16], rth[16];
 	int r_has_th;
+	int kept;     /* taken from the endpoint's idle streams (an earlier fetch's) */
+	uint64_t got; /* replies received on it in this fetch */
 	pthread_t th;
 	int th_started;
 	/* fields below guarded by fetch_bulk.lk */
@@ -63,6 +65,7 @@ typedef struct fetch_bulk {
 	pthread_cond_t cv;
 	/* fields below guarded by lk */
 	int broken;  /* a stream failed: new requests use messages */
+	int stale;   /* a kept stream failed before its first reply */
 	int closing; /* fetch_bulk_close: receivers stop */
 	bulk_conn conns[CLIENT_MAX_CONNS];
 } fetch_bulk;
@@ -121,6 +124,7 @@ static void conn_fail(bulk_conn *k, const char *why)
 	pthread_mutex_lock(&fb->lk);
 	int first = !fb->broken && !fb->closing;
 	fb->broken = 1;
+	fb->stale |= k->kept && k->got == 0 && !fb->closing;
 	fetch_slot *left[CLIENT_MAX_WINDOW];
 	size_t n = 0;
 	for (; k->q_n > 0; k->q_n--, k->q_head = (k->q_head + 1) % fb->q_cap)
@@ -238,6 +242,7 @@ static void *receiver(void *arg)
 			conn_fail(k, why);
 			return NULL;
 		}
+		k->got++;
 		pthread_mutex_lock(&fb->lk);
 		k->q_head = (k->q_head + 1) % fb->q_cap;
 		k->q_n--;
@@ -425,7 +430,8 @@ void fetch_bulk_open(fetch *f)
 		k->hs = common_hasher_new();
 		k->ts = common_hasher_new();
 		int drv = 0;
-		if (i < n_kept)
+		k->kept = i < n_kept;
+		if (k->kept)
 			k->st = kept[i];
 		else /* frees the dial either way */
 			drv = dial_finish(fb, &dl[i], k, fb->ticket);
@@ -445,6 +451,17 @@ void fetch_bulk_open(fetch *f)
 	}
 	client_log(c, WT_CLIENT_LOG_INFO, "endpoint %s: %zu bulk stream(s) on %s (%zu kept open)",
 	           c->eps[f->ep].url, want, url, n_kept);
+}
+
+int fetch_bulk_stale(const fetch *f)
+{
+	fetch_bulk *fb = f->bulk;
+	if (fb == NULL)
+		return 0;
+	pthread_mutex_lock(&fb->lk);
+	int stale = fb->stale;
+	pthread_mutex_unlock(&fb->lk);
+	return stale;
 }
 
 int fetch_bulk_on(const fetch *f)

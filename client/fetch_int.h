@@ -74,6 +74,11 @@ typedef struct fetch {
 	                            messages */
 } fetch;
 
+/* Ask the current endpoint for the manifest again (fetch_refresh.c); it must list
+ * the same chunks (a live one: agree with every hash learned). Adopts its shard
+ * id; WT_ECHANGED when it differs (the caller aborts the sink). */
+int fetch_refresh_manifest(fetch *f, wt_errbuf *err);
+
 /* A slot's request ended (any thread): rv, err (when rv != WT_OK) and the reply
  * message msg (owned; NULL over the bulk stream) are published, waiters woken. */
 void fetch_slot_finish(fetch_slot *s, int rv, const wt_errbuf *err, nng_msg *msg);
@@ -99,5 +104,8 @@ void fetch_bulk_close(fetch *f);
 void fetch_bulk_done(fetch *f);
 /* 1 while the bulk path is usable. */
 int fetch_bulk_on(const fetch *f);
+/* 1 when a stream an earlier fetch left open failed before its first reply
+ * in this one: the server most likely restarted (another ticket). */
+int fetch_bulk_stale(const fetch *f);
 
 #endif
