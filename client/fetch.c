@@ -558,7 +558,10 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 	const wt_manifest *m = f->m;
 	int rv;
 	while (L->head < m->n_chunks) {
-		while (L->issued < m->n_chunks && L->issued < L->head + f->w) {
+		/* the first chunk goes alone: it does not share the wire and the
+		 * CPU with a window of others, so the first byte comes early */
+		size_t w = L->head == 0 ? 1 : f->w;
+		while (L->issued < m->n_chunks && L->issued < L->head + w) {
 			if ((rv = slot_issue(f, &f->slots[L->issued % f->w], L->issued, err)) !=
 			    WT_OK)
 				return rv;

@@ -31,7 +31,9 @@
 
 static pthread_mutex_t g_lk = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
-static int g_puts_held;
+static int g_puts_held; /* cache writes wait while set (at most 20 s each) ... */
+static int g_puts_free; /* ... once this many have passed */
+static int g_puts;      /* cache writes let through */
 
 static int gate_put(void *ctx, uint32_t rank)
 {
@@ -41,16 +43,21 @@ static int gate_put(void *ctx, uint32_t rank)
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += 20;
 	pthread_mutex_lock(&g_lk);
-	while (g_puts_held && pthread_cond_timedwait(&g_cv, &g_lk, &dl) == 0)
+	while (g_puts_held && g_puts >= g_puts_free &&
+	       pthread_cond_timedwait(&g_cv, &g_lk, &dl) == 0)
 		;
+	g_puts++;
 	pthread_mutex_unlock(&g_lk);
 	return WT_OK;
 }
 
-static void gate_hold(int held)
+/* Hold the cache writes after the first `free` ones (held = 1), or let all go. */
+static void gate_hold(int held, int free_puts)
 {
 	pthread_mutex_lock(&g_lk);
 	g_puts_held = held;
+	g_puts_free = free_puts;
+	g_puts = 0;
 	pthread_cond_broadcast(&g_cv);
 	pthread_mutex_unlock(&g_lk);
 }
@@ -64,11 +71,13 @@ typedef struct rec_sink {
 	uint8_t **buf; /* one per tensor, allocated at begin, freed by rec_free */
 	uint64_t *nbytes;
 	size_t n;
-	int offer;       /* 0: recv_buf answers NULL; 1: always; 2: every other call */
-	int fail_writes; /* write() refuses its first call */
+	int offer;           /* 0: recv_buf answers NULL; 1: always; 2: every other call */
+	unsigned fail_write; /* write() refuses its call number fail_write (1-based; 0 none) */
 	int release_in_abort;
 	unsigned asked, granted, direct, copied, writes, aborts, ends;
-	wt_hash128 digest; /* of every tensor's name and bytes, at end */
+	unsigned delivered; /* write() calls */
+	unsigned early;     /* recv_buf calls before the first write() */
+	wt_hash128 digest;  /* of every tensor's name and bytes, at end */
 } rec_sink;
 
 static rec_sink *rec_of(wt_sink *s)
@@ -118,6 +127,7 @@ static void *rec_recv_buf(wt_sink *s, size_t t, uint64_t off, size_t len)
 {
 	rec_sink *r = rec_of(s);
 	assert_true(t < r->n && off + len <= r->nbytes[t] && len > 0);
+	r->early += r->delivered == 0;
 	if (r->offer == 0 || (r->offer == 2 && r->asked++ % 2 == 1))
 		return NULL;
 	r->granted++;
@@ -129,7 +139,8 @@ static int rec_write(wt_sink *s, size_t t, uint64_t off, const void *data, size_
 {
 	rec_sink *r = rec_of(s);
 	assert_true(t < r->n && off + len <= r->nbytes[t]);
-	if (r->fail_writes && r->writes++ == 0)
+	r->delivered++;
+	if (++r->writes == r->fail_write)
 		return wt_seterr(err, WT_EINVAL, "test sink: write refused");
 	if (data == r->buf[t] + off) {
 		r->direct++;
@@ -166,7 +177,7 @@ static void rec_abort(wt_sink *s)
 		memset(r->buf[i], POISON, (size_t)r->nbytes[i]);
 	r->aborts++;
 	if (r->release_in_abort)
-		gate_hold(0);
+		gate_hold(0, 0);
 }
 
 static void rec_init(rec_sink *r, int offer, int with_recv_buf)
@@ -278,6 +289,8 @@ static void test_direct_receive(void **state)
 	assert_int_equal(b.granted, nc);
 	assert_int_equal(b.direct, nc);
 	assert_int_equal(b.copied, 0);
+	/* the first chunk is asked alone; the window opens once it is in */
+	assert_int_equal(b.early, 1);
 	assert_true(common_hash128_eq(a.digest, b.digest));
 
 	rec_init(&h, 2, 1); /* every other chunk offered */
@@ -343,11 +356,13 @@ static bool all_poison(const rec_sink *r)
 
 /*
  * Nothing lands in the sink's memory once abort() is called. A live layout
- * is read over the stream while the producer is held after its first chunk
- * (writeback_bytes 1: one chunk in RAM; its cache write held): the client's
- * other requests wait at the server for chunks not produced yet, their
- * memory granted. The sink refuses the first chunk; its abort() poisons all
- * of its memory and lets the producer go on, so those chunks are sent at once.
+ * is read over the stream while the producer is held after its second chunk
+ * (writeback_bytes 1: one chunk in RAM; the first cache write passes, the
+ * second is held): the client gets chunks 0 and 1, and its other requests
+ * (the window opens after the first chunk) wait at the server for chunks not
+ * produced yet, their memory granted. The sink refuses the second chunk; its
+ * abort() poisons all of its memory and lets the producer go on, so those
+ * chunks are sent at once.
  * The fetch must have stopped its receivers before: the poison stays. And
  * the server frees what the closed streams held: the production finishes.
  */
@@ -359,16 +374,16 @@ static void test_direct_abort_quiet(void **state)
 	wt_layout_init(&fc.layout);
 	rec_sink r;
 	rec_init(&r, 1, 1);
-	r.fail_writes = 1;
+	r.fail_write = 2;
 	r.release_in_abort = 1;
 	wt_fetch_stats st;
-	gate_hold(1);
+	gate_hold(1, 1);
 	assert_int_equal(fetch_into(e->url, &fc, &r.base, &st, NULL), WT_EINVAL);
-	gate_hold(0);
+	gate_hold(0, 0);
 	printf("abort: %u granted, %u aborts\n", r.granted, r.aborts);
 	assert_int_equal(r.aborts, 1);
 	assert_int_equal(r.ends, 0);
-	assert_true(r.granted > 1); /* more chunks than the refused one were asked for */
+	assert_true(r.granted > 2); /* more chunks than the two delivered were asked for */
 	usleep(300 * 1000);         /* time for any late write to land */
 	assert_true(all_poison(&r));
 	/* the server let go of what the client's dead streams held: the production
@@ -443,7 +458,7 @@ static void test_streams_kept_open(void **state)
 	assert_int_equal(g_hellos, 2); /* one per connection: no needless Hello again */
 	rec_sink bad;
 	rec_init(&bad, 1, 1);
-	bad.fail_writes = 1;
+	bad.fail_write = 1;
 	assert_int_equal(wt_client_fetch(c, m, &bad.base, NULL, &err), WT_EINVAL);
 	assert_int_equal(atomic_load(&e->srv->bulk_streams), 2); /* it took the kept ones */
 	rec_sink again;
