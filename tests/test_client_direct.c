@@ -204,10 +204,13 @@ typedef struct fetch_cfg {
 	int stream, cut_through;
 	uint32_t refetch;
 	wt_layout layout;
+	wt_log_fn log; /* NULL = silent */
 } fetch_cfg;
 
-static int fetch_into(const char *url, const fetch_cfg *fc, wt_sink *sink, wt_fetch_stats *st,
-                      size_t *n_chunks)
+/* A client of url as fc says (window 6, 2 connections) and the manifest of
+ * fc's layout of llama into *m; the error of either (the client is NULL then). */
+static int open_client(const char *url, const fetch_cfg *fc, wt_client **c, wt_manifest **m,
+                       wt_errbuf *err)
 {
 	wt_client_opts o;
 	wt_client_opts_init(&o);
@@ -218,15 +221,30 @@ static int fetch_into(const char *url, const fetch_cfg *fc, wt_sink *sink, wt_fe
 	o.cut_through = fc->cut_through;
 	o.window = 6;
 	o.hash_refetch = fc->refetch;
+	o.log = fc->log;
+	o.log_level = WT_CLIENT_LOG_INFO;
+	*c = NULL;
+	*m = NULL;
+	int rv = wt_client_open(c, &o, err);
+	if (rv == WT_OK)
+		rv = wt_client_get_manifest(*c, "llama", &fc->layout, m, err);
+	if (rv != WT_OK) {
+		wt_client_close(*c);
+		*c = NULL;
+	}
+	return rv;
+}
+
+static int fetch_into(const char *url, const fetch_cfg *fc, wt_sink *sink, wt_fetch_stats *st,
+                      size_t *n_chunks)
+{
 	wt_client *c = NULL;
 	wt_manifest *m = NULL;
 	wt_errbuf err;
 	wt_fetch_opts fo;
 	wt_fetch_opts_init(&fo);
 	fo.stats = st;
-	int rv = wt_client_open(&c, &o, &err);
-	if (rv == WT_OK)
-		rv = wt_client_get_manifest(c, "llama", &fc->layout, &m, &err);
+	int rv = open_client(url, fc, &c, &m, &err);
 	if (rv == WT_OK && n_chunks != NULL)
 		*n_chunks = wt_manifest_n_chunks(m);
 	if (rv == WT_OK)
@@ -422,23 +440,13 @@ static void test_streams_kept_open(void **state)
 {
 	(void)state;
 	tw_env *e = stream_env("wd-direct-keep", NULL);
-	wt_client_opts o;
-	wt_client_opts_init(&o);
-	const char *eps[] = {e->url};
-	o.endpoints = eps;
-	o.n_endpoints = 1;
-	o.stream = 1;
-	o.connections = 2;
-	o.window = 6;
-	o.log = count_hellos;
-	o.log_level = WT_CLIENT_LOG_INFO;
 	g_hellos = 0;
 	wt_client *c;
 	wt_manifest *m;
 	wt_errbuf err;
 	fetch_cfg fc = cfg_tp2(1);
-	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
-	assert_int_equal(wt_client_get_manifest(c, "llama", &fc.layout, &m, &err), WT_OK);
+	fc.log = count_hellos;
+	assert_int_equal(open_client(e->url, &fc, &c, &m, &err), WT_OK);
 	rec_sink first;
 	rec_init(&first, 1, 1);
 	assert_int_equal(wt_client_fetch(c, m, &first.base, NULL, &err), WT_OK);
@@ -486,18 +494,10 @@ static void test_kept_streams_restart(void **state)
 	char url[256], surl[256];
 	snprintf(url, sizeof(url), "%s", e->url);
 	wt_errbuf err;
-	wt_client_opts o;
-	wt_client_opts_init(&o);
-	const char *eps[] = {url};
-	o.endpoints = eps;
-	o.n_endpoints = 1;
-	o.stream = 1;
-	o.window = 6;
 	wt_client *c;
 	wt_manifest *m;
 	fetch_cfg fc = cfg_tp2(1);
-	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
-	assert_int_equal(wt_client_get_manifest(c, "llama", &fc.layout, &m, &err), WT_OK);
+	assert_int_equal(open_client(url, &fc, &c, &m, &err), WT_OK);
 	rec_sink a;
 	rec_init(&a, 1, 1);
 	assert_int_equal(wt_client_fetch(c, m, &a.base, NULL, &err), WT_OK);
@@ -552,15 +552,9 @@ static void test_host_sink_direct(void **state)
 		common_hasher *hs = common_hasher_new();
 		size_t n = wt_host_sink_n_tensors(h);
 		assert_true(n > 8);
-		wt_client_opts o;
-		wt_client_opts_init(&o);
-		const char *eps[] = {e->url};
-		o.endpoints = eps;
-		o.n_endpoints = 1;
 		wt_client *c;
 		wt_manifest *m;
-		assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
-		assert_int_equal(wt_client_get_manifest(c, "llama", &fc.layout, &m, &err), WT_OK);
+		assert_int_equal(open_client(e->url, &fc, &c, &m, &err), WT_OK);
 		for (size_t i = 0; i < n; i++) {
 			wt_tensor_info ti;
 			const void *data;
