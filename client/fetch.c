@@ -472,6 +472,21 @@ static int resume(fetch *f, fetch_loop *L, wt_errbuf *err)
 	return reissue(f, L->head, L->issued, err);
 }
 
+/* Streams kept from an earlier fetch were of a server instance that is gone
+ * (fetch_bulk_stale): Hello again (its new ticket), open new ones and ask
+ * again what was in flight; once a fetch. */
+static int renew_streams(fetch *f, fetch_loop *L, wt_errbuf *err)
+{
+	L->renewed = 1;
+	slots_reclaim(f);
+	fetch_bulk_close(f);
+	wt_errbuf herr;
+	if (client_ep_rehello(f->c, f->ep, &herr) != WT_OK)
+		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", herr.msg);
+	fetch_bulk_open(f);
+	return reissue(f, L->head, L->issued, err);
+}
+
 /* The head slot failed: decide between re-fetch, retry, resume, fail-over, error. */
 static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err)
 {
@@ -531,18 +546,8 @@ static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err
 	}
 	if (!client_retryable(rv))
 		return rv;
-	if (rv == WT_EUNAVAIL && !L->renewed && fetch_bulk_stale(f)) {
-		/* streams kept from an earlier fetch were of a server instance that
-		 * is gone: Hello again (its new ticket) and open new ones, once */
-		L->renewed = 1;
-		slots_reclaim(f);
-		fetch_bulk_close(f);
-		wt_errbuf herr;
-		if (client_ep_rehello(f->c, f->ep, &herr) != WT_OK)
-			client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", herr.msg);
-		fetch_bulk_open(f);
-		return reissue(f, L->head, L->issued, err);
-	}
+	if (rv == WT_EUNAVAIL && !L->renewed && fetch_bulk_stale(f))
+		return renew_streams(f, L, err);
 	f->st->retries++;
 	if (++L->attempt > f->c->o.max_retries)
 		return fail_over(f, L, err);

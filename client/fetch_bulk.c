@@ -379,6 +379,26 @@ static void park_stream(fetch_bulk *fb, nng_stream *st)
 	}
 }
 
+/* The stream the endpoint offers (url, fb->ticket; url "" when none usable)
+ * and up to want streams an earlier fetch left open (into kept; their count). */
+static size_t take_offer(fetch *f, fetch_bulk *fb, char *url, size_t cap, nng_stream **kept,
+                         size_t want)
+{
+	client_ep *e = &f->c->eps[f->ep];
+	size_t n = 0;
+	pthread_mutex_lock(&f->c->lk);
+	/* a live manifest needs a server that takes live requests on the stream */
+	if (e->stream_url != NULL && (!f->live || e->stream_live)) {
+		snprintf(url, cap, "%s", e->stream_url);
+		memcpy(fb->ticket, e->stream_ticket, sizeof(fb->ticket));
+		/* streams an earlier fetch left open: no connect, no opening message */
+		for (; n < want && e->n_idle > 0; n++)
+			kept[n] = e->idle[--e->n_idle];
+	}
+	pthread_mutex_unlock(&f->c->lk);
+	return n;
+}
+
 void fetch_bulk_open(fetch *f)
 {
 	wt_client *c = f->c;
@@ -395,17 +415,7 @@ void fetch_bulk_open(fetch *f)
 	fetch_bulk *fb = calloc(1, sizeof(*fb));
 	if (fb == NULL)
 		return;
-	client_ep *e = &c->eps[f->ep];
-	pthread_mutex_lock(&c->lk);
-	/* a live manifest needs a server that takes live requests on the stream */
-	if (e->stream_url != NULL && (!f->live || e->stream_live)) {
-		snprintf(url, sizeof(url), "%s", e->stream_url);
-		memcpy(fb->ticket, e->stream_ticket, sizeof(fb->ticket));
-		/* streams an earlier fetch left open: no connect, no opening message */
-		for (; n_kept < want && e->n_idle > 0; n_kept++)
-			kept[n_kept] = e->idle[--e->n_idle];
-	}
-	pthread_mutex_unlock(&c->lk);
+	n_kept = take_offer(f, fb, url, sizeof(url), kept, want);
 	if (url[0] == '\0') {
 		free(fb);
 		return; /* an older server, or stream_listen off: messages */
