@@ -576,21 +576,15 @@ int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout
 int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err)
 {
 	client_ep *e = &c->eps[ep];
-	nng_socket socks[CLIENT_MAX_CONNS];
-	client_sockmon *mons[CLIENT_MAX_CONNS];
+	/* held as open_socket holds it around its Hello: hello() writes what the
+	 * reply teaches (the stream offer, the idle streams it drops) */
 	pthread_mutex_lock(&c->lk);
-	size_t n = e->n_socks;
-	memcpy(socks, e->socks, n * sizeof(socks[0]));
-	memcpy(mons, e->mons, n * sizeof(mons[0]));
+	int rv = e->n_socks == 0 ? wt_seterr(err, WT_ECLOSED, "endpoint %s: not connected", e->url)
+	                         : WT_OK;
+	for (size_t k = 0; rv == WT_OK && k < e->n_socks; k++)
+		rv = hello(c, ep, e->socks[k], e->mons[k], err);
 	pthread_mutex_unlock(&c->lk);
-	if (n == 0)
-		return wt_seterr(err, WT_ECLOSED, "endpoint %s: not connected", e->url);
-	for (size_t k = 0; k < n; k++) {
-		int rv = hello(c, ep, socks[k], mons[k], err);
-		if (rv != WT_OK)
-			return rv;
-	}
-	return WT_OK;
+	return rv;
 }
 
 bool client_ep_reconnected(wt_client *c, size_t ep)
