@@ -181,10 +181,6 @@ int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks, s
 /* Greet endpoint ep again on each open socket: a token is checked per connection,
  * and a connection may have been re-established since the first Hello. */
 int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err);
-/* true when a connection of endpoint ep was made again (nng redials a server
- * that went away) since its Hello: what Hello taught (the bulk stream's
- * ticket) may be of the server instance before; client_ep_rehello renews it. */
-bool client_ep_reconnected(wt_client *c, size_t ep);
 
 /*
  * Parse a reply message: framing, id echo, and the body kind `want`. A server

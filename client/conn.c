@@ -521,6 +521,26 @@ static int open_socket(wt_client *c, size_t ep, nng_socket *out, wt_errbuf *err)
 	return WT_OK;
 }
 
+/*
+ * With c->lk held: Hello again on each socket of endpoint ep that nng
+ * connected anew since its Hello (it redials a server that went away by
+ * itself). A restarted server is another instance: without this, what the
+ * first Hello taught (its bulk stream ticket, limits) would stay the old
+ * one's, and a server without a token never asks for Hello again. A failure
+ * is logged: the request that follows meets it too.
+ */
+static void hello_reconnected_locked(wt_client *c, size_t ep)
+{
+	client_ep *e = &c->eps[ep];
+	for (size_t k = 0; k < e->n_socks; k++) {
+		client_sockmon *m = e->mons[k];
+		wt_errbuf herr;
+		if (m != NULL && atomic_load(&m->adds) != atomic_load(&m->hello_adds) &&
+		    hello(c, ep, e->socks[k], m, &herr) != WT_OK)
+			client_log(c, WT_CLIENT_LOG_WARNING, "%s", herr.msg);
+	}
+}
+
 int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks, size_t *n,
                       wt_errbuf *err)
 {
@@ -533,6 +553,7 @@ int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks, s
 		if (rv == WT_OK)
 			e->n_socks++;
 	}
+	hello_reconnected_locked(c, ep);
 	size_t have = e->n_socks < want ? e->n_socks : want;
 	memcpy(socks, e->socks, have * sizeof(socks[0]));
 	pthread_mutex_unlock(&c->lk);
@@ -557,6 +578,7 @@ int client_ep_socket(wt_client *c, size_t ep, size_t conn, nng_socket *sock, wt_
 		if (rv == WT_OK)
 			e->n_socks++;
 	}
+	hello_reconnected_locked(c, ep);
 	if (rv == WT_OK)
 		*sock = e->socks[conn];
 	pthread_mutex_unlock(&c->lk);
@@ -585,16 +607,4 @@ int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err)
 		rv = hello(c, ep, e->socks[k], e->mons[k], err);
 	pthread_mutex_unlock(&c->lk);
 	return rv;
-}
-
-bool client_ep_reconnected(wt_client *c, size_t ep)
-{
-	bool again = false;
-	pthread_mutex_lock(&c->lk);
-	for (size_t k = 0; k < c->eps[ep].n_socks; k++) {
-		const client_sockmon *m = c->eps[ep].mons[k];
-		again |= m != NULL && atomic_load(&m->adds) != atomic_load(&m->hello_adds);
-	}
-	pthread_mutex_unlock(&c->lk);
-	return again;
 }

@@ -407,11 +407,6 @@ void fetch_bulk_open(fetch *f)
 	size_t n_kept = 0, want = f->n_socks;
 	if (!c->o.stream || f->bulk != NULL)
 		return;
-	/* a server that restarted since Hello has another ticket: ask again (a
-	 * new offer drops the streams kept for the old one) */
-	wt_errbuf herr;
-	if (client_ep_reconnected(c, f->ep) && client_ep_rehello(c, f->ep, &herr) != WT_OK)
-		client_log(c, WT_CLIENT_LOG_WARNING, "%s", herr.msg);
 	fetch_bulk *fb = calloc(1, sizeof(*fb));
 	if (fb == NULL)
 		return;
