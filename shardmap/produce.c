@@ -1,11 +1,13 @@
 /*
- * produce.c — shardmap_produce: per source group, load the sources once
+ * produce.c — shardmap_produce (and one work item of shardmap_produce_ex,
+ * produce_run.c): per source group, load the sources once
  * (whole for all ranks, only the needed rows for one rank), build each
  * selected rank's outputs (slice, fuse, convert, quantize), emit, move on.
  * Buffers are reused across groups (fresh memory costs page faults).
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -595,7 +597,7 @@ int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 }
 
 int sm_prod_parts(prod *pr, const sm_group *g, sm_emit_part_fn part, uint64_t part_bytes,
-                  wt_errbuf *err)
+                  const _Atomic bool *stop, wt_errbuf *err)
 {
 	if (reserve(&pr->chunk, (size_t)part_bytes))
 		return wt_seterr(err, WT_ENOMEM,
@@ -613,6 +615,10 @@ int sm_prod_parts(prod *pr, const sm_group *g, sm_emit_part_fn part, uint64_t pa
 			int64_t per = (int64_t)(part_bytes / rowb), r0 = k * per;
 			if (r0 >= all)
 				continue;
+			if (atomic_load(stop)) /* a part can be many MiB: do not read them all */
+				return wt_seterr(
+				    err, WT_ECANCELED,
+				    "produce: stopped (another production thread failed)");
 			int64_t rows = all - r0 < per ? all - r0 : per;
 			int64_t from_src = pc->len - r0 < rows ? pc->len - r0 : rows;
 			if (from_src < 0)

@@ -7,6 +7,8 @@
 #ifndef WT_SHARDMAP_PRODUCE_INT_H
 #define WT_SHARDMAP_PRODUCE_INT_H
 
+#include <stdatomic.h>
+
 #include "shardmap/quant_ct.h"
 
 typedef struct buf {
@@ -51,9 +53,10 @@ static inline int64_t sm_trows(const ckpt_tensor *t)
  * calling pr->emit for each; buffers in pr are reused across calls. */
 int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err);
 /* Produce g (in_parts: each member one contiguous row range of a source) in
- * parts of part_bytes, each rank's next part in turn, calling part. */
+ * parts of part_bytes, each rank's next part in turn, calling part; stops
+ * with WT_ECANCELED between parts once *stop is set (another thread failed). */
 int sm_prod_parts(prod *pr, const sm_group *g, sm_emit_part_fn part, uint64_t part_bytes,
-                  wt_errbuf *err);
+                  const _Atomic bool *stop, wt_errbuf *err);
 /* Free pr's buffers (pr is zeroed). */
 void sm_prod_free(prod *pr);
 

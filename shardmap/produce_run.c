@@ -135,8 +135,10 @@ static bool in_parts(const ckpt *c, const sm_plan *p, const sm_group *g, uint64_
 		const ckpt_tensor *t = ckpt_tensor_at(c, src->t);
 		int64_t rows = sm_trows(t);
 		uint64_t rowb = rows > 0 ? t->nbytes / (uint64_t)rows : 0; /* 0: [N, 0] */
+		/* and the output is whole rows of that size, the source's first */
 		if (src->whole || src->mode != SM_SRC_RAW || t->dtype != o->info.dtype ||
-		    rowb == 0 || part_bytes % rowb != 0)
+		    rowb == 0 || part_bytes % rowb != 0 || o->info.nbytes % rowb != 0 ||
+		    o->info.nbytes / rowb < (uint64_t)pc->len)
 			return false;
 		for (size_t j = 0; j < m; j++)
 			if (g->m[j].rank == g->m[m].rank)
@@ -212,9 +214,9 @@ static void *run_items(void *arg)
 			break;
 		pr.only = r->w[i].only;
 		const sm_group *g = &r->p->groups[r->w[i].g];
-		int rv = r->w[i].parts
-		             ? sm_prod_parts(&pr, g, r->o->emit_part, r->o->part_bytes, &err)
-		             : sm_prod_group(&pr, g, &err);
+		int rv = r->w[i].parts ? sm_prod_parts(&pr, g, r->o->emit_part, r->o->part_bytes,
+		                                       &r->stop, &err)
+		                       : sm_prod_group(&pr, g, &err);
 		if (rv == WT_OK)
 			continue;
 		pthread_mutex_lock(&r->lk);

@@ -66,11 +66,12 @@ const char *shardmap_family(const sm_plan *p);
 const char *shardmap_family_of(const ckpt_config *cfg);
 
 /*
- * Called exactly once per (rank, tensor) produced. `bytes` is borrowed for
+ * Called exactly once per (rank, tensor) produced (not for a tensor that
+ * shardmap_produce_ex hands to emit_part in parts). `bytes` is borrowed for
  * the duration of the call. Return WT_OK to continue; any other code stops
  * production and is returned by shardmap_produce (with err as set by emit).
  * shardmap_produce calls it from its caller's thread, one call at a time;
- * shardmap_produce_par from up to `threads` threads at once (never twice for
+ * shardmap_produce_ex from up to `threads` threads at once (never twice for
  * one rank and tensor).
  */
 typedef int (*sm_emit_fn)(void *ctx, uint32_t rank, size_t tensor_index, const void *bytes,
@@ -103,7 +104,8 @@ typedef struct sm_produce_opts {
 	unsigned threads;
 	sm_emit_fn emit;
 	/* optional: a group whose ranks each take one contiguous row range of one
-	 * source as it is (lm_head, an unpadded vocab-parallel embedding) is read
+	 * source as it is, then perhaps zero rows (lm_head, a vocab-parallel
+	 * embedding, padded or not) is read
 	 * in parts of part_bytes (a whole number of its rows, else not) taken from
 	 * each rank in turn, so that every rank's first part comes early */
 	sm_emit_part_fn emit_part;

@@ -328,7 +328,7 @@ static void test_serving_order(void **state)
 	free(dir);
 }
 
-/* shardmap_produce_par: emit from several threads at once, locked here. */
+/* shardmap_produce_ex: emit from several threads at once, locked here. */
 typedef struct par_ctx {
 	pthread_mutex_t lk;
 	tm_prod *pr;
@@ -441,6 +441,8 @@ typedef struct parts_ctx {
 	int second_of_r0; /* ... and of rank 0's second part */
 	int lm_ix[2];     /* lm_head's index, per rank */
 	uint64_t *got[2]; /* bytes so far of each rank's tensors */
+	int fail_at;      /* this call of part_emit fails (0: none) */
+	int sleep_us;     /* each call first sleeps this long (the other thread goes on) */
 } parts_ctx;
 
 static int part_emit(void *ctx, uint32_t rank, size_t ix, uint64_t off, const void *bytes,
@@ -448,9 +450,15 @@ static int part_emit(void *ctx, uint32_t rank, size_t ix, uint64_t off, const vo
 {
 	parts_ctx *pc = ctx;
 	tm_prod *pr = pc->x.pr;
+	if (pc->sleep_us > 0)
+		usleep((useconds_t)pc->sleep_us);
 	pthread_mutex_lock(&pc->x.lk);
 	int rv = WT_OK;
 	int call = ++pc->parts;
+	if (call == pc->fail_at) {
+		pthread_mutex_unlock(&pc->x.lk);
+		return wt_seterr(err, WT_EIO, "part %d fails on purpose", call);
+	}
 	if ((int)ix == pc->lm_ix[rank] && rank == 1 && off == 0)
 		pc->first_of_r1 = call;
 	if ((int)ix == pc->lm_ix[rank] && rank == 0 && off > 0 && pc->second_of_r0 == 0)
@@ -533,6 +541,25 @@ static void test_produce_parts(void **state)
 				assert_int_equal(pc.parts, 0);
 			}
 			assert_same_prod(pc.x.pr, one);
+			if (cases[k].parts && cases[k].vocab_pad == 4) {
+				/* a part that fails stops the production: with two
+				 * threads the other one's parts item stops at its next
+				 * part (lm_head and the embedding are one item each, 126
+				 * parts), not after all of them */
+				memset(pc.got[0], 0, (one->n[0] + 1) * sizeof(uint64_t));
+				memset(pc.got[1], 0, (one->n[1] + 1) * sizeof(uint64_t));
+				tm_prod_free(pc.x.pr);
+				pc.x = (par_ctx){.lk = PTHREAD_MUTEX_INITIALIZER,
+				                 .pr = empty_like(one)};
+				pc.parts = 0;
+				pc.fail_at = 3;
+				pc.sleep_us = 200;
+				assert_int_equal(shardmap_produce_ex(c, p, &po, &err), WT_EIO);
+				assert_string_equal(err.msg, "part 3 fails on purpose");
+				printf("a part fails: %d part calls (%u threads)\n", pc.parts,
+				       threads);
+				assert_true(threads == 1 ? pc.parts == 3 : pc.parts < 63);
+			}
 			free(pc.got[0]);
 			free(pc.got[1]);
 			tm_prod_free(pc.x.pr);
