@@ -96,6 +96,12 @@ static void test_writeback_pool(void **state)
 	assert_wb(e, M, 14 * M, 5, 5);
 	wd_wbuf_unref(b[0]);
 	assert_wb(e, 0, 15 * M, 5, 5);
+	/* kept: 1, 4, 4 and 6 MiB. A fresh 10 MiB needs 9 of them back: the
+	 * smallest go first (1 + 4 + 4), the 6 MiB one stays (largest first
+	 * would keep 4 + 1) */
+	b[0] = wb_get(wb, 10 * M);
+	assert_wb(e, 10 * M, 6 * M, 6, 5);
+	wd_wbuf_unref(b[0]);
 	assert_int_equal(wd_wback_finish(wb, false, &err), WT_OK);
 	tw_env_free(e); /* frees what is kept (ASan: no leak) */
 

@@ -527,7 +527,6 @@ static void accept_cb(void *arg)
 		return;
 	}
 	reap_dead(bk);
-	atomic_fetch_add(&bk->srv->bulk_streams, 1);
 	nng_stream *st = nng_aio_get_output(bk->accept_aio, 0);
 	wd_bconn *b = calloc(1, sizeof(*b));
 	if (b == NULL || nng_aio_alloc(&b->raio, recv_cb, b) != 0 ||
@@ -567,6 +566,7 @@ static void accept_cb(void *arg)
 			nng_stream_listener_accept(bk->l, bk->accept_aio);
 		return; /* freed by reap_dead or wd_bulk_stop */
 	}
+	atomic_fetch_add(&bk->srv->bulk_streams, 1); /* taken: not refused above */
 	recv_start(b, BR_OPEN, b->open, BULK_OPEN_BYTES);
 	nng_stream_listener_accept(bk->l, bk->accept_aio);
 }

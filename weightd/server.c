@@ -11,6 +11,7 @@
  * No lock is held across nng_aio_wait/stop.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -278,6 +279,36 @@ static int open_socket(wd_server *s, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* A memory limit in bytes from a cgroup file (v2 "max" or v1's huge number:
+ * none), or 0. */
+static uint64_t cgroup_limit(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	unsigned long long v = 0;
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1) /* "max": no limit */
+		v = 0;
+	fclose(f);
+	return (uint64_t)v;
+}
+
+/* RAM this process may use: the machine's, or its cgroup's memory limit when
+ * that is lower (a container); 0 when unknown. */
+static uint64_t usable_ram(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+	static const char *const lim[] = {"/sys/fs/cgroup/memory.max",
+	                                  "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+	for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
+		uint64_t l = cgroup_limit(lim[i]);
+		if (l > 0 && (ram == 0 || l < ram))
+			ram = l;
+	}
+	return ram;
+}
+
 int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 {
 	wd_server *s = calloc(1, sizeof(*s));
@@ -311,7 +342,7 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 		goto fail;
 	/* prefaulted RAM is touched at once, not as layouts need it: more than
 	 * half of the machine's would be the OOM killer's, not a slow start */
-	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t ram = usable_ram();
 	uint64_t pf = cfg->writeback_prefault_bytes < cfg->writeback_bytes
 	                  ? cfg->writeback_prefault_bytes
 	                  : cfg->writeback_bytes;
@@ -319,7 +350,8 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 		rv = wt_seterr(
 		    err, WT_EINVAL,
 		    "writeback_prefault_bytes: %llu bytes (within writeback_bytes) is more "
-		    "than half of this machine's %llu bytes of RAM; lower it",
+		    "than half of the %llu bytes of RAM this process may use (the machine's, or "
+		    "its cgroup's memory limit); lower it",
 		    (unsigned long long)pf, (unsigned long long)ram);
 		goto fail;
 	}

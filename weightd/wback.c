@@ -141,10 +141,11 @@ static void *pool_pop(wd_wbudget *g, int k)
  * or nothing is kept. Locked; the caller frees *drop unlocked. */
 static void pool_shrink(wd_wbudget *g, void **drop)
 {
-	for (int k = WB_CLASSES - 1; k >= 0 && g->kept > 0 && g->used + g->kept > g->cap;) {
+	/* the smallest first: the chunk-sized ones (prefaulted, most reused) stay */
+	for (int k = 0; k < WB_CLASSES && g->kept > 0 && g->used + g->kept > g->cap;) {
 		void *p = pool_pop(g, k);
 		if (p == NULL) {
-			k--;
+			k++;
 			continue;
 		}
 		memcpy(p, drop, sizeof(void *));
