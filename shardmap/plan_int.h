@@ -69,4 +69,19 @@ bool shardmap_entry_excluded(const sm_ctx *x, size_t k);
  * changes which parts a pattern matches). */
 int shardmap_partly_excluded(const sm_ctx *x, size_t a, size_t n, size_t nex, wt_errbuf *err);
 
+/* Rows of t (its first dimension; 1 for a scalar) and elements per row (the
+ * product of the others), as the planner and the producer cut it. */
+static inline int64_t sm_trows(const ckpt_tensor *t)
+{
+	return t->ndim >= 1 ? t->shape[0] : 1;
+}
+
+static inline int64_t sm_tcols(const ckpt_tensor *t)
+{
+	int64_t cols = 1;
+	for (int k = 1; k < t->ndim; k++)
+		cols *= t->shape[k];
+	return cols;
+}
+
 #endif

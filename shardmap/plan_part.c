@@ -78,18 +78,6 @@ static const ckpt_tensor *part_tensor(const part_req *req, size_t k)
 }
 
 /* 2-D view of a checkpoint tensor: dim 0 by the product of the others. */
-static int64_t n_rows(const ckpt_tensor *t)
-{
-	return t->ndim >= 1 ? t->shape[0] : 1;
-}
-
-static int64_t n_cols(const ckpt_tensor *t)
-{
-	int64_t cols = 1;
-	for (int k = 1; k < t->ndim; k++)
-		cols *= t->shape[k];
-	return cols;
-}
 
 /* Geometry of a plain [rows, cols] tensor of ndim dimensions. */
 static void geo_2d(sm_geo *g, int64_t rows, int64_t cols, int ndim)
@@ -160,16 +148,16 @@ static int64_t gcd64(int64_t a, int64_t b)
 static int part_replicated(const part_req *req)
 {
 	const ckpt_tensor *t = req->src;
-	geo_2d(req->geom, n_rows(t), n_cols(t), t->ndim);
+	geo_2d(req->geom, sm_trows(t), sm_tcols(t), t->ndim);
 	for (int k = 0; k < t->ndim; k++)
 		req->geom->shape[k] = t->shape[k];
-	return push(req, shardmap_rows_piece(0, 0, n_rows(t), 0));
+	return push(req, shardmap_rows_piece(0, 0, sm_trows(t), 0));
 }
 
 /* Vocab parallel (section 2.3): rows of the vocabulary padded with zero rows. */
 static int part_vocab(const part_req *req)
 {
-	int64_t tp = req->tp_size, vocab = n_rows(req->src);
+	int64_t tp = req->tp_size, vocab = sm_trows(req->src);
 	int64_t pad = req->ctx->l->vocab_pad ? req->ctx->l->vocab_pad : 1;
 	/* The padded vocabulary must be a multiple of vocab_pad (what engines expect) and
 	 * split evenly over tp_size ranks: a multiple of step = lcm(vocab_pad, tp_size),
@@ -184,7 +172,7 @@ static int part_vocab(const part_req *req)
 		                 " pads %" PRId64 " rows to %" PRId64 " (a multiple of %" PRId64
 		                 "), more padding than vocabulary; use a vocab_pad of 64..1024",
 		                 req->rt, pad, tp, vocab, padded, step);
-	geo_2d(req->geom, per_rank, n_cols(req->src), 2);
+	geo_2d(req->geom, per_rank, sm_tcols(req->src), 2);
 	/* Real rows [lo, min(hi, vocab)), then zero rows [max(lo, vocab), hi). */
 	int rv = WT_OK;
 	if (lo < vocab)
@@ -224,7 +212,7 @@ static int part_qkv(const part_req *req)
 		kv_shard = req->tp_rank / (tp / kv_heads);
 	}
 	int64_t q_rows = q_local * head_dim, kv_rows = kv_local * head_dim;
-	geo_2d(req->geom, q_rows + 2 * kv_rows, n_cols(req->src), req->rule->ndim);
+	geo_2d(req->geom, q_rows + 2 * kv_rows, sm_tcols(req->src), req->rule->ndim);
 	int rv = push(req, shardmap_rows_piece(0, req->tp_rank * q_rows, q_rows, 0));
 	for (uint32_t part = 1; part <= 2 && rv == WT_OK; part++)
 		rv = push(req, shardmap_rows_piece(part, kv_shard * kv_rows, kv_rows, 0));
@@ -235,13 +223,13 @@ static int part_qkv(const part_req *req)
  * rank r takes heads [r*units/T, (r+1)*units/T) of each part. */
 static int part_qkv_fused(const part_req *req)
 {
-	int64_t units, part_rows = n_rows(req->src) / 3;
+	int64_t units, part_rows = sm_trows(req->src) / 3;
 	int rv = check_units(req, &units);
 	if (rv != WT_OK)
 		return rv;
 	/* a head is part_rows / units rows; the rank takes units / T heads of each part */
 	int64_t rows_local = part_rows / units * (units / req->tp_size);
-	geo_2d(req->geom, 3 * rows_local, n_cols(req->src), req->rule->ndim);
+	geo_2d(req->geom, 3 * rows_local, sm_tcols(req->src), req->rule->ndim);
 	for (int64_t part = 0; part < 3 && rv == WT_OK; part++)
 		rv = push(req, shardmap_rows_piece(0, part * part_rows + req->tp_rank * rows_local,
 		                                   rows_local, 0));
@@ -254,7 +242,7 @@ static int part_row_split(const part_req *req)
 	int64_t units, rows = 0, tp = req->tp_size;
 	int rv = check_units(req, &units);
 	for (size_t k = 0; k < req->n_parts && rv == WT_OK; k++) {
-		int64_t part_rows = n_rows(part_tensor(req, k));
+		int64_t part_rows = sm_trows(part_tensor(req, k));
 		if (part_rows % tp)
 			return shardmap_layout_err(req->ctx, req->err,
 			                           "tensor '%s': tp_size %" PRId64
@@ -265,14 +253,14 @@ static int part_row_split(const part_req *req)
 		rows += local;
 	}
 	if (rv == WT_OK)
-		geo_2d(req->geom, rows, n_cols(req->src), req->rule->ndim);
+		geo_2d(req->geom, rows, sm_tcols(req->src), req->rule->ndim);
 	return rv;
 }
 
 /* Row parallel: columns [r*K/T, (r+1)*K/T), all rows. */
 static int part_col_split(const part_req *req)
 {
-	int64_t units, tp = req->tp_size, in_features = n_cols(req->src);
+	int64_t units, tp = req->tp_size, in_features = sm_tcols(req->src);
 	const char *what;
 	units = unit_count(req->ctx, req->rule->unit, &what);
 	/* both the unit count and the columns must divide (the message names the units) */
@@ -282,13 +270,13 @@ static int part_col_split(const part_req *req)
 		                           " does not divide %s %" PRId64,
 		                           req->rt, tp, what, units);
 	int64_t local = in_features / tp;
-	geo_2d(req->geom, n_rows(req->src), local, 2);
+	geo_2d(req->geom, sm_trows(req->src), local, 2);
 	sm_piece pc = {.src = 0,
 	               .aux = SM_NONE,
 	               .cols = true,
 	               .start = req->tp_rank * local,
 	               .len = local,
-	               .out_rows = n_rows(req->src),
+	               .out_rows = sm_trows(req->src),
 	               .unit = 0};
 	return push(req, pc);
 }

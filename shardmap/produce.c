@@ -31,14 +31,6 @@ static int reserve(buf *b, size_t n)
 	return WT_OK;
 }
 
-static int64_t tcols(const ckpt_tensor *t)
-{
-	int64_t c = 1;
-	for (int k = 1; k < t->ndim; k++)
-		c *= t->shape[k];
-	return c;
-}
-
 static bool selected(const prod *pr, uint32_t rank)
 {
 	return pr->only < 0 || (int64_t)rank == pr->only;
@@ -117,7 +109,7 @@ static void scan_src(prod *pr, const sm_group *g, uint32_t s)
 	if (hi < 0)
 		return; /* not needed by the selected ranks */
 	ld->t = t;
-	ld->cols = tcols(t);
+	ld->cols = sm_tcols(t);
 	ld->dt = t->dtype;
 	/* on a remote store (a read hint) one large read of the rows beats one
 	 * request per rank's piece, staging copy included */

@@ -43,12 +43,6 @@ typedef struct prod {
 	void *ctx;
 } prod;
 
-/* Rows of t (its first dimension; 1 for a scalar, 0 for an empty tensor). */
-static inline int64_t sm_trows(const ckpt_tensor *t)
-{
-	return t->ndim >= 1 ? t->shape[0] : 1;
-}
-
 /* Produce g's outputs for the selected ranks (pr->only: one rank, or < 0: all),
  * calling pr->emit for each; buffers in pr are reused across calls. */
 int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err);

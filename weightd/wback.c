@@ -298,7 +298,10 @@ static void *prefault_main(void *arg)
 		uint8_t *p = go ? buf_alloc(a.cap) : NULL;
 		if (p == NULL)
 			break;
-		memset(p, 0, a.cap); /* every page faulted in now, not by a producer */
+		/* every page faulted in now, not by a producer: one write per page
+		 * does it (the kernel zeroes the page), no need to write them all */
+		for (size_t off = 0; off < a.cap; off += WB_PAGE)
+			p[off] = 0;
 		pthread_mutex_lock(&g->lk);
 		go = !g->stop && g->used + g->kept + a.cap <= g->cap;
 		if (go) {
