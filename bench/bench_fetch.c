@@ -193,24 +193,6 @@ static int fetch_count(wt_client *c, const wt_layout *l, double *gbps, double *t
 	return fetch_into(c, l, NULL, gbps, total_s, bytes);
 }
 
-/* CPU seconds (user + system) of process pid so far (/proc/PID/stat); 0 if unknown. */
-static double proc_cpu_s(pid_t pid)
-{
-	char p[64], line[1024];
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(p, "r");
-	if (f == NULL)
-		return 0;
-	char *ok = fgets(line, sizeof(line), f);
-	fclose(f);
-	char *rp = ok != NULL ? strrchr(line, ')') : NULL; /* comm may hold spaces */
-	unsigned long ut = 0, st = 0;
-	if (rp == NULL ||
-	    sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		return 0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 static pid_t g_weightd = -1;   /* its CPU is measured beside the client's */
 static double g_server_cpu_gb; /* weightd CPU s per GB over the last best_fetch_cpu */
 
@@ -220,7 +202,7 @@ static double best_fetch_sink(wt_client *c, const wt_layout *l, wt_sink *sink, d
 {
 	double best = 0, g;
 	uint64_t bytes = 0, b;
-	double c0 = bench_cpu_s(), s0 = proc_cpu_s(g_weightd);
+	double c0 = bench_cpu_s(), s0 = bench_proc_cpu_s(g_weightd);
 	for (int i = 0; i < 3; i++)
 		if (fetch_into(c, l, sink, &g, NULL, &b) == WT_OK) {
 			bytes += b;
@@ -229,7 +211,8 @@ static double best_fetch_sink(wt_client *c, const wt_layout *l, wt_sink *sink, d
 		}
 	if (cpu_gb != NULL)
 		*cpu_gb = bytes > 0 ? (bench_cpu_s() - c0) / ((double)bytes / 1e9) : 0;
-	g_server_cpu_gb = bytes > 0 ? (proc_cpu_s(g_weightd) - s0) / ((double)bytes / 1e9) : 0;
+	g_server_cpu_gb =
+	    bytes > 0 ? (bench_proc_cpu_s(g_weightd) - s0) / ((double)bytes / 1e9) : 0;
 	return best;
 }
 

@@ -179,6 +179,37 @@ double bench_cpu_s(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+static double one_proc_cpu_s(pid_t pid)
+{
+	char p[64], line[1024];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "r");
+	if (f == NULL)
+		return 0;
+	char *ok = fgets(line, sizeof(line), f);
+	fclose(f);
+	char *rp = ok != NULL ? strrchr(line, ')') : NULL; /* comm may hold spaces */
+	unsigned long ut = 0, st = 0;
+	if (rp == NULL ||
+	    sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+double bench_proc_cpu_s(pid_t pid)
+{
+	double t = one_proc_cpu_s(pid);
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	FILE *f = fopen(p, "r");
+	int kid;
+	while (f != NULL && fscanf(f, "%d", &kid) == 1)
+		t += one_proc_cpu_s((pid_t)kid);
+	if (f != NULL)
+		fclose(f);
+	return t;
+}
+
 int bench_u64(const char *name, const char *val, uint64_t *out)
 {
 	char *end;

@@ -58,6 +58,10 @@ int bench_u64(const char *name, const char *val, uint64_t *out);
 /* CPU seconds (user + system) of this process so far, all its threads. */
 double bench_cpu_s(void);
 
+/* CPU seconds (user + system) of process pid and its children so far (/proc/PID/stat,
+ * children of its main thread); 0 if unknown. */
+double bench_proc_cpu_s(pid_t pid);
+
 /* noverify.c: verify = 0 skips the client's chunk and tensor hash checks (to
  * measure their cost); 1 restores them. Benchmarks only. */
 void bench_client_set_verify(wt_client *c, int verify);
