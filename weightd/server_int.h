@@ -139,8 +139,11 @@ void wd_metrics_stop(wd_server *s); /* idempotent */
  * them and has no flag for them; faults.c (the only setter) is linked into
  * test programs only (tests/, tests/tools/wt-faultyd). */
 typedef struct wd_faults {
-	uint64_t corrupt_chunk; /* flip a byte of the N-th chunk reply (1-based), after the
-	                           cache verified it; 0 = never */
+	/* flip a byte of the N-th chunk reply (1-based), after the cache verified it;
+	 * 0 = never. Atomic: tests set it between fetches while workers read it (a
+	 * kept bulk stream's reply read it before the bytes reached the test through
+	 * a socket, which orders nothing for the compiler or ThreadSanitizer). */
+	_Atomic uint64_t corrupt_chunk;
 	/* Called by the producer when a rank's last tensor is in: before its source
 	 * check, and before its commit (after the check; cut-through tests hold the
 	 * commit back while a client reads). NULL = none. */
