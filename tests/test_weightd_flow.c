@@ -478,7 +478,7 @@ typedef struct fetch_arg {
 	const Weights__Manifest *m;
 	int replies;
 	int errors;   /* Error replies other than WT_ECANCELED (must stay 0) */
-	int canceled; /* WT_ECANCELED: "shutting down" */
+	int canceled; /* WT_ECANCELED: "shutting down"; read while it runs (atomic) */
 } fetch_arg;
 
 static void *fetch_main(void *p)
@@ -496,7 +496,7 @@ static void *fetch_main(void *p)
 				}
 				if (tw_errcode(&x) == WT_ECANCELED) {
 					/* a request that arrived after the drain began */
-					a->canceled++;
+					__atomic_add_fetch(&a->canceled, 1, __ATOMIC_RELAXED);
 					tw_reply_free(&x);
 					return NULL;
 				}
@@ -569,7 +569,8 @@ static void test_sigterm(void **state)
 	}
 	printf(
 	    "after SIGTERM: %d chunk replies (%d canceled), exited %d after %llu ms, status 0x%x\n",
-	    __atomic_load_n(&fa.replies, __ATOMIC_RELAXED), fa.canceled, exited,
+	    __atomic_load_n(&fa.replies, __ATOMIC_RELAXED),
+	    __atomic_load_n(&fa.canceled, __ATOMIC_RELAXED), exited,
 	    (unsigned long long)((common_now_ns() - t0) / 1000000), status);
 	if (!exited) {
 		kill(pid, SIGKILL);
