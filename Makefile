@@ -181,13 +181,15 @@ test: deps
 asan:
 	$(MAKE) BUILD=build-asan SAN=1 check
 
-# The tests whose code runs on several threads (production threads, write-behind,
-# cut-through, the bulk stream, the client), under ThreadSanitizer. Not part of
+# The tests whose code runs on several threads (digests of a checkpoint's files,
+# production threads, write-behind, cut-through, the bulk stream, the client),
+# under ThreadSanitizer. Not part of
 # `make test`: RocksDB, nng and curl are not instrumented (tests/tsan.supp names
 # what is RocksDB's own); run it after touching threaded code.
-TSAN_TESTS := test_shardmap_plan test_weightd_cut test_weightd_bulk test_weightd_flow \
-              test_weightd_lanes test_weightd_peer test_client test_client_async \
-              test_client_fetch test_client_retry test_client_direct test_objstore
+TSAN_TESTS := test_checkpoint test_shardmap_plan test_weightd_cut test_weightd_bulk \
+              test_weightd_flow test_weightd_lanes test_weightd_peer test_client \
+              test_client_async test_client_fetch test_client_retry test_client_direct \
+              test_objstore
 tsan:
 	$(MAKE) BUILD=build-tsan SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" all \
 	    $(addprefix build-tsan/tests/,$(TSAN_TESTS))

@@ -285,15 +285,22 @@ static int compute_revision(ckpt *c, bool indexed, wt_errbuf *err)
 	o[0] = (ckpt_rev_obj){KEY_CONFIG, c->config_bytes, c->config_digest};
 	if (indexed)
 		o[1] = (ckpt_rev_obj){KEY_INDEX, c->index_bytes, c->index_digest};
-	int rv = WT_OK;
+	wt_hash128 *dig = calloc(c->n_objects ? c->n_objects : 1, sizeof(*dig));
+	if (dig == NULL) {
+		free(o);
+		return wt_seterr(err, WT_ENOMEM, "out of memory");
+	}
+	/* the safetensors files, several at once: the full read of a new revision */
+	int rv = ckpt_objects_digest(c->pins, c->n_objects, store_uri(c->s), c->memo, dig, err);
 	for (size_t i = 0; rv == WT_OK && i < c->n_objects; i++) {
 		ckpt_rev_obj *r = &o[n - c->n_objects + i];
 		r->key = c->objects[i];
 		r->nbytes = store_pin_obj(c->pins[i])->nbytes;
-		rv = ckpt_object_digest(c->pins[i], store_uri(c->s), c->memo, &r->digest, err);
+		r->digest = dig[i];
 	}
 	if (rv == WT_OK)
 		rv = ckpt_revision_compute(o, n, c->revision, err);
+	free(dig);
 	free(o);
 	return rv;
 }

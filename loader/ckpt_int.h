@@ -15,10 +15,15 @@ typedef struct ckpt_rev_obj {
 	wt_hash128 digest; /* XXH3-128 of the object's bytes */
 } ckpt_rev_obj;
 
-/* XXH3-128 of every byte of the pinned object (memo first, then a full read
- * through the pin and a store_pin_check). The memo learns what was computed. */
-int ckpt_object_digest(store_pin *p, const char *uri, const ckpt_memo *memo, wt_hash128 *out,
-                       wt_errbuf *err);
+/* The content digest (XXH3-128 of every byte; the memo first, then a full read
+ * through the pin and a store_pin_check; the memo learns what was computed)
+ * of pins[0..n) into out[i], up to CKPT_DIGEST_THREADS
+ * objects at once (the caller's thread is one). memo->get/put may be called
+ * from several threads at once. On failure: the error of the first object (in
+ * pins order) that failed; the others stopped at their next block. */
+#define CKPT_DIGEST_THREADS 4
+int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const ckpt_memo *memo,
+                        wt_hash128 *out, wt_errbuf *err);
 
 /* Sort objs by key and write the hex SHA-256 revision digest (64 chars + NUL). */
 int ckpt_revision_compute(ckpt_rev_obj *objs, size_t n, char out[65], wt_errbuf *err);

@@ -292,7 +292,9 @@ typedef struct ckpt ckpt;
 /*
  * Remembered content digests (weightd keeps them in its cache): get returns
  * true and fills *out when the digest of object o (key, size, version) of the
- * store at uri is known; put records one. Called from the opening thread.
+ * store at uri is known; put records one. Called from several threads at once
+ * (the objects of a checkpoint are hashed in parallel): both must be
+ * thread-safe.
  * Objects with an empty version are never looked up.
  */
 typedef struct ckpt_memo {

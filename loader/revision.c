@@ -8,12 +8,19 @@
  * version): the file:// version includes ctime and the inode, so a rewrite
  * never finds the old entry.
  *
+ * ckpt_objects_digest hashes several objects at once (CKPT_DIGEST_THREADS):
+ * one object is read in order by one thread (a streaming hash), so the
+ * objects of a sharded checkpoint are what runs in parallel; on a remote
+ * store each thread's reads are ranged GETs of their own.
+ *
  * Revision digest (README "Revision digest"): lowercase hex SHA-256 of
  *   "weightd-revision-2" NUL, then for each object in byte order of keys:
  *   key NUL size(decimal) NUL content-digest(32 hex) NUL
  * over config.json, the index (if any) and every safetensors file.
  */
 #include <openssl/evp.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +31,11 @@
 #define DIGEST_BLOCK (8u << 20)
 #define REV_TAG      "weightd-revision-2"
 
-int ckpt_object_digest(store_pin *p, const char *uri, const ckpt_memo *memo, wt_hash128 *out,
-                       wt_errbuf *err)
+/* XXH3-128 of every byte of the pinned object: the memo first, then a full
+ * read through the pin and a store_pin_check; the memo learns what was
+ * computed. Stops at its next block once *stop is set (WT_ECANCELED). */
+static int object_digest(store_pin *p, const char *uri, const ckpt_memo *memo,
+                         const _Atomic bool *stop, wt_hash128 *out, wt_errbuf *err)
 {
 	const store_obj *o = store_pin_obj(p);
 	bool memo_ok = memo != NULL && o->version != NULL && o->version[0] != '\0';
@@ -38,6 +48,10 @@ int ckpt_object_digest(store_pin *p, const char *uri, const ckpt_memo *memo, wt_
 	if (buf == NULL || h == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for its digest", o->key);
 	for (uint64_t off = 0; rv == WT_OK && off < o->nbytes; off += blk) {
+		if (stop != NULL && atomic_load(stop)) {
+			rv = wt_seterr(err, WT_ECANCELED, "key '%s': digest stopped", o->key);
+			break;
+		}
 		size_t n = o->nbytes - off < blk ? (size_t)(o->nbytes - off) : blk;
 		rv = store_pin_read(p, off, buf, n, err);
 		if (rv == WT_OK)
@@ -52,6 +66,69 @@ int ckpt_object_digest(store_pin *p, const char *uri, const ckpt_memo *memo, wt_
 	}
 	common_hasher_free(h);
 	free(buf);
+	return rv;
+}
+
+typedef struct dig_run {
+	store_pin *const *pins;
+	const char *uri;
+	const ckpt_memo *memo;
+	wt_hash128 *out;
+	int *rv;         /* per object; NOT_RUN until a thread took it */
+	wt_errbuf *errs; /* per object */
+	size_t n;
+	_Atomic size_t next;
+	_Atomic bool stop; /* an object failed: the others stop at their next block */
+} dig_run;
+
+enum { NOT_RUN = 1 }; /* not a WT_* code (those are 0 or negative) */
+
+static void *dig_main(void *arg)
+{
+	dig_run *r = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add(&r->next, 1);
+		if (i >= r->n || atomic_load(&r->stop))
+			break;
+		r->rv[i] =
+		    object_digest(r->pins[i], r->uri, r->memo, &r->stop, &r->out[i], &r->errs[i]);
+		if (r->rv[i] != WT_OK)
+			atomic_store(&r->stop, true);
+	}
+	return NULL;
+}
+
+int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const ckpt_memo *memo,
+                        wt_hash128 *out, wt_errbuf *err)
+{
+	dig_run r = {.pins = pins, .uri = uri, .memo = memo, .out = out, .n = n};
+	r.rv = malloc((n ? n : 1) * sizeof(*r.rv));
+	r.errs = malloc((n ? n : 1) * sizeof(*r.errs));
+	if (r.rv == NULL || r.errs == NULL) {
+		free(r.rv);
+		free(r.errs);
+		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu object digests", n);
+	}
+	for (size_t i = 0; i < n; i++)
+		r.rv[i] = NOT_RUN;
+	pthread_t th[CKPT_DIGEST_THREADS];
+	unsigned started = 0;
+	/* the caller is one of the threads; one that cannot start leaves its share */
+	while (started + 1 < CKPT_DIGEST_THREADS && started + 1 < n &&
+	       pthread_create(&th[started], NULL, dig_main, &r) == 0)
+		started++;
+	dig_main(&r);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	/* the first object that failed for itself (not stopped by another) */
+	int rv = WT_OK;
+	for (size_t i = 0; i < n && rv == WT_OK; i++)
+		if (r.rv[i] != WT_OK && r.rv[i] != NOT_RUN && r.rv[i] != WT_ECANCELED) {
+			rv = r.rv[i];
+			*err = r.errs[i];
+		}
+	free(r.rv);
+	free(r.errs);
 	return rv;
 }
 

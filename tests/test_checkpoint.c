@@ -6,10 +6,13 @@
 #include <stdint.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -563,6 +566,118 @@ static void test_revision(void **state)
 	free(dir);
 }
 
+/* ---- digests of several objects at once ---- */
+
+/* A memo that knows nothing. get: the first caller waits (up to 5 s) for a
+ * caller on another thread, so a digest that hashes one object at a time is
+ * seen as such; or, in truncate mode, cuts the object named victim to half
+ * its size (through the folder) before the pinned read starts. */
+typedef struct par_memo {
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	const char *dir, *victim; /* victim: NULL = barrier mode */
+	pthread_t first;
+	int gets, puts;
+	bool have_first, overlapped, waited_out;
+} par_memo;
+
+static bool par_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out)
+{
+	(void)uri;
+	(void)out;
+	par_memo *m = ctx;
+	pthread_mutex_lock(&m->lk);
+	m->gets++;
+	if (m->victim != NULL) {
+		if (strcmp(o->key, m->victim) == 0) {
+			char *p = tu_path(m->dir, o->key);
+			assert_int_equal(truncate(p, (off_t)(o->nbytes / 2)), 0);
+			free(p);
+		}
+	} else if (!m->have_first) {
+		m->have_first = true;
+		m->first = pthread_self();
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 5;
+		while (!m->overlapped && pthread_cond_timedwait(&m->cv, &m->lk, &dl) == 0) {
+		}
+		m->waited_out = !m->overlapped;
+	} else if (!pthread_equal(pthread_self(), m->first) && !m->overlapped) {
+		m->overlapped = true;
+		pthread_cond_broadcast(&m->cv);
+	}
+	pthread_mutex_unlock(&m->lk);
+	return false;
+}
+
+static void par_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d)
+{
+	(void)uri;
+	(void)o;
+	(void)d;
+	par_memo *m = ctx;
+	pthread_mutex_lock(&m->lk);
+	m->puts++;
+	pthread_mutex_unlock(&m->lk);
+}
+
+/* Eight shards (one tensor each): hashed several at a time (a second thread hashes while the
+ * first is inside its object), each digest in its object's place (the
+ * revision as documented), every digest remembered once; then one shard cut
+ * short while it is hashed: the open fails naming that shard, whatever the
+ * other threads were doing. */
+static void test_revision_parallel(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("ckp");
+	assert_int_equal(tu_write_ckpt(dir, tu_llama_config, tiny, N_TINY, 8, SEED), 0);
+	char keys[10][64];
+	const char *kp[10];
+	snprintf(keys[0], sizeof(keys[0]), "config.json");
+	for (size_t k = 1; k <= 8; k++)
+		tu_shard_name(keys[k], sizeof(keys[k]), k, 8);
+	snprintf(keys[9], sizeof(keys[9]), "model.safetensors.index.json");
+	for (int i = 0; i < 10; i++)
+		kp[i] = keys[i];
+	char want[65];
+	expected_revision(dir, kp, 10, want);
+
+	par_memo m = {.dir = dir};
+	pthread_mutex_init(&m.lk, NULL);
+	pthread_cond_init(&m.cv, NULL);
+	ckpt_memo memo = {.get = par_get, .put = par_put, .ctx = &m};
+	store *s;
+	ckpt *c;
+	wt_errbuf err;
+	assert_int_equal(store_open(&s, dir, &err), WT_OK);
+	int rv = ckpt_open_memo(&c, s, &memo, &err);
+	if (rv != WT_OK)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+	assert_string_equal(ckpt_revision(c), want);
+	printf("8 shards: %d lookups, %d digests remembered, overlapped %d\n", m.gets, m.puts,
+	       m.overlapped);
+	assert_true(m.overlapped && !m.waited_out);
+	assert_int_equal(m.gets, 8);
+	assert_int_equal(m.puts, 8);
+	ckpt_close(c);
+
+	m.victim = keys[3];
+	m.gets = m.puts = 0;
+	rv = ckpt_open_memo(&c, s, &memo, &err);
+	printf("shard 3 cut short: %s\n", err.msg);
+	assert_int_not_equal(rv, WT_OK);
+	assert_null(c);
+	assert_non_null(strstr(err.msg, keys[3]));
+	assert_true(m.puts < 8);
+	store_close(s);
+	pthread_cond_destroy(&m.cv);
+	pthread_mutex_destroy(&m.lk);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -570,7 +685,7 @@ int main(void)
 	    cmocka_unit_test(test_index_errors),  cmocka_unit_test(test_tensor_in_two_files),
 	    cmocka_unit_test(test_folder_errors), cmocka_unit_test(test_config_defaults),
 	    cmocka_unit_test(test_config_moe),    cmocka_unit_test(test_config_errors),
-	    cmocka_unit_test(test_revision),
+	    cmocka_unit_test(test_revision),      cmocka_unit_test(test_revision_parallel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
