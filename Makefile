@@ -1,7 +1,8 @@
 # weightd — one Makefile for the whole tree (GNU make).
 #
 #   make            build build/libweights.{a,so}, build/weightctl, build/weightd, build/wt-mkckpt
-#   make test       install missing deps, run the suite, then again under ASan/UBSan
+#   make test       install missing deps, run the suite, again under ASan/UBSan, then
+#                   the threaded tests under ThreadSanitizer (make tsan)
 #   make check      run the suite once (no ASan pass)
 #   make asan       build into build-asan/ with -fsanitize=address,undefined and run the suite
 #   make tsan       build the threaded tests into build-tsan/ with -fsanitize=thread, run them
@@ -174,24 +175,29 @@ benches: all $(BENCH_BINS)
 check: tests
 	BUILD=$(BUILD) scripts/run-tests.sh
 
+# make test builds with one job per core (JOBS=1 for a serial build); the
+# tests themselves run as scripts/run-tests.sh and tsan-run.sh decide.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: deps
+	$(MAKE) -j$(JOBS) tests
 	$(MAKE) check
+	$(MAKE) -j$(JOBS) BUILD=build-asan SAN=1 tests
 	$(MAKE) asan
+	$(MAKE) tsan
 
 asan:
 	$(MAKE) BUILD=build-asan SAN=1 check
 
 # The tests whose code runs on several threads (digests of a checkpoint's files,
 # production threads, write-behind, cut-through, the bulk stream, the client),
-# under ThreadSanitizer. Not part of
-# `make test`: RocksDB, nng and curl are not instrumented (tests/tsan.supp names
-# what is RocksDB's own); run it after touching threaded code.
+# under ThreadSanitizer; part of `make test`. RocksDB, nng and curl are not
+# instrumented (tests/tsan.supp names what is RocksDB's own).
 TSAN_TESTS := test_checkpoint test_shardmap_plan test_weightd_cut test_weightd_bulk \
               test_weightd_flow test_weightd_lanes test_weightd_peer test_client \
               test_client_async test_client_fetch test_client_retry test_client_direct \
               test_objstore
 tsan:
-	$(MAKE) BUILD=build-tsan SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" all \
+	$(MAKE) -j$(JOBS) BUILD=build-tsan SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" all \
 	    $(addprefix build-tsan/tests/,$(TSAN_TESTS))
 	scripts/tsan-run.sh build-tsan $(TSAN_TESTS)
 
