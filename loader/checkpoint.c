@@ -33,6 +33,7 @@ struct ckpt {
 	store_pin **pins;  /* one per object, same order; owned */
 	size_t n_objects;
 	const ckpt_memo *memo; /* during open only */
+	bool quick;            /* ckpt_open_quick: no content digests, revision "" */
 	/* digests of config.json and the index, for the revision */
 	uint64_t config_bytes, index_bytes;
 	wt_hash128 config_digest, index_digest;
@@ -364,17 +365,12 @@ static int load(ckpt *c, wt_errbuf *err)
 	free(files);
 	free(e);
 	json_decref(iroot);
-	if (rv == WT_OK)
+	if (rv == WT_OK && !c->quick)
 		rv = compute_revision(c, indexed, err);
 	return rv;
 }
 
-int ckpt_open(ckpt **out, store *s, wt_errbuf *err)
-{
-	return ckpt_open_memo(out, s, NULL, err);
-}
-
-int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err)
+static int open_ckpt(ckpt **out, store *s, const ckpt_memo *memo, bool quick, wt_errbuf *err)
 {
 	*out = NULL;
 	ckpt *c = calloc(1, sizeof(*c));
@@ -382,6 +378,7 @@ int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err)
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
 	c->s = s;
 	c->memo = memo;
+	c->quick = quick;
 	int rv = load(c, err);
 	c->memo = NULL;
 	if (rv != WT_OK) {
@@ -391,6 +388,21 @@ int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err)
 	}
 	*out = c;
 	return WT_OK;
+}
+
+int ckpt_open(ckpt **out, store *s, wt_errbuf *err)
+{
+	return open_ckpt(out, s, NULL, false, err);
+}
+
+int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err)
+{
+	return open_ckpt(out, s, memo, false, err);
+}
+
+int ckpt_open_quick(ckpt **out, store *s, wt_errbuf *err)
+{
+	return open_ckpt(out, s, NULL, true, err);
 }
 
 const ckpt_config *ckpt_get_config(const ckpt *c)

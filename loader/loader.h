@@ -310,6 +310,11 @@ typedef struct ckpt_memo {
  * content digest computed (a full read) unless memo knows it. */
 int ckpt_open(ckpt **out, store *s, wt_errbuf *err);
 int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err);
+/* ckpt_open without the content digests: config.json, the index and every
+ * header are read and checked and the objects pinned, but no tensor byte is
+ * read, and ckpt_revision() is "" (a quick validity check, such as weightd's
+ * registration probe; never for producing or naming shards). */
+int ckpt_open_quick(ckpt **out, store *s, wt_errbuf *err);
 
 /* WT_OK if no object changed since the ckpt was opened (every byte read
  * through it belongs to its revision); WT_ECHANGED naming the object else. */
@@ -320,7 +325,7 @@ const ckpt_config *ckpt_get_config(const ckpt *c);
 /* Raw config.json text. Borrowed. */
 const char *ckpt_config_json(const ckpt *c, size_t *len);
 /* Revision digest: hex SHA-256 over (key, size, XXH3-128 of the bytes) of every object
- * (README "Revision digest"). */
+ * (README "Revision digest"); "" after ckpt_open_quick. */
 const char *ckpt_revision(const ckpt *c);
 store *ckpt_store(const ckpt *c);
 

@@ -566,6 +566,35 @@ static void test_revision(void **state)
 	free(dir);
 }
 
+/* ckpt_open_quick: the same validation and table, no tensor byte read, no
+ * revision; a full open of the same store then reads every byte. */
+static void test_open_quick(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("ckq");
+	assert_int_equal(tu_write_ckpt(dir, tu_llama_config, tiny, N_TINY, 2, SEED), 0);
+	store *s;
+	ckpt *c;
+	wt_errbuf err;
+	assert_int_equal(store_open(&s, dir, &err), WT_OK);
+	assert_int_equal(ckpt_open_quick(&c, s, &err), WT_OK);
+	uint64_t quick = store_bytes_read(s), total = ckpt_total_bytes(c);
+	assert_int_equal(ckpt_n_tensors(c), N_TINY);
+	assert_string_equal(ckpt_revision(c), "");
+	ckpt_close(c);
+	assert_int_equal(ckpt_open(&c, s, &err), WT_OK);
+	uint64_t full = store_bytes_read(s) - quick;
+	printf("quick open read %llu bytes, full open %llu; tensors %llu bytes\n",
+	       (unsigned long long)quick, (unsigned long long)full, (unsigned long long)total);
+	assert_true(quick < total / 4);
+	assert_true(full >= total + quick);
+	assert_int_equal(strlen(ckpt_revision(c)), 64);
+	ckpt_close(c);
+	store_close(s);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 /* ---- digests of several objects at once ---- */
 
 /* A memo that knows nothing. get: the first caller waits (up to 5 s) for a
@@ -686,6 +715,7 @@ int main(void)
 	    cmocka_unit_test(test_folder_errors), cmocka_unit_test(test_config_defaults),
 	    cmocka_unit_test(test_config_moe),    cmocka_unit_test(test_config_errors),
 	    cmocka_unit_test(test_revision),      cmocka_unit_test(test_revision_parallel),
+	    cmocka_unit_test(test_open_quick),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
  * test_objstore_util.h — helpers for the object-store tests: start a python3
  * helper (tests/integration/objstore_*.py) with pipes on its stdin/stdout,
  * read its first line, talk to it, stop it. Header-only (static functions),
- * included by tests/test_objstore*.c only.
+ * included by tests/test_objstore*.c and test_weightd_auth.c.
  */
 #ifndef WT_TEST_OBJSTORE_UTIL_H
 #define WT_TEST_OBJSTORE_UTIL_H

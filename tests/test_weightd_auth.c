@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "common/common.h"
+#include "test_objstore_util.h"
 #include "test_weightd_util.h"
 #include "weightd/server_int.h"
 
@@ -380,6 +381,7 @@ static void test_register_reach(void **state)
 
 typedef struct reg_arg {
 	const char *url;
+	const char *name; /* NULL: "silent" */
 	char uri[100];
 	int code;
 	double secs;
@@ -395,7 +397,7 @@ static void *register_thread(void *p)
 	reg_arg *a = p;
 	nng_socket s = tw_dial(a->url);
 	double t0 = now_s();
-	a->code = admin_code(s, OP(REGISTER), "silent", a->uri, 0);
+	a->code = admin_code(s, OP(REGISTER), a->name ? a->name : "silent", a->uri, 0);
 	a->secs = now_s() - t0;
 	nng_close(s);
 	return NULL;
@@ -441,6 +443,57 @@ static void test_register_silent(void **state)
 	assert_true(a.secs < 1.5 + 4.0);
 	nng_close(s);
 	close(lfd); /* the abandoned source check sees the connection reset */
+	tw_env_free(e);
+}
+
+/* The revision ListModels gives model name ("" if not listed). */
+static void revision_of(nng_socket s, const char *name, char out[65])
+{
+	tw_reply x = list(s);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MODELS);
+	out[0] = '\0';
+	for (size_t i = 0; i < x.r->models->n_models; i++)
+		if (strcmp(x.r->models->models[i]->name, name) == 0)
+			snprintf(out, 65, "%s", x.r->models->models[i]->revision);
+	tw_reply_free(&x);
+}
+
+/* The source check is bounded by register_timeout_ms, not the content digest:
+ * a checkpoint whose bytes take longer than that to read registers (the
+ * probe reads config, index and headers; the registration reads every byte
+ * once), with the revision of the same bytes through file://. */
+static void test_register_slow_bytes(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-slowreg", SEED);
+	char *script = os_script("objstore_server.py");
+	char *argv[] = {script, "--root", e->models, "--stdin", NULL};
+	os_helper srv;
+	int port = 0;
+	assert_int_equal(os_start(&srv, argv, 20000), 0);
+	free(script);
+	assert_int_equal(sscanf(srv.line, "PORT %d", &port), 1);
+	char host[64];
+	snprintf(host, sizeof(host), "127.0.0.1:%d", port);
+	set(e, "register_hosts", host);
+	set(e, "register_timeout_ms", "400");
+	assert_int_equal(tw_start(e), WT_OK);
+	reg_arg a = {.url = e->url, .name = "slow"};
+	/* /slow/: every GET of more than 64 KiB (the digest's) waits 1 s */
+	snprintf(a.uri, sizeof(a.uri), "http://%s/slow/llama", host);
+	register_thread(&a);
+	printf("register over a source whose bytes take >= 1 s: %s after %.3f s\n",
+	       wt_errname(a.code), a.secs);
+	assert_int_equal(a.code, WT_OK);
+	assert_true(a.secs >= 1.0); /* the digest read every byte, after the probe */
+	nng_socket s = tw_dial(e->url);
+	char want[65], got[65];
+	revision_of(s, "llama", want);
+	revision_of(s, "slow", got);
+	assert_int_equal(strlen(want), 64);
+	assert_string_equal(got, want);
+	nng_close(s);
+	os_stop(&srv);
 	tw_env_free(e);
 }
 
@@ -531,8 +584,8 @@ int main(void)
 	    cmocka_unit_test(test_roles),           cmocka_unit_test(test_deauth),
 	    cmocka_unit_test(test_token_sources),   cmocka_unit_test(test_bad_strings),
 	    cmocka_unit_test(test_auth_log_rate),   cmocka_unit_test(test_register_reach),
-	    cmocka_unit_test(test_register_silent), cmocka_unit_test(test_max_connections),
-	    cmocka_unit_test(test_hello_timeout),
+	    cmocka_unit_test(test_register_silent), cmocka_unit_test(test_register_slow_bytes),
+	    cmocka_unit_test(test_max_connections), cmocka_unit_test(test_hello_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

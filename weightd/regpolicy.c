@@ -11,8 +11,10 @@
  *   anything else       refused
  * The answer never says whether a refused path exists.
  *
- * Time (wd_register_probe): the checkpoint is opened (store + index, as the
- * registration will) on a helper thread; if it gives no answer within
+ * Time (wd_register_probe): the checkpoint is opened (store, config, index and
+ * headers, as the registration will; not its tensor bytes: the content digest
+ * is read by the registration itself, after the probe, however long it takes)
+ * on a helper thread; if it gives no answer within
  * register_timeout_ms the registration fails with WT_ETIMEDOUT and the helper
  * is left to end on its own (libcurl's connect and low-speed timeouts end it);
  * at most WD_PROBES_MAX such helpers run at once, more is WT_EBUSY.
@@ -202,7 +204,7 @@ static void *probe_main(void *arg)
 	wt_errbuf err;
 	int rv = store_open(&st, p->uri, &err);
 	if (rv == WT_OK)
-		rv = ckpt_open(&ck, st, &err);
+		rv = ckpt_open_quick(&ck, st, &err); /* not its bytes: no digest here */
 	ckpt_close(ck);
 	store_close(st);
 	pthread_mutex_lock(&p->lk);

@@ -12,6 +12,8 @@ Range). Serves --root; the first path component picks the behaviour:
   /down/K     always 500
   /noetag/K   like /ok without ETag (Last-Modified is the version)
   /counted/K  like /ok, and every GET is counted; GET /_gets returns the count
+  /slow/K     like /ok, but a GET of more than 64 KiB waits 1 s before its reply
+              (reading tensor bytes is slow; config, index and headers are not)
   /s3loop, /s3outside, /s3garbage   bad ListObjectsV2 replies (see LISTINGS)
 
 Prints "PORT <n>" on stdout once listening on 127.0.0.1 (port 0 = any free
@@ -26,6 +28,7 @@ import os
 import re
 import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -101,6 +104,8 @@ class Handler(BaseHTTPRequestHandler):
                 return
             partial = True
         count = last - first + 1 if size else 0
+        if mode == "slow" and self.command == "GET" and count > 65536:
+            time.sleep(1.0)
         cr_first = first
         if partial and mode == "short":
             count -= 1
