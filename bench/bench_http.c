@@ -93,11 +93,15 @@ static void nginx_stop(void)
 }
 
 /* One thread reports and exits; later callers wait for the exit. */
+static int g_child; /* in a cold fetch's child: nginx is the parent's */
+
 static void die(const char *what, const char *msg)
 {
 	static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_lock(&once);
 	fprintf(stderr, "bench_http: %s: %s\n", what, msg);
+	if (g_child)
+		_exit(1); /* no exit handlers with weightd's threads running */
 	nginx_stop();
 	exit(1);
 }
@@ -336,6 +340,7 @@ static cold_result cold_fetch_forked(const char *models, const char *cachedir, c
 	if (pid < 0)
 		die("fork", "cold fetch");
 	if (pid == 0) {
+		g_child = 1;
 		close(fd[0]);
 		r.t = cold_fetch(models, cachedir, spec, model, &r.bytes, r.cpu);
 		_exit(write(fd[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);

@@ -33,10 +33,12 @@
 
 /* XXH3-128 of every byte of the pinned object: the memo first, then a full
  * read through the pin and a store_pin_check; the memo learns what was
- * computed. Stops at its next block once *stop is set (WT_ECANCELED). */
+ * computed. Stops at its next block once *stop is set: WT_ECANCELED and
+ * *stopped = true (a store's own WT_ECANCELED leaves *stopped false). */
 static int object_digest(store_pin *p, const char *uri, const ckpt_memo *memo,
-                         const _Atomic bool *stop, wt_hash128 *out, wt_errbuf *err)
+                         const _Atomic bool *stop, bool *stopped, wt_hash128 *out, wt_errbuf *err)
 {
+	*stopped = false;
 	const store_obj *o = store_pin_obj(p);
 	bool memo_ok = memo != NULL && o->version != NULL && o->version[0] != '\0';
 	if (memo_ok && memo->get(memo->ctx, uri, o, out))
@@ -48,7 +50,8 @@ static int object_digest(store_pin *p, const char *uri, const ckpt_memo *memo,
 	if (buf == NULL || h == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for its digest", o->key);
 	for (uint64_t off = 0; rv == WT_OK && off < o->nbytes; off += blk) {
-		if (stop != NULL && atomic_load(stop)) {
+		if (atomic_load(stop)) {
+			*stopped = true;
 			rv = wt_seterr(err, WT_ECANCELED, "key '%s': digest stopped", o->key);
 			break;
 		}
@@ -74,14 +77,17 @@ typedef struct dig_run {
 	const char *uri;
 	const ckpt_memo *memo;
 	wt_hash128 *out;
-	int *rv;         /* per object; NOT_RUN until a thread took it */
+	int *rv;         /* per object, meaningful in state DIG_FAILED */
+	uint8_t *state;  /* per object: dig_state */
 	wt_errbuf *errs; /* per object */
 	size_t n;
 	_Atomic size_t next;
 	_Atomic bool stop; /* an object failed: the others stop at their next block */
 } dig_run;
 
-enum { NOT_RUN = 1 }; /* not a WT_* code (those are 0 or negative) */
+/* What became of an object. Kept apart from its wt_err code: codes are
+ * positive, and a store may itself answer WT_ECANCELED. */
+typedef enum { DIG_TODO = 0, DIG_OK, DIG_FAILED, DIG_STOPPED } dig_state;
 
 static void *dig_main(void *arg)
 {
@@ -90,9 +96,11 @@ static void *dig_main(void *arg)
 		size_t i = atomic_fetch_add(&r->next, 1);
 		if (i >= r->n || atomic_load(&r->stop))
 			break;
-		r->rv[i] =
-		    object_digest(r->pins[i], r->uri, r->memo, &r->stop, &r->out[i], &r->errs[i]);
-		if (r->rv[i] != WT_OK)
+		bool stopped;
+		r->rv[i] = object_digest(r->pins[i], r->uri, r->memo, &r->stop, &stopped,
+		                         &r->out[i], &r->errs[i]);
+		r->state[i] = r->rv[i] == WT_OK ? DIG_OK : stopped ? DIG_STOPPED : DIG_FAILED;
+		if (r->state[i] == DIG_FAILED)
 			atomic_store(&r->stop, true);
 	}
 	return NULL;
@@ -104,13 +112,13 @@ int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const
 	dig_run r = {.pins = pins, .uri = uri, .memo = memo, .out = out, .n = n};
 	r.rv = malloc((n ? n : 1) * sizeof(*r.rv));
 	r.errs = malloc((n ? n : 1) * sizeof(*r.errs));
-	if (r.rv == NULL || r.errs == NULL) {
+	r.state = calloc(n ? n : 1, sizeof(*r.state)); /* DIG_TODO */
+	if (r.rv == NULL || r.errs == NULL || r.state == NULL) {
 		free(r.rv);
 		free(r.errs);
+		free(r.state);
 		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu object digests", n);
 	}
-	for (size_t i = 0; i < n; i++)
-		r.rv[i] = NOT_RUN;
 	pthread_t th[CKPT_DIGEST_THREADS];
 	unsigned started = 0;
 	/* the caller is one of the threads; one that cannot start leaves its share */
@@ -123,12 +131,19 @@ int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const
 	/* the first object that failed for itself (not stopped by another) */
 	int rv = WT_OK;
 	for (size_t i = 0; i < n && rv == WT_OK; i++)
-		if (r.rv[i] != WT_OK && r.rv[i] != NOT_RUN && r.rv[i] != WT_ECANCELED) {
+		if (r.state[i] == DIG_FAILED) {
 			rv = r.rv[i];
-			*err = r.errs[i];
+			if (err != NULL)
+				*err = r.errs[i];
 		}
+	/* every object has its digest, or one failed: never a digest left unset */
+	for (size_t i = 0; i < n && rv == WT_OK; i++)
+		if (r.state[i] != DIG_OK)
+			rv = wt_seterr(err, WT_EIO, "key '%s': its digest was not computed",
+			               store_pin_obj(pins[i])->key);
 	free(r.rv);
 	free(r.errs);
+	free(r.state);
 	return rv;
 }
 
