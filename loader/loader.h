@@ -315,6 +315,10 @@ int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err);
  * read, and ckpt_revision() is "" (a quick validity check, such as weightd's
  * registration probe; never for producing or naming shards). */
 int ckpt_open_quick(ckpt **out, store *s, wt_errbuf *err);
+/* A content digest that reads for longer than ns logs its progress (NOTICE:
+ * the store URI, GiB read of the total, GB/s) every ns, and a last line when
+ * it ends. Default 30 s; 0 = never. Process-wide (tests set it small). */
+void ckpt_digest_progress_ns(uint64_t ns);
 
 /* WT_OK if no object changed since the ckpt was opened (every byte read
  * through it belongs to its revision); WT_ECHANGED naming the object else. */

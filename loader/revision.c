@@ -8,6 +8,9 @@
  * version): the file:// version includes ctime and the inode, so a rewrite
  * never finds the old entry.
  *
+ * A digest that takes longer than ckpt_digest_progress_ns (30 s) logs how far
+ * it got (NOTICE), so registering a large remote checkpoint is not silent.
+ *
  * ckpt_objects_digest hashes several objects at once (CKPT_DIGEST_THREADS):
  * one object is read in order by one thread (a streaming hash), so the
  * objects of a sharded checkpoint are what runs in parallel; on a remote
@@ -31,13 +34,64 @@
 #define DIGEST_BLOCK (8u << 20)
 #define REV_TAG      "weightd-revision-2"
 
-/* XXH3-128 of every byte of the pinned object: the memo first, then a full
- * read through the pin and a store_pin_check; the memo learns what was
- * computed. Stops at its next block once *stop is set: WT_ECANCELED and
- * *stopped = true (a store's own WT_ECANCELED leaves *stopped false). */
-static int object_digest(store_pin *p, const char *uri, const ckpt_memo *memo,
-                         const _Atomic bool *stop, bool *stopped, wt_hash128 *out, wt_errbuf *err)
+typedef struct dig_run {
+	store_pin *const *pins;
+	const char *uri;
+	const ckpt_memo *memo;
+	wt_hash128 *out;
+	int *rv;         /* per object, meaningful in state DIG_FAILED */
+	uint8_t *state;  /* per object: dig_state */
+	wt_errbuf *errs; /* per object */
+	size_t n;
+	_Atomic size_t next;
+	_Atomic bool stop; /* an object failed: the others stop at their next block */
+	/* progress: bytes hashed of total; a NOTICE line every log_ns (0: never) */
+	uint64_t total, t0_ns, log_ns;
+	_Atomic uint64_t done, next_log_ns, logged;
+	pthread_mutex_t log_lk; /* one progress line at a time, in order */
+} dig_run;
+
+static _Atomic uint64_t g_log_ns = 30000000000ull; /* ckpt_digest_progress_ns */
+
+void ckpt_digest_progress_ns(uint64_t ns)
 {
+	atomic_store(&g_log_ns, ns);
+}
+
+/* n more bytes hashed; the thread that finds the next log time passed logs. */
+static void progress(dig_run *r, uint64_t n)
+{
+	atomic_fetch_add(&r->done, n);
+	if (r->log_ns == 0)
+		return;
+	uint64_t now = common_now_ns(), due = atomic_load(&r->next_log_ns);
+	if (now < due || !atomic_compare_exchange_strong(&r->next_log_ns, &due, now + r->log_ns))
+		return;
+	pthread_mutex_lock(&r->log_lk);
+	uint64_t done = atomic_load(&r->done); /* read under the lock: lines never go back */
+	double s = (double)(now - r->t0_ns) / 1e9;
+	atomic_fetch_add(&r->logged, 1);
+	WT_LOG(WT_LOG_NOTICE,
+	       "%s: content digest (revision): %.1f%% read, %.2f of %.2f GiB, %.2f GB/s, %.0f s "
+	       "so far",
+	       r->uri, r->total ? 100.0 * (double)done / (double)r->total : 100.0,
+	       (double)done / 1073741824.0, (double)r->total / 1073741824.0,
+	       s > 0 ? (double)done / 1e9 / s : 0.0, s);
+	pthread_mutex_unlock(&r->log_lk);
+}
+
+/* XXH3-128 of every byte of object i: the memo first, then a full read
+ * through its pin and a store_pin_check; the memo learns what was computed.
+ * Stops at its next block once r->stop is set: WT_ECANCELED and *stopped =
+ * true (a store's own WT_ECANCELED leaves *stopped false). */
+static int object_digest(dig_run *r, size_t i, bool *stopped)
+{
+	store_pin *p = r->pins[i];
+	const char *uri = r->uri;
+	const ckpt_memo *memo = r->memo;
+	const _Atomic bool *stop = &r->stop;
+	wt_hash128 *out = &r->out[i];
+	wt_errbuf *err = &r->errs[i];
 	*stopped = false;
 	const store_obj *o = store_pin_obj(p);
 	bool memo_ok = memo != NULL && o->version != NULL && o->version[0] != '\0';
@@ -57,8 +111,10 @@ static int object_digest(store_pin *p, const char *uri, const ckpt_memo *memo,
 		}
 		size_t n = o->nbytes - off < blk ? (size_t)(o->nbytes - off) : blk;
 		rv = store_pin_read(p, off, buf, n, err);
-		if (rv == WT_OK)
+		if (rv == WT_OK) {
 			common_hasher_update(h, buf, n);
+			progress(r, n);
+		}
 	}
 	if (rv == WT_OK)
 		rv = store_pin_check(p, err);
@@ -72,19 +128,6 @@ static int object_digest(store_pin *p, const char *uri, const ckpt_memo *memo,
 	return rv;
 }
 
-typedef struct dig_run {
-	store_pin *const *pins;
-	const char *uri;
-	const ckpt_memo *memo;
-	wt_hash128 *out;
-	int *rv;         /* per object, meaningful in state DIG_FAILED */
-	uint8_t *state;  /* per object: dig_state */
-	wt_errbuf *errs; /* per object */
-	size_t n;
-	_Atomic size_t next;
-	_Atomic bool stop; /* an object failed: the others stop at their next block */
-} dig_run;
-
 /* What became of an object. Kept apart from its wt_err code: codes are
  * positive, and a store may itself answer WT_ECANCELED. */
 typedef enum { DIG_TODO = 0, DIG_OK, DIG_FAILED, DIG_STOPPED } dig_state;
@@ -97,8 +140,7 @@ static void *dig_main(void *arg)
 		if (i >= r->n || atomic_load(&r->stop))
 			break;
 		bool stopped;
-		r->rv[i] = object_digest(r->pins[i], r->uri, r->memo, &r->stop, &stopped,
-		                         &r->out[i], &r->errs[i]);
+		r->rv[i] = object_digest(r, i, &stopped);
 		r->state[i] = r->rv[i] == WT_OK ? DIG_OK : stopped ? DIG_STOPPED : DIG_FAILED;
 		if (r->state[i] == DIG_FAILED)
 			atomic_store(&r->stop, true);
@@ -110,6 +152,12 @@ int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const
                         wt_hash128 *out, wt_errbuf *err)
 {
 	dig_run r = {.pins = pins, .uri = uri, .memo = memo, .out = out, .n = n};
+	for (size_t i = 0; i < n; i++)
+		r.total += store_pin_obj(pins[i])->nbytes;
+	r.t0_ns = common_now_ns();
+	r.log_ns = atomic_load(&g_log_ns);
+	pthread_mutex_init(&r.log_lk, NULL);
+	atomic_store(&r.next_log_ns, r.t0_ns + r.log_ns);
 	r.rv = malloc((n ? n : 1) * sizeof(*r.rv));
 	r.errs = malloc((n ? n : 1) * sizeof(*r.errs));
 	r.state = calloc(n ? n : 1, sizeof(*r.state)); /* DIG_TODO */
@@ -141,6 +189,15 @@ int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const
 		if (r.state[i] != DIG_OK)
 			rv = wt_seterr(err, WT_EIO, "key '%s': its digest was not computed",
 			               store_pin_obj(pins[i])->key);
+	if (atomic_load(&r.logged) > 0) { /* it was long enough to report on */
+		double s = (double)(common_now_ns() - r.t0_ns) / 1e9;
+		uint64_t done = atomic_load(&r.done);
+		WT_LOG(WT_LOG_NOTICE,
+		       "%s: content digest (revision) %s: %.2f GiB read in %.1f s, %.2f GB/s", uri,
+		       rv == WT_OK ? "done" : "failed", (double)done / 1073741824.0, s,
+		       s > 0 ? (double)done / 1e9 / s : 0.0);
+	}
+	pthread_mutex_destroy(&r.log_lk);
 	free(r.rv);
 	free(r.errs);
 	free(r.state);

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
+#include "common/common.h"
 #include "loader/loader.h"
 #include "tests/util/testutil.h"
 
@@ -597,6 +598,62 @@ static void test_open_quick(void **state)
 
 /* ---- digests of several objects at once ---- */
 
+typedef struct log_cap {
+	pthread_mutex_t lk;
+	int progress, last;
+	double prev_pct; /* percent read in the previous progress line */
+	bool monotonic;
+	char last_line[300];
+} log_cap;
+
+static void cap_log(void *ctx, int level, const char *msg)
+{
+	log_cap *c = ctx;
+	double pct = 0;
+	pthread_mutex_lock(&c->lk);
+	if (level == WT_LOG_NOTICE && strstr(msg, "content digest (revision):") != NULL &&
+	    sscanf(strstr(msg, "revision):") + 10, " %lf%% read", &pct) == 1) {
+		c->progress++;
+		c->monotonic = c->monotonic && pct >= c->prev_pct && pct <= 100.0;
+		c->prev_pct = pct;
+	} else if (level == WT_LOG_NOTICE &&
+	           strstr(msg, "content digest (revision) done") != NULL) {
+		c->last++;
+		snprintf(c->last_line, sizeof(c->last_line), "%s", msg);
+	}
+	pthread_mutex_unlock(&c->lk);
+}
+
+/* A digest longer than the progress interval says how far it got, in order,
+ * then that it is done; a short one says nothing. */
+static void test_digest_progress(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("ckg");
+	assert_int_equal(tu_write_ckpt(dir, tu_llama_config, tiny, N_TINY, 8, SEED), 0);
+	log_cap cap = {.monotonic = true};
+	pthread_mutex_init(&cap.lk, NULL);
+	common_log_set(cap_log, &cap, WT_LOG_NOTICE);
+	ckpt_digest_progress_ns(1); /* every block after the first moment */
+	char r1[65], r2[65];
+	revision_of(dir, r1);
+	printf("interval 1 ns: %d progress lines (last at %.1f%%), %d last line: %s\n",
+	       cap.progress, cap.prev_pct, cap.last, cap.last_line);
+	assert_true(cap.progress >= 1);
+	assert_true(cap.monotonic);
+	assert_int_equal(cap.last, 1);
+	assert_non_null(strstr(cap.last_line, dir));
+	cap.progress = cap.last = 0;
+	ckpt_digest_progress_ns(30000000000ull); /* the default: a tiny model says nothing */
+	revision_of(dir, r2);
+	assert_int_equal(cap.progress + cap.last, 0);
+	assert_string_equal(r1, r2);
+	common_log_set(NULL, NULL, WT_LOG_NOTICE);
+	pthread_mutex_destroy(&cap.lk);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 /* A memo that knows nothing. get: the first caller waits (up to 5 s) for a
  * caller on another thread, so a digest that hashes one object at a time is
  * seen as such; or, in truncate mode, cuts the object named victim to half
@@ -715,7 +772,7 @@ int main(void)
 	    cmocka_unit_test(test_folder_errors), cmocka_unit_test(test_config_defaults),
 	    cmocka_unit_test(test_config_moe),    cmocka_unit_test(test_config_errors),
 	    cmocka_unit_test(test_revision),      cmocka_unit_test(test_revision_parallel),
-	    cmocka_unit_test(test_open_quick),
+	    cmocka_unit_test(test_open_quick),    cmocka_unit_test(test_digest_progress),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
