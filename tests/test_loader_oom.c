@@ -23,19 +23,10 @@
 #include <cmocka.h>
 
 #include "loader/loader.h"
+#include "tests/util/oom.h"
 #include "tests/util/testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define OOM_SKIP 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define OOM_SKIP 1
-#endif
-#endif
-
 #ifndef OOM_SKIP
-extern void *__libc_malloc(size_t n);
-
 static _Atomic size_t fail_size; /* 0 = never */
 static _Atomic long failed;
 

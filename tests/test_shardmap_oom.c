@@ -18,20 +18,9 @@
 #include <cmocka.h>
 
 #include "test_shardmap_util.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define OOM_SKIP 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define OOM_SKIP 1
-#endif
-#endif
+#include "tests/util/oom.h"
 
 #ifndef OOM_SKIP
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t sz);
-extern void *__libc_realloc(void *p, size_t n);
-
 static _Thread_local int armed;    /* count this thread's allocations */
 static _Thread_local long fail_at; /* fail the fail_at-th (1-based) */
 static _Thread_local long seen;
