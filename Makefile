@@ -192,7 +192,7 @@ asan:
 # production threads, write-behind, cut-through, the bulk stream, the client),
 # under ThreadSanitizer; part of `make test`. RocksDB, nng and curl are not
 # instrumented (tests/tsan.supp names what is RocksDB's own).
-TSAN_TESTS := test_checkpoint test_shardmap_plan test_weightd_cut test_weightd_bulk \
+TSAN_TESTS := test_revision test_shardmap_plan test_weightd_cut test_weightd_bulk \
               test_weightd_flow test_weightd_lanes test_weightd_peer test_client \
               test_client_async test_client_fetch test_client_retry test_client_direct \
               test_objstore

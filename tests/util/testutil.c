@@ -11,6 +11,17 @@
 
 #include "tests/util/testutil.h"
 
+const st_desc tu_tiny_llama[TU_TINY_LLAMA_N] = {
+    {"model.embed_tokens.weight", WT_BF16, 2, {128, 64}},
+    {"model.layers.0.self_attn.q_proj.weight", WT_BF16, 2, {64, 64}},
+    {"model.layers.0.self_attn.k_proj.weight", WT_BF16, 2, {32, 64}},
+    {"model.layers.0.input_layernorm.weight", WT_F32, 1, {64}},
+    {"model.layers.1.mlp.up_proj.weight", WT_BF16, 2, {128, 64}},
+    {"model.layers.1.mlp.up_proj.weight_scale", WT_F32, 0, {0}},
+    {"model.norm.weight", WT_F32, 1, {64}},
+    {"lm_head.weight", WT_BF16, 2, {128, 64}},
+};
+
 const char tu_llama_config[] =
     "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", "
     "\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "

@@ -44,5 +44,9 @@ void tu_shard_name(char *buf, size_t bufsz, size_t k, size_t n);
 
 /* A small Llama-style config (hidden 64, 4 heads, 2 KV heads, 2 layers, vocab 128). */
 extern const char tu_llama_config[];
+/* Eight tensors of a tiny Llama (with tu_llama_config; one of them 0-d), for
+ * the loader's tests: one tensor a file with 8 shards. */
+#define TU_TINY_LLAMA_N 8
+extern const st_desc tu_tiny_llama[TU_TINY_LLAMA_N];
 
 #endif
