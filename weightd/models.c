@@ -27,7 +27,9 @@ typedef struct model_ent {
 	char *uri;              /* owned, immutable */
 	wd_model_source source; /* immutable */
 	pthread_mutex_t lk;
+	pthread_cond_t opened; /* signalled when an open ends (opening -> false) */
 	/* fields below guarded by lk */
+	bool opening;  /* a thread opens the checkpoint with lk dropped (revalidate) */
 	bool removed;  /* unregistered: never reopened, not found */
 	wd_snap *snap; /* NULL when unavailable */
 	wt_errbuf error;
@@ -123,9 +125,23 @@ static bool fingerprint(store *st, wt_hash128 *out)
 	return true;
 }
 
-/* Bring e up to date. Called with e->lk held. */
+/*
+ * Bring e up to date. Called with e->lk held; drops it while the checkpoint
+ * is opened (a new revision's content digest may read for minutes). Meanwhile
+ * a caller that may use the current snapshot (not force) gets it at once: the
+ * old revision is served until the new one is ready, and requests for the
+ * model never pile up on the data workers behind one open. A forced caller,
+ * or any caller while there is no snapshot, waits for that open to end.
+ */
 static void revalidate(wd_models *m, model_ent *e, bool force)
 {
+	if (e->opening) {
+		if (!force && e->snap != NULL)
+			return;
+		while (e->opening)
+			pthread_cond_wait(&e->opened, &e->lk);
+		return; /* that open began before this call and is all it could do */
+	}
 	uint64_t now = common_now_ns();
 	if (e->removed)
 		return;
@@ -141,7 +157,18 @@ static void revalidate(wd_models *m, model_ent *e, bool force)
 	}
 	wd_snap *fresh = NULL;
 	wt_errbuf err;
+	e->opening = true;
+	pthread_mutex_unlock(&e->lk);
 	int rv = snap_open(m, e, &fresh, &err);
+	if (rv == WT_OK && !have_fp)
+		have_fp = fingerprint(fresh->st, &fp);
+	pthread_mutex_lock(&e->lk);
+	e->opening = false;
+	pthread_cond_broadcast(&e->opened);
+	if (e->removed) { /* unregistered while it opened */
+		wd_snap_release(fresh);
+		return;
+	}
 	if (rv != WT_OK) {
 		if (e->snap != NULL)
 			WT_LOG(WT_LOG_WARNING, "%s; model is unavailable until it opens again",
@@ -154,8 +181,6 @@ static void revalidate(wd_models *m, model_ent *e, bool force)
 		e->error = err;
 		return;
 	}
-	if (!have_fp)
-		have_fp = fingerprint(fresh->st, &fp);
 	if (e->snap != NULL && strcmp(e->snap->revision, fresh->revision) == 0) {
 		wd_snap_release(fresh); /* listing changed, checkpoint did not */
 	} else {
@@ -190,6 +215,7 @@ static model_ent *ent_new(const char *name, const char *uri, wd_model_source sou
 		return NULL;
 	}
 	pthread_mutex_init(&e->lk, NULL);
+	pthread_cond_init(&e->opened, NULL);
 	return e;
 }
 
@@ -198,6 +224,7 @@ static void ent_free(model_ent *e)
 	if (e == NULL)
 		return;
 	wd_snap_release(e->snap);
+	pthread_cond_destroy(&e->opened);
 	pthread_mutex_destroy(&e->lk);
 	free(e->name);
 	free(e->uri);

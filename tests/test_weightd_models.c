@@ -1,0 +1,216 @@
+/*
+ * test_weightd_models.c — the model registry (weightd/models.c) while a new
+ * revision opens: its content digest may read for minutes, and meanwhile
+ * requests that may use the current revision get it at once (listing
+ * included), instead of waiting on the model's lock behind the open (which
+ * held every data worker that asked for the model); a forced check waits for
+ * the open and sees the new revision.
+ *
+ * The digest is held open by the registry's memo (ckpt_memo): its lookup
+ * blocks on a gate the test opens.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "common/common.h"
+#include "loader/loader.h"
+#include "tests/util/testutil.h"
+#include "weightd/weightd.h"
+#include "weightd/weightd_int.h"
+
+#define SEED 919u
+
+typedef struct gate {
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	bool armed, entered, open;
+} gate;
+
+/* Lookups block while the gate is armed and closed; nothing is remembered. */
+static bool gate_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out)
+{
+	(void)uri;
+	(void)o;
+	(void)out;
+	gate *g = ctx;
+	pthread_mutex_lock(&g->lk);
+	if (g->armed) {
+		g->entered = true;
+		pthread_cond_broadcast(&g->cv);
+		while (!g->open)
+			pthread_cond_wait(&g->cv, &g->lk);
+	}
+	pthread_mutex_unlock(&g->lk);
+	return false;
+}
+
+static void gate_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d)
+{
+	(void)ctx;
+	(void)uri;
+	(void)o;
+	(void)d;
+}
+
+typedef struct getter {
+	wd_models *m;
+	bool force;
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	bool done;
+	int rv;
+	char revision[80];
+} getter;
+
+static void *get_main(void *p)
+{
+	getter *g = p;
+	wd_snap *s = NULL;
+	wt_errbuf err;
+	int rv = wd_models_get(g->m, "m", g->force, &s, &err);
+	pthread_mutex_lock(&g->lk);
+	g->rv = rv;
+	if (rv == WT_OK)
+		snprintf(g->revision, sizeof(g->revision), "%s", s->revision);
+	g->done = true;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->lk);
+	wd_snap_release(s);
+	return NULL;
+}
+
+/* Wait up to ms for g to finish; whether it did. */
+static bool wait_done(getter *g, int ms)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += ms / 1000;
+	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&g->lk);
+	while (!g->done && pthread_cond_timedwait(&g->cv, &g->lk, &dl) == 0) {
+	}
+	bool d = g->done;
+	pthread_mutex_unlock(&g->lk);
+	return d;
+}
+
+static void start_getter(getter *g, pthread_t *t, wd_models *m, bool force)
+{
+	memset(g, 0, sizeof(*g));
+	g->m = m;
+	g->force = force;
+	pthread_mutex_init(&g->lk, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	assert_int_equal(pthread_create(t, NULL, get_main, g), 0);
+}
+
+static void open_gate(gate *gt)
+{
+	pthread_mutex_lock(&gt->lk);
+	gt->open = true;
+	pthread_cond_broadcast(&gt->cv);
+	pthread_mutex_unlock(&gt->lk);
+}
+
+static void test_stale_while_opening(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("wd-models");
+	char *models = tu_path(dir, "models"), *cachedir = tu_path(dir, "cache");
+	char *model = tu_path(models, "m");
+	assert_int_equal(mkdir(models, 0700), 0);
+	assert_int_equal(mkdir(model, 0700), 0);
+	assert_int_equal(mkdir(cachedir, 0700), 0);
+	assert_int_equal(
+	    tu_write_ckpt(model, tu_llama_config, tu_tiny_llama, TU_TINY_LLAMA_N, 2, SEED), 0);
+	wd_config cfg;
+	wt_errbuf err;
+	assert_int_equal(wd_config_init(&cfg), WT_OK);
+	assert_int_equal(wd_config_set(&cfg, "models_dir", models, "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&cfg, "cache_dir", cachedir, "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&cfg, "revalidate_ms", "0", "test", &err), WT_OK);
+	gate gt = {0};
+	pthread_mutex_init(&gt.lk, NULL);
+	pthread_cond_init(&gt.cv, NULL);
+	ckpt_memo memo = {.get = gate_get, .put = gate_put, .ctx = &gt};
+	wd_models *m;
+	assert_int_equal(wd_models_open(&m, &cfg, &memo, &err), WT_OK);
+	wd_snap *a = NULL;
+	assert_int_equal(wd_models_get(m, "m", false, &a, &err), WT_OK);
+	char rev_a[80];
+	snprintf(rev_a, sizeof(rev_a), "%s", a->revision);
+	wd_snap_release(a);
+
+	/* a new revision in place; its digest will wait at the gate */
+	assert_int_equal(
+	    tu_write_ckpt(model, tu_llama_config, tu_tiny_llama, TU_TINY_LLAMA_N, 2, SEED + 1), 0);
+	gt.armed = true;
+	getter fg, sg;
+	pthread_t ft, st;
+	start_getter(&fg, &ft, m, true); /* forced: opens the new revision */
+	pthread_mutex_lock(&gt.lk);
+	while (!gt.entered)
+		pthread_cond_wait(&gt.cv, &gt.lk);
+	pthread_mutex_unlock(&gt.lk);
+
+	start_getter(&sg, &st, m, false); /* may use the current revision */
+	bool stale_done = wait_done(&sg, 3000);
+	wd_model_info *info = NULL;
+	size_t n = 0;
+	bool listed = false;
+	if (stale_done) {
+		assert_int_equal(wd_models_list(m, &info, &n), WT_OK);
+		listed = n == 1 && info[0].available && strcmp(info[0].snap->revision, rev_a) == 0;
+		wd_models_list_free(info, n);
+	}
+	bool forced_waited = !fg.done;
+	open_gate(&gt); /* before any assert: never leave the opener blocked */
+	pthread_join(st, NULL);
+	pthread_join(ft, NULL);
+	printf("while the new revision opened: a request got %s in time %d (revision %.12s, "
+	       "old %.12s), listed %d; the forced check waited %d and got %.12s\n",
+	       wt_errname(sg.rv), stale_done, sg.revision, rev_a, listed, forced_waited,
+	       fg.revision);
+	assert_true(stale_done);
+	assert_int_equal(sg.rv, WT_OK);
+	assert_string_equal(sg.revision, rev_a);
+	assert_true(listed);
+	assert_true(forced_waited);
+	assert_int_equal(fg.rv, WT_OK);
+	assert_string_not_equal(fg.revision, rev_a);
+	/* from now on everyone gets the new revision */
+	wd_snap *b = NULL;
+	assert_int_equal(wd_models_get(m, "m", false, &b, &err), WT_OK);
+	assert_string_equal(b->revision, fg.revision);
+	wd_snap_release(b);
+	wd_models_close(m);
+	wd_config_free(&cfg);
+	tu_rmrf(dir);
+	free(model);
+	free(models);
+	free(cachedir);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_stale_while_opening),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
