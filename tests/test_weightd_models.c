@@ -4,7 +4,7 @@
  * requests that may use the current revision get it at once (listing
  * included), instead of waiting on the model's lock behind the open (which
  * held every data worker that asked for the model); a forced check waits for
- * the open and sees the new revision.
+ * the open, then checks again: a source changed during that open is seen.
  *
  * The digest is held open by the registry's memo (ckpt_memo): its lookup
  * blocks on a gate the test opens.
@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -127,6 +128,22 @@ static void open_gate(gate *gt)
 	pthread_mutex_unlock(&gt->lk);
 }
 
+/* Rewrite the checkpoint at dir with seed; the shards' mtimes shifted by
+ * `shift` seconds, so their versions differ even on a coarse clock (same
+ * names and sizes as before). */
+static void rewrite(const char *dir, uint64_t seed, int shift)
+{
+	assert_int_equal(
+	    tu_write_ckpt(dir, tu_llama_config, tu_tiny_llama, TU_TINY_LLAMA_N, 2, seed), 0);
+	for (size_t k = 1; k <= 2; k++) {
+		char nm[64];
+		tu_shard_name(nm, sizeof(nm), k, 2);
+		char *p = tu_path(dir, nm);
+		assert_int_equal(tu_touch(p, (int64_t)shift * 1000000000 + (int64_t)k), 0);
+		free(p);
+	}
+}
+
 static void test_stale_while_opening(void **state)
 {
 	(void)state;
@@ -157,16 +174,24 @@ static void test_stale_while_opening(void **state)
 	wd_snap_release(a);
 
 	/* a new revision in place; its digest will wait at the gate */
-	assert_int_equal(
-	    tu_write_ckpt(model, tu_llama_config, tu_tiny_llama, TU_TINY_LLAMA_N, 2, SEED + 1), 0);
+	rewrite(model, SEED + 1, 1);
 	gt.armed = true;
 	getter fg, sg;
 	pthread_t ft, st;
 	start_getter(&fg, &ft, m, true); /* forced: opens the new revision */
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 10;
 	pthread_mutex_lock(&gt.lk);
-	while (!gt.entered)
-		pthread_cond_wait(&gt.cv, &gt.lk);
+	while (!gt.entered && pthread_cond_timedwait(&gt.cv, &gt.lk, &dl) == 0) {
+	}
+	bool entered = gt.entered;
 	pthread_mutex_unlock(&gt.lk);
+	if (!entered) { /* the change was not seen: never leave the getter blocked */
+		open_gate(&gt);
+		pthread_join(ft, NULL);
+		fail_msg("the forced check did not open the new revision within 10 s");
+	}
 
 	start_getter(&sg, &st, m, false); /* may use the current revision */
 	bool stale_done = wait_done(&sg, 3000);
@@ -179,24 +204,44 @@ static void test_stale_while_opening(void **state)
 		wd_models_list_free(info, n);
 	}
 	bool forced_waited = !fg.done;
-	open_gate(&gt); /* before any assert: never leave the opener blocked */
+	/* the source changes again while that open waits; a forced check asked
+	 * now must see this newest revision, not the result of the older open */
+	rewrite(model, SEED + 2, 2);
+	getter fg2;
+	pthread_t ft2;
+	start_getter(&fg2, &ft2, m, true);
+	usleep(100 * 1000); /* it waits for the open in progress */
+	open_gate(&gt);     /* before any assert: never leave the opener blocked */
 	pthread_join(st, NULL);
 	pthread_join(ft, NULL);
+	pthread_join(ft2, NULL);
+	char rev_c[80];
+	{
+		store *cs;
+		ckpt *cc;
+		assert_int_equal(store_open(&cs, model, &err), WT_OK);
+		assert_int_equal(ckpt_open(&cc, cs, &err), WT_OK);
+		snprintf(rev_c, sizeof(rev_c), "%s", ckpt_revision(cc));
+		ckpt_close(cc);
+		store_close(cs);
+	}
 	printf("while the new revision opened: a request got %s in time %d (revision %.12s, "
-	       "old %.12s), listed %d; the forced check waited %d and got %.12s\n",
+	       "old %.12s), listed %d; the forced check waited %d and got %s %.12s; changed "
+	       "again meanwhile, a later forced check got %s %.12s (newest %.12s)\n",
 	       wt_errname(sg.rv), stale_done, sg.revision, rev_a, listed, forced_waited,
-	       fg.revision);
+	       wt_errname(fg.rv), fg.revision, wt_errname(fg2.rv), fg2.revision, rev_c);
 	assert_true(stale_done);
 	assert_int_equal(sg.rv, WT_OK);
 	assert_string_equal(sg.revision, rev_a);
 	assert_true(listed);
 	assert_true(forced_waited);
-	assert_int_equal(fg.rv, WT_OK);
-	assert_string_not_equal(fg.revision, rev_a);
-	/* from now on everyone gets the new revision */
+	assert_int_equal(fg2.rv, WT_OK);
+	assert_string_equal(fg2.revision, rev_c);
+	assert_string_not_equal(rev_c, rev_a);
+	/* from now on everyone gets the newest revision */
 	wd_snap *b = NULL;
 	assert_int_equal(wd_models_get(m, "m", false, &b, &err), WT_OK);
-	assert_string_equal(b->revision, fg.revision);
+	assert_string_equal(b->revision, rev_c);
 	wd_snap_release(b);
 	wd_models_close(m);
 	wd_config_free(&cfg);

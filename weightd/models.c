@@ -130,17 +130,19 @@ static bool fingerprint(store *st, wt_hash128 *out)
  * is opened (a new revision's content digest may read for minutes). Meanwhile
  * a caller that may use the current snapshot (not force) gets it at once: the
  * old revision is served until the new one is ready, and requests for the
- * model never pile up on the data workers behind one open. A forced caller,
- * or any caller while there is no snapshot, waits for that open to end.
+ * model never pile up on the data workers behind one open. A caller without
+ * a snapshot waits for that open to end and takes its result; a forced caller
+ * waits too, then checks again: that open's listing may predate the call.
  */
 static void revalidate(wd_models *m, model_ent *e, bool force)
 {
-	if (e->opening) {
+	while (e->opening) {
 		if (!force && e->snap != NULL)
 			return;
 		while (e->opening)
 			pthread_cond_wait(&e->opened, &e->lk);
-		return; /* that open began before this call and is all it could do */
+		if (!force)
+			return;
 	}
 	uint64_t now = common_now_ns();
 	if (e->removed)
@@ -479,6 +481,10 @@ int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
 		info[k].uri = e->uri;
 		info[k].source = e->source;
 		revalidate(m, e, false);
+		if (e->removed) { /* unregistered while revalidate() dropped the lock */
+			pthread_mutex_unlock(&e->lk);
+			continue;
+		}
 		info[k].snap = snap_ref(e->snap);
 		info[k].available = e->snap != NULL;
 		if (!info[k].available)
