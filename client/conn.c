@@ -535,9 +535,14 @@ static void hello_reconnected_locked(wt_client *c, size_t ep)
 	for (size_t k = 0; k < e->n_socks; k++) {
 		client_sockmon *m = e->mons[k];
 		wt_errbuf herr;
-		if (m != NULL && atomic_load(&m->adds) != atomic_load(&m->hello_adds) &&
-		    hello(c, ep, e->socks[k], m, &herr) != WT_OK)
+		uint64_t adds = m != NULL ? atomic_load(&m->adds) : 0; /* before the Hello */
+		if (m != NULL && adds != atomic_load(&m->hello_adds) &&
+		    hello(c, ep, e->socks[k], m, &herr) != WT_OK) {
+			/* tried for this connection: not again on every call under c->lk
+			 * (a request's own error path says Hello again, e.g. on EPERM) */
+			atomic_store(&m->hello_adds, adds);
 			client_log(c, WT_CLIENT_LOG_WARNING, "%s", herr.msg);
+		}
 	}
 }
 

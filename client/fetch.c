@@ -483,6 +483,11 @@ static int renew_streams(fetch *f, fetch_loop *L, wt_errbuf *err)
 	wt_errbuf herr;
 	if (client_ep_rehello(f->c, f->ep, &herr) != WT_OK)
 		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", herr.msg);
+	/* the other kept streams may be as dead (a server that dropped them
+	 * without a restart keeps its ticket): open new ones */
+	pthread_mutex_lock(&f->c->lk);
+	client_bulk_drop_idle(f->c, f->ep);
+	pthread_mutex_unlock(&f->c->lk);
 	fetch_bulk_open(f);
 	return reissue(f, L->head, L->issued, err);
 }

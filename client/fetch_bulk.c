@@ -369,7 +369,7 @@ static void park_stream(fetch_bulk *fb, nng_stream *st)
 	pthread_mutex_lock(&c->lk);
 	bool ok = e->stream_url != NULL && strcmp(e->stream_url, fb->url) == 0 &&
 	          memcmp(e->stream_ticket, fb->ticket, sizeof(fb->ticket)) == 0 &&
-	          e->n_idle < CLIENT_MAX_CONNS;
+	          e->n_idle < c->o.connections && e->n_idle < CLIENT_MAX_CONNS;
 	if (ok)
 		e->idle[e->n_idle++] = st;
 	pthread_mutex_unlock(&c->lk);

@@ -138,7 +138,7 @@ class IntoSink:
     def __init__(self, m, dests, run, in_place=False):
         self.run = run
         self.stager = None
-        self.in_place = 0  # chunks received in place (recv_buf answered)
+        self.in_place = 0  # chunks written in place (write() got the offered memory)
         self.out = []
         for info, d in zip(m.tensors, dests):
             if torch is not None and isinstance(d, torch.Tensor) and d.device.type == "cuda":
@@ -185,7 +185,6 @@ class IntoSink:
         o = self.out[i] if i < len(self.out) else None
         if not isinstance(o, _Host) or off + n > o.nbytes:
             return None
-        self.in_place += 1
         return o.addr + off
 
     def _write(self, _s, i, off, data, n, err):
@@ -196,6 +195,8 @@ class IntoSink:
             if off + n > o.nbytes:
                 raise ValueError("chunk [%d, %d) past the end of tensor %d (%d bytes)" %
                                  (off, off + n, i, o.nbytes))
+            if isinstance(o, _Host) and data == o.addr + off:
+                self.in_place += 1  # counted as delivered, not as offered
             o.write(off, data, n)
         return self._guard(err, go)
 
