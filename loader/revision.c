@@ -156,7 +156,6 @@ int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const
 		r.total += store_pin_obj(pins[i])->nbytes;
 	r.t0_ns = common_now_ns();
 	r.log_ns = atomic_load(&g_log_ns);
-	pthread_mutex_init(&r.log_lk, NULL);
 	atomic_store(&r.next_log_ns, r.t0_ns + r.log_ns);
 	r.rv = malloc((n ? n : 1) * sizeof(*r.rv));
 	r.errs = malloc((n ? n : 1) * sizeof(*r.errs));
@@ -167,6 +166,7 @@ int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const
 		free(r.state);
 		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu object digests", n);
 	}
+	pthread_mutex_init(&r.log_lk, NULL);
 	pthread_t th[CKPT_DIGEST_THREADS];
 	unsigned started = 0;
 	/* the caller is one of the threads; one that cannot start leaves its share */

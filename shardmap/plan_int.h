@@ -69,8 +69,9 @@ bool shardmap_entry_excluded(const sm_ctx *x, size_t k);
  * changes which parts a pattern matches). */
 int shardmap_partly_excluded(const sm_ctx *x, size_t a, size_t n, size_t nex, wt_errbuf *err);
 
-/* Rows of t (its first dimension; 1 for a scalar) and elements per row (the
- * product of the others), as the planner and the producer cut it. */
+/* Rows of t (its first dimension: 0 for an empty tensor, 1 for a scalar) and
+ * elements per row (the product of the others), as the planner and the
+ * producer cut it. */
 static inline int64_t sm_trows(const ckpt_tensor *t)
 {
 	return t->ndim >= 1 ? t->shape[0] : 1;

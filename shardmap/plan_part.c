@@ -77,8 +77,6 @@ static const ckpt_tensor *part_tensor(const part_req *req, size_t k)
 	return &req->ctx->ents[req->first + k].view;
 }
 
-/* 2-D view of a checkpoint tensor: dim 0 by the product of the others. */
-
 /* Geometry of a plain [rows, cols] tensor of ndim dimensions. */
 static void geo_2d(sm_geo *g, int64_t rows, int64_t cols, int ndim)
 {

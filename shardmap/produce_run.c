@@ -135,10 +135,10 @@ static bool in_parts(const ckpt *c, const sm_plan *p, const sm_group *g, uint64_
 		const ckpt_tensor *t = ckpt_tensor_at(c, src->t);
 		int64_t rows = sm_trows(t);
 		uint64_t rowb = rows > 0 ? t->nbytes / (uint64_t)rows : 0; /* 0: [N, 0] */
-		/* and the output is whole rows of that size, the source's first */
+		/* and the output has the source's rows, at least the piece's */
 		if (src->whole || src->mode != SM_SRC_RAW || t->dtype != o->info.dtype ||
-		    rowb == 0 || part_bytes % rowb != 0 || o->info.nbytes % rowb != 0 ||
-		    o->info.nbytes / rowb < (uint64_t)pc->len)
+		    rowb == 0 || part_bytes % rowb != 0 || o->cols != sm_tcols(t) ||
+		    o->rows < pc->len)
 			return false;
 		for (size_t j = 0; j < m; j++)
 			if (g->m[j].rank == g->m[m].rank)

@@ -293,19 +293,52 @@ static uint64_t cgroup_limit(const char *path)
 	return (uint64_t)v;
 }
 
-/* RAM this process may use: the machine's, or its cgroup's memory limit when
- * that is lower (a container); 0 when unknown. */
+/* The lowest memory limit of the cgroup at rel (as /proc/self/cgroup names
+ * it, "/a/b") under root and of its ancestors up to root; ram if none lower. */
+static uint64_t cgroup_min(const char *root, const char *rel, const char *file, uint64_t ram)
+{
+	char dir[512];
+	if (rel[0] != '/' || strstr(rel, "/..") != NULL ||
+	    snprintf(dir, sizeof(dir), "%s%s", root, rel) >= (int)sizeof(dir))
+		return ram;
+	for (;;) {
+		char path[600];
+		snprintf(path, sizeof(path), "%s/%s", dir, file);
+		uint64_t l = cgroup_limit(path);
+		if (l > 0 && (ram == 0 || l < ram))
+			ram = l;
+		char *slash = strrchr(dir, '/');
+		if (slash == NULL || (size_t)(slash - dir) < strlen(root))
+			return ram;
+		*slash = '\0';
+	}
+}
+
+/* RAM this process may use: the machine's, or its cgroup's memory limit (or
+ * an ancestor's) when that is lower (a container, a systemd MemoryMax=); 0
+ * when unknown. The cgroup comes from /proc/self/cgroup: v2 "0::/path", v1
+ * "N:...memory...:/path". */
 static uint64_t usable_ram(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	uint64_t ram = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
-	static const char *const lim[] = {"/sys/fs/cgroup/memory.max",
-	                                  "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
-	for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
-		uint64_t l = cgroup_limit(lim[i]);
-		if (l > 0 && (ram == 0 || l < ram))
-			ram = l;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	char line[600];
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (c2 == NULL)
+			continue;
+		*c2 = '\0';
+		const char *ctrl = c1 + 1, *rel = c2 + 1;
+		if (strcmp(line, "0") == 0 && ctrl[0] == '\0')
+			ram = cgroup_min("/sys/fs/cgroup", rel, "memory.max", ram);
+		else if (strstr(ctrl, "memory") != NULL)
+			ram =
+			    cgroup_min("/sys/fs/cgroup/memory", rel, "memory.limit_in_bytes", ram);
 	}
+	if (f != NULL)
+		fclose(f);
 	return ram;
 }
 

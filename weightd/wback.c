@@ -137,11 +137,12 @@ static void *pool_pop(wd_wbudget *g, int k)
 	return p;
 }
 
-/* Drop kept buffers (largest first) onto *drop until used + kept fits g->cap
- * or nothing is kept. Locked; the caller frees *drop unlocked. */
+/* Drop kept buffers (smallest first: the largest, chunk-sized with the default
+ * chunk_bytes, prefaulted and most reused, stay longest) onto *drop until
+ * used + kept fits g->cap or nothing is kept. Locked; the caller frees *drop
+ * unlocked. */
 static void pool_shrink(wd_wbudget *g, void **drop)
 {
-	/* the smallest first: the chunk-sized ones (prefaulted, most reused) stay */
 	for (int k = 0; k < WB_CLASSES && g->kept > 0 && g->used + g->kept > g->cap;) {
 		void *p = pool_pop(g, k);
 		if (p == NULL) {
