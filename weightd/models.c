@@ -126,8 +126,9 @@ static bool fingerprint(store *st, wt_hash128 *out)
 }
 
 /*
- * Bring e up to date. Called with e->lk held; drops it while the checkpoint
- * is opened (a new revision's content digest may read for minutes). Meanwhile
+ * Bring e up to date. Called with e->lk held; drops it while the source is
+ * listed and the checkpoint opened (a new revision's content digest may read
+ * for minutes). Meanwhile
  * a caller that may use the current snapshot (not force) gets it at once: the
  * old revision is served until the new one is ready, and requests for the
  * model never pile up on the data workers behind one open. A caller without
@@ -150,23 +151,28 @@ static void revalidate(wd_models *m, model_ent *e, bool force)
 	if (!force && e->checked_ns != 0 && now - e->checked_ns < atomic_load(&m->revalidate_ns))
 		return;
 	e->checked_ns = now;
-	wt_hash128 fp;
-	bool have_fp = false;
-	if (e->snap != NULL) {
-		have_fp = fingerprint(e->snap->st, &fp);
-		if (have_fp && e->have_fp && common_hash128_eq(fp, e->fp))
-			return; /* nothing changed */
-	}
-	wd_snap *fresh = NULL;
-	wt_errbuf err;
+	/* the listing too is done unlocked: on s3 or http it is remote requests */
+	wd_snap *cur = snap_ref(e->snap);
+	bool had_fp = e->have_fp;
+	wt_hash128 old_fp = e->fp, fp;
 	e->opening = true;
 	pthread_mutex_unlock(&e->lk);
-	int rv = snap_open(m, e, &fresh, &err);
-	if (rv == WT_OK && !have_fp)
-		have_fp = fingerprint(fresh->st, &fp);
+	bool have_fp = cur != NULL && fingerprint(cur->st, &fp);
+	bool changed = !(have_fp && had_fp && common_hash128_eq(fp, old_fp));
+	wd_snap_release(cur);
+	wd_snap *fresh = NULL;
+	wt_errbuf err;
+	int rv = WT_OK;
+	if (changed) {
+		rv = snap_open(m, e, &fresh, &err);
+		if (rv == WT_OK && !have_fp)
+			have_fp = fingerprint(fresh->st, &fp);
+	}
 	pthread_mutex_lock(&e->lk);
 	e->opening = false;
 	pthread_cond_broadcast(&e->opened);
+	if (!changed)
+		return;   /* nothing changed */
 	if (e->removed) { /* unregistered while it opened */
 		wd_snap_release(fresh);
 		return;
