@@ -33,6 +33,7 @@ struct ckpt {
 	store_pin **pins;  /* one per object, same order; owned */
 	size_t n_objects;
 	const ckpt_memo *memo; /* during open only */
+	ckpt_progress *prog;   /* during open only; may be NULL */
 	bool quick;            /* ckpt_open_quick: no content digests, revision "" */
 	/* digests of config.json and the index, for the revision */
 	uint64_t config_bytes, index_bytes;
@@ -292,7 +293,8 @@ static int compute_revision(ckpt *c, bool indexed, wt_errbuf *err)
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
 	}
 	/* the safetensors files, several at once: the full read of a new revision */
-	int rv = ckpt_objects_digest(c->pins, c->n_objects, store_uri(c->s), c->memo, dig, err);
+	int rv =
+	    ckpt_objects_digest(c->pins, c->n_objects, store_uri(c->s), c->memo, c->prog, dig, err);
 	for (size_t i = 0; rv == WT_OK && i < c->n_objects; i++) {
 		ckpt_rev_obj *r = &o[n - c->n_objects + i];
 		r->key = c->objects[i];
@@ -370,7 +372,8 @@ static int load(ckpt *c, wt_errbuf *err)
 	return rv;
 }
 
-static int open_ckpt(ckpt **out, store *s, const ckpt_memo *memo, bool quick, wt_errbuf *err)
+static int open_ckpt(ckpt **out, store *s, const ckpt_memo *memo, ckpt_progress *prog, bool quick,
+                     wt_errbuf *err)
 {
 	*out = NULL;
 	ckpt *c = calloc(1, sizeof(*c));
@@ -378,9 +381,11 @@ static int open_ckpt(ckpt **out, store *s, const ckpt_memo *memo, bool quick, wt
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
 	c->s = s;
 	c->memo = memo;
+	c->prog = prog;
 	c->quick = quick;
 	int rv = load(c, err);
 	c->memo = NULL;
+	c->prog = NULL;
 	if (rv != WT_OK) {
 		wt_errprefix(err, "model '%s'", store_uri(s));
 		ckpt_close(c);
@@ -392,17 +397,23 @@ static int open_ckpt(ckpt **out, store *s, const ckpt_memo *memo, bool quick, wt
 
 int ckpt_open(ckpt **out, store *s, wt_errbuf *err)
 {
-	return open_ckpt(out, s, NULL, false, err);
+	return open_ckpt(out, s, NULL, NULL, false, err);
 }
 
 int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err)
 {
-	return open_ckpt(out, s, memo, false, err);
+	return open_ckpt(out, s, memo, NULL, false, err);
+}
+
+int ckpt_open_progress(ckpt **out, store *s, const ckpt_memo *memo, ckpt_progress *p,
+                       wt_errbuf *err)
+{
+	return open_ckpt(out, s, memo, p, false, err);
 }
 
 int ckpt_open_quick(ckpt **out, store *s, wt_errbuf *err)
 {
-	return open_ckpt(out, s, NULL, true, err);
+	return open_ckpt(out, s, NULL, NULL, true, err);
 }
 
 const ckpt_config *ckpt_get_config(const ckpt *c)

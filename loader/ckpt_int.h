@@ -20,10 +20,12 @@ typedef struct ckpt_rev_obj {
  * of pins[0..n) into out[i], up to CKPT_DIGEST_THREADS
  * objects at once (the caller's thread is one). memo->get/put may be called
  * from several threads at once. On failure: the error of the first object (in
- * pins order) that failed; the others stopped at their next block. */
+ * pins order) that failed; the others stopped at their next block. prog (may
+ * be NULL): total and done as they go; its cancel stops every object at its
+ * next block, WT_ECANCELED. */
 #define CKPT_DIGEST_THREADS 4
 int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const ckpt_memo *memo,
-                        wt_hash128 *out, wt_errbuf *err);
+                        ckpt_progress *prog, wt_hash128 *out, wt_errbuf *err);
 
 /* Sort objs by key and write the hex SHA-256 revision digest (64 chars + NUL). */
 int ckpt_revision_compute(ckpt_rev_obj *objs, size_t n, char out[65], wt_errbuf *err);

@@ -315,6 +315,19 @@ int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err);
  * read, and ckpt_revision() is "" (a quick validity check, such as weightd's
  * registration probe; never for producing or naming shards). */
 int ckpt_open_quick(ckpt **out, store *s, wt_errbuf *err);
+/* How far a ckpt_open_progress got, read by other threads while it runs:
+ * total is set to the bytes of every safetensors file before the content
+ * digest starts, done counts the bytes hashed (and those the memo knew).
+ * Setting cancel makes the open stop at the digest's next block (8 MiB) with
+ * WT_ECANCELED. Zero it before the open; it must outlive the call. */
+typedef struct ckpt_progress {
+	_Atomic uint64_t done;
+	_Atomic uint64_t total;
+	_Atomic bool cancel;
+} ckpt_progress;
+/* ckpt_open_memo that reports to p (may be NULL: ckpt_open_memo). */
+int ckpt_open_progress(ckpt **out, store *s, const ckpt_memo *memo, ckpt_progress *p,
+                       wt_errbuf *err);
 /* A content digest that reads for longer than ns logs its progress (NOTICE:
  * the store URI, GiB read of the total, GB/s) every ns, and a last line when
  * it ends. Default 30 s; 0 = never. Process-wide (tests set it small). */

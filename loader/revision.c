@@ -38,6 +38,7 @@ typedef struct dig_run {
 	store_pin *const *pins;
 	const char *uri;
 	const ckpt_memo *memo;
+	ckpt_progress *prog; /* may be NULL */
 	wt_hash128 *out;
 	int *rv;         /* per object, meaningful in state DIG_FAILED */
 	uint8_t *state;  /* per object: dig_state */
@@ -62,6 +63,8 @@ void ckpt_digest_progress_ns(uint64_t ns)
 static void progress(dig_run *r, uint64_t n)
 {
 	atomic_fetch_add(&r->done, n);
+	if (r->prog != NULL)
+		atomic_fetch_add(&r->prog->done, n);
 	if (r->log_ns == 0)
 		return;
 	uint64_t now = common_now_ns(), due = atomic_load(&r->next_log_ns);
@@ -83,7 +86,8 @@ static void progress(dig_run *r, uint64_t n)
 /* XXH3-128 of every byte of object i: the memo first, then a full read
  * through its pin and a store_pin_check; the memo learns what was computed.
  * Stops at its next block once r->stop is set: WT_ECANCELED and *stopped =
- * true (a store's own WT_ECANCELED leaves *stopped false). */
+ * true (a store's own WT_ECANCELED leaves *stopped false). A canceled open
+ * (r->prog->cancel) fails for itself: WT_ECANCELED, *stopped false. */
 static int object_digest(dig_run *r, size_t i, bool *stopped)
 {
 	store_pin *p = r->pins[i];
@@ -95,8 +99,11 @@ static int object_digest(dig_run *r, size_t i, bool *stopped)
 	*stopped = false;
 	const store_obj *o = store_pin_obj(p);
 	bool memo_ok = memo != NULL && o->version != NULL && o->version[0] != '\0';
-	if (memo_ok && memo->get(memo->ctx, uri, o, out))
+	if (memo_ok && memo->get(memo->ctx, uri, o, out)) {
+		if (r->prog != NULL) /* known: counts as read, so done reaches total */
+			atomic_fetch_add(&r->prog->done, o->nbytes);
 		return WT_OK;
+	}
 	size_t blk = o->nbytes < DIGEST_BLOCK ? (size_t)o->nbytes : DIGEST_BLOCK;
 	char *buf = malloc(blk ? blk : 1);
 	common_hasher *h = common_hasher_new();
@@ -104,6 +111,13 @@ static int object_digest(dig_run *r, size_t i, bool *stopped)
 	if (buf == NULL || h == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for its digest", o->key);
 	for (uint64_t off = 0; rv == WT_OK && off < o->nbytes; off += blk) {
+		if (r->prog != NULL && atomic_load(&r->prog->cancel)) {
+			rv = wt_seterr(err, WT_ECANCELED,
+			               "key '%s': content digest canceled after %llu of %llu bytes",
+			               o->key, (unsigned long long)off,
+			               (unsigned long long)o->nbytes);
+			break;
+		}
 		if (atomic_load(stop)) {
 			*stopped = true;
 			rv = wt_seterr(err, WT_ECANCELED, "key '%s': digest stopped", o->key);
@@ -149,11 +163,13 @@ static void *dig_main(void *arg)
 }
 
 int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const ckpt_memo *memo,
-                        wt_hash128 *out, wt_errbuf *err)
+                        ckpt_progress *prog, wt_hash128 *out, wt_errbuf *err)
 {
-	dig_run r = {.pins = pins, .uri = uri, .memo = memo, .out = out, .n = n};
+	dig_run r = {.pins = pins, .uri = uri, .memo = memo, .prog = prog, .out = out, .n = n};
 	for (size_t i = 0; i < n; i++)
 		r.total += store_pin_obj(pins[i])->nbytes;
+	if (prog != NULL)
+		atomic_store(&prog->total, r.total);
 	r.t0_ns = common_now_ns();
 	r.log_ns = atomic_load(&g_log_ns);
 	atomic_store(&r.next_log_ns, r.t0_ns + r.log_ns);

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,12 +327,101 @@ static void test_revision_parallel(void **state)
 	free(dir);
 }
 
+/* A memo that knows every object (any digest), and sets cancel on its
+ * n-th lookup when cancel_at > 0. */
+typedef struct know_memo {
+	ckpt_progress *p;
+	_Atomic int gets;
+	int cancel_at;
+} know_memo;
+
+static bool know_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out)
+{
+	(void)uri;
+	(void)o;
+	know_memo *m = ctx;
+	int n = atomic_fetch_add(&m->gets, 1) + 1;
+	if (m->cancel_at > 0) {
+		if (n == m->cancel_at)
+			atomic_store(&m->p->cancel, true);
+		return false;
+	}
+	*out = (wt_hash128){0};
+	return true;
+}
+
+static void know_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d)
+{
+	(void)ctx;
+	(void)uri;
+	(void)o;
+	(void)d;
+}
+
+/* ckpt_open_progress: total is the safetensors bytes and done reaches it,
+ * whether read or known to the memo; a cancel before or during the open
+ * fails it with WT_ECANCELED and no ckpt. */
+static void test_open_progress(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("ckr");
+	assert_int_equal(tu_write_ckpt(dir, tu_llama_config, tiny, N_TINY, 8, SEED), 0);
+	uint64_t want = 0;
+	for (size_t k = 1; k <= 8; k++) {
+		char key[64];
+		tu_shard_name(key, sizeof(key), k, 8);
+		char *p = tu_path(dir, key);
+		struct stat sb;
+		assert_int_equal(stat(p, &sb), 0);
+		want += (uint64_t)sb.st_size;
+		free(p);
+	}
+	store *s;
+	ckpt *c = NULL;
+	wt_errbuf err;
+	assert_int_equal(store_open(&s, dir, &err), WT_OK);
+	ckpt_progress p = {0};
+	assert_int_equal(ckpt_open_progress(&c, s, NULL, &p, &err), WT_OK);
+	printf("read: %llu of %llu bytes (files %llu)\n", (unsigned long long)atomic_load(&p.done),
+	       (unsigned long long)atomic_load(&p.total), (unsigned long long)want);
+	assert_int_equal(atomic_load(&p.total), want);
+	assert_int_equal(atomic_load(&p.done), want);
+	ckpt_close(c);
+
+	know_memo km = {.p = &p};
+	ckpt_memo memo = {.get = know_get, .put = know_put, .ctx = &km};
+	p = (ckpt_progress){0};
+	assert_int_equal(ckpt_open_progress(&c, s, &memo, &p, &err), WT_OK);
+	assert_int_equal(atomic_load(&km.gets), 8);
+	assert_int_equal(atomic_load(&p.done), want); /* known counts as read */
+	ckpt_close(c);
+
+	p = (ckpt_progress){0};
+	atomic_store(&p.cancel, true);
+	int rv = ckpt_open_progress(&c, s, NULL, &p, &err);
+	printf("canceled before: %s\n", err.msg);
+	assert_int_equal(rv, WT_ECANCELED);
+	assert_null(c);
+	assert_non_null(strstr(err.msg, "canceled"));
+
+	p = (ckpt_progress){0};
+	km = (know_memo){.p = &p, .cancel_at = 3};
+	rv = ckpt_open_progress(&c, s, &memo, &p, &err);
+	printf("canceled at the 3rd object: %s (%llu of %llu read)\n", err.msg,
+	       (unsigned long long)atomic_load(&p.done), (unsigned long long)want);
+	assert_int_equal(rv, WT_ECANCELED);
+	assert_null(c);
+	assert_true(atomic_load(&p.done) < want);
+	store_close(s);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_revision),
-	    cmocka_unit_test(test_revision_parallel),
-	    cmocka_unit_test(test_open_quick),
+	    cmocka_unit_test(test_revision),        cmocka_unit_test(test_revision_parallel),
+	    cmocka_unit_test(test_open_quick),      cmocka_unit_test(test_open_progress),
 	    cmocka_unit_test(test_digest_progress),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,384 @@
+/*
+ * test_weightd_regopen.c — a REGISTER opens the new model on a thread of its
+ * own (weightd/registry.c): a new revision's digest reads every byte, which
+ * for a large remote checkpoint takes minutes. Meanwhile the request answers
+ * within its wait_ms with how far the open got, the model is listed as being
+ * registered and refused with WT_EBUSY (never served half-open), other
+ * registrations go on, nothing is written to the registry file until it has
+ * opened; a follow request learns the outcome, a failed open leaves nothing
+ * registered, and an unregister cancels it. wt_client_register_progress
+ * reports the progress and returns at the end.
+ *
+ * The source is tests/integration/objstore_server.py in /gate/ mode: its
+ * tensor reads (GETs over 64 KiB) wait while the test holds the gate closed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/common.h"
+#include "test_objstore_util.h"
+#include "test_weightd_util.h"
+#include "weights/client.h"
+#include "weightd/server_int.h"
+
+#define SEED     5151u
+#define OP_REG   WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER
+#define OP_UNREG WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER
+
+typedef struct fixture {
+	tw_env *e;
+	os_helper srv;
+	char host[64];
+	char uri[160]; /* http://host/gate/src: a copy of the llama outside models_dir */
+	nng_socket s;
+} fixture;
+
+static void set(tw_env *e, const char *key, const char *val)
+{
+	wt_errbuf err;
+	int rv = wd_config_set(&e->cfg, key, val, "test", &err);
+	if (rv != WT_OK)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+}
+
+static void gate(fixture *f, const char *cmd)
+{
+	assert_int_equal(os_cmd(&f->srv, cmd, 5000), 0);
+	assert_string_equal(f->srv.line, "ok");
+}
+
+static void fx_start(fixture *f, const char *tag)
+{
+	memset(f, 0, sizeof(*f));
+	f->e = tw_env_new(tag, SEED);
+	char *src = tu_path(f->e->dir, "src");
+	assert_int_equal(tw_write_llama8(src, SEED), 0); /* the bytes of models_dir's llama */
+	free(src);
+	char *script = os_script("objstore_server.py");
+	char *argv[] = {script, "--root", f->e->dir, "--stdin", NULL};
+	assert_int_equal(os_start(&f->srv, argv, 20000), 0);
+	free(script);
+	int port = 0;
+	assert_int_equal(sscanf(f->srv.line, "PORT %d", &port), 1);
+	snprintf(f->host, sizeof(f->host), "127.0.0.1:%d", port);
+	snprintf(f->uri, sizeof(f->uri), "http://%s/gate/src", f->host);
+	set(f->e, "register_hosts", f->host);
+	set(f->e, "register_roots", f->e->dir);
+	assert_int_equal(tw_start(f->e), WT_OK);
+	f->s = tw_dial(f->e->url);
+}
+
+static void fx_stop(fixture *f)
+{
+	nng_close(f->s);
+	os_cmd(&f->srv, "open", 5000); /* a stop never waits on the gate */
+	tw_env_free(f->e);
+	os_stop(&f->srv);
+}
+
+/* REGISTER (or follow) with wait_ms; the reply, checked to be one. */
+static tw_reply reg(nng_socket s, const char *name, const char *uri, uint32_t wait_ms,
+                    bool follow)
+{
+	Weights__AdminRequest ar = WEIGHTS__ADMIN_REQUEST__INIT;
+	ar.op = OP_REG;
+	ar.model = (char *)name;
+	ar.uri = (char *)uri;
+	ar.wait_ms = wait_ms;
+	ar.follow = follow;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.id = 7;
+	rq.body_case = WEIGHTS__REQUEST__BODY_ADMIN;
+	rq.admin = &ar;
+	tw_reply x = tw_call(s, &rq);
+	assert_int_equal(x.rv, WT_OK);
+	if (x.r->body_case == WEIGHTS__REPLY__BODY_ERROR)
+		printf("register %s%s: %s: %s\n", name, follow ? " (follow)" : "",
+		       wt_errname(tw_errcode(&x)), x.r->error->message);
+	else
+		printf("register %s%s: %s\n", name, follow ? " (follow)" : "", x.r->admin->text);
+	return x;
+}
+
+/* The reply says the registration still opens, with its progress. */
+static void expect_opening(tw_reply *x)
+{
+	assert_int_equal(x->r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	assert_true(x->r->admin->opening);
+	assert_true(x->r->admin->open_total > 65536); /* the shard's size, known */
+	assert_true(x->r->admin->open_read < x->r->admin->open_total);
+	assert_non_null(strstr(x->r->admin->text, "registering model"));
+	tw_reply_free(x);
+}
+
+static const Weights__ModelInfo *listed(const tw_reply *x, const char *name)
+{
+	for (size_t i = 0; i < x->r->models->n_models; i++)
+		if (strcmp(x->r->models->models[i]->name, name) == 0)
+			return x->r->models->models[i];
+	return NULL;
+}
+
+static tw_reply list(nng_socket s)
+{
+	Weights__ListModelsRequest lm = WEIGHTS__LIST_MODELS_REQUEST__INIT;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
+	rq.list_models = &lm;
+	tw_reply x = tw_call(s, &rq);
+	assert_int_equal(x.rv, WT_OK);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MODELS);
+	return x;
+}
+
+static bool in_registry_file(const tw_env *e, const char *name)
+{
+	char *p = tu_path(e->cache, WD_REGISTRY_FILE);
+	size_t len;
+	char *t = tu_read_file(p, &len);
+	free(p);
+	char line[64];
+	snprintf(line, sizeof(line), "\n%s=", name);
+	bool yes = t != NULL && strstr(t, line) != NULL;
+	free(t);
+	return yes;
+}
+
+static double now_s(void)
+{
+	return (double)common_now_ns() / 1e9;
+}
+
+/* The registration answers within its wait_ms while the bytes are read; the
+ * model is not served, listed as being registered, not in the file; another
+ * registration completes meanwhile; a follow learns the end; then it is
+ * served with the revision of the same bytes through file://. */
+static void test_register_background(void **state)
+{
+	(void)state;
+	fixture f;
+	fx_start(&f, "wd-regbg");
+	double t0 = now_s();
+	tw_reply x = reg(f.s, "big", f.uri, 300, false);
+	double dt = now_s() - t0;
+	printf("first reply after %.3f s\n", dt);
+	assert_true(dt < 3.0);
+	expect_opening(&x);
+
+	x = tw_manifest(f.s, "big", 2, 1); /* never served half-open */
+	assert_int_equal(tw_errcode(&x), WT_EBUSY);
+	printf("manifest meanwhile: %s\n", x.r->error->message);
+	assert_non_null(strstr(x.r->error->message, "being registered"));
+	tw_reply_free(&x);
+
+	x = list(f.s);
+	const Weights__ModelInfo *mi = listed(&x, "big");
+	assert_non_null(mi);
+	printf("listed: available %d registering %d opening %d %llu/%llu: %s\n", mi->available,
+	       mi->registering, mi->opening, (unsigned long long)mi->open_read,
+	       (unsigned long long)mi->open_total, mi->error);
+	assert_false(mi->available);
+	assert_true(mi->registering && mi->opening);
+	assert_true(mi->open_total > 0);
+	assert_non_null(strstr(mi->error, "being registered"));
+	tw_reply_free(&x);
+	assert_false(in_registry_file(f.e, "big"));
+
+	/* the same registration again: waits on that one, starts nothing */
+	x = reg(f.s, "big", f.uri, 200, false);
+	expect_opening(&x);
+	/* another URI for the name is refused at once */
+	char other[300];
+	snprintf(other, sizeof(other), "file://%s/src", f.e->dir);
+	x = reg(f.s, "big", other, 200, false);
+	assert_int_equal(tw_errcode(&x), WT_EEXIST);
+	tw_reply_free(&x);
+	/* other registrations are not held up behind it */
+	t0 = now_s();
+	x = reg(f.s, "local", other, 0, false);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	assert_false(x.r->admin->opening);
+	assert_non_null(strstr(x.r->admin->text, "registered model 'local'"));
+	tw_reply_free(&x);
+	printf("another registration meanwhile: %.3f s\n", now_s() - t0);
+	assert_true(in_registry_file(f.e, "local"));
+	assert_false(in_registry_file(f.e, "big"));
+
+	x = reg(f.s, "big", f.uri, 200, true);
+	expect_opening(&x);
+	gate(&f, "open");
+	x = reg(f.s, "big", f.uri, 0, true);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	assert_false(x.r->admin->opening);
+	assert_non_null(strstr(x.r->admin->text, "registered model 'big'"));
+	tw_reply_free(&x);
+	assert_true(in_registry_file(f.e, "big"));
+
+	x = list(f.s);
+	mi = listed(&x, "big");
+	const Weights__ModelInfo *llama = listed(&x, "llama");
+	assert_non_null(mi);
+	assert_true(mi->available && !mi->registering && !mi->opening);
+	assert_string_equal(mi->revision, llama->revision);
+	assert_string_equal(mi->source, "registered");
+	tw_reply_free(&x);
+	x = tw_manifest(f.s, "big", 2, 1);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	tw_reply_free(&x);
+	/* a follow after the end still learns it; one for nothing is refused */
+	x = reg(f.s, "big", f.uri, 0, true);
+	assert_non_null(strstr(x.r->admin->text, "registered model 'big'"));
+	tw_reply_free(&x);
+	x = reg(f.s, "nosuch", f.uri, 0, true);
+	assert_int_equal(tw_errcode(&x), WT_ENOTFOUND);
+	tw_reply_free(&x);
+	fx_stop(&f);
+}
+
+/* A source that changes while its bytes are read (rewritten in place, same
+ * size, a new mtime: a new ETag): the open fails after the reply, the follow
+ * gets the loader's error naming the file, and nothing is registered. */
+static void test_register_fails_late(void **state)
+{
+	(void)state;
+	fixture f;
+	fx_start(&f, "wd-regfail");
+	tw_reply x = reg(f.s, "big", f.uri, 300, false);
+	expect_opening(&x);
+	const char *key = "model.safetensors";
+	char *src = tu_path(f.e->dir, "src");
+	char *shard = tu_path(src, key);
+	struct stat sb;
+	assert_int_equal(stat(shard, &sb), 0);
+	int fd = open(shard, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "\x7f\x7f\x7f\x7f", 4, sb.st_size / 2), 4);
+	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, sb.st_mtim};
+	ts[1].tv_sec += 5; /* a new version on any clock */
+	assert_int_equal(futimens(fd, ts), 0);
+	close(fd);
+	gate(&f, "open");
+	x = reg(f.s, "big", f.uri, 0, true);
+	int code = tw_errcode(&x);
+	assert_true(code > 0);
+	assert_non_null(strstr(x.r->error->message, key));
+	tw_reply_free(&x);
+	x = list(f.s);
+	assert_null(listed(&x, "big"));
+	tw_reply_free(&x);
+	assert_false(in_registry_file(f.e, "big"));
+	x = tw_manifest(f.s, "big", 2, 1);
+	assert_int_equal(tw_errcode(&x), WT_ENOTFOUND);
+	tw_reply_free(&x);
+	free(shard);
+	free(src);
+	fx_stop(&f);
+}
+
+/* Unregistering a model being registered cancels it; the name can be
+ * registered again at once after. */
+static void test_unregister_while_opening(void **state)
+{
+	(void)state;
+	fixture f;
+	fx_start(&f, "wd-regcancel");
+	tw_reply x = reg(f.s, "big", f.uri, 300, false);
+	expect_opening(&x);
+	x = tw_admin_uri(f.s, OP_UNREG, "big", "", 0);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	printf("%s\n", x.r->admin->text);
+	tw_reply_free(&x);
+	x = list(f.s);
+	assert_null(listed(&x, "big"));
+	tw_reply_free(&x);
+	gate(&f, "open");
+	x = reg(f.s, "big", f.uri, 0, true);
+	assert_int_equal(tw_errcode(&x), WT_ECANCELED);
+	assert_non_null(strstr(x.r->error->message, "unregistered"));
+	tw_reply_free(&x);
+	assert_false(in_registry_file(f.e, "big"));
+	x = reg(f.s, "big", f.uri, 0, false);
+	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	assert_non_null(strstr(x.r->admin->text, "registered model 'big'"));
+	tw_reply_free(&x);
+	assert_true(in_registry_file(f.e, "big"));
+	fx_stop(&f);
+}
+
+typedef struct prog {
+	fixture *f;
+	int calls;
+	uint64_t last_read, total;
+} prog;
+
+static void on_progress(void *ctx, uint64_t read, uint64_t total)
+{
+	prog *p = ctx;
+	printf("progress %d: %llu of %llu\n", p->calls, (unsigned long long)read,
+	       (unsigned long long)total);
+	p->calls++;
+	p->last_read = read;
+	p->total = total;
+	if (p->calls == 2)
+		gate(p->f, "open");
+}
+
+/* The client's registration reports progress while the server opens it and
+ * returns at the end with the server's text. */
+static void test_client_progress(void **state)
+{
+	(void)state;
+	fixture f;
+	fx_start(&f, "wd-regcli");
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[] = {f.e->url};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	wt_client *c = NULL;
+	wt_errbuf err;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	prog p = {.f = &f};
+	wt_admin_result res;
+	double t0 = now_s();
+	int rv = wt_client_register_progress(c, "big", f.uri, on_progress, &p, &res, &err);
+	if (rv != WT_OK)
+		print_error("%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+	printf("%s (%d progress calls, %.2f s)\n", res.text, p.calls, now_s() - t0);
+	assert_true(p.calls >= 2);
+	assert_true(p.total > 65536 && p.last_read < p.total);
+	assert_non_null(strstr(res.text, "registered model 'big'"));
+	wt_admin_result_clear(&res);
+	/* again: already registered, no progress */
+	p.calls = 0;
+	assert_int_equal(wt_client_register_progress(c, "big", f.uri, on_progress, &p, &res, &err),
+	                 WT_OK);
+	assert_int_equal(p.calls, 0);
+	assert_non_null(strstr(res.text, "already registered"));
+	wt_admin_result_clear(&res);
+	wt_client_close(c);
+	fx_stop(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_register_background),
+	    cmocka_unit_test(test_register_fails_late),
+	    cmocka_unit_test(test_unregister_while_opening),
+	    cmocka_unit_test(test_client_progress),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
