@@ -327,8 +327,19 @@ int client_get_manifest_once(wt_client *c, const char *model, const wt_layout *l
 	return rv;
 }
 
+/* An admin request's extras: REGISTER's wait and follow (0: none), and
+ * where it went and what it said of an open still running (out). */
+typedef struct admin_ext {
+	uint32_t wait_ms;
+	bool follow;
+	const size_t *order; /* endpoints to try (NULL: list order) */
+	size_t used;         /* out: the endpoint that answered */
+	bool opening;        /* out: the registration still opens */
+	uint64_t read, total;
+} admin_ext;
+
 static int admin_call(wt_client *c, wt_admin_op op, const char *model, const char *uri,
-                      const wt_layout *layout, wt_admin_result *out, wt_errbuf *err)
+                      const wt_layout *layout, admin_ext *x, wt_admin_result *out, wt_errbuf *err)
 {
 	Weights__Request req = WEIGHTS__REQUEST__INIT;
 	Weights__AdminRequest ar = WEIGHTS__ADMIN_REQUEST__INIT;
@@ -341,13 +352,28 @@ static int admin_call(wt_client *c, wt_admin_op op, const char *model, const cha
 		wire_layout_to_pb(layout, &pl, excl);
 		ar.layout = &pl;
 	}
+	if (x != NULL) {
+		ar.wait_ms = x->wait_ms;
+		ar.follow = x->follow;
+	}
 	req.body_case = WEIGHTS__REQUEST__BODY_ADMIN;
 	req.admin = &ar;
 	Weights__Reply *r = NULL;
 	/* warm/verify may produce or read whole shards */
-	int rv = call_any(c, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_ADMIN, &r, err);
+	call_arg a = {.req = &req,
+	              .timeout_ms = c->o.manifest_timeout_ms,
+	              .want = WEIGHTS__REPLY__BODY_ADMIN,
+	              .out = &r};
+	size_t used = 0;
+	int rv = client_each_ep(c, x != NULL ? x->order : NULL, call_fn, &a, &used, err);
 	if (rv != WT_OK)
 		return rv;
+	if (x != NULL) {
+		x->used = used;
+		x->opening = r->admin->opening;
+		x->read = r->admin->open_read;
+		x->total = r->admin->open_total;
+	}
 	memset(out, 0, sizeof(*out));
 	out->text = strdup(r->admin->text ? r->admin->text : "");
 	out->bytes = r->admin->bytes;
@@ -373,22 +399,45 @@ int wt_client_admin(wt_client *c, wt_admin_op op, const char *model, const wt_la
 		return wt_client_unregister(c, model, out, err);
 	if ((op < WT_ADMIN_STATS || op > WT_ADMIN_VERIFY) && op != WT_ADMIN_RECLAIM)
 		return wt_seterr(err, WT_EINVAL, "admin: unknown operation %d", (int)op);
-	return admin_call(c, op, model, NULL, layout, out, err);
+	return admin_call(c, op, model, NULL, layout, NULL, out, err);
 }
 
 int wt_client_register(wt_client *c, const char *model, const char *uri, wt_admin_result *out,
                        wt_errbuf *err)
 {
+	return wt_client_register_progress(c, model, uri, NULL, NULL, out, err);
+}
+
+int wt_client_register_progress(wt_client *c, const char *model, const char *uri,
+                                wt_register_progress_fn progress, void *ctx, wt_admin_result *out,
+                                wt_errbuf *err)
+{
 	if (model == NULL || model[0] == '\0' || uri == NULL || uri[0] == '\0')
 		return wt_seterr(err, WT_EINVAL, "register: a model name and a URI are required");
-	return admin_call(c, WT_ADMIN_REGISTER, model, uri, NULL, out, err);
+	/* the first endpoint that answers starts it; the follow requests go to
+	 * that one only (each endpoint in the order is it: retries and the retry
+	 * budget as for any request) */
+	size_t order[CLIENT_MAX_ENDPOINTS];
+	admin_ext x = {.wait_ms = CLIENT_REGISTER_POLL_MS};
+	int rv = admin_call(c, WT_ADMIN_REGISTER, model, uri, NULL, &x, out, err);
+	while (rv == WT_OK && x.opening) {
+		if (progress != NULL)
+			progress(ctx, x.read, x.total);
+		wt_admin_result_clear(out);
+		for (size_t k = 0; k < c->n_eps; k++)
+			order[k] = x.used;
+		x.order = order;
+		x.follow = true;
+		rv = admin_call(c, WT_ADMIN_REGISTER, model, uri, NULL, &x, out, err);
+	}
+	return rv;
 }
 
 int wt_client_unregister(wt_client *c, const char *model, wt_admin_result *out, wt_errbuf *err)
 {
 	if (model == NULL || model[0] == '\0')
 		return wt_seterr(err, WT_EINVAL, "unregister: a model name is required");
-	return admin_call(c, WT_ADMIN_UNREGISTER, model, NULL, NULL, out, err);
+	return admin_call(c, WT_ADMIN_UNREGISTER, model, NULL, NULL, NULL, out, err);
 }
 
 void wt_admin_result_clear(wt_admin_result *r)

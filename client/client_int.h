@@ -20,8 +20,10 @@
 #define CLIENT_MAX_WINDOW    256u
 #define CLIENT_MAX_CONNS     16u
 #define CLIENT_MAX_ENDPOINTS 64u
-#define CLIENT_MAX_SHARD_ID  256u       /* bytes of an opaque shard id */
-#define CLIENT_MAX_TENSORS   (1u << 22) /* tensors in one manifest */
+/* REGISTER: the server answers within this while it opens the model */
+#define CLIENT_REGISTER_POLL_MS 1000u
+#define CLIENT_MAX_SHARD_ID     256u       /* bytes of an opaque shard id */
+#define CLIENT_MAX_TENSORS      (1u << 22) /* tensors in one manifest */
 
 /* Whether a socket has a connection now (pipe notifications; conn.c). */
 typedef struct client_sockmon {

@@ -49,6 +49,9 @@ void common_hash128_hex(wt_hash128 h, char out[WT_HASH_HEX_LEN + 1]);
  * needed, so *len >= cap afterwards means the text did not fit. */
 void common_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* "12.30 of 120.00 GiB (10%)" (MiB below 1 GiB), or "size not known yet"
+ * when total is 0; into buf, which is returned. */
+const char *common_fmt_progress(char *buf, size_t cap, uint64_t done, uint64_t total);
 
 static inline bool common_hash128_eq(wt_hash128 a, wt_hash128 b)
 {

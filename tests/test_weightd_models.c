@@ -7,7 +7,7 @@
  * the open, then checks again: a source changed during that open is seen.
  *
  * The digest is held open by the registry's memo (ckpt_memo): its lookup
- * blocks on a gate the test opens.
+ * blocks on a gate the test opens. At start, models open several at a time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -252,10 +252,92 @@ static void test_stale_while_opening(void **state)
 	free(dir);
 }
 
+/* A memo whose lookup waits (up to 2 s) until another lookup is inside at
+ * the same time: the most lookups inside at once is what it records. */
+typedef struct meet {
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	int inside, most, lookups;
+} meet;
+
+static bool meet_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out)
+{
+	(void)uri;
+	(void)o;
+	(void)out;
+	meet *mt = ctx;
+	pthread_mutex_lock(&mt->lk);
+	mt->lookups++;
+	if (++mt->inside > mt->most)
+		mt->most = mt->inside;
+	pthread_cond_broadcast(&mt->cv);
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 2;
+	while (mt->most < 2 && pthread_cond_timedwait(&mt->cv, &mt->lk, &dl) == 0) {
+	}
+	mt->inside--;
+	pthread_mutex_unlock(&mt->lk);
+	return false;
+}
+
+/* At start the models of models_dir (one file each: one digest thread per
+ * model) are opened several at a time, and every one is served after. */
+static void test_open_at_start(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("wd-mstart");
+	char *models = tu_path(dir, "models"), *cachedir = tu_path(dir, "cache");
+	assert_int_equal(mkdir(models, 0700), 0);
+	assert_int_equal(mkdir(cachedir, 0700), 0);
+	const char *names[] = {"a", "b", "c"};
+	for (int i = 0; i < 3; i++) {
+		char *p = tu_path(models, names[i]);
+		assert_int_equal(mkdir(p, 0700), 0);
+		assert_int_equal(tu_write_ckpt(p, tu_llama_config, tu_tiny_llama, TU_TINY_LLAMA_N,
+		                               1, SEED + (uint64_t)i),
+		                 0);
+		free(p);
+	}
+	wd_config cfg;
+	wt_errbuf err;
+	assert_int_equal(wd_config_init(&cfg), WT_OK);
+	assert_int_equal(wd_config_set(&cfg, "models_dir", models, "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&cfg, "cache_dir", cachedir, "test", &err), WT_OK);
+	meet mt = {0};
+	pthread_mutex_init(&mt.lk, NULL);
+	pthread_cond_init(&mt.cv, NULL);
+	ckpt_memo memo = {.get = meet_get, .put = gate_put, .ctx = &mt};
+	wd_models *m;
+	uint64_t t0 = common_now_ns();
+	assert_int_equal(wd_models_open(&m, &cfg, &memo, &err), WT_OK);
+	double s = (double)(common_now_ns() - t0) / 1e9;
+	printf("3 models opened in %.2f s: %d lookups, at most %d at once\n", s, mt.lookups,
+	       mt.most);
+	assert_int_equal(mt.lookups, 3);
+	assert_true(mt.most >= 2);
+	for (int i = 0; i < 3; i++) {
+		wd_snap *sn = NULL;
+		assert_int_equal(wd_models_get(m, names[i], false, &sn, &err), WT_OK);
+		assert_int_equal(strlen(sn->revision), 64);
+		wd_snap_release(sn);
+	}
+	assert_int_equal(mt.lookups, 3); /* served as opened: nothing read again */
+	wd_models_close(m);
+	wd_config_free(&cfg);
+	pthread_cond_destroy(&mt.cv);
+	pthread_mutex_destroy(&mt.lk);
+	tu_rmrf(dir);
+	free(models);
+	free(cachedir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stale_while_opening),
+	    cmocka_unit_test(test_open_at_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,8 +88,7 @@ static void fx_stop(fixture *f)
 }
 
 /* REGISTER (or follow) with wait_ms; the reply, checked to be one. */
-static tw_reply reg(nng_socket s, const char *name, const char *uri, uint32_t wait_ms,
-                    bool follow)
+static tw_reply reg(nng_socket s, const char *name, const char *uri, uint32_t wait_ms, bool follow)
 {
 	Weights__AdminRequest ar = WEIGHTS__ADMIN_REQUEST__INIT;
 	ar.op = OP_REG;

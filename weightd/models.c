@@ -11,6 +11,13 @@
  * snapshot, so a changed checkpoint never serves stale bytes. A model that
  * fails to open is listed as unavailable with the loader's message and is
  * retried at the next revalidation.
+ *
+ * At start (models_load.c) every model is added first and then opened,
+ * WD_OPEN_THREADS at a time. A model added pending
+ * (admin REGISTER, registry.c) is not served, listed, saved or revalidated
+ * by anyone but the thread that opens it, until registry.c settles it. An
+ * open in progress publishes its ckpt_progress (ListModels shows how far it
+ * got); unregistering the model or closing the daemon cancels it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,37 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "weightd/weightd_int.h"
-
-typedef struct model_ent {
-	char *name;             /* owned, immutable */
-	char *uri;              /* owned, immutable */
-	wd_model_source source; /* immutable */
-	pthread_mutex_t lk;
-	pthread_cond_t opened; /* signalled when an open ends (opening -> false) */
-	/* fields below guarded by lk */
-	bool opening;  /* a thread opens the checkpoint with lk dropped (revalidate) */
-	bool removed;  /* unregistered: never reopened, not found */
-	wd_snap *snap; /* NULL when unavailable */
-	wt_errbuf error;
-	wt_hash128 fp;
-	bool have_fp;
-	uint64_t checked_ns;
-} model_ent;
-
-struct wd_models {
-	pthread_rwlock_t lk; /* guards the list below; each entry has its own lk */
-	model_ent **ents;    /* sorted by name; entries live until wd_models_close */
-	size_t n, cap;
-	model_ent **retired; /* removed (unregistered) entries, freed at close */
-	size_t n_retired, cap_retired;
-	char *registry_path;            /* <cache_dir>/registered-models; owned */
-	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
-	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
-	const ckpt_memo *memo;          /* borrowed; may be NULL */
-	void (*notify)(void *ctx);      /* revision changed (wd_models_set_notify) */
-	void *notify_ctx;
-};
+#include "weightd/models_int.h"
 
 /* Snapshot with a back pointer to the registry's byte counter. */
 typedef struct snap_full {
@@ -79,7 +56,8 @@ static wd_snap *snap_ref(wd_snap *s)
 	return s;
 }
 
-static int snap_open(wd_models *m, const model_ent *e, wd_snap **out, wt_errbuf *err)
+static int snap_open(wd_models *m, const model_ent *e, ckpt_progress *prog, wd_snap **out,
+                     wt_errbuf *err)
 {
 	snap_full *sf = calloc(1, sizeof(*sf));
 	if (sf == NULL)
@@ -88,7 +66,7 @@ static int snap_open(wd_models *m, const model_ent *e, wd_snap **out, wt_errbuf 
 	sf->pub.refs = 1;
 	int rv = store_open(&sf->pub.st, e->uri, err);
 	if (rv == WT_OK)
-		rv = ckpt_open_memo(&sf->pub.ck, sf->pub.st, m->memo, err);
+		rv = ckpt_open_progress(&sf->pub.ck, sf->pub.st, m->memo, prog, err);
 	if (rv != WT_OK) {
 		wt_errprefix(err, "model '%s'", e->name);
 		wd_snap_release(&sf->pub);
@@ -135,7 +113,7 @@ static bool fingerprint(store *st, wt_hash128 *out)
  * a snapshot waits for that open to end and takes its result; a forced caller
  * waits too, then checks again: that open's listing may predate the call.
  */
-static void revalidate(wd_models *m, model_ent *e, bool force)
+void models_revalidate(wd_models *m, model_ent *e, bool force)
 {
 	while (e->opening) {
 		if (!force && e->snap != NULL)
@@ -146,7 +124,7 @@ static void revalidate(wd_models *m, model_ent *e, bool force)
 			return;
 	}
 	uint64_t now = common_now_ns();
-	if (e->removed)
+	if (e->removed || atomic_load(&m->closing))
 		return;
 	if (!force && e->checked_ns != 0 && now - e->checked_ns < atomic_load(&m->revalidate_ns))
 		return;
@@ -155,7 +133,9 @@ static void revalidate(wd_models *m, model_ent *e, bool force)
 	wd_snap *cur = snap_ref(e->snap);
 	bool had_fp = e->have_fp;
 	wt_hash128 old_fp = e->fp, fp;
+	ckpt_progress prog = {0};
 	e->opening = true;
+	e->prog = &prog; /* read under lk; canceled by remove and cancel_opens */
 	pthread_mutex_unlock(&e->lk);
 	bool have_fp = cur != NULL && fingerprint(cur->st, &fp);
 	bool changed = !(have_fp && had_fp && common_hash128_eq(fp, old_fp));
@@ -164,17 +144,18 @@ static void revalidate(wd_models *m, model_ent *e, bool force)
 	wt_errbuf err;
 	int rv = WT_OK;
 	if (changed) {
-		rv = snap_open(m, e, &fresh, &err);
+		rv = snap_open(m, e, &prog, &fresh, &err);
 		if (rv == WT_OK && !have_fp)
 			have_fp = fingerprint(fresh->st, &fp);
 	}
 	pthread_mutex_lock(&e->lk);
 	e->opening = false;
+	e->prog = NULL;
 	pthread_cond_broadcast(&e->opened);
 	if (!changed)
-		return;   /* nothing changed */
-	if (e->removed) { /* unregistered while it opened */
-		wd_snap_release(fresh);
+		return; /* nothing changed */
+	if (e->removed || (rv == WT_ECANCELED && atomic_load(&m->closing))) {
+		wd_snap_release(fresh); /* unregistered, or the daemon stops: as it was */
 		return;
 	}
 	if (rv != WT_OK) {
@@ -227,7 +208,7 @@ static model_ent *ent_new(const char *name, const char *uri, wd_model_source sou
 	return e;
 }
 
-static void ent_free(model_ent *e)
+void models_ent_free(model_ent *e)
 {
 	if (e == NULL)
 		return;
@@ -259,7 +240,7 @@ static size_t find_pos(const wd_models *m, const char *name, bool *found)
 	return lo;
 }
 
-static model_ent *find(wd_models *m, const char *name)
+model_ent *models_find(wd_models *m, const char *name)
 {
 	bool found;
 	pthread_rwlock_rdlock(&m->lk);
@@ -283,7 +264,7 @@ const char *wd_model_source_name(wd_model_source source)
 }
 
 int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model_source source,
-                       bool must_open, wt_errbuf *err)
+                       wd_open_mode mode, wt_errbuf *err)
 {
 	if (name == NULL || name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL ||
 	    strlen(name) > 200)
@@ -296,7 +277,7 @@ int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model
 		                 "model '%s': empty URI; use file:///dir, s3:// or "
 		                 "http(s)://",
 		                 name);
-	model_ent *old = find(m, name);
+	model_ent *old = models_find(m, name);
 	if (old != NULL)
 		return wt_seterr(err, WT_EEXIST,
 		                 "model '%s' already exists (%s); pick another name", name,
@@ -304,18 +285,13 @@ int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model
 	model_ent *e = ent_new(name, uri, source);
 	if (e == NULL)
 		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
-	pthread_mutex_lock(&e->lk);
-	revalidate(m, e, true); /* validation at registration */
-	pthread_mutex_unlock(&e->lk);
-	if (e->snap == NULL) {
-		if (must_open) {
-			int rv = e->error.code ? e->error.code : WT_EUNAVAIL;
-			if (err != NULL)
-				*err = e->error;
-			ent_free(e);
-			return rv;
-		}
-		WT_LOG(WT_LOG_WARNING, "%s; listed as unavailable", e->error.msg);
+	e->pending = mode == WD_OPEN_PENDING;
+	if (mode == WD_OPEN_NOW) {
+		pthread_mutex_lock(&e->lk);
+		models_revalidate(m, e, true); /* validation when added */
+		pthread_mutex_unlock(&e->lk);
+		if (e->snap == NULL)
+			WT_LOG(WT_LOG_WARNING, "%s; listed as unavailable", e->error.msg);
 	}
 	pthread_rwlock_wrlock(&m->lk);
 	bool found;
@@ -341,124 +317,27 @@ int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model
 	}
 	pthread_rwlock_unlock(&m->lk);
 	if (rv != WT_OK)
-		ent_free(e);
+		models_ent_free(e);
 	return rv;
 }
 
-/* Add every subfolder of dir not yet known. at_start: a name that already
- * exists is a configuration error (WT_EDUP); otherwise it is skipped. */
-static int scan_dir(wd_models *m, const char *dir, bool explicit_dir, bool at_start, size_t *added,
-                    wt_errbuf *err)
+/* How far e's open in progress got (0, 0 when none). Call with e->lk held. */
+static void progress_of(const model_ent *e, uint64_t *read, uint64_t *total)
 {
-	char abs[PATH_MAX];
-	DIR *d = realpath(dir, abs) ? opendir(abs) : NULL;
-	if (d == NULL) {
-		if (!explicit_dir) {
-			WT_LOG(WT_LOG_NOTICE, "models_dir %s: %s; serving only --model entries",
-			       dir, strerror(errno));
-			return WT_OK;
-		}
-		return wt_seterr(err, WT_ECONFIG, "models_dir %s: %s; create it or fix the path",
-		                 dir, strerror(errno));
-	}
-	int rv = WT_OK;
-	struct dirent *de;
-	while (rv == WT_OK && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		char path[PATH_MAX];
-		int pn = snprintf(path, sizeof(path), "%s/%s", abs, de->d_name);
-		if (pn < 0 || (size_t)pn >= sizeof(path))
-			continue;
-		struct stat sb;
-		if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-			continue;
-		char uri[PATH_MAX + 8];
-		int un = snprintf(uri, sizeof(uri), "file://%s", path);
-		if (un < 0 || (size_t)un >= sizeof(uri))
-			continue;
-		if (!at_start && find(m, de->d_name) != NULL)
-			continue;
-		rv = wd_models_add_from(m, de->d_name, uri, WD_SRC_FOLDER, false, err);
-		if (rv == WT_OK && added != NULL)
-			(*added)++;
-		if (rv == WT_EEXIST && !at_start)
-			rv = WT_OK; /* raced with a registration */
-	}
-	closedir(d);
-	return rv;
+	*read = e->prog != NULL ? atomic_load(&e->prog->done) : 0;
+	*total = e->prog != NULL ? atomic_load(&e->prog->total) : 0;
 }
 
-int wd_models_rescan(wd_models *m, const char *dir, size_t *added, wt_errbuf *err)
+/* "model 'x' is being registered: ..." with its progress. Call with e->lk held. */
+static void pending_msg(const model_ent *e, char *buf, size_t cap)
 {
-	*added = 0;
-	return scan_dir(m, dir, true, false, added, err);
-}
-
-int wd_models_open(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err)
-{
-	wd_models *m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
-	m->memo = memo;
-	pthread_rwlock_init(&m->lk, NULL);
-	atomic_store(&m->revalidate_ns, cfg->revalidate_ms * 1000000ull);
-	int rv = WT_OK;
-	for (size_t i = 0; rv == WT_OK && i < cfg->model.n; i++) {
-		const char *spec = cfg->model.v[i];
-		const char *eq = strchr(spec, '=');
-		char name[256];
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - spec), spec);
-		rv = wd_models_add_from(m, name, eq + 1, WD_SRC_CONFIG, false, err);
-	}
-	/* a missing models_dir is an error only when set explicitly (file or flag) */
-	if (rv == WT_OK)
-		rv = scan_dir(m, cfg->models_dir, wd_config_is_set(cfg, "models_dir"), true, NULL,
-		              err);
-	if (rv == WT_EEXIST) { /* the same name twice in the configuration */
-		rv = WT_EDUP;
-		if (err != NULL)
-			err->code = WT_EDUP;
-	}
-	size_t plen = strlen(cfg->cache_dir) + sizeof("/" WD_REGISTRY_FILE);
-	if (rv == WT_OK && (m->registry_path = malloc(plen)) == NULL)
-		rv = wt_seterr(err, WT_ENOMEM, "models: out of memory");
-	if (rv == WT_OK)
-		snprintf(m->registry_path, plen, "%s/%s", cfg->cache_dir, WD_REGISTRY_FILE);
-	if (rv == WT_OK)
-		wd_registry_load(m, cfg); /* after the folder and config models; never fails */
-	if (rv != WT_OK) {
-		wd_models_close(m);
-		return rv;
-	}
-	*out = m;
-	return WT_OK;
-}
-
-void wd_models_close(wd_models *m)
-{
-	if (m == NULL)
-		return;
-	for (size_t i = 0; i < m->n; i++)
-		ent_free(m->ents[i]);
-	for (size_t i = 0; i < m->n_retired; i++)
-		ent_free(m->retired[i]);
-	free(m->ents);
-	free(m->retired);
-	free(m->registry_path);
-	pthread_rwlock_destroy(&m->lk);
-	free(m);
-}
-
-void wd_models_set_notify(wd_models *m, void (*fn)(void *ctx), void *ctx)
-{
-	m->notify_ctx = ctx;
-	m->notify = fn;
-}
-
-void wd_models_set_revalidate(wd_models *m, uint64_t ms)
-{
-	atomic_store(&m->revalidate_ns, ms * 1000000ull);
+	uint64_t read, total;
+	char p[80];
+	progress_of(e, &read, &total);
+	snprintf(buf, cap,
+	         "model '%s' is being registered: its checkpoint (%s) is read for its revision, "
+	         "%s; retry when weightctl models lists it available",
+	         e->name, e->uri, common_fmt_progress(p, sizeof(p), read, total));
 }
 
 int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
@@ -486,14 +365,20 @@ int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
 		info[k].name = e->name;
 		info[k].uri = e->uri;
 		info[k].source = e->source;
-		revalidate(m, e, false);
+		if (!e->pending)
+			models_revalidate(m, e, false);
 		if (e->removed) { /* unregistered while revalidate() dropped the lock */
 			pthread_mutex_unlock(&e->lk);
 			continue;
 		}
-		info[k].snap = snap_ref(e->snap);
-		info[k].available = e->snap != NULL;
-		if (!info[k].available)
+		info[k].pending = e->pending;
+		info[k].opening = e->opening;
+		progress_of(e, &info[k].open_read, &info[k].open_total);
+		info[k].snap = e->pending ? NULL : snap_ref(e->snap);
+		info[k].available = info[k].snap != NULL;
+		if (e->pending)
+			pending_msg(e, info[k].error, sizeof(info[k].error));
+		else if (!info[k].available)
 			snprintf(info[k].error, sizeof(info[k].error), "%s", e->error.msg);
 		pthread_mutex_unlock(&e->lk);
 		k++;
@@ -513,7 +398,7 @@ void wd_models_list_free(wd_model_info *info, size_t n)
 
 int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_errbuf *err)
 {
-	model_ent *e = find(m, name);
+	model_ent *e = models_find(m, name);
 	if (e == NULL) {
 		char names[400] = "";
 		size_t len = 0;
@@ -526,7 +411,15 @@ int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_
 		                 name, names[0] ? names : "(none)");
 	}
 	pthread_mutex_lock(&e->lk);
-	revalidate(m, e, force);
+	if (e->pending) {
+		if (err != NULL) {
+			pending_msg(e, err->msg, sizeof(err->msg));
+			err->code = WT_EBUSY;
+		}
+		pthread_mutex_unlock(&e->lk);
+		return WT_EBUSY;
+	}
+	models_revalidate(m, e, force);
 	int rv = WT_OK;
 	if (e->removed) {
 		rv = wt_seterr(err, WT_ENOTFOUND, "model '%s' was unregistered", name);
@@ -558,7 +451,7 @@ uint64_t wd_models_source_bytes(wd_models *m)
 
 bool wd_models_find(wd_models *m, const char *name, wd_model_source *source, const char **uri)
 {
-	model_ent *e = find(m, name);
+	model_ent *e = models_find(m, name);
 	if (e == NULL)
 		return false;
 	*source = e->source;
@@ -599,6 +492,8 @@ int wd_models_remove(wd_models *m, const char *name, wt_errbuf *err)
 	if (e != NULL) {
 		pthread_mutex_lock(&e->lk);
 		e->removed = true;
+		if (e->prog != NULL) /* an open in progress ends at its next block */
+			atomic_store(&e->prog->cancel, true);
 		wd_snap_release(e->snap); /* requests holding a reference finish with it */
 		e->snap = NULL;
 		pthread_mutex_unlock(&e->lk);
@@ -610,13 +505,76 @@ void wd_models_each(wd_models *m, wd_model_source source,
                     void (*fn)(void *ctx, const char *name, const char *uri), void *ctx)
 {
 	pthread_rwlock_rdlock(&m->lk);
-	for (size_t i = 0; i < m->n; i++)
-		if (m->ents[i]->source == source)
-			fn(ctx, m->ents[i]->name, m->ents[i]->uri);
+	for (size_t i = 0; i < m->n; i++) {
+		model_ent *e = m->ents[i];
+		pthread_mutex_lock(&e->lk);
+		bool pending = e->pending;
+		pthread_mutex_unlock(&e->lk);
+		if (e->source == source && !pending)
+			fn(ctx, e->name, e->uri);
+	}
 	pthread_rwlock_unlock(&m->lk);
 }
 
-const char *wd_models_registry_path(const wd_models *m)
+int wd_models_open_pending(wd_models *m, const char *name, wd_snap **out, wt_errbuf *err)
 {
-	return m->registry_path;
+	*out = NULL;
+	model_ent *e = models_find(m, name);
+	if (e == NULL)
+		return wt_seterr(err, WT_ENOTFOUND, "model '%s' was unregistered", name);
+	pthread_mutex_lock(&e->lk);
+	models_revalidate(m, e, true);
+	int rv = WT_OK;
+	if (e->removed)
+		rv = wt_seterr(err, WT_ECANCELED, "model '%s' was unregistered while it opened",
+		               name);
+	else if (atomic_load(&m->closing) && e->snap == NULL)
+		rv = wt_seterr(err, WT_ECANCELED, "model '%s': weightd is stopping", name);
+	else if (e->snap != NULL)
+		*out = snap_ref(e->snap);
+	else {
+		rv = e->error.code ? e->error.code : WT_EUNAVAIL;
+		if (err != NULL)
+			*err = e->error;
+	}
+	pthread_mutex_unlock(&e->lk);
+	return rv;
+}
+
+void wd_models_settle(wd_models *m, const char *name)
+{
+	model_ent *e = models_find(m, name);
+	if (e == NULL)
+		return;
+	pthread_mutex_lock(&e->lk);
+	e->pending = false;
+	if (m->notify != NULL)
+		m->notify(m->notify_ctx); /* a new model: watchers (watch.c) */
+	pthread_mutex_unlock(&e->lk);
+}
+
+bool wd_models_pending(wd_models *m, const char *name, uint64_t *read, uint64_t *total)
+{
+	model_ent *e = models_find(m, name);
+	if (e == NULL)
+		return false;
+	pthread_mutex_lock(&e->lk);
+	bool pending = e->pending;
+	progress_of(e, read, total);
+	pthread_mutex_unlock(&e->lk);
+	return pending;
+}
+
+void wd_models_cancel_opens(wd_models *m)
+{
+	atomic_store(&m->closing, true);
+	pthread_rwlock_rdlock(&m->lk);
+	for (size_t i = 0; i < m->n; i++) {
+		model_ent *e = m->ents[i];
+		pthread_mutex_lock(&e->lk);
+		if (e->prog != NULL)
+			atomic_store(&e->prog->cancel, true);
+		pthread_mutex_unlock(&e->lk);
+	}
+	pthread_rwlock_unlock(&m->lk);
 }

@@ -109,6 +109,10 @@ static nng_msg *list_reply(wd_req *r)
 		mi[i].uri = (char *)info[i].uri;
 		mi[i].available = info[i].available;
 		mi[i].source = (char *)wd_model_source_name(info[i].source);
+		mi[i].opening = info[i].opening || info[i].pending;
+		mi[i].registering = info[i].pending;
+		mi[i].open_read = info[i].open_read;
+		mi[i].open_total = info[i].open_total;
 		if (info[i].snap != NULL) {
 			const ckpt *ck = info[i].snap->ck;
 			mi[i].revision = info[i].snap->revision;

@@ -441,6 +441,9 @@ size_t wd_server_close(wd_server *s)
 		return 0;
 	size_t left = 0;
 	wd_metrics_stop(s); /* before anything it reads goes away */
+	/* opens in progress (a registration, a new revision) end at their next
+	 * block: requests keep the snapshots they have */
+	wd_models_cancel_opens(s->models);
 	if (s->sock_open) {
 		/* 1. stop accepting: new connections are refused (pipe_cb), receives are
 		 * not re-armed. (Listeners stay open until nng_close: closing them first
@@ -468,6 +471,7 @@ size_t wd_server_close(wd_server *s)
 	wd_bulk_stop(s); /* its requests in service run on the pool */
 	wd_pool_destroy(s->pool);
 	wd_pool_destroy(s->admin_pool); /* after the data pool: its jobs may queue here */
+	wd_registry_stop(s);            /* after the admin pool: its jobs wait on these */
 	wd_pipes_stop(s);
 	if (s->sock_open) {
 		drain_wait(s, 1000); /* replies being sent to slow peers: a last moment */

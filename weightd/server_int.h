@@ -187,6 +187,7 @@ struct wd_server {
 	uint64_t capped_log_ns;     /* last "connection refused" log line */
 	nng_aio *reap_aio;          /* hello_timeout_ms sweep (server.c) */
 	wd_pool *admin_pool;        /* REGISTER / UNREGISTER: never on the data workers */
+	struct wd_regjob *regjobs;  /* registrations opening or ended (registry.c's lock) */
 	pthread_mutex_t authlog_lk; /* guards the three fields below */
 	uint64_t authlog_t0_ns, authlog_n, authlog_suppressed;
 	/* counters (atomic) */
@@ -431,7 +432,20 @@ nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *
 nng_msg *wd_chunk_send(wd_server *s, uint64_t id, wt_hash128 h, uint64_t clen, uint64_t off,
                        uint64_t n, const uint8_t *tensor_hash, const uint8_t *mem);
 nng_msg *wd_admin_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);
-/* registry.c: admin REGISTER / UNREGISTER. */
+/* registry.c: admin REGISTER / UNREGISTER. A REGISTER opens the model on a
+ * thread of its own (a regjob) and replies after its wait_ms (0: when it
+ * ends); see registry.c. */
 nng_msg *wd_register_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);
+/*
+ * Unregister a registered model (one being registered too: its open is
+ * canceled) and rewrite the file. WT_ENOTFOUND for an unknown name, WT_EPERM
+ * for a folder/config model (the message says how to remove it). Cached
+ * shards stay (admin EVICT drops them). *uri_out gets the URI it had (strdup;
+ * caller frees).
+ */
+int wd_registry_unregister(wd_server *s, const char *name, char **uri_out, wt_errbuf *err);
+/* Shutdown, after wd_models_cancel_opens and the admin pool: wait for every
+ * registration's thread and free them. */
+void wd_registry_stop(wd_server *s);
 
 #endif

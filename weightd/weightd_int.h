@@ -133,15 +133,40 @@ void wd_models_set_notify(wd_models *m, void (*fn)(void *ctx), void *ctx);
 /* Change revalidate_ms at run time (reload). */
 void wd_models_set_revalidate(wd_models *m, uint64_t ms);
 
+/* Models opened at once at start (wd_models_open). */
+#define WD_OPEN_THREADS 4
+
+typedef enum wd_open_mode {
+	WD_OPEN_NOW,     /* open before it is added; one that fails is listed unavailable */
+	WD_OPEN_LATER,   /* wd_models_open only: opened with the others, in parallel */
+	WD_OPEN_PENDING, /* being registered: wd_models_open_pending, then settle */
+} wd_open_mode;
+
 /*
  * Add model name -> uri, coming from `source` (folder, config, registered; in
- * memory only: weightd/registry.c persists registrations). must_open: the
- * checkpoint must validate now (else the loader's error is returned and nothing
- * is added); otherwise a model that fails is listed as unavailable. WT_EEXIST
- * for a name in use, WT_EINVAL for a bad name or URI.
+ * memory only: weightd/registry.c persists registrations), opened as mode
+ * says. WT_EEXIST for a name in use, WT_EINVAL for a bad name or URI.
+ *
+ * A WD_OPEN_PENDING model is found (wd_models_find: the name is taken) but
+ * not served (wd_models_get: WT_EBUSY saying how far its open got), listed
+ * as being registered, skipped by wd_models_each, and never opened by
+ * anyone but wd_models_open_pending, until wd_models_settle keeps it or
+ * wd_models_remove drops it.
  */
 int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model_source source,
-                       bool must_open, wt_errbuf *err);
+                       wd_open_mode mode, wt_errbuf *err);
+/* Open the pending model name now, on the caller's thread (may read for
+ * minutes; canceled by wd_models_remove or wd_models_cancel_opens:
+ * WT_ECANCELED). On success *out holds a reference to its snapshot; else the
+ * loader's error. It stays pending. */
+int wd_models_open_pending(wd_models *m, const char *name, wd_snap **out, wt_errbuf *err);
+/* The pending model name is served from now on (registry.c saved it). */
+void wd_models_settle(wd_models *m, const char *name);
+/* Is name pending? Then *read and *total (0 until known): its open so far. */
+bool wd_models_pending(wd_models *m, const char *name, uint64_t *read, uint64_t *total);
+/* Shutdown: cancel every open in progress (each ends at its next 8 MiB);
+ * no model opens again. Models keep the snapshots they have. */
+void wd_models_cancel_opens(wd_models *m);
 /* Remove a WD_SRC_REGISTERED model: WT_ENOTFOUND if unknown, WT_EPERM for a
  * folder/config model. Requests holding its snapshot finish with it. */
 int wd_models_remove(wd_models *m, const char *name, wt_errbuf *err);
@@ -161,8 +186,11 @@ typedef struct wd_model_info {
 	const char *uri;
 	wd_model_source source;
 	bool available;
-	char error[WT_ERRMSG_MAX]; /* when !available */
-	wd_snap *snap;             /* NULL when !available; a reference */
+	char error[WT_ERRMSG_MAX];      /* when !available */
+	wd_snap *snap;                  /* NULL when !available; a reference */
+	bool pending;                   /* being registered (never available) */
+	bool opening;                   /* an open is in progress (a new revision, or pending) */
+	uint64_t open_read, open_total; /* its progress (total 0 until known) */
 } wd_model_info;
 
 /* Every model (sorted by name), revalidated if due. *out holds a reference to
@@ -203,21 +231,5 @@ int wd_register_allowed(const wd_config *cfg, const char *uri, wt_errbuf *err);
  * gives no answer within timeout_ms (the helper ends on its own), WT_EBUSY when
  * too many helpers still run, else the loader's result. */
 int wd_register_probe(const char *uri, uint64_t timeout_ms, wt_errbuf *err);
-
-/*
- * Register name -> uri (the checkpoint must open now) and rewrite the registry
- * file atomically. The same name with the same URI is a no-op (*changed =
- * false); another URI or a folder/config model is WT_EEXIST. If the file cannot
- * be written the registration is undone (WT_EIO).
- */
-int wd_registry_register(wd_models *m, const char *name, const char *uri, bool *changed,
-                         wt_errbuf *err);
-/*
- * Unregister a registered model and rewrite the file. WT_ENOTFOUND for an
- * unknown name, WT_EPERM for a folder/config model (the message says how to
- * remove it). Cached shards stay (admin EVICT drops them). *uri_out gets the
- * URI it had (strdup; caller frees).
- */
-int wd_registry_unregister(wd_models *m, const char *name, char **uri_out, wt_errbuf *err);
 
 #endif

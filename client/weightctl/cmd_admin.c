@@ -4,9 +4,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/weightctl/ctl_remote.h"
 #include "client/weightctl/weightctl.h"
+#include "common/common.h"
 #include "weights/client.h"
 #include "weights/weights.h"
 
@@ -21,8 +23,10 @@ static void usage(FILE *f)
 	           "reclaim gives back disk space held by dead chunks (prints disk bytes\n"
 	           "before and after).\n"
 	           "register adds a model (file:///dir, s3://bucket/prefix, http(s)://) after\n"
-	           "the server opened it and keeps it across restarts; unregister removes a\n"
-	           "registered model; its cached shards stay until evict --model NAME.\n"
+	           "the server opened it (a new checkpoint is read whole: how far it got goes\n"
+	           "to stderr every 10 s) and keeps it across restarts; unregister removes a\n"
+	           "registered model (one being registered too); its cached shards stay until\n"
+	           "evict --model NAME.\n"
 	           "register/unregister print one line; exit 0 ok, 2 usage, 1 other errors.\n"
 	           "Every op but stats needs the server's admin token: --token-file F (or\n"
 	           "WEIGHTCTL_TOKEN; --token T shows in ps).\n");
@@ -73,6 +77,36 @@ static int admin_op(admin_args *aa, char **pos, size_t n_pos)
 	        "reclaim, register or unregister\n",
 	        pos[0]);
 	return CTL_USAGE;
+}
+
+/* A registration's progress on stderr: the first report, then one every
+ * 10 s (a new revision of a large checkpoint reads for minutes). */
+typedef struct reg_watch {
+	const char *model;
+	uint64_t t0_ms, last_ms;
+	unsigned reports;
+} reg_watch;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void reg_progress(void *ctx, uint64_t read, uint64_t total)
+{
+	reg_watch *w = ctx;
+	uint64_t now = now_ms();
+	if (w->reports++ == 0)
+		w->t0_ms = now;
+	else if (now - w->last_ms < 10000)
+		return;
+	w->last_ms = now;
+	char p[80];
+	fprintf(stderr, "weightctl admin: registering %s: read for its revision, %s, %.0f s\n",
+	        w->model, common_fmt_progress(p, sizeof(p), read, total),
+	        (double)(now - w->t0_ms) / 1000.0);
 }
 
 /* register needs --model and --uri, unregister --model; neither takes a layout,
@@ -136,8 +170,9 @@ int ctl_admin(int argc, char **argv)
 	}
 	if ((code = ctl_remote_open(&r, "admin", &c)) != CTL_OK)
 		goto done;
+	reg_watch rw = {.model = r.model};
 	if (aa.op == WT_ADMIN_REGISTER)
-		rv = wt_client_register(c, r.model, aa.uri, &res, &err);
+		rv = wt_client_register_progress(c, r.model, aa.uri, reg_progress, &rw, &res, &err);
 	else
 		rv = wt_client_admin(c, aa.op, r.model, r.layout_given ? &r.layout : NULL, &res,
 		                     &err);

@@ -430,15 +430,34 @@ WT_API void wt_admin_result_clear(wt_admin_result *r); /* NULL is a no-op */
 
 /*
  * Register model -> uri (file:///dir, s3://bucket/prefix, http(s)://) on the
- * first reachable endpoint. The server opens the checkpoint first (a bad URI
- * gets the loader's error) and keeps the registration across restarts (a file
- * in its cache_dir). The same name with the same URI again is a no-op success;
+ * first reachable endpoint. The server checks the source, then opens the
+ * checkpoint (reading every byte of a new revision: minutes for a large
+ * remote one) and keeps the registration across restarts (a file in its
+ * cache_dir); the call returns when that open has ended, with the loader's
+ * error if it failed (then nothing is registered). The same name with the
+ * same URI again is a no-op success (or waits for that registration);
  * another URI, or a name from the server's models folder or configuration, is
  * WT_EEXIST. On success the caller clears *out with wt_admin_result_clear()
  * (out->bytes = checkpoint bytes).
  */
 WT_API int wt_client_register(wt_client *c, const char *model, const char *uri,
                               wt_admin_result *out, wt_errbuf *err);
+
+/* Since 1.4: how far the server's open of a model being registered got:
+ * read of total bytes read for its revision (total 0 until known). */
+typedef void (*wt_register_progress_fn)(void *ctx, uint64_t read, uint64_t total);
+
+/*
+ * Since 1.4: wt_client_register that calls progress(ctx, ...) (may be NULL)
+ * about once a second while the server opens the model. The server answers
+ * each request within a second (a server older than 1.4 only at the end:
+ * then progress is never called), so no request is left waiting for
+ * minutes. If the endpoint restarts meanwhile the registration is lost
+ * (it was not saved): WT_ENOTFOUND says to register again.
+ */
+WT_API int wt_client_register_progress(wt_client *c, const char *model, const char *uri,
+                                       wt_register_progress_fn progress, void *ctx,
+                                       wt_admin_result *out, wt_errbuf *err);
 
 /*
  * Remove a model added by wt_client_register() on the first reachable

@@ -14,6 +14,9 @@ Range). Serves --root; the first path component picks the behaviour:
   /counted/K  like /ok, and every GET is counted; GET /_gets returns the count
   /slow/K     like /ok, but a GET of more than 64 KiB waits 1 s before its reply
               (reading tensor bytes is slow; config, index and headers are not)
+  /gate/K     like /ok, but a GET of more than 64 KiB waits (up to 60 s) while
+              the gate is closed: closed at start; with --stdin, the lines
+              "open" and "close" open and close it (each answered "ok")
   /s3loop, /s3outside, /s3garbage   bad ListObjectsV2 replies (see LISTINGS)
 
 Prints "PORT <n>" on stdout once listening on 127.0.0.1 (port 0 = any free
@@ -44,6 +47,7 @@ LISTINGS = {
 }
 COUNTS = {}
 LOCK = threading.Lock()
+GATE = threading.Event()  # set = open; /gate/ tensor reads wait while clear
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -106,6 +110,8 @@ class Handler(BaseHTTPRequestHandler):
         count = last - first + 1 if size else 0
         if mode == "slow" and self.command == "GET" and count > 65536:
             time.sleep(1.0)
+        if mode == "gate" and self.command == "GET" and count > 65536:
+            GATE.wait(60.0)
         cr_first = first
         if partial and mode == "short":
             count -= 1
@@ -156,7 +162,13 @@ def main():
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
     try:
-        sys.stdin.read()  # until the parent closes our stdin (or dies)
+        for line in sys.stdin:  # until the parent closes our stdin (or dies)
+            cmd = line.strip()
+            if cmd in ("open", "close"):
+                (GATE.set if cmd == "open" else GATE.clear)()
+                print("ok", flush=True)
+            elif cmd:
+                print(f"unknown command {cmd!r}", flush=True)
     except KeyboardInterrupt:
         pass
     srv.shutdown()

@@ -1,0 +1,50 @@
+/*
+ * models_int.h — the model registry's own internals, shared by models.c
+ * (entries, revalidation, requests) and models_load.c (start, rescan, end).
+ * Nothing else includes it.
+ */
+#ifndef WEIGHTD_MODELS_INT_H
+#define WEIGHTD_MODELS_INT_H
+
+#include "weightd/weightd_int.h"
+
+typedef struct model_ent {
+	char *name;             /* owned, immutable */
+	char *uri;              /* owned, immutable */
+	wd_model_source source; /* immutable */
+	pthread_mutex_t lk;
+	pthread_cond_t opened; /* signalled when an open ends (opening -> false) */
+	/* fields below guarded by lk */
+	bool opening;        /* a thread opens the checkpoint with lk dropped (revalidate) */
+	bool removed;        /* unregistered: never reopened, not found */
+	bool pending;        /* being registered: served by nobody yet (registry.c) */
+	ckpt_progress *prog; /* the open in progress (opening), else NULL */
+	wd_snap *snap;       /* NULL when unavailable */
+	wt_errbuf error;
+	wt_hash128 fp;
+	bool have_fp;
+	uint64_t checked_ns;
+} model_ent;
+
+struct wd_models {
+	pthread_rwlock_t lk; /* guards the list below; each entry has its own lk */
+	model_ent **ents;    /* sorted by name; entries live until wd_models_close */
+	size_t n, cap;
+	model_ent **retired; /* removed (unregistered) entries, freed at close */
+	size_t n_retired, cap_retired;
+	char *registry_path;            /* <cache_dir>/registered-models; owned */
+	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
+	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
+	_Atomic bool closing;           /* wd_models_cancel_opens: no new opens */
+	const ckpt_memo *memo;          /* borrowed; may be NULL */
+	void (*notify)(void *ctx);      /* revision changed (wd_models_set_notify) */
+	void *notify_ctx;
+};
+
+/* Bring e up to date (models.c); call with e->lk held (dropped meanwhile). */
+void models_revalidate(wd_models *m, model_ent *e, bool force);
+/* The entry named name, or NULL (the list lock is taken and dropped). */
+model_ent *models_find(wd_models *m, const char *name);
+void models_ent_free(model_ent *e); /* NULL-safe; its snapshot is released */
+
+#endif
