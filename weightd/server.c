@@ -279,71 +279,22 @@ static int open_socket(wd_server *s, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* A memory limit in bytes from a cgroup file (v2 "max" or v1's huge number:
- * none), or 0. */
-static uint64_t cgroup_limit(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	unsigned long long v = 0;
-	if (f == NULL)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1) /* "max": no limit */
-		v = 0;
-	fclose(f);
-	return (uint64_t)v;
-}
-
-/* The lowest memory limit of the cgroup at rel (as /proc/self/cgroup names
- * it, "/a/b") under root and of its ancestors up to root; ram if none lower. */
-static uint64_t cgroup_min(const char *root, const char *rel, const char *file, uint64_t ram)
-{
-	char dir[512];
-	if (rel[0] != '/' || strstr(rel, "/..") != NULL ||
-	    snprintf(dir, sizeof(dir), "%s%s", root, rel) >= (int)sizeof(dir))
-		return ram;
-	for (;;) {
-		char path[600];
-		snprintf(path, sizeof(path), "%s/%s", dir, file);
-		uint64_t l = cgroup_limit(path);
-		if (l > 0 && (ram == 0 || l < ram))
-			ram = l;
-		char *slash = strrchr(dir, '/');
-		if (slash == NULL || (size_t)(slash - dir) < strlen(root))
-			return ram;
-		*slash = '\0';
-	}
-}
-
-/* RAM this process may use: the machine's, or its cgroup's memory limit (or
- * an ancestor's) when that is lower (a container, a systemd MemoryMax=); 0
- * when unknown. The cgroup comes from /proc/self/cgroup: v2 "0::/path", v1
- * "N:...memory...:/path". */
-static uint64_t usable_ram(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	uint64_t ram = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
-	FILE *f = fopen("/proc/self/cgroup", "r");
-	char line[600];
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		line[strcspn(line, "\n")] = '\0';
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (c2 == NULL)
-			continue;
-		*c2 = '\0';
-		const char *ctrl = c1 + 1, *rel = c2 + 1;
-		if (strcmp(line, "0") == 0 && ctrl[0] == '\0')
-			ram = cgroup_min("/sys/fs/cgroup", rel, "memory.max", ram);
-		else if (strstr(ctrl, "memory") != NULL)
-			ram =
-			    cgroup_min("/sys/fs/cgroup/memory", rel, "memory.limit_in_bytes", ram);
-	}
-	if (f != NULL)
-		fclose(f);
-	return ram;
-}
-
 int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 {
+	/* prefaulted RAM is touched at once, not as layouts need it: more than
+	 * half of the machine's would be the OOM killer's, not a slow start
+	 * (checked first: a bad value is said before any model is read) */
+	uint64_t ram = wd_usable_ram("/proc/self/cgroup", "/sys/fs/cgroup", wd_phys_ram());
+	uint64_t pf = cfg->writeback_prefault_bytes < cfg->writeback_bytes
+	                  ? cfg->writeback_prefault_bytes
+	                  : cfg->writeback_bytes;
+	if (ram > 0 && pf > ram / 2)
+		return wt_seterr(
+		    err, WT_EINVAL,
+		    "writeback_prefault_bytes: %llu bytes (within writeback_bytes) is more "
+		    "than half of the %llu bytes of RAM this process may use (the machine's, or "
+		    "its cgroup's memory limit); lower it",
+		    (unsigned long long)pf, (unsigned long long)ram);
 	wd_server *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return wt_seterr(err, WT_ENOMEM, "server: out of memory");
@@ -373,21 +324,6 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	wd_srcmemo_init(&s->memo, s->cache);
 	if ((rv = wd_models_open(&s->models, cfg, &s->memo, err)) != WT_OK)
 		goto fail;
-	/* prefaulted RAM is touched at once, not as layouts need it: more than
-	 * half of the machine's would be the OOM killer's, not a slow start */
-	uint64_t ram = usable_ram();
-	uint64_t pf = cfg->writeback_prefault_bytes < cfg->writeback_bytes
-	                  ? cfg->writeback_prefault_bytes
-	                  : cfg->writeback_bytes;
-	if (ram > 0 && pf > ram / 2) {
-		rv = wt_seterr(
-		    err, WT_EINVAL,
-		    "writeback_prefault_bytes: %llu bytes (within writeback_bytes) is more "
-		    "than half of the %llu bytes of RAM this process may use (the machine's, or "
-		    "its cgroup's memory limit); lower it",
-		    (unsigned long long)pf, (unsigned long long)ram);
-		goto fail;
-	}
 	if (wd_flights_create(&s->flights) != WT_OK || wd_lives_create(&s->lives) != WT_OK ||
 	    wd_wbudget_create(&s->wbudget, cfg->writeback_bytes) != WT_OK ||
 	    wd_wbudget_prefault(s->wbudget, (size_t)cfg->chunk_bytes,

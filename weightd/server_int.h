@@ -17,6 +17,14 @@
 
 /* srcmemo.c: a ckpt_memo that keeps source-object digests as notes in cache c. */
 void wd_srcmemo_init(ckpt_memo *memo, cache *c);
+/* ram.c: the machine's RAM (0 when unknown), and the RAM this process may
+ * use: ram, or its cgroup's memory limit (or an ancestor's) when lower. The
+ * cgroup is read from proc_cgroup ("/proc/self/cgroup": v2 "0::/path", v1
+ * "N:...memory...:/path") and its limits under sys_cgroup ("/sys/fs/cgroup":
+ * v2 memory.max, v1 memory/.../memory.limit_in_bytes); a path with "/.." or
+ * too long, "max", garbage or a missing file is no limit. */
+uint64_t wd_phys_ram(void);
+uint64_t wd_usable_ram(const char *proc_cgroup, const char *sys_cgroup, uint64_t ram);
 
 /* ===================== peer tier (peer.c) ===================== */
 
