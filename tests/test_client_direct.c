@@ -6,7 +6,8 @@
  * is fetched again over it; a sink without recv_buf (an older table) still
  * works; and once the fetch calls abort() nothing is written into the sink's
  * memory any more, although chunks were still on their way. A client keeps
- * its bulk streams open from one fetch to the next. */
+ * its bulk streams open from one fetch to the next, no more than its
+ * connections. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "client/client_int.h"
 #include "common/common.h"
 #include "test_weightd_util.h"
 #include "weights/client.h"
@@ -531,6 +533,85 @@ static void test_streams_kept_open(void **state)
 	tw_env_free(e);
 }
 
+/* write() that waits (up to 5 s), on each sink's first call, until three
+ * fetches are there: each holds its bulk streams meanwhile. */
+static pthread_mutex_t meet_lk = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t meet_cv = PTHREAD_COND_INITIALIZER;
+static int meet_n;
+
+static int meet_write(wt_sink *s, size_t t, uint64_t off, const void *d, size_t n, wt_errbuf *err)
+{
+	rec_sink *r = rec_of(s);
+	if (r->delivered == 0) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 5;
+		pthread_mutex_lock(&meet_lk);
+		meet_n++;
+		pthread_cond_broadcast(&meet_cv);
+		while (meet_n < 3 && pthread_cond_timedwait(&meet_cv, &meet_lk, &dl) == 0) {
+		}
+		pthread_mutex_unlock(&meet_lk);
+	}
+	return rec_write(s, t, off, d, n, err);
+}
+
+typedef struct meet_fetch {
+	wt_client *c;
+	wt_manifest *m;
+	rec_sink r;
+	int rv;
+} meet_fetch;
+
+static void *meet_main(void *p)
+{
+	meet_fetch *mf = p;
+	wt_errbuf err;
+	mf->rv = wt_client_fetch(mf->c, mf->m, &mf->r.base, NULL, &err);
+	return NULL;
+}
+
+/* Three fetches at once on one client (2 connections) hold 6 bulk streams;
+ * once they end, the client keeps 2 of them open, not 6: each kept stream
+ * counts against the server's max_connections and never expires. */
+static void test_kept_streams_capped(void **state)
+{
+	(void)state;
+	tw_env *e = stream_env("wd-direct-cap", NULL);
+	wt_client *c;
+	wt_manifest *m;
+	wt_errbuf err;
+	fetch_cfg fc = cfg_tp2(1);
+	assert_int_equal(open_client(e->url, &fc, &c, &m, &err), WT_OK);
+	meet_fetch mf[3];
+	pthread_t th[3];
+	meet_n = 0;
+	for (int i = 0; i < 3; i++) {
+		mf[i].c = c;
+		mf[i].m = m;
+		rec_init(&mf[i].r, 0, 1);
+		mf[i].r.ops.write = meet_write;
+		assert_int_equal(pthread_create(&th[i], NULL, meet_main, &mf[i]), 0);
+	}
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(mf[i].rv, WT_OK);
+	pthread_mutex_lock(&c->lk);
+	size_t kept = c->eps[0].n_idle;
+	pthread_mutex_unlock(&c->lk);
+	printf("3 fetches at once (met %d): %llu bulk streams accepted, %zu kept open after\n",
+	       meet_n, (unsigned long long)atomic_load(&e->srv->bulk_streams), kept);
+	assert_int_equal(meet_n, 3);
+	assert_int_equal(atomic_load(&e->srv->bulk_streams), 6);
+	assert_int_equal(kept, 2);
+	for (int i = 0; i < 3; i++)
+		rec_drop(&mf[i].r);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	tw_env_free(e);
+}
+
 /*
  * Kept streams of a server that restarted (same address, new ticket): every
  * chunk of the next fetches goes on new streams, right after the restart
@@ -621,9 +702,10 @@ static void test_host_sink_direct(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_direct_receive),     cmocka_unit_test(test_direct_refetch),
-	    cmocka_unit_test(test_direct_abort_quiet), cmocka_unit_test(test_host_sink_direct),
-	    cmocka_unit_test(test_streams_kept_open),  cmocka_unit_test(test_kept_streams_restart),
+	    cmocka_unit_test(test_direct_receive),      cmocka_unit_test(test_direct_refetch),
+	    cmocka_unit_test(test_direct_abort_quiet),  cmocka_unit_test(test_host_sink_direct),
+	    cmocka_unit_test(test_streams_kept_open),   cmocka_unit_test(test_kept_streams_restart),
+	    cmocka_unit_test(test_kept_streams_capped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
