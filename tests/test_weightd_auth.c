@@ -46,12 +46,7 @@ static void set(tw_env *e, const char *key, const char *val)
 
 static tw_reply list(nng_socket s)
 {
-	Weights__ListModelsRequest lm = WEIGHTS__LIST_MODELS_REQUEST__INIT;
-	Weights__Request rq = WEIGHTS__REQUEST__INIT;
-	rq.id = 3;
-	rq.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
-	rq.list_models = &lm;
-	return tw_call(s, &rq);
+	return tw_list_models(s);
 }
 
 static int admin_code(nng_socket s, Weights__AdminRequest__Op op, const char *model,

@@ -242,11 +242,7 @@ static void test_admin(void **state)
 /* Names listed by ListModels, comma-joined into buf. */
 static const char *list_names(nng_socket s, char *buf, size_t cap)
 {
-	Weights__ListModelsRequest lm = WEIGHTS__LIST_MODELS_REQUEST__INIT;
-	Weights__Request rq = WEIGHTS__REQUEST__INIT;
-	rq.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
-	rq.list_models = &lm;
-	tw_reply x = tw_call(s, &rq);
+	tw_reply x = tw_list_models(s);
 	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MODELS);
 	size_t len = 0;
 	buf[0] = '\0';

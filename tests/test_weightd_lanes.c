@@ -109,11 +109,7 @@ static void test_requests_during_production(void **state)
 	double h0 = now_s();
 	tw_reply h = tw_hello(s, 1, NULL);
 	double h1 = now_s();
-	Weights__ListModelsRequest lm = WEIGHTS__LIST_MODELS_REQUEST__INIT;
-	Weights__Request rq = WEIGHTS__REQUEST__INIT;
-	rq.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
-	rq.list_models = &lm;
-	tw_reply l = tw_call(s, &rq);
+	tw_reply l = tw_list_models(s);
 	tw_reply hit = tw_manifest(s, "llama", 1, 0);
 	double h2 = now_s();
 	/* all three answered while the production was still running */

@@ -29,11 +29,7 @@
 
 static tw_reply list(nng_socket s)
 {
-	Weights__ListModelsRequest lm = WEIGHTS__LIST_MODELS_REQUEST__INIT;
-	Weights__Request rq = WEIGHTS__REQUEST__INIT;
-	rq.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
-	rq.list_models = &lm;
-	tw_reply x = tw_call(s, &rq);
+	tw_reply x = tw_list_models(s);
 	assert_int_equal(x.rv, WT_OK);
 	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MODELS);
 	return x;

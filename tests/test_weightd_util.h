@@ -164,6 +164,17 @@ static __attribute__((unused)) int tw_errcode(const tw_reply *x)
 	return (int)x->r->error->code;
 }
 
+/* A ListModels request; the reply unchecked. */
+static __attribute__((unused)) tw_reply tw_list_models(nng_socket s)
+{
+	Weights__ListModelsRequest lm = WEIGHTS__LIST_MODELS_REQUEST__INIT;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.id = 3;
+	rq.body_case = WEIGHTS__REQUEST__BODY_LIST_MODELS;
+	rq.list_models = &lm;
+	return tw_call(s, &rq);
+}
+
 static __attribute__((unused)) tw_reply tw_hello(nng_socket s, uint32_t version, const char *token)
 {
 	Weights__Hello h = WEIGHTS__HELLO__INIT;
