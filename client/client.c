@@ -420,9 +420,22 @@ int wt_client_register_progress(wt_client *c, const char *model, const char *uri
 	size_t order[CLIENT_MAX_ENDPOINTS];
 	admin_ext x = {.wait_ms = CLIENT_REGISTER_POLL_MS};
 	int rv = admin_call(c, WT_ADMIN_REGISTER, model, uri, NULL, &x, out, err);
+	uint64_t last_read = 0, moved_ms = client_now_ms();
 	while (rv == WT_OK && x.opening) {
 		if (progress != NULL)
 			progress(ctx, x.read, x.total);
+		if (x.read != last_read) {
+			last_read = x.read;
+			moved_ms = client_now_ms();
+		} else if (client_now_ms() - moved_ms > c->o.manifest_timeout_ms) {
+			rv = wt_seterr(err, WT_ETIMEDOUT,
+			               "register '%s': the server read no byte of %s for %u ms "
+			               "(manifest_timeout_ms); the registration goes on there: "
+			               "weightctl models shows it",
+			               model, uri, c->o.manifest_timeout_ms);
+			wt_admin_result_clear(out);
+			break;
+		}
 		wt_admin_result_clear(out);
 		for (size_t k = 0; k < c->n_eps; k++)
 			order[k] = x.used;

@@ -3,7 +3,7 @@
  * productions + peer fills), EVICT (a model's shards, or all; a name no
  * longer served: its leftover shards), VERIFY (re-hash the whole cache). WARM
  * goes through manifest.c (it may wait for a production), REGISTER/UNREGISTER
- * through registry.c. RECLAIM gives back the disk space of blob files kept
+ * through regreq.c. RECLAIM gives back the disk space of blob files kept
  * alive by a few live chunks (cache_reclaim).
  */
 #include <stdatomic.h>
@@ -192,8 +192,10 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 		break;
 	}
 	case WEIGHTS__ADMIN_REQUEST__OP__OP_REGISTER:
-	case WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER:
-		return wd_register_reply(s, rid, a); /* registry.c */
+	case WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER: /* request.c: regreq.c, admin thread */
+		return wd_reply_error(rid, WT_EINVAL,
+		                      "admin: REGISTER and UNREGISTER are requests of their own "
+		                      "(regreq.c), not answered here");
 	default:
 		snprintf(text, sizeof(text),
 		         "admin op %d is unknown; use STATS, WARM, EVICT, VERIFY, REGISTER, "

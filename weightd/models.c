@@ -414,10 +414,10 @@ int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_
 	if (e->pending) {
 		if (err != NULL) {
 			pending_msg(e, err->msg, sizeof(err->msg));
-			err->code = WT_EBUSY;
+			err->code = WT_ENOTFOUND;
 		}
 		pthread_mutex_unlock(&e->lk);
-		return WT_EBUSY;
+		return WT_ENOTFOUND; /* not served yet; clients would retry WT_EBUSY */
 	}
 	models_revalidate(m, e, force);
 	int rv = WT_OK;

@@ -84,9 +84,10 @@ static void *open_main(void *arg)
 		if (e->snap == NULL && e->source == WD_SRC_REGISTERED)
 			WT_LOG(
 			    WT_LOG_WARNING,
-			    "registered model '%s' (%s) does not open: %s; kept registered and "
-			    "listed unavailable (weightctl admin unregister --model %s removes it)",
-			    e->name, e->uri, e->error.msg, e->name);
+			    "registry %s: registered model '%s' (%s) does not open: %s; kept "
+			    "registered and listed unavailable (weightctl admin unregister --model "
+			    "%s removes it)",
+			    r->m->registry_path, e->name, e->uri, e->error.msg, e->name);
 		else if (e->snap == NULL)
 			WT_LOG(WT_LOG_WARNING, "%s; listed as unavailable", e->error.msg);
 		pthread_mutex_unlock(&e->lk);

@@ -25,10 +25,9 @@
  * every byte, minutes for a large remote checkpoint, which must hold neither
  * the lock nor the admin thread. When it opens, the file is written and the
  * model served; when it fails (or is unregistered, or weightd stops), the
- * model is removed and nothing was written. The request waits for the job
- * up to its wait_ms (0: to the end) and says how far it got; a follow
- * request (same model and URI) waits again. Ended jobs are kept, a few, so
- * a follower learns the outcome.
+ * model is removed and nothing was written. The requests (regreq.c) park on
+ * the job up to their wait_ms and say how far it got; ended jobs are kept, a
+ * few, so a follower learns the outcome.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,32 +38,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "weightd/server_int.h"
+#include "weightd/registry_int.h"
 
 #define WD_REGISTRY_URI_MAX  4096
 #define WD_REGISTRY_LINE_MAX (WD_REGISTRY_URI_MAX + 256)
 #define WD_REGJOBS_KEPT      32 /* ended registrations kept for followers */
 
-static pthread_mutex_t reg_lk = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER; /* a regjob ended */
-
-/* One registration's open (guarded by reg_lk). */
-typedef struct wd_regjob wd_regjob;
-struct wd_regjob {
-	struct wd_regjob *next;
-	wd_models *m;
-	char *name, *uri;
-	pthread_t th;
-	bool started;      /* th to join */
-	bool done;         /* the outcome below is set */
-	bool unregistered; /* unregistered while it opened */
-	unsigned waiters;  /* requests waiting on it: not freed meanwhile */
-	int rv;
-	wt_errbuf err;
-	char revision[80]; /* wd_snap.revision */
-	size_t n_tensors;
-	uint64_t bytes;
-};
+pthread_mutex_t wd_reg_lk = PTHREAD_MUTEX_INITIALIZER;
 
 static bool has_ctl(const char *s)
 {
@@ -75,7 +55,7 @@ static bool has_ctl(const char *s)
 }
 
 /* Can name=uri be written as one line and read back the same? */
-static int check_entry(const char *name, const char *uri, wt_errbuf *err)
+int wd_registry_check_entry(const char *name, const char *uri, wt_errbuf *err)
 {
 	if (name[0] == '\0' || name[0] == '#' || strchr(name, '=') != NULL ||
 	    strpbrk(name, " \t") != NULL || has_ctl(name))
@@ -190,7 +170,7 @@ static int load_line(wd_models *m, const wd_config *cfg, const char *path, unsig
 	*eq = '\0';
 	const char *name = trim(t), *uri = trim(eq + 1);
 	wt_errbuf err;
-	int rv = check_entry(name, uri, &err);
+	int rv = wd_registry_check_entry(name, uri, &err);
 	if (rv == WT_OK)
 		rv = wd_register_allowed(cfg, uri, &err);
 	if (rv != WT_OK && rv != WT_ENOTFOUND) { /* a missing folder: listed unavailable */
@@ -272,8 +252,8 @@ static void job_free(wd_regjob *j)
 	free(j);
 }
 
-/* The job of name (running or ended), or NULL. Call with reg_lk held. */
-static wd_regjob *job_find(wd_server *s, const char *name)
+/* The job of name (running or ended), or NULL. Call with wd_reg_lk held. */
+wd_regjob *wd_regjob_find(wd_server *s, const char *name)
 {
 	for (wd_regjob *j = s->regjobs; j != NULL; j = j->next)
 		if (strcmp(j->name, name) == 0)
@@ -282,7 +262,7 @@ static wd_regjob *job_find(wd_server *s, const char *name)
 }
 
 /* Drop ended jobs nobody waits on: name's (a new registration replaces it)
- * and all but the newest WD_REGJOBS_KEPT. Call with reg_lk held. */
+ * and all but the newest WD_REGJOBS_KEPT. Call with wd_reg_lk held. */
 static void jobs_prune(wd_server *s, const char *name)
 {
 	unsigned kept = 0;
@@ -308,9 +288,14 @@ static void *job_main(void *arg)
 	wt_errbuf err;
 	uint64_t t0 = common_now_ns();
 	int rv = wd_models_open_pending(j->m, j->name, &snap, &err);
-	pthread_mutex_lock(&reg_lk);
+	pthread_mutex_lock(&wd_reg_lk);
 	if (rv == WT_OK && j->unregistered)
 		rv = wt_seterr(&err, WT_ECANCELED, "model '%s' was unregistered while it opened",
+		               j->name);
+	if (rv == WT_OK && j->s->reg_stop) /* its requests were told it was not saved */
+		rv = wt_seterr(&err, WT_ECANCELED,
+		               "model '%s': weightd is stopping; not registered (register it again "
+		               "once weightd is back)",
 		               j->name);
 	if (rv == WT_OK && (rv = save(j->m, NULL, j->name, j->uri, &err)) != WT_OK)
 		wt_errprefix(&err, "model '%s' not registered", j->name);
@@ -334,24 +319,23 @@ static void *job_main(void *arg)
 	j->rv = rv;
 	j->err = err;
 	j->done = true;
-	pthread_cond_broadcast(&reg_cv);
-	pthread_mutex_unlock(&reg_lk);
+	if (j->s->reg_started)
+		pthread_cond_signal(&j->s->reg_wake); /* its parked requests (regreq.c) */
+	pthread_mutex_unlock(&wd_reg_lk);
 	wd_snap_release(snap);
 	return NULL;
 }
 
-/* Start registering name -> uri, or find the registration already there.
- * *job: the job to wait on (a reference: job_put it), or NULL when the same
- * name and URI is already registered (nothing to do). */
-static int job_start(wd_server *s, const char *name, const char *uri, wd_regjob **job,
-                     wt_errbuf *err)
+/* registry_int.h */
+int wd_regjob_start(wd_server *s, const char *name, const char *uri, wd_regjob **job,
+                    wt_errbuf *err)
 {
 	*job = NULL;
 	wd_models *m = s->models;
-	pthread_mutex_lock(&reg_lk);
+	pthread_mutex_lock(&wd_reg_lk);
 	wd_model_source src;
 	const char *old;
-	wd_regjob *j = job_find(s, name);
+	wd_regjob *j = wd_regjob_find(s, name);
 	int rv = WT_OK;
 	if (wd_models_find(m, name, &src, &old)) {
 		if (src != WD_SRC_REGISTERED)
@@ -369,12 +353,12 @@ static int job_start(wd_server *s, const char *name, const char *uri, wd_regjob 
 			j->waiters++; /* being registered: wait on that one */
 			*job = j;
 		}
-		pthread_mutex_unlock(&reg_lk);
+		pthread_mutex_unlock(&wd_reg_lk);
 		return rv;
 	}
 	if (j != NULL && !j->done) { /* unregistered while it opened: not ended yet */
-		pthread_mutex_unlock(&reg_lk);
-		return wt_seterr(err, WT_EBUSY,
+		pthread_mutex_unlock(&wd_reg_lk);
+		return wt_seterr(err, WT_EEXIST, /* not retried by clients, as EBUSY would be */
 		                 "model '%s': its previous registration is still stopping; retry "
 		                 "in a moment",
 		                 name);
@@ -383,6 +367,7 @@ static int job_start(wd_server *s, const char *name, const char *uri, wd_regjob 
 	j = calloc(1, sizeof(*j));
 	if (j != NULL) {
 		j->m = m;
+		j->s = s;
 		j->name = strdup(name);
 		j->uri = strdup(uri);
 	}
@@ -398,7 +383,7 @@ static int job_start(wd_server *s, const char *name, const char *uri, wd_regjob 
 	if (rv != WT_OK) {
 		if (j != NULL)
 			job_free(j);
-		pthread_mutex_unlock(&reg_lk);
+		pthread_mutex_unlock(&wd_reg_lk);
 		return rv;
 	}
 	j->started = true;
@@ -406,28 +391,31 @@ static int job_start(wd_server *s, const char *name, const char *uri, wd_regjob 
 	j->next = s->regjobs;
 	s->regjobs = j;
 	*job = j;
-	pthread_mutex_unlock(&reg_lk);
+	pthread_mutex_unlock(&wd_reg_lk);
 	return WT_OK;
 }
 
 void wd_registry_stop(wd_server *s)
 {
-	pthread_mutex_lock(&reg_lk);
+	wd_registry_stop_waits(s); /* done already unless the socket never opened */
+	pthread_mutex_lock(&wd_reg_lk);
 	wd_regjob *list = s->regjobs;
 	s->regjobs = NULL;
-	pthread_mutex_unlock(&reg_lk);
+	pthread_mutex_unlock(&wd_reg_lk);
 	while (list != NULL) { /* wd_models_cancel_opens came first: they end soon */
 		wd_regjob *next = list->next;
 		job_free(list);
 		list = next;
 	}
+	if (s->reg_started) /* every job that could signal it has been joined */
+		pthread_cond_destroy(&s->reg_wake);
 }
 
 int wd_registry_unregister(wd_server *s, const char *name, char **uri_out, wt_errbuf *err)
 {
 	wd_models *m = s->models;
 	*uri_out = NULL;
-	pthread_mutex_lock(&reg_lk);
+	pthread_mutex_lock(&wd_reg_lk);
 	wd_model_source src;
 	const char *uri;
 	int rv = WT_OK;
@@ -449,153 +437,19 @@ int wd_registry_unregister(wd_server *s, const char *name, char **uri_out, wt_er
 		              name, name, uri);
 	else if ((*uri_out = strdup(uri)) == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "registry: out of memory");
-	if (rv == WT_OK && (rv = save(m, name, NULL, NULL, err)) != WT_OK)
-		wt_errprefix(err, "model '%s' still registered", name);
-	wd_regjob *j = rv == WT_OK ? job_find(s, name) : NULL;
+	uint64_t read, total;
+	bool pending = rv == WT_OK && wd_models_pending(m, name, &read, &total);
+	if (rv == WT_OK && !pending && (rv = save(m, name, NULL, NULL, err)) != WT_OK)
+		wt_errprefix(err, "model '%s' still registered", name); /* not in the file yet */
+	wd_regjob *j = rv == WT_OK ? wd_regjob_find(s, name) : NULL;
 	if (j != NULL && !j->done)
 		j->unregistered = true; /* being registered: its open is canceled */
 	if (rv == WT_OK)
-		rv = wd_models_remove(m, name, err); /* registered, under reg_lk: cannot fail */
-	pthread_mutex_unlock(&reg_lk);
+		rv = wd_models_remove(m, name, err); /* registered, under wd_reg_lk: cannot fail */
+	pthread_mutex_unlock(&wd_reg_lk);
 	if (rv != WT_OK) {
 		free(*uri_out);
 		*uri_out = NULL;
 	}
 	return rv;
-}
-
-static nng_msg *admin_text(uint64_t rid, const char *text, uint64_t bytes)
-{
-	Weights__AdminReply ar = WEIGHTS__ADMIN_REPLY__INIT;
-	ar.text = (char *)text;
-	ar.bytes = bytes;
-	Weights__Reply rp = WEIGHTS__REPLY__INIT;
-	rp.id = rid;
-	rp.body_case = WEIGHTS__REPLY__BODY_ADMIN;
-	rp.admin = &ar;
-	return wd_reply_msg(&rp);
-}
-
-/* Wait for job j (a reference: dropped here) up to wait_ms (0: to its end),
- * then say how it ended or how far it got. */
-static nng_msg *job_reply(wd_server *s, uint64_t rid, wd_regjob *j, uint32_t wait_ms)
-{
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += wait_ms / 1000;
-	dl.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&reg_lk);
-	while (!j->done) {
-		if (wait_ms == 0)
-			pthread_cond_wait(&reg_cv, &reg_lk);
-		else if (pthread_cond_timedwait(&reg_cv, &reg_lk, &dl) == ETIMEDOUT)
-			break;
-	}
-	bool done = j->done;
-	int rv = j->rv;
-	wt_errbuf err = j->err;
-	char text[2 * WT_ERRMSG_MAX];
-	uint64_t bytes = j->bytes;
-	if (done && rv == WT_OK)
-		snprintf(text, sizeof(text),
-		         "registered model '%s' (%s) revision %.12s, %zu tensors; saved in %s",
-		         j->name, j->uri, j->revision, j->n_tensors,
-		         wd_models_registry_path(s->models));
-	uint64_t read = 0, total = 0;
-	if (!done)
-		wd_models_pending(s->models, j->name, &read, &total);
-	char p[80];
-	if (!done)
-		snprintf(text, sizeof(text),
-		         "registering model '%s' (%s): read for its revision, %s; it is served "
-		         "once it has opened",
-		         j->name, j->uri, common_fmt_progress(p, sizeof(p), read, total));
-	j->waiters--;
-	pthread_mutex_unlock(&reg_lk);
-	if (done && rv != WT_OK)
-		return wd_reply_error(rid, rv, err.msg);
-	Weights__AdminReply ar = WEIGHTS__ADMIN_REPLY__INIT;
-	ar.text = text;
-	ar.bytes = bytes;
-	ar.opening = !done;
-	ar.open_read = read;
-	ar.open_total = total;
-	Weights__Reply rp = WEIGHTS__REPLY__INIT;
-	rp.id = rid;
-	rp.body_case = WEIGHTS__REPLY__BODY_ADMIN;
-	rp.admin = &ar;
-	return wd_reply_msg(&rp);
-}
-
-nng_msg *wd_register_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest *a)
-{
-	const char *name = a->model ? a->model : "";
-	const char *path = wd_models_registry_path(s->models);
-	char text[2 * WT_ERRMSG_MAX];
-	wt_errbuf err;
-	int rv;
-	if (a->op == WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER) {
-		char *uri = NULL;
-		if ((rv = wd_registry_unregister(s, name, &uri, &err)) != WT_OK)
-			return wd_reply_error(rid, rv, err.msg);
-		snprintf(text, sizeof(text),
-		         "unregistered model '%s' (%s), removed from %s; its cached shards stay "
-		         "until the cache budget drops them or weightctl admin evict --model %s",
-		         name, uri, path, name);
-		free(uri);
-		WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
-		return admin_text(rid, text, 0);
-	}
-	const char *uri = a->uri ? a->uri : "";
-	if (uri[0] == '\0')
-		return wd_reply_error(rid, WT_EINVAL,
-		                      "register: no URI given; send model and uri (file:///dir, "
-		                      "s3://bucket/prefix or http(s)://)");
-	wd_regjob *j = NULL;
-	if (a->follow) {
-		pthread_mutex_lock(&reg_lk);
-		if ((j = job_find(s, name)) != NULL && strcmp(j->uri, uri) == 0)
-			j->waiters++;
-		else
-			j = NULL;
-		pthread_mutex_unlock(&reg_lk);
-		if (j == NULL) {
-			snprintf(text, sizeof(text),
-			         "no registration of model '%s' with %s is running or recently "
-			         "ended here (did weightd restart?); register it again",
-			         name, uri);
-			return wd_reply_error(rid, WT_ENOTFOUND, text);
-		}
-		return job_reply(s, rid, j, a->wait_ms);
-	}
-	wd_model_source src;
-	const char *old;
-	bool same = wd_models_find(s->models, name, &src, &old) && src == WD_SRC_REGISTERED &&
-	            strcmp(old, uri) == 0;
-	if ((rv = check_entry(name, uri, &err)) != WT_OK ||
-	    (rv = wd_register_allowed(s->cfg, uri, &err)) != WT_OK ||
-	    (!same && (rv = wd_register_probe(uri, s->cfg->register_timeout_ms, &err)) != WT_OK) ||
-	    (rv = job_start(s, name, uri, &j, &err)) != WT_OK) {
-		WT_LOG(WT_LOG_WARNING, "admin: register '%s' refused: %s", name, err.msg);
-		return wd_reply_error(rid, rv, err.msg);
-	}
-	if (j != NULL)
-		return job_reply(s, rid, j, a->wait_ms);
-	wd_snap *snap = NULL; /* registered already with this URI */
-	if ((rv = wd_models_get(s->models, name, false, &snap, &err)) != WT_OK) {
-		wt_errprefix(&err, "model '%s' is registered (%s) but does not open now", name,
-		             uri);
-		return wd_reply_error(rid, rv, err.msg);
-	}
-	snprintf(text, sizeof(text),
-	         "model '%s' is already registered with %s (revision %.12s); nothing changed", name,
-	         uri, snap->revision);
-	uint64_t bytes = ckpt_total_bytes(snap->ck);
-	wd_snap_release(snap);
-	WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
-	return admin_text(rid, text, bytes);
 }

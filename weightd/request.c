@@ -159,15 +159,15 @@ static const char *kind_name(Weights__Request__BodyCase c)
 	}
 }
 
-/* REGISTER / UNREGISTER, on the admin pool's thread. */
+/* REGISTER / UNREGISTER, on the admin pool's thread; replies itself (a
+ * REGISTER maybe later: r must not be touched after the call). */
 static void admin_work(wd_job *job)
 {
 	wd_req *r = (wd_req *)((char *)job - offsetof(wd_req, job));
 	Weights__Request *rq = r->admin_rq;
 	r->admin_rq = NULL;
-	nng_msg *reply = wd_register_reply(r->srv, r->id, rq->admin);
+	wd_register_request(r, rq->admin);
 	wire_request_free(rq);
-	wd_req_reply(r, reply);
 }
 
 void wd_handle(wd_req *r, nng_msg *msg)

@@ -337,7 +337,7 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 		goto fail;
 	if ((rv = wd_peers_open(&s->peers, cfg, s->server_id, err)) != WT_OK)
 		goto fail;
-	if ((rv = wd_watch_start(s, err)) != WT_OK)
+	if ((rv = wd_watch_start(s, err)) != WT_OK || (rv = wd_registry_start(s, err)) != WT_OK)
 		goto fail;
 	if ((rv = open_socket(s, err)) != WT_OK)
 		goto fail;
@@ -379,7 +379,8 @@ size_t wd_server_close(wd_server *s)
 	wd_metrics_stop(s); /* before anything it reads goes away */
 	/* opens in progress (a registration, a new revision) end at their next
 	 * block: requests keep the snapshots they have */
-	wd_models_cancel_opens(s->models);
+	if (s->models != NULL) /* NULL: a start that failed before the models */
+		wd_models_cancel_opens(s->models);
 	if (s->sock_open) {
 		/* 1. stop accepting: new connections are refused (pipe_cb), receives are
 		 * not re-armed. (Listeners stay open until nng_close: closing them first
@@ -392,7 +393,8 @@ size_t wd_server_close(wd_server *s)
 			if (s->reqs[i].state == WD_RECV)
 				nng_aio_cancel(s->reqs[i].aio);
 		pthread_mutex_unlock(&s->lk);
-		wd_watch_stop(s); /* parked watches get the current revision now */
+		wd_watch_stop(s);          /* parked watches get the current revision now */
+		wd_registry_stop_waits(s); /* parked REGISTERs: how far their open got */
 		/* 2. let in-flight requests finish, bounded */
 		left = drain_wait(s, s->cfg->drain_timeout_ms);
 		if (left > 0) {

@@ -107,6 +107,12 @@ typedef struct wd_req {
 		char known[80];      /* known_revision */
 		uint64_t deadline_ns;
 	} w;
+	struct wd_rgreq {              /* a REGISTER parked on its open (registry.c) */
+		struct wd_req *next;   /* in srv->reg_parked; guarded by registry.c's lock */
+		struct wd_regjob *job; /* holds one of its waiters */
+		uint64_t deadline_ns;  /* UINT64_MAX: to the end (wait_ms 0) */
+		nng_msg *reply;        /* built under the lock, sent after */
+	} rg;
 } wd_req;
 
 /* Role of a connection (auth.c): set by its latest Hello. */
@@ -192,10 +198,16 @@ struct wd_server {
 	size_t idle;    /* contexts parked for good in WD_IDLE (drain) */
 	wd_pipe *pipes; /* connected pipes (pipes.c) */
 	size_t n_pipes, cap_pipes;
-	uint64_t capped_log_ns;     /* last "connection refused" log line */
-	nng_aio *reap_aio;          /* hello_timeout_ms sweep (server.c) */
-	wd_pool *admin_pool;        /* REGISTER / UNREGISTER: never on the data workers */
-	struct wd_regjob *regjobs;  /* registrations opening or ended (registry.c's lock) */
+	uint64_t capped_log_ns; /* last "connection refused" log line */
+	nng_aio *reap_aio;      /* hello_timeout_ms sweep (server.c) */
+	wd_pool *admin_pool;    /* REGISTER / UNREGISTER: never on the data workers */
+	/* registry.c's (under its lock): registrations opening or ended, and the
+	 * REGISTER requests parked on them, answered by reg_thread */
+	struct wd_regjob *regjobs;
+	wd_req *reg_parked;
+	pthread_cond_t reg_wake; /* CLOCK_MONOTONIC */
+	pthread_t reg_thread;
+	bool reg_started, reg_stop;
 	pthread_mutex_t authlog_lk; /* guards the three fields below */
 	uint64_t authlog_t0_ns, authlog_n, authlog_suppressed;
 	/* counters (atomic) */
@@ -440,10 +452,17 @@ nng_msg *wd_chunk_reply(wd_server *s, uint64_t id, const Weights__ChunkRequest *
 nng_msg *wd_chunk_send(wd_server *s, uint64_t id, wt_hash128 h, uint64_t clen, uint64_t off,
                        uint64_t n, const uint8_t *tensor_hash, const uint8_t *mem);
 nng_msg *wd_admin_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);
-/* registry.c: admin REGISTER / UNREGISTER. A REGISTER opens the model on a
- * thread of its own (a regjob) and replies after its wait_ms (0: when it
- * ends); see registry.c. */
-nng_msg *wd_register_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *a);
+/* registry.c: admin REGISTER / UNREGISTER, on the admin thread; replies
+ * itself, maybe later: a REGISTER opens the model on a thread of its own (a
+ * regjob) and its reply waits parked (no thread held) up to its wait_ms (0:
+ * to the end); see registry.c. */
+void wd_register_request(wd_req *r, const Weights__AdminRequest *a);
+/* Start the thread that answers parked REGISTER requests (server open). */
+int wd_registry_start(wd_server *s, wt_errbuf *err);
+/* Shutdown, first: parked REGISTER requests are answered now (how far the
+ * open got; one that asked to wait to the end: WT_ECANCELED), new ones at
+ * once; the thread ends. NULL-safe parts: may run after a failed start. */
+void wd_registry_stop_waits(wd_server *s);
 /*
  * Unregister a registered model (one being registered too: its open is
  * canceled) and rewrite the file. WT_ENOTFOUND for an unknown name, WT_EPERM
@@ -452,8 +471,8 @@ nng_msg *wd_register_reply(wd_server *s, uint64_t id, const Weights__AdminReques
  * caller frees).
  */
 int wd_registry_unregister(wd_server *s, const char *name, char **uri_out, wt_errbuf *err);
-/* Shutdown, after wd_models_cancel_opens and the admin pool: wait for every
- * registration's thread and free them. */
+/* Shutdown, after wd_models_cancel_opens, wd_registry_stop_waits and the
+ * admin pool: wait for every registration's thread and free them. */
 void wd_registry_stop(wd_server *s);
 
 #endif

@@ -148,7 +148,8 @@ typedef enum wd_open_mode {
  * says. WT_EEXIST for a name in use, WT_EINVAL for a bad name or URI.
  *
  * A WD_OPEN_PENDING model is found (wd_models_find: the name is taken) but
- * not served (wd_models_get: WT_EBUSY saying how far its open got), listed
+ * not served (wd_models_get: WT_ENOTFOUND saying it is being registered and
+ * how far its open got; clients retry WT_EBUSY for their whole budget), listed
  * as being registered, skipped by wd_models_each, and never opened by
  * anyone but wd_models_open_pending, until wd_models_settle keeps it or
  * wd_models_remove drops it.

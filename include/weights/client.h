@@ -453,7 +453,9 @@ typedef void (*wt_register_progress_fn)(void *ctx, uint64_t read, uint64_t total
  * each request within a second (a server older than 1.4 only at the end:
  * then progress is never called), so no request is left waiting for
  * minutes. If the endpoint restarts meanwhile the registration is lost
- * (it was not saved): WT_ENOTFOUND says to register again.
+ * (it was not saved): WT_ENOTFOUND or WT_ECANCELED says to register again.
+ * If the server reads no byte of it for manifest_timeout_ms, WT_ETIMEDOUT
+ * (the registration goes on in the server).
  */
 WT_API int wt_client_register_progress(wt_client *c, const char *model, const char *uri,
                                        wt_register_progress_fn progress, void *ctx,

@@ -31,6 +31,13 @@ grep -q -- "--cache-reclaim-ratio: cache_reclaim_ratio 0.5 must be above 1" "$T/
 "$D" --cache-reclaim-ratio 1.5x 2>"$T/err"; rc=$?
 [ $rc = 2 ] && grep -q "is not a decimal number" "$T/err" || fail "--cache-reclaim-ratio 1.5x"
 
+# starts that fail before the models are open: the message, an exit code
+# (not a crash in the shutdown of what did not start)
+"$D" --models-dir "$T/no-such-dir" --cache-dir "$T/cache3" 2>"$T/err"; rc=$?
+[ $rc = 2 ] && grep -q "models_dir $T/no-such-dir" "$T/err" || fail "missing models_dir: exit $rc"
+"$D" --cache-dir /proc/no-such-dir/c 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "cache_dir /proc/no-such-dir/c" "$T/err" || fail "bad cache_dir: exit $rc"
+
 # start with a ready file on a kernel-chosen port; wait for readiness
 mkdir -p "$T/models"
 (cd "$T" && exec "$D" --listen tcp://127.0.0.1:0 --listen "ipc://$T/w.sock" \

@@ -1,0 +1,264 @@
+/*
+ * regreq.c — the admin REGISTER / UNREGISTER requests (on the admin thread).
+ *
+ * A REGISTER checks the name, the URI (regpolicy.c) and the source (the
+ * probe, bounded by register_timeout_ms), then starts or joins the model's
+ * registration (registry.c: a regjob opens it on a thread of its own). Its
+ * reply waits for that open without holding a thread: the request parks
+ * (state WD_WAIT, keeping its nng context) in the server's reg_parked list
+ * until the job ends or its wait_ms passes (wait_ms 0, what clients before
+ * libweights 1.4 send: to the end), and the reg thread answers it: the
+ * outcome, or AdminReply.opening with how far the read got. A follow
+ * request (same model and URI) parks the same way; it never starts one.
+ * At shutdown parked requests are answered at once (a request that asked to
+ * wait to the end: WT_ECANCELED).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "weightd/registry_int.h"
+
+static nng_msg *admin_reply(uint64_t rid, const char *text, uint64_t bytes, bool opening,
+                            uint64_t read, uint64_t total)
+{
+	Weights__AdminReply ar = WEIGHTS__ADMIN_REPLY__INIT;
+	ar.text = (char *)text;
+	ar.bytes = bytes;
+	ar.opening = opening;
+	ar.open_read = read;
+	ar.open_total = total;
+	Weights__Reply rp = WEIGHTS__REPLY__INIT;
+	rp.id = rid;
+	rp.body_case = WEIGHTS__REPLY__BODY_ADMIN;
+	rp.admin = &ar;
+	return wd_reply_msg(&rp);
+}
+
+/* The reply to a request on job j now: its outcome, or how far it got (to
+ * a request that waits to the end while weightd stops: WT_ECANCELED).
+ * Drops the request's hold on j. Call with wd_reg_lk held. */
+static nng_msg *job_reply(wd_server *s, uint64_t rid, wd_regjob *j, bool to_end)
+{
+	char text[2 * WT_ERRMSG_MAX], p[80];
+	j->waiters--;
+	if (j->done && j->rv != WT_OK)
+		return wd_reply_error(rid, j->rv, j->err.msg);
+	if (j->done) {
+		snprintf(text, sizeof(text),
+		         "registered model '%s' (%s) revision %.12s, %zu tensors; saved in %s",
+		         j->name, j->uri, j->revision, j->n_tensors,
+		         wd_models_registry_path(s->models));
+		return admin_reply(rid, text, j->bytes, false, 0, 0);
+	}
+	uint64_t read = 0, total = 0;
+	wd_models_pending(s->models, j->name, &read, &total);
+	common_fmt_progress(p, sizeof(p), read, total);
+	if (to_end) {
+		snprintf(text, sizeof(text),
+		         "weightd is stopping: the registration of model '%s' (%s) did not "
+		         "finish (read for its revision: %s) and is not saved; register it "
+		         "again once weightd is back",
+		         j->name, j->uri, p);
+		return wd_reply_error(rid, WT_ECANCELED, text);
+	}
+	snprintf(text, sizeof(text),
+	         "registering model '%s' (%s): read for its revision, %s; it is served once it "
+	         "has opened",
+	         j->name, j->uri, p);
+	return admin_reply(rid, text, 0, true, read, total);
+}
+
+/* Answer r on job j (r holds one of j's waiters) now if j has ended or
+ * weightd stops, else park it up to wait_ms (0: to the end). */
+static void park_or_reply(wd_req *r, wd_regjob *j, uint32_t wait_ms)
+{
+	wd_server *s = r->srv;
+	pthread_mutex_lock(&wd_reg_lk);
+	if (!j->done && s->reg_started && !s->reg_stop) {
+		r->rg.job = j;
+		r->rg.deadline_ns =
+		    wait_ms ? common_now_ns() + (uint64_t)wait_ms * 1000000ull : UINT64_MAX;
+		r->rg.reply = NULL;
+		pthread_mutex_lock(&s->lk);
+		r->state = WD_WAIT;
+		pthread_mutex_unlock(&s->lk);
+		r->rg.next = s->reg_parked;
+		s->reg_parked = r;
+		pthread_cond_signal(&s->reg_wake); /* recompute the wake-up time */
+		pthread_mutex_unlock(&wd_reg_lk);
+		return; /* the reg thread answers */
+	}
+	nng_msg *reply = job_reply(s, r->id, j, wait_ms == 0 && !j->done);
+	pthread_mutex_unlock(&wd_reg_lk);
+	wd_req_reply(r, reply);
+}
+
+static void *reg_main(void *arg)
+{
+	wd_server *s = arg;
+	pthread_mutex_lock(&wd_reg_lk);
+	for (;;) {
+		uint64_t now = common_now_ns(), wake = UINT64_MAX;
+		wd_req *due = NULL;
+		for (wd_req **pp = &s->reg_parked; *pp != NULL;) {
+			wd_req *r = *pp;
+			wd_regjob *j = r->rg.job;
+			if (j->done || s->reg_stop || now >= r->rg.deadline_ns) {
+				*pp = r->rg.next;
+				r->rg.reply =
+				    job_reply(s, r->id, j, r->rg.deadline_ns == UINT64_MAX);
+				r->rg.job = NULL;
+				r->rg.next = due;
+				due = r;
+				continue;
+			}
+			if (r->rg.deadline_ns < wake)
+				wake = r->rg.deadline_ns;
+			pp = &r->rg.next;
+		}
+		if (due != NULL) { /* sent without the lock */
+			pthread_mutex_unlock(&wd_reg_lk);
+			while (due != NULL) {
+				wd_req *r = due;
+				due = r->rg.next;
+				r->rg.next = NULL;
+				wd_req_reply(r, r->rg.reply); /* NULL (no memory): it times out */
+			}
+			pthread_mutex_lock(&wd_reg_lk);
+			continue;
+		}
+		if (s->reg_stop)
+			break;
+		if (wake == UINT64_MAX) {
+			pthread_cond_wait(&s->reg_wake, &wd_reg_lk);
+		} else {
+			struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000ull),
+			                      .tv_nsec = (long)(wake % 1000000000ull)};
+			pthread_cond_timedwait(&s->reg_wake, &wd_reg_lk, &ts);
+		}
+	}
+	pthread_mutex_unlock(&wd_reg_lk);
+	return NULL;
+}
+
+int wd_registry_start(wd_server *s, wt_errbuf *err)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* common_now_ns's clock */
+	pthread_cond_init(&s->reg_wake, &ca);
+	pthread_condattr_destroy(&ca);
+	int rv = pthread_create(&s->reg_thread, NULL, reg_main, s);
+	if (rv != 0) {
+		pthread_cond_destroy(&s->reg_wake);
+		return wt_seterr(err, WT_ENOMEM, "registration reply thread: %s", strerror(rv));
+	}
+	pthread_mutex_lock(&wd_reg_lk);
+	s->reg_started = true;
+	pthread_mutex_unlock(&wd_reg_lk);
+	return WT_OK;
+}
+
+void wd_registry_stop_waits(wd_server *s)
+{
+	pthread_mutex_lock(&wd_reg_lk);
+	bool join = s->reg_started && !s->reg_stop;
+	s->reg_stop = true;
+	if (s->reg_started)
+		pthread_cond_signal(&s->reg_wake);
+	pthread_mutex_unlock(&wd_reg_lk);
+	if (join)
+		pthread_join(s->reg_thread, NULL); /* it answered every parked request */
+}
+
+static void unregister(wd_req *r, const char *name)
+{
+	wd_server *s = r->srv;
+	char text[2 * WT_ERRMSG_MAX];
+	char *uri = NULL;
+	wt_errbuf err;
+	int rv = wd_registry_unregister(s, name, &uri, &err);
+	if (rv != WT_OK) {
+		wd_req_reply(r, wd_reply_error(r->id, rv, err.msg));
+		return;
+	}
+	snprintf(text, sizeof(text),
+	         "unregistered model '%s' (%s), removed from %s; its cached shards stay until "
+	         "the cache budget drops them or weightctl admin evict --model %s",
+	         name, uri, wd_models_registry_path(s->models), name);
+	free(uri);
+	WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
+	wd_req_reply(r, admin_reply(r->id, text, 0, false, 0, 0));
+}
+
+void wd_register_request(wd_req *r, const Weights__AdminRequest *a)
+{
+	wd_server *s = r->srv;
+	const char *name = a->model ? a->model : "";
+	char text[2 * WT_ERRMSG_MAX];
+	wt_errbuf err;
+	int rv;
+	if (a->op == WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER) {
+		unregister(r, name);
+		return;
+	}
+	const char *uri = a->uri ? a->uri : "";
+	if (uri[0] == '\0') {
+		wd_req_reply(
+		    r, wd_reply_error(r->id, WT_EINVAL,
+		                      "register: no URI given; send model and uri (file:///dir, "
+		                      "s3://bucket/prefix or http(s)://)"));
+		return;
+	}
+	wd_regjob *j = NULL;
+	if (a->follow) {
+		pthread_mutex_lock(&wd_reg_lk);
+		if ((j = wd_regjob_find(s, name)) != NULL && strcmp(j->uri, uri) == 0)
+			j->waiters++;
+		else
+			j = NULL;
+		pthread_mutex_unlock(&wd_reg_lk);
+		if (j != NULL) {
+			park_or_reply(r, j, a->wait_ms);
+			return;
+		}
+		snprintf(text, sizeof(text),
+		         "no registration of model '%s' with %s is running or recently ended here "
+		         "(did weightd restart?); register it again",
+		         name, uri);
+		wd_req_reply(r, wd_reply_error(r->id, WT_ENOTFOUND, text));
+		return;
+	}
+	wd_model_source src;
+	const char *old;
+	bool same = wd_models_find(s->models, name, &src, &old) && src == WD_SRC_REGISTERED &&
+	            strcmp(old, uri) == 0;
+	if ((rv = wd_registry_check_entry(name, uri, &err)) != WT_OK ||
+	    (rv = wd_register_allowed(s->cfg, uri, &err)) != WT_OK ||
+	    (!same && (rv = wd_register_probe(uri, s->cfg->register_timeout_ms, &err)) != WT_OK) ||
+	    (rv = wd_regjob_start(s, name, uri, &j, &err)) != WT_OK) {
+		WT_LOG(WT_LOG_WARNING, "admin: register '%s' refused: %s", name, err.msg);
+		wd_req_reply(r, wd_reply_error(r->id, rv, err.msg));
+		return;
+	}
+	if (j != NULL) {
+		park_or_reply(r, j, a->wait_ms);
+		return;
+	}
+	wd_snap *snap = NULL; /* registered already with this URI */
+	if ((rv = wd_models_get(s->models, name, false, &snap, &err)) != WT_OK) {
+		wt_errprefix(&err, "model '%s' is registered (%s) but does not open now", name,
+		             uri);
+		wd_req_reply(r, wd_reply_error(r->id, rv, err.msg));
+		return;
+	}
+	snprintf(text, sizeof(text),
+	         "model '%s' is already registered with %s (revision %.12s); nothing changed", name,
+	         uri, snap->revision);
+	uint64_t bytes = ckpt_total_bytes(snap->ck);
+	wd_snap_release(snap);
+	WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
+	wd_req_reply(r, admin_reply(r->id, text, bytes, false, 0, 0));
+}
