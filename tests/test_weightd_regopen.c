@@ -190,6 +190,10 @@ static void test_register_background(void **state)
 	       (unsigned long long)mi->open_total, mi->error);
 	assert_false(mi->available);
 	assert_true(mi->registering && mi->opening);
+	uint64_t ms[WD_MODEL_N_STATES]; /* weightd_models{state=...} */
+	wd_models_count(f.e->srv->models, ms);
+	assert_int_equal(ms[WD_MODEL_REGISTERING], 1);
+	assert_int_equal(ms[WD_MODEL_AVAILABLE], 1);
 	assert_non_null(strstr(mi->error, "being registered"));
 	tw_reply_free(&x);
 	assert_false(in_registry_file(f.e, "big"));
@@ -232,6 +236,9 @@ static void test_register_background(void **state)
 	assert_string_equal(mi->revision, llama->revision);
 	assert_string_equal(mi->source, "registered");
 	tw_reply_free(&x);
+	wd_models_count(f.e->srv->models, ms);
+	assert_int_equal(ms[WD_MODEL_REGISTERING], 0);
+	assert_int_equal(ms[WD_MODEL_AVAILABLE], 3); /* llama, local, big */
 	x = tw_manifest(f.s, "big", 2, 1);
 	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
 	tw_reply_free(&x);

@@ -132,6 +132,21 @@ static void write_metrics(wd_server *s, FILE *f)
 	gauge(f, "weightd_connections", "Connected clients (nng pipes).", wd_server_n_pipes(s));
 	gauge(f, "weightd_productions_running", "Layouts being produced now.",
 	      wd_flights_active(s->flights));
+	uint64_t ms[WD_MODEL_N_STATES];
+	wd_models_count(s->models, ms);
+	fprintf(f,
+	        "# HELP weightd_models Models by state: available (served), unavailable (does "
+	        "not open; retried at each revalidation), opening (its first open running), "
+	        "registering (an admin REGISTER opening it).\n"
+	        "# TYPE weightd_models gauge\n"
+	        "weightd_models{state=\"available\"} %llu\n"
+	        "weightd_models{state=\"unavailable\"} %llu\n"
+	        "weightd_models{state=\"opening\"} %llu\n"
+	        "weightd_models{state=\"registering\"} %llu\n",
+	        (unsigned long long)ms[WD_MODEL_AVAILABLE],
+	        (unsigned long long)ms[WD_MODEL_UNAVAILABLE],
+	        (unsigned long long)ms[WD_MODEL_OPENING],
+	        (unsigned long long)ms[WD_MODEL_REGISTERING]);
 	fprintf(f, "# HELP weightd_request_seconds Time from a request's arrival to its reply.\n"
 	           "# TYPE weightd_request_seconds histogram\n");
 	hist_series(f, "weightd_request_seconds", "kind=\"manifest\"", &s->m.manifest);

@@ -434,6 +434,22 @@ int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_
 	return rv;
 }
 
+void wd_models_count(wd_models *m, uint64_t out[WD_MODEL_N_STATES])
+{
+	memset(out, 0, WD_MODEL_N_STATES * sizeof(*out));
+	pthread_rwlock_rdlock(&m->lk);
+	for (size_t i = 0; i < m->n; i++) {
+		model_ent *e = m->ents[i];
+		pthread_mutex_lock(&e->lk);
+		out[e->pending        ? WD_MODEL_REGISTERING
+		    : e->snap != NULL ? WD_MODEL_AVAILABLE
+		    : e->opening      ? WD_MODEL_OPENING
+		                      : WD_MODEL_UNAVAILABLE]++;
+		pthread_mutex_unlock(&e->lk);
+	}
+	pthread_rwlock_unlock(&m->lk);
+}
+
 uint64_t wd_models_source_bytes(wd_models *m)
 {
 	uint64_t sum = atomic_load(&m->retired_bytes);

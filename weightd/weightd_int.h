@@ -208,6 +208,18 @@ void wd_models_list_free(wd_model_info *info, size_t n);
 int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_errbuf *err);
 void wd_snap_release(wd_snap *s); /* NULL-safe */
 
+/* Models by state, as metrics count them (no revalidation): served, not
+ * opening (unavailable: retried at each revalidation), without a revision
+ * while an open runs, being registered (pending). */
+enum {
+	WD_MODEL_AVAILABLE,
+	WD_MODEL_UNAVAILABLE,
+	WD_MODEL_OPENING,
+	WD_MODEL_REGISTERING,
+	WD_MODEL_N_STATES
+};
+void wd_models_count(wd_models *m, uint64_t out[WD_MODEL_N_STATES]);
+
 /* Sum of store_bytes_read over every store the registry opened (source reads). */
 uint64_t wd_models_source_bytes(wd_models *m);
 

@@ -29,6 +29,11 @@ curl -s -D "$T/h" "$M/metrics" >"$T/metrics" || die "scrape"
 grep -qi '^content-type: text/plain; version=0.0.4' "$T/h" || die "content type: $(cat "$T/h")"
 val() { awk -v k="$1" '$1 == k {print $2}' "$T/metrics"; }
 [ "$(val weightd_productions_total)" = 1 ] || die "productions: $(val weightd_productions_total)"
+# models by state: the one folder model, served
+[ "$(val 'weightd_models{state="available"}')" = 1 ] &&
+	[ "$(val 'weightd_models{state="unavailable"}')" = 0 ] &&
+	[ "$(val 'weightd_models{state="registering"}')" = 0 ] ||
+	die "models by state: $(grep '^weightd_models' "$T/metrics")"
 [ "$(val weightd_cache_shards)" = 2 ] || die "cache shards: $(val weightd_cache_shards)"
 [ "$(val 'weightd_request_seconds_count{kind="manifest"}')" -ge 2 ] || die "manifest count"
 chunks=$(val 'weightd_request_seconds_count{kind="chunk"}')
