@@ -12,16 +12,17 @@ See README.md "Use from an engine / Python".
 from ._lib import lib_path
 from .client import Client, Fetch, Shard
 from .errors import Cancelled, Error, MismatchError
-from .manifest import Manifest, ModelInfo, TensorInfo
+from .manifest import AdminResult, Manifest, ModelInfo, TensorInfo
 
-__all__ = ["Client", "Fetch", "Shard", "Manifest", "TensorInfo", "ModelInfo", "Error",
+__all__ = ["Client", "Fetch", "Shard", "Manifest", "TensorInfo", "ModelInfo", "AdminResult",
+           "Error",
            "Cancelled", "MismatchError", "library_version", "lib_path", "torch_dtype",
            "numpy_dtype"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 def library_version():
-    """The version of the libweights actually loaded ("0.2.0")."""
+    """The version of the libweights actually loaded ("1.4.0")."""
     from . import _lib
 
     return _lib.wt_version(None, None, None).decode()

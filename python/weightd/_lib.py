@@ -232,6 +232,26 @@ wt_client_close = _fn("wt_client_close", None, c_void_p)
 wt_client_list_models = _fn("wt_client_list_models", c_int, c_void_p, P(P(ModelInfo)),
                             P(c_size), E)
 wt_model_list_free = _fn("wt_model_list_free", None, P(ModelInfo), c_size)
+
+
+class AdminResult(ctypes.Structure):  # wt_admin_result (not versioned: frozen)
+    _fields_ = [("text", ctypes.c_void_p), ("bytes", c_u64), ("shards", c_u64),
+                ("chunks", c_u64), ("bad", c_u64), ("disk_bytes", c_u64),
+                ("disk_before", c_u64), ("rewritten", c_u64)]
+
+
+RegisterProgressFn = ctypes.CFUNCTYPE(None, c_void_p, c_u64, c_u64)
+wt_client_admin = _fn("wt_client_admin", c_int, c_void_p, c_int, c_char_p, P(Layout),
+                      P(AdminResult), E)
+try:  # libweights 1.4; an older library still serves everything else
+    wt_client_register_progress = _fn("wt_client_register_progress", c_int, c_void_p,
+                                      c_char_p, c_char_p, RegisterProgressFn, c_void_p,
+                                      P(AdminResult), E)
+except AttributeError:
+    wt_client_register_progress = None
+wt_client_unregister = _fn("wt_client_unregister", c_int, c_void_p, c_char_p, P(AdminResult),
+                           E)
+wt_admin_result_clear = _fn("wt_admin_result_clear", None, P(AdminResult))
 wt_client_get_manifest = _fn("wt_client_get_manifest", c_int, c_void_p, c_char_p, P(Layout),
                              P(c_void_p), E)
 wt_manifest_free = _fn("wt_manifest_free", None, c_void_p)

@@ -6,7 +6,9 @@ import threading
 
 from . import _arrays, _lib
 from .errors import Cancelled, Error, check, make
-from .manifest import LAYOUT_KEYS, MODES, LayoutArg, Manifest, ModelInfo, _s
+from .manifest import LAYOUT_KEYS, MODES, AdminResult, LayoutArg, Manifest, ModelInfo, _s
+
+_ADMIN_OPS = {"stats": 1, "warm": 2, "evict": 3, "verify": 4, "reclaim": 7}
 
 _OPTS = ("connect_timeout_ms", "request_timeout_ms", "manifest_timeout_ms", "window",
          "connections", "max_retries", "backoff_initial_ms", "backoff_max_ms",
@@ -204,6 +206,71 @@ class Client:
                               _s(m.error), _s(m.source)) for m in arr[:n.value]]
         finally:
             _lib.wt_model_list_free(arr, n)
+
+    # ---- admin (storage teams; every op but stats needs the admin token) ----
+    def _admin_call(self, fn, *args):
+        res, err = _lib.AdminResult(), _lib.ErrBuf()
+        self._enter()
+        try:
+            rc = fn(self._c, *args, ctypes.byref(res), ctypes.byref(err))
+        finally:
+            self._leave()
+        check(rc, err)
+        try:
+            text = ctypes.string_at(res.text).decode() if res.text else ""
+            return AdminResult(text, res.bytes, res.shards, res.chunks, res.bad,
+                               res.disk_bytes, res.disk_before, res.rewritten)
+        finally:
+            _lib.wt_admin_result_clear(ctypes.byref(res))
+
+    def admin(self, op, model=None, **layout):
+        """An admin operation on the first reachable endpoint: op is "stats",
+        "warm", "evict", "verify" or "reclaim"; model (and layout keywords, as
+        manifest() takes them) narrow warm and evict. Returns an AdminResult."""
+        if op not in _ADMIN_OPS:
+            raise Error(_lib.WT_EINVAL, "WT_EINVAL",
+                        "admin op %r: use one of %s (register() and unregister() for "
+                        "those)" % (op, ", ".join(_ADMIN_OPS)))
+        lay = LayoutArg(**layout) if layout else None
+        return self._admin_call(_lib.wt_client_admin, _ADMIN_OPS[op],
+                                model.encode() if model else None,
+                                ctypes.byref(lay.c) if lay else None)
+
+    def register(self, model, uri, progress=None):
+        """Register model -> uri (file:///dir, s3://bucket/prefix, http(s)://) on
+        the first reachable endpoint and return its AdminResult (text names the
+        revision; bytes = checkpoint bytes). The server reads a new checkpoint
+        whole for its revision (minutes for a large remote one): this returns
+        when that ends, and progress(read, total) (optional) is called about
+        once a second meanwhile, total 0 until known. An exception raised by
+        progress is raised after the call returns (the registration is the
+        server's: it is not stopped)."""
+        if _lib.wt_client_register_progress is None:
+            raise Error(7, "WT_EUNSUPPORTED",
+                        "Client.register needs libweights 1.4 (wt_client_register_progress);"
+                        " %s is %s: build or install a newer one" %
+                        (_lib.lib_path, _lib.wt_version(None, None, None).decode()))
+        raised = []
+
+        def cb(_ctx, read, total):
+            if progress is not None and not raised:
+                try:
+                    progress(read, total)
+                except BaseException as e:  # re-raised below, outside ctypes
+                    raised.append(e)
+
+        fn = _lib.RegisterProgressFn(cb)
+        out = self._admin_call(_lib.wt_client_register_progress, model.encode(), uri.encode(),
+                               fn, None)
+        if raised:
+            raise raised[0]
+        return out
+
+    def unregister(self, model):
+        """Remove a model added by register() (one being registered too: its
+        open is canceled); its cached shards stay until admin("evict",
+        model). Returns the AdminResult."""
+        return self._admin_call(_lib.wt_client_unregister, model.encode())
 
     def manifest(self, model, mode="partitioned", **layout):
         """The manifest of one rank. layout keywords: tp_size, tp_rank, ep_size,

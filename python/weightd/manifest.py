@@ -22,6 +22,13 @@ in hex, role "weight" / "scale" / "bias" / "input_scale"."""
 ModelInfo = namedtuple("ModelInfo", "name uri revision architecture checkpoint_bytes "
                        "n_tensors available error source")
 
+AdminResult = namedtuple("AdminResult", "text bytes shards chunks bad disk_bytes disk_before "
+                         "rewritten")
+AdminResult.__doc__ = """What an admin operation answered (wt_admin_result): the
+server's text and its counters (register: bytes = checkpoint bytes; stats: cache
+bytes, shards, chunks, corruptions in bad, disk_bytes; verify: bad chunks;
+reclaim: disk_before, disk_bytes after, rewritten)."""
+
 
 def _pick(table, what, value):
     if value not in table:
