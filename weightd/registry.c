@@ -289,7 +289,7 @@ static void *job_main(void *arg)
 	uint64_t t0 = common_now_ns();
 	int rv = wd_models_open_pending(j->m, j->name, &snap, &err);
 	pthread_mutex_lock(&wd_reg_lk);
-	if (rv == WT_OK && j->unregistered)
+	if (j->unregistered) /* whatever the open said: it may not even have found it */
 		rv = wt_seterr(&err, WT_ECANCELED, "model '%s' was unregistered while it opened",
 		               j->name);
 	if (rv == WT_OK && j->s->reg_stop) /* its requests were told it was not saved */

@@ -10,8 +10,9 @@
  * libweights 1.4 send: to the end), and the reg thread answers it: the
  * outcome, or AdminReply.opening with how far the read got. A follow
  * request (same model and URI) parks the same way; it never starts one.
- * At shutdown parked requests are answered at once (a request that asked to
- * wait to the end: WT_ECANCELED).
+ * At shutdown parked requests are answered at once: WT_ECANCELED, the
+ * registration is not saved (registry.c saves no job that ends after).
+ * At most WD_REG_PARKED_MAX park; one more is WT_EBUSY.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +20,10 @@
 #include <time.h>
 
 #include "weightd/registry_int.h"
+
+/* Parked REGISTER requests at most (each holds an nng context): one more is
+ * WT_EBUSY, which clients retry with backoff. */
+#define WD_REG_PARKED_MAX 64
 
 static nng_msg *admin_reply(uint64_t rid, const char *text, uint64_t bytes, bool opening,
                             uint64_t read, uint64_t total)
@@ -36,10 +41,10 @@ static nng_msg *admin_reply(uint64_t rid, const char *text, uint64_t bytes, bool
 	return wd_reply_msg(&rp);
 }
 
-/* The reply to a request on job j now: its outcome, or how far it got (to
- * a request that waits to the end while weightd stops: WT_ECANCELED).
- * Drops the request's hold on j. Call with wd_reg_lk held. */
-static nng_msg *job_reply(wd_server *s, uint64_t rid, wd_regjob *j, bool to_end)
+/* The reply to a request on job j now: its outcome, or how far it got, or
+ * when weightd stops (an unfinished job is then never saved: registry.c)
+ * WT_ECANCELED. Drops the request's hold on j. Call with wd_reg_lk held. */
+static nng_msg *job_reply(wd_server *s, uint64_t rid, wd_regjob *j)
 {
 	char text[2 * WT_ERRMSG_MAX], p[80];
 	j->waiters--;
@@ -55,7 +60,7 @@ static nng_msg *job_reply(wd_server *s, uint64_t rid, wd_regjob *j, bool to_end)
 	uint64_t read = 0, total = 0;
 	wd_models_pending(s->models, j->name, &read, &total);
 	common_fmt_progress(p, sizeof(p), read, total);
-	if (to_end) {
+	if (s->reg_stop) {
 		snprintf(text, sizeof(text),
 		         "weightd is stopping: the registration of model '%s' (%s) did not "
 		         "finish (read for its revision: %s) and is not saved; register it "
@@ -76,6 +81,19 @@ static void park_or_reply(wd_req *r, wd_regjob *j, uint32_t wait_ms)
 {
 	wd_server *s = r->srv;
 	pthread_mutex_lock(&wd_reg_lk);
+	size_t parked = 0;
+	for (wd_req *p = s->reg_parked; p != NULL; p = p->rg.next)
+		parked++;
+	if (!j->done && s->reg_started && !s->reg_stop && parked >= WD_REG_PARKED_MAX) {
+		j->waiters--;
+		pthread_mutex_unlock(&wd_reg_lk);
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+		         "%d REGISTER requests already wait on registrations here; retry later",
+		         WD_REG_PARKED_MAX);
+		wd_req_reply(r, wd_reply_error(r->id, WT_EBUSY, msg));
+		return;
+	}
 	if (!j->done && s->reg_started && !s->reg_stop) {
 		r->rg.job = j;
 		r->rg.deadline_ns =
@@ -90,7 +108,8 @@ static void park_or_reply(wd_req *r, wd_regjob *j, uint32_t wait_ms)
 		pthread_mutex_unlock(&wd_reg_lk);
 		return; /* the reg thread answers */
 	}
-	nng_msg *reply = job_reply(s, r->id, j, wait_ms == 0 && !j->done);
+	/* ended, or weightd stops (reg_started is set before any request comes) */
+	nng_msg *reply = job_reply(s, r->id, j);
 	pthread_mutex_unlock(&wd_reg_lk);
 	wd_req_reply(r, reply);
 }
@@ -107,8 +126,7 @@ static void *reg_main(void *arg)
 			wd_regjob *j = r->rg.job;
 			if (j->done || s->reg_stop || now >= r->rg.deadline_ns) {
 				*pp = r->rg.next;
-				r->rg.reply =
-				    job_reply(s, r->id, j, r->rg.deadline_ns == UINT64_MAX);
+				r->rg.reply = job_reply(s, r->id, j);
 				r->rg.job = NULL;
 				r->rg.next = due;
 				due = r;

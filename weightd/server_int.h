@@ -459,9 +459,9 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t id, const Weights__AdminRequest *
 void wd_register_request(wd_req *r, const Weights__AdminRequest *a);
 /* Start the thread that answers parked REGISTER requests (server open). */
 int wd_registry_start(wd_server *s, wt_errbuf *err);
-/* Shutdown, first: parked REGISTER requests are answered now (how far the
- * open got; one that asked to wait to the end: WT_ECANCELED), new ones at
- * once; the thread ends. NULL-safe parts: may run after a failed start. */
+/* Shutdown, first: parked REGISTER requests are answered now (WT_ECANCELED:
+ * not saved), new ones at once; the thread ends. May run after a failed
+ * start. */
 void wd_registry_stop_waits(wd_server *s);
 /*
  * Unregister a registered model (one being registered too: its open is
