@@ -3,12 +3,15 @@
 # of output, exit 0 / 2 (usage) / 1 (server error, named by its WT_E code);
 # `weightctl models` says where each model comes from; a registration survives
 # a restart on the same cache dir and an unregister is gone after one; a
-# damaged registry line is skipped with file:line and the daemon serves.
+# damaged registry line is skipped with file:line and the daemon serves; a
+# registration that reads for seconds (an http source whose tensor reads are
+# slow) reports its progress on stderr and prints its one line at the end.
 set -u
 B=$(cd "${WT_BUILD:-build}" && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/wt-wdreg-XXXXXX")
 pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$T"' EXIT
+hpid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$hpid" ] && kill "$hpid" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "weightctl_register.sh: FAIL: $*"; [ -f "$T/out" ] && cat "$T/out" "$T/err"; exit 1; }
 EP="ipc://$T/w.sock"
 W() { "$B/weightctl" "$@" >"$T/out" 2>"$T/err"; }
@@ -16,7 +19,8 @@ W() { "$B/weightctl" "$@" >"$T/out" 2>"$T/err"; }
 start() {
 	rm -f "$T/ready"
 	"$B/weightd" --listen "$EP" --models-dir "$T/models" --cache-dir "$T/cache" \
-		--ready-file "$T/ready" --cache-max-bytes 64M --register-roots "$T" 2>"$T/daemon.err" &
+		--ready-file "$T/ready" --cache-max-bytes 64M --register-roots "$T" "$@" \
+		2>"$T/daemon.err" &
 	pid=$!
 	for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
 	[ -s "$T/ready" ] || fail "weightd did not start: $(cat "$T/daemon.err")"
@@ -80,4 +84,22 @@ grep -q "^q2	" "$T/out" && fail "q2 listed after unregister + restart"
 grep -q "^llama	" "$T/out" || fail "llama gone"
 grep -q "damaged" "$T/cache/registered-models" && fail "damaged line kept after a rewrite"
 stop
+
+# a slow registration: /slow/ GETs over 64 KiB (the tensor bytes) wait 1 s each
+python3 "$(dirname "$0")/objstore_server.py" --root "$T/ext" >"$T/http.port" &
+hpid=$!
+for _ in $(seq 100); do [ -s "$T/http.port" ] && break; sleep 0.05; done
+port=$(awk '{print $2}' "$T/http.port")
+[ -n "$port" ] || fail "objstore_server.py did not start"
+start --register-hosts "127.0.0.1:$port"
+W admin --endpoint "$EP" register --model slowq2 --uri "http://127.0.0.1:$port/slow/q2"; rc=$?
+[ $rc = 0 ] || fail "slow register: exit $rc"
+[ "$(wc -l <"$T/out")" = 1 ] && grep -q "^registered model 'slowq2' " "$T/out" ||
+	fail "slow register output"
+grep -Eq "^weightctl admin: registering slowq2: read for its revision, (.* of .* MiB \(.*%\)|size not known yet), [0-9]+ s$" \
+	"$T/err" || fail "slow register: no progress line on stderr"
+W models --endpoint "$EP" || fail "models after the slow register"
+grep -q "^slowq2	Qwen2ForCausalLM	26	" "$T/out" || fail "slowq2 not served"
+stop
+kill "$hpid"; wait "$hpid" 2>/dev/null; hpid=""
 echo "weightctl_register.sh: ok"
