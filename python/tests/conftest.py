@@ -83,6 +83,36 @@ def _hf_models(models_dir):
     assert transformers.__version__
 
 
+def start_weightd(tmp, models, *flags):
+    """A weightd serving models (cache in tmp/cache, log in tmp/weightd.log)
+    on a free port, with flags: (process, endpoint URL, log file) once ready."""
+    ready = os.path.join(tmp, "ready")
+    log = open(os.path.join(tmp, "weightd.log"), "w")
+    proc = subprocess.Popen([bin_path("weightd"), "--listen", "tcp://127.0.0.1:0",
+                             "--models-dir", models, "--cache-dir", os.path.join(tmp, "cache"),
+                             "--log-level", "warning", "--ready-file", ready, *flags],
+                            stdout=log, stderr=log)
+    for _ in range(300):
+        if os.path.exists(ready) and os.path.getsize(ready) > 0:
+            return proc, open(ready).read().split()[0], log
+        if proc.poll() is not None:
+            log.close()
+            pytest.fail("weightd exited: " + open(log.name).read())
+        time.sleep(0.05)
+    stop_weightd(proc, log)
+    pytest.fail("weightd not ready after 15 s: " + open(log.name).read())
+
+
+def stop_weightd(proc, log):
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+
+
 @pytest.fixture(scope="session")
 def server():
     """(endpoint URL, models folder, workdir) of a weightd serving the models."""
@@ -99,33 +129,13 @@ def server():
     with open(cfg_path, "w") as f:
         json.dump(cfg, f)
     _hf_models(models)
-    ready = os.path.join(tmp, "ready")
-    log = open(os.path.join(tmp, "weightd.log"), "w")
-    proc = subprocess.Popen([bin_path("weightd"), "--listen", "tcp://127.0.0.1:0",
-                             "--stream-listen", "tcp://127.0.0.1:0",  # offered; stream=1 uses it
-                             "--models-dir", models, "--cache-dir", os.path.join(tmp, "cache"),
-                             "--workers", "2", "--chunk-bytes", str(CHUNK_BYTES),
-                             "--log-level", "warning", "--ready-file", ready],
-                            stdout=log, stderr=log)
+    proc, url, log = start_weightd(tmp, models,
+                                   "--stream-listen", "tcp://127.0.0.1:0",  # stream=1 uses it
+                                   "--workers", "2", "--chunk-bytes", str(CHUNK_BYTES))
     try:
-        for _ in range(300):
-            if os.path.exists(ready) and os.path.getsize(ready) > 0:
-                break
-            if proc.poll() is not None:
-                pytest.fail("weightd exited: " + open(log.name).read())
-            time.sleep(0.05)
-        else:
-            pytest.fail("weightd not ready after 15 s: " + open(log.name).read())
-        url = open(ready).read().split()[0]
         yield url, models, tmp
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        stop_weightd(proc, log)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

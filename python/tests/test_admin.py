@@ -9,11 +9,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import pytest
 
-from conftest import REPO, bin_path
+from conftest import REPO, bin_path, start_weightd, stop_weightd
 
 
 @pytest.fixture
@@ -31,34 +30,17 @@ def gated():
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     port = int(helper.stdout.readline().split()[1])
     host = "127.0.0.1:%d" % port
-    ready = os.path.join(tmp, "ready")
-    log = open(os.path.join(tmp, "weightd.log"), "w")
-    proc = subprocess.Popen([bin_path("weightd"), "--listen", "tcp://127.0.0.1:0",
-                             "--models-dir", models, "--cache-dir", os.path.join(tmp, "cache"),
-                             "--register-hosts", host, "--log-level", "warning",
-                             "--ready-file", ready], stdout=log, stderr=log)
+    proc = None
     try:
-        for _ in range(300):
-            if os.path.exists(ready) and os.path.getsize(ready) > 0:
-                break
-            if proc.poll() is not None:
-                pytest.fail("weightd exited: " + open(log.name).read())
-            time.sleep(0.05)
-        else:
-            pytest.fail("weightd not ready after 15 s: " + open(log.name).read())
-        yield open(ready).read().split()[0], helper, "http://" + host, models
+        proc, url, log = start_weightd(tmp, models, "--register-hosts", host)
+        yield url, helper, "http://" + host, models
     finally:
         helper.stdin.write("open\n")  # a registration never waits on the gate
         helper.stdin.flush()
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            stop_weightd(proc, log)
         helper.stdin.close()
         helper.wait(10)
-        log.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
