@@ -422,8 +422,16 @@ int wt_client_register_progress(wt_client *c, const char *model, const char *uri
 	int rv = admin_call(c, WT_ADMIN_REGISTER, model, uri, NULL, &x, out, err);
 	uint64_t last_read = 0, moved_ms = client_now_ms();
 	while (rv == WT_OK && x.opening) {
-		if (progress != NULL)
-			progress(ctx, x.read, x.total);
+		if (progress != NULL && progress(ctx, x.read, x.total) != 0) {
+			rv = wt_seterr(
+			    err, WT_ECANCELED,
+			    "register '%s': the caller stopped waiting; the registration "
+			    "goes on in the server (weightctl models shows it, unregister "
+			    "cancels it)",
+			    model);
+			wt_admin_result_clear(out);
+			break;
+		}
 		if (x.read != last_read) {
 			last_read = x.read;
 			moved_ms = client_now_ms();

@@ -437,11 +437,11 @@ static void test_stop_while_registering(void **state)
 
 typedef struct prog {
 	fixture *f;
-	int calls;
+	int calls, stop_at; /* stop_at > 0: stop waiting at that call */
 	uint64_t last_read, total;
 } prog;
 
-static void on_progress(void *ctx, uint64_t read, uint64_t total)
+static int on_progress(void *ctx, uint64_t read, uint64_t total)
 {
 	prog *p = ctx;
 	printf("progress %d: %llu of %llu\n", p->calls, (unsigned long long)read,
@@ -451,6 +451,7 @@ static void on_progress(void *ctx, uint64_t read, uint64_t total)
 	p->total = total;
 	if (p->calls == 2)
 		gate(p->f, "open");
+	return p->stop_at > 0 && p->calls == p->stop_at;
 }
 
 /* The client's registration reports progress while the server opens it and
@@ -487,6 +488,28 @@ static void test_client_progress(void **state)
 	assert_int_equal(p.calls, 0);
 	assert_non_null(strstr(res.text, "already registered"));
 	wt_admin_result_clear(&res);
+	/* the caller stops waiting at its first report: WT_ECANCELED at once, and
+	 * the registration goes on in the server (other bytes: read, not known) */
+	char *src2 = tu_path(f.e->dir, "src2"), uri2[200];
+	assert_int_equal(tw_write_llama8(src2, SEED + 1), 0);
+	free(src2);
+	snprintf(uri2, sizeof(uri2), "http://%s/gate/src2", f.host);
+	gate(&f, "close");
+	p = (prog){.f = &f, .stop_at = 1};
+	t0 = now_s();
+	rv = wt_client_register_progress(c, "big2", uri2, on_progress, &p, &res, &err);
+	printf("stopped waiting after %.2f s: %s\n", now_s() - t0, err.msg);
+	assert_int_equal(rv, WT_ECANCELED);
+	assert_int_equal(p.calls, 1);
+	assert_non_null(strstr(err.msg, "goes on in the server"));
+	tw_reply x = list(f.s);
+	const Weights__ModelInfo *mi = listed(&x, "big2");
+	assert_true(mi != NULL && mi->registering);
+	tw_reply_free(&x);
+	gate(&f, "open");
+	x = reg(f.s, "big2", uri2, 0, true);
+	assert_non_null(strstr(x.r->admin->text, "registered model 'big2'"));
+	tw_reply_free(&x);
 	wt_client_close(c);
 	fx_stop(&f);
 }

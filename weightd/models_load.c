@@ -101,15 +101,23 @@ static void open_all(wd_models *m)
 	pthread_t th[WD_OPEN_THREADS];
 	unsigned started = 0;
 	uint64_t t0 = common_now_ns();
+	int e = 0;
 	while (started + 1 < WD_OPEN_THREADS && started + 1 < m->n &&
-	       pthread_create(&th[started], NULL, open_main, &r) == 0)
+	       (e = pthread_create(&th[started], NULL, open_main, &r)) == 0)
 		started++;
+	if (e != 0) /* fewer at once; the caller still opens them all */
+		WT_LOG(WT_LOG_WARNING, "models: no thread to open models in parallel (%s)",
+		       strerror(e));
 	open_main(&r); /* the caller is one of the threads */
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+	size_t failed = 0;
+	for (size_t i = 0; i < m->n; i++)
+		failed += m->ents[i]->snap == NULL; /* no other thread yet */
 	if (m->n > 1)
-		WT_LOG(WT_LOG_INFO, "models: %zu opened in %.2f s, up to %u at a time", m->n,
-		       (double)(common_now_ns() - t0) / 1e9, started + 1);
+		WT_LOG(failed ? WT_LOG_WARNING : WT_LOG_INFO,
+		       "models: %zu opened in %.2f s, up to %u at a time; %zu unavailable",
+		       m->n - failed, (double)(common_now_ns() - t0) / 1e9, started + 1, failed);
 }
 
 int wd_models_open(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err)

@@ -83,7 +83,7 @@ static int admin_op(admin_args *aa, char **pos, size_t n_pos)
  * 10 s (a new revision of a large checkpoint reads for minutes). */
 typedef struct reg_watch {
 	const char *model;
-	uint64_t t0_ms, last_ms;
+	uint64_t t0_ms, last_ms; /* t0: the request */
 	unsigned reports;
 } reg_watch;
 
@@ -94,19 +94,18 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static void reg_progress(void *ctx, uint64_t read, uint64_t total)
+static int reg_progress(void *ctx, uint64_t read, uint64_t total)
 {
 	reg_watch *w = ctx;
 	uint64_t now = now_ms();
-	if (w->reports++ == 0)
-		w->t0_ms = now;
-	else if (now - w->last_ms < 10000)
-		return;
+	if (w->reports++ > 0 && now - w->last_ms < 10000)
+		return 0;
 	w->last_ms = now;
 	char p[80];
 	fprintf(stderr, "weightctl admin: registering %s: read for its revision, %s, %.0f s\n",
 	        w->model, common_fmt_progress(p, sizeof(p), read, total),
 	        (double)(now - w->t0_ms) / 1000.0);
+	return 0;
 }
 
 /* register needs --model and --uri, unregister --model; neither takes a layout,
@@ -170,7 +169,7 @@ int ctl_admin(int argc, char **argv)
 	}
 	if ((code = ctl_remote_open(&r, "admin", &c)) != CTL_OK)
 		goto done;
-	reg_watch rw = {.model = r.model};
+	reg_watch rw = {.model = r.model, .t0_ms = now_ms()};
 	if (aa.op == WT_ADMIN_REGISTER)
 		rv = wt_client_register_progress(c, r.model, aa.uri, reg_progress, &rw, &res, &err);
 	else

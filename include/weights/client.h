@@ -444,8 +444,10 @@ WT_API int wt_client_register(wt_client *c, const char *model, const char *uri,
                               wt_admin_result *out, wt_errbuf *err);
 
 /* Since 1.4: how far the server's open of a model being registered got:
- * read of total bytes read for its revision (total 0 until known). */
-typedef void (*wt_register_progress_fn)(void *ctx, uint64_t read, uint64_t total);
+ * read of total bytes read for its revision (total 0 until known). Return 0
+ * to go on waiting; anything else stops waiting: the call returns
+ * WT_ECANCELED while the registration goes on in the server. */
+typedef int (*wt_register_progress_fn)(void *ctx, uint64_t read, uint64_t total);
 
 /*
  * Since 1.4: wt_client_register that calls progress(ctx, ...) (may be NULL)

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -28,10 +29,10 @@ def gated():
                                                             "objstore_server.py"),
                                "--root", models, "--stdin"],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    port = int(helper.stdout.readline().split()[1])
-    host = "127.0.0.1:%d" % port
     proc = None
     try:
+        port = int(helper.stdout.readline().split()[1])
+        host = "127.0.0.1:%d" % port
         proc, url, log = start_weightd(tmp, models, "--register-hosts", host)
         yield url, helper, "http://" + host, models
     finally:
@@ -99,11 +100,26 @@ def test_admin_errors(gated):
         def boom(read, total):
             raise RuntimeError("progress failed")
 
+        # an exception in progress stops the waiting at once (the gate is
+        # still closed); the registration goes on in the server
         gate(helper, "close")
-        with pytest.raises(RuntimeError):  # raised after the call; the server went on
-            c.register("boom", base + "/gate/llama", progress=lambda r, t: (
-                gate(helper, "open"), boom(r, t)))
-        assert "boom" in {m.name for m in c.models()}
+        t0 = time.monotonic()
+        with pytest.raises(RuntimeError):
+            c.register("boom", base + "/gate/llama", progress=boom)
+        assert time.monotonic() - t0 < 10
+        listed = {m.name: m for m in c.models()}
+        assert not listed["boom"].available and "being registered" in listed["boom"].error
+        gate(helper, "open")
+        for _ in range(200):
+            if {m.name: m for m in c.models()}["boom"].available:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("boom never became available")
+        for op in ("evict", "stats"):
+            with pytest.raises(weightd.Error) as e:
+                c.admin(op, "llama", tp_size=2)  # only warm takes a layout
+            assert e.value.name == "WT_EINVAL" and "only warm" in e.value.message
         warm = c.admin("warm", "llama", tp_size=2, tp_rank=0)  # both ranks of the layout
         assert warm.shards == 2 and warm.bytes > 0 and "2 shards warm" in warm.text, warm
         ev = c.admin("evict", "llama")
@@ -111,3 +127,36 @@ def test_admin_errors(gated):
         with pytest.raises(weightd.Error) as e:
             c.admin("warm", "llama", tp_size=3)  # the layout is checked
         assert e.value.name in ("WT_EINVAL", "WT_ELAYOUT")
+
+
+def test_register_ctrl_c(gated):
+    """Ctrl-C while register() waits for a long read: KeyboardInterrupt within
+    a second or two (the library stops waiting), not when the server ends."""
+    import signal
+
+    url, helper, base, _ = gated
+    code = ("import weightd, sys\n"
+            "c = weightd.Client(%r)\n"
+            "print('waiting', flush=True)\n"
+            "c.register('intr', %r)\n" % (url, base + "/gate/llama"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout.readline().strip() == "waiting"
+        time.sleep(1.5)  # inside the call: the first answer said "opening"
+        t0 = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=15)
+        took = time.monotonic() - t0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert "KeyboardInterrupt" in err, err
+    assert took < 5, took
+    import weightd
+
+    with weightd.Client(url) as c:  # the registration went on in the server
+        m = {m.name: m for m in c.models()}["intr"]
+        assert not m.available and "being registered" in m.error

@@ -240,7 +240,7 @@ class AdminResult(ctypes.Structure):  # wt_admin_result (not versioned: frozen)
                 ("disk_before", c_u64), ("rewritten", c_u64)]
 
 
-RegisterProgressFn = ctypes.CFUNCTYPE(None, c_void_p, c_u64, c_u64)
+RegisterProgressFn = ctypes.CFUNCTYPE(c_int, c_void_p, c_u64, c_u64)
 wt_client_admin = _fn("wt_client_admin", c_int, c_void_p, c_int, c_char_p, P(Layout),
                       P(AdminResult), E)
 try:  # libweights 1.4; an older library still serves everything else
@@ -249,6 +249,8 @@ try:  # libweights 1.4; an older library still serves everything else
                                       P(AdminResult), E)
 except AttributeError:
     wt_client_register_progress = None
+wt_client_register = _fn("wt_client_register", c_int, c_void_p, c_char_p, c_char_p,
+                         P(AdminResult), E)
 wt_client_unregister = _fn("wt_client_unregister", c_int, c_void_p, c_char_p, P(AdminResult),
                            E)
 wt_admin_result_clear = _fn("wt_admin_result_clear", None, P(AdminResult))

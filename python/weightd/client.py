@@ -217,7 +217,7 @@ class Client:
             self._leave()
         check(rc, err)
         try:
-            text = ctypes.string_at(res.text).decode() if res.text else ""
+            text = _s(ctypes.string_at(res.text)) if res.text else ""
             return AdminResult(text, res.bytes, res.shards, res.chunks, res.bad,
                                res.disk_bytes, res.disk_before, res.rewritten)
         finally:
@@ -225,12 +225,20 @@ class Client:
 
     def admin(self, op, model=None, **layout):
         """An admin operation on the first reachable endpoint: op is "stats",
-        "warm", "evict", "verify" or "reclaim"; model (and layout keywords, as
-        manifest() takes them) narrow warm and evict. Returns an AdminResult."""
+        "warm", "evict", "verify" or "reclaim". model narrows warm (which needs
+        it, with layout keywords as manifest() takes them: the layout to
+        produce into the cache) and evict (every cached shard of the model).
+        Returns an AdminResult."""
         if op not in _ADMIN_OPS:
             raise Error(_lib.WT_EINVAL, "WT_EINVAL",
                         "admin op %r: use one of %s (register() and unregister() for "
                         "those)" % (op, ", ".join(_ADMIN_OPS)))
+        if layout and op != "warm":
+            raise Error(_lib.WT_EINVAL, "WT_EINVAL",
+                        "admin %r takes no layout keywords (%s); only warm does" %
+                        (op, ", ".join(layout)))
+        if layout and not model:
+            raise Error(_lib.WT_EINVAL, "WT_EINVAL", "admin warm: layout keywords need a model")
         lay = LayoutArg(**layout) if layout else None
         return self._admin_call(_lib.wt_client_admin, _ADMIN_OPS[op],
                                 model.encode() if model else None,
@@ -243,28 +251,49 @@ class Client:
         whole for its revision (minutes for a large remote one): this returns
         when that ends, and progress(read, total) (optional) is called about
         once a second meanwhile, total 0 until known. An exception raised by
-        progress is raised after the call returns (the registration is the
-        server's: it is not stopped)."""
-        if _lib.wt_client_register_progress is None:
-            raise Error(7, "WT_EUNSUPPORTED",
-                        "Client.register needs libweights 1.4 (wt_client_register_progress);"
-                        " %s is %s: build or install a newer one" %
-                        (_lib.lib_path, _lib.wt_version(None, None, None).decode()))
-        raised = []
+        progress, or Ctrl-C, stops the waiting within a second and is raised
+        here; the registration goes on in the server (unregister() cancels
+        it). With a libweights older than 1.4 progress is never called."""
+        if _lib.wt_client_register_progress is None:  # libweights < 1.4
+            return self._admin_call(_lib.wt_client_register, model.encode(), uri.encode())
+        stop, raised, done = threading.Event(), [], {}
 
-        def cb(_ctx, read, total):
-            if progress is not None and not raised:
+        def cb(_ctx, read, total):  # on the worker thread below
+            if stop.is_set():
+                return 1
+            if progress is not None:
                 try:
                     progress(read, total)
-                except BaseException as e:  # re-raised below, outside ctypes
+                except BaseException as e:  # raised by register(), not inside ctypes
                     raised.append(e)
+                    return 1
+            return 0
 
         fn = _lib.RegisterProgressFn(cb)
-        out = self._admin_call(_lib.wt_client_register_progress, model.encode(), uri.encode(),
-                               fn, None)
+
+        def run():
+            try:
+                done["out"] = self._admin_call(_lib.wt_client_register_progress,
+                                               model.encode(), uri.encode(), fn, None)
+            except BaseException as e:
+                done["err"] = e
+
+        # the call runs on a thread so that Ctrl-C reaches the caller here; the
+        # callback then tells the library to stop waiting
+        t = threading.Thread(target=run, name="weightd-register", daemon=True)
+        t.start()
+        try:
+            while t.is_alive():
+                t.join(0.1)
+        except BaseException:
+            stop.set()
+            t.join()
+            raise
         if raised:
             raise raised[0]
-        return out
+        if "err" in done:
+            raise done["err"]
+        return done["out"]
 
     def unregister(self, model):
         """Remove a model added by register() (one being registered too: its

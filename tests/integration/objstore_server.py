@@ -12,7 +12,7 @@ Range). Serves --root; the first path component picks the behaviour:
   /down/K     always 500
   /noetag/K   like /ok without ETag (Last-Modified is the version)
   /counted/K  like /ok, and every GET is counted; GET /_gets returns the count
-  /slow/K     like /ok, but a GET of more than 64 KiB waits 1 s before its reply
+  /slow/K     like /ok, but a GET of more than 64 KiB waits 1 s (--slow-s) before its reply
               (reading tensor bytes is slow; config, index and headers are not)
   /gate/K     like /ok, but a GET of more than 64 KiB waits (up to 60 s) while
               the gate is closed: closed at start; with --stdin, the lines
@@ -48,6 +48,7 @@ LISTINGS = {
 COUNTS = {}
 LOCK = threading.Lock()
 GATE = threading.Event()  # set = open; /gate/ tensor reads wait while clear
+SLOW_S = 1.0  # /slow/: the wait of a large GET (--slow-s)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -109,7 +110,7 @@ class Handler(BaseHTTPRequestHandler):
             partial = True
         count = last - first + 1 if size else 0
         if mode == "slow" and self.command == "GET" and count > 65536:
-            time.sleep(1.0)
+            time.sleep(SLOW_S)
         if mode == "gate" and self.command == "GET" and count > 65536:
             GATE.wait(60.0)
         cr_first = first
@@ -139,14 +140,16 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    global ROOT
+    global ROOT, SLOW_S
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--stdin", action="store_true", help="exit when stdin closes")
+    ap.add_argument("--slow-s", type=float, default=1.0, help="/slow/: seconds a large GET waits")
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https")
     a = ap.parse_args()
     ROOT = os.path.realpath(a.root)
+    SLOW_S = a.slow_s
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
     srv.handle_error = lambda *args: None  # a client hanging up is not news

@@ -85,9 +85,14 @@ grep -q "^llama	" "$T/out" || fail "llama gone"
 grep -q "damaged" "$T/cache/registered-models" && fail "damaged line kept after a rewrite"
 stop
 
-# a slow registration: /slow/ GETs over 64 KiB (the tensor bytes) wait 1 s each
-python3 "$(dirname "$0")/objstore_server.py" --root "$T/ext" >"$T/http.port" &
+# a slow registration: /slow/ GETs over 64 KiB (the tensor bytes) wait 3 s
+# each, well past the client's 1 s poll; the helper exits when this script's
+# end of the fifo closes, even if the script is killed
+mkfifo "$T/http.in"
+python3 "$(dirname "$0")/objstore_server.py" --root "$T/ext" --slow-s 3 --stdin \
+	<"$T/http.in" >"$T/http.port" &
 hpid=$!
+exec 7>"$T/http.in"
 for _ in $(seq 100); do [ -s "$T/http.port" ] && break; sleep 0.05; done
 port=$(awk '{print $2}' "$T/http.port")
 [ -n "$port" ] || fail "objstore_server.py did not start"
@@ -101,5 +106,6 @@ grep -Eq "^weightctl admin: registering slowq2: read for its revision, (.* of .*
 W models --endpoint "$EP" || fail "models after the slow register"
 grep -q "^slowq2	Qwen2ForCausalLM	26	" "$T/out" || fail "slowq2 not served"
 stop
-kill "$hpid"; wait "$hpid" 2>/dev/null; hpid=""
+exec 7>&-
+wait "$hpid" 2>/dev/null; hpid=""
 echo "weightctl_register.sh: ok"
