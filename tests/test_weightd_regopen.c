@@ -322,6 +322,21 @@ static void test_unregister_while_opening(void **state)
 	fx_stop(&f);
 }
 
+/* Until name is listed (the registration started), at most 10 s. */
+static void wait_listed(nng_socket s, const char *name)
+{
+	double t0 = now_s();
+	for (;;) {
+		tw_reply x = list(s);
+		bool there = listed(&x, name) != NULL;
+		tw_reply_free(&x);
+		if (there)
+			return;
+		assert_true(now_s() - t0 < 10);
+		usleep(20000);
+	}
+}
+
 /* A REGISTER on a socket of its own, on a thread: its reply's code (0 for
  * an AdminReply) and message, and when it came. */
 typedef struct bg_reg {
@@ -356,18 +371,9 @@ static void test_waiting_register_parked(void **state)
 	bg_reg b = {.url = f.e->url, .name = "big", .uri = f.uri, .wait_ms = 0};
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, bg_main, &b), 0);
-	tw_reply x;
+	wait_listed(f.s, "big");
 	double t0 = now_s();
-	for (;;) { /* until the registration is listed */
-		x = list(f.s);
-		bool there = listed(&x, "big") != NULL;
-		tw_reply_free(&x);
-		if (there || now_s() - t0 > 10)
-			break;
-		usleep(20000);
-	}
-	t0 = now_s();
-	x = tw_admin_uri(f.s, OP_UNREG, "big", "", 0);
+	tw_reply x = tw_admin_uri(f.s, OP_UNREG, "big", "", 0);
 	double dt = now_s() - t0;
 	printf("unregister while a REGISTER waits to the end: %.3f s\n", dt);
 	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
@@ -405,18 +411,10 @@ static void test_stop_while_registering(void **state)
 	bg_reg b = {.url = f.e->url, .name = "big", .uri = f.uri, .wait_ms = 0};
 	pthread_t t, st;
 	assert_int_equal(pthread_create(&t, NULL, bg_main, &b), 0);
-	double t0 = now_s();
-	for (;;) {
-		tw_reply x = list(f.s);
-		bool there = listed(&x, "big") != NULL;
-		tw_reply_free(&x);
-		if (there || now_s() - t0 > 10)
-			break;
-		usleep(20000);
-	}
+	wait_listed(f.s, "big");
 	nng_close(f.s);
 	bg_stop bs = {.e = f.e};
-	t0 = now_s();
+	double t0 = now_s();
 	assert_int_equal(pthread_create(&st, NULL, stop_main, &bs), 0);
 	pthread_join(t, NULL); /* answered while the read is still held */
 	printf("parked REGISTER answered %.3f s into the stop: %s: %s\n", b.done_s - t0,
