@@ -429,11 +429,17 @@ static void test_register_silent(void **state)
 	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MODELS);
 	tw_reply_free(&x);
 	double dt = now_s() - t0;
+	/* other admin requests do not queue behind the silent source check */
+	t0 = now_s();
+	int unreg = admin_code(s, OP(UNREGISTER), "nosuch", "", 0);
+	double du = now_s() - t0;
 	pthread_join(t, NULL);
-	printf("hello + list during a silent registration: %.3f s; registration: %s after %.3f "
-	       "s\n",
-	       dt, wt_errname(a.code), a.secs);
+	printf("hello + list during a silent registration: %.3f s; an unregister: %s in %.3f s; "
+	       "registration: %s after %.3f s\n",
+	       dt, wt_errname(unreg), du, wt_errname(a.code), a.secs);
 	assert_true(dt < 5.0);
+	assert_int_equal(unreg, WT_ENOTFOUND);
+	assert_true(du < 0.8); /* one admin thread: it waited for the check (~1.2 s) */
 	assert_int_equal(a.code, WT_ETIMEDOUT);
 	assert_true(a.secs < 1.5 + 4.0);
 	nng_close(s);

@@ -333,7 +333,7 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	}
 	unsigned lanes[2] = {(unsigned)cfg->workers, (unsigned)cfg->producers};
 	if ((rv = wd_pool_create_lanes(&s->pool, lanes, 2, err)) != WT_OK ||
-	    (rv = wd_pool_create(&s->admin_pool, 1, err)) != WT_OK)
+	    (rv = wd_pool_create(&s->admin_pool, WD_ADMIN_THREADS, err)) != WT_OK)
 		goto fail;
 	if ((rv = wd_peers_open(&s->peers, cfg, s->server_id, err)) != WT_OK)
 		goto fail;

@@ -173,6 +173,10 @@ typedef struct wd_faults {
 	void *ctx;
 } wd_faults;
 
+/* Admin threads: REGISTER's source check may wait register_timeout_ms on a
+ * silent URL; others (an UNREGISTER, a local REGISTER) go on meanwhile. */
+#define WD_ADMIN_THREADS 4
+
 struct wd_server {
 	const wd_config *cfg; /* borrowed; outlives the server */
 	nng_socket sock;
