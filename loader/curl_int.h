@@ -16,6 +16,7 @@
 #ifndef WT_LOADER_CURL_INT_H
 #define WT_LOADER_CURL_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +57,11 @@ typedef struct curlu curlu;
 /* Create a client. The option strings are copied. Free with curlu_close(). */
 int curlu_open(curlu **out, const curlu_opts *o, wt_errbuf *err);
 void curlu_close(curlu *c); /* NULL-safe; no call may be in flight */
+/* Transfers started while cancel is set (NULL: none) end within about a
+ * second of *cancel turning true: WT_ECANCELED naming the key, never
+ * retried. cancel must outlive them; set and cleared by the store's owner
+ * (store_set_cancel) while no other call uses c. */
+void curlu_set_cancel(curlu *c, const _Atomic bool *cancel);
 
 /* HEAD url: out->nbytes from Content-Length, out->version from ETag (quotes
  * and W/ stripped), else Last-Modified, else "". out->key = strdup(key).

@@ -56,6 +56,7 @@ typedef struct xfer {
 	int stop;
 	CURLcode cc;
 	char curlerr[CURL_ERROR_SIZE];
+	const _Atomic bool *cancel; /* the client's, when the transfer started */
 } xfer;
 
 typedef struct lane {
@@ -68,9 +69,27 @@ struct curlu {
 	char *userpwd, *sigv4, *ca_bundle;
 	struct curl_slist *hdrs; /* read-only after open */
 	pthread_mutex_t lk;
-	lane *idle[CURLU_MAX_IDLE]; /* guarded by lk */
-	size_t n_idle;              /* guarded by lk */
+	lane *idle[CURLU_MAX_IDLE];         /* guarded by lk */
+	size_t n_idle;                      /* guarded by lk */
+	const _Atomic bool *_Atomic cancel; /* curlu_set_cancel */
 };
+
+void curlu_set_cancel(curlu *c, const _Atomic bool *cancel)
+{
+	atomic_store(&c->cancel, cancel);
+}
+
+/* CURLOPT_XFERINFOFUNCTION: non-zero aborts (CURLE_ABORTED_BY_CALLBACK). */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	const xfer *x = ud;
+	return x->cancel != NULL && atomic_load(x->cancel) ? 1 : 0;
+}
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_rc;
@@ -385,6 +404,12 @@ static int setup_handle(curlu *c, CURL *h, xfer *x)
 	SET(CURLOPT_WRITEDATA, x);
 	SET(CURLOPT_ERRORBUFFER, x->curlerr);
 	SET(CURLOPT_PRIVATE, x);
+	x->cancel = atomic_load(&c->cancel);
+	if (x->cancel != NULL) {
+		SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+		SET(CURLOPT_XFERINFODATA, x);
+		SET(CURLOPT_NOPROGRESS, 0L);
+	}
 	if (c->o.follow_redirects) {
 		SET(CURLOPT_FOLLOWLOCATION, 1L);
 		SET(CURLOPT_MAXREDIRS, 5L);
@@ -527,6 +552,9 @@ static int check_status(curlu *c, xfer *x, int attempts, wt_errbuf *err)
 	if (x->stop == STOP_TOO_BIG)
 		return wt_seterr(err, WT_ETOOBIG, "%s: GET %s: reply over the limit of %zu bytes",
 		                 x->key, x->url, x->len);
+	if (x->cc == CURLE_ABORTED_BY_CALLBACK) /* curlu_set_cancel */
+		return wt_seterr(err, WT_ECANCELED, "key '%s': %s %s canceled", x->key,
+		                 method_of(x), x->url);
 	if (x->cc != CURLE_OK && !(x->cc == CURLE_WRITE_ERROR && x->status >= 300)) {
 		int code = WT_EIO;
 		if (x->cc == CURLE_COULDNT_CONNECT || x->cc == CURLE_COULDNT_RESOLVE_HOST)

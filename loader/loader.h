@@ -50,6 +50,11 @@ const char *store_uri(const store *s);
  * its fixed per-request cost (http(s), s3: 8 MiB); 0 for file:// (pread).
  * Readers that cut a large read into pieces use pieces of at least this. */
 size_t store_read_hint(const store *s);
+/* While cancel is set (NULL: none), a remote request in flight on s ends
+ * within about a second of *cancel turning true (WT_ECANCELED), instead of
+ * at its end: a canceled open of a slow or silent source stops at once.
+ * Call while no other thread uses s; cancel must outlive the setting. */
+void store_set_cancel(store *s, const _Atomic bool *cancel);
 
 /* All objects whose key starts with prefix ("" = all), recursively. */
 int store_list_objects(store *s, const char *prefix, store_list *out, wt_errbuf *err);

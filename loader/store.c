@@ -113,6 +113,12 @@ size_t store_read_hint(const store *s)
 	return s->ops->read_hint;
 }
 
+void store_set_cancel(store *s, const _Atomic bool *cancel)
+{
+	if (s->ops->set_cancel != NULL)
+		s->ops->set_cancel(s->impl, cancel);
+}
+
 static int obj_cmp(const void *a, const void *b)
 {
 	return strcmp(((const store_obj *)a)->key, ((const store_obj *)b)->key);

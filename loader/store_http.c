@@ -166,12 +166,18 @@ static int http_list(void *impl, const char *prefix, store_list *out, wt_errbuf 
 	return rv;
 }
 
+static void http_set_cancel(void *impl, const _Atomic bool *cancel)
+{
+	curlu_set_cancel(((http_store *)impl)->cu, cancel);
+}
+
 static const store_ops http_ops = {
     .list = http_list,
     .stat = http_stat,
     .read = http_read,
     .close = http_close,
     .read_hint = STORE_REMOTE_READ_HINT,
+    .set_cancel = http_set_cancel,
 };
 
 static int open_scheme(const char *scheme, const char *rest, const store_ops **ops, void **impl,

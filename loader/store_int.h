@@ -45,6 +45,9 @@ typedef struct store_ops {
 	/* Reads smaller than this cost mostly their fixed per-request cost (one
 	 * HTTP request each); 0 = none (file://: a pread). store_read_hint. */
 	size_t read_hint;
+	/* Optional (http, s3): requests in flight end when *cancel turns true
+	 * (store_set_cancel); file:// reads are short and need none. */
+	void (*set_cancel)(void *impl, const _Atomic bool *cancel);
 } store_ops;
 
 struct store {

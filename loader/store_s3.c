@@ -199,12 +199,18 @@ static int s3_list(void *impl, const char *prefix, store_list *out, wt_errbuf *e
 	return rv;
 }
 
+static void s3_set_cancel(void *impl, const _Atomic bool *cancel)
+{
+	curlu_set_cancel(((s3_store *)impl)->cu, cancel);
+}
+
 static const store_ops s3_ops = {
     .list = s3_list,
     .stat = s3_stat,
     .read = s3_read,
     .close = s3_close,
     .read_hint = STORE_REMOTE_READ_HINT,
+    .set_cancel = s3_set_cancel,
 };
 
 static const char *env_first(const char *a, const char *b, const char *c)

@@ -12,6 +12,7 @@
  *
  * The source is tests/integration/objstore_server.py in /gate/ mode: its
  * tensor reads (GETs over 64 KiB) wait while the test holds the gate closed.
+ * An unregister or a stop ends such a read in flight (store_set_cancel).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -379,11 +380,13 @@ static void test_waiting_register_parked(void **state)
 	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
 	tw_reply_free(&x);
 	assert_true(dt < 2.0);
-	gate(&f, "open");
+	/* the gate stays closed: the cancel ends the read in flight */
 	pthread_join(t, NULL);
-	printf("the waiting REGISTER: %s: %s\n", wt_errname(b.code), b.msg);
+	printf("the waiting REGISTER, %.3f s after the unregister: %s: %s\n", b.done_s - t0 - dt,
+	       wt_errname(b.code), b.msg);
 	assert_int_equal(b.code, WT_ECANCELED);
 	assert_non_null(strstr(b.msg, "unregistered"));
+	assert_true(b.done_s - t0 < 5.0); /* not when the source answers (60 s) */
 	fx_stop(&f);
 }
 
@@ -419,11 +422,12 @@ static void test_stop_while_registering(void **state)
 	pthread_join(t, NULL); /* answered while the read is still held */
 	printf("parked REGISTER answered %.3f s into the stop: %s: %s\n", b.done_s - t0,
 	       wt_errname(b.code), b.msg);
-	gate(&f, "open"); /* the open's read ends; the stop joins it */
-	pthread_join(st, NULL);
+	pthread_join(st, NULL); /* the gate stays closed: the cancel ends the read */
+	printf("stopped after %.3f s\n", bs.done_s - t0);
 	assert_int_equal(b.code, WT_ECANCELED);
 	assert_non_null(strstr(b.msg, "is not saved")); /* the parked reply's, at the stop */
 	assert_true(b.done_s - t0 < 5.0);
+	assert_true(bs.done_s - t0 < 5.0); /* not when the source answers (60 s) */
 	assert_false(in_registry_file(f.e, "big"));
 	assert_int_equal(tw_start(f.e), WT_OK);
 	f.s = tw_dial(f.e->url);

@@ -65,8 +65,12 @@ static int snap_open(wd_models *m, const model_ent *e, ckpt_progress *prog, wd_s
 	sf->m = m;
 	sf->pub.refs = 1;
 	int rv = store_open(&sf->pub.st, e->uri, err);
+	if (rv == WT_OK && prog != NULL) /* a cancel also ends a request in flight */
+		store_set_cancel(sf->pub.st, &prog->cancel);
 	if (rv == WT_OK)
 		rv = ckpt_open_progress(&sf->pub.ck, sf->pub.st, m->memo, prog, err);
+	if (sf->pub.st != NULL) /* prog goes away with the open; the store serves on */
+		store_set_cancel(sf->pub.st, NULL);
 	if (rv != WT_OK) {
 		wt_errprefix(err, "model '%s'", e->name);
 		wd_snap_release(&sf->pub);

@@ -292,11 +292,13 @@ static void *job_main(void *arg)
 	if (j->unregistered) /* whatever the open said: it may not even have found it */
 		rv = wt_seterr(&err, WT_ECANCELED, "model '%s' was unregistered while it opened",
 		               j->name);
-	if (rv == WT_OK && j->s->reg_stop) /* its requests were told it was not saved */
+	/* stopping (its requests are told it is not saved), or the stop's cancel
+	 * (wd_models_cancel_opens) ended the open first: one message */
+	if ((rv == WT_OK && j->s->reg_stop) || (rv == WT_ECANCELED && !j->unregistered))
 		rv = wt_seterr(&err, WT_ECANCELED,
-		               "model '%s': weightd is stopping; not registered (register it again "
-		               "once weightd is back)",
-		               j->name);
+		               "weightd is stopping: the registration of model '%s' (%s) did not "
+		               "finish and is not saved; register it again once weightd is back",
+		               j->name, j->uri);
 	if (rv == WT_OK && (rv = save(j->m, NULL, j->name, j->uri, &err)) != WT_OK)
 		wt_errprefix(&err, "model '%s' not registered", j->name);
 	if (rv == WT_OK) {
