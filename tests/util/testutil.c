@@ -229,3 +229,24 @@ int tu_write_ckpt(const char *dir, const char *config_json, const st_desc *descs
 	free(idx);
 	return rc;
 }
+
+int tu_flip_last_byte(const char *path, int64_t mtime_delta_s)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || st.st_size < 1)
+		return -1;
+	int fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	uint8_t b;
+	int rc = pread(fd, &b, 1, st.st_size - 1) == 1 ? 0 : -1;
+	b ^= 0x5a;
+	if (rc == 0 && pwrite(fd, &b, 1, st.st_size - 1) != 1)
+		rc = -1;
+	struct timespec ts[2] = {st.st_atim, st.st_mtim};
+	ts[1].tv_sec += (time_t)mtime_delta_s;
+	if (rc == 0 && futimens(fd, ts) != 0)
+		rc = -1;
+	close(fd);
+	return rc;
+}

@@ -26,6 +26,10 @@ char *tu_read_file(const char *path, size_t *len);
 void tu_fill(void *buf, size_t len, uint64_t seed);
 /* Shift a file's mtime by delta_ns (to prove version changes). 0 on success. */
 int tu_touch(const char *path, int64_t delta_ns);
+/* Flip the last byte of path in place (same size), then set its mtime to
+ * what it was plus mtime_delta_s (0: put back, so only the bytes changed).
+ * 0 on success. */
+int tu_flip_last_byte(const char *path, int64_t mtime_delta_s);
 
 /* Bytes of one desc (0 on overflow or bad dtype). */
 uint64_t tu_desc_nbytes(const st_desc *d);
