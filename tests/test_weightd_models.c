@@ -8,12 +8,15 @@
  *
  * The digest is held open by the registry's memo (ckpt_memo): its lookup
  * blocks on a gate the test opens. At start, models open several at a time.
+ * An unregistered model's entry is freed once no request holds it (it was
+ * kept until the daemon stopped: memory grew with every unregistration).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,11 +336,162 @@ static void test_open_at_start(void **state)
 	free(dir);
 }
 
+typedef struct churn {
+	wd_models *m;
+	_Atomic bool stop;
+	_Atomic int lists, gets, bad;
+} churn;
+
+/* List and get "r" until told to stop, while the test adds and removes it. */
+static void *churn_main(void *p)
+{
+	churn *c = p;
+	while (!atomic_load(&c->stop)) {
+		wd_model_info *info = NULL;
+		size_t n = 0;
+		if (wd_models_list(c->m, &info, &n) == WT_OK) {
+			for (size_t i = 0; i < n; i++) /* names and URIs stay readable */
+				if (strcmp(info[i].name, "r") != 0 ||
+				    strncmp(info[i].uri, "file://", 7))
+					atomic_fetch_add(&c->bad, 1);
+			wd_models_list_free(info, n);
+			atomic_fetch_add(&c->lists, 1);
+		}
+		wd_snap *s = NULL;
+		wt_errbuf err;
+		if (wd_models_get(c->m, "r", false, &s, &err) == WT_OK)
+			atomic_fetch_add(&c->gets, 1);
+		wd_snap_release(s);
+	}
+	return NULL;
+}
+
+typedef struct opener {
+	wd_models *m;
+	int rv;
+	wt_errbuf err;
+} opener;
+
+static void *open_pending_main(void *p)
+{
+	opener *o = p;
+	wd_snap *s = NULL;
+	o->rv = wd_models_open_pending(o->m, "p", &s, &o->err);
+	wd_snap_release(s);
+	return NULL;
+}
+
+/* Unregistered (removed) models are freed as soon as nobody holds them: by
+ * the remove itself, by the last listing that holds one, or by the open
+ * that was reading it; concurrent lists and gets see valid entries. */
+static void test_removed_freed(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("wd-mfree");
+	char *models = tu_path(dir, "models"), *cachedir = tu_path(dir, "cache");
+	char *src = tu_path(dir, "src");
+	assert_int_equal(mkdir(models, 0700), 0);
+	assert_int_equal(mkdir(cachedir, 0700), 0);
+	assert_int_equal(mkdir(src, 0700), 0);
+	assert_int_equal(
+	    tu_write_ckpt(src, tu_llama_config, tu_tiny_llama, TU_TINY_LLAMA_N, 1, SEED), 0);
+	char uri[1200];
+	snprintf(uri, sizeof(uri), "file://%s", src);
+	wd_config cfg;
+	wt_errbuf err;
+	assert_int_equal(wd_config_init(&cfg), WT_OK);
+	assert_int_equal(wd_config_set(&cfg, "models_dir", models, "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&cfg, "cache_dir", cachedir, "test", &err), WT_OK);
+	gate gt = {0};
+	pthread_mutex_init(&gt.lk, NULL);
+	pthread_cond_init(&gt.cv, NULL);
+	ckpt_memo memo = {.get = gate_get, .put = gate_put, .ctx = &gt};
+	wd_models *m;
+	assert_int_equal(wd_models_open(&m, &cfg, &memo, &err), WT_OK);
+	size_t base = wd_models_alive();
+
+	/* removed while a listing holds it: freed by the listing's free */
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(
+		    wd_models_add_from(m, "r", uri, WD_SRC_REGISTERED, WD_OPEN_NOW, &err), WT_OK);
+		assert_int_equal(wd_models_alive(), base + 1);
+		wd_model_info *info = NULL;
+		size_t n = 0;
+		assert_int_equal(wd_models_list(m, &info, &n), WT_OK);
+		assert_int_equal(n, 1);
+		assert_int_equal(wd_models_remove(m, "r", &err), WT_OK);
+		assert_int_equal(wd_models_alive(), base + 1);
+		assert_string_equal(info[0].name, "r"); /* still valid */
+		assert_string_equal(info[0].uri, uri);
+		wd_models_list_free(info, n);
+		assert_int_equal(wd_models_alive(), base);
+	}
+
+	/* removed while its open reads: freed when that open ends */
+	assert_int_equal(wd_models_add_from(m, "p", uri, WD_SRC_REGISTERED, WD_OPEN_PENDING, &err),
+	                 WT_OK);
+	gt.armed = true;
+	opener op = {.m = m};
+	pthread_t ot;
+	assert_int_equal(pthread_create(&ot, NULL, open_pending_main, &op), 0);
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 10;
+	pthread_mutex_lock(&gt.lk);
+	while (!gt.entered && pthread_cond_timedwait(&gt.cv, &gt.lk, &dl) == 0) {
+	}
+	bool entered = gt.entered;
+	pthread_mutex_unlock(&gt.lk);
+	assert_int_equal(wd_models_remove(m, "p", &err), WT_OK);
+	size_t held = wd_models_alive();
+	open_gate(&gt); /* before any assert: never leave the opener blocked */
+	pthread_join(ot, NULL);
+	size_t after = wd_models_alive();
+	printf("removed while its open read: %zu entries alive (base %zu), %zu after the open "
+	       "ended (%s)\n",
+	       held, base, after, wt_errname(op.rv));
+	assert_true(entered);
+	assert_int_equal(held, base + 1);
+	assert_int_equal(op.rv, WT_ECANCELED);
+	assert_int_equal(after, base);
+
+	/* added and removed while other threads list and get it */
+	gt.armed = false;
+	churn c = {.m = m};
+	pthread_t ct[2];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&ct[i], NULL, churn_main, &c), 0);
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(
+		    wd_models_add_from(m, "r", uri, WD_SRC_REGISTERED, WD_OPEN_NOW, &err), WT_OK);
+		assert_int_equal(wd_models_remove(m, "r", &err), WT_OK);
+	}
+	atomic_store(&c.stop, true);
+	for (int i = 0; i < 2; i++)
+		pthread_join(ct[i], NULL);
+	printf("100 registrations removed while 2 threads listed (%d) and got (%d ok): %zu "
+	       "entries alive (base %zu)\n",
+	       atomic_load(&c.lists), atomic_load(&c.gets), wd_models_alive(), base);
+	assert_int_equal(atomic_load(&c.bad), 0);
+	assert_int_equal(wd_models_alive(), base);
+	wd_models_close(m);
+	assert_int_equal(wd_models_alive(), 0);
+	wd_config_free(&cfg);
+	pthread_cond_destroy(&gt.cv);
+	pthread_mutex_destroy(&gt.lk);
+	tu_rmrf(dir);
+	free(src);
+	free(models);
+	free(cachedir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stale_while_opening),
 	    cmocka_unit_test(test_open_at_start),
+	    cmocka_unit_test(test_removed_freed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

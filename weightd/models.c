@@ -29,6 +29,14 @@
 
 #include "weightd/models_int.h"
 
+/* Entries allocated and not yet freed, in this process (wd_models_alive). */
+static _Atomic size_t models_alive;
+
+size_t wd_models_alive(void)
+{
+	return atomic_load(&models_alive);
+}
+
 /* Snapshot with a back pointer to the registry's byte counter. */
 typedef struct snap_full {
 	wd_snap pub;
@@ -209,13 +217,14 @@ static model_ent *ent_new(const char *name, const char *uri, wd_model_source sou
 	}
 	pthread_mutex_init(&e->lk, NULL);
 	pthread_cond_init(&e->opened, NULL);
+	atomic_init(&e->refs, 1); /* the list's */
+	atomic_fetch_add(&models_alive, 1);
 	return e;
 }
 
-void models_ent_free(model_ent *e)
+static void ent_free(model_ent *e)
 {
-	if (e == NULL)
-		return;
+	atomic_fetch_sub(&models_alive, 1);
 	wd_snap_release(e->snap);
 	pthread_cond_destroy(&e->opened);
 	pthread_mutex_destroy(&e->lk);
@@ -244,14 +253,31 @@ static size_t find_pos(const wd_models *m, const char *name, bool *found)
 	return lo;
 }
 
+void models_put(model_ent *e)
+{
+	if (e != NULL && atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1)
+		ent_free(e);
+}
+
 model_ent *models_find(wd_models *m, const char *name)
 {
 	bool found;
 	pthread_rwlock_rdlock(&m->lk);
 	size_t i = find_pos(m, name, &found);
 	model_ent *e = found ? m->ents[i] : NULL;
+	if (e != NULL)
+		atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
 	pthread_rwlock_unlock(&m->lk);
 	return e;
+}
+
+bool models_has(wd_models *m, const char *name)
+{
+	bool found;
+	pthread_rwlock_rdlock(&m->lk);
+	find_pos(m, name, &found);
+	pthread_rwlock_unlock(&m->lk);
+	return found;
 }
 
 const char *wd_model_source_name(wd_model_source source)
@@ -282,10 +308,12 @@ int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model
 		                 "http(s)://",
 		                 name);
 	model_ent *old = models_find(m, name);
-	if (old != NULL)
-		return wt_seterr(err, WT_EEXIST,
-		                 "model '%s' already exists (%s); pick another name", name,
-		                 old->uri);
+	if (old != NULL) {
+		wt_seterr(err, WT_EEXIST, "model '%s' already exists (%s); pick another name", name,
+		          old->uri);
+		models_put(old);
+		return WT_EEXIST;
+	}
 	model_ent *e = ent_new(name, uri, source);
 	if (e == NULL)
 		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
@@ -321,7 +349,7 @@ int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model
 	}
 	pthread_rwlock_unlock(&m->lk);
 	if (rv != WT_OK)
-		models_ent_free(e);
+		models_put(e);
 	return rv;
 }
 
@@ -349,23 +377,28 @@ int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
 	pthread_rwlock_rdlock(&m->lk);
 	size_t cnt = m->n;
 	model_ent **ents = malloc((cnt ? cnt : 1) * sizeof(*ents));
-	if (ents != NULL && cnt > 0)
-		memcpy(ents, m->ents, cnt * sizeof(*ents));
-	pthread_rwlock_unlock(&m->lk);
 	wd_model_info *info = calloc(cnt ? cnt : 1, sizeof(*info));
 	if (ents == NULL || info == NULL) {
+		pthread_rwlock_unlock(&m->lk);
 		free(ents);
 		free(info);
 		return WT_ENOMEM;
 	}
+	for (size_t i = 0; i < cnt; i++) { /* each held past the list lock */
+		ents[i] = m->ents[i];
+		atomic_fetch_add_explicit(&ents[i]->refs, 1, memory_order_relaxed);
+	}
+	pthread_rwlock_unlock(&m->lk);
 	size_t k = 0;
-	for (size_t i = 0; i < cnt; i++) { /* entries outlive the list lock */
+	for (size_t i = 0; i < cnt; i++) {
 		model_ent *e = ents[i];
 		pthread_mutex_lock(&e->lk);
 		if (e->removed) { /* unregistered since the copy */
 			pthread_mutex_unlock(&e->lk);
+			models_put(e);
 			continue;
 		}
+		info[k].ent = e; /* keeps name and uri; wd_models_list_free puts it */
 		info[k].name = e->name;
 		info[k].uri = e->uri;
 		info[k].source = e->source;
@@ -373,6 +406,8 @@ int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
 			models_revalidate(m, e, false);
 		if (e->removed) { /* unregistered while revalidate() dropped the lock */
 			pthread_mutex_unlock(&e->lk);
+			info[k].ent = NULL;
+			models_put(e);
 			continue;
 		}
 		info[k].pending = e->pending;
@@ -395,8 +430,10 @@ int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
 
 void wd_models_list_free(wd_model_info *info, size_t n)
 {
-	for (size_t i = 0; info != NULL && i < n; i++)
+	for (size_t i = 0; info != NULL && i < n; i++) {
 		wd_snap_release(info[i].snap);
+		models_put(info[i].ent);
+	}
 	free(info);
 }
 
@@ -421,6 +458,7 @@ int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_
 			err->code = WT_ENOTFOUND;
 		}
 		pthread_mutex_unlock(&e->lk);
+		models_put(e);
 		return WT_ENOTFOUND; /* not served yet; clients would retry WT_EBUSY */
 	}
 	models_revalidate(m, e, force);
@@ -435,6 +473,7 @@ int wd_models_get(wd_models *m, const char *name, bool force, wd_snap **out, wt_
 			*err = e->error;
 	}
 	pthread_mutex_unlock(&e->lk);
+	models_put(e);
 	return rv;
 }
 
@@ -469,13 +508,15 @@ uint64_t wd_models_source_bytes(wd_models *m)
 	return sum;
 }
 
-bool wd_models_find(wd_models *m, const char *name, wd_model_source *source, const char **uri)
+bool wd_models_find(wd_models *m, const char *name, wd_model_source *source, char **uri)
 {
 	model_ent *e = models_find(m, name);
 	if (e == NULL)
 		return false;
 	*source = e->source;
-	*uri = e->uri;
+	if (uri != NULL)
+		*uri = strdup(e->uri);
+	models_put(e);
 	return true;
 }
 
@@ -491,22 +532,11 @@ int wd_models_remove(wd_models *m, const char *name, wt_errbuf *err)
 		rv = wt_seterr(err, WT_EPERM,
 		               "model '%s' comes from the %s, not from a registration", name,
 		               wd_model_source_name(m->ents[pos]->source));
-	else if (m->n_retired == m->cap_retired) {
-		size_t nc = m->cap_retired ? m->cap_retired * 2 : 8;
-		model_ent **v = realloc(m->retired, nc * sizeof(*v));
-		if (v == NULL)
-			rv = wt_seterr(err, WT_ENOMEM, "models: out of memory");
-		else {
-			m->retired = v;
-			m->cap_retired = nc;
-		}
-	}
 	model_ent *e = NULL;
 	if (rv == WT_OK) {
-		e = m->ents[pos];
+		e = m->ents[pos]; /* the list's reference, put below */
 		memmove(&m->ents[pos], &m->ents[pos + 1], (m->n - pos - 1) * sizeof(*m->ents));
 		m->n--;
-		m->retired[m->n_retired++] = e; /* a reader may still hold e (find, list) */
 	}
 	pthread_rwlock_unlock(&m->lk);
 	if (e != NULL) {
@@ -517,6 +547,7 @@ int wd_models_remove(wd_models *m, const char *name, wt_errbuf *err)
 		wd_snap_release(e->snap); /* requests holding a reference finish with it */
 		e->snap = NULL;
 		pthread_mutex_unlock(&e->lk);
+		models_put(e); /* freed now, or by the last thread that holds it */
 	}
 	return rv;
 }
@@ -558,6 +589,7 @@ int wd_models_open_pending(wd_models *m, const char *name, wd_snap **out, wt_err
 			*err = e->error;
 	}
 	pthread_mutex_unlock(&e->lk);
+	models_put(e);
 	return rv;
 }
 
@@ -571,6 +603,7 @@ void wd_models_settle(wd_models *m, const char *name)
 	if (m->notify != NULL)
 		m->notify(m->notify_ctx); /* a new model: watchers (watch.c) */
 	pthread_mutex_unlock(&e->lk);
+	models_put(e);
 }
 
 bool wd_models_pending(wd_models *m, const char *name, uint64_t *read, uint64_t *total)
@@ -582,6 +615,7 @@ bool wd_models_pending(wd_models *m, const char *name, uint64_t *read, uint64_t 
 	bool pending = e->pending;
 	progress_of(e, read, total);
 	pthread_mutex_unlock(&e->lk);
+	models_put(e);
 	return pending;
 }
 

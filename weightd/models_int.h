@@ -9,6 +9,7 @@
 #include "weightd/weightd_int.h"
 
 typedef struct model_ent {
+	_Atomic uint32_t refs;  /* the list's, and one per models_find holder */
 	char *name;             /* owned, immutable */
 	char *uri;              /* owned, immutable */
 	wd_model_source source; /* immutable */
@@ -28,10 +29,8 @@ typedef struct model_ent {
 
 struct wd_models {
 	pthread_rwlock_t lk; /* guards the list below; each entry has its own lk */
-	model_ent **ents;    /* sorted by name; entries live until wd_models_close */
+	model_ent **ents;    /* sorted by name; each holds a reference (refs) */
 	size_t n, cap;
-	model_ent **retired; /* removed (unregistered) entries, freed at close */
-	size_t n_retired, cap_retired;
 	char *registry_path;            /* <cache_dir>/registered-models; owned */
 	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
 	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
@@ -43,8 +42,13 @@ struct wd_models {
 
 /* Bring e up to date (models.c); call with e->lk held (dropped meanwhile). */
 void models_revalidate(wd_models *m, model_ent *e, bool force);
-/* The entry named name, or NULL (the list lock is taken and dropped). */
+/* The entry named name with a reference the caller drops with models_put,
+ * or NULL (the list lock is taken and dropped). An entry removed from the
+ * list stays valid until its last holder puts it. */
 model_ent *models_find(wd_models *m, const char *name);
-void models_ent_free(model_ent *e); /* NULL-safe; its snapshot is released */
+/* Drop a reference; the last one frees e and releases its snapshot. NULL-safe. */
+void models_put(model_ent *e);
+/* Is name in the list? (no reference taken) */
+bool models_has(wd_models *m, const char *name);
 
 #endif

@@ -47,7 +47,7 @@ static int scan_dir(wd_models *m, const char *dir, bool explicit_dir, bool at_st
 		int un = snprintf(uri, sizeof(uri), "file://%s", path);
 		if (un < 0 || (size_t)un >= sizeof(uri))
 			continue;
-		if (!at_start && models_find(m, de->d_name) != NULL)
+		if (!at_start && models_has(m, de->d_name))
 			continue;
 		rv = wd_models_add_from(m, de->d_name, uri, WD_SRC_FOLDER,
 		                        at_start ? WD_OPEN_LATER : WD_OPEN_NOW, err);
@@ -167,11 +167,8 @@ void wd_models_close(wd_models *m)
 	if (m == NULL)
 		return;
 	for (size_t i = 0; i < m->n; i++)
-		models_ent_free(m->ents[i]);
-	for (size_t i = 0; i < m->n_retired; i++)
-		models_ent_free(m->retired[i]);
+		models_put(m->ents[i]); /* every holder has ended: frees it */
 	free(m->ents);
-	free(m->retired);
 	free(m->registry_path);
 	pthread_rwlock_destroy(&m->lk);
 	free(m);

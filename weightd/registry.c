@@ -178,20 +178,21 @@ static int load_line(wd_models *m, const wd_config *cfg, const char *path, unsig
 		return -1;
 	}
 	wd_model_source src;
-	const char *old;
+	char *old = NULL;
 	if (wd_models_find(m, name, &src, &old)) {
 		if (src == WD_SRC_REGISTERED)
 			WT_LOG(WT_LOG_WARNING,
 			       "registry %s:%u: model '%s' is registered twice; keeping %s, "
 			       "skipping %s",
-			       path, no, name, old, uri);
+			       path, no, name, old ? old : "the first", uri);
 		else
 			WT_LOG(
 			    WT_LOG_WARNING,
 			    "registry %s:%u: registered model '%s' (%s) is also in the %s (%s); "
 			    "the %s wins and the registration is dropped at the next register or "
 			    "unregister",
-			    path, no, name, uri, where(src), old, where(src));
+			    path, no, name, uri, where(src), old ? old : "?", where(src));
+		free(old);
 		return -1;
 	}
 	/* opened with the others (models.c warns when it does not open) */
@@ -336,11 +337,13 @@ int wd_regjob_start(wd_server *s, const char *name, const char *uri, wd_regjob *
 	wd_models *m = s->models;
 	pthread_mutex_lock(&wd_reg_lk);
 	wd_model_source src;
-	const char *old;
+	char *old = NULL;
 	wd_regjob *j = wd_regjob_find(s, name);
 	int rv = WT_OK;
 	if (wd_models_find(m, name, &src, &old)) {
-		if (src != WD_SRC_REGISTERED)
+		if (old == NULL)
+			rv = wt_seterr(err, WT_ENOMEM, "registry: out of memory");
+		else if (src != WD_SRC_REGISTERED)
 			rv = wt_seterr(
 			    err, WT_EEXIST,
 			    "model '%s' already comes from the %s (%s); pick another name", name,
@@ -356,6 +359,7 @@ int wd_regjob_start(wd_server *s, const char *name, const char *uri, wd_regjob *
 			*job = j;
 		}
 		pthread_mutex_unlock(&wd_reg_lk);
+		free(old);
 		return rv;
 	}
 	if (j != NULL && !j->done) { /* unregistered while it opened: not ended yet */
@@ -419,12 +423,14 @@ int wd_registry_unregister(wd_server *s, const char *name, char **uri_out, wt_er
 	*uri_out = NULL;
 	pthread_mutex_lock(&wd_reg_lk);
 	wd_model_source src;
-	const char *uri;
+	char *uri = NULL;
 	int rv = WT_OK;
 	if (!wd_models_find(m, name, &src, &uri))
 		rv = wt_seterr(err, WT_ENOTFOUND,
 		               "model '%s' is not served here; weightctl models lists the models",
 		               name);
+	else if (uri == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, "registry: out of memory");
 	else if (src == WD_SRC_FOLDER)
 		rv = wt_seterr(
 		    err, WT_EPERM,
@@ -437,8 +443,11 @@ int wd_registry_unregister(wd_server *s, const char *name, char **uri_out, wt_er
 		              "model '%s' comes from the configuration (model = %s=%s), not from a "
 		              "registration; remove that model line or --model flag and restart",
 		              name, name, uri);
-	else if ((*uri_out = strdup(uri)) == NULL)
-		rv = wt_seterr(err, WT_ENOMEM, "registry: out of memory");
+	else {
+		*uri_out = uri; /* the caller's now */
+		uri = NULL;
+	}
+	free(uri);
 	uint64_t read, total;
 	bool pending = rv == WT_OK && wd_models_pending(m, name, &read, &total);
 	if (rv == WT_OK && !pending && (rv = save(m, name, NULL, NULL, err)) != WT_OK)

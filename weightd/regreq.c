@@ -250,9 +250,10 @@ void wd_register_request(wd_req *r, const Weights__AdminRequest *a)
 		return;
 	}
 	wd_model_source src;
-	const char *old;
+	char *old = NULL;
 	bool same = wd_models_find(s->models, name, &src, &old) && src == WD_SRC_REGISTERED &&
-	            strcmp(old, uri) == 0;
+	            old != NULL && strcmp(old, uri) == 0;
+	free(old);
 	if ((rv = wd_registry_check_entry(name, uri, &err)) != WT_OK ||
 	    (rv = wd_register_allowed(s->cfg, uri, &err)) != WT_OK ||
 	    (!same && (rv = wd_register_probe(uri, s->cfg->register_timeout_ms, &err)) != WT_OK) ||

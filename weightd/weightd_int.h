@@ -171,8 +171,12 @@ void wd_models_cancel_opens(wd_models *m);
 /* Remove a WD_SRC_REGISTERED model: WT_ENOTFOUND if unknown, WT_EPERM for a
  * folder/config model. Requests holding its snapshot finish with it. */
 int wd_models_remove(wd_models *m, const char *name, wt_errbuf *err);
-/* Is name a model? Then *source and *uri (borrowed; valid while m is open). */
-bool wd_models_find(wd_models *m, const char *name, wd_model_source *source, const char **uri);
+/* Is name a model? Then *source and, when uri is not NULL, *uri: a copy the
+ * caller frees (NULL if out of memory). */
+bool wd_models_find(wd_models *m, const char *name, wd_model_source *source, char **uri);
+/* Model entries allocated and not yet freed in this process (tests: an
+ * unregistered or failed model is freed once no request holds it). */
+size_t wd_models_alive(void);
 /* fn(ctx, name, uri) for every model of source, in name order, under the list
  * lock (fn must not call back into m). */
 void wd_models_each(wd_models *m, wd_model_source source,
@@ -183,7 +187,7 @@ const char *wd_models_registry_path(const wd_models *m);
 int wd_models_rescan(wd_models *m, const char *dir, size_t *added, wt_errbuf *err);
 
 typedef struct wd_model_info {
-	const char *name; /* borrowed; valid while m is open */
+	const char *name; /* valid until wd_models_list_free */
 	const char *uri;
 	wd_model_source source;
 	bool available;
@@ -192,6 +196,7 @@ typedef struct wd_model_info {
 	bool pending;                   /* being registered (never available) */
 	bool opening;                   /* an open is in progress (a new revision, or pending) */
 	uint64_t open_read, open_total; /* its progress (total 0 until known) */
+	struct model_ent *ent;          /* the entry, held (name, uri) */
 } wd_model_info;
 
 /* Every model (sorted by name), revalidated if due. *out holds a reference to
