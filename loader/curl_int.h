@@ -35,6 +35,8 @@ typedef struct curlu_opts {
 	const char
 	    *ca_bundle; /* CURLOPT_CAINFO (WEIGHTD_HTTP_CA_BUNDLE); NULL = system CAs. Copied. */
 	bool follow_redirects;   /* plain HTTP only: a redirect would break a signature */
+	bool https_only;         /* requests and redirects stay on https (an https:// store: a
+	                            redirect to http:// would carry the bytes without TLS) */
 	bool netrc;              /* CURL_NETRC_OPTIONAL: credentials from ~/.netrc */
 	long connect_timeout_ms; /* WEIGHTD_HTTP_CONNECT_TIMEOUT_MS, default 10000 */
 	long low_speed_time_s; /* abort below 1 KiB/s for this long; WEIGHTD_HTTP_LOW_SPEED_TIME_S,

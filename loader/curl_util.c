@@ -396,7 +396,7 @@ static int setup_handle(curlu *c, CURL *h, xfer *x)
 	SET(CURLOPT_CONNECTTIMEOUT_MS, c->o.connect_timeout_ms);
 	SET(CURLOPT_LOW_SPEED_LIMIT, 1024L);
 	SET(CURLOPT_LOW_SPEED_TIME, c->o.low_speed_time_s);
-	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	SET(CURLOPT_PROTOCOLS_STR, c->o.https_only ? "https" : "http,https");
 	SET(CURLOPT_TCP_KEEPALIVE, 1L);
 	SET(CURLOPT_HEADERFUNCTION, on_header);
 	SET(CURLOPT_HEADERDATA, x);
@@ -413,7 +413,7 @@ static int setup_handle(curlu *c, CURL *h, xfer *x)
 	if (c->o.follow_redirects) {
 		SET(CURLOPT_FOLLOWLOCATION, 1L);
 		SET(CURLOPT_MAXREDIRS, 5L);
-		SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+		SET(CURLOPT_REDIR_PROTOCOLS_STR, c->o.https_only ? "https" : "http,https");
 	}
 	if (c->o.ca_bundle != NULL)
 		SET(CURLOPT_CAINFO, c->o.ca_bundle);
@@ -563,10 +563,15 @@ static int check_status(curlu *c, xfer *x, int attempts, wt_errbuf *err)
 			code = WT_ETIMEDOUT;
 		bool tls =
 		    x->cc == CURLE_PEER_FAILED_VERIFICATION || x->cc == CURLE_SSL_CACERT_BADFILE;
+		bool down = x->cc == CURLE_UNSUPPORTED_PROTOCOL && c->o.https_only;
 		return wt_seterr(err, code, "key '%s': %s %s failed after %d attempt%s: %s%s%s%s",
 		                 x->key, method_of(x), x->url, attempts, attempts == 1 ? "" : "s",
 		                 curl_easy_strerror(x->cc), x->curlerr[0] ? ": " : "", x->curlerr,
 		                 tls ? "; for a private CA set WEIGHTD_HTTP_CA_BUNDLE=FILE.pem"
+		                 : down
+		                     ? "; an https:// store follows redirects to https only (the "
+		                       "bytes would travel without TLS): fix the server's "
+		                       "redirect or register the http:// URL it names"
 		                     : "");
 	}
 	if (x->status >= 200 && x->status <= 299)

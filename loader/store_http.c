@@ -215,6 +215,7 @@ static int open_scheme(const char *scheme, const char *rest, const store_ops **o
 	curlu_opts o;
 	int rv = curlu_opts_from_env(&o, err);
 	o.follow_redirects = true;
+	o.https_only = strcmp(scheme, "https") == 0;
 	o.netrc = true;
 	o.perm_hint = "check the server's access rules (credentials come from ~/.netrc)";
 	if (rv == WT_OK)

@@ -2,7 +2,8 @@
 # http:// store end to end: weightctl inspect and shard on a model served by a
 # local Range-capable server (objstore_server.py) agree with the local folder;
 # a weightd serving --model llama=http://... answers fetch like weightctl shard;
-# a server that ignores Range is refused with a clear error.
+# a server that ignores Range is refused with a clear error; redirects are
+# followed, but an https:// store never follows one to http://.
 set -u
 B=${WT_BUILD:-build}
 ME=objstore_http.sh
@@ -43,13 +44,15 @@ rc=$?
 grep -q "WT_EIO.*config.json.*instead of 206" "$T/err" || fail "norange: stderr: $(cat "$T/err")"
 "$B/weightctl" inspect "$URL/ok/missing" 2>"$T/err"
 grep -q "WT_ENOTFOUND" "$T/err" || fail "missing model: $(cat "$T/err")"
+redir_out=$("$B/weightctl" inspect "$URL/redir/llama") || fail "inspect through a redirect"
+[ "$(inspect_body "$local_out")" = "$(inspect_body "$redir_out")" ] || fail "redirected inspect differs"
 
 # https with a private CA: refused until WEIGHTD_HTTP_CA_BUNDLE names it
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
 	-addext subjectAltName=IP:127.0.0.1 -keyout "$T/key.pem" -out "$T/cert.pem" \
 	>/dev/null 2>&1 || fail "openssl req"
 python3 "$HERE/objstore_server.py" --root "$T/srv" --tls "$T/cert.pem" "$T/key.pem" \
-	>"$T/tport" 2>"$T/tls.err" &
+	--redirect-to "$URL/ok" >"$T/tport" 2>"$T/tls.err" &
 TLS=$!
 for _ in $(seq 100); do grep -q '^PORT ' "$T/tport" && break; sleep 0.1; done
 TPORT=$(sed -n 's/^PORT //p' "$T/tport")
@@ -60,4 +63,10 @@ cat "$T/err"
 tls_out=$(WEIGHTD_HTTP_CA_BUNDLE=$T/cert.pem "$B/weightctl" inspect "https://127.0.0.1:$TPORT/ok/llama") ||
 	fail "https inspect with WEIGHTD_HTTP_CA_BUNDLE"
 [ "$(inspect_body "$local_out")" = "$(inspect_body "$tls_out")" ] || fail "https inspect differs"
+# an https:// store redirected to http://: refused, nothing read in the clear
+WEIGHTD_HTTP_CA_BUNDLE=$T/cert.pem WEIGHTD_HTTP_RETRIES=0 \
+	"$B/weightctl" inspect "https://127.0.0.1:$TPORT/redir/llama" >"$T/out" 2>"$T/err" &&
+	fail "an https store followed a redirect to http: $(cat "$T/out")"
+grep -q "follows redirects to https only" "$T/err" || fail "https -> http redirect: $(cat "$T/err")"
+cat "$T/err"
 echo "$ME: ok"

@@ -17,6 +17,7 @@ Range). Serves --root; the first path component picks the behaviour:
   /gate/K     like /ok, but a GET of more than 64 KiB waits (up to 60 s) while
               the gate is closed: closed at start; with --stdin, the lines
               "open" and "close" open and close it (each answered "ok")
+  /redir/K    302 to /ok/K on this server, or to --redirect-to BASE + "/K"
   /s3loop, /s3outside, /s3garbage   bad ListObjectsV2 replies (see LISTINGS)
 
 Prints "PORT <n>" on stdout once listening on 127.0.0.1 (port 0 = any free
@@ -49,6 +50,7 @@ COUNTS = {}
 LOCK = threading.Lock()
 GATE = threading.Event()  # set = open; /gate/ tensor reads wait while clear
 SLOW_S = 1.0  # /slow/: the wait of a large GET (--slow-s)
+REDIRECT_TO = None  # /redir/: where to (--redirect-to); None = /ok/ here
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -74,6 +76,12 @@ class Handler(BaseHTTPRequestHandler):
                                "application/xml")
         if mode == "down":
             return self._plain(500, b"internal error")
+        if mode == "redir":
+            self.send_response(302)
+            self.send_header("Location", (REDIRECT_TO or "/ok") + "/" + urllib.parse.quote(rel))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
         if mode in LISTINGS:  # a fake S3 bucket answering ListObjectsV2 badly
             return self._plain(200, LISTINGS[mode].encode(), "application/xml")
         if mode == "_gets":
@@ -140,16 +148,18 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    global ROOT, SLOW_S
+    global ROOT, SLOW_S, REDIRECT_TO
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--stdin", action="store_true", help="exit when stdin closes")
     ap.add_argument("--slow-s", type=float, default=1.0, help="/slow/: seconds a large GET waits")
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https")
+    ap.add_argument("--redirect-to", help="/redir/K: 302 to this base URL + /K")
     a = ap.parse_args()
     ROOT = os.path.realpath(a.root)
     SLOW_S = a.slow_s
+    REDIRECT_TO = a.redirect_to
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
     srv.handle_error = lambda *args: None  # a client hanging up is not news
