@@ -90,8 +90,16 @@ const store_obj *store_pin_obj(const store_pin *p);
 /* Read exactly len bytes at off (WT_EIO if the object is shorter). */
 int store_pin_read(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf *err);
 /* WT_OK if the object still has its pinned size and version; WT_ECHANGED
- * naming the key otherwise (then bytes read through the pin may be mixed). */
+ * naming the key otherwise (then bytes read through the pin may be mixed).
+ * A file:// pin whose file was unlinked (a rename over the name) with its
+ * size and mtime unchanged cannot tell that from a write before the unlink
+ * by its version: it is WT_OK only if its bytes, read again (once per
+ * version), still match the digest given to store_pin_set_digest, and
+ * WT_ECHANGED when none was given. */
 int store_pin_check(store_pin *p, wt_errbuf *err);
+/* The XXH3-128 (common_hasher) of the object's bytes at pin time, as the
+ * caller computed it (ckpt: the content digest); thread-safe. */
+void store_pin_set_digest(store_pin *p, wt_hash128 digest);
 /* Whole (small) pinned object into a malloc'd buffer, as store_read_all. */
 int store_pin_read_all(store_pin *p, uint64_t max_bytes, char **out, size_t *len, wt_errbuf *err);
 

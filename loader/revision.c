@@ -102,6 +102,7 @@ static int object_digest(dig_run *r, size_t i, bool *stopped)
 	if (memo_ok && memo->get(memo->ctx, uri, o, out)) {
 		if (r->prog != NULL) /* known: counts as read, so done reaches total */
 			atomic_fetch_add(&r->prog->done, o->nbytes);
+		store_pin_set_digest(p, *out);
 		return WT_OK;
 	}
 	size_t blk = o->nbytes < DIGEST_BLOCK ? (size_t)o->nbytes : DIGEST_BLOCK;
@@ -134,6 +135,7 @@ static int object_digest(dig_run *r, size_t i, bool *stopped)
 		rv = store_pin_check(p, err);
 	if (rv == WT_OK) {
 		*out = common_hasher_digest(h);
+		store_pin_set_digest(p, *out); /* what an unsure store_pin_check compares */
 		if (memo_ok)
 			memo->put(memo->ctx, uri, o, *out);
 	}

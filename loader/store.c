@@ -3,11 +3,14 @@
  * exact-length reads, whole-object reads, listing order and byte counting.
  * Backends (store_file.c, store_http.c, store_s3.c) implement store_ops in store_int.h.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
 #include "loader/store_int.h"
+
+#define PIN_RECHECK_BLOCK (8u << 20) /* reads of an unsure pin's digest check */
 
 typedef int (*store_open_fn)(const char *rest, const store_ops **ops, void **impl, wt_errbuf *err);
 
@@ -235,6 +238,11 @@ struct store_pin {
 	store *s;
 	void *h;       /* the backend's handle (file://), or NULL: pinned by version */
 	store_obj obj; /* at pin time */
+	pthread_mutex_t lk;
+	/* guarded by lk */
+	bool have_digest;
+	wt_hash128 digest; /* of the bytes at pin time (store_pin_set_digest) */
+	char *settled;     /* an unsure version whose bytes matched the digest */
 };
 
 int store_pin_open(store *s, const char *key, store_pin **out, wt_errbuf *err)
@@ -246,6 +254,7 @@ int store_pin_open(store *s, const char *key, store_pin **out, wt_errbuf *err)
 	store_pin *p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
+	pthread_mutex_init(&p->lk, NULL);
 	p->s = s;
 	if (s->ops->pin != NULL)
 		rv = s->ops->pin(s->impl, key, &p->h, &p->obj, err);
@@ -266,7 +275,69 @@ void store_pin_close(store_pin *p)
 	if (p->h != NULL)
 		p->s->ops->unpin(p->h);
 	store_obj_clear(&p->obj);
+	free(p->settled);
+	pthread_mutex_destroy(&p->lk);
 	free(p);
+}
+
+void store_pin_set_digest(store_pin *p, wt_hash128 digest)
+{
+	pthread_mutex_lock(&p->lk);
+	p->digest = digest;
+	p->have_digest = true;
+	pthread_mutex_unlock(&p->lk);
+}
+
+/* Do the pinned bytes still hash to the digest? (an unsure version) */
+static int pin_recheck(store_pin *p, const char *now, wt_errbuf *err)
+{
+	const char *key = p->obj.key;
+	pthread_mutex_lock(&p->lk);
+	bool have = p->have_digest, settled = p->settled && strcmp(p->settled, now) == 0;
+	wt_hash128 want = p->digest;
+	pthread_mutex_unlock(&p->lk);
+	if (settled)
+		return WT_OK;
+	if (!have)
+		return wt_seterr(err, WT_ECHANGED,
+		                 "key '%s' was replaced or removed, and its version moved from "
+		                 "'%s' to '%s' with no digest to tell whether it was written "
+		                 "first; what was read from it is discarded",
+		                 key, p->obj.version, now);
+	size_t blk = p->obj.nbytes < PIN_RECHECK_BLOCK ? (size_t)p->obj.nbytes : PIN_RECHECK_BLOCK;
+	char *buf = malloc(blk ? blk : 1);
+	common_hasher *h = common_hasher_new();
+	int rv = buf && h ? WT_OK : wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
+	for (uint64_t off = 0; rv == WT_OK && off < p->obj.nbytes; off += blk) {
+		size_t n = p->obj.nbytes - off < blk ? (size_t)(p->obj.nbytes - off) : blk;
+		rv = store_pin_read(p, off, buf, n, err);
+		if (rv == WT_OK)
+			common_hasher_update(h, buf, n);
+	}
+	if (rv == WT_OK) {
+		wt_hash128 got = common_hasher_digest(h);
+		if (memcmp(&got, &want, sizeof(got)) != 0)
+			rv = wt_seterr(err, WT_ECHANGED,
+			               "key '%s' was written in place (same size, mtime put back) "
+			               "and then replaced or removed while it was read: its bytes "
+			               "no longer match their digest; what was read from it is "
+			               "discarded",
+			               key);
+	}
+	common_hasher_free(h);
+	free(buf);
+	if (rv == WT_OK) {
+		char *v = strdup(now);
+		pthread_mutex_lock(&p->lk);
+		if (v != NULL) { /* checked once per version (else again next time) */
+			free(p->settled);
+			p->settled = v;
+			v = NULL;
+		}
+		pthread_mutex_unlock(&p->lk);
+		free(v);
+	}
+	return rv;
 }
 
 const store_obj *store_pin_obj(const store_pin *p)
@@ -296,10 +367,13 @@ int store_pin_check(store_pin *p, wt_errbuf *err)
 {
 	const char *key = p->obj.key;
 	store_obj now = {0};
-	int rv = p->h != NULL ? p->s->ops->pin_stat(p->h, key, &now, err)
+	bool unsure = false;
+	int rv = p->h != NULL ? p->s->ops->pin_stat(p->h, key, &now, &unsure, err)
 	                      : p->s->ops->stat(p->s->impl, key, &now, err);
-	if (rv == WT_OK && (now.nbytes != p->obj.nbytes || now.version == NULL ||
-	                    strcmp(now.version, p->obj.version) != 0))
+	if (rv == WT_OK && unsure && now.nbytes == p->obj.nbytes && now.version != NULL)
+		rv = pin_recheck(p, now.version, err);
+	else if (rv == WT_OK && (now.nbytes != p->obj.nbytes || now.version == NULL ||
+	                         strcmp(now.version, p->obj.version) != 0))
 		rv = wt_seterr(err, WT_ECHANGED,
 		               "key '%s' changed while it was read (size %llu -> %llu, version "
 		               "'%s' -> '%s'); what was read from it is discarded",

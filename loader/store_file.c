@@ -17,7 +17,8 @@
  * ctime changes on every write and on any utimes() call, so a same-size
  * rewrite that puts the mtime back still gets a new version. A pin keeps the
  * file open: reads see the opened inode even if the name is replaced, and
- * pin_stat (fstat) reports an in-place write.
+ * pin_stat (fstat) reports an in-place write (and, once the file is
+ * unlinked, an unsure ctime that store_pin_check settles by content).
  *
  * Listing does not descend into symlinked directories.
  */
@@ -360,20 +361,22 @@ static int file_pin_read(void *h, const char *key, uint64_t off, void *buf, size
 
 /*
  * The pinned file's version now. Renaming another file over the name unlinks
- * the pinned one, which moves its ctime although its bytes stay as they were:
- * for an unlinked file (nobody can open it any more) with its size and mtime
- * unchanged, the pin-time ctime stands.
+ * the pinned one, which moves its ctime although its bytes stay as they were;
+ * but a same-size write that put the mtime back, then an unlink, moves it
+ * the same way. So an unlinked file with its size and mtime unchanged and its
+ * ctime moved is *unsure: store.c compares its bytes with their digest.
  */
-static int file_pin_stat(void *h, const char *key, store_obj *out, wt_errbuf *err)
+static int file_pin_stat(void *h, const char *key, store_obj *out, bool *unsure, wt_errbuf *err)
 {
 	file_pin *p = h;
 	struct stat st;
 	if (fstat(p->fd, &st) != 0)
 		return wt_seterr(err, WT_EIO, "key '%s': fstat: %s", key, strerror(errno));
-	if (st.st_nlink == 0 && st.st_size == p->st.st_size &&
-	    st.st_mtim.tv_sec == p->st.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == p->st.st_mtim.tv_nsec)
-		st.st_ctim = p->st.st_ctim;
+	*unsure = st.st_nlink == 0 && st.st_size == p->st.st_size &&
+	          st.st_mtim.tv_sec == p->st.st_mtim.tv_sec &&
+	          st.st_mtim.tv_nsec == p->st.st_mtim.tv_nsec &&
+	          (st.st_ctim.tv_sec != p->st.st_ctim.tv_sec ||
+	           st.st_ctim.tv_nsec != p->st.st_ctim.tv_nsec);
 	return fill_obj(key, &st, out, err);
 }
 

@@ -35,12 +35,15 @@ typedef struct store_ops {
 	/* Optional (file://): an open handle on the object, so reads keep seeing
 	 * the object that was opened even if the name is replaced. pin fills out
 	 * like stat; pin_stat reports the pinned object's current size and
-	 * version (an in-place write changes them); unpin is NULL-safe. Without
-	 * these, store.c pins by version: reads pass the version to read(). */
+	 * version (an in-place write changes them), and sets *unsure when the
+	 * version moved in a way only the bytes can settle (file://: the pinned
+	 * file was unlinked, which moves its ctime like a write does; store.c then
+	 * compares the content digest, store_pin_set_digest); unpin is NULL-safe.
+	 * Without these, store.c pins by version: reads pass the version to read(). */
 	int (*pin)(void *impl, const char *key, void **h, store_obj *out, wt_errbuf *err);
 	int (*pin_read)(void *h, const char *key, uint64_t off, void *buf, size_t len, size_t *got,
 	                wt_errbuf *err);
-	int (*pin_stat)(void *h, const char *key, store_obj *out, wt_errbuf *err);
+	int (*pin_stat)(void *h, const char *key, store_obj *out, bool *unsure, wt_errbuf *err);
 	void (*unpin)(void *h);
 	/* Reads smaller than this cost mostly their fixed per-request cost (one
 	 * HTTP request each); 0 = none (file://: a pread). store_read_hint. */
