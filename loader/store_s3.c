@@ -30,6 +30,10 @@
 
 #define S3_MAX_PAGE_BYTES   (64u * 1024u * 1024u)
 #define S3_MAX_LIST_OBJECTS 10000000u
+/* A listing ends with WT_ECORRUPT after this many truncated pages in a row
+ * that list nothing (a server handing out new tokens forever), or when a
+ * continuation token comes back (a cycle). */
+#define S3_MAX_EMPTY_PAGES 100
 
 typedef struct s3_store {
 	char *obj_base; /* URL prefix of an object key, ends in '/'; immutable */
@@ -158,10 +162,32 @@ static char *list_url(const s3_store *ss, const char *prefix, const char *token)
 	return u;
 }
 
+/* Has token been handed out before in this listing? Else remember it. */
+static int token_seen(wt_hash128 **seen, size_t *n, size_t *cap, const char *token, bool *dup)
+{
+	wt_hash128 h = common_hash128(token, strlen(token));
+	*dup = false;
+	for (size_t i = 0; i < *n && !*dup; i++)
+		*dup = memcmp(&(*seen)[i], &h, sizeof(h)) == 0;
+	if (*dup)
+		return WT_OK;
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 64;
+		wt_hash128 *v = realloc(*seen, nc * sizeof(*v));
+		if (v == NULL)
+			return WT_ENOMEM;
+		*seen = v;
+		*cap = nc;
+	}
+	(*seen)[(*n)++] = h;
+	return WT_OK;
+}
+
 static int s3_list(void *impl, const char *prefix, store_list *out, wt_errbuf *err)
 {
 	s3_store *ss = impl;
-	size_t cap = 0;
+	size_t cap = 0, n_seen = 0, cap_seen = 0, empty = 0;
+	wt_hash128 *seen = NULL; /* hashes of the tokens handed out so far */
 	char *token = NULL;
 	int rv = WT_OK;
 	do {
@@ -176,15 +202,25 @@ static int s3_list(void *impl, const char *prefix, store_list *out, wt_errbuf *e
 			               err);
 		if (rv == WT_OK)
 			rv = s3_parse_list(body, len, url, &pg, err);
+		size_t before = out->n;
 		if (rv == WT_OK)
 			rv = take_page(ss, &pg, url, out, &cap, err);
-		if (rv == WT_OK && pg.truncated && token != NULL &&
-		    strcmp(token, pg.next_token) == 0)
-			rv =
-			    wt_seterr(err, WT_ECORRUPT,
-			              "ListObjectsV2 reply from %s repeats its continuation token; "
-			              "the listing would never end",
-			              url);
+		bool dup = false;
+		if (rv == WT_OK && pg.truncated &&
+		    token_seen(&seen, &n_seen, &cap_seen, pg.next_token, &dup) != WT_OK)
+			rv = wt_seterr(err, WT_ENOMEM, "out of memory listing %s", ss->display);
+		empty = out->n == before ? empty + 1 : 0;
+		if (rv == WT_OK && pg.truncated && dup)
+			rv = wt_seterr(err, WT_ECORRUPT,
+			               "ListObjectsV2 reply from %s repeats its continuation token "
+			               "(one it gave before); the listing would never end",
+			               url);
+		else if (rv == WT_OK && pg.truncated && empty >= S3_MAX_EMPTY_PAGES)
+			rv = wt_seterr(err, WT_ECORRUPT,
+			               "ListObjectsV2 replies from %s: %d truncated pages in a row "
+			               "listed nothing; the listing would never end (check the "
+			               "endpoint: it is not behaving as S3 does)",
+			               url, S3_MAX_EMPTY_PAGES);
 		free(token);
 		token = NULL;
 		if (rv == WT_OK && pg.truncated) {
@@ -196,6 +232,7 @@ static int s3_list(void *impl, const char *prefix, store_list *out, wt_errbuf *e
 		free(url);
 	} while (rv == WT_OK && token != NULL);
 	free(token);
+	free(seen);
 	return rv;
 }
 

@@ -451,6 +451,8 @@ static void test_s3_bad_listing(void **state)
 		const char *uri, *msg;
 	} cases[] = {
 	    {"s3://s3loop/k", "repeats its continuation token"},
+	    {"s3://s3cycle/k", "repeats its continuation token (one it gave before)"},
+	    {"s3://s3endless/k", "100 truncated pages in a row listed nothing"},
 	    {"s3://s3outside/k", "outside the prefix"},
 	    {"s3://s3garbage/k", "not a <ListBucketResult>"},
 	};

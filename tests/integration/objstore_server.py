@@ -19,6 +19,8 @@ Range). Serves --root; the first path component picks the behaviour:
               "open" and "close" open and close it (each answered "ok")
   /redir/K    302 to /ok/K on this server, or to --redirect-to BASE + "/K"
   /s3loop, /s3outside, /s3garbage   bad ListObjectsV2 replies (see LISTINGS)
+  /s3cycle    truncated pages whose tokens go A, B, A, ... (a cycle)
+  /s3endless  truncated empty pages, each with a new token
 
 Prints "PORT <n>" on stdout once listening on 127.0.0.1 (port 0 = any free
 port), then serves (https with --tls CERT KEY) until SIGTERM (or, with
@@ -84,6 +86,16 @@ class Handler(BaseHTTPRequestHandler):
             return None
         if mode in LISTINGS:  # a fake S3 bucket answering ListObjectsV2 badly
             return self._plain(200, LISTINGS[mode].encode(), "application/xml")
+        if mode in ("s3cycle", "s3endless"):
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            tok = q.get("continuation-token", [""])[0]
+            if mode == "s3cycle":
+                nxt = "B" if tok == "A" else "A"
+            else:
+                nxt = "t" + str(int(tok[1:] or "0") + 1)
+            xml = ("<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>"
+                   + nxt + "</NextContinuationToken></ListBucketResult>")
+            return self._plain(200, xml.encode(), "application/xml")
         if mode == "_gets":
             with LOCK:
                 n = COUNTS.get("gets", 0)
