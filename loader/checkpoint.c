@@ -319,9 +319,21 @@ static int open_objects(ckpt *c, bool *indexed, wt_errbuf *err)
 		c->n_objects = 1;
 		return WT_OK;
 	}
-	if (rv != WT_ENOTFOUND)
+	if (rv != WT_ENOTFOUND && rv != WT_EPERM)
 		return rv;
+	/* S3 answers a missing key with 403 when the credentials may not list the
+	 * bucket (s3:GetObject without s3:ListBucket): a sharded model's single
+	 * file looks forbidden, so the index is tried; its own answer decides */
+	wt_errbuf first = {0};
+	if (err != NULL)
+		first = *err;
+	int rv0 = rv;
 	rv = exists(c->s, KEY_INDEX, err);
+	if (rv == WT_ENOTFOUND && rv0 == WT_EPERM) { /* the single file is forbidden */
+		if (err != NULL)
+			*err = first;
+		return rv0;
+	}
 	if (rv == WT_ENOTFOUND)
 		return wt_seterr(err, WT_ENOTFOUND,
 		                 "neither " KEY_SINGLE " nor " KEY_INDEX

@@ -45,6 +45,9 @@ grep -q "WT_EIO.*config.json.*instead of 206" "$T/err" || fail "norange: stderr:
 "$B/weightctl" inspect "$URL/ok/missing" 2>"$T/err"
 grep -q "WT_ENOTFOUND" "$T/err" || fail "missing model: $(cat "$T/err")"
 redir_out=$("$B/weightctl" inspect "$URL/redir/llama") || fail "inspect through a redirect"
+# a sharded model where a missing key is 403 (S3 credentials without s3:ListBucket)
+nolist_out=$("$B/weightctl" inspect "$URL/nolist/llama") || fail "inspect with 403 for missing keys"
+[ "$(inspect_body "$local_out")" = "$(inspect_body "$nolist_out")" ] || fail "nolist inspect differs"
 [ "$(inspect_body "$local_out")" = "$(inspect_body "$redir_out")" ] || fail "redirected inspect differs"
 
 # https with a private CA: refused until WEIGHTD_HTTP_CA_BUNDLE names it

@@ -18,6 +18,7 @@ Range). Serves --root; the first path component picks the behaviour:
               the gate is closed: closed at start; with --stdin, the lines
               "open" and "close" open and close it (each answered "ok")
   /redir/K    302 to /ok/K on this server, or to --redirect-to BASE + "/K"
+  /nolist/K   like /ok, but a missing key is 403 AccessDenied (S3 without s3:ListBucket)
   /s3loop, /s3outside, /s3garbage   bad ListObjectsV2 replies (see LISTINGS)
   /s3cycle    truncated pages whose tokens go A, B, A, ... (a cycle)
   /s3endless  truncated empty pages, each with a new token
@@ -112,6 +113,9 @@ class Handler(BaseHTTPRequestHandler):
                 return self._plain(503, b"try again")
         path = os.path.realpath(os.path.join(ROOT, rel))
         if not path.startswith(ROOT + os.sep) or not os.path.isfile(path):
+            if mode == "nolist":
+                return self._plain(403, b"<Error><Code>AccessDenied</Code></Error>",
+                                   "application/xml")
             return self._plain(404, b"not found")
         st = os.stat(path)
         size = st.st_size
