@@ -9,6 +9,9 @@
  * | pack-quantized | int, 4 bits, strategy group (G % 8 == 0), symmetric | CKPT_QUANT_CT_INT4 |
  * | int-quantized  | the same 4-bit weights, one code per I8 byte (W4A8) | CKPT_QUANT_CT_INT4 +
  * quant_int4_i8 |
+ * | pack-quantized | int, 4 bits, strategy group, symmetric false (zero points) |
+ * CKPT_QUANT_CT_INT4
+ * + quant_asym |
  *
  * Every other combination (int4-quantized: two signed nibbles per I8) is WT_EUNSUPPORTED
  * naming the field and its value.
@@ -40,7 +43,7 @@ static bool true_(json_t *o, const char *key)
 
 /* The weights args and format of group `gname`: the scheme kind and group size. */
 static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ckpt_quant_kind *kind,
-                        int64_t *gsize, bool *i8, wt_errbuf *err)
+                        int64_t *gsize, bool *i8, bool *asym, wt_errbuf *err)
 {
 	json_t *w = json_is_object(grp) ? json_object_get(grp, "weights") : NULL;
 	if (!json_is_object(w))
@@ -58,12 +61,16 @@ static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ckp
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: compressed-tensors quantization_config has no "
 		                 "'format' (int-quantized or pack-quantized)");
-	if (strcmp(type, "int") != 0 || !true_(w, "symmetric") || true_(w, "dynamic") ||
+	/* zero points are read for pack-quantized int4 per group only (AWQ-style W4A16) */
+	*asym = json_is_false(json_object_get(w, "symmetric")) &&
+	        strcmp(fmt, "pack-quantized") == 0 && bits == 4 && strcmp(strategy, "group") == 0;
+	if (strcmp(type, "int") != 0 || !(true_(w, "symmetric") || *asym) || true_(w, "dynamic") ||
 	    (ao != NULL && !json_is_null(ao) && !json_is_false(ao)))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: compressed-tensors group '%s': weights type '%s', "
-		                 "symmetric %s, dynamic %s, actorder %s; only static symmetric int "
-		                 "weights without actorder are read",
+		                 "symmetric %s, dynamic %s, actorder %s; only static int weights "
+		                 "without actorder are read, symmetric (asymmetric: pack-quantized "
+		                 "4 bits per group only)",
 		                 gname, type, true_(w, "symmetric") ? "true" : "false",
 		                 true_(w, "dynamic") ? "true" : "false",
 		                 (ao == NULL || json_is_null(ao) || json_is_false(ao)) ? "none"
@@ -108,17 +115,17 @@ int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)
 	json_t *grp;
 	ckpt_quant_kind kind0 = CKPT_QUANT_NONE;
 	int64_t g0 = 0;
-	bool i80 = false;
+	bool i80 = false, asym0 = false;
 	const char *first = NULL;
 	json_object_foreach(groups, gname, grp)
 	{
 		ckpt_quant_kind kind = CKPT_QUANT_NONE;
 		int64_t g = 0;
-		bool i8 = false;
-		int rv = group_scheme(gname, grp, fmt_top, &kind, &g, &i8, err);
+		bool i8 = false, asym = false;
+		int rv = group_scheme(gname, grp, fmt_top, &kind, &g, &i8, &asym, err);
 		if (rv != WT_OK)
 			return rv;
-		if (first != NULL && (kind != kind0 || g != g0 || i8 != i80))
+		if (first != NULL && (kind != kind0 || g != g0 || i8 != i80 || asym != asym0))
 			return wt_seterr(
 			    err, WT_EUNSUPPORTED,
 			    "config.json: compressed-tensors groups '%s' and '%s' use "
@@ -129,9 +136,11 @@ int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)
 		kind0 = kind;
 		g0 = g;
 		i80 = i8;
+		asym0 = asym;
 	}
 	c->quant = kind0;
 	c->quant_group = g0;
 	c->quant_int4_i8 = kind0 == CKPT_QUANT_CT_INT4 && i80;
+	c->quant_asym = kind0 == CKPT_QUANT_CT_INT4 && asym0;
 	return WT_OK;
 }

@@ -380,6 +380,17 @@ static int ct_requant(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 {
 	const ckpt_config *c = x->cfg;
 	bool i4 = c->quant == CKPT_QUANT_CT_INT4;
+	if (!x->l->requant_allow && c->quant_asym) {
+		if (!x->p)
+			return WT_ELAYOUT;
+		return wt_seterr(
+		    err, WT_ELAYOUT,
+		    "tensor '%s': the checkpoint stores it compressed-tensors int4 per "
+		    "group of %" PRId64 " with zero points (symmetric false), which no "
+		    "output layout keeps; requantizing to %s needs --requant allow, "
+		    "or ask for --quant none (dequantized)",
+		    x->ents[in->a].rt, c->quant_group, wt_quant_name(x->l->quant));
+	}
 	if (!x->l->requant_allow) {
 		if (!x->p)
 			return WT_ELAYOUT;

@@ -8,7 +8,12 @@
  *
  * (int-quantized W4A8: X.weight I8 [N, K] holding int4 codes, packed while producing.)
  * Codes are symmetric (no zero point: a weight_zero_point tensor is listed as
- * skipped), w = f32(code) * f32(scale). compressed-tensors' pack_to_int32 stores
+ * skipped), w = f32(code) * f32(scale), except pack-quantized int4 with
+ * symmetric false: X.weight_zero_point I32 [ceil(N/8), K/G] holds zero points
+ * -8..7 packed along the rows (pack_to_int32 with packed_dim 0: row r of
+ * group g at bits 4*(r%8) of word [r/8, g], as zp + 8), and
+ * w = (f32(code) - f32(zp)) * f32(scale); such codes never pass through (no
+ * output layout keeps zero points). compressed-tensors' pack_to_int32 stores
  * code + 8 in 4 bits, element k of each run of 8 at bits 4*(k%8) of a
  * little-endian int32: the contract's int4-group packing, so words pass through.
  */
@@ -102,6 +107,9 @@ int shardmap_ct_companion(const sm_ctx *x, sm_plan *p, const char *name, bool *u
 		const ckpt_tensor *w = module_weight(x, name, base);
 		if (w != NULL && shardmap_ct_weight(x->cfg, w)) {
 			*used = true;
+			if (k == 3 && x->cfg->quant_asym)
+				return WT_OK; /* zero points: read with the weight
+				                 (shardmap_ct_dequant) */
 			return k >= 2 ? shardmap_plan_add_skipped(p, name, err) : WT_OK;
 		}
 		char plain[CT_NAME_MAX];
@@ -143,6 +151,17 @@ bool shardmap_ct_attach(const sm_ctx *x, sm_entry *e)
 	return true;
 }
 
+/* X.weight_zero_point of weight `wname` ("X.weight" or "X.weight_packed"), or NULL. */
+static const ckpt_tensor *zero_points(const ckpt *c, const char *wname)
+{
+	char buf[CT_NAME_MAX];
+	const char *cut = strrchr(wname, '.');
+	if (cut == NULL || (size_t)snprintf(buf, sizeof(buf), "%.*s.weight_zero_point",
+	                                    (int)(cut - wname), wname) >= sizeof(buf))
+		return NULL;
+	return ckpt_find(c, buf);
+}
+
 static bool scale_dtype(wt_dtype d)
 {
 	return d == WT_F32 || d == WT_BF16 || d == WT_F16;
@@ -178,6 +197,23 @@ int shardmap_ct_check(const sm_ctx *x, const sm_entry *e, wt_errbuf *err)
 		                 "tensor '%s': weight scales must be [%" PRId64 ", %" PRId64
 		                 "] for weight '%s' of %" PRId64 " x %" PRId64 " values",
 		                 s->name, N, sc, t->name, N, K);
+	if (x->cfg->quant_asym) {
+		const ckpt_tensor *z = zero_points(x->c, t->name);
+		if (z == NULL)
+			return wt_seterr(err, WT_ENOTFOUND,
+			                 "tensor '%s': asymmetric compressed-tensors int4 weight "
+			                 "(symmetric false) without its weight_zero_point",
+			                 t->name);
+		if (z->dtype != WT_I32 || z->ndim != 2 || z->shape[0] != (N + 7) / 8 ||
+		    z->shape[1] != sc)
+			return wt_seterr(err, WT_ESHAPE,
+			                 "tensor '%s': zero points must be I32 [%" PRId64
+			                 ", %" PRId64
+			                 "] (packed 8 rows per word) for weight '%s' of %" PRId64
+			                 " x %" PRId64 " values; it is %s with %d dimensions",
+			                 z->name, (N + 7) / 8, sc, t->name, N, K,
+			                 wt_dtype_name(z->dtype), z->ndim);
+	}
 	if (e->iscale != SM_NONE) {
 		const ckpt_tensor *is = ckpt_tensor_at(x->c, e->iscale);
 		if (!scale_dtype(is->dtype) || is->nbytes != wt_dtype_size(is->dtype))
@@ -194,7 +230,7 @@ bool shardmap_ct_pass(const ckpt_config *cfg, const wt_layout *l)
 	if (cfg->quant == CKPT_QUANT_CT_INT8)
 		return l->quant == WT_QUANT_INT8_CHANNEL;
 	if (cfg->quant == CKPT_QUANT_CT_INT4)
-		return l->quant == WT_QUANT_INT4_GROUP &&
+		return l->quant == WT_QUANT_INT4_GROUP && !cfg->quant_asym &&
 		       (int64_t)l->group_size == cfg->quant_group;
 	return false;
 }
@@ -259,6 +295,39 @@ float shardmap_ct_scalar(const void *p, wt_dtype dt)
 	}
 }
 
+/* Asymmetric int4 (pack-quantized, symmetric false): dst[r, k] =
+ * (f32(code) - f32(zp[r, k/G])) * scale[r, k/G], the zero points read whole
+ * from X.weight_zero_point (checked at plan time: I32 [ceil(N/8), K/G]). */
+static int dequant_asym(const ckpt *c, const ckpt_tensor *t, const void *raw, const float *scale,
+                        int64_t N, int64_t K, int64_t G, float *dst, wt_errbuf *err)
+{
+	const ckpt_tensor *z = zero_points(c, t->name);
+	int64_t ng = K / G;
+	if (z == NULL || z->dtype != WT_I32 || (int64_t)z->nbytes != (N + 7) / 8 * ng * 4)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "tensor '%s': its weight_zero_point is missing or not I32 "
+		                 "[%" PRId64 ", %" PRId64 "]",
+		                 t->name, (N + 7) / 8, ng);
+	uint32_t *zw = malloc(z->nbytes ? z->nbytes : 1);
+	if (zw == NULL)
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", z->name);
+	int rv = ckpt_read(c, z, 0, zw, z->nbytes, err);
+	const uint32_t *w = raw;
+	for (int64_t r = 0; rv == WT_OK && r < N; r++)
+		for (int64_t g = 0; g < ng; g++) {
+			uint32_t zword = zw[(r / 8) * ng + g];
+			float zp = (float)((int)((zword >> (4 * (r % 8))) & 15u) - 8);
+			float s = scale[r * ng + g];
+			for (int64_t k = g * G; k < (g + 1) * G; k++) {
+				int64_t e = r * K + k;
+				float q = (float)((int)((w[e / 8] >> (4 * (e % 8))) & 15u) - 8);
+				dst[e] = (q - zp) * s;
+			}
+		}
+	free(zw);
+	return rv;
+}
+
 int shardmap_ct_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *st, const void *raw,
                         float *dst, wt_errbuf *err)
 {
@@ -281,7 +350,9 @@ int shardmap_ct_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *
 	             : ckpt_read(c, st, 0, sraw, st->nbytes, err);
 	if (rv == WT_OK && (rv = kern_convert(scale, WT_F32, sraw, st->dtype, ns)) != WT_OK)
 		rv = wt_seterr(err, rv, "tensor '%s': converting scales to F32 failed", st->name);
-	if (rv == WT_OK) {
+	if (rv == WT_OK && i4 && cfg->quant_asym) {
+		rv = dequant_asym(c, t, raw, scale, N, K, cfg->quant_group, dst, err);
+	} else if (rv == WT_OK) {
 		rv = kern_dequantize(i4 ? WT_QUANT_INT4_GROUP : WT_QUANT_INT8_CHANNEL, raw, scale,
 		                     N, K, i4 ? cfg->quant_group : 0, dst, WT_F32);
 		if (rv != WT_OK)

@@ -34,10 +34,12 @@ typedef struct fam_expect {
 #define FP8_LAYER (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 7 * 8 + 2 * 256 * 2)
 /* compressed-tensors twins: the 7 linears' 557056 elements as I8 (W8A8) or 4 bits (W4A16),
  * BF16 scales per row (1920 rows) or per 128-group (4352), BF16 input scales / I64 shapes */
-#define CT_LINEAR     (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256)
-#define W8_LAYER      (CT_LINEAR + 1920 * 2 + 7 * 2 + 2 * 256 * 2)
-#define W4_LAYER      (CT_LINEAR / 2 + 4352 * 2 + 7 * 16 + 2 * 256 * 2)
-#define W4A8_LAYER    (CT_LINEAR + 4352 * 2 + 2 * 256 * 2) /* int4 codes one per I8 byte */
+#define CT_LINEAR  (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256)
+#define W8_LAYER   (CT_LINEAR + 1920 * 2 + 7 * 2 + 2 * 256 * 2)
+#define W4_LAYER   (CT_LINEAR / 2 + 4352 * 2 + 7 * 16 + 2 * 256 * 2)
+#define W4A8_LAYER (CT_LINEAR + 4352 * 2 + 2 * 256 * 2) /* int4 codes one per I8 byte */
+/* asymmetric W4A16: + I32 zero points, 8 rows per word per 128-group: 2176 bytes */
+#define W4ASYM_LAYER  (W4_LAYER + 4 * (32 * 2 + 8 * 2 + 8 * 2 + 32 * 2 + 64 * 2 + 64 * 2 + 32 * 4))
 #define QWEN2_LAYER   (LLAMA_LAYER + 2 * (256 + 2 * 64))
 #define QWEN3_LAYER   (2 * (2 * 512 * 256 + 2 * 256 * 256 + 3 * 512 * 256 + 2 * 256 + 2 * 64))
 #define MIXTRAL_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 2 * 256 + 6 * 256 + 6 * 3 * 256 * 256))
@@ -67,6 +69,8 @@ static const fam_expect fams[] = {
      -1, CKPT_QUANT_CT_INT8, 1},
     {"llama_w4a16", 49, 2 * (2 * 1000 * 256 + 256) + 2 * W4_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0,
      0, -1, CKPT_QUANT_CT_INT4, 1},
+    {"llama_w4a16_asym", 63, 2 * (2 * 1000 * 256 + 256) + 2 * W4ASYM_LAYER, 256, 8, 2, 32, 512,
+     1000, 2, 0, 0, -1, CKPT_QUANT_CT_INT4, 1},
     {"llama_w4a8", 35, 2 * (2 * 1000 * 256 + 256) + 2 * W4A8_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0,
      0, -1, CKPT_QUANT_CT_INT4, 1},
     {"qwen2", 26, 2 * (1024 * 256 + 256) + 2 * QWEN2_LAYER, 256, 8, 2, 32, 512, 1024, 2, 1, 0, -1,

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """ct_oracle.py — compressed-tensors sources (docs/format.md 4.5) read independently with
-numpy: the llama_w8a8 / llama_w4a16 / llama_w4a8 fixtures' codes are read here (int4
-unpacked from pack_to_int32:
-code + 8, element k of each run of 8 at bits 4*(k%8)), each rank's expected tensors are
+numpy: the llama_w8a8 / llama_w4a16 / llama_w4a16_asym / llama_w4a8 fixtures' codes are read
+here (int4 unpacked from pack_to_int32:
+code + 8, element k of each run of 8 at bits 4*(k%8); asymmetric zero points unpacked as
+compressed-tensors 0.20 PackedQuantizationCompressor.decompress does, pack_to_int32 with
+packed_dim=0: row r of group g at bits 4*(r%8) of word [r//8, g], and dequantized as its
+dequantize() does, (code - zp) * scale), each rank's expected tensors are
 rebuilt from the llama partition rules, and `weightctl shard` output is compared:
 
   pass     quant = the source's scheme: codes byte for byte (int4 repacked here), scales
@@ -10,7 +13,8 @@ rebuilt from the llama partition rules, and `weightctl shard` output is compared
            fixture's BF16 llama twin holds (dequantize -> compare with the original).
   requant  another scheme with --requant allow: dequantize (f32(code) * f32(scale)) here,
            quantize with the contract's int8-channel / int4-group formulas here, compare.
-  none     --quant none --dtype fp32: f32(code) * f32(scale) exactly.
+  none     --quant none --dtype fp32: f32(code) * f32(scale) exactly (asymmetric:
+           (code - zp) * scale), and near the BF16 twin's values.
 
 usage: ct_oracle.py WEIGHTCTL MODEL_DIR LLAMA_DIR TP MODE(pass|requant|none)
 """
@@ -73,6 +77,14 @@ def modules(src, cfg):
         else:
             continue
         s = bf16(src[m + ".weight_scale"][1])
+        if not grp.get("symmetric", True):  # codes - zero points (exact in int16)
+            z = src[m + ".weight_zero_point"][1].astype(np.uint32)
+            N, K = codes.shape
+            rows = np.arange(N)
+            zp = ((z[rows // 8, :] >> (4 * (rows % 8))[:, None].astype(np.uint32)) & 15)
+            zp = zp.astype(np.int16) - 8
+            assert zp.shape == s.shape, name
+            codes = codes.astype(np.int16) - np.repeat(zp, K // zp.shape[1], axis=1)
         isc = bf16(src[m + ".input_scale"][1])[0] if m + ".input_scale" in src else None
         out[m] = (codes, s, isc)
     return out, grp.get("group_size") or None
@@ -136,6 +148,8 @@ def main():
     cfg = json.load(open(os.path.join(model, "config.json")))
     mods, G = modules(src, cfg)
     i4 = G is not None
+    grp = next(iter(cfg["quantization_config"]["config_groups"].values()))["weights"]
+    assert mode != "pass" or grp.get("symmetric", True), "zero points never pass through"
     quant = {"pass": "int4-group" if i4 else "int8-channel",
              "requant": "int8-channel" if i4 else "int4-group", "none": "none"}[mode]
     bad = 0
@@ -175,6 +189,11 @@ def main():
                         sc.reshape(ws.shape), ws)
                 else:
                     ok = np.array_equal(w.reshape(q.shape), dequant(q, full)) and sc is None
+                    if ref is not None:  # the fixture's codes mean what the reader made of them
+                        x = np.concatenate([bf16(ref[m + ".weight"][1])[a:a + n] if ax == 0 else
+                                            bf16(ref[m + ".weight"][1])[:, a:a + n]
+                                            for m, ax, a, n in parts])
+                        ok = ok and float((np.abs(dequant(q, full) - x) / full).max()) <= 0.75
                 if not ok:
                     print("rank %d %s: %s differs" % (r, mode, rt))
                     bad += 1

@@ -17,7 +17,7 @@ if ! "$PY" -c 'import numpy' 2>/dev/null; then
 fi
 "$PY" -c 'import numpy' || { echo "ct_python.sh: FAIL: numpy unavailable"; exit 1; }
 fail=0
-for f in llama llama_w8a8 llama_w4a16 llama_w4a8; do
+for f in llama llama_w8a8 llama_w4a16 llama_w4a16_asym llama_w4a8; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" --seed 11 >/dev/null ||
 		{ echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
@@ -38,6 +38,9 @@ llama_w4a16 2 none
 llama_w4a8 2 pass
 llama_w4a8 1 requant
 llama_w4a8 2 none
+llama_w4a16_asym 1 none
+llama_w4a16_asym 2 none
+llama_w4a16_asym 4 requant
 CASES
 
 # refusals: exit 3 with the tensor and the fix in the message
@@ -59,5 +62,7 @@ refuse "int8 source as fp8-block" "requantizing needs --requant allow" \
 	--model-dir "$T/llama_w8a8" --tp-size 2 --tp-rank 0 --quant fp8-block
 refuse "int4 source at group 64" "--group-size 128" \
 	--model-dir "$T/llama_w4a16" --tp-size 2 --tp-rank 0 --quant int4-group --group-size 64
+refuse "asymmetric int4 source as int4-group" "with zero points (symmetric false)" \
+	--model-dir "$T/llama_w4a16_asym" --tp-size 2 --tp-rank 0 --quant int4-group
 [ "$fail" = 0 ] || { echo "ct_python.sh: FAIL: $fail checks"; exit 1; }
 echo "ct_python.sh: ok"

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 llama_w8a8 llama_w4a16 \
-	llama_w4a8; do
+	llama_w4a8 llama_w4a16_asym; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -45,6 +45,8 @@ check llama_w4a8 --tp-size 2 --quant int4-group
 grep -q "budget 0.0001 (compressed-tensors pass-through" "$T/out" || fail "w4a8 pass-through budget"
 check llama_w4a16 --tp-size 4 --quant int4-group --group-size 64 --requant allow
 grep -q "budget 0.4 (quantization budget" "$T/out" || fail "w4a16 requant budget: $(cat "$T/out")"
+check llama_w4a16_asym --tp-size 2 # zero points: dequantized to BF16
+check llama_w4a16_asym --tp-size 2 --quant int8-channel --requant allow
 # config.json as transformers 5.x writes it (num_local_experts, rope_parameters):
 # verify-forward reads what plan reads
 for f in qwen2_moe llama; do
