@@ -12,13 +12,16 @@
  *
  * The source is tests/integration/objstore_server.py in /gate/ mode: its
  * tensor reads (GETs over 64 KiB) wait while the test holds the gate closed.
- * An unregister or a stop ends such a read in flight (store_set_cancel).
+ * An unregister or a stop ends such a read in flight (store_set_cancel), a
+ * production's read too. Parked REGISTERs (each holds an nng context) leave
+ * a quarter of the contexts to requests that do not wait.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -60,7 +63,10 @@ static void gate(fixture *f, const char *cmd)
 	assert_string_equal(f->srv.line, "ok");
 }
 
-static void fx_start(fixture *f, const char *tag)
+/* kv: NULL or NULL-terminated key, value pairs set before the start; serve:
+ * model "big" = the gated source, opened at start (the gate open meanwhile,
+ * then closed again). */
+static void fx_start_ex(fixture *f, const char *tag, const char *const *kv, bool serve)
 {
 	memset(f, 0, sizeof(*f));
 	f->e = tw_env_new(tag, SEED);
@@ -77,8 +83,23 @@ static void fx_start(fixture *f, const char *tag)
 	snprintf(f->uri, sizeof(f->uri), "http://%s/gate/src", f->host);
 	set(f->e, "register_hosts", f->host);
 	set(f->e, "register_roots", f->e->dir);
+	for (size_t i = 0; kv != NULL && kv[i] != NULL; i += 2)
+		set(f->e, kv[i], kv[i + 1]);
+	if (serve) {
+		char spec[200];
+		snprintf(spec, sizeof(spec), "big=%s", f->uri);
+		set(f->e, "model", spec);
+		gate(f, "open");
+	}
 	assert_int_equal(tw_start(f->e), WT_OK);
+	if (serve)
+		gate(f, "close");
 	f->s = tw_dial(f->e->url);
+}
+
+static void fx_start(fixture *f, const char *tag)
+{
+	fx_start_ex(f, tag, NULL, false);
 }
 
 static void fx_stop(fixture *f)
@@ -338,6 +359,7 @@ typedef struct bg_reg {
 	int code;
 	char msg[600];
 	double done_s;
+	_Atomic bool finished; /* code, msg and done_s are set */
 } bg_reg;
 
 static void *bg_main(void *p)
@@ -349,6 +371,7 @@ static void *bg_main(void *p)
 	snprintf(b->msg, sizeof(b->msg), "%s", b->code ? x.r->error->message : x.r->admin->text);
 	tw_reply_free(&x);
 	b->done_s = now_s();
+	atomic_store(&b->finished, true);
 	nng_close(s);
 	return NULL;
 }
@@ -426,6 +449,106 @@ static void test_stop_while_registering(void **state)
 	tw_reply x = list(f.s);
 	assert_null(listed(&x, "big"));
 	tw_reply_free(&x);
+	fx_stop(&f);
+}
+
+/* With 8 contexts, 8 REGISTERs that wait to the end on one registration: 6
+ * park, the last 2 get WT_EBUSY, and a listing meanwhile is answered at once
+ * (every context parked, it waited for the registration: nothing else was
+ * received). */
+static void test_parked_leave_contexts(void **state)
+{
+	(void)state;
+	fixture f;
+	const char *kv[] = {"contexts", "8", "max_watchers", "4", NULL};
+	fx_start_ex(&f, "wd-regctx", kv, false);
+	enum { N = 8 };
+	bg_reg b[N];
+	pthread_t t[N];
+	for (int i = 0; i < N; i++) {
+		memset(&b[i], 0, sizeof(b[i]));
+		b[i].url = f.e->url;
+		b[i].name = "big";
+		b[i].uri = f.uri;
+		assert_int_equal(pthread_create(&t[i], NULL, bg_main, &b[i]), 0);
+		if (i == 0)
+			wait_listed(f.s, "big"); /* the others join its registration */
+	}
+	double t0 = now_s();
+	int answered = 0;
+	while (now_s() - t0 < 10 && answered < 2) {
+		answered = 0;
+		for (int i = 0; i < N; i++)
+			answered += atomic_load(&b[i].finished);
+		usleep(20000);
+	}
+	double l0 = now_s();
+	tw_reply x = tw_list_models(f.s);
+	double dl = now_s() - l0;
+	int lrv = x.rv;
+	tw_reply_free(&x);
+	gate(&f, "open"); /* before any assert: the parked ones end */
+	int busy = 0, ok = 0;
+	for (int i = 0; i < N; i++) {
+		pthread_join(t[i], NULL);
+		busy += b[i].code == WT_EBUSY;
+		ok += b[i].code == 0;
+		if (b[i].code == WT_EBUSY)
+			printf("refused: %s\n", b[i].msg);
+	}
+	printf("8 waiting REGISTERs on 8 contexts: %d answered early, %d refused, %d registered; "
+	       "a listing meanwhile: %s in %.3f s\n",
+	       answered, busy, ok, wt_errname(lrv), dl);
+	assert_int_equal(lrv, WT_OK);
+	assert_true(dl < 2.0);
+	assert_int_equal(busy, 2);
+	assert_int_equal(ok, N - 2);
+	for (int i = 0; i < N; i++)
+		if (b[i].code == WT_EBUSY)
+			assert_non_null(strstr(b[i].msg, "kept for requests that do not wait"));
+	fx_stop(&f);
+}
+
+typedef struct bg_man {
+	const char *url;
+	int rv, code;
+} bg_man;
+
+static void *man_main(void *p)
+{
+	bg_man *b = p;
+	nng_socket s = tw_dial(b->url);
+	tw_reply x = tw_manifest(s, "big", 1, 0);
+	b->rv = x.rv;
+	b->code = tw_errcode(&x);
+	tw_reply_free(&x);
+	nng_close(s);
+	return NULL;
+}
+
+/* A stop whose drain times out ends a production blocked on a source read
+ * (the gate held closed): the read in flight is canceled, and weightd stops
+ * within a few seconds, not when the source answers (60 s). */
+static void test_stop_cancels_production_read(void **state)
+{
+	(void)state;
+	fixture f;
+	const char *kv[] = {"drain_timeout_ms", "300", NULL};
+	fx_start_ex(&f, "wd-prodstop", kv, true);
+	bg_man m = {.url = f.e->url};
+	pthread_t t, st;
+	assert_int_equal(pthread_create(&t, NULL, man_main, &m), 0);
+	usleep(1000 * 1000); /* the production reads its first tensor: held at the gate */
+	nng_close(f.s);
+	bg_stop bs = {.e = f.e};
+	double t0 = now_s();
+	assert_int_equal(pthread_create(&st, NULL, stop_main, &bs), 0);
+	pthread_join(st, NULL);
+	pthread_join(t, NULL);
+	printf("stopped %.3f s after the stop began, a production's read held; its manifest "
+	       "request: %s, code %s\n",
+	       bs.done_s - t0, wt_errname(m.rv), m.code >= 0 ? wt_errname(m.code) : "-");
+	assert_true(bs.done_s - t0 < 8.0);
 	fx_stop(&f);
 }
 
@@ -517,6 +640,8 @@ int main(void)
 	    cmocka_unit_test(test_client_progress),
 	    cmocka_unit_test(test_waiting_register_parked),
 	    cmocka_unit_test(test_stop_while_registering),
+	    cmocka_unit_test(test_parked_leave_contexts),
+	    cmocka_unit_test(test_stop_cancels_production_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

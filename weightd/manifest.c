@@ -311,9 +311,20 @@ static void step(wd_req *r)
 			}
 		}
 		r->waiter.done = flight_done;
+		size_t waiting;
 		pthread_mutex_lock(&s->lk);
-		r->state = WD_WAIT; /* before joining: the leader may finish at once */
+		bool room = wd_park_room(s, &waiting);
+		if (room)
+			r->state = WD_WAIT; /* before joining: the leader may finish at once */
 		pthread_mutex_unlock(&s->lk);
+		if (!room) { /* every context parked would starve every other client */
+			char msg[300];
+			wd_park_full_msg(s, waiting, msg, sizeof(msg));
+			wt_seterr(&err, WT_EBUSY, "model '%s': layout not cached yet and %s",
+			          m->model, msg);
+			finish_err(r, &err);
+			return;
+		}
 		/* live_ok: park on the layout's cut-through registration (before
 		 * joining, so the end of a running flight cannot be missed). */
 		bool live = m->live_ok && !m->warm;

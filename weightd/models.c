@@ -77,8 +77,9 @@ static int snap_open(wd_models *m, const model_ent *e, ckpt_progress *prog, wd_s
 		store_set_cancel(sf->pub.st, &prog->cancel);
 	if (rv == WT_OK)
 		rv = ckpt_open_progress(&sf->pub.ck, sf->pub.st, m->memo, prog, err);
-	if (sf->pub.st != NULL) /* prog goes away with the open; the store serves on */
-		store_set_cancel(sf->pub.st, NULL);
+	if (sf->pub.st != NULL) /* prog goes away with the open; the store serves on,
+	                          its remote reads ended by wd_models_abort_reads */
+		store_set_cancel(sf->pub.st, &m->abort_reads);
 	if (rv != WT_OK) {
 		wt_errprefix(err, "model '%s'", e->name);
 		wd_snap_release(&sf->pub);
@@ -617,6 +618,11 @@ bool wd_models_pending(wd_models *m, const char *name, uint64_t *read, uint64_t 
 	pthread_mutex_unlock(&e->lk);
 	models_put(e);
 	return pending;
+}
+
+void wd_models_abort_reads(wd_models *m)
+{
+	atomic_store(&m->abort_reads, true);
 }
 
 void wd_models_cancel_opens(wd_models *m)

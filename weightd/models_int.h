@@ -35,6 +35,7 @@ struct wd_models {
 	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
 	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
 	_Atomic bool closing;           /* wd_models_cancel_opens: no new opens */
+	_Atomic bool abort_reads;       /* wd_models_abort_reads: snapshot stores' cancel */
 	const ckpt_memo *memo;          /* borrowed; may be NULL */
 	void (*notify)(void *ctx);      /* revision changed (wd_models_set_notify) */
 	void *notify_ctx;

@@ -12,7 +12,8 @@
  * request (same model and URI) parks the same way; it never starts one.
  * At shutdown parked requests are answered at once: WT_ECANCELED, the
  * registration is not saved (registry.c saves no job that ends after).
- * At most WD_REG_PARKED_MAX park; one more is WT_EBUSY.
+ * At most WD_REG_PARKED_MAX park, and only while a quarter of the nng
+ * contexts stays free of parked requests (wd_park_room); one more is WT_EBUSY.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -95,13 +96,24 @@ static void park_or_reply(wd_req *r, wd_regjob *j, uint32_t wait_ms)
 		return;
 	}
 	if (!j->done && s->reg_started && !s->reg_stop) {
+		size_t waiting;
+		pthread_mutex_lock(&s->lk);
+		bool room = wd_park_room(s, &waiting);
+		if (room)
+			r->state = WD_WAIT;
+		pthread_mutex_unlock(&s->lk);
+		if (!room) { /* parked, it would take a context others need */
+			j->waiters--;
+			pthread_mutex_unlock(&wd_reg_lk);
+			char msg[400];
+			wd_park_full_msg(s, waiting, msg, sizeof(msg));
+			wd_req_reply(r, wd_reply_error(r->id, WT_EBUSY, msg));
+			return;
+		}
 		r->rg.job = j;
 		r->rg.deadline_ns =
 		    wait_ms ? common_now_ns() + (uint64_t)wait_ms * 1000000ull : UINT64_MAX;
 		r->rg.reply = NULL;
-		pthread_mutex_lock(&s->lk);
-		r->state = WD_WAIT;
-		pthread_mutex_unlock(&s->lk);
 		r->rg.next = s->reg_parked;
 		s->reg_parked = r;
 		pthread_cond_signal(&s->reg_wake); /* recompute the wake-up time */

@@ -371,6 +371,24 @@ static size_t drain_wait(wd_server *s, uint64_t timeout_ms)
 	return left;
 }
 
+bool wd_park_room(const wd_server *s, size_t *waiting)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_reqs; i++)
+		n += s->reqs[i].state == WD_WAIT;
+	*waiting = n;
+	return n + s->n_reqs / 4 < s->n_reqs; /* under 4 contexts: no reserve */
+}
+
+void wd_park_full_msg(const wd_server *s, size_t waiting, char *buf, size_t cap)
+{
+	snprintf(buf, cap,
+	         "%zu requests already wait here (productions, registrations, watches) and the "
+	         "other %zu of the %zu contexts are kept for requests that do not wait; retry "
+	         "later, or raise contexts",
+	         waiting, s->n_reqs - waiting, s->n_reqs);
+}
+
 size_t wd_server_close(wd_server *s)
 {
 	if (s == NULL)
@@ -397,13 +415,17 @@ size_t wd_server_close(wd_server *s)
 		wd_registry_stop_waits(s); /* parked REGISTERs: how far their open got */
 		/* 2. let in-flight requests finish, bounded */
 		left = drain_wait(s, s->cfg->drain_timeout_ms);
-		if (left > 0) {
+		if (left > 0)
 			WT_LOG(WT_LOG_WARNING,
 			       "drain: %zu requests still running after %llu ms; canceling them",
 			       left, (unsigned long long)s->cfg->drain_timeout_ms);
-			atomic_store(&s->cancel, true); /* productions stop at the next tensor */
-		}
 	}
+	/* productions still running (for those requests, or behind cut-through
+	 * replies already sent) stop at their next tensor, and a read of a slow
+	 * http/s3 source in flight ends now: nothing is served after this */
+	atomic_store(&s->cancel, true);
+	if (s->models != NULL)
+		wd_models_abort_reads(s->models);
 	/* 3. run out the pool: every job (and every waiter it wakes) replies on the
 	 * still-open socket; nothing calls into nng concurrently with nng_close. */
 	wd_bulk_stop(s); /* its requests in service run on the pool */

@@ -220,9 +220,11 @@ size_t wd_watch_parked(wd_server *s)
 	return n;
 }
 
-/* Park r; false (nothing parked) when stopping or full: *busy tells which. */
-static bool park(wd_watches *w, wd_req *r, bool *busy)
+/* Park r; false (nothing parked) when stopping or full: *busy tells which,
+ * and *full how many requests park when the contexts were the limit (else 0). */
+static bool park(wd_watches *w, wd_req *r, bool *busy, size_t *full)
 {
+	*full = 0;
 	wd_server *s = w->srv;
 	pthread_mutex_lock(&w->lk);
 	*busy = !w->stop && w->n >= s->cfg->max_watchers;
@@ -230,9 +232,18 @@ static bool park(wd_watches *w, wd_req *r, bool *busy)
 		pthread_mutex_unlock(&w->lk);
 		return false;
 	}
+	size_t waiting;
 	pthread_mutex_lock(&s->lk);
-	r->state = WD_WAIT;
+	bool room = wd_park_room(s, &waiting);
+	if (room)
+		r->state = WD_WAIT;
 	pthread_mutex_unlock(&s->lk);
+	if (!room) { /* other requests hold the contexts parking may take */
+		*busy = true;
+		*full = waiting;
+		pthread_mutex_unlock(&w->lk);
+		return false;
+	}
 	r->w.next = w->head;
 	w->head = r;
 	w->n++;
@@ -276,16 +287,20 @@ void wd_watch_request(wd_req *r, const Weights__WatchRequest *wr)
 	r->w.deadline_ns = common_now_ns() + (uint64_t)ms * 1000000ull;
 	r->w.model = strdup(wr->model);
 	bool busy = false;
-	if (r->w.model != NULL && park(s->watches, r, &busy))
+	size_t full = 0;
+	if (r->w.model != NULL && park(s->watches, r, &busy, &full))
 		return; /* the watch thread answers */
 	if (r->w.model == NULL) {
 		finish(r, wd_reply_error(r->id, WT_ENOMEM, "watch: out of memory"));
 	} else if (busy) {
-		char msg[200];
-		snprintf(msg, sizeof(msg),
-		         "%llu watches are already waiting (max_watchers); retry later or raise "
-		         "max_watchers",
-		         (unsigned long long)s->cfg->max_watchers);
+		char msg[300];
+		if (full > 0)
+			wd_park_full_msg(s, full, msg, sizeof(msg));
+		else
+			snprintf(msg, sizeof(msg),
+			         "%llu watches are already waiting (max_watchers); retry later or "
+			         "raise max_watchers",
+			         (unsigned long long)s->cfg->max_watchers);
 		finish(r, wd_reply_error(r->id, WT_EBUSY, msg));
 	} else { /* stopping: the current revision, unchanged */
 		char rev[80];

@@ -168,6 +168,10 @@ bool wd_models_pending(wd_models *m, const char *name, uint64_t *read, uint64_t 
 /* Shutdown: cancel every open in progress (each ends at its next 8 MiB);
  * no model opens again. Models keep the snapshots they have. */
 void wd_models_cancel_opens(wd_models *m);
+/* Shutdown, once the drain is over: every http/s3 read of every snapshot,
+ * in flight or to come, ends with WT_ECANCELED within about a second
+ * (productions reading a slow source stop instead of holding the exit). */
+void wd_models_abort_reads(wd_models *m);
 /* Remove a WD_SRC_REGISTERED model: WT_ENOTFOUND if unknown, WT_EPERM for a
  * folder/config model. Requests holding its snapshot finish with it. */
 int wd_models_remove(wd_models *m, const char *name, wt_errbuf *err);
