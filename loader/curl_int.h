@@ -1,7 +1,8 @@
 /*
  * curl_int.h — private to loader/: the libcurl plumbing shared by the HTTP(S)
  * and S3 store backends (store_http.c, store_s3.c). One place for handle
- * pooling, timeouts, retries, ranged reads and status -> wt_err mapping.
+ * pooling, timeouts, retries, ranged reads and status -> wt_err mapping
+ * (curl_util.c; each transfer's callbacks: curl_xfer.c).
  *
  * Thread rule: a curlu client may be used from any number of threads at once.
  * Each call takes a "lane" (a curl multi handle plus its easy handles, which

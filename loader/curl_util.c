@@ -23,41 +23,11 @@
 
 #include "common/common.h"
 #include "loader/curl_int.h"
+#include "loader/curl_xfer.h"
 
 #define CURLU_BUFFER_BYTES (512L * 1024L)
-#define CURLU_MAX_IDLE     32          /* lanes kept in the pool */
-#define CURLU_EBODY_BYTES  512         /* error body kept for messages */
-#define CURLU_JUNK_BYTES   (64 * 1024) /* error body read before giving up */
-#define CURLU_BACKOFF_CAP  5000L       /* ms */
-
-enum { X_HEAD, X_RANGE, X_BODY };
-enum { STOP_NONE, STOP_IGNORED_RANGE, STOP_TOO_LONG, STOP_TOO_BIG, STOP_ENOMEM };
-
-typedef struct xfer {
-	/* request (set by the caller) */
-	int kind;
-	const char *url; /* borrowed */
-	const char *key; /* borrowed; names the object in messages */
-	uint64_t off;    /* X_RANGE */
-	size_t len;      /* X_RANGE: bytes asked; X_BODY: ceiling */
-	char *buf;       /* X_RANGE: caller's; X_BODY: malloc'd, grows */
-	size_t cap;
-	/* response (reset before each attempt) */
-	size_t got;
-	long status;
-	int64_t clen; /* Content-Length, -1 if absent */
-	bool have_cr;
-	uint64_t cr_first, cr_last, cr_total; /* Content-Range */
-	bool cr_total_known;
-	char etag[256];
-	char lastmod[128];
-	char ebody[CURLU_EBODY_BYTES];
-	size_t ebody_len, junk;
-	int stop;
-	CURLcode cc;
-	char curlerr[CURL_ERROR_SIZE];
-	const _Atomic bool *cancel; /* the client's, when the transfer started */
-} xfer;
+#define CURLU_MAX_IDLE     32    /* lanes kept in the pool */
+#define CURLU_BACKOFF_CAP  5000L /* ms */
 
 typedef struct lane {
 	CURLM *m;
@@ -77,18 +47,6 @@ struct curlu {
 void curlu_set_cancel(curlu *c, const _Atomic bool *cancel)
 {
 	atomic_store(&c->cancel, cancel);
-}
-
-/* CURLOPT_XFERINFOFUNCTION: non-zero aborts (CURLE_ABORTED_BY_CALLBACK). */
-static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                       curl_off_t ulnow)
-{
-	(void)dltotal;
-	(void)dlnow;
-	(void)ultotal;
-	(void)ulnow;
-	const xfer *x = ud;
-	return x->cancel != NULL && atomic_load(x->cancel) ? 1 : 0;
 }
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -221,163 +179,6 @@ static void lane_put(curlu *c, lane *l)
 	lane_free(l); /* pool full */
 }
 
-/* ---------------- callbacks ---------------- */
-
-static void xfer_reset(xfer *x)
-{
-	x->got = 0;
-	x->status = 0;
-	x->clen = -1;
-	x->have_cr = false;
-	x->cr_first = x->cr_last = x->cr_total = 0;
-	x->cr_total_known = false;
-	x->etag[0] = x->lastmod[0] = '\0';
-	x->ebody_len = x->junk = 0;
-	x->ebody[0] = '\0';
-	x->stop = STOP_NONE;
-	x->cc = CURLE_OK;
-	x->curlerr[0] = '\0';
-}
-
-static bool parse_u64(const char **p, uint64_t *out)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-	if (*s < '0' || *s > '9')
-		return false;
-	for (; *s >= '0' && *s <= '9'; s++)
-		if (!wt_mul_u64(v, 10, &v) || !wt_add_u64(v, (uint64_t)(*s - '0'), &v))
-			return false;
-	*out = v;
-	*p = s;
-	return true;
-}
-
-/* "bytes FIRST-LAST/TOTAL", TOTAL may be "*"; "bytes STAR/TOTAL" (416) is ignored. */
-static void parse_content_range(xfer *x, const char *v)
-{
-	if (strncasecmp(v, "bytes ", 6) != 0)
-		return;
-	const char *p = v + 6;
-	uint64_t a, b, t = 0;
-	if (!parse_u64(&p, &a) || *p++ != '-' || !parse_u64(&p, &b) || *p++ != '/')
-		return;
-	bool known = *p != '*';
-	if (known && (!parse_u64(&p, &t) || *p != '\0'))
-		return;
-	x->have_cr = true;
-	x->cr_first = a;
-	x->cr_last = b;
-	x->cr_total = t;
-	x->cr_total_known = known;
-}
-
-static void copy_value(char *dst, size_t cap, const char *v)
-{
-	snprintf(dst, cap, "%s", v);
-}
-
-static size_t on_header(char *data, size_t size, size_t n, void *ud)
-{
-	xfer *x = ud;
-	size_t len = size * n;
-	char line[1024];
-	size_t k = len < sizeof(line) - 1 ? len : sizeof(line) - 1;
-	memcpy(line, data, k);
-	line[k] = '\0';
-	while (k > 0 && (line[k - 1] == '\r' || line[k - 1] == '\n' || line[k - 1] == ' '))
-		line[--k] = '\0';
-	if (strncmp(line, "HTTP/", 5) == 0) {
-		/* a new response (redirect, 100-continue): forget the previous one */
-		CURLcode keep_cc = x->cc;
-		size_t keep_got = x->got;
-		xfer_reset(x);
-		x->cc = keep_cc;
-		x->got = keep_got;
-		const char *sp = strchr(line, ' ');
-		if (sp != NULL)
-			x->status = strtol(sp + 1, NULL, 10);
-		return len;
-	}
-	char *colon = strchr(line, ':');
-	if (colon == NULL)
-		return len;
-	*colon = '\0';
-	const char *v = colon + 1;
-	while (*v == ' ' || *v == '\t')
-		v++;
-	if (strcasecmp(line, "Content-Length") == 0) {
-		const char *p = v;
-		uint64_t cl;
-		if (parse_u64(&p, &cl) && *p == '\0' && cl <= (uint64_t)INT64_MAX)
-			x->clen = (int64_t)cl;
-	} else if (strcasecmp(line, "Content-Range") == 0) {
-		parse_content_range(x, v);
-	} else if (strcasecmp(line, "ETag") == 0) {
-		if (strncmp(v, "W/", 2) == 0)
-			v += 2;
-		copy_value(x->etag, sizeof(x->etag), *v == '"' ? v + 1 : v);
-		size_t el = strlen(x->etag);
-		if (el > 0 && x->etag[el - 1] == '"')
-			x->etag[el - 1] = '\0';
-	} else if (strcasecmp(line, "Last-Modified") == 0) {
-		copy_value(x->lastmod, sizeof(x->lastmod), v);
-	}
-	return len;
-}
-
-static size_t on_write(char *data, size_t size, size_t n, void *ud)
-{
-	xfer *x = ud;
-	size_t len = size * n;
-	if (x->status < 200 || x->status > 299) {
-		/* error body: keep the start for the message, stop if it is long */
-		size_t room = sizeof(x->ebody) - 1 - x->ebody_len;
-		size_t k = len < room ? len : room;
-		memcpy(x->ebody + x->ebody_len, data, k);
-		x->ebody_len += k;
-		x->ebody[x->ebody_len] = '\0';
-		x->junk += len;
-		return x->junk > CURLU_JUNK_BYTES ? 0 : len;
-	}
-	if (x->kind == X_RANGE) {
-		if (x->status != 206) {
-			x->stop = STOP_IGNORED_RANGE;
-			return 0;
-		}
-		if (len > x->len - x->got) {
-			x->stop = STOP_TOO_LONG;
-			return 0;
-		}
-		memcpy(x->buf + x->got, data, len);
-		x->got += len;
-		return len;
-	}
-	if (x->kind == X_BODY) {
-		if (len > x->len - x->got) {
-			x->stop = STOP_TOO_BIG;
-			return 0;
-		}
-		if (x->got + len + 1 > x->cap) {
-			size_t ncap = x->cap ? x->cap : 64 * 1024;
-			while (ncap < x->got + len + 1)
-				ncap *= 2;
-			char *nb = realloc(x->buf, ncap);
-			if (nb == NULL) {
-				x->stop = STOP_ENOMEM;
-				return 0;
-			}
-			x->buf = nb;
-			x->cap = ncap;
-		}
-		memcpy(x->buf + x->got, data, len);
-		x->got += len;
-		x->buf[x->got] = '\0';
-		return len;
-	}
-	return len; /* HEAD has no body */
-}
-
 /* ---------------- running transfers ---------------- */
 
 static int setup_handle(curlu *c, CURL *h, xfer *x)
@@ -398,15 +199,15 @@ static int setup_handle(curlu *c, CURL *h, xfer *x)
 	SET(CURLOPT_LOW_SPEED_TIME, c->o.low_speed_time_s);
 	SET(CURLOPT_PROTOCOLS_STR, c->o.https_only ? "https" : "http,https");
 	SET(CURLOPT_TCP_KEEPALIVE, 1L);
-	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERFUNCTION, curlx_on_header);
 	SET(CURLOPT_HEADERDATA, x);
-	SET(CURLOPT_WRITEFUNCTION, on_write);
+	SET(CURLOPT_WRITEFUNCTION, curlx_on_write);
 	SET(CURLOPT_WRITEDATA, x);
 	SET(CURLOPT_ERRORBUFFER, x->curlerr);
 	SET(CURLOPT_PRIVATE, x);
 	x->cancel = atomic_load(&c->cancel);
 	if (x->cancel != NULL) {
-		SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+		SET(CURLOPT_XFERINFOFUNCTION, curlx_on_progress);
 		SET(CURLOPT_XFERINFODATA, x);
 		SET(CURLOPT_NOPROGRESS, 0L);
 	}
@@ -442,7 +243,7 @@ static int lane_run(curlu *c, lane *l, xfer **xs, size_t n, wt_errbuf *err)
 	size_t added = 0;
 	int rv = WT_OK;
 	for (size_t i = 0; i < n; i++) {
-		xfer_reset(xs[i]);
+		curlx_reset(xs[i]);
 		if (l->h[i] == NULL && (l->h[i] = curl_easy_init()) == NULL) {
 			rv =
 			    wt_seterr(err, WT_ENOMEM, "curl_easy_init failed for '%s'", xs[i]->url);
