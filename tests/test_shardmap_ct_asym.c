@@ -147,18 +147,25 @@ static void expect_block(const float *out, int64_t out_cols, int64_t at, const c
 		}
 }
 
+/* The test llama quantized asymmetrically at group 128, its config.json, a
+ * TP-2 layout (quant none). */
+static void setup(ctm *c, char *cfg, size_t cap, wt_layout *l)
+{
+	printf("seed 0xc7000004\n");
+	ct_llama(c, 4, 128, 0, 0, 0);
+	to_asym(c, 128);
+	asym_config(cfg, cap, 4, 128);
+	wt_layout_init(l);
+	l->tp_size = 2;
+}
+
 static void test_asym_dequantized(void **state)
 {
 	(void)state;
-	printf("seed 0xc7000004\n");
 	ctm c;
-	ct_llama(&c, 4, 128, 0, 0, 0);
-	to_asym(&c, 128);
 	char cfg[4096];
-	asym_config(cfg, sizeof(cfg), 4, 128);
 	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
+	setup(&c, cfg, sizeof(cfg), &l);
 	l.dtype = WT_F32;
 	fx f;
 	wt_errbuf err = {0};
@@ -206,15 +213,10 @@ static void test_asym_dequantized(void **state)
 static void test_asym_requant(void **state)
 {
 	(void)state;
-	printf("seed 0xc7000004\n");
 	ctm c;
-	ct_llama(&c, 4, 128, 0, 0, 0);
-	to_asym(&c, 128);
 	char cfg[4096];
-	asym_config(cfg, sizeof(cfg), 4, 128);
 	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
+	setup(&c, cfg, sizeof(cfg), &l);
 	l.quant = WT_QUANT_INT4_GROUP; /* the source's scheme and group: still no pass-through */
 	l.group_size = 128;
 	fx f;
@@ -259,15 +261,10 @@ static void test_asym_requant(void **state)
 static void test_asym_bad(void **state)
 {
 	(void)state;
-	printf("seed 0xc7000004\n");
 	ctm c;
-	ct_llama(&c, 4, 128, 0, 0, 0);
-	to_asym(&c, 128);
 	char cfg[4096];
-	asym_config(cfg, sizeof(cfg), 4, 128);
 	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
+	setup(&c, cfg, sizeof(cfg), &l);
 	fx f;
 	wt_errbuf err = {0};
 	const char *zn = "model.layers.0.mlp.up_proj.weight_zero_point";

@@ -311,13 +311,8 @@ static void step(wd_req *r)
 			}
 		}
 		r->waiter.done = flight_done;
-		size_t waiting;
-		pthread_mutex_lock(&s->lk);
-		bool room = wd_park_room(s, &waiting);
-		if (room)
-			r->state = WD_WAIT; /* before joining: the leader may finish at once */
-		pthread_mutex_unlock(&s->lk);
-		if (!room) { /* every context parked would starve every other client */
+		size_t waiting; /* parked before joining: the leader may finish at once */
+		if (!wd_req_park(s, r, &waiting)) { /* all parked would starve the others */
 			char msg[300];
 			wd_park_full_msg(s, waiting, msg, sizeof(msg));
 			wt_seterr(&err, WT_EBUSY, "model '%s': layout not cached yet and %s",

@@ -13,7 +13,7 @@
  * At shutdown parked requests are answered at once: WT_ECANCELED, the
  * registration is not saved (registry.c saves no job that ends after).
  * At most WD_REG_PARKED_MAX park, and only while a quarter of the nng
- * contexts stays free of parked requests (wd_park_room); one more is WT_EBUSY.
+ * contexts stays free of parked requests (wd_req_park); one more is WT_EBUSY.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -97,12 +97,7 @@ static void park_or_reply(wd_req *r, wd_regjob *j, uint32_t wait_ms)
 	}
 	if (!j->done && s->reg_started && !s->reg_stop) {
 		size_t waiting;
-		pthread_mutex_lock(&s->lk);
-		bool room = wd_park_room(s, &waiting);
-		if (room)
-			r->state = WD_WAIT;
-		pthread_mutex_unlock(&s->lk);
-		if (!room) { /* parked, it would take a context others need */
+		if (!wd_req_park(s, r, &waiting)) { /* it would take a context others need */
 			j->waiters--;
 			pthread_mutex_unlock(&wd_reg_lk);
 			char msg[400];

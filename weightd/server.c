@@ -371,13 +371,18 @@ static size_t drain_wait(wd_server *s, uint64_t timeout_ms)
 	return left;
 }
 
-bool wd_park_room(const wd_server *s, size_t *waiting)
+bool wd_req_park(wd_server *s, wd_req *r, size_t *waiting)
 {
+	pthread_mutex_lock(&s->lk);
 	size_t n = 0;
 	for (size_t i = 0; i < s->n_reqs; i++)
 		n += s->reqs[i].state == WD_WAIT;
+	bool room = n + s->n_reqs / 4 < s->n_reqs; /* under 4 contexts: no reserve */
+	if (room)
+		r->state = WD_WAIT;
+	pthread_mutex_unlock(&s->lk);
 	*waiting = n;
-	return n + s->n_reqs / 4 < s->n_reqs; /* under 4 contexts: no reserve */
+	return room;
 }
 
 void wd_park_full_msg(const wd_server *s, size_t waiting, char *buf, size_t cap)

@@ -247,12 +247,13 @@ nng_msg *wd_plan_only_reply(uint64_t id, const wd_mreq *m, wt_errbuf *err);
 
 /* server.c: send reply m (ownership passes) for r and recycle r. */
 void wd_req_reply(wd_req *r, nng_msg *m);
-/* server.c: may one more request park (WD_WAIT: a production's leader and
- * its waiters, a REGISTER, a Watch) and still leave a quarter of the
- * contexts to requests that do not wait (a Hello, a listing, a cache hit)?
- * Parked requests hold their nng context; with every context parked nothing
- * else is received. Call with s->lk held. *waiting: how many park now. */
-bool wd_park_room(const wd_server *s, size_t *waiting);
+/* server.c: park r (state WD_WAIT: a production's leader and its waiters, a
+ * REGISTER, a Watch) if that still leaves a quarter of the contexts to
+ * requests that do not wait (a Hello, a listing, a cache hit): parked
+ * requests hold their nng context, and with every context parked nothing
+ * else is received. false (r unchanged) when there is no room; *waiting:
+ * how many park now. Takes s->lk. */
+bool wd_req_park(wd_server *s, wd_req *r, size_t *waiting);
 /* The WT_EBUSY text for a request refused for want of room to park. */
 void wd_park_full_msg(const wd_server *s, size_t waiting, char *buf, size_t cap);
 /* server.c: role of a connected pipe (WD_ROLE_NONE if unknown), and setting it. */

@@ -233,12 +233,7 @@ static bool park(wd_watches *w, wd_req *r, bool *busy, size_t *full)
 		return false;
 	}
 	size_t waiting;
-	pthread_mutex_lock(&s->lk);
-	bool room = wd_park_room(s, &waiting);
-	if (room)
-		r->state = WD_WAIT;
-	pthread_mutex_unlock(&s->lk);
-	if (!room) { /* other requests hold the contexts parking may take */
+	if (!wd_req_park(s, r, &waiting)) { /* others hold the contexts it may take */
 		*busy = true;
 		*full = waiting;
 		pthread_mutex_unlock(&w->lk);
