@@ -96,14 +96,16 @@ static int load_chunk_index(cache *c, wt_errbuf *err)
 			break;
 		}
 		ce->hash = common_hash128_from_bytes((const uint8_t *)k + 1);
-		ce->nbytes = cache_get_u64le((const uint8_t *)v);
+		/* not checksummed by the cache: a size outside 1..CACHE_CHUNK_BYTES_MAX
+		 * is damage (0 here; a record that lists the chunk sets it, load_one) */
+		uint64_t nb = cache_get_u64le((const uint8_t *)v);
+		ce->nbytes = nb >= 1 && nb <= CACHE_CHUNK_BYTES_MAX ? nb : 0;
 		ce->written = true;
 		if (cache_chunk_insert(&c->chunks, ce) != WT_OK) {
 			free(ce);
 			rv = wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
 			break;
 		}
-		c->bytes += ce->nbytes;
 	}
 	char *e = NULL;
 	rocksdb_iter_get_error(it, &e);
@@ -113,19 +115,50 @@ static int load_chunk_index(cache *c, wt_errbuf *err)
 	return rv;
 }
 
+/* The chunk sizes of a record (checksummed) against the index's (not): a
+ * chunk no other record listed yet takes the record's size, and its index
+ * entry is rewritten in wb; WT_ECORRUPT for a record that disagrees with an
+ * earlier one, or lists a chunk the index does not have. */
+static int check_sizes(cache *c, rocksdb_writebatch_t *wb, const uint8_t *rec, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cache_chunk_ref r = cache_record_chunk(rec, i);
+		cache_chunk_ent *ce = cache_chunk_find(&c->chunks, r.hash);
+		if (ce == NULL || r.nbytes < 1 || r.nbytes > CACHE_CHUNK_BYTES_MAX ||
+		    (ce->refs > 0 && ce->nbytes != r.nbytes))
+			return WT_ECORRUPT;
+		if (ce->nbytes == r.nbytes)
+			continue;
+		char hex[WT_HASH_HEX_LEN + 1];
+		common_hash128_hex(r.hash, hex);
+		WT_LOG(WT_LOG_WARNING,
+		       "cache '%s': chunk %s: index size %llu damaged; %llu as its shard's "
+		       "record says",
+		       c->dir, hex, (unsigned long long)ce->nbytes, (unsigned long long)r.nbytes);
+		c->corruptions++;
+		ce->nbytes = r.nbytes;
+		uint8_t k[17], v[8];
+		k[0] = 'k';
+		common_hash128_to_bytes(r.hash, k + 1);
+		cache_put_u64le(v, r.nbytes);
+		rocksdb_writebatch_put_cf(wb, c->cf[CACHE_CF_META], (const char *)k, 17,
+		                          (const char *)v, 8);
+	}
+	return WT_OK;
+}
+
 /* Builds the in-memory entry of one record; WT_ECORRUPT if it lists a chunk
- * the index does not have. */
-static int load_one(cache *c, const uint8_t *key, size_t klen, const uint8_t *rec, size_t len)
+ * the index does not have (or sizes that cannot be: check_sizes). */
+static int load_one(cache *c, rocksdb_writebatch_t *wb, const uint8_t *key, size_t klen,
+                    const uint8_t *rec, size_t len)
 {
 	size_t n, mlen;
 	uint64_t nbytes;
 	const uint8_t *m;
 	if (klen - 1 > CACHE_SHARD_ID_MAX ||
-	    cache_record_parse(rec, len, &n, &nbytes, &m, &mlen) != WT_OK)
+	    cache_record_parse(rec, len, &n, &nbytes, &m, &mlen) != WT_OK ||
+	    check_sizes(c, wb, rec, n) != WT_OK)
 		return WT_ECORRUPT;
-	for (size_t i = 0; i < n; i++)
-		if (cache_chunk_find(&c->chunks, cache_record_chunk(rec, i).hash) == NULL)
-			return WT_ECORRUPT;
 	cache_shard_ent *se = calloc(1, sizeof(*se));
 	if (se == NULL)
 		return WT_ENOMEM;
@@ -168,7 +201,7 @@ static int load_manifests(cache *c, rocksdb_writebatch_t *wb, wt_errbuf *err)
 			               c->dir, klen ? k[0] : 0, CACHE_FORMAT);
 			break;
 		}
-		int r = load_one(c, k, klen, v, vlen);
+		int r = load_one(c, wb, k, klen, v, vlen);
 		if (r == WT_ENOMEM) {
 			rv = wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
 			break;
@@ -209,6 +242,11 @@ static int load_lru(cache *c, rocksdb_writebatch_t *wb, wt_errbuf *err)
 			continue;
 		}
 		se->last_use = cache_get_u64le((const uint8_t *)v);
+		if (se->last_use > CACHE_CLOCK_MAX) { /* damaged: would wrap the clock */
+			se->last_use = 0;
+			rocksdb_writebatch_delete_cf(wb, c->cf[CACHE_CF_META], k, klen);
+			continue;
+		}
 		if (se->last_use >= c->clock)
 			c->clock = se->last_use + 1;
 	}
@@ -226,8 +264,20 @@ static int load_index(cache *c, wt_errbuf *err)
 	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
 	if (wb == NULL)
 		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
-	if ((rv = load_manifests(c, wb, err)) == WT_OK && (rv = load_lru(c, wb, err)) == WT_OK &&
-	    rocksdb_writebatch_count(wb) > 0) {
+	if ((rv = load_manifests(c, wb, err)) == WT_OK)
+		rv = load_lru(c, wb, err);
+	/* the byte total from the sizes as checked; a chunk no record lists (its
+	 * shard never committed: a crash) may have lost its bytes, which were
+	 * written without the WAL: a put of the same bytes writes them again
+	 * instead of counting on them (gc_at_open deletes such chunks anyway) */
+	c->bytes = 0;
+	for (size_t i = 0; rv == WT_OK && i < c->chunks.nb; i++)
+		for (cache_chunk_ent *ce = c->chunks.b[i]; ce != NULL; ce = ce->next) {
+			c->bytes += ce->nbytes; /* each at most CACHE_CHUNK_BYTES_MAX */
+			if (ce->refs == 0)
+				ce->written = false;
+		}
+	if (rv == WT_OK && rocksdb_writebatch_count(wb) > 0) {
 		char *e = NULL;
 		rocksdb_write(c->db, c->wo_sync, wb, &e);
 		if (e != NULL)

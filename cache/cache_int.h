@@ -42,6 +42,10 @@ typedef struct cache_chunk_ref {
 /* One distinct chunk. In c->chunks: refs counts every listing of it by a
  * committed shard, a doomed (evicted but pinned) shard or an open writer. In a
  * writer's own map: refs counts its listings in that writer. */
+/* LRU clocks count shard opens from 1; a stored value above this (no cache
+ * lives to 2^62 opens) is damage: it would wrap the clock at open. */
+#define CACHE_CLOCK_MAX (UINT64_MAX >> 2)
+
 typedef struct cache_chunk_ent {
 	wt_hash128 hash;
 	uint64_t nbytes;

@@ -11,13 +11,17 @@ int cache_rocks_err(cache *c, char *errstr, const char *what, wt_errbuf *err)
 	int code = WT_EIO;
 	const char *s = errstr != NULL ? errstr : "unknown RocksDB error";
 	const char *fix = "check the disk and the directory permissions";
-	if (strstr(s, "lock") != NULL || strstr(s, "LOCK") != NULL) {
+	/* "Corruption" first: its usual text, "block checksum mismatch", holds
+	 * "lock"; the lock file's errors name it: "While lock file: DIR/LOCK: ...",
+	 * "lock hold by current process" */
+	if (strncmp(s, "Corruption", 10) == 0) {
+		code = WT_ECORRUPT;
+		fix = "the cache files are damaged; delete the cache dir (it is rebuilt)";
+	} else if (strstr(s, "/LOCK") != NULL || strstr(s, "lock file") != NULL ||
+	           strstr(s, "lock hold") != NULL) {
 		code = WT_EBUSY;
 		fix = "the cache dir is open elsewhere (another process or handle); stop it or "
 		      "use another cache dir";
-	} else if (strncmp(s, "Corruption", 10) == 0) {
-		code = WT_ECORRUPT;
-		fix = "the cache files are damaged; delete the cache dir (it is rebuilt)";
 	} else if (strstr(s, "No space") != NULL) {
 		code = WT_ENOSPC;
 		fix = "free disk space or lower cache max_bytes";

@@ -190,8 +190,23 @@ int cache_get_verified(cache *c, wt_hash128 h, void *buf, size_t cap, size_t *le
 		return rv;
 	}
 	common_hash128_hex(h, hex);
-	if (ps == NULL)
+	if (ps == NULL) {
+		/* a chunk the index says is stored and listed, without its bytes: damage
+		 * (or bytes lost in a crash), handled as a hash mismatch is */
+		pthread_mutex_lock(&c->lk);
+		cache_chunk_ent *ce = cache_chunk_find(&c->chunks, h);
+		bool lost = ce != NULL && ce->written && ce->refs > 0 && !ce->bad;
+		if (lost)
+			cache_chunk_corrupt_locked(c, h, "is missing from the store");
+		pthread_mutex_unlock(&c->lk);
+		if (lost)
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "cache '%s': chunk %s is indexed but its bytes are missing; "
+			    "the shards that list it were evicted (they are rebuilt)",
+			    c->dir, hex);
 		return wt_seterr(err, WT_ENOTFOUND, "cache '%s': chunk %s not cached", c->dir, hex);
+	}
 	size_t len = 0;
 	const char *v = rocksdb_pinnableslice_value(ps, &len);
 	if (len_out != NULL)

@@ -112,6 +112,10 @@ static int ref_chunk_locked(cache_writer *w, wt_hash128 h, uint64_t nbytes, bool
 	} else if (e->written && !e->bad) {
 		c->dedup_hits++;
 	}
+	if (e->refs == 0 && e->nbytes != nbytes) { /* an orphan's damaged index size */
+		c->bytes = c->bytes - e->nbytes + nbytes;
+		e->nbytes = nbytes;
+	}
 	*must_write = !e->written || e->bad;
 	e->refs++;
 	own->refs++;
