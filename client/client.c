@@ -239,17 +239,26 @@ static void manifest_request(Weights__Request *req, Weights__ManifestRequest *mr
 
 static uint64_t chunk_limit(const wt_client *c)
 {
-	/* a reply is the chunk plus a small header; keep 64 KiB for it */
-	return c->o.max_message_bytes - 65536;
+	/* a reply is the chunk plus a small header; keep 64 KiB for it (half the
+	 * limit under 128 KiB: it used to wrap to no limit below 64 KiB) */
+	uint64_t m = c->o.max_message_bytes;
+	return m > 2 * 65536 ? m - 65536 : m / 2;
 }
 
 /* Check and keep what the endpoint sent (r: consumed). */
 static int take_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
-                         const client_mreq *q, Weights__Reply *r, wt_manifest **out, wt_errbuf *err)
+                         const client_mreq *q, bool live_ok, Weights__Reply *r, wt_manifest **out,
+                         wt_errbuf *err)
 {
 	*out = NULL;
-	int rv = client_manifest_from_pb(r->manifest, chunk_limit(c), model, layout, out, err);
-	if (rv != WT_OK)
+	int rv;
+	if (r->manifest->live && !live_ok) /* its hashes would come from the server later */
+		rv = wt_seterr(err, WT_EPROTO,
+		               "endpoint %s: model '%s': a live (cut-through) manifest, which this "
+		               "request did not accept (cut_through off, plan_only or cache_only)",
+		               c->eps[ep].url, model);
+	else if ((rv = client_manifest_from_pb(r->manifest, chunk_limit(c), model, layout, out,
+	                                       err)) != WT_OK)
 		wt_errprefix(err, "endpoint %s: model '%s'", c->eps[ep].url, model);
 	else if (((*out)->served_by = strdup(c->eps[ep].url)) == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "manifest: out of memory");
@@ -285,7 +294,7 @@ static int request_manifest(wt_client *c, size_t ep, const char *model, const wt
 	                     &r, err);
 	if (rv != WT_OK)
 		return rv;
-	return take_manifest(c, ep, model, layout, q, r, out, err);
+	return take_manifest(c, ep, model, layout, q, mr.live_ok, r, out, err);
 }
 
 int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,

@@ -238,9 +238,11 @@ typedef struct client_budget {
 /* Start the clock at the first failure (no-op if running). */
 void client_budget_start(client_budget *b);
 
-/* After every endpoint failed: 1 once a backoff has been slept if the budget
- * (o.retry_budget_ms since b's first failure) allows another round, else 0.
- * err is the last failure, for the log. */
+/* After every endpoint failed: 1 if the budget (o.retry_budget_ms since b's
+ * first failure) allows another round, with the backoff to sleep first in
+ * *ms, else 0. err is the last failure, for the log. */
+int client_budget_next(const wt_client *c, client_budget *b, const wt_errbuf *err, uint32_t *ms);
+/* client_budget_next, the backoff slept. */
 int client_budget_again(const wt_client *c, client_budget *b, const wt_errbuf *err);
 
 /* One attempt of an operation on endpoint ep. */

@@ -384,6 +384,32 @@ typedef struct fetch_loop {
 	size_t order[CLIENT_MAX_ENDPOINTS];
 } fetch_loop;
 
+/* WT_ECANCELED if the progress callback, asked again with the counts so far,
+ * says stop: before every retry, backoff and fail-over, so a fetch stuck on a
+ * server that does not answer stops within one request timeout, not after
+ * all its retries (wt_fetch_cancel answers through it). */
+static int stop_asked(const fetch *f, wt_errbuf *err)
+{
+	const wt_fetch_opts *o = f->o;
+	if (o == NULL || o->progress == NULL ||
+	    o->progress(o->progress_ctx, f->st->bytes, f->m->total_bytes) == 0)
+		return WT_OK;
+	return wt_seterr(err, WT_ECANCELED, "fetch canceled by the progress callback");
+}
+
+/* Sleep ms in slices of at most 100 ms, asking stop_asked between them. */
+static int nap(const fetch *f, uint32_t ms, wt_errbuf *err)
+{
+	for (;;) {
+		int rv = stop_asked(f, err);
+		if (rv != WT_OK || ms == 0)
+			return rv;
+		uint32_t d = ms < 100 ? ms : 100;
+		client_sleep_ms(d);
+		ms -= d;
+	}
+}
+
 /*
  * Connect to the next endpoint in rendezvous order that answers; past the last
  * one, go round again (the only endpoint, too) while the retry budget lasts.
@@ -398,7 +424,11 @@ static int fail_over(fetch *f, fetch_loop *L, wt_errbuf *err)
 	size_t from = f->ep;
 	for (;;) {
 		while (++L->k_ep < f->c->n_eps) {
-			int rv = use_endpoint(f, L->order[L->k_ep], err);
+			int rv = stop_asked(f, err);
+			if (rv == WT_OK)
+				rv = use_endpoint(f, L->order[L->k_ep], err);
+			if (rv == WT_ECANCELED)
+				return rv;
 			if (rv == WT_OK) {
 				if (f->ep != from) {
 					f->st->failovers++;
@@ -416,10 +446,14 @@ static int fail_over(fetch *f, fetch_loop *L, wt_errbuf *err)
 				last = *err;
 			client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", last.msg);
 		}
-		if (!client_budget_again(f->c, &L->bud, &last))
+		uint32_t ms = 0;
+		if (!client_budget_next(f->c, &L->bud, &last, &ms))
 			break;
+		int rv = nap(f, ms, err);
+		if (rv != WT_OK)
+			return rv;
 		L->k_ep = 0; /* another round: order[0] next */
-		int rv = use_endpoint(f, L->order[0], err);
+		rv = use_endpoint(f, L->order[0], err);
 		if (rv == WT_OK) {
 			L->attempt = 0;
 			L->refreshed = 0;
@@ -495,7 +529,10 @@ static int renew_streams(fetch *f, fetch_loop *L, wt_errbuf *err)
 /* The head slot failed: decide between re-fetch, retry, resume, fail-over, error. */
 static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err)
 {
-	int rv = s->rv;
+	int rv = stop_asked(f, err);
+	if (rv != WT_OK)
+		return rv;
+	rv = s->rv;
 	if (err != NULL)
 		*err = s->err;
 	size_t ci = L->head;
@@ -559,7 +596,8 @@ static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err
 	uint32_t ms = client_backoff_ms(f->c, L->attempt - 1);
 	client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; retry %u/%u in %u ms", s->err.msg, L->attempt,
 	           f->c->o.max_retries, ms);
-	client_sleep_ms(ms);
+	if ((rv = nap(f, ms, err)) != WT_OK)
+		return rv;
 	return slot_issue(f, s, ci, err);
 }
 
@@ -718,6 +756,7 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 	rv = fetch_init(&f, c, m, st, err);
 	f.ops = ops;
 	f.sink = sink;
+	f.o = &opts;
 	if (rv == WT_OK && (L.refetched = calloc(m->n_chunks / 8 + 1, 1)) == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "fetch: out of memory");
 	if (rv != WT_OK) {

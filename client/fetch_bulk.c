@@ -70,19 +70,27 @@ typedef struct fetch_bulk {
 	bulk_conn conns[CLIENT_MAX_CONNS];
 } fetch_bulk;
 
-/* Move n bytes over st (send or receive) within timeout_ms; an nng error code.
- * hs and also (receive only; NULL = none) are fed each piece as soon as it
- * arrived, while it is still in the CPU cache. */
-static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms,
+/* Move n bytes over st (send or receive) before deadline_ns (common_now_ns
+ * clock; the whole transfer, not each piece: a peer that trickles a byte now
+ * and then times out too); an nng error code. hs and also (receive only;
+ * NULL = none) are fed each piece as soon as it arrived, while it is still in
+ * the CPU cache. */
+static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
                       common_hasher *hs, common_hasher *also)
 {
 	nng_aio *aio;
 	int rv = nng_aio_alloc(&aio, NULL, NULL);
 	if (rv != 0)
 		return rv;
-	nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
 	size_t done = 0;
 	while (rv == 0 && done < n) {
+		uint64_t now = common_now_ns();
+		if (now >= deadline_ns) {
+			rv = NNG_ETIMEDOUT;
+			break;
+		}
+		uint64_t left_ms = (deadline_ns - now + 999999) / 1000000;
+		nng_aio_set_timeout(aio, (nng_duration)(left_ms < INT32_MAX ? left_ms : INT32_MAX));
 		/* hashed pieces are capped so that they are still in L2 when hashed */
 		size_t piece = n - done;
 		if ((hs != NULL || also != NULL) && piece > BULK_HASH_PIECE)
@@ -106,9 +114,15 @@ static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint32_t ti
 	return rv;
 }
 
-static int st_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms)
+/* Milliseconds from now as a deadline for st_io_hash. */
+static uint64_t deadline_in(uint32_t ms)
 {
-	return st_io_hash(st, send, buf, n, timeout_ms, NULL, NULL);
+	return common_now_ns() + (uint64_t)ms * 1000000u;
+}
+
+static int st_io(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns)
+{
+	return st_io_hash(st, send, buf, n, deadline_ns, NULL, NULL);
 }
 
 /* The stream failed: it is closed, its slots end with WT_EUNAVAIL, the bulk
@@ -144,7 +158,9 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 {
 	fetch *f = k->fb->f;
 	const client_chunk *ch = &f->m->chunks[s->chunk];
-	uint32_t tmo = f->c->o.request_timeout_ms;
+	/* one deadline for the whole reply (header, message or bytes), as a reply
+	 * over messages has */
+	uint64_t tmo = deadline_in(f->c->o.request_timeout_ms);
 	uint8_t h[BULK_REPLY_BYTES];
 	bulk_reply r;
 	wt_errbuf err;
@@ -348,7 +364,7 @@ static int dial_finish(fetch_bulk *fb, bulk_dial *dl, bulk_conn *k, const uint8_
 		return rv;
 	uint8_t o[BULK_OPEN_BYTES];
 	bulk_open_encode(ticket, o);
-	return st_io(k->st, 1, o, sizeof(o), fb->f->c->o.connect_timeout_ms);
+	return st_io(k->st, 1, o, sizeof(o), deadline_in(fb->f->c->o.connect_timeout_ms));
 }
 
 void client_bulk_drop_idle(wt_client *c, size_t ep)
@@ -508,7 +524,8 @@ void fetch_bulk_issue(fetch *f, fetch_slot *s)
 		memcpy(q.hash, f->chash[s->chunk], 16);
 	bulk_req_encode(&q, b);
 	memcpy(b + BULK_REQ_BYTES, f->shard_id, f->shard_id_len);
-	int nrv = st_io(k->st, 1, b, BULK_REQ_BYTES + f->shard_id_len, f->c->o.request_timeout_ms);
+	int nrv = st_io(k->st, 1, b, BULK_REQ_BYTES + f->shard_id_len,
+	                deadline_in(f->c->o.request_timeout_ms));
 	if (nrv != 0) /* the receiver fails the queue (s included) when the stream closes */
 		nng_stream_close(k->st);
 }

@@ -70,6 +70,7 @@ typedef struct fetch {
 	wt_fetch_stats *st;
 	wt_sink_ops ops;         /* the sink's callbacks, checked (abi.c) */
 	wt_sink *sink;           /* borrowed, for ops.recv_buf */
+	const wt_fetch_opts *o;  /* the caller's options (progress: also the stop check) */
 	struct fetch_bulk *bulk; /* bulk stream of the current endpoint (fetch_bulk.c); NULL =
 	                            messages */
 } fetch;

@@ -24,19 +24,27 @@ void client_budget_start(client_budget *b)
 		b->t0_ms = client_now_ms();
 }
 
-int client_budget_again(const wt_client *c, client_budget *b, const wt_errbuf *err)
+int client_budget_next(const wt_client *c, client_budget *b, const wt_errbuf *err, uint32_t *ms)
 {
 	client_budget_start(b);
 	uint64_t spent = client_now_ms() - b->t0_ms;
 	if (spent >= c->o.retry_budget_ms)
 		return 0;
-	uint32_t ms = client_backoff_ms(c, b->passes++);
-	if (spent + ms > c->o.retry_budget_ms)
-		ms = (uint32_t)(c->o.retry_budget_ms - spent);
+	*ms = client_backoff_ms(c, b->passes++);
+	if (spent + *ms > c->o.retry_budget_ms)
+		*ms = (uint32_t)(c->o.retry_budget_ms - spent);
 	client_log(c, WT_CLIENT_LOG_WARNING,
 	           "%s; trying again in %u ms (%llu of %u ms of retry budget spent)",
-	           err != NULL ? err->msg : "no endpoint answered", ms, (unsigned long long)spent,
+	           err != NULL ? err->msg : "no endpoint answered", *ms, (unsigned long long)spent,
 	           c->o.retry_budget_ms);
+	return 1;
+}
+
+int client_budget_again(const wt_client *c, client_budget *b, const wt_errbuf *err)
+{
+	uint32_t ms = 0;
+	if (!client_budget_next(c, b, err, &ms))
+		return 0;
 	client_sleep_ms(ms);
 	return 1;
 }

@@ -85,6 +85,10 @@ int wire_parse_reply(const uint8_t *buf, size_t len, size_t max_header, Weights_
 	int rv = split_frame(buf, len, max_header, "reply", &n, err);
 	if (rv != WT_OK)
 		return rv;
+	/* before unpacking: clean strings, and a bounded unpacked size */
+	if ((rv = wire_check_reply(&weights__reply__descriptor, buf + WIRE_PREFIX_BYTES, n, err)) !=
+	    WT_OK)
+		return rv;
 	Weights__Reply *r = weights__reply__unpack(NULL, n, buf + WIRE_PREFIX_BYTES);
 	if (r == NULL)
 		return wt_seterr(err, WT_EPROTO,

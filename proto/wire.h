@@ -42,6 +42,15 @@ size_t wire_frame(const ProtobufCMessage *msg, uint8_t *buf, size_t cap);
  * the field, never echoing its bytes; WT_EPROTO for a malformed encoding. */
 int wire_check_strings(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
                        wt_errbuf *err);
+/* The same for a reply (WT_EPROTO), and also: what protobuf-c would allocate
+ * to unpack it, estimated field by field (a nested message's struct, a
+ * string's copy), must stay under WIRE_UNPACK_RATIO times its bytes plus
+ * WIRE_UNPACK_SLACK (an empty repeated entry is 2 bytes on the wire and over
+ * 100 unpacked: a hostile server could make a client allocate gigabytes). */
+#define WIRE_UNPACK_RATIO 8
+#define WIRE_UNPACK_SLACK (1u << 20)
+int wire_check_reply(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+                     wt_errbuf *err);
 
 int wire_parse_request(const uint8_t *buf, size_t len, size_t max_header, Weights__Request **out,
                        wt_errbuf *err);

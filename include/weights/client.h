@@ -282,8 +282,12 @@ WT_API void wt_hash_hex(const uint8_t hash[16], char out[33]);
 
 /*
  * Progress callback: called on the thread that called wt_client_fetch(), after
- * each verified chunk was handed to the sink. Returning non-zero cancels the
- * fetch (wt_client_fetch returns WT_ECANCELED and the sink is aborted).
+ * each verified chunk was handed to the sink, and (since 1.4) again with the
+ * same counts when a request failed, before each retry, backoff slice (100
+ * ms at most) and fail-over. Returning non-zero cancels the fetch
+ * (wt_client_fetch returns WT_ECANCELED and the sink is aborted): a fetch
+ * stuck on a server that does not answer stops within one
+ * request_timeout_ms.
  */
 typedef int (*wt_progress_fn)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
 
