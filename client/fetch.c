@@ -15,7 +15,7 @@
  * rendezvous order takes over (all in-flight requests move). A server that
  * no longer knows the shard (restarted) is asked for the manifest again; it
  * must list the same chunks. A chunk hash mismatch is fetched once more, then
- * WT_EHASH.
+ * WT_EHASH. (What a failure leads to is decided in fetch_retry.c.)
  *
  * A live manifest (cut-through, README "Cut-through serving") has no hashes:
  * chunks are asked by index, each reply carries the chunk's hash (and, on a
@@ -35,12 +35,12 @@
 #include "proto/wire.h"
 #include "weights/engine.h"
 
-static const char *tensor_name(const fetch *f, size_t ci)
+const char *fetch_tensor_name(const fetch *f, size_t ci)
 {
 	return f->m->tensors[f->m->chunks[ci].tensor].name;
 }
 
-static size_t chunk_in_tensor(const fetch *f, size_t ci)
+size_t fetch_chunk_in_tensor(const fetch *f, size_t ci)
 {
 	return ci - f->m->tensors[f->m->chunks[ci].tensor].first_chunk;
 }
@@ -78,8 +78,8 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 	int rv = client_parse_reply(f->c, f->ep, msg, s->id, WEIGHTS__REPLY__BODY_CHUNK, &r, &tail,
 	                            &tail_len, err);
 	if (rv != WT_OK)
-		return wt_errprefix(err, "tensor '%s' chunk %zu", tensor_name(f, s->chunk),
-		                    chunk_in_tensor(f, s->chunk));
+		return wt_errprefix(err, "tensor '%s' chunk %zu", fetch_tensor_name(f, s->chunk),
+		                    fetch_chunk_in_tensor(f, s->chunk));
 	size_t ci = s->chunk;
 	uint8_t rh[16], th[16];
 	/* a live reply carries the hash of the tensor it completes */
@@ -97,8 +97,8 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 		    err, WT_EPROTO,
 		    "endpoint %s: tensor '%s' chunk %zu: reply is for another chunk or "
 		    "range (%zu bytes, expected %llu)",
-		    url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk), tail_len,
-		    (unsigned long long)ch->nbytes);
+		    url, fetch_tensor_name(f, s->chunk), fetch_chunk_in_tensor(f, s->chunk),
+		    tail_len, (unsigned long long)ch->nbytes);
 	if (f->verify) {
 		wt_hash128 got = common_hash128(tail, tail_len);
 		wt_hash128 want = common_hash128_from_bytes(rh);
@@ -110,7 +110,7 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 			    err, WT_EHASH,
 			    "endpoint %s: tensor '%s' chunk %zu (offset %llu, %llu bytes): "
 			    "XXH3-128 %s, manifest says %s",
-			    url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk),
+			    url, fetch_tensor_name(f, s->chunk), fetch_chunk_in_tensor(f, s->chunk),
 			    (unsigned long long)ch->off, (unsigned long long)ch->nbytes, g, w);
 		}
 	}
@@ -153,10 +153,11 @@ static void slot_cb(void *arg)
 			nng_msg_free(left);
 	}
 	if (nrv != 0) {
-		int rv = wt_seterr(
-		    &err, client_nng_err(nrv), "endpoint %s: tensor '%s' chunk %zu: %s%s",
-		    f->c->eps[f->ep].url, tensor_name(f, s->chunk), chunk_in_tensor(f, s->chunk),
-		    nng_strerror(nrv), nrv == NNG_ETIMEDOUT ? " (raise the request timeout?)" : "");
+		int rv =
+		    wt_seterr(&err, client_nng_err(nrv), "endpoint %s: tensor '%s' chunk %zu: %s%s",
+		              f->c->eps[f->ep].url, fetch_tensor_name(f, s->chunk),
+		              fetch_chunk_in_tensor(f, s->chunk), nng_strerror(nrv),
+		              nrv == NNG_ETIMEDOUT ? " (raise the request timeout?)" : "");
 		fetch_slot_finish(s, rv, &err, NULL);
 		return;
 	}
@@ -169,7 +170,7 @@ static void slot_cb(void *arg)
 	fetch_slot_finish(s, rv, &err, msg);
 }
 
-static int slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
+int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 {
 	Weights__Request req = WEIGHTS__REQUEST__INIT;
 	Weights__ChunkRequest cr = WEIGHTS__CHUNK_REQUEST__INIT;
@@ -255,7 +256,7 @@ static void slots_close_ctx(fetch *f)
  * other than skip ended with WT_ECORRUPT (the server evicted the shard for a
  * damaged chunk), the last one's error in *corrupt_err.
  */
-static unsigned slots_reclaim_corrupt(fetch *f, const fetch_slot *skip, wt_errbuf *corrupt_err)
+unsigned fetch_slots_reclaim_corrupt(fetch *f, const fetch_slot *skip, wt_errbuf *corrupt_err)
 {
 	unsigned n_corrupt = 0;
 	pthread_mutex_lock(&f->lk);
@@ -277,14 +278,14 @@ static unsigned slots_reclaim_corrupt(fetch *f, const fetch_slot *skip, wt_errbu
 	return n_corrupt;
 }
 
-static void slots_reclaim(fetch *f)
+void fetch_slots_reclaim(fetch *f)
 {
-	(void)slots_reclaim_corrupt(f, NULL, NULL);
+	(void)fetch_slots_reclaim_corrupt(f, NULL, NULL);
 }
 
 /* Point every slot at endpoint ep, over as many of its connections as open
  * (fewer than asked when a later one's Hello is slow: client_ep_sockets). */
-static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
+int fetch_use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 {
 	slots_close_ctx(f);
 	fetch_bulk_close(f);
@@ -301,10 +302,10 @@ static int use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 }
 
 /* Move in-flight chunks [head, issued) to fresh requests (after reclaim). */
-static int reissue(fetch *f, size_t head, size_t issued, wt_errbuf *err)
+int fetch_reissue(fetch *f, size_t head, size_t issued, wt_errbuf *err)
 {
 	for (size_t ci = head; ci < issued; ci++) {
-		int rv = slot_issue(f, &f->slots[ci % f->w], ci, err);
+		int rv = fetch_slot_issue(f, &f->slots[ci % f->w], ci, err);
 		if (rv != WT_OK)
 			return rv;
 	}
@@ -371,236 +372,6 @@ static int deliver(fetch *f, wt_sink *sink, fetch_slot *s, wt_errbuf *err)
 	return f->ops.tensor_end(sink, ch->tensor, err);
 }
 
-typedef struct fetch_loop {
-	size_t head, issued, next_tensor, k_ep;
-	uint32_t attempt;            /* failed attempts of the head chunk on this endpoint */
-	int refreshed;               /* manifest asked again for this head chunk */
-	int rehello;                 /* Hello sent again for this head chunk */
-	int renewed;                 /* bulk streams opened anew (stale kept ones; whole fetch) */
-	uint32_t corrupt;            /* manifests asked again after WT_ECORRUPT (whole fetch) */
-	uint32_t corrupt_at_refresh; /* corrupt when refreshed was set */
-	client_budget bud;           /* retry budget since the last delivered chunk */
-	uint8_t *refetched;          /* one bit per chunk: re-fetched after a hash mismatch */
-	size_t order[CLIENT_MAX_ENDPOINTS];
-} fetch_loop;
-
-/* WT_ECANCELED if the progress callback, asked again with the counts so far,
- * says stop: before every retry, backoff and fail-over, so a fetch stuck on a
- * server that does not answer stops within one request timeout, not after
- * all its retries (wt_fetch_cancel answers through it). */
-static int stop_asked(const fetch *f, wt_errbuf *err)
-{
-	const wt_fetch_opts *o = f->o;
-	if (o == NULL || o->progress == NULL ||
-	    o->progress(o->progress_ctx, f->st->bytes, f->m->total_bytes) == 0)
-		return WT_OK;
-	return wt_seterr(err, WT_ECANCELED, "fetch canceled by the progress callback");
-}
-
-/* Sleep ms in slices of at most 100 ms, asking stop_asked between them. */
-static int nap(const fetch *f, uint32_t ms, wt_errbuf *err)
-{
-	for (;;) {
-		int rv = stop_asked(f, err);
-		if (rv != WT_OK || ms == 0)
-			return rv;
-		uint32_t d = ms < 100 ? ms : 100;
-		client_sleep_ms(d);
-		ms -= d;
-	}
-}
-
-/*
- * Connect to the next endpoint in rendezvous order that answers; past the last
- * one, go round again (the only endpoint, too) while the retry budget lasts.
- */
-static int fail_over(fetch *f, fetch_loop *L, wt_errbuf *err)
-{
-	wt_errbuf last = {0};
-	if (err != NULL)
-		last = *err;
-	slots_reclaim(f);
-	client_budget_start(&L->bud);
-	size_t from = f->ep;
-	for (;;) {
-		while (++L->k_ep < f->c->n_eps) {
-			int rv = stop_asked(f, err);
-			if (rv == WT_OK)
-				rv = use_endpoint(f, L->order[L->k_ep], err);
-			if (rv == WT_ECANCELED)
-				return rv;
-			if (rv == WT_OK) {
-				if (f->ep != from) {
-					f->st->failovers++;
-					client_log(f->c, WT_CLIENT_LOG_WARNING,
-					           "failing over to %s after: %s",
-					           f->c->eps[f->ep].url, last.msg);
-				}
-				L->attempt = 0;
-				L->refreshed = 0;
-				return reissue(f, L->head, L->issued, err);
-			}
-			if (!client_retryable(rv))
-				return rv;
-			if (err != NULL)
-				last = *err;
-			client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", last.msg);
-		}
-		uint32_t ms = 0;
-		if (!client_budget_next(f->c, &L->bud, &last, &ms))
-			break;
-		int rv = nap(f, ms, err);
-		if (rv != WT_OK)
-			return rv;
-		L->k_ep = 0; /* another round: order[0] next */
-		rv = use_endpoint(f, L->order[0], err);
-		if (rv == WT_OK) {
-			L->attempt = 0;
-			L->refreshed = 0;
-			return reissue(f, L->head, L->issued, err);
-		}
-		if (!client_retryable(rv))
-			return rv;
-		if (err != NULL)
-			last = *err;
-	}
-	return wt_seterr(err, WT_EUNAVAIL,
-	                 "no endpoint could serve tensor '%s' chunk %zu (%zu "
-	                 "tried, retry budget %u ms spent); last error: %s",
-	                 tensor_name(f, L->head), chunk_in_tensor(f, L->head), f->c->n_eps,
-	                 f->c->o.retry_budget_ms, last.msg);
-}
-
-/* Ask for the manifest again and resume (a restarted server, an evicted shard);
- * a server that went away again costs an attempt. */
-static int resume(fetch *f, fetch_loop *L, wt_errbuf *err)
-{
-	/* A WT_ECORRUPT behind the head (replies come in any order) evicted the
-	 * shard too: it counts as one more re-production, bounded as at the head. */
-	wt_errbuf cerr = {0};
-	if (slots_reclaim_corrupt(f, &f->slots[L->head % f->w], &cerr) > 0) {
-		if (L->corrupt >= CLIENT_MANIFEST_REFRESH) {
-			if (err != NULL) {
-				*err = cerr;
-				wt_errprefix(err,
-				             "still corrupt after the server produced the shard %u "
-				             "more times (check its disk; weightctl admin verify)",
-				             L->corrupt);
-			}
-			return WT_ECORRUPT;
-		}
-		L->corrupt++;
-	}
-	int rv = fetch_refresh_manifest(f, err);
-	if (rv == WT_OK)
-		return reissue(f, L->head, L->issued, err);
-	if (!client_retryable(rv))
-		return rv;
-	L->refreshed = 0;
-	f->st->retries++;
-	if (++L->attempt > f->c->o.max_retries)
-		return fail_over(f, L, err);
-	client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; retry %u/%u", err ? err->msg : "", L->attempt,
-	           f->c->o.max_retries);
-	client_sleep_ms(client_backoff_ms(f->c, L->attempt - 1));
-	return reissue(f, L->head, L->issued, err);
-}
-
-/* Streams kept from an earlier fetch were of a server instance that is gone
- * (fetch_bulk_stale): Hello again (its new ticket), open new ones and ask
- * again what was in flight; once a fetch. */
-static int renew_streams(fetch *f, fetch_loop *L, wt_errbuf *err)
-{
-	L->renewed = 1;
-	slots_reclaim(f);
-	fetch_bulk_close(f);
-	wt_errbuf herr;
-	if (client_ep_rehello(f->c, f->ep, &herr) != WT_OK)
-		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s", herr.msg);
-	/* the other kept streams may be as dead (a server that dropped them
-	 * without a restart keeps its ticket): open new ones */
-	pthread_mutex_lock(&f->c->lk);
-	client_bulk_drop_idle(f->c, f->ep);
-	pthread_mutex_unlock(&f->c->lk);
-	fetch_bulk_open(f);
-	return reissue(f, L->head, L->issued, err);
-}
-
-/* The head slot failed: decide between re-fetch, retry, resume, fail-over, error. */
-static int handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err)
-{
-	int rv = stop_asked(f, err);
-	if (rv != WT_OK)
-		return rv;
-	rv = s->rv;
-	if (err != NULL)
-		*err = s->err;
-	size_t ci = L->head;
-	if (rv == WT_EHASH) {
-		if (f->c->o.hash_refetch == 0 || (L->refetched[ci / 8] & (1u << (ci % 8))))
-			return rv; /* second mismatch: the error stands */
-		L->refetched[ci / 8] |= (uint8_t)(1u << (ci % 8));
-		f->st->refetches++;
-		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; fetching it once more", s->err.msg);
-		return slot_issue(f, s, ci, err);
-	}
-	if (rv == WT_ENOTFOUND && (!L->refreshed || L->corrupt != L->corrupt_at_refresh)) {
-		/* a restarted server (or a peer) that does not know the shard yet; or
-		 * one that evicted it again for a damaged chunk behind the head */
-		L->refreshed = 1;
-		L->corrupt_at_refresh = L->corrupt;
-		f->st->reconnects++;
-		client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; asking for the manifest again",
-		           s->err.msg);
-		return resume(f, L, err);
-	}
-	if (rv == WT_ECORRUPT ||
-	    (f->live && (rv == WT_EIO || rv == WT_ENOSPC || rv == WT_ENOMEM))) {
-		/* the server found the chunk damaged on its disk and evicted the shard,
-		 * or the production being read failed on the server's side (its cache
-		 * write, memory); asking for the manifest makes it produce the shard
-		 * again */
-		if (L->corrupt >= CLIENT_MANIFEST_REFRESH) {
-			if (err != NULL && rv == WT_ECORRUPT)
-				wt_errprefix(err,
-				             "still corrupt after the server produced the shard %u "
-				             "more times (check its disk; weightctl admin verify)",
-				             L->corrupt);
-			else if (err != NULL)
-				wt_errprefix(err, "the server's production failed %u more times",
-				             L->corrupt);
-			return rv;
-		}
-		L->corrupt++;
-		f->st->reconnects++;
-		client_log(f->c, WT_CLIENT_LOG_WARNING,
-		           "%s; asking for the manifest again so the shard is produced again",
-		           s->err.msg);
-		return resume(f, L, err);
-	}
-	if (rv == WT_EPERM && f->c->token[0] != '\0' && !L->rehello) {
-		/* the token is checked per connection: a reconnect needs a new Hello */
-		L->rehello = 1;
-		slots_reclaim(f);
-		if ((rv = client_ep_rehello(f->c, f->ep, err)) != WT_OK)
-			return rv;
-		return reissue(f, L->head, L->issued, err);
-	}
-	if (!client_retryable(rv))
-		return rv;
-	if (rv == WT_EUNAVAIL && !L->renewed && fetch_bulk_stale(f))
-		return renew_streams(f, L, err);
-	f->st->retries++;
-	if (++L->attempt > f->c->o.max_retries)
-		return fail_over(f, L, err);
-	uint32_t ms = client_backoff_ms(f->c, L->attempt - 1);
-	client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; retry %u/%u in %u ms", s->err.msg, L->attempt,
-	           f->c->o.max_retries, ms);
-	if ((rv = nap(f, ms, err)) != WT_OK)
-		return rv;
-	return slot_issue(f, s, ci, err);
-}
-
 static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, wt_errbuf *err)
 {
 	const wt_manifest *m = f->m;
@@ -610,15 +381,15 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 		 * CPU with a window of others, so the first byte comes early */
 		size_t w = L->head == 0 ? 1 : f->w;
 		while (L->issued < m->n_chunks && L->issued < L->head + w) {
-			if ((rv = slot_issue(f, &f->slots[L->issued % f->w], L->issued, err)) !=
-			    WT_OK)
+			if ((rv = fetch_slot_issue(f, &f->slots[L->issued % f->w], L->issued,
+			                           err)) != WT_OK)
 				return rv;
 			L->issued++;
 		}
 		fetch_slot *s = &f->slots[L->head % f->w];
 		slot_wait(f, s);
 		if (s->rv != WT_OK) {
-			if ((rv = handle_failure(f, L, s, err)) != WT_OK)
+			if ((rv = fetch_handle_failure(f, L, s, err)) != WT_OK)
 				return rv;
 			continue;
 		}
@@ -655,7 +426,7 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 static void fetch_fini(fetch *f)
 {
 	if (f->slots != NULL) {
-		slots_reclaim(f);
+		fetch_slots_reclaim(f);
 		fetch_bulk_close(f);
 		slots_close_ctx(f);
 		for (size_t i = 0; i < f->w; i++) {
@@ -772,10 +543,10 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 		return rv;
 	}
 	f.ep = L.order[0];
-	rv = use_endpoint(&f, L.order[0], err);
+	rv = fetch_use_endpoint(&f, L.order[0], err);
 	if (rv != WT_OK && client_retryable(rv)) {
 		client_log(c, WT_CLIENT_LOG_WARNING, "%s", err ? err->msg : "endpoint down");
-		rv = fail_over(&f, &L, err);
+		rv = fetch_fail_over(&f, &L, err);
 	}
 	if (rv == WT_OK)
 		rv = run(&f, sink, &opts, &L, err);
@@ -787,7 +558,7 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 		/* receivers may still be writing into the sink's memory (recv_buf):
 		 * stop them, and every request in flight, before the sink lets go */
 		fetch_bulk_close(&f);
-		slots_reclaim(&f);
+		fetch_slots_reclaim(&f);
 		f.ops.abort(sink);
 	}
 	free(L.refetched);

@@ -109,4 +109,34 @@ int fetch_bulk_on(const fetch *f);
  * in this one: the server most likely restarted (another ticket). */
 int fetch_bulk_stale(const fetch *f);
 
+/* The fetch loop's position and its failure bookkeeping (fetch.c runs it,
+ * fetch_retry.c decides what a failure leads to). */
+typedef struct fetch_loop {
+	size_t head, issued, next_tensor, k_ep;
+	uint32_t attempt;            /* failed attempts of the head chunk on this endpoint */
+	int refreshed;               /* manifest asked again for this head chunk */
+	int rehello;                 /* Hello sent again for this head chunk */
+	int renewed;                 /* bulk streams opened anew (stale kept ones; whole fetch) */
+	uint32_t corrupt;            /* manifests asked again after WT_ECORRUPT (whole fetch) */
+	uint32_t corrupt_at_refresh; /* corrupt when refreshed was set */
+	client_budget bud;           /* retry budget since the last delivered chunk */
+	uint8_t *refetched;          /* one bit per chunk: re-fetched after a hash mismatch */
+	size_t order[CLIENT_MAX_ENDPOINTS];
+} fetch_loop;
+
+/* fetch.c, shared with fetch_retry.c */
+const char *fetch_tensor_name(const fetch *f, size_t ci);
+size_t fetch_chunk_in_tensor(const fetch *f, size_t ci);
+int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err);
+unsigned fetch_slots_reclaim_corrupt(fetch *f, const fetch_slot *skip, wt_errbuf *corrupt_err);
+void fetch_slots_reclaim(fetch *f);
+int fetch_use_endpoint(fetch *f, size_t ep, wt_errbuf *err);
+int fetch_reissue(fetch *f, size_t head, size_t issued, wt_errbuf *err);
+
+/* fetch_retry.c: the head slot failed: re-fetch, retry, resume, fail over,
+ * or the error (also WT_ECANCELED when the progress callback says stop). */
+int fetch_handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err);
+/* The next endpoint in rendezvous order that answers, within the retry budget. */
+int fetch_fail_over(fetch *f, fetch_loop *L, wt_errbuf *err);
+
 #endif
