@@ -152,10 +152,13 @@ static int parse_quant(json_t *root, ckpt_config *c, wt_errbuf *err)
 		    !json_is_integer(json_array_get(b, 0)) ||
 		    !json_is_integer(json_array_get(b, 1)) ||
 		    json_integer_value(json_array_get(b, 0)) <= 0 ||
-		    json_integer_value(json_array_get(b, 1)) <= 0)
+		    json_integer_value(json_array_get(b, 1)) <= 0 ||
+		    json_integer_value(json_array_get(b, 0)) > CKPT_MAX_QUANT_BLOCK ||
+		    json_integer_value(json_array_get(b, 1)) > CKPT_MAX_QUANT_BLOCK)
 			return wt_seterr(err, WT_ECORRUPT,
 			                 "config.json: quantization_config.weight_block_size must "
-			                 "be two positive integers");
+			                 "be two integers in 1..%d",
+			                 CKPT_MAX_QUANT_BLOCK);
 		c->quant = CKPT_QUANT_FP8_BLOCK;
 		c->quant_block[0] = (int64_t)json_integer_value(json_array_get(b, 0));
 		c->quant_block[1] = (int64_t)json_integer_value(json_array_get(b, 1));

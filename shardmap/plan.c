@@ -13,16 +13,75 @@
 
 #define NAME_MAX_LEN 512
 
+/* ceil(n / b) without n + b - 1 (which overflows for a huge b). */
+static int64_t ceil_div(int64_t n, int64_t b)
+{
+	return n / b + (n % b != 0);
+}
+
 static bool ends_with(const char *s, const char *suf)
 {
 	size_t a = strlen(s), b = strlen(suf);
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
+/* Config dims above this are not a model: every product of two stays far
+ * inside int64 (products of three are checked), and no dim can make the
+ * planner allocate what it never will need. The largest real ones (vocab
+ * ~2^18, hidden ~2^15) are far below. */
+#define SM_DIM_MAX (1ll << 24)
+
+/* Every dim config.json gives (0 = absent) within 0..SM_DIM_MAX. */
+static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
+{
+	const struct {
+		const char *name;
+		int64_t v;
+	} f[] = {
+	    {"num_attention_heads", c->num_attention_heads},
+	    {"num_key_value_heads", c->num_key_value_heads},
+	    {"hidden_size", c->hidden_size},
+	    {"head_dim", c->head_dim},
+	    {"intermediate_size", c->intermediate_size},
+	    {"vocab_size", c->vocab_size},
+	    {"num_experts", c->num_experts},
+	    {"moe_intermediate_size", c->moe_intermediate_size},
+	    {"shared_expert_intermediate_size", c->shared_expert_intermediate_size},
+	    {"n_shared_experts", c->n_shared_experts},
+	    {"num_hidden_layers", c->num_hidden_layers},
+	    {"q_lora_rank", c->q_lora_rank},
+	    {"kv_lora_rank", c->kv_lora_rank},
+	    {"qk_nope_head_dim", c->qk_nope_head_dim},
+	    {"qk_rope_head_dim", c->qk_rope_head_dim},
+	    {"v_head_dim", c->v_head_dim},
+	    {"vision_config.depth", c->v_depth},
+	    {"vision_config.embed_dim", c->v_embed_dim},
+	    {"vision_config.num_heads", c->v_num_heads},
+	    {"vision_config.spatial_merge_size", c->v_spatial_merge_size},
+	    {"vision_config.in_chans", c->v_in_chans},
+	    {"vision_config.temporal_patch_size", c->v_temporal_patch_size},
+	    {"vision_config.patch_size", c->v_patch_size},
+	};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].v > SM_DIM_MAX)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: %s %" PRId64
+			                 " is not a model's (at most %lld)",
+			                 f[i].name, f[i].v, SM_DIM_MAX);
+	if (c->v_embed_dim > 0 && !(c->v_mlp_ratio > 0 && c->v_mlp_ratio <= 64))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config.mlp_ratio %g is outside (0, 64]",
+		                 c->v_mlp_ratio);
+	return WT_OK;
+}
+
 static int derive_dims(sm_ctx *x, wt_errbuf *err)
 {
 	const ckpt_config *c = x->cfg;
 	sm_dims *d = &x->dm;
+	int rv = check_config_dims(c, err);
+	if (rv != WT_OK)
+		return rv;
 	d->n_heads = c->num_attention_heads;
 	d->n_kv_heads =
 	    c->num_key_value_heads > 0 ? c->num_key_value_heads : c->num_attention_heads;
@@ -50,7 +109,18 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->vis_embed = c->v_embed_dim;
 	d->vis_heads = c->v_num_heads;
 	d->vis_inter = (int64_t)((double)c->v_embed_dim * c->v_mlp_ratio);
-	d->vis_merged = c->v_embed_dim * c->v_spatial_merge_size * c->v_spatial_merge_size;
+	/* three factors: checked (a product past SM_DIM_MAX^2 means nothing anyway) */
+	uint64_t vm;
+	if (!wt_mul_u64((uint64_t)(c->v_embed_dim > 0 ? c->v_embed_dim : 0),
+	                (uint64_t)(c->v_spatial_merge_size > 0 ? c->v_spatial_merge_size : 0),
+	                &vm) ||
+	    !wt_mul_u64(vm, (uint64_t)(c->v_spatial_merge_size > 0 ? c->v_spatial_merge_size : 0),
+	                &vm) ||
+	    vm > (uint64_t)(SM_DIM_MAX * SM_DIM_MAX))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config embed_dim x spatial_merge_size^2 is "
+		                 "not a model's");
+	d->vis_merged = (int64_t)vm;
 	d->vis_in_chans = c->v_in_chans;
 	d->vis_temporal_patch = c->v_temporal_patch_size;
 	d->vis_patch = c->v_patch_size;
@@ -60,6 +130,12 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 		                 ", hidden_size %" PRId64 ", vocab_size %" PRId64
 		                 ", num_hidden_layers %" PRId64 " must be set and positive",
 		                 d->n_heads, d->hidden, d->vocab, d->n_layers);
+	if (d->head_dim < 1)
+		return wt_seterr(
+		    err, WT_ESHAPE,
+		    "config.json: hidden_size %" PRId64 " / num_attention_heads %" PRId64
+		    " gives a head_dim of 0; such a model needs head_dim in its config",
+		    d->hidden, d->n_heads);
 	if (x->fam == &shardmap_family_deepseek_v3 &&
 	    (d->kv_lora_rank <= 0 || d->qk_nope_dim <= 0 || d->qk_rope_dim <= 0 ||
 	     d->v_head_dim <= 0))
@@ -207,8 +283,7 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 		if (x->cfg->quant == CKPT_QUANT_FP8_BLOCK) {
 			int64_t b0 = x->cfg->quant_block[0] > 0 ? x->cfg->quant_block[0] : 128;
 			int64_t b1 = x->cfg->quant_block[1] > 0 ? x->cfg->quant_block[1] : 128;
-			int64_t rows = (t->shape[0] + b0 - 1) / b0,
-			        cols = (t->shape[1] + b1 - 1) / b1;
+			int64_t rows = ceil_div(t->shape[0], b0), cols = ceil_div(t->shape[1], b1);
 			if (s->ndim != 2 || s->shape[0] != rows || s->shape[1] != cols)
 				return wt_seterr(err, WT_ESHAPE,
 				                 "tensor '%s': block scales must be [%" PRId64

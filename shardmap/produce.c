@@ -129,7 +129,11 @@ static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		if (reserve(&pr->dq[s], (size_t)N * (size_t)K / 2))
 			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory packing it",
 			                 t->name);
-		shardmap_ct_pack((const int8_t *)pr->raw[s].p, N * K, (uint32_t *)pr->dq[s].p);
+		int64_t bad =
+		    shardmap_ct_pack((const int8_t *)pr->raw[s].p, N * K, (uint32_t *)pr->dq[s].p);
+		if (bad >= 0)
+			return shardmap_ct_bad_code(t->name, bad,
+			                            ((const int8_t *)pr->raw[s].p)[bad], err);
 		ld->base = pr->dq[s].p;
 		ld->dt = WT_I32;
 		ld->cols = K / 8;
@@ -265,9 +269,32 @@ static float scalar(const prod *pr, uint32_t s)
 	return shardmap_ct_scalar(ld->base, ld->dt); /* F32, or a BF16/F16 scale */
 }
 
+/* Emitted scales (those copied from the checkpoint by a pass-through
+ * included) must be finite and not negative: engines multiply by them (a
+ * NaN block scale went through unchanged). */
+static int scales_ok(const sm_out *o, const void *bytes, uint32_t rank, wt_errbuf *err)
+{
+	if ((o->info.role != SM_ROLE_SCALE && o->info.role != SM_ROLE_INPUT_SCALE) ||
+	    o->info.dtype != WT_F32)
+		return WT_OK;
+	const uint8_t *p = bytes;
+	for (uint64_t i = 0; i < o->info.nbytes / 4; i++) {
+		float v;
+		memcpy(&v, p + i * 4, 4);
+		if (!(isfinite(v) && v >= 0.0f))
+			return wt_seterr(err, WT_ENONFINITE,
+			                 "tensor '%s' (rank %u): scale %g at element %" PRIu64
+			                 " is not a finite number >= 0; fix the checkpoint or "
+			                 "exclude the module",
+			                 o->name, rank, (double)v, i);
+	}
+	return WT_OK;
+}
+
 static int emit(prod *pr, uint32_t rank, size_t ix, const void *data, uint64_t n, wt_errbuf *err)
 {
-	return pr->emit(pr->ctx, rank, pr->p->ranks[rank].pos[ix], data, n, err);
+	int rv = scales_ok(&pr->p->ranks[rank].outs[ix], data, rank, err);
+	return rv != WT_OK ? rv : pr->emit(pr->ctx, rank, pr->p->ranks[rank].pos[ix], data, n, err);
 }
 
 static int do_quant(prod *pr, uint32_t rank, const sm_out *o, wt_errbuf *err)
@@ -308,17 +335,35 @@ static int do_quant(prod *pr, uint32_t rank, const sm_out *o, wt_errbuf *err)
 	return rv;
 }
 
-/* Max of the pieces' scalar sources per unit into out[units]. */
-static void unit_max(const prod *pr, const sm_out *o, bool aux, float *out)
+/* Max of the pieces' scalar sources per unit into out[units]. Each must be
+ * a finite positive number (a NaN never wins a max, an Inf or a negative
+ * scale turns the merge's ratios into garbage): WT_ENONFINITE naming it; and
+ * every unit needs one (an input scale on some experts of a stack only):
+ * WT_ECORRUPT. */
+static int unit_max(const prod *pr, const sm_out *o, bool aux, float *out, wt_errbuf *err)
 {
 	for (int64_t u = 0; u < o->units; u++)
 		out[u] = -INFINITY;
 	for (size_t k = 0; k < o->np; k++) {
 		const sm_piece *pc = &pr->p->pieces[o->p0 + k];
-		float v = scalar(pr, aux ? pc->aux : pc->src);
+		uint32_t s = aux ? pc->aux : pc->src;
+		float v = scalar(pr, s);
+		if (!(isfinite(v) && v > 0.0f))
+			return wt_seterr(err, WT_ENONFINITE,
+			                 "tensor '%s': scale %g of '%s' is not a finite positive "
+			                 "number; fix the checkpoint or exclude the module",
+			                 o->name, (double)v, pr->ld[s].t->name);
 		if (v > out[pc->unit])
 			out[pc->unit] = v;
 	}
+	for (int64_t u = 0; u < o->units; u++)
+		if (out[u] == -INFINITY)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "tensor '%s': part (expert) %" PRId64 " of %" PRId64
+			                 " has no scale while others have one; a module's input "
+			                 "scales must be on all its parts or on none",
+			                 o->name, u, o->units);
+	return WT_OK;
 }
 
 /* A merged input scale: v[unit] holds the max of each expert's (unit's) parts; reduced to
@@ -380,12 +425,11 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 			                 "tensor '%s': out of memory for %" PRId64 " scales",
 			                 o->name, o->units);
 		float *v = (float *)pr->out.p;
-		unit_max(pr, o, false, v);
-		if (o->info.role == SM_ROLE_INPUT_SCALE) {
-			int rv = input_scales_merge(pr, rank, o, v, err);
-			if (rv != WT_OK)
-				return rv;
-		}
+		int rv = unit_max(pr, o, false, v, err);
+		if (rv == WT_OK && o->info.role == SM_ROLE_INPUT_SCALE)
+			rv = input_scales_merge(pr, rank, o, v, err);
+		if (rv != WT_OK)
+			return rv;
 		return emit(pr, rank, ix, v, o->info.nbytes, err);
 	}
 	default:
@@ -408,7 +452,8 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 		return rv;
 	if (o->okind == SM_O_MERGE) {
 		float mx[o->units > 0 ? o->units : 1];
-		unit_max(pr, o, true, mx);
+		if ((rv = unit_max(pr, o, true, mx, err)) != WT_OK)
+			return rv;
 		uint8_t *d = pr->out.p;
 		for (size_t k = 0; k < o->np; k++) {
 			const sm_piece *pc = &pr->p->pieces[o->p0 + k];

@@ -339,7 +339,13 @@ int shardmap_ct_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *
 	if (i4 && t->dtype == WT_I8) {
 		if ((packed = malloc((size_t)(N * K / 8) * 4 + 1)) == NULL)
 			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
-		shardmap_ct_pack(raw, N * K, packed);
+		int64_t bad = shardmap_ct_pack(raw, N * K, packed);
+		if (bad >= 0) {
+			int rv =
+			    shardmap_ct_bad_code(t->name, bad, ((const int8_t *)raw)[bad], err);
+			free(packed);
+			return rv;
+		}
 		raw = packed;
 	}
 	void *sraw = malloc(st->nbytes ? st->nbytes : 1);
@@ -364,14 +370,28 @@ int shardmap_ct_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *
 	return rv;
 }
 
-void shardmap_ct_pack(const int8_t *codes, int64_t n, uint32_t *words)
+int64_t shardmap_ct_pack(const int8_t *codes, int64_t n, uint32_t *words)
 {
 	for (int64_t w = 0; w < n / 8; w++) {
 		uint32_t v = 0;
-		for (int k = 0; k < 8; k++)
-			v |= (uint32_t)((codes[w * 8 + k] + 8) & 15) << (4 * k);
+		for (int k = 0; k < 8; k++) {
+			int c = codes[w * 8 + k];
+			if (c < -8 || c > 7)
+				return w * 8 + k; /* it would wrap to another code */
+			v |= (uint32_t)(c + 8) << (4 * k);
+		}
 		words[w] = v;
 	}
+	return -1;
+}
+
+int shardmap_ct_bad_code(const char *name, int64_t bad, int code, wt_errbuf *err)
+{
+	return wt_seterr(err, WT_ECORRUPT,
+	                 "tensor '%s': int4 code %d at element %" PRId64
+	                 " is outside -8..7 (an int-quantized 4-bit checkpoint keeps one code "
+	                 "per I8 byte); fix the checkpoint",
+	                 name, code, bad);
 }
 
 int shardmap_ct_weight_f32(const ckpt *c, size_t i, char *name, size_t cap, float **out,

@@ -15,8 +15,11 @@ bool shardmap_ct_source(const ckpt_config *cfg);
  * keeps one code per I8 byte and is packed while producing). */
 bool shardmap_ct_packed(const ckpt_config *cfg);
 /* Pack n int4 codes (-8..7, n % 8 == 0) as 4.3 / pack_to_int32 do: code + 8, element k of
- * each run of 8 at bits 4*(k%8). */
-void shardmap_ct_pack(const int8_t *codes, int64_t n, uint32_t *words);
+ * each run of 8 at bits 4*(k%8). The index of the first code outside -8..7 (nothing is
+ * then promised of words), or -1. */
+int64_t shardmap_ct_pack(const int8_t *codes, int64_t n, uint32_t *words);
+/* WT_ECORRUPT naming tensor `name` and element `bad` of int4 codes outside -8..7. */
+int shardmap_ct_bad_code(const char *name, int64_t bad, int code, wt_errbuf *err);
 /* Whether t is a quantized weight of cfg's compressed-tensors scheme. */
 bool shardmap_ct_weight(const ckpt_config *cfg, const ckpt_tensor *t);
 /* The tensor `name` (a weight name ending ".weight"), or in an int4 checkpoint its
