@@ -195,6 +195,8 @@ typedef enum {
  * a default. */
 #define CKPT_MAX_MROPE 16 /* longest mrope_section list read */
 
+#define CKPT_MAX_QUANT_BLOCK (1 << 16) /* weight_block_size entries (DeepSeek: 128) */
+
 typedef struct ckpt_config {
 	char *architecture; /* architectures[0]; owned */
 	char *model_type;   /* owned; "" if absent */
@@ -240,12 +242,9 @@ typedef struct ckpt_config {
 	int64_t quant_block[2]; /* weight_block_size, default 128x128 */
 	int64_t quant_group;    /* CKPT_QUANT_CT_INT4: weights.group_size; else 0 */
 	bool quant_int4_i8;     /* CKPT_QUANT_CT_INT4 stored int-quantized: one code per I8 */
-	bool quant_asym;
-#define CKPT_MAX_QUANT_BLOCK                                                                       \
-	(1 << 16) /* weight_block_size entries (DeepSeek: 128) */ /* CKPT_QUANT_CT_INT4            \
-       pack-quantized with zero points (symmetric false): X.weight_zero_point I32 [ceil(N/8), K/G]                                       \
-     */
-	char **quant_ignore; /* ignore | ignored_layers | modules_to_not_convert; owned */
+	bool quant_asym;        /* CKPT_QUANT_CT_INT4 pack-quantized with zero points
+	                           (symmetric false): X.weight_zero_point I32 [ceil(N/8), K/G] */
+	char **quant_ignore;    /* ignore | ignored_layers | modules_to_not_convert; owned */
 	size_t n_quant_ignore;
 } ckpt_config;
 
