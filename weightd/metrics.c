@@ -197,10 +197,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*state = (void *)1;
 		return MHD_YES;
 	}
-	if (*upload_len != 0)
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "no request body expected\n");
+	if (*upload_len != 0) { /* a body: consume it, answer once it has all come */
+		*upload_len = 0;
+		*state = (void *)2;
+		return MHD_YES;
+	}
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
+	if (*state == (void *)2)
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "no request body expected\n");
 	if (strcmp(url, "/healthz") == 0)
 		return reply_text(c, MHD_HTTP_OK, "ok\n");
 	if (strcmp(url, "/readyz") == 0)
@@ -269,12 +274,16 @@ int wd_metrics_start(wd_server *s, wt_errbuf *err)
 	int rv = parse_listen(url, &ss, err);
 	if (rv != WT_OK)
 		return rv;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
+	/* epoll (MHD_USE_AUTO): select() cannot watch a socket whose fd is 1024 or
+	 * more, and a daemon holding a thousand connections has such fds; its
+	 * health probes then went unanswered */
+	unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->metrics =
 	    MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
 	                     (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, METRICS_MAX_CONNS,
+	                     MHD_OPTION_PER_IP_CONNECTION_LIMIT, METRICS_MAX_CONNS / 2,
 	                     MHD_OPTION_CONNECTION_TIMEOUT, METRICS_TIMEOUT_S, MHD_OPTION_END);
 	if (s->metrics == NULL)
 		return wt_seterr(err, WT_EIO,

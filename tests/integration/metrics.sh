@@ -1,22 +1,53 @@
 #!/usr/bin/env bash
 # metrics.sh — the operator endpoint with a real scrape (curl): /healthz,
 # /readyz, /metrics after a cold and a warm fetch (counters, cache gauges,
-# histograms), 404/405 for other paths and methods, a bad metrics_listen
-# refused at start (exit 2).
+# histograms), 404/405 for other paths and methods (with a body too), the
+# probes answered while weightd holds over 1024 descriptors (select() could
+# not watch them), a bad metrics_listen refused at start (exit 2).
 . "$(dirname "$0")/fetch_lib/common.sh"
 need_bins
 command -v curl >/dev/null || die "curl missing (make deps)"
+ulimit -n 4096 2>/dev/null || true # room for the descriptor check below
 mkdir -p "$T/m"
 "$B/wt-mkckpt" --family llama --out "$T/m/llama" --size-mb 2 >/dev/null || die "mkckpt"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 start_weightd A "$T/m" "$T/cache" tcp://127.0.0.1:0 --metrics-listen "http://127.0.0.1:$port" \
-	--stream-listen tcp://127.0.0.1:0
+	--stream-listen tcp://127.0.0.1:0 --max-connections 2000
 grep -q "metrics on port $port" "$T/A.log" || die "no metrics line: $(cat "$T/A.log")"
 M="http://127.0.0.1:$port"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$M/healthz")" = 200 ] || die "healthz"
 [ "$(curl -s "$M/readyz")" = ready ] || die "readyz: $(curl -s "$M/readyz")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$M/nope")" = 404 ] || die "404"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$M/metrics")" = 405 ] || die "405"
+# with a body: answered once the body is in (it was dropped: code 000)
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X PUT -d x "$M/metrics")" = 405 ] || die "PUT + body"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -d abc "$M/healthz")" = 405 ] || die "POST + body"
+# over 1024 descriptors in weightd (1100 connections that said the SP header)
+if [ "$(ulimit -n)" -ge 4096 ]; then
+	code=$(python3 - "${WD_URL##*:}" "$M" "$WD_PID" <<'PY'
+import os, resource, socket, sys, time, urllib.request
+port, url, pid = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+socks = []
+for _ in range(1100):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"\x00SP\x00\x00\x30\x00\x00")  # SP header: a req0 peer
+    socks.append(s)
+time.sleep(1.0)
+n = len(os.listdir("/proc/%s/fd" % pid))
+try:
+    code = urllib.request.urlopen(url + "/healthz", timeout=5).status
+except Exception as e:
+    code = "failed (%r)" % e
+print("%s with %d descriptors in weightd" % (code, n))
+PY
+)
+	echo "healthz: $code"
+	case "$code" in 200*) ;; *) die "healthz with over 1024 descriptors: $code" ;; esac
+else
+	echo "skip: ulimit -n $(ulimit -n) (< 4096) leaves no room for the descriptor check"
+fi
 for i in 1 2; do # cold, then warm
 	"$B/weightctl" fetch --endpoint "$WD_URL" --model llama --tp-size 2 --tp-rank 1 \
 		--out "$T/r1.st" --quiet || die "fetch $i"
