@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "client/client.h"
+#include "shardmap/shardmap.h"
 #include "weightd/server_int.h"
 #include "weights/engine.h"
 #include "weights/weights.h"
@@ -386,6 +387,53 @@ static int fill_rank(wd_server *s, size_t i, const char *model, uint32_t rank,
 	return rv;
 }
 
+/* Is the peer's manifest of `rank` what this node's own plan of the layout
+ * says, field by field (tensors in order with name, dtype, shape, bytes, role,
+ * requantized; skipped tensors; totals)? A broken or hostile peer could else
+ * leave a tensor out, or add one, and this node would cache and serve that
+ * record. (Its bytes are checked against the hashes it sent: a peer that
+ * forges both is trusted, README "Peer tier".) */
+static int check_plan(const wd_peers *p, size_t i, const sm_plan *plan, const ckpt *ck,
+                      uint32_t rank, const Weights__Manifest *mf, wt_errbuf *err)
+{
+	size_t n = shardmap_rank_n_tensors(plan, rank);
+	const char *bad = NULL;
+	size_t at = 0;
+	uint64_t total = 0;
+	if (mf->n_tensors != n)
+		bad = "tensor count";
+	for (size_t t = 0; bad == NULL && t < n; t++) {
+		const sm_out_info *oi = shardmap_rank_tensor(plan, rank, t);
+		const Weights__TensorEntry *te = mf->tensors[t];
+		at = t;
+		total += oi->nbytes;
+		if (te->name == NULL || strcmp(te->name, oi->name) != 0)
+			bad = "tensor name";
+		else if (te->dtype != (uint32_t)oi->dtype || te->nbytes != oi->nbytes ||
+		         te->n_shape != (size_t)oi->ndim ||
+		         (oi->ndim > 0 &&
+		          memcmp(te->shape, oi->shape, (size_t)oi->ndim * sizeof(int64_t)) != 0))
+			bad = "tensor dtype, shape or size";
+		else if ((int)te->role != (int)oi->role || te->requantized != oi->requantized)
+			bad = "tensor role";
+	}
+	if (bad == NULL &&
+	    (mf->total_bytes != total || mf->checkpoint_bytes != ckpt_total_bytes(ck) ||
+	     mf->tied_lm_head != shardmap_tied_lm_head(plan) ||
+	     mf->n_skipped != shardmap_n_skipped(plan)))
+		bad = "totals or skipped tensors";
+	for (size_t k = 0; bad == NULL && k < mf->n_skipped; k++)
+		if (mf->skipped[k] == NULL ||
+		    strcmp(mf->skipped[k], shardmap_skipped(plan, k)) != 0)
+			bad = "skipped tensors";
+	if (bad == NULL)
+		return WT_OK;
+	return wt_seterr(err, WT_ECORRUPT,
+	                 "peer %s: manifest of rank %u is not this node's plan of the layout (%s, "
+	                 "near tensor %zu); skipped",
+	                 p->urls[i], rank, bad, at);
+}
+
 /* Fill the layout from peer i; fs counts what was committed from it. */
 static int fill_from(wd_server *s, size_t i, const char *model, wd_snap *snap, const wt_layout *l,
                      const char *layout_text, fill_stats *fs, wt_errbuf *err)
@@ -395,8 +443,15 @@ static int fill_from(wd_server *s, size_t i, const char *model, wd_snap *snap, c
 	wt_manifest **wm = calloc(n, sizeof(*wm));
 	int rv = mf && wm ? WT_OK : wt_seterr(err, WT_ENOMEM, "peer fill: out of memory");
 	uint64_t t0 = common_now_ns();
-	for (uint32_t r = 0; rv == WT_OK && r < n; r++)
+	sm_plan *plan = NULL;
+	if (rv == WT_OK)
+		rv = shardmap_plan(snap->ck, l, &plan, err);
+	for (uint32_t r = 0; rv == WT_OK && r < n; r++) {
 		rv = ask_rank(s->peers, i, model, snap, l, layout_text, r, &wm[r], &mf[r], err);
+		if (rv == WT_OK)
+			rv = check_plan(s->peers, i, plan, snap->ck, r, mf[r]->manifest, err);
+	}
+	shardmap_plan_free(plan);
 	fs->ask_ns = common_now_ns() - t0;
 	/* Ranks one after the other: on 2 cores, fetching two at once measured
 	 * slower (the commits' flushes and the peer's workers are shared). */

@@ -1,0 +1,83 @@
+/*
+ * evilpeer.c — wt-evilpeer: a broken peer for tests/integration/peer_hostile.sh.
+ * Relays every request to an upstream weightd; in each Manifest reply with
+ * more than one tensor it leaves the first tensor out (total_bytes adjusted,
+ * everything else as the upstream sent it), as a buggy or hostile peer would.
+ *
+ *   wt-evilpeer LISTEN_URL UPSTREAM_URL     (runs until killed)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "common/common.h"
+#include "proto/wire.h"
+
+static nng_msg *frame(Weights__Reply *r)
+{
+	size_t n = wire_framed_size(&r->base);
+	nng_msg *m;
+	if (nng_msg_alloc(&m, n) != 0)
+		exit(1);
+	wire_frame(&r->base, nng_msg_body(m), n);
+	return m;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: wt-evilpeer LISTEN_URL UPSTREAM_URL\n");
+		return 2;
+	}
+	nng_socket rep, up;
+	int rv;
+	if ((rv = nng_rep0_open(&rep)) != 0 || (rv = nng_listen(rep, argv[1], NULL, 0)) != 0 ||
+	    (rv = nng_req0_open(&up)) != 0 || (rv = nng_dial(up, argv[2], NULL, 0)) != 0) {
+		fprintf(stderr, "wt-evilpeer: %s\n", nng_strerror(rv));
+		return 1;
+	}
+	nng_socket_set_size(rep, NNG_OPT_RECVMAXSZ, 0);
+	nng_socket_set_size(up, NNG_OPT_RECVMAXSZ, 0);
+	fprintf(stderr, "wt-evilpeer: %s -> %s\n", argv[1], argv[2]);
+	for (;;) {
+		nng_msg *m, *r;
+		if (nng_recvmsg(rep, &m, 0) != 0)
+			continue;
+		Weights__Request *q = NULL;
+		bool is_mf = wire_parse_request(nng_msg_body(m), nng_msg_len(m), 1u << 20, &q,
+		                                NULL) == WT_OK &&
+		             q->body_case == WEIGHTS__REQUEST__BODY_MANIFEST;
+		wire_request_free(q);
+		if (nng_sendmsg(up, m, 0) != 0) {
+			nng_msg_free(m);
+			continue;
+		}
+		if (nng_recvmsg(up, &r, 0) != 0)
+			continue;
+		Weights__Reply *rp = NULL;
+		const uint8_t *tail;
+		size_t tl;
+		if (is_mf &&
+		    wire_parse_reply(nng_msg_body(r), nng_msg_len(r), WIRE_MAX_HEADER_BYTES, &rp,
+		                     &tail, &tl, NULL) == WT_OK &&
+		    rp->body_case == WEIGHTS__REPLY__BODY_MANIFEST && rp->manifest->n_tensors > 1) {
+			Weights__Manifest *mf = rp->manifest;
+			fprintf(stderr, "wt-evilpeer: leaving '%s' out of rank tp%u\n",
+			        mf->tensors[0]->name, mf->tp_rank);
+			mf->total_bytes -= mf->tensors[0]->nbytes;
+			mf->tensors++;
+			mf->n_tensors--;
+			nng_msg_free(r);
+			r = frame(rp);
+			mf->tensors--;
+			mf->n_tensors++;
+		}
+		wire_reply_free(rp);
+		if (nng_sendmsg(rep, r, 0) != 0)
+			nng_msg_free(r);
+	}
+}
