@@ -175,6 +175,10 @@ static void test_file_errors(void **state)
 	/* missing file */
 	assert_int_equal(wd_config_load_file(&c, "/nonexistent/w.conf", &err), WT_ECONFIG);
 	assert_non_null(strstr(err.msg, "/nonexistent/w.conf: cannot open"));
+	/* a folder: it opens and read as an empty file (the defaults, silently) */
+	assert_int_equal(wd_config_load_file(&c, tmpdir, &err), WT_ECONFIG);
+	printf("%s\n", err.msg);
+	assert_non_null(strstr(err.msg, "not a regular file"));
 	wd_config_free(&c);
 }
 

@@ -9,6 +9,7 @@
 #include <ini.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/common.h"
 #include "weightd/weightd.h"
@@ -397,6 +398,7 @@ typedef struct ini_state {
 	const char *path;
 	int line;     /* line number of the text last handed to inih */
 	int too_long; /* line number of an over-long line, 0 if none */
+	int read_err; /* errno of a failed read (not the end of the file), 0 if none */
 	wd_config *c;
 	wt_errbuf *err;
 	int rv;
@@ -407,8 +409,11 @@ static char *ini_reader_fn(char *str, int num, void *stream)
 	ini_state *st = stream;
 	char *line = NULL;
 	size_t cap = 0;
+	errno = 0;
 	ssize_t n = getline(&line, &cap, st->f);
 	if (n < 0) {
+		if (ferror(st->f)) /* a failed read is not the end of the file */
+			st->read_err = errno ? errno : EIO;
 		free(line);
 		return NULL;
 	}
@@ -445,6 +450,12 @@ int wd_config_load_file(wd_config *c, const char *path, wt_errbuf *err)
 	if (f == NULL)
 		return wt_seterr(err, WT_ECONFIG, "%s: cannot open config file: %s", path,
 		                 strerror(errno));
+	struct stat sb;
+	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		fclose(f); /* a folder opens, then reads as an empty file: the defaults */
+		return wt_seterr(err, WT_ECONFIG, "%s: not a regular file; give the config file",
+		                 path);
+	}
 	ini_state st = {.f = f, .path = path, .c = c, .err = err, .rv = WT_OK};
 	ini_allow_multiline = false;
 	ini_stop_on_first_error = true;
@@ -452,6 +463,9 @@ int wd_config_load_file(wd_config *c, const char *path, wt_errbuf *err)
 	fclose(f);
 	if (st.rv != WT_OK)
 		return st.rv;
+	if (st.read_err)
+		return wt_seterr(err, WT_ECONFIG, "%s:%d: read failed: %s; nothing of it is used",
+		                 path, st.line + 1, strerror(st.read_err));
 	if (st.too_long)
 		return wt_seterr(err, WT_ECONFIG, "%s:%d: line longer than %d characters", path,
 		                 st.too_long, ini_max_line - 3);
