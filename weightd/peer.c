@@ -36,6 +36,12 @@
 #define PEER_CONNECT_MS  1000u
 #define PEER_REQUEST_MS  10000u
 #define PEER_MAX_RETRIES 2u
+/* A fill that has not reached PEER_MIN_RATE bytes/s after PEER_GRACE_MS of a
+ * rank's fetch stops, and the next peer or the source fills the layout: a peer
+ * that answers each chunk slowly held every client waiting on the layout
+ * (95 s for a layout produced locally in 0.1 s). */
+#define PEER_GRACE_MS 10000u
+#define PEER_MIN_RATE (16ull << 20)
 
 struct wd_peers {
 	size_t n;
@@ -336,12 +342,26 @@ static int commit(peer_sink *k, Weights__Manifest *mf, const char *model, wt_err
 	return rv;
 }
 
+typedef struct fill_prog {
+	wd_server *s;
+	uint64_t t0_ns;
+	bool slow; /* stopped: under PEER_MIN_RATE after PEER_GRACE_MS */
+} fill_prog;
+
+/* libweights' progress (after each verified chunk, and before each retry):
+ * stop at the shutdown deadline, or when the peer is too slow. */
 static int progress(void *ctx, uint64_t done, uint64_t total)
 {
-	(void)done;
 	(void)total;
-	wd_server *s = ctx;
-	return atomic_load(&s->cancel) ? 1 : 0; /* shutdown deadline: stop */
+	fill_prog *fp = ctx;
+	if (atomic_load(&fp->s->cancel))
+		return 1;
+	uint64_t ms = (common_now_ns() - fp->t0_ns) / 1000000u;
+	if (ms > PEER_GRACE_MS && done < PEER_MIN_RATE * ms / 1000u) {
+		fp->slow = true;
+		return 1;
+	}
+	return 0;
 }
 
 /* What a fill did (log line). */
@@ -366,11 +386,17 @@ static int fill_rank(wd_server *s, size_t i, const char *model, uint32_t rank,
 		return rv;
 	wt_fetch_opts fo;
 	wt_fetch_opts_init(&fo);
-	fo.progress = progress;
-	fo.progress_ctx = s;
 	uint64_t t0 = common_now_ns();
+	fill_prog fp = {.s = s, .t0_ns = t0};
+	fo.progress = progress;
+	fo.progress_ctx = &fp;
 	rv = wt_client_fetch(p->client[i], wm, &k.base, &fo, err);
 	uint64_t t1 = common_now_ns();
+	if (rv == WT_ECANCELED && fp.slow)
+		rv = wt_seterr(err, WT_ETIMEDOUT,
+		               "peer %s: %llu bytes in %.1f s, under %llu MiB/s: too slow, skipped",
+		               p->urls[i], (unsigned long long)k.bytes, (double)(t1 - t0) / 1e9,
+		               (unsigned long long)(PEER_MIN_RATE >> 20));
 	fs->fetch_ns += t1 - t0;
 	if (rv == WT_OK) {
 		uint64_t n = k.bytes;

@@ -1,14 +1,17 @@
 /*
  * evilpeer.c — wt-evilpeer: a broken peer for tests/integration/peer_hostile.sh.
- * Relays every request to an upstream weightd; in each Manifest reply with
- * more than one tensor it leaves the first tensor out (total_bytes adjusted,
- * everything else as the upstream sent it), as a buggy or hostile peer would.
+ * Relays every request to an upstream weightd, and
+ *   drop:      in each Manifest reply with more than one tensor, leaves the first
+ *              tensor out (total_bytes adjusted, the rest as the upstream sent it),
+ *              as a buggy or hostile peer would;
+ *   stall:MS   answers each chunk request MS milliseconds late (a slow peer).
  *
- *   wt-evilpeer LISTEN_URL UPSTREAM_URL     (runs until killed)
+ *   wt-evilpeer LISTEN_URL UPSTREAM_URL [drop|stall:MS]   (default drop; until killed)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
@@ -29,10 +32,14 @@ static nng_msg *frame(Weights__Reply *r)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: wt-evilpeer LISTEN_URL UPSTREAM_URL\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: wt-evilpeer LISTEN_URL UPSTREAM_URL [drop|stall:MS]\n");
 		return 2;
 	}
+	unsigned stall_ms = 0;
+	if (argc == 4 && strncmp(argv[3], "stall:", 6) == 0)
+		stall_ms = (unsigned)strtoul(argv[3] + 6, NULL, 10);
+	bool drop = stall_ms == 0;
 	nng_socket rep, up;
 	int rv;
 	if ((rv = nng_rep0_open(&rep)) != 0 || (rv = nng_listen(rep, argv[1], NULL, 0)) != 0 ||
@@ -48,9 +55,11 @@ int main(int argc, char **argv)
 		if (nng_recvmsg(rep, &m, 0) != 0)
 			continue;
 		Weights__Request *q = NULL;
-		bool is_mf = wire_parse_request(nng_msg_body(m), nng_msg_len(m), 1u << 20, &q,
-		                                NULL) == WT_OK &&
-		             q->body_case == WEIGHTS__REQUEST__BODY_MANIFEST;
+		bool ok = wire_parse_request(nng_msg_body(m), nng_msg_len(m), 1u << 20, &q, NULL) ==
+		          WT_OK;
+		bool is_mf = ok && q->body_case == WEIGHTS__REQUEST__BODY_MANIFEST;
+		if (ok && q->body_case == WEIGHTS__REQUEST__BODY_CHUNK && stall_ms > 0)
+			usleep(stall_ms * 1000u);
 		wire_request_free(q);
 		if (nng_sendmsg(up, m, 0) != 0) {
 			nng_msg_free(m);
@@ -61,7 +70,7 @@ int main(int argc, char **argv)
 		Weights__Reply *rp = NULL;
 		const uint8_t *tail;
 		size_t tl;
-		if (is_mf &&
+		if (is_mf && drop &&
 		    wire_parse_reply(nng_msg_body(r), nng_msg_len(r), WIRE_MAX_HEADER_BYTES, &rp,
 		                     &tail, &tl, NULL) == WT_OK &&
 		    rp->body_case == WEIGHTS__REPLY__BODY_MANIFEST && rp->manifest->n_tensors > 1) {
