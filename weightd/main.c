@@ -45,6 +45,65 @@ static void reload(wd_config *cfg, int argc, char **argv, wd_server *srv)
 	wd_config_free(&fresh);
 }
 
+/* Reloads run on a thread of their own: a rescan opens each new folder of
+ * models_dir (its content digest: minutes for a large model on a slow file
+ * system), and the signal thread must stay free for SIGTERM. One at a time;
+ * a SIGHUP meanwhile runs one more after it. */
+typedef struct reloader {
+	wd_config *cfg;
+	int argc;
+	char **argv;
+	wd_server *srv;
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	bool running, again, stop;
+	pthread_t th;
+	bool started;
+} reloader;
+
+static void *reload_main(void *arg)
+{
+	reloader *r = arg;
+	pthread_mutex_lock(&r->lk);
+	while (!r->stop && r->again) {
+		r->again = false;
+		pthread_mutex_unlock(&r->lk);
+		reload(r->cfg, r->argc, r->argv, r->srv);
+		pthread_mutex_lock(&r->lk);
+	}
+	r->running = false;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->lk);
+	return NULL;
+}
+
+static void reload_async(reloader *r)
+{
+	pthread_mutex_lock(&r->lk);
+	r->again = true;
+	if (!r->running) {
+		if (r->started) /* the last one has ended: reap it */
+			pthread_join(r->th, NULL);
+		r->started = r->running = pthread_create(&r->th, NULL, reload_main, r) == 0;
+		if (!r->running)
+			WT_LOG(WT_LOG_ERR, "reload: cannot start a thread; SIGHUP ignored");
+	}
+	pthread_mutex_unlock(&r->lk);
+}
+
+/* SIGTERM: the reload in progress stops (its opens canceled) before the stop. */
+static void reload_stop(reloader *r)
+{
+	pthread_mutex_lock(&r->lk);
+	r->stop = true;
+	bool started = r->started;
+	pthread_mutex_unlock(&r->lk);
+	if (started) {
+		wd_server_cancel_opens(r->srv);
+		pthread_join(r->th, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	switch (wd_config_cli_action(argc, argv)) {
@@ -117,12 +176,18 @@ int main(int argc, char **argv)
 		WT_LOG(WT_LOG_ERR, "ready_file: %s", err.msg);
 
 	int sig = 0;
+	reloader rl = {.cfg = &cfg, .argc = argc, .argv = argv, .srv = srv};
+	pthread_mutex_init(&rl.lk, NULL);
+	pthread_cond_init(&rl.cv, NULL);
 	for (;;) {
 		sigwait(&set, &sig);
 		if (sig != SIGHUP)
 			break;
-		reload(&cfg, argc, argv, srv);
+		reload_async(&rl);
 	}
+	reload_stop(&rl);
+	pthread_cond_destroy(&rl.cv);
+	pthread_mutex_destroy(&rl.lk);
 	WT_LOG(WT_LOG_NOTICE, "%s: draining (up to %llu ms)", sig == SIGINT ? "SIGINT" : "SIGTERM",
 	       (unsigned long long)cfg.drain_timeout_ms);
 	size_t left = wd_server_close(srv);

@@ -49,10 +49,20 @@ static int scan_dir(wd_models *m, const char *dir, bool explicit_dir, bool at_st
 			continue;
 		if (!at_start && models_has(m, de->d_name))
 			continue;
-		rv = wd_models_add_from(m, de->d_name, uri, WD_SRC_FOLDER,
-		                        at_start ? WD_OPEN_LATER : WD_OPEN_NOW, err);
+		/* listed first, then opened: an open in progress is canceled by a stop
+		 * (wd_models_cancel_opens reaches listed entries only) */
+		rv = wd_models_add_from(m, de->d_name, uri, WD_SRC_FOLDER, WD_OPEN_LATER, err);
 		if (rv == WT_OK && added != NULL)
 			(*added)++;
+		model_ent *e = rv == WT_OK && !at_start ? models_find(m, de->d_name) : NULL;
+		if (e != NULL) {
+			pthread_mutex_lock(&e->lk);
+			models_revalidate(m, e, true);
+			if (e->snap == NULL)
+				WT_LOG(WT_LOG_WARNING, "%s; listed as unavailable", e->error.msg);
+			pthread_mutex_unlock(&e->lk);
+			models_put(e);
+		}
 		if (rv == WT_EEXIST && !at_start)
 			rv = WT_OK; /* raced with a registration */
 	}

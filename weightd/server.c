@@ -394,6 +394,12 @@ void wd_park_full_msg(const wd_server *s, size_t waiting, char *buf, size_t cap)
 	         waiting, s->n_reqs - waiting, s->n_reqs);
 }
 
+void wd_server_cancel_opens(wd_server *s)
+{
+	if (s != NULL && s->models != NULL)
+		wd_models_cancel_opens(s->models);
+}
+
 size_t wd_server_close(wd_server *s)
 {
 	if (s == NULL)

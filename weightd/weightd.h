@@ -183,5 +183,9 @@ unsigned wd_server_metrics_port(const wd_server *s);
  * NULL is a no-op.
  */
 size_t wd_server_close(wd_server *s);
+/* The first step of a stop, callable from any thread before wd_server_close:
+ * every model open in progress (a rescan's, a registration's) ends at its
+ * next block, and no model opens again. */
+void wd_server_cancel_opens(wd_server *s);
 
 #endif

@@ -138,7 +138,8 @@ void wd_models_set_revalidate(wd_models *m, uint64_t ms);
 
 typedef enum wd_open_mode {
 	WD_OPEN_NOW,     /* open before it is added; one that fails is listed unavailable */
-	WD_OPEN_LATER,   /* wd_models_open only: opened with the others, in parallel */
+	WD_OPEN_LATER,   /* listed without a snapshot, opened by the caller (at start: with the
+	                    others, in parallel; a rescan: right after, cancelable) */
 	WD_OPEN_PENDING, /* being registered: wd_models_open_pending, then settle */
 } wd_open_mode;
 

@@ -82,6 +82,55 @@ grep -q "w.conf:1: workers 0 is out of range.*keeping the running configuration"
 kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
 [ $rc = 0 ] || fail "after reloads: exit $rc"
 
+# a SIGHUP whose rescan opens a new folder slowly (each read of 1 MiB or more of
+# it waits 1 s: a slow network file system, by LD_PRELOAD) holds no SIGTERM
+# back: the rescan runs on a thread of its own and a stop cancels its open
+# (it ran on the signal thread: the stop waited for the whole digest)
+if command -v cc >/dev/null; then
+	cat >"$T/slow.c" <<'SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	static ssize_t (*real)(int, void *, size_t, off_t);
+	if (!real)
+		real = (ssize_t(*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread");
+	char p[64], t[4096];
+	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+	ssize_t k = readlink(p, t, sizeof t - 1);
+	if (k > 0 && n >= (1u << 20)) {
+		t[k] = 0;
+		if (strstr(t, "/slowbig/"))
+			sleep(1);
+	}
+	return real(fd, buf, n, off);
+}
+ssize_t pread64(int fd, void *buf, size_t n, off_t off) { return pread(fd, buf, n, off); }
+SHIM
+	cc -shared -fPIC -o "$T/slow.so" "$T/slow.c" -ldl || fail "cc: the slow-read shim"
+	mkdir -p "$T/hupm"
+	(cd "$T" && LD_PRELOAD="$T/slow.so" exec "$D" --listen "ipc://$T/w4.sock" \
+		--models-dir "$T/hupm" --cache-dir "$T/cache4" --ready-file "$T/ready4" 2>"$T/err4") &
+	pid=$!
+	for _ in $(seq 100); do [ -s "$T/ready4" ] && break; sleep 0.05; done
+	[ -s "$T/ready4" ] || fail "slow rescan: no ready file"
+	"$B/wt-mkckpt" --family llama --size-mb 256 --out "$T/hupm/slowbig" >/dev/null ||
+		fail "wt-mkckpt slowbig"
+	kill -HUP "$pid"
+	sleep 1.5
+	t0=$(date +%s%N)
+	kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "SIGTERM during a slow rescan: exit $rc after $ms ms"
+	[ $rc = 0 ] || fail "slow rescan: exit $rc: $(tail -3 "$T/err4")"
+	[ "$ms" -lt 3000 ] || fail "slow rescan: the stop took $ms ms: $(tail -3 "$T/err4")"
+else
+	echo "skip: no cc for the slow-read shim"
+fi
+
 # the same cache reopens; SIGINT also exits 0; admin reclaim and the disk bytes in stats
 (cd "$T" && exec "$D" --listen "ipc://$T/w2.sock" --ready-file "$T/ready2" \
 	--cache-reclaim-ratio 2.25 2>"$T/err") &
