@@ -109,7 +109,15 @@ int common_afile_commit(common_afile *f, wt_errbuf *err)
 		unlink(f->tmp);
 		return rv;
 	}
-	return f->durable ? sync_folder(f->path, err) : WT_OK;
+	/* The new file is in place: from here on nothing may report failure, or
+	 * the caller would undo in memory what the file already says. A folder
+	 * fsync that fails leaves the rename perhaps not durable: logged. */
+	wt_errbuf serr;
+	if (f->durable && sync_folder(f->path, &serr) != WT_OK)
+		WT_LOG(WT_LOG_WARNING,
+		       "%s; '%s' is replaced, but a crash now may bring back the old one", serr.msg,
+		       f->path);
+	return WT_OK;
 }
 
 int common_write_file_atomic(const char *path, const void *data, size_t len, bool durable,

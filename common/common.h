@@ -146,7 +146,10 @@ bool common_utf8_valid(const void *data, size_t len, bool allow_nul);
 /* ---- atomic file writes (atomic_file.c): "<path>.tmp.<pid>" + rename ----
  * Readers see the old file or the whole new one. durable: fsync the file
  * before the rename and its folder after, so it survives a power cut once
- * commit returns. Any failure unlinks the temp file and leaves path as it was.
+ * commit returns. Any failure before the rename unlinks the temp file and
+ * leaves path as it was; once renamed, commit returns WT_OK (the file is the
+ * new one: a caller must not undo its change), and a failed folder fsync is
+ * logged as a warning.
  * Streaming: open, write..., then commit or abort (commit and abort both end
  * the write; abort after a failed open is a no-op). */
 typedef struct common_afile {
