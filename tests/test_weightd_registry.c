@@ -248,19 +248,25 @@ static void test_damaged_file(void **state)
 	char uri[600], buf[600], other[600];
 	char *d = make_extra(e, "x/good", SEED + 5, uri, sizeof(uri));
 	char *o = make_extra(e, "x/other", SEED + 6, other, sizeof(other));
-	char text[4096];
+	static char text[32768];
+	char longl[12000]; /* over the line limit (read in a bounded buffer, skipped) */
+	memset(longl, 'a', sizeof(longl) - 1);
+	longl[sizeof(longl) - 1] = '\0';
 	int n = snprintf(text, sizeof(text),
 	                 "# hand-edited\n"
 	                 "no equals sign here\n"
 	                 "=file:///x\n"
 	                 "bad name=file:///x\n"
+	                 "%s=file:///x\n"
 	                 "\n"
 	                 "  good = %s  \r\n"
 	                 "good=%s\n"
 	                 "llama=%s\n"
 	                 "dot=\n"
 	                 "\x01\x02\x03 binary junk\n",
-	                 uri, other, other);
+	                 longl, uri, other, other);
+	memcpy(text + n, "nul\0byte=file:///x\n", 20); /* a NUL byte: skipped too */
+	n += 20;
 	assert_int_equal(mkdir(e->cache, 0755), 0);
 	assert_int_equal(tu_write_file(e->cache, WD_REGISTRY_FILE, text, (size_t)n), 0);
 	assert_int_equal(tw_start(e), WT_OK);

@@ -214,17 +214,29 @@ void wd_registry_load(wd_models *m, const wd_config *cfg)
 			       strerror(errno));
 		return;
 	}
-	char *line = NULL;
-	size_t cap = 0, added = 0, skipped = 0;
+	/* lines read into a bounded buffer: a file edited by hand into one line of
+	 * gigabytes is skipped, not read into memory */
+	enum { CAP = WD_REGISTRY_LINE_MAX + 2 };
+	char *line = malloc(CAP);
+	if (line == NULL) {
+		WT_LOG(WT_LOG_ERR, "registry %s: out of memory; no registered models loaded", path);
+		fclose(f);
+		return;
+	}
+	size_t added = 0, skipped = 0;
 	unsigned no = 0;
-	ssize_t len;
-	while ((len = getline(&line, &cap, f)) >= 0) {
+	while (fgets(line, CAP, f) != NULL) {
 		no++;
-		if ((size_t)len > WD_REGISTRY_LINE_MAX || memchr(line, '\0', (size_t)len) != NULL) {
+		size_t len = strlen(line); /* a NUL byte cuts it short: caught below */
+		bool whole = len > 0 && line[len - 1] == '\n';
+		if (!whole && !feof(f)) { /* longer than the buffer, or a NUL: skip to its end */
+			int ch;
+			while ((ch = fgetc(f)) != EOF && ch != '\n') {
+			}
 			WT_LOG(WT_LOG_WARNING,
-			       "registry %s:%u: line of %zd bytes is longer than %d or holds a NUL "
-			       "byte; line skipped",
-			       path, no, len, WD_REGISTRY_LINE_MAX);
+			       "registry %s:%u: line longer than %d bytes or holding a NUL byte; "
+			       "line skipped",
+			       path, no, WD_REGISTRY_LINE_MAX);
 			skipped++;
 			continue;
 		}
