@@ -170,6 +170,83 @@ static void test_persist(void **state)
 	tw_env_free(e);
 }
 
+/* register_roots = e->dir/a (and e->dir/b). A list set from another source
+ * (file or flag) than the last replaces it; from the same one it grows. */
+static void set_roots(tw_env *e, bool from_file, const char *a, const char *b)
+{
+	wt_errbuf err;
+	char *ra = tu_path(e->dir, a), *rb = b ? tu_path(e->dir, b) : NULL;
+	if (from_file) {
+		char text[2400];
+		int n = snprintf(text, sizeof(text), "register_roots = %s\n", ra);
+		if (rb != NULL)
+			n += snprintf(text + n, sizeof(text) - (size_t)n, "register_roots = %s\n",
+			              rb);
+		assert_int_equal(tu_write_file(e->dir, "roots.conf", text, (size_t)n), 0);
+		char *p = tu_path(e->dir, "roots.conf");
+		assert_int_equal(wd_config_load_file(&e->cfg, p, &err), WT_OK);
+		free(p);
+	} else {
+		assert_int_equal(wd_config_set(&e->cfg, "register_roots", ra, "test", &err), WT_OK);
+		if (rb != NULL)
+			assert_int_equal(wd_config_set(&e->cfg, "register_roots", rb, "test", &err),
+			                 WT_OK);
+	}
+	free(ra);
+	free(rb);
+}
+
+/* A registration the register_* settings refuse at start (a root no longer
+ * allowed, perhaps not mounted yet) stays in the file, not served, through the
+ * next rewrite: served again once allowed (it was dropped for good); an
+ * unregister drops it. */
+static void test_refused_line_kept(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-kept", SEED);
+	char ua[600], ub[600], buf[600];
+	char *da = make_extra(e, "ra/a", SEED + 11, ua, sizeof(ua));
+	char *db = make_extra(e, "rb/b", SEED + 12, ub, sizeof(ub));
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	expect_ok(s, OP_REG, "a", ua, "registered model 'a'");
+	nng_close(s);
+	tw_stop(e);
+	set_roots(e, true, "rb", NULL); /* ra no longer allowed */
+	assert_int_equal(tw_start(e), WT_OK);
+	s = tw_dial(e->url);
+	assert_string_equal(summary(s, buf, sizeof(buf)), "llama:folder:ok");
+	expect_ok(s, OP_REG, "b", ub, "registered model 'b'"); /* a rewrite of the file */
+	char *t = registry_text(e);
+	printf("rewritten:\n%s", t);
+	char line[700];
+	snprintf(line, sizeof(line), "\na=%s\n", ua);
+	assert_non_null(strstr(t, line));
+	free(t);
+	nng_close(s);
+	tw_stop(e);
+	set_roots(e, false, "ra", "rb"); /* both allowed again */
+	assert_int_equal(tw_start(e), WT_OK);
+	s = tw_dial(e->url);
+	assert_string_equal(summary(s, buf, sizeof(buf)),
+	                    "a:registered:ok,b:registered:ok,llama:folder:ok");
+	manifest_ok(s, "a");
+	nng_close(s);
+	tw_stop(e);
+	set_roots(e, true, "rb", NULL); /* kept again, then unregistered */
+	assert_int_equal(tw_start(e), WT_OK);
+	s = tw_dial(e->url);
+	expect_ok(s, OP_UNREG, "a", "", "unregistered model 'a'");
+	t = registry_text(e);
+	assert_null(strstr(t, "a="));
+	assert_non_null(strstr(t, "b="));
+	free(t);
+	free(da);
+	free(db);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 /* Folder and config models cannot be unregistered; the message says where they
  * come from and how to remove them. */
 static void test_unregister_refused(void **state)
@@ -496,6 +573,7 @@ int main(void)
 	    cmocka_unit_test(test_unregister_refused),
 	    cmocka_unit_test(test_duplicate_and_invalid),
 	    cmocka_unit_test(test_damaged_file),
+	    cmocka_unit_test(test_refused_line_kept),
 	    cmocka_unit_test(test_source_removed),
 	    cmocka_unit_test(test_write_failure),
 	    cmocka_unit_test(test_evict_after_unregister),

@@ -620,6 +620,43 @@ bool wd_models_pending(wd_models *m, const char *name, uint64_t *read, uint64_t 
 	return pending;
 }
 
+int wd_models_keep_line(wd_models *m, const char *name, const char *uri)
+{
+	size_t n = strlen(name) + strlen(uri) + 2;
+	char *l = malloc(n), **v = realloc(m->kept, (m->n_kept + 1) * sizeof(*v));
+	if (v != NULL)
+		m->kept = v;
+	if (l == NULL || v == NULL) {
+		free(l);
+		return WT_ENOMEM;
+	}
+	snprintf(l, n, "%s=%s", name, uri);
+	m->kept[m->n_kept++] = l;
+	return WT_OK;
+}
+
+bool wd_models_drop_kept(wd_models *m, const char *name)
+{
+	size_t nl = strlen(name), k = 0;
+	bool dropped = false;
+	for (size_t i = 0; i < m->n_kept; i++) {
+		if (strncmp(m->kept[i], name, nl) == 0 && m->kept[i][nl] == '=') {
+			free(m->kept[i]);
+			dropped = true;
+		} else {
+			m->kept[k++] = m->kept[i];
+		}
+	}
+	m->n_kept = k;
+	return dropped;
+}
+
+size_t wd_models_kept(const wd_models *m, const char *const **lines)
+{
+	*lines = (const char *const *)m->kept;
+	return m->n_kept;
+}
+
 void wd_models_abort_reads(wd_models *m)
 {
 	atomic_store(&m->abort_reads, true);

@@ -179,6 +179,9 @@ void wd_models_close(wd_models *m)
 	for (size_t i = 0; i < m->n; i++)
 		models_put(m->ents[i]); /* every holder has ended: frees it */
 	free(m->ents);
+	for (size_t i = 0; i < m->n_kept; i++)
+		free(m->kept[i]);
+	free(m->kept);
 	free(m->registry_path);
 	pthread_rwlock_destroy(&m->lk);
 	free(m);

@@ -134,6 +134,25 @@ static int save(wd_models *m, const char *skip, const char *add_name, const char
 	wd_models_each(m, WD_SRC_REGISTERED, add_line, &b);
 	if (add_name != NULL)
 		add_line(&b, add_name, add_uri);
+	const char *const *kept;
+	size_t nk = wd_models_kept(m, &kept);
+	bool header = false;
+	for (size_t i = 0; i < nk; i++) {
+		size_t nl = strcspn(kept[i], "=");
+		bool gone =
+		    (skip != NULL && strlen(skip) == nl && strncmp(kept[i], skip, nl) == 0) ||
+		    (add_name != NULL && strlen(add_name) == nl &&
+		     strncmp(kept[i], add_name, nl) == 0);
+		if (gone)
+			continue;
+		if (!header)
+			dbuf_add(
+			    &b,
+			    "# kept, not served: refused by the register_* settings at start\n");
+		header = true;
+		dbuf_add(&b, kept[i]);
+		dbuf_add(&b, "\n");
+	}
 	int rv = b.oom ? wt_seterr(err, WT_ENOMEM, "registry: out of memory")
 	               : common_write_file_atomic(wd_models_registry_path(m), b.p, b.n, true, err);
 	if (rv != WT_OK && !b.oom)
@@ -174,7 +193,11 @@ static int load_line(wd_models *m, const wd_config *cfg, const char *path, unsig
 	if (rv == WT_OK)
 		rv = wd_register_allowed(cfg, uri, &err);
 	if (rv != WT_OK && rv != WT_ENOTFOUND) { /* a missing folder: listed unavailable */
-		WT_LOG(WT_LOG_WARNING, "registry %s:%u: %s; line skipped", path, no, err.msg);
+		bool keep = rv == WT_EPERM && wd_models_keep_line(m, name, uri) == WT_OK;
+		WT_LOG(WT_LOG_WARNING, "registry %s:%u: %s; %s", path, no, err.msg,
+		       keep ? "kept in the file, not served (allow it and restart, or unregister "
+		              "it)"
+		            : "line skipped");
 		return -1;
 	}
 	wd_model_source src;
@@ -315,6 +338,7 @@ static void *job_main(void *arg)
 	if (rv == WT_OK && (rv = save(j->m, NULL, j->name, j->uri, &err)) != WT_OK)
 		wt_errprefix(&err, "model '%s' not registered", j->name);
 	if (rv == WT_OK) {
+		wd_models_drop_kept(j->m, j->name); /* registered anew: its kept line went */
 		wd_models_settle(j->m, j->name);
 		snprintf(j->revision, sizeof(j->revision), "%s", snap->revision);
 		j->n_tensors = ckpt_n_tensors(snap->ck);
@@ -437,6 +461,22 @@ int wd_registry_unregister(wd_server *s, const char *name, char **uri_out, wt_er
 	wd_model_source src;
 	char *uri = NULL;
 	int rv = WT_OK;
+	const char *const *kept;
+	size_t nk = wd_models_kept(m, &kept), nl = strlen(name);
+	for (size_t i = 0; i < nk && *uri_out == NULL; i++)
+		if (strncmp(kept[i], name, nl) == 0 && kept[i][nl] == '=' &&
+		    (*uri_out = strdup(kept[i] + nl + 1)) != NULL) {
+			/* a kept, unserved registration: unregistering drops its line */
+			rv = save(m, name, NULL, NULL, err);
+			if (rv == WT_OK)
+				wd_models_drop_kept(m, name);
+			pthread_mutex_unlock(&wd_reg_lk);
+			if (rv != WT_OK) {
+				free(*uri_out);
+				*uri_out = NULL;
+			}
+			return rv;
+		}
 	if (!wd_models_find(m, name, &src, &uri))
 		rv = wt_seterr(err, WT_ENOTFOUND,
 		               "model '%s' is not served here; weightctl models lists the models",

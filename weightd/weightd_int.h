@@ -169,6 +169,14 @@ bool wd_models_pending(wd_models *m, const char *name, uint64_t *read, uint64_t 
 /* Shutdown: cancel every open in progress (each ends at its next 8 MiB);
  * no model opens again. Models keep the snapshots they have. */
 void wd_models_cancel_opens(wd_models *m);
+/* Registry lines kept as they were, not served (registry.c, under its lock):
+ * a registration its register_* settings refused at start stays in the file
+ * (it was dropped by the next rewrite) until it is registered or
+ * unregistered again. keep: WT_ENOMEM on failure; drop: whether name had one;
+ * kept: "NAME=URI" lines, borrowed. */
+int wd_models_keep_line(wd_models *m, const char *name, const char *uri);
+bool wd_models_drop_kept(wd_models *m, const char *name);
+size_t wd_models_kept(const wd_models *m, const char *const **lines);
 /* Shutdown, once the drain is over: every http/s3 read of every snapshot,
  * in flight or to come, ends with WT_ECANCELED within about a second
  * (productions reading a slow source stop instead of holding the exit). */
