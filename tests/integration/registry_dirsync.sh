@@ -32,7 +32,9 @@ SHIM
 cc -shared -fPIC -o "$T/faildirsync.so" "$T/faildirsync.c" -ldl || die "cc: the shim"
 mkdir -p "$T/models" "$T/src"
 "$B/wt-mkckpt" --family llama --out "$T/src/ghost" >/dev/null || die "mkckpt"
-WD_BIN="env LD_PRELOAD=$T/faildirsync.so WT_FAIL_DIRSYNC=$T/FAIL $B/weightd" \
+# (an ASan build wants its runtime first in the library list: told not to check)
+WD_BIN="env LD_PRELOAD=$T/faildirsync.so WT_FAIL_DIRSYNC=$T/FAIL \
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 $B/weightd" \
 	start_weightd A "$T/models" "$T/cache" tcp://127.0.0.1:0 --register-roots "$T/src"
 touch "$T/FAIL" # from now on a folder fsync fails (RocksDB's open went before)
 "$B/weightctl" admin --endpoint "$WD_URL" register --model ghost --uri "file://$T/src/ghost" \
