@@ -35,6 +35,20 @@ static int nap(const fetch *f, uint32_t ms, wt_errbuf *err)
 	}
 }
 
+/* f now talks to an endpoint that answered: the head chunk and those after it
+ * are asked there (a fail-over, when it is another than `from`). */
+static int adopt(fetch *f, fetch_loop *L, size_t from, const wt_errbuf *last, wt_errbuf *err)
+{
+	if (f->ep != from) {
+		f->st->failovers++;
+		client_log(f->c, WT_CLIENT_LOG_WARNING, "failing over to %s after: %s",
+		           f->c->eps[f->ep].url, last->msg);
+	}
+	L->attempt = 0;
+	L->refreshed = 0;
+	return fetch_reissue(f, L->head, L->issued, err);
+}
+
 /*
  * Connect to the next endpoint in rendezvous order that answers; past the last
  * one, go round again (the only endpoint, too) while the retry budget lasts.
@@ -54,17 +68,8 @@ int fetch_fail_over(fetch *f, fetch_loop *L, wt_errbuf *err)
 				rv = fetch_use_endpoint(f, L->order[L->k_ep], err);
 			if (rv == WT_ECANCELED)
 				return rv;
-			if (rv == WT_OK) {
-				if (f->ep != from) {
-					f->st->failovers++;
-					client_log(f->c, WT_CLIENT_LOG_WARNING,
-					           "failing over to %s after: %s",
-					           f->c->eps[f->ep].url, last.msg);
-				}
-				L->attempt = 0;
-				L->refreshed = 0;
-				return fetch_reissue(f, L->head, L->issued, err);
-			}
+			if (rv == WT_OK)
+				return adopt(f, L, from, &last, err);
 			if (!client_retryable(rv))
 				return rv;
 			if (err != NULL)
@@ -79,11 +84,8 @@ int fetch_fail_over(fetch *f, fetch_loop *L, wt_errbuf *err)
 			return rv;
 		L->k_ep = 0; /* another round: order[0] next */
 		rv = fetch_use_endpoint(f, L->order[0], err);
-		if (rv == WT_OK) {
-			L->attempt = 0;
-			L->refreshed = 0;
-			return fetch_reissue(f, L->head, L->issued, err);
-		}
+		if (rv == WT_OK)
+			return adopt(f, L, from, &last, err);
 		if (!client_retryable(rv))
 			return rv;
 		if (err != NULL)

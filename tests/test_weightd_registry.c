@@ -247,6 +247,38 @@ static void test_refused_line_kept(void **state)
 	tw_env_free(e);
 }
 
+/* A name registered twice, one line refused by the register_* settings and one
+ * served, in either order: the served one stays, the refused line goes, and an
+ * unregister removes the served model (not just the refused line). */
+static void test_refused_twin_unregistered(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-twin", SEED);
+	char ua[600], ub[600], buf[600], text[1500];
+	char *da = make_extra(e, "ra/a", SEED + 13, ua, sizeof(ua));
+	char *db = make_extra(e, "rb/b", SEED + 14, ub, sizeof(ub));
+	set_roots(e, true, "rb", NULL); /* ra refused */
+	int n = snprintf(text, sizeof(text), "x=%s\nx=%s\ny=%s\ny=%s\n", ua, ub, ub, ua);
+	assert_true(n > 0 && (size_t)n < sizeof(text));
+	assert_int_equal(tu_write_file(e->cache, WD_REGISTRY_FILE, text, (size_t)n), 0);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	assert_string_equal(summary(s, buf, sizeof(buf)),
+	                    "llama:folder:ok,x:registered:ok,y:registered:ok");
+	expect_ok(s, OP_UNREG, "x", "", "unregistered model 'x'");
+	expect_ok(s, OP_UNREG, "y", "", "unregistered model 'y'");
+	assert_string_equal(summary(s, buf, sizeof(buf)), "llama:folder:ok");
+	char *t = registry_text(e);
+	printf("rewritten:\n%s", t);
+	assert_null(strstr(t, "x="));
+	assert_null(strstr(t, "y="));
+	free(t);
+	free(da);
+	free(db);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 /* Folder and config models cannot be unregistered; the message says where they
  * come from and how to remove them. */
 static void test_unregister_refused(void **state)
@@ -574,6 +606,7 @@ int main(void)
 	    cmocka_unit_test(test_duplicate_and_invalid),
 	    cmocka_unit_test(test_damaged_file),
 	    cmocka_unit_test(test_refused_line_kept),
+	    cmocka_unit_test(test_refused_twin_unregistered),
 	    cmocka_unit_test(test_source_removed),
 	    cmocka_unit_test(test_write_failure),
 	    cmocka_unit_test(test_evict_after_unregister),

@@ -55,7 +55,6 @@ typedef struct reloader {
 	char **argv;
 	wd_server *srv;
 	pthread_mutex_t lk;
-	pthread_cond_t cv;
 	bool running, again, stop;
 	pthread_t th;
 	bool started;
@@ -72,7 +71,6 @@ static void *reload_main(void *arg)
 		pthread_mutex_lock(&r->lk);
 	}
 	r->running = false;
-	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->lk);
 	return NULL;
 }
@@ -178,7 +176,6 @@ int main(int argc, char **argv)
 	int sig = 0;
 	reloader rl = {.cfg = &cfg, .argc = argc, .argv = argv, .srv = srv};
 	pthread_mutex_init(&rl.lk, NULL);
-	pthread_cond_init(&rl.cv, NULL);
 	for (;;) {
 		sigwait(&set, &sig);
 		if (sig != SIGHUP)
@@ -186,7 +183,6 @@ int main(int argc, char **argv)
 		reload_async(&rl);
 	}
 	reload_stop(&rl);
-	pthread_cond_destroy(&rl.cv);
 	pthread_mutex_destroy(&rl.lk);
 	WT_LOG(WT_LOG_NOTICE, "%s: draining (up to %llu ms)", sig == SIGINT ? "SIGINT" : "SIGTERM",
 	       (unsigned long long)cfg.drain_timeout_ms);

@@ -249,6 +249,55 @@ static bool start_production(wd_req *r, bool resume_leader)
 	return true;
 }
 
+/* A miss to produce: park r (if there is room) and lead or join the layout's
+ * flight; cut-through (live_ok) parks on its live registration instead. */
+static void wait_or_lead(wd_req *r)
+{
+	wd_server *s = r->srv;
+	wd_mreq *m = &r->m;
+	wt_errbuf err;
+	nng_msg *reply = NULL;
+	r->waiter.done = flight_done;
+	size_t waiting; /* parked before joining: the leader may finish at once */
+	if (!wd_req_park(s, r, &waiting)) { /* all parked would starve the others */
+		char msg[300];
+		wd_park_full_msg(s, waiting, msg, sizeof(msg));
+		wt_seterr(&err, WT_EBUSY, "model '%s': layout not cached yet and %s", m->model,
+		          msg);
+		finish_err(r, &err);
+		return;
+	}
+	/* live_ok: park on the layout's cut-through registration (before
+	 * joining, so the end of a running flight cannot be missed). */
+	bool live = m->live_ok && !m->warm;
+	if (live && wd_lives_manifest(s->lives, r, true, &reply)) {
+		pthread_mutex_lock(&s->lk);
+		r->state = WD_WORK; /* registered meanwhile: not parked */
+		pthread_mutex_unlock(&s->lk);
+		if (reply != NULL) {
+			finish(r, reply);
+			return;
+		}
+		wt_seterr(&err, WT_ENOMEM, "out of memory for a live manifest");
+		finish_err(r, &err);
+		return;
+	}
+	if (wd_flight_join(s->flights, m->key, live ? NULL : &r->waiter) == WD_FLIGHT_WAITING) {
+		atomic_fetch_add(&s->flight_waits, 1);
+		return; /* parked: flight_done re-queues us */
+	}
+	/* Leader: the production runs on the producer lane; this request stays
+	 * parked (WD_WAIT) and continues like a waiter when it is done (or, live,
+	 * when the layout's ranks are registered). */
+	if (!start_production(r, !live)) {
+		wt_seterr(&err, WT_ENOMEM, "out of memory starting a production");
+		wd_flight_finish(s->flights, m->key, WT_ENOMEM, &err);
+		wd_lives_layout_done(s->lives, m->key, WT_ENOMEM, &err);
+		if (!live)
+			flight_done(&r->waiter, WT_ENOMEM, &err);
+	}
+}
+
 /* One attempt: cache hit -> reply; miss -> revalidate, then lead or join a flight. */
 static void step(wd_req *r)
 {
@@ -310,46 +359,7 @@ static void step(wd_req *r)
 				continue; /* the new revision may be cached already */
 			}
 		}
-		r->waiter.done = flight_done;
-		size_t waiting; /* parked before joining: the leader may finish at once */
-		if (!wd_req_park(s, r, &waiting)) { /* all parked would starve the others */
-			char msg[300];
-			wd_park_full_msg(s, waiting, msg, sizeof(msg));
-			wt_seterr(&err, WT_EBUSY, "model '%s': layout not cached yet and %s",
-			          m->model, msg);
-			finish_err(r, &err);
-			return;
-		}
-		/* live_ok: park on the layout's cut-through registration (before
-		 * joining, so the end of a running flight cannot be missed). */
-		bool live = m->live_ok && !m->warm;
-		if (live && wd_lives_manifest(s->lives, r, true, &reply)) {
-			pthread_mutex_lock(&s->lk);
-			r->state = WD_WORK; /* registered meanwhile: not parked */
-			pthread_mutex_unlock(&s->lk);
-			if (reply != NULL) {
-				finish(r, reply);
-				return;
-			}
-			wt_seterr(&err, WT_ENOMEM, "out of memory for a live manifest");
-			finish_err(r, &err);
-			return;
-		}
-		if (wd_flight_join(s->flights, m->key, live ? NULL : &r->waiter) ==
-		    WD_FLIGHT_WAITING) {
-			atomic_fetch_add(&s->flight_waits, 1);
-			return; /* parked: flight_done re-queues us */
-		}
-		/* Leader: the production runs on the producer lane; this request stays
-		 * parked (WD_WAIT) and continues like a waiter when it is done (or, live,
-		 * when the layout's ranks are registered). */
-		if (!start_production(r, !live)) {
-			wt_seterr(&err, WT_ENOMEM, "out of memory starting a production");
-			wd_flight_finish(s->flights, m->key, WT_ENOMEM, &err);
-			wd_lives_layout_done(s->lives, m->key, WT_ENOMEM, &err);
-			if (!live)
-				flight_done(&r->waiter, WT_ENOMEM, &err);
-		}
+		wait_or_lead(r);
 		return;
 	}
 }

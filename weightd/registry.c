@@ -188,18 +188,8 @@ static int load_line(wd_models *m, const wd_config *cfg, const char *path, unsig
 	}
 	*eq = '\0';
 	const char *name = trim(t), *uri = trim(eq + 1);
-	wt_errbuf err;
-	int rv = wd_registry_check_entry(name, uri, &err);
-	if (rv == WT_OK)
-		rv = wd_register_allowed(cfg, uri, &err);
-	if (rv != WT_OK && rv != WT_ENOTFOUND) { /* a missing folder: listed unavailable */
-		bool keep = rv == WT_EPERM && wd_models_keep_line(m, name, uri) == WT_OK;
-		WT_LOG(WT_LOG_WARNING, "registry %s:%u: %s; %s", path, no, err.msg,
-		       keep ? "kept in the file, not served (allow it and restart, or unregister "
-		              "it)"
-		            : "line skipped");
-		return -1;
-	}
+	/* a name served already wins before any check: a kept line never shares a
+	 * name with a served model, so an unregister cannot drop the wrong one */
 	wd_model_source src;
 	char *old = NULL;
 	if (wd_models_find(m, name, &src, &old)) {
@@ -218,12 +208,29 @@ static int load_line(wd_models *m, const wd_config *cfg, const char *path, unsig
 		free(old);
 		return -1;
 	}
+	wt_errbuf err;
+	int rv = wd_registry_check_entry(name, uri, &err);
+	if (rv == WT_OK)
+		rv = wd_register_allowed(cfg, uri, &err);
+	if (rv != WT_OK && rv != WT_ENOTFOUND) { /* a missing folder: listed unavailable */
+		bool keep = rv == WT_EPERM && wd_models_keep_line(m, name, uri) == WT_OK;
+		WT_LOG(WT_LOG_WARNING, "registry %s:%u: %s; %s", path, no, err.msg,
+		       keep ? "kept in the file, not served (allow it and restart, or unregister "
+		              "it)"
+		            : "line skipped");
+		return -1;
+	}
 	/* opened with the others (models.c warns when it does not open) */
 	rv = wd_models_add_from(m, name, uri, WD_SRC_REGISTERED, WD_OPEN_LATER, &err);
 	if (rv != WT_OK) {
 		WT_LOG(WT_LOG_WARNING, "registry %s:%u: %s; line skipped", path, no, err.msg);
 		return -1;
 	}
+	if (wd_models_drop_kept(m, name)) /* a refused line above: the served one stays */
+		WT_LOG(WT_LOG_WARNING,
+		       "registry %s:%u: model '%s' is registered twice; keeping %s, dropping "
+		       "the refused line above",
+		       path, no, name, uri);
 	return 1;
 }
 
