@@ -347,7 +347,7 @@ static void test_direct_refetch(void **state)
 	for (uint64_t k = 1; k <= 6; k++) {
 		rec_sink b;
 		rec_init(&b, 1, 1);
-		e->faults.corrupt_chunk = atomic_load(&e->srv->chunk_replies) + k;
+		e->faults.corrupt_chunk = tw_settled_replies(e) + k;
 		assert_int_equal(fetch_into(e->url, &str, &b.base, &st, NULL), WT_OK);
 		assert_int_equal(st.refetches, 1);
 		assert_true(b.direct > 8 && b.copied == 0);
@@ -357,7 +357,7 @@ static void test_direct_refetch(void **state)
 	str.refetch = 0;
 	rec_sink c;
 	rec_init(&c, 1, 1);
-	e->faults.corrupt_chunk = atomic_load(&e->srv->chunk_replies) + 2;
+	e->faults.corrupt_chunk = tw_settled_replies(e) + 2;
 	assert_int_equal(fetch_into(e->url, &str, &c.base, &st, NULL), WT_EHASH);
 	assert_true(c.aborts == 1 && c.ends == 0);
 	rec_drop(&a);
@@ -667,7 +667,7 @@ static void test_host_sink_direct(void **state)
 		fetch_cfg fc = cfg_tp2(k > 0);
 		fc.refetch = k == 2;
 		if (k == 2)
-			e->faults.corrupt_chunk = atomic_load(&e->srv->chunk_replies) + 4;
+			e->faults.corrupt_chunk = tw_settled_replies(e) + 4;
 		wt_host_sink *h;
 		wt_errbuf err;
 		wt_fetch_stats st;

@@ -377,22 +377,6 @@ static int fetch_digest(const char *url, int stream, wt_hash128 *digest, size_t 
 	return fetch_digest_opts(url, stream, 2, 0, digest, n_tensors, NULL);
 }
 
-/* The server's chunk reply count once it stops moving: a fetch that failed
- * (WT_EHASH) leaves requests pipelined on its stream, which the server still
- * answers (and counts) after the client has gone; a fault aimed at "the k-th
- * reply from now" must not land on one of those. */
-static uint64_t settled_replies(tw_env *e)
-{
-	uint64_t n = atomic_load(&e->srv->chunk_replies);
-	for (int quiet = 0; quiet < 5;) {
-		usleep(20 * 1000);
-		uint64_t m = atomic_load(&e->srv->chunk_replies);
-		quiet = m == n ? quiet + 1 : 0;
-		n = m;
-	}
-	return n;
-}
-
 static void test_client_stream(void **state)
 {
 	(void)state;
@@ -413,7 +397,7 @@ static void test_client_stream(void **state)
 	assert_true(na == nb && na > 0);
 	assert_true(common_hash128_eq(a, b));
 	/* a corrupted chunk on the stream is caught by the client */
-	e->faults.corrupt_chunk = settled_replies(e) + 3;
+	e->faults.corrupt_chunk = tw_settled_replies(e) + 3;
 	assert_int_equal(fetch_digest(e->url, 1, &b, &nb), WT_EHASH);
 	/* Fetched once more, the damaged chunk breaks the stream's run of its
 	 * tensor (hashed as it arrived): the tensor is then hashed at delivery,
@@ -421,7 +405,7 @@ static void test_client_stream(void **state)
 	 * on one stream: first, middle and last chunks of multi-chunk tensors. */
 	for (uint64_t k = 1; k <= 8; k++) {
 		uint32_t refetches = 0;
-		e->faults.corrupt_chunk = settled_replies(e) + k;
+		e->faults.corrupt_chunk = tw_settled_replies(e) + k;
 		assert_int_equal(fetch_digest_opts(e->url, 1, 1, 1, &b, &nb, &refetches), WT_OK);
 		assert_int_equal(refetches, 1);
 		assert_true(common_hash128_eq(a, b));

@@ -606,7 +606,7 @@ static void test_cut_through_stream(void **state)
 	}
 	wd_snap_release(snap);
 	gate_set(1);
-	e->faults.corrupt_chunk = atomic_load(&e->srv->chunk_replies) + 3;
+	e->faults.corrupt_chunk = tw_settled_replies(e) + 3;
 	fetcher b = {
 	    .url = e->url, .cut_through = 1, .stream = 1, .hash_refetch = 1, .srv = e->srv};
 	run_fetch(&b);
@@ -740,7 +740,7 @@ static void test_cut_through_corrupt_chunk(void **state)
 	assert_int_equal(b.rv, WT_OK);
 	assert_same_tensors(&a, &b);
 	/* without a re-fetch the mismatch is the error: WT_EHASH, nothing delivered */
-	e->faults.corrupt_chunk = atomic_load(&e->srv->chunk_replies) + 2;
+	e->faults.corrupt_chunk = tw_settled_replies(e) + 2;
 	uint8_t id[WD_SHARD_ID_BYTES];
 	char text[WD_LAYOUT_TEXT_MAX];
 	wt_layout l;

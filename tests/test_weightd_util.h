@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto/wire.h"
 #include "util/testutil.h"
@@ -331,6 +332,22 @@ static __attribute__((unused)) void tw_stop(tw_env *e)
 	wd_server_close(e->srv);
 	e->srv = NULL;
 	e->url = NULL;
+}
+
+/* The server's chunk reply count once it stops moving: a fetch that failed
+ * (WT_EHASH) leaves requests pipelined on its stream, which the server still
+ * answers (and counts) after the client has gone; a fault aimed at "the k-th
+ * reply from now" must not land on one of those. */
+static __attribute__((unused)) uint64_t tw_settled_replies(tw_env *e)
+{
+	uint64_t n = atomic_load(&e->srv->chunk_replies);
+	for (int quiet = 0; quiet < 5;) {
+		usleep(20 * 1000);
+		uint64_t m = atomic_load(&e->srv->chunk_replies);
+		quiet = m == n ? quiet + 1 : 0;
+		n = m;
+	}
+	return n;
 }
 
 static __attribute__((unused)) void tw_env_free(tw_env *e)
