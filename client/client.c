@@ -151,10 +151,10 @@ typedef struct call_arg {
 	Weights__Reply **out;
 } call_arg;
 
-static int call_fn(wt_client *c, size_t ep, void *arg, wt_errbuf *err)
+static int call_fn(wt_client *c, size_t ep, void *arg, bool *answered, wt_errbuf *err)
 {
 	call_arg *a = arg;
-	return client_call(c, ep, a->req, a->timeout_ms, a->want, a->out, err);
+	return client_call(c, ep, a->req, a->timeout_ms, a->want, a->out, answered, err);
 }
 
 /* Try endpoints in list order until one answers req (client_each_ep: retries,
@@ -163,7 +163,7 @@ static int call_any(wt_client *c, Weights__Request *req, uint32_t timeout_ms,
                     Weights__Reply__BodyCase want, Weights__Reply **out, wt_errbuf *err)
 {
 	call_arg a = {.req = req, .timeout_ms = timeout_ms, .want = want, .out = out};
-	return client_each_ep(c, NULL, call_fn, &a, NULL, err);
+	return client_each_ep(c, NULL, 0, call_fn, &a, NULL, err);
 }
 
 int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbuf *err)
@@ -280,7 +280,7 @@ static int take_manifest(wt_client *c, size_t ep, const char *model, const wt_la
 }
 
 static int request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
-                            const client_mreq *q, wt_manifest **out, wt_errbuf *err)
+                            const client_mreq *q, wt_manifest **out, bool *answered, wt_errbuf *err)
 {
 	Weights__Request req = WEIGHTS__REQUEST__INIT;
 	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
@@ -291,7 +291,7 @@ static int request_manifest(wt_client *c, size_t ep, const char *model, const wt
 	mr.live_ok = c->o.cut_through && !q->plan_only && !q->cache_only;
 	Weights__Reply *r = NULL;
 	int rv = client_call(c, ep, &req, c->o.manifest_timeout_ms, WEIGHTS__REPLY__BODY_MANIFEST,
-	                     &r, err);
+	                     &r, answered, err);
 	if (rv != WT_OK)
 		return rv;
 	return take_manifest(c, ep, model, layout, q, mr.live_ok, r, out, err);
@@ -301,7 +301,7 @@ int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt
                             wt_manifest **out, wt_errbuf *err)
 {
 	client_mreq q = {.plan_only = false};
-	return request_manifest(c, ep, model, layout, &q, out, err);
+	return request_manifest(c, ep, model, layout, &q, out, NULL, err);
 }
 
 typedef struct manifest_arg {
@@ -311,10 +311,10 @@ typedef struct manifest_arg {
 	wt_manifest **out;
 } manifest_arg;
 
-static int manifest_fn(wt_client *c, size_t ep, void *arg, wt_errbuf *err)
+static int manifest_fn(wt_client *c, size_t ep, void *arg, bool *answered, wt_errbuf *err)
 {
 	manifest_arg *a = arg;
-	return request_manifest(c, ep, a->model, a->layout, a->q, a->out, err);
+	return request_manifest(c, ep, a->model, a->layout, a->q, a->out, answered, err);
 }
 
 int client_get_manifest_once(wt_client *c, const char *model, const wt_layout *layout,
@@ -330,7 +330,7 @@ int client_get_manifest_once(wt_client *c, const char *model, const wt_layout *l
 	client_route_key(model, layout, key);
 	client_rendezvous_order(key, (const char *const *)c->urls, c->n_eps, order);
 	manifest_arg a = {.model = model, .layout = layout, .q = q, .out = out};
-	rv = client_each_ep(c, order, manifest_fn, &a, NULL, err);
+	rv = client_each_ep(c, order, 0, manifest_fn, &a, NULL, err);
 	if (rv == WT_EUNAVAIL && err != NULL)
 		wt_errprefix(err, "model '%s': no endpoint served the manifest", model);
 	return rv;
@@ -374,7 +374,8 @@ static int admin_call(wt_client *c, wt_admin_op op, const char *model, const cha
 	              .want = WEIGHTS__REPLY__BODY_ADMIN,
 	              .out = &r};
 	size_t used = 0;
-	int rv = client_each_ep(c, x != NULL ? x->order : NULL, call_fn, &a, &used, err);
+	int rv = client_each_ep(c, x != NULL ? x->order : NULL, CLIENT_ANSWER_FINAL, call_fn, &a,
+	                        &used, err);
 	if (rv != WT_OK)
 		return rv;
 	if (x != NULL) {

@@ -186,19 +186,22 @@ int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err);
 
 /*
  * Parse a reply message: framing, id echo, and the body kind `want`. A server
- * Error reply returns its code with "endpoint URL: <server message>". On success
- * *out must be freed with wire_reply_free(); *tail points into msg (borrowed).
+ * Error reply returns its code with "endpoint URL: <server message>", and sets
+ * *answered (optional) to tell it from a failure on the way. On success *out
+ * must be freed with wire_reply_free(); *tail points into msg (borrowed).
  */
 int client_parse_reply(const wt_client *c, size_t ep, nng_msg *msg, uint64_t id,
                        Weights__Reply__BodyCase want, Weights__Reply **out, const uint8_t **tail,
-                       size_t *tail_len, wt_errbuf *err);
+                       size_t *tail_len, bool *answered, wt_errbuf *err);
 
 /*
  * One synchronous request/reply on endpoint ep (req->id is set here). On
- * success *out holds the decoded reply of kind want (wire_reply_free()).
+ * success *out holds the decoded reply of kind want (wire_reply_free()). An
+ * error the server answered sets *answered (optional; see client_parse_reply).
  */
 int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout_ms,
-                Weights__Reply__BodyCase want, Weights__Reply **out, wt_errbuf *err);
+                Weights__Reply__BodyCase want, Weights__Reply **out, bool *answered,
+                wt_errbuf *err);
 
 /* Ask endpoint ep for the manifest of model/layout (rank inside layout). */
 int client_request_manifest(wt_client *c, size_t ep, const char *model, const wt_layout *layout,
@@ -245,17 +248,28 @@ int client_budget_next(const wt_client *c, client_budget *b, const wt_errbuf *er
 /* client_budget_next, the backoff slept. */
 int client_budget_again(const wt_client *c, client_budget *b, const wt_errbuf *err);
 
-/* One attempt of an operation on endpoint ep. */
-typedef int (*client_ep_fn)(wt_client *c, size_t ep, void *arg, wt_errbuf *err);
+/* One attempt of an operation on endpoint ep; *answered is set (it starts
+ * false) when the error returned is the server's own Error reply. */
+typedef int (*client_ep_fn)(wt_client *c, size_t ep, void *arg, bool *answered, wt_errbuf *err);
+
+/* client_each_ep flags: an error the server answered (other than WT_EBUSY)
+ * is the result, at once. For admin requests: the server did the work and
+ * it failed there (a registration it could not save); asking again, or
+ * asking another node (another registry), is not what the caller asked. */
+#define CLIENT_ANSWER_FINAL 1u
 
 /*
  * Run fn on the endpoints in `order` (NULL = list order) until one succeeds:
  * per endpoint up to max_retries retries with backoff, except that WT_EUNAVAIL
- * (connect phase) moves on at once; after a round where all failed, another
- * round while the retry budget lasts. A non-retryable error returns at once.
- * *used (optional) gets the endpoint that succeeded. All failed: WT_EUNAVAIL.
+ * (connect phase) and an error the server answered (it already retried its
+ * source) move on at once; after a round where all failed, another round
+ * while the retry budget lasts (a source outage may end). A non-retryable
+ * error returns at once. WT_EBUSY is retried as the server asks.
+ * *used (optional) gets the endpoint that succeeded. Budget spent: the last
+ * error an endpoint answered, with its code and message, or WT_EUNAVAIL when
+ * none answered.
  */
-int client_each_ep(wt_client *c, const size_t *order, client_ep_fn fn, void *arg, size_t *used,
-                   wt_errbuf *err);
+int client_each_ep(wt_client *c, const size_t *order, unsigned flags, client_ep_fn fn, void *arg,
+                   size_t *used, wt_errbuf *err);
 
 #endif

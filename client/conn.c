@@ -92,7 +92,7 @@ int client_frame(const Weights__Request *req, nng_msg **out, wt_errbuf *err)
 
 int client_parse_reply(const wt_client *c, size_t ep, nng_msg *msg, uint64_t id,
                        Weights__Reply__BodyCase want, Weights__Reply **out, const uint8_t **tail,
-                       size_t *tail_len, wt_errbuf *err)
+                       size_t *tail_len, bool *answered, wt_errbuf *err)
 {
 	const char *url = c->eps[ep].url;
 	Weights__Reply *r = NULL;
@@ -109,6 +109,8 @@ int client_parse_reply(const wt_client *c, size_t ep, nng_msg *msg, uint64_t id,
 	}
 	if (r->body_case == WEIGHTS__REPLY__BODY_ERROR) {
 		uint32_t code = r->error->code;
+		if (answered != NULL)
+			*answered = true;
 		if (code == WT_OK || code >= WT_ERR_COUNT_) {
 			rv = wt_seterr(err, WT_EPROTO,
 			               "endpoint %s: error reply with unknown code %u: %s", url,
@@ -211,7 +213,7 @@ static bool wait_reply(const wt_client *c, client_sockmon *m, aio_waiter *w, nng
 /* Send req on sock and wait for the reply of kind want. */
 static int call_on(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon,
                    Weights__Request *req, uint32_t timeout_ms, Weights__Reply__BodyCase want,
-                   Weights__Reply **out, wt_errbuf *err)
+                   Weights__Reply **out, bool *answered, wt_errbuf *err)
 {
 	const char *url = c->eps[ep].url;
 	nng_ctx ctx;
@@ -275,7 +277,7 @@ static int call_on(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon
 		goto out;
 	}
 	msg = nng_aio_get_msg(aio);
-	rv = client_parse_reply(c, ep, msg, req->id, want, out, NULL, NULL, err);
+	rv = client_parse_reply(c, ep, msg, req->id, want, out, NULL, NULL, answered, err);
 	nng_msg_free(msg);
 out:
 	nng_aio_free(aio); /* waits for aio_done: w may go after this */
@@ -299,7 +301,7 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon, 
 	Weights__Reply *r = NULL;
 	/* no monitor: the caller holds c->lk, and the connect timeout bounds a Hello */
 	int rv = call_on(c, ep, sock, NULL, &req, c->o.connect_timeout_ms,
-	                 WEIGHTS__REPLY__BODY_HELLO, &r, err);
+	                 WEIGHTS__REPLY__BODY_HELLO, &r, NULL, err);
 	if (rv != WT_OK)
 		return rv;
 	if (r->hello->protocol_version != WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION) {
@@ -591,13 +593,14 @@ int client_ep_socket(wt_client *c, size_t ep, size_t conn, nng_socket *sock, wt_
 }
 
 int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout_ms,
-                Weights__Reply__BodyCase want, Weights__Reply **out, wt_errbuf *err)
+                Weights__Reply__BodyCase want, Weights__Reply **out, bool *answered, wt_errbuf *err)
 {
 	nng_socket sock;
 	int rv = client_ep_socket(c, ep, 0, &sock, err);
 	if (rv != WT_OK)
 		return rv;
-	return call_on(c, ep, sock, monitor_of(c, ep, sock), req, timeout_ms, want, out, err);
+	return call_on(c, ep, sock, monitor_of(c, ep, sock), req, timeout_ms, want, out, answered,
+	               err);
 }
 
 int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err)

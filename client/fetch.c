@@ -76,7 +76,7 @@ static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 	const uint8_t *tail;
 	size_t tail_len;
 	int rv = client_parse_reply(f->c, f->ep, msg, s->id, WEIGHTS__REPLY__BODY_CHUNK, &r, &tail,
-	                            &tail_len, err);
+	                            &tail_len, NULL, err);
 	if (rv != WT_OK)
 		return wt_errprefix(err, "tensor '%s' chunk %zu", fetch_tensor_name(f, s->chunk),
 		                    fetch_chunk_in_tensor(f, s->chunk));

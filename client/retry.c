@@ -50,12 +50,17 @@ int client_budget_again(const wt_client *c, client_budget *b, const wt_errbuf *e
 }
 
 /* Up to max_retries attempts of fn on ep; a connect-phase failure (WT_EUNAVAIL)
- * gives up on ep at once. */
-static int try_ep(wt_client *c, size_t ep, client_ep_fn fn, void *arg, wt_errbuf *err)
+ * or an error the server answered (*answered; WT_EBUSY excepted) gives up on
+ * ep at once. */
+static int try_ep(wt_client *c, size_t ep, client_ep_fn fn, void *arg, bool *answered,
+                  wt_errbuf *err)
 {
 	for (uint32_t attempt = 0;; attempt++) {
-		int rv = fn(c, ep, arg, err);
-		if (rv == WT_OK || !client_retryable(rv) || rv == WT_EUNAVAIL ||
+		*answered = false;
+		int rv = fn(c, ep, arg, answered, err);
+		if (*answered && rv == WT_EBUSY)
+			*answered = false; /* "try again": as a transport failure */
+		if (rv == WT_OK || !client_retryable(rv) || rv == WT_EUNAVAIL || *answered ||
 		    attempt >= c->o.max_retries)
 			return rv;
 		uint32_t ms = client_backoff_ms(c, attempt);
@@ -66,25 +71,41 @@ static int try_ep(wt_client *c, size_t ep, client_ep_fn fn, void *arg, wt_errbuf
 	}
 }
 
-int client_each_ep(wt_client *c, const size_t *order, client_ep_fn fn, void *arg, size_t *used,
-                   wt_errbuf *err)
+int client_each_ep(wt_client *c, const size_t *order, unsigned flags, client_ep_fn fn, void *arg,
+                   size_t *used, wt_errbuf *err)
 {
 	client_budget b = {0};
+	wt_errbuf said = {0}; /* the last error an endpoint answered, this round */
 	int rv;
 	for (;;) {
+		said.code = WT_OK;
 		for (size_t k = 0; k < c->n_eps; k++) {
 			size_t ep = order != NULL ? order[k] : k;
-			rv = try_ep(c, ep, fn, arg, err);
+			bool answered;
+			rv = try_ep(c, ep, fn, arg, &answered, err);
 			if (rv == WT_OK && used != NULL)
 				*used = ep;
-			if (rv == WT_OK || !client_retryable(rv))
+			if (rv == WT_OK || !client_retryable(rv) ||
+			    (answered && (flags & CLIENT_ANSWER_FINAL)))
 				return rv;
+			if (answered && err != NULL)
+				said = *err;
+			else if (answered)
+				said.code = rv;
 			if (k + 1 < c->n_eps)
 				client_log(c, WT_CLIENT_LOG_WARNING, "%s; trying the next endpoint",
 				           err != NULL ? err->msg : "endpoint failed");
 		}
-		if (!client_budget_again(c, &b, err))
+		if (!client_budget_again(c, &b, said.code != WT_OK ? &said : err))
 			break;
+	}
+	if (said.code != WT_OK) {
+		if (err != NULL) {
+			*err = said;
+			wt_errprefix(err, "retry budget %u ms spent; the last answer",
+			             c->o.retry_budget_ms);
+		}
+		return said.code;
 	}
 	if (err != NULL) {
 		err->code = WT_EUNAVAIL;

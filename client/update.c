@@ -26,10 +26,11 @@ typedef struct watch_arg {
 	Weights__Reply **out;
 } watch_arg;
 
-static int watch_fn(wt_client *c, size_t ep, void *arg, wt_errbuf *err)
+static int watch_fn(wt_client *c, size_t ep, void *arg, bool *answered, wt_errbuf *err)
 {
 	watch_arg *a = arg;
-	return client_call(c, ep, a->req, a->timeout_ms, WEIGHTS__REPLY__BODY_WATCH, a->out, err);
+	return client_call(c, ep, a->req, a->timeout_ms, WEIGHTS__REPLY__BODY_WATCH, a->out,
+	                   answered, err);
 }
 
 int wt_client_watch(wt_client *c, const char *model, const char *known_revision,
@@ -51,7 +52,7 @@ int wt_client_watch(wt_client *c, const char *model, const char *known_revision,
 	watch_arg a = {.req = &req,
 	               .timeout_ms = timeout_ms + c->o.request_timeout_ms + WATCH_MARGIN_MS,
 	               .out = &r};
-	int rv = client_each_ep(c, NULL, watch_fn, &a, NULL, err);
+	int rv = client_each_ep(c, NULL, 0, watch_fn, &a, NULL, err);
 	if (rv != WT_OK) {
 		wt_errprefix(err, "watch of model '%s'", model);
 		return rv;

@@ -13,7 +13,11 @@
  *    asked again (the server produces the shard again) and the fetch
  *    completes; a chunk that stays damaged fails after two re-productions;
  *  - a shard whose bytes changed across a restart: WT_ECHANGED, the sink is
- *    aborted (nothing mixed), a new manifest fetches cleanly.
+ *    aborted (nothing mixed), a new manifest fetches cleanly;
+ *  - errors the server answered: an admin one is the result at once; a
+ *    manifest one is asked again once a round (not max_retries times), ends
+ *    as the server's own error, and an outage or WT_EBUSY that ends within
+ *    the budget is ridden out.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -375,13 +379,111 @@ static void test_shard_changed(void **state)
 	fake_stop(f);
 }
 
+/* An admin request the server answered with an error (a registration it could
+ * not save): that error, at once; not asked again for the retry budget and
+ * then called "no endpoint answered" (WT_EUNAVAIL after 30 s before). */
+static void test_answered_admin_final(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	atomic_store(&f->answer_admin, WT_EIO);
+	const char *eps[] = {f->url};
+	wt_client *c = open_client(eps, 1, (copts){.budget_ms = 3000});
+	wt_errbuf err;
+	wt_admin_result res;
+	double t0 = now_s();
+	assert_int_equal(wt_client_register(c, "m", "file:///models/m", &res, &err), WT_EIO);
+	double t = now_s() - t0;
+	printf("register answered WT_EIO: after %.2f s, %d admin requests: %s\n", t,
+	       atomic_load(&f->admins), err.msg);
+	assert_int_equal(atomic_load(&f->admins), 1);
+	assert_non_null(strstr(err.msg, "cannot save the registry"));
+	assert_true(t < 2.0);
+	wt_client_close(c);
+	fake_stop(f);
+}
+
+/* A manifest the server answered with an error (its source failed after its
+ * own retries): not asked again at once (max_retries), but once a round while
+ * the budget lasts; spent, the server's error is the result, not WT_EUNAVAIL. */
+static void test_answered_manifest_error(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	atomic_store(&f->answer_manifest, WT_EIO);
+	const char *eps[] = {f->url};
+	wt_client *c = open_client(eps, 1, (copts){.budget_ms = 600});
+	wt_errbuf err;
+	wt_manifest *m;
+	assert_int_equal(get_manifest(c, &m, &err), WT_EIO);
+	printf("manifest answered WT_EIO: %d requests in 600 ms: %s\n", f->manifests, err.msg);
+	assert_non_null(strstr(err.msg, "its source failed"));
+	assert_non_null(strstr(err.msg, "retry budget"));
+	wt_client_close(c);
+	/* two endpoints, the first answering an error: the second serves it, and
+	 * the first is asked once, not max_retries + 1 times */
+	fake *g = fake_start();
+	const char *two[] = {f->url, g->url};
+	c = open_client(two, 2, (copts){0});
+	int before = f->manifests;
+	assert_int_equal(get_manifest(c, &m, &err), WT_OK);
+	assert_true(f->manifests - before <= 1);
+	assert_int_equal(g->manifests, 1);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(g);
+	fake_stop(f);
+}
+
+static void *answer_ok_later(void *arg)
+{
+	fake *f = arg;
+	usleep(400 * 1000);
+	atomic_store(&f->answer_manifest, 0);
+	return NULL;
+}
+
+/* A source outage the server answers (WT_EUNAVAIL) and a server that asks to
+ * come back (WT_EBUSY), both ending within the budget: the manifest comes. */
+static void test_answered_outage_ridden(void **state)
+{
+	(void)state;
+	static const int codes[] = {WT_EUNAVAIL, WT_EBUSY};
+	for (size_t i = 0; i < 2; i++) {
+		fake *f = fake_start();
+		atomic_store(&f->answer_manifest, codes[i]);
+		const char *eps[] = {f->url};
+		wt_client *c = open_client(eps, 1, (copts){.budget_ms = 10000});
+		pthread_t th;
+		assert_int_equal(pthread_create(&th, NULL, answer_ok_later, f), 0);
+		wt_errbuf err;
+		wt_manifest *m;
+		if (get_manifest(c, &m, &err) != WT_OK)
+			fail_msg("manifest past a %s: %s", wt_strerror(codes[i]), err.msg);
+		pthread_join(th, NULL);
+		printf("%s answered for 0.4 s: manifest after %d requests\n", wt_strerror(codes[i]),
+		       f->manifests);
+		assert_true(f->manifests >= 2);
+		wt_manifest_free(m);
+		wt_client_close(c);
+		fake_stop(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_silent_endpoint),      cmocka_unit_test(test_refused_at_start),
-	    cmocka_unit_test(test_restart_before_fetch), cmocka_unit_test(test_restart_mid_fetch),
-	    cmocka_unit_test(test_budget_spent),         cmocka_unit_test(test_slow_second_hello),
-	    cmocka_unit_test(test_server_corrupt_chunk), cmocka_unit_test(test_shard_changed),
+	    cmocka_unit_test(test_silent_endpoint),
+	    cmocka_unit_test(test_refused_at_start),
+	    cmocka_unit_test(test_restart_before_fetch),
+	    cmocka_unit_test(test_restart_mid_fetch),
+	    cmocka_unit_test(test_budget_spent),
+	    cmocka_unit_test(test_slow_second_hello),
+	    cmocka_unit_test(test_server_corrupt_chunk),
+	    cmocka_unit_test(test_shard_changed),
+	    cmocka_unit_test(test_answered_admin_final),
+	    cmocka_unit_test(test_answered_manifest_error),
+	    cmocka_unit_test(test_answered_outage_ridden),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,7 +109,9 @@ typedef struct wt_client_opts {
 	/* Since 0.3: how long connection trouble (refused, reset, no Hello reply, timeouts)
 	 * is retried with backoff, going round the endpoint list again, before WT_EUNAVAIL;
 	 * counted from the first failure since the last progress. 0 = the default, 30000
-	 * (rides out a daemon restart of a few seconds); 1 = a single pass (old behaviour). */
+	 * (rides out a daemon restart of a few seconds); 1 = a single pass (old behaviour).
+	 * An error a server answered is asked again once a round only, and a spent budget
+	 * returns it (its code and message); for admin requests it is returned at once. */
 	uint32_t retry_budget_ms;
 	/* Since 0.4: TLS for tls+tcp://HOST:PORT endpoints (nng's TLS, mbedTLS). The
 	 * server's certificate is checked against tls_ca_file (PEM CAs; required for

@@ -210,6 +210,12 @@ static void *fake_main(void *arg)
 			send_reply(f, &r, NULL, 0, 0);
 		} else if (q->body_case == WEIGHTS__REQUEST__BODY_MANIFEST) {
 			f->manifests++;
+			int code = atomic_load(&f->answer_manifest);
+			if (code != 0) {
+				send_error(f, q->id, code, "fake: its source failed");
+				wire_request_free(q);
+				continue;
+			}
 			if (f->forgotten && f->change_on_manifest) {
 				f->change_on_manifest = 0;
 				f->data[0][0] ^=
@@ -221,6 +227,11 @@ static void *fake_main(void *arg)
 			send_manifest(f, q->id);
 		} else if (q->body_case == WEIGHTS__REQUEST__BODY_CHUNK) {
 			serve_chunk(f, q);
+		} else if (q->body_case == WEIGHTS__REQUEST__BODY_ADMIN) {
+			atomic_fetch_add(&f->admins, 1);
+			int code = atomic_load(&f->answer_admin);
+			send_error(f, q->id, code ? code : WT_EUNSUPPORTED,
+			           code ? "fake: cannot save the registry" : "not in the fake");
 		} else if (q->body_case == WEIGHTS__REQUEST__BODY_LIST_MODELS) {
 			Weights__ModelList ml = WEIGHTS__MODEL_LIST__INIT;
 			Weights__ModelInfo mi = WEIGHTS__MODEL_INFO__INIT, *mp = &mi;

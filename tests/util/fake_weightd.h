@@ -10,6 +10,7 @@
 #define WT_TESTS_FAKE_WEIGHTD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <nng/nng.h>
@@ -53,6 +54,10 @@ typedef struct fake {
 	int change_on_manifest; /* the next manifest asked while forgotten lists new bytes */
 	int drop_hello;         /* do not answer the Hello with this number (1-based); 0 none */
 	int chunk_delay_ms;     /* sleep before each chunk reply */
+	/* error replies (set from any thread): manifests answered with this code
+	 * while non-zero; admin requests answered with answer_admin (0: the fake
+	 * has none, WT_EUNSUPPORTED). Counted in manifests / admins. */
+	atomic_int answer_manifest, answer_admin, admins;
 	int forgotten;
 	int chunk_reqs, manifests, hellos, stop;
 	/* connections seen (nng pipe ids): those that said Hello, those asking chunks */
