@@ -13,8 +13,9 @@
  * The source is tests/integration/objstore_server.py in /gate/ mode: its
  * tensor reads (GETs over 64 KiB) wait while the test holds the gate closed.
  * An unregister or a stop ends such a read in flight (store_set_cancel), a
- * production's read too. Parked REGISTERs (each holds an nng context) leave
- * a quarter of the contexts to requests that do not wait.
+ * production's read too. Parked REGISTERs and cut-through chunk requests
+ * (each holds an nng context) leave a quarter of the contexts to requests
+ * that do not wait.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -509,6 +510,112 @@ static void test_parked_leave_contexts(void **state)
 	fx_stop(&f);
 }
 
+typedef struct bg_live {
+	const char *url;
+	ProtobufCBinaryData shard_id;
+	atomic_int finished;
+	int rv, code;
+	char msg[WT_ERRMSG_MAX];
+} bg_live;
+
+/* Live chunk 0 of shard_id on a connection of its own. */
+static void *live_main(void *p)
+{
+	bg_live *b = p;
+	nng_socket s = tw_dial(b->url);
+	Weights__ChunkRequest cr = WEIGHTS__CHUNK_REQUEST__INIT;
+	cr.shard_id = b->shard_id;
+	cr.live = true;
+	cr.index = 0;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.id = 11;
+	rq.body_case = WEIGHTS__REQUEST__BODY_CHUNK;
+	rq.chunk = &cr;
+	tw_reply x = tw_call(s, &rq);
+	b->rv = x.rv;
+	b->code = tw_errcode(&x);
+	if (b->code >= 0)
+		snprintf(b->msg, sizeof(b->msg), "%s", x.r->error->message);
+	tw_reply_free(&x);
+	nng_close(s);
+	atomic_store(&b->finished, 1);
+	return NULL;
+}
+
+/* Cut-through chunk requests over messages wait for their chunk holding an
+ * nng context, as REGISTERs do: with 8 contexts and the production held at
+ * the gate, 8 requests for a chunk not produced yet: 6 park, 2 get WT_EBUSY
+ * at once, and a listing meanwhile is answered (all 8 parked before: it
+ * waited for the production). Released, the 6 get their chunk. */
+static void test_live_chunks_leave_contexts(void **state)
+{
+	(void)state;
+	fixture f;
+	const char *kv[] = {"contexts", "8", "max_watchers", "4", NULL};
+	fx_start_ex(&f, "wd-livectx", kv, true);
+	Weights__Layout l = WEIGHTS__LAYOUT__INIT;
+	l.tp_size = 1;
+	l.ep_size = 1;
+	l.group_size = 128;
+	l.vocab_pad = 64;
+	Weights__ManifestRequest mr = WEIGHTS__MANIFEST_REQUEST__INIT;
+	mr.model = "big";
+	mr.layout = &l;
+	mr.live_ok = true;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.id = 10;
+	rq.body_case = WEIGHTS__REQUEST__BODY_MANIFEST;
+	rq.manifest = &mr;
+	tw_reply m = tw_call(f.s, &rq); /* the production starts, held at its first read */
+	assert_int_equal(m.rv, WT_OK);
+	if (m.r->body_case != WEIGHTS__REPLY__BODY_MANIFEST)
+		fail_msg("live manifest: %s", tw_errcode(&m) >= 0 ? m.r->error->message : "?");
+	assert_true(m.r->manifest->live);
+	enum { N = 8 };
+	bg_live b[N];
+	pthread_t t[N];
+	for (int i = 0; i < N; i++) {
+		memset(&b[i], 0, sizeof(b[i]));
+		b[i].url = f.e->url;
+		b[i].shard_id = m.r->manifest->shard_id;
+		assert_int_equal(pthread_create(&t[i], NULL, live_main, &b[i]), 0);
+	}
+	double t0 = now_s();
+	int answered = 0;
+	while (now_s() - t0 < 10 && answered < 2) {
+		usleep(20000);
+		answered = 0;
+		for (int i = 0; i < N; i++)
+			answered += atomic_load(&b[i].finished);
+	}
+	double l0 = now_s();
+	tw_reply x = tw_list_models(f.s);
+	double dl = now_s() - l0;
+	int lrv = x.rv;
+	tw_reply_free(&x);
+	gate(&f, "open"); /* before any assert: the parked ones end */
+	int busy = 0, ok = 0;
+	for (int i = 0; i < N; i++) {
+		pthread_join(t[i], NULL);
+		busy += b[i].code == WT_EBUSY;
+		ok += b[i].rv == WT_OK && b[i].code < 0;
+		if (b[i].code == WT_EBUSY)
+			printf("refused: %s\n", b[i].msg);
+	}
+	printf("8 live chunk requests on 8 contexts: %d answered early, %d refused, %d served; "
+	       "a listing meanwhile: %s in %.3f s\n",
+	       answered, busy, ok, wt_errname(lrv), dl);
+	assert_int_equal(lrv, WT_OK);
+	assert_true(dl < 2.0);
+	assert_int_equal(busy, 2);
+	assert_int_equal(ok, N - 2);
+	for (int i = 0; i < N; i++)
+		if (b[i].code == WT_EBUSY)
+			assert_non_null(strstr(b[i].msg, "kept for requests that do not wait"));
+	tw_reply_free(&m);
+	fx_stop(&f);
+}
+
 typedef struct bg_man {
 	const char *url;
 	int rv, code;
@@ -641,6 +748,7 @@ int main(void)
 	    cmocka_unit_test(test_waiting_register_parked),
 	    cmocka_unit_test(test_stop_while_registering),
 	    cmocka_unit_test(test_parked_leave_contexts),
+	    cmocka_unit_test(test_live_chunks_leave_contexts),
 	    cmocka_unit_test(test_stop_cancels_production_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

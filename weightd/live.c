@@ -391,6 +391,10 @@ int wd_live_lookup(wd_lives *t, const uint8_t *id, size_t id_len, uint64_t index
 	} else if (l->state == LIVE_FAILED) {
 		rv = l->rv;
 		snprintf(msg, cap, "the production of this shard failed: %s", l->err.msg);
+	} else if (!ready_locked(l, index) && park == NULL) {
+		rv = WT_EBUSY;
+		snprintf(msg, cap, "live chunk %llu is not produced yet",
+		         (unsigned long long)index);
 	} else if (!ready_locked(l, index)) {
 		WT_ASSERT(l->state == LIVE_PRODUCING); /* a finished rank has every chunk */
 		park->index = index;
@@ -427,23 +431,32 @@ static void chunk_woken(wd_live_wait *w)
 	wd_pool_submit_lane(r->srv->pool, WD_LANE_REQUEST, &r->job);
 }
 
-/* Answer r's live chunk request, or park it until its chunk is ready. */
+/* Answer r's live chunk request, or park it until its chunk is ready: while
+ * there is room (wd_req_park: waits leave a quarter of the contexts to
+ * requests that do not wait), else a chunk not ready yet is WT_EBUSY (the
+ * client asks again after its backoff). */
 static void chunk_step(wd_req *r)
 {
 	wd_server *s = r->srv;
 	char msg[WT_ERRMSG_MAX + 64];
 	wd_live_ref ref;
-	pthread_mutex_lock(&s->lk); /* before it can be woken (lock order: lives, then srv) */
-	r->state = WD_WAIT;
-	pthread_mutex_unlock(&s->lk);
+	size_t waiting;
+	/* WD_WAIT before it can be woken (lock order: lives, then srv) */
+	bool room = wd_req_park(s, r, &waiting);
 	r->lc.wait.fn = chunk_woken;
 	int rv = wd_live_lookup(s->lives, r->lc.shard_id, WD_SHARD_ID_BYTES, r->lc.index,
-	                        &r->lc.wait, &ref, msg, sizeof(msg));
+	                        room ? &r->lc.wait : NULL, &ref, msg, sizeof(msg));
 	if (rv == 1)
 		return; /* parked: chunk_woken runs it again */
 	pthread_mutex_lock(&s->lk);
 	r->state = WD_WORK;
 	pthread_mutex_unlock(&s->lk);
+	if (rv == WT_EBUSY) {
+		size_t n = strlen(msg);
+		snprintf(msg + n, sizeof(msg) - n, "; ");
+		n = strlen(msg);
+		wd_park_full_msg(s, waiting, msg + n, sizeof(msg) - n);
+	}
 	if (rv != WT_OK) {
 		wd_req_reply(r, wd_reply_error(r->id, rv, msg));
 		return;
