@@ -392,7 +392,7 @@ int wd_live_lookup(wd_lives *t, const uint8_t *id, size_t id_len, uint64_t index
 		rv = l->rv;
 		snprintf(msg, cap, "the production of this shard failed: %s", l->err.msg);
 	} else if (!ready_locked(l, index) && park == NULL) {
-		rv = WT_EBUSY;
+		rv = 2;
 		snprintf(msg, cap, "live chunk %llu is not produced yet",
 		         (unsigned long long)index);
 	} else if (!ready_locked(l, index)) {
@@ -451,7 +451,8 @@ static void chunk_step(wd_req *r)
 	pthread_mutex_lock(&s->lk);
 	r->state = WD_WORK;
 	pthread_mutex_unlock(&s->lk);
-	if (rv == WT_EBUSY) {
+	if (rv == 2) { /* not ready, no room to wait */
+		rv = WT_EBUSY;
 		size_t n = strlen(msg);
 		snprintf(msg + n, sizeof(msg) - n, "; ");
 		n = strlen(msg);

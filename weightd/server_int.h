@@ -413,9 +413,9 @@ typedef struct wd_live_ref {
 typedef struct wd_live_wait wd_live_wait;
 /* Chunk `index` of live shard `id` (bulk.c, live.c): WT_OK with *out; 1 when
  * it is not ready yet: park is queued (park->index set) and park->fn runs
- * once it is, or the production ends (park NULL: WT_EBUSY instead); else an
- * error code with its text in msg (WT_ENOTFOUND: not produced here, ask the
- * manifest again). */
+ * once it is, or the production ends (park NULL: 2 instead, nothing queued);
+ * else an error code with its text in msg (WT_ENOTFOUND: not produced here,
+ * ask the manifest again). */
 int wd_live_lookup(wd_lives *t, const uint8_t *id, size_t id_len, uint64_t index,
                    wd_live_wait *park, wd_live_ref *out, char *msg, size_t cap);
 /* Entries now (tests): producing and all. */
