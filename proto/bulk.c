@@ -129,6 +129,11 @@ int bulk_reply_decode(const uint8_t in[BULK_REPLY_BYTES], uint64_t max_nbytes, b
 		return wt_seterr(err, WT_EPROTO,
 		                 "bulk reply %llu: msg_len %u over the %u-byte limit",
 		                 (unsigned long long)p.id, p.msg_len, BULK_MAX_MSG);
+	if (p.code == WT_OK && p.msg_len != 0) /* the text would be taken for chunk bytes */
+		return wt_seterr(err, WT_EPROTO,
+		                 "bulk reply %llu: ok with msg_len %u (error text only comes with "
+		                 "an error code)",
+		                 (unsigned long long)p.id, p.msg_len);
 	if (p.code != WT_OK && p.nbytes != 0)
 		return wt_seterr(
 		    err, WT_EPROTO,

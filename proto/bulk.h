@@ -92,7 +92,7 @@ int bulk_req_decode(const uint8_t in[BULK_REQ_BYTES], bulk_req *r, wt_errbuf *er
 
 void bulk_reply_encode(const bulk_reply *r, uint8_t out[BULK_REPLY_BYTES]);
 
-/* Decode and validate (msg_len <= BULK_MAX_MSG, an error carries no bytes,
+/* Decode and validate (msg_len <= BULK_MAX_MSG and 0 when ok, an error carries no bytes,
  * nbytes <= max_nbytes): WT_EPROTO naming the field. */
 int bulk_reply_decode(const uint8_t in[BULK_REPLY_BYTES], uint64_t max_nbytes, bulk_reply *r,
                       wt_errbuf *err);
