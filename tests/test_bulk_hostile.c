@@ -1,6 +1,9 @@
 /*
  * test_bulk_hostile.c — the bulk data plane (proto/bulk.h) against hostile
  * peers:
+ *   - weightd: a stream that trickles its opening message a byte at a time is
+ *     closed hello_timeout_ms after it connected (each byte used to restart
+ *     the timeout: 24 bytes held an unauthenticated stream 24 times as long);
  *   - libweights: an ok reply that announces error text (msg_len > 0) is a
  *     framing error that ends the stream, and the fetch goes on over messages
  *     (the client used to take the text for the chunk's first bytes: a
@@ -23,6 +26,112 @@
 #include "tests/util/hostile_weightd.h"
 #include "weights/client.h"
 #include "weights/engine.h"
+
+#define SEED 0xb0057ull
+
+static double now_s(void)
+{
+	return (double)common_now_ns() / 1e9;
+}
+
+static nng_stream *st_dial(const char *url)
+{
+	nng_stream_dialer *d;
+	nng_aio *aio;
+	assert_int_equal(nng_stream_dialer_alloc(&d, url), 0);
+	assert_int_equal(nng_aio_alloc(&aio, NULL, NULL), 0);
+	nng_stream_dialer_dial(d, aio);
+	nng_aio_wait(aio);
+	assert_int_equal(nng_aio_result(aio), 0);
+	nng_stream *st = nng_aio_get_output(aio, 0);
+	nng_aio_free(aio);
+	nng_stream_dialer_free(d);
+	return st;
+}
+
+/* One send or receive of up to n bytes within ms; the nng result. */
+static int st_once(nng_stream *st, int send, void *buf, size_t n, nng_duration ms)
+{
+	nng_aio *aio;
+	if (nng_aio_alloc(&aio, NULL, NULL) != 0)
+		abort();
+	nng_aio_set_timeout(aio, ms);
+	nng_iov v = {.iov_buf = buf, .iov_len = n};
+	nng_aio_set_iov(aio, 1, &v);
+	if (send)
+		nng_stream_send(st, aio);
+	else
+		nng_stream_recv(st, aio);
+	nng_aio_wait(aio);
+	int rv = nng_aio_result(aio);
+	nng_aio_free(aio);
+	return rv;
+}
+
+/* The opening message a byte every 100 ms (never whole: 23 of its 24 bytes)
+ * to a server with hello_timeout_ms 500: it closes the stream after about
+ * 0.5 s, not 0.5 s after the last byte. */
+static void test_trickled_open(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("bulk-hostile-open", SEED);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", "tcp://127.0.0.1:0", "test", &err),
+	                 WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "hello_timeout_ms", "500", "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	tw_reply h = tw_hello(s, WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION, NULL);
+	assert_int_equal(h.r->body_case, WEIGHTS__REPLY__BODY_HELLO);
+	nng_stream *st = st_dial(h.r->hello->stream_url);
+	uint8_t o[BULK_OPEN_BYTES];
+	bulk_open_encode(h.r->hello->stream_ticket.data, o);
+	double t0 = now_s(), closed = -1;
+	for (size_t i = 0; i + 1 < sizeof(o) && closed < 0; i++) {
+		uint8_t x;
+		if (st_once(st, 1, o + i, 1, 1000) != 0 ||
+		    st_once(st, 0, &x, 1, 100) != NNG_ETIMEDOUT)
+			closed = now_s() - t0;
+	}
+	printf("opening message trickled a byte per 100 ms, hello_timeout_ms 500: %s\n",
+	       closed < 0 ? "still open after 23 bytes" : "closed");
+	if (closed >= 0)
+		printf("closed after %.2f s\n", closed);
+	assert_true(closed >= 0.4 && closed < 1.5);
+	nng_stream_free(st);
+	/* the daemon goes on: a stream that opens at once is served, also after
+	 * idling past hello_timeout_ms (the deadline is the opening message's) */
+	st = st_dial(h.r->hello->stream_url);
+	assert_int_equal(st_once(st, 1, o, sizeof(o), 1000), 0);
+	usleep(800 * 1000);
+	bulk_req q = {.id = 1, .shard_id_len = 4};
+	uint8_t b[BULK_REQ_BYTES + 4];
+	bulk_req_encode(&q, b);
+	memcpy(b + BULK_REQ_BYTES, "none", 4);
+	assert_int_equal(st_once(st, 1, b, sizeof(b), 1000), 0);
+	uint8_t rh[BULK_REPLY_BYTES];
+	size_t got = 0;
+	while (got < sizeof(rh)) {
+		nng_aio *aio;
+		assert_int_equal(nng_aio_alloc(&aio, NULL, NULL), 0);
+		nng_aio_set_timeout(aio, 5000);
+		nng_iov v = {.iov_buf = rh + got, .iov_len = sizeof(rh) - got};
+		nng_aio_set_iov(aio, 1, &v);
+		nng_stream_recv(st, aio);
+		nng_aio_wait(aio);
+		assert_int_equal(nng_aio_result(aio), 0);
+		got += nng_aio_count(aio);
+		nng_aio_free(aio);
+	}
+	bulk_reply rp;
+	assert_int_equal(bulk_reply_decode(rh, 0, &rp, &err), WT_OK);
+	assert_int_equal(rp.id, 1);
+	assert_int_equal(rp.code, WT_ENOTFOUND);
+	nng_stream_free(st);
+	tw_reply_free(&h);
+	nng_close(s);
+	tw_env_free(e);
+}
 
 /* An ok reply with 8 bytes of "error text" before the chunk's bytes. */
 static void ok_with_text(hostile *h, nng_stream *st, const bulk_req *br)
@@ -102,6 +211,7 @@ static void test_ok_reply_with_text(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_trickled_open),
 	    cmocka_unit_test(test_ok_reply_with_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -61,6 +61,7 @@ typedef struct wd_bconn {
 	int rstate; /* written under wd_bulk.lk (the send side reads it there) */
 	size_t rdone, rlen;
 	uint8_t *rbuf;
+	uint64_t open_by_ns; /* common_now_ns deadline of the opening message; 0 = none */
 	uint8_t open[BULK_OPEN_BYTES];
 	uint8_t hdr[BULK_REQ_BYTES];
 	size_t sdone; /* send side: bytes of slot[send_head] sent so far */
@@ -141,9 +142,20 @@ static void bconn_kill(wd_bconn *b, const char *why)
 	nng_stream_close(b->st); /* the other side's operation ends too */
 }
 
-/* Start (or continue) a receive of rlen bytes into rbuf from rdone. */
+/* Start (or continue) a receive of rlen bytes into rbuf from rdone. An
+ * unauthenticated stream gets hello_timeout_ms from its accept for the whole
+ * opening message, as a pipe for its Hello (not per receive: a peer
+ * trickling a byte now and then would hold it 24 times as long); once open,
+ * a stream may idle between requests. */
 static void recv_more(wd_bconn *b)
 {
+	nng_duration t = NNG_DURATION_INFINITE;
+	if (b->open_by_ns != 0) {
+		uint64_t now = common_now_ns();
+		uint64_t left = b->open_by_ns > now ? (b->open_by_ns - now + 999999) / 1000000 : 0;
+		t = left > 0 ? (nng_duration)left : 1;
+	}
+	nng_aio_set_timeout(b->raio, t);
 	nng_iov v = {.iov_buf = b->rbuf + b->rdone, .iov_len = b->rlen - b->rdone};
 	nng_aio_set_iov(b->raio, 1, &v);
 	nng_stream_recv(b->st, b->raio);
@@ -151,11 +163,6 @@ static void recv_more(wd_bconn *b)
 
 static void recv_start(wd_bconn *b, int st, uint8_t *buf, size_t n)
 {
-	/* an unauthenticated stream gets hello_timeout_ms for its opening message,
-	 * as a pipe for its Hello; once open, a stream may idle between requests */
-	uint64_t ms = b->bk->srv->cfg->hello_timeout_ms;
-	nng_aio_set_timeout(b->raio,
-	                    st == BR_OPEN && ms > 0 ? (nng_duration)ms : NNG_DURATION_INFINITE);
 	pthread_mutex_lock(&b->bk->lk); /* send_cb tests it for BR_WAIT */
 	b->rstate = st;
 	pthread_mutex_unlock(&b->bk->lk);
@@ -401,6 +408,10 @@ static void recv_cb(void *arg)
 	wd_bconn *b = arg;
 	wt_errbuf err;
 	int nrv = nng_aio_result(b->raio);
+	if (nrv == NNG_ETIMEDOUT && b->open_by_ns != 0) {
+		bconn_kill(b, "no whole opening message within hello_timeout_ms");
+		return;
+	}
 	if (nrv != 0) {
 		bconn_kill(b,
 		           nrv == NNG_ECLOSED || nrv == NNG_ECONNSHUT ? NULL : nng_strerror(nrv));
@@ -418,6 +429,7 @@ static void recv_cb(void *arg)
 			bconn_kill(b, err.msg);
 			return;
 		}
+		b->open_by_ns = 0;
 		recv_start(b, BR_HDR, b->hdr, BULK_REQ_BYTES);
 		return;
 	case BR_HDR: {
@@ -567,6 +579,9 @@ static void accept_cb(void *arg)
 		return; /* freed by reap_dead or wd_bulk_stop */
 	}
 	atomic_fetch_add(&bk->srv->bulk_streams, 1); /* taken: not refused above */
+	uint64_t ms = bk->srv->cfg->hello_timeout_ms;
+	if (ms > 0)
+		b->open_by_ns = common_now_ns() + ms * 1000000u;
 	recv_start(b, BR_OPEN, b->open, BULK_OPEN_BYTES);
 	nng_stream_listener_accept(bk->l, bk->accept_aio);
 }
