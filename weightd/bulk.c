@@ -68,7 +68,8 @@ typedef struct wd_bconn {
 	wd_bslot slot[BULK_SLOTS];
 	/* fields below guarded by wd_bulk.lk */
 	unsigned recv_slot, send_head, used; /* slots used in order from send_head */
-	int sending, jobs;
+	int sending;
+	int jobs; /* queued requests, and callbacks using b past the lock: freed at 0 */
 	bool dead;
 } wd_bconn;
 
@@ -355,6 +356,18 @@ static int slot_prepare(wd_bslot *sl)
 	return 0;
 }
 
+/* A job of b ends: b may be freed from now on (reap_dead, wd_bulk_stop free
+ * a dead stream once it has none). Called after the job's last use of b, so
+ * an operation it starts is in flight before then (bconn_free stops it). */
+static void job_done(wd_bconn *b)
+{
+	wd_bulk *bk = b->bk;
+	pthread_mutex_lock(&bk->lk);
+	b->jobs--;
+	pthread_cond_broadcast(&bk->cv);
+	pthread_mutex_unlock(&bk->lk);
+}
+
 static void slot_work(wd_job *job)
 {
 	wd_bslot *sl = (wd_bslot *)((char *)job - offsetof(wd_bslot, job));
@@ -368,15 +381,14 @@ static void slot_work(wd_job *job)
 	slot_hold held = {0};
 	pthread_mutex_lock(&bk->lk);
 	sl->ready = 1;
-	b->jobs--;
 	if (b->dead) /* it died meanwhile: never sent (bconn_kill) */
 		slot_take_locked(sl, &held);
 	int go = send_claim_locked(b);
-	pthread_cond_broadcast(&bk->cv);
 	pthread_mutex_unlock(&bk->lk);
 	hold_release(&held);
 	if (go)
 		send_more(b);
+	job_done(b);
 }
 
 /* A whole request arrived in slot[recv_slot]: queue it, receive the next. */
@@ -481,11 +493,15 @@ static void send_cb(void *arg)
 	if (resume)
 		b->rstate = BR_HDR;
 	int go = send_claim_locked(b);
+	if (go || resume)
+		b->jobs++; /* b is used after the unlock: not freed meanwhile */
 	pthread_mutex_unlock(&bk->lk);
 	if (go)
 		send_more(b);
 	if (resume)
 		recv_start(b, BR_HDR, b->hdr, BULK_REQ_BYTES);
+	if (go || resume)
+		job_done(b);
 }
 
 static void bconn_free(wd_bconn *b)
