@@ -8,6 +8,11 @@
  * shard. Output goes through common_afile ("<path>.tmp.<pid>", renamed to path
  * at end(), fsync'ed first when do_fsync); abort() unlinks the temp file and
  * leaves path untouched.
+ *
+ * A manifest's strings are bytes (protobuf-c does not check UTF-8, nor does
+ * client/manifest.c), but a safetensors header is UTF-8 JSON: begin() refuses a
+ * tensor name or metadata value that is not UTF-8, naming it, before any file
+ * is created.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +44,26 @@ static void f_abort(wt_sink *s)
 	common_afile_abort(&f->af);
 }
 
+/* s goes into the header as a JSON string: it must be UTF-8 (else jansson
+ * refuses it, which the writer could only report as out of memory). The
+ * error shows s with bytes outside printable ASCII as \xNN. */
+static int check_utf8(const char *s, const char *what, wt_errbuf *err)
+{
+	if (common_utf8_valid(s, strlen(s), false))
+		return WT_OK;
+	char shown[128];
+	size_t k = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p && k + 5 < sizeof(shown); p++)
+		k += (size_t)snprintf(shown + k, sizeof(shown) - k,
+		                      *p >= 0x20 && *p < 0x7f && *p != '\\' ? "%c" : "\\x%02x", *p);
+	shown[k] = '\0';
+	return wt_seterr(err, WT_ECORRUPT,
+	                 "file sink: %s '%s' is not valid UTF-8, and a safetensors header is "
+	                 "UTF-8 JSON; the server sent a broken manifest: fix its checkpoint, or "
+	                 "fetch into the host sink",
+	                 what, shown);
+}
+
 static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 {
 	wt_file_sink *f = file_of(s);
@@ -46,9 +71,15 @@ static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 	st_desc *d = calloc(n ? n : 1, sizeof(*d));
 	if (d == NULL)
 		return wt_seterr(err, WT_ENOMEM, "file sink: out of memory for %zu tensors", n);
+	int rv = WT_OK;
 	for (size_t i = 0; i < n; i++) {
 		wt_tensor_info t;
 		wt_manifest_tensor(m, i, &t);
+		if (rv == WT_OK) {
+			char what[64];
+			snprintf(what, sizeof(what), "the name of tensor %zu", i);
+			rv = check_utf8(t.name, what, err);
+		}
 		d[i].name = t.name;
 		d[i].dtype = t.dtype;
 		d[i].ndim = t.ndim;
@@ -65,7 +96,16 @@ static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 	    {"weightd.layout", (char *)wt_manifest_layout_text(m)},
 	    {"weightd.rank", rank},
 	};
-	int rv = common_afile_open(&f->af, f->path, f->do_fsync != 0, err);
+	for (size_t i = 0; rv == WT_OK && i < sizeof(meta) / sizeof(meta[0]); i++) {
+		char what[64];
+		snprintf(what, sizeof(what), "__metadata__ %s", meta[i].key);
+		rv = check_utf8(meta[i].value, what, err);
+	}
+	if (rv != WT_OK) {
+		free(d);
+		return rv;
+	}
+	rv = common_afile_open(&f->af, f->path, f->do_fsync != 0, err);
 	if (rv != WT_OK) {
 		wt_errprefix(err, "file sink");
 	} else {

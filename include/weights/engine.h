@@ -133,7 +133,9 @@ typedef struct wt_file_sink wt_file_sink; /* opaque; one fetch at a time */
  * to "<path>.tmp.<pid>" and is renamed to path only after every tensor was
  * verified (and fsync'ed when do_fsync); on abort the temp file is removed and
  * path is untouched. Memory use does not grow with the shard size.
- * path is copied. Caller owns *out (wt_file_sink_destroy()).
+ * begin() refuses (WT_ECORRUPT, naming it; no file created) a tensor name or a
+ * manifest model/revision/layout text that is not UTF-8, which a safetensors
+ * header (UTF-8 JSON) cannot hold. path is copied. Caller owns *out (wt_file_sink_destroy()).
  */
 WT_API int wt_file_sink_create(wt_file_sink **out, const char *path, int do_fsync, wt_errbuf *err);
 /* The sink to pass to wt_client_fetch(). Borrowed; valid until destroy. */

@@ -1,0 +1,139 @@
+/*
+ * test_sink_hostile.c — the host and file sinks driven directly with what a
+ * hostile or buggy server can put in a manifest that passes validation
+ * (client/manifest.c checks sizes and order, not the bytes of names or
+ * metadata), and with callback sequences that break the order the fetcher
+ * promises (engine.h): each must end in an error naming the problem, with no
+ * partial or corrupt output left behind.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "client/client.h"
+#include "client/client_int.h"
+#include "common/common.h"
+#include "loader/loader.h"
+#include "tests/util/testutil.h"
+#include "weights/client.h"
+#include "weights/engine.h"
+#include "weights/weights.h"
+
+#include "tests/util/manifest_fixture.h"
+
+/* x's manifest, validated as the client validates what a server sent. */
+static wt_manifest *build(mf *x)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_manifest *m = NULL;
+	wt_errbuf err;
+	int rv = client_manifest_from_pb(&x->m, 1 << 20, "m", &l, &m, &err);
+	if (rv != WT_OK)
+		fail_msg("manifest refused: %s", err.msg);
+	return m;
+}
+
+typedef struct fs_env {
+	char *dir, *path, tmp[4096];
+	wt_file_sink *fs;
+	wt_sink *s;
+} fs_env;
+
+static void fs_open(fs_env *e)
+{
+	wt_errbuf err;
+	e->dir = tu_mkdtemp("sinkh");
+	e->path = tu_path(e->dir, "x.safetensors");
+	snprintf(e->tmp, sizeof(e->tmp), "%s.tmp.%ld", e->path, (long)getpid());
+	assert_int_equal(wt_file_sink_create(&e->fs, e->path, 0, &err), WT_OK);
+	e->s = wt_file_sink_sink(e->fs);
+}
+
+/* Neither the file nor its temp file exists. */
+static void assert_no_output(const fs_env *e)
+{
+	assert_int_not_equal(access(e->path, F_OK), 0);
+	assert_int_not_equal(access(e->tmp, F_OK), 0);
+}
+
+static void fs_close(fs_env *e)
+{
+	wt_file_sink_destroy(e->fs);
+	tu_rmrf(e->dir);
+	free(e->path);
+	free(e->dir);
+}
+
+/* A tensor name (or metadata) that is not UTF-8 cannot go into a safetensors
+ * header (UTF-8 JSON): begin() refuses it naming the problem, not as "out of
+ * memory", and leaves no file behind. */
+static void test_file_sink_non_utf8(void **state)
+{
+	(void)state;
+	mf x;
+	mf_init(&x);
+	x.te[1].name = "b.\xff\xfe";
+	wt_manifest *m = build(&x);
+	fs_env e;
+	fs_open(&e);
+	wt_errbuf err;
+	int rv = e.s->ops->begin(e.s, m, &err);
+	assert_int_equal(rv, WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "UTF-8"));
+	assert_non_null(strstr(err.msg, "tensor 1 'b.\\xff\\xfe'"));
+	assert_null(strstr(err.msg, "out of memory"));
+	assert_no_output(&e);
+	wt_manifest_free(m);
+
+	mf_init(&x);
+	x.m.revision = "r\xc3"; /* truncated 2-byte sequence */
+	m = build(&x);
+	rv = e.s->ops->begin(e.s, m, &err);
+	assert_int_equal(rv, WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "weightd.revision"));
+	assert_non_null(strstr(err.msg, "UTF-8"));
+	assert_no_output(&e);
+	wt_manifest_free(m);
+
+	/* a valid multi-byte name is fine and reads back */
+	mf_init(&x);
+	x.te[1].name = "b.\xc3\xa9";
+	m = build(&x);
+	uint8_t data[64];
+	tu_fill(data, sizeof(data), 3);
+	assert_int_equal(e.s->ops->begin(e.s, m, &err), WT_OK);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(e.s->ops->tensor_begin(e.s, i, &err), WT_OK);
+		assert_int_equal(e.s->ops->write(e.s, i, 0, data, 64, &err), WT_OK);
+		assert_int_equal(e.s->ops->tensor_end(e.s, i, &err), WT_OK);
+	}
+	assert_int_equal(e.s->ops->end(e.s, &err), WT_OK);
+	size_t len = 0;
+	char *file = tu_read_file(e.path, &len);
+	assert_non_null(file);
+	uint64_t hl = 0;
+	assert_int_equal(st_check_prefix(file, len, &hl, &err), WT_OK);
+	st_file sf;
+	assert_int_equal(st_parse_header(file + 8, hl, len, &sf, &err), WT_OK);
+	assert_non_null(st_find(&sf, "b.\xc3\xa9"));
+	st_file_free(&sf);
+	free(file);
+	wt_manifest_free(m);
+	fs_close(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_file_sink_non_utf8),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
