@@ -12,7 +12,11 @@
  * A manifest's strings are bytes (protobuf-c does not check UTF-8, nor does
  * client/manifest.c), but a safetensors header is UTF-8 JSON: begin() refuses a
  * tensor name or metadata value that is not UTF-8, naming it, before any file
- * is created.
+ * is created. The sink also checks that the writes tile each tensor in order
+ * (what the fetcher promises, engine.h), as the host sink does: the
+ * safetensors writer counts only the bytes of the whole data section, so a
+ * write past one tensor's end into the next would still give a file whose
+ * header parses, with bytes in the wrong tensors.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,11 @@ struct wt_file_sink {
 	int do_fsync;
 	common_afile af; /* af.fd is -1 when no fetch is in progress */
 	st_writer *w;
+	/* the fetch in progress (w != NULL): borrowed manifest, open tensor */
+	const wt_manifest *m;
+	size_t cur;       /* tensor between tensor_begin and tensor_end; SIZE_MAX if none */
+	uint64_t written; /* bytes of tensor cur written */
+	size_t next;      /* tensor expected at the next tensor_begin */
 };
 
 static wt_file_sink *file_of(wt_sink *s)
@@ -42,6 +51,16 @@ static void f_abort(wt_sink *s)
 	st_writer_abort(f->w);
 	f->w = NULL;
 	common_afile_abort(&f->af);
+	f->m = NULL;
+}
+
+/* The name of tensor ti of the fetch in progress, for errors. */
+static const char *tensor_name(const wt_file_sink *f, size_t ti)
+{
+	wt_tensor_info t;
+	if (f->m == NULL || wt_manifest_tensor(f->m, ti, &t) != WT_OK)
+		return "?";
+	return t.name;
 }
 
 /* s goes into the header as a JSON string: it must be UTF-8 (else jansson
@@ -114,6 +133,10 @@ static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 		if (rv != WT_OK) {
 			wt_errprefix(err, "file sink '%s'", f->af.tmp);
 			f_abort(s);
+		} else {
+			f->m = m;
+			f->cur = SIZE_MAX;
+			f->next = 0;
 		}
 	}
 	free(d);
@@ -122,9 +145,14 @@ static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 
 static int f_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
 {
-	(void)s;
-	(void)ti;
-	(void)err;
+	wt_file_sink *f = file_of(s);
+	if (f->w == NULL || f->cur != SIZE_MAX || ti != f->next)
+		return wt_seterr(err, WT_EINVAL,
+		                 "file sink: tensor %zu begun out of order (expected tensor %zu%s)",
+		                 ti, f->next,
+		                 f->cur != SIZE_MAX ? ", after the open one ended" : "");
+	f->cur = ti;
+	f->written = 0;
 	return WT_OK;
 }
 
@@ -132,18 +160,34 @@ static int f_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t
                    wt_errbuf *err)
 {
 	wt_file_sink *f = file_of(s);
+	wt_tensor_info t;
+	if (f->w == NULL || ti != f->cur || off != f->written ||
+	    wt_manifest_tensor(f->m, ti, &t) != WT_OK || len > t.nbytes - off)
+		return wt_seterr(err, WT_EINVAL,
+		                 "file sink: tensor %zu '%s': write of %zu bytes at %llu out of "
+		                 "order or past its end (tensor %s open, %llu bytes written)",
+		                 ti, tensor_name(f, ti), len, (unsigned long long)off,
+		                 f->cur == ti ? "is" : "not", (unsigned long long)f->written);
 	int rv = st_writer_write(f->w, data, len, err);
 	if (rv != WT_OK)
 		return wt_errprefix(err, "file sink '%s': tensor %zu at %llu", f->af.tmp, ti,
 		                    (unsigned long long)off);
+	f->written += len;
 	return WT_OK;
 }
 
 static int f_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
 {
-	(void)s;
-	(void)ti;
-	(void)err;
+	wt_file_sink *f = file_of(s);
+	wt_tensor_info t;
+	if (f->w == NULL || ti != f->cur || wt_manifest_tensor(f->m, ti, &t) != WT_OK ||
+	    f->written != t.nbytes)
+		return wt_seterr(err, WT_EINVAL,
+		                 "file sink: tensor %zu '%s' ended incomplete or not open (%llu "
+		                 "bytes written)",
+		                 ti, tensor_name(f, ti), (unsigned long long)f->written);
+	f->cur = SIZE_MAX;
+	f->next = ti + 1;
 	return WT_OK;
 }
 
@@ -152,6 +196,7 @@ static int f_end(wt_sink *s, wt_errbuf *err)
 	wt_file_sink *f = file_of(s);
 	int rv = st_writer_close(f->w, err);
 	f->w = NULL;
+	f->m = NULL;
 	if (rv != WT_OK) {
 		wt_errprefix(err, "file sink '%s'", f->af.tmp);
 		f_abort(s);

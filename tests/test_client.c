@@ -409,6 +409,7 @@ static void test_sinks_direct(void **state)
 	assert_int_equal(wt_file_sink_create(&fs, path, 0, &err), WT_OK);
 	s = wt_file_sink_sink(fs);
 	assert_int_equal(s->ops->begin(s, m, &err), WT_OK);
+	assert_int_equal(s->ops->tensor_begin(s, 0, &err), WT_OK);
 	assert_int_equal(s->ops->write(s, 0, 0, data, 40, &err), WT_OK);
 	s->ops->abort(s);
 	assert_int_not_equal(access(path, F_OK), 0);
@@ -417,7 +418,9 @@ static void test_sinks_direct(void **state)
 	assert_int_not_equal(access(tmp, F_OK), 0);
 	/* end() before every byte arrived: error, nothing renamed */
 	assert_int_equal(s->ops->begin(s, m, &err), WT_OK);
+	assert_int_equal(s->ops->tensor_begin(s, 0, &err), WT_OK);
 	assert_int_equal(s->ops->write(s, 0, 0, data, 64, &err), WT_OK);
+	assert_int_equal(s->ops->tensor_end(s, 0, &err), WT_OK);
 	assert_int_not_equal(s->ops->end(s, &err), WT_OK);
 	assert_int_not_equal(access(path, F_OK), 0);
 	wt_file_sink_destroy(fs);

@@ -130,10 +130,79 @@ static void test_file_sink_non_utf8(void **state)
 	fs_close(&e);
 }
 
+/* Writes that do not tile each tensor (past its end into the next one, a
+ * tensor ended short, a write for another tensor than the one begun) would
+ * shift bytes between tensors of a file whose header still parses: refused
+ * like the host sink refuses them, and abort leaves nothing. */
+static void test_file_sink_tensor_bounds(void **state)
+{
+	(void)state;
+	mf x;
+	mf_init(&x);
+	wt_manifest *m = build(&x);
+	uint8_t data[128];
+	tu_fill(data, sizeof(data), 5);
+	fs_env e;
+	fs_open(&e);
+	wt_errbuf err;
+
+	/* tensor 0 is 64 bytes: 80 bytes spill into tensor 1 */
+	assert_int_equal(e.s->ops->begin(e.s, m, &err), WT_OK);
+	assert_int_equal(e.s->ops->tensor_begin(e.s, 0, &err), WT_OK);
+	assert_int_equal(e.s->ops->write(e.s, 0, 0, data, 80, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "a.weight"));
+	e.s->ops->abort(e.s);
+	assert_no_output(&e);
+
+	/* tensor 0 ended after 40 of 64 bytes, the rest sent as tensor 1 */
+	assert_int_equal(e.s->ops->begin(e.s, m, &err), WT_OK);
+	assert_int_equal(e.s->ops->tensor_begin(e.s, 0, &err), WT_OK);
+	assert_int_equal(e.s->ops->write(e.s, 0, 0, data, 40, &err), WT_OK);
+	assert_int_equal(e.s->ops->tensor_end(e.s, 0, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "a.weight"));
+	e.s->ops->abort(e.s);
+	assert_no_output(&e);
+
+	/* out of order: an offset that does not continue the tensor */
+	assert_int_equal(e.s->ops->begin(e.s, m, &err), WT_OK);
+	assert_int_equal(e.s->ops->tensor_begin(e.s, 0, &err), WT_OK);
+	assert_int_equal(e.s->ops->write(e.s, 0, 40, data, 24, &err), WT_EINVAL);
+	e.s->ops->abort(e.s);
+	assert_no_output(&e);
+
+	/* bytes for tensor 1 while tensor 0 is open */
+	assert_int_equal(e.s->ops->begin(e.s, m, &err), WT_OK);
+	assert_int_equal(e.s->ops->tensor_begin(e.s, 0, &err), WT_OK);
+	assert_int_equal(e.s->ops->write(e.s, 1, 0, data, 64, &err), WT_EINVAL);
+	assert_int_equal(e.s->ops->tensor_begin(e.s, 2, &err), WT_EINVAL);
+	e.s->ops->abort(e.s);
+	assert_no_output(&e);
+
+	/* the honest order, chunk by chunk, still works */
+	assert_int_equal(e.s->ops->begin(e.s, m, &err), WT_OK);
+	assert_int_equal(e.s->ops->tensor_begin(e.s, 0, &err), WT_OK);
+	assert_int_equal(e.s->ops->write(e.s, 0, 0, data, 40, &err), WT_OK);
+	assert_int_equal(e.s->ops->write(e.s, 0, 40, data + 40, 24, &err), WT_OK);
+	assert_int_equal(e.s->ops->tensor_end(e.s, 0, &err), WT_OK);
+	assert_int_equal(e.s->ops->tensor_begin(e.s, 1, &err), WT_OK);
+	assert_int_equal(e.s->ops->write(e.s, 1, 0, data + 64, 64, &err), WT_OK);
+	assert_int_equal(e.s->ops->tensor_end(e.s, 1, &err), WT_OK);
+	assert_int_equal(e.s->ops->end(e.s, &err), WT_OK);
+	size_t len = 0;
+	uint8_t *file = (uint8_t *)tu_read_file(e.path, &len);
+	assert_non_null(file);
+	assert_true(len >= 128);
+	assert_memory_equal(file + len - 128, data, 128);
+	free(file);
+	wt_manifest_free(m);
+	fs_close(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_file_sink_non_utf8),
+	    cmocka_unit_test(test_file_sink_tensor_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

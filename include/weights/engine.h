@@ -135,7 +135,9 @@ typedef struct wt_file_sink wt_file_sink; /* opaque; one fetch at a time */
  * path is untouched. Memory use does not grow with the shard size.
  * begin() refuses (WT_ECORRUPT, naming it; no file created) a tensor name or a
  * manifest model/revision/layout text that is not UTF-8, which a safetensors
- * header (UTF-8 JSON) cannot hold. path is copied. Caller owns *out (wt_file_sink_destroy()).
+ * header (UTF-8 JSON) cannot hold. Like the host sink it checks the callback
+ * order: a write out of order or past its tensor's end, or a tensor ended
+ * short, is WT_EINVAL naming the tensor. path is copied. Caller owns *out (wt_file_sink_destroy()).
  */
 WT_API int wt_file_sink_create(wt_file_sink **out, const char *path, int do_fsync, wt_errbuf *err);
 /* The sink to pass to wt_client_fetch(). Borrowed; valid until destroy. */
