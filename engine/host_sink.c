@@ -7,6 +7,11 @@
  * unverified bytes included: nobody sees them before end(). The update sink
  * (wt_host_sink_update_sink) instead writes the tensors it is given into the
  * buffers of the last successful fetch, in place (same pointers).
+ *
+ * Both check the callback order (engine.h) as the CUDA sink does: a write
+ * out of order or past its tensor's end, a tensor ended short, or end() before
+ * every tensor was complete is WT_EINVAL, and a full fetch then publishes
+ * nothing (no buffer holding bytes that were never written).
  */
 #include <stdlib.h>
 #include <stddef.h>
@@ -36,6 +41,8 @@ struct wt_host_sink {
 	wt_sink upd;
 	size_t *upd_map; /* update tensor -> index in done */
 	size_t upd_n;
+	size_t upd_cur;  /* update tensor open (tensor_begin..tensor_end); SIZE_MAX if none */
+	size_t upd_next; /* update tensor expected at the next tensor_begin */
 	uint64_t upd_written;
 };
 
@@ -143,8 +150,20 @@ static int h_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
 
 static int h_end(wt_sink *s, wt_errbuf *err)
 {
-	(void)err;
 	wt_host_sink *h = host_of(s);
+	for (size_t i = 0; i < h->cur.n; i++) {
+		const host_tensor *t = &h->cur.t[i];
+		if (t->written != t->nbytes) {
+			wt_seterr(err, WT_EINVAL,
+			          "host sink: tensor '%s' incomplete at end (%llu of %llu bytes); "
+			          "nothing published",
+			          t->name, (unsigned long long)t->written,
+			          (unsigned long long)t->nbytes);
+			set_free(&h->cur); /* end() failing means no abort() follows */
+			h->m = NULL;
+			return WT_EINVAL;
+		}
+	}
 	set_free(&h->done);
 	h->done = h->cur;
 	h->cur.t = NULL;
@@ -207,14 +226,20 @@ static int u_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 		h->upd_map[i] = k;
 	}
 	h->upd_n = n;
+	h->upd_cur = SIZE_MAX;
+	h->upd_next = 0;
 	return WT_OK;
 }
 
 static int u_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
 {
 	wt_host_sink *h = upd_of(s);
-	if (ti >= h->upd_n)
-		return wt_seterr(err, WT_EINVAL, "host sink update: tensor %zu out of range", ti);
+	if (ti >= h->upd_n || ti != h->upd_next || h->upd_cur != SIZE_MAX)
+		return wt_seterr(err, WT_EINVAL,
+		                 "host sink update: tensor %zu begun out of order (expected %zu of "
+		                 "%zu)",
+		                 ti, h->upd_next, h->upd_n);
+	h->upd_cur = ti;
 	h->upd_written = 0;
 	return WT_OK;
 }
@@ -223,7 +248,7 @@ static int u_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t
                    wt_errbuf *err)
 {
 	wt_host_sink *h = upd_of(s);
-	host_tensor *t = ti < h->upd_n ? &h->done.t[h->upd_map[ti]] : NULL;
+	host_tensor *t = ti < h->upd_n && ti == h->upd_cur ? &h->done.t[h->upd_map[ti]] : NULL;
 	if (t == NULL || off != h->upd_written || len > t->nbytes - off)
 		return wt_seterr(err, WT_EINVAL,
 		                 "host sink update: tensor %zu: write of %zu bytes at %llu out of "
@@ -237,25 +262,34 @@ static int u_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t
 static int u_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
 {
 	wt_host_sink *h = upd_of(s);
-	if (ti >= h->upd_n || h->upd_written != h->done.t[h->upd_map[ti]].nbytes)
+	if (ti >= h->upd_n || ti != h->upd_cur ||
+	    h->upd_written != h->done.t[h->upd_map[ti]].nbytes)
 		return wt_seterr(err, WT_EINVAL, "host sink update: tensor %zu ended incomplete",
 		                 ti);
-	return WT_OK;
-}
-
-static int u_end(wt_sink *s, wt_errbuf *err)
-{
-	(void)err;
-	wt_host_sink *h = upd_of(s);
-	free(h->upd_map);
-	h->upd_map = NULL;
-	h->upd_n = 0;
+	h->upd_cur = SIZE_MAX;
+	h->upd_next = ti + 1;
 	return WT_OK;
 }
 
 static void u_abort(wt_sink *s)
 {
-	u_end(s, NULL);
+	wt_host_sink *h = upd_of(s);
+	free(h->upd_map);
+	h->upd_map = NULL;
+	h->upd_n = 0;
+}
+
+static int u_end(wt_sink *s, wt_errbuf *err)
+{
+	wt_host_sink *h = upd_of(s);
+	int rv = WT_OK;
+	if (h->upd_map == NULL || h->upd_next != h->upd_n)
+		rv = wt_seterr(err, WT_EINVAL,
+		               "host sink update: end after %zu of %zu tensors; the tensors "
+		               "updated so far may hold partial bytes",
+		               h->upd_map != NULL ? h->upd_next : 0, h->upd_n);
+	u_abort(s);
+	return rv;
 }
 
 static const wt_sink_ops upd_ops = {

@@ -198,11 +198,128 @@ static void test_file_sink_tensor_bounds(void **state)
 	fs_close(&e);
 }
 
+/* Drive sink s through a whole honest fetch of m (every tensor 64 bytes). */
+static void honest(wt_sink *s, const wt_manifest *m, const uint8_t *data)
+{
+	wt_errbuf err;
+	assert_int_equal(s->ops->begin(s, m, &err), WT_OK);
+	for (size_t i = 0; i < wt_manifest_n_tensors(m); i++) {
+		assert_int_equal(s->ops->tensor_begin(s, i, &err), WT_OK);
+		assert_int_equal(s->ops->write(s, i, 0, data + 64 * i, 64, &err), WT_OK);
+		assert_int_equal(s->ops->tensor_end(s, i, &err), WT_OK);
+	}
+	assert_int_equal(s->ops->end(s, &err), WT_OK);
+}
+
+/* end() before every tensor was written: the host sink published buffers that
+ * were never written (malloc garbage) as the fetch's results. Now WT_EINVAL
+ * naming the tensor, and the previous results stay. */
+static void test_host_sink_end_incomplete(void **state)
+{
+	(void)state;
+	mf x;
+	mf_init(&x);
+	wt_manifest *m = build(&x);
+	uint8_t data[128], other[128];
+	tu_fill(data, sizeof(data), 11);
+	tu_fill(other, sizeof(other), 12);
+	wt_host_sink *h;
+	wt_errbuf err;
+	assert_int_equal(wt_host_sink_create(&h, &err), WT_OK);
+	wt_sink *s = wt_host_sink_sink(h);
+	honest(s, m, data);
+
+	/* a second fetch ends after tensor 0 only */
+	assert_int_equal(s->ops->begin(s, m, &err), WT_OK);
+	assert_int_equal(s->ops->tensor_begin(s, 0, &err), WT_OK);
+	assert_int_equal(s->ops->write(s, 0, 0, other, 64, &err), WT_OK);
+	assert_int_equal(s->ops->tensor_end(s, 0, &err), WT_OK);
+	assert_int_equal(s->ops->end(s, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "b.weight"));
+	const void *d;
+	uint64_t n;
+	assert_int_equal(wt_host_sink_find(h, "b.weight", &d, &n), WT_OK);
+	assert_int_equal(n, 64);
+	assert_memory_equal(d, data + 64, 64); /* the first fetch's bytes */
+	assert_int_equal(wt_host_sink_find(h, "a.weight", &d, &n), WT_OK);
+	assert_memory_equal(d, data, 64);
+
+	/* end() right after begin(): nothing published either */
+	wt_host_sink_destroy(h);
+	assert_int_equal(wt_host_sink_create(&h, &err), WT_OK);
+	s = wt_host_sink_sink(h);
+	assert_int_equal(s->ops->begin(s, m, &err), WT_OK);
+	assert_int_equal(s->ops->end(s, &err), WT_EINVAL);
+	assert_int_equal(wt_host_sink_n_tensors(h), 0);
+	assert_int_equal(wt_host_sink_find(h, "a.weight", &d, &n), WT_ENOTFOUND);
+	wt_host_sink_destroy(h);
+	wt_manifest_free(m);
+}
+
+/* The update sink kept one byte counter for all tensors and did not check
+ * which tensor was open: the bytes of tensor 0's tail could be written as the
+ * tail of tensor 1 and tensor 1 "ended complete" with its head never written;
+ * end() did not check that every tensor was done. Now each is WT_EINVAL. */
+static void test_host_update_order(void **state)
+{
+	(void)state;
+	mf x;
+	mf_init(&x);
+	wt_manifest *m = build(&x);
+	uint8_t data[128], upd[128];
+	tu_fill(data, sizeof(data), 21);
+	tu_fill(upd, sizeof(upd), 22);
+	wt_host_sink *h;
+	wt_errbuf err;
+	assert_int_equal(wt_host_sink_create(&h, &err), WT_OK);
+	honest(wt_host_sink_sink(h), m, data);
+	wt_sink *u = wt_host_sink_update_sink(h);
+
+	/* 40 bytes of tensor 0, then tensor 1's bytes [40, 64) while 0 is open */
+	assert_int_equal(u->ops->begin(u, m, &err), WT_OK);
+	assert_int_equal(u->ops->tensor_begin(u, 0, &err), WT_OK);
+	assert_int_equal(u->ops->write(u, 0, 0, upd, 40, &err), WT_OK);
+	assert_int_equal(u->ops->write(u, 1, 40, upd + 104, 24, &err), WT_EINVAL);
+	assert_int_equal(u->ops->tensor_end(u, 1, &err), WT_EINVAL);
+	u->ops->abort(u);
+	const void *d;
+	uint64_t n;
+	assert_int_equal(wt_host_sink_find(h, "b.weight", &d, &n), WT_OK);
+	assert_memory_equal(d, data + 64, 64); /* tensor 1 untouched */
+
+	/* tensors begun out of order */
+	assert_int_equal(u->ops->begin(u, m, &err), WT_OK);
+	assert_int_equal(u->ops->tensor_begin(u, 1, &err), WT_EINVAL);
+	u->ops->abort(u);
+
+	/* end() after tensor 0 of 2 */
+	assert_int_equal(u->ops->begin(u, m, &err), WT_OK);
+	assert_int_equal(u->ops->tensor_begin(u, 0, &err), WT_OK);
+	assert_int_equal(u->ops->write(u, 0, 0, upd, 64, &err), WT_OK);
+	assert_int_equal(u->ops->tensor_end(u, 0, &err), WT_OK);
+	assert_int_equal(u->ops->end(u, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "1 of 2"));
+
+	/* an honest update still works, in place */
+	assert_int_equal(wt_host_sink_find(h, "a.weight", &d, &n), WT_OK);
+	honest(u, m, upd);
+	const void *d2;
+	assert_int_equal(wt_host_sink_find(h, "a.weight", &d2, &n), WT_OK);
+	assert_ptr_equal(d, d2);
+	assert_memory_equal(d2, upd, 64);
+	assert_int_equal(wt_host_sink_find(h, "b.weight", &d2, &n), WT_OK);
+	assert_memory_equal(d2, upd + 64, 64);
+	wt_host_sink_destroy(h);
+	wt_manifest_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_file_sink_non_utf8),
 	    cmocka_unit_test(test_file_sink_tensor_bounds),
+	    cmocka_unit_test(test_host_sink_end_incomplete),
+	    cmocka_unit_test(test_host_update_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

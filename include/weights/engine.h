@@ -117,7 +117,10 @@ WT_API void wt_host_sink_destroy(wt_host_sink *h); /* NULL is a no-op */
  * bytes. begin() refuses (WT_ELAYOUT, nothing written) a tensor the sink does
  * not hold or holds with another size. Bytes are written as they are verified
  * chunk by chunk: after a failed update the changed tensors may hold partial
- * bytes (run the update again, or a full fetch). Borrowed; valid until destroy.
+ * bytes (run the update again, or a full fetch). Both sinks check the callback
+ * order: a write out of order or past its tensor's end, a tensor ended short,
+ * or end() before every tensor was complete is WT_EINVAL (a full fetch then
+ * publishes nothing). Borrowed; valid until destroy.
  */
 WT_API wt_sink *wt_host_sink_update_sink(wt_host_sink *h);
 
