@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/common.h"
 #include "loader/loader.h"
@@ -120,6 +121,14 @@ static int f_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 		snprintf(what, sizeof(what), "__metadata__ %s", meta[i].key);
 		rv = check_utf8(meta[i].value, what, err);
 	}
+	/* A folder at path would fail only at the rename in end(), after the whole
+	 * shard was fetched and written. */
+	struct stat sb;
+	if (rv == WT_OK && stat(f->path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		rv = wt_seterr(err, WT_EINVAL,
+		               "file sink: output path '%s' is a folder; give the path of a "
+		               "file in it (e.g. '%s%srank0.safetensors')",
+		               f->path, f->path, f->path[strlen(f->path) - 1] == '/' ? "" : "/");
 	if (rv != WT_OK) {
 		free(d);
 		return rv;

@@ -198,6 +198,39 @@ static void test_file_sink_tensor_bounds(void **state)
 	fs_close(&e);
 }
 
+/* An output path that is a folder failed only at the rename in end(), after
+ * the whole shard was fetched and written, with a hint about permissions and
+ * space. Now begin() refuses it before any byte, naming the folder. */
+static void test_file_sink_path_is_folder(void **state)
+{
+	(void)state;
+	mf x;
+	mf_init(&x);
+	wt_manifest *m = build(&x);
+	char *dir = tu_mkdtemp("sinkd");
+	char path2[4096];
+	snprintf(path2, sizeof(path2), "%s/", dir);
+	const char *paths[] = {dir, path2};
+	for (int k = 0; k < 2; k++) {
+		wt_file_sink *fs;
+		wt_errbuf err;
+		assert_int_equal(wt_file_sink_create(&fs, paths[k], 0, &err), WT_OK);
+		wt_sink *s = wt_file_sink_sink(fs);
+		assert_int_equal(s->ops->begin(s, m, &err), WT_EINVAL);
+		assert_non_null(strstr(err.msg, "is a folder"));
+		assert_non_null(strstr(err.msg, "rank0.safetensors"));
+		wt_file_sink_destroy(fs);
+	}
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", dir, (long)getpid());
+	assert_int_not_equal(access(tmp, F_OK), 0);
+	snprintf(tmp, sizeof(tmp), "%s/.tmp.%ld", dir, (long)getpid());
+	assert_int_not_equal(access(tmp, F_OK), 0);
+	tu_rmrf(dir);
+	free(dir);
+	wt_manifest_free(m);
+}
+
 /* Drive sink s through a whole honest fetch of m (every tensor 64 bytes). */
 static void honest(wt_sink *s, const wt_manifest *m, const uint8_t *data)
 {
@@ -318,6 +351,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_file_sink_non_utf8),
 	    cmocka_unit_test(test_file_sink_tensor_bounds),
+	    cmocka_unit_test(test_file_sink_path_is_folder),
 	    cmocka_unit_test(test_host_sink_end_incomplete),
 	    cmocka_unit_test(test_host_update_order),
 	};

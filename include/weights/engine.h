@@ -138,7 +138,8 @@ typedef struct wt_file_sink wt_file_sink; /* opaque; one fetch at a time */
  * path is untouched. Memory use does not grow with the shard size.
  * begin() refuses (WT_ECORRUPT, naming it; no file created) a tensor name or a
  * manifest model/revision/layout text that is not UTF-8, which a safetensors
- * header (UTF-8 JSON) cannot hold. Like the host sink it checks the callback
+ * header (UTF-8 JSON) cannot hold, and (WT_EINVAL) a path that is a folder.
+ * Like the host sink it checks the callback
  * order: a write out of order or past its tensor's end, or a tensor ended
  * short, is WT_EINVAL naming the tensor. path is copied. Caller owns *out (wt_file_sink_destroy()).
  */
