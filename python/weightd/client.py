@@ -15,6 +15,23 @@ _OPTS = ("connect_timeout_ms", "request_timeout_ms", "manifest_timeout_ms", "win
          "max_message_bytes", "hash_refetch", "retry_budget_ms", "cut_through", "stream")
 
 
+def _opt_value(name, v):
+    """v checked against the range of wt_client_opts member name: ctypes would
+    store it modulo 2^bits (window=2**32 + 8 would become 8, -1 a huge
+    timeout), so anything outside is WT_EINVAL naming the option. The int
+    flags (cut_through, stream) also take a bool."""
+    ctype = dict(_lib.ClientOpts._fields_)[name]
+    flag = ctype is _lib.c_int
+    if flag and isinstance(v, bool):
+        return int(v)
+    bits = 8 * ctypes.sizeof(ctype)
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if flag else (0, (1 << bits) - 1)
+    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+        raise Error(_lib.WT_EINVAL, "WT_EINVAL",
+                    "weightd.Client: %s=%r: want an integer %d..%d" % (name, v, lo, hi))
+    return v
+
+
 class Shard(dict):
     """What Client.fetch() returns: {runtime name: array or tensor}, in manifest
     order, every value a view of the library's host buffers (no copy). The
@@ -150,7 +167,7 @@ class Client:
             if k not in _OPTS:
                 raise TypeError("weightd.Client: unknown option %r (known: %s)" %
                                 (k, ", ".join(_OPTS)))
-            setattr(o, k, v)
+            setattr(o, k, _opt_value(k, v))
         self._c = ctypes.c_void_p()
         self._lock = threading.Lock()
         self._active = 0
