@@ -7,7 +7,10 @@
  *   - libweights: an ok reply that announces error text (msg_len > 0) is a
  *     framing error that ends the stream, and the fetch goes on over messages
  *     (the client used to take the text for the chunk's first bytes: a
- *     WT_EHASH blamed on the chunk, then a stream out of step).
+ *     WT_EHASH blamed on the chunk, then a stream out of step);
+ *   - weightd: a peer that stops reading its replies has its stream ended
+ *     after send_timeout_ms (it held the chunks it was sent for as long as it
+ *     stayed connected: write-behind RAM that cut-through productions wait for).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <cmocka.h>
 
@@ -208,11 +215,120 @@ static void test_ok_reply_with_text(void **state)
 	hw_stop(h);
 }
 
+/* A llama with 4 MiB chunks (embed and lm_head 8 MiB each), F32. */
+static const char wide_config[] =
+    "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", "
+    "\"hidden_size\": 512, \"num_attention_heads\": 8, \"num_key_value_heads\": 8, "
+    "\"intermediate_size\": 512, \"num_hidden_layers\": 1, \"vocab_size\": 4096, "
+    "\"tie_word_embeddings\": false, \"torch_dtype\": \"float32\"}";
+
+static void write_wide(const char *models)
+{
+	static const char *const sq[] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+	                                 "self_attn.o_proj", "mlp.gate_proj",    "mlp.up_proj",
+	                                 "mlp.down_proj"};
+	tw_descs t;
+	memset(&t, 0, sizeof(t));
+	tw_add(&t, "model.embed_tokens.weight", 2, 4096, 512);
+	tw_add(&t, "lm_head.weight", 2, 4096, 512);
+	tw_add(&t, "model.norm.weight", 1, 512, 0);
+	tw_add(&t, "model.layers.0.input_layernorm.weight", 1, 512, 0);
+	tw_add(&t, "model.layers.0.post_attention_layernorm.weight", 1, 512, 0);
+	for (size_t i = 0; i < sizeof(sq) / sizeof(sq[0]); i++) {
+		char name[96];
+		snprintf(name, sizeof(name), "model.layers.0.%s.weight", sq[i]);
+		tw_add(&t, name, 2, 512, 512);
+	}
+	char *dir = tu_path(models, "wide");
+	assert_int_equal(tu_write_ckpt(dir, wide_config, t.d, t.n, 1, SEED), 0);
+	free(dir);
+}
+
+/* A plain TCP connection to the stream URL with a tiny receive buffer (set
+ * before connecting, so the window stays small): a reader that stops. */
+static int raw_dial_small(const char *url)
+{
+	int port = 0;
+	assert_int_equal(sscanf(url, "tcp://127.0.0.1:%d", &port), 1);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	int sz = 4096;
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)), 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* A client that asks for two 4 MiB chunks on its stream and stops reading:
+ * with send_timeout_ms 500 weightd ends the stream (the replies it held are
+ * let go) instead of holding them for as long as the peer stays connected.
+ * Read afterwards, the stream ends before the 8 MiB asked for. */
+static void test_stalled_reader(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("bulk-hostile-stall", SEED);
+	write_wide(e->models);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", "tcp://127.0.0.1:0", "test", &err),
+	                 WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "chunk_bytes", "4M", "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "send_timeout_ms", "500", "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	tw_reply h = tw_hello(s, WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION, NULL);
+	assert_int_equal(h.r->body_case, WEIGHTS__REPLY__BODY_HELLO);
+	tw_reply m = tw_manifest(s, "wide", 1, 0); /* produced and committed */
+	assert_int_equal(m.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	const Weights__Manifest *mf = m.r->manifest;
+	const Weights__ChunkRef *big = NULL;
+	for (size_t i = 0; i < mf->n_tensors; i++)
+		for (size_t k = 0; k < mf->tensors[i]->n_chunks; k++)
+			if (big == NULL || mf->tensors[i]->chunks[k]->nbytes > big->nbytes)
+				big = mf->tensors[i]->chunks[k];
+	assert_non_null(big);
+	assert_int_equal(big->nbytes, 4u << 20);
+	int fd = raw_dial_small(h.r->hello->stream_url);
+	uint8_t o[BULK_OPEN_BYTES];
+	bulk_open_encode(h.r->hello->stream_ticket.data, o);
+	assert_int_equal(write(fd, o, sizeof(o)), (ssize_t)sizeof(o));
+	for (uint64_t id = 1; id <= 2; id++) {
+		bulk_req q = {.id = id, .shard_id_len = (uint32_t)mf->shard_id.len};
+		memcpy(q.hash, big->hash.data, 16);
+		uint8_t b[BULK_REQ_BYTES + BULK_MAX_SHARD_ID];
+		bulk_req_encode(&q, b);
+		memcpy(b + BULK_REQ_BYTES, mf->shard_id.data, mf->shard_id.len);
+		size_t n = BULK_REQ_BYTES + mf->shard_id.len;
+		assert_int_equal(write(fd, b, n), (ssize_t)n);
+	}
+	usleep(2000 * 1000); /* not reading: the replies stop moving */
+	uint64_t want = 2 * (BULK_REPLY_BYTES + (4u << 20)), got = 0;
+	static uint8_t buf[1 << 16];
+	struct timeval tv = {.tv_sec = 5};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (ssize_t r; got < want && (r = read(fd, buf, sizeof(buf))) > 0;)
+		got += (uint64_t)r;
+	printf("a reader that stopped for 2 s, send_timeout_ms 500: %llu of %llu bytes, then %s\n",
+	       (unsigned long long)got, (unsigned long long)want,
+	       got < want ? "the stream ended" : "all of it (still open)");
+	assert_true(got < want);
+	close(fd);
+	/* the daemon goes on serving */
+	tw_reply x = tw_list_models(s);
+	assert_int_equal(x.rv, WT_OK);
+	tw_reply_free(&x);
+	tw_reply_free(&m);
+	tw_reply_free(&h);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trickled_open),
 	    cmocka_unit_test(test_ok_reply_with_text),
+	    cmocka_unit_test(test_stalled_reader),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

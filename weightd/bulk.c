@@ -190,6 +190,10 @@ static void send_more(wd_bconn *b)
 		skip = 0;
 		n++;
 	}
+	/* per send: a TCP send completes with what the socket took, so this is
+	 * the longest a reply may move no byte (a peer that stopped reading) */
+	uint64_t ms = b->bk->srv->cfg->send_timeout_ms;
+	nng_aio_set_timeout(b->saio, ms > 0 ? (nng_duration)ms : NNG_DURATION_INFINITE);
 	nng_aio_set_iov(b->saio, n, v);
 	nng_stream_send(b->st, b->saio);
 }
@@ -471,8 +475,11 @@ static void send_cb(void *arg)
 		pthread_mutex_lock(&bk->lk);
 		b->sending = 0;
 		pthread_mutex_unlock(&bk->lk);
-		bconn_kill(b,
-		           nrv == NNG_ECLOSED || nrv == NNG_ECONNSHUT ? NULL : nng_strerror(nrv));
+		bconn_kill(b, nrv == NNG_ECLOSED || nrv == NNG_ECONNSHUT ? NULL
+		              : nrv == NNG_ETIMEDOUT
+		                  ? "a reply moved no byte for send_timeout_ms: the peer stopped "
+		                    "reading; its stream is closed and the chunk it held let go"
+		                  : nng_strerror(nrv));
 		return;
 	}
 	b->sdone += nng_aio_count(b->saio);
