@@ -76,6 +76,16 @@ static int build_header(st_writer *w, const st_desc *descs, size_t n, const st_k
 			               "__metadata__ entry %zu has a NULL key/value", i);
 			goto fail;
 		}
+		/* jansson refuses a string that is not UTF-8, which would read as
+		 * out of memory below: a safetensors header is UTF-8 JSON */
+		if (!common_utf8_valid(meta[i].key, strlen(meta[i].key), false) ||
+		    !common_utf8_valid(meta[i].value, strlen(meta[i].value), false)) {
+			rv = wt_seterr(err, WT_EINVAL,
+			               "__metadata__ entry %zu: key or value is not valid UTF-8 "
+			               "(a safetensors header is UTF-8 JSON)",
+			               i);
+			goto fail;
+		}
 		if (json_object_get(m, meta[i].key) != NULL) {
 			rv = wt_seterr(err, WT_EDUP, "__metadata__ '%s': duplicate key",
 			               meta[i].key);
@@ -96,6 +106,14 @@ static int build_header(st_writer *w, const st_desc *descs, size_t n, const st_k
 		const st_desc *d = &descs[i];
 		if (d->name == NULL || d->name[0] == '\0' || strcmp(d->name, "__metadata__") == 0) {
 			rv = wt_seterr(err, WT_EINVAL, "tensor %zu: name is empty or reserved", i);
+			goto fail;
+		}
+		if (!common_utf8_valid(d->name, strlen(d->name), false)) {
+			rv = wt_seterr(
+			    err, WT_EINVAL,
+			    "tensor %zu: name is not valid UTF-8 (a safetensors header is "
+			    "UTF-8 JSON)",
+			    i);
 			goto fail;
 		}
 		if (json_object_get(root, d->name) != NULL) {

@@ -374,6 +374,13 @@ static void test_writer_rejects(void **state)
 	st_kv kv[] = {{"k", "1"}, {"k", "2"}};
 	st_desc ok[] = {{"a", WT_F32, 1, {1}}};
 	assert_int_equal(st_writer_open(&w, ok, 1, kv, 2, mem_write, &m, &err), WT_EDUP);
+	/* not UTF-8: said so, not "out of memory" (jansson refuses such strings) */
+	st_desc latin[] = {{"caf\xe9", WT_F32, 1, {1}}};
+	assert_int_equal(st_writer_open(&w, latin, 1, NULL, 0, mem_write, &m, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "tensor 0: name is not valid UTF-8"));
+	st_kv kv8[] = {{"k", "\xff"}};
+	assert_int_equal(st_writer_open(&w, ok, 1, kv8, 1, mem_write, &m, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "__metadata__ entry 0"));
 	assert_int_equal(m.n, 0); /* nothing written on a rejected open */
 	assert_null(w);
 
