@@ -5,7 +5,7 @@ import logging
 import threading
 
 from . import _arrays, _lib
-from .errors import Cancelled, Error, check, make
+from .errors import Cancelled, Error, check, cstr, make
 from .manifest import LAYOUT_KEYS, MODES, AdminResult, LayoutArg, Manifest, ModelInfo, _s
 
 _ADMIN_OPS = {"stats": 1, "warm": 2, "evict": 3, "verify": 4, "reclaim": 7}
@@ -63,7 +63,8 @@ class _HostSink:
 
     def find(self, name):
         data, n = ctypes.c_void_p(), ctypes.c_uint64()
-        rc = _lib.wt_host_sink_find(self.h, name.encode(), ctypes.byref(data), ctypes.byref(n))
+        rc = _lib.wt_host_sink_find(self.h, cstr(name, "tensor name"), ctypes.byref(data),
+                                    ctypes.byref(n))
         check(rc, None)
         return data.value or 0, n.value
 
@@ -157,12 +158,12 @@ class Client:
     def __init__(self, endpoints, token=None, client_id=None, **opts):
         if isinstance(endpoints, str):
             endpoints = [endpoints]
-        endpoints = [str(e).encode() for e in endpoints]
+        endpoints = [cstr(e, "endpoint") for e in endpoints]
         o = _lib.versioned(_lib.ClientOpts, _lib.wt_client_opts_init)
         eps = (ctypes.c_char_p * max(len(endpoints), 1))(*endpoints)
         o.endpoints, o.n_endpoints = eps, len(endpoints)
-        o.token = token.encode() if token is not None else None
-        o.client_id = client_id.encode() if client_id is not None else b"weightd-python"
+        o.token = cstr(token, "token") if token is not None else None
+        o.client_id = cstr(client_id, "client_id") if client_id is not None else b"weightd-python"
         for k, v in opts.items():
             if k not in _OPTS:
                 raise TypeError("weightd.Client: unknown option %r (known: %s)" %
@@ -258,7 +259,7 @@ class Client:
             raise Error(_lib.WT_EINVAL, "WT_EINVAL", "admin warm: layout keywords need a model")
         lay = LayoutArg(**layout) if layout else None
         return self._admin_call(_lib.wt_client_admin, _ADMIN_OPS[op],
-                                model.encode() if model else None,
+                                cstr(model, "model") if model else None,
                                 ctypes.byref(lay.c) if lay else None)
 
     def register(self, model, uri, progress=None):
@@ -272,7 +273,9 @@ class Client:
         here; the registration goes on in the server (unregister() cancels
         it). With a libweights older than 1.4 progress is never called."""
         if _lib.wt_client_register_progress is None:  # libweights < 1.4
-            return self._admin_call(_lib.wt_client_register, model.encode(), uri.encode())
+            return self._admin_call(_lib.wt_client_register, cstr(model, "model"),
+                                    cstr(uri, "uri"))
+        cmodel, curi = cstr(model, "model"), cstr(uri, "uri")
         stop, raised, done = threading.Event(), [], {}
 
         def cb(_ctx, read, total):  # on the worker thread below
@@ -291,7 +294,7 @@ class Client:
         def run():
             try:
                 done["out"] = self._admin_call(_lib.wt_client_register_progress,
-                                               model.encode(), uri.encode(), fn, None)
+                                               cmodel, curi, fn, None)
             except BaseException as e:
                 done["err"] = e
 
@@ -316,7 +319,7 @@ class Client:
         """Remove a model added by register() (one being registered too: its
         open is canceled); its cached shards stay until admin("evict",
         model). Returns the AdminResult."""
-        return self._admin_call(_lib.wt_client_unregister, model.encode())
+        return self._admin_call(_lib.wt_client_unregister, cstr(model, "model"))
 
     def manifest(self, model, mode="partitioned", **layout):
         """The manifest of one rank. layout keywords: tp_size, tp_rank, ep_size,
@@ -358,7 +361,7 @@ class Client:
         out, err = ctypes.c_void_p(), _lib.ErrBuf()
         self._enter()
         try:
-            rc = _lib.wt_client_get_manifest(self._c, model.encode(), ctypes.byref(lay.c),
+            rc = _lib.wt_client_get_manifest(self._c, cstr(model, "model"), ctypes.byref(lay.c),
                                              ctypes.byref(out), ctypes.byref(err))
         finally:
             self._leave()

@@ -37,6 +37,29 @@ def make(code, message):
     return cls(code, name, message)
 
 
+def cstr(value, what):
+    """value (str, or bytes as they are) as the C string libweights gets: a
+    str is UTF-8 encoded; a NUL would end the C string early ("a\\0b" would
+    name "a"), and anything else would fail deep inside as an AttributeError,
+    so both are WT_EINVAL naming the argument."""
+    if isinstance(value, str):
+        try:
+            b = value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise Error(_lib.WT_EINVAL, "WT_EINVAL", "%s %r: not encodable as UTF-8 (%s)" %
+                        (what, value, e.reason)) from None
+    elif isinstance(value, (bytes, bytearray)):
+        b = bytes(value)
+    else:
+        raise Error(_lib.WT_EINVAL, "WT_EINVAL",
+                    "%s %r: want a str (or bytes), not %s" % (what, value, type(value).__name__))
+    if b"\0" in b:
+        raise Error(_lib.WT_EINVAL, "WT_EINVAL",
+                    "%s %r contains a NUL byte, where a C string ends; remove it" %
+                    (what, value))
+    return b
+
+
 def check(rc, err):
     """Raise for a non-zero return code with the message of the wt_errbuf."""
     if rc != _lib.WT_OK:

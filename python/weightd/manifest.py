@@ -4,7 +4,7 @@ import ctypes
 from collections import namedtuple
 
 from . import _lib
-from .errors import Error, check
+from .errors import Error, check, cstr
 
 _DTYPES = {"source": 0, "fp32": 2, "fp16": 3, "bf16": 4}
 _W13 = {"gate_up": 0, "up_gate": 1}
@@ -49,7 +49,7 @@ class LayoutArg:
         self.c = lay
         err = _lib.ErrBuf()
         q = ctypes.c_int()
-        check(_lib.wt_quant_from_name(str(quant).encode(), ctypes.byref(q), ctypes.byref(err)),
+        check(_lib.wt_quant_from_name(cstr(str(quant), "quant"), ctypes.byref(q), ctypes.byref(err)),
               err)
         for k, v in (("tp_size", tp_size), ("tp_rank", tp_rank), ("ep_size", ep_size),
                      ("ep_rank", ep_rank), ("group_size", group_size),
@@ -65,13 +65,13 @@ class LayoutArg:
         if isinstance(exclude, str):
             exclude = [exclude]
         for pat in exclude:
-            check(_lib.wt_layout_add_exclude(ctypes.byref(lay), pat.encode(), ctypes.byref(err)),
-                  err)
+            check(_lib.wt_layout_add_exclude(ctypes.byref(lay), cstr(pat, "exclude pattern"),
+                                             ctypes.byref(err)), err)
         lay.raw = 1 if raw else 0
         if isinstance(include, str):
             include = [include]
         for name in include:
-            check(_lib.wt_layout_add_include(ctypes.byref(lay), name.encode(),
+            check(_lib.wt_layout_add_include(ctypes.byref(lay), cstr(name, "include name"),
                                              ctypes.byref(err)), err)
         check(_lib.wt_layout_check(ctypes.byref(lay), ctypes.byref(err)), err)
 

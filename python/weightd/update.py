@@ -7,7 +7,7 @@ import ctypes
 from types import SimpleNamespace
 
 from . import _lib
-from .errors import check
+from .errors import check, cstr
 
 
 def watch(client, model, known_revision=None, timeout_ms=0):
@@ -15,10 +15,11 @@ def watch(client, model, known_revision=None, timeout_ms=0):
     equal to it, the server holds the request until the next revision appears
     or timeout_ms passes (capped at 60000 by the server)."""
     out, changed, err = (ctypes.c_char * 65)(), ctypes.c_int(), _lib.ErrBuf()
-    known = (known_revision or "").encode()
+    known = cstr(known_revision or "", "known_revision")
+    cmodel = cstr(model, "model")
     client._enter()
     try:
-        rc = _lib.wt_client_watch(client._c, model.encode(), known, int(timeout_ms), out,
+        rc = _lib.wt_client_watch(client._c, cmodel, known, int(timeout_ms), out,
                                   ctypes.byref(changed), ctypes.byref(err))
     finally:
         client._leave()
