@@ -14,11 +14,13 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: weightctl admin --endpoint URL stats|warm|evict|verify|reclaim\n"
-	           "                       [--model NAME [layout flags]]\n"
+	fprintf(f, "usage: weightctl admin --endpoint URL stats|verify|reclaim\n"
+	           "       weightctl admin --endpoint URL warm --model NAME [layout flags]\n"
+	           "       weightctl admin --endpoint URL evict [--model NAME]\n"
 	           "       weightctl admin --endpoint URL register --model NAME --uri URI\n"
 	           "       weightctl admin --endpoint URL unregister --model NAME\n"
-	           "warm produces a layout into the cache, evict drops cached shards, verify\n"
+	           "warm produces a layout into the cache (no layout flags: the default one),\n"
+	           "evict drops cached shards (of every layout; no --model: all), verify\n"
 	           "re-hashes cached chunks (exit 1 if any is bad), stats prints counters,\n"
 	           "reclaim gives back disk space held by dead chunks (prints disk bytes\n"
 	           "before and after).\n"
@@ -129,6 +131,34 @@ static int check_register_args(const admin_args *aa, const ctl_remote *r)
 	return CTL_USAGE;
 }
 
+/* The cache ops: warm needs --model and alone takes layout flags (none: the
+ * default layout); evict takes --model (none: every model), but no layout:
+ * it drops the model's shards of every layout, so a layout flag would read
+ * as "this layout only"; stats, verify and reclaim work on the whole cache.
+ * CTL_OK or CTL_USAGE (printed). */
+static int check_cache_args(const admin_args *aa, const ctl_remote *r)
+{
+	const char *msg = NULL;
+	if (aa->op == WT_ADMIN_REGISTER || aa->op == WT_ADMIN_UNREGISTER)
+		return CTL_OK;
+	if (aa->op == WT_ADMIN_WARM && r->model == NULL)
+		msg = "warm needs --model NAME (and the layout flags of the layout to produce)";
+	else if (aa->op == WT_ADMIN_EVICT && r->layout_given)
+		msg = "evict drops the model's cached shards of every layout; drop the layout "
+		      "flags (only warm takes them)";
+	else if (aa->op != WT_ADMIN_WARM && aa->op != WT_ADMIN_EVICT &&
+	         (r->model != NULL || r->layout_given))
+		msg = aa->op == WT_ADMIN_RECLAIM
+		          ? "reclaim works on the whole cache; drop --model and the layout flags"
+		      : aa->op == WT_ADMIN_VERIFY
+		          ? "verify re-hashes the whole cache; drop --model and the layout flags"
+		          : "stats are of the whole cache; drop --model and the layout flags";
+	if (msg == NULL)
+		return CTL_OK;
+	fprintf(stderr, "weightctl admin: %s\n", msg);
+	return CTL_USAGE;
+}
+
 int ctl_admin(int argc, char **argv)
 {
 	admin_args aa = {.have_op = 0, .op = WT_ADMIN_STATS, .uri = NULL};
@@ -149,18 +179,8 @@ int ctl_admin(int argc, char **argv)
 		goto done;
 	if ((code = check_register_args(&aa, &r)) != CTL_OK)
 		goto done;
-	if (aa.op == WT_ADMIN_RECLAIM && (r.model != NULL || r.layout_given)) {
-		fprintf(stderr,
-		        "weightctl admin: reclaim works on the whole cache; drop --model and "
-		        "the layout flags\n");
-		code = CTL_USAGE;
+	if ((code = check_cache_args(&aa, &r)) != CTL_OK)
 		goto done;
-	}
-	if (r.layout_given && r.model == NULL) {
-		fprintf(stderr, "weightctl admin: layout flags need --model NAME\n");
-		code = CTL_USAGE;
-		goto done;
-	}
 	int rv;
 	if (r.layout_given && (rv = wt_layout_check(&r.layout, &err)) != WT_OK) {
 		ctl_remote_perror("admin", rv, &err);
@@ -173,8 +193,8 @@ int ctl_admin(int argc, char **argv)
 	if (aa.op == WT_ADMIN_REGISTER)
 		rv = wt_client_register_progress(c, r.model, aa.uri, reg_progress, &rw, &res, &err);
 	else
-		rv = wt_client_admin(c, aa.op, r.model, r.layout_given ? &r.layout : NULL, &res,
-		                     &err);
+		rv = wt_client_admin(c, aa.op, r.model, aa.op == WT_ADMIN_WARM ? &r.layout : NULL,
+		                     &res, &err);
 	if (rv != WT_OK) {
 		ctl_remote_perror("admin", rv, &err);
 		code = ctl_remote_exit(rv);

@@ -108,9 +108,16 @@ static int remote_flag(void *ctx, const char *cmd, const char *f, const char *v)
 	wt_client_opts *o = &r->o;
 	if (strcmp(f, "--endpoint") == 0)
 		return endpoint_flag(r, cmd, v);
-	if (strcmp(f, "--model") == 0)
+	if (strcmp(f, "--model") == 0) {
+		if (v[0] == '\0') { /* "" reads as no model: admin evict would drop all */
+			fprintf(stderr,
+			        "weightctl %s: --model '': name a model (weightctl models lists "
+			        "them)\n",
+			        cmd);
+			return -1;
+		}
 		r->model = v;
-	else if (strcmp(f, "--timeout-ms") == 0)
+	} else if (strcmp(f, "--timeout-ms") == 0)
 		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &o->request_timeout_ms);
 	else if (strcmp(f, "--connect-timeout-ms") == 0)
 		return ctl_remote_u32(cmd, f, v, 1, 86400000u, &o->connect_timeout_ms);
