@@ -1,7 +1,8 @@
 /*
  * admin.c — AdminRequest ops for storage teams: STATS (cache + source reads +
- * productions + peer fills), EVICT (a model's shards, or all; a name no
- * longer served: its leftover shards), VERIFY (re-hash the whole cache). WARM
+ * productions + peer fills), EVICT (a model's shards of every layout, or
+ * all; a name no longer served: its leftover shards; one with a layout is
+ * refused), VERIFY (re-hash the whole cache). WARM
  * goes through manifest.c (it may wait for a production), REGISTER/UNREGISTER
  * through regreq.c. RECLAIM gives back the disk space of blob files kept
  * alive by a few live chunks (cache_reclaim).
@@ -153,6 +154,11 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 		ar.text = text;
 		break;
 	case WEIGHTS__ADMIN_REQUEST__OP__OP_EVICT:
+		if (a->layout != NULL) /* it would read as "this layout only" */
+			return wd_reply_error(
+			    rid, WT_EINVAL,
+			    "evict drops a model's cached shards of every layout; "
+			    "send it without a layout (only WARM takes one)");
 		return evict(s, rid, a->model ? a->model : "");
 	case WEIGHTS__ADMIN_REQUEST__OP__OP_VERIFY: {
 		uint64_t bad = 0;

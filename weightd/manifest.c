@@ -430,7 +430,13 @@ void wd_manifest_start(wd_req *r, const Weights__ManifestRequest *mr)
 void wd_warm_start(wd_req *r, const Weights__AdminRequest *ar)
 {
 	wt_errbuf err;
-	int rv = setup(r, ar->model, NULL, ar->layout, 0, 0, &err);
+	/* no layout: the default one (wt_layout_init), as a client with no layout
+	 * flags asks for in a Manifest request */
+	wt_layout def;
+	wt_layout_init(&def);
+	Weights__Layout pl = WEIGHTS__LAYOUT__INIT;
+	wire_layout_to_pb(&def, &pl, NULL); /* no exclude strings to borrow */
+	int rv = setup(r, ar->model, NULL, ar->layout != NULL ? ar->layout : &pl, 0, 0, &err);
 	if (rv != WT_OK) {
 		finish_err(r, &err);
 		return;
