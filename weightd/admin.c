@@ -37,8 +37,10 @@ static void collect(void *ctx, const cache_shard_info *info)
 	memcpy(l->ids[l->n++], info->id, WD_SHARD_ID_BYTES);
 }
 
-/* Does shard id belong to model (by its stored manifest)? */
-static bool shard_of(wd_server *s, const uint8_t *id, const char *model, const char *rev)
+/* Does shard id belong to model (by its stored manifest's model name)? Not by
+ * revision: two names served from the same bytes (a copied folder, a second
+ * registration) share it, and their shards are each name's own. */
+static bool shard_of(wd_server *s, const uint8_t *id, const char *model)
 {
 	cache_shard *sh;
 	if (cache_shard_open(s->cache, id, WD_SHARD_ID_BYTES, &sh, NULL) != WT_OK)
@@ -46,8 +48,7 @@ static bool shard_of(wd_server *s, const uint8_t *id, const char *model, const c
 	size_t len;
 	const void *b = cache_shard_manifest(sh, &len);
 	Weights__Manifest *mf = weights__manifest__unpack(NULL, len, b);
-	bool yes = mf != NULL && (strcmp(mf->model, model) == 0 ||
-	                          (rev != NULL && strcmp(mf->revision, rev) == 0));
+	bool yes = mf != NULL && strcmp(mf->model, model) == 0;
 	weights__manifest__free_unpacked(mf, NULL);
 	cache_shard_close(sh);
 	return yes;
@@ -71,7 +72,7 @@ static nng_msg *evict(wd_server *s, uint64_t rid, const char *model)
 	cache_stats before, after;
 	cache_stats_get(s->cache, &before);
 	for (size_t i = 0; i < l.n; i++) {
-		if (model[0] != '\0' && !shard_of(s, l.ids[i], model, snap ? snap->revision : NULL))
+		if (model[0] != '\0' && !shard_of(s, l.ids[i], model))
 			continue;
 		int rv = cache_evict(s->cache, l.ids[i], WD_SHARD_ID_BYTES, NULL);
 		evicted += rv == WT_OK;
