@@ -65,6 +65,12 @@ int wt_layout_add_exclude(wt_layout *l, const char *pat, wt_errbuf *err)
 		                 WT_MAX_EXCLUDE);
 	if (pat == NULL || pat[0] == '\0')
 		return wt_seterr(err, WT_EINVAL, "empty --exclude pattern");
+	if (strchr(pat, ';') != NULL)
+		return wt_seterr(
+		    err, WT_EINVAL,
+		    "--exclude '%s': a pattern may not contain ';' (it separates the "
+		    "patterns in the layout text); give each pattern its own --exclude",
+		    pat);
 	char *s = strdup(pat);
 	if (s == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
@@ -169,6 +175,13 @@ static int check_excludes(const wt_layout *l, wt_errbuf *err)
 		uint32_t pos = 0;
 		if (l->exclude[i] == NULL)
 			return wt_seterr(err, WT_EINVAL, "exclude pattern %u is missing", i);
+		/* ';' joins the patterns in the canonical text: ["a;b"] and ["a", "b"]
+		 * would share one text, so one shard id and cache entry. */
+		if (strchr(l->exclude[i], ';') != NULL)
+			return wt_seterr(err, WT_EINVAL,
+			                 "exclude pattern %u '%s' contains ';' (the layout text's "
+			                 "separator); give each pattern on its own",
+			                 i, l->exclude[i]);
 		int rv = common_excl_regex(l->exclude[i], NULL, &pos, err);
 		if (rv != WT_OK)
 			return rv;

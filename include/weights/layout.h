@@ -82,7 +82,8 @@ WT_API void wt_layout_clear(wt_layout *l);
 /* Deep copy; dst must be initialised or cleared. */
 WT_API int wt_layout_copy(wt_layout *dst, const wt_layout *src);
 
-/* Add one exclude pattern (copied). WT_ETOOBIG past WT_MAX_EXCLUDE. */
+/* Add one exclude pattern (copied). WT_ETOOBIG past WT_MAX_EXCLUDE; WT_EINVAL for an
+ * empty pattern or one containing ';' (the canonical text's separator). */
 WT_API int wt_layout_add_exclude(wt_layout *l, const char *pat, wt_errbuf *err);
 
 /* Add one checkpoint tensor name to a raw layout's subset (copied; raw is not set).
@@ -94,7 +95,8 @@ WT_API int wt_layout_add_include(wt_layout *l, const char *name, wt_errbuf *err)
  * ranks < sizes, tp_size * ep_size <= WT_MAX_RANKS, group_size a multiple of 8 in
  * [8, WT_MAX_GROUP_SIZE], 1 <= vocab_pad <= WT_MAX_VOCAB_PAD and
  * lcm(vocab_pad, tp_size) <= WT_MAX_VOCAB_MULTIPLE, dtype a float type or source,
- * w13/requant flags 0 or 1, and each exclude pattern within the WT_EXCLUDE_* limits. */
+ * w13/requant flags 0 or 1, and each exclude pattern within the WT_EXCLUDE_* limits
+ * and without ';'. */
 WT_API int wt_layout_check(const wt_layout *l, wt_errbuf *err);
 
 /*
