@@ -18,7 +18,13 @@
  * the empty string is repeated ((a?){3,9}{9,} or (((a?)*)+)* run for minutes),
  * so *, + and {m,n} on such a part are refused ('?' is harmless). Back-references
  * (\1..\9, a GNU extension that makes matching exponential) are refused; group
- * nesting is capped at WT_EXCLUDE_MAX_DEPTH.
+ * nesting is capped at WT_EXCLUDE_MAX_DEPTH. Anchors (^ $ \< \> \` \' \b \B) that
+ * follow one another with nothing consumed between them make regcomp's closures
+ * grow steeply, \b and \B (each an alternation of two anchors inside glibc) worst:
+ * 80 \b took 16 s and 7.7 GB, 30 (\b|\B) 29 s. A pattern may hold at most
+ * ANCHORS_MAX of them besides the wrapper's ^ and $, \b and \B counting two; a
+ * repeated group cannot multiply them (a group that can match the empty string
+ * is never repeated, and every copy of any other consumes a character).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +32,8 @@
 #include "common/common.h"
 #include "weights/layout.h"
 
-#define CAP_POS ((uint64_t)WT_EXCLUDE_MAX_POSITIONS + 1) /* saturation: "over the limit" */
+#define CAP_POS     ((uint64_t)WT_EXCLUDE_MAX_POSITIONS + 1) /* saturation: "over the limit" */
+#define ANCHORS_MAX 16 /* anchors per pattern besides the wrapper's ^ and $; \b, \B count 2 */
 
 /* Translate a non-re: pattern into an ERE body. Caller frees. */
 static char *translate(const char *p)
@@ -179,6 +186,7 @@ static int ere_size(const char *pat, const char *re, uint64_t *out, wt_errbuf *e
 {
 	ere_frame st[WT_EXCLUDE_MAX_DEPTH + 1];
 	size_t d = 0;
+	unsigned anchors = 0; /* weighted; the wrapper's ^ and $ included */
 	frame_init(&st[0]);
 	for (size_t i = 0; re[i] != '\0' && st[d].cat < CAP_POS; i++) {
 		ere_frame *f = &st[d];
@@ -197,6 +205,7 @@ static int ere_size(const char *pat, const char *re, uint64_t *out, wt_errbuf *e
 			if (strchr("<>bB`'", re[i])) {
 				atom = 0; /* anchors: a following operator does not repeat them */
 				null = true;
+				anchors += re[i] == 'b' || re[i] == 'B' ? 2 : 1;
 			}
 		} else if (c == '[') {
 			size_t e = bracket_end(re, i);
@@ -226,6 +235,7 @@ static int ere_size(const char *pat, const char *re, uint64_t *out, wt_errbuf *e
 		} else if (c == '^' || c == '$') {
 			atom = 0;
 			null = true;
+			anchors++;
 		} else if (c == '*' || c == '?' || c == '+' || c == '{') {
 			size_t e = c == '{' ? interval(re, i, &copies, &lo0) : i;
 			if (c != '{') {
@@ -242,6 +252,12 @@ static int ere_size(const char *pat, const char *re, uint64_t *out, wt_errbuf *e
 		}
 		frame_push(f, atom, null);
 	}
+	if (anchors > ANCHORS_MAX + 2)
+		return wt_seterr(err, WT_EINVAL,
+		                 "exclude pattern '%s': more than %d anchors (^ $ \\< \\> \\` "
+		                 "\\' count one, \\b \\B two; many take regcomp minutes and "
+		                 "gigabytes); the pattern is anchored already, drop them",
+		                 pat, ANCHORS_MAX);
 	uint64_t total = 0;
 	for (size_t k = 0; k <= d; k++)
 		total = sat_add(total, sat_add(st[k].alts, st[k].cat));
