@@ -5,6 +5,16 @@
  * fsyncs the file before the rename and the folder after it, so the new
  * file survives a power cut once the call returns. On any failure the temp
  * file is unlinked and path is untouched.
+ *
+ * The temp name is predictable, so it is created with O_EXCL (never through
+ * a symlink planted there: a pid file in /tmp written by root would have
+ * truncated the link's target) and locked (flock) while the write lasts:
+ * what is found there already is a write of the same path in progress in
+ * this process (locked: WT_EBUSY, where two writers used to share one file
+ * and commit each other's bytes), or a leftover of a crash or a planted link
+ * or file, removed once. A second writer that looks in the instant between
+ * the first one's create and its lock would take its file for a leftover;
+ * only writers of one path in one process race so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +35,41 @@ static int io_fail(const char *what, const char *path, int e, wt_errbuf *err)
 	                 path, what, strerror(e));
 }
 
+/* Create f->tmp for this write alone (see the top of the file). */
+static int create_tmp(common_afile *f, wt_errbuf *err)
+{
+	for (int attempt = 0;; attempt++) {
+		f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (f->fd >= 0) {
+			(void)flock(f->fd,
+			            LOCK_EX | LOCK_NB); /* a new inode: nobody else holds it */
+			return WT_OK;
+		}
+		if (errno != EEXIST || attempt > 0)
+			return io_fail("create", f->tmp, errno, err);
+		struct stat st;
+		if (lstat(f->tmp, &st) != 0)
+			continue; /* gone meanwhile */
+		if (S_ISREG(st.st_mode)) {
+			int fd = open(f->tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+			bool busy =
+			    fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+			if (fd >= 0)
+				close(fd);
+			if (busy)
+				return wt_seterr(
+				    err, WT_EBUSY,
+				    "'%s': another write of '%s' is in progress in this "
+				    "process; wait for it to end, or write another path",
+				    f->tmp, f->path);
+		} else if (!S_ISLNK(st.st_mode)) {
+			return io_fail("create", f->tmp, EEXIST, err); /* a folder: not ours */
+		}
+		if (unlink(f->tmp) != 0 && errno != ENOENT)
+			return io_fail("remove the leftover", f->tmp, errno, err);
+	}
+}
+
 int common_afile_open(common_afile *f, const char *path, bool durable, wt_errbuf *err)
 {
 	memset(f, 0, sizeof(*f));
@@ -33,10 +79,7 @@ int common_afile_open(common_afile *f, const char *path, bool durable, wt_errbuf
 	if (n < 0 || (size_t)n >= sizeof(f->tmp) || strlen(path) >= sizeof(f->path))
 		return wt_seterr(err, WT_EINVAL, "'%s': path too long; use a shorter one", path);
 	memcpy(f->path, path, strlen(path) + 1);
-	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (f->fd < 0)
-		return io_fail("create", f->tmp, errno, err);
-	return WT_OK;
+	return create_tmp(f, err);
 }
 
 int common_afile_write(common_afile *f, const void *data, size_t len, wt_errbuf *err)

@@ -102,11 +102,53 @@ static void test_streaming(void **state)
 	free(dir);
 }
 
+/* The temp name is predictable: a symlink planted there is not followed (its
+ * target keeps its bytes), a leftover file is replaced, and a second write of
+ * the same path while one is in progress is WT_EBUSY, not a shared file. */
+static void test_temp_name_taken(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("afile-t");
+	char *path = tu_path(dir, "p");
+	char *tmp = tmp_of(path);
+	char *victim = tu_path(dir, "victim");
+	wt_errbuf err;
+	assert_int_equal(tu_write_file(dir, "victim", "precious", 8), 0);
+	assert_int_equal(symlink(victim, tmp), 0);
+	assert_int_equal(common_write_file_atomic(path, "pid\n", 4, false, &err), WT_OK);
+	expect_file(victim, "precious");
+	expect_file(path, "pid\n");
+	assert_int_not_equal(access(tmp, F_OK), 0);
+	/* a crash's leftover */
+	assert_int_equal(tu_write_file(dir, "p.tmp.x", "", 0), 0);
+	char *left = tu_path(dir, "p.tmp.x");
+	assert_int_equal(rename(left, tmp), 0);
+	assert_int_equal(common_write_file_atomic(path, "two\n", 4, false, &err), WT_OK);
+	expect_file(path, "two\n");
+	/* two writers of one path */
+	common_afile a, b;
+	assert_int_equal(common_afile_open(&a, path, false, &err), WT_OK);
+	assert_int_equal(common_afile_write(&a, "AAAA", 4, &err), WT_OK);
+	assert_int_equal(common_afile_open(&b, path, false, &err), WT_EBUSY);
+	printf("second writer: %s\n", err.msg);
+	assert_non_null(strstr(err.msg, "in progress"));
+	assert_int_equal(common_afile_write(&a, "\n", 1, &err), WT_OK);
+	assert_int_equal(common_afile_commit(&a, &err), WT_OK);
+	expect_file(path, "AAAA\n");
+	free(left);
+	free(victim);
+	free(tmp);
+	free(path);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_whole_file),
 	    cmocka_unit_test(test_streaming),
+	    cmocka_unit_test(test_temp_name_taken),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
