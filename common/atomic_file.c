@@ -63,7 +63,10 @@ static int create_tmp(common_afile *f, wt_errbuf *err)
 				    "process; wait for it to end, or write another path",
 				    f->tmp, f->path);
 		} else if (!S_ISLNK(st.st_mode)) {
-			return io_fail("create", f->tmp, EEXIST, err); /* a folder: not ours */
+			return wt_seterr(err, WT_EIO,
+			                 "'%s': create failed: something that is not a file (a "
+			                 "folder?) is in the way; remove it",
+			                 f->tmp); /* not ours to remove */
 		}
 		if (unlink(f->tmp) != 0 && errno != ENOENT)
 			return io_fail("remove the leftover", f->tmp, errno, err);
