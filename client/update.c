@@ -58,14 +58,30 @@ int wt_client_watch(wt_client *c, const char *model, const char *known_revision,
 		return rv;
 	}
 	const char *rev = r->watch->revision ? r->watch->revision : "";
-	if (strlen(rev) > 64) {
+	const char *known = known_revision ? known_revision : "";
+	size_t len = strlen(rev);
+	size_t hex = strspn(rev, "0123456789abcdef");
+	int differs = strcmp(rev, known) != 0;
+	if (len != 64 || hex != len) {
+		rv = wt_seterr(err, WT_EPROTO,
+		               "watch of model '%s': the server answered a revision of %zu "
+		               "characters (%s at %zu); a revision is 64 lowercase hex digits: "
+		               "is the endpoint a weightd?",
+		               model, len, hex < len ? "not hex" : "wrong length", hex);
+	} else if ((r->watch->changed != 0) != differs) {
+		rv = wt_seterr(err, WT_EPROTO,
+		               "watch of model '%s': the server answered revision %.12s with "
+		               "changed=%d, but the known revision is %.12s: its reply "
+		               "contradicts itself; ask again or check the endpoint",
+		               model, rev, r->watch->changed ? 1 : 0, known[0] ? known : "(none)");
+	}
+	if (rv != WT_OK) {
 		wire_reply_free(r);
-		return wt_seterr(err, WT_EPROTO, "watch of model '%s': revision of %zu characters",
-		                 model, strlen(rev));
+		return rv;
 	}
 	snprintf(out_revision, 65, "%s", rev);
 	if (changed != NULL)
-		*changed = r->watch->changed ? 1 : 0;
+		*changed = differs;
 	wire_reply_free(r);
 	return WT_OK;
 }

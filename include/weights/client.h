@@ -349,6 +349,9 @@ WT_API int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
  * re-checks the model's source every revalidate_ms meanwhile. out_revision gets
  * the current revision (64 hex digits + NUL); *changed = 1 when it differs from
  * known_revision. WT_EBUSY when the server already holds max_watchers watches.
+ * A reply whose revision is not 64 lowercase hex digits, or whose changed flag
+ * contradicts known_revision (changed=1 for the known revision, 0 for
+ * another), is WT_EPROTO; out_revision and *changed are then untouched.
  */
 WT_API int wt_client_watch(wt_client *c, const char *model, const char *known_revision,
                            uint32_t timeout_ms, char out_revision[65], int *changed,

@@ -244,6 +244,13 @@ static void *fake_main(void *arg)
 			r.body_case = WEIGHTS__REPLY__BODY_MODELS;
 			r.models = &ml;
 			send_reply(f, &r, NULL, 0, 0);
+		} else if (q->body_case == WEIGHTS__REQUEST__BODY_WATCH && f->watch_revision) {
+			Weights__WatchReply wr = WEIGHTS__WATCH_REPLY__INIT;
+			wr.revision = (char *)f->watch_revision;
+			wr.changed = f->watch_changed != 0;
+			r.body_case = WEIGHTS__REPLY__BODY_WATCH;
+			r.watch = &wr;
+			send_reply(f, &r, NULL, 0, 0);
 		} else {
 			send_error(f, q->id, WT_EUNSUPPORTED, "not in the fake");
 		}

@@ -58,6 +58,10 @@ typedef struct fake {
 	 * while non-zero; admin requests answered with answer_admin (0: the fake
 	 * has none, WT_EUNSUPPORTED). Counted in manifests / admins. */
 	atomic_int answer_manifest, answer_admin, admins;
+	/* Watch replies: revision watch_revision (NULL: Watch is WT_EUNSUPPORTED)
+	 * and changed = watch_changed, whatever was asked (a lying server). */
+	const char *watch_revision;
+	int watch_changed;
 	int forgotten;
 	int chunk_reqs, manifests, hellos, stop;
 	/* connections seen (nng pipe ids): those that said Hello, those asking chunks */
