@@ -6,7 +6,11 @@
  * So the fetcher may receive chunks straight into the new buffers (recv_buf),
  * unverified bytes included: nobody sees them before end(). The update sink
  * (wt_host_sink_update_sink) instead writes the tensors it is given into the
- * buffers of the last successful fetch, in place (same pointers).
+ * buffers of the last successful fetch, in place (same pointers). A tensor
+ * an update began and that update then failed is stale (partly or wholly the
+ * new revision's bytes while the others are the old one's) until an update
+ * rewrites it: an update that does not is refused, else it would report
+ * success over a mix of revisions.
  *
  * Both check the callback order (engine.h) as the CUDA sink does: a write
  * out of order or past its tensor's end, a tensor ended short, or end() before
@@ -25,6 +29,7 @@ typedef struct host_tensor {
 	uint8_t *data; /* owned; NULL for 0 bytes */
 	uint64_t nbytes;
 	uint64_t written;
+	int stale; /* begun by an update that then failed: bytes of no one revision */
 } host_tensor;
 
 typedef struct host_set {
@@ -225,6 +230,21 @@ static int u_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 		}
 		h->upd_map[i] = k;
 	}
+	/* A stale tensor must be rewritten by this update (upd_map is in name order). */
+	for (size_t k = 0, i = 0; k < h->done.n; k++) {
+		while (i < n && h->upd_map[i] < k)
+			i++;
+		if (h->done.t[k].stale && (i == n || h->upd_map[i] != k)) {
+			free(h->upd_map);
+			h->upd_map = NULL;
+			return wt_seterr(
+			    err, WT_ELAYOUT,
+			    "host sink update to revision %.12s: tensor '%s' holds bytes of an "
+			    "earlier update that failed, and this update does not rewrite it; "
+			    "fetch the rank in full (or select that tensor too)",
+			    wt_manifest_revision(m), h->done.t[k].name);
+		}
+	}
 	h->upd_n = n;
 	h->upd_cur = SIZE_MAX;
 	h->upd_next = 0;
@@ -241,6 +261,7 @@ static int u_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
 		                 ti, h->upd_next, h->upd_n);
 	h->upd_cur = ti;
 	h->upd_written = 0;
+	h->done.t[h->upd_map[ti]].stale = 1; /* until this update ends well */
 	return WT_OK;
 }
 
@@ -288,6 +309,8 @@ static int u_end(wt_sink *s, wt_errbuf *err)
 		               "host sink update: end after %zu of %zu tensors; the tensors "
 		               "updated so far may hold partial bytes",
 		               h->upd_map != NULL ? h->upd_next : 0, h->upd_n);
+	for (size_t i = 0; rv == WT_OK && i < h->upd_n; i++)
+		h->done.t[h->upd_map[i]].stale = 0;
 	u_abort(s);
 	return rv;
 }
