@@ -258,6 +258,10 @@ typedef int (*client_ep_fn)(wt_client *c, size_t ep, void *arg, bool *answered, 
  * asking another node (another registry), is not what the caller asked. */
 #define CLIENT_ANSWER_FINAL 1u
 
+/* A timeout in ms as nng's duration (an int32: a cast of 2^31 ms or more gave
+ * a negative one, which expires at once): capped at INT32_MAX (24.8 days). */
+nng_duration client_duration(uint64_t ms);
+
 /*
  * Run fn on the endpoints in `order` (NULL = list order) until one succeeds:
  * per endpoint up to max_retries retries with backoff, except that WT_EUNAVAIL

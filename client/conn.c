@@ -55,6 +55,11 @@ int client_nng_err(int rv)
 	}
 }
 
+nng_duration client_duration(uint64_t ms)
+{
+	return (nng_duration)(ms < (uint64_t)INT32_MAX ? ms : (uint64_t)INT32_MAX);
+}
+
 int client_retryable(int code)
 {
 	return code == WT_ETIMEDOUT || code == WT_EUNAVAIL || code == WT_ECLOSED ||
@@ -235,7 +240,7 @@ static int call_on(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon
 		rv = wt_seterr(err, WT_ENOMEM, "endpoint %s: out of memory", url);
 		goto out;
 	}
-	nng_aio_set_timeout(aio, (nng_duration)timeout_ms);
+	nng_aio_set_timeout(aio, client_duration(timeout_ms));
 	nng_aio_set_msg(aio, msg);
 	nng_ctx_send(ctx, aio); /* with no connection it waits for one: watch that too */
 	bool lost = wait_reply(c, mon, &w, aio);

@@ -224,7 +224,7 @@ int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	s->msg = NULL;
 	pthread_mutex_unlock(&f->lk);
 	nng_aio_set_msg(s->aio, msg);
-	nng_aio_set_timeout(s->aio, (nng_duration)f->c->o.request_timeout_ms);
+	nng_aio_set_timeout(s->aio, client_duration(f->c->o.request_timeout_ms));
 	nng_ctx_send(s->ctx, s->aio);
 	return WT_OK;
 }

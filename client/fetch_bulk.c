@@ -90,7 +90,7 @@ static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint64_t de
 			break;
 		}
 		uint64_t left_ms = (deadline_ns - now + 999999) / 1000000;
-		nng_aio_set_timeout(aio, (nng_duration)(left_ms < INT32_MAX ? left_ms : INT32_MAX));
+		nng_aio_set_timeout(aio, client_duration(left_ms));
 		/* hashed pieces are capped so that they are still in L2 when hashed */
 		size_t piece = n - done;
 		if ((hs != NULL || also != NULL) && piece > BULK_HASH_PIECE)
@@ -344,7 +344,7 @@ static void dial_start(fetch_bulk *fb, bulk_dial *dl)
 	if (dl->rv == 0)
 		dl->rv = nng_aio_alloc(&dl->aio, NULL, NULL);
 	if (dl->rv == 0) {
-		nng_aio_set_timeout(dl->aio, (nng_duration)fb->f->c->o.connect_timeout_ms);
+		nng_aio_set_timeout(dl->aio, client_duration(fb->f->c->o.connect_timeout_ms));
 		nng_stream_dialer_dial(dl->d, dl->aio);
 	}
 }

@@ -49,8 +49,10 @@ int wt_client_watch(wt_client *c, const char *model, const char *known_revision,
 	req.body_case = WEIGHTS__REQUEST__BODY_WATCH;
 	req.watch = &wr;
 	Weights__Reply *r = NULL;
+	/* in 64 bits: a request_timeout_ms near 2^32 wrapped the sum to a short one */
+	uint64_t wait_ms = (uint64_t)timeout_ms + c->o.request_timeout_ms + WATCH_MARGIN_MS;
 	watch_arg a = {.req = &req,
-	               .timeout_ms = timeout_ms + c->o.request_timeout_ms + WATCH_MARGIN_MS,
+	               .timeout_ms = wait_ms < UINT32_MAX ? (uint32_t)wait_ms : UINT32_MAX,
 	               .out = &r};
 	int rv = client_each_ep(c, NULL, 0, watch_fn, &a, NULL, err);
 	if (rv != WT_OK) {

@@ -470,6 +470,40 @@ static void test_answered_outage_ridden(void **state)
 	}
 }
 
+/* Timeouts of 2^31 ms or more (nng_duration is an int32 of ms) wait, not
+ * expire at once: the cast gave a negative duration, so every chunk request
+ * timed out on the spot; and a watch's wait (its timeout + request_timeout_ms
+ * + a margin, in 32 bits) wrapped to a short one. */
+static void test_huge_timeouts(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	static const char rev[] =
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	f->watch_revision = rev;
+	f->watch_changed = 1;
+	f->chunk_delay_ms = 20;
+	const char *eps[] = {f->url};
+	wt_client *c = open_client(eps, 1, (copts){.timeout_ms = 3000000000u, .budget_ms = 1});
+	wt_errbuf err;
+	wt_fetch_stats st;
+	wt_manifest *m;
+	if (get_manifest(c, &m, &err) != WT_OK)
+		fail_msg("manifest: %s", err.msg);
+	if (fetch_m(f, c, m, &st, &err) != WT_OK)
+		fail_msg("fetch with request_timeout_ms 3e9: %s", err.msg);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	c = open_client(eps, 1, (copts){.timeout_ms = UINT32_MAX - 1000, .budget_ms = 1});
+	char out[65];
+	int changed = 0;
+	if (wt_client_watch(c, "fake", "", 1000, out, &changed, &err) != WT_OK)
+		fail_msg("watch with request_timeout_ms 2^32 - 1001: %s", err.msg);
+	assert_string_equal(out, rev);
+	wt_client_close(c);
+	fake_stop(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,6 +518,7 @@ int main(void)
 	    cmocka_unit_test(test_answered_admin_final),
 	    cmocka_unit_test(test_answered_manifest_error),
 	    cmocka_unit_test(test_answered_outage_ridden),
+	    cmocka_unit_test(test_huge_timeouts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
