@@ -51,6 +51,8 @@ typedef struct cs_tensor {
 	uint64_t off;    /* in the arena; multiple of ENGINE_CUDA_ALIGN */
 	uint64_t nbytes; /* tensor bytes */
 	uint64_t written;
+	size_t held; /* the next set of an update: its index in done */
+	int stale;   /* done set: begun by an update that then failed (host_sink.c) */
 } cs_tensor;
 
 typedef struct cs_set {
@@ -473,6 +475,23 @@ static int u_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 		}
 		h->next.t[i].off = h->done.t[k].off;
 		h->next.t[i].nbytes = info.nbytes;
+		h->next.t[i].held = k;
+	}
+	/* A stale tensor (an earlier update began it and failed) must be rewritten
+	 * by this one, else success would be reported over a mix of revisions;
+	 * both sets are in name order. */
+	for (size_t k = 0, i = 0; k < h->done.n; k++) {
+		while (i < n && h->next.t[i].held < k)
+			i++;
+		if (h->done.t[k].stale && (i == n || h->next.t[i].held != k)) {
+			set_free(&h->next);
+			return wt_seterr(
+			    err, WT_ELAYOUT,
+			    "cuda sink update to revision %.12s: tensor '%s' holds bytes of an "
+			    "earlier update that failed, and this update does not rewrite it; "
+			    "fetch the rank in full (or select that tensor too)",
+			    wt_manifest_revision(m), h->done.t[k].name);
+		}
 	}
 	h->next.arena = h->done.arena;
 	h->next.arena_bytes = h->done.arena_bytes;
@@ -485,7 +504,11 @@ static int u_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 
 static int u_tensor_begin(wt_sink *s, size_t ti, wt_errbuf *err)
 {
-	return c_tensor_begin(&upd_of(s)->base, ti, err);
+	wt_cuda_sink *h = upd_of(s);
+	int rv = c_tensor_begin(&h->base, ti, err);
+	if (rv == WT_OK)
+		h->done.t[h->next.t[ti].held].stale = 1; /* until this update ends well */
+	return rv;
 }
 
 static int u_write(wt_sink *s, size_t ti, uint64_t off, const void *data, size_t len,
@@ -513,6 +536,8 @@ static int u_end(wt_sink *s, wt_errbuf *err)
 			               h->next.t[i].name);
 	if (rv == WT_OK)
 		rv = flush(h, err);
+	for (size_t i = 0; rv == WT_OK && i < h->next.n; i++)
+		h->done.t[h->next.t[i].held].stale = 0;
 	drop_next(h); /* drains: every byte is on the device; keeps the arena */
 	return rv;
 }

@@ -3,7 +3,8 @@
  * the tensors it began stale, so a later update that does not rewrite them (a
  * revision that reverted them) is refused (WT_ELAYOUT naming one) instead of
  * reporting success over a mix of two revisions (fixture:
- * tests/util/manifest_fixture.h).
+ * tests/util/manifest_fixture.h). The CUDA sink's update sink alike, where a
+ * GPU is.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,10 +131,43 @@ static void test_host_update_after_failed_update(void **state)
 	wt_host_sink_destroy(h);
 }
 
+/* The same refusals from the CUDA sink's update sink (codes only: the bytes
+ * are on the device). Runs where a GPU is; skipped elsewhere. */
+static void test_cuda_update_after_failed_update(void **state)
+{
+	(void)state;
+	static const int both[2] = {1, 1}, only_b[2] = {0, 1};
+	uint8_t a_old[2][64], b_new[2][64], c_new[1][64];
+	tu_fill(a_old, sizeof(a_old), 11);
+	tu_fill(b_new, sizeof(b_new), 12);
+	tu_fill(c_new, sizeof(c_new), 13);
+	wt_cuda_sink *h;
+	wt_errbuf err;
+	if (wt_cuda_sink_create(&h, 0, &err) != WT_OK) {
+		printf("no CUDA device: %s\n", err.msg);
+		skip();
+	}
+	wt_manifest *full = mk_sub(both, "a"), *ub = mk_sub(both, "b"), *uc = mk_sub(only_b, "c");
+	assert_int_equal(drive(wt_cuda_sink_sink(h), full, a_old, SIZE_MAX, &err), WT_OK);
+	assert_int_equal(drive(wt_cuda_sink_update_sink(h), ub, b_new, 1, &err), WT_EIO);
+	assert_int_equal(drive(wt_cuda_sink_update_sink(h), uc, c_new, SIZE_MAX, &err), WT_ELAYOUT);
+	assert_non_null(strstr(err.msg, "tensor 'a.weight' holds bytes of an earlier update"));
+	assert_int_equal(drive(wt_cuda_sink_update_sink(h), ub, b_new, SIZE_MAX, &err), WT_OK);
+	assert_int_equal(drive(wt_cuda_sink_update_sink(h), uc, c_new, SIZE_MAX, &err), WT_OK);
+	assert_int_equal(drive(wt_cuda_sink_update_sink(h), uc, c_new, 0, &err), WT_EIO);
+	assert_int_equal(drive(wt_cuda_sink_sink(h), full, a_old, SIZE_MAX, &err), WT_OK);
+	assert_int_equal(drive(wt_cuda_sink_update_sink(h), uc, c_new, SIZE_MAX, &err), WT_OK);
+	wt_manifest_free(uc);
+	wt_manifest_free(ub);
+	wt_manifest_free(full);
+	wt_cuda_sink_destroy(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_host_update_after_failed_update),
+	    cmocka_unit_test(test_cuda_update_after_failed_update),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -206,7 +206,9 @@ WT_API size_t wt_cuda_sink_n_tensors(const wt_cuda_sink *h);
  * same staging buffers and stream; end() returns once every byte is on the
  * device. begin() refuses (WT_ELAYOUT "full reload needed", nothing written) a
  * tensor not held or held with another size. After a failed update the changed
- * tensors may hold partial bytes. Borrowed; valid until destroy.
+ * tensors may hold partial bytes, and they stay stale as in the host update
+ * sink: a later update that does not rewrite them is refused at begin()
+ * (WT_ELAYOUT naming one). Borrowed; valid until destroy.
  */
 WT_API wt_sink *wt_cuda_sink_update_sink(wt_cuda_sink *h);
 /* Free the arenas, staging buffers, events and stream; a fetch in progress must
