@@ -197,6 +197,12 @@ int cache_note_get(cache *c, const void *name, size_t name_len, void *val, size_
  */
 int cache_shard_open(cache *c, const void *id, size_t id_len, cache_shard **out, wt_errbuf *err);
 
+/* cache_shard_open without the use: the LRU clock and the hit/miss counters
+ * are left alone (admin scans that read every shard's manifest must not make
+ * every shard look just used). */
+int cache_shard_open_quiet(cache *c, const void *id, size_t id_len, cache_shard **out,
+                           wt_errbuf *err);
+
 /* Unpin. NULL is a no-op. */
 void cache_shard_close(cache_shard *s);
 

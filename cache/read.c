@@ -75,6 +75,12 @@ int cache_shard_open(cache *c, const void *id, size_t id_len, cache_shard **out,
 	return cache_shard_open_int(c, id, id_len, true, out, err);
 }
 
+int cache_shard_open_quiet(cache *c, const void *id, size_t id_len, cache_shard **out,
+                           wt_errbuf *err)
+{
+	return cache_shard_open_int(c, id, id_len, false, out, err);
+}
+
 int cache_shard_open_int(cache *c, const void *id, size_t id_len, bool touch, cache_shard **out,
                          wt_errbuf *err)
 {

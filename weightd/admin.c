@@ -42,8 +42,8 @@ static void collect(void *ctx, const cache_shard_info *info)
  * registration) share it, and their shards are each name's own. */
 static bool shard_of(wd_server *s, const uint8_t *id, const char *model)
 {
-	cache_shard *sh;
-	if (cache_shard_open(s->cache, id, WD_SHARD_ID_BYTES, &sh, NULL) != WT_OK)
+	cache_shard *sh; /* quiet: reading a manifest is no use of the shard (LRU) */
+	if (cache_shard_open_quiet(s->cache, id, WD_SHARD_ID_BYTES, &sh, NULL) != WT_OK)
 		return false;
 	size_t len;
 	const void *b = cache_shard_manifest(sh, &len);
