@@ -123,6 +123,14 @@ struct cache {
 	rocksdb_readoptions_t *ro_meta;
 	rocksdb_flushoptions_t *fo;
 
+	/* Tests only (tests/test_admin_races.c), set before the cache is shared;
+	 * NULL otherwise. Called with no lock held where a read race is decided:
+	 * a chunk read that found no value (CACHE_RACE_GET_MISS); verify before
+	 * each chunk read (CACHE_RACE_VERIFY_READ) and after one answered
+	 * WT_ENOTFOUND (CACHE_RACE_VERIFY_MISS). */
+	void (*race_hook)(void *ctx, int where, wt_hash128 h);
+	void *race_ctx;
+
 	pthread_mutex_t lk; /* guards every field below */
 	bool lk_init;
 	cache_chunk_map chunks;
@@ -197,6 +205,8 @@ cache_chunk_ref cache_record_chunk(const uint8_t *rec, size_t i);
 void cache_evict_locked(cache *c, cache_shard_ent *e, const char *why);
 /* Drops the chunk refs of a shard or writer list; deletes chunks reaching zero. */
 void cache_unref_locked(cache *c, const cache_chunk_ref *list, size_t n);
+enum { CACHE_RACE_GET_MISS = 1, CACHE_RACE_VERIFY_READ, CACHE_RACE_VERIFY_MISS };
+
 /* Evicts LRU unpinned shards until c->bytes <= max_bytes or none is left. */
 void cache_enforce_budget_locked(cache *c);
 /* A chunk failed its hash: mark it bad, evict every shard that lists it, log. */

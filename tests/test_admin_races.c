@@ -20,6 +20,7 @@
 
 #include "cache/cache.h"
 #include "common/common.h"
+#include "test_cache_util.h"
 #include "test_weightd_util.h"
 #include "weightd/server_int.h"
 
@@ -111,10 +112,141 @@ static void test_evict_leaves_lru(void **state)
 	tw_env_free(e);
 }
 
+/* ---- a chunk read that misses while the same bytes are written again ---- */
+
+/* What the cache's race hook does, once each, at the point named. */
+typedef struct race {
+	cache *c;
+	wt_hash128 x; /* the chunk raced on */
+	int evict_at; /* evict shard "a" (drops x) here */
+	int reput_at; /* commit shard "b" (puts x again) here */
+	int evicted, reput;
+} race;
+
+static void race_hook(void *ctx, int where, wt_hash128 h)
+{
+	race *r = ctx;
+	wt_errbuf err;
+	if (!common_hash128_eq(h, r->x))
+		return;
+	if (where == r->evict_at && !r->evicted) {
+		r->evicted = 1;
+		assert_int_equal(cache_evict(r->c, "a", 1, &err), WT_OK);
+	}
+	if (where == r->reput_at && !r->reput) {
+		r->reput = 1;
+		int rv = tc_put_shard(r->c, "b", 1, 7, &err); /* the same bytes as "a" */
+		if (rv != WT_OK)
+			fail_msg("put b: %s", err.msg);
+	}
+}
+
+/* Shard "a" of one chunk x (seed 7), the hook armed; x's hash in r->x. */
+static void race_setup(fx *f, race *r, int evict_at, int reput_at)
+{
+	wt_errbuf err;
+	tc_reopen(f);
+	assert_int_equal(tc_put_shard(f->c, "a", 1, 7, &err), WT_OK);
+	uint8_t buf[TC_CHUNK];
+	tu_fill(buf, tc_chunk_len(0), 7);
+	*r = (race){.c = f->c,
+	            .x = common_hash128(buf, tc_chunk_len(0)),
+	            .evict_at = evict_at,
+	            .reput_at = reput_at};
+	f->c->race_ctx = r;
+	f->c->race_hook = race_hook;
+}
+
+/* The good shard "b" (just committed, listing x) is still served. */
+static void assert_b_kept(fx *f)
+{
+	cache_stats st;
+	cache_stats_get(f->c, &st);
+	printf("shard b cached: %d, corruptions %llu\n", cache_has_shard(f->c, "b", 1),
+	       (unsigned long long)st.corruptions);
+	assert_true(cache_has_shard(f->c, "b", 1));
+	assert_int_equal(st.corruptions, 0);
+	uint8_t buf[TC_CHUNK];
+	size_t got = 0;
+	wt_errbuf err;
+	f->c->race_hook = NULL;
+	assert_int_equal(cache_evict(f->c, "b", 1, &err), WT_OK);
+	cache_stats_get(f->c, &st);
+	assert_int_equal(st.bytes, 0); /* nothing left counted */
+	assert_int_equal(st.chunks, 0);
+	assert_int_equal(
+	    cache_read_chunk(f->c, common_hash128("", 0), buf, sizeof(buf), &got, &err),
+	    WT_ENOTFOUND);
+}
+
+/* A fetch reads chunk x by hash just after EVICT dropped it (its read finds
+ * no value), and a production (WARM) puts the same bytes again before the
+ * reader looks at the index: the index then says "written and listed", and the
+ * miss was taken for lost bytes: WT_ECORRUPT, the new shard evicted, a
+ * corruption counted. The miss is now confirmed under the cache lock. */
+static void test_read_miss_rewritten(void **state)
+{
+	fx *f = *state;
+	race r;
+	race_setup(f, &r, 0, CACHE_RACE_GET_MISS);
+	wt_errbuf err;
+	assert_int_equal(cache_evict(f->c, "a", 1, &err), WT_OK); /* x dropped */
+	uint8_t buf[TC_CHUNK];
+	size_t got = 0;
+	int rv = cache_read_chunk(f->c, r.x, buf, sizeof(buf), &got, &err);
+	printf("read of x: %s%s%s\n", wt_errname(rv), rv ? ": " : "", rv ? err.msg : "");
+	assert_true(r.reput);
+	assert_int_equal(rv, WT_OK); /* the bytes are there again */
+	assert_int_equal(got, tc_chunk_len(0));
+	assert_b_kept(f);
+}
+
+/* VERIFY reads x after EVICT dropped it, and a production puts it again
+ * before verify's read looks at the index (the read's own race). */
+static void test_verify_miss_rewritten(void **state)
+{
+	fx *f = *state;
+	race r;
+	race_setup(f, &r, CACHE_RACE_VERIFY_READ, CACHE_RACE_GET_MISS);
+	uint64_t bad = 99;
+	wt_errbuf err;
+	assert_int_equal(cache_verify_all(f->c, NULL, NULL, &bad, &err), WT_OK);
+	printf("verify: %llu bad\n", (unsigned long long)bad);
+	assert_true(r.evicted && r.reput);
+	assert_int_equal(bad, 0);
+	assert_b_kept(f);
+}
+
+/* VERIFY's read of x answers WT_ENOTFOUND (evicted), and a production puts x
+ * again before verify decided what the miss means: it looked at the index
+ * once more, found x written and listed, and reported it missing (evicting
+ * the new shard). */
+static void test_verify_notfound_rewritten(void **state)
+{
+	fx *f = *state;
+	race r;
+	race_setup(f, &r, CACHE_RACE_VERIFY_READ, CACHE_RACE_VERIFY_MISS);
+	uint64_t bad = 99;
+	wt_errbuf err;
+	assert_int_equal(cache_verify_all(f->c, NULL, NULL, &bad, &err), WT_OK);
+	printf("verify: %llu bad\n", (unsigned long long)bad);
+	assert_true(r.evicted && r.reput);
+	assert_int_equal(bad, 0);
+	assert_b_kept(f);
+}
+
+static int setup(void **state)
+{
+	return tc_setup(state, "admin-races");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_evict_leaves_lru),
+	    cmocka_unit_test_setup_teardown(test_read_miss_rewritten, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_verify_miss_rewritten, setup, tc_teardown),
+	    cmocka_unit_test_setup_teardown(test_verify_notfound_rewritten, setup, tc_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
