@@ -29,6 +29,7 @@
 
 #include "common/common.h"
 #include "proto/bulk.h"
+#include "test_bulk_util.h"
 #include "test_weightd_util.h"
 #include "tests/util/hostile_weightd.h"
 #include "weights/client.h"
@@ -39,21 +40,6 @@
 static double now_s(void)
 {
 	return (double)common_now_ns() / 1e9;
-}
-
-static nng_stream *st_dial(const char *url)
-{
-	nng_stream_dialer *d;
-	nng_aio *aio;
-	assert_int_equal(nng_stream_dialer_alloc(&d, url), 0);
-	assert_int_equal(nng_aio_alloc(&aio, NULL, NULL), 0);
-	nng_stream_dialer_dial(d, aio);
-	nng_aio_wait(aio);
-	assert_int_equal(nng_aio_result(aio), 0);
-	nng_stream *st = nng_aio_get_output(aio, 0);
-	nng_aio_free(aio);
-	nng_stream_dialer_free(d);
-	return st;
 }
 
 /* One send or receive of up to n bytes within ms; the nng result. */
@@ -117,19 +103,7 @@ static void test_trickled_open(void **state)
 	memcpy(b + BULK_REQ_BYTES, "none", 4);
 	assert_int_equal(st_once(st, 1, b, sizeof(b), 1000), 0);
 	uint8_t rh[BULK_REPLY_BYTES];
-	size_t got = 0;
-	while (got < sizeof(rh)) {
-		nng_aio *aio;
-		assert_int_equal(nng_aio_alloc(&aio, NULL, NULL), 0);
-		nng_aio_set_timeout(aio, 5000);
-		nng_iov v = {.iov_buf = rh + got, .iov_len = sizeof(rh) - got};
-		nng_aio_set_iov(aio, 1, &v);
-		nng_stream_recv(st, aio);
-		nng_aio_wait(aio);
-		assert_int_equal(nng_aio_result(aio), 0);
-		got += nng_aio_count(aio);
-		nng_aio_free(aio);
-	}
+	assert_int_equal(st_io(st, 0, rh, sizeof(rh)), 0);
 	bulk_reply rp;
 	assert_int_equal(bulk_reply_decode(rh, 0, &rp, &err), WT_OK);
 	assert_int_equal(rp.id, 1);
