@@ -61,45 +61,52 @@ static int desc_nbytes(const st_desc *d, uint64_t *out, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* Build the JSON header text (caller frees with free()). */
-static int build_header(st_writer *w, const st_desc *descs, size_t n, const st_kv *meta,
-                        size_t n_meta, char **out, wt_errbuf *err)
+/* root["__metadata__"] = the n_meta string pairs (n_meta > 0). */
+static int add_meta(json_t *root, const st_kv *meta, size_t n_meta, wt_errbuf *err)
 {
-	int rv = WT_ENOMEM;
-	json_t *root = json_object();
-	json_t *m = n_meta ? json_object() : NULL;
-	if (root == NULL || (n_meta && m == NULL))
-		goto nomem;
-	for (size_t i = 0; i < n_meta; i++) {
-		if (meta[i].key == NULL || meta[i].value == NULL) {
+	json_t *m = json_object();
+	if (m == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory building __metadata__");
+	int rv = WT_OK;
+	for (size_t i = 0; rv == WT_OK && i < n_meta; i++) {
+		if (meta[i].key == NULL || meta[i].value == NULL)
 			rv = wt_seterr(err, WT_EINVAL,
 			               "__metadata__ entry %zu has a NULL key/value", i);
-			goto fail;
-		}
-		/* jansson refuses a string that is not UTF-8, which would read as
-		 * out of memory below: a safetensors header is UTF-8 JSON */
-		if (!common_utf8_valid(meta[i].key, strlen(meta[i].key), false) ||
-		    !common_utf8_valid(meta[i].value, strlen(meta[i].value), false)) {
+		/* jansson refuses a string that is not UTF-8, which would read as out
+		 * of memory: a safetensors header is UTF-8 JSON */
+		else if (!common_utf8_valid(meta[i].key, strlen(meta[i].key), false) ||
+		         !common_utf8_valid(meta[i].value, strlen(meta[i].value), false))
 			rv = wt_seterr(err, WT_EINVAL,
 			               "__metadata__ entry %zu: key or value is not valid UTF-8 "
 			               "(a safetensors header is UTF-8 JSON)",
 			               i);
-			goto fail;
-		}
-		if (json_object_get(m, meta[i].key) != NULL) {
+		else if (json_object_get(m, meta[i].key) != NULL)
 			rv = wt_seterr(err, WT_EDUP, "__metadata__ '%s': duplicate key",
 			               meta[i].key);
-			goto fail;
-		}
-		if (json_object_set_new(m, meta[i].key, json_string(meta[i].value)) != 0)
-			goto nomem;
+		else if (json_object_set_new(m, meta[i].key, json_string(meta[i].value)) != 0)
+			rv = wt_seterr(err, WT_ENOMEM, "out of memory building __metadata__");
 	}
-	if (m != NULL) {
-		if (json_object_set_new(root, "__metadata__", m) != 0) {
-			m = NULL;
-			goto nomem;
-		}
-		m = NULL;
+	if (rv != WT_OK) {
+		json_decref(m);
+		return rv;
+	}
+	if (json_object_set_new(root, "__metadata__", m) != 0)
+		return wt_seterr(err, WT_ENOMEM, "out of memory building __metadata__");
+	return WT_OK;
+}
+
+/* Build the JSON header text (caller frees with free()). */
+static int build_header(st_writer *w, const st_desc *descs, size_t n, const st_kv *meta,
+                        size_t n_meta, char **out, wt_errbuf *err)
+{
+	json_t *root = json_object();
+	if (root == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory building a header of %zu tensors",
+		                 n);
+	int rv = n_meta ? add_meta(root, meta, n_meta, err) : WT_OK;
+	if (rv != WT_OK) {
+		json_decref(root);
+		return rv;
 	}
 	uint64_t pos = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -163,7 +170,6 @@ static int build_header(st_writer *w, const st_desc *descs, size_t n, const st_k
 nomem:
 	rv = wt_seterr(err, WT_ENOMEM, "out of memory building a header of %zu tensors", n);
 fail:
-	json_decref(m);
 	json_decref(root);
 	return rv;
 }

@@ -111,6 +111,45 @@ static void verify_cb(void *ctx, cache_bad_kind kind, const void *id, size_t id_
 	       kind == CACHE_BAD_CHUNK ? "chunk" : "manifest", hex);
 }
 
+/* STATS: the cache's counters and the server's, with a line of text. */
+static void stats_reply(wd_server *s, Weights__AdminReply *ar, char *text, size_t cap)
+{
+	cache_stats st;
+	cache_stats_get(s->cache, &st);
+	ar->bytes = st.bytes;
+	ar->shards = st.shards;
+	ar->chunks = st.chunks;
+	ar->max_bytes = st.max_bytes;
+	ar->hits = st.hits;
+	ar->misses = st.misses;
+	ar->evictions = st.evictions;
+	ar->corruptions = st.corruptions;
+	ar->bad = st.corruptions;
+	ar->source_bytes_read = wd_models_source_bytes(s->models);
+	ar->productions = atomic_load(&s->productions);
+	ar->chunk_replies = atomic_load(&s->chunk_replies);
+	ar->chunk_bytes_out = atomic_load(&s->chunk_bytes_out);
+	ar->requests = atomic_load(&s->requests);
+	ar->flight_waits = atomic_load(&s->flight_waits);
+	ar->peer_fills = atomic_load(&s->peer_fills);
+	ar->peer_bytes = atomic_load(&s->peer_bytes);
+	ar->memory_bytes = st.mem_used;
+	ar->memory_capacity = st.mem_capacity;
+	ar->disk_bytes = st.disk_bytes;
+	snprintf(text, cap,
+	         "cache %llu/%llu bytes (%llu on disk), %llu shards, %llu chunks, RAM tier "
+	         "%llu/%llu bytes; "
+	         "%llu source bytes read, "
+	         "%llu productions, %llu peer fills (%llu bytes), %llu chunk replies",
+	         (unsigned long long)st.bytes, (unsigned long long)st.max_bytes,
+	         (unsigned long long)st.disk_bytes, (unsigned long long)st.shards,
+	         (unsigned long long)st.chunks, (unsigned long long)st.mem_used,
+	         (unsigned long long)st.mem_capacity, (unsigned long long)ar->source_bytes_read,
+	         (unsigned long long)ar->productions, (unsigned long long)ar->peer_fills,
+	         (unsigned long long)ar->peer_bytes, (unsigned long long)ar->chunk_replies);
+	ar->text = text;
+}
+
 nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest *a)
 {
 	Weights__AdminReply ar = WEIGHTS__ADMIN_REPLY__INIT;
@@ -119,40 +158,7 @@ nng_msg *wd_admin_reply(wd_server *s, uint64_t rid, const Weights__AdminRequest 
 	wt_errbuf err;
 	switch (a->op) {
 	case WEIGHTS__ADMIN_REQUEST__OP__OP_STATS:
-		cache_stats_get(s->cache, &st);
-		ar.bytes = st.bytes;
-		ar.shards = st.shards;
-		ar.chunks = st.chunks;
-		ar.max_bytes = st.max_bytes;
-		ar.hits = st.hits;
-		ar.misses = st.misses;
-		ar.evictions = st.evictions;
-		ar.corruptions = st.corruptions;
-		ar.bad = st.corruptions;
-		ar.source_bytes_read = wd_models_source_bytes(s->models);
-		ar.productions = atomic_load(&s->productions);
-		ar.chunk_replies = atomic_load(&s->chunk_replies);
-		ar.chunk_bytes_out = atomic_load(&s->chunk_bytes_out);
-		ar.requests = atomic_load(&s->requests);
-		ar.flight_waits = atomic_load(&s->flight_waits);
-		ar.peer_fills = atomic_load(&s->peer_fills);
-		ar.peer_bytes = atomic_load(&s->peer_bytes);
-		ar.memory_bytes = st.mem_used;
-		ar.memory_capacity = st.mem_capacity;
-		ar.disk_bytes = st.disk_bytes;
-		snprintf(text, sizeof(text),
-		         "cache %llu/%llu bytes (%llu on disk), %llu shards, %llu chunks, RAM tier "
-		         "%llu/%llu bytes; "
-		         "%llu source bytes read, "
-		         "%llu productions, %llu peer fills (%llu bytes), %llu chunk replies",
-		         (unsigned long long)st.bytes, (unsigned long long)st.max_bytes,
-		         (unsigned long long)st.disk_bytes, (unsigned long long)st.shards,
-		         (unsigned long long)st.chunks, (unsigned long long)st.mem_used,
-		         (unsigned long long)st.mem_capacity,
-		         (unsigned long long)ar.source_bytes_read,
-		         (unsigned long long)ar.productions, (unsigned long long)ar.peer_fills,
-		         (unsigned long long)ar.peer_bytes, (unsigned long long)ar.chunk_replies);
-		ar.text = text;
+		stats_reply(s, &ar, text, sizeof(text));
 		break;
 	case WEIGHTS__ADMIN_REQUEST__OP__OP_EVICT:
 		if (a->layout != NULL) /* it would read as "this layout only" */
