@@ -352,15 +352,20 @@ static void wait_listed(nng_socket s, const char *name)
 	}
 }
 
-/* A REGISTER on a socket of its own, on a thread: its reply's code (0 for
- * an AdminReply) and message, and when it came. */
-typedef struct bg_reg {
-	const char *url, *name, *uri;
-	uint32_t wait_ms;
+/* How a request sent on a thread ended: its reply's code (0 for the reply
+ * it asked for, -1 for none), message, and when it came. */
+typedef struct bg_out {
 	int code;
 	char msg[600];
 	double done_s;
 	_Atomic bool finished; /* code, msg and done_s are set */
+} bg_out;
+
+/* A REGISTER on a socket of its own, on a thread. */
+typedef struct bg_reg {
+	const char *url, *name, *uri;
+	uint32_t wait_ms;
+	bg_out o;
 } bg_reg;
 
 static void *bg_main(void *p)
@@ -368,11 +373,12 @@ static void *bg_main(void *p)
 	bg_reg *b = p;
 	nng_socket s = tw_dial(b->url);
 	tw_reply x = reg(s, b->name, b->uri, b->wait_ms, false);
-	b->code = x.r->body_case == WEIGHTS__REPLY__BODY_ERROR ? tw_errcode(&x) : 0;
-	snprintf(b->msg, sizeof(b->msg), "%s", b->code ? x.r->error->message : x.r->admin->text);
+	b->o.code = x.r->body_case == WEIGHTS__REPLY__BODY_ERROR ? tw_errcode(&x) : 0;
+	snprintf(b->o.msg, sizeof(b->o.msg), "%s",
+	         b->o.code ? x.r->error->message : x.r->admin->text);
 	tw_reply_free(&x);
-	b->done_s = now_s();
-	atomic_store(&b->finished, true);
+	b->o.done_s = now_s();
+	atomic_store(&b->o.finished, true);
 	nng_close(s);
 	return NULL;
 }
@@ -398,11 +404,11 @@ static void test_waiting_register_parked(void **state)
 	assert_true(dt < 2.0);
 	/* the gate stays closed: the cancel ends the read in flight */
 	pthread_join(t, NULL);
-	printf("the waiting REGISTER, %.3f s after the unregister: %s: %s\n", b.done_s - t0 - dt,
-	       wt_errname(b.code), b.msg);
-	assert_int_equal(b.code, WT_ECANCELED);
-	assert_non_null(strstr(b.msg, "unregistered"));
-	assert_true(b.done_s - t0 < 5.0); /* not when the source answers (60 s) */
+	printf("the waiting REGISTER, %.3f s after the unregister: %s: %s\n", b.o.done_s - t0 - dt,
+	       wt_errname(b.o.code), b.o.msg);
+	assert_int_equal(b.o.code, WT_ECANCELED);
+	assert_non_null(strstr(b.o.msg, "unregistered"));
+	assert_true(b.o.done_s - t0 < 5.0); /* not when the source answers (60 s) */
 	fx_stop(&f);
 }
 
@@ -436,13 +442,13 @@ static void test_stop_while_registering(void **state)
 	double t0 = now_s();
 	assert_int_equal(pthread_create(&st, NULL, stop_main, &bs), 0);
 	pthread_join(t, NULL); /* answered while the read is still held */
-	printf("parked REGISTER answered %.3f s into the stop: %s: %s\n", b.done_s - t0,
-	       wt_errname(b.code), b.msg);
+	printf("parked REGISTER answered %.3f s into the stop: %s: %s\n", b.o.done_s - t0,
+	       wt_errname(b.o.code), b.o.msg);
 	pthread_join(st, NULL); /* the gate stays closed: the cancel ends the read */
 	printf("stopped after %.3f s\n", bs.done_s - t0);
-	assert_int_equal(b.code, WT_ECANCELED);
-	assert_non_null(strstr(b.msg, "is not saved")); /* the parked reply's, at the stop */
-	assert_true(b.done_s - t0 < 5.0);
+	assert_int_equal(b.o.code, WT_ECANCELED);
+	assert_non_null(strstr(b.o.msg, "is not saved")); /* the parked reply's, at the stop */
+	assert_true(b.o.done_s - t0 < 5.0);
 	assert_true(bs.done_s - t0 < 5.0); /* not when the source answers (60 s) */
 	assert_false(in_registry_file(f.e, "big"));
 	assert_int_equal(tw_start(f.e), WT_OK);
@@ -451,6 +457,47 @@ static void test_stop_while_registering(void **state)
 	assert_null(listed(&x, "big"));
 	tw_reply_free(&x);
 	fx_stop(&f);
+}
+
+/* n requests (o[i], each on thread t[i]) that wait on a production or a
+ * registration held at the gate, with 8 contexts: the last 2 are refused
+ * WT_EBUSY at once, the other 6 park, and a listing meanwhile is answered at
+ * once (every context parked, it waited for the gate). Then the gate opens and
+ * the 6 end well. */
+static void expect_quarter_free(fixture *f, bg_out *const *o, pthread_t *t, int n, const char *what)
+{
+	double t0 = now_s();
+	int answered = 0;
+	while (now_s() - t0 < 10 && answered < 2) {
+		usleep(20000);
+		answered = 0;
+		for (int i = 0; i < n; i++)
+			answered += atomic_load(&o[i]->finished);
+	}
+	double l0 = now_s();
+	tw_reply x = tw_list_models(f->s);
+	double dl = now_s() - l0;
+	int lrv = x.rv;
+	tw_reply_free(&x);
+	gate(f, "open"); /* before any assert: the parked ones end */
+	int busy = 0, ok = 0;
+	for (int i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		busy += o[i]->code == WT_EBUSY;
+		ok += o[i]->code == 0;
+		if (o[i]->code == WT_EBUSY)
+			printf("refused: %s\n", o[i]->msg);
+	}
+	printf("%d %s on 8 contexts: %d answered early, %d refused, %d ended well; a listing "
+	       "meanwhile: %s in %.3f s\n",
+	       n, what, answered, busy, ok, wt_errname(lrv), dl);
+	assert_int_equal(lrv, WT_OK);
+	assert_true(dl < 2.0);
+	assert_int_equal(busy, 2);
+	assert_int_equal(ok, n - 2);
+	for (int i = 0; i < n; i++)
+		if (o[i]->code == WT_EBUSY)
+			assert_non_null(strstr(o[i]->msg, "kept for requests that do not wait"));
 }
 
 /* With 8 contexts, 8 REGISTERs that wait to the end on one registration: 6
@@ -475,47 +522,17 @@ static void test_parked_leave_contexts(void **state)
 		if (i == 0)
 			wait_listed(f.s, "big"); /* the others join its registration */
 	}
-	double t0 = now_s();
-	int answered = 0;
-	while (now_s() - t0 < 10 && answered < 2) {
-		answered = 0;
-		for (int i = 0; i < N; i++)
-			answered += atomic_load(&b[i].finished);
-		usleep(20000);
-	}
-	double l0 = now_s();
-	tw_reply x = tw_list_models(f.s);
-	double dl = now_s() - l0;
-	int lrv = x.rv;
-	tw_reply_free(&x);
-	gate(&f, "open"); /* before any assert: the parked ones end */
-	int busy = 0, ok = 0;
-	for (int i = 0; i < N; i++) {
-		pthread_join(t[i], NULL);
-		busy += b[i].code == WT_EBUSY;
-		ok += b[i].code == 0;
-		if (b[i].code == WT_EBUSY)
-			printf("refused: %s\n", b[i].msg);
-	}
-	printf("8 waiting REGISTERs on 8 contexts: %d answered early, %d refused, %d registered; "
-	       "a listing meanwhile: %s in %.3f s\n",
-	       answered, busy, ok, wt_errname(lrv), dl);
-	assert_int_equal(lrv, WT_OK);
-	assert_true(dl < 2.0);
-	assert_int_equal(busy, 2);
-	assert_int_equal(ok, N - 2);
+	bg_out *o[N];
 	for (int i = 0; i < N; i++)
-		if (b[i].code == WT_EBUSY)
-			assert_non_null(strstr(b[i].msg, "kept for requests that do not wait"));
+		o[i] = &b[i].o;
+	expect_quarter_free(&f, o, t, N, "waiting REGISTERs");
 	fx_stop(&f);
 }
 
 typedef struct bg_live {
 	const char *url;
 	ProtobufCBinaryData shard_id;
-	atomic_int finished;
-	int rv, code;
-	char msg[WT_ERRMSG_MAX];
+	bg_out o; /* code 0: the chunk came */
 } bg_live;
 
 /* Live chunk 0 of shard_id on a connection of its own. */
@@ -532,13 +549,13 @@ static void *live_main(void *p)
 	rq.body_case = WEIGHTS__REQUEST__BODY_CHUNK;
 	rq.chunk = &cr;
 	tw_reply x = tw_call(s, &rq);
-	b->rv = x.rv;
-	b->code = tw_errcode(&x);
-	if (b->code >= 0)
-		snprintf(b->msg, sizeof(b->msg), "%s", x.r->error->message);
+	b->o.code = x.rv != WT_OK ? -1 : tw_errcode(&x) >= 0 ? tw_errcode(&x) : 0;
+	if (b->o.code > 0)
+		snprintf(b->o.msg, sizeof(b->o.msg), "%s", x.r->error->message);
 	tw_reply_free(&x);
 	nng_close(s);
-	atomic_store(&b->finished, 1);
+	b->o.done_s = now_s();
+	atomic_store(&b->o.finished, true);
 	return NULL;
 }
 
@@ -580,38 +597,10 @@ static void test_live_chunks_leave_contexts(void **state)
 		b[i].shard_id = m.r->manifest->shard_id;
 		assert_int_equal(pthread_create(&t[i], NULL, live_main, &b[i]), 0);
 	}
-	double t0 = now_s();
-	int answered = 0;
-	while (now_s() - t0 < 10 && answered < 2) {
-		usleep(20000);
-		answered = 0;
-		for (int i = 0; i < N; i++)
-			answered += atomic_load(&b[i].finished);
-	}
-	double l0 = now_s();
-	tw_reply x = tw_list_models(f.s);
-	double dl = now_s() - l0;
-	int lrv = x.rv;
-	tw_reply_free(&x);
-	gate(&f, "open"); /* before any assert: the parked ones end */
-	int busy = 0, ok = 0;
-	for (int i = 0; i < N; i++) {
-		pthread_join(t[i], NULL);
-		busy += b[i].code == WT_EBUSY;
-		ok += b[i].rv == WT_OK && b[i].code < 0;
-		if (b[i].code == WT_EBUSY)
-			printf("refused: %s\n", b[i].msg);
-	}
-	printf("8 live chunk requests on 8 contexts: %d answered early, %d refused, %d served; "
-	       "a listing meanwhile: %s in %.3f s\n",
-	       answered, busy, ok, wt_errname(lrv), dl);
-	assert_int_equal(lrv, WT_OK);
-	assert_true(dl < 2.0);
-	assert_int_equal(busy, 2);
-	assert_int_equal(ok, N - 2);
+	bg_out *o[N];
 	for (int i = 0; i < N; i++)
-		if (b[i].code == WT_EBUSY)
-			assert_non_null(strstr(b[i].msg, "kept for requests that do not wait"));
+		o[i] = &b[i].o;
+	expect_quarter_free(&f, o, t, N, "live chunk requests");
 	tw_reply_free(&m);
 	fx_stop(&f);
 }
