@@ -298,6 +298,25 @@ static void report_init(wt_update_report *r, const wt_manifest *o, const wt_mani
 	r->bytes_total = n->total_bytes;
 }
 
+/* No tensor changed: the sink still sees an update, of no tensor (begin, end;
+ * no server asked), so an update sink can refuse the tensors a failed update
+ * left stale instead of the call reporting success over a mix of revisions. */
+static int empty_update(const wt_manifest *m, const unsigned char *none, wt_sink *sink,
+                        wt_errbuf *err)
+{
+	wt_sink_ops ops;
+	wt_manifest *s = NULL;
+	int rv = client_sink_ops_in(&ops, sink, err);
+	if (rv == WT_OK)
+		rv = subset(m, none, &s, err);
+	if (rv == WT_OK)
+		rv = ops.begin(sink, s, err);
+	if (rv == WT_OK)
+		rv = ops.end(sink, err);
+	wt_manifest_free(s);
+	return rv;
+}
+
 int wt_client_fetch_update(wt_client *c, const wt_manifest *old_m, const wt_manifest *new_m,
                            wt_sink *sink, const wt_fetch_opts *opts, wt_update_report *report,
                            wt_errbuf *err)
@@ -335,6 +354,8 @@ int wt_client_fetch_update(wt_client *c, const wt_manifest *old_m, const wt_mani
 		if (user != NULL)
 			*user = st;
 		r->bytes_updated = st.bytes;
+	} else if (rv == WT_OK) {
+		rv = empty_update(new_m, sel, sink, err);
 	}
 	if (rv == WT_OK)
 		r->tensors_updated = n;

@@ -2,7 +2,7 @@
  * test_update_stale.c — an in-place host update that failed half-way leaves
  * the tensors it began stale, so a later update that does not rewrite them (a
  * revision that reverted them) is refused (WT_ELAYOUT naming one) instead of
- * reporting success over a mix of two revisions (fixture:
+ * reporting success over a mix of two revisions, also when no tensor changed (fixture:
  * tests/util/manifest_fixture.h). The CUDA sink's update sink alike, where a
  * GPU is.
  */
@@ -131,6 +131,53 @@ static void test_host_update_after_failed_update(void **state)
 	wt_host_sink_destroy(h);
 }
 
+/* wt_client_fetch_update with no changed tensor after a failed update: the
+ * update sink still sees the update (begin with no tensor) and refuses it, as
+ * no server is asked (the endpoint is a closed port: never dialled). */
+static void test_no_change_update_after_failed_update(void **state)
+{
+	(void)state;
+	static const int both[2] = {1, 1};
+	uint8_t a_old[2][64], b_new[2][64];
+	tu_fill(a_old, sizeof(a_old), 21);
+	tu_fill(b_new, sizeof(b_new), 22);
+	wt_host_sink *h;
+	wt_errbuf err;
+	assert_int_equal(wt_host_sink_create(&h, &err), WT_OK);
+	const char *ep = "tcp://127.0.0.1:1";
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	o.endpoints = &ep;
+	o.n_endpoints = 1;
+	wt_client *c;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	wt_manifest *a = mk_sub(both, "a"), *b = mk_sub(both, "b");
+	assert_int_equal(drive(wt_host_sink_sink(h), a, a_old, SIZE_MAX, &err), WT_OK);
+	wt_update_report rep;
+
+	/* nothing stale: a no-change update is a success of no tensor */
+	assert_int_equal(
+	    wt_client_fetch_update(c, a, a, wt_host_sink_update_sink(h), NULL, &rep, &err), WT_OK);
+	assert_int_equal(rep.tensors_updated, 0);
+
+	/* a -> b fails half-way through b.weight; then "update" a -> a (the
+	 * revision went back): both tensors hold b's bytes, in part or whole */
+	assert_int_equal(drive(wt_host_sink_update_sink(h), b, b_new, 1, &err), WT_EIO);
+	assert_int_equal(
+	    wt_client_fetch_update(c, a, a, wt_host_sink_update_sink(h), NULL, &rep, &err),
+	    WT_ELAYOUT);
+	assert_non_null(strstr(err.msg, "holds bytes of an earlier update"));
+
+	/* a full fetch clears them: the no-change update succeeds again */
+	assert_int_equal(drive(wt_host_sink_sink(h), a, a_old, SIZE_MAX, &err), WT_OK);
+	assert_int_equal(
+	    wt_client_fetch_update(c, a, a, wt_host_sink_update_sink(h), NULL, &rep, &err), WT_OK);
+	wt_manifest_free(b);
+	wt_manifest_free(a);
+	wt_client_close(c);
+	wt_host_sink_destroy(h);
+}
+
 /* The same refusals from the CUDA sink's update sink (codes only: the bytes
  * are on the device). Runs where a GPU is; skipped elsewhere. */
 static void test_cuda_update_after_failed_update(void **state)
@@ -167,6 +214,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_host_update_after_failed_update),
+	    cmocka_unit_test(test_no_change_update_after_failed_update),
 	    cmocka_unit_test(test_cuda_update_after_failed_update),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

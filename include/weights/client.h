@@ -394,8 +394,10 @@ typedef struct wt_update_report {
 
 /*
  * Update a sink that holds old_m's rank to new_m: wt_manifest_delta, then
- * wt_client_fetch_tensors of the changed tensors only (nothing when none
- * changed: the sink is not called). The sink must write the tensors it is
+ * wt_client_fetch_tensors of the changed tensors only. When none
+ * changed the sink still sees an update of no tensor (begin with a manifest of
+ * zero tensors, then end; no server is asked), so an update sink can refuse
+ * tensors an earlier failed update left stale. The sink must write the tensors it is
  * given into what it already holds (wt_host_sink_update_sink(); the Python
  * update_into); a plain host or file sink would keep only the changed tensors.
  * report (optional) is filled on success and on WT_ELAYOUT (a refusal: full

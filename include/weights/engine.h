@@ -120,10 +120,10 @@ WT_API void wt_host_sink_destroy(wt_host_sink *h); /* NULL is a no-op */
  * bytes (run the update again, or a full fetch). Each tensor a failed update
  * began stays stale until an update rewrites it: a later update that does not
  * (say, to a revision that reverted it) is refused at begin() with WT_ELAYOUT
- * naming it, never a success over a mix of revisions; an update with no
- * changed tensor does not call the sink (wt_client_fetch_update), so after a
- * failure use a full fetch or an update that selects the stale tensors. Both
- * sinks check the callback
+ * naming it, never a success over a mix of revisions (an update with no
+ * changed tensor too: wt_client_fetch_update calls begin with no tensor);
+ * after a failure use a full fetch or an update that selects the stale
+ * tensors. Both sinks check the callback
  * order: a write out of order or past its tensor's end, a tensor ended short,
  * or end() before every tensor was complete is WT_EINVAL (a full fetch then
  * publishes nothing). Borrowed; valid until destroy.
