@@ -401,7 +401,7 @@ typedef struct wt_update_report {
  * given into what it already holds (wt_host_sink_update_sink(); the Python
  * update_into); a plain host or file sink would keep only the changed tensors.
  * report (optional) is filled on success and on WT_ELAYOUT (a refusal: full
- * reload needed; nothing fetched, the sink not called).
+ * reload needed; nothing fetched; refused by the delta, the sink is not called).
  */
 WT_API int wt_client_fetch_update(wt_client *c, const wt_manifest *old_m, const wt_manifest *new_m,
                                   wt_sink *sink, const wt_fetch_opts *opts,
