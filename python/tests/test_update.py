@@ -151,3 +151,91 @@ def test_update_into_refuses_a_changed_layout(upd_server):
         assert "full reload" in str(ei.value)
         with pytest.raises(TypeError):
             c.update_into(engine, "llama", r1)
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop(done, total):
+    raise _Stop("stopped by the test after the first verified chunk")
+
+
+def test_update_into_refuses_what_a_failed_update_left_stale(upd_server):
+    """An update_into that fails half-way leaves the tensors it began with
+    bytes of two revisions (exception .partial names them); a later update_into
+    that does not rewrite them (nothing changed) is WT_ELAYOUT, before anything
+    moves, however the engine's dict holds that storage; a full fetch_into, or
+    an update that rewrites them, clears them (C: test_update_stale.c)."""
+    torch = need("torch")
+    import weightd
+
+    url, model_dir = upd_server
+    with weightd.Client(url) as c:
+        a = c.manifest("llama", **LAYOUT)
+        engine = {t.name: torch.empty(t.shape, dtype=weightd.torch_dtype(t.dtype))
+                  for t in a.tensors}
+        c.fetch_into(engine, a)
+        at_a = {k: raw(v) for k, v in engine.items()}
+        c.update_into(engine, a, a)  # nothing stale: nothing to do
+
+        change_two_tensors(model_dir)
+        rev, changed = c.watch("llama", a.revision, timeout_ms=20000)
+        assert changed
+        b = c.manifest("llama", **LAYOUT)
+        assert b.revision == rev
+        full_b = {k: raw(v) for k, v in c.fetch(b).items()}
+
+        a_hash = {x.name: x.hash for x in a.tensors}
+        t = [x.name for x in b.tensors if x.hash != a_hash[x.name]][0]
+        with pytest.raises(_Stop) as stopped:
+            c.update_into(engine, a, b, progress=_stop)
+        assert at_a[t] != full_b[t]
+        assert raw(engine[t]) not in (at_a[t], full_b[t])  # a mix of both revisions
+
+        snap = {k: raw(v) for k, v in engine.items()}
+        views = {k: v.view(v.shape) for k, v in engine.items()}  # a rebuilt dict, same storage
+        for tensors in (engine, views):
+            with pytest.raises(weightd.Error) as ei:
+                c.update_into(tensors, a, a)  # A->A would report success over the mix
+            assert ei.value.code == 13, ei.value
+            assert "'%s'" % t in str(ei.value) and "fetch_into" in str(ei.value)
+        assert {k: raw(v) for k, v in engine.items()} == snap  # nothing written
+        # one chunk was delivered, into the first changed tensor: the engine is told
+        assert stopped.value.partial == [t]
+        assert t in "".join(stopped.value.__notes__)
+
+        c.fetch_into(engine, b)  # in full: clears it
+        rep = c.update_into(engine, b, b)
+        assert rep["tensors_updated"] == 0
+        assert {k: raw(v) for k, v in engine.items()} == full_b
+
+        # an update that rewrites the stale tensor clears it too
+        change_two_tensors(model_dir)  # flips the bits back: a third revision
+        rev, changed = c.watch("llama", b.revision, timeout_ms=20000)
+        assert changed
+        c3 = c.manifest("llama", **LAYOUT)
+        with pytest.raises(_Stop) as ei:
+            c.update_into(engine, b, c3, progress=_stop)
+        t = ei.value.partial[0]
+        with pytest.raises(weightd.Error) as ei:
+            c.update_into(engine, b, b)
+        assert ei.value.code == 13 and "'%s'" % t in str(ei.value), ei.value
+        c.update_into(engine, b, c3)  # rewrites every tensor of the delta
+        c.update_into(engine, c3, c3)
+        full_c = c.fetch(c3)
+        for k, v in engine.items():
+            assert raw(v) == raw(full_c[k]), k
+
+        # a fetch_into stopped half-way: what it touched is stale the same way
+        def cancel(done, total):
+            raise weightd.Cancelled(24, "WT_ECANCELED", "stopped by the test")
+
+        with pytest.raises(weightd.Cancelled) as ei:
+            c.fetch_into(engine, c3, progress=cancel)
+        assert ei.value.partial and "partial bytes" in str(ei.value), ei.value
+        with pytest.raises(weightd.Error) as e2:
+            c.update_into(engine, c3, c3)
+        assert e2.value.code == 13 and "'%s'" % ei.value.partial[0] in str(e2.value)
+        c.fetch_into(engine, c3)
+        c.update_into(engine, c3, c3)

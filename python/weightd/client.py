@@ -5,7 +5,7 @@ import logging
 import threading
 
 from . import _arrays, _lib
-from .errors import Cancelled, Error, check, cstr, make
+from .errors import Cancelled, Error, check, cstr, flag_partial, make
 from .manifest import LAYOUT_KEYS, MODES, AdminResult, LayoutArg, Manifest, ModelInfo, _s
 
 _ADMIN_OPS = {"stats": 1, "warm": 2, "evict": 3, "verify": 4, "reclaim": 7}
@@ -433,14 +433,22 @@ class Client:
         names the shard lacks are mismatches too). On a failure during the fetch
         the destinations hold partial data, not all of it verified (with
         stream=1, chunks are received straight into host destinations and
-        checked there). Returns the stats dict."""
-        from .into import IntoSink, check_dests  # torch-aware; imported on use
+        checked there): the exception's partial lists the destinations it
+        touched, which update_into then refuses to leave as they are (see
+        there) until a fetch_into succeeds. Returns the stats dict."""
+        from .into import IntoSink, check_dests, stale_clear  # torch-aware; imported on use
 
         m = self._resolve(source, layout)
         dests = check_dests(m, tensors, strict)
         run = _Run(progress, _cancel, _handle)
         sink = IntoSink(m, dests, run, in_place=True)
-        return self._fetch(m, ctypes.byref(sink.c_sink), run)
+        try:
+            stats = self._fetch(m, ctypes.byref(sink.c_sink), run)
+        except BaseException as e:  # noqa: B902 - re-raised, with what it left partial
+            flag_partial(e, sink.partial())
+            raise
+        stale_clear(sink.spans)
+        return stats
 
     def fetch_async(self, source, **kw):
         """fetch() on a new thread; returns a Fetch (cancel(), result())."""

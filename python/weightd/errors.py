@@ -31,6 +31,23 @@ class MismatchError(Error):
                          (len(self.mismatches), "\n  ".join(self.mismatches)))
 
 
+def flag_partial(e, names):
+    """Tell the engine which destinations a failed fetch_into / update_into
+    left with partial bytes: e.partial (names, maybe empty) and, when there
+    are any, the message (a weightd.Error's; other exceptions, say one raised
+    from a progress callback, get a note)."""
+    e.partial = list(names)
+    if not e.partial:
+        return
+    note = ("partial bytes in %d destination(s), stale until fetch_into or an update "
+            "that rewrites them: %s" % (len(e.partial), ", ".join(e.partial)))
+    if isinstance(e, Error):
+        e.message = "%s (%s)" % (e.message, note)
+        e.args = ("%s: %s" % (e.name, e.message),)
+    elif hasattr(e, "add_note"):  # Python 3.11+
+        e.add_note(note)
+
+
 def make(code, message):
     name = _lib.wt_errname(code).decode()
     cls = Cancelled if code == _lib.WT_ECANCELED else Error

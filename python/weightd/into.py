@@ -3,6 +3,7 @@ straight into the engine's own tensors (host memory, or CUDA through pinned
 staging buffers), after checking every destination against the manifest."""
 
 import ctypes
+import threading
 
 import numpy as np
 
@@ -67,6 +68,68 @@ def check_dests(m, tensors, strict):
     if probs:
         raise MismatchError(probs)
     return dests
+
+
+# ---- stale destinations ----
+# Memory a fetch_into or update_into began writing and that then failed: it may
+# hold bytes of two revisions until a successful fetch_into or update_into
+# rewrites it (the Python side of wt_host_sink_update_sink's stale tensors).
+# Kept by memory, not by name or by tensor object: the engine owns the tensors
+# dict and may rebuild it, view or re-wrap the same storage (numpy over a CPU
+# torch tensor) between calls. Ranges are (lo, hi) byte addresses per device
+# ("cpu", "cuda:0", ...); a destination is stale when its bytes overlap any
+# stale range. A range left over from memory the engine freed can only make a
+# later update refuse (WT_ELAYOUT, a fetch_into clears it), never pass.
+_stale_lock = threading.Lock()
+_stale = {}  # device -> [(lo, hi, name)]; guarded by _stale_lock
+
+
+def _span(d, nbytes):
+    """(device, lo, hi): the bytes destination d occupies (contiguous)."""
+    if isinstance(d, np.ndarray):
+        return "cpu", d.ctypes.data, d.ctypes.data + nbytes
+    return str(d.device), d.data_ptr(), d.data_ptr() + nbytes
+
+
+def stale_find(names, dests, skip=()):
+    """(name, begun_as) of the first destination (index not in skip) that
+    overlaps stale memory, or None. begun_as: the name it was begun under."""
+    with _stale_lock:
+        for i, (name, (dev, lo, hi)) in enumerate(zip(names, dests)):
+            if i in skip or lo == hi:
+                continue
+            for slo, shi, was in _stale.get(dev, ()):
+                if slo < hi and lo < shi:
+                    return name, was
+    return None
+
+
+def stale_mark(names, spans):
+    with _stale_lock:
+        for name, (dev, lo, hi) in zip(names, spans):
+            if lo != hi:
+                _stale.setdefault(dev, []).append((lo, hi, name))
+
+
+def stale_clear(spans):
+    """Forget the stale bytes inside spans (written in full and verified)."""
+    with _stale_lock:
+        for dev, lo, hi in spans:
+            if lo == hi or dev not in _stale:
+                continue
+            keep = []
+            for slo, shi, was in _stale[dev]:
+                if shi <= lo or hi <= slo:
+                    keep.append((slo, shi, was))
+                    continue
+                if slo < lo:
+                    keep.append((slo, lo, was))
+                if hi < shi:
+                    keep.append((hi, shi, was))
+            if keep:
+                _stale[dev] = keep
+            else:
+                del _stale[dev]
 
 
 class _Host:
@@ -139,6 +202,9 @@ class IntoSink:
         self.run = run
         self.stager = None
         self.in_place = 0  # chunks written in place (write() got the offered memory)
+        self.names = [info.name for info in m.tensors]
+        self.spans = [_span(d, info.nbytes) for info, d in zip(m.tensors, dests)]
+        self.touched = set()  # tensors begun or received into: partial if the fetch fails
         self.out = []
         for info, d in zip(m.tensors, dests):
             if torch is not None and isinstance(d, torch.Tensor) and d.device.type == "cuda":
@@ -149,7 +215,7 @@ class IntoSink:
                 self.out.append(_Host(d, info.nbytes))
         ops = _lib.versioned(_lib.SinkOps, _lib.wt_sink_ops_init)
         # keep the CFUNCTYPE objects alive as long as the sink
-        self.cbs = (_lib.SinkBegin(self._begin), _lib.SinkTensor(self._ok_tensor),
+        self.cbs = (_lib.SinkBegin(self._begin), _lib.SinkTensor(self._tensor_begin),
                     _lib.SinkWrite(self._write), _lib.SinkTensor(self._ok_tensor),
                     _lib.SinkEnd(self._end), _lib.SinkAbort(self._abort))
         (ops.begin, ops.tensor_begin, ops.write, ops.tensor_end, ops.end,
@@ -176,8 +242,19 @@ class IntoSink:
     def _begin(self, _s, _m, err):
         return _lib.WT_OK
 
+    def _tensor_begin(self, _s, i, err):
+        self.touched.add(i)
+        return _lib.WT_OK
+
     def _ok_tensor(self, _s, _i, err):
         return _lib.WT_OK
+
+    def partial(self):
+        """After a failed fetch: mark the tensors it began (or received into)
+        stale and return their names, in manifest order."""
+        hit = sorted(self.touched)
+        stale_mark([self.names[i] for i in hit], [self.spans[i] for i in hit])
+        return [self.names[i] for i in hit]
 
     def _recv_buf(self, _s, i, off, n):
         """Where chunk [off, off + n) of tensor i may be received: its place in
@@ -185,6 +262,7 @@ class IntoSink:
         o = self.out[i] if i < len(self.out) else None
         if not isinstance(o, _Host) or off + n > o.nbytes:
             return None
+        self.touched.add(i)
         return o.addr + off
 
     def _write(self, _s, i, off, data, n, err):

@@ -7,7 +7,7 @@ import ctypes
 from types import SimpleNamespace
 
 from . import _lib
-from .errors import check, cstr
+from .errors import check, cstr, flag_partial, make
 
 
 def watch(client, model, known_revision=None, timeout_ms=0):
@@ -44,9 +44,19 @@ def update_into(client, tensors, old, new, progress=None, strict=True):
     existing storage. Every destination is checked against new first
     (MismatchError listing each problem). Returns the update report as a dict
     (revision_before/after, tensors_total/updated, bytes_total/updated,
-    elapsed_us, plus the fetch stats)."""
+    elapsed_us, plus the fetch stats).
+
+    Bytes are written as they are verified: when the update fails, the
+    exception's partial lists the destinations it began (they may hold bytes
+    of both revisions; also in the message) and they stay stale, by memory
+    (device, address, size: whatever dict or view holds them), until a
+    successful fetch_into or an update_into that rewrites them. An update_into
+    that does not rewrite every stale destination among tensors (say, to a
+    revision that reverted them, or with nothing changed) is refused with
+    weightd.Error WT_ELAYOUT naming one, before anything moves, never a
+    success over a mix of revisions (C: wt_host_sink_update_sink)."""
     from .client import _Run
-    from .into import IntoSink, check_dests
+    from .into import IntoSink, _span, check_dests, stale_clear, stale_find
     from .manifest import Manifest
 
     if not isinstance(old, Manifest) or not isinstance(new, Manifest):
@@ -55,6 +65,16 @@ def update_into(client, tensors, old, new, progress=None, strict=True):
                         (type(old).__name__, type(new).__name__))
     dests = check_dests(new, tensors, strict)
     changed = delta(old, new)
+    hit = stale_find([t.name for t in new.tensors],
+                     [_span(d, t.nbytes) for t, d in zip(new.tensors, dests)], set(changed))
+    if hit is not None:
+        raise make(_lib.WT_ELAYOUT,
+                   "update %s -> %s: tensor '%s' holds bytes of no one revision (a failed "
+                   "update or fetch_into began writing it%s) and this update does not "
+                   "rewrite it: fetch the rank in full (fetch_into) or update to a revision "
+                   "that changes it; nothing written" % (
+                       old.revision, new.revision, hit[0],
+                       "" if hit[1] == hit[0] else " as '%s'" % hit[1]))
     sub = SimpleNamespace(tensors=[new.tensors[i] for i in changed])
     run = _Run(progress, None)
     sink = IntoSink(sub, [dests[i] for i in changed], run)
@@ -69,7 +89,12 @@ def update_into(client, tensors, old, new, progress=None, strict=True):
                                          ctypes.byref(report), ctypes.byref(err))
     finally:
         client._leave()
-    run.finish(rc, err)
+    try:
+        run.finish(rc, err)
+    except BaseException as e:  # noqa: B902 - re-raised, with what it left partial
+        flag_partial(e, sink.partial())
+        raise
+    stale_clear(sink.spans)
     out = {k: getattr(report, k) for k in ("tp_rank", "ep_rank", "tensors_total",
                                             "tensors_updated", "bytes_total", "bytes_updated",
                                             "elapsed_us")}
