@@ -172,14 +172,17 @@ tests: all $(TEST_BINS) $(TOOL_BINS)
 benches: all $(BENCH_BINS)
 
 # The suite: unit tests (cmocka) then integration scripts (tests/integration/*.sh).
-check: tests
+# The normal build's suite also runs every benchmark once at its smallest size
+# (tests/integration/bench_smoke.sh), so it builds them; a sanitizer build
+# (SAN set: the asan pass) does not, and the smoke skips there.
+check: tests $(if $(SAN),,benches)
 	BUILD=$(BUILD) scripts/run-tests.sh
 
 # make test builds with one job per core (JOBS=1 for a serial build); the
 # tests themselves run as scripts/run-tests.sh and tsan-run.sh decide.
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: deps
-	$(MAKE) -j$(JOBS) tests
+	$(MAKE) -j$(JOBS) tests benches
 	$(MAKE) check
 	$(MAKE) -j$(JOBS) BUILD=build-asan SAN=1 tests
 	$(MAKE) asan

@@ -7,7 +7,8 @@
  *   build/bench/bench_http [--gib G] [--rounds N] [--cold]   (default 1 GiB, 3)
  *
  * Needs nginx (Debian: apt-get install -y nginx-light); without it the bench
- * prints a SKIP line and exits 0. It is not part of `make test`.
+ * prints a SKIP line and exits 0. `make test` runs it only as a smoke test
+ * (--gib 0.05 --rounds 1: tests/integration/bench_smoke.sh; figures not judged).
  *
  * Setup: wt-mkckpt llama of G GiB in <tmp>/models/m (read once: page cache),
  * nginx on 127.0.0.1:<free port> with root = <tmp>/models (config, pid, logs

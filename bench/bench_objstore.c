@@ -5,6 +5,9 @@
  * the file:// store (page cache warm) in the same run. Reads go into one
  * reused buffer; whole-object reads and 16 MiB reads; best of 3.
  * Prints GB/s and the ratio to the file:// baseline.
+ *
+ *   build/bench/bench_objstore        (WT_BENCH_MB: the object's MiB, a
+ *                                      multiple of 16 in 16..4096, default 256)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +17,9 @@
 #include "loader/loader.h"
 #include "tests/test_objstore_util.h"
 
-#define OBJ_BYTES (256u << 20)
-#define REPS      3
+#define REPS 3
+
+static size_t g_obj_bytes = (size_t)256 << 20; /* WT_BENCH_MB */
 
 /* Best seconds to read the object with reads of `step` bytes. -1 on error. */
 static double best_read(store *s, uint8_t *buf, size_t step)
@@ -24,7 +28,7 @@ static double best_read(store *s, uint8_t *buf, size_t step)
 	for (int r = 0; r < REPS; r++) {
 		wt_errbuf err = {0};
 		uint64_t t0 = common_now_ns();
-		for (size_t off = 0; off < OBJ_BYTES; off += step)
+		for (size_t off = 0; off < g_obj_bytes; off += step)
 			if (store_read(s, "obj.bin", off, buf + off, step, &err) != WT_OK) {
 				fprintf(stderr, "read: %s\n", err.msg);
 				return -1;
@@ -46,18 +50,31 @@ static store *open_uri(const char *uri)
 
 int main(void)
 {
+	const char *mb = getenv("WT_BENCH_MB");
+	if (mb != NULL) {
+		char *end = NULL;
+		unsigned long long v = strtoull(mb, &end, 10);
+		if (end == mb || *end != '\0' || v < 16 || v > 4096 || v % 16 != 0) {
+			fprintf(stderr,
+			        "bench_objstore: WT_BENCH_MB '%s': use a multiple of 16 "
+			        "in 16..4096\n",
+			        mb);
+			return 2;
+		}
+		g_obj_bytes = (size_t)v << 20;
+	}
 	char dir[] = "/tmp/wt-bench-objstore-XXXXXX";
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	char path[256];
 	snprintf(path, sizeof(path), "%s/obj.bin", dir);
-	uint8_t *buf = malloc(OBJ_BYTES);
+	uint8_t *buf = malloc(g_obj_bytes);
 	FILE *fp = fopen(path, "wb");
 	if (buf == NULL || fp == NULL)
 		return 1;
-	for (size_t i = 0; i < OBJ_BYTES; i++)
+	for (size_t i = 0; i < g_obj_bytes; i++)
 		buf[i] = (uint8_t)(i * 2654435761u >> 13);
-	if (fwrite(buf, 1, OBJ_BYTES, fp) != OBJ_BYTES || fclose(fp) != 0)
+	if (fwrite(buf, 1, g_obj_bytes, fp) != g_obj_bytes || fclose(fp) != 0)
 		return 1;
 	char *script = os_script("objstore_server.py");
 	char *argv[] = {script, "--root", dir, "--stdin", NULL};
@@ -70,9 +87,9 @@ int main(void)
 	char url[128];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/ok", port);
 
-	static const size_t steps[] = {OBJ_BYTES, 16u << 20};
+	const size_t steps[] = {g_obj_bytes, (size_t)16 << 20};
 	int rc = 0;
-	printf("object %u MiB; GB/s (ratio to file://), best of %d\n", OBJ_BYTES >> 20, REPS);
+	printf("object %zu MiB; GB/s (ratio to file://), best of %d\n", g_obj_bytes >> 20, REPS);
 	for (size_t k = 0; k < 2 && rc == 0; k++) {
 		size_t step = steps[k];
 		store *fs = open_uri(dir);
@@ -90,7 +107,7 @@ int main(void)
 			rc = 1;
 			break;
 		}
-		double gb = (double)OBJ_BYTES / 1e9;
+		double gb = (double)g_obj_bytes / 1e9;
 		printf(
 		    "reads of %3zu MiB: file:// %.2f | http 1 range %.2f (%.2fx) | http 4 ranges "
 		    "%.2f (%.2fx, %.2fx of 1 range)\n",

@@ -4,7 +4,9 @@
  * warm.
  *
  * Input: a ~1 GiB llama checkpoint (`wt-mkckpt --family llama --size-mb 1024`,
- * generated into $WT_BENCH_DIR or /tmp/wt-bench-llama-1g if absent). Baseline:
+ * generated into $WT_BENCH_DIR or /tmp/wt-bench-llama-1g if absent; with
+ * WT_BENCH_DIR set, WT_BENCH_MB picks the size it is generated at, 8..8192,
+ * default 1024: the default folder always holds the 1 GiB one). Baseline:
  * read() of every file of the folder into a reused 8 MiB buffer. Measured: plan
  * + produce ALL ranks of a TP=4 layout (quant none) in one pass, the emit
  * callback touching nothing. Ratio = (checkpoint bytes / produce seconds) /
@@ -100,14 +102,27 @@ int main(int argc, char **argv)
 	(void)argc;
 	const char *dir =
 	    getenv("WT_BENCH_DIR") ? getenv("WT_BENCH_DIR") : "/tmp/wt-bench-llama-1g";
+	const char *env_mb = getenv("WT_BENCH_DIR") ? getenv("WT_BENCH_MB") : NULL;
+	unsigned long long size_mb = 1024;
+	if (getenv("WT_BENCH_DIR") == NULL && getenv("WT_BENCH_MB") != NULL)
+		printf("WT_BENCH_MB not used: %s holds the 1 GiB checkpoint (set WT_BENCH_DIR)\n",
+		       dir);
+	if (env_mb != NULL) {
+		char *end = NULL;
+		size_mb = strtoull(env_mb, &end, 10);
+		if (end == env_mb || *end != '\0' || size_mb < 8 || size_mb > 8192) {
+			fprintf(stderr, "bench_produce: WT_BENCH_MB '%s': use 8..8192\n", env_mb);
+			return 2;
+		}
+	}
 	char cfg[4096];
 	snprintf(cfg, sizeof(cfg), "%s/config.json", dir);
 	struct stat st;
 	if (stat(cfg, &st) != 0) {
 		char self[4096], cmd[8192];
 		snprintf(self, sizeof(self), "%s", argv[0]);
-		snprintf(cmd, sizeof(cmd), "%s/../wt-mkckpt --family llama --size-mb 1024 --out %s",
-		         dirname(self), dir);
+		snprintf(cmd, sizeof(cmd), "%s/../wt-mkckpt --family llama --size-mb %llu --out %s",
+		         dirname(self), size_mb, dir);
 		printf("generating: %s\n", cmd);
 		if (system(cmd) != 0) {
 			fprintf(stderr, "bench_produce: generating the checkpoint failed\n");

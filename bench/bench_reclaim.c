@@ -128,6 +128,11 @@ static int scenario(const char *dir, const char *name, int evicted, uint64_t blo
 	return rv;
 }
 
+static void usage(void)
+{
+	fprintf(stderr, "usage: bench_reclaim [--layout-mb N] [--blob-mb N] [--dir PATH]\n");
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t layout_mb = 256, blob_mb = 16;
@@ -149,11 +154,15 @@ int main(int argc, char **argv)
 			bad = bench_u64("blob-mb", v, &blob_mb) != 0;
 		else
 			dir = v;
-		if (bad || optind < argc) {
-			fprintf(stderr, "usage: bench_reclaim [--layout-mb N] [--blob-mb N] "
-			                "[--dir PATH]\n");
+		if (bad) {
+			usage();
 			return 2;
 		}
+	}
+	if (optind < argc) { /* after the loop: optind is past only the options read so far */
+		fprintf(stderr, "bench_reclaim: unexpected argument '%s'\n", argv[optind]);
+		usage();
+		return 2;
 	}
 	layers = (int)(layout_mb / RANKS / 4);
 	if (layers < 1 || blob_mb < 1) {
