@@ -130,6 +130,13 @@ struct cache {
 	 * WT_ENOTFOUND (CACHE_RACE_VERIFY_MISS). */
 	void (*race_hook)(void *ctx, int where, wt_hash128 h);
 	void *race_ctx;
+	/* Tests only (tests/test_cache_crash_evict.c), set before the cache is
+	 * shared; NULL otherwise. Called at each step of the crash ordering of an
+	 * eviction (CACHE_STEP_EVICT_* and CACHE_STEP_UNREF_*, with c->lk held)
+	 * and of a reclaim (CACHE_STEP_RECLAIM_*, with c->rc_run held and no
+	 * other lock), where the test kills the process. */
+	void (*step_hook)(void *ctx, int step);
+	void *step_ctx;
 
 	pthread_mutex_t lk; /* guards every field below */
 	bool lk_init;
@@ -206,6 +213,18 @@ void cache_evict_locked(cache *c, cache_shard_ent *e, const char *why);
 /* Drops the chunk refs of a shard or writer list; deletes chunks reaching zero. */
 void cache_unref_locked(cache *c, const cache_chunk_ref *list, size_t n);
 enum { CACHE_RACE_GET_MISS = 1, CACHE_RACE_VERIFY_READ, CACHE_RACE_VERIFY_MISS };
+/* c->step_hook points, in the order they run. */
+enum {
+	CACHE_STEP_EVICT_WRITE = 1, /* shard out of memory, batch built, not written */
+	CACHE_STEP_EVICT_DONE,      /* batch written (record, LRU, dead chunks) */
+	CACHE_STEP_UNREF_WRITE,     /* cache_unref_locked: deletes built, not written */
+	CACHE_STEP_UNREF_DONE,      /* ... written */
+	CACHE_STEP_RECLAIM_BEGIN,   /* before pass 1 (index compaction) */
+	CACHE_STEP_RECLAIM_PASS1,   /* pass 1 done, all-dead blob files deleted */
+	CACHE_STEP_RECLAIM_GC_ON,   /* blob GC switched on, pass 2 not started */
+	CACHE_STEP_RECLAIM_PASS2,   /* pass 2 done (live chunks relocated), GC still on */
+	CACHE_STEP_RECLAIM_GC_OFF,  /* GC switched off again */
+};
 
 /* Evicts LRU unpinned shards until c->bytes <= max_bytes or none is left. */
 void cache_enforce_budget_locked(cache *c);

@@ -42,9 +42,13 @@ void cache_unref_locked(cache *c, const cache_chunk_ref *list, size_t n)
 	unref_into(c, list, n, wb);
 	if (rocksdb_writebatch_count(wb) > 0) {
 		char *e = NULL;
+		if (c->step_hook != NULL)
+			c->step_hook(c->step_ctx, CACHE_STEP_UNREF_WRITE);
 		rocksdb_write(c->db, c->wo, wb, &e);
 		if (e != NULL)
 			log_write_err(c, e, "delete unreferenced chunks");
+		if (c->step_hook != NULL)
+			c->step_hook(c->step_ctx, CACHE_STEP_UNREF_DONE);
 	}
 	rocksdb_writebatch_destroy(wb);
 }
@@ -73,9 +77,13 @@ void cache_evict_locked(cache *c, cache_shard_ent *e, const char *why)
 		unref_into(c, e->chunks, e->n_chunks, wb);
 	}
 	char *err = NULL;
+	if (c->step_hook != NULL)
+		c->step_hook(c->step_ctx, CACHE_STEP_EVICT_WRITE);
 	rocksdb_write(c->db, c->wo, wb, &err);
 	if (err != NULL)
 		log_write_err(c, err, "evict shard");
+	if (c->step_hook != NULL)
+		c->step_hook(c->step_ctx, CACHE_STEP_EVICT_DONE);
 	char hex[WT_HASH_HEX_LEN + 1];
 	common_hash128_hex(common_hash128(e->id, e->id_len), hex);
 	WT_LOG(WT_LOG_INFO, "cache '%s': evicted shard (id hash %s, %llu bytes): %s", c->dir, hex,

@@ -108,6 +108,13 @@ static uint64_t live_bytes(cache *c)
 	return v;
 }
 
+/* Tests only: c->step_hook (cache_int.h). */
+static void step(cache *c, int where)
+{
+	if (c->step_hook != NULL)
+		c->step_hook(c->step_ctx, where);
+}
+
 /* One run; caller holds c->rc_run. */
 static int reclaim_run(cache *c, cache_reclaim_stats *st, wt_errbuf *err)
 {
@@ -119,7 +126,9 @@ static int reclaim_run(cache *c, cache_reclaim_stats *st, wt_errbuf *err)
 	pthread_mutex_unlock(&c->lk);
 	st->disk_before = cache_disk_bytes(c);
 	if (c->opts.store == CACHE_STORE_BLOB) {
+		step(c, CACHE_STEP_RECLAIM_BEGIN);
 		compact_all(c); /* pass 1: index only; drops all-dead blob files */
+		step(c, CACHE_STEP_RECLAIM_PASS1);
 		double ratio =
 		    c->opts.reclaim_ratio > 0 ? c->opts.reclaim_ratio : CACHE_RECLAIM_RATIO_DEF;
 		bool closing;
@@ -130,9 +139,12 @@ static int reclaim_run(cache *c, cache_reclaim_stats *st, wt_errbuf *err)
 			uint64_t max_before = 0;
 			blob_files_scan(c->dir, UINT64_MAX, &max_before);
 			if ((rv = set_gc(c, true, err)) == WT_OK) {
+				step(c, CACHE_STEP_RECLAIM_GC_ON);
 				compact_all(c); /* pass 2: relocate every live chunk */
 				st->relocated = true;
+				step(c, CACHE_STEP_RECLAIM_PASS2);
 				rv = set_gc(c, false, err);
+				step(c, CACHE_STEP_RECLAIM_GC_OFF);
 				uint64_t unused;
 				st->rewritten_bytes = blob_files_scan(c->dir, max_before, &unused);
 			}
