@@ -159,6 +159,13 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(patsubst %.c,$(BUILD)/obj/%.o,$(TESTU
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(TESTLIBS) $(CUDA_LIBS)
 
+# Tests that run a weightctl command in-process (ctl_admin): its objects but main.o.
+CTL_TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out client/weightctl/main.c,$(CTL_SRCS)))
+$(BUILD)/tests/test_weightctl_admin: $(BUILD)/obj/tests/test_weightctl_admin.o $(CTL_TEST_OBJS) \
+                                     $(patsubst %.c,$(BUILD)/obj/%.o,$(TESTUTIL)) $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(TESTLIBS) $(CUDA_LIBS)
+
 # Test programs (never installed): tests/tools/NAME.c -> build/tests/tools/wt-NAME
 $(BUILD)/tests/tools/wt-%: $(BUILD)/obj/tests/tools/%.o $(INTERNAL)
 	@mkdir -p $(dir $@)

@@ -199,7 +199,9 @@ int cache_shard_open(cache *c, const void *id, size_t id_len, cache_shard **out,
 
 /* cache_shard_open without the use: the LRU clock and the hit/miss counters
  * are left alone (admin scans that read every shard's manifest must not make
- * every shard look just used). */
+ * every shard look just used), and its pin never makes the shard busy:
+ * cache_evict drops the shard meanwhile (one EVICT's scan is no reader to
+ * another EVICT); the handle stays valid until closed. */
 int cache_shard_open_quiet(cache *c, const void *id, size_t id_len, cache_shard **out,
                            wt_errbuf *err);
 
@@ -245,7 +247,8 @@ void cache_view_release(cache_view *v); /* NULL is a no-op */
 /* ---- maintenance ---- */
 
 /* Remove shard `id` and the chunks no other shard uses. WT_ENOTFOUND if
- * absent; WT_EBUSY if pinned or being written. */
+ * absent; WT_EBUSY if pinned by cache_shard_open (a reader; pins of
+ * cache_shard_open_quiet do not count) or being written. */
 int cache_evict(cache *c, const void *id, size_t id_len, wt_errbuf *err);
 
 /*

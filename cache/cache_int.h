@@ -70,7 +70,8 @@ typedef struct cache_shard_ent {
 	uint64_t nbytes;
 	uint64_t last_use;
 	uint32_t pins;
-	bool doomed; /* evicted while pinned: out of the map, freed at last unpin */
+	uint32_t scans; /* of pins: quiet opens (admin scans); they never make it busy */
+	bool doomed;    /* evicted while pinned: out of the map, freed at last unpin */
 	struct cache_shard_ent *next;
 } cache_shard_ent;
 
@@ -98,6 +99,7 @@ struct cache_shard {
 	cache_shard_ent *ent;
 	uint8_t *manifest;
 	size_t manifest_len;
+	bool quiet; /* cache_shard_open_quiet: counted in ent->scans */
 };
 
 struct cache_view {
@@ -127,7 +129,9 @@ struct cache {
 	 * NULL otherwise. Called with no lock held where a read race is decided:
 	 * a chunk read that found no value (CACHE_RACE_GET_MISS); verify before
 	 * each chunk read (CACHE_RACE_VERIFY_READ) and after one answered
-	 * WT_ENOTFOUND (CACHE_RACE_VERIFY_MISS). */
+	 * WT_ENOTFOUND (CACHE_RACE_VERIFY_MISS); a quiet open (an admin scan)
+	 * before it returns its pinned handle (CACHE_RACE_SCAN_OPEN, h: the
+	 * hash of the shard id). */
 	void (*race_hook)(void *ctx, int where, wt_hash128 h);
 	void *race_ctx;
 	/* Tests only (tests/test_cache_crash_evict.c), set before the cache is
@@ -212,7 +216,12 @@ cache_chunk_ref cache_record_chunk(const uint8_t *rec, size_t i);
 void cache_evict_locked(cache *c, cache_shard_ent *e, const char *why);
 /* Drops the chunk refs of a shard or writer list; deletes chunks reaching zero. */
 void cache_unref_locked(cache *c, const cache_chunk_ref *list, size_t n);
-enum { CACHE_RACE_GET_MISS = 1, CACHE_RACE_VERIFY_READ, CACHE_RACE_VERIFY_MISS };
+enum {
+	CACHE_RACE_GET_MISS = 1,
+	CACHE_RACE_VERIFY_READ,
+	CACHE_RACE_VERIFY_MISS,
+	CACHE_RACE_SCAN_OPEN
+};
 /* c->step_hook points, in the order they run. */
 enum {
 	CACHE_STEP_EVICT_WRITE = 1, /* shard out of memory, batch built, not written */

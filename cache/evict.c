@@ -231,11 +231,11 @@ int cache_evict(cache *c, const void *id, size_t id_len, wt_errbuf *err)
 	if (e == NULL)
 		rv = wt_seterr(err, WT_ENOTFOUND, "cache '%s': shard (%zu-byte id) not cached",
 		               c->dir, id_len);
-	else if (e->pins > 0)
+	else if (e->pins > e->scans) /* a scan's pin: evicted, its handle stays valid */
 		rv = wt_seterr(err, WT_EBUSY,
 		               "cache '%s': shard (%zu-byte id) is pinned by %u reader(s); retry "
 		               "after they close it",
-		               c->dir, id_len, e->pins);
+		               c->dir, id_len, e->pins - e->scans);
 	else
 		cache_evict_locked(c, e, "evicted on request");
 	pthread_mutex_unlock(&c->lk);

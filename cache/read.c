@@ -48,10 +48,14 @@ static int read_record(cache *c, const cache_shard_ent *e, uint8_t **manifest, s
 	return WT_OK;
 }
 
-/* Drop one pin of e; caller holds c->lk. */
-static void unpin_locked(cache *c, cache_shard_ent *e)
+/* Drop one pin of e (a quiet one: an admin scan's); caller holds c->lk. */
+static void unpin_locked(cache *c, cache_shard_ent *e, bool quiet)
 {
-	WT_ASSERT(e->pins > 0);
+	WT_ASSERT(e->pins > 0 && e->pins >= e->scans);
+	if (quiet) {
+		WT_ASSERT(e->scans > 0);
+		e->scans--;
+	}
 	if (--e->pins > 0)
 		return;
 	c->n_pinned--;
@@ -99,6 +103,7 @@ int cache_shard_open_int(cache *c, const void *id, size_t id_len, bool touch, ca
 	c->hits += touch;
 	if (e->pins++ == 0)
 		c->n_pinned++;
+	e->scans += !touch;
 	if (touch)
 		e->last_use = c->clock++;
 	uint64_t use = e->last_use;
@@ -128,7 +133,7 @@ int cache_shard_open_int(cache *c, const void *id, size_t id_len, bool touch, ca
 			cache_evict_locked(c, e, "its record is damaged");
 	}
 	if (rv != WT_OK)
-		unpin_locked(c, e);
+		unpin_locked(c, e, !touch);
 	pthread_mutex_unlock(&c->lk);
 	if (rv != WT_OK) {
 		if (rv == WT_ECORRUPT)
@@ -138,6 +143,9 @@ int cache_shard_open_int(cache *c, const void *id, size_t id_len, bool touch, ca
 	}
 	s->c = c;
 	s->ent = e;
+	s->quiet = !touch;
+	if (!touch && c->race_hook != NULL)
+		c->race_hook(c->race_ctx, CACHE_RACE_SCAN_OPEN, common_hash128(id, id_len));
 	*out = s;
 	return WT_OK;
 }
@@ -147,7 +155,7 @@ void cache_shard_close(cache_shard *s)
 	if (s == NULL)
 		return;
 	pthread_mutex_lock(&s->c->lk);
-	unpin_locked(s->c, s->ent);
+	unpin_locked(s->c, s->ent, s->quiet);
 	pthread_mutex_unlock(&s->c->lk);
 	free(s->manifest);
 	free(s);

@@ -3,7 +3,8 @@
  * EVICT of one model leaves the LRU order (and the hit counter) of the
  * others alone; a chunk read that misses while the same bytes are written
  * again is not taken for damage (no false corruption, no good shard evicted),
- * for a fetch and for VERIFY.
+ * for a fetch and for VERIFY; two EVICTs at once do not take each other's
+ * manifest reads for readers ("busy").
  *
  * Interleavings are forced with hooks, not clocks: the cache's test hook
  * (cache_int.h) runs the competing writer at the exact point of the race.
@@ -231,6 +232,92 @@ static void test_verify_notfound_rewritten(void **state)
 	verify_race(*state, CACHE_RACE_VERIFY_MISS);
 }
 
+/* ---- two EVICTs at once ---- */
+
+/* An admin request answered in this thread, as a worker would. Owned: free
+ * with wire_reply_free. */
+static Weights__Reply *admin_here(wd_server *srv, Weights__AdminRequest__Op op, const char *model)
+{
+	Weights__AdminRequest ar = WEIGHTS__ADMIN_REQUEST__INIT;
+	ar.op = op;
+	ar.model = (char *)model;
+	nng_msg *m = wd_admin_reply(srv, 11, &ar);
+	assert_non_null(m);
+	Weights__Reply *r = NULL;
+	const uint8_t *tail;
+	size_t tail_len;
+	wt_errbuf err;
+	assert_int_equal(wire_parse_reply(nng_msg_body(m), nng_msg_len(m), nng_msg_len(m), &r,
+	                                  &tail, &tail_len, &err),
+	                 WT_OK);
+	assert_int_equal(tail_len, 0);
+	nng_msg_free(m);
+	if (r->body_case == WEIGHTS__REPLY__BODY_ERROR)
+		fail_msg("admin op %d: %s", (int)op, r->error->message);
+	assert_int_equal(r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	return r;
+}
+
+/* The second EVICT, run once from inside the first one's scan. */
+typedef struct evict_race {
+	wd_server *srv;
+	int ran;
+	uint64_t evicted, busy; /* its reply */
+} evict_race;
+
+static void evict_hook(void *ctx, int where, wt_hash128 h)
+{
+	evict_race *r = ctx;
+	(void)h;
+	if (where != CACHE_RACE_SCAN_OPEN || r->ran)
+		return;
+	r->ran = 1;
+	Weights__Reply *rp = admin_here(r->srv, WEIGHTS__ADMIN_REQUEST__OP__OP_EVICT, "llama");
+	printf("inner evict: %s\n", rp->admin->text);
+	r->evicted = rp->admin->shards;
+	r->busy = rp->admin->bad;
+	wire_reply_free(rp);
+}
+
+/* EVICT reads each cached shard's manifest (to find the model's) with the
+ * shard open; a second EVICT of the same model that came to that shard
+ * meanwhile found it pinned and reported it busy (AdminReply.bad 1, which
+ * weightctl now exits 4 for) although no one was reading it. A scan's pin is
+ * no reader now: the second EVICT drops the shard, the first one finds it
+ * gone, neither reports a busy shard. */
+static void test_evict_during_evict_scan(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("admin-evict2", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	tw_reply w = tw_admin(s, WEIGHTS__ADMIN_REQUEST__OP__OP_WARM, "llama", 1);
+	assert_int_equal(w.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	tw_reply_free(&w);
+	nng_close(s);
+	cache_stats st;
+	cache_stats_get(e->srv->cache, &st);
+	assert_int_equal(st.shards, 1);
+
+	evict_race r = {.srv = e->srv};
+	e->srv->cache->race_ctx = &r;
+	e->srv->cache->race_hook = evict_hook;
+	Weights__Reply *rp = admin_here(e->srv, WEIGHTS__ADMIN_REQUEST__OP__OP_EVICT, "llama");
+	e->srv->cache->race_hook = NULL;
+	printf("outer evict: %s\n", rp->admin->text);
+	assert_true(r.ran);
+	assert_int_equal(r.busy, 0); /* the outer scan's pin is no reader */
+	assert_int_equal(r.evicted, 1);
+	assert_int_equal(rp->admin->bad, 0);
+	assert_int_equal(rp->admin->shards, 0); /* the inner one dropped it */
+	wire_reply_free(rp);
+	cache_stats_get(e->srv->cache, &st);
+	assert_int_equal(st.shards, 0);
+	assert_int_equal(st.pinned, 0);
+	assert_int_equal(st.bytes, 0); /* the chunks went with the last unpin */
+	tw_env_free(e);
+}
+
 static int setup(void **state)
 {
 	return tc_setup(state, "admin-races");
@@ -240,6 +327,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_evict_leaves_lru),
+	    cmocka_unit_test(test_evict_during_evict_scan),
 	    cmocka_unit_test_setup_teardown(test_read_miss_rewritten, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_verify_miss_rewritten, setup, tc_teardown),
 	    cmocka_unit_test_setup_teardown(test_verify_notfound_rewritten, setup, tc_teardown),

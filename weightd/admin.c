@@ -2,10 +2,11 @@
  * admin.c — AdminRequest ops for storage teams: STATS (cache + source reads +
  * productions + peer fills), EVICT (a model's shards of every layout, or
  * all; a name no longer served: its leftover shards; one with a layout is
- * refused), VERIFY (re-hash the whole cache). WARM
- * goes through manifest.c (it may wait for a production), REGISTER/UNREGISTER
- * through regreq.c. RECLAIM gives back the disk space of blob files kept
- * alive by a few live chunks (cache_reclaim).
+ * refused; shards a reader has open stay, counted in AdminReply.bad),
+ * VERIFY (re-hash the whole cache). WARM goes through manifest.c (it may
+ * wait for a production), REGISTER/UNREGISTER through regreq.c. RECLAIM
+ * gives back the disk space of blob files kept alive by a few live chunks
+ * (cache_reclaim).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -83,10 +84,13 @@ static nng_msg *evict(wd_server *s, uint64_t rid, const char *model)
 	wd_snap_release(snap);
 	if (unknown && evicted == 0 && busy == 0)
 		return wd_reply_error(rid, WT_ENOTFOUND, err.msg);
-	char text[400];
-	snprintf(text, sizeof(text), "evicted %llu shards of %s (%llu busy, retry later)",
-	         (unsigned long long)evicted, model[0] ? model : "all models",
-	         (unsigned long long)busy);
+	char text[400], rest[160] = "";
+	if (busy > 0) /* a reader has them open: ar.bad, weightctl exits 4 */
+		snprintf(rest, sizeof(rest),
+		         "; %llu busy (being read) left cached: evict again when those reads end",
+		         (unsigned long long)busy);
+	snprintf(text, sizeof(text), "evicted %llu shards of %s%s", (unsigned long long)evicted,
+	         model[0] ? model : "all models", rest);
 	Weights__AdminReply ar = WEIGHTS__ADMIN_REPLY__INIT;
 	ar.text = text;
 	ar.shards = evicted;

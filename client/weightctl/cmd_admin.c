@@ -30,6 +30,8 @@ static void usage(FILE *f)
 	           "registered model (one being registered too); its cached shards stay until\n"
 	           "evict --model NAME.\n"
 	           "register/unregister print one line; exit 0 ok, 2 usage, 1 other errors.\n"
+	           "evict exits 4 when it left shards cached because they were being read\n"
+	           "(busy; bad= is their count, the others are dropped): run it again later.\n"
 	           "Every op but stats needs the server's admin token: --token-file F (or\n"
 	           "WEIGHTCTL_TOKEN; --token T shows in ps).\n");
 }
@@ -217,6 +219,13 @@ int ctl_admin(int argc, char **argv)
 	if (aa.op == WT_ADMIN_VERIFY && res.bad > 0) {
 		fprintf(stderr, "weightctl admin: verify found %" PRIu64 " bad chunks\n", res.bad);
 		code = CTL_ERR;
+	}
+	if (aa.op == WT_ADMIN_EVICT && res.bad > 0) {
+		fprintf(stderr,
+		        "weightctl admin: evict left %" PRIu64 " shard(s) cached: readers had "
+		        "them open (busy); run it again when those reads end\n",
+		        res.bad);
+		code = CTL_BUSY;
 	}
 done:
 	wt_admin_result_clear(&res);

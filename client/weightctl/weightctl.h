@@ -3,7 +3,8 @@
 #define WT_WEIGHTCTL_H
 
 /* Exit codes of the CLI contract. */
-enum { CTL_OK = 0, CTL_ERR = 1, CTL_USAGE = 2, CTL_LAYOUT = 3 };
+/* CTL_BUSY: `admin evict` left shards cached that readers held open (retry). */
+enum { CTL_OK = 0, CTL_ERR = 1, CTL_USAGE = 2, CTL_LAYOUT = 3, CTL_BUSY = 4 };
 
 /* argv[0] is the command name. Returns an exit code above. */
 typedef int (*ctl_cmd_fn)(int argc, char **argv);

@@ -424,7 +424,9 @@ typedef struct wt_admin_result {
 	uint64_t bytes;
 	uint64_t shards;
 	uint64_t chunks;
-	uint64_t bad;         /* verify: chunks whose bytes do not match their hash */
+	uint64_t bad;         /* verify: chunks whose bytes do not match their hash;
+	                         evict: shards left cached because a reader had them
+	                         open (busy: evict again later; 0 = all dropped) */
 	uint64_t disk_bytes;  /* stats: cache files on disk; reclaim: after the run */
 	uint64_t disk_before; /* reclaim: cache files on disk before the run */
 	uint64_t rewritten;   /* reclaim: live chunk bytes rewritten */

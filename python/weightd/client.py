@@ -246,7 +246,8 @@ class Client:
         "warm", "evict", "verify" or "reclaim". model narrows warm (which needs
         it, with layout keywords as manifest() takes them: the layout to
         produce into the cache) and evict (every cached shard of the model).
-        Returns an AdminResult."""
+        Returns an AdminResult (evict: bad counts the shards left cached
+        because readers had them open; evict again later)."""
         if op not in _ADMIN_OPS:
             raise Error(_lib.WT_EINVAL, "WT_EINVAL",
                         "admin op %r: use one of %s (register() and unregister() for "
