@@ -1,12 +1,17 @@
 /* test_weightd_config.c — the daemon's config table: defaults, file parsing
  * with file:line errors, flags over the file, byte suffixes, the sample conf. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -345,6 +350,239 @@ static void test_usage_lists_flags(void **state)
 	free(buf);
 }
 
+/* Run fn(arg) in a child process and return its exit status, or -1 when it
+ * had not ended after 3 s (killed): a start-up read that hangs is a failure,
+ * not a hung test. */
+static int in_child(int (*fn)(const char *arg), const char *arg)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fn(arg));
+	for (int i = 0; i < 300; i++) {
+		int st;
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+/* 0 when args (a space-separated command line after "weightd") are refused
+ * with "not a regular file". */
+static int refused_not_file(const char *args)
+{
+	char buf[512], *argv[8] = {"weightd"}, *save = NULL;
+	int argc = 1;
+	snprintf(buf, sizeof(buf), "%s", args);
+	for (char *w = strtok_r(buf, " ", &save); w && argc < 8; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	wd_config c;
+	if (wd_config_init(&c) != WT_OK)
+		return 3;
+	wt_errbuf err;
+	int rv = wd_config_parse_args(&c, argc, argv, &err);
+	printf("  %s -> %s\n", args, rv == WT_OK ? "accepted" : err.msg);
+	wd_config_free(&c);
+	return rv == WT_ECONFIG && strstr(err.msg, "is not a regular file") ? 0 : 1;
+}
+
+/* A FIFO where a file is read at start (config, token files, TLS files) is
+ * refused at once: opening one for reading waits for a writer, and start-up
+ * (or a SIGHUP reload, which a SIGTERM then waits on) hung for ever. */
+static void test_fifo_refused(void **state)
+{
+	(void)state;
+	char fifo[256], args[600];
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	static const char *const flags[] = {"--config", "--auth-token-file", "--admin-token-file",
+	                                    "--tls-cert-key-file", "--tls-ca-file"};
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		snprintf(args, sizeof(args), "%s %s", flags[i], fifo);
+		int rc = in_child(refused_not_file, args);
+		printf("%s FIFO: child %s %d\n", flags[i], rc < 0 ? "hung, killed" : "exit", rc);
+		assert_int_equal(rc, 0);
+	}
+	unlink(fifo);
+}
+
+/* Each hostile file gives WT_ECONFIG naming file:line and what to change. */
+static void test_file_hostile(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		size_t len;
+		int line;
+		const char *needle;
+	} cases[] = {
+	    /* a single-value key twice: the later line won silently */
+	    {"workers = 2\n\nworkers = 8\n", 0, 3,
+	     "workers is set twice in this file (also on line 1)"},
+	    {"[weightd]\ncache_dir = /a\ncache_dir = /b\n", 0, 3, "cache_dir is set twice"},
+	    /* a NUL byte: inih read the line up to it and dropped the rest */
+	    {"workers = 4\0; 8\n", 16, 1, "NUL byte"},
+	    {"workers = 4\nserver_id = a\0b\n", 28, 2, "NUL byte"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[256];
+		snprintf(path, sizeof(path), "%s/hostile.conf", tmpdir);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].text);
+		assert_int_equal(fwrite(cases[i].text, 1, len, f), len);
+		fclose(f);
+		wd_config c;
+		assert_int_equal(wd_config_init(&c), WT_OK);
+		wt_errbuf err = {0};
+		int rv = wd_config_load_file(&c, path, &err);
+		printf("case %zu: %s\n", i, rv == WT_OK ? "accepted" : err.msg);
+		char want[300];
+		snprintf(want, sizeof(want), "%s:%d: ", path, cases[i].line);
+		assert_int_equal(rv, WT_ECONFIG);
+		assert_non_null(strstr(err.msg, want));
+		assert_non_null(strstr(err.msg, cases[i].needle));
+		wd_config_free(&c);
+	}
+	/* list keys stay repeatable */
+	const char *path = write_conf("lists.conf", "listen = ipc:///a\nlisten = ipc:///b\n");
+	wd_config c;
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	wt_errbuf err;
+	assert_int_equal(wd_config_load_file(&c, path, &err), WT_OK);
+	assert_int_equal(c.listen.n, 2);
+	wd_config_free(&c);
+}
+
+/* 0 when the 1 GiB one-line file arg is refused as too long under a 256 MiB
+ * address-space allowance: the reader buffered the whole line first. */
+static int huge_line_refused(const char *path)
+{
+	long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f == NULL || fscanf(f, "%ld", &pages) != 1)
+		return 3;
+	fclose(f);
+	rlim_t as = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
+	struct rlimit rl = {as, as};
+	if (setrlimit(RLIMIT_AS, &rl) != 0)
+		return 4;
+	wd_config c;
+	if (wd_config_init(&c) != WT_OK)
+		return 5;
+	wt_errbuf err = {0};
+	int rv = wd_config_load_file(&c, path, &err);
+	printf("  1 GiB line -> %s\n", rv == WT_OK ? "accepted" : err.msg);
+	wd_config_free(&c);
+	return rv == WT_ECONFIG && strstr(err.msg, ":1: line longer than") ? 0 : 1;
+}
+
+/* A config path naming a large file with no newline (a checkpoint given by
+ * mistake) is refused after one line's worth of bytes, not read into memory. */
+static void test_huge_line(void **state)
+{
+	(void)state;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	skip(); /* a sanitizer's shadow memory does not fit an address-space limit */
+#else
+	char path[256];
+	snprintf(path, sizeof(path), "%s/huge.conf", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("server_id = ", f);
+	assert_int_equal(ftruncate(fileno(f), 1ll << 30), 0); /* sparse: no disk used */
+	fclose(f);
+	int rc = in_child(huge_line_refused, path);
+	printf("1 GiB line: child %d\n", rc);
+	assert_int_equal(rc, 0);
+	unlink(path);
+#endif
+}
+
+/* Settings that are each in range but invalid together are refused when the
+ * flags are parsed (exit 2 at once), not after the cache and every model have
+ * opened; a SIGHUP reload is refused the same way. */
+static void test_combinations(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *a, *b, *c, *d, *needle;
+	} cases[] = {
+	    {"--contexts", "8", "--max-watchers", "8",
+	     "max_watchers 8 must be below contexts 8 (parked watches hold contexts); lower "
+	     "max_watchers or raise contexts"},
+	    {"--listen", "tls+tcp://127.0.0.1:0", "--workers", "2",
+	     "a tls+tcp:// listen or stream_listen URL needs tls_cert_key_file"},
+	    {"--stream-listen", "tls+tcp://127.0.0.1:0", "--workers", "2",
+	     "needs tls_cert_key_file"},
+	    {"--listen", "", "--workers", "2", "no listen URL; set listen or --listen"},
+	    {"--tls-ca-file", "/nonexistent/ca.pem", "--workers", "2",
+	     "/nonexistent/ca.pem: cannot open tls_ca_file"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		wd_config c;
+		assert_int_equal(wd_config_init(&c), WT_OK);
+		char *argv[] = {"weightd", (char *)cases[i].a, (char *)cases[i].b,
+		                (char *)cases[i].c, (char *)cases[i].d};
+		wt_errbuf err = {0};
+		int rv = wd_config_parse_args(&c, 5, argv, &err);
+		printf("case %zu: %s\n", i, rv == WT_OK ? "accepted" : err.msg);
+		assert_int_equal(rv, WT_ECONFIG);
+		assert_non_null(strstr(err.msg, cases[i].needle));
+		wd_config_free(&c);
+	}
+	/* the limit itself is fine */
+	wd_config c;
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	char *ok[] = {"weightd", "--contexts", "8", "--max-watchers", "7"};
+	wt_errbuf err;
+	assert_int_equal(wd_config_parse_args(&c, 5, ok, &err), WT_OK);
+	wd_config_free(&c);
+}
+
+typedef struct logged {
+	char text[4096];
+} logged;
+
+static void log_cb(void *ctx, int level, const char *msg)
+{
+	(void)level;
+	logged *l = ctx;
+	size_t n = strlen(l->text);
+	snprintf(l->text + n, sizeof(l->text) - n, "%s\n", msg);
+}
+
+/* A TLS key file others may read is warned about (as token files are). */
+static void test_tls_key_mode(void **state)
+{
+	(void)state;
+	const char *key = write_conf("key.pem", "-----BEGIN PRIVATE KEY-----\n");
+	char path[256];
+	snprintf(path, sizeof(path), "%s", key);
+	assert_int_equal(chmod(path, 0644), 0);
+	logged l = {{0}};
+	common_log_set(log_cb, &l, WT_LOG_DEBUG);
+	wd_config c;
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	char *argv[] = {"weightd", "--tls-cert-key-file", path};
+	wt_errbuf err;
+	assert_int_equal(wd_config_parse_args(&c, 3, argv, &err), WT_OK);
+	wd_config_free(&c);
+	printf("log: %s", l.text);
+	assert_non_null(strstr(l.text, "tls_cert_key_file is readable by group or others (mode "
+	                               "644); chmod 600 it"));
+	l.text[0] = '\0';
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	assert_int_equal(wd_config_parse_args(&c, 3, argv, &err), WT_OK);
+	wd_config_free(&c);
+	assert_null(strstr(l.text, "readable by group"));
+	common_log_set(NULL, NULL, WT_LOG_NOTICE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,7 +590,9 @@ int main(void)
 	    cmocka_unit_test(test_file_and_flags), cmocka_unit_test(test_file_errors),
 	    cmocka_unit_test(test_flag_errors),    cmocka_unit_test(test_sample_conf),
 	    cmocka_unit_test(test_deploy_conf),    cmocka_unit_test(test_usage_lists_flags),
-	    cmocka_unit_test(test_reload),
+	    cmocka_unit_test(test_reload),         cmocka_unit_test(test_fifo_refused),
+	    cmocka_unit_test(test_file_hostile),   cmocka_unit_test(test_huge_line),
+	    cmocka_unit_test(test_combinations),   cmocka_unit_test(test_tls_key_mode),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/common.h"
 #include "weightd/weightd.h"
@@ -74,7 +75,8 @@ static const wd_cfg_key table[] = {
     {"ready_file", WD_CFG_STRING, 0, 0, "", "path", false, OFF(ready_file),
      "file written with the listen URLs once the daemon serves; empty = none"},
     {"pid_file", WD_CFG_STRING, 0, 0, "", "path", false, OFF(pid_file),
-     "file holding the daemon's pid; empty = none"},
+     "file holding the daemon's pid, locked while it runs: a second weightd on it is "
+     "refused; empty = none"},
     {"server_id", WD_CFG_STRING, 0, 0, "", "text", false, OFF(server_id),
      "name in HelloReply; empty = HOST:PID"},
     /* Security (README "Security: tokens, roles and limits"). Appended: the
@@ -400,35 +402,48 @@ void wd_config_free(wd_config *c)
 typedef struct ini_state {
 	FILE *f;
 	const char *path;
-	int line;     /* line number of the text last handed to inih */
-	int too_long; /* line number of an over-long line, 0 if none */
-	int read_err; /* errno of a failed read (not the end of the file), 0 if none */
+	int line;          /* line number of the text last handed to inih */
+	int too_long;      /* line number of an over-long line, 0 if none */
+	int nul;           /* line number of a line holding a NUL byte, 0 if none */
+	int read_err;      /* errno of a failed read (not the end of the file), 0 if none */
+	int first[N_KEYS]; /* line each single-value key was set on in this file, 0 if not */
 	wd_config *c;
 	wt_errbuf *err;
 	int rv;
 } ini_state;
 
+/* One line into str (at most num - 1 bytes with its newline). A longer line
+ * stops the parse (too_long) without being read into memory: a config path
+ * that names a large binary file is refused after num bytes, not buffered
+ * whole. A NUL byte stops it too: inih would read the line only up to it and
+ * silently drop the rest. */
 static char *ini_reader_fn(char *str, int num, void *stream)
 {
 	ini_state *st = stream;
-	char *line = NULL;
-	size_t cap = 0;
+	size_t n = 0, cap = (size_t)num - 2; /* the line and its newline, as before */
+	int ch = EOF;
 	errno = 0;
-	ssize_t n = getline(&line, &cap, st->f);
-	if (n < 0) {
-		if (ferror(st->f)) /* a failed read is not the end of the file */
-			st->read_err = errno ? errno : EIO;
-		free(line);
+	while ((ch = getc(st->f)) != EOF) {
+		if (n == cap) { /* one byte more than fits: the rest is never read */
+			st->too_long = st->line + 1;
+			return NULL;
+		}
+		str[n++] = (char)ch;
+		if (ch == '\n')
+			break;
+	}
+	if (ch == EOF && ferror(st->f)) { /* a failed read is not the end of the file */
+		st->read_err = errno ? errno : EIO;
 		return NULL;
 	}
+	if (n == 0)
+		return NULL;
 	st->line++;
-	if (n >= num - 1) {
-		st->too_long = st->line;
-		free(line);
+	if (memchr(str, '\0', n) != NULL) {
+		st->nul = st->line;
 		return NULL;
 	}
-	memcpy(str, line, (size_t)n + 1);
-	free(line);
+	str[n] = '\0';
 	return str;
 }
 
@@ -444,39 +459,60 @@ static int ini_handler_fn(void *user, const char *section, const char *name, con
 		              where, section);
 		return 0;
 	}
+	/* a single-value key twice in one file: the later line used to win
+	 * silently (an edit appended below an old value, a merge) */
+	size_t idx = 0;
+	const wd_cfg_key *k = find_key(name, &idx);
+	if (k != NULL && k->type != WD_CFG_LIST && st->first[idx] != 0) {
+		st->rv = wt_seterr(st->err, WT_ECONFIG,
+		                   "%s: %s is set twice in this file (also on line %d); keep one",
+		                   where, name, st->first[idx]);
+		return 0;
+	}
 	st->rv = set_src(st->c, name, value, SRC_FILE, where, st->err);
+	if (st->rv == WT_OK && k != NULL)
+		st->first[idx] = st->line;
 	return st->rv == WT_OK;
 }
 
 int wd_config_load_file(wd_config *c, const char *path, wt_errbuf *err)
 {
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return wt_seterr(err, WT_ECONFIG, "%s: cannot open config file: %s", path,
-		                 strerror(errno));
-	struct stat sb;
-	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		fclose(f); /* a folder opens, then reads as an empty file: the defaults */
-		return wt_seterr(err, WT_ECONFIG, "%s: not a regular file; give the config file",
-		                 path);
+	int fd; /* a FIFO is refused, not waited on; a folder is refused (it opens, then
+	         * reads as an empty file: the defaults, silently) */
+	int rv = wd_config_open_file("config file", path, false, &fd, err);
+	if (rv != WT_OK)
+		return rv;
+	FILE *f = fdopen(fd, "r");
+	if (f == NULL) {
+		close(fd);
+		return wt_seterr(err, WT_ENOMEM, "%s: out of memory", path);
 	}
-	ini_state st = {.f = f, .path = path, .c = c, .err = err, .rv = WT_OK};
+	ini_state *st = calloc(1, sizeof(*st));
+	if (st == NULL) {
+		fclose(f);
+		return wt_seterr(err, WT_ENOMEM, "%s: out of memory", path);
+	}
+	*st = (ini_state){.f = f, .path = path, .c = c, .err = err, .rv = WT_OK};
 	ini_allow_multiline = false;
 	ini_stop_on_first_error = true;
-	int r = ini_parse_stream(ini_reader_fn, &st, ini_handler_fn, &st);
+	int r = ini_parse_stream(ini_reader_fn, st, ini_handler_fn, st);
 	fclose(f);
-	if (st.rv != WT_OK)
-		return st.rv;
-	if (st.read_err)
-		return wt_seterr(err, WT_ECONFIG, "%s:%d: read failed: %s; nothing of it is used",
-		                 path, st.line + 1, strerror(st.read_err));
-	if (st.too_long)
-		return wt_seterr(err, WT_ECONFIG, "%s:%d: line longer than %d characters", path,
-		                 st.too_long, ini_max_line - 3);
-	if (r != 0)
-		return wt_seterr(err, WT_ECONFIG, "%s:%d: syntax error; use 'key = value'", path,
-		                 r > 0 ? r : st.line);
-	return WT_OK;
+	rv = st->rv;
+	if (rv == WT_OK && st->read_err)
+		rv = wt_seterr(err, WT_ECONFIG, "%s:%d: read failed: %s; nothing of it is used",
+		               path, st->line + 1, strerror(st->read_err));
+	else if (rv == WT_OK && st->too_long)
+		rv = wt_seterr(err, WT_ECONFIG, "%s:%d: line longer than %d characters", path,
+		               st->too_long, ini_max_line - 3);
+	else if (rv == WT_OK && st->nul)
+		rv = wt_seterr(err, WT_ECONFIG,
+		               "%s:%d: NUL byte in the line; the config file must be text", path,
+		               st->nul);
+	else if (rv == WT_OK && r != 0)
+		rv = wt_seterr(err, WT_ECONFIG, "%s:%d: syntax error; use 'key = value'", path,
+		               r > 0 ? r : st->line);
+	free(st);
+	return rv;
 }
 
 static bool same_value(const wd_cfg_key *k, const wd_config *a, const wd_config *b)

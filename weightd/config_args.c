@@ -88,5 +88,7 @@ int wd_config_parse_args(wd_config *c, int argc, char **argv, wt_errbuf *err)
 		rv = cli_pass(c, argc, argv, 2, NULL, err);
 	if (rv == WT_OK)
 		rv = wd_config_resolve_tokens(c, err);
+	if (rv == WT_OK)
+		rv = wd_config_check(c, err);
 	return rv;
 }

@@ -40,30 +40,24 @@ static int check_token(const char *what, const char *from, const char *t, size_t
 /* Read the token in path into a new string (*out; caller frees). */
 static int read_token_file(const char *what, const char *path, char **out, wt_errbuf *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return wt_seterr(err, WT_ECONFIG, "%s_file %s: %s", what, path, strerror(errno));
-	struct stat st;
+	char from[300];
+	snprintf(from, sizeof(from), "%s_file", what);
+	int fd; /* never waits on a FIFO; a file others may read is warned about */
+	int rv = wd_config_open_file(from, path, true, &fd, err);
+	if (rv != WT_OK)
+		return rv;
 	char buf[WD_TOKEN_MAX + 3];
-	ssize_t n = -1;
-	int rv = WT_OK;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		rv = wt_seterr(err, WT_ECONFIG, "%s_file %s is not a regular file", what, path);
-	else if ((n = read(fd, buf, sizeof(buf))) < 0)
+	ssize_t n = read(fd, buf, sizeof(buf));
+	if (n < 0)
 		rv = wt_seterr(err, WT_ECONFIG, "%s_file %s: %s", what, path, strerror(errno));
 	close(fd);
 	if (rv != WT_OK)
 		return rv;
-	if ((st.st_mode & 077) != 0)
-		WT_LOG(WT_LOG_WARNING,
-		       "%s_file %s is readable by group or others (mode %03o); chmod 600 it", what,
-		       path, (unsigned)(st.st_mode & 0777));
 	size_t len = (size_t)n;
 	if (len > 0 && buf[len - 1] == '\n')
 		len--;
 	if (len > 0 && buf[len - 1] == '\r')
 		len--;
-	char from[300];
 	snprintf(from, sizeof(from), "%s_file %s", what, path);
 	if ((rv = check_token(what, from, buf, len, err)) != WT_OK)
 		return rv;

@@ -120,6 +120,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	wt_errbuf err;
+	int rv;
 	if (wd_config_parse_args(&cfg, argc, argv, &err) != WT_OK) {
 		fprintf(stderr, "weightd: %s\n", err.msg);
 		wd_config_free(&cfg);
@@ -137,23 +138,22 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (cfg.pid_file[0] != '\0') {
-		char pid[32];
-		snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-		/* not durable: a pid file is meaningless after a power cut */
-		if (common_write_file_atomic(cfg.pid_file, pid, strlen(pid), false, &err) !=
-		    WT_OK) {
-			fprintf(stderr, "weightd: pid_file: %s\n", err.msg);
-			wd_config_free(&cfg);
-			return 1;
-		}
+	/* held (flock) until exit: a second daemon on it is refused here, before
+	 * it touches the pid of the running one */
+	int pid_fd = -1;
+	if (cfg.pid_file[0] != '\0' &&
+	    (rv = wd_pidfile_take(cfg.pid_file, (long)getpid(), &pid_fd, &err)) != WT_OK) {
+		fprintf(stderr, "weightd: %s (%s)\n", err.msg, wt_errname(rv));
+		wd_config_free(&cfg);
+		return rv == WT_ECONFIG ? 2 : 1;
 	}
 	wd_server *srv = NULL;
 	/* process-wide malloc settings are the program's call, not the cache's */
 	cache_tune_malloc((uint32_t)cfg.chunk_bytes);
-	int rv = wd_server_open(&srv, &cfg, &err);
+	rv = wd_server_open(&srv, &cfg, &err);
 	if (rv != WT_OK) {
 		fprintf(stderr, "weightd: %s (%s)\n", err.msg, wt_errname(rv));
+		wd_pidfile_release(cfg.pid_file, pid_fd); /* no pid of a dead process left */
 		wd_config_free(&cfg);
 		return rv == WT_ECONFIG ? 2 : 1;
 	}
@@ -188,8 +188,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)cfg.drain_timeout_ms);
 	size_t left = wd_server_close(srv);
 	WT_LOG(WT_LOG_NOTICE, "stopped%s", left ? " (abandoned requests at the deadline)" : "");
-	if (cfg.pid_file[0] != '\0')
-		unlink(cfg.pid_file);
+	wd_pidfile_release(cfg.pid_file, pid_fd);
 	if (cfg.ready_file[0] != '\0')
 		unlink(cfg.ready_file);
 	wd_config_free(&cfg);

@@ -281,6 +281,9 @@ static int open_socket(wd_server *s, wt_errbuf *err)
 
 int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 {
+	int rv = wd_config_check(cfg, err); /* before anything is opened */
+	if (rv != WT_OK)
+		return rv;
 	/* prefaulted RAM is touched at once, not as layouts need it: more than
 	 * half of the machine's would be the OOM killer's, not a slow start
 	 * (checked first: a bad value is said before any model is read) */
@@ -316,7 +319,7 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 	co.mem_bytes = cfg->cache_memory_bytes;
 	co.reclaim_ratio = (double)cfg->cache_reclaim_ratio / 100.0;
 	co.chunk_bytes = (uint32_t)cfg->chunk_bytes;
-	int rv = cache_open(&s->cache, cfg->cache_dir, &co, err);
+	rv = cache_open(&s->cache, cfg->cache_dir, &co, err);
 	if (rv != WT_OK) {
 		wt_errprefix(err, "cache_dir %s", cfg->cache_dir);
 		goto fail;

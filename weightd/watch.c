@@ -157,13 +157,7 @@ static void *watch_main(void *arg)
 
 int wd_watch_start(wd_server *s, wt_errbuf *err)
 {
-	const wd_config *cfg = s->cfg;
-	if (cfg->max_watchers > 0 && cfg->max_watchers >= cfg->contexts)
-		return wt_seterr(err, WT_ECONFIG,
-		                 "max_watchers %llu must be below contexts %llu (parked watches "
-		                 "hold contexts); lower max_watchers or raise contexts",
-		                 (unsigned long long)cfg->max_watchers,
-		                 (unsigned long long)cfg->contexts);
+	/* max_watchers < contexts: wd_config_check, before the server opened */
 	wd_watches *w = calloc(1, sizeof(*w));
 	if (w == NULL)
 		return wt_seterr(err, WT_ENOMEM, "watch: out of memory");

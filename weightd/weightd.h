@@ -140,6 +140,33 @@ wd_cli_action wd_config_cli_action(int argc, char **argv);
  */
 int wd_config_resolve_tokens(wd_config *c, wt_errbuf *err);
 
+/*
+ * Take path as the daemon's pid file (pidfile.c): open it (O_NOFOLLOW, a
+ * regular file), flock it and write pid. *fd_out holds the lock until
+ * wd_pidfile_release. WT_EBUSY when another running weightd holds it (the
+ * message names its pid), WT_ECONFIG for a symlink or a non-file, WT_EIO else.
+ */
+int wd_pidfile_take(const char *path, long pid, int *fd_out, wt_errbuf *err);
+/* Unlink path and close fd (the lock goes with it); fd < 0 is a no-op. */
+void wd_pidfile_release(const char *path, int fd);
+
+/*
+ * Check the whole configuration (config_check.c): settings that combine into
+ * something invalid (max_watchers >= contexts, a tls+tcp:// URL without
+ * tls_cert_key_file, no listen URL) and the TLS files (regular files; a key
+ * readable by others is warned about). WT_ECONFIG saying what to change.
+ * wd_config_parse_args calls it last; wd_server_open calls it first.
+ */
+int wd_config_check(const wd_config *c, wt_errbuf *err);
+
+/*
+ * Open a file start-up reads (config, token, TLS): never waits on a FIFO
+ * (O_NONBLOCK), must be a regular file; `secret`: warn when group or others
+ * may read it. *fd_out is the caller's to close. WT_ECONFIG "what path: ...".
+ */
+int wd_config_open_file(const char *what, const char *path, bool secret, int *fd_out,
+                        wt_errbuf *err);
+
 /* Parse "4M", "1G", "512" (x1024 suffixes K M G T, optional "iB"/"B"). */
 int wd_config_parse_bytes(const char *text, uint64_t *out);
 

@@ -35,11 +35,14 @@ grep -q -- "--cache-reclaim-ratio: cache_reclaim_ratio 0.5 must be above 1" "$T/
 # (not a crash in the shutdown of what did not start)
 "$D" --models-dir "$T/no-such-dir" --cache-dir "$T/cache3" 2>"$T/err"; rc=$?
 [ $rc = 2 ] && grep -q "models_dir $T/no-such-dir" "$T/err" || fail "missing models_dir: exit $rc"
-"$D" --cache-dir /proc/no-such-dir/c 2>"$T/err"; rc=$?
+"$D" --cache-dir /proc/no-such-dir/c --pid-file "$T/pid0" 2>"$T/err"; rc=$?
 [ $rc = 1 ] && grep -q "cache_dir /proc/no-such-dir/c" "$T/err" || fail "bad cache_dir: exit $rc"
+# a failed start leaves no pid file naming its dead process
+[ ! -e "$T/pid0" ] || fail "a failed start left its pid file ($(cat "$T/pid0"))"
 
 # start with a ready file on a kernel-chosen port; wait for readiness
 mkdir -p "$T/models"
+echo 1 >"$T/pid" # left by a daemon that died: nobody holds it, it is taken over
 (cd "$T" && exec "$D" --listen tcp://127.0.0.1:0 --listen "ipc://$T/w.sock" \
 	--ready-file "$T/ready" --pid-file "$T/pid" --cache-max-bytes 16M 2>"$T/err") &
 pid=$!
@@ -49,6 +52,15 @@ grep -q "^tcp://127.0.0.1:[1-9][0-9]*$" "$T/ready" || fail "ready file: $(cat "$
 grep -q "^ipc://$T/w.sock$" "$T/ready" || fail "ready file lacks the ipc URL"
 grep -q "weightd: listening on tcp://127.0.0.1:" "$T/err" || fail "no readiness line"
 [ "$(cat "$T/pid")" = "$pid" ] || fail "pid file"
+# a second daemon given the same pid_file (its own cache and URL) is refused
+# before it touches the file: it overwrote the running daemon's pid (and, had
+# its start failed, left its own dead one there)
+timeout 10 "$D" --listen "ipc://$T/w9.sock" --cache-dir "$T/cache9" --models-dir "$T/models" \
+	--pid-file "$T/pid" 2>"$T/err9"; rc=$?
+[ $rc = 1 ] || fail "second daemon on the pid file: exit $rc: $(cat "$T/err9")"
+grep -q "pid_file $T/pid is held by a running weightd (pid $pid)" "$T/err9" ||
+	fail "second daemon on the pid file: message $(cat "$T/err9")"
+[ "$(cat "$T/pid")" = "$pid" ] || fail "pid file overwritten: $(cat "$T/pid"), want $pid"
 [ -d "$T/weightd-cache" ] || fail "default cache dir ./weightd-cache not created"
 # a second daemon on the same port fails to start: exit 1, the URL named
 url=$(head -1 "$T/ready")

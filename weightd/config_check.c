@@ -1,0 +1,87 @@
+/*
+ * config_check.c — what is checked of a whole configuration before anything
+ * starts: settings that are each in range but combine into something invalid,
+ * and the files start-up reads (config, token and TLS files).
+ *
+ * wd_config_parse_args runs wd_config_check last, so a bad combination is exit
+ * 2 at once (it used to be found after the cache and every model had opened:
+ * minutes on a large first start), and a SIGHUP that would make one keeps the
+ * running configuration. wd_server_open runs it again for configurations
+ * built in code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/common.h"
+#include "weightd/weightd.h"
+
+int wd_config_open_file(const char *what, const char *path, bool secret, int *fd_out,
+                        wt_errbuf *err)
+{
+	*fd_out = -1;
+	/* O_NONBLOCK: opening a FIFO for reading waits for a writer (start-up hung) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return wt_seterr(err, WT_ECONFIG, "%s: cannot open %s: %s; fix the path", path,
+		                 what, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return wt_seterr(err, WT_ECONFIG, "%s: %s is not a regular file; give a file path",
+		                 path, what);
+	}
+	/* regular files never block: back to plain reads */
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	if (secret && (st.st_mode & 077) != 0)
+		WT_LOG(WT_LOG_WARNING,
+		       "%s: %s is readable by group or others (mode %03o); chmod 600 it", path,
+		       what, (unsigned)(st.st_mode & 0777));
+	*fd_out = fd;
+	return WT_OK;
+}
+
+static bool is_tls(const char *url)
+{
+	return strncmp(url, "tls+tcp://", 10) == 0;
+}
+
+static int check_file(const char *what, const char *path, bool secret, wt_errbuf *err)
+{
+	if (path[0] == '\0')
+		return WT_OK;
+	int fd;
+	int rv = wd_config_open_file(what, path, secret, &fd, err);
+	if (rv == WT_OK)
+		close(fd);
+	return rv;
+}
+
+int wd_config_check(const wd_config *c, wt_errbuf *err)
+{
+	if (c->listen.n == 0)
+		return wt_seterr(err, WT_ECONFIG, "no listen URL; set listen or --listen");
+	if (c->max_watchers > 0 && c->max_watchers >= c->contexts)
+		return wt_seterr(err, WT_ECONFIG,
+		                 "max_watchers %llu must be below contexts %llu (parked watches "
+		                 "hold contexts); lower max_watchers or raise contexts",
+		                 (unsigned long long)c->max_watchers,
+		                 (unsigned long long)c->contexts);
+	bool tls = is_tls(c->stream_listen);
+	for (size_t i = 0; i < c->listen.n; i++)
+		tls |= is_tls(c->listen.v[i]);
+	if (tls && c->tls_cert_key_file[0] == '\0')
+		return wt_seterr(err, WT_ECONFIG,
+		                 "a tls+tcp:// listen or stream_listen URL needs tls_cert_key_file "
+		                 "(a PEM file with the server's certificate and key)");
+	/* nng reads them only at listen: a FIFO there hung the start, and a key
+	 * readable by others went unsaid */
+	int rv = check_file("tls_cert_key_file", c->tls_cert_key_file, true, err);
+	if (rv == WT_OK)
+		rv = check_file("tls_ca_file", c->tls_ca_file, false, err);
+	return rv;
+}
