@@ -102,6 +102,44 @@ static void reload_stop(reloader *r)
 	}
 }
 
+/* SIGTERM/SIGINT while the server starts: a first start reads every byte of
+ * each new model (17 minutes for 1 TB at 1 GB/s), and with the signals blocked
+ * until it listened a stop waited for all of it (and a service manager's
+ * SIGKILL came first). This thread takes them meanwhile and stops the start;
+ * SIGHUP stays pending for the loop in main. */
+typedef struct start_watch {
+	wd_server *srv;
+	pthread_mutex_t lk;
+	bool done; /* guarded by lk: the start has returned */
+	int sig;   /* guarded by lk: the signal taken, 0 if none */
+} start_watch;
+
+static void *start_watch_main(void *arg)
+{
+	start_watch *w = arg;
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	for (;;) {
+		pthread_mutex_lock(&w->lk);
+		bool done = w->done;
+		pthread_mutex_unlock(&w->lk);
+		if (done)
+			return NULL;
+		int sig = sigtimedwait(&stop, NULL, &(struct timespec){0, 100 * 1000 * 1000});
+		if (sig == SIGTERM || sig == SIGINT) {
+			pthread_mutex_lock(&w->lk);
+			w->sig = sig;
+			pthread_mutex_unlock(&w->lk);
+			WT_LOG(WT_LOG_NOTICE, "%s during start-up: stopping the model opens",
+			       sig == SIGINT ? "SIGINT" : "SIGTERM");
+			wd_server_stop_start(w->srv);
+			return NULL;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	switch (wd_config_cli_action(argc, argv)) {
@@ -150,9 +188,32 @@ int main(int argc, char **argv)
 	wd_server *srv = NULL;
 	/* process-wide malloc settings are the program's call, not the cache's */
 	cache_tune_malloc((uint32_t)cfg.chunk_bytes);
-	rv = wd_server_open(&srv, &cfg, &err);
+	rv = wd_server_create(&srv, &cfg, &err);
+	int sig = 0;
+	if (rv == WT_OK) {
+		start_watch sw = {.srv = srv};
+		pthread_mutex_init(&sw.lk, NULL);
+		pthread_t th;
+		bool watched = pthread_create(&th, NULL, start_watch_main, &sw) == 0;
+		rv = wd_server_start(srv, &err);
+		pthread_mutex_lock(&sw.lk);
+		sw.done = true;
+		pthread_mutex_unlock(&sw.lk);
+		if (watched)
+			pthread_join(th, NULL);
+		pthread_mutex_destroy(&sw.lk);
+		sig = sw.sig;
+	}
+	if (rv != WT_OK && sig != 0) { /* asked to stop: not a failure */
+		wd_server_close(srv);
+		WT_LOG(WT_LOG_NOTICE, "stopped during start-up");
+		wd_pidfile_release(cfg.pid_file, pid_fd);
+		wd_config_free(&cfg);
+		return 0;
+	}
 	if (rv != WT_OK) {
 		fprintf(stderr, "weightd: %s (%s)\n", err.msg, wt_errname(rv));
+		wd_server_close(srv); /* NULL-safe: a start that failed half-way */
 		wd_pidfile_release(cfg.pid_file, pid_fd); /* no pid of a dead process left */
 		wd_config_free(&cfg);
 		return rv == WT_ECONFIG ? 2 : 1;
@@ -173,14 +234,14 @@ int main(int argc, char **argv)
 	    common_write_file_atomic(cfg.ready_file, ready, len, false, &err) != WT_OK)
 		WT_LOG(WT_LOG_ERR, "ready_file: %s", err.msg);
 
-	int sig = 0;
 	reloader rl = {.cfg = &cfg, .argc = argc, .argv = argv, .srv = srv};
 	pthread_mutex_init(&rl.lk, NULL);
-	for (;;) {
+	while (sig == 0) { /* a stop taken as the start ended: drain at once */
 		sigwait(&set, &sig);
-		if (sig != SIGHUP)
-			break;
-		reload_async(&rl);
+		if (sig == SIGHUP) {
+			sig = 0;
+			reload_async(&rl);
+		}
 	}
 	reload_stop(&rl);
 	pthread_mutex_destroy(&rl.lk);

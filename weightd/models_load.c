@@ -132,6 +132,19 @@ static void open_all(wd_models *m)
 
 int wd_models_open(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err)
 {
+	int rv = wd_models_add_all(out, cfg, memo, err);
+	if (rv == WT_OK)
+		wd_models_open_listed(*out);
+	return rv;
+}
+
+void wd_models_open_listed(wd_models *m)
+{
+	open_all(m);
+}
+
+int wd_models_add_all(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err)
+{
 	wd_models *m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return wt_seterr(err, WT_ENOMEM, "models: out of memory");
@@ -162,8 +175,6 @@ int wd_models_open(wd_models **out, const wd_config *cfg, const ckpt_memo *memo,
 		snprintf(m->registry_path, plen, "%s/%s", cfg->cache_dir, WD_REGISTRY_FILE);
 	if (rv == WT_OK)
 		wd_registry_load(m, cfg); /* after the folder and config models; never fails */
-	if (rv == WT_OK)
-		open_all(m);
 	if (rv != WT_OK) {
 		wd_models_close(m);
 		return rv;

@@ -281,6 +281,30 @@ static int open_socket(wd_server *s, wt_errbuf *err)
 
 int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 {
+	wd_server *s;
+	int rv = wd_server_create(&s, cfg, err);
+	if (rv != WT_OK)
+		return rv;
+	if ((rv = wd_server_start(s, err)) != WT_OK) {
+		wd_server_close(s);
+		return rv;
+	}
+	*out = s;
+	return WT_OK;
+}
+
+void wd_server_stop_start(wd_server *s)
+{
+	pthread_mutex_lock(&s->lk);
+	s->start_stopped = true;
+	wd_models *m = s->models; /* freed only by wd_server_close, after start */
+	pthread_mutex_unlock(&s->lk);
+	if (m != NULL)
+		wd_models_cancel_opens(m);
+}
+
+int wd_server_create(wd_server **out, const wd_config *cfg, wt_errbuf *err)
+{
 	int rv = wd_config_check(cfg, err); /* before anything is opened */
 	if (rv != WT_OK)
 		return rv;
@@ -313,46 +337,61 @@ int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err)
 		host[sizeof(host) - 1] = '\0';
 		snprintf(s->server_id, sizeof(s->server_id), "%s:%ld", host, (long)getpid());
 	}
+	*out = s;
+	return WT_OK;
+}
+
+int wd_server_start(wd_server *s, wt_errbuf *err)
+{
+	const wd_config *cfg = s->cfg;
 	cache_opts co;
 	cache_opts_init(&co);
 	co.max_bytes = cfg->cache_max_bytes;
 	co.mem_bytes = cfg->cache_memory_bytes;
 	co.reclaim_ratio = (double)cfg->cache_reclaim_ratio / 100.0;
 	co.chunk_bytes = (uint32_t)cfg->chunk_bytes;
-	rv = cache_open(&s->cache, cfg->cache_dir, &co, err);
+	int rv = cache_open(&s->cache, cfg->cache_dir, &co, err);
 	if (rv != WT_OK) {
 		wt_errprefix(err, "cache_dir %s", cfg->cache_dir);
-		goto fail;
+		return rv;
 	}
 	wd_srcmemo_init(&s->memo, s->cache);
-	if ((rv = wd_models_open(&s->models, cfg, &s->memo, err)) != WT_OK)
-		goto fail;
+	wd_models *m;
+	if ((rv = wd_models_add_all(&m, cfg, &s->memo, err)) != WT_OK)
+		return rv;
+	/* published first: a stop during the opens reaches them */
+	pthread_mutex_lock(&s->lk);
+	s->models = m;
+	bool stop = s->start_stopped;
+	pthread_mutex_unlock(&s->lk);
+	if (stop)
+		wd_models_cancel_opens(m);
+	wd_models_open_listed(m);
+	pthread_mutex_lock(&s->lk);
+	stop = s->start_stopped;
+	pthread_mutex_unlock(&s->lk);
+	if (stop)
+		return wt_seterr(err, WT_ECANCELED,
+		                 "start-up stopped by a signal while the models opened");
 	if (wd_flights_create(&s->flights) != WT_OK || wd_lives_create(&s->lives) != WT_OK ||
 	    wd_wbudget_create(&s->wbudget, cfg->writeback_bytes) != WT_OK ||
 	    wd_wbudget_prefault(s->wbudget, (size_t)cfg->chunk_bytes,
 	                        cfg->writeback_prefault_bytes) != WT_OK) {
-		rv = wt_seterr(err, WT_ENOMEM, "server: out of memory");
-		goto fail;
+		return wt_seterr(err, WT_ENOMEM, "server: out of memory");
 	}
 	unsigned lanes[2] = {(unsigned)cfg->workers, (unsigned)cfg->producers};
 	if ((rv = wd_pool_create_lanes(&s->pool, lanes, 2, err)) != WT_OK ||
 	    (rv = wd_pool_create(&s->admin_pool, WD_ADMIN_THREADS, err)) != WT_OK)
-		goto fail;
+		return rv;
 	if ((rv = wd_peers_open(&s->peers, cfg, s->server_id, err)) != WT_OK)
-		goto fail;
+		return rv;
 	if ((rv = wd_watch_start(s, err)) != WT_OK || (rv = wd_registry_start(s, err)) != WT_OK)
-		goto fail;
+		return rv;
 	if ((rv = open_socket(s, err)) != WT_OK)
-		goto fail;
+		return rv;
 	if ((rv = wd_bulk_start(s, err)) != WT_OK)
-		goto fail;
-	if ((rv = wd_metrics_start(s, err)) != WT_OK)
-		goto fail;
-	*out = s;
-	return WT_OK;
-fail:
-	wd_server_close(s);
-	return rv;
+		return rv;
+	return wd_metrics_start(s, err);
 }
 
 /* Wait until every context is idle (no receive armed, no request in work,

@@ -197,6 +197,7 @@ struct wd_server {
 	pthread_mutex_t lk;
 	pthread_cond_t cv;
 	/* fields below guarded by lk */
+	bool start_stopped; /* wd_server_stop_start: the start ends, WT_ECANCELED */
 	bool draining;
 	size_t busy;    /* requests past WD_RECV (work, wait, send) */
 	size_t idle;    /* contexts parked for good in WD_IDLE (drain) */

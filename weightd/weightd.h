@@ -194,6 +194,18 @@ typedef struct wd_server wd_server;
  */
 int wd_server_open(wd_server **out, const wd_config *cfg, wt_errbuf *err);
 
+/*
+ * wd_server_open in two steps, for a start that a signal may stop (main.c):
+ * create checks the configuration and allocates (no file, socket or thread);
+ * start opens the rest. wd_server_stop_start, from another thread while start
+ * runs, ends the model opens at their next block (a first start reads every
+ * byte of each new model: minutes) and start then returns WT_ECANCELED.
+ * Whatever start returns, the caller closes s with wd_server_close.
+ */
+int wd_server_create(wd_server **out, const wd_config *cfg, wt_errbuf *err);
+int wd_server_start(wd_server *s, wt_errbuf *err);
+void wd_server_stop_start(wd_server *s);
+
 /* Apply the reload-safe settings of the server's config (after wd_config_reload
  * changed it): revalidate_ms; and add the models_dir subfolders that are new.
  * (log_level is the caller's sink; drain_timeout_ms is read at close.) */

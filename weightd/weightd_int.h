@@ -123,6 +123,11 @@ const char *wd_model_source_name(wd_model_source source);
  * models_dir that cannot be listed is an error. memo (may be NULL; borrowed,
  * outlives m): remembered content digests of source objects (srcmemo.c). */
 int wd_models_open(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err);
+/* wd_models_open in two steps, so that a stop can reach the opens (wd_server_start):
+ * list every model (folder, config, registry file) without opening any, then
+ * open them all (WD_OPEN_THREADS at a time; wd_models_cancel_opens ends them). */
+int wd_models_add_all(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err);
+void wd_models_open_listed(wd_models *m);
 void wd_models_close(wd_models *m); /* NULL-safe; snapshots must be released */
 
 /* fn(ctx) runs whenever a model's revision changes or it becomes unavailable,

@@ -141,6 +141,25 @@ SHIM
 	echo "SIGTERM during a slow rescan: exit $rc after $ms ms"
 	[ $rc = 0 ] || fail "slow rescan: exit $rc: $(tail -3 "$T/err4")"
 	[ "$ms" -lt 3000 ] || fail "slow rescan: the stop took $ms ms: $(tail -3 "$T/err4")"
+
+	# a SIGTERM during start-up (the same model read at start, into a new
+	# cache) stops the start at once, exit 0, pid file removed: the signals were
+	# blocked until weightd listened, so a stop waited for the whole digest
+	(cd "$T" && LD_PRELOAD="$T/slow.so" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		exec "$D" --listen "ipc://$T/w5.sock" --models-dir "$T/hupm" --cache-dir "$T/cache5" \
+		--ready-file "$T/ready5" --pid-file "$T/pid5" 2>"$T/err5") &
+	pid=$!
+	for _ in $(seq 100); do [ -s "$T/pid5" ] && break; sleep 0.05; done
+	sleep 1.5
+	[ ! -e "$T/ready5" ] || fail "start-up stop: ready before the slow model opened"
+	t0=$(date +%s%N)
+	kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "SIGTERM during start-up: exit $rc after $ms ms"
+	[ $rc = 0 ] || fail "start-up stop: exit $rc: $(tail -3 "$T/err5")"
+	[ "$ms" -lt 3000 ] || fail "start-up stop: the stop took $ms ms: $(tail -3 "$T/err5")"
+	grep -q "SIGTERM during start-up" "$T/err5" || fail "start-up stop: not logged: $(cat "$T/err5")"
+	[ ! -e "$T/pid5" ] || fail "start-up stop: pid file left"
 else
 	echo "skip: no cc for the slow-read shim"
 fi
