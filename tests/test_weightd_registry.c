@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -401,6 +403,61 @@ static void test_damaged_file(void **state)
 	tw_env_free(e);
 }
 
+/* A FIFO where the registry file goes: the start warns and serves (the open
+ * waited for a writer: weightd never listened), and the next registration
+ * writes a file in its place. A start still blocked after 10 s fails the test;
+ * the test then opens the FIFO for writing, which lets that start go on. */
+typedef struct fifo_start {
+	tw_env *e;
+	int rv;
+	_Atomic bool done;
+} fifo_start;
+
+static void *fifo_start_main(void *arg)
+{
+	fifo_start *f = arg;
+	f->rv = tw_start(f->e);
+	atomic_store(&f->done, true);
+	return NULL;
+}
+
+static void test_registry_fifo(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-fifo", SEED);
+	char uri[600], buf[600];
+	char *d = make_extra(e, "x/good", SEED + 5, uri, sizeof(uri));
+	assert_int_equal(mkdir(e->cache, 0755), 0);
+	char *p = tu_path(e->cache, WD_REGISTRY_FILE);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	fifo_start f = {.e = e};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, fifo_start_main, &f), 0);
+	for (int i = 0; i < 1000 && !atomic_load(&f.done); i++)
+		usleep(10 * 1000);
+	bool in_time = atomic_load(&f.done);
+	if (!in_time) { /* a writer ends the reader's open: the start goes on */
+		int w = open(p, O_WRONLY | O_NONBLOCK);
+		if (w >= 0)
+			close(w);
+	}
+	pthread_join(th, NULL);
+	printf("start with a FIFO as the registry file: %s, rv %d\n",
+	       in_time ? "returned" : "blocked for 10 s", f.rv);
+	assert_true(in_time);
+	assert_int_equal(f.rv, WT_OK);
+	nng_socket s = tw_dial(e->url);
+	assert_string_equal(summary(s, buf, sizeof(buf)), "llama:folder:ok");
+	expect_ok(s, OP_REG, "good", uri, "registered model 'good'");
+	struct stat sb;
+	assert_int_equal(stat(p, &sb), 0);
+	assert_true(S_ISREG(sb.st_mode));
+	free(p);
+	free(d);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 /* A registered model whose source is gone at start: listed unavailable, still
  * registered (unregister works), the others are served. */
 static void test_source_removed(void **state)
@@ -605,6 +662,7 @@ int main(void)
 	    cmocka_unit_test(test_unregister_refused),
 	    cmocka_unit_test(test_duplicate_and_invalid),
 	    cmocka_unit_test(test_damaged_file),
+	    cmocka_unit_test(test_registry_fifo),
 	    cmocka_unit_test(test_refused_line_kept),
 	    cmocka_unit_test(test_refused_twin_unregistered),
 	    cmocka_unit_test(test_source_removed),

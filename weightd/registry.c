@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -237,11 +238,30 @@ static int load_line(wd_models *m, const wd_config *cfg, const char *path, unsig
 void wd_registry_load(wd_models *m, const wd_config *cfg)
 {
 	const char *path = wd_models_registry_path(m);
-	FILE *f = fopen(path, "re");
-	if (f == NULL) {
+	/* O_NONBLOCK: a FIFO put there would hold the start until a writer came */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
 		if (errno != ENOENT)
 			WT_LOG(WT_LOG_WARNING, "registry %s: %s; no registered models loaded", path,
 			       strerror(errno));
+		return;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		WT_LOG(WT_LOG_WARNING,
+		       "registry %s is not a regular file; no registered models loaded (remove it: "
+		       "registrations write a new file there)",
+		       path);
+		close(fd);
+		return;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	FILE *f = fdopen(fd, "r");
+	if (f == NULL) {
+		WT_LOG(WT_LOG_ERR, "registry %s: out of memory; no registered models loaded", path);
+		close(fd);
 		return;
 	}
 	/* lines read into a bounded buffer: a file edited by hand into one line of
