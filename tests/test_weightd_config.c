@@ -521,6 +521,18 @@ static void test_combinations(void **state)
 	    {"--listen", "", "--workers", "2", "no listen URL; set listen or --listen"},
 	    {"--tls-ca-file", "/nonexistent/ca.pem", "--workers", "2",
 	     "/nonexistent/ca.pem: cannot open tls_ca_file"},
+	    /* the port forgotten: a free port nobody could learn (and a ready file
+	     * saying tcp://127.0.0.1) */
+	    {"--listen", "tcp://127.0.0.1", "--workers", "2",
+	     "listen 'tcp://127.0.0.1': give the port, HOST:PORT"},
+	    {"--listen", "tcp://[::1]", "--workers", "2", "give the port"},
+	    {"--listen", "tcp://127.0.0.1:65536", "--workers", "2", "give the port"},
+	    {"--stream-listen", "tcp://127.0.0.1:", "--workers", "2",
+	     "stream_listen 'tcp://127.0.0.1:': give the port"},
+	    {"--peer", "tcp://peer.example", "--workers", "2", "peer 'tcp://peer.example': give"},
+	    /* a bad scheme was found at listen, after every model had opened */
+	    {"--listen", "tcpp://127.0.0.1:1", "--workers", "2",
+	     "listen 'tcpp://127.0.0.1:1': unknown scheme"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		wd_config c;
@@ -537,9 +549,11 @@ static void test_combinations(void **state)
 	/* the limit itself is fine */
 	wd_config c;
 	assert_int_equal(wd_config_init(&c), WT_OK);
-	char *ok[] = {"weightd", "--contexts", "8", "--max-watchers", "7"};
+	char *ok[] = {"weightd",          "--contexts",    "8",        "--max-watchers", "7",
+	              "--listen",         "tcp://[::1]:0", "--listen", "tcp://h:7450",   "--listen",
+	              "ipc:///tmp/x.sock"};
 	wt_errbuf err;
-	assert_int_equal(wd_config_parse_args(&c, 5, ok, &err), WT_OK);
+	assert_int_equal(wd_config_parse_args(&c, 11, ok, &err), WT_OK);
 	wd_config_free(&c);
 }
 
@@ -583,16 +597,53 @@ static void test_tls_key_mode(void **state)
 	common_log_set(NULL, NULL, WT_LOG_NOTICE);
 }
 
+/* A token written in a config file that others may read is warned about, as
+ * a token file is (the token was read silently). */
+static void test_token_in_readable_conf(void **state)
+{
+	(void)state;
+	const char *p = write_conf("tok.conf", "workers = 2\nadmin_token = s3cret-admin\n");
+	char path[256];
+	snprintf(path, sizeof(path), "%s", p);
+	logged l = {{0}};
+	common_log_set(log_cb, &l, WT_LOG_DEBUG);
+	for (int pass = 0; pass < 2; pass++) {
+		assert_int_equal(chmod(path, pass == 0 ? 0644 : 0600), 0);
+		l.text[0] = '\0';
+		wd_config c;
+		assert_int_equal(wd_config_init(&c), WT_OK);
+		wt_errbuf err;
+		assert_int_equal(wd_config_load_file(&c, path, &err), WT_OK);
+		wd_config_free(&c);
+		printf("mode %s: log: %s\n", pass == 0 ? "644" : "600", l.text);
+		if (pass == 0)
+			assert_non_null(strstr(l.text, ":2: a token in a file readable by group or "
+			                               "others (mode 644); chmod 600 it"));
+		else
+			assert_null(strstr(l.text, "readable by group"));
+		assert_null(strstr(l.text, "s3cret")); /* never echoed */
+	}
+	common_log_set(NULL, NULL, WT_LOG_NOTICE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),       cmocka_unit_test(test_bytes_suffixes),
-	    cmocka_unit_test(test_file_and_flags), cmocka_unit_test(test_file_errors),
-	    cmocka_unit_test(test_flag_errors),    cmocka_unit_test(test_sample_conf),
-	    cmocka_unit_test(test_deploy_conf),    cmocka_unit_test(test_usage_lists_flags),
-	    cmocka_unit_test(test_reload),         cmocka_unit_test(test_fifo_refused),
-	    cmocka_unit_test(test_file_hostile),   cmocka_unit_test(test_huge_line),
-	    cmocka_unit_test(test_combinations),   cmocka_unit_test(test_tls_key_mode),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_bytes_suffixes),
+	    cmocka_unit_test(test_file_and_flags),
+	    cmocka_unit_test(test_file_errors),
+	    cmocka_unit_test(test_flag_errors),
+	    cmocka_unit_test(test_sample_conf),
+	    cmocka_unit_test(test_deploy_conf),
+	    cmocka_unit_test(test_usage_lists_flags),
+	    cmocka_unit_test(test_reload),
+	    cmocka_unit_test(test_fifo_refused),
+	    cmocka_unit_test(test_file_hostile),
+	    cmocka_unit_test(test_huge_line),
+	    cmocka_unit_test(test_combinations),
+	    cmocka_unit_test(test_tls_key_mode),
+	    cmocka_unit_test(test_token_in_readable_conf),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

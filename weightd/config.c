@@ -482,6 +482,8 @@ int wd_config_load_file(wd_config *c, const char *path, wt_errbuf *err)
 	int rv = wd_config_open_file("config file", path, false, &fd, err);
 	if (rv != WT_OK)
 		return rv;
+	struct stat sb;
+	unsigned mode = fstat(fd, &sb) == 0 ? (unsigned)(sb.st_mode & 0777) : 0;
 	FILE *f = fdopen(fd, "r");
 	if (f == NULL) {
 		close(fd);
@@ -511,6 +513,19 @@ int wd_config_load_file(wd_config *c, const char *path, wt_errbuf *err)
 	else if (rv == WT_OK && r != 0)
 		rv = wt_seterr(err, WT_ECONFIG, "%s:%d: syntax error; use 'key = value'", path,
 		               r > 0 ? r : st->line);
+	/* a token written in the file is as secret as a token file (config_token.c) */
+	size_t ia = 0, ib = 0;
+	find_key("auth_token", &ia);
+	find_key("admin_token", &ib);
+	int tok_line = st->first[ia] && c->auth_token[0]    ? st->first[ia]
+	               : st->first[ib] && c->admin_token[0] ? st->first[ib]
+	                                                    : 0;
+	if (rv == WT_OK && tok_line != 0 && (mode & 077) != 0)
+		WT_LOG(
+		    WT_LOG_WARNING,
+		    "%s:%d: a token in a file readable by group or others (mode %03o); chmod 600 "
+		    "it, or move the token to auth_token_file / admin_token_file",
+		    path, tok_line, mode);
 	free(st);
 	return rv;
 }

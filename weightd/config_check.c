@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,10 +62,52 @@ static int check_file(const char *what, const char *path, bool secret, wt_errbuf
 	return rv;
 }
 
+/* A URL nng can listen on or dial: a known scheme, and for tcp the port
+ * written out. "tcp://127.0.0.1" (the port forgotten) bound a free port that
+ * nobody could learn (the readiness line said tcp://127.0.0.1); a bad scheme
+ * was found only at listen, after the cache and every model had opened. */
+static int check_url(const char *key, const char *url, wt_errbuf *err)
+{
+	static const char *const schemes[] = {"tcp://",    "tls+tcp://", "ipc://", "abstract://",
+	                                      "inproc://", "ws://",      "wss://"};
+	size_t n_sch = sizeof(schemes) / sizeof(schemes[0]), i = 0;
+	while (i < n_sch && strncmp(url, schemes[i], strlen(schemes[i])) != 0)
+		i++;
+	if (i == n_sch)
+		return wt_seterr(
+		    err, WT_ECONFIG,
+		    "%s '%s': unknown scheme; use tcp://HOST:PORT, tls+tcp://HOST:PORT "
+		    "or ipc:///path",
+		    key, url);
+	if (i > 1)
+		return WT_OK;
+	const char *host = url + strlen(schemes[i]);
+	const char *end = host[0] == '[' ? strchr(host, ']') : host;
+	const char *colon = end != NULL ? strrchr(end, ':') : NULL;
+	char *stop = NULL;
+	unsigned long port =
+	    colon != NULL && colon[1] >= '0' && colon[1] <= '9' ? strtoul(colon + 1, &stop, 10) : 0;
+	if (stop == NULL || *stop != '\0' || port > 65535)
+		return wt_seterr(err, WT_ECONFIG,
+		                 "%s '%s': give the port, HOST:PORT (0..65535; 0 = a free port, "
+		                 "printed at start)",
+		                 key, url);
+	return WT_OK;
+}
+
 int wd_config_check(const wd_config *c, wt_errbuf *err)
 {
 	if (c->listen.n == 0)
 		return wt_seterr(err, WT_ECONFIG, "no listen URL; set listen or --listen");
+	int rv = WT_OK;
+	for (size_t i = 0; rv == WT_OK && i < c->listen.n; i++)
+		rv = check_url("listen", c->listen.v[i], err);
+	for (size_t i = 0; rv == WT_OK && i < c->peer.n; i++)
+		rv = check_url("peer", c->peer.v[i], err);
+	if (rv == WT_OK && c->stream_listen[0] != '\0')
+		rv = check_url("stream_listen", c->stream_listen, err);
+	if (rv != WT_OK)
+		return rv;
 	if (c->max_watchers > 0 && c->max_watchers >= c->contexts)
 		return wt_seterr(err, WT_ECONFIG,
 		                 "max_watchers %llu must be below contexts %llu (parked watches "
@@ -80,7 +123,7 @@ int wd_config_check(const wd_config *c, wt_errbuf *err)
 		                 "(a PEM file with the server's certificate and key)");
 	/* nng reads them only at listen: a FIFO there hung the start, and a key
 	 * readable by others went unsaid */
-	int rv = check_file("tls_cert_key_file", c->tls_cert_key_file, true, err);
+	rv = check_file("tls_cert_key_file", c->tls_cert_key_file, true, err);
 	if (rv == WT_OK)
 		rv = check_file("tls_ca_file", c->tls_ca_file, false, err);
 	return rv;
