@@ -426,6 +426,12 @@ static void test_file_hostile(void **state)
 	    /* a NUL byte: inih read the line up to it and dropped the rest */
 	    {"workers = 4\0; 8\n", 16, 1, "NUL byte"},
 	    {"workers = 4\nserver_id = a\0b\n", 28, 2, "NUL byte"},
+	    /* model lines: refused at open without the place (exit 1) */
+	    {"model = .hidden=file:///a\n", 0, 1, "model name '.hidden' is not usable"},
+	    {"model = a/b=file:///a\n", 0, 1, "model name 'a/b' is not usable"},
+	    {"model = a=\n", 0, 1, "model 'a' has an empty URI"},
+	    {"model = a=/x\nmodel = b=/y\nmodel = a=/z\n", 0, 3,
+	     "model 'a' is given twice (also as a=/x); keep one"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char path[256];

@@ -300,6 +300,31 @@ static int parse_value(const wd_cfg_key *k, const char *value, uint64_t *num, co
 	return WT_OK;
 }
 
+/* A model key's NAME=URI, checked where it is written (file:line or flag):
+ * the models module refused a bad name or a name given twice only at open,
+ * without the place and with exit 1. Same rules as wd_models_add_from. */
+static int check_model(const wd_strlist *l, const char *value, const char *where, wt_errbuf *err)
+{
+	size_t n = (size_t)(strchr(value, '=') - value);
+	if (n > 200 || value[0] == '.' || memchr(value, '/', n) != NULL)
+		return wt_seterr(
+		    err, WT_ECONFIG,
+		    "%s: model name '%.*s' is not usable; use 1-200 characters without "
+		    "'/' and not starting with '.'",
+		    where, (int)(n > 200 ? 200 : n), value);
+	if (value[n + 1] == '\0')
+		return wt_seterr(err, WT_ECONFIG,
+		                 "%s: model '%.*s' has an empty URI; use file:///dir, s3:// or "
+		                 "http(s)://",
+		                 where, (int)n, value);
+	for (size_t i = 0; i < l->n; i++)
+		if (strncmp(l->v[i], value, n + 1) == 0)
+			return wt_seterr(err, WT_ECONFIG,
+			                 "%s: model '%.*s' is given twice (also as %s); keep one",
+			                 where, (int)n, value, l->v[i]);
+	return WT_OK;
+}
+
 static int set_idx(wd_config *c, size_t idx, const char *value, int src, const char *where,
                    wt_errbuf *err)
 {
@@ -326,6 +351,11 @@ static int set_idx(wd_config *c, size_t idx, const char *value, int src, const c
 				                 "%s: model '%s' is not NAME=URI "
 				                 "(e.g. llama=file:///data/llama)",
 				                 where, value);
+			if (k->off == OFF(model)) {
+				int rv = check_model(l, value, where, err);
+				if (rv != WT_OK)
+					return rv;
+			}
 			if (k->off == OFF(peer) && strncmp(value, "tcp://", 6) != 0 &&
 			    strncmp(value, "ipc://", 6) != 0)
 				return wt_seterr(err, WT_ECONFIG,
