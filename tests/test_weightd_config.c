@@ -539,6 +539,8 @@ static void test_combinations(void **state)
 	    /* a bad scheme was found at listen, after every model had opened */
 	    {"--listen", "tcpp://127.0.0.1:1", "--workers", "2",
 	     "listen 'tcpp://127.0.0.1:1': unknown scheme"},
+	    {"--metrics-listen", "http://127.0.0.1", "--workers", "2",
+	     "metrics_listen 'http://127.0.0.1': give http://HOST:PORT"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		wd_config c;

@@ -106,6 +106,8 @@ int wd_config_check(const wd_config *c, wt_errbuf *err)
 		rv = check_url("peer", c->peer.v[i], err);
 	if (rv == WT_OK && c->stream_listen[0] != '\0')
 		rv = check_url("stream_listen", c->stream_listen, err);
+	if (rv == WT_OK) /* it was parsed last of all at start, after every model */
+		rv = wd_metrics_check_url(c->metrics_listen, err);
 	if (rv != WT_OK)
 		return rv;
 	if (c->max_watchers > 0 && c->max_watchers >= c->contexts)

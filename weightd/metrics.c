@@ -265,6 +265,12 @@ static int parse_listen(const char *url, struct sockaddr_storage *ss, wt_errbuf 
 	return WT_OK;
 }
 
+int wd_metrics_check_url(const char *url, wt_errbuf *err)
+{
+	struct sockaddr_storage ss;
+	return url[0] == '\0' ? WT_OK : parse_listen(url, &ss, err);
+}
+
 int wd_metrics_start(wd_server *s, wt_errbuf *err)
 {
 	const char *url = s->cfg->metrics_listen;

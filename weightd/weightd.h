@@ -158,6 +158,9 @@ void wd_pidfile_release(const char *path, int fd);
  * wd_config_parse_args calls it last; wd_server_open calls it first.
  */
 int wd_config_check(const wd_config *c, wt_errbuf *err);
+/* metrics_listen: http://HOST:PORT that resolves (metrics.c); "" is off.
+ * WT_ECONFIG naming the URL. */
+int wd_metrics_check_url(const char *url, wt_errbuf *err);
 
 /*
  * Open a file start-up reads (config, token, TLS): never waits on a FIFO
