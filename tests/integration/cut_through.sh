@@ -28,17 +28,18 @@ for r in 0 1 2 3; do
 done
 # the cache is written behind serving (write-behind): a plain client waits
 # for the commit; committed then, a cut-through client does not see a live
-# manifest either
+# manifest either (rank 1 again: the plain fetch proves that rank committed,
+# not the others, which the writer may still be committing)
 "${W[@]}" fetch --endpoint "$URL" --model llama --tp-size 4 --tp-rank 1 --quant fp8-block \
 	--verbose --quiet --out "$T/out/commit.safetensors" 2>"$T/out/commit.log" ||
 	die "plain fetch of the layout: $(cat "$T/out/commit.log")"
 grep -q "live manifest" "$T/out/commit.log" && die "a client without --cut-through got a live manifest"
 cmp -s "$T/out/commit.safetensors" "$T/out/ref1.safetensors" || die "committed bytes differ"
-"${W[@]}" fetch --endpoint "$URL" --model llama --tp-size 4 --tp-rank 2 --quant fp8-block \
+"${W[@]}" fetch --endpoint "$URL" --model llama --tp-size 4 --tp-rank 1 --quant fp8-block \
 	--cut-through --verbose --quiet --out "$T/out/warm.safetensors" 2>"$T/out/warm.log" ||
 	die "warm fetch: $(cat "$T/out/warm.log")"
 grep -q "live manifest" "$T/out/warm.log" && die "a committed layout was served live"
-cmp -s "$T/out/warm.safetensors" "$T/out/ref2.safetensors" || die "warm bytes differ"
+cmp -s "$T/out/warm.safetensors" "$T/out/ref1.safetensors" || die "warm bytes differ"
 "${W[@]}" fetch --endpoint "$URL" --model llama --tp-size 2 --tp-rank 0 \
 	--verbose --quiet --out "$T/out/plain.safetensors" 2>"$T/out/plain.log" ||
 	die "plain fetch: $(cat "$T/out/plain.log")"
