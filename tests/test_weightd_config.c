@@ -634,6 +634,207 @@ static void test_token_in_readable_conf(void **state)
 	common_log_set(NULL, NULL, WT_LOG_NOTICE);
 }
 
+/* server_id goes out in every HelloReply and into clients' logs: over 127 bytes
+ * it was cut short silently, and control characters went out as they were. */
+static void test_server_id(void **state)
+{
+	(void)state;
+	char line[200], id127[128], id128[129];
+	memset(id127, 'a', 127);
+	id127[127] = '\0';
+	memset(id128, 'b', 128);
+	id128[128] = '\0';
+	const char *const bad[] = {NULL, "red\x1b[31mX", "a\tb", "caf\xc3\xa9"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "workers = 2\nserver_id = %s\n",
+		         bad[i] ? bad[i] : id128);
+		const char *path = write_conf("sid.conf", line);
+		wd_config c;
+		assert_int_equal(wd_config_init(&c), WT_OK);
+		wt_errbuf err = {0};
+		int rv = wd_config_load_file(&c, path, &err);
+		printf("file case %zu: %s\n", i, rv == WT_OK ? "accepted" : err.msg);
+		char want[300];
+		snprintf(want, sizeof(want), "%s:2: server_id ", path);
+		assert_int_equal(rv, WT_ECONFIG);
+		assert_non_null(strstr(err.msg, want));
+		assert_non_null(
+		    strstr(err.msg, bad[i] ? "printable ASCII" : "128 bytes, over 127"));
+		wd_config_free(&c);
+	}
+	/* a flag: a newline in it (a shell can pass one) */
+	const char *const flags[] = {"web\nfake log line", id128};
+	for (size_t i = 0; i < 2; i++) {
+		wd_config c;
+		assert_int_equal(wd_config_init(&c), WT_OK);
+		char *argv[] = {"weightd", "--server-id", (char *)flags[i]};
+		wt_errbuf err = {0};
+		int rv = wd_config_parse_args(&c, 3, argv, &err);
+		printf("flag case %zu: %s\n", i, rv == WT_OK ? "accepted" : err.msg);
+		assert_int_equal(rv, WT_ECONFIG);
+		assert_non_null(strstr(err.msg, "--server-id: server_id "));
+		wd_config_free(&c);
+	}
+	/* 127 printable bytes, spaces and punctuation are fine */
+	wd_config c;
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	char *ok[] = {"weightd", "--server-id", id127};
+	wt_errbuf err;
+	assert_int_equal(wd_config_parse_args(&c, 3, ok, &err), WT_OK);
+	assert_string_equal(c.server_id, id127);
+	assert_int_equal(wd_config_set(&c, "server_id", "node-7 (rack 3): a/b_c.d", "t", &err),
+	                 WT_OK);
+	assert_int_equal(wd_config_check(&c, &err), WT_OK);
+	/* a configuration built in code is checked too (wd_server_open) */
+	free(c.server_id);
+	c.server_id = strdup("x\ny");
+	assert_int_equal(wd_config_check(&c, &err), WT_ECONFIG);
+	assert_non_null(strstr(err.msg, "server_id: server_id holds byte 0x0a"));
+	wd_config_free(&c);
+}
+
+/* cache_dir inside models_dir was listed as an unavailable model; compared by
+ * real path (symlinks, "..", folders not created yet). */
+static void test_nested_dirs(void **state)
+{
+	(void)state;
+	char m[300], other[300], link[300];
+	snprintf(m, sizeof(m), "%s/nm", tmpdir);
+	snprintf(other, sizeof(other), "%s/nother", tmpdir);
+	snprintf(link, sizeof(link), "%s/nlink", tmpdir);
+	assert_int_equal(mkdir(m, 0700), 0);
+	assert_int_equal(mkdir(other, 0700), 0);
+	assert_int_equal(symlink(m, link), 0);
+	char c1[320], c2[320], c3[320], c4[320], c5[320], c6[320], c7[320];
+	snprintf(c1, sizeof(c1), "%s/cache", m);           /* not created yet */
+	snprintf(c2, sizeof(c2), "%s/c", link);            /* through a symlink */
+	snprintf(c3, sizeof(c3), "%s/../nm/new/x", other); /* ".." */
+	snprintf(c4, sizeof(c4), "%s/", m);                /* the same folder */
+	snprintf(c5, sizeof(c5), "%s/no/such/../..", m);   /* ".." past new names */
+	snprintf(c6, sizeof(c6), "%s/nm", tmpdir);         /* models_dir in cache_dir: */
+	snprintf(c7, sizeof(c7), "%s/sub", other);
+	static const char *const needles[] = {"is inside models_dir", "is inside models_dir",
+	                                      "is inside models_dir", "are the same folder",
+	                                      "are the same folder"};
+	const char *caches[] = {c1, c2, c3, c4, c5};
+	for (size_t i = 0; i < 5; i++) {
+		wd_config c;
+		assert_int_equal(wd_config_init(&c), WT_OK);
+		char *argv[] = {"weightd", "--models-dir", m, "--cache-dir", (char *)caches[i]};
+		wt_errbuf err = {0};
+		int rv = wd_config_parse_args(&c, 5, argv, &err);
+		printf("case %zu: %s\n", i, rv == WT_OK ? "accepted" : err.msg);
+		assert_int_equal(rv, WT_ECONFIG);
+		assert_non_null(strstr(err.msg, needles[i]));
+		assert_non_null(strstr(err.msg, "cache_dir"));
+		wd_config_free(&c);
+	}
+	/* models_dir inside cache_dir, the other way round */
+	wd_config c;
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	char *in[] = {"weightd", "--models-dir", c7, "--cache-dir", other};
+	wt_errbuf err = {0};
+	int rv = wd_config_parse_args(&c, 5, in, &err);
+	printf("models in cache: %s\n", rv == WT_OK ? "accepted" : err.msg);
+	assert_int_equal(rv, WT_ECONFIG);
+	assert_non_null(strstr(err.msg, "models_dir"));
+	assert_non_null(strstr(err.msg, "is inside cache_dir"));
+	wd_config_free(&c);
+	/* siblings, and a name that only starts the same (nm vs nmx), are fine */
+	char sib[340];
+	snprintf(sib, sizeof(sib), "%sx", c6);
+	const char *fine[] = {other, sib};
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(wd_config_init(&c), WT_OK);
+		char *argv[] = {"weightd", "--models-dir", m, "--cache-dir", (char *)fine[i]};
+		assert_int_equal(wd_config_parse_args(&c, 5, argv, &err), WT_OK);
+		wd_config_free(&c);
+	}
+}
+
+/* Precedence written in --help: flags over the file, the last of a repeated
+ * flag wins, a list flag replaces the file's list; --config twice is refused
+ * (the second file was merged over the first, lists added). */
+static void test_flag_twice(void **state)
+{
+	(void)state;
+	const char *a = write_conf("twice-a.conf", "workers = 4\nlisten = ipc:///a\n");
+	char pa[256];
+	snprintf(pa, sizeof(pa), "%s", a);
+	const char *b = write_conf("twice-b.conf", "workers = 6\nlisten = ipc:///b\n");
+	wd_config c;
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	char *argv[] = {"weightd", "--workers", "2",         "--config", pa,         "--workers",
+	                "8",       "--listen",  "ipc:///f1", "--listen", "ipc:///f2"};
+	wt_errbuf err = {0};
+	assert_int_equal(wd_config_parse_args(&c, 11, argv, &err), WT_OK);
+	assert_int_equal(c.workers, 8); /* the last flag; the file's 4 is overridden */
+	assert_int_equal(c.listen.n, 2);
+	assert_string_equal(c.listen.v[0], "ipc:///f1");
+	assert_string_equal(c.listen.v[1], "ipc:///f2");
+	wd_config_free(&c);
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	char *two[] = {"weightd", "--config", pa, "--config", (char *)b};
+	int rv = wd_config_parse_args(&c, 5, two, &err);
+	printf("--config twice: %s\n", rv == WT_OK ? "accepted" : err.msg);
+	assert_int_equal(rv, WT_ECONFIG);
+	assert_non_null(strstr(err.msg, "--config is given twice"));
+	wd_config_free(&c);
+	/* --help says so */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	wd_config_usage(f);
+	fclose(f);
+	assert_non_null(strstr(buf, "A flag given twice: the\nlast one wins"));
+	assert_non_null(strstr(buf, "Flags override the file"));
+	free(buf);
+}
+
+/* Range messages at and past the limits: a ratio said its range x100, and a
+ * number past 2^64 was "not a number". */
+static void test_range_edges(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *key, *value, *needle; /* needle NULL: accepted */
+	} cases[] = {
+	    {"workers", "1", NULL},
+	    {"workers", "256", NULL},
+	    {"workers", "257", "workers 257 is out of range; use 1..256"},
+	    {"max_watchers", "0", NULL},
+	    {"drain_timeout_ms", "600000", NULL},
+	    {"drain_timeout_ms", "600001", "out of range; use 0..600000 (ms)"},
+	    {"workers", "99999999999999999999", "workers 99999999999999999999 is out of range"},
+	    {"cache_max_bytes", "1M", NULL},
+	    {"cache_max_bytes", "1P", "not a byte count"},
+	    {"cache_max_bytes", "1024T", NULL},
+	    {"cache_max_bytes", "1025T", "out of range; use 1048576..1125899906842624"},
+	    {"cache_max_bytes", "17179869184T", "cache_max_bytes 17179869184T is out of range"},
+	    {"cache_reclaim_ratio", "1000", NULL},
+	    {"cache_reclaim_ratio", "1000.01",
+	     "cache_reclaim_ratio 1000.01 is out of range; use 0.00..1000.00 (ratio)"},
+	    {"cache_reclaim_ratio", "1.555", "at most two decimals"},
+	    {"cache_reclaim_ratio", "1", "must be above 1"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		wd_config c;
+		assert_int_equal(wd_config_init(&c), WT_OK);
+		wt_errbuf err = {0};
+		int rv = wd_config_set(&c, cases[i].key, cases[i].value, "--x", &err);
+		printf("case %zu: %s %s: %s\n", i, cases[i].key, cases[i].value,
+		       rv == WT_OK ? "accepted" : err.msg);
+		if (cases[i].needle == NULL) {
+			assert_int_equal(rv, WT_OK);
+		} else {
+			assert_int_equal(rv, WT_ECONFIG);
+			assert_non_null(strstr(err.msg, cases[i].needle));
+		}
+		wd_config_free(&c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -652,6 +853,10 @@ int main(void)
 	    cmocka_unit_test(test_combinations),
 	    cmocka_unit_test(test_tls_key_mode),
 	    cmocka_unit_test(test_token_in_readable_conf),
+	    cmocka_unit_test(test_server_id),
+	    cmocka_unit_test(test_nested_dirs),
+	    cmocka_unit_test(test_flag_twice),
+	    cmocka_unit_test(test_range_edges),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

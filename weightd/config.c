@@ -78,7 +78,8 @@ static const wd_cfg_key table[] = {
      "file holding the daemon's pid, locked while it runs: a second weightd on it is "
      "refused; empty = none"},
     {"server_id", WD_CFG_STRING, 0, 0, "", "text", false, OFF(server_id),
-     "name in HelloReply; empty = HOST:PID"},
+     "name in HelloReply (and in the client_id given to peers): at most 127 bytes of "
+     "printable ASCII, no control characters; empty = HOST:PID"},
     /* Security (README "Security: tokens, roles and limits"). Appended: the
      * index of a row is its slot in wd_config.set. */
     {"admin_token", WD_CFG_STRING, 0, 0, "", "text", false, OFF(admin_token),
@@ -287,11 +288,27 @@ static int parse_value(const wd_cfg_key *k, const char *value, uint64_t *num, co
 	default:
 		return WT_OK;
 	}
+	if (rv == WT_EOVERFLOW ||
+	    (rv == WT_OK && k->type == WD_CFG_RATIO && (*num < k->min || *num > k->max)))
+		/* a ratio is stored x100: its range is written as the user writes it,
+		 * and a number past 2^64 is out of range, not "not a number" */
+		return k->type == WD_CFG_RATIO
+		           ? wt_seterr(
+		                 err, WT_ECONFIG,
+		                 "%s: %s %s is out of range; use %llu.%02llu..%llu.%02llu (%s)",
+		                 where, k->name, value, (unsigned long long)k->min / 100,
+		                 (unsigned long long)k->min % 100, (unsigned long long)k->max / 100,
+		                 (unsigned long long)k->max % 100, k->unit)
+		           : wt_seterr(err, WT_ECONFIG,
+		                       "%s: %s %s is out of range; use %llu..%llu (%s)", where,
+		                       k->name, value, (unsigned long long)k->min,
+		                       (unsigned long long)k->max, k->unit);
 	if (rv != WT_OK)
 		return wt_seterr(err, WT_ECONFIG, "%s: %s '%s' is not %s", where, k->name, value,
-		                 k->type == WD_CFG_BYTES   ? "a byte count (e.g. 512, 64K, 4M, 1G)"
-		                 : k->type == WD_CFG_RATIO ? "a decimal number (e.g. 1.5, 2, 0)"
-		                                           : "a non-negative decimal integer");
+		                 k->type == WD_CFG_BYTES ? "a byte count (e.g. 512, 64K, 4M, 1G)"
+		                 : k->type == WD_CFG_RATIO
+		                     ? "a decimal number, at most two decimals (e.g. 1.5, 2, 0)"
+		                     : "a non-negative decimal integer");
 	if (*num < k->min || *num > k->max)
 		return wt_seterr(err, WT_ECONFIG,
 		                 "%s: %s %llu is out of range; use %llu..%llu (%s)", where, k->name,
@@ -325,6 +342,24 @@ static int check_model(const wd_strlist *l, const char *value, const char *where
 	return WT_OK;
 }
 
+int wd_config_check_server_id(const char *id, const char *where, wt_errbuf *err)
+{
+	size_t n = strlen(id);
+	if (n > WD_SERVER_ID_MAX)
+		return wt_seterr(
+		    err, WT_ECONFIG,
+		    "%s: server_id is %zu bytes, over %d; shorten it (printable ASCII)", where, n,
+		    WD_SERVER_ID_MAX);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)id[i] < 0x20 || (unsigned char)id[i] > 0x7e)
+			return wt_seterr(
+			    err, WT_ECONFIG,
+			    "%s: server_id holds byte 0x%02x at offset %zu; use printable "
+			    "ASCII (letters, digits, punctuation, space), at most %d bytes",
+			    where, (unsigned)(unsigned char)id[i], i, WD_SERVER_ID_MAX);
+	return WT_OK;
+}
+
 static int set_idx(wd_config *c, size_t idx, const char *value, int src, const char *where,
                    wt_errbuf *err)
 {
@@ -334,6 +369,11 @@ static int set_idx(wd_config *c, size_t idx, const char *value, int src, const c
 		value = "";
 	switch (k->type) {
 	case WD_CFG_STRING: {
+		if (k->off == OFF(server_id)) {
+			int rv = wd_config_check_server_id(value, where, err);
+			if (rv != WT_OK)
+				return rv;
+		}
 		char *d = strdup(value);
 		if (d == NULL)
 			return wt_seterr(err, WT_ENOMEM, "%s: out of memory", where);
@@ -623,7 +663,11 @@ static const char *type_arg(const wd_cfg_key *k)
 void wd_config_usage(FILE *f)
 {
 	fprintf(f, "usage: weightd [--config FILE] [--FLAG VALUE ...]\n"
-	           "Every config-file key is also a flag (--key-name VALUE).\n\n");
+	           "Every config-file key is also a flag (--key-name VALUE or --key-name=VALUE).\n"
+	           "Flags override the file, wherever --config stands. A flag given twice: the\n"
+	           "last one wins; a repeatable flag (listen, model, peer, register-*) replaces\n"
+	           "the file's list and its repeats add up. In the file, a key given twice is\n"
+	           "refused (except the repeatable ones); --config given twice is refused.\n\n");
 	for (size_t i = 0; i < N_KEYS; i++) {
 		const wd_cfg_key *k = &table[i];
 		char flag[64];

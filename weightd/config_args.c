@@ -3,6 +3,11 @@
  * the configuration table is a flag, --key-name VALUE or --key-name=VALUE
  * ('_' written '-'), plus --config FILE (applied first, whatever its place),
  * -h/--help and --version. Flags are written in full (no prefixes).
+ *
+ * Precedence: table default < --config file < flags. A single-value flag given
+ * twice: the last one wins (an override appended to a service's command line);
+ * a list flag (--listen, --model, ...) given at all replaces the file's list,
+ * and its repeats add up. --config twice is refused (the files were merged).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -48,7 +53,7 @@ static int cli_pass(wd_config *c, int argc, char **argv, int pass, wd_cli_action
 	size_t n = t.n_keys;
 	optind = 0; /* SIGHUP parses argv again */
 	char msg[200];
-	const char *val;
+	const char *val, *config = NULL;
 	for (int k; (k = common_opt_next(argc, argv, t.opts, &val, msg, sizeof(msg))) != -1;) {
 		int rv = WT_OK;
 		if (k == -2) {
@@ -58,7 +63,14 @@ static int cli_pass(wd_config *c, int argc, char **argv, int pass, wd_cli_action
 		} else if (pass == 0 && (size_t)k > n) {
 			*action = (size_t)k == n + 1 ? WD_CLI_HELP : WD_CLI_VERSION;
 			return WT_OK;
+		} else if (pass == 1 && (size_t)k == n && config != NULL) {
+			/* the second file was merged over the first (its lists added) */
+			return wt_seterr(err, WT_ECONFIG,
+			                 "--config %s: --config is given twice (also --config %s); "
+			                 "give one file, and override its keys with flags",
+			                 val, config);
 		} else if (pass == 1 && (size_t)k == n) {
+			config = val;
 			rv = wd_config_load_file(c, val, err);
 		} else if (pass == 2 && (size_t)k < n) {
 			char where[80];

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -95,11 +96,98 @@ static int check_url(const char *key, const char *url, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* path as it will be once created: the real path of its longest existing
+ * prefix (symlinks and ".." resolved), then the rest of it, "." and ".."
+ * applied by name (what does not exist yet holds no symlink). false if it
+ * does not fit in PATH_MAX. */
+static bool resolve_path(const char *path, char out[PATH_MAX])
+{
+	char work[PATH_MAX];
+	size_t n = strlen(path);
+	if (n == 0 || n >= sizeof(work))
+		return false;
+	memcpy(work, path, n + 1);
+	size_t tail = n; /* path[tail..] is the part that does not exist */
+	while (realpath(work[0] != '\0' ? work : ".", out) == NULL) {
+		if (work[0] == '\0' || strcmp(work, "/") == 0)
+			return false; /* not even "." (a removed cwd) or "/" */
+		char *slash = strrchr(work, '/');
+		if (slash == NULL) {
+			tail = 0;
+			work[0] = '\0';
+		} else if (slash == work) { /* "/x": "/" always resolves */
+			tail = 1;
+			work[1] = '\0';
+		} else {
+			tail = (size_t)(slash - work) + 1;
+			*slash = '\0';
+		}
+	}
+	if (tail >= n)
+		return true;
+	for (const char *p = path + tail; *p != '\0';) {
+		size_t len = strcspn(p, "/");
+		size_t on = strlen(out);
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			char *last = strrchr(out, '/');
+			if (last != NULL)
+				last[last == out ? 1 : 0] = '\0';
+		} else if (len > 0 && !(len == 1 && p[0] == '.')) {
+			bool root = on == 1;
+			if (on + len + 2 > PATH_MAX)
+				return false;
+			if (!root)
+				out[on++] = '/';
+			memcpy(out + on, p, len);
+			out[on + len] = '\0';
+		}
+		p += len + (p[len] == '/');
+	}
+	return true;
+}
+
+/* a is b or below it, by whole components */
+static bool path_within(const char *a, const char *b)
+{
+	size_t nb = strlen(b);
+	return strcmp(b, "/") == 0 || (strncmp(a, b, nb) == 0 && (a[nb] == '\0' || a[nb] == '/'));
+}
+
+/* cache_dir inside models_dir was listed as a model that never opened (and
+ * models_dir inside cache_dir put model folders among RocksDB's files). */
+static int check_dirs(const wd_config *c, wt_errbuf *err)
+{
+	char m[PATH_MAX], k[PATH_MAX];
+	if (c->models_dir[0] == '\0' || c->cache_dir[0] == '\0' ||
+	    !resolve_path(c->models_dir, m) || !resolve_path(c->cache_dir, k))
+		return WT_OK;
+	if (strcmp(m, k) == 0)
+		return wt_seterr(err, WT_ECONFIG,
+		                 "cache_dir %s and models_dir %s are the same folder (%s); give "
+		                 "cache_dir a folder of its own, outside models_dir",
+		                 c->cache_dir, c->models_dir, k);
+	if (path_within(k, m))
+		return wt_seterr(err, WT_ECONFIG,
+		                 "cache_dir %s (%s) is inside models_dir %s (%s): it would be "
+		                 "listed as a model; move cache_dir outside models_dir",
+		                 c->cache_dir, k, c->models_dir, m);
+	if (path_within(m, k))
+		return wt_seterr(err, WT_ECONFIG,
+		                 "models_dir %s (%s) is inside cache_dir %s (%s), among the "
+		                 "cache's files; move one of them out of the other",
+		                 c->models_dir, m, c->cache_dir, k);
+	return WT_OK;
+}
+
 int wd_config_check(const wd_config *c, wt_errbuf *err)
 {
+	int rv = wd_config_check_server_id(c->server_id, "server_id", err);
+	if (rv == WT_OK)
+		rv = check_dirs(c, err);
+	if (rv != WT_OK)
+		return rv;
 	if (c->listen.n == 0)
 		return wt_seterr(err, WT_ECONFIG, "no listen URL; set listen or --listen");
-	int rv = WT_OK;
 	for (size_t i = 0; rv == WT_OK && i < c->listen.n; i++)
 		rv = check_url("listen", c->listen.v[i], err);
 	for (size_t i = 0; rv == WT_OK && i < c->peer.n; i++)

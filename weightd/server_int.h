@@ -193,7 +193,7 @@ struct wd_server {
 	struct wd_lives *lives; /* shards being produced, served cut-through (live.c) */
 	wd_peers *peers;        /* NULL when no peer is configured */
 	ckpt_memo memo;         /* source digests remembered in the cache */
-	char server_id[128];
+	char server_id[WD_SERVER_ID_MAX + 1];
 	pthread_mutex_t lk;
 	pthread_cond_t cv;
 	/* fields below guarded by lk */

@@ -158,6 +158,14 @@ void wd_pidfile_release(const char *path, int fd);
  * wd_config_parse_args calls it last; wd_server_open calls it first.
  */
 int wd_config_check(const wd_config *c, wt_errbuf *err);
+
+/* server_id: at most WD_SERVER_ID_MAX bytes of printable ASCII (0x20..0x7e;
+ * no control character, no byte above 0x7e). It goes out in every HelloReply,
+ * in clients' logs and in the client_id this weightd gives its peers; a longer
+ * one was cut short silently. WT_ECONFIG naming where (file:line, the flag or
+ * "server_id"). */
+#define WD_SERVER_ID_MAX 127
+int wd_config_check_server_id(const char *id, const char *where, wt_errbuf *err);
 /* metrics_listen: http://HOST:PORT that resolves (metrics.c); "" is off.
  * WT_ECONFIG naming the URL. */
 int wd_metrics_check_url(const char *url, wt_errbuf *err);

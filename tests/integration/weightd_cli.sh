@@ -39,6 +39,16 @@ grep -q -- "--cache-reclaim-ratio: cache_reclaim_ratio 0.5 must be above 1" "$T/
 [ $rc = 1 ] && grep -q "cache_dir /proc/no-such-dir/c" "$T/err" || fail "bad cache_dir: exit $rc"
 # a failed start leaves no pid file naming its dead process
 [ ! -e "$T/pid0" ] || fail "a failed start left its pid file ($(cat "$T/pid0"))"
+# cache_dir inside models_dir (here through a symlink): listed as a model that
+# never opened; refused before the cache is created
+mkdir -p "$T/nest/models" && ln -s "$T/nest/models" "$T/nest/link"
+timeout 10 "$D" --listen "ipc://$T/nest.sock" --models-dir "$T/nest/models" --cache-dir "$T/nest/link/cache" 2>"$T/err"; rc=$?
+[ $rc = 2 ] && grep -q "is inside models_dir $T/nest/models" "$T/err" &&
+	[ ! -e "$T/nest/models/cache" ] || fail "cache_dir in models_dir: exit $rc $(cat "$T/err")"
+# server_id: control characters went out in HelloReply (and clients' logs)
+timeout 10 "$D" --listen "ipc://$T/sid.sock" --server-id "$(printf 'a\033[2Jb')" 2>"$T/err"; rc=$?
+[ $rc = 2 ] && grep -q -- "--server-id: server_id holds byte 0x1b" "$T/err" ||
+	fail "--server-id with ESC: exit $rc $(cat "$T/err")"
 
 # start with a ready file on a kernel-chosen port; wait for readiness
 mkdir -p "$T/models"
