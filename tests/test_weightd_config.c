@@ -81,6 +81,9 @@ static void test_bytes_suffixes(void **state)
 	assert_int_equal(v, 2ull << 30);
 	assert_int_equal(wd_config_parse_bytes("1T", &v), WT_OK);
 	assert_int_equal(v, 1ull << 40);
+	assert_int_equal(wd_config_parse_bytes("1P", &v), WT_OK); /* the ranges' top: 1P */
+	assert_int_equal(v, 1ull << 50);
+	assert_int_equal(wd_config_parse_bytes("16385P", &v), WT_EOVERFLOW);
 	assert_int_equal(wd_config_parse_bytes("1g", &v), WT_OK);
 	assert_int_equal(v, 1ull << 30);
 	assert_int_equal(wd_config_parse_bytes("4X", &v), WT_EINVAL);
@@ -808,7 +811,8 @@ static void test_range_edges(void **state)
 	    {"drain_timeout_ms", "600001", "out of range; use 0..600000 (ms)"},
 	    {"workers", "99999999999999999999", "workers 99999999999999999999 is out of range"},
 	    {"cache_max_bytes", "1M", NULL},
-	    {"cache_max_bytes", "1P", "not a byte count"},
+	    {"cache_max_bytes", "1P", NULL}, /* the top of its range */
+	    {"cache_max_bytes", "2P", "out of range; use 1048576..1125899906842624"},
 	    {"cache_max_bytes", "1024T", NULL},
 	    {"cache_max_bytes", "1025T", "out of range; use 1048576..1125899906842624"},
 	    {"cache_max_bytes", "17179869184T", "cache_max_bytes 17179869184T is out of range"},

@@ -203,6 +203,10 @@ int wd_config_parse_bytes(const char *text, uint64_t *out)
 	case 't':
 		mul = GIB * KIB;
 		break;
+	case 'P':
+	case 'p':
+		mul = GIB * KIB * KIB;
+		break;
 	case '\0':
 		break;
 	default:

@@ -72,7 +72,7 @@ typedef enum {
 	WD_CFG_STRING = 0, /* free text */
 	WD_CFG_LIST,       /* repeatable string */
 	WD_CFG_UINT,       /* decimal integer in [min, max] */
-	WD_CFG_BYTES,      /* integer with optional K/M/G/T suffix (x1024) */
+	WD_CFG_BYTES,      /* integer with optional K/M/G/T/P suffix (x1024) */
 	WD_CFG_MS,         /* milliseconds */
 	WD_CFG_LEVEL,      /* err|warning|notice|info|debug */
 	WD_CFG_RATIO,      /* decimal with up to 2 decimals ("1.5"), stored x100; min/max x100 */
@@ -178,7 +178,7 @@ int wd_metrics_check_url(const char *url, wt_errbuf *err);
 int wd_config_open_file(const char *what, const char *path, bool secret, int *fd_out,
                         wt_errbuf *err);
 
-/* Parse "4M", "1G", "512" (x1024 suffixes K M G T, optional "iB"/"B"). */
+/* Parse "4M", "1G", "512" (x1024 suffixes K M G T P, optional "iB"/"B"). */
 int wd_config_parse_bytes(const char *text, uint64_t *out);
 
 /*
