@@ -499,35 +499,6 @@ static void test_register_slow_bytes(void **state)
 }
 
 /* SP over TCP by hand: connect and exchange the 8-byte protocol headers. */
-static int raw_connect(const char *url)
-{
-	int port = (int)strtol(strrchr(url, ':') + 1, NULL, 10);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET,
-	                         .sin_port = htons((uint16_t)port),
-	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	static const uint8_t hdr[8] = {0, 'S', 'P', 0, 0, 0x30, 0, 0}; /* req0 */
-	assert_int_equal(send(fd, hdr, 8, 0), 8);
-	struct timeval tv = {.tv_sec = 0, .tv_usec = 400 * 1000};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
-
-/* 1: the server closed the connection within ms; 0: still open after it. */
-static int closed_within(int fd, int ms)
-{
-	uint8_t b[16];
-	for (int waited = 0; waited <= ms; waited += 400) {
-		ssize_t n = recv(fd, b, sizeof(b), 0);
-		if (n == 0)
-			return 1;
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-			return 1;
-	}
-	return 0;
-}
-
 /* item 7: max_connections closes one more at connect */
 static void test_max_connections(void **state)
 {
@@ -537,13 +508,13 @@ static void test_max_connections(void **state)
 	assert_int_equal(tw_start(e), WT_OK);
 	int fd[4];
 	for (int i = 0; i < 3; i++)
-		fd[i] = raw_connect(e->url);
+		fd[i] = tw_raw_connect(e->url);
 	usleep(100 * 1000);
 	assert_int_equal(wd_server_n_pipes(e->srv), 3);
-	fd[3] = raw_connect(e->url);
-	assert_int_equal(closed_within(fd[3], 2000), 1);
+	fd[3] = tw_raw_connect(e->url);
+	assert_int_equal(tw_closed_within(fd[3], 2000), 1);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(closed_within(fd[i], 400), 0);
+		assert_int_equal(tw_closed_within(fd[i], 400), 0);
 	close(fd[3]);
 	close(fd[0]);
 	usleep(200 * 1000);
@@ -569,8 +540,8 @@ static void test_hello_timeout(void **state)
 	tw_reply x = tw_hello(s, 1, "s3cret");
 	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_HELLO);
 	tw_reply_free(&x);
-	int fd = raw_connect(e->url);
-	assert_int_equal(closed_within(fd, 4000), 1);
+	int fd = tw_raw_connect(e->url);
+	assert_int_equal(tw_closed_within(fd, 4000), 1);
 	close(fd);
 	x = list(s); /* the authenticated one stays */
 	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_MODELS);

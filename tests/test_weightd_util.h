@@ -6,11 +6,16 @@
 #ifndef WT_TEST_WEIGHTD_UTIL_H
 #define WT_TEST_WEIGHTD_UTIL_H
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "proto/wire.h"
@@ -261,6 +266,37 @@ static __attribute__((unused)) tw_reply tw_admin_uri(nng_socket s, Weights__Admi
 	rq.body_case = WEIGHTS__REQUEST__BODY_ADMIN;
 	rq.admin = &ar;
 	return tw_call(s, &rq);
+}
+
+/* A raw TCP connection that sends the SP header of a req0 peer and nothing
+ * more (no Hello); receives time out after 400 ms. */
+static __attribute__((unused)) int tw_raw_connect(const char *url)
+{
+	int port = (int)strtol(strrchr(url, ':') + 1, NULL, 10);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons((uint16_t)port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	static const uint8_t hdr[8] = {0, 'S', 'P', 0, 0, 0x30, 0, 0}; /* req0 */
+	assert_int_equal(send(fd, hdr, 8, 0), 8);
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 400 * 1000};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* 1: the server closed the connection within ms; 0: still open after it. */
+static __attribute__((unused)) int tw_closed_within(int fd, int ms)
+{
+	uint8_t b[16];
+	for (int waited = 0; waited <= ms; waited += 400) {
+		ssize_t n = recv(fd, b, sizeof(b), 0);
+		if (n == 0)
+			return 1;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return 1;
+	}
+	return 0;
 }
 
 /* ---- in-process daemon ---- */

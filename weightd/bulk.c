@@ -602,7 +602,7 @@ static void accept_cb(void *arg)
 		return; /* freed by reap_dead or wd_bulk_stop */
 	}
 	atomic_fetch_add(&bk->srv->bulk_streams, 1); /* taken: not refused above */
-	uint64_t ms = bk->srv->cfg->hello_timeout_ms;
+	uint64_t ms = wd_cfg_live(&bk->srv->cfg->hello_timeout_ms);
 	if (ms > 0)
 		b->open_by_ns = common_now_ns() + ms * 1000000u;
 	recv_start(b, BR_OPEN, b->open, BULK_OPEN_BYTES);

@@ -633,12 +633,14 @@ size_t wd_config_reload(wd_config *cur, const wd_config *fresh,
 		if (same_value(k, cur, fresh))
 			continue;
 		n++;
-		/* Reload-safe keys are numeric (WT_ASSERT keeps it so): a plain store. */
+		/* Reload-safe keys are numeric (WT_ASSERT keeps it so), read by the
+		 * server's threads meanwhile (wd_cfg_live): an atomic store. */
 		bool apply = k->reload_safe;
 		WT_ASSERT(!apply || (k->type != WD_CFG_STRING && k->type != WD_CFG_LIST));
 		if (apply)
-			*(uint64_t *)((char *)cur + k->off) =
-			    *(const uint64_t *)((const char *)fresh + k->off);
+			__atomic_store_n((uint64_t *)((char *)cur + k->off),
+			                 *(const uint64_t *)((const char *)fresh + k->off),
+			                 __ATOMIC_RELAXED);
 		if (cb != NULL)
 			cb(ctx, k, apply);
 	}

@@ -128,7 +128,7 @@ void wd_pipes_close_all(wd_server *s)
 
 static nng_duration sweep_ms(const wd_config *cfg)
 {
-	uint64_t t = cfg->hello_timeout_ms / 2;
+	uint64_t t = wd_cfg_live(&cfg->hello_timeout_ms) / 2;
 	return (nng_duration)(t == 0 || t > 1000 ? 1000 : t < 10 ? 10 : t);
 }
 
@@ -137,7 +137,7 @@ static void sweep_cb(void *arg)
 	wd_server *s = arg;
 	if (nng_aio_result(s->reap_aio) != 0)
 		return; /* stopped (close) */
-	uint64_t to = s->cfg->hello_timeout_ms;
+	uint64_t to = wd_cfg_live(&s->cfg->hello_timeout_ms);
 	uint64_t now = common_now_ns();
 	if (to > 0 && now > to * 1000000ull) {
 		size_t n;

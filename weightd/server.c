@@ -140,7 +140,7 @@ static void req_cb(void *arg)
 
 void wd_server_reconfigure(wd_server *s)
 {
-	wd_models_set_revalidate(s->models, s->cfg->revalidate_ms);
+	wd_models_set_revalidate(s->models, wd_cfg_live(&s->cfg->revalidate_ms));
 	size_t added = 0;
 	wt_errbuf err;
 	if (wd_models_rescan(s->models, s->cfg->models_dir, &added, &err) != WT_OK)
@@ -467,11 +467,12 @@ size_t wd_server_close(wd_server *s)
 		wd_watch_stop(s);          /* parked watches get the current revision now */
 		wd_registry_stop_waits(s); /* parked REGISTERs: how far their open got */
 		/* 2. let in-flight requests finish, bounded */
-		left = drain_wait(s, s->cfg->drain_timeout_ms);
+		uint64_t drain_ms = wd_cfg_live(&s->cfg->drain_timeout_ms);
+		left = drain_wait(s, drain_ms);
 		if (left > 0)
 			WT_LOG(WT_LOG_WARNING,
 			       "drain: %zu requests still running after %llu ms; canceling them",
-			       left, (unsigned long long)s->cfg->drain_timeout_ms);
+			       left, (unsigned long long)drain_ms);
 	}
 	/* productions still running (for those requests, or behind cut-through
 	 * replies already sent) stop at their next tensor, and a read of a slow

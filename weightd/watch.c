@@ -117,7 +117,7 @@ static void wait_due(wd_watches *w)
 		pthread_cond_wait(&w->cv, &w->lk);
 		return;
 	}
-	uint64_t tick_ms = w->srv->cfg->revalidate_ms;
+	uint64_t tick_ms = wd_cfg_live(&w->srv->cfg->revalidate_ms);
 	if (tick_ms < WD_WATCH_TICK_MIN_MS)
 		tick_ms = WD_WATCH_TICK_MIN_MS;
 	uint64_t wake = common_now_ns() + tick_ms * 1000000ull;

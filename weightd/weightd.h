@@ -178,6 +178,14 @@ int wd_metrics_check_url(const char *url, wt_errbuf *err);
 int wd_config_open_file(const char *what, const char *path, bool secret, int *fd_out,
                         wt_errbuf *err);
 
+/* A reload-safe setting of a running server's config (revalidate_ms,
+ * drain_timeout_ms, log_level, register_timeout_ms, hello_timeout_ms): read
+ * atomically, as wd_config_reload may store it from the reload thread. */
+static inline uint64_t wd_cfg_live(const uint64_t *setting)
+{
+	return __atomic_load_n(setting, __ATOMIC_RELAXED);
+}
+
 /* Parse "4M", "1G", "512" (x1024 suffixes K M G T P, optional "iB"/"B"). */
 int wd_config_parse_bytes(const char *text, uint64_t *out);
 
@@ -186,6 +194,8 @@ int wd_config_parse_bytes(const char *text, uint64_t *out);
  * key whose value differs. For each difference, cb(ctx, key, applied) is
  * called: applied = true for reload-safe keys (now in cur), false for keys that
  * need a restart (cur keeps its value). Returns the number of differences.
+ * The reload-safe keys are stored atomically: a running server's threads read
+ * them with wd_cfg_live() while a SIGHUP reload stores them.
  */
 size_t wd_config_reload(wd_config *cur, const wd_config *fresh,
                         void (*cb)(void *ctx, const wd_cfg_key *k, bool applied), void *ctx);
