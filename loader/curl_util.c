@@ -353,6 +353,14 @@ static int check_status(curlu *c, xfer *x, int attempts, wt_errbuf *err)
 	if (x->stop == STOP_TOO_BIG)
 		return wt_seterr(err, WT_ETOOBIG, "%s: GET %s: reply over the limit of %zu bytes",
 		                 x->key, x->url, x->len);
+	if (x->stop == STOP_ENCODED ||
+	    (x->cc == CURLE_OK && x->status >= 200 && x->status <= 299 && curlx_encoded(x)))
+		return wt_seterr(err, WT_EIO,
+		                 "key '%s': %s %s: the reply is encoded (Content-Encoding: %s), so "
+		                 "its bytes and sizes are not the object's; turn compression off "
+		                 "for these files on the server or proxy (weightd never asks for "
+		                 "an encoding)",
+		                 x->key, method_of(x), x->url, x->cenc);
 	if (x->cc == CURLE_ABORTED_BY_CALLBACK) /* curlu_set_cancel */
 		return wt_seterr(err, WT_ECANCELED, "key '%s': %s %s canceled", x->key,
 		                 method_of(x), x->url);
@@ -457,6 +465,13 @@ int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_er
 		                 "server must report object sizes",
 		                 key, url, x.status);
 	const char *ver = x.etag[0] ? x.etag : x.lastmod;
+	if (ver[0] == '\0')
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "key '%s': HEAD %s: HTTP %ld with neither an ETag nor a "
+		                 "Last-Modified header: weightd cannot tell one version of the "
+		                 "object from the next, so a change during a read would go unseen; "
+		                 "serve the model from a server that sends ETags (nginx, S3, ...)",
+		                 key, url, x.status);
 	out->nbytes = (uint64_t)x.clen;
 	out->key = strdup(key);
 	out->version = strdup(ver);

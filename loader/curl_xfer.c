@@ -35,7 +35,7 @@ void curlx_reset(xfer *x)
 	x->have_cr = false;
 	x->cr_first = x->cr_last = x->cr_total = 0;
 	x->cr_total_known = false;
-	x->etag[0] = x->lastmod[0] = '\0';
+	x->etag[0] = x->lastmod[0] = x->cenc[0] = '\0';
 	x->ebody_len = x->junk = 0;
 	x->ebody[0] = '\0';
 	x->stop = STOP_NONE;
@@ -126,14 +126,25 @@ size_t curlx_on_header(char *data, size_t size, size_t n, void *ud)
 			x->etag[el - 1] = '\0';
 	} else if (strcasecmp(line, "Last-Modified") == 0) {
 		copy_value(x->lastmod, sizeof(x->lastmod), v);
+	} else if (strcasecmp(line, "Content-Encoding") == 0) {
+		copy_value(x->cenc, sizeof(x->cenc), v[0] ? v : "(empty)");
 	}
 	return len;
+}
+
+bool curlx_encoded(const xfer *x)
+{
+	return x->cenc[0] != '\0' && strcasecmp(x->cenc, "identity") != 0;
 }
 
 size_t curlx_on_write(char *data, size_t size, size_t n, void *ud)
 {
 	xfer *x = ud;
 	size_t len = size * n;
+	if (x->status >= 200 && x->status <= 299 && curlx_encoded(x)) {
+		x->stop = STOP_ENCODED; /* not the object's bytes: read none of them */
+		return 0;
+	}
 	if (x->status < 200 || x->status > 299) {
 		/* error body: keep the start for the message, stop if it is long */
 		size_t room = sizeof(x->ebody) - 1 - x->ebody_len;

@@ -16,7 +16,7 @@
 #define CURLU_JUNK_BYTES  (64 * 1024) /* error body read before giving up */
 
 enum { X_HEAD, X_RANGE, X_BODY };
-enum { STOP_NONE, STOP_IGNORED_RANGE, STOP_TOO_LONG, STOP_TOO_BIG, STOP_ENOMEM };
+enum { STOP_NONE, STOP_IGNORED_RANGE, STOP_TOO_LONG, STOP_TOO_BIG, STOP_ENOMEM, STOP_ENCODED };
 
 typedef struct xfer {
 	/* request (set by the caller) */
@@ -36,6 +36,7 @@ typedef struct xfer {
 	bool cr_total_known;
 	char etag[256];
 	char lastmod[128];
+	char cenc[64]; /* Content-Encoding, "" if absent */
 	char ebody[CURLU_EBODY_BYTES];
 	size_t ebody_len, junk;
 	int stop;
@@ -44,6 +45,9 @@ typedef struct xfer {
 	const _Atomic bool *cancel; /* the client's, when the transfer started */
 } xfer;
 
+/* Is the reply's body encoded (a Content-Encoding other than identity)? Its
+ * bytes are then not the object's: weightd never asks for an encoding. */
+bool curlx_encoded(const xfer *x);
 /* Clear the response fields before an attempt. */
 void curlx_reset(xfer *x);
 /* CURLOPT_HEADERFUNCTION / WRITEFUNCTION / XFERINFOFUNCTION; ud is the xfer. */

@@ -439,6 +439,94 @@ static void test_errors(void **state)
 	assert_null(s);
 }
 
+/*
+ * A server that sends neither ETag nor Last-Modified gives weightd no way to
+ * tell one version of an object from the next: a ranged read cannot be
+ * checked against the version whose bytes the revision digest hashed. Before,
+ * such a checkpoint opened with version "" everywhere: a same-size rewrite
+ * after the open was read by production under the old revision and
+ * ckpt_check passed (a shard of revision R holding bytes that are not R's).
+ * Now every object without a validator is refused, naming it.
+ */
+static void test_no_validator(void **state)
+{
+	fx *f = *state;
+	char *model = tu_path(f->dir, "model");
+	char shard[64];
+	tu_shard_name(shard, sizeof(shard), 1, 2);
+	store *s = open_mode(f, "novalid/model");
+	wt_errbuf err = {0};
+	ckpt *c = NULL;
+	int rv = ckpt_open(&c, s, &err);
+	if (rv == WT_OK) { /* the old behaviour: show what it leads to */
+		const ckpt_tensor *t = NULL;
+		for (size_t i = 0; i < ckpt_n_tensors(c) && t == NULL; i++)
+			if (strcmp(ckpt_tensor_at(c, i)->object, shard) == 0)
+				t = ckpt_tensor_at(c, i);
+		assert_non_null(t);
+		size_t slen = 0;
+		char *sp = tu_path(model, shard);
+		char *sb = tu_read_file(sp, &slen);
+		free(sp);
+		assert_non_null(sb);
+		uint8_t *before = malloc(t->nbytes), *after = malloc(t->nbytes);
+		assert_int_equal(ckpt_read(c, t, 0, before, t->nbytes, &err), WT_OK);
+		sb[t->off] ^= 0x5a; /* same size: the upload of another version */
+		assert_int_equal(tu_write_file(model, shard, sb, slen), 0);
+		int rr = ckpt_read(c, t, 0, after, t->nbytes, &err);
+		int rc = ckpt_check(c, &err);
+		fprintf(stderr, "revision %s: read %d, check %d, bytes %s\n", ckpt_revision(c), rr,
+		        rc, memcmp(before, after, t->nbytes) == 0 ? "unchanged" : "CHANGED");
+		sb[t->off] ^= 0x5a;
+		assert_int_equal(tu_write_file(model, shard, sb, slen), 0);
+		/* bytes of another version under the revision, and nothing noticed */
+		assert_true(rr != WT_OK || rc != WT_OK || memcmp(before, after, t->nbytes) == 0);
+		free(before);
+		free(after);
+		free(sb);
+		ckpt_close(c);
+	}
+	assert_int_equal(rv, WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "config.json"));
+	assert_non_null(strstr(err.msg, "ETag"));
+	store_close(s);
+	/* the store level says the same for any object */
+	store_obj o;
+	s = open_mode(f, "novalid");
+	assert_int_equal(store_stat(s, "big.bin", &o, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "big.bin"));
+	store_close(s);
+	free(model);
+}
+
+/*
+ * A reply whose body is encoded (Content-Encoding: gzip) does not hold the
+ * object's bytes, even when its sizes and ranges are consistent (ranges of
+ * the gzip'ed representation). Before, they were returned as the object's.
+ */
+static void test_content_encoding(void **state)
+{
+	fx *f = *state;
+	store *s = open_mode(f, "gzip");
+	wt_errbuf err = {0};
+	store_obj o;
+	int rv = store_stat(s, "big.bin", &o, &err);
+	if (rv == WT_OK) {
+		uint8_t *buf = malloc(o.nbytes);
+		assert_non_null(buf);
+		rv = store_read(s, "big.bin", 0, buf, (size_t)o.nbytes, &err);
+		/* never bytes that are not the object's */
+		assert_true(rv != WT_OK ||
+		            (o.nbytes == BIG_BYTES && memcmp(buf, f->big, BIG_BYTES) == 0));
+		free(buf);
+		store_obj_clear(&o);
+	}
+	assert_int_equal(rv, WT_EIO);
+	assert_non_null(strstr(err.msg, "big.bin"));
+	assert_non_null(strstr(err.msg, "Content-Encoding: gzip"));
+	store_close(s);
+}
+
 /* ---- s3:// listing against misbehaving servers ---- */
 
 static void test_s3_bad_listing(void **state)
@@ -552,10 +640,11 @@ static void test_s3_xml(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stat_and_ranges), cmocka_unit_test(test_threads),
-	    cmocka_unit_test(test_checkpoint),      cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_produce_reads),   cmocka_unit_test(test_s3_bad_listing),
-	    cmocka_unit_test(test_s3_xml),
+	    cmocka_unit_test(test_stat_and_ranges),  cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_checkpoint),       cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_produce_reads),    cmocka_unit_test(test_s3_bad_listing),
+	    cmocka_unit_test(test_s3_xml),           cmocka_unit_test(test_no_validator),
+	    cmocka_unit_test(test_content_encoding),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

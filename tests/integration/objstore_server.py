@@ -11,6 +11,9 @@ Range). Serves --root; the first path component picks the behaviour:
   /flaky/K    503 for the first 2 requests of each (method, path, range), then ok
   /down/K     always 500
   /noetag/K   like /ok without ETag (Last-Modified is the version)
+  /novalid/K  like /ok with neither ETag nor Last-Modified (no version at all)
+  /gzip/K     the object gzip'ed (Content-Encoding: gzip), ranges and sizes over
+              the gzip'ed bytes, consistently (what a compressing proxy may do)
   /counted/K  like /ok, and every GET is counted; GET /_gets returns the count
   /slow/K     like /ok, but a GET of more than 64 KiB waits 1 s (--slow-s) before its reply
               (reading tensor bytes is slow; config, index and headers are not)
@@ -30,6 +33,7 @@ Logs nothing.
 """
 import argparse
 import email.utils
+import gzip
 import hashlib
 import os
 import re
@@ -119,6 +123,11 @@ class Handler(BaseHTTPRequestHandler):
             return self._plain(404, b"not found")
         st = os.stat(path)
         size = st.st_size
+        zbody = None
+        if mode == "gzip":
+            with open(path, "rb") as f:
+                zbody = gzip.compress(f.read(), mtime=0)
+            size = len(zbody)
         etag = hashlib.sha1(f"{st.st_mtime_ns}-{size}".encode()).hexdigest()
         first, last, partial = 0, size - 1, False
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", rng)
@@ -147,11 +156,18 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Range", f"bytes {cr_first}-{last}/{size}")
         self.send_header("Content-Length", str(count))
         self.send_header("Accept-Ranges", "bytes")
-        if mode != "noetag":
+        if mode not in ("noetag", "novalid"):
             self.send_header("ETag", f'"{etag}"')
-        self.send_header("Last-Modified", email.utils.formatdate(st.st_mtime, usegmt=True))
+        if mode != "novalid":
+            self.send_header("Last-Modified",
+                             email.utils.formatdate(st.st_mtime, usegmt=True))
+        if zbody is not None:
+            self.send_header("Content-Encoding", "gzip")
         self.end_headers()
         if self.command == "HEAD" or count <= 0:
+            return
+        if zbody is not None:
+            self.wfile.write(zbody[first:first + count])
             return
         with open(path, "rb") as f:
             try:
