@@ -472,6 +472,21 @@ int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_er
 		                 "object from the next, so a change during a read would go unseen; "
 		                 "serve the model from a server that sends ETags (nginx, S3, ...)",
 		                 key, url, x.status);
+	if (x.etag[0] == '\0') {
+		/* Last-Modified counts whole seconds: pinned in the second of the
+		 * last write, a same-size write later in that second would keep it */
+		time_t lm = curl_getdate(x.lastmod, NULL);
+		time_t now = x.date[0] ? curl_getdate(x.date, NULL) : -1;
+		if (lm == -1 || now == -1 || now <= lm)
+			return wt_seterr(
+			    err, WT_ECHANGED,
+			    "key '%s': HEAD %s: its version is Last-Modified '%s' (no ETag), "
+			    "which is not before the reply's Date '%s': another write in "
+			    "that second would keep it, so the object is not read yet (it is "
+			    "opened at the next check, a second later); serve ETags to avoid "
+			    "the wait",
+			    key, url, x.lastmod, x.date[0] ? x.date : "(none)");
+	}
 	out->nbytes = (uint64_t)x.clen;
 	out->key = strdup(key);
 	out->version = strdup(ver);

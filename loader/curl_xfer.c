@@ -35,7 +35,7 @@ void curlx_reset(xfer *x)
 	x->have_cr = false;
 	x->cr_first = x->cr_last = x->cr_total = 0;
 	x->cr_total_known = false;
-	x->etag[0] = x->lastmod[0] = x->cenc[0] = '\0';
+	x->etag[0] = x->lastmod[0] = x->cenc[0] = x->date[0] = '\0';
 	x->ebody_len = x->junk = 0;
 	x->ebody[0] = '\0';
 	x->stop = STOP_NONE;
@@ -126,6 +126,8 @@ size_t curlx_on_header(char *data, size_t size, size_t n, void *ud)
 			x->etag[el - 1] = '\0';
 	} else if (strcasecmp(line, "Last-Modified") == 0) {
 		copy_value(x->lastmod, sizeof(x->lastmod), v);
+	} else if (strcasecmp(line, "Date") == 0) {
+		copy_value(x->date, sizeof(x->date), v);
 	} else if (strcasecmp(line, "Content-Encoding") == 0) {
 		copy_value(x->cenc, sizeof(x->cenc), v[0] ? v : "(empty)");
 	}

@@ -36,7 +36,8 @@ typedef struct xfer {
 	bool cr_total_known;
 	char etag[256];
 	char lastmod[128];
-	char cenc[64]; /* Content-Encoding, "" if absent */
+	char cenc[64];  /* Content-Encoding, "" if absent */
+	char date[128]; /* Date, "" if absent */
 	char ebody[CURLU_EBODY_BYTES];
 	size_t ebody_len, junk;
 	int stop;

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -39,6 +41,27 @@ static const st_desc descs[] = {
     {"model.norm.weight", WT_F32, 1, {64}},
 };
 
+/* Put the mtimes of the model's files and big.bin 10 s back: a Last-Modified
+ * version (no ETag) is pinned only once its second has passed. 0 on success. */
+static int age_files(const fx *f)
+{
+	char *model = tu_path(f->dir, "model");
+	int rc = model == NULL;
+	for (size_t i = 0; rc == 0 && i < 5; i++) {
+		char name[64];
+		if (i < 2)
+			tu_shard_name(name, sizeof(name), i + 1, 2);
+		else
+			snprintf(name, sizeof(name), "%s",
+			         i == 2 ? "config.json" : "model.safetensors.index.json");
+		char *p = i == 4 ? tu_path(f->dir, "big.bin") : tu_path(model, name);
+		rc |= p == NULL || tu_touch(p, -10000000000ll) != 0;
+		free(p);
+	}
+	free(model);
+	return rc;
+}
+
 static int setup(void **state)
 {
 	fx *f = calloc(1, sizeof(*f));
@@ -55,6 +78,7 @@ static int setup(void **state)
 	rc |= tu_write_file(f->dir, "odd name+%.bin", "x y", 3);
 	rc |= tu_write_ckpt(model, tu_llama_config, descs, 4, 2, SEED);
 	free(model);
+	rc |= age_files(f);
 	if (rc != 0)
 		return -1;
 	/* small retries and splits so the paths run fast */
@@ -500,6 +524,71 @@ static void test_no_validator(void **state)
 }
 
 /*
+ * Last-Modified (no ETag) counts whole seconds: a same-size rewrite in the
+ * second of the last write keeps it. A HEAD answered in that second (Date =
+ * Last-Modified, the /lmnow/ server) pinned a version that the next write of
+ * the same second would keep: production then read the new bytes under the
+ * old revision and ckpt_check passed. Now such an object is not pinned
+ * (WT_ECHANGED: opened at the next check, a second later); a Last-Modified
+ * older than the reply's Date cannot be kept by a later write.
+ */
+static void test_lastmod_second(void **state)
+{
+	fx *f = *state;
+	char *model = tu_path(f->dir, "model");
+	char shard[64];
+	tu_shard_name(shard, sizeof(shard), 1, 2);
+	store *s = open_mode(f, "lmnow/model");
+	wt_errbuf err = {0};
+	ckpt *c = NULL;
+	int rv = ckpt_open(&c, s, &err);
+	if (rv == WT_OK) { /* the old behaviour: show what it leads to */
+		const ckpt_tensor *t = NULL;
+		for (size_t i = 0; i < ckpt_n_tensors(c) && t == NULL; i++)
+			if (strcmp(ckpt_tensor_at(c, i)->object, shard) == 0)
+				t = ckpt_tensor_at(c, i);
+		assert_non_null(t);
+		char *sp = tu_path(model, shard);
+		struct stat st0;
+		assert_int_equal(stat(sp, &st0), 0);
+		size_t slen = 0;
+		char *sb = tu_read_file(sp, &slen);
+		assert_non_null(sb);
+		uint8_t *before = malloc(t->nbytes), *after = malloc(t->nbytes);
+		assert_int_equal(ckpt_read(c, t, 0, before, t->nbytes, &err), WT_OK);
+		/* another write in the same second: same size, same Last-Modified */
+		sb[t->off] ^= 0x5a;
+		assert_int_equal(tu_write_file(model, shard, sb, slen), 0);
+		struct timespec ts[2] = {st0.st_atim, st0.st_mtim};
+		assert_int_equal(utimensat(AT_FDCWD, sp, ts, 0), 0);
+		int rr = ckpt_read(c, t, 0, after, t->nbytes, &err);
+		int rc = ckpt_check(c, &err);
+		fprintf(stderr, "revision %s: read %d, check %d, bytes %s\n", ckpt_revision(c), rr,
+		        rc, memcmp(before, after, t->nbytes) == 0 ? "unchanged" : "CHANGED");
+		sb[t->off] ^= 0x5a;
+		assert_int_equal(tu_write_file(model, shard, sb, slen), 0);
+		assert_int_equal(utimensat(AT_FDCWD, sp, ts, 0), 0);
+		assert_true(rr != WT_OK || rc != WT_OK || memcmp(before, after, t->nbytes) == 0);
+		free(before);
+		free(after);
+		free(sb);
+		free(sp);
+		ckpt_close(c);
+	}
+	assert_int_equal(rv, WT_ECHANGED);
+	assert_non_null(strstr(err.msg, "config.json"));
+	assert_non_null(strstr(err.msg, "Last-Modified"));
+	store_close(s);
+	/* the same objects, answered a second or more after their last write */
+	assert_int_equal(age_files(f), 0);
+	s = open_mode(f, "noetag/model");
+	assert_int_equal(ckpt_open(&c, s, &err), WT_OK);
+	ckpt_close(c);
+	store_close(s);
+	free(model);
+}
+
+/*
  * A reply whose body is encoded (Content-Encoding: gzip) does not hold the
  * object's bytes, even when its sizes and ranges are consistent (ranges of
  * the gzip'ed representation). Before, they were returned as the object's.
@@ -644,7 +733,7 @@ int main(void)
 	    cmocka_unit_test(test_checkpoint),       cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_produce_reads),    cmocka_unit_test(test_s3_bad_listing),
 	    cmocka_unit_test(test_s3_xml),           cmocka_unit_test(test_no_validator),
-	    cmocka_unit_test(test_content_encoding),
+	    cmocka_unit_test(test_content_encoding), cmocka_unit_test(test_lastmod_second),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,6 +12,8 @@ Range). Serves --root; the first path component picks the behaviour:
   /down/K     always 500
   /noetag/K   like /ok without ETag (Last-Modified is the version)
   /novalid/K  like /ok with neither ETag nor Last-Modified (no version at all)
+  /lmnow/K    like /noetag, but the reply's Date is its Last-Modified (answered in
+              the second of the object's last write)
   /gzip/K     the object gzip'ed (Content-Encoding: gzip), ranges and sizes over
               the gzip'ed bytes, consistently (what a compressing proxy may do)
   /counted/K  like /ok, and every GET is counted; GET /_gets returns the count
@@ -151,16 +153,20 @@ class Handler(BaseHTTPRequestHandler):
             count -= 1
         if partial and mode == "badcr":
             cr_first += 1
-        self.send_response(206 if partial else 200)
+        lastmod = email.utils.formatdate(st.st_mtime, usegmt=True)
+        if mode == "lmnow":
+            self.send_response_only(206 if partial else 200)
+            self.send_header("Date", lastmod)
+        else:
+            self.send_response(206 if partial else 200)
         if partial:
             self.send_header("Content-Range", f"bytes {cr_first}-{last}/{size}")
         self.send_header("Content-Length", str(count))
         self.send_header("Accept-Ranges", "bytes")
-        if mode not in ("noetag", "novalid"):
+        if mode not in ("noetag", "novalid", "lmnow"):
             self.send_header("ETag", f'"{etag}"')
         if mode != "novalid":
-            self.send_header("Last-Modified",
-                             email.utils.formatdate(st.st_mtime, usegmt=True))
+            self.send_header("Last-Modified", lastmod)
         if zbody is not None:
             self.send_header("Content-Encoding", "gzip")
         self.end_headers()
