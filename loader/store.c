@@ -288,6 +288,8 @@ void store_pin_set_digest(store_pin *p, wt_hash128 digest)
 	pthread_mutex_unlock(&p->lk);
 }
 
+static int pin_read_raw(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf *err);
+
 /* Do the pinned bytes still hash to the digest? (an unsure version) */
 static int pin_recheck(store_pin *p, const char *now, wt_errbuf *err)
 {
@@ -310,7 +312,7 @@ static int pin_recheck(store_pin *p, const char *now, wt_errbuf *err)
 	int rv = buf && h ? WT_OK : wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
 	for (uint64_t off = 0; rv == WT_OK && off < p->obj.nbytes; off += blk) {
 		size_t n = p->obj.nbytes - off < blk ? (size_t)(p->obj.nbytes - off) : blk;
-		rv = store_pin_read(p, off, buf, n, err);
+		rv = pin_read_raw(p, off, buf, n, err);
 		if (rv == WT_OK)
 			common_hasher_update(h, buf, n);
 	}
@@ -345,7 +347,7 @@ const store_obj *store_pin_obj(const store_pin *p)
 	return &p->obj;
 }
 
-int store_pin_read(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf *err)
+static int pin_read_raw(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf *err)
 {
 	const char *key = p->obj.key;
 	uint64_t end;
@@ -361,6 +363,23 @@ int store_pin_read(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf 
 	if (rv != WT_OK)
 		return rv;
 	return count_read(p->s, key, off, len, got, err);
+}
+
+/*
+ * A pin held by a handle (file://) is checked after each read: a same-size
+ * write that puts the mtime back, then a write back and a rename over the
+ * name (A-B-A), leaves bytes that match the digest by the next
+ * store_pin_check, although this read returned others. Checked here, the
+ * write is seen while it is there (the linked file's ctime moved, or an
+ * unlinked file's bytes no longer match). A remote pin's reads are checked
+ * against its version by the backend, reply by reply.
+ */
+int store_pin_read(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf *err)
+{
+	int rv = pin_read_raw(p, off, buf, len, err);
+	if (rv == WT_OK && len > 0 && p->h != NULL)
+		rv = store_pin_check(p, err);
+	return rv;
 }
 
 int store_pin_check(store_pin *p, wt_errbuf *err)
