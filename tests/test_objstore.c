@@ -418,6 +418,7 @@ static void test_errors(void **state)
 	expect(f, "norange", "big.bin", WT_EIO, "instead of 206");
 	expect(f, "short", "big.bin", WT_EIO, "short body");
 	expect(f, "badcr", "big.bin", WT_EIO, "Content-Range");
+	expect(f, "long", "big.bin", WT_EIO, "more than");
 	expect(f, "down", "big.bin", WT_EIO, "HTTP 500 after 4 attempts");
 	/* transient 503s are retried */
 	store *s = open_mode(f, "flaky");

@@ -14,6 +14,7 @@ Range). Serves --root; the first path component picks the behaviour:
   /novalid/K  like /ok with neither ETag nor Last-Modified (no version at all)
   /lmnow/K    like /noetag, but the reply's Date is its Last-Modified (answered in
               the second of the object's last write)
+  /long/K     206 with the Content-Range asked, chunked, one byte more than it says
   /gzip/K     the object gzip'ed (Content-Encoding: gzip), ranges and sizes over
               the gzip'ed bytes, consistently (what a compressing proxy may do)
   /counted/K  like /ok, and every GET is counted; GET /_gets returns the count
@@ -161,7 +162,10 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(206 if partial else 200)
         if partial:
             self.send_header("Content-Range", f"bytes {cr_first}-{last}/{size}")
-        self.send_header("Content-Length", str(count))
+        if partial and mode == "long":
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(count))
         self.send_header("Accept-Ranges", "bytes")
         if mode not in ("noetag", "novalid", "lmnow"):
             self.send_header("ETag", f'"{etag}"')
@@ -174,6 +178,12 @@ class Handler(BaseHTTPRequestHandler):
             return
         if zbody is not None:
             self.wfile.write(zbody[first:first + count])
+            return
+        if partial and mode == "long":
+            with open(path, "rb") as f:
+                f.seek(first)
+                body = f.read(count) + b"!"
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
             return
         with open(path, "rb") as f:
             try:
