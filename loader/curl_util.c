@@ -470,21 +470,30 @@ int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_er
 		                 "key '%s': HEAD %s: HTTP %ld with neither an ETag nor a "
 		                 "Last-Modified header: weightd cannot tell one version of the "
 		                 "object from the next, so a change during a read would go unseen; "
-		                 "serve the model from a server that sends ETags (nginx, S3, ...)",
+		                 "serve the model from S3 or a server whose ETags derive from the "
+		                 "content",
 		                 key, url, x.status);
 	if (x.etag[0] == '\0') {
 		/* Last-Modified counts whole seconds: pinned in the second of the
 		 * last write, a same-size write later in that second would keep it */
 		time_t lm = curl_getdate(x.lastmod, NULL);
 		time_t now = x.date[0] ? curl_getdate(x.date, NULL) : -1;
-		if (lm == -1 || now == -1 || now <= lm)
+		if (lm == -1 || now == -1)
+			return wt_seterr(err, WT_EUNSUPPORTED,
+			                 "key '%s': HEAD %s: its version is Last-Modified '%s' (no "
+			                 "ETag), and without a readable Date '%s' nobody can tell "
+			                 "whether a write in the same second would keep it; serve "
+			                 "the model from S3 or a server whose ETags derive from "
+			                 "the content",
+			                 key, url, x.lastmod, x.date[0] ? x.date : "(none)");
+		if (now <= lm)
 			return wt_seterr(
 			    err, WT_ECHANGED,
 			    "key '%s': HEAD %s: its version is Last-Modified '%s' (no ETag), "
 			    "which is not before the reply's Date '%s': another write in "
 			    "that second would keep it, so the object is not read yet (it is "
-			    "opened at the next check, a second later); serve ETags to avoid "
-			    "the wait",
+			    "opened at the next check, a second later); content-derived ETags "
+			    "avoid the wait",
 			    key, url, x.lastmod, x.date[0] ? x.date : "(none)");
 	}
 	out->nbytes = (uint64_t)x.clen;
