@@ -7,6 +7,9 @@
 #   make asan       build into build-asan/ with -fsanitize=address,undefined and run the suite
 #   make tsan       build the threaded tests into build-tsan/ with -fsanitize=thread, run them
 #   make lint       clang-format check + banned functions
+#   make fuzz       libFuzzer targets (tests/fuzz/fuzz_*.c) built with clang into
+#                   build-fuzz/fuzz/ and run FUZZ_SECONDS (default 60) each; their
+#                   corpora are replayed by `make test` (tests/integration/fuzz_replay.sh)
 #   make bench      run the benchmarks in bench/
 #   make reliability  load and fault scenarios (real processes, a few minutes)
 #   make deps       install the Debian packages and pip tools the build and tests need
@@ -85,6 +88,13 @@ TEST_SRCS   := $(wildcard tests/test_*.c)
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TOOL_SRCS   := $(wildcard tests/tools/*.c)
 TOOL_BINS   := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/wt-%,$(TOOL_SRCS))
+# Fuzz targets: each linked with tests/fuzz/replay.c (a main() that replays a
+# corpus; built with the tests, so `make test` needs no clang) and, in
+# `make fuzz`, with clang's libFuzzer.
+FUZZ_SRCS   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES  := $(patsubst tests/fuzz/%.c,%,$(FUZZ_SRCS))
+FUZZ_REPLAY := $(patsubst %,$(BUILD)/tests/fuzz/%,$(FUZZ_NAMES))
+FUZZ_UTIL    = $(BUILD)/obj/tests/util/testutil.o
 BENCH_SRCS  := $(wildcard bench/bench_*.c)
 BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
@@ -93,7 +103,8 @@ PROGRAMS := $(if $(CTL_SRCS),$(BUILD)/weightctl) \
             $(if $(MKCKPT_SRCS),$(BUILD)/wt-mkckpt)
 
 .SECONDARY:
-.PHONY: all test check asan tsan lint bench deps run clean format tests benches reliability install
+.PHONY: all test check asan tsan lint bench deps run clean format tests benches reliability install \
+        fuzz fuzz-bins
 all: $(BUILD)/libweights.a $(BUILD)/$(SOFILE) $(BUILD)/libweights.so $(PROGRAMS)
 	@$(if $(NVCC),,echo "nvcc not found: CUDA kernels skipped (CPU paths only)")
 
@@ -166,6 +177,12 @@ $(BUILD)/tests/test_weightctl_admin: $(BUILD)/obj/tests/test_weightctl_admin.o $
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(TESTLIBS) $(CUDA_LIBS)
 
+# Corpus replay of a fuzz target (tests/fuzz/replay.c).
+$(BUILD)/tests/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/replay.o $(FUZZ_UTIL) \
+                       $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(CUDA_LIBS)
+
 # Test programs (never installed): tests/tools/NAME.c -> build/tests/tools/wt-NAME
 $(BUILD)/tests/tools/wt-%: $(BUILD)/obj/tests/tools/%.o $(INTERNAL)
 	@mkdir -p $(dir $@)
@@ -175,7 +192,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ $(LIBS) $(DLIBS) $(CUDA_LIBS)
 
-tests: all $(TEST_BINS) $(TOOL_BINS)
+tests: all $(TEST_BINS) $(TOOL_BINS) $(FUZZ_REPLAY)
 benches: all $(BENCH_BINS)
 
 # The suite: unit tests (cmocka) then integration scripts (tests/integration/*.sh).
@@ -212,6 +229,35 @@ tsan:
 	    $(addprefix build-tsan/tests/,$(TSAN_TESTS))
 	scripts/tsan-run.sh build-tsan $(TSAN_TESTS)
 
+# make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="fuzz_layout ..."] [FUZZ_FLAGS=...]:
+# every target built with clang -fsanitize=fuzzer,address,undefined (no CUDA)
+# into $(FUZZ_BUILD)/fuzz/, then run one after another for FUZZ_SECONDS each,
+# one job, from its seeds (tests/fuzz/corpus/NAME, read only) into a working
+# corpus $(FUZZ_BUILD)/fuzz/corpus/NAME. A crash leaves its input as
+# $(FUZZ_BUILD)/fuzz/NAME-crash-* (minimize it with -minimize_crash=1, fix
+# the bug, add the input to tests/fuzz/corpus/NAME). Not part of `make test`.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= $(FUZZ_NAMES)
+FUZZ_FLAGS   ?=
+FUZZ_SAN     := -fsanitize=address,undefined -fsanitize=fuzzer-no-link -fno-omit-frame-pointer \
+                -fno-sanitize-recover=undefined
+fuzz:
+	$(MAKE) -j$(JOBS) BUILD=$(FUZZ_BUILD) CC=clang NVCC= SANFLAGS="$(FUZZ_SAN)" fuzz-bins
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(FUZZ_BUILD)/fuzz/corpus/$$t; \
+	    echo "== $$t: $(FUZZ_SECONDS) s"; \
+	    $(FUZZ_BUILD)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
+	        -artifact_prefix=$(FUZZ_BUILD)/fuzz/$$t- -print_final_stats=1 $(FUZZ_FLAGS) \
+	        $(FUZZ_BUILD)/fuzz/corpus/$$t tests/fuzz/corpus/$$t; \
+	done
+
+fuzz-bins: $(patsubst %,$(BUILD)/fuzz/%,$(FUZZ_NAMES))
+
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(FUZZ_UTIL) $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -fsanitize=fuzzer -pthread -o $@ $^ $(LIBS) $(DLIBS)
+
 deps:
 	@scripts/deps.sh
 
@@ -244,4 +290,4 @@ format:
 	clang-format -i $(C_FILES)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz
