@@ -97,11 +97,12 @@ int wire_parse_reply(const uint8_t *buf, size_t len, size_t max_header, Weights_
 		                 n);
 	size_t rest = len - WIRE_PREFIX_BYTES - n;
 	if (r->body_case == WEIGHTS__REPLY__BODY_CHUNK) {
-		if (r->chunk->nbytes != rest) {
+		uint64_t said = r->chunk->nbytes; /* read before r is freed */
+		if (said != rest) {
 			weights__reply__free_unpacked(r, NULL);
 			return wt_seterr(err, WT_EPROTO,
 			                 "chunk reply: header says %llu bytes, %zu follow",
-			                 (unsigned long long)r->chunk->nbytes, rest);
+			                 (unsigned long long)said, rest);
 		}
 	} else if (rest != 0) {
 		weights__reply__free_unpacked(r, NULL);
