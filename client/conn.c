@@ -108,9 +108,10 @@ int client_parse_reply(const wt_client *c, size_t ep, nng_msg *msg, uint64_t id,
 	if (rv != WT_OK)
 		return wt_errprefix(err, "endpoint %s", url);
 	if (r->id != id) {
+		uint64_t got = r->id; /* read before r is freed */
 		wire_reply_free(r);
 		return wt_seterr(err, WT_EPROTO, "endpoint %s: reply id %llu for request %llu", url,
-		                 (unsigned long long)r->id, (unsigned long long)id);
+		                 (unsigned long long)got, (unsigned long long)id);
 	}
 	if (r->body_case == WEIGHTS__REPLY__BODY_ERROR) {
 		uint32_t code = r->error->code;
