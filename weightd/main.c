@@ -140,6 +140,46 @@ static void *start_watch_main(void *arg)
 	}
 }
 
+/* wd_server_start with start_watch_main taking SIGTERM/SIGINT meanwhile;
+ * *sig: the signal taken (0 if none). */
+static int start_watched(wd_server *srv, int *sig, wt_errbuf *err)
+{
+	start_watch sw = {.srv = srv};
+	pthread_mutex_init(&sw.lk, NULL);
+	pthread_t th;
+	bool watched = pthread_create(&th, NULL, start_watch_main, &sw) == 0;
+	int rv = wd_server_start(srv, err);
+	pthread_mutex_lock(&sw.lk);
+	sw.done = true;
+	pthread_mutex_unlock(&sw.lk);
+	if (watched)
+		pthread_join(th, NULL);
+	pthread_mutex_destroy(&sw.lk);
+	*sig = sw.sig;
+	return rv;
+}
+
+/* Say where the daemon serves: stderr, and ready_file (if set) with the listen URLs. */
+static void announce(wd_server *srv, const char *ready_file)
+{
+	char ready[4096] = "";
+	size_t len = 0;
+	for (size_t i = 0; wd_server_url(srv, i) != NULL; i++) {
+		fprintf(stderr, "weightd: listening on %s\n", wd_server_url(srv, i));
+		int n = snprintf(ready + len, sizeof(ready) - len, "%s\n", wd_server_url(srv, i));
+		if (n > 0 && (size_t)n < sizeof(ready) - len)
+			len += (size_t)n;
+	}
+	if (wd_server_metrics_port(srv) != 0)
+		fprintf(stderr, "weightd: metrics on port %u (/metrics, /healthz, /readyz)\n",
+		        wd_server_metrics_port(srv));
+	fflush(stderr);
+	wt_errbuf err;
+	if (ready_file[0] != '\0' &&
+	    common_write_file_atomic(ready_file, ready, len, false, &err) != WT_OK)
+		WT_LOG(WT_LOG_ERR, "ready_file: %s", err.msg);
+}
+
 int main(int argc, char **argv)
 {
 	switch (wd_config_cli_action(argc, argv)) {
@@ -190,20 +230,8 @@ int main(int argc, char **argv)
 	cache_tune_malloc((uint32_t)cfg.chunk_bytes);
 	rv = wd_server_create(&srv, &cfg, &err);
 	int sig = 0;
-	if (rv == WT_OK) {
-		start_watch sw = {.srv = srv};
-		pthread_mutex_init(&sw.lk, NULL);
-		pthread_t th;
-		bool watched = pthread_create(&th, NULL, start_watch_main, &sw) == 0;
-		rv = wd_server_start(srv, &err);
-		pthread_mutex_lock(&sw.lk);
-		sw.done = true;
-		pthread_mutex_unlock(&sw.lk);
-		if (watched)
-			pthread_join(th, NULL);
-		pthread_mutex_destroy(&sw.lk);
-		sig = sw.sig;
-	}
+	if (rv == WT_OK)
+		rv = start_watched(srv, &sig, &err);
 	if (rv != WT_OK && sig != 0) { /* asked to stop: not a failure */
 		wd_server_close(srv);
 		WT_LOG(WT_LOG_NOTICE, "stopped during start-up");
@@ -218,21 +246,7 @@ int main(int argc, char **argv)
 		wd_config_free(&cfg);
 		return rv == WT_ECONFIG ? 2 : 1;
 	}
-	char ready[4096] = "";
-	size_t len = 0;
-	for (size_t i = 0; wd_server_url(srv, i) != NULL; i++) {
-		fprintf(stderr, "weightd: listening on %s\n", wd_server_url(srv, i));
-		int n = snprintf(ready + len, sizeof(ready) - len, "%s\n", wd_server_url(srv, i));
-		if (n > 0 && (size_t)n < sizeof(ready) - len)
-			len += (size_t)n;
-	}
-	if (wd_server_metrics_port(srv) != 0)
-		fprintf(stderr, "weightd: metrics on port %u (/metrics, /healthz, /readyz)\n",
-		        wd_server_metrics_port(srv));
-	fflush(stderr);
-	if (cfg.ready_file[0] != '\0' &&
-	    common_write_file_atomic(cfg.ready_file, ready, len, false, &err) != WT_OK)
-		WT_LOG(WT_LOG_ERR, "ready_file: %s", err.msg);
+	announce(srv, cfg.ready_file);
 
 	reloader rl = {.cfg = &cfg, .argc = argc, .argv = argv, .srv = srv};
 	pthread_mutex_init(&rl.lk, NULL);
