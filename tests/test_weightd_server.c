@@ -42,6 +42,7 @@ static void test_hello(void **state)
 	assert_int_equal(x.r->body_case, WEIGHTS__REPLY__BODY_HELLO);
 	assert_int_equal(x.r->id, 1);
 	assert_int_equal(x.r->hello->protocol_version, 1);
+	assert_string_equal(x.r->hello->server_version, WT_VERSION_STRING); /* was "0.1.0" */
 	assert_int_equal(x.r->hello->max_chunk_bytes, 16 * 1024);
 	assert_int_equal(x.r->hello->max_message_bytes, 64 << 10);
 	tw_reply_free(&x);

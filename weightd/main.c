@@ -15,6 +15,7 @@
 #include "cache/cache.h"
 #include "common/common.h"
 #include "weightd/weightd.h"
+#include "weights/weights.h"
 
 static void reload_cb(void *ctx, const wd_cfg_key *k, bool applied)
 {
@@ -187,7 +188,7 @@ int main(int argc, char **argv)
 		wd_config_usage(stdout);
 		return 0;
 	case WD_CLI_VERSION:
-		printf("weightd 0.1.0 (protocol 1)\n");
+		printf("weightd %s (protocol 1)\n", WT_VERSION_STRING);
 		return 0;
 	default:
 		break;

@@ -10,10 +10,7 @@
 #include <string.h>
 
 #include "weightd/server_int.h"
-
-#ifndef WEIGHTD_VERSION
-#define WEIGHTD_VERSION "0.1.0"
-#endif
+#include "weights/weights.h"
 
 nng_msg *wd_reply_msg(const Weights__Reply *rp)
 {
@@ -68,7 +65,7 @@ static nng_msg *hello_reply(wd_req *r, const Weights__Hello *h)
 	Weights__HelloReply hr = WEIGHTS__HELLO_REPLY__INIT;
 	hr.protocol_version = WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION;
 	hr.server_id = s->server_id;
-	hr.server_version = WEIGHTD_VERSION;
+	hr.server_version = WT_VERSION_STRING; /* one release number: weightd, libweights */
 	hr.max_message_bytes = s->cfg->max_request_bytes;
 	hr.max_chunk_bytes = s->cfg->chunk_bytes;
 	hr.cut_through = true;

@@ -75,7 +75,10 @@ refuse 2 "--workers needs a value" "$WD" --workers
 refuse 2 "'stray': not a flag" "$WD" stray
 refuse 2 "--config needs a value" "$WD" --config
 refuse 2 "--help takes no value" "$WD" --help=1
-"$WD" --version | grep -q "^weightd " || fail "weightd --version"
+# one release number for the daemon and the library (weightd said 0.1.0 while libweights was 1.4.0)
+wdv=$("$WD" --version | awk '/^weightd /{print $2}')
+ctv=$("$CTL" --version | awk '/^weightctl /{print $2}')
+[ -n "$wdv" ] && [ "$wdv" = "$ctv" ] || fail "weightd --version '$wdv' is not weightctl's (libweights) '$ctv'"
 "$WD" -h | grep -q "usage: weightd" || fail "weightd -h"
 
 # --- wt-mkckpt ---
