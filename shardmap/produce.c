@@ -633,8 +633,8 @@ int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 	return rv;
 }
 
-int sm_prod_parts(prod *pr, const sm_group *g, sm_emit_part_fn part, uint64_t part_bytes,
-                  const _Atomic bool *stop, wt_errbuf *err)
+int sm_prod_parts(prod *pr, const sm_group *g, size_t m0, size_t mstep, sm_emit_part_fn part,
+                  uint64_t part_bytes, const _Atomic bool *stop, wt_errbuf *err)
 {
 	if (reserve(&pr->chunk, (size_t)part_bytes))
 		return wt_seterr(err, WT_ENOMEM,
@@ -642,7 +642,7 @@ int sm_prod_parts(prod *pr, const sm_group *g, sm_emit_part_fn part, uint64_t pa
 	bool more = true;
 	for (int64_t k = 0; more; k++) {
 		more = false;
-		for (size_t m = 0; m < g->n_m; m++) {
+		for (size_t m = m0; m < g->n_m; m += mstep) {
 			uint32_t rank = g->m[m].rank;
 			const sm_out *o = &pr->p->ranks[rank].outs[g->m[m].ix];
 			const sm_piece *pc = &pr->p->pieces[o->p0]; /* then perhaps zero rows */

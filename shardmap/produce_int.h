@@ -46,11 +46,12 @@ typedef struct prod {
 /* Produce g's outputs for the selected ranks (pr->only: one rank, or < 0: all),
  * calling pr->emit for each; buffers in pr are reused across calls. */
 int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err);
-/* Produce g (in_parts: each member one contiguous row range of a source) in
- * parts of part_bytes, each rank's next part in turn, calling part; stops
- * with WT_ECANCELED between parts once *stop is set (another thread failed). */
-int sm_prod_parts(prod *pr, const sm_group *g, sm_emit_part_fn part, uint64_t part_bytes,
-                  const _Atomic bool *stop, wt_errbuf *err);
+/* Produce members m0, m0 + mstep, ... of g (in_parts: each member one rank,
+ * one contiguous row range of a source) in parts of part_bytes, each rank's
+ * next part in turn, calling part; stops with WT_ECANCELED between parts once
+ * *stop is set (another thread failed). */
+int sm_prod_parts(prod *pr, const sm_group *g, size_t m0, size_t mstep, sm_emit_part_fn part,
+                  uint64_t part_bytes, const _Atomic bool *stop, wt_errbuf *err);
 /* Free pr's buffers (pr is zeroed). */
 void sm_prod_free(prod *pr);
 

@@ -107,11 +107,13 @@ static group_key *serving_order(const sm_plan *p)
 }
 
 /* One work item: group g for rank `only` (or every selected rank: the
- * caller's), or, with parts, every rank of g in turn in parts. */
+ * caller's), or, with parts, the members m0, m0 + mstep, ... of g (one rank
+ * each) in turn in parts. */
 typedef struct work {
 	size_t g;
 	int64_t only;
 	bool parts;
+	uint32_t m0, mstep;
 } work;
 
 /* Can g be produced in parts of part_bytes (sm_prod_parts)? Each member is
@@ -173,7 +175,13 @@ static int work_list(const ckpt *c, const sm_plan *p, const sm_produce_opts *opt
 			continue;
 		}
 		if (opt->emit_part != NULL && in_parts(c, p, g, opt->part_bytes)) {
-			w[(*n)++] = (work){gi, -1, true};
+			/* the ranks dealt out over the threads: with two, the fourth
+			 * rank's first part comes after two parts, not four */
+			size_t k = opt->threads > 1 ? opt->threads : 1;
+			if (k > g->n_m)
+				k = g->n_m;
+			for (size_t j = 0; j < k; j++)
+				w[(*n)++] = (work){gi, -1, true, (uint32_t)j, (uint32_t)k};
 			continue;
 		}
 		for (size_t m = 0; m < g->n_m; m++) {
@@ -214,9 +222,10 @@ static void *run_items(void *arg)
 			break;
 		pr.only = r->w[i].only;
 		const sm_group *g = &r->p->groups[r->w[i].g];
-		int rv = r->w[i].parts ? sm_prod_parts(&pr, g, r->o->emit_part, r->o->part_bytes,
-		                                       &r->stop, &err)
-		                       : sm_prod_group(&pr, g, &err);
+		const work *wi = &r->w[i];
+		int rv = wi->parts ? sm_prod_parts(&pr, g, wi->m0, wi->mstep, r->o->emit_part,
+		                                   r->o->part_bytes, &r->stop, &err)
+		                   : sm_prod_group(&pr, g, &err);
 		if (rv == WT_OK)
 			continue;
 		pthread_mutex_lock(&r->lk);

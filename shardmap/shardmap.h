@@ -107,7 +107,9 @@ typedef struct sm_produce_opts {
 	 * source as it is, then perhaps zero rows (lm_head, a vocab-parallel
 	 * embedding, padded or not) is read
 	 * in parts of part_bytes (a whole number of its rows, else not) taken from
-	 * each rank in turn, so that every rank's first part comes early */
+	 * each rank in turn, its ranks dealt out over the threads (with two, one
+	 * takes ranks 0, 2, ... and the other 1, 3, ...), so that every rank's
+	 * first part comes early */
 	sm_emit_part_fn emit_part;
 	uint64_t part_bytes;
 	void *ctx;
@@ -115,7 +117,8 @@ typedef struct sm_produce_opts {
 
 /*
  * shardmap_produce with options. Work items (a source group, one rank of a
- * group whose ranks read disjoint rows, or such a group in parts) are taken
+ * group whose ranks read disjoint rows, or such a group in parts: one item a
+ * thread) are taken
  * in serving order by every thread, so the tensors a reader asks for first
  * still come first; each thread holds its own buffers. After an error the
  * other threads stop at their next item and the first error is returned. The

@@ -443,6 +443,11 @@ typedef struct parts_ctx {
 	uint64_t *got[2]; /* bytes so far of each rank's tensors */
 	int fail_at;      /* this call of part_emit fails (0: none) */
 	int sleep_us;     /* each call first sleeps this long (the other thread goes on) */
+	/* rank 0's first part of lm_head waits (up to 10 s) for rank 1's: they
+	 * must be on two threads at once */
+	bool meet;
+	bool met_late; /* that wait timed out */
+	pthread_cond_t cv;
 } parts_ctx;
 
 static int part_emit(void *ctx, uint32_t rank, size_t ix, uint64_t off, const void *bytes,
@@ -459,8 +464,17 @@ static int part_emit(void *ctx, uint32_t rank, size_t ix, uint64_t off, const vo
 		pthread_mutex_unlock(&pc->x.lk);
 		return wt_seterr(err, WT_EIO, "part %d fails on purpose", call);
 	}
-	if ((int)ix == pc->lm_ix[rank] && rank == 1 && off == 0)
+	if ((int)ix == pc->lm_ix[rank] && rank == 1 && off == 0) {
 		pc->first_of_r1 = call;
+		pthread_cond_broadcast(&pc->cv);
+	}
+	if (pc->meet && (int)ix == pc->lm_ix[rank] && rank == 0 && off == 0) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 10;
+		while (pc->first_of_r1 == 0 && !pc->met_late)
+			pc->met_late = pthread_cond_timedwait(&pc->cv, &pc->x.lk, &until) != 0;
+	}
 	if ((int)ix == pc->lm_ix[rank] && rank == 0 && off > 0 && pc->second_of_r0 == 0)
 		pc->second_of_r0 = call;
 	if (pr->b[rank][ix] == NULL)
@@ -479,8 +493,11 @@ static int part_emit(void *ctx, uint32_t rank, size_t ix, uint64_t off, const vo
 }
 
 /*
- * A row-split group (lm_head, an unpadded embedding) produced in parts: every
- * rank's first part comes before any rank's second, parts arrive in order,
+ * A row-split group (lm_head, an unpadded embedding) produced in parts: on
+ * one thread every rank's first part comes before any rank's second; on two
+ * the ranks are dealt out, rank 0's and rank 1's parts made at once (rank
+ * 0's first part waits for rank 1's, which took 10 s when one thread made
+ * every rank's parts); parts arrive in order,
  * and the tensors equal a production of whole tensors on one thread (one and
  * two threads), also with a padded vocabulary (zero rows after the last
  * rank's). A part size that is not a whole number of rows produces whole
@@ -512,7 +529,9 @@ static void test_produce_parts(void **state)
 			tm_prod *one = tm_produce(c, p, -1, &rv, &err);
 			assert_int_equal(rv, WT_OK);
 			parts_ctx pc = {
-			    .x = {.lk = PTHREAD_MUTEX_INITIALIZER, .pr = empty_like(one)}};
+			    .x = {.lk = PTHREAD_MUTEX_INITIALIZER, .pr = empty_like(one)},
+			    .meet = threads > 1,
+			    .cv = PTHREAD_COND_INITIALIZER};
 			for (uint32_t r = 0; r < 2; r++) {
 				pc.lm_ix[r] = tm_ix(p, r, "lm_head.weight");
 				pc.got[r] = calloc(one->n[r] + 1, sizeof(uint64_t));
@@ -536,7 +555,12 @@ static void test_produce_parts(void **state)
 				 * padded to 1024 (vocab_pad 64), 512 rows in 64 (rank 1's last
 				 * 24 rows zeros) */
 				assert_int_equal(pc.parts, 4 * (cases[k].vocab_pad == 4 ? 63 : 64));
-				assert_true(pc.first_of_r1 > 0 && pc.first_of_r1 < pc.second_of_r0);
+				/* one thread: rank by rank; two: one rank each, at once */
+				assert_true(pc.first_of_r1 > 0);
+				if (threads == 1)
+					assert_true(pc.first_of_r1 < pc.second_of_r0);
+				else
+					assert_false(pc.met_late);
 			} else {
 				assert_int_equal(pc.parts, 0);
 			}
@@ -552,6 +576,8 @@ static void test_produce_parts(void **state)
 				pc.x = (par_ctx){.lk = PTHREAD_MUTEX_INITIALIZER,
 				                 .pr = empty_like(one)};
 				pc.parts = 0;
+				pc.first_of_r1 = 0;
+				pc.meet = false;
 				pc.fail_at = 3;
 				pc.sleep_us = 200;
 				assert_int_equal(shardmap_produce_ex(c, p, &po, &err), WT_EIO);
