@@ -83,12 +83,15 @@ def _hf_models(models_dir):
     assert transformers.__version__
 
 
-def start_weightd(tmp, models, *flags):
+def start_weightd(tmp, models, *flags, argv0=None):
     """A weightd serving models (cache in tmp/cache, log in tmp/weightd.log)
-    on a free port, with flags: (process, endpoint URL, log file) once ready."""
+    on a free port, with flags: (process, endpoint URL, log file) once ready.
+    argv0: the program and its first arguments instead of [weightd] (say
+    [tests/tools/wt-faultyd, --corrupt-chunk, N])."""
     ready = os.path.join(tmp, "ready")
     log = open(os.path.join(tmp, "weightd.log"), "w")
-    proc = subprocess.Popen([bin_path("weightd"), "--listen", "tcp://127.0.0.1:0",
+    argv0 = argv0 or [bin_path("weightd")]
+    proc = subprocess.Popen([*argv0, "--listen", "tcp://127.0.0.1:0",
                              "--models-dir", models, "--cache-dir", os.path.join(tmp, "cache"),
                              "--log-level", "warning", "--ready-file", ready, *flags],
                             stdout=log, stderr=log)

@@ -5,6 +5,7 @@ numpy arrays or torch tensors, through libweights (ctypes).
     with weightd.Client("tcp://127.0.0.1:7450") as c:
         shard = c.fetch("llama", tp_size=2, tp_rank=0)    # {name: tensor}, no copy
         c.fetch_into(engine_tensors, "llama", tp_size=2, tp_rank=1)
+        model.load_weights(c.iter_tensors("llama", tp_size=2, tp_rank=1))  # streamed
 
 See README.md "Use from an engine / Python".
 """
@@ -13,9 +14,10 @@ from ._lib import lib_path
 from .client import Client, Fetch, Shard
 from .errors import Cancelled, Error, MismatchError
 from .manifest import AdminResult, Manifest, ModelInfo, TensorInfo
+from .stream import TensorStream
 
-__all__ = ["Client", "Fetch", "Shard", "Manifest", "TensorInfo", "ModelInfo", "AdminResult",
-           "Error",
+__all__ = ["Client", "Fetch", "Shard", "TensorStream", "Manifest", "TensorInfo", "ModelInfo",
+           "AdminResult", "Error",
            "Cancelled", "MismatchError", "library_version", "lib_path", "torch_dtype",
            "numpy_dtype"]
 __version__ = "0.3.0"

@@ -63,6 +63,12 @@ def wrap(owner, addr, nbytes, dt, shape, as_torch):
         raw = np.empty(0, dtype=np.uint8)
     else:
         raw = np.asarray(_Memory(owner, addr, nbytes))
+    return view_bytes(raw, dt, shape, as_torch)
+
+
+def view_bytes(raw, dt, shape, as_torch):
+    """raw (a 1-D uint8 numpy array) as a numpy array or torch tensor of shard
+    dtype dt and shape: a view, no copy; it keeps raw alive."""
     if not as_torch:
         return raw.view(NUMPY[dt]).reshape(shape)
     arr = raw.view(_FOR_TORCH[dt]).reshape(shape)

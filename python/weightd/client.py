@@ -3,10 +3,12 @@
 import ctypes
 import logging
 import threading
+import weakref
 
 from . import _arrays, _lib
 from .errors import Cancelled, Error, check, cstr, flag_partial, make
 from .manifest import LAYOUT_KEYS, MODES, AdminResult, LayoutArg, Manifest, ModelInfo, _s
+from .stream import DEFAULT_MAX_BYTES, TensorStream, check_max_bytes
 
 _ADMIN_OPS = {"stats": 1, "warm": 2, "evict": 3, "verify": 4, "reclaim": 7}
 
@@ -172,12 +174,17 @@ class Client:
         self._c = ctypes.c_void_p()
         self._lock = threading.Lock()
         self._active = 0
+        self._streams = weakref.WeakSet()  # iter_tensors streams, closed by close()
         err = _lib.ErrBuf()
         check(_lib.wt_client_open(ctypes.byref(self._c), ctypes.byref(o), ctypes.byref(err)), err)
 
     # ---- lifetime ----
     def close(self):
-        """Close the connections. Fails with WT_EBUSY while a fetch runs."""
+        """Close the connections. iter_tensors streams still open are closed
+        first (an exception raised inside their loop keeps them referenced by
+        its traceback); fails with WT_EBUSY while another fetch runs."""
+        for s in list(getattr(self, "_streams", ())):
+            s.close()
         with self._lock:
             if self._active:
                 raise Error(18, "WT_EBUSY", "weightd.Client.close(): %d call(s) still "
@@ -450,6 +457,40 @@ class Client:
             raise
         stale_clear(sink.spans)
         return stats
+
+    def iter_tensors(self, source, *, max_bytes=DEFAULT_MAX_BYTES, progress=None,
+                     as_torch=None, **layout):
+        """Stream one rank as (runtime name, tensor) pairs in manifest order,
+        each yielded as soon as libweights verified its XXH3-128: the shape of
+        vLLM's model.load_weights(weights) (sglang likewise). The fetch runs on
+        a thread of its own while the engine copies; returns a TensorStream
+        (an iterator; close() or a with-block; python/weightd/stream.py).
+
+        Memory: at most max_bytes of tensors verified but not yet taken, plus
+        the one being received, are held (a tensor larger than max_bytes is
+        still allowed, alone); when full, the fetch thread waits, the consumer
+        never does beyond the next verified tensor. Besides that, libweights
+        holds its window of chunks in flight (window x chunk bytes). A tensor
+        handed out is the consumer's (its own host buffer, torch or numpy as
+        fetch() gives): kept or dropped, nothing else refers to it.
+        progress(bytes_done, bytes_total) as fetch(), on the fetch thread.
+
+        The manifest is asked for here (a bad layout raises now). A failure
+        later (hash mismatch, server gone, an exception from progress) is
+        raised by next() after the tensors verified before it: no unverified
+        tensor is ever yielded. Breaking out of the loop and dropping the
+        stream, close(), garbage collection or interpreter exit cancel the
+        fetch and end its thread (at once when it waits for room, else at the
+        next verified chunk); so does close() of this client."""
+        check_max_bytes(max_bytes)
+        if as_torch is None:
+            as_torch = _arrays.torch is not None
+        elif as_torch and _arrays.torch is None:
+            raise ImportError("weightd: as_torch=True but torch does not import")
+        m = self._resolve(source, layout)
+        s = TensorStream(self, m, max_bytes, progress, as_torch)
+        self._streams.add(s)
+        return s
 
     def fetch_async(self, source, **kw):
         """fetch() on a new thread; returns a Fetch (cancel(), result())."""
