@@ -28,6 +28,17 @@ with weightd.Client(endpoint) as client:
     client.fetch_into(engine, manifest)
     print("loaded", len(engine), "tensors into engine memory")
 
+    # Streamed, the shape of vLLM's model.load_weights(weights): (name, tensor)
+    # in manifest order, each yielded once verified while later bytes still
+    # arrive; at most max_bytes wait for the loop (the fetch thread waits).
+    def load_weights(weights):
+        for name, tensor in weights:
+            engine[name].copy_(tensor)  # the engine's own parameter
+        return len(engine)
+
+    n = load_weights(client.iter_tensors(manifest, max_bytes=64 << 20))
+    print("streamed", n, "tensors into engine memory")
+
     # A fetch on its own thread can be cancelled from any other thread.
     job = client.fetch_async(model, tp_size=2, tp_rank=1)
     job.cancel()

@@ -35,4 +35,6 @@ def test_example_runs(url):
     assert any(line.startswith("fetched ") for line in out)
     assert any(line.startswith("loaded ") and line.endswith(" tensors into engine memory")
                for line in out), out
+    assert any(line.startswith("streamed ") and line.endswith(" tensors into engine memory")
+               for line in out), out
     assert out[-1] in ("cancelled", "finished before the cancel")
