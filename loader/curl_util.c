@@ -316,8 +316,7 @@ static const char *method_of(const xfer *x)
 	return x->kind == X_HEAD ? "HEAD" : "GET";
 }
 
-/* A copy of the <Code> of an S3-style XML error body, or "". */
-static void error_code(const xfer *x, char *out, size_t cap)
+void curlu_error_code(const xfer *x, char *out, size_t cap)
 {
 	out[0] = '\0';
 	const char *a = strstr(x->ebody, "<Code>");
@@ -332,8 +331,7 @@ static void error_code(const xfer *x, char *out, size_t cap)
 	snprintf(out, cap, " (%.*s)", k, a);
 }
 
-/* Turn a finished transfer into a wt_err (range checks come later). */
-static int check_status(curlu *c, xfer *x, int attempts, wt_errbuf *err)
+int curlu_check_status(const curlu_opts *o, const xfer *x, int attempts, wt_errbuf *err)
 {
 	if (x->stop == STOP_ENOMEM)
 		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory reading %s", x->key,
@@ -372,7 +370,7 @@ static int check_status(curlu *c, xfer *x, int attempts, wt_errbuf *err)
 			code = WT_ETIMEDOUT;
 		bool tls =
 		    x->cc == CURLE_PEER_FAILED_VERIFICATION || x->cc == CURLE_SSL_CACERT_BADFILE;
-		bool down = x->cc == CURLE_UNSUPPORTED_PROTOCOL && c->o.https_only;
+		bool down = x->cc == CURLE_UNSUPPORTED_PROTOCOL && o->https_only;
 		return wt_seterr(err, code, "key '%s': %s %s failed after %d attempt%s: %s%s%s%s",
 		                 x->key, method_of(x), x->url, attempts, attempts == 1 ? "" : "s",
 		                 curl_easy_strerror(x->cc), x->curlerr[0] ? ": " : "", x->curlerr,
@@ -388,12 +386,11 @@ static int check_status(curlu *c, xfer *x, int attempts, wt_errbuf *err)
 	if (x->kind == X_RANGE && x->status == 416)
 		return WT_OK; /* offset at or past the end: got = 0 */
 	char code[96];
-	error_code(x, code, sizeof(code));
+	curlu_error_code(x, code, sizeof(code));
 	if (x->status == 401 || x->status == 403)
 		return wt_seterr(err, WT_EPERM, "key '%s': %s %s: HTTP %ld%s access denied; %s",
 		                 x->key, method_of(x), x->url, x->status, code,
-		                 c->o.perm_hint ? c->o.perm_hint
-		                                : "check the server's permissions");
+		                 o->perm_hint ? o->perm_hint : "check the server's permissions");
 	if (x->status == 404)
 		return wt_seterr(err, WT_ENOTFOUND, "key '%s': %s %s: HTTP 404%s not found", x->key,
 		                 method_of(x), x->url, code);
@@ -431,7 +428,7 @@ static int run(curlu *c, xfer **xs, size_t n, wt_errbuf *err)
 				todo[again++] = todo[i];
 		if (again == 0 || attempt > c->o.max_retries) {
 			for (size_t i = 0; i < n && rv == WT_OK; i++)
-				rv = check_status(c, xs[i], attempt, err);
+				rv = curlu_check_status(&c->o, xs[i], attempt, err);
 			break;
 		}
 		if (todo[0]->cc == CURLE_OK)
@@ -459,12 +456,18 @@ int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_er
 	int rv = run(c, xs, 1, err);
 	if (rv != WT_OK)
 		return rv;
-	if (x.clen < 0)
+	return curlu_stat_reply(&x, url, key, out, err);
+}
+
+int curlu_stat_reply(const xfer *x, const char *url, const char *key, store_obj *out,
+                     wt_errbuf *err)
+{
+	if (x->clen < 0)
 		return wt_seterr(err, WT_EIO,
 		                 "key '%s': HEAD %s: HTTP %ld without a Content-Length; the "
 		                 "server must report object sizes",
-		                 key, url, x.status);
-	const char *ver = x.etag[0] ? x.etag : x.lastmod;
+		                 key, url, x->status);
+	const char *ver = x->etag[0] ? x->etag : x->lastmod;
 	if (ver[0] == '\0')
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "key '%s': HEAD %s: HTTP %ld with neither an ETag nor a "
@@ -472,12 +475,12 @@ int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_er
 		                 "object from the next, so a change during a read would go unseen; "
 		                 "serve the model from S3 or a server whose ETags derive from the "
 		                 "content",
-		                 key, url, x.status);
-	if (x.etag[0] == '\0') {
+		                 key, url, x->status);
+	if (x->etag[0] == '\0') {
 		/* Last-Modified counts whole seconds: pinned in the second of the
 		 * last write, a same-size write later in that second would keep it */
-		time_t lm = curl_getdate(x.lastmod, NULL);
-		time_t now = x.date[0] ? curl_getdate(x.date, NULL) : -1;
+		time_t lm = curl_getdate(x->lastmod, NULL);
+		time_t now = x->date[0] ? curl_getdate(x->date, NULL) : -1;
 		if (lm == -1 || now == -1)
 			return wt_seterr(err, WT_EUNSUPPORTED,
 			                 "key '%s': HEAD %s: its version is Last-Modified '%s' (no "
@@ -485,7 +488,7 @@ int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_er
 			                 "whether a write in the same second would keep it; serve "
 			                 "the model from S3 or a server whose ETags derive from "
 			                 "the content",
-			                 key, url, x.lastmod, x.date[0] ? x.date : "(none)");
+			                 key, url, x->lastmod, x->date[0] ? x->date : "(none)");
 		if (now <= lm)
 			return wt_seterr(
 			    err, WT_ECHANGED,
@@ -494,9 +497,9 @@ int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_er
 			    "that second would keep it, so the object is not read yet (it is "
 			    "opened at the next check, a second later); content-derived ETags "
 			    "avoid the wait",
-			    key, url, x.lastmod, x.date[0] ? x.date : "(none)");
+			    key, url, x->lastmod, x->date[0] ? x->date : "(none)");
 	}
-	out->nbytes = (uint64_t)x.clen;
+	out->nbytes = (uint64_t)x->clen;
 	out->key = strdup(key);
 	out->version = strdup(ver);
 	if (out->key == NULL || out->version == NULL)
@@ -504,8 +507,7 @@ int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_er
 	return WT_OK;
 }
 
-/* The 206 reply of x must be exactly the bytes asked, or end at the object's end. */
-static int check_range(const xfer *x, wt_errbuf *err)
+int curlu_check_range(const xfer *x, wt_errbuf *err)
 {
 	if (x->status == 416)
 		return WT_OK;
@@ -540,9 +542,7 @@ static int check_range(const xfer *x, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* The reply's validator (ETag, else Last-Modified) must be `version` when the
- * caller pinned one: a ranged GET answered from a newer object is WT_ECHANGED. */
-static int check_version(const xfer *x, const char *version, wt_errbuf *err)
+int curlu_check_version(const xfer *x, const char *version, wt_errbuf *err)
 {
 	if (version == NULL || version[0] == '\0' || x->status == 416)
 		return WT_OK;
@@ -584,9 +584,9 @@ int curlu_read(curlu *c, const char *url, const char *key, const char *version, 
 	}
 	int rv = run(c, xs, parts, err);
 	for (size_t i = 0; rv == WT_OK && i < parts; i++)
-		rv = check_range(&xv[i], err);
+		rv = curlu_check_range(&xv[i], err);
 	for (size_t i = 0; rv == WT_OK && i < parts; i++)
-		rv = check_version(&xv[i], version, err);
+		rv = curlu_check_version(&xv[i], version, err);
 	if (rv != WT_OK)
 		return rv;
 	/* only the object's end may cut a read short, and nothing follows it */

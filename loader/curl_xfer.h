@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loader/curl_int.h"
+
 #define CURLU_EBODY_BYTES 512         /* error body kept for messages */
 #define CURLU_JUNK_BYTES  (64 * 1024) /* error body read before giving up */
 
@@ -56,5 +58,28 @@ size_t curlx_on_header(char *data, size_t size, size_t n, void *ud);
 size_t curlx_on_write(char *data, size_t size, size_t n, void *ud);
 int curlx_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                       curl_off_t ulnow);
+
+/*
+ * The checks of a finished transfer (curl_util.c; fuzzed by
+ * tests/fuzz/fuzz_http_reply.c with the header and write callbacks above).
+ *
+ * curlu_error_code: " (CODE)", the <Code> of an S3-style XML error body in
+ * x->ebody when it is printable ASCII, else "" (out of cap bytes).
+ * curlu_check_status: the transfer's outcome (stop reason, curl code, HTTP
+ * status) as a wt_err naming the key and the URL, after `attempts` tries;
+ * range checks come later. o: the client's options (perm_hint, https_only).
+ * curlu_check_range: an X_RANGE reply must be 416, or 206 with a Content-Range
+ * of exactly the bytes asked (or ending at the object's end) and that many
+ * bytes received. curlu_check_version: its ETag (else Last-Modified) must be
+ * version (NULL or "" = any), else WT_ECHANGED. curlu_stat_reply: a HEAD
+ * reply into out (Content-Length, ETag or a Last-Modified before the Date);
+ * the caller clears out with store_obj_clear() whatever the result.
+ */
+void curlu_error_code(const xfer *x, char *out, size_t cap);
+int curlu_check_status(const curlu_opts *o, const xfer *x, int attempts, wt_errbuf *err);
+int curlu_check_range(const xfer *x, wt_errbuf *err);
+int curlu_check_version(const xfer *x, const char *version, wt_errbuf *err);
+int curlu_stat_reply(const xfer *x, const char *url, const char *key, store_obj *out,
+                     wt_errbuf *err);
 
 #endif
