@@ -67,8 +67,7 @@ void fetch_learn_hashes(fetch *f, size_t ci, const uint8_t h[16], const uint8_t 
 	}
 }
 
-/* Parse a chunk reply and check it is the chunk asked for, with matching bytes. */
-static int check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
+int fetch_check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 {
 	const client_chunk *ch = &f->m->chunks[s->chunk];
 	const char *url = f->c->eps[f->ep].url;
@@ -162,7 +161,7 @@ static void slot_cb(void *arg)
 		return;
 	}
 	nng_msg *msg = nng_aio_get_msg(s->aio);
-	int rv = check_reply(f, s, msg, &err);
+	int rv = fetch_check_reply(f, s, msg, &err);
 	if (rv != WT_OK) {
 		nng_msg_free(msg);
 		msg = NULL;

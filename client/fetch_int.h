@@ -75,6 +75,23 @@ typedef struct fetch {
 	                            messages */
 } fetch;
 
+/* Parse the reply msg (borrowed) to slot s's request (s->chunk, s->id) and
+ * check it is that chunk: its hash, offset 0, exactly the chunk's bytes, a
+ * hash that agrees with what the manifest or earlier replies said (a live
+ * manifest's last chunk of a tensor must carry the tensor's hash) and, with
+ * f->verify, the bytes' XXH3-128. On success s->data points at the bytes
+ * inside msg and a live reply's hashes are learned (fetch_learn_hashes).
+ * Errors name the endpoint, the tensor and the chunk (fetch.c; fuzzed by
+ * tests/fuzz/fuzz_chunk_reply.c). */
+int fetch_check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err);
+
+/* The manifest n asked again mid-fetch (fetch_refresh_manifest, after
+ * client_request_manifest): it must list the chunks of f->m, or (a live f->m)
+ * be of the same revision and tiling and agree with every hash learned, whose
+ * hashes are then adopted. Adopts n's shard id; WT_ECHANGED when it differs.
+ * n is consumed (freed). fetch_refresh.c. */
+int fetch_refresh_adopt(fetch *f, wt_manifest *n, wt_errbuf *err);
+
 /* Ask the current endpoint for the manifest again (fetch_refresh.c); it must list
  * the same chunks (a live one: agree with every hash learned). Adopts its shard
  * id; WT_ECHANGED when it differs (the caller aborts the sink). */

@@ -57,6 +57,13 @@ int fetch_refresh_manifest(fetch *f, wt_errbuf *err)
 	int rv = client_request_manifest(f->c, f->ep, m->req_model, &m->req_layout, &n, err);
 	if (rv != WT_OK)
 		return rv;
+	return fetch_refresh_adopt(f, n, err);
+}
+
+int fetch_refresh_adopt(fetch *f, wt_manifest *n, wt_errbuf *err)
+{
+	const wt_manifest *m = f->m;
+	int rv = WT_OK;
 	if (m->live ? !live_adopt(f, n) : !client_manifest_same(n, m)) {
 		/* never mix bytes of two shards: the sink is aborted, the caller starts over */
 		rv = wt_seterr(
