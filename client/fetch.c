@@ -83,12 +83,14 @@ int fetch_check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 	uint8_t rh[16], th[16];
 	/* a live reply carries the hash of the tensor it completes */
 	int has_th = r->chunk->tensor_hash.len == 16;
+	size_t th_len = r->chunk->tensor_hash.len;
 	int wrong = r->chunk->hash.len != 16 || r->chunk->offset != 0 || tail_len != ch->nbytes;
+	int bad_hash = 0;
 	if (!wrong) {
 		memcpy(rh, r->chunk->hash.data, 16);
 		if (has_th)
 			memcpy(th, r->chunk->tensor_hash.data, 16);
-		wrong = !fetch_reply_hashes_ok(f, ci, rh, has_th);
+		bad_hash = !fetch_reply_hashes_ok(f, ci, rh, has_th);
 	}
 	wire_reply_free(r);
 	if (wrong)
@@ -98,6 +100,22 @@ int fetch_check_reply(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err)
 		    "range (%zu bytes, expected %llu)",
 		    url, fetch_tensor_name(f, s->chunk), fetch_chunk_in_tensor(f, s->chunk),
 		    tail_len, (unsigned long long)ch->nbytes);
+	if (bad_hash && f->cknown[ci] && memcmp(rh, f->chash[ci], 16) != 0)
+		return wt_seterr(
+		    err, WT_EPROTO,
+		    "endpoint %s: tensor '%s' chunk %zu: the reply's chunk hash is not "
+		    "the one the manifest (or an earlier reply) gave: the server sent "
+		    "another chunk; get the manifest again",
+		    url, fetch_tensor_name(f, s->chunk), fetch_chunk_in_tensor(f, s->chunk));
+	if (bad_hash)
+		return wt_seterr(
+		    err, WT_EPROTO,
+		    "endpoint %s: tensor '%s' chunk %zu: the last chunk of a tensor of "
+		    "a live manifest came without the tensor's hash (tensor_hash of "
+		    "%zu bytes, expected 16); the server breaks the cut-through "
+		    "protocol: upgrade it or fetch once the shard is produced",
+		    url, fetch_tensor_name(f, s->chunk), fetch_chunk_in_tensor(f, s->chunk),
+		    th_len);
 	if (f->verify) {
 		wt_hash128 got = common_hash128(tail, tail_len);
 		wt_hash128 want = common_hash128_from_bytes(rh);

@@ -18,8 +18,9 @@
  * tail) answering request id 1. Contract: an accepted chunk reply hands over
  * exactly the chunk's bytes when their hash is known and verified, and
  * learns (live) only hashes of the bytes it hands over; a refused one learns
- * nothing and says why; an accepted manifest keeps every learned hash; a
- * refused one changes nothing.
+ * nothing and says why (a reply of the right size refused for its hashes
+ * does not say "another chunk or range"); an accepted manifest keeps every
+ * learned hash; a refused one changes nothing.
  */
 #include <nng/nng.h>
 #include <string.h>
@@ -178,6 +179,22 @@ static void fetch_start(fz_fetch *z, unsigned flags)
 	f->shard_id_len = 3;
 }
 
+/* Is msg a chunk reply of chunk ci's size at offset 0 with a 16-byte hash? */
+static bool reply_fits(nng_msg *msg, size_t ci)
+{
+	Weights__Reply *r = NULL;
+	const uint8_t *tail;
+	size_t tail_len;
+	wt_errbuf err;
+	if (wire_parse_reply(nng_msg_body(msg), nng_msg_len(msg), WIRE_MAX_HEADER_BYTES, &r, &tail,
+	                     &tail_len, &err) != WT_OK)
+		return false;
+	bool fits = r->body_case == WEIGHTS__REPLY__BODY_CHUNK && r->chunk->hash.len == 16 &&
+	            r->chunk->offset == 0 && tail_len == chunk_nbytes[ci];
+	wire_reply_free(r);
+	return fits;
+}
+
 static void chunk_reply(fz_fetch *z, size_t ci, nng_msg *msg)
 {
 	fetch *f = &z->f;
@@ -189,6 +206,9 @@ static void chunk_reply(fz_fetch *z, size_t ci, nng_msg *msg)
 	int rv = fetch_check_reply(f, &s, msg, &err);
 	if (fuzz_note("fetch_check_reply", rv, &err) != WT_OK) {
 		FUZZ_CHECK(err.msg[0] != '\0' && s.data == NULL);
+		/* a reply of the chunk's size refused for its hashes says so */
+		FUZZ_CHECK(!(rv == WT_EPROTO && strstr(err.msg, "another chunk or range") != NULL &&
+		             strstr(err.msg, "bytes, expected") != NULL && reply_fits(msg, ci)));
 		FUZZ_CHECK(memcmp(ck0, z->ck, sizeof(ck0)) == 0 &&
 		           memcmp(tk0, z->tk, sizeof(tk0)) == 0);
 		return;
