@@ -22,6 +22,15 @@ int client_manifest_from_pb(const Weights__Manifest *pb, uint64_t max_chunk_byte
                             const char *model, const wt_layout *layout, wt_manifest **out,
                             wt_errbuf *err);
 
+/*
+ * Chunk k (0-based, offset order) of tensor t of m: its byte offset within the
+ * tensor, its size and its XXH3-128 (big-endian; all zero in a live manifest,
+ * whose hashes are not known yet). WT_EINVAL when t or k is out of range.
+ * For engine/ (the broadcast replica checks every chunk as the fetcher does).
+ */
+int client_manifest_chunk(const wt_manifest *m, size_t t, size_t k, uint64_t *off, uint64_t *nbytes,
+                          uint8_t hash[16]);
+
 /* Rendezvous key of a shard: XXH3-128 over model, canonical layout text and rank. */
 void client_route_key(const char *model, const wt_layout *layout, uint8_t key[16]);
 

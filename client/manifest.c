@@ -346,6 +346,18 @@ int wt_manifest_tensor(const wt_manifest *m, size_t i, wt_tensor_info *out)
 	return WT_OK;
 }
 
+int client_manifest_chunk(const wt_manifest *m, size_t t, size_t k, uint64_t *off, uint64_t *nbytes,
+                          uint8_t hash[16])
+{
+	if (t >= m->n_tensors || k >= m->tensors[t].n_chunks)
+		return WT_EINVAL;
+	const client_chunk *ch = &m->chunks[m->tensors[t].first_chunk + k];
+	*off = ch->off;
+	*nbytes = ch->nbytes;
+	memcpy(hash, ch->hash, 16);
+	return WT_OK;
+}
+
 int wt_manifest_find(const wt_manifest *m, const char *name, size_t *idx)
 {
 	/* names are sorted: binary search */

@@ -1,0 +1,107 @@
+/*
+ * bcast_int.h — the broadcast wire format and its stream I/O (engine/bcast_*.c;
+ * tests may speak it to play a hostile root). Module-private to engine/.
+ *
+ * All integers little-endian. One stream per replica; the replica dials.
+ *
+ *   hello (replica -> root), 24 bytes then the three strings, not NUL-ended:
+ *     off  size  field
+ *      0    4    magic  ENGINE_BCAST_MAGIC
+ *      4    4    version ENGINE_BCAST_VERSION
+ *      8    4    tp_rank
+ *     12    4    ep_rank
+ *     16    2    group length      (<= ENGINE_BCAST_MAX_GROUP)
+ *     18    2    revision length   (<= ENGINE_BCAST_MAX_TEXT)
+ *     20    2    layout length     (<= ENGINE_BCAST_MAX_TEXT)
+ *     22    2    0
+ *   reply (root -> replica; also the replica's ack after END or a failure):
+ *      0    4    magic
+ *      4    4    code (WT_OK: admitted / received everything)
+ *      8    4    message length (< WT_ERRMSG_MAX), then the message
+ *   frame (root -> replica), 24 bytes; DATA is followed by len bytes:
+ *      0    4    type (ENGINE_BCAST_F_*)
+ *      4    4    tensor index in the manifest
+ *      8    8    offset within the tensor (DATA)
+ *     16    8    len (DATA; 0 otherwise)
+ */
+#ifndef WT_ENGINE_BCAST_INT_H
+#define WT_ENGINE_BCAST_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
+
+#include "weights/error.h"
+
+#define ENGINE_BCAST_MAGIC     0x43425457u /* "WTBC" */
+#define ENGINE_BCAST_VERSION   1u
+#define ENGINE_BCAST_MAX_GROUP 255u
+#define ENGINE_BCAST_MAX_TEXT  16384u
+#define ENGINE_BCAST_HELLO     24u
+#define ENGINE_BCAST_FRAME     24u
+
+enum {
+	ENGINE_BCAST_F_TBEGIN = 1,
+	ENGINE_BCAST_F_DATA = 2,
+	ENGINE_BCAST_F_TEND = 3,
+	ENGINE_BCAST_F_END = 4,
+	ENGINE_BCAST_F_ABORT = 5,
+};
+
+typedef struct engine_bcast_frame {
+	uint32_t type;
+	uint32_t tensor;
+	uint64_t off;
+	uint64_t len;
+} engine_bcast_frame;
+
+/* What a hello names; strings borrowed (send) or owned by the caller's buffer (recv). */
+typedef struct engine_bcast_hello {
+	uint32_t tp_rank, ep_rank;
+	char group[ENGINE_BCAST_MAX_GROUP + 1];
+	char revision[ENGINE_BCAST_MAX_TEXT + 1];
+	char layout[ENGINE_BCAST_MAX_TEXT + 1];
+} engine_bcast_hello;
+
+/*
+ * Send or receive exactly n bytes within timeout_ms. WT_OK, WT_ETIMEDOUT,
+ * WT_ECLOSED (the other side closed or reset), WT_ENOMEM or WT_EIO; err names
+ * what (a short phrase from the caller) failed.
+ */
+int engine_bcast_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms,
+                    const char *what, wt_errbuf *err);
+
+/* Hello: send (h's strings must fit their limits: else WT_EINVAL) and receive
+ * (every length checked before a byte of it is read: WT_EPROTO). */
+int engine_bcast_hello_send(nng_stream *st, const engine_bcast_hello *h, uint32_t timeout_ms,
+                            wt_errbuf *err);
+int engine_bcast_hello_recv(nng_stream *st, engine_bcast_hello *h, uint32_t timeout_ms,
+                            wt_errbuf *err);
+
+/* Reply / ack: a code and a message (msg may be NULL for ""). recv puts the
+ * message into msg (cap bytes, NUL-ended) and the code into *code. */
+int engine_bcast_reply_send(nng_stream *st, int code, const char *msg, uint32_t timeout_ms,
+                            wt_errbuf *err);
+int engine_bcast_reply_recv(nng_stream *st, int *code, char *msg, size_t cap, uint32_t timeout_ms,
+                            wt_errbuf *err);
+
+/* One frame header (DATA's bytes follow through engine_bcast_io). */
+int engine_bcast_frame_send(nng_stream *st, const engine_bcast_frame *f, uint32_t timeout_ms,
+                            wt_errbuf *err);
+int engine_bcast_frame_recv(nng_stream *st, engine_bcast_frame *f, uint32_t timeout_ms,
+                            wt_errbuf *err);
+
+/* Dial url, retrying a refused or failed connect until timeout_ms passed. */
+int engine_bcast_dial(const char *url, uint32_t timeout_ms, nng_stream **out, wt_errbuf *err);
+
+/* The options of a root (inner: its sink) or a replica (inner NULL): WT_EINVAL
+ * naming the field that is wrong. */
+struct wt_bcast_opts;
+struct wt_sink;
+int engine_bcast_opts_check(const struct wt_bcast_opts *o, struct wt_sink *inner, wt_errbuf *err);
+
+/* Close and free (NULL is a no-op). */
+void engine_bcast_close(nng_stream *st);
+
+#endif
