@@ -22,6 +22,7 @@ extract() {
 }
 extract engine.c
 extract engine.cpp
+extract bcast.c
 
 make -s -o all install BUILD="$B" DESTDIR="$T/root" PREFIX=/usr >"$T/make.out" 2>&1 ||
 	{ cat "$T/make.out"; die "make install"; }
@@ -33,6 +34,9 @@ STRICT="-Wall -Wextra -Werror"
 # shellcheck disable=SC2086
 cc -std=c11 $STRICT $SAN $cflags "$T/engine.c" $libs -o "$T/engine_c" 2>"$T/cc.err" ||
 	{ cat "$T/cc.err"; die "the README's C example does not build"; }
+# shellcheck disable=SC2086
+cc -std=c11 $STRICT $SAN $cflags "$T/bcast.c" $libs -o "$T/bcast_c" 2>"$T/cc.err" ||
+	{ cat "$T/cc.err"; die "the README's broadcast example does not build"; }
 # shellcheck disable=SC2086
 c++ -std=c++17 $STRICT $SAN $cflags "$T/engine.cpp" $libs -o "$T/engine_cpp" 2>"$T/cxx.err" ||
 	{ cat "$T/cxx.err"; die "the README's C++ example does not build"; }
@@ -59,6 +63,24 @@ LD_LIBRARY_PATH="$R/lib" "$T/engine_cpp" "$WD_URL" llama >"$T/cpp.out" 2>&1 ||
 cat "$T/cpp.out"
 grep -qx "$want1 in engine memory" "$T/cpp.out" ||
 	die "C++ example: want '$want1 in engine memory', got: $(cat "$T/cpp.out")"
+# the broadcast example: a root and two replicas over ipc, each holding rank 0
+U="ipc://$T/bcast.ipc"
+LD_LIBRARY_PATH="$R/lib" "$T/bcast_c" "$WD_URL" llama root "$U" 3 >"$T/b0.out" 2>&1 &
+ROOT_PID=$!
+REP_PIDS=""
+for k in 1 2; do
+	LD_LIBRARY_PATH="$R/lib" "$T/bcast_c" "$WD_URL" llama replica "$U" 3 >"$T/b$k.out" 2>&1 &
+	REP_PIDS="$REP_PIDS $!"
+done
+wait "$ROOT_PID" || { cat "$T/b0.out"; die "the broadcast example's root failed"; }
+for p in $REP_PIDS; do
+	wait "$p" || { cat "$T/b1.out" "$T/b2.out"; die "a broadcast replica failed"; }
+done
+cat "$T/b0.out" "$T/b1.out" "$T/b2.out"
+grep -qx "root: $want0" "$T/b0.out" || die "broadcast root: want 'root: $want0'"
+for k in 1 2; do
+	grep -qx "replica: $want0" "$T/b$k.out" || die "broadcast replica $k: want 'replica: $want0'"
+done
 # both fail cleanly (exit 1, a message) against a model that does not exist
 LD_LIBRARY_PATH="$R/lib" "$T/engine_c" "$WD_URL" nosuch >/dev/null 2>"$T/e.err" && die "C: nosuch succeeded"
 grep -q WT_ENOTFOUND "$T/e.err" || grep -q "nosuch" "$T/e.err" || die "C: no error named: $(cat "$T/e.err")"
