@@ -10,6 +10,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -387,7 +388,7 @@ typedef struct hroot {
 	char url[64];
 	int mode;
 	pthread_t th;
-	volatile int stop;
+	_Atomic int stop;
 } hroot;
 
 static int hsend(nng_stream *st, uint32_t type, uint32_t t, uint64_t off, uint64_t len,
