@@ -171,14 +171,20 @@ int client_frame(const Weights__Request *req, nng_msg **out, wt_errbuf *err);
 int client_ep_socket(wt_client *c, size_t ep, size_t conn, nng_socket *sock, wt_errbuf *err);
 
 /*
- * Up to `want` (>= 1) connections of endpoint ep into socks[0..*n): opened,
+ * Up to `want` (>= 1) connections of endpoint ep into socks[0..*n), and their
+ * monitors into mons[0..*n) (borrowed: valid until wt_client_close): opened,
  * dialed and greeted on first use like client_ep_socket. When connection 0
  * works but a later one cannot be opened (slow or dropped Hello, refused),
  * the fetch goes on with fewer: *n < want and a warning is logged. An error
  * only when not even one connection works.
  */
-int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks, size_t *n,
-                      wt_errbuf *err);
+int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks,
+                      client_sockmon **mons, size_t *n, wt_errbuf *err);
+
+/* True when m's socket has had no connection for connect_timeout_ms + 1 s:
+ * the daemon died (or its host went away) and nng's dialer cannot reconnect;
+ * a request queued on it would wait for its whole timeout. */
+bool client_sockmon_lost(const wt_client *c, const client_sockmon *m);
 
 /* Greet endpoint ep again on each open socket: a token is checked per connection,
  * and a connection may have been re-established since the first Hello. */

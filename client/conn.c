@@ -189,9 +189,15 @@ static void aio_done(void *arg)
  * daemon restarted meanwhile gets the request again from nng (a request on a
  * lost connection is resent on the next one).
  */
-static bool wait_reply(const wt_client *c, client_sockmon *m, aio_waiter *w, nng_aio *aio)
+bool client_sockmon_lost(const wt_client *c, const client_sockmon *m)
 {
 	uint64_t grace = ((uint64_t)c->o.connect_timeout_ms + 1000) * 1000000ull;
+	return m != NULL && atomic_load(&m->pipes) == 0 &&
+	       common_now_ns() - atomic_load(&m->down_ns) > grace;
+}
+
+static bool wait_reply(const wt_client *c, client_sockmon *m, aio_waiter *w, nng_aio *aio)
+{
 	bool lost = false;
 	pthread_mutex_lock(&w->lk);
 	while (!w->done) {
@@ -203,8 +209,7 @@ static bool wait_reply(const wt_client *c, client_sockmon *m, aio_waiter *w, nng
 			dl.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&w->cv, &w->lk, &dl);
-		if (!w->done && m != NULL && atomic_load(&m->pipes) == 0 &&
-		    common_now_ns() - atomic_load(&m->down_ns) > grace) {
+		if (!w->done && client_sockmon_lost(c, m)) {
 			lost = true;
 			break;
 		}
@@ -554,8 +559,8 @@ static void hello_reconnected_locked(wt_client *c, size_t ep)
 	}
 }
 
-int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks, size_t *n,
-                      wt_errbuf *err)
+int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks,
+                      client_sockmon **mons, size_t *n, wt_errbuf *err)
 {
 	client_ep *e = &c->eps[ep];
 	int rv = WT_OK;
@@ -569,6 +574,7 @@ int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks, s
 	hello_reconnected_locked(c, ep);
 	size_t have = e->n_socks < want ? e->n_socks : want;
 	memcpy(socks, e->socks, have * sizeof(socks[0]));
+	memcpy(mons, e->mons, have * sizeof(mons[0]));
 	pthread_mutex_unlock(&c->lk);
 	if (have == 0)
 		return rv;

@@ -216,6 +216,8 @@ int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 		pthread_mutex_lock(&f->lk);
 		s->state = SLOT_BUSY;
 		s->sending = 0;
+		s->on_msg = 0;
+		s->lost = 0;
 		s->msg = NULL;
 		pthread_mutex_unlock(&f->lk);
 		fetch_bulk_issue(f, s);
@@ -238,6 +240,8 @@ int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	pthread_mutex_lock(&f->lk);
 	s->state = SLOT_BUSY;
 	s->sending = 1;
+	s->on_msg = 1;
+	s->lost = 0;
 	s->msg = NULL;
 	pthread_mutex_unlock(&f->lk);
 	nng_aio_set_msg(s->aio, msg);
@@ -246,11 +250,52 @@ int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* Whether every connection of the fetch's endpoint is gone for good
+ * (client_sockmon_lost): nng would keep a request queued for a connection
+ * until request_timeout_ms, and a retry would wait as long again. */
+static bool endpoint_lost(const fetch *f)
+{
+	for (size_t k = 0; k < f->n_socks; k++)
+		if (!client_sockmon_lost(f->c, f->mons[k]))
+			return false;
+	return f->n_socks > 0;
+}
+
+/*
+ * Wait for slot s. A request over messages on an endpoint that lost every
+ * connection and got none back within connect_timeout_ms + 1 s (a killed
+ * daemon, a host gone) is canceled and ends as WT_EUNAVAIL with s->lost set:
+ * the caller fails over at once. Before, it waited request_timeout_ms, and
+ * so did each of max_retries retries (3 min with the defaults while the next
+ * endpoint was up). A daemon back within that grace gets the request again
+ * from nng (a restart rides on it as before).
+ */
 static void slot_wait(fetch *f, fetch_slot *s)
 {
 	pthread_mutex_lock(&f->lk);
-	while (s->state == SLOT_BUSY)
-		pthread_cond_wait(&f->cv, &f->lk);
+	while (s->state == SLOT_BUSY) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += 100 * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&f->cv, &f->lk, &dl);
+		if (s->state == SLOT_BUSY && s->on_msg && !s->lost && endpoint_lost(f)) {
+			s->lost = 1;
+			pthread_mutex_unlock(&f->lk);
+			nng_aio_cancel(s->aio); /* slot_cb finishes it (NNG_ECANCELED) */
+			pthread_mutex_lock(&f->lk);
+		}
+	}
+	if (s->lost && s->rv != WT_OK)
+		s->rv = wt_seterr(&s->err, WT_EUNAVAIL,
+		                  "endpoint %s: tensor '%s' chunk %zu: every connection lost and "
+		                  "none back within %u ms (weightd stopped?)",
+		                  f->c->eps[f->ep].url, fetch_tensor_name(f, s->chunk),
+		                  fetch_chunk_in_tensor(f, s->chunk),
+		                  f->c->o.connect_timeout_ms + 1000);
 	pthread_mutex_unlock(&f->lk);
 }
 
@@ -308,7 +353,7 @@ int fetch_use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 	fetch_bulk_close(f);
 	size_t want = f->c->o.connections < f->w ? f->c->o.connections : f->w;
 	size_t n = 0;
-	int rv = client_ep_sockets(f->c, ep, want, f->socks, &n, err);
+	int rv = client_ep_sockets(f->c, ep, want, f->socks, f->mons, &n, err);
 	if (rv != WT_OK)
 		return rv;
 	f->n_socks = n;

@@ -23,6 +23,8 @@ typedef struct fetch_slot {
 	/* fields below guarded by fetch.lk */
 	int state;
 	int sending; /* 1 while the send half is in flight */
+	int on_msg;  /* the request went over messages (s->aio), not a bulk stream */
+	int lost;    /* canceled: every connection of the endpoint gone (slot_wait) */
 	int rv;      /* result once SLOT_DONE */
 	wt_errbuf err;
 	nng_msg *msg;        /* reply (owned) when rv == WT_OK; NULL over the bulk stream */
@@ -52,6 +54,7 @@ typedef struct fetch {
 	const wt_manifest *m;
 	size_t ep;                          /* current endpoint */
 	nng_socket socks[CLIENT_MAX_CONNS]; /* its connections; slot i uses socks[i % n_socks] */
+	client_sockmon *mons[CLIENT_MAX_CONNS]; /* their monitors; borrowed from the client */
 	size_t n_socks;
 	int verify;
 	uint8_t *shard_id; /* current shard id (a restarted server may issue a new one); owned */

@@ -217,6 +217,14 @@ int fetch_handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err)
 		return rv;
 	if (rv == WT_EUNAVAIL && !L->renewed && fetch_bulk_stale(f))
 		return renew_streams(f, L, err);
+	if (rv == WT_EUNAVAIL && s->lost) {
+		/* every connection gone and not back (slot_wait): a retry on this
+		 * endpoint would wait out request_timeout_ms again; the next one in
+		 * rendezvous order takes over now (the only one: after a backoff,
+		 * within the retry budget) */
+		f->st->retries++;
+		return fetch_fail_over(f, L, err);
+	}
 	f->st->retries++;
 	if (++L->attempt > f->c->o.max_retries)
 		return fetch_fail_over(f, L, err);

@@ -7,6 +7,8 @@
  *  - refused connections to the only endpoint are retried within the retry
  *    budget: server down at the start, a restart between manifest and fetch,
  *    a restart in the middle of a fetch; the budget ends it (WT_EUNAVAIL);
+ *  - of two endpoints, the one fetching goes down mid-fetch: the fetch fails
+ *    over within connect_timeout_ms + 1 s, not after every request timeout;
  *  - a Hello that gets no reply: on the second connection the fetch goes on
  *    with one; on the first it is retried;
  *  - WT_ECORRUPT for a chunk (damaged on the server's disk): the manifest is
@@ -271,6 +273,49 @@ static void test_restart_mid_fetch(void **state)
 	fake_stop(f);
 }
 
+/* Two endpoints; the one serving the fetch goes away mid-fetch (a killed
+ * daemon: connections reset, refused) for 3 s. The fetch fails over to the
+ * other within connect_timeout_ms + 1 s, not after request_timeout_ms (4 s
+ * here, 30 s by default) for each of max_retries retries: before, the chunk
+ * requests queued on the dead connections timed out, and the fetch stayed
+ * there until the dead node came back (3 min with the default options). */
+static void test_killed_node_fails_over(void **state)
+{
+	(void)state;
+	fake *f1 = fake_start(), *f2 = fake_start();
+	f1->chunk_delay_ms = f2->chunk_delay_ms = 20;
+	const char *eps[] = {f1->url, f2->url};
+	wt_client *c =
+	    open_client(eps, 2, (copts){.window = 2, .connect_ms = 300, .timeout_ms = 4000});
+	wt_errbuf err;
+	wt_fetch_stats st;
+	wt_manifest *m;
+	if (get_manifest(c, &m, &err) != WT_OK)
+		fail_msg("%s", err.msg);
+	assert_non_null(m->served_by);
+	fake *dead = strcmp(m->served_by, f1->url) == 0 ? f1 : f2;
+	fake *alive = dead == f1 ? f2 : f1;
+	fake_restart_async(dead, 3000, 4);
+	double t0 = now_s();
+	if (fetch_m(alive, c, m, &st, &err) != WT_OK)
+		fail_msg("fetch while its node is down: %s", err.msg);
+	double t = now_s() - t0;
+	fake_restart_join(dead);
+	printf("killed node mid-fetch: done in %.2f s on %s (fail-overs %u, retries %u); chunk "
+	       "requests %d on the dead node, %d on the other, %zu chunks\n",
+	       t, st.endpoint, st.failovers, st.retries, dead->chunk_reqs, alive->chunk_reqs,
+	       wt_manifest_n_chunks(m));
+	assert_int_equal(st.failovers, 1);
+	assert_string_equal(st.endpoint, alive->url);
+	assert_true(t < 2.9); /* down 3 s; the first request timeout alone is 4 s */
+	/* no retry storm: the other node is asked each chunk about once */
+	assert_true(alive->chunk_reqs <= (int)wt_manifest_n_chunks(m));
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(f1);
+	fake_stop(f2);
+}
+
 /* Nobody comes back: WT_EUNAVAIL once the retry budget is spent, not before. */
 static void test_budget_spent(void **state)
 {
@@ -511,6 +556,7 @@ int main(void)
 	    cmocka_unit_test(test_refused_at_start),
 	    cmocka_unit_test(test_restart_before_fetch),
 	    cmocka_unit_test(test_restart_mid_fetch),
+	    cmocka_unit_test(test_killed_node_fails_over),
 	    cmocka_unit_test(test_budget_spent),
 	    cmocka_unit_test(test_slow_second_hello),
 	    cmocka_unit_test(test_server_corrupt_chunk),
