@@ -196,9 +196,122 @@ bool client_sockmon_lost(const wt_client *c, const client_sockmon *m)
 	       common_now_ns() - atomic_load(&m->down_ns) > grace;
 }
 
-static bool wait_reply(const wt_client *c, client_sockmon *m, aio_waiter *w, nng_aio *aio)
+/*
+ * A liveness probe beside a long wait (a manifest waiting for a production, a
+ * registration, a watch): a Hello on a context of its own, request_timeout_ms
+ * after the wait began and then after each answer. A daemon that is stopped
+ * or hung keeps its connections up (the kernel answers TCP), so the pipe
+ * monitor sees nothing and the wait lasted its whole timeout (600 s for a
+ * manifest) while another endpoint could serve; the daemon keeps a quarter of
+ * its contexts for requests that do not wait, so a working one answers a
+ * Hello within request_timeout_ms however many productions wait there.
+ * Driven from wait_reply's 100 ms polls; the callback only flags completion.
+ */
+typedef struct probe {
+	wt_client *c;
+	nng_socket sock;
+	nng_ctx ctx;
+	nng_aio *aio;
+	_Atomic int done; /* the aio completed (probe_cb) */
+	int phase;        /* 0 idle, 1 sending, 2 receiving */
+	bool on, ctx_open;
+	uint64_t next_ns; /* idle: when to send the next one */
+} probe;
+
+static void probe_cb(void *arg)
 {
-	bool lost = false;
+	atomic_store(&((probe *)arg)->done, 1);
+}
+
+static void probe_init(probe *p, wt_client *c, nng_socket sock, bool on)
+{
+	*p = (probe){.c = c, .sock = sock};
+	p->next_ns = common_now_ns() + (uint64_t)c->o.request_timeout_ms * 1000000ull;
+	p->on = on && nng_aio_alloc(&p->aio, probe_cb, p) == 0;
+	if (p->on && nng_ctx_open(&p->ctx, sock) == 0)
+		p->ctx_open = true;
+	p->on = p->on && p->ctx_open;
+}
+
+static void probe_send(probe *p)
+{
+	Weights__Request req = WEIGHTS__REQUEST__INIT;
+	Weights__Hello h = WEIGHTS__HELLO__INIT;
+	h.protocol_version = WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION;
+	h.client_id = p->c->client_id;
+	h.token = p->c->token;
+	req.body_case = WEIGHTS__REQUEST__BODY_HELLO;
+	req.hello = &h;
+	req.id = atomic_fetch_add(&p->c->next_id, 1);
+	nng_msg *msg;
+	if (client_frame(&req, &msg, NULL) != WT_OK) {
+		p->on = false; /* out of memory: the wait goes on unprobed */
+		return;
+	}
+	atomic_store(&p->done, 0);
+	p->phase = 1;
+	nng_aio_set_timeout(p->aio, client_duration(p->c->o.request_timeout_ms));
+	nng_aio_set_msg(p->aio, msg);
+	nng_ctx_send(p->ctx, p->aio);
+}
+
+/* One poll: true when a probe went unanswered for request_timeout_ms. */
+static bool probe_step(probe *p)
+{
+	if (!p->on)
+		return false;
+	if (p->phase == 0) {
+		if (common_now_ns() >= p->next_ns)
+			probe_send(p);
+		return false;
+	}
+	if (!atomic_load(&p->done))
+		return false;
+	int nrv = nng_aio_result(p->aio);
+	if (nrv == 0 && p->phase == 1) {
+		atomic_store(&p->done, 0);
+		p->phase = 2;
+		nng_aio_set_timeout(p->aio, client_duration(p->c->o.request_timeout_ms));
+		nng_ctx_recv(p->ctx, p->aio);
+		return false;
+	}
+	/* a send left with us, or a reply of any kind: the daemon is alive */
+	nng_msg *left = nng_aio_get_msg(p->aio);
+	if (left != NULL)
+		nng_msg_free(left);
+	bool stalled = p->phase == 2 && nrv == NNG_ETIMEDOUT; /* sent, never answered */
+	p->phase = 0;
+	p->next_ns = common_now_ns() + (uint64_t)p->c->o.request_timeout_ms * 1000000ull;
+	return stalled; /* a send that found no connection is the pipe monitor's */
+}
+
+static void probe_fini(probe *p)
+{
+	if (p->aio != NULL) {
+		nng_aio_stop(p->aio);
+		int nrv = nng_aio_result(p->aio);
+		nng_msg *left = nng_aio_get_msg(p->aio); /* a send left, a reply unread */
+		if (left != NULL && ((p->phase == 1 && nrv != 0) || (p->phase == 2 && nrv == 0)))
+			nng_msg_free(left);
+		nng_aio_free(p->aio);
+	}
+	if (p->ctx_open)
+		nng_ctx_close(p->ctx);
+}
+
+enum { WAIT_DONE = 0, WAIT_LOST, WAIT_STALLED };
+
+/*
+ * Wait for a receive that may legitimately take long (a manifest waits for a
+ * production). If the socket has had no connection for connect_timeout_ms + 1 s
+ * (the daemon died and nng's dialer cannot reconnect): WAIT_LOST; if the
+ * probe (optional) went unanswered: WAIT_STALLED; both cancel the receive. A
+ * daemon restarted meanwhile gets the request again from nng (a request on a
+ * lost connection is resent on the next one).
+ */
+static int wait_reply(const wt_client *c, client_sockmon *m, probe *pr, aio_waiter *w, nng_aio *aio)
+{
+	int why = WAIT_DONE;
 	pthread_mutex_lock(&w->lk);
 	while (!w->done) {
 		struct timespec dl;
@@ -210,15 +323,19 @@ static bool wait_reply(const wt_client *c, client_sockmon *m, aio_waiter *w, nng
 		}
 		pthread_cond_timedwait(&w->cv, &w->lk, &dl);
 		if (!w->done && client_sockmon_lost(c, m)) {
-			lost = true;
+			why = WAIT_LOST;
+			break;
+		}
+		if (!w->done && pr != NULL && probe_step(pr)) {
+			why = WAIT_STALLED;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&w->lk);
-	if (lost)
+	if (why != WAIT_DONE)
 		nng_aio_cancel(aio);
 	nng_aio_wait(aio);
-	return lost;
+	return why;
 }
 
 /* Send req on sock and wait for the reply of kind want. */
@@ -249,7 +366,7 @@ static int call_on(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon
 	nng_aio_set_timeout(aio, client_duration(timeout_ms));
 	nng_aio_set_msg(aio, msg);
 	nng_ctx_send(ctx, aio); /* with no connection it waits for one: watch that too */
-	bool lost = wait_reply(c, mon, &w, aio);
+	bool lost = wait_reply(c, mon, NULL, &w, aio) != WAIT_DONE;
 	if (lost || (nrv = nng_aio_result(aio)) != 0) {
 		nng_msg_free(nng_aio_get_msg(aio));
 		if (lost) {
@@ -268,11 +385,24 @@ static int call_on(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon
 	w.done = 0;
 	pthread_mutex_unlock(&w.lk);
 	nng_ctx_recv(ctx, aio);
-	if (wait_reply(c, mon, &w, aio)) {
+	/* a long wait (not a Hello: no monitor) is probed */
+	probe pr;
+	probe_init(&pr, c, sock, mon != NULL && timeout_ms > c->o.request_timeout_ms);
+	int why = wait_reply(c, mon, &pr, &w, aio);
+	probe_fini(&pr);
+	if (why == WAIT_LOST) {
 		rv = wt_seterr(err, WT_EUNAVAIL,
 		               "endpoint %s: the connection was lost during the request and not "
 		               "back within %u ms (weightd stopped?)",
 		               url, c->o.connect_timeout_ms + 1000);
+		goto out;
+	}
+	if (why == WAIT_STALLED) {
+		rv = wt_seterr(err, WT_EUNAVAIL,
+		               "endpoint %s: no answer to a Hello within %u ms while waiting for "
+		               "the reply (weightd stopped or hung? raise the request timeout "
+		               "if it is only slow)",
+		               url, c->o.request_timeout_ms);
 		goto out;
 	}
 	if ((nrv = nng_aio_result(aio)) != 0) {

@@ -9,6 +9,8 @@
  *    a restart in the middle of a fetch; the budget ends it (WT_EUNAVAIL);
  *  - of two endpoints, the one fetching goes down mid-fetch: the fetch fails
  *    over within connect_timeout_ms + 1 s, not after every request timeout;
+ *  - the first endpoint answers Hello, then nothing (stopped): the manifest
+ *    comes from the other after a Hello probe times out, not manifest_timeout_ms;
  *  - a Hello that gets no reply: on the second connection the fetch goes on
  *    with one; on the first it is retried;
  *  - WT_ECORRUPT for a chunk (damaged on the server's disk): the manifest is
@@ -49,7 +51,7 @@ static double now_s(void)
 }
 
 typedef struct copts {
-	uint32_t conns, connect_ms, budget_ms, timeout_ms, window;
+	uint32_t conns, connect_ms, budget_ms, timeout_ms, window, manifest_ms;
 } copts;
 
 static wt_client *open_client(const char *const *eps, size_t n, copts co)
@@ -63,6 +65,8 @@ static wt_client *open_client(const char *const *eps, size_t n, copts co)
 	o.request_timeout_ms = co.timeout_ms ? co.timeout_ms : 5000;
 	if (co.connect_ms)
 		o.connect_timeout_ms = co.connect_ms;
+	if (co.manifest_ms)
+		o.manifest_timeout_ms = co.manifest_ms;
 	o.retry_budget_ms = co.budget_ms; /* 0: the default, 30 s */
 	o.backoff_initial_ms = 20;
 	o.backoff_max_ms = 200;
@@ -316,6 +320,46 @@ static void test_killed_node_fails_over(void **state)
 	fake_stop(f2);
 }
 
+/* The first endpoint in rendezvous order answers the Hello and then nothing
+ * (a stopped or hung process: its connections stay up). The manifest comes
+ * from the other one once a Hello probe beside the wait goes unanswered for
+ * request_timeout_ms (1 s here), not after manifest_timeout_ms (600 s by
+ * default; 2 of 32 weightctl fetch of a SIGSTOPped node waited all of it). */
+static void test_stalled_node_manifest(void **state)
+{
+	(void)state;
+	fake *f1 = fake_start(), *f2 = fake_start();
+	const char *eps[] = {f1->url, f2->url};
+	copts co = {.conns = 1, .timeout_ms = 1000, .manifest_ms = 8000};
+	wt_client *c = open_client(eps, 2, co);
+	wt_errbuf err;
+	wt_manifest *m;
+	if (get_manifest(c, &m, &err) != WT_OK) /* which one comes first */
+		fail_msg("%s", err.msg);
+	fake *stalled = strcmp(m->served_by, f1->url) == 0 ? f1 : f2;
+	fake *alive = stalled == f1 ? f2 : f1;
+	wt_manifest_free(m);
+	wt_client_close(c);
+	stalled->stall_after_hellos = stalled->hellos + 1;
+	c = open_client(eps, 2, co);
+	double t0 = now_s();
+	if (get_manifest(c, &m, &err) != WT_OK)
+		fail_msg("manifest past a stalled endpoint: %s", err.msg);
+	double t = now_s() - t0;
+	printf("stalled endpoint first: manifest from %s after %.2f s (request timeout 1 s, "
+	       "manifest timeout 8 s)\n",
+	       m->served_by, t);
+	assert_string_equal(m->served_by, alive->url);
+	assert_true(t < 5.0);
+	wt_fetch_stats st;
+	if (fetch_m(alive, c, m, &st, &err) != WT_OK)
+		fail_msg("fetch from the other endpoint: %s", err.msg);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(f1);
+	fake_stop(f2);
+}
+
 /* Nobody comes back: WT_EUNAVAIL once the retry budget is spent, not before. */
 static void test_budget_spent(void **state)
 {
@@ -557,6 +601,7 @@ int main(void)
 	    cmocka_unit_test(test_restart_before_fetch),
 	    cmocka_unit_test(test_restart_mid_fetch),
 	    cmocka_unit_test(test_killed_node_fails_over),
+	    cmocka_unit_test(test_stalled_node_manifest),
 	    cmocka_unit_test(test_budget_spent),
 	    cmocka_unit_test(test_slow_second_hello),
 	    cmocka_unit_test(test_server_corrupt_chunk),

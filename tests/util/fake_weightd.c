@@ -192,6 +192,10 @@ static void *fake_main(void *arg)
 			wire_request_free(q); /* going down: dropped, as by a killed process */
 			continue;
 		}
+		if (f->stall_after_hellos > 0 && f->hellos >= f->stall_after_hellos) {
+			wire_request_free(q); /* stopped (SIGSTOP): received, never answered */
+			continue;
+		}
 		if (q->body_case == WEIGHTS__REQUEST__BODY_HELLO)
 			note_pipe(f->hello_pipes, &f->n_hello_pipes, pipe);
 		else if (q->body_case == WEIGHTS__REQUEST__BODY_CHUNK)
