@@ -153,6 +153,20 @@ static int renew_streams(fetch *f, fetch_loop *L, wt_errbuf *err)
 	return fetch_reissue(f, L->head, L->issued, err);
 }
 
+/* A chunk request timed out: whether its endpoint is stopped or hung (a Hello
+ * on each connection unanswered within connect_timeout_ms), not just slow. A
+ * stopped daemon keeps its connections up, so each of max_retries retries
+ * waited request_timeout_ms again before the fail-over (32 fetches of a node
+ * SIGSTOPped mid-fetch: 22 s with --timeout-ms 3000, 3 min by default). */
+static bool stalled(fetch *f)
+{
+	wt_errbuf herr;
+	if (client_ep_rehello(f->c, f->ep, &herr) == WT_OK)
+		return false; /* alive: slow, the retries stand */
+	client_log(f->c, WT_CLIENT_LOG_WARNING, "%s; failing over now", herr.msg);
+	return true;
+}
+
 /* The head slot failed: decide between re-fetch, retry, resume, fail-over, error. */
 int fetch_handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err)
 {
@@ -222,6 +236,10 @@ int fetch_handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err)
 		 * endpoint would wait out request_timeout_ms again; the next one in
 		 * rendezvous order takes over now (the only one: after a backoff,
 		 * within the retry budget) */
+		f->st->retries++;
+		return fetch_fail_over(f, L, err);
+	}
+	if (rv == WT_ETIMEDOUT && f->c->n_eps > 1 && stalled(f)) {
 		f->st->retries++;
 		return fetch_fail_over(f, L, err);
 	}

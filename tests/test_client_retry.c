@@ -11,6 +11,8 @@
  *    over within connect_timeout_ms + 1 s, not after every request timeout;
  *  - the first endpoint answers Hello, then nothing (stopped): the manifest
  *    comes from the other after a Hello probe times out, not manifest_timeout_ms;
+ *  - it stops answering mid-fetch: after one chunk timeout and an unanswered
+ *    Hello the fetch fails over, not after max_retries more timeouts;
  *  - a Hello that gets no reply: on the second connection the fetch goes on
  *    with one; on the first it is retried;
  *  - WT_ECORRUPT for a chunk (damaged on the server's disk): the manifest is
@@ -360,6 +362,42 @@ static void test_stalled_node_manifest(void **state)
 	fake_stop(f2);
 }
 
+/* The endpoint serving a fetch stops answering mid-fetch (SIGSTOP: its
+ * connections stay up). After the first chunk request times out, a Hello
+ * goes unanswered too, so the fetch fails over then, not after max_retries
+ * more timeouts (3 here: 6 s and more before). */
+static void test_stalled_node_mid_fetch(void **state)
+{
+	(void)state;
+	fake *f1 = fake_start(), *f2 = fake_start();
+	const char *eps[] = {f1->url, f2->url};
+	copts co = {.conns = 1, .window = 2, .timeout_ms = 1500, .connect_ms = 500};
+	wt_client *c = open_client(eps, 2, co);
+	wt_errbuf err;
+	wt_manifest *m;
+	if (get_manifest(c, &m, &err) != WT_OK)
+		fail_msg("%s", err.msg);
+	fake *stalled = strcmp(m->served_by, f1->url) == 0 ? f1 : f2;
+	fake *alive = stalled == f1 ? f2 : f1;
+	stalled->stall_after_chunks = 4;
+	wt_fetch_stats st;
+	double t0 = now_s();
+	if (fetch_m(alive, c, m, &st, &err) != WT_OK)
+		fail_msg("fetch while its node stalls: %s", err.msg);
+	double t = now_s() - t0;
+	printf("node stalled mid-fetch: done in %.2f s on %s (fail-overs %u, retries %u; "
+	       "request timeout 1.5 s, 3 retries)\n",
+	       t, st.endpoint, st.failovers, st.retries);
+	assert_int_equal(st.failovers, 1);
+	assert_string_equal(st.endpoint, alive->url);
+	assert_true(t < 5.0);
+	assert_true(alive->chunk_reqs <= (int)wt_manifest_n_chunks(m));
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(f1);
+	fake_stop(f2);
+}
+
 /* Nobody comes back: WT_EUNAVAIL once the retry budget is spent, not before. */
 static void test_budget_spent(void **state)
 {
@@ -602,6 +640,7 @@ int main(void)
 	    cmocka_unit_test(test_restart_mid_fetch),
 	    cmocka_unit_test(test_killed_node_fails_over),
 	    cmocka_unit_test(test_stalled_node_manifest),
+	    cmocka_unit_test(test_stalled_node_mid_fetch),
 	    cmocka_unit_test(test_budget_spent),
 	    cmocka_unit_test(test_slow_second_hello),
 	    cmocka_unit_test(test_server_corrupt_chunk),

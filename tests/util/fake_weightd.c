@@ -192,7 +192,8 @@ static void *fake_main(void *arg)
 			wire_request_free(q); /* going down: dropped, as by a killed process */
 			continue;
 		}
-		if (f->stall_after_hellos > 0 && f->hellos >= f->stall_after_hellos) {
+		if ((f->stall_after_hellos > 0 && f->hellos >= f->stall_after_hellos) ||
+		    (f->stall_after_chunks > 0 && f->chunk_reqs >= f->stall_after_chunks)) {
 			wire_request_free(q); /* stopped (SIGSTOP): received, never answered */
 			continue;
 		}

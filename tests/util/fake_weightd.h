@@ -56,6 +56,7 @@ typedef struct fake {
 	int chunk_delay_ms;     /* sleep before each chunk reply */
 	int stall_after_hellos; /* once this many Hellos came, nothing is answered (a stopped
 	                           process: connections stay up); 0 none */
+	int stall_after_chunks; /* the same once this many chunk requests came; 0 none */
 	/* error replies (set from any thread): manifests answered with this code
 	 * while non-zero; admin requests answered with answer_admin (0: the fake
 	 * has none, WT_EUNSUPPORTED). Counted in manifests / admins. */
