@@ -262,17 +262,14 @@ static bool endpoint_lost(const fetch *f)
 }
 
 /*
- * Wait for slot s. A request over messages on an endpoint that lost every
- * connection and got none back within connect_timeout_ms + 1 s (a killed
- * daemon, a host gone) is canceled and ends as WT_EUNAVAIL with s->lost set:
- * the caller fails over at once. Before, it waited request_timeout_ms, and
- * so did each of max_retries retries (3 min with the defaults while the next
- * endpoint was up). A daemon back within that grace gets the request again
- * from nng (a restart rides on it as before).
+ * Wait for slot s (f->lk held). A request over messages on an endpoint that
+ * lost every connection and got none back within connect_timeout_ms + 1 s (a
+ * killed daemon, a host gone) is canceled with s->lost set: nng would keep it
+ * queued for request_timeout_ms (as the manifest wait in conn.c cancels). A
+ * daemon back within that grace gets the request again from nng.
  */
-static void slot_wait(fetch *f, fetch_slot *s)
+static void slot_wait_locked(fetch *f, fetch_slot *s)
 {
-	pthread_mutex_lock(&f->lk);
 	while (s->state == SLOT_BUSY) {
 		struct timespec dl;
 		clock_gettime(CLOCK_REALTIME, &dl);
@@ -289,6 +286,16 @@ static void slot_wait(fetch *f, fetch_slot *s)
 			pthread_mutex_lock(&f->lk);
 		}
 	}
+}
+
+/* Wait for slot s; one canceled for a lost endpoint ends as WT_EUNAVAIL with
+ * s->lost set, and the caller fails over at once. Before, it waited
+ * request_timeout_ms, and so did each of max_retries retries (155-184 s with
+ * the defaults while the next endpoint was up). */
+static void slot_wait(fetch *f, fetch_slot *s)
+{
+	pthread_mutex_lock(&f->lk);
+	slot_wait_locked(f, s);
 	if (s->lost && s->rv != WT_OK)
 		s->rv = wt_seterr(&s->err, WT_EUNAVAIL,
 		                  "endpoint %s: tensor '%s' chunk %zu: every connection lost and "
@@ -314,9 +321,11 @@ static void slots_close_ctx(fetch *f)
  * closing a socket while replies are still on the wire can lose a completion
  * (nng issues 1813, 2208) and hang nng_close. Each request in flight ends with
  * its reply, its connection or its own timeout (request_timeout_ms), so the
- * wait is bounded and the socket is quiet afterwards. Returns how many slots
- * other than skip ended with WT_ECORRUPT (the server evicted the shard for a
- * damaged chunk), the last one's error in *corrupt_err.
+ * wait is bounded and the socket is quiet afterwards; only a request on an
+ * endpoint with no connection left (nothing on the wire) is canceled
+ * (slot_wait_locked). Returns how many slots other than skip ended with
+ * WT_ECORRUPT (the server evicted the shard for a damaged chunk), the last
+ * one's error in *corrupt_err.
  */
 unsigned fetch_slots_reclaim_corrupt(fetch *f, const fetch_slot *skip, wt_errbuf *corrupt_err)
 {
@@ -324,8 +333,7 @@ unsigned fetch_slots_reclaim_corrupt(fetch *f, const fetch_slot *skip, wt_errbuf
 	pthread_mutex_lock(&f->lk);
 	for (size_t i = 0; i < f->w; i++) {
 		fetch_slot *s = &f->slots[i];
-		while (s->state == SLOT_BUSY)
-			pthread_cond_wait(&f->cv, &f->lk);
+		slot_wait_locked(f, s); /* on a lost endpoint: canceled, not timed out */
 		if (s != skip && s->state == SLOT_DONE && s->rv == WT_ECORRUPT) {
 			n_corrupt++;
 			if (corrupt_err != NULL)
