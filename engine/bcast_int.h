@@ -34,6 +34,8 @@
 
 #include "weights/error.h"
 
+struct wt_sink;
+
 #define ENGINE_BCAST_MAGIC     0x43425457u /* "WTBC" */
 #define ENGINE_BCAST_VERSION   1u
 #define ENGINE_BCAST_MAX_GROUP 255u
@@ -78,6 +80,11 @@ int engine_bcast_hello_send(nng_stream *st, const engine_bcast_hello *h, uint32_
                             wt_errbuf *err);
 int engine_bcast_hello_recv(nng_stream *st, engine_bcast_hello *h, uint32_t timeout_ms,
                             wt_errbuf *err);
+/* The fixed part of a hello: magic and version checked (WT_EPROTO, WT_EVERSION),
+ * the ranks into h (its strings emptied), the three string lengths into len
+ * (group, revision, layout; each within its limit, else WT_EPROTO). */
+int engine_bcast_hello_parse(const uint8_t hdr[ENGINE_BCAST_HELLO], engine_bcast_hello *h,
+                             size_t len[3], wt_errbuf *err);
 
 /* Reply / ack: a code and a message (msg may be NULL for ""). recv puts the
  * message into msg (cap bytes, NUL-ended) and the code into *code. */
@@ -89,8 +96,46 @@ int engine_bcast_reply_recv(nng_stream *st, int *code, char *msg, size_t cap, ui
 /* One frame header (DATA's bytes follow through engine_bcast_io). */
 int engine_bcast_frame_send(nng_stream *st, const engine_bcast_frame *f, uint32_t timeout_ms,
                             wt_errbuf *err);
-int engine_bcast_frame_recv(nng_stream *st, engine_bcast_frame *f, uint32_t timeout_ms,
-                            wt_errbuf *err);
+void engine_bcast_frame_decode(const uint8_t hdr[ENGINE_BCAST_FRAME], engine_bcast_frame *f);
+
+/* Where a replica reads the root's side of the stream from: exactly n bytes
+ * into buf, or an error (what names the step, for err). */
+typedef int (*engine_bcast_read_fn)(void *ctx, void *buf, size_t n, const char *what,
+                                    wt_errbuf *err);
+
+/*
+ * A replica once admitted: sink->begin(m), then the root's frames and bytes
+ * from read until END, every frame checked against m before a byte of it is
+ * read, every chunk against its hash before sink->write (offsets contiguous
+ * from 0), every tensor against its XXH3-128 before tensor_end; then
+ * sink->end. On any failure after begin, sink->abort exactly once and never
+ * end. m must not be live (WT_EINVAL, the sink never called). Returns WT_OK
+ * or the error (weights/bcast.h, wt_bcast_receive).
+ */
+struct wt_manifest;
+int engine_bcast_rx_drive(const struct wt_manifest *m, struct wt_sink *sink,
+                          engine_bcast_read_fn read, void *ctx, wt_errbuf *err);
+
+/*
+ * The root's join: accept on l until n_want connections said a hello that
+ * admit(ctx, hello, err) accepts (WT_OK), or until deadline_ns. Hellos of up
+ * to 32 connections are read at once, each within hello_ms of its accept,
+ * so a connection that stays silent holds up no other (when 32 are pending,
+ * a new one evicts the oldest). A hello that is malformed or that admit
+ * refuses gets the code and message back and its connection closed; a
+ * connection silent for hello_ms is closed. Admitted streams go to
+ * out[0..*n_out) (caller owns them, out has n_want slots). WT_OK when n_want
+ * joined; WT_ETIMEDOUT (err not set: the caller names what) or WT_ENOMEM.
+ */
+typedef struct engine_bcast_join_opts {
+	uint32_t n_want;
+	uint64_t deadline_ns; /* common_now_ns() clock */
+	uint64_t hello_ms;
+	int (*admit)(void *ctx, const engine_bcast_hello *h, wt_errbuf *err);
+	void *ctx;
+} engine_bcast_join_opts;
+int engine_bcast_join(nng_stream_listener *l, const engine_bcast_join_opts *o, nng_stream **out,
+                      uint32_t *n_out, wt_errbuf *err);
 
 /* Dial url, retrying a refused or failed connect until timeout_ms passed. */
 int engine_bcast_dial(const char *url, uint32_t timeout_ms, nng_stream **out, wt_errbuf *err);

@@ -21,8 +21,8 @@
 typedef struct rx {
 	const wt_manifest *m;
 	wt_sink *s;
-	nng_stream *st;
-	uint32_t io_ms;
+	engine_bcast_read_fn read; /* the root's stream */
+	void *rctx;
 	uint8_t *buf; /* one chunk; owned */
 	common_hasher *th;
 	size_t n;    /* tensors */
@@ -35,15 +35,24 @@ typedef struct rx {
 	uint8_t ck_hash[16];
 } rx;
 
-/* The largest chunk of m (its buffer size); WT_EINVAL for a live manifest. */
-static int rx_setup(rx *x, wt_errbuf *err)
+/* WT_EINVAL for a live manifest: its hashes are not known. */
+static int rx_check(const wt_manifest *m, wt_errbuf *err)
 {
-	if (wt_manifest_live(x->m))
+	if (wt_manifest_live(m))
 		return wt_seterr(
 		    err, WT_EINVAL,
 		    "broadcast replica: the manifest is live (cut-through): its hashes "
 		    "are not known yet, so the root's bytes cannot be checked; ask the "
 		    "manifest with a client without cut_through");
+	return WT_OK;
+}
+
+/* A buffer of the largest chunk of m, the tensor hasher. */
+static int rx_setup(rx *x, wt_errbuf *err)
+{
+	int rv = rx_check(x->m, err);
+	if (rv != WT_OK)
+		return rv;
 	uint64_t max = 0;
 	x->n = wt_manifest_n_tensors(x->m);
 	for (size_t t = 0; t < x->n; t++) {
@@ -138,8 +147,7 @@ static int on_data(rx *x, const engine_bcast_frame *f, wt_errbuf *err)
 		piece = piece < left ? piece : left;
 		piece = piece < RX_PIECE ? piece : RX_PIECE;
 		uint8_t *p = x->buf + x->ck_fill;
-		rv = engine_bcast_io(x->st, 0, p, (size_t)piece, x->io_ms, "receiving chunk bytes",
-		                     err);
+		rv = x->read(x->rctx, p, (size_t)piece, "receiving chunk bytes", err);
 		if (rv != WT_OK)
 			break;
 		common_hasher_update(x->th, p, (size_t)piece);
@@ -182,9 +190,11 @@ static int rx_run(rx *x, wt_errbuf *err)
 {
 	for (;;) {
 		engine_bcast_frame f;
-		int rv = engine_bcast_frame_recv(x->st, &f, x->io_ms, err);
+		uint8_t hdr[ENGINE_BCAST_FRAME];
+		int rv = x->read(x->rctx, hdr, sizeof(hdr), "waiting for the root", err);
 		if (rv != WT_OK)
 			return rv;
+		engine_bcast_frame_decode(hdr, &f);
 		switch (f.type) {
 		case ENGINE_BCAST_F_TBEGIN:
 			rv = on_tbegin(x, &f, err);
@@ -218,29 +228,57 @@ static int rx_run(rx *x, wt_errbuf *err)
 }
 
 /* Dial, hello, wait to be admitted. */
-static int rx_join(rx *x, const wt_bcast_opts *o, wt_errbuf *err)
+static int rx_join(const wt_manifest *m, const wt_bcast_opts *o, uint32_t io_ms, nng_stream **st,
+                   wt_errbuf *err)
 {
 	engine_bcast_hello *h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return wt_seterr(err, WT_ENOMEM, "broadcast replica: out of memory");
-	h->tp_rank = wt_manifest_tp_rank(x->m);
-	h->ep_rank = wt_manifest_ep_rank(x->m);
+	h->tp_rank = wt_manifest_tp_rank(m);
+	h->ep_rank = wt_manifest_ep_rank(m);
 	snprintf(h->group, sizeof(h->group), "%s", o->group ? o->group : "");
-	snprintf(h->revision, sizeof(h->revision), "%s", wt_manifest_revision(x->m));
-	snprintf(h->layout, sizeof(h->layout), "%s", wt_manifest_layout_text(x->m));
-	int rv = engine_bcast_dial(o->url, o->join_timeout_ms, &x->st, err);
+	snprintf(h->revision, sizeof(h->revision), "%s", wt_manifest_revision(m));
+	snprintf(h->layout, sizeof(h->layout), "%s", wt_manifest_layout_text(m));
+	int rv = engine_bcast_dial(o->url, o->join_timeout_ms, st, err);
 	if (rv == WT_OK)
-		rv = engine_bcast_hello_send(x->st, h, x->io_ms, err);
+		rv = engine_bcast_hello_send(*st, h, io_ms, err);
 	free(h);
 	char msg[WT_ERRMSG_MAX];
 	int code = WT_OK;
 	if (rv == WT_OK) /* the root answers once every replica joined */
-		rv = engine_bcast_reply_recv(x->st, &code, msg, sizeof(msg), o->join_timeout_ms,
-		                             err);
+		rv = engine_bcast_reply_recv(*st, &code, msg, sizeof(msg), o->join_timeout_ms, err);
 	if (rv == WT_OK && code != WT_OK)
 		rv = wt_seterr(err, code ? code : WT_EPROTO,
 		               "broadcast root %s refused this replica: %s", o->url, msg);
 	return rv;
+}
+
+int engine_bcast_rx_drive(const wt_manifest *m, wt_sink *sink, engine_bcast_read_fn read, void *ctx,
+                          wt_errbuf *err)
+{
+	rx x = {.m = m, .s = sink, .read = read, .rctx = ctx};
+	int rv = rx_setup(&x, err);
+	if (rv == WT_OK && (rv = sink->ops->begin(sink, m, err)) == WT_OK) {
+		rv = rx_run(&x, err);
+		if (rv == WT_OK)
+			rv = sink->ops->end(sink, err);
+		else
+			sink->ops->abort(sink);
+	}
+	common_hasher_free(x.th);
+	free(x.buf);
+	return rv;
+}
+
+typedef struct rx_stream {
+	nng_stream *st;
+	uint32_t io_ms;
+} rx_stream;
+
+static int rx_read(void *ctx, void *buf, size_t n, const char *what, wt_errbuf *err)
+{
+	rx_stream *s = ctx;
+	return engine_bcast_io(s->st, 0, buf, n, s->io_ms, what, err);
 }
 
 int wt_bcast_receive(const wt_bcast_opts *o, const wt_manifest *m, wt_sink *sink, wt_errbuf *err)
@@ -254,23 +292,17 @@ int wt_bcast_receive(const wt_bcast_opts *o, const wt_manifest *m, wt_sink *sink
 		return wt_seterr(err, WT_EINVAL,
 		                 "broadcast replica: give the manifest and a sink with every "
 		                 "callback from begin through abort");
+	if ((rv = rx_check(m, err)) != WT_OK)
+		return rv;
 	wt_bcast_opts oo = *o;
 	oo.join_timeout_ms = o->join_timeout_ms ? o->join_timeout_ms : 60000;
-	rx x = {.m = m, .s = sink, .io_ms = o->io_timeout_ms ? o->io_timeout_ms : 30000};
-	if ((rv = rx_setup(&x, err)) == WT_OK && (rv = rx_join(&x, &oo, err)) == WT_OK) {
-		if ((rv = sink->ops->begin(sink, m, err)) == WT_OK) {
-			rv = rx_run(&x, err);
-			if (rv == WT_OK)
-				rv = sink->ops->end(sink, err);
-			else
-				sink->ops->abort(sink);
-		}
+	rx_stream s = {.st = NULL, .io_ms = o->io_timeout_ms ? o->io_timeout_ms : 30000};
+	if ((rv = rx_join(m, &oo, s.io_ms, &s.st, err)) == WT_OK) {
+		rv = engine_bcast_rx_drive(m, sink, rx_read, &s, err);
 		/* the root counts who got everything (best effort: it may be gone) */
-		engine_bcast_reply_send(x.st, rv, err != NULL && rv != WT_OK ? err->msg : NULL,
-		                        x.io_ms, NULL);
+		engine_bcast_reply_send(s.st, rv, err != NULL && rv != WT_OK ? err->msg : NULL,
+		                        s.io_ms, NULL);
 	}
-	engine_bcast_close(x.st);
-	common_hasher_free(x.th);
-	free(x.buf);
+	engine_bcast_close(s.st);
 	return rv;
 }

@@ -120,58 +120,43 @@ static int hello_check(const wt_bcast_root *r, const engine_bcast_hello *h, cons
 	return WT_OK;
 }
 
-/* Accept one connection within ms; NULL on timeout. */
-static nng_stream *accept_one(wt_bcast_root *r, uint64_t ms)
+typedef struct admit_ctx {
+	const wt_bcast_root *r;
+	const wt_manifest *m;
+} admit_ctx;
+
+static int admit(void *ctx, const engine_bcast_hello *h, wt_errbuf *err)
 {
-	nng_aio *aio;
-	if (nng_aio_alloc(&aio, NULL, NULL) != 0)
-		return NULL;
-	nng_aio_set_timeout(aio, (nng_duration)ms);
-	nng_stream_listener_accept(r->l, aio);
-	nng_aio_wait(aio);
-	nng_stream *st = nng_aio_result(aio) == 0 ? nng_aio_get_output(aio, 0) : NULL;
-	nng_aio_free(aio);
-	return st;
+	admit_ctx *a = ctx;
+	return hello_check(a->r, h, a->m, err);
 }
 
-/* Wait for n_members - 1 replicas that say hello for m; WT_ETIMEDOUT naming
- * how many joined (they are refused) when they did not in time. */
+/* Wait for n_members - 1 replicas that say hello for m (engine_bcast_join:
+ * hellos read concurrently, so a silent connection holds up no replica);
+ * WT_ETIMEDOUT naming how many joined (they are refused) when they did not in
+ * time. */
 static int join(wt_bcast_root *r, const wt_manifest *m, wt_errbuf *err)
 {
-	uint64_t deadline = common_now_ns() + (uint64_t)r->join_timeout_ms * 1000000u;
-	engine_bcast_hello *h = malloc(sizeof(*h));
-	if (h == NULL)
-		return wt_seterr(err, WT_ENOMEM, "broadcast root: out of memory");
-	while (r->n_peers + 1 < r->n_members) {
-		uint64_t now = common_now_ns();
-		nng_stream *st =
-		    now < deadline ? accept_one(r, (deadline - now) / 1000000 + 1) : NULL;
-		if (st == NULL)
-			break;
-		wt_errbuf e; /* a hello within io_timeout_ms, and before the join deadline */
-		uint64_t left_ms = (deadline - now) / 1000000 + 1;
-		uint32_t t = left_ms < r->io_timeout_ms ? (uint32_t)left_ms : r->io_timeout_ms;
-		int rv = engine_bcast_hello_recv(st, h, t, &e);
-		if (rv == WT_OK)
-			rv = hello_check(r, h, m, &e);
-		if (rv != WT_OK) { /* refused: does not count */
-			engine_bcast_reply_send(st, rv, e.msg, t, NULL);
-			engine_bcast_close(st);
-			continue;
-		}
-		r->peers[r->n_peers++] = st;
-	}
-	free(h);
-	if (r->n_peers + 1 >= r->n_members)
-		return WT_OK;
-	int rv = wt_seterr(err, WT_ETIMEDOUT,
-	                   "broadcast root %s: %u of %u replicas joined within %u ms "
-	                   "(join_timeout_ms) for revision %.12s tp_rank %u ep_rank %u; start "
-	                   "the missing replicas, or lower n_members",
-	                   r->url, r->n_peers, r->n_members - 1, r->join_timeout_ms,
-	                   wt_manifest_revision(m), wt_manifest_tp_rank(m), wt_manifest_ep_rank(m));
-	refuse_all(r, WT_ETIMEDOUT, err->msg);
-	return rv;
+	admit_ctx a = {.r = r, .m = m};
+	engine_bcast_join_opts o = {
+	    .n_want = r->n_members - 1,
+	    .deadline_ns = common_now_ns() + (uint64_t)r->join_timeout_ms * 1000000u,
+	    .hello_ms = r->io_timeout_ms,
+	    .admit = admit,
+	    .ctx = &a,
+	};
+	int rv = engine_bcast_join(r->l, &o, r->peers, &r->n_peers, err);
+	if (rv != WT_ETIMEDOUT)
+		return rv;
+	wt_errbuf e;
+	rv = wt_seterr(&e, WT_ETIMEDOUT,
+	               "broadcast root %s: %u of %u replicas joined within %u ms "
+	               "(join_timeout_ms) for revision %.12s tp_rank %u ep_rank %u; start "
+	               "the missing replicas, or lower n_members",
+	               r->url, r->n_peers, r->n_members - 1, r->join_timeout_ms,
+	               wt_manifest_revision(m), wt_manifest_tp_rank(m), wt_manifest_ep_rank(m));
+	refuse_all(r, WT_ETIMEDOUT, e.msg);
+	return wt_seterr(err, rv, "%s", e.msg);
 }
 
 static int b_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)

@@ -111,13 +111,9 @@ int engine_bcast_hello_send(nng_stream *st, const engine_bcast_hello *h, uint32_
 	return rv;
 }
 
-int engine_bcast_hello_recv(nng_stream *st, engine_bcast_hello *h, uint32_t timeout_ms,
-                            wt_errbuf *err)
+int engine_bcast_hello_parse(const uint8_t hdr[ENGINE_BCAST_HELLO], engine_bcast_hello *h,
+                             size_t len[3], wt_errbuf *err)
 {
-	uint8_t hdr[ENGINE_BCAST_HELLO];
-	int rv = engine_bcast_io(st, 0, hdr, sizeof(hdr), timeout_ms, "reading hello", err);
-	if (rv != WT_OK)
-		return rv;
 	if (get32(hdr) != ENGINE_BCAST_MAGIC)
 		return wt_seterr(err, WT_EPROTO,
 		                 "broadcast hello: magic %08x is not a weightd broadcast replica's",
@@ -127,17 +123,29 @@ int engine_bcast_hello_recv(nng_stream *st, engine_bcast_hello *h, uint32_t time
 		                 "broadcast hello: wire version %u, this root speaks %u; run the "
 		                 "same libweights release on root and replicas",
 		                 get32(hdr + 4), ENGINE_BCAST_VERSION);
-	size_t l[3] = {hdr[16] | (size_t)hdr[17] << 8, hdr[18] | (size_t)hdr[19] << 8,
-	               hdr[20] | (size_t)hdr[21] << 8};
-	if (l[0] > ENGINE_BCAST_MAX_GROUP || l[1] > ENGINE_BCAST_MAX_TEXT ||
-	    l[2] > ENGINE_BCAST_MAX_TEXT)
+	for (int i = 0; i < 3; i++)
+		len[i] = hdr[16 + 2 * i] | (size_t)hdr[17 + 2 * i] << 8;
+	if (len[0] > ENGINE_BCAST_MAX_GROUP || len[1] > ENGINE_BCAST_MAX_TEXT ||
+	    len[2] > ENGINE_BCAST_MAX_TEXT)
 		return wt_seterr(err, WT_EPROTO,
 		                 "broadcast hello: string lengths %zu/%zu/%zu over the limits "
 		                 "%u/%u/%u",
-		                 l[0], l[1], l[2], ENGINE_BCAST_MAX_GROUP, ENGINE_BCAST_MAX_TEXT,
-		                 ENGINE_BCAST_MAX_TEXT);
+		                 len[0], len[1], len[2], ENGINE_BCAST_MAX_GROUP,
+		                 ENGINE_BCAST_MAX_TEXT, ENGINE_BCAST_MAX_TEXT);
 	h->tp_rank = get32(hdr + 8);
 	h->ep_rank = get32(hdr + 12);
+	h->group[0] = h->revision[0] = h->layout[0] = '\0';
+	return WT_OK;
+}
+
+int engine_bcast_hello_recv(nng_stream *st, engine_bcast_hello *h, uint32_t timeout_ms,
+                            wt_errbuf *err)
+{
+	uint8_t hdr[ENGINE_BCAST_HELLO];
+	size_t l[3];
+	int rv = engine_bcast_io(st, 0, hdr, sizeof(hdr), timeout_ms, "reading hello", err);
+	if (rv == WT_OK)
+		rv = engine_bcast_hello_parse(hdr, h, l, err);
 	char *s[3] = {h->group, h->revision, h->layout};
 	for (int i = 0; rv == WT_OK && i < 3; i++) {
 		if (l[i] > 0)
@@ -198,18 +206,12 @@ int engine_bcast_frame_send(nng_stream *st, const engine_bcast_frame *f, uint32_
 	return engine_bcast_io(st, 1, hdr, sizeof(hdr), timeout_ms, "sending a frame", err);
 }
 
-int engine_bcast_frame_recv(nng_stream *st, engine_bcast_frame *f, uint32_t timeout_ms,
-                            wt_errbuf *err)
+void engine_bcast_frame_decode(const uint8_t hdr[ENGINE_BCAST_FRAME], engine_bcast_frame *f)
 {
-	uint8_t hdr[ENGINE_BCAST_FRAME];
-	int rv = engine_bcast_io(st, 0, hdr, sizeof(hdr), timeout_ms, "waiting for the root", err);
-	if (rv != WT_OK)
-		return rv;
 	f->type = get32(hdr);
 	f->tensor = get32(hdr + 4);
 	f->off = get64(hdr + 8);
 	f->len = get64(hdr + 16);
-	return WT_OK;
 }
 
 int engine_bcast_dial(const char *url, uint32_t timeout_ms, nng_stream **out, wt_errbuf *err)

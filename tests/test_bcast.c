@@ -379,6 +379,43 @@ static void test_bcast_root_aborts(void **state)
 	root_close(&x);
 }
 
+/* Connections that connect and say nothing (a port scanner, a stuck
+ * process), opened before the replicas dial: the hellos are read
+ * concurrently, so the broadcast begins at once, well under io_timeout_ms
+ * (3000 ms here; the old join waited that long for each silent one). */
+static void test_bcast_silent_connections(void **state)
+{
+	(void)state;
+	root x;
+	root_open(&x, 3, 20000, NULL);
+	nng_stream *silent[3] = {NULL};
+	wt_errbuf err;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(engine_bcast_dial(wt_bcast_root_url(x.r), 2000, &silent[i], &err),
+		                 WT_OK);
+	rep r[2];
+	for (int i = 0; i < 2; i++)
+		rep_start(&r[i], x.c, wt_bcast_root_url(x.r), NULL);
+	double t0 = now_s();
+	int rv = root_fetch(&x, &err);
+	double secs = now_s() - t0;
+	printf("root: %s in %.2f s %s\n", wt_errname(rv), secs, rv ? err.msg : "");
+	assert_int_equal(rv, WT_OK);
+	assert_true(secs < 1.5);
+	for (int i = 0; i < 2; i++) {
+		rep_join(&r[i]);
+		assert_int_equal(r[i].rv, WT_OK);
+		check_bytes(r[i].cs.h);
+		rep_free(&r[i]);
+	}
+	uint32_t done = 0;
+	assert_int_equal(wt_bcast_root_result(x.r, &done, &err), WT_OK);
+	assert_int_equal(done, 2);
+	for (int i = 0; i < 3; i++)
+		engine_bcast_close(silent[i]);
+	root_close(&x);
+}
+
 /* ---- a hostile root speaking the wire format ---- */
 
 enum { H_FLIP, H_TRUE, H_DIE, H_SILENT, H_OUT_OF_ORDER, H_TOO_LONG };
@@ -616,6 +653,7 @@ int main(void)
 	    cmocka_unit_test(test_bcast_refused_at_hello),
 	    cmocka_unit_test(test_bcast_missing_replica),
 	    cmocka_unit_test(test_bcast_root_aborts),
+	    cmocka_unit_test(test_bcast_silent_connections),
 	    cmocka_unit_test(test_bcast_corrupt_byte),
 	    cmocka_unit_test(test_bcast_tensor_hash),
 	    cmocka_unit_test(test_bcast_root_dies),

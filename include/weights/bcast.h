@@ -69,6 +69,8 @@ typedef struct wt_bcast_root wt_bcast_root;
  * begin(m) waits for n_members - 1 replicas whose hello names the same group,
  * revision, layout text and (tp_rank, ep_rank) as m; a replica that does not
  * is refused with a message naming the difference and does not count.
+ * Hellos are read concurrently, each within io_timeout_ms of its connect: a
+ * connection that says nothing holds up no replica.
  * Each fetch into the sink is a new broadcast to newly joined replicas.
  * WT_EINVAL for bad options (the message names the field), WT_EUNAVAIL when
  * the URL cannot be listened on. Caller owns *out (wt_bcast_root_destroy()).
