@@ -74,6 +74,9 @@ typedef struct engine_bcast_hello {
 int engine_bcast_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms,
                     const char *what, wt_errbuf *err);
 
+/* An nng error as a WT_E* code (WT_ETIMEDOUT, WT_ECLOSED, WT_ENOMEM, else WT_EIO). */
+int engine_bcast_nng_err(int nrv);
+
 /* Hello: send (h's strings must fit their limits: else WT_EINVAL) and receive
  * (every length checked before a byte of it is read: WT_EPROTO). */
 int engine_bcast_hello_send(nng_stream *st, const engine_bcast_hello *h, uint32_t timeout_ms,
@@ -96,12 +99,14 @@ int engine_bcast_reply_recv(nng_stream *st, int *code, char *msg, size_t cap, ui
 /* One frame header (DATA's bytes follow through engine_bcast_io). */
 int engine_bcast_frame_send(nng_stream *st, const engine_bcast_frame *f, uint32_t timeout_ms,
                             wt_errbuf *err);
+void engine_bcast_frame_encode(uint8_t hdr[ENGINE_BCAST_FRAME], const engine_bcast_frame *f);
 void engine_bcast_frame_decode(const uint8_t hdr[ENGINE_BCAST_FRAME], engine_bcast_frame *f);
 
 /* Where a replica reads the root's side of the stream from: exactly n bytes
- * into buf, or an error (what names the step, for err). */
-typedef int (*engine_bcast_read_fn)(void *ctx, void *buf, size_t n, const char *what,
-                                    wt_errbuf *err);
+ * into buf, or an error (what names the step, for err). frame_start: the
+ * read of a frame header (the root may be late by its io_timeout_ms). */
+typedef int (*engine_bcast_read_fn)(void *ctx, void *buf, size_t n, int frame_start,
+                                    const char *what, wt_errbuf *err);
 
 /*
  * A replica once admitted: sink->begin(m), then the root's frames and bytes
@@ -136,6 +141,21 @@ typedef struct engine_bcast_join_opts {
 } engine_bcast_join_opts;
 int engine_bcast_join(nng_stream_listener *l, const engine_bcast_join_opts *o, nng_stream **out,
                       uint32_t *n_out, wt_errbuf *err);
+
+/*
+ * The root's sends of one frame to n replicas at once (one aio each).
+ * engine_bcast_tx_send: hdr (ENGINE_BCAST_FRAME bytes) then len bytes at data
+ * to every st[k] != NULL, k < n (at most the n given at create), all within
+ * timeout_ms; returns when every send finished or timed out. hdr and data are
+ * borrowed until it returns. engine_bcast_tx_result: WT_OK for replica k, or
+ * WT_ETIMEDOUT / WT_ECLOSED / WT_EIO with err naming how far it got.
+ */
+typedef struct engine_bcast_tx engine_bcast_tx;
+int engine_bcast_tx_create(engine_bcast_tx **out, uint32_t n, wt_errbuf *err);
+void engine_bcast_tx_send(engine_bcast_tx *t, nng_stream **st, uint32_t n, uint8_t *hdr,
+                          const void *data, uint64_t len, uint32_t timeout_ms);
+int engine_bcast_tx_result(const engine_bcast_tx *t, uint32_t k, wt_errbuf *err);
+void engine_bcast_tx_destroy(engine_bcast_tx *t); /* NULL is a no-op */
 
 /* Dial url, retrying a refused or failed connect until timeout_ms passed. */
 int engine_bcast_dial(const char *url, uint32_t timeout_ms, nng_stream **out, wt_errbuf *err);

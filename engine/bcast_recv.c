@@ -147,7 +147,7 @@ static int on_data(rx *x, const engine_bcast_frame *f, wt_errbuf *err)
 		piece = piece < left ? piece : left;
 		piece = piece < RX_PIECE ? piece : RX_PIECE;
 		uint8_t *p = x->buf + x->ck_fill;
-		rv = x->read(x->rctx, p, (size_t)piece, "receiving chunk bytes", err);
+		rv = x->read(x->rctx, p, (size_t)piece, 0, "receiving chunk bytes", err);
 		if (rv != WT_OK)
 			break;
 		common_hasher_update(x->th, p, (size_t)piece);
@@ -191,7 +191,7 @@ static int rx_run(rx *x, wt_errbuf *err)
 	for (;;) {
 		engine_bcast_frame f;
 		uint8_t hdr[ENGINE_BCAST_FRAME];
-		int rv = x->read(x->rctx, hdr, sizeof(hdr), "waiting for the root", err);
+		int rv = x->read(x->rctx, hdr, sizeof(hdr), 1, "waiting for the root", err);
 		if (rv != WT_OK)
 			return rv;
 		engine_bcast_frame_decode(hdr, &f);
@@ -275,10 +275,24 @@ typedef struct rx_stream {
 	uint32_t io_ms;
 } rx_stream;
 
-static int rx_read(void *ctx, void *buf, size_t n, const char *what, wt_errbuf *err)
+/* A frame may come io_timeout_ms late: the root waits that long for a
+ * replica that stopped reading before it drops it and sends the next frame.
+ * So between frames a replica waits twice io_timeout_ms, longer than the
+ * root's own patience; within a frame, io_timeout_ms. */
+static int rx_read(void *ctx, void *buf, size_t n, int frame_start, const char *what,
+                   wt_errbuf *err)
 {
 	rx_stream *s = ctx;
-	return engine_bcast_io(s->st, 0, buf, n, s->io_ms, what, err);
+	uint32_t ms =
+	    frame_start ? (s->io_ms > UINT32_MAX / 2 ? UINT32_MAX : 2 * s->io_ms) : s->io_ms;
+	int rv = engine_bcast_io(s->st, 0, buf, n, ms, what, err);
+	if (rv == WT_ETIMEDOUT && frame_start)
+		wt_seterr(err, rv,
+		          "broadcast: %s: nothing for %u ms (twice io_timeout_ms: the root may "
+		          "wait io_timeout_ms for a replica that stopped reading); check the "
+		          "root, or raise io_timeout_ms",
+		          what, ms);
+	return rv;
 }
 
 int wt_bcast_receive(const wt_bcast_opts *o, const wt_manifest *m, wt_sink *sink, wt_errbuf *err)

@@ -3,9 +3,10 @@
  * forwards every callback to the engine's own sink and sends what passed to
  * every replica that joined, over one nng stream each (wire: bcast_int.h).
  *
- * Sends go to the replicas one after another, each bounded by io_timeout_ms:
- * a replica that stops reading slows the others by at most that, then is
- * dropped (stream closed: it aborts). The root's own fetch goes on.
+ * Each frame goes to every replica at once (one send aio each), all bounded by
+ * one io_timeout_ms: a replica that stops reading slows the others by at most
+ * that, once, then is dropped (stream closed: it aborts). The root's own
+ * fetch goes on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +27,9 @@ struct wt_bcast_root {
 	char group[ENGINE_BCAST_MAX_GROUP + 1];
 	uint32_t n_members, join_timeout_ms, io_timeout_ms;
 	nng_stream_listener *l;
-	nng_stream **peers; /* n_members - 1 slots; NULL = none or dropped */
-	uint32_t n_peers;   /* joined in this broadcast */
+	nng_stream **peers;  /* n_members - 1 slots; NULL = none or dropped */
+	engine_bcast_tx *tx; /* the sends to the n_members - 1 replicas */
+	uint32_t n_peers;    /* joined in this broadcast */
 	/* result of the last broadcast */
 	uint32_t n_done;
 	wt_errbuf first; /* first replica failure; code WT_OK if none */
@@ -66,20 +68,19 @@ static void close_all(wt_bcast_root *r)
 	r->n_peers = 0;
 }
 
-/* Send frame f (and, for DATA, len bytes at data) to every live replica. */
+/* Send frame f (and, for DATA, len bytes at data) to every live replica at
+ * once, all within one io_timeout_ms: a replica that does not take it by then
+ * is dropped, and holds the others up by no more than that. */
 static void send_all(wt_bcast_root *r, uint32_t type, size_t tensor, uint64_t off, const void *data,
                      uint64_t len)
 {
 	engine_bcast_frame f = {.type = type, .tensor = (uint32_t)tensor, .off = off, .len = len};
+	uint8_t hdr[ENGINE_BCAST_FRAME];
+	engine_bcast_frame_encode(hdr, &f);
+	engine_bcast_tx_send(r->tx, r->peers, r->n_peers, hdr, data, len, r->io_timeout_ms);
 	for (uint32_t k = 0; k < r->n_peers; k++) {
 		wt_errbuf e;
-		if (r->peers[k] == NULL)
-			continue;
-		int rv = engine_bcast_frame_send(r->peers[k], &f, r->io_timeout_ms, &e);
-		if (rv == WT_OK && len > 0)
-			rv = engine_bcast_io(r->peers[k], 1, (void *)data, (size_t)len,
-			                     r->io_timeout_ms, "sending chunk bytes", &e);
-		if (rv != WT_OK)
+		if (r->peers[k] != NULL && engine_bcast_tx_result(r->tx, k, &e) != WT_OK)
 			drop(r, k, &e);
 	}
 }
@@ -227,17 +228,20 @@ static int b_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
 	return rv;
 }
 
-/* After END: each replica's ack (its sink's end() result). */
+/* After END: each replica's ack (its sink's end() result), all within one
+ * io_timeout_ms (they come in parallel; one that never acks costs it once). */
 static void collect_acks(wt_bcast_root *r)
 {
+	uint64_t deadline = common_now_ns() + (uint64_t)r->io_timeout_ms * 1000000u;
 	for (uint32_t k = 0; k < r->n_peers; k++) {
 		wt_errbuf e;
 		char msg[WT_ERRMSG_MAX];
 		int code = WT_OK;
 		if (r->peers[k] == NULL)
 			continue;
-		int rv = engine_bcast_reply_recv(r->peers[k], &code, msg, sizeof(msg),
-		                                 r->io_timeout_ms, &e);
+		uint64_t now = common_now_ns();
+		uint32_t ms = now < deadline ? (uint32_t)((deadline - now + 999999) / 1000000) : 1;
+		int rv = engine_bcast_reply_recv(r->peers[k], &code, msg, sizeof(msg), ms, &e);
 		if (rv == WT_OK && code != WT_OK)
 			wt_seterr(&e, code, "replica failed: %s", msg);
 		if (rv == WT_OK && code == WT_OK)
@@ -351,6 +355,10 @@ int wt_bcast_root_create(wt_bcast_root **out, const wt_bcast_opts *o, wt_sink *i
 		free(r);
 		return wt_seterr(err, WT_ENOMEM, "broadcast root: out of memory");
 	}
+	if ((rv = engine_bcast_tx_create(&r->tx, o->n_members - 1, err)) != WT_OK) {
+		wt_bcast_root_destroy(r);
+		return rv;
+	}
 	r->base.ops = &bcast_ops;
 	r->inner = inner;
 	r->n_members = o->n_members;
@@ -396,6 +404,7 @@ void wt_bcast_root_destroy(wt_bcast_root *r)
 		nng_stream_listener_close(r->l);
 		nng_stream_listener_free(r->l);
 	}
+	engine_bcast_tx_destroy(r->tx);
 	free(r->peers);
 	free(r->url);
 	free(r);

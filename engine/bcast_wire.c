@@ -29,7 +29,7 @@ static uint64_t get64(const uint8_t *p)
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
-static int nng_to_wt(int nrv)
+int engine_bcast_nng_err(int nrv)
 {
 	switch (nrv) {
 	case NNG_ETIMEDOUT:
@@ -75,7 +75,7 @@ int engine_bcast_io(nng_stream *st, int send, void *buf, size_t n, uint32_t time
 	nng_aio_free(aio);
 	if (nrv == 0)
 		return WT_OK;
-	int rv = nng_to_wt(nrv);
+	int rv = engine_bcast_nng_err(nrv);
 	if (rv == WT_ETIMEDOUT)
 		return wt_seterr(err, rv, "broadcast: %s: nothing moved for %u ms (io_timeout_ms)",
 		                 what, timeout_ms);
@@ -195,14 +195,19 @@ int engine_bcast_reply_recv(nng_stream *st, int *code, char *msg, size_t cap, ui
 	return WT_OK;
 }
 
-int engine_bcast_frame_send(nng_stream *st, const engine_bcast_frame *f, uint32_t timeout_ms,
-                            wt_errbuf *err)
+void engine_bcast_frame_encode(uint8_t hdr[ENGINE_BCAST_FRAME], const engine_bcast_frame *f)
 {
-	uint8_t hdr[ENGINE_BCAST_FRAME];
 	put32(hdr, f->type);
 	put32(hdr + 4, f->tensor);
 	put64(hdr + 8, f->off);
 	put64(hdr + 16, f->len);
+}
+
+int engine_bcast_frame_send(nng_stream *st, const engine_bcast_frame *f, uint32_t timeout_ms,
+                            wt_errbuf *err)
+{
+	uint8_t hdr[ENGINE_BCAST_FRAME];
+	engine_bcast_frame_encode(hdr, f);
 	return engine_bcast_io(st, 1, hdr, sizeof(hdr), timeout_ms, "sending a frame", err);
 }
 

@@ -576,15 +576,16 @@ static void test_bcast_root_dies(void **state)
 	rep_free(&r);
 }
 
-/* The root goes silent: WT_ETIMEDOUT after io_timeout_ms, no hang. */
+/* The root goes silent: WT_ETIMEDOUT after twice io_timeout_ms (between
+ * frames the root may spend io_timeout_ms on a stuck replica), no hang. */
 static void test_bcast_root_silent(void **state)
 {
 	(void)state;
 	rep r;
 	against(&r, H_SILENT, 400);
 	assert_int_equal(r.rv, WT_ETIMEDOUT);
-	assert_non_null(strstr(r.err.msg, "400 ms"));
-	assert_true(r.secs >= 0.35 && r.secs < 10.0);
+	assert_non_null(strstr(r.err.msg, "800 ms"));
+	assert_true(r.secs >= 0.75 && r.secs < 10.0);
 	assert_aborted_once(&r);
 	rep_free(&r);
 }

@@ -15,8 +15,9 @@
  * wt_client_fetch does. So the replica's sink sees the contract of engine.h.
  *
  * Root policy: the root's own fetch never fails because of a replica once the
- * broadcast began: a replica that stops reading (a send that does not finish
- * within io_timeout_ms) or goes away is dropped (its stream closed, so it
+ * broadcast began: each frame goes to every replica at once; a replica that
+ * stops reading (a send that does not finish within io_timeout_ms) or goes
+ * away is dropped (its stream closed, so it
  * aborts) and counted; wt_bcast_root_result() tells how many replicas got
  * everything. Before the broadcast began, begin() fails (WT_ETIMEDOUT) if not
  * every replica joined within join_timeout_ms: then the root's fetch fails,
@@ -52,7 +53,10 @@ typedef struct wt_bcast_opts {
 	/* root: how long begin() waits for the R-1 replicas to join; replica: how
 	 * long it tries to reach the root and waits to be admitted. Default 60000. */
 	uint32_t join_timeout_ms;
-	/* Every send and every receive of broadcast bytes. Default 30000. */
+	/* root: every frame's sends (to all replicas at once) and the acks at the
+	 * end; replica: each receive within a frame, and twice this between
+	 * frames (the root may wait this long for a stuck replica first).
+	 * Default 30000. */
 	uint32_t io_timeout_ms;
 } wt_bcast_opts;
 
@@ -103,7 +107,8 @@ WT_API void wt_bcast_root_destroy(wt_bcast_root *r);
  * Errors: WT_EHASH naming the tensor (and chunk) whose bytes do not match;
  * WT_EPROTO for a frame out of order, of the wrong tensor or size; WT_ECANCELED
  * when the root aborted (its own fetch failed); WT_ECLOSED when the root went
- * away; WT_ETIMEDOUT when it was silent for io_timeout_ms or could not be
+ * away; WT_ETIMEDOUT when it was silent for io_timeout_ms within a frame
+ * (twice that between frames) or could not be
  * reached and admitted within join_timeout_ms; the root's refusal at hello
  * (WT_EVERSION another revision, WT_ELAYOUT another layout or rank, WT_EINVAL
  * another group); a sink callback's own error. Blocks the calling thread.
