@@ -66,15 +66,16 @@ static void j_accept_cb(void *arg)
 /* Close slot s's connection (after a refusal or a timeout); free the slot. */
 static void j_free_slot(jslot *s)
 {
-	if (s->busy) {
-		nng_aio_stop(s->aio);
+	if (s->busy) { /* not nng_aio_stop: a stopped aio never runs again (nng 1.5) */
+		nng_aio_cancel(s->aio);
+		nng_aio_wait(s->aio);
 		s->busy = 0;
 	}
 	engine_bcast_close(s->st);
 	s->st = NULL;
 	free(s->text);
 	s->text = NULL;
-	pthread_mutex_lock(&s->j->lk); /* its callback ran in nng_aio_stop */
+	pthread_mutex_lock(&s->j->lk); /* its callback ran in nng_aio_wait */
 	s->done = 0;
 	pthread_mutex_unlock(&s->j->lk);
 }
@@ -156,9 +157,12 @@ static void j_place(join_s *j, nng_stream *st, const engine_bcast_join_opts *o)
 	for (int i = 0; i < JOIN_SLOTS && s == NULL; i++)
 		if (j->slot[i].st == NULL)
 			s = &j->slot[i];
-	for (int i = 0; s == NULL && i < JOIN_SLOTS; i++)
-		if (i == 0 || j->slot[i].since_ns < s->since_ns)
-			s = &j->slot[i];
+	if (s == NULL) { /* every slot pending: the one accepted first goes */
+		s = &j->slot[0];
+		for (int i = 1; i < JOIN_SLOTS; i++)
+			if (j->slot[i].since_ns < s->since_ns)
+				s = &j->slot[i];
+	}
 	if (s->st != NULL)
 		j_free_slot(s);
 	s->st = st;
