@@ -8,8 +8,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <nng/nng.h>
+
+#include "common/common.h"
 #include "proto/weights.pb-c.h"
 #include "weights/client.h"
+
+/*
+ * Move n bytes over st (send or receive) before deadline_ns (common_now_ns
+ * clock; the whole transfer, not each piece: a peer that trickles a byte now
+ * and then times out too); an nng error code (0 = all moved). hs and also
+ * (receive only; NULL = none) are fed each piece as soon as it arrived, while
+ * it is still in the CPU cache. The bulk stream's receivers (fetch_bulk.c),
+ * engine/'s broadcast, and tests that speak a stream protocol use it.
+ */
+int client_stream_io(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
+                     common_hasher *hs, common_hasher *also);
 
 /*
  * Build a manifest from a decoded protobuf Manifest, validating it completely

@@ -70,13 +70,8 @@ typedef struct fetch_bulk {
 	bulk_conn conns[CLIENT_MAX_CONNS];
 } fetch_bulk;
 
-/* Move n bytes over st (send or receive) before deadline_ns (common_now_ns
- * clock; the whole transfer, not each piece: a peer that trickles a byte now
- * and then times out too); an nng error code. hs and also (receive only;
- * NULL = none) are fed each piece as soon as it arrived, while it is still in
- * the CPU cache. */
-static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
-                      common_hasher *hs, common_hasher *also)
+int client_stream_io(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
+                     common_hasher *hs, common_hasher *also)
 {
 	nng_aio *aio;
 	int rv = nng_aio_alloc(&aio, NULL, NULL);
@@ -114,7 +109,7 @@ static int st_io_hash(nng_stream *st, int send, void *buf, size_t n, uint64_t de
 	return rv;
 }
 
-/* Milliseconds from now as a deadline for st_io_hash. */
+/* Milliseconds from now as a deadline for client_stream_io. */
 static uint64_t deadline_in(uint32_t ms)
 {
 	return common_now_ns() + (uint64_t)ms * 1000000u;
@@ -122,7 +117,7 @@ static uint64_t deadline_in(uint32_t ms)
 
 static int st_io(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns)
 {
-	return st_io_hash(st, send, buf, n, deadline_ns, NULL, NULL);
+	return client_stream_io(st, send, buf, n, deadline_ns, NULL, NULL);
 }
 
 /* The stream failed: it is closed, its slots end with WT_EUNAVAIL, the bulk
@@ -214,8 +209,8 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 	if (s->fused && ch->off == 0)
 		common_hasher_reset(k->ts);
 	k->t_ok = 0; /* until this chunk is in and verified (receiver) */
-	nrv = st_io_hash(k->st, 0, s->dst != NULL ? s->dst : s->buf, (size_t)ch->nbytes, tmo,
-	                 f->verify ? k->hs : NULL, s->fused ? k->ts : NULL);
+	nrv = client_stream_io(k->st, 0, s->dst != NULL ? s->dst : s->buf, (size_t)ch->nbytes, tmo,
+	                       f->verify ? k->hs : NULL, s->fused ? k->ts : NULL);
 	if (nrv != 0)
 		return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
 	return 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client/client.h"
 #include "common/common.h"
 #include "engine/bcast_int.h"
 
@@ -49,35 +50,15 @@ int engine_bcast_nng_err(int nrv)
 int engine_bcast_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms,
                     const char *what, wt_errbuf *err)
 {
-	nng_aio *aio;
-	int nrv = nng_aio_alloc(&aio, NULL, NULL);
-	if (nrv != 0)
-		return wt_seterr(err, WT_ENOMEM, "broadcast: %s: out of memory", what);
 	uint64_t deadline = common_now_ns() + (uint64_t)timeout_ms * 1000000u;
-	size_t done = 0;
-	while (nrv == 0 && done < n) {
-		uint64_t now = common_now_ns();
-		if (now >= deadline) {
-			nrv = NNG_ETIMEDOUT;
-			break;
-		}
-		nng_aio_set_timeout(aio, (nng_duration)((deadline - now + 999999) / 1000000));
-		nng_iov v = {.iov_buf = (uint8_t *)buf + done, .iov_len = n - done};
-		nng_aio_set_iov(aio, 1, &v);
-		if (send)
-			nng_stream_send(st, aio);
-		else
-			nng_stream_recv(st, aio);
-		nng_aio_wait(aio);
-		nrv = nng_aio_result(aio);
-		done += nng_aio_count(aio);
-	}
-	nng_aio_free(aio);
+	int nrv = client_stream_io(st, send, buf, n, deadline, NULL, NULL);
 	if (nrv == 0)
 		return WT_OK;
+	if (nrv == NNG_ENOMEM)
+		return wt_seterr(err, WT_ENOMEM, "broadcast: %s: out of memory", what);
 	int rv = engine_bcast_nng_err(nrv);
 	if (rv == WT_ETIMEDOUT)
-		return wt_seterr(err, rv, "broadcast: %s: nothing moved for %u ms (io_timeout_ms)",
+		return wt_seterr(err, rv, "broadcast: %s: not done within %u ms (io_timeout_ms)",
 		                 what, timeout_ms);
 	return wt_seterr(err, rv, "broadcast: %s: %s (%s)", what,
 	                 rv == WT_ECLOSED ? "the other side went away" : "stream error",

@@ -9,28 +9,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/* Blocking helpers over an nng_stream (test code: an aio per call). */
+#include "client/client.h"
+#include "common/common.h"
+
+/* Blocking helpers over an nng_stream (test code): n bytes within 10 s. */
 static __attribute__((unused)) int st_io(nng_stream *st, int send, void *buf, size_t n)
 {
-	nng_aio *aio;
-	if (nng_aio_alloc(&aio, NULL, NULL) != 0)
-		abort();
-	nng_aio_set_timeout(aio, 10000);
-	size_t done = 0;
-	int rv = 0;
-	while (rv == 0 && done < n) {
-		nng_iov v = {.iov_buf = (uint8_t *)buf + done, .iov_len = n - done};
-		nng_aio_set_iov(aio, 1, &v);
-		if (send)
-			nng_stream_send(st, aio);
-		else
-			nng_stream_recv(st, aio);
-		nng_aio_wait(aio);
-		rv = nng_aio_result(aio);
-		done += nng_aio_count(aio);
-	}
-	nng_aio_free(aio);
-	return rv;
+	return client_stream_io(st, send, buf, n, common_now_ns() + 10000000000ull, NULL, NULL);
 }
 
 static __attribute__((unused)) nng_stream *st_dial(const char *url)
