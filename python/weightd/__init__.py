@@ -6,18 +6,21 @@ numpy arrays or torch tensors, through libweights (ctypes).
         shard = c.fetch("llama", tp_size=2, tp_rank=0)    # {name: tensor}, no copy
         c.fetch_into(engine_tensors, "llama", tp_size=2, tp_rank=1)
         model.load_weights(c.iter_tensors("llama", tp_size=2, tp_rank=1))  # streamed
+        shard = c.fetch("llama", broadcast=weightd.BroadcastRoot(url, n_members=3))
+        # on a replica: weightd.receive_broadcast(url, c.manifest("llama"))
 
 See README.md "Use from an engine / Python".
 """
 
 from ._lib import lib_path
+from .bcast import BroadcastResult, BroadcastRoot, receive_broadcast
 from .client import Client, Fetch, Shard
 from .errors import Cancelled, Error, MismatchError
 from .manifest import AdminResult, Manifest, ModelInfo, TensorInfo
 from .stream import TensorStream
 
 __all__ = ["Client", "Fetch", "Shard", "TensorStream", "Manifest", "TensorInfo", "ModelInfo",
-           "AdminResult", "Error",
+           "AdminResult", "Error", "BroadcastRoot", "BroadcastResult", "receive_broadcast",
            "Cancelled", "MismatchError", "library_version", "lib_path", "torch_dtype",
            "numpy_dtype"]
 __version__ = "0.3.0"

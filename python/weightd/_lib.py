@@ -311,3 +311,28 @@ wt_manifest_delta = _fn("wt_manifest_delta", c_int, c_void_p, c_void_p, P(c_u8),
                         P(c_u64), E)
 wt_client_fetch_update = _fn("wt_client_fetch_update", c_int, c_void_p, c_void_p, c_void_p,
                              c_void_p, P(FetchOpts), P(UpdateReport), E)
+
+
+# ---- broadcast to replicas (bcast.h, libweights 1.5)
+class BcastOpts(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_size),
+        ("url", c_char_p),
+        ("group", c_char_p),
+        ("n_members", c_u32),
+        ("join_timeout_ms", c_u32),
+        ("io_timeout_ms", c_u32),
+    ]
+
+
+try:  # an older library still serves everything else (weightd.bcast says so)
+    wt_bcast_opts_init = _fn("wt_bcast_opts_init", None, c_void_p)
+    wt_bcast_root_create = _fn("wt_bcast_root_create", c_int, P(c_void_p), P(BcastOpts),
+                               c_void_p, E)
+    wt_bcast_root_sink = _fn("wt_bcast_root_sink", c_void_p, c_void_p)
+    wt_bcast_root_url = _fn("wt_bcast_root_url", c_char_p, c_void_p)
+    wt_bcast_root_result = _fn("wt_bcast_root_result", c_int, c_void_p, P(c_u32), E)
+    wt_bcast_root_destroy = _fn("wt_bcast_root_destroy", None, c_void_p)
+    wt_bcast_receive = _fn("wt_bcast_receive", c_int, P(BcastOpts), c_void_p, c_void_p, E)
+except AttributeError:
+    wt_bcast_opts_init = None

@@ -38,7 +38,8 @@ class Shard(dict):
     """What Client.fetch() returns: {runtime name: array or tensor}, in manifest
     order, every value a view of the library's host buffers (no copy). The
     buffers are freed when the last of this dict and its arrays is gone.
-    manifest: the Manifest; stats: the wt_fetch_stats as a dict."""
+    manifest: the Manifest; stats: the wt_fetch_stats as a dict (None for a
+    Shard from weightd.receive_broadcast: no fetch ran)."""
 
     def __init__(self, owner, manifest, stats):
         super().__init__()
@@ -52,6 +53,24 @@ class Shard(dict):
         """Address of tensor name's bytes inside libweights (wt_host_sink_find):
         what every returned array points at."""
         return self._owner.find(name)[0]
+
+
+def want_torch(as_torch):
+    """as_torch as fetch() takes it (None: torch when it imports) -> bool."""
+    if as_torch is None:
+        return _arrays.torch is not None
+    if as_torch and _arrays.torch is None:
+        raise ImportError("weightd: as_torch=True but torch does not import")
+    return bool(as_torch)
+
+
+def make_shard(host, m, stats, as_torch):
+    """The Shard of manifest m over the buffers of host (a filled _HostSink)."""
+    out = Shard(host, m, stats)
+    for t in m.tensors:
+        addr, n = host.find(t.name)
+        out[t.name] = _arrays.wrap(host, addr, n, t.dtype_code, t.shape, as_torch)
+    return out
 
 
 class _HostSink:
@@ -384,6 +403,9 @@ class Client:
             return source
         if not isinstance(source, str):
             raise TypeError("weightd: want a model name or a Manifest, got %r" % (source,))
+        if "broadcast" in layout:
+            raise TypeError("weightd: broadcast= is taken by fetch() only (the root's rank "
+                            "arrives as a Shard in libweights' host buffers)")
         bad = [k for k in layout if k not in LAYOUT_KEYS]
         if bad:
             raise TypeError("weightd: unknown keyword(s) %s" % ", ".join(bad))
@@ -410,27 +432,31 @@ class Client:
             "endpoint": stats.endpoint.decode("utf-8", "replace")}
 
     # ---- fetch ----
-    def fetch(self, source, *, progress=None, as_torch=None, _cancel=None, _handle=None,
-              **layout):
+    def fetch(self, source, *, progress=None, as_torch=None, broadcast=None, _cancel=None,
+              _handle=None, **layout):
         """Fetch one rank (source: a model name with layout keywords, or a
         Manifest) into libweights' host buffers and return a Shard: {name:
         tensor} viewing those buffers, no copy. as_torch: None = torch tensors
         when torch imports, else numpy (dtypes: weightd._arrays). progress:
         callable(bytes_done, bytes_total) after each verified chunk; raising
-        from it cancels the fetch and the exception propagates."""
-        if as_torch is None:
-            as_torch = _arrays.torch is not None
-        elif as_torch and _arrays.torch is None:
-            raise ImportError("weightd: as_torch=True but torch does not import")
+        from it cancels the fetch and the exception propagates. broadcast: a
+        weightd.BroadcastRoot; the fetch first waits for its replicas to join,
+        then sends them every verified chunk (weightd/bcast.py); its .result
+        tells how many got everything."""
+        as_torch = want_torch(as_torch)
         m = self._resolve(source, layout)
-        host = _HostSink()
         run = _Run(progress, _cancel, _handle)
-        stats = self._fetch(m, host.sink(), run)
-        out = Shard(host, m, stats)
-        for t in m.tensors:
-            addr, n = host.find(t.name)
-            out[t.name] = _arrays.wrap(host, addr, n, t.dtype_code, t.shape, as_torch)
-        return out
+        if broadcast is None:
+            host = _HostSink()
+            stats = self._fetch(m, host.sink(), run)
+        else:
+            from .bcast import BroadcastRoot
+
+            if not isinstance(broadcast, BroadcastRoot):
+                raise TypeError("weightd: broadcast=%r: want a weightd.BroadcastRoot" %
+                                (broadcast,))
+            host, stats = broadcast._run(lambda sink: self._fetch(m, sink, run))
+        return make_shard(host, m, stats, as_torch)
 
     def fetch_into(self, tensors, source, *, progress=None, strict=True, _cancel=None,
                    _handle=None, **layout):
