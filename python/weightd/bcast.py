@@ -101,9 +101,9 @@ class BroadcastRoot:
         sink; returns (the filled _HostSink, fetch's result). Sets .result."""
         with self._lock:
             if not self._r:
-                raise Error(17, "WT_ECLOSED", "weightd.BroadcastRoot is closed")
+                raise Error(_lib.WT_ECLOSED, "WT_ECLOSED", "weightd.BroadcastRoot is closed")
             if self._busy:
-                raise Error(18, "WT_EBUSY", "weightd.BroadcastRoot: a fetch into it is "
+                raise Error(_lib.WT_EBUSY, "WT_EBUSY", "weightd.BroadcastRoot: a fetch into it is "
                             "running; one broadcast at a time")
             if self._used:
                 raise _einval("weightd.BroadcastRoot %s already gave its Shard (whose "
@@ -129,7 +129,7 @@ class BroadcastRoot:
         """Close the listener and the replicas' streams. Idempotent."""
         with self._lock:
             if self._busy:
-                raise Error(18, "WT_EBUSY", "weightd.BroadcastRoot.close(): its fetch is "
+                raise Error(_lib.WT_EBUSY, "WT_EBUSY", "weightd.BroadcastRoot.close(): its fetch is "
                             "still running; wait for it first")
             if getattr(self, "_r", None):
                 _lib.wt_bcast_root_destroy(self._r)

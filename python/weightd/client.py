@@ -206,7 +206,7 @@ class Client:
             s.close()
         with self._lock:
             if self._active:
-                raise Error(18, "WT_EBUSY", "weightd.Client.close(): %d call(s) still "
+                raise Error(_lib.WT_EBUSY, "WT_EBUSY", "weightd.Client.close(): %d call(s) still "
                             "running; cancel them and wait for result() first" % self._active)
             if getattr(self, "_c", None):
                 _lib.wt_client_close(self._c)
@@ -226,7 +226,7 @@ class Client:
     def _enter(self):
         with self._lock:
             if not self._c:
-                raise Error(17, "WT_ECLOSED", "weightd.Client is closed")
+                raise Error(_lib.WT_ECLOSED, "WT_ECLOSED", "weightd.Client is closed")
             self._active += 1
 
     def _leave(self):
