@@ -20,13 +20,23 @@ Scenarios:
   silent        first endpoint accepts TCP and never answers: fetch time < 10 s
   slowloris     500 connections dribbling bytes while a real client fetches
   fuzz          seeded random and structured raw requests; RSS before/after
+  failover-kill 2 nodes, 32 concurrent stream fetches (8 ranks of a 64 MiB
+                llama, chunk 256K), kill -9 of node A mid-fetch, default
+                timeouts: all complete in < 30 s (155-184 s before 71cb059)
+  failover-stop the same with node A SIGSTOPped right after the fetches start
+                (--timeout-ms 3000), SIGCONT once they ended: < 20 s, outputs
+                unchanged after the resume, node B served <= 2x the chunks
+                needed (no retry storm); both scenarios compare node B's
+                chunk replies (metrics endpoint) with that bound
 
+`reliability.py failover` runs the fail-over pair alone (about 20 s).
 Sizes are chosen for a 2-core machine (whole run well under 10 minutes):
 WT_REL_SIZE_MB (default 48) scales the dense model. Exit status: 0 when every
 scenario passed.
 """
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -36,9 +46,11 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 B = os.environ.get("WT_BUILD", "build")
 SIZE_MB = int(os.environ.get("WT_REL_SIZE_MB", "48"))
+FO_SIZE_MB = 64  # fail-over scenarios: fixed, so that their time bounds hold
 WD = os.path.join(B, "weightd")
 CTL = os.path.join(B, "weightctl")
 MK = os.path.join(B, "wt-mkckpt")
@@ -190,14 +202,18 @@ class Suite:
                                            stdout=subprocess.DEVNULL, stderr=err), out, job, err))
         return procs
 
-    def finish(self, procs, timeout=300):
+    def finish(self, procs, timeout=300, deadline=None):
+        """Waits for each fetch (timeout s each, or until deadline, a time.time(), for
+        all of them); one still running then is killed and counts as failed."""
         failed, differ, first = 0, 0, ""
         for p, out, job, err in procs:
             try:
-                rc = p.wait(timeout)
+                rc = p.wait(timeout if deadline is None else max(0.01, deadline - time.time()))
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait()
                 rc = -9
+                first = first or "still running at its time limit: killed"
             err.close()
             if rc != 0:
                 failed += 1
@@ -229,6 +245,7 @@ class Suite:
             d.stop()
         self.source_swap()
         self.enospc()
+        self.failover()
 
     def check(self, name, d, ok, figures):
         vok, vline = d.verify()
@@ -488,6 +505,101 @@ class Suite:
             d.stop()
             subprocess.run(["umount", mnt], capture_output=True)
 
+    # ---- fail-over between two nodes ----
+    def failover(self):
+        """2 nodes, 32 stream fetches, node A killed or stopped mid-fetch."""
+        models = os.path.join(self.T, "fo-models")
+        os.makedirs(models)
+        subprocess.run([MK, "--family", "llama", "--out", os.path.join(models, "llama64"),
+                        "--size-mb", str(FO_SIZE_MB)], check=True, stdout=subprocess.DEVNULL)
+        lay = ["--tp-size", "8"]
+        for r in ranks(lay):
+            self.refs[("llama64", tuple(lay), r)] = self.shard(models, "llama64", lay, r, "ref")
+        jobs = [("llama64", lay, (i % 8, 0)) for i in range(32)]
+        nodes = []
+        for name in ("foA", "foB"):
+            mport = free_port()
+            d = Daemon(self.T, name, os.path.join(self.T, name + "-cache"),
+                       extra=["--chunk-bytes", "256K", "--stream-listen", "tcp://127.0.0.1:0",
+                              "--metrics-listen", f"http://127.0.0.1:{mport}"])
+            d.metrics = f"http://127.0.0.1:{mport}/metrics"
+            nodes.append(d)
+        try:
+            for d in nodes:
+                d.start(models)
+            a, b = nodes
+            # chunk replies one fetch of each rank takes from node B alone
+            for d in nodes:
+                self.fo_warm(d, lay)
+            c0 = chunk_replies(b)
+            f, df, e = self.finish(self.start_fetches([b.url], jobs[:8], "fo-base", ["--stream"]))
+            needed = 4 * (chunk_replies(b) - c0)  # 32 fetches = 4 of each rank
+            if f or df:
+                self.result("failover", False, f"fetches from node B alone: {f} failed, "
+                            f"{df} differ ({e or '-'})")
+                return
+            self.fo_fault("failover-kill", a, b, jobs, signal.SIGKILL, [], 30, needed)
+            a.start(models)
+            self.fo_warm(a, lay)
+            self.fo_fault("failover-stop", a, b, jobs, signal.SIGSTOP, ["--timeout-ms", "3000"],
+                          20, needed)
+        finally:
+            for d in nodes:
+                if d.p and d.p.poll() is None:
+                    d.p.send_signal(signal.SIGCONT)
+                d.stop()
+
+    def fo_warm(self, d, lay):
+        for r in ranks(lay):
+            subprocess.run([CTL, "admin", "--endpoint", d.url, "warm", "--model", "llama64"]
+                           + rank_flags(lay, r), check=True, stdout=subprocess.DEVNULL)
+
+    def fo_fault(self, name, a, b, jobs, sig, extra, bound_s, needed):
+        c0 = chunk_replies(b)
+        t0 = time.time()
+        procs = self.start_fetches([a.url, b.url], jobs, name, ["--stream"] + extra)
+        tmp = re.compile(re.escape(name) + r"-\d+\.st\.tmp\.")
+        want = 8 if sig == signal.SIGKILL else 1  # mid-fetch / right after the start
+        while time.time() - t0 < 10:
+            if sum(1 for f in os.listdir(self.T) if tmp.match(f)) >= want:
+                break
+            time.sleep(0.01)
+        t_sig = time.time() - t0
+        a.p.send_signal(sig)
+        # a deadline, so that the old code's minutes of waiting end as a FAIL
+        failed, differ, first = self.finish(procs, deadline=t0 + 4 * bound_s)
+        dt = time.time() - t0
+        served = chunk_replies(b) - c0
+        late = ""
+        ok = failed == 0 and differ == 0 and dt < bound_s and 0 < served <= 2 * needed
+        if sig == signal.SIGSTOP:
+            a.p.send_signal(signal.SIGCONT)
+            time.sleep(1)  # node A answers what it was asked before it stopped
+            changed = sum(1 for p, out, job, err in procs
+                          if not os.path.exists(out)
+                          or not same(out, self.refs[(job[0], tuple(job[1]), job[2])]))
+            left = sum(1 for f in os.listdir(self.T) if tmp.match(f))
+            aok, aline = a.verify()
+            ok = ok and changed == 0 and left == 0 and aok
+            late = (f"; after SIGCONT: {changed} outputs missing or different, {left} temp files, "
+                    f"node A verify: {' '.join(aline) or '?'}")
+        else:
+            a.p.wait()
+        self.check(name, b, ok,
+                   f"{len(procs)} stream fetches, SIG{sig.name[3:]} to node A at {t_sig:.2f} s: "
+                   f"{failed} failed, {differ} differ, {dt:.1f} s (bound {bound_s} s); node B "
+                   f"served {served} chunks for {needed} needed (bound 2x){late}"
+                   + (f" (first error: {first})" if first else ""))
+
+
+def chunk_replies(d):
+    """weightd_chunk_replies_total from a node's metrics endpoint."""
+    with urllib.request.urlopen(d.metrics, timeout=10) as r:
+        m = re.search(rb"^weightd_chunk_replies_total (\d+)$", r.read(), re.M)
+    if not m:
+        raise RuntimeError(f"{d.metrics}: no weightd_chunk_replies_total")
+    return int(m.group(1))
+
 
 def same(a, b):
     if os.path.getsize(a) != os.path.getsize(b):
@@ -509,7 +621,10 @@ def main():
     s = Suite()
     t0 = time.time()
     try:
-        s.run_all()
+        if sys.argv[1:] == ["failover"]:  # the fail-over pair alone
+            s.failover()
+        else:
+            s.run_all()
     finally:
         shutil.rmtree(s.T, ignore_errors=True)
     print(f"reliability: {time.time() - t0:.0f} s")
