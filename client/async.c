@@ -140,16 +140,8 @@ int wt_fetch_poll(wt_fetch_handle *h)
 
 int wt_fetch_wait(wt_fetch_handle *h, int64_t timeout_ms, int *result, wt_errbuf *err)
 {
-	struct timespec dl;
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	if (timeout_ms > 0) {
-		dl.tv_sec += (time_t)(timeout_ms / 1000);
-		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-	}
+	struct timespec dl =
+	    common_timespec_in(CLOCK_MONOTONIC, timeout_ms > 0 ? (uint64_t)timeout_ms : 0);
 	pthread_mutex_lock(&h->lk);
 	while (!h->ended && timeout_ms != 0) {
 		if (timeout_ms < 0)

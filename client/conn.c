@@ -314,13 +314,7 @@ static int wait_reply(const wt_client *c, client_sockmon *m, probe *pr, aio_wait
 	int why = WAIT_DONE;
 	pthread_mutex_lock(&w->lk);
 	while (!w->done) {
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_nsec += 100 * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		struct timespec dl = common_timespec_in(CLOCK_REALTIME, 100);
 		pthread_cond_timedwait(&w->cv, &w->lk, &dl);
 		if (!w->done && client_sockmon_lost(c, m)) {
 			why = WAIT_LOST;
@@ -586,14 +580,7 @@ static int dial_bounded(const wt_client *c, nng_socket s, client_sockmon *mon, c
 		free(mon);
 		return wt_seterr(err, WT_ENOMEM, "endpoint %s: cannot start a dial thread", url);
 	}
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	struct timespec dl = common_timespec_in(CLOCK_REALTIME, timeout_ms);
 	pthread_mutex_lock(&j->lk);
 	while (!j->done && pthread_cond_timedwait(&j->cv, &j->lk, &dl) == 0)
 		;

@@ -271,13 +271,7 @@ static bool endpoint_lost(const fetch *f)
 static void slot_wait_locked(fetch *f, fetch_slot *s)
 {
 	while (s->state == SLOT_BUSY) {
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_nsec += 100 * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		struct timespec dl = common_timespec_in(CLOCK_REALTIME, 100);
 		pthread_cond_timedwait(&f->cv, &f->lk, &dl);
 		if (s->state == SLOT_BUSY && s->on_msg && !s->lost && endpoint_lost(f)) {
 			s->lost = 1;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "weights/error.h"
 #include "weights/layout.h"
@@ -170,5 +171,8 @@ int common_write_file_atomic(const char *path, const void *data, size_t len, boo
 
 /* Monotonic clock in nanoseconds. */
 uint64_t common_now_ns(void);
+/* The time ms milliseconds from now on clock clk (CLOCK_REALTIME for
+ * pthread_cond_timedwait's default clock), as a timespec. */
+struct timespec common_timespec_in(clockid_t clk, uint64_t ms);
 
 #endif

@@ -174,3 +174,16 @@ uint64_t common_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+struct timespec common_timespec_in(clockid_t clk, uint64_t ms)
+{
+	struct timespec t;
+	clock_gettime(clk, &t);
+	t.tv_sec += (time_t)(ms / 1000);
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}

@@ -472,6 +472,27 @@ static void test_log_escape(void **state)
 	common_log_set(NULL, NULL, WT_LOG_NOTICE);
 }
 
+/* common_timespec_in: ms after now on the given clock, tv_nsec normalised
+ * (a carry into tv_sec), for every remainder of ms around the second. */
+static void test_timespec_in(void **state)
+{
+	(void)state;
+	const uint64_t ms[] = {0, 1, 100, 999, 1000, 1001, 1999, 2500, 86400000};
+	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+		struct timespec before, after;
+		clock_gettime(CLOCK_MONOTONIC, &before);
+		struct timespec t = common_timespec_in(CLOCK_MONOTONIC, ms[i]);
+		clock_gettime(CLOCK_MONOTONIC, &after);
+		assert_true(t.tv_nsec >= 0 && t.tv_nsec < 1000000000L);
+		int64_t at = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+		int64_t lo =
+		    (int64_t)before.tv_sec * 1000000000 + before.tv_nsec + (int64_t)ms[i] * 1000000;
+		int64_t hi =
+		    (int64_t)after.tv_sec * 1000000000 + after.tv_nsec + (int64_t)ms[i] * 1000000;
+		assert_true(at >= lo && at <= hi);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +510,7 @@ int main(void)
 	    cmocka_unit_test(test_layout_exclude_limits),
 	    cmocka_unit_test(test_log_escape),
 	    cmocka_unit_test(test_log_sink_swap),
+	    cmocka_unit_test(test_timespec_in),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -383,13 +383,8 @@ static bool reserve_locked(wd_wback *wb, wd_wbudget *g, size_t len)
 			return false;
 		if (g->used == 0 || g->used + len <= g->cap)
 			break;
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_nsec += 100 * 1000000L; /* s->cancel is not signalled: look again */
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		/* s->cancel is not signalled: look again */
+		struct timespec dl = common_timespec_in(CLOCK_REALTIME, 100);
 		pthread_cond_timedwait(&g->cv, &g->lk, &dl);
 	}
 	g->used += len;
