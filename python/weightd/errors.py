@@ -82,3 +82,18 @@ def check(rc, err):
     if rc != _lib.WT_OK:
         msg = err.msg.decode("utf-8", "replace") if err is not None else ""
         raise make(rc, msg or _lib.wt_strerror(rc).decode())
+
+
+def sink_call(run, err, fn, *args):
+    """Run a Python sink callback's body fn(*args) for libweights: WT_OK, or,
+    when it raised, the exception kept in run (re-raised by the caller of the
+    fetch) and its code (an Error's, else WT_EINVAL) with err[0] filled."""
+    try:
+        fn(*args)
+        return _lib.WT_OK
+    except BaseException as e:  # noqa: B902 - re-raised by the fetch's caller
+        run.fail(e)
+        code = e.code if isinstance(e, Error) else _lib.WT_EINVAL
+        err[0].code = code
+        err[0].msg = ("python sink: %s: %s" % (type(e).__name__, e)).encode()[:500]
+        return code

@@ -8,6 +8,7 @@ import threading
 import numpy as np
 
 from . import _arrays, _lib
+from .errors import sink_call
 
 torch = _arrays.torch
 STAGE_BYTES = 8 << 20  # per pinned staging buffer (two of them), CUDA destinations only
@@ -226,18 +227,8 @@ class IntoSink:
         self.ops = ops
         self.c_sink = _lib.Sink(ctypes.pointer(ops))
 
-    def _guard(self, err, fn):
-        try:
-            fn()
-            return _lib.WT_OK
-        except BaseException as e:  # noqa: B902 - re-raised by Client.fetch_into
-            self.run.fail(e)
-            from .errors import Error
-
-            code = e.code if isinstance(e, Error) else _lib.WT_EINVAL
-            err[0].code = code
-            err[0].msg = ("python sink: %s: %s" % (type(e).__name__, e)).encode()[:500]
-            return code
+    def _guard(self, err, fn):  # re-raised by Client.fetch_into
+        return sink_call(self.run, err, fn)
 
     def _begin(self, _s, _m, err):
         return _lib.WT_OK

@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from . import _arrays, _lib
-from .errors import Cancelled, Error
+from .errors import Cancelled, Error, sink_call
 
 DEFAULT_MAX_BYTES = 256 << 20  # Client.iter_tensors(max_bytes=...)
 
@@ -72,16 +72,8 @@ class _StreamSink:
         self.ops = ops  # no recv_buf: bytes reach a buffer only through write(), verified
         self.c_sink = _lib.Sink(ctypes.pointer(ops))
 
-    def _guard(self, err, fn, *args):
-        try:
-            fn(*args)
-            return _lib.WT_OK
-        except BaseException as e:  # noqa: B902 - re-raised by the consumer's next()
-            self.run.fail(e)
-            code = e.code if isinstance(e, Error) else _lib.WT_EINVAL
-            err[0].code = code
-            err[0].msg = ("python sink: %s: %s" % (type(e).__name__, e)).encode()[:500]
-            return code
+    def _guard(self, err, fn, *args):  # re-raised by the consumer's next()
+        return sink_call(self.run, err, fn, *args)
 
     def _begin(self, _s, _m, err):
         return _lib.WT_OK
