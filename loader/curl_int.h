@@ -48,6 +48,9 @@ typedef struct curlu_opts {
 	int parallel;    /* ranges per large read; WEIGHTD_HTTP_PARALLEL, default 4 */
 	uint64_t split_bytes; /* reads of at least this many bytes are split;
 	                         WEIGHTD_HTTP_SPLIT_BYTES, 8 MiB */
+	long settle_ms;       /* a HEAD answered in the second of the object's last write is
+	                         asked again once, this long after; WEIGHTD_HTTP_SETTLE_MS, 1100 */
+	bool etag_is_content; /* S3: an ETag is an MD5 of the bytes, never kept by a write */
 } curlu_opts;
 
 /* Defaults, overridden by the WEIGHTD_HTTP_* environment variables named
@@ -68,7 +71,10 @@ void curlu_set_cancel(curlu *c, const _Atomic bool *cancel);
 
 /* HEAD url: out->nbytes from Content-Length, out->version from ETag (quotes
  * and W/ stripped), else Last-Modified, else "". out->key = strdup(key).
- * Caller clears out with store_obj_clear(). */
+ * A reply whose Last-Modified is not before its Date (answered in the second
+ * of the object's last write) is asked again once, opts.settle_ms later, then
+ * WT_ECHANGED (curlu_stat_reply says why). Caller clears out with
+ * store_obj_clear(). */
 int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_errbuf *err);
 
 /* GET url with Range: bytes=off-(off+len-1) into buf. Insists on 206 with a

@@ -28,7 +28,7 @@ static int env_long(const char *name, long def, long lo, long hi, long *out, wt_
 int curlu_opts_from_env(curlu_opts *o, wt_errbuf *err)
 {
 	memset(o, 0, sizeof(*o));
-	long ct, ls, rt, bo, par, split;
+	long ct, ls, rt, bo, par, split, settle;
 	int rv = env_long("WEIGHTD_HTTP_CONNECT_TIMEOUT_MS", 10000, 1, 600000, &ct, err);
 	if (rv == WT_OK)
 		rv = env_long("WEIGHTD_HTTP_LOW_SPEED_TIME_S", 30, 1, 3600, &ls, err);
@@ -41,6 +41,8 @@ int curlu_opts_from_env(curlu_opts *o, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = env_long("WEIGHTD_HTTP_SPLIT_BYTES", 8L << 20, CURLU_MIN_PART, 1L << 40,
 		              &split, err);
+	if (rv == WT_OK)
+		rv = env_long("WEIGHTD_HTTP_SETTLE_MS", 1100, 0, 10000, &settle, err);
 	if (rv != WT_OK)
 		return rv;
 	o->connect_timeout_ms = ct;
@@ -49,6 +51,7 @@ int curlu_opts_from_env(curlu_opts *o, wt_errbuf *err)
 	o->backoff_ms = bo;
 	o->parallel = (int)par;
 	o->split_bytes = (uint64_t)split;
+	o->settle_ms = settle;
 	const char *ca = getenv("WEIGHTD_HTTP_CA_BUNDLE");
 	o->ca_bundle = ca != NULL && ca[0] != '\0' ? ca : NULL;
 	return WT_OK;

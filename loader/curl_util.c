@@ -451,16 +451,30 @@ static int run(curlu *c, xfer **xs, size_t n, wt_errbuf *err)
 
 int curlu_stat(curlu *c, const char *url, const char *key, store_obj *out, wt_errbuf *err)
 {
-	xfer x = {.kind = X_HEAD, .url = url, .key = key};
-	xfer *xs[1] = {&x};
-	int rv = run(c, xs, 1, err);
-	if (rv != WT_OK)
-		return rv;
-	return curlu_stat_reply(&x, url, key, out, err);
+	for (int attempt = 0;; attempt++) {
+		xfer x = {.kind = X_HEAD, .url = url, .key = key};
+		xfer *xs[1] = {&x};
+		int rv = run(c, xs, 1, err);
+		if (rv != WT_OK)
+			return rv;
+		rv = curlu_stat_reply(&x, url, key, c->o.etag_is_content, out, err);
+		/* WT_ECHANGED: answered in the second of the last write (only
+		 * curlu_stat_reply's check says it). An upload that has just ended
+		 * is settled a second later: wait once rather than fail the open. */
+		const _Atomic bool *cancel = atomic_load(&c->cancel);
+		if (rv != WT_ECHANGED || attempt > 0 || c->o.settle_ms == 0 ||
+		    (cancel != NULL && atomic_load(cancel)))
+			return rv;
+		WT_LOG(WT_LOG_INFO,
+		       "HEAD %s: answered in the second of its last write; asked "
+		       "again in %ld ms",
+		       url, c->o.settle_ms);
+		sleep_ms(c->o.settle_ms);
+	}
 }
 
-int curlu_stat_reply(const xfer *x, const char *url, const char *key, store_obj *out,
-                     wt_errbuf *err)
+int curlu_stat_reply(const xfer *x, const char *url, const char *key, bool etag_is_content,
+                     store_obj *out, wt_errbuf *err)
 {
 	if (x->clen < 0)
 		return wt_seterr(err, WT_EIO,
@@ -476,12 +490,14 @@ int curlu_stat_reply(const xfer *x, const char *url, const char *key, store_obj 
 		                 "serve the model from S3 or a server whose ETags derive from the "
 		                 "content",
 		                 key, url, x->status);
-	if (x->etag[0] == '\0') {
-		/* Last-Modified counts whole seconds: pinned in the second of the
-		 * last write, a same-size write later in that second would keep it */
-		time_t lm = curl_getdate(x->lastmod, NULL);
+	/* Last-Modified counts whole seconds, and so may an ETag (nginx's is the
+	 * mtime's second and the size): pinned in the second of the last write,
+	 * a same-size write later in that second would keep the version. Only
+	 * S3's ETags (MD5s of the bytes) are known not to. */
+	if (x->etag[0] == '\0' || !etag_is_content) {
+		time_t lm = x->lastmod[0] ? curl_getdate(x->lastmod, NULL) : -1;
 		time_t now = x->date[0] ? curl_getdate(x->date, NULL) : -1;
-		if (lm == -1 || now == -1)
+		if (x->etag[0] == '\0' && (lm == -1 || now == -1))
 			return wt_seterr(err, WT_EUNSUPPORTED,
 			                 "key '%s': HEAD %s: its version is Last-Modified '%s' (no "
 			                 "ETag), and without a readable Date '%s' nobody can tell "
@@ -489,15 +505,17 @@ int curlu_stat_reply(const xfer *x, const char *url, const char *key, store_obj 
 			                 "the model from S3 or a server whose ETags derive from "
 			                 "the content",
 			                 key, url, x->lastmod, x->date[0] ? x->date : "(none)");
-		if (now <= lm)
+		/* an ETag without a readable Last-Modified and Date is taken as it is */
+		if (lm != -1 && now != -1 && now <= lm)
 			return wt_seterr(
 			    err, WT_ECHANGED,
-			    "key '%s': HEAD %s: its version is Last-Modified '%s' (no ETag), "
-			    "which is not before the reply's Date '%s': another write in "
-			    "that second would keep it, so the object is not read yet (it is "
-			    "opened at the next check, a second later); content-derived ETags "
-			    "avoid the wait",
-			    key, url, x->lastmod, x->date[0] ? x->date : "(none)");
+			    "key '%s': HEAD %s: its version is %s '%s', and its Last-Modified '%s' "
+			    "is not before the reply's Date '%s': another write in that second "
+			    "could keep that version, so the object is not read yet (it is "
+			    "opened once that second has passed)",
+			    key, url, x->etag[0] ? "ETag" : "Last-Modified",
+			    x->etag[0] ? x->etag : x->lastmod, x->lastmod,
+			    x->date[0] ? x->date : "(none)");
 	}
 	out->nbytes = (uint64_t)x->clen;
 	out->key = strdup(key);

@@ -72,14 +72,16 @@ int curlx_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t
  * of exactly the bytes asked (or ending at the object's end) and that many
  * bytes received. curlu_check_version: its ETag (else Last-Modified) must be
  * version (NULL or "" = any), else WT_ECHANGED. curlu_stat_reply: a HEAD
- * reply into out (Content-Length, ETag or a Last-Modified before the Date);
+ * reply into out (Content-Length, ETag or Last-Modified; a Last-Modified not
+ * before the Date is WT_ECHANGED unless the ETag is known to derive from the
+ * content, etag_is_content: S3);
  * the caller clears out with store_obj_clear() whatever the result.
  */
 void curlu_error_code(const xfer *x, char *out, size_t cap);
 int curlu_check_status(const curlu_opts *o, const xfer *x, int attempts, wt_errbuf *err);
 int curlu_check_range(const xfer *x, wt_errbuf *err);
 int curlu_check_version(const xfer *x, const char *version, wt_errbuf *err);
-int curlu_stat_reply(const xfer *x, const char *url, const char *key, store_obj *out,
-                     wt_errbuf *err);
+int curlu_stat_reply(const xfer *x, const char *url, const char *key, bool etag_is_content,
+                     store_obj *out, wt_errbuf *err);
 
 #endif

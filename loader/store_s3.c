@@ -340,6 +340,7 @@ static int open_client(s3_store *ss, const char *region, wt_errbuf *err)
 	o.sigv4 = have_id ? sigv4 : NULL;
 	o.userpwd = userpwd;
 	o.session_token = have_id && token != NULL && token[0] ? token : NULL;
+	o.etag_is_content = true; /* S3 ETags are MD5s of the bytes (or of the parts') */
 	o.perm_hint = "check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, "
 	              "AWS_REGION and the bucket policy";
 	if (rv == WT_OK)

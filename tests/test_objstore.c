@@ -18,6 +18,7 @@
 #include <curl/curl.h>
 
 #include "loader/loader.h"
+#include "loader/curl_xfer.h"
 #include "loader/s3_int.h"
 #include "shardmap/shardmap.h"
 #include "tests/test_objstore_util.h"
@@ -41,23 +42,14 @@ static const st_desc descs[] = {
     {"model.norm.weight", WT_F32, 1, {64}},
 };
 
-/* Put the mtimes of the model's files and big.bin 10 s back: a Last-Modified
- * version (no ETag) is pinned only once its second has passed. 0 on success. */
+/* Put the mtimes of the model's files and of the folder's own (big.bin) 10 s
+ * back: an http object is pinned only once the second of its last write has
+ * passed (asked again WEIGHTD_HTTP_SETTLE_MS later). 0 on success. */
 static int age_files(const fx *f)
 {
 	char *model = tu_path(f->dir, "model");
-	int rc = model == NULL;
-	for (size_t i = 0; rc == 0 && i < 5; i++) {
-		char name[64];
-		if (i < 2)
-			tu_shard_name(name, sizeof(name), i + 1, 2);
-		else
-			snprintf(name, sizeof(name), "%s",
-			         i == 2 ? "config.json" : "model.safetensors.index.json");
-		char *p = i == 4 ? tu_path(f->dir, "big.bin") : tu_path(model, name);
-		rc |= p == NULL || tu_touch(p, -10000000000ll) != 0;
-		free(p);
-	}
+	int rc = model == NULL || tu_touch_dir(model, -10000000000ll) != 0 ||
+	         tu_touch_dir(f->dir, -10000000000ll) != 0;
 	free(model);
 	return rc;
 }
@@ -263,6 +255,7 @@ static void test_checkpoint(void **state)
 	assert_non_null(sb);
 	sb[slen - 1] ^= 0x21;
 	assert_int_equal(tu_write_file(model, shard, sb, slen), 0);
+	assert_int_equal(tu_touch(sp, -10000000000ll), 0); /* written a while ago */
 	free(sb);
 	assert_int_equal(ckpt_open(&hc2, hs, &err), WT_OK);
 	assert_string_not_equal(ckpt_revision(hc2), rev);
@@ -304,11 +297,12 @@ static size_t body_cb(char *p, size_t sz, size_t n, void *ctx)
 	return add;
 }
 
-/* GET requests the server counted under /counted/ so far (plain libcurl). */
-static long server_gets(const fx *f)
+/* GET (what = "gets") or HEAD ("heads") requests the server counted under
+ * /counted/ so far (plain libcurl). */
+static long server_count(const fx *f, const char *what)
 {
 	char uri[200], body[64] = "";
-	snprintf(uri, sizeof(uri), "%s/_gets", f->base);
+	snprintf(uri, sizeof(uri), "%s/_%s", f->base, what);
 	CURL *h = curl_easy_init();
 	assert_non_null(h);
 	curl_easy_setopt(h, CURLOPT_URL, uri);
@@ -371,6 +365,7 @@ static void test_produce_reads(void **state)
 	fx *f = *state;
 	char *dir = tu_path(f->dir, "llama8");
 	assert_int_equal(tw_write_llama8(dir, SEED), 0);
+	assert_int_equal(tu_touch_dir(dir, -10000000000ll), 0); /* written a while ago */
 	store *fs = NULL;
 	wt_errbuf err = {0};
 	assert_int_equal(store_open(&fs, dir, &err), WT_OK);
@@ -379,9 +374,9 @@ static void test_produce_reads(void **state)
 	assert_true(store_read_hint(hs) >= (1u << 20));
 	size_t nt = 0, ne = 0, nt2 = 0, ne2 = 0;
 	wt_hash128 a = produce_all(fs, &nt, &ne);
-	long g0 = server_gets(f);
+	long g0 = server_count(f, "gets");
 	wt_hash128 b = produce_all(hs, &nt2, &ne2);
-	long gets = server_gets(f) - g0;
+	long gets = server_count(f, "gets") - g0;
 	printf("production over http: %ld GETs (checkpoint open included) for %zu source "
 	       "tensors, %zu emitted\n",
 	       gets, nt2, ne2);
@@ -533,17 +528,16 @@ static void test_no_validator(void **state)
  * (WT_ECHANGED: opened at the next check, a second later); a Last-Modified
  * older than the reply's Date cannot be kept by a later write.
  */
-static void test_lastmod_second(void **state)
+/* What a checkpoint c opened under a version that a same-size write in the
+ * same second keeps leads to: such a write (its mtime put back) is read under
+ * c's revision, and ckpt_check passes. Fails the test when it happens. */
+static void same_second_write(const fx *f, ckpt *c)
 {
-	fx *f = *state;
 	char *model = tu_path(f->dir, "model");
 	char shard[64];
 	tu_shard_name(shard, sizeof(shard), 1, 2);
-	store *s = open_mode(f, "lmnow/model");
 	wt_errbuf err = {0};
-	ckpt *c = NULL;
-	int rv = ckpt_open(&c, s, &err);
-	if (rv == WT_OK) { /* the old behaviour: show what it leads to */
+	{
 		const ckpt_tensor *t = NULL;
 		for (size_t i = 0; i < ckpt_n_tensors(c) && t == NULL; i++)
 			if (strcmp(ckpt_tensor_at(c, i)->object, shard) == 0)
@@ -574,6 +568,21 @@ static void test_lastmod_second(void **state)
 		free(after);
 		free(sb);
 		free(sp);
+	}
+	free(model);
+}
+
+static void test_lastmod_second(void **state)
+{
+	fx *f = *state;
+	setenv("WEIGHTD_HTTP_SETTLE_MS", "10", 1); /* it never settles: ask again soon */
+	store *s = open_mode(f, "lmnow/model");
+	unsetenv("WEIGHTD_HTTP_SETTLE_MS");
+	wt_errbuf err = {0};
+	ckpt *c = NULL;
+	int rv = ckpt_open(&c, s, &err);
+	if (rv == WT_OK) { /* the old behaviour: show what it leads to */
+		same_second_write(f, c);
 		ckpt_close(c);
 	}
 	assert_int_equal(rv, WT_ECHANGED);
@@ -586,7 +595,99 @@ static void test_lastmod_second(void **state)
 	assert_int_equal(ckpt_open(&c, s, &err), WT_OK);
 	ckpt_close(c);
 	store_close(s);
-	free(model);
+}
+
+/*
+ * An ETag may count whole seconds too: nginx's is the mtime's second and the
+ * size, so a same-size rewrite in the second of the last write keeps it.
+ * Before, any ETag was trusted: a HEAD answered in that second (the /etagnow/
+ * server, Date = Last-Modified) pinned a version that the next write of the
+ * second kept, and production read its bytes under the old revision with
+ * ckpt_check passing. Now an http(s) reply is judged by its Last-Modified and
+ * Date whatever its ETag (asked again once, WEIGHTD_HTTP_SETTLE_MS later,
+ * then WT_ECHANGED); only S3's ETags, MD5s of the bytes, are exempt.
+ */
+/*
+ * An object answered in the second of its last write (an upload that has just
+ * ended) is asked about again once, WEIGHTD_HTTP_SETTLE_MS (1100) later,
+ * rather than failing the open: written at the start of a second, the first
+ * HEAD comes in that second and the second HEAD a second later.
+ */
+static void test_settle(void **state)
+{
+	fx *f = *state;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	usleep((useconds_t)((1000000000 - ts.tv_nsec) / 1000 + 20000)); /* just past a second */
+	char *big = tu_path(f->dir, "big.bin");
+	struct timespec now[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_NOW}};
+	assert_int_equal(utimensat(AT_FDCWD, big, now, 0), 0);
+	store *s = open_mode(f, "counted");
+	long h0 = server_count(f, "heads");
+	store_obj o;
+	wt_errbuf err = {0};
+	int rv = store_stat(s, "big.bin", &o, &err);
+	long heads = server_count(f, "heads") - h0;
+	printf("stat in the second of the last write: %s after %ld HEADs\n", wt_errname(rv), heads);
+	assert_int_equal(rv, WT_OK);
+	assert_int_equal(o.nbytes, BIG_BYTES);
+	assert_int_equal(heads, 2);
+	store_obj_clear(&o);
+	store_close(s);
+	assert_int_equal(tu_touch(big, -10000000000ll), 0);
+	free(big);
+}
+
+/* The same judgement on a bare HEAD reply: an S3 ETag (an MD5 of the bytes,
+ * etag_is_content) is taken even in the second of the last write. */
+static void test_stat_reply_etag(void **state)
+{
+	(void)state;
+	xfer x = {.kind = X_HEAD, .status = 200, .clen = 10};
+	snprintf(x.etag, sizeof(x.etag), "%s", "65f1a2b3-a");
+	snprintf(x.lastmod, sizeof(x.lastmod), "%s", "Tue, 01 Dec 2026 10:00:00 GMT");
+	snprintf(x.date, sizeof(x.date), "%s", "Tue, 01 Dec 2026 10:00:00 GMT");
+	store_obj o = {0};
+	wt_errbuf err = {0};
+	assert_int_equal(curlu_stat_reply(&x, "http://h/k", "k", false, &o, &err), WT_ECHANGED);
+	assert_non_null(strstr(err.msg, "65f1a2b3-a"));
+	store_obj_clear(&o);
+	assert_int_equal(curlu_stat_reply(&x, "http://h/k", "k", true, &o, &err), WT_OK);
+	assert_string_equal(o.version, "65f1a2b3-a");
+	store_obj_clear(&o);
+	/* a second later, or with no Last-Modified to judge by: taken */
+	snprintf(x.date, sizeof(x.date), "%s", "Tue, 01 Dec 2026 10:00:01 GMT");
+	assert_int_equal(curlu_stat_reply(&x, "http://h/k", "k", false, &o, &err), WT_OK);
+	store_obj_clear(&o);
+	x.lastmod[0] = '\0';
+	assert_int_equal(curlu_stat_reply(&x, "http://h/k", "k", false, &o, &err), WT_OK);
+	store_obj_clear(&o);
+}
+
+static void test_etag_second(void **state)
+{
+	fx *f = *state;
+	setenv("WEIGHTD_HTTP_SETTLE_MS", "10", 1); /* it never settles: ask again soon */
+	store *s = open_mode(f, "etagnow/model");
+	unsetenv("WEIGHTD_HTTP_SETTLE_MS");
+	wt_errbuf err = {0};
+	ckpt *c = NULL;
+	int rv = ckpt_open(&c, s, &err);
+	if (rv == WT_OK) { /* the old behaviour: show what it leads to */
+		same_second_write(f, c);
+		ckpt_close(c);
+	}
+	assert_int_equal(rv, WT_ECHANGED);
+	assert_non_null(strstr(err.msg, "config.json"));
+	assert_non_null(strstr(err.msg, "ETag"));
+	assert_non_null(strstr(err.msg, "Last-Modified"));
+	store_close(s);
+	/* the same objects answered a second or more after their last write */
+	assert_int_equal(age_files(f), 0);
+	s = open_mode(f, "ok/model");
+	assert_int_equal(ckpt_open(&c, s, &err), WT_OK);
+	ckpt_close(c);
+	store_close(s);
 }
 
 /*
@@ -735,6 +836,8 @@ int main(void)
 	    cmocka_unit_test(test_produce_reads),    cmocka_unit_test(test_s3_bad_listing),
 	    cmocka_unit_test(test_s3_xml),           cmocka_unit_test(test_no_validator),
 	    cmocka_unit_test(test_content_encoding), cmocka_unit_test(test_lastmod_second),
+	    cmocka_unit_test(test_etag_second),      cmocka_unit_test(test_stat_reply_etag),
+	    cmocka_unit_test(test_settle),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,6 +15,9 @@ TLS=
 trap 'for p in $SRV $TLS; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT
 
 "$B/wt-mkckpt" --family llama --seed 7 --out "$T/srv/llama" >/dev/null || fail "wt-mkckpt"
+# written a while ago: an object answered in the second of its last write is
+# asked again a second later (README "Revision digest")
+touch -d '10 seconds ago' "$T/srv/llama"/*
 python3 "$HERE/objstore_server.py" --root "$T/srv" >"$T/port" 2>"$T/srv.err" &
 SRV=$!
 for _ in $(seq 100); do grep -q '^PORT ' "$T/port" && break; sleep 0.1; done

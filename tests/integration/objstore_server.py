@@ -14,10 +14,13 @@ Range). Serves --root; the first path component picks the behaviour:
   /novalid/K  like /ok with neither ETag nor Last-Modified (no version at all)
   /lmnow/K    like /noetag, but the reply's Date is its Last-Modified (answered in
               the second of the object's last write)
+  /etagnow/K  like /lmnow with an ETag as nginx makes it (the mtime's second and the
+              size in hex: kept by a same-size write in the same second)
   /long/K     206 with the Content-Range asked, chunked, one byte more than it says
   /gzip/K     the object gzip'ed (Content-Encoding: gzip), ranges and sizes over
               the gzip'ed bytes, consistently (what a compressing proxy may do)
-  /counted/K  like /ok, and every GET is counted; GET /_gets returns the count
+  /counted/K  like /ok, and every GET and HEAD is counted; GET /_gets and /_heads
+              return the counts
   /slow/K     like /ok, but a GET of more than 64 KiB waits 1 s (--slow-s) before its reply
               (reading tensor bytes is slow; config, index and headers are not)
   /gate/K     like /ok, but a GET of more than 64 KiB waits (up to 60 s) while
@@ -104,13 +107,14 @@ class Handler(BaseHTTPRequestHandler):
             xml = ("<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>"
                    + nxt + "</NextContinuationToken></ListBucketResult>")
             return self._plain(200, xml.encode(), "application/xml")
-        if mode == "_gets":
+        if mode in ("_gets", "_heads"):
             with LOCK:
-                n = COUNTS.get("gets", 0)
+                n = COUNTS.get(mode[1:], 0)
             return self._plain(200, str(n).encode())
-        if mode == "counted" and self.command == "GET":
+        if mode == "counted" and self.command in ("GET", "HEAD"):
             with LOCK:
-                COUNTS["gets"] = COUNTS.get("gets", 0) + 1
+                k = "gets" if self.command == "GET" else "heads"
+                COUNTS[k] = COUNTS.get(k, 0) + 1
         if mode == "flaky":
             with LOCK:
                 k = (self.command, self.path, rng)
@@ -132,6 +136,8 @@ class Handler(BaseHTTPRequestHandler):
                 zbody = gzip.compress(f.read(), mtime=0)
             size = len(zbody)
         etag = hashlib.sha1(f"{st.st_mtime_ns}-{size}".encode()).hexdigest()
+        if mode == "etagnow":
+            etag = f"{int(st.st_mtime):x}-{size:x}"
         first, last, partial = 0, size - 1, False
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", rng)
         if m and mode != "norange":
@@ -155,7 +161,7 @@ class Handler(BaseHTTPRequestHandler):
         if partial and mode == "badcr":
             cr_first += 1
         lastmod = email.utils.formatdate(st.st_mtime, usegmt=True)
-        if mode == "lmnow":
+        if mode in ("lmnow", "etagnow"):
             self.send_response_only(206 if partial else 200)
             self.send_header("Date", lastmod)
         else:

@@ -32,6 +32,9 @@ stop() {
 
 "$B/wt-mkckpt" --family llama --out "$T/models/llama" >/dev/null || fail "mkckpt llama"
 "$B/wt-mkckpt" --family qwen2 --out "$T/ext/q2" >/dev/null || fail "mkckpt qwen2"
+# written a while ago (served over http below: an object answered in the
+# second of its last write is asked again a second later)
+touch -d '10 seconds ago' "$T/ext/q2"/*
 URI="file://$T/ext/q2"
 start
 

@@ -1,4 +1,5 @@
 /* testutil.c — shared test helpers (see testutil.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -149,6 +150,24 @@ int tu_touch(const char *path, int64_t delta_ns)
 	struct timespec ts[2] = {st.st_atim,
 	                         {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000}};
 	return utimensat(AT_FDCWD, path, ts, 0);
+}
+
+int tu_touch_dir(const char *dir, int64_t delta_ns)
+{
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return -1;
+	int rc = 0;
+	struct dirent *de;
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		char *p = de->d_name[0] == '.' ? NULL : tu_path(dir, de->d_name);
+		struct stat st;
+		if (p != NULL && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+			rc = tu_touch(p, delta_ns);
+		free(p);
+	}
+	closedir(d);
+	return rc;
 }
 
 uint64_t tu_desc_nbytes(const st_desc *d)

@@ -26,6 +26,9 @@ char *tu_read_file(const char *path, size_t *len);
 void tu_fill(void *buf, size_t len, uint64_t seed);
 /* Shift a file's mtime by delta_ns (to prove version changes). 0 on success. */
 int tu_touch(const char *path, int64_t delta_ns);
+/* tu_touch every regular file directly in dir (a model folder served over
+ * http: written "a while ago", not in the second its HEAD is answered). */
+int tu_touch_dir(const char *dir, int64_t delta_ns);
 /* Flip the last byte of path in place (same size), then set its mtime to
  * what it was plus mtime_delta_s (0: put back, so only the bytes changed).
  * 0 on success. */
