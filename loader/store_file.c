@@ -15,7 +15,9 @@
  *
  * Versions: "MTIME.CTIME.DEV.INO" (mtime and ctime in ns, dev in hex, inode).
  * ctime changes on every write and on any utimes() call, so a same-size
- * rewrite that puts the mtime back still gets a new version. A pin keeps the
+ * rewrite that puts the mtime back still gets a new version; a pin returns
+ * only once the clock that stamps ctimes has left the tick of the file's
+ * ctime (settle_ctime), so that holds for a write in the pin's tick too. A pin keeps the
  * file open: reads see the opened inode even if the name is replaced, and
  * pin_stat (fstat) reports an in-place write (and, once the file is
  * unlinked, an unsure ctime that store_pin_check settles by content).
@@ -30,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/common.h"
@@ -334,6 +337,52 @@ typedef struct file_pin {
 	struct stat st; /* at pin time */
 } file_pin;
 
+static int64_t ts_ns(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/*
+ * Return once the coarse clock has passed the pinned file's ctime. Kernels
+ * without fine-grained file timestamps (before Linux 6.13, Debian 12's 6.1
+ * among them) stamp a write's ctime with that clock, one tick (1-10 ms) at a
+ * time: a same-size write in the tick of the pin, its mtime put back, would
+ * keep the version, so neither the checks nor the digest memo could tell
+ * it from the bytes pinned. A file last changed in the current tick waits
+ * for the next one (and is looked at again: a write meanwhile is what gets
+ * pinned); one still changing after FILE_SETTLE_TICKS ticks is WT_ECHANGED.
+ * A ctime more than a second ahead (the clock was set back) is taken as it is.
+ */
+#define FILE_SETTLE_TICKS 8
+static int settle_ctime(file_pin *p, const char *key, wt_errbuf *err)
+{
+	struct timespec res = {0, 0};
+	if (clock_getres(CLOCK_REALTIME_COARSE, &res) != 0 || ts_ns(res) <= 0)
+		res.tv_nsec = 10000000;
+	for (int i = 0;; i++) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		int64_t ahead = ts_ns(p->st.st_ctim) - ts_ns(now);
+		if (ahead < 0 || ahead > 1000000000)
+			return WT_OK;
+		if (i == FILE_SETTLE_TICKS)
+			return wt_seterr(
+			    err, WT_ECHANGED,
+			    "key '%s': still being written (changed in each of %d clock "
+			    "ticks while it was opened); it is read once the write has "
+			    "finished",
+			    key, FILE_SETTLE_TICKS);
+		struct timespec d = {0, ahead + ts_ns(res) + 100000};
+		if (d.tv_nsec >= 1000000000) {
+			d.tv_sec = d.tv_nsec / 1000000000;
+			d.tv_nsec %= 1000000000;
+		}
+		nanosleep(&d, NULL);
+		if (fstat(p->fd, &p->st) != 0)
+			return wt_seterr(err, WT_EIO, "key '%s': fstat: %s", key, strerror(errno));
+	}
+}
+
 static int file_pin_open(void *impl, const char *key, void **h, store_obj *out, wt_errbuf *err)
 {
 	*h = NULL;
@@ -341,6 +390,8 @@ static int file_pin_open(void *impl, const char *key, void **h, store_obj *out, 
 	if (p == NULL)
 		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory", key);
 	int rv = open_file(impl, key, &p->fd, &p->st, err);
+	if (rv == WT_OK)
+		rv = settle_ctime(p, key, err);
 	if (rv == WT_OK)
 		rv = fill_obj(key, &p->st, out, err);
 	if (rv != WT_OK) {

@@ -197,6 +197,48 @@ static wt_hash128 digest_of(const void *p, size_t n)
 	return d;
 }
 
+/*
+ * A pin returns only once the coarse clock (what stamps a write's ctime on
+ * kernels without fine-grained timestamps) has passed the file's ctime, so
+ * any later write, even a same-size one that puts the mtime back, gets
+ * another ctime and so another version. Before, a file written in the tick of
+ * its pin was pinned at once: on such a kernel (Debian 12's 6.1) a second
+ * write in that tick kept the version, and production read it under the
+ * revision of the first with every check passing. (This kernel may stamp
+ * ctimes finely, which hides that write; the order of clock and ctime below
+ * is what a coarse kernel needs, and it held on no try before the change.)
+ */
+static void test_pin_ctime_tick(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp("pintick");
+	uint8_t a[512];
+	tu_fill(a, sizeof(a), SEED);
+	store *s;
+	wt_errbuf err;
+	assert_int_equal(store_open(&s, dir, &err), WT_OK);
+	char *wp = tu_path(dir, "w.bin");
+	int late = 0;
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(tu_write_file(dir, "w.bin", a, sizeof(a)), 0);
+		store_pin *p;
+		assert_int_equal(store_pin_open(s, "w.bin", &p, &err), WT_OK);
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		struct stat st;
+		assert_int_equal(stat(wp, &st), 0);
+		late += now.tv_sec < st.st_ctim.tv_sec ||
+		        (now.tv_sec == st.st_ctim.tv_sec && now.tv_nsec <= st.st_ctim.tv_nsec);
+		store_pin_close(p);
+	}
+	printf("pins returned before the clock passed the ctime: %d of 5\n", late);
+	assert_int_equal(late, 0);
+	free(wp);
+	store_close(s);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 static void test_pin(void **state)
 {
 	(void)state;
@@ -372,9 +414,9 @@ static void test_ckpt_source_change(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hf_snapshot),  cmocka_unit_test(test_pin),
-	    cmocka_unit_test(test_pin_aba),      cmocka_unit_test(test_ckpt_source_change),
-	    cmocka_unit_test(test_symlink_swap),
+	    cmocka_unit_test(test_hf_snapshot),    cmocka_unit_test(test_pin),
+	    cmocka_unit_test(test_pin_aba),        cmocka_unit_test(test_ckpt_source_change),
+	    cmocka_unit_test(test_pin_ctime_tick), cmocka_unit_test(test_symlink_swap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
