@@ -44,6 +44,7 @@ void wt_client_close(wt_client *c)
 	free(c->tls_ca);
 	free(c->tls_cert_key);
 	free(c->client_id);
+	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->lk);
 	free(c);
 }
@@ -115,6 +116,7 @@ int wt_client_open(wt_client **out, const wt_client_opts *caller_opts, wt_errbuf
 	if (c == NULL)
 		return wt_seterr(err, WT_ENOMEM, "client: out of memory");
 	pthread_mutex_init(&c->lk, NULL);
+	pthread_cond_init(&c->cv, NULL);
 	c->o = *opts;
 	atomic_init(&c->next_id, 1);
 	atomic_init(&c->verify, 1);

@@ -35,7 +35,12 @@ typedef struct client_sockmon {
 
 typedef struct client_ep {
 	char *url; /* owned; immutable after open */
-	/* fields below guarded by wt_client.lk */
+	/* fields below guarded by wt_client.lk; n_socks, socks and mons change
+	 * only by the thread that set busy (conn.c: ep_claim), which reads them
+	 * without the lock */
+	/* a thread opens or greets this endpoint's connections (c->lk released:
+	 * dials and Hellos wait); others wait on c->cv */
+	bool busy;
 	size_t n_socks;                         /* connections open: socks[0..n_socks) */
 	nng_socket socks[CLIENT_MAX_CONNS];     /* each one dialer, greeted (Hello) */
 	client_sockmon *mons[CLIENT_MAX_CONNS]; /* socks[k]'s monitor; owned */
@@ -63,7 +68,8 @@ struct wt_client {
 	char *token;
 	char *tls_ca, *tls_cert_key; /* TLS files (tls+tcp://); owned; NULL = none */
 	char *client_id;
-	pthread_mutex_t lk;       /* guards eps[*].n_socks, socks, server_* */
+	pthread_mutex_t lk;       /* guards eps[*] (but url); never held across a network wait */
+	pthread_cond_t cv;        /* with lk: an endpoint's busy went false */
 	_Atomic uint64_t next_id; /* request ids: 64-bit, never reused */
 	_Atomic int verify;       /* 1; nothing in libweights changes it: only bench_fetch
 	                             (bench/util/noverify.c) turns it off to measure the checks */

@@ -422,7 +422,36 @@ out:
 	return rv;
 }
 
-/* Hello on sock; mon (may be NULL) notes the connection it was answered on. */
+/* What a HelloReply teaches about endpoint ep; c->lk held. */
+static void hello_learn_locked(wt_client *c, size_t ep, const Weights__HelloReply *h)
+{
+	client_ep *e = &c->eps[ep];
+	e->server_max_message_bytes = h->max_message_bytes;
+	e->server_max_chunk_bytes = h->max_chunk_bytes;
+	/* the bulk stream offered (1.2 servers with stream_listen); else none.
+	 * Streams kept open for another offer (a restarted server's new ticket)
+	 * are of no use any more. */
+	bool same = e->stream_url != NULL && h->stream_url != NULL &&
+	            strcmp(e->stream_url, h->stream_url) == 0 && h->stream_ticket.len == 16 &&
+	            memcmp(e->stream_ticket, h->stream_ticket.data, 16) == 0;
+	if (!same)
+		client_bulk_drop_idle(c, ep);
+	free(e->stream_url);
+	e->stream_url = NULL;
+	if (h->stream_url != NULL && h->stream_url[0] != '\0' && h->stream_ticket.len == 16) {
+		e->stream_url = strdup(h->stream_url);
+		memcpy(e->stream_ticket, h->stream_ticket.data, 16);
+	}
+	e->stream_live = e->stream_url != NULL && h->stream_live;
+}
+
+/*
+ * Hello on sock; mon (may be NULL) notes the connection it was answered on.
+ * The caller has claimed endpoint ep (ep_claim) and does not hold c->lk: the
+ * wait (at most connect_timeout_ms; no monitor, the timeout bounds it) holds
+ * up no request to another endpoint; c->lk is taken to write what the reply
+ * teaches.
+ */
 static int hello(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon, wt_errbuf *err)
 {
 	uint64_t adds = mon != NULL ? atomic_load(&mon->adds) : 0;
@@ -434,7 +463,6 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon, 
 	req.body_case = WEIGHTS__REQUEST__BODY_HELLO;
 	req.hello = &h;
 	Weights__Reply *r = NULL;
-	/* no monitor: the caller holds c->lk, and the connect timeout bounds a Hello */
 	int rv = call_on(c, ep, sock, NULL, &req, c->o.connect_timeout_ms,
 	                 WEIGHTS__REPLY__BODY_HELLO, &r, NULL, err);
 	if (rv != WT_OK)
@@ -447,25 +475,9 @@ static int hello(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon, 
 		              c->eps[ep].url, r->hello->protocol_version,
 		              WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION);
 	} else {
-		c->eps[ep].server_max_message_bytes = r->hello->max_message_bytes;
-		c->eps[ep].server_max_chunk_bytes = r->hello->max_chunk_bytes;
-		/* the bulk stream offered (1.2 servers with stream_listen); else none.
-		 * Streams kept open for another offer (a restarted server's new
-		 * ticket) are of no use any more. */
-		bool same = c->eps[ep].stream_url != NULL && r->hello->stream_url != NULL &&
-		            strcmp(c->eps[ep].stream_url, r->hello->stream_url) == 0 &&
-		            r->hello->stream_ticket.len == 16 &&
-		            memcmp(c->eps[ep].stream_ticket, r->hello->stream_ticket.data, 16) == 0;
-		if (!same)
-			client_bulk_drop_idle(c, ep);
-		free(c->eps[ep].stream_url);
-		c->eps[ep].stream_url = NULL;
-		if (r->hello->stream_url != NULL && r->hello->stream_url[0] != '\0' &&
-		    r->hello->stream_ticket.len == 16) {
-			c->eps[ep].stream_url = strdup(r->hello->stream_url);
-			memcpy(c->eps[ep].stream_ticket, r->hello->stream_ticket.data, 16);
-		}
-		c->eps[ep].stream_live = c->eps[ep].stream_url != NULL && r->hello->stream_live;
+		pthread_mutex_lock(&c->lk);
+		hello_learn_locked(c, ep, r->hello);
+		pthread_mutex_unlock(&c->lk);
 		client_log(c, WT_CLIENT_LOG_INFO, "connected to %s (server %s %s)", c->eps[ep].url,
 		           r->hello->server_id ? r->hello->server_id : "?",
 		           r->hello->server_version ? r->hello->server_version : "?");
@@ -604,11 +616,14 @@ static int dial_bounded(const wt_client *c, nng_socket s, client_sockmon *mon, c
 	return WT_OK;
 }
 
-/* Open, dial and greet one more socket of endpoint ep; caller holds c->lk.
+/* Open, dial and greet one more socket of endpoint ep into *out, its monitor
+ * into *out_mon (owned by the caller); the caller has claimed ep and does not
+ * hold c->lk (the dial and the Hello wait up to connect_timeout_ms each).
  * Every failure of this connect phase (refused, no handshake, no Hello reply
  * within connect_timeout_ms, connection dropped) is WT_EUNAVAIL: the caller
  * tries the next endpoint, or this one again after a backoff. */
-static int open_socket(wt_client *c, size_t ep, nng_socket *out, wt_errbuf *err)
+static int open_socket(wt_client *c, size_t ep, nng_socket *out, client_sockmon **out_mon,
+                       wt_errbuf *err)
 {
 	client_ep *e = &c->eps[ep];
 	nng_socket s;
@@ -647,28 +662,58 @@ static int open_socket(wt_client *c, size_t ep, nng_socket *out, wt_errbuf *err)
 		return rv;
 	}
 	*out = s;
-	e->mons[out - e->socks] = mon; /* out is e->socks[n_socks] (both callers) */
+	*out_mon = mon;
 	return WT_OK;
 }
 
 /*
- * With c->lk held: Hello again on each socket of endpoint ep that nng
+ * An endpoint's connections are opened and greeted by one thread at a time,
+ * without c->lk: the dial and the Hello wait up to connect_timeout_ms each (a
+ * stopped daemon, a Hello starved there), and a request to another endpoint
+ * of the same client must not wait behind them. ep_claim waits (on c->cv,
+ * c->lk released) while another thread has ep, then marks it busy; only the
+ * thread that has ep adds sockets to it or greets them, so it reads
+ * eps[ep].n_socks, socks[] and mons[] without c->lk, and writes them with it.
+ * Returns eps[ep].n_socks.
+ */
+static size_t ep_claim(wt_client *c, size_t ep)
+{
+	client_ep *e = &c->eps[ep];
+	pthread_mutex_lock(&c->lk);
+	while (e->busy)
+		pthread_cond_wait(&c->cv, &c->lk);
+	e->busy = true;
+	size_t n = e->n_socks;
+	pthread_mutex_unlock(&c->lk);
+	return n;
+}
+
+static void ep_release(wt_client *c, size_t ep)
+{
+	pthread_mutex_lock(&c->lk);
+	c->eps[ep].busy = false;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->lk);
+}
+
+/*
+ * With ep claimed: Hello again on each socket of endpoint ep that nng
  * connected anew since its Hello (it redials a server that went away by
  * itself). A restarted server is another instance: without this, what the
  * first Hello taught (its bulk stream ticket, limits) would stay the old
  * one's, and a server without a token never asks for Hello again. A failure
  * is logged: the request that follows meets it too.
  */
-static void hello_reconnected_locked(wt_client *c, size_t ep)
+static void hello_reconnected(wt_client *c, size_t ep, size_t n_socks)
 {
 	client_ep *e = &c->eps[ep];
-	for (size_t k = 0; k < e->n_socks; k++) {
+	for (size_t k = 0; k < n_socks; k++) {
 		client_sockmon *m = e->mons[k];
 		wt_errbuf herr;
 		uint64_t adds = m != NULL ? atomic_load(&m->adds) : 0; /* before the Hello */
 		if (m != NULL && adds != atomic_load(&m->hello_adds) &&
 		    hello(c, ep, e->socks[k], m, &herr) != WT_OK) {
-			/* tried for this connection: not again on every call under c->lk
+			/* tried for this connection: not again on every call
 			 * (a request's own error path says Hello again, e.g. on EPERM) */
 			atomic_store(&m->hello_adds, adds);
 			client_log(c, WT_CLIENT_LOG_WARNING, "%s", herr.msg);
@@ -676,19 +721,37 @@ static void hello_reconnected_locked(wt_client *c, size_t ep)
 	}
 }
 
+/* Endpoint ep's sockets 0..want-1 opened and greeted (up to the first that
+ * fails: its error), and those nng reconnected greeted again. */
+static int ep_open(wt_client *c, size_t ep, size_t want, wt_errbuf *err)
+{
+	client_ep *e = &c->eps[ep];
+	int rv = WT_OK;
+	size_t n = ep_claim(c, ep);
+	while (rv == WT_OK && n < want) {
+		nng_socket s = NNG_SOCKET_INITIALIZER;
+		client_sockmon *m = NULL;
+		rv = open_socket(c, ep, &s, &m, err);
+		if (rv == WT_OK) {
+			pthread_mutex_lock(&c->lk);
+			e->socks[n] = s;
+			e->mons[n] = m;
+			e->n_socks = ++n;
+			pthread_mutex_unlock(&c->lk);
+		}
+	}
+	hello_reconnected(c, ep, n);
+	ep_release(c, ep);
+	return rv;
+}
+
 int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks,
                       client_sockmon **mons, size_t *n, wt_errbuf *err)
 {
 	client_ep *e = &c->eps[ep];
-	int rv = WT_OK;
 	WT_ASSERT(want >= 1 && want <= c->o.connections && want <= CLIENT_MAX_CONNS);
+	int rv = ep_open(c, ep, want, err);
 	pthread_mutex_lock(&c->lk);
-	while (rv == WT_OK && e->n_socks < want) {
-		rv = open_socket(c, ep, &e->socks[e->n_socks], err);
-		if (rv == WT_OK)
-			e->n_socks++;
-	}
-	hello_reconnected_locked(c, ep);
 	size_t have = e->n_socks < want ? e->n_socks : want;
 	memcpy(socks, e->socks, have * sizeof(socks[0]));
 	memcpy(mons, e->mons, have * sizeof(mons[0]));
@@ -705,19 +768,13 @@ int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks,
 
 int client_ep_socket(wt_client *c, size_t ep, size_t conn, nng_socket *sock, wt_errbuf *err)
 {
-	client_ep *e = &c->eps[ep];
-	int rv = WT_OK;
 	WT_ASSERT(conn < c->o.connections && conn < CLIENT_MAX_CONNS);
-	pthread_mutex_lock(&c->lk);
-	while (rv == WT_OK && e->n_socks <= conn) {
-		rv = open_socket(c, ep, &e->socks[e->n_socks], err);
-		if (rv == WT_OK)
-			e->n_socks++;
+	int rv = ep_open(c, ep, conn + 1, err);
+	if (rv == WT_OK) {
+		pthread_mutex_lock(&c->lk);
+		*sock = c->eps[ep].socks[conn];
+		pthread_mutex_unlock(&c->lk);
 	}
-	hello_reconnected_locked(c, ep);
-	if (rv == WT_OK)
-		*sock = e->socks[conn];
-	pthread_mutex_unlock(&c->lk);
 	return rv;
 }
 
@@ -735,13 +792,12 @@ int client_call(wt_client *c, size_t ep, Weights__Request *req, uint32_t timeout
 int client_ep_rehello(wt_client *c, size_t ep, wt_errbuf *err)
 {
 	client_ep *e = &c->eps[ep];
-	/* held as open_socket holds it around its Hello: hello() writes what the
-	 * reply teaches (the stream offer, the idle streams it drops) */
-	pthread_mutex_lock(&c->lk);
-	int rv = e->n_socks == 0 ? wt_seterr(err, WT_ECLOSED, "endpoint %s: not connected", e->url)
-	                         : WT_OK;
-	for (size_t k = 0; rv == WT_OK && k < e->n_socks; k++)
+	/* claimed as ep_open claims it around its Hello; c->lk only while
+	 * hello() writes what the reply teaches (the stream offer, idle streams) */
+	size_t n = ep_claim(c, ep);
+	int rv = n == 0 ? wt_seterr(err, WT_ECLOSED, "endpoint %s: not connected", e->url) : WT_OK;
+	for (size_t k = 0; rv == WT_OK && k < n; k++)
 		rv = hello(c, ep, e->socks[k], e->mons[k], err);
-	pthread_mutex_unlock(&c->lk);
+	ep_release(c, ep);
 	return rv;
 }

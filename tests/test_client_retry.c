@@ -26,6 +26,7 @@
  *    the budget is ridden out.
  */
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,7 @@
 
 #include "client/client.h"
 #include "client/client_int.h"
+#include "proto/wire.h"
 #include "tests/util/fake_weightd.h"
 #include "tests/util/testutil.h"
 #include "weights/client.h"
@@ -398,6 +400,61 @@ static void test_stalled_node_mid_fetch(void **state)
 	fake_stop(f2);
 }
 
+typedef struct hello_job {
+	wt_client *c;
+	size_t ep;
+	int rv;
+	atomic_int done;
+} hello_job;
+
+static void *open_ep(void *arg)
+{
+	hello_job *j = arg;
+	nng_socket sock;
+	wt_errbuf err;
+	j->rv = client_ep_socket(j->c, j->ep, 0, &sock, &err);
+	atomic_store(&j->done, 1);
+	return NULL;
+}
+
+/* One thread connects to an endpoint whose Hello goes unanswered (a stopped
+ * daemon, a Hello starved there); another thread's request to a healthy
+ * endpoint of the same client completes meanwhile, not after that Hello's
+ * connect_timeout_ms: the dial and the Hello ran with the client's lock held
+ * (c->lk), which every request takes to find its connection. */
+static void test_hello_blocks_no_other_endpoint(void **state)
+{
+	(void)state;
+	fake *f1 = fake_start(), *f2 = fake_start();
+	f1->drop_hello = 1;
+	const char *eps[] = {f1->url, f2->url};
+	wt_client *c = open_client(eps, 2, (copts){.conns = 1, .connect_ms = 1500});
+	hello_job j = {.c = c, .ep = 0};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, open_ep, &j), 0);
+	while (atomic_load(&f1->hellos) == 0) /* its Hello is on the way: unanswered */
+		usleep(1000);
+	Weights__Request req = WEIGHTS__REQUEST__INIT;
+	Weights__Hello h = WEIGHTS__HELLO__INIT;
+	h.protocol_version = WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION;
+	req.body_case = WEIGHTS__REQUEST__BODY_HELLO;
+	req.hello = &h;
+	Weights__Reply *r = NULL;
+	wt_errbuf err;
+	if (client_call(c, 1, &req, 1000, WEIGHTS__REPLY__BODY_HELLO, &r, NULL, &err) != WT_OK)
+		fail_msg("request to the healthy endpoint: %s", err.msg);
+	wire_reply_free(r);
+	int other_done = atomic_load(&j.done);
+	pthread_join(th, NULL);
+	printf("unanswered Hello on one endpoint: the other answered %s it ended (%s)\n",
+	       other_done ? "only after" : "before", wt_strerror(j.rv));
+	assert_int_equal(other_done, 0); /* answered while the Hello still waited */
+	assert_int_equal(j.rv, WT_EUNAVAIL);
+	wt_client_close(c);
+	fake_stop(f1);
+	fake_stop(f2);
+}
+
 /* Nobody comes back: WT_EUNAVAIL once the retry budget is spent, not before. */
 static void test_budget_spent(void **state)
 {
@@ -641,6 +698,7 @@ int main(void)
 	    cmocka_unit_test(test_killed_node_fails_over),
 	    cmocka_unit_test(test_stalled_node_manifest),
 	    cmocka_unit_test(test_stalled_node_mid_fetch),
+	    cmocka_unit_test(test_hello_blocks_no_other_endpoint),
 	    cmocka_unit_test(test_budget_spent),
 	    cmocka_unit_test(test_slow_second_hello),
 	    cmocka_unit_test(test_server_corrupt_chunk),

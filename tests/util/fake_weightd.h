@@ -66,7 +66,8 @@ typedef struct fake {
 	const char *watch_revision;
 	int watch_changed;
 	int forgotten;
-	int chunk_reqs, manifests, hellos, stop;
+	int chunk_reqs, manifests, stop;
+	atomic_int hellos; /* Hellos received (read by tests while the fake runs) */
 	/* connections seen (nng pipe ids): those that said Hello, those asking chunks */
 	uint32_t hello_pipes[32], chunk_pipes[32];
 	int n_hello_pipes, n_chunk_pipes;
