@@ -10,7 +10,11 @@
  *     WT_EHASH blamed on the chunk, then a stream out of step);
  *   - weightd: a peer that stops reading its replies has its stream ended
  *     after send_timeout_ms (it held the chunks it was sent for as long as it
- *     stayed connected: write-behind RAM that cut-through productions wait for).
+ *     stayed connected: write-behind RAM that cut-through productions wait for);
+ *   - weightd: a peer that stops reading its replies over messages (nng) has
+ *     its connection closed after send_timeout_ms: its replies held every
+ *     context, and no other client was served, for as long as it stayed
+ *     connected.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -297,12 +301,100 @@ static void test_stalled_reader(void **state)
 	tw_env_free(e);
 }
 
+/* One framed Chunk request for chunk ref of shard mf, as a req0 peer sends it
+ * on TCP: 8-byte big-endian length, 4-byte request id (high bit set), body. */
+static void raw_send_chunk(int fd, const Weights__Manifest *mf, const Weights__ChunkRef *ref,
+                           uint32_t id)
+{
+	Weights__ChunkRequest cr = WEIGHTS__CHUNK_REQUEST__INIT;
+	cr.shard_id = mf->shard_id;
+	cr.hash = ref->hash;
+	Weights__Request rq = WEIGHTS__REQUEST__INIT;
+	rq.id = id;
+	rq.body_case = WEIGHTS__REQUEST__BODY_CHUNK;
+	rq.chunk = &cr;
+	size_t n = wire_framed_size(&rq.base);
+	uint8_t *b = malloc(12 + n);
+	assert_non_null(b);
+	uint64_t len = 4 + n;
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(len >> (56 - 8 * i));
+	uint32_t rid = 0x80000000u | id;
+	for (int i = 0; i < 4; i++)
+		b[8 + i] = (uint8_t)(rid >> (24 - 8 * i));
+	assert_int_equal(wire_frame(&rq.base, b + 12, n), n);
+	assert_int_equal(write(fd, b, 12 + n), (ssize_t)(12 + n));
+	free(b);
+}
+
+/* A req0 peer with a tiny receive buffer asks for more 4 MiB chunks over
+ * messages than weightd has contexts, and stops reading (a SIGSTOPped
+ * client). Its replies wait behind the one stuck on its connection, each
+ * holding a context: before, every context stayed so for as long as the peer
+ * stayed connected and no other client was answered. With send_timeout_ms
+ * 500 a reply that waited that long closes the connection (its replies are
+ * let go): another client is answered, and the stopped peer's connection
+ * ends before the replies it asked for. */
+static void test_stalled_msg_reader(void **state)
+{
+	(void)state;
+	enum { CONTEXTS = 4, ASKED = CONTEXTS + 2 };
+	tw_env *e = tw_env_new("bulk-hostile-msg-stall", SEED);
+	write_wide(e->models);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "chunk_bytes", "4M", "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "contexts", "4", "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "max_watchers", "1", "test", &err), WT_OK);
+	assert_int_equal(wd_config_set(&e->cfg, "send_timeout_ms", "500", "test", &err), WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	tw_reply m = tw_manifest(s, "wide", 1, 0); /* produced and committed */
+	if (m.rv != WT_OK)
+		fail_msg("manifest: %s", wt_strerror(m.rv));
+	assert_int_equal(m.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
+	const Weights__Manifest *mf = m.r->manifest;
+	const Weights__ChunkRef *big = NULL;
+	for (size_t i = 0; i < mf->n_tensors; i++)
+		for (size_t k = 0; k < mf->tensors[i]->n_chunks; k++)
+			if (big == NULL || mf->tensors[i]->chunks[k]->nbytes > big->nbytes)
+				big = mf->tensors[i]->chunks[k];
+	assert_non_null(big);
+	assert_int_equal(big->nbytes, 4u << 20);
+	int fd = raw_dial_small(e->url);
+	static const uint8_t hdr[8] = {0, 'S', 'P', 0, 0, 0x30, 0, 0}; /* req0 */
+	assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	for (uint32_t id = 1; id <= ASKED; id++)
+		raw_send_chunk(fd, mf, big, id);
+	usleep(1500 * 1000); /* not reading: the replies stop moving */
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 5000);
+	tw_reply x = tw_list_models(s); /* another client */
+	printf("a message reader that stopped with %d chunks asked, %d contexts, send_timeout_ms "
+	       "500: another client %s\n",
+	       ASKED, CONTEXTS, x.rv == WT_OK ? "answered" : "not answered");
+	assert_int_equal(x.rv, WT_OK);
+	tw_reply_free(&x);
+	uint64_t want = (uint64_t)ASKED * (4u << 20), got = 0;
+	static uint8_t buf[1 << 16];
+	struct timeval tv = {.tv_sec = 5};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (ssize_t r; got < want && (r = read(fd, buf, sizeof(buf))) > 0;)
+		got += (uint64_t)r;
+	printf("then read: %llu of %llu bytes asked, %s\n", (unsigned long long)got,
+	       (unsigned long long)want, got < want ? "the connection ended" : "all of it");
+	assert_true(got < want);
+	close(fd);
+	tw_reply_free(&m);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trickled_open),
 	    cmocka_unit_test(test_ok_reply_with_text),
 	    cmocka_unit_test(test_stalled_reader),
+	    cmocka_unit_test(test_stalled_msg_reader),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,7 +108,9 @@ static const wd_cfg_key table[] = {
     {"send_timeout_ms", WD_CFG_MS, 0, 3600000, "30000", "ms", false, OFF(send_timeout_ms),
      "a reply on a bulk stream that moves no byte for this long ends the stream: a peer "
      "that stopped reading would hold the chunk's memory (write-behind RAM that "
-     "cut-through productions wait for); 0 = never"},
+     "cut-through productions wait for); a reply over messages queued this long behind "
+     "others its client does not read closes the connection (each held a context); "
+     "0 = never"},
     {"max_watchers", WD_CFG_UINT, 0, 4095, "16", "requests", false, OFF(max_watchers),
      "Watch requests parked at once waiting for a new revision (each holds an nng "
      "context; must be below contexts); one more gets WT_EBUSY; 0 = no watches"},

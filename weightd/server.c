@@ -25,6 +25,47 @@
 
 static void req_cb(void *arg);
 
+/* Receive the next request on r's context (no timeout: a context waits for
+ * as long as nobody asks). */
+static void req_recv(wd_req *r)
+{
+	nng_aio_set_timeout(r->aio, NNG_DURATION_INFINITE);
+	nng_ctx_recv(r->ctx, r->aio);
+}
+
+/*
+ * Send reply m (owned by nng once sent) on r's context. rep0 hands a reply to
+ * its connection at once, or queues it behind the one the connection is
+ * still writing; a peer that stopped reading (a stopped or hung client) kept
+ * every reply it asked for queued, each holding a context and its bytes, for
+ * as long as it stayed connected: with as many requests as contexts, no
+ * other client was answered. So a reply not handed over within
+ * send_timeout_ms ends with NNG_ETIMEDOUT and req_cb closes the connection
+ * (close_stalled_pipe): nng lets go of what it queued there, and a client
+ * that was only slow reconnects and asks again.
+ */
+static void req_send(wd_req *r, nng_msg *m)
+{
+	uint64_t ms = r->srv->cfg->send_timeout_ms; /* <= 3600000: fits nng_duration */
+	nng_aio_set_timeout(r->aio, ms > 0 ? (nng_duration)ms : NNG_DURATION_INFINITE);
+	nng_aio_set_msg(r->aio, m);
+	nng_ctx_send(r->ctx, r->aio);
+}
+
+/* A reply on connection pipe_id waited send_timeout_ms: close it (no lock held:
+ * the pipe callbacks take srv->lk). Logged once a connection. */
+static void close_stalled_pipe(wd_server *s, uint32_t pipe_id)
+{
+	nng_pipe p = NNG_PIPE_INITIALIZER;
+	p.id = pipe_id;
+	if (nng_pipe_close(p) == 0)
+		WT_LOG(WT_LOG_WARNING,
+		       "connection %u: a reply waited send_timeout_ms (%llu ms) behind replies its "
+		       "client does not read (stopped or hung?): connection closed; raise "
+		       "send_timeout_ms if clients are only slow",
+		       pipe_id, (unsigned long long)s->cfg->send_timeout_ms);
+}
+
 static void req_work(wd_job *job)
 {
 	wd_req *r = (wd_req *)((char *)job - offsetof(wd_req, job));
@@ -48,7 +89,7 @@ void wd_req_reply(wd_req *r, nng_msg *m)
 		pthread_cond_broadcast(&s->cv);
 		pthread_mutex_unlock(&s->lk);
 		if (!drain)
-			nng_ctx_recv(r->ctx, r->aio);
+			req_recv(r);
 		return;
 	}
 	uint64_t took = common_now_ns() - r->t0_ns;
@@ -63,8 +104,7 @@ void wd_req_reply(wd_req *r, nng_msg *m)
 	pthread_mutex_lock(&s->lk);
 	r->state = WD_SEND;
 	pthread_mutex_unlock(&s->lk);
-	nng_aio_set_msg(r->aio, m);
-	nng_ctx_send(r->ctx, r->aio);
+	req_send(r, m);
 }
 
 static void req_cb(void *arg)
@@ -81,14 +121,14 @@ static void req_cb(void *arg)
 			nng_msg *in = nng_aio_get_msg(r->aio);
 			nng_msg *out = wd_reply_error(
 			    0, WT_ECANCELED, "server is shutting down; use another weightd");
+			r->pipe_id = (uint32_t)nng_pipe_id(nng_msg_get_pipe(in)); /* req_send's */
 			nng_msg_free(in);
 			nng_aio_set_msg(r->aio, NULL);
 			if (out != NULL) {
 				r->state = WD_SEND;
 				s->busy++;
 				pthread_mutex_unlock(&s->lk);
-				nng_aio_set_msg(r->aio, out);
-				nng_ctx_send(r->ctx, r->aio);
+				req_send(r, out);
 				return;
 			}
 			rv = NNG_ENOMEM;
@@ -104,7 +144,7 @@ static void req_cb(void *arg)
 				return;
 			}
 			pthread_mutex_unlock(&s->lk);
-			nng_ctx_recv(r->ctx, r->aio);
+			req_recv(r);
 			return;
 		}
 		r->state = WD_WORK;
@@ -113,25 +153,32 @@ static void req_cb(void *arg)
 		r->job.fn = req_work;
 		wd_pool_submit(s->pool, &r->job);
 		return;
-	case WD_SEND:
+	case WD_SEND: {
 		if (rv != 0) { /* not sent: the message is still ours */
 			nng_msg *m = nng_aio_get_msg(r->aio);
 			if (m != NULL)
 				nng_msg_free(m);
 		}
-		nng_aio_set_msg(r->aio, NULL); /* sent: nng owns it */
+		nng_aio_set_msg(r->aio, NULL);      /* sent: nng owns it */
+		bool stalled = rv == NNG_ETIMEDOUT; /* send_timeout_ms (req_send) */
+		uint32_t pipe_id = r->pipe_id;
 		s->busy--;
 		pthread_cond_broadcast(&s->cv);
 		if (s->draining || rv == NNG_ECLOSED) {
 			r->state = WD_IDLE;
 			s->idle++;
 			pthread_mutex_unlock(&s->lk);
+			if (stalled)
+				close_stalled_pipe(s, pipe_id);
 			return;
 		}
 		r->state = WD_RECV;
 		pthread_mutex_unlock(&s->lk);
-		nng_ctx_recv(r->ctx, r->aio);
+		if (stalled)
+			close_stalled_pipe(s, pipe_id);
+		req_recv(r);
 		return;
+	}
 	default:
 		pthread_mutex_unlock(&s->lk);
 		WT_ASSERT(!"aio completion in a state without an aio operation");
@@ -274,7 +321,7 @@ static int open_socket(wd_server *s, wt_errbuf *err)
 		s->reqs[i].state = WD_RECV;
 		s->idle--;
 		pthread_mutex_unlock(&s->lk);
-		nng_ctx_recv(s->reqs[i].ctx, s->reqs[i].aio);
+		req_recv(&s->reqs[i]);
 	}
 	return WT_OK;
 }

@@ -61,7 +61,7 @@ typedef struct wd_config {
 	uint64_t register_timeout_ms; /* bound on a REGISTER's source check */
 	uint64_t max_connections;     /* pipes at once; more are closed at connect */
 	uint64_t hello_timeout_ms;    /* unauthenticated pipes closed after this; 0 = never */
-	uint64_t send_timeout_ms;     /* a bulk stream reply stuck this long ends it; 0 = never */
+	uint64_t send_timeout_ms;     /* a stuck reply ends its stream or connection; 0 = never */
 	uint64_t max_watchers;        /* Watch requests parked at once (< contexts) */
 	uint64_t writeback_bytes;     /* RAM of produced chunks not yet in the cache */
 	/* Which keys were set explicitly (by file or flag); index = table index. */
