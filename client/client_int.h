@@ -187,6 +187,12 @@ int client_ep_socket(wt_client *c, size_t ep, size_t conn, nng_socket *sock, wt_
 int client_ep_sockets(wt_client *c, size_t ep, size_t want, nng_socket *socks,
                       client_sockmon **mons, size_t *n, wt_errbuf *err);
 
+/* dial.c: dial s to url within timeout_ms (WT_EUNAVAIL naming url if not). On
+ * failure s is closed and mon freed, now or by the dial thread once nng's own
+ * dial returns; on success both stay the caller's. */
+int client_dial_bounded(const wt_client *c, nng_socket s, client_sockmon *mon, const char *url,
+                        uint32_t timeout_ms, wt_errbuf *err);
+
 /* True when m's socket has had no connection for connect_timeout_ms + 1 s:
  * the daemon died (or its host went away) and nng's dialer cannot reconnect;
  * a request queued on it would wait for its whole timeout. */
