@@ -88,65 +88,6 @@ static void asym_config(char *out, size_t cap, int bits, int64_t G)
 	         p + strlen("\"symmetric\":true"));
 }
 
-typedef struct fx {
-	char *dir;
-	store *s;
-	ckpt *c;
-	sm_plan *p;
-	tm_prod *pr;
-} fx;
-
-static int fx_open(fx *f, const ctm *c, const char *cfg, const wt_layout *l, wt_errbuf *err)
-{
-	memset(f, 0, sizeof(*f));
-	f->dir = tu_mkdtemp("smasym");
-	assert_int_equal(tm_write(c->m, f->dir, cfg), 0);
-	int rv = tm_plan(f->dir, l, &f->s, &f->c, &f->p, err);
-	if (rv == WT_OK)
-		f->pr = tm_produce(f->c, f->p, -1, &rv, err);
-	return rv;
-}
-
-static void fx_close(fx *f)
-{
-	tm_prod_free(f->pr);
-	tm_close(f->s, f->c, f->p);
-	tu_rmrf(f->dir);
-	free(f->dir);
-}
-
-static const float *out_f32(const fx *f, uint32_t r, const char *name)
-{
-	int ix = tm_ix(f->p, r, name);
-	if (ix < 0)
-		fail_msg("rank %u: no '%s'", r, name);
-	assert_int_equal(shardmap_rank_tensor(f->p, r, (size_t)ix)->dtype, WT_F32);
-	return f->pr->b[r][ix];
-}
-
-/* out (rows x cols, F32) equals module md's rows [r0, r0 + rows), columns
- * [c0, c0 + cols) dequantized, at row offset `at` of out. */
-static void expect_block(const float *out, int64_t out_cols, int64_t at, const ctmod *md,
-                         int64_t r0, int64_t rows, int64_t c0, int64_t cols, const char *what)
-{
-	int64_t G = md->K / md->sc;
-	for (int64_t r = 0; r < rows; r++)
-		for (int64_t k = 0; k < cols; k++) {
-			int64_t sr = r0 + r, sk = c0 + k;
-			float s = md->s[sr * md->sc + sk / G];
-			float want = (float)md->q[sr * md->K + sk] * s;
-			float got = out[(at + r) * out_cols + k];
-			if (memcmp(&got, &want, 4) != 0)
-				fail_msg("%s [%lld, %lld]: %g, want (code - zp) * s = %g", what,
-				         (long long)(at + r), (long long)k, (double)got,
-				         (double)want);
-			if (fabsf(got - md->x[sr * md->K + sk]) > 0.75f * s)
-				fail_msg("%s [%lld, %lld]: %g far from the original %g (scale %g)",
-				         what, (long long)(at + r), (long long)k, (double)got,
-				         (double)md->x[sr * md->K + sk], (double)s);
-		}
-}
-
 /* The test llama quantized asymmetrically at group 128, its config.json, a
  * TP-2 layout (quant none). */
 static void setup(ctm *c, char *cfg, size_t cap, wt_layout *l)
@@ -171,32 +112,7 @@ static void test_asym_dequantized(void **state)
 	wt_errbuf err = {0};
 	if (fx_open(&f, &c, cfg, &l, &err) != WT_OK)
 		fail_msg("%s", err.msg);
-	for (uint32_t r = 0; r < 2; r++)
-		for (int i = 0; i < 2; i++) {
-			char n[160], rt[200];
-#define MOD(leaf) (snprintf(n, sizeof(n), "model.layers.%d.%s", i, leaf), ct_mod(&c, n))
-			/* qkv: q rows r*128.., k and v rows r*32.. (H 8, KV 2, d 32) */
-			snprintf(rt, sizeof(rt), "model.layers.%d.self_attn.qkv_proj.weight", i);
-			const float *qkv = out_f32(&f, r, rt);
-			expect_block(qkv, 256, 0, MOD("self_attn.q_proj"), r * 128, 128, 0, 256,
-			             rt);
-			expect_block(qkv, 256, 128, MOD("self_attn.k_proj"), r * 32, 32, 0, 256,
-			             rt);
-			expect_block(qkv, 256, 160, MOD("self_attn.v_proj"), r * 32, 32, 0, 256,
-			             rt);
-			/* row-parallel: columns */
-			snprintf(rt, sizeof(rt), "model.layers.%d.self_attn.o_proj.weight", i);
-			expect_block(out_f32(&f, r, rt), 128, 0, MOD("self_attn.o_proj"), 0, 256,
-			             r * 128, 128, rt);
-			snprintf(rt, sizeof(rt), "model.layers.%d.mlp.gate_up_proj.weight", i);
-			const float *gu = out_f32(&f, r, rt);
-			expect_block(gu, 256, 0, MOD("mlp.gate_proj"), r * 256, 256, 0, 256, rt);
-			expect_block(gu, 256, 256, MOD("mlp.up_proj"), r * 256, 256, 0, 256, rt);
-			snprintf(rt, sizeof(rt), "model.layers.%d.mlp.down_proj.weight", i);
-			expect_block(out_f32(&f, r, rt), 256, 0, MOD("mlp.down_proj"), 0, 256,
-			             r * 256, 256, rt);
-#undef MOD
-		}
+	ct_expect_tp2(&f, &c, 0.75f);
 	/* the zero points are read, not skipped; weight_shape is skipped as before */
 	bool zskip = false, shskip = false;
 	for (size_t k = 0; k < shardmap_n_skipped(f.p); k++) {

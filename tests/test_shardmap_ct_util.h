@@ -17,9 +17,11 @@
 typedef struct ctmod {
 	char name[160]; /* module, e.g. model.layers.0.self_attn.q_proj */
 	int64_t N, K, sc;
-	int8_t *q; /* [N, K] codes */
-	float *s;  /* [N, sc] scales (BF16 values) */
-	float *x;  /* [N, K] original values */
+	int8_t *q;     /* [N, K] codes */
+	float *s;      /* [N, sc] scales (BF16 values) */
+	float *x;      /* [N, K] original values */
+	int *zp;       /* [N, sc] zero points, or NULL (q is then code, or code - zp) */
+	int32_t *gidx; /* [K] group of each column (actorder group), or NULL (k / G) */
 	float in_scale;
 } ctmod;
 
@@ -129,6 +131,8 @@ static __attribute__((unused)) void ct_free(ctm *c)
 		free(c->mods[i].q);
 		free(c->mods[i].s);
 		free(c->mods[i].x);
+		free(c->mods[i].zp);
+		free(c->mods[i].gidx);
 	}
 	tm_free(c->m);
 }
@@ -194,6 +198,106 @@ static __attribute__((unused)) char *ct_config(char *buf, size_t cap, int bits, 
 	         bits == 8 || w4a8 ? "int-quantized" : "pack-quantized",
 	         extra_ignore ? extra_ignore : "", bits == 8 ? w8 : w4);
 	return buf;
+}
+
+/* A checkpoint written from a ctm, planned and produced on every rank. */
+typedef struct fx {
+	char *dir;
+	store *s;
+	ckpt *c;
+	sm_plan *p;
+	tm_prod *pr;
+} fx;
+
+static __attribute__((unused)) int fx_open(fx *f, const ctm *c, const char *cfg, const wt_layout *l,
+                                           wt_errbuf *err)
+{
+	memset(f, 0, sizeof(*f));
+	f->dir = tu_mkdtemp("smasym");
+	assert_int_equal(tm_write(c->m, f->dir, cfg), 0);
+	int rv = tm_plan(f->dir, l, &f->s, &f->c, &f->p, err);
+	if (rv == WT_OK)
+		f->pr = tm_produce(f->c, f->p, -1, &rv, err);
+	return rv;
+}
+
+static __attribute__((unused)) void fx_close(fx *f)
+{
+	tm_prod_free(f->pr);
+	tm_close(f->s, f->c, f->p);
+	tu_rmrf(f->dir);
+	free(f->dir);
+}
+
+static __attribute__((unused)) const float *out_f32(const fx *f, uint32_t r, const char *name)
+{
+	int ix = tm_ix(f->p, r, name);
+	if (ix < 0)
+		fail_msg("rank %u: no '%s'", r, name);
+	assert_int_equal(shardmap_rank_tensor(f->p, r, (size_t)ix)->dtype, WT_F32);
+	return f->pr->b[r][ix];
+}
+
+/* out (rows x cols, F32) equals module md's rows [r0, r0 + rows), columns
+ * [c0, c0 + cols) dequantized, (q - zp) * s[row, group] (group k / G, or gidx[k]), at row
+ * offset `at` of out, and lies within tol * s of the original value. */
+static __attribute__((unused)) void expect_block(const float *out, int64_t out_cols, int64_t at,
+                                                 const ctmod *md, int64_t r0, int64_t rows,
+                                                 int64_t c0, int64_t cols, const char *what,
+                                                 float tol)
+{
+	int64_t G = md->K / md->sc;
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t k = 0; k < cols; k++) {
+			int64_t sr = r0 + r, sk = c0 + k;
+			int64_t g = md->gidx ? md->gidx[sk] : sk / G;
+			float s = md->s[sr * md->sc + g];
+			int zp = md->zp ? md->zp[sr * md->sc + g] : 0;
+			float want = (float)(md->q[sr * md->K + sk] - zp) * s;
+			float got = out[(at + r) * out_cols + k];
+			if (memcmp(&got, &want, 4) != 0)
+				fail_msg("%s [%lld, %lld]: %g, want (code - zp) * s = %g", what,
+				         (long long)(at + r), (long long)k, (double)got,
+				         (double)want);
+			if (fabsf(got - md->x[sr * md->K + sk]) > tol * s)
+				fail_msg("%s [%lld, %lld]: %g far from the original %g (scale %g)",
+				         what, (long long)(at + r), (long long)k, (double)got,
+				         (double)md->x[sr * md->K + sk], (double)s);
+		}
+}
+
+/* Every linear of ct_llama's both layers on both ranks of TP 2 (layout quant none, dtype
+ * F32) is its modules' dequantized values (expect_block, within tol * s). */
+static __attribute__((unused)) void ct_expect_tp2(const fx *f, const ctm *c, float tol)
+{
+	for (uint32_t r = 0; r < 2; r++)
+		for (int i = 0; i < 2; i++) {
+			char n[160], rt[200];
+#define MOD(leaf) (snprintf(n, sizeof(n), "model.layers.%d.%s", i, leaf), ct_mod(c, n))
+			/* qkv: q rows r*128.., k and v rows r*32.. (H 8, KV 2, d 32) */
+			snprintf(rt, sizeof(rt), "model.layers.%d.self_attn.qkv_proj.weight", i);
+			const float *qkv = out_f32(f, r, rt);
+			expect_block(qkv, 256, 0, MOD("self_attn.q_proj"), r * 128, 128, 0, 256, rt,
+			             tol);
+			expect_block(qkv, 256, 128, MOD("self_attn.k_proj"), r * 32, 32, 0, 256, rt,
+			             tol);
+			expect_block(qkv, 256, 160, MOD("self_attn.v_proj"), r * 32, 32, 0, 256, rt,
+			             tol);
+			/* row-parallel: columns */
+			snprintf(rt, sizeof(rt), "model.layers.%d.self_attn.o_proj.weight", i);
+			expect_block(out_f32(f, r, rt), 128, 0, MOD("self_attn.o_proj"), 0, 256,
+			             r * 128, 128, rt, tol);
+			snprintf(rt, sizeof(rt), "model.layers.%d.mlp.gate_up_proj.weight", i);
+			const float *gu = out_f32(f, r, rt);
+			expect_block(gu, 256, 0, MOD("mlp.gate_proj"), r * 256, 256, 0, 256, rt,
+			             tol);
+			expect_block(gu, 256, 256, MOD("mlp.up_proj"), r * 256, 256, 0, 256, rt,
+			             tol);
+			snprintf(rt, sizeof(rt), "model.layers.%d.mlp.down_proj.weight", i);
+			expect_block(out_f32(f, r, rt), 256, 0, MOD("mlp.down_proj"), 0, 256,
+			             r * 256, 256, rt, tol);
+#undef MOD
+		}
 }
 
 #endif
