@@ -1,20 +1,20 @@
 /*
  * ct_config.c — quantization_config of compressed-tensors checkpoints
  * (quant_method "compressed-tensors", as llm-compressor writes them), read
- * into ckpt_config (docs/format.md section 4.5). Read:
+ * into ckpt_config (docs/format.md section 4.5). Read (type int, static):
  *
- * | format         | weights                                   | kind             |
- * |----------------|-------------------------------------------|------------------|
- * | int-quantized  | int, 8 bits, strategy channel, symmetric  | CKPT_QUANT_CT_INT8 |
- * | pack-quantized | int, 4 bits, strategy group (G % 8 == 0), symmetric | CKPT_QUANT_CT_INT4 |
- * | int-quantized  | the same 4-bit weights, one code per I8 byte (W4A8) | CKPT_QUANT_CT_INT4 +
- * quant_int4_i8 |
- * | pack-quantized | int, 4 bits, strategy group, symmetric false (zero points) |
- * CKPT_QUANT_CT_INT4
- * + quant_asym |
+ * | format         | num_bits | strategy          | symmetric    | kind                      |
+ * |----------------|----------|-------------------|--------------|---------------------------|
+ * | int-quantized  | 8        | channel           | true, false  | CT_INT8 (I8 weight)       |
+ * | pack-quantized | 8        | channel, group G  | true, false  | CT_INT8 + quant_pack8     |
+ * | pack-quantized | 4        | group G (G % 8 == 0) | true, false | CT_INT4                  |
+ * | int-quantized  | 4        | group G (G % 8 == 0) | true      | CT_INT4 + quant_int4_i8   |
  *
- * Every other combination (int4-quantized: two signed nibbles per I8) is WT_EUNSUPPORTED
- * naming the field and its value.
+ * symmetric false sets quant_asym (X.weight_zero_point is read); actorder
+ * "group" / "dynamic" / true (strategy group only) sets quant_gidx
+ * (X.weight_g_idx is read); "weight" / "static" / false / null store no g_idx
+ * and read like no actorder. Every other combination (int4-quantized: two
+ * signed nibbles per I8) is WT_EUNSUPPORTED naming the field and its value.
  * The ignore list is read by the caller (config.c) like every quant_method's.
  */
 #include <jansson.h>
@@ -41,9 +41,34 @@ static bool true_(json_t *o, const char *key)
 	return json_is_true(json_object_get(o, key));
 }
 
-/* The weights args and format of group `gname`: the scheme kind and group size. */
-static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ckpt_quant_kind *kind,
-                        int64_t *gsize, bool *i8, bool *asym, wt_errbuf *err)
+/* The weight scheme of one config group. */
+typedef struct ct_scheme {
+	ckpt_quant_kind kind;
+	int64_t g; /* group_size; 0 for strategy channel */
+	bool i8, pack8, asym, gidx;
+} ct_scheme;
+
+/* weights.actorder: *gidx true for "group" (alias "dynamic", or true: compressed-tensors'
+ * validate_actorder), false for none/null/false/"weight"/"static" (contiguous groups, no
+ * g_idx stored). */
+static int actorder(const char *gname, json_t *w, bool *gidx, wt_errbuf *err)
+{
+	json_t *ao = json_object_get(w, "actorder");
+	const char *v = json_is_string(ao) ? json_string_value(ao) : "";
+	*gidx = json_is_true(ao) || strcmp(v, "group") == 0 || strcmp(v, "dynamic") == 0;
+	if (ao == NULL || json_is_null(ao) || json_is_boolean(ao) || *gidx ||
+	    strcmp(v, "weight") == 0 || strcmp(v, "static") == 0)
+		return WT_OK;
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "config.json: compressed-tensors group '%s': weights.actorder '%s' is "
+	                 "not read; expected null, \"group\" (\"dynamic\") or \"weight\" "
+	                 "(\"static\")",
+	                 gname, json_is_string(ao) ? v : "(not a string)");
+}
+
+/* The weights args and format of group `gname` (table above). */
+static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ct_scheme *sc,
+                        wt_errbuf *err)
 {
 	json_t *w = json_is_object(grp) ? json_object_get(grp, "weights") : NULL;
 	if (!json_is_object(w))
@@ -55,45 +80,51 @@ static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ckp
 	const char *fmt = str_or(grp, "format", fmt_top);
 	const char *type = str_or(w, "type", "int");
 	const char *strategy = str_or(w, "strategy", "");
-	int64_t bits = int_or(w, "num_bits", 8);
-	json_t *ao = json_object_get(w, "actorder");
+	int64_t bits = int_or(w, "num_bits", 8), g = int_or(w, "group_size", -1);
 	if (fmt == NULL)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: compressed-tensors quantization_config has no "
 		                 "'format' (int-quantized or pack-quantized)");
-	/* zero points are read for pack-quantized int4 per group only (AWQ-style W4A16) */
-	*asym = json_is_false(json_object_get(w, "symmetric")) &&
-	        strcmp(fmt, "pack-quantized") == 0 && bits == 4 && strcmp(strategy, "group") == 0;
-	if (strcmp(type, "int") != 0 || !(true_(w, "symmetric") || *asym) || true_(w, "dynamic") ||
-	    (ao != NULL && !json_is_null(ao) && !json_is_false(ao)))
+	int rv = actorder(gname, w, &sc->gidx, err);
+	if (rv != WT_OK)
+		return rv;
+	bool packed = strcmp(fmt, "pack-quantized") == 0, intq = strcmp(fmt, "int-quantized") == 0;
+	bool chan = strcmp(strategy, "channel") == 0,
+	     grp_ok = strcmp(strategy, "group") == 0 && g > 0 && g <= WT_MAX_GROUP_SIZE;
+	sc->asym = json_is_false(json_object_get(w, "symmetric"));
+	if (strcmp(type, "int") != 0 || !(true_(w, "symmetric") || sc->asym) || true_(w, "dynamic"))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: compressed-tensors group '%s': weights type '%s', "
-		                 "symmetric %s, dynamic %s, actorder %s; only static int weights "
-		                 "without actorder are read, symmetric (asymmetric: pack-quantized "
-		                 "4 bits per group only)",
+		                 "symmetric %s, dynamic %s; only static int weights are read",
 		                 gname, type, true_(w, "symmetric") ? "true" : "false",
-		                 true_(w, "dynamic") ? "true" : "false",
-		                 (ao == NULL || json_is_null(ao) || json_is_false(ao)) ? "none"
-		                                                                       : "set");
-	if (strcmp(fmt, "int-quantized") == 0 && bits == 8 && strcmp(strategy, "channel") == 0) {
-		*kind = CKPT_QUANT_CT_INT8;
-		*gsize = 0;
-		return WT_OK;
+		                 true_(w, "dynamic") ? "true" : "false");
+	if (bits == 8 && ((intq && chan) || (packed && (chan || grp_ok)))) {
+		sc->kind = CKPT_QUANT_CT_INT8;
+		sc->g = chan ? 0 : g;
+		sc->pack8 = packed;
+	} else if (bits == 4 && (packed || (intq && !sc->asym)) && grp_ok && g % 8 == 0) {
+		sc->kind = CKPT_QUANT_CT_INT4;
+		sc->g = g;
+		sc->i8 = intq; /* W4A8: codes one per I8 byte */
+	} else {
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: compressed-tensors group '%s': format '%s', num_bits %lld, "
+		    "strategy '%s', group_size %lld, symmetric %s is not read; supported: "
+		    "int-quantized 8 bits strategy channel (W8A8), pack-quantized 8 bits strategy "
+		    "channel or group, pack-quantized 4 bits strategy group with a group_size "
+		    "multiple of 8 up to %d (W4A16; these with symmetric true or false), "
+		    "int-quantized 4 bits likewise, symmetric true only (W4A8)",
+		    gname, fmt, (long long)bits, strategy, (long long)g,
+		    sc->asym ? "false" : "true", WT_MAX_GROUP_SIZE);
 	}
-	int64_t g = int_or(w, "group_size", -1);
-	*i8 = strcmp(fmt, "int-quantized") == 0; /* W4A8: codes one per I8 byte */
-	if ((*i8 || strcmp(fmt, "pack-quantized") == 0) && bits == 4 &&
-	    strcmp(strategy, "group") == 0 && g > 0 && g % 8 == 0 && g <= WT_MAX_GROUP_SIZE) {
-		*kind = CKPT_QUANT_CT_INT4;
-		*gsize = g;
-		return WT_OK;
-	}
-	return wt_seterr(err, WT_EUNSUPPORTED,
-	                 "config.json: compressed-tensors group '%s': format '%s', num_bits %lld, "
-	                 "strategy '%s', group_size %lld is not read; supported: int-quantized 8 "
-	                 "bits strategy channel (W8A8), pack-quantized or int-quantized 4 bits "
-	                 "strategy group with a group_size multiple of 8 up to %d (W4A16/W4A8)",
-	                 gname, fmt, (long long)bits, strategy, (long long)g, WT_MAX_GROUP_SIZE);
+	if (sc->gidx && sc->g == 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: compressed-tensors group '%s': actorder \"group\" "
+		                 "with strategy '%s'; activation order is read for strategy group "
+		                 "only (compressed-tensors allows no other)",
+		                 gname, strategy);
+	return WT_OK;
 }
 
 int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)
@@ -113,19 +144,17 @@ int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)
 	const char *fmt_top = str_or(q, "format", NULL);
 	const char *gname;
 	json_t *grp;
-	ckpt_quant_kind kind0 = CKPT_QUANT_NONE;
-	int64_t g0 = 0;
-	bool i80 = false, asym0 = false;
+	ct_scheme s0 = {0};
 	const char *first = NULL;
 	json_object_foreach(groups, gname, grp)
 	{
-		ckpt_quant_kind kind = CKPT_QUANT_NONE;
-		int64_t g = 0;
-		bool i8 = false, asym = false;
-		int rv = group_scheme(gname, grp, fmt_top, &kind, &g, &i8, &asym, err);
+		ct_scheme sc = {0};
+		int rv = group_scheme(gname, grp, fmt_top, &sc, err);
 		if (rv != WT_OK)
 			return rv;
-		if (first != NULL && (kind != kind0 || g != g0 || i8 != i80 || asym != asym0))
+		if (first != NULL &&
+		    (sc.kind != s0.kind || sc.g != s0.g || sc.i8 != s0.i8 || sc.pack8 != s0.pack8 ||
+		     sc.asym != s0.asym || sc.gidx != s0.gidx))
 			return wt_seterr(
 			    err, WT_EUNSUPPORTED,
 			    "config.json: compressed-tensors groups '%s' and '%s' use "
@@ -133,14 +162,13 @@ int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)
 			    "read",
 			    first, gname);
 		first = gname;
-		kind0 = kind;
-		g0 = g;
-		i80 = i8;
-		asym0 = asym;
+		s0 = sc;
 	}
-	c->quant = kind0;
-	c->quant_group = g0;
-	c->quant_int4_i8 = kind0 == CKPT_QUANT_CT_INT4 && i80;
-	c->quant_asym = kind0 == CKPT_QUANT_CT_INT4 && asym0;
+	c->quant = s0.kind;
+	c->quant_group = s0.g;
+	c->quant_int4_i8 = s0.i8;
+	c->quant_pack8 = s0.pack8;
+	c->quant_asym = s0.asym;
+	c->quant_gidx = s0.gidx;
 	return WT_OK;
 }

@@ -326,7 +326,8 @@ static const char *scheme_text(const ckpt_config *cfg)
 	case CKPT_QUANT_FP8_BLOCK:
 		return "block FP8 (uses X.weight_scale_inv beside an F8_E4M3 X.weight)";
 	case CKPT_QUANT_CT_INT8:
-		return "compressed-tensors int8 (X.weight_scale beside an I8 X.weight)";
+		return "compressed-tensors int8 (X.weight_scale beside an I8 X.weight, or an "
+		       "I32 X.weight_packed when pack-quantized)";
 	case CKPT_QUANT_CT_INT4:
 		return "compressed-tensors int4 (X.weight_scale beside an I32 X.weight_packed)";
 	default:

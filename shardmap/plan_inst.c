@@ -379,33 +379,30 @@ static int check_int4(const sm_ctx *x, const inst_info *in, const sm_geo *g, wt_
 static int ct_requant(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 {
 	const ckpt_config *c = x->cfg;
-	bool i4 = c->quant == CKPT_QUANT_CT_INT4;
-	if (!x->l->requant_allow && c->quant_asym) {
-		if (!x->p)
-			return WT_ELAYOUT;
-		return wt_seterr(
-		    err, WT_ELAYOUT,
-		    "tensor '%s': the checkpoint stores it compressed-tensors int4 per "
-		    "group of %" PRId64 " with zero points (symmetric false), which no "
-		    "output layout keeps; requantizing to %s needs --requant allow, "
-		    "or ask for --quant none (dequantized)",
-		    x->ents[in->a].rt, c->quant_group, wt_quant_name(x->l->quant));
-	}
+	if (!x->l->requant_allow && !x->p)
+		return WT_ELAYOUT;
+	char src[160];
+	shardmap_ct_describe(c, src, sizeof(src));
+	if (!x->l->requant_allow && !shardmap_ct_keepable(c))
+		return wt_seterr(err, WT_ELAYOUT,
+		                 "tensor '%s': the checkpoint stores it compressed-tensors %s, "
+		                 "which no output layout keeps; requantizing to %s needs "
+		                 "--requant allow, or ask for --quant none (dequantized)",
+		                 x->ents[in->a].rt, src, wt_quant_name(x->l->quant));
 	if (!x->l->requant_allow) {
-		if (!x->p)
-			return WT_ELAYOUT;
-		char src[64], want[64];
-		snprintf(src, sizeof(src), "int4 per group of %" PRId64, c->quant_group);
+		bool i4 = c->quant == CKPT_QUANT_CT_INT4;
+		char want[64], pass[64] = "int8-channel";
 		snprintf(want, sizeof(want), "%s%s", wt_quant_name(x->l->quant),
 		         i4 && x->l->quant == WT_QUANT_INT4_GROUP ? " with a different group_size"
 		                                                  : "");
+		if (i4)
+			snprintf(pass, sizeof(pass), "int4-group --group-size %" PRId64,
+			         c->quant_group);
 		return wt_seterr(err, WT_ELAYOUT,
 		                 "tensor '%s': the checkpoint stores it compressed-tensors %s and "
 		                 "the layout asks for %s; requantizing needs --requant allow, or "
-		                 "ask for --quant %s%s to pass it through",
-		                 x->ents[in->a].rt, i4 ? src : "int8 per channel", want,
-		                 i4 ? "int4-group --group-size " : "int8-channel",
-		                 i4 ? src + strlen("int4 per group of ") : "");
+		                 "ask for --quant %s to pass it through",
+		                 x->ents[in->a].rt, src, want, pass);
 	}
 	in->requant = true;
 	in->work = WT_F32;
@@ -486,12 +483,11 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 			                                                : SM_SRC_DQ_TENSOR;
 			s->whole = true;
 		}
-		if (shardmap_ct_weight(x->cfg, t) && (!pass || t->dtype == WT_I8) &&
-		    x->cfg->quant == CKPT_QUANT_CT_INT4) {
-			s->mode = pass ? SM_SRC_PACK_CT : SM_SRC_DQ_CT; /* W4A8 codes get packed */
-			s->whole = true;
-		} else if (shardmap_ct_weight(x->cfg, t) && !pass) {
-			s->mode = SM_SRC_DQ_CT;
+		/* stored otherwise than the layout keeps codes (W4A8 int4 in I8, pack-quantized
+		 * int8 in I32): repacked while producing */
+		bool repack = (x->cfg->quant == CKPT_QUANT_CT_INT4) != (t->dtype == WT_I32);
+		if (shardmap_ct_weight(x->cfg, t) && (!pass || repack)) {
+			s->mode = pass ? SM_SRC_PACK_CT : SM_SRC_DQ_CT;
 			s->whole = true;
 		}
 		g->srcs[n + k] = (sm_src){.t = pass ? e->wscale : SM_NONE,

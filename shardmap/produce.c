@@ -119,12 +119,24 @@ static void scan_src(prod *pr, const sm_group *g, uint32_t s)
 	ld->ok = true;
 }
 
-/* Dequantize a compressed-tensors source read whole into raw[s]: F32 [N, K] (K logical). */
+/* A compressed-tensors source read whole into raw[s]: passing through, repacked into the
+ * layout's storage (int4 codes one per I8 -> packed I32 [N, K/8]; pack-quantized int8
+ * words -> I8 [N, K]); otherwise dequantized to F32 [N, K] (K logical). */
 static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 {
 	loaded *ld = &pr->ld[s];
 	const ckpt_tensor *t = ld->t;
-	int64_t N = t->shape[0], K = t->dtype == WT_I32 ? t->shape[1] * 8 : t->shape[1];
+	int64_t N = t->shape[0], K = shardmap_ct_cols(ckpt_get_config(pr->c), t);
+	if (g->srcs[s].mode == SM_SRC_PACK_CT && t->dtype == WT_I32) {
+		if (reserve(&pr->dq[s], (size_t)N * (size_t)K))
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory unpacking it",
+			                 t->name);
+		shardmap_ct_unpack8((const uint32_t *)pr->raw[s].p, N * K, (int8_t *)pr->dq[s].p);
+		ld->base = pr->dq[s].p;
+		ld->dt = WT_I8;
+		ld->cols = K;
+		return WT_OK;
+	}
 	if (g->srcs[s].mode == SM_SRC_PACK_CT) { /* int-quantized int4 passing through */
 		if (reserve(&pr->dq[s], (size_t)N * (size_t)K / 2))
 			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory packing it",

@@ -1,21 +1,23 @@
 /*
- * quant_ct.c — compressed-tensors sources (docs/format.md section 4.5).
+ * quant_ct.c — compressed-tensors sources (docs/format.md section 4.5): names,
+ * plan-time checks and pass-through pieces (dequantization: quant_ct_dq.c).
  *
- * | scheme | tensors of module X (as compressed-tensors writes them)                  |
- * |--------|---------------------------------------------------------------------------|
- * | int8   | X.weight I8 [N, K]; X.weight_scale F32/BF16/F16 [N, 1]; X.input_scale [1]   |
- * | int4   | X.weight_packed I32 [N, K/8]; X.weight_scale [N, K/G]; X.weight_shape I64 [2] |
+ * | scheme      | tensors of module X (as compressed-tensors writes them)              |
+ * |-------------|----------------------------------------------------------------------|
+ * | int8        | X.weight I8 [N, K]; X.weight_scale F32/BF16/F16 [N, 1]; X.input_scale  |
+ * | int8 packed | X.weight_packed I32 [N, K/4]; X.weight_scale [N, 1 or K/G]; weight_shape |
+ * | int4        | X.weight_packed I32 [N, K/8]; X.weight_scale [N, K/G]; X.weight_shape  |
  *
  * (int-quantized W4A8: X.weight I8 [N, K] holding int4 codes, packed while producing.)
- * Codes are symmetric (no zero point: a weight_zero_point tensor is listed as
- * skipped), w = f32(code) * f32(scale), except pack-quantized int4 with
- * symmetric false: X.weight_zero_point I32 [ceil(N/8), K/G] holds zero points
- * -8..7 packed along the rows (pack_to_int32 with packed_dim 0: row r of
- * group g at bits 4*(r%8) of word [r/8, g], as zp + 8), and
- * w = (f32(code) - f32(zp)) * f32(scale); such codes never pass through (no
- * output layout keeps zero points). compressed-tensors' pack_to_int32 stores
- * code + 8 in 4 bits, element k of each run of 8 at bits 4*(k%8) of a
- * little-endian int32: the contract's int4-group packing, so words pass through.
+ * Companions read with the weight: X.weight_zero_point when symmetric false
+ * (pack-quantized: I32 [ceil(N/(32/bits)), K/G or 1], packed along the rows by
+ * pack_to_int32 with packed_dim 0; int-quantized int8: I8 [N, 1]) and
+ * X.weight_g_idx I32 [K] with actorder "group". A symmetric scheme's
+ * weight_zero_point (older writers stored zeros) is listed as skipped.
+ * compressed-tensors' pack_to_int32 stores code + 2^(bits-1) in `bits` bits,
+ * element k of each run of 32/bits at bits bits*(k%(32/bits)) of a
+ * little-endian int32: for int4 the contract's int4-group packing, so words
+ * pass through.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,8 +27,6 @@
 #include "kernels/kernels.h"
 #include "shardmap/quant_ct.h"
 
-#define CT_NAME_MAX 512
-
 static bool ends_with(const char *s, const char *suf)
 {
 	size_t a = strlen(s), b = strlen(suf);
@@ -35,7 +35,29 @@ static bool ends_with(const char *s, const char *suf)
 
 bool shardmap_ct_packed(const ckpt_config *cfg)
 {
-	return cfg->quant == CKPT_QUANT_CT_INT4 && !cfg->quant_int4_i8;
+	return (cfg->quant == CKPT_QUANT_CT_INT4 && !cfg->quant_int4_i8) ||
+	       (cfg->quant == CKPT_QUANT_CT_INT8 && cfg->quant_pack8);
+}
+
+int64_t shardmap_ct_per_word(const ckpt_config *cfg)
+{
+	return cfg->quant == CKPT_QUANT_CT_INT4 ? 8 : 4;
+}
+
+int64_t shardmap_ct_cols(const ckpt_config *cfg, const ckpt_tensor *t)
+{
+	return t->dtype == WT_I32 ? t->shape[1] * shardmap_ct_per_word(cfg) : t->shape[1];
+}
+
+void shardmap_ct_describe(const ckpt_config *cfg, char *buf, size_t cap)
+{
+	char grp[48] = "per channel";
+	if (cfg->quant_group > 0)
+		snprintf(grp, sizeof(grp), "per group of %" PRId64, cfg->quant_group);
+	snprintf(buf, cap, "%s %s%s%s%s", cfg->quant == CKPT_QUANT_CT_INT4 ? "int4" : "int8", grp,
+	         cfg->quant_pack8 ? " (pack-quantized)" : "",
+	         cfg->quant_asym ? " with zero points (symmetric false)" : "",
+	         cfg->quant_gidx ? " with activation order (actorder group, weight_g_idx)" : "");
 }
 
 bool shardmap_ct_source(const ckpt_config *cfg)
@@ -45,21 +67,19 @@ bool shardmap_ct_source(const ckpt_config *cfg)
 
 bool shardmap_ct_weight(const ckpt_config *cfg, const ckpt_tensor *t)
 {
-	if (cfg->quant == CKPT_QUANT_CT_INT8)
-		return t->dtype == WT_I8 && ends_with(t->name, ".weight");
-	if (cfg->quant == CKPT_QUANT_CT_INT4 && cfg->quant_int4_i8)
-		return t->dtype == WT_I8 && ends_with(t->name, ".weight");
-	if (cfg->quant == CKPT_QUANT_CT_INT4)
+	if (!shardmap_ct_source(cfg))
+		return false;
+	if (shardmap_ct_packed(cfg))
 		return t->dtype == WT_I32 && ends_with(t->name, ".weight_packed");
-	return false;
+	return t->dtype == WT_I8 && ends_with(t->name, ".weight");
 }
 
 const ckpt_tensor *shardmap_ct_find(const ckpt *c, const ckpt_config *cfg, const char *name)
 {
 	const ckpt_tensor *t = ckpt_find(c, name);
-	if (t || cfg->quant != CKPT_QUANT_CT_INT4 || !ends_with(name, ".weight"))
+	if (t || !shardmap_ct_packed(cfg) || !ends_with(name, ".weight"))
 		return t;
-	char buf[CT_NAME_MAX];
+	char buf[SHARDMAP_CT_NAME_MAX];
 	if ((size_t)snprintf(buf, sizeof(buf), "%s_packed", name) >= sizeof(buf))
 		return NULL;
 	return ckpt_find(c, buf);
@@ -67,7 +87,7 @@ const ckpt_tensor *shardmap_ct_find(const ckpt *c, const ckpt_config *cfg, const
 
 const char *shardmap_ct_rule_name(const ckpt_config *cfg, const char *name, char *buf, size_t cap)
 {
-	if (cfg->quant != CKPT_QUANT_CT_INT4 || !ends_with(name, ".weight_packed"))
+	if (!shardmap_ct_packed(cfg) || !ends_with(name, ".weight_packed"))
 		return name;
 	size_t n = strlen(name) - strlen("_packed");
 	if (n + 1 > cap)
@@ -80,13 +100,13 @@ const char *shardmap_ct_rule_name(const ckpt_config *cfg, const char *name, char
 void shardmap_ct_view(const ckpt_config *cfg, ckpt_tensor *t)
 {
 	if (shardmap_ct_weight(cfg, t) && t->dtype == WT_I32 && t->ndim == 2)
-		t->shape[1] *= 8;
+		t->shape[1] *= shardmap_ct_per_word(cfg);
 }
 
 /* The quantized weight of module `base` (name up to and including the '.'). */
 static const ckpt_tensor *module_weight(const sm_ctx *x, const char *name, size_t base)
 {
-	char buf[CT_NAME_MAX];
+	char buf[SHARDMAP_CT_NAME_MAX];
 	const char *leaf = shardmap_ct_packed(x->cfg) ? "weight_packed" : "weight";
 	if (base + strlen(leaf) + 1 > sizeof(buf))
 		return NULL;
@@ -98,7 +118,7 @@ static const ckpt_tensor *module_weight(const sm_ctx *x, const char *name, size_
 int shardmap_ct_companion(const sm_ctx *x, sm_plan *p, const char *name, bool *used, wt_errbuf *err)
 {
 	static const char *const sfx[] = {".weight_scale", ".input_scale", ".weight_shape",
-	                                  ".weight_zero_point"};
+	                                  ".weight_zero_point", ".weight_g_idx"};
 	*used = false;
 	for (size_t k = 0; k < sizeof(sfx) / sizeof(sfx[0]); k++) {
 		if (!ends_with(name, sfx[k]))
@@ -107,12 +127,18 @@ int shardmap_ct_companion(const sm_ctx *x, sm_plan *p, const char *name, bool *u
 		const ckpt_tensor *w = module_weight(x, name, base);
 		if (w != NULL && shardmap_ct_weight(x->cfg, w)) {
 			*used = true;
-			if (k == 3 && x->cfg->quant_asym)
-				return WT_OK; /* zero points: read with the weight
-				                 (shardmap_ct_dequant) */
+			if ((k == 3 && x->cfg->quant_asym) || (k == 4 && x->cfg->quant_gidx))
+				return WT_OK; /* read with the weight (shardmap_ct_dequant) */
+			if (k == 4)
+				return wt_seterr(
+				    err, WT_EUNSUPPORTED,
+				    "tensor '%s': a g_idx (activation order) beside '%s', but "
+				    "config.json's weights.actorder is not \"group\"; fix "
+				    "quantization_config or the checkpoint",
+				    name, w->name);
 			return k >= 2 ? shardmap_plan_add_skipped(p, name, err) : WT_OK;
 		}
-		char plain[CT_NAME_MAX];
+		char plain[SHARDMAP_CT_NAME_MAX];
 		snprintf(plain, sizeof(plain), "%.*sweight", (int)base, name);
 		const ckpt_tensor *f = ckpt_find(x->c, plain);
 		if (f != NULL && k != 1)
@@ -130,7 +156,7 @@ int shardmap_ct_companion(const sm_ctx *x, sm_plan *p, const char *name, bool *u
 
 static uint32_t find_ix(const sm_ctx *x, const char *name, size_t base, const char *leaf)
 {
-	char buf[CT_NAME_MAX];
+	char buf[SHARDMAP_CT_NAME_MAX];
 	if (base + strlen(leaf) + 1 > sizeof(buf))
 		return SM_NONE;
 	memcpy(buf, name, base);
@@ -151,13 +177,12 @@ bool shardmap_ct_attach(const sm_ctx *x, sm_entry *e)
 	return true;
 }
 
-/* X.weight_zero_point of weight `wname` ("X.weight" or "X.weight_packed"), or NULL. */
-static const ckpt_tensor *zero_points(const ckpt *c, const char *wname)
+const ckpt_tensor *shardmap_ct_aux(const ckpt *c, const char *wname, const char *leaf)
 {
-	char buf[CT_NAME_MAX];
+	char buf[SHARDMAP_CT_NAME_MAX];
 	const char *cut = strrchr(wname, '.');
-	if (cut == NULL || (size_t)snprintf(buf, sizeof(buf), "%.*s.weight_zero_point",
-	                                    (int)(cut - wname), wname) >= sizeof(buf))
+	if (cut == NULL || (size_t)snprintf(buf, sizeof(buf), "%.*s.%s", (int)(cut - wname), wname,
+	                                    leaf) >= sizeof(buf))
 		return NULL;
 	return ckpt_find(c, buf);
 }
@@ -165,6 +190,53 @@ static const ckpt_tensor *zero_points(const ckpt *c, const char *wname)
 static bool scale_dtype(wt_dtype d)
 {
 	return d == WT_F32 || d == WT_BF16 || d == WT_F16;
+}
+
+/* Zero points of weight t ([N, K], sc scale columns): pack-quantized I32 [ceil(N/pw), sc],
+ * int-quantized int8 I8 [N, 1]. */
+static int check_zero_points(const sm_ctx *x, const ckpt_tensor *t, int64_t sc, wt_errbuf *err)
+{
+	const ckpt_tensor *z = shardmap_ct_aux(x->c, t->name, "weight_zero_point");
+	bool packed = shardmap_ct_packed(x->cfg);
+	int64_t N = t->shape[0], pw = shardmap_ct_per_word(x->cfg);
+	int64_t rows = packed ? (N + pw - 1) / pw : N;
+	wt_dtype dt = packed ? WT_I32 : WT_I8;
+	if (z == NULL)
+		return wt_seterr(err, WT_ENOTFOUND,
+		                 "tensor '%s': asymmetric compressed-tensors weight (symmetric "
+		                 "false) without its weight_zero_point",
+		                 t->name);
+	if (z->dtype == dt && z->ndim == 2 && z->shape[0] == rows && z->shape[1] == sc)
+		return WT_OK;
+	char how[48] = "";
+	if (packed)
+		snprintf(how, sizeof(how), " (packed %" PRId64 " rows per word)", pw);
+	return wt_seterr(err, WT_ESHAPE,
+	                 "tensor '%s': zero points must be %s [%" PRId64 ", %" PRId64
+	                 "]%s for weight '%s' of %" PRId64 " x %" PRId64
+	                 " values; it is %s with %d dimensions",
+	                 z->name, wt_dtype_name(dt), rows, sc, how, t->name, N, t->shape[1],
+	                 wt_dtype_name(z->dtype), z->ndim);
+}
+
+/* The activation-order groups of weight t: I32 [K] (values are checked when read). */
+static int check_g_idx(const sm_ctx *x, const ckpt_tensor *t, wt_errbuf *err)
+{
+	const ckpt_tensor *gi = shardmap_ct_aux(x->c, t->name, "weight_g_idx");
+	int64_t K = t->shape[1];
+	if (gi == NULL)
+		return wt_seterr(err, WT_ENOTFOUND,
+		                 "tensor '%s': compressed-tensors weight with actorder \"group\" "
+		                 "without its weight_g_idx",
+		                 t->name);
+	if (gi->dtype == WT_I32 && gi->ndim == 1 && gi->shape[0] == K)
+		return WT_OK;
+	return wt_seterr(err, WT_ECORRUPT,
+	                 "tensor '%s': g_idx must be I32 [%" PRId64
+	                 "] (the group of each input column of weight '%s'); it is %s with %d "
+	                 "dimensions, %" PRId64 " values; fix the checkpoint",
+	                 gi->name, K, t->name, wt_dtype_name(gi->dtype), gi->ndim,
+	                 (int64_t)(gi->nbytes / wt_dtype_size(gi->dtype)));
 }
 
 int shardmap_ct_check(const sm_ctx *x, const sm_entry *e, wt_errbuf *err)
@@ -181,8 +253,8 @@ int shardmap_ct_check(const sm_ctx *x, const sm_entry *e, wt_errbuf *err)
 		    "tensor '%s': compressed-tensors %s weight without its weight_scale", t->name,
 		    i4 ? "int4" : "int8");
 	const ckpt_tensor *s = ckpt_tensor_at(x->c, e->wscale);
-	int64_t N = t->shape[0], K = t->shape[1], sc = i4 ? K / G : 1;
-	if (i4 && K % G != 0)
+	int64_t N = t->shape[0], K = t->shape[1], sc = G > 0 ? K / G : 1;
+	if (G > 0 && K % G != 0)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': in_features %" PRId64
 		                 " is not a multiple of the checkpoint's group_size %" PRId64
@@ -197,23 +269,11 @@ int shardmap_ct_check(const sm_ctx *x, const sm_entry *e, wt_errbuf *err)
 		                 "tensor '%s': weight scales must be [%" PRId64 ", %" PRId64
 		                 "] for weight '%s' of %" PRId64 " x %" PRId64 " values",
 		                 s->name, N, sc, t->name, N, K);
-	if (x->cfg->quant_asym) {
-		const ckpt_tensor *z = zero_points(x->c, t->name);
-		if (z == NULL)
-			return wt_seterr(err, WT_ENOTFOUND,
-			                 "tensor '%s': asymmetric compressed-tensors int4 weight "
-			                 "(symmetric false) without its weight_zero_point",
-			                 t->name);
-		if (z->dtype != WT_I32 || z->ndim != 2 || z->shape[0] != (N + 7) / 8 ||
-		    z->shape[1] != sc)
-			return wt_seterr(err, WT_ESHAPE,
-			                 "tensor '%s': zero points must be I32 [%" PRId64
-			                 ", %" PRId64
-			                 "] (packed 8 rows per word) for weight '%s' of %" PRId64
-			                 " x %" PRId64 " values; it is %s with %d dimensions",
-			                 z->name, (N + 7) / 8, sc, t->name, N, K,
-			                 wt_dtype_name(z->dtype), z->ndim);
-	}
+	int rv = x->cfg->quant_asym ? check_zero_points(x, t, sc, err) : WT_OK;
+	if (rv == WT_OK && x->cfg->quant_gidx)
+		rv = check_g_idx(x, t, err);
+	if (rv != WT_OK)
+		return rv;
 	if (e->iscale != SM_NONE) {
 		const ckpt_tensor *is = ckpt_tensor_at(x->c, e->iscale);
 		if (!scale_dtype(is->dtype) || is->nbytes != wt_dtype_size(is->dtype))
@@ -225,14 +285,19 @@ int shardmap_ct_check(const sm_ctx *x, const sm_entry *e, wt_errbuf *err)
 	return WT_OK;
 }
 
+bool shardmap_ct_keepable(const ckpt_config *cfg)
+{
+	return shardmap_ct_source(cfg) && !cfg->quant_asym && !cfg->quant_gidx &&
+	       (cfg->quant == CKPT_QUANT_CT_INT4 || cfg->quant_group == 0);
+}
+
 bool shardmap_ct_pass(const ckpt_config *cfg, const wt_layout *l)
 {
+	if (!shardmap_ct_keepable(cfg))
+		return false;
 	if (cfg->quant == CKPT_QUANT_CT_INT8)
 		return l->quant == WT_QUANT_INT8_CHANNEL;
-	if (cfg->quant == CKPT_QUANT_CT_INT4)
-		return l->quant == WT_QUANT_INT4_GROUP && !cfg->quant_asym &&
-		       (int64_t)l->group_size == cfg->quant_group;
-	return false;
+	return l->quant == WT_QUANT_INT4_GROUP && (int64_t)l->group_size == cfg->quant_group;
 }
 
 bool shardmap_ct_group_aligned(const ckpt_config *cfg, const sm_pvec *pv, const sm_piece **bad)
@@ -293,137 +358,4 @@ float shardmap_ct_scalar(const void *p, wt_dtype dt)
 		memcpy(&v, p, 4);
 		return v;
 	}
-}
-
-/* Asymmetric int4 (pack-quantized, symmetric false): dst[r, k] =
- * (f32(code) - f32(zp[r, k/G])) * scale[r, k/G], the zero points read whole
- * from X.weight_zero_point (checked at plan time: I32 [ceil(N/8), K/G]). */
-static int dequant_asym(const ckpt *c, const ckpt_tensor *t, const void *raw, const float *scale,
-                        int64_t N, int64_t K, int64_t G, float *dst, wt_errbuf *err)
-{
-	const ckpt_tensor *z = zero_points(c, t->name);
-	int64_t ng = K / G;
-	if (z == NULL || z->dtype != WT_I32 || (int64_t)z->nbytes != (N + 7) / 8 * ng * 4)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "tensor '%s': its weight_zero_point is missing or not I32 "
-		                 "[%" PRId64 ", %" PRId64 "]",
-		                 t->name, (N + 7) / 8, ng);
-	uint32_t *zw = malloc(z->nbytes ? z->nbytes : 1);
-	if (zw == NULL)
-		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", z->name);
-	int rv = ckpt_read(c, z, 0, zw, z->nbytes, err);
-	const uint32_t *w = raw;
-	for (int64_t r = 0; rv == WT_OK && r < N; r++)
-		for (int64_t g = 0; g < ng; g++) {
-			uint32_t zword = zw[(r / 8) * ng + g];
-			float zp = (float)((int)((zword >> (4 * (r % 8))) & 15u) - 8);
-			float s = scale[r * ng + g];
-			for (int64_t k = g * G; k < (g + 1) * G; k++) {
-				int64_t e = r * K + k;
-				float q = (float)((int)((w[e / 8] >> (4 * (e % 8))) & 15u) - 8);
-				dst[e] = (q - zp) * s;
-			}
-		}
-	free(zw);
-	return rv;
-}
-
-int shardmap_ct_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *st, const void *raw,
-                        float *dst, wt_errbuf *err)
-{
-	const ckpt_config *cfg = ckpt_get_config(c);
-	bool i4 = cfg->quant == CKPT_QUANT_CT_INT4;
-	int64_t N = t->shape[0], K = t->dtype == WT_I32 ? t->shape[1] * 8 : t->shape[1];
-	size_t ns = (size_t)(st->nbytes / wt_dtype_size(st->dtype));
-	uint32_t *packed = NULL; /* int-quantized int4: its I8 codes packed for the kernel */
-	if (i4 && t->dtype == WT_I8) {
-		if ((packed = malloc((size_t)(N * K / 8) * 4 + 1)) == NULL)
-			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
-		int64_t bad = shardmap_ct_pack(raw, N * K, packed);
-		if (bad >= 0) {
-			int rv =
-			    shardmap_ct_bad_code(t->name, bad, ((const int8_t *)raw)[bad], err);
-			free(packed);
-			return rv;
-		}
-		raw = packed;
-	}
-	void *sraw = malloc(st->nbytes ? st->nbytes : 1);
-	float *scale = malloc(ns * sizeof(float) + 1);
-	int rv = (!sraw || !scale)
-	             ? wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory for %zu scales",
-	                         st->name, ns)
-	             : ckpt_read(c, st, 0, sraw, st->nbytes, err);
-	if (rv == WT_OK && (rv = kern_convert(scale, WT_F32, sraw, st->dtype, ns)) != WT_OK)
-		rv = wt_seterr(err, rv, "tensor '%s': converting scales to F32 failed", st->name);
-	if (rv == WT_OK && i4 && cfg->quant_asym) {
-		rv = dequant_asym(c, t, raw, scale, N, K, cfg->quant_group, dst, err);
-	} else if (rv == WT_OK) {
-		rv = kern_dequantize(i4 ? WT_QUANT_INT4_GROUP : WT_QUANT_INT8_CHANNEL, raw, scale,
-		                     N, K, i4 ? cfg->quant_group : 0, dst, WT_F32);
-		if (rv != WT_OK)
-			rv = wt_seterr(err, rv, "tensor '%s': dequantizing failed", t->name);
-	}
-	free(sraw);
-	free(scale);
-	free(packed);
-	return rv;
-}
-
-int64_t shardmap_ct_pack(const int8_t *codes, int64_t n, uint32_t *words)
-{
-	for (int64_t w = 0; w < n / 8; w++) {
-		uint32_t v = 0;
-		for (int k = 0; k < 8; k++) {
-			int c = codes[w * 8 + k];
-			if (c < -8 || c > 7)
-				return w * 8 + k; /* it would wrap to another code */
-			v |= (uint32_t)(c + 8) << (4 * k);
-		}
-		words[w] = v;
-	}
-	return -1;
-}
-
-int shardmap_ct_bad_code(const char *name, int64_t bad, int code, wt_errbuf *err)
-{
-	return wt_seterr(err, WT_ECORRUPT,
-	                 "tensor '%s': int4 code %d at element %" PRId64
-	                 " is outside -8..7 (an int-quantized 4-bit checkpoint keeps one code "
-	                 "per I8 byte); fix the checkpoint",
-	                 name, code, bad);
-}
-
-int shardmap_ct_weight_f32(const ckpt *c, size_t i, char *name, size_t cap, float **out,
-                           int64_t shape[2], wt_errbuf *err)
-{
-	const ckpt_config *cfg = ckpt_get_config(c);
-	const ckpt_tensor *t = ckpt_tensor_at(c, i);
-	*out = NULL;
-	if (!shardmap_ct_weight(cfg, t) || t->ndim != 2)
-		return WT_OK;
-	const char *wn = shardmap_ct_rule_name(cfg, t->name, name, cap);
-	char sname[CT_NAME_MAX];
-	if (wn == NULL || (size_t)snprintf(sname, sizeof(sname), "%s_scale", wn) >= sizeof(sname))
-		return wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
-	if (wn != name)
-		snprintf(name, cap, "%s", wn);
-	const ckpt_tensor *st = ckpt_find(c, sname);
-	if (st == NULL)
-		return wt_seterr(err, WT_ENOTFOUND, "tensor '%s': '%s' is missing", t->name, sname);
-	shape[0] = t->shape[0];
-	shape[1] = t->dtype == WT_I32 ? t->shape[1] * 8 : t->shape[1];
-	void *raw = malloc(t->nbytes ? t->nbytes : 1);
-	float *f = malloc((size_t)shape[0] * (size_t)shape[1] * sizeof(float) + 1);
-	int rv = (!raw || !f) ? wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name)
-	                      : ckpt_read(c, t, 0, raw, t->nbytes, err);
-	if (rv == WT_OK)
-		rv = shardmap_ct_dequant(c, t, st, raw, f, err);
-	free(raw);
-	if (rv != WT_OK) {
-		free(f);
-		return rv;
-	}
-	*out = f;
-	return WT_OK;
 }

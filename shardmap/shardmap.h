@@ -142,4 +142,12 @@ const char *shardmap_canonical_name(const ckpt *c, const char *name, char *buf, 
 int shardmap_ct_weight_f32(const ckpt *c, size_t i, char *name, size_t cap, float **out,
                            int64_t shape[2], wt_errbuf *err);
 
+/* A compressed-tensors checkpoint's weight scheme in words, for messages ("int4 per group of
+ * 128 with zero points (symmetric false)"), written into buf (cap bytes, truncated). */
+void shardmap_ct_describe(const ckpt_config *cfg, char *buf, size_t cap);
+/* Whether an output layout can keep a compressed-tensors checkpoint's codes (symmetric int8
+ * per channel or int4 per group, no g_idx); zero points, g_idx and int8 groups are always
+ * dequantized. False for other checkpoints. */
+bool shardmap_ct_keepable(const ckpt_config *cfg);
+
 #endif

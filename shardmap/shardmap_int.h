@@ -184,7 +184,8 @@ typedef enum {
 	SM_SRC_DQ_BLOCK,  /* FP8 + weight_scale_inv -> F32 */
 	SM_SRC_DQ_TENSOR, /* FP8 + scalar weight_scale -> F32 */
 	SM_SRC_DQ_CT,     /* compressed-tensors int8 / packed int4 + weight_scale -> F32 */
-	SM_SRC_PACK_CT,   /* compressed-tensors int4 codes in I8 -> packed I32 [N, K/8] */
+	SM_SRC_PACK_CT,   /* compressed-tensors codes repacked for pass-through: int4 in I8 ->
+	                     packed I32 [N, K/8]; int8 packed I32 [N, K/4] -> I8 [N, K] */
 } sm_src_mode;
 
 typedef struct sm_src {

@@ -67,10 +67,18 @@ static void print_summary(const char *dir, const ckpt *c, const sm_plan *p)
 	if (cfg->quant == CKPT_QUANT_FP8_BLOCK)
 		printf("quantization:  fp8-block %lldx%lld", (long long)cfg->quant_block[0],
 		       (long long)cfg->quant_block[1]);
-	else if (cfg->quant == CKPT_QUANT_CT_INT4)
+	else if (cfg->quant == CKPT_QUANT_CT_INT4 && shardmap_ct_keepable(cfg))
 		printf("quantization:  %s group %lld%s", quant_name(cfg->quant),
 		       (long long)cfg->quant_group,
 		       cfg->quant_int4_i8 ? " (int-quantized: codes one per I8)" : "");
+	else if ((cfg->quant == CKPT_QUANT_CT_INT8 || cfg->quant == CKPT_QUANT_CT_INT4) &&
+	         !shardmap_ct_keepable(cfg)) {
+		char d[160];
+		shardmap_ct_describe(cfg, d, sizeof(d));
+		printf("quantization:  compressed-tensors %s (dequantized: no layout keeps it)", d);
+	} else if (cfg->quant == CKPT_QUANT_CT_INT8 && cfg->quant_pack8)
+		printf("quantization:  %s (pack-quantized: 4 codes per I32)",
+		       quant_name(cfg->quant));
 	else
 		printf("quantization:  %s", quant_name(cfg->quant));
 	if (cfg->n_quant_ignore > 0)
