@@ -39,7 +39,13 @@ typedef struct fam_expect {
 #define W4_LAYER   (CT_LINEAR / 2 + 4352 * 2 + 7 * 16 + 2 * 256 * 2)
 #define W4A8_LAYER (CT_LINEAR + 4352 * 2 + 2 * 256 * 2) /* int4 codes one per I8 byte */
 /* asymmetric W4A16: + I32 zero points, 8 rows per word per 128-group: 2176 bytes */
-#define W4ASYM_LAYER  (W4_LAYER + 4 * (32 * 2 + 8 * 2 + 8 * 2 + 32 * 2 + 64 * 2 + 64 * 2 + 32 * 4))
+#define W4ASYM_LAYER (W4_LAYER + 4 * (32 * 2 + 8 * 2 + 8 * 2 + 32 * 2 + 64 * 2 + 64 * 2 + 32 * 4))
+/* asymmetric W8A8: + I8 zero points, one per row (1920); W8A16 pack-quantized: 4 codes per
+ * I32 (CT_LINEAR bytes), BF16 scales per row, I64 shapes; W4A16 actorder: + I32 g_idx per
+ * input column (six linears of K 256, down_proj of K 512) */
+#define W8ASYM_LAYER  (W8_LAYER + 1920)
+#define W8P_LAYER     (CT_LINEAR + 1920 * 2 + 7 * 16 + 2 * 256 * 2)
+#define W4ACT_LAYER   (W4_LAYER + 4 * (6 * 256 + 512))
 #define QWEN2_LAYER   (LLAMA_LAYER + 2 * (256 + 2 * 64))
 #define QWEN3_LAYER   (2 * (2 * 512 * 256 + 2 * 256 * 256 + 3 * 512 * 256 + 2 * 256 + 2 * 64))
 #define MIXTRAL_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 2 * 256 + 6 * 256 + 6 * 3 * 256 * 256))
@@ -73,6 +79,12 @@ static const fam_expect fams[] = {
      1000, 2, 0, 0, -1, CKPT_QUANT_CT_INT4, 1},
     {"llama_w4a8", 35, 2 * (2 * 1000 * 256 + 256) + 2 * W4A8_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0,
      0, -1, CKPT_QUANT_CT_INT4, 1},
+    {"llama_w8a8_asym", 63, 2 * (2 * 1000 * 256 + 256) + 2 * W8ASYM_LAYER, 256, 8, 2, 32, 512, 1000,
+     2, 0, 0, -1, CKPT_QUANT_CT_INT8, 1},
+    {"llama_w8a16", 49, 2 * (2 * 1000 * 256 + 256) + 2 * W8P_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0,
+     0, -1, CKPT_QUANT_CT_INT8, 1},
+    {"llama_w4a16_actorder", 63, 2 * (2 * 1000 * 256 + 256) + 2 * W4ACT_LAYER, 256, 8, 2, 32, 512,
+     1000, 2, 0, 0, -1, CKPT_QUANT_CT_INT4, 1},
     {"qwen2", 26, 2 * (1024 * 256 + 256) + 2 * QWEN2_LAYER, 256, 8, 2, 32, 512, 1024, 2, 1, 0, -1,
      CKPT_QUANT_NONE, 1},
     {"qwen3", 25, 2 * (2 * 1024 * 256 + 256) + 2 * QWEN3_LAYER, 256, 8, 4, 64, 512, 1024, 2, 0, 0,
@@ -156,6 +168,9 @@ static void check_family(const fam_expect *e, const char *root)
 	}
 	assert_int_equal(cfg->quant_group, e->quant == CKPT_QUANT_CT_INT4 ? 128 : 0);
 	assert_int_equal(cfg->quant_int4_i8, strcmp(e->name, "llama_w4a8") == 0);
+	assert_int_equal(cfg->quant_asym, strstr(e->name, "_asym") != NULL);
+	assert_int_equal(cfg->quant_pack8, strcmp(e->name, "llama_w8a16") == 0);
+	assert_int_equal(cfg->quant_gidx, strcmp(e->name, "llama_w4a16_actorder") == 0);
 	if (e->quant == CKPT_QUANT_CT_INT4 || e->quant == CKPT_QUANT_CT_INT8)
 		assert_int_equal(cfg->n_quant_ignore, 1); /* "ignore": ["lm_head"] */
 	if (e->quant == CKPT_QUANT_FP8_BLOCK) {

@@ -17,7 +17,8 @@ if ! "$PY" -c 'import numpy' 2>/dev/null; then
 fi
 "$PY" -c 'import numpy' || { echo "ct_python.sh: FAIL: numpy unavailable"; exit 1; }
 fail=0
-for f in llama llama_w8a8 llama_w4a16 llama_w4a16_asym llama_w4a8; do
+for f in llama llama_w8a8 llama_w4a16 llama_w4a16_asym llama_w4a8 llama_w8a8_asym llama_w8a16 \
+	llama_w4a16_actorder; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" --seed 11 >/dev/null ||
 		{ echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
@@ -41,6 +42,12 @@ llama_w4a8 2 none
 llama_w4a16_asym 1 none
 llama_w4a16_asym 2 none
 llama_w4a16_asym 4 requant
+llama_w8a8_asym 2 none
+llama_w8a8_asym 2 requant
+llama_w8a16 2 pass
+llama_w8a16 4 none
+llama_w4a16_actorder 2 none
+llama_w4a16_actorder 4 requant
 CASES
 
 # refusals: exit 3 with the tensor and the fix in the message
@@ -64,5 +71,9 @@ refuse "int4 source at group 64" "--group-size 128" \
 	--model-dir "$T/llama_w4a16" --tp-size 2 --tp-rank 0 --quant int4-group --group-size 64
 refuse "asymmetric int4 source as int4-group" "with zero points (symmetric false)" \
 	--model-dir "$T/llama_w4a16_asym" --tp-size 2 --tp-rank 0 --quant int4-group
+refuse "actorder int4 source as int4-group" "with activation order" \
+	--model-dir "$T/llama_w4a16_actorder" --tp-size 2 --tp-rank 0 --quant int4-group
+refuse "asymmetric int8 source as int8-channel" "int8 per channel with zero points" \
+	--model-dir "$T/llama_w8a8_asym" --tp-size 2 --tp-rank 0 --quant int8-channel
 [ "$fail" = 0 ] || { echo "ct_python.sh: FAIL: $fail checks"; exit 1; }
 echo "ct_python.sh: ok"
