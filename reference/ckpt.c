@@ -168,7 +168,8 @@ void ref_free_ranks(ref_set *r, uint32_t n)
  */
 double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 {
-	bool fp8 = false, blocks = false, wscale = false, shapes = false;
+	bool fp8 = false, blocks = false, wscale = false, shapes = false, groups = false,
+	     chan = false;
 	wt_dtype src = WT_DTYPE_INVALID;
 	for (size_t i = 0; i < ck->n; i++) {
 		const ref_tensor *t = &ck->t[i];
@@ -176,10 +177,13 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 		fp8 = fp8 || t->dtype == WT_F8_E4M3;
 		blocks = blocks || (len > 10 && strcmp(t->name + len - 10, "_scale_inv") == 0);
 		wscale = wscale || (len > 13 && strcmp(t->name + len - 13, ".weight_scale") == 0);
-		/* int4: packed (weight_shape beside it) or group scales [N, K/G > 1] */
-		shapes = shapes || (len > 13 && strcmp(t->name + len - 13, ".weight_shape") == 0) ||
-		         (len > 13 && strcmp(t->name + len - 13, ".weight_scale") == 0 &&
-		          t->ndim == 2 && t->shape[1] > 1);
+		/* int4: group scales [N, K/G > 1], or packed (weight_shape beside it) without
+		 * per-channel scales [N, 1] (8-bit pack-quantized has those) */
+		bool sc2 =
+		    len > 13 && strcmp(t->name + len - 13, ".weight_scale") == 0 && t->ndim == 2;
+		shapes = shapes || (len > 13 && strcmp(t->name + len - 13, ".weight_shape") == 0);
+		groups = groups || (sc2 && t->shape[1] > 1);
+		chan = chan || (sc2 && t->shape[1] == 1);
 		if (strcmp(t->name, "model.embed_tokens.weight") == 0 ||
 		    strcmp(t->name, "embeddings.word_embeddings.weight") == 0)
 			src = t->dtype;
@@ -190,8 +194,8 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 	}
 	/* compressed-tensors (docs/format.md 4.5): weight_scale without FP8 weights; int4 has
 	 * weight_shape. Pass-through keeps the values the full path dequantized. */
-	bool ct = wscale && !fp8;
-	if (ct && l->quant == (shapes ? WT_QUANT_INT4_GROUP : WT_QUANT_INT8_CHANNEL) &&
+	bool ct = wscale && !fp8, i4 = groups || (shapes && !chan);
+	if (ct && l->quant == (i4 ? WT_QUANT_INT4_GROUP : WT_QUANT_INT8_CHANNEL) &&
 	    !l->requant_allow) {
 		*why = "compressed-tensors pass-through: exact up to float32 summation order";
 		return REF_TOL_F32;

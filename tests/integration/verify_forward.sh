@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 llama_w8a8 llama_w4a16 \
-	llama_w4a8 llama_w4a16_asym; do
+	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -47,6 +47,11 @@ check llama_w4a16 --tp-size 4 --quant int4-group --group-size 64 --requant allow
 grep -q "budget 0.4 (quantization budget" "$T/out" || fail "w4a16 requant budget: $(cat "$T/out")"
 check llama_w4a16_asym --tp-size 2 # zero points: dequantized to BF16
 check llama_w4a16_asym --tp-size 2 --quant int8-channel --requant allow
+check llama_w8a8_asym --tp-size 2 # int8 zero points: dequantized to BF16
+check llama_w8a16 --tp-size 2 --quant int8-channel # 8-bit packed: unpacked, passed through
+grep -q "budget 0.0001 (compressed-tensors pass-through" "$T/out" || fail "w8a16 pass-through budget"
+check llama_w4a16_actorder --tp-size 2 # g_idx: dequantized to BF16
+check llama_w4a16_actorder --tp-size 2 --quant int4-group --requant allow
 # config.json as transformers 5.x writes it (num_local_experts, rope_parameters):
 # verify-forward reads what plan reads
 for f in qwen2_moe llama; do
