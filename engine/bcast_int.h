@@ -143,18 +143,31 @@ int engine_bcast_join(nng_stream_listener *l, const engine_bcast_join_opts *o, n
                       uint32_t *n_out, wt_errbuf *err);
 
 /*
- * The root's sends of one frame to n replicas at once (one aio each).
- * engine_bcast_tx_send: hdr (ENGINE_BCAST_FRAME bytes) then len bytes at data
- * to every st[k] != NULL, k < n (at most the n given at create), all within
- * timeout_ms; returns when every send finished or timed out. hdr and data are
- * borrowed until it returns. engine_bcast_tx_result: WT_OK for replica k, or
- * WT_ETIMEDOUT / WT_ECLOSED / WT_EIO with err naming how far it got.
+ * The root's sends to n replicas (bcast_send.c): one queue of at most
+ * max_lag bytes (grown to one frame when a frame is larger) shared by all,
+ * each replica at its own position in it, one aio each sending what it has
+ * not taken. A send that takes no byte within timeout_ms fails the replica
+ * (WT_ETIMEDOUT); while the fastest took everything and a replica a whole
+ * queue behind makes the root wait, the wait is charged to it, and one
+ * charged lag_ms in all is dropped (WT_ETIMEDOUT naming the lag).
+ * engine_bcast_tx_start: a new broadcast to st[k] != NULL, k < n (borrowed
+ * until the next start or tx_forget); n = 0 forgets all.
+ * engine_bcast_tx_send: queue hdr (ENGINE_BCAST_FRAME bytes) and len bytes at
+ * data (copied; may wait for room, bounded by the replicas' timeouts);
+ * WT_ENOMEM, WT_EOVERFLOW. engine_bcast_tx_drain: wait until every replica
+ * took everything or failed. engine_bcast_tx_result: WT_OK for replica k
+ * (live), or why it failed; a failed replica has no send in flight, so its
+ * stream may be closed once tx_forget(k) said so. One thread calls these.
  */
 typedef struct engine_bcast_tx engine_bcast_tx;
-int engine_bcast_tx_create(engine_bcast_tx **out, uint32_t n, wt_errbuf *err);
-void engine_bcast_tx_send(engine_bcast_tx *t, nng_stream **st, uint32_t n, uint8_t *hdr,
-                          const void *data, uint64_t len, uint32_t timeout_ms);
-int engine_bcast_tx_result(const engine_bcast_tx *t, uint32_t k, wt_errbuf *err);
+int engine_bcast_tx_create(engine_bcast_tx **out, uint32_t n, uint64_t max_lag, uint32_t lag_ms,
+                           wt_errbuf *err);
+void engine_bcast_tx_start(engine_bcast_tx *t, nng_stream **st, uint32_t n, uint32_t timeout_ms);
+int engine_bcast_tx_send(engine_bcast_tx *t, const uint8_t *hdr, const void *data, uint64_t len,
+                         wt_errbuf *err);
+void engine_bcast_tx_drain(engine_bcast_tx *t);
+int engine_bcast_tx_result(engine_bcast_tx *t, uint32_t k, wt_errbuf *err);
+void engine_bcast_tx_forget(engine_bcast_tx *t, uint32_t k);
 void engine_bcast_tx_destroy(engine_bcast_tx *t); /* NULL is a no-op */
 
 /* Dial url, retrying a refused or failed connect until timeout_ms passed. */

@@ -3,10 +3,11 @@
  * forwards every callback to the engine's own sink and sends what passed to
  * every replica that joined, over one nng stream each (wire: bcast_int.h).
  *
- * Each frame goes to every replica at once (one send aio each), all bounded by
- * one io_timeout_ms: a replica that stops reading slows the others by at most
- * that, once, then is dropped (stream closed: it aborts). The root's own
- * fetch goes on.
+ * What the root sends goes into one queue (max_lag_bytes) that every replica
+ * takes from at its own speed (bcast_send.c): the root and the fast replicas
+ * are not paced by a slower one until it is a whole queue behind, and then
+ * for lag_timeout_ms in all before it is dropped (stream closed: it aborts);
+ * so is one that takes no byte for io_timeout_ms. The root's fetch goes on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@
 #include "weights/bcast.h"
 
 #define BCAST_MAX_MEMBERS 256u
+#define BCAST_MAX_LAG     (64ull << 20) /* wt_bcast_opts.max_lag_bytes default */
+#define BCAST_MIN_LAG     (64ull << 10)
+#define BCAST_LAG_MS      5000u /* wt_bcast_opts.lag_timeout_ms default */
 
 /* Used by one thread at a time: the one running the fetch into its sink
  * (engine.h), then the caller of wt_bcast_root_result / destroy. */
@@ -30,6 +34,8 @@ struct wt_bcast_root {
 	nng_stream **peers;  /* n_members - 1 slots; NULL = none or dropped */
 	engine_bcast_tx *tx; /* the sends to the n_members - 1 replicas */
 	uint32_t n_peers;    /* joined in this broadcast */
+	uint64_t max_lag;
+	uint32_t lag_ms;
 	/* result of the last broadcast */
 	uint32_t n_done;
 	wt_errbuf first; /* first replica failure; code WT_OK if none */
@@ -55,12 +61,17 @@ static void drop(wt_bcast_root *r, uint32_t k, const wt_errbuf *why)
 		wt_seterr(&r->first, code, "replica %u failed: %s", k, msg);
 	if (r->first.code == WT_OK)
 		wt_seterr(&r->first, why->code, "replica %u dropped: %s", k, why->msg);
+	engine_bcast_tx_forget(r->tx, k);
 	engine_bcast_close(r->peers[k]);
 	r->peers[k] = NULL;
 }
 
+/* Every replica closed; the sends forget them (none is in flight: every
+ * broadcast ends with engine_bcast_tx_drain). */
 static void close_all(wt_bcast_root *r)
 {
+	if (r->tx != NULL) /* NULL: a half-built root */
+		engine_bcast_tx_start(r->tx, NULL, 0, r->io_timeout_ms);
 	for (uint32_t k = 0; k < r->n_peers; k++) {
 		engine_bcast_close(r->peers[k]);
 		r->peers[k] = NULL;
@@ -68,21 +79,34 @@ static void close_all(wt_bcast_root *r)
 	r->n_peers = 0;
 }
 
-/* Send frame f (and, for DATA, len bytes at data) to every live replica at
- * once, all within one io_timeout_ms: a replica that does not take it by then
- * is dropped, and holds the others up by no more than that. */
+/* Drop every replica whose sends failed or fell too far behind. */
+static void drop_failed(wt_bcast_root *r)
+{
+	for (uint32_t k = 0; k < r->n_peers; k++) {
+		wt_errbuf e;
+		if (r->peers[k] != NULL && engine_bcast_tx_result(r->tx, k, &e) != WT_OK)
+			drop(r, k, &e);
+	}
+}
+
+/* Queue frame f (and, for DATA, len bytes at data) for every live replica;
+ * it waits only for the fastest (engine_bcast_tx_send). When the queue
+ * cannot be had (out of memory), every replica is dropped: the root's own
+ * fetch goes on. */
 static void send_all(wt_bcast_root *r, uint32_t type, size_t tensor, uint64_t off, const void *data,
                      uint64_t len)
 {
 	engine_bcast_frame f = {.type = type, .tensor = (uint32_t)tensor, .off = off, .len = len};
 	uint8_t hdr[ENGINE_BCAST_FRAME];
 	engine_bcast_frame_encode(hdr, &f);
-	engine_bcast_tx_send(r->tx, r->peers, r->n_peers, hdr, data, len, r->io_timeout_ms);
-	for (uint32_t k = 0; k < r->n_peers; k++) {
-		wt_errbuf e;
-		if (r->peers[k] != NULL && engine_bcast_tx_result(r->tx, k, &e) != WT_OK)
-			drop(r, k, &e);
+	wt_errbuf e;
+	if (engine_bcast_tx_send(r->tx, hdr, data, len, &e) != WT_OK) {
+		engine_bcast_tx_drain(r->tx);
+		for (uint32_t k = 0; k < r->n_peers; k++)
+			if (r->peers[k] != NULL)
+				drop(r, k, &e);
 	}
+	drop_failed(r);
 }
 
 /* Refuse every joined replica with code/msg and close them. */
@@ -187,6 +211,7 @@ static int b_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 		    WT_OK)
 			drop(r, k, &e);
 	}
+	engine_bcast_tx_start(r->tx, r->peers, r->n_peers, r->io_timeout_ms);
 	return WT_OK;
 }
 
@@ -228,10 +253,13 @@ static int b_tensor_end(wt_sink *s, size_t ti, wt_errbuf *err)
 	return rv;
 }
 
-/* After END: each replica's ack (its sink's end() result), all within one
- * io_timeout_ms (they come in parallel; one that never acks costs it once). */
+/* After END: every replica takes what is queued (or fails), then each
+ * replica's ack (its sink's end() result), all within one io_timeout_ms
+ * (they come in parallel; one that never acks costs it once). */
 static void collect_acks(wt_bcast_root *r)
 {
+	engine_bcast_tx_drain(r->tx);
+	drop_failed(r);
 	uint64_t deadline = common_now_ns() + (uint64_t)r->io_timeout_ms * 1000000u;
 	for (uint32_t k = 0; k < r->n_peers; k++) {
 		wt_errbuf e;
@@ -260,6 +288,7 @@ static int b_end(wt_sink *s, wt_errbuf *err)
 		collect_acks(r);
 	} else {
 		send_all(r, ENGINE_BCAST_F_ABORT, 0, 0, NULL, 0);
+		engine_bcast_tx_drain(r->tx);
 		if (r->first.code == WT_OK)
 			wt_seterr(&r->first, WT_ECANCELED, "the root's own sink failed at end");
 	}
@@ -272,6 +301,7 @@ static void b_abort(wt_sink *s)
 	wt_bcast_root *r = root_of(s);
 	r->inner->ops->abort(r->inner);
 	send_all(r, ENGINE_BCAST_F_ABORT, 0, 0, NULL, 0);
+	engine_bcast_tx_drain(r->tx);
 	if (r->first.code == WT_OK)
 		wt_seterr(&r->first, WT_ECANCELED, "the root's fetch was aborted");
 	close_all(r);
@@ -287,6 +317,14 @@ static const wt_sink_ops bcast_ops = {
     .abort = b_abort,
     .recv_buf = b_recv_buf,
 };
+
+/* Whether the caller's wt_bcast_opts is recent enough to have max_lag_bytes
+ * and lag_timeout_ms (1.6). */
+static int opts_has_max_lag(const wt_bcast_opts *o)
+{
+	return o->struct_size >=
+	       offsetof(wt_bcast_opts, lag_timeout_ms) + sizeof(o->lag_timeout_ms);
+}
 
 int engine_bcast_opts_check(const wt_bcast_opts *o, wt_sink *inner, wt_errbuf *err)
 {
@@ -305,6 +343,14 @@ int engine_bcast_opts_check(const wt_bcast_opts *o, wt_sink *inner, wt_errbuf *e
 		                 "broadcast root: n_members %u; give the group's size, root "
 		                 "included (1..%u)",
 		                 o->n_members, BCAST_MAX_MEMBERS);
+	if (inner != NULL && opts_has_max_lag(o) && o->max_lag_bytes != 0 &&
+	    o->max_lag_bytes < BCAST_MIN_LAG)
+		return wt_seterr(err, WT_EINVAL,
+		                 "broadcast root: max_lag_bytes %llu; give at least %llu (0 = "
+		                 "the default, %llu)",
+		                 (unsigned long long)o->max_lag_bytes,
+		                 (unsigned long long)BCAST_MIN_LAG,
+		                 (unsigned long long)BCAST_MAX_LAG);
 	if (inner != NULL &&
 	    (inner->ops == NULL || inner->ops->begin == NULL || inner->ops->tensor_begin == NULL ||
 	     inner->ops->write == NULL || inner->ops->tensor_end == NULL ||
@@ -355,7 +401,13 @@ int wt_bcast_root_create(wt_bcast_root **out, const wt_bcast_opts *o, wt_sink *i
 		free(r);
 		return wt_seterr(err, WT_ENOMEM, "broadcast root: out of memory");
 	}
-	if ((rv = engine_bcast_tx_create(&r->tx, o->n_members - 1, err)) != WT_OK) {
+	r->io_timeout_ms = o->io_timeout_ms ? o->io_timeout_ms : 30000;
+	r->max_lag = opts_has_max_lag(o) && o->max_lag_bytes ? o->max_lag_bytes : BCAST_MAX_LAG;
+	r->lag_ms = opts_has_max_lag(o) && o->lag_timeout_ms ? o->lag_timeout_ms : BCAST_LAG_MS;
+	if (r->lag_ms > r->io_timeout_ms) /* the fastest waits for a frame meanwhile */
+		r->lag_ms = r->io_timeout_ms;
+	if ((rv = engine_bcast_tx_create(&r->tx, o->n_members - 1, r->max_lag, r->lag_ms, err)) !=
+	    WT_OK) {
 		wt_bcast_root_destroy(r);
 		return rv;
 	}
@@ -363,7 +415,6 @@ int wt_bcast_root_create(wt_bcast_root **out, const wt_bcast_opts *o, wt_sink *i
 	r->inner = inner;
 	r->n_members = o->n_members;
 	r->join_timeout_ms = o->join_timeout_ms ? o->join_timeout_ms : 60000;
-	r->io_timeout_ms = o->io_timeout_ms ? o->io_timeout_ms : 30000;
 	snprintf(r->group, sizeof(r->group), "%s", o->group ? o->group : "");
 	if ((rv = root_listen(r, o->url, err)) != WT_OK) {
 		wt_bcast_root_destroy(r);
@@ -417,4 +468,6 @@ void wt_bcast_opts_init(wt_bcast_opts *o)
 	o->n_members = 1;
 	o->join_timeout_ms = 60000;
 	o->io_timeout_ms = 30000;
+	o->max_lag_bytes = BCAST_MAX_LAG;
+	o->lag_timeout_ms = BCAST_LAG_MS;
 }

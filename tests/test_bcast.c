@@ -628,6 +628,16 @@ static void test_bcast_opts(void **state)
 	assert_int_equal(wt_bcast_root_create(&r, &o, wt_host_sink_sink(h), &err), WT_EINVAL);
 	assert_non_null(strstr(err.msg, "n_members 0"));
 	o.n_members = 2;
+	o.max_lag_bytes = 1000; /* under 64 KiB: no room for a chunk */
+	assert_int_equal(wt_bcast_root_create(&r, &o, wt_host_sink_sink(h), &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "max_lag_bytes 1000"));
+	o.struct_size = offsetof(wt_bcast_opts, max_lag_bytes); /* a 1.5 caller: not read */
+	o.url = "tcp://127.0.0.1:0";
+	assert_int_equal(wt_bcast_root_create(&r, &o, wt_host_sink_sink(h), &err), WT_OK);
+	wt_bcast_root_destroy(r);
+	r = NULL;
+	wt_bcast_opts_init(&o);
+	o.n_members = 2;
 	o.url = "bogus://x";
 	assert_int_not_equal(wt_bcast_root_create(&r, &o, wt_host_sink_sink(h), &err), WT_OK);
 	assert_non_null(strstr(err.msg, "cannot listen on bogus://x"));

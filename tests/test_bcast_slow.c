@@ -1,8 +1,10 @@
 /*
- * test_bcast_slow.c — a broadcast replica that says a valid hello and then
- * never reads (weights/bcast.h: "a replica that stops reading is dropped
- * after io_timeout_ms"). The shard must not fit in the socket buffers, so it
- * is built here: one U8 tensor of BIG_NBYTES in 64 KiB chunks (tu_fill bytes,
+ * test_bcast_slow.c — broadcast replicas that hold the root up: one that says
+ * a valid hello and then never reads (weights/bcast.h: "a replica that stops
+ * reading is dropped after io_timeout_ms"), one that reads slowly but
+ * steadily (dropped when it is max_lag_bytes behind the fastest), ones that
+ * read everything and never acknowledge (one io_timeout_ms for all). The shard must not fit in the
+ * socket buffers, so it is built here: one U8 tensor of BIG_NBYTES in 64 KiB chunks (tu_fill bytes,
  * seed printed), served over ipc:// (a unix socket's send buffer does not
  * grow, unlike loopback TCP's). The root's sink is driven the way
  * wt_client_fetch drives it (engine.h order); the good replicas run
@@ -35,8 +37,13 @@
 #define N_CHUNKS    (BIG_NBYTES / CHUNK_BYTES)
 #define IO_MS       600u
 #define N_DEAF      3
+#define SLOW_LAG    (1u << 20) /* max_lag_bytes of the slow-replica test */
+#define SLOW_LAG_MS 300u       /* and its lag_timeout_ms */
+#define SLOW_MS     30u        /* the slow replica's pause per 64 KiB frame */
+#define N_MUTE      6
 
 static uint8_t *g_data;
+static uint64_t g_end_ns; /* when drive() called the root sink's end() */
 
 /* One tensor "big" (U8[BIG_NBYTES]) in N_CHUNKS chunks, as weightd would send it. */
 static wt_manifest *big_manifest(void)
@@ -96,6 +103,7 @@ static int drive(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 		                   CHUNK_BYTES, err);
 	if (rv == WT_OK)
 		rv = s->ops->tensor_end(s, 0, err);
+	g_end_ns = common_now_ns();
 	if (rv == WT_OK)
 		return s->ops->end(s, err);
 	s->ops->abort(s);
@@ -121,6 +129,56 @@ static void *rep_main(void *arg)
 	o.join_timeout_ms = 5000;
 	r->rv = wt_bcast_receive(&o, r->m, wt_host_sink_sink(r->h), &r->err);
 	return NULL;
+}
+
+/* A root on a fresh ipc:// URL (written into url) for n_members, with
+ * IO_MS, max_lag_bytes max_lag and lag_timeout_ms lag_ms (0: the defaults). */
+static wt_bcast_root *root_new(char *url, size_t cap, uint32_t n_members, uint64_t max_lag,
+                               uint32_t lag_ms, wt_sink *inner)
+{
+	static int seq;
+	snprintf(url, cap, "ipc:///tmp/wt-test-bcast-slow-%d-%d.ipc", (int)getpid(), seq++);
+	wt_bcast_opts o;
+	wt_bcast_opts_init(&o);
+	o.url = url;
+	o.n_members = n_members;
+	o.join_timeout_ms = 5000;
+	o.io_timeout_ms = IO_MS;
+	o.max_lag_bytes = max_lag;
+	o.lag_timeout_ms = lag_ms;
+	wt_bcast_root *r = NULL;
+	wt_errbuf err;
+	if (wt_bcast_root_create(&r, &o, inner, &err) != WT_OK)
+		fail_msg("root: %s", err.msg);
+	return r;
+}
+
+/* Two good replicas (wt_bcast_receive) on threads. */
+static void good_start(rep g[2], const char *url, const wt_manifest *m)
+{
+	for (int i = 0; i < 2; i++) {
+		memset(&g[i], 0, sizeof(g[i]));
+		g[i].url = url;
+		g[i].m = m;
+		assert_int_equal(wt_host_sink_create(&g[i].h, NULL), WT_OK);
+		assert_int_equal(pthread_create(&g[i].th, NULL, rep_main, &g[i]), 0);
+	}
+}
+
+/* Join them: each got every byte. */
+static void good_join(rep g[2])
+{
+	for (int i = 0; i < 2; i++) {
+		pthread_join(g[i].th, NULL);
+		printf("replica %d: %s %s\n", i, wt_errname(g[i].rv), g[i].rv ? g[i].err.msg : "");
+		assert_int_equal(g[i].rv, WT_OK);
+		const void *d;
+		uint64_t n;
+		assert_int_equal(wt_host_sink_find(g[i].h, "big", &d, &n), WT_OK);
+		assert_int_equal(n, BIG_NBYTES);
+		assert_memory_equal(d, g_data, BIG_NBYTES);
+		wt_host_sink_destroy(g[i].h);
+	}
 }
 
 /* Hello for m, then nothing: never reads a byte. Caller closes *out. */
@@ -153,55 +211,181 @@ static void test_bcast_deaf_replica(void **state)
 	wt_host_sink *root_h;
 	assert_int_equal(wt_host_sink_create(&root_h, NULL), WT_OK);
 	char url[128];
-	snprintf(url, sizeof(url), "ipc:///tmp/wt-test-bcast-slow-%d.ipc", (int)getpid());
-	wt_bcast_opts o;
-	wt_bcast_opts_init(&o);
-	o.url = url;
-	o.n_members = 3 + N_DEAF;
-	o.join_timeout_ms = 5000;
-	o.io_timeout_ms = IO_MS;
-	wt_bcast_root *r = NULL;
+	wt_bcast_root *r = root_new(url, sizeof(url), 3 + N_DEAF, 0, 0, wt_host_sink_sink(root_h));
 	wt_errbuf err;
-	if (wt_bcast_root_create(&r, &o, wt_host_sink_sink(root_h), &err) != WT_OK)
-		fail_msg("root: %s", err.msg);
 	nng_stream *deaf[N_DEAF];
 	for (int i = 0; i < N_DEAF; i++)
 		deaf_join(url, m, &deaf[i]);
 	usleep(100 * 1000); /* accepted before the good ones dial */
 	rep g[2];
-	for (int i = 0; i < 2; i++) {
-		memset(&g[i], 0, sizeof(g[i]));
-		g[i].url = url;
-		g[i].m = m;
-		assert_int_equal(wt_host_sink_create(&g[i].h, NULL), WT_OK);
-		assert_int_equal(pthread_create(&g[i].th, NULL, rep_main, &g[i]), 0);
-	}
+	good_start(g, url, m);
 	uint64_t t0 = common_now_ns();
 	int rv = drive(wt_bcast_root_sink(r), m, &err);
 	double secs = (double)(common_now_ns() - t0) / 1e9;
 	printf("root: %s in %.2f s %s\n", wt_errname(rv), secs, rv ? err.msg : "");
 	assert_int_equal(rv, WT_OK);
 	assert_true(secs < 5.0);
-	for (int i = 0; i < 2; i++) {
-		pthread_join(g[i].th, NULL);
-		printf("replica %d: %s %s\n", i, wt_errname(g[i].rv), g[i].rv ? g[i].err.msg : "");
-		assert_int_equal(g[i].rv, WT_OK);
-		const void *d;
-		uint64_t n;
-		assert_int_equal(wt_host_sink_find(g[i].h, "big", &d, &n), WT_OK);
-		assert_int_equal(n, BIG_NBYTES);
-		assert_memory_equal(d, g_data, BIG_NBYTES);
-		wt_host_sink_destroy(g[i].h);
-	}
+	good_join(g);
 	uint32_t done = 0;
 	rv = wt_bcast_root_result(r, &done, &err);
-	printf("result: %s, %u done: %s\n", wt_errname(rv), done, err.msg);
+	printf("result: %s, %u done: %s\n", wt_errname(rv), done, rv ? err.msg : "");
 	assert_int_equal(rv, WT_ETIMEDOUT);
 	assert_int_equal(done, 2);
 	assert_non_null(strstr(err.msg, "dropped"));
 	assert_non_null(strstr(err.msg, "sending"));
 	for (int i = 0; i < N_DEAF; i++)
 		engine_bcast_close(deaf[i]);
+	wt_bcast_root_destroy(r);
+	wt_host_sink_destroy(root_h);
+	wt_manifest_free(m);
+}
+
+/* A replica played by hand: joins, then reads the root's frames, pausing
+ * pause_ms after each DATA frame; at END it acknowledges (ack) or says
+ * nothing and waits for the root to close. */
+typedef struct raw_rep {
+	const char *url;
+	const wt_manifest *m;
+	uint32_t pause_ms;
+	int ack;
+	uint64_t got; /* DATA bytes read */
+	int end;      /* END read */
+	int rv;       /* the read that ended it */
+	nng_stream *st;
+	pthread_t th;
+} raw_rep;
+
+static void *raw_main(void *arg)
+{
+	raw_rep *x = arg;
+	int code = WT_OK;
+	char msg[WT_ERRMSG_MAX];
+	wt_errbuf err;
+	x->rv = engine_bcast_reply_recv(x->st, &code, msg, sizeof(msg), 5000, &err);
+	uint8_t buf[CHUNK_BYTES];
+	while (x->rv == WT_OK && !x->end) {
+		uint8_t hdr[ENGINE_BCAST_FRAME];
+		engine_bcast_frame f;
+		x->rv = engine_bcast_io(x->st, 0, hdr, sizeof(hdr), 5000, "frame", &err);
+		if (x->rv != WT_OK)
+			break;
+		engine_bcast_frame_decode(hdr, &f);
+		assert_true(f.len <= sizeof(buf));
+		if (f.len > 0 &&
+		    (x->rv = engine_bcast_io(x->st, 0, buf, f.len, 5000, "data", &err)) != WT_OK)
+			break;
+		x->got += f.len;
+		x->end = f.type == ENGINE_BCAST_F_END;
+		if (f.type == ENGINE_BCAST_F_DATA && x->pause_ms > 0)
+			usleep(x->pause_ms * 1000);
+	}
+	if (x->end && x->ack)
+		x->rv = engine_bcast_reply_send(x->st, WT_OK, NULL, 5000, &err);
+	else if (x->end) /* until the root closes */
+		x->rv = engine_bcast_reply_recv(x->st, &code, msg, sizeof(msg), 5000, &err);
+	return NULL;
+}
+
+static void raw_start(raw_rep *x, const char *url, const wt_manifest *m, uint32_t pause_ms, int ack)
+{
+	memset(x, 0, sizeof(*x));
+	x->url = url;
+	x->m = m;
+	x->pause_ms = pause_ms;
+	x->ack = ack;
+	deaf_join(url, m, &x->st);
+	assert_int_equal(pthread_create(&x->th, NULL, raw_main, x), 0);
+}
+
+static void raw_join(raw_rep *x)
+{
+	pthread_join(x->th, NULL);
+	engine_bcast_close(x->st);
+}
+
+/* Root + 2 good replicas + 1 that reads every frame, steadily, SLOW_MS after
+ * each 64 KiB (each well within io_timeout_ms; 2 s for the shard): with
+ * max_lag_bytes SLOW_LAG it is a whole queue behind the fastest within about
+ * 0.1 s, holds the root up SLOW_LAG_MS, and is dropped, naming the lag, before
+ * it read the shard; the good ones and the root finish without it. Before the
+ * queue, every frame waited for it: it read everything, acknowledged, and the
+ * root reported all 3 done at its pace. */
+static void test_bcast_slow_steady(void **state)
+{
+	(void)state;
+	wt_manifest *m = big_manifest();
+	wt_host_sink *root_h;
+	assert_int_equal(wt_host_sink_create(&root_h, NULL), WT_OK);
+	char url[128];
+	wt_bcast_root *r =
+	    root_new(url, sizeof(url), 4, SLOW_LAG, SLOW_LAG_MS, wt_host_sink_sink(root_h));
+	raw_rep slow;
+	raw_start(&slow, url, m, SLOW_MS, 1);
+	usleep(100 * 1000); /* replica 0 */
+	rep g[2];
+	good_start(g, url, m);
+	wt_errbuf err;
+	int rv = drive(wt_bcast_root_sink(r), m, &err);
+	printf("root: %s %s\n", wt_errname(rv), rv ? err.msg : "");
+	assert_int_equal(rv, WT_OK);
+	good_join(g);
+	raw_join(&slow);
+	printf("slow replica: %s after %llu of %u bytes\n", wt_errname(slow.rv),
+	       (unsigned long long)slow.got, BIG_NBYTES);
+	uint32_t done = 0;
+	rv = wt_bcast_root_result(r, &done, &err);
+	printf("result: %s, %u done: %s\n", wt_errname(rv), done, rv ? err.msg : "");
+	assert_int_equal(rv, WT_ETIMEDOUT);
+	assert_int_equal(done, 2);
+	assert_non_null(strstr(err.msg, "replica 0 dropped"));
+	assert_non_null(strstr(err.msg, "behind the fastest"));
+	assert_non_null(strstr(err.msg, "300 ms (lag_timeout_ms)"));
+	assert_false(slow.end);
+	assert_true(slow.got < BIG_NBYTES);
+	wt_bcast_root_destroy(r);
+	wt_host_sink_destroy(root_h);
+	wt_manifest_free(m);
+}
+
+/* Root + 2 good replicas + N_MUTE that read everything and never
+ * acknowledge: the root waits one io_timeout_ms for all the acks (they are
+ * collected against one deadline), not one per replica; the result counts 2
+ * and names the missing ack. Bound: the root's end() (the queue drained,
+ * then the acks) within 3 x io_timeout_ms; one deadline per ack would take
+ * N_MUTE x io_timeout_ms. */
+static void test_bcast_ack_deadline(void **state)
+{
+	(void)state;
+	wt_manifest *m = big_manifest();
+	wt_host_sink *root_h;
+	assert_int_equal(wt_host_sink_create(&root_h, NULL), WT_OK);
+	char url[128];
+	wt_bcast_root *r = root_new(url, sizeof(url), 3 + N_MUTE, 0, 0, wt_host_sink_sink(root_h));
+	raw_rep mute[N_MUTE];
+	for (int i = 0; i < N_MUTE; i++)
+		raw_start(&mute[i], url, m, 0, 0);
+	rep g[2];
+	good_start(g, url, m);
+	wt_errbuf err;
+	int rv = drive(wt_bcast_root_sink(r), m, &err);
+	double secs = (double)(common_now_ns() - g_end_ns) / 1e9;
+	printf("root: %s, end() took %.2f s (io_timeout_ms %u, %d mute) %s\n", wt_errname(rv), secs,
+	       IO_MS, N_MUTE, rv ? err.msg : "");
+	assert_int_equal(rv, WT_OK);
+	assert_true(secs < 3.0 * IO_MS / 1000.0);
+	good_join(g);
+	for (int i = 0; i < N_MUTE; i++) {
+		raw_join(&mute[i]);
+		assert_true(mute[i].end);
+		assert_int_equal(mute[i].got, BIG_NBYTES);
+		assert_int_equal(mute[i].rv, WT_ECLOSED); /* closed by the root */
+	}
+	uint32_t done = 0;
+	rv = wt_bcast_root_result(r, &done, &err);
+	printf("result: %s, %u done: %s\n", wt_errname(rv), done, rv ? err.msg : "");
+	assert_int_equal(rv, WT_ETIMEDOUT);
+	assert_int_equal(done, 2);
+	assert_non_null(strstr(err.msg, "dropped"));
 	wt_bcast_root_destroy(r);
 	wt_host_sink_destroy(root_h);
 	wt_manifest_free(m);
@@ -214,6 +398,8 @@ int main(void)
 	tu_fill(g_data, BIG_NBYTES, SEED);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bcast_deaf_replica),
+	    cmocka_unit_test(test_bcast_slow_steady),
+	    cmocka_unit_test(test_bcast_ack_deadline),
 	};
 	int rv = cmocka_run_group_tests(tests, NULL, NULL);
 	free(g_data);

@@ -15,11 +15,13 @@
  * wt_client_fetch does. So the replica's sink sees the contract of engine.h.
  *
  * Root policy: the root's own fetch never fails because of a replica once the
- * broadcast began: each frame goes to every replica at once; a replica that
- * stops reading (a send that does not finish within io_timeout_ms) or goes
- * away is dropped (its stream closed, so it
- * aborts) and counted; wt_bcast_root_result() tells how many replicas got
- * everything. Before the broadcast began, begin() fails (WT_ETIMEDOUT) if not
+ * broadcast began. What it sends is queued once (max_lag_bytes) and every
+ * replica takes from the queue at its own speed, so the root and the other
+ * replicas go at the fastest replica's speed, not the slowest's. A replica
+ * that, a whole queue behind the fastest, held them up lag_timeout_ms in
+ * all, that stops reading (takes no byte for io_timeout_ms) or that goes
+ * away is dropped (its stream closed, so it aborts) and counted; wt_bcast_root_result() tells how
+ * many replicas got everything. Before the broadcast began, begin() fails (WT_ETIMEDOUT) if not
  * every replica joined within join_timeout_ms: then the root's fetch fails,
  * its inner sink is never called, and the replicas that did join are refused.
  */
@@ -53,11 +55,24 @@ typedef struct wt_bcast_opts {
 	/* root: how long begin() waits for the R-1 replicas to join; replica: how
 	 * long it tries to reach the root and waits to be admitted. Default 60000. */
 	uint32_t join_timeout_ms;
-	/* root: every frame's sends (to all replicas at once) and the acks at the
-	 * end; replica: each receive within a frame, and twice this between
-	 * frames (the root may wait this long for a stuck replica first).
-	 * Default 30000. */
+	/* root: each send to a replica (one that takes no byte for this long is
+	 * dropped) and the acks at the end (one deadline for all); replica: each
+	 * receive within a frame, and twice this between frames. Default 30000. */
 	uint32_t io_timeout_ms;
+	/* root (since 1.6): how far, in bytes, a replica may fall behind the
+	 * fastest one before it holds anyone up. What the root sends is queued
+	 * once (this many bytes of root memory, allocated at the first frame;
+	 * one frame if a chunk is larger) and every replica takes from the queue
+	 * at its own speed. 0 = the default, 64 MiB; at least 64 KiB. */
+	uint64_t max_lag_bytes;
+	/* root (since 1.6): how long, in all, a replica a whole queue behind may
+	 * hold the root (and so the others) up, counted while the fastest has
+	 * taken everything; then it is dropped (WT_ETIMEDOUT naming the lag; the
+	 * replica sees WT_ECLOSED and should fetch from weightd itself). So a
+	 * replica that is late for a moment catches up, and one that is slow for
+	 * good costs the others this much once. 0 = the default, 5000; at most
+	 * io_timeout_ms (the replicas that wait meanwhile must not time out). */
+	uint32_t lag_timeout_ms;
 } wt_bcast_opts;
 
 WT_API void wt_bcast_opts_init(wt_bcast_opts *o);
@@ -89,7 +104,10 @@ WT_API const char *wt_bcast_root_url(const wt_bcast_root *r);
  * After a broadcast ended (end or abort): *n_done = replicas that received
  * and verified every tensor (their sink's end() succeeded). Returns WT_OK when
  * all n_members - 1 did; else the first replica failure's code with err
- * naming it (dropped for a send timeout, its own verification error, ...).
+ * naming it ("replica K dropped: ..." for a send timeout or for holding the
+ * others up lag_timeout_ms, WT_ETIMEDOUT both; its own verification error, ...).
+ * The root's end() returns once every live replica took what is queued
+ * (within its lag_timeout_ms) and acknowledged (one io_timeout_ms for all).
  */
 WT_API int wt_bcast_root_result(const wt_bcast_root *r, uint32_t *n_done, wt_errbuf *err);
 /* Close the listener and every replica stream; no broadcast may be running.
@@ -107,9 +125,10 @@ WT_API void wt_bcast_root_destroy(wt_bcast_root *r);
  * Errors: WT_EHASH naming the tensor (and chunk) whose bytes do not match;
  * WT_EPROTO for a frame out of order, of the wrong tensor or size; WT_ECANCELED
  * when the root aborted (its own fetch failed); WT_ECLOSED when the root went
- * away; WT_ETIMEDOUT when it was silent for io_timeout_ms within a frame
- * (twice that between frames) or could not be
- * reached and admitted within join_timeout_ms; the root's refusal at hello
+ * away or dropped this replica (too slow: fetch from weightd instead);
+ * WT_ETIMEDOUT when it was silent for io_timeout_ms within a frame (twice
+ * that between frames) or could not be reached and admitted within
+ * join_timeout_ms; the root's refusal at hello
  * (WT_EVERSION another revision, WT_ELAYOUT another layout or rank, WT_EINVAL
  * another group); a sink callback's own error. Blocks the calling thread.
  */
