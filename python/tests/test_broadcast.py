@@ -148,12 +148,16 @@ def test_replica_that_never_joins_times_the_root_out(client, url):
 
 
 def test_alone_and_bad_arguments(client, url):
-    with weightd.BroadcastRoot("tcp://127.0.0.1:0", 1) as root:  # nobody to send to
+    with weightd.BroadcastRoot("tcp://127.0.0.1:0", 1,  # nobody to send to
+                               max_lag_bytes=1 << 20, lag_timeout_ms=100) as root:
         shard = client.fetch("llama", broadcast=root, as_torch=False, **LAYOUT)
         assert root.result == (0, 0, None) and len(shard) > 5
     for kw, what in ((dict(n_members=0), "n_members 0"), (dict(n_members=-1), "n_members=-1"),
                      (dict(n_members=3, join_timeout_ms=1 << 32), "join_timeout_ms"),
                      (dict(n_members=3, io_timeout_ms=True), "io_timeout_ms"),
+                     (dict(n_members=3, max_lag_bytes=1000), "max_lag_bytes 1000"),
+                     (dict(n_members=3, max_lag_bytes=-1), "max_lag_bytes=-1"),
+                     (dict(n_members=3, lag_timeout_ms=1.5), "lag_timeout_ms"),
                      (dict(n_members=3, group="g" * 256), "group")):
         with pytest.raises(weightd.Error) as e:
             weightd.BroadcastRoot("tcp://127.0.0.1:0", **kw)

@@ -324,6 +324,8 @@ class BcastOpts(ctypes.Structure):
         ("n_members", c_u32),
         ("join_timeout_ms", c_u32),
         ("io_timeout_ms", c_u32),
+        ("max_lag_bytes", c_u64),  # libweights 1.6
+        ("lag_timeout_ms", c_u32),  # libweights 1.6
     ]
 
 

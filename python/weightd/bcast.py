@@ -50,7 +50,7 @@ def _u32(what, name, v):
     return v
 
 
-def _opts(what, url, group, join_timeout_ms, io_timeout_ms, n_members=None):
+def _opts(what, url, group, join_timeout_ms, io_timeout_ms, n_members=None, lag=(None, None)):
     """A wt_bcast_opts; None leaves the library's default (60000 / 30000 ms).
     The library checks the ranges it cares about (n_members 1..256, group
     length) and names the field."""
@@ -67,6 +67,21 @@ def _opts(what, url, group, join_timeout_ms, io_timeout_ms, n_members=None):
         o.join_timeout_ms = _u32(what, "join_timeout_ms", join_timeout_ms)
     if io_timeout_ms is not None:
         o.io_timeout_ms = _u32(what, "io_timeout_ms", io_timeout_ms)
+    max_lag_bytes, lag_timeout_ms = lag
+    if max_lag_bytes is None and lag_timeout_ms is None:
+        return o
+    if o.struct_size < ctypes.sizeof(_lib.BcastOpts):
+        raise Error(_lib.WT_EUNSUPPORTED, "WT_EUNSUPPORTED",
+                    "%s: %s has no max_lag_bytes / lag_timeout_ms (libweights 1.6); load a "
+                    "newer one (WEIGHTD_LIB) or leave them out" % (what, _lib.lib_path))
+    if max_lag_bytes is not None:
+        if not isinstance(max_lag_bytes, int) or isinstance(max_lag_bytes, bool) or \
+                not 0 <= max_lag_bytes < 1 << 64:
+            raise _einval("%s: max_lag_bytes=%r: want an integer 0..2^64-1"
+                          % (what, max_lag_bytes))
+        o.max_lag_bytes = max_lag_bytes
+    if lag_timeout_ms is not None:
+        o.lag_timeout_ms = _u32(what, "lag_timeout_ms", lag_timeout_ms)
     return o
 
 
@@ -76,14 +91,18 @@ class BroadcastRoot:
     counts the root; 1..256) of group. Pass it as Client.fetch(...,
     broadcast=root): the fetch waits up to join_timeout_ms for every replica
     (else weightd.Error WT_ETIMEDOUT, nothing fetched, the joined replicas are
-    told the same), then forwards each verified chunk to all of them (a
-    replica that does not take a frame within io_timeout_ms is dropped).
+    told the same), then forwards each verified chunk to all of them through
+    one queue of max_lag_bytes (None: the library's 64 MiB) that each replica
+    takes from at its own speed: one that, that far behind the fastest, held
+    the others up lag_timeout_ms in all (None: 5000), or that takes no byte
+    for io_timeout_ms, is dropped, so none paces the others for long.
     After the fetch, .result is a BroadcastResult. close() (or a with-block)
     closes the listener; not while its fetch runs (WT_EBUSY)."""
 
     def __init__(self, url, n_members, *, group=None, join_timeout_ms=None,
-                 io_timeout_ms=None):
-        o = _opts("BroadcastRoot", url, group, join_timeout_ms, io_timeout_ms, n_members)
+                 io_timeout_ms=None, max_lag_bytes=None, lag_timeout_ms=None):
+        o = _opts("BroadcastRoot", url, group, join_timeout_ms, io_timeout_ms, n_members,
+                  (max_lag_bytes, lag_timeout_ms))
         self.n_members = n_members
         self.group = group or ""
         self.result = None  # BroadcastResult after a fetch
