@@ -51,7 +51,9 @@ static wt_bcast_root *root_of(wt_sink *s)
 static void drop(wt_bcast_root *r, uint32_t k, const wt_errbuf *why)
 {
 	/* A replica that failed sends its error before it closes: a send that
-	 * found its stream gone may still read why (up to 200 ms). */
+	 * found its stream gone may still read why (up to 200 ms), only for the
+	 * first failure of a broadcast: however many replicas go away, that
+	 * wait is paid once (test_bcast_slow: test_bcast_gone_replicas). */
 	char msg[WT_ERRMSG_MAX];
 	int code = WT_OK;
 	uint32_t ms = r->io_timeout_ms < 200 ? r->io_timeout_ms : 200;

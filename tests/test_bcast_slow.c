@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -41,6 +43,7 @@
 #define SLOW_LAG_MS 300u       /* and its lag_timeout_ms */
 #define SLOW_MS     30u        /* the slow replica's pause per 64 KiB frame */
 #define N_MUTE      6
+#define N_GONE      12
 
 static uint8_t *g_data;
 static uint64_t g_end_ns; /* when drive() called the root sink's end() */
@@ -325,8 +328,10 @@ static void test_bcast_slow_steady(void **state)
 	rep g[2];
 	good_start(g, url, m);
 	wt_errbuf err;
+	uint64_t t0 = common_now_ns();
 	int rv = drive(wt_bcast_root_sink(r), m, &err);
-	printf("root: %s %s\n", wt_errname(rv), rv ? err.msg : "");
+	printf("root: %s in %.2f s %s\n", wt_errname(rv), (double)(common_now_ns() - t0) / 1e9,
+	       rv ? err.msg : "");
 	assert_int_equal(rv, WT_OK);
 	good_join(g);
 	raw_join(&slow);
@@ -391,6 +396,77 @@ static void test_bcast_ack_deadline(void **state)
 	wt_manifest_free(m);
 }
 
+/* A replica on a plain unix socket: a valid hello for m, then it stops
+ * reading (shutdown SHUT_RD) and never writes or closes: the root's sends
+ * fail at once (EPIPE: the replica went away) and a read of its last error
+ * would wait the whole 200 ms. Returns the socket (caller closes). */
+static int gone_join(const char *url, const wt_manifest *m)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	const char *path = url + strlen("ipc://");
+	assert_true(strlen(path) < sizeof(a.sun_path));
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	const char *rev = wt_manifest_revision(m), *lay = wt_manifest_layout_text(m);
+	uint8_t h[ENGINE_BCAST_HELLO + 256] = {0};
+	uint32_t w[4] = {ENGINE_BCAST_MAGIC, ENGINE_BCAST_VERSION, wt_manifest_tp_rank(m),
+	                 wt_manifest_ep_rank(m)};
+	for (int i = 0; i < 16; i++)
+		h[i] = (uint8_t)(w[i / 4] >> (8 * (i % 4)));
+	size_t lr = strlen(rev), ll = strlen(lay);
+	assert_true(lr + ll <= 256);
+	h[18] = (uint8_t)lr, h[19] = (uint8_t)(lr >> 8); /* group "" */
+	h[20] = (uint8_t)ll, h[21] = (uint8_t)(ll >> 8);
+	memcpy(h + ENGINE_BCAST_HELLO, rev, lr);
+	memcpy(h + ENGINE_BCAST_HELLO + lr, lay, ll);
+	size_t n = ENGINE_BCAST_HELLO + lr + ll;
+	assert_int_equal(write(fd, h, n), (ssize_t)n);
+	assert_int_equal(shutdown(fd, SHUT_RD), 0);
+	return fd;
+}
+
+/* Root + 2 good replicas + N_GONE that went away without a word (their
+ * reads shut, their sockets still open): each is dropped as gone; the root
+ * reads a dropped replica's last error only for the first failure of a
+ * broadcast, so the N_GONE cost at most one 200 ms wait, not one each
+ * (N_GONE x 200 ms = 1.6 s). Bound: the whole fetch under N_GONE x 100 ms. */
+static void test_bcast_gone_replicas(void **state)
+{
+	(void)state;
+	wt_manifest *m = big_manifest();
+	wt_host_sink *root_h;
+	assert_int_equal(wt_host_sink_create(&root_h, NULL), WT_OK);
+	char url[128];
+	wt_bcast_root *r = root_new(url, sizeof(url), 3 + N_GONE, 0, 0, wt_host_sink_sink(root_h));
+	int gone[N_GONE];
+	for (int i = 0; i < N_GONE; i++)
+		gone[i] = gone_join(url, m);
+	rep g[2];
+	good_start(g, url, m);
+	wt_errbuf err;
+	uint64_t t0 = common_now_ns();
+	int rv = drive(wt_bcast_root_sink(r), m, &err);
+	double secs = (double)(common_now_ns() - t0) / 1e9;
+	printf("root: %s in %.2f s (%d gone) %s\n", wt_errname(rv), secs, N_GONE,
+	       rv ? err.msg : "");
+	assert_int_equal(rv, WT_OK);
+	assert_true(secs < N_GONE * 0.1);
+	good_join(g);
+	uint32_t done = 0;
+	rv = wt_bcast_root_result(r, &done, &err);
+	printf("result: %s, %u done: %s\n", wt_errname(rv), done, rv ? err.msg : "");
+	assert_int_equal(rv, WT_ECLOSED);
+	assert_int_equal(done, 2);
+	assert_non_null(strstr(err.msg, "went away"));
+	for (int i = 0; i < N_GONE; i++)
+		close(gone[i]);
+	wt_bcast_root_destroy(r);
+	wt_host_sink_destroy(root_h);
+	wt_manifest_free(m);
+}
+
 int main(void)
 {
 	g_data = malloc(BIG_NBYTES);
@@ -400,6 +476,7 @@ int main(void)
 	    cmocka_unit_test(test_bcast_deaf_replica),
 	    cmocka_unit_test(test_bcast_slow_steady),
 	    cmocka_unit_test(test_bcast_ack_deadline),
+	    cmocka_unit_test(test_bcast_gone_replicas),
 	};
 	int rv = cmocka_run_group_tests(tests, NULL, NULL);
 	free(g_data);
