@@ -80,6 +80,8 @@ smoke bench_peer '^.+fill.from.peer ^.+ratio.fill./.produce' -- -- 16
 smoke bench_tls '^.+plain.tcp:// ^.+tls\+tcp:// ^.+TLS./.plain.goodput' -- WT_BENCH_MB=16
 smoke bench_fetch '^\(a\).cache-hit ^\(b\).verified ^\(c\).weightctl ^\(d\).warm ^\(e\).bulk ^\(f\).into' \
 	-- WT_BENCH_MB=16
+smoke bench_bcast '^\(a\).plain.fetch ^\(b\).broadcast.R=2.ipc ^\(b\).broadcast.R=4.tcp ^.+RATIO.broadcast./.one ^.+CPU.s.per.GB.delivered ^\(c\).one.slow ^.+slow.replica:' \
+	-- WT_BENCH_MB=16 -- --rounds 1 --lag-ms 300
 smoke bench_cuda_sink '^\(a\).cuda.sink|^cuda:.no.usable.device' -- WT_BENCH_MB=16
 if grep -q '^(a) cuda sink' "$T/bench_cuda_sink.out" 2>/dev/null &&
 	! grep -q '^(b) cuda sink' "$T/bench_cuda_sink.out"; then
