@@ -329,9 +329,10 @@ int engine_bcast_tx_result(engine_bcast_tx *t, uint32_t k, wt_errbuf *err)
 	if (o.state == TX_LAGGED)
 		return wt_seterr(err, WT_ETIMEDOUT,
 		                 "broadcast: %llu bytes behind the fastest replica, it held the "
-		                 "others up %u ms (lag_timeout_ms) in all, a whole queue "
-		                 "(max_lag_bytes %llu) behind; dropped so that they go on at full "
-		                 "speed: fetch it from weightd, or raise lag_timeout_ms",
+		                 "others up %u ms (lag_timeout_ms) in all while the root waited "
+		                 "for it (its send queue of max_lag_bytes %llu full, or the "
+		                 "broadcast's end); dropped so that they go on at full speed: "
+		                 "fetch it from weightd, or raise lag_timeout_ms",
 		                 (unsigned long long)o.lag, lag_ms, (unsigned long long)cap);
 	int rv = engine_bcast_nng_err(o.nrv);
 	if (rv == WT_ETIMEDOUT)
