@@ -290,6 +290,8 @@ static void test_stalled_reader(void **state)
 	       (unsigned long long)got, (unsigned long long)want,
 	       got < want ? "the stream ended" : "all of it (still open)");
 	assert_true(got < want);
+	assert_int_equal(atomic_load(&e->srv->stalled_closed),
+	                 1); /* weightd_stalled_closed_total */
 	close(fd);
 	/* the daemon goes on serving */
 	tw_reply x = tw_list_models(s);
@@ -382,6 +384,8 @@ static void test_stalled_msg_reader(void **state)
 	printf("then read: %llu of %llu bytes asked, %s\n", (unsigned long long)got,
 	       (unsigned long long)want, got < want ? "the connection ended" : "all of it");
 	assert_true(got < want);
+	assert_int_equal(atomic_load(&e->srv->stalled_closed),
+	                 1); /* weightd_stalled_closed_total */
 	close(fd);
 	tw_reply_free(&m);
 	nng_close(s);

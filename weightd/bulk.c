@@ -475,6 +475,8 @@ static void send_cb(void *arg)
 		pthread_mutex_lock(&bk->lk);
 		b->sending = 0;
 		pthread_mutex_unlock(&bk->lk);
+		if (nrv == NNG_ETIMEDOUT)
+			atomic_fetch_add(&bk->srv->stalled_closed, 1);
 		bconn_kill(b, nrv == NNG_ECLOSED || nrv == NNG_ECONNSHUT ? NULL
 		              : nrv == NNG_ETIMEDOUT
 		                  ? "a reply moved no byte for send_timeout_ms: the peer stopped "

@@ -97,6 +97,10 @@ static void write_metrics(wd_server *s, FILE *f)
 	counter(f, "weightd_bulk_streams_total",
 	        "Bulk streams accepted (a client keeps its streams open between fetches).",
 	        atomic_load(&s->bulk_streams));
+	counter(f, "weightd_stalled_closed_total",
+	        "Connections and bulk streams closed because a reply waited send_timeout_ms "
+	        "(a client that stopped reading).",
+	        atomic_load(&s->stalled_closed));
 	wd_wbudget_stats wb;
 	wd_wbudget_get(s->wbudget, &wb);
 	gauge(f, "weightd_writeback_bytes",

@@ -58,12 +58,14 @@ static void close_stalled_pipe(wd_server *s, uint32_t pipe_id)
 {
 	nng_pipe p = NNG_PIPE_INITIALIZER;
 	p.id = pipe_id;
-	if (nng_pipe_close(p) == 0)
-		WT_LOG(WT_LOG_WARNING,
-		       "connection %u: a reply waited send_timeout_ms (%llu ms) behind replies its "
-		       "client does not read (stopped or hung?): connection closed; raise "
-		       "send_timeout_ms if clients are only slow",
-		       pipe_id, (unsigned long long)s->cfg->send_timeout_ms);
+	if (nng_pipe_close(p) != 0)
+		return;
+	atomic_fetch_add(&s->stalled_closed, 1);
+	WT_LOG(WT_LOG_WARNING,
+	       "connection %u: a reply waited send_timeout_ms (%llu ms) behind replies its "
+	       "client does not read (stopped or hung?): connection closed; raise "
+	       "send_timeout_ms if clients are only slow",
+	       pipe_id, (unsigned long long)s->cfg->send_timeout_ms);
 }
 
 static void req_work(wd_job *job)
