@@ -29,6 +29,7 @@
 #include "common/common.h"
 #include "engine/bcast_int.h"
 #include "proto/wire.h"
+#include "tests/util/pb_manifest.h"
 #include "tests/util/testutil.h"
 #include "weights/bcast.h"
 #include "weights/weights.h"
@@ -51,46 +52,13 @@ static uint64_t g_end_ns; /* when drive() called the root sink's end() */
 /* One tensor "big" (U8[BIG_NBYTES]) in N_CHUNKS chunks, as weightd would send it. */
 static wt_manifest *big_manifest(void)
 {
-	static Weights__ChunkRef cr[N_CHUNKS], *crp[N_CHUNKS];
-	static uint8_t ch[N_CHUNKS][16];
-	uint8_t th[16];
-	for (size_t i = 0; i < N_CHUNKS; i++) {
-		weights__chunk_ref__init(&cr[i]);
-		cr[i].offset = (uint64_t)i * CHUNK_BYTES;
-		cr[i].nbytes = CHUNK_BYTES;
-		common_hash128_to_bytes(common_hash128(g_data + cr[i].offset, CHUNK_BYTES), ch[i]);
-		cr[i].hash.data = ch[i];
-		cr[i].hash.len = 16;
-		crp[i] = &cr[i];
-	}
-	common_hash128_to_bytes(common_hash128(g_data, BIG_NBYTES), th);
-	int64_t shape = BIG_NBYTES;
-	Weights__TensorEntry te = WEIGHTS__TENSOR_ENTRY__INIT, *tep = &te;
-	te.name = "big";
-	te.dtype = WT_U8;
-	te.n_shape = 1;
-	te.shape = &shape;
-	te.nbytes = BIG_NBYTES;
-	te.hash.data = th;
-	te.hash.len = 16;
-	te.chunks = crp;
-	te.n_chunks = N_CHUNKS;
-	Weights__Manifest pb = WEIGHTS__MANIFEST__INIT;
-	pb.format_version = WT_FORMAT_VERSION;
-	pb.model = "m";
-	pb.revision = "r1";
-	pb.layout_text = "tp=1";
-	pb.shard_id.data = (uint8_t *)"sid";
-	pb.shard_id.len = 3;
-	pb.tensors = &tep;
-	pb.n_tensors = 1;
-	pb.total_bytes = BIG_NBYTES;
-	wt_layout l;
-	wt_layout_init(&l);
+	pbm b;
+	pbm_build(&b, &(pbm_tensor){"big", WT_U8, g_data, BIG_NBYTES}, 1, CHUNK_BYTES, false);
 	wt_manifest *m = NULL;
 	wt_errbuf err;
-	if (client_manifest_from_pb(&pb, CHUNK_BYTES, "m", &l, &m, &err) != WT_OK)
+	if (pbm_to_manifest(&b, CHUNK_BYTES, &m, &err) != WT_OK)
 		fail_msg("manifest: %s", err.msg);
+	pbm_free(&b);
 	return m;
 }
 

@@ -22,16 +22,16 @@
 
 #include "client/client.h"
 #include "client/client_int.h"
-#include "common/common.h"
 #include "engine/bcast_int.h"
 #include "proto/wire.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/util/pb_manifest.h"
 #include "weights/weights.h"
 
-#define N_T 3
+#define N_T          3
+#define CHUNK_NBYTES 8 /* "a" in chunks of 8 and 4 bytes, "c" in one of 5 */
 
 static const uint64_t t_nbytes[N_T] = {12, 0, 5};
-static const uint64_t t_chunks[N_T][2] = {{8, 4}, {0, 0}, {5, 0}};
 static wt_manifest *man;
 
 static uint8_t tensor_byte(size_t t, uint64_t k)
@@ -46,57 +46,22 @@ static void cleanup(void)
 
 static void setup(void)
 {
-	Weights__ChunkRef cr[3], *crp[3];
-	Weights__TensorEntry te[N_T], *tep[N_T];
-	uint8_t ch[3][16], th[N_T][16], data[12];
-	int64_t shape[N_T];
+	uint8_t data[N_T][12];
 	const char *names[N_T] = {"a", "b", "c"};
-	size_t nc = 0;
-	for (size_t t = 0; t < N_T; t++) {
-		for (uint64_t k = 0; k < t_nbytes[t]; k++)
-			data[k] = tensor_byte(t, k);
-		common_hash128_to_bytes(common_hash128(data, t_nbytes[t]), th[t]);
-		shape[t] = (int64_t)t_nbytes[t];
-		weights__tensor_entry__init(&te[t]);
-		te[t].name = (char *)names[t];
-		te[t].dtype = WT_U8;
-		te[t].n_shape = 1;
-		te[t].shape = &shape[t];
-		te[t].nbytes = t_nbytes[t];
-		te[t].hash.len = 16;
-		te[t].hash.data = th[t];
-		te[t].chunks = &crp[nc];
-		uint64_t off = 0;
-		for (size_t k = 0; k < 2 && t_chunks[t][k] > 0; k++, nc++) {
-			weights__chunk_ref__init(&cr[nc]);
-			cr[nc].offset = off;
-			cr[nc].nbytes = t_chunks[t][k];
-			common_hash128_to_bytes(common_hash128(data + off, t_chunks[t][k]), ch[nc]);
-			cr[nc].hash.len = 16;
-			cr[nc].hash.data = ch[nc];
-			crp[nc] = &cr[nc];
-			off += t_chunks[t][k];
-			te[t].n_chunks++;
-		}
-		tep[t] = &te[t];
+	pbm_tensor t[N_T];
+	for (size_t i = 0; i < N_T; i++) {
+		for (uint64_t k = 0; k < t_nbytes[i]; k++)
+			data[i][k] = tensor_byte(i, k);
+		t[i] = (pbm_tensor){names[i], WT_U8, data[i], t_nbytes[i]};
 	}
-	Weights__Manifest pb = WEIGHTS__MANIFEST__INIT;
-	pb.format_version = WT_FORMAT_VERSION;
-	pb.model = "m";
-	pb.revision = "r1";
-	pb.layout_text = "tp=1";
-	pb.shard_id.data = (uint8_t *)"sid";
-	pb.shard_id.len = 3;
-	pb.tensors = tep;
-	pb.n_tensors = N_T;
-	pb.total_bytes = 17;
-	wt_layout l;
-	wt_layout_init(&l);
+	pbm b;
+	pbm_build(&b, t, N_T, CHUNK_NBYTES, false);
 	wt_errbuf err;
-	if (client_manifest_from_pb(&pb, 1u << 20, "m", &l, &man, &err) != WT_OK) {
+	if (pbm_to_manifest(&b, 1u << 20, &man, &err) != WT_OK) {
 		fprintf(stderr, "fuzz_bcast: manifest: %s\n", err.msg);
 		abort();
 	}
+	pbm_free(&b);
 	atexit(cleanup);
 }
 

@@ -32,10 +32,12 @@
 #include "proto/wire.h"
 #include "weights/weights.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/util/pb_manifest.h"
 
-#define MAX_CHUNK (1u << 20)
-#define N_CHUNKS  3
-#define N_TENSORS 2
+#define MAX_CHUNK    (1u << 20)
+#define N_CHUNKS     3
+#define N_TENSORS    2
+#define CHUNK_NBYTES 8 /* "a" in chunks of 8 and 4 bytes, "b" in one of 5 */
 
 enum {
 	F_LIVE = 1u << 2,
@@ -62,56 +64,32 @@ static void cleanup(void)
 	wt_client_close(cli);
 }
 
-/* The manifest of the fetch, built as the server would send it. */
+/* The manifest of the fetch, built as the server would send it; its chunks'
+ * and tensors' hashes (listed or, live, not) go to chash and thash. */
 static wt_manifest *make_base(int live)
 {
-	Weights__ChunkRef cr[N_CHUNKS], *crp[N_CHUNKS];
-	Weights__TensorEntry te[N_TENSORS], *tep[N_TENSORS];
-	int64_t shape[N_TENSORS] = {12, 5};
-	const char *names[N_TENSORS] = {"a", "b"};
-	for (size_t t = 0; t < N_TENSORS; t++) {
-		weights__tensor_entry__init(&te[t]);
-		te[t].name = (char *)names[t];
-		te[t].dtype = WT_U8;
-		te[t].n_shape = 1;
-		te[t].shape = &shape[t];
-		te[t].nbytes = (uint64_t)shape[t];
-		te[t].hash.len = live ? 0 : 16;
-		te[t].hash.data = thash[t];
-		te[t].chunks = &crp[t == 0 ? 0 : 2];
-		te[t].n_chunks = t == 0 ? 2 : 1;
-		tep[t] = &te[t];
+	uint8_t data[N_TENSORS][12];
+	pbm_tensor t[N_TENSORS] = {{"a", WT_U8, data[0], 0}, {"b", WT_U8, data[1], 0}};
+	for (size_t ci = 0; ci < N_CHUNKS; ci++) {
+		pbm_tensor *x = &t[chunk_tensor[ci]];
+		for (size_t k = 0; k < chunk_nbytes[ci]; k++)
+			data[chunk_tensor[ci]][x->nbytes + k] = chunk_byte(ci, k);
+		x->nbytes += chunk_nbytes[ci];
 	}
-	uint64_t off = 0;
-	for (size_t i = 0; i < N_CHUNKS; i++) {
-		weights__chunk_ref__init(&cr[i]);
-		off = i > 0 && chunk_tensor[i] == chunk_tensor[i - 1] ? off : 0;
-		cr[i].offset = off;
-		cr[i].nbytes = chunk_nbytes[i];
-		cr[i].hash.len = live ? 0 : 16;
-		cr[i].hash.data = chash[i];
-		off += chunk_nbytes[i];
-		crp[i] = &cr[i];
-	}
-	Weights__Manifest pb = WEIGHTS__MANIFEST__INIT;
-	pb.format_version = WT_FORMAT_VERSION;
-	pb.model = "m";
-	pb.revision = "r1";
-	pb.layout_text = "tp=1";
-	pb.shard_id.data = (uint8_t *)"sid";
-	pb.shard_id.len = 3;
-	pb.tensors = tep;
-	pb.n_tensors = N_TENSORS;
-	pb.total_bytes = 17;
-	pb.live = live;
-	wt_layout l;
-	wt_layout_init(&l);
+	pbm b;
+	pbm_build(&b, t, N_TENSORS, CHUNK_NBYTES, live);
 	wt_manifest *m = NULL;
 	wt_errbuf err;
-	if (client_manifest_from_pb(&pb, MAX_CHUNK, "m", &l, &m, &err) != WT_OK) {
+	if (pbm_to_manifest(&b, MAX_CHUNK, &m, &err) != WT_OK) {
 		fprintf(stderr, "fuzz_chunk_reply: base manifest: %s\n", err.msg);
 		abort();
 	}
+	FUZZ_CHECK(b.n_chunks == N_CHUNKS && m->n_chunks == N_CHUNKS);
+	for (size_t ci = 0; ci < N_CHUNKS; ci++) /* the chunks are those of chunk_nbytes */
+		FUZZ_CHECK(m->chunks[ci].nbytes == chunk_nbytes[ci]);
+	memcpy(chash, b.ch, sizeof(chash));
+	memcpy(thash, b.th, sizeof(thash));
+	pbm_free(&b);
 	return m;
 }
 
@@ -125,22 +103,6 @@ static void setup(void)
 	wt_errbuf err;
 	if (wt_client_open(&cli, &o, &err) != WT_OK)
 		abort();
-	uint8_t data[12];
-	common_hasher *h = common_hasher_new();
-	if (h == NULL)
-		abort();
-	size_t ci = 0;
-	for (size_t t = 0; t < N_TENSORS; t++) {
-		common_hasher_reset(h);
-		for (; ci < N_CHUNKS && chunk_tensor[ci] == t; ci++) {
-			for (size_t k = 0; k < chunk_nbytes[ci]; k++)
-				data[k] = chunk_byte(ci, k);
-			common_hash128_to_bytes(common_hash128(data, chunk_nbytes[ci]), chash[ci]);
-			common_hasher_update(h, data, chunk_nbytes[ci]);
-		}
-		common_hash128_to_bytes(common_hasher_digest(h), thash[t]);
-	}
-	common_hasher_free(h);
 	base[0] = make_base(0);
 	base[1] = make_base(1);
 	atexit(cleanup);

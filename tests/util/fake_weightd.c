@@ -18,6 +18,7 @@
 #include "common/common.h"
 #include "proto/wire.h"
 #include "tests/util/fake_weightd.h"
+#include "tests/util/pb_manifest.h"
 #include "tests/util/tcp_proxy.h"
 #include "tests/util/testutil.h"
 #include "weights/client.h"
@@ -77,56 +78,27 @@ static void send_error(fake *f, uint64_t id, int code, const char *msg)
 /* Manifest of the fake shard, packed into one reply. */
 static void send_manifest(fake *f, uint64_t id)
 {
-	Weights__Manifest m = WEIGHTS__MANIFEST__INIT;
-	Weights__TensorEntry te[FAKE_N_T], *tp[FAKE_N_T];
-	Weights__ChunkRef cr[32], *cp[32];
-	uint8_t th[FAKE_N_T][16], ch[32][16];
-	int64_t shape[FAKE_N_T];
-	size_t nc = 0;
-	m.format_version = WT_FORMAT_VERSION;
-	m.model = "fake";
+	pbm_tensor t[FAKE_N_T];
+	for (size_t i = 0; i < FAKE_N_T; i++)
+		t[i] = (pbm_tensor){fake_shard_def[i].name, fake_shard_def[i].dt, f->data[i],
+		                    f->nbytes[i]};
+	pbm b;
+	pbm_build(&b, t, FAKE_N_T, FAKE_CHUNK_BYTES, false);
+	if (f->bad_tensor_hash)
+		b.th[2][0] ^= 1; /* c.weight */
 	char rev[32];
 	snprintf(rev, sizeof(rev), "rev%d", f->revision);
-	m.revision = rev;
-	m.layout_text = "tp=1,ep=1";
-	m.shard_id.data = (uint8_t *)"shard-1";
-	m.shard_id.len = 7;
-	for (size_t i = 0; i < FAKE_N_T; i++) {
-		weights__tensor_entry__init(&te[i]);
-		tp[i] = &te[i];
-		te[i].name = (char *)fake_shard_def[i].name;
-		te[i].dtype = fake_shard_def[i].dt;
-		shape[i] = fake_shard_def[i].n;
-		te[i].n_shape = 1;
-		te[i].shape = &shape[i];
-		te[i].nbytes = f->nbytes[i];
-		common_hash128_to_bytes(common_hash128(f->data[i], f->nbytes[i]), th[i]);
-		if (f->bad_tensor_hash && i == 2)
-			th[i][0] ^= 1;
-		te[i].hash.data = th[i];
-		te[i].hash.len = 16;
-		te[i].chunks = &cp[nc];
-		for (uint64_t off = 0; off < f->nbytes[i]; off += FAKE_CHUNK_BYTES, nc++) {
-			weights__chunk_ref__init(&cr[nc]);
-			cp[nc] = &cr[nc];
-			uint64_t len = f->nbytes[i] - off < FAKE_CHUNK_BYTES ? f->nbytes[i] - off
-			                                                     : FAKE_CHUNK_BYTES;
-			common_hash128_to_bytes(common_hash128(f->data[i] + off, len), ch[nc]);
-			cr[nc].hash.data = ch[nc];
-			cr[nc].hash.len = 16;
-			cr[nc].offset = off;
-			cr[nc].nbytes = len;
-			te[i].n_chunks++;
-		}
-		m.total_bytes += f->nbytes[i];
-	}
-	m.n_tensors = FAKE_N_T;
-	m.tensors = tp;
+	b.m.model = "fake";
+	b.m.revision = rev;
+	b.m.layout_text = "tp=1,ep=1";
+	b.m.shard_id.data = (uint8_t *)"shard-1";
+	b.m.shard_id.len = 7;
 	Weights__Reply r = WEIGHTS__REPLY__INIT;
 	r.id = id;
 	r.body_case = WEIGHTS__REPLY__BODY_MANIFEST;
-	r.manifest = &m;
+	r.manifest = &b.m;
 	send_reply(f, &r, NULL, 0, 0);
+	pbm_free(&b);
 }
 
 static void serve_chunk(fake *f, const Weights__Request *q)

@@ -5,6 +5,7 @@
 
 #include "common/common.h"
 #include "tests/util/hostile_weightd.h"
+#include "tests/util/pb_manifest.h"
 
 #include <nng/protocol/reqrep0/rep.h> /* after nng.h */
 #include "weights/dtype.h"
@@ -52,60 +53,16 @@ bool hw_find_chunk(const hostile *h, const uint8_t hash[16], uint64_t *off, uint
 
 void hw_manifest(hostile *h, uint64_t id, bool live)
 {
-	size_t nc = (size_t)((h->nbytes + h->chunk - 1) / h->chunk);
-	Weights__ChunkRef *cr = calloc(nc, sizeof(*cr));
-	Weights__ChunkRef **cp = calloc(nc, sizeof(*cp));
-	uint8_t(*ch)[16] = calloc(nc, 16);
-	if (cr == NULL || cp == NULL || ch == NULL)
-		abort();
-	Weights__Manifest m = WEIGHTS__MANIFEST__INIT;
-	Weights__TensorEntry te = WEIGHTS__TENSOR_ENTRY__INIT;
-	Weights__TensorEntry *tp = &te;
-	uint8_t th[16];
-	int64_t shape = (int64_t)(h->nbytes / 4);
-	m.format_version = WT_FORMAT_VERSION;
-	m.model = "fake";
-	m.revision = "rev1";
-	m.layout_text = "tp=1";
-	m.shard_id.data = (uint8_t *)"sid";
-	m.shard_id.len = 3;
-	m.live = live;
-	te.name = "w";
-	te.dtype = WT_F32;
-	te.n_shape = 1;
-	te.shape = &shape;
-	te.nbytes = h->nbytes;
-	if (!live) {
-		common_hash128_to_bytes(common_hash128(h->data, h->nbytes), th);
-		te.hash.data = th;
-		te.hash.len = 16;
-	}
-	for (size_t k = 0; k < nc; k++) {
-		weights__chunk_ref__init(&cr[k]);
-		cp[k] = &cr[k];
-		uint64_t off = k * h->chunk;
-		uint64_t len = h->nbytes - off < h->chunk ? h->nbytes - off : h->chunk;
-		if (!live) {
-			common_hash128_to_bytes(common_hash128(h->data + off, len), ch[k]);
-			cr[k].hash.data = ch[k];
-			cr[k].hash.len = 16;
-		}
-		cr[k].offset = off;
-		cr[k].nbytes = len;
-	}
-	te.chunks = cp;
-	te.n_chunks = nc;
-	m.tensors = &tp;
-	m.n_tensors = 1;
-	m.total_bytes = h->nbytes;
+	pbm b;
+	pbm_build(&b, &(pbm_tensor){"w", WT_F32, h->data, h->nbytes}, 1, h->chunk, live);
+	b.m.model = "fake";
+	b.m.revision = "rev1";
 	Weights__Reply r = WEIGHTS__REPLY__INIT;
 	r.id = id;
 	r.body_case = WEIGHTS__REPLY__BODY_MANIFEST;
-	r.manifest = &m;
+	r.manifest = &b.m;
 	hw_send(h, &r, NULL, 0);
-	free(cr);
-	free(cp);
-	free(ch);
+	pbm_free(&b);
 }
 
 static void honest_chunk(hostile *h, const Weights__Request *q)
