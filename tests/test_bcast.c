@@ -114,20 +114,6 @@ static void csink_init(csink *c)
 	assert_int_equal(wt_host_sink_create(&c->h, NULL), WT_OK);
 }
 
-/* Every tensor of the fake shard, byte for byte. */
-static void check_bytes(const wt_host_sink *h)
-{
-	assert_int_equal(wt_host_sink_n_tensors(h), N_T);
-	for (size_t i = 0; i < N_T; i++) {
-		const void *d;
-		uint64_t n;
-		assert_int_equal(wt_host_sink_find(h, fake_shard_def[i].name, &d, &n), WT_OK);
-		assert_int_equal(n, g_f->nbytes[i]);
-		if (n > 0)
-			assert_memory_equal(d, g_f->data[i], n);
-	}
-}
-
 /* ---- replicas on threads ---- */
 
 typedef struct rep {
@@ -252,12 +238,12 @@ static void test_bcast_three_replicas(void **state)
 	int rv = root_fetch(&x, &err);
 	if (rv != WT_OK)
 		fail_msg("root fetch: %s", err.msg);
-	check_bytes(x.h);
+	fake_check_sink(g_f, x.h);
 	for (int i = 0; i < 3; i++) {
 		rep_join(&r[i]);
 		if (r[i].rv != WT_OK)
 			fail_msg("replica %d: %s", i, r[i].err.msg);
-		check_bytes(r[i].cs.h);
+		fake_check_sink(g_f, r[i].cs.h);
 		assert_int_equal(r[i].cs.begins, 1);
 		assert_int_equal(r[i].cs.tbegins, N_T);
 		assert_int_equal(r[i].cs.writes, (int)wt_manifest_n_chunks(r[i].m));
@@ -407,7 +393,7 @@ static void test_bcast_silent_connections(void **state)
 	assert_true(secs < 1.5);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(r[i].rv, WT_OK);
-		check_bytes(r[i].cs.h);
+		fake_check_sink(g_f, r[i].cs.h);
 		rep_free(&r[i]);
 	}
 	uint32_t done = 0;

@@ -47,19 +47,6 @@ static wt_client *open_client(const char *url)
 	return c;
 }
 
-static void check_bytes(const fake *f, const wt_host_sink *h)
-{
-	assert_int_equal(wt_host_sink_n_tensors(h), FAKE_N_T);
-	for (size_t i = 0; i < FAKE_N_T; i++) {
-		const void *d;
-		uint64_t n;
-		assert_int_equal(wt_host_sink_find(h, fake_shard_def[i].name, &d, &n), WT_OK);
-		assert_int_equal(n, f->nbytes[i]);
-		if (n > 0)
-			assert_memory_equal(d, f->data[i], n);
-	}
-}
-
 typedef struct done_rec {
 	pthread_mutex_t lk;
 	int calls, result;
@@ -78,6 +65,14 @@ static void on_done(void *ctx, wt_fetch_handle *h, int result, const wt_errbuf *
 	pthread_mutex_unlock(&d->lk);
 }
 
+/* Async options whose completion callback is on_done into d. */
+static void done_opts(wt_async_opts *ao, done_rec *d)
+{
+	wt_async_opts_init(ao);
+	ao->done = on_done;
+	ao->done_ctx = d;
+}
+
 static void test_complete_callback_timeout(void **state)
 {
 	(void)state;
@@ -89,9 +84,7 @@ static void test_complete_callback_timeout(void **state)
 	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
 	done_rec d = {.lk = PTHREAD_MUTEX_INITIALIZER};
 	wt_async_opts ao;
-	wt_async_opts_init(&ao);
-	ao.done = on_done;
-	ao.done_ctx = &d;
+	done_opts(&ao, &d);
 	wt_fetch_stats st;
 	wt_fetch_opts fo;
 	wt_fetch_opts_init(&fo);
@@ -115,7 +108,7 @@ static void test_complete_callback_timeout(void **state)
 	assert_int_equal(d.result, WT_OK);
 	assert_ptr_equal(d.h, h);
 	assert_int_equal(st.chunks, wt_manifest_n_chunks(m));
-	check_bytes(f, hs);
+	fake_check_sink(f, hs);
 	/* a second wait returns the same; cancel after the end changes nothing */
 	wt_fetch_cancel(h);
 	assert_int_equal(wt_fetch_wait(h, 10, &result, &err), WT_OK);
@@ -173,9 +166,7 @@ static void test_cancel_other_thread(void **state)
 	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
 	done_rec d = {.lk = PTHREAD_MUTEX_INITIALIZER};
 	wt_async_opts ao;
-	wt_async_opts_init(&ao);
-	ao.done = on_done;
-	ao.done_ctx = &d;
+	done_opts(&ao, &d);
 	wt_fetch_stats st;
 	memset(&st, 0, sizeof(st));
 	canceler k = {NULL, 0, 3, 0};
@@ -208,7 +199,7 @@ static void test_cancel_other_thread(void **state)
 	/* the client still works: a synchronous fetch afterwards succeeds */
 	f->chunk_delay_ms = 0;
 	assert_int_equal(wt_client_fetch(c, m, wt_host_sink_sink(hs), NULL, &err), WT_OK);
-	check_bytes(f, hs);
+	fake_check_sink(f, hs);
 	wt_host_sink_destroy(hs);
 	wt_manifest_free(m);
 	wt_client_close(c);
@@ -227,9 +218,7 @@ static void test_free_running(void **state)
 	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
 	done_rec d = {.lk = PTHREAD_MUTEX_INITIALIZER};
 	wt_async_opts ao;
-	wt_async_opts_init(&ao);
-	ao.done = on_done;
-	ao.done_ctx = &d;
+	done_opts(&ao, &d);
 	wt_fetch_handle *h = NULL;
 	wt_errbuf err;
 	assert_int_equal(wt_client_fetch_start(c, m, wt_host_sink_sink(hs), NULL, &ao, &h, &err),
@@ -265,9 +254,7 @@ static void test_many_concurrent(void **state)
 		memset(&d[i], 0, sizeof(d[i]));
 		pthread_mutex_init(&d[i].lk, NULL);
 		wt_async_opts ao;
-		wt_async_opts_init(&ao);
-		ao.done = on_done;
-		ao.done_ctx = &d[i];
+		done_opts(&ao, &d[i]);
 		assert_int_equal(
 		    wt_client_fetch_start(c, m, wt_host_sink_sink(hs[i]), NULL, &ao, &h[i], &err),
 		    WT_OK);
@@ -278,7 +265,7 @@ static void test_many_concurrent(void **state)
 		if (result != WT_OK)
 			fail_msg("fetch %d: %s", i, err.msg);
 		assert_int_equal(d[i].calls, 1);
-		check_bytes(f, hs[i]);
+		fake_check_sink(f, hs[i]);
 		wt_fetch_free(h[i]);
 		wt_host_sink_destroy(hs[i]);
 		pthread_mutex_destroy(&d[i].lk);

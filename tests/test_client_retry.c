@@ -82,6 +82,13 @@ static wt_client *open_client(const char *const *eps, size_t n, copts co)
 	return c;
 }
 
+/* open_client on the fake alone. */
+static wt_client *open_fake(const fake *f, copts co)
+{
+	const char *eps[] = {f->url};
+	return open_client(eps, 1, co);
+}
+
 static int get_manifest(wt_client *c, wt_manifest **m, wt_errbuf *err)
 {
 	wt_layout l;
@@ -90,39 +97,12 @@ static int get_manifest(wt_client *c, wt_manifest **m, wt_errbuf *err)
 	return wt_client_get_manifest(c, "fake", &l, m, err);
 }
 
-/* Fetch m into a host sink; on success check every tensor against the fake's bytes,
- * on failure check the sink shows nothing. */
-static int fetch_m(fake *f, wt_client *c, wt_manifest *m, wt_fetch_stats *st, wt_errbuf *err)
-{
-	wt_host_sink *h;
-	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
-	wt_fetch_opts fo;
-	wt_fetch_opts_init(&fo);
-	fo.stats = st;
-	int rv = wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, err);
-	if (rv == WT_OK) {
-		for (size_t i = 0; i < FAKE_N_T; i++) {
-			const void *d;
-			uint64_t n;
-			assert_int_equal(wt_host_sink_find(h, fake_shard_def[i].name, &d, &n),
-			                 WT_OK);
-			assert_int_equal(n, f->nbytes[i]);
-			if (n > 0)
-				assert_memory_equal(d, f->data[i], n);
-		}
-	} else {
-		assert_int_equal(wt_host_sink_n_tensors(h), 0);
-	}
-	wt_host_sink_destroy(h);
-	return rv;
-}
-
 static int fetch_all(fake *f, wt_client *c, wt_fetch_stats *st, wt_errbuf *err)
 {
 	wt_manifest *m;
 	int rv = get_manifest(c, &m, err);
 	if (rv == WT_OK)
-		rv = fetch_m(f, c, m, st, err);
+		rv = fake_fetch(f, c, m, st, err);
 	wt_manifest_free(m);
 	return rv;
 }
@@ -173,7 +153,7 @@ static void test_silent_endpoint(void **state)
 	if (get_manifest(c, &m, &err) != WT_OK)
 		fail_msg("manifest past a silent endpoint: %s", err.msg);
 	double t_manifest = now_s() - t0;
-	if (fetch_m(f, c, m, &st, &err) != WT_OK)
+	if (fake_fetch(f, c, m, &st, &err) != WT_OK)
 		fail_msg("fetch past a silent endpoint: %s", err.msg);
 	double t_fetch = now_s() - t0;
 	assert_int_equal(st.failovers, 0); /* started where the manifest came from */
@@ -181,7 +161,7 @@ static void test_silent_endpoint(void **state)
 	free(m->served_by);
 	m->served_by = NULL;
 	double t1 = now_s();
-	if (fetch_m(f, c, m, &st, &err) != WT_OK)
+	if (fake_fetch(f, c, m, &st, &err) != WT_OK)
 		fail_msg("fetch failing over from a silent endpoint: %s", err.msg);
 	double t_failover = now_s() - t1;
 	assert_int_equal(st.failovers, 1);
@@ -213,8 +193,7 @@ static void test_refused_at_start(void **state)
 	(void)state;
 	fake *f = fake_start();
 	fake_down(f);
-	const char *eps[] = {f->url};
-	wt_client *c = open_client(eps, 1, (copts){0});
+	wt_client *c = open_fake(f, (copts){0});
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, up_later, f), 0);
 	wt_errbuf err;
@@ -234,17 +213,14 @@ static void test_restart_before_fetch(void **state)
 {
 	(void)state;
 	fake *f = fake_start();
-	const char *eps[] = {f->url};
-	wt_client *c = open_client(eps, 1, (copts){0});
+	wt_client *c = open_fake(f, (copts){0});
 	wt_errbuf err;
 	wt_fetch_stats st;
-	wt_manifest *m;
-	if (get_manifest(c, &m, &err) != WT_OK)
-		fail_msg("%s", err.msg);
+	wt_manifest *m = fake_manifest(c);
 	fake_down(f);
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, up_later, f), 0);
-	if (fetch_m(f, c, m, &st, &err) != WT_OK)
+	if (fake_fetch(f, c, m, &st, &err) != WT_OK)
 		fail_msg("fetch across a restart: %s", err.msg);
 	assert_true(st.reconnects >= 1);
 	assert_int_equal(f->manifests, 2);
@@ -260,15 +236,12 @@ static void test_restart_mid_fetch(void **state)
 	(void)state;
 	fake *f = fake_start();
 	f->chunk_delay_ms = 20;
-	const char *eps[] = {f->url};
-	wt_client *c = open_client(eps, 1, (copts){.window = 2});
+	wt_client *c = open_fake(f, (copts){.window = 2});
 	wt_errbuf err;
 	wt_fetch_stats st;
-	wt_manifest *m;
-	if (get_manifest(c, &m, &err) != WT_OK)
-		fail_msg("%s", err.msg);
+	wt_manifest *m = fake_manifest(c);
 	fake_restart_async(f, 600, 4);
-	if (fetch_m(f, c, m, &st, &err) != WT_OK)
+	if (fake_fetch(f, c, m, &st, &err) != WT_OK)
 		fail_msg("fetch across a restart: %s", err.msg);
 	fake_restart_join(f);
 	assert_true(st.reconnects >= 1);
@@ -297,15 +270,13 @@ static void test_killed_node_fails_over(void **state)
 	    open_client(eps, 2, (copts){.window = 2, .connect_ms = 300, .timeout_ms = 4000});
 	wt_errbuf err;
 	wt_fetch_stats st;
-	wt_manifest *m;
-	if (get_manifest(c, &m, &err) != WT_OK)
-		fail_msg("%s", err.msg);
+	wt_manifest *m = fake_manifest(c);
 	assert_non_null(m->served_by);
 	fake *dead = strcmp(m->served_by, f1->url) == 0 ? f1 : f2;
 	fake *alive = dead == f1 ? f2 : f1;
 	fake_restart_async(dead, 3000, 4);
 	double t0 = now_s();
-	if (fetch_m(alive, c, m, &st, &err) != WT_OK)
+	if (fake_fetch(alive, c, m, &st, &err) != WT_OK)
 		fail_msg("fetch while its node is down: %s", err.msg);
 	double t = now_s() - t0;
 	fake_restart_join(dead);
@@ -337,9 +308,7 @@ static void test_stalled_node_manifest(void **state)
 	copts co = {.conns = 1, .timeout_ms = 1000, .manifest_ms = 8000};
 	wt_client *c = open_client(eps, 2, co);
 	wt_errbuf err;
-	wt_manifest *m;
-	if (get_manifest(c, &m, &err) != WT_OK) /* which one comes first */
-		fail_msg("%s", err.msg);
+	wt_manifest *m = fake_manifest(c); /* which one comes first */
 	fake *stalled = strcmp(m->served_by, f1->url) == 0 ? f1 : f2;
 	fake *alive = stalled == f1 ? f2 : f1;
 	wt_manifest_free(m);
@@ -356,7 +325,7 @@ static void test_stalled_node_manifest(void **state)
 	assert_string_equal(m->served_by, alive->url);
 	assert_true(t < 5.0);
 	wt_fetch_stats st;
-	if (fetch_m(alive, c, m, &st, &err) != WT_OK)
+	if (fake_fetch(alive, c, m, &st, &err) != WT_OK)
 		fail_msg("fetch from the other endpoint: %s", err.msg);
 	wt_manifest_free(m);
 	wt_client_close(c);
@@ -376,15 +345,13 @@ static void test_stalled_node_mid_fetch(void **state)
 	copts co = {.conns = 1, .window = 2, .timeout_ms = 1500, .connect_ms = 500};
 	wt_client *c = open_client(eps, 2, co);
 	wt_errbuf err;
-	wt_manifest *m;
-	if (get_manifest(c, &m, &err) != WT_OK)
-		fail_msg("%s", err.msg);
+	wt_manifest *m = fake_manifest(c);
 	fake *stalled = strcmp(m->served_by, f1->url) == 0 ? f1 : f2;
 	fake *alive = stalled == f1 ? f2 : f1;
 	stalled->stall_after_chunks = 4;
 	wt_fetch_stats st;
 	double t0 = now_s();
-	if (fetch_m(alive, c, m, &st, &err) != WT_OK)
+	if (fake_fetch(alive, c, m, &st, &err) != WT_OK)
 		fail_msg("fetch while its node stalls: %s", err.msg);
 	double t = now_s() - t0;
 	printf("node stalled mid-fetch: done in %.2f s on %s (fail-overs %u, retries %u; "
@@ -487,8 +454,7 @@ static void test_slow_second_hello(void **state)
 	(void)state;
 	fake *f = fake_start();
 	f->drop_hello = 2;
-	const char *eps[] = {f->url};
-	wt_client *c = open_client(eps, 1, (copts){.conns = 2, .connect_ms = 300});
+	wt_client *c = open_fake(f, (copts){.conns = 2, .connect_ms = 300});
 	wt_errbuf err;
 	wt_fetch_stats st;
 	if (fetch_all(f, c, &st, &err) != WT_OK)
@@ -499,8 +465,7 @@ static void test_slow_second_hello(void **state)
 	/* the first Hello gets no reply: asked again (a new connection) */
 	f = fake_start();
 	f->drop_hello = 1;
-	const char *eps2[] = {f->url};
-	c = open_client(eps2, 1, (copts){.conns = 1, .connect_ms = 300});
+	c = open_fake(f, (copts){.conns = 1, .connect_ms = 300});
 	if (fetch_all(f, c, &st, &err) != WT_OK)
 		fail_msg("fetch with a slow first Hello: %s", err.msg);
 	assert_true(f->hellos >= 2);
@@ -514,8 +479,7 @@ static void test_server_corrupt_chunk(void **state)
 	(void)state;
 	fake *f = fake_start();
 	f->ecorrupt_req = 3;
-	const char *eps[] = {f->url};
-	wt_client *c = open_client(eps, 1, (copts){0});
+	wt_client *c = open_fake(f, (copts){0});
 	wt_errbuf err;
 	wt_fetch_stats st;
 	if (fetch_all(f, c, &st, &err) != WT_OK)
@@ -527,7 +491,7 @@ static void test_server_corrupt_chunk(void **state)
 	f->ecorrupt_req = -1;
 	f->ecorrupt_chunk = 10; /* c.weight chunk 1 */
 	f->manifests = 0;
-	c = open_client(eps, 1, (copts){0});
+	c = open_fake(f, (copts){0});
 	assert_int_equal(fetch_all(f, c, &st, &err), WT_ECORRUPT);
 	printf("chunk always corrupt: %d manifests: %s\n", f->manifests, err.msg);
 	/* 1 + 2 after WT_ECORRUPT; chunks in flight when the shard was evicted may see
@@ -544,16 +508,13 @@ static void test_shard_changed(void **state)
 {
 	(void)state;
 	fake *f = fake_start();
-	const char *eps[] = {f->url};
-	wt_client *c = open_client(eps, 1, (copts){0});
+	wt_client *c = open_fake(f, (copts){0});
 	wt_errbuf err;
 	wt_fetch_stats st;
-	wt_manifest *m;
-	if (get_manifest(c, &m, &err) != WT_OK)
-		fail_msg("%s", err.msg);
+	wt_manifest *m = fake_manifest(c);
 	f->forget_after = 3;
 	f->change_on_manifest = 1;
-	assert_int_equal(fetch_m(f, c, m, &st, &err), WT_ECHANGED);
+	assert_int_equal(fake_fetch(f, c, m, &st, &err), WT_ECHANGED);
 	assert_non_null(strstr(err.msg, "rev1"));
 	assert_non_null(strstr(err.msg, "rev2"));
 	wt_manifest_free(m);
@@ -571,8 +532,7 @@ static void test_answered_admin_final(void **state)
 	(void)state;
 	fake *f = fake_start();
 	atomic_store(&f->answer_admin, WT_EIO);
-	const char *eps[] = {f->url};
-	wt_client *c = open_client(eps, 1, (copts){.budget_ms = 3000});
+	wt_client *c = open_fake(f, (copts){.budget_ms = 3000});
 	wt_errbuf err;
 	wt_admin_result res;
 	double t0 = now_s();
@@ -595,8 +555,7 @@ static void test_answered_manifest_error(void **state)
 	(void)state;
 	fake *f = fake_start();
 	atomic_store(&f->answer_manifest, WT_EIO);
-	const char *eps[] = {f->url};
-	wt_client *c = open_client(eps, 1, (copts){.budget_ms = 600});
+	wt_client *c = open_fake(f, (copts){.budget_ms = 600});
 	wt_errbuf err;
 	wt_manifest *m;
 	assert_int_equal(get_manifest(c, &m, &err), WT_EIO);
@@ -636,8 +595,7 @@ static void test_answered_outage_ridden(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		fake *f = fake_start();
 		atomic_store(&f->answer_manifest, codes[i]);
-		const char *eps[] = {f->url};
-		wt_client *c = open_client(eps, 1, (copts){.budget_ms = 10000});
+		wt_client *c = open_fake(f, (copts){.budget_ms = 10000});
 		pthread_t th;
 		assert_int_equal(pthread_create(&th, NULL, answer_ok_later, f), 0);
 		wt_errbuf err;
@@ -667,18 +625,17 @@ static void test_huge_timeouts(void **state)
 	f->watch_revision = rev;
 	f->watch_changed = 1;
 	f->chunk_delay_ms = 20;
-	const char *eps[] = {f->url};
-	wt_client *c = open_client(eps, 1, (copts){.timeout_ms = 3000000000u, .budget_ms = 1});
+	wt_client *c = open_fake(f, (copts){.timeout_ms = 3000000000u, .budget_ms = 1});
 	wt_errbuf err;
 	wt_fetch_stats st;
 	wt_manifest *m;
 	if (get_manifest(c, &m, &err) != WT_OK)
 		fail_msg("manifest: %s", err.msg);
-	if (fetch_m(f, c, m, &st, &err) != WT_OK)
+	if (fake_fetch(f, c, m, &st, &err) != WT_OK)
 		fail_msg("fetch with request_timeout_ms 3e9: %s", err.msg);
 	wt_manifest_free(m);
 	wt_client_close(c);
-	c = open_client(eps, 1, (copts){.timeout_ms = UINT32_MAX - 1000, .budget_ms = 1});
+	c = open_fake(f, (copts){.timeout_ms = UINT32_MAX - 1000, .budget_ms = 1});
 	char out[65];
 	int changed = 0;
 	if (wt_client_watch(c, "fake", "", 1000, out, &changed, &err) != WT_OK)

@@ -401,3 +401,33 @@ wt_manifest *fake_manifest(wt_client *c)
 		fail_msg("get_manifest: %s", err.msg);
 	return m;
 }
+
+void fake_check_sink(const fake *f, const wt_host_sink *h)
+{
+	assert_int_equal(wt_host_sink_n_tensors(h), FAKE_N_T);
+	for (size_t i = 0; i < FAKE_N_T; i++) {
+		const void *d;
+		uint64_t n;
+		assert_int_equal(wt_host_sink_find(h, fake_shard_def[i].name, &d, &n), WT_OK);
+		assert_int_equal(n, f->nbytes[i]);
+		if (n > 0)
+			assert_memory_equal(d, f->data[i], n);
+	}
+}
+
+int fake_fetch(const fake *f, wt_client *c, const wt_manifest *m, wt_fetch_stats *st,
+               wt_errbuf *err)
+{
+	wt_host_sink *h;
+	assert_int_equal(wt_host_sink_create(&h, NULL), WT_OK);
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.stats = st;
+	int rv = wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, err);
+	if (rv == WT_OK)
+		fake_check_sink(f, h);
+	else
+		assert_int_equal(wt_host_sink_n_tensors(h), 0);
+	wt_host_sink_destroy(h);
+	return rv;
+}

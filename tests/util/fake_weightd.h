@@ -17,6 +17,7 @@
 
 #include "weights/client.h"
 #include "weights/dtype.h"
+#include "weights/engine.h"
 
 #define FAKE_SEED        0x5eed1234u
 #define FAKE_CHUNK_BYTES 1024u
@@ -100,5 +101,12 @@ int fake_silent_listen(char *url, size_t n);
 /* The fake shard's manifest (model "fake", default layout) through client c;
  * fails the test on an error. */
 wt_manifest *fake_manifest(wt_client *c);
+/* Assert that h holds exactly the fake shard's tensors, byte for byte. */
+void fake_check_sink(const fake *f, const wt_host_sink *h);
+/* Fetch m with c into a fresh host sink (stats into *st): on success
+ * fake_check_sink, on failure assert that the sink shows no tensor (nothing
+ * unverified). Returns the fetch's result (its message in err). */
+int fake_fetch(const fake *f, wt_client *c, const wt_manifest *m, wt_fetch_stats *st,
+               wt_errbuf *err);
 
 #endif
