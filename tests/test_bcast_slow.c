@@ -102,26 +102,53 @@ static void *rep_main(void *arg)
 	return NULL;
 }
 
-/* A root on a fresh ipc:// URL (written into url) for n_members, with
- * IO_MS, max_lag_bytes max_lag and lag_timeout_ms lag_ms (0: the defaults). */
-static wt_bcast_root *root_new(char *url, size_t cap, uint32_t n_members, uint64_t max_lag,
-                               uint32_t lag_ms, wt_sink *inner)
+/* The shard's manifest and a root over a host sink, on a fresh ipc:// URL. */
+typedef struct fixture {
+	wt_manifest *m;
+	wt_host_sink *root_h;
+	char url[128];
+	wt_bcast_root *r;
+} fixture;
+
+/* A root for n_members, with IO_MS, max_lag_bytes max_lag and lag_timeout_ms
+ * lag_ms (0: the defaults). */
+static void fx_open(fixture *fx, uint32_t n_members, uint64_t max_lag, uint32_t lag_ms)
 {
 	static int seq;
-	snprintf(url, cap, "ipc:///tmp/wt-test-bcast-slow-%d-%d.ipc", (int)getpid(), seq++);
+	fx->m = big_manifest();
+	assert_int_equal(wt_host_sink_create(&fx->root_h, NULL), WT_OK);
+	snprintf(fx->url, sizeof(fx->url), "ipc:///tmp/wt-test-bcast-slow-%d-%d.ipc", (int)getpid(),
+	         seq++);
 	wt_bcast_opts o;
 	wt_bcast_opts_init(&o);
-	o.url = url;
+	o.url = fx->url;
 	o.n_members = n_members;
 	o.join_timeout_ms = 5000;
 	o.io_timeout_ms = IO_MS;
 	o.max_lag_bytes = max_lag;
 	o.lag_timeout_ms = lag_ms;
-	wt_bcast_root *r = NULL;
 	wt_errbuf err;
-	if (wt_bcast_root_create(&r, &o, inner, &err) != WT_OK)
+	fx->r = NULL;
+	if (wt_bcast_root_create(&fx->r, &o, wt_host_sink_sink(fx->root_h), &err) != WT_OK)
 		fail_msg("root: %s", err.msg);
-	return r;
+}
+
+/* The root's result after its fetch: want, with the 2 good replicas done
+ * (its message in err). */
+static void fx_result(fixture *fx, int want, wt_errbuf *err)
+{
+	uint32_t done = 0;
+	int rv = wt_bcast_root_result(fx->r, &done, err);
+	printf("result: %s, %u done: %s\n", wt_errname(rv), done, rv ? err->msg : "");
+	assert_int_equal(rv, want);
+	assert_int_equal(done, 2);
+}
+
+static void fx_close(fixture *fx)
+{
+	wt_bcast_root_destroy(fx->r);
+	wt_host_sink_destroy(fx->root_h);
+	wt_manifest_free(fx->m);
 }
 
 /* Two good replicas (wt_bcast_receive) on threads. */
@@ -178,37 +205,28 @@ static void test_bcast_deaf_replica(void **state)
 	(void)state;
 	printf("seed 0x%x, %u bytes in %u chunks, io_timeout_ms %u\n", SEED, BIG_NBYTES, N_CHUNKS,
 	       IO_MS);
-	wt_manifest *m = big_manifest();
-	wt_host_sink *root_h;
-	assert_int_equal(wt_host_sink_create(&root_h, NULL), WT_OK);
-	char url[128];
-	wt_bcast_root *r = root_new(url, sizeof(url), 3 + N_DEAF, 0, 0, wt_host_sink_sink(root_h));
+	fixture fx;
+	fx_open(&fx, 3 + N_DEAF, 0, 0);
 	wt_errbuf err;
 	nng_stream *deaf[N_DEAF];
 	for (int i = 0; i < N_DEAF; i++)
-		deaf_join(url, m, &deaf[i]);
+		deaf_join(fx.url, fx.m, &deaf[i]);
 	usleep(100 * 1000); /* accepted before the good ones dial */
 	rep g[2];
-	good_start(g, url, m);
+	good_start(g, fx.url, fx.m);
 	uint64_t t0 = common_now_ns();
-	int rv = drive(wt_bcast_root_sink(r), m, &err);
+	int rv = drive(wt_bcast_root_sink(fx.r), fx.m, &err);
 	double secs = (double)(common_now_ns() - t0) / 1e9;
 	printf("root: %s in %.2f s %s\n", wt_errname(rv), secs, rv ? err.msg : "");
 	assert_int_equal(rv, WT_OK);
 	assert_true(secs < 5.0);
 	good_join(g);
-	uint32_t done = 0;
-	rv = wt_bcast_root_result(r, &done, &err);
-	printf("result: %s, %u done: %s\n", wt_errname(rv), done, rv ? err.msg : "");
-	assert_int_equal(rv, WT_ETIMEDOUT);
-	assert_int_equal(done, 2);
+	fx_result(&fx, WT_ETIMEDOUT, &err);
 	assert_non_null(strstr(err.msg, "dropped"));
 	assert_non_null(strstr(err.msg, "sending"));
 	for (int i = 0; i < N_DEAF; i++)
 		engine_bcast_close(deaf[i]);
-	wt_bcast_root_destroy(r);
-	wt_host_sink_destroy(root_h);
-	wt_manifest_free(m);
+	fx_close(&fx);
 }
 
 /* A replica played by hand: joins, then reads the root's frames, pausing
@@ -284,20 +302,16 @@ static void raw_join(raw_rep *x)
 static void test_bcast_slow_steady(void **state)
 {
 	(void)state;
-	wt_manifest *m = big_manifest();
-	wt_host_sink *root_h;
-	assert_int_equal(wt_host_sink_create(&root_h, NULL), WT_OK);
-	char url[128];
-	wt_bcast_root *r =
-	    root_new(url, sizeof(url), 4, SLOW_LAG, SLOW_LAG_MS, wt_host_sink_sink(root_h));
+	fixture fx;
+	fx_open(&fx, 4, SLOW_LAG, SLOW_LAG_MS);
 	raw_rep slow;
-	raw_start(&slow, url, m, SLOW_MS, 1);
+	raw_start(&slow, fx.url, fx.m, SLOW_MS, 1);
 	usleep(100 * 1000); /* replica 0 */
 	rep g[2];
-	good_start(g, url, m);
+	good_start(g, fx.url, fx.m);
 	wt_errbuf err;
 	uint64_t t0 = common_now_ns();
-	int rv = drive(wt_bcast_root_sink(r), m, &err);
+	int rv = drive(wt_bcast_root_sink(fx.r), fx.m, &err);
 	printf("root: %s in %.2f s %s\n", wt_errname(rv), (double)(common_now_ns() - t0) / 1e9,
 	       rv ? err.msg : "");
 	assert_int_equal(rv, WT_OK);
@@ -305,19 +319,13 @@ static void test_bcast_slow_steady(void **state)
 	raw_join(&slow);
 	printf("slow replica: %s after %llu of %u bytes\n", wt_errname(slow.rv),
 	       (unsigned long long)slow.got, BIG_NBYTES);
-	uint32_t done = 0;
-	rv = wt_bcast_root_result(r, &done, &err);
-	printf("result: %s, %u done: %s\n", wt_errname(rv), done, rv ? err.msg : "");
-	assert_int_equal(rv, WT_ETIMEDOUT);
-	assert_int_equal(done, 2);
+	fx_result(&fx, WT_ETIMEDOUT, &err);
 	assert_non_null(strstr(err.msg, "replica 0 dropped"));
 	assert_non_null(strstr(err.msg, "behind the fastest"));
 	assert_non_null(strstr(err.msg, "300 ms (lag_timeout_ms)"));
 	assert_false(slow.end);
 	assert_true(slow.got < BIG_NBYTES);
-	wt_bcast_root_destroy(r);
-	wt_host_sink_destroy(root_h);
-	wt_manifest_free(m);
+	fx_close(&fx);
 }
 
 /* Root + 2 good replicas + N_MUTE that read everything and never
@@ -329,18 +337,15 @@ static void test_bcast_slow_steady(void **state)
 static void test_bcast_ack_deadline(void **state)
 {
 	(void)state;
-	wt_manifest *m = big_manifest();
-	wt_host_sink *root_h;
-	assert_int_equal(wt_host_sink_create(&root_h, NULL), WT_OK);
-	char url[128];
-	wt_bcast_root *r = root_new(url, sizeof(url), 3 + N_MUTE, 0, 0, wt_host_sink_sink(root_h));
+	fixture fx;
+	fx_open(&fx, 3 + N_MUTE, 0, 0);
 	raw_rep mute[N_MUTE];
 	for (int i = 0; i < N_MUTE; i++)
-		raw_start(&mute[i], url, m, 0, 0);
+		raw_start(&mute[i], fx.url, fx.m, 0, 0);
 	rep g[2];
-	good_start(g, url, m);
+	good_start(g, fx.url, fx.m);
 	wt_errbuf err;
-	int rv = drive(wt_bcast_root_sink(r), m, &err);
+	int rv = drive(wt_bcast_root_sink(fx.r), fx.m, &err);
 	double secs = (double)(common_now_ns() - g_end_ns) / 1e9;
 	printf("root: %s, end() took %.2f s (io_timeout_ms %u, %d mute) %s\n", wt_errname(rv), secs,
 	       IO_MS, N_MUTE, rv ? err.msg : "");
@@ -353,15 +358,9 @@ static void test_bcast_ack_deadline(void **state)
 		assert_int_equal(mute[i].got, BIG_NBYTES);
 		assert_int_equal(mute[i].rv, WT_ECLOSED); /* closed by the root */
 	}
-	uint32_t done = 0;
-	rv = wt_bcast_root_result(r, &done, &err);
-	printf("result: %s, %u done: %s\n", wt_errname(rv), done, rv ? err.msg : "");
-	assert_int_equal(rv, WT_ETIMEDOUT);
-	assert_int_equal(done, 2);
+	fx_result(&fx, WT_ETIMEDOUT, &err);
 	assert_non_null(strstr(err.msg, "dropped"));
-	wt_bcast_root_destroy(r);
-	wt_host_sink_destroy(root_h);
-	wt_manifest_free(m);
+	fx_close(&fx);
 }
 
 /* A replica on a plain unix socket: a valid hello for m, then it stops
@@ -403,36 +402,27 @@ static int gone_join(const char *url, const wt_manifest *m)
 static void test_bcast_gone_replicas(void **state)
 {
 	(void)state;
-	wt_manifest *m = big_manifest();
-	wt_host_sink *root_h;
-	assert_int_equal(wt_host_sink_create(&root_h, NULL), WT_OK);
-	char url[128];
-	wt_bcast_root *r = root_new(url, sizeof(url), 3 + N_GONE, 0, 0, wt_host_sink_sink(root_h));
+	fixture fx;
+	fx_open(&fx, 3 + N_GONE, 0, 0);
 	int gone[N_GONE];
 	for (int i = 0; i < N_GONE; i++)
-		gone[i] = gone_join(url, m);
+		gone[i] = gone_join(fx.url, fx.m);
 	rep g[2];
-	good_start(g, url, m);
+	good_start(g, fx.url, fx.m);
 	wt_errbuf err;
 	uint64_t t0 = common_now_ns();
-	int rv = drive(wt_bcast_root_sink(r), m, &err);
+	int rv = drive(wt_bcast_root_sink(fx.r), fx.m, &err);
 	double secs = (double)(common_now_ns() - t0) / 1e9;
 	printf("root: %s in %.2f s (%d gone) %s\n", wt_errname(rv), secs, N_GONE,
 	       rv ? err.msg : "");
 	assert_int_equal(rv, WT_OK);
 	assert_true(secs < N_GONE * 0.1);
 	good_join(g);
-	uint32_t done = 0;
-	rv = wt_bcast_root_result(r, &done, &err);
-	printf("result: %s, %u done: %s\n", wt_errname(rv), done, rv ? err.msg : "");
-	assert_int_equal(rv, WT_ECLOSED);
-	assert_int_equal(done, 2);
+	fx_result(&fx, WT_ECLOSED, &err);
 	assert_non_null(strstr(err.msg, "went away"));
 	for (int i = 0; i < N_GONE; i++)
 		close(gone[i]);
-	wt_bcast_root_destroy(r);
-	wt_host_sink_destroy(root_h);
-	wt_manifest_free(m);
+	fx_close(&fx);
 }
 
 int main(void)
