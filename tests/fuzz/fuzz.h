@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "weights/client.h"
 #include "weights/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -43,6 +44,25 @@ static inline int fuzz_note(const char *step, int rv, const wt_errbuf *err)
 		fprintf(stderr, "  %s: %s%s%s\n", step, wt_strerror(rv), rv ? ": " : "",
 		        rv ? err->msg : "");
 	return rv;
+}
+
+/* A client for targets that hand it replies themselves: its one endpoint
+ * (tcp://127.0.0.1:1) is never dialed. Aborts if it cannot be opened;
+ * the caller wt_client_close's it. */
+static inline wt_client *fuzz_client_open(void)
+{
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[] = {"tcp://127.0.0.1:1"};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	wt_client *c = NULL;
+	wt_errbuf err;
+	if (wt_client_open(&c, &o, &err) != WT_OK) {
+		fprintf(stderr, "fuzz: wt_client_open: %s\n", err.msg);
+		abort();
+	}
+	return c;
 }
 
 #endif

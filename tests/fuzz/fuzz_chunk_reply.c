@@ -95,14 +95,7 @@ static wt_manifest *make_base(int live)
 
 static void setup(void)
 {
-	wt_client_opts o;
-	wt_client_opts_init(&o);
-	const char *eps[] = {"tcp://127.0.0.1:1"}; /* never dialed */
-	o.endpoints = eps;
-	o.n_endpoints = 1;
-	wt_errbuf err;
-	if (wt_client_open(&cli, &o, &err) != WT_OK)
-		abort();
+	cli = fuzz_client_open();
 	base[0] = make_base(0);
 	base[1] = make_base(1);
 	atexit(cleanup);

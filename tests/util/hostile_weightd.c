@@ -127,18 +127,21 @@ static void *control_main(void *arg)
 	return NULL;
 }
 
-static int st_read(nng_stream *st, void *buf, size_t n)
+/* All n bytes of buf through op (nng_stream_recv or _send), each wait up to
+ * timeout_ms: 0, or the nng error that stopped it. */
+static int st_io(nng_stream *st, void *buf, size_t n, nng_duration timeout_ms,
+                 void (*op)(nng_stream *, nng_aio *))
 {
 	nng_aio *aio;
 	if (nng_aio_alloc(&aio, NULL, NULL) != 0)
 		return NNG_ENOMEM;
-	nng_aio_set_timeout(aio, 500);
+	nng_aio_set_timeout(aio, timeout_ms);
 	size_t done = 0;
 	int rv = 0;
 	while (rv == 0 && done < n) {
 		nng_iov v = {.iov_buf = (uint8_t *)buf + done, .iov_len = n - done};
 		nng_aio_set_iov(aio, 1, &v);
-		nng_stream_recv(st, aio);
+		op(st, aio);
 		nng_aio_wait(aio);
 		rv = nng_aio_result(aio);
 		done += nng_aio_count(aio);
@@ -147,24 +150,14 @@ static int st_read(nng_stream *st, void *buf, size_t n)
 	return rv;
 }
 
+static int st_read(nng_stream *st, void *buf, size_t n)
+{
+	return st_io(st, buf, n, 500, nng_stream_recv);
+}
+
 int hw_write(nng_stream *st, const void *buf, size_t n)
 {
-	nng_aio *aio;
-	if (nng_aio_alloc(&aio, NULL, NULL) != 0)
-		return NNG_ENOMEM;
-	nng_aio_set_timeout(aio, 2000);
-	size_t done = 0;
-	int rv = 0;
-	while (rv == 0 && done < n) {
-		nng_iov v = {.iov_buf = (uint8_t *)buf + done, .iov_len = n - done};
-		nng_aio_set_iov(aio, 1, &v);
-		nng_stream_send(st, aio);
-		nng_aio_wait(aio);
-		rv = nng_aio_result(aio);
-		done += nng_aio_count(aio);
-	}
-	nng_aio_free(aio);
-	return rv;
+	return st_io(st, (void *)buf, n, 2000, nng_stream_send);
 }
 
 typedef struct conn_arg {
