@@ -36,6 +36,14 @@ static int ct_open(ctfx *f, const ctm *c, const char *cfg, const wt_layout *l, i
 	return rv;
 }
 
+/* ct_open that must succeed: fails the test with the error's message. */
+static void ct_open_ok(ctfx *f, const ctm *c, const char *cfg, const wt_layout *l, int produce)
+{
+	wt_errbuf err = {0};
+	if (ct_open(f, c, cfg, l, produce, &err) != WT_OK)
+		fail_msg("%s", err.msg);
+}
+
 static void ct_close(ctfx *f)
 {
 	tm_prod_free(f->pr);
@@ -250,10 +258,7 @@ static void test_int8_passthrough(void **state)
 	wt_layout l;
 	lay(&l, 2, WT_QUANT_INT8_CHANNEL);
 	ctfx f;
-	wt_errbuf err = {0};
-	int rv = ct_open(&f, &c, cfg, &l, 1, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
+	ct_open_ok(&f, &c, cfg, &l, 1);
 	for (uint32_t r = 0; r < 2; r++) {
 		check_llama_rank(&f, &c, r, 2);
 		/* input scales: the shared value of the fused parts, as F32 [1] */
@@ -359,9 +364,7 @@ static void test_int4_group_split(void **state)
 	/* requant=allow with group 64: o_proj dequantized and requantized per rank */
 	l.group_size = 64;
 	l.requant_allow = 1;
-	int rv = ct_open(&f, &c, cfg, &l, 1, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
+	ct_open_ok(&f, &c, cfg, &l, 1);
 	for (uint32_t r = 0; r < 4; r++) {
 		expt e;
 		ex_init(&e, 64, 1);
@@ -413,9 +416,7 @@ static void test_int8_other_targets(void **state)
 	assert_non_null(strstr(err.msg, "--requant allow"));
 	ct_close(&f);
 	l.requant_allow = 1;
-	int rv = ct_open(&f, &c, cfg, &l, 1, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
+	ct_open_ok(&f, &c, cfg, &l, 1);
 	const ctmod *dn = ct_mod(&c, "model.layers.1.mlp.down_proj");
 	for (uint32_t r = 0; r < 2; r++) {
 		expt e;
@@ -441,9 +442,7 @@ static void test_int8_other_targets(void **state)
 	/* quant none: dequantized to BF16 without requant=allow */
 	l.requant_allow = 0;
 	l.quant = WT_QUANT_NONE;
-	rv = ct_open(&f, &c, cfg, &l, 1, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
+	ct_open_ok(&f, &c, cfg, &l, 1);
 	expt e;
 	ex_init(&e, 256, 1);
 	ex_cols(&e, dn, 256, 512);
@@ -481,9 +480,7 @@ static void test_input_scales_differ(void **state)
 	assert_non_null(strstr(err.msg, "--requant allow"));
 	ct_close(&f);
 	l.requant_allow = 1;
-	int rv = ct_open(&f, &c, cfg, &l, 1, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
+	ct_open_ok(&f, &c, cfg, &l, 1);
 	float want = ct_bf16(0.01f + 0.005f); /* layer 0 k_proj: the max */
 	assert_true(f32_at(bytes(&f, 0, "model.layers.0.self_attn.qkv_proj.input_scale")) == want);
 	ct_close(&f);
@@ -513,9 +510,7 @@ static void test_ignore_list(void **state)
 	lay(&l, 2, WT_QUANT_INT8_CHANNEL);
 	ctfx f;
 	wt_errbuf err = {0};
-	int rv = ct_open(&f, &c, cfg, &l, 1, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
+	ct_open_ok(&f, &c, cfg, &l, 1);
 	const char *rt = "model.layers.1.mlp.down_proj.weight";
 	assert_int_equal(info(&f, 1, rt)->dtype, WT_BF16);
 	assert_int_equal(tm_ix(f.p, 1, "model.layers.1.mlp.down_proj.weight_scale"), -1);
@@ -529,9 +524,7 @@ static void test_ignore_list(void **state)
 	 * listed as skipped */
 	int8_t zp[256] = {0};
 	ct_add_raw(c.m, "model.layers.0.mlp.down_proj.weight_zero_point", WT_I8, 2, 256, 1, zp);
-	rv = ct_open(&f, &c, cfg, &l, 0, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
+	ct_open_ok(&f, &c, cfg, &l, 0);
 	bool skipped = false;
 	for (size_t k = 0; k < shardmap_n_skipped(f.p); k++)
 		skipped |= strcmp(shardmap_skipped(f.p, k),
