@@ -73,16 +73,52 @@ def test_stream_equals_fetch(client, layout, as_torch):
         assert raw(t) == raw(w), name
 
 
-def test_stream_over_the_bulk_stream(url):
-    """stream=1 (chunks on the server's bulk stream): the same bytes; a
-    stream sink offers no recv_buf, so every chunk is copied after its check."""
+def _spy_writes(monkeypatch):
+    """(tensor, offset, address) of every chunk libweights hands write()."""
+    from weightd import stream
+
+    seen, copy = [], stream._StreamSink._copy
+
+    def spy(self, i, off, data, n):
+        seen.append((i, off, data))
+        return copy(self, i, off, data, n)
+
+    monkeypatch.setattr(stream._StreamSink, "_copy", spy)
+    return seen
+
+
+def test_stream_receives_in_place(url, monkeypatch):
+    """stream=1 (chunks on the server's bulk stream): with room for buffers
+    ahead, every chunk is received straight into the memory of the array
+    that is then yielded (write() is handed that very address, nothing is
+    copied); the bytes equal a fetch's. With no room ahead (max_bytes=1) only
+    the later chunks of a tensor being received land in place, the bound
+    holds; over messages every chunk is copied."""
     lay = dict(tp_size=2, tp_rank=1, quant="fp8-block")
-    with weightd.Client(url, stream=1) as c:
-        got = list(c.iter_tensors("llama", as_torch=False, max_bytes=1 << 17, **lay))
-        want = c.fetch("llama", as_torch=False, **lay)
-    assert [n for n, _ in got] == list(want)
-    for name, a in got:
-        assert a.tobytes() == want[name].tobytes(), name
+    seen = _spy_writes(monkeypatch)
+    with weightd.Client(url) as plain, weightd.Client(url, stream=1) as c:
+        m = c.manifest("llama", **lay)
+        want = plain.fetch(m, as_torch=False)
+        s = c.iter_tensors(m, as_torch=False, max_bytes=m.total_bytes)
+        got = list(s)
+        assert [n for n, _ in got] == list(want)
+        for name, a in got:
+            assert a.tobytes() == want[name].tobytes(), name
+        assert s.in_place_chunks == m.n_chunks > len(m.tensors) and s.copied_chunks == 0
+        addr = [a.ctypes.data for _, a in got]
+        assert len(seen) == m.n_chunks
+        assert all(data == addr[i] + off for i, off, data in seen)
+
+        largest = max(t.nbytes for t in m.tensors)
+        s = c.iter_tensors(m, as_torch=False, max_bytes=1)
+        assert [a.tobytes() for _, a in s] == [a.tobytes() for a in want.values()]
+        assert 0 < s.in_place_chunks < m.n_chunks
+        assert s.in_place_chunks + s.copied_chunks == m.n_chunks
+        assert s.peak_held_bytes == largest  # one at a time, as without the stream
+
+        s = plain.iter_tensors(m, as_torch=False, max_bytes=m.total_bytes)
+        assert len(list(s)) == len(m.tensors)
+        assert s.in_place_chunks == 0 and s.copied_chunks == m.n_chunks
 
 
 def test_memory_bound_and_back_pressure(client):
@@ -253,6 +289,74 @@ def test_corrupted_chunk_mid_fetch(faulty):
         assert not isinstance(e.value, weightd.Cancelled)
         assert [n for n, _ in got] == order[:order.index(bad)]
         good = c.fetch(m, as_torch=False)  # the fault fires once
+        for name, b in got:
+            assert b == good[name].tobytes(), name
+
+
+@pytest.fixture
+def faulty_stream(server):
+    """A wt-faultyd with a bulk stream that corrupts chunk reply #7 (chunk 6
+    of the first fetch, in the middle of the second tensor) once."""
+    tmp = tempfile.mkdtemp(prefix="wt-pytest-faulty-stream-")
+    proc, furl, log = start_weightd(tmp, server[1], "--chunk-bytes", str(64 * 1024),
+                                    "--stream-listen", "tcp://127.0.0.1:0",
+                                    argv0=[bin_path("tests/tools/wt-faultyd"),
+                                           "--corrupt-chunk", "7"])
+    try:
+        yield furl
+    finally:
+        stop_weightd(proc, log)
+
+
+def _tensor_of_chunk(m, ci):
+    first = 0
+    for t in m.tensors:
+        if first + t.n_chunks > ci:
+            return t.name, ci - first
+        first += t.n_chunks
+    raise AssertionError("no chunk %d" % ci)
+
+
+def test_corrupted_chunk_received_in_place(faulty_stream):
+    """Over the bulk stream the corrupted chunk lands in its tensor's buffer
+    before its hash is checked: that tensor and every later one are never
+    yielded, WT_EHASH comes from next(), and the aborted fetch drops the
+    buffer being received and those allocated ahead (nothing held, and
+    nothing alive once the yielded tensors are dropped)."""
+    with weightd.Client(faulty_stream, stream=1, window=4, connections=1) as c:
+        m = c.manifest("llama", tp_size=2, tp_rank=1)
+        bad, k = _tensor_of_chunk(m, 6)
+        assert k > 0  # mid-tensor: earlier chunks of it were received in place
+        order = [t.name for t in m.tensors]
+        s = c.iter_tensors(m, as_torch=False, max_bytes=m.total_bytes)
+        got = []
+        with pytest.raises(weightd.Error) as e:
+            for name, t in s:
+                got.append((name, t))
+        assert e.value.name == "WT_EHASH", e.value
+        assert [n for n, _ in got] == order[:order.index(bad)]
+        assert s.in_place_chunks >= 6 and s.copied_chunks == 0
+        assert s.held_bytes == 0
+        assert s.live_bytes == sum(t.nbytes for _, t in got)
+        good = c.fetch(m, as_torch=False)  # the fault fires once
+        for name, t in got:
+            assert t.tobytes() == good[name].tobytes(), name
+        del got, t
+        gc.collect()
+        assert s.live_bytes == 0
+
+
+def test_corrupted_chunk_fetched_again_in_place(faulty_stream):
+    """hash_refetch=1: the chunk that failed its hash is received again into
+    the same place, and the stream yields exactly a fetch's bytes."""
+    with weightd.Client(faulty_stream, stream=1, hash_refetch=1, window=4,
+                        connections=1) as c:
+        m = c.manifest("llama", tp_size=2, tp_rank=1)
+        s = c.iter_tensors(m, as_torch=False, max_bytes=m.total_bytes)
+        got = [(name, t.tobytes()) for name, t in s]
+        assert s.in_place_chunks == m.n_chunks and s.copied_chunks == 0
+        good = c.fetch(m, as_torch=False)
+        assert [n for n, _ in got] == list(good)
         for name, b in got:
             assert b == good[name].tobytes(), name
 

@@ -494,7 +494,9 @@ class Client:
 
         Memory: at most max_bytes of tensors verified but not yet taken, plus
         the one being received, are held (a tensor larger than max_bytes is
-        still allowed, alone); when full, the fetch thread waits, the consumer
+        still allowed, alone; with stream=1, libweights 1.3, chunks are
+        received straight into the tensors' buffers, nothing copied, and
+        buffers allocated ahead for that stay within max_bytes); when full, the fetch thread waits, the consumer
         never does beyond the next verified tensor. Besides that, libweights
         holds its window of chunks in flight (window x chunk bytes). A tensor
         handed out is the consumer's (its own host buffer, torch or numpy as

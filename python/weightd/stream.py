@@ -7,12 +7,24 @@ The fetch (wt_client_fetch) runs on a thread of its own into a sink written
 in Python: tensor_begin(i) waits until the bytes held (tensors verified but
 not yet taken by the consumer, plus the one being received) leave room for
 tensor i under max_bytes (or nothing is held: a tensor larger than max_bytes
-goes alone), then allocates its buffer; write() copies each verified chunk
+goes alone), then allocates its buffer (unless it was allocated ahead,
+below); write() copies each verified chunk
 into it; tensor_end(i), called by libweights only after the tensor's
 XXH3-128 matched, queues it. The consumer's next() takes it off the queue
 and owns it from then on. Back-pressure therefore blocks the fetch thread
 (inside tensor_begin), never the consumer beyond waiting for the next
-verified tensor."""
+verified tensor.
+
+Over the bulk stream (stream=1, libweights 1.3) the sink also offers
+wt_sink_ops.recv_buf: the chunks of a tensor whose buffer exists are
+received straight into it (not yet verified; write() then gets that very
+pointer and copies nothing). Such a buffer is the sink's alone until
+tensor_end (nobody else holds it, nothing is queued), a chunk that fails its
+hash is fetched again into the same place, and abort() drops it. libweights
+asks for the first chunks of a tensor before its tensor_begin; a buffer is
+then allocated early, in manifest order and only while it fits under
+max_bytes without waiting (else that chunk goes through write()), so the
+bound and the order in which tensors wait for room are unchanged."""
 
 import atexit
 import collections
@@ -44,7 +56,7 @@ class _State:
         self.cv = threading.Condition()
         self.max_bytes = max_bytes
         self.queue = collections.deque()  # (name, tensor, nbytes), verified, in manifest order
-        self.held = 0  # bytes in queue + the tensor being received
+        self.held = 0  # bytes in queue + the tensor being received + buffers allocated ahead
         self.peak_held = 0
         self.live = 0  # bytes of buffers this stream allocated that are still alive anywhere
         self.done = False  # the fetch thread has ended
@@ -62,6 +74,12 @@ class _StreamSink:
     def __init__(self, m, st, run, as_torch):
         self.m, self.st, self.run, self.as_torch = m, st, run, as_torch
         self.cur = None  # (index, uint8 buffer, address) of the tensor being received
+        # buffers allocated early for recv_buf: tensors [cur + 1, next_alloc), or
+        # [0, next_alloc) before the first tensor_begin; index -> (buffer, address)
+        self.ready = {}
+        self.next_alloc = 0  # every tensor before it has (had) its buffer
+        self.in_place = 0  # chunks write() got in the buffer itself (received there)
+        self.copied = 0  # chunks write() copied
         ops = _lib.versioned(_lib.SinkOps, _lib.wt_sink_ops_init)
         # keep the CFUNCTYPE objects alive as long as the sink
         self.cbs = (_lib.SinkBegin(self._begin), _lib.SinkTensor(self._tensor_begin),
@@ -69,7 +87,9 @@ class _StreamSink:
                     _lib.SinkEnd(self._end), _lib.SinkAbort(self._abort))
         (ops.begin, ops.tensor_begin, ops.write, ops.tensor_end, ops.end,
          ops.abort) = self.cbs
-        self.ops = ops  # no recv_buf: bytes reach a buffer only through write(), verified
+        self.cb_recv = _lib.SinkRecvBuf(self._recv_buf)
+        ops.recv_buf = self.cb_recv  # ignored by a libweights before 1.3 and off the stream
+        self.ops = ops
         self.c_sink = _lib.Sink(ctypes.pointer(ops))
 
     def _guard(self, err, fn, *args):  # re-raised by the consumer's next()
@@ -91,23 +111,70 @@ class _StreamSink:
             st.peak_held = max(st.peak_held, st.held)
             st.live += nbytes
 
-    def _open(self, i):
-        nbytes = self.m.tensors[i].nbytes
-        self._reserve(nbytes)
+    def _alloc(self, nbytes):
+        """(buffer, address) for nbytes already counted in held and live."""
         try:
             buf = np.empty(nbytes, dtype=np.uint8)
         except BaseException:
-            with self.st.cv:
-                self.st.held -= nbytes
-                self.st.live -= nbytes
-                self.st.cv.notify_all()
+            self._unhold(nbytes, live=True)
             raise
         # live counts the buffer until the last array viewing it is gone
         weakref.finalize(buf, self.st.release, nbytes)
-        self.cur = (i, buf, buf.ctypes.data if nbytes else 0)
+        return buf, buf.ctypes.data if nbytes else 0
+
+    def _unhold(self, nbytes, live=False):
+        with self.st.cv:
+            self.st.held -= nbytes
+            if live:
+                self.st.live -= nbytes
+            self.st.cv.notify_all()
+
+    def _open(self, i):
+        if i in self.ready:  # allocated early for recv_buf
+            self.cur = (i,) + self.ready.pop(i)
+            return
+        if i != self.next_alloc or self.ready:
+            raise ValueError("tensor_begin(%d): tensors before it have no buffer" % i)
+        nbytes = self.m.tensors[i].nbytes
+        self._reserve(nbytes)
+        self.next_alloc = i + 1
+        self.cur = (i,) + self._alloc(nbytes)
 
     def _tensor_begin(self, _s, i, err):
         return self._guard(err, self._open, i)
+
+    def _alloc_ahead(self, upto):
+        """Allocate the buffers of tensors next_alloc..upto in order while each
+        fits under max_bytes now (never waits: tensors before it are still to
+        be received, and the consumer frees room only from queued ones)."""
+        st = self.st
+        while self.next_alloc <= upto:
+            nbytes = self.m.tensors[self.next_alloc].nbytes
+            with st.cv:
+                if st.closed or self.run.cancel.is_set() or st.held + nbytes > st.max_bytes:
+                    return
+                st.held += nbytes
+                st.peak_held = max(st.peak_held, st.held)
+                st.live += nbytes
+            self.ready[self.next_alloc] = self._alloc(nbytes)
+            self.next_alloc += 1
+
+    def _recv_buf(self, _s, i, off, n):
+        """Where chunk [off, off + n) of tensor i may be received: its place in
+        the tensor's own buffer, or None (through write()) when the tensor has
+        none and there is no room for it yet."""
+        try:
+            if self.cur is not None and self.cur[0] == i:
+                buf, addr = self.cur[1], self.cur[2]
+            else:
+                if i >= self.next_alloc and i < len(self.m.tensors):
+                    self._alloc_ahead(i)
+                if i not in self.ready:
+                    return None
+                buf, addr = self.ready[i]
+            return addr + off if off + n <= len(buf) else None
+        except BaseException:  # noqa: B902 - no buffer: the chunk goes through write()
+            return None
 
     def _copy(self, i, off, data, n):
         if self.run.cancel.is_set() or self.st.closed:
@@ -117,6 +184,10 @@ class _StreamSink:
         if off + n > len(self.cur[1]):
             raise ValueError("chunk [%d, %d) past the end of tensor %d (%d bytes)" %
                              (off, off + n, i, len(self.cur[1])))
+        if data == self.cur[2] + off:  # received there (_recv_buf): already in place
+            self.in_place += 1
+            return
+        self.copied += 1
         ctypes.memmove(self.cur[2] + off, data, n)
 
     def _write(self, _s, i, off, data, n, err):
@@ -142,11 +213,15 @@ class _StreamSink:
         return _lib.WT_OK
 
     def _abort(self, _s):
+        # nothing is received into them any more: the buffers go with their
+        # last reference
         cur, self.cur = self.cur, None
-        if cur is not None:  # the buffer itself goes with its last reference
-            with self.st.cv:
-                self.st.held -= len(cur[1])
-                self.st.cv.notify_all()
+        ahead, self.ready = self.ready, {}
+        dropped = sum(len(buf) for buf, _ in ahead.values())
+        if cur is not None:
+            dropped += len(cur[1])
+        if dropped:
+            self._unhold(dropped)
 
 
 def _fetch_main(client, m, st, sink, run):
@@ -167,9 +242,12 @@ class TensorStream:
     and waits for its thread to end.
 
     Counters (for tests and monitoring; bytes): held_bytes (verified tensors
-    waiting in the queue plus the one being received), peak_held_bytes (the
-    most held_bytes ever was), live_bytes (buffers of this stream still
-    alive anywhere, the consumer's included), max_bytes."""
+    waiting in the queue plus the one being received and those whose buffer
+    was allocated ahead for the bulk stream), peak_held_bytes (the most
+    held_bytes ever was), live_bytes (buffers of this stream still alive
+    anywhere, the consumer's included), max_bytes; in chunks:
+    in_place_chunks (received straight into their tensor over the bulk
+    stream: nothing copied) and copied_chunks (copied by write())."""
 
     def __init__(self, client, m, max_bytes, progress, as_torch):
         from .client import _Run
@@ -180,6 +258,7 @@ class TensorStream:
         run = _Run(progress, None)
         sink = _StreamSink(m, st, run, as_torch)
         self._cancel = run.cancel
+        self._sink = sink  # its counters; it holds no reference back
         # a daemon thread: one still waiting for room must not hold up exit
         # (_close_all cancels it first)
         t = threading.Thread(target=_fetch_main, args=(client, m, st, sink, run),
@@ -199,6 +278,14 @@ class TensorStream:
     @property
     def live_bytes(self):
         return self._st.live
+
+    @property
+    def in_place_chunks(self):
+        return self._sink.in_place
+
+    @property
+    def copied_chunks(self):
+        return self._sink.copied
 
     def __iter__(self):
         return self
