@@ -24,6 +24,21 @@
  */
 int client_stream_io(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
                      common_hasher *hs, common_hasher *also);
+/*
+ * client_stream_io with a gate (NULL: none): each send or receive is started
+ * between enter(ctx) and leave(ctx); enter returning non-zero (it then leaves
+ * itself) stops the transfer with NNG_ECANCELED before it starts one. So a
+ * party that closes st under the same lock as enter never closes it between
+ * the check and the start (an operation started on a closed nng 1.5 stream
+ * waits for its timeout).
+ */
+typedef struct client_io_gate {
+	int (*enter)(void *ctx);
+	void (*leave)(void *ctx);
+	void *ctx;
+} client_io_gate;
+int client_stream_io_gated(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
+                           common_hasher *hs, common_hasher *also, const client_io_gate *gate);
 
 /*
  * Build a manifest from a decoded protobuf Manifest, validating it completely

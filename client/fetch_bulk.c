@@ -73,6 +73,12 @@ typedef struct fetch_bulk {
 int client_stream_io(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
                      common_hasher *hs, common_hasher *also)
 {
+	return client_stream_io_gated(st, send, buf, n, deadline_ns, hs, also, NULL);
+}
+
+int client_stream_io_gated(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
+                           common_hasher *hs, common_hasher *also, const client_io_gate *gate)
+{
 	nng_aio *aio;
 	int rv = nng_aio_alloc(&aio, NULL, NULL);
 	if (rv != 0)
@@ -92,10 +98,16 @@ int client_stream_io(nng_stream *st, int send, void *buf, size_t n, uint64_t dea
 			piece = BULK_HASH_PIECE;
 		nng_iov v = {.iov_buf = (uint8_t *)buf + done, .iov_len = piece};
 		nng_aio_set_iov(aio, 1, &v);
+		if (gate != NULL && gate->enter(gate->ctx) != 0) {
+			rv = NNG_ECANCELED;
+			break;
+		}
 		if (send)
 			nng_stream_send(st, aio);
 		else
 			nng_stream_recv(st, aio);
+		if (gate != NULL)
+			gate->leave(gate->ctx);
 		nng_aio_wait(aio);
 		rv = nng_aio_result(aio);
 		size_t got = nng_aio_count(aio);

@@ -27,6 +27,7 @@
 #ifndef WT_ENGINE_BCAST_INT_H
 #define WT_ENGINE_BCAST_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,18 +70,21 @@ typedef struct engine_bcast_hello {
 /*
  * Send or receive exactly n bytes within timeout_ms. WT_OK, WT_ETIMEDOUT,
  * WT_ECLOSED (the other side closed or reset), WT_ENOMEM or WT_EIO; err names
- * what (a short phrase from the caller) failed.
+ * what (a short phrase from the caller) failed. cancel (a replica's, NULL:
+ * none): WT_ECANCELED once it fired, never a send or receive started on the
+ * stream it closed (engine_bcast_cancel_watch). The same cancel below.
  */
-int engine_bcast_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms,
-                    const char *what, wt_errbuf *err);
+struct wt_bcast_cancel;
+int engine_bcast_io(nng_stream *st, struct wt_bcast_cancel *cancel, int send, void *buf, size_t n,
+                    uint32_t timeout_ms, const char *what, wt_errbuf *err);
 
 /* An nng error as a WT_E* code (WT_ETIMEDOUT, WT_ECLOSED, WT_ENOMEM, else WT_EIO). */
 int engine_bcast_nng_err(int nrv);
 
 /* Hello: send (h's strings must fit their limits: else WT_EINVAL) and receive
  * (every length checked before a byte of it is read: WT_EPROTO). */
-int engine_bcast_hello_send(nng_stream *st, const engine_bcast_hello *h, uint32_t timeout_ms,
-                            wt_errbuf *err);
+int engine_bcast_hello_send(nng_stream *st, struct wt_bcast_cancel *cancel,
+                            const engine_bcast_hello *h, uint32_t timeout_ms, wt_errbuf *err);
 int engine_bcast_hello_recv(nng_stream *st, engine_bcast_hello *h, uint32_t timeout_ms,
                             wt_errbuf *err);
 /* The fixed part of a hello: magic and version checked (WT_EPROTO, WT_EVERSION),
@@ -91,10 +95,10 @@ int engine_bcast_hello_parse(const uint8_t hdr[ENGINE_BCAST_HELLO], engine_bcast
 
 /* Reply / ack: a code and a message (msg may be NULL for ""). recv puts the
  * message into msg (cap bytes, NUL-ended) and the code into *code. */
-int engine_bcast_reply_send(nng_stream *st, int code, const char *msg, uint32_t timeout_ms,
-                            wt_errbuf *err);
-int engine_bcast_reply_recv(nng_stream *st, int *code, char *msg, size_t cap, uint32_t timeout_ms,
-                            wt_errbuf *err);
+int engine_bcast_reply_send(nng_stream *st, struct wt_bcast_cancel *cancel, int code,
+                            const char *msg, uint32_t timeout_ms, wt_errbuf *err);
+int engine_bcast_reply_recv(nng_stream *st, struct wt_bcast_cancel *cancel, int *code, char *msg,
+                            size_t cap, uint32_t timeout_ms, wt_errbuf *err);
 
 /* One frame header (DATA's bytes follow through engine_bcast_io). */
 int engine_bcast_frame_send(nng_stream *st, const engine_bcast_frame *f, uint32_t timeout_ms,
@@ -170,8 +174,23 @@ int engine_bcast_tx_result(engine_bcast_tx *t, uint32_t k, wt_errbuf *err);
 void engine_bcast_tx_forget(engine_bcast_tx *t, uint32_t k);
 void engine_bcast_tx_destroy(engine_bcast_tx *t); /* NULL is a no-op */
 
-/* Dial url, retrying a refused or failed connect until timeout_ms passed. */
-int engine_bcast_dial(const char *url, uint32_t timeout_ms, nng_stream **out, wt_errbuf *err);
+/*
+ * A replica's side of wt_bcast_cancel (bcast_cancel.c; c NULL: never fired).
+ * engine_bcast_cancel_watch: what wt_bcast_cancel_fire closes from now on
+ * (the dialer and/or the stream, borrowed; NULL, NULL before the caller frees
+ * them); false when c already fired (then they are closed now).
+ * engine_bcast_cancel_gate: the gate for client_stream_io_gated (a send or
+ * receive starts under c's lock, after checking it did not fire).
+ */
+bool engine_bcast_cancel_watch(struct wt_bcast_cancel *c, nng_stream_dialer *d, nng_stream *st);
+bool engine_bcast_cancel_fired(struct wt_bcast_cancel *c);
+struct client_io_gate;
+void engine_bcast_cancel_gate(struct wt_bcast_cancel *c, struct client_io_gate *g);
+
+/* Dial url, retrying a refused or failed connect until timeout_ms passed;
+ * WT_ECANCELED once cancel (NULL: none) fired. */
+int engine_bcast_dial(const char *url, uint32_t timeout_ms, struct wt_bcast_cancel *cancel,
+                      nng_stream **out, wt_errbuf *err);
 
 /* The options of a root (inner: its sink) or a replica (inner NULL): WT_EINVAL
  * naming the field that is wrong. */

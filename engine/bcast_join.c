@@ -99,7 +99,7 @@ static void j_recv(jslot *s, uint64_t hello_ms, uint64_t deadline_ns)
 /* Refuse slot s's connection with code and err's message, and free the slot. */
 static void j_refuse(jslot *s, int code, const wt_errbuf *e)
 {
-	engine_bcast_reply_send(s->st, code, e->msg, 1000, NULL);
+	engine_bcast_reply_send(s->st, NULL, code, e->msg, 1000, NULL);
 	j_free_slot(s);
 }
 

@@ -239,14 +239,17 @@ static int rx_join(const wt_manifest *m, const wt_bcast_opts *o, uint32_t io_ms,
 	snprintf(h->group, sizeof(h->group), "%s", o->group ? o->group : "");
 	snprintf(h->revision, sizeof(h->revision), "%s", wt_manifest_revision(m));
 	snprintf(h->layout, sizeof(h->layout), "%s", wt_manifest_layout_text(m));
-	int rv = engine_bcast_dial(o->url, o->join_timeout_ms, st, err);
+	int rv = engine_bcast_dial(o->url, o->join_timeout_ms, o->cancel, st, err);
+	if (rv == WT_OK && !engine_bcast_cancel_watch(o->cancel, NULL, *st))
+		rv = WT_ECANCELED; /* err set by the caller */
 	if (rv == WT_OK)
-		rv = engine_bcast_hello_send(*st, h, io_ms, err);
+		rv = engine_bcast_hello_send(*st, o->cancel, h, io_ms, err);
 	free(h);
 	char msg[WT_ERRMSG_MAX];
 	int code = WT_OK;
 	if (rv == WT_OK) /* the root answers once every replica joined */
-		rv = engine_bcast_reply_recv(*st, &code, msg, sizeof(msg), o->join_timeout_ms, err);
+		rv = engine_bcast_reply_recv(*st, o->cancel, &code, msg, sizeof(msg),
+		                             o->join_timeout_ms, err);
 	if (rv == WT_OK && code != WT_OK)
 		rv = wt_seterr(err, code ? code : WT_EPROTO,
 		               "broadcast root %s refused this replica: %s", o->url, msg);
@@ -273,6 +276,7 @@ int engine_bcast_rx_drive(const wt_manifest *m, wt_sink *sink, engine_bcast_read
 typedef struct rx_stream {
 	nng_stream *st;
 	uint32_t io_ms;
+	wt_bcast_cancel *cancel;
 } rx_stream;
 
 /* A frame may come io_timeout_ms late: the root waits that long for a
@@ -285,7 +289,7 @@ static int rx_read(void *ctx, void *buf, size_t n, int frame_start, const char *
 	rx_stream *s = ctx;
 	uint32_t ms =
 	    frame_start ? (s->io_ms > UINT32_MAX / 2 ? UINT32_MAX : 2 * s->io_ms) : s->io_ms;
-	int rv = engine_bcast_io(s->st, 0, buf, n, ms, what, err);
+	int rv = engine_bcast_io(s->st, s->cancel, 0, buf, n, ms, what, err);
 	if (rv == WT_ETIMEDOUT && frame_start)
 		wt_seterr(err, rv,
 		          "broadcast: %s: nothing for %u ms (twice io_timeout_ms: the root may "
@@ -308,15 +312,26 @@ int wt_bcast_receive(const wt_bcast_opts *o, const wt_manifest *m, wt_sink *sink
 		                 "callback from begin through abort");
 	if ((rv = rx_check(m, err)) != WT_OK)
 		return rv;
-	wt_bcast_opts oo = *o;
+	/* the caller's struct may end before members appended since (cancel, 1.6) */
+	wt_bcast_opts oo = {0};
+	memcpy(&oo, o, o->struct_size < sizeof(oo) ? o->struct_size : sizeof(oo));
 	oo.join_timeout_ms = o->join_timeout_ms ? o->join_timeout_ms : 60000;
-	rx_stream s = {.st = NULL, .io_ms = o->io_timeout_ms ? o->io_timeout_ms : 30000};
+	rx_stream s = {
+	    .st = NULL, .io_ms = o->io_timeout_ms ? o->io_timeout_ms : 30000, .cancel = oo.cancel};
 	if ((rv = rx_join(m, &oo, s.io_ms, &s.st, err)) == WT_OK) {
 		rv = engine_bcast_rx_drive(m, sink, rx_read, &s, err);
 		/* the root counts who got everything (best effort: it may be gone) */
-		engine_bcast_reply_send(s.st, rv, err != NULL && rv != WT_OK ? err->msg : NULL,
-		                        s.io_ms, NULL);
+		engine_bcast_reply_send(s.st, oo.cancel, rv,
+		                        err != NULL && rv != WT_OK ? err->msg : NULL, s.io_ms,
+		                        NULL);
 	}
+	engine_bcast_cancel_watch(oo.cancel, NULL, NULL); /* before the stream goes */
 	engine_bcast_close(s.st);
+	if (rv != WT_OK && rv != WT_ETIMEDOUT && engine_bcast_cancel_fired(oo.cancel))
+		rv = wt_seterr(
+		    err, WT_ECANCELED,
+		    "broadcast replica: canceled by wt_bcast_cancel_fire() while receiving "
+		    "from %s",
+		    o->url);
 	return rv;
 }

@@ -58,7 +58,8 @@ static void drop(wt_bcast_root *r, uint32_t k, const wt_errbuf *why)
 	int code = WT_OK;
 	uint32_t ms = r->io_timeout_ms < 200 ? r->io_timeout_ms : 200;
 	if (r->first.code == WT_OK && why->code == WT_ECLOSED &&
-	    engine_bcast_reply_recv(r->peers[k], &code, msg, sizeof(msg), ms, NULL) == WT_OK &&
+	    engine_bcast_reply_recv(r->peers[k], NULL, &code, msg, sizeof(msg), ms, NULL) ==
+	        WT_OK &&
 	    code != WT_OK)
 		wt_seterr(&r->first, code, "replica %u failed: %s", k, msg);
 	if (r->first.code == WT_OK)
@@ -116,7 +117,8 @@ static void refuse_all(wt_bcast_root *r, int code, const char *msg)
 {
 	for (uint32_t k = 0; k < r->n_peers; k++)
 		if (r->peers[k] != NULL)
-			engine_bcast_reply_send(r->peers[k], code, msg, r->io_timeout_ms, NULL);
+			engine_bcast_reply_send(r->peers[k], NULL, code, msg, r->io_timeout_ms,
+			                        NULL);
 	close_all(r);
 }
 
@@ -209,7 +211,7 @@ static int b_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 	}
 	for (uint32_t k = 0; k < r->n_peers; k++) { /* admitted */
 		wt_errbuf e;
-		if (engine_bcast_reply_send(r->peers[k], WT_OK, NULL, r->io_timeout_ms, &e) !=
+		if (engine_bcast_reply_send(r->peers[k], NULL, WT_OK, NULL, r->io_timeout_ms, &e) !=
 		    WT_OK)
 			drop(r, k, &e);
 	}
@@ -271,7 +273,8 @@ static void collect_acks(wt_bcast_root *r)
 			continue;
 		uint64_t now = common_now_ns();
 		uint32_t ms = now < deadline ? (uint32_t)((deadline - now + 999999) / 1000000) : 1;
-		int rv = engine_bcast_reply_recv(r->peers[k], &code, msg, sizeof(msg), ms, &e);
+		int rv =
+		    engine_bcast_reply_recv(r->peers[k], NULL, &code, msg, sizeof(msg), ms, &e);
 		if (rv == WT_OK && code != WT_OK)
 			wt_seterr(&e, code, "replica failed: %s", msg);
 		if (rv == WT_OK && code == WT_OK)

@@ -47,13 +47,18 @@ int engine_bcast_nng_err(int nrv)
 	}
 }
 
-int engine_bcast_io(nng_stream *st, int send, void *buf, size_t n, uint32_t timeout_ms,
-                    const char *what, wt_errbuf *err)
+int engine_bcast_io(nng_stream *st, struct wt_bcast_cancel *cancel, int send, void *buf, size_t n,
+                    uint32_t timeout_ms, const char *what, wt_errbuf *err)
 {
 	uint64_t deadline = common_now_ns() + (uint64_t)timeout_ms * 1000000u;
-	int nrv = client_stream_io(st, send, buf, n, deadline, NULL, NULL);
+	client_io_gate gate;
+	engine_bcast_cancel_gate(cancel, &gate);
+	int nrv = client_stream_io_gated(st, send, buf, n, deadline, NULL, NULL,
+	                                 cancel != NULL ? &gate : NULL);
 	if (nrv == 0)
 		return WT_OK;
+	if (nrv == NNG_ECANCELED)
+		return wt_seterr(err, WT_ECANCELED, "broadcast: %s: canceled", what);
 	if (nrv == NNG_ENOMEM)
 		return wt_seterr(err, WT_ENOMEM, "broadcast: %s: out of memory", what);
 	int rv = engine_bcast_nng_err(nrv);
@@ -65,8 +70,8 @@ int engine_bcast_io(nng_stream *st, int send, void *buf, size_t n, uint32_t time
 	                 nng_strerror(nrv));
 }
 
-int engine_bcast_hello_send(nng_stream *st, const engine_bcast_hello *h, uint32_t timeout_ms,
-                            wt_errbuf *err)
+int engine_bcast_hello_send(nng_stream *st, struct wt_bcast_cancel *cancel,
+                            const engine_bcast_hello *h, uint32_t timeout_ms, wt_errbuf *err)
 {
 	size_t lg = strlen(h->group), lr = strlen(h->revision), ll = strlen(h->layout);
 	if (lg > ENGINE_BCAST_MAX_GROUP || lr > ENGINE_BCAST_MAX_TEXT || ll > ENGINE_BCAST_MAX_TEXT)
@@ -82,13 +87,13 @@ int engine_bcast_hello_send(nng_stream *st, const engine_bcast_hello *h, uint32_
 	hdr[16] = (uint8_t)lg, hdr[17] = (uint8_t)(lg >> 8);
 	hdr[18] = (uint8_t)lr, hdr[19] = (uint8_t)(lr >> 8);
 	hdr[20] = (uint8_t)ll, hdr[21] = (uint8_t)(ll >> 8);
-	int rv = engine_bcast_io(st, 1, hdr, sizeof(hdr), timeout_ms, "sending hello", err);
+	int rv = engine_bcast_io(st, cancel, 1, hdr, sizeof(hdr), timeout_ms, "sending hello", err);
 	const char *s[3] = {h->group, h->revision, h->layout};
 	size_t l[3] = {lg, lr, ll};
 	for (int i = 0; rv == WT_OK && i < 3; i++)
 		if (l[i] > 0)
-			rv = engine_bcast_io(st, 1, (void *)s[i], l[i], timeout_ms, "sending hello",
-			                     err);
+			rv = engine_bcast_io(st, cancel, 1, (void *)s[i], l[i], timeout_ms,
+			                     "sending hello", err);
 	return rv;
 }
 
@@ -124,38 +129,42 @@ int engine_bcast_hello_recv(nng_stream *st, engine_bcast_hello *h, uint32_t time
 {
 	uint8_t hdr[ENGINE_BCAST_HELLO];
 	size_t l[3];
-	int rv = engine_bcast_io(st, 0, hdr, sizeof(hdr), timeout_ms, "reading hello", err);
+	int rv = engine_bcast_io(st, NULL, 0, hdr, sizeof(hdr), timeout_ms, "reading hello", err);
 	if (rv == WT_OK)
 		rv = engine_bcast_hello_parse(hdr, h, l, err);
 	char *s[3] = {h->group, h->revision, h->layout};
 	for (int i = 0; rv == WT_OK && i < 3; i++) {
 		if (l[i] > 0)
-			rv = engine_bcast_io(st, 0, s[i], l[i], timeout_ms, "reading hello", err);
+			rv = engine_bcast_io(st, NULL, 0, s[i], l[i], timeout_ms, "reading hello",
+			                     err);
 		s[i][l[i]] = '\0';
 	}
 	return rv;
 }
 
-int engine_bcast_reply_send(nng_stream *st, int code, const char *msg, uint32_t timeout_ms,
-                            wt_errbuf *err)
+int engine_bcast_reply_send(nng_stream *st, struct wt_bcast_cancel *cancel, int code,
+                            const char *msg, uint32_t timeout_ms, wt_errbuf *err)
 {
 	size_t len = msg != NULL ? strnlen(msg, WT_ERRMSG_MAX - 1) : 0;
 	uint8_t hdr[12];
 	put32(hdr, ENGINE_BCAST_MAGIC);
 	put32(hdr + 4, (uint32_t)code);
 	put32(hdr + 8, (uint32_t)len);
-	int rv = engine_bcast_io(st, 1, hdr, sizeof(hdr), timeout_ms, "sending a reply", err);
+	int rv =
+	    engine_bcast_io(st, cancel, 1, hdr, sizeof(hdr), timeout_ms, "sending a reply", err);
 	if (rv == WT_OK && len > 0)
-		rv = engine_bcast_io(st, 1, (void *)msg, len, timeout_ms, "sending a reply", err);
+		rv = engine_bcast_io(st, cancel, 1, (void *)msg, len, timeout_ms, "sending a reply",
+		                     err);
 	return rv;
 }
 
-int engine_bcast_reply_recv(nng_stream *st, int *code, char *msg, size_t cap, uint32_t timeout_ms,
-                            wt_errbuf *err)
+int engine_bcast_reply_recv(nng_stream *st, struct wt_bcast_cancel *cancel, int *code, char *msg,
+                            size_t cap, uint32_t timeout_ms, wt_errbuf *err)
 {
 	uint8_t hdr[12];
 	char buf[WT_ERRMSG_MAX];
-	int rv = engine_bcast_io(st, 0, hdr, sizeof(hdr), timeout_ms, "reading a reply", err);
+	int rv =
+	    engine_bcast_io(st, cancel, 0, hdr, sizeof(hdr), timeout_ms, "reading a reply", err);
 	if (rv != WT_OK)
 		return rv;
 	uint32_t c = get32(hdr + 4), len = get32(hdr + 8);
@@ -164,8 +173,8 @@ int engine_bcast_reply_recv(nng_stream *st, int *code, char *msg, size_t cap, ui
 		                 "broadcast reply: magic %08x, code %u, message of %u bytes: not a "
 		                 "weightd broadcast peer's (code < %d, message < %d bytes)",
 		                 get32(hdr), c, len, WT_ERR_COUNT_, WT_ERRMSG_MAX);
-	if (len > 0 &&
-	    (rv = engine_bcast_io(st, 0, buf, len, timeout_ms, "reading a reply", err)) != WT_OK)
+	if (len > 0 && (rv = engine_bcast_io(st, cancel, 0, buf, len, timeout_ms, "reading a reply",
+	                                     err)) != WT_OK)
 		return rv;
 	buf[len] = '\0';
 	for (uint32_t i = 0; i < len; i++) /* text from the network: printable only */
@@ -189,7 +198,7 @@ int engine_bcast_frame_send(nng_stream *st, const engine_bcast_frame *f, uint32_
 {
 	uint8_t hdr[ENGINE_BCAST_FRAME];
 	engine_bcast_frame_encode(hdr, f);
-	return engine_bcast_io(st, 1, hdr, sizeof(hdr), timeout_ms, "sending a frame", err);
+	return engine_bcast_io(st, NULL, 1, hdr, sizeof(hdr), timeout_ms, "sending a frame", err);
 }
 
 void engine_bcast_frame_decode(const uint8_t hdr[ENGINE_BCAST_FRAME], engine_bcast_frame *f)
@@ -200,7 +209,8 @@ void engine_bcast_frame_decode(const uint8_t hdr[ENGINE_BCAST_FRAME], engine_bca
 	f->len = get64(hdr + 16);
 }
 
-int engine_bcast_dial(const char *url, uint32_t timeout_ms, nng_stream **out, wt_errbuf *err)
+int engine_bcast_dial(const char *url, uint32_t timeout_ms, struct wt_bcast_cancel *cancel,
+                      nng_stream **out, wt_errbuf *err)
 {
 	nng_stream_dialer *d = NULL;
 	nng_aio *aio = NULL;
@@ -218,9 +228,10 @@ int engine_bcast_dial(const char *url, uint32_t timeout_ms, nng_stream **out, wt
 	}
 	uint64_t deadline = common_now_ns() + (uint64_t)timeout_ms * 1000000u;
 	nrv = NNG_ETIMEDOUT;
-	for (;;) {
+	bool go = engine_bcast_cancel_watch(cancel, d, NULL);
+	while (go) {
 		uint64_t now = common_now_ns();
-		if (now >= deadline)
+		if (now >= deadline || engine_bcast_cancel_fired(cancel))
 			break;
 		nng_aio_set_timeout(aio, (nng_duration)((deadline - now + 999999) / 1000000));
 		nng_stream_dialer_dial(d, aio);
@@ -231,8 +242,13 @@ int engine_bcast_dial(const char *url, uint32_t timeout_ms, nng_stream **out, wt
 		nanosleep(&ts, NULL);
 	}
 	nng_stream *st = nrv == 0 ? nng_aio_get_output(aio, 0) : NULL;
+	engine_bcast_cancel_watch(cancel, NULL, NULL); /* before the dialer goes */
 	nng_aio_free(aio);
 	nng_stream_dialer_free(d);
+	if (st == NULL && engine_bcast_cancel_fired(cancel))
+		return wt_seterr(err, WT_ECANCELED,
+		                 "broadcast: dialing the root %s: canceled (wt_bcast_cancel_fire)",
+		                 url);
 	if (st == NULL)
 		return wt_seterr(
 		    err, WT_ETIMEDOUT,

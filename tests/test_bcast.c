@@ -60,7 +60,9 @@ typedef struct csink {
 	wt_sink base;
 	wt_host_sink *h;
 	int begins, tbegins, writes, tends, ends, aborts;
-	int fail_write; /* write() number (1-based) that fails with WT_EIO; 0 none */
+	int fail_write;          /* write() number (1-based) that fails with WT_EIO; 0 none */
+	_Atomic int began;       /* a tensor began: read from other threads */
+	wt_bcast_cancel *cancel; /* fired by tensor_begin when set */
 } csink;
 
 static wt_sink *inner_of(wt_sink *s)
@@ -75,6 +77,8 @@ static int c_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 static int c_tbegin(wt_sink *s, size_t t, wt_errbuf *err)
 {
 	((csink *)s)->tbegins++;
+	((csink *)s)->began = 1;
+	wt_bcast_cancel_fire(((csink *)s)->cancel);
 	return inner_of(s)->ops->tensor_begin(inner_of(s), t, err);
 }
 static int c_write(wt_sink *s, size_t t, uint64_t off, const void *d, size_t len, wt_errbuf *err)
@@ -125,6 +129,7 @@ typedef struct rep {
 	int rv;
 	wt_errbuf err;
 	double secs; /* how long wt_bcast_receive took */
+	wt_bcast_cancel *cancel;
 	pthread_t th;
 } rep;
 
@@ -142,20 +147,27 @@ static void *rep_main(void *arg)
 	o.group = r->group;
 	o.io_timeout_ms = r->io_ms ? r->io_ms : 5000;
 	o.join_timeout_ms = r->join_ms ? r->join_ms : 5000;
+	o.cancel = r->cancel;
 	double t0 = now_s();
 	r->rv = wt_bcast_receive(&o, r->m, &r->cs.base, &r->err);
 	r->secs = now_s() - t0;
 	return NULL;
 }
 
-/* Start replica r (manifest asked through c now) dialing url. */
-static void rep_start(rep *r, wt_client *c, const char *url, const char *group)
+/* Replica r (manifest asked through c now) for url, not started yet. */
+static void rep_init(rep *r, wt_client *c, const char *url, const char *group)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->url, sizeof(r->url), "%s", url);
 	r->group = group;
 	r->m = fake_manifest(c);
 	csink_init(&r->cs);
+}
+
+/* Start replica r (manifest asked through c now) dialing url. */
+static void rep_start(rep *r, wt_client *c, const char *url, const char *group)
+{
+	rep_init(r, c, url, group);
 	assert_int_equal(pthread_create(&r->th, NULL, rep_main, r), 0);
 }
 
@@ -378,8 +390,8 @@ static void test_bcast_silent_connections(void **state)
 	nng_stream *silent[40] = {NULL};
 	wt_errbuf err;
 	for (int i = 0; i < 40; i++)
-		assert_int_equal(engine_bcast_dial(wt_bcast_root_url(x.r), 2000, &silent[i], &err),
-		                 WT_OK);
+		assert_int_equal(
+		    engine_bcast_dial(wt_bcast_root_url(x.r), 2000, NULL, &silent[i], &err), WT_OK);
 	rep r[2];
 	for (int i = 0; i < 2; i++)
 		rep_start(&r[i], x.c, wt_bcast_root_url(x.r), NULL);
@@ -406,7 +418,7 @@ static void test_bcast_silent_connections(void **state)
 
 /* ---- a hostile root speaking the wire format ---- */
 
-enum { H_FLIP, H_TRUE, H_DIE, H_SILENT, H_OUT_OF_ORDER, H_TOO_LONG };
+enum { H_FLIP, H_TRUE, H_DIE, H_SILENT, H_OUT_OF_ORDER, H_TOO_LONG, H_MUTE };
 
 typedef struct hroot {
 	nng_stream_listener *l;
@@ -414,6 +426,7 @@ typedef struct hroot {
 	int mode;
 	pthread_t th;
 	_Atomic int stop;
+	_Atomic int heard; /* the replica's hello was read */
 } hroot;
 
 static int hsend(nng_stream *st, uint32_t type, uint32_t t, uint64_t off, uint64_t len,
@@ -422,7 +435,7 @@ static int hsend(nng_stream *st, uint32_t type, uint32_t t, uint64_t off, uint64
 	engine_bcast_frame f = {.type = type, .tensor = t, .off = off, .len = len};
 	int rv = engine_bcast_frame_send(st, &f, 3000, NULL);
 	if (rv == WT_OK && data != NULL && len > 0)
-		rv = engine_bcast_io(st, 1, (void *)data, (size_t)len, 3000, "test", NULL);
+		rv = engine_bcast_io(st, NULL, 1, (void *)data, (size_t)len, 3000, "test", NULL);
 	return rv;
 }
 
@@ -468,8 +481,12 @@ static void *hroot_main(void *arg)
 	nng_stream *st = nng_aio_result(aio) == 0 ? nng_aio_get_output(aio, 0) : NULL;
 	nng_aio_free(aio);
 	engine_bcast_hello *hello = malloc(sizeof(*hello));
-	if (st != NULL && engine_bcast_hello_recv(st, hello, 3000, NULL) == WT_OK &&
-	    engine_bcast_reply_send(st, WT_OK, NULL, 3000, NULL) == WT_OK) {
+	if (st != NULL && engine_bcast_hello_recv(st, hello, 3000, NULL) == WT_OK)
+		h->heard = 1;
+	while (h->mode == H_MUTE && !h->stop) /* never admits it */
+		usleep(10000);
+	if (h->heard && h->mode != H_MUTE &&
+	    engine_bcast_reply_send(st, NULL, WT_OK, NULL, 3000, NULL) == WT_OK) {
 		if (h->mode == H_SILENT) {
 			hsend(st, ENGINE_BCAST_F_TBEGIN, 0, 0, 0, NULL);
 			while (!h->stop)
@@ -578,6 +595,96 @@ static void test_bcast_root_silent(void **state)
 	rep_free(&r);
 }
 
+/* ---- wt_bcast_cancel ---- */
+
+/* Replica r for url with a cancellation and timeouts (30 s) far beyond the
+ * test: only the cancellation ends it early (else WT_ETIMEDOUT, 30-60 s). */
+static void rep_cancelable(rep *r, wt_client *c, const char *url)
+{
+	rep_init(r, c, url, NULL);
+	r->io_ms = r->join_ms = 30000;
+	assert_int_equal(wt_bcast_cancel_create(&r->cancel, NULL), WT_OK);
+}
+
+static void rep_canceled(rep *r)
+{
+	rep_join(r);
+	assert_int_equal(r->rv, WT_ECANCELED);
+	assert_non_null(strstr(r->err.msg, "wt_bcast_cancel_fire"));
+	wt_bcast_cancel_destroy(r->cancel);
+}
+
+static void wait_flag(_Atomic int *flag)
+{
+	for (int i = 0; i < 2000 && !*flag; i++) /* at most 20 s */
+		usleep(10000);
+	assert_true(*flag);
+}
+
+/* Fired before the call, while dialing a root that does not listen, while
+ * waiting to be admitted (the root read the hello and never answers) and
+ * mid-broadcast, the root silent (while blocked on the next frame, and from
+ * the sink's tensor_begin: before the next receive starts): each
+ * wt_bcast_receive returns WT_ECANCELED; the sink is never begun before
+ * admission, and is aborted exactly once after. */
+static void test_bcast_cancel(void **state)
+{
+	(void)state;
+	wt_client *c = open_client();
+	nng_stream_listener *l; /* a port nobody listens on any more */
+	int port = 0;
+	assert_int_equal(nng_stream_listener_alloc(&l, "tcp://127.0.0.1:0"), 0);
+	assert_int_equal(nng_stream_listener_listen(l), 0);
+	assert_int_equal(nng_stream_listener_get_int(l, NNG_OPT_TCP_BOUND_PORT, &port), 0);
+	nng_stream_listener_free(l);
+	char nobody[64];
+	snprintf(nobody, sizeof(nobody), "tcp://127.0.0.1:%d", port);
+	rep r;
+	for (int early = 1; early >= 0; early--) {
+		rep_cancelable(&r, c, nobody);
+		if (early)
+			wt_bcast_cancel_fire(r.cancel);
+		assert_int_equal(pthread_create(&r.th, NULL, rep_main, &r), 0);
+		usleep(200000); /* dialing (when not fired before) */
+		wt_bcast_cancel_fire(r.cancel);
+		wt_bcast_cancel_fire(r.cancel); /* idempotent */
+		rep_canceled(&r);
+		assert_int_equal(r.cs.begins, 0);
+		rep_free(&r);
+	}
+	for (int k = 0; k < 3; k++) {
+		int mode = k == 0 ? H_MUTE : H_SILENT;
+		hroot h;
+		hroot_start(&h, mode);
+		rep_cancelable(&r, c, h.url);
+		if (k == 2)
+			r.cs.cancel = r.cancel;
+		assert_int_equal(pthread_create(&r.th, NULL, rep_main, &r), 0);
+		wait_flag(mode == H_MUTE ? &h.heard : &r.cs.began);
+		wt_bcast_cancel_fire(r.cancel);
+		rep_canceled(&r);
+		if (mode == H_MUTE)
+			assert_int_equal(r.cs.begins, 0);
+		else
+			assert_aborted_once(&r);
+		hroot_stop(&h);
+		rep_free(&r);
+	}
+	/* a 1.5 struct (it ends before cancel) never reads what lies beyond */
+	rep_init(&r, c, nobody, NULL);
+	wt_bcast_opts o;
+	wt_bcast_opts_init(&o);
+	o.struct_size = offsetof(wt_bcast_opts, cancel);
+	o.url = nobody;
+	o.join_timeout_ms = 300;
+	assert_int_equal(wt_bcast_cancel_create(&o.cancel, NULL), WT_OK);
+	wt_bcast_cancel_fire(o.cancel);
+	assert_int_equal(wt_bcast_receive(&o, r.m, &r.cs.base, &r.err), WT_ETIMEDOUT);
+	wt_bcast_cancel_destroy(o.cancel);
+	rep_free(&r);
+	wt_client_close(c);
+}
+
 /* Frames that do not fit the replica's manifest: a tensor out of order, a
  * length past the tensor's end (refused before a byte of it is read). */
 static void test_bcast_bad_frames(void **state)
@@ -658,6 +765,7 @@ int main(void)
 	    cmocka_unit_test(test_bcast_root_dies),
 	    cmocka_unit_test(test_bcast_root_silent),
 	    cmocka_unit_test(test_bcast_bad_frames),
+	    cmocka_unit_test(test_bcast_cancel),
 	    cmocka_unit_test(test_bcast_opts),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

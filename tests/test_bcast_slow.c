@@ -189,8 +189,8 @@ static void deaf_join(const char *url, const wt_manifest *m, nng_stream **out)
 	h->tp_rank = wt_manifest_tp_rank(m);
 	h->ep_rank = wt_manifest_ep_rank(m);
 	wt_errbuf err;
-	assert_int_equal(engine_bcast_dial(url, 2000, out, &err), WT_OK);
-	assert_int_equal(engine_bcast_hello_send(*out, h, 2000, &err), WT_OK);
+	assert_int_equal(engine_bcast_dial(url, 2000, NULL, out, &err), WT_OK);
+	assert_int_equal(engine_bcast_hello_send(*out, NULL, h, 2000, &err), WT_OK);
 	free(h);
 }
 

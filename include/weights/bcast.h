@@ -40,6 +40,9 @@
 extern "C" {
 #endif
 
+/* Since 1.6: a cancellation for wt_bcast_receive (wt_bcast_opts.cancel). */
+typedef struct wt_bcast_cancel wt_bcast_cancel; /* opaque */
+
 /* Versioned like wt_client_opts: set struct_size (wt_bcast_opts_init does). */
 typedef struct wt_bcast_opts {
 	size_t struct_size;
@@ -73,6 +76,11 @@ typedef struct wt_bcast_opts {
 	 * good costs the others this much once. 0 = the default, 5000; at most
 	 * io_timeout_ms (the replicas that wait meanwhile must not time out). */
 	uint32_t lag_timeout_ms;
+	/* Since 1.6, replica only, optional (NULL, or absent from an older
+	 * struct): wt_bcast_cancel_fire(cancel) from another thread ends this
+	 * wt_bcast_receive with WT_ECANCELED at once, whatever it waits for
+	 * (dialing, admission, a frame). Borrowed; must outlive the call. */
+	wt_bcast_cancel *cancel;
 } wt_bcast_opts;
 
 WT_API void wt_bcast_opts_init(wt_bcast_opts *o);
@@ -134,6 +142,23 @@ WT_API void wt_bcast_root_destroy(wt_bcast_root *r);
  */
 WT_API int wt_bcast_receive(const wt_bcast_opts *o, const wt_manifest *m, wt_sink *sink,
                             wt_errbuf *err);
+
+/*
+ * Since 1.6. A cancellation for one wt_bcast_receive at a time (its
+ * o->cancel). Caller owns *out (wt_bcast_cancel_destroy()); WT_ENOMEM.
+ */
+WT_API int wt_bcast_cancel_create(wt_bcast_cancel **out, wt_errbuf *err);
+/*
+ * Any thread, any time, idempotent: the wt_bcast_receive using c (now or
+ * later: a fired cancellation stays fired) returns WT_ECANCELED without
+ * waiting for a timeout: its dial is stopped and its stream to the root
+ * closed (the root drops this replica). After the sink's begin(), abort() is
+ * called exactly once as for any failure; a receive that already passed its
+ * sink's end() returns WT_OK.
+ */
+WT_API void wt_bcast_cancel_fire(wt_bcast_cancel *c);
+/* NULL is a no-op; not while a wt_bcast_receive uses it. */
+WT_API void wt_bcast_cancel_destroy(wt_bcast_cancel *c);
 
 #ifdef __cplusplus
 }

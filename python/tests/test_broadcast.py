@@ -177,3 +177,37 @@ def test_alone_and_bad_arguments(client, url):
     with pytest.raises(TypeError) as te:
         client.fetch_into({}, "llama", broadcast=None)
     assert "fetch() only" in str(te.value)
+
+
+def test_receive_cancelled_from_another_thread(url):
+    """A replica waiting for a root whose fetch never starts (join and io
+    timeouts 30 s, beyond the test's 20 s wait for the thread): cancel() from
+    this thread ends it with weightd.Cancelled; a cancellation fired before
+    the call raises at once; one receive at a time per BroadcastCancel."""
+    m = _manifest(url)
+    with weightd.BroadcastRoot("tcp://127.0.0.1:0", n_members=2, group="c") as root:
+        c = weightd.BroadcastCancel()
+        t, box = _thread(weightd.receive_broadcast, root.url, m, group="c",
+                         join_timeout_ms=30000, io_timeout_ms=30000, cancel=c)
+        time.sleep(0.3)  # dialed, hello sent: waiting to be admitted
+        with pytest.raises(weightd.Error) as e:  # in use by the thread
+            weightd.receive_broadcast(root.url, m, group="c", cancel=c)
+        assert e.value.name == "WT_EBUSY"
+        with pytest.raises(weightd.Error) as e:
+            c.close()
+        assert e.value.name == "WT_EBUSY"
+        c.cancel()
+        c.cancel()  # idempotent
+        exc = _join(t, box).get("exc")
+        assert isinstance(exc, weightd.Cancelled), exc
+        assert "wt_bcast_cancel_fire" in exc.message
+        assert c.cancelled
+        with pytest.raises(weightd.Cancelled):  # stays cancelled
+            weightd.receive_broadcast(root.url, m, group="c", join_timeout_ms=30000, cancel=c)
+        c.close()
+        c.close()
+        with pytest.raises(weightd.Error) as e:
+            weightd.receive_broadcast(root.url, m, group="c", cancel=c)
+        assert e.value.name == "WT_ECLOSED"
+    with pytest.raises(TypeError):
+        weightd.receive_broadcast(root.url, m, cancel=object())

@@ -13,14 +13,15 @@ See README.md "Use from an engine / Python".
 """
 
 from ._lib import lib_path
-from .bcast import BroadcastResult, BroadcastRoot, receive_broadcast
+from .bcast import BroadcastCancel, BroadcastResult, BroadcastRoot, receive_broadcast
 from .client import Client, Fetch, Shard
 from .errors import Cancelled, Error, MismatchError
 from .manifest import AdminResult, Manifest, ModelInfo, TensorInfo
 from .stream import TensorStream
 
 __all__ = ["Client", "Fetch", "Shard", "TensorStream", "Manifest", "TensorInfo", "ModelInfo",
-           "AdminResult", "Error", "BroadcastRoot", "BroadcastResult", "receive_broadcast",
+           "AdminResult", "Error", "BroadcastRoot", "BroadcastResult", "BroadcastCancel",
+           "receive_broadcast",
            "Cancelled", "MismatchError", "library_version", "lib_path", "torch_dtype",
            "numpy_dtype"]
 __version__ = "0.3.0"

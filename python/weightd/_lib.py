@@ -326,6 +326,7 @@ class BcastOpts(ctypes.Structure):
         ("io_timeout_ms", c_u32),
         ("max_lag_bytes", c_u64),  # libweights 1.6
         ("lag_timeout_ms", c_u32),  # libweights 1.6
+        ("cancel", c_void_p),  # 1.6: a wt_bcast_cancel (replica)
     ]
 
 
@@ -340,3 +341,9 @@ try:  # an older library still serves everything else (weightd.bcast says so)
     wt_bcast_receive = _fn("wt_bcast_receive", c_int, P(BcastOpts), c_void_p, c_void_p, E)
 except AttributeError:
     wt_bcast_opts_init = None
+try:  # 1.6
+    wt_bcast_cancel_create = _fn("wt_bcast_cancel_create", c_int, P(c_void_p), E)
+    wt_bcast_cancel_fire = _fn("wt_bcast_cancel_fire", None, c_void_p)
+    wt_bcast_cancel_destroy = _fn("wt_bcast_cancel_destroy", None, c_void_p)
+except AttributeError:
+    wt_bcast_cancel_create = None

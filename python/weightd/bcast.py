@@ -12,6 +12,7 @@ to the others over a host stream (tcp:// or ipc://):
     # on each replica (every member asks weightd for its own manifest):
     m = client.manifest("llama", tp_size=2, tp_rank=0)
     shard = weightd.receive_broadcast(url, m, group="job-7")
+    # weightd.BroadcastCancel(): cancel=c, then c.cancel() from another thread
 
 Both return a Shard (zero-copy views of a libweights host sink, as
 Client.fetch). A replica checks every chunk and tensor hash against its own
@@ -166,23 +167,95 @@ class BroadcastRoot:
             self._r = None
 
 
+class BroadcastCancel:
+    """A cancellation for receive_broadcast(..., cancel=this) (wt_bcast_cancel,
+    libweights 1.6): cancel() from any thread makes that receive raise
+    weightd.Cancelled (WT_ECANCELED) at once, whether it is dialing, waiting
+    to be admitted or waiting for a frame, instead of at its timeouts; the
+    root drops this replica. Once cancelled it stays so (a later receive with
+    it raises at once). One receive at a time; close() (or garbage
+    collection) frees it, WT_EBUSY while a receive uses it."""
+
+    def __init__(self):
+        if _lib.wt_bcast_cancel_create is None:
+            raise Error(_lib.WT_EUNSUPPORTED, "WT_EUNSUPPORTED",
+                        "weightd.BroadcastCancel: %s has no wt_bcast_cancel (libweights 1.6); "
+                        "load a newer one (WEIGHTD_LIB)" % _lib.lib_path)
+        self._lock = threading.Lock()
+        self._users = 0  # receives using it; guarded by _lock
+        self._cancelled = False
+        self._c = ctypes.c_void_p()
+        err = _lib.ErrBuf()
+        check(_lib.wt_bcast_cancel_create(ctypes.byref(self._c), ctypes.byref(err)), err)
+
+    @property
+    def cancelled(self):
+        return self._cancelled
+
+    def cancel(self):
+        """Idempotent; from any thread."""
+        with self._lock:
+            self._cancelled = True
+            if self._c:
+                _lib.wt_bcast_cancel_fire(self._c)
+
+    def _enter(self):
+        with self._lock:
+            if not self._c:
+                raise Error(_lib.WT_ECLOSED, "WT_ECLOSED", "weightd.BroadcastCancel is closed")
+            if self._users:
+                raise Error(_lib.WT_EBUSY, "WT_EBUSY", "weightd.BroadcastCancel: a "
+                            "receive_broadcast already uses it; one at a time")
+            self._users += 1
+            return self._c.value
+
+    def _leave(self):
+        with self._lock:
+            self._users -= 1
+
+    def close(self):
+        with self._lock:
+            if self._users:
+                raise Error(_lib.WT_EBUSY, "WT_EBUSY", "weightd.BroadcastCancel.close(): a "
+                            "receive_broadcast still uses it")
+            if getattr(self, "_c", None):
+                _lib.wt_bcast_cancel_destroy(self._c)
+                self._c = ctypes.c_void_p()
+
+    def __del__(self):  # a running receive holds a reference: never in use here
+        if getattr(self, "_c", None):
+            _lib.wt_bcast_cancel_destroy(self._c)
+            self._c = ctypes.c_void_p()
+
+
 def receive_broadcast(url, manifest, *, group=None, join_timeout_ms=None, io_timeout_ms=None,
-                      as_torch=None):
+                      as_torch=None, cancel=None):
     """On a replica: dial the root at url (retrying up to join_timeout_ms),
     receive its broadcast into a libweights host sink, checking every chunk
     and tensor against manifest (this replica's own, from
     client.manifest(...) with the root's layout and rank), and return a Shard
     as Client.fetch does (stats None). Blocks, with the GIL released, until
-    the end; not cancellable (bounded by the timeouts). Errors are
+    the end, the timeouts, or cancel.cancel() from another thread (cancel: a
+    BroadcastCancel, libweights 1.6; then weightd.Cancelled). Errors are
     weightd.Error: WT_ELAYOUT / WT_EVERSION / WT_EINVAL when the root refused
     this replica's layout or rank / revision / group, WT_EHASH, WT_ECANCELED
-    (the root's fetch failed), WT_ECLOSED, WT_ETIMEDOUT, ..."""
+    (the root's fetch failed, or cancelled), WT_ECLOSED, WT_ETIMEDOUT, ..."""
     as_torch = want_torch(as_torch)
     if not isinstance(manifest, Manifest):
         raise TypeError("weightd.receive_broadcast: want this replica's Manifest "
                         "(client.manifest(model, **layout)), got %r" % (manifest,))
+    if cancel is not None and not isinstance(cancel, BroadcastCancel):
+        raise TypeError("weightd.receive_broadcast: cancel=%r: want a weightd.BroadcastCancel"
+                        % (cancel,))
     o = _opts("receive_broadcast", url, group, join_timeout_ms, io_timeout_ms)
     host, err = _HostSink(), _lib.ErrBuf()
-    rc = _lib.wt_bcast_receive(ctypes.byref(o), manifest._ptr, host.sink(), ctypes.byref(err))
+    if cancel is not None:
+        o.cancel = cancel._enter()
+    try:
+        rc = _lib.wt_bcast_receive(ctypes.byref(o), manifest._ptr, host.sink(),
+                                   ctypes.byref(err))
+    finally:
+        if cancel is not None:
+            cancel._leave()
     check(rc, err)
     return make_shard(host, manifest, None, as_torch)
