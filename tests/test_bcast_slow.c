@@ -250,18 +250,18 @@ static void *raw_main(void *arg)
 	int code = WT_OK;
 	char msg[WT_ERRMSG_MAX];
 	wt_errbuf err;
-	x->rv = engine_bcast_reply_recv(x->st, &code, msg, sizeof(msg), 5000, &err);
+	x->rv = engine_bcast_reply_recv(x->st, NULL, &code, msg, sizeof(msg), 5000, &err);
 	uint8_t buf[CHUNK_BYTES];
 	while (x->rv == WT_OK && !x->end) {
 		uint8_t hdr[ENGINE_BCAST_FRAME];
 		engine_bcast_frame f;
-		x->rv = engine_bcast_io(x->st, 0, hdr, sizeof(hdr), 5000, "frame", &err);
+		x->rv = engine_bcast_io(x->st, NULL, 0, hdr, sizeof(hdr), 5000, "frame", &err);
 		if (x->rv != WT_OK)
 			break;
 		engine_bcast_frame_decode(hdr, &f);
 		assert_true(f.len <= sizeof(buf));
-		if (f.len > 0 &&
-		    (x->rv = engine_bcast_io(x->st, 0, buf, f.len, 5000, "data", &err)) != WT_OK)
+		if (f.len > 0 && (x->rv = engine_bcast_io(x->st, NULL, 0, buf, f.len, 5000, "data",
+		                                          &err)) != WT_OK)
 			break;
 		x->got += f.len;
 		x->end = f.type == ENGINE_BCAST_F_END;
@@ -269,9 +269,9 @@ static void *raw_main(void *arg)
 			usleep(x->pause_ms * 1000);
 	}
 	if (x->end && x->ack)
-		x->rv = engine_bcast_reply_send(x->st, WT_OK, NULL, 5000, &err);
+		x->rv = engine_bcast_reply_send(x->st, NULL, WT_OK, NULL, 5000, &err);
 	else if (x->end) /* until the root closes */
-		x->rv = engine_bcast_reply_recv(x->st, &code, msg, sizeof(msg), 5000, &err);
+		x->rv = engine_bcast_reply_recv(x->st, NULL, &code, msg, sizeof(msg), 5000, &err);
 	return NULL;
 }
 
