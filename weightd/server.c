@@ -53,12 +53,14 @@ static void req_send(wd_req *r, nng_msg *m)
 }
 
 /* A reply on connection pipe_id waited send_timeout_ms: close it (no lock held:
- * the pipe callbacks take srv->lk). Logged once a connection. */
+ * the pipe callbacks take srv->lk). Every reply queued there times out at
+ * about the same time, and nng may still accept a close of a closing pipe: so
+ * logged and counted once for a run of timeouts on the same connection. */
 static void close_stalled_pipe(wd_server *s, uint32_t pipe_id)
 {
 	nng_pipe p = NNG_PIPE_INITIALIZER;
 	p.id = pipe_id;
-	if (nng_pipe_close(p) != 0)
+	if (nng_pipe_close(p) != 0 || atomic_exchange(&s->stalled_last_pipe, pipe_id) == pipe_id)
 		return;
 	atomic_fetch_add(&s->stalled_closed, 1);
 	WT_LOG(WT_LOG_WARNING,

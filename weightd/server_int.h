@@ -221,8 +221,9 @@ struct wd_server {
 	_Atomic uint64_t peer_fills, peer_bytes;
 	_Atomic uint64_t
 	    bulk_replies; /* chunk replies sent on bulk streams (also in chunk_replies) */
-	_Atomic uint64_t bulk_streams;   /* bulk streams accepted (clients keep theirs open) */
-	_Atomic uint64_t stalled_closed; /* connections and streams ended by send_timeout_ms */
+	_Atomic uint64_t bulk_streams;      /* bulk streams accepted (clients keep theirs open) */
+	_Atomic uint64_t stalled_closed;    /* connections and streams ended by send_timeout_ms */
+	_Atomic uint32_t stalled_last_pipe; /* the connection close_stalled_pipe counted last */
 	wd_metrics m;
 	const wd_faults *_Atomic faults; /* tests only (faults.c); NULL in weightd */
 	struct MHD_Daemon *metrics;      /* NULL unless metrics_listen is set */
