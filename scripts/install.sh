@@ -6,7 +6,7 @@
 #   $LIBDIR/libweights.so         -> libweights.so.X.Y.Z (what -lweights links)
 #   $LIBDIR/libweights.a          static archive
 #   $LIBDIR/pkgconfig/weights.pc  from scripts/weights.pc.in
-#   $PREFIX/include/weights/*.h   the public headers
+#   $PREFIX/include/weights/*.h   the public headers (and weights.hpp, the C++17 wrapper)
 #   $PREFIX/bin/weightd, weightctl
 #   $PREFIX/share/weightd/weightd.conf.example   the annotated sample config
 #                                 (never an active config: copy it to /etc yourself)
@@ -45,7 +45,7 @@ install -m 0755 "$BUILD/$SOFILE" "$L/$SOFILE"
 ln -sf "$SOFILE" "$L/$SONAME"
 ln -sf "$SOFILE" "$L/libweights.so"
 install -m 0644 "$BUILD/libweights.a" "$L/libweights.a"
-install -m 0644 include/weights/*.h "$DESTDIR$PREFIX/include/weights/"
+install -m 0644 include/weights/*.h include/weights/*.hpp "$DESTDIR$PREFIX/include/weights/"
 sed -e "s|@PREFIX@|$PREFIX|g" -e "s|@LIBDIR@|$pc_libdir|g" -e "s|@VERSION@|$WT_VERSION|g" \
 	-e "s|@LIBS_PRIVATE@|$private|g" scripts/weights.pc.in >"$L/pkgconfig/weights.pc"
 install -m 0755 "$BUILD/weightd" "$BUILD/weightctl" "$DESTDIR$PREFIX/bin/"

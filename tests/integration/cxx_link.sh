@@ -25,6 +25,14 @@ for h in include/weights/*.h; do
 	cc -std=c11 $STRICT -Iinclude -fsyntax-only "$T/one.c" 2>"$T/hdr.err" ||
 		{ cat "$T/hdr.err"; die "$h does not compile alone as C11"; }
 done
+printf '#include "weights/weights.hpp"\nint main() { return 0; }\n' >"$T/hpp.cpp"
+# shellcheck disable=SC2086
+c++ -std=c++17 $STRICT -Iinclude -fsyntax-only "$T/hpp.cpp" 2>"$T/hdr.err" ||
+	{ cat "$T/hdr.err"; die "weights.hpp does not compile alone as c++17"; }
+# shellcheck disable=SC2086
+c++ -std=c++11 $STRICT -Iinclude -fsyntax-only "$T/hpp.cpp" 2>"$T/hdr.err" &&
+	die "weights.hpp compiled as c++11"
+grep -q 'needs C++17' "$T/hdr.err" || { cat "$T/hdr.err"; die "weights.hpp under c++11: no clear error"; }
 
 # shellcheck disable=SC2086
 c++ -std=c++11 $STRICT $SAN -Iinclude -c tests/cxx/cxx_fetch.cpp -o "$T/cxx_fetch.o" ||
@@ -34,6 +42,9 @@ nm -u "$T/cxx_fetch.o" | grep -qE ' wt_client_opts_init$' ||
 # shellcheck disable=SC2086
 c++ $SAN "$T/cxx_fetch.o" -L"$B" -lweights -Wl,-rpath,"$B" -o "$T/cxx_fetch" ||
 	die "linking the C++ program against $B/libweights.so"
+# shellcheck disable=SC2086
+c++ -std=c++17 $STRICT $SAN -pthread -Iinclude tests/cxx/cxx_wrapper.cpp -L"$B" -lweights \
+	-Wl,-rpath,"$B" -o "$T/cxx_wrapper" || die "building tests/cxx/cxx_wrapper.cpp"
 
 mkdir -p "$T/models"
 "$B/wt-mkckpt" --family llama --out "$T/models/llama" >/dev/null || die "wt-mkckpt llama"
@@ -42,4 +53,9 @@ start_weightd wd "$T/models" "$T/cache"
 "$B/weightctl" shard --model-dir "$T/models/llama" --tp-size 2 --tp-rank 1 \
 	--out "$T/shard.safetensors" 2>"$T/shard.err" || die "weightctl shard: $(cat "$T/shard.err")"
 cmp -s "$T/cxx.safetensors" "$T/shard.safetensors" || die "C++ fetch differs from weightctl shard"
+"$T/cxx_wrapper" "$WD_URL" llama "$T" || die "cxx_wrapper"
+for f in file fwd; do
+	cmp -s "$T/$f.safetensors" "$T/shard.safetensors" ||
+		die "weights.hpp fetch ($f.safetensors) differs from weightctl shard"
+done
 echo "cxx_link.sh: ok"

@@ -84,5 +84,7 @@ done
 # both fail cleanly (exit 1, a message) against a model that does not exist
 LD_LIBRARY_PATH="$R/lib" "$T/engine_c" "$WD_URL" nosuch >/dev/null 2>"$T/e.err" && die "C: nosuch succeeded"
 grep -q WT_ENOTFOUND "$T/e.err" || grep -q "nosuch" "$T/e.err" || die "C: no error named: $(cat "$T/e.err")"
+LD_LIBRARY_PATH="$R/lib" "$T/engine_cpp" "$WD_URL" nosuch >/dev/null 2>"$T/e.err" && die "C++: nosuch succeeded"
+grep -q "nosuch.*(WT_ENOTFOUND)" "$T/e.err" || die "C++: no weights::Error: $(cat "$T/e.err")"
 stop_weightd "$WD_PID"
 echo "readme_engine.sh: ok"

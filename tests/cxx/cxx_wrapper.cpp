@@ -1,0 +1,343 @@
+// cxx_wrapper.cpp — include/weights/weights.hpp (C++17) against a real weightd:
+// rank 1 of 2 into the wrapper's host and file sinks and into a C++
+// weights::Sink subclass that forwards to a C file sink (both files are
+// compared with `weightctl shard` by tests/integration/cxx_link.sh); errors
+// as weights::Error with the library's code; an exception thrown in a Sink
+// callback surfaces from fetch() (and Fetch::wait()) as itself, the fetch
+// aborted once; moves; watch, delta and update; a broadcast root and replica.
+//
+//   cxx_wrapper URL MODEL OUT_DIR
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <weights/weights.hpp>
+
+namespace
+{
+
+void expect(bool ok, const std::string &what)
+{
+	if (!ok) {
+		std::fprintf(stderr, "cxx_wrapper: FAIL: %s\n", what.c_str());
+		std::exit(1);
+	}
+}
+
+// f() must throw weights::Error with code want; returns it.
+template <class F> weights::Error expect_error(F &&f, int want, const std::string &what)
+{
+	try {
+		f();
+	} catch (const weights::Error &e) {
+		expect(e.code() == want && std::string(e.name()) == wt_errname(want),
+		       what + ": got " + e.what() + ", want " + wt_errname(want));
+		return e;
+	}
+	expect(false, what + ": no weights::Error thrown");
+	return weights::Error(WT_OK, "");
+}
+
+// Records every tensor's bytes and the callbacks, forwarding them to a C sink (optional).
+struct RecordSink : weights::Sink {
+	explicit RecordSink(wt_sink *inner = nullptr) : in(inner)
+	{
+	}
+	wt_sink *in;
+	std::vector<std::string> names;
+	std::vector<std::vector<unsigned char>> bytes;
+	int begins = 0, ends = 0, aborts = 0;
+
+	void pass(int rv, const wt_errbuf &e)
+	{
+		if (rv != WT_OK)
+			throw weights::Error(rv, e.msg);
+	}
+	void begin(weights::ManifestView m) override
+	{
+		begins++;
+		names.clear();
+		bytes.assign(m.n_tensors(), {});
+		for (size_t i = 0; i < m.n_tensors(); i++)
+			names.push_back(m.tensor(i).name);
+		wt_errbuf e;
+		if (in != nullptr)
+			pass(in->ops->begin(in, m.get(), &e), e);
+	}
+	void tensor_begin(size_t t) override
+	{
+		wt_errbuf e;
+		if (in != nullptr)
+			pass(in->ops->tensor_begin(in, t, &e), e);
+	}
+	void write(size_t t, uint64_t off, const void *data, size_t len) override
+	{
+		std::vector<unsigned char> &b = bytes.at(t);
+		if (off != b.size())
+			throw weights::Error(WT_EINVAL, "write of tensor " + std::to_string(t) +
+			                                    " at " + std::to_string(off));
+		const unsigned char *p = static_cast<const unsigned char *>(data);
+		b.insert(b.end(), p, p + len);
+		wt_errbuf e;
+		if (in != nullptr)
+			pass(in->ops->write(in, t, off, data, len, &e), e);
+	}
+	void tensor_end(size_t t) override
+	{
+		wt_errbuf e;
+		if (in != nullptr)
+			pass(in->ops->tensor_end(in, t, &e), e);
+	}
+	void end() override
+	{
+		ends++;
+		wt_errbuf e;
+		if (in != nullptr)
+			pass(in->ops->end(in, &e), e);
+	}
+	void abort() override
+	{
+		aborts++;
+		if (in != nullptr)
+			in->ops->abort(in);
+	}
+};
+
+struct EngineFull : std::runtime_error {
+	using std::runtime_error::runtime_error;
+};
+
+// Throws at one place: begin, the second write (EngineFull) or tensor_end (weights::Error).
+struct ThrowingSink : RecordSink {
+	enum Where { NONE, BEGIN, WRITE, TENSOR_END } where;
+	int writes = 0;
+	explicit ThrowingSink(Where w) : where(w)
+	{
+	}
+	void begin(weights::ManifestView m) override
+	{
+		if (where == BEGIN)
+			throw EngineFull("engine full at begin");
+		RecordSink::begin(m);
+	}
+	void write(size_t t, uint64_t off, const void *data, size_t len) override
+	{
+		if (where == WRITE && ++writes == 2)
+			throw EngineFull("engine memory full");
+		RecordSink::write(t, off, data, len);
+	}
+	void tensor_end(size_t) override
+	{
+		if (where == TENSOR_END)
+			throw weights::Error(WT_ENOSPC, "engine: no room after tensor");
+	}
+};
+
+// The host sink holds exactly the bytes r recorded.
+void same_bytes(const weights::HostSink &h, const RecordSink &r, const std::string &what)
+{
+	expect(!r.names.empty() && r.names.size() == r.bytes.size(), what + ": nothing recorded");
+	for (size_t i = 0; i < r.names.size(); i++) {
+		std::optional<weights::Bytes> b = h.find(r.names[i]);
+		expect(
+		    b && b->nbytes == r.bytes[i].size() &&
+		        (b->nbytes == 0 || std::memcmp(b->data, r.bytes[i].data(), b->nbytes) == 0),
+		    what + ": tensor '" + r.names[i] + "' differs from the host sink's");
+	}
+}
+
+// f() must throw EngineFull (not turned into anything else).
+template <class F> void expect_engine_full(F &&f, const std::string &what)
+{
+	try {
+		f();
+	} catch (const EngineFull &) {
+		return;
+	} catch (const std::exception &e) {
+		expect(false, what + ": got '" + e.what() + "' instead of EngineFull");
+	}
+	expect(false, what + ": nothing thrown");
+}
+
+void sink_exceptions(const weights::Client &c, const weights::Manifest &m)
+{
+	ThrowingSink w(ThrowingSink::WRITE);
+	expect_engine_full([&] { c.fetch(m, w); }, "throw in write");
+	expect(w.aborts == 1 && w.ends == 0, "throw in write: abort once, no end");
+	w.where = ThrowingSink::NONE; // the same sink again: the old exception is gone
+	c.fetch(m, w);
+	expect(w.aborts == 1 && w.ends == 1, "a fetch after the throwing one succeeds");
+
+	ThrowingSink b(ThrowingSink::BEGIN);
+	expect_engine_full([&] { c.fetch(m, b); }, "throw in begin");
+	expect(b.aborts == 0 && b.ends == 0, "throw in begin: abort is not called (engine.h)");
+
+	ThrowingSink te(ThrowingSink::TENSOR_END);
+	expect_error([&] { c.fetch(m, te); }, WT_ENOSPC, "weights::Error in tensor_end");
+	expect(te.aborts == 1 && te.ends == 0, "throw in tensor_end: abort once");
+
+	// what the C library sees: the callback's error code and message
+	ThrowingSink cw(ThrowingSink::WRITE), ct(ThrowingSink::TENSOR_END);
+	wt_errbuf err;
+	int rv = wt_client_fetch(c.get(), m.get(), weights::SinkRef(cw).c, nullptr, &err);
+	expect(rv == WT_ECANCELED && std::string(err.msg) == "sink: engine memory full",
+	       std::string("C view of EngineFull: ") + wt_errname(rv) + " " + err.msg);
+	rv = wt_client_fetch(c.get(), m.get(), weights::SinkRef(ct).c, nullptr, &err);
+	expect(rv == WT_ENOSPC && std::string(err.msg) == "engine: no room after tensor",
+	       std::string("C view of weights::Error: ") + wt_errname(rv) + " " + err.msg);
+
+	ThrowingSink aw(ThrowingSink::WRITE); // the same through an asynchronous fetch
+	weights::Fetch f = c.fetch_start(m, aw);
+	expect_engine_full([&] { f.wait(); }, "throw in write, fetch_start");
+	expect(aw.aborts == 1 && aw.ends == 0, "async throw in write: abort once");
+}
+
+void updates(const weights::Client &c, const weights::Manifest &m, weights::HostSink &h,
+             const std::string &model)
+{
+	weights::Watch w = c.watch(model, "", 0);
+	expect(w.changed && w.revision == m.revision(), "watch: the manifest's revision");
+	w = c.watch(model, w.revision, 0);
+	expect(!w.changed && w.revision == m.revision(), "watch of the current revision");
+	weights::Delta d = weights::delta(m, m);
+	expect(d.n_changed == 0 && d.bytes == 0 && d.changed.size() == m.n_tensors(), "delta");
+	wt_update_report r = c.fetch_update(m, m, h.update_sink());
+	expect(r.tensors_total == m.n_tensors() && r.tensors_updated == 0, "fetch_update");
+	std::vector<unsigned char> sel(m.n_tensors(), 0);
+	sel.back() = 1;
+	RecordSink one;
+	c.fetch_tensors(m, sel, one);
+	expect(one.names.size() == 1 && one.names[0] == m.tensor(m.n_tensors() - 1).name,
+	       "fetch_tensors: the one selected tensor");
+	same_bytes(h, one, "fetch_tensors");
+	sel.pop_back();
+	expect_error([&] { c.fetch_tensors(m, sel, one); }, WT_EINVAL, "select of the wrong size");
+}
+
+void moves(weights::Client &c, weights::Manifest &m, weights::HostSink &h, const weights::Layout &l)
+{
+	weights::Client c2 = std::move(c);
+	weights::Manifest m2 = std::move(m);
+	expect(c.get() == nullptr && m.get() == nullptr, "moved-from handles are empty");
+	weights::HostSink h2;
+	h2 = std::move(h); // h2's own sink is destroyed here
+	expect(h.get() == nullptr, "moved-from host sink is empty");
+	c2.fetch(m2, h2);
+	expect(h2.n_tensors() == m2.n_tensors(), "fetch with moved handles");
+	weights::Manifest &same = m2;
+	m2 = std::move(same); // self-move keeps it
+	expect(m2.get() != nullptr, "self-move of a manifest");
+	weights::Fetch f = c2.fetch_start(m2, h2);
+	weights::Fetch g = std::move(f);
+	while (!g.wait(20))
+		;
+	expect(f.get() == nullptr && h2.n_tensors() == m2.n_tensors(), "moved asynchronous fetch");
+	c = std::move(c2); // back: the caller goes on with them
+	m = std::move(m2);
+	h = std::move(h2);
+	weights::Layout l2 = l;
+	l2.exclude("lm_head\\.weight");
+	expect(l2.text() != l.text() && l2.text().find("lm_head") != std::string::npos,
+	       "a copied layout is its own: " + l2.text());
+	weights::Layout l3 = std::move(l2);
+	expect(l2.text() == weights::Layout().text() &&
+	           l3.text().find("lm_head") != std::string::npos,
+	       "a moved-from layout is the default one");
+}
+
+void broadcast(const weights::Client &c, const weights::Manifest &m, const std::string &dir)
+{
+	wt_bcast_opts o = weights::bcast_options();
+	std::string url = "ipc://" + dir + "/bcast.ipc";
+	o.url = url.c_str();
+	o.group = "cxx";
+	o.n_members = 2;
+	weights::HostSink root_h, rep_h;
+	weights::BcastRoot root(o, root_h);
+	std::exception_ptr rep_exc;
+	std::thread rep([&] {
+		try {
+			weights::bcast_receive(o, m, rep_h);
+		} catch (...) {
+			rep_exc = std::current_exception();
+		}
+	});
+	c.fetch(m, root);
+	rep.join();
+	if (rep_exc)
+		std::rethrow_exception(rep_exc);
+	expect(root.result() == 1 && root_h.n_tensors() == m.n_tensors() &&
+	           rep_h.n_tensors() == m.n_tensors(),
+	       "broadcast: root and replica hold the rank");
+}
+
+// With a CUDA device the rank goes there; without one the error is WT_EDEVICE.
+void cuda(const weights::Client &c, const weights::Manifest &m)
+{
+	try {
+		weights::CudaSink d(0);
+		c.fetch(m, d);
+		expect(d.n_tensors() == m.n_tensors() && d.find(m.tensor(0).name), "CUDA sink");
+		std::printf("cxx_wrapper: CUDA sink holds the rank\n");
+	} catch (const weights::Error &e) {
+		expect(e.code() == WT_EDEVICE, std::string("CUDA sink: ") + e.what());
+		std::printf("cxx_wrapper: no CUDA device: %s\n", e.what());
+	}
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		std::fprintf(stderr, "usage: cxx_wrapper URL MODEL OUT_DIR\n");
+		return 2;
+	}
+	const std::string model = argv[2], dir = argv[3];
+	try {
+		weights::Client c({argv[1]});
+		weights::Layout l = weights::Layout().tp(2, 1);
+		weights::Manifest m = c.manifest(model, l);
+		expect(m.layout_text() == l.text() && m.tp_rank() == 1 && m.n_tensors() > 1,
+		       "manifest of rank 1: " + m.layout_text());
+
+		weights::HostSink h;
+		wt_fetch_stats st;
+		wt_fetch_opts fo;
+		wt_fetch_opts_init(&fo);
+		fo.stats = &st;
+		c.fetch(m, h, &fo);
+		expect(h.n_tensors() == m.n_tensors() && st.bytes == m.total_bytes(), "host sink");
+		weights::FileSink f(dir + "/file.safetensors");
+		c.fetch(m, f);
+		weights::FileSink inner(dir + "/fwd.safetensors");
+		RecordSink r(inner.sink());
+		c.fetch(m, r);
+		expect(r.begins == 1 && r.ends == 1 && r.aborts == 0, "C++ sink: begin, end once");
+		same_bytes(h, r, "C++ sink");
+
+		weights::Error e =
+		    expect_error([&] { c.manifest("nosuch", l); }, WT_ENOTFOUND, "unknown model");
+		expect(e.message().find("nosuch") != std::string::npos, "message names the model");
+		expect_error([] { weights::Client none{std::vector<std::string>{}}; }, WT_EINVAL,
+		             "client without endpoints");
+		expect_error([&] { weights::Layout().quant("fp3"); }, WT_EINVAL, "unknown quant");
+
+		sink_exceptions(c, m);
+		updates(c, m, h, model);
+		moves(c, m, h, l);
+		c.fetch(m, h);
+		broadcast(c, m, dir);
+		cuda(c, m);
+		std::printf("cxx_wrapper: %zu tensors, %llu bytes; %s\n", m.n_tensors(),
+		            static_cast<unsigned long long>(m.total_bytes()), e.what());
+	} catch (const std::exception &x) {
+		std::fprintf(stderr, "cxx_wrapper: FAIL: %s\n", x.what());
+		return 1;
+	}
+	return 0;
+}
