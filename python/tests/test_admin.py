@@ -140,7 +140,10 @@ def test_register_ctrl_c(gated):
     import signal
 
     url, helper, base, _ = gated
-    code = ("import weightd, sys\n"
+    # a shell's background job inherits SIGINT ignored, and Python then never
+    # raises KeyboardInterrupt: the child restores the default first
+    code = ("import signal, weightd, sys\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "c = weightd.Client(%r)\n"
             "print('waiting', flush=True)\n"
             "c.register('intr', %r)\n" % (url, base + "/gate/llama"))
