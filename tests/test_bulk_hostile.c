@@ -238,6 +238,19 @@ static int raw_dial_small(const char *url)
 	return fd;
 }
 
+/* The largest chunk of mf: a whole 4 MiB one (chunk_bytes 4M, the "wide" model). */
+static const Weights__ChunkRef *biggest_chunk(const Weights__Manifest *mf)
+{
+	const Weights__ChunkRef *big = NULL;
+	for (size_t i = 0; i < mf->n_tensors; i++)
+		for (size_t k = 0; k < mf->tensors[i]->n_chunks; k++)
+			if (big == NULL || mf->tensors[i]->chunks[k]->nbytes > big->nbytes)
+				big = mf->tensors[i]->chunks[k];
+	assert_non_null(big);
+	assert_int_equal(big->nbytes, 4u << 20);
+	return big;
+}
+
 /* A client that asks for two 4 MiB chunks on its stream and stops reading:
  * with send_timeout_ms 500 weightd ends the stream (the replies it held are
  * let go) instead of holding them for as long as the peer stays connected.
@@ -259,13 +272,7 @@ static void test_stalled_reader(void **state)
 	tw_reply m = tw_manifest(s, "wide", 1, 0); /* produced and committed */
 	assert_int_equal(m.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
 	const Weights__Manifest *mf = m.r->manifest;
-	const Weights__ChunkRef *big = NULL;
-	for (size_t i = 0; i < mf->n_tensors; i++)
-		for (size_t k = 0; k < mf->tensors[i]->n_chunks; k++)
-			if (big == NULL || mf->tensors[i]->chunks[k]->nbytes > big->nbytes)
-				big = mf->tensors[i]->chunks[k];
-	assert_non_null(big);
-	assert_int_equal(big->nbytes, 4u << 20);
+	const Weights__ChunkRef *big = biggest_chunk(mf);
 	int fd = raw_dial_small(h.r->hello->stream_url);
 	uint8_t o[BULK_OPEN_BYTES];
 	bulk_open_encode(h.r->hello->stream_ticket.data, o);
@@ -355,13 +362,7 @@ static void test_stalled_msg_reader(void **state)
 		fail_msg("manifest: %s", wt_strerror(m.rv));
 	assert_int_equal(m.r->body_case, WEIGHTS__REPLY__BODY_MANIFEST);
 	const Weights__Manifest *mf = m.r->manifest;
-	const Weights__ChunkRef *big = NULL;
-	for (size_t i = 0; i < mf->n_tensors; i++)
-		for (size_t k = 0; k < mf->tensors[i]->n_chunks; k++)
-			if (big == NULL || mf->tensors[i]->chunks[k]->nbytes > big->nbytes)
-				big = mf->tensors[i]->chunks[k];
-	assert_non_null(big);
-	assert_int_equal(big->nbytes, 4u << 20);
+	const Weights__ChunkRef *big = biggest_chunk(mf);
 	int fd = raw_dial_small(e->url);
 	static const uint8_t hdr[8] = {0, 'S', 'P', 0, 0, 0x30, 0, 0}; /* req0 */
 	assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));

@@ -348,32 +348,45 @@ static void config8(char *cfg, size_t cap, int packed, int64_t G, int asym)
 		subst(cfg, cap, "\"symmetric\":true", "\"symmetric\":false");
 }
 
+/* The asymmetric int8 llama (group 0: per channel; packed: pack-quantized)
+ * into c and its config into cfg; its TP 2 shards in F32 must equal the
+ * dequantized codes, and int8-channel must be refused without --requant
+ * allow with a message holding `scheme`. *l is left at that refused layout. */
+static void asym8_checks(ctm *c, char *cfg, size_t cap, int64_t group, int packed,
+                         const char *scheme, wt_layout *l)
+{
+	printf("seed 0xc7000008\n");
+	ct_llama(c, 8, 0, 0, 0, 0);
+	to_asym8(c, group, packed);
+	config8(cfg, cap, packed, group, 1);
+	wt_layout_init(l);
+	l->tp_size = 2;
+	l->dtype = WT_F32;
+	fx f;
+	wt_errbuf err = {0};
+	if (fx_open(&f, c, cfg, l, &err) != WT_OK)
+		fail_msg("%s", err.msg);
+	ct_expect_tp2(&f, c, TOL8);
+	fx_close(&f);
+	/* never passes through: int8-channel needs --requant allow */
+	l->dtype = WT_DTYPE_INVALID;
+	l->quant = WT_QUANT_INT8_CHANNEL;
+	assert_int_equal(fx_open(&f, c, cfg, l, &err), WT_ELAYOUT);
+	printf("int8-channel from %s: %s\n", scheme, err.msg);
+	assert_non_null(strstr(err.msg, scheme));
+	fx_close(&f);
+}
+
 static void test_int8_asym_channel(void **state)
 {
 	(void)state;
 	ctm c;
 	char cfg[4096];
 	wt_layout l;
-	printf("seed 0xc7000008\n");
-	ct_llama(&c, 8, 0, 0, 0, 0);
-	to_asym8(&c, 0, 0);
-	config8(cfg, sizeof(cfg), 0, 0, 1);
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.dtype = WT_F32;
+	asym8_checks(&c, cfg, sizeof(cfg), 0, 0,
+	             "int8 per channel with zero points (symmetric false)", &l);
 	fx f;
 	wt_errbuf err = {0};
-	if (fx_open(&f, &c, cfg, &l, &err) != WT_OK)
-		fail_msg("%s", err.msg);
-	ct_expect_tp2(&f, &c, TOL8);
-	fx_close(&f);
-	/* never passes through: int8-channel needs --requant allow */
-	l.dtype = WT_DTYPE_INVALID;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	assert_int_equal(fx_open(&f, &c, cfg, &l, &err), WT_ELAYOUT);
-	printf("int8-channel from zero points: %s\n", err.msg);
-	assert_non_null(strstr(err.msg, "int8 per channel with zero points (symmetric false)"));
-	fx_close(&f);
 	l.requant_allow = 1;
 	if (fx_open(&f, &c, cfg, &l, &err) != WT_OK)
 		fail_msg("%s", err.msg);
@@ -483,24 +496,11 @@ static void test_pack8_asym_group(void **state)
 	ctm c;
 	char cfg[4096];
 	wt_layout l;
-	printf("seed 0xc7000008\n");
-	ct_llama(&c, 8, 0, 0, 0, 0);
-	to_asym8(&c, 128, 1);
-	config8(cfg, sizeof(cfg), 1, 128, 1);
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.dtype = WT_F32;
+	asym8_checks(&c, cfg, sizeof(cfg), 128, 1,
+	             "int8 per group of 128 (pack-quantized) with zero points", &l);
 	fx f;
 	wt_errbuf err = {0};
-	if (fx_open(&f, &c, cfg, &l, &err) != WT_OK)
-		fail_msg("%s", err.msg);
-	ct_expect_tp2(&f, &c, TOL8);
-	fx_close(&f);
-	l.dtype = WT_DTYPE_INVALID;
-	l.quant = WT_QUANT_INT8_CHANNEL;
 	assert_int_equal(fx_open(&f, &c, cfg, &l, &err), WT_ELAYOUT);
-	printf("int8-channel from int8 groups: %s\n", err.msg);
-	assert_non_null(strstr(err.msg, "int8 per group of 128 (pack-quantized) with zero points"));
 	assert_non_null(strstr(err.msg, "no output layout keeps"));
 	fx_close(&f);
 	/* zero points unpacked ([N, K/G]): the wrong shape */
