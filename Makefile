@@ -219,7 +219,7 @@ asan:
 # a model's new revision opening while it is served, production threads, write-behind, cut-through, the bulk stream, the client, broadcast to replicas),
 # under ThreadSanitizer; part of `make test`. RocksDB, nng and curl are not
 # instrumented (tests/tsan.supp names what is RocksDB's own).
-TSAN_TESTS := test_revision test_weightd_models test_shardmap_plan test_weightd_cut \
+TSAN_TESTS := test_revision test_store_verify test_weightd_models test_shardmap_plan test_weightd_cut \
               test_weightd_bulk test_weightd_flow test_weightd_lanes test_weightd_peer \
               test_client test_client_async test_client_fetch test_client_retry \
               test_client_direct test_objstore test_weightd_regopen test_client_hostile \

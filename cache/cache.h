@@ -174,14 +174,17 @@ int cache_disk_room(cache *c, uint64_t need, wt_errbuf *err);
 
 /* ---- notes: small named values beside the shards ---- */
 
-#define CACHE_NOTE_NAME_MAX  4096u
-#define CACHE_NOTE_VALUE_MAX 4096u
+#define CACHE_NOTE_NAME_MAX 4096u
+/* a source object's digest with its block digests (weightd/srcmemo.c) fits */
+#define CACHE_NOTE_VALUE_MAX ((1u << 20) + 64u)
 
 /* Store value (1..CACHE_NOTE_VALUE_MAX bytes) under name (1..CACHE_NOTE_NAME_MAX
  * bytes), replacing any earlier one; both copied. Written through the WAL,
  * not synced. Notes survive restarts; eviction and verify leave them alone. */
 int cache_note_put(cache *c, const void *name, size_t name_len, const void *val, size_t val_len,
                    wt_errbuf *err);
+/* Remove the note `name` (none: WT_OK). */
+int cache_note_delete(cache *c, const void *name, size_t name_len, wt_errbuf *err);
 /* Copy the note `name` into val (cap bytes): WT_ENOTFOUND if none, WT_ETOOBIG
  * if larger than cap. */
 int cache_note_get(cache *c, const void *name, size_t name_len, void *val, size_t cap,

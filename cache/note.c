@@ -43,6 +43,19 @@ int cache_note_put(cache *c, const void *name, size_t name_len, const void *val,
 	return e != NULL ? cache_rocks_err(c, e, "write a note", err) : WT_OK;
 }
 
+int cache_note_delete(cache *c, const void *name, size_t name_len, wt_errbuf *err)
+{
+	char *k;
+	size_t klen;
+	int rv = note_key(name, name_len, &k, &klen, err);
+	if (rv != WT_OK)
+		return rv;
+	char *e = NULL;
+	rocksdb_delete_cf(c->db, c->wo, c->cf[CACHE_CF_META], k, klen, &e);
+	free(k);
+	return e != NULL ? cache_rocks_err(c, e, "delete a note", err) : WT_OK;
+}
+
 int cache_note_get(cache *c, const void *name, size_t name_len, void *val, size_t cap,
                    size_t *val_len, wt_errbuf *err)
 {

@@ -33,6 +33,7 @@ struct ckpt {
 	store_pin **pins;  /* one per object, same order; owned */
 	size_t n_objects;
 	const ckpt_memo *memo; /* during open only */
+	ckpt_memo forget;      /* a copy of the memo: ckpt_read drops a digest it disproves */
 	ckpt_progress *prog;   /* during open only; may be NULL */
 	bool quick;            /* ckpt_open_quick: no content digests, revision "" */
 	/* digests of config.json and the index, for the revision */
@@ -393,6 +394,8 @@ static int open_ckpt(ckpt **out, store *s, const ckpt_memo *memo, ckpt_progress 
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
 	c->s = s;
 	c->memo = memo;
+	if (memo != NULL)
+		c->forget = *memo;
 	c->prog = prog;
 	c->quick = quick;
 	int rv = load(c, err);
@@ -496,7 +499,13 @@ int ckpt_read(const ckpt *c, const ckpt_tensor *t, uint64_t off, void *buf, size
 		                 "tensor '%s': read of %zu bytes at %llu is beyond its %llu bytes",
 		                 t->name, len, (unsigned long long)off,
 		                 (unsigned long long)t->nbytes);
-	return store_pin_read(c->pins[t->object_index], t->off + off, buf, len, err);
+	store_pin *p = c->pins[t->object_index];
+	int rv = store_pin_read(p, t->off + off, buf, len, err);
+	/* bytes that are not the revision's under the same version: the memo's
+	 * digest of that version is wrong now, and the next open must not reuse it */
+	if (rv == WT_ECHANGED && c->forget.forget != NULL && store_pin_content_changed(p))
+		c->forget.forget(c->forget.ctx, store_uri(c->s), store_pin_obj(p));
+	return rv;
 }
 
 int ckpt_check(const ckpt *c, wt_errbuf *err)

@@ -71,8 +71,12 @@ int store_read(store *s, const char *key, uint64_t off, void *buf, size_t len, w
 int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, size_t *len,
                    wt_errbuf *err);
 
-/* Bytes returned by store_read/store_read_all since open (tests count source reads). */
+/* Bytes read from the backend since open (tests count source reads). With
+ * block digests (store_pin_set_blocks) a read fetches the whole blocks it
+ * touches, so this can exceed store_bytes_asked, the bytes returned to
+ * callers by store_read and store_pin_read. */
 uint64_t store_bytes_read(const store *s);
+uint64_t store_bytes_asked(const store *s);
 
 /*
  * A pinned object: reads see the bytes the object had when it was pinned, or
@@ -100,6 +104,24 @@ int store_pin_check(store_pin *p, wt_errbuf *err);
 /* The XXH3-128 (common_hasher) of the object's bytes at pin time, as the
  * caller computed it (ckpt: the content digest); thread-safe. */
 void store_pin_set_digest(store_pin *p, wt_hash128 digest);
+/*
+ * Block digests: the XXH3-128 of each block_bytes block of the object's bytes
+ * at pin time (the last block may be shorter), as the caller computed them
+ * (ckpt: beside the content digest). Once given, every store_pin_read returns
+ * only bytes whose blocks matched (it reads the whole blocks a range
+ * touches), else WT_ECHANGED naming the key and the block, whatever the
+ * object's version says. Given once per pin (WT_EINVAL after), before the
+ * reads it should cover; n must be store_block_count(size, block_bytes).
+ */
+#define STORE_MAX_BLOCKS 65536u
+/* The block size of an object of nbytes: 1 MiB, doubled until it has at most
+ * STORE_MAX_BLOCKS blocks. */
+uint32_t store_block_bytes(uint64_t nbytes);
+size_t store_block_count(uint64_t nbytes, uint32_t block_bytes);
+int store_pin_set_blocks(store_pin *p, uint32_t block_bytes, const wt_hash128 *blocks, size_t n,
+                         wt_errbuf *err);
+/* true once a read through p found bytes that did not match their block. */
+bool store_pin_content_changed(const store_pin *p);
 /* Whole (small) pinned object into a malloc'd buffer, as store_read_all. */
 int store_pin_read_all(store_pin *p, uint64_t max_bytes, char **out, size_t *len, wt_errbuf *err);
 
@@ -322,8 +344,16 @@ typedef struct ckpt ckpt;
  * Objects with an empty version are never looked up.
  */
 typedef struct ckpt_memo {
-	bool (*get)(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out);
-	void (*put)(void *ctx, const char *uri, const store_obj *o, wt_hash128 digest);
+	/* also the n block digests of block_bytes each (store_pin_set_blocks):
+	 * a digest remembered without them, or with other blocks, is not known */
+	bool (*get)(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out,
+	            uint32_t block_bytes, wt_hash128 *blocks, size_t n);
+	void (*put)(void *ctx, const char *uri, const store_obj *o, wt_hash128 digest,
+	            uint32_t block_bytes, const wt_hash128 *blocks, size_t n);
+	/* Optional: the bytes of o no longer match what was remembered although
+	 * its version is the same; drop it (the next open hashes it again). The
+	 * ckpt keeps a copy of the memo for this: ctx must outlive the ckpt. */
+	void (*forget)(void *ctx, const char *uri, const store_obj *o);
 	void *ctx;
 } ckpt_memo;
 

@@ -2,11 +2,13 @@
  * revision.c — content digests of source objects and the revision digest.
  *
  * An object's content digest is the XXH3-128 of all its bytes, read through
- * a pin (so the bytes hashed are the bytes production will read) and checked
- * against the pin afterwards (an in-place write while hashing is
- * WT_ECHANGED). A ckpt_memo remembers digests by (store URI, key, size,
- * version): the file:// version includes ctime and the inode, so a rewrite
- * never finds the old entry.
+ * a pin and checked against the pin afterwards (an in-place write while
+ * hashing is WT_ECHANGED). Each block of the object (store_block_bytes) is
+ * hashed too and given to the pin, which then returns only bytes that match
+ * (store_verify.c): the bytes production reads are the bytes hashed, even
+ * when the store keeps a version over a rewrite. A ckpt_memo remembers digests by (store URI, key,
+ * size, version): the file:// version includes ctime and the inode, so a rewrite never finds the
+ * old entry.
  *
  * A digest that takes longer than ckpt_digest_progress_ns (30 s) logs how far
  * it got (NOTICE), so registering a large remote checkpoint is not silent.
@@ -83,33 +85,34 @@ static void progress(dig_run *r, uint64_t n)
 	pthread_mutex_unlock(&r->log_lk);
 }
 
-/* XXH3-128 of every byte of object i: the memo first, then a full read
- * through its pin and a store_pin_check; the memo learns what was computed.
- * Stops at its next block once r->stop is set: WT_ECANCELED and *stopped =
- * true (a store's own WT_ECANCELED leaves *stopped false). A canceled open
- * (r->prog->cancel) fails for itself: WT_ECANCELED, *stopped false. */
-static int object_digest(dig_run *r, size_t i, bool *stopped)
+/* Feed n bytes at object offset off to the block hasher bh, writing each
+ * block's digest as it ends (blocks of bb bytes, the last one at nbytes). */
+static void hash_blocks(common_hasher *bh, uint64_t off, const char *p, size_t n, uint32_t bb,
+                        uint64_t nbytes, wt_hash128 *blocks)
 {
-	store_pin *p = r->pins[i];
-	const char *uri = r->uri;
-	const ckpt_memo *memo = r->memo;
-	const _Atomic bool *stop = &r->stop;
-	wt_hash128 *out = &r->out[i];
-	wt_errbuf *err = &r->errs[i];
-	*stopped = false;
-	const store_obj *o = store_pin_obj(p);
-	bool memo_ok = memo != NULL && o->version != NULL && o->version[0] != '\0';
-	if (memo_ok && memo->get(memo->ctx, uri, o, out)) {
-		if (r->prog != NULL) /* known: counts as read, so done reaches total */
-			atomic_fetch_add(&r->prog->done, o->nbytes);
-		store_pin_set_digest(p, *out);
-		return WT_OK;
+	while (n > 0) {
+		size_t room = bb - (size_t)(off % bb), k = n < room ? n : room;
+		common_hasher_update(bh, p, k);
+		off += k;
+		p += k;
+		n -= k;
+		if (off % bb == 0 || off == nbytes) {
+			blocks[(off - 1) / bb] = common_hasher_digest(bh);
+			common_hasher_reset(bh);
+		}
 	}
+}
+
+/* Read object p whole: its XXH3-128 into *out and each block's into blocks. */
+static int read_digest(dig_run *r, store_pin *p, uint32_t bb, wt_hash128 *blocks, wt_hash128 *out,
+                       bool *stopped, wt_errbuf *err)
+{
+	const store_obj *o = store_pin_obj(p);
 	size_t blk = o->nbytes < DIGEST_BLOCK ? (size_t)o->nbytes : DIGEST_BLOCK;
 	char *buf = malloc(blk ? blk : 1);
-	common_hasher *h = common_hasher_new();
+	common_hasher *h = common_hasher_new(), *bh = common_hasher_new();
 	int rv = WT_OK;
-	if (buf == NULL || h == NULL)
+	if (buf == NULL || h == NULL || bh == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for its digest", o->key);
 	for (uint64_t off = 0; rv == WT_OK && off < o->nbytes; off += blk) {
 		if (r->prog != NULL && atomic_load(&r->prog->cancel)) {
@@ -119,7 +122,7 @@ static int object_digest(dig_run *r, size_t i, bool *stopped)
 			               (unsigned long long)o->nbytes);
 			break;
 		}
-		if (atomic_load(stop)) {
+		if (atomic_load(&r->stop)) {
 			*stopped = true;
 			rv = wt_seterr(err, WT_ECANCELED, "key '%s': digest stopped", o->key);
 			break;
@@ -128,19 +131,55 @@ static int object_digest(dig_run *r, size_t i, bool *stopped)
 		rv = store_pin_read(p, off, buf, n, err);
 		if (rv == WT_OK) {
 			common_hasher_update(h, buf, n);
+			hash_blocks(bh, off, buf, n, bb, o->nbytes, blocks);
 			progress(r, n);
 		}
 	}
 	if (rv == WT_OK)
 		rv = store_pin_check(p, err);
-	if (rv == WT_OK) {
+	if (rv == WT_OK)
 		*out = common_hasher_digest(h);
-		store_pin_set_digest(p, *out); /* what an unsure store_pin_check compares */
-		if (memo_ok)
-			memo->put(memo->ctx, uri, o, *out);
-	}
 	common_hasher_free(h);
+	common_hasher_free(bh);
 	free(buf);
+	return rv;
+}
+
+/* XXH3-128 of every byte of object i, and of each of its blocks: the memo
+ * first, then a full read through its pin and a store_pin_check; the memo
+ * learns what was computed. The pin gets both (store_pin_set_digest, _blocks),
+ * so every later read through it is checked. Stops at its next block once
+ * r->stop is set: WT_ECANCELED and *stopped = true (a store's own
+ * WT_ECANCELED leaves *stopped false). A canceled open (r->prog->cancel)
+ * fails for itself: WT_ECANCELED, *stopped false. */
+static int object_digest(dig_run *r, size_t i, bool *stopped)
+{
+	store_pin *p = r->pins[i];
+	const ckpt_memo *memo = r->memo;
+	wt_hash128 *out = &r->out[i];
+	wt_errbuf *err = &r->errs[i];
+	*stopped = false;
+	const store_obj *o = store_pin_obj(p);
+	uint32_t bb = store_block_bytes(o->nbytes);
+	size_t nb = store_block_count(o->nbytes, bb);
+	wt_hash128 *blocks = calloc(nb ? nb : 1, sizeof(*blocks));
+	if (blocks == NULL)
+		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for %zu block digests",
+		                 o->key, nb);
+	bool memo_ok = memo != NULL && o->version != NULL && o->version[0] != '\0';
+	int rv;
+	if (memo_ok && memo->get(memo->ctx, r->uri, o, out, bb, blocks, nb)) {
+		if (r->prog != NULL) /* known: counts as read, so done reaches total */
+			atomic_fetch_add(&r->prog->done, o->nbytes);
+		rv = WT_OK;
+	} else if ((rv = read_digest(r, p, bb, blocks, out, stopped, err)) == WT_OK && memo_ok) {
+		memo->put(memo->ctx, r->uri, o, *out, bb, blocks, nb);
+	}
+	if (rv == WT_OK) {
+		store_pin_set_digest(p, *out); /* what an unsure store_pin_check compares */
+		rv = store_pin_set_blocks(p, bb, blocks, nb, err);
+	}
+	free(blocks);
 	return rv;
 }
 

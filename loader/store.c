@@ -216,7 +216,9 @@ int store_read(store *s, const char *key, uint64_t off, void *buf, size_t len, w
 	size_t got = 0;
 	if ((rv = s->ops->read(s->impl, key, NULL, off, buf, len, &got, err)) != WT_OK)
 		return rv;
-	return count_read(s, key, off, len, got, err);
+	if ((rv = count_read(s, key, off, len, got, err)) == WT_OK)
+		atomic_fetch_add(&s->bytes_asked, (uint64_t)len);
+	return rv;
 }
 
 int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, size_t *len,
@@ -241,8 +243,9 @@ struct store_pin {
 	pthread_mutex_t lk;
 	/* guarded by lk */
 	bool have_digest;
-	wt_hash128 digest; /* of the bytes at pin time (store_pin_set_digest) */
-	char *settled;     /* an unsure version whose bytes matched the digest */
+	wt_hash128 digest;    /* of the bytes at pin time (store_pin_set_digest) */
+	char *settled;        /* an unsure version whose bytes matched the digest */
+	store_blocks *blocks; /* set once (store_pin_set_blocks); reads check them */
 };
 
 int store_pin_open(store *s, const char *key, store_pin **out, wt_errbuf *err)
@@ -275,6 +278,7 @@ void store_pin_close(store_pin *p)
 	if (p->h != NULL)
 		p->s->ops->unpin(p->h);
 	store_obj_clear(&p->obj);
+	store_blocks_free(p->blocks);
 	free(p->settled);
 	pthread_mutex_destroy(&p->lk);
 	free(p);
@@ -286,6 +290,33 @@ void store_pin_set_digest(store_pin *p, wt_hash128 digest)
 	p->digest = digest;
 	p->have_digest = true;
 	pthread_mutex_unlock(&p->lk);
+}
+
+int store_pin_set_blocks(store_pin *p, uint32_t block_bytes, const wt_hash128 *blocks, size_t n,
+                         wt_errbuf *err)
+{
+	store_blocks *b = NULL;
+	int rv = store_blocks_new(&b, p->obj.nbytes, block_bytes, blocks, n, err);
+	if (rv != WT_OK)
+		return wt_errprefix(err, "key '%s'", p->obj.key);
+	pthread_mutex_lock(&p->lk);
+	bool first = p->blocks == NULL;
+	if (first)
+		p->blocks = b;
+	pthread_mutex_unlock(&p->lk);
+	if (first)
+		return WT_OK;
+	store_blocks_free(b);
+	return wt_seterr(err, WT_EINVAL, "key '%s': its block digests were given already",
+	                 p->obj.key);
+}
+
+bool store_pin_content_changed(const store_pin *p)
+{
+	pthread_mutex_lock(&((store_pin *)p)->lk);
+	bool changed = store_blocks_mismatch(p->blocks);
+	pthread_mutex_unlock(&((store_pin *)p)->lk);
+	return changed;
 }
 
 static int pin_read_raw(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf *err);
@@ -365,8 +396,15 @@ static int pin_read_raw(store_pin *p, uint64_t off, void *buf, size_t len, wt_er
 	return count_read(p->s, key, off, len, got, err);
 }
 
+static int pin_read_thunk(void *p, uint64_t off, void *buf, size_t len, wt_errbuf *err)
+{
+	return pin_read_raw(p, off, buf, len, err);
+}
+
 /*
- * A pin held by a handle (file://) is checked after each read: a same-size
+ * A pin with block digests returns only bytes that match them, whatever its
+ * version says (store_verify.c). A pin held by a handle (file://) is also
+ * checked after each read, for a clearer error: a same-size
  * write that puts the mtime back, then a write back and a rename over the
  * name (A-B-A), leaves bytes that match the digest by the next
  * store_pin_check, although this read returned others. Checked here, the
@@ -376,9 +414,15 @@ static int pin_read_raw(store_pin *p, uint64_t off, void *buf, size_t len, wt_er
  */
 int store_pin_read(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf *err)
 {
-	int rv = pin_read_raw(p, off, buf, len, err);
+	pthread_mutex_lock(&p->lk);
+	store_blocks *b = p->blocks; /* set once: stays until the pin closes */
+	pthread_mutex_unlock(&p->lk);
+	int rv = b != NULL ? store_blocks_read(b, p->obj.key, off, buf, len, pin_read_thunk, p, err)
+	                   : pin_read_raw(p, off, buf, len, err);
 	if (rv == WT_OK && len > 0 && p->h != NULL)
 		rv = store_pin_check(p, err);
+	if (rv == WT_OK)
+		atomic_fetch_add(&p->s->bytes_asked, (uint64_t)len);
 	return rv;
 }
 
@@ -436,4 +480,9 @@ int store_pin_read_all(store_pin *p, uint64_t max_bytes, char **out, size_t *len
 uint64_t store_bytes_read(const store *s)
 {
 	return atomic_load(&((store *)s)->bytes_read);
+}
+
+uint64_t store_bytes_asked(const store *s)
+{
+	return atomic_load(&((store *)s)->bytes_asked);
 }

@@ -57,7 +57,8 @@ struct store {
 	const store_ops *ops;
 	void *impl;
 	char *uri;
-	_Atomic uint64_t bytes_read; /* updated without a lock */
+	_Atomic uint64_t bytes_read;  /* from the backend; updated without a lock */
+	_Atomic uint64_t bytes_asked; /* returned to callers (store_bytes_asked) */
 };
 
 /* Backend openers: path is the URI without its scheme. On success *ops and
@@ -67,6 +68,20 @@ int store_file_open(const char *path, const store_ops **ops, void **impl, wt_err
 int store_http_open(const char *rest, const store_ops **ops, void **impl, wt_errbuf *err);
 int store_https_open(const char *rest, const store_ops **ops, void **impl, wt_errbuf *err);
 int store_s3_open(const char *rest, const store_ops **ops, void **impl, wt_errbuf *err);
+
+/* store_verify.c: the block digests of a pinned object (store_pin_set_blocks)
+ * and reads checked against them. raw reads exactly len bytes at off. */
+typedef struct store_blocks store_blocks;
+typedef int (*store_raw_read_fn)(void *ctx, uint64_t off, void *buf, size_t len, wt_errbuf *err);
+int store_blocks_new(store_blocks **out, uint64_t nbytes, uint32_t block_bytes, const wt_hash128 *d,
+                     size_t n, wt_errbuf *err);
+void store_blocks_free(store_blocks *b); /* NULL-safe; drops its cached blocks */
+/* Exactly len bytes at off, every block they touch read whole through raw
+ * and matched against its digest: WT_ECHANGED naming the key and the block
+ * otherwise (then store_blocks_mismatch turns true). Thread-safe. */
+int store_blocks_read(store_blocks *b, const char *key, uint64_t off, void *buf, size_t len,
+                      store_raw_read_fn raw, void *ctx, wt_errbuf *err);
+bool store_blocks_mismatch(const store_blocks *b); /* NULL: false */
 
 /* Validate a relative key: non-empty, '/'-separated, no absolute path, no "."
  * or ".." or empty component. Escapes are WT_EPERM, other bad keys WT_EINVAL.

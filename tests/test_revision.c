@@ -220,8 +220,12 @@ typedef struct par_memo {
 	bool have_first, overlapped, waited_out;
 } par_memo;
 
-static bool par_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out)
+static bool par_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint32_t bb,
+                    wt_hash128 *blocks, size_t nb)
 {
+	(void)bb;
+	(void)blocks;
+	(void)nb;
 	(void)uri;
 	(void)out;
 	par_memo *m = ctx;
@@ -250,8 +254,12 @@ static bool par_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *
 	return false;
 }
 
-static void par_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d)
+static void par_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint32_t bb,
+                    const wt_hash128 *blocks, size_t nb)
 {
+	(void)bb;
+	(void)blocks;
+	(void)nb;
 	(void)uri;
 	(void)o;
 	(void)d;
@@ -325,8 +333,12 @@ typedef struct know_memo {
 	int cancel_at;
 } know_memo;
 
-static bool know_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out)
+static bool know_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint32_t bb,
+                     wt_hash128 *blocks, size_t nb)
 {
+	(void)bb;
+	(void)blocks;
+	(void)nb;
 	(void)uri;
 	(void)o;
 	know_memo *m = ctx;
@@ -337,11 +349,16 @@ static bool know_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 
 		return false;
 	}
 	*out = (wt_hash128){0};
+	memset(blocks, 0, nb * sizeof(*blocks));
 	return true;
 }
 
-static void know_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d)
+static void know_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint32_t bb,
+                     const wt_hash128 *blocks, size_t nb)
 {
+	(void)bb;
+	(void)blocks;
+	(void)nb;
 	(void)ctx;
 	(void)uri;
 	(void)o;

@@ -42,8 +42,12 @@ typedef struct gate {
 } gate;
 
 /* Lookups block while the gate is armed and closed; nothing is remembered. */
-static bool gate_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out)
+static bool gate_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint32_t bb,
+                     wt_hash128 *blocks, size_t nb)
 {
+	(void)bb;
+	(void)blocks;
+	(void)nb;
 	(void)uri;
 	(void)o;
 	(void)out;
@@ -59,8 +63,12 @@ static bool gate_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 
 	return false;
 }
 
-static void gate_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d)
+static void gate_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint32_t bb,
+                     const wt_hash128 *blocks, size_t nb)
 {
+	(void)bb;
+	(void)blocks;
+	(void)nb;
 	(void)ctx;
 	(void)uri;
 	(void)o;
@@ -263,8 +271,12 @@ typedef struct meet {
 	int inside, most, lookups;
 } meet;
 
-static bool meet_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out)
+static bool meet_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint32_t bb,
+                     wt_hash128 *blocks, size_t nb)
 {
+	(void)bb;
+	(void)blocks;
+	(void)nb;
 	(void)uri;
 	(void)o;
 	(void)out;

@@ -4,10 +4,14 @@
  * revalidating an unchanged one, reads no checkpoint bytes again.
  *
  * Note name: "srcdigest" NUL uri NUL key NUL size(decimal) NUL version.
- * Value: the 16-byte XXH3-128 of the object's bytes. A name that does not
- * fit a note is simply not remembered (the digest is computed each time).
+ * Value: the 16-byte XXH3-128 of the object's bytes, its block size (4 bytes,
+ * big-endian) and the 16-byte XXH3-128 of each block (store_pin_set_blocks):
+ * at most 1 MiB + 20 bytes (STORE_MAX_BLOCKS). A name that does not fit a
+ * note is simply not remembered (the digest is computed each time). A digest
+ * that a read disproves under the same version is forgotten (memo_forget).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "weightd/server_int.h"
@@ -30,34 +34,68 @@ static size_t note_name(const char *uri, const store_obj *o, char *out, size_t c
 	return n;
 }
 
-static bool memo_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out)
+#define MEMO_HEAD 20u /* XXH3-128 of the object, block bytes (u32 big-endian) */
+
+static bool memo_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out,
+                     uint32_t block_bytes, wt_hash128 *blocks, size_t nb)
 {
 	char name[CACHE_NOTE_NAME_MAX];
 	size_t n = note_name(uri, o, name, sizeof(name));
-	uint8_t v[16];
-	size_t vlen;
-	if (n == 0 || cache_note_get(ctx, name, n, v, sizeof(v), &vlen, NULL) != WT_OK ||
-	    vlen != sizeof(v))
-		return false;
-	*out = common_hash128_from_bytes(v);
-	return true;
+	size_t want = MEMO_HEAD + 16 * nb, vlen = 0;
+	uint8_t *v = want <= CACHE_NOTE_VALUE_MAX ? malloc(want) : NULL;
+	bool ok = v != NULL && n != 0 &&
+	          cache_note_get(ctx, name, n, v, want, &vlen, NULL) == WT_OK && vlen == want &&
+	          ((uint32_t)v[16] << 24 | (uint32_t)v[17] << 16 | (uint32_t)v[18] << 8 | v[19]) ==
+	              block_bytes;
+	if (ok) { /* a digest noted before block digests were (16 bytes) is not known */
+		*out = common_hash128_from_bytes(v);
+		for (size_t i = 0; i < nb; i++)
+			blocks[i] = common_hash128_from_bytes(v + MEMO_HEAD + 16 * i);
+	}
+	free(v);
+	return ok;
 }
 
-static void memo_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 digest)
+static void memo_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 digest,
+                     uint32_t block_bytes, const wt_hash128 *blocks, size_t nb)
 {
 	char name[CACHE_NOTE_NAME_MAX];
 	size_t n = note_name(uri, o, name, sizeof(name));
-	uint8_t v[16];
+	size_t len = MEMO_HEAD + 16 * nb;
+	uint8_t *v = n != 0 && len <= CACHE_NOTE_VALUE_MAX ? malloc(len) : NULL;
+	if (v == NULL)
+		return; /* not remembered: computed again next time */
 	common_hash128_to_bytes(digest, v);
+	for (int i = 0; i < 4; i++)
+		v[16 + i] = (uint8_t)(block_bytes >> (24 - 8 * i));
+	for (size_t i = 0; i < nb; i++)
+		common_hash128_to_bytes(blocks[i], v + MEMO_HEAD + 16 * i);
 	wt_errbuf err;
-	if (n != 0 && cache_note_put(ctx, name, n, v, sizeof(v), &err) != WT_OK)
+	if (cache_note_put(ctx, name, n, v, len, &err) != WT_OK)
 		WT_LOG(WT_LOG_WARNING, "cannot remember the digest of '%s' in '%s': %s", o->key,
 		       uri, err.msg);
+	free(v);
+}
+
+static void memo_forget(void *ctx, const char *uri, const store_obj *o)
+{
+	char name[CACHE_NOTE_NAME_MAX];
+	size_t n = note_name(uri, o, name, sizeof(name));
+	wt_errbuf err;
+	if (n != 0 && cache_note_delete(ctx, name, n, &err) != WT_OK)
+		WT_LOG(WT_LOG_WARNING, "cannot forget the digest of '%s' in '%s': %s", o->key, uri,
+		       err.msg);
+	else if (n != 0)
+		WT_LOG(WT_LOG_NOTICE,
+		       "'%s' in '%s': its bytes changed under version '%s'; its digest is taken "
+		       "again",
+		       o->key, uri, o->version);
 }
 
 void wd_srcmemo_init(ckpt_memo *memo, cache *c)
 {
 	memo->get = memo_get;
 	memo->put = memo_put;
+	memo->forget = memo_forget;
 	memo->ctx = c;
 }

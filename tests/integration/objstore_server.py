@@ -26,6 +26,9 @@ Range). Serves --root; the first path component picks the behaviour:
   /gate/K     like /ok, but a GET of more than 64 KiB waits (up to 60 s) while
               the gate is closed: closed at start; with --stdin, the lines
               "open" and "close" open and close it (each answered "ok")
+  /sizetag/K  like /ok, but the ETag is the size alone and Last-Modified a fixed
+              2020 date: a server (or a caching proxy) that keeps an object's
+              version over a same-size rewrite
   /redir/K    302 to /ok/K on this server, or to --redirect-to BASE + "/K"
   /nolist/K   like /ok, but a missing key is 403 AccessDenied (S3 without s3:ListBucket)
   /s3loop, /s3outside, /s3garbage   bad ListObjectsV2 replies (see LISTINGS)
@@ -138,6 +141,8 @@ class Handler(BaseHTTPRequestHandler):
         etag = hashlib.sha1(f"{st.st_mtime_ns}-{size}".encode()).hexdigest()
         if mode == "etagnow":
             etag = f"{int(st.st_mtime):x}-{size:x}"
+        if mode == "sizetag":
+            etag = f"size-{size:x}"
         first, last, partial = 0, size - 1, False
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", rng)
         if m and mode != "norange":
@@ -160,7 +165,8 @@ class Handler(BaseHTTPRequestHandler):
             count -= 1
         if partial and mode == "badcr":
             cr_first += 1
-        lastmod = email.utils.formatdate(st.st_mtime, usegmt=True)
+        lastmod = email.utils.formatdate(1577880000 if mode == "sizetag" else st.st_mtime,
+                                         usegmt=True)
         if mode in ("lmnow", "etagnow"):
             self.send_response_only(206 if partial else 200)
             self.send_header("Date", lastmod)

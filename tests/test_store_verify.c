@@ -1,0 +1,378 @@
+/*
+ * test_store_verify.c — reads of a pinned object checked against its block
+ * digests (loader/store_verify.c, store_pin_set_blocks), and what a
+ * checkpoint does with them: bytes that are not the revision's are never
+ * returned, even when the store keeps the object's version over a rewrite.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "loader/loader.h"
+#include "tests/test_objstore_util.h"
+#include "tests/util/splitmix.h"
+#include "tests/util/testutil.h"
+
+#define SEED      4242u
+#define OBJ_BYTES (3u * 1024u * 1024u + 512u * 1024u + 77u) /* 4 blocks, the last short */
+
+typedef struct fx {
+	char *dir;
+	uint8_t *obj;
+	store *s;
+	os_helper srv; /* test_rewrite_same_version's http server */
+	int port;
+} fx;
+
+static int setup(void **state)
+{
+	fx *f = calloc(1, sizeof(*f));
+	if (f == NULL || (f->obj = malloc(OBJ_BYTES)) == NULL)
+		return -1;
+	*state = f;
+	printf("seed %u\n", SEED);
+	f->dir = tu_mkdtemp("stverify");
+	tu_fill(f->obj, OBJ_BYTES, SEED);
+	wt_errbuf err;
+	if (f->dir == NULL || tu_write_file(f->dir, "obj.bin", f->obj, OBJ_BYTES) != 0 ||
+	    store_open(&f->s, f->dir, &err) != WT_OK)
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fx *f = *state;
+	store_close(f->s);
+	tu_rmrf(f->dir);
+	free(f->dir);
+	free(f->obj);
+	free(f);
+	return 0;
+}
+
+/* The block digests of bytes (as revision.c computes them); caller frees. */
+static wt_hash128 *digests_of(const uint8_t *bytes, uint64_t n, uint32_t *bb, size_t *nb)
+{
+	*bb = store_block_bytes(n);
+	*nb = store_block_count(n, *bb);
+	wt_hash128 *d = calloc(*nb ? *nb : 1, sizeof(*d));
+	assert_non_null(d);
+	for (size_t i = 0; i < *nb; i++) {
+		uint64_t s = (uint64_t)i * *bb, e = s + *bb < n ? s + *bb : n;
+		d[i] = common_hash128(bytes + s, (size_t)(e - s));
+	}
+	return d;
+}
+
+/* A pin of obj.bin given the block digests of `as` (its bytes, or others). */
+static store_pin *pin_as(fx *f, const uint8_t *as)
+{
+	store_pin *p = NULL;
+	wt_errbuf err;
+	assert_int_equal(store_pin_open(f->s, "obj.bin", &p, &err), WT_OK);
+	uint32_t bb;
+	size_t nb;
+	wt_hash128 *d = digests_of(as, OBJ_BYTES, &bb, &nb);
+	assert_int_equal(store_pin_set_blocks(p, bb, d, nb, &err), WT_OK);
+	free(d);
+	return p;
+}
+
+/* One random read: mostly within or across a block boundary, sometimes long. */
+static void random_range(uint64_t *rng, uint64_t *off, size_t *len)
+{
+	uint64_t r = tu_splitmix64(rng);
+	if (r % 4 == 0) { /* around a block boundary */
+		uint64_t b = (r >> 8) % 4 * (1u << 20);
+		uint64_t back = (r >> 16) % 4096;
+		*off = b > back ? b - back : 0;
+	} else {
+		*off = (r >> 8) % OBJ_BYTES;
+	}
+	uint64_t room = OBJ_BYTES - *off,
+	         want = (r >> 40) % 3 == 0 ? (r >> 20) % (3u << 20) : (r >> 20) % 9000;
+	*len = (size_t)(want < room ? want : room);
+}
+
+static void test_block_sizes(void **state)
+{
+	(void)state;
+	assert_int_equal(store_block_bytes(0), 1u << 20);
+	assert_int_equal(store_block_count(0, 1u << 20), 0);
+	assert_int_equal(store_block_count(1, 1u << 20), 1);
+	assert_int_equal(store_block_count(1u << 20, 1u << 20), 1);
+	assert_int_equal(store_block_count((1u << 20) + 1, 1u << 20), 2);
+	/* at most STORE_MAX_BLOCKS blocks: 64 GiB has 65536 of 1 MiB, one more byte 2 MiB */
+	assert_int_equal(store_block_bytes(64ull << 30), 1u << 20);
+	assert_int_equal(store_block_bytes((64ull << 30) + 1), 2u << 20);
+	assert_true(store_block_count(5ull << 40, store_block_bytes(5ull << 40)) <=
+	            STORE_MAX_BLOCKS);
+}
+
+/* Random reads through a pin with the right digests return the object's
+ * bytes; beyond the end is WT_EIO; block digests are given once. */
+static void test_block_reads(void **state)
+{
+	fx *f = *state;
+	store_pin *p = pin_as(f, f->obj);
+	uint8_t *buf = malloc(OBJ_BYTES);
+	wt_errbuf err;
+	uint64_t rng = SEED;
+	for (int i = 0; i < 600; i++) {
+		uint64_t off;
+		size_t len;
+		random_range(&rng, &off, &len);
+		int rv = store_pin_read(p, off, buf, len, &err);
+		if (rv != WT_OK)
+			fprintf(stderr, "read %zu at %llu: %s\n", len, (unsigned long long)off,
+			        err.msg);
+		assert_int_equal(rv, WT_OK);
+		assert_memory_equal(buf, f->obj + off, len);
+	}
+	assert_int_equal(store_pin_read(p, 0, buf, OBJ_BYTES, &err), WT_OK);
+	assert_memory_equal(buf, f->obj, OBJ_BYTES);
+	assert_int_equal(store_pin_read(p, OBJ_BYTES - 10, buf, 11, &err), WT_EIO);
+	assert_false(store_pin_content_changed(p));
+	uint32_t bb;
+	size_t nb;
+	wt_hash128 *d = digests_of(f->obj, OBJ_BYTES, &bb, &nb);
+	assert_int_equal(store_pin_set_blocks(p, bb, d, nb, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "given already"));
+	store_pin_close(p);
+	/* digests that do not describe the object */
+	assert_int_equal(store_pin_open(f->s, "obj.bin", &p, &err), WT_OK);
+	assert_int_equal(store_pin_set_blocks(p, bb, d, nb - 1, &err), WT_EINVAL);
+	store_pin_close(p);
+	free(d);
+	free(buf);
+}
+
+/*
+ * The pin's digests are of other bytes in block 2 (as when the object was
+ * rewritten after its digest was taken, under the same version): a read that
+ * touches block 2, whole or in part, is WT_ECHANGED naming the key and the
+ * block; reads of other blocks pass.
+ */
+static void test_block_mismatch(void **state)
+{
+	fx *f = *state;
+	uint8_t *other = malloc(OBJ_BYTES), *buf = malloc(OBJ_BYTES);
+	memcpy(other, f->obj, OBJ_BYTES);
+	other[(2u << 20) + 1000] ^= 0x20;
+	store_pin *p = pin_as(f, other);
+	wt_errbuf err;
+	assert_int_equal(store_pin_read(p, 100, buf, (2u << 20) - 100, &err), WT_OK);
+	assert_memory_equal(buf, f->obj + 100, (2u << 20) - 100);
+	assert_false(store_pin_content_changed(p));
+	static const struct {
+		uint64_t off;
+		size_t len;
+	} bad[] = {
+	    {(2u << 20) + 1000, 1},     /* in part */
+	    {2u << 20, 1u << 20},       /* whole */
+	    {(1u << 20) + 5, 2u << 20}, /* across 1, 2 and 3 */
+	    {0, OBJ_BYTES},             /* everything */
+	    {(3u << 20) - 1, 2},        /* the last byte of 2 */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rv = store_pin_read(p, bad[i].off, buf, bad[i].len, &err);
+		printf("read %zu at %llu: %s\n", bad[i].len, (unsigned long long)bad[i].off,
+		       err.msg);
+		assert_int_equal(rv, WT_ECHANGED);
+		assert_non_null(strstr(err.msg, "obj.bin"));
+		assert_non_null(strstr(err.msg, "block 2 of 4"));
+	}
+	assert_true(store_pin_content_changed(p));
+	assert_int_equal(store_pin_read(p, 3u << 20, buf, OBJ_BYTES - (3u << 20), &err), WT_OK);
+	assert_memory_equal(buf, f->obj + (3u << 20), OBJ_BYTES - (3u << 20));
+	store_pin_close(p);
+	free(other);
+	free(buf);
+}
+
+typedef struct reader {
+	fx *f;
+	store_pin *p;
+	uint64_t seed;
+	int bad;
+} reader;
+
+static void *reader_main(void *arg)
+{
+	reader *r = arg;
+	uint8_t *buf = malloc(OBJ_BYTES);
+	wt_errbuf err;
+	for (int i = 0; i < 200 && buf != NULL; i++) {
+		uint64_t off;
+		size_t len;
+		random_range(&r->seed, &off, &len);
+		if (store_pin_read(r->p, off, buf, len, &err) != WT_OK ||
+		    memcmp(buf, r->f->obj + off, len) != 0)
+			r->bad++;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Four threads reading one pin at once (the verified-block cache is shared). */
+static void test_block_threads(void **state)
+{
+	fx *f = *state;
+	store_pin *p = pin_as(f, f->obj);
+	reader r[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		r[i] = (reader){.f = f, .p = p, .seed = SEED + 10u * (unsigned)i};
+		assert_int_equal(pthread_create(&th[i], NULL, reader_main, &r[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(r[i].bad, 0);
+	}
+	store_pin_close(p);
+}
+
+/* ---- a checkpoint over http whose server keeps the version over a rewrite ---- */
+
+typedef struct forget_memo {
+	pthread_mutex_t lk;
+	int forgets;
+	char key[64];
+} forget_memo;
+
+static bool fm_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint32_t bb,
+                   wt_hash128 *blocks, size_t nb)
+{
+	(void)ctx, (void)uri, (void)o, (void)out, (void)bb, (void)blocks, (void)nb;
+	return false;
+}
+
+static void fm_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint32_t bb,
+                   const wt_hash128 *blocks, size_t nb)
+{
+	(void)ctx, (void)uri, (void)o, (void)d, (void)bb, (void)blocks, (void)nb;
+}
+
+static void fm_forget(void *ctx, const char *uri, const store_obj *o)
+{
+	(void)uri;
+	forget_memo *m = ctx;
+	pthread_mutex_lock(&m->lk);
+	m->forgets++;
+	snprintf(m->key, sizeof(m->key), "%s", o->key);
+	pthread_mutex_unlock(&m->lk);
+}
+
+static const st_desc descs[] = {
+    {"model.embed_tokens.weight", WT_BF16, 2, {256, 64}},
+    {"model.layers.0.self_attn.q_proj.weight", WT_BF16, 2, {64, 64}},
+    {"model.layers.0.mlp.up_proj.weight", WT_BF16, 2, {128, 64}},
+    {"model.norm.weight", WT_F32, 1, {64}},
+};
+
+/*
+ * The /sizetag/ server keeps an object's ETag and Last-Modified over a
+ * same-size rewrite. Before block digests, a checkpoint opened through it
+ * read the rewritten bytes under its old revision (the read passed, and so
+ * did ckpt_check): shards that are not the revision's, every hash passing.
+ * Now the read is WT_ECHANGED naming the object, and the memo is told to
+ * forget its digest, so the next open hashes the object again.
+ */
+/* The http server of the test below: stopped by its teardown, also when the
+ * test fails (a server left running holds the test's stdout open). */
+static int srv_setup(void **state)
+{
+	fx *f = *state;
+	char *script = os_script("objstore_server.py");
+	char *argv[] = {script, "--root", f->dir, NULL};
+	int rc = script == NULL ? -1 : os_start(&f->srv, argv, 20000);
+	free(script);
+	if (rc != 0 || sscanf(f->srv.line, "PORT %d", &f->port) != 1) {
+		fprintf(stderr, "objstore_server.py did not start: '%s'\n", f->srv.line);
+		return -1;
+	}
+	return 0;
+}
+
+static int srv_teardown(void **state)
+{
+	fx *f = *state;
+	os_stop(&f->srv);
+	return 0;
+}
+
+static void test_rewrite_same_version(void **state)
+{
+	fx *f = *state;
+	char *model = tu_path(f->dir, "model");
+	assert_int_equal(tu_write_ckpt(model, tu_llama_config, descs, 4, 2, SEED), 0);
+	char uri[128];
+	snprintf(uri, sizeof(uri), "http://127.0.0.1:%d/sizetag/model", f->port);
+	store *s = NULL;
+	wt_errbuf err;
+	assert_int_equal(store_open(&s, uri, &err), WT_OK);
+	forget_memo m = {.lk = PTHREAD_MUTEX_INITIALIZER};
+	ckpt_memo memo = {.get = fm_get, .put = fm_put, .forget = fm_forget, .ctx = &m};
+	ckpt *c = NULL;
+	int rv = ckpt_open_memo(&c, s, &memo, &err);
+	if (rv != WT_OK)
+		fprintf(stderr, "%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+	const ckpt_tensor *t = ckpt_find(c, "model.layers.0.mlp.up_proj.weight");
+	assert_non_null(t);
+	/* the same size, one byte of the tensor flipped, the mtime kept */
+	char *path = tu_path(model, t->object);
+	size_t len = 0;
+	uint8_t *bytes = (uint8_t *)tu_read_file(path, &len);
+	assert_non_null(bytes);
+	uint8_t *want = malloc(t->nbytes), *got = malloc(t->nbytes);
+	memcpy(want, bytes + t->off, t->nbytes);
+	bytes[t->off + 7] ^= 0x01;
+	assert_int_equal(tu_write_file(model, t->object, bytes, len), 0);
+	rv = ckpt_read(c, t, 0, got, t->nbytes, &err);
+	printf("read after a same-size rewrite under the same ETag: %s (%s), bytes %s\n",
+	       wt_errname(rv), rv == WT_OK ? "" : err.msg,
+	       rv != WT_OK                         ? "not returned"
+	       : memcmp(got, want, t->nbytes) == 0 ? "the revision's"
+	                                           : "NOT the revision's");
+	assert_int_equal(rv, WT_ECHANGED);
+	assert_non_null(strstr(err.msg, t->object));
+	assert_non_null(strstr(err.msg, "no longer match"));
+	assert_int_equal(m.forgets, 1);
+	assert_string_equal(m.key, t->object);
+	/* the next open takes the digest of the bytes there now: another revision */
+	char rev0[65];
+	snprintf(rev0, sizeof(rev0), "%s", ckpt_revision(c));
+	ckpt_close(c);
+	assert_int_equal(ckpt_open_memo(&c, s, &memo, &err), WT_OK);
+	assert_string_not_equal(ckpt_revision(c), rev0);
+	t = ckpt_find(c, "model.layers.0.mlp.up_proj.weight");
+	assert_int_equal(ckpt_read(c, t, 0, got, t->nbytes, &err), WT_OK);
+	assert_memory_equal(got, bytes + t->off, t->nbytes);
+	ckpt_close(c);
+	store_close(s);
+	free(want);
+	free(got);
+	free(bytes);
+	free(path);
+	free(model);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_block_sizes),
+	    cmocka_unit_test(test_block_reads),
+	    cmocka_unit_test(test_block_mismatch),
+	    cmocka_unit_test(test_block_threads),
+	    cmocka_unit_test_setup_teardown(test_rewrite_same_version, srv_setup, srv_teardown),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
