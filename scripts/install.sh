@@ -6,7 +6,7 @@
 #   $LIBDIR/libweights.so         -> libweights.so.X.Y.Z (what -lweights links)
 #   $LIBDIR/libweights.a          static archive
 #   $LIBDIR/pkgconfig/weights.pc  from scripts/weights.pc.in
-#   $PREFIX/include/weights/*.h   the public headers (and weights.hpp, the C++17 wrapper)
+#   $PREFIX/include/weights/*.h   the public headers (and weights*.hpp, the C++17 wrapper)
 #   $PREFIX/bin/weightd, weightctl
 #   $PREFIX/share/weightd/weightd.conf.example   the annotated sample config
 #                                 (never an active config: copy it to /etc yourself)

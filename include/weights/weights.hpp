@@ -22,6 +22,8 @@
  * accepts destruction and assignment. get() borrows the C handle for calls
  * not wrapped here. Thread rules are the C handles'; a Sink (like a C sink)
  * takes one fetch at a time and must outlive the fetches it is given.
+ * Admin, registration and model lists: weights::Admin (weights_admin.hpp,
+ * included at the end of this header).
  */
 #ifndef WEIGHTS_WEIGHTS_HPP
 #define WEIGHTS_WEIGHTS_HPP
@@ -604,5 +606,7 @@ inline void bcast_receive(const wt_bcast_opts &o, const ManifestView &m, const S
 }
 
 } // namespace weights
+
+#include "weights/weights_admin.hpp"
 
 #endif

@@ -4,9 +4,11 @@
 // compared with `weightctl shard` by tests/integration/cxx_link.sh); errors
 // as weights::Error with the library's code; an exception thrown in a Sink
 // callback surfaces from fetch() (and Fetch::wait()) as itself, the fetch
-// aborted once; moves; watch, delta and update; a broadcast root and replica.
+// aborted once; moves; watch, delta and update; a broadcast root and replica;
+// weights::Admin (models, stats, warm, verify, evict, register, unregister).
 //
-//   cxx_wrapper URL MODEL OUT_DIR
+//   cxx_wrapper URL MODEL OUT_DIR MODEL_DIR
+// (MODEL_DIR: MODEL's folder, under the daemon's --register-roots)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -275,6 +277,37 @@ void broadcast(const weights::Client &c, const weights::Manifest &m, const std::
 	       "broadcast: root and replica hold the rank");
 }
 
+// weights::Admin against the daemon (its --register-roots hold model_dir).
+void admin(const weights::Client &c, const std::string &model, const weights::Layout &l,
+           const std::string &model_dir)
+{
+	weights::Admin a(c);
+	std::vector<weights::ModelInfo> ms = a.models();
+	expect(ms.size() == 1 && ms[0].name == model && ms[0].available && ms[0].n_tensors > 0 &&
+	           ms[0].source == "folder",
+	       "models(): the one model");
+	weights::AdminResult w = a.warm(model, l);
+	weights::AdminResult v = a.verify();
+	expect(v.chunks > 0 && v.bad == 0 && !v.text.empty(), "verify: " + v.text);
+	weights::AdminResult st = a.stats();
+	expect(st.shards >= 1 && st.bytes > 0 && st.disk_bytes > 0, "stats: " + st.text);
+	weights::AdminResult ev = a.evict(model);
+	expect(ev.shards == st.shards && ev.bad == 0,
+	       "evict: " + ev.text + " (warm: " + w.text + ")");
+	expect(a.stats().shards == 0, "stats after evict");
+	expect(a.reclaim().disk_bytes <= st.disk_bytes, "reclaim");
+	expect_error([&] { a.run(WT_ADMIN_REGISTER); }, WT_EINVAL, "register through run()");
+
+	weights::AdminResult r = a.register_model("cxxreg", "file://" + model_dir);
+	expect(r.bytes > 0, "register: " + r.text);
+	ms = a.models();
+	expect(ms.size() == 2 && ms[0].name == "cxxreg" && ms[0].source == "registered",
+	       "models() after register");
+	a.unregister("cxxreg");
+	expect(a.models().size() == 1, "models() after unregister");
+	expect_error([&] { a.unregister("cxxreg"); }, WT_ENOTFOUND, "unregister twice");
+}
+
 // With a CUDA device the rank goes there; without one the error is WT_EDEVICE.
 void cuda(const weights::Client &c, const weights::Manifest &m)
 {
@@ -293,8 +326,8 @@ void cuda(const weights::Client &c, const weights::Manifest &m)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		std::fprintf(stderr, "usage: cxx_wrapper URL MODEL OUT_DIR\n");
+	if (argc != 5) {
+		std::fprintf(stderr, "usage: cxx_wrapper URL MODEL OUT_DIR MODEL_DIR\n");
 		return 2;
 	}
 	const std::string model = argv[2], dir = argv[3];
@@ -332,6 +365,7 @@ int main(int argc, char **argv)
 		moves(c, m, h, l);
 		c.fetch(m, h);
 		broadcast(c, m, dir);
+		admin(c, model, l, argv[4]);
 		cuda(c, m);
 		std::printf("cxx_wrapper: %zu tensors, %llu bytes; %s\n", m.n_tensors(),
 		            static_cast<unsigned long long>(m.total_bytes()), e.what());

@@ -25,10 +25,13 @@ for h in include/weights/*.h; do
 	cc -std=c11 $STRICT -Iinclude -fsyntax-only "$T/one.c" 2>"$T/hdr.err" ||
 		{ cat "$T/hdr.err"; die "$h does not compile alone as C11"; }
 done
+for h in include/weights/*.hpp; do
+	printf '#include "weights/%s"\nint main() { return 0; }\n' "$(basename "$h")" >"$T/hpp.cpp"
+	# shellcheck disable=SC2086
+	c++ -std=c++17 $STRICT -Iinclude -fsyntax-only "$T/hpp.cpp" 2>"$T/hdr.err" ||
+		{ cat "$T/hdr.err"; die "$h does not compile alone as c++17"; }
+done
 printf '#include "weights/weights.hpp"\nint main() { return 0; }\n' >"$T/hpp.cpp"
-# shellcheck disable=SC2086
-c++ -std=c++17 $STRICT -Iinclude -fsyntax-only "$T/hpp.cpp" 2>"$T/hdr.err" ||
-	{ cat "$T/hdr.err"; die "weights.hpp does not compile alone as c++17"; }
 # shellcheck disable=SC2086
 c++ -std=c++11 $STRICT -Iinclude -fsyntax-only "$T/hpp.cpp" 2>"$T/hdr.err" &&
 	die "weights.hpp compiled as c++11"
@@ -48,12 +51,12 @@ c++ -std=c++17 $STRICT $SAN -pthread -Iinclude tests/cxx/cxx_wrapper.cpp -L"$B" 
 
 mkdir -p "$T/models"
 "$B/wt-mkckpt" --family llama --out "$T/models/llama" >/dev/null || die "wt-mkckpt llama"
-start_weightd wd "$T/models" "$T/cache"
+start_weightd wd "$T/models" "$T/cache" "" --register-roots "$T/models"
 "$T/cxx_fetch" "$WD_URL" llama 2 1 "$T/cxx.safetensors" || die "cxx_fetch"
 "$B/weightctl" shard --model-dir "$T/models/llama" --tp-size 2 --tp-rank 1 \
 	--out "$T/shard.safetensors" 2>"$T/shard.err" || die "weightctl shard: $(cat "$T/shard.err")"
 cmp -s "$T/cxx.safetensors" "$T/shard.safetensors" || die "C++ fetch differs from weightctl shard"
-"$T/cxx_wrapper" "$WD_URL" llama "$T" || die "cxx_wrapper"
+"$T/cxx_wrapper" "$WD_URL" llama "$T" "$T/models/llama" || die "cxx_wrapper"
 for f in file fwd; do
 	cmp -s "$T/$f.safetensors" "$T/shard.safetensors" ||
 		die "weights.hpp fetch ($f.safetensors) differs from weightctl shard"

@@ -23,6 +23,7 @@ make -s -o all install BUILD="$B" DESTDIR="$T/root" PREFIX=/usr >"$T/make.out" 2
 R=$T/root/usr
 for f in lib/libweights.a lib/pkgconfig/weights.pc include/weights/weights.h \
 	include/weights/client.h include/weights/engine.h include/weights/weights.hpp \
+	include/weights/weights_admin.hpp \
 	bin/weightd bin/weightctl \
 	share/weightd/weightd.conf.example share/weightd/deploy/weightd.conf \
 	lib/systemd/system/weightd.service; do
