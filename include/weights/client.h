@@ -401,7 +401,11 @@ typedef struct wt_update_report {
  * given into what it already holds (wt_host_sink_update_sink(); the Python
  * update_into); a plain host or file sink would keep only the changed tensors.
  * report (optional) is filled on success and on WT_ELAYOUT (a refusal: full
- * reload needed; nothing fetched; refused by the delta, the sink is not called).
+ * reload needed; nothing fetched; refused by the delta, the sink is not called),
+ * and on any other failure once the arguments were accepted: then
+ * tensors_updated is 0 and bytes_updated the verified bytes the sink was given
+ * before the failure (an update sink wrote them in place; weights.hpp's
+ * UpdateError carries this report).
  */
 WT_API int wt_client_fetch_update(wt_client *c, const wt_manifest *old_m, const wt_manifest *new_m,
                                   wt_sink *sink, const wt_fetch_opts *opts,

@@ -17,6 +17,9 @@
  * sink as engine.h says, and the original exception is rethrown by the call
  * that drove the sink (fetch, Fetch::wait, bcast_receive, ...).
  *
+ * fetch_update throws weights::UpdateError (an Error with the update's report)
+ * when the library fails it.
+ *
  * Ownership: Client, Manifest, HostSink, FileSink, CudaSink, Fetch and
  * BcastRoot own their C handle, are move-only, and a moved-from object only
  * accepts destruction and assignment. get() borrows the C handle for calls
@@ -71,15 +74,37 @@ private:
 	size_t len_;
 };
 
+/*
+ * A failed Client::fetch_update: the code and message, and the report as
+ * wt_client_fetch_update left it (client.h): on WT_ELAYOUT (full reload
+ * needed, nothing fetched) the revisions, ranks and totals; after a failure
+ * mid-fetch bytes_updated = the verified bytes the sink was given, which an
+ * update sink wrote in place. All zero when the arguments were refused.
+ */
+class UpdateError : public Error
+{
+public:
+	UpdateError(int code, const std::string &msg, const wt_update_report &r)
+	    : Error(code, msg), report_(r)
+	{
+	}
+	const wt_update_report &report() const noexcept { return report_; }
+
+private:
+	wt_update_report report_;
+};
+
 namespace detail
 {
 struct Err {
 	wt_errbuf e;
 	Err() noexcept { wt_errclear(&e); }
+	/* the message of failure rv: the library's, else wt_strerror */
+	std::string text(int rv) const { return e.msg[0] != '\0' ? e.msg : wt_strerror(rv); }
 	void check(int rv) const
 	{
 		if (rv != WT_OK)
-			throw Error(rv, e.msg[0] != '\0' ? e.msg : wt_strerror(rv));
+			throw Error(rv, text(rv));
 	}
 };
 template <class T, void (*F)(T *)> struct Free {
@@ -433,14 +458,19 @@ struct SinkAccess {
 			std::rethrow_exception(s.cxx->exc_);
 	}
 };
-/* One C call that drives sink s: call(c_sink, errbuf) -> wt_err. */
-template <class F> void drive(const SinkRef &s, F &&call)
+/* One C call that drives sink s: call(c_sink, errbuf) -> wt_err, returned
+ * after the exception s threw (if any) was rethrown. */
+template <class F> int drive_rv(const SinkRef &s, Err &e, F &&call)
 {
-	Err e;
 	SinkAccess::reset(s);
 	int rv = call(s.c, &e.e);
 	SinkAccess::rethrow(s);
-	e.check(rv);
+	return rv;
+}
+template <class F> void drive(const SinkRef &s, F &&call)
+{
+	Err e;
+	e.check(drive_rv(s, e, std::forward<F>(call)));
 }
 } // namespace detail
 
@@ -546,14 +576,19 @@ public:
 			return wt_client_fetch_tensors(c_.get(), m.get(), select.data(), k, o, e);
 		});
 	}
-	/* s writes in place: HostSink::update_sink(), CudaSink::update_sink() */
+	/* s writes in place: HostSink::update_sink(), CudaSink::update_sink().
+	 * Throws UpdateError (with the report) when the library fails the update;
+	 * an exception a weights::Sink threw is rethrown as itself. */
 	wt_update_report fetch_update(const ManifestView &old, const ManifestView &now,
 	                              const SinkRef &s, const wt_fetch_opts *o = nullptr) const
 	{
 		wt_update_report r{};
-		detail::drive(s, [&](wt_sink *k, wt_errbuf *e) {
+		detail::Err err;
+		int rv = detail::drive_rv(s, err, [&](wt_sink *k, wt_errbuf *e) {
 			return wt_client_fetch_update(c_.get(), old.get(), now.get(), k, o, &r, e);
 		});
+		if (rv != WT_OK)
+			throw UpdateError(rv, err.text(rv), r);
 		return r;
 	}
 	wt_client *get() const noexcept { return c_.get(); }

@@ -4,14 +4,20 @@
 // compared with `weightctl shard` by tests/integration/cxx_link.sh); errors
 // as weights::Error with the library's code; an exception thrown in a Sink
 // callback surfaces from fetch() (and Fetch::wait()) as itself, the fetch
-// aborted once; moves; watch, delta and update; a broadcast root and replica;
-// weights::Admin (models, stats, warm, verify, evict, register, unregister).
+// aborted once; moves; watch, delta and update (a refused update's report
+// in weights::UpdateError); a broadcast root and replica;
+// weights::Admin (models, stats, warm, verify, evict, register, unregister);
+// last, a new revision (one byte of MODEL_DIR changed) and an update that
+// fails mid-way: UpdateError's report counts the bytes written in place.
 //
 //   cxx_wrapper URL MODEL OUT_DIR MODEL_DIR
-// (MODEL_DIR: MODEL's folder, under the daemon's --register-roots)
+// (MODEL_DIR: MODEL's folder, under the daemon's --register-roots, which
+// re-checks it often: --revalidate-ms 200)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -218,6 +224,24 @@ void updates(const weights::Client &c, const weights::Manifest &m, weights::Host
 	same_bytes(h, one, "fetch_tensors");
 	sel.pop_back();
 	expect_error([&] { c.fetch_tensors(m, sel, one); }, WT_EINVAL, "select of the wrong size");
+
+	// another rank cannot be updated in place: the report comes with the error
+	weights::Manifest r0 = c.manifest(model, weights::Layout().tp(2, 0));
+	try {
+		c.fetch_update(r0, m, h.update_sink());
+		expect(false, "fetch_update across ranks: nothing thrown");
+	} catch (const weights::UpdateError &e) {
+		const wt_update_report &rep = e.report();
+		expect(e.code() == WT_ELAYOUT && rep.revision_after == m.revision() &&
+		           rep.revision_before == r0.revision() && rep.tp_rank == 1 &&
+		           rep.tensors_total == m.n_tensors() &&
+		           rep.bytes_total == m.total_bytes() && rep.tensors_updated == 0 &&
+		           rep.bytes_updated == 0,
+		       std::string("UpdateError's report: ") + e.what());
+	}
+	// a weights::Sink's own exception is still itself (an update of no tensor calls begin)
+	ThrowingSink tb(ThrowingSink::BEGIN);
+	expect_engine_full([&] { c.fetch_update(m, m, tb); }, "throw in an update's begin");
 }
 
 void moves(weights::Client &c, weights::Manifest &m, weights::HostSink &h, const weights::Layout &l)
@@ -308,6 +332,95 @@ void admin(const weights::Client &c, const std::string &model, const weights::La
 	expect_error([&] { a.unregister("cxxreg"); }, WT_ENOTFOUND, "unregister twice");
 }
 
+// A C sink over an update sink whose first tensor_end fails (WT_EIO): a
+// failure of the library's call, not a C++ exception.
+struct FailAtTensorEnd {
+	wt_sink base; // first: the callbacks get the struct back
+	wt_sink *in;
+	wt_sink_ops ops;
+	static wt_sink *inner(wt_sink *s)
+	{
+		return reinterpret_cast<FailAtTensorEnd *>(s)->in;
+	}
+	explicit FailAtTensorEnd(wt_sink *update) : in(update)
+	{
+		wt_sink_ops_init(&ops);
+		ops.begin = [](wt_sink *s, const wt_manifest *m, wt_errbuf *e) {
+			return inner(s)->ops->begin(inner(s), m, e);
+		};
+		ops.tensor_begin = [](wt_sink *s, size_t t, wt_errbuf *e) {
+			return inner(s)->ops->tensor_begin(inner(s), t, e);
+		};
+		ops.write = [](wt_sink *s, size_t t, uint64_t off, const void *d, size_t n,
+		               wt_errbuf *e) {
+			return inner(s)->ops->write(inner(s), t, off, d, n, e);
+		};
+		ops.tensor_end = [](wt_sink *, size_t t, wt_errbuf *e) {
+			return wt_seterr(e, WT_EIO, "test: tensor %zu: disk gone", t);
+		};
+		ops.end = [](wt_sink *s, wt_errbuf *e) { return inner(s)->ops->end(inner(s), e); };
+		ops.abort = [](wt_sink *s) { inner(s)->ops->abort(inner(s)); };
+		base.ops = &ops;
+	}
+};
+
+// XOR the last byte of MODEL_DIR's last safetensors file (the end of a tensor
+// that rank 1 holds), written aside and renamed, as a new revision would be.
+void change_checkpoint(const std::string &model_dir)
+{
+	std::filesystem::path last;
+	for (const auto &f : std::filesystem::directory_iterator(model_dir))
+		if (f.path().extension() == ".safetensors" && f.path() > last)
+			last = f.path();
+	expect(!last.empty(), "no .safetensors file in " + model_dir);
+	std::string b;
+	{
+		std::ifstream in(last, std::ios::binary);
+		b.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+	}
+	expect(!b.empty(), "reading " + last.string());
+	b.back() = static_cast<char>(b.back() ^ 1);
+	std::filesystem::path tmp = last.string() + ".new";
+	{
+		std::ofstream out(tmp, std::ios::binary);
+		out.write(b.data(), static_cast<std::streamsize>(b.size()));
+		expect(out.good(), "writing " + tmp.string());
+	}
+	std::filesystem::rename(tmp, last);
+}
+
+// An update that fails at its first changed tensor's end: UpdateError says
+// what the C call reported, the bytes of that tensor written in place.
+void update_fails(const weights::Client &c, const std::string &model, const weights::Layout &l,
+                  const std::string &model_dir)
+{
+	weights::Manifest old = c.manifest(model, l);
+	weights::HostSink h;
+	c.fetch(old, h);
+	change_checkpoint(model_dir);
+	weights::Watch w = c.watch(model, old.revision(), 20000);
+	expect(w.changed, "watch: no new revision after the checkpoint changed");
+	weights::Manifest now = c.manifest(model, l);
+	weights::Delta d = weights::delta(old, now);
+	expect(d.n_changed >= 1 && d.bytes > 0, "delta of the new revision: nothing changed");
+	size_t first = 0;
+	while (!d.changed[first])
+		first++;
+	FailAtTensorEnd f(h.update_sink());
+	try {
+		c.fetch_update(old, now, &f.base);
+		expect(false, "the failing update: nothing thrown");
+	} catch (const weights::UpdateError &e) {
+		const wt_update_report &rep = e.report();
+		expect(e.code() == WT_EIO && rep.revision_after == now.revision() &&
+		           rep.revision_before == old.revision() && rep.tensors_updated == 0 &&
+		           rep.bytes_updated == now.tensor(first).nbytes,
+		       "UpdateError after writing in place: " + std::to_string(rep.bytes_updated) +
+		           " bytes reported, tensor " + now.tensor(first).name + " has " +
+		           std::to_string(now.tensor(first).nbytes) + ": " + e.what());
+	}
+}
+
 // With a CUDA device the rank goes there; without one the error is WT_EDEVICE.
 void cuda(const weights::Client &c, const weights::Manifest &m)
 {
@@ -367,6 +480,7 @@ int main(int argc, char **argv)
 		broadcast(c, m, dir);
 		admin(c, model, l, argv[4]);
 		cuda(c, m);
+		update_fails(c, model, l, argv[4]); // last: it changes the checkpoint
 		std::printf("cxx_wrapper: %zu tensors, %llu bytes; %s\n", m.n_tensors(),
 		            static_cast<unsigned long long>(m.total_bytes()), e.what());
 	} catch (const std::exception &x) {

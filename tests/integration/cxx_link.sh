@@ -51,7 +51,7 @@ c++ -std=c++17 $STRICT $SAN -pthread -Iinclude tests/cxx/cxx_wrapper.cpp -L"$B" 
 
 mkdir -p "$T/models"
 "$B/wt-mkckpt" --family llama --out "$T/models/llama" >/dev/null || die "wt-mkckpt llama"
-start_weightd wd "$T/models" "$T/cache" "" --register-roots "$T/models"
+start_weightd wd "$T/models" "$T/cache" "" --register-roots "$T/models" --revalidate-ms 200
 "$T/cxx_fetch" "$WD_URL" llama 2 1 "$T/cxx.safetensors" || die "cxx_fetch"
 "$B/weightctl" shard --model-dir "$T/models/llama" --tp-size 2 --tp-rank 1 \
 	--out "$T/shard.safetensors" 2>"$T/shard.err" || die "weightctl shard: $(cat "$T/shard.err")"
