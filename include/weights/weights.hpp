@@ -18,7 +18,8 @@
  * that drove the sink (fetch, Fetch::wait, bcast_receive, ...).
  *
  * fetch_update throws weights::UpdateError (an Error with the update's report)
- * when the library fails it.
+ * when the library fails it; BcastRoot::outcome() gives a broadcast's whole
+ * result without throwing.
  *
  * Ownership: Client, Manifest, HostSink, FileSink, CudaSink, Fetch and
  * BcastRoot own their C handle, are move-only, and a moved-from object only
@@ -604,21 +605,45 @@ inline wt_bcast_opts bcast_options() noexcept
 	return o;
 }
 
+/* A broadcast's result (wt_bcast_root_result). */
+struct BcastResult {
+	uint32_t replicas = 0; /* n_members - 1: the replicas it was for */
+	uint32_t done = 0;     /* replicas that received and verified every tensor */
+	/* empty when all did; else the first failure, naming the replica
+	 * ("replica K dropped: ...", "replica K failed: ...") or why the broadcast
+	 * did not begin. The C API keeps only the first failure. */
+	std::optional<Error> error;
+	bool ok() const noexcept { return !error; }
+};
+
 /* The root of a broadcast (bcast.h); inner must outlive it. Pass it to fetch(). */
 class BcastRoot
 {
 public:
-	BcastRoot(const wt_bcast_opts &o, const SinkRef &inner) : inner_(inner)
+	BcastRoot(const wt_bcast_opts &o, const SinkRef &inner)
+	    : inner_(inner), replicas_(o.n_members > 0 ? o.n_members - 1 : 0)
 	{
 		detail::create(r_, wt_bcast_root_create, &o, inner.c);
 	}
 	std::string url() const { return wt_bcast_root_url(r_.get()); }
+	/* after a broadcast: the whole result, never thrown */
+	BcastResult outcome() const
+	{
+		BcastResult b;
+		b.replicas = replicas_;
+		detail::Err e;
+		int rv = wt_bcast_root_result(r_.get(), &b.done, &e.e);
+		if (rv != WT_OK)
+			b.error.emplace(rv, e.text(rv));
+		return b;
+	}
 	/* replicas that got everything; throws the first replica failure */
 	uint32_t result() const
 	{
-		uint32_t n = 0;
-		detail::call(wt_bcast_root_result, r_.get(), &n);
-		return n;
+		BcastResult b = outcome();
+		if (b.error)
+			throw *b.error;
+		return b.done;
 	}
 	wt_bcast_root *get() const noexcept { return r_.get(); }
 
@@ -626,6 +651,7 @@ private:
 	friend struct SinkRef;
 	detail::Own<wt_bcast_root, wt_bcast_root_destroy> r_;
 	SinkRef inner_;
+	uint32_t replicas_;
 };
 
 inline SinkRef::SinkRef(const BcastRoot &r) noexcept

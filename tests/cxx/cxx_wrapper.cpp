@@ -5,7 +5,8 @@
 // as weights::Error with the library's code; an exception thrown in a Sink
 // callback surfaces from fetch() (and Fetch::wait()) as itself, the fetch
 // aborted once; moves; watch, delta and update (a refused update's report
-// in weights::UpdateError); a broadcast root and replica;
+// in weights::UpdateError); a broadcast root and replicas (the whole result
+// when one fails);
 // weights::Admin (models, stats, warm, verify, evict, register, unregister);
 // last, a new revision (one byte of MODEL_DIR changed) and an update that
 // fails mid-way: UpdateError's report counts the bytes written in place.
@@ -296,9 +297,54 @@ void broadcast(const weights::Client &c, const weights::Manifest &m, const std::
 	rep.join();
 	if (rep_exc)
 		std::rethrow_exception(rep_exc);
-	expect(root.result() == 1 && root_h.n_tensors() == m.n_tensors() &&
-	           rep_h.n_tensors() == m.n_tensors(),
+	weights::BcastResult b = root.outcome();
+	expect(b.ok() && b.replicas == 1 && b.done == 1 && root.result() == 1 &&
+	           root_h.n_tensors() == m.n_tensors() && rep_h.n_tensors() == m.n_tensors(),
 	       "broadcast: root and replica hold the rank");
+}
+
+// Two replicas, one whose sink throws at begin: the root's fetch succeeds and
+// outcome() tells 1 of 2 done and the failure; result() throws it.
+void broadcast_one_fails(const weights::Client &c, const weights::Manifest &m,
+                         const std::string &dir)
+{
+	wt_bcast_opts o = weights::bcast_options();
+	std::string url = "ipc://" + dir + "/bcast2.ipc";
+	o.url = url.c_str();
+	o.group = "cxx2";
+	o.n_members = 3;
+	weights::HostSink root_h, good_h;
+	ThrowingSink bad(ThrowingSink::BEGIN);
+	weights::BcastRoot root(o, root_h);
+	std::exception_ptr good_exc;
+	bool bad_threw = false;
+	std::thread good([&] {
+		try {
+			weights::bcast_receive(o, m, good_h);
+		} catch (...) {
+			good_exc = std::current_exception();
+		}
+	});
+	std::thread fail([&] {
+		try {
+			weights::bcast_receive(o, m, bad);
+		} catch (const EngineFull &) {
+			bad_threw = true;
+		} catch (...) {
+		}
+	});
+	c.fetch(m, root);
+	good.join();
+	fail.join();
+	if (good_exc)
+		std::rethrow_exception(good_exc);
+	weights::BcastResult b = root.outcome();
+	expect(bad_threw && good_h.n_tensors() == m.n_tensors(), "broadcast: the good replica");
+	expect(b.replicas == 2 && b.done == 1 && !b.ok() &&
+	           b.error->message().find("replica") != std::string::npos,
+	       "outcome of 1 of 2: done " + std::to_string(b.done) + " of " +
+	           std::to_string(b.replicas) + ": " + (b.error ? b.error->what() : "no error"));
+	expect_error([&] { root.result(); }, b.error->code(), "result() throws the failure");
 }
 
 // weights::Admin against the daemon (its --register-roots hold model_dir).
@@ -478,6 +524,7 @@ int main(int argc, char **argv)
 		moves(c, m, h, l);
 		c.fetch(m, h);
 		broadcast(c, m, dir);
+		broadcast_one_fails(c, m, dir);
 		admin(c, model, l, argv[4]);
 		cuda(c, m);
 		update_fails(c, model, l, argv[4]); // last: it changes the checkpoint
