@@ -19,7 +19,8 @@
  *
  * fetch_update throws weights::UpdateError (an Error with the update's report)
  * when the library fails it; BcastRoot::outcome() gives a broadcast's whole
- * result without throwing.
+ * result without throwing. A Client's Logger (a std::function) is called on
+ * any thread; an exception it throws is swallowed and counted (log_errors()).
  *
  * Ownership: Client, Manifest, HostSink, FileSink, CudaSink, Fetch and
  * BcastRoot own their C handle, are move-only, and a moved-from object only
@@ -36,14 +37,17 @@
 #error "weights/weights.hpp needs C++17 (-std=c++17); older C++ and C use the C headers"
 #endif
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -94,6 +98,9 @@ public:
 private:
 	wt_update_report report_;
 };
+
+/* A client's diagnostics (level: WT_CLIENT_LOG_*; msg valid for the call). */
+using Logger = std::function<void(int level, std::string_view msg)>;
 
 namespace detail
 {
@@ -473,6 +480,23 @@ template <class F> void drive(const SinkRef &s, F &&call)
 	Err e;
 	e.check(drive_rv(s, e, std::forward<F>(call)));
 }
+/* What wt_client_opts.log_ctx points at: on the heap, so a moved Client keeps
+ * it; freed after the wt_client that calls it was closed. */
+struct LogHook {
+	Logger fn;
+	std::atomic<uint64_t> errors{0};
+	explicit LogHook(Logger f) : fn(std::move(f)) {}
+	/* any thread (nng's too): no exception leaves it */
+	static void call(void *ctx, int level, const char *msg) noexcept
+	{
+		LogHook *h = static_cast<LogHook *>(ctx);
+		try {
+			h->fn(level, msg);
+		} catch (...) {
+			h->errors.fetch_add(1, std::memory_order_relaxed);
+		}
+	}
+};
 } // namespace detail
 
 /* An asynchronous fetch (async.h); destruction cancels it and waits for its end. */
@@ -509,7 +533,14 @@ struct Watch {
 	bool changed;
 };
 
-/* A wt_client: any thread, concurrent calls (client.h). */
+/*
+ * A wt_client: any thread, concurrent calls (client.h). log (optional)
+ * replaces o.log and o.log_ctx; o.log_level still filters. It is called from
+ * the calling thread or nng's, possibly at once: it must be thread-safe and
+ * must not call the client. An exception it throws is swallowed (the
+ * message is lost) and counted by log_errors(). The Client owns it: it lives
+ * until the C client is closed, moves with the Client included.
+ */
 class Client
 {
 public:
@@ -519,16 +550,38 @@ public:
 		wt_client_opts_init(&o);
 		return o;
 	}
-	explicit Client(const wt_client_opts &o) { detail::create(c_, wt_client_open, &o); }
+	explicit Client(const wt_client_opts &o, Logger log = nullptr)
+	{
+		wt_client_opts co = o;
+		if (log) {
+			log_ = std::make_unique<detail::LogHook>(std::move(log));
+			co.log = detail::LogHook::call;
+			co.log_ctx = log_.get();
+		}
+		detail::create(c_, wt_client_open, &co);
+	}
 	/* o's endpoints are replaced by these */
-	explicit Client(const std::vector<std::string> &endpoints, wt_client_opts o = options())
+	explicit Client(const std::vector<std::string> &endpoints, wt_client_opts o = options(),
+	                Logger log = nullptr)
 	{
 		std::vector<const char *> eps;
 		for (const std::string &s : endpoints)
 			eps.push_back(s.c_str());
 		o.endpoints = eps.data();
 		o.n_endpoints = eps.size();
-		*this = Client(o);
+		*this = Client(o, std::move(log));
+	}
+	Client(Client &&) noexcept = default;
+	Client &operator=(Client &&o) noexcept
+	{
+		c_ = std::move(o.c_); /* closes ours first: then nothing calls our logger */
+		log_ = std::move(o.log_);
+		return *this;
+	}
+	/* exceptions the Logger threw (each lost its message) */
+	uint64_t log_errors() const noexcept
+	{
+		return log_ ? log_->errors.load(std::memory_order_relaxed) : 0;
 	}
 	Manifest manifest(const std::string &model, const Layout &l,
 	                  const wt_manifest_opts *o = nullptr) const
@@ -595,6 +648,8 @@ public:
 	wt_client *get() const noexcept { return c_.get(); }
 
 private:
+	/* log_ before c_: destroyed after it (the client may log until closed) */
+	std::unique_ptr<detail::LogHook> log_;
 	detail::Own<wt_client, wt_client_close> c_;
 };
 

@@ -6,7 +6,7 @@
 // callback surfaces from fetch() (and Fetch::wait()) as itself, the fetch
 // aborted once; moves; watch, delta and update (a refused update's report
 // in weights::UpdateError); a broadcast root and replicas (the whole result
-// when one fails);
+// when one fails); the Logger (kept across a move, its exceptions swallowed);
 // weights::Admin (models, stats, warm, verify, evict, register, unregister);
 // last, a new revision (one byte of MODEL_DIR changed) and an update that
 // fails mid-way: UpdateError's report counts the bytes written in place.
@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -347,6 +348,46 @@ void broadcast_one_fails(const weights::Client &c, const weights::Manifest &m,
 	expect_error([&] { root.result(); }, b.error->code(), "result() throws the failure");
 }
 
+// What a Logger got, from any thread.
+struct Logged {
+	std::mutex mu;
+	std::vector<std::string> msgs;
+	size_t count(const std::string &part)
+	{
+		std::lock_guard<std::mutex> g(mu);
+		size_t n = 0;
+		for (const std::string &s : msgs)
+			n += s.find(part) != std::string::npos;
+		return n;
+	}
+};
+
+// Endpoints {a dead one, url}: each admin call (list order) logs that it
+// tries the next endpoint.
+void logger(const std::string &url, const std::string &dir)
+{
+	std::vector<std::string> eps{"ipc://" + dir + "/nobody.ipc", url};
+	Logged got;
+	weights::Client c(eps, weights::Client::options(), [&got](int level, std::string_view msg) {
+		std::lock_guard<std::mutex> g(got.mu);
+		got.msgs.push_back(std::to_string(level) + " " + std::string(msg));
+	});
+	const std::string next = std::to_string(WT_CLIENT_LOG_WARNING) + " ";
+	weights::Admin(c).stats();
+	size_t before = got.count("trying the next endpoint");
+	expect(before >= 1 && got.count(next) >= 1, "the logger got the fail-over warning");
+	weights::Client moved = std::move(c);
+	weights::Admin(moved).stats();
+	expect(got.count("trying the next endpoint") > before,
+	       "a moved client still logs to its logger");
+	expect(moved.log_errors() == 0, "no logger error counted");
+
+	weights::Client t(eps, weights::Client::options(),
+	                  [](int, std::string_view) { throw std::runtime_error("logger broke"); });
+	weights::Admin(t).stats(); // the logger's exception does not cross the C library
+	expect(t.log_errors() >= 1, "the logger's exceptions are counted");
+}
+
 // weights::Admin against the daemon (its --register-roots hold model_dir).
 void admin(const weights::Client &c, const std::string &model, const weights::Layout &l,
            const std::string &model_dir)
@@ -525,6 +566,7 @@ int main(int argc, char **argv)
 		c.fetch(m, h);
 		broadcast(c, m, dir);
 		broadcast_one_fails(c, m, dir);
+		logger(argv[1], dir);
 		admin(c, model, l, argv[4]);
 		cuda(c, m);
 		update_fails(c, model, l, argv[4]); // last: it changes the checkpoint
