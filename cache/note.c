@@ -26,34 +26,37 @@ static int note_key(const void *name, size_t name_len, char **out, size_t *len, 
 	return WT_OK;
 }
 
+/* Put val under name, or delete name when val is NULL. */
+static int note_write(cache *c, const void *name, size_t name_len, const void *val, size_t val_len,
+                      wt_errbuf *err)
+{
+	char *k;
+	size_t klen;
+	int rv = note_key(name, name_len, &k, &klen, err);
+	if (rv != WT_OK)
+		return rv;
+	char *e = NULL;
+	if (val != NULL)
+		rocksdb_put_cf(c->db, c->wo, c->cf[CACHE_CF_META], k, klen, val, val_len, &e);
+	else
+		rocksdb_delete_cf(c->db, c->wo, c->cf[CACHE_CF_META], k, klen, &e);
+	free(k);
+	return e != NULL ? cache_rocks_err(c, e, val ? "write a note" : "delete a note", err)
+	                 : WT_OK;
+}
+
 int cache_note_put(cache *c, const void *name, size_t name_len, const void *val, size_t val_len,
                    wt_errbuf *err)
 {
 	if (val == NULL || val_len == 0 || val_len > CACHE_NOTE_VALUE_MAX)
 		return wt_seterr(err, WT_EINVAL, "cache note value of %zu bytes (1..%u allowed)",
 		                 val_len, CACHE_NOTE_VALUE_MAX);
-	char *k;
-	size_t klen;
-	int rv = note_key(name, name_len, &k, &klen, err);
-	if (rv != WT_OK)
-		return rv;
-	char *e = NULL;
-	rocksdb_put_cf(c->db, c->wo, c->cf[CACHE_CF_META], k, klen, val, val_len, &e);
-	free(k);
-	return e != NULL ? cache_rocks_err(c, e, "write a note", err) : WT_OK;
+	return note_write(c, name, name_len, val, val_len, err);
 }
 
 int cache_note_delete(cache *c, const void *name, size_t name_len, wt_errbuf *err)
 {
-	char *k;
-	size_t klen;
-	int rv = note_key(name, name_len, &k, &klen, err);
-	if (rv != WT_OK)
-		return rv;
-	char *e = NULL;
-	rocksdb_delete_cf(c->db, c->wo, c->cf[CACHE_CF_META], k, klen, &e);
-	free(k);
-	return e != NULL ? cache_rocks_err(c, e, "delete a note", err) : WT_OK;
+	return note_write(c, name, name_len, NULL, 0, err);
 }
 
 int cache_note_get(cache *c, const void *name, size_t name_len, void *val, size_t cap,
