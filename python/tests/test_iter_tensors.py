@@ -335,7 +335,11 @@ def test_corrupted_chunk_received_in_place(faulty_stream):
                 got.append((name, t))
         assert e.value.name == "WT_EHASH", e.value
         assert [n for n, _ in got] == order[:order.index(bad)]
-        assert s.in_place_chunks >= 6 and s.copied_chunks == 0
+        # the chunks of the tensors yielded were all written; of the bad
+        # tensor's earlier chunks, those written before the abort (a chunk
+        # checked on nng's thread may not have reached write() yet: under
+        # load 5 of 6 were seen once)
+        assert s.in_place_chunks >= 6 - k and s.copied_chunks == 0
         assert s.held_bytes == 0
         assert s.live_bytes == sum(t.nbytes for _, t in got)
         good = c.fetch(m, as_torch=False)  # the fault fires once
