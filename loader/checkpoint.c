@@ -28,9 +28,11 @@ struct ckpt {
 	ckpt_config cfg;   /* owned */
 	char *config_json; /* owned, NUL-terminated */
 	size_t config_len;
-	char revision[65]; /* hex SHA-256 */
-	char **objects;    /* safetensors keys, sorted; owned */
-	store_pin **pins;  /* one per object, same order; owned */
+	char revision[65];        /* hex SHA-256 */
+	char **objects;           /* safetensors keys, sorted; owned */
+	store_pin **pins;         /* one per object, same order; owned */
+	uint64_t *heads;          /* per object: its header's end (data_off); owned */
+	wt_hash128 *head_digests; /* per object: of the header that was parsed; owned */
 	size_t n_objects;
 	const ckpt_memo *memo; /* during open only */
 	ckpt_memo forget;      /* a copy of the memo: ckpt_read drops a digest it disproves */
@@ -86,6 +88,8 @@ void ckpt_close(ckpt *c)
 	}
 	free(c->objects);
 	free(c->pins);
+	free(c->heads);
+	free(c->head_digests);
 	for (size_t i = 0; c->names != NULL && i < c->n_tensors; i++)
 		free(c->names[i]);
 	free(c->names);
@@ -187,7 +191,9 @@ static int read_headers(ckpt *c, st_file *files, found **out, size_t *n_out, con
 {
 	size_t total = 0;
 	c->pins = calloc(c->n_objects ? c->n_objects : 1, sizeof(*c->pins));
-	if (c->pins == NULL)
+	c->heads = calloc(c->n_objects ? c->n_objects : 1, sizeof(*c->heads));
+	c->head_digests = calloc(c->n_objects ? c->n_objects : 1, sizeof(*c->head_digests));
+	if (c->pins == NULL || c->heads == NULL || c->head_digests == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu objects", c->n_objects);
 	for (size_t i = 0; i < c->n_objects; i++) {
 		int rv = store_pin_open(c->s, c->objects[i], &c->pins[i], err);
@@ -200,6 +206,8 @@ static int read_headers(ckpt *c, st_file *files, found **out, size_t *n_out, con
 			                 first_tensor_of(e, n_e, c->objects[i]), c->objects[i]);
 		if (rv != WT_OK)
 			return rv;
+		c->heads[i] = files[i].data_off;
+		c->head_digests[i] = files[i].head_digest;
 		total += files[i].n_tensors;
 	}
 	found *f = calloc(total ? total : 1, sizeof(*f));
@@ -294,8 +302,14 @@ static int compute_revision(ckpt *c, bool indexed, wt_errbuf *err)
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
 	}
 	/* the safetensors files, several at once: the full read of a new revision */
-	int rv =
-	    ckpt_objects_digest(c->pins, c->n_objects, store_uri(c->s), c->memo, c->prog, dig, err);
+	ckpt_digest_in in = {.pins = c->pins,
+	                     .heads = c->heads,
+	                     .head_digests = c->head_digests,
+	                     .n = c->n_objects,
+	                     .uri = store_uri(c->s),
+	                     .memo = c->memo,
+	                     .prog = c->prog};
+	int rv = ckpt_objects_digest(&in, dig, err);
 	for (size_t i = 0; rv == WT_OK && i < c->n_objects; i++) {
 		ckpt_rev_obj *r = &o[n - c->n_objects + i];
 		r->key = c->objects[i];

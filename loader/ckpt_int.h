@@ -17,15 +17,25 @@ typedef struct ckpt_rev_obj {
 
 /* The content digest (XXH3-128 of every byte; the memo first, then a full read
  * through the pin and a store_pin_check; the memo learns what was computed)
- * of pins[0..n) into out[i], up to CKPT_DIGEST_THREADS
+ * and the block digests (a head block of heads[i] bytes, which must match
+ * head_digests[i], then store_block_bytes blocks; given to the pin) of
+ * pins[0..n) into out[i], up to CKPT_DIGEST_THREADS
  * objects at once (the caller's thread is one). memo->get/put may be called
  * from several threads at once. On failure: the error of the first object (in
  * pins order) that failed; the others stopped at their next block. prog (may
  * be NULL): total and done as they go; its cancel stops every object at its
  * next block, WT_ECANCELED. */
 #define CKPT_DIGEST_THREADS 4
-int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const ckpt_memo *memo,
-                        ckpt_progress *prog, wt_hash128 *out, wt_errbuf *err);
+typedef struct ckpt_digest_in {
+	store_pin *const *pins;
+	const uint64_t *heads;          /* per object: its head block's length (data_off) */
+	const wt_hash128 *head_digests; /* per object: of the header that was parsed */
+	size_t n;
+	const char *uri;
+	const ckpt_memo *memo; /* may be NULL */
+	ckpt_progress *prog;   /* may be NULL */
+} ckpt_digest_in;
+int ckpt_objects_digest(const ckpt_digest_in *in, wt_hash128 *out, wt_errbuf *err);
 
 /* Sort objs by key and write the hex SHA-256 revision digest (64 chars + NUL). */
 int ckpt_revision_compute(ckpt_rev_obj *objs, size_t n, char out[65], wt_errbuf *err);

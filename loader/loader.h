@@ -105,21 +105,23 @@ int store_pin_check(store_pin *p, wt_errbuf *err);
  * caller computed it (ckpt: the content digest); thread-safe. */
 void store_pin_set_digest(store_pin *p, wt_hash128 digest);
 /*
- * Block digests: the XXH3-128 of each block_bytes block of the object's bytes
- * at pin time (the last block may be shorter), as the caller computed them
- * (ckpt: beside the content digest). Once given, every store_pin_read returns
- * only bytes whose blocks matched (it reads the whole blocks a range
- * touches), else WT_ECHANGED naming the key and the block, whatever the
- * object's version says. Given once per pin (WT_EINVAL after), before the
- * reads it should cover; n must be store_block_count(size, block_bytes).
+ * Block digests: the XXH3-128 of each block of the object's bytes at pin time,
+ * as the caller computed them (ckpt: beside the content digest). head > 0
+ * makes block 0 the bytes [0, head) (ckpt: a safetensors file's length prefix
+ * and header); the other blocks are block_bytes long from head (the last one
+ * may be shorter). Once given, every store_pin_read returns only bytes whose
+ * blocks matched (it reads the whole blocks a range touches), else
+ * WT_ECHANGED naming the key and the block, whatever the object's version
+ * says. Given once per pin (WT_EINVAL after), before the reads it should
+ * cover; n must be store_block_count(size, head, block_bytes).
  */
 #define STORE_MAX_BLOCKS 65536u
 /* The block size of an object of nbytes: 1 MiB, doubled until it has at most
- * STORE_MAX_BLOCKS blocks. */
+ * STORE_MAX_BLOCKS blocks (besides a head block). */
 uint32_t store_block_bytes(uint64_t nbytes);
-size_t store_block_count(uint64_t nbytes, uint32_t block_bytes);
-int store_pin_set_blocks(store_pin *p, uint32_t block_bytes, const wt_hash128 *blocks, size_t n,
-                         wt_errbuf *err);
+size_t store_block_count(uint64_t nbytes, uint64_t head, uint32_t block_bytes);
+int store_pin_set_blocks(store_pin *p, uint64_t head, uint32_t block_bytes,
+                         const wt_hash128 *blocks, size_t n, wt_errbuf *err);
 /* true once a read through p found bytes that did not match their block. */
 bool store_pin_content_changed(const store_pin *p);
 /* Whole (small) pinned object into a malloc'd buffer, as store_read_all. */
@@ -150,6 +152,9 @@ typedef struct st_file {
 	size_t n_meta;
 	uint64_t data_off;   /* 8 + header length */
 	uint64_t file_bytes; /* = data_off + data section length */
+	/* st_read_pinned: XXH3-128 of the first data_off bytes read (length prefix
+	 * and header), the head block the content digest compares */
+	wt_hash128 head_digest;
 } st_file;
 
 /*
@@ -344,12 +349,13 @@ typedef struct ckpt ckpt;
  * Objects with an empty version are never looked up.
  */
 typedef struct ckpt_memo {
-	/* also the n block digests of block_bytes each (store_pin_set_blocks):
-	 * a digest remembered without them, or with other blocks, is not known */
-	bool (*get)(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out,
+	/* also the n block digests (store_pin_set_blocks: a head block of head
+	 * bytes, then blocks of block_bytes): a digest remembered without them,
+	 * or with another geometry, is not known */
+	bool (*get)(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
 	            uint32_t block_bytes, wt_hash128 *blocks, size_t n);
 	void (*put)(void *ctx, const char *uri, const store_obj *o, wt_hash128 digest,
-	            uint32_t block_bytes, const wt_hash128 *blocks, size_t n);
+	            uint64_t head, uint32_t block_bytes, const wt_hash128 *blocks, size_t n);
 	/* Optional: the bytes of o no longer match what was remembered although
 	 * its version is the same; drop it (the next open hashes it again). The
 	 * ckpt keeps a copy of the memo for this: ctx must outlive the ckpt. */

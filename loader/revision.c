@@ -38,6 +38,8 @@
 
 typedef struct dig_run {
 	store_pin *const *pins;
+	const uint64_t *heads;
+	const wt_hash128 *head_digests;
 	const char *uri;
 	const ckpt_memo *memo;
 	ckpt_progress *prog; /* may be NULL */
@@ -85,34 +87,50 @@ static void progress(dig_run *r, uint64_t n)
 	pthread_mutex_unlock(&r->log_lk);
 }
 
-/* Feed n bytes at object offset off to the block hasher bh, writing each
- * block's digest as it ends (blocks of bb bytes, the last one at nbytes). */
-static void hash_blocks(common_hasher *bh, uint64_t off, const char *p, size_t n, uint32_t bb,
-                        uint64_t nbytes, wt_hash128 *blocks)
+/* Where the block digests of an object go as it is read in order. */
+typedef struct blk_feed {
+	common_hasher *h;
+	uint64_t nbytes, next_end; /* next_end: end of the block being hashed */
+	uint32_t bb;
+	size_t idx;
+	wt_hash128 *blocks;
+} blk_feed;
+
+/* Feed the next n bytes of the object (at off) to the block being hashed,
+ * writing each block's digest as it ends. */
+static void hash_blocks(blk_feed *f, uint64_t off, const char *p, size_t n)
 {
 	while (n > 0) {
-		size_t room = bb - (size_t)(off % bb), k = n < room ? n : room;
-		common_hasher_update(bh, p, k);
+		size_t k = f->next_end - off < n ? (size_t)(f->next_end - off) : n;
+		common_hasher_update(f->h, p, k);
 		off += k;
 		p += k;
 		n -= k;
-		if (off % bb == 0 || off == nbytes) {
-			blocks[(off - 1) / bb] = common_hasher_digest(bh);
-			common_hasher_reset(bh);
+		if (off == f->next_end) {
+			f->blocks[f->idx++] = common_hasher_digest(f->h);
+			common_hasher_reset(f->h);
+			f->next_end = off + f->bb < f->nbytes ? off + f->bb : f->nbytes;
 		}
 	}
 }
 
-/* Read object p whole: its XXH3-128 into *out and each block's into blocks. */
-static int read_digest(dig_run *r, store_pin *p, uint32_t bb, wt_hash128 *blocks, wt_hash128 *out,
-                       bool *stopped, wt_errbuf *err)
+/* Read object p whole: its XXH3-128 into *out and each block's into blocks
+ * (a head block of head bytes if head > 0, then blocks of bb). */
+static int read_digest(dig_run *r, store_pin *p, uint64_t head, uint32_t bb, wt_hash128 *blocks,
+                       wt_hash128 *out, bool *stopped, wt_errbuf *err)
 {
 	const store_obj *o = store_pin_obj(p);
 	size_t blk = o->nbytes < DIGEST_BLOCK ? (size_t)o->nbytes : DIGEST_BLOCK;
 	char *buf = malloc(blk ? blk : 1);
-	common_hasher *h = common_hasher_new(), *bh = common_hasher_new();
+	common_hasher *h = common_hasher_new();
+	uint64_t first = head > 0 ? head : bb;
+	blk_feed bf = {.h = common_hasher_new(),
+	               .nbytes = o->nbytes,
+	               .next_end = first < o->nbytes ? first : o->nbytes,
+	               .bb = bb,
+	               .blocks = blocks};
 	int rv = WT_OK;
-	if (buf == NULL || h == NULL || bh == NULL)
+	if (buf == NULL || h == NULL || bf.h == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for its digest", o->key);
 	for (uint64_t off = 0; rv == WT_OK && off < o->nbytes; off += blk) {
 		if (r->prog != NULL && atomic_load(&r->prog->cancel)) {
@@ -131,7 +149,7 @@ static int read_digest(dig_run *r, store_pin *p, uint32_t bb, wt_hash128 *blocks
 		rv = store_pin_read(p, off, buf, n, err);
 		if (rv == WT_OK) {
 			common_hasher_update(h, buf, n);
-			hash_blocks(bh, off, buf, n, bb, o->nbytes, blocks);
+			hash_blocks(&bf, off, buf, n);
 			progress(r, n);
 		}
 	}
@@ -140,7 +158,7 @@ static int read_digest(dig_run *r, store_pin *p, uint32_t bb, wt_hash128 *blocks
 	if (rv == WT_OK)
 		*out = common_hasher_digest(h);
 	common_hasher_free(h);
-	common_hasher_free(bh);
+	common_hasher_free(bf.h);
 	free(buf);
 	return rv;
 }
@@ -160,24 +178,39 @@ static int object_digest(dig_run *r, size_t i, bool *stopped)
 	wt_errbuf *err = &r->errs[i];
 	*stopped = false;
 	const store_obj *o = store_pin_obj(p);
+	uint64_t head = r->heads[i];
 	uint32_t bb = store_block_bytes(o->nbytes);
-	size_t nb = store_block_count(o->nbytes, bb);
+	size_t nb = store_block_count(o->nbytes, head, bb);
 	wt_hash128 *blocks = calloc(nb ? nb : 1, sizeof(*blocks));
 	if (blocks == NULL)
 		return wt_seterr(err, WT_ENOMEM, "key '%s': out of memory for %zu block digests",
 		                 o->key, nb);
 	bool memo_ok = memo != NULL && o->version != NULL && o->version[0] != '\0';
-	int rv;
-	if (memo_ok && memo->get(memo->ctx, r->uri, o, out, bb, blocks, nb)) {
+	bool known = memo_ok && memo->get(memo->ctx, r->uri, o, out, head, bb, blocks, nb);
+	bool head_ok = nb > 0 && common_hash128_eq(blocks[0], r->head_digests[i]);
+	if (known && !head_ok) {
+		/* the header parsed is not the one remembered under this version: the
+		 * object was rewritten by a store that kept the version; hash it again */
+		if (memo->forget != NULL)
+			memo->forget(memo->ctx, r->uri, o);
+		known = false;
+	}
+	int rv = WT_OK;
+	if (known) {
 		if (r->prog != NULL) /* known: counts as read, so done reaches total */
 			atomic_fetch_add(&r->prog->done, o->nbytes);
-		rv = WT_OK;
-	} else if ((rv = read_digest(r, p, bb, blocks, out, stopped, err)) == WT_OK && memo_ok) {
-		memo->put(memo->ctx, r->uri, o, *out, bb, blocks, nb);
+	} else if ((rv = read_digest(r, p, head, bb, blocks, out, stopped, err)) == WT_OK) {
+		if (nb == 0 || !common_hash128_eq(blocks[0], r->head_digests[i]))
+			rv = wt_seterr(err, WT_ECHANGED,
+			               "key '%s': its header changed while the model was opened "
+			               "(its version did not); open it again",
+			               o->key);
+		else if (memo_ok)
+			memo->put(memo->ctx, r->uri, o, *out, head, bb, blocks, nb);
 	}
 	if (rv == WT_OK) {
 		store_pin_set_digest(p, *out); /* what an unsure store_pin_check compares */
-		rv = store_pin_set_blocks(p, bb, blocks, nb, err);
+		rv = store_pin_set_blocks(p, head, bb, blocks, nb, err);
 	}
 	free(blocks);
 	return rv;
@@ -203,10 +236,20 @@ static void *dig_main(void *arg)
 	return NULL;
 }
 
-int ckpt_objects_digest(store_pin *const *pins, size_t n, const char *uri, const ckpt_memo *memo,
-                        ckpt_progress *prog, wt_hash128 *out, wt_errbuf *err)
+int ckpt_objects_digest(const ckpt_digest_in *in, wt_hash128 *out, wt_errbuf *err)
 {
-	dig_run r = {.pins = pins, .uri = uri, .memo = memo, .prog = prog, .out = out, .n = n};
+	store_pin *const *pins = in->pins;
+	size_t n = in->n;
+	const char *uri = in->uri;
+	ckpt_progress *prog = in->prog;
+	dig_run r = {.pins = pins,
+	             .heads = in->heads,
+	             .head_digests = in->head_digests,
+	             .uri = uri,
+	             .memo = in->memo,
+	             .prog = prog,
+	             .out = out,
+	             .n = n};
 	for (size_t i = 0; i < n; i++)
 		r.total += store_pin_obj(pins[i])->nbytes;
 	if (prog != NULL)

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "loader/loader.h"
 
 int st_read_pinned(store_pin *p, st_file *out, wt_errbuf *err)
@@ -27,6 +28,15 @@ int st_read_pinned(store_pin *p, st_file *out, wt_errbuf *err)
 	rv = store_pin_read(p, 8, hdr, (size_t)hlen, err);
 	if (rv == WT_OK && (rv = st_parse_header(hdr, (size_t)hlen, size, out, err)) != WT_OK)
 		wt_errprefix(err, "'%s'", key);
+	common_hasher *h = rv == WT_OK ? common_hasher_new() : NULL;
+	if (rv == WT_OK && h == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, "'%s': out of memory", key);
+	if (h != NULL) { /* what was parsed: the content digest's head block must match it */
+		common_hasher_update(h, prefix, sizeof(prefix));
+		common_hasher_update(h, hdr, (size_t)hlen);
+		out->head_digest = common_hasher_digest(h);
+		common_hasher_free(h);
+	}
 	free(hdr);
 	return rv;
 }

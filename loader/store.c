@@ -292,11 +292,11 @@ void store_pin_set_digest(store_pin *p, wt_hash128 digest)
 	pthread_mutex_unlock(&p->lk);
 }
 
-int store_pin_set_blocks(store_pin *p, uint32_t block_bytes, const wt_hash128 *blocks, size_t n,
-                         wt_errbuf *err)
+int store_pin_set_blocks(store_pin *p, uint64_t head, uint32_t block_bytes,
+                         const wt_hash128 *blocks, size_t n, wt_errbuf *err)
 {
 	store_blocks *b = NULL;
-	int rv = store_blocks_new(&b, p->obj.nbytes, block_bytes, blocks, n, err);
+	int rv = store_blocks_new(&b, p->obj.nbytes, head, block_bytes, blocks, n, err);
 	if (rv != WT_OK)
 		return wt_errprefix(err, "key '%s'", p->obj.key);
 	pthread_mutex_lock(&p->lk);

@@ -73,8 +73,8 @@ int store_s3_open(const char *rest, const store_ops **ops, void **impl, wt_errbu
  * and reads checked against them. raw reads exactly len bytes at off. */
 typedef struct store_blocks store_blocks;
 typedef int (*store_raw_read_fn)(void *ctx, uint64_t off, void *buf, size_t len, wt_errbuf *err);
-int store_blocks_new(store_blocks **out, uint64_t nbytes, uint32_t block_bytes, const wt_hash128 *d,
-                     size_t n, wt_errbuf *err);
+int store_blocks_new(store_blocks **out, uint64_t nbytes, uint64_t head, uint32_t block_bytes,
+                     const wt_hash128 *d, size_t n, wt_errbuf *err);
 void store_blocks_free(store_blocks *b); /* NULL-safe; drops its cached blocks */
 /* Exactly len bytes at off, every block they touch read whole through raw
  * and matched against its digest: WT_ECHANGED naming the key and the block

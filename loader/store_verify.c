@@ -2,8 +2,10 @@
  * store_verify.c — reads of a pinned object checked against its block digests.
  *
  * The content digest (revision.c) hashes each block of an object beside the
- * whole: store_block_bytes() (1 MiB; larger for objects over 64 GiB, so an
- * object has at most STORE_MAX_BLOCKS). Given them (store_pin_set_blocks),
+ * whole: an optional head block (a safetensors file's header: its digest is
+ * compared with the header that was parsed), then blocks of store_block_bytes()
+ * (1 MiB; larger for objects over 64 GiB, so an object has at most
+ * STORE_MAX_BLOCKS of them). Given them (store_pin_set_blocks),
  * a read returns only bytes whose blocks matched, whatever the object's
  * version says: a server that keeps its ETag or Last-Modified over a
  * rewrite, an mtime put back, a write to an unlinked file between a read and
@@ -31,7 +33,8 @@
 struct store_blocks {
 	uint64_t id; /* cache key: unique for the life of the process */
 	uint64_t nbytes;
-	uint32_t bb; /* block bytes */
+	uint64_t head; /* > 0: block 0 is [0, head), then blocks of bb from head */
+	uint32_t bb;   /* block bytes */
 	size_t n;
 	wt_hash128 *d;
 	_Atomic bool mismatch;
@@ -57,20 +60,24 @@ uint32_t store_block_bytes(uint64_t nbytes)
 	return (uint32_t)bb;
 }
 
-size_t store_block_count(uint64_t nbytes, uint32_t block_bytes)
+size_t store_block_count(uint64_t nbytes, uint64_t head, uint32_t block_bytes)
 {
-	return (size_t)(nbytes / block_bytes + (nbytes % block_bytes != 0));
+	if (head > nbytes)
+		return 0;
+	uint64_t rest = nbytes - head;
+	return (head > 0) + (size_t)(rest / block_bytes + (rest % block_bytes != 0));
 }
 
-int store_blocks_new(store_blocks **out, uint64_t nbytes, uint32_t block_bytes, const wt_hash128 *d,
-                     size_t n, wt_errbuf *err)
+int store_blocks_new(store_blocks **out, uint64_t nbytes, uint64_t head, uint32_t block_bytes,
+                     const wt_hash128 *d, size_t n, wt_errbuf *err)
 {
 	*out = NULL;
-	if (block_bytes == 0 || n != store_block_count(nbytes, block_bytes))
+	if (block_bytes == 0 || head > nbytes || n != store_block_count(nbytes, head, block_bytes))
 		return wt_seterr(err, WT_EINVAL,
-		                 "%zu block digests of %u bytes do not describe an object of %llu "
-		                 "bytes",
-		                 n, block_bytes, (unsigned long long)nbytes);
+		                 "%zu block digests of %u bytes after a %llu-byte head do not "
+		                 "describe an object of %llu bytes",
+		                 n, block_bytes, (unsigned long long)head,
+		                 (unsigned long long)nbytes);
 	store_blocks *b = calloc(1, sizeof(*b));
 	if (b != NULL && n > 0 && (b->d = malloc(n * sizeof(*d))) == NULL) {
 		free(b);
@@ -82,6 +89,7 @@ int store_blocks_new(store_blocks **out, uint64_t nbytes, uint32_t block_bytes, 
 		memcpy(b->d, d, n * sizeof(*d));
 	b->id = atomic_fetch_add(&g_next_id, 1);
 	b->nbytes = nbytes;
+	b->head = head;
 	b->bb = block_bytes;
 	b->n = n;
 	*out = b;
@@ -151,11 +159,25 @@ static int slot_claim(const store_blocks *b, size_t idx, size_t len, uint8_t **d
 	}
 }
 
-/* End of block k: the next block's start, or the object's end. */
+/* Start and end of block k, and the block that holds byte off. */
+static uint64_t blk_start(const store_blocks *b, size_t k)
+{
+	if (b->head == 0)
+		return (uint64_t)k * b->bb;
+	return k == 0 ? 0 : b->head + ((uint64_t)k - 1) * b->bb;
+}
+
 static uint64_t blk_end(const store_blocks *b, size_t k)
 {
-	uint64_t e = ((uint64_t)k + 1) * b->bb;
+	uint64_t e = b->head > 0 && k == 0 ? b->head : blk_start(b, k) + b->bb;
 	return e < b->nbytes ? e : b->nbytes;
+}
+
+static size_t blk_of(const store_blocks *b, uint64_t off)
+{
+	if (b->head == 0)
+		return (size_t)(off / b->bb);
+	return off < b->head ? 0 : 1 + (size_t)((off - b->head) / b->bb);
 }
 
 static int check_block(store_blocks *b, const char *key, size_t idx, const void *p, size_t len,
@@ -164,7 +186,7 @@ static int check_block(store_blocks *b, const char *key, size_t idx, const void 
 	if (common_hash128_eq(common_hash128(p, len), b->d[idx]))
 		return WT_OK;
 	atomic_store(&b->mismatch, true);
-	uint64_t start = (uint64_t)idx * b->bb;
+	uint64_t start = blk_start(b, idx);
 	return wt_seterr(err, WT_ECHANGED,
 	                 "key '%s': bytes [%llu, %llu) (block %zu of %zu) no longer match the "
 	                 "content digest taken for the revision: the object was rewritten "
@@ -184,7 +206,7 @@ static int check_block(store_blocks *b, const char *key, size_t idx, const void 
 static int read_part(store_blocks *b, const char *key, size_t idx, size_t from, void *dst, size_t n,
                      store_raw_read_fn raw, void *ctx, wt_errbuf *err)
 {
-	uint64_t start = (uint64_t)idx * b->bb;
+	uint64_t start = blk_start(b, idx);
 	size_t len = (size_t)(blk_end(b, idx) - start);
 	uint8_t *drop[VCACHE_SLOTS];
 	int nd = 0, s;
@@ -239,10 +261,10 @@ int store_blocks_read(store_blocks *b, const char *key, uint64_t off, void *buf,
 	if (len == 0)
 		return WT_OK;
 	uint8_t *out = buf;
-	size_t i = (size_t)(off / b->bb), last = (size_t)((end - 1) / b->bb);
+	size_t i = blk_of(b, off), last = blk_of(b, end - 1);
 	int rv = WT_OK;
 	while (rv == WT_OK && i <= last) {
-		uint64_t bs = (uint64_t)i * b->bb, be = blk_end(b, i);
+		uint64_t bs = blk_start(b, i), be = blk_end(b, i);
 		if (bs < off || be > end) { /* covered in part */
 			uint64_t from = bs < off ? off : bs, to = be < end ? be : end;
 			rv = read_part(b, key, i, (size_t)(from - bs), out + (from - off),
@@ -255,7 +277,7 @@ int store_blocks_read(store_blocks *b, const char *key, uint64_t off, void *buf,
 			j++;
 		rv = raw(ctx, bs, out + (bs - off), (size_t)(blk_end(b, j) - bs), err);
 		for (size_t k = i; rv == WT_OK && k <= j; k++) {
-			uint64_t ks = (uint64_t)k * b->bb;
+			uint64_t ks = blk_start(b, k);
 			rv = check_block(b, key, k, out + (ks - off), (size_t)(blk_end(b, k) - ks),
 			                 err);
 		}

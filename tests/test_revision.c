@@ -220,10 +220,11 @@ typedef struct par_memo {
 	bool have_first, overlapped, waited_out;
 } par_memo;
 
-static bool par_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint32_t bb,
-                    wt_hash128 *blocks, size_t nb)
+static bool par_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
+                    uint32_t bb, wt_hash128 *blocks, size_t nb)
 {
 	(void)bb;
+	(void)head;
 	(void)blocks;
 	(void)nb;
 	(void)uri;
@@ -254,10 +255,11 @@ static bool par_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *
 	return false;
 }
 
-static void par_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint32_t bb,
-                    const wt_hash128 *blocks, size_t nb)
+static void par_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint64_t head,
+                    uint32_t bb, const wt_hash128 *blocks, size_t nb)
 {
 	(void)bb;
+	(void)head;
 	(void)blocks;
 	(void)nb;
 	(void)uri;
@@ -333,10 +335,11 @@ typedef struct know_memo {
 	int cancel_at;
 } know_memo;
 
-static bool know_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint32_t bb,
-                     wt_hash128 *blocks, size_t nb)
+static bool know_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
+                     uint32_t bb, wt_hash128 *blocks, size_t nb)
 {
 	(void)bb;
+	(void)head;
 	(void)blocks;
 	(void)nb;
 	(void)uri;
@@ -353,10 +356,11 @@ static bool know_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 
 	return true;
 }
 
-static void know_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint32_t bb,
-                     const wt_hash128 *blocks, size_t nb)
+static void know_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint64_t head,
+                     uint32_t bb, const wt_hash128 *blocks, size_t nb)
 {
 	(void)bb;
+	(void)head;
 	(void)blocks;
 	(void)nb;
 	(void)ctx;

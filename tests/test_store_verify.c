@@ -61,7 +61,7 @@ static int teardown(void **state)
 static wt_hash128 *digests_of(const uint8_t *bytes, uint64_t n, uint32_t *bb, size_t *nb)
 {
 	*bb = store_block_bytes(n);
-	*nb = store_block_count(n, *bb);
+	*nb = store_block_count(n, 0, *bb);
 	wt_hash128 *d = calloc(*nb ? *nb : 1, sizeof(*d));
 	assert_non_null(d);
 	for (size_t i = 0; i < *nb; i++) {
@@ -80,7 +80,7 @@ static store_pin *pin_as(fx *f, const uint8_t *as)
 	uint32_t bb;
 	size_t nb;
 	wt_hash128 *d = digests_of(as, OBJ_BYTES, &bb, &nb);
-	assert_int_equal(store_pin_set_blocks(p, bb, d, nb, &err), WT_OK);
+	assert_int_equal(store_pin_set_blocks(p, 0, bb, d, nb, &err), WT_OK);
 	store_pin_set_digest(p, common_hash128(as, OBJ_BYTES));
 	free(d);
 	return p;
@@ -106,14 +106,14 @@ static void test_block_sizes(void **state)
 {
 	(void)state;
 	assert_int_equal(store_block_bytes(0), 1u << 20);
-	assert_int_equal(store_block_count(0, 1u << 20), 0);
-	assert_int_equal(store_block_count(1, 1u << 20), 1);
-	assert_int_equal(store_block_count(1u << 20, 1u << 20), 1);
-	assert_int_equal(store_block_count((1u << 20) + 1, 1u << 20), 2);
+	assert_int_equal(store_block_count(0, 0, 1u << 20), 0);
+	assert_int_equal(store_block_count(1, 0, 1u << 20), 1);
+	assert_int_equal(store_block_count(1u << 20, 0, 1u << 20), 1);
+	assert_int_equal(store_block_count((1u << 20) + 1, 0, 1u << 20), 2);
 	/* at most STORE_MAX_BLOCKS blocks: 64 GiB has 65536 of 1 MiB, one more byte 2 MiB */
 	assert_int_equal(store_block_bytes(64ull << 30), 1u << 20);
 	assert_int_equal(store_block_bytes((64ull << 30) + 1), 2u << 20);
-	assert_true(store_block_count(5ull << 40, store_block_bytes(5ull << 40)) <=
+	assert_true(store_block_count(5ull << 40, 0, store_block_bytes(5ull << 40)) <=
 	            STORE_MAX_BLOCKS);
 }
 
@@ -144,12 +144,12 @@ static void test_block_reads(void **state)
 	uint32_t bb;
 	size_t nb;
 	wt_hash128 *d = digests_of(f->obj, OBJ_BYTES, &bb, &nb);
-	assert_int_equal(store_pin_set_blocks(p, bb, d, nb, &err), WT_EINVAL);
+	assert_int_equal(store_pin_set_blocks(p, 0, bb, d, nb, &err), WT_EINVAL);
 	assert_non_null(strstr(err.msg, "given already"));
 	store_pin_close(p);
 	/* digests that do not describe the object */
 	assert_int_equal(store_pin_open(f->s, "obj.bin", &p, &err), WT_OK);
-	assert_int_equal(store_pin_set_blocks(p, bb, d, nb - 1, &err), WT_EINVAL);
+	assert_int_equal(store_pin_set_blocks(p, 0, bb, d, nb - 1, &err), WT_EINVAL);
 	store_pin_close(p);
 	free(d);
 	free(buf);
@@ -283,17 +283,17 @@ typedef struct forget_memo {
 	char key[64];
 } forget_memo;
 
-static bool fm_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint32_t bb,
-                   wt_hash128 *blocks, size_t nb)
+static bool fm_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
+                   uint32_t bb, wt_hash128 *blocks, size_t nb)
 {
-	(void)ctx, (void)uri, (void)o, (void)out, (void)bb, (void)blocks, (void)nb;
+	(void)ctx, (void)uri, (void)o, (void)out, (void)head, (void)bb, (void)blocks, (void)nb;
 	return false;
 }
 
-static void fm_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint32_t bb,
-                   const wt_hash128 *blocks, size_t nb)
+static void fm_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint64_t head,
+                   uint32_t bb, const wt_hash128 *blocks, size_t nb)
 {
-	(void)ctx, (void)uri, (void)o, (void)d, (void)bb, (void)blocks, (void)nb;
+	(void)ctx, (void)uri, (void)o, (void)d, (void)head, (void)bb, (void)blocks, (void)nb;
 }
 
 static void fm_forget(void *ctx, const char *uri, const store_obj *o)
@@ -401,6 +401,173 @@ static void test_rewrite_same_version(void **state)
 	free(model);
 }
 
+/* A memo that remembers (one object), and counts what it is told. */
+typedef struct mem_memo {
+	pthread_mutex_t lk;
+	bool have;
+	char version[128];
+	wt_hash128 digest, blocks[8];
+	uint64_t head;
+	uint32_t bb;
+	size_t nb;
+	int forgets;
+	const char *rewrite; /* set: get() swaps the header's names in this file first */
+} mem_memo;
+
+static void swap_names(uint8_t *b, size_t hlen);
+
+/* Swap q_proj and k_proj in the header of the safetensors file at path. */
+static void rewrite_header(const char *path)
+{
+	size_t len = 0;
+	uint8_t *bytes = (uint8_t *)tu_read_file(path, &len);
+	assert_non_null(bytes);
+	uint64_t hlen = 0;
+	for (int i = 7; i >= 0; i--)
+		hlen = hlen << 8 | bytes[i];
+	swap_names(bytes + 8, (size_t)hlen);
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	free(bytes);
+}
+
+static bool mm_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
+                   uint32_t bb, wt_hash128 *blocks, size_t nb)
+{
+	(void)uri;
+	mem_memo *m = ctx;
+	pthread_mutex_lock(&m->lk);
+	if (m->rewrite != NULL) { /* between the header's parse and the digest's read */
+		rewrite_header(m->rewrite);
+		m->rewrite = NULL;
+		pthread_mutex_unlock(&m->lk);
+		return false;
+	}
+	bool hit = m->have && strcmp(m->version, o->version) == 0 && m->head == head &&
+	           m->bb == bb && m->nb == nb;
+	if (hit) {
+		*out = m->digest;
+		memcpy(blocks, m->blocks, nb * sizeof(*blocks));
+	}
+	pthread_mutex_unlock(&m->lk);
+	return hit;
+}
+
+static void mm_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint64_t head,
+                   uint32_t bb, const wt_hash128 *blocks, size_t nb)
+{
+	(void)uri;
+	mem_memo *m = ctx;
+	pthread_mutex_lock(&m->lk);
+	assert_true(nb <= 8);
+	m->have = true;
+	snprintf(m->version, sizeof(m->version), "%s", o->version);
+	m->digest = d;
+	memcpy(m->blocks, blocks, nb * sizeof(*blocks));
+	m->head = head;
+	m->bb = bb;
+	m->nb = nb;
+	pthread_mutex_unlock(&m->lk);
+}
+
+static void mm_forget(void *ctx, const char *uri, const store_obj *o)
+{
+	(void)uri;
+	(void)o;
+	mem_memo *m = ctx;
+	pthread_mutex_lock(&m->lk);
+	m->have = false;
+	m->forgets++;
+	pthread_mutex_unlock(&m->lk);
+}
+
+static const st_desc same_shape[] = {
+    {"model.embed_tokens.weight", WT_BF16, 2, {256, 64}},
+    {"model.layers.0.self_attn.k_proj.weight", WT_BF16, 2, {64, 64}},
+    {"model.layers.0.self_attn.q_proj.weight", WT_BF16, 2, {64, 64}},
+    {"model.norm.weight", WT_F32, 1, {64}},
+};
+
+/* Swap "q_proj" and "k_proj" in the first hlen bytes (the header). */
+static void swap_names(uint8_t *b, size_t hlen)
+{
+	for (size_t i = 0; i + 6 <= hlen; i++) {
+		if (memcmp(b + i, "q_proj", 6) == 0)
+			b[i] = 'k';
+		else if (memcmp(b + i, "k_proj", 6) == 0)
+			b[i] = 'q';
+	}
+}
+
+/*
+ * Only the header is rewritten (two tensors of one shape swap names, the file
+ * keeps its size), on the /sizetag/ server that keeps the version. Reopened
+ * (a revalidation, a restart), the memo knows the version: before, its digest
+ * and blocks were taken as they were, so the checkpoint kept the old revision
+ * while reading q_proj returned the old k_proj bytes (every data block still
+ * matched). Now the head block must match the header that was parsed: the
+ * memo is told to forget, the object is hashed again, and the revision moves.
+ */
+static void test_header_rewrite(void **state)
+{
+	fx *f = *state;
+	char *model = tu_path(f->dir, "model2");
+	assert_int_equal(tu_write_ckpt(model, tu_llama_config, same_shape, 4, 1, SEED), 0);
+	char uri[128];
+	snprintf(uri, sizeof(uri), "http://127.0.0.1:%d/sizetag/model2", f->port);
+	store *s = NULL;
+	wt_errbuf err;
+	assert_int_equal(store_open(&s, uri, &err), WT_OK);
+	mem_memo m = {.lk = PTHREAD_MUTEX_INITIALIZER};
+	ckpt_memo memo = {.get = mm_get, .put = mm_put, .forget = mm_forget, .ctx = &m};
+	ckpt *c = NULL;
+	assert_int_equal(ckpt_open_memo(&c, s, &memo, &err), WT_OK);
+	char rev0[65];
+	snprintf(rev0, sizeof(rev0), "%s", ckpt_revision(c));
+	ckpt_close(c);
+	assert_true(m.have);
+
+	char *path = tu_path(model, "model.safetensors");
+	size_t len = 0;
+	uint8_t *bytes = (uint8_t *)tu_read_file(path, &len);
+	assert_non_null(bytes);
+	uint64_t hlen = 0;
+	for (int i = 7; i >= 0; i--)
+		hlen = hlen << 8 | bytes[i];
+	swap_names(bytes + 8, (size_t)hlen);
+	assert_int_equal(tu_write_file(model, "model.safetensors", bytes, len), 0);
+
+	int rv = ckpt_open_memo(&c, s, &memo, &err);
+	if (rv != WT_OK)
+		fprintf(stderr, "%s\n", err.msg);
+	assert_int_equal(rv, WT_OK);
+	const ckpt_tensor *q = ckpt_find(c, "model.layers.0.self_attn.q_proj.weight");
+	uint8_t *got = malloc(q->nbytes);
+	assert_int_equal(ckpt_read(c, q, 0, got, q->nbytes, &err), WT_OK);
+	assert_memory_equal(got, bytes + q->off, q->nbytes);
+	printf("header rewritten under the same version: revision %s (%s), memo told to forget "
+	       "%d time(s)\n",
+	       strcmp(ckpt_revision(c), rev0) == 0 ? "KEPT" : "moved", ckpt_revision(c), m.forgets);
+	assert_string_not_equal(ckpt_revision(c), rev0);
+	assert_int_equal(m.forgets, 1);
+	ckpt_close(c);
+	/* rewritten again after its header was parsed, before the digest read it:
+	 * the parsed header is not the one hashed */
+	m.have = false;
+	m.rewrite = path;
+	rv = ckpt_open_memo(&c, s, &memo, &err);
+	printf("header rewritten during the open: %s\n", rv == WT_OK ? "opened" : err.msg);
+	assert_int_equal(rv, WT_ECHANGED);
+	assert_non_null(strstr(err.msg, "header changed while the model was opened"));
+	store_close(s);
+	free(got);
+	free(bytes);
+	free(path);
+	free(model);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +577,7 @@ int main(void)
 	    cmocka_unit_test(test_block_threads),
 	    cmocka_unit_test(test_renamed_over),
 	    cmocka_unit_test_setup_teardown(test_rewrite_same_version, srv_setup, srv_teardown),
+	    cmocka_unit_test_setup_teardown(test_header_rewrite, srv_setup, srv_teardown),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

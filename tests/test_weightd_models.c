@@ -42,10 +42,11 @@ typedef struct gate {
 } gate;
 
 /* Lookups block while the gate is armed and closed; nothing is remembered. */
-static bool gate_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint32_t bb,
-                     wt_hash128 *blocks, size_t nb)
+static bool gate_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
+                     uint32_t bb, wt_hash128 *blocks, size_t nb)
 {
 	(void)bb;
+	(void)head;
 	(void)blocks;
 	(void)nb;
 	(void)uri;
@@ -63,10 +64,11 @@ static bool gate_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 
 	return false;
 }
 
-static void gate_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint32_t bb,
-                     const wt_hash128 *blocks, size_t nb)
+static void gate_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint64_t head,
+                     uint32_t bb, const wt_hash128 *blocks, size_t nb)
 {
 	(void)bb;
+	(void)head;
 	(void)blocks;
 	(void)nb;
 	(void)ctx;
@@ -271,10 +273,11 @@ typedef struct meet {
 	int inside, most, lookups;
 } meet;
 
-static bool meet_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint32_t bb,
-                     wt_hash128 *blocks, size_t nb)
+static bool meet_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
+                     uint32_t bb, wt_hash128 *blocks, size_t nb)
 {
 	(void)bb;
+	(void)head;
 	(void)blocks;
 	(void)nb;
 	(void)uri;

@@ -5,8 +5,9 @@
  *
  * Note name: "srcdigest" NUL uri NUL key NUL size(decimal) NUL version.
  * Value: the 16-byte XXH3-128 of the object's bytes, its block size (4 bytes,
- * big-endian) and the 16-byte XXH3-128 of each block (store_pin_set_blocks):
- * at most 1 MiB + 20 bytes (STORE_MAX_BLOCKS). A name that does not fit a
+ * big-endian), its head block's size (8 bytes, big-endian) and the 16-byte
+ * XXH3-128 of each block (store_pin_set_blocks): at most 1 MiB + 44 bytes
+ * (STORE_MAX_BLOCKS and the head). A name that does not fit a
  * note is simply not remembered (the digest is computed each time). A digest
  * that a read disproves under the same version is forgotten (memo_forget).
  */
@@ -34,20 +35,36 @@ static size_t note_name(const char *uri, const store_obj *o, char *out, size_t c
 	return n;
 }
 
-#define MEMO_HEAD 20u /* XXH3-128 of the object, block bytes (u32 big-endian) */
+/* XXH3-128 of the object, block bytes (u32), head block bytes (u64), big-endian */
+#define MEMO_HEAD 28u
 
-static bool memo_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out,
+static void put_be(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
+
+static uint64_t get_be(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static bool memo_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
                      uint32_t block_bytes, wt_hash128 *blocks, size_t nb)
 {
 	char name[CACHE_NOTE_NAME_MAX];
 	size_t n = note_name(uri, o, name, sizeof(name));
 	size_t want = MEMO_HEAD + 16 * nb, vlen = 0;
 	uint8_t *v = want <= CACHE_NOTE_VALUE_MAX ? malloc(want) : NULL;
+	/* a digest noted without block digests (16 bytes), or with another
+	 * geometry, is not known */
 	bool ok = v != NULL && n != 0 &&
 	          cache_note_get(ctx, name, n, v, want, &vlen, NULL) == WT_OK && vlen == want &&
-	          ((uint32_t)v[16] << 24 | (uint32_t)v[17] << 16 | (uint32_t)v[18] << 8 | v[19]) ==
-	              block_bytes;
-	if (ok) { /* a digest noted before block digests were (16 bytes) is not known */
+	          get_be(v + 16, 4) == block_bytes && get_be(v + 20, 8) == head;
+	if (ok) {
 		*out = common_hash128_from_bytes(v);
 		for (size_t i = 0; i < nb; i++)
 			blocks[i] = common_hash128_from_bytes(v + MEMO_HEAD + 16 * i);
@@ -57,7 +74,7 @@ static bool memo_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 
 }
 
 static void memo_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 digest,
-                     uint32_t block_bytes, const wt_hash128 *blocks, size_t nb)
+                     uint64_t head, uint32_t block_bytes, const wt_hash128 *blocks, size_t nb)
 {
 	char name[CACHE_NOTE_NAME_MAX];
 	size_t n = note_name(uri, o, name, sizeof(name));
@@ -66,8 +83,8 @@ static void memo_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 
 	if (v == NULL)
 		return; /* not remembered: computed again next time */
 	common_hash128_to_bytes(digest, v);
-	for (int i = 0; i < 4; i++)
-		v[16 + i] = (uint8_t)(block_bytes >> (24 - 8 * i));
+	put_be(v + 16, block_bytes, 4);
+	put_be(v + 20, head, 8);
 	for (size_t i = 0; i < nb; i++)
 		common_hash128_to_bytes(blocks[i], v + MEMO_HEAD + 16 * i);
 	wt_errbuf err;
