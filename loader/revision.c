@@ -34,6 +34,7 @@
 #include "loader/ckpt_int.h"
 
 #define DIGEST_BLOCK (8u << 20)
+#define HASH_PIECE   (128u << 10)
 #define REV_TAG      "weightd-revision-2"
 
 typedef struct dig_run {
@@ -147,11 +148,14 @@ static int read_digest(dig_run *r, store_pin *p, uint64_t head, uint32_t bb, wt_
 		}
 		size_t n = o->nbytes - off < blk ? (size_t)(o->nbytes - off) : blk;
 		rv = store_pin_read(p, off, buf, n, err);
-		if (rv == WT_OK) {
-			common_hasher_update(h, buf, n);
-			hash_blocks(&bf, off, buf, n);
-			progress(r, n);
+		/* both hashes piece by piece, the second while the piece is in L2 */
+		for (size_t k = 0; rv == WT_OK && k < n; k += HASH_PIECE) {
+			size_t m = n - k < HASH_PIECE ? n - k : HASH_PIECE;
+			common_hasher_update(h, buf + k, m);
+			hash_blocks(&bf, off + k, buf + k, m);
 		}
+		if (rv == WT_OK)
+			progress(r, n);
 	}
 	if (rv == WT_OK)
 		rv = store_pin_check(p, err);
