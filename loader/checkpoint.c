@@ -522,6 +522,14 @@ int ckpt_read(const ckpt *c, const ckpt_tensor *t, uint64_t off, void *buf, size
 	return rv;
 }
 
+bool ckpt_content_changed(const ckpt *c)
+{
+	for (size_t i = 0; i < c->n_objects; i++)
+		if (store_pin_content_changed(c->pins[i]))
+			return true;
+	return false;
+}
+
 int ckpt_check(const ckpt *c, wt_errbuf *err)
 {
 	for (size_t i = 0; i < c->n_objects; i++) {

@@ -396,6 +396,11 @@ void ckpt_digest_progress_ns(uint64_t ns);
 /* WT_OK if no object changed since the ckpt was opened (every byte read
  * through it belongs to its revision); WT_ECHANGED naming the object else. */
 int ckpt_check(const ckpt *c, wt_errbuf *err);
+/* true once a read through c found bytes of an object that did not match
+ * its block digests (store_pin_content_changed): the object was rewritten
+ * although its version did not change, so a listing or a store_stat cannot
+ * tell; the checkpoint must be opened again for its new revision. */
+bool ckpt_content_changed(const ckpt *c);
 void ckpt_close(ckpt *c); /* NULL-safe; does not close the store */
 
 const ckpt_config *ckpt_get_config(const ckpt *c);

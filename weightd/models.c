@@ -151,7 +151,10 @@ void models_revalidate(wd_models *m, model_ent *e, bool force)
 	e->prog = &prog; /* read under lk; canceled by remove and cancel_opens */
 	pthread_mutex_unlock(&e->lk);
 	bool have_fp = cur != NULL && fingerprint(cur->st, &fp);
-	bool changed = !(have_fp && had_fp && common_hash128_eq(fp, old_fp));
+	/* a read found an object rewritten under its version: the listing is the
+	 * same, the bytes are not (ckpt_read had the memo forget its digest) */
+	bool changed = !(have_fp && had_fp && common_hash128_eq(fp, old_fp)) ||
+	               (cur != NULL && ckpt_content_changed(cur->ck));
 	wd_snap_release(cur);
 	wd_snap *fresh = NULL;
 	wt_errbuf err;
