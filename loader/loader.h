@@ -77,6 +77,10 @@ int store_read_all(store *s, const char *key, uint64_t max_bytes, char **out, si
  * callers by store_read and store_pin_read. */
 uint64_t store_bytes_read(const store *s);
 uint64_t store_bytes_asked(const store *s);
+/* Pinned objects whose reads found bytes that did not match their block
+ * digests (store_pin_content_changed: rewritten under an unchanged
+ * version), each pin counted once, since open. */
+uint64_t store_rewrites_found(const store *s);
 
 /*
  * A pinned object: reads see the bytes the object had when it was pinned, or

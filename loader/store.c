@@ -243,9 +243,10 @@ struct store_pin {
 	pthread_mutex_t lk;
 	/* guarded by lk */
 	bool have_digest;
-	wt_hash128 digest;    /* of the bytes at pin time (store_pin_set_digest) */
-	char *settled;        /* an unsure version whose bytes matched the digest */
-	store_blocks *blocks; /* set once (store_pin_set_blocks); reads check them */
+	wt_hash128 digest;            /* of the bytes at pin time (store_pin_set_digest) */
+	char *settled;                /* an unsure version whose bytes matched the digest */
+	store_blocks *blocks;         /* set once (store_pin_set_blocks); reads check them */
+	_Atomic bool rewrite_counted; /* in s->rewrites (store_rewrites_found) */
 };
 
 int store_pin_open(store *s, const char *key, store_pin **out, wt_errbuf *err)
@@ -423,6 +424,9 @@ int store_pin_read(store_pin *p, uint64_t off, void *buf, size_t len, wt_errbuf 
 		rv = store_pin_check(p, err);
 	if (rv == WT_OK)
 		atomic_fetch_add(&p->s->bytes_asked, (uint64_t)len);
+	else if (rv == WT_ECHANGED && store_blocks_mismatch(b) &&
+	         !atomic_exchange(&p->rewrite_counted, true))
+		atomic_fetch_add(&p->s->rewrites, 1);
 	return rv;
 }
 
@@ -489,4 +493,9 @@ uint64_t store_bytes_read(const store *s)
 uint64_t store_bytes_asked(const store *s)
 {
 	return atomic_load(&((store *)s)->bytes_asked);
+}
+
+uint64_t store_rewrites_found(const store *s)
+{
+	return atomic_load(&((store *)s)->rewrites);
 }

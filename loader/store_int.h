@@ -59,6 +59,7 @@ struct store {
 	char *uri;
 	_Atomic uint64_t bytes_read;  /* from the backend; updated without a lock */
 	_Atomic uint64_t bytes_asked; /* returned to callers (store_bytes_asked) */
+	_Atomic uint64_t rewrites;    /* store_rewrites_found */
 };
 
 /* Backend openers: path is the URI without its scheme. On success *ops and

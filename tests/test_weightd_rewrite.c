@@ -9,7 +9,8 @@
  * opened again and the layout produced at the new revision. A layout is
  * never served with new bytes under the old revision, nor old bytes under
  * the new one, also when weightd restarts after the rewrite and opens the
- * model from its memo.
+ * model from its memo. weightd_source_rewrites_total counts the objects
+ * found rewritten.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,7 +27,8 @@
 #include "test_weightd_util.h"
 #include "weightd/server_int.h"
 
-#define SEED 6363u
+#define SEED     6363u
+#define OP_STATS WEIGHTS__ADMIN_REQUEST__OP__OP_STATS
 
 typedef struct fixture {
 	tw_env *e;
@@ -190,6 +192,19 @@ static void served_revision(fixture *f, char *rev, size_t cap)
 	wd_snap_release(snap);
 }
 
+/* STATS source_rewrites (also weightd_source_rewrites_total in /metrics). */
+static uint64_t rewrites_found(fixture *f)
+{
+	tw_reply k = tw_admin(f->s, OP_STATS, NULL, 0);
+	assert_int_equal(k.rv, WT_OK);
+	assert_int_equal(k.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
+	uint64_t n = k.r->admin->source_rewrites;
+	printf("stats: %s\n", k.r->admin->text);
+	assert_non_null(strstr(k.r->admin->text, "source objects found rewritten"));
+	tw_reply_free(&k);
+	return n;
+}
+
 /* A restart: weightd stops (its snapshots close, and with them the verified
  * blocks store_verify.c keeps) and starts again on the same cache. */
 static void restart(fixture *f)
@@ -237,6 +252,7 @@ static void test_rewrite_end_to_end(void **state)
 	fx_start(f);
 	char rev0[80], rev1[80], rev2[80], r[80];
 	expect_layout(f, 1, 0, rev0, sizeof(rev0));
+	assert_int_equal(rewrites_found(f), 0);
 
 	restart(f);
 	served_revision(f, r, sizeof(r));
@@ -246,6 +262,7 @@ static void test_rewrite_end_to_end(void **state)
 	assert_string_not_equal(rev1, rev0);
 	expect_layout(f, 2, 0, r, sizeof(r));
 	assert_string_equal(r, rev1);
+	assert_true(rewrites_found(f) >= 1);
 
 	nng_close(f->s);
 	tw_stop(f->e);
@@ -258,6 +275,7 @@ static void test_rewrite_end_to_end(void **state)
 	expect_layout(f, 4, 3, rev2, sizeof(rev2));
 	assert_string_not_equal(rev2, rev1);
 	assert_string_not_equal(rev2, rev0);
+	assert_true(rewrites_found(f) >= 1);
 }
 
 int main(void)

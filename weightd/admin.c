@@ -130,6 +130,7 @@ static void stats_reply(wd_server *s, Weights__AdminReply *ar, char *text, size_
 	ar->corruptions = st.corruptions;
 	ar->bad = st.corruptions;
 	ar->source_bytes_read = wd_models_source_bytes(s->models);
+	ar->source_rewrites = wd_models_source_rewrites(s->models);
 	ar->productions = atomic_load(&s->productions);
 	ar->chunk_replies = atomic_load(&s->chunk_replies);
 	ar->chunk_bytes_out = atomic_load(&s->chunk_bytes_out);
@@ -144,13 +145,15 @@ static void stats_reply(wd_server *s, Weights__AdminReply *ar, char *text, size_
 	         "cache %llu/%llu bytes (%llu on disk), %llu shards, %llu chunks, RAM tier "
 	         "%llu/%llu bytes; "
 	         "%llu source bytes read, "
-	         "%llu productions, %llu peer fills (%llu bytes), %llu chunk replies",
+	         "%llu productions, %llu peer fills (%llu bytes), %llu chunk replies, "
+	         "%llu source objects found rewritten",
 	         (unsigned long long)st.bytes, (unsigned long long)st.max_bytes,
 	         (unsigned long long)st.disk_bytes, (unsigned long long)st.shards,
 	         (unsigned long long)st.chunks, (unsigned long long)st.mem_used,
 	         (unsigned long long)st.mem_capacity, (unsigned long long)ar->source_bytes_read,
 	         (unsigned long long)ar->productions, (unsigned long long)ar->peer_fills,
-	         (unsigned long long)ar->peer_bytes, (unsigned long long)ar->chunk_replies);
+	         (unsigned long long)ar->peer_bytes, (unsigned long long)ar->chunk_replies,
+	         (unsigned long long)ar->source_rewrites);
 	ar->text = text;
 }
 

@@ -84,6 +84,11 @@ static void write_metrics(wd_server *s, FILE *f)
 	        atomic_load(&s->m.production_bytes));
 	counter(f, "weightd_source_bytes_read_total", "Object-store bytes read, all models.",
 	        wd_models_source_bytes(s->models));
+	counter(f, "weightd_source_rewrites_total",
+	        "Source objects found rewritten under an unchanged version: bytes that no "
+	        "longer matched the revision's block digests (hashed again, produced at the "
+	        "new revision).",
+	        wd_models_source_rewrites(s->models));
 	counter(f, "weightd_flight_waits_total",
 	        "Requests that waited on a production already running.",
 	        atomic_load(&s->flight_waits));

@@ -37,11 +37,39 @@ size_t wd_models_alive(void)
 	return atomic_load(&models_alive);
 }
 
-/* Snapshot with a back pointer to the registry's byte counter. */
+/* Snapshot with a back pointer to the registry's counters. */
 typedef struct snap_full {
 	wd_snap pub;
 	wd_models *m;
+	/* counts of its store already in the registry's retired_* (snap_retire):
+	 * written once, by the thread that drops the entry's reference */
+	uint64_t folded_bytes, folded_rewrites;
 } snap_full;
+
+/* Add s's store counters, less what snap_retire added already, to the
+ * registry's retired counters; fold: remember them as added. */
+static void snap_fold(snap_full *sf, bool fold)
+{
+	if (sf->pub.st == NULL)
+		return;
+	uint64_t b = store_bytes_read(sf->pub.st), w = store_rewrites_found(sf->pub.st);
+	atomic_fetch_add(&sf->m->retired_bytes, b - sf->folded_bytes);
+	atomic_fetch_add(&sf->m->retired_rewrites, w - sf->folded_rewrites);
+	if (fold) {
+		sf->folded_bytes = b;
+		sf->folded_rewrites = w;
+	}
+}
+
+/* The entry drops its snapshot s (replaced, failed, removed): its counts move
+ * to the retired ones now, not when the last request holding it ends, so the
+ * sums (wd_models_source_bytes) never go down meanwhile. */
+static void snap_retire(wd_snap *s)
+{
+	if (s != NULL)
+		snap_fold((snap_full *)s, true);
+	wd_snap_release(s);
+}
 
 void wd_snap_release(wd_snap *s)
 {
@@ -50,8 +78,7 @@ void wd_snap_release(wd_snap *s)
 	if (atomic_fetch_sub_explicit((_Atomic int *)&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	snap_full *sf = (snap_full *)s;
-	if (s->st != NULL)
-		atomic_fetch_add(&sf->m->retired_bytes, store_bytes_read(s->st));
+	snap_fold(sf, false);
 	ckpt_close(s->ck);
 	store_close(s->st);
 	free(sf);
@@ -180,7 +207,7 @@ void models_revalidate(wd_models *m, model_ent *e, bool force)
 			       err.msg);
 		if (e->snap != NULL && m->notify != NULL)
 			m->notify(m->notify_ctx);
-		wd_snap_release(e->snap);
+		snap_retire(e->snap);
 		e->snap = NULL;
 		e->have_fp = false;
 		e->error = err;
@@ -195,7 +222,7 @@ void models_revalidate(wd_models *m, model_ent *e, bool force)
 		else
 			WT_LOG(WT_LOG_INFO, "model '%s': revision %.12s (%s)", e->name,
 			       fresh->revision, e->uri);
-		wd_snap_release(e->snap);
+		snap_retire(e->snap);
 		e->snap = fresh;
 		if (m->notify != NULL)
 			m->notify(m->notify_ctx); /* watchers (watch.c) */
@@ -497,19 +524,32 @@ void wd_models_count(wd_models *m, uint64_t out[WD_MODEL_N_STATES])
 	pthread_rwlock_unlock(&m->lk);
 }
 
-uint64_t wd_models_source_bytes(wd_models *m)
+/* retired plus count(store) of the snapshot each entry serves now (one that
+ * snap_retire folded into retired is no longer an entry's). */
+static uint64_t sum_stores(wd_models *m, const _Atomic uint64_t *retired,
+                           uint64_t (*count)(const store *))
 {
-	uint64_t sum = atomic_load(&m->retired_bytes);
+	uint64_t sum = atomic_load(retired);
 	pthread_rwlock_rdlock(&m->lk);
 	for (size_t i = 0; i < m->n; i++) {
 		model_ent *e = m->ents[i];
 		pthread_mutex_lock(&e->lk);
 		if (e->snap != NULL)
-			sum += store_bytes_read(e->snap->st);
+			sum += count(e->snap->st);
 		pthread_mutex_unlock(&e->lk);
 	}
 	pthread_rwlock_unlock(&m->lk);
 	return sum;
+}
+
+uint64_t wd_models_source_bytes(wd_models *m)
+{
+	return sum_stores(m, &m->retired_bytes, store_bytes_read);
+}
+
+uint64_t wd_models_source_rewrites(wd_models *m)
+{
+	return sum_stores(m, &m->retired_rewrites, store_rewrites_found);
 }
 
 bool wd_models_find(wd_models *m, const char *name, wd_model_source *source, char **uri)
@@ -548,7 +588,7 @@ int wd_models_remove(wd_models *m, const char *name, wt_errbuf *err)
 		e->removed = true;
 		if (e->prog != NULL) /* an open in progress ends at its next block */
 			atomic_store(&e->prog->cancel, true);
-		wd_snap_release(e->snap); /* requests holding a reference finish with it */
+		snap_retire(e->snap); /* requests holding a reference finish with it */
 		e->snap = NULL;
 		pthread_mutex_unlock(&e->lk);
 		models_put(e); /* freed now, or by the last thread that holds it */

@@ -35,12 +35,13 @@ struct wd_models {
 	char **kept;         /* registry lines NAME=URI kept, not served (registry.c;
 	                        under its lock); owned */
 	size_t n_kept;
-	_Atomic uint64_t revalidate_ns; /* reload-safe (SIGHUP) */
-	_Atomic uint64_t retired_bytes; /* store bytes of snapshots already freed */
-	_Atomic bool closing;           /* wd_models_cancel_opens: no new opens */
-	_Atomic bool abort_reads;       /* wd_models_abort_reads: snapshot stores' cancel */
-	const ckpt_memo *memo;          /* borrowed; may be NULL */
-	void (*notify)(void *ctx);      /* revision changed (wd_models_set_notify) */
+	_Atomic uint64_t revalidate_ns;    /* reload-safe (SIGHUP) */
+	_Atomic uint64_t retired_bytes;    /* store bytes of snapshots already dropped */
+	_Atomic uint64_t retired_rewrites; /* store_rewrites_found of those */
+	_Atomic bool closing;              /* wd_models_cancel_opens: no new opens */
+	_Atomic bool abort_reads;          /* wd_models_abort_reads: snapshot stores' cancel */
+	const ckpt_memo *memo;             /* borrowed; may be NULL */
+	void (*notify)(void *ctx);         /* revision changed (wd_models_set_notify) */
 	void *notify_ctx;
 };
 

@@ -245,6 +245,9 @@ void wd_models_count(wd_models *m, uint64_t out[WD_MODEL_N_STATES]);
 
 /* Sum of store_bytes_read over every store the registry opened (source reads). */
 uint64_t wd_models_source_bytes(wd_models *m);
+/* Source objects found rewritten under an unchanged version (their bytes no
+ * longer matched the revision's block digests), all models, since start. */
+uint64_t wd_models_source_rewrites(wd_models *m);
 
 /* ===================== registered models (registry.c) ===================== */
 

@@ -77,6 +77,7 @@ chunks=$(val 'weightd_request_seconds_count{kind="chunk"}')
 [ "$(val weightd_production_seconds_count)" = 1 ] || die "production histogram"
 [ "$(val weightd_production_output_bytes_total)" -gt 0 ] || die "production bytes"
 [ "$(val weightd_source_bytes_read_total)" -gt 0 ] || die "source bytes"
+[ "$(val weightd_source_rewrites_total)" = 0 ] || die "source rewrites: $(val weightd_source_rewrites_total)"
 [ "$(val weightd_bulk_replies_total)" -gt 0 ] || die "bulk replies: $(val weightd_bulk_replies_total)"
 [ "$(val weightd_bulk_replies_total)" -lt "$(val weightd_chunk_replies_total)" ] ||
 	die "bulk replies are a part of all chunk replies"
