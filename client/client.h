@@ -39,6 +39,10 @@ typedef struct client_io_gate {
 } client_io_gate;
 int client_stream_io_gated(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
                            common_hasher *hs, common_hasher *also, const client_io_gate *gate);
+/* Tests only (NULL otherwise): called by a bulk stream's receiver each time
+ * it has taken a request and is about to receive its reply (test_weightd_bulk
+ * widens the window between the two to test the close race there). */
+extern void (*client_bulk_test_hook)(void);
 
 /*
  * Build a manifest from a decoded protobuf Manifest, validating it completely

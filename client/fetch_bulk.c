@@ -47,6 +47,7 @@ typedef struct bulk_conn {
 	uint8_t rh[16], rth[16];
 	int r_has_th;
 	int kept;     /* taken from the endpoint's idle streams (an earlier fetch's) */
+	int dead;     /* guarded by fetch_bulk.lk: closed, no I/O may start on it */
 	uint64_t got; /* replies received on it in this fetch */
 	pthread_t th;
 	int th_started;
@@ -121,6 +122,40 @@ int client_stream_io_gated(nng_stream *st, int send, void *buf, size_t n, uint64
 	return rv;
 }
 
+void (*client_bulk_test_hook)(void);
+
+/*
+ * Every send and receive on a bulk stream starts under fb->lk, and only while
+ * the fetch is not closing and the stream not closed (conn_io_enter): a
+ * stream is closed under the same lock, after the flag, so no operation
+ * starts on a closed stream (nng 1.5 then waits for its whole timeout: a
+ * fetch that failed with WT_EHASH took request_timeout_ms, 30 s, to end when
+ * its receiver started a receive just after bulk_close closed the stream).
+ */
+static int conn_io_enter(void *ctx)
+{
+	bulk_conn *k = ctx;
+	pthread_mutex_lock(&k->fb->lk);
+	if (k->fb->closing || k->dead) {
+		pthread_mutex_unlock(&k->fb->lk);
+		return 1;
+	}
+	return 0;
+}
+
+static void conn_io_leave(void *ctx)
+{
+	bulk_conn *k = ctx;
+	pthread_mutex_unlock(&k->fb->lk);
+}
+
+/* Close k's stream for good (fb->lk held): I/O in flight ends, none starts. */
+static void conn_close_locked(bulk_conn *k)
+{
+	k->dead = 1;
+	nng_stream_close(k->st);
+}
+
 /* Milliseconds from now as a deadline for client_stream_io. */
 static uint64_t deadline_in(uint32_t ms)
 {
@@ -132,6 +167,14 @@ static int st_io(nng_stream *st, int send, void *buf, size_t n, uint64_t deadlin
 	return client_stream_io(st, send, buf, n, deadline_ns, NULL, NULL);
 }
 
+/* client_stream_io on k's stream, started only while it is open (above). */
+static int conn_io(bulk_conn *k, int send, void *buf, size_t n, uint64_t deadline_ns,
+                   common_hasher *hs, common_hasher *also)
+{
+	client_io_gate gate = {conn_io_enter, conn_io_leave, k};
+	return client_stream_io_gated(k->st, send, buf, n, deadline_ns, hs, also, &gate);
+}
+
 /* The stream failed: it is closed, its slots end with WT_EUNAVAIL, the bulk
  * path is off for the rest of the fetch. */
 static void conn_fail(bulk_conn *k, const char *why)
@@ -141,8 +184,8 @@ static void conn_fail(bulk_conn *k, const char *why)
 	wt_errbuf err;
 	wt_seterr(&err, WT_EUNAVAIL, "endpoint %s: bulk stream %s: %s; going on over messages",
 	          f->c->eps[f->ep].url, fb->url, why);
-	nng_stream_close(k->st);
 	pthread_mutex_lock(&fb->lk);
+	conn_close_locked(k);
 	int first = !fb->broken && !fb->closing;
 	fb->broken = 1;
 	fb->stale |= k->kept && k->got == 0 && !fb->closing;
@@ -171,7 +214,7 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 	uint8_t h[BULK_REPLY_BYTES];
 	bulk_reply r;
 	wt_errbuf err;
-	int nrv = st_io(k->st, 0, h, sizeof(h), tmo);
+	int nrv = conn_io(k, 0, h, sizeof(h), tmo, NULL, NULL);
 	if (nrv != 0)
 		return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
 	if (bulk_reply_decode(h, ch->nbytes, &r, &err) != WT_OK)
@@ -182,7 +225,7 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 		       -1;
 	if (r.code != WT_OK) {
 		char msg[BULK_MAX_MSG + 1];
-		if ((nrv = st_io(k->st, 0, msg, r.msg_len, tmo)) != 0)
+		if ((nrv = conn_io(k, 0, msg, r.msg_len, tmo, NULL, NULL)) != 0)
 			return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
 		msg[r.msg_len] = '\0';
 		int code = r.code < WT_ERR_COUNT_ ? (int)r.code : WT_EPROTO;
@@ -221,8 +264,8 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 	if (s->fused && ch->off == 0)
 		common_hasher_reset(k->ts);
 	k->t_ok = 0; /* until this chunk is in and verified (receiver) */
-	nrv = client_stream_io(k->st, 0, s->dst != NULL ? s->dst : s->buf, (size_t)ch->nbytes, tmo,
-	                       f->verify ? k->hs : NULL, s->fused ? k->ts : NULL);
+	nrv = conn_io(k, 0, s->dst != NULL ? s->dst : s->buf, (size_t)ch->nbytes, tmo,
+	              f->verify ? k->hs : NULL, s->fused ? k->ts : NULL);
 	if (nrv != 0)
 		return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
 	return 0;
@@ -259,6 +302,8 @@ static void *receiver(void *arg)
 		pthread_mutex_unlock(&fb->lk);
 		if (s == NULL)
 			return NULL;
+		if (client_bulk_test_hook != NULL)
+			client_bulk_test_hook();
 		wt_errbuf err;
 		int rv = recv_one(k, s, why, sizeof(why), &err);
 		if (rv < 0) {
@@ -531,10 +576,13 @@ void fetch_bulk_issue(fetch *f, fetch_slot *s)
 		memcpy(q.hash, f->chash[s->chunk], 16);
 	bulk_req_encode(&q, b);
 	memcpy(b + BULK_REQ_BYTES, f->shard_id, f->shard_id_len);
-	int nrv = st_io(k->st, 1, b, BULK_REQ_BYTES + f->shard_id_len,
-	                deadline_in(f->c->o.request_timeout_ms));
-	if (nrv != 0) /* the receiver fails the queue (s included) when the stream closes */
-		nng_stream_close(k->st);
+	int nrv = conn_io(k, 1, b, BULK_REQ_BYTES + f->shard_id_len,
+	                  deadline_in(f->c->o.request_timeout_ms), NULL, NULL);
+	if (nrv != 0) { /* the receiver fails the queue (s included) when the stream closes */
+		pthread_mutex_lock(&fb->lk);
+		conn_close_locked(k);
+		pthread_mutex_unlock(&fb->lk);
+	}
 }
 
 /* Stop the receivers. keep: a stream with nothing in flight (its receiver
@@ -556,8 +604,11 @@ static void bulk_close(fetch *f, bool keep)
 	pthread_mutex_unlock(&fb->lk);
 	for (size_t i = 0; i < fb->n; i++) {
 		bulk_conn *k = &fb->conns[i];
-		if (k->st != NULL && !quiet[i])
-			nng_stream_close(k->st);
+		if (k->st != NULL && !quiet[i]) { /* closing is set: no I/O starts on it now */
+			pthread_mutex_lock(&fb->lk);
+			conn_close_locked(k);
+			pthread_mutex_unlock(&fb->lk);
+		}
 		if (k->th_started)
 			pthread_join(k->th, NULL);
 		/* requests the receiver stopped before (it saw closing) end here */

@@ -279,11 +279,15 @@ static void test_fault_corrupts_copy(void **state)
 
 /* Fetch llama TP=2 rank 1 with stream on/off over conns connections (a chunk
  * hash mismatch fetched once more with refetch); tensor bytes into digest. */
+static uint32_t g_request_timeout_ms; /* 0: the default */
+
 static int fetch_digest_opts(const char *url, int stream, uint32_t conns, uint32_t refetch,
                              wt_hash128 *digest, size_t *n_tensors, uint32_t *refetches)
 {
 	wt_client_opts o;
 	wt_client_opts_init(&o);
+	if (g_request_timeout_ms > 0)
+		o.request_timeout_ms = g_request_timeout_ms;
 	const char *eps[] = {url};
 	o.endpoints = eps;
 	o.n_endpoints = 1;
@@ -377,6 +381,45 @@ static void test_client_stream(void **state)
 	tw_env_free(e);
 }
 
+static void slow_receiver(void)
+{
+	usleep(200000);
+}
+
+/*
+ * A fetch that fails (WT_EHASH on the stream) closes its bulk streams while a
+ * receiver may have taken a request and not yet started receiving its reply.
+ * A receive started on a closed nng 1.5 stream waits for its whole timeout:
+ * the failed fetch then ended after request_timeout_ms (30 s stalls of
+ * test_client_stream under ASan in CI). With the receiver held 200 ms in that
+ * window (client_bulk_test_hook), the fetch ends at once: no I/O starts on a
+ * stream once the fetch is closing (client/fetch_bulk.c conn_io_enter).
+ */
+static void test_close_race(void **state)
+{
+	(void)state;
+	nng_socket s;
+	tw_reply h;
+	tw_env *e = start_bulk(&s, &h, "wd-bulk-race");
+	wt_hash128 a;
+	size_t na = 0;
+	assert_int_equal(fetch_digest(e->url, 1, &a, &na), WT_OK); /* warm */
+	g_request_timeout_ms = 5000;
+	client_bulk_test_hook = slow_receiver;
+	e->faults.corrupt_chunk = tw_settled_replies(e) + 2;
+	uint64_t t0 = common_now_ns();
+	int rv = fetch_digest(e->url, 1, &a, &na);
+	double secs = (double)(common_now_ns() - t0) / 1e9;
+	client_bulk_test_hook = NULL;
+	g_request_timeout_ms = 0;
+	printf("fetch failed (%s) in %.2f s with request_timeout_ms 5000\n", wt_errname(rv), secs);
+	assert_int_equal(rv, WT_EHASH);
+	assert_true(secs < 4.0); /* before: >= 5 s, a receive waited out its timeout */
+	tw_reply_free(&h);
+	nng_close(s);
+	tw_env_free(e);
+}
+
 /* stream_listen on the any-address is offered as the address the client
  * reached (not 0.0.0.0, which no client can dial), and the stream works. */
 static void test_wildcard_host(void **state)
@@ -444,15 +487,11 @@ static void test_client_dial_fails(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_off_by_default),
-	    cmocka_unit_test(test_identical_bytes),
-	    cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_fault_corrupts_copy),
-	    cmocka_unit_test(test_client_stream),
-	    cmocka_unit_test(test_client_fallback),
-	    cmocka_unit_test(test_wildcard_host),
-	    cmocka_unit_test(test_unauth_limits),
-	    cmocka_unit_test(test_client_dial_fails),
+	    cmocka_unit_test(test_off_by_default),  cmocka_unit_test(test_identical_bytes),
+	    cmocka_unit_test(test_errors),          cmocka_unit_test(test_fault_corrupts_copy),
+	    cmocka_unit_test(test_client_stream),   cmocka_unit_test(test_close_race),
+	    cmocka_unit_test(test_client_fallback), cmocka_unit_test(test_wildcard_host),
+	    cmocka_unit_test(test_unauth_limits),   cmocka_unit_test(test_client_dial_fails),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
