@@ -344,16 +344,26 @@ static int srv_teardown(void **state)
 	return 0;
 }
 
-static void test_rewrite_same_version(void **state)
+/* A checkpoint of the 4 tensors d in `files` files, written to f->dir/name
+ * (*model, caller frees), opened through the /sizetag/ server. */
+static store *sizetag_ckpt(fx *f, const char *name, const st_desc *d, size_t files, char **model)
 {
-	fx *f = *state;
-	char *model = tu_path(f->dir, "model");
-	assert_int_equal(tu_write_ckpt(model, tu_llama_config, descs, 4, 2, SEED), 0);
+	*model = tu_path(f->dir, name);
+	assert_int_equal(tu_write_ckpt(*model, tu_llama_config, d, 4, files, SEED), 0);
 	char uri[128];
-	snprintf(uri, sizeof(uri), "http://127.0.0.1:%d/sizetag/model", f->port);
+	snprintf(uri, sizeof(uri), "http://127.0.0.1:%d/sizetag/%s", f->port, name);
 	store *s = NULL;
 	wt_errbuf err;
 	assert_int_equal(store_open(&s, uri, &err), WT_OK);
+	return s;
+}
+
+static void test_rewrite_same_version(void **state)
+{
+	fx *f = *state;
+	char *model = NULL;
+	store *s = sizetag_ckpt(f, "model", descs, 2, &model);
+	wt_errbuf err;
 	forget_memo m = {.lk = PTHREAD_MUTEX_INITIALIZER};
 	ckpt_memo memo = {.get = fm_get, .put = fm_put, .forget = fm_forget, .ctx = &m};
 	ckpt *c = NULL;
@@ -513,13 +523,9 @@ static void swap_names(uint8_t *b, size_t hlen)
 static void test_header_rewrite(void **state)
 {
 	fx *f = *state;
-	char *model = tu_path(f->dir, "model2");
-	assert_int_equal(tu_write_ckpt(model, tu_llama_config, same_shape, 4, 1, SEED), 0);
-	char uri[128];
-	snprintf(uri, sizeof(uri), "http://127.0.0.1:%d/sizetag/model2", f->port);
-	store *s = NULL;
+	char *model = NULL;
+	store *s = sizetag_ckpt(f, "model2", same_shape, 1, &model);
 	wt_errbuf err;
-	assert_int_equal(store_open(&s, uri, &err), WT_OK);
 	mem_memo m = {.lk = PTHREAD_MUTEX_INITIALIZER};
 	ckpt_memo memo = {.get = mm_get, .put = mm_put, .forget = mm_forget, .ctx = &m};
 	ckpt *c = NULL;
