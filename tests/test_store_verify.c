@@ -277,30 +277,86 @@ static void test_renamed_over(void **state)
 
 /* ---- a checkpoint over http whose server keeps the version over a rewrite ---- */
 
-typedef struct forget_memo {
+/* A memo that remembers one object (or nothing: forgetful), and counts what
+ * it is told to forget. */
+typedef struct mem_memo {
 	pthread_mutex_t lk;
+	bool have;
+	char version[128];
+	wt_hash128 digest, blocks[8];
+	uint64_t head;
+	uint32_t bb;
+	size_t nb;
+	bool forgetful; /* get never knows, put keeps nothing */
 	int forgets;
-	char key[64];
-} forget_memo;
+	char key[64];        /* of the last forget */
+	const char *rewrite; /* set: get() swaps the header's names in this file first */
+} mem_memo;
 
-static bool fm_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
+static void swap_names(uint8_t *b, size_t hlen);
+
+/* Swap q_proj and k_proj in the header of the safetensors file at path. */
+static void rewrite_header(const char *path)
+{
+	size_t len = 0;
+	uint8_t *bytes = (uint8_t *)tu_read_file(path, &len);
+	assert_non_null(bytes);
+	uint64_t hlen = 0;
+	for (int i = 7; i >= 0; i--)
+		hlen = hlen << 8 | bytes[i];
+	swap_names(bytes + 8, (size_t)hlen);
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	free(bytes);
+}
+
+static bool mm_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
                    uint32_t bb, wt_hash128 *blocks, size_t nb)
 {
-	(void)ctx, (void)uri, (void)o, (void)out, (void)head, (void)bb, (void)blocks, (void)nb;
-	return false;
+	(void)uri;
+	mem_memo *m = ctx;
+	pthread_mutex_lock(&m->lk);
+	if (m->rewrite != NULL) { /* between the header's parse and the digest's read */
+		rewrite_header(m->rewrite);
+		m->rewrite = NULL;
+		pthread_mutex_unlock(&m->lk);
+		return false;
+	}
+	bool hit = !m->forgetful && m->have && strcmp(m->version, o->version) == 0 &&
+	           m->head == head && m->bb == bb && m->nb == nb;
+	if (hit) {
+		*out = m->digest;
+		memcpy(blocks, m->blocks, nb * sizeof(*blocks));
+	}
+	pthread_mutex_unlock(&m->lk);
+	return hit;
 }
 
-static void fm_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint64_t head,
+static void mm_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint64_t head,
                    uint32_t bb, const wt_hash128 *blocks, size_t nb)
 {
-	(void)ctx, (void)uri, (void)o, (void)d, (void)head, (void)bb, (void)blocks, (void)nb;
+	(void)uri;
+	mem_memo *m = ctx;
+	pthread_mutex_lock(&m->lk);
+	assert_true(nb <= 8);
+	m->have = !m->forgetful;
+	snprintf(m->version, sizeof(m->version), "%s", o->version);
+	m->digest = d;
+	memcpy(m->blocks, blocks, nb * sizeof(*blocks));
+	m->head = head;
+	m->bb = bb;
+	m->nb = nb;
+	pthread_mutex_unlock(&m->lk);
 }
 
-static void fm_forget(void *ctx, const char *uri, const store_obj *o)
+static void mm_forget(void *ctx, const char *uri, const store_obj *o)
 {
 	(void)uri;
-	forget_memo *m = ctx;
+	mem_memo *m = ctx;
 	pthread_mutex_lock(&m->lk);
+	m->have = false;
 	m->forgets++;
 	snprintf(m->key, sizeof(m->key), "%s", o->key);
 	pthread_mutex_unlock(&m->lk);
@@ -364,8 +420,8 @@ static void test_rewrite_same_version(void **state)
 	char *model = NULL;
 	store *s = sizetag_ckpt(f, "model", descs, 2, &model);
 	wt_errbuf err;
-	forget_memo m = {.lk = PTHREAD_MUTEX_INITIALIZER};
-	ckpt_memo memo = {.get = fm_get, .put = fm_put, .forget = fm_forget, .ctx = &m};
+	mem_memo m = {.lk = PTHREAD_MUTEX_INITIALIZER, .forgetful = true};
+	ckpt_memo memo = {.get = mm_get, .put = mm_put, .forget = mm_forget, .ctx = &m};
 	ckpt *c = NULL;
 	int rv = ckpt_open_memo(&c, s, &memo, &err);
 	if (rv != WT_OK)
@@ -409,88 +465,6 @@ static void test_rewrite_same_version(void **state)
 	free(bytes);
 	free(path);
 	free(model);
-}
-
-/* A memo that remembers (one object), and counts what it is told. */
-typedef struct mem_memo {
-	pthread_mutex_t lk;
-	bool have;
-	char version[128];
-	wt_hash128 digest, blocks[8];
-	uint64_t head;
-	uint32_t bb;
-	size_t nb;
-	int forgets;
-	const char *rewrite; /* set: get() swaps the header's names in this file first */
-} mem_memo;
-
-static void swap_names(uint8_t *b, size_t hlen);
-
-/* Swap q_proj and k_proj in the header of the safetensors file at path. */
-static void rewrite_header(const char *path)
-{
-	size_t len = 0;
-	uint8_t *bytes = (uint8_t *)tu_read_file(path, &len);
-	assert_non_null(bytes);
-	uint64_t hlen = 0;
-	for (int i = 7; i >= 0; i--)
-		hlen = hlen << 8 | bytes[i];
-	swap_names(bytes + 8, (size_t)hlen);
-	FILE *f = fopen(path, "r+b");
-	assert_non_null(f);
-	assert_int_equal(fwrite(bytes, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-	free(bytes);
-}
-
-static bool mm_get(void *ctx, const char *uri, const store_obj *o, wt_hash128 *out, uint64_t head,
-                   uint32_t bb, wt_hash128 *blocks, size_t nb)
-{
-	(void)uri;
-	mem_memo *m = ctx;
-	pthread_mutex_lock(&m->lk);
-	if (m->rewrite != NULL) { /* between the header's parse and the digest's read */
-		rewrite_header(m->rewrite);
-		m->rewrite = NULL;
-		pthread_mutex_unlock(&m->lk);
-		return false;
-	}
-	bool hit = m->have && strcmp(m->version, o->version) == 0 && m->head == head &&
-	           m->bb == bb && m->nb == nb;
-	if (hit) {
-		*out = m->digest;
-		memcpy(blocks, m->blocks, nb * sizeof(*blocks));
-	}
-	pthread_mutex_unlock(&m->lk);
-	return hit;
-}
-
-static void mm_put(void *ctx, const char *uri, const store_obj *o, wt_hash128 d, uint64_t head,
-                   uint32_t bb, const wt_hash128 *blocks, size_t nb)
-{
-	(void)uri;
-	mem_memo *m = ctx;
-	pthread_mutex_lock(&m->lk);
-	assert_true(nb <= 8);
-	m->have = true;
-	snprintf(m->version, sizeof(m->version), "%s", o->version);
-	m->digest = d;
-	memcpy(m->blocks, blocks, nb * sizeof(*blocks));
-	m->head = head;
-	m->bb = bb;
-	m->nb = nb;
-	pthread_mutex_unlock(&m->lk);
-}
-
-static void mm_forget(void *ctx, const char *uri, const store_obj *o)
-{
-	(void)uri;
-	(void)o;
-	mem_memo *m = ctx;
-	pthread_mutex_lock(&m->lk);
-	m->have = false;
-	m->forgets++;
-	pthread_mutex_unlock(&m->lk);
 }
 
 static const st_desc same_shape[] = {
