@@ -510,14 +510,10 @@ static void test_header_rewrite(void **state)
 	assert_true(m.have);
 
 	char *path = tu_path(model, "model.safetensors");
+	rewrite_header(path);
 	size_t len = 0;
 	uint8_t *bytes = (uint8_t *)tu_read_file(path, &len);
 	assert_non_null(bytes);
-	uint64_t hlen = 0;
-	for (int i = 7; i >= 0; i--)
-		hlen = hlen << 8 | bytes[i];
-	swap_names(bytes + 8, (size_t)hlen);
-	assert_int_equal(tu_write_file(model, "model.safetensors", bytes, len), 0);
 
 	int rv = ckpt_open_memo(&c, s, &memo, &err);
 	if (rv != WT_OK)
