@@ -418,6 +418,8 @@ void cache_stats_get(cache *c, cache_stats *out)
 	    .dedup_hits = c->dedup_hits,
 	    .chunk_reads = c->chunk_reads,
 	    .bytes_read = c->bytes_read,
+	    .ram_reads = c->ram_reads,
+	    .ram_bytes = c->ram_bytes,
 	    .reclaims = c->reclaims,
 	    .reclaimed = c->reclaimed,
 	    .reclaiming = c->rc_active,

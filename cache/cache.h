@@ -79,7 +79,11 @@ typedef struct cache_opts {
 	                             a hit is pinned, not copied or read from disk. Chunks
 	                             enter it when written (the flush at commit), not on
 	                             read misses, so reads larger than it never churn it.
-	                             0 = none; default CACHE_MEM_BYTES_DEF. Blob store only. */
+	                             0 = none; default CACHE_MEM_BYTES_DEF. Blob store only.
+	                             A hit is not hashed again (the bytes are the ones
+	                             put, hashed by the producer): every byte read from
+	                             a file is (cache_read_chunk). */
+	bool rehash_memory_hits;  /* hash mem_bytes hits again too (default false) */
 	uint64_t blob_file_bytes; /* size RocksDB cuts blob files at (default
 	                             CACHE_BLOB_FILE_DEF; >= CACHE_BLOB_FILE_MIN) */
 	bool background_low_cpu;  /* RocksDB's flush and compaction threads run at the
@@ -321,6 +325,8 @@ typedef struct cache_stats {
 	uint64_t dedup_hits;   /* cache_put_chunk calls that found the chunk stored */
 	uint64_t chunk_reads;  /* verified chunk reads */
 	uint64_t bytes_read;   /* bytes of verified chunk reads */
+	uint64_t ram_reads;    /* of chunk_reads: RAM cache hits, not hashed again */
+	uint64_t ram_bytes;    /* their bytes */
 	uint64_t mem_capacity; /* RAM cache capacity now (0 while a verify scans) */
 	uint64_t mem_used;     /* RAM cache bytes held */
 	uint64_t disk_bytes;   /* RocksDB table and blob files of every column family */

@@ -52,6 +52,12 @@ typedef struct cache_chunk_ent {
 	uint64_t refs;
 	bool written; /* a put of its bytes has returned */
 	bool bad;     /* failed its hash: the next put rewrites it */
+	/* its bytes in RAM (the blob cache entry of its last write's flush) were
+	 * hashed once on a hit: later hits are served without hashing again
+	 * (cache_get_verified); cleared by each write of the chunk, which also
+	 * counts in writes (a read that began before a write trusts nothing) */
+	bool ram_ok;
+	uint32_t writes;
 	struct cache_chunk_ent *next;
 } cache_chunk_ent;
 
@@ -154,6 +160,7 @@ struct cache {
 	uint64_t n_pinned;
 	uint64_t n_writers;
 	uint64_t hits, misses, evictions, corruptions, dedup_hits, chunk_reads, bytes_read;
+	uint64_t ram_reads, ram_bytes; /* of chunk_reads: blob cache hits not hashed again */
 	/* reclaim.c: runs are serialized by rc_run; the fields below are under lk. */
 	pthread_mutex_t rc_run;
 	bool rc_run_init;
@@ -194,6 +201,10 @@ int cache_db_open(cache *c, wt_errbuf *err);
 void cache_db_close(cache *c);
 /* Translate and free a RocksDB error string: sets err, returns the code. */
 int cache_rocks_err(cache *c, char *errstr, const char *what, wt_errbuf *err);
+#define CACHE_MEM_SHARD_CHUNKS 16
+/* log2 of the RAM tier's LRU shards: as many as keep CACHE_MEM_SHARD_CHUNKS
+ * chunks of chunk_bytes in each (at most 64 shards, at least 1). */
+int cache_mem_shard_bits(uint64_t mem_bytes, uint32_t chunk_bytes);
 /* Key builders; *len receives the key length. Return malloc'd keys (NULL on ENOMEM). */
 uint8_t *cache_key_manifest(const void *id, size_t id_len, size_t *len);
 uint8_t *cache_key_meta(char tag, const void *id, size_t id_len, size_t *len);
@@ -260,8 +271,18 @@ int cache_shard_open_int(cache *c, const void *id, size_t id_len, bool touch, ca
 /* Reads chunk h and verifies it: with buf, copies it there (cap bytes; the
  * pinned value is released); without, hands the pinned value to *out (may be
  * NULL: verify only). *len_out (may be NULL) = chunk size. WT_ENOTFOUND,
- * WT_ETOOBIG, WT_ECORRUPT (handled: shards evicted, chunk logged). */
+ * WT_ETOOBIG, WT_ECORRUPT (handled: shards evicted, chunk logged).
+ * trust_ram: a value RocksDB found in the blob cache (RAM this process filled
+ * from its own writes, never from a disk read: cache_trusts_ram) is hashed on
+ * its first hit only (cache_chunk_ent.ram_ok); every byte read from a file is
+ * hashed, and so is every hit with opts.rehash_memory_hits. cache_verify
+ * passes false. */
 int cache_get_verified(cache *c, wt_hash128 h, void *buf, size_t cap, size_t *len_out,
-                       rocksdb_pinnableslice_t **out, wt_errbuf *err);
+                       rocksdb_pinnableslice_t **out, bool trust_ram, wt_errbuf *err);
+/* Whether blob cache hits can be served without hashing them again: a blob
+ * cache, filled only at flushes (prepopulate; reads never fill it) of a
+ * memtable only this process's puts filled (no chunk WAL to replay at open),
+ * and opts.rehash_memory_hits off. */
+bool cache_trusts_ram(const cache *c);
 
 #endif

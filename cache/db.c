@@ -89,6 +89,33 @@ static rocksdb_options_t *chunk_cf_options(cache *c)
 	return o;
 }
 
+/* Shards of the RAM tier (log2), so that each holds CACHE_MEM_SHARD_CHUNKS
+ * chunks of chunk_bytes at least. RocksDB's default splits the capacity into
+ * up to 64 LRU shards by key hash, each with capacity / 64 of it: a value
+ * larger than its shard is evicted as soon as it is released, so with 16 MiB
+ * chunks a 1 GiB tier held nothing (and with 4 MiB ones at most 3 per shard). */
+int cache_mem_shard_bits(uint64_t mem_bytes, uint32_t chunk_bytes)
+{
+	int bits = 0;
+	uint64_t per = (uint64_t)chunk_bytes * CACHE_MEM_SHARD_CHUNKS;
+	while (bits < 6 && (mem_bytes >> (bits + 1)) >= per)
+		bits++;
+	return bits;
+}
+
+static rocksdb_cache_t *blob_cache_create(uint64_t mem_bytes, uint32_t chunk_bytes)
+{
+	rocksdb_lru_cache_options_t *lo = rocksdb_lru_cache_options_create();
+	if (lo == NULL)
+		return NULL;
+	rocksdb_lru_cache_options_set_capacity(lo, (size_t)mem_bytes);
+	rocksdb_lru_cache_options_set_num_shard_bits(lo,
+	                                             cache_mem_shard_bits(mem_bytes, chunk_bytes));
+	rocksdb_cache_t *bc = rocksdb_cache_create_lru_opts(lo);
+	rocksdb_lru_cache_options_destroy(lo);
+	return bc;
+}
+
 static int make_options(cache *c)
 {
 	c->bbo = rocksdb_block_based_options_create();
@@ -96,7 +123,7 @@ static int make_options(cache *c)
 	if (c->bbo == NULL || c->dbo == NULL)
 		return WT_ENOMEM;
 	if (c->opts.store == CACHE_STORE_BLOB && c->opts.mem_bytes > 0 &&
-	    (c->blob_cache = rocksdb_cache_create_lru((size_t)c->opts.mem_bytes)) == NULL)
+	    (c->blob_cache = blob_cache_create(c->opts.mem_bytes, c->opts.chunk_bytes)) == NULL)
 		return WT_ENOMEM;
 	rocksdb_block_based_options_set_checksum(c->bbo, 4 /* kXXH3 */);
 	rocksdb_block_based_options_set_block_size(c->bbo, 16u << 10);

@@ -1,8 +1,115 @@
 /* read.c — pinned shard handles, verified chunk reads (copy and zero-copy). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/cache_int.h"
+
+/* ---- where a chunk value came from: RocksDB's per-thread perf counters ---- */
+
+/* One handle per thread on RocksDB's thread-local PerfContext (the C API's
+ * rocksdb_perfcontext_create wraps the calling thread's), freed at thread
+ * exit; counting only (kEnableCount: no timers). */
+static pthread_key_t g_pc_key;
+static pthread_once_t g_pc_once = PTHREAD_ONCE_INIT;
+static bool g_pc_ok;
+
+static void pc_free(void *p)
+{
+	rocksdb_perfcontext_destroy(p);
+}
+
+static void pc_key_init(void)
+{
+	g_pc_ok = pthread_key_create(&g_pc_key, pc_free) == 0;
+}
+
+/* This thread's perf context with counting on, or NULL (then nothing is
+ * trusted: every value is hashed). */
+static rocksdb_perfcontext_t *thread_pc(void)
+{
+	pthread_once(&g_pc_once, pc_key_init);
+	if (!g_pc_ok)
+		return NULL;
+	rocksdb_perfcontext_t *pc = pthread_getspecific(g_pc_key);
+	if (pc == NULL) {
+		rocksdb_set_perf_level(2 /* kEnableCount */);
+		if ((pc = rocksdb_perfcontext_create()) != NULL &&
+		    pthread_setspecific(g_pc_key, pc) != 0) {
+			rocksdb_perfcontext_destroy(pc);
+			pc = NULL;
+		}
+	}
+	return pc;
+}
+
+typedef struct blob_counts {
+	uint64_t hits, reads;
+} blob_counts;
+
+static blob_counts blob_counts_now(rocksdb_perfcontext_t *pc)
+{
+	return (blob_counts){rocksdb_perfcontext_metric(pc, rocksdb_blob_cache_hit_count),
+	                     rocksdb_perfcontext_metric(pc, rocksdb_blob_read_count)};
+}
+
+bool cache_trusts_ram(const cache *c)
+{
+	return c->blob_cache != NULL && !c->opts.chunk_wal && !c->opts.rehash_memory_hits;
+}
+
+/* One chunk read's view of where its value came from. */
+typedef struct ram_probe {
+	rocksdb_perfcontext_t *pc; /* NULL: nothing is trusted */
+	blob_counts b0;            /* before the get */
+	uint32_t w0;               /* the chunk's writes before the get */
+	bool from_ram;             /* one blob cache hit, no blob file read */
+	bool trusted;              /* from_ram, and that RAM copy was hashed before */
+} ram_probe;
+
+static void ram_probe_begin(cache *c, wt_hash128 h, bool trust_ram, ram_probe *p)
+{
+	*p = (ram_probe){.pc = trust_ram && cache_trusts_ram(c) ? thread_pc() : NULL};
+	if (p->pc == NULL)
+		return;
+	pthread_mutex_lock(&c->lk);
+	cache_chunk_ent *ce = cache_chunk_find(&c->chunks, h);
+	if (ce == NULL)
+		p->pc = NULL; /* not indexed: nothing to trust */
+	else
+		p->w0 = ce->writes;
+	pthread_mutex_unlock(&c->lk);
+	if (p->pc != NULL)
+		p->b0 = blob_counts_now(p->pc);
+}
+
+/* After the get: a blob cache hit with no file read is the RAM copy made at
+ * the chunk's flush, of what this process put; trusted once that copy was
+ * hashed on an earlier hit and no write of the chunk came since. */
+static void ram_probe_end(cache *c, wt_hash128 h, ram_probe *p)
+{
+	if (p->pc == NULL)
+		return;
+	blob_counts b1 = blob_counts_now(p->pc);
+	p->from_ram = b1.hits == p->b0.hits + 1 && b1.reads == p->b0.reads;
+	if (!p->from_ram)
+		return;
+	pthread_mutex_lock(&c->lk);
+	cache_chunk_ent *ce = cache_chunk_find(&c->chunks, h);
+	p->trusted = ce != NULL && ce->ram_ok && !ce->bad && ce->writes == p->w0;
+	pthread_mutex_unlock(&c->lk);
+}
+
+/* The bytes of a RAM copy matched their hash (c->lk held): its later hits
+ * are trusted. */
+static void ram_probe_verified_locked(cache *c, wt_hash128 h, const ram_probe *p)
+{
+	if (!p->from_ram)
+		return;
+	cache_chunk_ent *ce = cache_chunk_find(&c->chunks, h);
+	if (ce != NULL && !ce->bad && ce->writes == p->w0)
+		ce->ram_ok = true;
+}
 
 /* Read and validate the record of shard e. On success *manifest is malloc'd
  * (caller frees). WT_ECORRUPT if missing or damaged. */
@@ -186,14 +293,18 @@ uint64_t cache_shard_nbytes(const cache_shard *s)
 }
 
 int cache_get_verified(cache *c, wt_hash128 h, void *buf, size_t cap, size_t *len_out,
-                       rocksdb_pinnableslice_t **out, wt_errbuf *err)
+                       rocksdb_pinnableslice_t **out, bool trust_ram, wt_errbuf *err)
 {
 	uint8_t k[16];
 	char hex[WT_HASH_HEX_LEN + 1];
 	common_hash128_to_bytes(h, k);
 	char *re = NULL;
+	ram_probe rp;
+	ram_probe_begin(c, h, trust_ram, &rp);
 	rocksdb_pinnableslice_t *ps =
 	    rocksdb_get_pinned_cf(c->db, c->ro, c->cf[CACHE_CF_CHUNKS], (const char *)k, 16, &re);
+	ram_probe_end(c, h, &rp);
+	bool trusted = rp.trusted;
 	if (re != NULL) {
 		int rv = cache_rocks_err(c, re, "read chunk", err);
 		if (rv == WT_ECORRUPT) {
@@ -254,8 +365,13 @@ int cache_get_verified(cache *c, wt_hash128 h, void *buf, size_t cap, size_t *le
 		    "pass a buffer of chunk_bytes",
 		    c->dir, hex, len, cap);
 	}
-	/* Copy and hash in one pass over the bytes when the caller wants a copy. */
-	wt_hash128 got = buf != NULL ? common_hash128_copy(buf, v, len) : common_hash128(v, len);
+	/* Copy and hash in one pass over the bytes when the caller wants a copy;
+	 * a trusted RAM copy is copied only. */
+	wt_hash128 got = h;
+	if (trusted && buf != NULL)
+		memcpy(buf, v, len);
+	else if (!trusted)
+		got = buf != NULL ? common_hash128_copy(buf, v, len) : common_hash128(v, len);
 	if (buf != NULL)
 		rocksdb_pinnableslice_destroy(ps);
 	if (!common_hash128_eq(got, h)) {
@@ -272,6 +388,12 @@ int cache_get_verified(cache *c, wt_hash128 h, void *buf, size_t cap, size_t *le
 	pthread_mutex_lock(&c->lk);
 	c->chunk_reads++;
 	c->bytes_read += len;
+	if (trusted) {
+		c->ram_reads++;
+		c->ram_bytes += len;
+	} else {
+		ram_probe_verified_locked(c, h, &rp);
+	}
 	pthread_mutex_unlock(&c->lk);
 	if (out != NULL)
 		*out = buf != NULL ? NULL : ps;
@@ -285,7 +407,7 @@ int cache_read_chunk(cache *c, wt_hash128 hash, void *buf, size_t cap, size_t *l
 {
 	if (buf == NULL)
 		return wt_seterr(err, WT_EINVAL, "cache '%s': NULL read buffer", c->dir);
-	return cache_get_verified(c, hash, buf, cap, len_out, NULL, err);
+	return cache_get_verified(c, hash, buf, cap, len_out, NULL, true, err);
 }
 
 int cache_chunk_view(cache *c, wt_hash128 hash, cache_view **out, wt_errbuf *err)
@@ -293,7 +415,7 @@ int cache_chunk_view(cache *c, wt_hash128 hash, cache_view **out, wt_errbuf *err
 	cache_view *v = calloc(1, sizeof(*v));
 	if (v == NULL)
 		return wt_seterr(err, WT_ENOMEM, "cache '%s': out of memory", c->dir);
-	int rv = cache_get_verified(c, hash, NULL, 0, NULL, &v->ps, err);
+	int rv = cache_get_verified(c, hash, NULL, 0, NULL, &v->ps, true, err);
 	if (rv != WT_OK) {
 		free(v);
 		return rv;

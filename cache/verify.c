@@ -39,7 +39,7 @@ static int verify_chunks(cache *c, cache_verify_fn cb, void *ctx, uint64_t *n_ba
 		wt_errbuf e1;
 		if (c->race_hook != NULL)
 			c->race_hook(c->race_ctx, CACHE_RACE_VERIFY_READ, hs[i]);
-		int r = cache_get_verified(c, hs[i], NULL, 0, NULL, NULL, &e1);
+		int r = cache_get_verified(c, hs[i], NULL, 0, NULL, NULL, false, &e1);
 		if (r == WT_OK)
 			continue;
 		if (r == WT_ENOTFOUND) {

@@ -187,6 +187,8 @@ static int put_chunk(cache_writer *w, const void *data, size_t nbytes, const wt_
 		cache_chunk_ent *e = cache_chunk_find(&c->chunks, h);
 		e->written = true;
 		e->bad = false;
+		e->ram_ok = false; /* a new flush, a new RAM copy: hashed at its first hit */
+		e->writes++;
 		pthread_mutex_unlock(&c->lk);
 	}
 	pthread_mutex_lock(&c->lk);

@@ -37,6 +37,11 @@ static const wd_cfg_key table[] = {
      OFF(cache_memory_bytes),
      "RAM for hot chunks (RocksDB blob cache): hits are served without a disk read; 0 = "
      "none"},
+    {"cache_rehash_memory_hits", WD_CFG_UINT, 0, 1, "0", "0|1", false,
+     OFF(cache_rehash_memory_hits),
+     "1 = hash a chunk held in cache_memory_bytes again on every read; 0 = on its first read "
+     "from RAM only (each RAM copy is made from the bytes the production hashed; every byte "
+     "read from disk is hashed either way)"},
     {"cache_reclaim_ratio", WD_CFG_RATIO, 0, 100000, "1.5", "ratio", false,
      OFF(cache_reclaim_ratio),
      "after evictions, rewrite the live chunks out of mostly-dead blob files when the "

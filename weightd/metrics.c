@@ -131,6 +131,13 @@ static void write_metrics(wd_server *s, FILE *f)
 	gauge(f, "weightd_cache_chunks", "Distinct chunks held.", cs.chunks);
 	gauge(f, "weightd_cache_disk_bytes", "Cache files on disk.", cs.disk_bytes);
 	gauge(f, "weightd_cache_memory_bytes", "RAM tier bytes held.", cs.mem_used);
+	counter(f, "weightd_cache_chunk_reads_total",
+	        "Chunk reads from the cache, all hashed "
+	        "but those counted in weightd_cache_memory_reads_total.",
+	        cs.chunk_reads);
+	counter(f, "weightd_cache_memory_reads_total",
+	        "Chunk reads served from a RAM copy hashed on an earlier read, not hashed again.",
+	        cs.ram_reads);
 	counter(f, "weightd_cache_hits_total", "Shard lookups that found the shard.", cs.hits);
 	counter(f, "weightd_cache_misses_total", "Shard lookups that missed.", cs.misses);
 	counter(f, "weightd_cache_evictions_total", "Shards evicted (budget, admin, corruption).",

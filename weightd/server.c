@@ -399,6 +399,7 @@ int wd_server_start(wd_server *s, wt_errbuf *err)
 	cache_opts_init(&co);
 	co.max_bytes = cfg->cache_max_bytes;
 	co.mem_bytes = cfg->cache_memory_bytes;
+	co.rehash_memory_hits = cfg->cache_rehash_memory_hits != 0;
 	co.reclaim_ratio = (double)cfg->cache_reclaim_ratio / 100.0;
 	co.chunk_bytes = (uint32_t)cfg->chunk_bytes;
 	int rv = cache_open(&s->cache, cfg->cache_dir, &co, err);

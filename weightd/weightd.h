@@ -25,13 +25,14 @@ typedef struct wd_strlist {
 
 /* Every setting of the daemon. Filled from the table in config.c. */
 typedef struct wd_config {
-	wd_strlist listen;            /* nng URLs (tcp://, ipc://) */
-	char *models_dir;             /* each subfolder is a model */
-	wd_strlist model;             /* NAME=URI */
-	wd_strlist peer;              /* URLs of the other nodes of the cache tier */
-	char *cache_dir;              /* RocksDB directory */
-	uint64_t cache_max_bytes;     /* distinct chunk bytes budget */
-	uint64_t cache_memory_bytes;  /* RAM blob cache of hot chunks; 0 = none */
+	wd_strlist listen;                 /* nng URLs (tcp://, ipc://) */
+	char *models_dir;                  /* each subfolder is a model */
+	wd_strlist model;                  /* NAME=URI */
+	wd_strlist peer;                   /* URLs of the other nodes of the cache tier */
+	char *cache_dir;                   /* RocksDB directory */
+	uint64_t cache_max_bytes;          /* distinct chunk bytes budget */
+	uint64_t cache_memory_bytes;       /* RAM blob cache of hot chunks; 0 = none */
+	uint64_t cache_rehash_memory_hits; /* 1: hash every RAM hit, not only the first */
 	uint64_t cache_reclaim_ratio; /* x100: reclaim disk when files > ratio x live; 0 = never */
 	uint64_t chunk_bytes;         /* largest chunk; chunks never cross tensors */
 	uint64_t workers;             /* threads serving requests (lane 0) */

@@ -79,6 +79,11 @@ chunks=$(val 'weightd_request_seconds_count{kind="chunk"}')
 [ "$(val weightd_source_bytes_read_total)" -gt 0 ] || die "source bytes"
 [ "$(val weightd_source_rewrites_total)" = 0 ] || die "source rewrites: $(val weightd_source_rewrites_total)"
 [ "$(val weightd_bulk_replies_total)" -gt 0 ] || die "bulk replies: $(val weightd_bulk_replies_total)"
+# the warm fetches read the chunks' RAM copies: the first read of each was
+# hashed, the stream fetch's were not hashed again (cache/README.md)
+[ "$(val weightd_cache_memory_reads_total)" -gt 0 ] &&
+	[ "$(val weightd_cache_memory_reads_total)" -lt "$(val weightd_cache_chunk_reads_total)" ] ||
+	die "RAM reads $(val weightd_cache_memory_reads_total) of $(val weightd_cache_chunk_reads_total)"
 [ "$(val weightd_bulk_replies_total)" -lt "$(val weightd_chunk_replies_total)" ] ||
 	die "bulk replies are a part of all chunk replies"
 # weightctl fetch --stream: one stream per connection (2 by default)
