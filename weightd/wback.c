@@ -17,7 +17,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,10 +24,15 @@
 #include "weightd/server_int.h"
 
 /* Chunk buffers are whole pages, and those of at least a huge page whole
- * huge pages, 2 MiB-aligned and advised as transparent huge pages (fresh
- * memory faulted 4 KiB at a time cost the producer about a third of its
- * time). Released ones are kept for reuse in pool[k] (class_cap: pages below
- * a huge page, then huge pages), linked through their first bytes. */
+ * huge pages, 2 MiB-aligned, so a kernel with transparent huge pages always
+ * on may back them with huge pages. They are not advised MADV_HUGEPAGE: with
+ * the usual defrag = madvise, a fault in an advised region compacts memory
+ * in the faulting thread when no huge page is free, as when the page cache
+ * holds the checkpoint being produced. bench_cold, first cold production of
+ * a fresh daemon, 3 runs alternating: producer hash + copy 832-3259 ms and
+ * cold fetch 1.41-2.41 s advised, 821-898 ms and 1.20-1.28 s not. Released
+ * ones are kept for reuse in pool[k] (class_cap: pages below a huge page,
+ * then huge pages), linked through their first bytes. */
 #define WB_PAGE    4096u
 #define WB_HUGE    (2u << 20)
 #define WB_SMALL   ((int)(WB_HUGE / WB_PAGE) - 1) /* classes of 1..511 pages */
@@ -71,10 +75,7 @@ static uint8_t *buf_alloc(size_t cap)
 {
 	if (cap < WB_HUGE)
 		return aligned_alloc(WB_PAGE, cap);
-	uint8_t *p = aligned_alloc(WB_HUGE, cap);
-	if (p != NULL)
-		(void)madvise(p, cap, MADV_HUGEPAGE); /* best effort: THP may be off */
-	return p;
+	return aligned_alloc(WB_HUGE, cap);
 }
 
 typedef struct wb_item {
