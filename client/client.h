@@ -36,6 +36,8 @@ typedef struct client_io_gate {
 	int (*enter)(void *ctx);
 	void (*leave)(void *ctx);
 	void *ctx;
+	/* NULL, or set to common_now_ns() each time an operation moved bytes */
+	_Atomic uint64_t *moved_ns;
 } client_io_gate;
 int client_stream_io_gated(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
                            common_hasher *hs, common_hasher *also, const client_io_gate *gate);

@@ -243,6 +243,13 @@ uint32_t client_backoff_ms(const wt_client *c, uint32_t attempt);
 
 void client_sleep_ms(uint32_t ms);
 
+/* How long a wait sees nothing from its endpoint (a manifest's reply, the
+ * bytes of a fetch's bulk streams) before it asks with a Hello whether the
+ * daemon is alive, and how long that Hello may take: connect_timeout_ms, at
+ * least 1 s. A stopped or hung daemon keeps its connections up, so only its
+ * silence tells. */
+uint32_t client_quiet_probe_ms(const wt_client *c);
+
 /* ---- retry budget (retry.c) ---- */
 
 #define CLIENT_RETRY_BUDGET_MS  30000u /* default of wt_client_opts.retry_budget_ms */

@@ -74,6 +74,11 @@ uint32_t client_backoff_ms(const wt_client *c, uint32_t attempt)
 	return ms > c->o.backoff_max_ms ? c->o.backoff_max_ms : (uint32_t)ms;
 }
 
+uint32_t client_quiet_probe_ms(const wt_client *c)
+{
+	return c->o.connect_timeout_ms < 1000 ? 1000 : c->o.connect_timeout_ms;
+}
+
 void client_sleep_ms(uint32_t ms)
 {
 	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
@@ -198,13 +203,16 @@ bool client_sockmon_lost(const wt_client *c, const client_sockmon *m)
 
 /*
  * A liveness probe beside a long wait (a manifest waiting for a production, a
- * registration, a watch): a Hello on a context of its own, request_timeout_ms
- * after the wait began and then after each answer. A daemon that is stopped
- * or hung keeps its connections up (the kernel answers TCP), so the pipe
- * monitor sees nothing and the wait lasted its whole timeout (600 s for a
- * manifest) while another endpoint could serve; the daemon keeps a quarter of
- * its contexts for requests that do not wait, so a working one answers a
- * Hello within request_timeout_ms however many productions wait there.
+ * registration, a watch): a Hello on a context of its own,
+ * client_quiet_probe_ms after the wait began and then after each answer, and
+ * given as long to be answered (the time a Hello has at connect). A daemon
+ * that is stopped or hung keeps its connections up (the kernel answers TCP),
+ * so the pipe monitor sees nothing and the wait lasted its whole timeout (600
+ * s for a manifest) while another endpoint could serve; the daemon keeps a
+ * quarter of its contexts for requests that do not wait, so a working one
+ * answers a Hello at once however many productions wait there. (Until
+ * 2026-12-02 the probe came after request_timeout_ms and waited as long: a
+ * manifest asked of a daemon stopped just then took 60 s to fail over.)
  * Driven from wait_reply's 100 ms polls; the callback only flags completion.
  */
 typedef struct probe {
@@ -226,7 +234,7 @@ static void probe_cb(void *arg)
 static void probe_init(probe *p, wt_client *c, nng_socket sock, bool on)
 {
 	*p = (probe){.c = c, .sock = sock};
-	p->next_ns = common_now_ns() + (uint64_t)c->o.request_timeout_ms * 1000000ull;
+	p->next_ns = common_now_ns() + (uint64_t)client_quiet_probe_ms(c) * 1000000ull;
 	p->on = on && nng_aio_alloc(&p->aio, probe_cb, p) == 0;
 	if (p->on && nng_ctx_open(&p->ctx, sock) == 0)
 		p->ctx_open = true;
@@ -250,12 +258,12 @@ static void probe_send(probe *p)
 	}
 	atomic_store(&p->done, 0);
 	p->phase = 1;
-	nng_aio_set_timeout(p->aio, client_duration(p->c->o.request_timeout_ms));
+	nng_aio_set_timeout(p->aio, client_duration(client_quiet_probe_ms(p->c)));
 	nng_aio_set_msg(p->aio, msg);
 	nng_ctx_send(p->ctx, p->aio);
 }
 
-/* One poll: true when a probe went unanswered for request_timeout_ms. */
+/* One poll: true when a probe went unanswered for client_quiet_probe_ms. */
 static bool probe_step(probe *p)
 {
 	if (!p->on)
@@ -271,7 +279,7 @@ static bool probe_step(probe *p)
 	if (nrv == 0 && p->phase == 1) {
 		atomic_store(&p->done, 0);
 		p->phase = 2;
-		nng_aio_set_timeout(p->aio, client_duration(p->c->o.request_timeout_ms));
+		nng_aio_set_timeout(p->aio, client_duration(client_quiet_probe_ms(p->c)));
 		nng_ctx_recv(p->ctx, p->aio);
 		return false;
 	}
@@ -281,7 +289,7 @@ static bool probe_step(probe *p)
 		nng_msg_free(left);
 	bool stalled = p->phase == 2 && nrv == NNG_ETIMEDOUT; /* sent, never answered */
 	p->phase = 0;
-	p->next_ns = common_now_ns() + (uint64_t)p->c->o.request_timeout_ms * 1000000ull;
+	p->next_ns = common_now_ns() + (uint64_t)client_quiet_probe_ms(p->c) * 1000000ull;
 	return stalled; /* a send that found no connection is the pipe monitor's */
 }
 
@@ -394,9 +402,9 @@ static int call_on(wt_client *c, size_t ep, nng_socket sock, client_sockmon *mon
 	if (why == WAIT_STALLED) {
 		rv = wt_seterr(err, WT_EUNAVAIL,
 		               "endpoint %s: no answer to a Hello within %u ms while waiting for "
-		               "the reply (weightd stopped or hung? raise the request timeout "
+		               "the reply (weightd stopped or hung? raise the connect timeout "
 		               "if it is only slow)",
-		               url, c->o.request_timeout_ms);
+		               url, client_quiet_probe_ms(c));
 		goto out;
 	}
 	if ((nrv = nng_aio_result(aio)) != 0) {

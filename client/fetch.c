@@ -267,30 +267,48 @@ static bool endpoint_lost(const fetch *f)
  * killed daemon, a host gone) is canceled with s->lost set: nng would keep it
  * queued for request_timeout_ms (as the manifest wait in conn.c cancels). A
  * daemon back within that grace gets the request again from nng.
+ * quiet_since != 0 (the head, another endpoint listed): returns 1, s still
+ * busy, once s waits on a bulk stream and the fetch's streams received no
+ * byte for client_quiet_probe_ms since quiet_since (fetch_probe_quiet).
  */
-static void slot_wait_locked(fetch *f, fetch_slot *s)
+static int slot_wait_locked_quiet(fetch *f, fetch_slot *s, uint64_t quiet_since)
 {
+	uint64_t quiet = (uint64_t)client_quiet_probe_ms(f->c) * 1000000u;
 	while (s->state == SLOT_BUSY) {
 		struct timespec dl = common_timespec_in(CLOCK_REALTIME, 100);
 		pthread_cond_timedwait(&f->cv, &f->lk, &dl);
-		if (s->state == SLOT_BUSY && s->on_msg && !s->lost && endpoint_lost(f)) {
+		if (s->state != SLOT_BUSY)
+			break;
+		if (s->on_msg && !s->lost && endpoint_lost(f)) {
 			s->lost = 1;
 			pthread_mutex_unlock(&f->lk);
 			nng_aio_cancel(s->aio); /* slot_cb finishes it (NNG_ECANCELED) */
 			pthread_mutex_lock(&f->lk);
+		} else if (quiet_since != 0 && !s->on_msg && f->bulk != NULL) {
+			uint64_t moved = fetch_bulk_moved_ns(f);
+			uint64_t last = moved > quiet_since ? moved : quiet_since;
+			if (common_now_ns() - last >= quiet)
+				return 1;
 		}
 	}
+	return 0;
+}
+
+static void slot_wait_locked(fetch *f, fetch_slot *s)
+{
+	(void)slot_wait_locked_quiet(f, s, 0);
 }
 
 /* Wait for slot s; one canceled for a lost endpoint ends as WT_EUNAVAIL with
  * s->lost set, and the caller fails over at once. Before, it waited
  * request_timeout_ms, and so did each of max_retries retries (155-184 s with
- * the defaults while the next endpoint was up). */
-static void slot_wait(fetch *f, fetch_slot *s)
+ * the defaults while the next endpoint was up). quiet_since: as for
+ * slot_wait_locked_quiet, whose 1 it returns. */
+static int slot_wait(fetch *f, fetch_slot *s, uint64_t quiet_since)
 {
 	pthread_mutex_lock(&f->lk);
-	slot_wait_locked(f, s);
-	if (s->lost && s->rv != WT_OK)
+	int quiet = slot_wait_locked_quiet(f, s, quiet_since);
+	if (!quiet && s->lost && s->rv != WT_OK)
 		s->rv = wt_seterr(&s->err, WT_EUNAVAIL,
 		                  "endpoint %s: tensor '%s' chunk %zu: every connection lost and "
 		                  "none back within %u ms (weightd stopped?)",
@@ -298,6 +316,7 @@ static void slot_wait(fetch *f, fetch_slot *s)
 		                  fetch_chunk_in_tensor(f, s->chunk),
 		                  f->c->o.connect_timeout_ms + 1000);
 	pthread_mutex_unlock(&f->lk);
+	return quiet;
 }
 
 static void slots_close_ctx(fetch *f)
@@ -440,6 +459,7 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 {
 	const wt_manifest *m = f->m;
 	int rv;
+	uint64_t quiet_since = common_now_ns(); /* the head's wait, or the last probe */
 	while (L->head < m->n_chunks) {
 		/* the first chunk goes alone: it does not share the wire and the
 		 * CPU with a window of others, so the first byte comes early */
@@ -451,7 +471,16 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 			L->issued++;
 		}
 		fetch_slot *s = &f->slots[L->head % f->w];
-		slot_wait(f, s);
+		if (slot_wait(f, s, f->c->n_eps > 1 ? quiet_since : 0)) {
+			int over = 0;
+			if ((rv = fetch_probe_quiet(f, L, &over, err)) != WT_OK)
+				return rv;
+			/* answered: slow, not stopped; quiet again as long before the
+			 * next Hello (a fail-over reissued what was in flight) */
+			quiet_since = common_now_ns();
+			continue;
+		}
+		quiet_since = common_now_ns();
 		if (s->rv != WT_OK) {
 			if ((rv = fetch_handle_failure(f, L, s, err)) != WT_OK)
 				return rv;

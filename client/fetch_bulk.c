@@ -23,6 +23,7 @@
  * WT_EUNAVAIL and turns the bulk path off for the rest of the fetch: fetch.c
  * retries them, and every later request, over messages.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,9 @@ typedef struct fetch_bulk {
 	int stale;   /* a kept stream failed before its first reply */
 	int closing; /* fetch_bulk_close: receivers stop */
 	bulk_conn conns[CLIENT_MAX_CONNS];
+	/* when a receive on any of the streams last moved bytes (or they were
+	 * opened): fetch_bulk_quiet_ms */
+	_Atomic uint64_t moved_ns;
 } fetch_bulk;
 
 int client_stream_io(nng_stream *st, int send, void *buf, size_t n, uint64_t deadline_ns,
@@ -112,6 +116,8 @@ int client_stream_io_gated(nng_stream *st, int send, void *buf, size_t n, uint64
 		nng_aio_wait(aio);
 		rv = nng_aio_result(aio);
 		size_t got = nng_aio_count(aio);
+		if (gate != NULL && gate->moved_ns != NULL && got > 0)
+			atomic_store(gate->moved_ns, common_now_ns());
 		if (hs != NULL && got > 0)
 			common_hasher_update(hs, (uint8_t *)buf + done, got);
 		if (also != NULL && got > 0)
@@ -171,7 +177,7 @@ static int st_io(nng_stream *st, int send, void *buf, size_t n, uint64_t deadlin
 static int conn_io(bulk_conn *k, int send, void *buf, size_t n, uint64_t deadline_ns,
                    common_hasher *hs, common_hasher *also)
 {
-	client_io_gate gate = {conn_io_enter, conn_io_leave, k};
+	client_io_gate gate = {conn_io_enter, conn_io_leave, k, send ? NULL : &k->fb->moved_ns};
 	return client_stream_io_gated(k->st, send, buf, n, deadline_ns, hs, also, &gate);
 }
 
@@ -485,6 +491,7 @@ void fetch_bulk_open(fetch *f)
 	}
 	fb->f = f;
 	fb->q_cap = f->w;
+	atomic_store(&fb->moved_ns, common_now_ns());
 	snprintf(fb->url, sizeof(fb->url), "%s", url);
 	pthread_mutex_init(&fb->lk, NULL);
 	pthread_cond_init(&fb->cv, NULL);
@@ -535,6 +542,11 @@ int fetch_bulk_stale(const fetch *f)
 	int stale = fb->stale;
 	pthread_mutex_unlock(&fb->lk);
 	return stale;
+}
+
+uint64_t fetch_bulk_moved_ns(const fetch *f)
+{
+	return f->bulk != NULL ? atomic_load(&f->bulk->moved_ns) : 0;
 }
 
 int fetch_bulk_on(const fetch *f)

@@ -125,6 +125,9 @@ void fetch_bulk_close(fetch *f);
 void fetch_bulk_done(fetch *f);
 /* 1 while the bulk path is usable. */
 int fetch_bulk_on(const fetch *f);
+/* When a receive on one of the fetch's streams last moved bytes, or they
+ * were opened (common_now_ns clock); 0 without streams. */
+uint64_t fetch_bulk_moved_ns(const fetch *f);
 /* 1 when a stream an earlier fetch left open failed before its first reply
  * in this one: the server most likely restarted (another ticket). */
 int fetch_bulk_stale(const fetch *f);
@@ -158,5 +161,10 @@ int fetch_reissue(fetch *f, size_t head, size_t issued, wt_errbuf *err);
 int fetch_handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err);
 /* The next endpoint in rendezvous order that answers, within the retry budget. */
 int fetch_fail_over(fetch *f, fetch_loop *L, wt_errbuf *err);
+/* fetch_retry.c: the head slot, on a bulk stream, waited client_quiet_probe_ms
+ * without a byte arriving: 0 when the endpoint answers a Hello (slow; the
+ * wait goes on), else the fetch fails over now (its streams closed first:
+ * nothing waits for request_timeout_ms), with that result. */
+int fetch_probe_quiet(fetch *f, fetch_loop *L, int *failed_over, wt_errbuf *err);
 
 #endif

@@ -167,6 +167,27 @@ static bool stalled(fetch *f)
 	return true;
 }
 
+/* The bulk stream's head went quiet (fetch.c run). A stopped or hung daemon
+ * keeps its streams up: the head used to wait request_timeout_ms for it, and
+ * then, the stream failed, a retry over messages as long again (62 s with the
+ * defaults before the fail-over). Closing the streams ends every request on
+ * them at once (a message request cannot be abandoned so: nng 1.5's
+ * cancellation, fetch_slots_reclaim). */
+int fetch_probe_quiet(fetch *f, fetch_loop *L, int *failed_over, wt_errbuf *err)
+{
+	*failed_over = 0;
+	if (!stalled(f))
+		return WT_OK;
+	*failed_over = 1;
+	wt_seterr(err, WT_EUNAVAIL,
+	          "endpoint %s: no byte on its bulk streams for %u ms while chunk requests "
+	          "waited, and no answer to a Hello",
+	          f->c->eps[f->ep].url, client_quiet_probe_ms(f->c));
+	fetch_bulk_close(f);
+	f->st->retries++;
+	return fetch_fail_over(f, L, err);
+}
+
 /* The head slot failed: decide between re-fetch, retry, resume, fail-over, error. */
 int fetch_handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err)
 {

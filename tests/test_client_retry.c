@@ -297,15 +297,18 @@ static void test_killed_node_fails_over(void **state)
 
 /* The first endpoint in rendezvous order answers the Hello and then nothing
  * (a stopped or hung process: its connections stay up). The manifest comes
- * from the other one once a Hello probe beside the wait goes unanswered for
- * request_timeout_ms (1 s here), not after manifest_timeout_ms (600 s by
- * default; 2 of 32 weightctl fetch of a SIGSTOPped node waited all of it). */
+ * from the other one once a Hello probe beside the wait goes unanswered:
+ * sent client_quiet_probe_ms after the wait began (connect_timeout_ms, at
+ * least 1 s) and given as long; not after manifest_timeout_ms (600 s by
+ * default; 2 of 32 weightctl fetch of a SIGSTOPped node waited all of it),
+ * nor after twice request_timeout_ms (the default 30 s here: the probe was
+ * sent after it and given as long, 60 s in all, until 2026-12-02). */
 static void test_stalled_node_manifest(void **state)
 {
 	(void)state;
 	fake *f1 = fake_start(), *f2 = fake_start();
 	const char *eps[] = {f1->url, f2->url};
-	copts co = {.conns = 1, .timeout_ms = 1000, .manifest_ms = 8000};
+	copts co = {.conns = 1, .connect_ms = 500, .timeout_ms = 30000, .manifest_ms = 90000};
 	wt_client *c = open_client(eps, 2, co);
 	wt_errbuf err;
 	wt_manifest *m = fake_manifest(c); /* which one comes first */
@@ -319,8 +322,8 @@ static void test_stalled_node_manifest(void **state)
 	if (get_manifest(c, &m, &err) != WT_OK)
 		fail_msg("manifest past a stalled endpoint: %s", err.msg);
 	double t = now_s() - t0;
-	printf("stalled endpoint first: manifest from %s after %.2f s (request timeout 1 s, "
-	       "manifest timeout 8 s)\n",
+	printf("stalled endpoint first: manifest from %s after %.2f s (request timeout 30 s, "
+	       "connect timeout 0.5 s, manifest timeout 90 s)\n",
 	       m->served_by, t);
 	assert_string_equal(m->served_by, alive->url);
 	assert_true(t < 5.0);

@@ -24,7 +24,10 @@ Scenarios:
                 llama, chunk 256K), kill -9 of node A mid-fetch, default
                 timeouts: all complete in < 30 s (155-184 s before 71cb059)
   failover-stop the same with node A SIGSTOPped right after the fetches start
-                (--timeout-ms 3000), SIGCONT once they ended: < 20 s, outputs
+                (default timeouts since 2026-12-02: a quiet stream or
+                manifest wait is probed with a Hello after connect_timeout_ms;
+                60 s before; --timeout-ms 3000 until then), SIGCONT once
+                they ended: < 20 s, outputs
                 unchanged after the resume, node B served <= 2x the chunks
                 needed (no retry storm); both scenarios compare node B's
                 chunk replies (metrics endpoint) with that bound
@@ -541,8 +544,7 @@ class Suite:
             self.fo_fault("failover-kill", a, b, jobs, signal.SIGKILL, [], 30, needed)
             a.start(models)
             self.fo_warm(a, lay)
-            self.fo_fault("failover-stop", a, b, jobs, signal.SIGSTOP, ["--timeout-ms", "3000"],
-                          20, needed)
+            self.fo_fault("failover-stop", a, b, jobs, signal.SIGSTOP, [], 20, needed)
         finally:
             for d in nodes:
                 if d.p and d.p.poll() is None:

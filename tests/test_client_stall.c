@@ -1,0 +1,254 @@
+/* test_client_stall.c — a fetch over the bulk stream whose weightd stops
+ * mid-fetch (SIGSTOP: its connections stay up, nothing answers). Two real
+ * weightd processes serve the same model; the fetch lists both and the one
+ * serving it is stopped from the progress callback once chunks came in. The
+ * fetch ends on the other one, byte-identical, within a few seconds: the
+ * head's wait saw no byte on the streams for client_quiet_probe_ms, a Hello
+ * went unanswered, the streams were closed and the fetch failed over. Before,
+ * it waited request_timeout_ms on the stream and as long again on a retry
+ * over messages (20 s here, 62 s with the default 30 s timeout).
+ * A weightd that is quiet but alive (a cut-through chunk waiting for its
+ * production) answers that Hello: the fetch waits on and does not fail over. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "client/client_int.h"
+#include "test_weightd_util.h"
+#include "weights/client.h"
+#include "weights/engine.h"
+
+#define SEED 0x57a11ull
+
+typedef struct node {
+	pid_t pid;
+	char *url;
+} node;
+
+static node g_nodes[2];
+
+/* Start build/weightd (or $WT_BUILD/weightd) on models with a cache of its own. */
+static node start_node(const tw_env *e, int k)
+{
+	const char *b = getenv("WT_BUILD");
+	char bin[512], ready[600], cdir[600];
+	snprintf(bin, sizeof(bin), "%s/weightd", b ? b : "build");
+	snprintf(ready, sizeof(ready), "%s/ready%d", e->dir, k);
+	snprintf(cdir, sizeof(cdir), "%s/cache%d", e->dir, k);
+	node n = {.pid = fork()};
+	assert_true(n.pid >= 0);
+	if (n.pid == 0) {
+		execl(bin, bin, "--listen", "tcp://127.0.0.1:0", "--stream-listen",
+		      "tcp://127.0.0.1:0", "--models-dir", e->models, "--cache-dir", cdir,
+		      "--chunk-bytes", "4K", "--ready-file", ready, "--log-level", "warning",
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && n.url == NULL; i++) {
+		size_t len;
+		n.url = tu_read_file(ready, &len);
+		if (n.url == NULL)
+			usleep(50000);
+		else
+			n.url[strcspn(n.url, "\n")] = '\0';
+	}
+	assert_non_null(n.url);
+	return n;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		if (g_nodes[k].pid > 0) {
+			kill(g_nodes[k].pid, SIGCONT);
+			kill(g_nodes[k].pid, SIGKILL);
+			waitpid(g_nodes[k].pid, NULL, 0);
+		}
+		free(g_nodes[k].url);
+		g_nodes[k] = (node){0};
+	}
+	return 0;
+}
+
+typedef struct stopper {
+	pid_t pid;
+	int calls;
+} stopper;
+
+/* Progress callback: stop the serving node after the third chunk. */
+static int stop_it(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)done, (void)total;
+	stopper *s = ctx;
+	if (++s->calls == 3)
+		kill(s->pid, SIGSTOP);
+	return 0;
+}
+
+static wt_client *open_client(const char *const *eps, int stream)
+{
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	o.endpoints = eps;
+	o.n_endpoints = 2;
+	o.stream = stream;
+	o.connections = 1;
+	o.window = 2;
+	o.connect_timeout_ms = 500;
+	o.request_timeout_ms = 10000;
+	wt_client *c = NULL;
+	wt_errbuf err;
+	if (wt_client_open(&c, &o, &err) != WT_OK)
+		fail_msg("open: %s", err.msg);
+	return c;
+}
+
+static void test_stopped_mid_stream(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("stall", SEED);
+	g_nodes[0] = start_node(e, 0);
+	g_nodes[1] = start_node(e, 1);
+	const char *eps[] = {g_nodes[0].url, g_nodes[1].url};
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_errbuf err;
+	/* the reference: the same rank over messages, both nodes up */
+	wt_client *ref = open_client(eps, 0);
+	wt_host_sink *want = NULL;
+	wt_manifest *m = NULL;
+	assert_int_equal(wt_host_sink_create(&want, &err), WT_OK);
+	assert_int_equal(wt_client_get_manifest(ref, "llama", &l, &m, &err), WT_OK);
+	assert_int_equal(wt_client_fetch(ref, m, wt_host_sink_sink(want), NULL, &err), WT_OK);
+	wt_manifest_free(m);
+	wt_client_close(ref);
+
+	wt_client *c = open_client(eps, 1);
+	assert_int_equal(wt_client_get_manifest(c, "llama", &l, &m, &err), WT_OK);
+	int k = strcmp(m->served_by, g_nodes[0].url) == 0 ? 0 : 1;
+	stopper sp = {.pid = g_nodes[k].pid};
+	wt_fetch_stats st;
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.stats = &st;
+	fo.progress = stop_it;
+	fo.progress_ctx = &sp;
+	wt_host_sink *got = NULL;
+	assert_int_equal(wt_host_sink_create(&got, &err), WT_OK);
+	uint64_t t0 = common_now_ns();
+	int rv = wt_client_fetch(c, m, wt_host_sink_sink(got), &fo, &err);
+	double t = (double)(common_now_ns() - t0) / 1e9;
+	printf("node %d stopped after %d of %zu chunks: fetch %s in %.2f s on %s (fail-overs %u, "
+	       "retries %u; request timeout 10 s, connect 0.5 s)\n",
+	       k, sp.calls >= 3 ? 3 : sp.calls, wt_manifest_n_chunks(m),
+	       rv == WT_OK ? "done" : err.msg, t, st.endpoint, st.failovers, st.retries);
+	assert_int_equal(rv, WT_OK);
+	assert_true(sp.calls >= 3);
+	assert_int_equal(st.failovers, 1);
+	assert_string_equal(st.endpoint, g_nodes[1 - k].url);
+	assert_true(t < 5.0);
+	for (size_t i = 0; i < wt_manifest_n_tensors(m); i++) {
+		wt_tensor_info ti;
+		assert_int_equal(wt_manifest_tensor(m, i, &ti), WT_OK);
+		const char *name = ti.name;
+		const void *a = NULL, *b = NULL;
+		size_t na = 0, nb = 0;
+		assert_int_equal(wt_host_sink_find(want, name, &a, &na), WT_OK);
+		assert_int_equal(wt_host_sink_find(got, name, &b, &nb), WT_OK);
+		assert_int_equal(na, nb);
+		assert_memory_equal(a, b, na);
+	}
+	wt_host_sink_destroy(got);
+	wt_host_sink_destroy(want);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	teardown(NULL);
+	tw_env_free(e);
+}
+
+static atomic_int g_held;
+
+/* before_check of every server: rank 0's first check waits 2.5 s (its last
+ * chunk with it: a cut-through reader's stream is quiet meanwhile). */
+static void hold_check(void *ctx, uint32_t rank)
+{
+	(void)ctx;
+	if (rank == 0 && atomic_exchange(&g_held, 1) == 0)
+		usleep(2500 * 1000);
+}
+
+static tw_env *held_env(const char *tag)
+{
+	tw_env *e = tw_env_new(tag, SEED);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", "tcp://127.0.0.1:0", "test", &err),
+	                 WT_OK);
+	e->faults.before_check = hold_check;
+	assert_int_equal(tw_start(e), WT_OK);
+	return e;
+}
+
+static void test_quiet_alive_no_failover(void **state)
+{
+	(void)state;
+	atomic_store(&g_held, 0);
+	tw_env *a = held_env("quiet-a"), *b = held_env("quiet-b");
+	const char *eps[] = {a->url, b->url};
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	o.endpoints = eps;
+	o.n_endpoints = 2;
+	o.stream = 1;
+	o.cut_through = 1;
+	o.connections = 1;
+	o.connect_timeout_ms = 500;
+	wt_client *c = NULL;
+	wt_errbuf err;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_manifest *m = NULL;
+	assert_int_equal(wt_client_get_manifest(c, "llama", &l, &m, &err), WT_OK);
+	assert_int_equal(wt_manifest_live(m), 1);
+	wt_host_sink *h = NULL;
+	assert_int_equal(wt_host_sink_create(&h, &err), WT_OK);
+	wt_fetch_stats st;
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.stats = &st;
+	uint64_t t0 = common_now_ns();
+	int rv = wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, &err);
+	double t = (double)(common_now_ns() - t0) / 1e9;
+	printf("cut-through stream quiet 2.5 s (probe after 1 s): %s in %.2f s on %s, fail-overs "
+	       "%u\n",
+	       rv == WT_OK ? "done" : err.msg, t, st.endpoint, st.failovers);
+	assert_int_equal(rv, WT_OK);
+	assert_int_equal(atomic_load(&g_held), 1);
+	assert_true(t >= 2.0);
+	assert_int_equal(st.failovers, 0);
+	wt_host_sink_destroy(h);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	tw_env_free(a);
+	tw_env_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_teardown(test_stopped_mid_stream, teardown),
+	    cmocka_unit_test(test_quiet_alive_no_failover),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
