@@ -472,8 +472,7 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 		}
 		fetch_slot *s = &f->slots[L->head % f->w];
 		if (slot_wait(f, s, f->c->n_eps > 1 ? quiet_since : 0)) {
-			int over = 0;
-			if ((rv = fetch_probe_quiet(f, L, &over, err)) != WT_OK)
+			if ((rv = fetch_probe_quiet(f, L, err)) != WT_OK)
 				return rv;
 			/* answered: slow, not stopped; quiet again as long before the
 			 * next Hello (a fail-over reissued what was in flight) */

@@ -162,9 +162,9 @@ int fetch_handle_failure(fetch *f, fetch_loop *L, fetch_slot *s, wt_errbuf *err)
 /* The next endpoint in rendezvous order that answers, within the retry budget. */
 int fetch_fail_over(fetch *f, fetch_loop *L, wt_errbuf *err);
 /* fetch_retry.c: the head slot, on a bulk stream, waited client_quiet_probe_ms
- * without a byte arriving: 0 when the endpoint answers a Hello (slow; the
+ * without a byte arriving: WT_OK when the endpoint answers a Hello (slow; the
  * wait goes on), else the fetch fails over now (its streams closed first:
- * nothing waits for request_timeout_ms), with that result. */
-int fetch_probe_quiet(fetch *f, fetch_loop *L, int *failed_over, wt_errbuf *err);
+ * nothing waits for request_timeout_ms) and this is that result. */
+int fetch_probe_quiet(fetch *f, fetch_loop *L, wt_errbuf *err);
 
 #endif

@@ -173,12 +173,10 @@ static bool stalled(fetch *f)
  * defaults before the fail-over). Closing the streams ends every request on
  * them at once (a message request cannot be abandoned so: nng 1.5's
  * cancellation, fetch_slots_reclaim). */
-int fetch_probe_quiet(fetch *f, fetch_loop *L, int *failed_over, wt_errbuf *err)
+int fetch_probe_quiet(fetch *f, fetch_loop *L, wt_errbuf *err)
 {
-	*failed_over = 0;
 	if (!stalled(f))
 		return WT_OK;
-	*failed_over = 1;
 	wt_seterr(err, WT_EUNAVAIL,
 	          "endpoint %s: no byte on its bulk streams for %u ms while chunk requests "
 	          "waited, and no answer to a Hello",

@@ -10,7 +10,6 @@
  *
  * Errors are thrown as weights::Error. Results are copied out of the C
  * structs (which are freed before the call returns): nothing to release.
- * Not wrapped: wt_client_register_progress (get() and the C call).
  */
 #ifndef WEIGHTS_WEIGHTS_ADMIN_HPP
 #define WEIGHTS_WEIGHTS_ADMIN_HPP
@@ -80,6 +79,44 @@ public:
 		return take([&](wt_admin_result *r, wt_errbuf *e) {
 			return wt_client_register(c_, model.c_str(), uri.c_str(), r, e);
 		});
+	}
+	/* How far the server's open of a model being registered got (bytes read
+	 * for its revision, of total; total 0 until known): true to go on
+	 * waiting, false to stop (wt_client_register_progress). */
+	using RegisterProgress = std::function<bool(uint64_t read, uint64_t total)>;
+	/* register_model, with progress called about once a second while the
+	 * server opens the model (not at all by a server older than 1.4). When
+	 * it returns false the call throws Error WT_ECANCELED; when it throws,
+	 * that exception is rethrown as itself (it never crosses the C
+	 * library). Either way the registration goes on in the server. */
+	AdminResult register_model(const std::string &model, const std::string &uri,
+	                           const RegisterProgress &progress) const
+	{
+		struct Hook {
+			const RegisterProgress *fn;
+			std::exception_ptr exc;
+			static int call(void *ctx, uint64_t read, uint64_t total) noexcept
+			{
+				Hook *h = static_cast<Hook *>(ctx);
+				try {
+					return (*h->fn)(read, total) ? 0 : 1;
+				} catch (...) {
+					h->exc = std::current_exception();
+					return 1;
+				}
+			}
+		} hook{&progress, nullptr};
+		wt_register_progress_fn fn = progress ? &Hook::call : nullptr;
+		try {
+			return take([&](wt_admin_result *r, wt_errbuf *e) {
+				return wt_client_register_progress(c_, model.c_str(), uri.c_str(),
+				                                   fn, &hook, r, e);
+			});
+		} catch (const Error &) {
+			if (hook.exc)
+				std::rethrow_exception(hook.exc);
+			throw;
+		}
 	}
 	AdminResult unregister(const std::string &model) const
 	{

@@ -7,13 +7,15 @@
 // aborted once; moves; watch, delta and update (a refused update's report
 // in weights::UpdateError); a broadcast root and replicas (the whole result
 // when one fails); the Logger (kept across a move, its exceptions swallowed);
-// weights::Admin (models, stats, warm, verify, evict, register, unregister);
-// last, a new revision (one byte of MODEL_DIR changed) and an update that
-// fails mid-way: UpdateError's report counts the bytes written in place.
+// weights::Admin (models, stats, warm, verify, evict, register, unregister;
+// register with progress, of SLOW_BASE's m1, m2, m3); last, a new revision (one byte of
+// MODEL_DIR changed) and an update that fails mid-way: UpdateError's report
+// counts the bytes written in place.
 //
-//   cxx_wrapper URL MODEL OUT_DIR MODEL_DIR
+//   cxx_wrapper URL MODEL OUT_DIR MODEL_DIR [SLOW_BASE]
 // (MODEL_DIR: MODEL's folder, under the daemon's --register-roots, which
-// re-checks it often: --revalidate-ms 200)
+// re-checks it often: --revalidate-ms 200; SLOW_BASE: http://HOST:PORT/slow/
+// serving copies of a model as m1, m2, m3, on a host in --register-hosts)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -419,6 +421,50 @@ void admin(const weights::Client &c, const std::string &model, const weights::La
 	expect_error([&] { a.unregister("cxxreg"); }, WT_ENOTFOUND, "unregister twice");
 }
 
+// register_model with progress, of http:// copies of the model (slow_base +
+// "m1", "m2", "m3": distinct objects, none known to the server) whose tensor
+// reads take over a second each (objstore_server.py /slow/), so the server's
+// open reports progress. Called, it lets the registration end; an exception
+// it throws comes back as itself; false stops the wait.
+void register_progress(const weights::Client &c, const std::string &slow_base)
+{
+	weights::Admin a(c);
+	int calls = 0;
+	uint64_t last_total = 0;
+	weights::AdminResult r =
+	    a.register_model("cxxslow", slow_base + "m1", [&](uint64_t read, uint64_t total) {
+		    calls++;
+		    expect(total == 0 || read <= total, "progress: read within total");
+		    last_total = total;
+		    return true;
+	    });
+	expect(r.bytes > 0 && calls >= 1,
+	       "register with progress: " + std::to_string(calls) + " calls, " + r.text);
+	std::printf("register_model with progress: %d calls, total %llu, %s\n", calls,
+	            static_cast<unsigned long long>(last_total), r.text.c_str());
+	a.unregister("cxxslow");
+	bool threw = false;
+	try {
+		a.register_model("cxxslow2", slow_base + "m2", [](uint64_t, uint64_t) -> bool {
+			throw std::out_of_range("stop here");
+		});
+	} catch (const std::out_of_range &x) {
+		threw = std::string(x.what()) == "stop here";
+	}
+	expect(threw, "an exception thrown in progress is rethrown as itself");
+	expect_error(
+	    [&] {
+		    a.register_model("cxxslow3", slow_base + "m3",
+		                     [](uint64_t, uint64_t) { return false; });
+	    },
+	    WT_ECANCELED, "progress returning false stops the wait");
+	for (const char *name : {"cxxslow2", "cxxslow3"}) // going on in the server: drop them
+		try {
+			a.unregister(name);
+		} catch (const weights::Error &) {
+		}
+}
+
 // A C sink over an update sink whose first tensor_end fails (WT_EIO): a
 // failure of the library's call, not a C++ exception.
 struct FailAtTensorEnd {
@@ -526,8 +572,9 @@ void cuda(const weights::Client &c, const weights::Manifest &m)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5) {
-		std::fprintf(stderr, "usage: cxx_wrapper URL MODEL OUT_DIR MODEL_DIR\n");
+	if (argc != 5 && argc != 6) {
+		std::fprintf(stderr,
+		             "usage: cxx_wrapper URL MODEL OUT_DIR MODEL_DIR [SLOW_BASE]\n");
 		return 2;
 	}
 	const std::string model = argv[2], dir = argv[3];
@@ -568,6 +615,8 @@ int main(int argc, char **argv)
 		broadcast_one_fails(c, m, dir);
 		logger(argv[1], dir);
 		admin(c, model, l, argv[4]);
+		if (argc == 6)
+			register_progress(c, argv[5]);
 		cuda(c, m);
 		update_fails(c, model, l, argv[4]); // last: it changes the checkpoint
 		std::printf("cxx_wrapper: %zu tensors, %llu bytes; %s\n", m.n_tensors(),

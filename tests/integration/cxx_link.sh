@@ -49,16 +49,29 @@ c++ $SAN "$T/cxx_fetch.o" -L"$B" -lweights -Wl,-rpath,"$B" -o "$T/cxx_fetch" ||
 c++ -std=c++17 $STRICT $SAN -pthread -Iinclude tests/cxx/cxx_wrapper.cpp -L"$B" -lweights \
 	-Wl,-rpath,"$B" -o "$T/cxx_wrapper" || die "building tests/cxx/cxx_wrapper.cpp"
 
-mkdir -p "$T/models"
+mkdir -p "$T/models" "$T/ext"
 "$B/wt-mkckpt" --family llama --out "$T/models/llama" >/dev/null || die "wt-mkckpt llama"
-start_weightd wd "$T/models" "$T/cache" "" --register-roots "$T/models" --revalidate-ms 200
+for m in m1 m2 m3; do cp -r "$T/models/llama" "$T/ext/$m"; done
+# http:// copies whose tensor reads take 1.2 s each (register with progress);
+# the helper exits when this script's end of the fifo closes
+mkfifo "$T/http.in"
+python3 tests/integration/objstore_server.py --root "$T/ext" --slow-s 1.2 \
+	--stdin <"$T/http.in" >"$T/http.port" &
+exec 7>"$T/http.in"
+for _ in $(seq 100); do [ -s "$T/http.port" ] && break; sleep 0.05; done
+hport=$(awk '{print $2}' "$T/http.port")
+[ -n "$hport" ] || die "objstore_server.py did not start"
+start_weightd wd "$T/models" "$T/cache" "" --register-roots "$T/models" --revalidate-ms 200 \
+	--register-hosts "127.0.0.1:$hport"
 "$T/cxx_fetch" "$WD_URL" llama 2 1 "$T/cxx.safetensors" || die "cxx_fetch"
 "$B/weightctl" shard --model-dir "$T/models/llama" --tp-size 2 --tp-rank 1 \
 	--out "$T/shard.safetensors" 2>"$T/shard.err" || die "weightctl shard: $(cat "$T/shard.err")"
 cmp -s "$T/cxx.safetensors" "$T/shard.safetensors" || die "C++ fetch differs from weightctl shard"
-"$T/cxx_wrapper" "$WD_URL" llama "$T" "$T/models/llama" || die "cxx_wrapper"
+"$T/cxx_wrapper" "$WD_URL" llama "$T" "$T/models/llama" "http://127.0.0.1:$hport/slow/" ||
+	die "cxx_wrapper"
 for f in file fwd; do
 	cmp -s "$T/$f.safetensors" "$T/shard.safetensors" ||
 		die "weights.hpp fetch ($f.safetensors) differs from weightctl shard"
 done
+exec 7>&-
 echo "cxx_link.sh: ok"
