@@ -157,7 +157,7 @@ static void test_stopped_mid_stream(void **state)
 	assert_true(sp.calls >= 3);
 	assert_int_equal(st.failovers, 1);
 	assert_string_equal(st.endpoint, g_nodes[1 - k].url);
-	assert_true(t < 5.0);
+	assert_true(t < 8.0); /* 1.6 s here, 5.8 s under TSan on a busy machine; 20 s before */
 	for (size_t i = 0; i < wt_manifest_n_tensors(m); i++) {
 		wt_tensor_info ti;
 		assert_int_equal(wt_manifest_tensor(m, i, &ti), WT_OK);

@@ -439,9 +439,12 @@ int wd_server_start(wd_server *s, wt_errbuf *err)
 		return rv;
 	if ((rv = wd_watch_start(s, err)) != WT_OK || (rv = wd_registry_start(s, err)) != WT_OK)
 		return rv;
-	if ((rv = open_socket(s, err)) != WT_OK)
-		return rv;
+	/* the bulk listener first: a Hello answered as soon as the socket listens
+	 * reads the stream URL it offers (test_client_stall under TSan saw the
+	 * URL written while a worker read it) */
 	if ((rv = wd_bulk_start(s, err)) != WT_OK)
+		return rv;
+	if ((rv = open_socket(s, err)) != WT_OK)
 		return rv;
 	return wd_metrics_start(s, err);
 }
