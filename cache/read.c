@@ -292,6 +292,47 @@ uint64_t cache_shard_nbytes(const cache_shard *s)
 	return s->ent->nbytes;
 }
 
+/* Chunk h (key k, hex its id) was not found by the first read: damage when
+ * the index says it is stored and listed (WT_ECORRUPT, handled), else
+ * WT_ENOTFOUND; WT_OK with *ps when a read under the lock found it after all.
+ * Only a miss seen under c->lk is damage: since the first read its last
+ * shard may have been evicted (value deleted) and a writer may have put the
+ * same bytes again (written, listed), which is no damage. Under the lock no
+ * chunk is dropped, and `written` is set only once the value is in. */
+static int read_miss(cache *c, wt_hash128 h, const uint8_t *k, const char *hex,
+                     rocksdb_pinnableslice_t **ps, wt_errbuf *err)
+{
+	char *re = NULL;
+	if (c->race_hook != NULL)
+		c->race_hook(c->race_ctx, CACHE_RACE_GET_MISS, h);
+	pthread_mutex_lock(&c->lk);
+	cache_chunk_ent *ce = cache_chunk_find(&c->chunks, h);
+	bool lost = ce != NULL && ce->written && ce->refs > 0 && !ce->bad;
+	if (lost) {
+		*ps = rocksdb_get_pinned_cf(c->db, c->ro, c->cf[CACHE_CF_CHUNKS], (const char *)k,
+		                            16, &re);
+		if (re != NULL) {
+			int rv = cache_rocks_err(c, re, "read chunk", err);
+			if (rv == WT_ECORRUPT)
+				cache_chunk_corrupt_locked(c, h, "failed RocksDB's checksum");
+			pthread_mutex_unlock(&c->lk);
+			return rv;
+		}
+		lost = *ps == NULL;
+	}
+	if (lost)
+		cache_chunk_corrupt_locked(c, h, "is missing from the store");
+	pthread_mutex_unlock(&c->lk);
+	if (lost)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "cache '%s': chunk %s is indexed but its bytes are missing; "
+		                 "the shards that list it were evicted (they are rebuilt)",
+		                 c->dir, hex);
+	if (*ps == NULL)
+		return wt_seterr(err, WT_ENOTFOUND, "cache '%s': chunk %s not cached", c->dir, hex);
+	return WT_OK;
+}
+
 int cache_get_verified(cache *c, wt_hash128 h, void *buf, size_t cap, size_t *len_out,
                        rocksdb_pinnableslice_t **out, bool trust_ram, wt_errbuf *err)
 {
@@ -315,44 +356,9 @@ int cache_get_verified(cache *c, wt_hash128 h, void *buf, size_t cap, size_t *le
 		return rv;
 	}
 	common_hash128_hex(h, hex);
-	if (ps == NULL) {
-		if (c->race_hook != NULL)
-			c->race_hook(c->race_ctx, CACHE_RACE_GET_MISS, h);
-		/* a chunk the index says is stored and listed, without its bytes: damage
-		 * (or bytes lost in a crash), handled as a hash mismatch is. But only a
-		 * miss seen under c->lk: since the read above its last shard may have
-		 * been evicted (value deleted) and a writer may have put the same bytes
-		 * again (written, listed), which is no damage. Under the lock no chunk
-		 * is dropped, and `written` is set only once the value is in. */
-		pthread_mutex_lock(&c->lk);
-		cache_chunk_ent *ce = cache_chunk_find(&c->chunks, h);
-		bool lost = ce != NULL && ce->written && ce->refs > 0 && !ce->bad;
-		if (lost) {
-			ps = rocksdb_get_pinned_cf(c->db, c->ro, c->cf[CACHE_CF_CHUNKS],
-			                           (const char *)k, 16, &re);
-			if (re != NULL) {
-				int rv = cache_rocks_err(c, re, "read chunk", err);
-				if (rv == WT_ECORRUPT)
-					cache_chunk_corrupt_locked(c, h,
-					                           "failed RocksDB's checksum");
-				pthread_mutex_unlock(&c->lk);
-				return rv;
-			}
-			lost = ps == NULL;
-		}
-		if (lost)
-			cache_chunk_corrupt_locked(c, h, "is missing from the store");
-		pthread_mutex_unlock(&c->lk);
-		if (lost)
-			return wt_seterr(
-			    err, WT_ECORRUPT,
-			    "cache '%s': chunk %s is indexed but its bytes are missing; "
-			    "the shards that list it were evicted (they are rebuilt)",
-			    c->dir, hex);
-		if (ps == NULL)
-			return wt_seterr(err, WT_ENOTFOUND, "cache '%s': chunk %s not cached",
-			                 c->dir, hex);
-	}
+	int rv = ps == NULL ? read_miss(c, h, k, hex, &ps, err) : WT_OK;
+	if (rv != WT_OK)
+		return rv;
 	size_t len = 0;
 	const char *v = rocksdb_pinnableslice_value(ps, &len);
 	if (len_out != NULL)
