@@ -104,8 +104,9 @@ static void send_manifest(fake *f, uint64_t id)
 static void serve_chunk(fake *f, const Weights__Request *q)
 {
 	int k = __atomic_fetch_add(&f->chunk_reqs, 1, __ATOMIC_SEQ_CST);
-	if (f->chunk_delay_ms > 0)
-		usleep((useconds_t)f->chunk_delay_ms * 1000u);
+	int delay_ms = atomic_load(&f->chunk_delay_ms);
+	if (delay_ms > 0)
+		usleep((useconds_t)delay_ms * 1000u);
 	if (k == f->drop_req)
 		return; /* lost reply: the client times out */
 	if (f->forget_after >= 0 && k >= f->forget_after && !f->forgotten)

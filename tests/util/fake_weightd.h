@@ -54,10 +54,10 @@ typedef struct fake {
 	int ecorrupt_chunk;     /* the same for every request of this global chunk; -1 none */
 	int change_on_manifest; /* the next manifest asked while forgotten lists new bytes */
 	int drop_hello;         /* do not answer the Hello with this number (1-based); 0 none */
-	int chunk_delay_ms;     /* sleep before each chunk reply */
-	int stall_after_hellos; /* once this many Hellos came, nothing is answered (a stopped
-	                           process: connections stay up); 0 none */
-	int stall_after_chunks; /* the same once this many chunk requests came; 0 none */
+	_Atomic int chunk_delay_ms; /* sleep before each chunk reply (set while it serves) */
+	int stall_after_hellos;     /* once this many Hellos came, nothing is answered (a stopped
+	                               process: connections stay up); 0 none */
+	int stall_after_chunks;     /* the same once this many chunk requests came; 0 none */
 	/* error replies (set from any thread): manifests answered with this code
 	 * while non-zero; admin requests answered with answer_admin (0: the fake
 	 * has none, WT_EUNSUPPORTED). Counted in manifests / admins. */
