@@ -27,6 +27,9 @@ void wt_client_close(wt_client *c)
 {
 	if (c == NULL)
 		return;
+	/* requests fetches walked away from hold contexts on these sockets:
+	 * closing one with a receive in flight can hang nng_close (fetch_msg.c) */
+	(void)client_reqs_reap(c, 1);
 	for (size_t i = 0; i < c->n_eps; i++) {
 		for (size_t k = 0; c->eps != NULL && k < c->eps[i].n_socks; k++) {
 			nng_close(c->eps[i].socks[k]); /* no pipe callback runs after this */
@@ -44,6 +47,8 @@ void wt_client_close(wt_client *c)
 	free(c->tls_ca);
 	free(c->tls_cert_key);
 	free(c->client_id);
+	pthread_cond_destroy(&c->req_cv);
+	pthread_mutex_destroy(&c->req_lk);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->lk);
 	free(c);
@@ -117,6 +122,8 @@ int wt_client_open(wt_client **out, const wt_client_opts *caller_opts, wt_errbuf
 		return wt_seterr(err, WT_ENOMEM, "client: out of memory");
 	pthread_mutex_init(&c->lk, NULL);
 	pthread_cond_init(&c->cv, NULL);
+	pthread_mutex_init(&c->req_lk, NULL);
+	pthread_cond_init(&c->req_cv, NULL);
 	c->o = *opts;
 	atomic_init(&c->next_id, 1);
 	atomic_init(&c->verify, 1);

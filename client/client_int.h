@@ -60,6 +60,14 @@ typedef struct client_ep {
  * thread uses c). */
 void client_bulk_drop_idle(wt_client *c, size_t ep);
 
+/* A chunk request over messages (fetch_msg.c); one the fetch walked away from
+ * stays on wt_client.left until it ends. */
+typedef struct fetch_req fetch_req;
+
+/* Free the left requests that ended; stop: first stop the others (cancel and
+ * wait; wt_client_close). Returns how many are still in flight. fetch_msg.c. */
+size_t client_reqs_reap(wt_client *c, int stop);
+
 struct wt_client {
 	wt_client_opts o; /* copy; o.endpoints/token/client_id point at the copies below */
 	char **urls;      /* n_eps owned strings */
@@ -73,6 +81,10 @@ struct wt_client {
 	_Atomic uint64_t next_id; /* request ids: 64-bit, never reused */
 	_Atomic int verify;       /* 1; nothing in libweights changes it: only bench_fetch
 	                             (bench/util/noverify.c) turns it off to measure the checks */
+	pthread_mutex_t req_lk;   /* fetch_msg.c: chunk requests' owners, left */
+	pthread_cond_t req_cv;    /* with req_lk: a request ended or a callback left */
+	fetch_req *left;          /* requests abandoned in flight (fetch_msg_abandon) */
+	size_t n_left;
 };
 
 typedef struct client_chunk {

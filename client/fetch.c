@@ -2,9 +2,9 @@
  * fetch.c — wt_client_fetch: a window of chunk requests in flight, verified
  * bytes handed to the sink in manifest order.
  *
- * Shape: one nng context + aio per window slot (nng's async demo pattern).
- * Chunk i always uses slot i % window. The aio callback (nng thread) receives
- * the reply and checks its chunk hash; the fetch thread waits for the slot of
+ * Shape: one request (nng context + aio, fetch_msg.c) per window slot (nng's
+ * async demo pattern). Chunk i always uses slot i % window. The aio callback
+ * (nng thread) receives the reply and checks its chunk hash; the fetch thread waits for the slot of
  * the next chunk in order (head of line), hands it to the sink, folds it into
  * the tensor's XXH3-128 and reuses the slot for chunk i + window. So memory
  * stays at window x chunk size whatever the shard size, and the sink sees
@@ -12,7 +12,10 @@
  *
  * Failures are handled at the head: a retryable error (timeout, disconnect)
  * resends with exponential backoff; after max_retries the next endpoint in
- * rendezvous order takes over (all in-flight requests move). A server that
+ * rendezvous order takes over (all in-flight requests move; those over
+ * messages are abandoned, not waited for). When nothing ended for
+ * client_quiet_probe_ms while the head waits, a Hello asks whether the
+ * server is stopped (fetch_probe_quiet). A server that
  * no longer knows the shard (restarted) is asked for the manifest again; it
  * must list the same chunks. A chunk hash mismatch is fetched once more, then
  * WT_EHASH. (What a failure leads to is decided in fetch_retry.c.)
@@ -145,46 +148,10 @@ void fetch_slot_finish(fetch_slot *s, int rv, const wt_errbuf *err, nng_msg *msg
 		s->err = *err;
 	s->msg = msg;
 	s->state = SLOT_DONE;
+	if (s->on_msg)
+		f->ended_ns = common_now_ns();
 	pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->lk);
-}
-
-/* aio callback (nng thread): send done -> post the receive; receive done -> check. */
-static void slot_cb(void *arg)
-{
-	fetch_slot *s = arg;
-	fetch *f = s->f;
-	int nrv = nng_aio_result(s->aio);
-	wt_errbuf err;
-	pthread_mutex_lock(&f->lk);
-	int sending = s->sending;
-	s->sending = 0;
-	pthread_mutex_unlock(&f->lk);
-	if (sending && nrv == 0) {
-		nng_ctx_recv(s->ctx, s->aio);
-		return;
-	}
-	if (sending && nrv != 0) { /* a failed or canceled send leaves the message with us */
-		nng_msg *left = nng_aio_get_msg(s->aio);
-		if (left != NULL)
-			nng_msg_free(left);
-	}
-	if (nrv != 0) {
-		int rv =
-		    wt_seterr(&err, client_nng_err(nrv), "endpoint %s: tensor '%s' chunk %zu: %s%s",
-		              f->c->eps[f->ep].url, fetch_tensor_name(f, s->chunk),
-		              fetch_chunk_in_tensor(f, s->chunk), nng_strerror(nrv),
-		              nrv == NNG_ETIMEDOUT ? " (raise the request timeout?)" : "");
-		fetch_slot_finish(s, rv, &err, NULL);
-		return;
-	}
-	nng_msg *msg = nng_aio_get_msg(s->aio);
-	int rv = fetch_check_reply(f, s, msg, &err);
-	if (rv != WT_OK) {
-		nng_msg_free(msg);
-		msg = NULL;
-	}
-	fetch_slot_finish(s, rv, &err, msg);
 }
 
 int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
@@ -215,21 +182,12 @@ int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 		s->id = req.id;
 		pthread_mutex_lock(&f->lk);
 		s->state = SLOT_BUSY;
-		s->sending = 0;
 		s->on_msg = 0;
 		s->lost = 0;
 		s->msg = NULL;
 		pthread_mutex_unlock(&f->lk);
 		fetch_bulk_issue(f, s);
 		return WT_OK;
-	}
-	if (!s->ctx_open) {
-		int nrv = nng_ctx_open(&s->ctx, f->socks[(size_t)(s - f->slots) % f->n_socks]);
-		if (nrv != 0)
-			return wt_seterr(err, client_nng_err(nrv),
-			                 "endpoint %s: cannot open a context: %s",
-			                 f->c->eps[f->ep].url, nng_strerror(nrv));
-		s->ctx_open = 1;
 	}
 	nng_msg *msg;
 	int rv = client_frame(&req, &msg, err);
@@ -239,15 +197,16 @@ int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err)
 	s->id = req.id;
 	pthread_mutex_lock(&f->lk);
 	s->state = SLOT_BUSY;
-	s->sending = 1;
 	s->on_msg = 1;
 	s->lost = 0;
 	s->msg = NULL;
 	pthread_mutex_unlock(&f->lk);
-	nng_aio_set_msg(s->aio, msg);
-	nng_aio_set_timeout(s->aio, client_duration(f->c->o.request_timeout_ms));
-	nng_ctx_send(s->ctx, s->aio);
-	return WT_OK;
+	if ((rv = fetch_msg_send(f, s, msg, err)) != WT_OK) {
+		pthread_mutex_lock(&f->lk);
+		s->state = SLOT_IDLE;
+		pthread_mutex_unlock(&f->lk);
+	}
+	return rv;
 }
 
 /* Whether every connection of the fetch's endpoint is gone for good
@@ -268,9 +227,20 @@ static bool endpoint_lost(const fetch *f)
  * queued for request_timeout_ms (as the manifest wait in conn.c cancels). A
  * daemon back within that grace gets the request again from nng.
  * quiet_since != 0 (the head, another endpoint listed): returns 1, s still
- * busy, once s waits on a bulk stream and the fetch's streams received no
- * byte for client_quiet_probe_ms since quiet_since (fetch_probe_quiet).
+ * busy, once for client_quiet_probe_ms since quiet_since no request over
+ * messages ended while every connection is up (s on messages) or the fetch's
+ * streams received no byte (s on a bulk stream): fetch_probe_quiet asks why.
  */
+/* Whether every connection of the fetch's endpoint is up: a stopped daemon's
+ * are; a dead one's are not (endpoint_lost acts on that, without a Hello). */
+static bool endpoint_connected(const fetch *f)
+{
+	for (size_t k = 0; k < f->n_socks; k++)
+		if (f->mons[k] == NULL || atomic_load(&f->mons[k]->pipes) == 0)
+			return false;
+	return f->n_socks > 0;
+}
+
 static int slot_wait_locked_quiet(fetch *f, fetch_slot *s, uint64_t quiet_since)
 {
 	uint64_t quiet = (uint64_t)client_quiet_probe_ms(f->c) * 1000000u;
@@ -282,10 +252,11 @@ static int slot_wait_locked_quiet(fetch *f, fetch_slot *s, uint64_t quiet_since)
 		if (s->on_msg && !s->lost && endpoint_lost(f)) {
 			s->lost = 1;
 			pthread_mutex_unlock(&f->lk);
-			nng_aio_cancel(s->aio); /* slot_cb finishes it (NNG_ECANCELED) */
+			fetch_msg_cancel(s);
 			pthread_mutex_lock(&f->lk);
-		} else if (quiet_since != 0 && !s->on_msg && f->bulk != NULL) {
-			uint64_t moved = fetch_bulk_moved_ns(f);
+		} else if (quiet_since != 0 &&
+		           (s->on_msg ? !s->lost && endpoint_connected(f) : f->bulk != NULL)) {
+			uint64_t moved = s->on_msg ? f->ended_ns : fetch_bulk_moved_ns(f);
 			uint64_t last = moved > quiet_since ? moved : quiet_since;
 			if (common_now_ns() - last >= quiet)
 				return 1;
@@ -319,24 +290,16 @@ static int slot_wait(fetch *f, fetch_slot *s, uint64_t quiet_since)
 	return quiet;
 }
 
-static void slots_close_ctx(fetch *f)
-{
-	for (size_t i = 0; i < f->w; i++)
-		if (f->slots[i].ctx_open) {
-			nng_ctx_close(f->slots[i].ctx);
-			f->slots[i].ctx_open = 0;
-		}
-}
-
 /*
  * Take every busy slot back and drop what it holds. Nothing is aborted: nng
  * 1.5's nng_aio_cancel, closing a context with an operation in flight, or
  * closing a socket while replies are still on the wire can lose a completion
  * (nng issues 1813, 2208) and hang nng_close. Each request in flight ends with
  * its reply, its connection or its own timeout (request_timeout_ms), so the
- * wait is bounded and the socket is quiet afterwards; only a request on an
- * endpoint with no connection left (nothing on the wire) is canceled
- * (slot_wait_locked). Returns how many slots other than skip ended with
+ * wait is bounded; only a request on an endpoint with no connection left
+ * (nothing on the wire) is canceled (slot_wait_locked). Where the fetch
+ * cannot wait (a fail-over, its error) it abandons them first
+ * (fetch_msg_abandon). Returns how many slots other than skip ended with
  * WT_ECORRUPT (the server evicted the shard for a damaged chunk), the last
  * one's error in *corrupt_err.
  */
@@ -370,7 +333,7 @@ void fetch_slots_reclaim(fetch *f)
  * (fewer than asked when a later one's Hello is slow: client_ep_sockets). */
 int fetch_use_endpoint(fetch *f, size_t ep, wt_errbuf *err)
 {
-	slots_close_ctx(f);
+	fetch_msg_free(f); /* their contexts are the old endpoint's */
 	fetch_bulk_close(f);
 	size_t want = f->c->o.connections < f->w ? f->c->o.connections : f->w;
 	size_t n = 0;
@@ -520,9 +483,8 @@ static void fetch_fini(fetch *f)
 	if (f->slots != NULL) {
 		fetch_slots_reclaim(f);
 		fetch_bulk_close(f);
-		slots_close_ctx(f);
+		fetch_msg_free(f);
 		for (size_t i = 0; i < f->w; i++) {
-			nng_aio_free(f->slots[i].aio);
 			free(f->slots[i].buf);
 			common_hasher_free(f->slots[i].tsnap);
 		}
@@ -573,13 +535,8 @@ static int fetch_init(fetch *f, wt_client *c, const wt_manifest *m, wt_fetch_sta
 	}
 	memcpy(f->shard_id, m->shard_id, m->shard_id_len);
 	f->shard_id_len = m->shard_id_len;
-	for (size_t i = 0; i < f->w; i++) {
+	for (size_t i = 0; i < f->w; i++)
 		f->slots[i].f = f;
-		if (nng_aio_alloc(&f->slots[i].aio, slot_cb, &f->slots[i]) != 0) {
-			f->w = i; /* only these have an aio to free */
-			return wt_seterr(err, WT_ENOMEM, "fetch: out of memory for aio %zu", i);
-		}
-	}
 	return WT_OK;
 }
 
@@ -610,6 +567,7 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 		rv = client_sink_ops_in(&ops, sink, err);
 	if (rv != WT_OK)
 		return rv;
+	(void)client_reqs_reap(c, 0); /* what earlier fetches left that ended since */
 	wt_fetch_stats local;
 	wt_fetch_stats *st = opts.stats != NULL ? opts.stats : &local;
 	memset(st, 0, sizeof(*st));
@@ -648,8 +606,11 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 		rv = f.ops.end(sink, err);
 	} else {
 		/* receivers may still be writing into the sink's memory (recv_buf):
-		 * stop them, and every request in flight, before the sink lets go */
+		 * stop them, and walk away from every request in flight over
+		 * messages (a stopped server would hold them request_timeout_ms),
+		 * before the sink lets go */
 		fetch_bulk_close(&f);
+		fetch_msg_abandon(&f);
 		fetch_slots_reclaim(&f);
 		f.ops.abort(sink);
 	}

@@ -15,17 +15,14 @@ struct fetch;
 
 typedef struct fetch_slot {
 	struct fetch *f;
-	nng_aio *aio;
-	nng_ctx ctx;
-	int ctx_open;
-	size_t chunk; /* global chunk index being fetched */
-	uint64_t id;  /* request id of the request in flight */
+	fetch_req *req; /* over messages: its request (fetch_msg.c); NULL until one is sent */
+	size_t chunk;   /* global chunk index being fetched */
+	uint64_t id;    /* request id of the request in flight */
 	/* fields below guarded by fetch.lk */
 	int state;
-	int sending; /* 1 while the send half is in flight */
-	int on_msg;  /* the request went over messages (s->aio), not a bulk stream */
-	int lost;    /* canceled: every connection of the endpoint gone (slot_wait) */
-	int rv;      /* result once SLOT_DONE */
+	int on_msg; /* the request went over messages (s->aio), not a bulk stream */
+	int lost;   /* canceled: every connection of the endpoint gone (slot_wait) */
+	int rv;     /* result once SLOT_DONE */
 	wt_errbuf err;
 	nng_msg *msg;        /* reply (owned) when rv == WT_OK; NULL over the bulk stream */
 	const uint8_t *data; /* chunk bytes inside msg, or in buf (bulk stream) */
@@ -76,6 +73,7 @@ typedef struct fetch {
 	const wt_fetch_opts *o;  /* the caller's options (progress: also the stop check) */
 	struct fetch_bulk *bulk; /* bulk stream of the current endpoint (fetch_bulk.c); NULL =
 	                            messages */
+	uint64_t ended_ns;       /* guarded by lk: when a request over messages last ended */
 } fetch;
 
 /* Parse the reply msg (borrowed) to slot s's request (s->chunk, s->id) and
@@ -103,6 +101,22 @@ int fetch_refresh_manifest(fetch *f, wt_errbuf *err);
 /* A slot's request ended (any thread): rv, err (when rv != WT_OK) and the reply
  * message msg (owned; NULL over the bulk stream) are published, waiters woken. */
 void fetch_slot_finish(fetch_slot *s, int rv, const wt_errbuf *err, nng_msg *msg);
+
+/*
+ * Requests over messages (fetch_msg.c). send: send msg (consumed) as slot s's
+ * request (s->chunk, s->id set, s BUSY and on_msg), on the connection of its
+ * slot index; its end comes through fetch_slot_finish. cancel: cancel s's
+ * request in flight (only where nothing is on the wire: slot_wait's lost
+ * endpoint). abandon: walk away from every request in flight (a fail-over, the
+ * fetch's error): each slot that had one is DONE with WT_EUNAVAIL at once,
+ * its request runs on to its reply or timeout and the client frees it
+ * (client_reqs_reap); returns how many. free: free the slots' requests, none
+ * in flight (all reclaimed).
+ */
+int fetch_msg_send(fetch *f, fetch_slot *s, nng_msg *msg, wt_errbuf *err);
+void fetch_msg_cancel(fetch_slot *s);
+unsigned fetch_msg_abandon(fetch *f);
+void fetch_msg_free(fetch *f);
 
 /*
  * Bulk stream (fetch_bulk.c). open: after use_endpoint, with no slot busy: when

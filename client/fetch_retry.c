@@ -58,6 +58,10 @@ int fetch_fail_over(fetch *f, fetch_loop *L, wt_errbuf *err)
 	wt_errbuf last = {0};
 	if (err != NULL)
 		last = *err;
+	/* what is still asked of this endpoint is asked again of the next: walk
+	 * away from it (a stopped daemon would hold it request_timeout_ms) */
+	fetch_bulk_close(f);
+	fetch_msg_abandon(f);
 	fetch_slots_reclaim(f);
 	client_budget_start(&L->bud);
 	size_t from = f->ep;
@@ -167,21 +171,27 @@ static bool stalled(fetch *f)
 	return true;
 }
 
-/* The bulk stream's head went quiet (fetch.c run). A stopped or hung daemon
- * keeps its streams up: the head used to wait request_timeout_ms for it, and
- * then, the stream failed, a retry over messages as long again (62 s with the
- * defaults before the fail-over). Closing the streams ends every request on
- * them at once (a message request cannot be abandoned so: nng 1.5's
- * cancellation, fetch_slots_reclaim). */
+/* The head went quiet (fetch.c run): no byte on the fetch's bulk streams, or
+ * no request over messages ended, for client_quiet_probe_ms. A stopped or hung
+ * daemon keeps its connections up: the head used to wait request_timeout_ms
+ * for it, and on the bulk stream a retry over messages as long again (62 s
+ * with the defaults before the fail-over). The fail-over closes the streams
+ * (every request on them ends at once) and walks away from the requests over
+ * messages (fetch_msg_abandon). */
 int fetch_probe_quiet(fetch *f, fetch_loop *L, wt_errbuf *err)
 {
 	if (!stalled(f))
 		return WT_OK;
-	wt_seterr(err, WT_EUNAVAIL,
-	          "endpoint %s: no byte on its bulk streams for %u ms while chunk requests "
-	          "waited, and no answer to a Hello",
-	          f->c->eps[f->ep].url, client_quiet_probe_ms(f->c));
-	fetch_bulk_close(f);
+	if (fetch_bulk_on(f))
+		wt_seterr(err, WT_EUNAVAIL,
+		          "endpoint %s: no byte on its bulk streams for %u ms while chunk "
+		          "requests waited, and no answer to a Hello",
+		          f->c->eps[f->ep].url, client_quiet_probe_ms(f->c));
+	else
+		wt_seterr(err, WT_EUNAVAIL,
+		          "endpoint %s: no chunk reply for %u ms while requests waited, and no "
+		          "answer to a Hello",
+		          f->c->eps[f->ep].url, client_quiet_probe_ms(f->c));
 	f->st->retries++;
 	return fetch_fail_over(f, L, err);
 }

@@ -1,12 +1,16 @@
-/* test_client_stall.c — a fetch over the bulk stream whose weightd stops
- * mid-fetch (SIGSTOP: its connections stay up, nothing answers). Two real
- * weightd processes serve the same model; the fetch lists both and the one
- * serving it is stopped from the progress callback once chunks came in. The
- * fetch ends on the other one, byte-identical, within a few seconds: the
- * head's wait saw no byte on the streams for client_quiet_probe_ms, a Hello
- * went unanswered, the streams were closed and the fetch failed over. Before,
- * it waited request_timeout_ms on the stream and as long again on a retry
- * over messages (20 s here, 62 s with the default 30 s timeout).
+/* test_client_stall.c — a fetch whose weightd stops mid-fetch (SIGSTOP: its
+ * connections stay up, nothing answers). Two real weightd processes serve the
+ * same model; the fetch lists both and the one serving it is stopped from the
+ * progress callback once chunks came in. The fetch ends on the other one,
+ * byte-identical, within a few seconds: the head's wait saw no byte on the
+ * streams (no request over messages end) for client_quiet_probe_ms, a Hello
+ * went unanswered, and the fetch failed over: the streams closed, the requests
+ * over messages left in flight (fetch_msg.c). Before, the stream path waited
+ * request_timeout_ms and as long again on a retry over messages (20 s here, 62 s
+ * with the default 30 s timeout); the message path waited request_timeout_ms
+ * for the head and for every request behind it.
+ * Left requests end with their replies (the node resumed), or
+ * wt_client_close stops them, and they are freed.
  * A weightd that is quiet but alive (a cut-through chunk waiting for its
  * production) answers that Hello: the fetch waits on and does not fail over. */
 #include <setjmp.h>
@@ -96,7 +100,7 @@ static int stop_it(void *ctx, uint64_t done, uint64_t total)
 	return 0;
 }
 
-static wt_client *open_client(const char *const *eps, int stream)
+static wt_client *open_client(const char *const *eps, int stream, uint32_t req_timeout_ms)
 {
 	wt_client_opts o;
 	wt_client_opts_init(&o);
@@ -106,7 +110,7 @@ static wt_client *open_client(const char *const *eps, int stream)
 	o.connections = 1;
 	o.window = 2;
 	o.connect_timeout_ms = 500;
-	o.request_timeout_ms = 10000;
+	o.request_timeout_ms = req_timeout_ms;
 	wt_client *c = NULL;
 	wt_errbuf err;
 	if (wt_client_open(&c, &o, &err) != WT_OK)
@@ -114,18 +118,13 @@ static wt_client *open_client(const char *const *eps, int stream)
 	return c;
 }
 
-static void test_stopped_mid_stream(void **state)
+/* Rank 0 of llama from both nodes over messages, both up: the reference. */
+static wt_host_sink *reference(const char *const *eps)
 {
-	(void)state;
-	tw_env *e = tw_env_new("stall", SEED);
-	g_nodes[0] = start_node(e, 0);
-	g_nodes[1] = start_node(e, 1);
-	const char *eps[] = {g_nodes[0].url, g_nodes[1].url};
+	wt_client *ref = open_client(eps, 0, 10000);
 	wt_layout l;
 	wt_layout_init(&l);
 	wt_errbuf err;
-	/* the reference: the same rank over messages, both nodes up */
-	wt_client *ref = open_client(eps, 0);
 	wt_host_sink *want = NULL;
 	wt_manifest *m = NULL;
 	assert_int_equal(wt_host_sink_create(&want, &err), WT_OK);
@@ -133,8 +132,33 @@ static void test_stopped_mid_stream(void **state)
 	assert_int_equal(wt_client_fetch(ref, m, wt_host_sink_sink(want), NULL, &err), WT_OK);
 	wt_manifest_free(m);
 	wt_client_close(ref);
+	return want;
+}
 
-	wt_client *c = open_client(eps, 1);
+static void assert_same(const wt_manifest *m, wt_host_sink *want, wt_host_sink *got)
+{
+	for (size_t i = 0; i < wt_manifest_n_tensors(m); i++) {
+		wt_tensor_info ti;
+		assert_int_equal(wt_manifest_tensor(m, i, &ti), WT_OK);
+		const void *a = NULL, *b = NULL;
+		size_t na = 0, nb = 0;
+		assert_int_equal(wt_host_sink_find(want, ti.name, &a, &na), WT_OK);
+		assert_int_equal(wt_host_sink_find(got, ti.name, &b, &nb), WT_OK);
+		assert_int_equal(na, nb);
+		assert_memory_equal(a, b, na);
+	}
+}
+
+/* Fetch rank 0 with c (request timeout req_s), its serving node stopped after
+ * three chunks: done on the other node within bound_s, the same bytes.
+ * Returns the index of the stopped node. */
+static int fetch_stopping(wt_client *c, const char *const *eps, double req_s, double bound_s)
+{
+	wt_host_sink *want = reference(eps);
+	wt_layout l;
+	wt_layout_init(&l);
+	wt_errbuf err;
+	wt_manifest *m = NULL;
 	assert_int_equal(wt_client_get_manifest(c, "llama", &l, &m, &err), WT_OK);
 	int k = strcmp(m->served_by, g_nodes[0].url) == 0 ? 0 : 1;
 	stopper sp = {.pid = g_nodes[k].pid};
@@ -150,29 +174,85 @@ static void test_stopped_mid_stream(void **state)
 	int rv = wt_client_fetch(c, m, wt_host_sink_sink(got), &fo, &err);
 	double t = (double)(common_now_ns() - t0) / 1e9;
 	printf("node %d stopped after %d of %zu chunks: fetch %s in %.2f s on %s (fail-overs %u, "
-	       "retries %u; request timeout 10 s, connect 0.5 s)\n",
+	       "retries %u; request timeout %.0f s, connect 0.5 s)\n",
 	       k, sp.calls >= 3 ? 3 : sp.calls, wt_manifest_n_chunks(m),
-	       rv == WT_OK ? "done" : err.msg, t, st.endpoint, st.failovers, st.retries);
+	       rv == WT_OK ? "done" : err.msg, t, st.endpoint, st.failovers, st.retries, req_s);
 	assert_int_equal(rv, WT_OK);
 	assert_true(sp.calls >= 3);
 	assert_int_equal(st.failovers, 1);
 	assert_string_equal(st.endpoint, g_nodes[1 - k].url);
-	assert_true(t < 8.0); /* 1.6 s here, 5.8 s under TSan on a busy machine; 20 s before */
-	for (size_t i = 0; i < wt_manifest_n_tensors(m); i++) {
-		wt_tensor_info ti;
-		assert_int_equal(wt_manifest_tensor(m, i, &ti), WT_OK);
-		const char *name = ti.name;
-		const void *a = NULL, *b = NULL;
-		size_t na = 0, nb = 0;
-		assert_int_equal(wt_host_sink_find(want, name, &a, &na), WT_OK);
-		assert_int_equal(wt_host_sink_find(got, name, &b, &nb), WT_OK);
-		assert_int_equal(na, nb);
-		assert_memory_equal(a, b, na);
-	}
+	assert_true(t < bound_s);
+	assert_same(m, want, got);
 	wt_host_sink_destroy(got);
 	wt_host_sink_destroy(want);
 	wt_manifest_free(m);
+	return k;
+}
+
+static void test_stopped_mid_stream(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("stall", SEED);
+	g_nodes[0] = start_node(e, 0);
+	g_nodes[1] = start_node(e, 1);
+	const char *eps[] = {g_nodes[0].url, g_nodes[1].url};
+	wt_client *c = open_client(eps, 1, 10000);
+	/* 1.6 s here, 5.8 s under TSan on a busy machine; 20 s before */
+	(void)fetch_stopping(c, eps, 10, 8.0);
 	wt_client_close(c);
+	teardown(NULL);
+	tw_env_free(e);
+}
+
+/* Over messages: the requests on the stopped node are left in flight; once it
+ * resumes, their replies end them and the client frees them. */
+static void test_stopped_mid_messages(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("stall-msg", SEED);
+	g_nodes[0] = start_node(e, 0);
+	g_nodes[1] = start_node(e, 1);
+	const char *eps[] = {g_nodes[0].url, g_nodes[1].url};
+	wt_client *c = open_client(eps, 0, 10000);
+	/* about 2 s; 10 s and more before (the head's request timeout, then the
+	 * one behind it) */
+	int k = fetch_stopping(c, eps, 10, 8.0);
+	size_t left = client_reqs_reap(c, 0); /* still in flight */
+	printf("requests left in flight on node %d: %zu\n", k, left);
+	assert_true(left >= 1);
+	kill(g_nodes[k].pid, SIGCONT);
+	uint64_t t0 = common_now_ns();
+	size_t still;
+	while ((still = client_reqs_reap(c, 0)) > 0 && common_now_ns() - t0 < 5000000000ull)
+		usleep(1000); /* until their replies came */
+	double t = (double)(common_now_ns() - t0) / 1e9;
+	assert_int_equal(still, 0);
+	printf("node %d resumed: left requests ended in %.2f s\n", k, t);
+	assert_true(t < 5.0);
+	wt_client_close(c);
+	teardown(NULL);
+	tw_env_free(e);
+}
+
+/* The node stays stopped: wt_client_close stops the left requests (they would
+ * end with their 10 s request timeouts, 8 s later) and frees them
+ * (LeakSanitizer). */
+static void test_close_with_left_requests(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("stall-close", SEED);
+	g_nodes[0] = start_node(e, 0);
+	g_nodes[1] = start_node(e, 1);
+	const char *eps[] = {g_nodes[0].url, g_nodes[1].url};
+	wt_client *c = open_client(eps, 0, 10000);
+	(void)fetch_stopping(c, eps, 10, 8.0);
+	size_t left = client_reqs_reap(c, 0); /* still in flight */
+	assert_true(left >= 1);
+	uint64_t t0 = common_now_ns();
+	wt_client_close(c);
+	double t = (double)(common_now_ns() - t0) / 1e9;
+	printf("close with %zu requests left on a stopped node: %.2f s\n", left, t);
+	assert_true(t < 2.0);
 	teardown(NULL);
 	tw_env_free(e);
 }
@@ -199,9 +279,8 @@ static tw_env *held_env(const char *tag)
 	return e;
 }
 
-static void test_quiet_alive_no_failover(void **state)
+static void quiet_alive(int stream)
 {
-	(void)state;
 	atomic_store(&g_held, 0);
 	tw_env *a = held_env("quiet-a"), *b = held_env("quiet-b");
 	const char *eps[] = {a->url, b->url};
@@ -209,7 +288,7 @@ static void test_quiet_alive_no_failover(void **state)
 	wt_client_opts_init(&o);
 	o.endpoints = eps;
 	o.n_endpoints = 2;
-	o.stream = 1;
+	o.stream = stream;
 	o.cut_through = 1;
 	o.connections = 1;
 	o.connect_timeout_ms = 500;
@@ -230,9 +309,10 @@ static void test_quiet_alive_no_failover(void **state)
 	uint64_t t0 = common_now_ns();
 	int rv = wt_client_fetch(c, m, wt_host_sink_sink(h), &fo, &err);
 	double t = (double)(common_now_ns() - t0) / 1e9;
-	printf("cut-through stream quiet 2.5 s (probe after 1 s): %s in %.2f s on %s, fail-overs "
+	printf("cut-through %s quiet 2.5 s (probe after 1 s): %s in %.2f s on %s, fail-overs "
 	       "%u\n",
-	       rv == WT_OK ? "done" : err.msg, t, st.endpoint, st.failovers);
+	       stream ? "stream" : "messages", rv == WT_OK ? "done" : err.msg, t, st.endpoint,
+	       st.failovers);
 	assert_int_equal(rv, WT_OK);
 	assert_int_equal(atomic_load(&g_held), 1);
 	assert_true(t >= 2.0);
@@ -244,11 +324,26 @@ static void test_quiet_alive_no_failover(void **state)
 	tw_env_free(b);
 }
 
+static void test_quiet_alive_no_failover(void **state)
+{
+	(void)state;
+	quiet_alive(1);
+}
+
+static void test_quiet_alive_no_failover_messages(void **state)
+{
+	(void)state;
+	quiet_alive(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_stopped_mid_stream, teardown),
+	    cmocka_unit_test_teardown(test_stopped_mid_messages, teardown),
+	    cmocka_unit_test_teardown(test_close_with_left_requests, teardown),
 	    cmocka_unit_test(test_quiet_alive_no_failover),
+	    cmocka_unit_test(test_quiet_alive_no_failover_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

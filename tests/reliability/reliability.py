@@ -31,8 +31,11 @@ Scenarios:
                 unchanged after the resume, node B served <= 2x the chunks
                 needed (no retry storm); both scenarios compare node B's
                 chunk replies (metrics endpoint) with that bound
+  failover-stop-msg  the same over messages (no --stream), node A SIGSTOPped
+                mid-fetch: < 20 s (a fetch waited its 30 s request timeout
+                before its requests could be left in flight, 2026-12-03)
 
-`reliability.py failover` runs the fail-over pair alone (about 20 s).
+`reliability.py failover` runs the fail-over scenarios alone (about 25 s).
 Sizes are chosen for a 2-core machine (whole run well under 10 minutes):
 WT_REL_SIZE_MB (default 48) scales the dense model. Exit status: 0 when every
 scenario passed.
@@ -541,10 +544,12 @@ class Suite:
                 self.result("failover", False, f"fetches from node B alone: {f} failed, "
                             f"{df} differ ({e or '-'})")
                 return
-            self.fo_fault("failover-kill", a, b, jobs, signal.SIGKILL, [], 30, needed)
+            self.fo_fault("failover-kill", a, b, jobs, signal.SIGKILL, ["--stream"], 30, needed)
             a.start(models)
             self.fo_warm(a, lay)
-            self.fo_fault("failover-stop", a, b, jobs, signal.SIGSTOP, [], 20, needed)
+            self.fo_fault("failover-stop", a, b, jobs, signal.SIGSTOP, ["--stream"], 20, needed)
+            self.fo_fault("failover-stop-msg", a, b, jobs, signal.SIGSTOP, [], 20, needed,
+                          mid=True)
         finally:
             for d in nodes:
                 if d.p and d.p.poll() is None:
@@ -556,12 +561,13 @@ class Suite:
             subprocess.run([CTL, "admin", "--endpoint", d.url, "warm", "--model", "llama64"]
                            + rank_flags(lay, r), check=True, stdout=subprocess.DEVNULL)
 
-    def fo_fault(self, name, a, b, jobs, sig, extra, bound_s, needed):
+    def fo_fault(self, name, a, b, jobs, sig, extra, bound_s, needed, mid=False):
         c0 = chunk_replies(b)
         t0 = time.time()
-        procs = self.start_fetches([a.url, b.url], jobs, name, ["--stream"] + extra)
+        procs = self.start_fetches([a.url, b.url], jobs, name, extra)
         tmp = re.compile(re.escape(name) + r"-\d+\.st\.tmp\.")
-        want = 8 if sig == signal.SIGKILL else 1  # mid-fetch / right after the start
+        # mid-fetch / right after the start
+        want = 8 if sig == signal.SIGKILL or mid else 1
         while time.time() - t0 < 10:
             if sum(1 for f in os.listdir(self.T) if tmp.match(f)) >= want:
                 break
@@ -588,7 +594,8 @@ class Suite:
         else:
             a.p.wait()
         self.check(name, b, ok,
-                   f"{len(procs)} stream fetches, SIG{sig.name[3:]} to node A at {t_sig:.2f} s: "
+                   f"{len(procs)} {'stream' if '--stream' in extra else 'message'} fetches, "
+                   f"SIG{sig.name[3:]} to node A at {t_sig:.2f} s: "
                    f"{failed} failed, {differ} differ, {dt:.1f} s (bound {bound_s} s); node B "
                    f"served {served} chunks for {needed} needed (bound 2x){late}"
                    + (f" (first error: {first})" if first else ""))
