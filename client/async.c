@@ -2,7 +2,8 @@
  * async.c — asynchronous fetches (include/weights/async.h): wt_client_fetch
  * on a thread per fetch, with a cancel flag checked at every verified chunk
  * through the fetch's progress callback (the synchronous fetch's own cancel
- * point: a non-zero return is WT_ECANCELED with the sink aborted).
+ * point: a non-zero return is WT_ECANCELED with the sink aborted), and by the
+ * fetch itself while it waits for a chunk or retries (client_fetch).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -51,7 +52,7 @@ static void *fetch_thread(void *arg)
 		               "fetch canceled by wt_fetch_cancel before it started (the sink "
 		               "was not called)");
 	else
-		rv = wt_client_fetch(h->c, h->m, h->sink, &h->fo, &err);
+		rv = client_fetch(h->c, h->m, h->sink, &h->fo, &h->canceled, &err);
 	if (rv == WT_ECANCELED && __atomic_load_n(&h->canceled, __ATOMIC_ACQUIRE) &&
 	    strstr(err.msg, "progress callback") != NULL)
 		wt_seterr(&err, WT_ECANCELED, "fetch canceled by wt_fetch_cancel (sink aborted)");

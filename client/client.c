@@ -29,7 +29,12 @@ void wt_client_close(wt_client *c)
 		return;
 	/* requests fetches walked away from hold contexts on these sockets:
 	 * closing one with a receive in flight can hang nng_close (fetch_msg.c) */
-	(void)client_reqs_reap(c, 1);
+	if (client_reqs_reap(c, 0) > 0) {
+		client_log(c, WT_CLIENT_LOG_INFO,
+		           "closing: waiting for chunk requests left in flight (at most %u ms)",
+		           c->o.request_timeout_ms);
+		(void)client_reqs_reap(c, 1);
+	}
 	for (size_t i = 0; i < c->n_eps; i++) {
 		for (size_t k = 0; c->eps != NULL && k < c->eps[i].n_socks; k++) {
 			nng_close(c->eps[i].socks[k]); /* no pipe callback runs after this */

@@ -87,4 +87,10 @@ int client_get_manifest_pb(wt_client *c, const char *model, const wt_layout *lay
                            const wt_manifest_opts *opts, wt_manifest **out, Weights__Reply **reply,
                            wt_errbuf *err);
 
+/* How many chunk requests fetches of c left in flight (a fail-over from a
+ * stopped daemon, a fetch's error) have not ended yet; those that ended are
+ * freed. wt_client_close waits for them (at most request_timeout_ms); a
+ * program about to exit may skip the close instead (weightctl). fetch_msg.c. */
+size_t client_requests_left(wt_client *c);
+
 #endif

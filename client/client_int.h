@@ -64,9 +64,18 @@ void client_bulk_drop_idle(wt_client *c, size_t ep);
  * stays on wt_client.left until it ends. */
 typedef struct fetch_req fetch_req;
 
-/* Free the left requests that ended; stop: first stop the others (cancel and
- * wait; wt_client_close). Returns how many are still in flight. fetch_msg.c. */
-size_t client_reqs_reap(wt_client *c, int stop);
+/* Free the left requests that ended; wait: first wait for the others (at most
+ * their request timeouts, 5 s more for a completion nng lost; nothing is
+ * canceled: closing a socket after a canceled receive hung nng_close under
+ * ThreadSanitizer). Returns how many are still in flight. fetch_msg.c. */
+size_t client_reqs_reap(wt_client *c, int wait);
+
+/* wt_client_fetch, also stopped when *cancel (read atomically; may be NULL)
+ * becomes non-zero: at the next chunk, retry or backoff, and within 100 ms
+ * while it waits for a chunk (its requests are left in flight: fetch_msg.c);
+ * WT_ECANCELED with the sink aborted. fetch.c; async.c's wt_fetch_cancel. */
+int client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink, const wt_fetch_opts *o,
+                 const int *cancel, wt_errbuf *err);
 
 struct wt_client {
 	wt_client_opts o; /* copy; o.endpoints/token/client_id point at the copies below */

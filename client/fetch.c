@@ -220,17 +220,6 @@ static bool endpoint_lost(const fetch *f)
 	return f->n_socks > 0;
 }
 
-/*
- * Wait for slot s (f->lk held). A request over messages on an endpoint that
- * lost every connection and got none back within connect_timeout_ms + 1 s (a
- * killed daemon, a host gone) is canceled with s->lost set: nng would keep it
- * queued for request_timeout_ms (as the manifest wait in conn.c cancels). A
- * daemon back within that grace gets the request again from nng.
- * quiet_since != 0 (the head, another endpoint listed): returns 1, s still
- * busy, once for client_quiet_probe_ms since quiet_since no request over
- * messages ended while every connection is up (s on messages) or the fetch's
- * streams received no byte (s on a bulk stream): fetch_probe_quiet asks why.
- */
 /* Whether every connection of the fetch's endpoint is up: a stopped daemon's
  * are; a dead one's are not (endpoint_lost acts on that, without a Hello). */
 static bool endpoint_connected(const fetch *f)
@@ -241,7 +230,27 @@ static bool endpoint_connected(const fetch *f)
 	return f->n_socks > 0;
 }
 
-static int slot_wait_locked_quiet(fetch *f, fetch_slot *s, uint64_t quiet_since)
+static bool cancel_asked(const fetch *f)
+{
+	return f->cancel != NULL && __atomic_load_n(f->cancel, __ATOMIC_ACQUIRE) != 0;
+}
+
+enum { WAIT_ENDED = 0, WAIT_QUIET, WAIT_CANCELED };
+
+/*
+ * Wait for slot s (f->lk held). A request over messages on an endpoint that
+ * lost every connection and got none back within connect_timeout_ms + 1 s (a
+ * killed daemon, a host gone) is canceled with s->lost set: nng would keep it
+ * queued for request_timeout_ms (as the manifest wait in conn.c cancels). A
+ * daemon back within that grace gets the request again from nng.
+ * quiet_since != 0 (the head, another endpoint listed): WAIT_QUIET, s still
+ * busy, once for client_quiet_probe_ms since quiet_since no request over
+ * messages ended while every connection is up (s on messages) or the fetch's
+ * streams received no byte (s on a bulk stream): fetch_probe_quiet asks why.
+ * head (the fetch loop's wait): WAIT_CANCELED, s still busy, once
+ * wt_fetch_cancel was called (checked every 100 ms).
+ */
+static int slot_wait_locked_how(fetch *f, fetch_slot *s, uint64_t quiet_since, bool head)
 {
 	uint64_t quiet = (uint64_t)client_quiet_probe_ms(f->c) * 1000000u;
 	while (s->state == SLOT_BUSY) {
@@ -249,6 +258,8 @@ static int slot_wait_locked_quiet(fetch *f, fetch_slot *s, uint64_t quiet_since)
 		pthread_cond_timedwait(&f->cv, &f->lk, &dl);
 		if (s->state != SLOT_BUSY)
 			break;
+		if (head && cancel_asked(f))
+			return WAIT_CANCELED;
 		if (s->on_msg && !s->lost && endpoint_lost(f)) {
 			s->lost = 1;
 			pthread_mutex_unlock(&f->lk);
@@ -259,27 +270,27 @@ static int slot_wait_locked_quiet(fetch *f, fetch_slot *s, uint64_t quiet_since)
 			uint64_t moved = s->on_msg ? f->ended_ns : fetch_bulk_moved_ns(f);
 			uint64_t last = moved > quiet_since ? moved : quiet_since;
 			if (common_now_ns() - last >= quiet)
-				return 1;
+				return WAIT_QUIET;
 		}
 	}
-	return 0;
+	return WAIT_ENDED;
 }
 
 static void slot_wait_locked(fetch *f, fetch_slot *s)
 {
-	(void)slot_wait_locked_quiet(f, s, 0);
+	(void)slot_wait_locked_how(f, s, 0, false);
 }
 
-/* Wait for slot s; one canceled for a lost endpoint ends as WT_EUNAVAIL with
- * s->lost set, and the caller fails over at once. Before, it waited
- * request_timeout_ms, and so did each of max_retries retries (155-184 s with
- * the defaults while the next endpoint was up). quiet_since: as for
- * slot_wait_locked_quiet, whose 1 it returns. */
+/* Wait for the head slot s; one canceled for a lost endpoint ends as
+ * WT_EUNAVAIL with s->lost set, and the caller fails over at once. Before, it
+ * waited request_timeout_ms, and so did each of max_retries retries (155-184 s
+ * with the defaults while the next endpoint was up). quiet_since: as for
+ * slot_wait_locked_how, whose WAIT_* it returns. */
 static int slot_wait(fetch *f, fetch_slot *s, uint64_t quiet_since)
 {
 	pthread_mutex_lock(&f->lk);
-	int quiet = slot_wait_locked_quiet(f, s, quiet_since);
-	if (!quiet && s->lost && s->rv != WT_OK)
+	int how = slot_wait_locked_how(f, s, quiet_since, true);
+	if (how == WAIT_ENDED && s->lost && s->rv != WT_OK)
 		s->rv = wt_seterr(&s->err, WT_EUNAVAIL,
 		                  "endpoint %s: tensor '%s' chunk %zu: every connection lost and "
 		                  "none back within %u ms (weightd stopped?)",
@@ -287,7 +298,7 @@ static int slot_wait(fetch *f, fetch_slot *s, uint64_t quiet_since)
 		                  fetch_chunk_in_tensor(f, s->chunk),
 		                  f->c->o.connect_timeout_ms + 1000);
 	pthread_mutex_unlock(&f->lk);
-	return quiet;
+	return how;
 }
 
 /*
@@ -434,7 +445,11 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 			L->issued++;
 		}
 		fetch_slot *s = &f->slots[L->head % f->w];
-		if (slot_wait(f, s, f->c->n_eps > 1 ? quiet_since : 0)) {
+		int how = slot_wait(f, s, f->c->n_eps > 1 ? quiet_since : 0);
+		if (how == WAIT_CANCELED)
+			return wt_seterr(err, WT_ECANCELED,
+			                 "fetch canceled by wt_fetch_cancel (sink aborted)");
+		if (how == WAIT_QUIET) {
 			if ((rv = fetch_probe_quiet(f, L, err)) != WT_OK)
 				return rv;
 			/* answered: slow, not stopped; quiet again as long before the
@@ -558,6 +573,12 @@ static void start_at_server(const wt_client *c, const wt_manifest *m, size_t *or
 int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
                     const wt_fetch_opts *caller_opts, wt_errbuf *err)
 {
+	return client_fetch(c, m, sink, caller_opts, NULL, err);
+}
+
+int client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
+                 const wt_fetch_opts *caller_opts, const int *cancel, wt_errbuf *err)
+{
 	if (c == NULL || m == NULL || sink == NULL || sink->ops == NULL)
 		return wt_seterr(err, WT_EINVAL, "fetch: client, manifest and sink are required");
 	wt_fetch_opts opts; /* the caller's members over the defaults (abi.c) */
@@ -578,6 +599,7 @@ int wt_client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 	f.ops = ops;
 	f.sink = sink;
 	f.o = &opts;
+	f.cancel = cancel;
 	if (rv == WT_OK && (L.refetched = calloc(m->n_chunks / 8 + 1, 1)) == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "fetch: out of memory");
 	if (rv != WT_OK) {

@@ -11,9 +11,9 @@
  * fetch abandons them: the request object leaves the slot for the client's
  * list of left requests, runs on to its reply or its own timeout without
  * touching the fetch (whose slots live no longer than wt_client_fetch), and
- * is freed then (each fetch reaps what ended). wt_client_close stops the rest
- * (nng_aio_stop: cancel and wait, no callback needed) before it closes their
- * sockets: a process that exits after a fail-over does not wait for them.
+ * is freed then (each fetch reaps what ended). wt_client_close waits for the
+ * rest before it closes their sockets (at most request_timeout_ms after they
+ * were left); weightctl, about to exit, does not (ctl_client_close).
  *
  * Locks: c->req_lk guards a request's slot, phase, users and the client's
  * list; it is never held with the fetch's lock.
@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "client/client.h"
 #include "client/fetch_int.h"
 
 enum { REQ_IDLE = 0, REQ_SENDING, REQ_RECEIVING };
@@ -33,6 +34,7 @@ struct fetch_req {
 	fetch_slot *slot;       /* NULL once abandoned */
 	int phase;              /* REQ_*: an operation is in flight unless REQ_IDLE */
 	int users;              /* callbacks using slot (and its fetch) right now */
+	uint64_t ends_ns;       /* left: its own timeout ends it by then */
 	struct fetch_req *next; /* c->left */
 };
 
@@ -155,6 +157,7 @@ void fetch_msg_cancel(fetch_slot *s)
 static void leave(wt_client *c, fetch_slot *s, fetch_req *r)
 {
 	r->slot = NULL;
+	r->ends_ns = common_now_ns() + (uint64_t)c->o.request_timeout_ms * 1000000u;
 	while (r->users > 0) /* a callback of an earlier request still on its way out */
 		pthread_cond_wait(&c->req_cv, &c->req_lk);
 	r->next = c->left;
@@ -205,38 +208,48 @@ void fetch_msg_free(fetch *f)
 		}
 }
 
-size_t client_reqs_reap(wt_client *c, int stop)
+size_t client_reqs_reap(wt_client *c, int wait)
 {
 	fetch_req *done = NULL;
 	pthread_mutex_lock(&c->req_lk);
-	for (fetch_req **p = &c->left; *p != NULL;) {
-		fetch_req *r = *p;
-		if (r->phase != REQ_IDLE && !stop) {
-			p = &r->next;
-			continue;
+	uint64_t t0 = common_now_ns();
+	for (;;) {
+		uint64_t last = 0; /* when the last one in flight ends at the latest */
+		for (fetch_req **p = &c->left; *p != NULL;) {
+			fetch_req *r = *p;
+			if (r->phase != REQ_IDLE) {
+				if (r->ends_ns > last)
+					last = r->ends_ns;
+				p = &r->next;
+				continue;
+			}
+			*p = r->next;
+			r->next = done;
+			done = r;
+			c->n_left--;
 		}
-		*p = r->next;
-		r->next = done;
-		done = r;
-		c->n_left--;
+		/* a completion nng lost would hold this for ever: 5 s past their
+		 * timeouts, they are left as they are (not freed) */
+		if (!wait || c->left == NULL || common_now_ns() > last + 5000000000ull)
+			break;
+		struct timespec dl = common_timespec_in(CLOCK_REALTIME, 100);
+		pthread_cond_timedwait(&c->req_cv, &c->req_lk, &dl);
 	}
 	size_t still = c->n_left;
 	pthread_mutex_unlock(&c->req_lk);
 	while (done != NULL) {
 		fetch_req *r = done;
 		done = r->next;
-		if (stop) {
-			/* cancel and wait: its callback runs, or nng loses it when the
-			 * operation ends at that moment (nng issue 2208), but the wait
-			 * returns; what the request holds is then ours to drop */
-			nng_aio_stop(r->aio);
-			pthread_mutex_lock(&c->req_lk);
-			int phase = r->phase;
-			pthread_mutex_unlock(&c->req_lk);
-			if (phase != REQ_IDLE)
-				req_left_ended(r, phase, nng_aio_result(r->aio));
-		}
 		req_free(r);
 	}
+	if (wait && still > 0)
+		client_log(c, WT_CLIENT_LOG_WARNING,
+		           "%zu chunk requests never ended (%.1f s past their timeouts): not freed",
+		           still, (double)(common_now_ns() - t0) / 1e9);
 	return still;
+}
+
+size_t client_requests_left(wt_client *c)
+{
+	return client_reqs_reap(c, 0);
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -31,7 +32,7 @@
 #include "weights/client.h"
 #include "weights/engine.h"
 
-static wt_client *open_client(const char *url)
+static wt_client *open_client_timeout(const char *url, uint32_t request_timeout_ms)
 {
 	const char *eps[] = {url};
 	wt_client_opts o;
@@ -39,12 +40,17 @@ static wt_client *open_client(const char *url)
 	o.endpoints = eps;
 	o.n_endpoints = 1;
 	o.window = 2;
-	o.request_timeout_ms = 5000;
+	o.request_timeout_ms = request_timeout_ms;
 	wt_client *c = NULL;
 	wt_errbuf err;
 	if (wt_client_open(&c, &o, &err) != WT_OK)
 		fail_msg("wt_client_open: %s", err.msg);
 	return c;
+}
+
+static wt_client *open_client(const char *url)
+{
+	return open_client_timeout(url, 5000);
 }
 
 typedef struct done_rec {
@@ -206,6 +212,49 @@ static void test_cancel_other_thread(void **state)
 	fake_stop(f);
 }
 
+/* A server that stops answering (a stopped process: its connection stays up)
+ * while the fetch waits for a chunk: wt_fetch_cancel ends the fetch within
+ * 100 ms or so, its requests left in flight, instead of after the request
+ * timeout (2 s here); wt_client_close then waits for their timeouts, no
+ * longer. */
+static void test_cancel_while_waiting(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	wt_client *c = open_client_timeout(f->url, 2000);
+	wt_manifest *m = fake_manifest(c);
+	f->stall_after_chunks = 2; /* a chunk request or two, then silence */
+	wt_host_sink *hs;
+	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
+	wt_fetch_handle *h = NULL;
+	wt_errbuf err;
+	assert_int_equal(wt_client_fetch_start(c, m, wt_host_sink_sink(hs), NULL, NULL, &h, &err),
+	                 WT_OK);
+	usleep(300 * 1000);
+	assert_int_equal(wt_fetch_poll(h), 0); /* still waiting */
+	struct timespec t0, t1, t2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	wt_fetch_cancel(h);
+	int result = -1;
+	assert_int_equal(wt_fetch_wait(h, 20000, &result, &err), WT_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double t = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("canceled while waiting for a chunk: ended in %.2f s (%s)\n", t, err.msg);
+	assert_int_equal(result, WT_ECANCELED);
+	assert_non_null(strstr(err.msg, "wt_fetch_cancel"));
+	assert_true(t < 1.0); /* 0.0-0.1 s; 1.7 s (the request timeout) before */
+	assert_int_equal(wt_host_sink_n_tensors(hs), 0); /* aborted */
+	wt_fetch_free(h);
+	wt_host_sink_destroy(hs);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	t = (double)(t2.tv_sec - t1.tv_sec) + (double)(t2.tv_nsec - t1.tv_nsec) / 1e9;
+	printf("client closed in %.2f s\n", t);
+	assert_true(t < 3.0);
+	fake_stop(f);
+}
+
 /* free of a running fetch cancels it and waits; the callback still fires once */
 static void test_free_running(void **state)
 {
@@ -311,6 +360,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_complete_callback_timeout),
 	    cmocka_unit_test(test_cancel_other_thread),
+	    cmocka_unit_test(test_cancel_while_waiting),
 	    cmocka_unit_test(test_free_running),
 	    cmocka_unit_test(test_many_concurrent),
 	    cmocka_unit_test(test_bad_arguments),

@@ -74,9 +74,10 @@ WT_API int wt_fetch_wait(wt_fetch_handle *h, int64_t timeout_ms, int *result, wt
  * Ask the fetch to stop; callable from any thread, any number of times, also
  * after the end (then a no-op). A fetch canceled before its end returns
  * WT_ECANCELED ("fetch canceled by wt_fetch_cancel") with the sink aborted
- * (or never begun). It takes effect at the next verified chunk, so within
- * one chunk request's time (client opts request_timeout_ms) when the server
- * answers; it does not interrupt the wait for a chunk in flight.
+ * (or never begun). It takes effect at the next verified chunk, before a
+ * retry or fail-over, and within about 100 ms while the fetch waits for a
+ * chunk (its requests in flight are left to end on their own, also when the
+ * server stopped answering).
  */
 WT_API void wt_fetch_cancel(wt_fetch_handle *h);
 

@@ -152,8 +152,9 @@ WT_API void wt_client_opts_init(wt_client_opts *o);
 WT_API int wt_client_open(wt_client **out, const wt_client_opts *opts, wt_errbuf *err);
 
 /* Close every connection and free. Calls in progress must have returned. NULL is a no-op.
- * Chunk requests a fetch left in flight (it failed over, or ended in an error)
- * are canceled first. */
+ * Chunk requests a fetch left in flight (it failed over from a stopped daemon,
+ * or ended in an error) are waited for first: at most request_timeout_ms after
+ * they were left. */
 WT_API void wt_client_close(wt_client *c);
 
 /* ---- models ---- */
