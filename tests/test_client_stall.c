@@ -86,6 +86,24 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Two weightd processes (g_nodes) serving one generated model; eps gets
+ * their URLs. two_nodes_end stops them. */
+static tw_env *two_nodes(const char *tag, const char *eps[2])
+{
+	tw_env *e = tw_env_new(tag, SEED);
+	g_nodes[0] = start_node(e, 0);
+	g_nodes[1] = start_node(e, 1);
+	eps[0] = g_nodes[0].url;
+	eps[1] = g_nodes[1].url;
+	return e;
+}
+
+static void two_nodes_end(tw_env *e)
+{
+	teardown(NULL);
+	tw_env_free(e);
+}
+
 typedef struct stopper {
 	pid_t pid;
 	int calls;
@@ -193,16 +211,13 @@ static int fetch_stopping(wt_client *c, const char *const *eps, double req_s, do
 static void test_stopped_mid_stream(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("stall", SEED);
-	g_nodes[0] = start_node(e, 0);
-	g_nodes[1] = start_node(e, 1);
-	const char *eps[] = {g_nodes[0].url, g_nodes[1].url};
+	const char *eps[2];
+	tw_env *e = two_nodes("stall", eps);
 	wt_client *c = open_client(eps, 1, 10000);
 	/* 1.6 s here, 5.8 s under TSan on a busy machine; 20 s before */
 	(void)fetch_stopping(c, eps, 10, 8.0);
 	wt_client_close(c);
-	teardown(NULL);
-	tw_env_free(e);
+	two_nodes_end(e);
 }
 
 /* Over messages: the requests on the stopped node are left in flight; once it
@@ -210,10 +225,8 @@ static void test_stopped_mid_stream(void **state)
 static void test_stopped_mid_messages(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("stall-msg", SEED);
-	g_nodes[0] = start_node(e, 0);
-	g_nodes[1] = start_node(e, 1);
-	const char *eps[] = {g_nodes[0].url, g_nodes[1].url};
+	const char *eps[2];
+	tw_env *e = two_nodes("stall-msg", eps);
 	wt_client *c = open_client(eps, 0, 10000);
 	/* about 2 s; 10 s and more before (the head's request timeout, then the
 	 * one behind it) */
@@ -231,8 +244,7 @@ static void test_stopped_mid_messages(void **state)
 	printf("node %d resumed: left requests ended in %.2f s\n", k, t);
 	assert_true(t < 5.0);
 	wt_client_close(c);
-	teardown(NULL);
-	tw_env_free(e);
+	two_nodes_end(e);
 }
 
 /* The node stays stopped: wt_client_close waits for the left requests' own
@@ -242,10 +254,8 @@ static void test_stopped_mid_messages(void **state)
 static void test_close_with_left_requests(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("stall-close", SEED);
-	g_nodes[0] = start_node(e, 0);
-	g_nodes[1] = start_node(e, 1);
-	const char *eps[] = {g_nodes[0].url, g_nodes[1].url};
+	const char *eps[2];
+	tw_env *e = two_nodes("stall-close", eps);
 	wt_client *c = open_client(eps, 0, 3000);
 	(void)fetch_stopping(c, eps, 3, 3.0);
 	size_t left = client_requests_left(c);
@@ -256,8 +266,7 @@ static void test_close_with_left_requests(void **state)
 	printf("close with %zu requests left on a stopped node: %.2f s (request timeout 3 s)\n",
 	       left, t);
 	assert_true(t < 3.5);
-	teardown(NULL);
-	tw_env_free(e);
+	two_nodes_end(e);
 }
 
 static atomic_int g_held;
