@@ -45,19 +45,20 @@ typedef struct fake {
 	uint64_t nbytes[FAKE_N_T];
 	int bad_tensor_hash; /* manifest lists a wrong hash for c.weight */
 	int revision;        /* manifest revision "rev<N>"; starts at 1 */
-	/* faults, counted over chunk requests (0-based) */
-	int corrupt_req;        /* corrupt the reply to this request; -1 none */
-	int corrupt_chunk;      /* corrupt every reply for this global chunk index; -1 none */
-	int drop_req;           /* do not answer this request; -1 none */
-	int forget_after;       /* after this many replies, ENOTFOUND until a manifest request */
-	int ecorrupt_req;       /* answer this request WT_ECORRUPT and forget the shard; -1 none */
-	int ecorrupt_chunk;     /* the same for every request of this global chunk; -1 none */
-	int change_on_manifest; /* the next manifest asked while forgotten lists new bytes */
-	int drop_hello;         /* do not answer the Hello with this number (1-based); 0 none */
+	/* faults, counted over chunk requests (0-based); atomic: tests change
+	 * them while the fake still serves what a failed fetch left in flight */
+	_Atomic int corrupt_req;   /* corrupt the reply to this request; -1 none */
+	_Atomic int corrupt_chunk; /* corrupt every reply for this global chunk index; -1 none */
+	_Atomic int drop_req;      /* do not answer this request; -1 none */
+	int forget_after;          /* after this many replies, ENOTFOUND until a manifest request */
+	_Atomic int ecorrupt_req;  /* answer it WT_ECORRUPT, forget the shard; -1 none */
+	_Atomic int ecorrupt_chunk; /* the same for every request of this global chunk; -1 none */
+	int change_on_manifest;     /* the next manifest asked while forgotten lists new bytes */
+	int drop_hello;             /* do not answer the Hello with this number (1-based); 0 none */
 	_Atomic int chunk_delay_ms; /* sleep before each chunk reply (set while it serves) */
 	int stall_after_hellos;     /* once this many Hellos came, nothing is answered (a stopped
 	                               process: connections stay up); 0 none */
-	int stall_after_chunks;     /* the same once this many chunk requests came; 0 none */
+	_Atomic int stall_after_chunks; /* the same once this many chunk requests came; 0 none */
 	/* error replies (set from any thread): manifests answered with this code
 	 * while non-zero; admin requests answered with answer_admin (0: the fake
 	 * has none, WT_EUNSUPPORTED). Counted in manifests / admins. */
