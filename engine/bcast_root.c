@@ -38,7 +38,10 @@ struct wt_bcast_root {
 	uint32_t lag_ms;
 	/* result of the last broadcast */
 	uint32_t n_done;
-	wt_errbuf first; /* first replica failure; code WT_OK if none */
+	wt_errbuf first;   /* first replica failure; code WT_OK if none */
+	int begun;         /* it began: replicas were admitted */
+	uint32_t n_joined; /* replicas admitted to it */
+	wt_errbuf *fails;  /* [n_members - 1]: each one's failure; code WT_OK if none */
 };
 
 static wt_bcast_root *root_of(wt_sink *s)
@@ -57,16 +60,28 @@ static void drop(wt_bcast_root *r, uint32_t k, const wt_errbuf *why)
 	char msg[WT_ERRMSG_MAX];
 	int code = WT_OK;
 	uint32_t ms = r->io_timeout_ms < 200 ? r->io_timeout_ms : 200;
+	wt_errbuf *e = &r->fails[k];
 	if (r->first.code == WT_OK && why->code == WT_ECLOSED &&
 	    engine_bcast_reply_recv(r->peers[k], NULL, &code, msg, sizeof(msg), ms, NULL) ==
 	        WT_OK &&
 	    code != WT_OK)
-		wt_seterr(&r->first, code, "replica %u failed: %s", k, msg);
+		wt_seterr(e, code, "replica %u failed: %s", k, msg);
+	else
+		wt_seterr(e, why->code, "replica %u dropped: %s", k, why->msg);
 	if (r->first.code == WT_OK)
-		wt_seterr(&r->first, why->code, "replica %u dropped: %s", k, why->msg);
+		r->first = *e;
 	engine_bcast_tx_forget(r->tx, k);
 	engine_bcast_close(r->peers[k]);
 	r->peers[k] = NULL;
+}
+
+/* The broadcast ends without its end (why): each replica still in it failed
+ * so (wt_bcast_root_replica). */
+static void cancel_live(wt_bcast_root *r, const char *why)
+{
+	for (uint32_t k = 0; k < r->n_peers; k++)
+		if (r->peers[k] != NULL && r->fails[k].code == WT_OK)
+			wt_seterr(&r->fails[k], WT_ECANCELED, "replica %u: canceled: %s", k, why);
 }
 
 /* Every replica closed; the sends forget them (none is in flight: every
@@ -194,6 +209,10 @@ static int b_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 	close_all(r);
 	r->n_done = 0;
 	wt_errclear(&r->first);
+	r->begun = 0;
+	r->n_joined = 0;
+	for (uint32_t k = 0; k + 1 < r->n_members; k++)
+		wt_errclear(&r->fails[k]);
 	if (wt_manifest_n_tensors(m) > UINT32_MAX)
 		return wt_seterr(err, WT_ETOOBIG, "broadcast root: %zu tensors (max %u)",
 		                 wt_manifest_n_tensors(m), UINT32_MAX);
@@ -209,6 +228,8 @@ static int b_begin(wt_sink *s, const wt_manifest *m, wt_errbuf *err)
 		          err != NULL ? err->msg : wt_strerror(rv));
 		return rv;
 	}
+	r->begun = 1;
+	r->n_joined = r->n_peers;
 	for (uint32_t k = 0; k < r->n_peers; k++) { /* admitted */
 		wt_errbuf e;
 		if (engine_bcast_reply_send(r->peers[k], NULL, WT_OK, NULL, r->io_timeout_ms, &e) !=
@@ -296,6 +317,7 @@ static int b_end(wt_sink *s, wt_errbuf *err)
 		engine_bcast_tx_drain(r->tx);
 		if (r->first.code == WT_OK)
 			wt_seterr(&r->first, WT_ECANCELED, "the root's own sink failed at end");
+		cancel_live(r, "the root's own sink failed at end");
 	}
 	close_all(r);
 	return rv;
@@ -309,6 +331,7 @@ static void b_abort(wt_sink *s)
 	engine_bcast_tx_drain(r->tx);
 	if (r->first.code == WT_OK)
 		wt_seterr(&r->first, WT_ECANCELED, "the root's fetch was aborted");
+	cancel_live(r, "the root's fetch was aborted");
 	close_all(r);
 }
 
@@ -402,7 +425,8 @@ int wt_bcast_root_create(wt_bcast_root **out, const wt_bcast_opts *o, wt_sink *i
 	if (rv != WT_OK)
 		return rv;
 	wt_bcast_root *r = calloc(1, sizeof(*r));
-	if (r == NULL || (r->peers = calloc(o->n_members, sizeof(*r->peers))) == NULL) {
+	if (r == NULL || (r->peers = calloc(o->n_members, sizeof(*r->peers))) == NULL ||
+	    (r->fails = calloc(o->n_members, sizeof(*r->fails))) == NULL) {
 		free(r);
 		return wt_seterr(err, WT_ENOMEM, "broadcast root: out of memory");
 	}
@@ -450,6 +474,24 @@ int wt_bcast_root_result(const wt_bcast_root *r, uint32_t *n_done, wt_errbuf *er
 	return WT_OK;
 }
 
+int wt_bcast_root_replica(const wt_bcast_root *r, uint32_t k, wt_errbuf *err)
+{
+	if (r == NULL || k + 1 >= r->n_members)
+		return wt_seterr(err, WT_EINVAL, "broadcast: no replica %u (replicas 0..%u)", k,
+		                 r != NULL && r->n_members > 1 ? r->n_members - 2 : 0);
+	if (!r->begun)
+		return wt_seterr(err, r->first.code != WT_OK ? r->first.code : WT_ENOTFOUND, "%s",
+		                 r->first.code != WT_OK ? r->first.msg
+		                                        : "broadcast: none has run yet");
+	if (k >= r->n_joined)
+		return wt_seterr(err, WT_ENOTFOUND,
+		                 "broadcast: replica %u did not join it (%u of %u joined)", k,
+		                 r->n_joined, r->n_members - 1);
+	if (r->fails[k].code != WT_OK)
+		return wt_seterr(err, r->fails[k].code, "%s", r->fails[k].msg);
+	return WT_OK;
+}
+
 void wt_bcast_root_destroy(wt_bcast_root *r)
 {
 	if (r == NULL)
@@ -461,6 +503,7 @@ void wt_bcast_root_destroy(wt_bcast_root *r)
 		nng_stream_listener_free(r->l);
 	}
 	engine_bcast_tx_destroy(r->tx);
+	free(r->fails);
 	free(r->peers);
 	free(r->url);
 	free(r);

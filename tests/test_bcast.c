@@ -267,6 +267,10 @@ static void test_bcast_three_replicas(void **state)
 	uint32_t done = 0;
 	assert_int_equal(wt_bcast_root_result(x.r, &done, &err), WT_OK);
 	assert_int_equal(done, 3);
+	for (uint32_t k = 0; k < 3; k++)
+		assert_int_equal(wt_bcast_root_replica(x.r, k, &err), WT_OK);
+	assert_int_equal(wt_bcast_root_replica(x.r, 3, &err), WT_EINVAL); /* 3 replicas */
+	assert_non_null(strstr(err.msg, "no replica 3"));
 
 	/* a root for one replica whose sink fails: the root's fetch succeeds, the
 	 * result counts no replica and names its error (or, when the replica closed
@@ -290,6 +294,9 @@ static void test_bcast_three_replicas(void **state)
 	assert_true((rv == WT_EIO && strstr(err.msg, "write 3 fails") != NULL) ||
 	            (rv == WT_ECLOSED && strstr(err.msg, "went away") != NULL));
 	assert_non_null(strstr(err.msg, "replica 0"));
+	wt_errbuf e0;
+	assert_int_equal(wt_bcast_root_replica(x.r, 0, &e0), rv); /* its own result */
+	assert_string_equal(e0.msg, err.msg);
 	rep_free(&r[0]);
 	root_close(&x);
 }
@@ -348,6 +355,10 @@ static void test_bcast_missing_replica(void **state)
 	assert_int_equal(r.rv, WT_ETIMEDOUT);
 	assert_non_null(strstr(r.err.msg, "1 of 2 replicas joined"));
 	assert_int_equal(r.cs.begins + r.cs.aborts, 0);
+	for (uint32_t k = 0; k < 2; k++) { /* it did not begin: each says why */
+		assert_int_equal(wt_bcast_root_replica(x.r, k, &err), WT_ETIMEDOUT);
+		assert_non_null(strstr(err.msg, "1 of 2 replicas joined"));
+	}
 	rep_free(&r);
 	root_close(&x);
 }
@@ -367,6 +378,10 @@ static void test_bcast_root_aborts(void **state)
 	int rv = root_fetch(&x, &err);
 	g_f->corrupt_chunk = -1;
 	assert_int_equal(rv, WT_EHASH);
+	for (uint32_t k = 0; k < 2; k++) { /* both canceled with the root's fetch */
+		assert_int_equal(wt_bcast_root_replica(x.r, k, &err), WT_ECANCELED);
+		assert_non_null(strstr(err.msg, "aborted"));
+	}
 	for (int i = 0; i < 2; i++) {
 		rep_join(&r[i]);
 		assert_int_equal(r[i].rv, WT_ECANCELED);

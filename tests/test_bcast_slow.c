@@ -420,6 +420,18 @@ static void test_bcast_gone_replicas(void **state)
 	good_join(g);
 	fx_result(&fx, WT_ECLOSED, &err);
 	assert_non_null(strstr(err.msg, "went away"));
+	/* each replica's own result: the 2 good ones OK, every gone one named
+	 * (wt_bcast_root_result tells only the first) */
+	int ok = 0, named = 0;
+	for (uint32_t k = 0; k < 2 + N_GONE; k++) {
+		char want[32];
+		snprintf(want, sizeof(want), "replica %u ", k);
+		int rk = wt_bcast_root_replica(fx.r, k, &err);
+		ok += rk == WT_OK;
+		named += rk == WT_ECLOSED && strstr(err.msg, want) != NULL;
+	}
+	assert_int_equal(ok, 2);
+	assert_int_equal(named, N_GONE);
 	for (int i = 0; i < N_GONE; i++)
 		close(gone[i]);
 	fx_close(&fx);

@@ -118,6 +118,16 @@ WT_API const char *wt_bcast_root_url(const wt_bcast_root *r);
  * (within its lag_timeout_ms) and acknowledged (one io_timeout_ms for all).
  */
 WT_API int wt_bcast_root_result(const wt_bcast_root *r, uint32_t *n_done, wt_errbuf *err);
+/*
+ * After a broadcast ended: replica k's own result (k = 0 .. n_members - 2, in
+ * the order they were admitted, as the messages above number them): WT_OK
+ * when it received and verified every tensor; else its failure, err naming it
+ * ("replica K dropped: ...", "replica K failed: ...", "replica K: canceled:
+ * ..." when the root's fetch failed). WT_ENOTFOUND when fewer replicas joined
+ * it; when it did not begin, why (as wt_bcast_root_result); WT_EINVAL for k
+ * out of range. Since 1.7: wt_bcast_root_result gives only the first failure.
+ */
+WT_API int wt_bcast_root_replica(const wt_bcast_root *r, uint32_t k, wt_errbuf *err);
 /* Close the listener and every replica stream; no broadcast may be running.
  * NULL is a no-op. */
 WT_API void wt_bcast_root_destroy(wt_bcast_root *r);

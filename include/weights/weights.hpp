@@ -666,8 +666,12 @@ struct BcastResult {
 	uint32_t done = 0;     /* replicas that received and verified every tensor */
 	/* empty when all did; else the first failure, naming the replica
 	 * ("replica K dropped: ...", "replica K failed: ...") or why the broadcast
-	 * did not begin. The C API keeps only the first failure. */
+	 * did not begin */
 	std::optional<Error> error;
+	/* (1.7) one entry per replica that did not get everything, each naming
+	 * it: its own failure (wt_bcast_root_replica), "replica K did not join",
+	 * or, when the broadcast did not begin, why */
+	std::vector<Error> failures;
 	bool ok() const noexcept { return !error; }
 };
 
@@ -690,6 +694,12 @@ public:
 		int rv = wt_bcast_root_result(r_.get(), &b.done, &e.e);
 		if (rv != WT_OK)
 			b.error.emplace(rv, e.text(rv));
+		for (uint32_t k = 0; k < replicas_; k++) {
+			detail::Err ek;
+			int rk = wt_bcast_root_replica(r_.get(), k, &ek.e);
+			if (rk != WT_OK)
+				b.failures.emplace_back(rk, ek.text(rk));
+		}
 		return b;
 	}
 	/* replicas that got everything; throws the first replica failure */

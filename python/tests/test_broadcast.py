@@ -70,7 +70,7 @@ def test_root_and_two_replicas_get_the_same_bytes(client, url, as_torch):
                 for m in ms]
         shard = client.fetch("llama", broadcast=root, as_torch=as_torch, **LAYOUT)
         boxes = [_join(*r) for r in reps]
-        assert root.result == (2, 2, None)
+        assert root.result == (2, 2, None) and root.replica_errors == [None, None]
     plain = client.fetch("llama", as_torch=as_torch, **LAYOUT)
     assert list(shard) == list(plain) and len(shard) > 5
     for box in boxes:
@@ -129,6 +129,7 @@ def test_replica_that_never_joins_times_the_root_out(client, url):
         assert told.name == "WT_ETIMEDOUT" and "1 of 2 replicas" in told.message, told
         assert root.result.replicas == 2 and root.result.done == 0
         assert isinstance(root.result.error, weightd.Error)
+        assert [e.name for e in root.replica_errors] == ["WT_ETIMEDOUT"] * 2
         # a fetch that failed may be retried on the same root, now with both
         reps = [_thread(weightd.receive_broadcast, root.url, m, join_timeout_ms=T_MS,
                         as_torch=False) for m in ms]

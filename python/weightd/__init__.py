@@ -28,7 +28,7 @@ __version__ = "0.3.0"
 
 
 def library_version():
-    """The version of the libweights actually loaded ("1.6.0")."""
+    """The version of the libweights actually loaded ("1.7.0")."""
     from . import _lib
 
     return _lib.wt_version(None, None, None).decode()

@@ -337,6 +337,7 @@ try:  # an older library still serves everything else (weightd.bcast says so)
     wt_bcast_root_sink = _fn("wt_bcast_root_sink", c_void_p, c_void_p)
     wt_bcast_root_url = _fn("wt_bcast_root_url", c_char_p, c_void_p)
     wt_bcast_root_result = _fn("wt_bcast_root_result", c_int, c_void_p, P(c_u32), E)
+    wt_bcast_root_replica = _fn("wt_bcast_root_replica", c_int, c_void_p, c_u32, E)
     wt_bcast_root_destroy = _fn("wt_bcast_root_destroy", None, c_void_p)
     wt_bcast_receive = _fn("wt_bcast_receive", c_int, P(BcastOpts), c_void_p, c_void_p, E)
 except AttributeError:

@@ -97,7 +97,9 @@ class BroadcastRoot:
     takes from at its own speed: one that, that far behind the fastest, held
     the others up lag_timeout_ms in all (None: 5000), or that takes no byte
     for io_timeout_ms, is dropped, so none paces the others for long.
-    After the fetch, .result is a BroadcastResult. close() (or a with-block)
+    After the fetch, .result is a BroadcastResult and .replica_errors lists
+    each replica's own result (None, or the Error naming it; in the order
+    they were admitted). close() (or a with-block)
     closes the listener; not while its fetch runs (WT_EBUSY)."""
 
     def __init__(self, url, n_members, *, group=None, join_timeout_ms=None,
@@ -107,6 +109,7 @@ class BroadcastRoot:
         self.n_members = n_members
         self.group = group or ""
         self.result = None  # BroadcastResult after a fetch
+        self.replica_errors = None  # after a fetch: per replica, its Error or None
         self._lock = threading.Lock()
         self._busy = self._used = False  # guarded by _lock
         self._host = _HostSink()  # the inner sink: must outlive the C root
@@ -143,7 +146,14 @@ class BroadcastRoot:
         n, err = ctypes.c_uint32(), _lib.ErrBuf()
         rc = _lib.wt_bcast_root_result(self._r, ctypes.byref(n), ctypes.byref(err))
         error = None if rc == _lib.WT_OK else make(rc, err.msg.decode("utf-8", "replace"))
+        self.replica_errors = [self._replica_error(k) for k in range(self.n_members - 1)]
         return BroadcastResult(self.n_members - 1, n.value, error)
+
+    def _replica_error(self, k):
+        """Replica k's own result (wt_bcast_root_replica): None, or its Error."""
+        err = _lib.ErrBuf()
+        rc = _lib.wt_bcast_root_replica(self._r, k, ctypes.byref(err))
+        return None if rc == _lib.WT_OK else make(rc, err.msg.decode("utf-8", "replace"))
 
     def close(self):
         """Close the listener and the replicas' streams. Idempotent."""

@@ -301,8 +301,9 @@ void broadcast(const weights::Client &c, const weights::Manifest &m, const std::
 	if (rep_exc)
 		std::rethrow_exception(rep_exc);
 	weights::BcastResult b = root.outcome();
-	expect(b.ok() && b.replicas == 1 && b.done == 1 && root.result() == 1 &&
-	           root_h.n_tensors() == m.n_tensors() && rep_h.n_tensors() == m.n_tensors(),
+	expect(b.ok() && b.failures.empty() && b.replicas == 1 && b.done == 1 &&
+	           root.result() == 1 && root_h.n_tensors() == m.n_tensors() &&
+	           rep_h.n_tensors() == m.n_tensors(),
 	       "broadcast: root and replica hold the rank");
 }
 
@@ -348,6 +349,9 @@ void broadcast_one_fails(const weights::Client &c, const weights::Manifest &m,
 	       "outcome of 1 of 2: done " + std::to_string(b.done) + " of " +
 	           std::to_string(b.replicas) + ": " + (b.error ? b.error->what() : "no error"));
 	expect_error([&] { root.result(); }, b.error->code(), "result() throws the failure");
+	expect(b.failures.size() == 1 && b.failures[0].code() == b.error->code() &&
+	           b.failures[0].message().find("replica") != std::string::npos,
+	       "failures: one, the replica's own (" + std::to_string(b.failures.size()) + ")");
 }
 
 // What a Logger got, from any thread.
