@@ -4,9 +4,10 @@
  *
  * Shape: one request (nng context + aio, fetch_msg.c) per window slot (nng's
  * async demo pattern). Chunk i always uses slot i % window. The aio callback
- * (nng thread) receives the reply and checks its chunk hash; the fetch thread waits for the slot of
- * the next chunk in order (head of line), hands it to the sink, folds it into
- * the tensor's XXH3-128 and reuses the slot for chunk i + window. So memory
+ * (nng thread) receives the reply and checks its chunk hash; the fetch thread
+ * waits for the slot of the next chunk in order (head of line), hands it to
+ * the sink, folds it into the tensor's XXH3-128 and reuses the slot for
+ * chunk i + window. So memory
  * stays at window x chunk size whatever the shard size, and the sink sees
  * each byte once, in order, verified.
  *
@@ -230,7 +231,7 @@ static bool endpoint_connected(const fetch *f)
 	return f->n_socks > 0;
 }
 
-static bool cancel_asked(const fetch *f)
+bool fetch_cancel_asked(const fetch *f)
 {
 	return f->cancel != NULL && __atomic_load_n(f->cancel, __ATOMIC_ACQUIRE) != 0;
 }
@@ -258,7 +259,7 @@ static int slot_wait_locked_how(fetch *f, fetch_slot *s, uint64_t quiet_since, b
 		pthread_cond_timedwait(&f->cv, &f->lk, &dl);
 		if (s->state != SLOT_BUSY)
 			break;
-		if (head && cancel_asked(f))
+		if (head && fetch_cancel_asked(f))
 			return WAIT_CANCELED;
 		if (s->on_msg && !s->lost && endpoint_lost(f)) {
 			s->lost = 1;

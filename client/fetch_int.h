@@ -163,6 +163,7 @@ typedef struct fetch_loop {
 } fetch_loop;
 
 /* fetch.c, shared with fetch_retry.c */
+bool fetch_cancel_asked(const fetch *f); /* wt_fetch_cancel was called (f->cancel) */
 const char *fetch_tensor_name(const fetch *f, size_t ci);
 size_t fetch_chunk_in_tensor(const fetch *f, size_t ci);
 int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err);

@@ -38,10 +38,12 @@ struct fetch_req {
 	struct fetch_req *next; /* c->left */
 };
 
+/* r's request ended (answered or timed out: no context is closed with its
+ * request still out), nothing is in flight on its aio. */
 static void req_free(fetch_req *r)
 {
-	nng_aio_free(r->aio); /* no operation in flight: returns at once */
 	nng_ctx_close(r->ctx);
+	nng_aio_free(r->aio);
 	free(r);
 }
 

@@ -15,7 +15,7 @@
  * all its retries (wt_fetch_cancel answers through it). */
 static int stop_asked(const fetch *f, wt_errbuf *err)
 {
-	if (f->cancel != NULL && __atomic_load_n(f->cancel, __ATOMIC_ACQUIRE) != 0)
+	if (fetch_cancel_asked(f))
 		return wt_seterr(err, WT_ECANCELED,
 		                 "fetch canceled by wt_fetch_cancel (sink aborted)");
 	const wt_fetch_opts *o = f->o;
