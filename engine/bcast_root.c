@@ -476,7 +476,7 @@ int wt_bcast_root_result(const wt_bcast_root *r, uint32_t *n_done, wt_errbuf *er
 
 int wt_bcast_root_replica(const wt_bcast_root *r, uint32_t k, wt_errbuf *err)
 {
-	if (r == NULL || k + 1 >= r->n_members)
+	if (r == NULL || (uint64_t)k + 1 >= r->n_members) /* k + 1 in 32 bits wraps */
 		return wt_seterr(err, WT_EINVAL, "broadcast: no replica %u (replicas 0..%u)", k,
 		                 r != NULL && r->n_members > 1 ? r->n_members - 2 : 0);
 	if (!r->begun)

@@ -271,6 +271,7 @@ static void test_bcast_three_replicas(void **state)
 		assert_int_equal(wt_bcast_root_replica(x.r, k, &err), WT_OK);
 	assert_int_equal(wt_bcast_root_replica(x.r, 3, &err), WT_EINVAL); /* 3 replicas */
 	assert_non_null(strstr(err.msg, "no replica 3"));
+	assert_int_equal(wt_bcast_root_replica(x.r, UINT32_MAX, &err), WT_EINVAL);
 
 	/* a root for one replica whose sink fails: the root's fetch succeeds, the
 	 * result counts no replica and names its error (or, when the replica closed
