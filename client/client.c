@@ -1,4 +1,7 @@
 /* client.c — wt_client lifetime, models, manifests and admin requests. */
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,18 +26,9 @@ void wt_client_opts_init(wt_client_opts *o)
 	o->retry_budget_ms = CLIENT_RETRY_BUDGET_MS;
 }
 
-void wt_client_close(wt_client *c)
+/* Close every connection and free (no request may be left in flight). */
+static void client_free(wt_client *c)
 {
-	if (c == NULL)
-		return;
-	/* requests fetches walked away from hold contexts on these sockets:
-	 * closing one with a receive in flight can hang nng_close (fetch_msg.c) */
-	if (client_reqs_reap(c, 0) > 0) {
-		client_log(c, WT_CLIENT_LOG_INFO,
-		           "closing: waiting for chunk requests left in flight (at most %u ms)",
-		           c->o.request_timeout_ms);
-		(void)client_reqs_reap(c, 1);
-	}
 	for (size_t i = 0; i < c->n_eps; i++) {
 		for (size_t k = 0; c->eps != NULL && k < c->eps[i].n_socks; k++) {
 			nng_close(c->eps[i].socks[k]); /* no pipe callback runs after this */
@@ -57,6 +51,69 @@ void wt_client_close(wt_client *c)
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->lk);
 	free(c);
+}
+
+static _Atomic size_t g_closing; /* clients a close_later thread still holds */
+
+size_t client_closing(void)
+{
+	return atomic_load(&g_closing);
+}
+
+/* The thread that ends a close: the left requests end (replies or their own
+ * timeouts), then the sockets close. */
+static void *close_later(void *arg)
+{
+	wt_client *c = arg;
+	(void)pthread_setname_np(pthread_self(), "wt:close");
+	(void)client_reqs_reap(c, 1);
+	client_free(c);
+	atomic_fetch_sub(&g_closing, 1);
+	return NULL;
+}
+
+/* Start close_later on c, detached, every signal blocked (they are the
+ * program's). false: no thread (the caller waits itself). */
+static bool close_in_background(wt_client *c)
+{
+	pthread_attr_t a;
+	if (pthread_attr_init(&a) != 0)
+		return false;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_t t;
+	atomic_fetch_add(&g_closing, 1);
+	bool ok = pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
+	          pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
+	if (ok) {
+		ok = pthread_create(&t, &a, close_later, c) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	pthread_attr_destroy(&a);
+	if (!ok)
+		atomic_fetch_sub(&g_closing, 1);
+	return ok;
+}
+
+void wt_client_close(wt_client *c)
+{
+	if (c == NULL)
+		return;
+	/* requests fetches walked away from hold contexts on these sockets, and
+	 * closing one with a receive in flight can hang nng_close (fetch_msg.c):
+	 * a thread of its own waits for them and closes the sockets after */
+	size_t left = client_reqs_reap(c, 0);
+	if (left > 0) {
+		client_log(c, WT_CLIENT_LOG_INFO,
+		           "closing: %zu chunk requests left in flight; their connections close "
+		           "when they end (at most %u ms)",
+		           left, c->o.request_timeout_ms);
+		c->o.log = NULL; /* the caller's callback and context may go once we return */
+		if (close_in_background(c))
+			return;
+		(void)client_reqs_reap(c, 1);
+	}
+	client_free(c);
 }
 
 static int check_opts(const wt_client_opts *o, wt_errbuf *err)

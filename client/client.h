@@ -89,8 +89,12 @@ int client_get_manifest_pb(wt_client *c, const char *model, const wt_layout *lay
 
 /* How many chunk requests fetches of c left in flight (a fail-over from a
  * stopped daemon, a fetch's error) have not ended yet; those that ended are
- * freed. wt_client_close waits for them (at most request_timeout_ms); a
- * program about to exit may skip the close instead (weightctl). fetch_msg.c. */
+ * freed. wt_client_close leaves them to a thread of its own, which closes
+ * the client's sockets when they end (at most request_timeout_ms). fetch_msg.c. */
 size_t client_requests_left(wt_client *c);
+
+/* How many closed clients that thread still holds (their requests had not
+ * ended at wt_client_close). client.c. */
+size_t client_closing(void);
 
 #endif

@@ -11,9 +11,10 @@
  * fetch abandons them: the request object leaves the slot for the client's
  * list of left requests, runs on to its reply or its own timeout without
  * touching the fetch (whose slots live no longer than wt_client_fetch), and
- * is freed then (each fetch reaps what ended). wt_client_close waits for the
- * rest before it closes their sockets (at most request_timeout_ms after they
- * were left); weightctl, about to exit, does not (ctl_client_close).
+ * is freed then (each fetch reaps what ended). wt_client_close returns at
+ * once and leaves the rest to a thread of its own (client.c), which closes
+ * their sockets when they end (at most request_timeout_ms after they were
+ * left).
  *
  * Locks: c->req_lk guards a request's slot, phase, users and the client's
  * list; it is never held with the fetch's lock.

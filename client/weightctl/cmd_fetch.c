@@ -256,7 +256,7 @@ done:
 	wt_cuda_sink_destroy(cs);
 	wt_file_sink_destroy(fs);
 	wt_manifest_free(m);
-	ctl_client_close(c);
+	wt_client_close(c);
 	ctl_remote_clear(&r);
 	return code;
 }

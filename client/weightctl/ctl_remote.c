@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "client/weightctl/ctl_remote.h"
 #include "client/weightctl/weightctl.h"
 #include "weights/weights.h"
@@ -26,13 +25,6 @@ void ctl_remote_init(ctl_remote *r)
 void ctl_remote_clear(ctl_remote *r)
 {
 	wt_layout_clear(&r->layout);
-}
-
-void ctl_client_close(wt_client *c)
-{
-	if (c != NULL && client_requests_left(c) > 0)
-		return; /* the process exits next: nng's threads end with it */
-	wt_client_close(c);
 }
 
 int ctl_remote_u32(const char *cmd, const char *flag, const char *val, uint32_t min, uint32_t max,

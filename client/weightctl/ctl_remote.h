@@ -25,12 +25,6 @@ typedef struct ctl_remote {
 void ctl_remote_init(ctl_remote *r);
 void ctl_remote_clear(ctl_remote *r);
 
-/* wt_client_close(c), unless a fetch left chunk requests in flight on a
- * stopped daemon: the close would wait for their request timeouts (30 s by
- * default) after the work is done; weightctl exits right after, so it leaves
- * the client to the exit. */
-void ctl_client_close(wt_client *c);
-
 /*
  * Parse argv[1..argc) with getopt_long (ctl_opt.h): the shared flags (--endpoint
  * URL (repeatable), --model NAME, --timeout-ms N (one request), --connect-timeout-ms

@@ -152,9 +152,13 @@ WT_API void wt_client_opts_init(wt_client_opts *o);
 WT_API int wt_client_open(wt_client **out, const wt_client_opts *opts, wt_errbuf *err);
 
 /* Close every connection and free. Calls in progress must have returned. NULL is a no-op.
- * Chunk requests a fetch left in flight (it failed over from a stopped daemon,
- * or ended in an error) are waited for first: at most request_timeout_ms after
- * they were left. */
+ * Returns at once. Chunk requests a fetch left in flight (it failed over from a
+ * stopped daemon, or ended in an error) keep their connections open until
+ * they end, with their replies or at most request_timeout_ms after they were
+ * left: a thread of libweights (named "wt:close", every signal blocked) waits
+ * for them, then closes those connections and frees the rest; opts.log is not
+ * called after this returns. A program may exit meanwhile; it must not unload
+ * libweights (dlclose) before request_timeout_ms has passed. */
 WT_API void wt_client_close(wt_client *c);
 
 /* ---- models ---- */
