@@ -4,7 +4,9 @@ cancellation. Contents are compared with weightctl fetch's safetensors file."""
 
 import gc
 import os
+import signal
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -236,3 +238,90 @@ def test_cut_through(url):
             assert got[k] == plain[k].tobytes(), k
     with pytest.raises(TypeError, match="unknown option"):
         weightd.Client(url, cut_thru=1)
+
+
+@pytest.fixture
+def stoppable(server):
+    """A weightd of its own over the same models (so stopping it disturbs no
+    other test): (url, process); resumed and stopped at the end."""
+    import tempfile
+
+    from conftest import start_weightd, stop_weightd
+
+    tmp = tempfile.mkdtemp(prefix="wt-pytest-stop-")
+    proc, surl, log = start_weightd(tmp, server[1], "--chunk-bytes", str(64 * 1024))
+    try:
+        yield surl, proc
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        stop_weightd(proc, log)
+
+
+def _stop_after(proc, calls):
+    """A progress callback that stops proc (SIGSTOP) at its calls-th chunk."""
+    n = [0]
+
+    def cb(done, total):
+        n[0] += 1
+        if n[0] == calls:
+            os.kill(proc.pid, signal.SIGSTOP)
+
+    return cb
+
+
+def test_cancel_while_server_stopped(stoppable):
+    """Fetch.cancel() while the fetch waits for a chunk from a server that
+    stopped answering (SIGSTOP: its connection stays up; one endpoint, so no
+    fail-over): Cancelled within about 0.1 s, not after request_timeout_ms
+    (20 s here; a cancel seen only by the progress callback waited that long)."""
+    surl, proc = stoppable
+    with weightd.Client(surl, request_timeout_ms=20000, window=2) as c:
+        m = c.manifest("llama")
+        f = c.fetch_async(m, as_torch=False, progress=_stop_after(proc, 3))
+        deadline = time.monotonic() + 10
+        while f.bytes_done == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.5)  # the fetch now waits on the stopped server
+        assert not f.done()
+        t0 = time.monotonic()
+        f.cancel()
+        with pytest.raises(weightd.Cancelled):
+            f.result(30)
+        took = time.monotonic() - t0
+        print("cancel while the server is stopped: %.3f s" % took)
+        assert took < 2.0
+        os.kill(proc.pid, signal.SIGCONT)
+        assert len(c.fetch(m, as_torch=False)) == len(m)  # the client still works
+
+
+class _Alarm(Exception):
+    pass
+
+
+def test_signal_while_server_stopped(stoppable):
+    """An exception raised by a signal handler (as Ctrl-C's KeyboardInterrupt)
+    during a blocking fetch() whose server stopped answering: it propagates
+    within about 0.1 s and the fetch is canceled; before, Python saw the
+    signal only when the C call returned (request_timeout_ms, 20 s here)."""
+    surl, proc = stoppable
+
+    def on_alarm(signum, frame):
+        raise _Alarm()
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        with weightd.Client(surl, request_timeout_ms=20000, window=2) as c:
+            m = c.manifest("llama")
+            t0 = time.monotonic()
+            signal.setitimer(signal.ITIMER_REAL, 1.0)
+            with pytest.raises(_Alarm):
+                c.fetch(m, as_torch=False, progress=_stop_after(proc, 3))
+            took = time.monotonic() - t0
+            print("signal while the server is stopped: raised %.3f s after the fetch began "
+                  "(alarm at 1 s)" % took)
+            assert took < 3.0
+            os.kill(proc.pid, signal.SIGCONT)
+            assert len(c.fetch(m, as_torch=False)) == len(m)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

@@ -269,6 +269,13 @@ wt_manifest_tensor = _fn("wt_manifest_tensor", c_int, c_void_p, c_size, P(Tensor
 wt_hash_hex = _fn("wt_hash_hex", None, P(c_u8), ctypes.c_char * 33)
 wt_fetch_opts_init = _fn("wt_fetch_opts_init", None, c_void_p)
 wt_client_fetch = _fn("wt_client_fetch", c_int, c_void_p, c_void_p, c_void_p, P(FetchOpts), E)
+# async.h (libweights 1.1): the fetch on a thread of libweights, so that the
+# calling Python thread waits in short steps (signals, Fetch.cancel())
+wt_client_fetch_start = _fn("wt_client_fetch_start", c_int, c_void_p, c_void_p, c_void_p,
+                            P(FetchOpts), c_void_p, P(c_void_p), E)
+wt_fetch_wait = _fn("wt_fetch_wait", c_int, c_void_p, ctypes.c_int64, P(c_int), E)
+wt_fetch_cancel = _fn("wt_fetch_cancel", None, c_void_p)
+wt_fetch_free = _fn("wt_fetch_free", None, c_void_p)
 wt_sink_ops_init = _fn("wt_sink_ops_init", None, c_void_p)
 wt_host_sink_create = _fn("wt_host_sink_create", c_int, P(c_void_p), E)
 wt_host_sink_sink = _fn("wt_host_sink_sink", c_void_p, c_void_p)

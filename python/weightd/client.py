@@ -10,6 +10,7 @@ from .errors import Cancelled, Error, check, cstr, flag_partial, make
 from .manifest import LAYOUT_KEYS, MODES, AdminResult, LayoutArg, Manifest, ModelInfo, _s
 from .stream import DEFAULT_MAX_BYTES, TensorStream, check_max_bytes
 
+WAIT_STEP_MS = 100  # _run_fetch: how often a waiting fetch looks at cancel() and signals
 _ADMIN_OPS = {"stats": 1, "warm": 2, "evict": 3, "verify": 4, "reclaim": 7}
 
 _OPTS = ("connect_timeout_ms", "request_timeout_ms", "manifest_timeout_ms", "window",
@@ -132,8 +133,9 @@ class _Run:
 
 class Fetch:
     """A fetch running on its own thread (Client.fetch_async / fetch_into_async).
-    cancel() from any thread stops it at the next verified chunk; result()
-    then raises weightd.Cancelled."""
+    cancel() from any thread stops it at the next verified chunk, or within
+    about 0.1 s while it waits for one; result() then raises
+    weightd.Cancelled."""
 
     def __init__(self, fn):
         self._cancel = threading.Event()
@@ -411,6 +413,34 @@ class Client:
             raise TypeError("weightd: unknown keyword(s) %s" % ", ".join(bad))
         return self.manifest(source, **layout)
 
+    def _run_fetch(self, m, sink, fo, run, err):
+        """wt_client_fetch on libweights' own thread (wt_client_fetch_start)
+        while this thread waits in steps of WAIT_STEP_MS: Fetch.cancel() and
+        any exception raised here meanwhile (KeyboardInterrupt, a signal
+        handler's) stop it within about that long, even while it waits for a
+        server that stopped answering (wt_fetch_cancel); a blocking
+        wt_client_fetch would hold them until its next chunk or its request
+        timeout. Returns wt_client_fetch's code."""
+        h = ctypes.c_void_p()
+        rc = _lib.wt_client_fetch_start(self._c, m._ptr, sink, ctypes.byref(fo), None,
+                                        ctypes.byref(h), ctypes.byref(err))
+        if rc != _lib.WT_OK:
+            return rc
+        result = ctypes.c_int(_lib.WT_OK)
+        try:
+            while True:
+                if run.cancel.is_set():
+                    _lib.wt_fetch_cancel(h)  # a no-op once asked
+                if _lib.wt_fetch_wait(h, WAIT_STEP_MS, ctypes.byref(result),
+                                      ctypes.byref(err)) == _lib.WT_OK:
+                    break
+        except BaseException:
+            _lib.wt_fetch_cancel(h)
+            raise
+        finally:
+            _lib.wt_fetch_free(h)  # waits for the end (the sink and opts stay alive)
+        return result.value
+
     def _fetch(self, m, sink, run):
         """wt_client_fetch into sink; returns the stats dict."""
         fo = _lib.versioned(_lib.FetchOpts, _lib.wt_fetch_opts_init)
@@ -423,7 +453,7 @@ class Client:
                             "fetch cancelled by Fetch.cancel() before it started")
         self._enter()
         try:
-            rc = _lib.wt_client_fetch(self._c, m._ptr, sink, ctypes.byref(fo), ctypes.byref(err))
+            rc = self._run_fetch(m, sink, fo, run, err)
         finally:
             self._leave()
         run.finish(rc, err)
