@@ -49,7 +49,7 @@ static const size_t client_opts_ends[] = {
 /* Every fetch option is optional. */
 static const size_t fetch_opts_ends[] = {
     END(wt_fetch_opts, struct_size), END(wt_fetch_opts, progress), END(wt_fetch_opts, progress_ctx),
-    END(wt_fetch_opts, stats),       sizeof(wt_fetch_opts),
+    END(wt_fetch_opts, stats),       END(wt_fetch_opts, cancel),   sizeof(wt_fetch_opts),
 };
 
 /* Every manifest option is optional. */

@@ -231,9 +231,20 @@ static bool endpoint_connected(const fetch *f)
 	return f->n_socks > 0;
 }
 
+static bool flag_set(const int *flag)
+{
+	return flag != NULL && __atomic_load_n(flag, __ATOMIC_ACQUIRE) != 0;
+}
+
 bool fetch_cancel_asked(const fetch *f)
 {
-	return f->cancel != NULL && __atomic_load_n(f->cancel, __ATOMIC_ACQUIRE) != 0;
+	return flag_set(f->cancel) || (f->o != NULL && flag_set(f->o->cancel));
+}
+
+int fetch_canceled_err(const fetch *f, wt_errbuf *err)
+{
+	return wt_seterr(err, WT_ECANCELED, "fetch canceled by %s (sink aborted)",
+	                 flag_set(f->cancel) ? "wt_fetch_cancel" : "wt_fetch_opts.cancel");
 }
 
 enum { WAIT_ENDED = 0, WAIT_QUIET, WAIT_CANCELED };
@@ -448,8 +459,7 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 		fetch_slot *s = &f->slots[L->head % f->w];
 		int how = slot_wait(f, s, f->c->n_eps > 1 ? quiet_since : 0);
 		if (how == WAIT_CANCELED)
-			return wt_seterr(err, WT_ECANCELED,
-			                 "fetch canceled by wt_fetch_cancel (sink aborted)");
+			return fetch_canceled_err(f, err);
 		if (how == WAIT_QUIET) {
 			if ((rv = fetch_probe_quiet(f, L, err)) != WT_OK)
 				return rv;
@@ -589,6 +599,11 @@ int client_fetch(wt_client *c, const wt_manifest *m, wt_sink *sink,
 		rv = client_sink_ops_in(&ops, sink, err);
 	if (rv != WT_OK)
 		return rv;
+	if (flag_set(cancel) || flag_set(opts.cancel))
+		return wt_seterr(err, WT_ECANCELED,
+		                 "fetch canceled by %s before it began (the "
+		                 "sink was not called)",
+		                 flag_set(cancel) ? "wt_fetch_cancel" : "wt_fetch_opts.cancel");
 	(void)client_reqs_reap(c, 0); /* what earlier fetches left that ended since */
 	wt_fetch_stats local;
 	wt_fetch_stats *st = opts.stats != NULL ? opts.stats : &local;

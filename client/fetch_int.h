@@ -74,7 +74,8 @@ typedef struct fetch {
 	struct fetch_bulk *bulk; /* bulk stream of the current endpoint (fetch_bulk.c); NULL =
 	                            messages */
 	uint64_t ended_ns;       /* guarded by lk: when a request over messages last ended */
-	const int *cancel;       /* wt_fetch_cancel's flag (read atomically); NULL: none */
+	const int
+	    *cancel; /* wt_fetch_cancel's flag (read atomically); NULL: none (o->cancel apart) */
 } fetch;
 
 /* Parse the reply msg (borrowed) to slot s's request (s->chunk, s->id) and
@@ -163,7 +164,9 @@ typedef struct fetch_loop {
 } fetch_loop;
 
 /* fetch.c, shared with fetch_retry.c */
-bool fetch_cancel_asked(const fetch *f); /* wt_fetch_cancel was called (f->cancel) */
+/* wt_fetch_cancel was called (f->cancel), or the caller's wt_fetch_opts.cancel is set */
+bool fetch_cancel_asked(const fetch *f);
+int fetch_canceled_err(const fetch *f, wt_errbuf *err); /* WT_ECANCELED naming which */
 const char *fetch_tensor_name(const fetch *f, size_t ci);
 size_t fetch_chunk_in_tensor(const fetch *f, size_t ci);
 int fetch_slot_issue(fetch *f, fetch_slot *s, size_t ci, wt_errbuf *err);

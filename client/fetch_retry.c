@@ -16,8 +16,7 @@
 static int stop_asked(const fetch *f, wt_errbuf *err)
 {
 	if (fetch_cancel_asked(f))
-		return wt_seterr(err, WT_ECANCELED,
-		                 "fetch canceled by wt_fetch_cancel (sink aborted)");
+		return fetch_canceled_err(f, err);
 	const wt_fetch_opts *o = f->o;
 	if (o == NULL || o->progress == NULL ||
 	    o->progress(o->progress_ctx, f->st->bytes, f->m->total_bytes) == 0)

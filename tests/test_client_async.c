@@ -11,6 +11,8 @@
  *    does not depend on scheduling): WT_ECANCELED naming wt_fetch_cancel,
  *    the sink aborted (nothing published), fewer chunks than the shard's;
  *  - cancel before the thread starts work and free of a running fetch;
+ *  - the synchronous fetch's own flag (wt_fetch_opts.cancel) while it waits
+ *    on a silent server, and set before the call;
  *  - 16 concurrent async fetches over one client, all correct;
  *  - bad arguments and a bad struct_size are refused before anything starts.
  */
@@ -255,6 +257,73 @@ static void test_cancel_while_waiting(void **state)
 	fake_stop(f);
 }
 
+typedef struct flag_setter {
+	int *flag;
+	unsigned after_ms;
+	struct timespec at; /* when it was set */
+} flag_setter;
+
+static void *set_flag_later(void *arg)
+{
+	flag_setter *fs = arg;
+	usleep(fs->after_ms * 1000u);
+	clock_gettime(CLOCK_MONOTONIC, &fs->at);
+	__atomic_store_n(fs->flag, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The synchronous fetch's own flag (wt_fetch_opts.cancel, 1.8): set from
+ * another thread while wt_client_fetch waits on a server that stopped
+ * answering, the call returns WT_ECANCELED naming it within about 100 ms, the
+ * sink aborted; before, only the progress callback could stop it, at the next
+ * chunk or retry: after the request timeout (2 s here). A flag set before
+ * the call: WT_ECANCELED at once, the sink never begun. A caller built
+ * against 1.7 (struct_size without the flag) is not canceled by it. */
+static void test_sync_cancel_flag(void **state)
+{
+	(void)state;
+	fake *f = fake_start();
+	wt_client *c = open_client_timeout(f->url, 2000);
+	wt_manifest *m = fake_manifest(c);
+	wt_host_sink *hs;
+	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
+	int flag = 1;
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	assert_null(fo.cancel);
+	fo.cancel = &flag;
+	wt_errbuf err;
+	assert_int_equal(wt_client_fetch(c, m, wt_host_sink_sink(hs), &fo, &err), WT_ECANCELED);
+	assert_non_null(strstr(err.msg, "wt_fetch_opts.cancel before it began"));
+	/* a 1.7-sized struct: the flag is past its end, unread: the fetch runs */
+	fo.struct_size = offsetof(wt_fetch_opts, cancel);
+	assert_int_equal(wt_client_fetch(c, m, wt_host_sink_sink(hs), &fo, &err), WT_OK);
+	fake_check_sink(f, hs);
+	wt_host_sink_destroy(hs);
+	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
+	fo.struct_size = sizeof(fo);
+	flag = 0;
+	f->stall_after_chunks = 2; /* a chunk request or two, then silence */
+	flag_setter fs = {.flag = &flag, .after_ms = 300};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, set_flag_later, &fs), 0);
+	int rv = wt_client_fetch(c, m, wt_host_sink_sink(hs), &fo, &err);
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_join(th, NULL);
+	double t = (double)(t1.tv_sec - fs.at.tv_sec) + (double)(t1.tv_nsec - fs.at.tv_nsec) / 1e9;
+	printf("sync fetch: flag set while waiting for a chunk: ended %.2f s later (%s)\n", t,
+	       err.msg);
+	assert_int_equal(rv, WT_ECANCELED);
+	assert_non_null(strstr(err.msg, "wt_fetch_opts.cancel"));
+	assert_true(t < 1.0);                            /* 0.0-0.1 s */
+	assert_int_equal(wt_host_sink_n_tensors(hs), 0); /* aborted */
+	wt_host_sink_destroy(hs);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	fake_stop(f);
+}
+
 /* free of a running fetch cancels it and waits; the callback still fires once */
 static void test_free_running(void **state)
 {
@@ -361,6 +430,7 @@ int main(void)
 	    cmocka_unit_test(test_complete_callback_timeout),
 	    cmocka_unit_test(test_cancel_other_thread),
 	    cmocka_unit_test(test_cancel_while_waiting),
+	    cmocka_unit_test(test_sync_cancel_flag),
 	    cmocka_unit_test(test_free_running),
 	    cmocka_unit_test(test_many_concurrent),
 	    cmocka_unit_test(test_bad_arguments),

@@ -315,9 +315,19 @@ typedef struct wt_fetch_opts {
 	wt_progress_fn progress; /* optional */
 	void *progress_ctx;
 	wt_fetch_stats *stats; /* optional out; filled on success and on failure */
+	/* Since 1.8, optional: a flag the fetch reads atomically (an int that
+	 * another thread sets non-zero with __atomic_store_n or a C11 atomic
+	 * store; it must outlive the call). Once set, the fetch ends with
+	 * WT_ECANCELED and the sink aborted (never begun when set before the
+	 * call): at the next verified chunk, before any retry, backoff or
+	 * fail-over, and within about 100 ms while it waits for a chunk, also
+	 * from a server that stopped answering (its requests in flight are left
+	 * to end on their own). wt_client_fetch_update passes it on. The
+	 * synchronous counterpart of wt_fetch_cancel (async.h). */
+	const int *cancel;
 } wt_fetch_opts;
 
-/* Zero every option (no progress callback, no stats) and set struct_size. */
+/* Zero every option (no progress callback, no stats, no cancel flag) and set struct_size. */
 WT_API void wt_fetch_opts_init(wt_fetch_opts *o);
 
 /*
