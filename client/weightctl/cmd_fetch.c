@@ -4,6 +4,7 @@
  * --cuda-device N into the memory of a CUDA device (engine.h's CUDA sink).
  */
 #include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -41,7 +42,10 @@ static void usage(FILE *f)
 	        "instead (pinned staging, one arena) and prints a summary line unless --quiet.\n"
 	        "Connection trouble is retried for --retry-budget-ms (default 30000) before\n"
 	        "failing; a shard that changed on the server is fetched again from the start.\n"
-	        "Exit: 0 ok, 2 usage, 3 layout invalid, 1 other (no usable CUDA device too).\n");
+	        "Ctrl-C (SIGINT) or SIGTERM during the fetch stops it within 0.1 s and removes\n"
+	        "the partial file (a second one exits at once).\n"
+	        "Exit: 0 ok, 2 usage, 3 layout invalid, 130/143 interrupted (SIGINT/SIGTERM),\n"
+	        "1 other (no usable CUDA device too).\n");
 }
 
 typedef struct progress {
@@ -166,6 +170,53 @@ static int check_args(const fetch_args *fa, const ctl_remote *r)
 	return CTL_OK;
 }
 
+/* SIGINT / SIGTERM. During a fetch (g_fetching): set the fetch's cancel flag
+ * (wt_fetch_opts.cancel), so that it ends within 100 ms, also on a server that
+ * stopped answering, and the sink aborts (the file sink removes its temporary
+ * file, which a plain kill left behind, as large as what had come); ctl_fetch
+ * then exits 128 + the signal. Before or after it (no temporary file), or a
+ * second signal: exit at once. Only async-signal-safe calls; any thread may
+ * run it. A signal ignored when weightctl started stays ignored. */
+static int g_stop;                          /* the cancel flag, read atomically */
+static volatile sig_atomic_t g_fetching;    /* a fetch or update is running */
+static volatile sig_atomic_t g_stop_signal; /* the signal that set g_stop */
+
+static void on_stop_signal(int sig)
+{
+	if (!g_fetching || g_stop_signal != 0)
+		_exit(128 + sig);
+	g_stop_signal = sig;
+	__atomic_store_n(&g_stop, 1, __ATOMIC_RELEASE);
+}
+
+/* 128 + the signal when rv is the fetch's answer to one (the message said
+ * here), else CTL_OK. */
+static int interrupted(int rv, const wt_errbuf *err)
+{
+	int sig = g_stop_signal;
+	if (rv != WT_ECANCELED || sig == 0)
+		return CTL_OK;
+	fprintf(stderr, "weightctl fetch: interrupted by %s: %s; nothing written\n",
+	        sig == SIGINT ? "SIGINT" : "SIGTERM", err->msg);
+	return 128 + sig;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	static const int sigs[] = {SIGINT, SIGTERM};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+		/* one ignored when we started (a shell's background job, nohup) stays so */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 int ctl_fetch(int argc, char **argv)
 {
 	fetch_args fa = {0};
@@ -218,11 +269,18 @@ int ctl_fetch(int argc, char **argv)
 	fo.progress = p.tty ? on_progress : NULL;
 	fo.progress_ctx = &p;
 	fo.stats = &st;
+	fo.cancel = &g_stop;
+	catch_stop_signals();
+	g_fetching = 1;
 	if (fa.update_from != NULL) {
 		rv = update(c, m, &fa, sink, &fo, &err);
+		g_fetching = 0;
 		if (rv != WT_OK) {
-			ctl_remote_perror("fetch", rv, &err);
-			code = ctl_remote_exit(rv);
+			code = interrupted(rv, &err);
+			if (code == CTL_OK) {
+				ctl_remote_perror("fetch", rv, &err);
+				code = ctl_remote_exit(rv);
+			}
 		}
 		goto done;
 	}
@@ -235,8 +293,11 @@ int ctl_fetch(int argc, char **argv)
 		if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) == WT_OK)
 			rv = wt_client_fetch(c, m, sink, &fo, &err);
 	}
+	g_fetching = 0;
 	if (p.tty && m != NULL)
 		show(&p, st.bytes, wt_manifest_total_bytes(m), 1);
+	if (rv != WT_OK && (code = interrupted(rv, &err)) != CTL_OK)
+		goto done;
 	if (rv != WT_OK) {
 		ctl_remote_perror("fetch", rv, &err);
 		code = ctl_remote_exit(rv);
