@@ -8,6 +8,7 @@ models stay unchanged."""
 import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -18,6 +19,7 @@ import pytest
 from conftest import bin_path, need
 
 LAYOUT = dict(tp_size=2, tp_rank=1)
+UPD_PROC = []  # upd_server's weightd process (test_update_into_interrupted stops it)
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +36,7 @@ def upd_server():
                              "--chunk-bytes", str(64 * 1024), "--revalidate-ms", "200",
                              "--log-level", "warning", "--ready-file", ready],
                             stdout=log, stderr=log)
+    UPD_PROC[:] = [proc]
     try:
         for _ in range(300):
             if os.path.exists(ready) and os.path.getsize(ready) > 0:
@@ -239,3 +242,57 @@ def test_update_into_refuses_what_a_failed_update_left_stale(upd_server):
         assert e2.value.code == 13 and "'%s'" % ei.value.partial[0] in str(e2.value)
         c.fetch_into(engine, c3)
         c.update_into(engine, c3, c3)
+
+
+class _Alarm(Exception):
+    pass
+
+
+def test_update_into_interrupted_on_a_stopped_server(upd_server):
+    """An exception raised by a signal handler (as Ctrl-C's KeyboardInterrupt)
+    while update_into waits on a server that stopped answering (SIGSTOP after
+    the update's first verified chunk; window 1, request timeout 20 s): it
+    propagates within about 0.1 s of the signal, with .partial naming what
+    the update began (wt_fetch_opts.cancel, libweights 1.8; before, Python saw
+    the signal only when the C call returned: the request timeout and its
+    retries). Runs last: it leaves the model at a new revision."""
+    torch = need("torch")
+    import weightd
+
+    url, model_dir = upd_server
+    proc = UPD_PROC[0]
+    with weightd.Client(url, window=1, request_timeout_ms=20000) as c:
+        a = c.manifest("llama", **LAYOUT)
+        engine = {t.name: torch.empty(t.shape, dtype=weightd.torch_dtype(t.dtype))
+                  for t in a.tensors}
+        c.fetch_into(engine, a)
+        change_two_tensors(model_dir)
+        rev, changed = c.watch("llama", a.revision, timeout_ms=20000)
+        assert changed
+        b = c.manifest("llama", **LAYOUT)
+        a_hash = {t.name: t.hash for t in a.tensors}
+        delta = [t for t in b.tensors if t.hash != a_hash[t.name]]
+        assert sum(t.n_chunks for t in delta) >= 2, [t.n_chunks for t in delta]
+
+        def stop_server(done, total):  # at the first verified chunk (and again: a no-op)
+            os.kill(proc.pid, signal.SIGSTOP)
+
+        def on_alarm(signum, frame):
+            raise _Alarm()
+
+        old = signal.signal(signal.SIGALRM, on_alarm)
+        t0 = time.monotonic()
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 1.0)
+            with pytest.raises(_Alarm) as ei:
+                c.update_into(engine, a, b, progress=stop_server)
+            took = time.monotonic() - t0
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+            os.kill(proc.pid, signal.SIGCONT)
+        print("update_into interrupted on a stopped server: %.3f s (alarm at 1 s)" % took)
+        assert took < 3.0
+        assert ei.value.partial, "the update began a tensor: .partial names it"
+        c.fetch_into(engine, b)  # a full fetch clears what the update left stale
+        c.update_into(engine, b, b)

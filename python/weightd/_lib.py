@@ -10,6 +10,7 @@ their defaults (README "Versioned structs").
 
 import ctypes
 import os
+import threading
 
 # ---- error codes (include/weights/error.h; FROZEN) ----
 WT_OK = 0
@@ -140,6 +141,7 @@ class FetchOpts(ctypes.Structure):
         ("progress", ProgressFn),
         ("progress_ctx", c_void_p),
         ("stats", ctypes.POINTER(FetchStats)),
+        ("cancel", ctypes.POINTER(c_int)),  # libweights 1.8
     ]
 
 
@@ -285,6 +287,42 @@ wt_host_sink_destroy = _fn("wt_host_sink_destroy", None, c_void_p)
 
 # Room for members a newer library's *_init() may write past our declaration.
 _SPARE = 1024
+
+
+def run_interruptible(fo, call, step_s=0.1):
+    """call() (a blocking libweights call that takes fo, a FetchOpts) on a
+    helper thread while this one waits in steps of step_s: an exception raised
+    here meanwhile (KeyboardInterrupt, a signal handler's) sets fo.cancel's
+    flag (libweights 1.8: the call ends within about 0.1 s, also while it
+    waits on a server that stopped answering), waits for the call to end and
+    propagates. Returns call()'s value (its exception, if any, is raised)."""
+    flag = c_int(0)
+    fo.cancel = ctypes.pointer(flag)
+    out = {}
+    done = threading.Event()
+
+    def main():
+        try:
+            out["rc"] = call()
+        except BaseException as e:  # noqa: B902 - re-raised below
+            out["exc"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=main, name="weightd-call", daemon=True).start()
+    # an Event, not Thread.join: a join that a signal's exception interrupts
+    # can leave the Thread taken for ended while it runs (CPython 3.11,
+    # bpo-45274's fix), and the call would go on after we returned
+    try:
+        while not done.wait(step_s):
+            pass
+    except BaseException:
+        flag.value = 1
+        done.wait()
+        raise
+    if "exc" in out:
+        raise out["exc"]
+    return out["rc"]
 
 
 def versioned(cls, init):

@@ -84,16 +84,16 @@ def update_into(client, tensors, old, new, progress=None, strict=True):
     fo.stats = ctypes.pointer(stats)
     client._enter()
     try:
-        rc = _lib.wt_client_fetch_update(client._c, old._ptr, new._ptr,
-                                         ctypes.byref(sink.c_sink), ctypes.byref(fo),
-                                         ctypes.byref(report), ctypes.byref(err))
-    finally:
-        client._leave()
-    try:
+        # on a helper thread: an exception here (Ctrl-C) stops it at once
+        rc = _lib.run_interruptible(fo, lambda: _lib.wt_client_fetch_update(
+            client._c, old._ptr, new._ptr, ctypes.byref(sink.c_sink), ctypes.byref(fo),
+            ctypes.byref(report), ctypes.byref(err)))
         run.finish(rc, err)
     except BaseException as e:  # noqa: B902 - re-raised, with what it left partial
         flag_partial(e, sink.partial())
         raise
+    finally:
+        client._leave()
     stale_clear(sink.spans)
     out = {k: getattr(report, k) for k in ("tp_rank", "ep_rank", "tensors_total",
                                             "tensors_updated", "bytes_total", "bytes_updated",
