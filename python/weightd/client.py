@@ -320,23 +320,29 @@ class Client:
 
         fn = _lib.RegisterProgressFn(cb)
 
+        ended = threading.Event()
+
         def run():
             try:
                 done["out"] = self._admin_call(_lib.wt_client_register_progress,
                                                cmodel, curi, fn, None)
             except BaseException as e:
                 done["err"] = e
+            finally:
+                ended.set()
 
         # the call runs on a thread so that Ctrl-C reaches the caller here; the
-        # callback then tells the library to stop waiting
-        t = threading.Thread(target=run, name="weightd-register", daemon=True)
-        t.start()
+        # callback then tells the library to stop waiting. Waited for on an
+        # Event: a Thread.join interrupted by a signal's exception can take the
+        # running thread for ended (CPython 3.11), and the call went on after
+        # register() had raised
+        threading.Thread(target=run, name="weightd-register", daemon=True).start()
         try:
-            while t.is_alive():
-                t.join(0.1)
+            while not ended.wait(0.1):
+                pass
         except BaseException:
             stop.set()
-            t.join()
+            ended.wait()
             raise
         if raised:
             raise raised[0]
