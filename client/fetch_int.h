@@ -74,8 +74,7 @@ typedef struct fetch {
 	struct fetch_bulk *bulk; /* bulk stream of the current endpoint (fetch_bulk.c); NULL =
 	                            messages */
 	uint64_t ended_ns;       /* guarded by lk: when a request over messages last ended */
-	const int
-	    *cancel; /* wt_fetch_cancel's flag (read atomically); NULL: none (o->cancel apart) */
+	const int *cancel;       /* wt_fetch_cancel's flag (read atomically); NULL: none */
 } fetch;
 
 /* Parse the reply msg (borrowed) to slot s's request (s->chunk, s->id) and

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/fetch_lib/common.sh"
 need_bins
 mkdir -p "$T/models" "$T/out"
-"$B/wt-mkckpt" --family llama --size-mb 16 --out "$T/models/llama" >/dev/null || die "wt-mkckpt"
+"$B/wt-mkckpt" --family llama --size-mb 64 --out "$T/models/llama" >/dev/null || die "wt-mkckpt"
 "$B/weightctl" shard --model-dir "$T/models/llama" --out "$T/out/ref.safetensors" >/dev/null ||
 	die "shard"
 start_weightd wd "$T/models" "$T/cache" tcp://127.0.0.1:0 --chunk-bytes 64K
