@@ -497,6 +497,10 @@ static int run(fetch *f, wt_sink *sink, const wt_fetch_opts *o, fetch_loop *L, w
 		    o->progress(o->progress_ctx, f->st->bytes, m->total_bytes) != 0)
 			return wt_seterr(err, WT_ECANCELED,
 			                 "fetch canceled by the progress callback");
+		/* while chunks keep coming the wait below never runs long enough
+		 * to look at the flags: look after each one */
+		if (fetch_cancel_asked(f))
+			return fetch_canceled_err(f, err);
 	}
 	for (; L->next_tensor < m->n_tensors; L->next_tensor++)
 		if ((rv = empty_tensor(f, sink, L->next_tensor, err)) != WT_OK)

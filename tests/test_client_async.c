@@ -319,6 +319,30 @@ static void test_sync_cancel_flag(void **state)
 	assert_true(t < 1.0);                            /* 0.0-0.1 s */
 	assert_int_equal(wt_host_sink_n_tensors(hs), 0); /* aborted */
 	wt_host_sink_destroy(hs);
+	/* and while chunks keep coming (one each 30 ms): at the next chunk, not
+	 * at the end of the shard (the wait alone never saw it: weightctl fetches
+	 * interrupted under load ran to their end) */
+	f->stall_after_chunks = 0;
+	f->chunk_delay_ms = 30;
+	assert_int_equal(wt_host_sink_create(&hs, NULL), WT_OK);
+	flag = 0;
+	fs = (flag_setter){.flag = &flag, .after_ms = 200};
+	wt_fetch_stats st;
+	fo.stats = &st;
+	assert_int_equal(pthread_create(&th, NULL, set_flag_later, &fs), 0);
+	rv = wt_client_fetch(c, m, wt_host_sink_sink(hs), &fo, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_join(th, NULL);
+	t = (double)(t1.tv_sec - fs.at.tv_sec) + (double)(t1.tv_nsec - fs.at.tv_nsec) / 1e9;
+	printf("sync fetch: flag set while chunks flow: ended %.2f s later after %llu of %zu "
+	       "chunks (%s)\n",
+	       t, (unsigned long long)st.chunks, wt_manifest_n_chunks(m), err.msg);
+	assert_int_equal(rv, WT_ECANCELED);
+	assert_non_null(strstr(err.msg, "wt_fetch_opts.cancel"));
+	assert_true(t < 0.5);
+	assert_true(st.chunks < wt_manifest_n_chunks(m));
+	assert_int_equal(wt_host_sink_n_tensors(hs), 0);
+	wt_host_sink_destroy(hs);
 	wt_manifest_free(m);
 	wt_client_close(c);
 	fake_stop(f);

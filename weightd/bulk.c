@@ -19,8 +19,10 @@
  * nng callbacks only move bytes and queue jobs. A malformed header or a wrong
  * ticket closes the stream (logged); a chunk that cannot be served is an
  * error reply (code + text) and the stream goes on. A stream that ended is
- * freed at the next accept or at wd_bulk_stop, once no job of it is queued
- * (its aios cannot be freed from their own callbacks).
+ * freed by a pool job (reap_soon) once no job of it is queued (its aios cannot
+ * be freed from their own callbacks), at the next accept, or at wd_bulk_stop.
+ * Before, only the next accept freed it: streams of clients that canceled
+ * their fetches held their sockets and memory until another stream came.
  */
 #include <arpa/inet.h>
 #include <stdatomic.h>
@@ -82,10 +84,47 @@ struct wd_bulk {
 	uint8_t ticket[BULK_TICKET_BYTES];
 	pthread_mutex_t lk;
 	pthread_cond_t cv;
+	wd_job reap_job; /* reap_work: frees the streams that ended */
 	/* fields below guarded by lk */
 	bool closing;
 	wd_bconn *conns;
+	bool reap_queued;  /* reap_job is queued and has not begun */
+	unsigned reap_jobs; /* reap_job queued or running (wd_bulk_stop waits) */
 };
+
+static void reap_dead(wd_bulk *bk);
+
+/* A pool job: free the streams that ended (not from their aios' callbacks). */
+static void reap_work(wd_job *job)
+{
+	wd_bulk *bk = (wd_bulk *)((char *)job - offsetof(wd_bulk, reap_job));
+	pthread_mutex_lock(&bk->lk);
+	bk->reap_queued = false; /* a stream ending from now on queues it again */
+	bool closing = bk->closing;
+	pthread_mutex_unlock(&bk->lk);
+	if (!closing) /* else wd_bulk_stop frees them all */
+		reap_dead(bk);
+	pthread_mutex_lock(&bk->lk);
+	bk->reap_jobs--;
+	pthread_cond_broadcast(&bk->cv);
+	pthread_mutex_unlock(&bk->lk);
+}
+
+/* Queue reap_work unless it is queued already (bk->lk held); true: the
+ * caller submits bk->reap_job once it has unlocked. */
+static bool reap_soon_locked(wd_bulk *bk)
+{
+	if (bk->reap_queued || bk->closing)
+		return false;
+	bk->reap_queued = true;
+	bk->reap_jobs++;
+	return true;
+}
+
+static void reap_submit(wd_bulk *bk)
+{
+	wd_pool_submit_lane(bk->srv->pool, WD_LANE_REQUEST, &bk->reap_job);
+}
 
 static void slot_clear(wd_bslot *sl)
 {
@@ -141,6 +180,12 @@ static void bconn_kill(wd_bconn *b, const char *why)
 	for (unsigned i = 0; i < BULK_SLOTS; i++)
 		hold_release(&held[i]);
 	nng_stream_close(b->st); /* the other side's operation ends too */
+	/* last: the reap may free b as soon as this callback has returned */
+	pthread_mutex_lock(&bk->lk);
+	bool reap = b->jobs == 0 && reap_soon_locked(bk);
+	pthread_mutex_unlock(&bk->lk);
+	if (reap)
+		reap_submit(bk);
 }
 
 /* Start (or continue) a receive of rlen bytes into rbuf from rdone. An
@@ -368,8 +413,11 @@ static void job_done(wd_bconn *b)
 	wd_bulk *bk = b->bk;
 	pthread_mutex_lock(&bk->lk);
 	b->jobs--;
+	bool reap = b->dead && b->jobs == 0 && reap_soon_locked(bk);
 	pthread_cond_broadcast(&bk->cv);
 	pthread_mutex_unlock(&bk->lk);
+	if (reap)
+		reap_submit(bk);
 }
 
 static void slot_work(wd_job *job)
@@ -699,6 +747,7 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err)
 		return wt_seterr(err, WT_ENOMEM, "stream_listen: out of memory");
 	}
 	bk->srv = s;
+	bk->reap_job.fn = reap_work;
 	pthread_mutex_init(&bk->lk, NULL);
 	pthread_cond_init(&bk->cv, NULL);
 	s->bulk = bk; /* wd_bulk_stop frees it, also half-built */
@@ -743,6 +792,19 @@ bool wd_bulk_offer(const wd_server *s, uint32_t pipe_id, char *url, size_t cap,
 	return true;
 }
 
+size_t wd_bulk_held(wd_server *s)
+{
+	wd_bulk *bk = s->bulk;
+	size_t n = 0;
+	if (bk == NULL)
+		return 0;
+	pthread_mutex_lock(&bk->lk);
+	for (const wd_bconn *b = bk->conns; b != NULL; b = b->next)
+		n++;
+	pthread_mutex_unlock(&bk->lk);
+	return n;
+}
+
 void wd_bulk_stop(wd_server *s)
 {
 	wd_bulk *bk = s->bulk;
@@ -763,6 +825,8 @@ void wd_bulk_stop(wd_server *s)
 	for (wd_bconn *b = bk->conns; b != NULL; b = b->next)
 		while (b->jobs > 0)
 			pthread_cond_wait(&bk->cv, &bk->lk);
+	while (bk->reap_jobs > 0) /* closing: it frees nothing now */
+		pthread_cond_wait(&bk->cv, &bk->lk);
 	wd_bconn *list = bk->conns;
 	bk->conns = NULL;
 	pthread_mutex_unlock(&bk->lk);

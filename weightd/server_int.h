@@ -435,6 +435,8 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err);
 /* Close the listener and every stream; waits for requests in service (they run
  * on the request lane: call before the pool is destroyed). NULL-safe, idempotent. */
 void wd_bulk_stop(wd_server *s);
+/* Streams the server holds now, open or ended but not yet freed (tests). */
+size_t wd_bulk_held(wd_server *s);
 /* true with the URL to dial (into url, cap bytes) and the 16-byte ticket
  * (borrowed; valid until wd_bulk_stop) when the bulk data plane is on. A
  * stream_listen on a wildcard host (0.0.0.0, [::]) is offered as the local

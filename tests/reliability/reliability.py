@@ -35,7 +35,14 @@ Scenarios:
                 mid-fetch: < 20 s (a fetch waited its 30 s request timeout
                 before its requests could be left in flight, 2026-12-03)
 
-`reliability.py failover` runs the fail-over scenarios alone (about 25 s).
+  interrupt     32 fetches from node B (16 stream, 16 messages), SIGINT to
+                all once 8 began their files: each running one exits 130
+                within 2 s leaving no file or temporary file (before
+                2026-12-03 each left OUT.tmp.PID), node B's open files come
+                back, and 32 fetches again all complete, equal
+
+`reliability.py failover` runs the fail-over scenarios and interrupt alone
+(about 30 s).
 Sizes are chosen for a 2-core machine (whole run well under 10 minutes):
 WT_REL_SIZE_MB (default 48) scales the dense model. Exit status: 0 when every
 scenario passed.
@@ -550,11 +557,86 @@ class Suite:
             self.fo_fault("failover-stop", a, b, jobs, signal.SIGSTOP, ["--stream"], 20, needed)
             self.fo_fault("failover-stop-msg", a, b, jobs, signal.SIGSTOP, [], 20, needed,
                           mid=True)
+            a.p.send_signal(signal.SIGCONT)
+            self.interrupt(b, models)
         finally:
             for d in nodes:
                 if d.p and d.p.poll() is None:
                     d.p.send_signal(signal.SIGCONT)
                 d.stop()
+
+    def interrupt(self, d, models):
+        """32 fetches of TP-2 ranks (32 MiB each, window 1) from node d, half
+        over the bulk stream, half over messages; SIGINT to every one once
+        they are started: each one in its fetch exits 130 within 2 s leaving
+        neither its file nor its temporary file (Ctrl-C; before 2026-12-03
+        each left OUT.tmp.PID behind), one not yet fetching dies of the signal
+        with no file, one that ended first has its file equal to `weightctl
+        shard`; node d's open files come back to where they were after a
+        complete round, and the 32 fetches again all complete, equal."""
+        name = "interrupt"
+        lay = ["--tp-size", "2"]
+        for r in ranks(lay):
+            self.refs[("llama64", tuple(lay), r)] = self.shard(models, "llama64", lay, r, "ref")
+        jobs = [("llama64", lay, (i % 2, 0)) for i in range(32)]
+        failed, differ, e0 = self.finish(self.start_fetches([d.url], jobs, name + "-before"))
+        fds0 = len(os.listdir(f"/proc/{d.p.pid}/fd"))
+        tmp = re.compile(re.escape(name) + r"-\d+\.st\.tmp\.")
+        procs = []
+        t0 = time.time()
+        for i, job in enumerate(jobs):
+            out = os.path.join(self.T, f"{name}-{i}.st")
+            err = open(os.path.join(self.T, f"{name}-{i}.err"), "w")
+            extra = ["--window", "1"] + (["--stream"] if i % 2 else [])
+            # SIGINT as a terminal's foreground job has it (this script may run
+            # as a shell's background job, whose children inherit it ignored)
+            procs.append((subprocess.Popen(
+                self.fetch_cmd([d.url], job, out, extra), stdout=subprocess.DEVNULL, stderr=err,
+                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)), out, job, err))
+        while time.time() - t0 < 10:  # most of them in their fetch
+            if sum(1 for f in os.listdir(self.T) if tmp.match(f)) >= 24:
+                break
+            time.sleep(0.005)
+        t_sig = time.time() - t0
+        for p, _, _, _ in procs:
+            p.send_signal(signal.SIGINT)
+        t1 = time.time()
+        stopped = early = done = bad = 0
+        first = ""
+        for p, out, job, err in procs:
+            try:
+                rc = p.wait(max(0.01, t1 + 2 - time.time()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                rc = p.wait()
+                first = first or "still running 2 s after SIGINT"
+            err.close()
+            if rc == 130 and not os.path.exists(out):
+                stopped += 1
+            elif rc == -signal.SIGINT and not os.path.exists(out):
+                early += 1  # before its fetch began: no file of any kind yet
+            elif rc == 0 and same(out, self.refs[(job[0], tuple(job[1]), job[2])]):
+                done += 1
+            else:
+                bad += 1
+                if not first:
+                    with open(err.name) as f:
+                        first = f"exit {rc}: " + (f.read().strip().splitlines()[-1:] or ["?"])[0]
+        dt = time.time() - t1
+        left = sum(1 for f in os.listdir(self.T) if tmp.match(f))
+        time.sleep(2)  # the server notices the closed connections
+        fds1 = len(os.listdir(f"/proc/{d.p.pid}/fd"))
+        f2, d2, e2 = self.finish(self.start_fetches([d.url], jobs, name + "-again"))
+        ok = bad == 0 and left == 0 and stopped >= 8 and fds1 <= fds0 and \
+            failed + differ + f2 + d2 == 0
+        err_text = first or e0 or e2
+        self.check(name, d, ok,
+                   f"32 fetches (TP 2, 16 stream, 16 messages, window 1), SIGINT at "
+                   f"{t_sig:.2f} s: {stopped} exited 130 with no file, {early} died before "
+                   f"their fetch, {done} had ended (files equal), {bad} bad, all gone "
+                   f"{dt:.2f} s after the signal, {left} temp files; node fds {fds0} -> "
+                   f"{fds1}; 32 fetches again: {f2} failed, {d2} differ"
+                   + (f" (first error: {err_text})" if err_text else ""))
 
     def fo_warm(self, d, lay):
         for r in ranks(lay):
