@@ -67,24 +67,57 @@ static int st_once(nng_stream *st, int send, void *buf, size_t n, nng_duration m
 	return rv;
 }
 
+/* Request a chunk of shard "none" as id on open stream st: the server answers
+ * WT_ENOTFOUND and the stream goes on (it serves). */
+static void expect_notfound(nng_stream *st, uint64_t id)
+{
+	wt_errbuf err;
+	bulk_req q = {.id = id, .shard_id_len = 4};
+	uint8_t b[BULK_REQ_BYTES + 4];
+	bulk_req_encode(&q, b);
+	memcpy(b + BULK_REQ_BYTES, "none", 4);
+	assert_int_equal(st_once(st, 1, b, sizeof(b), 1000), 0);
+	uint8_t rh[BULK_REPLY_BYTES];
+	assert_int_equal(st_io(st, 0, rh, sizeof(rh)), 0);
+	bulk_reply rp;
+	assert_int_equal(bulk_reply_decode(rh, 0, &rp, &err), WT_OK);
+	assert_int_equal(rp.id, id);
+	assert_int_equal(rp.code, WT_ENOTFOUND);
+}
+
+/* An in-process weightd with a bulk stream (hello_timeout_ms when not NULL),
+ * the Hello of a connection s to it (*h, its stream_url and ticket) and the
+ * opening message for its streams (o). */
+static tw_env *stream_env(const char *tag, const char *hello_timeout_ms, nng_socket *s, tw_reply *h,
+                          uint8_t o[BULK_OPEN_BYTES])
+{
+	tw_env *e = tw_env_new(tag, SEED);
+	wt_errbuf err;
+	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", "tcp://127.0.0.1:0", "test", &err),
+	                 WT_OK);
+	if (hello_timeout_ms != NULL)
+		assert_int_equal(
+		    wd_config_set(&e->cfg, "hello_timeout_ms", hello_timeout_ms, "test", &err),
+		    WT_OK);
+	assert_int_equal(tw_start(e), WT_OK);
+	*s = tw_dial(e->url);
+	*h = tw_hello(*s, WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION, NULL);
+	assert_int_equal(h->r->body_case, WEIGHTS__REPLY__BODY_HELLO);
+	bulk_open_encode(h->r->hello->stream_ticket.data, o);
+	return e;
+}
+
 /* The opening message a byte every 100 ms (never whole: 23 of its 24 bytes)
  * to a server with hello_timeout_ms 500: it closes the stream after about
  * 0.5 s, not 0.5 s after the last byte. */
 static void test_trickled_open(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("bulk-hostile-open", SEED);
-	wt_errbuf err;
-	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", "tcp://127.0.0.1:0", "test", &err),
-	                 WT_OK);
-	assert_int_equal(wd_config_set(&e->cfg, "hello_timeout_ms", "500", "test", &err), WT_OK);
-	assert_int_equal(tw_start(e), WT_OK);
-	nng_socket s = tw_dial(e->url);
-	tw_reply h = tw_hello(s, WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION, NULL);
-	assert_int_equal(h.r->body_case, WEIGHTS__REPLY__BODY_HELLO);
-	nng_stream *st = st_dial(h.r->hello->stream_url);
+	nng_socket s;
+	tw_reply h;
 	uint8_t o[BULK_OPEN_BYTES];
-	bulk_open_encode(h.r->hello->stream_ticket.data, o);
+	tw_env *e = stream_env("bulk-hostile-open", "500", &s, &h, o);
+	nng_stream *st = st_dial(h.r->hello->stream_url);
 	double t0 = now_s(), closed = -1;
 	for (size_t i = 0; i + 1 < sizeof(o) && closed < 0; i++) {
 		uint8_t x;
@@ -103,17 +136,7 @@ static void test_trickled_open(void **state)
 	st = st_dial(h.r->hello->stream_url);
 	assert_int_equal(st_once(st, 1, o, sizeof(o), 1000), 0);
 	usleep(800 * 1000);
-	bulk_req q = {.id = 1, .shard_id_len = 4};
-	uint8_t b[BULK_REQ_BYTES + 4];
-	bulk_req_encode(&q, b);
-	memcpy(b + BULK_REQ_BYTES, "none", 4);
-	assert_int_equal(st_once(st, 1, b, sizeof(b), 1000), 0);
-	uint8_t rh[BULK_REPLY_BYTES];
-	assert_int_equal(st_io(st, 0, rh, sizeof(rh)), 0);
-	bulk_reply rp;
-	assert_int_equal(bulk_reply_decode(rh, 0, &rp, &err), WT_OK);
-	assert_int_equal(rp.id, 1);
-	assert_int_equal(rp.code, WT_ENOTFOUND);
+	expect_notfound(st, 1);
 	nng_stream_free(st);
 	tw_reply_free(&h);
 	nng_close(s);
@@ -129,16 +152,10 @@ static void test_trickled_open(void **state)
 static void test_ended_streams_freed(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("bulk-hostile-reap", SEED);
-	wt_errbuf err;
-	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", "tcp://127.0.0.1:0", "test", &err),
-	                 WT_OK);
-	assert_int_equal(tw_start(e), WT_OK);
-	nng_socket s = tw_dial(e->url);
-	tw_reply h = tw_hello(s, WEIGHTS__PROTOCOL_VERSION__PROTOCOL_VERSION, NULL);
-	assert_int_equal(h.r->body_case, WEIGHTS__REPLY__BODY_HELLO);
+	nng_socket s;
+	tw_reply h;
 	uint8_t o[BULK_OPEN_BYTES];
-	bulk_open_encode(h.r->hello->stream_ticket.data, o);
+	tw_env *e = stream_env("bulk-hostile-reap", NULL, &s, &h, o);
 	nng_stream *st[8];
 	for (int i = 0; i < 8; i++) {
 		st[i] = st_dial(h.r->hello->stream_url);
@@ -160,17 +177,7 @@ static void test_ended_streams_freed(void **state)
 	/* the daemon goes on */
 	nng_stream *n = st_dial(h.r->hello->stream_url);
 	assert_int_equal(st_once(n, 1, o, sizeof(o), 1000), 0);
-	bulk_req q = {.id = 7, .shard_id_len = 4};
-	uint8_t b[BULK_REQ_BYTES + 4];
-	bulk_req_encode(&q, b);
-	memcpy(b + BULK_REQ_BYTES, "none", 4);
-	assert_int_equal(st_once(n, 1, b, sizeof(b), 1000), 0);
-	uint8_t rh[BULK_REPLY_BYTES];
-	assert_int_equal(st_io(n, 0, rh, sizeof(rh)), 0);
-	bulk_reply rp;
-	assert_int_equal(bulk_reply_decode(rh, 0, &rp, &err), WT_OK);
-	assert_int_equal(rp.id, 7);
-	assert_int_equal(rp.code, WT_ENOTFOUND);
+	expect_notfound(n, 7);
 	nng_stream_free(n);
 	tw_reply_free(&h);
 	nng_close(s);
@@ -455,10 +462,8 @@ static void test_stalled_msg_reader(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_trickled_open),
-	    cmocka_unit_test(test_ended_streams_freed),
-	    cmocka_unit_test(test_ok_reply_with_text),
-	    cmocka_unit_test(test_stalled_reader),
+	    cmocka_unit_test(test_trickled_open),      cmocka_unit_test(test_ended_streams_freed),
+	    cmocka_unit_test(test_ok_reply_with_text), cmocka_unit_test(test_stalled_reader),
 	    cmocka_unit_test(test_stalled_msg_reader),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,7 +88,7 @@ struct wd_bulk {
 	/* fields below guarded by lk */
 	bool closing;
 	wd_bconn *conns;
-	bool reap_queued;  /* reap_job is queued and has not begun */
+	bool reap_queued;   /* reap_job is queued and has not begun */
 	unsigned reap_jobs; /* reap_job queued or running (wd_bulk_stop waits) */
 };
 
@@ -659,73 +659,13 @@ static void accept_cb(void *arg)
 	nng_stream_listener_accept(bk->l, bk->accept_aio);
 }
 
-/* Length of the scheme prefix of a tcp:// or tls+tcp:// URL; 0 for others. */
-static size_t tcp_prefix(const char *url)
-{
-	if (strncmp(url, "tcp://", 6) == 0)
-		return 6;
-	if (strncmp(url, "tls+tcp://", 10) == 0)
-		return 10;
-	return 0;
-}
-
-/* true for a tcp URL on the any-address: host 0.0.0.0, [::], "*" or empty. */
-static bool wildcard_host(const char *url)
-{
-	static const char *const any[] = {"0.0.0.0:", "[::]:", "*:", ":"};
-	size_t p = tcp_prefix(url);
-	for (size_t i = 0; p > 0 && i < sizeof(any) / sizeof(any[0]); i++)
-		if (strncmp(url + p, any[i], strlen(any[i])) == 0)
-			return true;
-	return false;
-}
-
-/* Resolve tcp port 0 to the bound port for the URL clients dial; a wildcard
- * host is replaced per client by the address it reached (wd_bulk_offer). */
-static void advertised_url(wd_bulk *bk, const char *url)
-{
-	size_t n = strlen(url);
-	int port = 0;
-	if (tcp_prefix(url) > 0 &&
-	    nng_stream_listener_get_int(bk->l, NNG_OPT_TCP_BOUND_PORT, &port) == 0 &&
-	    wildcard_host(url))
-		bk->wild_port = port;
-	if (tcp_prefix(url) > 0 && n > 2 && strcmp(url + n - 2, ":0") == 0 && port > 0)
-		snprintf(bk->url, sizeof(bk->url), "%.*s:%d", (int)(n - 2), url, port);
-	else
-		snprintf(bk->url, sizeof(bk->url), "%s", url);
-}
-
-/* SCHEME://ADDR:port for the local address of pipe p (the address its client
- * dialed); false when unknown (not tcp). */
-static bool pipe_local_url(const char *scheme, uint32_t pipe_id, int port, char *out, size_t cap)
-{
-	nng_pipe p = NNG_PIPE_INITIALIZER;
-	p.id = pipe_id;
-	nng_sockaddr sa;
-	if (nng_pipe_get_addr(p, NNG_OPT_LOCADDR, &sa) != 0)
-		return false;
-	char a[INET6_ADDRSTRLEN];
-	if (sa.s_family == NNG_AF_INET &&
-	    inet_ntop(AF_INET, &sa.s_in.sa_addr, a, sizeof(a)) != NULL) {
-		snprintf(out, cap, "%s%s:%d", scheme, a, port);
-		return true;
-	}
-	if (sa.s_family == NNG_AF_INET6 &&
-	    inet_ntop(AF_INET6, sa.s_in6.sa_addr, a, sizeof(a)) != NULL) {
-		snprintf(out, cap, "%s[%s]:%d", scheme, a, port);
-		return true;
-	}
-	return false;
-}
-
 int wd_bulk_start(wd_server *s, wt_errbuf *err)
 {
 	const char *url = s->cfg->stream_listen;
 	if (url == NULL || url[0] == '\0')
 		return WT_OK;
 	bool tls = strncmp(url, "tls+tcp://", 10) == 0;
-	if (tcp_prefix(url) == 0 && strncmp(url, "ipc://", 6) != 0)
+	if (wd_bulk_tcp_prefix(url) == 0 && strncmp(url, "ipc://", 6) != 0)
 		return wt_seterr(err, WT_ECONFIG,
 		                 "stream_listen %s: only tcp://HOST:PORT, tls+tcp://HOST:PORT and "
 		                 "ipc:///path are supported; or leave it empty",
@@ -773,7 +713,7 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err)
 		                 "stream_listen %s: %s; check the URL and that no other process "
 		                 "uses it",
 		                 url, nng_strerror(rv));
-	advertised_url(bk, url);
+	wd_bulk_advertised_url(bk->l, url, bk->url, sizeof(bk->url), &bk->wild_port);
 	nng_stream_listener_accept(bk->l, bk->accept_aio);
 	WT_LOG(WT_LOG_INFO, "bulk data plane on %s", bk->url);
 	return WT_OK;
@@ -786,7 +726,7 @@ bool wd_bulk_offer(const wd_server *s, uint32_t pipe_id, char *url, size_t cap,
 	if (bk == NULL || bk->l == NULL)
 		return false;
 	const char *scheme = strncmp(bk->url, "tls+", 4) == 0 ? "tls+tcp://" : "tcp://";
-	if (bk->wild_port == 0 || !pipe_local_url(scheme, pipe_id, bk->wild_port, url, cap))
+	if (bk->wild_port == 0 || !wd_bulk_pipe_local_url(scheme, pipe_id, bk->wild_port, url, cap))
 		snprintf(url, cap, "%s", bk->url);
 	*ticket = bk->ticket;
 	return true;

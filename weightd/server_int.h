@@ -437,6 +437,19 @@ int wd_bulk_start(wd_server *s, wt_errbuf *err);
 void wd_bulk_stop(wd_server *s);
 /* Streams the server holds now, open or ended but not yet freed (tests). */
 size_t wd_bulk_held(wd_server *s);
+
+/* bulk_url.c. Length of the scheme prefix of a tcp:// or tls+tcp:// URL; 0
+ * for others. */
+size_t wd_bulk_tcp_prefix(const char *url);
+/* The URL clients dial for listener l listening on url, into out: tcp port 0
+ * resolved to the bound port; *wild_port set to that port when the host is a
+ * wildcard (0.0.0.0, [::], *, empty), which wd_bulk_pipe_local_url replaces
+ * per client. */
+void wd_bulk_advertised_url(nng_stream_listener *l, const char *url, char *out, size_t cap,
+                            int *wild_port);
+/* SCHEME://ADDR:port for the local address of pipe pipe_id (the address its
+ * client dialed); false when unknown (not tcp). */
+bool wd_bulk_pipe_local_url(const char *scheme, uint32_t pipe_id, int port, char *out, size_t cap);
 /* true with the URL to dial (into url, cap bytes) and the 16-byte ticket
  * (borrowed; valid until wd_bulk_stop) when the bulk data plane is on. A
  * stream_listen on a wildcard host (0.0.0.0, [::]) is offered as the local

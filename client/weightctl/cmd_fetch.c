@@ -217,6 +217,31 @@ static void catch_stop_signals(void)
 	}
 }
 
+/* The fetch (--update-from: the update) with SIGINT / SIGTERM caught; a shard
+ * that changed under the fetch (sink aborted, nothing mixed) is fetched again
+ * from the start, twice at most (*m is then the new manifest). */
+static int run_fetch(wt_client *c, const ctl_remote *r, wt_manifest **m, const fetch_args *fa,
+                     wt_sink *sink, const wt_fetch_opts *fo, wt_errbuf *err)
+{
+	catch_stop_signals();
+	g_fetching = 1;
+	int rv;
+	if (fa->update_from != NULL) {
+		rv = update(c, *m, fa, sink, fo, err);
+	} else {
+		rv = wt_client_fetch(c, *m, sink, fo, err);
+		for (int again = 0; rv == WT_ECHANGED && again < 2; again++) {
+			fprintf(stderr, "weightctl fetch: %s; fetching it again\n", err->msg);
+			wt_manifest_free(*m);
+			*m = NULL;
+			if ((rv = wt_client_get_manifest(c, r->model, &r->layout, m, err)) == WT_OK)
+				rv = wt_client_fetch(c, *m, sink, fo, err);
+		}
+	}
+	g_fetching = 0;
+	return rv;
+}
+
 int ctl_fetch(int argc, char **argv)
 {
 	fetch_args fa = {0};
@@ -270,30 +295,14 @@ int ctl_fetch(int argc, char **argv)
 	fo.progress_ctx = &p;
 	fo.stats = &st;
 	fo.cancel = &g_stop;
-	catch_stop_signals();
-	g_fetching = 1;
+	rv = run_fetch(c, &r, &m, &fa, sink, &fo, &err);
 	if (fa.update_from != NULL) {
-		rv = update(c, m, &fa, sink, &fo, &err);
-		g_fetching = 0;
-		if (rv != WT_OK) {
-			code = interrupted(rv, &err);
-			if (code == CTL_OK) {
-				ctl_remote_perror("fetch", rv, &err);
-				code = ctl_remote_exit(rv);
-			}
+		if (rv != WT_OK && (code = interrupted(rv, &err)) == CTL_OK) {
+			ctl_remote_perror("fetch", rv, &err);
+			code = ctl_remote_exit(rv);
 		}
 		goto done;
 	}
-	rv = wt_client_fetch(c, m, sink, &fo, &err);
-	/* the shard changed under the fetch (sink aborted, nothing mixed): start over */
-	for (int again = 0; rv == WT_ECHANGED && again < 2; again++) {
-		fprintf(stderr, "weightctl fetch: %s; fetching it again\n", err.msg);
-		wt_manifest_free(m);
-		m = NULL;
-		if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) == WT_OK)
-			rv = wt_client_fetch(c, m, sink, &fo, &err);
-	}
-	g_fetching = 0;
 	if (p.tty && m != NULL)
 		show(&p, st.bytes, wt_manifest_total_bytes(m), 1);
 	if (rv != WT_OK && (code = interrupted(rv, &err)) != CTL_OK)
