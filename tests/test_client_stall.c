@@ -120,7 +120,10 @@ static int stop_it(void *ctx, uint64_t done, uint64_t total)
 	return 0;
 }
 
-static wt_client *open_client(const char *const *eps, int stream, uint32_t req_timeout_ms)
+/* A client of both nodes (one connection, window 2, connect timeout 0.5 s);
+ * WT_OK or wt_client_open's error (no cmocka assert: exit_child uses it). */
+static int try_open_client(const char *const *eps, int stream, uint32_t req_timeout_ms,
+                           wt_client **c, wt_errbuf *err)
 {
 	wt_client_opts o;
 	wt_client_opts_init(&o);
@@ -131,9 +134,14 @@ static wt_client *open_client(const char *const *eps, int stream, uint32_t req_t
 	o.window = 2;
 	o.connect_timeout_ms = 500;
 	o.request_timeout_ms = req_timeout_ms;
+	return wt_client_open(c, &o, err);
+}
+
+static wt_client *open_client(const char *const *eps, int stream, uint32_t req_timeout_ms)
+{
 	wt_client *c = NULL;
 	wt_errbuf err;
-	if (wt_client_open(&c, &o, &err) != WT_OK)
+	if (try_open_client(eps, stream, req_timeout_ms, &c, &err) != WT_OK)
 		fail_msg("open: %s", err.msg);
 	return c;
 }
@@ -286,21 +294,13 @@ static void test_close_with_left_requests(void **state)
  * wfd, closes the client and exits. Exit 0, or the step that failed. */
 static int exit_child(const char *const *eps, int wfd)
 {
-	wt_client_opts o;
-	wt_client_opts_init(&o);
-	o.endpoints = eps;
-	o.n_endpoints = 2;
-	o.connections = 1;
-	o.window = 2;
-	o.connect_timeout_ms = 500;
-	o.request_timeout_ms = 10000;
 	wt_client *c = NULL;
 	wt_manifest *m = NULL;
 	wt_host_sink *got = NULL;
 	wt_errbuf err;
 	wt_layout l;
 	wt_layout_init(&l);
-	if (wt_client_open(&c, &o, &err) != WT_OK ||
+	if (try_open_client(eps, 0, 10000, &c, &err) != WT_OK ||
 	    wt_client_get_manifest(c, "llama", &l, &m, &err) != WT_OK ||
 	    wt_host_sink_create(&got, &err) != WT_OK)
 		return 2;
