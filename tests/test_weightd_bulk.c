@@ -231,6 +231,15 @@ static void test_unauth_limits(void **state)
 	(void)st_io(c, 1, o, sizeof(o)); /* may already fail: closed at connect */
 	assert_int_not_equal(st_io(c, 0, &b1, 1), 0);
 	nng_stream_free(c);
+	/* the refused stream is freed now, not when the next stream connects */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	size_t held;
+	do {
+		held = wd_bulk_held(e->srv);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	} while (held > 2 && t1.tv_sec - t0.tv_sec < 5 && usleep(1000) == 0);
+	printf("streams held after one was refused: %zu (2 open)\n", held);
+	assert_int_equal(held, 2);
 	send_req(b, 2, &mf->shard_id, hash); /* the open ones keep serving */
 	r = recv_reply(b, &body);
 	assert_int_equal(r.code, WT_OK);

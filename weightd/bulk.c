@@ -647,9 +647,17 @@ static void accept_cb(void *arg)
 		                             "connection closed (raise max_connections)");
 	if (closing || full) {
 		nng_stream_close(st);
-		if (!closing)
-			nng_stream_listener_accept(bk->l, bk->accept_aio);
-		return; /* freed by reap_dead or wd_bulk_stop */
+		if (closing)
+			return; /* freed by wd_bulk_stop */
+		/* freed now by the reap job, not at the next accept: a refused
+		 * stream holds its socket until it is freed */
+		pthread_mutex_lock(&bk->lk);
+		bool reap = reap_soon_locked(bk);
+		pthread_mutex_unlock(&bk->lk);
+		if (reap)
+			reap_submit(bk);
+		nng_stream_listener_accept(bk->l, bk->accept_aio);
+		return;
 	}
 	atomic_fetch_add(&bk->srv->bulk_streams, 1); /* taken: not refused above */
 	uint64_t ms = wd_cfg_live(&bk->srv->cfg->hello_timeout_ms);
