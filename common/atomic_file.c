@@ -73,13 +73,18 @@ static int create_tmp(common_afile *f, wt_errbuf *err)
 	}
 }
 
+bool common_afile_tmp_path(const char *path, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, "%s.tmp.%ld", path, (long)getpid());
+	return n >= 0 && (size_t)n < cap;
+}
+
 int common_afile_open(common_afile *f, const char *path, bool durable, wt_errbuf *err)
 {
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	f->durable = durable;
-	int n = snprintf(f->tmp, sizeof(f->tmp), "%s.tmp.%ld", path, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(f->tmp) || strlen(path) >= sizeof(f->path))
+	if (!common_afile_tmp_path(path, f->tmp, sizeof(f->tmp)) || strlen(path) >= sizeof(f->path))
 		return wt_seterr(err, WT_EINVAL, "'%s': path too long; use a shorter one", path);
 	memcpy(f->path, path, strlen(path) + 1);
 	return create_tmp(f, err);

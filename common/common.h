@@ -160,6 +160,10 @@ typedef struct common_afile {
 	char tmp[4096 + 24];
 } common_afile;
 int common_afile_open(common_afile *f, const char *path, bool durable, wt_errbuf *err);
+/* The temporary file a common_afile_open(path) of this process writes
+ * ("<path>.tmp.<pid>") into buf; false: does not fit in cap. For a signal
+ * handler that removes it (unlink is async-signal-safe; this is not). */
+bool common_afile_tmp_path(const char *path, char *buf, size_t cap);
 int common_afile_write(common_afile *f, const void *data, size_t len, wt_errbuf *err);
 /* common_afile_write for st_writer-style callbacks (ctx = the common_afile). */
 int common_afile_write_cb(void *ctx, const void *data, size_t len);

@@ -201,29 +201,13 @@ static int interrupted(int rv, const wt_errbuf *err)
 	return 128 + sig;
 }
 
-static void catch_stop_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	static const int sigs[] = {SIGINT, SIGTERM};
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		struct sigaction old;
-		/* one ignored when we started (a shell's background job, nohup) stays so */
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaction(sigs[i], &sa, NULL);
-	}
-}
-
 /* The fetch (--update-from: the update) with SIGINT / SIGTERM caught; a shard
  * that changed under the fetch (sink aborted, nothing mixed) is fetched again
  * from the start, twice at most (*m is then the new manifest). */
 static int run_fetch(wt_client *c, const ctl_remote *r, wt_manifest **m, const fetch_args *fa,
                      wt_sink *sink, const wt_fetch_opts *fo, wt_errbuf *err)
 {
-	catch_stop_signals();
+	ctl_catch_stop_signals(on_stop_signal);
 	g_fetching = 1;
 	int rv;
 	if (fa->update_from != NULL) {

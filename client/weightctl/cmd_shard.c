@@ -36,7 +36,9 @@ static void shard_usage(FILE *f)
 	           "when --tp-size > 1, --ep-rank when --ep-size > 1. weightd.model is NAME\n"
 	           "(default: the folder's basename); use the name weightd serves the model\n"
 	           "under to get the bytes `weightctl fetch --model NAME` writes.\n"
-	           "Exit 0 ok, 2 usage, 3 layout invalid (for this model), 1 other errors.\n");
+	           "Ctrl-C (SIGINT) or SIGTERM removes the partial FILE.tmp.PID and exits\n"
+	           "130 / 143. Exit 0 ok, 2 usage, 3 layout invalid (for this model),\n"
+	           "1 other errors.\n");
 }
 
 int ctl_shard_cmd(int argc, char **argv)
@@ -73,6 +75,7 @@ int ctl_shard_cmd(int argc, char **argv)
 	collect cl = {0};
 	st_desc *descs = NULL;
 	wt_errbuf err = {0};
+	(void)ctl_remove_tmp_on_stop("shard", a.out); /* too long: the write refuses it */
 	if ((rc = ctl_open_model("shard", a.model_dir, &s, &c)) != CTL_OK)
 		goto out;
 	if ((rc = ctl_plan("shard", c, &a.layout, &p)) != CTL_OK)

@@ -1,8 +1,11 @@
 /* ctl_common.c — argument parsing, model opening and exit codes for plan/shard. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/weightctl/ctl_common.h"
+#include "common/common.h"
 #include "client/weightctl/weightctl.h"
 
 static const ctl_flag layout_cmd_flags[] = {
@@ -153,4 +156,47 @@ void ctl_shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
 		                      (long long)shape[k]);
 	if (o < cap)
 		snprintf(buf + o, cap - o, "]");
+}
+
+void ctl_catch_stop_signals(void (*h)(int))
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	static const int sigs[] = {SIGINT, SIGTERM};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+/* Made before the handler is installed: it only calls unlink, write, _exit. */
+static char g_tmp[4096 + 24];
+static char g_said[2][160]; /* [0] SIGINT, [1] SIGTERM */
+
+static void remove_tmp_and_exit(int sig)
+{
+	(void)unlink(g_tmp);
+	const char *m = g_said[sig == SIGTERM];
+	size_t n = 0;
+	while (m[n] != '\0')
+		n++;
+	ssize_t w = write(STDERR_FILENO, m, n);
+	(void)w;
+	_exit(128 + sig);
+}
+
+bool ctl_remove_tmp_on_stop(const char *cmd, const char *out)
+{
+	if (!common_afile_tmp_path(out, g_tmp, sizeof(g_tmp)))
+		return false;
+	static const char *names[2] = {"SIGINT", "SIGTERM"};
+	for (int i = 0; i < 2; i++)
+		snprintf(g_said[i], sizeof(g_said[i]),
+		         "weightctl %s: interrupted by %s; nothing written\n", cmd, names[i]);
+	ctl_catch_stop_signals(remove_tmp_and_exit);
+	return true;
 }
