@@ -196,7 +196,7 @@ bool ctl_remove_tmp_on_stop(const char *cmd, const char *out)
 	static const char *names[2] = {"SIGINT", "SIGTERM"};
 	for (int i = 0; i < 2; i++)
 		snprintf(g_said[i], sizeof(g_said[i]),
-		         "weightctl %s: interrupted by %s; nothing written\n", cmd, names[i]);
+		         "weightctl %s: interrupted by %s; no partial file left\n", cmd, names[i]);
 	ctl_catch_stop_signals(remove_tmp_and_exit);
 	return true;
 }

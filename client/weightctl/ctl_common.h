@@ -60,7 +60,7 @@ void ctl_catch_stop_signals(void (*h)(int));
 /* From now on SIGINT / SIGTERM remove the temporary file common_afile writes
  * out through ("OUT.tmp.PID": kept by a plain kill, as large as what was
  * written), say "weightctl CMD: interrupted by SIG..." and exit 128 + the
- * signal: no file is left, or OUT whole if its rename came first. False: the
+ * signal: no temporary file is left (OUT is whole if its rename came first). False: the
  * path is too long (nothing installed; the write itself refuses it). */
 bool ctl_remove_tmp_on_stop(const char *cmd, const char *out);
 
