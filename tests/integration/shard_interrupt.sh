@@ -13,8 +13,10 @@ mkdir -p "$T/models" "$T/out"
 
 # run.py SIG WHEN OUT: starts weightctl shard (SIGINT at its default, as for a
 # terminal's foreground job), sends SIG once OUT.tmp.* has bytes (WHEN=write)
-# or 20 ms after the start (WHEN=start); prints "RC MS" (MS: signal to exit),
-# or "late" when the shard ended before the signal could be sent.
+# or as soon as weightctl catches SIG (WHEN=start: /proc/PID/status SigCgt;
+# before that the default action kills it, as any program while it starts);
+# prints "RC MS" (MS: signal to exit), or "late" when the shard ended before
+# the signal could be sent.
 cat >"$T/run.py" <<'EOF'
 import glob, os, signal, subprocess, sys, time
 sig, when, out, model, ctl = sys.argv[1:6]
@@ -23,8 +25,18 @@ p = subprocess.Popen([ctl, "shard", "--model-dir", model, "--out", out],
                      stdout=subprocess.DEVNULL, stderr=open(out + ".log", "w"),
                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 t_end = time.monotonic() + 60
+def catches(pid, signum):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return int(line.split()[1], 16) >> (signum - 1) & 1 == 1
+    except OSError:
+        pass
+    return False
 if when == "start":
-    time.sleep(0.02)
+    while time.monotonic() < t_end and p.poll() is None and not catches(p.pid, sig):
+        time.sleep(0.0002)
 else:
     while time.monotonic() < t_end and p.poll() is None:
         if any(os.path.getsize(f) > 0 for f in glob.glob(out + ".tmp.*")):
