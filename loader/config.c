@@ -236,12 +236,14 @@ static int get_pos_real(json_t *o, const char *name, double dflt, double *out, w
 	return WT_OK;
 }
 
-/* vision_config (Qwen2-VL): field names as config.json writes them, with the
- * transformers defaults; the planner checks what the family needs. */
+/* vision_config (Qwen2-VL, Qwen2.5-VL): field names as config.json writes
+ * them, with the transformers defaults; the planner checks what the family
+ * needs. */
 static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	json_t *v = json_object_get(root, "vision_config");
 	c->v_depth = c->v_embed_dim = c->v_num_heads = -1;
+	c->v_hidden_size = c->v_intermediate_size = c->v_out_hidden_size = -1;
 	c->v_mlp_ratio = 4.0;
 	c->v_patch_size = 14;
 	c->v_temporal_patch_size = 2;
@@ -269,6 +271,12 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_int(v, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
 	if (rv == WT_OK && first_of(v, chans, &which))
 		rv = get_int(v, which, 3, 1, &c->v_in_chans, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "hidden_size", -1, 1, &c->v_hidden_size, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "intermediate_size", -1, 1, &c->v_intermediate_size, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "out_hidden_size", -1, 1, &c->v_out_hidden_size, err);
 	if (rv != WT_OK && err != NULL)
 		wt_errprefix(err, "in vision_config");
 	return rv;

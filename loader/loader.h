@@ -263,6 +263,10 @@ typedef struct ckpt_config {
 	int64_t v_temporal_patch_size;             /* default 2 */
 	int64_t v_spatial_merge_size;              /* default 2 */
 	int64_t v_in_chans;                        /* in_chans | in_channels, default 3 */
+	/* Qwen2.5-VL names: the vision width is hidden_size, its MLP hidden
+	 * intermediate_size, the merger's output out_hidden_size (-1 if absent;
+	 * in Qwen2-VL's vision_config hidden_size is the merger's output) */
+	int64_t v_hidden_size, v_intermediate_size, v_out_hidden_size;
 	/* MRoPE: rope_scaling.mrope_section | rope_parameters.mrope_section (checked at plan
 	 * time); has_mrope when the list is present, n_mrope its length. */
 	bool has_mrope;

@@ -101,6 +101,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
 	     * position streams are equal and it is the plain 1-D RoPE */
 	    {"qwen2_vl", REF_DENSE, false},
+	    {"qwen2_5_vl", REF_DENSE, false}, /* Qwen2.5-VL: the same language model */
 	    {"qwen3", REF_DENSE, true},
 	    {"mixtral", REF_MIXTRAL, false},
 	    {"qwen2_moe", REF_QWEN2_MOE, false},
@@ -120,7 +121,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
 	                 "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
 	                 "Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, BertModel, "
-	                 "Qwen2VLForConditionalGeneration (language model)",
+	                 "Qwen2VLForConditionalGeneration, Qwen2_5_VLForConditionalGeneration "
+	                 "(language model)",
 	                 arch ? arch : "", family ? family : "none");
 }
 

@@ -61,6 +61,9 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"vision_config.in_chans", c->v_in_chans},
 	    {"vision_config.temporal_patch_size", c->v_temporal_patch_size},
 	    {"vision_config.patch_size", c->v_patch_size},
+	    {"vision_config.hidden_size", c->v_hidden_size},
+	    {"vision_config.intermediate_size", c->v_intermediate_size},
+	    {"vision_config.out_hidden_size", c->v_out_hidden_size},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (f[i].v > SM_DIM_MAX)
@@ -106,12 +109,17 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->qk_rope_dim = c->qk_rope_head_dim;
 	d->v_head_dim = c->v_head_dim;
 	d->vis_depth = c->v_depth;
-	d->vis_embed = c->v_embed_dim;
 	d->vis_heads = c->v_num_heads;
-	d->vis_inter = (int64_t)((double)c->v_embed_dim * c->v_mlp_ratio);
+	if (x->fam->vision_gated) {
+		d->vis_embed = c->v_hidden_size;
+		d->vis_inter = c->v_intermediate_size;
+	} else {
+		d->vis_embed = c->v_embed_dim;
+		d->vis_inter = (int64_t)((double)c->v_embed_dim * c->v_mlp_ratio);
+	}
 	/* three factors: checked (a product past SM_DIM_MAX^2 means nothing anyway) */
 	uint64_t vm;
-	if (!wt_mul_u64((uint64_t)(c->v_embed_dim > 0 ? c->v_embed_dim : 0),
+	if (!wt_mul_u64((uint64_t)(d->vis_embed > 0 ? d->vis_embed : 0),
 	                (uint64_t)(c->v_spatial_merge_size > 0 ? c->v_spatial_merge_size : 0),
 	                &vm) ||
 	    !wt_mul_u64(vm, (uint64_t)(c->v_spatial_merge_size > 0 ? c->v_spatial_merge_size : 0),
@@ -654,9 +662,6 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 		return shardmap_plan_raw(c, l, out, err); /* any checkpoint, no family */
 	const ckpt_config *cfg = ckpt_get_config(c);
 	const sm_family *fam = shardmap_family_find(cfg->architecture, cfg->model_type);
-	if (!fam && shardmap_unsupported_reason(cfg->architecture))
-		return wt_seterr(err, WT_EUNSUPPORTED, "architecture '%s': %s", cfg->architecture,
-		                 shardmap_unsupported_reason(cfg->architecture));
 	if (!fam)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,

@@ -109,10 +109,13 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		*what = "vision_config.num_heads";
 		return x->dm.vis_heads;
 	case SM_U_VI:
-		*what = "the vision MLP size (embed_dim * mlp_ratio)";
+		*what = x->fam->vision_gated ? "vision_config.intermediate_size"
+		                             : "the vision MLP size (embed_dim * mlp_ratio)";
 		return x->dm.vis_inter;
 	case SM_U_VM:
-		*what = "the vision merger size (embed_dim * spatial_merge_size^2)";
+		*what = x->fam->vision_gated
+		            ? "the vision merger size (hidden_size * spatial_merge_size^2)"
+		            : "the vision merger size (embed_dim * spatial_merge_size^2)";
 		return x->dm.vis_merged;
 	default:
 		*what = "?";

@@ -8,7 +8,7 @@ static const sm_family *const families[] = {
     &shardmap_family_llama,     &shardmap_family_mistral,     &shardmap_family_qwen2,
     &shardmap_family_qwen3,     &shardmap_family_mixtral,     &shardmap_family_qwen2_moe,
     &shardmap_family_qwen3_moe, &shardmap_family_deepseek_v3, &shardmap_family_bert,
-    &shardmap_family_qwen2_vl,
+    &shardmap_family_qwen2_vl,  &shardmap_family_qwen2_5_vl,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -30,7 +30,8 @@ const char *shardmap_supported_architectures(void)
 {
 	return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
 	       "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
-	       "DeepseekV3ForCausalLM, BertModel, Qwen2VLForConditionalGeneration";
+	       "DeepseekV3ForCausalLM, BertModel, Qwen2VLForConditionalGeneration, "
+	       "Qwen2_5_VLForConditionalGeneration";
 }
 
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c)
@@ -84,15 +85,6 @@ const char *shardmap_canonical_name(const ckpt *c, const char *name, char *buf, 
 	if (!f || !f->aliases)
 		return name;
 	return shardmap_alias_canon(f, shardmap_alias_layout(f, c), name, buf, cap, &mixed);
-}
-
-const char *shardmap_unsupported_reason(const char *arch)
-{
-	if (arch && strcmp(arch, "Qwen2_5_VLForConditionalGeneration") == 0)
-		return "Qwen2.5-VL is not supported: its vision blocks use RMSNorm without bias, a "
-		       "gated MLP (mlp.gate_proj/up_proj/down_proj) and window attention, which "
-		       "the Qwen2-VL tables do not describe (docs/format.md section 2.7)";
-	return NULL;
 }
 
 /* Parse a run of decimal digits (no sign, no leading '+'), at most 9 digits. */

@@ -118,12 +118,13 @@ typedef struct sm_family {
 	 * canonical prefix}, e.g. transformers 5.x "model.language_model." -> "model.".
 	 * Rules are written in canonical names. NULL = none. */
 	const char *const *aliases;
+	/* Qwen2.5-VL's vision_config: the width is hidden_size and the MLP hidden
+	 * intermediate_size (Qwen2-VL: embed_dim and embed_dim x mlp_ratio). */
+	bool vision_gated;
 } sm_family;
 
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
-/* Why a known but unsupported architecture is refused; NULL for any other. */
-const char *shardmap_unsupported_reason(const char *arch);
 
 extern const sm_family shardmap_family_llama;
 extern const sm_family shardmap_family_mistral;
@@ -135,6 +136,7 @@ extern const sm_family shardmap_family_qwen3_moe;
 extern const sm_family shardmap_family_deepseek_v3;
 extern const sm_family shardmap_family_bert;
 extern const sm_family shardmap_family_qwen2_vl;
+extern const sm_family shardmap_family_qwen2_5_vl;
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 

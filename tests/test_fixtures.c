@@ -60,12 +60,18 @@ typedef struct fam_expect {
 #define DS_BYTES                                                                                   \
 	(2 * (2 * 1024 * 256 + 256) + 16 * 4 + DS_ATTN + DS_DENSE + 2 * (DS_ATTN + DS_MOE) + DS_MTP)
 /* qwen2_vl: qwen2 LM untied + vision blocks (embed 128, mlp 512) and merger (512) */
-#define QVL_LM     (2 * (2 * 1024 * 256 + 256) + 2 * QWEN2_LAYER)
-#define QVL_BLOCK  (2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128))
-#define QVL_TOP    (2 * (128 * 3 * 2 * 14 * 14 + 2 * 128 + 512 * 512 + 512 + 256 * 512 + 256))
-#define QVL_BYTES  (QVL_LM + 2 * QVL_BLOCK + QVL_TOP)
-#define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
-#define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
+#define QVL_LM    (2 * (2 * 1024 * 256 + 256) + 2 * QWEN2_LAYER)
+#define QVL_BLOCK (2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128))
+#define QVL_TOP   (2 * (128 * 3 * 2 * 14 * 14 + 2 * 128 + 512 * 512 + 512 + 256 * 512 + 256))
+#define QVL_BYTES (QVL_LM + 2 * QVL_BLOCK + QVL_TOP)
+/* qwen2_5_vl: the same LM + 4 RMSNorm blocks (width 128, gated MLP 384 with
+ * biases) and the merger (ln_q without bias) */
+#define QVL25_BLOCK                                                                                \
+	(2 * (2 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 3 * 384 * 128 + 2 * 384 + 128))
+#define QVL25_TOP   (2 * (128 * 3 * 2 * 14 * 14 + 128 + 512 * 512 + 512 + 256 * 512 + 256))
+#define QVL25_BYTES (QVL_LM + 4 * QVL25_BLOCK + QVL25_TOP)
+#define BERT_LAYER  (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
+#define BERT_BYTES  (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
 static const fam_expect fams[] = {
     {"llama", 21, LLAMA_BYTES, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
@@ -97,6 +103,7 @@ static const fam_expect fams[] = {
     {"bert", 39, BERT_BYTES, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
     {"qwen2_vl", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"qwen2_vl_hf5", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    {"qwen2_5_vl", 81, QVL25_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -152,11 +159,15 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->moe_intermediate_size, e->moe_inter);
 	assert_int_equal(cfg->quant, e->quant);
 	/* Qwen2-VL: vision_config and mrope_section, from the top level (4.x) or with the
-	 * language model in text_config and rope_parameters (5.x) */
-	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0);
+	 * language model in text_config and rope_parameters (5.x); Qwen2.5-VL names its
+	 * vision width hidden_size and gives intermediate_size and out_hidden_size */
+	bool v25 = strcmp(e->name, "qwen2_5_vl") == 0;
+	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25);
 	if (cfg->has_vision) {
-		assert_int_equal(cfg->v_depth, 2);
-		assert_int_equal(cfg->v_embed_dim, 128);
+		assert_int_equal(cfg->v_depth, v25 ? 4 : 2);
+		assert_int_equal(v25 ? cfg->v_hidden_size : cfg->v_embed_dim, 128);
+		assert_int_equal(cfg->v_intermediate_size, v25 ? 384 : -1);
+		assert_int_equal(cfg->v_out_hidden_size, v25 ? 256 : -1);
 		assert_int_equal(cfg->v_num_heads, 4);
 		assert_true(cfg->v_mlp_ratio == 4.0);
 		assert_int_equal(cfg->v_patch_size, 14);

@@ -46,9 +46,9 @@ static int gen_family(const char *fam)
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"llama",     "qwen2",       "qwen3",       "mixtral",
-	                             "qwen2_moe", "bert",        "deepseek_v3", "llama_fp8",
-	                             "qwen2_vl",  "qwen2_vl_hf5"};
+	static const char *fams[] = {"llama",     "qwen2",        "qwen3",       "mixtral",
+	                             "qwen2_moe", "bert",         "deepseek_v3", "llama_fp8",
+	                             "qwen2_vl",  "qwen2_vl_hf5", "qwen2_5_vl"};
 	g_root = tu_mkdtemp("reference");
 	if (g_root == NULL)
 		return -1;
@@ -173,12 +173,13 @@ static void test_qwen2_qwen3(void **state)
 
 static void tamper_swap_qkv(void *ctx, ref_set *r, uint32_t n);
 
-/* Qwen2-VL: the language model (Qwen2 with MRoPE, plain RoPE on text tokens) in both
- * name layouts; the vision tower is covered by test_shardmap_vl. */
+/* Qwen2-VL and Qwen2.5-VL: the language model (Qwen2 with MRoPE, plain RoPE on text
+ * tokens) in both name layouts; the vision towers are covered by test_shardmap_vl. */
 static void test_qwen2_vl(void **state)
 {
 	(void)state;
 	expect_pass("qwen2_vl", 4, 1, WT_QUANT_NONE, 0);
+	expect_pass("qwen2_5_vl", 2, 1, WT_QUANT_FP8_CHANNEL, 0);
 	expect_pass("qwen2_vl_hf5", 2, 1, WT_QUANT_NONE, 0);
 	expect_pass("qwen2_vl_hf5", 2, 1, WT_QUANT_FP8_CHANNEL, 0);
 	ref_result res;

@@ -4,8 +4,10 @@
  * rank bytes exactly (fused qkv by heads, proj/fc2/mlp.2 by columns, fc1/mlp.0
  * by rows, the rest replicated); the transformers 5.x name layout giving the
  * same shards as 4.x; mrope_section checks; vision head divisibility;
- * quantization and exclusion of vision weights; Qwen2.5-VL refused. Seed fixed
- * and printed.
+ * quantization and exclusion of vision weights. Qwen2.5-VL: its RMSNorm blocks
+ * and gated MLP (gate/up fused into gate_up_proj by rows, down_proj by
+ * columns) cut and put back together the same way, its config checks. Seed
+ * fixed and printed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,7 +57,14 @@ static const char *cfg4(const char *arch, const char *rope)
 #define CFG4_GOOD cfg4(ARCH, ROPE_OK)
 
 /* How a vision tensor is cut. */
-typedef enum { CUT_REPL, CUT_ROWS, CUT_COLS, CUT_QKV } cut;
+typedef enum {
+	CUT_REPL,
+	CUT_ROWS,
+	CUT_COLS,
+	CUT_QKV,
+	CUT_GATE, /* rows, first half of a fused gate_up_proj */
+	CUT_UP,   /* rows, second half */
+} cut;
 
 typedef struct vt {
 	const char *name; /* canonical (4.x) name; "%d" = block */
@@ -103,8 +112,9 @@ static void add(tm_model *m, bool hf5, const char *canon, int64_t a, int64_t b)
 	tm_add2(m, n, a, b);
 }
 
-/* The model; values depend only on the seed and the tensor's position in the list. */
-static tm_model *qvl_model(bool hf5)
+/* The language model and the patch embed; values depend only on the seed and
+ * the tensor's position in the list. */
+static tm_model *lm_and_patch_model(bool hf5)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
 	add(m, hf5, "model.embed_tokens.weight", 128, HID);
@@ -132,6 +142,13 @@ static tm_model *qvl_model(bool hf5)
 	int64_t shape5[5] = {VE, 3, 2, 2, 2};
 	d->ndim = 5;
 	memcpy(d->shape, shape5, sizeof(shape5));
+	return m;
+}
+
+/* Qwen2-VL: the LM, the patch embed and the vision tensors of `vision`. */
+static tm_model *qvl_model(bool hf5)
+{
+	tm_model *m = lm_and_patch_model(hf5);
 	for (size_t v = 0; v < N_VISION; v++)
 		for (int blk = 0; blk < (strstr(vision[v].name, "%d") ? 2 : 1); blk++) {
 			char b[200];
@@ -231,6 +248,14 @@ static void reassemble(const fx *f, uint32_t T, const char *name, const char *sr
 			for (int p = 0; p < 3; p++)
 				memcpy(full + (p * (n / 3) + r * hl) * K * es, b + p * hl * K * es,
 				       (size_t)(hl * K * es));
+			break;
+		}
+		case CUT_GATE:
+		case CUT_UP: {
+			int64_t il = n / T; /* [gate_r ; up_r] */
+			assert_int_equal(rows, 2 * il);
+			memcpy(full + r * il * K * es, b + (how == CUT_UP ? il : 0) * K * es,
+			       (size_t)(il * K * es));
 			break;
 		}
 		}
@@ -379,9 +404,6 @@ static void test_layout_errors(void **state)
 	m->d[tm_find(m, "visual.patch_embed.proj.weight")].shape[4] = 1;
 	m->d[tm_find(m, "visual.patch_embed.proj.weight")].shape[3] = 4;
 	expect_fail(m, CFG4_GOOD, 1, WT_ESHAPE, "[32, 3, 2, 2, 2]");
-	/* Qwen2.5-VL: a clear refusal */
-	expect_fail(qvl_model(false), cfg4("Qwen2_5_VLForConditionalGeneration", ROPE_OK), 1,
-	            WT_EUNSUPPORTED, "Qwen2.5-VL is not supported");
 }
 
 /* Quantization: vision linears follow the LM rules; the Conv3d patch embed, norms and
@@ -470,13 +492,163 @@ static void test_hf5_scales_exclusions(void **state)
 	fx_close(&f);
 }
 
+/* ---- Qwen2.5-VL: vision width 32 (hidden_size), gated MLP intermediate_size, depth 2 ---- */
+#define VI25 80 /* unlike any other dimension here: qvl25_model substitutes it */
+
+static const char cfg25_fmt[] =
+    "{\"architectures\":[\"Qwen2_5_VLForConditionalGeneration\"],\"model_type\":\"qwen2_5_"
+    "vl\"," LM_CFG ",\"tie_word_embeddings\":false,\"rope_scaling\":{" ROPE_OK
+    "},\"vision_config\":{\"depth\":2,"
+    "\"hidden_size\":32,\"intermediate_size\":%d,\"num_heads\":4,\"out_hidden_size\":%d,"
+    "\"patch_size\":2,\"temporal_patch_size\":2,\"spatial_merge_size\":2,\"in_chans\":3,"
+    "\"window_size\":112,\"fullatt_block_indexes\":[1]}}";
+
+static char cfg25_buf[2048];
+static const char *cfg25(int vi, int out_hidden)
+{
+	snprintf(cfg25_buf, sizeof(cfg25_buf), cfg25_fmt, vi, out_hidden);
+	return cfg25_buf;
+}
+
+static const vt vision25[] = {
+    {"visual.blocks.%d.norm1.weight", CUT_REPL, VE, 0},
+    {"visual.blocks.%d.norm2.weight", CUT_REPL, VE, 0},
+    {"visual.blocks.%d.attn.qkv.weight", CUT_QKV, 3 * VE, VE},
+    {"visual.blocks.%d.attn.qkv.bias", CUT_QKV, 3 * VE, 0},
+    {"visual.blocks.%d.attn.proj.weight", CUT_COLS, VE, VE},
+    {"visual.blocks.%d.attn.proj.bias", CUT_REPL, VE, 0},
+    {"visual.blocks.%d.mlp.gate_proj.weight", CUT_GATE, VI25, VE},
+    {"visual.blocks.%d.mlp.gate_proj.bias", CUT_GATE, VI25, 0},
+    {"visual.blocks.%d.mlp.up_proj.weight", CUT_UP, VI25, VE},
+    {"visual.blocks.%d.mlp.up_proj.bias", CUT_UP, VI25, 0},
+    {"visual.blocks.%d.mlp.down_proj.weight", CUT_COLS, VE, VI25},
+    {"visual.blocks.%d.mlp.down_proj.bias", CUT_REPL, VE, 0},
+    {"visual.merger.ln_q.weight", CUT_REPL, VE, 0},
+    {"visual.merger.mlp.0.weight", CUT_ROWS, VM, VM},
+    {"visual.merger.mlp.0.bias", CUT_ROWS, VM, 0},
+    {"visual.merger.mlp.2.weight", CUT_COLS, HID, VM},
+    {"visual.merger.mlp.2.bias", CUT_REPL, HID, 0},
+};
+#define N_VISION25 (sizeof(vision25) / sizeof(vision25[0]))
+
+/* VI25 in a shape stands for the model's vision intermediate size vi. */
+static int64_t vi_dim(int64_t d, int64_t vi)
+{
+	return d == VI25 ? vi : d;
+}
+
+static tm_model *qvl25_model(int64_t vi)
+{
+	tm_model *m = lm_and_patch_model(false);
+	for (size_t v = 0; v < N_VISION25; v++)
+		for (int blk = 0; blk < (strstr(vision25[v].name, "%d") ? 2 : 1); blk++) {
+			char b[200];
+			snprintf(b, sizeof(b), vision25[v].name, blk);
+			tm_add2(m, b, vi_dim(vision25[v].n, vi), vi_dim(vision25[v].k, vi));
+		}
+	return m;
+}
+
+/* The runtime name of a Qwen2.5-VL vision tensor: gate/up fuse into gate_up_proj. */
+static void rt25_name(char *b, size_t n, const char *ck, cut how)
+{
+	const char *leaf = how == CUT_GATE ? "gate_proj" : how == CUT_UP ? "up_proj" : NULL;
+	const char *at = leaf ? strstr(ck, leaf) : NULL;
+	if (at == NULL)
+		snprintf(b, n, "%s", ck);
+	else
+		snprintf(b, n, "%.*sgate_up_proj%s", (int)(at - ck), ck, at + strlen(leaf));
+}
+
+static void test_qwen25_cut_reassemble(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {1, 2, 4};
+	for (size_t i = 0; i < 3; i++) {
+		uint32_t T = tps[i];
+		fx f;
+		if (fx_open(&f, qvl25_model(VI25), cfg25(VI25, HID), T, WT_QUANT_NONE, NULL))
+			fail_msg("%s", f.err.msg);
+		reassemble(&f, T, "visual.patch_embed.proj.weight",
+		           "visual.patch_embed.proj.weight", CUT_REPL, VE, 3 * 8);
+		for (size_t v = 0; v < N_VISION25; v++)
+			for (int blk = 0; blk < (strstr(vision25[v].name, "%d") ? 2 : 1); blk++) {
+				char ck[200], rt[200];
+				snprintf(ck, sizeof(ck), vision25[v].name, blk);
+				rt25_name(rt, sizeof(rt), ck, vision25[v].how);
+				reassemble(&f, T, rt, ck, vision25[v].how, vision25[v].n,
+				           vision25[v].k);
+			}
+		tm_check_coverage(f.c, f.p, 2);
+		assert_int_equal(tm_ix(f.p, 0, "visual.blocks.0.norm1.bias"), -1);
+		assert_int_equal(tm_ix(f.p, 0, "visual.blocks.0.mlp.gate_proj.weight"), -1);
+		fx_close(&f);
+	}
+}
+
+static void test_qwen25_errors(void **state)
+{
+	(void)state;
+	expect_fail(qvl25_model(VI25), cfg25(VI25, 48), 2, WT_ECORRUPT,
+	            "vision_config.out_hidden_size 48 must equal the language model's "
+	            "hidden_size 64");
+	char no_inter[2048];
+	snprintf(no_inter, sizeof(no_inter), "%s", cfg25(VI25, HID));
+	char *k = strstr(no_inter, "\"intermediate_size\":80,");
+	assert_non_null(k);
+	memmove(k, k + strlen("\"intermediate_size\":80,"),
+	        strlen(k + strlen("\"intermediate_size\":80,")) + 1);
+	expect_fail(qvl25_model(VI25), no_inter, 2, WT_ECORRUPT,
+	            "Qwen2.5-VL needs vision_config with depth, hidden_size, num_heads, "
+	            "intermediate_size and out_hidden_size");
+	/* an intermediate size tp_size does not divide: named, with the sizes that work */
+	expect_fail(qvl25_model(90), cfg25(90, HID), 4, WT_ELAYOUT,
+	            "vision_config.intermediate_size 90");
+	expect_ok(qvl25_model(90), cfg25(90, HID));
+	/* the vision MLP biases are required; a Qwen2-VL LayerNorm bias is unknown here */
+	tm_model *m = qvl25_model(VI25);
+	tm_remove(m, "visual.blocks.1.mlp.up_proj.bias");
+	expect_fail(m, cfg25(VI25, HID), 2, WT_ENOTFOUND,
+	            "'visual.blocks.1.mlp.up_proj.bias': missing from the checkpoint");
+	m = qvl25_model(VI25);
+	tm_add2(m, "visual.blocks.0.norm1.bias", VE, 0);
+	expect_fail(m, cfg25(VI25, HID), 2, WT_EUNSUPPORTED, "visual.blocks.0.norm1.bias");
+}
+
+/* FP8 per channel: the fused vision gate_up_proj and down_proj are quantized
+ * (one scale per output row), the RMSNorms and biases stay BF16. */
+static void test_qwen25_quant(void **state)
+{
+	(void)state;
+	fx f;
+	if (fx_open(&f, qvl25_model(VI25), cfg25(VI25, HID), 2, WT_QUANT_FP8_CHANNEL, NULL))
+		fail_msg("%s", f.err.msg);
+	const sm_out_info *w = out(&f, 1, "visual.blocks.1.mlp.gate_up_proj.weight", NULL);
+	assert_int_equal(w->dtype, WT_F8_E4M3);
+	assert_int_equal(w->shape[0], VI25);
+	assert_int_equal(
+	    out(&f, 1, "visual.blocks.1.mlp.gate_up_proj.weight_scale", NULL)->shape[0], VI25);
+	assert_int_equal(out(&f, 0, "visual.blocks.0.mlp.down_proj.weight", NULL)->dtype,
+	                 WT_F8_E4M3);
+	assert_int_equal(out(&f, 0, "visual.blocks.0.mlp.gate_up_proj.bias", NULL)->dtype, WT_BF16);
+	assert_int_equal(out(&f, 0, "visual.blocks.0.norm2.weight", NULL)->dtype, WT_BF16);
+	assert_int_equal(out(&f, 0, "visual.merger.ln_q.weight", NULL)->dtype, WT_BF16);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cut_reassemble_4x),     cmocka_unit_test(test_cut_reassemble_5x),
-	    cmocka_unit_test(test_layouts_same_shards),   cmocka_unit_test(test_mrope),
-	    cmocka_unit_test(test_layout_errors),         cmocka_unit_test(test_quant),
+	    cmocka_unit_test(test_cut_reassemble_4x),
+	    cmocka_unit_test(test_cut_reassemble_5x),
+	    cmocka_unit_test(test_layouts_same_shards),
+	    cmocka_unit_test(test_mrope),
+	    cmocka_unit_test(test_layout_errors),
+	    cmocka_unit_test(test_quant),
 	    cmocka_unit_test(test_hf5_scales_exclusions),
+	    cmocka_unit_test(test_qwen25_cut_reassemble),
+	    cmocka_unit_test(test_qwen25_errors),
+	    cmocka_unit_test(test_qwen25_quant),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@ the source safetensors (raw bytes, so BF16/FP8 compare exactly) and compares the
 `weightctl shard` output, tensor names included. Used by shard_python.sh.
 
 Qwen2-VL: the vision tower (qkv by heads, proj/fc2/mlp.2 columns, fc1/mlp.0 rows) and the
-transformers 5.x names are read here too.
+transformers 5.x names are read here too; Qwen2.5-VL's gated vision MLP fuses gate/up into
+gate_up_proj like the language model's, down_proj by columns.
 
 usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block) [up_gate]
 """
@@ -61,11 +62,13 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
-        if name.startswith("visual."):  # Qwen2-VL vision tower
+        if name.startswith("visual."):  # Qwen2-VL / Qwen2.5-VL vision tower
             if re.search(r"\.attn\.qkv\.(weight|bias)$", name):  # [q; k; v] split by heads
                 e = rows // 3; hl = e // T
                 add(name, sum((pieces_rows(name, k * e + r * hl, hl) for k in range(3)), []))
-            elif re.search(r"(attn\.proj|mlp\.fc2|merger\.mlp\.2)\.weight$", name):
+            elif re.search(r"mlp\.(gate|up)_proj\.(weight|bias)$", name):
+                pass  # Qwen2.5-VL: fused into gate_up_proj below
+            elif re.search(r"(attn\.proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2)\.weight$", name):
                 add(name, pieces_cols(name, r * cols // T, cols // T))
             elif re.search(r"(mlp\.fc1|merger\.mlp\.0)\.(weight|bias)$", name):
                 add(name, pieces_rows(name, r * rows // T, rows // T))

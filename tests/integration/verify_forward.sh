@@ -10,7 +10,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/wt-verifyfwd-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
-for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 llama_w8a8 llama_w4a16 \
+for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
@@ -35,6 +35,7 @@ check deepseek_v3 --tp-size 2 --dtype fp32
 check deepseek_v3 --tp-size 2 --ep-size 2 --quant fp8-block
 check qwen2_vl --tp-size 4
 check qwen2_vl_hf5 --tp-size 2 --quant fp8-channel
+check qwen2_5_vl --tp-size 4
 # compressed-tensors sources: pass-through is exact (the full path dequantizes the
 # checkpoint's codes); requantized and BF16 outputs are held to their budgets
 check llama_w8a8 --tp-size 4 --quant int8-channel
