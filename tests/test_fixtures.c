@@ -104,6 +104,7 @@ static const fam_expect fams[] = {
     {"qwen2_vl", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"qwen2_vl_hf5", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
     {"qwen2_5_vl", 81, QVL25_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    {"qwen2_5_vl_hf5", 81, QVL25_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -161,7 +162,7 @@ static void check_family(const fam_expect *e, const char *root)
 	/* Qwen2-VL: vision_config and mrope_section, from the top level (4.x) or with the
 	 * language model in text_config and rope_parameters (5.x); Qwen2.5-VL names its
 	 * vision width hidden_size and gives intermediate_size and out_hidden_size */
-	bool v25 = strcmp(e->name, "qwen2_5_vl") == 0;
+	bool v25 = strncmp(e->name, "qwen2_5_vl", 10) == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25);
 	if (cfg->has_vision) {
 		assert_int_equal(cfg->v_depth, v25 ? 4 : 2);
