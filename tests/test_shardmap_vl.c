@@ -72,25 +72,35 @@ typedef struct vt {
 	int64_t n, k; /* k 0 = 1-D */
 } vt;
 
+/* Rows both vision towers have (the order of each table gives the values). */
+#define VT_ATTN                                                                                    \
+	{"visual.blocks.%d.attn.qkv.weight", CUT_QKV, 3 * VE, VE},                                 \
+	    {"visual.blocks.%d.attn.qkv.bias", CUT_QKV, 3 * VE, 0},                                \
+	    {"visual.blocks.%d.attn.proj.weight", CUT_COLS, VE, VE},                               \
+	{                                                                                          \
+		"visual.blocks.%d.attn.proj.bias", CUT_REPL, VE, 0                                 \
+	}
+#define VT_MERGER_MLP                                                                              \
+	{"visual.merger.mlp.0.weight", CUT_ROWS, VM, VM},                                          \
+	    {"visual.merger.mlp.0.bias", CUT_ROWS, VM, 0},                                         \
+	    {"visual.merger.mlp.2.weight", CUT_COLS, HID, VM},                                     \
+	{                                                                                          \
+		"visual.merger.mlp.2.bias", CUT_REPL, HID, 0                                       \
+	}
+
 static const vt vision[] = {
     {"visual.blocks.%d.norm1.weight", CUT_REPL, VE, 0},
     {"visual.blocks.%d.norm1.bias", CUT_REPL, VE, 0},
     {"visual.blocks.%d.norm2.weight", CUT_REPL, VE, 0},
     {"visual.blocks.%d.norm2.bias", CUT_REPL, VE, 0},
-    {"visual.blocks.%d.attn.qkv.weight", CUT_QKV, 3 * VE, VE},
-    {"visual.blocks.%d.attn.qkv.bias", CUT_QKV, 3 * VE, 0},
-    {"visual.blocks.%d.attn.proj.weight", CUT_COLS, VE, VE},
-    {"visual.blocks.%d.attn.proj.bias", CUT_REPL, VE, 0},
+    VT_ATTN,
     {"visual.blocks.%d.mlp.fc1.weight", CUT_ROWS, VI, VE},
     {"visual.blocks.%d.mlp.fc1.bias", CUT_ROWS, VI, 0},
     {"visual.blocks.%d.mlp.fc2.weight", CUT_COLS, VE, VI},
     {"visual.blocks.%d.mlp.fc2.bias", CUT_REPL, VE, 0},
     {"visual.merger.ln_q.weight", CUT_REPL, VE, 0},
     {"visual.merger.ln_q.bias", CUT_REPL, VE, 0},
-    {"visual.merger.mlp.0.weight", CUT_ROWS, VM, VM},
-    {"visual.merger.mlp.0.bias", CUT_ROWS, VM, 0},
-    {"visual.merger.mlp.2.weight", CUT_COLS, HID, VM},
-    {"visual.merger.mlp.2.bias", CUT_REPL, HID, 0},
+    VT_MERGER_MLP,
 };
 #define N_VISION (sizeof(vision) / sizeof(vision[0]))
 
@@ -513,10 +523,7 @@ static const char *cfg25(int vi, int out_hidden)
 static const vt vision25[] = {
     {"visual.blocks.%d.norm1.weight", CUT_REPL, VE, 0},
     {"visual.blocks.%d.norm2.weight", CUT_REPL, VE, 0},
-    {"visual.blocks.%d.attn.qkv.weight", CUT_QKV, 3 * VE, VE},
-    {"visual.blocks.%d.attn.qkv.bias", CUT_QKV, 3 * VE, 0},
-    {"visual.blocks.%d.attn.proj.weight", CUT_COLS, VE, VE},
-    {"visual.blocks.%d.attn.proj.bias", CUT_REPL, VE, 0},
+    VT_ATTN,
     {"visual.blocks.%d.mlp.gate_proj.weight", CUT_GATE, VI25, VE},
     {"visual.blocks.%d.mlp.gate_proj.bias", CUT_GATE, VI25, 0},
     {"visual.blocks.%d.mlp.up_proj.weight", CUT_UP, VI25, VE},
@@ -524,10 +531,7 @@ static const vt vision25[] = {
     {"visual.blocks.%d.mlp.down_proj.weight", CUT_COLS, VE, VI25},
     {"visual.blocks.%d.mlp.down_proj.bias", CUT_REPL, VE, 0},
     {"visual.merger.ln_q.weight", CUT_REPL, VE, 0},
-    {"visual.merger.mlp.0.weight", CUT_ROWS, VM, VM},
-    {"visual.merger.mlp.0.bias", CUT_ROWS, VM, 0},
-    {"visual.merger.mlp.2.weight", CUT_COLS, HID, VM},
-    {"visual.merger.mlp.2.bias", CUT_REPL, HID, 0},
+    VT_MERGER_MLP,
 };
 #define N_VISION25 (sizeof(vision25) / sizeof(vision25[0]))
 

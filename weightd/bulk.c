@@ -635,28 +635,24 @@ static void accept_cb(void *arg)
 	uint64_t live = 0;
 	for (const wd_bconn *o = bk->conns; o != NULL; o = o->next)
 		live += !o->dead;
-	b->next = bk->conns;
-	bk->conns = b;
 	bool closing = bk->closing;
 	/* streams count against max_connections on their own, as pipes do */
 	bool full = live >= bk->srv->cfg->max_connections;
-	b->dead = closing || full;
+	if (!closing && !full) {
+		b->next = bk->conns;
+		bk->conns = b;
+	}
 	pthread_mutex_unlock(&bk->lk);
-	if (full && !closing)
-		wd_auth_log_failure(bk->srv, "bulk stream: max_connections reached; "
-		                             "connection closed (raise max_connections)");
 	if (closing || full) {
+		/* freed here, never listed: no operation ever started on it, and a
+		 * refused stream must not hold its socket until a later accept */
+		if (!closing)
+			wd_auth_log_failure(bk->srv, "bulk stream: max_connections reached; "
+			                             "connection closed (raise max_connections)");
 		nng_stream_close(st);
-		if (closing)
-			return; /* freed by wd_bulk_stop */
-		/* freed now by the reap job, not at the next accept: a refused
-		 * stream holds its socket until it is freed */
-		pthread_mutex_lock(&bk->lk);
-		bool reap = reap_soon_locked(bk);
-		pthread_mutex_unlock(&bk->lk);
-		if (reap)
-			reap_submit(bk);
-		nng_stream_listener_accept(bk->l, bk->accept_aio);
+		bconn_free(b);
+		if (!closing)
+			nng_stream_listener_accept(bk->l, bk->accept_aio);
 		return;
 	}
 	atomic_fetch_add(&bk->srv->bulk_streams, 1); /* taken: not refused above */
