@@ -332,6 +332,10 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_int(root, "intermediate_size", -1, 1, &c->intermediate_size, err);
 	if (rv == WT_OK)
 		rv = get_bool(root, "tie_word_embeddings", false, &c->tie_word_embeddings, err);
+	if (rv == WT_OK) {
+		json_t *tie = json_object_get(root, "tie_word_embeddings");
+		c->tie_given = tie != NULL && !json_is_null(tie);
+	}
 	if (rv == WT_OK)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)

@@ -238,7 +238,9 @@ typedef struct ckpt_config {
 	int64_t intermediate_size;
 	int64_t vocab_size;
 	int64_t num_hidden_layers;
-	bool tie_word_embeddings; /* default false */
+	bool tie_word_embeddings; /* as given; false if absent */
+	bool tie_given;           /* present in config.json: else the architecture's
+	                             default decides (shardmap_tied) */
 	/* MoE */
 	int64_t num_experts; /* num_local_experts | num_experts | n_routed_experts; 0 = dense */
 	int64_t moe_intermediate_size;           /* Mixtral: intermediate_size */

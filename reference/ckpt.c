@@ -27,7 +27,7 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	c.I = cc->intermediate_size;
 	c.V = cc->vocab_size;
 	c.L = cc->num_hidden_layers;
-	c.tied = cc->tie_word_embeddings;
+	c.tied = shardmap_tied(cc);
 	c.E = cc->num_experts;
 	c.Ie = cc->moe_intermediate_size > 0 ? cc->moe_intermediate_size : cc->intermediate_size;
 	/* shared experts as the planner derives them (shardmap/plan.c derive_dims) */

@@ -538,7 +538,7 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		int rv = check_rule_indices(x, ru, t, i, j, err);
 		if (rv != WT_OK)
 			return rv;
-		if ((ru->flags & SM_F_LMHEAD) && x->cfg->tie_word_embeddings)
+		if ((ru->flags & SM_F_LMHEAD) && x->tied)
 			return skip_tied_lm_head(x, p, k, err);
 		char rt[NAME_MAX_LEN];
 		if (!shardmap_expand(ru->runtime, i, j, rt, sizeof(rt)))
@@ -584,7 +584,7 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					return wt_seterr(err, WT_ETOOBIG, "name too long");
 				bool have = shardmap_ct_find(x->c, x->cfg, name) != NULL;
 				bool need = !(ru->flags & SM_F_OPT);
-				if ((ru->flags & SM_F_LMHEAD) && x->cfg->tie_word_embeddings)
+				if ((ru->flags & SM_F_LMHEAD) && x->tied)
 					need = false;
 				if (need && !have)
 					return wt_seterr(
@@ -656,6 +656,14 @@ const char *shardmap_family_of(const ckpt_config *cfg)
 	return f ? f->name : NULL;
 }
 
+bool shardmap_tied(const ckpt_config *cfg)
+{
+	if (cfg->tie_given)
+		return cfg->tie_word_embeddings;
+	const sm_family *f = shardmap_family_find(cfg->architecture, cfg->model_type);
+	return f != NULL && f->tie_default;
+}
+
 int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *err)
 {
 	if (l->raw)
@@ -674,8 +682,13 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	int rv = wt_layout_check(&chk, err);
 	if (rv != WT_OK)
 		return rv;
-	sm_ctx x = {
-	    .c = c, .cfg = cfg, .l = l, .fam = fam, .tp_size = l->tp_size, .ep_size = l->ep_size};
+	sm_ctx x = {.c = c,
+	            .cfg = cfg,
+	            .l = l,
+	            .fam = fam,
+	            .tp_size = l->tp_size,
+	            .ep_size = l->ep_size,
+	            .tied = cfg->tie_given ? cfg->tie_word_embeddings : fam->tie_default};
 	sm_plan *p = calloc(1, sizeof(*p));
 	if (!p)
 		return wt_seterr(err, WT_ENOMEM, "plan: out of memory for the plan");
@@ -683,7 +696,7 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	p->fam = fam;
 	p->tp = l->tp_size;
 	p->ep = l->ep_size;
-	p->tied = cfg->tie_word_embeddings;
+	p->tied = x.tied;
 	uint64_t nr;
 	if (!wt_mul_u64(p->tp, p->ep, &nr) || nr > 65536) {
 		rv = wt_seterr(err, WT_ELAYOUT, "tp_size %u * ep_size %u ranks is too many", p->tp,

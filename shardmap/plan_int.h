@@ -53,6 +53,7 @@ typedef struct sm_ctx {
 	uint32_t tp_size,
 	    ep_size; /* the layout's sizes (plan_inst.c varies tp_size in suggestions) */
 	bool alt;    /* the checkpoint uses the family's alias name layout */
+	bool tied;   /* the LM head is the embedding (shardmap_tied) */
 	sm_plan *p;  /* NULL in a dry run (validation only, no messages) */
 } sm_ctx;
 

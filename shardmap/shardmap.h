@@ -64,6 +64,10 @@ const char *shardmap_family(const sm_plan *p);
 /* The family shardmap_plan picks for a checkpoint's config (architectures[0],
  * then model_type), without planning; NULL when none does. Borrowed, static. */
 const char *shardmap_family_of(const ckpt_config *cfg);
+/* Whether the LM head is the embedding: tie_word_embeddings when config.json
+ * gives it, else the family's default (true for Gemma, false for the others,
+ * as transformers loads them); false for an unknown architecture. */
+bool shardmap_tied(const ckpt_config *cfg);
 
 /*
  * Called exactly once per (rank, tensor) produced (not for a tensor that

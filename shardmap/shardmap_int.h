@@ -121,6 +121,10 @@ typedef struct sm_family {
 	/* Qwen2.5-VL's vision_config: the width is hidden_size and the MLP hidden
 	 * intermediate_size (Qwen2-VL: embed_dim and embed_dim x mlp_ratio). */
 	bool vision_gated;
+	/* tie_word_embeddings when config.json omits it: the default of the
+	 * transformers config class, as transformers itself loads such a config
+	 * (Gemma: true, and save_pretrained omits the key of a tied Gemma) */
+	bool tie_default;
 } sm_family;
 
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
@@ -136,6 +140,9 @@ extern const sm_family shardmap_family_qwen3_moe;
 extern const sm_family shardmap_family_deepseek_v3;
 extern const sm_family shardmap_family_bert;
 extern const sm_family shardmap_family_qwen2_vl;
+extern const sm_family shardmap_family_gemma;
+extern const sm_family shardmap_family_gemma2;
+extern const sm_family shardmap_family_gemma3_text;
 extern const sm_family shardmap_family_qwen2_5_vl;
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
