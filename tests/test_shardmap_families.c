@@ -1,6 +1,6 @@
 /*
  * test_shardmap_families.c — the mapping of every family (Qwen2, Qwen3, Mixtral,
- * Qwen2-MoE, DeepSeek-V3, BERT) with hand-computed shapes, expert placement
+ * Qwen2-MoE, DeepSeek-V3, BERT, Gemma) with hand-computed shapes, expert placement
  * (E=6 over P=4), MLA head units, and the covered-exactly-once property for
  * every family and several layouts. Seeds fixed and printed.
  */
@@ -392,6 +392,131 @@ static void test_deepseek_no_qlora(void **state)
 	fx_close(&f);
 }
 
+/* Gemma: H 4, KV 1, head_dim 128 (H x d = 512 against hidden 256), I 512, V 1000;
+ * version 2 and 3 add the norms around the MLP, 3 q_norm / k_norm. */
+static tm_model *tm_gemma(int version, int lm_head)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	tm_top(m, 1000, 256, lm_head);
+	for (int i = 0; i < 2; i++) {
+		char b[200];
+		tm_attn(m, i, 4, 1, 128, 256, 0, version == 3);
+		tm_mlp(m, i, "mlp.", 512, 256);
+		if (version >= 2) {
+			tm_fmt(b, sizeof(b), TM_L, i, "pre_feedforward_layernorm.weight");
+			tm_add2(m, b, 256, 0);
+			tm_fmt(b, sizeof(b), TM_L, i, "post_feedforward_layernorm.weight");
+			tm_add2(m, b, 256, 0);
+		}
+	}
+	return m;
+}
+
+#define GEMMA_CFG(arch, mt, tie)                                                                   \
+	"{\"architectures\":[\"" arch "\"],\"model_type\":\"" mt "\",\"hidden_size\":256,"         \
+	"\"num_attention_heads\":4,\"num_key_value_heads\":1,\"head_dim\":128,"                    \
+	"\"intermediate_size\":512,\"vocab_size\":1000,\"num_hidden_layers\":2" tie "}"
+
+/* tie_word_embeddings absent: Gemma ties (transformers' GemmaConfig default, and
+ * save_pretrained leaves the key out), so the checkpoint has no lm_head. */
+static void test_gemma_tied_default(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_gemma(1, 0), GEMMA_CFG("GemmaForCausalLM", "gemma", ""), 4, 1, 0, true);
+	assert_string_equal(shardmap_family(f.p), "gemma");
+	assert_true(shardmap_tied_lm_head(f.p));
+	assert_int_equal(tm_ix(f.p, 0, "lm_head.weight"), -1);
+	/* T 4: one q head of 128 rows, the single kv head on every rank */
+	shp(&f, 3, "model.layers.0.self_attn.qkv_proj.weight", 2, 384, 256, 0);
+	shp(&f, 3, "model.layers.0.self_attn.o_proj.weight", 2, 256, 128, 0);
+	shp(&f, 3, "model.embed_tokens.weight", 2, 256, 256, 0);
+	size_t rb;
+	const uint8_t *got = out_bytes(&f, 3, "model.layers.0.self_attn.qkv_proj.weight");
+	const uint8_t *q = src_rows(&f, "model.layers.0.self_attn.q_proj.weight", 384, &rb);
+	const uint8_t *k = src_rows(&f, "model.layers.0.self_attn.k_proj.weight", 0, &rb);
+	const uint8_t *v = src_rows(&f, "model.layers.0.self_attn.v_proj.weight", 0, &rb);
+	assert_int_equal(rb, 512);
+	assert_memory_equal(got, q, 128 * rb);
+	assert_memory_equal(got + 128 * rb, k, 128 * rb);
+	assert_memory_equal(got + 256 * rb, v, 128 * rb);
+	fx_close(&f);
+	/* given false, the LM head is the checkpoint's own */
+	fx_open(&f, tm_gemma(1, 1),
+	        GEMMA_CFG("GemmaForCausalLM", "gemma", ",\"tie_word_embeddings\":false"), 4, 1, 0,
+	        true);
+	assert_false(shardmap_tied_lm_head(f.p));
+	shp(&f, 2, "lm_head.weight", 2, 256, 256, 0);
+	fx_close(&f);
+}
+
+/* Plan model m under cfg at TP 2; the error code, its message in err. */
+static int plan_err(tm_model *m, const char *cfg, wt_errbuf *err)
+{
+	char *dir = tu_mkdtemp("smfam");
+	assert_int_equal(tm_write(m, dir, cfg), 0);
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	store *s;
+	ckpt *c;
+	sm_plan *p;
+	int rv = tm_plan(dir, &l, &s, &c, &p, err);
+	tm_close(s, c, p);
+	tm_free(m);
+	tu_rmrf(dir);
+	free(dir);
+	return rv;
+}
+
+static void test_gemma_errors(void **state)
+{
+	(void)state;
+	wt_errbuf err = {0};
+	/* tied given false without an lm_head: missing, named */
+	assert_int_equal(
+	    plan_err(tm_gemma(1, 0),
+	             GEMMA_CFG("GemmaForCausalLM", "gemma", ",\"tie_word_embeddings\":false"),
+	             &err),
+	    WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "lm_head.weight"));
+	/* the default is the family's: Llama's absent key means untied */
+	assert_int_equal(plan_err(tm_gemma(1, 0), GEMMA_CFG("LlamaForCausalLM", "llama", ""), &err),
+	                 WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "lm_head.weight"));
+	/* Gemma 2's MLP norms are unknown to Gemma (1): refused, not dropped */
+	assert_int_not_equal(
+	    plan_err(tm_gemma(2, 0), GEMMA_CFG("GemmaForCausalLM", "gemma", ""), &err), WT_OK);
+	assert_non_null(strstr(err.msg, "feedforward_layernorm.weight': unknown tensor"));
+	/* and Gemma 3 needs its q_norm / k_norm */
+	assert_int_equal(
+	    plan_err(tm_gemma(2, 0), GEMMA_CFG("Gemma3ForCausalLM", "gemma3_text", ""), &err),
+	    WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "q_norm"));
+}
+
+static void test_gemma2_gemma3(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_gemma(3, 0), GEMMA_CFG("Gemma3ForCausalLM", "gemma3_text", ""), 2, 1, 0,
+	        true);
+	assert_string_equal(shardmap_family(f.p), "gemma3_text");
+	shp(&f, 1, "model.layers.1.pre_feedforward_layernorm.weight", 1, 256, 0, 0);
+	shp(&f, 1, "model.layers.1.self_attn.k_norm.weight", 1, 128, 0, 0);
+	shp(&f, 1, "model.layers.1.mlp.gate_up_proj.weight", 2, 512, 256, 0);
+	size_t rb;
+	const uint8_t *want =
+	    src_rows(&f, "model.layers.1.post_feedforward_layernorm.weight", 0, &rb);
+	assert_memory_equal(out_bytes(&f, 1, "model.layers.1.post_feedforward_layernorm.weight"),
+	                    want, 256 * rb);
+	fx_close(&f);
+	static const uint32_t dense[][2] = {{1, 1}, {2, 1}, {4, 1}};
+	coverage(tm_gemma(1, 0), GEMMA_CFG("GemmaForCausalLM", "gemma", ""), 1, dense, 3);
+	coverage(tm_gemma(2, 0), GEMMA_CFG("Gemma2ForCausalLM", "gemma2", ""), 1, dense, 3);
+	coverage(tm_gemma(3, 0), GEMMA_CFG("Gemma3ForCausalLM", "gemma3_text", ""), 1, dense, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +530,9 @@ int main(void)
 	    cmocka_unit_test(test_qwen3_moe),
 	    cmocka_unit_test(test_deepseek_no_qlora),
 	    cmocka_unit_test(test_coverage_all),
+	    cmocka_unit_test(test_gemma_tied_default),
+	    cmocka_unit_test(test_gemma_errors),
+	    cmocka_unit_test(test_gemma2_gemma3),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

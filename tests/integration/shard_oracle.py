@@ -46,7 +46,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     d = cfg.get("head_dim", hid // H)
     L = cfg["num_hidden_layers"]; V = cfg["vocab_size"]
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts", 0)))
-    tied = cfg.get("tie_word_embeddings", False)
+    # absent: the transformers config class's default (Gemma ties, the others do not)
+    tied = cfg.get("tie_word_embeddings", arch.startswith("Gemma"))
     bert = arch == "BertModel"
     if bert: KV = H
     outs = {}   # name -> list of pieces (src, axis, start, len) or ("zero", rows)

@@ -15,7 +15,8 @@ if ! "$PY" -c 'import numpy' 2>/dev/null; then
 fi
 "$PY" -c 'import numpy' || { echo "shard_python.sh: FAIL: numpy unavailable"; exit 1; }
 fail=0
-for f in llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5; do
+for f in llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 \
+	gemma gemma2 gemma3_text; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" >/dev/null || { echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
 while read -r fam tp ep quant order; do
@@ -43,6 +44,13 @@ qwen2_5_vl 1 1 none
 qwen2_5_vl 2 1 none
 qwen2_5_vl 4 1 none
 qwen2_5_vl_hf5 2 1 none
+gemma 1 1 none
+gemma 2 1 none
+gemma 4 1 none
+gemma2 2 1 none
+gemma2 8 1 none
+gemma3_text 2 1 none
+gemma3_text 4 1 none
 CASES
 [ "$fail" = 0 ] || { echo "shard_python.sh: FAIL: $fail layouts differ"; exit 1; }
 echo "shard_python.sh: ok"
