@@ -1,8 +1,9 @@
 """Fixtures: a real weightd on 127.0.0.1 (free port, ready file) serving
   - "llama": wt-mkckpt's llama fixture (BF16, H 8, KV 2, V 1000),
   - "foo": the same files with architectures ["FooForCausalLM"] (no family: raw only),
-  - "hf-llama", "hf-mixtral": tiny models written by transformers'
-    save_pretrained(safe_serialization=True) (when transformers imports).
+  - "hf-llama", "hf-mixtral", "hf-gemma", "hf-qwen2": tiny models written by
+    transformers' save_pretrained(safe_serialization=True) (when transformers
+    imports; 4.39.3 has no Qwen2-MoE, Gemma 2/3 or Phi-3 to write).
 The binaries come from $WT_BUILD (default build/, relative to the repository).
 WEIGHTD_REQUIRE_ALL=1 (set by tests/integration/python_pkg.sh) turns a missing
 torch or transformers into a failure instead of a skip."""
@@ -65,7 +66,8 @@ def _hf_models(models_dir):
         import transformers
     except ImportError:
         return
-    from transformers import LlamaConfig, LlamaForCausalLM, MixtralConfig, MixtralForCausalLM
+    from transformers import (GemmaConfig, GemmaForCausalLM, LlamaConfig, LlamaForCausalLM,
+                              MixtralConfig, MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM)
 
     common = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
                   num_hidden_layers=2, vocab_size=250, intermediate_size=128,
@@ -77,7 +79,17 @@ def _hf_models(models_dir):
     mixtral = MixtralForCausalLM(MixtralConfig(num_local_experts=4, num_experts_per_tok=2,
                                                **common)).eval()
     _randomize(mixtral, torch, 2)  # F32 shards
-    for name, model in (("hf-llama", llama), ("hf-mixtral", mixtral)):
+    # H*d 128 != hidden 64; tie_word_embeddings left to Gemma's default (true),
+    # so config.json has no such key and the checkpoint no lm_head.weight
+    gemma_args = dict(common, num_key_value_heads=1, head_dim=32)
+    del gemma_args["tie_word_embeddings"]
+    gemma = GemmaForCausalLM(GemmaConfig(**gemma_args)).eval()
+    _randomize(gemma, torch, 3)
+    gemma = gemma.to(torch.bfloat16)
+    qwen2 = Qwen2ForCausalLM(Qwen2Config(**common)).eval()  # q/k/v biases
+    _randomize(qwen2, torch, 4)  # F32
+    for name, model in (("hf-llama", llama), ("hf-mixtral", mixtral), ("hf-gemma", gemma),
+                        ("hf-qwen2", qwen2)):
         model.save_pretrained(os.path.join(models_dir, name), safe_serialization=True)
         HF_MODELS[name] = model
     assert transformers.__version__

@@ -1,6 +1,6 @@
 """Undo weightd's per-rank layouts (docs/format.md section 2) back into the
 checkpoint's tensors: concatenate column/row-parallel slices, split fused
-qkv ([q_r; k_r; v_r]) and gate_up ([gate_r; up_r]), unstack expert w13/w2,
+qkv ([q_r; k_r; v_r], weight and bias) and gate_up ([gate_r; up_r]), unstack expert w13/w2,
 drop vocabulary padding. Every copy that should be replicated across ranks is
 checked to be identical. Used by test_transformers.py only."""
 
@@ -35,16 +35,16 @@ def reassemble(cfg, T, P, shards):
         # non-expert tensors follow tp_rank only: every ep rank holds the same slice
         if ".experts." not in name:
             by_r = [_same([shards[(r, e)][name] for e in range(P)], name) for r in range(T)]
-        if name.endswith("self_attn.qkv_proj.weight"):
-            pre = name[:-len("qkv_proj.weight")]
+        if name.endswith(("self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias")):
+            pre, leaf = name.split("qkv_proj.")
             Hl, KVl = H // T, max(KV // T, 1)
             per_kv = 1 if KV >= T else T // KV  # ranks sharing one kv slice
             parts = [torch.split(x, [Hl * d, KVl * d, KVl * d]) for x in by_r]
-            out[pre + "q_proj.weight"] = torch.cat([p[0] for p in parts])
-            for i, leaf in ((1, "k_proj.weight"), (2, "v_proj.weight")):
+            out[pre + "q_proj." + leaf] = torch.cat([p[0] for p in parts])
+            for i, proj in ((1, "k_proj."), (2, "v_proj.")):
                 groups = [_same([parts[r][i] for r in range(g * per_kv, (g + 1) * per_kv)],
                                 name) for g in range(T // per_kv)]
-                out[pre + leaf] = torch.cat(groups)
+                out[pre + proj + leaf] = torch.cat(groups)
         elif name.endswith(("o_proj.weight", "mlp.down_proj.weight")):
             out[name] = torch.cat(by_r, dim=1)
         elif name.endswith("mlp.gate_up_proj.weight"):

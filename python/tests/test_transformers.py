@@ -1,7 +1,8 @@
 """The TP/EP shards of checkpoints written by transformers, fetched with
 weightd.Client, reassembled (reassemble.py) and loaded back into a fresh
 transformers model with load_state_dict(strict=True): every weight and the
-logits must equal the original model's bit for bit."""
+logits must equal the original model's bit for bit. A tied model's shards
+carry no lm_head.weight: the fresh model ties it to the embedding."""
 
 import json
 import os
@@ -14,6 +15,8 @@ from reassemble import reassemble
 LAYOUTS = {
     "hf-llama": [(1, 1), (2, 1), (4, 1)],  # TP 4 > KV 2: kv heads replicated
     "hf-mixtral": [(2, 1), (1, 2), (2, 2), (1, 3)],  # EP 3: experts 2, 1, 1
+    "hf-gemma": [(1, 1), (2, 1), (4, 1)],  # KV 1: kv heads replicated at TP 2 and 4
+    "hf-qwen2": [(1, 1), (2, 1), (4, 1)],  # q/k/v biases fused like the weights
 }
 
 
@@ -30,8 +33,12 @@ def test_roundtrip_logits(client, server, model, T, P):
             for name, t in s.items():
                 assert t.data_ptr() == s.address(name)  # zero copy all the way
             shards[(r, e)] = s
+            assert s.manifest.tied_lm_head == orig.config.tie_word_embeddings
     state = reassemble(cfg, T, P, shards)
     ref = orig.state_dict()
+    if orig.config.tie_word_embeddings:
+        assert "lm_head.weight" not in state
+        state["lm_head.weight"] = state["model.embed_tokens.weight"]
     assert sorted(state) == sorted(ref)
     for name, t in ref.items():
         assert state[name].dtype == t.dtype and torch.equal(state[name], t), name
