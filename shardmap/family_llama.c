@@ -1,4 +1,4 @@
-/* family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3 (tables only). */
+/* family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Phi-3 (tables only). */
 #include "shardmap/family_rules.h"
 
 static const sm_rule llama_rules[] = {
@@ -19,10 +19,27 @@ static const sm_rule qwen3_rules[] = {
             SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY),
 };
 
+/* Phi-3 (Phi-3, Phi-3.5-mini, Phi-4, Phi-4-mini): q/k/v and gate/up come fused
+ * in the checkpoint under the runtime names; each rank gets Llama's
+ * [q_r; k_r; v_r] (kv heads replicated when KV < T) and [gate_r ; up_r]. */
+static const sm_rule phi3_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_RULE(SM_LAYER "self_attn.qkv_proj.weight", SM_LAYER "self_attn.qkv_proj.weight", SM_K_QKVC,
+            0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
+    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
+            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    SM_RULE(SM_LAYER "mlp.gate_up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS2, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I2, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+};
+
 static const char *const llama_archs[] = {"LlamaForCausalLM", NULL};
 static const char *const mistral_archs[] = {"MistralForCausalLM", NULL};
 static const char *const qwen2_archs[] = {"Qwen2ForCausalLM", NULL};
 static const char *const qwen3_archs[] = {"Qwen3ForCausalLM", NULL};
+static const char *const phi3_archs[] = {"Phi3ForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -32,3 +49,5 @@ const sm_family shardmap_family_qwen2 = {
     "qwen2", qwen2_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
 const sm_family shardmap_family_qwen3 = {
     "qwen3", qwen3_archs, qwen3_rules, SM_NRULES(qwen3_rules), NULL, false, "model.layers."};
+const sm_family shardmap_family_phi3 = {"phi3", phi3_archs, phi3_rules,     SM_NRULES(phi3_rules),
+                                        NULL,   false,      "model.layers."};

@@ -202,6 +202,10 @@ static int64_t dim_value(const sm_dims *d, int sym)
 		return d->vis_temporal_patch;
 	case SM_D_VP:
 		return d->vis_patch;
+	case SM_D_QKV:
+		return (d->n_heads + 2 * d->n_kv_heads) * d->head_dim;
+	case SM_D_I2:
+		return 2 * d->inter;
 	default:
 		return -1;
 	}

@@ -183,8 +183,13 @@ static int part_vocab(const part_req *req)
 	return rv;
 }
 
-/* Fused QKV with GQA (section 2.2): [q_r; k_r; v_r] from parts 0, 1, 2. */
-static int part_qkv(const part_req *req)
+/* The rows of one rank's [q_r; k_r; v_r] (section 2.2): q_rows of q from row
+ * q_at, kv_rows of k and of v from row kv_at of each. */
+typedef struct qkv_span {
+	int64_t q_rows, q_at, kv_rows, kv_at;
+} qkv_span;
+
+static int qkv_span_of(const part_req *req, qkv_span *s)
 {
 	int64_t tp = req->tp_size, heads = req->ctx->dm.n_heads, kv_heads = req->ctx->dm.n_kv_heads;
 	int64_t head_dim = req->ctx->dm.head_dim;
@@ -199,24 +204,52 @@ static int part_qkv(const part_req *req)
 		                           " and num_key_value_heads %" PRId64
 		                           ": one must divide the other",
 		                           req->rt, tp, kv_heads);
-	if (req->n_parts != 3)
-		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': q, k and v are needed",
-		                 req->rt);
-	int64_t q_local = heads / tp, kv_local, kv_shard;
+	int64_t kv_local, kv_shard;
 	if (kv_heads >= tp) {
 		kv_local = kv_heads / tp;
 		kv_shard = req->tp_rank;
 	} else {
-		/* Fewer kv heads than ranks: each kv head is replicated on tp / kv_heads
-		 * consecutive ranks. */
+		/* fewer kv heads than ranks: each kv head is replicated on tp / kv_heads
+		 * consecutive ranks */
 		kv_local = 1;
 		kv_shard = req->tp_rank / (tp / kv_heads);
 	}
-	int64_t q_rows = q_local * head_dim, kv_rows = kv_local * head_dim;
-	geo_2d(req->geom, q_rows + 2 * kv_rows, sm_tcols(req->src), req->rule->ndim);
-	int rv = push(req, shardmap_rows_piece(0, req->tp_rank * q_rows, q_rows, 0));
+	s->q_rows = heads / tp * head_dim;
+	s->q_at = req->tp_rank * s->q_rows;
+	s->kv_rows = kv_local * head_dim;
+	s->kv_at = kv_shard * s->kv_rows;
+	geo_2d(req->geom, s->q_rows + 2 * s->kv_rows, sm_tcols(req->src), req->rule->ndim);
+	return WT_OK;
+}
+
+/* Fused QKV with GQA (section 2.2): [q_r; k_r; v_r] from parts 0, 1, 2. */
+static int part_qkv(const part_req *req)
+{
+	qkv_span s;
+	int rv = qkv_span_of(req, &s);
+	if (rv == WT_OK && req->n_parts != 3)
+		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': q, k and v are needed",
+		                 req->rt);
+	if (rv == WT_OK)
+		rv = push(req, shardmap_rows_piece(0, s.q_at, s.q_rows, 0));
 	for (uint32_t part = 1; part <= 2 && rv == WT_OK; part++)
-		rv = push(req, shardmap_rows_piece(part, kv_shard * kv_rows, kv_rows, 0));
+		rv = push(req, shardmap_rows_piece(part, s.kv_at, s.kv_rows, 0));
+	return rv;
+}
+
+/* The same from one checkpoint tensor [q (H*d rows); k (KV*d); v (KV*d)]. */
+static int part_qkv_ckpt(const part_req *req)
+{
+	qkv_span s;
+	int rv = qkv_span_of(req, &s);
+	int64_t q_all = req->ctx->dm.n_heads * req->ctx->dm.head_dim,
+	        kv_all = req->ctx->dm.n_kv_heads * req->ctx->dm.head_dim;
+	if (rv == WT_OK)
+		rv = push(req, shardmap_rows_piece(0, s.q_at, s.q_rows, 0));
+	if (rv == WT_OK)
+		rv = push(req, shardmap_rows_piece(0, q_all + s.kv_at, s.kv_rows, 0));
+	if (rv == WT_OK)
+		rv = push(req, shardmap_rows_piece(0, q_all + kv_all + s.kv_at, s.kv_rows, 0));
 	return rv;
 }
 
@@ -255,6 +288,23 @@ static int part_row_split(const part_req *req)
 	}
 	if (rv == WT_OK)
 		geo_2d(req->geom, rows, sm_tcols(req->src), req->rule->ndim);
+	return rv;
+}
+
+/* One checkpoint tensor of two equal halves ([gate; up]): rows [r*R/T, (r+1)*R/T)
+ * of each half, [gate_r ; up_r] (dense gate_up_proj's layout, section 2.2). */
+static int part_halves(const part_req *req)
+{
+	int64_t units, tp = req->tp_size, half = sm_trows(req->src) / 2;
+	int rv = check_units(req, &units);
+	if (rv != WT_OK)
+		return rv;
+	int64_t local = half / tp;
+	rv = push(req, shardmap_rows_piece(0, req->tp_rank * local, local, 0));
+	if (rv == WT_OK)
+		rv = push(req, shardmap_rows_piece(0, half + req->tp_rank * local, local, 0));
+	if (rv == WT_OK)
+		geo_2d(req->geom, 2 * local, sm_tcols(req->src), req->rule->ndim);
 	return rv;
 }
 
@@ -379,7 +429,8 @@ typedef int (*part_fn)(const part_req *req);
 static const part_fn part_rules[] = {
     [SM_K_REPL] = part_replicated, [SM_K_QKV] = part_qkv,        [SM_K_ROWS] = part_row_split,
     [SM_K_COLS] = part_col_split,  [SM_K_VOCAB] = part_vocab,    [SM_K_EXP13] = part_expert_w13,
-    [SM_K_EXP2] = part_expert_w2,  [SM_K_QKVF] = part_qkv_fused,
+    [SM_K_EXP2] = part_expert_w2,  [SM_K_QKVF] = part_qkv_fused, [SM_K_QKVC] = part_qkv_ckpt,
+    [SM_K_ROWS2] = part_halves,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

@@ -30,6 +30,10 @@ typedef enum {
 	SM_K_EXP13,    /* expert gate (part 0) / up (part 1), stacked over local experts */
 	SM_K_EXP2,     /* expert down, stacked over local experts */
 	SM_K_QKVF,     /* q/k/v fused in the checkpoint ([q; k; v] rows), split by heads */
+	SM_K_QKVC,     /* q/k/v fused in the checkpoint with GQA ([H*d; KV*d; KV*d] rows):
+	                  as SM_K_QKV from one source (Phi-3 qkv_proj) */
+	SM_K_ROWS2,    /* two halves fused in the checkpoint ([gate; up] rows): [gate_r ;
+	                  up_r], each half split by `unit` (Phi-3 gate_up_proj) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -59,6 +63,8 @@ typedef enum {
 	SM_D_VCH, /* in_chans */
 	SM_D_VTP, /* temporal_patch_size */
 	SM_D_VP,  /* patch_size */
+	SM_D_QKV, /* (H + 2 * KV) * d: q/k/v fused in the checkpoint */
+	SM_D_I2,  /* 2 * intermediate_size: gate/up fused in the checkpoint */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -140,6 +146,7 @@ extern const sm_family shardmap_family_qwen3_moe;
 extern const sm_family shardmap_family_deepseek_v3;
 extern const sm_family shardmap_family_bert;
 extern const sm_family shardmap_family_qwen2_vl;
+extern const sm_family shardmap_family_phi3;
 extern const sm_family shardmap_family_gemma;
 extern const sm_family shardmap_family_gemma2;
 extern const sm_family shardmap_family_gemma3_text;

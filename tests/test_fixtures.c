@@ -75,8 +75,10 @@ typedef struct fam_expect {
 #define GEMMA_LAYER  (2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 3 * 512 * 256))
 #define GEMMA2_LAYER (2 * (4 * 256 + 512 * 256 + 2 * 256 * 256 + 256 * 512 + 3 * 512 * 256))
 #define GEMMA3_LAYER (2 * (4 * 256 + 2 * 64 + 256 * 256 + 2 * 64 * 256 + 256 * 256 + 3 * 384 * 256))
-#define BERT_LAYER   (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
-#define BERT_BYTES   (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
+/* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
+#define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
+#define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
+#define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
 static const fam_expect fams[] = {
     {"llama", 21, LLAMA_BYTES, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
@@ -116,6 +118,8 @@ static const fam_expect fams[] = {
      CKPT_QUANT_NONE, 1},
     {"gemma3_text", 28, 2 * (1000 * 256 + 256) + 2 * GEMMA3_LAYER, 256, 4, 1, 64, 384, 1000, 2, 1,
      0, -1, CKPT_QUANT_NONE, 1},
+    {"phi3", 15, 2 * (2 * 1000 * 256 + 256) + 2 * PHI3_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1,
+     CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

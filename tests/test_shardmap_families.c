@@ -1,6 +1,6 @@
 /*
  * test_shardmap_families.c — the mapping of every family (Qwen2, Qwen3, Mixtral,
- * Qwen2-MoE, DeepSeek-V3, BERT, Gemma) with hand-computed shapes, expert placement
+ * Qwen2-MoE, DeepSeek-V3, BERT, Gemma, Phi-3) with hand-computed shapes, expert placement
  * (E=6 over P=4), MLA head units, and the covered-exactly-once property for
  * every family and several layouts. Seeds fixed and printed.
  */
@@ -517,6 +517,43 @@ static void test_gemma2_gemma3(void **state)
 	coverage(tm_gemma(3, 0), GEMMA_CFG("Gemma3ForCausalLM", "gemma3_text", ""), 1, dense, 3);
 }
 
+static void test_phi3_fused(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_phi3(SEED, 0), tm_phi3_cfg, 8, 1, 0, true);
+	assert_string_equal(shardmap_family(f.p), "phi3");
+	/* T 8 > KV 2: rank 5 has q head 5 and kv head 5 / 4 = 1 (k rows 256 + 32, v 320 + 32) */
+	shp(&f, 5, "model.layers.1.self_attn.qkv_proj.weight", 2, 96, 256, 0);
+	size_t rb;
+	const char *qkv = "model.layers.1.self_attn.qkv_proj.weight";
+	const uint8_t *got = out_bytes(&f, 5, qkv);
+	const uint8_t *q = src_rows(&f, qkv, 5 * 32, &rb);
+	const uint8_t *k = src_rows(&f, qkv, 256 + 32, &rb);
+	const uint8_t *v = src_rows(&f, qkv, 320 + 32, &rb);
+	assert_memory_equal(got, q, 32 * rb);
+	assert_memory_equal(got + 32 * rb, k, 32 * rb);
+	assert_memory_equal(got + 64 * rb, v, 32 * rb);
+	/* gate_up [gate_r ; up_r]: rows 5 * 64 and 512 + 5 * 64 */
+	const char *gu = "model.layers.0.mlp.gate_up_proj.weight";
+	shp(&f, 5, gu, 2, 128, 256, 0);
+	got = out_bytes(&f, 5, gu);
+	const uint8_t *gate = src_rows(&f, gu, 320, &rb), *up = src_rows(&f, gu, 512 + 320, &rb);
+	assert_memory_equal(got, gate, 64 * rb);
+	assert_memory_equal(got + 64 * rb, up, 64 * rb);
+	shp(&f, 5, "model.layers.0.mlp.down_proj.weight", 2, 256, 64, 0);
+	fx_close(&f);
+	static const uint32_t dense[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(tm_phi3(SEED, 0), tm_phi3_cfg, 2, dense, 4);
+	/* a fused tensor whose rows are not (H + 2 KV) * d: refused, named */
+	tm_model *m = tm_phi3(SEED, 0);
+	tm_remove(m, "model.layers.1.self_attn.qkv_proj.weight");
+	tm_lin_l(m, 1, "self_attn.qkv_proj.weight", 256 * 3, 256, 0);
+	wt_errbuf err = {0};
+	assert_int_equal(plan_err(m, tm_phi3_cfg, &err), WT_ESHAPE);
+	assert_non_null(strstr(err.msg, "model.layers.1.self_attn.qkv_proj.weight"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +570,7 @@ int main(void)
 	    cmocka_unit_test(test_gemma_tied_default),
 	    cmocka_unit_test(test_gemma_errors),
 	    cmocka_unit_test(test_gemma2_gemma3),
+	    cmocka_unit_test(test_phi3_fused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -392,6 +392,51 @@ static void test_fp8_tensor_merge(void **state)
 	qclose(&f);
 }
 
+/* Phi-3 pre-quantized per tensor (one weight_scale / input_scale for the fused
+ * qkv_proj and gate_up_proj): the rank's rows pass through with the source's
+ * scales under fp8-tensor; fp8-channel dequantizes and requantizes. */
+static const char phi3_fp8_cfg[] =
+    "{\"architectures\":[\"Phi3ForCausalLM\"],\"model_type\":\"phi3\",\"hidden_size\":256,"
+    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":512,"
+    "\"vocab_size\":1000,\"num_hidden_layers\":2,\"tie_word_embeddings\":false,"
+    "\"quantization_config\":{\"quant_method\":\"fp8\",\"activation_scheme\":\"static\"}}";
+
+static void test_fp8_tensor_fused_source(void **state)
+{
+	(void)state;
+	printf("seed 0x5eed0017\n");
+	wt_layout l;
+	lay(&l, 4, 1, WT_QUANT_FP8_TENSOR);
+	qfx f;
+	wt_errbuf err = {0};
+	int rv = qopen(&f, tm_phi3(0x5eed0017ull, 2), phi3_fp8_cfg, &l, &err);
+	if (rv)
+		fail_msg("%s", err.msg);
+	const char *qkv = "model.layers.0.self_attn.qkv_proj.weight";
+	float sw = scalar_of(f.m, "model.layers.0.self_attn.qkv_proj.weight_scale");
+	float si = scalar_of(f.m, "model.layers.0.self_attn.qkv_proj.input_scale");
+	assert_memory_equal(qbytes(&f, 3, "model.layers.0.self_attn.qkv_proj.weight_scale"), &sw,
+	                    4);
+	assert_memory_equal(qbytes(&f, 3, "model.layers.0.self_attn.qkv_proj.input_scale"), &si, 4);
+	/* rank 3 of T 4: q rows 192.., kv head 3 / 2 = 1: k rows 256 + 32, v rows 320 + 32 */
+	qshape(qinfo(&f, 3, qkv), WT_F8_E4M3, 2, 128, 256, 0);
+	const uint8_t *w = qbytes(&f, 3, qkv);
+	size_t rb = 0;
+	static const int64_t at[3] = {192, 288, 352}, n[3] = {64, 32, 32};
+	for (int k = 0; k < 3; k++) {
+		assert_memory_equal(w, srow(f.m, qkv, at[k], &rb), (size_t)n[k] * 256);
+		w += n[k] * 256;
+	}
+	qclose(&f);
+	lay(&l, 2, 1, WT_QUANT_FP8_CHANNEL);
+	rv = qopen(&f, tm_phi3(0x5eed0017ull, 2), phi3_fp8_cfg, &l, &err);
+	if (rv)
+		fail_msg("%s", err.msg);
+	qshape(qinfo(&f, 1, "model.layers.1.mlp.gate_up_proj.weight_scale"), WT_F32, 2, 512, 1, 0);
+	assert_int_equal(tm_ix(f.p, 1, "model.layers.1.mlp.gate_up_proj.input_scale"), -1);
+	qclose(&f);
+}
+
 static void test_nonfinite(void **state)
 {
 	(void)state;
@@ -521,6 +566,7 @@ int main(void)
 	    cmocka_unit_test(test_fp8_block_to_none_and_requant),
 	    cmocka_unit_test(test_fp8_tensor_merge),
 	    cmocka_unit_test(test_fp8_tensor_experts),
+	    cmocka_unit_test(test_fp8_tensor_fused_source),
 	    cmocka_unit_test(test_nonfinite),
 	    cmocka_unit_test(test_dtype_option),
 	};

@@ -305,6 +305,28 @@ static __attribute__((unused)) tm_model *tm_llama_fp8(uint64_t seed)
 	return m;
 }
 
+/* Phi-3: H 8, KV 2, d 32, I 512, V 1000; q/k/v and gate/up fused in the checkpoint
+ * (qkv_proj [384, 256], gate_up_proj [1024, 256]); fp8 as tm_lin's. */
+static const char tm_phi3_cfg[] =
+    "{\"architectures\":[\"Phi3ForCausalLM\"],\"model_type\":\"phi3\",\"hidden_size\":256,"
+    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":512,"
+    "\"vocab_size\":1000,\"num_hidden_layers\":2,\"tie_word_embeddings\":false}";
+
+static __attribute__((unused)) tm_model *tm_phi3(uint64_t seed, int fp8)
+{
+	tm_model *m = tm_new(seed, WT_BF16);
+	tm_top(m, 1000, 256, 1);
+	for (int i = 0; i < 2; i++) {
+		tm_lin_l(m, i, "input_layernorm.weight", 256, 0, 0);
+		tm_lin_l(m, i, "post_attention_layernorm.weight", 256, 0, 0);
+		tm_lin_l(m, i, "self_attn.qkv_proj.weight", 384, 256, fp8);
+		tm_lin_l(m, i, "self_attn.o_proj.weight", 256, 256, fp8);
+		tm_lin_l(m, i, "mlp.gate_up_proj.weight", 1024, 256, fp8);
+		tm_lin_l(m, i, "mlp.down_proj.weight", 256, 512, fp8);
+	}
+	return m;
+}
+
 static const char tm_qwen2_cfg[] =
     "{\"architectures\":[\"Qwen2ForCausalLM\"],\"model_type\":\"qwen2\",\"hidden_size\":256,"
     "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":512,"
@@ -577,9 +599,11 @@ static __attribute__((unused)) int tm_ix(const sm_plan *p, uint32_t rank, const 
 }
 
 /* Coverage (needs cmocka asserts): every element of a split tensor exactly once,
- * times its replication. */
+ * times its replication. kv_rows: the element is in the k or v rows of q/k/v
+ * fused in the checkpoint (Phi-3), replicated like k and v. */
 #ifdef cmocka_unit_test
-static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const char *name, int64_t KV)
+static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const char *name, int64_t KV,
+                                                     bool kv_rows)
 {
 	const sm_family *f = p->fam;
 	for (size_t r = 0; r < f->n_rules; r++) {
@@ -592,6 +616,8 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
 			return T * P;
 		case SM_K_QKV:
 			return f->rules[r].part > 0 && KV < T ? P * (T / KV) : P;
+		case SM_K_QKVC:
+			return kv_rows && KV < T ? P * (T / KV) : P;
 		case SM_K_EXP13:
 		case SM_K_EXP2:
 			return P == 1 ? 1 : T;
@@ -645,14 +671,18 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 		}
 		if (!cnt[t])
 			fail_msg("tensor '%s' is not consumed by any rank", ct->name);
-		int64_t want = expected_mult(p, ct->name, KV);
 		int64_t n = (int64_t)(ct->nbytes / wt_dtype_size(ct->dtype));
-		for (int64_t e = 0; e < n; e++)
+		int64_t cols = n / (ct->ndim ? ct->shape[0] : 1);
+		int64_t q_rows =
+		    ckpt_get_config(c)->num_attention_heads * ckpt_get_config(c)->head_dim;
+		for (int64_t e = 0; e < n; e++) {
+			int64_t want = expected_mult(p, ct->name, KV, e / cols >= q_rows);
 			if (cnt[t][e] != want)
 				fail_msg("tensor '%s' element %lld covered %u times, want %lld (tp "
 				         "%u ep %u)",
 				         ct->name, (long long)e, cnt[t][e], (long long)want, p->tp,
 				         p->ep);
+		}
 		free(cnt[t]);
 	}
 	free(cnt);

@@ -4,6 +4,9 @@ pass-through of section 4) in Python: builds each rank's expected runtime tensor
 the source safetensors (raw bytes, so BF16/FP8 compare exactly) and compares them with
 `weightctl shard` output, tensor names included. Used by shard_python.sh.
 
+Phi-3: qkv_proj ([q; k; v] rows) and gate_up_proj ([gate; up]) come fused in the
+checkpoint; each rank gets the same [q_r; k_r; v_r] and [gate_r ; up_r] as Llama's.
+
 Qwen2-VL: the vision tower (qkv by heads, proj/fc2/mlp.2 columns, fc1/mlp.0 rows) and the
 transformers 5.x names are read here too; Qwen2.5-VL's gated vision MLP fuses gate/up into
 gate_up_proj like the language model's, down_proj by columns.
@@ -102,6 +105,14 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             if lo < V: pcs += pieces_rows(name, lo, min(hi, V) - lo)
             if hi > V: pcs.append(("zero", hi - max(lo, V)))
             add(name, pcs); continue
+        if name.endswith("self_attn.qkv_proj.weight"):  # Phi-3: [q; k; v] in one tensor
+            qa, ka = H * d, KV * d
+            add(name, pieces_rows(name, r * Hl * d, Hl * d)
+                + pieces_rows(name, qa + ks * KVl * d, KVl * d)
+                + pieces_rows(name, qa + ka + ks * KVl * d, KVl * d)); continue
+        if name.endswith("mlp.gate_up_proj.weight"):  # Phi-3: [gate; up] in one tensor
+            half = rows // 2; n = half // T
+            add(name, pieces_rows(name, r * n, n) + pieces_rows(name, half + r * n, n)); continue
         m = re.match(r"(.*)\.(gate|up)_proj\.(weight|bias)$", name)
         if m:
             continue  # grouped below
