@@ -1,32 +1,45 @@
-/* family_deepseek.c — DeepSeek-V3: MLA attention, dense-then-MoE MLP, MTP layers dropped. */
+/*
+ * family_deepseek.c — DeepSeek-V3 and DeepSeek-V2: MLA attention, dense-then-MoE
+ * MLP; V3's MTP layers (index >= num_hidden_layers) dropped. V2 (V2, V2.5,
+ * V2-Lite, Coder-V2) has the same tensors without V3's
+ * gate.e_score_correction_bias, and no MTP layers (a layer past the config is
+ * an error there, as for the other families).
+ */
 #include "shardmap/family_rules.h"
 
 #define SM_ATT SM_LAYER "self_attn."
 
+/* Every DeepSeek row but V3's e_score_correction_bias. */
+#define DEEPSEEK_RULES_COMMON                                                                      \
+	SM_RULES_TOP, SM_RULES_LNORM,                                                              \
+	    SM_RULE(SM_ATT "q_a_proj.weight", SM_ATT "q_a_proj.weight", SM_K_REPL, 0, SM_U_NONE,   \
+	            SM_C_QLORA, SM_F_QUANT, 2, SM_D_QLORA, SM_D_HID),                              \
+	    SM_RULE(SM_ATT "q_a_layernorm.weight", SM_ATT "q_a_layernorm.weight", SM_K_REPL, 0,    \
+	            SM_U_NONE, SM_C_QLORA, 0, 1, SM_D_QLORA, SM_D_ANY),                            \
+	    SM_RULE(SM_ATT "q_b_proj.weight", SM_ATT "q_b_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,  \
+	            SM_C_QLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_QLORA),                               \
+	    SM_RULE(SM_ATT "q_proj.weight", SM_ATT "q_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,      \
+	            SM_C_NOQLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_HID),                               \
+	    SM_RULE(SM_ATT "kv_a_proj_with_mqa.weight", SM_ATT "kv_a_proj_with_mqa.weight",        \
+	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_QUANT, 2, SM_D_KVA, SM_D_HID),         \
+	    SM_RULE(SM_ATT "kv_a_layernorm.weight", SM_ATT "kv_a_layernorm.weight", SM_K_REPL, 0,  \
+	            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_KVLORA, SM_D_ANY),                             \
+	    SM_RULE(SM_ATT "kv_b_proj.weight", SM_ATT "kv_b_proj.weight", SM_K_ROWS, 0,            \
+	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_KVB, SM_D_KVLORA),                   \
+	    SM_RULE(SM_ATT "o_proj.weight", SM_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS,      \
+	            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_OV),                                   \
+	    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),                                      \
+	    SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),                                \
+	    SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),                 \
+	    SM_RULES_MLP("mlp.shared_experts.", SM_D_ISH, SM_U_ISH, SM_C_SHARED)
+
 static const sm_rule deepseek_rules[] = {
-    SM_RULES_TOP,
-    SM_RULES_LNORM,
-    SM_RULE(SM_ATT "q_a_proj.weight", SM_ATT "q_a_proj.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_QLORA,
-            SM_F_QUANT, 2, SM_D_QLORA, SM_D_HID),
-    SM_RULE(SM_ATT "q_a_layernorm.weight", SM_ATT "q_a_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,
-            SM_C_QLORA, 0, 1, SM_D_QLORA, SM_D_ANY),
-    SM_RULE(SM_ATT "q_b_proj.weight", SM_ATT "q_b_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,
-            SM_C_QLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_QLORA),
-    SM_RULE(SM_ATT "q_proj.weight", SM_ATT "q_proj.weight", SM_K_ROWS, 0, SM_U_HEADS, SM_C_NOQLORA,
-            SM_F_QUANT, 2, SM_D_QB, SM_D_HID),
-    SM_RULE(SM_ATT "kv_a_proj_with_mqa.weight", SM_ATT "kv_a_proj_with_mqa.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_ALL, SM_F_QUANT, 2, SM_D_KVA, SM_D_HID),
-    SM_RULE(SM_ATT "kv_a_layernorm.weight", SM_ATT "kv_a_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,
-            SM_C_ALL, 0, 1, SM_D_KVLORA, SM_D_ANY),
-    SM_RULE(SM_ATT "kv_b_proj.weight", SM_ATT "kv_b_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_KVB, SM_D_KVLORA),
-    SM_RULE(SM_ATT "o_proj.weight", SM_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_OV),
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),
-    SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
+    DEEPSEEK_RULES_COMMON,
     SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
-    SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
-    SM_RULES_MLP("mlp.shared_experts.", SM_D_ISH, SM_U_ISH, SM_C_SHARED),
+};
+
+static const sm_rule deepseek_v2_rules[] = {
+    DEEPSEEK_RULES_COMMON,
 };
 
 /* MoE from first_k_dense_replace on, every moe_layer_freq-th layer. */
@@ -39,7 +52,11 @@ static bool deepseek_moe(const ckpt_config *cfg, int64_t i)
 }
 
 static const char *const deepseek_archs[] = {"DeepseekV3ForCausalLM", NULL};
+static const char *const deepseek_v2_archs[] = {"DeepseekV2ForCausalLM", NULL};
 
 const sm_family shardmap_family_deepseek_v3 = {
     "deepseek_v3", deepseek_archs, deepseek_rules, SM_NRULES(deepseek_rules),
     deepseek_moe,  true,           "model.layers."};
+const sm_family shardmap_family_deepseek_v2 = {
+    "deepseek_v2", deepseek_v2_archs, deepseek_v2_rules, SM_NRULES(deepseek_v2_rules), deepseek_moe,
+    false,         "model.layers."};

@@ -144,6 +144,7 @@ extern const sm_family shardmap_family_mixtral;
 extern const sm_family shardmap_family_qwen2_moe;
 extern const sm_family shardmap_family_qwen3_moe;
 extern const sm_family shardmap_family_deepseek_v3;
+extern const sm_family shardmap_family_deepseek_v2;
 extern const sm_family shardmap_family_bert;
 extern const sm_family shardmap_family_qwen2_vl;
 extern const sm_family shardmap_family_phi3;

@@ -58,6 +58,12 @@ typedef struct fam_expect {
 #define DS_DENSE (3 * 512 * 256 + 3 * 8 * 4)
 #define DS_MOE   (2 * 4 * 256 + 4 * 4 + 5 * (3 * 256 * 256 + 3 * 4 * 4))
 #define DS_MTP   (2 * 2 * 1024 * 256 + 3 * 2 * 256 + 256 * 512 + 8 * 4)
+/* deepseek_v2 (V2-Lite shape): q_proj 512x256 without LoRA, kv_a 96x256, kv_b 512x64, o
+ * 256x256, norms 2*256+64; layer 0 dense; layer 1: router, 4 experts of 128, 2 shared */
+#define DSV2_ATTN (2 * 256 + 512 * 256 + 96 * 256 + 64 + 512 * 64 + 256 * 256)
+#define DSV2_BYTES                                                                                 \
+	(2 * (2 * 1000 * 256 + 256) +                                                              \
+	 2 * (2 * DSV2_ATTN + 3 * 512 * 256 + 4 * 256 + 4 * 3 * 128 * 256 + 3 * 256 * 256))
 #define DS_BYTES                                                                                   \
 	(2 * (2 * 1024 * 256 + 256) + 16 * 4 + DS_ATTN + DS_DENSE + 2 * (DS_ATTN + DS_MOE) + DS_MTP)
 /* qwen2_vl: qwen2 LM untied + vision blocks (embed 128, mlp 512) and merger (512) */
@@ -107,6 +113,7 @@ static const fam_expect fams[] = {
     {"qwen2_moe", 41, 2 * (2 * 1024 * 256 + 256) + 2 * QMOE_ATTN + 2 * 3 * 512 * 256 + QMOE_MOE,
      256, 8, 8, 32, 512, 1024, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"deepseek_v3", 123, DS_BYTES, 256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_FP8_BLOCK, 1},
+    {"deepseek_v2", 36, DSV2_BYTES, 256, 8, 8, 32, 512, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"bert", 39, BERT_BYTES, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
     {"qwen2_vl", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"qwen2_vl_hf5", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},

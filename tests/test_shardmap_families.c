@@ -1,6 +1,6 @@
 /*
  * test_shardmap_families.c — the mapping of every family (Qwen2, Qwen3, Mixtral,
- * Qwen2-MoE, DeepSeek-V3, BERT, Gemma, Phi-3) with hand-computed shapes, expert placement
+ * Qwen2-MoE, DeepSeek-V3/V2, BERT, Gemma, Phi-3) with hand-computed shapes, expert placement
  * (E=6 over P=4), MLA head units, and the covered-exactly-once property for
  * every family and several layouts. Seeds fixed and printed.
  */
@@ -554,6 +554,50 @@ static void test_phi3_fused(void **state)
 	assert_non_null(strstr(err.msg, "model.layers.1.self_attn.qkv_proj.weight"));
 }
 
+/* DeepSeek-V2 from the V3 model: architectures and model_type renamed, without
+ * e_score_correction_bias unless bias, without layer 2 (V3's MTP) unless mtp. */
+static tm_model *tm_deepseek_v2(char *cfg, size_t cap, bool bias, bool mtp)
+{
+	tm_model *m = tm_deepseek(SEED, 0, cfg, cap);
+	strstr(cfg, "DeepseekV3ForCausalLM")[9] = '2';
+	strstr(cfg, "\"deepseek_v3\"")[11] = '2';
+	for (size_t k = m->n; k-- > 0;) {
+		const char *n = m->name[k];
+		if ((!bias && strstr(n, "e_score_correction_bias") != NULL) ||
+		    (!mtp && strncmp(n, "model.layers.2.", 15) == 0))
+			tm_remove(m, n);
+	}
+	return m;
+}
+
+static void test_deepseek_v2(void **state)
+{
+	(void)state;
+	char cfg[1024];
+	fx f;
+	fx_open(&f, tm_deepseek_v2(cfg, sizeof(cfg), false, false), cfg, 2, 2, 0, true);
+	assert_string_equal(shardmap_family(f.p), "deepseek_v2");
+	shp(&f, 3, "model.layers.1.self_attn.q_b_proj.weight", 2, 256, 128, 0);
+	shp(&f, 3, "model.layers.1.mlp.experts.w13_weight", 3, 2, 512, 256);
+	assert_int_equal(tm_ix(f.p, 3, "model.layers.1.mlp.gate.e_score_correction_bias"), -1);
+	fx_close(&f);
+	wt_errbuf err = {0};
+	/* V3's routing bias is not a V2 tensor: refused, not dropped */
+	assert_int_equal(plan_err(tm_deepseek_v2(cfg, sizeof(cfg), true, false), cfg, &err),
+	                 WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "e_score_correction_bias"));
+	/* nor is a layer past num_hidden_layers (V3 drops its MTP layer, V2 has none) */
+	assert_int_not_equal(plan_err(tm_deepseek_v2(cfg, sizeof(cfg), false, true), cfg, &err),
+	                     WT_OK);
+	assert_non_null(strstr(err.msg, "model.layers.2."));
+	/* and V3 needs the bias */
+	char v3[1024];
+	tm_model *m = tm_deepseek(SEED, 0, v3, sizeof(v3));
+	tm_remove(m, "model.layers.1.mlp.gate.e_score_correction_bias");
+	assert_int_equal(plan_err(m, v3, &err), WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "e_score_correction_bias"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -571,6 +615,7 @@ int main(void)
 	    cmocka_unit_test(test_gemma_errors),
 	    cmocka_unit_test(test_gemma2_gemma3),
 	    cmocka_unit_test(test_phi3_fused),
+	    cmocka_unit_test(test_deepseek_v2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
