@@ -1,6 +1,6 @@
 /*
- * family_gemma.c — Gemma decoder families (tables only): Gemma, Gemma 2 and the
- * text-only Gemma 3 (Gemma3ForCausalLM).
+ * family_gemma.c — Gemma 2 and the text-only Gemma 3 (Gemma3ForCausalLM), tables
+ * only; Gemma (1) is Llama's table (family_llama.c).
  *
  * Their tensors carry Llama's names; Gemma 2 and 3 add a norm before and after
  * the MLP (`pre_feedforward_layernorm`, `post_feedforward_layernorm`), Gemma 3
@@ -15,17 +15,6 @@
 #define GEMMA_NORM(x)                                                                              \
 	SM_RULE(SM_LAYER x ".weight", SM_LAYER x ".weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0,  \
 	        1, SM_D_HID, SM_D_ANY)
-#define GEMMA_HEAD_NORM(x)                                                                         \
-	SM_RULE(SM_LAYER "self_attn." x ".weight", SM_LAYER "self_attn." x ".weight", SM_K_REPL,   \
-	        0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY)
-
-static const sm_rule gemma_rules[] = {
-    SM_RULES_TOP,
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-};
-
 static const sm_rule gemma2_rules[] = {
     SM_RULES_TOP,
     SM_RULES_LNORM,
@@ -40,24 +29,14 @@ static const sm_rule gemma3_rules[] = {
     SM_RULES_LNORM,
     GEMMA_NORM("pre_feedforward_layernorm"),
     GEMMA_NORM("post_feedforward_layernorm"),
-    GEMMA_HEAD_NORM("q_norm"),
-    GEMMA_HEAD_NORM("k_norm"),
+    SM_RULES_QK_NORM,
     SM_RULES_ATTN,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
 };
 
-static const char *const gemma_archs[] = {"GemmaForCausalLM", NULL};
 static const char *const gemma2_archs[] = {"Gemma2ForCausalLM", NULL};
 static const char *const gemma3_archs[] = {"Gemma3ForCausalLM", NULL};
 
-const sm_family shardmap_family_gemma = {
-    .name = "gemma",
-    .archs = gemma_archs,
-    .rules = gemma_rules,
-    .n_rules = SM_NRULES(gemma_rules),
-    .layer_prefix = "model.layers.",
-    .tie_default = true,
-};
 const sm_family shardmap_family_gemma2 = {
     .name = "gemma2",
     .archs = gemma2_archs,

@@ -1,4 +1,5 @@
-/* family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Phi-3 (tables only). */
+/* family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3 (tables
+ * only). */
 #include "shardmap/family_rules.h"
 
 static const sm_rule llama_rules[] = {
@@ -9,14 +10,8 @@ static const sm_rule llama_rules[] = {
 };
 
 static const sm_rule qwen3_rules[] = {
-    SM_RULES_TOP,
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY),
-    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULES_TOP,     SM_RULES_LNORM, SM_RULES_ATTN, SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULES_QK_NORM,
 };
 
 /* Phi-3 (Phi-3, Phi-3.5-mini, Phi-4, Phi-4-mini): q/k/v and gate/up come fused
@@ -40,6 +35,7 @@ static const char *const mistral_archs[] = {"MistralForCausalLM", NULL};
 static const char *const qwen2_archs[] = {"Qwen2ForCausalLM", NULL};
 static const char *const qwen3_archs[] = {"Qwen3ForCausalLM", NULL};
 static const char *const phi3_archs[] = {"Phi3ForCausalLM", NULL};
+static const char *const gemma_archs[] = {"GemmaForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -51,3 +47,13 @@ const sm_family shardmap_family_qwen3 = {
     "qwen3", qwen3_archs, qwen3_rules, SM_NRULES(qwen3_rules), NULL, false, "model.layers."};
 const sm_family shardmap_family_phi3 = {"phi3", phi3_archs, phi3_rules,     SM_NRULES(phi3_rules),
                                         NULL,   false,      "model.layers."};
+/* Gemma: Llama's names (head_dim given); tied when config.json omits the key
+ * (family_gemma.c says why) */
+const sm_family shardmap_family_gemma = {
+    .name = "gemma",
+    .archs = gemma_archs,
+    .rules = llama_rules,
+    .n_rules = SM_NRULES(llama_rules),
+    .layer_prefix = "model.layers.",
+    .tie_default = true,
+};

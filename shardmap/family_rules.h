@@ -49,6 +49,13 @@
 	    SM_RULE(SM_LAYER "self_attn.o_proj.bias", SM_LAYER "self_attn.o_proj.bias", SM_K_REPL, \
 	            0, SM_U_NONE, SM_C_ALL, SM_F_OPT, 1, SM_D_HID, SM_D_ANY)
 
+/* Per-head q / k RMSNorm weights [head_dim] (Qwen3, Qwen3-MoE, Gemma 3). */
+#define SM_RULES_QK_NORM                                                                           \
+	SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, \
+	        0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY),                                  \
+	    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight",        \
+	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY)
+
 /* Dense MLP under module path M ("mlp."), intermediate dim D split in unit U. */
 #define SM_RULES_MLP(M, D, U, C)                                                                   \
 	SM_RULE(SM_LAYER M "gate_proj.weight", SM_LAYER M "gate_up_proj.weight", SM_K_ROWS, 0, U,  \
