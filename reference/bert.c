@@ -68,7 +68,8 @@ static void bert_attn_part(const ref_cfg *c, ref_bufs *b, const float *x, const 
 	ref_linear(b->q, x, wq, bq, T, c->hid, hl);
 	ref_linear(b->k, x, wk, bk, T, c->hid, hl);
 	ref_linear(b->v, x, wv, bv, T, c->hid, hl);
-	ref_attention(b->att, b->q, b->k, b->v, T, heads, heads, kv_of, d, false);
+	const ref_attn_opt bidir = {.causal = false};
+	ref_attention(b->att, b->q, b->k, b->v, T, heads, heads, kv_of, d, &bidir);
 	ref_linear(b->o, b->att, ao, NULL, T, hl, c->hid);
 }
 

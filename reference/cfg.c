@@ -16,13 +16,15 @@
  * is false; DeepSeek n_group 1, topk_group 1, routed_scaling_factor 1,
  * scoring_func sigmoid; BERT max_position_embeddings 512, type_vocab_size 2,
  * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
- * naming it (null counts as absent; ckpt_config_fields).
+ * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
+ * own fields: cfg_gemma.c.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "loader/loader.h"
 #include "reference/reference.h"
+#include "reference/reference_int.h"
 
 /* The reference-only fields, indices into the table read_fields fills. */
 enum {
@@ -94,32 +96,38 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 		const char *family;
 		ref_kind kind;
 		bool qk_norm;
+		int gemma; /* generation: the Gemma switches of ref_cfg (cfg_gemma.c) */
 	} map[] = {
-	    {"llama", REF_DENSE, false},
-	    {"mistral", REF_DENSE, false},
-	    {"qwen2", REF_DENSE, false},
+	    {"llama", REF_DENSE, false, 0},
+	    {"mistral", REF_DENSE, false, 0},
+	    {"qwen2", REF_DENSE, false, 0},
 	    /* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
 	     * position streams are equal and it is the plain 1-D RoPE */
-	    {"qwen2_vl", REF_DENSE, false},
-	    {"qwen2_5_vl", REF_DENSE, false}, /* Qwen2.5-VL: the same language model */
-	    {"qwen3", REF_DENSE, true},
-	    {"mixtral", REF_MIXTRAL, false},
-	    {"qwen2_moe", REF_QWEN2_MOE, false},
+	    {"qwen2_vl", REF_DENSE, false, 0},
+	    {"qwen2_5_vl", REF_DENSE, false, 0}, /* Qwen2.5-VL: the same language model */
+	    {"qwen3", REF_DENSE, true, 0},
+	    {"gemma", REF_DENSE, false, 1},
+	    {"gemma2", REF_DENSE, false, 2},
+	    {"gemma3_text", REF_DENSE, true, 3}, /* Gemma3ForCausalLM */
+	    {"mixtral", REF_MIXTRAL, false, 0},
+	    {"qwen2_moe", REF_QWEN2_MOE, false, 0},
 	    /* Qwen3-MoE: the same MoE block, no shared expert unless configured */
-	    {"qwen3_moe", REF_QWEN2_MOE, true},
-	    {"deepseek_v3", REF_DEEPSEEK, false},
-	    {"bert", REF_BERT, false},
+	    {"qwen3_moe", REF_QWEN2_MOE, true, 0},
+	    {"deepseek_v3", REF_DEEPSEEK, false, 0},
+	    {"bert", REF_BERT, false, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
 			c->kind = map[i].kind;
 			c->qk_norm = map[i].qk_norm;
+			c->gemma = map[i].gemma;
 			return WT_OK;
 		}
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "architecture '%s' (family %s) has no reference forward pass; supported: "
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-	                 "Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
+	                 "Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, "
+	                 "Gemma3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
 	                 "Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, BertModel, "
 	                 "Qwen2VLForConditionalGeneration, Qwen2_5_VLForConditionalGeneration "
 	                 "(language model)",
@@ -267,7 +275,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	ckpt_field f[F_COUNT];
 	if ((rv = read_fields(json, len, f, err)) != WT_OK)
 		return rv;
-	return parse_rest(f, c, err);
+	if ((rv = parse_rest(f, c, err)) != WT_OK)
+		return rv;
+	return c->gemma > 0 ? ref_cfg_gemma(c, json, len, err) : WT_OK;
 }
 
 bool ref_layer_is_moe(const ref_cfg *c, int64_t i)

@@ -1,6 +1,7 @@
 /*
  * reference_math.c — the float32 building blocks both reference paths use
- * (RMSNorm, linear, RoPE, causal GQA attention, SiLU-gate, router), and the
+ * (RMSNorm, linear, RoPE, causal GQA attention with Gemma's scale, soft-capping
+ * and sliding window, SiLU/GELU gate, router), and the
  * logits comparison. Plain loops in a fixed order: this is the yardstick, not
  * a fast path.
  */
@@ -26,7 +27,10 @@ double ref_budget(wt_quant q)
 	}
 }
 
-void ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t dim, float eps)
+/* x / rms(x) * (off + w): Gemma's RMSNorm (off 1) computes x * rsqrt(mean(x^2) + eps)
+ * * (1 + w) in float32; off 0 is bit for bit the plain x * inv * w. */
+static void rmsnorm(float *y, const float *x, const float *w, float off, int64_t rows, int64_t dim,
+                    float eps)
 {
 	for (int64_t t = 0; t < rows; t++) {
 		const float *xr = x + t * dim;
@@ -36,8 +40,18 @@ void ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t
 			ss += xr[i] * xr[i];
 		float inv = 1.0f / sqrtf(ss / (float)dim + eps);
 		for (int64_t i = 0; i < dim; i++)
-			yr[i] = xr[i] * inv * w[i];
+			yr[i] = xr[i] * inv * (off + w[i]);
 	}
+}
+
+void ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t dim, float eps)
+{
+	rmsnorm(y, x, w, 0.0f, rows, dim, eps);
+}
+
+void ref_norm(const ref_cfg *c, float *y, const float *x, const float *w, int64_t rows, int64_t dim)
+{
+	rmsnorm(y, x, w, c->norm_off, rows, dim, (float)c->eps);
 }
 
 void ref_linear(float *y, const float *x, const float *w, const float *b, int64_t T, int64_t K,
@@ -57,10 +71,16 @@ void ref_linear(float *y, const float *x, const float *w, const float *b, int64_
 
 void ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta)
 {
+	ref_rope_scaled(x, T, n_heads, d, ld, theta, 1.0);
+}
+
+void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta,
+                     double factor)
+{
 	int64_t half = d / 2;
 	for (int64_t t = 0; t < T; t++) {
 		for (int64_t i = 0; i < half; i++) {
-			double inv_freq = pow(theta, -(double)(2 * i) / (double)d);
+			double inv_freq = pow(theta, -(double)(2 * i) / (double)d) / factor;
 			double ang = (double)t * inv_freq;
 			float c = (float)cos(ang), s = (float)sin(ang);
 			for (int64_t h = 0; h < n_heads; h++) {
@@ -90,35 +110,53 @@ void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int6
 		}
 }
 
-void ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
-                   int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d, bool causal)
+void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o)
 {
-	float scale = 1.0f / sqrtf((float)d);
+	bool local = c->window > 0 && c->window_pattern > 0 && (l + 1) % c->window_pattern != 0;
+	double f = c->rope_factor[local ? 1 : 0];
+	*theta = local ? c->theta_local : c->theta;
+	*factor = f > 0.0 ? f : 1.0;
+	o->causal = true;
+	o->scale = (float)c->attn_scale;
+	o->softcap = (float)c->attn_cap;
+	o->window = local ? c->window : 0;
+}
+
+void ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
+                   int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d,
+                   const ref_attn_opt *opt)
+{
+	float scale = opt->scale > 0.0f ? opt->scale : 1.0f / sqrtf((float)d), cap = opt->softcap;
 	float p[64]; /* T is "a handful of tokens"; callers cap it at 64 */
 	for (int64_t h = 0; h < n_q; h++) {
 		int64_t g = kv_of[h];
 		for (int64_t t = 0; t < T; t++) {
 			const float *qr = q + t * n_q * d + h * d;
 			float mx = -INFINITY;
-			int64_t last = causal ? t : T - 1;
-			for (int64_t s = 0; s <= last; s++) {
+			int64_t last = opt->causal ? t : T - 1, first = 0;
+			/* transformers' sliding mask: key s is seen when t - s < window */
+			if (opt->causal && opt->window > 0 && t - opt->window + 1 > 0)
+				first = t - opt->window + 1;
+			for (int64_t s = first; s <= last; s++) {
 				const float *kr = k + s * n_kv * d + g * d;
 				float acc = 0.0f;
 				for (int64_t i = 0; i < d; i++)
 					acc += qr[i] * kr[i];
 				p[s] = acc * scale;
+				if (cap > 0.0f)
+					p[s] = tanhf(p[s] / cap) * cap;
 				if (p[s] > mx)
 					mx = p[s];
 			}
 			float sum = 0.0f;
-			for (int64_t s = 0; s <= last; s++) {
+			for (int64_t s = first; s <= last; s++) {
 				p[s] = expf(p[s] - mx);
 				sum += p[s];
 			}
 			float *o = out + t * n_q * d + h * d;
 			for (int64_t i = 0; i < d; i++)
 				o[i] = 0.0f;
-			for (int64_t s = 0; s <= last; s++) {
+			for (int64_t s = first; s <= last; s++) {
 				const float *vr = v + s * n_kv * d + g * d;
 				float ps = p[s] / sum;
 				for (int64_t i = 0; i < d; i++)
@@ -128,10 +166,38 @@ void ref_attention(float *out, const float *q, const float *k, const float *v, i
 	}
 }
 
-void ref_silu_mul(float *out, const float *g, const float *u, int64_t n)
+void ref_softcap(float *x, int64_t n, float cap)
 {
 	for (int64_t i = 0; i < n; i++)
-		out[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+		x[i] = tanhf(x[i] / cap) * cap;
+}
+
+static float gelu_erf(float x)
+{
+	return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+
+/* PyTorch's gelu(approximate='tanh'), transformers' gelu_pytorch_tanh:
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+static float gelu_tanh(float x)
+{
+	const float beta = 0.7978845608028654f, kappa = 0.044715f;
+	float inner = beta * (x + kappa * (x * x * x));
+	return 0.5f * x * (1.0f + tanhf(inner));
+}
+
+void ref_act_mul(float *out, const float *g, const float *u, int64_t n, ref_act act)
+{
+	for (int64_t i = 0; i < n; i++) {
+		float a;
+		if (act == REF_ACT_GELU_TANH)
+			a = gelu_tanh(g[i]);
+		else if (act == REF_ACT_GELU)
+			a = gelu_erf(g[i]);
+		else
+			a = g[i] / (1.0f + expf(-g[i]));
+		out[i] = a * u[i];
+	}
 }
 
 void ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64_t *forced,
@@ -186,12 +252,13 @@ bool ref_within(const ref_diff *d, double budget)
 }
 
 void ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter, const float *wg,
-             const float *bg, const float *wu, const float *bu, const float *wd, float *scratch)
+             const float *bg, const float *wu, const float *bu, const float *wd, ref_act act,
+             float *scratch)
 {
 	float *g = scratch, *u = scratch + T * n_inter, *a = scratch + 2 * T * n_inter;
 	ref_linear(g, x, wg, bg, T, hid, n_inter);
 	ref_linear(u, x, wu, bu, T, hid, n_inter);
-	ref_silu_mul(a, g, u, T * n_inter);
+	ref_act_mul(a, g, u, T * n_inter, act);
 	ref_linear(y, a, wd, NULL, T, n_inter, hid);
 }
 
@@ -216,5 +283,5 @@ void ref_layernorm(float *y, const float *x, const float *w, const float *b, int
 void ref_gelu(float *x, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++)
-		x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+		x[i] = gelu_erf(x[i]);
 }

@@ -1,10 +1,13 @@
 /*
  * reference.c — the full reference forward pass over the original checkpoint
- * tensors (one process, no partitioning): embedding lookup, then per layer
- * RMSNorm -> q/k/v (+ biases, q_norm/k_norm) -> RoPE -> causal GQA attention
- * -> o_proj -> residual -> RMSNorm -> MLP or MoE -> residual, final norm and
- * LM head (the embedding matrix when tied). reference_shard.c computes the
- * same thing from the rank tensors.
+ * tensors (one process, no partitioning): embedding lookup (Gemma: times
+ * sqrt(hidden_size)), then per layer RMSNorm -> q/k/v (+ biases,
+ * q_norm/k_norm) -> RoPE -> causal GQA attention (Gemma 2/3: scale, soft-cap,
+ * sliding window) -> o_proj (Gemma 2/3: post_attention_layernorm) -> residual
+ * -> RMSNorm -> MLP or MoE (Gemma 2/3: post_feedforward_layernorm) ->
+ * residual, final norm, LM head (the embedding matrix when tied) and Gemma 2's
+ * final soft-cap. reference_shard.c computes the same thing from the rank
+ * tensors.
  */
 #include <math.h>
 #include <stdio.h>
@@ -71,11 +74,12 @@ int ref_bufs_alloc(ref_bufs *b, const ref_cfg *c, size_t n_tok, const int64_t *t
 	return WT_OK;
 }
 
-/* Attention block of layer l: x += o_proj(attn(rmsnorm(x))). */
+/* Attention block of layer l: x += o_proj(attn(rmsnorm(x))), Gemma 2/3 with
+ * post_attention_layernorm on o_proj's output. */
 static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
                      wt_errbuf *err)
 {
-	const float *ln, *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo, *qn = NULL, *kn = NULL;
+	const float *ln, *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo, *qn = NULL, *kn = NULL, *pn = NULL;
 	long long L = (long long)l;
 	int64_t qd = c->H * c->d, kvd = c->KV * c->d;
 	int rv;
@@ -83,7 +87,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 		if ((rv = ref_getf(s, &ln, false, err, 1, c->hid, 0, 0,
 		                   "model.layers.%lld.input_layernorm.weight", L)))
 			return rv;
-		ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+		ref_norm(c, b->h, b->x, ln, T, c->hid);
 		if ((rv = ref_mla(c, s, l, c->H, b->h, T, b->o, err)))
 			return rv;
 		for (int64_t i = 0; i < T * c->hid; i++)
@@ -114,34 +118,43 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	                   (rv = ref_getf(s, &kn, false, err, 1, c->d, 0, 0,
 	                                  "model.layers.%lld.self_attn.k_norm.weight", L))))
 		return rv;
-	ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+	if (c->sandwich && (rv = ref_getf(s, &pn, false, err, 1, c->hid, 0, 0,
+	                                  "model.layers.%lld.post_attention_layernorm.weight", L)))
+		return rv;
+	ref_norm(c, b->h, b->x, ln, T, c->hid);
 	ref_linear(b->q, b->h, wq, bq, T, c->hid, qd);
 	ref_linear(b->k, b->h, wk, bk, T, c->hid, kvd);
 	ref_linear(b->v, b->h, wv, bv, T, c->hid, kvd);
 	if (c->qk_norm) {
-		ref_rmsnorm(b->q, b->q, qn, T * c->H, c->d, (float)c->eps);
-		ref_rmsnorm(b->k, b->k, kn, T * c->KV, c->d, (float)c->eps);
+		ref_norm(c, b->q, b->q, qn, T * c->H, c->d);
+		ref_norm(c, b->k, b->k, kn, T * c->KV, c->d);
 	}
-	ref_rope(b->q, T, c->H, c->d, qd, c->theta);
-	ref_rope(b->k, T, c->KV, c->d, kvd, c->theta);
+	double theta, factor;
+	ref_attn_opt ao;
+	ref_layer_attn(c, l, &theta, &factor, &ao);
+	ref_rope_scaled(b->q, T, c->H, c->d, qd, theta, factor);
+	ref_rope_scaled(b->k, T, c->KV, c->d, kvd, theta, factor);
 	int64_t kv_of[REF_MAX_HEADS];
 	if (c->H > REF_MAX_HEADS)
 		return wt_seterr(err, WT_EUNSUPPORTED, "%lld heads; the reference handles %d",
 		                 (long long)c->H, REF_MAX_HEADS);
 	for (int64_t h = 0; h < c->H; h++)
 		kv_of[h] = h / (c->H / c->KV);
-	ref_attention(b->att, b->q, b->k, b->v, T, c->H, c->KV, kv_of, c->d, true);
+	ref_attention(b->att, b->q, b->k, b->v, T, c->H, c->KV, kv_of, c->d, &ao);
 	ref_linear(b->o, b->att, wo, bo, T, qd, c->hid);
+	if (pn != NULL)
+		ref_norm(c, b->o, b->o, pn, T, c->hid);
 	for (int64_t i = 0; i < T * c->hid; i++)
 		b->x[i] += b->o[i];
 	return WT_OK;
 }
 
 /* Dense gated MLP of module prefix `m` (n_inter rows) on b->h into y. */
-static int mlp_full(ref_set *s, const char *m, int64_t hid, int64_t n_inter, int64_t T,
+static int mlp_full(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                     const float *h, float *y, float *scratch, wt_errbuf *err)
 {
 	const float *wg, *wu, *wd, *bg, *bu, *bd;
+	int64_t hid = c->hid;
 	int rv;
 	if ((rv = ref_getf(s, &wg, false, err, 2, n_inter, hid, 0, "%sgate_proj.weight", m)) ||
 	    (rv = ref_getf(s, &wu, false, err, 2, n_inter, hid, 0, "%sup_proj.weight", m)) ||
@@ -150,7 +163,7 @@ static int mlp_full(ref_set *s, const char *m, int64_t hid, int64_t n_inter, int
 	    (rv = ref_getf(s, &bu, true, err, 1, n_inter, 0, 0, "%sup_proj.bias", m)) ||
 	    (rv = ref_getf(s, &bd, true, err, 1, hid, 0, 0, "%sdown_proj.bias", m)))
 		return rv;
-	ref_ffn(y, h, T, hid, n_inter, wg, bg, wu, bu, wd, scratch);
+	ref_ffn(y, h, T, hid, n_inter, wg, bg, wu, bu, wd, c->act, scratch);
 	if (bd)
 		for (int64_t t = 0; t < T; t++)
 			for (int64_t i = 0; i < hid; i++)
@@ -189,14 +202,14 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 			    (rv = ref_getf(s, &wd, false, err, 2, c->hid, c->Ie, 0,
 			                   "%sexperts.%lld.%s.weight", m, e, dn)))
 				return rv;
-			ref_ffn(y, h, 1, c->hid, c->Ie, wg, NULL, wu, NULL, wd, b->scratch);
+			ref_ffn(y, h, 1, c->hid, c->Ie, wg, NULL, wu, NULL, wd, c->act, b->scratch);
 			for (int64_t i = 0; i < c->hid; i++)
 				acc[i] += w[j] * y[i];
 		}
 		if (c->Is > 0) {
 			float gate;
 			if ((rv = ref_shared_gate(c, s, m, h, ex, sizeof(ex), &gate, err)) ||
-			    (rv = mlp_full(s, ex, c->hid, c->Is, 1, h, y, b->scratch, err)))
+			    (rv = mlp_full(c, s, ex, c->Is, 1, h, y, b->scratch, err)))
 				return rv;
 			for (int64_t i = 0; i < c->hid; i++)
 				acc[i] += gate * y[i];
@@ -222,34 +235,42 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		goto out;
 	for (int64_t t = 0; t < T; t++)
 		memcpy(b.x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
+	ref_embed_scale(c, b.x, T * c->hid);
 	for (int64_t l = 0; l < c->L; l++) {
-		const float *ln;
+		const float *ln, *pn = NULL;
 		char m[160];
 		if ((rv = attn_full(c, ck, l, T, &b, err)) ||
 		    (rv = ref_getf(ck, &ln, false, err, 1, c->hid, 0, 0,
-		                   "model.layers.%lld.post_attention_layernorm.weight",
-		                   (long long)l)))
+		                   "model.layers.%lld.%s.weight", (long long)l, ref_mlp_norm(c))) ||
+		    (c->sandwich &&
+		     (rv = ref_getf(ck, &pn, false, err, 1, c->hid, 0, 0,
+		                    "model.layers.%lld.post_feedforward_layernorm.weight",
+		                    (long long)l))))
 			goto out;
-		ref_rmsnorm(b.h, b.x, ln, T, c->hid, (float)c->eps);
+		ref_norm(c, b.h, b.x, ln, T, c->hid);
 		if (ref_layer_is_moe(c, l)) {
 			rv = moe_full(c, ck, l, T, &b, routes ? routes + l * T * c->topk : NULL,
 			              err);
 		} else {
 			snprintf(m, sizeof(m), "model.layers.%lld.mlp.", (long long)l);
-			rv = mlp_full(ck, m, c->hid, c->I, T, b.h, b.acc, b.scratch, err);
+			rv = mlp_full(c, ck, m, c->I, T, b.h, b.acc, b.scratch, err);
 		}
 		if (rv != WT_OK)
 			goto out;
+		if (pn != NULL)
+			ref_norm(c, b.acc, b.acc, pn, T, c->hid);
 		for (int64_t i = 0; i < T * c->hid; i++)
 			b.x[i] += b.acc[i];
 	}
 	if ((rv = ref_getf(ck, &nw, false, err, 1, c->hid, 0, 0, "model.norm.weight")))
 		goto out;
-	ref_rmsnorm(b.h, b.x, nw, T, c->hid, (float)c->eps);
+	ref_norm(c, b.h, b.x, nw, T, c->hid);
 	lm = emb;
 	if (!c->tied && (rv = ref_getf(ck, &lm, false, err, 2, c->V, c->hid, 0, "lm_head.weight")))
 		goto out;
 	ref_linear(logits, b.h, lm, NULL, T, c->hid, c->V);
+	if (c->final_cap > 0.0)
+		ref_softcap(logits, T * c->V, (float)c->final_cap);
 out:
 	ref_bufs_free(&b);
 	return rv;

@@ -13,7 +13,8 @@
  * Nothing here prints or exits.
  *
  * Families: decoders with Llama-style attention (llama, mistral, qwen2 with
- * q/k/v biases, qwen3 with q_norm/k_norm), Mixtral MoE, Qwen2-MoE (shared
+ * q/k/v biases, qwen3 with q_norm/k_norm; Gemma, Gemma 2 and Gemma 3 text
+ * through the switches of ref_cfg, cfg_gemma.c), Mixtral MoE, Qwen2-MoE (shared
  * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step) and
  * Qwen3-MoE, DeepSeek-V3 (MLA, sigmoid routing; reference_mla.c) and BERT
  * (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the architecture.
@@ -124,6 +125,13 @@ typedef enum {
 	REF_DEEPSEEK, /* MLA attention, sigmoid-routed MoE (reference_mla.c) */
 } ref_kind;
 
+/* Activation of the gated MLP's gate: act(x wg^T) * (x wu^T). */
+typedef enum {
+	REF_ACT_SILU = 0,  /* Llama and most decoders */
+	REF_ACT_GELU_TANH, /* gelu_pytorch_tanh / gelu_new: the tanh approximation */
+	REF_ACT_GELU,      /* gelu: exact (erf) */
+} ref_act;
+
 typedef struct ref_cfg {
 	ref_kind kind;
 	int64_t hid, H, KV, d, I, V, L;
@@ -139,6 +147,23 @@ typedef struct ref_cfg {
 	int64_t n_group, topk_group, first_dense, layer_freq;
 	double routed_scale;
 	int64_t block[2]; /* quantization_config weight_block_size (128 x 128 default) */
+	/* Gemma families (kind REF_DENSE; cfg_gemma.c). All zero for the others,
+	 * which is the Llama math. */
+	int gemma;         /* 0, or the generation: 1 Gemma, 2 Gemma 2, 3 Gemma 3 text */
+	float norm_off;    /* every RMSNorm scales by (norm_off + w): 1 for Gemma */
+	float embed_scale; /* embeddings times this (Gemma: sqrt(hidden_size)); 0 = 1 */
+	ref_act act;       /* the MLP's gate activation */
+	/* Gemma 2/3: x += post_attention_layernorm(attn(input_layernorm(x)));
+	 * x += post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))) */
+	bool sandwich;
+	double attn_scale; /* scores times this (query_pre_attn_scalar^-0.5); 0 = 1/sqrt(d) */
+	double attn_cap,
+	    final_cap; /* soft-capping cap * tanh(s / cap) of scores / logits; 0 = none */
+	/* sliding window (0 = none) of the local layers: layer i is global when
+	 * (i + 1) % window_pattern == 0 (Gemma 2: 2, odd layers global) */
+	int64_t window, window_pattern;
+	double theta_local;    /* RoPE base of the local layers */
+	double rope_factor[2]; /* linear RoPE scaling of [global, local] layers; 0 = none */
 } ref_cfg;
 
 /*
@@ -215,30 +240,49 @@ bool ref_within(const ref_diff *d, double budget);
 
 /* y[t] = x[t] * w / sqrt(mean(x[t]^2) + eps), rows of `dim`; y may alias x. */
 void ref_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t dim, float eps);
+/* ref_rmsnorm with the configuration's eps and weight offset: x[t] / rms * (norm_off + w). */
+void ref_norm(const ref_cfg *c, float *y, const float *x, const float *w, int64_t rows,
+              int64_t dim);
 /* y[t][n] = sum_k x[t][k] * w[n][k] (+ b[n]); x [T,K], w [N,K], y [T,N]. */
 void ref_linear(float *y, const float *x, const float *w, const float *b, int64_t T, int64_t K,
                 int64_t N);
 /* Rotate-half RoPE in place on heads of d at positions 0..T-1; x row stride `ld`. */
 void ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta);
+/* ref_rope with linear scaling (transformers' "linear" rope_type): frequencies / factor. */
+void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta,
+                     double factor);
 /* DeepSeek rope_interleave (transformers' apply_rotary_pos_emb_interleave): each
  * head's d values [x0 x1 x2 x3 ...] become [x0 x2 ... | x1 x3 ...] in place, so
  * that ref_rope then rotates the original adjacent pairs (x0, x1), ... */
 void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld);
-/* Softmax attention (causal: token t sees 0..t; else all): out[t][h] over q[t][h]
- * and k/v[.][kv_of[h]]; rows have n_q*d (q, out) and n_kv*d (k, v) floats. */
+/* How scores are formed and masked (ref_layer_attn gives a decoder layer's). */
+typedef struct ref_attn_opt {
+	bool causal;    /* token t sees 0..t; else all */
+	float scale;    /* scores q.k times this; 0 = 1/sqrt(d) */
+	float softcap;  /* scores become softcap * tanh(s / softcap) before the mask; 0 = none */
+	int64_t window; /* causal sliding window: token t sees t-window+1..t; 0 = none */
+} ref_attn_opt;
+/* The attention of decoder layer l: RoPE base, linear RoPE factor and options. */
+void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o);
+/* Softmax attention: out[t][h] over q[t][h] and k/v[.][kv_of[h]]; rows have n_q*d
+ * (q, out) and n_kv*d (k, v) floats. */
 void ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
-                   int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d, bool causal);
+                   int64_t n_q, int64_t n_kv, const int64_t *kv_of, int64_t d,
+                   const ref_attn_opt *o);
+/* x[i] = cap * tanh(x[i] / cap) (Gemma 2 logit soft-capping); cap > 0. */
+void ref_softcap(float *x, int64_t n, float cap);
 /* y[t] = (x[t] - mean) / sqrt(var + eps) * w + b, rows of `dim`; y may alias x. */
 void ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows,
                    int64_t dim, float eps);
 /* Exact (erf) GELU in place. */
 void ref_gelu(float *x, int64_t n);
-/* out[i] = silu(g[i]) * u[i]. */
-void ref_silu_mul(float *out, const float *g, const float *u, int64_t n);
-/* Gated MLP without the down bias: y [T,hid] = (silu(x wg^T + bg) * (x wu^T + bu)) wd^T,
+/* out[i] = act(g[i]) * u[i]. */
+void ref_act_mul(float *out, const float *g, const float *u, int64_t n, ref_act act);
+/* Gated MLP without the down bias: y [T,hid] = (act(x wg^T + bg) * (x wu^T + bu)) wd^T,
  * wg/wu [n_inter, hid], wd [hid, n_inter], biases optional; scratch 3*T*n_inter floats. */
 void ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter, const float *wg,
-             const float *bg, const float *wu, const float *bu, const float *wd, float *scratch);
+             const float *bg, const float *wu, const float *bu, const float *wd, ref_act act,
+             float *scratch);
 /* Router: softmax over E logits, top-k (ties to the lower index), or the k experts
  * in `forced` when non-NULL; weights renormalised when `norm`. idx/w receive k entries. */
 void ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64_t *forced,

@@ -22,6 +22,24 @@ typedef struct ref_bufs {
 	float *scratch; /* 6 * T * max(I, Ie, Is) */
 } ref_bufs;
 
+/* Leaf of the norm before layer i's MLP / MoE: Gemma 2/3 pre_feedforward_layernorm
+ * (their post_attention_layernorm normalises the attention output), else
+ * post_attention_layernorm. */
+static inline const char *ref_mlp_norm(const ref_cfg *c)
+{
+	return c->sandwich ? "pre_feedforward_layernorm" : "post_attention_layernorm";
+}
+
+/* x[0..n) times the embedding scale (Gemma), else unchanged. */
+static inline void ref_embed_scale(const ref_cfg *c, float *x, int64_t n)
+{
+	for (int64_t i = 0; c->embed_scale != 0.0f && i < n; i++)
+		x[i] *= c->embed_scale;
+}
+
+/* The Gemma fields of c (gemma set by the family map) from config.json (cfg_gemma.c). */
+int ref_cfg_gemma(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
+
 /* Check tokens against V and n_tok against REF_MAX_TOKENS, then allocate. */
 int ref_bufs_alloc(ref_bufs *b, const ref_cfg *c, size_t n_tok, const int64_t *tokens,
                    wt_errbuf *err);

@@ -16,6 +16,10 @@
  * Every all-reduce sums ranks in increasing order; row-parallel biases are
  * added once after the sum. Each rank normalises with its own replicated norm
  * weights and routes with its own router copy, so a wrong replica shows too.
+ * Gemma 2/3's norms after the all-reduce (post_attention_layernorm,
+ * post_feedforward_layernorm) run on every rank of an engine; the reference
+ * takes the mean of the ranks' results. The Gemma switches of ref_cfg apply
+ * as in the full path (reference.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -83,6 +87,7 @@ static int embed(shard *s, const int64_t *tokens)
 				xr[i] += (row >= 0 && row < s->Vl) ? e[row * c->hid + i] : 0.0f;
 		}
 	}
+	ref_embed_scale(c, s->b.x, T * c->hid); /* after the all-reduce, as engines do */
 	return WT_OK;
 }
 
@@ -101,7 +106,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 		if ((rv = ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
 		                   "model.layers.%lld.input_layernorm.weight", L)))
 			return rv;
-		ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+		ref_norm(c, b->h, b->x, ln, T, c->hid);
 		return ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
 	}
 	if ((rv = ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
@@ -118,7 +123,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	                   (rv = ref_getf(rs, &kn, false, s->err, 1, d, 0, 0,
 	                                  "model.layers.%lld.self_attn.k_norm.weight", L))))
 		return rv;
-	ref_rmsnorm(b->h, b->x, ln, T, c->hid, (float)c->eps);
+	ref_norm(c, b->h, b->x, ln, T, c->hid);
 	/* [q_r ; k_r ; v_r] along rows */
 	ref_linear(b->q, b->h, w, bias, T, c->hid, Hl * d);
 	ref_linear(b->k, b->h, w + Hl * d * c->hid, bias ? bias + Hl * d : NULL, T, c->hid,
@@ -126,11 +131,14 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	ref_linear(b->v, b->h, w + (Hl + KVl) * d * c->hid, bias ? bias + (Hl + KVl) * d : NULL, T,
 	           c->hid, KVl * d);
 	if (c->qk_norm) {
-		ref_rmsnorm(b->q, b->q, qn, T * Hl, d, (float)c->eps);
-		ref_rmsnorm(b->k, b->k, kn, T * KVl, d, (float)c->eps);
+		ref_norm(c, b->q, b->q, qn, T * Hl, d);
+		ref_norm(c, b->k, b->k, kn, T * KVl, d);
 	}
-	ref_rope(b->q, T, Hl, d, Hl * d, c->theta);
-	ref_rope(b->k, T, KVl, d, KVl * d, c->theta);
+	double theta, factor;
+	ref_attn_opt ao;
+	ref_layer_attn(c, l, &theta, &factor, &ao);
+	ref_rope_scaled(b->q, T, Hl, d, Hl * d, theta, factor);
+	ref_rope_scaled(b->k, T, KVl, d, KVl * d, theta, factor);
 	/* local q head j is global head r*Hl + j; its kv head is global / (H/KV), held
 	 * locally at index global_kv - kv_shard*KVl */
 	int64_t kv_shard =
@@ -146,8 +154,33 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 			    "the %lld this rank holds",
 			    L, r, (long long)(r * Hl + j), (long long)gkv, (long long)KVl);
 	}
-	ref_attention(b->att, b->q, b->k, b->v, T, Hl, KVl, kv_of, d, true);
+	ref_attention(b->att, b->q, b->k, b->v, T, Hl, KVl, kv_of, d, &ao);
 	ref_linear(b->o, b->att, wo, NULL, T, Hl * d, c->hid);
+	return WT_OK;
+}
+
+/*
+ * Gemma 2/3 norm `leaf` of layer l on the all-reduced b.acc, in place. Each TP
+ * rank of an engine normalises the sum with its own replica; the reference
+ * takes the mean of the T results, so a wrong replica on any rank shows (for
+ * equal replicas the mean is their value up to the rounding of the sum).
+ */
+static int post_norm_mean(shard *s, int64_t l, const char *leaf)
+{
+	const ref_cfg *c = s->c;
+	int64_t n = s->n_tok * c->hid;
+	memset(s->b.part, 0, (size_t)n * sizeof(float));
+	for (uint32_t r = 0; r < s->T; r++) {
+		const float *w;
+		int rv = ref_getf(rank_set(s, r, s->g), &w, false, s->err, 1, c->hid, 0, 0,
+		                  "model.layers.%lld.%s.weight", (long long)l, leaf);
+		if (rv != WT_OK)
+			return rv;
+		ref_norm(c, s->b.y, s->b.acc, w, s->n_tok, c->hid);
+		for (int64_t i = 0; i < n; i++)
+			s->b.part[i] += s->b.y[i] / (float)s->T;
+	}
+	memcpy(s->b.acc, s->b.part, (size_t)n * sizeof(float));
 	return WT_OK;
 }
 
@@ -168,18 +201,20 @@ static int attn(shard *s, int64_t l)
 		return rv;
 	for (int64_t t = 0; bo && t < s->n_tok; t++)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
+	if (c->sandwich && (rv = post_norm_mean(s, l, "post_attention_layernorm")))
+		return rv;
 	add_into(s->b.x, s->b.acc, n);
 	return WT_OK;
 }
 
-/* b.h = rmsnorm(x) with rank rs's post_attention_layernorm. */
+/* b.h = rmsnorm(x) with rank rs's norm before the MLP (ref_mlp_norm). */
 static int post_norm(shard *s, ref_set *rs, int64_t l)
 {
 	const float *ln;
-	int rv = ref_getf(rs, &ln, false, s->err, 1, s->c->hid, 0, 0,
-	                  "model.layers.%lld.post_attention_layernorm.weight", (long long)l);
+	int rv = ref_getf(rs, &ln, false, s->err, 1, s->c->hid, 0, 0, "model.layers.%lld.%s.weight",
+	                  (long long)l, ref_mlp_norm(s->c));
 	if (rv == WT_OK)
-		ref_rmsnorm(s->b.h, s->b.x, ln, s->n_tok, s->c->hid, (float)s->c->eps);
+		ref_norm(s->c, s->b.h, s->b.x, ln, s->n_tok, s->c->hid);
 	return rv;
 }
 
@@ -197,7 +232,7 @@ static int mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, int64
 	    (rv = ref_getf(rs, &bgu, true, s->err, 1, 2 * Il, 0, 0, "%sgate_up_proj.bias", m)) ||
 	    (rv = ref_getf(rs, &wd, false, s->err, 2, c->hid, Il, 0, "%sdown_proj.weight", m)))
 		return rv;
-	ref_ffn(y, h, T, c->hid, Il, gu, bgu, gu + Il * c->hid, bgu ? bgu + Il : NULL, wd,
+	ref_ffn(y, h, T, c->hid, Il, gu, bgu, gu + Il * c->hid, bgu ? bgu + Il : NULL, wd, c->act,
 	        s->b.scratch);
 	return WT_OK;
 }
@@ -264,7 +299,7 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 			const float *a = w13 + loc * 2 * Il * c->hid, *bb = a + Il * c->hid;
 			const float *wg = s->up_gate ? bb : a, *wu = s->up_gate ? a : bb;
 			ref_ffn(s->b.y, h, 1, c->hid, Il, wg, NULL, wu, NULL,
-			        w2 + loc * c->hid * Il, s->b.scratch);
+			        w2 + loc * c->hid * Il, c->act, s->b.scratch);
 			for (int64_t i = 0; i < c->hid; i++)
 				out[t * c->hid + i] += w[j] * s->b.y[i];
 		}
@@ -355,7 +390,7 @@ static int lm_head(shard *s, float *logits)
 		    (rv = ref_getf(rs, &w, false, s->err, 2, s->Vl, c->hid, 0, "%s", name)) ||
 		    (rv = check_padding(s, r, w, name)))
 			break;
-		ref_rmsnorm(s->b.h, s->b.x, nw, T, c->hid, (float)c->eps);
+		ref_norm(c, s->b.h, s->b.x, nw, T, c->hid);
 		ref_linear(part, s->b.h, w, NULL, T, c->hid, s->Vl);
 		for (int64_t t = 0; t < T; t++)
 			for (int64_t i = 0; i < s->Vl; i++) {
@@ -365,6 +400,8 @@ static int lm_head(shard *s, float *logits)
 			}
 	}
 	free(part);
+	if (rv == WT_OK && c->final_cap > 0.0)
+		ref_softcap(logits, T * c->V, (float)c->final_cap);
 	return rv;
 }
 
@@ -422,6 +459,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 			rv = moe(&s, i);
 		else
 			rv = mlp(&s, i);
+		if (rv == WT_OK && c->sandwich)
+			rv = post_norm_mean(&s, i, "post_feedforward_layernorm");
 		if (rv)
 			goto out;
 		add_into(s.b.x, s.b.acc, s.n_tok * c->hid);

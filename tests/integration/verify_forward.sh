@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
-	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder; do
+	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -36,6 +36,12 @@ check deepseek_v3 --tp-size 2 --ep-size 2 --quant fp8-block
 check qwen2_vl --tp-size 4
 check qwen2_vl_hf5 --tp-size 2 --quant fp8-channel
 check qwen2_5_vl --tp-size 4
+# Gemma families: (1 + w) norms, scaled embeddings, GELU tanh; Gemma 2/3 norms around
+# the MLP, soft-caps, sliding windows; one kv head replicated at TP 4
+check gemma --tp-size 4
+check gemma --tp-size 2 --quant int8-channel
+check gemma2 --tp-size 8
+check gemma3_text --tp-size 4
 # compressed-tensors sources: pass-through is exact (the full path dequantizes the
 # checkpoint's codes); requantized and BF16 outputs are held to their budgets
 check llama_w8a8 --tp-size 4 --quant int8-channel

@@ -1,0 +1,282 @@
+/*
+ * test_reference_cfg.c — the reference forward pass's configuration
+ * (reference/cfg.c, reference/cfg_gemma.c) from config.json text alone: RoPE
+ * fields, the text_config overlay, refusals, and the Gemma families' switches with transformers'
+ * defaults, nulls, layer_types and transformers 5.x rope_parameters; plus the Gemma math pieces
+ * (GELU tanh, soft-capping, per-layer attention). Forward passes over
+ * checkpoints are tests/test_reference.c.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "reference/reference.h"
+#include "reference/ckpt.h"
+
+#define LLAMA_CFG(extra)                                                                           \
+	"{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, "                        \
+	"\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "              \
+	"\"intermediate_size\": 128" extra "}"
+
+static int parse_cfg(const char *json, ref_cfg *c, wt_errbuf *err)
+{
+	return ref_cfg_parse_json(json, strlen(json), c, err);
+}
+
+static void test_rope_config(void **state)
+{
+	(void)state;
+	ref_cfg c;
+	wt_errbuf err = {0};
+	assert_int_equal(parse_cfg(LLAMA_CFG(""), &c, &err), WT_OK);
+	assert_true(c.theta == 10000.0);
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_theta\": 500000.0"), &c, &err), WT_OK);
+	assert_true(c.theta == 500000.0);
+	/* transformers 5.x: rope_parameters, which wins over a legacy rope_theta */
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_parameters\": {\"rope_theta\": 250000, "
+	                                     "\"rope_type\": \"default\"}"),
+	                           &c, &err),
+	                 WT_OK);
+	assert_true(c.theta == 250000.0);
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_theta\": 10000.0, \"rope_parameters\": "
+	                                     "{\"rope_theta\": 250000}"),
+	                           &c, &err),
+	                 WT_OK);
+	assert_true(c.theta == 250000.0);
+	assert_false(c.rope_interleave); /* DeepSeek only */
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_parameters\": 5"), &c, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "rope_parameters"));
+	assert_int_equal(
+	    parse_cfg(LLAMA_CFG(", \"rope_parameters\": {\"rope_theta\": \"x\"}"), &c, &err),
+	    WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "rope_parameters.rope_theta"));
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rope_theta\": true"), &c, &err), WT_ECORRUPT);
+	/* num_local_experts / num_experts / n_routed_experts, as the planner reads them */
+	static const char q3[] =
+	    "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"hidden_size\": 64, "
+	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "
+	    "\"intermediate_size\": 128, \"moe_intermediate_size\": 32, \"num_local_experts\": 8, "
+	    "\"num_experts_per_tok\": 2}";
+	assert_int_equal(parse_cfg(q3, &c, &err), WT_OK);
+	assert_int_equal(c.E, 8);
+	assert_int_equal(c.Ie, 32);
+	assert_true(c.qk_norm);
+
+	/* de-interleave: [x0 x1 x2 x3 ...] -> [x0 x2 ... | x1 x3 ...] per head */
+	float x[2 * 8];
+	for (int i = 0; i < 16; i++)
+		x[i] = (float)i;
+	ref_rope_deinterleave(x, 1, 2, 8, 16);
+	static const float want[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15};
+	assert_memory_equal(x, want, sizeof(want));
+}
+
+/* The Qwen2-VL language model's fields come from text_config (transformers 5.x)
+ * exactly as the planner reads them; an architecture without a reference, or a
+ * required field missing, is refused naming it. */
+static void test_text_config(void **state)
+{
+	(void)state;
+	/* text_config wins over the top level, for the planner's fields and the
+	 * reference's alike */
+	static const char vl[] =
+	    "{\"architectures\": [\"Qwen2VLForConditionalGeneration\"], \"model_type\": "
+	    "\"qwen2_vl\", \"hidden_size\": 8, \"rms_norm_eps\": 0.1, \"rope_theta\": 7.0, "
+	    "\"vision_config\": {\"depth\": 1, \"embed_dim\": 32, \"num_heads\": 2, "
+	    "\"mlp_ratio\": 2, \"hidden_size\": 64, \"patch_size\": 2, "
+	    "\"temporal_patch_size\": 2, \"spatial_merge_size\": 2, \"in_chans\": 3}, "
+	    "\"text_config\": {\"hidden_size\": 64, \"num_attention_heads\": 4, "
+	    "\"num_key_value_heads\": 2, \"num_hidden_layers\": 2, \"vocab_size\": 100, "
+	    "\"intermediate_size\": 128, \"rms_norm_eps\": 1e-5, \"rope_theta\": 500000.0}}";
+	ref_cfg c;
+	wt_errbuf err = {0};
+	assert_int_equal(parse_cfg(vl, &c, &err), WT_OK);
+	assert_int_equal(c.hid, 64);
+	assert_int_equal(c.KV, 2);
+	assert_int_equal(c.L, 2);
+	assert_int_equal(c.d, 16);
+	assert_true(c.eps == 1e-5);
+	assert_true(c.theta == 500000.0);
+	static const char bad[] = "{\"architectures\": [\"Qwen2VLForConditionalGeneration\"], "
+	                          "\"text_config\": 3}";
+	assert_int_equal(parse_cfg(bad, &c, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "text_config"));
+	/* an architecture without a reference */
+	static const char gpt2[] =
+	    "{\"architectures\": [\"GPT2LMHeadModel\"], \"hidden_size\": 64, "
+	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 2, \"vocab_size\": 100}";
+	assert_int_equal(parse_cfg(gpt2, &c, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "GPT2LMHeadModel"));
+	assert_non_null(strstr(err.msg, "Gemma3ForCausalLM"));
+	static const char nohid[] = "{\"architectures\": [\"LlamaForCausalLM\"]}";
+	assert_int_equal(parse_cfg(nohid, &c, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "hidden_size"));
+}
+
+/* ---- Gemma families (reference/cfg_gemma.c) ---- */
+
+#define GEMMA_CFG(arch, extra)                                                                     \
+	"{\"architectures\": [\"" arch "\"], \"hidden_size\": 256, "                               \
+	"\"num_attention_heads\": 4, \"num_key_value_heads\": 1, \"head_dim\": 128, "              \
+	"\"num_hidden_layers\": 4, \"vocab_size\": 1000, \"intermediate_size\": 512" extra "}"
+#define G1(extra) GEMMA_CFG("GemmaForCausalLM", extra)
+#define G2(extra) GEMMA_CFG("Gemma2ForCausalLM", extra)
+#define G3(extra) GEMMA_CFG("Gemma3ForCausalLM", extra)
+
+static void test_gemma_config(void **state)
+{
+	(void)state;
+	ref_cfg c;
+	wt_errbuf err = {0};
+	/* Gemma: (1 + w) norms, sqrt(hidden) embeddings, GELU tanh, tied (key absent) */
+	assert_int_equal(parse_cfg(G1(""), &c, &err), WT_OK);
+	assert_int_equal(c.kind, REF_DENSE);
+	assert_int_equal(c.gemma, 1);
+	assert_true(c.tied);
+	assert_int_equal(c.d, 128); /* H x head_dim = 512 != hidden 256 */
+	assert_true(c.norm_off == 1.0f && c.embed_scale == 16.0f);
+	assert_int_equal(c.act, REF_ACT_GELU_TANH);
+	assert_false(c.sandwich || c.qk_norm);
+	assert_true(c.attn_scale == 0.0 && c.attn_cap == 0.0 && c.final_cap == 0.0);
+	assert_int_equal(c.window, 0);
+	assert_true(c.theta == 10000.0);
+	/* 4.39.3 reads hidden_activation only (null: gelu_pytorch_tanh) */
+	assert_int_equal(
+	    parse_cfg(G1(", \"hidden_act\": \"gelu\", \"hidden_activation\": null"), &c, &err),
+	    WT_OK);
+	assert_int_equal(c.act, REF_ACT_GELU_TANH);
+	assert_int_equal(parse_cfg(G1(", \"hidden_activation\": \"gelu\""), &c, &err), WT_OK);
+	assert_int_equal(c.act, REF_ACT_GELU);
+	assert_int_equal(parse_cfg(G1(", \"hidden_activation\": \"silu\""), &c, &err),
+	                 WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "silu"));
+	/* Gemma 2: defaults 50 / 30 / 256 / 4096, even layers local */
+	assert_int_equal(parse_cfg(G2(""), &c, &err), WT_OK);
+	assert_true(c.sandwich && !c.qk_norm);
+	assert_true(c.attn_cap == 50.0 && c.final_cap == 30.0 && c.attn_scale == 0.0625);
+	assert_int_equal(c.window, 4096);
+	assert_int_equal(c.window_pattern, 2);
+	/* an explicit null disables soft-capping (transformers: None) */
+	assert_int_equal(parse_cfg(G2(", \"attn_logit_softcapping\": null, "
+	                              "\"final_logit_softcapping\": null, "
+	                              "\"query_pre_attn_scalar\": 144, \"sliding_window\": 8"),
+	                           &c, &err),
+	                 WT_OK);
+	assert_true(c.attn_cap == 0.0 && c.final_cap == 0.0);
+	assert_true(fabs(c.attn_scale - 1.0 / 12.0) < 1e-15);
+	assert_int_equal(c.window, 8);
+	assert_int_equal(parse_cfg(G2(", \"final_logit_softcapping\": 0"), &c, &err),
+	                 WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "final_logit_softcapping"));
+	assert_int_equal(
+	    parse_cfg(G2(", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2}"), &c,
+	              &err),
+	    WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "rope_scaling"));
+}
+
+static void test_gemma3_config(void **state)
+{
+	(void)state;
+	ref_cfg c;
+	wt_errbuf err = {0};
+	assert_int_equal(parse_cfg(G3(", \"attn_logit_softcapping\": null, "
+	                              "\"final_logit_softcapping\": null"),
+	                           &c, &err),
+	                 WT_OK);
+	assert_int_equal(c.gemma, 3);
+	assert_true(c.sandwich && c.qk_norm);
+	assert_true(c.attn_cap == 0.0 && c.final_cap == 0.0 && c.attn_scale == 0.0625);
+	assert_true(c.theta == 1000000.0 && c.theta_local == 10000.0);
+	assert_int_equal(c.window, 4096);
+	assert_int_equal(c.window_pattern, 6);
+	/* Gemma3Attention never applies attn_logit_softcapping; the final cap is applied;
+	 * linear scaling on the global layers only */
+	assert_int_equal(
+	    parse_cfg(G3(", \"attn_logit_softcapping\": 50.0, "
+	                 "\"final_logit_softcapping\": 30.0, \"rope_theta\": 5e5, "
+	                 "\"rope_local_base_freq\": 2e4, \"sliding_window_pattern\": 2, "
+	                 "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 8}"),
+	              &c, &err),
+	    WT_OK);
+	assert_true(c.attn_cap == 0.0 && c.final_cap == 30.0);
+	double th, fa;
+	ref_attn_opt o;
+	ref_layer_attn(&c, 0, &th, &fa, &o); /* (0 + 1) % 2 != 0: local */
+	assert_true(th == 2e4 && fa == 1.0 && o.window == 4096 && o.causal);
+	assert_true(o.scale == 0.0625f && o.softcap == 0.0f);
+	ref_layer_attn(&c, 1, &th, &fa, &o); /* global */
+	assert_true(th == 5e5 && fa == 8.0 && o.window == 0);
+	assert_int_equal(
+	    parse_cfg(G3(", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 8}"), &c, &err),
+	    WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "yarn"));
+	/* layer_types (transformers >= 4.53) sets the pattern; a list it cannot express is refused
+	 */
+	assert_int_equal(parse_cfg(G3(", \"sliding_window_pattern\": 6, \"layer_types\": "
+	                              "[\"sliding_attention\", \"sliding_attention\", "
+	                              "\"full_attention\", \"sliding_attention\"]"),
+	                           &c, &err),
+	                 WT_OK);
+	assert_int_equal(c.window_pattern, 3);
+	assert_int_equal(parse_cfg(G3(", \"layer_types\": [\"full_attention\", "
+	                              "\"sliding_attention\", \"sliding_attention\", "
+	                              "\"sliding_attention\"]"),
+	                           &c, &err),
+	                 WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "layer_types[1]"));
+	assert_int_equal(parse_cfg(G3(", \"layer_types\": [\"full_attention\"]"), &c, &err),
+	                 WT_ECORRUPT);
+	/* transformers 5.x: rope_parameters per layer type */
+	assert_int_equal(
+	    parse_cfg(
+	        G3(", \"rope_parameters\": {\"full_attention\": {\"rope_type\": "
+	           "\"linear\", \"factor\": 4, \"rope_theta\": 250000}, "
+	           "\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 5000}}"),
+	        &c, &err),
+	    WT_OK);
+	assert_true(c.theta == 250000.0 && c.theta_local == 5000.0);
+	assert_true(c.rope_factor[0] == 4.0 && c.rope_factor[1] == 0.0);
+}
+
+/* GELU tanh (PyTorch's approximate='tanh'), soft-capping, sliding window. */
+static void test_gemma_math(void **state)
+{
+	(void)state;
+	const float g[3] = {1.0f, -2.0f, 0.5f}, u[3] = {1.0f, 1.0f, 2.0f};
+	float out[3];
+	ref_act_mul(out, g, u, 3, REF_ACT_GELU_TANH);
+	/* torch.nn.functional.gelu(x, approximate='tanh') at 1, -2, 0.5 */
+	assert_true(fabsf(out[0] - 0.8411920f) < 1e-6f);
+	assert_true(fabsf(out[1] - -0.0454023f) < 1e-6f);
+	assert_true(fabsf(out[2] - 2.0f * 0.3457140f) < 1e-6f);
+	float x[2] = {30.0f, -3.0f};
+	ref_softcap(x, 2, 30.0f);
+	assert_true(fabsf(x[0] - 30.0f * tanhf(1.0f)) < 1e-5f);
+	assert_true(fabsf(x[1] - 30.0f * tanhf(-0.1f)) < 1e-6f);
+	/* window 2: token 2 sees keys 1 and 2 only; one head, d 2, v = position */
+	const float q[6] = {1, 0, 1, 0, 1, 0}, k[6] = {5, 0, 0, 0, 0, 0}, v[6] = {0, 0, 1, 1, 2, 2};
+	const int64_t kv_of[1] = {0};
+	float att[6];
+	ref_attn_opt o = {.causal = true, .window = 2};
+	ref_attention(att, q, k, v, 3, 1, 1, kv_of, 2, &o);
+	assert_true(fabsf(att[4] - 1.5f) < 1e-6f); /* key 0 (score 5/sqrt 2) is masked */
+	o.window = 0;
+	ref_attention(att, q, k, v, 3, 1, 1, kv_of, 2, &o);
+	assert_true(att[4] < 0.5f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_rope_config),  cmocka_unit_test(test_text_config),
+	    cmocka_unit_test(test_gemma_config), cmocka_unit_test(test_gemma3_config),
+	    cmocka_unit_test(test_gemma_math),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
