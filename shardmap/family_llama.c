@@ -30,12 +30,34 @@ static const sm_rule phi3_rules[] = {
             SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
 };
 
+/* StarCoder2: LayerNorms with biases, Llama's attention (biases when use_bias),
+ * a plain GELU MLP c_fc (rows) / c_proj (columns, bias replicated). */
+#define SC2_NORM_BIAS(x)                                                                           \
+	SM_RULE(x ".bias", x ".bias", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+static const sm_rule starcoder2_rules[] = {
+    SM_RULES_TOP,
+    SC2_NORM_BIAS("model.norm"),
+    SM_RULES_LNORM,
+    SC2_NORM_BIAS(SM_LAYER "input_layernorm"),
+    SC2_NORM_BIAS(SM_LAYER "post_attention_layernorm"),
+    SM_RULES_ATTN,
+    SM_RULE(SM_LAYER "mlp.c_fc.weight", SM_LAYER "mlp.c_fc.weight", SM_K_ROWS, 0, SM_U_I, SM_C_ALL,
+            SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.c_fc.bias", SM_LAYER "mlp.c_fc.bias", SM_K_ROWS, 0, SM_U_I, SM_C_ALL,
+            SM_F_OPT, 1, SM_D_I, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.c_proj.weight", SM_LAYER "mlp.c_proj.weight", SM_K_COLS, 0, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    SM_RULE(SM_LAYER "mlp.c_proj.bias", SM_LAYER "mlp.c_proj.bias", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_ALL, SM_F_OPT, 1, SM_D_HID, SM_D_ANY),
+};
+
 static const char *const llama_archs[] = {"LlamaForCausalLM", NULL};
 static const char *const mistral_archs[] = {"MistralForCausalLM", NULL};
 static const char *const qwen2_archs[] = {"Qwen2ForCausalLM", NULL};
 static const char *const qwen3_archs[] = {"Qwen3ForCausalLM", NULL};
 static const char *const phi3_archs[] = {"Phi3ForCausalLM", NULL};
 static const char *const gemma_archs[] = {"GemmaForCausalLM", NULL};
+static const char *const starcoder2_archs[] = {"Starcoder2ForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -54,6 +76,16 @@ const sm_family shardmap_family_gemma = {
     .archs = gemma_archs,
     .rules = llama_rules,
     .n_rules = SM_NRULES(llama_rules),
+    .layer_prefix = "model.layers.",
+    .tie_default = true,
+};
+/* StarCoder2's config class leaves tie_word_embeddings at transformers' default
+ * (true), and save_pretrained then omits it */
+const sm_family shardmap_family_starcoder2 = {
+    .name = "starcoder2",
+    .archs = starcoder2_archs,
+    .rules = starcoder2_rules,
+    .n_rules = SM_NRULES(starcoder2_rules),
     .layer_prefix = "model.layers.",
     .tie_default = true,
 };

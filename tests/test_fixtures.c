@@ -83,6 +83,10 @@ typedef struct fam_expect {
 #define GEMMA3_LAYER (2 * (4 * 256 + 2 * 64 + 256 * 256 + 2 * 64 * 256 + 256 * 256 + 3 * 384 * 256))
 /* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
 #define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
+/* starcoder2: LayerNorm and linear biases, c_fc 1024x256 / c_proj 256x1024, tied */
+#define SC2_LAYER                                                                                  \
+	(2 * (4 * 256 + 256 * 256 + 2 * 64 * 256 + 256 * 256 + 256 + 256 + 2 * 64 + 1024 * 256 +   \
+	      1024 + 256 * 1024 + 256))
 #define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
 #define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
@@ -127,6 +131,8 @@ static const fam_expect fams[] = {
      0, -1, CKPT_QUANT_NONE, 1},
     {"phi3", 15, 2 * (2 * 1000 * 256 + 256) + 2 * PHI3_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1,
      CKPT_QUANT_NONE, 1},
+    {"starcoder2", 35, 2 * (1000 * 256 + 2 * 256) + 2 * SC2_LAYER, 256, 8, 2, 32, 1024, 1000, 2, 1,
+     0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -176,9 +182,10 @@ static void check_family(const fam_expect *e, const char *root)
 	assert_int_equal(cfg->intermediate_size, e->inter);
 	assert_int_equal(cfg->vocab_size, e->vocab);
 	assert_int_equal(cfg->num_hidden_layers, e->layers);
-	/* the gemma fixtures leave tie_word_embeddings out, as transformers does */
+	/* the gemma and starcoder2 fixtures leave tie_word_embeddings out, as
+	 * transformers does */
 	assert_int_equal(shardmap_tied(cfg), e->tied);
-	if (strncmp(e->name, "gemma", 5) == 0)
+	if (strncmp(e->name, "gemma", 5) == 0 || strcmp(e->name, "starcoder2") == 0)
 		assert_false(cfg->tie_given);
 	assert_int_equal(cfg->num_experts, e->experts);
 	if (e->moe_inter > 0)

@@ -1,8 +1,8 @@
 /*
  * test_shardmap_families.c — the mapping of every family (Qwen2, Qwen3, Mixtral,
- * Qwen2-MoE, DeepSeek-V3/V2, BERT, Gemma, Phi-3) with hand-computed shapes, expert placement
- * (E=6 over P=4), MLA head units, and the covered-exactly-once property for
- * every family and several layouts. Seeds fixed and printed.
+ * Qwen2-MoE, DeepSeek-V3/V2, BERT, Gemma, Phi-3, StarCoder2) with hand-computed shapes, expert
+ * placement (E=6 over P=4), MLA head units, and the covered-exactly-once property for every family
+ * and several layouts. Seeds fixed and printed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -598,6 +598,68 @@ static void test_deepseek_v2(void **state)
 	assert_non_null(strstr(err.msg, "e_score_correction_bias"));
 }
 
+/* StarCoder2: H 8, KV 2, d 32, I 1024, V 1000, tied (key absent); LayerNorm
+ * biases, linear biases when bias, c_fc / c_proj. */
+static const char sc2_cfg[] =
+    "{\"architectures\":[\"Starcoder2ForCausalLM\"],\"model_type\":\"starcoder2\","
+    "\"hidden_size\":256,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+    "\"intermediate_size\":1024,\"vocab_size\":1000,\"num_hidden_layers\":2}";
+
+static tm_model *tm_starcoder2(bool bias)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	tm_top(m, 1000, 256, 0);
+	tm_add2(m, "model.norm.bias", 256, 0);
+	for (int i = 0; i < 2; i++) {
+		tm_attn(m, i, 8, 2, 32, 256, bias, 0);
+		tm_lin_l(m, i, "input_layernorm.bias", 256, 0, 0);
+		tm_lin_l(m, i, "post_attention_layernorm.bias", 256, 0, 0);
+		tm_lin_l(m, i, "mlp.c_fc.weight", 1024, 256, 0);
+		tm_lin_l(m, i, "mlp.c_proj.weight", 256, 1024, 0);
+		if (bias) {
+			tm_lin_l(m, i, "self_attn.o_proj.bias", 256, 0, 0);
+			tm_lin_l(m, i, "mlp.c_fc.bias", 1024, 0, 0);
+			tm_lin_l(m, i, "mlp.c_proj.bias", 256, 0, 0);
+		}
+	}
+	return m;
+}
+
+static void test_starcoder2(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_starcoder2(true), sc2_cfg, 2, 1, 0, true);
+	assert_string_equal(shardmap_family(f.p), "starcoder2");
+	assert_true(shardmap_tied_lm_head(f.p));
+	size_t rb;
+	const char *fc = "model.layers.1.mlp.c_fc.weight", *fcb = "model.layers.1.mlp.c_fc.bias";
+	shp(&f, 1, fc, 2, 512, 256, 0);
+	const uint8_t *want = src_rows(&f, fc, 512, &rb);
+	assert_memory_equal(out_bytes(&f, 1, fc), want, 512 * rb);
+	want = src_rows(&f, fcb, 512, &rb);
+	assert_memory_equal(out_bytes(&f, 1, fcb), want, 512 * rb);
+	shp(&f, 1, "model.layers.1.mlp.c_proj.weight", 2, 256, 512, 0);
+	/* the row-parallel bias whole on every rank (the engine adds it once) */
+	const char *pb = "model.layers.1.mlp.c_proj.bias";
+	shp(&f, 1, pb, 1, 256, 0, 0);
+	want = src_rows(&f, pb, 0, &rb);
+	assert_memory_equal(out_bytes(&f, 1, pb), want, 256 * rb);
+	shp(&f, 1, "model.norm.bias", 1, 256, 0, 0);
+	fx_close(&f);
+	/* use_bias false: no linear biases, the LayerNorms keep theirs */
+	fx_open(&f, tm_starcoder2(false), sc2_cfg, 4, 1, 0, false);
+	assert_int_equal(tm_ix(f.p, 0, "model.layers.0.mlp.c_fc.bias"), -1);
+	fx_close(&f);
+	tm_model *m = tm_starcoder2(false);
+	tm_remove(m, "model.layers.0.input_layernorm.bias");
+	wt_errbuf err = {0};
+	assert_int_equal(plan_err(m, sc2_cfg, &err), WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "model.layers.0.input_layernorm.bias"));
+	static const uint32_t dense[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(tm_starcoder2(true), sc2_cfg, 2, dense, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -616,6 +678,7 @@ int main(void)
 	    cmocka_unit_test(test_gemma2_gemma3),
 	    cmocka_unit_test(test_phi3_fused),
 	    cmocka_unit_test(test_deepseek_v2),
+	    cmocka_unit_test(test_starcoder2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,9 @@
 """Fixtures: a real weightd on 127.0.0.1 (free port, ready file) serving
   - "llama": wt-mkckpt's llama fixture (BF16, H 8, KV 2, V 1000),
   - "foo": the same files with architectures ["FooForCausalLM"] (no family: raw only),
-  - "hf-llama", "hf-mixtral", "hf-gemma", "hf-qwen2": tiny models written by
-    transformers' save_pretrained(safe_serialization=True) (when transformers
-    imports; 4.39.3 has no Qwen2-MoE, Gemma 2/3 or Phi-3 to write).
+  - "hf-llama", "hf-mixtral", "hf-gemma", "hf-qwen2", "hf-starcoder2": tiny
+    models written by transformers' save_pretrained(safe_serialization=True)
+    (when transformers imports; 4.39.3 has no Qwen2-MoE, Gemma 2/3 or Phi-3).
 The binaries come from $WT_BUILD (default build/, relative to the repository).
 WEIGHTD_REQUIRE_ALL=1 (set by tests/integration/python_pkg.sh) turns a missing
 torch or transformers into a failure instead of a skip."""
@@ -67,7 +67,8 @@ def _hf_models(models_dir):
     except ImportError:
         return
     from transformers import (GemmaConfig, GemmaForCausalLM, LlamaConfig, LlamaForCausalLM,
-                              MixtralConfig, MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM)
+                              MixtralConfig, MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+                              Starcoder2Config, Starcoder2ForCausalLM)
 
     common = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
                   num_hidden_layers=2, vocab_size=250, intermediate_size=128,
@@ -88,8 +89,15 @@ def _hf_models(models_dir):
     gemma = gemma.to(torch.bfloat16)
     qwen2 = Qwen2ForCausalLM(Qwen2Config(**common)).eval()  # q/k/v biases
     _randomize(qwen2, torch, 4)  # F32
+    # LayerNorm biases, biases on every linear, a plain GELU MLP (c_fc / c_proj);
+    # tied by the config class's default (no key, no lm_head)
+    sc2_args = dict(gemma_args, num_key_value_heads=2)
+    del sc2_args["head_dim"]
+    starcoder2 = Starcoder2ForCausalLM(Starcoder2Config(**sc2_args)).eval()
+    _randomize(starcoder2, torch, 5)
+    starcoder2 = starcoder2.to(torch.bfloat16)
     for name, model in (("hf-llama", llama), ("hf-mixtral", mixtral), ("hf-gemma", gemma),
-                        ("hf-qwen2", qwen2)):
+                        ("hf-qwen2", qwen2), ("hf-starcoder2", starcoder2)):
         model.save_pretrained(os.path.join(models_dir, name), safe_serialization=True)
         HF_MODELS[name] = model
     assert transformers.__version__

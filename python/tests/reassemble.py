@@ -45,13 +45,15 @@ def reassemble(cfg, T, P, shards):
                 groups = [_same([parts[r][i] for r in range(g * per_kv, (g + 1) * per_kv)],
                                 name) for g in range(T // per_kv)]
                 out[pre + proj + leaf] = torch.cat(groups)
-        elif name.endswith(("o_proj.weight", "mlp.down_proj.weight")):
+        elif name.endswith(("o_proj.weight", "mlp.down_proj.weight", "mlp.c_proj.weight")):
             out[name] = torch.cat(by_r, dim=1)
         elif name.endswith("mlp.gate_up_proj.weight"):
             pre = name[:-len("gate_up_proj.weight")]
             halves = [x.chunk(2) for x in by_r]
             out[pre + "gate_proj.weight"] = torch.cat([h[0] for h in halves])
             out[pre + "up_proj.weight"] = torch.cat([h[1] for h in halves])
+        elif name.endswith(("mlp.c_fc.weight", "mlp.c_fc.bias")):  # StarCoder2: rows
+            out[name] = torch.cat(by_r)
         elif name in ("model.embed_tokens.weight", "lm_head.weight"):
             out[name] = torch.cat(by_r)[:V]  # drop the padding rows
         elif name.endswith("experts.w13_weight") or name.endswith("experts.w2_weight"):

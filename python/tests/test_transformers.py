@@ -17,6 +17,7 @@ LAYOUTS = {
     "hf-mixtral": [(2, 1), (1, 2), (2, 2), (1, 3)],  # EP 3: experts 2, 1, 1
     "hf-gemma": [(1, 1), (2, 1), (4, 1)],  # KV 1: kv heads replicated at TP 2 and 4
     "hf-qwen2": [(1, 1), (2, 1), (4, 1)],  # q/k/v biases fused like the weights
+    "hf-starcoder2": [(1, 1), (2, 1), (4, 1)],  # TP 4 > KV 2; c_proj bias replicated
 }
 
 

@@ -49,8 +49,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     d = cfg.get("head_dim", hid // H)
     L = cfg["num_hidden_layers"]; V = cfg["vocab_size"]
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts", 0)))
-    # absent: the transformers config class's default (Gemma ties, the others do not)
-    tied = cfg.get("tie_word_embeddings", arch.startswith("Gemma"))
+    # absent: the transformers config class's default (Gemma and StarCoder2 tie)
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2")))
     bert = arch == "BertModel"
     if bert: KV = H
     outs = {}   # name -> list of pieces (src, axis, start, len) or ("zero", rows)
@@ -116,9 +116,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         m = re.match(r"(.*)\.(gate|up)_proj\.(weight|bias)$", name)
         if m:
             continue  # grouped below
-        if re.search(r"(o_proj|down_proj|attention\.output\.dense|\.output\.dense)\.weight$", name) and ".mlp.experts." not in name:
+        if re.search(r"(o_proj|down_proj|mlp\.c_proj|attention\.output\.dense|\.output\.dense)\.weight$", name) and ".mlp.experts." not in name:
             add(name, pieces_cols(name, r * cols // T, cols // T)); continue
-        if re.search(r"(q_b_proj|kv_b_proj|intermediate\.dense)\.(weight|bias)$", name) or \
+        if re.search(r"(q_b_proj|kv_b_proj|intermediate\.dense|mlp\.c_fc)\.(weight|bias)$", name) or \
            (arch.startswith("Deepseek") and name.endswith("self_attn.q_proj.weight")):
             add(name, pieces_rows(name, r * rows // T, rows // T)); continue
         add(name, pieces_rows(name, 0, rows))  # replicated
