@@ -307,6 +307,7 @@ static void test_config_defaults(void **state)
 	assert_int_equal(c.vocab_size, 128);
 	assert_int_equal(c.num_hidden_layers, 2);
 	assert_false(c.tie_word_embeddings);
+	assert_true(c.tie_given);
 	assert_int_equal(c.num_experts, 0);
 	assert_int_equal(c.moe_intermediate_size, -1);
 	assert_int_equal(c.shared_expert_intermediate_size, -1);
@@ -335,7 +336,23 @@ static void test_config_defaults(void **state)
 	assert_int_equal(c.head_dim, 32);
 	assert_int_equal(c.intermediate_size, -1);
 	assert_true(c.tie_word_embeddings);
+	assert_true(c.tie_given);
 	ckpt_config_clear(&c);
+
+	/* tie_word_embeddings absent or null: not given (the family decides) */
+	static const char *const untold[] = {"", ", \"tie_word_embeddings\": null"};
+	for (int k = 0; k < 2; k++) {
+		char json[256];
+		snprintf(json, sizeof(json),
+		         "{\"architectures\": [\"GemmaForCausalLM\"], \"hidden_size\": 64, "
+		         "\"num_attention_heads\": 4, \"num_hidden_layers\": 1, "
+		         "\"vocab_size\": 10%s}",
+		         untold[k]);
+		parse_ok(json, &c);
+		assert_false(c.tie_given);
+		assert_false(c.tie_word_embeddings);
+		ckpt_config_clear(&c);
+	}
 }
 
 #define BASE                                                                                       \
