@@ -17,7 +17,7 @@
  * scoring_func sigmoid; BERT max_position_embeddings 512, type_vocab_size 2,
  * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
  * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
- * own fields: cfg_gemma.c.
+ * own fields: cfg_gemma.c; Phi-3's, StarCoder2's and DeepSeek-V2's: cfg_fam.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -89,6 +89,9 @@ static bool bool_or(const ckpt_field *f, bool def)
 	return f->present ? f->b : def;
 }
 
+/* Families whose switches cfg_fam.c sets. */
+enum { FAM_PHI3 = 1, FAM_STARCODER2, FAM_DEEPSEEK_V2 };
+
 /* The planner's family -> the reference's kind. */
 static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err)
 {
@@ -97,38 +100,46 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 		ref_kind kind;
 		bool qk_norm;
 		int gemma; /* generation: the Gemma switches of ref_cfg (cfg_gemma.c) */
+		int fam;   /* FAM_*: the switches of cfg_fam.c */
 	} map[] = {
-	    {"llama", REF_DENSE, false, 0},
-	    {"mistral", REF_DENSE, false, 0},
-	    {"qwen2", REF_DENSE, false, 0},
+	    {"llama", REF_DENSE, false, 0, 0},
+	    {"mistral", REF_DENSE, false, 0, 0},
+	    {"qwen2", REF_DENSE, false, 0, 0},
 	    /* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
 	     * position streams are equal and it is the plain 1-D RoPE */
-	    {"qwen2_vl", REF_DENSE, false, 0},
-	    {"qwen2_5_vl", REF_DENSE, false, 0}, /* Qwen2.5-VL: the same language model */
-	    {"qwen3", REF_DENSE, true, 0},
-	    {"gemma", REF_DENSE, false, 1},
-	    {"gemma2", REF_DENSE, false, 2},
-	    {"gemma3_text", REF_DENSE, true, 3}, /* Gemma3ForCausalLM */
-	    {"mixtral", REF_MIXTRAL, false, 0},
-	    {"qwen2_moe", REF_QWEN2_MOE, false, 0},
+	    {"qwen2_vl", REF_DENSE, false, 0, 0},
+	    {"qwen2_5_vl", REF_DENSE, false, 0, 0}, /* Qwen2.5-VL: the same language model */
+	    {"qwen3", REF_DENSE, true, 0, 0},
+	    {"phi3", REF_DENSE, false, 0, FAM_PHI3},
+	    {"starcoder2", REF_DENSE, false, 0, FAM_STARCODER2},
+	    {"gemma", REF_DENSE, false, 1, 0},
+	    {"gemma2", REF_DENSE, false, 2, 0},
+	    {"gemma3_text", REF_DENSE, true, 3, 0}, /* Gemma3ForCausalLM */
+	    {"mixtral", REF_MIXTRAL, false, 0, 0},
+	    {"qwen2_moe", REF_QWEN2_MOE, false, 0, 0},
 	    /* Qwen3-MoE: the same MoE block, no shared expert unless configured */
-	    {"qwen3_moe", REF_QWEN2_MOE, true, 0},
-	    {"deepseek_v3", REF_DEEPSEEK, false, 0},
-	    {"bert", REF_BERT, false, 0},
+	    {"qwen3_moe", REF_QWEN2_MOE, true, 0, 0},
+	    {"deepseek_v3", REF_DEEPSEEK, false, 0, 0},
+	    {"deepseek_v2", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_V2},
+	    {"bert", REF_BERT, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
 			c->kind = map[i].kind;
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;
+			c->fused_ckpt = map[i].fam == FAM_PHI3;
+			c->layernorm = c->plain_mlp = map[i].fam == FAM_STARCODER2;
+			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;
 			return WT_OK;
 		}
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "architecture '%s' (family %s) has no reference forward pass; supported: "
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-	                 "Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, "
-	                 "Gemma3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
-	                 "Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, BertModel, "
+	                 "Qwen3ForCausalLM, Phi3ForCausalLM, Starcoder2ForCausalLM, "
+	                 "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
+	                 "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
+	                 "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, BertModel, "
 	                 "Qwen2VLForConditionalGeneration, Qwen2_5_VLForConditionalGeneration "
 	                 "(language model)",
 	                 arch ? arch : "", family ? family : "none");
@@ -153,7 +164,8 @@ static int parse_deepseek(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	c->topk_group = int_or(&f[F_TOPK_GROUP], 1);
 	c->norm_topk = bool_or(&f[F_NORM_TOPK], true);
 	c->routed_scale = real_or(&f[F_ROUTED_SCALE], 1.0);
-	if (f[F_SCORING].present && strcmp(f[F_SCORING].s, "sigmoid") != 0)
+	/* DeepSeek-V2's scoring and top-k method: cfg_fam.c */
+	if (!c->ds_v2 && f[F_SCORING].present && strcmp(f[F_SCORING].s, "sigmoid") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: scoring_func '%s'; the reference has 'sigmoid'",
 		                 f[F_SCORING].s);
@@ -277,6 +289,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if ((rv = parse_rest(f, c, err)) != WT_OK)
 		return rv;
+	if (c->fused_ckpt || c->layernorm || c->ds_v2)
+		return ref_cfg_fam(c, family, json, len, err);
 	return c->gemma > 0 ? ref_cfg_gemma(c, json, len, err) : WT_OK;
 }
 

@@ -125,7 +125,7 @@ typedef struct gemma_facts {
 
 /* The language-model value of key: text_config's over the top level (as
  * loader/config.c lays them); NULL when absent. */
-static json_t *lm_get(json_t *root, const char *key)
+json_t *ref_lm_get(json_t *root, const char *key)
 {
 	json_t *tc = json_object_get(root, "text_config");
 	json_t *v = json_is_object(tc) ? json_object_get(tc, key) : NULL;
@@ -220,12 +220,12 @@ static int json_facts(const char *json, size_t len, gemma_facts *g, json_t **roo
 	*root_out = root;
 	if (root == NULL || !json_is_object(root)) /* ckpt_config_fields took it already */
 		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	g->attn_cap_null = json_is_null(lm_get(root, "attn_logit_softcapping"));
-	g->final_cap_null = json_is_null(lm_get(root, "final_logit_softcapping"));
-	g->layer_types = lm_get(root, "layer_types");
+	g->attn_cap_null = json_is_null(ref_lm_get(root, "attn_logit_softcapping"));
+	g->final_cap_null = json_is_null(ref_lm_get(root, "final_logit_softcapping"));
+	g->layer_types = ref_lm_get(root, "layer_types");
 	if (json_is_null(g->layer_types))
 		g->layer_types = NULL;
-	json_t *rp = lm_get(root, "rope_parameters");
+	json_t *rp = ref_lm_get(root, "rope_parameters");
 	int rv = WT_OK;
 	if (json_is_object(rp) && (rv = rope_type_params(rp, "full_attention", &g->rope[0], err)))
 		return rv;

@@ -74,15 +74,19 @@ void ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, doubl
 	ref_rope_scaled(x, T, n_heads, d, ld, theta, 1.0);
 }
 
-void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta,
-                     double factor)
+/* Rotate-half RoPE on the first rd dims of each head of d: frequency i is
+ * theta^(-2i/rd) / factor / ext[i] (ext may be NULL), cos and sin times mscale. */
+static void rope_rot(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t rd, int64_t ld,
+                     double theta, double factor, const float *ext, double mscale)
 {
-	int64_t half = d / 2;
+	int64_t half = rd / 2;
 	for (int64_t t = 0; t < T; t++) {
 		for (int64_t i = 0; i < half; i++) {
-			double inv_freq = pow(theta, -(double)(2 * i) / (double)d) / factor;
+			double inv_freq = pow(theta, -(double)(2 * i) / (double)rd) / factor;
+			if (ext != NULL)
+				inv_freq /= (double)ext[i];
 			double ang = (double)t * inv_freq;
-			float c = (float)cos(ang), s = (float)sin(ang);
+			float c = (float)(cos(ang) * mscale), s = (float)(sin(ang) * mscale);
 			for (int64_t h = 0; h < n_heads; h++) {
 				float *xh = x + t * ld + h * d;
 				float x1 = xh[i], x2 = xh[i + half];
@@ -91,6 +95,25 @@ void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld
 			}
 		}
 	}
+}
+
+void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta,
+                     double factor)
+{
+	rope_rot(x, T, n_heads, d, d, ld, theta, factor, NULL, 1.0);
+}
+
+void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_heads, int64_t ld)
+{
+	double theta, factor;
+	ref_attn_opt o;
+	ref_layer_attn(c, l, &theta, &factor, &o);
+	int64_t rd = c->rot_dim > 0 ? c->rot_dim : c->d;
+	/* transformers' LongRoPE: the long factors once the sequence passes
+	 * original_max_position_embeddings (positions here are 0..T-1) */
+	const float *ext = c->n_ext > 0 ? c->rope_ext[T > c->rope_orig_max ? 1 : 0] : NULL;
+	rope_rot(x, T, n_heads, c->d, rd, ld, theta, factor, ext,
+	         c->rope_mscale > 0.0 ? c->rope_mscale : 1.0);
 }
 
 void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld)
@@ -112,7 +135,7 @@ void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int6
 
 void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o)
 {
-	bool local = c->window > 0 && c->window_pattern > 0 && (l + 1) % c->window_pattern != 0;
+	bool local = c->window > 0 && (c->window_pattern == 0 || (l + 1) % c->window_pattern != 0);
 	double f = c->rope_factor[local ? 1 : 0];
 	*theta = local ? c->theta_local : c->theta;
 	*factor = f > 0.0 ? f : 1.0;
@@ -186,18 +209,39 @@ static float gelu_tanh(float x)
 	return 0.5f * x * (1.0f + tanhf(inner));
 }
 
+static float act1(float x, ref_act act)
+{
+	if (act == REF_ACT_GELU_TANH)
+		return gelu_tanh(x);
+	if (act == REF_ACT_GELU)
+		return gelu_erf(x);
+	return x / (1.0f + expf(-x));
+}
+
 void ref_act_mul(float *out, const float *g, const float *u, int64_t n, ref_act act)
 {
+	for (int64_t i = 0; i < n; i++)
+		out[i] = act1(g[i], act) * u[i];
+}
+
+void ref_act_apply(float *x, int64_t n, ref_act act)
+{
+	for (int64_t i = 0; i < n; i++)
+		x[i] = act1(x[i], act);
+}
+
+void ref_softmax(float *y, const float *x, int64_t n)
+{
+	float mx = -INFINITY, sum = 0.0f;
+	for (int64_t i = 0; i < n; i++)
+		if (x[i] > mx)
+			mx = x[i];
 	for (int64_t i = 0; i < n; i++) {
-		float a;
-		if (act == REF_ACT_GELU_TANH)
-			a = gelu_tanh(g[i]);
-		else if (act == REF_ACT_GELU)
-			a = gelu_erf(g[i]);
-		else
-			a = g[i] / (1.0f + expf(-g[i]));
-		out[i] = a * u[i];
+		y[i] = expf(x[i] - mx);
+		sum += y[i];
 	}
+	for (int64_t i = 0; i < n; i++)
+		y[i] /= sum;
 }
 
 void ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64_t *forced,
@@ -262,6 +306,23 @@ void ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter, 
 	ref_linear(y, a, wd, NULL, T, n_inter, hid);
 }
 
+void ref_mlp_plain(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter,
+                   const float *w1, const float *b1, const float *w2, ref_act act, float *scratch)
+{
+	ref_linear(scratch, x, w1, b1, T, hid, n_inter);
+	ref_act_apply(scratch, T * n_inter, act);
+	ref_linear(y, scratch, w2, NULL, T, n_inter, hid);
+}
+
+void ref_norm_b(const ref_cfg *c, float *y, const float *x, const float *w, const float *b,
+                int64_t rows, int64_t dim)
+{
+	if (c->layernorm)
+		ref_layernorm(y, x, w, b, rows, dim, (float)c->eps);
+	else
+		ref_norm(c, y, x, w, rows, dim);
+}
+
 void ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows,
                    int64_t dim, float eps)
 {
@@ -276,7 +337,7 @@ void ref_layernorm(float *y, const float *x, const float *w, const float *b, int
 			var += (xr[i] - mean) * (xr[i] - mean);
 		float inv = 1.0f / sqrtf(var / (float)dim + eps);
 		for (int64_t i = 0; i < dim; i++)
-			yr[i] = (xr[i] - mean) * inv * w[i] + b[i];
+			yr[i] = (xr[i] - mean) * inv * w[i] + (b ? b[i] : 0.0f);
 	}
 }
 

@@ -1,6 +1,8 @@
 /*
- * reference_mla.c — DeepSeek-V3 pieces of the reference forward pass:
- * multi-head latent attention and the sigmoid, group-limited router.
+ * reference_mla.c — DeepSeek-V3 and DeepSeek-V2 pieces of the reference
+ * forward pass: multi-head latent attention and the group-limited router (V3:
+ * sigmoid scores with the correction bias, groups by their two best; V2: softmax
+ * scores, groups by their best, or plain top-k for topk_method greedy).
  *
  * MLA for heads [0, Hl) of a tensor set (the checkpoint with Hl = H, or one
  * rank's head slice, docs/format.md section 2.7, DeepSeek-V3 MLA):
@@ -23,6 +25,10 @@
 
 #include "reference/reference.h"
 #include "reference/reference_int.h"
+
+/* q_a_layernorm and kv_a_layernorm are built without rms_norm_eps in transformers'
+ * DeepseekV2/V3Attention (and DeepSeek's own modeling code): their default eps. */
+#define MLA_LATENT_EPS 1e-6f
 
 typedef struct mla_w {
 	const float *q_a, *q_ln, *q_b, *kv_a, *kv_ln, *kv_b, *o;
@@ -119,7 +125,7 @@ int ref_mla(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, const float *h,
 	      *qp = qn + T * Hl * c->nope, *kp = qp + T * Hl * c->rope, *att = kp + T * c->rope;
 	if (c->q_lora > 0) {
 		ref_linear(qa, h, w.q_a, NULL, T, c->hid, lat);
-		ref_rmsnorm(qa, qa, w.q_ln, T, lat, (float)c->eps);
+		ref_rmsnorm(qa, qa, w.q_ln, T, lat, MLA_LATENT_EPS);
 		ref_linear(q, qa, w.q_b, NULL, T, lat, Hl * qk);
 	} else {
 		ref_linear(q, h, w.q_b, NULL, T, c->hid, Hl * qk);
@@ -136,7 +142,7 @@ int ref_mla(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, const float *h,
 			       (size_t)c->rope * sizeof(float));
 		}
 	}
-	ref_rmsnorm(lnk, lnk, w.kv_ln, T, c->kv_lora, (float)c->eps);
+	ref_rmsnorm(lnk, lnk, w.kv_ln, T, c->kv_lora, MLA_LATENT_EPS);
 	ref_linear(kv, lnk, w.kv_b, NULL, T, c->kv_lora, Hl * (c->nope + c->vhd));
 	if (c->rope_interleave) {
 		ref_rope_deinterleave(qp, T, Hl, c->rope, Hl * c->rope);
@@ -155,11 +161,15 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 {
 	int64_t E = c->E, G = c->n_group, gs = E / G;
 	float sc[64], ch[64], gscore[64];
+	if (c->ds_v2)
+		ref_softmax(sc, logits, E);
 	for (int64_t e = 0; e < E; e++) {
-		sc[e] = 1.0f / (1.0f + expf(-logits[e]));
+		if (!c->ds_v2)
+			sc[e] = 1.0f / (1.0f + expf(-logits[e]));
 		ch[e] = sc[e] + (bias ? bias[e] : 0.0f);
 	}
-	/* group score: sum of the two best choice scores of the group */
+	/* group score: V3 the sum of the two best choice scores of the group, V2
+	 * (group_limited_greedy) the best */
 	for (int64_t g = 0; g < G; g++) {
 		float b1 = -INFINITY, b2 = -INFINITY;
 		for (int64_t e = g * gs; e < (g + 1) * gs; e++) {
@@ -170,7 +180,7 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 				b2 = ch[e];
 			}
 		}
-		gscore[g] = gs > 1 ? b1 + b2 : b1;
+		gscore[g] = gs > 1 && !c->ds_v2 ? b1 + b2 : b1;
 	}
 	uint64_t keep = 0;
 	for (int64_t k = 0; k < c->topk_group; k++) {
@@ -211,7 +221,7 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, const char *m, const float *h,
 	const float *router, *bias = NULL;
 	float rl[64];
 	int rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%sgate.weight", m);
-	if (rv == WT_OK && c->kind == REF_DEEPSEEK)
+	if (rv == WT_OK && c->kind == REF_DEEPSEEK && !c->ds_v2)
 		rv = ref_getf(s, &bias, true, err, 1, c->E, 0, 0, "%sgate.e_score_correction_bias",
 		              m);
 	if (rv != WT_OK)

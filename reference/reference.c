@@ -1,7 +1,8 @@
 /*
  * reference.c — the full reference forward pass over the original checkpoint
  * tensors (one process, no partitioning): embedding lookup (Gemma: times
- * sqrt(hidden_size)), then per layer RMSNorm -> q/k/v (+ biases,
+ * sqrt(hidden_size)), then per layer RMSNorm (StarCoder2: LayerNorm) -> q/k/v
+ * (Phi-3: split from the checkpoint's qkv_proj; + biases,
  * q_norm/k_norm) -> RoPE -> causal GQA attention (Gemma 2/3: scale, soft-cap,
  * sliding window) -> o_proj (Gemma 2/3: post_attention_layernorm) -> residual
  * -> RMSNorm -> MLP or MoE (Gemma 2/3: post_feedforward_layernorm) ->
@@ -10,6 +11,7 @@
  * tensors.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,42 +76,89 @@ int ref_bufs_alloc(ref_bufs *b, const ref_cfg *c, size_t n_tok, const int64_t *t
 	return WT_OK;
 }
 
-/* Attention block of layer l: x += o_proj(attn(rmsnorm(x))), Gemma 2/3 with
+int ref_norm_of(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t rows,
+                wt_errbuf *err, const char *fmt, ...)
+{
+	char m[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(m, sizeof(m), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(m))
+		return wt_seterr(err, WT_EINVAL, "norm name from '%s' too long", fmt);
+	const float *w, *b = NULL;
+	int rv = ref_getf(s, &w, false, err, 1, c->hid, 0, 0, "%s.weight", m);
+	if (rv == WT_OK && c->layernorm)
+		rv = ref_getf(s, &b, false, err, 1, c->hid, 0, 0, "%s.bias", m);
+	if (rv == WT_OK)
+		ref_norm_b(c, y, x, w, b, rows, c->hid);
+	return rv;
+}
+
+/* q/k/v weights and optional biases of layer l: q_proj/k_proj/v_proj, or Phi-3's
+ * fused qkv_proj [q; k; v] rows (fused_ckpt). */
+typedef struct qkv_w {
+	const float *wq, *wk, *wv, *bq, *bk, *bv;
+} qkv_w;
+
+static int qkv_full(const ref_cfg *c, ref_set *s, int64_t l, qkv_w *w, wt_errbuf *err)
+{
+	long long L = (long long)l;
+	int64_t qd = c->H * c->d, kvd = c->KV * c->d;
+	int rv;
+	if (c->fused_ckpt) {
+		const float *f, *fb;
+		if ((rv = ref_getf(s, &f, false, err, 2, qd + 2 * kvd, c->hid, 0,
+		                   "model.layers.%lld.self_attn.qkv_proj.weight", L)) ||
+		    (rv = ref_getf(s, &fb, true, err, 1, qd + 2 * kvd, 0, 0,
+		                   "model.layers.%lld.self_attn.qkv_proj.bias", L)))
+			return rv;
+		w->wq = f;
+		w->wk = f + qd * c->hid;
+		w->wv = f + (qd + kvd) * c->hid;
+		w->bq = fb;
+		w->bk = fb ? fb + qd : NULL;
+		w->bv = fb ? fb + qd + kvd : NULL;
+		return WT_OK;
+	}
+	if ((rv = ref_getf(s, &w->wq, false, err, 2, qd, c->hid, 0,
+	                   "model.layers.%lld.self_attn.q_proj.weight", L)) ||
+	    (rv = ref_getf(s, &w->wk, false, err, 2, kvd, c->hid, 0,
+	                   "model.layers.%lld.self_attn.k_proj.weight", L)) ||
+	    (rv = ref_getf(s, &w->wv, false, err, 2, kvd, c->hid, 0,
+	                   "model.layers.%lld.self_attn.v_proj.weight", L)) ||
+	    (rv = ref_getf(s, &w->bq, true, err, 1, qd, 0, 0,
+	                   "model.layers.%lld.self_attn.q_proj.bias", L)) ||
+	    (rv = ref_getf(s, &w->bk, true, err, 1, kvd, 0, 0,
+	                   "model.layers.%lld.self_attn.k_proj.bias", L)) ||
+	    (rv = ref_getf(s, &w->bv, true, err, 1, kvd, 0, 0,
+	                   "model.layers.%lld.self_attn.v_proj.bias", L)))
+		return rv;
+	return WT_OK;
+}
+
+/* Attention block of layer l: x += o_proj(attn(norm(x))), Gemma 2/3 with
  * post_attention_layernorm on o_proj's output. */
 static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
                      wt_errbuf *err)
 {
-	const float *ln, *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo, *qn = NULL, *kn = NULL, *pn = NULL;
+	const float *wo, *bo, *qn = NULL, *kn = NULL, *pn = NULL;
 	long long L = (long long)l;
 	int64_t qd = c->H * c->d, kvd = c->KV * c->d;
-	int rv;
+	qkv_w w;
+	int rv = ref_norm_of(c, s, b->h, b->x, T, err, "model.layers.%lld.input_layernorm", L);
+	if (rv != WT_OK)
+		return rv;
 	if (c->kind == REF_DEEPSEEK) {
-		if ((rv = ref_getf(s, &ln, false, err, 1, c->hid, 0, 0,
-		                   "model.layers.%lld.input_layernorm.weight", L)))
-			return rv;
-		ref_norm(c, b->h, b->x, ln, T, c->hid);
 		if ((rv = ref_mla(c, s, l, c->H, b->h, T, b->o, err)))
 			return rv;
 		for (int64_t i = 0; i < T * c->hid; i++)
 			b->x[i] += b->o[i];
 		return WT_OK;
 	}
-	if ((rv = ref_getf(s, &ln, false, err, 1, c->hid, 0, 0,
-	                   "model.layers.%lld.input_layernorm.weight", L)) ||
-	    (rv = ref_getf(s, &wq, false, err, 2, qd, c->hid, 0,
-	                   "model.layers.%lld.self_attn.q_proj.weight", L)) ||
-	    (rv = ref_getf(s, &wk, false, err, 2, kvd, c->hid, 0,
-	                   "model.layers.%lld.self_attn.k_proj.weight", L)) ||
-	    (rv = ref_getf(s, &wv, false, err, 2, kvd, c->hid, 0,
-	                   "model.layers.%lld.self_attn.v_proj.weight", L)) ||
+	if ((rv = qkv_full(c, s, l, &w, err)) ||
 	    (rv = ref_getf(s, &wo, false, err, 2, c->hid, qd, 0,
 	                   "model.layers.%lld.self_attn.o_proj.weight", L)) ||
-	    (rv = ref_getf(s, &bq, true, err, 1, qd, 0, 0,
-	                   "model.layers.%lld.self_attn.q_proj.bias", L)) ||
-	    (rv = ref_getf(s, &bk, true, err, 1, kvd, 0, 0,
-	                   "model.layers.%lld.self_attn.k_proj.bias", L)) ||
-	    (rv = ref_getf(s, &bv, true, err, 1, kvd, 0, 0,
-	                   "model.layers.%lld.self_attn.v_proj.bias", L)) ||
 	    (rv = ref_getf(s, &bo, true, err, 1, c->hid, 0, 0,
 	                   "model.layers.%lld.self_attn.o_proj.bias", L)))
 		return rv;
@@ -121,10 +170,9 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	if (c->sandwich && (rv = ref_getf(s, &pn, false, err, 1, c->hid, 0, 0,
 	                                  "model.layers.%lld.post_attention_layernorm.weight", L)))
 		return rv;
-	ref_norm(c, b->h, b->x, ln, T, c->hid);
-	ref_linear(b->q, b->h, wq, bq, T, c->hid, qd);
-	ref_linear(b->k, b->h, wk, bk, T, c->hid, kvd);
-	ref_linear(b->v, b->h, wv, bv, T, c->hid, kvd);
+	ref_linear(b->q, b->h, w.wq, w.bq, T, c->hid, qd);
+	ref_linear(b->k, b->h, w.wk, w.bk, T, c->hid, kvd);
+	ref_linear(b->v, b->h, w.wv, w.bv, T, c->hid, kvd);
 	if (c->qk_norm) {
 		ref_norm(c, b->q, b->q, qn, T * c->H, c->d);
 		ref_norm(c, b->k, b->k, kn, T * c->KV, c->d);
@@ -132,8 +180,8 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	double theta, factor;
 	ref_attn_opt ao;
 	ref_layer_attn(c, l, &theta, &factor, &ao);
-	ref_rope_scaled(b->q, T, c->H, c->d, qd, theta, factor);
-	ref_rope_scaled(b->k, T, c->KV, c->d, kvd, theta, factor);
+	ref_rope_layer(c, l, b->q, T, c->H, qd);
+	ref_rope_layer(c, l, b->k, T, c->KV, kvd);
 	int64_t kv_of[REF_MAX_HEADS];
 	if (c->H > REF_MAX_HEADS)
 		return wt_seterr(err, WT_EUNSUPPORTED, "%lld heads; the reference handles %d",
@@ -149,18 +197,52 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	return WT_OK;
 }
 
-/* Dense gated MLP of module prefix `m` (n_inter rows) on b->h into y. */
+/* StarCoder2's plain MLP c_proj(act(c_fc(h))) of module prefix m on h into y, with
+ * the output bias. */
+static int mlp_plain_full(const ref_cfg *c, ref_set *s, const char *m, int64_t T, const float *h,
+                          float *y, float *scratch, wt_errbuf *err)
+{
+	const float *w1, *b1, *w2, *b2;
+	int64_t hid = c->hid;
+	int rv;
+	if ((rv = ref_getf(s, &w1, false, err, 2, c->I, hid, 0, "%sc_fc.weight", m)) ||
+	    (rv = ref_getf(s, &b1, true, err, 1, c->I, 0, 0, "%sc_fc.bias", m)) ||
+	    (rv = ref_getf(s, &w2, false, err, 2, hid, c->I, 0, "%sc_proj.weight", m)) ||
+	    (rv = ref_getf(s, &b2, true, err, 1, hid, 0, 0, "%sc_proj.bias", m)))
+		return rv;
+	ref_mlp_plain(y, h, T, hid, c->I, w1, b1, w2, c->act, scratch);
+	for (int64_t t = 0; b2 && t < T; t++)
+		for (int64_t i = 0; i < hid; i++)
+			y[t * hid + i] += b2[i];
+	return WT_OK;
+}
+
+/* Dense gated MLP of module prefix `m` (n_inter rows) on b->h into y; Phi-3's
+ * checkpoint holds gate_up_proj [gate; up] (fused_ckpt). */
 static int mlp_full(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                     const float *h, float *y, float *scratch, wt_errbuf *err)
 {
 	const float *wg, *wu, *wd, *bg, *bu, *bd;
 	int64_t hid = c->hid;
 	int rv;
-	if ((rv = ref_getf(s, &wg, false, err, 2, n_inter, hid, 0, "%sgate_proj.weight", m)) ||
-	    (rv = ref_getf(s, &wu, false, err, 2, n_inter, hid, 0, "%sup_proj.weight", m)) ||
-	    (rv = ref_getf(s, &wd, false, err, 2, hid, n_inter, 0, "%sdown_proj.weight", m)) ||
-	    (rv = ref_getf(s, &bg, true, err, 1, n_inter, 0, 0, "%sgate_proj.bias", m)) ||
-	    (rv = ref_getf(s, &bu, true, err, 1, n_inter, 0, 0, "%sup_proj.bias", m)) ||
+	if (c->plain_mlp)
+		return mlp_plain_full(c, s, m, T, h, y, scratch, err);
+	if (c->fused_ckpt) {
+		if ((rv = ref_getf(s, &wg, false, err, 2, 2 * n_inter, hid, 0,
+		                   "%sgate_up_proj.weight", m)) ||
+		    (rv = ref_getf(s, &bg, true, err, 1, 2 * n_inter, 0, 0, "%sgate_up_proj.bias",
+		                   m)))
+			return rv;
+		wu = wg + n_inter * hid;
+		bu = bg ? bg + n_inter : NULL;
+	} else if ((rv = ref_getf(s, &wg, false, err, 2, n_inter, hid, 0, "%sgate_proj.weight",
+	                          m)) ||
+	           (rv = ref_getf(s, &wu, false, err, 2, n_inter, hid, 0, "%sup_proj.weight", m)) ||
+	           (rv = ref_getf(s, &bg, true, err, 1, n_inter, 0, 0, "%sgate_proj.bias", m)) ||
+	           (rv = ref_getf(s, &bu, true, err, 1, n_inter, 0, 0, "%sup_proj.bias", m))) {
+		return rv;
+	}
+	if ((rv = ref_getf(s, &wd, false, err, 2, hid, n_inter, 0, "%sdown_proj.weight", m)) ||
 	    (rv = ref_getf(s, &bd, true, err, 1, hid, 0, 0, "%sdown_proj.bias", m)))
 		return rv;
 	ref_ffn(y, h, T, hid, n_inter, wg, bg, wu, bu, wd, c->act, scratch);
@@ -226,7 +308,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	if (rv != WT_OK)
 		return rv;
 	int64_t T = (int64_t)n_tok;
-	const float *emb, *nw, *lm;
+	const float *emb, *lm;
 	if (c->kind == REF_BERT) {
 		rv = ref_bert_full(c, ck, tokens, T, &b, logits, err);
 		goto out;
@@ -237,17 +319,16 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		memcpy(b.x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
 	ref_embed_scale(c, b.x, T * c->hid);
 	for (int64_t l = 0; l < c->L; l++) {
-		const float *ln, *pn = NULL;
+		const float *pn = NULL;
 		char m[160];
 		if ((rv = attn_full(c, ck, l, T, &b, err)) ||
-		    (rv = ref_getf(ck, &ln, false, err, 1, c->hid, 0, 0,
-		                   "model.layers.%lld.%s.weight", (long long)l, ref_mlp_norm(c))) ||
+		    (rv = ref_norm_of(c, ck, b.h, b.x, T, err, "model.layers.%lld.%s", (long long)l,
+		                      ref_mlp_norm(c))) ||
 		    (c->sandwich &&
 		     (rv = ref_getf(ck, &pn, false, err, 1, c->hid, 0, 0,
 		                    "model.layers.%lld.post_feedforward_layernorm.weight",
 		                    (long long)l))))
 			goto out;
-		ref_norm(c, b.h, b.x, ln, T, c->hid);
 		if (ref_layer_is_moe(c, l)) {
 			rv = moe_full(c, ck, l, T, &b, routes ? routes + l * T * c->topk : NULL,
 			              err);
@@ -262,9 +343,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		for (int64_t i = 0; i < T * c->hid; i++)
 			b.x[i] += b.acc[i];
 	}
-	if ((rv = ref_getf(ck, &nw, false, err, 1, c->hid, 0, 0, "model.norm.weight")))
+	if ((rv = ref_norm_of(c, ck, b.h, b.x, T, err, "model.norm")))
 		goto out;
-	ref_norm(c, b.h, b.x, nw, T, c->hid);
 	lm = emb;
 	if (!c->tied && (rv = ref_getf(ck, &lm, false, err, 2, c->V, c->hid, 0, "lm_head.weight")))
 		goto out;

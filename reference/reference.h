@@ -14,9 +14,10 @@
  *
  * Families: decoders with Llama-style attention (llama, mistral, qwen2 with
  * q/k/v biases, qwen3 with q_norm/k_norm; Gemma, Gemma 2 and Gemma 3 text
- * through the switches of ref_cfg, cfg_gemma.c), Mixtral MoE, Qwen2-MoE (shared
- * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step) and
- * Qwen3-MoE, DeepSeek-V3 (MLA, sigmoid routing; reference_mla.c) and BERT
+ * through the switches of ref_cfg, cfg_gemma.c; Phi-3 and StarCoder2 through
+ * those of cfg_fam.c), Mixtral MoE, Qwen2-MoE (shared expert with a sigmoid gate,
+ * mlp_only_layers / decoder_sparse_step) and Qwen3-MoE, DeepSeek-V3 (MLA,
+ * sigmoid routing; reference_mla.c) and DeepSeek-V2 (softmax routing) and BERT
  * (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the architecture.
  *
  * Thread rule: a set caches dequantized values on first use, so one set is
@@ -132,6 +133,8 @@ typedef enum {
 	REF_ACT_GELU,      /* gelu: exact (erf) */
 } ref_act;
 
+#define REF_MAX_ROPE_EXT 256 /* LongRoPE factors per list: rotary dims up to 512 */
+
 typedef struct ref_cfg {
 	ref_kind kind;
 	int64_t hid, H, KV, d, I, V, L;
@@ -160,10 +163,25 @@ typedef struct ref_cfg {
 	double attn_cap,
 	    final_cap; /* soft-capping cap * tanh(s / cap) of scores / logits; 0 = none */
 	/* sliding window (0 = none) of the local layers: layer i is global when
-	 * (i + 1) % window_pattern == 0 (Gemma 2: 2, odd layers global) */
+	 * (i + 1) % window_pattern == 0 (Gemma 2: 2, odd layers global); pattern 0:
+	 * every layer local (Phi-3, StarCoder2) */
 	int64_t window, window_pattern;
 	double theta_local;    /* RoPE base of the local layers */
 	double rope_factor[2]; /* linear RoPE scaling of [global, local] layers; 0 = none */
+	/* Phi-3, StarCoder2, DeepSeek-V2 (cfg_fam.c). All zero for the others. */
+	bool fused_ckpt; /* Phi-3: the checkpoint holds qkv_proj [q; k; v], gate_up_proj [gate; up]
+	                  */
+	int64_t rot_dim; /* RoPE turns the first rot_dim dims of a head (partial_rotary_factor); 0 =
+	                    d */
+	/* LongRoPE (Phi-3 rope_scaling longrope / su): inverse frequency i divided by
+	 * rope_ext[long][i] (long when the tokens exceed rope_orig_max), cos and sin times
+	 * rope_mscale; n_ext 0 = none */
+	int64_t n_ext, rope_orig_max;
+	float rope_ext[2][REF_MAX_ROPE_EXT];
+	double rope_mscale;
+	bool layernorm; /* StarCoder2: LayerNorm with bias instead of RMSNorm */
+	bool plain_mlp; /* StarCoder2: mlp.c_proj(act(mlp.c_fc(x))) with biases */
+	bool ds_v2;     /* DeepSeek-V2 routing: softmax scores, groups ranked by their best */
 } ref_cfg;
 
 /*
@@ -251,6 +269,9 @@ void ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, doubl
 /* ref_rope with linear scaling (transformers' "linear" rope_type): frequencies / factor. */
 void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta,
                      double factor);
+/* The RoPE of decoder layer l (ref_layer_attn's base and linear factor, Phi-3's
+ * partial rotary and LongRoPE) on T rows of n_heads heads of c->d, row stride ld. */
+void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_heads, int64_t ld);
 /* DeepSeek rope_interleave (transformers' apply_rotary_pos_emb_interleave): each
  * head's d values [x0 x1 x2 x3 ...] become [x0 x2 ... | x1 x3 ...] in place, so
  * that ref_rope then rotates the original adjacent pairs (x0, x1), ... */
@@ -276,13 +297,24 @@ void ref_layernorm(float *y, const float *x, const float *w, const float *b, int
                    int64_t dim, float eps);
 /* Exact (erf) GELU in place. */
 void ref_gelu(float *x, int64_t n);
+/* x[i] = act(x[i]) in place. */
+void ref_act_apply(float *x, int64_t n, ref_act act);
+/* The norm of ref_cfg: RMSNorm (ref_norm), or LayerNorm with bias b for StarCoder2. */
+void ref_norm_b(const ref_cfg *c, float *y, const float *x, const float *w, const float *b,
+                int64_t rows, int64_t dim);
 /* out[i] = act(g[i]) * u[i]. */
 void ref_act_mul(float *out, const float *g, const float *u, int64_t n, ref_act act);
+/* Plain MLP without the output bias (StarCoder2): y [T,hid] = act(x w1^T + b1) w2^T,
+ * w1 [n_inter, hid], w2 [hid, n_inter], b1 optional; scratch T*n_inter floats. */
+void ref_mlp_plain(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter,
+                   const float *w1, const float *b1, const float *w2, ref_act act, float *scratch);
 /* Gated MLP without the down bias: y [T,hid] = (act(x wg^T + bg) * (x wu^T + bu)) wd^T,
  * wg/wu [n_inter, hid], wd [hid, n_inter], biases optional; scratch 3*T*n_inter floats. */
 void ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter, const float *wg,
              const float *bg, const float *wu, const float *bu, const float *wd, ref_act act,
              float *scratch);
+/* y = softmax(x) over n values; y may alias x. */
+void ref_softmax(float *y, const float *x, int64_t n);
 /* Router: softmax over E logits, top-k (ties to the lower index), or the k experts
  * in `forced` when non-NULL; weights renormalised when `norm`. idx/w receive k entries. */
 void ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64_t *forced,

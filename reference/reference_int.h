@@ -5,6 +5,8 @@
 #ifndef WT_REFERENCE_INT_H
 #define WT_REFERENCE_INT_H
 
+#include <jansson.h>
+
 #include "reference/reference.h"
 
 #define REF_MAX_TOKENS 64  /* attention keeps one row of scores on the stack */
@@ -36,6 +38,20 @@ static inline void ref_embed_scale(const ref_cfg *c, float *x, int64_t n)
 	for (int64_t i = 0; c->embed_scale != 0.0f && i < n; i++)
 		x[i] *= c->embed_scale;
 }
+
+/* Norm module of set s named by fmt ("model.layers.3.input_layernorm"): its weight,
+ * and for LayerNorm families (StarCoder2) its bias, applied to `rows` rows of x
+ * (c->hid wide) into y (may alias x). */
+int ref_norm_of(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t rows,
+                wt_errbuf *err, const char *fmt, ...) WT_PRINTF(7, 8);
+
+/* The language-model value of config.json key: text_config's over the top level
+ * (as loader/config.c lays them); NULL when absent. Borrowed from root. */
+json_t *ref_lm_get(json_t *root, const char *key);
+
+/* The Phi-3 / StarCoder2 / DeepSeek-V2 fields of c (switches set by the family
+ * map) from config.json (cfg_fam.c). */
+int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt_errbuf *err);
 
 /* The Gemma fields of c (gemma set by the family map) from config.json (cfg_gemma.c). */
 int ref_cfg_gemma(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);

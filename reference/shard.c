@@ -7,7 +7,8 @@
  *    [r*Vl, (r+1)*Vl), zero otherwise, then all-reduce;
  *  - attention: each rank its heads from the fused qkv_proj [q_r; k_r; v_r]
  *    (kv replication when KV < T), its o_proj column slice, all-reduce;
- *  - MLP: gate_up_proj [gate_r; up_r], down_proj column slice, all-reduce;
+ *  - MLP: gate_up_proj [gate_r; up_r], down_proj column slice, all-reduce
+ *    (StarCoder2: c_fc row slice with its bias, c_proj columns, c_proj bias once);
  *  - MoE: experts from the w13_weight/w2_weight stacks (w13_order, EP
  *    ownership count/start), all-reduce over EP ranks; the shared expert is
  *    TP-split like an MLP;
@@ -100,18 +101,13 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	int64_t T = s->n_tok, d = c->d, Hl = s->Hl, KVl = s->KVl;
 	int64_t rows = (Hl + 2 * KVl) * d;
 	long long L = (long long)l;
-	const float *ln, *w, *bias, *wo, *qn = NULL, *kn = NULL;
-	int rv;
-	if (c->kind == REF_DEEPSEEK) {
-		if ((rv = ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
-		                   "model.layers.%lld.input_layernorm.weight", L)))
-			return rv;
-		ref_norm(c, b->h, b->x, ln, T, c->hid);
+	const float *w, *bias, *wo, *qn = NULL, *kn = NULL;
+	int rv = ref_norm_of(c, rs, b->h, b->x, T, s->err, "model.layers.%lld.input_layernorm", L);
+	if (rv != WT_OK)
+		return rv;
+	if (c->kind == REF_DEEPSEEK)
 		return ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
-	}
-	if ((rv = ref_getf(rs, &ln, false, s->err, 1, c->hid, 0, 0,
-	                   "model.layers.%lld.input_layernorm.weight", L)) ||
-	    (rv = ref_getf(rs, &w, false, s->err, 2, rows, c->hid, 0,
+	if ((rv = ref_getf(rs, &w, false, s->err, 2, rows, c->hid, 0,
 	                   "model.layers.%lld.self_attn.qkv_proj.weight", L)) ||
 	    (rv = ref_getf(rs, &bias, true, s->err, 1, rows, 0, 0,
 	                   "model.layers.%lld.self_attn.qkv_proj.bias", L)) ||
@@ -123,7 +119,6 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	                   (rv = ref_getf(rs, &kn, false, s->err, 1, d, 0, 0,
 	                                  "model.layers.%lld.self_attn.k_norm.weight", L))))
 		return rv;
-	ref_norm(c, b->h, b->x, ln, T, c->hid);
 	/* [q_r ; k_r ; v_r] along rows */
 	ref_linear(b->q, b->h, w, bias, T, c->hid, Hl * d);
 	ref_linear(b->k, b->h, w + Hl * d * c->hid, bias ? bias + Hl * d : NULL, T, c->hid,
@@ -137,8 +132,8 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	double theta, factor;
 	ref_attn_opt ao;
 	ref_layer_attn(c, l, &theta, &factor, &ao);
-	ref_rope_scaled(b->q, T, Hl, d, Hl * d, theta, factor);
-	ref_rope_scaled(b->k, T, KVl, d, KVl * d, theta, factor);
+	ref_rope_layer(c, l, b->q, T, Hl, Hl * d);
+	ref_rope_layer(c, l, b->k, T, KVl, KVl * d);
 	/* local q head j is global head r*Hl + j; its kv head is global / (H/KV), held
 	 * locally at index global_kv - kv_shard*KVl */
 	int64_t kv_shard =
@@ -207,15 +202,27 @@ static int attn(shard *s, int64_t l)
 	return WT_OK;
 }
 
-/* b.h = rmsnorm(x) with rank rs's norm before the MLP (ref_mlp_norm). */
+/* b.h = norm(x) with rank rs's norm before the MLP (ref_mlp_norm). */
 static int post_norm(shard *s, ref_set *rs, int64_t l)
 {
-	const float *ln;
-	int rv = ref_getf(rs, &ln, false, s->err, 1, s->c->hid, 0, 0, "model.layers.%lld.%s.weight",
-	                  (long long)l, ref_mlp_norm(s->c));
-	if (rv == WT_OK)
-		ref_norm(s->c, s->b.h, s->b.x, ln, s->n_tok, s->c->hid);
-	return rv;
+	return ref_norm_of(s->c, rs, s->b.h, s->b.x, s->n_tok, s->err, "model.layers.%lld.%s",
+	                   (long long)l, ref_mlp_norm(s->c));
+}
+
+/* StarCoder2's plain MLP slice of rank rs: c_fc rows (bias with them), c_proj columns;
+ * the replicated c_proj bias is added after the all-reduce (add_down_bias). */
+static int plain_rank(shard *s, ref_set *rs, const char *m, const float *h, float *y)
+{
+	const ref_cfg *c = s->c;
+	int64_t Il = c->I / s->T;
+	const float *w1, *b1, *w2;
+	int rv;
+	if ((rv = ref_getf(rs, &w1, false, s->err, 2, Il, c->hid, 0, "%sc_fc.weight", m)) ||
+	    (rv = ref_getf(rs, &b1, true, s->err, 1, Il, 0, 0, "%sc_fc.bias", m)) ||
+	    (rv = ref_getf(rs, &w2, false, s->err, 2, c->hid, Il, 0, "%sc_proj.weight", m)))
+		return rv;
+	ref_mlp_plain(y, h, s->n_tok, c->hid, Il, w1, b1, w2, c->act, s->b.scratch);
+	return WT_OK;
 }
 
 /* TP-split gated MLP `m` (gate_up_proj [gate_r; up_r], down_proj columns) of rank rs
@@ -241,8 +248,8 @@ static int mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, int64
 static int add_down_bias(shard *s, const char *m)
 {
 	const float *bd;
-	int rv = ref_getf(rank_set(s, 0, s->g), &bd, true, s->err, 1, s->c->hid, 0, 0,
-	                  "%sdown_proj.bias", m);
+	int rv = ref_getf(rank_set(s, 0, s->g), &bd, true, s->err, 1, s->c->hid, 0, 0, "%s%s.bias",
+	                  m, s->c->plain_mlp ? "c_proj" : "down_proj");
 	for (int64_t t = 0; rv == WT_OK && bd && t < s->n_tok; t++)
 		add_into(s->b.acc + t * s->c->hid, bd, s->c->hid);
 	return rv;
@@ -257,8 +264,13 @@ static int mlp(shard *s, int64_t l)
 	memset(s->b.acc, 0, (size_t)n * sizeof(float));
 	for (uint32_t r = 0; r < s->T; r++) {
 		ref_set *rs = rank_set(s, r, s->g);
-		if ((rv = post_norm(s, rs, l)) ||
-		    (rv = mlp_rank(s, rs, m, s->c->I, s->n_tok, s->b.h, s->b.o)))
+		if ((rv = post_norm(s, rs, l)))
+			return rv;
+		if (s->c->plain_mlp)
+			rv = plain_rank(s, rs, m, s->b.h, s->b.o);
+		else
+			rv = mlp_rank(s, rs, m, s->c->I, s->n_tok, s->b.h, s->b.o);
+		if (rv != WT_OK)
 			return rv;
 		add_into(s->b.acc, s->b.o, n);
 	}
@@ -385,12 +397,11 @@ static int lm_head(shard *s, float *logits)
 	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
 		ref_set *rs = rank_set(s, r, s->g);
 		const char *name = c->tied ? "model.embed_tokens.weight" : "lm_head.weight";
-		const float *nw, *w;
-		if ((rv = ref_getf(rs, &nw, false, s->err, 1, c->hid, 0, 0, "model.norm.weight")) ||
+		const float *w;
+		if ((rv = ref_norm_of(c, rs, s->b.h, s->b.x, T, s->err, "model.norm")) ||
 		    (rv = ref_getf(rs, &w, false, s->err, 2, s->Vl, c->hid, 0, "%s", name)) ||
 		    (rv = check_padding(s, r, w, name)))
 			break;
-		ref_norm(c, s->b.h, s->b.x, nw, T, c->hid);
 		ref_linear(part, s->b.h, w, NULL, T, c->hid, s->Vl);
 		for (int64_t t = 0; t < T; t++)
 			for (int64_t i = 0; i < s->Vl; i++) {

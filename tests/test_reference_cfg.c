@@ -3,7 +3,8 @@
  * (reference/cfg.c, reference/cfg_gemma.c) from config.json text alone: RoPE
  * fields, the text_config overlay, refusals, and the Gemma families' switches with transformers'
  * defaults, nulls, layer_types and transformers 5.x rope_parameters; plus the Gemma math pieces
- * (GELU tanh, soft-capping, per-layer attention). Forward passes over
+ * (GELU tanh, soft-capping, per-layer attention); Phi-3, StarCoder2 and DeepSeek-V2
+ * (reference/cfg_fam.c) and V2's router. Forward passes over
  * checkpoints are tests/test_reference.c.
  */
 #include <math.h>
@@ -17,6 +18,7 @@
 
 #include "reference/reference.h"
 #include "reference/ckpt.h"
+#include "reference/reference_int.h"
 
 #define LLAMA_CFG(extra)                                                                           \
 	"{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, "                        \
@@ -271,12 +273,126 @@ static void test_gemma_math(void **state)
 	assert_true(att[4] < 0.5f);
 }
 
+/* ---- Phi-3, StarCoder2, DeepSeek-V2 (reference/cfg_fam.c) ---- */
+
+#define FAM_CFG(arch, extra)                                                                       \
+	"{\"architectures\": [\"" arch "\"], \"hidden_size\": 256, "                               \
+	"\"num_attention_heads\": 8, \"num_key_value_heads\": 2, \"num_hidden_layers\": 2, "       \
+	"\"vocab_size\": 1000, \"intermediate_size\": 512" extra "}"
+#define PHI3(extra) FAM_CFG("Phi3ForCausalLM", extra)
+#define SC2(extra)  FAM_CFG("Starcoder2ForCausalLM", extra)
+#define DS2(extra)                                                                                 \
+	FAM_CFG("DeepseekV2ForCausalLM",                                                           \
+	        ", \"kv_lora_rank\": 64, \"q_lora_rank\": null, \"qk_nope_head_dim\": 32, "        \
+	        "\"qk_rope_head_dim\": 32, \"v_head_dim\": 32, \"n_routed_experts\": 4, "          \
+	        "\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 128" extra)
+
+static void test_fam_config(void **state)
+{
+	(void)state;
+	ref_cfg c;
+	wt_errbuf err = {0};
+	assert_int_equal(parse_cfg(PHI3(""), &c, &err), WT_OK);
+	assert_true(c.fused_ckpt && c.eps == 1e-5 && c.rot_dim == 32 && c.n_ext == 0);
+	assert_int_equal(c.act, REF_ACT_SILU);
+	/* Phi-4-mini: 3/4 of each head turns; LongRoPE attention factor from the ratio */
+	assert_int_equal(
+	    parse_cfg(PHI3(", \"partial_rotary_factor\": 0.75, "
+	                   "\"max_position_embeddings\": 131072, \"rope_scaling\": "
+	                   "{\"type\": \"longrope\", \"short_factor\": [1, 1, 1, 1, 1, 1, "
+	                   "1, 1, 1, 1, 1, 2], \"long_factor\": [1, 2, 3, 4, 5, 6, 7, 8, "
+	                   "9, 10, 11, 12]}"),
+	              &c, &err),
+	    WT_OK);
+	assert_int_equal(c.rot_dim, 24);
+	assert_int_equal(c.n_ext, 12);
+	assert_int_equal(c.rope_orig_max, 4096);
+	assert_true(c.rope_ext[0][11] == 2.0f && c.rope_ext[1][11] == 12.0f);
+	assert_true(fabs(c.rope_mscale - sqrt(1.0 + log(32.0) / log(4096.0))) < 1e-12);
+	assert_int_equal(parse_cfg(PHI3(", \"rope_scaling\": {\"type\": \"longrope\", "
+	                                "\"short_factor\": [1], \"long_factor\": [1]}"),
+	                           &c, &err),
+	                 WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "rope_scaling.short_factor"));
+	assert_int_equal(
+	    parse_cfg(PHI3(", \"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2}"), &c, &err),
+	    WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "rope_scaling type 'dynamic'"));
+	assert_int_equal(parse_cfg(PHI3(", \"partial_rotary_factor\": 0.01"), &c, &err),
+	                 WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "partial_rotary_factor"));
+	/* StarCoder2: LayerNorm (norm_epsilon), GELU tanh, tied when the key is absent */
+	assert_int_equal(parse_cfg(SC2(""), &c, &err), WT_OK);
+	assert_true(c.layernorm && c.plain_mlp && c.tied && c.eps == 1e-5);
+	assert_int_equal(c.act, REF_ACT_GELU_TANH);
+	assert_int_equal(
+	    parse_cfg(SC2(", \"norm_epsilon\": 0.001, \"sliding_window\": 7"), &c, &err), WT_OK);
+	assert_true(c.eps == 0.001 && c.window == 7 && c.window_pattern == 0);
+	assert_int_equal(
+	    parse_cfg(SC2(", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2}"), &c, &err),
+	    WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "rope_scaling"));
+	assert_int_equal(parse_cfg(SC2(", \"hidden_act\": \"relu\""), &c, &err), WT_EUNSUPPORTED);
+	/* DeepSeek-V2: softmax routing, greedy by default, no renormalisation */
+	assert_int_equal(parse_cfg(DS2(", \"n_group\": 2, \"topk_group\": 1"), &c, &err), WT_OK);
+	assert_true(c.ds_v2 && !c.norm_topk && c.rope_interleave);
+	assert_int_equal(c.n_group, 1); /* greedy ignores the groups */
+	assert_int_equal(
+	    parse_cfg(DS2(", \"topk_method\": \"group_limited_greedy\", \"n_group\": 2, "
+	                  "\"topk_group\": 1, \"routed_scaling_factor\": 16.0"),
+	              &c, &err),
+	    WT_OK);
+	assert_true(c.n_group == 2 && c.topk_group == 1 && c.routed_scale == 16.0);
+	static const char *const refused[] = {
+	    DS2(", \"norm_topk_prob\": true"),
+	    DS2(", \"scoring_func\": \"sigmoid\""),
+	    DS2(", \"topk_method\": \"noaux_tc\""),
+	    DS2(", \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40}"),
+	};
+	static const char *const key[] = {"norm_topk_prob", "scoring_func", "topk_method",
+	                                  "rope_scaling type 'yarn'"};
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(parse_cfg(refused[i], &c, &err), WT_EUNSUPPORTED);
+		assert_non_null(strstr(err.msg, key[i]));
+	}
+}
+
+/* V2 routing: softmax scores; group_limited_greedy keeps the groups with the best
+ * single score; weights times routed_scaling_factor, not renormalised. */
+static void test_deepseek_v2_route(void **state)
+{
+	(void)state;
+	ref_cfg c;
+	memset(&c, 0, sizeof(c));
+	c.kind = REF_DEEPSEEK;
+	c.ds_v2 = true;
+	c.E = 4;
+	c.topk = 2;
+	c.n_group = c.topk_group = 1;
+	c.routed_scale = 2.0;
+	/* group 0 = {0, 1}: best 0.9 logit; group 1 = {2, 3}: 0.8 and 0.7 */
+	const float lg[4] = {0.9f, -3.0f, 0.8f, 0.7f};
+	float p[4], w[2];
+	int64_t idx[2];
+	ref_softmax(p, lg, 4);
+	ref_route_ds(&c, lg, NULL, NULL, idx, w);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 2);
+	assert_true(fabsf(w[0] - 2.0f * p[0]) < 1e-6f && fabsf(w[1] - 2.0f * p[2]) < 1e-6f);
+	c.n_group = 2; /* one group kept: group 0 (best 0.9 > 0.8) though group 1 sums more */
+	ref_route_ds(&c, lg, NULL, NULL, idx, w);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 1);
+	assert_true(fabsf(w[1] - 2.0f * p[1]) < 1e-6f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rope_config),  cmocka_unit_test(test_text_config),
-	    cmocka_unit_test(test_gemma_config), cmocka_unit_test(test_gemma3_config),
-	    cmocka_unit_test(test_gemma_math),
+	    cmocka_unit_test(test_rope_config),       cmocka_unit_test(test_text_config),
+	    cmocka_unit_test(test_gemma_config),      cmocka_unit_test(test_gemma3_config),
+	    cmocka_unit_test(test_gemma_math),        cmocka_unit_test(test_fam_config),
+	    cmocka_unit_test(test_deepseek_v2_route),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,320 @@
+/*
+ * cfg_fam.c — the reference configuration of Phi-3, StarCoder2 and DeepSeek-V2:
+ * their config.json fields with transformers' defaults, on top of the Llama
+ * (phi3, starcoder2) and DeepSeek-V3 (deepseek_v2) math of ref_cfg.
+ *
+ * The math followed (transformers' modeling files):
+ *
+ *   Phi-3 (modeling_phi3.py, 4.50.3 and 4.57.1): Llama's decoder; the checkpoint
+ *   holds self_attn.qkv_proj [q; k; v] rows and mlp.gate_up_proj [gate; up] rows
+ *   (fused_ckpt; the shards hold Llama's [q_r; k_r; v_r], [gate_r; up_r]). RoPE
+ *   turns the first int(head_dim * partial_rotary_factor) dims of each head
+ *   (rotate-half within them, frequencies theta^(-2i / rot_dim)); the rest pass.
+ *   rope_scaling "longrope" ("su" and "yarn" are renamed so by Phi3Config):
+ *   inverse frequency i divided by short_factor[i] (long_factor[i] once the
+ *   sequence passes original_max_position_embeddings), cos and sin times
+ *   attention_factor, default sqrt(1 + ln(s) / ln(original_max_position_embeddings))
+ *   with s = max_position_embeddings / original_max_position_embeddings (1 when
+ *   s <= 1). sliding_window on every layer (token t sees s with t - s < window).
+ *
+ *   StarCoder2 (modeling_starcoder2.py, 4.39.3): LayerNorm with bias (eps
+ *   norm_epsilon) for input_layernorm, post_attention_layernorm and model.norm;
+ *   Llama attention with q/k/v/o biases (use_bias); MLP c_proj(act(c_fc(x)))
+ *   with biases, act = hidden_act; tied embeddings when the key is absent
+ *   (shardmap_tied). sliding_window on every layer as later transformers do
+ *   (4.39.3 windows only under flash attention; the two agree while the tokens
+ *   fit the window, which they do for every released config).
+ *
+ *   DeepSeek-V2 (modeling_deepseek_v2.py, 4.57.1; DeepSeek's remote
+ *   modeling_deepseek.py agrees for what is accepted here): DeepSeek-V3's MLA and
+ *   MoE tensors; router softmax(h . gate^T) in float32, topk_method "greedy"
+ *   (plain top-k) or "group_limited_greedy" (groups ranked by their best score,
+ *   top topk_group groups kept, top-k over their experts), weights times
+ *   routed_scaling_factor, no correction bias. RoPE on the interleaved pairs
+ *   (apply_rotary_emb's complex form = V3's rope_interleave).
+ *
+ *   key                               Phi-3          StarCoder2          DeepSeek-V2
+ *   hidden_act                        silu           gelu_pytorch_tanh   silu
+ *   rms_norm_eps                      1e-5           -                   1e-6 (cfg.c)
+ *   partial_rotary_factor             1.0            -                   -
+ *   rope_scaling                      longrope/none  none                none
+ *   original_max_position_embeddings  4096           -                   -
+ *   max_position_embeddings           4096           -                   -
+ *   sliding_window                    none           none                -
+ *   norm_epsilon                      -              1e-5                -
+ *   scoring_func                      -              -                   softmax
+ *   topk_method                       -              -                   greedy
+ *   norm_topk_prob                    -              -                   false
+ *
+ * Refused (WT_EUNSUPPORTED naming the key): other rope_scaling types (for
+ * DeepSeek-V2 that is its YaRN: transformers 4.57's DeepseekV2Attention leaves the
+ * softmax scale alone where DeepSeek's code multiplies it by mscale^2, so there is no
+ * one answer to check against), DeepSeek-V2 norm_topk_prob true (transformers
+ * ignores it; DeepSeek's code then normalises and drops routed_scaling_factor),
+ * other scoring_func / topk_method values, and activations other than silu,
+ * gelu_pytorch_tanh, gelu_new and gelu.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loader/loader.h"
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+enum {
+	P_ACT,
+	P_PRF,
+	P_MAX_POS,
+	P_ORIG_MAX,
+	P_WINDOW,
+	P_NORM_EPS,
+	P_SCORING,
+	P_TOPK_METHOD,
+	P_NORM_TOPK,
+	P_INTERLEAVE,
+	P_RMS_EPS,
+	P_COUNT
+};
+
+static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *err)
+{
+	static const struct {
+		const char *key;
+		ckpt_field_kind kind;
+	} spec[P_COUNT] = {
+	    [P_ACT] = {"hidden_act", CKPT_FIELD_STRING},
+	    [P_PRF] = {"partial_rotary_factor", CKPT_FIELD_REAL},
+	    [P_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+	    [P_ORIG_MAX] = {"original_max_position_embeddings", CKPT_FIELD_INT},
+	    [P_WINDOW] = {"sliding_window", CKPT_FIELD_INT},
+	    [P_NORM_EPS] = {"norm_epsilon", CKPT_FIELD_REAL},
+	    [P_SCORING] = {"scoring_func", CKPT_FIELD_STRING},
+	    [P_TOPK_METHOD] = {"topk_method", CKPT_FIELD_STRING},
+	    [P_NORM_TOPK] = {"norm_topk_prob", CKPT_FIELD_BOOL},
+	    [P_INTERLEAVE] = {"rope_interleave", CKPT_FIELD_BOOL},
+	    [P_RMS_EPS] = {"rms_norm_eps", CKPT_FIELD_REAL},
+	};
+	for (size_t i = 0; i < P_COUNT; i++) {
+		memset(&f[i], 0, sizeof(f[i]));
+		f[i].key = spec[i].key;
+		f[i].kind = spec[i].kind;
+	}
+	return ckpt_config_fields(json, len, f, P_COUNT, err);
+}
+
+static int parse_act(const ckpt_field *f, const char *def, ref_cfg *c, wt_errbuf *err)
+{
+	const char *a = f->present ? f->s : def;
+	if (strcmp(a, "silu") == 0 || strcmp(a, "swish") == 0)
+		c->act = REF_ACT_SILU;
+	else if (strcmp(a, "gelu_pytorch_tanh") == 0 || strcmp(a, "gelu_new") == 0)
+		c->act = REF_ACT_GELU_TANH;
+	else if (strcmp(a, "gelu") == 0)
+		c->act = REF_ACT_GELU;
+	else
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: hidden_act '%s'; the reference has silu, "
+		                 "gelu_pytorch_tanh, gelu_new and gelu",
+		                 a);
+	return WT_OK;
+}
+
+/* The RoPE scaling object: transformers 5.x rope_parameters, else rope_scaling;
+ * NULL when neither is an object. *key names it, *type is its rope_type (or
+ * legacy type; NULL when absent, which transformers reads as "default"). */
+static json_t *rope_obj(json_t *root, const char **key, const char **type)
+{
+	json_t *o = ref_lm_get(root, "rope_parameters");
+	*key = "rope_parameters";
+	if (!json_is_object(o)) {
+		o = ref_lm_get(root, "rope_scaling");
+		*key = "rope_scaling";
+	}
+	*type = NULL;
+	if (!json_is_object(o))
+		return NULL;
+	json_t *t = json_object_get(o, "rope_type");
+	if (!json_is_string(t))
+		t = json_object_get(o, "type");
+	*type = json_string_value(t);
+	return o;
+}
+
+/* A present, non-default RoPE scaling: refused for the families without one. */
+static int no_rope_scaling(json_t *root, const char *arch, wt_errbuf *err)
+{
+	const char *key, *type;
+	json_t *o = rope_obj(root, &key, &type);
+	if (o == NULL || type == NULL || strcmp(type, "default") == 0)
+		return WT_OK;
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "config.json: %s type '%s'; the reference runs %s without RoPE scaling "
+	                 "(set it to null to check the shards at the base frequencies)",
+	                 key, type, arch);
+}
+
+/* A list of n LongRoPE factors key of o into out. */
+static int ext_list(json_t *o, const char *where, const char *key, int64_t n, float *out,
+                    wt_errbuf *err)
+{
+	json_t *a = json_object_get(o, key);
+	if (!json_is_array(a) || (int64_t)json_array_size(a) != n)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s.%s is not a list of %lld numbers (half the "
+		                 "rotary dims)",
+		                 where, key, (long long)n);
+	for (int64_t i = 0; i < n; i++) {
+		json_t *v = json_array_get(a, (size_t)i);
+		if (!json_is_number(v) || !(json_number_value(v) > 0.0))
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: %s.%s[%lld] is not a positive number", where,
+			                 key, (long long)i);
+		out[i] = (float)json_number_value(v);
+	}
+	return WT_OK;
+}
+
+/* Phi-3 LongRoPE (modeling_rope_utils._compute_longrope_parameters). */
+static int parse_longrope(json_t *o, const char *key, const ckpt_field *f, ref_cfg *c,
+                          wt_errbuf *err)
+{
+	int64_t n = c->rot_dim / 2;
+	if (n > REF_MAX_ROPE_EXT)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %s longrope over %lld rotary dims; the reference "
+		                 "takes up to %d",
+		                 key, (long long)c->rot_dim, 2 * REF_MAX_ROPE_EXT);
+	int rv = ext_list(o, key, "short_factor", n, c->rope_ext[0], err);
+	if (rv == WT_OK)
+		rv = ext_list(o, key, "long_factor", n, c->rope_ext[1], err);
+	if (rv != WT_OK)
+		return rv;
+	c->n_ext = n;
+	c->rope_orig_max = f[P_ORIG_MAX].present ? f[P_ORIG_MAX].i : 4096;
+	int64_t max_pos = f[P_MAX_POS].present ? f[P_MAX_POS].i : 4096;
+	if (c->rope_orig_max < 2 || max_pos < 1)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: original_max_position_embeddings %lld, "
+		                 "max_position_embeddings %lld; longrope needs them positive",
+		                 (long long)c->rope_orig_max, (long long)max_pos);
+	json_t *af = json_object_get(o, "attention_factor");
+	if (af != NULL && !json_is_null(af)) {
+		if (!json_is_number(af) || !(json_number_value(af) > 0.0))
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "config.json: %s.attention_factor is not a positive number", key);
+		c->rope_mscale = json_number_value(af);
+		return WT_OK;
+	}
+	double s = (double)max_pos / (double)c->rope_orig_max;
+	c->rope_mscale = s <= 1.0 ? 1.0 : sqrt(1.0 + log(s) / log((double)c->rope_orig_max));
+	return WT_OK;
+}
+
+/* A sliding window on every layer (0 = none); theta_local is then the one base. */
+static void all_local_window(const ckpt_field *f, ref_cfg *c)
+{
+	c->window = f[P_WINDOW].present && f[P_WINDOW].i > 0 ? f[P_WINDOW].i : 0;
+	c->window_pattern = 0;
+	c->theta_local = c->theta;
+}
+
+static int parse_phi3(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5; /* Phi3Config's default */
+	double prf = f[P_PRF].present ? f[P_PRF].r : 1.0;
+	c->rot_dim = (int64_t)((double)c->d * prf); /* Python's int(): truncation */
+	if (!(prf > 0.0) || prf > 1.0 || c->rot_dim < 2 || c->rot_dim % 2 != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: partial_rotary_factor %g of head_dim %lld gives %lld "
+		    "rotary dims; the reference needs an even count from 2 to head_dim",
+		    prf, (long long)c->d, (long long)c->rot_dim);
+	all_local_window(f, c);
+	const char *key, *type;
+	json_t *o = rope_obj(root, &key, &type);
+	if (o == NULL || type == NULL || strcmp(type, "default") == 0)
+		return WT_OK;
+	if (strcmp(type, "longrope") == 0 || strcmp(type, "su") == 0 || strcmp(type, "yarn") == 0)
+		return parse_longrope(o, key, f, c, err);
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "config.json: %s type '%s'; the reference has 'longrope' (and 'su', "
+	                 "'yarn', which Phi3Config renames to it) for Phi-3",
+	                 key, type);
+}
+
+static int parse_starcoder2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = parse_act(&f[P_ACT], "gelu_pytorch_tanh", c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = f[P_NORM_EPS].present ? f[P_NORM_EPS].r : 1e-5;
+	if (!(c->eps > 0.0))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: norm_epsilon %g; the reference needs a positive value", c->eps);
+	all_local_window(f, c);
+	return no_rope_scaling(root, "Starcoder2ForCausalLM", err);
+}
+
+static int parse_deepseek_v2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	const char *sc = f[P_SCORING].present ? f[P_SCORING].s : "softmax";
+	const char *tm = f[P_TOPK_METHOD].present ? f[P_TOPK_METHOD].s : "greedy";
+	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	if (strcmp(sc, "softmax") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: scoring_func '%s'; DeepSeek-V2 routes with 'softmax'", sc);
+	if (strcmp(tm, "greedy") == 0) {
+		c->n_group = c->topk_group = 1; /* transformers reads neither then */
+	} else if (strcmp(tm, "group_limited_greedy") != 0) {
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: topk_method '%s'; the reference has 'greedy' and "
+		                 "'group_limited_greedy' for DeepSeek-V2",
+		                 tm);
+	}
+	if (f[P_NORM_TOPK].present && f[P_NORM_TOPK].b)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: norm_topk_prob true on DeepSeek-V2: transformers "
+		                 "ignores it and DeepSeek's code then drops routed_scaling_factor; "
+		                 "the reference takes neither");
+	if (f[P_INTERLEAVE].present && !f[P_INTERLEAVE].b)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: rope_interleave false; DeepSeek-V2 always turns the "
+		                 "interleaved pairs");
+	c->norm_topk = false;
+	c->rope_interleave = true;
+	return no_rope_scaling(root, "DeepseekV2ForCausalLM", err);
+}
+
+int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt_errbuf *err)
+{
+	ckpt_field f[P_COUNT];
+	int rv = read_fields(json, len, f, err);
+	if (rv != WT_OK)
+		return rv;
+	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
+	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
+		json_decref(root);
+		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
+	}
+	if (c->fused_ckpt)
+		rv = parse_phi3(f, root, c, err);
+	else if (c->layernorm)
+		rv = parse_starcoder2(f, root, c, err);
+	else if (c->ds_v2)
+		rv = parse_deepseek_v2(f, root, c, err);
+	else
+		rv = wt_seterr(err, WT_EINVAL, "family %s has no switches of cfg_fam.c",
+		               family ? family : "none");
+	json_decref(root);
+	return rv;
+}

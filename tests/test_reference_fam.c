@@ -1,0 +1,394 @@
+/*
+ * test_reference_fam.c — the reference forward pass (reference/cfg_fam.c) over
+ * Phi-3, StarCoder2 and DeepSeek-V2 checkpoints: full and sharded logits agree
+ * within REF_TOL_F32 (unquantized) or the scheme's budget, and a wrong shard
+ * is caught. Phi-3's checkpoint holds qkv_proj / gate_up_proj fused, which the
+ * full path splits; StarCoder2 has LayerNorm biases and a plain c_fc / c_proj
+ * MLP; DeepSeek-V2 routes with softmax scores. Fixtures come from
+ * $WT_BUILD/wt-mkckpt (seed printed). Config-only tests:
+ * tests/test_reference_cfg.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "reference/reference.h"
+#include "reference/ckpt.h"
+#include "kernels/kernels.h"
+#include "tests/util/testutil.h"
+
+#define SEED 11u
+
+static char *g_root;
+static const int64_t g_tokens[] = {1, 999, 17, 500, 3, 256, 640};
+#define N_TOK (sizeof(g_tokens) / sizeof(g_tokens[0]))
+
+static int gen_family(const char *fam, const char *out)
+{
+	const char *b = getenv("WT_BUILD");
+	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+	char *dir = tu_path(g_root, out);
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "'%s' --family %s --out '%s' --seed %u >/dev/null 2>&1", bin,
+	         fam, dir, SEED);
+	free(bin);
+	free(dir);
+	int st = system(cmd);
+	return st == -1 ? -1 : WEXITSTATUS(st);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	static const char *fams[] = {"phi3", "starcoder2", "deepseek_v2"};
+	g_root = tu_mkdtemp("reference_fam");
+	if (g_root == NULL)
+		return -1;
+	print_message("fixtures: wt-mkckpt --seed %u into %s\n", SEED, g_root);
+	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
+		if (gen_family(fams[i], fams[i]) != 0) {
+			print_error("wt-mkckpt --family %s failed; build it first (make)\n",
+			            fams[i]);
+			return -1;
+		}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (g_root != NULL)
+		tu_rmrf(g_root);
+	free(g_root);
+	return 0;
+}
+
+typedef struct model {
+	store *s;
+	ckpt *c;
+} model;
+
+static void open_model(model *m, const char *fam)
+{
+	char *dir = tu_path(g_root, fam);
+	wt_errbuf err = {0};
+	int rv = store_open(&m->s, dir, &err);
+	if (rv == WT_OK)
+		rv = ckpt_open(&m->c, m->s, &err);
+	free(dir);
+	if (rv != WT_OK)
+		print_error("%s: %s\n", fam, err.msg);
+	assert_int_equal(rv, WT_OK);
+}
+
+static void close_model(model *m)
+{
+	ckpt_close(m->c);
+	store_close(m->s);
+}
+
+/* Run the verification of fam under layout (tp, ep, quant). */
+static int run(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, ref_tamper_fn tamper,
+               ref_result *res, wt_errbuf *err)
+{
+	model m = {0};
+	wt_layout l;
+	open_model(&m, fam);
+	wt_layout_init(&l);
+	l.tp_size = tp;
+	l.ep_size = ep;
+	l.quant = q;
+	int rv = ref_verify(m.c, &l, g_tokens, N_TOK, tamper, NULL, res, err);
+	if (rv == WT_OK)
+		print_message("%-11s tp %u ep %u %-13s: max|diff| %.3g, max|out| %.3g, ratio %.3g "
+		              "(budget %.3g) %s\n",
+		              fam, tp, ep, wt_quant_name(q), res->diff.max_abs_diff,
+		              res->diff.max_abs_ref, res->diff.max_abs_diff / res->diff.max_abs_ref,
+		              res->budget, res->pass ? "PASS" : "FAIL");
+	else
+		print_message("%s tp %u ep %u: %s (%s)\n", fam, tp, ep, err->msg, wt_errname(rv));
+	wt_layout_clear(&l);
+	close_model(&m);
+	return rv;
+}
+
+static void expect_pass(const char *fam, uint32_t tp, uint32_t ep, wt_quant q)
+{
+	ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(run(fam, tp, ep, q, NULL, &res, &err), WT_OK);
+	assert_false(res.diff.nonfinite);
+	assert_true(res.diff.max_abs_ref > 0.1); /* logits are not all ~0 */
+	assert_true(res.pass);
+	if (q != WT_QUANT_NONE) /* the rank tensors really were quantized */
+		assert_true(res.diff.max_abs_diff > REF_TOL_F32 * res.diff.max_abs_ref);
+}
+
+/* The check runs and fails. */
+static void expect_caught(const char *fam, uint32_t tp, uint32_t ep, ref_tamper_fn tamper)
+{
+	ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(run(fam, tp, ep, WT_QUANT_NONE, tamper, &res, &err), WT_OK);
+	assert_false(res.pass);
+}
+
+static ref_tensor *find(ref_set *r, const char *name)
+{
+	ref_tensor *t = ref_set_find(r, name);
+	if (t == NULL)
+		print_error("tensor '%s' not in the rank set\n", name);
+	assert_non_null(t);
+	return t;
+}
+
+static void swap_data(ref_set *a, ref_set *b, const char *name)
+{
+	ref_tensor *x = find(a, name), *y = find(b, name);
+	assert_int_equal(x->nbytes, y->nbytes);
+	uint8_t *t = x->data;
+	x->data = y->data;
+	y->data = t;
+}
+
+/* Swap the two row halves of a [2 n, k] tensor in place ([gate_r; up_r] -> [up_r; gate_r]). */
+static void swap_halves(ref_tensor *t)
+{
+	uint64_t h = t->nbytes / 2;
+	uint8_t *tmp = malloc(h);
+	assert_non_null(tmp);
+	memcpy(tmp, t->data, h);
+	memmove(t->data, t->data + h, h);
+	memcpy(t->data + h, tmp, h);
+	free(tmp);
+}
+
+/* Set element 0 of a BF16 tensor to v. */
+static void set_bf16(ref_tensor *t, float v)
+{
+	assert_int_equal(t->dtype, WT_BF16);
+	uint16_t x = kern_f32_to_bf16(v);
+	memcpy(t->data, &x, sizeof(x));
+}
+
+/* ---- Phi-3 ---- */
+
+static void tamper_phi3_qkv(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.1.self_attn.qkv_proj.weight");
+}
+
+static void tamper_phi3_gate_up(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	swap_halves(find(&r[n - 1], "model.layers.0.mlp.gate_up_proj.weight"));
+}
+
+/* qkv_proj / gate_up_proj fused in the checkpoint; KV 2, so TP 4 and 8 replicate
+ * kv heads out of the fused source. */
+static void test_phi3(void **state)
+{
+	(void)state;
+	for (uint32_t tp = 1; tp <= 8; tp *= 2)
+		expect_pass("phi3", tp, 1, WT_QUANT_NONE);
+	expect_pass("phi3", 2, 1, WT_QUANT_INT8_CHANNEL);
+	expect_pass("phi3", 4, 1, WT_QUANT_FP8_CHANNEL);
+	expect_caught("phi3", 2, 1, tamper_phi3_qkv);
+	expect_caught("phi3", 4, 1, tamper_phi3_gate_up);
+}
+
+/* Replace the first `from` in a file's text with `to` (one occurrence expected). */
+static void edit_config(const char *dir, const char *from, const char *to)
+{
+	char *cpath = tu_path(dir, "config.json");
+	FILE *f = fopen(cpath, "rb");
+	assert_non_null(f);
+	static char json[16384], out[16384];
+	size_t len = fread(json, 1, sizeof(json) - 1, f);
+	fclose(f);
+	json[len] = '\0';
+	char *at = strstr(json, from);
+	if (at == NULL)
+		print_error("'%s' not in %s\n", from, cpath);
+	assert_non_null(at);
+	snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - json), json, to, at + strlen(from));
+	f = fopen(cpath, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(out, 1, strlen(out), f), strlen(out));
+	fclose(f);
+	free(cpath);
+}
+
+static void full_logits(const char *fam, float *out, ref_cfg *cfg)
+{
+	model m = {0};
+	ref_set ck = {0};
+	wt_errbuf err = {0};
+	open_model(&m, fam);
+	assert_int_equal(ref_load_ckpt(m.c, cfg, &ck, &err), WT_OK);
+	assert_int_equal(ref_forward_full(cfg, &ck, g_tokens, N_TOK, out, NULL, &err), WT_OK);
+	ref_set_clear(&ck);
+	close_model(&m);
+}
+
+/* Phi-4-mini's RoPE: partial_rotary_factor and LongRoPE, plus a sliding window
+ * shorter than the tokens: both paths agree, and the switches act. */
+static void test_phi3_rope(void **state)
+{
+	(void)state;
+	assert_int_equal(gen_family("phi3", "phi3_rope"), 0);
+	char *dir = tu_path(g_root, "phi3_rope");
+	edit_config(dir, "{", "{\"partial_rotary_factor\": 0.5,");
+	edit_config(dir, "\"rope_scaling\": null",
+	            "\"rope_scaling\": {\"type\": \"longrope\", \"short_factor\": [1.0, 1.2, "
+	            "1.5, 2.0, 2.5, 3.0, 4.0, 5.0], \"long_factor\": [1, 2, 3, 4, 6, 8, 12, 16]}");
+	edit_config(dir, "\"sliding_window\": 2047", "\"sliding_window\": 3");
+	edit_config(dir, " \"max_position_embeddings\": 4096",
+	            " \"max_position_embeddings\": 131072");
+	free(dir);
+	expect_pass("phi3_rope", 2, 1, WT_QUANT_NONE);
+	expect_pass("phi3_rope", 8, 1, WT_QUANT_NONE);
+	ref_cfg a, b;
+	float *la = malloc(N_TOK * 1000 * sizeof(float)),
+	      *lb = malloc(N_TOK * 1000 * sizeof(float));
+	assert_true(la && lb);
+	full_logits("phi3", la, &a);
+	full_logits("phi3_rope", lb, &b);
+	assert_int_equal(a.rot_dim, 32);
+	assert_int_equal(b.rot_dim, 16);
+	assert_int_equal(b.n_ext, 8);
+	assert_int_equal(b.window, 3);
+	print_message("phi3 rope_scaling longrope mscale %.6f\n", b.rope_mscale);
+	ref_diff d;
+	ref_compare(la, lb, N_TOK * 1000, &d);
+	print_message(
+	    "phi3 partial rotary + longrope + window 3 vs plain: max|diff| %.3g of %.3g\n",
+	    d.max_abs_diff, d.max_abs_ref);
+	assert_false(ref_within(&d, 1e-3));
+	free(la);
+	free(lb);
+}
+
+/* ---- StarCoder2 ---- */
+
+static void tamper_sc2_ln_bias(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* a wrong LayerNorm bias replica on the last rank only */
+	set_bf16(find(&r[n - 1], "model.layers.1.post_attention_layernorm.bias"), 3.0f);
+}
+
+static void tamper_sc2_c_proj_bias(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* the replicated c_proj bias, added once after the all-reduce */
+	(void)n;
+	set_bf16(find(&r[0], "model.layers.0.mlp.c_proj.bias"), 3.0f);
+}
+
+static void tamper_sc2_c_fc(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.1.mlp.c_fc.bias");
+}
+
+/* LayerNorm with biases, biases on every linear, c_fc / c_proj MLP, tied (key absent). */
+static void test_starcoder2(void **state)
+{
+	(void)state;
+	expect_pass("starcoder2", 1, 1, WT_QUANT_NONE);
+	expect_pass("starcoder2", 2, 1, WT_QUANT_NONE);
+	expect_pass("starcoder2", 4, 1, WT_QUANT_NONE);
+	expect_pass("starcoder2", 8, 1, WT_QUANT_NONE); /* KV 2 < TP 8 */
+	expect_pass("starcoder2", 2, 1, WT_QUANT_FP8_CHANNEL);
+	expect_pass("starcoder2", 4, 1, WT_QUANT_INT8_CHANNEL);
+	expect_caught("starcoder2", 4, 1, tamper_sc2_ln_bias);
+	expect_caught("starcoder2", 2, 1, tamper_sc2_c_proj_bias);
+	expect_caught("starcoder2", 2, 1, tamper_sc2_c_fc);
+}
+
+/* ---- DeepSeek-V2 ---- */
+
+static void tamper_ds2_experts(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* EP 2: the two ranks' expert stacks swapped */
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.1.mlp.experts.w13_weight");
+}
+
+static void tamper_ds2_router(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* a wrong router replica on the last rank */
+	swap_halves(find(&r[n - 1], "model.layers.1.mlp.gate.weight"));
+}
+
+static void tamper_ds2_q(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.0.self_attn.q_proj.weight");
+}
+
+/* V2-Lite's shape: q_proj (no q LoRA), softmax greedy routing, 2 shared experts. */
+static void test_deepseek_v2(void **state)
+{
+	(void)state;
+	expect_pass("deepseek_v2", 1, 1, WT_QUANT_NONE);
+	expect_pass("deepseek_v2", 2, 1, WT_QUANT_NONE);
+	expect_pass("deepseek_v2", 1, 2, WT_QUANT_NONE);
+	expect_pass("deepseek_v2", 2, 2, WT_QUANT_NONE);
+	expect_pass("deepseek_v2", 2, 1, WT_QUANT_INT8_CHANNEL);
+	expect_pass("deepseek_v2", 1, 2, WT_QUANT_FP8_CHANNEL);
+	expect_caught("deepseek_v2", 1, 2, tamper_ds2_experts);
+	expect_caught("deepseek_v2", 2, 1, tamper_ds2_router);
+	expect_caught("deepseek_v2", 2, 1, tamper_ds2_q);
+}
+
+/* group_limited_greedy with a routed_scaling_factor: both paths agree, and the
+ * routing differs from greedy's. */
+static void test_deepseek_v2_groups(void **state)
+{
+	(void)state;
+	assert_int_equal(gen_family("deepseek_v2", "deepseek_v2_g"), 0);
+	char *dir = tu_path(g_root, "deepseek_v2_g");
+	edit_config(dir, "\"topk_method\": \"greedy\"",
+	            "\"topk_method\": \"group_limited_greedy\"");
+	edit_config(dir, "\"n_group\": 1", "\"n_group\": 2");
+	edit_config(dir, "\"routed_scaling_factor\": 1.0", "\"routed_scaling_factor\": 2.5");
+	free(dir);
+	expect_pass("deepseek_v2_g", 2, 2, WT_QUANT_NONE);
+	expect_pass("deepseek_v2_g", 1, 2, WT_QUANT_NONE);
+	ref_cfg a, b;
+	float *la = malloc(N_TOK * 1000 * sizeof(float)),
+	      *lb = malloc(N_TOK * 1000 * sizeof(float));
+	assert_true(la && lb);
+	full_logits("deepseek_v2", la, &a);
+	full_logits("deepseek_v2_g", lb, &b);
+	assert_int_equal(b.n_group, 2);
+	assert_true(b.routed_scale == 2.5);
+	ref_diff d;
+	ref_compare(la, lb, N_TOK * 1000, &d);
+	assert_false(ref_within(&d, 1e-3));
+	free(la);
+	free(lb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_phi3),
+	    cmocka_unit_test(test_phi3_rope),
+	    cmocka_unit_test(test_starcoder2),
+	    cmocka_unit_test(test_deepseek_v2),
+	    cmocka_unit_test(test_deepseek_v2_groups),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
