@@ -1,5 +1,7 @@
-/* family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3 (tables
- * only). */
+/*
+ * family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3,
+ * StarCoder2, GLM-4 (tables only).
+ */
 #include "shardmap/family_rules.h"
 
 static const sm_rule llama_rules[] = {
@@ -24,10 +26,27 @@ static const sm_rule phi3_rules[] = {
             0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
     SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
             SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    SM_RULE(SM_LAYER "mlp.gate_up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS2, 0,
-            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I2, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    SM_RULES_MLP_FUSED,
+};
+
+/* GLM-4 (GlmForCausalLM: glm-4-9b-*-hf): Llama's attention (q/k/v biases), gate/up
+ * fused in the checkpoint as Phi-3's; GLM-4-0414 (Glm4ForCausalLM) adds a norm
+ * after attention and after the MLP. */
+static const sm_rule glm_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP_FUSED,
+};
+static const sm_rule glm4_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_RULE(SM_LAYER "post_self_attn_layernorm.weight", SM_LAYER "post_self_attn_layernorm.weight",
+            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "post_mlp_layernorm.weight", SM_LAYER "post_mlp_layernorm.weight", SM_K_REPL,
+            0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_ATTN,
+    SM_RULES_MLP_FUSED,
 };
 
 /* StarCoder2: LayerNorms with biases, Llama's attention (biases when use_bias),
@@ -58,6 +77,8 @@ static const char *const qwen3_archs[] = {"Qwen3ForCausalLM", NULL};
 static const char *const phi3_archs[] = {"Phi3ForCausalLM", NULL};
 static const char *const gemma_archs[] = {"GemmaForCausalLM", NULL};
 static const char *const starcoder2_archs[] = {"Starcoder2ForCausalLM", NULL};
+static const char *const glm_archs[] = {"GlmForCausalLM", NULL};
+static const char *const glm4_archs[] = {"Glm4ForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -89,3 +110,7 @@ const sm_family shardmap_family_starcoder2 = {
     .layer_prefix = "model.layers.",
     .tie_default = true,
 };
+const sm_family shardmap_family_glm = {"glm", glm_archs, glm_rules,      SM_NRULES(glm_rules),
+                                       NULL,  false,     "model.layers."};
+const sm_family shardmap_family_glm4 = {"glm4", glm4_archs, glm4_rules,     SM_NRULES(glm4_rules),
+                                        NULL,   false,      "model.layers."};

@@ -71,6 +71,14 @@
 	    SM_RULE(SM_LAYER M "down_proj.bias", SM_LAYER M "down_proj.bias", SM_K_REPL, 0,        \
 	            SM_U_NONE, C, SM_F_OPT, 1, SM_D_HID, SM_D_ANY)
 
+/* Dense MLP with gate/up already fused in the checkpoint (Phi-3, GLM):
+ * mlp.gate_up_proj [2I, hid] re-sliced into [gate_r ; up_r], down_proj by columns. */
+#define SM_RULES_MLP_FUSED                                                                         \
+	SM_RULE(SM_LAYER "mlp.gate_up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight",            \
+	        SM_K_ROWS2, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I2, SM_D_HID),                \
+	    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS,   \
+	            0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I)
+
 /* Routed experts under module path M ("mlp.experts."), leaf names g/u/d. */
 #define SM_RULES_EXPERTS(M, g, u, d)                                                               \
 	SM_RULE(SM_LAYER M "{j}." g ".weight", SM_LAYER M "w13_weight", SM_K_EXP13, 0, SM_U_IE,    \

@@ -149,6 +149,8 @@ extern const sm_family shardmap_family_bert;
 extern const sm_family shardmap_family_qwen2_vl;
 extern const sm_family shardmap_family_phi3;
 extern const sm_family shardmap_family_starcoder2;
+extern const sm_family shardmap_family_glm;
+extern const sm_family shardmap_family_glm4;
 extern const sm_family shardmap_family_gemma;
 extern const sm_family shardmap_family_gemma2;
 extern const sm_family shardmap_family_gemma3_text;

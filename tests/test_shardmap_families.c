@@ -1,8 +1,8 @@
 /*
  * test_shardmap_families.c — the mapping of every family (Qwen2, Qwen3, Mixtral,
- * Qwen2-MoE, DeepSeek-V3/V2, BERT, Gemma, Phi-3, StarCoder2) with hand-computed shapes, expert
- * placement (E=6 over P=4), MLA head units, and the covered-exactly-once property for every family
- * and several layouts. Seeds fixed and printed.
+ * Qwen2-MoE, DeepSeek-V3/V2, BERT, Gemma, Phi-3, StarCoder2, GLM-4) with hand-computed shapes,
+ * expert placement (E=6 over P=4), MLA head units, and the covered-exactly-once property for every
+ * family and several layouts. Seeds fixed and printed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -660,6 +660,55 @@ static void test_starcoder2(void **state)
 	coverage(tm_starcoder2(true), sc2_cfg, 2, dense, 4);
 }
 
+/* GLM-4: H 8, KV 2, head_dim 64, I 384, q/k/v biases, gate_up_proj fused in the
+ * checkpoint; glm4 (GLM-4-0414) adds two norms per layer. */
+#define GLM_CFG(arch, mt)                                                                          \
+	"{\"architectures\":[\"" arch "\"],\"model_type\":\"" mt "\",\"hidden_size\":256,"         \
+	"\"num_attention_heads\":8,\"num_key_value_heads\":2,\"head_dim\":64,"                     \
+	"\"intermediate_size\":384,\"vocab_size\":1000,\"num_hidden_layers\":2,"                   \
+	"\"tie_word_embeddings\":false}"
+
+static tm_model *tm_glm(bool glm4)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	tm_top(m, 1000, 256, 1);
+	for (int i = 0; i < 2; i++) {
+		tm_attn(m, i, 8, 2, 64, 256, 1, 0);
+		tm_lin_l(m, i, "mlp.gate_up_proj.weight", 768, 256, 0);
+		tm_lin_l(m, i, "mlp.down_proj.weight", 256, 384, 0);
+		if (glm4) {
+			tm_lin_l(m, i, "post_self_attn_layernorm.weight", 256, 0, 0);
+			tm_lin_l(m, i, "post_mlp_layernorm.weight", 256, 0, 0);
+		}
+	}
+	return m;
+}
+
+static void test_glm(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_glm(true), GLM_CFG("Glm4ForCausalLM", "glm4"), 2, 1, 0, true);
+	assert_string_equal(shardmap_family(f.p), "glm4");
+	/* [gate_r ; up_r]: rows 192.. and 384 + 192.. of the fused source */
+	const char *gu = "model.layers.1.mlp.gate_up_proj.weight";
+	shp(&f, 1, gu, 2, 384, 256, 0);
+	size_t rb;
+	const uint8_t *gate = src_rows(&f, gu, 192, &rb), *up = src_rows(&f, gu, 576, &rb);
+	const uint8_t *got = out_bytes(&f, 1, gu);
+	assert_memory_equal(got, gate, 192 * rb);
+	assert_memory_equal(got + 192 * rb, up, 192 * rb);
+	shp(&f, 1, "model.layers.1.self_attn.qkv_proj.bias", 1, 256 + 2 * 64, 0, 0);
+	shp(&f, 1, "model.layers.1.post_mlp_layernorm.weight", 1, 256, 0, 0);
+	fx_close(&f);
+	/* GLM (glm-4-9b-hf) has no such norms: refused, named */
+	wt_errbuf err = {0};
+	assert_int_not_equal(plan_err(tm_glm(true), GLM_CFG("GlmForCausalLM", "glm"), &err), WT_OK);
+	assert_non_null(strstr(err.msg, "post_"));
+	static const uint32_t dense[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(tm_glm(false), GLM_CFG("GlmForCausalLM", "glm"), 2, dense, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +728,7 @@ int main(void)
 	    cmocka_unit_test(test_phi3_fused),
 	    cmocka_unit_test(test_deepseek_v2),
 	    cmocka_unit_test(test_starcoder2),
+	    cmocka_unit_test(test_glm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
