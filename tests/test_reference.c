@@ -22,26 +22,7 @@
 #include "reference/ckpt.h"
 #include "kernels/kernels.h"
 #include "tests/util/testutil.h"
-
-#define SEED 11u
-
-static char *g_root;
-static const int64_t g_tokens[] = {1, 999, 17, 500, 3, 256, 640};
-#define N_TOK (sizeof(g_tokens) / sizeof(g_tokens[0]))
-
-static int gen_family(const char *fam)
-{
-	const char *b = getenv("WT_BUILD");
-	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
-	char *dir = tu_path(g_root, fam);
-	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "'%s' --family %s --out '%s' --seed %u >/dev/null 2>&1", bin,
-	         fam, dir, SEED);
-	free(bin);
-	free(dir);
-	int st = system(cmd);
-	return st == -1 ? -1 : WEXITSTATUS(st);
-}
+#include "tests/test_reference_util.h"
 
 static int setup(void **state)
 {
@@ -50,88 +31,8 @@ static int setup(void **state)
 	                             "qwen2_moe", "bert",         "deepseek_v3", "llama_fp8",
 	                             "qwen2_vl",  "qwen2_vl_hf5", "qwen2_5_vl",  "gemma",
 	                             "gemma2",    "gemma3_text"};
-	g_root = tu_mkdtemp("reference");
-	if (g_root == NULL)
-		return -1;
-	print_message("fixtures: wt-mkckpt --seed %u into %s\n", SEED, g_root);
-	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
-		if (gen_family(fams[i]) != 0) {
-			print_error("wt-mkckpt --family %s failed; build it first (make)\n",
-			            fams[i]);
-			return -1;
-		}
-	return 0;
+	return gen_fixtures("reference", fams, sizeof(fams) / sizeof(fams[0]));
 }
-
-static int teardown(void **state)
-{
-	(void)state;
-	if (g_root != NULL)
-		tu_rmrf(g_root);
-	free(g_root);
-	return 0;
-}
-
-typedef struct model {
-	store *s;
-	ckpt *c;
-} model;
-
-static void open_model(model *m, const char *fam)
-{
-	char *dir = tu_path(g_root, fam);
-	wt_errbuf err = {0};
-	int rv = store_open(&m->s, dir, &err);
-	if (rv == WT_OK)
-		rv = ckpt_open(&m->c, m->s, &err);
-	free(dir);
-	if (rv != WT_OK)
-		print_error("%s: %s\n", fam, err.msg);
-	assert_int_equal(rv, WT_OK);
-}
-
-static void close_model(model *m)
-{
-	ckpt_close(m->c);
-	store_close(m->s);
-}
-
-/* Run the verification of family fam under layout (tp, ep, quant, up_gate). */
-static int run_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate, wt_dtype dt,
-                  ref_tamper_fn tamper, void *tctx, ref_result *res, wt_errbuf *err)
-{
-	model m = {0};
-	wt_layout l;
-	open_model(&m, fam);
-	wt_layout_init(&l);
-	l.tp_size = tp;
-	l.ep_size = ep;
-	l.quant = q;
-	l.w13_up_gate = up_gate;
-	l.dtype = dt;
-	int rv = ref_verify(m.c, &l, g_tokens, N_TOK, tamper, tctx, res, err);
-	if (rv == WT_OK)
-		print_message("%-11s tp %u ep %u %-12s %-7s %-6s: max|diff| %.3g, max|out| %.3g, "
-		              "ratio %.3g (budget %.3g) %s\n",
-		              fam, tp, ep, wt_quant_name(q), up_gate ? "up_gate" : "gate_up",
-		              dt == WT_DTYPE_INVALID ? "source" : wt_dtype_name(dt),
-		              res->diff.max_abs_diff, res->diff.max_abs_ref,
-		              res->diff.max_abs_diff / res->diff.max_abs_ref, res->budget,
-		              res->pass ? "PASS" : "FAIL");
-	else
-		print_message("%s tp %u ep %u: %s (%s)\n", fam, tp, ep, err->msg, wt_errname(rv));
-	wt_layout_clear(&l);
-	close_model(&m);
-	return rv;
-}
-
-static int run(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate,
-               ref_tamper_fn tamper, void *tctx, ref_result *res, wt_errbuf *err)
-{
-	return run_dt(fam, tp, ep, q, up_gate, WT_DTYPE_INVALID, tamper, tctx, res, err);
-}
-
-static void swap_data(ref_set *a, ref_set *b, const char *name);
 
 /* Passes within its budget; returns the budget used. */
 static double expect_pass_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, wt_dtype dt)
@@ -143,18 +44,6 @@ static double expect_pass_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant
 	assert_true(res.diff.max_abs_ref > 0.1);
 	assert_true(res.pass);
 	return res.budget;
-}
-
-static void expect_pass(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, int up_gate)
-{
-	ref_result res;
-	wt_errbuf err = {0};
-	assert_int_equal(run(fam, tp, ep, q, up_gate, NULL, NULL, &res, &err), WT_OK);
-	assert_false(res.diff.nonfinite);
-	assert_true(res.diff.max_abs_ref > 0.1); /* logits are not all ~0 */
-	assert_true(res.pass);
-	if (q != WT_QUANT_NONE) /* the rank tensors really were quantized */
-		assert_true(res.diff.max_abs_diff > REF_TOL_F32 * res.diff.max_abs_ref);
 }
 
 static void test_llama_tp(void **state)
@@ -507,17 +396,6 @@ static void test_quantized(void **state)
 }
 
 /* ---- the check can fail ---- */
-
-static void swap_data(ref_set *a, ref_set *b, const char *name)
-{
-	ref_tensor *x = ref_set_find(a, name), *y = ref_set_find(b, name);
-	assert_non_null(x);
-	assert_non_null(y);
-	assert_int_equal(x->nbytes, y->nbytes);
-	uint8_t *t = x->data;
-	x->data = y->data;
-	y->data = t;
-}
 
 static void tamper_swap_qkv(void *ctx, ref_set *r, uint32_t n)
 {

@@ -23,112 +23,13 @@
 #include "reference/ckpt.h"
 #include "kernels/kernels.h"
 #include "tests/util/testutil.h"
-
-#define SEED 11u
-
-static char *g_root;
-static const int64_t g_tokens[] = {1, 999, 17, 500, 3, 256, 640};
-#define N_TOK (sizeof(g_tokens) / sizeof(g_tokens[0]))
-
-static int gen_family(const char *fam, const char *out)
-{
-	const char *b = getenv("WT_BUILD");
-	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
-	char *dir = tu_path(g_root, out);
-	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "'%s' --family %s --out '%s' --seed %u >/dev/null 2>&1", bin,
-	         fam, dir, SEED);
-	free(bin);
-	free(dir);
-	int st = system(cmd);
-	return st == -1 ? -1 : WEXITSTATUS(st);
-}
+#include "tests/test_reference_util.h"
 
 static int setup(void **state)
 {
 	(void)state;
 	static const char *fams[] = {"phi3", "starcoder2", "deepseek_v2"};
-	g_root = tu_mkdtemp("reference_fam");
-	if (g_root == NULL)
-		return -1;
-	print_message("fixtures: wt-mkckpt --seed %u into %s\n", SEED, g_root);
-	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
-		if (gen_family(fams[i], fams[i]) != 0) {
-			print_error("wt-mkckpt --family %s failed; build it first (make)\n",
-			            fams[i]);
-			return -1;
-		}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	if (g_root != NULL)
-		tu_rmrf(g_root);
-	free(g_root);
-	return 0;
-}
-
-typedef struct model {
-	store *s;
-	ckpt *c;
-} model;
-
-static void open_model(model *m, const char *fam)
-{
-	char *dir = tu_path(g_root, fam);
-	wt_errbuf err = {0};
-	int rv = store_open(&m->s, dir, &err);
-	if (rv == WT_OK)
-		rv = ckpt_open(&m->c, m->s, &err);
-	free(dir);
-	if (rv != WT_OK)
-		print_error("%s: %s\n", fam, err.msg);
-	assert_int_equal(rv, WT_OK);
-}
-
-static void close_model(model *m)
-{
-	ckpt_close(m->c);
-	store_close(m->s);
-}
-
-/* Run the verification of fam under layout (tp, ep, quant). */
-static int run(const char *fam, uint32_t tp, uint32_t ep, wt_quant q, ref_tamper_fn tamper,
-               ref_result *res, wt_errbuf *err)
-{
-	model m = {0};
-	wt_layout l;
-	open_model(&m, fam);
-	wt_layout_init(&l);
-	l.tp_size = tp;
-	l.ep_size = ep;
-	l.quant = q;
-	int rv = ref_verify(m.c, &l, g_tokens, N_TOK, tamper, NULL, res, err);
-	if (rv == WT_OK)
-		print_message("%-11s tp %u ep %u %-13s: max|diff| %.3g, max|out| %.3g, ratio %.3g "
-		              "(budget %.3g) %s\n",
-		              fam, tp, ep, wt_quant_name(q), res->diff.max_abs_diff,
-		              res->diff.max_abs_ref, res->diff.max_abs_diff / res->diff.max_abs_ref,
-		              res->budget, res->pass ? "PASS" : "FAIL");
-	else
-		print_message("%s tp %u ep %u: %s (%s)\n", fam, tp, ep, err->msg, wt_errname(rv));
-	wt_layout_clear(&l);
-	close_model(&m);
-	return rv;
-}
-
-static void expect_pass(const char *fam, uint32_t tp, uint32_t ep, wt_quant q)
-{
-	ref_result res;
-	wt_errbuf err = {0};
-	assert_int_equal(run(fam, tp, ep, q, NULL, &res, &err), WT_OK);
-	assert_false(res.diff.nonfinite);
-	assert_true(res.diff.max_abs_ref > 0.1); /* logits are not all ~0 */
-	assert_true(res.pass);
-	if (q != WT_QUANT_NONE) /* the rank tensors really were quantized */
-		assert_true(res.diff.max_abs_diff > REF_TOL_F32 * res.diff.max_abs_ref);
+	return gen_fixtures("reference_fam", fams, sizeof(fams) / sizeof(fams[0]));
 }
 
 /* The check runs and fails. */
@@ -136,26 +37,8 @@ static void expect_caught(const char *fam, uint32_t tp, uint32_t ep, ref_tamper_
 {
 	ref_result res;
 	wt_errbuf err = {0};
-	assert_int_equal(run(fam, tp, ep, WT_QUANT_NONE, tamper, &res, &err), WT_OK);
+	assert_int_equal(run(fam, tp, ep, WT_QUANT_NONE, 0, tamper, NULL, &res, &err), WT_OK);
 	assert_false(res.pass);
-}
-
-static ref_tensor *find(ref_set *r, const char *name)
-{
-	ref_tensor *t = ref_set_find(r, name);
-	if (t == NULL)
-		print_error("tensor '%s' not in the rank set\n", name);
-	assert_non_null(t);
-	return t;
-}
-
-static void swap_data(ref_set *a, ref_set *b, const char *name)
-{
-	ref_tensor *x = find(a, name), *y = find(b, name);
-	assert_int_equal(x->nbytes, y->nbytes);
-	uint8_t *t = x->data;
-	x->data = y->data;
-	y->data = t;
 }
 
 /* Swap the two row halves of a [2 n, k] tensor in place ([gate_r; up_r] -> [up_r; gate_r]). */
@@ -190,7 +73,7 @@ static void tamper_phi3_qkv(void *ctx, ref_set *r, uint32_t n)
 static void tamper_phi3_gate_up(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx;
-	swap_halves(find(&r[n - 1], "model.layers.0.mlp.gate_up_proj.weight"));
+	swap_halves(find_tensor(&r[n - 1], "model.layers.0.mlp.gate_up_proj.weight"));
 }
 
 /* qkv_proj / gate_up_proj fused in the checkpoint; KV 2, so TP 4 and 8 replicate
@@ -199,9 +82,9 @@ static void test_phi3(void **state)
 {
 	(void)state;
 	for (uint32_t tp = 1; tp <= 8; tp *= 2)
-		expect_pass("phi3", tp, 1, WT_QUANT_NONE);
-	expect_pass("phi3", 2, 1, WT_QUANT_INT8_CHANNEL);
-	expect_pass("phi3", 4, 1, WT_QUANT_FP8_CHANNEL);
+		expect_pass("phi3", tp, 1, WT_QUANT_NONE, 0);
+	expect_pass("phi3", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	expect_pass("phi3", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
 	expect_caught("phi3", 2, 1, tamper_phi3_qkv);
 	expect_caught("phi3", 4, 1, tamper_phi3_gate_up);
 }
@@ -255,8 +138,8 @@ static void test_phi3_rope(void **state)
 	edit_config(dir, " \"max_position_embeddings\": 4096",
 	            " \"max_position_embeddings\": 131072");
 	free(dir);
-	expect_pass("phi3_rope", 2, 1, WT_QUANT_NONE);
-	expect_pass("phi3_rope", 8, 1, WT_QUANT_NONE);
+	expect_pass("phi3_rope", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("phi3_rope", 8, 1, WT_QUANT_NONE, 0);
 	ref_cfg a, b;
 	float *la = malloc(N_TOK * 1000 * sizeof(float)),
 	      *lb = malloc(N_TOK * 1000 * sizeof(float));
@@ -283,14 +166,14 @@ static void test_phi3_rope(void **state)
 static void tamper_sc2_ln_bias(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* a wrong LayerNorm bias replica on the last rank only */
-	set_bf16(find(&r[n - 1], "model.layers.1.post_attention_layernorm.bias"), 3.0f);
+	set_bf16(find_tensor(&r[n - 1], "model.layers.1.post_attention_layernorm.bias"), 3.0f);
 }
 
 static void tamper_sc2_c_proj_bias(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* the replicated c_proj bias, added once after the all-reduce */
 	(void)n;
-	set_bf16(find(&r[0], "model.layers.0.mlp.c_proj.bias"), 3.0f);
+	set_bf16(find_tensor(&r[0], "model.layers.0.mlp.c_proj.bias"), 3.0f);
 }
 
 static void tamper_sc2_c_fc(void *ctx, ref_set *r, uint32_t n)
@@ -304,12 +187,12 @@ static void tamper_sc2_c_fc(void *ctx, ref_set *r, uint32_t n)
 static void test_starcoder2(void **state)
 {
 	(void)state;
-	expect_pass("starcoder2", 1, 1, WT_QUANT_NONE);
-	expect_pass("starcoder2", 2, 1, WT_QUANT_NONE);
-	expect_pass("starcoder2", 4, 1, WT_QUANT_NONE);
-	expect_pass("starcoder2", 8, 1, WT_QUANT_NONE); /* KV 2 < TP 8 */
-	expect_pass("starcoder2", 2, 1, WT_QUANT_FP8_CHANNEL);
-	expect_pass("starcoder2", 4, 1, WT_QUANT_INT8_CHANNEL);
+	expect_pass("starcoder2", 1, 1, WT_QUANT_NONE, 0);
+	expect_pass("starcoder2", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("starcoder2", 4, 1, WT_QUANT_NONE, 0);
+	expect_pass("starcoder2", 8, 1, WT_QUANT_NONE, 0); /* KV 2 < TP 8 */
+	expect_pass("starcoder2", 2, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass("starcoder2", 4, 1, WT_QUANT_INT8_CHANNEL, 0);
 	expect_caught("starcoder2", 4, 1, tamper_sc2_ln_bias);
 	expect_caught("starcoder2", 2, 1, tamper_sc2_c_proj_bias);
 	expect_caught("starcoder2", 2, 1, tamper_sc2_c_fc);
@@ -327,7 +210,7 @@ static void tamper_ds2_experts(void *ctx, ref_set *r, uint32_t n)
 static void tamper_ds2_router(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* a wrong router replica on the last rank */
-	swap_halves(find(&r[n - 1], "model.layers.1.mlp.gate.weight"));
+	swap_halves(find_tensor(&r[n - 1], "model.layers.1.mlp.gate.weight"));
 }
 
 static void tamper_ds2_q(void *ctx, ref_set *r, uint32_t n)
@@ -341,12 +224,12 @@ static void tamper_ds2_q(void *ctx, ref_set *r, uint32_t n)
 static void test_deepseek_v2(void **state)
 {
 	(void)state;
-	expect_pass("deepseek_v2", 1, 1, WT_QUANT_NONE);
-	expect_pass("deepseek_v2", 2, 1, WT_QUANT_NONE);
-	expect_pass("deepseek_v2", 1, 2, WT_QUANT_NONE);
-	expect_pass("deepseek_v2", 2, 2, WT_QUANT_NONE);
-	expect_pass("deepseek_v2", 2, 1, WT_QUANT_INT8_CHANNEL);
-	expect_pass("deepseek_v2", 1, 2, WT_QUANT_FP8_CHANNEL);
+	expect_pass("deepseek_v2", 1, 1, WT_QUANT_NONE, 0);
+	expect_pass("deepseek_v2", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("deepseek_v2", 1, 2, WT_QUANT_NONE, 0);
+	expect_pass("deepseek_v2", 2, 2, WT_QUANT_NONE, 0);
+	expect_pass("deepseek_v2", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	expect_pass("deepseek_v2", 1, 2, WT_QUANT_FP8_CHANNEL, 0);
 	expect_caught("deepseek_v2", 1, 2, tamper_ds2_experts);
 	expect_caught("deepseek_v2", 2, 1, tamper_ds2_router);
 	expect_caught("deepseek_v2", 2, 1, tamper_ds2_q);
@@ -364,8 +247,8 @@ static void test_deepseek_v2_groups(void **state)
 	edit_config(dir, "\"n_group\": 1", "\"n_group\": 2");
 	edit_config(dir, "\"routed_scaling_factor\": 1.0", "\"routed_scaling_factor\": 2.5");
 	free(dir);
-	expect_pass("deepseek_v2_g", 2, 2, WT_QUANT_NONE);
-	expect_pass("deepseek_v2_g", 1, 2, WT_QUANT_NONE);
+	expect_pass("deepseek_v2_g", 2, 2, WT_QUANT_NONE, 0);
+	expect_pass("deepseek_v2_g", 1, 2, WT_QUANT_NONE, 0);
 	ref_cfg a, b;
 	float *la = malloc(N_TOK * 1000 * sizeof(float)),
 	      *lb = malloc(N_TOK * 1000 * sizeof(float));

@@ -1,0 +1,160 @@
+/*
+ * test_reference_util.h — what the reference forward-pass tests share
+ * (test_reference.c, test_reference_fam.c): wt-mkckpt fixtures in a temporary
+ * folder (seed fixed and printed), opening one, running ref_verify under a
+ * layout with its figures printed, and the pass / tamper helpers. Include after
+ * cmocka.h.
+ */
+#ifndef WT_TEST_REFERENCE_UTIL_H
+#define WT_TEST_REFERENCE_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "reference/ckpt.h"
+#include "reference/reference.h"
+#include "tests/util/testutil.h"
+
+#define SEED 11u
+
+static char *g_root;
+static const int64_t g_tokens[] = {1, 999, 17, 500, 3, 256, 640};
+#define N_TOK (sizeof(g_tokens) / sizeof(g_tokens[0]))
+
+/* wt-mkckpt --family fam into g_root/out; its exit status. */
+static __attribute__((unused)) int gen_family(const char *fam, const char *out)
+{
+	const char *b = getenv("WT_BUILD");
+	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+	char *dir = tu_path(g_root, out);
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "'%s' --family %s --out '%s' --seed %u >/dev/null 2>&1", bin,
+	         fam, dir, SEED);
+	free(bin);
+	free(dir);
+	int st = system(cmd);
+	return st == -1 ? -1 : WEXITSTATUS(st);
+}
+
+/* A temporary folder (tag) holding each of fams[0..n) under its name; 0 or -1. */
+static __attribute__((unused)) int gen_fixtures(const char *tag, const char *const *fams, size_t n)
+{
+	g_root = tu_mkdtemp(tag);
+	if (g_root == NULL)
+		return -1;
+	print_message("fixtures: wt-mkckpt --seed %u into %s\n", SEED, g_root);
+	for (size_t i = 0; i < n; i++)
+		if (gen_family(fams[i], fams[i]) != 0) {
+			print_error("wt-mkckpt --family %s failed; build it first (make)\n",
+			            fams[i]);
+			return -1;
+		}
+	return 0;
+}
+
+static __attribute__((unused)) int teardown(void **state)
+{
+	(void)state;
+	if (g_root != NULL)
+		tu_rmrf(g_root);
+	free(g_root);
+	return 0;
+}
+
+typedef struct model {
+	store *s;
+	ckpt *c;
+} model;
+
+static __attribute__((unused)) void open_model(model *m, const char *fam)
+{
+	char *dir = tu_path(g_root, fam);
+	wt_errbuf err = {0};
+	int rv = store_open(&m->s, dir, &err);
+	if (rv == WT_OK)
+		rv = ckpt_open(&m->c, m->s, &err);
+	free(dir);
+	if (rv != WT_OK)
+		print_error("%s: %s\n", fam, err.msg);
+	assert_int_equal(rv, WT_OK);
+}
+
+static __attribute__((unused)) void close_model(model *m)
+{
+	ckpt_close(m->c);
+	store_close(m->s);
+}
+
+/* Run the verification of family fam under layout (tp, ep, quant, up_gate, dtype). */
+static __attribute__((unused)) int run_dt(const char *fam, uint32_t tp, uint32_t ep, wt_quant q,
+                                          int up_gate, wt_dtype dt, ref_tamper_fn tamper,
+                                          void *tctx, ref_result *res, wt_errbuf *err)
+{
+	model m = {0};
+	wt_layout l;
+	open_model(&m, fam);
+	wt_layout_init(&l);
+	l.tp_size = tp;
+	l.ep_size = ep;
+	l.quant = q;
+	l.w13_up_gate = up_gate;
+	l.dtype = dt;
+	int rv = ref_verify(m.c, &l, g_tokens, N_TOK, tamper, tctx, res, err);
+	if (rv == WT_OK)
+		print_message("%-11s tp %u ep %u %-12s %-7s %-6s: max|diff| %.3g, max|out| %.3g, "
+		              "ratio %.3g (budget %.3g) %s\n",
+		              fam, tp, ep, wt_quant_name(q), up_gate ? "up_gate" : "gate_up",
+		              dt == WT_DTYPE_INVALID ? "source" : wt_dtype_name(dt),
+		              res->diff.max_abs_diff, res->diff.max_abs_ref,
+		              res->diff.max_abs_diff / res->diff.max_abs_ref, res->budget,
+		              res->pass ? "PASS" : "FAIL");
+	else
+		print_message("%s tp %u ep %u: %s (%s)\n", fam, tp, ep, err->msg, wt_errname(rv));
+	wt_layout_clear(&l);
+	close_model(&m);
+	return rv;
+}
+
+static __attribute__((unused)) int run(const char *fam, uint32_t tp, uint32_t ep, wt_quant q,
+                                       int up_gate, ref_tamper_fn tamper, void *tctx,
+                                       ref_result *res, wt_errbuf *err)
+{
+	return run_dt(fam, tp, ep, q, up_gate, WT_DTYPE_INVALID, tamper, tctx, res, err);
+}
+
+/* Passes within its budget, and a quantized layout really differs. */
+static __attribute__((unused)) void expect_pass(const char *fam, uint32_t tp, uint32_t ep,
+                                                wt_quant q, int up_gate)
+{
+	ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(run(fam, tp, ep, q, up_gate, NULL, NULL, &res, &err), WT_OK);
+	assert_false(res.diff.nonfinite);
+	assert_true(res.diff.max_abs_ref > 0.1); /* logits are not all ~0 */
+	assert_true(res.pass);
+	if (q != WT_QUANT_NONE) /* the rank tensors really were quantized */
+		assert_true(res.diff.max_abs_diff > REF_TOL_F32 * res.diff.max_abs_ref);
+}
+
+/* Tensor name of a rank set; fails the test when it is not there. */
+static __attribute__((unused)) ref_tensor *find_tensor(ref_set *r, const char *name)
+{
+	ref_tensor *t = ref_set_find(r, name);
+	if (t == NULL)
+		print_error("tensor '%s' not in the rank set\n", name);
+	assert_non_null(t);
+	return t;
+}
+
+/* Swap tensor name's data between two rank sets (a tamper's tool). */
+static __attribute__((unused)) void swap_data(ref_set *a, ref_set *b, const char *name)
+{
+	ref_tensor *x = find_tensor(a, name), *y = find_tensor(b, name);
+	assert_int_equal(x->nbytes, y->nbytes);
+	uint8_t *t = x->data;
+	x->data = y->data;
+	y->data = t;
+}
+
+#endif
