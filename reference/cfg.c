@@ -17,7 +17,8 @@
  * scoring_func sigmoid; BERT max_position_embeddings 512, type_vocab_size 2,
  * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
  * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
- * own fields: cfg_gemma.c; Phi-3's, StarCoder2's and DeepSeek-V2's: cfg_fam.c.
+ * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's and GLM-4's:
+ * cfg_fam.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -90,7 +91,7 @@ static bool bool_or(const ckpt_field *f, bool def)
 }
 
 /* Families whose switches cfg_fam.c sets. */
-enum { FAM_PHI3 = 1, FAM_STARCODER2, FAM_DEEPSEEK_V2 };
+enum { FAM_PHI3 = 1, FAM_STARCODER2, FAM_DEEPSEEK_V2, FAM_GLM, FAM_GLM4 };
 
 /* The planner's family -> the reference's kind. */
 static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err)
@@ -112,6 +113,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"qwen3", REF_DENSE, true, 0, 0},
 	    {"phi3", REF_DENSE, false, 0, FAM_PHI3},
 	    {"starcoder2", REF_DENSE, false, 0, FAM_STARCODER2},
+	    {"glm", REF_DENSE, false, 0, FAM_GLM},   /* GlmForCausalLM (GLM-4-9B -hf) */
+	    {"glm4", REF_DENSE, false, 0, FAM_GLM4}, /* Glm4ForCausalLM (GLM-4-0414) */
 	    {"gemma", REF_DENSE, false, 1, 0},
 	    {"gemma2", REF_DENSE, false, 2, 0},
 	    {"gemma3_text", REF_DENSE, true, 3, 0}, /* Gemma3ForCausalLM */
@@ -129,6 +132,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;
 			c->fused_ckpt = map[i].fam == FAM_PHI3;
+			c->glm = map[i].fam == FAM_GLM ? 1 : map[i].fam == FAM_GLM4 ? 2 : 0;
+			c->fused_gate_up = c->fused_ckpt || c->glm != 0;
 			c->layernorm = c->plain_mlp = map[i].fam == FAM_STARCODER2;
 			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;
 			return WT_OK;
@@ -137,6 +142,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	                 "architecture '%s' (family %s) has no reference forward pass; supported: "
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
 	                 "Qwen3ForCausalLM, Phi3ForCausalLM, Starcoder2ForCausalLM, "
+	                 "GlmForCausalLM, Glm4ForCausalLM, "
 	                 "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
 	                 "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
 	                 "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, BertModel, "
@@ -289,7 +295,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if ((rv = parse_rest(f, c, err)) != WT_OK)
 		return rv;
-	if (c->fused_ckpt || c->layernorm || c->ds_v2)
+	if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0)
 		return ref_cfg_fam(c, family, json, len, err);
 	return c->gemma > 0 ? ref_cfg_gemma(c, json, len, err) : WT_OK;
 }

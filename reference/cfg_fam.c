@@ -1,7 +1,7 @@
 /*
- * cfg_fam.c — the reference configuration of Phi-3, StarCoder2 and DeepSeek-V2:
- * their config.json fields with transformers' defaults, on top of the Llama
- * (phi3, starcoder2) and DeepSeek-V3 (deepseek_v2) math of ref_cfg.
+ * cfg_fam.c — the reference configuration of Phi-3, StarCoder2, DeepSeek-V2 and
+ * GLM-4: their config.json fields with transformers' defaults, on top of the Llama
+ * (phi3, starcoder2, glm, glm4) and DeepSeek-V3 (deepseek_v2) math of ref_cfg.
  *
  * The math followed (transformers' modeling files):
  *
@@ -33,20 +33,32 @@
  *   routed_scaling_factor, no correction bias. RoPE on the interleaved pairs
  *   (apply_rotary_emb's complex form = V3's rope_interleave).
  *
- *   key                               Phi-3          StarCoder2          DeepSeek-V2
- *   hidden_act                        silu           gelu_pytorch_tanh   silu
- *   rms_norm_eps                      1e-5           -                   1e-6 (cfg.c)
- *   partial_rotary_factor             1.0            -                   -
- *   rope_scaling                      longrope/none  none                none
- *   original_max_position_embeddings  4096           -                   -
- *   max_position_embeddings           4096           -                   -
- *   sliding_window                    none           none                -
- *   norm_epsilon                      -              1e-5                -
- *   scoring_func                      -              -                   softmax
- *   topk_method                       -              -                   greedy
- *   norm_topk_prob                    -              -                   false
+ *   GLM-4 (modeling_glm.py / modeling_glm4.py, 4.54.1): Llama's decoder with
+ *   q/k/v biases (attention_bias), o_proj without; the checkpoint holds
+ *   mlp.gate_up_proj [gate; up] rows as Phi-3's (fused_gate_up; GlmMLP: gate, up =
+ *   chunk(2); down(up * act(gate))). RoPE on the first int(head_dim *
+ *   partial_rotary_factor) dims of each head, turning the adjacent pairs
+ *   (x[2i], x[2i+1]) by theta^(-2i / rot_dim) (rope_pairs: rotate_half over
+ *   x[..., 0::2] / x[..., 1::2], cos and sin repeat_interleave'd); the rest
+ *   pass. GLM-4-0414 (glm4) adds post_self_attn_layernorm on the attention
+ *   output and post_mlp_layernorm on the MLP output before each residual add
+ *   (Gemma 2's sandwich; the MLP's input norm stays post_attention_layernorm).
  *
- * Refused (WT_EUNSUPPORTED naming the key): other rope_scaling types (for
+ *   key                               Phi-3          StarCoder2          DeepSeek-V2  GLM-4
+ *   hidden_act                        silu           gelu_pytorch_tanh   silu         silu
+ *   rms_norm_eps                      1e-5           -                   1e-6 (cfg.c) 1.5625e-7
+ *   partial_rotary_factor             1.0            -                   -            0.5
+ *   rope_scaling                      longrope/none  none                none         none
+ *   original_max_position_embeddings  4096           -                   -            -
+ *   max_position_embeddings           4096           -                   -            -
+ *   sliding_window                    none           none                -            -
+ *   norm_epsilon                      -              1e-5                -            -
+ *   scoring_func                      -              -                   softmax      -
+ *   topk_method                       -              -                   greedy       -
+ *   norm_topk_prob                    -              -                   false        -
+ *
+ * Refused (WT_EUNSUPPORTED naming the key): other rope_scaling types (GLM-4:
+ * any; for
  * DeepSeek-V2 that is its YaRN: transformers 4.57's DeepseekV2Attention leaves the
  * softmax scale alone where DeepSeek's code multiplies it by mscale^2, so there is no
  * one answer to check against), DeepSeek-V2 norm_topk_prob true (transformers
@@ -221,13 +233,9 @@ static void all_local_window(const ckpt_field *f, ref_cfg *c)
 	c->theta_local = c->theta;
 }
 
-static int parse_phi3(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+/* RoPE on the first int(d * prf) dims of each head (partial_rotary_factor). */
+static int rotary_dims(double prf, ref_cfg *c, wt_errbuf *err)
 {
-	int rv = parse_act(&f[P_ACT], "silu", c, err);
-	if (rv != WT_OK)
-		return rv;
-	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5; /* Phi3Config's default */
-	double prf = f[P_PRF].present ? f[P_PRF].r : 1.0;
 	c->rot_dim = (int64_t)((double)c->d * prf); /* Python's int(): truncation */
 	if (!(prf > 0.0) || prf > 1.0 || c->rot_dim < 2 || c->rot_dim % 2 != 0)
 		return wt_seterr(
@@ -235,6 +243,17 @@ static int parse_phi3(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *
 		    "config.json: partial_rotary_factor %g of head_dim %lld gives %lld "
 		    "rotary dims; the reference needs an even count from 2 to head_dim",
 		    prf, (long long)c->d, (long long)c->rot_dim);
+	return WT_OK;
+}
+
+static int parse_phi3(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5; /* Phi3Config's default */
+	if ((rv = rotary_dims(f[P_PRF].present ? f[P_PRF].r : 1.0, c, err)) != WT_OK)
+		return rv;
 	all_local_window(f, c);
 	const char *key, *type;
 	json_t *o = rope_obj(root, &key, &type);
@@ -246,6 +265,19 @@ static int parse_phi3(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *
 	                 "config.json: %s type '%s'; the reference has 'longrope' (and 'su', "
 	                 "'yarn', which Phi3Config renames to it) for Phi-3",
 	                 key, type);
+}
+
+static int parse_glm(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	if (rv == WT_OK)
+		rv = rotary_dims(f[P_PRF].present ? f[P_PRF].r : 0.5, c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1.5625e-07; /* GlmConfig, Glm4Config */
+	c->rope_pairs = true;
+	c->sandwich = c->glm == 2;
+	return no_rope_scaling(root, c->glm == 2 ? "Glm4ForCausalLM" : "GlmForCausalLM", err);
 }
 
 static int parse_starcoder2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
@@ -306,7 +338,9 @@ int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt
 		json_decref(root);
 		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
 	}
-	if (c->fused_ckpt)
+	if (c->glm != 0)
+		rv = parse_glm(f, root, c, err);
+	else if (c->fused_ckpt)
 		rv = parse_phi3(f, root, c, err);
 	else if (c->layernorm)
 		rv = parse_starcoder2(f, root, c, err);

@@ -74,10 +74,13 @@ void ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, doubl
 	ref_rope_scaled(x, T, n_heads, d, ld, theta, 1.0);
 }
 
-/* Rotate-half RoPE on the first rd dims of each head of d: frequency i is
- * theta^(-2i/rd) / factor / ext[i] (ext may be NULL), cos and sin times mscale. */
+/* RoPE on the first rd dims of each head of d: frequency i is
+ * theta^(-2i/rd) / factor / ext[i] (ext may be NULL), cos and sin times mscale.
+ * Pair i is (i, i + rd/2) (rotate-half), or with `pairs` the adjacent
+ * (2i, 2i + 1) (GLM's rotate_half over x[..., 0::2], x[..., 1::2] with cos and
+ * sin repeat_interleave'd). */
 static void rope_rot(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t rd, int64_t ld,
-                     double theta, double factor, const float *ext, double mscale)
+                     double theta, double factor, const float *ext, double mscale, bool pairs)
 {
 	int64_t half = rd / 2;
 	for (int64_t t = 0; t < T; t++) {
@@ -89,9 +92,10 @@ static void rope_rot(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t rd
 			float c = (float)(cos(ang) * mscale), s = (float)(sin(ang) * mscale);
 			for (int64_t h = 0; h < n_heads; h++) {
 				float *xh = x + t * ld + h * d;
-				float x1 = xh[i], x2 = xh[i + half];
-				xh[i] = x1 * c - x2 * s;
-				xh[i + half] = x2 * c + x1 * s;
+				int64_t a = pairs ? 2 * i : i, b = pairs ? 2 * i + 1 : i + half;
+				float x1 = xh[a], x2 = xh[b];
+				xh[a] = x1 * c - x2 * s;
+				xh[b] = x2 * c + x1 * s;
 			}
 		}
 	}
@@ -100,7 +104,7 @@ static void rope_rot(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t rd
 void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta,
                      double factor)
 {
-	rope_rot(x, T, n_heads, d, d, ld, theta, factor, NULL, 1.0);
+	rope_rot(x, T, n_heads, d, d, ld, theta, factor, NULL, 1.0, false);
 }
 
 void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_heads, int64_t ld)
@@ -113,7 +117,7 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 	 * original_max_position_embeddings (positions here are 0..T-1) */
 	const float *ext = c->n_ext > 0 ? c->rope_ext[T > c->rope_orig_max ? 1 : 0] : NULL;
 	rope_rot(x, T, n_heads, c->d, rd, ld, theta, factor, ext,
-	         c->rope_mscale > 0.0 ? c->rope_mscale : 1.0);
+	         c->rope_mscale > 0.0 ? c->rope_mscale : 1.0, c->rope_pairs);
 }
 
 void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld)

@@ -3,9 +3,11 @@
  * tensors (one process, no partitioning): embedding lookup (Gemma: times
  * sqrt(hidden_size)), then per layer RMSNorm (StarCoder2: LayerNorm) -> q/k/v
  * (Phi-3: split from the checkpoint's qkv_proj; + biases,
- * q_norm/k_norm) -> RoPE -> causal GQA attention (Gemma 2/3: scale, soft-cap,
- * sliding window) -> o_proj (Gemma 2/3: post_attention_layernorm) -> residual
- * -> RMSNorm -> MLP or MoE (Gemma 2/3: post_feedforward_layernorm) ->
+ * q_norm/k_norm) -> RoPE (GLM: adjacent pairs) -> causal GQA attention (Gemma 2/3:
+ * scale, soft-cap, sliding window) -> o_proj (Gemma 2/3: post_attention_layernorm,
+ * GLM-4-0414: post_self_attn_layernorm) -> residual -> RMSNorm -> MLP (Phi-3, GLM:
+ * gate_up_proj split) or MoE (Gemma 2/3: post_feedforward_layernorm, GLM-4-0414:
+ * post_mlp_layernorm) ->
  * residual, final norm, LM head (the embedding matrix when tied) and Gemma 2's
  * final soft-cap. reference_shard.c computes the same thing from the rank
  * tensors.
@@ -167,8 +169,9 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	                   (rv = ref_getf(s, &kn, false, err, 1, c->d, 0, 0,
 	                                  "model.layers.%lld.self_attn.k_norm.weight", L))))
 		return rv;
-	if (c->sandwich && (rv = ref_getf(s, &pn, false, err, 1, c->hid, 0, 0,
-	                                  "model.layers.%lld.post_attention_layernorm.weight", L)))
+	if (c->sandwich &&
+	    (rv = ref_getf(s, &pn, false, err, 1, c->hid, 0, 0, "model.layers.%lld.%s.weight", L,
+	                   ref_post_norm(c, false))))
 		return rv;
 	ref_linear(b->q, b->h, w.wq, w.bq, T, c->hid, qd);
 	ref_linear(b->k, b->h, w.wk, w.bk, T, c->hid, kvd);
@@ -217,8 +220,8 @@ static int mlp_plain_full(const ref_cfg *c, ref_set *s, const char *m, int64_t T
 	return WT_OK;
 }
 
-/* Dense gated MLP of module prefix `m` (n_inter rows) on b->h into y; Phi-3's
- * checkpoint holds gate_up_proj [gate; up] (fused_ckpt). */
+/* Dense gated MLP of module prefix `m` (n_inter rows) on b->h into y; Phi-3's and
+ * GLM's checkpoints hold gate_up_proj [gate; up] (fused_gate_up). */
 static int mlp_full(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                     const float *h, float *y, float *scratch, wt_errbuf *err)
 {
@@ -227,7 +230,7 @@ static int mlp_full(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter
 	int rv;
 	if (c->plain_mlp)
 		return mlp_plain_full(c, s, m, T, h, y, scratch, err);
-	if (c->fused_ckpt) {
+	if (c->fused_gate_up) {
 		if ((rv = ref_getf(s, &wg, false, err, 2, 2 * n_inter, hid, 0,
 		                   "%sgate_up_proj.weight", m)) ||
 		    (rv = ref_getf(s, &bg, true, err, 1, 2 * n_inter, 0, 0, "%sgate_up_proj.bias",
@@ -324,10 +327,9 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		if ((rv = attn_full(c, ck, l, T, &b, err)) ||
 		    (rv = ref_norm_of(c, ck, b.h, b.x, T, err, "model.layers.%lld.%s", (long long)l,
 		                      ref_mlp_norm(c))) ||
-		    (c->sandwich &&
-		     (rv = ref_getf(ck, &pn, false, err, 1, c->hid, 0, 0,
-		                    "model.layers.%lld.post_feedforward_layernorm.weight",
-		                    (long long)l))))
+		    (c->sandwich && (rv = ref_getf(ck, &pn, false, err, 1, c->hid, 0, 0,
+		                                   "model.layers.%lld.%s.weight", (long long)l,
+		                                   ref_post_norm(c, true)))))
 			goto out;
 		if (ref_layer_is_moe(c, l)) {
 			rv = moe_full(c, ck, l, T, &b, routes ? routes + l * T * c->topk : NULL,

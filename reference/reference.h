@@ -14,8 +14,8 @@
  *
  * Families: decoders with Llama-style attention (llama, mistral, qwen2 with
  * q/k/v biases, qwen3 with q_norm/k_norm; Gemma, Gemma 2 and Gemma 3 text
- * through the switches of ref_cfg, cfg_gemma.c; Phi-3 and StarCoder2 through
- * those of cfg_fam.c), Mixtral MoE, Qwen2-MoE (shared expert with a sigmoid gate,
+ * through the switches of ref_cfg, cfg_gemma.c; Phi-3, StarCoder2 and GLM-4
+ * through those of cfg_fam.c), Mixtral MoE, Qwen2-MoE (shared expert with a sigmoid gate,
  * mlp_only_layers / decoder_sparse_step) and Qwen3-MoE, DeepSeek-V3 (MLA,
  * sigmoid routing; reference_mla.c) and DeepSeek-V2 (softmax routing) and BERT
  * (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the architecture.
@@ -157,7 +157,8 @@ typedef struct ref_cfg {
 	float embed_scale; /* embeddings times this (Gemma: sqrt(hidden_size)); 0 = 1 */
 	ref_act act;       /* the MLP's gate activation */
 	/* Gemma 2/3: x += post_attention_layernorm(attn(input_layernorm(x)));
-	 * x += post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x))) */
+	 * x += post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x)));
+	 * GLM-4-0414 (glm 2) the same with its names (reference_int.h ref_post_norm) */
 	bool sandwich;
 	double attn_scale; /* scores times this (query_pre_attn_scalar^-0.5); 0 = 1/sqrt(d) */
 	double attn_cap,
@@ -169,8 +170,8 @@ typedef struct ref_cfg {
 	double theta_local;    /* RoPE base of the local layers */
 	double rope_factor[2]; /* linear RoPE scaling of [global, local] layers; 0 = none */
 	/* Phi-3, StarCoder2, DeepSeek-V2 (cfg_fam.c). All zero for the others. */
-	bool fused_ckpt; /* Phi-3: the checkpoint holds qkv_proj [q; k; v], gate_up_proj [gate; up]
-	                  */
+	bool fused_ckpt;    /* Phi-3: the checkpoint holds qkv_proj [q; k; v] */
+	bool fused_gate_up; /* Phi-3, GLM: the checkpoint holds mlp.gate_up_proj [gate; up] */
 	int64_t rot_dim; /* RoPE turns the first rot_dim dims of a head (partial_rotary_factor); 0 =
 	                    d */
 	/* LongRoPE (Phi-3 rope_scaling longrope / su): inverse frequency i divided by
@@ -182,6 +183,12 @@ typedef struct ref_cfg {
 	bool layernorm; /* StarCoder2: LayerNorm with bias instead of RMSNorm */
 	bool plain_mlp; /* StarCoder2: mlp.c_proj(act(mlp.c_fc(x))) with biases */
 	bool ds_v2;     /* DeepSeek-V2 routing: softmax scores, groups ranked by their best */
+	/* GLM-4 (cfg_fam.c): 1 glm (GlmForCausalLM), 2 glm4 (Glm4ForCausalLM, GLM-4-0414:
+	 * sandwich with post_self_attn_layernorm / post_mlp_layernorm, the MLP's input
+	 * norm post_attention_layernorm); 0 the others */
+	int glm;
+	bool
+	    rope_pairs; /* GLM: RoPE turns the adjacent pairs (x[2i], x[2i+1]) of the rotary dims */
 } ref_cfg;
 
 /*

@@ -26,10 +26,22 @@ typedef struct ref_bufs {
 
 /* Leaf of the norm before layer i's MLP / MoE: Gemma 2/3 pre_feedforward_layernorm
  * (their post_attention_layernorm normalises the attention output), else
- * post_attention_layernorm. */
+ * post_attention_layernorm (GLM-4-0414 too). */
 static inline const char *ref_mlp_norm(const ref_cfg *c)
 {
-	return c->sandwich ? "pre_feedforward_layernorm" : "post_attention_layernorm";
+	return c->sandwich && c->glm == 0 ? "pre_feedforward_layernorm"
+	                                  : "post_attention_layernorm";
+}
+
+/* Leaves of the sandwich norms (c->sandwich) on the attention output (mlp false)
+ * or the MLP output (mlp true): Gemma 2/3 post_attention_layernorm /
+ * post_feedforward_layernorm, GLM-4-0414 post_self_attn_layernorm /
+ * post_mlp_layernorm. */
+static inline const char *ref_post_norm(const ref_cfg *c, bool mlp)
+{
+	if (c->glm != 0)
+		return mlp ? "post_mlp_layernorm" : "post_self_attn_layernorm";
+	return mlp ? "post_feedforward_layernorm" : "post_attention_layernorm";
 }
 
 /* x[0..n) times the embedding scale (Gemma), else unchanged. */
@@ -49,7 +61,7 @@ int ref_norm_of(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t 
  * (as loader/config.c lays them); NULL when absent. Borrowed from root. */
 json_t *ref_lm_get(json_t *root, const char *key);
 
-/* The Phi-3 / StarCoder2 / DeepSeek-V2 fields of c (switches set by the family
+/* The Phi-3 / StarCoder2 / DeepSeek-V2 / GLM-4 fields of c (switches set by the family
  * map) from config.json (cfg_fam.c). */
 int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt_errbuf *err);
 

@@ -18,7 +18,8 @@
  * added once after the sum. Each rank normalises with its own replicated norm
  * weights and routes with its own router copy, so a wrong replica shows too.
  * Gemma 2/3's norms after the all-reduce (post_attention_layernorm,
- * post_feedforward_layernorm) run on every rank of an engine; the reference
+ * post_feedforward_layernorm; GLM-4-0414's post_self_attn_layernorm,
+ * post_mlp_layernorm) run on every rank of an engine; the reference
  * takes the mean of the ranks' results. The Gemma switches of ref_cfg apply
  * as in the full path (reference.c).
  */
@@ -155,7 +156,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 }
 
 /*
- * Gemma 2/3 norm `leaf` of layer l on the all-reduced b.acc, in place. Each TP
+ * Gemma 2/3 / GLM-4-0414 norm `leaf` of layer l on the all-reduced b.acc, in place. Each TP
  * rank of an engine normalises the sum with its own replica; the reference
  * takes the mean of the T results, so a wrong replica on any rank shows (for
  * equal replicas the mean is their value up to the rounding of the sum).
@@ -196,7 +197,7 @@ static int attn(shard *s, int64_t l)
 		return rv;
 	for (int64_t t = 0; bo && t < s->n_tok; t++)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
-	if (c->sandwich && (rv = post_norm_mean(s, l, "post_attention_layernorm")))
+	if (c->sandwich && (rv = post_norm_mean(s, l, ref_post_norm(c, false))))
 		return rv;
 	add_into(s->b.x, s->b.acc, n);
 	return WT_OK;
@@ -471,7 +472,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		else
 			rv = mlp(&s, i);
 		if (rv == WT_OK && c->sandwich)
-			rv = post_norm_mean(&s, i, "post_feedforward_layernorm");
+			rv = post_norm_mean(&s, i, ref_post_norm(c, true));
 		if (rv)
 			goto out;
 		add_into(s.b.x, s.b.acc, s.n_tok * c->hid);

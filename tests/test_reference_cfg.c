@@ -386,13 +386,47 @@ static void test_deepseek_v2_route(void **state)
 	assert_true(fabsf(w[1] - 2.0f * p[1]) < 1e-6f);
 }
 
+/* ---- GLM-4 (reference/cfg_fam.c) ---- */
+
+#define GLM(arch, extra) FAM_CFG(arch, ", \"head_dim\": 64, \"partial_rotary_factor\": 0.5" extra)
+
+static void test_glm_config(void **state)
+{
+	(void)state;
+	ref_cfg c;
+	wt_errbuf err = {0};
+	assert_int_equal(parse_cfg(GLM("GlmForCausalLM", ""), &c, &err), WT_OK);
+	assert_true(c.glm == 1 && c.fused_gate_up && !c.fused_ckpt && !c.sandwich);
+	assert_true(c.rope_pairs && c.rot_dim == 32 && c.eps == 1.5625e-07);
+	assert_string_equal(ref_mlp_norm(&c), "post_attention_layernorm");
+	assert_int_equal(parse_cfg(GLM("Glm4ForCausalLM", ", \"rms_norm_eps\": 1e-05"), &c, &err),
+	                 WT_OK);
+	assert_true(c.glm == 2 && c.sandwich && c.eps == 1e-5);
+	assert_string_equal(ref_mlp_norm(&c), "post_attention_layernorm");
+	assert_string_equal(ref_post_norm(&c, false), "post_self_attn_layernorm");
+	assert_string_equal(ref_post_norm(&c, true), "post_mlp_layernorm");
+	assert_int_equal(parse_cfg(GLM("Glm4ForCausalLM",
+	                               ", \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4}"),
+	                           &c, &err),
+	                 WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "rope_scaling type 'yarn'"));
+	/* adjacent pairs of the rotary dims: position 1 turns (x0, x1) by 1 rad and
+	 * (x2, x3) by 10000^-0.5 rad; x4..x7 pass */
+	ref_cfg r = {.d = 8, .rot_dim = 4, .theta = 10000.0, .rope_pairs = true};
+	float x[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 5, 6, 7, 8};
+	ref_rope_layer(&r, 0, x, 2, 1, 8);
+	assert_true(fabsf(x[8] - cosf(1.0f)) < 1e-6f && fabsf(x[9] - sinf(1.0f)) < 1e-6f);
+	assert_true(fabsf(x[10] + sinf(0.01f)) < 1e-6f && fabsf(x[11] - cosf(0.01f)) < 1e-6f);
+	assert_true(x[12] == 5.0f && x[15] == 8.0f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rope_config),       cmocka_unit_test(test_text_config),
 	    cmocka_unit_test(test_gemma_config),      cmocka_unit_test(test_gemma3_config),
 	    cmocka_unit_test(test_gemma_math),        cmocka_unit_test(test_fam_config),
-	    cmocka_unit_test(test_deepseek_v2_route),
+	    cmocka_unit_test(test_deepseek_v2_route), cmocka_unit_test(test_glm_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

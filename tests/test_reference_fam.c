@@ -1,10 +1,12 @@
 /*
  * test_reference_fam.c — the reference forward pass (reference/cfg_fam.c) over
- * Phi-3, StarCoder2 and DeepSeek-V2 checkpoints: full and sharded logits agree
+ * Phi-3, StarCoder2, DeepSeek-V2 and GLM-4 checkpoints: full and sharded logits agree
  * within REF_TOL_F32 (unquantized) or the scheme's budget, and a wrong shard
  * is caught. Phi-3's checkpoint holds qkv_proj / gate_up_proj fused, which the
  * full path splits; StarCoder2 has LayerNorm biases and a plain c_fc / c_proj
- * MLP; DeepSeek-V2 routes with softmax scores. Fixtures come from
+ * MLP; DeepSeek-V2 routes with softmax scores; GLM-4's checkpoint holds
+ * gate_up_proj fused, its RoPE turns adjacent pairs of the first half of each
+ * head, and GLM-4-0414 adds two sandwich norms. Fixtures come from
  * $WT_BUILD/wt-mkckpt (seed printed). Config-only tests:
  * tests/test_reference_cfg.c.
  */
@@ -28,7 +30,7 @@
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"phi3", "starcoder2", "deepseek_v2"};
+	static const char *fams[] = {"phi3", "starcoder2", "deepseek_v2", "glm", "glm4"};
 	return gen_fixtures("reference_fam", fams, sizeof(fams) / sizeof(fams[0]));
 }
 
@@ -264,6 +266,81 @@ static void test_deepseek_v2_groups(void **state)
 	free(lb);
 }
 
+/* ---- GLM-4 ---- */
+
+static void tamper_glm_gate_up(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* [gate_r; up_r] -> [up_r; gate_r] on the last rank */
+	swap_halves(find_tensor(&r[n - 1], "model.layers.1.mlp.gate_up_proj.weight"));
+}
+
+static void tamper_glm_qkv_bias(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* the ranks' q/k/v bias slices exchanged */
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.0.self_attn.qkv_proj.bias");
+}
+
+static void tamper_glm4_post_mlp(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* a wrong post_mlp_layernorm replica on the last rank only */
+	set_bf16(find_tensor(&r[n - 1], "model.layers.0.post_mlp_layernorm.weight"), 3.0f);
+}
+
+static void tamper_glm4_post_attn(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* a wrong post_self_attn_layernorm replica on rank 0 only */
+	(void)n;
+	set_bf16(find_tensor(&r[0], "model.layers.1.post_self_attn_layernorm.weight"), 3.0f);
+}
+
+/* The configuration GLM-4's config.json gives: rotary half of head_dim 64 on
+ * adjacent pairs, gate_up_proj fused, GlmConfig's eps; glm4 the sandwich. */
+static void check_glm_cfg(const ref_cfg *c, int glm)
+{
+	assert_int_equal(c->glm, glm);
+	assert_int_equal(c->d, 64);
+	assert_int_equal(c->rot_dim, 32);
+	assert_true(c->rope_pairs && c->fused_gate_up && !c->fused_ckpt);
+	assert_true(c->eps == 1.5625e-07);
+	assert_true(c->sandwich == (glm == 2));
+}
+
+/* q/k/v biases, gate_up_proj fused in the checkpoint; KV 2 < TP 4, 8. */
+static void test_glm(void **state)
+{
+	(void)state;
+	for (uint32_t tp = 1; tp <= 8; tp *= 2)
+		expect_pass("glm", tp, 1, WT_QUANT_NONE, 0);
+	expect_pass("glm", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	expect_caught("glm", 4, 1, tamper_glm_gate_up);
+	expect_caught("glm", 2, 1, tamper_glm_qkv_bias);
+	ref_cfg c;
+	float *lg = malloc(N_TOK * 1000 * sizeof(float));
+	assert_non_null(lg);
+	full_logits("glm", lg, &c);
+	check_glm_cfg(&c, 1);
+	free(lg);
+}
+
+/* glm + post_self_attn_layernorm / post_mlp_layernorm, each rank's replica. */
+static void test_glm4(void **state)
+{
+	(void)state;
+	expect_pass("glm4", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("glm4", 4, 1, WT_QUANT_NONE, 0);
+	expect_pass("glm4", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_caught("glm4", 4, 1, tamper_glm4_post_mlp);
+	expect_caught("glm4", 2, 1, tamper_glm4_post_attn);
+	expect_caught("glm4", 2, 1, tamper_glm_gate_up);
+	ref_cfg c;
+	float *lg = malloc(N_TOK * 1000 * sizeof(float));
+	assert_non_null(lg);
+	full_logits("glm4", lg, &c);
+	check_glm_cfg(&c, 2);
+	free(lg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +349,8 @@ int main(void)
 	    cmocka_unit_test(test_starcoder2),
 	    cmocka_unit_test(test_deepseek_v2),
 	    cmocka_unit_test(test_deepseek_v2_groups),
+	    cmocka_unit_test(test_glm),
+	    cmocka_unit_test(test_glm4),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,7 +12,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text \
-	phi3 starcoder2 deepseek_v2; do
+	phi3 starcoder2 deepseek_v2 glm glm4; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -51,6 +51,12 @@ check starcoder2 --tp-size 4
 check starcoder2 --tp-size 2 --quant fp8-channel
 check deepseek_v2 --tp-size 2 --ep-size 2
 check deepseek_v2 --ep-size 2 --quant int8-channel
+# GLM-4: gate_up_proj fused in the checkpoint, RoPE on adjacent pairs of half the
+# head (KV 2 replicated at TP 8); GLM-4-0414: + post_self_attn / post_mlp norms
+check glm --tp-size 8
+check glm --tp-size 2 --quant fp8-channel
+check glm4 --tp-size 4
+check glm4 --tp-size 2 --quant int8-channel
 # compressed-tensors sources: pass-through is exact (the full path dequantizes the
 # checkpoint's codes); requantized and BF16 outputs are held to their budgets
 check llama_w8a8 --tp-size 4 --quant int8-channel
