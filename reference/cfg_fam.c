@@ -236,8 +236,9 @@ static void all_local_window(const ckpt_field *f, ref_cfg *c)
 /* RoPE on the first int(d * prf) dims of each head (partial_rotary_factor). */
 static int rotary_dims(double prf, ref_cfg *c, wt_errbuf *err)
 {
-	c->rot_dim = (int64_t)((double)c->d * prf); /* Python's int(): truncation */
-	if (!(prf > 0.0) || prf > 1.0 || c->rot_dim < 2 || c->rot_dim % 2 != 0)
+	/* Python's int(): truncation; the range first (a huge factor must not reach the cast) */
+	c->rot_dim = prf > 0.0 && prf <= 1.0 ? (int64_t)((double)c->d * prf) : 0;
+	if (c->rot_dim < 2 || c->rot_dim % 2 != 0)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
 		    "config.json: partial_rotary_factor %g of head_dim %lld gives %lld "

@@ -318,9 +318,14 @@ static void test_fam_config(void **state)
 	    parse_cfg(PHI3(", \"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2}"), &c, &err),
 	    WT_EUNSUPPORTED);
 	assert_non_null(strstr(err.msg, "rope_scaling type 'dynamic'"));
-	assert_int_equal(parse_cfg(PHI3(", \"partial_rotary_factor\": 0.01"), &c, &err),
-	                 WT_EUNSUPPORTED);
-	assert_non_null(strstr(err.msg, "partial_rotary_factor"));
+	/* too few rotary dims, and factors out of (0, 1] (1e300 never reaches the cast) */
+	static const char *const prf[] = {PHI3(", \"partial_rotary_factor\": 0.01"),
+	                                  PHI3(", \"partial_rotary_factor\": 1e300"),
+	                                  PHI3(", \"partial_rotary_factor\": -2")};
+	for (size_t k = 0; k < 3; k++) {
+		assert_int_equal(parse_cfg(prf[k], &c, &err), WT_EUNSUPPORTED);
+		assert_non_null(strstr(err.msg, "partial_rotary_factor"));
+	}
 	/* StarCoder2: LayerNorm (norm_epsilon), GELU tanh, tied when the key is absent */
 	assert_int_equal(parse_cfg(SC2(""), &c, &err), WT_OK);
 	assert_true(c.layernorm && c.plain_mlp && c.tied && c.eps == 1e-5);
