@@ -1,6 +1,6 @@
 /*
  * family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3,
- * StarCoder2, GLM-4 (tables only).
+ * StarCoder2, GLM-4, OLMo 2 (tables only).
  */
 #include "shardmap/family_rules.h"
 
@@ -49,6 +49,25 @@ static const sm_rule glm4_rules[] = {
     SM_RULES_MLP_FUSED,
 };
 
+/* OLMo 2 (Olmo2ForCausalLM): no input_layernorm; post_attention_layernorm and
+ * post_feedforward_layernorm norm the block outputs; q_norm / k_norm span the
+ * whole q ([H*d]) and k ([KV*d]) and are replicated in full (engines gather q/k
+ * before them under TP). */
+static const sm_rule olmo2_rules[] = {
+    SM_RULES_TOP,
+    SM_RULE(SM_LAYER "post_attention_layernorm.weight", SM_LAYER "post_attention_layernorm.weight",
+            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "post_feedforward_layernorm.weight",
+            SM_LAYER "post_feedforward_layernorm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,
+            SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_Q, SM_D_ANY),
+    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_KV, SM_D_ANY),
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+};
+
 /* StarCoder2: LayerNorms with biases, Llama's attention (biases when use_bias),
  * a plain GELU MLP c_fc (rows) / c_proj (columns, bias replicated). */
 #define SC2_NORM_BIAS(x)                                                                           \
@@ -79,6 +98,7 @@ static const char *const gemma_archs[] = {"GemmaForCausalLM", NULL};
 static const char *const starcoder2_archs[] = {"Starcoder2ForCausalLM", NULL};
 static const char *const glm_archs[] = {"GlmForCausalLM", NULL};
 static const char *const glm4_archs[] = {"Glm4ForCausalLM", NULL};
+static const char *const olmo2_archs[] = {"Olmo2ForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -114,3 +134,5 @@ const sm_family shardmap_family_glm = {"glm", glm_archs, glm_rules,      SM_NRUL
                                        NULL,  false,     "model.layers."};
 const sm_family shardmap_family_glm4 = {"glm4", glm4_archs, glm4_rules,     SM_NRULES(glm4_rules),
                                         NULL,   false,      "model.layers."};
+const sm_family shardmap_family_olmo2 = {
+    "olmo2", olmo2_archs, olmo2_rules, SM_NRULES(olmo2_rules), NULL, false, "model.layers."};

@@ -90,8 +90,10 @@ typedef struct fam_expect {
 /* glm: q 512 + k, v 128 rows (biases), o 256x512, gate_up 768x256 fused, down 256x384 */
 #define GLM_LAYER                                                                                  \
 	(2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 768 + 768 * 256 + 256 * 384))
-#define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
-#define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
+/* olmo2: no input_layernorm; q_norm [256], k_norm [64]; two norms after the blocks */
+#define OLMO2_LAYER (2 * (2 * 256 * 256 + 2 * 64 * 256 + 256 + 64 + 2 * 256 + 3 * 512 * 256))
+#define BERT_LAYER  (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
+#define BERT_BYTES  (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
 static const fam_expect fams[] = {
     {"llama", 21, LLAMA_BYTES, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
@@ -132,6 +134,8 @@ static const fam_expect fams[] = {
      CKPT_QUANT_NONE, 1},
     {"gemma3_text", 28, 2 * (1000 * 256 + 256) + 2 * GEMMA3_LAYER, 256, 4, 1, 64, 384, 1000, 2, 1,
      0, -1, CKPT_QUANT_NONE, 1},
+    {"olmo2", 25, 2 * (2 * 1000 * 256 + 256) + 2 * OLMO2_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0, 0,
+     -1, CKPT_QUANT_NONE, 1},
     {"phi3", 15, 2 * (2 * 1000 * 256 + 256) + 2 * PHI3_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1,
      CKPT_QUANT_NONE, 1},
     {"glm", 25, 2 * (2 * 1000 * 256 + 256) + 2 * GLM_LAYER, 256, 8, 2, 64, 384, 1000, 2, 0, 0, -1,

@@ -1,8 +1,8 @@
 /*
  * test_shardmap_families.c — the mapping of every family (Qwen2, Qwen3, Mixtral,
- * Qwen2-MoE, DeepSeek-V3/V2, BERT, Gemma, Phi-3, StarCoder2, GLM-4) with hand-computed shapes,
- * expert placement (E=6 over P=4), MLA head units, and the covered-exactly-once property for every
- * family and several layouts. Seeds fixed and printed.
+ * Qwen2-MoE, DeepSeek-V3/V2, BERT, Gemma, Phi-3, StarCoder2, GLM-4, OLMo 2) with hand-computed
+ * shapes, expert placement (E=6 over P=4), MLA head units, and the covered-exactly-once property
+ * for every family and several layouts. Seeds fixed and printed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -709,6 +709,61 @@ static void test_glm(void **state)
 	coverage(tm_glm(false), GLM_CFG("GlmForCausalLM", "glm"), 2, dense, 4);
 }
 
+/* OLMo 2: H 8, KV 2, d 32; no input_layernorm, norms after the blocks, q_norm /
+ * k_norm over all of q (256) and k (64). */
+static const char olmo2_cfg[] =
+    "{\"architectures\":[\"Olmo2ForCausalLM\"],\"model_type\":\"olmo2\",\"hidden_size\":256,"
+    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":512,"
+    "\"vocab_size\":1000,\"num_hidden_layers\":2,\"tie_word_embeddings\":false}";
+
+static tm_model *tm_olmo2(void)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	tm_top(m, 1000, 256, 1);
+	static const struct {
+		const char *leaf;
+		int64_t n, k;
+	} t[] = {{"self_attn.q_proj.weight", 256, 256},
+	         {"self_attn.k_proj.weight", 64, 256},
+	         {"self_attn.v_proj.weight", 64, 256},
+	         {"self_attn.o_proj.weight", 256, 256},
+	         {"self_attn.q_norm.weight", 256, 0},
+	         {"self_attn.k_norm.weight", 64, 0},
+	         {"post_attention_layernorm.weight", 256, 0},
+	         {"post_feedforward_layernorm.weight", 256, 0}};
+	for (int i = 0; i < 2; i++) {
+		for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++)
+			tm_lin_l(m, i, t[k].leaf, t[k].n, t[k].k, 0);
+		tm_mlp(m, i, "mlp.", 512, 256);
+	}
+	return m;
+}
+
+static void test_olmo2(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_olmo2(), olmo2_cfg, 4, 1, 0, true);
+	assert_string_equal(shardmap_family(f.p), "olmo2");
+	/* the full-width q / k norms on every rank, as stored */
+	const char *qn = "model.layers.1.self_attn.q_norm.weight";
+	shp(&f, 3, qn, 1, 256, 0, 0);
+	shp(&f, 3, "model.layers.1.self_attn.k_norm.weight", 1, 64, 0, 0);
+	size_t rb;
+	const uint8_t *want = src_rows(&f, qn, 0, &rb);
+	assert_memory_equal(out_bytes(&f, 3, qn), want, 256 * rb);
+	assert_int_equal(tm_ix(f.p, 3, "model.layers.1.input_layernorm.weight"), -1);
+	fx_close(&f);
+	/* a Llama-style input_layernorm is not an OLMo 2 tensor: refused, named */
+	tm_model *m = tm_olmo2();
+	tm_lin_l(m, 0, "input_layernorm.weight", 256, 0, 0);
+	wt_errbuf err = {0};
+	assert_int_equal(plan_err(m, olmo2_cfg, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "model.layers.0.input_layernorm.weight"));
+	static const uint32_t dense[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(tm_olmo2(), olmo2_cfg, 2, dense, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -729,6 +784,7 @@ int main(void)
 	    cmocka_unit_test(test_deepseek_v2),
 	    cmocka_unit_test(test_starcoder2),
 	    cmocka_unit_test(test_glm),
+	    cmocka_unit_test(test_olmo2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
