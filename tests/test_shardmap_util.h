@@ -648,15 +648,15 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 				    (int64_t)(ct->nbytes / wt_dtype_size(ct->dtype)) / rows;
 				if (!cnt[t])
 					cnt[t] = calloc((size_t)(rows * cols), sizeof(uint16_t));
-				for (int64_t a = 0; a < rows; a++)
-					for (int64_t b = 0; b < cols; b++) {
-						bool in = pc->cols ? (b >= pc->start &&
-						                      b < pc->start + pc->len)
-						                   : (a >= pc->start &&
-						                      a < pc->start + pc->len);
-						if (in)
-							cnt[t][a * cols + b]++;
-					}
+				/* the piece's rectangle only: all rows of a column range,
+				 * or all columns of a row range */
+				int64_t a0 = pc->cols ? 0 : pc->start,
+				        a1 = pc->cols ? rows : pc->start + pc->len;
+				int64_t b0 = pc->cols ? pc->start : 0,
+				        b1 = pc->cols ? pc->start + pc->len : cols;
+				for (int64_t a = a0; a < a1; a++)
+					for (int64_t b = b0; b < b1; b++)
+						cnt[t][a * cols + b]++;
 			}
 		}
 	}
@@ -675,8 +675,11 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 		int64_t cols = n / (ct->ndim ? ct->shape[0] : 1);
 		int64_t q_rows =
 		    ckpt_get_config(c)->num_attention_heads * ckpt_get_config(c)->head_dim;
+		/* once per tensor: the rule lookup is the costly part */
+		int64_t want_q = expected_mult(p, ct->name, KV, false),
+		        want_kv = expected_mult(p, ct->name, KV, true);
 		for (int64_t e = 0; e < n; e++) {
-			int64_t want = expected_mult(p, ct->name, KV, e / cols >= q_rows);
+			int64_t want = e / cols >= q_rows ? want_kv : want_q;
 			if (cnt[t][e] != want)
 				fail_msg("tensor '%s' element %lld covered %u times, want %lld (tp "
 				         "%u ep %u)",
