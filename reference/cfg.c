@@ -17,9 +17,10 @@
  * scoring_func sigmoid; BERT max_position_embeddings 512, type_vocab_size 2,
  * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
  * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
- * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's and GLM-4's:
- * cfg_fam.c.
+ * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's and
+ * OLMo 2's: cfg_fam.c.
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -91,7 +92,7 @@ static bool bool_or(const ckpt_field *f, bool def)
 }
 
 /* Families whose switches cfg_fam.c sets. */
-enum { FAM_PHI3 = 1, FAM_STARCODER2, FAM_DEEPSEEK_V2, FAM_GLM, FAM_GLM4 };
+enum { FAM_PHI3 = 1, FAM_STARCODER2, FAM_DEEPSEEK_V2, FAM_GLM, FAM_GLM4, FAM_OLMO2 };
 
 /* The planner's family -> the reference's kind. */
 static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err)
@@ -115,6 +116,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"starcoder2", REF_DENSE, false, 0, FAM_STARCODER2},
 	    {"glm", REF_DENSE, false, 0, FAM_GLM},   /* GlmForCausalLM (GLM-4-9B -hf) */
 	    {"glm4", REF_DENSE, false, 0, FAM_GLM4}, /* Glm4ForCausalLM (GLM-4-0414) */
+	    /* Olmo2ForCausalLM: q_norm / k_norm over all heads (olmo2) */
+	    {"olmo2", REF_DENSE, true, 0, FAM_OLMO2},
 	    {"gemma", REF_DENSE, false, 1, 0},
 	    {"gemma2", REF_DENSE, false, 2, 0},
 	    {"gemma3_text", REF_DENSE, true, 3, 0}, /* Gemma3ForCausalLM */
@@ -136,13 +139,14 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->fused_gate_up = c->fused_ckpt || c->glm != 0;
 			c->layernorm = c->plain_mlp = map[i].fam == FAM_STARCODER2;
 			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;
+			c->olmo2 = map[i].fam == FAM_OLMO2;
 			return WT_OK;
 		}
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "architecture '%s' (family %s) has no reference forward pass; supported: "
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
 	                 "Qwen3ForCausalLM, Phi3ForCausalLM, Starcoder2ForCausalLM, "
-	                 "GlmForCausalLM, Glm4ForCausalLM, "
+	                 "GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, "
 	                 "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
 	                 "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
 	                 "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, BertModel, "
@@ -284,6 +288,24 @@ static int parse_rest(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* The RoPE scaling of the families with no switches of their own (Llama,
+ * Mistral, Qwen, the MoE decoders, DeepSeek-V3): cfg_rope.c. */
+static int plain_rope(ref_cfg *c, const char *arch, const ckpt_field *f, const char *json,
+                      size_t len, wt_errbuf *err)
+{
+	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
+	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
+		json_decref(root);
+		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
+	}
+	ref_rope_in in = {arch ? arch : "this architecture",
+	                  c->kind == REF_DEEPSEEK ? c->rope : c->d,
+	                  f[F_MAX_POS].present ? f[F_MAX_POS].i : 0};
+	int rv = ref_cfg_rope(root, &in, c, err);
+	json_decref(root);
+	return rv;
+}
+
 int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char *json, size_t len,
                    wt_errbuf *err)
 {
@@ -295,9 +317,11 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if ((rv = parse_rest(f, c, err)) != WT_OK)
 		return rv;
-	if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0)
+	if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->olmo2)
 		return ref_cfg_fam(c, family, json, len, err);
-	return c->gemma > 0 ? ref_cfg_gemma(c, json, len, err) : WT_OK;
+	if (c->gemma > 0)
+		return ref_cfg_gemma(c, json, len, err);
+	return c->kind == REF_BERT ? WT_OK : plain_rope(c, arch, f, json, len, err);
 }
 
 bool ref_layer_is_moe(const ref_cfg *c, int64_t i)

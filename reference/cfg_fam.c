@@ -1,7 +1,8 @@
 /*
- * cfg_fam.c — the reference configuration of Phi-3, StarCoder2, DeepSeek-V2 and
- * GLM-4: their config.json fields with transformers' defaults, on top of the Llama
- * (phi3, starcoder2, glm, glm4) and DeepSeek-V3 (deepseek_v2) math of ref_cfg.
+ * cfg_fam.c — the reference configuration of Phi-3, StarCoder2, DeepSeek-V2,
+ * GLM-4 and OLMo 2: their config.json fields with transformers' defaults, on top of
+ * the Llama (phi3, starcoder2, glm, glm4, olmo2) and DeepSeek-V3 (deepseek_v2) math
+ * of ref_cfg.
  *
  * The math followed (transformers' modeling files):
  *
@@ -44,25 +45,31 @@
  *   output and post_mlp_layernorm on the MLP output before each residual add
  *   (Gemma 2's sandwich; the MLP's input norm stays post_attention_layernorm).
  *
- *   key                               Phi-3          StarCoder2          DeepSeek-V2  GLM-4
- *   hidden_act                        silu           gelu_pytorch_tanh   silu         silu
- *   rms_norm_eps                      1e-5           -                   1e-6 (cfg.c) 1.5625e-7
- *   partial_rotary_factor             1.0            -                   -            0.5
- *   rope_scaling                      longrope/none  none                none         none
- *   original_max_position_embeddings  4096           -                   -            -
- *   max_position_embeddings           4096           -                   -            -
- *   sliding_window                    none           none                -            -
- *   norm_epsilon                      -              1e-5                -            -
- *   scoring_func                      -              -                   softmax      -
- *   topk_method                       -              -                   greedy       -
- *   norm_topk_prob                    -              -                   false        -
+ *   OLMo 2 (modeling_olmo2.py, 4.47.1): Llama's decoder without input_layernorm
+ *   (attention and MLP read the residual stream); q_norm is an RMSNorm over the
+ *   whole q_proj output [H*d] and k_norm over k_proj's [KV*d], before the split
+ *   into heads and RoPE; x += post_attention_layernorm(attn(x)),
+ *   x += post_feedforward_layernorm(mlp(x)) (the sandwich's output norms only).
  *
- * Refused (WT_EUNSUPPORTED naming the key): other rope_scaling types (GLM-4:
- * any; for
- * DeepSeek-V2 that is its YaRN: transformers 4.57's DeepseekV2Attention leaves the
- * softmax scale alone where DeepSeek's code multiplies it by mscale^2, so there is no
- * one answer to check against), DeepSeek-V2 norm_topk_prob true (transformers
- * ignores it; DeepSeek's code then normalises and drops routed_scaling_factor),
+ *   key                      Phi-3          StarCoder2         DeepSeek-V2  GLM-4      OLMo 2
+ *   hidden_act               silu           gelu_pytorch_tanh  silu         silu       silu
+ *   rms_norm_eps             1e-5           -                  1e-6 (cfg.c) 1.5625e-7  1e-5
+ *   partial_rotary_factor    1.0            -                  -            0.5        -
+ *   rope_scaling             longrope only; cfg_rope.c for the other families here
+ *   original_max_pos_emb.    4096           -                  -            -          -
+ *   max_position_embeddings  4096           -                  -            -          -
+ *   sliding_window           none           none               -            -          -
+ *   norm_epsilon             -              1e-5               -            -          -
+ *   scoring_func             -              -                  softmax      -          -
+ *   topk_method              -              -                  greedy       -          -
+ *   norm_topk_prob           -              -                  false        -          -
+ *
+ * RoPE scaling of StarCoder2, DeepSeek-V2, GLM-4 and OLMo 2: cfg_rope.c (linear,
+ * dynamic, llama3, yarn; DeepSeek-V2's YaRN follows DeepSeek's code, mscale^2 on
+ * the softmax scale). Refused (WT_EUNSUPPORTED naming the key): Phi-3 scalings other
+ * than longrope (Phi3Config refuses them too), DeepSeek-V2 norm_topk_prob true
+ * (transformers ignores it; DeepSeek's code then normalises and drops
+ * routed_scaling_factor),
  * other scoring_func / topk_method values, and activations other than silu,
  * gelu_pytorch_tanh, gelu_new and gelu.
  */
@@ -133,42 +140,19 @@ static int parse_act(const ckpt_field *f, const char *def, ref_cfg *c, wt_errbuf
 	return WT_OK;
 }
 
-/* The RoPE scaling object: transformers 5.x rope_parameters, else rope_scaling;
- * NULL when neither is an object. *key names it, *type is its rope_type (or
- * legacy type; NULL when absent, which transformers reads as "default"). */
-static json_t *rope_obj(json_t *root, const char **key, const char **type)
+/* RoPE scaling (cfg_rope.c) over the rotary dims of c. */
+static int rope_scaling(json_t *root, const ckpt_field *f, const char *arch, ref_cfg *c,
+                        wt_errbuf *err)
 {
-	json_t *o = ref_lm_get(root, "rope_parameters");
-	*key = "rope_parameters";
-	if (!json_is_object(o)) {
-		o = ref_lm_get(root, "rope_scaling");
-		*key = "rope_scaling";
-	}
-	*type = NULL;
-	if (!json_is_object(o))
-		return NULL;
-	json_t *t = json_object_get(o, "rope_type");
-	if (!json_is_string(t))
-		t = json_object_get(o, "type");
-	*type = json_string_value(t);
-	return o;
-}
-
-/* A present, non-default RoPE scaling: refused for the families without one. */
-static int no_rope_scaling(json_t *root, const char *arch, wt_errbuf *err)
-{
-	const char *key, *type;
-	json_t *o = rope_obj(root, &key, &type);
-	if (o == NULL || type == NULL || strcmp(type, "default") == 0)
-		return WT_OK;
-	return wt_seterr(err, WT_EUNSUPPORTED,
-	                 "config.json: %s type '%s'; the reference runs %s without RoPE scaling "
-	                 "(set it to null to check the shards at the base frequencies)",
-	                 key, type, arch);
+	ref_rope_in in = {arch, c->rot_dim > 0 ? c->rot_dim : c->d,
+	                  f[P_MAX_POS].present ? f[P_MAX_POS].i : 0};
+	if (c->ds_v2)
+		in.rot_dim = c->rope;
+	return ref_cfg_rope(root, &in, c, err);
 }
 
 /* A list of n LongRoPE factors key of o into out. */
-static int ext_list(json_t *o, const char *where, const char *key, int64_t n, float *out,
+static int ext_list(json_t *o, const char *where, const char *key, int64_t n, double *out,
                     wt_errbuf *err)
 {
 	json_t *a = json_object_get(o, key);
@@ -183,7 +167,7 @@ static int ext_list(json_t *o, const char *where, const char *key, int64_t n, fl
 			return wt_seterr(err, WT_ECORRUPT,
 			                 "config.json: %s.%s[%lld] is not a positive number", where,
 			                 key, (long long)i);
-		out[i] = (float)json_number_value(v);
+		out[i] = json_number_value(v);
 	}
 	return WT_OK;
 }
@@ -257,14 +241,15 @@ static int parse_phi3(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *
 		return rv;
 	all_local_window(f, c);
 	const char *key, *type;
-	json_t *o = rope_obj(root, &key, &type);
+	json_t *o = ref_rope_obj(root, &key, &type);
 	if (o == NULL || type == NULL || strcmp(type, "default") == 0)
 		return WT_OK;
 	if (strcmp(type, "longrope") == 0 || strcmp(type, "su") == 0 || strcmp(type, "yarn") == 0)
 		return parse_longrope(o, key, f, c, err);
+	/* Phi3Config raises ValueError on any other type */
 	return wt_seterr(err, WT_EUNSUPPORTED,
-	                 "config.json: %s type '%s'; the reference has 'longrope' (and 'su', "
-	                 "'yarn', which Phi3Config renames to it) for Phi-3",
+	                 "config.json: %s type '%s'; Phi-3 has 'longrope' (and 'su', 'yarn', "
+	                 "which Phi3Config renames to it)",
 	                 key, type);
 }
 
@@ -278,7 +263,17 @@ static int parse_glm(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *e
 	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1.5625e-07; /* GlmConfig, Glm4Config */
 	c->rope_pairs = true;
 	c->sandwich = c->glm == 2;
-	return no_rope_scaling(root, c->glm == 2 ? "Glm4ForCausalLM" : "GlmForCausalLM", err);
+	return rope_scaling(root, f, c->glm == 2 ? "Glm4ForCausalLM" : "GlmForCausalLM", c, err);
+}
+
+static int parse_olmo2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5; /* Olmo2Config's default */
+	c->sandwich = true; /* post_attention_layernorm, post_feedforward_layernorm */
+	return rope_scaling(root, f, "Olmo2ForCausalLM", c, err);
 }
 
 static int parse_starcoder2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
@@ -292,7 +287,7 @@ static int parse_starcoder2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_er
 		    err, WT_EUNSUPPORTED,
 		    "config.json: norm_epsilon %g; the reference needs a positive value", c->eps);
 	all_local_window(f, c);
-	return no_rope_scaling(root, "Starcoder2ForCausalLM", err);
+	return rope_scaling(root, f, "Starcoder2ForCausalLM", c, err);
 }
 
 static int parse_deepseek_v2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
@@ -325,7 +320,7 @@ static int parse_deepseek_v2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_e
 		                 "interleaved pairs");
 	c->norm_topk = false;
 	c->rope_interleave = true;
-	return no_rope_scaling(root, "DeepseekV2ForCausalLM", err);
+	return rope_scaling(root, f, "DeepseekV2ForCausalLM", c, err);
 }
 
 int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt_errbuf *err)
@@ -347,6 +342,8 @@ int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt
 		rv = parse_starcoder2(f, root, c, err);
 	else if (c->ds_v2)
 		rv = parse_deepseek_v2(f, root, c, err);
+	else if (c->olmo2)
+		rv = parse_olmo2(f, root, c, err);
 	else
 		rv = wt_seterr(err, WT_EINVAL, "family %s has no switches of cfg_fam.c",
 		               family ? family : "none");

@@ -280,3 +280,29 @@ out:
 	shardmap_plan_free(p);
 	return rv;
 }
+
+int ref_full_outputs(const ckpt *c, const int64_t *tokens, size_t n_tok, float **out, size_t *rows,
+                     int64_t *width, wt_errbuf *err)
+{
+	ref_cfg cfg;
+	ref_set ck = {0};
+	*out = NULL;
+	int rv = ref_load_ckpt(c, &cfg, &ck, err);
+	if (rv != WT_OK)
+		return rv;
+	size_t n_out = ref_out_count(&cfg, n_tok);
+	float *o = malloc(n_out * sizeof(float));
+	if (o == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, "logits: out of memory");
+	else
+		rv = ref_forward_full(&cfg, &ck, tokens, n_tok, o, NULL, err);
+	ref_set_clear(&ck);
+	if (rv != WT_OK) {
+		free(o);
+		return rv;
+	}
+	*rows = cfg.kind == REF_BERT ? n_tok + 1 : n_tok;
+	*width = (int64_t)(n_out / *rows);
+	*out = o;
+	return WT_OK;
+}

@@ -75,4 +75,12 @@ typedef void (*ref_tamper_fn)(void *ctx, ref_set *ranks, uint32_t n_ranks);
 int ref_verify(const ckpt *c, const wt_layout *l, const int64_t *tokens, size_t n_tok,
                ref_tamper_fn tamper, void *tctx, ref_result *res, wt_errbuf *err);
 
+/*
+ * The full path alone: the reference outputs for tokens over checkpoint c in
+ * *out (malloc'd, the caller frees; *rows x *width floats, row-major: decoders
+ * one row of logits per token, BERT its hidden states plus the pooler row).
+ */
+int ref_full_outputs(const ckpt *c, const int64_t *tokens, size_t n_tok, float **out, size_t *rows,
+                     int64_t *width, wt_errbuf *err);
+
 #endif

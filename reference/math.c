@@ -80,14 +80,14 @@ void ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, doubl
  * (2i, 2i + 1) (GLM's rotate_half over x[..., 0::2], x[..., 1::2] with cos and
  * sin repeat_interleave'd). */
 static void rope_rot(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t rd, int64_t ld,
-                     double theta, double factor, const float *ext, double mscale, bool pairs)
+                     double theta, double factor, const double *ext, double mscale, bool pairs)
 {
 	int64_t half = rd / 2;
 	for (int64_t t = 0; t < T; t++) {
 		for (int64_t i = 0; i < half; i++) {
 			double inv_freq = pow(theta, -(double)(2 * i) / (double)rd) / factor;
 			if (ext != NULL)
-				inv_freq /= (double)ext[i];
+				inv_freq /= ext[i];
 			double ang = (double)t * inv_freq;
 			float c = (float)(cos(ang) * mscale), s = (float)(sin(ang) * mscale);
 			for (int64_t h = 0; h < n_heads; h++) {
@@ -107,17 +107,34 @@ void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld
 	rope_rot(x, T, n_heads, d, d, ld, theta, factor, NULL, 1.0, false);
 }
 
+/* RoPE of c on the first rd dims of each head of d (ref_rope_layer, ref_rope_mla). */
+static void rope_cfg(const ref_cfg *c, double theta, double factor, float *x, int64_t T,
+                     int64_t n_heads, int64_t d, int64_t rd, int64_t ld)
+{
+	/* transformers' dynamic NTK: the base grows once the tokens pass the maximum */
+	if (c->rope_dyn > 0.0 && c->rope_dyn_max > 0 && T > c->rope_dyn_max && rd > 2)
+		theta *=
+		    pow(c->rope_dyn * (double)T / (double)c->rope_dyn_max - (c->rope_dyn - 1.0),
+		        (double)rd / (double)(rd - 2));
+	/* transformers' LongRoPE: the long factors once the sequence passes
+	 * original_max_position_embeddings (positions here are 0..T-1) */
+	const double *ext = c->n_ext > 0 ? c->rope_ext[T > c->rope_orig_max ? 1 : 0] : NULL;
+	rope_rot(x, T, n_heads, d, rd, ld, theta, factor, ext,
+	         c->rope_mscale > 0.0 ? c->rope_mscale : 1.0, c->rope_pairs);
+}
+
 void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_heads, int64_t ld)
 {
 	double theta, factor;
 	ref_attn_opt o;
 	ref_layer_attn(c, l, &theta, &factor, &o);
-	int64_t rd = c->rot_dim > 0 ? c->rot_dim : c->d;
-	/* transformers' LongRoPE: the long factors once the sequence passes
-	 * original_max_position_embeddings (positions here are 0..T-1) */
-	const float *ext = c->n_ext > 0 ? c->rope_ext[T > c->rope_orig_max ? 1 : 0] : NULL;
-	rope_rot(x, T, n_heads, c->d, rd, ld, theta, factor, ext,
-	         c->rope_mscale > 0.0 ? c->rope_mscale : 1.0, c->rope_pairs);
+	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld);
+}
+
+void ref_rope_mla(const ref_cfg *c, float *x, int64_t T, int64_t n_heads, int64_t ld)
+{
+	double f = c->rope_factor[0];
+	rope_cfg(c, c->theta, f > 0.0 ? f : 1.0, x, T, n_heads, c->rope, c->rope, ld);
 }
 
 void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld)

@@ -15,8 +15,8 @@
  * RoPE is the rotate-half form of reference_math.c on the rope parts, after
  * de-interleaving them when config.json rope_interleave is true (the
  * transformers default for DeepSeek-V3, apply_rotary_pos_emb_interleave).
- * YaRN scaling is not modelled: both paths share this file, so the check is
- * exact about slicing, not a model replica.
+ * RoPE scaling (YaRN, with DeepSeek's mscale^2 on the softmax scale) as
+ * cfg_rope.c reads it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -70,7 +70,9 @@ static void mla_attend(const ref_cfg *c, int64_t T, int64_t Hl, const float *qn,
                        const float *kv, const float *kp, float *out)
 {
 	int64_t nope = c->nope, rope = c->rope, vhd = c->vhd, kvw = Hl * (nope + vhd);
-	float scale = 1.0f / sqrtf((float)(nope + rope));
+	/* DeepSeek's YaRN multiplies it by mscale^2 (cfg_rope.c) */
+	float scale =
+	    c->attn_scale > 0.0 ? (float)c->attn_scale : 1.0f / sqrtf((float)(nope + rope));
 	float p[REF_MAX_TOKENS];
 	for (int64_t h = 0; h < Hl; h++) {
 		for (int64_t t = 0; t < T; t++) {
@@ -148,8 +150,8 @@ int ref_mla(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, const float *h,
 		ref_rope_deinterleave(qp, T, Hl, c->rope, Hl * c->rope);
 		ref_rope_deinterleave(kp, T, 1, c->rope, c->rope);
 	}
-	ref_rope(qp, T, Hl, c->rope, Hl * c->rope, c->theta);
-	ref_rope(kp, T, 1, c->rope, c->rope, c->theta);
+	ref_rope_mla(c, qp, T, Hl, Hl * c->rope);
+	ref_rope_mla(c, kp, T, 1, c->rope);
 	mla_attend(c, T, Hl, qn, qp, kv, kp, att);
 	ref_linear(out, att, w.o, NULL, T, Hl * c->vhd, c->hid);
 	free(buf);

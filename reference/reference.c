@@ -1,12 +1,13 @@
 /*
  * reference.c — the full reference forward pass over the original checkpoint
  * tensors (one process, no partitioning): embedding lookup (Gemma: times
- * sqrt(hidden_size)), then per layer RMSNorm (StarCoder2: LayerNorm) -> q/k/v
- * (Phi-3: split from the checkpoint's qkv_proj; + biases,
- * q_norm/k_norm) -> RoPE (GLM: adjacent pairs) -> causal GQA attention (Gemma 2/3:
- * scale, soft-cap, sliding window) -> o_proj (Gemma 2/3: post_attention_layernorm,
- * GLM-4-0414: post_self_attn_layernorm) -> residual -> RMSNorm -> MLP (Phi-3, GLM:
- * gate_up_proj split) or MoE (Gemma 2/3: post_feedforward_layernorm, GLM-4-0414:
+ * sqrt(hidden_size)), then per layer RMSNorm (StarCoder2: LayerNorm; OLMo 2: none)
+ * -> q/k/v (Phi-3: split from the checkpoint's qkv_proj; + biases, q_norm/k_norm
+ * per head, OLMo 2's over all heads) -> RoPE (GLM: adjacent pairs) -> causal GQA
+ * attention (Gemma 2/3: scale, soft-cap, sliding window) -> o_proj (Gemma 2/3,
+ * OLMo 2: post_attention_layernorm, GLM-4-0414: post_self_attn_layernorm) ->
+ * residual -> RMSNorm (OLMo 2: none) -> MLP (Phi-3, GLM: gate_up_proj split) or
+ * MoE (Gemma 2/3, OLMo 2: post_feedforward_layernorm, GLM-4-0414:
  * post_mlp_layernorm) ->
  * residual, final norm, LM head (the embedding matrix when tied) and Gemma 2's
  * final soft-cap. reference_shard.c computes the same thing from the rank
@@ -97,6 +98,17 @@ int ref_norm_of(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t 
 	return rv;
 }
 
+int ref_block_input(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t rows, int64_t l,
+                    const char *leaf, wt_errbuf *err)
+{
+	if (leaf == NULL) {
+		if (y != x)
+			memcpy(y, x, (size_t)(rows * c->hid) * sizeof(float));
+		return WT_OK;
+	}
+	return ref_norm_of(c, s, y, x, rows, err, "model.layers.%lld.%s", (long long)l, leaf);
+}
+
 /* q/k/v weights and optional biases of layer l: q_proj/k_proj/v_proj, or Phi-3's
  * fused qkv_proj [q; k; v] rows (fused_ckpt). */
 typedef struct qkv_w {
@@ -148,7 +160,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	long long L = (long long)l;
 	int64_t qd = c->H * c->d, kvd = c->KV * c->d;
 	qkv_w w;
-	int rv = ref_norm_of(c, s, b->h, b->x, T, err, "model.layers.%lld.input_layernorm", L);
+	int rv = ref_block_input(c, s, b->h, b->x, T, l, ref_attn_norm(c), err);
 	if (rv != WT_OK)
 		return rv;
 	if (c->kind == REF_DEEPSEEK) {
@@ -164,9 +176,11 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	    (rv = ref_getf(s, &bo, true, err, 1, c->hid, 0, 0,
 	                   "model.layers.%lld.self_attn.o_proj.bias", L)))
 		return rv;
-	if (c->qk_norm && ((rv = ref_getf(s, &qn, false, err, 1, c->d, 0, 0,
+	/* per head [d], or OLMo 2's over all of q [H*d] and k [KV*d] */
+	int64_t qnd = c->olmo2 ? qd : c->d, knd = c->olmo2 ? kvd : c->d;
+	if (c->qk_norm && ((rv = ref_getf(s, &qn, false, err, 1, qnd, 0, 0,
 	                                  "model.layers.%lld.self_attn.q_norm.weight", L)) ||
-	                   (rv = ref_getf(s, &kn, false, err, 1, c->d, 0, 0,
+	                   (rv = ref_getf(s, &kn, false, err, 1, knd, 0, 0,
 	                                  "model.layers.%lld.self_attn.k_norm.weight", L))))
 		return rv;
 	if (c->sandwich &&
@@ -177,8 +191,8 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	ref_linear(b->k, b->h, w.wk, w.bk, T, c->hid, kvd);
 	ref_linear(b->v, b->h, w.wv, w.bv, T, c->hid, kvd);
 	if (c->qk_norm) {
-		ref_norm(c, b->q, b->q, qn, T * c->H, c->d);
-		ref_norm(c, b->k, b->k, kn, T * c->KV, c->d);
+		ref_norm(c, b->q, b->q, qn, T * qd / qnd, qnd);
+		ref_norm(c, b->k, b->k, kn, T * kvd / knd, knd);
 	}
 	double theta, factor;
 	ref_attn_opt ao;
@@ -325,8 +339,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		const float *pn = NULL;
 		char m[160];
 		if ((rv = attn_full(c, ck, l, T, &b, err)) ||
-		    (rv = ref_norm_of(c, ck, b.h, b.x, T, err, "model.layers.%lld.%s", (long long)l,
-		                      ref_mlp_norm(c))) ||
+		    (rv = ref_block_input(c, ck, b.h, b.x, T, l, ref_mlp_norm(c), err)) ||
 		    (c->sandwich && (rv = ref_getf(ck, &pn, false, err, 1, c->hid, 0, 0,
 		                                   "model.layers.%lld.%s.weight", (long long)l,
 		                                   ref_post_norm(c, true)))))

@@ -14,8 +14,8 @@
  *
  * Families: decoders with Llama-style attention (llama, mistral, qwen2 with
  * q/k/v biases, qwen3 with q_norm/k_norm; Gemma, Gemma 2 and Gemma 3 text
- * through the switches of ref_cfg, cfg_gemma.c; Phi-3, StarCoder2 and GLM-4
- * through those of cfg_fam.c), Mixtral MoE, Qwen2-MoE (shared expert with a sigmoid gate,
+ * through the switches of ref_cfg, cfg_gemma.c; Phi-3, StarCoder2, GLM-4 and
+ * OLMo 2 through those of cfg_fam.c), Mixtral MoE, Qwen2-MoE (shared expert with a sigmoid gate,
  * mlp_only_layers / decoder_sparse_step) and Qwen3-MoE, DeepSeek-V3 (MLA,
  * sigmoid routing; reference_mla.c) and DeepSeek-V2 (softmax routing) and BERT
  * (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the architecture.
@@ -174,12 +174,17 @@ typedef struct ref_cfg {
 	bool fused_gate_up; /* Phi-3, GLM: the checkpoint holds mlp.gate_up_proj [gate; up] */
 	int64_t rot_dim; /* RoPE turns the first rot_dim dims of a head (partial_rotary_factor); 0 =
 	                    d */
-	/* LongRoPE (Phi-3 rope_scaling longrope / su): inverse frequency i divided by
-	 * rope_ext[long][i] (long when the tokens exceed rope_orig_max), cos and sin times
-	 * rope_mscale; n_ext 0 = none */
+	/* Per-frequency RoPE divisors: inverse frequency i divided by rope_ext[long][i]
+	 * (long when the tokens exceed rope_orig_max), cos and sin times rope_mscale;
+	 * n_ext 0 = none. LongRoPE (Phi-3, cfg_fam.c): the short and long factors;
+	 * llama3 and YaRN (cfg_rope.c): one list for every length */
 	int64_t n_ext, rope_orig_max;
-	float rope_ext[2][REF_MAX_ROPE_EXT];
+	double rope_ext[2][REF_MAX_ROPE_EXT];
 	double rope_mscale;
+	/* dynamic NTK (cfg_rope.c): past rope_dyn_max tokens the base grows by
+	 * rope_dyn; 0 = none */
+	double rope_dyn;
+	int64_t rope_dyn_max;
 	bool layernorm; /* StarCoder2: LayerNorm with bias instead of RMSNorm */
 	bool plain_mlp; /* StarCoder2: mlp.c_proj(act(mlp.c_fc(x))) with biases */
 	bool ds_v2;     /* DeepSeek-V2 routing: softmax scores, groups ranked by their best */
@@ -189,6 +194,10 @@ typedef struct ref_cfg {
 	int glm;
 	bool
 	    rope_pairs; /* GLM: RoPE turns the adjacent pairs (x[2i], x[2i+1]) of the rotary dims */
+	/* OLMo 2 (cfg_fam.c): no input norms (attention and MLP read the residual stream;
+	 * sandwich norms on their outputs), and q_norm / k_norm (qk_norm) are RMSNorms over
+	 * the whole of q [H*d] and k [KV*d], not per head */
+	bool olmo2;
 } ref_cfg;
 
 /*
@@ -279,6 +288,9 @@ void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld
 /* The RoPE of decoder layer l (ref_layer_attn's base and linear factor, Phi-3's
  * partial rotary and LongRoPE) on T rows of n_heads heads of c->d, row stride ld. */
 void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_heads, int64_t ld);
+/* RoPE of c on MLA's rope parts (c->rope dims per head; DeepSeek, after the
+ * de-interleave): its scaling, no window. */
+void ref_rope_mla(const ref_cfg *c, float *x, int64_t T, int64_t n_heads, int64_t ld);
 /* DeepSeek rope_interleave (transformers' apply_rotary_pos_emb_interleave): each
  * head's d values [x0 x1 x2 x3 ...] become [x0 x2 ... | x1 x3 ...] in place, so
  * that ref_rope then rotates the original adjacent pairs (x0, x1), ... */

@@ -24,11 +24,21 @@ typedef struct ref_bufs {
 	float *scratch; /* 6 * T * max(I, Ie, Is) */
 } ref_bufs;
 
+/* Leaf of the norm before layer i's attention: input_layernorm; NULL for OLMo 2,
+ * whose attention reads the residual stream (ref_block_input). */
+static inline const char *ref_attn_norm(const ref_cfg *c)
+{
+	return c->olmo2 ? NULL : "input_layernorm";
+}
+
 /* Leaf of the norm before layer i's MLP / MoE: Gemma 2/3 pre_feedforward_layernorm
- * (their post_attention_layernorm normalises the attention output), else
+ * (their post_attention_layernorm normalises the attention output), NULL for OLMo 2
+ * (none: its post_attention_layernorm is on the attention output too), else
  * post_attention_layernorm (GLM-4-0414 too). */
 static inline const char *ref_mlp_norm(const ref_cfg *c)
 {
+	if (c->olmo2)
+		return NULL;
 	return c->sandwich && c->glm == 0 ? "pre_feedforward_layernorm"
 	                                  : "post_attention_layernorm";
 }
@@ -57,13 +67,37 @@ static inline void ref_embed_scale(const ref_cfg *c, float *x, int64_t n)
 int ref_norm_of(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t rows,
                 wt_errbuf *err, const char *fmt, ...) WT_PRINTF(7, 8);
 
+/* The input y of a block of layer l: norm `leaf` (ref_attn_norm, ref_mlp_norm) of set
+ * s on `rows` rows of x, or x copied when leaf is NULL (OLMo 2). */
+int ref_block_input(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t rows, int64_t l,
+                    const char *leaf, wt_errbuf *err);
+
 /* The language-model value of config.json key: text_config's over the top level
  * (as loader/config.c lays them); NULL when absent. Borrowed from root. */
 json_t *ref_lm_get(json_t *root, const char *key);
 
-/* The Phi-3 / StarCoder2 / DeepSeek-V2 / GLM-4 fields of c (switches set by the family
+/* The Phi-3 / StarCoder2 / DeepSeek-V2 / GLM-4 / OLMo 2 fields of c (switches set by the family
  * map) from config.json (cfg_fam.c). */
 int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt_errbuf *err);
+
+/* The RoPE scaling object of config.json: transformers 5.x rope_parameters, else
+ * rope_scaling; NULL when neither is an object. *key names it, *type is its
+ * rope_type (or legacy type; NULL when absent, which transformers reads as
+ * "default"). Borrowed from root (cfg_rope.c). */
+json_t *ref_rope_obj(json_t *root, const char **key, const char **type);
+
+/* What a family's RoPE scaling applies to (cfg_rope.c). */
+typedef struct ref_rope_in {
+	const char *arch; /* named in refusals */
+	int64_t rot_dim;  /* the dims RoPE turns: head_dim, its rotary part, MLA's rope */
+	int64_t max_pos;  /* config.json max_position_embeddings; 0 = absent */
+} ref_rope_in;
+
+/* config.json's RoPE scaling (linear, dynamic, llama3, yarn; default and mrope
+ * are none) into c: rope_factor, rope_dyn, the per-frequency divisors, rope_mscale,
+ * DeepSeek's softmax scale (c->theta, kind, nope and rope set). Other types are
+ * WT_EUNSUPPORTED naming them, bad members WT_ECORRUPT naming the key. */
+int ref_cfg_rope(json_t *root, const ref_rope_in *in, ref_cfg *c, wt_errbuf *err);
 
 /* The Gemma fields of c (gemma set by the family map) from config.json (cfg_gemma.c). */
 int ref_cfg_gemma(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);

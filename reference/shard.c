@@ -7,6 +7,9 @@
  *    [r*Vl, (r+1)*Vl), zero otherwise, then all-reduce;
  *  - attention: each rank its heads from the fused qkv_proj [q_r; k_r; v_r]
  *    (kv replication when KV < T), its o_proj column slice, all-reduce;
+ *    OLMo 2's q_norm / k_norm over all heads: each rank's sums of squares of its
+ *    q and k rows all-reduced first, then each rank normalises its rows with
+ *    its slice of the replicated weights;
  *  - MLP: gate_up_proj [gate_r; up_r], down_proj column slice, all-reduce
  *    (StarCoder2: c_fc row slice with its bias, c_proj columns, c_proj bias once);
  *  - MoE: experts from the w13_weight/w2_weight stacks (w13_order, EP
@@ -17,7 +20,7 @@
  * Every all-reduce sums ranks in increasing order; row-parallel biases are
  * added once after the sum. Each rank normalises with its own replicated norm
  * weights and routes with its own router copy, so a wrong replica shows too.
- * Gemma 2/3's norms after the all-reduce (post_attention_layernorm,
+ * Gemma 2/3's and OLMo 2's norms after the all-reduce (post_attention_layernorm,
  * post_feedforward_layernorm; GLM-4-0414's post_self_attn_layernorm,
  * post_mlp_layernorm) run on every rank of an engine; the reference
  * takes the mean of the ranks' results. The Gemma switches of ref_cfg apply
@@ -39,6 +42,8 @@ typedef struct shard {
 	int64_t Hl, KVl, Vl, n_tok;
 	ref_bufs b;
 	const int64_t *routes; /* [L][n_tok][topk] forced expert choices, or NULL */
+	/* OLMo 2: the all-reduced mean squares of q and k per token (qk_mean_squares) */
+	float ms_q[REF_MAX_TOKENS], ms_k[REF_MAX_TOKENS];
 	wt_errbuf *err;
 } shard;
 
@@ -93,6 +98,108 @@ static int embed(shard *s, const int64_t *tokens)
 	return WT_OK;
 }
 
+/* Index of the first kv head tp rank r holds, in units of KVl (kv heads replicated
+ * over T / KV ranks when KV < T). */
+static int64_t kv_shard(const shard *s, uint32_t r)
+{
+	int64_t KV = s->c->KV, T = (int64_t)s->T;
+	return KV >= T ? (int64_t)r : (int64_t)r / (T / KV);
+}
+
+/* Rank rs's input of layer l's attention into b.h, and its q, k, v rows into b.q, b.k,
+ * b.v from the fused qkv_proj [q_r ; k_r ; v_r]. */
+static int qkv_rank(shard *s, ref_set *rs, int64_t l)
+{
+	const ref_cfg *c = s->c;
+	ref_bufs *b = &s->b;
+	int64_t T = s->n_tok, d = c->d, Hl = s->Hl, KVl = s->KVl, rows = (Hl + 2 * KVl) * d;
+	const float *w, *bias;
+	int rv;
+	if ((rv = ref_block_input(c, rs, b->h, b->x, T, l, ref_attn_norm(c), s->err)) ||
+	    (rv = ref_getf(rs, &w, false, s->err, 2, rows, c->hid, 0,
+	                   "model.layers.%lld.self_attn.qkv_proj.weight", (long long)l)) ||
+	    (rv = ref_getf(rs, &bias, true, s->err, 1, rows, 0, 0,
+	                   "model.layers.%lld.self_attn.qkv_proj.bias", (long long)l)))
+		return rv;
+	ref_linear(b->q, b->h, w, bias, T, c->hid, Hl * d);
+	ref_linear(b->k, b->h, w + Hl * d * c->hid, bias ? bias + Hl * d : NULL, T, c->hid,
+	           KVl * d);
+	ref_linear(b->v, b->h, w + (Hl + KVl) * d * c->hid, bias ? bias + (Hl + KVl) * d : NULL, T,
+	           c->hid, KVl * d);
+	return WT_OK;
+}
+
+/*
+ * OLMo 2's q_norm / k_norm span all heads, so their mean squares need every rank's
+ * heads: each rank's sums of squares of its q and k rows, all-reduced in rank order,
+ * into s->ms_q / s->ms_k per token. When KV < T each kv head sits on T / KV ranks,
+ * so the k sum is divided by that count (every replica adds its share: a wrong
+ * replica still shows).
+ */
+static int qk_mean_squares(shard *s, int64_t l)
+{
+	const ref_cfg *c = s->c;
+	int64_t T = s->n_tok, nq = s->Hl * c->d, nk = s->KVl * c->d;
+	float ssq[REF_MAX_TOKENS] = {0}, ssk[REF_MAX_TOKENS] = {0};
+	for (uint32_t r = 0; r < s->T; r++) {
+		int rv = qkv_rank(s, rank_set(s, r, s->g), l);
+		if (rv != WT_OK)
+			return rv;
+		for (int64_t t = 0; t < T; t++) {
+			float pq = 0.0f, pk = 0.0f; /* this rank's partial sums */
+			for (int64_t i = 0; i < nq; i++)
+				pq += s->b.q[t * nq + i] * s->b.q[t * nq + i];
+			for (int64_t i = 0; i < nk; i++)
+				pk += s->b.k[t * nk + i] * s->b.k[t * nk + i];
+			ssq[t] += pq;
+			ssk[t] += pk;
+		}
+	}
+	float rep = c->KV >= (int64_t)s->T ? 1.0f : (float)((int64_t)s->T / c->KV);
+	for (int64_t t = 0; t < T; t++) {
+		s->ms_q[t] = ssq[t] / (float)(c->H * c->d);
+		s->ms_k[t] = ssk[t] / rep / (float)(c->KV * c->d);
+	}
+	return WT_OK;
+}
+
+/* x[t] = x[t] / sqrt(ms[t] + eps) * (norm_off + w): rows of n with all-reduced mean squares. */
+static void norm_rows(const ref_cfg *c, float *x, const float *w, const float *ms, int64_t T,
+                      int64_t n)
+{
+	for (int64_t t = 0; t < T; t++) {
+		float inv = 1.0f / sqrtf(ms[t] + (float)c->eps);
+		for (int64_t i = 0; i < n; i++)
+			x[t * n + i] = x[t * n + i] * inv * (c->norm_off + w[i]);
+	}
+}
+
+/* q_norm / k_norm of rank r on b.q, b.k: per head of d, or OLMo 2's full-width norms,
+ * replicated [H*d] / [KV*d] on every rank, with the rank's slice of the weights and
+ * the all-reduced mean squares (qk_mean_squares). */
+static int qk_norm_rank(shard *s, uint32_t r, int64_t l)
+{
+	const ref_cfg *c = s->c;
+	ref_set *rs = rank_set(s, r, s->g);
+	int64_t T = s->n_tok, d = c->d, Hl = s->Hl, KVl = s->KVl;
+	int64_t qnd = c->olmo2 ? c->H * d : d, knd = c->olmo2 ? c->KV * d : d;
+	const float *qn, *kn;
+	int rv;
+	if ((rv = ref_getf(rs, &qn, false, s->err, 1, qnd, 0, 0,
+	                   "model.layers.%lld.self_attn.q_norm.weight", (long long)l)) ||
+	    (rv = ref_getf(rs, &kn, false, s->err, 1, knd, 0, 0,
+	                   "model.layers.%lld.self_attn.k_norm.weight", (long long)l)))
+		return rv;
+	if (!c->olmo2) {
+		ref_norm(c, s->b.q, s->b.q, qn, T * Hl, d);
+		ref_norm(c, s->b.k, s->b.k, kn, T * KVl, d);
+		return WT_OK;
+	}
+	norm_rows(c, s->b.q, qn + (int64_t)r * Hl * d, s->ms_q, T, Hl * d);
+	norm_rows(c, s->b.k, kn + kv_shard(s, r) * KVl * d, s->ms_k, T, KVl * d);
+	return WT_OK;
+}
+
 /* One TP rank's attention partial (before o_proj's all-reduce) into b.o. */
 static int attn_rank(shard *s, uint32_t r, int64_t l)
 {
@@ -100,36 +207,19 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	ref_set *rs = rank_set(s, r, s->g);
 	ref_bufs *b = &s->b;
 	int64_t T = s->n_tok, d = c->d, Hl = s->Hl, KVl = s->KVl;
-	int64_t rows = (Hl + 2 * KVl) * d;
 	long long L = (long long)l;
-	const float *w, *bias, *wo, *qn = NULL, *kn = NULL;
-	int rv = ref_norm_of(c, rs, b->h, b->x, T, s->err, "model.layers.%lld.input_layernorm", L);
-	if (rv != WT_OK)
-		return rv;
-	if (c->kind == REF_DEEPSEEK)
+	const float *wo;
+	int rv;
+	if (c->kind == REF_DEEPSEEK) {
+		if ((rv = ref_block_input(c, rs, b->h, b->x, T, l, ref_attn_norm(c), s->err)))
+			return rv;
 		return ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
-	if ((rv = ref_getf(rs, &w, false, s->err, 2, rows, c->hid, 0,
-	                   "model.layers.%lld.self_attn.qkv_proj.weight", L)) ||
-	    (rv = ref_getf(rs, &bias, true, s->err, 1, rows, 0, 0,
-	                   "model.layers.%lld.self_attn.qkv_proj.bias", L)) ||
-	    (rv = ref_getf(rs, &wo, false, s->err, 2, c->hid, Hl * d, 0,
-	                   "model.layers.%lld.self_attn.o_proj.weight", L)))
-		return rv;
-	if (c->qk_norm && ((rv = ref_getf(rs, &qn, false, s->err, 1, d, 0, 0,
-	                                  "model.layers.%lld.self_attn.q_norm.weight", L)) ||
-	                   (rv = ref_getf(rs, &kn, false, s->err, 1, d, 0, 0,
-	                                  "model.layers.%lld.self_attn.k_norm.weight", L))))
-		return rv;
-	/* [q_r ; k_r ; v_r] along rows */
-	ref_linear(b->q, b->h, w, bias, T, c->hid, Hl * d);
-	ref_linear(b->k, b->h, w + Hl * d * c->hid, bias ? bias + Hl * d : NULL, T, c->hid,
-	           KVl * d);
-	ref_linear(b->v, b->h, w + (Hl + KVl) * d * c->hid, bias ? bias + (Hl + KVl) * d : NULL, T,
-	           c->hid, KVl * d);
-	if (c->qk_norm) {
-		ref_norm(c, b->q, b->q, qn, T * Hl, d);
-		ref_norm(c, b->k, b->k, kn, T * KVl, d);
 	}
+	if ((rv = qkv_rank(s, rs, l)) ||
+	    (rv = ref_getf(rs, &wo, false, s->err, 2, c->hid, Hl * d, 0,
+	                   "model.layers.%lld.self_attn.o_proj.weight", L)) ||
+	    (c->qk_norm && (rv = qk_norm_rank(s, r, l))))
+		return rv;
 	double theta, factor;
 	ref_attn_opt ao;
 	ref_layer_attn(c, l, &theta, &factor, &ao);
@@ -137,12 +227,10 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	ref_rope_layer(c, l, b->k, T, KVl, KVl * d);
 	/* local q head j is global head r*Hl + j; its kv head is global / (H/KV), held
 	 * locally at index global_kv - kv_shard*KVl */
-	int64_t kv_shard =
-	    c->KV >= (int64_t)s->T ? (int64_t)r : (int64_t)r / ((int64_t)s->T / c->KV);
 	int64_t kv_of[REF_MAX_HEADS];
 	for (int64_t j = 0; j < Hl; j++) {
 		int64_t gkv = ((int64_t)r * Hl + j) / (c->H / c->KV);
-		kv_of[j] = gkv - kv_shard * KVl;
+		kv_of[j] = gkv - kv_shard(s, r) * KVl;
 		if (kv_of[j] < 0 || kv_of[j] >= KVl)
 			return wt_seterr(
 			    s->err, WT_ELAYOUT,
@@ -186,6 +274,8 @@ static int attn(shard *s, int64_t l)
 	int64_t n = s->n_tok * c->hid;
 	const float *bo;
 	int rv;
+	if (c->olmo2 && (rv = qk_mean_squares(s, l)) != WT_OK)
+		return rv;
 	memset(s->b.acc, 0, (size_t)n * sizeof(float));
 	for (uint32_t r = 0; r < s->T; r++) {
 		if ((rv = attn_rank(s, r, l)) != WT_OK)
@@ -203,11 +293,10 @@ static int attn(shard *s, int64_t l)
 	return WT_OK;
 }
 
-/* b.h = norm(x) with rank rs's norm before the MLP (ref_mlp_norm). */
+/* b.h = norm(x) with rank rs's norm before the MLP (ref_mlp_norm; OLMo 2: x). */
 static int post_norm(shard *s, ref_set *rs, int64_t l)
 {
-	return ref_norm_of(s->c, rs, s->b.h, s->b.x, s->n_tok, s->err, "model.layers.%lld.%s",
-	                   (long long)l, ref_mlp_norm(s->c));
+	return ref_block_input(s->c, rs, s->b.h, s->b.x, s->n_tok, l, ref_mlp_norm(s->c), s->err);
 }
 
 /* StarCoder2's plain MLP slice of rank rs: c_fc rows (bias with them), c_proj columns;

@@ -314,6 +314,7 @@ static void test_fam_config(void **state)
 	                           &c, &err),
 	                 WT_ECORRUPT);
 	assert_non_null(strstr(err.msg, "rope_scaling.short_factor"));
+	/* Phi3Config refuses every other type (the other families: cfg_rope.c) */
 	assert_int_equal(
 	    parse_cfg(PHI3(", \"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2}"), &c, &err),
 	    WT_EUNSUPPORTED);
@@ -335,8 +336,8 @@ static void test_fam_config(void **state)
 	assert_true(c.eps == 0.001 && c.window == 7 && c.window_pattern == 0);
 	assert_int_equal(
 	    parse_cfg(SC2(", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2}"), &c, &err),
-	    WT_EUNSUPPORTED);
-	assert_non_null(strstr(err.msg, "rope_scaling"));
+	    WT_OK);
+	assert_true(c.rope_factor[0] == 2.0 && c.rope_factor[1] == 2.0);
 	assert_int_equal(parse_cfg(SC2(", \"hidden_act\": \"relu\""), &c, &err), WT_EUNSUPPORTED);
 	/* DeepSeek-V2: softmax routing, greedy by default, no renormalisation */
 	assert_int_equal(parse_cfg(DS2(", \"n_group\": 2, \"topk_group\": 1"), &c, &err), WT_OK);
@@ -352,10 +353,10 @@ static void test_fam_config(void **state)
 	    DS2(", \"norm_topk_prob\": true"),
 	    DS2(", \"scoring_func\": \"sigmoid\""),
 	    DS2(", \"topk_method\": \"noaux_tc\""),
-	    DS2(", \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40}"),
+	    DS2(", \"rope_scaling\": {\"type\": \"longrope\", \"factor\": 40}"),
 	};
 	static const char *const key[] = {"norm_topk_prob", "scoring_func", "topk_method",
-	                                  "rope_scaling type 'yarn'"};
+	                                  "rope_scaling type 'longrope'"};
 	for (size_t i = 0; i < 4; i++) {
 		assert_int_equal(parse_cfg(refused[i], &c, &err), WT_EUNSUPPORTED);
 		assert_non_null(strstr(err.msg, key[i]));
@@ -410,11 +411,14 @@ static void test_glm_config(void **state)
 	assert_string_equal(ref_mlp_norm(&c), "post_attention_layernorm");
 	assert_string_equal(ref_post_norm(&c, false), "post_self_attn_layernorm");
 	assert_string_equal(ref_post_norm(&c, true), "post_mlp_layernorm");
+	/* YaRN over the rotary half of the head (32 dims: 16 frequencies) */
 	assert_int_equal(parse_cfg(GLM("Glm4ForCausalLM",
-	                               ", \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4}"),
+	                               ", \"max_position_embeddings\": 4096, \"rope_scaling\": "
+	                               "{\"type\": \"yarn\", \"factor\": 4}"),
 	                           &c, &err),
-	                 WT_EUNSUPPORTED);
-	assert_non_null(strstr(err.msg, "rope_scaling type 'yarn'"));
+	                 WT_OK);
+	assert_int_equal(c.n_ext, 16);
+	assert_true(fabs(c.rope_mscale - (0.1 * log(4.0) + 1.0)) < 1e-12);
 	/* adjacent pairs of the rotary dims: position 1 turns (x0, x1) by 1 rad and
 	 * (x2, x3) by 10000^-0.5 rad; x4..x7 pass */
 	ref_cfg r = {.d = 8, .rot_dim = 4, .theta = 10000.0, .rope_pairs = true};

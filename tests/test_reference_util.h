@@ -157,4 +157,38 @@ static __attribute__((unused)) void swap_data(ref_set *a, ref_set *b, const char
 	y->data = t;
 }
 
+/* Replace the first `from` in a file's text with `to` (one occurrence expected). */
+static __attribute__((unused)) void edit_config(const char *dir, const char *from, const char *to)
+{
+	char *cpath = tu_path(dir, "config.json");
+	FILE *f = fopen(cpath, "rb");
+	assert_non_null(f);
+	static char json[16384], out[16384];
+	size_t len = fread(json, 1, sizeof(json) - 1, f);
+	fclose(f);
+	json[len] = '\0';
+	char *at = strstr(json, from);
+	if (at == NULL)
+		print_error("'%s' not in %s\n", from, cpath);
+	assert_non_null(at);
+	snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - json), json, to, at + strlen(from));
+	f = fopen(cpath, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(out, 1, strlen(out), f), strlen(out));
+	fclose(f);
+	free(cpath);
+}
+
+static __attribute__((unused)) void full_logits(const char *fam, float *out, ref_cfg *cfg)
+{
+	model m = {0};
+	ref_set ck = {0};
+	wt_errbuf err = {0};
+	open_model(&m, fam);
+	assert_int_equal(ref_load_ckpt(m.c, cfg, &ck, &err), WT_OK);
+	assert_int_equal(ref_forward_full(cfg, &ck, g_tokens, N_TOK, out, NULL, &err), WT_OK);
+	ref_set_clear(&ck);
+	close_model(&m);
+}
+
 #endif

@@ -4,6 +4,7 @@
  * largest logit difference and PASS/FAIL; a layout above a looser budget is
  * re-checked unquantized to tell quantization error from a slicing error. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,29 +17,33 @@
 
 static void verify_usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: weightctl verify-forward --model-dir DIR <layout flags as for plan, rank "
-	        "flags ignored>\n"
-	        "                                [--tokens ID,ID,...] [--budget R]\n\n"
-	        "Produce every rank of the layout, run the reference float32 forward pass over\n"
-	        "the checkpoint (full) and over the rank tensors as a TP/EP engine would\n"
-	        "(sharded, every EP group), and compare the logits. Layouts whose tensors hold\n"
-	        "the checkpoint's values must agree within %.0e x max|logit| (float32\n"
-	        "summation order only); quantized ones within the scheme's budget (fp8 %.2f,\n"
-	        "int8 %.2f, int4 %.2f x max|logit|); unquantized outputs narrower than the\n"
-	        "source (FP8 checkpoint as BF16) within %.2f. --budget R replaces those\n"
-	        "looser budgets (never the exact tolerance). A layout above its looser budget\n"
-	        "is checked again unquantized (--quant none --dtype fp32): if that agrees,\n"
-	        "the verdict is \"quantization error above budget\" (slicing proven right).\n"
-	        "Default tokens: 1, V-1, 17, V/2, 3, V/4, 2V/3.\n"
-	        "Exit 0 PASS, 1 FAIL or error, 2 usage, 3 layout invalid for this model.\n",
-	        REF_TOL_F32, REF_BUDGET_FP8, REF_BUDGET_INT8, REF_BUDGET_INT4, REF_BUDGET_ROUND);
+	fprintf(
+	    f,
+	    "usage: weightctl verify-forward --model-dir DIR <layout flags as for plan, rank "
+	    "flags ignored>\n"
+	    "                                [--tokens ID,ID,...] [--budget R] [--logits FILE]\n\n"
+	    "Produce every rank of the layout, run the reference float32 forward pass over\n"
+	    "the checkpoint (full) and over the rank tensors as a TP/EP engine would\n"
+	    "(sharded, every EP group), and compare the logits. Layouts whose tensors hold\n"
+	    "the checkpoint's values must agree within %.0e x max|logit| (float32\n"
+	    "summation order only); quantized ones within the scheme's budget (fp8 %.2f,\n"
+	    "int8 %.2f, int4 %.2f x max|logit|); unquantized outputs narrower than the\n"
+	    "source (FP8 checkpoint as BF16) within %.2f. --budget R replaces those\n"
+	    "looser budgets (never the exact tolerance). A layout above its looser budget\n"
+	    "is checked again unquantized (--quant none --dtype fp32): if that agrees,\n"
+	    "the verdict is \"quantization error above budget\" (slicing proven right).\n"
+	    "Default tokens: 1, V-1, 17, V/2, 3, V/4, 2V/3. --logits FILE also writes the\n"
+	    "full path's outputs as a NumPy .npy float32 array [tokens, V] (BERT: [tokens\n"
+	    "+ 1, hidden], the last row the pooler's), e.g. to compare with another engine.\n"
+	    "Exit 0 PASS, 1 FAIL or error, 2 usage, 3 layout invalid for this model.\n",
+	    REF_TOL_F32, REF_BUDGET_FP8, REF_BUDGET_INT8, REF_BUDGET_INT4, REF_BUDGET_ROUND);
 }
 
 typedef struct verify_opts {
 	int64_t toks[VERIFY_MAX_TOKENS];
 	int n_tok;
-	double budget; /* --budget; 0 = the layout's own */
+	double budget;      /* --budget; 0 = the layout's own */
+	const char *logits; /* --logits FILE; NULL = none */
 } verify_opts;
 
 /* Parse "a,b,c" into o->toks; a bad entry is named on stderr (-1). */
@@ -88,12 +93,63 @@ static int parse_budget(const char *s, verify_opts *o)
 	return 0;
 }
 
-static const ctl_flag verify_flags[] = {{"--tokens", true, 0}, {"--budget", true, 0}};
+static const ctl_flag verify_flags[] = {
+    {"--tokens", true, 0}, {"--budget", true, 0}, {"--logits", true, 0}};
 
 static int verify_flag(void *ctx, const char *cmd, const char *flag, const char *val)
 {
 	(void)cmd;
+	if (strcmp(flag, "--logits") == 0) {
+		((verify_opts *)ctx)->logits = val;
+		return 0;
+	}
 	return strcmp(flag, "--tokens") == 0 ? parse_tokens(val, ctx) : parse_budget(val, ctx);
+}
+
+/* a rows x width float32 array as NumPy's .npy format 1.0 (little-endian '<f4') */
+static int write_npy(const char *path, const float *x, size_t rows, int64_t width)
+{
+	char hdr[128];
+	int n = snprintf(hdr, sizeof(hdr),
+	                 "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, %lld), }", rows,
+	                 (long long)width);
+	size_t len = 10 + (size_t)n + 1, pad = (64 - len % 64) % 64; /* the header ends in \n */
+	FILE *f = fopen(path, "wb");
+	if (f == NULL)
+		return -1;
+	unsigned char magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+	uint16_t hl = (uint16_t)((size_t)n + pad + 1);
+	magic[8] = (unsigned char)(hl & 0xff);
+	magic[9] = (unsigned char)(hl >> 8);
+	int ok = fwrite(magic, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)n, f) == (size_t)n &&
+	         fprintf(f, "%*s\n", (int)pad, "") == (int)pad + 1 &&
+	         fwrite(x, sizeof(float), rows * (size_t)width, f) == rows * (size_t)width;
+	if (fclose(f) != 0)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/* --logits: the full path's outputs into o->logits */
+static int save_logits(const ckpt *c, const verify_opts *o)
+{
+	float *x;
+	size_t rows;
+	int64_t width;
+	wt_errbuf err = {0};
+	int rv = ref_full_outputs(c, o->toks, (size_t)o->n_tok, &x, &rows, &width, &err);
+	if (rv != WT_OK) {
+		fprintf(stderr, "weightctl verify-forward: --logits: %s (%s)\n", err.msg,
+		        wt_errname(rv));
+		return CTL_ERR;
+	}
+	int bad = write_npy(o->logits, x, rows, width);
+	if (bad)
+		fprintf(stderr, "weightctl verify-forward: --logits %s: %s; pick a writable path\n",
+		        o->logits, strerror(errno));
+	else
+		printf("logits [%zu, %lld] written to %s\n", rows, (long long)width, o->logits);
+	free(x);
+	return bad ? CTL_ERR : CTL_OK;
 }
 
 /* Tokens below V (the defaults when none were given); CTL_USAGE naming a bad one. */
@@ -208,6 +264,8 @@ static int run_verify(ctl_layout_args *a, verify_opts *o)
 		res.pass = ref_within(&res.diff, o->budget);
 	}
 	print_result(a, p, &res);
+	if (o->logits != NULL && (rc = save_logits(c, o)) != CTL_OK)
+		goto out;
 	if (res.pass) {
 		printf("PASS\n");
 		rc = CTL_OK;

@@ -37,7 +37,7 @@ if nm -D "$B/libweights.so.1" 2>/dev/null | grep -q __asan_init; then
 	LD_PRELOAD="$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)"
 	export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 fi
-"$PY" -m pytest -q -p no:cacheprovider -rs python/tests
+"$PY" -m pytest -q -p no:cacheprovider -rs python/tests ${WT_PYTEST_ARGS:-}
 rc=$?
 [ "$rc" = 5 ] && die "pytest collected no tests in python/tests"
 [ "$rc" = 0 ] || die "pytest exited $rc"

@@ -12,7 +12,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text \
-	phi3 starcoder2 deepseek_v2 glm glm4; do
+	phi3 starcoder2 deepseek_v2 glm glm4 olmo2; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -57,6 +57,26 @@ check glm --tp-size 8
 check glm --tp-size 2 --quant fp8-channel
 check glm4 --tp-size 4
 check glm4 --tp-size 2 --quant int8-channel
+# OLMo 2: no input norms, full-width q / k norms (sums of squares all-reduced)
+check olmo2 --tp-size 8
+check olmo2 --tp-size 2 --quant int8-channel
+# RoPE scaling (reference/cfg_rope.c): Llama 3.1's llama3 at TP 4
+cp -r "$T/llama" "$T/llama31"
+sed -i 's/"rope_scaling": null/"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 16}/' \
+	"$T/llama31/config.json"
+check llama31 --tp-size 4
+# --logits: the full path's logits as .npy [tokens, V]; the scaling moved them
+"$CTL" verify-forward --model-dir "$T/llama" --tokens 1,2,3 --logits "$T/a.npy" >/dev/null ||
+	fail "--logits llama"
+"$CTL" verify-forward --model-dir "$T/llama31" --tokens 1,2,3 --logits "$T/b.npy" >"$T/out" ||
+	fail "--logits llama31"
+grep -q "logits \[3, 1000\] written to" "$T/out" || fail "--logits line: $(cat "$T/out")"
+head -c 128 "$T/a.npy" | grep -aq "'shape': (3, 1000)" || fail "--logits npy header"
+[ "$(stat -c %s "$T/a.npy")" -eq $((128 + 3 * 1000 * 4)) ] || fail "--logits npy size"
+cmp -s "$T/a.npy" "$T/b.npy" && fail "llama3 rope scaling left the logits unchanged"
+"$CTL" verify-forward --model-dir "$T/llama" --logits "$T/no/such/dir/x.npy" >/dev/null 2>"$T/err"
+[ $? -eq 1 ] || fail "--logits into a missing folder should exit 1"
+grep -q "pick a writable path" "$T/err" || fail "--logits error: $(cat "$T/err")"
 # compressed-tensors sources: pass-through is exact (the full path dequantizes the
 # checkpoint's codes); requantized and BF16 outputs are held to their budgets
 check llama_w8a8 --tp-size 4 --quant int8-channel

@@ -1,0 +1,204 @@
+/*
+ * test_reference_olmo2.c — the reference forward pass over OLMo 2
+ * (Olmo2ForCausalLM; reference/cfg_fam.c, the olmo2 switch of ref_cfg): no
+ * input_layernorm, post_attention_layernorm / post_feedforward_layernorm on the
+ * block outputs, and q_norm / k_norm over all of q [H*d] and k [KV*d], which a TP
+ * rank applies to its own heads with its slice of the replicated weights after
+ * all-reducing the sums of squares. Full and sharded logits agree within
+ * REF_TOL_F32 (unquantized) or the scheme's budget, a wrong replica or slice is
+ * caught, and each OLMo 2 switch moves the full path's logits. The fixture comes
+ * from $WT_BUILD/wt-mkckpt --family olmo2 (hid 256, H 8, KV 2, d 32; seed printed).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "reference/reference.h"
+#include "reference/ckpt.h"
+#include "kernels/kernels.h"
+#include "tests/util/testutil.h"
+#include "tests/test_reference_util.h"
+
+#define V_OLMO2 1000 /* the fixture's vocab_size */
+
+static int setup(void **state)
+{
+	(void)state;
+	static const char *fams[] = {"olmo2"};
+	return gen_fixtures("reference_olmo2", fams, 1);
+}
+
+/* The check runs; its verdict is `pass`. */
+static void expect_verdict(uint32_t tp, ref_tamper_fn tamper, bool pass)
+{
+	ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(run("olmo2", tp, 1, WT_QUANT_NONE, 0, tamper, NULL, &res, &err), WT_OK);
+	assert_int_equal(res.pass, pass);
+}
+
+/* Set element i of a BF16 tensor to v. */
+static void set_bf16_at(ref_tensor *t, int64_t i, float v)
+{
+	assert_int_equal(t->dtype, WT_BF16);
+	assert_true(i >= 0 && (uint64_t)(i + 1) * 2 <= t->nbytes);
+	uint16_t x = kern_f32_to_bf16(v);
+	memcpy(t->data + i * 2, &x, sizeof(x));
+}
+
+static void tamper_q_norm_slice(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* TP 2: rank 1's q_norm replica holds rank 0's half where its own should be */
+	assert_int_equal(n, 2);
+	ref_tensor *t = find_tensor(&r[1], "model.layers.1.self_attn.q_norm.weight");
+	memcpy(t->data + t->nbytes / 2, t->data, t->nbytes / 2);
+}
+
+static void tamper_q_norm_unused(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* TP 2: rank 0's replica wrong in rank 1's half, which rank 0 never reads */
+	assert_int_equal(n, 2);
+	set_bf16_at(find_tensor(&r[0], "model.layers.0.self_attn.q_norm.weight"), 200, 3.0f);
+}
+
+static void tamper_k_norm(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* TP 2: rank 1 holds kv head 1, k_norm [32, 64) */
+	assert_int_equal(n, 2);
+	set_bf16_at(find_tensor(&r[1], "model.layers.0.self_attn.k_norm.weight"), 40, 3.0f);
+}
+
+static void tamper_k_norm_replica(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* TP 8 > KV 2: rank 5 holds a replica of kv head 1 */
+	assert_int_equal(n, 8);
+	set_bf16_at(find_tensor(&r[5], "model.layers.1.self_attn.k_norm.weight"), 33, 3.0f);
+}
+
+static void tamper_post_ff(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* a wrong post_feedforward_layernorm replica on the last rank only */
+	set_bf16_at(find_tensor(&r[n - 1], "model.layers.0.post_feedforward_layernorm.weight"), 0,
+	            3.0f);
+}
+
+static void tamper_post_attn(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* a wrong post_attention_layernorm replica on rank 0 only */
+	(void)n;
+	set_bf16_at(find_tensor(&r[0], "model.layers.1.post_attention_layernorm.weight"), 7, 3.0f);
+}
+
+static void tamper_qkv(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* the ranks' [q_r; k_r; v_r] exchanged */
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.1.self_attn.qkv_proj.weight");
+}
+
+/* KV 2: TP 4 and 8 replicate kv heads, whose k sums of squares count once. */
+static void test_olmo2(void **state)
+{
+	(void)state;
+	for (uint32_t tp = 1; tp <= 8; tp *= 2)
+		expect_pass("olmo2", tp, 1, WT_QUANT_NONE, 0);
+	expect_pass("olmo2", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	expect_pass("olmo2", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+}
+
+/* A wrong slice or replica of any OLMo 2 norm on one rank fails; a rank's replica
+ * outside the slice it uses does not matter. */
+static void test_olmo2_caught(void **state)
+{
+	(void)state;
+	expect_verdict(2, tamper_q_norm_slice, false);
+	expect_verdict(2, tamper_k_norm, false);
+	expect_verdict(8, tamper_k_norm_replica, false);
+	expect_verdict(4, tamper_post_ff, false);
+	expect_verdict(2, tamper_post_attn, false);
+	expect_verdict(2, tamper_qkv, false);
+	expect_verdict(2, tamper_q_norm_unused, true);
+}
+
+/* max|a - b| / max|a| of two full passes. */
+static double full_ratio(const float *a, const float *b)
+{
+	ref_diff d;
+	ref_compare(a, b, N_TOK * V_OLMO2, &d);
+	assert_false(d.nonfinite);
+	return d.max_abs_diff / d.max_abs_ref;
+}
+
+/* The fixture's configuration, and the full path without each OLMo 2 piece:
+ * q/k norms, the norms on the block outputs, and with Llama's input norms (the
+ * post_attention_layernorm then before the MLP) instead. */
+static void test_olmo2_switches(void **state)
+{
+	(void)state;
+	model m = {0};
+	ref_set ck = {0};
+	ref_cfg c, off;
+	wt_errbuf err = {0};
+	open_model(&m, "olmo2");
+	assert_int_equal(ref_load_ckpt(m.c, &c, &ck, &err), WT_OK);
+	assert_true(c.olmo2 && c.qk_norm && c.sandwich && c.kind == REF_DENSE);
+	assert_true(c.eps == 1e-6 && c.theta == 500000.0 && c.act == REF_ACT_SILU);
+	assert_int_equal(c.d, 32);
+	float *base = malloc(N_TOK * V_OLMO2 * sizeof(float)),
+	      *lg = malloc(N_TOK * V_OLMO2 * sizeof(float));
+	assert_true(base && lg);
+	assert_int_equal(ref_forward_full(&c, &ck, g_tokens, N_TOK, base, NULL, &err), WT_OK);
+	static const char *what[] = {"q_norm / k_norm skipped", "output norms skipped"};
+	for (int i = 0; i < 2; i++) {
+		off = c;
+		off.qk_norm = i != 0;
+		off.sandwich = i != 1;
+		assert_int_equal(ref_forward_full(&off, &ck, g_tokens, N_TOK, lg, NULL, &err),
+		                 WT_OK);
+		double r = full_ratio(base, lg);
+		print_message("olmo2 %s: max|diff| / max|logit| %.3g\n", what[i], r);
+		assert_true(r > 1e-2);
+	}
+	/* a stray input_layernorm is not an OLMo 2 tensor: the Llama reading needs it */
+	off = c;
+	off.olmo2 = off.qk_norm = off.sandwich = false;
+	assert_int_equal(ref_forward_full(&off, &ck, g_tokens, N_TOK, lg, NULL, &err),
+	                 WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "input_layernorm"));
+	free(base);
+	free(lg);
+	ref_set_clear(&ck);
+	close_model(&m);
+}
+
+/* Olmo2Config's defaults where config.json says nothing. */
+static void test_olmo2_config(void **state)
+{
+	(void)state;
+	static const char json[] =
+	    "{\"architectures\": [\"Olmo2ForCausalLM\"], \"hidden_size\": 64, "
+	    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"num_hidden_layers\": 1, "
+	    "\"vocab_size\": 100, \"intermediate_size\": 128}";
+	ref_cfg c;
+	wt_errbuf err = {0};
+	assert_int_equal(ref_cfg_parse_json(json, strlen(json), &c, &err), WT_OK);
+	assert_true(c.olmo2 && c.qk_norm && c.sandwich);
+	assert_true(c.eps == 1e-5 && c.theta == 10000.0 && c.act == REF_ACT_SILU);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_olmo2),
+	    cmocka_unit_test(test_olmo2_caught),
+	    cmocka_unit_test(test_olmo2_switches),
+	    cmocka_unit_test(test_olmo2_config),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
