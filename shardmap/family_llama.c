@@ -1,6 +1,6 @@
 /*
  * family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3,
- * StarCoder2, GLM-4, OLMo 2 (tables only).
+ * StarCoder2, GLM-4, OLMo 2, Granite (tables only).
  */
 #include "shardmap/family_rules.h"
 
@@ -99,6 +99,7 @@ static const char *const starcoder2_archs[] = {"Starcoder2ForCausalLM", NULL};
 static const char *const glm_archs[] = {"GlmForCausalLM", NULL};
 static const char *const glm4_archs[] = {"Glm4ForCausalLM", NULL};
 static const char *const olmo2_archs[] = {"Olmo2ForCausalLM", NULL};
+static const char *const granite_archs[] = {"GraniteForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -136,3 +137,7 @@ const sm_family shardmap_family_glm4 = {"glm4", glm4_archs, glm4_rules,     SM_N
                                         NULL,   false,      "model.layers."};
 const sm_family shardmap_family_olmo2 = {
     "olmo2", olmo2_archs, olmo2_rules, SM_NRULES(olmo2_rules), NULL, false, "model.layers."};
+/* Granite (IBM Granite 3.x): Llama's names; its embedding / residual / attention
+ * multipliers and logits_scaling are math, not layout */
+const sm_family shardmap_family_granite = {
+    "granite", granite_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};

@@ -11,7 +11,7 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen2_vl,    &shardmap_family_qwen2_5_vl,  &shardmap_family_gemma,
     &shardmap_family_gemma2,      &shardmap_family_gemma3_text, &shardmap_family_phi3,
     &shardmap_family_deepseek_v2, &shardmap_family_starcoder2,  &shardmap_family_glm,
-    &shardmap_family_glm4,        &shardmap_family_olmo2,
+    &shardmap_family_glm4,        &shardmap_family_olmo2,       &shardmap_family_granite,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -36,7 +36,8 @@ const char *shardmap_supported_architectures(void)
 	       "DeepseekV3ForCausalLM, BertModel, Qwen2VLForConditionalGeneration, "
 	       "Qwen2_5_VLForConditionalGeneration, GemmaForCausalLM, Gemma2ForCausalLM, "
 	       "Gemma3ForCausalLM, Phi3ForCausalLM, DeepseekV2ForCausalLM, "
-	       "Starcoder2ForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM";
+	       "Starcoder2ForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, "
+	       "GraniteForCausalLM";
 }
 
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c)

@@ -152,6 +152,7 @@ extern const sm_family shardmap_family_starcoder2;
 extern const sm_family shardmap_family_glm;
 extern const sm_family shardmap_family_glm4;
 extern const sm_family shardmap_family_olmo2;
+extern const sm_family shardmap_family_granite;
 extern const sm_family shardmap_family_gemma;
 extern const sm_family shardmap_family_gemma2;
 extern const sm_family shardmap_family_gemma3_text;

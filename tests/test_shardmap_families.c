@@ -12,86 +12,9 @@
 #include <cmocka.h>
 
 #include "shardmap/shardmap_int.h"
-#include "test_shardmap_util.h"
-
 #define SEED 0x5eed0002ull
-
-typedef struct fx {
-	char *dir;
-	tm_model *m;
-	store *s;
-	ckpt *c;
-	sm_plan *p;
-	tm_prod *pr;
-} fx;
-
-static void fx_open(fx *f, tm_model *m, const char *cfg, uint32_t T, uint32_t P, int w13_up_gate,
-                    bool produce)
-{
-	printf("seed 0x%llx tp %u ep %u\n", (unsigned long long)SEED, T, P);
-	memset(f, 0, sizeof(*f));
-	f->dir = tu_mkdtemp("smfam");
-	f->m = m;
-	assert_int_equal(tm_write(m, f->dir, cfg), 0);
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = T;
-	l.ep_size = P;
-	l.w13_up_gate = w13_up_gate;
-	wt_errbuf err = {0};
-	int rv = tm_plan(f->dir, &l, &f->s, &f->c, &f->p, &err);
-	if (rv)
-		fail_msg("%s", err.msg);
-	if (produce) {
-		f->pr = tm_produce(f->c, f->p, -1, &rv, &err);
-		if (rv)
-			fail_msg("%s", err.msg);
-	}
-}
-
-static void fx_close(fx *f)
-{
-	tm_prod_free(f->pr);
-	tm_close(f->s, f->c, f->p);
-	tm_free(f->m);
-	tu_rmrf(f->dir);
-	free(f->dir);
-}
-
-static const sm_out_info *info(const fx *f, uint32_t r, const char *name)
-{
-	int ix = tm_ix(f->p, r, name);
-	if (ix < 0)
-		fail_msg("rank %u: no '%s'", r, name);
-	return shardmap_rank_tensor(f->p, r, (size_t)ix);
-}
-
-static void shp(const fx *f, uint32_t r, const char *name, int nd, int64_t a, int64_t b, int64_t c)
-{
-	const sm_out_info *t = info(f, r, name);
-	int64_t w[3] = {a, b, c};
-	if (t->ndim != nd)
-		fail_msg("'%s': ndim %d != %d", name, t->ndim, nd);
-	for (int k = 0; k < nd; k++)
-		if (t->shape[k] != w[k])
-			fail_msg("'%s' rank %u dim %d: %lld != %lld", name, r, k,
-			         (long long)t->shape[k], (long long)w[k]);
-}
-
-static const uint8_t *out_bytes(const fx *f, uint32_t r, const char *name)
-{
-	return f->pr->b[r][tm_ix(f->p, r, name)];
-}
-
-/* Source rows [r0, r0+n) of tensor name (bytes), cols taken from its shape. */
-static const uint8_t *src_rows(const fx *f, const char *name, int64_t r0, size_t *rowb)
-{
-	int k = tm_find(f->m, name);
-	assert_true(k >= 0);
-	const st_desc *d = &f->m->d[k];
-	*rowb = (size_t)(d->ndim >= 2 ? d->shape[1] : 1) * wt_dtype_size(d->dtype);
-	return (const uint8_t *)f->m->data[k] + (size_t)r0 * *rowb;
-}
+#include "test_shardmap_util.h"
+#include "test_shardmap_fx.h"
 
 static void test_qwen2_tied_bias(void **state)
 {
@@ -290,19 +213,6 @@ static void test_bert(void **state)
 #undef BN
 }
 
-static void coverage(tm_model *m, const char *cfg, int64_t KV, const uint32_t (*lays)[2], size_t n)
-{
-	for (size_t k = 0; k < n; k++) {
-		fx f;
-		tm_model *copy = m;
-		fx_open(&f, copy, cfg, lays[k][0], lays[k][1], 0, false);
-		tm_check_coverage(f.c, f.p, KV);
-		f.m = NULL;
-		fx_close(&f);
-	}
-	tm_free(m);
-}
-
 static void test_coverage_all(void **state)
 {
 	(void)state;
@@ -448,25 +358,6 @@ static void test_gemma_tied_default(void **state)
 	assert_false(shardmap_tied_lm_head(f.p));
 	shp(&f, 2, "lm_head.weight", 2, 256, 256, 0);
 	fx_close(&f);
-}
-
-/* Plan model m under cfg at TP 2; the error code, its message in err. */
-static int plan_err(tm_model *m, const char *cfg, wt_errbuf *err)
-{
-	char *dir = tu_mkdtemp("smfam");
-	assert_int_equal(tm_write(m, dir, cfg), 0);
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	store *s;
-	ckpt *c;
-	sm_plan *p;
-	int rv = tm_plan(dir, &l, &s, &c, &p, err);
-	tm_close(s, c, p);
-	tm_free(m);
-	tu_rmrf(dir);
-	free(dir);
-	return rv;
 }
 
 static void test_gemma_errors(void **state)

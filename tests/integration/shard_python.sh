@@ -16,7 +16,7 @@ fi
 "$PY" -c 'import numpy' || { echo "shard_python.sh: FAIL: numpy unavailable"; exit 1; }
 fail=0
 for f in llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 \
-	gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2; do
+	gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" >/dev/null || { echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
 while read -r fam tp ep quant order; do
@@ -64,6 +64,8 @@ glm 8 1 none
 glm4 4 1 none
 olmo2 2 1 none
 olmo2 8 1 none
+granite 4 1 none
+granite 8 1 none
 CASES
 [ "$fail" = 0 ] || { echo "shard_python.sh: FAIL: $fail layouts differ"; exit 1; }
 echo "shard_python.sh: ok"
