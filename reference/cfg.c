@@ -17,8 +17,8 @@
  * scoring_func sigmoid; BERT max_position_embeddings 512, type_vocab_size 2,
  * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
  * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
- * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's and
- * OLMo 2's: cfg_fam.c.
+ * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's,
+ * OLMo 2's and Granite's: cfg_fam.c.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -92,7 +92,7 @@ static bool bool_or(const ckpt_field *f, bool def)
 }
 
 /* Families whose switches cfg_fam.c sets. */
-enum { FAM_PHI3 = 1, FAM_STARCODER2, FAM_DEEPSEEK_V2, FAM_GLM, FAM_GLM4, FAM_OLMO2 };
+enum { FAM_PHI3 = 1, FAM_STARCODER2, FAM_DEEPSEEK_V2, FAM_GLM, FAM_GLM4, FAM_OLMO2, FAM_GRANITE };
 
 /* The planner's family -> the reference's kind. */
 static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err)
@@ -118,6 +118,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"glm4", REF_DENSE, false, 0, FAM_GLM4}, /* Glm4ForCausalLM (GLM-4-0414) */
 	    /* Olmo2ForCausalLM: q_norm / k_norm over all heads (olmo2) */
 	    {"olmo2", REF_DENSE, true, 0, FAM_OLMO2},
+	    /* GraniteForCausalLM: Llama with four multipliers */
+	    {"granite", REF_DENSE, false, 0, FAM_GRANITE},
 	    {"gemma", REF_DENSE, false, 1, 0},
 	    {"gemma2", REF_DENSE, false, 2, 0},
 	    {"gemma3_text", REF_DENSE, true, 3, 0}, /* Gemma3ForCausalLM */
@@ -140,13 +142,14 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->layernorm = c->plain_mlp = map[i].fam == FAM_STARCODER2;
 			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;
 			c->olmo2 = map[i].fam == FAM_OLMO2;
+			c->granite = map[i].fam == FAM_GRANITE;
 			return WT_OK;
 		}
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "architecture '%s' (family %s) has no reference forward pass; supported: "
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
 	                 "Qwen3ForCausalLM, Phi3ForCausalLM, Starcoder2ForCausalLM, "
-	                 "GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, "
+	                 "GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, GraniteForCausalLM, "
 	                 "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
 	                 "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
 	                 "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, BertModel, "
@@ -317,7 +320,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if ((rv = parse_rest(f, c, err)) != WT_OK)
 		return rv;
-	if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->olmo2)
+	if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->olmo2 || c->granite)
 		return ref_cfg_fam(c, family, json, len, err);
 	if (c->gemma > 0)
 		return ref_cfg_gemma(c, json, len, err);

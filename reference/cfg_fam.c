@@ -1,8 +1,8 @@
 /*
  * cfg_fam.c — the reference configuration of Phi-3, StarCoder2, DeepSeek-V2,
- * GLM-4 and OLMo 2: their config.json fields with transformers' defaults, on top of
- * the Llama (phi3, starcoder2, glm, glm4, olmo2) and DeepSeek-V3 (deepseek_v2) math
- * of ref_cfg.
+ * GLM-4, OLMo 2 and Granite: their config.json fields with transformers' defaults,
+ * on top of the Llama (phi3, starcoder2, glm, glm4, olmo2, granite) and DeepSeek-V3
+ * (deepseek_v2) math of ref_cfg.
  *
  * The math followed (transformers' modeling files):
  *
@@ -51,6 +51,11 @@
  *   into heads and RoPE; x += post_attention_layernorm(attn(x)),
  *   x += post_feedforward_layernorm(mlp(x)) (the sandwich's output norms only).
  *
+ *   Granite (modeling_granite.py, 4.57.1): Llama's decoder; embeddings times
+ *   embedding_multiplier, scores times attention_multiplier (instead of
+ *   1/sqrt(head_dim)), x += residual_multiplier * block(x) after attention and
+ *   after the MLP, logits / logits_scaling; each 1.0 when absent, rms_norm_eps 1e-6.
+ *
  *   key                      Phi-3          StarCoder2         DeepSeek-V2  GLM-4      OLMo 2
  *   hidden_act               silu           gelu_pytorch_tanh  silu         silu       silu
  *   rms_norm_eps             1e-5           -                  1e-6 (cfg.c) 1.5625e-7  1e-5
@@ -94,6 +99,10 @@ enum {
 	P_NORM_TOPK,
 	P_INTERLEAVE,
 	P_RMS_EPS,
+	P_EMB_MULT,
+	P_RES_MULT,
+	P_ATT_MULT,
+	P_LOGIT_SCALE,
 	P_COUNT
 };
 
@@ -114,6 +123,10 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	    [P_NORM_TOPK] = {"norm_topk_prob", CKPT_FIELD_BOOL},
 	    [P_INTERLEAVE] = {"rope_interleave", CKPT_FIELD_BOOL},
 	    [P_RMS_EPS] = {"rms_norm_eps", CKPT_FIELD_REAL},
+	    [P_EMB_MULT] = {"embedding_multiplier", CKPT_FIELD_REAL},
+	    [P_RES_MULT] = {"residual_multiplier", CKPT_FIELD_REAL},
+	    [P_ATT_MULT] = {"attention_multiplier", CKPT_FIELD_REAL},
+	    [P_LOGIT_SCALE] = {"logits_scaling", CKPT_FIELD_REAL},
 	};
 	for (size_t i = 0; i < P_COUNT; i++) {
 		memset(&f[i], 0, sizeof(f[i]));
@@ -276,6 +289,30 @@ static int parse_olmo2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf 
 	return rope_scaling(root, f, "Olmo2ForCausalLM", c, err);
 }
 
+/* Granite's four multipliers (GraniteConfig: each 1.0 when absent). */
+static int parse_granite(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-6; /* GraniteConfig's default */
+	double m[4];
+	for (int k = 0; k < 4; k++) {
+		const ckpt_field *x = &f[P_EMB_MULT + k];
+		m[k] = x->present ? x->r : 1.0;
+		if (!(m[k] > 0.0 && m[k] < 1e6))
+			return wt_seterr(
+			    err, WT_EUNSUPPORTED,
+			    "config.json: %s %g; the reference needs a value in (0, 1e6)", x->key,
+			    m[k]);
+	}
+	c->embed_scale = (float)m[0];
+	c->resid_mult = m[1];
+	c->attn_scale = m[2];
+	c->logits_div = m[3];
+	return rope_scaling(root, f, "GraniteForCausalLM", c, err);
+}
+
 static int parse_starcoder2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
 	int rv = parse_act(&f[P_ACT], "gelu_pytorch_tanh", c, err);
@@ -342,6 +379,8 @@ int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt
 		rv = parse_starcoder2(f, root, c, err);
 	else if (c->ds_v2)
 		rv = parse_deepseek_v2(f, root, c, err);
+	else if (c->granite)
+		rv = parse_granite(f, root, c, err);
 	else if (c->olmo2)
 		rv = parse_olmo2(f, root, c, err);
 	else

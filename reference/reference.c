@@ -166,8 +166,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	if (c->kind == REF_DEEPSEEK) {
 		if ((rv = ref_mla(c, s, l, c->H, b->h, T, b->o, err)))
 			return rv;
-		for (int64_t i = 0; i < T * c->hid; i++)
-			b->x[i] += b->o[i];
+		ref_residual_add(c, b->x, b->o, T * c->hid);
 		return WT_OK;
 	}
 	if ((rv = qkv_full(c, s, l, &w, err)) ||
@@ -209,8 +208,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	ref_linear(b->o, b->att, wo, bo, T, qd, c->hid);
 	if (pn != NULL)
 		ref_norm(c, b->o, b->o, pn, T, c->hid);
-	for (int64_t i = 0; i < T * c->hid; i++)
-		b->x[i] += b->o[i];
+	ref_residual_add(c, b->x, b->o, T * c->hid);
 	return WT_OK;
 }
 
@@ -355,8 +353,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 			goto out;
 		if (pn != NULL)
 			ref_norm(c, b.acc, b.acc, pn, T, c->hid);
-		for (int64_t i = 0; i < T * c->hid; i++)
-			b.x[i] += b.acc[i];
+		ref_residual_add(c, b.x, b.acc, T * c->hid);
 	}
 	if ((rv = ref_norm_of(c, ck, b.h, b.x, T, err, "model.norm")))
 		goto out;
@@ -364,8 +361,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	if (!c->tied && (rv = ref_getf(ck, &lm, false, err, 2, c->V, c->hid, 0, "lm_head.weight")))
 		goto out;
 	ref_linear(logits, b.h, lm, NULL, T, c->hid, c->V);
-	if (c->final_cap > 0.0)
-		ref_softcap(logits, T * c->V, (float)c->final_cap);
+	ref_logits_post(c, logits, T * c->V);
 out:
 	ref_bufs_free(&b);
 	return rv;

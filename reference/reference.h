@@ -198,6 +198,10 @@ typedef struct ref_cfg {
 	 * sandwich norms on their outputs), and q_norm / k_norm (qk_norm) are RMSNorms over
 	 * the whole of q [H*d] and k [KV*d], not per head */
 	bool olmo2;
+	/* Granite (cfg_fam.c): embed_scale = embedding_multiplier, attn_scale =
+	 * attention_multiplier, x += resid_mult * block(x), logits / logits_div; 0 = 1 */
+	double resid_mult, logits_div;
+	bool granite;
 } ref_cfg;
 
 /*

@@ -61,6 +61,23 @@ static inline void ref_embed_scale(const ref_cfg *c, float *x, int64_t n)
 		x[i] *= c->embed_scale;
 }
 
+/* x += y over n floats, y times Granite's residual_multiplier. */
+static inline void ref_residual_add(const ref_cfg *c, float *x, const float *y, int64_t n)
+{
+	float m = c->resid_mult != 0.0 ? (float)c->resid_mult : 1.0f;
+	for (int64_t i = 0; i < n; i++)
+		x[i] += m == 1.0f ? y[i] : y[i] * m;
+}
+
+/* The LM head's output: / Granite's logits_scaling, Gemma 2's final soft-cap. */
+static inline void ref_logits_post(const ref_cfg *c, float *logits, int64_t n)
+{
+	for (int64_t i = 0; c->logits_div != 0.0 && i < n; i++)
+		logits[i] /= (float)c->logits_div;
+	if (c->final_cap > 0.0)
+		ref_softcap(logits, n, (float)c->final_cap);
+}
+
 /* Norm module of set s named by fmt ("model.layers.3.input_layernorm"): its weight,
  * and for LayerNorm families (StarCoder2) its bias, applied to `rows` rows of x
  * (c->hid wide) into y (may alias x). */

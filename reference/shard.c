@@ -289,7 +289,7 @@ static int attn(shard *s, int64_t l)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
 	if (c->sandwich && (rv = post_norm_mean(s, l, ref_post_norm(c, false))))
 		return rv;
-	add_into(s->b.x, s->b.acc, n);
+	ref_residual_add(c, s->b.x, s->b.acc, n);
 	return WT_OK;
 }
 
@@ -501,8 +501,8 @@ static int lm_head(shard *s, float *logits)
 			}
 	}
 	free(part);
-	if (rv == WT_OK && c->final_cap > 0.0)
-		ref_softcap(logits, T * c->V, (float)c->final_cap);
+	if (rv == WT_OK)
+		ref_logits_post(c, logits, T * c->V);
 	return rv;
 }
 
@@ -564,7 +564,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 			rv = post_norm_mean(&s, i, ref_post_norm(c, true));
 		if (rv)
 			goto out;
-		add_into(s.b.x, s.b.acc, s.n_tok * c->hid);
+		ref_residual_add(c, s.b.x, s.b.acc, s.n_tok * c->hid);
 	}
 	rv = lm_head(&s, logits);
 out:

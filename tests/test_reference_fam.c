@@ -6,7 +6,8 @@
  * full path splits; StarCoder2 has LayerNorm biases and a plain c_fc / c_proj
  * MLP; DeepSeek-V2 routes with softmax scores; GLM-4's checkpoint holds
  * gate_up_proj fused, its RoPE turns adjacent pairs of the first half of each
- * head, and GLM-4-0414 adds two sandwich norms. Fixtures come from
+ * head, and GLM-4-0414 adds two sandwich norms; Granite multiplies embeddings,
+ * scores and residual branches and divides the logits. Fixtures come from
  * $WT_BUILD/wt-mkckpt (seed printed). Config-only tests:
  * tests/test_reference_cfg.c.
  */
@@ -30,7 +31,7 @@
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"phi3", "starcoder2", "deepseek_v2", "glm", "glm4"};
+	static const char *fams[] = {"phi3", "starcoder2", "deepseek_v2", "glm", "glm4", "granite"};
 	return gen_fixtures("reference_fam", fams, sizeof(fams) / sizeof(fams[0]));
 }
 
@@ -307,6 +308,61 @@ static void test_glm4(void **state)
 	free(lg);
 }
 
+/* ---- Granite ---- */
+
+static void tamper_granite_o_proj(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx;
+	assert_int_equal(n, 4);
+	swap_data(&r[1], &r[2], "model.layers.0.self_attn.o_proj.weight");
+}
+
+/* Llama's tensors with granite-3.0-2b's multipliers (embedding 12, residual 0.22,
+ * attention 0.015625, logits / 8) and an odd vocabulary padded per rank; each
+ * multiplier moves the logits, so both paths must apply them alike. */
+static void test_granite(void **state)
+{
+	(void)state;
+	for (uint32_t tp = 1; tp <= 8; tp *= 2)
+		expect_pass("granite", tp, 1, WT_QUANT_NONE, 0);
+	expect_pass("granite", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	expect_caught("granite", 4, 1, tamper_granite_o_proj);
+	ref_cfg a, b;
+	size_t n = N_TOK * 1003;
+	float *la = malloc(n * sizeof(float)), *lb = malloc(n * sizeof(float));
+	assert_true(la && lb);
+	full_logits("granite", la, &a);
+	assert_true(a.granite && a.embed_scale == 12.0f && a.resid_mult == 0.22 &&
+	            a.attn_scale == 0.015625 && a.logits_div == 8.0 && a.eps == 1e-5);
+	static const char *const keys[] = {
+	    "\"embedding_multiplier\": 12.0,", "\"residual_multiplier\": 0.22,",
+	    "\"attention_multiplier\": 0.015625,", "\"logits_scaling\": 8.0,"};
+	for (size_t k = 0; k < 4; k++) {
+		char out[32];
+		snprintf(out, sizeof(out), "granite_%zu", k);
+		assert_int_equal(gen_family("granite", out), 0);
+		char *dir = tu_path(g_root, out);
+		edit_config(dir, keys[k], ""); /* absent: GraniteConfig's 1.0 */
+		free(dir);
+		expect_pass(out, 2, 1, WT_QUANT_NONE, 0);
+		full_logits(out, lb, &b);
+		ref_diff d;
+		ref_compare(la, lb, n, &d);
+		print_message("granite without %s: max|diff| %.3g of %.3g\n", keys[k],
+		              d.max_abs_diff, d.max_abs_ref);
+		assert_false(ref_within(&d, 1e-2));
+	}
+	free(la);
+	free(lb);
+	wt_errbuf err = {0};
+	static const char bad[] =
+	    "{\"architectures\": [\"GraniteForCausalLM\"], \"hidden_size\": 64, "
+	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "
+	    "\"intermediate_size\": 128, \"logits_scaling\": 0}";
+	assert_int_equal(ref_cfg_parse_json(bad, strlen(bad), &b, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "logits_scaling 0"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +373,7 @@ int main(void)
 	    cmocka_unit_test(test_deepseek_v2_groups),
 	    cmocka_unit_test(test_glm),
 	    cmocka_unit_test(test_glm4),
+	    cmocka_unit_test(test_granite),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
