@@ -303,6 +303,12 @@ static void test_scaled_forward(void **state)
 	            "\"low_freq_factor\": 1, \"high_freq_factor\": 4, "
 	            "\"original_max_position_embeddings\": 16}",
 	            4);
+	/* DeepSeek-V2-Lite's YaRN (factor 40, mscale 0.707, mscale_all_dim 0.707) */
+	scaled_pass("deepseek_v2", "ds2_yarn",
+	            "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40, \"beta_fast\": 32, "
+	            "\"beta_slow\": 1, \"mscale\": 0.707, \"mscale_all_dim\": 0.707, "
+	            "\"original_max_position_embeddings\": 16}",
+	            2);
 	scaled_pass("deepseek_v3", "ds3_yarn",
 	            "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40, \"mscale\": 1.0, "
 	            "\"mscale_all_dim\": 1.0, \"original_max_position_embeddings\": 16}",
@@ -341,7 +347,7 @@ static void test_deepseek_softmax_used(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"llama", "deepseek_v3"};
+	static const char *fams[] = {"llama", "deepseek_v3", "deepseek_v2"};
 	return gen_fixtures("reference_rope", fams, sizeof(fams) / sizeof(fams[0]));
 }
 
