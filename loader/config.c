@@ -204,9 +204,13 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_int(root, "moe_intermediate_size", -1, 1, &c->moe_intermediate_size, err);
 	if (rv == WT_OK && c->moe_intermediate_size < 0 && c->num_experts > 0)
 		c->moe_intermediate_size = c->intermediate_size; /* Mixtral */
+	/* Qwen2-MoE's key, else GraniteMoeShared's shared_intermediate_size (0: no shared MLP) */
+	static const char *const shared_keys[] = {"shared_expert_intermediate_size",
+	                                          "shared_intermediate_size", NULL};
+	const char *shared = shared_keys[0];
+	first_of(root, shared_keys, &shared);
 	if (rv == WT_OK)
-		rv = get_int(root, "shared_expert_intermediate_size", -1, 0,
-		             &c->shared_expert_intermediate_size, err);
+		rv = get_int(root, shared, -1, 0, &c->shared_expert_intermediate_size, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "n_shared_experts", 0, 0, &c->n_shared_experts, err);
 	if (rv == WT_OK)

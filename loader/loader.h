@@ -244,7 +244,8 @@ typedef struct ckpt_config {
 	/* MoE */
 	int64_t num_experts; /* num_local_experts | num_experts | n_routed_experts; 0 = dense */
 	int64_t moe_intermediate_size;           /* Mixtral: intermediate_size */
-	int64_t shared_expert_intermediate_size; /* Qwen2-MoE; -1 if absent */
+	int64_t shared_expert_intermediate_size; /* Qwen2-MoE; GraniteMoeShared's
+	                                            shared_intermediate_size; -1 if absent */
 	int64_t n_shared_experts;                /* DeepSeek; 0 if absent */
 	int64_t decoder_sparse_step;             /* Qwen2-MoE; default 1 */
 	int64_t *mlp_only_layers;                /* Qwen2-MoE; owned */

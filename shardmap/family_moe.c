@@ -1,4 +1,7 @@
-/* family_moe.c — MoE decoder families: Mixtral, Qwen2-MoE, Qwen3-MoE (tables + layer hook). */
+/*
+ * family_moe.c — MoE decoder families: Mixtral, Qwen2-MoE, Qwen3-MoE, GraniteMoE,
+ * GraniteMoeShared (tables + layer hook).
+ */
 #include "shardmap/family_rules.h"
 
 static const sm_rule mixtral_rules[] = {
@@ -31,6 +34,30 @@ static const sm_rule qwen3_moe_rules[] = {
     SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
 };
 
+/* GraniteMoE (IBM Granite 3.0/3.1 MoE): Llama's attention, every layer MoE with the
+ * experts stacked in the checkpoint (block_sparse_moe.input_linear / output_linear); the
+ * runtime names are Mixtral's, router included (block_sparse_moe.router.layer ->
+ * block_sparse_moe.gate), as engines load it into Mixtral's modules. Its multipliers
+ * are math, not layout. */
+#define GRANITEMOE_RULES                                                                           \
+	SM_RULES_TOP, SM_RULES_LNORM, SM_RULES_ATTN,                                               \
+	    SM_RULE(SM_LAYER "block_sparse_moe.router.layer.weight",                               \
+	            SM_LAYER "block_sparse_moe.gate.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_MOE, 0, \
+	            2, SM_D_E, SM_D_HID),                                                          \
+	    SM_RULES_EXPERTS_STACKED("block_sparse_moe.")
+
+static const sm_rule granitemoe_rules[] = {GRANITEMOE_RULES};
+
+/* GraniteMoeShared: + a shared MLP when shared_intermediate_size > 0, gate/up fused in
+ * the checkpoint ([gate; up] rows) and kept under its names, as Phi-3's gate_up_proj. */
+static const sm_rule granitemoeshared_rules[] = {
+    GRANITEMOE_RULES,
+    SM_RULE(SM_LAYER "shared_mlp.input_linear.weight", SM_LAYER "shared_mlp.input_linear.weight",
+            SM_K_ROWS2, 0, SM_U_ISH, SM_C_SHARED, SM_F_QUANT, 2, SM_D_ISH2, SM_D_HID),
+    SM_RULE(SM_LAYER "shared_mlp.output_linear.weight", SM_LAYER "shared_mlp.output_linear.weight",
+            SM_K_COLS, 0, SM_U_ISH, SM_C_SHARED, SM_F_QUANT, 2, SM_D_HID, SM_D_ISH),
+};
+
 static bool all_moe(const ckpt_config *cfg, int64_t i)
 {
 	(void)i;
@@ -49,6 +76,18 @@ bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i)
 	return (i + 1) % step == 0;
 }
 
+/* GraniteMoE layers are all MoE: a config without experts (transformers would default
+ * num_local_experts to 8) is refused rather than read as a model without MLPs. */
+static int granitemoe_check(const ckpt_config *cfg, wt_errbuf *err)
+{
+	if (cfg->num_experts > 0)
+		return WT_OK;
+	return wt_seterr(err, WT_ECORRUPT,
+	                 "config.json: %s needs num_local_experts > 0 (every layer is MoE); "
+	                 "write the model's expert count into config.json",
+	                 cfg->architecture ? cfg->architecture : "GraniteMoE");
+}
+
 static const char *const mixtral_archs[] = {"MixtralForCausalLM", NULL};
 static const char *const qwen2_moe_archs[] = {"Qwen2MoeForCausalLM", NULL};
 static const char *const qwen3_moe_archs[] = {"Qwen3MoeForCausalLM", NULL};
@@ -62,3 +101,25 @@ const sm_family shardmap_family_qwen2_moe = {
 const sm_family shardmap_family_qwen3_moe = {
     "qwen3_moe",       qwen3_moe_archs, qwen3_moe_rules, SM_NRULES(qwen3_moe_rules),
     shardmap_moe_qwen, false,           "model.layers."};
+
+static const char *const granitemoe_archs[] = {"GraniteMoeForCausalLM", NULL};
+static const char *const granitemoeshared_archs[] = {"GraniteMoeSharedForCausalLM", NULL};
+
+const sm_family shardmap_family_granitemoe = {
+    .name = "granitemoe",
+    .archs = granitemoe_archs,
+    .rules = granitemoe_rules,
+    .n_rules = SM_NRULES(granitemoe_rules),
+    .layer_is_moe = all_moe,
+    .layer_prefix = "model.layers.",
+    .check = granitemoe_check,
+};
+const sm_family shardmap_family_granitemoeshared = {
+    .name = "granitemoeshared",
+    .archs = granitemoeshared_archs,
+    .rules = granitemoeshared_rules,
+    .n_rules = SM_NRULES(granitemoeshared_rules),
+    .layer_is_moe = all_moe,
+    .layer_prefix = "model.layers.",
+    .check = granitemoe_check,
+};

@@ -15,6 +15,15 @@
 		}                                                                                  \
 	}
 
+/* A rule checking three dimensions (a stacked checkpoint tensor). */
+#define SM_RULE3(ck, rt, kind, part, unit, cond, flags, d0, d1, d2)                                \
+	{                                                                                          \
+		ck, rt, kind, part, unit, cond, flags, 3,                                          \
+		{                                                                                  \
+			d0, d1, d2                                                                 \
+		}                                                                                  \
+	}
+
 #define SM_LAYER "model.layers.{i}."
 
 /* Embedding, final norm, LM head. */
@@ -87,6 +96,15 @@
 	            SM_U_IE, SM_C_MOE, SM_F_QUANT, 2, SM_D_IE, SM_D_HID),                          \
 	    SM_RULE(SM_LAYER M "{j}." d ".weight", SM_LAYER M "w2_weight", SM_K_EXP2, 0, SM_U_IE,  \
 	            SM_C_MOE, SM_F_QUANT, 2, SM_D_HID, SM_D_IE)
+
+/* Routed experts stored stacked under module path M ("block_sparse_moe.", GraniteMoE):
+ * input_linear [E, 2*Ie, hid] ([gate_j; up_j] rows per expert) and output_linear
+ * [E, hid, Ie] become M "experts.w13_weight" / "w2_weight" as SM_RULES_EXPERTS' do. */
+#define SM_RULES_EXPERTS_STACKED(M)                                                                \
+	SM_RULE3(SM_LAYER M "input_linear.weight", SM_LAYER M "experts.w13_weight", SM_K_EXP13S,   \
+	         0, SM_U_IE, SM_C_MOE, SM_F_QUANT, SM_D_E, SM_D_IE2, SM_D_HID),                    \
+	    SM_RULE3(SM_LAYER M "output_linear.weight", SM_LAYER M "experts.w2_weight",            \
+	             SM_K_EXP2S, 0, SM_U_IE, SM_C_MOE, SM_F_QUANT, SM_D_E, SM_D_HID, SM_D_IE)
 
 /* Replicated router-like tensor of MoE layers. */
 #define SM_RULE_ROUTER(ck, nd, d0, d1)                                                             \

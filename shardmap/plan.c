@@ -206,6 +206,10 @@ static int64_t dim_value(const sm_dims *d, int sym)
 		return (d->n_heads + 2 * d->n_kv_heads) * d->head_dim;
 	case SM_D_I2:
 		return 2 * d->inter;
+	case SM_D_IE2:
+		return 2 * d->moe_inter;
+	case SM_D_ISH2:
+		return 2 * d->shared_inter;
 	default:
 		return -1;
 	}
@@ -457,7 +461,8 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 	if (ru->cond == SM_C_DENSE)
 		why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
 	else if (ru->cond == SM_C_SHARED && x->dm.shared_inter <= 0)
-		why = "without shared experts (n_shared_experts / shared_expert_intermediate_size)";
+		why = "without shared experts (n_shared_experts / shared_expert_intermediate_size "
+		      "/ shared_intermediate_size)";
 	else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
 		why = "inconsistent with q_lora_rank";
 	return wt_seterr(err, WT_EUNSUPPORTED,

@@ -70,20 +70,26 @@ bool shardmap_entry_excluded(const sm_ctx *x, size_t k);
  * changes which parts a pattern matches). */
 int shardmap_partly_excluded(const sm_ctx *x, size_t a, size_t n, size_t nex, wt_errbuf *err);
 
-/* Rows of t (its first dimension: 0 for an empty tensor, 1 for a scalar) and
- * elements per row (the product of the others), as the planner and the
- * producer cut it. */
+/* Rows of t and elements per row, as the planner and the producer cut it: a 1-D
+ * [N] is [N, 1] (0 rows for an empty tensor, 1 for a scalar), a 2-D [N, K] is
+ * itself, and a stack of 3 or more dimensions is a matrix of its last
+ * dimension ([E, a, b] is [E*a, b], as the expert stacks the rules emit), so a
+ * stacked checkpoint tensor (GraniteMoE experts) is cut like the outputs. */
 static inline int64_t sm_trows(const ckpt_tensor *t)
 {
-	return t->ndim >= 1 ? t->shape[0] : 1;
+	if (t->ndim < 3)
+		return t->ndim >= 1 ? t->shape[0] : 1;
+	int64_t rows = 1;
+	for (int k = 0; k + 1 < t->ndim; k++)
+		rows *= t->shape[k];
+	return rows;
 }
 
 static inline int64_t sm_tcols(const ckpt_tensor *t)
 {
-	int64_t cols = 1;
-	for (int k = 1; k < t->ndim; k++)
-		cols *= t->shape[k];
-	return cols;
+	if (t->ndim >= 3)
+		return t->shape[t->ndim - 1];
+	return t->ndim == 2 ? t->shape[1] : 1;
 }
 
 #endif

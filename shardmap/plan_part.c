@@ -341,11 +341,14 @@ typedef struct expert_span {
 	int64_t inter_at; /* first intermediate row taken (TP inside the expert) */
 } expert_span;
 
+/* parts_per_expert: the checkpoint tensors of one expert (gate + up: 2, down: 1), or 0
+ * when one tensor holds every expert stacked ([E, ...], GraniteMoE). */
 static int expert_span_of(const part_req *req, size_t parts_per_expert, expert_span *s)
 {
 	int64_t experts = req->ctx->dm.n_experts, ep = req->ctx->ep_size,
 	        inter = req->ctx->dm.moe_inter;
-	if ((size_t)experts * parts_per_expert != req->n_parts)
+	size_t want = parts_per_expert ? (size_t)experts * parts_per_expert : 1;
+	if (want != req->n_parts)
 		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': experts missing", req->rt);
 	*s = (expert_span){.experts = experts, .start = 0, .count = experts, .inter = inter};
 	if (ep == 1) {
@@ -383,23 +386,40 @@ static void geo_experts(sm_geo *g, int64_t count, int64_t a, int64_t b)
 }
 
 /* Expert w13: [gate_j; up_j] rows of each local expert j (up first with w13_order
- * up_gate); parts 0..E-1 are the gates, E..2E-1 the ups. */
-static int part_expert_w13(const part_req *req)
+ * up_gate). Per-expert sources: parts 0..E-1 are the gates, E..2E-1 the ups; stacked
+ * (one source [E, 2*Ie, hid] viewed as [E*2*Ie, hid], [gate_j; up_j] rows per expert):
+ * the same rows at j*2*Ie and j*2*Ie + Ie. */
+static int expert_w13(const part_req *req, bool stacked)
 {
 	expert_span s;
-	int rv = expert_span_of(req, 2, &s);
+	int rv = expert_span_of(req, stacked ? 0 : 2, &s);
 	uint32_t first = req->ctx->l->w13_up_gate ? 1 : 0;
+	int64_t ie = req->ctx->dm.moe_inter;
 	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++) {
 		int64_t j = s.start + slot;
 		for (uint32_t half = 0; half < 2 && rv == WT_OK; half++) {
 			uint32_t which = half == 0 ? first : 1 - first;
-			rv = push(req, shardmap_rows_piece((uint32_t)(which * s.experts + j),
-			                                   s.inter_at, s.inter, slot));
+			sm_piece pc =
+			    stacked ? shardmap_rows_piece(0, (2 * j + which) * ie + s.inter_at,
+			                                  s.inter, slot)
+			            : shardmap_rows_piece((uint32_t)(which * s.experts + j),
+			                                  s.inter_at, s.inter, slot);
+			rv = push(req, pc);
 		}
 	}
 	if (rv == WT_OK)
 		geo_experts(req->geom, s.count, 2 * s.inter, req->ctx->dm.hidden);
 	return rv;
+}
+
+static int part_expert_w13(const part_req *req)
+{
+	return expert_w13(req, false);
+}
+
+static int part_expert_w13_stacked(const part_req *req)
+{
+	return expert_w13(req, true);
 }
 
 /* Expert w2 (down, [hid, Ie]): columns of each local expert under TP, whole under EP. */
@@ -423,14 +443,44 @@ static int part_expert_w2(const part_req *req)
 	return rv;
 }
 
+/* The same from one stacked source [E, hid, Ie], viewed as [E*hid, Ie]: under EP the
+ * rows [j*hid, (j+1)*hid) of each local expert; without EP every expert, so one piece
+ * of columns [r*Il, (r+1)*Il) over all E*hid rows is the whole stack (its unit, the
+ * expert slot, is 0: quantization cuts the assembled stack per expert by rows). */
+static int part_expert_w2_stacked(const part_req *req)
+{
+	expert_span s;
+	int rv = expert_span_of(req, 0, &s);
+	int64_t hid = req->ctx->dm.hidden;
+	if (rv == WT_OK && req->ctx->ep_size == 1) {
+		sm_piece pc = shardmap_rows_piece(0, s.inter_at, s.inter, 0);
+		pc.cols = true;
+		pc.out_rows = s.experts * hid;
+		rv = push(req, pc);
+	}
+	for (int64_t slot = 0; slot < s.count && rv == WT_OK && req->ctx->ep_size > 1; slot++)
+		rv = push(req, shardmap_rows_piece(0, (s.start + slot) * hid, hid, slot));
+	if (rv == WT_OK)
+		geo_experts(req->geom, s.count, hid, s.inter);
+	return rv;
+}
+
 typedef int (*part_fn)(const part_req *req);
 
 /* The rule of each kind (sm_kind), like the family tables map names to kinds. */
 static const part_fn part_rules[] = {
-    [SM_K_REPL] = part_replicated, [SM_K_QKV] = part_qkv,        [SM_K_ROWS] = part_row_split,
-    [SM_K_COLS] = part_col_split,  [SM_K_VOCAB] = part_vocab,    [SM_K_EXP13] = part_expert_w13,
-    [SM_K_EXP2] = part_expert_w2,  [SM_K_QKVF] = part_qkv_fused, [SM_K_QKVC] = part_qkv_ckpt,
+    [SM_K_REPL] = part_replicated,
+    [SM_K_QKV] = part_qkv,
+    [SM_K_ROWS] = part_row_split,
+    [SM_K_COLS] = part_col_split,
+    [SM_K_VOCAB] = part_vocab,
+    [SM_K_EXP13] = part_expert_w13,
+    [SM_K_EXP2] = part_expert_w2,
+    [SM_K_QKVF] = part_qkv_fused,
+    [SM_K_QKVC] = part_qkv_ckpt,
     [SM_K_ROWS2] = part_halves,
+    [SM_K_EXP13S] = part_expert_w13_stacked,
+    [SM_K_EXP2S] = part_expert_w2_stacked,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shardmap/shardmap_int.h"
+#include "shardmap/plan_int.h"
 
 static bool ends_with(const char *s, const char *suf)
 {
@@ -41,9 +41,7 @@ static int add_tensor(sm_plan *p, const ckpt *c, size_t k, wt_errbuf *err)
 		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
 	g->n_srcs = 1;
 	g->srcs[0] = (sm_src){.t = (uint32_t)k, .scale = UINT32_MAX, .mode = SM_SRC_RAW};
-	int64_t rows = t->ndim >= 1 ? t->shape[0] : 1, cols = 1;
-	for (int d = 1; d < t->ndim; d++)
-		cols *= t->shape[d];
+	int64_t rows = sm_trows(t), cols = sm_tcols(t);
 	sm_piece pc = {.src = 0, .cols = false, .start = 0, .len = rows, .out_rows = rows};
 	sm_out o = {0};
 	o.name = strdup(t->name);

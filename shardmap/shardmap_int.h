@@ -8,6 +8,8 @@
  * is a row range of a source (all columns), a column range of a source (all
  * rows), or zero rows. Experts stack by rows too ([count, a, b] is
  * [count*a, b]), so one representation serves every rule of docs/format.md.
+ * Sources are viewed alike (sm_trows / sm_tcols, plan_int.h): a checkpoint
+ * that stores experts stacked ([E, a, b], GraniteMoE) is [E*a, b].
  */
 #ifndef WT_SHARDMAP_INT_H
 #define WT_SHARDMAP_INT_H
@@ -34,6 +36,9 @@ typedef enum {
 	                  as SM_K_QKV from one source (Phi-3 qkv_proj) */
 	SM_K_ROWS2,    /* two halves fused in the checkpoint ([gate; up] rows): [gate_r ;
 	                  up_r], each half split by `unit` (Phi-3 gate_up_proj) */
+	SM_K_EXP13S,   /* expert gate/up stacked in the checkpoint [E, 2*Ie, hid] ([gate_j;
+	                  up_j] rows per expert): as SM_K_EXP13 from one source (GraniteMoE) */
+	SM_K_EXP2S,    /* expert down stacked in the checkpoint [E, hid, Ie]: as SM_K_EXP2 */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -56,15 +61,17 @@ typedef enum {
 	SM_D_KVB, /* H * (qk_nope + v_head) */
 	SM_D_OV,  /* H * v_head */
 	/* vision tower (vision_config) */
-	SM_D_VE,  /* embed_dim */
-	SM_D_V3E, /* 3 * embed_dim: fused qkv rows */
-	SM_D_VI,  /* vision MLP hidden: int(embed_dim * mlp_ratio) */
-	SM_D_VM,  /* merger hidden: embed_dim * spatial_merge_size^2 */
-	SM_D_VCH, /* in_chans */
-	SM_D_VTP, /* temporal_patch_size */
-	SM_D_VP,  /* patch_size */
-	SM_D_QKV, /* (H + 2 * KV) * d: q/k/v fused in the checkpoint */
-	SM_D_I2,  /* 2 * intermediate_size: gate/up fused in the checkpoint */
+	SM_D_VE,   /* embed_dim */
+	SM_D_V3E,  /* 3 * embed_dim: fused qkv rows */
+	SM_D_VI,   /* vision MLP hidden: int(embed_dim * mlp_ratio) */
+	SM_D_VM,   /* merger hidden: embed_dim * spatial_merge_size^2 */
+	SM_D_VCH,  /* in_chans */
+	SM_D_VTP,  /* temporal_patch_size */
+	SM_D_VP,   /* patch_size */
+	SM_D_QKV,  /* (H + 2 * KV) * d: q/k/v fused in the checkpoint */
+	SM_D_I2,   /* 2 * intermediate_size: gate/up fused in the checkpoint */
+	SM_D_IE2,  /* 2 * expert intermediate: expert gate/up stacked in the checkpoint */
+	SM_D_ISH2, /* 2 * shared expert intermediate: shared gate/up fused in the checkpoint */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -153,6 +160,8 @@ extern const sm_family shardmap_family_glm;
 extern const sm_family shardmap_family_glm4;
 extern const sm_family shardmap_family_olmo2;
 extern const sm_family shardmap_family_granite;
+extern const sm_family shardmap_family_granitemoe;
+extern const sm_family shardmap_family_granitemoeshared;
 extern const sm_family shardmap_family_gemma;
 extern const sm_family shardmap_family_gemma2;
 extern const sm_family shardmap_family_gemma3_text;

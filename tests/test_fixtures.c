@@ -92,8 +92,14 @@ typedef struct fam_expect {
 	(2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 768 + 768 * 256 + 256 * 384))
 /* olmo2: no input_layernorm; q_norm [256], k_norm [64]; two norms after the blocks */
 #define OLMO2_LAYER (2 * (2 * 256 * 256 + 2 * 64 * 256 + 256 + 64 + 2 * 256 + 3 * 512 * 256))
-#define BERT_LAYER  (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
-#define BERT_BYTES  (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
+/* granitemoe: experts stacked, input_linear 6x256x256 and output_linear 6x256x128, router
+ * 6x256; granitemoeshared: 4 experts + shared_mlp input_linear 512x256, output_linear
+ * 256x256 */
+#define GM_ATTN    (256 * 256 * 2 + 2 * 64 * 256 + 2 * 256)
+#define GM_LAYER   (2 * (GM_ATTN + 6 * 256 + 6 * 256 * 256 + 6 * 256 * 128))
+#define GMS_LAYER  (2 * (GM_ATTN + 4 * 256 + 4 * 256 * 256 + 4 * 256 * 128 + 3 * 256 * 256))
+#define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
+#define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
 static const fam_expect fams[] = {
     {"llama", 21, LLAMA_BYTES, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
@@ -117,10 +123,16 @@ static const fam_expect fams[] = {
      CKPT_QUANT_NONE, 1},
     {"qwen3", 25, 2 * (2 * 1024 * 256 + 256) + 2 * QWEN3_LAYER, 256, 8, 4, 64, 512, 1024, 2, 0, 0,
      -1, CKPT_QUANT_NONE, 1},
+    {"granite", 20, 2 * (1003 * 256 + 256) + 2 * LLAMA_LAYER, 256, 8, 2, 32, 512, 1003, 2, 1, 0, -1,
+     CKPT_QUANT_NONE, 1},
     {"mixtral", 53, 2 * (2 * 1000 * 256 + 256) + 2 * MIXTRAL_LAYER, 256, 8, 2, 32, 256, 1000, 2, 0,
      6, 256, CKPT_QUANT_NONE, 1},
     {"qwen2_moe", 41, 2 * (2 * 1024 * 256 + 256) + 2 * QMOE_ATTN + 2 * 3 * 512 * 256 + QMOE_MOE,
      256, 8, 8, 32, 512, 1024, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
+    {"granitemoe", 20, 2 * (1003 * 256 + 256) + 2 * GM_LAYER, 256, 8, 2, 32, 128, 1003, 2, 1, 6,
+     128, CKPT_QUANT_NONE, 1},
+    {"granitemoeshared", 25, 2 * (2 * 1000 * 256 + 256) + 2 * GMS_LAYER, 256, 8, 2, 32, 128, 1000,
+     2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"deepseek_v3", 123, DS_BYTES, 256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_FP8_BLOCK, 1},
     {"deepseek_v2", 36, DSV2_BYTES, 256, 8, 8, 32, 512, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"bert", 39, BERT_BYTES, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},

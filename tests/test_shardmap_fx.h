@@ -17,21 +17,18 @@ typedef struct fx {
 	tm_prod *pr;
 } fx;
 
-static __attribute__((unused)) void fx_open(fx *f, tm_model *m, const char *cfg, uint32_t T,
-                                            uint32_t P, int w13_up_gate, bool produce)
+/* Write m with cfg, plan layout l (and produce every rank when asked). */
+static __attribute__((unused)) void fx_open_l(fx *f, tm_model *m, const char *cfg,
+                                              const wt_layout *l, bool produce)
 {
-	printf("seed 0x%llx tp %u ep %u\n", (unsigned long long)SEED, T, P);
+	printf("seed 0x%llx tp %u ep %u quant %s w13 %s\n", (unsigned long long)SEED, l->tp_size,
+	       l->ep_size, wt_quant_name(l->quant), l->w13_up_gate ? "up_gate" : "gate_up");
 	memset(f, 0, sizeof(*f));
 	f->dir = tu_mkdtemp("smfam");
 	f->m = m;
 	assert_int_equal(tm_write(m, f->dir, cfg), 0);
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = T;
-	l.ep_size = P;
-	l.w13_up_gate = w13_up_gate;
 	wt_errbuf err = {0};
-	int rv = tm_plan(f->dir, &l, &f->s, &f->c, &f->p, &err);
+	int rv = tm_plan(f->dir, l, &f->s, &f->c, &f->p, &err);
 	if (rv)
 		fail_msg("%s", err.msg);
 	if (produce) {
@@ -39,6 +36,17 @@ static __attribute__((unused)) void fx_open(fx *f, tm_model *m, const char *cfg,
 		if (rv)
 			fail_msg("%s", err.msg);
 	}
+}
+
+static __attribute__((unused)) void fx_open(fx *f, tm_model *m, const char *cfg, uint32_t T,
+                                            uint32_t P, int w13_up_gate, bool produce)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = T;
+	l.ep_size = P;
+	l.w13_up_gate = w13_up_gate;
+	fx_open_l(f, m, cfg, &l, produce);
 }
 
 static __attribute__((unused)) void fx_close(fx *f)
@@ -50,7 +58,7 @@ static __attribute__((unused)) void fx_close(fx *f)
 	free(f->dir);
 }
 
-static const sm_out_info *info(const fx *f, uint32_t r, const char *name)
+static __attribute__((unused)) const sm_out_info *info(const fx *f, uint32_t r, const char *name)
 {
 	int ix = tm_ix(f->p, r, name);
 	if (ix < 0)
@@ -71,18 +79,20 @@ static __attribute__((unused)) void shp(const fx *f, uint32_t r, const char *nam
 			         (long long)t->shape[k], (long long)w[k]);
 }
 
-static const uint8_t *out_bytes(const fx *f, uint32_t r, const char *name)
+static __attribute__((unused)) const uint8_t *out_bytes(const fx *f, uint32_t r, const char *name)
 {
 	return f->pr->b[r][tm_ix(f->p, r, name)];
 }
 
-/* Source rows [r0, r0+n) of tensor name (bytes), cols taken from its shape. */
-static const uint8_t *src_rows(const fx *f, const char *name, int64_t r0, size_t *rowb)
+/* Source rows [r0, r0+n) of tensor name (bytes), cols taken from its shape (the last
+ * dimension: a stack [E, a, b] is [E*a, b] rows). */
+static __attribute__((unused)) const uint8_t *src_rows(const fx *f, const char *name, int64_t r0,
+                                                       size_t *rowb)
 {
 	int k = tm_find(f->m, name);
 	assert_true(k >= 0);
 	const st_desc *d = &f->m->d[k];
-	*rowb = (size_t)(d->ndim >= 2 ? d->shape[1] : 1) * wt_dtype_size(d->dtype);
+	*rowb = (size_t)(d->ndim >= 2 ? d->shape[d->ndim - 1] : 1) * wt_dtype_size(d->dtype);
 	return (const uint8_t *)f->m->data[k] + (size_t)r0 * *rowb;
 }
 

@@ -13,7 +13,7 @@
 
 #include "kernels/kernels.h"
 #include "loader/loader.h"
-#include "shardmap/shardmap_int.h"
+#include "shardmap/plan_int.h"
 #include "util/testutil.h"
 
 #define TM_MAX 800
@@ -620,6 +620,8 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
 			return kv_rows && KV < T ? P * (T / KV) : P;
 		case SM_K_EXP13:
 		case SM_K_EXP2:
+		case SM_K_EXP13S:
+		case SM_K_EXP2S:
 			return P == 1 ? 1 : T;
 		default:
 			return P;
@@ -643,9 +645,8 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 					continue;
 				uint32_t t = g->srcs[pc->src].t;
 				const ckpt_tensor *ct = ckpt_tensor_at(c, t);
-				int64_t rows = ct->ndim ? ct->shape[0] : 1;
-				int64_t cols =
-				    (int64_t)(ct->nbytes / wt_dtype_size(ct->dtype)) / rows;
+				/* the planner's view ([E, a, b] stacks are [E*a, b]) */
+				int64_t rows = sm_trows(ct), cols = sm_tcols(ct);
 				if (!cnt[t])
 					cnt[t] = calloc((size_t)(rows * cols), sizeof(uint16_t));
 				/* the piece's rectangle only: all rows of a column range,
@@ -672,7 +673,7 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 		if (!cnt[t])
 			fail_msg("tensor '%s' is not consumed by any rank", ct->name);
 		int64_t n = (int64_t)(ct->nbytes / wt_dtype_size(ct->dtype));
-		int64_t cols = n / (ct->ndim ? ct->shape[0] : 1);
+		int64_t cols = sm_tcols(ct);
 		int64_t q_rows =
 		    ckpt_get_config(c)->num_attention_heads * ckpt_get_config(c)->head_dim;
 		/* once per tensor: the rule lookup is the costly part */

@@ -10,7 +10,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/wt-shardcli-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -84,6 +84,16 @@ for f in $FAMS; do
 done
 "$CTL" shard --model-dir "$T/mixtral" --tp-size 1 --tp-rank 0 --ep-size 4 --ep-rank 3 \
 	--out "$T/ep.st" || fail "mixtral ep shard"
+# GraniteMoE: the experts stacked in the checkpoint become Mixtral's stacks and router
+"$CTL" plan --model-dir "$T/granitemoe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan granitemoe"
+grep -q "model.layers.1.block_sparse_moe.experts.w13_weight *BF16 *\[3, 256, 256\]" "$T/plan" ||
+	fail "granitemoe w13 line: $(grep w13 "$T/plan")"
+grep -q "model.layers.1.block_sparse_moe.gate.weight *BF16 *\[6, 256\]" "$T/plan" ||
+	fail "granitemoe router line"
+"$CTL" plan --model-dir "$T/granitemoe" --tp-size 1 --ep-size 7 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "granitemoe ep 7 > 6 experts should exit 3"
+grep -q "exceeds the 6 routed experts" "$T/err" || fail "granitemoe ep message: $(cat "$T/err")"
 
 # metadata
 "$CTL" shard --model-dir "$T/qwen2" --tp-size 2 --tp-rank 1 --quant fp8-block \

@@ -11,6 +11,10 @@ Qwen2-VL: the vision tower (qkv by heads, proj/fc2/mlp.2 columns, fc1/mlp.0 rows
 transformers 5.x names are read here too; Qwen2.5-VL's gated vision MLP fuses gate/up into
 gate_up_proj like the language model's, down_proj by columns.
 
+GraniteMoE / GraniteMoeShared store each layer's experts stacked; they are read as vLLM's
+loader reads them (unstack_granite) into Mixtral's per-expert tensors, so the expected
+shards are Mixtral's; the shared MLP's input_linear is [gate; up] like Phi-3's gate_up_proj.
+
 usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block) [up_gate]
 """
 import json, os, re, sys, struct
@@ -38,6 +42,27 @@ def load_dir(d):
         if fn.endswith(".safetensors"):
             src.update(read_st(os.path.join(d, fn))[0])
     return src, json.load(open(os.path.join(d, "config.json")))
+
+def unstack_granite(src):
+    """input_linear [E, 2I, hid] -> experts.{j}.w1 / w3 (the two row halves of expert j:
+    transformers chunk(2) them into gate and up), output_linear [E, hid, I] -> experts.{j}.w2,
+    router.layer -> gate (the runtime names of Mixtral's modules)."""
+    out = {}
+    for k, (dt, a) in src.items():
+        m = re.match(r"(.*\.block_sparse_moe\.)(input_linear|output_linear|router\.layer)\.weight$", k)
+        if not m:
+            out[k] = (dt, a); continue
+        b, what = m.groups()
+        if what == "router.layer":
+            out[b + "gate.weight"] = (dt, a); continue
+        for j in range(a.shape[0]):
+            if what == "input_linear":
+                gate, up = np.split(a[j], 2, axis=0)
+                out[f"{b}experts.{j}.w1.weight"] = (dt, gate)
+                out[f"{b}experts.{j}.w3.weight"] = (dt, up)
+            else:
+                out[f"{b}experts.{j}.w2.weight"] = (dt, a[j])
+    return out
 
 def pieces_rows(name, a, n): return [(name, 0, a, n)]
 def pieces_cols(name, a, n): return [(name, 1, a, n)]
@@ -110,13 +135,14 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             add(name, pieces_rows(name, r * Hl * d, Hl * d)
                 + pieces_rows(name, qa + ks * KVl * d, KVl * d)
                 + pieces_rows(name, qa + ka + ks * KVl * d, KVl * d)); continue
-        if name.endswith("mlp.gate_up_proj.weight"):  # Phi-3: [gate; up] in one tensor
+        if name.endswith(("mlp.gate_up_proj.weight", "shared_mlp.input_linear.weight")):
+            # Phi-3, GLM, GraniteMoeShared's shared MLP: [gate; up] in one tensor
             half = rows // 2; n = half // T
             add(name, pieces_rows(name, r * n, n) + pieces_rows(name, half + r * n, n)); continue
         m = re.match(r"(.*)\.(gate|up)_proj\.(weight|bias)$", name)
         if m:
             continue  # grouped below
-        if re.search(r"(o_proj|down_proj|mlp\.c_proj|attention\.output\.dense|\.output\.dense)\.weight$", name) and ".mlp.experts." not in name:
+        if re.search(r"(o_proj|down_proj|mlp\.c_proj|attention\.output\.dense|\.output\.dense|shared_mlp\.output_linear)\.weight$", name) and ".mlp.experts." not in name:
             add(name, pieces_cols(name, r * cols // T, cols // T)); continue
         if re.search(r"(q_b_proj|kv_b_proj|intermediate\.dense|mlp\.c_fc)\.(weight|bias)$", name) or \
            (arch.startswith("Deepseek") and name.endswith("self_attn.q_proj.weight")):
@@ -175,6 +201,8 @@ def main():
     ctl, model, T, P, quant = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     up_gate = len(sys.argv) > 6 and sys.argv[6] == "up_gate"
     src, cfg = load_dir(model)
+    if cfg["architectures"][0].startswith("GraniteMoe"):
+        src = unstack_granite(src)
     if "text_config" in cfg:  # transformers 5.x multimodal layout: LM fields and names
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         src = {re.sub(r"^model\.language_model\.", "model.",
