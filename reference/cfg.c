@@ -92,7 +92,16 @@ static bool bool_or(const ckpt_field *f, bool def)
 }
 
 /* Families whose switches cfg_fam.c sets. */
-enum { FAM_PHI3 = 1, FAM_STARCODER2, FAM_DEEPSEEK_V2, FAM_GLM, FAM_GLM4, FAM_OLMO2, FAM_GRANITE };
+enum {
+	FAM_PHI3 = 1,
+	FAM_STARCODER2,
+	FAM_DEEPSEEK_V2,
+	FAM_GLM,
+	FAM_GLM4,
+	FAM_OLMO2,
+	FAM_GRANITE,
+	FAM_GRANITEMOE
+};
 
 /* The planner's family -> the reference's kind. */
 static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err)
@@ -120,6 +129,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"olmo2", REF_DENSE, true, 0, FAM_OLMO2},
 	    /* GraniteForCausalLM: Llama with four multipliers */
 	    {"granite", REF_DENSE, false, 0, FAM_GRANITE},
+	    /* GraniteMoeForCausalLM: Granite's multipliers, Mixtral's routing (softmax of
+	     * the top-k logits), experts stacked in the checkpoint */
+	    {"granitemoe", REF_MIXTRAL, false, 0, FAM_GRANITEMOE},
 	    {"gemma", REF_DENSE, false, 1, 0},
 	    {"gemma2", REF_DENSE, false, 2, 0},
 	    {"gemma3_text", REF_DENSE, true, 3, 0}, /* Gemma3ForCausalLM */
@@ -142,7 +154,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->layernorm = c->plain_mlp = map[i].fam == FAM_STARCODER2;
 			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;
 			c->olmo2 = map[i].fam == FAM_OLMO2;
-			c->granite = map[i].fam == FAM_GRANITE;
+			c->granite = map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE;
+			c->stacked_experts = map[i].fam == FAM_GRANITEMOE;
 			return WT_OK;
 		}
 	return wt_seterr(err, WT_EUNSUPPORTED,
@@ -150,6 +163,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
 	                 "Qwen3ForCausalLM, Phi3ForCausalLM, Starcoder2ForCausalLM, "
 	                 "GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, GraniteForCausalLM, "
+	                 "GraniteMoeForCausalLM, "
 	                 "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
 	                 "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
 	                 "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, BertModel, "

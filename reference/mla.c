@@ -217,12 +217,14 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 	}
 }
 
-int ref_moe_route(const ref_cfg *c, ref_set *s, const char *m, const float *h,
+int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const float *h,
                   const int64_t *forced, int64_t *idx, float *w, wt_errbuf *err)
 {
 	const float *router, *bias = NULL;
 	float rl[64];
-	int rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%sgate.weight", m);
+	/* GraniteMoE's checkpoint router is router.layer; the ranks carry Mixtral's gate */
+	int rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%s%s.weight", m,
+	                  ckpt && c->stacked_experts ? "router.layer" : "gate");
 	if (rv == WT_OK && c->kind == REF_DEEPSEEK && !c->ds_v2)
 		rv = ref_getf(s, &bias, true, err, 1, c->E, 0, 0, "%sgate.e_score_correction_bias",
 		              m);

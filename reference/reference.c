@@ -268,15 +268,44 @@ static int mlp_full(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter
 	return WT_OK;
 }
 
+/* The gate, up and down weights of expert e of MoE module m in the checkpoint:
+ * experts.{e}.w1/w3/w2 (Mixtral), .gate_proj/up_proj/down_proj, or GraniteMoE's
+ * stacks input_linear [E, 2*Ie, hid] ([gate_e; up_e] rows) / output_linear
+ * [E, hid, Ie]. */
+static int expert_full(const ref_cfg *c, ref_set *s, const char *m, int64_t e, const float **wg,
+                       const float **wu, const float **wd, wt_errbuf *err)
+{
+	int64_t hid = c->hid, ie = c->Ie;
+	int rv;
+	if (c->stacked_experts) {
+		const float *in, *out;
+		if ((rv = ref_getf(s, &in, false, err, 3, c->E, 2 * ie, hid,
+		                   "%sinput_linear.weight", m)) ||
+		    (rv = ref_getf(s, &out, false, err, 3, c->E, hid, ie, "%soutput_linear.weight",
+		                   m)))
+			return rv;
+		*wg = in + e * 2 * ie * hid;
+		*wu = *wg + ie * hid;
+		*wd = out + e * hid * ie;
+		return WT_OK;
+	}
+	const bool mix = c->kind == REF_MIXTRAL;
+	const char *g = mix ? "w1" : "gate_proj", *u = mix ? "w3" : "up_proj",
+	           *dn = mix ? "w2" : "down_proj";
+	long long x = (long long)e;
+	if ((rv =
+	         ref_getf(s, wg, false, err, 2, ie, hid, 0, "%sexperts.%lld.%s.weight", m, x, g)) ||
+	    (rv = ref_getf(s, wu, false, err, 2, ie, hid, 0, "%sexperts.%lld.%s.weight", m, x, u)))
+		return rv;
+	return ref_getf(s, wd, false, err, 2, hid, ie, 0, "%sexperts.%lld.%s.weight", m, x, dn);
+}
+
 /* MoE block of layer l on b->h into b->acc, token by token. */
 static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
                     int64_t *routes, wt_errbuf *err)
 {
 	char m[160], ex[200];
 	ref_moe_prefix(c, l, m, sizeof(m));
-	const bool mix = c->kind == REF_MIXTRAL;
-	const char *g = mix ? "w1" : "gate_proj", *u = mix ? "w3" : "up_proj",
-	           *dn = mix ? "w2" : "down_proj";
 	float *y = b->y;
 	float w[64];
 	int64_t idx[64];
@@ -285,19 +314,13 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 	for (int64_t t = 0; t < T; t++) {
 		const float *h = b->h + t * c->hid;
 		float *acc = b->acc + t * c->hid;
-		if ((rv = ref_moe_route(c, s, m, h, NULL, idx, w, err)))
+		if ((rv = ref_moe_route(c, s, true, m, h, NULL, idx, w, err)))
 			return rv;
 		if (routes)
 			memcpy(routes + t * c->topk, idx, (size_t)c->topk * sizeof(int64_t));
 		for (int64_t j = 0; j < c->topk; j++) {
 			const float *wg, *wu, *wd;
-			long long e = (long long)idx[j];
-			if ((rv = ref_getf(s, &wg, false, err, 2, c->Ie, c->hid, 0,
-			                   "%sexperts.%lld.%s.weight", m, e, g)) ||
-			    (rv = ref_getf(s, &wu, false, err, 2, c->Ie, c->hid, 0,
-			                   "%sexperts.%lld.%s.weight", m, e, u)) ||
-			    (rv = ref_getf(s, &wd, false, err, 2, c->hid, c->Ie, 0,
-			                   "%sexperts.%lld.%s.weight", m, e, dn)))
+			if ((rv = expert_full(c, s, m, idx[j], &wg, &wu, &wd, err)))
 				return rv;
 			ref_ffn(y, h, 1, c->hid, c->Ie, wg, NULL, wu, NULL, wd, c->act, b->scratch);
 			for (int64_t i = 0; i < c->hid; i++)

@@ -202,6 +202,10 @@ typedef struct ref_cfg {
 	 * attention_multiplier, x += resid_mult * block(x), logits / logits_div; 0 = 1 */
 	double resid_mult, logits_div;
 	bool granite;
+	/* GraniteMoE: the checkpoint's experts stacked (block_sparse_moe.input_linear
+	 * [E, 2*Ie, hid], output_linear [E, hid, Ie]) and its router router.layer; the
+	 * ranks carry Mixtral's names */
+	bool stacked_experts;
 } ref_cfg;
 
 /*

@@ -144,9 +144,10 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 
 /*
  * Route one token h of the MoE block with prefix m, reading the router (and the
- * DeepSeek correction bias) from set s: idx/w receive topk entries.
+ * DeepSeek correction bias) from set s: idx/w receive topk entries. ckpt: s is
+ * the checkpoint, whose router GraniteMoE names router.layer (ranks: gate).
  */
-int ref_moe_route(const ref_cfg *c, ref_set *s, const char *m, const float *h,
+int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const float *h,
                   const int64_t *forced, int64_t *idx, float *w, wt_errbuf *err);
 /* Shared-expert module of an MoE prefix ("shared_expert." / "shared_experts.") and
  * its gate: *gate = sigmoid(h . shared_expert_gate) for Qwen2-MoE, 1 for DeepSeek. */

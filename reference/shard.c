@@ -392,7 +392,7 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 	for (int64_t t = 0; t < s->n_tok; t++) {
 		const float *h = s->b.h + t * c->hid;
 		const int64_t *forced = s->routes ? s->routes + (l * s->n_tok + t) * c->topk : NULL;
-		if ((rv = ref_moe_route(c, rs, m, h, forced, idx, w, s->err)))
+		if ((rv = ref_moe_route(c, rs, false, m, h, forced, idx, w, s->err)))
 			return rv;
 		for (int64_t j = 0; j < c->topk; j++) {
 			int64_t loc = idx[j] - start;

@@ -7,7 +7,8 @@
  * MLP; DeepSeek-V2 routes with softmax scores; GLM-4's checkpoint holds
  * gate_up_proj fused, its RoPE turns adjacent pairs of the first half of each
  * head, and GLM-4-0414 adds two sandwich norms; Granite multiplies embeddings,
- * scores and residual branches and divides the logits. Fixtures come from
+ * scores and residual branches and divides the logits, GraniteMoE with its experts
+ * stacked in the checkpoint. Fixtures come from
  * $WT_BUILD/wt-mkckpt (seed printed). Config-only tests:
  * tests/test_reference_cfg.c.
  */
@@ -31,7 +32,8 @@
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"phi3", "starcoder2", "deepseek_v2", "glm", "glm4", "granite"};
+	static const char *fams[] = {"phi3", "starcoder2", "deepseek_v2", "glm",
+	                             "glm4", "granite",    "granitemoe"};
 	return gen_fixtures("reference_fam", fams, sizeof(fams) / sizeof(fams[0]));
 }
 
@@ -363,6 +365,41 @@ static void test_granite(void **state)
 	assert_non_null(strstr(err.msg, "logits_scaling 0"));
 }
 
+static void tamper_granitemoe_w13(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* EP 2: ranks hold experts 0-2 and 3-5 */
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.1.block_sparse_moe.experts.w13_weight");
+}
+
+static void tamper_granitemoe_router(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* the router replica of the last rank: its choices differ */
+	set_bf16(find_tensor(&r[n - 1], "model.layers.0.block_sparse_moe.gate.weight"), 40.0f);
+}
+
+/* GraniteMoE: the checkpoint's stacked input_linear / output_linear and router.layer
+ * (full path) against Mixtral's w13 / w2 stacks and gate on the ranks (sharded),
+ * with Granite's multipliers. */
+static void test_granitemoe(void **state)
+{
+	(void)state;
+	expect_pass("granitemoe", 1, 2, WT_QUANT_NONE, 0);
+	expect_pass("granitemoe", 2, 2, WT_QUANT_NONE, 0);
+	expect_pass("granitemoe", 1, 4, WT_QUANT_NONE, 0); /* E 6: 2 2 1 1 */
+	expect_pass("granitemoe", 4, 1, WT_QUANT_NONE, 1); /* experts TP-split, up_gate */
+	expect_pass("granitemoe", 2, 2, WT_QUANT_FP8_BLOCK, 0);
+	expect_caught("granitemoe", 1, 2, tamper_granitemoe_w13);
+	expect_caught("granitemoe", 2, 1, tamper_granitemoe_router);
+	ref_cfg c;
+	float *lg = malloc(N_TOK * 1003 * sizeof(float));
+	assert_non_null(lg);
+	full_logits("granitemoe", lg, &c);
+	assert_true(c.kind == REF_MIXTRAL && c.stacked_experts && c.granite && c.E == 6 &&
+	            c.topk == 2 && c.norm_topk && c.logits_div == 6.0);
+	free(lg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +411,7 @@ int main(void)
 	    cmocka_unit_test(test_glm),
 	    cmocka_unit_test(test_glm4),
 	    cmocka_unit_test(test_granite),
+	    cmocka_unit_test(test_granitemoe),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
