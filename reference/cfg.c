@@ -132,6 +132,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* GraniteMoeForCausalLM: Granite's multipliers, Mixtral's routing (softmax of
 	     * the top-k logits), experts stacked in the checkpoint */
 	    {"granitemoe", REF_MIXTRAL, false, 0, FAM_GRANITEMOE},
+	    /* GraniteMoeSharedForCausalLM: + shared_mlp (input_linear [gate; up], output_linear)
+	     * added ungated to the experts' sum */
+	    {"granitemoeshared", REF_MIXTRAL, false, 0, FAM_GRANITEMOE},
 	    {"gemma", REF_DENSE, false, 1, 0},
 	    {"gemma2", REF_DENSE, false, 2, 0},
 	    {"gemma3_text", REF_DENSE, true, 3, 0}, /* Gemma3ForCausalLM */
@@ -163,7 +166,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
 	                 "Qwen3ForCausalLM, Phi3ForCausalLM, Starcoder2ForCausalLM, "
 	                 "GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, GraniteForCausalLM, "
-	                 "GraniteMoeForCausalLM, "
+	                 "GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, "
 	                 "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
 	                 "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
 	                 "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, BertModel, "
@@ -221,7 +224,8 @@ static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		                 "or n_routed_experts) for a mixture-of-experts architecture");
 	int rv;
 	if (c->kind == REF_MIXTRAL) {
-		c->Is = 0;
+		if (!c->stacked_experts) /* GraniteMoeShared keeps its shared MLP */
+			c->Is = 0;
 		c->norm_topk = true;
 		c->sparse_step = 1;
 	} else if (c->kind == REF_DEEPSEEK) {

@@ -242,8 +242,13 @@ int ref_shared_gate(const ref_cfg *c, ref_set *s, const char *m, const float *h,
                     size_t cap, float *gate, wt_errbuf *err)
 {
 	const bool ds = c->kind == REF_DEEPSEEK;
-	snprintf(name, cap, "%s%s", m, ds ? "shared_experts." : "shared_expert.");
 	*gate = 1.0f;
+	if (c->stacked_experts) { /* GraniteMoeShared: model.layers.{i}.shared_mlp., no gate */
+		size_t n = strlen(m), k = strlen("block_sparse_moe.");
+		snprintf(name, cap, "%.*sshared_mlp.", (int)(n > k ? n - k : 0), m);
+		return WT_OK;
+	}
+	snprintf(name, cap, "%s%s", m, ds ? "shared_experts." : "shared_expert.");
 	if (ds)
 		return WT_OK;
 	const float *sg;

@@ -242,11 +242,11 @@ static int mlp_full(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter
 	int rv;
 	if (c->plain_mlp)
 		return mlp_plain_full(c, s, m, T, h, y, scratch, err);
-	if (c->fused_gate_up) {
-		if ((rv = ref_getf(s, &wg, false, err, 2, 2 * n_inter, hid, 0,
-		                   "%sgate_up_proj.weight", m)) ||
-		    (rv = ref_getf(s, &bg, true, err, 1, 2 * n_inter, 0, 0, "%sgate_up_proj.bias",
-		                   m)))
+	if (c->fused_gate_up || c->stacked_experts) {
+		const char *gul = ref_gate_up_leaf(c);
+		if ((rv = ref_getf(s, &wg, false, err, 2, 2 * n_inter, hid, 0, "%s%s.weight", m,
+		                   gul)) ||
+		    (rv = ref_getf(s, &bg, true, err, 1, 2 * n_inter, 0, 0, "%s%s.bias", m, gul)))
 			return rv;
 		wu = wg + n_inter * hid;
 		bu = bg ? bg + n_inter : NULL;
@@ -257,8 +257,9 @@ static int mlp_full(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter
 	           (rv = ref_getf(s, &bu, true, err, 1, n_inter, 0, 0, "%sup_proj.bias", m))) {
 		return rv;
 	}
-	if ((rv = ref_getf(s, &wd, false, err, 2, hid, n_inter, 0, "%sdown_proj.weight", m)) ||
-	    (rv = ref_getf(s, &bd, true, err, 1, hid, 0, 0, "%sdown_proj.bias", m)))
+	const char *dl = ref_down_leaf(c);
+	if ((rv = ref_getf(s, &wd, false, err, 2, hid, n_inter, 0, "%s%s.weight", m, dl)) ||
+	    (rv = ref_getf(s, &bd, true, err, 1, hid, 0, 0, "%s%s.bias", m, dl)))
 		return rv;
 	ref_ffn(y, h, T, hid, n_inter, wg, bg, wu, bu, wd, c->act, scratch);
 	if (bd)

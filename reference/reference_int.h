@@ -78,6 +78,18 @@ static inline void ref_logits_post(const ref_cfg *c, float *logits, int64_t n)
 		ref_softcap(logits, n, (float)c->final_cap);
 }
 
+/* The leaves of a fused gated MLP: gate_up_proj / down_proj, or GraniteMoeShared's
+ * shared_mlp.input_linear ([gate; up] rows) / output_linear, in the checkpoint and on
+ * the ranks alike (its only fused MLP: every GraniteMoE layer is MoE). */
+static inline const char *ref_gate_up_leaf(const ref_cfg *c)
+{
+	return c->stacked_experts ? "input_linear" : "gate_up_proj";
+}
+static inline const char *ref_down_leaf(const ref_cfg *c)
+{
+	return c->stacked_experts ? "output_linear" : "down_proj";
+}
+
 /* Norm module of set s named by fmt ("model.layers.3.input_layernorm"): its weight,
  * and for LayerNorm families (StarCoder2) its bias, applied to `rows` rows of x
  * (c->hid wide) into y (may alias x). */
@@ -149,8 +161,9 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
  */
 int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const float *h,
                   const int64_t *forced, int64_t *idx, float *w, wt_errbuf *err);
-/* Shared-expert module of an MoE prefix ("shared_expert." / "shared_experts.") and
- * its gate: *gate = sigmoid(h . shared_expert_gate) for Qwen2-MoE, 1 for DeepSeek. */
+/* Shared-expert module of an MoE prefix ("shared_expert." / "shared_experts.";
+ * GraniteMoeShared's layer-level "shared_mlp.") and its gate: *gate =
+ * sigmoid(h . shared_expert_gate) for Qwen2-MoE, 1 for DeepSeek and GraniteMoeShared. */
 int ref_shared_gate(const ref_cfg *c, ref_set *s, const char *m, const float *h, char *name,
                     size_t cap, float *gate, wt_errbuf *err);
 

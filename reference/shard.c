@@ -324,10 +324,10 @@ static int mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, int64
 	int64_t Il = n_inter / s->T;
 	const float *gu, *bgu, *wd;
 	int rv;
-	if ((rv = ref_getf(rs, &gu, false, s->err, 2, 2 * Il, c->hid, 0, "%sgate_up_proj.weight",
-	                   m)) ||
-	    (rv = ref_getf(rs, &bgu, true, s->err, 1, 2 * Il, 0, 0, "%sgate_up_proj.bias", m)) ||
-	    (rv = ref_getf(rs, &wd, false, s->err, 2, c->hid, Il, 0, "%sdown_proj.weight", m)))
+	const char *gul = ref_gate_up_leaf(c), *dl = ref_down_leaf(c);
+	if ((rv = ref_getf(rs, &gu, false, s->err, 2, 2 * Il, c->hid, 0, "%s%s.weight", m, gul)) ||
+	    (rv = ref_getf(rs, &bgu, true, s->err, 1, 2 * Il, 0, 0, "%s%s.bias", m, gul)) ||
+	    (rv = ref_getf(rs, &wd, false, s->err, 2, c->hid, Il, 0, "%s%s.weight", m, dl)))
 		return rv;
 	ref_ffn(y, h, T, c->hid, Il, gu, bgu, gu + Il * c->hid, bgu ? bgu + Il : NULL, wd, c->act,
 	        s->b.scratch);

@@ -33,7 +33,7 @@ static int setup(void **state)
 {
 	(void)state;
 	static const char *fams[] = {"phi3", "starcoder2", "deepseek_v2", "glm",
-	                             "glm4", "granite",    "granitemoe"};
+	                             "glm4", "granite",    "granitemoe",  "granitemoeshared"};
 	return gen_fixtures("reference_fam", fams, sizeof(fams) / sizeof(fams[0]));
 }
 
@@ -400,6 +400,54 @@ static void test_granitemoe(void **state)
 	free(lg);
 }
 
+static void tamper_gms_shared(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* the last rank's shared MLP read as [up_r; gate_r] */
+	swap_halves(find_tensor(&r[n - 1], "model.layers.1.shared_mlp.input_linear.weight"));
+}
+
+/* GraniteMoeShared: + shared_mlp.input_linear ([gate; up] rows) / output_linear added
+ * ungated to the experts' sum, TP-split on every EP group's ranks. */
+static void test_granitemoeshared(void **state)
+{
+	(void)state;
+	expect_pass("granitemoeshared", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("granitemoeshared", 1, 2, WT_QUANT_NONE, 0);
+	expect_pass("granitemoeshared", 2, 2, WT_QUANT_NONE, 1);
+	expect_pass("granitemoeshared", 4, 1, WT_QUANT_INT8_CHANNEL, 0);
+	expect_caught("granitemoeshared", 2, 1, tamper_gms_shared);
+	expect_caught("granitemoeshared", 2, 2, tamper_gms_shared);
+	ref_cfg c;
+	float *lg = malloc(N_TOK * 1000 * sizeof(float));
+	assert_non_null(lg);
+	full_logits("granitemoeshared", lg, &c);
+	assert_true(c.stacked_experts && c.granite && c.Is == 256 && c.E == 4);
+	/* the full path adds the shared MLP: zeroing its output weights moves the logits */
+	model m = {0};
+	ref_set ck = {0};
+	wt_errbuf err = {0};
+	float *lz = malloc(N_TOK * 1000 * sizeof(float));
+	assert_non_null(lz);
+	open_model(&m, "granitemoeshared");
+	assert_int_equal(ref_load_ckpt(m.c, &c, &ck, &err), WT_OK);
+	for (int l = 0; l < 2; l++) {
+		char name[96];
+		snprintf(name, sizeof(name), "model.layers.%d.shared_mlp.output_linear.weight", l);
+		ref_tensor *t = find_tensor(&ck, name);
+		memset(t->data, 0, t->nbytes);
+	}
+	assert_int_equal(ref_forward_full(&c, &ck, g_tokens, N_TOK, lz, NULL, &err), WT_OK);
+	ref_diff d;
+	ref_compare(lg, lz, N_TOK * 1000, &d);
+	print_message("granitemoeshared without its shared MLP: max|diff| %.3g of %.3g\n",
+	              d.max_abs_diff, d.max_abs_ref);
+	assert_false(ref_within(&d, 1e-3));
+	ref_set_clear(&ck);
+	close_model(&m);
+	free(lz);
+	free(lg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +460,7 @@ int main(void)
 	    cmocka_unit_test(test_glm4),
 	    cmocka_unit_test(test_granite),
 	    cmocka_unit_test(test_granitemoe),
+	    cmocka_unit_test(test_granitemoeshared),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,7 +12,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text \
-	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe; do
+	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -66,6 +66,7 @@ check granite --tp-size 2 --quant fp8-channel
 # GraniteMoE: experts stacked in the checkpoint, Mixtral's stacks on the ranks
 check granitemoe --tp-size 2 --ep-size 2
 check granitemoe --ep-size 3 --quant int8-channel
+check granitemoeshared --tp-size 2 --ep-size 2
 # RoPE scaling (reference/cfg_rope.c): Llama 3.1's llama3 at TP 4
 cp -r "$T/llama" "$T/llama31"
 sed -i 's/"rope_scaling": null/"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 16}/' \
