@@ -240,7 +240,7 @@ static int get_pos_real(json_t *o, const char *name, double dflt, double *out, w
 	return WT_OK;
 }
 
-/* vision_config (Qwen2-VL, Qwen2.5-VL): field names as config.json writes
+/* vision_config (Qwen2-VL, Qwen2.5-VL, Gemma 3's SigLIP): field names as config.json writes
  * them, with the transformers defaults; the planner checks what the family
  * needs. */
 static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
@@ -248,6 +248,7 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	json_t *v = json_object_get(root, "vision_config");
 	c->v_depth = c->v_embed_dim = c->v_num_heads = -1;
 	c->v_hidden_size = c->v_intermediate_size = c->v_out_hidden_size = -1;
+	c->v_num_layers = c->v_num_attn_heads = c->v_image_size = -1;
 	c->v_mlp_ratio = 4.0;
 	c->v_patch_size = 14;
 	c->v_temporal_patch_size = 2;
@@ -258,7 +259,9 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (!json_is_object(v))
 		return wt_seterr(err, WT_ECORRUPT, "config.json: 'vision_config' is not an object");
 	c->has_vision = true;
-	static const char *const chans[] = {"in_chans", "in_channels", NULL};
+	static const char *const chans[] = {"in_chans", "in_channels", "num_channels", NULL};
+	json_t *patch = json_object_get(v, "patch_size");
+	c->v_patch_given = patch != NULL && !json_is_null(patch);
 	const char *which = "in_chans";
 	int rv = get_int(v, "depth", -1, 1, &c->v_depth, err);
 	if (rv == WT_OK)
@@ -281,6 +284,12 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_int(v, "intermediate_size", -1, 1, &c->v_intermediate_size, err);
 	if (rv == WT_OK)
 		rv = get_int(v, "out_hidden_size", -1, 1, &c->v_out_hidden_size, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "num_hidden_layers", -1, 1, &c->v_num_layers, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "num_attention_heads", -1, 1, &c->v_num_attn_heads, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "image_size", -1, 1, &c->v_image_size, err);
 	if (rv != WT_OK && err != NULL)
 		wt_errprefix(err, "in vision_config");
 	return rv;

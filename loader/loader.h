@@ -263,13 +263,17 @@ typedef struct ckpt_config {
 	int64_t v_depth, v_embed_dim, v_num_heads; /* -1 if absent */
 	double v_mlp_ratio;                        /* default 4 */
 	int64_t v_patch_size;                      /* default 14 */
+	bool v_patch_given;                        /* patch_size present (SigLIP's default: 16) */
 	int64_t v_temporal_patch_size;             /* default 2 */
 	int64_t v_spatial_merge_size;              /* default 2 */
-	int64_t v_in_chans;                        /* in_chans | in_channels, default 3 */
+	int64_t v_in_chans; /* in_chans | in_channels | num_channels (SigLIP), default 3 */
 	/* Qwen2.5-VL names: the vision width is hidden_size, its MLP hidden
 	 * intermediate_size, the merger's output out_hidden_size (-1 if absent;
 	 * in Qwen2-VL's vision_config hidden_size is the merger's output) */
 	int64_t v_hidden_size, v_intermediate_size, v_out_hidden_size;
+	/* SigLIP names (Gemma 3): blocks num_hidden_layers, heads num_attention_heads,
+	 * image_size (-1 if absent; the planner applies SiglipVisionConfig's defaults) */
+	int64_t v_num_layers, v_num_attn_heads, v_image_size;
 	/* MRoPE: rope_scaling.mrope_section | rope_parameters.mrope_section (checked at plan
 	 * time); has_mrope when the list is present, n_mrope its length. */
 	bool has_mrope;

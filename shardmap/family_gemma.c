@@ -1,6 +1,7 @@
 /*
  * family_gemma.c — Gemma 2 and the text-only Gemma 3 (Gemma3ForCausalLM), tables
- * only; Gemma (1) is Llama's table (family_llama.c).
+ * only; Gemma (1) is Llama's table (family_llama.c), the multimodal Gemma 3
+ * family_gemma3.c.
  *
  * Their tensors carry Llama's names; Gemma 2 and 3 add a norm before and after
  * the MLP (`pre_feedforward_layernorm`, `post_feedforward_layernorm`), Gemma 3
@@ -12,27 +13,16 @@
  */
 #include "shardmap/family_rules.h"
 
-#define GEMMA_NORM(x)                                                                              \
-	SM_RULE(SM_LAYER x ".weight", SM_LAYER x ".weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0,  \
-	        1, SM_D_HID, SM_D_ANY)
 static const sm_rule gemma2_rules[] = {
     SM_RULES_TOP,
     SM_RULES_LNORM,
-    GEMMA_NORM("pre_feedforward_layernorm"),
-    GEMMA_NORM("post_feedforward_layernorm"),
+    SM_RULE_GEMMA_NORM("pre_feedforward_layernorm"),
+    SM_RULE_GEMMA_NORM("post_feedforward_layernorm"),
     SM_RULES_ATTN,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
 };
 
-static const sm_rule gemma3_rules[] = {
-    SM_RULES_TOP,
-    SM_RULES_LNORM,
-    GEMMA_NORM("pre_feedforward_layernorm"),
-    GEMMA_NORM("post_feedforward_layernorm"),
-    SM_RULES_QK_NORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-};
+static const sm_rule gemma3_rules[] = {SM_RULES_GEMMA3_LM("")};
 
 static const char *const gemma2_archs[] = {"Gemma2ForCausalLM", NULL};
 static const char *const gemma3_archs[] = {"Gemma3ForCausalLM", NULL};

@@ -26,14 +26,16 @@
 
 #define SM_LAYER "model.layers.{i}."
 
-/* Embedding, final norm, LM head. */
-#define SM_RULES_TOP                                                                               \
-	SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0,           \
+/* Embedding, final norm, LM head under module prefix P ("" for a decoder; Gemma 3's
+ * multimodal language model: "language_model."). */
+#define SM_RULES_TOP_AT(P)                                                                         \
+	SM_RULE(P "model.embed_tokens.weight", P "model.embed_tokens.weight", SM_K_VOCAB, 0,       \
 	        SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),                                      \
-	    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,        \
+	    SM_RULE(P "lm_head.weight", P "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,    \
 	            SM_F_LMHEAD, 2, SM_D_V, SM_D_HID),                                             \
-	    SM_RULE("model.norm.weight", "model.norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,   \
-	            0, 1, SM_D_HID, SM_D_ANY)
+	    SM_RULE(P "model.norm.weight", P "model.norm.weight", SM_K_REPL, 0, SM_U_NONE,         \
+	            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+#define SM_RULES_TOP SM_RULES_TOP_AT("")
 
 /* Layer norms. */
 #define SM_RULES_LNORM                                                                             \
@@ -109,6 +111,19 @@
 /* Replicated router-like tensor of MoE layers. */
 #define SM_RULE_ROUTER(ck, nd, d0, d1)                                                             \
 	SM_RULE(SM_LAYER ck, SM_LAYER ck, SM_K_REPL, 0, SM_U_NONE, SM_C_MOE, 0, nd, d0, d1)
+
+/* A Gemma 2 / 3 norm of every layer, [hid] replicated. */
+#define SM_RULE_GEMMA_NORM(x)                                                                      \
+	SM_RULE(SM_LAYER x ".weight", SM_LAYER x ".weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0,  \
+	        1, SM_D_HID, SM_D_ANY)
+
+/* Gemma 3's language model (Gemma3ForCausalLM's table) under module prefix P; its
+ * layers are under SM_LAYER as defined where the table is written (the macros here
+ * expand SM_LAYER there). */
+#define SM_RULES_GEMMA3_LM(P)                                                                      \
+	SM_RULES_TOP_AT(P), SM_RULES_LNORM, SM_RULE_GEMMA_NORM("pre_feedforward_layernorm"),       \
+	    SM_RULE_GEMMA_NORM("post_feedforward_layernorm"), SM_RULES_QK_NORM, SM_RULES_ATTN,     \
+	    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL)
 
 #define SM_NRULES(a) (sizeof(a) / sizeof((a)[0]))
 

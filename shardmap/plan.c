@@ -64,6 +64,9 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"vision_config.hidden_size", c->v_hidden_size},
 	    {"vision_config.intermediate_size", c->v_intermediate_size},
 	    {"vision_config.out_hidden_size", c->v_out_hidden_size},
+	    {"vision_config.num_hidden_layers", c->v_num_layers},
+	    {"vision_config.num_attention_heads", c->v_num_attn_heads},
+	    {"vision_config.image_size", c->v_image_size},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (f[i].v > SM_DIM_MAX)
@@ -76,6 +79,20 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 		                 "config.json: vision_config.mlp_ratio %g is outside (0, 64]",
 		                 c->v_mlp_ratio);
 	return WT_OK;
+}
+
+/* SigLIP's vision_config (Gemma 3), SiglipVisionConfig's defaults for absent keys;
+ * positions (image_size / patch_size)^2 as SiglipVisionEmbeddings' num_patches. */
+static void siglip_dims(const ckpt_config *c, sm_dims *d)
+{
+	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
+	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_SIGLIP_HEADS;
+	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_SIGLIP_HIDDEN;
+	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_SIGLIP_INTER;
+	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_SIGLIP_PATCH;
+	int64_t side = (c->v_image_size > 0 ? c->v_image_size : SM_SIGLIP_IMAGE) / patch;
+	d->vis_patch = patch;
+	d->vis_positions = side * side; /* both at most SM_DIM_MAX: no overflow */
 }
 
 static int derive_dims(sm_ctx *x, wt_errbuf *err)
@@ -110,7 +127,9 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->v_head_dim = c->v_head_dim;
 	d->vis_depth = c->v_depth;
 	d->vis_heads = c->v_num_heads;
-	if (x->fam->vision_gated) {
+	if (x->fam->vision_siglip)
+		siglip_dims(c, d);
+	else if (x->fam->vision_gated) {
 		d->vis_embed = c->v_hidden_size;
 		d->vis_inter = c->v_intermediate_size;
 	} else {
@@ -131,7 +150,8 @@ static int derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->vis_merged = (int64_t)vm;
 	d->vis_in_chans = c->v_in_chans;
 	d->vis_temporal_patch = c->v_temporal_patch_size;
-	d->vis_patch = c->v_patch_size;
+	if (!x->fam->vision_siglip)
+		d->vis_patch = c->v_patch_size;
 	if (d->n_heads <= 0 || d->hidden <= 0 || d->vocab <= 0 || d->n_layers < 0)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "config.json: num_attention_heads %" PRId64
@@ -202,6 +222,8 @@ static int64_t dim_value(const sm_dims *d, int sym)
 		return d->vis_temporal_patch;
 	case SM_D_VP:
 		return d->vis_patch;
+	case SM_D_VNP:
+		return d->vis_positions;
 	case SM_D_QKV:
 		return (d->n_heads + 2 * d->n_kv_heads) * d->head_dim;
 	case SM_D_I2:
@@ -434,6 +456,12 @@ static int64_t layer_of(const sm_family *f, const char *name)
 	return *s == '.' ? v : -1;
 }
 
+/* The config.json key counting the vision blocks. */
+static const char *vis_depth_key(const sm_family *f)
+{
+	return f->vision_siglip ? "vision_config.num_hidden_layers" : "vision_config.depth";
+}
+
 /* Rule ru matched block i (layer or vision block) and expert j of tensor t:
  * are they within config.json's counts, and does the config give layer i this
  * kind of tensor (dense vs MoE, shared experts, q_lora)? */
@@ -443,8 +471,8 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 	if ((ru->flags & SM_F_VIS) && i >= x->dm.vis_depth)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': vision block %" PRId64
-		                 " but config.json vision_config.depth is %" PRId64,
-		                 t->name, i, x->dm.vis_depth);
+		                 " but config.json %s is %" PRId64,
+		                 t->name, i, vis_depth_key(x->fam), x->dm.vis_depth);
 	if (!(ru->flags & SM_F_VIS) && i >= x->dm.n_layers)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': layer %" PRId64
@@ -601,7 +629,7 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					    "tensor '%s': missing from the checkpoint (family %s, "
 					    "config.json %s %" PRId64 ")",
 					    name, f->name,
-					    (ru->flags & SM_F_VIS) ? "vision_config.depth"
+					    (ru->flags & SM_F_VIS) ? vis_depth_key(f)
 					                           : "num_hidden_layers",
 					    (ru->flags & SM_F_VIS) ? x->dm.vis_depth
 					                           : x->dm.n_layers);

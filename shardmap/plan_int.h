@@ -26,6 +26,7 @@ typedef struct sm_dims {
 	 * merged embed (embed * merge^2), in_chans, temporal and spatial patch */
 	int64_t vis_depth, vis_embed, vis_heads, vis_inter, vis_merged;
 	int64_t vis_in_chans, vis_temporal_patch, vis_patch;
+	int64_t vis_positions; /* SigLIP: (image_size / patch_size)^2 */
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

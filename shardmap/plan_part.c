@@ -106,7 +106,8 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		*what = "shared expert intermediate size";
 		return x->dm.shared_inter;
 	case SM_U_VHEADS:
-		*what = "vision_config.num_heads";
+		*what = x->fam->vision_siglip ? "vision_config.num_attention_heads"
+		                              : "vision_config.num_heads";
 		return x->dm.vis_heads;
 	case SM_U_VI:
 		*what = x->fam->vision_gated ? "vision_config.intermediate_size"

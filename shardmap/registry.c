@@ -5,29 +5,14 @@
 #include "shardmap/shardmap_int.h"
 
 static const sm_family *const families[] = {
-    &shardmap_family_llama,
-    &shardmap_family_mistral,
-    &shardmap_family_qwen2,
-    &shardmap_family_qwen3,
-    &shardmap_family_mixtral,
-    &shardmap_family_qwen2_moe,
-    &shardmap_family_qwen3_moe,
-    &shardmap_family_deepseek_v3,
-    &shardmap_family_bert,
-    &shardmap_family_qwen2_vl,
-    &shardmap_family_qwen2_5_vl,
-    &shardmap_family_gemma,
-    &shardmap_family_gemma2,
-    &shardmap_family_gemma3_text,
-    &shardmap_family_phi3,
-    &shardmap_family_deepseek_v2,
-    &shardmap_family_starcoder2,
-    &shardmap_family_glm,
-    &shardmap_family_glm4,
-    &shardmap_family_olmo2,
-    &shardmap_family_granite,
-    &shardmap_family_granitemoe,
-    &shardmap_family_granitemoeshared,
+    &shardmap_family_llama,     &shardmap_family_mistral,     &shardmap_family_qwen2,
+    &shardmap_family_qwen3,     &shardmap_family_mixtral,     &shardmap_family_qwen2_moe,
+    &shardmap_family_qwen3_moe, &shardmap_family_deepseek_v3, &shardmap_family_bert,
+    &shardmap_family_qwen2_vl,  &shardmap_family_qwen2_5_vl,  &shardmap_family_gemma,
+    &shardmap_family_gemma2,    &shardmap_family_gemma3_text, &shardmap_family_gemma3,
+    &shardmap_family_phi3,      &shardmap_family_deepseek_v2, &shardmap_family_starcoder2,
+    &shardmap_family_glm,       &shardmap_family_glm4,        &shardmap_family_olmo2,
+    &shardmap_family_granite,   &shardmap_family_granitemoe,  &shardmap_family_granitemoeshared,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -51,7 +36,8 @@ const char *shardmap_supported_architectures(void)
 	       "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
 	       "DeepseekV3ForCausalLM, BertModel, Qwen2VLForConditionalGeneration, "
 	       "Qwen2_5_VLForConditionalGeneration, GemmaForCausalLM, Gemma2ForCausalLM, "
-	       "Gemma3ForCausalLM, Phi3ForCausalLM, DeepseekV2ForCausalLM, "
+	       "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Phi3ForCausalLM, "
+	       "DeepseekV2ForCausalLM, "
 	       "Starcoder2ForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, "
 	       "GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM";
 }

@@ -72,6 +72,7 @@ typedef enum {
 	SM_D_I2,   /* 2 * intermediate_size: gate/up fused in the checkpoint */
 	SM_D_IE2,  /* 2 * expert intermediate: expert gate/up stacked in the checkpoint */
 	SM_D_ISH2, /* 2 * shared expert intermediate: shared gate/up fused in the checkpoint */
+	SM_D_VNP,  /* SigLIP positions: (image_size / patch_size)^2 */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -134,11 +135,24 @@ typedef struct sm_family {
 	/* Qwen2.5-VL's vision_config: the width is hidden_size and the MLP hidden
 	 * intermediate_size (Qwen2-VL: embed_dim and embed_dim x mlp_ratio). */
 	bool vision_gated;
+	/* SigLIP's vision_config (Gemma 3): as vision_gated, with the blocks counted by
+	 * num_hidden_layers and the heads by num_attention_heads, SiglipVisionConfig's
+	 * defaults for absent keys. */
+	bool vision_siglip;
 	/* tie_word_embeddings when config.json omits it: the default of the
 	 * transformers config class, as transformers itself loads such a config
 	 * (Gemma: true, and save_pretrained omits the key of a tied Gemma) */
 	bool tie_default;
 } sm_family;
+
+/* SiglipVisionConfig's defaults (transformers), for the vision_config keys a Gemma 3
+ * config omits; num_channels defaults to 3 as in_chans does. */
+#define SM_SIGLIP_HIDDEN 768
+#define SM_SIGLIP_INTER  3072
+#define SM_SIGLIP_LAYERS 12
+#define SM_SIGLIP_HEADS  12
+#define SM_SIGLIP_IMAGE  224
+#define SM_SIGLIP_PATCH  16
 
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
@@ -166,6 +180,7 @@ extern const sm_family shardmap_family_gemma;
 extern const sm_family shardmap_family_gemma2;
 extern const sm_family shardmap_family_gemma3_text;
 extern const sm_family shardmap_family_qwen2_5_vl;
+extern const sm_family shardmap_family_gemma3;
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 

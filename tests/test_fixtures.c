@@ -81,6 +81,12 @@ typedef struct fam_expect {
 #define GEMMA_LAYER  (2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 3 * 512 * 256))
 #define GEMMA2_LAYER (2 * (4 * 256 + 512 * 256 + 2 * 256 * 256 + 256 * 512 + 3 * 512 * 256))
 #define GEMMA3_LAYER (2 * (4 * 256 + 2 * 64 + 256 * 256 + 2 * 64 * 256 + 256 * 256 + 3 * 384 * 256))
+/* gemma3: gemma3_text's LM + SigLIP blocks (width 128: LayerNorms, q/k/v/out with biases,
+ * fc1 256x128 / fc2 128x256 with biases), patch embed [128, 3, 14, 14] + bias, 16
+ * positions, post_layernorm, projector [128, 256] + norm [128] */
+#define G3_BLOCK (2 * (4 * 128 + 4 * (128 * 128 + 128) + 256 * 128 + 256 + 128 * 256 + 128))
+#define G3_TOP   (2 * (128 * 3 * 14 * 14 + 128 + 16 * 128 + 2 * 128 + 128 * 256 + 128))
+#define G3_BYTES (2 * (1000 * 256 + 256) + 2 * GEMMA3_LAYER + 2 * G3_BLOCK + G3_TOP)
 /* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
 #define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
 /* starcoder2: LayerNorm and linear biases, c_fc 1024x256 / c_proj 256x1024, tied */
@@ -156,6 +162,8 @@ static const fam_expect fams[] = {
      1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
     {"starcoder2", 35, 2 * (1000 * 256 + 2 * 256) + 2 * SC2_LAYER, 256, 8, 2, 32, 1024, 1000, 2, 1,
      0, -1, CKPT_QUANT_NONE, 1},
+    {"gemma3", 67, G3_BYTES, 256, 4, 1, 64, 384, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
+    {"gemma3_hf5", 67, G3_BYTES, 256, 4, 1, 64, 384, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -218,8 +226,18 @@ static void check_family(const fam_expect *e, const char *root)
 	 * language model in text_config and rope_parameters (5.x); Qwen2.5-VL names its
 	 * vision width hidden_size and gives intermediate_size and out_hidden_size */
 	bool v25 = strncmp(e->name, "qwen2_5_vl", 10) == 0;
-	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25);
-	if (cfg->has_vision) {
+	bool g3 = strncmp(e->name, "gemma3", 6) == 0 && strcmp(e->name, "gemma3_text") != 0;
+	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3);
+	if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
+		assert_int_equal(cfg->v_num_layers, 2);
+		assert_int_equal(cfg->v_num_attn_heads, 4);
+		assert_int_equal(cfg->v_hidden_size, 128);
+		assert_int_equal(cfg->v_intermediate_size, 256);
+		assert_int_equal(cfg->v_image_size, 56);
+		assert_true(cfg->v_patch_given);
+		assert_int_equal(cfg->v_patch_size, 14);
+		assert_int_equal(cfg->v_in_chans, 3);
+	} else if (cfg->has_vision) {
 		assert_int_equal(cfg->v_depth, v25 ? 4 : 2);
 		assert_int_equal(v25 ? cfg->v_hidden_size : cfg->v_embed_dim, 128);
 		assert_int_equal(cfg->v_intermediate_size, v25 ? 384 : -1);

@@ -91,13 +91,20 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
-        if name.startswith("visual."):  # Qwen2-VL / Qwen2.5-VL vision tower
+        if name.startswith(("visual.", "vision_tower.")):  # Qwen2-VL / 2.5-VL, Gemma 3 SigLIP
+            sq = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name)
             if re.search(r"\.attn\.qkv\.(weight|bias)$", name):  # [q; k; v] split by heads
                 e = rows // 3; hl = e // T
                 add(name, sum((pieces_rows(name, k * e + r * hl, hl) for k in range(3)), []))
+            elif sq:  # SigLIP: q, k, v (KV = H) fused by heads into qkv_proj
+                if sq.group(2) == "q":
+                    b, leaf, hl = sq.group(1), sq.group(3), rows // T
+                    add(f"{b}.qkv_proj.{leaf}", sum((pieces_rows(f"{b}.{x}_proj.{leaf}", r * hl, hl)
+                                                     for x in "qkv"), []))
             elif re.search(r"mlp\.(gate|up)_proj\.(weight|bias)$", name):
                 pass  # Qwen2.5-VL: fused into gate_up_proj below
-            elif re.search(r"(attn\.proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2)\.weight$", name):
+            elif re.search(r"(attn\.proj|out_proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2)\.weight$",
+                           name):
                 add(name, pieces_cols(name, r * cols // T, cols // T))
             elif re.search(r"(mlp\.fc1|merger\.mlp\.0)\.(weight|bias)$", name):
                 add(name, pieces_rows(name, r * rows // T, rows // T))
@@ -151,7 +158,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     # fused q/k/v
     for name in sorted(src):
         m = re.match(r"(.*)\.q_proj\.(weight|bias)$", name)
-        if m and not arch.startswith("Deepseek"):
+        if m and not arch.startswith("Deepseek") and not name.startswith("vision_tower."):
             b, leaf = m.group(1), m.group(2)
             add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * d, Hl * d)
                 + pieces_rows(f"{b}.k_proj.{leaf}", ks * KVl * d, KVl * d)
@@ -203,7 +210,15 @@ def main():
     src, cfg = load_dir(model)
     if cfg["architectures"][0].startswith("GraniteMoe"):
         src = unstack_granite(src)
-    if "text_config" in cfg:  # transformers 5.x multimodal layout: LM fields and names
+    lm_prefix = ""
+    if cfg["model_type"] == "gemma3":  # either layout -> gemma3_text's names + the tower's
+        cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
+        lm_prefix = "language_model."
+        src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
+                      re.sub(r"^(model\.)?(vision_tower|multi_modal_projector)\.", r"\2.",
+                             re.sub(r"^language_model\.lm_head\.", "lm_head.", k))): v
+               for k, v in src.items()}
+    elif "text_config" in cfg:  # transformers 5.x multimodal layout: LM fields and names
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         src = {re.sub(r"^model\.language_model\.", "model.",
                       re.sub(r"^model\.visual\.", "visual.", k)): v for k, v in src.items()}
@@ -218,6 +233,9 @@ def main():
             subprocess.run(cmd, check=True)
             got, meta = read_st(out); os.unlink(out)
             exp = expected(src, cfg, T, r, P, e, up_gate=up_gate)
+            # Gemma 3's language model runs under language_model. (docs/format.md 2.7)
+            exp = {(lm_prefix + n if n.startswith(("model.", "lm_head.")) else n): pcs
+                   for n, pcs in exp.items()}
             names = set(exp)
             if quant == "fp8-block":
                 names |= {n + "_scale" for n in exp if src.get(exp[n][0][0] if exp[n][0][0] != "zero" else "", ("",))[0] == "F8_E4M3"}

@@ -17,7 +17,7 @@ fi
 fail=0
 for f in llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 \
 	gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe \
-	granitemoeshared; do
+	granitemoeshared gemma3 gemma3_hf5; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" >/dev/null || { echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
 while read -r fam tp ep quant order; do
@@ -52,6 +52,11 @@ gemma2 2 1 none
 gemma2 8 1 none
 gemma3_text 2 1 none
 gemma3_text 4 1 none
+gemma3 1 1 none
+gemma3 2 1 none
+gemma3 4 1 none
+gemma3_hf5 2 1 none
+gemma3_hf5 4 1 none
 phi3 1 1 none
 phi3 2 1 none
 phi3 4 1 none

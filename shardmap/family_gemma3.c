@@ -1,0 +1,128 @@
+/*
+ * family_gemma3.c — Gemma 3 multimodal (Gemma3ForConditionalGeneration,
+ * model_type gemma3; 4B / 12B / 27B): Gemma3ForCausalLM's language model under
+ * `language_model.`, the SigLIP vision tower `vision_tower.vision_model.*` and
+ * the projector `multi_modal_projector.*` (docs/format.md section 2.7).
+ *
+ * Rules are written in the names the released checkpoints have (transformers
+ * 4.50/4.51: `language_model.model.*`, `language_model.lm_head.weight` when
+ * untied, `vision_tower.*`, `multi_modal_projector.*`), which are also vLLM's
+ * module names; the layout transformers >= 4.52 saves (`model.language_model.*`,
+ * `model.vision_tower.*`, `model.multi_modal_projector.*`, `lm_head.weight`)
+ * maps onto them through the aliases (its _checkpoint_conversion_mapping read
+ * backwards), so both layouts give the same runtime names and bytes.
+ *
+ * SigLIP blocks: LayerNorms with biases, separate q/k/v projections with biases
+ * fused by heads into `self_attn.qkv_proj` (vLLM's QKVParallelLinear, KV = H),
+ * out_proj by columns, fc1 by rows, fc2 by columns (their biases as Qwen2-VL's).
+ */
+#include <inttypes.h>
+
+#include "shardmap/family_rules.h"
+
+/* The language model's layers (the shared macros expand SM_LAYER here). */
+#undef SM_LAYER
+#define SM_LAYER "language_model.model.layers.{i}."
+
+#define G3_VT "vision_tower.vision_model."
+#define G3_VB G3_VT "encoder.layers.{i}."
+
+/* Replicated vision tensor of one block / of the tower: [VE]. */
+#define G3_VB_REPL(n)                                                                              \
+	SM_RULE(G3_VB n, G3_VB n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
+#define G3_V_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
+/* q / k / v (part 0 / 1 / 2) weight and bias into the fused qkv_proj, rows by heads. */
+#define G3_QKV(x, part)                                                                            \
+	SM_RULE(G3_VB "self_attn." x "_proj.weight", G3_VB "self_attn.qkv_proj.weight", SM_K_ROWS, \
+	        part, SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),          \
+	    SM_RULE(G3_VB "self_attn." x "_proj.bias", G3_VB "self_attn.qkv_proj.bias", SM_K_ROWS, \
+	            part, SM_U_VHEADS, SM_C_ALL, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
+
+static const sm_rule gemma3_rules[] = {
+    SM_RULES_GEMMA3_LM("language_model."),
+    {G3_VT "embeddings.patch_embedding.weight",
+     G3_VT "embeddings.patch_embedding.weight",
+     SM_K_REPL,
+     0,
+     SM_U_NONE,
+     SM_C_ALL,
+     0,
+     4,
+     {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}},
+    G3_V_REPL(G3_VT "embeddings.patch_embedding.bias", 1, SM_D_VE, SM_D_ANY),
+    G3_V_REPL(G3_VT "embeddings.position_embedding.weight", 2, SM_D_VNP, SM_D_VE),
+    G3_VB_REPL("layer_norm1.weight"),
+    G3_VB_REPL("layer_norm1.bias"),
+    G3_QKV("q", 0),
+    G3_QKV("k", 1),
+    G3_QKV("v", 2),
+    SM_RULE(G3_VB "self_attn.out_proj.weight", G3_VB "self_attn.out_proj.weight", SM_K_COLS, 0,
+            SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),
+    G3_VB_REPL("self_attn.out_proj.bias"),
+    G3_VB_REPL("layer_norm2.weight"),
+    G3_VB_REPL("layer_norm2.bias"),
+    SM_RULE(G3_VB "mlp.fc1.weight", G3_VB "mlp.fc1.weight", SM_K_ROWS, 0, SM_U_VI, SM_C_ALL,
+            SM_F_QUANT | SM_F_VIS, 2, SM_D_VI, SM_D_VE),
+    SM_RULE(G3_VB "mlp.fc1.bias", G3_VB "mlp.fc1.bias", SM_K_ROWS, 0, SM_U_VI, SM_C_ALL, SM_F_VIS,
+            1, SM_D_VI, SM_D_ANY),
+    SM_RULE(G3_VB "mlp.fc2.weight", G3_VB "mlp.fc2.weight", SM_K_COLS, 0, SM_U_VI, SM_C_ALL,
+            SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VI),
+    G3_VB_REPL("mlp.fc2.bias"),
+    G3_V_REPL(G3_VT "post_layernorm.weight", 1, SM_D_VE, SM_D_ANY),
+    G3_V_REPL(G3_VT "post_layernorm.bias", 1, SM_D_VE, SM_D_ANY),
+    /* x @ W with W [VE, hid] (not a Linear): replicated, never quantized */
+    G3_V_REPL("multi_modal_projector.mm_input_projection_weight", 2, SM_D_VE, SM_D_HID),
+    G3_V_REPL("multi_modal_projector.mm_soft_emb_norm.weight", 1, SM_D_VE, SM_D_ANY),
+};
+
+/* SigLIP's attention splits the width into heads (SiglipAttention refuses a
+ * remainder) and its position table needs at least one patch. */
+static int gemma3_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_vision)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: Gemma3ForConditionalGeneration needs vision_config "
+		                 "(SigLIP: hidden_size, intermediate_size, num_attention_heads, "
+		                 "num_hidden_layers, image_size, patch_size)");
+	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_SIGLIP_HIDDEN;
+	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_SIGLIP_HEADS;
+	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_SIGLIP_IMAGE;
+	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_SIGLIP_PATCH;
+	if (ve % vh)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config.num_attention_heads %" PRId64
+		                 " does not divide hidden_size %" PRId64,
+		                 vh, ve);
+	if (img < patch)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config.image_size %" PRId64
+		                 " is below patch_size %" PRId64 " (no patch)",
+		                 img, patch);
+	return WT_OK;
+}
+
+static const char *const gemma3_archs[] = {"Gemma3ForConditionalGeneration", NULL};
+
+/* transformers >= 4.52 checkpoint prefix -> the released (canonical) prefix */
+static const char *const gemma3_aliases[] = {"model.language_model.",
+                                             "language_model.model.",
+                                             "model.vision_tower.",
+                                             "vision_tower.",
+                                             "model.multi_modal_projector.",
+                                             "multi_modal_projector.",
+                                             "lm_head.",
+                                             "language_model.lm_head.",
+                                             NULL};
+
+const sm_family shardmap_family_gemma3 = {
+    .name = "gemma3",
+    .archs = gemma3_archs,
+    .rules = gemma3_rules,
+    .n_rules = SM_NRULES(gemma3_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = gemma3_check,
+    .aliases = gemma3_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .tie_default = true,
+};

@@ -1,0 +1,454 @@
+/*
+ * test_shardmap_gemma3.c — Gemma 3 multimodal (Gemma3ForConditionalGeneration,
+ * docs/format.md section 2.7): the SigLIP tower's rank slices computed by hand
+ * at TP 2 and 4 (q/k/v fused by heads into qkv_proj with their biases,
+ * out_proj / fc2 by columns, fc1 by rows, the rest replicated byte for byte),
+ * the language model as gemma3_text's (same bytes under `language_model.`),
+ * the released and the transformers >= 4.52 layouts giving the same shards,
+ * coverage at TP 1, 2, 4, SiglipVisionConfig's defaults, and the refusals (a
+ * block past num_hidden_layers, mixed layouts, a wrong shape, heads TP does not
+ * divide, no vision_config). Seed fixed and printed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "shardmap/shardmap_int.h"
+#include "test_shardmap_util.h"
+
+#define SEED 0x6e33a3ull
+#include "test_shardmap_fx.h"
+
+/* LM: hid 64, H 4, KV 1, d 32 (H*d 128), I 128, V 128, L 1. Vision: 2 blocks, width 32,
+ * 4 heads, MLP 64, patch 2 on a 4 x 4 image (4 positions), 3 channels. */
+#define HID 64
+#define VE  32
+#define VI  64
+#define NP  4
+
+#define LM_KEYS                                                                                    \
+	"\"model_type\":\"gemma3_text\",\"hidden_size\":64,\"num_attention_heads\":4,"             \
+	"\"num_key_value_heads\":1,\"head_dim\":32,\"intermediate_size\":128,"                     \
+	"\"vocab_size\":128,\"num_hidden_layers\":1"
+#define VISION_CFG(keys) ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"" keys "}}"
+#define VISION_KEYS                                                                                \
+	",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":4,"                  \
+	"\"num_hidden_layers\":2,\"image_size\":4,\"patch_size\":2,\"num_channels\":3"
+#define CFG_HEAD(tie)                                                                              \
+	"{\"architectures\":[\"Gemma3ForConditionalGeneration\"],\"model_type\":\"gemma3\"," tie   \
+	"\"text_config\":{" LM_KEYS "}"
+static const char cfg_g3[] = CFG_HEAD("") VISION_CFG(VISION_KEYS);
+static const char cfg_g3_untied[] =
+    CFG_HEAD("\"tie_word_embeddings\":false,") VISION_CFG(VISION_KEYS);
+static const char cfg_text[] =
+    "{\"architectures\":[\"Gemma3ForCausalLM\"]," LM_KEYS "}";
+
+/* Checkpoint layouts of one set of values. */
+typedef enum { LAY_TEXT, LAY_V450, LAY_HF5 } lay;
+
+/* Checkpoint name of name c (written in gemma3_text's names for the LM, the released
+ * names for the rest) in layout y. */
+static void ck_name(char *b, size_t n, const char *c, lay y)
+{
+	bool lm = strncmp(c, "model.", 6) == 0 || strncmp(c, "lm_head.", 8) == 0;
+	if (y == LAY_V450 && lm)
+		snprintf(b, n, "language_model.%s", c);
+	else if (y == LAY_HF5 && strncmp(c, "model.", 6) == 0)
+		snprintf(b, n, "model.language_model.%s", c + 6);
+	else if (y == LAY_HF5 && !lm)
+		snprintf(b, n, "model.%s", c);
+	else
+		snprintf(b, n, "%s", c);
+}
+
+static void add(tm_model *m, lay y, const char *c, int64_t a, int64_t b)
+{
+	char n[200];
+	ck_name(n, sizeof(n), c, y);
+	tm_add2(m, n, a, b);
+}
+
+#define VT "vision_tower.vision_model."
+#define VB VT "encoder.layers.%d."
+
+/* Vision tensors of one block, in value order: name, rows, cols (0 = 1-D). */
+static const struct {
+	const char *leaf;
+	int64_t n, k;
+} block[] = {
+    {"layer_norm1.weight", VE, 0},
+    {"layer_norm1.bias", VE, 0},
+    {"self_attn.q_proj.weight", VE, VE},
+    {"self_attn.q_proj.bias", VE, 0},
+    {"self_attn.k_proj.weight", VE, VE},
+    {"self_attn.k_proj.bias", VE, 0},
+    {"self_attn.v_proj.weight", VE, VE},
+    {"self_attn.v_proj.bias", VE, 0},
+    {"self_attn.out_proj.weight", VE, VE},
+    {"self_attn.out_proj.bias", VE, 0},
+    {"layer_norm2.weight", VE, 0},
+    {"layer_norm2.bias", VE, 0},
+    {"mlp.fc1.weight", VI, VE},
+    {"mlp.fc1.bias", VI, 0},
+    {"mlp.fc2.weight", VE, VI},
+    {"mlp.fc2.bias", VE, 0},
+};
+
+/* The language model (values first: the same in every layout and as gemma3_text's),
+ * then, unless text-only, the tower of `blocks` blocks and the projector. */
+static tm_model *g3_model(lay y, bool untied, int blocks)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	add(m, y, "model.embed_tokens.weight", 128, HID);
+	add(m, y, "model.norm.weight", HID, 0);
+	static const struct {
+		const char *leaf;
+		int64_t n, k;
+	} lm[] = {{"input_layernorm.weight", HID, 0},
+	          {"post_attention_layernorm.weight", HID, 0},
+	          {"pre_feedforward_layernorm.weight", HID, 0},
+	          {"post_feedforward_layernorm.weight", HID, 0},
+	          {"self_attn.q_proj.weight", 128, HID},
+	          {"self_attn.k_proj.weight", 32, HID},
+	          {"self_attn.v_proj.weight", 32, HID},
+	          {"self_attn.o_proj.weight", HID, 128},
+	          {"self_attn.q_norm.weight", 32, 0},
+	          {"self_attn.k_norm.weight", 32, 0},
+	          {"mlp.gate_proj.weight", 128, HID},
+	          {"mlp.up_proj.weight", 128, HID},
+	          {"mlp.down_proj.weight", HID, 128}};
+	for (size_t k = 0; k < sizeof(lm) / sizeof(lm[0]); k++) {
+		char b[200];
+		snprintf(b, sizeof(b), "model.layers.0.%s", lm[k].leaf);
+		add(m, y, b, lm[k].n, lm[k].k);
+	}
+	if (untied)
+		add(m, y, "lm_head.weight", 128, HID);
+	if (y == LAY_TEXT)
+		return m;
+	char pe[200];
+	ck_name(pe, sizeof(pe), VT "embeddings.patch_embedding.weight", y);
+	tm_add(m, pe, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
+	st_desc *d = &m->d[m->n - 1];
+	d->ndim = 4;
+	d->shape[0] = VE;
+	d->shape[1] = 3;
+	d->shape[2] = d->shape[3] = 2;
+	add(m, y, VT "embeddings.patch_embedding.bias", VE, 0);
+	add(m, y, VT "embeddings.position_embedding.weight", NP, VE);
+	for (int blk = 0; blk < blocks; blk++)
+		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
+			char b[200];
+			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
+			add(m, y, b, block[k].n, block[k].k);
+		}
+	add(m, y, VT "post_layernorm.weight", VE, 0);
+	add(m, y, VT "post_layernorm.bias", VE, 0);
+	add(m, y, "multi_modal_projector.mm_input_projection_weight", VE, HID);
+	add(m, y, "multi_modal_projector.mm_soft_emb_norm.weight", VE, 0);
+	return m;
+}
+
+/* Rank r's rows [r0, r0+n) of source `src` at row `at` of output `name` (bytes equal). */
+static void rows_at(const fx *f, uint32_t r, const char *name, int64_t at, const char *src,
+                    int64_t r0, int64_t n)
+{
+	size_t rowb;
+	const uint8_t *s = src_rows(f, src, r0, &rowb);
+	if (memcmp(out_bytes(f, r, name) + (size_t)at * rowb, s, (size_t)n * rowb) != 0)
+		fail_msg("rank %u '%s' rows [%lld, +%lld) != '%s' rows [%lld, +%lld)", r, name,
+		         (long long)at, (long long)n, src, (long long)r0, (long long)n);
+}
+
+/* Rank r's output `name` [rows, k/T] = columns [r*k/T, ...) of source `src` [rows, k]. */
+static void cols_of(const fx *f, uint32_t r, uint32_t T, const char *name, const char *src,
+                    int64_t rows, int64_t k)
+{
+	size_t rowb;
+	const uint8_t *s = src_rows(f, src, 0, &rowb);
+	const uint8_t *o = out_bytes(f, r, name);
+	int64_t kl = k / T;
+	shp(f, r, name, 2, rows, kl, 0);
+	for (int64_t a = 0; a < rows; a++)
+		if (memcmp(o + a * kl * 2, s + (a * k + r * kl) * 2, (size_t)kl * 2) != 0)
+			fail_msg("rank %u '%s' row %lld: not columns [%lld, +%lld) of '%s'", r,
+			         name, (long long)a, (long long)(r * kl), (long long)kl, src);
+}
+
+/* Rank r's replicated `name`: the whole source, byte for byte. */
+static void repl(const fx *f, uint32_t r, const char *name)
+{
+	int k = tm_find(f->m, name);
+	assert_true(k >= 0);
+	const st_desc *d = &f->m->d[k];
+	uint64_t nb = wt_dtype_size(d->dtype);
+	for (int j = 0; j < d->ndim; j++)
+		nb *= (uint64_t)d->shape[j];
+	assert_int_equal(info(f, r, name)->nbytes, nb);
+	assert_memory_equal(out_bytes(f, r, name), f->m->data[k], nb);
+}
+
+static void check_rank(const fx *f, uint32_t T, uint32_t r)
+{
+	int64_t vl = VE / T; /* rows of q (k, v) on one rank: VH/T heads of VE/VH */
+	for (int blk = 0; blk < 2; blk++) {
+		char n[200], q[200], k[200], v[200], x[200];
+		snprintf(n, sizeof(n), VB "self_attn.qkv_proj.weight", blk);
+		snprintf(q, sizeof(q), VB "self_attn.q_proj.weight", blk);
+		snprintf(k, sizeof(k), VB "self_attn.k_proj.weight", blk);
+		snprintf(v, sizeof(v), VB "self_attn.v_proj.weight", blk);
+		shp(f, r, n, 2, 3 * vl, VE, 0);
+		rows_at(f, r, n, 0, q, r * vl, vl);
+		rows_at(f, r, n, vl, k, r * vl, vl);
+		rows_at(f, r, n, 2 * vl, v, r * vl, vl);
+		snprintf(n, sizeof(n), VB "self_attn.qkv_proj.bias", blk);
+		snprintf(q, sizeof(q), VB "self_attn.q_proj.bias", blk);
+		snprintf(k, sizeof(k), VB "self_attn.k_proj.bias", blk);
+		snprintf(v, sizeof(v), VB "self_attn.v_proj.bias", blk);
+		shp(f, r, n, 1, 3 * vl, 0, 0);
+		rows_at(f, r, n, 0, q, r * vl, vl);
+		rows_at(f, r, n, vl, k, r * vl, vl);
+		rows_at(f, r, n, 2 * vl, v, r * vl, vl);
+		snprintf(n, sizeof(n), VB "self_attn.out_proj.weight", blk);
+		cols_of(f, r, T, n, n, VE, VE);
+		snprintf(n, sizeof(n), VB "mlp.fc2.weight", blk);
+		cols_of(f, r, T, n, n, VE, VI);
+		snprintf(n, sizeof(n), VB "mlp.fc1.weight", blk);
+		shp(f, r, n, 2, VI / T, VE, 0);
+		rows_at(f, r, n, 0, n, r * (VI / T), VI / T);
+		snprintf(n, sizeof(n), VB "mlp.fc1.bias", blk);
+		shp(f, r, n, 1, VI / T, 0, 0);
+		rows_at(f, r, n, 0, n, r * (VI / T), VI / T);
+		static const char *const rep[] = {"layer_norm1.weight",      "layer_norm1.bias",
+		                                  "layer_norm2.weight",      "layer_norm2.bias",
+		                                  "self_attn.out_proj.bias", "mlp.fc2.bias"};
+		for (size_t j = 0; j < sizeof(rep) / sizeof(rep[0]); j++) {
+			snprintf(x, sizeof(x), VB "%s", blk, rep[j]);
+			repl(f, r, x);
+		}
+	}
+	static const char *const rep[] = {VT "embeddings.patch_embedding.weight",
+	                                  VT "embeddings.patch_embedding.bias",
+	                                  VT "embeddings.position_embedding.weight",
+	                                  VT "post_layernorm.weight",
+	                                  VT "post_layernorm.bias",
+	                                  "multi_modal_projector.mm_input_projection_weight",
+	                                  "multi_modal_projector.mm_soft_emb_norm.weight"};
+	for (size_t j = 0; j < sizeof(rep) / sizeof(rep[0]); j++)
+		repl(f, r, rep[j]);
+	const sm_out_info *pe = info(f, r, VT "embeddings.patch_embedding.weight");
+	assert_int_equal(pe->ndim, 4);
+	assert_int_equal(pe->shape[3], 2);
+	/* LM: H 4 KV 1 d 32, kv head replicated; q rows [r*128/T, ...) */
+	const char *lq = "language_model.model.layers.0.self_attn.qkv_proj.weight";
+	shp(f, r, lq, 2, 128 / T + 64, HID, 0);
+	rows_at(f, r, lq, 0, "language_model.model.layers.0.self_attn.q_proj.weight", r * 128 / T,
+	        128 / T);
+	rows_at(f, r, lq, 128 / T, "language_model.model.layers.0.self_attn.k_proj.weight", 0, 32);
+	rows_at(f, r, lq, 128 / T + 32, "language_model.model.layers.0.self_attn.v_proj.weight", 0,
+	        32);
+	assert_int_equal(tm_ix(f->p, r, "language_model.lm_head.weight"), -1); /* tied */
+}
+
+static void test_hand_slices(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		fx f;
+		fx_open(&f, g3_model(LAY_V450, false, 2), cfg_g3, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++)
+			check_rank(&f, tps[i], r);
+		assert_true(shardmap_tied_lm_head(f.p));
+		fx_close(&f);
+	}
+}
+
+/* Every output of rank r of a equals the one of b (names, shapes, bytes); b's names
+ * are a's with `strip` removed from the front (NULL: the same names). */
+static void same_rank(const fx *a, const fx *b, uint32_t r, const char *strip)
+{
+	size_t na = shardmap_rank_n_tensors(a->p, r), nb = 0;
+	for (size_t i = 0; i < na; i++) {
+		const sm_out_info *t = shardmap_rank_tensor(a->p, r, i);
+		const char *n = t->name;
+		if (strip && strncmp(n, strip, strlen(strip)) != 0)
+			continue;
+		nb++;
+		const sm_out_info *u = info(b, r, strip ? n + strlen(strip) : n);
+		assert_int_equal(t->ndim, u->ndim);
+		assert_int_equal(t->nbytes, u->nbytes);
+		assert_int_equal(t->dtype, u->dtype);
+		if (memcmp(a->pr->b[r][i], out_bytes(b, r, u->name), t->nbytes) != 0)
+			fail_msg("rank %u '%s' differs", r, n);
+	}
+	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
+}
+
+/* Released and >= 4.52 layouts (tied and untied): the same shards; the language model
+ * is gemma3_text's under `language_model.`. */
+static void test_layouts_and_text(void **state)
+{
+	(void)state;
+	for (int untied = 0; untied < 2; untied++) {
+		const char *cfg = untied ? cfg_g3_untied : cfg_g3;
+		fx a, b, t;
+		fx_open(&a, g3_model(LAY_V450, untied, 2), cfg, 2, 1, 0, true);
+		fx_open(&b, g3_model(LAY_HF5, untied, 2), cfg, 2, 1, 0, true);
+		fx_open(&t, g3_model(LAY_TEXT, untied, 0),
+		        untied ? "{\"architectures\":[\"Gemma3ForCausalLM\"]," LM_KEYS
+		                 ",\"tie_word_embeddings\":false}"
+		               : cfg_text,
+		        2, 1, 0, true);
+		for (uint32_t r = 0; r < 2; r++) {
+			same_rank(&a, &b, r, NULL);
+			same_rank(&a, &t, r, "language_model.");
+		}
+		assert_int_equal(tm_ix(a.p, 1, "language_model.lm_head.weight") >= 0, untied);
+		fx_close(&a);
+		fx_close(&b);
+		fx_close(&t);
+	}
+}
+
+static void test_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}};
+	coverage(g3_model(LAY_V450, false, 2), cfg_g3, 1, lays, 3);
+	coverage(g3_model(LAY_V450, true, 2), cfg_g3_untied, 1, lays, 3);
+}
+
+/* vision_config with only its width keys: SiglipVisionConfig's image_size 224, patch 16
+ * (196 positions, [VE, 3, 16, 16]), 12 blocks / 12 heads when those are absent. */
+static void test_siglip_defaults(void **state)
+{
+	(void)state;
+	tm_model *m = g3_model(LAY_V450, false, 2);
+	tm_remove(m, VT "embeddings.position_embedding.weight");
+	tm_remove(m, VT "embeddings.patch_embedding.weight");
+	tm_add2(m, VT "embeddings.position_embedding.weight", 196, VE);
+	tm_add(m, VT "embeddings.patch_embedding.weight", WT_DTYPE_INVALID, 1, VE * 3 * 256, 0, 0);
+	st_desc *d = &m->d[m->n - 1];
+	d->ndim = 4;
+	d->shape[0] = VE;
+	d->shape[1] = 3;
+	d->shape[2] = d->shape[3] = 16;
+	static const char cfg[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":4,"
+	               "\"num_hidden_layers\":2");
+	fx f;
+	fx_open(&f, m, cfg, 2, 1, 0, false);
+	shp(&f, 1, VT "embeddings.position_embedding.weight", 2, 196, VE, 0);
+	fx_close(&f);
+	/* 12 blocks by default: block 1 of 2 present, blocks 2..11 missing */
+	wt_errbuf err = {0};
+	static const char cfg12[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":4,"
+	               "\"image_size\":4,\"patch_size\":2");
+	assert_int_equal(plan_err(g3_model(LAY_V450, false, 2), cfg12, &err), WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "vision_config.num_hidden_layers 12"));
+}
+
+static void expect(tm_model *m, const char *cfg, int code, const char *a, const char *b)
+{
+	wt_errbuf err = {0};
+	int rv = plan_err(m, cfg, &err);
+	printf("  -> %d %s\n", rv, err.msg);
+	assert_int_equal(rv, code);
+	assert_non_null(strstr(err.msg, a));
+	if (b)
+		assert_non_null(strstr(err.msg, b));
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	/* a block past num_hidden_layers, named by the key */
+	expect(g3_model(LAY_V450, false, 3), cfg_g3, WT_ESHAPE,
+	       "vision_tower.vision_model.encoder.layers.2.",
+	       "vision_config.num_hidden_layers is 2");
+	/* a >= 4.52 name in a released checkpoint */
+	tm_model *m = g3_model(LAY_V450, false, 2);
+	tm_add2(m, "model.multi_modal_projector.mm_soft_emb_norm.bias", VE, 0);
+	expect(m, cfg_g3, WT_EUNSUPPORTED, "mixes two name layouts", NULL);
+	m = g3_model(LAY_HF5, false, 2);
+	tm_add2(m, VT "post_layernorm.extra", VE, 0);
+	expect(m, cfg_g3, WT_EUNSUPPORTED, "vision_tower.vision_model.post_layernorm.extra",
+	       "mixes two name layouts");
+	/* a wrong vision shape */
+	m = g3_model(LAY_V450, false, 2);
+	tm_remove(m, VT "encoder.layers.1.mlp.fc1.weight");
+	tm_add2(m, VT "encoder.layers.1.mlp.fc1.weight", VI + 2, VE);
+	expect(m, cfg_g3, WT_ESHAPE, "vision_tower.vision_model.encoder.layers.1.mlp.fc1.weight",
+	       NULL);
+	m = g3_model(LAY_HF5, false, 2);
+	tm_remove(m, "model." VT "embeddings.position_embedding.weight");
+	tm_add2(m, "model." VT "embeddings.position_embedding.weight", NP + 1, VE);
+	expect(m, cfg_g3, WT_ESHAPE,
+	       "model.vision_tower.vision_model.embeddings.position_embedding", NULL);
+	/* a missing vision tensor, in the checkpoint's own names */
+	m = g3_model(LAY_HF5, false, 2);
+	tm_remove(m, "model." VT "encoder.layers.0.self_attn.k_proj.bias");
+	expect(m, cfg_g3, WT_ENOTFOUND,
+	       "model.vision_tower.vision_model.encoder.layers.0.self_attn.k_proj.bias", NULL);
+	/* the SigLIP pooling head (vision_use_head) is not served */
+	m = g3_model(LAY_V450, false, 2);
+	tm_add2(m, VT "head.probe", VE, 0);
+	expect(m, cfg_g3, WT_EUNSUPPORTED, "vision_tower.vision_model.head.probe", "gemma3");
+	/* heads TP does not divide: 6 heads of width 36 at TP 2 is fine, at TP 4 not */
+	static const char cfg3h[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":3,"
+	               "\"num_hidden_layers\":2,\"image_size\":4,\"patch_size\":2");
+	expect(g3_model(LAY_V450, false, 2), cfg3h, WT_ECORRUPT,
+	       "num_attention_heads 3 does not divide hidden_size 32", NULL);
+	static const char cfg2h[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":1,"
+	               "\"num_hidden_layers\":2,\"image_size\":4,\"patch_size\":2");
+	expect(g3_model(LAY_V450, false, 2), cfg2h, WT_ELAYOUT,
+	       "vision_config.num_attention_heads 1", NULL);
+	static const char cfg_nov[] = CFG_HEAD("") "}";
+	expect(g3_model(LAY_V450, false, 2), cfg_nov, WT_ECORRUPT, "needs vision_config", NULL);
+}
+
+/* fp8-channel: the tower's linears and the language model's are quantized, the
+ * projector, the patch embedding, the position table and the norms are not. */
+static void test_quant(void **state)
+{
+	(void)state;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_FP8_CHANNEL;
+	fx f;
+	fx_open_l(&f, g3_model(LAY_HF5, false, 2), cfg_g3, &l, false);
+	static const char *const q[] = {VT "encoder.layers.1.self_attn.qkv_proj.weight",
+	                                VT "encoder.layers.1.self_attn.out_proj.weight",
+	                                VT "encoder.layers.1.mlp.fc1.weight",
+	                                VT "encoder.layers.1.mlp.fc2.weight",
+	                                "language_model.model.layers.0.self_attn.qkv_proj.weight",
+	                                "language_model.model.layers.0.mlp.down_proj.weight"};
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+		assert_int_equal(info(&f, 1, q[k])->dtype, WT_F8_E4M3);
+	static const char *const n[] = {"multi_modal_projector.mm_input_projection_weight",
+	                                VT "embeddings.patch_embedding.weight",
+	                                VT "embeddings.position_embedding.weight",
+	                                VT "encoder.layers.1.self_attn.qkv_proj.bias",
+	                                "language_model.model.embed_tokens.weight"};
+	for (size_t k = 0; k < sizeof(n) / sizeof(n[0]); k++)
+		assert_int_equal(info(&f, 1, n[k])->dtype, WT_BF16);
+	fx_close(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts_and_text),
+	    cmocka_unit_test(test_coverage),    cmocka_unit_test(test_siglip_defaults),
+	    cmocka_unit_test(test_errors),      cmocka_unit_test(test_quant),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
