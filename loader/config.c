@@ -367,23 +367,94 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 }
 
 /*
+ * Keys a language model's config class fills in when config.json leaves them
+ * out. transformers' save_pretrained drops the keys of a nested config that
+ * equal its class defaults, so Gemma 3 4B's text_config carries no
+ * num_attention_heads, num_key_value_heads, head_dim or vocab_size
+ * (Gemma3TextConfig's 8, 4, 256, 262208; transformers 4.57.1).
+ */
+typedef struct class_default {
+	const char *key;
+	bool real; /* a JSON real, else an integer */
+	double v;
+} class_default;
+
+static const class_default gemma3_text_defaults[] = {
+    {"vocab_size", false, 262208},
+    {"hidden_size", false, 2304},
+    {"intermediate_size", false, 9216},
+    {"num_hidden_layers", false, 26},
+    {"num_attention_heads", false, 8},
+    {"num_key_value_heads", false, 4},
+    {"head_dim", false, 256},
+    {"max_position_embeddings", false, 131072},
+    {"query_pre_attn_scalar", false, 256},
+    {"sliding_window", false, 4096},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 1000000.0},
+    {"rope_local_base_freq", true, 10000.0},
+};
+
+/* The class defaults of the language model whose model_type is mt, or NULL. */
+static const class_default *class_defaults(const char *mt, size_t *n)
+{
+	/* Gemma3ForConditionalGeneration's text_config is a Gemma3TextConfig even when
+	 * it does not say so (Gemma3Config builds one from whatever it holds) */
+	if (mt != NULL && (strcmp(mt, "gemma3_text") == 0 || strcmp(mt, "gemma3") == 0)) {
+		*n = sizeof(gemma3_text_defaults) / sizeof(gemma3_text_defaults[0]);
+		return gemma3_text_defaults;
+	}
+	return NULL;
+}
+
+/* Absent (or null) keys of view v from its class defaults; v is the caller's own. */
+static int fill_class_defaults(json_t *v, wt_errbuf *err)
+{
+	size_t n = 0;
+	const class_default *d =
+	    class_defaults(json_string_value(json_object_get(v, "model_type")), &n);
+	for (size_t i = 0; i < n; i++) {
+		json_t *cur = json_object_get(v, d[i].key);
+		if (cur != NULL && !json_is_null(cur))
+			continue;
+		json_t *x = d[i].real ? json_real(d[i].v) : json_integer((json_int_t)d[i].v);
+		if (x == NULL || json_object_set_new(v, d[i].key, x) != 0)
+			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	return WT_OK;
+}
+
+/*
  * *out = the object the language-model fields are read from: root itself, or
  * (when root has a `text_config` object) a shallow copy of root with
- * text_config's fields laid over it. A new reference either way.
+ * text_config's fields laid over it; then the keys the language model's config
+ * class defaults (class_defaults) where they are absent. A new reference either
+ * way.
  */
 int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 {
 	json_t *tc = json_object_get(root, "text_config");
-	if (tc == NULL || json_is_null(tc)) {
+	if (tc != NULL && !json_is_null(tc) && !json_is_object(tc))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'text_config' is not an object");
+	bool overlay = json_is_object(tc);
+	size_t nd = 0;
+	const char *mt = json_string_value(json_object_get(overlay ? tc : root, "model_type"));
+	if (mt == NULL && overlay)
+		mt = json_string_value(json_object_get(root, "model_type"));
+	bool fill = class_defaults(mt, &nd) != NULL;
+	if (!overlay && !fill) {
 		*out = json_incref(root);
 		return WT_OK;
 	}
-	if (!json_is_object(tc))
-		return wt_seterr(err, WT_ECORRUPT, "config.json: 'text_config' is not an object");
 	json_t *v = json_copy(root);
-	if (v == NULL || json_object_update(v, tc) != 0) {
+	if (v == NULL || (overlay && json_object_update(v, tc) != 0)) {
 		json_decref(v);
 		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	int rv = fill ? fill_class_defaults(v, err) : WT_OK;
+	if (rv != WT_OK) {
+		json_decref(v);
+		return rv;
 	}
 	*out = v;
 	return WT_OK;

@@ -355,6 +355,55 @@ static void test_config_defaults(void **state)
 	}
 }
 
+/* google/gemma-3-4b-it's config.json as released: text_config holds only what differs
+ * from Gemma3TextConfig's defaults, which transformers then applies. */
+static const char gemma3_4b[] =
+    "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"boi_token_index\": 255999, "
+    "\"eoi_token_index\": 256000, \"eos_token_id\": [1, 106], \"image_token_index\": 262144, "
+    "\"initializer_range\": 0.02, \"mm_tokens_per_image\": 256, \"model_type\": \"gemma3\", "
+    "\"text_config\": {\"hidden_size\": 2560, \"intermediate_size\": 10240, \"model_type\": "
+    "\"gemma3_text\", \"num_hidden_layers\": 34, \"rope_scaling\": {\"factor\": 8.0, "
+    "\"rope_type\": \"linear\"}, \"sliding_window\": 1024}, \"torch_dtype\": \"bfloat16\", "
+    "\"transformers_version\": \"4.50.0.dev0\", \"vision_config\": {\"hidden_size\": 1152, "
+    "\"image_size\": 896, \"intermediate_size\": 4304, \"model_type\": \"siglip_vision_model\", "
+    "\"num_attention_heads\": 16, \"num_hidden_layers\": 27, \"patch_size\": 14, "
+    "\"vision_use_head\": false}}";
+
+/* Keys a config class defaults are filled in (Gemma 3); other classes are not. */
+static void test_config_class_defaults(void **state)
+{
+	(void)state;
+	ckpt_config c;
+	parse_ok(gemma3_4b, &c);
+	assert_string_equal(c.model_type, "gemma3");
+	assert_int_equal(c.hidden_size, 2560);
+	assert_int_equal(c.num_hidden_layers, 34);
+	assert_int_equal(c.intermediate_size, 10240);
+	assert_int_equal(c.num_attention_heads, 8); /* Gemma3TextConfig's defaults */
+	assert_int_equal(c.num_key_value_heads, 4);
+	assert_int_equal(c.head_dim, 256);
+	assert_int_equal(c.vocab_size, 262208);
+	assert_false(c.tie_given);
+	assert_int_equal(c.v_num_layers, 27);
+	ckpt_config_clear(&c);
+	/* Gemma3ForCausalLM with the keys left out, and an explicit value kept */
+	parse_ok("{\"architectures\": [\"Gemma3ForCausalLM\"], \"model_type\": \"gemma3_text\", "
+	         "\"hidden_size\": 1152, \"num_hidden_layers\": 26, \"num_key_value_heads\": 1}",
+	         &c);
+	assert_int_equal(c.num_attention_heads, 8);
+	assert_int_equal(c.num_key_value_heads, 1);
+	assert_int_equal(c.head_dim, 256);
+	assert_int_equal(c.vocab_size, 262208);
+	ckpt_config_clear(&c);
+	/* a Llama config gets no defaults: the required keys stay required */
+	wt_errbuf err = {0};
+	static const char llama[] = "{\"architectures\": [\"LlamaForCausalLM\"], "
+	                            "\"model_type\": \"llama\", \"hidden_size\": 64, "
+	                            "\"num_hidden_layers\": 1, \"vocab_size\": 10}";
+	assert_int_equal(ckpt_config_parse(llama, strlen(llama), &c, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "num_attention_heads"));
+}
+
 #define BASE                                                                                       \
 	"\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": 4, "              \
 	"\"vocab_size\": 100, \"intermediate_size\": 256, "
@@ -478,10 +527,15 @@ static void test_config_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_single_file),   cmocka_unit_test(test_indexed),
-	    cmocka_unit_test(test_index_errors),  cmocka_unit_test(test_tensor_in_two_files),
-	    cmocka_unit_test(test_folder_errors), cmocka_unit_test(test_config_defaults),
-	    cmocka_unit_test(test_config_moe),    cmocka_unit_test(test_config_errors),
+	    cmocka_unit_test(test_single_file),
+	    cmocka_unit_test(test_indexed),
+	    cmocka_unit_test(test_index_errors),
+	    cmocka_unit_test(test_tensor_in_two_files),
+	    cmocka_unit_test(test_folder_errors),
+	    cmocka_unit_test(test_config_defaults),
+	    cmocka_unit_test(test_config_moe),
+	    cmocka_unit_test(test_config_errors),
+	    cmocka_unit_test(test_config_class_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

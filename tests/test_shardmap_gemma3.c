@@ -43,8 +43,7 @@
 static const char cfg_g3[] = CFG_HEAD("") VISION_CFG(VISION_KEYS);
 static const char cfg_g3_untied[] =
     CFG_HEAD("\"tie_word_embeddings\":false,") VISION_CFG(VISION_KEYS);
-static const char cfg_text[] =
-    "{\"architectures\":[\"Gemma3ForCausalLM\"]," LM_KEYS "}";
+static const char cfg_text[] = "{\"architectures\":[\"Gemma3ForCausalLM\"]," LM_KEYS "}";
 
 /* Checkpoint layouts of one set of values. */
 typedef enum { LAY_TEXT, LAY_V450, LAY_HF5 } lay;
