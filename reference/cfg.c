@@ -138,6 +138,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"gemma", REF_DENSE, false, 1, 0},
 	    {"gemma2", REF_DENSE, false, 2, 0},
 	    {"gemma3_text", REF_DENSE, true, 3, 0}, /* Gemma3ForCausalLM */
+	    /* Gemma3ForConditionalGeneration: its language model, on text tokens */
+	    {"gemma3", REF_DENSE, true, 3, 0},
 	    {"mixtral", REF_MIXTRAL, false, 0, 0},
 	    {"qwen2_moe", REF_QWEN2_MOE, false, 0, 0},
 	    /* Qwen3-MoE: the same MoE block, no shared expert unless configured */
@@ -168,6 +170,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	                 "GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, GraniteForCausalLM, "
 	                 "GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, "
 	                 "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
+	                 "Gemma3ForConditionalGeneration (language model), "
 	                 "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
 	                 "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, BertModel, "
 	                 "Qwen2VLForConditionalGeneration, Qwen2_5_VLForConditionalGeneration "

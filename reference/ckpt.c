@@ -70,6 +70,15 @@ int ref_cfg_parse_json(const char *json, size_t len, ref_cfg *out, wt_errbuf *er
 	ckpt_config_clear(&cc);
 	return rv;
 }
+/* Gemma 3 multimodal keeps its language model under language_model.
+ * (docs/format.md 2.7): both paths read it under the text model's names, as the
+ * Qwen2-VL language model is read; the vision tower's tensors are loaded, unused. */
+static const char *lm_name(const char *name)
+{
+	static const char pre[] = "language_model.";
+	return strncmp(name, pre, sizeof(pre) - 1) == 0 ? name + sizeof(pre) - 1 : name;
+}
+
 /* Read every checkpoint tensor into ck under the names the family's rules use
  * (shardmap_canonical_name: a transformers 5.x checkpoint's names become the
  * 4.x ones), and the configuration into cfg (ref_cfg_from_ckpt). */
@@ -106,8 +115,8 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 		if (rv == WT_OK && name == NULL)
 			rv = wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 		if (rv == WT_OK)
-			rv =
-			    ref_set_add(ck, name, t->dtype, t->ndim, t->shape, buf, t->nbytes, err);
+			rv = ref_set_add(ck, lm_name(name), t->dtype, t->ndim, t->shape, buf,
+			                 t->nbytes, err);
 		free(buf);
 	}
 	return rv;
@@ -127,8 +136,8 @@ static int ref_emit(void *ctx, uint32_t rank, size_t ix, const void *bytes, uint
 		return wt_seterr(
 		    err, WT_ESHAPE, "rank %u tensor %zu: %llu bytes emitted, plan says %llu", rank,
 		    ix, (unsigned long long)nbytes, (unsigned long long)(t ? t->nbytes : 0));
-	return ref_set_add(&e->ranks[rank], t->name, t->dtype, t->ndim, t->shape, bytes, nbytes,
-	                   err);
+	return ref_set_add(&e->ranks[rank], lm_name(t->name), t->dtype, t->ndim, t->shape, bytes,
+	                   nbytes, err);
 }
 /* Produce every rank of plan p into a new array of shardmap_n_ranks(p) sets (caller frees
  * with ref_free_ranks). */

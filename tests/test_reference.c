@@ -30,7 +30,7 @@ static int setup(void **state)
 	static const char *fams[] = {"llama",     "qwen2",        "qwen3",       "mixtral",
 	                             "qwen2_moe", "bert",         "deepseek_v3", "llama_fp8",
 	                             "qwen2_vl",  "qwen2_vl_hf5", "qwen2_5_vl",  "gemma",
-	                             "gemma2",    "gemma3_text"};
+	                             "gemma2",    "gemma3_text",  "gemma3",      "gemma3_hf5"};
 	return gen_fixtures("reference", fams, sizeof(fams) / sizeof(fams[0]));
 }
 
@@ -117,6 +117,24 @@ static void test_gemma(void **state)
 	assert_int_equal(
 	    run("gemma3_text", 2, 1, WT_QUANT_NONE, 0, tamper_swap_qkv, NULL, &res, &err), WT_OK);
 	assert_false(res.pass);
+	/* Gemma 3 multimodal: its language model (under language_model., both layouts) is
+	 * gemma3_text's, on text tokens */
+	expect_pass("gemma3", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("gemma3", 4, 1, WT_QUANT_NONE, 0);
+	expect_pass("gemma3_hf5", 2, 1, WT_QUANT_NONE, 0);
+	assert_int_equal(run("gemma3", 2, 1, WT_QUANT_NONE, 0, tamper_swap_qkv, NULL, &res, &err),
+	                 WT_OK);
+	assert_false(res.pass);
+	ref_cfg c;
+	float *a = malloc(N_TOK * 1000 * sizeof(float)), *b = malloc(N_TOK * 1000 * sizeof(float));
+	assert_true(a && b);
+	full_logits("gemma3_text", a, &c);
+	full_logits("gemma3", b, &c);
+	assert_memory_equal(a, b, N_TOK * 1000 * sizeof(float));
+	full_logits("gemma3_hf5", b, &c);
+	assert_memory_equal(a, b, N_TOK * 1000 * sizeof(float));
+	free(a);
+	free(b);
 }
 
 /* A sliding window shorter than the tokens: both paths mask alike, and it acts. */

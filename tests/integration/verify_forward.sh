@@ -12,7 +12,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text \
-	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared; do
+	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -43,6 +43,8 @@ check gemma --tp-size 4
 check gemma --tp-size 2 --quant int8-channel
 check gemma2 --tp-size 8
 check gemma3_text --tp-size 4
+check gemma3 --tp-size 4 # the multimodal model's language model
+check gemma3_hf5 --tp-size 2
 # Phi-3: qkv_proj / gate_up_proj fused in the checkpoint (KV 2 replicated at TP 8);
 # StarCoder2: LayerNorm biases, c_fc / c_proj; DeepSeek-V2: MLA, softmax routing
 check phi3 --tp-size 8
