@@ -51,8 +51,7 @@ static const sm_rule glm4_rules[] = {
 
 /* OLMo 2 (Olmo2ForCausalLM): no input_layernorm; post_attention_layernorm and
  * post_feedforward_layernorm norm the block outputs; q_norm / k_norm span the
- * whole q ([H*d]) and k ([KV*d]) and are replicated in full (engines gather q/k
- * before them under TP). */
+ * whole q ([H*d]) and k ([KV*d]) and are replicated in full (SM_RULES_QK_NORM_FULL). */
 static const sm_rule olmo2_rules[] = {
     SM_RULES_TOP,
     SM_RULE(SM_LAYER "post_attention_layernorm.weight", SM_LAYER "post_attention_layernorm.weight",
@@ -60,10 +59,7 @@ static const sm_rule olmo2_rules[] = {
     SM_RULE(SM_LAYER "post_feedforward_layernorm.weight",
             SM_LAYER "post_feedforward_layernorm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,
             SM_D_HID, SM_D_ANY),
-    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_Q, SM_D_ANY),
-    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_KV, SM_D_ANY),
+    SM_RULES_QK_NORM_FULL,
     SM_RULES_ATTN,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
 };

@@ -1,5 +1,5 @@
 /*
- * family_moe.c — MoE decoder families: Mixtral, Qwen2-MoE, Qwen3-MoE, GraniteMoE,
+ * family_moe.c — MoE decoder families: Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, GraniteMoE,
  * GraniteMoeShared (tables + layer hook).
  */
 #include "shardmap/family_rules.h"
@@ -30,6 +30,19 @@ static const sm_rule qwen3_moe_rules[] = {
     SM_RULES_ATTN,
     SM_RULES_QK_NORM,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),
+    SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
+    SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
+};
+
+/* OLMoE (OlmoeForCausalLM, allenai/OLMoE-1B-7B): Llama's pre-norm decoder, OLMo 2's
+ * q_norm / k_norm over all heads (replicated in full), every layer MoE: router
+ * mlp.gate, Qwen-MoE's per-expert gate/up/down (intermediate_size is the expert size),
+ * no shared expert; runtime names as Qwen3-MoE's. */
+static const sm_rule olmoe_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_QK_NORM_FULL,
     SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
     SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
 };
@@ -76,16 +89,27 @@ bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i)
 	return (i + 1) % step == 0;
 }
 
-/* GraniteMoE layers are all MoE: a config without experts (transformers would default
- * num_local_experts to 8) is refused rather than read as a model without MLPs. */
-static int granitemoe_check(const ckpt_config *cfg, wt_errbuf *err)
+/* Families whose layers are all MoE: a config without experts (transformers would
+ * default the count: GraniteMoE's num_local_experts to 8, OLMoE's num_experts to 64) is
+ * refused rather than read as a model without MLPs. */
+static int all_moe_check(const ckpt_config *cfg, const char *key, const char *fam, wt_errbuf *err)
 {
 	if (cfg->num_experts > 0)
 		return WT_OK;
 	return wt_seterr(err, WT_ECORRUPT,
-	                 "config.json: %s needs num_local_experts > 0 (every layer is MoE); "
+	                 "config.json: %s needs %s > 0 (every layer is MoE); "
 	                 "write the model's expert count into config.json",
-	                 cfg->architecture ? cfg->architecture : "GraniteMoE");
+	                 cfg->architecture ? cfg->architecture : fam, key);
+}
+
+static int granitemoe_check(const ckpt_config *cfg, wt_errbuf *err)
+{
+	return all_moe_check(cfg, "num_local_experts", "GraniteMoE", err);
+}
+
+static int olmoe_check(const ckpt_config *cfg, wt_errbuf *err)
+{
+	return all_moe_check(cfg, "num_experts", "OLMoE", err);
 }
 
 static const char *const mixtral_archs[] = {"MixtralForCausalLM", NULL};
@@ -101,6 +125,19 @@ const sm_family shardmap_family_qwen2_moe = {
 const sm_family shardmap_family_qwen3_moe = {
     "qwen3_moe",       qwen3_moe_archs, qwen3_moe_rules, SM_NRULES(qwen3_moe_rules),
     shardmap_moe_qwen, false,           "model.layers."};
+
+static const char *const olmoe_archs[] = {"OlmoeForCausalLM", NULL};
+
+/* OLMoE's config class leaves tie_word_embeddings false, as Llama's */
+const sm_family shardmap_family_olmoe = {
+    .name = "olmoe",
+    .archs = olmoe_archs,
+    .rules = olmoe_rules,
+    .n_rules = SM_NRULES(olmoe_rules),
+    .layer_is_moe = all_moe,
+    .layer_prefix = "model.layers.",
+    .check = olmoe_check,
+};
 
 static const char *const granitemoe_archs[] = {"GraniteMoeForCausalLM", NULL};
 static const char *const granitemoeshared_archs[] = {"GraniteMoeSharedForCausalLM", NULL};

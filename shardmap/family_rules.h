@@ -67,6 +67,14 @@
 	    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight",        \
 	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY)
 
+/* q / k RMSNorm weights over all heads, q_norm [H*d] and k_norm [KV*d] (OLMo 2, OLMoE),
+ * replicated in full: engines gather q and k before them under TP. */
+#define SM_RULES_QK_NORM_FULL                                                                      \
+	SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, \
+	        0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_Q, SM_D_ANY),                                   \
+	    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight",        \
+	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_KV, SM_D_ANY)
+
 /* Dense MLP under module path M ("mlp."), intermediate dim D split in unit U. */
 #define SM_RULES_MLP(M, D, U, C)                                                                   \
 	SM_RULE(SM_LAYER M "gate_proj.weight", SM_LAYER M "gate_up_proj.weight", SM_K_ROWS, 0, U,  \

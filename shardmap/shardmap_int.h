@@ -164,6 +164,7 @@ extern const sm_family shardmap_family_qwen3;
 extern const sm_family shardmap_family_mixtral;
 extern const sm_family shardmap_family_qwen2_moe;
 extern const sm_family shardmap_family_qwen3_moe;
+extern const sm_family shardmap_family_olmoe;
 extern const sm_family shardmap_family_deepseek_v3;
 extern const sm_family shardmap_family_deepseek_v2;
 extern const sm_family shardmap_family_bert;

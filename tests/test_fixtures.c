@@ -101,9 +101,13 @@ typedef struct fam_expect {
 /* granitemoe: experts stacked, input_linear 6x256x256 and output_linear 6x256x128, router
  * 6x256; granitemoeshared: 4 experts + shared_mlp input_linear 512x256, output_linear
  * 256x256 */
-#define GM_ATTN    (256 * 256 * 2 + 2 * 64 * 256 + 2 * 256)
-#define GM_LAYER   (2 * (GM_ATTN + 6 * 256 + 6 * 256 * 256 + 6 * 256 * 128))
-#define GMS_LAYER  (2 * (GM_ATTN + 4 * 256 + 4 * 256 * 256 + 4 * 256 * 128 + 3 * 256 * 256))
+#define GM_ATTN   (256 * 256 * 2 + 2 * 64 * 256 + 2 * 256)
+#define GM_LAYER  (2 * (GM_ATTN + 6 * 256 + 6 * 256 * 256 + 6 * 256 * 128))
+#define GMS_LAYER (2 * (GM_ATTN + 4 * 256 + 4 * 256 * 256 + 4 * 256 * 128 + 3 * 256 * 256))
+/* olmoe: Llama's norms and attention, q_norm [256] / k_norm [64], router 8x256, 8 experts of
+ * gate/up 128x256 and down 256x128 */
+#define OLMOE_LAYER                                                                                \
+	(2 * (2 * 256 + 256 * 256 * 2 + 2 * 64 * 256 + 256 + 64 + 8 * 256 + 8 * 3 * 128 * 256))
 #define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
 #define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
@@ -139,6 +143,8 @@ static const fam_expect fams[] = {
      128, CKPT_QUANT_NONE, 1},
     {"granitemoeshared", 25, 2 * (2 * 1000 * 256 + 256) + 2 * GMS_LAYER, 256, 8, 2, 32, 128, 1000,
      2, 0, 4, 128, CKPT_QUANT_NONE, 1},
+    {"olmoe", 69, 2 * (2 * 1000 * 256 + 256) + 2 * OLMOE_LAYER, 256, 8, 2, 32, 128, 1000, 2, 0, 8,
+     128, CKPT_QUANT_NONE, 1},
     {"deepseek_v3", 123, DS_BYTES, 256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_FP8_BLOCK, 1},
     {"deepseek_v2", 36, DSV2_BYTES, 256, 8, 8, 32, 512, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"bert", 39, BERT_BYTES, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},

@@ -6,7 +6,10 @@
  * store the experts stacked ([E, 2*I, hid], [E, hid, I]): hand-computed rows
  * and columns of the stacks under TP and EP, w13_order, the shards byte-equal
  * to a Mixtral checkpoint holding the same weights per expert (quantized too),
- * coverage, and the refusals. Seeds fixed and printed.
+ * coverage, and the refusals; OLMoE (Llama's pre-norm decoder, q_norm / k_norm
+ * over all heads replicated in full, every layer MoE with Qwen-MoE's expert
+ * names): hand-computed slices under TP x EP, coverage and the refusals. Seeds
+ * fixed and printed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -390,6 +393,141 @@ static void test_granitemoe_errors(void **state)
 	gm_refused(m, GMS_CFG("256"), WT_ENOTFOUND, "shared_mlp.input_linear.weight", "missing");
 }
 
+/* ---------- OLMoE: Llama's pre-norm decoder, full-width q/k norms, all layers MoE ---------- */
+
+/* H 8, KV 2, d 32, intermediate_size 128 (the expert size), V 1000; tie_word_embeddings
+ * absent (OlmoeConfig's default: untied); E and extra keys given. */
+#define OLMOE_CFG(extra)                                                                           \
+	"{\"architectures\":[\"OlmoeForCausalLM\"],\"model_type\":\"olmoe\",\"hidden_size\":256,"  \
+	"\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":128,"           \
+	"\"vocab_size\":1000,\"num_hidden_layers\":2,\"num_experts_per_tok\":2,"                   \
+	"\"norm_topk_prob\":false" extra "}"
+#define OLMOE_E8 OLMOE_CFG(",\"num_experts\":8")
+#define OL_QN    "model.layers.1.self_attn.q_norm.weight"
+#define OL_KN    "model.layers.1.self_attn.k_norm.weight"
+#define OL_W13   "model.layers.1.mlp.experts.w13_weight"
+#define OL_W2    "model.layers.1.mlp.experts.w2_weight"
+#define OL_ROUTE "model.layers.1.mlp.gate.weight"
+
+/* q_norm [qn], k_norm [kn] (OLMoE: 256 and 64) */
+static tm_model *tm_olmoe(int64_t qn, int64_t kn)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	tm_top(m, 1000, 256, 1);
+	char b[200];
+	for (int i = 0; i < 2; i++) {
+		tm_attn(m, i, 8, 2, 32, 256, 0, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "self_attn.q_norm.weight");
+		tm_add2(m, b, qn, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "self_attn.k_norm.weight");
+		tm_add2(m, b, kn, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "mlp.gate.weight");
+		tm_add2(m, b, 8, 256);
+		tm_experts(m, i, "mlp.experts.", 8, 128, 256, "gate_proj", "up_proj", "down_proj");
+	}
+	return m;
+}
+
+/* Source expert j's leaf of layer 1 from row r0 */
+static const uint8_t *ol_exp(const fx *f, int64_t j, const char *leaf, int64_t r0)
+{
+	char b[200];
+	snprintf(b, sizeof(b), "model.layers.1.mlp.experts.%lld.%s.weight", (long long)j, leaf);
+	return srow(f, b, r0);
+}
+
+static void test_olmoe_ep(void **state)
+{
+	(void)state;
+	fx f;
+	/* TP 2 x EP 2, E 8: ep rank 1 (ranks 2, 3) holds experts 4..7 whole, slot k =
+	 * [gate_{4+k} ; up_{4+k}] (128 + 128 rows of 256 columns), w2 slot k = down_{4+k} */
+	fx_open(&f, tm_olmoe(256, 64), OLMOE_E8, 2, 2, 0, true);
+	assert_string_equal(shardmap_family(f.p), "olmoe");
+	assert_false(shardmap_tied_lm_head(f.p));
+	shp(&f, 3, OL_W13, 3, 4, 256, 256);
+	shp(&f, 3, OL_W2, 3, 4, 256, 128);
+	const uint8_t *w13 = out_bytes(&f, 3, OL_W13), *w2 = out_bytes(&f, 3, OL_W2);
+	for (int64_t k = 0; k < 4; k++) {
+		const uint8_t *o = w13 + (size_t)(k * 256) * RB13;
+		assert_memory_equal(o, ol_exp(&f, 4 + k, "gate_proj", 0), 128 * RB13);
+		assert_memory_equal(o + 128 * RB13, ol_exp(&f, 4 + k, "up_proj", 0), 128 * RB13);
+		assert_memory_equal(w2 + (size_t)(k * 256) * 256, ol_exp(&f, 4 + k, "down_proj", 0),
+		                    256 * 256);
+	}
+	/* full-width q_norm [H*d] / k_norm [KV*d] and the router [E, hid] whole on every rank */
+	for (uint32_t r = 0; r < 4; r++) {
+		shp(&f, r, OL_QN, 1, 256, 0, 0);
+		shp(&f, r, OL_KN, 1, 64, 0, 0);
+		shp(&f, r, OL_ROUTE, 2, 8, 256, 0);
+		assert_memory_equal(out_bytes(&f, r, OL_QN), srow(&f, OL_QN, 0), 256 * 2);
+		assert_memory_equal(out_bytes(&f, r, OL_KN), srow(&f, OL_KN, 0), 64 * 2);
+		assert_memory_equal(out_bytes(&f, r, OL_ROUTE), srow(&f, OL_ROUTE, 0), 8 * RB13);
+	}
+	/* tp rank 1: q heads 4..7 (rows [128, 256)), kv head 1 (k / v rows [32, 64)) */
+	const char *qkv = "model.layers.1.self_attn.qkv_proj.weight";
+	shp(&f, 3, qkv, 2, 128 + 2 * 32, 256, 0);
+	const uint8_t *got = out_bytes(&f, 3, qkv);
+	assert_memory_equal(got, srow(&f, "model.layers.1.self_attn.q_proj.weight", 128),
+	                    128 * RB13);
+	assert_memory_equal(got + 128 * RB13,
+	                    srow(&f, "model.layers.1.self_attn.k_proj.weight", 32), 32 * RB13);
+	assert_memory_equal(got + 160 * RB13,
+	                    srow(&f, "model.layers.1.self_attn.v_proj.weight", 32), 32 * RB13);
+	shp(&f, 3, "model.layers.1.input_layernorm.weight", 1, 256, 0, 0);
+	shp(&f, 3, "lm_head.weight", 2, 512, 256, 0);
+	fx_close(&f);
+	/* TP 2, no EP: rank 1's expert j = [gate_j rows [64, 128) ; up_j rows [64, 128)], w2
+	 * columns [64, 128) */
+	fx_open(&f, tm_olmoe(256, 64), OLMOE_E8, 2, 1, 0, true);
+	shp(&f, 1, OL_W13, 3, 8, 128, 256);
+	shp(&f, 1, OL_W2, 3, 8, 256, 64);
+	w13 = out_bytes(&f, 1, OL_W13) + (size_t)(5 * 128) * RB13;
+	assert_memory_equal(w13, ol_exp(&f, 5, "gate_proj", 64), 64 * RB13);
+	assert_memory_equal(w13 + 64 * RB13, ol_exp(&f, 5, "up_proj", 64), 64 * RB13);
+	w2 = out_bytes(&f, 1, OL_W2) + (size_t)(5 * 256) * 128;
+	const uint8_t *src = ol_exp(&f, 5, "down_proj", 0);
+	for (int64_t row = 0; row < 256; row++)
+		assert_memory_equal(w2 + (size_t)row * 128, src + (size_t)row * 256 + 128, 128);
+	shp(&f, 1, OL_QN, 1, 256, 0, 0);
+	fx_close(&f);
+}
+
+static void test_olmoe_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {1, 2},
+	                                   {2, 2}, {1, 4}, {4, 2}, {2, 4}};
+	coverage(tm_olmoe(256, 64), OLMOE_E8, 2, lays, sizeof(lays) / sizeof(lays[0]));
+}
+
+static void test_olmoe_errors(void **state)
+{
+	(void)state;
+	/* Qwen3-MoE's per-head q_norm [d] / k_norm [d] are not OLMoE's: refused by name */
+	gm_refused(tm_olmoe(32, 64), OLMOE_E8, WT_ESHAPE, "model.layers.0.self_attn.q_norm.weight",
+	           "[256]");
+	gm_refused(tm_olmoe(256, 32), OLMOE_E8, WT_ESHAPE, "model.layers.0.self_attn.k_norm.weight",
+	           "[64]");
+	tm_model *m = tm_olmoe(256, 64);
+	tm_remove(m, OL_QN);
+	gm_refused(m, OLMOE_E8, WT_ENOTFOUND, OL_QN, "missing");
+	/* every layer is MoE: a dense MLP or a shared expert is no OLMoE tensor */
+	m = tm_olmoe(256, 64);
+	tm_mlp(m, 0, "mlp.", 128, 256);
+	gm_refused(m, OLMOE_E8, WT_EUNSUPPORTED, "model.layers.0.mlp.down_proj.weight", "olmoe");
+	m = tm_olmoe(256, 64);
+	tm_mlp(m, 1, "mlp.shared_expert.", 128, 256);
+	gm_refused(m, OLMOE_E8, WT_EUNSUPPORTED,
+	           "model.layers.1.mlp.shared_expert.down_proj.weight", "olmoe");
+	/* no expert count (transformers would default to 64): refused, not read as dense */
+	gm_refused(tm_olmoe(256, 64), OLMOE_CFG(""), WT_ECORRUPT, "num_experts",
+	           "OlmoeForCausalLM");
+	/* experts past num_experts */
+	gm_refused(tm_olmoe(256, 64), OLMOE_CFG(",\"num_experts\":6"), WT_ESHAPE,
+	           "model.layers.0.mlp.experts.6.down_proj.weight", "has 6 experts");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +538,9 @@ int main(void)
 	    cmocka_unit_test(test_granitemoe_coverage),
 	    cmocka_unit_test(test_granitemoeshared),
 	    cmocka_unit_test(test_granitemoe_errors),
+	    cmocka_unit_test(test_olmoe_ep),
+	    cmocka_unit_test(test_olmoe_coverage),
+	    cmocka_unit_test(test_olmoe_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

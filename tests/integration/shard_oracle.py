@@ -154,7 +154,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if re.search(r"(q_b_proj|kv_b_proj|intermediate\.dense|mlp\.c_fc)\.(weight|bias)$", name) or \
            (arch.startswith("Deepseek") and name.endswith("self_attn.q_proj.weight")):
             add(name, pieces_rows(name, r * rows // T, rows // T)); continue
-        add(name, pieces_rows(name, 0, rows))  # replicated
+        # replicated: norms (OLMo 2 / OLMoE's q_norm [H*d] / k_norm [KV*d] whole), routers
+        add(name, pieces_rows(name, 0, rows))
     # fused q/k/v
     for name in sorted(src):
         m = re.match(r"(.*)\.q_proj\.(weight|bias)$", name)

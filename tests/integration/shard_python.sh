@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # shard_python.sh — weightctl shard checked by an outside reader: for every family
 # fixture and several layouts (TP, EP with remainders, up_gate, GraniteMoE's stacked
-# experts, DeepSeek FP8-block pass-through) tests/integration/shard_oracle.py rebuilds
-# each rank's tensors from the source files with numpy and compares names and bytes.
+# experts, OLMoE's full-width q/k norms, DeepSeek FP8-block pass-through)
+# tests/integration/shard_oracle.py rebuilds each rank's tensors from the source
+# files with numpy and compares names and bytes.
 set -u
 B=${WT_BUILD:-build}
 PY=$(command -v python3 || echo /usr/bin/python3)
@@ -17,7 +18,7 @@ fi
 fail=0
 for f in llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 \
 	gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe \
-	granitemoeshared gemma3 gemma3_hf5; do
+	granitemoeshared olmoe gemma3 gemma3_hf5; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" >/dev/null || { echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
 while read -r fam tp ep quant order; do
@@ -79,6 +80,11 @@ granitemoe 1 4 none
 granitemoe 8 1 none
 granitemoeshared 2 1 none
 granitemoeshared 4 2 none up_gate
+olmoe 1 1 none
+olmoe 2 1 none
+olmoe 4 1 none
+olmoe 2 2 none
+olmoe 1 4 none up_gate
 CASES
 [ "$fail" = 0 ] || { echo "shard_python.sh: FAIL: $fail layouts differ"; exit 1; }
 echo "shard_python.sh: ok"
