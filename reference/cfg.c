@@ -100,7 +100,8 @@ enum {
 	FAM_GLM4,
 	FAM_OLMO2,
 	FAM_GRANITE,
-	FAM_GRANITEMOE
+	FAM_GRANITEMOE,
+	FAM_OLMOE
 };
 
 /* The planner's family -> the reference's kind. */
@@ -127,6 +128,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"glm4", REF_DENSE, false, 0, FAM_GLM4}, /* Glm4ForCausalLM (GLM-4-0414) */
 	    /* Olmo2ForCausalLM: q_norm / k_norm over all heads (olmo2) */
 	    {"olmo2", REF_DENSE, true, 0, FAM_OLMO2},
+	    /* OlmoeForCausalLM: Llama's pre-norms, OLMo 2's full-width q/k norms, Qwen-MoE's
+	     * experts and softmax top-k router (norm_topk_prob), every layer MoE */
+	    {"olmoe", REF_QWEN2_MOE, true, 0, FAM_OLMOE},
 	    /* GraniteForCausalLM: Llama with four multipliers */
 	    {"granite", REF_DENSE, false, 0, FAM_GRANITE},
 	    /* GraniteMoeForCausalLM: Granite's multipliers, Mixtral's routing (softmax of
@@ -159,6 +163,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->layernorm = c->plain_mlp = map[i].fam == FAM_STARCODER2;
 			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;
 			c->olmo2 = map[i].fam == FAM_OLMO2;
+			c->qk_norm_full = c->olmo2 || map[i].fam == FAM_OLMOE;
 			c->granite = map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE;
 			c->stacked_experts = map[i].fam == FAM_GRANITEMOE;
 			return WT_OK;
@@ -167,7 +172,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	                 "architecture '%s' (family %s) has no reference forward pass; supported: "
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
 	                 "Qwen3ForCausalLM, Phi3ForCausalLM, Starcoder2ForCausalLM, "
-	                 "GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, GraniteForCausalLM, "
+	                 "GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, OlmoeForCausalLM, "
+	                 "GraniteForCausalLM, "
 	                 "GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, "
 	                 "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
 	                 "Gemma3ForConditionalGeneration (language model), "
@@ -341,7 +347,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if ((rv = parse_rest(f, c, err)) != WT_OK)
 		return rv;
-	if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->olmo2 || c->granite)
+	if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||
+	    c->granite)
 		return ref_cfg_fam(c, family, json, len, err);
 	if (c->gemma > 0)
 		return ref_cfg_gemma(c, json, len, err);

@@ -51,6 +51,10 @@
  *   into heads and RoPE; x += post_attention_layernorm(attn(x)),
  *   x += post_feedforward_layernorm(mlp(x)) (the sandwich's output norms only).
  *
+ *   OLMoE (modeling_olmoe.py, 4.57.1): Llama's pre-norm decoder with OLMo 2's q_norm /
+ *   k_norm over all of q and k, every layer a Qwen-MoE block without shared expert
+ *   (router softmax, top-k, renormalised with norm_topk_prob, default false).
+ *
  *   Granite (modeling_granite.py, 4.57.1): Llama's decoder; embeddings times
  *   embedding_multiplier, scores times attention_multiplier (instead of
  *   1/sqrt(head_dim)), x += residual_multiplier * block(x) after attention and
@@ -313,6 +317,22 @@ static int parse_granite(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbu
 	return rope_scaling(root, f, "GraniteForCausalLM", c, err);
 }
 
+/* OLMoE (OlmoeConfig): silu, rms_norm_eps 1e-5; clip_qkv (clamping q, k and v) is not
+ * modelled, so a config that sets it is refused. */
+static int parse_olmoe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5;
+	json_t *clip = ref_lm_get(root, "clip_qkv");
+	if (clip != NULL && !json_is_null(clip))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: clip_qkv is set; the reference does not clamp q, k "
+		                 "and v (OLMoE's released configs leave it null)");
+	return rope_scaling(root, f, "OlmoeForCausalLM", c, err);
+}
+
 static int parse_starcoder2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
 	int rv = parse_act(&f[P_ACT], "gelu_pytorch_tanh", c, err);
@@ -383,6 +403,8 @@ int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt
 		rv = parse_granite(f, root, c, err);
 	else if (c->olmo2)
 		rv = parse_olmo2(f, root, c, err);
+	else if (c->qk_norm_full)
+		rv = parse_olmoe(f, root, c, err);
 	else
 		rv = wt_seterr(err, WT_EINVAL, "family %s has no switches of cfg_fam.c",
 		               family ? family : "none");

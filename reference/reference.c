@@ -176,7 +176,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	                   "model.layers.%lld.self_attn.o_proj.bias", L)))
 		return rv;
 	/* per head [d], or OLMo 2's over all of q [H*d] and k [KV*d] */
-	int64_t qnd = c->olmo2 ? qd : c->d, knd = c->olmo2 ? kvd : c->d;
+	int64_t qnd = c->qk_norm_full ? qd : c->d, knd = c->qk_norm_full ? kvd : c->d;
 	if (c->qk_norm && ((rv = ref_getf(s, &qn, false, err, 1, qnd, 0, 0,
 	                                  "model.layers.%lld.self_attn.q_norm.weight", L)) ||
 	                   (rv = ref_getf(s, &kn, false, err, 1, knd, 0, 0,

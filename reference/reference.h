@@ -195,9 +195,11 @@ typedef struct ref_cfg {
 	bool
 	    rope_pairs; /* GLM: RoPE turns the adjacent pairs (x[2i], x[2i+1]) of the rotary dims */
 	/* OLMo 2 (cfg_fam.c): no input norms (attention and MLP read the residual stream;
-	 * sandwich norms on their outputs), and q_norm / k_norm (qk_norm) are RMSNorms over
-	 * the whole of q [H*d] and k [KV*d], not per head */
+	 * sandwich norms on their outputs) */
 	bool olmo2;
+	/* OLMo 2, OLMoE: q_norm / k_norm (qk_norm) are RMSNorms over the whole of q [H*d] and
+	 * k [KV*d], not per head */
+	bool qk_norm_full;
 	/* Granite (cfg_fam.c): embed_scale = embedding_multiplier, attn_scale =
 	 * attention_multiplier, x += resid_mult * block(x), logits / logits_div; 0 = 1 */
 	double resid_mult, logits_div;

@@ -182,7 +182,7 @@ static int qk_norm_rank(shard *s, uint32_t r, int64_t l)
 	const ref_cfg *c = s->c;
 	ref_set *rs = rank_set(s, r, s->g);
 	int64_t T = s->n_tok, d = c->d, Hl = s->Hl, KVl = s->KVl;
-	int64_t qnd = c->olmo2 ? c->H * d : d, knd = c->olmo2 ? c->KV * d : d;
+	int64_t qnd = c->qk_norm_full ? c->H * d : d, knd = c->qk_norm_full ? c->KV * d : d;
 	const float *qn, *kn;
 	int rv;
 	if ((rv = ref_getf(rs, &qn, false, s->err, 1, qnd, 0, 0,
@@ -190,7 +190,7 @@ static int qk_norm_rank(shard *s, uint32_t r, int64_t l)
 	    (rv = ref_getf(rs, &kn, false, s->err, 1, knd, 0, 0,
 	                   "model.layers.%lld.self_attn.k_norm.weight", (long long)l)))
 		return rv;
-	if (!c->olmo2) {
+	if (!c->qk_norm_full) {
 		ref_norm(c, s->b.q, s->b.q, qn, T * Hl, d);
 		ref_norm(c, s->b.k, s->b.k, kn, T * KVl, d);
 		return WT_OK;
@@ -274,7 +274,7 @@ static int attn(shard *s, int64_t l)
 	int64_t n = s->n_tok * c->hid;
 	const float *bo;
 	int rv;
-	if (c->olmo2 && (rv = qk_mean_squares(s, l)) != WT_OK)
+	if (c->qk_norm_full && (rv = qk_mean_squares(s, l)) != WT_OK)
 		return rv;
 	memset(s->b.acc, 0, (size_t)n * sizeof(float));
 	for (uint32_t r = 0; r < s->T; r++) {

@@ -6,8 +6,10 @@
  * rank applies to its own heads with its slice of the replicated weights after
  * all-reducing the sums of squares. Full and sharded logits agree within
  * REF_TOL_F32 (unquantized) or the scheme's budget, a wrong replica or slice is
- * caught, and each OLMo 2 switch moves the full path's logits. The fixture comes
- * from $WT_BUILD/wt-mkckpt --family olmo2 (hid 256, H 8, KV 2, d 32; seed printed).
+ * caught, and each OLMo 2 switch moves the full path's logits. OLMoE (OlmoeForCausalLM):
+ * the same full-width q/k norms with Llama's pre-norms and an MoE block in every layer.
+ * The fixtures come from $WT_BUILD/wt-mkckpt --family olmo2|olmoe (hid 256, H 8, KV 2,
+ * d 32; seed printed).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,8 +32,8 @@
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"olmo2"};
-	return gen_fixtures("reference_olmo2", fams, 1);
+	static const char *fams[] = {"olmo2", "olmoe"};
+	return gen_fixtures("reference_olmo2", fams, 2);
 }
 
 /* The check runs; its verdict is `pass`. */
@@ -192,13 +194,59 @@ static void test_olmo2_config(void **state)
 	assert_true(c.eps == 1e-5 && c.theta == 10000.0 && c.act == REF_ACT_SILU);
 }
 
+static void tamper_olmoe_k_norm(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* TP 2 x EP 2: the k_norm replica of tp rank 1 of EP group 1, in its slice */
+	assert_int_equal(n, 4);
+	set_bf16_at(find_tensor(&r[3], "model.layers.1.self_attn.k_norm.weight"), 40, 3.0f);
+}
+
+static void tamper_olmoe_experts(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* EP 2: experts 0-3 and 4-7 exchanged */
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.0.mlp.experts.w2_weight");
+}
+
+/* OLMoE: pre-norms, full-width q/k norms, softmax top-k routing over 8 experts. */
+static void test_olmoe(void **state)
+{
+	(void)state;
+	expect_pass("olmoe", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("olmoe", 1, 2, WT_QUANT_NONE, 0);
+	expect_pass("olmoe", 2, 2, WT_QUANT_NONE, 1);
+	expect_pass("olmoe", 8, 1, WT_QUANT_NONE, 0); /* KV 2 < TP 8 */
+	expect_pass("olmoe", 1, 4, WT_QUANT_INT8_CHANNEL, 0);
+	ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(
+	    run("olmoe", 2, 2, WT_QUANT_NONE, 0, tamper_olmoe_k_norm, NULL, &res, &err), WT_OK);
+	assert_false(res.pass);
+	assert_int_equal(
+	    run("olmoe", 1, 2, WT_QUANT_NONE, 0, tamper_olmoe_experts, NULL, &res, &err), WT_OK);
+	assert_false(res.pass);
+	ref_cfg c;
+	float *lg = malloc(N_TOK * V_OLMO2 * sizeof(float));
+	assert_non_null(lg);
+	full_logits("olmoe", lg, &c);
+	assert_true(c.kind == REF_QWEN2_MOE && c.qk_norm && c.qk_norm_full && !c.olmo2 &&
+	            !c.sandwich && c.E == 8 && c.topk == 2 && !c.norm_topk && c.Is == 0);
+	free(lg);
+	static const char clip[] =
+	    "{\"architectures\": [\"OlmoeForCausalLM\"], \"hidden_size\": 64, "
+	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "
+	    "\"intermediate_size\": 32, \"num_experts\": 4, \"num_experts_per_tok\": 2, "
+	    "\"clip_qkv\": 8.0}";
+	assert_int_equal(ref_cfg_parse_json(clip, strlen(clip), &c, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "clip_qkv"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_olmo2),
-	    cmocka_unit_test(test_olmo2_caught),
-	    cmocka_unit_test(test_olmo2_switches),
-	    cmocka_unit_test(test_olmo2_config),
+	    cmocka_unit_test(test_olmo2),          cmocka_unit_test(test_olmo2_caught),
+	    cmocka_unit_test(test_olmo2_switches), cmocka_unit_test(test_olmo2_config),
+	    cmocka_unit_test(test_olmoe),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,7 +12,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text \
-	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5; do
+	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -62,6 +62,7 @@ check glm4 --tp-size 2 --quant int8-channel
 # OLMo 2: no input norms, full-width q / k norms (sums of squares all-reduced)
 check olmo2 --tp-size 8
 check olmo2 --tp-size 2 --quant int8-channel
+check olmoe --tp-size 2 --ep-size 2
 # Granite: four multipliers, V 1003 padded per rank
 check granite --tp-size 8
 check granite --tp-size 2 --quant fp8-channel
