@@ -135,4 +135,15 @@
 
 #define SM_NRULES(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A vision block's plain MLP under prefix VB (Qwen2-VL visual.blocks.{i}., Gemma 3's
+ * SigLIP encoder.layers.{i}.): fc1 rows with its bias, fc2 columns (its bias is the
+ * family's replicated row). */
+#define SM_RULES_VIS_FC(VB)                                                                        \
+	SM_RULE(VB "mlp.fc1.weight", VB "mlp.fc1.weight", SM_K_ROWS, 0, SM_U_VI, SM_C_ALL,         \
+	        SM_F_QUANT | SM_F_VIS, 2, SM_D_VI, SM_D_VE),                                       \
+	    SM_RULE(VB "mlp.fc1.bias", VB "mlp.fc1.bias", SM_K_ROWS, 0, SM_U_VI, SM_C_ALL,         \
+	            SM_F_VIS, 1, SM_D_VI, SM_D_ANY),                                               \
+	    SM_RULE(VB "mlp.fc2.weight", VB "mlp.fc2.weight", SM_K_COLS, 0, SM_U_VI, SM_C_ALL,     \
+	            SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VI)
+
 #endif
