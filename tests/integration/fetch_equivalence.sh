@@ -4,8 +4,9 @@
 # every rank, a file byte-identical to `weightctl shard` of the same layout; a
 # layout the model cannot take is exit 3 for both, and fetch leaves no file.
 . "$(dirname "$0")/fetch_lib/common.sh"
+. "$(dirname "$0")/fetch_lib/fams.sh"
 need_bins
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma3_text phi3 deepseek_v2 starcoder2 glm4 olmo2 granite granitemoe granitemoeshared olmoe gemma3 gemma3_hf5"
+FAMS=$(san_fams "llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma3_text phi3 deepseek_v2 starcoder2 glm4 olmo2 granite granitemoe granitemoeshared olmoe gemma3 gemma3_hf5")
 mkdir -p "$T/models" "$T/out"
 for f in $FAMS; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/models/$f" >/dev/null || die "wt-mkckpt $f"

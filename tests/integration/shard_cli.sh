@@ -9,6 +9,7 @@ MK=$B/wt-mkckpt
 T=$(mktemp -d "${TMPDIR:-/tmp}/wt-shardcli-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
+. "$(dirname "$0")/fetch_lib/fams.sh"
 
 FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe gemma3 gemma3_hf5"
 for f in $FAMS; do
@@ -74,7 +75,7 @@ grep -q "model.layers.0.self_attn.qkv_proj.weight *BF16 *\[128, 256\] *65536 wei
 grep -q '^rank 1 (tp_rank=1,ep_rank=0)' "$T/plan1" || fail "--rank-only rank line"
 
 # determinism: every scheme on every family, two runs byte-identical
-for f in $FAMS; do
+for f in $(san_fams "$FAMS"); do
 	for q in none fp8-tensor fp8-channel fp8-block int8-channel int4-group; do
 		args=(--model-dir "$T/$f" --tp-size 2 --tp-rank 1 --quant "$q" --group-size 32)
 		"$CTL" shard "${args[@]}" --out "$T/a.st" 2>"$T/err" || fail "$f $q: $(cat "$T/err")"
