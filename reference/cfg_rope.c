@@ -161,6 +161,11 @@ static double yarn_dim(double rot, int64_t rd, double base, double max_pos)
 	return ((double)rd * log(max_pos / (rot * 2.0 * M_PI))) / (2.0 * log(base));
 }
 
+/* The members yarn_fields reads, in its v[] order. */
+static const char *const yarn_names[7] = {
+    "factor",           "beta_fast", "beta_slow",     "original_max_position_embeddings",
+    "attention_factor", "mscale",    "mscale_all_dim"};
+
 static int yarn_fields(json_t *o, const char *key, const ref_rope_in *in, double *v, bool *truncate,
                        wt_errbuf *err)
 {
@@ -197,6 +202,14 @@ static int yarn_fields(json_t *o, const char *key, const ref_rope_in *in, double
 		                 in->max_pos > 0 ? "and a non-negative attention_factor)"
 		                                 : "max_position_embeddings is absent: set "
 		                                   "original_max_position_embeddings)");
+	/* released values: betas 32 / 1, mscale 0.707-1, attention factors near 1; far
+	 * outside that the scaled cos / sin or scores overflow float32 */
+	for (int k = 1; k < 7; k++)
+		if (k != 3 && !(fabs(v[k]) <= 1e3))
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: %s.%s %g; the reference takes values up to "
+			                 "1000 in magnitude",
+			                 key, yarn_names[k], v[k]);
 	return WT_OK;
 }
 
@@ -244,6 +257,11 @@ static int deepseek_softmax(json_t *o, const char *key, ref_cfg *c, wt_errbuf *e
 	int rv = num_member(o, key, "mscale_all_dim", 0.0, false, &m, err);
 	if (rv != WT_OK || m == 0.0)
 		return rv;
+	if (!(fabs(m) <= 1e3))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s.mscale_all_dim %g; the reference takes values up "
+		                 "to 1000 in magnitude",
+		                 key, m);
 	if ((rv = factor_member(o, key, &f, err)) != WT_OK)
 		return rv;
 	double s = yarn_mscale(f, m);

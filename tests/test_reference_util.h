@@ -191,4 +191,15 @@ static __attribute__((unused)) void full_logits(const char *fam, float *out, ref
 	close_model(&m);
 }
 
+/* Outputs a and b (n floats) differ by more than `ratio` of max|a|: a switch
+ * (what) moves the logits, so a path that ignored it would be caught. */
+static __attribute__((unused)) void expect_moved(const float *a, const float *b, size_t n,
+                                                 double ratio, const char *what)
+{
+	ref_diff d;
+	ref_compare(a, b, n, &d);
+	print_message("%s: max|diff| %.3g of %.3g\n", what, d.max_abs_diff, d.max_abs_ref);
+	assert_false(ref_within(&d, ratio));
+}
+
 #endif
