@@ -35,7 +35,7 @@ MODULES  := common loader shardmap kernels cache proto weightd client engine ref
 LIB_MODULES := common proto client engine
 
 # Shared library: file libweights.so.X.Y.Z, SONAME libweights.so.X (X = WT_VERSION_MAJOR,
-# README.md "ABI rules"), libweights.so -> it for the linker.
+# docs/client.md "ABI rules"), libweights.so -> it for the linker.
 WT_VERSION := $(shell sed -n 's/^.define WT_VERSION_STRING *"\(.*\)"/\1/p' include/weights/weights.h)
 SONAME     := libweights.so.$(firstword $(subst ., ,$(WT_VERSION)))
 SOFILE     := libweights.so.$(WT_VERSION)

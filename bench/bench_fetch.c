@@ -395,7 +395,7 @@ static void rss_bench(const char *url)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	/* as weightctl fetch does (README: client section): reuse chunk buffers */
+	/* as weightctl fetch does (docs/client.md): reuse chunk buffers */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	const char *mb = NULL;

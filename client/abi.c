@@ -6,7 +6,7 @@
  * over its own defaults and never reads past it.
  *
  * The sizes a caller may declare are the ends of the members, listed per
- * struct below: append the end of every new member (README.md, ABI rules).
+ * struct below: append the end of every new member (docs/client.md, "ABI rules").
  */
 #include <stddef.h>
 #include <string.h>

@@ -21,7 +21,7 @@
  * must list the same chunks. A chunk hash mismatch is fetched once more, then
  * WT_EHASH. (What a failure leads to is decided in fetch_retry.c.)
  *
- * A live manifest (cut-through, README "Cut-through serving") has no hashes:
+ * A live manifest (cut-through, docs/client.md "Cut-through serving") has no hashes:
  * chunks are asked by index, each reply carries the chunk's hash (and, on a
  * tensor's last chunk, the tensor's), learned into f->chash / f->thash and
  * checked exactly like manifest hashes. A live manifest asked again must be of

@@ -65,7 +65,7 @@ struct store {
 /* Backend openers: path is the URI without its scheme. On success *ops and
  * *impl are set; on failure nothing is left to free. */
 int store_file_open(const char *path, const store_ops **ops, void **impl, wt_errbuf *err);
-/* store_http.c: "host[:port]/prefix"; store_s3.c: "bucket/prefix" (environment: README). */
+/* store_http.c: "host[:port]/prefix"; store_s3.c: "bucket/prefix" (environment: docs/stores.md). */
 int store_http_open(const char *rest, const store_ops **ops, void **impl, wt_errbuf *err);
 int store_https_open(const char *rest, const store_ops **ops, void **impl, wt_errbuf *err);
 int store_s3_open(const char *rest, const store_ops **ops, void **impl, wt_errbuf *err);

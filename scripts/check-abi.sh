@@ -8,7 +8,7 @@
 # libweights.a) nor NEED the CUDA runtime (the CUDA sink dlopens it), so a
 # host without CUDA can load it (docs/architecture.md).
 #
-# To change the list deliberately (README.md, "ABI rules"): adding a function
+# To change the list deliberately (docs/client.md, "ABI rules"): adding a function
 # is a compatible change (bump WT_VERSION_MINOR); removing or renaming one, or
 # changing its signature, breaks every program linked against libweights.so.1
 # (bump WT_VERSION_MAJOR, which is the SONAME). Then regenerate the list:
@@ -34,7 +34,7 @@ if [ "$update" = 1 ]; then
 	{
 		echo "# Symbols exported by libweights.so.$(sed -n 's/^.define WT_VERSION_MAJOR *//p' include/weights/weights.h) (nm -D --defined-only), one a line."
 		echo "# Checked by scripts/check-abi.sh in make check. Change it only with"
-		echo "# scripts/check-abi.sh --update, following README.md \"ABI rules\"."
+		echo "# scripts/check-abi.sh --update, following docs/client.md \"ABI rules\"."
 		cat "$T/exported"
 	} >"$LIST"
 	echo "check-abi: wrote $LIST ($(wc -l <"$T/exported") symbols)"
@@ -82,7 +82,7 @@ if ! diff -u "$T/declared" "$T/exported" >"$T/d2"; then
 	rc=1
 fi
 if [ "$rc" != 0 ]; then
-	echo "check-abi: if the change is deliberate, follow README.md \"ABI rules\" (removing or"
+	echo "check-abi: if the change is deliberate, follow docs/client.md \"ABI rules\" (removing or"
 	echo "  changing a symbol bumps WT_VERSION_MAJOR = the SONAME; adding one bumps"
 	echo "  WT_VERSION_MINOR), then run: scripts/check-abi.sh --update $B"
 	exit 1

@@ -1,5 +1,5 @@
 /*
- * auth.c — who may do what (README "Security: tokens, roles and limits").
+ * auth.c — who may do what (docs/weightd.md "Security: tokens, roles and limits").
  *
  * Roles of a connection, set by its latest Hello:
  *

@@ -85,7 +85,7 @@ static const wd_cfg_key table[] = {
     {"server_id", WD_CFG_STRING, 0, 0, "", "text", false, OFF(server_id),
      "name in HelloReply (and in the client_id given to peers): at most 127 bytes of "
      "printable ASCII, no control characters; empty = HOST:PID"},
-    /* Security (README "Security: tokens, roles and limits"). Appended: the
+    /* Security (docs/weightd.md "Security: tokens, roles and limits"). Appended: the
      * index of a row is its slot in wd_config.set. */
     {"admin_token", WD_CFG_STRING, 0, 0, "", "text", false, OFF(admin_token),
      "token of the admin role (WARM, EVICT, VERIFY, RECLAIM, REGISTER, UNREGISTER); empty = "

@@ -1,6 +1,6 @@
 /*
  * peer.c — the peer tier: a node that misses a layout asks the other nodes of
- * the cache tier before it reads the object store (README "Peer tier";
+ * the cache tier before it reads the object store (docs/weightd.md "Peer tier";
  * docs/architecture.md section 4).
  *
  * Inside the layout's single flight (manifest.c), the leader:
@@ -418,7 +418,7 @@ static int fill_rank(wd_server *s, size_t i, const char *model, uint32_t rank,
  * requantized; skipped tensors; totals)? A broken or hostile peer could else
  * leave a tensor out, or add one, and this node would cache and serve that
  * record. (Its bytes are checked against the hashes it sent: a peer that
- * forges both is trusted, README "Peer tier".) */
+ * forges both is trusted, docs/weightd.md "Peer tier".) */
 static int check_plan(const wd_peers *p, size_t i, const sm_plan *plan, const ckpt *ck,
                       uint32_t rank, const Weights__Manifest *mf, wt_errbuf *err)
 {

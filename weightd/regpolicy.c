@@ -1,6 +1,6 @@
 /*
  * regpolicy.c — what an admin REGISTER may reach, and how long its source check
- * may take (README "Security: tokens, roles and limits").
+ * may take (docs/weightd.md "Security: tokens, roles and limits").
  *
  * Reach (wd_register_allowed), by URI scheme:
  *   file://PATH, PATH   the realpath of PATH lies in the realpath of one of
@@ -116,7 +116,7 @@ static int check_host(const wd_config *cfg, const char *uri, const char *rest, b
 	if (memchr(rest, '@', n) != NULL)
 		return wt_seterr(err, WT_EPERM,
 		                 "register %s: user names or passwords in the URL are not allowed; "
-		                 "give credentials through the environment (see README)",
+		                 "give credentials through the environment (see docs/stores.md)",
 		                 uri);
 	const char *h, *p;
 	size_t hl, pl;

@@ -7,7 +7,7 @@
  * wt_bcast_receive() and get the bytes from the root instead of asking weightd.
  *
  * Transport: a host stream (nng stream: tcp:// or ipc://). The root listens,
- * the replicas dial. NCCL is not built (README "Broadcast to replicas").
+ * the replicas dial. NCCL is not built (docs/engines.md "Broadcast to replicas").
  *
  * Integrity does not depend on the root: a replica gets its own manifest from
  * weightd (wt_client_get_manifest, a small control request) and checks every

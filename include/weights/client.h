@@ -123,14 +123,14 @@ typedef struct wt_client_opts {
 	/* Since 0.5: what wt_client_get_manifest asks for (wt_fetch_mode; README "Raw
 	 * serving"). Default WT_MODE_PARTITIONED (the behaviour before 0.5). */
 	int mode;
-	/* Since 1.1: cut-through (README "Cut-through serving"). 1: a manifest request
+	/* Since 1.1: cut-through (docs/client.md "Cut-through serving"). 1: a manifest request
 	 * for a layout being produced is answered at once with a live manifest
 	 * (wt_manifest_live() = 1, tensor hashes not known yet) and wt_client_fetch
 	 * receives each chunk as soon as the server has produced it, with its hash;
 	 * every chunk and tensor is still checked before the sink sees it. Default 0
 	 * (wait until the layout is committed, as before 1.1). */
 	int cut_through;
-	/* Since 1.2: the bulk data plane (README "Bulk data plane"). 1: when the server
+	/* Since 1.2: the bulk data plane (docs/client.md "Bulk data plane"). 1: when the server
 	 * offers a bulk stream in Hello (weightd stream_listen), wt_client_fetch receives
 	 * chunk bytes over a raw nng byte stream per connection instead of nng messages;
 	 * every chunk and tensor is still checked. A server that offers none, a live

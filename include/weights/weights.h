@@ -28,7 +28,7 @@ extern "C" {
  * Version of the libweights the program runs with (the WT_VERSION_* macros
  * are the version it was compiled against). Returns the static string
  * "MAJOR.MINOR.PATCH"; stores the numbers where the pointers are non-NULL.
- * ABI rules (README.md): libweights.so.1 stays compatible across 1.x; a
+ * ABI rules (docs/client.md): libweights.so.1 stays compatible across 1.x; a
  * struct with a struct_size member only grows at its end.
  */
 WT_API const char *wt_version(int *major, int *minor, int *patch);

@@ -1,5 +1,5 @@
 """Broadcast to replicas from Python (weightd.BroadcastRoot, weightd.receive_broadcast;
-README "Use from an engine / Python"): a root and its replicas on threads of
+docs/engines.md "Python"): a root and its replicas on threads of
 this process against the fixture weightd, over tcp://127.0.0.1 (port 0)."""
 
 import threading

@@ -9,7 +9,7 @@ numpy arrays or torch tensors, through libweights (ctypes).
         shard = c.fetch("llama", broadcast=weightd.BroadcastRoot(url, n_members=3))
         # on a replica: weightd.receive_broadcast(url, c.manifest("llama"))
 
-See README.md "Use from an engine / Python".
+See docs/engines.md "Python".
 """
 
 from ._lib import lib_path

@@ -1,6 +1,6 @@
 """dtype mapping and zero-copy wrapping of library memory as numpy / torch.
 
-What a fetch returns per shard dtype (README "Python"):
+What a fetch returns per shard dtype (docs/engines.md "Python"):
 
     shard dtype   numpy (no torch, or as_torch=False)   torch
     F64 F32 F16   float64 float32 float16               float64 float32 float16

@@ -5,7 +5,7 @@ mirror the public headers member for member. Versioned structs (those that
 start with struct_size) are filled by the library's *_init() function inside a
 buffer with room to spare, then struct_size is set to the size this module
 declares: a newer library gives the members it knows and this module does not
-their defaults (README "Versioned structs").
+their defaults (docs/client.md "Versioned structs").
 """
 
 import ctypes

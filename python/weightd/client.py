@@ -174,9 +174,9 @@ class Client:
     members (connect_timeout_ms, window, connections, max_retries, retry_budget_ms,
     ...). cut_through=1: a layout still being produced is answered with a live
     manifest (Manifest.live) and fetched chunk by chunk as it is produced; every
-    chunk and tensor is still checked (README "Cut-through serving"). stream=1
+    chunk and tensor is still checked (docs/client.md "Cut-through serving"). stream=1
     (libweights 1.2): chunk bytes on the server's bulk stream when it offers one,
-    else messages (README "Bulk data plane")."""
+    else messages (docs/client.md "Bulk data plane")."""
 
     def __init__(self, endpoints, token=None, client_id=None, **opts):
         if isinstance(endpoints, str):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fetch_stream.sh — `weightctl fetch --stream` (the bulk data plane, README
+# fetch_stream.sh — `weightctl fetch --stream` (the bulk data plane, docs/client.md
 # "Bulk data plane") against a real weightd: with --stream-listen the chunks
 # come over the bulk stream and the file is byte-identical to `weightctl
 # shard` and to a fetch over messages; against a weightd without

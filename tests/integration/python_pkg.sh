@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# python_pkg.sh — the Python package (python/, README "Use from an engine /
-# Python"): `pip install` of ./python into a temp target, then
+# python_pkg.sh — the Python package (python/, docs/engines.md "Python"):
+# `pip install` of ./python into a temp target, then
 # `/usr/bin/python3 -m pytest python/tests` with that copy and $WT_BUILD's
 # libweights.so.1; the fixtures (python/tests/conftest.py) start weightd on a
 # free port. Missing torch, numpy, pytest or transformers is a failure here

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# readme_engine.sh — README.md "Use from an engine": the C and C++ programs
+# readme_engine.sh — docs/engines.md ("Use from an engine", linked from the
+# README): the C and C++ programs
 # (the code block after each `<!-- readme-test: NAME -->` line) are extracted
 # verbatim, built only with pkg-config's flags against a `make install
 # DESTDIR=` tree (-Wall -Wextra -Werror), and run against a real weightd
 # serving a fixture; their output must report the rank's tensor count and
-# bytes as `weightctl fetch` of the same rank does. A README edit that breaks
-# an example, or drops one, fails here.
+# bytes as `weightctl fetch` of the same rank does. An edit that breaks an
+# example, or drops one, fails here.
 . "$(dirname "$0")/fetch_lib/common.sh"
 need_bins
 cd "$(dirname "$0")/../.." || exit 1
@@ -17,8 +18,8 @@ extract() {
 	awk -v name="$1" '
 		$0 == "<!-- readme-test: " name " -->" { want = 1; next }
 		want && /^```/ { if (inside) exit; inside = 1; next }
-		inside { print }' README.md >"$T/$1"
-	[ -s "$T/$1" ] || die "README.md has no block after <!-- readme-test: $1 -->"
+		inside { print }' docs/engines.md >"$T/$1"
+	[ -s "$T/$1" ] || die "docs/engines.md has no block after <!-- readme-test: $1 -->"
 }
 extract engine.c
 extract engine.cpp
@@ -33,13 +34,13 @@ cflags=$($PC --cflags weights) && libs=$($PC --libs weights) || die "pkg-config 
 STRICT="-Wall -Wextra -Werror"
 # shellcheck disable=SC2086
 cc -std=c11 $STRICT $SAN $cflags "$T/engine.c" $libs -o "$T/engine_c" 2>"$T/cc.err" ||
-	{ cat "$T/cc.err"; die "the README's C example does not build"; }
+	{ cat "$T/cc.err"; die "docs/engines.md's C example does not build"; }
 # shellcheck disable=SC2086
 cc -std=c11 $STRICT $SAN $cflags "$T/bcast.c" $libs -o "$T/bcast_c" 2>"$T/cc.err" ||
-	{ cat "$T/cc.err"; die "the README's broadcast example does not build"; }
+	{ cat "$T/cc.err"; die "docs/engines.md's broadcast example does not build"; }
 # shellcheck disable=SC2086
 c++ -std=c++17 $STRICT $SAN $cflags "$T/engine.cpp" $libs -o "$T/engine_cpp" 2>"$T/cxx.err" ||
-	{ cat "$T/cxx.err"; die "the README's C++ example does not build"; }
+	{ cat "$T/cxx.err"; die "docs/engines.md's C++ example does not build"; }
 
 mkdir -p "$T/models"
 "$B/wt-mkckpt" --family llama --out "$T/models/llama" >/dev/null || die "wt-mkckpt llama"
