@@ -350,6 +350,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		c->tie_given = tie != NULL && !json_is_null(tie);
 	}
 	if (rv == WT_OK)
+		rv = get_bool(root, "lm_head_bias", false, &c->lm_head_bias, err);
+	if (rv == WT_OK)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);

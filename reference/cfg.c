@@ -18,7 +18,7 @@
  * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
  * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
  * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's,
- * OLMo 2's and Granite's: cfg_fam.c.
+ * OLMo 2's and Granite's: cfg_fam.c; PhiMoE's: cfg_phimoe.c.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -101,7 +101,9 @@ enum {
 	FAM_OLMO2,
 	FAM_GRANITE,
 	FAM_GRANITEMOE,
-	FAM_OLMOE
+	FAM_OLMOE,
+	FAM_OLMO,
+	FAM_PHIMOE
 };
 
 /* The planner's family -> the reference's kind. */
@@ -131,6 +133,11 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* OlmoeForCausalLM: Llama's pre-norms, OLMo 2's full-width q/k norms, Qwen-MoE's
 	     * experts and softmax top-k router (norm_topk_prob), every layer MoE */
 	    {"olmoe", REF_QWEN2_MOE, true, 0, FAM_OLMOE},
+	    /* OlmoForCausalLM (OLMo 1): Llama with parameter-free LayerNorms */
+	    {"olmo", REF_DENSE, false, 0, FAM_OLMO},
+	    /* PhiMoEForCausalLM (Phi-3.5-MoE): Mixtral's experts, LayerNorms with bias,
+	     * sparsemixer routing, lm_head bias (cfg_phimoe.c) */
+	    {"phimoe", REF_MIXTRAL, false, 0, FAM_PHIMOE},
 	    /* GraniteForCausalLM: Llama with four multipliers */
 	    {"granite", REF_DENSE, false, 0, FAM_GRANITE},
 	    /* GraniteMoeForCausalLM: Granite's multipliers, Mixtral's routing (softmax of
@@ -164,8 +171,11 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;
 			c->olmo2 = map[i].fam == FAM_OLMO2;
 			c->qk_norm_full = c->olmo2 || map[i].fam == FAM_OLMOE;
+			c->norm_free = map[i].fam == FAM_OLMO;
 			c->granite = map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE;
 			c->stacked_experts = map[i].fam == FAM_GRANITEMOE;
+			c->phimoe = map[i].fam == FAM_PHIMOE;
+			c->layernorm = c->layernorm || c->phimoe;
 			return WT_OK;
 		}
 	return wt_seterr(err, WT_EUNSUPPORTED,
@@ -173,6 +183,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
 	                 "Qwen3ForCausalLM, Phi3ForCausalLM, Starcoder2ForCausalLM, "
 	                 "GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, OlmoeForCausalLM, "
+	                 "OlmoForCausalLM, PhiMoEForCausalLM, "
 	                 "GraniteForCausalLM, "
 	                 "GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, "
 	                 "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
@@ -347,12 +358,16 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if ((rv = parse_rest(f, c, err)) != WT_OK)
 		return rv;
-	if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||
-	    c->granite)
-		return ref_cfg_fam(c, family, json, len, err);
-	if (c->gemma > 0)
-		return ref_cfg_gemma(c, json, len, err);
-	return c->kind == REF_BERT ? WT_OK : plain_rope(c, arch, f, json, len, err);
+	if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
+		rv = ref_cfg_phimoe(c, json, len, err);
+	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||
+	         c->granite || c->norm_free)
+		rv = ref_cfg_fam(c, family, json, len, err);
+	else if (c->gemma > 0)
+		rv = ref_cfg_gemma(c, json, len, err);
+	else if (c->kind != REF_BERT)
+		rv = plain_rope(c, arch, f, json, len, err);
+	return rv;
 }
 
 bool ref_layer_is_moe(const ref_cfg *c, int64_t i)

@@ -1,8 +1,8 @@
 /*
  * cfg_fam.c — the reference configuration of Phi-3, StarCoder2, DeepSeek-V2,
- * GLM-4, OLMo 2 and Granite: their config.json fields with transformers' defaults,
- * on top of the Llama (phi3, starcoder2, glm, glm4, olmo2, granite) and DeepSeek-V3
- * (deepseek_v2) math of ref_cfg.
+ * GLM-4, OLMo 2, OLMoE, OLMo 1 and Granite: their config.json fields with transformers'
+ * defaults, on top of the Llama (phi3, starcoder2, glm, glm4, olmo2, olmo, granite),
+ * Qwen-MoE (olmoe) and DeepSeek-V3 (deepseek_v2) math of ref_cfg.
  *
  * The math followed (transformers' modeling files):
  *
@@ -54,6 +54,14 @@
  *   OLMoE (modeling_olmoe.py, 4.57.1): Llama's pre-norm decoder with OLMo 2's q_norm /
  *   k_norm over all of q and k, every layer a Qwen-MoE block without shared expert
  *   (router softmax, top-k, renormalised with norm_topk_prob, default false).
+ *   clip_qkv: q_norm(q_proj(h)), k_norm(k_proj(h)) and v_proj(h) clamped to
+ *   [-clip_qkv, clip_qkv] before the split into heads (null: none).
+ *
+ *   OLMo 1 (modeling_olmo.py, 4.47.1): Llama's decoder (q/k/v/o biases with
+ *   attention_bias) whose input_layernorm, post_attention_layernorm and model.norm are
+ *   OlmoLayerNorm: F.layer_norm in float32 without weight or bias, eps 1e-5 fixed
+ *   (norm_free); clip_qkv clamps q_proj, k_proj and v_proj's outputs (biases added)
+ *   as OLMoE's. Untied unless tie_word_embeddings (OLMo-1B-hf ties).
  *
  *   Granite (modeling_granite.py, 4.57.1): Llama's decoder; embeddings times
  *   embedding_multiplier, scores times attention_multiplier (instead of
@@ -317,20 +325,46 @@ static int parse_granite(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbu
 	return rope_scaling(root, f, "GraniteForCausalLM", c, err);
 }
 
-/* OLMoE (OlmoeConfig): silu, rms_norm_eps 1e-5; clip_qkv (clamping q, k and v) is not
- * modelled, so a config that sets it is refused. */
+/* clip_qkv of OLMo 1 / OLMoE: null or absent = none (c->clip_qkv 0), else a positive
+ * finite bound. */
+static int parse_clip_qkv(json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	json_t *v = ref_lm_get(root, "clip_qkv");
+	c->clip_qkv = 0.0;
+	if (v == NULL || json_is_null(v))
+		return WT_OK;
+	double x = json_is_number(v) ? json_number_value(v) : 0.0;
+	if (!(x > 0.0 && isfinite(x)))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: clip_qkv is not a positive finite number; write the "
+		                 "bound q, k and v are clamped to, or null for none");
+	c->clip_qkv = x;
+	return WT_OK;
+}
+
+/* OLMoE (OlmoeConfig): silu, rms_norm_eps 1e-5, clip_qkv. */
 static int parse_olmoe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
 	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	if (rv == WT_OK)
+		rv = parse_clip_qkv(root, c, err);
 	if (rv != WT_OK)
 		return rv;
 	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5;
-	json_t *clip = ref_lm_get(root, "clip_qkv");
-	if (clip != NULL && !json_is_null(clip))
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: clip_qkv is set; the reference does not clamp q, k "
-		                 "and v (OLMoE's released configs leave it null)");
 	return rope_scaling(root, f, "OlmoeForCausalLM", c, err);
+}
+
+/* OLMo 1 (OlmoConfig): silu, clip_qkv; OlmoLayerNorm's eps is 1e-5 whatever config.json
+ * says (OlmoConfig has no epsilon key). */
+static int parse_olmo(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	if (rv == WT_OK)
+		rv = parse_clip_qkv(root, c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = 1e-5;
+	return rope_scaling(root, f, "OlmoForCausalLM", c, err);
 }
 
 static int parse_starcoder2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
@@ -405,6 +439,8 @@ int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt
 		rv = parse_olmo2(f, root, c, err);
 	else if (c->qk_norm_full)
 		rv = parse_olmoe(f, root, c, err);
+	else if (c->norm_free)
+		rv = parse_olmo(f, root, c, err);
 	else
 		rv = wt_seterr(err, WT_EINVAL, "family %s has no switches of cfg_fam.c",
 		               family ? family : "none");

@@ -358,7 +358,7 @@ void ref_layernorm(float *y, const float *x, const float *w, const float *b, int
 			var += (xr[i] - mean) * (xr[i] - mean);
 		float inv = 1.0f / sqrtf(var / (float)dim + eps);
 		for (int64_t i = 0; i < dim; i++)
-			yr[i] = (xr[i] - mean) * inv * w[i] + (b ? b[i] : 0.0f);
+			yr[i] = (xr[i] - mean) * inv * (w ? w[i] : 1.0f) + (b ? b[i] : 0.0f);
 	}
 }
 

@@ -233,6 +233,8 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 	ref_linear(rl, h, router, NULL, 1, c->hid, c->E);
 	if (c->kind == REF_DEEPSEEK)
 		ref_route_ds(c, rl, bias, forced, idx, w);
+	else if (c->phimoe)
+		ref_route_sparsemixer(rl, c->E, c->jitter_eps, forced, idx, w, idx + c->topk);
 	else
 		ref_route(rl, c->E, c->topk, c->norm_topk, forced, idx, w);
 	return WT_OK;

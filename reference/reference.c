@@ -1,9 +1,10 @@
 /*
  * reference.c — the full reference forward pass over the original checkpoint
  * tensors (one process, no partitioning): embedding lookup (Gemma: times
- * sqrt(hidden_size)), then per layer RMSNorm (StarCoder2: LayerNorm; OLMo 2: none)
- * -> q/k/v (Phi-3: split from the checkpoint's qkv_proj; + biases, q_norm/k_norm
- * per head, OLMo 2's over all heads) -> RoPE (GLM: adjacent pairs) -> causal GQA
+ * sqrt(hidden_size)), then per layer RMSNorm (StarCoder2: LayerNorm; OLMo 1: LayerNorm
+ * without weight or bias; OLMo 2: none) -> q/k/v (Phi-3: split from the checkpoint's
+ * qkv_proj; + biases, q_norm/k_norm per head, OLMo 2's over all heads; OLMo 1 / OLMoE
+ * clip_qkv) -> RoPE (GLM: adjacent pairs) -> causal GQA
  * attention (Gemma 2/3: scale, soft-cap, sliding window) -> o_proj (Gemma 2/3,
  * OLMo 2: post_attention_layernorm, GLM-4-0414: post_self_attn_layernorm) ->
  * residual -> RMSNorm (OLMo 2: none) -> MLP (Phi-3, GLM: gate_up_proj split) or
@@ -82,6 +83,10 @@ int ref_bufs_alloc(ref_bufs *b, const ref_cfg *c, size_t n_tok, const int64_t *t
 int ref_norm_of(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t rows,
                 wt_errbuf *err, const char *fmt, ...)
 {
+	if (c->norm_free) { /* OLMo 1: a LayerNorm without weight or bias, nothing to read */
+		ref_layernorm(y, x, NULL, NULL, rows, c->hid, (float)c->eps);
+		return WT_OK;
+	}
 	char m[256];
 	va_list ap;
 	va_start(ap, fmt);
@@ -193,6 +198,9 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 		ref_norm(c, b->q, b->q, qn, T * qd / qnd, qnd);
 		ref_norm(c, b->k, b->k, kn, T * kvd / knd, knd);
 	}
+	ref_clip_qkv(c, b->q, T * qd); /* OLMo 1, OLMoE: after the biases and q/k norms */
+	ref_clip_qkv(c, b->k, T * kvd);
+	ref_clip_qkv(c, b->v, T * kvd);
 	double theta, factor;
 	ref_attn_opt ao;
 	ref_layer_attn(c, l, &theta, &factor, &ao);
@@ -317,8 +325,9 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 		float *acc = b->acc + t * c->hid;
 		if ((rv = ref_moe_route(c, s, true, m, h, NULL, idx, w, err)))
 			return rv;
-		if (routes)
-			memcpy(routes + t * c->topk, idx, (size_t)c->topk * sizeof(int64_t));
+		if (routes) /* PhiMoE: its route codes (ref_moe_route) */
+			memcpy(routes + t * c->topk, idx + (c->phimoe ? c->topk : 0),
+			       (size_t)c->topk * sizeof(int64_t));
 		for (int64_t j = 0; j < c->topk; j++) {
 			const float *wg, *wu, *wd;
 			if ((rv = expert_full(c, s, m, idx[j], &wg, &wu, &wd, err)))
@@ -384,7 +393,10 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	lm = emb;
 	if (!c->tied && (rv = ref_getf(ck, &lm, false, err, 2, c->V, c->hid, 0, "lm_head.weight")))
 		goto out;
-	ref_linear(logits, b.h, lm, NULL, T, c->hid, c->V);
+	const float *lmb = NULL; /* PhiMoE's lm_head.bias (lm_head_bias) */
+	if (c->lm_bias && (rv = ref_getf(ck, &lmb, false, err, 1, c->V, 0, 0, "lm_head.bias")))
+		goto out;
+	ref_linear(logits, b.h, lm, lmb, T, c->hid, c->V);
 	ref_logits_post(c, logits, T * c->V);
 out:
 	ref_bufs_free(&b);

@@ -14,11 +14,13 @@
  *
  * Families: decoders with Llama-style attention (llama, mistral, qwen2 with
  * q/k/v biases, qwen3 with q_norm/k_norm; Gemma, Gemma 2 and Gemma 3 text
- * through the switches of ref_cfg, cfg_gemma.c; Phi-3, StarCoder2, GLM-4 and
- * OLMo 2 through those of cfg_fam.c), Mixtral MoE, Qwen2-MoE (shared expert with a sigmoid gate,
- * mlp_only_layers / decoder_sparse_step) and Qwen3-MoE, DeepSeek-V3 (MLA,
- * sigmoid routing; reference_mla.c) and DeepSeek-V2 (softmax routing) and BERT
- * (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the architecture.
+ * through the switches of ref_cfg, cfg_gemma.c; Phi-3, StarCoder2, GLM-4,
+ * OLMo 2 and OLMo 1 through those of cfg_fam.c), Mixtral MoE (PhiMoE: LayerNorms,
+ * sparsemixer routing, LM head bias; cfg_phimoe.c), Qwen2-MoE (shared
+ * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step) and Qwen3-MoE,
+ * DeepSeek-V3 (MLA, sigmoid routing; reference_mla.c) and DeepSeek-V2 (softmax
+ * routing) and BERT (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the
+ * architecture.
  *
  * Thread rule: a set caches dequantized values on first use, so one set is
  * used by one thread at a time.
@@ -200,6 +202,13 @@ typedef struct ref_cfg {
 	/* OLMo 2, OLMoE: q_norm / k_norm (qk_norm) are RMSNorms over the whole of q [H*d] and
 	 * k [KV*d], not per head */
 	bool qk_norm_full;
+	/* OLMo 1 (cfg_fam.c): every norm of ref_norm_of (input_layernorm,
+	 * post_attention_layernorm, model.norm) is a LayerNorm without weight or bias
+	 * (eps 1e-5); the checkpoint holds no norm tensor */
+	bool norm_free;
+	/* OLMo 1, OLMoE clip_qkv: q, k and v clamped to [-clip_qkv, clip_qkv] after the
+	 * projections (biases added) and OLMoE's q/k norms, before RoPE; 0 = none */
+	double clip_qkv;
 	/* Granite (cfg_fam.c): embed_scale = embedding_multiplier, attn_scale =
 	 * attention_multiplier, x += resid_mult * block(x), logits / logits_div; 0 = 1 */
 	double resid_mult, logits_div;
@@ -208,6 +217,10 @@ typedef struct ref_cfg {
 	 * [E, 2*Ie, hid], output_linear [E, hid, Ie]) and its router router.layer; the
 	 * ranks carry Mixtral's names */
 	bool stacked_experts;
+	/* PhiMoE (cfg_phimoe.c): sparsemixer routing with jitter_eps (router_jitter_noise),
+	 * LayerNorms with bias (layernorm), lm_head.bias added to the logits (lm_bias) */
+	bool phimoe, lm_bias;
+	double jitter_eps;
 } ref_cfg;
 
 /*
@@ -261,7 +274,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
  * are WT_ECORRUPT. With routes (from ref_forward_full) MoE layers take
  * those expert choices instead of their own top-k (the weights still come from
  * each rank's router): quantization noise can flip a near-tie in the router,
- * which is not a shard error; NULL routes independently.
+ * which is not a shard error; NULL routes independently. PhiMoE's routes are
+ * route codes carrying sparsemixer's kept sets too (reference_int.h).
  */
 int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
@@ -321,7 +335,8 @@ void ref_attention(float *out, const float *q, const float *k, const float *v, i
                    const ref_attn_opt *o);
 /* x[i] = cap * tanh(x[i] / cap) (Gemma 2 logit soft-capping); cap > 0. */
 void ref_softcap(float *x, int64_t n, float cap);
-/* y[t] = (x[t] - mean) / sqrt(var + eps) * w + b, rows of `dim`; y may alias x. */
+/* y[t] = (x[t] - mean) / sqrt(var + eps) * w + b, rows of `dim`; y may alias x; w NULL
+ * is 1, b NULL is 0 (OLMo 1's parameter-free LayerNorm). */
 void ref_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows,
                    int64_t dim, float eps);
 /* Exact (erf) GELU in place. */

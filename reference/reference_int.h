@@ -61,6 +61,15 @@ static inline void ref_embed_scale(const ref_cfg *c, float *x, int64_t n)
 		x[i] *= c->embed_scale;
 }
 
+/* OLMo 1 / OLMoE clip_qkv: x[0..n) clamped to [-clip_qkv, clip_qkv] (elementwise, so a
+ * rank clamping its heads equals the full clamp); nothing when clip_qkv is 0. */
+static inline void ref_clip_qkv(const ref_cfg *c, float *x, int64_t n)
+{
+	float m = (float)c->clip_qkv;
+	for (int64_t i = 0; c->clip_qkv > 0.0 && i < n; i++)
+		x[i] = x[i] > m ? m : (x[i] < -m ? -m : x[i]);
+}
+
 /* x += y over n floats, y times Granite's residual_multiplier. */
 static inline void ref_residual_add(const ref_cfg *c, float *x, const float *y, int64_t n)
 {
@@ -92,7 +101,7 @@ static inline const char *ref_down_leaf(const ref_cfg *c)
 
 /* Norm module of set s named by fmt ("model.layers.3.input_layernorm"): its weight,
  * and for LayerNorm families (StarCoder2) its bias, applied to `rows` rows of x
- * (c->hid wide) into y (may alias x). */
+ * (c->hid wide) into y (may alias x); OLMo 1 (norm_free) reads nothing. */
 int ref_norm_of(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t rows,
                 wt_errbuf *err, const char *fmt, ...) WT_PRINTF(7, 8);
 
@@ -154,9 +163,24 @@ int ref_mla(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, const float *h,
 void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, const int64_t *forced,
                   int64_t *idx, float *w);
 
+/* The PhiMoE fields of c (phimoe set by the family map; topk read) from config.json
+ * (cfg_phimoe.c). */
+int ref_cfg_phimoe(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
+/* PhiMoE's sparsemixer (eval) over E <= REF_PHIMOE_MAX_E router logits: the 2 experts
+ * and their weights into idx[2] / w[2], and their route codes into codes[2] (expert |
+ * the set its softmax kept << 8). With `forced` (codes, or plain expert indices) the
+ * weights are those of the forced experts, over the forced kept sets when given: the
+ * sharded path follows the full path's masks as well as its choices, since a
+ * quantization-sized move of a score across the mask's threshold is no shard error
+ * (cfg_phimoe.c). */
+#define REF_PHIMOE_MAX_E 48
+void ref_route_sparsemixer(const float *logits, int64_t E, double jitter_eps, const int64_t *forced,
+                           int64_t *idx, float *w, int64_t *codes);
+
 /*
  * Route one token h of the MoE block with prefix m, reading the router (and the
- * DeepSeek correction bias) from set s: idx/w receive topk entries. ckpt: s is
+ * DeepSeek correction bias) from set s: idx/w receive topk entries (PhiMoE: idx
+ * [topk, 2*topk) its route codes, what ref_forward_full records as routes). ckpt: s is
  * the checkpoint, whose router GraniteMoE names router.layer (ranks: gate).
  */
 int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const float *h,

@@ -76,6 +76,19 @@ static int check_padding(const shard *s, uint32_t r, const float *w, const char 
 	return WT_OK;
 }
 
+/* The same for a rank's 1-D [Vl] slice of a vocabulary vector (PhiMoE's lm_head.bias). */
+static int check_padding_1d(const shard *s, uint32_t r, const float *v, const char *name)
+{
+	for (int64_t i = s->c->V - (int64_t)r * s->Vl; i < s->Vl; i++)
+		if (i >= 0 && v[i] != 0.0f)
+			return wt_seterr(s->err, WT_ECORRUPT,
+			                 "rank (tp %u, ep %u) '%s': padding entry %lld (vocab row "
+			                 "%lld >= vocab_size %lld) is not zero",
+			                 r, s->g, name, (long long)i, (long long)(r * s->Vl + i),
+			                 (long long)s->c->V);
+	return WT_OK;
+}
+
 static int embed(shard *s, const int64_t *tokens)
 {
 	const ref_cfg *c = s->c;
@@ -220,6 +233,9 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	                   "model.layers.%lld.self_attn.o_proj.weight", L)) ||
 	    (c->qk_norm && (rv = qk_norm_rank(s, r, l))))
 		return rv;
+	ref_clip_qkv(c, b->q, T * Hl * d); /* OLMo 1, OLMoE: each rank its own heads */
+	ref_clip_qkv(c, b->k, T * KVl * d);
+	ref_clip_qkv(c, b->v, T * KVl * d);
 	double theta, factor;
 	ref_attn_opt ao;
 	ref_layer_attn(c, l, &theta, &factor, &ao);
@@ -487,12 +503,17 @@ static int lm_head(shard *s, float *logits)
 	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
 		ref_set *rs = rank_set(s, r, s->g);
 		const char *name = c->tied ? "model.embed_tokens.weight" : "lm_head.weight";
-		const float *w;
+		const float *w, *bias = NULL;
 		if ((rv = ref_norm_of(c, rs, s->b.h, s->b.x, T, s->err, "model.norm")) ||
 		    (rv = ref_getf(rs, &w, false, s->err, 2, s->Vl, c->hid, 0, "%s", name)) ||
 		    (rv = check_padding(s, r, w, name)))
 			break;
-		ref_linear(part, s->b.h, w, NULL, T, c->hid, s->Vl);
+		/* PhiMoE's lm_head.bias [Vl]: the rank's rows of it, padding entries zero */
+		if (c->lm_bias &&
+		    ((rv = ref_getf(rs, &bias, false, s->err, 1, s->Vl, 0, 0, "lm_head.bias")) ||
+		     (rv = check_padding_1d(s, r, bias, "lm_head.bias"))))
+			break;
+		ref_linear(part, s->b.h, w, bias, T, c->hid, s->Vl);
 		for (int64_t t = 0; t < T; t++)
 			for (int64_t i = 0; i < s->Vl; i++) {
 				int64_t v = (int64_t)r * s->Vl + i;

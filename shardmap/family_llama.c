@@ -1,6 +1,6 @@
 /*
  * family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3,
- * StarCoder2, GLM-4, OLMo 2, Granite (tables only).
+ * StarCoder2, GLM-4, OLMo 2, Granite, OLMo 1 (tables only).
  */
 #include "shardmap/family_rules.h"
 
@@ -64,6 +64,18 @@ static const sm_rule olmo2_rules[] = {
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
 };
 
+/* OLMo 1 (OlmoForCausalLM, OLMo-1B-hf / 7B-hf): Llama's attention (biases when
+ * attention_bias), MLP, embedding and lm_head; its LayerNorms have no weight or bias,
+ * so the checkpoint holds no norm tensor at all (a stray one is refused as unknown). */
+static const sm_rule olmo_rules[] = {
+    SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0, SM_U_NONE,
+            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
+            SM_D_V, SM_D_HID),
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+};
+
 /* StarCoder2: LayerNorms with biases, Llama's attention (biases when use_bias),
  * a plain GELU MLP c_fc (rows) / c_proj (columns, bias replicated). */
 #define SC2_NORM_BIAS(x)                                                                           \
@@ -96,6 +108,7 @@ static const char *const glm_archs[] = {"GlmForCausalLM", NULL};
 static const char *const glm4_archs[] = {"Glm4ForCausalLM", NULL};
 static const char *const olmo2_archs[] = {"Olmo2ForCausalLM", NULL};
 static const char *const granite_archs[] = {"GraniteForCausalLM", NULL};
+static const char *const olmo_archs[] = {"OlmoForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -137,3 +150,6 @@ const sm_family shardmap_family_olmo2 = {
  * multipliers and logits_scaling are math, not layout */
 const sm_family shardmap_family_granite = {
     "granite", granite_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
+/* OLMo 1: OlmoConfig unties by default (OLMo-1B-hf sets tie_word_embeddings true) */
+const sm_family shardmap_family_olmo = {"olmo", olmo_archs, olmo_rules,     SM_NRULES(olmo_rules),
+                                        NULL,   false,      "model.layers."};

@@ -1,6 +1,6 @@
 /*
  * family_moe.c — MoE decoder families: Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE, GraniteMoE,
- * GraniteMoeShared (tables + layer hook).
+ * GraniteMoeShared, PhiMoE (tables + layer hook).
  */
 #include "shardmap/family_rules.h"
 
@@ -71,6 +71,26 @@ static const sm_rule granitemoeshared_rules[] = {
             SM_K_COLS, 0, SM_U_ISH, SM_C_SHARED, SM_F_QUANT, 2, SM_D_HID, SM_D_ISH),
 };
 
+/* PhiMoE (PhiMoEForCausalLM, Phi-3.5-MoE): LayerNorms with biases (as StarCoder2's,
+ * replicated), Llama's attention (q/k/v/o biases when attention_bias), Mixtral's router
+ * and w1/w3/w2 experts in every layer; lm_head.bias [V] when lm_head_bias: vocab parallel
+ * as lm_head's rows (zero padding rows), never quantized, and kept when the embeddings
+ * are tied (it is no part of the tie). */
+#define PHIMOE_NORM_BIAS(x)                                                                        \
+	SM_RULE(x ".bias", x ".bias", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+static const sm_rule phimoe_rules[] = {
+    SM_RULES_TOP,
+    PHIMOE_NORM_BIAS("model.norm"),
+    SM_RULE("lm_head.bias", "lm_head.bias", SM_K_VOCAB, 0, SM_U_NONE, SM_C_LMBIAS, 0, 1, SM_D_V,
+            SM_D_ANY),
+    SM_RULES_LNORM,
+    PHIMOE_NORM_BIAS(SM_LAYER "input_layernorm"),
+    PHIMOE_NORM_BIAS(SM_LAYER "post_attention_layernorm"),
+    SM_RULES_ATTN,
+    SM_RULE_ROUTER("block_sparse_moe.gate.weight", 2, SM_D_E, SM_D_HID),
+    SM_RULES_EXPERTS("block_sparse_moe.experts.", "w1", "w3", "w2"),
+};
+
 static bool all_moe(const ckpt_config *cfg, int64_t i)
 {
 	(void)i;
@@ -110,6 +130,11 @@ static int granitemoe_check(const ckpt_config *cfg, wt_errbuf *err)
 static int olmoe_check(const ckpt_config *cfg, wt_errbuf *err)
 {
 	return all_moe_check(cfg, "num_experts", "OLMoE", err);
+}
+
+static int phimoe_check(const ckpt_config *cfg, wt_errbuf *err)
+{
+	return all_moe_check(cfg, "num_local_experts", "PhiMoE", err);
 }
 
 static const char *const mixtral_archs[] = {"MixtralForCausalLM", NULL};
@@ -159,4 +184,19 @@ const sm_family shardmap_family_granitemoeshared = {
     .layer_is_moe = all_moe,
     .layer_prefix = "model.layers.",
     .check = granitemoe_check,
+};
+
+/* PhiMoEForCausalLM: the released checkpoints (remote code); PhimoeForCausalLM: transformers'
+ * own class (4.46+), what its save_pretrained writes */
+static const char *const phimoe_archs[] = {"PhiMoEForCausalLM", "PhimoeForCausalLM", NULL};
+
+/* PhimoeConfig leaves tie_word_embeddings false */
+const sm_family shardmap_family_phimoe = {
+    .name = "phimoe",
+    .archs = phimoe_archs,
+    .rules = phimoe_rules,
+    .n_rules = SM_NRULES(phimoe_rules),
+    .layer_is_moe = all_moe,
+    .layer_prefix = "model.layers.",
+    .check = phimoe_check,
 };

@@ -251,6 +251,8 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_SHARED:
 		return x->dm.shared_inter > 0 && x->fam->layer_is_moe &&
 		       x->fam->layer_is_moe(x->cfg, i);
+	case SM_C_LMBIAS:
+		return x->cfg->lm_head_bias;
 	default:
 		return true;
 	}
@@ -485,6 +487,11 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 t->name, j, x->dm.n_experts);
 	if (cond_holds(x, ru, i))
 		return WT_OK;
+	if (ru->cond == SM_C_LMBIAS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': config.json has no lm_head_bias true; set it or "
+		                 "remove the tensor",
+		                 t->name);
 	const char *why = "a dense layer (see mlp_only_layers, first_k_dense_replace)";
 	if (ru->cond == SM_C_DENSE)
 		why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";

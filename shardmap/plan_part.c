@@ -174,7 +174,8 @@ static int part_vocab(const part_req *req)
 		                 " pads %" PRId64 " rows to %" PRId64 " (a multiple of %" PRId64
 		                 "), more padding than vocabulary; use a vocab_pad of 64..1024",
 		                 req->rt, pad, tp, vocab, padded, step);
-	geo_2d(req->geom, per_rank, sm_tcols(req->src), 2);
+	/* a 1-D source (PhiMoE's lm_head.bias [V]) stays 1-D: [Vl] */
+	geo_2d(req->geom, per_rank, sm_tcols(req->src), req->src->ndim == 1 ? 1 : 2);
 	/* Real rows [lo, min(hi, vocab)), then zero rows [max(lo, vocab), hi). */
 	int rv = WT_OK;
 	if (lo < vocab)

@@ -13,7 +13,7 @@ static const sm_family *const families[] = {
     &shardmap_family_phi3,      &shardmap_family_deepseek_v2, &shardmap_family_starcoder2,
     &shardmap_family_glm,       &shardmap_family_glm4,        &shardmap_family_olmo2,
     &shardmap_family_granite,   &shardmap_family_granitemoe,  &shardmap_family_granitemoeshared,
-    &shardmap_family_olmoe,
+    &shardmap_family_olmoe,     &shardmap_family_olmo,        &shardmap_family_phimoe,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -41,7 +41,8 @@ const char *shardmap_supported_architectures(void)
 	       "DeepseekV2ForCausalLM, "
 	       "Starcoder2ForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, "
 	       "GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, "
-	       "OlmoeForCausalLM";
+	       "OlmoeForCausalLM, OlmoForCausalLM, "
+	       "PhiMoEForCausalLM (PhimoeForCausalLM)";
 }
 
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c)

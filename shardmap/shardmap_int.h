@@ -96,6 +96,7 @@ typedef enum {
 	SM_C_QLORA, /* DeepSeek q_lora_rank set */
 	SM_C_NOQLORA,
 	SM_C_SHARED, /* MoE layers of a model with shared experts (intermediate > 0) */
+	SM_C_LMBIAS, /* config.json lm_head_bias true (PhiMoE's lm_head.bias) */
 } sm_cond;
 
 enum {
@@ -165,6 +166,7 @@ extern const sm_family shardmap_family_mixtral;
 extern const sm_family shardmap_family_qwen2_moe;
 extern const sm_family shardmap_family_qwen3_moe;
 extern const sm_family shardmap_family_olmoe;
+extern const sm_family shardmap_family_phimoe;
 extern const sm_family shardmap_family_deepseek_v3;
 extern const sm_family shardmap_family_deepseek_v2;
 extern const sm_family shardmap_family_bert;
@@ -174,6 +176,7 @@ extern const sm_family shardmap_family_starcoder2;
 extern const sm_family shardmap_family_glm;
 extern const sm_family shardmap_family_glm4;
 extern const sm_family shardmap_family_olmo2;
+extern const sm_family shardmap_family_olmo;
 extern const sm_family shardmap_family_granite;
 extern const sm_family shardmap_family_granitemoe;
 extern const sm_family shardmap_family_granitemoeshared;

@@ -98,6 +98,8 @@ typedef struct fam_expect {
 	(2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 768 + 768 * 256 + 256 * 384))
 /* olmo2: no input_layernorm; q_norm [256], k_norm [64]; two norms after the blocks */
 #define OLMO2_LAYER (2 * (2 * 256 * 256 + 2 * 64 * 256 + 256 + 64 + 2 * 256 + 3 * 512 * 256))
+/* olmo: no norm tensor anywhere (parameter-free LayerNorms), q/k/v/o, MLP; tied */
+#define OLMO_LAYER (2 * (2 * 256 * 256 + 2 * 64 * 256 + 3 * 512 * 256))
 /* granitemoe: experts stacked, input_linear 6x256x256 and output_linear 6x256x128, router
  * 6x256; granitemoeshared: 4 experts + shared_mlp input_linear 512x256, output_linear
  * 256x256 */
@@ -108,6 +110,11 @@ typedef struct fam_expect {
  * gate/up 128x256 and down 256x128 */
 #define OLMOE_LAYER                                                                                \
 	(2 * (2 * 256 + 256 * 256 * 2 + 2 * 64 * 256 + 256 + 64 + 8 * 256 + 8 * 3 * 128 * 256))
+/* phimoe: LayerNorm weights and biases, q/k/v/o with biases, router 4x256, 4 experts of
+ * w1/w3 128x256 and w2 256x128; globally + model.norm.bias and lm_head.bias [1003] */
+#define PHIMOE_LAYER                                                                               \
+	(2 * (4 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 2 * 256 + 2 * 64 + 4 * 256 +                \
+	      4 * 3 * 128 * 256))
 #define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
 #define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
@@ -145,6 +152,8 @@ static const fam_expect fams[] = {
      2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"olmoe", 69, 2 * (2 * 1000 * 256 + 256) + 2 * OLMOE_LAYER, 256, 8, 2, 32, 128, 1000, 2, 0, 8,
      128, CKPT_QUANT_NONE, 1},
+    {"phimoe", 55, 2 * (2 * 1003 * 256 + 1003 + 2 * 256) + 2 * PHIMOE_LAYER, 256, 8, 2, 32, 128,
+     1003, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"deepseek_v3", 123, DS_BYTES, 256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_FP8_BLOCK, 1},
     {"deepseek_v2", 36, DSV2_BYTES, 256, 8, 8, 32, 512, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"bert", 39, BERT_BYTES, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
@@ -160,6 +169,8 @@ static const fam_expect fams[] = {
      0, -1, CKPT_QUANT_NONE, 1},
     {"olmo2", 25, 2 * (2 * 1000 * 256 + 256) + 2 * OLMO2_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0, 0,
      -1, CKPT_QUANT_NONE, 1},
+    {"olmo", 15, 2 * 1000 * 256 + 2 * OLMO_LAYER, 256, 8, 2, 32, 512, 1000, 2, 1, 0, -1,
+     CKPT_QUANT_NONE, 1},
     {"phi3", 15, 2 * (2 * 1000 * 256 + 256) + 2 * PHI3_LAYER, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1,
      CKPT_QUANT_NONE, 1},
     {"glm", 25, 2 * (2 * 1000 * 256 + 256) + 2 * GLM_LAYER, 256, 8, 2, 64, 384, 1000, 2, 0, 0, -1,

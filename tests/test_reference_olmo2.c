@@ -8,9 +8,12 @@
  * REF_TOL_F32 (unquantized) or the scheme's budget, a wrong replica or slice is
  * caught, and each OLMo 2 switch moves the full path's logits. OLMoE (OlmoeForCausalLM):
  * the same full-width q/k norms with Llama's pre-norms and an MoE block in every layer.
- * The fixtures come from $WT_BUILD/wt-mkckpt --family olmo2|olmoe (hid 256, H 8, KV 2,
- * d 32; seed printed).
+ * OLMo 1 (OlmoForCausalLM): Llama's decoder with parameter-free LayerNorms (no norm
+ * tensor in the checkpoint). clip_qkv (OLMo 1, OLMoE): full and sharded agree with it
+ * set, and it moves the logits. The fixtures come from $WT_BUILD/wt-mkckpt --family
+ * olmo2|olmoe|olmo (hid 256, H 8, KV 2, d 32; seed printed).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +25,7 @@
 #include <cmocka.h>
 
 #include "reference/reference.h"
+#include "reference/reference_int.h"
 #include "reference/ckpt.h"
 #include "kernels/kernels.h"
 #include "tests/util/testutil.h"
@@ -32,8 +36,8 @@
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"olmo2", "olmoe"};
-	return gen_fixtures("reference_olmo2", fams, 2);
+	static const char *fams[] = {"olmo2", "olmoe", "olmo"};
+	return gen_fixtures("reference_olmo2", fams, 3);
 }
 
 /* The check runs; its verdict is `pass`. */
@@ -237,8 +241,150 @@ static void test_olmoe(void **state)
 	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "
 	    "\"intermediate_size\": 32, \"num_experts\": 4, \"num_experts_per_tok\": 2, "
 	    "\"clip_qkv\": 8.0}";
-	assert_int_equal(ref_cfg_parse_json(clip, strlen(clip), &c, &err), WT_EUNSUPPORTED);
+	assert_int_equal(ref_cfg_parse_json(clip, strlen(clip), &c, &err), WT_OK);
+	assert_true(c.clip_qkv == 8.0 && c.qk_norm_full);
+}
+
+static void tamper_o_proj(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* TP 2: the ranks' o_proj column slices exchanged */
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], "model.layers.0.self_attn.o_proj.weight");
+}
+
+static void tamper_down(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* TP 4: one element of rank 3's down_proj slice */
+	assert_int_equal(n, 4);
+	set_bf16_at(find_tensor(&r[3], "model.layers.1.mlp.down_proj.weight"), 77, 3.0f);
+}
+
+/* OLMo 1: parameter-free LayerNorms before attention, before the MLP and at the end;
+ * tied (the fixture is OLMo-1B-hf's shape); KV 2 replicated at TP 4 and 8. */
+static void test_olmo(void **state)
+{
+	(void)state;
+	for (uint32_t tp = 1; tp <= 8; tp *= 2)
+		expect_pass("olmo", tp, 1, WT_QUANT_NONE, 0);
+	expect_pass("olmo", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	expect_pass("olmo", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	ref_result res;
+	wt_errbuf err = {0};
+	assert_int_equal(run("olmo", 2, 1, WT_QUANT_NONE, 0, tamper_qkv, NULL, &res, &err), WT_OK);
+	assert_false(res.pass);
+	assert_int_equal(run("olmo", 2, 1, WT_QUANT_NONE, 0, tamper_o_proj, NULL, &res, &err),
+	                 WT_OK);
+	assert_false(res.pass);
+	assert_int_equal(run("olmo", 4, 1, WT_QUANT_NONE, 0, tamper_down, NULL, &res, &err), WT_OK);
+	assert_false(res.pass);
+}
+
+/* The fixture's configuration (OLMo-1B-hf's keys: tied, clip_qkv null); its norms are
+ * OlmoLayerNorm's (x - mean) / sqrt(var + 1e-5), read from no tensor; without norm_free
+ * the Llama reading asks for input_layernorm, which OLMo 1 checkpoints do not have. */
+static void test_olmo_switches(void **state)
+{
+	(void)state;
+	model m = {0};
+	ref_set ck = {0};
+	ref_cfg c, off;
+	wt_errbuf err = {0};
+	open_model(&m, "olmo");
+	assert_int_equal(ref_load_ckpt(m.c, &c, &ck, &err), WT_OK);
+	assert_true(c.norm_free && !c.layernorm && !c.qk_norm && !c.sandwich && !c.olmo2);
+	assert_true(c.kind == REF_DENSE && c.tied && c.eps == 1e-5 && c.clip_qkv == 0.0);
+	float x[256], y[256];
+	double mean = 0.0, var = 0.0;
+	for (int i = 0; i < 256; i++)
+		mean += (x[i] = (float)(i % 7) + 0.25f) / 256.0; /* mean 3.2: not an RMSNorm */
+	for (int i = 0; i < 256; i++)
+		var += (x[i] - mean) * (x[i] - mean) / 256.0;
+	ref_set none = {0};
+	assert_int_equal(ref_norm_of(&c, &none, y, x, 1, &err, "model.norm"), WT_OK);
+	for (int i = 0; i < 256; i++)
+		assert_float_equal(y[i], (x[i] - mean) / sqrt(var + 1e-5), 1e-5);
+	float *lg = malloc(N_TOK * V_OLMO2 * sizeof(float));
+	assert_non_null(lg);
+	assert_int_equal(ref_forward_full(&c, &ck, g_tokens, N_TOK, lg, NULL, &err), WT_OK);
+	off = c;
+	off.norm_free = false;
+	assert_int_equal(ref_forward_full(&off, &ck, g_tokens, N_TOK, lg, NULL, &err),
+	                 WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "input_layernorm"));
+	free(lg);
+	ref_set_clear(&ck);
+	close_model(&m);
+}
+
+/* OlmoConfig's defaults; OlmoLayerNorm's eps is 1e-5 whatever config.json says; clip_qkv
+ * a positive finite number or null. */
+static void test_olmo_config(void **state)
+{
+	(void)state;
+#define OLMO_JSON(extra)                                                                           \
+	"{\"architectures\": [\"OlmoForCausalLM\"], \"hidden_size\": 64, "                         \
+	"\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "              \
+	"\"intermediate_size\": 128" extra "}"
+	static const char *const bad[] = {
+	    OLMO_JSON(", \"clip_qkv\": 0"), OLMO_JSON(", \"clip_qkv\": -1.5"),
+	    OLMO_JSON(", \"clip_qkv\": \"8\""), OLMO_JSON(", \"clip_qkv\": true")};
+	ref_cfg c;
+	wt_errbuf err = {0};
+	const char *ok = OLMO_JSON(", \"rms_norm_eps\": 1e-6, \"clip_qkv\": null");
+	assert_int_equal(ref_cfg_parse_json(ok, strlen(ok), &c, &err), WT_OK);
+	assert_true(c.norm_free && c.eps == 1e-5 && c.clip_qkv == 0.0 && !c.tied);
+	assert_true(c.KV == 4 && c.theta == 10000.0 && c.act == REF_ACT_SILU);
+	ok = OLMO_JSON(", \"clip_qkv\": 8");
+	assert_int_equal(ref_cfg_parse_json(ok, strlen(ok), &c, &err), WT_OK);
+	assert_true(c.clip_qkv == 8.0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(ref_cfg_parse_json(bad[i], strlen(bad[i]), &c, &err), WT_ECORRUPT);
+		assert_non_null(strstr(err.msg, "clip_qkv"));
+	}
+	static const char moe[] =
+	    "{\"architectures\": [\"OlmoeForCausalLM\"], \"hidden_size\": 64, "
+	    "\"num_attention_heads\": 4, \"num_hidden_layers\": 1, \"vocab_size\": 100, "
+	    "\"intermediate_size\": 32, \"num_experts\": 4, \"num_experts_per_tok\": 2, "
+	    "\"clip_qkv\": -8.0}";
+	assert_int_equal(ref_cfg_parse_json(moe, strlen(moe), &c, &err), WT_ECORRUPT);
 	assert_non_null(strstr(err.msg, "clip_qkv"));
+#undef OLMO_JSON
+}
+
+/* Family fam with clip_qkv `bound` (folder out): full and sharded agree under layout
+ * (tp, ep), and the clamp moves the full path's logits by more than 1e-2. */
+static void clip_pass(const char *fam, const char *out, const char *bound, uint32_t tp, uint32_t ep)
+{
+	assert_int_equal(gen_family(fam, out), 0);
+	char *dir = tu_path(g_root, out), to[64];
+	snprintf(to, sizeof(to), "\"clip_qkv\": %s", bound);
+	edit_config(dir, "\"clip_qkv\": null", to);
+	free(dir);
+	expect_pass(out, tp, ep, WT_QUANT_NONE, 0);
+	ref_cfg a, b;
+	float *la = malloc(N_TOK * V_OLMO2 * sizeof(float)),
+	      *lb = malloc(N_TOK * V_OLMO2 * sizeof(float));
+	assert_true(la && lb);
+	full_logits(fam, la, &a);
+	full_logits(out, lb, &b);
+	assert_true(a.clip_qkv == 0.0 && b.clip_qkv == strtod(bound, NULL) && b.V == V_OLMO2);
+	char what[128];
+	snprintf(what, sizeof(what), "%s clip_qkv %s vs none", fam, bound);
+	expect_moved(la, lb, N_TOK * V_OLMO2, 1e-2, what);
+	free(la);
+	free(lb);
+}
+
+/* clip_qkv bites (1.0 clamps part of the fixtures' q, k, v; 4.0 would not) in both paths:
+ * a path that skipped the clamp would fail its full vs sharded check, both skipping it
+ * the moved check. */
+static void test_clip_qkv(void **state)
+{
+	(void)state;
+	clip_pass("olmo", "olmo_clip", "1.0", 2, 1);
+	expect_pass("olmo_clip", 8, 1, WT_QUANT_NONE, 0);
+	clip_pass("olmoe", "olmoe_clip", "1.0", 2, 2);
+	expect_pass("olmoe_clip", 4, 1, WT_QUANT_NONE, 0);
 }
 
 int main(void)
@@ -246,7 +392,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_olmo2),          cmocka_unit_test(test_olmo2_caught),
 	    cmocka_unit_test(test_olmo2_switches), cmocka_unit_test(test_olmo2_config),
-	    cmocka_unit_test(test_olmoe),
+	    cmocka_unit_test(test_olmoe),          cmocka_unit_test(test_olmo),
+	    cmocka_unit_test(test_olmo_switches),  cmocka_unit_test(test_olmo_config),
+	    cmocka_unit_test(test_clip_qkv),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

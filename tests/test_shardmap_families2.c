@@ -8,8 +8,9 @@
  * to a Mixtral checkpoint holding the same weights per expert (quantized too),
  * coverage, and the refusals; OLMoE (Llama's pre-norm decoder, q_norm / k_norm
  * over all heads replicated in full, every layer MoE with Qwen-MoE's expert
- * names): hand-computed slices under TP x EP, coverage and the refusals. Seeds
- * fixed and printed.
+ * names): hand-computed slices under TP x EP, coverage and the refusals; OLMo 1
+ * (Llama's tensors, no norm tensor at all): slices at TP 2 tied and untied, a stray
+ * norm refused, coverage over TP 1-8. Seeds fixed and printed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -528,6 +529,131 @@ static void test_olmoe_errors(void **state)
 	           "model.layers.0.mlp.experts.6.down_proj.weight", "has 6 experts");
 }
 
+/* ---------- OLMo 1: Llama's tensors without any norm (parameter-free LayerNorms) ---------- */
+
+/* H 8, KV 2, d 32, I 512, V 1000 (OLMo-1B-hf ties, 7B-hf does not) */
+#define OLMO_CFG(tied)                                                                             \
+	"{\"architectures\":[\"OlmoForCausalLM\"],\"model_type\":\"olmo\",\"hidden_size\":256,"    \
+	"\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":512,"           \
+	"\"vocab_size\":1000,\"num_hidden_layers\":2,\"clip_qkv\":null,"                           \
+	"\"tie_word_embeddings\":" tied "}"
+#define OLMO_L1 "model.layers.1."
+
+/* Llama's tensors less model.norm and the layer norms; lm_head when untied; q/k/v/o
+ * biases (attention_bias) when asked. */
+static tm_model *tm_olmo(int lm_head, int bias)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	tm_top(m, 1000, 256, lm_head);
+	tm_remove(m, "model.norm.weight");
+	char b[200];
+	for (int i = 0; i < 2; i++) {
+		tm_attn(m, i, 8, 2, 32, 256, bias, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "input_layernorm.weight");
+		tm_remove(m, b);
+		tm_fmt(b, sizeof(b), TM_L, i, "post_attention_layernorm.weight");
+		tm_remove(m, b);
+		if (bias) {
+			tm_fmt(b, sizeof(b), TM_L, i, "self_attn.o_proj.bias");
+			tm_add2(m, b, 256, 0);
+		}
+		tm_mlp(m, i, "mlp.", 512, 256);
+	}
+	return m;
+}
+
+/* Rank r's tensor name [rows, cols] (BF16) is the source's columns [c0, c0 + cols) of its
+ * src_cols. */
+static void olmo_cols(const fx *f, uint32_t r, const char *name, int64_t rows, int64_t cols,
+                      int64_t src_cols, int64_t c0)
+{
+	const uint8_t *got = out_bytes(f, r, name), *src = srow(f, name, 0);
+	for (int64_t row = 0; row < rows; row++)
+		assert_memory_equal(got + (size_t)(row * cols) * 2,
+		                    src + (size_t)(row * src_cols + c0) * 2, (size_t)cols * 2);
+}
+
+static void test_olmo(void **state)
+{
+	(void)state;
+	fx f;
+	/* tied (OLMo-1B-hf), attention biases, TP 2: no norm and no lm_head on any rank */
+	fx_open(&f, tm_olmo(0, 1), OLMO_CFG("true"), 2, 1, 0, true);
+	assert_string_equal(shardmap_family(f.p), "olmo");
+	assert_true(shardmap_tied_lm_head(f.p));
+	for (uint32_t r = 0; r < 2; r++) {
+		assert_int_equal(tm_ix(f.p, r, "lm_head.weight"), -1);
+		assert_int_equal(tm_ix(f.p, r, "model.norm.weight"), -1);
+		assert_int_equal(tm_ix(f.p, r, OLMO_L1 "input_layernorm.weight"), -1);
+	}
+	/* vocab rows [512, 1000) on rank 1, then 24 zero padding rows */
+	const char *emb = "model.embed_tokens.weight";
+	shp(&f, 1, emb, 2, 512, 256, 0);
+	assert_memory_equal(out_bytes(&f, 1, emb), srow(&f, emb, 512), 488 * RB13);
+	for (size_t k = 488 * RB13; k < 512 * RB13; k++)
+		assert_int_equal(out_bytes(&f, 1, emb)[k], 0);
+	/* rank 1: q heads 4..7 (rows [128, 256)), kv head 1 (k / v rows [32, 64)), biases alike */
+	const char *qkv = OLMO_L1 "self_attn.qkv_proj.weight",
+	           *qkvb = OLMO_L1 "self_attn.qkv_proj.bias";
+	shp(&f, 1, qkv, 2, 128 + 2 * 32, 256, 0);
+	const uint8_t *got = out_bytes(&f, 1, qkv), *gb = out_bytes(&f, 1, qkvb);
+	assert_memory_equal(got, srow(&f, OLMO_L1 "self_attn.q_proj.weight", 128), 128 * RB13);
+	assert_memory_equal(got + 128 * RB13, srow(&f, OLMO_L1 "self_attn.k_proj.weight", 32),
+	                    32 * RB13);
+	assert_memory_equal(got + 160 * RB13, srow(&f, OLMO_L1 "self_attn.v_proj.weight", 32),
+	                    32 * RB13);
+	shp(&f, 1, qkvb, 1, 192, 0, 0);
+	assert_memory_equal(gb, srow(&f, OLMO_L1 "self_attn.q_proj.bias", 128), 128 * 2);
+	assert_memory_equal(gb + 128 * 2, srow(&f, OLMO_L1 "self_attn.k_proj.bias", 32), 32 * 2);
+	assert_memory_equal(gb + 160 * 2, srow(&f, OLMO_L1 "self_attn.v_proj.bias", 32), 32 * 2);
+	/* o_proj columns [128, 256), its bias whole; gate_up [gate rows [256, 512); up rows
+	 * [256, 512)], down columns [256, 512) */
+	shp(&f, 1, OLMO_L1 "self_attn.o_proj.weight", 2, 256, 128, 0);
+	olmo_cols(&f, 1, OLMO_L1 "self_attn.o_proj.weight", 256, 128, 256, 128);
+	assert_memory_equal(out_bytes(&f, 0, OLMO_L1 "self_attn.o_proj.bias"),
+	                    srow(&f, OLMO_L1 "self_attn.o_proj.bias", 0), 256 * 2);
+	const char *gu = OLMO_L1 "mlp.gate_up_proj.weight";
+	shp(&f, 1, gu, 2, 512, 256, 0);
+	assert_memory_equal(out_bytes(&f, 1, gu), srow(&f, OLMO_L1 "mlp.gate_proj.weight", 256),
+	                    256 * RB13);
+	assert_memory_equal(out_bytes(&f, 1, gu) + 256 * RB13,
+	                    srow(&f, OLMO_L1 "mlp.up_proj.weight", 256), 256 * RB13);
+	shp(&f, 1, OLMO_L1 "mlp.down_proj.weight", 2, 256, 256, 0);
+	olmo_cols(&f, 1, OLMO_L1 "mlp.down_proj.weight", 256, 256, 512, 256);
+	fx_close(&f);
+	/* untied (OLMo-7B-hf): lm_head vocab rows [512, 1000) on rank 1 */
+	fx_open(&f, tm_olmo(1, 0), OLMO_CFG("false"), 2, 1, 0, true);
+	assert_false(shardmap_tied_lm_head(f.p));
+	shp(&f, 1, "lm_head.weight", 2, 512, 256, 0);
+	assert_memory_equal(out_bytes(&f, 1, "lm_head.weight"), srow(&f, "lm_head.weight", 512),
+	                    488 * RB13);
+	assert_int_equal(tm_ix(f.p, 1, "model.layers.0.self_attn.qkv_proj.bias"), -1);
+	fx_close(&f);
+}
+
+static void test_olmo_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t dense[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(tm_olmo(0, 0), OLMO_CFG("true"), 2, dense, 4);
+	coverage(tm_olmo(1, 1), OLMO_CFG("false"), 2, dense, 4);
+}
+
+static void test_olmo_errors(void **state)
+{
+	(void)state;
+	/* OLMo 1's LayerNorms have no weights: a norm tensor is no OLMo tensor */
+	tm_model *m = tm_olmo(0, 0);
+	tm_add2(m, "model.layers.1.input_layernorm.weight", 256, 0);
+	gm_refused(m, OLMO_CFG("true"), WT_EUNSUPPORTED, "model.layers.1.input_layernorm.weight",
+	           "olmo");
+	m = tm_olmo(0, 0);
+	tm_add2(m, "model.norm.weight", 256, 0);
+	gm_refused(m, OLMO_CFG("true"), WT_EUNSUPPORTED, "model.norm.weight", "olmo");
+	/* untied without lm_head */
+	gm_refused(tm_olmo(0, 0), OLMO_CFG("false"), WT_ENOTFOUND, "lm_head.weight", "missing");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +667,9 @@ int main(void)
 	    cmocka_unit_test(test_olmoe_ep),
 	    cmocka_unit_test(test_olmoe_coverage),
 	    cmocka_unit_test(test_olmoe_errors),
+	    cmocka_unit_test(test_olmo),
+	    cmocka_unit_test(test_olmo_coverage),
+	    cmocka_unit_test(test_olmo_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,8 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text \
-	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe; do
+	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
+	phimoe; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -63,6 +64,24 @@ check glm4 --tp-size 2 --quant int8-channel
 check olmo2 --tp-size 8
 check olmo2 --tp-size 2 --quant int8-channel
 check olmoe --tp-size 2 --ep-size 2
+# OLMo 1: parameter-free LayerNorms (no norm tensors), tied; clip_qkv on OLMo 1 and OLMoE
+check olmo --tp-size 8
+check olmo --tp-size 2 --quant int8-channel
+for f in olmo olmoe; do
+	cp -r "$T/$f" "$T/${f}_clip"
+	sed -i 's/"clip_qkv": null/"clip_qkv": 1.0/' "$T/${f}_clip/config.json"
+	"$CTL" verify-forward --model-dir "$T/$f" --logits "$T/a.npy" >/dev/null || fail "--logits $f"
+	"$CTL" verify-forward --model-dir "$T/${f}_clip" --logits "$T/b.npy" >/dev/null ||
+		fail "--logits ${f}_clip"
+	cmp -s "$T/a.npy" "$T/b.npy" && fail "$f: clip_qkv 1.0 left the logits unchanged"
+done
+check olmo_clip --tp-size 4
+check olmoe_clip --tp-size 2 --ep-size 2
+# PhiMoE: LayerNorm and attention biases, sparsemixer routing, LongRoPE mscale,
+# lm_head.bias cut as the LM head's rows (V 1003: padding entries on the last rank)
+check phimoe --tp-size 2 --ep-size 2
+check phimoe --tp-size 8
+check phimoe --tp-size 2 --quant int8-channel
 # Granite: four multipliers, V 1003 padded per rank
 check granite --tp-size 8
 check granite --tp-size 2 --quant fp8-channel

@@ -3,11 +3,12 @@
 # build) loops over a subset that still covers every partition kind — dense,
 # fused in the checkpoint (Phi-3), MoE per expert (Mixtral) and stacked
 # (GraniteMoE), MLA with FP8 blocks (DeepSeek-V3), encoder (BERT), vision towers
-# (Qwen2-VL, Gemma 3), full-width q/k norms (OLMoE) — since the normal pass
+# (Qwen2-VL, Gemma 3), full-width q/k norms (OLMoE), a 1-D vocab-parallel tensor
+# (PhiMoE's lm_head.bias) — since the normal pass
 # proves every family byte for byte and the planner's unit tests run every
 # family under the sanitizers. Keeps the ASan pass of `make test` within the
 # CI time it had before the families grew.
-SAN_FAMS="llama mixtral deepseek_v3 bert qwen2_vl phi3 granitemoe olmoe gemma3"
+SAN_FAMS="llama mixtral deepseek_v3 bert qwen2_vl phi3 granitemoe olmoe phimoe gemma3"
 
 # san_fams "FAM ...": the families given, or under a sanitizer build those of them
 # in SAN_FAMS (named on stderr).
