@@ -347,6 +347,36 @@ static int plain_rope(ref_cfg *c, const char *arch, const ckpt_field *f, const c
 	return rv;
 }
 
+/*
+ * The real-valued settings every family shares, once each family has read
+ * them: values no model uses that turn the logits into NaN or Inf (a negative
+ * epsilon under a square root; a cap or routed scale past float's range) are
+ * refused naming the key, so verify-forward never reports a FAIL that is the
+ * config's arithmetic (found by test_config_sweep).
+ */
+#define REF_MAX_SCALE 1e6 /* as Granite's multipliers (cfg_fam.c) */
+
+static int check_reals(const ref_cfg *c, wt_errbuf *err)
+{
+	if (!(c->eps >= 0.0 && c->eps <= 1.0))
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: the norm epsilon (rms_norm_eps, layer_norm_eps or "
+		    "norm_epsilon) is %g; it must be in [0, 1] (models use 1e-12..1e-5)",
+		    c->eps);
+	if (c->kind == REF_DEEPSEEK && !(c->routed_scale > 0.0 && c->routed_scale < REF_MAX_SCALE))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: routed_scaling_factor %g; it must be in (0, %g)",
+		                 c->routed_scale, REF_MAX_SCALE);
+	if (!(c->attn_cap >= 0.0 && c->attn_cap < REF_MAX_SCALE) ||
+	    !(c->final_cap >= 0.0 && c->final_cap < REF_MAX_SCALE))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: attn_logit_softcapping %g, final_logit_softcapping "
+		                 "%g; a cap must be null or in (0, %g)",
+		                 c->attn_cap, c->final_cap, REF_MAX_SCALE);
+	return WT_OK;
+}
+
 int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char *json, size_t len,
                    wt_errbuf *err)
 {
@@ -367,7 +397,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_gemma(c, json, len, err);
 	else if (c->kind != REF_BERT)
 		rv = plain_rope(c, arch, f, json, len, err);
-	return rv;
+	return rv != WT_OK ? rv : check_reals(c, err);
 }
 
 bool ref_layer_is_moe(const ref_cfg *c, int64_t i)

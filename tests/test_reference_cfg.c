@@ -429,6 +429,40 @@ static void test_glm_config(void **state)
 	assert_true(x[12] == 5.0f && x[15] == 8.0f);
 }
 
+/* Values no model uses that made the logits NaN / Inf (test_config_sweep found
+ * them: verify-forward then reported a FAIL) are refused naming the key. */
+static void test_real_bounds(void **state)
+{
+	(void)state;
+	ref_cfg c;
+	wt_errbuf err = {0};
+	static const char *const eps_bad[] = {
+	    ", \"rms_norm_eps\": -0.5", ", \"rms_norm_eps\": -1e300", ", \"rms_norm_eps\": 1e300"};
+	for (size_t i = 0; i < 3; i++) {
+		char buf[1024];
+		snprintf(buf, sizeof(buf), LLAMA_CFG("%s"), eps_bad[i]);
+		assert_int_equal(parse_cfg(buf, &c, &err), WT_ECORRUPT);
+		assert_non_null(strstr(err.msg, "rms_norm_eps"));
+	}
+	assert_int_equal(parse_cfg(LLAMA_CFG(", \"rms_norm_eps\": 0"), &c, &err), WT_OK);
+	assert_int_equal(parse_cfg(SC2(", \"norm_epsilon\": -1"), &c, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "norm_epsilon"));
+	assert_int_equal(parse_cfg(DS2(", \"routed_scaling_factor\": 16.0"), &c, &err), WT_OK);
+	assert_int_equal(parse_cfg(DS2(", \"routed_scaling_factor\": 1e300"), &c, &err),
+	                 WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "routed_scaling_factor"));
+	assert_int_equal(parse_cfg(DS2(", \"routed_scaling_factor\": -1e300"), &c, &err),
+	                 WT_ECORRUPT);
+	assert_int_equal(parse_cfg(G2(""), &c, &err), WT_OK);
+	assert_true(c.attn_cap == 50.0 && c.final_cap == 30.0);
+	assert_int_equal(parse_cfg(G2(", \"attn_logit_softcapping\": 1e300"), &c, &err),
+	                 WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "attn_logit_softcapping"));
+	assert_int_equal(parse_cfg(G2(", \"final_logit_softcapping\": 1e300"), &c, &err),
+	                 WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "final_logit_softcapping"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +470,7 @@ int main(void)
 	    cmocka_unit_test(test_gemma_config),      cmocka_unit_test(test_gemma3_config),
 	    cmocka_unit_test(test_gemma_math),        cmocka_unit_test(test_fam_config),
 	    cmocka_unit_test(test_deepseek_v2_route), cmocka_unit_test(test_glm_config),
+	    cmocka_unit_test(test_real_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
