@@ -49,10 +49,7 @@ enum {
 
 static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *err)
 {
-	static const struct {
-		const char *key;
-		ckpt_field_kind kind;
-	} spec[F_COUNT] = {
+	static const ckpt_field spec[F_COUNT] = {
 	    [F_RMS_EPS] = {"rms_norm_eps", CKPT_FIELD_REAL},
 	    [F_ROPE_THETA] = {"rope_theta", CKPT_FIELD_REAL},
 	    [F_RP_THETA] = {"rope_parameters.rope_theta", CKPT_FIELD_REAL},
@@ -68,11 +65,7 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	    [F_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
 	    [F_N_TYPES] = {"type_vocab_size", CKPT_FIELD_INT},
 	};
-	for (size_t i = 0; i < F_COUNT; i++) {
-		memset(&f[i], 0, sizeof(f[i]));
-		f[i].key = spec[i].key;
-		f[i].kind = spec[i].kind;
-	}
+	memcpy(f, spec, sizeof(spec)); /* keys and kinds, outputs cleared */
 	return ckpt_config_fields(json, len, f, F_COUNT, err);
 }
 

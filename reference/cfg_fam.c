@@ -120,10 +120,7 @@ enum {
 
 static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *err)
 {
-	static const struct {
-		const char *key;
-		ckpt_field_kind kind;
-	} spec[P_COUNT] = {
+	static const ckpt_field spec[P_COUNT] = {
 	    [P_ACT] = {"hidden_act", CKPT_FIELD_STRING},
 	    [P_PRF] = {"partial_rotary_factor", CKPT_FIELD_REAL},
 	    [P_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
@@ -140,11 +137,7 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	    [P_ATT_MULT] = {"attention_multiplier", CKPT_FIELD_REAL},
 	    [P_LOGIT_SCALE] = {"logits_scaling", CKPT_FIELD_REAL},
 	};
-	for (size_t i = 0; i < P_COUNT; i++) {
-		memset(&f[i], 0, sizeof(f[i]));
-		f[i].key = spec[i].key;
-		f[i].kind = spec[i].kind;
-	}
+	memcpy(f, spec, sizeof(spec)); /* keys and kinds, outputs cleared */
 	return ckpt_config_fields(json, len, f, P_COUNT, err);
 }
 

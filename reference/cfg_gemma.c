@@ -83,10 +83,7 @@ enum {
 
 static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *err)
 {
-	static const struct {
-		const char *key;
-		ckpt_field_kind kind;
-	} spec[G_COUNT] = {
+	static const ckpt_field spec[G_COUNT] = {
 	    [G_ACT] = {"hidden_activation", CKPT_FIELD_STRING},
 	    [G_QPAS] = {"query_pre_attn_scalar", CKPT_FIELD_REAL},
 	    [G_ATTN_CAP] = {"attn_logit_softcapping", CKPT_FIELD_REAL},
@@ -102,11 +99,7 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	    [G_RP_TYPE] = {"rope_parameters.rope_type", CKPT_FIELD_STRING},
 	    [G_RP_FACTOR] = {"rope_parameters.factor", CKPT_FIELD_REAL},
 	};
-	for (size_t i = 0; i < G_COUNT; i++) {
-		memset(&f[i], 0, sizeof(f[i]));
-		f[i].key = spec[i].key;
-		f[i].kind = spec[i].kind;
-	}
+	memcpy(f, spec, sizeof(spec)); /* keys and kinds, outputs cleared */
 	return ckpt_config_fields(json, len, f, G_COUNT, err);
 }
 

@@ -46,10 +46,7 @@ enum { P_ACT, P_EPS, P_THETA, P_WINDOW, P_JITTER, P_LMB, P_COUNT };
 
 static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *err)
 {
-	static const struct {
-		const char *key;
-		ckpt_field_kind kind;
-	} spec[P_COUNT] = {
+	static const ckpt_field spec[P_COUNT] = {
 	    [P_ACT] = {"hidden_act", CKPT_FIELD_STRING},
 	    [P_EPS] = {"rms_norm_eps", CKPT_FIELD_REAL},
 	    [P_THETA] = {"rope_theta", CKPT_FIELD_REAL},
@@ -57,11 +54,7 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	    [P_JITTER] = {"router_jitter_noise", CKPT_FIELD_REAL},
 	    [P_LMB] = {"lm_head_bias", CKPT_FIELD_BOOL},
 	};
-	for (size_t i = 0; i < P_COUNT; i++) {
-		memset(&f[i], 0, sizeof(f[i]));
-		f[i].key = spec[i].key;
-		f[i].kind = spec[i].kind;
-	}
+	memcpy(f, spec, sizeof(spec)); /* keys and kinds, outputs cleared */
 	return ckpt_config_fields(json, len, f, P_COUNT, err);
 }
 
