@@ -45,6 +45,22 @@ int kern_convert(void *dst, wt_dtype dst_dt, const void *src, wt_dtype src_dt, s
 int kern_dequant_fp8_block(void *dst, wt_dtype dst_dt, const uint8_t *q, int64_t N, int64_t K,
                            const float *scale, int64_t bn, int64_t bk);
 
+/* MXFP4 (GPT-OSS, docs/format.md 4.6): n_blocks blocks of 16 bytes (32 E2M1 elements, element
+ * 2b in the low nibble of byte b) with one E8M0 scale byte each, to F32 dst[n_blocks * 32]:
+ * e2m1 * 2^(scale - 127), exact. Returns -1, or the first block whose scale is 255 (NaN;
+ * dst is then partly written). */
+int64_t kern_dequant_mxfp4(float *dst, const uint8_t *blocks, const uint8_t *scales,
+                           int64_t n_blocks);
+/* De-interleave rows: in each of `groups` runs of 2*half rows (row_bytes each), rows 2k go
+ * to k and rows 2k+1 to half+k (GPT-OSS gate/up: [g0, u0, g1, u1, ...] -> [g...; u...]).
+ * dst and src must not overlap. */
+void kern_deinterleave_rows(uint8_t *dst, const uint8_t *src, int64_t groups, int64_t half,
+                            size_t row_bytes);
+/* Transpose each of `groups` [rows, cols] matrices of esz-byte elements into [cols, rows]
+ * (GPT-OSS experts saved as [E, K, N] -> [E, N, K]). dst and src must not overlap. */
+void kern_transpose_stack(uint8_t *dst, const uint8_t *src, int64_t groups, int64_t rows,
+                          int64_t cols, size_t esz);
+
 /* Copy a 2-D box: rows x row_bytes from src (row stride src_stride bytes) into dst
  * (row stride dst_stride bytes). Used for row/column slices and fusing. */
 void kern_copy2d(void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t rows,

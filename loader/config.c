@@ -4,6 +4,7 @@
  * is present must have the documented JSON type (null counts as absent).
  */
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +91,26 @@ static int parse_int_list(json_t *v, const char *name, int64_t **out, size_t *n,
 }
 
 /* Append the strings of array v (field `name`) to the ignore list. */
+/* Append pattern p (a copy) to c's ignore list, which has room. */
+static int push_ignore(ckpt_config *c, const char *p, const char *suffix, wt_errbuf *err)
+{
+	size_t n = strlen(p) + strlen(suffix) + 1;
+	char *s = malloc(n);
+	if (s == NULL)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	snprintf(s, n, "%s%s", p, suffix);
+	c->quant_ignore[c->n_quant_ignore++] = s;
+	return WT_OK;
+}
+
+/*
+ * quantization_config's list `name` into c->quant_ignore. modules_to_not_convert
+ * names modules whose whole subtree stays unquantized (transformers matches
+ * its entries as prefixes of module names: gpt-oss's "model.layers.*.self_attn"
+ * covers q/k/v/o), so each of its entries also gets its prefix form "P."
+ * (docs/format.md section 5); ignore / ignored_layers name the modules
+ * themselves.
+ */
 static int add_ignores(ckpt_config *c, json_t *v, const char *name, wt_errbuf *err)
 {
 	if (v == NULL || json_is_null(v))
@@ -100,7 +121,8 @@ static int add_ignores(ckpt_config *c, json_t *v, const char *name, wt_errbuf *e
 	size_t k = json_array_size(v);
 	if (k == 0)
 		return WT_OK;
-	char **l = realloc(c->quant_ignore, (c->n_quant_ignore + k) * sizeof(*l));
+	bool subtree = strcmp(name, "modules_to_not_convert") == 0;
+	char **l = realloc(c->quant_ignore, (c->n_quant_ignore + 2 * k) * sizeof(*l));
 	if (l == NULL)
 		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
 	c->quant_ignore = l;
@@ -110,9 +132,13 @@ static int add_ignores(ckpt_config *c, json_t *v, const char *name, wt_errbuf *e
 			return wt_seterr(err, WT_ECORRUPT,
 			                 "config.json: quantization_config.%s[%zu] is not a string",
 			                 name, i);
-		if ((l[c->n_quant_ignore] = strdup(json_string_value(s))) == NULL)
-			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-		c->n_quant_ignore++;
+		const char *p = json_string_value(s);
+		size_t n = strlen(p);
+		int rv = push_ignore(c, p, "", err);
+		if (rv == WT_OK && subtree && n > 0 && p[n - 1] != '.' && strncmp(p, "re:", 3) != 0)
+			rv = push_ignore(c, p, ".", err);
+		if (rv != WT_OK)
+			return rv;
 	}
 	return WT_OK;
 }
@@ -134,17 +160,20 @@ static int parse_quant(json_t *root, ckpt_config *c, wt_errbuf *err)
 		                 "config.json: quantization_config.quant_method missing or not a "
 		                 "string");
 	bool ct = strcmp(json_string_value(m), "compressed-tensors") == 0;
-	if (!ct && strcmp(json_string_value(m), "fp8") != 0)
+	bool mx = strcmp(json_string_value(m), "mxfp4") == 0;
+	if (!ct && !mx && strcmp(json_string_value(m), "fp8") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: quant_method '%s' is not supported; only 'fp8' "
-		                 "(block or per-tensor) and 'compressed-tensors' (int8 channel, "
-		                 "int4 group) checkpoints are read",
+		                 "(block or per-tensor), 'compressed-tensors' (int8 channel, "
+		                 "int4 group) and 'mxfp4' (GPT-OSS experts) checkpoints are read",
 		                 json_string_value(m));
 	json_t *b = json_object_get(q, "weight_block_size");
 	if (ct) {
 		int rv = ckpt_ct_parse_quant(q, c, err);
 		if (rv != WT_OK)
 			return rv;
+	} else if (mx) {
+		c->quant = CKPT_QUANT_MXFP4;
 	} else if (b == NULL || json_is_null(b)) {
 		c->quant = CKPT_QUANT_FP8_TENSOR;
 	} else {

@@ -220,6 +220,9 @@ typedef enum {
 	CKPT_QUANT_CT_INT8 = 3,
 	/* compressed-tensors: weight_packed I32 [N, K/8] + weight_scale [N, K/G] + weight_shape */
 	CKPT_QUANT_CT_INT4 = 4,
+	/* quant_method "mxfp4" (GPT-OSS experts): X_blocks U8 [..., N, K/32, 16] (FP4 E2M1, two
+	 * per byte, low nibble first) + X_scales U8 [..., N, K/32] (E8M0, bias 127) */
+	CKPT_QUANT_MXFP4 = 5,
 } ckpt_quant_kind;
 
 /* config.json fields the shard format needs (docs/format.md section 1); -1 where absent and without

@@ -10,6 +10,7 @@
 
 #include "common/common.h"
 #include "shardmap/quant_ct.h"
+#include "shardmap/quant_mx.h"
 
 #define NAME_MAX_LEN 512
 
@@ -232,8 +233,8 @@ static int64_t dim_value(const sm_dims *d, int sym)
 		return 2 * d->moe_inter;
 	case SM_D_ISH2:
 		return 2 * d->shared_inter;
-	default:
-		return -1;
+	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
+		return sym == SM_D_H ? d->n_heads : -1;
 	}
 }
 
@@ -253,8 +254,8 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		       x->fam->layer_is_moe(x->cfg, i);
 	case SM_C_LMBIAS:
 		return x->cfg->lm_head_bias;
-	default:
-		return true;
+	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
+		return shardmap_mx_cond(x->cfg, r->cond);
 	}
 }
 
@@ -290,8 +291,9 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 		    "(-1 = any); fix config.json or the checkpoint",
 		    t->name, have, exp);
 	}
-	if (shardmap_ct_weight(x->cfg, t))
-		return shardmap_ct_check(x, e, err);
+	if (shardmap_ct_weight(x->cfg, t) || shardmap_mx_weight(t))
+		return shardmap_mx_weight(t) ? shardmap_mx_check(x, e, err)
+		                             : shardmap_ct_check(x, e, err);
 	if (!wt_dtype_is_float(t->dtype))
 		return wt_seterr(err, WT_EDTYPE,
 		                 "tensor '%s': dtype %s is not a float type; weights must be F32, "
@@ -492,7 +494,7 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 "tensor '%s': config.json has no lm_head_bias true; set it or "
 		                 "remove the tensor",
 		                 t->name);
-	const char *why = "a dense layer (see mlp_only_layers, first_k_dense_replace)";
+	const char *why = shardmap_mx_why(ru->cond); /* "a dense layer ..." unless MXFP4 */
 	if (ru->cond == SM_C_DENSE)
 		why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
 	else if (ru->cond == SM_C_SHARED && x->dm.shared_inter <= 0)
@@ -534,6 +536,7 @@ static int add_entry(sm_ctx *x, size_t k, uint32_t r, int64_t i, int64_t j, cons
 	e->i = i;
 	e->j = j;
 	attach_scales(x, e);
+	shardmap_mx_entry(x, e); /* MXFP4: the [..., N, K] view and X_scales */
 	e->rt = strdup(rt);
 	e->canon = cn != t->name ? strdup(cn) : NULL;
 	if (!e->rt || (cn != t->name && !e->canon))
@@ -563,9 +566,10 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		    t->name, x->fam->aliases[0]);
 	/* Companions are looked up under the checkpoint's own names (a 5.x scale
 	 * beside its 5.x weight), so a stray scale is refused in either layout. */
-	bool used = false;
-	int crv =
-	    shardmap_ct_source(x->cfg) ? shardmap_ct_companion(x, p, t->name, &used, err) : WT_OK;
+	bool used = shardmap_mx_companion(x, t->name);
+	int crv = !used && shardmap_ct_source(x->cfg)
+	              ? shardmap_ct_companion(x, p, t->name, &used, err)
+	              : WT_OK;
 	if (crv == WT_OK && !used)
 		crv = companion(x, t->name, &used, err);
 	if (crv != WT_OK || used)

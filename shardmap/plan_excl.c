@@ -9,7 +9,8 @@
 
 #include "shardmap/plan_int.h"
 
-/* Whether module `nm` (a weight name, ".weight" dropped) matches an exclusion. */
+/* Whether module `nm` (a weight name, ".weight" dropped; an MXFP4 "X_blocks" is module X)
+ * matches an exclusion. */
 static bool name_excluded(const sm_ctx *x, const char *nm)
 {
 	size_t n = strlen(nm);
@@ -18,6 +19,8 @@ static bool name_excluded(const sm_ctx *x, const char *nm)
 		return false;
 	memcpy(buf, nm, n + 1);
 	if (n >= 7 && strcmp(buf + n - 7, ".weight") == 0)
+		buf[n - 7] = '\0';
+	else if (n >= 7 && strcmp(buf + n - 7, "_blocks") == 0)
 		buf[n - 7] = '\0';
 	return shardmap_excl_match(x->excl, buf);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "shardmap/quant_ct.h"
+#include "shardmap/quant_mx.h"
 
 /* How an instance is produced (decide()). */
 typedef enum {
@@ -433,7 +434,8 @@ static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 	if (isq && nex > 0 && nex < n)
 		return shardmap_partly_excluded(x, in->a, n, nex, err);
 	bool wq = isq && nex == 0;
-	bool q0 = d0 == WT_F8_E4M3 || nct > 0; /* quantized source: dequantized to BF16 */
+	/* quantized source (FP8, compressed-tensors, MXFP4): dequantized to BF16 */
+	bool q0 = d0 == WT_F8_E4M3 || nct > 0 || shardmap_mx_weight(ent_t(x, in->a));
 	in->out_dt = x->l->dtype != WT_DTYPE_INVALID ? x->l->dtype : (q0 ? WT_BF16 : d0);
 	in->work = (same && (d0 == WT_F32 || d0 == WT_F16 || d0 == WT_BF16)) ? d0 : WT_F32;
 	in->requant = false;
@@ -489,6 +491,15 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 		if (shardmap_ct_weight(x->cfg, t) && (!pass || repack)) {
 			s->mode = pass ? SM_SRC_PACK_CT : SM_SRC_DQ_CT;
 			s->whole = true;
+		}
+		uint8_t kind = x->fam->rules[e->rule].kind;
+		bool trans = x->fam->rules[e->rule].flags & SM_F_TRANS;
+		if (shardmap_mx_weight(t) || trans || kind == SM_K_EXPB13) { /* GPT-OSS */
+			s->mode = shardmap_mx_weight(t) ? SM_SRC_DQ_MX
+			          : trans               ? SM_SRC_TRANS
+			                                : SM_SRC_DEINT;
+			s->whole = true;
+			s->deint = kind == SM_K_EXP13I;
 		}
 		g->srcs[n + k] = (sm_src){.t = pass ? e->wscale : SM_NONE,
 		                          .scale = SM_NONE,

@@ -467,6 +467,43 @@ static int part_expert_w2_stacked(const part_req *req)
 	return rv;
 }
 
+/* Expert w13 bias [E, 2*Ie] (GPT-OSS), loaded de-interleaved to [gate_j; up_j] per expert
+ * and viewed as [E*2*Ie, 1]: the rows w13 takes of each local expert, emitted as
+ * [count, 2*Il] (the 2-D view [count*2*Il, 1]). */
+static int part_expert_b13(const part_req *req)
+{
+	expert_span s;
+	int rv = expert_span_of(req, 0, &s);
+	uint32_t first = req->ctx->l->w13_up_gate ? 1 : 0;
+	int64_t ie = req->ctx->dm.moe_inter;
+	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++)
+		for (uint32_t half = 0; half < 2 && rv == WT_OK; half++) {
+			uint32_t which = half == 0 ? first : 1 - first;
+			rv = push(req, shardmap_rows_piece(
+			                   0, (2 * (s.start + slot) + which) * ie + s.inter_at,
+			                   s.inter, 0));
+		}
+	if (rv == WT_OK) {
+		geo_2d(req->geom, s.count * 2 * s.inter, 1, 2);
+		req->geom->shape[0] = s.count;
+		req->geom->shape[1] = 2 * s.inter;
+	}
+	return rv;
+}
+
+/* Expert w2 bias [E, hid] (row parallel inside each expert): the local experts' rows,
+ * whole on every tp rank (the engine adds it once). */
+static int part_expert_b2(const part_req *req)
+{
+	expert_span s;
+	int rv = expert_span_of(req, 0, &s);
+	if (rv == WT_OK)
+		rv = push(req, shardmap_rows_piece(0, s.start, s.count, 0));
+	if (rv == WT_OK)
+		geo_2d(req->geom, s.count, sm_tcols(req->src), 2);
+	return rv;
+}
+
 typedef int (*part_fn)(const part_req *req);
 
 /* The rule of each kind (sm_kind), like the family tables map names to kinds. */
@@ -483,6 +520,9 @@ static const part_fn part_rules[] = {
     [SM_K_ROWS2] = part_halves,
     [SM_K_EXP13S] = part_expert_w13_stacked,
     [SM_K_EXP2S] = part_expert_w2_stacked,
+    [SM_K_EXP13I] = part_expert_w13_stacked,
+    [SM_K_EXPB13] = part_expert_b13,
+    [SM_K_EXPB2] = part_expert_b2,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

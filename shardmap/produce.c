@@ -16,6 +16,7 @@
 #include "kernels/kernels.h"
 #include "shardmap/produce_int.h"
 #include "shardmap/quant_ct.h"
+#include "shardmap/quant_mx.h"
 
 static int reserve(buf *b, size_t n)
 {
@@ -164,6 +165,53 @@ static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* A GPT-OSS source read whole into raw[s]: MXFP4 blocks dequantized to F32 [..., N, K]
+ * (gate/up rows de-interleaved when src->deint), a stack saved dequantized [E, K, N]
+ * transposed to [E, N, K] as stored (then de-interleaved likewise), or a gate/up bias
+ * [E, 2n] de-interleaved as stored and viewed as [E*2n, 1] (docs/format.md 4.6). */
+static int load_mx(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
+{
+	const sm_src *src = &g->srcs[s];
+	loaded *ld = &pr->ld[s];
+	const ckpt_tensor *t = ld->t;
+	size_t esz = wt_dtype_size(t->dtype);
+	if (src->mode == SM_SRC_DEINT || src->mode == SM_SRC_TRANS) {
+		if (reserve(&pr->dq[s], (size_t)t->nbytes))
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory reading it",
+			                 t->name);
+		ld->base = pr->dq[s].p;
+		if (src->mode == SM_SRC_DEINT) {
+			kern_deinterleave_rows(pr->dq[s].p, pr->raw[s].p, sm_trows(t),
+			                       sm_tcols(t) / 2, esz);
+			ld->cols = 1;
+			return WT_OK;
+		}
+		int64_t E = t->shape[0], K = t->shape[1], N = t->shape[2];
+		kern_transpose_stack(pr->dq[s].p, pr->raw[s].p, E, K, N, esz);
+		ld->cols = K;
+		if (src->deint) { /* back into raw[s], whose bytes are no longer needed */
+			kern_deinterleave_rows(pr->raw[s].p, pr->dq[s].p, E, N / 2,
+			                       (size_t)K * esz);
+			ld->base = pr->raw[s].p;
+		}
+		return WT_OK;
+	}
+	/* blocks [..., N, G, 16]: N*G*32 F32 values per leading index */
+	size_t n = (size_t)t->nbytes * 2;
+	if (reserve(&pr->dq[s], n * sizeof(float)))
+		return wt_seterr(err, WT_ENOMEM,
+		                 "tensor '%s': out of memory dequantizing it (%zu bytes)", t->name,
+		                 n * sizeof(float));
+	int rv = shardmap_mx_dequant(pr->c, t, ckpt_tensor_at(pr->c, src->scale), pr->raw[s].p,
+	                             src->deint, (float *)pr->dq[s].p, err);
+	if (rv != WT_OK)
+		return rv;
+	ld->base = pr->dq[s].p;
+	ld->dt = WT_F32;
+	ld->cols = t->shape[t->ndim - 2] * 32;
+	return WT_OK;
+}
+
 /* Read (and dequantize) a scanned source that is needed and not read directly. */
 static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 {
@@ -187,6 +235,8 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	ld->dt = t->dtype;
 	if (src->mode == SM_SRC_DQ_CT || src->mode == SM_SRC_PACK_CT)
 		return load_ct(pr, g, s, err);
+	if (src->mode == SM_SRC_DQ_MX || src->mode == SM_SRC_DEINT || src->mode == SM_SRC_TRANS)
+		return load_mx(pr, g, s, err);
 	if (src->mode != SM_SRC_RAW) {
 		const ckpt_tensor *st = ckpt_tensor_at(pr->c, src->scale);
 		int64_t N = t->shape[0], K = t->shape[1];

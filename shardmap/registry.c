@@ -14,6 +14,7 @@ static const sm_family *const families[] = {
     &shardmap_family_glm,       &shardmap_family_glm4,        &shardmap_family_olmo2,
     &shardmap_family_granite,   &shardmap_family_granitemoe,  &shardmap_family_granitemoeshared,
     &shardmap_family_olmoe,     &shardmap_family_olmo,        &shardmap_family_phimoe,
+    &shardmap_family_gpt_oss,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -42,7 +43,7 @@ const char *shardmap_supported_architectures(void)
 	       "Starcoder2ForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, "
 	       "GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, "
 	       "OlmoeForCausalLM, OlmoForCausalLM, "
-	       "PhiMoEForCausalLM (PhimoeForCausalLM)";
+	       "PhiMoEForCausalLM (PhimoeForCausalLM), GptOssForCausalLM";
 }
 
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c)

@@ -39,6 +39,11 @@ typedef enum {
 	SM_K_EXP13S,   /* expert gate/up stacked in the checkpoint [E, 2*Ie, hid] ([gate_j;
 	                  up_j] rows per expert): as SM_K_EXP13 from one source (GraniteMoE) */
 	SM_K_EXP2S,    /* expert down stacked in the checkpoint [E, hid, Ie]: as SM_K_EXP2 */
+	SM_K_EXP13I,   /* as SM_K_EXP13S from [E, 2*Ie, hid] with gate/up rows interleaved
+	                  (GPT-OSS: rows 2k gate, 2k+1 up), de-interleaved when loaded */
+	SM_K_EXPB13,   /* expert gate/up bias [E, 2*Ie], interleaved as SM_K_EXP13I: the rows
+	                  of w13 per local expert, [count, 2*Il] */
+	SM_K_EXPB2,    /* expert down bias [E, hid]: the local experts' rows, [count, hid] */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -73,6 +78,7 @@ typedef enum {
 	SM_D_IE2,  /* 2 * expert intermediate: expert gate/up stacked in the checkpoint */
 	SM_D_ISH2, /* 2 * shared expert intermediate: shared gate/up fused in the checkpoint */
 	SM_D_VNP,  /* SigLIP positions: (image_size / patch_size)^2 */
+	SM_D_H,    /* num_attention_heads (GPT-OSS attention sinks [H]) */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -97,13 +103,17 @@ typedef enum {
 	SM_C_NOQLORA,
 	SM_C_SHARED, /* MoE layers of a model with shared experts (intermediate > 0) */
 	SM_C_LMBIAS, /* config.json lm_head_bias true (PhiMoE's lm_head.bias) */
+	SM_C_MX,     /* MoE layers of an MXFP4 checkpoint (GPT-OSS X_blocks + X_scales) */
+	SM_C_NOMX,   /* MoE layers of a checkpoint that is not MXFP4 (GPT-OSS saved dequantized) */
 } sm_cond;
 
 enum {
 	SM_F_QUANT = 1u << 0,  /* a linear weight that quantization applies to */
 	SM_F_OPT = 1u << 1,    /* may be absent (biases); fused parts all or none */
 	SM_F_LMHEAD = 1u << 2, /* dropped when tie_word_embeddings */
-	SM_F_VIS = 1u << 3     /* {i} is a vision block (vision_config.depth), not a layer */
+	SM_F_VIS = 1u << 3,    /* {i} is a vision block (vision_config.depth), not a layer */
+	/* a stack stored [E, K, N] (GptOssExperts' orientation): viewed and loaded as [E, N, K] */
+	SM_F_TRANS = 1u << 4
 };
 
 typedef struct sm_rule {
@@ -185,6 +195,7 @@ extern const sm_family shardmap_family_gemma2;
 extern const sm_family shardmap_family_gemma3_text;
 extern const sm_family shardmap_family_qwen2_5_vl;
 extern const sm_family shardmap_family_gemma3;
+extern const sm_family shardmap_family_gpt_oss;
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 
@@ -236,6 +247,11 @@ typedef enum {
 	SM_SRC_DQ_CT,     /* compressed-tensors int8 / packed int4 + weight_scale -> F32 */
 	SM_SRC_PACK_CT,   /* compressed-tensors codes repacked for pass-through: int4 in I8 ->
 	                     packed I32 [N, K/8]; int8 packed I32 [N, K/4] -> I8 [N, K] */
+	SM_SRC_DQ_MX,     /* MXFP4 X_blocks + X_scales -> F32 [..., N, K] (quant_mx.c) */
+	SM_SRC_DEINT,     /* bytes as stored, rows de-interleaved ([E, 2n] as [E*2n, 1]: GPT-OSS
+	                     gate/up bias) */
+	SM_SRC_TRANS,     /* a float stack [E, K, N] transposed per expert to [E, N, K] (rows
+	                     de-interleaved when deint): GPT-OSS saved dequantized */
 } sm_src_mode;
 
 typedef struct sm_src {
@@ -243,6 +259,7 @@ typedef struct sm_src {
 	uint32_t scale; /* ckpt index of the scale for DQ modes */
 	uint8_t mode;   /* sm_src_mode */
 	bool whole;     /* always read whole (scales, dequantized sources) */
+	bool deint;     /* SM_SRC_DQ_MX, SM_SRC_TRANS: gate/up rows de-interleaved (SM_K_EXP13I) */
 } sm_src;
 
 /* Output kinds. */

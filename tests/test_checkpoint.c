@@ -452,9 +452,11 @@ static void test_config_moe(void **state)
 	assert_int_equal(c.quant, CKPT_QUANT_FP8_BLOCK);
 	assert_int_equal(c.quant_block[0], 128);
 	assert_int_equal(c.quant_block[1], 64);
-	assert_int_equal(c.n_quant_ignore, 2);
+	/* modules_to_not_convert covers the module's subtree: "gate" and "gate." */
+	assert_int_equal(c.n_quant_ignore, 3);
 	assert_string_equal(c.quant_ignore[0], "lm_head");
 	assert_string_equal(c.quant_ignore[1], "gate");
+	assert_string_equal(c.quant_ignore[2], "gate.");
 	ckpt_config_clear(&c);
 
 	parse_ok("{\"architectures\": [\"LlamaForCausalLM\"], " BASE

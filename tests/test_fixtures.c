@@ -115,6 +115,12 @@ typedef struct fam_expect {
 #define PHIMOE_LAYER                                                                               \
 	(2 * (4 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 2 * 256 + 2 * 64 + 4 * 256 +                \
 	      4 * 3 * 128 * 256))
+/* gpt_oss: norms, q/k/v/o with biases, sinks [8], router 4x256 + bias [4]; MXFP4 experts:
+ * gate_up blocks 4x256x8x16 U8 + scales 4x256x8, down blocks 4x256x4x16 + scales 4x256x4,
+ * BF16 biases 4x256 each */
+#define GO_LAYER                                                                                   \
+	(2 * 2 * 256 + 2 * (2 * 256 * 256 + 2 * 64 * 256) + 2 * (384 + 256 + 8 + 4 * 256 + 4) +    \
+	 4 * 256 * 8 * 17 + 4 * 256 * 4 * 17 + 2 * 2 * 4 * 256)
 #define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
 #define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
@@ -181,6 +187,8 @@ static const fam_expect fams[] = {
      0, -1, CKPT_QUANT_NONE, 1},
     {"gemma3", 67, G3_BYTES, 256, 4, 1, 64, 384, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
     {"gemma3_hf5", 67, G3_BYTES, 256, 4, 1, 64, 384, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    {"gpt_oss", 41, 2 * (2 * 1003 * 256 + 256) + 2 * GO_LAYER, 256, 8, 2, 32, 128, 1003, 2, 0, 4,
+     128, CKPT_QUANT_MXFP4, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -622,7 +622,11 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
 		case SM_K_EXP2:
 		case SM_K_EXP13S:
 		case SM_K_EXP2S:
+		case SM_K_EXP13I:
+		case SM_K_EXPB13:
 			return P == 1 ? 1 : T;
+		case SM_K_EXPB2: /* whole per expert on every tp rank */
+			return T;
 		default:
 			return P;
 		}
@@ -634,6 +638,7 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 {
 	size_t nt = ckpt_n_tensors(c);
 	uint16_t **cnt = calloc(nt, sizeof(uint16_t *));
+	int64_t *vcols = calloc(nt, sizeof(int64_t)), *vn = calloc(nt, sizeof(int64_t));
 	for (uint32_t r = 0; r < shardmap_n_ranks(p); r++) {
 		const sm_rank *rk = &p->ranks[r];
 		for (size_t o = 0; o < rk->n; o++) {
@@ -645,8 +650,23 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 					continue;
 				uint32_t t = g->srcs[pc->src].t;
 				const ckpt_tensor *ct = ckpt_tensor_at(c, t);
-				/* the planner's view ([E, a, b] stacks are [E*a, b]) */
+				/* the planner's view ([E, a, b] stacks are [E*a, b]; MXFP4
+				 * blocks [.., N, G, 16] are [.., N*G*32] / (G*32); a GPT-OSS
+				 * gate/up bias [E, 2I] is [E*2I, 1]) */
 				int64_t rows = sm_trows(ct), cols = sm_tcols(ct);
+				uint8_t mode = g->srcs[pc->src].mode;
+				if (mode == SM_SRC_DQ_MX) {
+					cols = ct->shape[ct->ndim - 2] * 32;
+					rows = (int64_t)ct->nbytes * 2 / cols;
+				} else if (mode == SM_SRC_TRANS) { /* [E, K, N] as [E*N, K] */
+					cols = ct->shape[1];
+					rows = ct->shape[0] * ct->shape[2];
+				} else if (mode == SM_SRC_DEINT) {
+					rows *= cols;
+					cols = 1;
+				}
+				vcols[t] = cols;
+				vn[t] = rows * cols;
 				if (!cnt[t])
 					cnt[t] = calloc((size_t)(rows * cols), sizeof(uint16_t));
 				/* the piece's rectangle only: all rows of a column range,
@@ -670,10 +690,12 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 			assert_null(cnt[t]);
 			continue;
 		}
+		size_t nl = strlen(ct->name);
+		if (!cnt[t] && nl > 7 && strcmp(ct->name + nl - 7, "_scales") == 0)
+			continue; /* MXFP4 scales: read with their blocks */
 		if (!cnt[t])
 			fail_msg("tensor '%s' is not consumed by any rank", ct->name);
-		int64_t n = (int64_t)(ct->nbytes / wt_dtype_size(ct->dtype));
-		int64_t cols = sm_tcols(ct);
+		int64_t n = vn[t], cols = vcols[t];
 		int64_t q_rows =
 		    ckpt_get_config(c)->num_attention_heads * ckpt_get_config(c)->head_dim;
 		/* once per tensor: the rule lookup is the costly part */
@@ -690,6 +712,8 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 		free(cnt[t]);
 	}
 	free(cnt);
+	free(vcols);
+	free(vn);
 }
 
 #endif

@@ -81,8 +81,8 @@ static void pass_through(const prober *pr, const wt_layout *base, int quant_cfg,
 	}
 	if (quant_cfg == 1) {
 		wt_seterr(&err, WT_EUNSUPPORTED,
-		          "the checkpoint is not pre-quantized (no fp8 or compressed-tensors "
-		          "quantization_config)");
+		          "the checkpoint is not pre-quantized in a layout's format (no fp8 or "
+		          "compressed-tensors quantization_config; MXFP4 is always dequantized)");
 		add(caps, n, "prequant-passthrough", WT_EUNSUPPORTED, &err);
 		return;
 	}

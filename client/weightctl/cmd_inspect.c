@@ -32,6 +32,8 @@ static const char *quant_name(ckpt_quant_kind q)
 		return "compressed-tensors int8-channel";
 	case CKPT_QUANT_CT_INT4:
 		return "compressed-tensors int4-group";
+	case CKPT_QUANT_MXFP4:
+		return "mxfp4 (dequantized: no layout keeps it)";
 	default:
 		return "none";
 	}

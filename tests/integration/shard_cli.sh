@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -95,6 +95,15 @@ grep -q "model.layers.1.block_sparse_moe.gate.weight *BF16 *\[6, 256\]" "$T/plan
 "$CTL" plan --model-dir "$T/granitemoe" --tp-size 1 --ep-size 7 >/dev/null 2>"$T/err"
 [ $? -eq 3 ] || fail "granitemoe ep 7 > 6 experts should exit 3"
 grep -q "exceeds the 6 routed experts" "$T/err" || fail "granitemoe ep message: $(cat "$T/err")"
+# GPT-OSS: MXFP4 experts dequantized to BF16 (dtype source), biases stacked, sinks by heads
+"$CTL" plan --model-dir "$T/gpt_oss" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan gpt_oss"
+for l in "mlp.experts.w13_weight *BF16 *\[2, 256, 256\]" "mlp.experts.w13_bias *BF16 *\[2, 256\]" \
+	"mlp.experts.w2_bias *BF16 *\[2, 256\]" "self_attn.sinks *BF16 *\[4\]"; do
+	grep -q "model.layers.1.$l" "$T/plan" || fail "gpt_oss line $l: $(cat "$T/plan")"
+done
+"$CTL" shard --model-dir "$T/gpt_oss" --tp-size 2 --tp-rank 0 --quant int8-channel \
+	--out "$T/go.st" || fail "gpt_oss int8 shard"
 
 # metadata
 "$CTL" shard --model-dir "$T/qwen2" --tp-size 2 --tp-rank 1 --quant fp8-block \

@@ -15,13 +15,20 @@ GraniteMoE / GraniteMoeShared store each layer's experts stacked; they are read 
 loader reads them (unstack_granite) into Mixtral's per-expert tensors, so the expected
 shards are Mixtral's; the shared MLP's input_linear is [gate; up] like Phi-3's gate_up_proj.
 
+GPT-OSS stores each layer's experts stacked as MXFP4 with gate/up interleaved along 2I;
+unstack_gpt_oss dequantizes them here (E2M1 table, E8M0 scales, low nibble first, as
+transformers' integrations/mxfp4.py), rounds to BF16 and splits gate = rows ::2, up = rows
+1::2 into per-expert tensors (biases alike), so the expected shards are again Mixtral-style
+stacks, plus the biases w13_bias (rows of w13) and w2_bias (whole per expert).
+
 usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block) [up_gate]
 """
 import json, os, re, sys, struct
 import numpy as np
 
 NP = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-SZ = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "I64": 8, "I32": 4, "I8": 1}
+SZ = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "I64": 8, "I32": 4, "I8": 1,
+      "U8": 1}
 
 def read_st(path):
     with open(path, "rb") as f:
@@ -62,6 +69,34 @@ def unstack_granite(src):
                 out[f"{b}experts.{j}.w3.weight"] = (dt, up)
             else:
                 out[f"{b}experts.{j}.w2.weight"] = (dt, a[j])
+    return out
+
+E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
+
+def mxfp4_bf16(blocks, scales):
+    """[E, N, G, 16] U8 + [E, N, G] U8 -> BF16 bits [E, N, G*32] (round to nearest even)."""
+    v = np.empty(blocks.shape[:-1] + (32,))
+    v[..., 0::2], v[..., 1::2] = E2M1[blocks & 15], E2M1[blocks >> 4]
+    v = (v * np.exp2(scales.astype(np.float64) - 127)[..., None]).astype(np.float32)
+    u = v.reshape(blocks.shape[:-2] + (-1,)).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+def unstack_gpt_oss(src):
+    out = {}
+    for k, (dt, a) in src.items():
+        m = re.match(r"(.*\.experts\.)(gate_up_proj|down_proj)_(blocks|scales|bias)$", k)
+        if not m:
+            out[k] = (dt, a); continue
+        b, what, leaf = m.groups()
+        if leaf == "scales": continue
+        w = mxfp4_bf16(a, src[b + what + "_scales"][1]) if leaf == "blocks" else a
+        sfx = "weight" if leaf == "blocks" else "bias"
+        for j in range(w.shape[0]):
+            if what == "gate_up_proj":  # interleaved: gate rows 2k, up rows 2k + 1
+                out[f"{b}{j}.gate_proj.{sfx}"] = ("BF16", w[j][0::2])
+                out[f"{b}{j}.up_proj.{sfx}"] = ("BF16", w[j][1::2])
+            else:
+                out[f"{b}{j}.down_proj.{sfx}"] = ("BF16", w[j])
     return out
 
 def pieces_rows(name, a, n): return [(name, 0, a, n)]
@@ -115,6 +150,19 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             re.match(r"(.*)\.(query|key|value)\.(weight|bias)$", name)
         if m and not re.search(r"q_b_proj|kv_b_proj", name) and not (arch.startswith("Deepseek")):
             continue  # handled below as a group
+        m = re.match(r"(.*experts)\.(\d+)\.(gate_proj|up_proj|down_proj)\.bias$", name)
+        if m:  # GPT-OSS expert biases: w13_bias rows as w13's, w2_bias whole per expert
+            base, j, leaf = m.group(1), int(m.group(2)), m.group(3)
+            if leaf == "down_proj":
+                stack.setdefault(base + ".w2_bias", {}).setdefault(j, {})[0] = pieces_rows(name, 0, rows)
+            else:
+                Il = rows // T if P == 1 else rows
+                part = (0 if leaf == "gate_proj" else 1) if not up_gate else (1 if leaf == "gate_proj" else 0)
+                stack.setdefault(base + ".w13_bias", {}).setdefault(j, {})[part] = \
+                    pieces_rows(name, r * Il if P == 1 else 0, Il)
+            continue
+        if name.endswith("self_attn.sinks"):  # GPT-OSS: the rank's q heads
+            add(name, pieces_rows(name, r * Hl, Hl)); continue
         m = re.match(r"(.*experts)\.(\d+)\.(gate_proj|up_proj|down_proj|w1|w3|w2)\.weight$", name)
         if m:
             base, j, leaf = m.group(1), int(m.group(2)), m.group(3)
@@ -217,6 +265,8 @@ def main():
     src, cfg = load_dir(model)
     if cfg["architectures"][0].startswith("GraniteMoe"):
         src = unstack_granite(src)
+    if cfg["architectures"][0] == "GptOssForCausalLM":
+        src = unstack_gpt_oss(src)
     lm_prefix = ""
     if cfg["model_type"] == "gemma3":  # either layout -> gemma3_text's names + the tower's
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
