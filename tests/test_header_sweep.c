@@ -29,8 +29,6 @@
 
 #define MAX_FILES 8
 
-static char *g_root;
-
 enum { H_TRANSPOSE, H_FLAT, H_LEAD1, H_HALF, H_INT, H_RENAME, H_DELETE, H_COUNT };
 static const char *const h_name[H_COUNT] = {"transposed", "flattened", "leading 1", "halved",
                                             "int dtype",  "renamed",   "deleted"};
@@ -280,7 +278,7 @@ static unsigned run_family(const char *fam)
 	memset(&s, 0, sizeof(s));
 	s.st.fam = fam;
 	s.st.every = sw_every();
-	s.dir = sw_gen(g_root, fam);
+	s.dir = sw_gen(sw_root, fam);
 	load_files(&s);
 	collect_dropped(&s);
 	/* control: every header rewritten as this test writes it (compact JSON)
@@ -332,32 +330,11 @@ static unsigned run_family(const char *fam)
 static void test_header_sweep(void **state)
 {
 	(void)state;
-	char fams[SW_MAX_FAMS][64];
-	int n = sw_families(fams);
-	unsigned bad = 0;
-	for (int i = 0; i < n; i++)
-		if (sw_family_wanted(fams[i]))
-			bad += run_family(fams[i]);
-	assert_int_equal(bad, 0);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	g_root = tu_mkdtemp("hdrsweep");
-	return g_root == NULL ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tu_rmrf(g_root);
-	free(g_root);
-	return 0;
+	sw_run_families(run_family);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(test_header_sweep)};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, sw_setup, sw_teardown);
 }

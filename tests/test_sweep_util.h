@@ -188,4 +188,33 @@ static __attribute__((unused)) bool sw_try(sw_stats *s, const char *dir, bool de
 	return ok_lay >= 0;
 }
 
+static char *sw_root; /* the fixtures' temporary folder (sw_setup) */
+
+/* run(fam) for every wanted family (its failures); the test fails if any. */
+static __attribute__((unused)) void sw_run_families(unsigned (*run)(const char *fam))
+{
+	char fams[SW_MAX_FAMS][64];
+	int n = sw_families(fams);
+	unsigned bad = 0;
+	for (int i = 0; i < n; i++)
+		if (sw_family_wanted(fams[i]))
+			bad += run(fams[i]);
+	assert_int_equal(bad, 0);
+}
+
+static __attribute__((unused)) int sw_setup(void **state)
+{
+	(void)state;
+	sw_root = tu_mkdtemp("sweep");
+	return sw_root == NULL ? -1 : 0;
+}
+
+static __attribute__((unused)) int sw_teardown(void **state)
+{
+	(void)state;
+	tu_rmrf(sw_root);
+	free(sw_root);
+	return 0;
+}
+
 #endif
