@@ -329,8 +329,8 @@ static void test_gpt_oss_bf16_form(void **state)
 		/* the MXFP4 form's modules_to_not_convert keeps attention unquantized; the
 		 * dequantized form has no quantization_config, so the layout says it */
 		if (l.quant != WT_QUANT_NONE)
-			assert_int_equal(wt_layout_add_exclude(&l, "model.layers.{i}.self_attn.", NULL),
-			                 WT_OK);
+			assert_int_equal(
+			    wt_layout_add_exclude(&l, "model.layers.{i}.self_attn.", NULL), WT_OK);
 		fx_open_l(&a, tm_gpt_oss(), GO_OK, &l, true);
 		fx_open_l(&b, tm_gpt_oss_bf16(), GO_DQ, &l, true);
 		for (uint32_t r = 0; r < shardmap_n_ranks(a.p); r++) {
