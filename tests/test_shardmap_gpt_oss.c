@@ -349,6 +349,7 @@ static void test_gpt_oss_bf16_form(void **state)
 		}
 		fx_close(&a);
 		fx_close(&b);
+		wt_layout_clear(&l);
 	}
 	static const uint32_t cov[][2] = {{1, 1}, {2, 1}, {8, 1}, {2, 2}, {1, 4}};
 	coverage(tm_gpt_oss_bf16(), GO_DQ, 2, cov, sizeof(cov) / sizeof(cov[0]));
