@@ -10,7 +10,7 @@
  * suite's time limit), every refusal names its problem (a non-empty message),
  * and a check that runs passes with finite outputs.
  *
- * WT_SWEEP_EVERY=N runs 1 case in N (1: all; default 8, 32 under
+ * WT_SWEEP_EVERY=N runs 1 case in N (1: all; default 16, 64 under
  * AddressSanitizer), WT_SWEEP_FAMILY=NAME one family. Include after cmocka.h.
  */
 #ifndef WT_TEST_SWEEP_UTIL_H
@@ -26,9 +26,9 @@
 
 #define SW_SEED 5u
 #ifdef __SANITIZE_ADDRESS__
-#define SW_EVERY 32u
+#define SW_EVERY 64u
 #else
-#define SW_EVERY 8u
+#define SW_EVERY 16u
 #endif
 #define SW_MAX_FAMS 64
 
