@@ -7,6 +7,9 @@
 # Each test runs under a time limit (WT_TEST_TIMEOUT seconds, default 600): a
 # hung test is killed, reported as failed with its elapsed time, and the
 # suite goes on. Per-test wall times are printed so slow tests are visible.
+# Each test's output goes to a log first and is printed when it ends; the
+# last lines of every failed test's log are printed again before the summary,
+# so a CI report that keeps only the tail still shows why a test failed.
 set -u
 BUILD=${BUILD:-build}
 LIMIT=${WT_TEST_TIMEOUT:-600}
@@ -19,14 +22,22 @@ fail=0
 skip=0
 failed=""
 skipped=""
+logs=$(mktemp -d "${TMPDIR:-/tmp}/wt-tests.XXXXXX") || exit 1
+trap 'rm -rf "$logs"' EXIT
+n=0
+failed_logs=""
 
 run_one() {
-	local t0 t1 rc
+	local t0 t1 rc log
+	n=$((n + 1))
+	log="$logs/$n.log"
 	echo "== $*"
 	t0=$(date +%s)
-	timeout --kill-after=10 "$LIMIT" "$@"
+	# a file, not a pipe: a daemon a broken test leaves behind cannot hold the suite
+	timeout --kill-after=10 "$LIMIT" "$@" > "$log" 2>&1
 	rc=$?
 	t1=$(date +%s)
+	cat "$log"
 	[ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "!! $* timed out after ${LIMIT}s"
 	echo "-- $* rc=$rc $((t1 - t0))s"
 	if [ "$rc" = 0 ]; then
@@ -37,6 +48,7 @@ run_one() {
 	else
 		fail=$((fail + 1))
 		failed="$failed $*"
+		failed_logs="$failed_logs $n:$(basename "${!#}")"
 	fi
 }
 
@@ -49,6 +61,10 @@ for t in tests/integration/*.sh; do
 	run_one bash "$t"
 done
 [ -n "$skipped" ] && echo "skipped:$skipped"
+for f in $failed_logs; do
+	echo "---- the last 60 lines of ${f#*:} (failed) ----"
+	tail -n 60 "$logs/${f%%:*}.log"
+done
 [ -n "$failed" ] && echo "failed:$failed"
 label=suite
 case "$BUILD" in *asan*) label=asan ;; esac
