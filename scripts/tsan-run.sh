@@ -4,7 +4,8 @@
 # whose top frame is not inside nng: RocksDB's are suppressed by
 # tests/tsan.supp; nng's internal ones (SUMMARY "... (.../libnng.so...)") are
 # named and passed, since suppressing libnng.so would hide races in our own
-# aio callbacks. Logs: BUILD/TEST.log.
+# aio callbacks. Logs: BUILD/TEST.log; a failed test's last lines (its own
+# failure, or the first ThreadSanitizer report of ours) are printed after it.
 set -u
 build=$1
 shift
@@ -19,6 +20,14 @@ for t in "$@"; do
 	nng=$(grep '^SUMMARY: ThreadSanitizer' "$log" | grep -c 'libnng\.so' || true)
 	if [ "$rc" != 0 ] || [ "$ours" != 0 ]; then
 		echo "tsan: $t FAILED (exit $rc, $ours report(s); $log)"
+		if [ "$ours" != 0 ]; then
+			awk '/^WARNING: ThreadSanitizer/ { on = 1; r = "" }
+			     on { r = r $0 "\n" }
+			     on && /^SUMMARY/ { on = 0; if ($0 !~ /libnng\.so/) { printf "%s", r; exit } }' \
+				"$log" | head -n 80
+		else
+			tail -n 60 "$log"
+		fi
 		bad=1
 	else
 		echo "tsan: $t ok${nng:+$([ "$nng" != 0 ] && echo " ($nng nng-internal report(s) passed)")}"
