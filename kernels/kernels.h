@@ -51,6 +51,9 @@ int kern_dequant_fp8_block(void *dst, wt_dtype dst_dt, const uint8_t *q, int64_t
  * dst is then partly written). */
 int64_t kern_dequant_mxfp4(float *dst, const uint8_t *blocks, const uint8_t *scales,
                            int64_t n_blocks);
+/* The same to BF16 dst[n_blocks * 32] (raw bits): every MXFP4 value is exact in BF16. */
+int64_t kern_dequant_mxfp4_bf16(uint16_t *dst, const uint8_t *blocks, const uint8_t *scales,
+                                int64_t n_blocks);
 /* De-interleave rows: in each of `groups` runs of 2*half rows (row_bytes each), rows 2k go
  * to k and rows 2k+1 to half+k (GPT-OSS gate/up: [g0, u0, g1, u1, ...] -> [g...; u...]).
  * dst and src must not overlap. */

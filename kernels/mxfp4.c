@@ -8,7 +8,8 @@
  *            element 2b+1 in its high nibble
  *   nibble:  E2M1, sign bit 3: 0, 0.5, 1, 1.5, 2, 3, 4, 6 (and their negatives)
  *   scale:   one byte per block, value 2^(s - 127); s = 255 is NaN (refused)
- *   value:   e2m1(nibble) * 2^(s - 127), computed exactly in float32 (ldexpf)
+ *   value:   e2m1(nibble) * 2^(s - 127), computed exactly in float32 (ldexpf); also
+ *            exactly in BF16 (half the memory of a dequantized expert stack)
  */
 #include <math.h>
 #include <string.h>
@@ -30,6 +31,25 @@ int64_t kern_dequant_mxfp4(float *dst, const uint8_t *blocks, const uint8_t *sca
 		for (int k = 0; k < 16; k++) {
 			o[2 * k] = ldexpf(e2m1[b[k] & 15], e);
 			o[2 * k + 1] = ldexpf(e2m1[b[k] >> 4], e);
+		}
+	}
+	return -1;
+}
+
+/* Every value has at most two significant bits (1.5 = 1.1b) and a float32 exponent
+ * (2^-128 and 1.5 * 2^-127 are subnormal in both formats, on BF16's 2^-133 grid), so
+ * its float32 bits end in 16 zero bits and their top half is the BF16 value, exactly. */
+int64_t kern_dequant_mxfp4_bf16(uint16_t *dst, const uint8_t *blocks, const uint8_t *scales,
+                                int64_t n_blocks)
+{
+	float f[32];
+	for (int64_t g = 0; g < n_blocks; g++) {
+		if (kern_dequant_mxfp4(f, blocks + g * 16, scales + g, 1) >= 0)
+			return g;
+		for (int k = 0; k < 32; k++) {
+			uint32_t u;
+			memcpy(&u, &f[k], 4);
+			dst[g * 32 + k] = (uint16_t)(u >> 16);
 		}
 	}
 	return -1;

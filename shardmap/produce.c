@@ -165,10 +165,12 @@ static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* A GPT-OSS source read whole into raw[s]: MXFP4 blocks dequantized to F32 [..., N, K]
+/* A GPT-OSS source read whole into raw[s]: MXFP4 blocks dequantized to BF16 [..., N, K]
  * (gate/up rows de-interleaved when src->deint), a stack saved dequantized [E, K, N]
  * transposed to [E, N, K] as stored (then de-interleaved likewise), or a gate/up bias
- * [E, 2n] de-interleaved as stored and viewed as [E*2n, 1] (docs/format.md 4.6). */
+ * [E, 2n] de-interleaved as stored and viewed as [E*2n, 1] (docs/format.md 4.6).
+ * Every MXFP4 value is exact in BF16: half the memory of F32 (a gpt-oss-120b
+ * gate/up stack: 4.2 GB instead of 8.5, beside its 1.1 GB of blocks). */
 static int load_mx(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 {
 	const sm_src *src = &g->srcs[s];
@@ -196,18 +198,18 @@ static int load_mx(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		}
 		return WT_OK;
 	}
-	/* blocks [..., N, G, 16]: N*G*32 F32 values per leading index */
+	/* blocks [..., N, G, 16]: N*G*32 values per leading index, BF16 (exact) */
 	size_t n = (size_t)t->nbytes * 2;
-	if (reserve(&pr->dq[s], n * sizeof(float)))
+	if (reserve(&pr->dq[s], n * 2))
 		return wt_seterr(err, WT_ENOMEM,
 		                 "tensor '%s': out of memory dequantizing it (%zu bytes)", t->name,
-		                 n * sizeof(float));
+		                 n * 2);
 	int rv = shardmap_mx_dequant(pr->c, t, ckpt_tensor_at(pr->c, src->scale), pr->raw[s].p,
-	                             src->deint, (float *)pr->dq[s].p, err);
+	                             src->deint, (uint16_t *)pr->dq[s].p, err);
 	if (rv != WT_OK)
 		return rv;
 	ld->base = pr->dq[s].p;
-	ld->dt = WT_F32;
+	ld->dt = WT_BF16;
 	ld->cols = t->shape[t->ndim - 2] * 32;
 	return WT_OK;
 }

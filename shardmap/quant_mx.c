@@ -6,7 +6,8 @@
  *   X_scales  U8 [E, N, K/32]      E8M0 block exponents, value 2^(s - 127)
  *
  * The rules see X_blocks as [E, N, K] (nn.Linear orientation per expert); it is
- * always dequantized whole to F32 (kern_dequant_mxfp4), never passed through.
+ * always dequantized whole to BF16 (kern_dequant_mxfp4_bf16: exact, half of F32's
+ * memory), never passed through.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -105,44 +106,36 @@ int shardmap_mx_check(const sm_ctx *x, const sm_entry *e, wt_errbuf *err)
 }
 
 int shardmap_mx_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *st,
-                        const uint8_t *raw, bool deint, float *out, wt_errbuf *err)
+                        const uint8_t *raw, bool deint, uint16_t *out, wt_errbuf *err)
 {
 	/* t is U8 [lead..., N, G, 16]: groups = product of lead, rows N, G blocks per row */
 	int64_t G = t->shape[t->ndim - 2], N = t->shape[t->ndim - 3], groups = 1;
 	for (int k = 0; k + 3 < t->ndim; k++)
 		groups *= t->shape[k];
 	size_t nb = (size_t)(groups * N * G);
-	uint8_t *sc = malloc(nb), *tb = deint ? malloc(nb * 16) : NULL,
-	        *ts = deint ? malloc(nb) : NULL;
-	int rv = WT_OK;
-	if (!sc || (deint && (!tb || !ts)))
-		rv = wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory dequantizing it",
-		               t->name);
-	if (rv == WT_OK)
-		rv = ckpt_read(c, st, 0, sc, nb, err);
+	if (deint && N % 2)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "tensor '%s': %" PRId64 " rows are not gate/up pairs", t->name, N);
+	uint8_t *sc = malloc(nb);
+	if (sc == NULL)
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory dequantizing it",
+		                 t->name);
+	int rv = ckpt_read(c, st, 0, sc, nb, err);
 	for (size_t k = 0; rv == WT_OK && k < nb; k++)
 		if (sc[k] == 255)
 			rv = wt_seterr(err, WT_ECORRUPT,
 			               "tensor '%s': E8M0 scale 255 (NaN) at element %zu; fix the "
 			               "checkpoint",
 			               st->name, k);
-	if (rv == WT_OK && deint && N % 2)
-		rv = wt_seterr(err, WT_ESHAPE,
-		               "tensor '%s': %" PRId64 " rows are not gate/up pairs", t->name, N);
-	const uint8_t *b = raw, *s = sc;
-	if (rv == WT_OK && deint) {
-		kern_deinterleave_rows(tb, raw, groups, N / 2, (size_t)G * 16);
-		kern_deinterleave_rows(ts, sc, groups, N / 2, (size_t)G);
-		b = tb;
-		s = ts;
-	}
-	if (rv == WT_OK) {
-		int64_t bad = kern_dequant_mxfp4(out, b, s, (int64_t)nb);
+	/* row by row, each into its de-interleaved place: no copy of the blocks */
+	for (int64_t r = 0; rv == WT_OK && r < groups * N; r++) {
+		int64_t j = r % N, from = !deint ? j : j < N / 2 ? 2 * j : 2 * (j - N / 2) + 1;
+		size_t src = (size_t)(r - j + from) * (size_t)G;
+		int64_t bad = kern_dequant_mxfp4_bf16(out + (size_t)r * (size_t)G * 32,
+		                                      raw + src * 16, sc + src, G);
 		WT_ASSERT(bad < 0); /* every scale was checked above */
 	}
 	free(sc);
-	free(tb);
-	free(ts);
 	return rv;
 }
 

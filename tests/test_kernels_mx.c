@@ -57,6 +57,37 @@ static void test_mxfp4_scale_range(void **state)
 	assert_int_equal(kern_dequant_mxfp4(out, blocks, scales, 2), 1);
 }
 
+/* BF16 of every nibble pair at every scale 0..254 is the float32 value exactly (its
+ * widening gives the same bits), NaN scale refused at the same block. */
+static void test_mxfp4_bf16_exact(void **state)
+{
+	(void)state;
+	enum { NB = 255 };
+	static uint8_t blocks[NB * 16], scales[NB];
+	static float f[NB * 32];
+	static uint16_t h[NB * 32];
+	for (int g = 0; g < NB; g++) {
+		scales[g] = (uint8_t)g;
+		for (int b = 0; b < 16; b++)
+			blocks[g * 16 + b] = (uint8_t)((g * 7 + b * 17) & 0xff);
+	}
+	assert_int_equal(kern_dequant_mxfp4(f, blocks, scales, NB), -1);
+	assert_int_equal(kern_dequant_mxfp4_bf16(h, blocks, scales, NB), -1);
+	int pairs[256] = {0};
+	for (int i = 0; i < NB * 32; i++) {
+		uint32_t u = (uint32_t)h[i] << 16, v;
+		memcpy(&v, &f[i], 4);
+		assert_int_equal(u, v);
+	}
+	for (int g = 0; g < NB; g++)
+		for (int b = 0; b < 16; b++)
+			pairs[blocks[g * 16 + b]]++;
+	for (int k = 0; k < 256; k++)
+		assert_true(pairs[k] > 0); /* every byte, so every nibble at many scales */
+	scales[3] = 255;
+	assert_int_equal(kern_dequant_mxfp4_bf16(h, blocks, scales, NB), 3);
+}
+
 static void test_deinterleave(void **state)
 {
 	(void)state;
@@ -85,9 +116,8 @@ static void test_transpose_stack(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_mxfp4_every_nibble),
-	    cmocka_unit_test(test_mxfp4_scale_range),
-	    cmocka_unit_test(test_deinterleave),
+	    cmocka_unit_test(test_mxfp4_every_nibble), cmocka_unit_test(test_mxfp4_scale_range),
+	    cmocka_unit_test(test_mxfp4_bf16_exact),   cmocka_unit_test(test_deinterleave),
 	    cmocka_unit_test(test_transpose_stack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
