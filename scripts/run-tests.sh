@@ -10,6 +10,12 @@
 # Each test's output goes to a log first and is printed when it ends; the
 # last lines of every failed test's log are printed again before the summary,
 # so a CI report that keeps only the tail still shows why a test failed.
+#
+# The offline tests (OFFLINE below: no daemon, no socket, no clock in what
+# they assert; CPU-bound, one thread each) run first, WT_TEST_JOBS at a time
+# (default: 2, or 1 on a one-core machine); every other test runs alone
+# afterwards, so the timing of the daemon, client and fault tests is never
+# shared with another test.
 set -u
 BUILD=${BUILD:-build}
 LIMIT=${WT_TEST_TIMEOUT:-600}
@@ -17,6 +23,14 @@ export WT_BUILD=$BUILD
 # nng's own leak at socket close under load (see the file); harmless without ASan
 here=$(cd "$(dirname "$0")/.." && pwd)
 export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp print_suppressions=0${LSAN_OPTIONS:+ $LSAN_OPTIONS}"
+OFFLINE=(test_config_sweep test_header_sweep test_reference test_reference_fam test_fixtures
+	test_shardmap_families test_shardmap_families2 ct_python.sh fixtures_python.sh
+	shard_python.sh shard_cli.sh verify_forward.sh)
+cores=$(nproc 2>/dev/null || echo 1)
+JOBS=${WT_TEST_JOBS:-$([ "$cores" -ge 2 ] && echo 2 || echo 1)}
+# wait -n -p needs bash 5.1
+[ "${BASH_VERSINFO[0]}" -gt 5 ] || { [ "${BASH_VERSINFO[0]}" = 5 ] && [ "${BASH_VERSINFO[1]}" -ge 1 ]; } ||
+	JOBS=1
 pass=0
 fail=0
 skip=0
@@ -26,45 +40,96 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/wt-tests.XXXXXX") || exit 1
 trap 'rm -rf "$logs"' EXIT
 n=0
 failed_logs=""
+declare -A job_of # background pid -> test number
+declare -a cmd_of # test number -> command line
 
-run_one() {
-	local t0 t1 rc log
-	n=$((n + 1))
-	log="$logs/$n.log"
-	echo "== $*"
+# Run test number $1 (command: the rest) into its log; its exit status and
+# seconds into $logs/$1.rc.
+run_to_log() {
+	local k=$1 t0 rc
+	shift
 	t0=$(date +%s)
 	# a file, not a pipe: a daemon a broken test leaves behind cannot hold the suite
-	timeout --kill-after=10 "$LIMIT" "$@" > "$log" 2>&1
+	timeout --kill-after=10 "$LIMIT" "$@" >"$logs/$k.log" 2>&1
 	rc=$?
-	t1=$(date +%s)
-	cat "$log"
-	[ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "!! $* timed out after ${LIMIT}s"
-	echo "-- $* rc=$rc $((t1 - t0))s"
+	echo "$rc $(($(date +%s) - t0))" >"$logs/$k.rc"
+}
+
+# Print test number $1's log and result, and count it.
+report() {
+	local k=$1 rc secs cmd=${cmd_of[$1]}
+	read -r rc secs <"$logs/$k.rc"
+	echo "== $cmd"
+	cat "$logs/$k.log"
+	[ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "!! $cmd timed out after ${LIMIT}s"
+	echo "-- $cmd rc=$rc ${secs}s"
 	if [ "$rc" = 0 ]; then
 		pass=$((pass + 1))
 	elif [ "$rc" = 77 ]; then
 		skip=$((skip + 1))
-		skipped="$skipped $*"
+		skipped="$skipped $cmd"
 	else
 		fail=$((fail + 1))
-		failed="$failed $*"
-		failed_logs="$failed_logs $n:$(basename "${!#}")"
+		failed="$failed $cmd"
+		failed_logs="$failed_logs $k:$(basename "${cmd##* }")"
 	fi
 }
 
+run_one() {
+	n=$((n + 1))
+	cmd_of[n]="$*"
+	run_to_log "$n" "$@"
+	report "$n"
+}
+
+# Wait for one background test and report it.
+reap() {
+	local p
+	wait -n -p p
+	report "${job_of[$p]}"
+	unset "job_of[$p]"
+}
+
+run_bg() {
+	n=$((n + 1))
+	cmd_of[n]="$*"
+	run_to_log "$n" "$@" &
+	job_of[$!]=$n
+	[ "${#job_of[@]}" -lt "$JOBS" ] || reap
+}
+
+offline() {
+	local o b
+	b=$(basename "$1")
+	for o in "${OFFLINE[@]}"; do
+		[ "$o" = "$b" ] && return 0
+	done
+	return 1
+}
+
+tests=()
 for t in "$BUILD"/tests/test_*; do
-	[ -x "$t" ] || continue
-	run_one "$t"
+	[ -x "$t" ] && tests+=("$t")
 done
 for t in tests/integration/*.sh; do
-	[ -f "$t" ] || continue
-	run_one bash "$t"
+	[ -f "$t" ] && tests+=("bash $t")
 done
-[ -n "$skipped" ] && echo "skipped:$skipped"
+for t in "${tests[@]}"; do
+	# shellcheck disable=SC2086 # "bash FILE" is two words on purpose
+	if offline "${t##* }"; then
+		if [ "$JOBS" -gt 1 ]; then run_bg $t; else run_one $t; fi
+	fi
+done
+while [ "${#job_of[@]}" -gt 0 ]; do reap; done
+for t in "${tests[@]}"; do
+	# shellcheck disable=SC2086
+	offline "${t##* }" || run_one $t
+done
 for f in $failed_logs; do
 	echo "---- the last 60 lines of ${f#*:} (failed) ----"
 	tail -n 60 "$logs/${f%%:*}.log"
 done
+[ -n "$skipped" ] && echo "skipped:$skipped"
 [ -n "$failed" ] && echo "failed:$failed"
 label=suite
 case "$BUILD" in *asan*) label=asan ;; esac
