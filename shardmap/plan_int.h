@@ -1,5 +1,6 @@
-/* plan_int.h — planner context shared by plan.c (mapping, validation), plan_inst.c
- * (instances), plan_part.c (partition rules) and plan_excl.c (exclusions). */
+/* plan_int.h — planner context shared by plan.c (mapping, validation), plan_dims.c
+ * (dims from config.json), plan_inst.c (instances), plan_part.c (partition rules) and
+ * plan_excl.c (exclusions). */
 #ifndef WT_SHARDMAP_PLAN_INT_H
 #define WT_SHARDMAP_PLAN_INT_H
 
@@ -57,6 +58,12 @@ typedef struct sm_ctx {
 	bool tied;   /* the LM head is the embedding (shardmap_tied) */
 	sm_plan *p;  /* NULL in a dry run (validation only, no messages) */
 } sm_ctx;
+
+/* The dims of x from its config (plan_dims.c): x->dm filled, every config dim checked;
+ * a dim out of range or missing where the family needs it is an error naming the key. */
+int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err);
+/* The value of symbolic dim sym (SM_D_*) in d; -1 for none. */
+int64_t shardmap_dim_value(const sm_dims *d, int sym);
 
 /* Validate the layout for every rank and, unless dry, add the outputs. */
 int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err);

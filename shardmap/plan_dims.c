@@ -1,0 +1,225 @@
+/*
+ * plan_dims.c — the dims of a plan (sm_dims) from config.json: every dim
+ * config.json gives checked against SM_DIM_MAX, the family's derived dims
+ * (head dims, expert counts and sizes, the SigLIP tower's patch grid), and
+ * the value of each symbolic dim a rule's shape names (docs/format.md
+ * section 3).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "shardmap/plan_int.h"
+
+/* Config dims above this are not a model: every product of two stays far
+ * inside int64 (products of three are checked), and no dim can make the
+ * planner allocate what it never will need. The largest real ones (vocab
+ * ~2^18, hidden ~2^15) are far below. */
+#define SM_DIM_MAX (1ll << 24)
+
+/* Every dim config.json gives (0 = absent) within 0..SM_DIM_MAX. */
+static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
+{
+	const struct {
+		const char *name;
+		int64_t v;
+	} f[] = {
+	    {"num_attention_heads", c->num_attention_heads},
+	    {"num_key_value_heads", c->num_key_value_heads},
+	    {"hidden_size", c->hidden_size},
+	    {"head_dim", c->head_dim},
+	    {"intermediate_size", c->intermediate_size},
+	    {"vocab_size", c->vocab_size},
+	    {"num_experts", c->num_experts},
+	    {"moe_intermediate_size", c->moe_intermediate_size},
+	    {"shared_expert_intermediate_size", c->shared_expert_intermediate_size},
+	    {"n_shared_experts", c->n_shared_experts},
+	    {"num_hidden_layers", c->num_hidden_layers},
+	    {"q_lora_rank", c->q_lora_rank},
+	    {"kv_lora_rank", c->kv_lora_rank},
+	    {"qk_nope_head_dim", c->qk_nope_head_dim},
+	    {"qk_rope_head_dim", c->qk_rope_head_dim},
+	    {"v_head_dim", c->v_head_dim},
+	    {"vision_config.depth", c->v_depth},
+	    {"vision_config.embed_dim", c->v_embed_dim},
+	    {"vision_config.num_heads", c->v_num_heads},
+	    {"vision_config.spatial_merge_size", c->v_spatial_merge_size},
+	    {"vision_config.in_chans", c->v_in_chans},
+	    {"vision_config.temporal_patch_size", c->v_temporal_patch_size},
+	    {"vision_config.patch_size", c->v_patch_size},
+	    {"vision_config.hidden_size", c->v_hidden_size},
+	    {"vision_config.intermediate_size", c->v_intermediate_size},
+	    {"vision_config.out_hidden_size", c->v_out_hidden_size},
+	    {"vision_config.num_hidden_layers", c->v_num_layers},
+	    {"vision_config.num_attention_heads", c->v_num_attn_heads},
+	    {"vision_config.image_size", c->v_image_size},
+	};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].v > SM_DIM_MAX)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: %s %" PRId64
+			                 " is not a model's (at most %lld)",
+			                 f[i].name, f[i].v, SM_DIM_MAX);
+	if (c->v_embed_dim > 0 && !(c->v_mlp_ratio > 0 && c->v_mlp_ratio <= 64))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config.mlp_ratio %g is outside (0, 64]",
+		                 c->v_mlp_ratio);
+	return WT_OK;
+}
+
+/* SigLIP's vision_config (Gemma 3), SiglipVisionConfig's defaults for absent keys;
+ * positions (image_size / patch_size)^2 as SiglipVisionEmbeddings' num_patches. */
+static void siglip_dims(const ckpt_config *c, sm_dims *d)
+{
+	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
+	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_SIGLIP_HEADS;
+	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_SIGLIP_HIDDEN;
+	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_SIGLIP_INTER;
+	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_SIGLIP_PATCH;
+	int64_t side = (c->v_image_size > 0 ? c->v_image_size : SM_SIGLIP_IMAGE) / patch;
+	d->vis_patch = patch;
+	d->vis_positions = side * side; /* both at most SM_DIM_MAX: no overflow */
+}
+
+int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
+{
+	const ckpt_config *c = x->cfg;
+	sm_dims *d = &x->dm;
+	int rv = check_config_dims(c, err);
+	if (rv != WT_OK)
+		return rv;
+	d->n_heads = c->num_attention_heads;
+	d->n_kv_heads =
+	    c->num_key_value_heads > 0 ? c->num_key_value_heads : c->num_attention_heads;
+	d->hidden = c->hidden_size;
+	d->head_dim =
+	    c->head_dim > 0 ? c->head_dim : (d->n_heads > 0 ? d->hidden / d->n_heads : -1);
+	d->inter = c->intermediate_size;
+	d->vocab = c->vocab_size;
+	d->n_experts = c->num_experts > 0 ? c->num_experts : 0;
+	d->moe_inter =
+	    c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
+	if (c->shared_expert_intermediate_size > 0)
+		d->shared_inter = c->shared_expert_intermediate_size;
+	else if (c->n_shared_experts > 0)
+		d->shared_inter = d->moe_inter * c->n_shared_experts;
+	else
+		d->shared_inter = 0; /* no shared experts */
+	d->n_layers = c->num_hidden_layers;
+	d->q_lora_rank = c->q_lora_rank;
+	d->kv_lora_rank = c->kv_lora_rank;
+	d->qk_nope_dim = c->qk_nope_head_dim;
+	d->qk_rope_dim = c->qk_rope_head_dim;
+	d->v_head_dim = c->v_head_dim;
+	d->vis_depth = c->v_depth;
+	d->vis_heads = c->v_num_heads;
+	if (x->fam->vision_siglip)
+		siglip_dims(c, d);
+	else if (x->fam->vision_gated) {
+		d->vis_embed = c->v_hidden_size;
+		d->vis_inter = c->v_intermediate_size;
+	} else {
+		d->vis_embed = c->v_embed_dim;
+		d->vis_inter = (int64_t)((double)c->v_embed_dim * c->v_mlp_ratio);
+	}
+	/* three factors: checked (a product past SM_DIM_MAX^2 means nothing anyway) */
+	uint64_t vm;
+	if (!wt_mul_u64((uint64_t)(d->vis_embed > 0 ? d->vis_embed : 0),
+	                (uint64_t)(c->v_spatial_merge_size > 0 ? c->v_spatial_merge_size : 0),
+	                &vm) ||
+	    !wt_mul_u64(vm, (uint64_t)(c->v_spatial_merge_size > 0 ? c->v_spatial_merge_size : 0),
+	                &vm) ||
+	    vm > (uint64_t)(SM_DIM_MAX * SM_DIM_MAX))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config embed_dim x spatial_merge_size^2 is "
+		                 "not a model's");
+	d->vis_merged = (int64_t)vm;
+	d->vis_in_chans = c->v_in_chans;
+	d->vis_temporal_patch = c->v_temporal_patch_size;
+	if (!x->fam->vision_siglip)
+		d->vis_patch = c->v_patch_size;
+	if (d->n_heads <= 0 || d->hidden <= 0 || d->vocab <= 0 || d->n_layers < 0)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "config.json: num_attention_heads %" PRId64
+		                 ", hidden_size %" PRId64 ", vocab_size %" PRId64
+		                 ", num_hidden_layers %" PRId64 " must be set and positive",
+		                 d->n_heads, d->hidden, d->vocab, d->n_layers);
+	if (d->head_dim < 1)
+		return wt_seterr(
+		    err, WT_ESHAPE,
+		    "config.json: hidden_size %" PRId64 " / num_attention_heads %" PRId64
+		    " gives a head_dim of 0; such a model needs head_dim in its config",
+		    d->hidden, d->n_heads);
+	if (x->fam == &shardmap_family_deepseek_v3 &&
+	    (d->kv_lora_rank <= 0 || d->qk_nope_dim <= 0 || d->qk_rope_dim <= 0 ||
+	     d->v_head_dim <= 0))
+		return wt_seterr(err, WT_ESHAPE,
+		                 "config.json: DeepSeek-V3 needs kv_lora_rank, qk_nope_head_dim, "
+		                 "qk_rope_head_dim and v_head_dim");
+	return WT_OK;
+}
+
+int64_t shardmap_dim_value(const sm_dims *d, int sym)
+{
+	switch (sym) {
+	case SM_D_ONE:
+		return 1;
+	case SM_D_HID:
+		return d->hidden;
+	case SM_D_Q:
+		return d->n_heads * d->head_dim;
+	case SM_D_KV:
+		return d->n_kv_heads * d->head_dim;
+	case SM_D_HD:
+		return d->head_dim;
+	case SM_D_I:
+		return d->inter;
+	case SM_D_V:
+		return d->vocab;
+	case SM_D_E:
+		return d->n_experts;
+	case SM_D_IE:
+		return d->moe_inter;
+	case SM_D_ISH:
+		return d->shared_inter;
+	case SM_D_QLORA:
+		return d->q_lora_rank;
+	case SM_D_KVLORA:
+		return d->kv_lora_rank;
+	case SM_D_KVA:
+		return d->kv_lora_rank + d->qk_rope_dim;
+	case SM_D_QB:
+		return d->n_heads * (d->qk_nope_dim + d->qk_rope_dim);
+	case SM_D_KVB:
+		return d->n_heads * (d->qk_nope_dim + d->v_head_dim);
+	case SM_D_OV:
+		return d->n_heads * d->v_head_dim;
+	case SM_D_VE:
+		return d->vis_embed;
+	case SM_D_V3E:
+		return 3 * d->vis_embed;
+	case SM_D_VI:
+		return d->vis_inter;
+	case SM_D_VM:
+		return d->vis_merged;
+	case SM_D_VCH:
+		return d->vis_in_chans;
+	case SM_D_VTP:
+		return d->vis_temporal_patch;
+	case SM_D_VP:
+		return d->vis_patch;
+	case SM_D_VNP:
+		return d->vis_positions;
+	case SM_D_QKV:
+		return (d->n_heads + 2 * d->n_kv_heads) * d->head_dim;
+	case SM_D_I2:
+		return 2 * d->inter;
+	case SM_D_IE2:
+		return 2 * d->moe_inter;
+	case SM_D_ISH2:
+		return 2 * d->shared_inter;
+	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
+		return sym == SM_D_H ? d->n_heads : -1;
+	}
+}
