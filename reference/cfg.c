@@ -18,7 +18,7 @@
  * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
  * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
  * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's,
- * OLMo 2's and Granite's: cfg_fam.c; PhiMoE's: cfg_phimoe.c.
+ * OLMo 2's and Granite's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's: cfg_gpt_oss.c.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -96,7 +96,8 @@ enum {
 	FAM_GRANITEMOE,
 	FAM_OLMOE,
 	FAM_OLMO,
-	FAM_PHIMOE
+	FAM_PHIMOE,
+	FAM_GPT_OSS
 };
 
 /* The planner's family -> the reference's kind. */
@@ -131,6 +132,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* PhiMoEForCausalLM (Phi-3.5-MoE): Mixtral's experts, LayerNorms with bias,
 	     * sparsemixer routing, lm_head bias (cfg_phimoe.c) */
 	    {"phimoe", REF_MIXTRAL, false, 0, FAM_PHIMOE},
+	    /* GptOssForCausalLM: attention sinks, every layer an "mlp." MoE block with a
+	     * biased router and biased, clamped-SwiGLU experts (cfg_gpt_oss.c, gpt_oss.c) */
+	    {"gpt_oss", REF_QWEN2_MOE, false, 0, FAM_GPT_OSS},
 	    /* GraniteForCausalLM: Llama with four multipliers */
 	    {"granite", REF_DENSE, false, 0, FAM_GRANITE},
 	    /* GraniteMoeForCausalLM: Granite's multipliers, Mixtral's routing (softmax of
@@ -169,6 +173,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->stacked_experts = map[i].fam == FAM_GRANITEMOE;
 			c->phimoe = map[i].fam == FAM_PHIMOE;
 			c->layernorm = c->layernorm || c->phimoe;
+			c->gpt_oss = map[i].fam == FAM_GPT_OSS;
 			return WT_OK;
 		}
 	return wt_seterr(err, WT_EUNSUPPORTED,
@@ -176,7 +181,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	                 "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
 	                 "Qwen3ForCausalLM, Phi3ForCausalLM, Starcoder2ForCausalLM, "
 	                 "GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, OlmoeForCausalLM, "
-	                 "OlmoForCausalLM, PhiMoEForCausalLM, "
+	                 "OlmoForCausalLM, PhiMoEForCausalLM, GptOssForCausalLM, "
 	                 "GraniteForCausalLM, "
 	                 "GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, "
 	                 "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
@@ -381,7 +386,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if ((rv = parse_rest(f, c, err)) != WT_OK)
 		return rv;
-	if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
+	if (c->gpt_oss)
+		rv = ref_cfg_gpt_oss(c, arch, json, len, err);
+	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
 		rv = ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||
 	         c->granite || c->norm_free)

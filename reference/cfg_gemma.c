@@ -173,12 +173,7 @@ static int rope_type_params(json_t *rp, const char *name, rope_ps *out, wt_errbu
 	                    fa ? json_number_value(fa) : 0.0, &out->factor, err);
 }
 
-/*
- * `layer_types` (transformers >= 4.53; it wins over sliding_window_pattern there)
- * into c->window_pattern: the first full_attention layer is the pattern's last
- * (none: every layer local). A list the pattern rule cannot express is refused.
- */
-static int layer_types_pattern(ref_cfg *c, json_t *lt, wt_errbuf *err)
+int ref_layer_types(ref_cfg *c, json_t *lt, const char *fam, wt_errbuf *err)
 {
 	if (!json_is_array(lt) || (int64_t)json_array_size(lt) != c->L)
 		return wt_seterr(err, WT_ECORRUPT,
@@ -198,9 +193,10 @@ static int layer_types_pattern(ref_cfg *c, json_t *lt, wt_errbuf *err)
 			return wt_seterr(
 			    err, WT_EUNSUPPORTED,
 			    "config.json: layer_types[%lld] is '%s'; the reference runs "
-			    "Gemma layers as 'full_attention' every %lld-th layer and "
+			    "%s layers as 'full_attention' every %lld-th layer and "
 			    "'sliding_attention' otherwise",
-			    (long long)i, s ? s : "(not a string)", (long long)c->window_pattern);
+			    (long long)i, s ? s : "(not a string)", fam,
+			    (long long)c->window_pattern);
 	}
 	return WT_OK;
 }
@@ -305,7 +301,7 @@ static int parse_window(const ckpt_field *f, const gemma_facts *g, ref_cfg *c, w
 {
 	c->window = f[G_WINDOW].present ? f[G_WINDOW].i : 4096;
 	c->window_pattern = c->gemma == 2 ? 2 : f[G_PATTERN].present ? f[G_PATTERN].i : 6;
-	int rv = g->layer_types ? layer_types_pattern(c, g->layer_types, err) : WT_OK;
+	int rv = g->layer_types ? ref_layer_types(c, g->layer_types, "Gemma", err) : WT_OK;
 	if (rv == WT_OK && (c->window < 1 || c->window_pattern < 1))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: sliding_window %lld, sliding_window_pattern %lld; "

@@ -172,18 +172,22 @@ void ref_free_ranks(ref_set *r, uint32_t n)
 /*
  * The budget a layout is held to, with its reason in *why: exact
  * (REF_TOL_F32) when the rank tensors hold the checkpoint's values
- * bit for bit (same float dtype, F32 output, or FP8-block pass-through), the
- * rounding budget when an unquantized output narrows them, else the scheme's.
+ * bit for bit (same float dtype, F32 output, or FP8-block pass-through; an MXFP4
+ * source's values in BF16 too), the rounding budget when an unquantized output
+ * narrows them, else the scheme's (REF_BUDGET_MX_* for an MXFP4 source).
  */
 double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 {
 	bool fp8 = false, blocks = false, wscale = false, shapes = false, groups = false,
-	     chan = false;
+	     chan = false, mx = false;
 	wt_dtype src = WT_DTYPE_INVALID;
 	for (size_t i = 0; i < ck->n; i++) {
 		const ref_tensor *t = &ck->t[i];
 		size_t len = strlen(t->name);
 		fp8 = fp8 || t->dtype == WT_F8_E4M3;
+		/* MXFP4 (docs/format.md 4.6): X_blocks U8 beside X_scales */
+		mx = mx ||
+		     (t->dtype == WT_U8 && len > 7 && strcmp(t->name + len - 7, "_blocks") == 0);
 		blocks = blocks || (len > 10 && strcmp(t->name + len - 10, "_scale_inv") == 0);
 		wscale = wscale || (len > 13 && strcmp(t->name + len - 13, ".weight_scale") == 0);
 		/* int4: group scales [N, K/G > 1], or packed (weight_shape beside it) without
@@ -210,6 +214,10 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 		return REF_TOL_F32;
 	}
 	fp8 = fp8 || ct; /* a quantized source: unquantized outputs default to BF16 */
+	if (l->quant != WT_QUANT_NONE && mx) {
+		*why = "quantization budget of the scheme on an MXFP4 source";
+		return ref_budget_mx(l->quant);
+	}
 	if (l->quant != WT_QUANT_NONE) {
 		*why = "quantization budget of the scheme";
 		return ref_budget(l->quant);

@@ -11,6 +11,20 @@
 
 #include "reference/reference.h"
 
+double ref_budget_mx(wt_quant q)
+{
+	switch (q) {
+	case WT_QUANT_FP8_TENSOR:
+	case WT_QUANT_FP8_CHANNEL:
+	case WT_QUANT_FP8_BLOCK:
+		return REF_BUDGET_MX_FP8;
+	case WT_QUANT_INT8_CHANNEL:
+		return REF_BUDGET_MX_INT8;
+	default:
+		return ref_budget(q);
+	}
+}
+
 double ref_budget(wt_quant q)
 {
 	switch (q) {
@@ -164,6 +178,7 @@ void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, 
 	o->scale = (float)c->attn_scale;
 	o->softcap = (float)c->attn_cap;
 	o->window = local ? c->window : 0;
+	o->sinks = NULL; /* GPT-OSS: the caller sets its heads' sinks */
 }
 
 void ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
@@ -192,7 +207,10 @@ void ref_attention(float *out, const float *q, const float *k, const float *v, i
 				if (p[s] > mx)
 					mx = p[s];
 			}
-			float sum = 0.0f;
+			/* GPT-OSS: the sink joins the max and the denominator, then is dropped */
+			if (opt->sinks != NULL && opt->sinks[h] > mx)
+				mx = opt->sinks[h];
+			float sum = opt->sinks != NULL ? expf(opt->sinks[h] - mx) : 0.0f;
 			for (int64_t s = first; s <= last; s++) {
 				p[s] = expf(p[s] - mx);
 				sum += p[s];

@@ -222,9 +222,19 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 {
 	const float *router, *bias = NULL;
 	float rl[64];
+	int rv;
+	if (c->gpt_oss) { /* mlp.router with a bias, in the checkpoint and on the ranks */
+		if ((rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%srouter.weight",
+		                   m)) ||
+		    (rv = ref_getf(s, &bias, false, err, 1, c->E, 0, 0, "%srouter.bias", m)))
+			return rv;
+		ref_linear(rl, h, router, bias, 1, c->hid, c->E);
+		ref_route_topk_softmax(rl, c->E, c->topk, forced, idx, w);
+		return WT_OK;
+	}
 	/* GraniteMoE's checkpoint router is router.layer; the ranks carry Mixtral's gate */
-	int rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%s%s.weight", m,
-	                  ckpt && c->stacked_experts ? "router.layer" : "gate");
+	rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%s%s.weight", m,
+	              ckpt && c->stacked_experts ? "router.layer" : "gate");
 	if (rv == WT_OK && c->kind == REF_DEEPSEEK && !c->ds_v2)
 		rv = ref_getf(s, &bias, true, err, 1, c->E, 0, 0, "%sgate.e_score_correction_bias",
 		              m);

@@ -204,6 +204,8 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	double theta, factor;
 	ref_attn_opt ao;
 	ref_layer_attn(c, l, &theta, &factor, &ao);
+	if ((rv = ref_gpt_oss_sinks(c, s, l, c->H, &ao, err)))
+		return rv;
 	ref_rope_layer(c, l, b->q, T, c->H, qd);
 	ref_rope_layer(c, l, b->k, T, c->KV, kvd);
 	int64_t kv_of[REF_MAX_HEADS];
@@ -319,6 +321,8 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 	float w[64];
 	int64_t idx[64];
 	int rv;
+	if (c->gpt_oss)
+		return ref_gpt_oss_moe_full(c, s, l, b->h, T, b->acc, routes, y, b->scratch, err);
 	memset(b->acc, 0, (size_t)(T * c->hid) * sizeof(float));
 	for (int64_t t = 0; t < T; t++) {
 		const float *h = b->h + t * c->hid;

@@ -19,8 +19,9 @@
  * sparsemixer routing, LM head bias; cfg_phimoe.c), Qwen2-MoE (shared
  * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step) and Qwen3-MoE,
  * DeepSeek-V3 (MLA, sigmoid routing; reference_mla.c) and DeepSeek-V2 (softmax
- * routing) and BERT (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the
- * architecture.
+ * routing), GPT-OSS (attention sinks, biased router and experts, clamped SwiGLU;
+ * gpt_oss.c, MXFP4 or dequantized experts) and BERT (reference_bert.c). Anything else is
+ * WT_EUNSUPPORTED naming the architecture.
  *
  * Thread rule: a set caches dequantized values on first use, so one set is
  * used by one thread at a time.
@@ -68,8 +69,24 @@
  * Measured 0.005 (deepseek_v3 FP8 -> BF16); BF16 keeps 8 significant bits. */
 #define REF_BUDGET_ROUND 0.02
 
-/* Budget for a layout's quant scheme (REF_TOL_F32 for WT_QUANT_NONE). */
+/*
+ * Quantized layouts of an MXFP4 source (GPT-OSS experts, docs/format.md 4.6): the
+ * scheme requantizes values whose 32-element blocks each carry their own power-of-two
+ * scale, so one scale per channel spans blocks up to 2^9 apart (the wt-mkckpt fixture
+ * draws E8M0 118..127) and the small blocks round coarsely. Measured worst ratios on
+ * the gpt_oss fixture (seeds 1, 2, 3, 5, 11; TP 2, EP 2): fp8-* 0.118, int8-channel
+ * 0.048; ~1.6x headroom. int4-group measured 0.43-0.54, near the 0.81 of exchanged
+ * expert stacks, so it keeps REF_BUDGET_INT4 and verify-forward calls the scheme too
+ * coarse for such a model (its unquantized re-check still proves the slicing).
+ * Unquantized layouts of an MXFP4 source are exact: BF16 holds every MXFP4 value.
+ */
+#define REF_BUDGET_MX_FP8  0.19
+#define REF_BUDGET_MX_INT8 0.08
+
+/* Budget for a layout's quant scheme (REF_TOL_F32 for WT_QUANT_NONE); _mx: of an
+ * MXFP4 source (REF_BUDGET_MX_*, int4-group REF_BUDGET_INT4). */
 double ref_budget(wt_quant q);
+double ref_budget_mx(wt_quant q);
 
 /* ---------------- tensor sets ---------------- */
 
@@ -221,6 +238,12 @@ typedef struct ref_cfg {
 	 * LayerNorms with bias (layernorm), lm_head.bias added to the logits (lm_bias) */
 	bool phimoe, lm_bias;
 	double jitter_eps;
+	/* GPT-OSS (cfg_gpt_oss.c, gpt_oss.c; kind REF_QWEN2_MOE for the "mlp." prefix and
+	 * every layer MoE): per-head attention sinks, the router mlp.router with a bias
+	 * (top-k of the logits, softmax over those k), experts with biases and the clamped
+	 * SwiGLU (gate <= limit, |up| <= limit, gate * sigmoid(1.702 gate) * (up + 1)) */
+	bool gpt_oss;
+	double swiglu_limit;
 } ref_cfg;
 
 /*
@@ -325,6 +348,9 @@ typedef struct ref_attn_opt {
 	float scale;    /* scores q.k times this; 0 = 1/sqrt(d) */
 	float softcap;  /* scores become softcap * tanh(s / softcap) before the mask; 0 = none */
 	int64_t window; /* causal sliding window: token t sees t-window+1..t; 0 = none */
+	/* GPT-OSS: one logit per q head of the call (sinks[h]) that joins each row's
+	 * softmax denominator and is then dropped; NULL = none */
+	const float *sinks;
 } ref_attn_opt;
 /* The attention of decoder layer l: RoPE base, linear RoPE factor and options. */
 void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o);

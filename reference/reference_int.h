@@ -137,6 +137,13 @@ typedef struct ref_rope_in {
  * WT_EUNSUPPORTED naming them, bad members WT_ECORRUPT naming the key. */
 int ref_cfg_rope(json_t *root, const ref_rope_in *in, ref_cfg *c, wt_errbuf *err);
 
+/*
+ * `layer_types` (transformers >= 4.53; Gemma 2/3 and GPT-OSS) into c->window_pattern:
+ * the first full_attention layer is the pattern's last (none: every layer local). A
+ * list the pattern rule cannot express is refused naming family `fam` (cfg_gemma.c).
+ */
+int ref_layer_types(ref_cfg *c, json_t *lt, const char *fam, wt_errbuf *err);
+
 /* The Gemma fields of c (gemma set by the family map) from config.json (cfg_gemma.c). */
 int ref_cfg_gemma(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
 
@@ -176,6 +183,39 @@ int ref_cfg_phimoe(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
 #define REF_PHIMOE_MAX_E 48
 void ref_route_sparsemixer(const float *logits, int64_t E, double jitter_eps, const int64_t *forced,
                            int64_t *idx, float *w, int64_t *codes);
+
+/* The GPT-OSS fields of c (gpt_oss set by the family map) from config.json
+ * (cfg_gpt_oss.c); arch is named in refusals. */
+int ref_cfg_gpt_oss(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* GPT-OSS's router (GptOssTopKRouter): the k largest of E logits (ties to the lower
+ * index), or the k experts in `forced`, weighted by the softmax over those k logits. */
+void ref_route_topk_softmax(const float *logits, int64_t E, int64_t k, const int64_t *forced,
+                            int64_t *idx, float *w);
+/* layer l's attention sinks into o->sinks: the checkpoint's [H] or a rank's [Hl]
+ * (n_heads) `model.layers.{l}.self_attn.sinks`; nothing unless c->gpt_oss (gpt_oss.c). */
+int ref_gpt_oss_sinks(const ref_cfg *c, ref_set *s, int64_t l, int64_t n_heads, ref_attn_opt *o,
+                      wt_errbuf *err);
+/* GPT-OSS's MoE block of layer l over the checkpoint set s on T normed rows h into
+ * acc [T, hid] (overwritten; y: hid floats, scratch: Ie floats); routes (may be NULL) receives the
+ * choices [T, topk]. The experts are MXFP4 (`_blocks` / `_scales`, dequantized with
+ * kern_dequant_mxfp4 and cached in the blocks tensor) or float [E, hid, 2*Ie] / [E, Ie, hid]
+ * (gpt_oss.c). */
+int ref_gpt_oss_moe_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, int64_t T,
+                         float *acc, int64_t *routes, float *y, float *scratch, wt_errbuf *err);
+/* One rank's share of layer l's GPT-OSS experts (docs/format.md 2.7): experts
+ * [start, start + count) of w13_weight [count, 2*Il, hid] ([gate; up] or, up_gate,
+ * [up; gate]), w13_bias [count, 2*Il], w2_weight [count, hid, Il], w2_bias [count, hid]
+ * of rank set rs, on T normed rows h, added into out (weighted by the rank's router,
+ * or the forced choices [T, topk]); w2_bias is added only when add_b2 (the engine adds
+ * a row-parallel bias once: on tp rank 0, or on every rank that holds whole experts). */
+typedef struct ref_go_rank {
+	int64_t count, start, Il;
+	bool up_gate, add_b2;
+	const int64_t *forced; /* [T, topk] or NULL */
+} ref_go_rank;
+int ref_gpt_oss_experts_rank(const ref_cfg *c, ref_set *rs, int64_t l, const ref_go_rank *k,
+                             const float *h, int64_t T, float *out, float *y, float *scratch,
+                             wt_errbuf *err);
 
 /*
  * Route one token h of the MoE block with prefix m, reading the router (and the

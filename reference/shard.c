@@ -15,6 +15,8 @@
  *  - MoE: experts from the w13_weight/w2_weight stacks (w13_order, EP
  *    ownership count/start), all-reduce over EP ranks; the shared expert is
  *    TP-split like an MLP;
+ *  - GPT-OSS (gpt_oss.c): each rank's sinks [Hl] for its heads; experts with
+ *    w13_bias / w2_bias, the row-parallel w2_bias added once per expert output;
  *  - LM head: rank logits concatenated, padding rows >= V dropped.
  *
  * Every all-reduce sums ranks in increasing order; row-parallel biases are
@@ -239,6 +241,8 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	double theta, factor;
 	ref_attn_opt ao;
 	ref_layer_attn(c, l, &theta, &factor, &ao);
+	if ((rv = ref_gpt_oss_sinks(c, rs, l, Hl, &ao, s->err))) /* the rank's [Hl] */
+		return rv;
 	ref_rope_layer(c, l, b->q, T, Hl, Hl * d);
 	ref_rope_layer(c, l, b->k, T, KVl, KVl * d);
 	/* local q head j is global head r*Hl + j; its kv head is global / (H/KV), held
@@ -398,6 +402,19 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 	ref_moe_prefix(c, l, m, sizeof(m));
 	const float *w13, *w2;
 	int rv;
+	if (c->gpt_oss) { /* w2_bias once: tp rank 0, or every rank with whole experts */
+		const ref_go_rank k = {.count = count,
+		                       .start = start,
+		                       .Il = Il,
+		                       .up_gate = s->up_gate != 0,
+		                       .add_b2 = P > 1 || r == 0,
+		                       .forced =
+		                           s->routes ? s->routes + l * s->n_tok * c->topk : NULL};
+		if ((rv = post_norm(s, rs, l)))
+			return rv;
+		return ref_gpt_oss_experts_rank(c, rs, l, &k, s->b.h, s->n_tok, out, s->b.y,
+		                                s->b.scratch, s->err);
+	}
 	if ((rv = post_norm(s, rs, l)) ||
 	    (rv = ref_getf(rs, &w13, false, s->err, 3, count, 2 * Il, c->hid,
 	                   "%sexperts.w13_weight", m)) ||

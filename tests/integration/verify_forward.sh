@@ -13,7 +13,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text \
 	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
-	phimoe; do
+	phimoe gpt_oss; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -82,6 +82,12 @@ check olmoe_clip --tp-size 2 --ep-size 2
 check phimoe --tp-size 2 --ep-size 2
 check phimoe --tp-size 8
 check phimoe --tp-size 2 --quant int8-channel
+# GPT-OSS: attention sinks, biased router and experts, clamped SwiGLU; the MXFP4 experts
+# are exact as BF16, requantized they are held to the MXFP4 budgets
+check gpt_oss --tp-size 2 --ep-size 2
+check gpt_oss --tp-size 4 --w13-order up_gate
+check gpt_oss --tp-size 2 --quant int8-channel
+grep -q "on an MXFP4 source" "$T/out" || fail "gpt_oss MXFP4 budget: $(cat "$T/out")"
 # Granite: four multipliers, V 1003 padded per rank
 check granite --tp-size 8
 check granite --tp-size 2 --quant fp8-channel
