@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -127,9 +128,11 @@ static void gate_check(void *ctx, uint32_t rank)
 	while (g->forever)
 		pthread_cond_wait(&g->cv, &g->lk); /* until kill -9 */
 	/* With check_after_fail a rank's source check (and so its last chunk)
-	 * waits until its production's cache writer failed: a new failure, unless
-	 * the one failing write (put_fail_at) already happened. */
-	while (g->check_after_fail && g->put_fails == g->fails_consumed &&
+	 * waits until its production's cache writer failed: a failure after those
+	 * seen when it began (one lets through both ranks' checks waiting at once),
+	 * unless the one failing write (put_fail_at) already happened. */
+	int seen = g->fails_consumed;
+	while (g->check_after_fail && g->put_fails == seen &&
 	       !(g->put_fail_at != 0 && g->put_fails > 0) &&
 	       pthread_cond_timedwait(&g->cv, &g->lk, &dl) == 0)
 		;
@@ -174,28 +177,22 @@ static void gate_set(int held)
 	pthread_mutex_unlock(&G.lk);
 }
 
-static int gate_passed(void)
+/* A counter of G (G.passed, G.puts) read under its lock. */
+static int gate_get(const int *n)
 {
 	pthread_mutex_lock(&G.lk);
-	int n = G.passed;
+	int v = *n;
 	pthread_mutex_unlock(&G.lk);
-	return n;
+	return v;
 }
 
-static int gate_puts(void)
-{
-	pthread_mutex_lock(&G.lk);
-	int n = G.puts;
-	pthread_mutex_unlock(&G.lk);
-	return n;
-}
-
-static void gate_hold_puts(int held, int fail_at, int fail_from)
+static void gate_hold_puts(int held, int fail_at, int fail_from, int check_after_fail)
 {
 	pthread_mutex_lock(&G.lk);
 	G.puts_held = held;
 	G.put_fail_at = fail_at;
 	G.put_fail_from = fail_from;
+	G.check_after_fail = check_after_fail;
 	pthread_cond_broadcast(&G.cv);
 	pthread_mutex_unlock(&G.lk);
 }
@@ -209,10 +206,13 @@ static void install_gate(tw_env *e)
 	e->faults.ctx = &G;
 }
 
-/* A started weightd whose producer passes the gate (install_gate). */
-static tw_env *gated_env(const char *tag)
+/* A started weightd whose producer passes the gate; key = value set first (key not NULL). */
+static tw_env *gated_env(const char *tag, const char *key, const char *value)
 {
 	tw_env *e = tw_env_new(tag, SEED);
+	wt_errbuf err;
+	if (key != NULL)
+		assert_int_equal(wd_config_set(&e->cfg, key, value, "test", &err), WT_OK);
 	install_gate(e);
 	assert_int_equal(tw_start(e), WT_OK);
 	return e;
@@ -306,8 +306,8 @@ static void *fetch_main(void *arg)
 		fo.progress = on_progress;
 		f->rv = wt_client_fetch(c, m, wt_host_sink_sink(f->hs), &fo, &err);
 	}
-	f->passed_at_done = gate_passed();
-	f->puts_at_done = gate_puts();
+	f->passed_at_done = gate_get(&G.passed);
+	f->puts_at_done = gate_get(&G.puts);
 	if (f->rv == WT_OK && f->srv != NULL) {
 		uint8_t id[WD_SHARD_ID_BYTES];
 		wd_shard_id("llama", wt_manifest_revision(m), wt_manifest_layout_text(m), 0, id);
@@ -349,8 +349,36 @@ static void fetcher_free(fetcher *f)
 	f->hs = NULL;
 }
 
-/* A fetch of the committed layout (it waits for the commit) delivers the
- * same tensors as fetch a. */
+/* Bytes of write-behind buffers in use (and their peak into *peak, if not NULL). */
+static uint64_t wb_used(tw_env *e, uint64_t *peak)
+{
+	wd_wbudget_stats st;
+	wd_wbudget_get(e->srv->wbudget, &st);
+	if (peak != NULL)
+		*peak = st.peak;
+	return st.used;
+}
+
+/*
+ * Wait (at most 30 s) for the end of the server's productions, n of them done
+ * well, and assert it: no live entry, no write-behind RAM left. A fetch of
+ * rank 0 of the committed layout ends once rank 0 is committed, while the
+ * writer may still put and commit rank 1 (a synced write: slow on a busy disk).
+ */
+static void assert_ended(tw_env *e, uint64_t n)
+{
+	for (int i = 0;
+	     i < 3000 && !(atomic_load(&e->srv->productions) >= n &&
+	                   wd_lives_producing(e->srv->lives, NULL) == 0 && wb_used(e, NULL) == 0);
+	     i++)
+		usleep(10000);
+	assert_true(atomic_load(&e->srv->productions) >= n);
+	assert_int_equal(wd_lives_producing(e->srv->lives, NULL), 0);
+	assert_int_equal(wb_used(e, NULL), 0);
+}
+
+/* A fetch of the committed layout (it waits for rank 0's commit) delivers the
+ * same tensors as fetch a; then the production ends (assert_ended). */
 static void assert_committed_same(tw_env *e, const fetcher *a)
 {
 	fetcher b = {.url = e->url, .cut_through = 0, .srv = e->srv};
@@ -360,11 +388,27 @@ static void assert_committed_same(tw_env *e, const fetcher *a)
 	assert_true(b.cached_at_done);
 	assert_same_tensors(a, &b);
 	fetcher_free(&b);
+	assert_ended(e, 1);
 }
 
-static void *fetch_thread(void *arg)
+/* Evict both ranks once the production ended: the next fetch is live again. */
+static void evict_layout(tw_env *e)
 {
-	return fetch_main(arg);
+	wt_errbuf err;
+	uint8_t id[WD_SHARD_ID_BYTES];
+	char text[WD_LAYOUT_TEXT_MAX];
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	wt_layout_format(&l, text, sizeof(text));
+	assert_ended(e, 1);
+	wd_snap *snap;
+	assert_int_equal(wd_models_get(e->srv->models, "llama", false, &snap, &err), WT_OK);
+	for (uint32_t r = 0; r < 2; r++) {
+		wd_shard_id("llama", snap->revision, text, r, id);
+		assert_int_equal(cache_evict(e->srv->cache, id, sizeof(id), &err), WT_OK);
+	}
+	wd_snap_release(snap);
 }
 
 /* Wait (at most 30 s) until a fetch delivered bytes. */
@@ -379,6 +423,41 @@ static bool wait_bytes(void)
 	bool got = G.got_bytes;
 	pthread_mutex_unlock(&G.lk);
 	return got;
+}
+
+/* A free port of 127.0.0.1 below the kernel's ephemeral range, or 0. A reader
+ * redialing a killed daemon's port from that range may get it as its source
+ * and connect to itself: that socket, closed, keeps the restarted daemon from
+ * listening there for a minute. connect() never takes a port below it. */
+static int port_below_ephemeral(void)
+{
+	int lo = 0, hi = 0;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	if (f == NULL || fscanf(f, "%d %d", &lo, &hi) != 2)
+		lo = 0;
+	if (f != NULL)
+		fclose(f);
+	for (int i = 0; i < 64 && lo > 2048; i++) {
+		int port = lo - 1 - (int)(((unsigned)getpid() * 31u + (unsigned)i) % 1024u);
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+		                         .sin_port = htons((uint16_t)port),
+		                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		bool free_port = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (free_port)
+			return port;
+	}
+	return 0;
+}
+
+/* The one URL weightd listens on becomes url (tw_env_new's has port 0). */
+static void set_listen(tw_env *e, const char *url)
+{
+	assert_int_equal(e->cfg.listen.n, 1);
+	free(e->cfg.listen.v[0]);
+	assert_non_null(e->cfg.listen.v[0] = strdup(url));
 }
 
 /*
@@ -396,6 +475,9 @@ static void test_cut_through_crash(void **state)
 {
 	(void)state;
 	tw_env *e = tw_env_new("wd-cutcrash", SEED);
+	char lurl[64];
+	snprintf(lurl, sizeof(lurl), "tcp://127.0.0.1:%d", port_below_ephemeral());
+	set_listen(e, lurl);
 	int pfd[2];
 	assert_int_equal(pipe(pfd), 0);
 	pid_t pid = fork();
@@ -421,7 +503,7 @@ static void test_cut_through_crash(void **state)
 	gate_set(0);
 	fetcher a = {.url = url, .cut_through = 1};
 	pthread_t th;
-	assert_int_equal(pthread_create(&th, NULL, fetch_thread, &a), 0);
+	assert_int_equal(pthread_create(&th, NULL, fetch_main, &a), 0);
 	assert_true(wait_bytes()); /* the reader is in the middle of the live shard */
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	int status;
@@ -446,7 +528,7 @@ static void test_cut_through_crash(void **state)
 	cache_close(c);
 
 	/* restart on the same URL: the reader resumes on a fresh production */
-	assert_int_equal(wd_config_set(&e->cfg, "listen", url, "test", &err), WT_OK);
+	set_listen(e, url);
 	assert_int_equal(tw_start(e), WT_OK);
 	pthread_join(th, NULL);
 	assert_int_equal(a.rv, WT_OK);
@@ -458,6 +540,7 @@ static void test_cut_through_crash(void **state)
 	assert_int_equal(b.rv, WT_OK);
 	assert_int_equal(b.live, 0);
 	assert_same_tensors(&a, &b);
+	assert_ended(e, 1); /* b may end before rank 1 is committed */
 	nng_socket s = tw_dial(e->url);
 	tw_reply v = tw_admin(s, WEIGHTS__ADMIN_REQUEST__OP__OP_VERIFY, NULL, 0);
 	assert_int_equal(v.r->body_case, WEIGHTS__REPLY__BODY_ADMIN);
@@ -471,21 +554,11 @@ static void test_cut_through_crash(void **state)
 	tw_env_free(e);
 }
 
-/* Bytes of write-behind buffers in use (and their peak into *peak, if not NULL). */
-static uint64_t wb_used(tw_env *e, uint64_t *peak)
-{
-	wd_wbudget_stats st;
-	wd_wbudget_get(e->srv->wbudget, &st);
-	if (peak != NULL)
-		*peak = st.peak;
-	return st.used;
-}
-
 /* The whole rank arrives while every commit is held back; bytes equal a committed fetch. */
 static void test_cut_through_before_commit(void **state)
 {
 	(void)state;
-	tw_env *e = gated_env("wd-cut");
+	tw_env *e = gated_env("wd-cut", NULL, NULL);
 	gate_set(1);
 	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
 	run_fetch(&a);
@@ -498,8 +571,7 @@ static void test_cut_through_before_commit(void **state)
 	assert_true(wd_lives_producing(e->srv->lives, NULL) > 0);
 	gate_set(0);
 	/* a client without cut-through waits for the commit; same bytes */
-	assert_committed_same(e, &a);
-	assert_int_equal(wd_lives_producing(e->srv->lives, NULL), 0);
+	assert_committed_same(e, &a); /* then no live entry is left */
 	fetcher_free(&a);
 	tw_env_free(e);
 }
@@ -514,9 +586,9 @@ static void test_cut_through_before_commit(void **state)
 static void test_cut_through_before_put(void **state)
 {
 	(void)state;
-	tw_env *e = gated_env("wd-cutput");
+	tw_env *e = gated_env("wd-cutput", NULL, NULL);
 	gate_set(0);
-	gate_hold_puts(1, 0, 0);
+	gate_hold_puts(1, 0, 0, 0);
 	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
 	run_fetch(&a);
 	assert_int_equal(a.rv, WT_OK);
@@ -528,12 +600,9 @@ static void test_cut_through_before_put(void **state)
 	printf("write-behind while held: %llu bytes in RAM (peak %llu)\n", (unsigned long long)used,
 	       (unsigned long long)peak);
 	assert_true(used > 0);
-	gate_hold_puts(0, 0, 0);
-	assert_committed_same(e, &a);
-	assert_true(gate_puts() > 0);
-	assert_int_equal(wd_lives_producing(e->srv->lives, NULL), 0);
-	used = wb_used(e, NULL);
-	assert_int_equal(used, 0);
+	gate_hold_puts(0, 0, 0, 0);
+	assert_committed_same(e, &a); /* then no entry, no RAM held */
+	assert_true(gate_get(&G.puts) > 0);
 	fetcher_free(&a);
 	tw_env_free(e);
 }
@@ -543,11 +612,7 @@ static void test_cut_through_before_put(void **state)
 static void test_writeback_budget(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("wd-wbbudget", SEED);
-	wt_errbuf err;
-	assert_int_equal(wd_config_set(&e->cfg, "writeback_bytes", "1", "test", &err), WT_OK);
-	install_gate(e);
-	assert_int_equal(tw_start(e), WT_OK);
+	tw_env *e = gated_env("wd-wbbudget", "writeback_bytes", "1");
 	gate_set(0);
 	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
 	run_fetch(&a);
@@ -572,14 +637,9 @@ static void test_writeback_budget(void **state)
 static void test_cut_through_stream(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("wd-cutstream", SEED);
-	wt_errbuf err;
-	assert_int_equal(wd_config_set(&e->cfg, "stream_listen", "tcp://127.0.0.1:0", "test", &err),
-	                 WT_OK);
-	install_gate(e);
-	assert_int_equal(tw_start(e), WT_OK);
+	tw_env *e = gated_env("wd-cutstream", "stream_listen", "tcp://127.0.0.1:0");
 	gate_set(1);
-	gate_hold_puts(1, 0, 0);
+	gate_hold_puts(1, 0, 0, 0);
 	fetcher a = {.url = e->url, .cut_through = 1, .stream = 1, .srv = e->srv};
 	run_fetch(&a);
 	assert_int_equal(a.rv, WT_OK);
@@ -592,19 +652,7 @@ static void test_cut_through_stream(void **state)
 	gate_set(0);
 	assert_committed_same(e, &a);
 	/* evicted, produced again live: a corrupted stream reply is fetched once more */
-	uint8_t id[WD_SHARD_ID_BYTES];
-	char text[WD_LAYOUT_TEXT_MAX];
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	wt_layout_format(&l, text, sizeof(text));
-	wd_snap *snap;
-	assert_int_equal(wd_models_get(e->srv->models, "llama", false, &snap, &err), WT_OK);
-	for (uint32_t r = 0; r < 2; r++) {
-		wd_shard_id("llama", snap->revision, text, r, id);
-		assert_int_equal(cache_evict(e->srv->cache, id, sizeof(id), &err), WT_OK);
-	}
-	wd_snap_release(snap);
+	evict_layout(e);
 	gate_set(1);
 	e->faults.corrupt_chunk = tw_settled_replies(e) + 3;
 	fetcher b = {
@@ -627,16 +675,12 @@ static void test_cut_through_stream(void **state)
 static void test_writeback_put_fails(void **state)
 {
 	(void)state;
-	tw_env *e = gated_env("wd-wbfail");
-	uint64_t used;
+	tw_env *e = gated_env("wd-wbfail", NULL, NULL);
 	/* every cache write from the 3rd on fails: the error reaches the reader
 	 * (each rank's last chunk waits until a write failed, so the reader
 	 * cannot have finished before) */
 	gate_set(0);
-	gate_hold_puts(0, 0, 3);
-	pthread_mutex_lock(&G.lk);
-	G.check_after_fail = 1;
-	pthread_mutex_unlock(&G.lk);
+	gate_hold_puts(0, 0, 3, 1);
 	fetcher a = {.url = e->url, .cut_through = 1, .srv = e->srv};
 	run_fetch(&a);
 	/* The first production cannot release a rank before its writer failed
@@ -653,21 +697,11 @@ static void test_writeback_put_fails(void **state)
 	}
 	assert_false(a.cached_at_done);
 	/* the failed production ends its other rank's entry and drops its
-	 * buffers right after the reader got the error: wait for that (10 s) */
-	for (int i = 0; i < 1000; i++) {
-		used = wb_used(e, NULL);
-		if (used == 0 && wd_lives_producing(e->srv->lives, NULL) == 0)
-			break;
-		usleep(10000);
-	}
-	assert_int_equal(wd_lives_producing(e->srv->lives, NULL), 0);
-	assert_int_equal(used, 0);
+	 * buffers right after the reader got the error: wait for that */
+	assert_ended(e, 0);
 	/* only the 3rd fails: the reader goes on with the next production */
 	gate_set(0);
-	gate_hold_puts(0, 3, 0);
-	pthread_mutex_lock(&G.lk);
-	G.check_after_fail = 1;
-	pthread_mutex_unlock(&G.lk);
+	gate_hold_puts(0, 3, 0, 1);
 	fetcher b = {.url = e->url, .cut_through = 1, .srv = e->srv};
 	run_fetch(&b);
 	assert_int_equal(b.rv, WT_OK);
@@ -679,11 +713,9 @@ static void test_writeback_put_fails(void **state)
 	 * under load: the next production committed both ranks). Either way the
 	 * bytes are the committed layout's. */
 	printf("second reader: %u reconnects\n", b.st.reconnects);
-	assert_committed_same(e, &b);
+	assert_committed_same(e, &b); /* and no RAM left held */
 	if (a.rv == WT_OK)
 		assert_same_tensors(&a, &b);
-	used = wb_used(e, NULL);
-	assert_int_equal(used, 0);
 	fetcher_free(&a);
 	fetcher_free(&b);
 	tw_env_free(e);
@@ -694,13 +726,9 @@ static void test_writeback_put_fails(void **state)
 static void test_cut_through_source_change(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("wd-cutchg", SEED);
-	wt_errbuf err;
-	assert_int_equal(wd_config_set(&e->cfg, "revalidate_ms", "3600000", "test", &err), WT_OK);
-	install_gate(e);
+	tw_env *e = gated_env("wd-cutchg", "revalidate_ms", "3600000");
 	char *dir = tu_path(e->models, "llama");
-	G.change_dir = dir;
-	assert_int_equal(tw_start(e), WT_OK);
+	G.change_dir = dir; /* (nothing is produced before the fetch) */
 	gate_set(0);
 	fetcher a = {.url = e->url, .cut_through = 1};
 	run_fetch(&a);
@@ -723,11 +751,9 @@ static void test_cut_through_source_change(void **state)
 static void test_cut_through_corrupt_chunk(void **state)
 {
 	(void)state;
-	tw_env *e = tw_env_new("wd-cutbad", SEED);
-	install_gate(e);
-	e->faults.corrupt_chunk = 3;
-	assert_int_equal(tw_start(e), WT_OK);
-	gate_set(1); /* every chunk is served live */
+	tw_env *e = gated_env("wd-cutbad", NULL, NULL);
+	e->faults.corrupt_chunk = 3; /* the 3rd chunk reply this server sends */
+	gate_set(1);                 /* every chunk is served live */
 	fetcher a = {.url = e->url, .cut_through = 1, .hash_refetch = 1};
 	run_fetch(&a);
 	assert_int_equal(a.rv, WT_OK);
@@ -740,21 +766,8 @@ static void test_cut_through_corrupt_chunk(void **state)
 	assert_int_equal(b.rv, WT_OK);
 	assert_same_tensors(&a, &b);
 	/* without a re-fetch the mismatch is the error: WT_EHASH, nothing delivered */
+	evict_layout(e); /* the next fetch is a live one again */
 	e->faults.corrupt_chunk = tw_settled_replies(e) + 2;
-	uint8_t id[WD_SHARD_ID_BYTES];
-	char text[WD_LAYOUT_TEXT_MAX];
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	wt_layout_format(&l, text, sizeof(text));
-	wd_snap *snap;
-	wt_errbuf err;
-	assert_int_equal(wd_models_get(e->srv->models, "llama", false, &snap, &err), WT_OK);
-	for (uint32_t r = 0; r < 2; r++) { /* evict: the next fetch is a live one again */
-		wd_shard_id("llama", snap->revision, text, r, id);
-		assert_int_equal(cache_evict(e->srv->cache, id, sizeof(id), &err), WT_OK);
-	}
-	wd_snap_release(snap);
 	gate_set(1);
 	fetcher c = {.url = e->url, .cut_through = 1, .hash_refetch = 0};
 	run_fetch(&c);
@@ -770,6 +783,7 @@ static void test_cut_through_corrupt_chunk(void **state)
 
 int main(void)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0); /* a killed run's log ends at its last step */
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cut_through_crash), /* first: it forks (see there) */
 	    cmocka_unit_test(test_cut_through_before_commit),
