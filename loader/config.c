@@ -251,6 +251,16 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_int(root, "first_k_dense_replace", 0, 0, &c->first_k_dense_replace, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "moe_layer_freq", 1, 1, &c->moe_layer_freq, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "intermediate_size_mlp", -1, 1, &c->intermediate_size_mlp, err);
+	/* Llama4TextConfig: range(step - 1, L, step); a step of 0 is range()'s error */
+	if (rv == WT_OK)
+		rv = get_int(root, "interleave_moe_layer_step", 1, 1, &c->interleave_moe_layer_step,
+		             err);
+	json_t *ml = json_object_get(root, "moe_layers");
+	c->has_moe_layers = ml != NULL && !json_is_null(ml);
+	if (rv == WT_OK)
+		rv = parse_int_list(ml, "moe_layers", &c->moe_layers, &c->n_moe_layers, err);
 	return rv;
 }
 
@@ -278,6 +288,7 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->v_depth = c->v_embed_dim = c->v_num_heads = -1;
 	c->v_hidden_size = c->v_intermediate_size = c->v_out_hidden_size = -1;
 	c->v_num_layers = c->v_num_attn_heads = c->v_image_size = -1;
+	c->v_output_dim = c->v_proj_in_dim = c->v_proj_out_dim = -1;
 	c->v_mlp_ratio = 4.0;
 	c->v_patch_size = 14;
 	c->v_temporal_patch_size = 2;
@@ -319,6 +330,12 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_int(v, "num_attention_heads", -1, 1, &c->v_num_attn_heads, err);
 	if (rv == WT_OK)
 		rv = get_int(v, "image_size", -1, 1, &c->v_image_size, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "vision_output_dim", -1, 1, &c->v_output_dim, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "projector_input_dim", -1, 1, &c->v_proj_in_dim, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "projector_output_dim", -1, 1, &c->v_proj_out_dim, err);
 	if (rv != WT_OK && err != NULL)
 		wt_errprefix(err, "in vision_config");
 	return rv;
@@ -538,6 +555,7 @@ void ckpt_config_clear(ckpt_config *c)
 	free(c->architecture);
 	free(c->model_type);
 	free(c->mlp_only_layers);
+	free(c->moe_layers);
 	for (size_t i = 0; i < c->n_quant_ignore; i++)
 		free(c->quant_ignore[i]);
 	free(c->quant_ignore);

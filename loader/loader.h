@@ -256,6 +256,14 @@ typedef struct ckpt_config {
 	size_t n_mlp_only_layers;
 	int64_t first_k_dense_replace; /* DeepSeek; default 0 */
 	int64_t moe_layer_freq;        /* DeepSeek; default 1 */
+	/* Llama 4 (Llama4TextConfig): the dense MLPs' intermediate_size_mlp (-1 if absent);
+	 * interleave_moe_layer_step (default 1); moe_layers, the MoE layers when given
+	 * (has_moe_layers; an empty list is no MoE layer) */
+	int64_t intermediate_size_mlp;
+	int64_t interleave_moe_layer_step;
+	bool has_moe_layers;
+	int64_t *moe_layers; /* owned */
+	size_t n_moe_layers;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;
@@ -278,6 +286,10 @@ typedef struct ckpt_config {
 	/* SigLIP names (Gemma 3): blocks num_hidden_layers, heads num_attention_heads,
 	 * image_size (-1 if absent; the planner applies SiglipVisionConfig's defaults) */
 	int64_t v_num_layers, v_num_attn_heads, v_image_size;
+	/* Llama 4's vision_config: vision_output_dim, projector_input_dim,
+	 * projector_output_dim (-1 if absent; the planner applies Llama4VisionConfig's
+	 * defaults) */
+	int64_t v_output_dim, v_proj_in_dim, v_proj_out_dim;
 	/* MRoPE: rope_scaling.mrope_section | rope_parameters.mrope_section (checked at plan
 	 * time); has_mrope when the list is present, n_mrope its length. */
 	bool has_mrope;

@@ -54,6 +54,10 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"vision_config.num_hidden_layers", c->v_num_layers},
 	    {"vision_config.num_attention_heads", c->v_num_attn_heads},
 	    {"vision_config.image_size", c->v_image_size},
+	    {"intermediate_size_mlp", c->intermediate_size_mlp},
+	    {"vision_config.vision_output_dim", c->v_output_dim},
+	    {"vision_config.projector_input_dim", c->v_proj_in_dim},
+	    {"vision_config.projector_output_dim", c->v_proj_out_dim},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (f[i].v > SM_DIM_MAX)
@@ -80,6 +84,38 @@ static void siglip_dims(const ckpt_config *c, sm_dims *d)
 	int64_t side = (c->v_image_size > 0 ? c->v_image_size : SM_SIGLIP_IMAGE) / patch;
 	d->vis_patch = patch;
 	d->vis_positions = side * side; /* both at most SM_DIM_MAX: no overflow */
+}
+
+/* Llama 4 (Llama4TextConfig): dense MLPs intermediate_size_mlp, the routed and the shared
+ * expert intermediate_size (Llama4TextMLP's default, Llama4TextExperts' expert_dim). The
+ * vision tower (Llama4VisionConfig, its defaults for absent keys): positions
+ * (image_size / patch_size)^2 + 1 (Llama4VisionModel's num_patches: the class token),
+ * the unfolded patch num_channels * patch_size^2 (Llama4UnfoldConvolution). */
+static int llama4_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
+{
+	d->inter = c->intermediate_size_mlp;
+	d->moe_inter = c->intermediate_size;
+	d->shared_inter = c->intermediate_size > 0 ? c->intermediate_size : 0;
+	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : SM_L4V_LAYERS;
+	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_L4V_HEADS;
+	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_L4V_HIDDEN;
+	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_L4V_INTER;
+	d->vis_out = c->v_output_dim > 0 ? c->v_output_dim : SM_L4V_OUT;
+	d->vis_proj_in = c->v_proj_in_dim > 0 ? c->v_proj_in_dim : SM_L4V_PROJ;
+	d->vis_proj_out = c->v_proj_out_dim > 0 ? c->v_proj_out_dim : SM_L4V_PROJ;
+	int64_t patch = c->v_patch_size; /* the loader's default 14 is Llama 4's */
+	int64_t side = (c->v_image_size > 0 ? c->v_image_size : SM_L4V_IMAGE) / patch;
+	d->vis_patch = patch;
+	d->vis_positions = side * side + 1; /* side at most SM_DIM_MAX: no overflow */
+	uint64_t unf;
+	if (!wt_mul_u64((uint64_t)(c->v_in_chans > 0 ? c->v_in_chans : 0), (uint64_t)patch, &unf) ||
+	    !wt_mul_u64(unf, (uint64_t)patch, &unf) || unf > (uint64_t)SM_DIM_MAX)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config num_channels x patch_size^2 is not a "
+		                 "model's (at most %lld)",
+		                 SM_DIM_MAX);
+	d->vis_unfold = (int64_t)unf;
+	return WT_OK;
 }
 
 int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
@@ -114,7 +150,10 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->v_head_dim = c->v_head_dim;
 	d->vis_depth = c->v_depth;
 	d->vis_heads = c->v_num_heads;
-	if (x->fam->vision_siglip)
+	if (x->fam->llama4) {
+		if ((rv = llama4_dims(c, d, err)) != WT_OK)
+			return rv;
+	} else if (x->fam->vision_siglip)
 		siglip_dims(c, d);
 	else if (x->fam->vision_gated) {
 		d->vis_embed = c->v_hidden_size;
@@ -219,6 +258,14 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return 2 * d->moe_inter;
 	case SM_D_ISH2:
 		return 2 * d->shared_inter;
+	case SM_D_VUNF:
+		return d->vis_unfold;
+	case SM_D_VPI:
+		return d->vis_proj_in;
+	case SM_D_VPO:
+		return d->vis_proj_out;
+	case SM_D_VOD:
+		return d->vis_out;
 	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
 		return sym == SM_D_H ? d->n_heads : -1;
 	}

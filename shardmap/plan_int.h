@@ -27,7 +27,10 @@ typedef struct sm_dims {
 	 * merged embed (embed * merge^2), in_chans, temporal and spatial patch */
 	int64_t vis_depth, vis_embed, vis_heads, vis_inter, vis_merged;
 	int64_t vis_in_chans, vis_temporal_patch, vis_patch;
-	int64_t vis_positions; /* SigLIP: (image_size / patch_size)^2 */
+	int64_t vis_positions; /* SigLIP: (image_size / patch_size)^2 (Llama 4: + 1) */
+	/* Llama 4: num_channels * patch_size^2, projector_input_dim,
+	 * projector_output_dim, vision_output_dim */
+	int64_t vis_unfold, vis_proj_in, vis_proj_out, vis_out;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

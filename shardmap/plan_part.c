@@ -97,10 +97,10 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		*what = "num_attention_heads";
 		return x->dm.n_heads;
 	case SM_U_I:
-		*what = "intermediate_size";
+		*what = x->fam->llama4 ? "intermediate_size_mlp" : "intermediate_size";
 		return x->dm.inter;
 	case SM_U_IE:
-		*what = "moe_intermediate_size";
+		*what = x->fam->llama4 ? "intermediate_size" : "moe_intermediate_size";
 		return x->dm.moe_inter;
 	case SM_U_ISH:
 		*what = "shared expert intermediate size";
@@ -118,6 +118,9 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		            ? "the vision merger size (hidden_size * spatial_merge_size^2)"
 		            : "the vision merger size (embed_dim * spatial_merge_size^2)";
 		return x->dm.vis_merged;
+	case SM_U_VPI:
+		*what = "vision_config.projector_input_dim";
+		return x->dm.vis_proj_in;
 	default:
 		*what = "?";
 		return 1;

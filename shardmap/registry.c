@@ -14,7 +14,7 @@ static const sm_family *const families[] = {
     &shardmap_family_glm,       &shardmap_family_glm4,        &shardmap_family_olmo2,
     &shardmap_family_granite,   &shardmap_family_granitemoe,  &shardmap_family_granitemoeshared,
     &shardmap_family_olmoe,     &shardmap_family_olmo,        &shardmap_family_phimoe,
-    &shardmap_family_gpt_oss,
+    &shardmap_family_gpt_oss,   &shardmap_family_llama4,      &shardmap_family_llama4_text,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -43,7 +43,8 @@ const char *shardmap_supported_architectures(void)
 	       "Starcoder2ForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, "
 	       "GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, "
 	       "OlmoeForCausalLM, OlmoForCausalLM, "
-	       "PhiMoEForCausalLM (PhimoeForCausalLM), GptOssForCausalLM";
+	       "PhiMoEForCausalLM (PhimoeForCausalLM), GptOssForCausalLM, "
+	       "Llama4ForConditionalGeneration, Llama4ForCausalLM";
 }
 
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c)

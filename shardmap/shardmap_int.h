@@ -79,6 +79,11 @@ typedef enum {
 	SM_D_ISH2, /* 2 * shared expert intermediate: shared gate/up fused in the checkpoint */
 	SM_D_VNP,  /* SigLIP positions: (image_size / patch_size)^2 */
 	SM_D_H,    /* num_attention_heads (GPT-OSS attention sinks [H]) */
+	/* Llama 4's vision tower (vision_config) */
+	SM_D_VUNF, /* num_channels * patch_size^2: the unfolded patch (patch_embedding.linear) */
+	SM_D_VPI,  /* projector_input_dim: vision_adapter.mlp.fc1 rows */
+	SM_D_VPO,  /* projector_output_dim: vision_adapter.mlp.fc2 */
+	SM_D_VOD,  /* vision_output_dim: multi_modal_projector.linear_1 columns */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -92,6 +97,7 @@ typedef enum {
 	SM_U_VHEADS, /* vision_config.num_heads */
 	SM_U_VI,     /* vision MLP hidden rows */
 	SM_U_VM,     /* vision merger hidden rows */
+	SM_U_VPI,    /* Llama 4 vision adapter rows (projector_input_dim) */
 } sm_unit;
 
 /* When a rule applies. */
@@ -154,7 +160,22 @@ typedef struct sm_family {
 	 * transformers config class, as transformers itself loads such a config
 	 * (Gemma: true, and save_pretrained omits the key of a tied Gemma) */
 	bool tie_default;
+	/* Llama 4's config (Llama4TextConfig, Llama4VisionConfig): the dense MLPs' size
+	 * I is intermediate_size_mlp, the routed and shared experts' intermediate_size; the
+	 * vision tower's keys as SigLIP's names them, Llama4VisionConfig's defaults for
+	 * absent ones, and (image_size / patch_size)^2 + 1 positions (the class token);
+	 * Llama4ForConditionalGeneration also sets vision_siglip (the same key names) */
+	bool llama4;
 } sm_family;
+
+/* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
+#define SM_L4V_HIDDEN 768
+#define SM_L4V_INTER  5632
+#define SM_L4V_LAYERS 34
+#define SM_L4V_HEADS  16
+#define SM_L4V_IMAGE  448
+#define SM_L4V_OUT    7680
+#define SM_L4V_PROJ   4096
 
 /* SiglipVisionConfig's defaults (transformers), for the vision_config keys a Gemma 3
  * config omits; num_channels defaults to 3 as in_chans does. */
@@ -196,6 +217,8 @@ extern const sm_family shardmap_family_gemma3_text;
 extern const sm_family shardmap_family_qwen2_5_vl;
 extern const sm_family shardmap_family_gemma3;
 extern const sm_family shardmap_family_gpt_oss;
+extern const sm_family shardmap_family_llama4;
+extern const sm_family shardmap_family_llama4_text;
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 

@@ -121,6 +121,19 @@ typedef struct fam_expect {
 #define GO_LAYER                                                                                   \
 	(2 * 2 * 256 + 2 * (2 * 256 * 256 + 2 * 64 * 256) + 2 * (384 + 256 + 8 + 4 * 256 + 4) +    \
 	 4 * 256 * 8 * 17 + 4 * 256 * 4 * 17 + 2 * 2 * 4 * 256)
+/* llama4 / llama4_text: layer 0 dense (feed_forward gate/up/down 384x256), layer 1 MoE
+ * (router 4x256, experts gate_up_proj 4x256x128 and down_proj 4x64x256, shared expert
+ * 3 x 64x256); llama4 adds the vision tower (patch 64x588, class 64, positions 17x64, 4
+ * norms; 2 blocks of 4 norms, q/k/v/o 64x64 + biases, fc1 256x64 + bias, fc2 64x256 +
+ * bias), the adapter (128x256, 128x128) and the projector (256x128) */
+#define L4_ATTN (2 * 256 + 256 * 256 * 2 + 2 * 64 * 256)
+#define L4_TEXT                                                                                    \
+	(2 * ((2 * 1000 * 256 + 256) + 2 * L4_ATTN + 3 * 384 * 256 + 4 * 256 + 4 * 256 * 128 +     \
+	      4 * 64 * 256 + 3 * 64 * 256))
+#define L4_VIS_B (4 * 64 + 4 * (64 * 64 + 64) + 256 * 64 + 256 + 64 * 256 + 64)
+#define L4_BYTES                                                                                   \
+	(L4_TEXT + 2 * (64 * 588 + 64 + 17 * 64 + 4 * 64 + 2 * L4_VIS_B + 128 * 256 + 128 * 128 +  \
+	                256 * 128))
 #define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
 #define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
@@ -189,6 +202,8 @@ static const fam_expect fams[] = {
     {"gemma3_hf5", 67, G3_BYTES, 256, 4, 1, 64, 384, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
     {"gpt_oss", 41, 2 * (2 * 1003 * 256 + 256) + 2 * GO_LAYER, 256, 8, 2, 32, 128, 1003, 2, 0, 4,
      128, CKPT_QUANT_MXFP4, 1},
+    {"llama4", 66, L4_BYTES, 256, 8, 2, 32, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 2},
+    {"llama4_text", 24, L4_TEXT, 256, 8, 2, 32, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -252,8 +267,19 @@ static void check_family(const fam_expect *e, const char *root)
 	 * vision width hidden_size and gives intermediate_size and out_hidden_size */
 	bool v25 = strncmp(e->name, "qwen2_5_vl", 10) == 0;
 	bool g3 = strncmp(e->name, "gemma3", 6) == 0 && strcmp(e->name, "gemma3_text") != 0;
-	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3);
-	if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
+	bool l4v = strcmp(e->name, "llama4") == 0;
+	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 || l4v);
+	if (l4v) { /* Llama 4's vision_config and its MoE interleave (text_config) */
+		assert_int_equal(cfg->v_num_layers, 2);
+		assert_int_equal(cfg->v_hidden_size, 64);
+		assert_int_equal(cfg->v_proj_in_dim, 128);
+		assert_int_equal(cfg->v_output_dim, 128);
+	}
+	if (strncmp(e->name, "llama4", 6) == 0) {
+		assert_int_equal(cfg->interleave_moe_layer_step, 2);
+		assert_int_equal(cfg->intermediate_size_mlp, 384);
+		assert_false(cfg->has_moe_layers);
+	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_num_attn_heads, 4);
 		assert_int_equal(cfg->v_hidden_size, 128);

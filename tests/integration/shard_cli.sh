@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -104,6 +104,26 @@ for l in "mlp.experts.w13_weight *BF16 *\[2, 256, 256\]" "mlp.experts.w13_bias *
 done
 "$CTL" shard --model-dir "$T/gpt_oss" --tp-size 2 --tp-rank 0 --quant int8-channel \
 	--out "$T/go.st" || fail "gpt_oss int8 shard"
+# Llama 4: layer 0 dense (intermediate_size_mlp 384), layer 1 MoE (experts stacked [E, hid,
+# 2I], transposed; shared expert), the vision tower by heads / columns / rows
+"$CTL" plan --model-dir "$T/llama4" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan llama4"
+for l in "1.feed_forward.experts.w13_weight *BF16 *\[2, 128, 256\]" \
+	"1.feed_forward.experts.w2_weight *BF16 *\[2, 256, 64\]" \
+	"1.feed_forward.shared_expert.gate_up_proj.weight *BF16 *\[64, 256\]" \
+	"0.feed_forward.gate_up_proj.weight *BF16 *\[384, 256\]"; do
+	grep -q "language_model.model.layers.$l" "$T/plan" || fail "llama4 line $l: $(cat "$T/plan")"
+done
+grep -q "vision_model.model.layers.1.self_attn.qkv_proj.weight *BF16 *\[96, 64\]" "$T/plan" ||
+	fail "llama4 vision qkv: $(cat "$T/plan")"
+"$CTL" shard --model-dir "$T/llama4" --tp-size 2 --tp-rank 0 --quant int8-channel \
+	--out "$T/l4.st" || fail "llama4 int8 shard"
+# Maverick's FP8 release (quant_method fbgemm_fp8) is refused, naming the method
+cp -r "$T/llama4_text" "$T/l4fp8"
+sed -i 's/"architectures"/"quantization_config": {"quant_method": "fbgemm_fp8"}, "architectures"/' \
+	"$T/l4fp8/config.json"
+"$CTL" plan --model-dir "$T/l4fp8" --tp-size 1 >/dev/null 2>"$T/err" && fail "fbgemm_fp8 accepted"
+grep -q "quant_method 'fbgemm_fp8' is not supported" "$T/err" || fail "fbgemm_fp8: $(cat "$T/err")"
 
 # metadata
 "$CTL" shard --model-dir "$T/qwen2" --tp-size 2 --tp-rank 1 --quant fp8-block \

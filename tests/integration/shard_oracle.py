@@ -21,6 +21,13 @@ transformers' integrations/mxfp4.py), rounds to BF16 and splits gate = rows ::2,
 1::2 into per-expert tensors (biases alike), so the expected shards are again Mixtral-style
 stacks, plus the biases w13_bias (rows of w13) and w2_bias (whole per expert).
 
+Llama 4 stores each MoE layer's experts stacked as torch.bmm operands: gate_up_proj
+[E, hid, 2I] (gate = the first I columns, gate_up.chunk(2, dim=-1)) and down_proj [E, I, hid];
+unstack_llama4 transposes each expert into nn.Linear's [out, in] and splits gate / up into
+per-expert tensors, so the expected shards are Mixtral-style stacks. Its vision tower
+(vision_model.*) is read as SigLIP's: q/k/v by heads, o_proj / fc2 / the adapter's fc2 by
+columns, fc1 / the adapter's fc1 by rows, the rest and multi_modal_projector replicated.
+
 usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block) [up_gate]
 """
 import json, os, re, sys, struct
@@ -99,6 +106,23 @@ def unstack_gpt_oss(src):
                 out[f"{b}{j}.down_proj.{sfx}"] = ("BF16", w[j])
     return out
 
+def unstack_llama4(src):
+    out = {}
+    for k, (dt, a) in src.items():
+        m = re.match(r"(.*\.feed_forward\.experts\.)(gate_up_proj|down_proj)$", k)
+        if not m:
+            out[k] = (dt, a); continue
+        b, what = m.groups()
+        for j in range(a.shape[0]):
+            w = np.ascontiguousarray(a[j].T)  # [in, out] -> [out, in]
+            if what == "gate_up_proj":
+                half = w.shape[0] // 2
+                out[f"{b}{j}.gate_proj.weight"] = (dt, w[:half])
+                out[f"{b}{j}.up_proj.weight"] = (dt, w[half:])
+            else:
+                out[f"{b}{j}.down_proj.weight"] = (dt, w)
+    return out
+
 def pieces_rows(name, a, n): return [(name, 0, a, n)]
 def pieces_cols(name, a, n): return [(name, 1, a, n)]
 
@@ -126,7 +150,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
-        if name.startswith(("visual.", "vision_tower.")):  # Qwen2-VL / 2.5-VL, Gemma 3 SigLIP
+        if name.startswith(("visual.", "vision_tower.", "vision_model.")):  # + Llama 4's
             sq = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name)
             if re.search(r"\.attn\.qkv\.(weight|bias)$", name):  # [q; k; v] split by heads
                 e = rows // 3; hl = e // T
@@ -138,7 +162,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                                                      for x in "qkv"), []))
             elif re.search(r"mlp\.(gate|up)_proj\.(weight|bias)$", name):
                 pass  # Qwen2.5-VL: fused into gate_up_proj below
-            elif re.search(r"(attn\.proj|out_proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2)\.weight$",
+            elif re.search(r"(attn\.proj|out_proj|o_proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2)\.weight$",
                            name):
                 add(name, pieces_cols(name, r * cols // T, cols // T))
             elif re.search(r"(mlp\.fc1|merger\.mlp\.0)\.(weight|bias)$", name):
@@ -213,7 +237,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     # fused q/k/v
     for name in sorted(src):
         m = re.match(r"(.*)\.q_proj\.(weight|bias)$", name)
-        if m and not arch.startswith("Deepseek") and not name.startswith("vision_tower."):
+        if m and not arch.startswith("Deepseek") and not name.startswith(("vision_tower.", "vision_model.")):
             b, leaf = m.group(1), m.group(2)
             add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * d, Hl * d)
                 + pieces_rows(f"{b}.k_proj.{leaf}", ks * KVl * d, KVl * d)
@@ -225,7 +249,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 + pieces_rows(f"{b}.key.{leaf}", r * Hl * d, Hl * d)
                 + pieces_rows(f"{b}.value.{leaf}", r * Hl * d, Hl * d))
         m = re.match(r"(.*)\.gate_proj\.(weight|bias)$", name)
-        if m and ".mlp.experts." not in name:
+        if m and not re.search(r"\.experts\.\d+\.", name):
             b, leaf = m.group(1), m.group(2)
             n = src[name][1].shape[0] // T
             mm2 = re.match(r"model\.layers\.(\d+)\.", name)
@@ -267,8 +291,14 @@ def main():
         src = unstack_granite(src)
     if cfg["architectures"][0] == "GptOssForCausalLM":
         src = unstack_gpt_oss(src)
+    if cfg["architectures"][0].startswith("Llama4"):
+        src = unstack_llama4(src)
     lm_prefix = ""
-    if cfg["model_type"] == "gemma3":  # either layout -> gemma3_text's names + the tower's
+    if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
+        cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
+        lm_prefix = "language_model."
+        src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
+    elif cfg["model_type"] == "gemma3":  # either layout -> gemma3_text's names + the tower's
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
