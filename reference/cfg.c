@@ -18,7 +18,8 @@
  * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
  * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
  * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's,
- * OLMo 2's and Granite's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's: cfg_gpt_oss.c.
+ * OLMo 2's and Granite's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's: cfg_gpt_oss.c;
+ * Llama 4's: cfg_llama4.c.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -97,7 +98,8 @@ enum {
 	FAM_OLMOE,
 	FAM_OLMO,
 	FAM_PHIMOE,
-	FAM_GPT_OSS
+	FAM_GPT_OSS,
+	FAM_LLAMA4
 };
 
 /* The planner's family -> the reference's kind. */
@@ -135,6 +137,11 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* GptOssForCausalLM: attention sinks, every layer an "mlp." MoE block with a
 	     * biased router and biased, clamped-SwiGLU experts (cfg_gpt_oss.c, gpt_oss.c) */
 	    {"gpt_oss", REF_QWEN2_MOE, false, 0, FAM_GPT_OSS},
+	    /* Llama4ForConditionalGeneration (its language model, on text tokens) and
+	     * Llama4ForCausalLM: NoPE layers, chunked attention, L2 q/k norms, dense and MoE
+	     * feed_forward layers; the kind is set by cfg_llama4.c */
+	    {"llama4", REF_DENSE, false, 0, FAM_LLAMA4},
+	    {"llama4_text", REF_DENSE, false, 0, FAM_LLAMA4},
 	    /* GraniteForCausalLM: Llama with four multipliers */
 	    {"granite", REF_DENSE, false, 0, FAM_GRANITE},
 	    /* GraniteMoeForCausalLM: Granite's multipliers, Mixtral's routing (softmax of
@@ -174,13 +181,13 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->phimoe = map[i].fam == FAM_PHIMOE;
 			c->layernorm = c->layernorm || c->phimoe;
 			c->gpt_oss = map[i].fam == FAM_GPT_OSS;
+			c->llama4 = map[i].fam == FAM_LLAMA4;
 			return WT_OK;
 		}
 	/* named by what is missing: the list of what is covered outgrew an error message */
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "architecture '%s' (family %s) has no reference forward pass: it "
-	                 "covers BERT and every decoder family of the planner but Llama 4 "
-	                 "(Llama4ForConditionalGeneration, Llama4ForCausalLM); docs/reference.md "
+	                 "covers BERT and every decoder family of the planner; docs/reference.md "
 	                 "lists what it covers",
 	                 arch ? arch : "", family ? family : "none");
 }
@@ -380,6 +387,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if (c->gpt_oss)
 		rv = ref_cfg_gpt_oss(c, arch, json, len, err);
+	else if (c->llama4)
+		rv = ref_cfg_llama4(c, arch, json, len, err);
 	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
 		rv = ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||
@@ -394,6 +403,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 
 bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 {
+	if (c->llama4) /* moe_layers / interleave_moe_layer_step, as the planner reads them */
+		return c->kind != REF_DENSE && ref_l4_bit(c->l4_moe, i);
 	if (c->kind == REF_DENSE || c->kind == REF_BERT)
 		return false;
 	if (c->kind == REF_MIXTRAL)
@@ -408,7 +419,7 @@ bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "model.layers.%lld.%s", (long long)i,
-	         c->kind == REF_MIXTRAL ? "block_sparse_moe." : "mlp.");
+	         c->kind == REF_MIXTRAL ? "block_sparse_moe." : ref_ffn_module(c));
 }
 
 size_t ref_out_count(const ref_cfg *c, size_t n_tok)

@@ -18,7 +18,8 @@
  *   llama3                       Llama 3.1's piecewise frequencies: wavelength
  *                                below original / high_freq_factor kept, above
  *                                original / low_freq_factor divided by factor,
- *                                between them blended
+ *                                between them blended (Llama 4 only: low ==
+ *                                high, no band; ref_rope_in llama3_step)
  *   yarn                         frequencies blended between interpolated (/ factor)
  *                                and extrapolated by a linear ramp between the
  *                                correction dims of beta_fast (32) and beta_slow
@@ -131,7 +132,7 @@ static int parse_llama3(json_t *o, const char *key, const ref_rope_in *in, ref_c
 		rv = num_member(o, key, "original_max_position_embeddings", 0.0, true, &orig, err);
 	if (rv != WT_OK)
 		return rv;
-	if (!(lo > 0.0 && hi > lo && orig >= 1.0))
+	if (!(lo > 0.0 && (hi > lo || (in->llama3_step && hi == lo)) && orig >= 1.0))
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: %s low_freq_factor %g, high_freq_factor %g, "
 		                 "original_max_position_embeddings %g; llama3 needs 0 < low < high "
@@ -142,10 +143,10 @@ static int parse_llama3(json_t *o, const char *key, const ref_rope_in *in, ref_c
 	double lo_wl = orig / lo, hi_wl = orig / hi;
 	for (int64_t i = 0; i < in->rot_dim / 2; i++) {
 		double wl = 2.0 * M_PI / inv0[i];
-		if (wl < hi_wl) {
-			inv[i] = inv0[i];
-		} else if (wl > lo_wl) {
+		if (wl > lo_wl) { /* transformers' order: the division first */
 			inv[i] = inv0[i] / f;
+		} else if (wl < hi_wl || hi == lo) {
+			inv[i] = inv0[i];
 		} else {
 			double s = (orig / wl - lo) / (hi - lo);
 			inv[i] = (1.0 - s) * inv0[i] / f + s * inv0[i];

@@ -15,6 +15,30 @@
  * (ref_cfg_finish, which lays text_config over the top level the same
  * way).
  */
+/*
+ * Llama 4's sizes and MoE layers as the planner reads them (shardmap/family_llama4.c):
+ * dense layers' MLP intermediate_size_mlp (absent: Llama4TextConfig's 16384, used only
+ * when a layer is dense, which the planner then refuses), experts and the shared expert
+ * intermediate_size; layer i is MoE when it is in moe_layers, else in range(step - 1,
+ * L, step) of interleave_moe_layer_step, and never without experts.
+ */
+static void llama4_dims(const ckpt_config *cc, ref_cfg *c)
+{
+	c->I = cc->intermediate_size_mlp > 0 ? cc->intermediate_size_mlp : 16384;
+	c->Ie = c->Is = cc->intermediate_size;
+	int64_t step = cc->interleave_moe_layer_step > 0 ? cc->interleave_moe_layer_step : 1;
+	for (int64_t i = 0; cc->num_experts > 0 && i < c->L && i < REF_L4_MAX_LAYERS; i++) {
+		bool moe = i >= step - 1 && (i - (step - 1)) % step == 0;
+		if (cc->has_moe_layers) {
+			moe = false;
+			for (size_t k = 0; k < cc->n_moe_layers; k++)
+				moe = moe || cc->moe_layers[k] == i;
+		}
+		if (moe)
+			c->l4_moe[i / 64] |= 1ull << (i % 64);
+	}
+}
+
 int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_cfg *out,
                       wt_errbuf *err)
 {
@@ -55,7 +79,10 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	c.vhd = cc->v_head_dim;
 	c.block[0] = cc->quant_block[0] > 0 ? cc->quant_block[0] : 128;
 	c.block[1] = cc->quant_block[1] > 0 ? cc->quant_block[1] : 128;
-	int rv = ref_cfg_finish(&c, shardmap_family_of(cc), cc->architecture, json, len, err);
+	const char *fam = shardmap_family_of(cc);
+	if (fam != NULL && (strcmp(fam, "llama4") == 0 || strcmp(fam, "llama4_text") == 0))
+		llama4_dims(cc, &c);
+	int rv = ref_cfg_finish(&c, fam, cc->architecture, json, len, err);
 	if (rv == WT_OK)
 		*out = c;
 	return rv;

@@ -179,6 +179,7 @@ void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, 
 	o->softcap = (float)c->attn_cap;
 	o->window = local ? c->window : 0;
 	o->sinks = NULL; /* GPT-OSS: the caller sets its heads' sinks */
+	o->chunk = c->llama4 && ref_l4_bit(c->l4_chunked, l) ? c->chunk : 0;
 }
 
 void ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
@@ -196,6 +197,9 @@ void ref_attention(float *out, const float *q, const float *k, const float *v, i
 			/* transformers' sliding mask: key s is seen when t - s < window */
 			if (opt->causal && opt->window > 0 && t - opt->window + 1 > 0)
 				first = t - opt->window + 1;
+			/* Llama 4's chunked mask: the keys of the query's own chunk */
+			if (opt->chunk > 0 && t / opt->chunk * opt->chunk > first)
+				first = t / opt->chunk * opt->chunk;
 			for (int64_t s = first; s <= last; s++) {
 				const float *kr = k + s * n_kv * d + g * d;
 				float acc = 0.0f;

@@ -261,7 +261,7 @@ int ref_shared_gate(const ref_cfg *c, ref_set *s, const char *m, const float *h,
 		return WT_OK;
 	}
 	snprintf(name, cap, "%s%s", m, ds ? "shared_experts." : "shared_expert.");
-	if (ds)
+	if (ds || c->llama4) /* Llama 4's shared expert is added ungated */
 		return WT_OK;
 	const float *sg;
 	int rv = ref_getf(s, &sg, false, err, 2, 1, c->hid, 0, "%sshared_expert_gate.weight", m);

@@ -11,8 +11,8 @@
  * MoE (Gemma 2/3, OLMo 2: post_feedforward_layernorm, GLM-4-0414:
  * post_mlp_layernorm) ->
  * residual, final norm, LM head (the embedding matrix when tied) and Gemma 2's
- * final soft-cap. reference_shard.c computes the same thing from the rank
- * tensors.
+ * final soft-cap. Llama 4's NoPE / RoPE layers, L2 q/k norms and experts: llama4.c.
+ * reference_shard.c computes the same thing from the rank tensors.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -38,6 +38,7 @@ void ref_bufs_free(ref_bufs *b)
 	free(b->part);
 	free(b->y);
 	free(b->scratch);
+	free(b->row);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -72,8 +73,9 @@ int ref_bufs_alloc(ref_bufs *b, const ref_cfg *c, size_t n_tok, const int64_t *t
 	b->part = calloc(T * (size_t)c->hid, sizeof(float));
 	b->y = calloc(T * (size_t)c->hid, sizeof(float));
 	b->scratch = calloc(3 * T * (size_t)(2 * inter), sizeof(float));
+	b->row = calloc((size_t)c->hid, sizeof(float));
 	if (!b->x || !b->h || !b->q || !b->k || !b->v || !b->att || !b->o || !b->acc || !b->part ||
-	    !b->y || !b->scratch) {
+	    !b->y || !b->scratch || !b->row) {
 		ref_bufs_free(b);
 		return wt_seterr(err, WT_ENOMEM, "reference forward: out of memory");
 	}
@@ -206,8 +208,12 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	ref_layer_attn(c, l, &theta, &factor, &ao);
 	if ((rv = ref_gpt_oss_sinks(c, s, l, c->H, &ao, err)))
 		return rv;
-	ref_rope_layer(c, l, b->q, T, c->H, qd);
-	ref_rope_layer(c, l, b->k, T, c->KV, kvd);
+	if (c->llama4) { /* RoPE and L2 norms, or NoPE and the temperature */
+		ref_llama4_qk(c, l, b->q, b->k, T, c->H, c->KV);
+	} else {
+		ref_rope_layer(c, l, b->q, T, c->H, qd);
+		ref_rope_layer(c, l, b->k, T, c->KV, kvd);
+	}
 	int64_t kv_of[REF_MAX_HEADS];
 	if (c->H > REF_MAX_HEADS)
 		return wt_seterr(err, WT_EUNSUPPORTED, "%lld heads; the reference handles %d",
@@ -323,6 +329,16 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 	int rv;
 	if (c->gpt_oss)
 		return ref_gpt_oss_moe_full(c, s, l, b->h, T, b->acc, routes, y, b->scratch, err);
+	if (c->llama4) { /* routed experts on scaled inputs, + the ungated shared expert */
+		float gate;
+		if ((rv = ref_llama4_moe_full(c, s, l, b->h, T, b->acc, routes, b, err)) ||
+		    (rv = ref_shared_gate(c, s, m, b->h, ex, sizeof(ex), &gate, err)) ||
+		    (rv = mlp_full(c, s, ex, c->Is, T, b->h, y, b->scratch, err)))
+			return rv;
+		for (int64_t i = 0; i < T * c->hid; i++)
+			b->acc[i] += y[i];
+		return WT_OK;
+	}
 	memset(b->acc, 0, (size_t)(T * c->hid) * sizeof(float));
 	for (int64_t t = 0; t < T; t++) {
 		const float *h = b->h + t * c->hid;
@@ -383,7 +399,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 			rv = moe_full(c, ck, l, T, &b, routes ? routes + l * T * c->topk : NULL,
 			              err);
 		} else {
-			snprintf(m, sizeof(m), "model.layers.%lld.mlp.", (long long)l);
+			snprintf(m, sizeof(m), "model.layers.%lld.%s", (long long)l,
+			         ref_ffn_module(c));
 			rv = mlp_full(c, ck, m, c->I, T, b.h, b.acc, b.scratch, err);
 		}
 		if (rv != WT_OK)

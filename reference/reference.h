@@ -20,7 +20,9 @@
  * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step) and Qwen3-MoE,
  * DeepSeek-V3 (MLA, sigmoid routing; reference_mla.c) and DeepSeek-V2 (softmax
  * routing), GPT-OSS (attention sinks, biased router and experts, clamped SwiGLU;
- * gpt_oss.c, MXFP4 or dequantized experts) and BERT (reference_bert.c). Anything else is
+ * gpt_oss.c, MXFP4 or dequantized experts), the Llama 4 language model (NoPE layers,
+ * chunked attention, L2 q/k norms, input-scaled experts; llama4.c) and BERT
+ * (reference_bert.c). Anything else is
  * WT_EUNSUPPORTED naming the architecture.
  *
  * Thread rule: a set caches dequantized values on first use, so one set is
@@ -244,7 +246,28 @@ typedef struct ref_cfg {
 	 * SwiGLU (gate <= limit, |up| <= limit, gate * sigmoid(1.702 gate) * (up + 1)) */
 	bool gpt_oss;
 	double swiglu_limit;
+	/* Llama 4 (cfg_llama4.c, llama4.c; kind REF_QWEN2_MOE when a layer is MoE, else
+	 * REF_DENSE; modules under "feed_forward."): RoPE on adjacent pairs (rope_pairs) on
+	 * the layers of l4_rope only, then the weightless L2 norm of q and k per head
+	 * (l2_qk_norm: use_qk_norm); on the NoPE layers q times the temperature
+	 * log(floor((pos + 1) / floor_scale) + 1) * temp_scale + 1 (temp_tuning); the
+	 * chunked causal mask (key s seen by query t when s / chunk == t / chunk) on the
+	 * layers of l4_chunked; MoE layers l4_moe: sigmoid of the top-k router logits
+	 * scaling each expert's INPUT, plus the shared expert (Is) ungated. Bit i of a mask
+	 * is layer i (REF_L4_MAX_LAYERS) */
+	bool llama4, l2_qk_norm, temp_tuning;
+	uint64_t l4_rope[4], l4_chunked[4], l4_moe[4];
+	int64_t chunk;
+	double floor_scale, temp_scale;
 } ref_cfg;
+
+#define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */
+
+/* Bit i of a Llama 4 layer mask (false beyond REF_L4_MAX_LAYERS). */
+static inline bool ref_l4_bit(const uint64_t *m, int64_t i)
+{
+	return i >= 0 && i < REF_L4_MAX_LAYERS && ((m[i / 64] >> (i % 64)) & 1u);
+}
 
 /*
  * Complete a configuration. The caller has filled the fields config.json
@@ -351,6 +374,9 @@ typedef struct ref_attn_opt {
 	/* GPT-OSS: one logit per q head of the call (sinks[h]) that joins each row's
 	 * softmax denominator and is then dropped; NULL = none */
 	const float *sinks;
+	/* Llama 4 chunked attention: key s seen by query t when s / chunk == t / chunk
+	 * (and s <= t); 0 = none */
+	int64_t chunk;
 } ref_attn_opt;
 /* The attention of decoder layer l: RoPE base, linear RoPE factor and options. */
 void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o);

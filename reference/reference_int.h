@@ -22,6 +22,7 @@ typedef struct ref_bufs {
 	float *part;    /* [T, hid] EP all-reduce of one TP rank */
 	float *y;       /* [T, hid] one expert's output */
 	float *scratch; /* 6 * T * max(I, Ie, Is) */
+	float *row;     /* [hid] one row (Llama 4: an expert's input times its score) */
 } ref_bufs;
 
 /* Leaf of the norm before layer i's attention: input_layernorm; NULL for OLMo 2,
@@ -52,6 +53,13 @@ static inline const char *ref_post_norm(const ref_cfg *c, bool mlp)
 	if (c->glm != 0)
 		return mlp ? "post_mlp_layernorm" : "post_self_attn_layernorm";
 	return mlp ? "post_feedforward_layernorm" : "post_attention_layernorm";
+}
+
+/* The leaf of a layer's MLP / MoE module: Llama 4's "feed_forward.", else "mlp."
+ * (Mixtral's MoE block_sparse_moe.: ref_moe_prefix). */
+static inline const char *ref_ffn_module(const ref_cfg *c)
+{
+	return c->llama4 ? "feed_forward." : "mlp.";
 }
 
 /* x[0..n) times the embedding scale (Gemma), else unchanged. */
@@ -129,6 +137,10 @@ typedef struct ref_rope_in {
 	const char *arch; /* named in refusals */
 	int64_t rot_dim;  /* the dims RoPE turns: head_dim, its rotary part, MLA's rope */
 	int64_t max_pos;  /* config.json max_position_embeddings; 0 = absent */
+	/* llama3 with low_freq_factor == high_freq_factor taken (no interpolated band:
+	 * frequencies past the wavelength divided, the rest kept), as transformers
+	 * computes it; Llama 4 Scout's released config says 1 / 1. Else refused */
+	bool llama3_step;
 } ref_rope_in;
 
 /* config.json's RoPE scaling (linear, dynamic, llama3, yarn; default and mrope
@@ -216,6 +228,35 @@ typedef struct ref_go_rank {
 int ref_gpt_oss_experts_rank(const ref_cfg *c, ref_set *rs, int64_t l, const ref_go_rank *k,
                              const float *h, int64_t T, float *out, float *y, float *scratch,
                              wt_errbuf *err);
+
+/* The Llama 4 fields of c (llama4 set by the family map; l4_moe, I, Ie, Is from the
+ * loader's parse, ckpt.c) from config.json (cfg_llama4.c); arch is named in refusals. */
+int ref_cfg_llama4(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Llama 4's q / k of layer l after the projections, in place on T rows of nq q heads and
+ * nkv kv heads of c->d (row strides nq*d, nkv*d): on a RoPE layer RoPE (adjacent pairs,
+ * llama3 scaling) then the L2 norm per head (use_qk_norm); on a NoPE layer q times the
+ * attention temperature of its position (attn_temperature_tuning). Elementwise per
+ * head, so a rank runs it on its own heads (llama4.c). */
+void ref_llama4_qk(const ref_cfg *c, int64_t l, float *q, float *k, int64_t T, int64_t nq,
+                   int64_t nkv);
+/* Llama4Router: the k largest of E logits (ties to the lower index), or the k experts in
+ * `forced`, each weighted by the sigmoid of its logit (llama4.c). */
+void ref_route_topk_sigmoid(const float *logits, int64_t E, int64_t k, const int64_t *forced,
+                            int64_t *idx, float *w);
+/* Llama 4's routed experts of layer l over the checkpoint set s on T normed rows h into
+ * acc [T, hid] (overwritten): each chosen expert runs on h times its router score,
+ * gate_up_proj [E, hid, 2*Ie] ([in, out], gate the first Ie columns), down_proj
+ * [E, Ie, hid]; routes (may be NULL) receives the choices [T, topk]; b: its row (hid
+ * floats) and scratch (2 * Ie). The shared expert is the caller's (llama4.c). */
+int ref_llama4_moe_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, int64_t T,
+                        float *acc, int64_t *routes, ref_bufs *b, wt_errbuf *err);
+/* One rank's share of layer l's Llama 4 routed experts: experts [start, start + count)
+ * of w13_weight [count, 2*Il, hid] ([gate; up], or up_gate [up; gate]) and w2_weight
+ * [count, hid, Il] of rank set rs, each on h times the rank's router score (its own
+ * router copy; the forced choices when given), added into out; b: its row, y (hid
+ * floats) and scratch (3 * Il); add_b2 is unused (llama4.c). */
+int ref_llama4_experts_rank(const ref_cfg *c, ref_set *rs, int64_t l, const ref_go_rank *k,
+                            const float *h, int64_t T, float *out, ref_bufs *b, wt_errbuf *err);
 
 /*
  * Route one token h of the MoE block with prefix m, reading the router (and the

@@ -17,6 +17,9 @@
  *    TP-split like an MLP;
  *  - GPT-OSS (gpt_oss.c): each rank's sinks [Hl] for its heads; experts with
  *    w13_bias / w2_bias, the row-parallel w2_bias added once per expert output;
+ *  - Llama 4 (llama4.c): RoPE, L2 q/k norms or the NoPE temperature on each rank's
+ *    own heads; every rank scales an expert's input by its own router's score, then
+ *    runs its slice (TP) or its whole experts (EP); shared expert TP-split, ungated;
  *  - LM head: rank logits concatenated, padding rows >= V dropped.
  *
  * Every all-reduce sums ranks in increasing order; row-parallel biases are
@@ -243,8 +246,12 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	ref_layer_attn(c, l, &theta, &factor, &ao);
 	if ((rv = ref_gpt_oss_sinks(c, rs, l, Hl, &ao, s->err))) /* the rank's [Hl] */
 		return rv;
-	ref_rope_layer(c, l, b->q, T, Hl, Hl * d);
-	ref_rope_layer(c, l, b->k, T, KVl, KVl * d);
+	if (c->llama4) { /* per head: each rank its own */
+		ref_llama4_qk(c, l, b->q, b->k, T, Hl, KVl);
+	} else {
+		ref_rope_layer(c, l, b->q, T, Hl, Hl * d);
+		ref_rope_layer(c, l, b->k, T, KVl, KVl * d);
+	}
 	/* local q head j is global head r*Hl + j; its kv head is global / (H/KV), held
 	 * locally at index global_kv - kv_shard*KVl */
 	int64_t kv_of[REF_MAX_HEADS];
@@ -370,7 +377,7 @@ static int mlp(shard *s, int64_t l)
 	char m[160];
 	int rv;
 	int64_t n = s->n_tok * s->c->hid;
-	snprintf(m, sizeof(m), "model.layers.%lld.mlp.", (long long)l);
+	snprintf(m, sizeof(m), "model.layers.%lld.%s", (long long)l, ref_ffn_module(s->c));
 	memset(s->b.acc, 0, (size_t)n * sizeof(float));
 	for (uint32_t r = 0; r < s->T; r++) {
 		ref_set *rs = rank_set(s, r, s->g);
@@ -402,7 +409,8 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 	ref_moe_prefix(c, l, m, sizeof(m));
 	const float *w13, *w2;
 	int rv;
-	if (c->gpt_oss) { /* w2_bias once: tp rank 0, or every rank with whole experts */
+	if (c->gpt_oss || c->llama4) { /* GPT-OSS: w2_bias once: tp rank 0, or every rank
+		                        * with whole experts */
 		const ref_go_rank k = {.count = count,
 		                       .start = start,
 		                       .Il = Il,
@@ -412,6 +420,9 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 		                           s->routes ? s->routes + l * s->n_tok * c->topk : NULL};
 		if ((rv = post_norm(s, rs, l)))
 			return rv;
+		if (c->llama4)
+			return ref_llama4_experts_rank(c, rs, l, &k, s->b.h, s->n_tok, out, &s->b,
+			                               s->err);
 		return ref_gpt_oss_experts_rank(c, rs, l, &k, s->b.h, s->n_tok, out, s->b.y,
 		                                s->b.scratch, s->err);
 	}
