@@ -267,16 +267,6 @@ static void tamper_router_bias(void *ctx, ref_set *r, uint32_t n)
 	bf16_scale(&r[1], "model.layers.0.mlp.router.bias", 0.0f);
 }
 
-static void expect_caught(const char *fam, uint32_t tp, uint32_t ep, ref_tamper_fn fn,
-                          const char *what)
-{
-	ref_result res;
-	wt_errbuf err = {0};
-	print_message("%s:\n", what);
-	assert_int_equal(run(fam, tp, ep, WT_QUANT_NONE, 0, fn, NULL, &res, &err), WT_OK);
-	assert_false(res.pass);
-}
-
 static void test_gpt_oss_caught(void **state)
 {
 	(void)state;
@@ -286,13 +276,6 @@ static void test_gpt_oss_caught(void **state)
 	expect_caught("gpt_oss", 1, 1, tamper_interleaved, "gate/up not de-interleaved");
 	expect_caught("gpt_oss", 1, 2, tamper_experts, "expert stacks exchanged");
 	expect_caught("gpt_oss", 2, 1, tamper_router_bias, "router bias missing on rank 1");
-}
-
-/* The full path's logits under cfg. */
-static void logits_with(ref_cfg *c, ref_set *ck, float *out)
-{
-	wt_errbuf err = {0};
-	assert_int_equal(ref_forward_full(c, ck, g_tokens, N_TOK, out, NULL, &err), WT_OK);
 }
 
 static void test_gpt_oss_switches(void **state)
@@ -388,17 +371,6 @@ static void test_gpt_oss_router(void **state)
 	"\"num_hidden_layers\": 2, \"vocab_size\": 100, \"intermediate_size\": 32, "               \
 	"\"num_experts_per_tok\": 2" extra "}"
 #define GO_E4(extra) GO_JSON(", \"num_local_experts\": 4" extra)
-
-static void expect_cfg(const char *json, int code, const char *what)
-{
-	ref_cfg c;
-	wt_errbuf err = {0};
-	assert_int_equal(ref_cfg_parse_json(json, strlen(json), &c, &err), code);
-	if (code != WT_OK) {
-		print_message("refused: %s\n", err.msg);
-		assert_non_null(strstr(err.msg, what));
-	}
-}
 
 static void test_gpt_oss_config(void **state)
 {

@@ -179,16 +179,6 @@ static void tamper_dense(void *ctx, ref_set *r, uint32_t n)
 	            384 / 2, HID * 2);
 }
 
-static void expect_caught(const char *fam, uint32_t tp, uint32_t ep, ref_tamper_fn fn,
-                          const char *what)
-{
-	ref_result res;
-	wt_errbuf err = {0};
-	print_message("%s:\n", what);
-	assert_int_equal(run(fam, tp, ep, WT_QUANT_NONE, 0, fn, NULL, &res, &err), WT_OK);
-	assert_false(res.pass);
-}
-
 static void test_llama4_caught(void **state)
 {
 	(void)state;
@@ -198,13 +188,6 @@ static void test_llama4_caught(void **state)
 	expect_caught("l4_var", 1, 2, tamper_experts, "the same, top-2");
 	expect_caught("llama4_text", 2, 1, tamper_router, "router replica x2 on rank 1");
 	expect_caught("llama4", 2, 1, tamper_dense, "dense gate_up halves swapped on rank 0");
-}
-
-/* The full path's logits under c. */
-static void logits_with(ref_cfg *c, ref_set *ck, float *out)
-{
-	wt_errbuf err = {0};
-	assert_int_equal(ref_forward_full(c, ck, g_tokens, N_TOK, out, NULL, &err), WT_OK);
 }
 
 /* Each switch of the variant moves its logits: a path that ignored one would be caught
@@ -282,17 +265,6 @@ static void test_llama4_router(void **state)
 	"\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 16, "               \
 	"\"num_hidden_layers\": 8, \"vocab_size\": 100, \"intermediate_size\": 32, "               \
 	"\"intermediate_size_mlp\": 48, \"num_local_experts\": 4" extra "}"
-
-static void expect_cfg(const char *json, int code, const char *what)
-{
-	ref_cfg c;
-	wt_errbuf err = {0};
-	assert_int_equal(ref_cfg_parse_json(json, strlen(json), &c, &err), code);
-	if (code != WT_OK) {
-		print_message("refused: %s\n", err.msg);
-		assert_non_null(strstr(err.msg, what));
-	}
-}
 
 static void test_llama4_config(void **state)
 {

@@ -140,13 +140,6 @@ static void test_sparsemixer(void **state)
 	assert_float_equal(w[0], 1.0f, 1e-6);
 }
 
-/* The full path's logits under cfg with one switch changed. */
-static void logits_with(ref_cfg *c, ref_set *ck, float *out)
-{
-	wt_errbuf err = {0};
-	assert_int_equal(ref_forward_full(c, ck, g_tokens, N_TOK, out, NULL, &err), WT_OK);
-}
-
 static void test_phimoe_switches(void **state)
 {
 	(void)state;
@@ -195,17 +188,6 @@ static void test_phimoe_switches(void **state)
 	PM_JSON(", \"num_experts_per_tok\": 2, \"rope_scaling\": {\"type\": \"longrope\", "        \
 	        "\"original_max_position_embeddings\": " orig ", \"short_factor\": [1, 1, 1, 1, "  \
 	        "1, 1, 1, 1], \"long_factor\": [2, 2, 2, 2, 2, 2, 2, 2]" mscales "}")
-
-static void expect_cfg(const char *json, int code, const char *what)
-{
-	ref_cfg c;
-	wt_errbuf err = {0};
-	assert_int_equal(ref_cfg_parse_json(json, strlen(json), &c, &err), code);
-	if (code != WT_OK) {
-		print_message("refused: %s\n", err.msg);
-		assert_non_null(strstr(err.msg, what));
-	}
-}
 
 static void test_phimoe_config(void **state)
 {

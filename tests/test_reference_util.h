@@ -1,6 +1,6 @@
 /*
  * test_reference_util.h — what the reference forward-pass tests share
- * (test_reference.c, test_reference_fam.c): wt-mkckpt fixtures in a temporary
+ * (test_reference*.c): wt-mkckpt fixtures in a temporary
  * folder (seed fixed and printed), opening one, running ref_verify under a
  * layout with its figures printed, and the pass / tamper helpers. Include after
  * cmocka.h.
@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "reference/ckpt.h"
@@ -200,6 +201,38 @@ static __attribute__((unused)) void expect_moved(const float *a, const float *b,
 	ref_compare(a, b, n, &d);
 	print_message("%s: max|diff| %.3g of %.3g\n", what, d.max_abs_diff, d.max_abs_ref);
 	assert_false(ref_within(&d, ratio));
+}
+
+/* The check of fam under tp x ep (quant none) with tamper runs and fails; what, if
+ * not NULL, is printed first. */
+static __attribute__((unused)) void expect_caught(const char *fam, uint32_t tp, uint32_t ep,
+                                                  ref_tamper_fn tamper, const char *what)
+{
+	ref_result res;
+	wt_errbuf err = {0};
+	if (what != NULL)
+		print_message("%s:\n", what);
+	assert_int_equal(run(fam, tp, ep, WT_QUANT_NONE, 0, tamper, NULL, &res, &err), WT_OK);
+	assert_false(res.pass);
+}
+
+/* The full path's logits of ck under c (a switch of c changed by the caller). */
+static __attribute__((unused)) void logits_with(ref_cfg *c, ref_set *ck, float *out)
+{
+	wt_errbuf err = {0};
+	assert_int_equal(ref_forward_full(c, ck, g_tokens, N_TOK, out, NULL, &err), WT_OK);
+}
+
+/* config.json text json parses with code; a refusal's message contains what. */
+static __attribute__((unused)) void expect_cfg(const char *json, int code, const char *what)
+{
+	ref_cfg c;
+	wt_errbuf err = {0};
+	assert_int_equal(ref_cfg_parse_json(json, strlen(json), &c, &err), code);
+	if (code != WT_OK) {
+		print_message("refused: %s\n", err.msg);
+		assert_non_null(strstr(err.msg, what));
+	}
 }
 
 #endif
