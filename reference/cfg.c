@@ -252,15 +252,15 @@ static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	} else {
 		c->norm_topk = bool_or(&f[F_NORM_TOPK], false);
 	}
-	if (c->E > 64 || c->topk < 1 || c->topk > c->E || c->Ie < 1 || c->Is < 0 ||
+	if (c->E > REF_MAX_EXPERTS || c->topk < 1 || c->topk > c->E || c->Ie < 1 || c->Is < 0 ||
 	    c->sparse_step < 1)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
 		    "config.json: experts %lld, top-k %lld, expert size %lld, shared "
 		    "%lld, sparse step %lld; the reference needs 1 <= top-k <= experts "
-		    "<= 64 and positive sizes",
+		    "<= %d and positive sizes",
 		    (long long)c->E, (long long)c->topk, (long long)c->Ie, (long long)c->Is,
-		    (long long)c->sparse_step);
+		    (long long)c->sparse_step, REF_MAX_EXPERTS);
 	return WT_OK;
 }
 

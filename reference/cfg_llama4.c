@@ -258,13 +258,13 @@ static int parse_moe(ref_cfg *c, wt_errbuf *err)
 		return WT_OK;
 	}
 	c->kind = REF_QWEN2_MOE;
-	if (c->E > 64 || c->topk < 1 || c->topk > c->E || c->Ie < 1)
+	if (c->E > REF_MAX_EXPERTS || c->topk < 1 || c->topk > c->E || c->Ie < 1)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
 		    "config.json: num_local_experts %lld, num_experts_per_tok %lld, "
 		    "intermediate_size %lld; the reference needs 1 <= top-k <= experts "
-		    "<= 64 and a positive expert size",
-		    (long long)c->E, (long long)c->topk, (long long)c->Ie);
+		    "<= %d and a positive expert size",
+		    (long long)c->E, (long long)c->topk, (long long)c->Ie, REF_MAX_EXPERTS);
 	return WT_OK;
 }
 

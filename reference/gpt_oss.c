@@ -84,14 +84,14 @@ static void expert_run(const ref_cfg *c, const go_expert *e, const float *h, flo
 void ref_route_topk_softmax(const float *logits, int64_t E, int64_t k, const int64_t *forced,
                             int64_t *idx, float *w)
 {
-	uint64_t taken = 0; /* E <= 64, checked by the config parser */
+	ref_eset taken = {0}; /* E <= REF_MAX_EXPERTS, checked by the config parser */
 	float mx = -INFINITY, sum = 0.0f;
 	for (int64_t j = 0; j < k; j++) {
 		int64_t best = forced ? forced[j] : -1;
 		for (int64_t e = 0; !forced && e < E; e++)
-			if (!((taken >> e) & 1u) && (best < 0 || logits[e] > logits[best]))
+			if (!ref_eset_has(&taken, e) && (best < 0 || logits[e] > logits[best]))
 				best = e;
-		taken |= 1ull << best;
+		ref_eset_add(&taken, best);
 		idx[j] = best;
 		if (logits[best] > mx)
 			mx = logits[best];
@@ -239,8 +239,8 @@ int ref_gpt_oss_moe_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h
 		return rv;
 	memset(acc, 0, (size_t)(T * c->hid) * sizeof(float));
 	for (int64_t t = 0; t < T; t++) {
-		float w[64];
-		int64_t idx[64];
+		float w[REF_MAX_EXPERTS]; /* top-k <= E <= REF_MAX_EXPERTS */
+		int64_t idx[REF_MAX_EXPERTS];
 		if ((rv = ref_moe_route(c, s, true, m, h + t * c->hid, NULL, idx, w, err)))
 			return rv;
 		if (routes)
@@ -270,8 +270,8 @@ int ref_gpt_oss_experts_rank(const ref_cfg *c, ref_set *rs, int64_t l, const ref
 	    (rv = ref_getf(rs, &b2, false, err, 2, n, hid, 0, "%sexperts.w2_bias", m)))
 		return rv;
 	for (int64_t t = 0; t < T; t++) {
-		float w[64];
-		int64_t idx[64];
+		float w[REF_MAX_EXPERTS]; /* top-k <= E <= REF_MAX_EXPERTS */
+		int64_t idx[REF_MAX_EXPERTS];
 		const int64_t *forced = k->forced ? k->forced + t * c->topk : NULL;
 		if ((rv = ref_moe_route(c, rs, false, m, h + t * hid, forced, idx, w, err)))
 			return rv;

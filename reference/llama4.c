@@ -66,13 +66,13 @@ void ref_llama4_qk(const ref_cfg *c, int64_t l, float *q, float *k, int64_t T, i
 void ref_route_topk_sigmoid(const float *logits, int64_t E, int64_t k, const int64_t *forced,
                             int64_t *idx, float *w)
 {
-	uint64_t taken = 0;
+	ref_eset taken = {0}; /* E <= REF_MAX_EXPERTS, checked by the config parser */
 	for (int64_t j = 0; j < k; j++) {
 		int64_t best = forced ? forced[j] : -1;
 		for (int64_t e = 0; forced == NULL && e < E; e++)
-			if (!((taken >> e) & 1u) && (best < 0 || logits[e] > logits[best]))
+			if (!ref_eset_has(&taken, e) && (best < 0 || logits[e] > logits[best]))
 				best = e;
-		taken |= 1ull << best;
+		ref_eset_add(&taken, best);
 		idx[j] = best;
 		w[j] = 1.0f / (1.0f + expf(-logits[best]));
 	}
@@ -84,7 +84,7 @@ static int route(const ref_cfg *c, ref_set *s, int64_t l, const float *h, const 
                  int64_t *idx, float *w, wt_errbuf *err)
 {
 	const float *router;
-	float rl[64];
+	float rl[REF_MAX_EXPERTS];
 	int rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0,
 	                  "model.layers.%lld.feed_forward.router.weight", (long long)l);
 	if (rv != WT_OK)
@@ -106,8 +106,8 @@ int ref_llama4_moe_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h,
 	                   "model.layers.%lld.feed_forward.experts.down_proj", (long long)l)))
 		return rv;
 	float *in = b->row, *g = b->scratch, *u = g + ie; /* gate_up = in @ gate_up_proj[e] */
-	float w[64];
-	int64_t idx[64];
+	float w[REF_MAX_EXPERTS];                         /* top-k <= E <= REF_MAX_EXPERTS */
+	int64_t idx[REF_MAX_EXPERTS];
 	memset(acc, 0, (size_t)(T * hid) * sizeof(float));
 	for (int64_t t = 0; t < T; t++) {
 		const float *x = h + t * hid;
@@ -144,8 +144,8 @@ int ref_llama4_experts_rank(const ref_cfg *c, ref_set *rs, int64_t l, const ref_
 	    (rv = ref_getf(rs, &w2, false, err, 3, k->count, hid, Il,
 	                   "model.layers.%lld.feed_forward.experts.w2_weight", (long long)l)))
 		return rv;
-	float w[64];
-	int64_t idx[64];
+	float w[REF_MAX_EXPERTS]; /* top-k <= E <= REF_MAX_EXPERTS */
+	int64_t idx[REF_MAX_EXPERTS];
 	for (int64_t t = 0; t < T; t++) {
 		const float *x = h + t * hid;
 		if ((rv = route(c, rs, l, x, k->forced ? k->forced + t * c->topk : NULL, idx, w,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "reference/reference.h"
+#include "reference/reference_int.h"
 
 double ref_budget_mx(wt_quant q)
 {
@@ -296,14 +297,14 @@ void ref_route(const float *logits, int64_t E, int64_t k, bool norm, const int64
 			mx = logits[e];
 	for (int64_t e = 0; e < E; e++)
 		sum += expf(logits[e] - mx);
-	uint64_t taken = 0; /* E <= 64, checked by the config parser */
+	ref_eset taken = {0}; /* E <= REF_MAX_EXPERTS, checked by the config parser */
 	float wsum = 0.0f;
 	for (int64_t j = 0; j < k; j++) {
 		int64_t best = forced ? forced[j] : -1;
 		for (int64_t e = 0; !forced && e < E; e++)
-			if (!((taken >> e) & 1u) && (best < 0 || logits[e] > logits[best]))
+			if (!ref_eset_has(&taken, e) && (best < 0 || logits[e] > logits[best]))
 				best = e;
-		taken |= 1ull << best;
+		ref_eset_add(&taken, best);
 		idx[j] = best;
 		w[j] = expf(logits[best] - mx) / sum;
 		wsum += w[j];

@@ -162,7 +162,7 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
                   int64_t *idx, float *w)
 {
 	int64_t E = c->E, G = c->n_group, gs = E / G;
-	float sc[64], ch[64], gscore[64];
+	float sc[REF_MAX_EXPERTS], ch[REF_MAX_EXPERTS], gscore[REF_MAX_EXPERTS]; /* G <= E */
 	if (c->ds_v2)
 		ref_softmax(sc, logits, E);
 	for (int64_t e = 0; e < E; e++) {
@@ -184,28 +184,28 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 		}
 		gscore[g] = gs > 1 && !c->ds_v2 ? b1 + b2 : b1;
 	}
-	uint64_t keep = 0;
+	ref_eset keep = {0}; /* the topk_group best groups */
 	for (int64_t k = 0; k < c->topk_group; k++) {
 		int64_t best = -1;
 		for (int64_t g = 0; g < G; g++)
-			if (!((keep >> g) & 1u) && (best < 0 || gscore[g] > gscore[best]))
+			if (!ref_eset_has(&keep, g) && (best < 0 || gscore[g] > gscore[best]))
 				best = g;
-		keep |= 1ull << best;
+		ref_eset_add(&keep, best);
 	}
-	uint64_t taken = 0;
+	ref_eset taken = {0};
 	float wsum = 0.0f;
 	for (int64_t j = 0; j < c->topk; j++) {
 		int64_t best = forced ? forced[j] : -1;
 		for (int64_t e = 0; !forced && e < E; e++) {
-			if ((taken >> e) & 1u)
+			if (ref_eset_has(&taken, e))
 				continue;
-			float v = ((keep >> (e / gs)) & 1u) ? ch[e] : 0.0f;
+			float v = ref_eset_has(&keep, e / gs) ? ch[e] : 0.0f;
 			float bv =
-			    best < 0 ? 0.0f : (((keep >> (best / gs)) & 1u) ? ch[best] : 0.0f);
+			    best < 0 ? 0.0f : (ref_eset_has(&keep, best / gs) ? ch[best] : 0.0f);
 			if (best < 0 || v > bv)
 				best = e;
 		}
-		taken |= 1ull << best;
+		ref_eset_add(&taken, best);
 		idx[j] = best;
 		w[j] = sc[best];
 		wsum += w[j];
@@ -221,7 +221,7 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
                   const int64_t *forced, int64_t *idx, float *w, wt_errbuf *err)
 {
 	const float *router, *bias = NULL;
-	float rl[64];
+	float rl[REF_MAX_EXPERTS];
 	int rv;
 	if (c->gpt_oss) { /* mlp.router with a bias, in the checkpoint and on the ranks */
 		if ((rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%srouter.weight",

@@ -324,8 +324,8 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 	char m[160], ex[200];
 	ref_moe_prefix(c, l, m, sizeof(m));
 	float *y = b->y;
-	float w[64];
-	int64_t idx[64];
+	float w[REF_MAX_EXPERTS]; /* top-k <= E <= REF_MAX_EXPERTS */
+	int64_t idx[REF_MAX_EXPERTS];
 	int rv;
 	if (c->gpt_oss)
 		return ref_gpt_oss_moe_full(c, s, l, b->h, T, b->acc, routes, y, b->scratch, err);

@@ -155,6 +155,10 @@ typedef enum {
 } ref_act;
 
 #define REF_MAX_ROPE_EXT 256 /* LongRoPE factors per list: rotary dims up to 512 */
+/* Routed experts of an MoE config (Qwen3-Next: 512); top-k <= experts. The routers
+ * keep per-expert scores, the chosen indices / weights and the set of experts (or
+ * DeepSeek groups) taken on the stack, sized by this. */
+#define REF_MAX_EXPERTS 512
 
 typedef struct ref_cfg {
 	ref_kind kind;

@@ -12,6 +12,24 @@
 #define REF_MAX_TOKENS 64  /* attention keeps one row of scores on the stack */
 #define REF_MAX_HEADS  256 /* kv map of one layer on the stack */
 
+/* A set of experts (or DeepSeek expert groups) in [0, REF_MAX_EXPERTS): the
+ * routers' "taken" set. Zero-initialise; an index out of range is never in it. */
+_Static_assert(REF_MAX_EXPERTS % 64 == 0, "ref_eset holds whole words");
+typedef struct ref_eset {
+	uint64_t w[REF_MAX_EXPERTS / 64];
+} ref_eset;
+
+static inline bool ref_eset_has(const ref_eset *s, int64_t e)
+{
+	return e >= 0 && e < REF_MAX_EXPERTS && ((s->w[e / 64] >> (e % 64)) & 1u);
+}
+
+static inline void ref_eset_add(ref_eset *s, int64_t e)
+{
+	if (e >= 0 && e < REF_MAX_EXPERTS)
+		s->w[e / 64] |= 1ull << (e % 64);
+}
+
 /* Activations for n_tok tokens; all owned. */
 typedef struct ref_bufs {
 	float *x; /* [T, hid] residual stream */

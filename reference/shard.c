@@ -431,8 +431,8 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 	                   "%sexperts.w13_weight", m)) ||
 	    (rv = ref_getf(rs, &w2, false, s->err, 3, count, c->hid, Il, "%sexperts.w2_weight", m)))
 		return rv;
-	float w[64];
-	int64_t idx[64];
+	float w[REF_MAX_EXPERTS]; /* top-k <= E <= REF_MAX_EXPERTS */
+	int64_t idx[REF_MAX_EXPERTS];
 	for (int64_t t = 0; t < s->n_tok; t++) {
 		const float *h = s->b.h + t * c->hid;
 		const int64_t *forced = s->routes ? s->routes + (l * s->n_tok + t) * c->topk : NULL;
