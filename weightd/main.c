@@ -262,7 +262,10 @@ int main(int argc, char **argv)
 	pthread_mutex_destroy(&rl.lk);
 	WT_LOG(WT_LOG_NOTICE, "%s: draining (up to %llu ms)", sig == SIGINT ? "SIGINT" : "SIGTERM",
 	       (unsigned long long)cfg.drain_timeout_ms);
+	/* the drain, then a last bound on the close (its socket close can hang) */
+	wd_stop_bound_arm(cfg.drain_timeout_ms + WD_STOP_SLACK_MS, 1);
 	size_t left = wd_server_close(srv);
+	wd_stop_bound_disarm();
 	WT_LOG(WT_LOG_NOTICE, "stopped%s", left ? " (abandoned requests at the deadline)" : "");
 	wd_pidfile_release(cfg.pid_file, pid_fd);
 	if (cfg.ready_file[0] != '\0')

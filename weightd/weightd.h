@@ -245,6 +245,18 @@ unsigned wd_server_metrics_port(const wd_server *s);
  * NULL is a no-op.
  */
 size_t wd_server_close(wd_server *s);
+/*
+ * A bound on a stop (stopbound.c), for a daemon's main around wd_server_close:
+ * unless wd_stop_bound_disarm() is called within ms, a thread logs an error and
+ * ends the process with _exit(code) (nng 1.5.2's socket close has been seen to
+ * wait forever; the cache is crash-safe). One per process: a second arm is
+ * WT_EINVAL. Disarming an unarmed bound is a no-op.
+ */
+int wd_stop_bound_arm(uint64_t ms, int code);
+/* What a main allows the close beyond drain_timeout_ms (pools, pipes, nng, RocksDB):
+ * it takes well under a second when nothing hangs. */
+#define WD_STOP_SLACK_MS 30000
+void wd_stop_bound_disarm(void);
 /* The first step of a stop, callable from any thread before wd_server_close:
  * every model open in progress (a rescan's, a registration's) ends at its
  * next block, and no model opens again. */
