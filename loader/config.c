@@ -419,7 +419,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
  * out. transformers' save_pretrained drops the keys of a nested config that
  * equal its class defaults, so Gemma 3 4B's text_config carries no
  * num_attention_heads, num_key_value_heads, head_dim or vocab_size
- * (Gemma3TextConfig's 8, 4, 256, 262208; transformers 4.57.1).
+ * (Gemma3TextConfig's 8, 4, 256, 262208; transformers 4.57.1). Llama 4's the same
+ * (Llama4TextConfig).
  */
 typedef struct class_default {
 	const char *key;
@@ -443,9 +444,35 @@ static const class_default gemma3_text_defaults[] = {
     {"rope_local_base_freq", true, 10000.0},
 };
 
+/* Llama4TextConfig's (transformers 4.54.1): Scout's own dims, so a text_config that
+ * save_pretrained wrote for a fine-tuned Scout may carry almost none of them. (The
+ * attention knobs the reference alone reads take the same defaults there, where an
+ * explicit null stays an error as in transformers.) */
+static const class_default llama4_text_defaults[] = {
+    {"vocab_size", false, 202048},
+    {"hidden_size", false, 5120},
+    {"intermediate_size", false, 8192},
+    {"intermediate_size_mlp", false, 16384},
+    {"num_hidden_layers", false, 48},
+    {"num_attention_heads", false, 40},
+    {"num_key_value_heads", false, 8},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 131072},
+    {"num_experts_per_tok", false, 1},
+    {"num_local_experts", false, 16},
+    {"interleave_moe_layer_step", false, 1},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 500000.0},
+};
+
 /* The class defaults of the language model whose model_type is mt, or NULL. */
 static const class_default *class_defaults(const char *mt, size_t *n)
 {
+	/* Llama4Config builds its text_config as a Llama4TextConfig likewise */
+	if (mt != NULL && (strcmp(mt, "llama4_text") == 0 || strcmp(mt, "llama4") == 0)) {
+		*n = sizeof(llama4_text_defaults) / sizeof(llama4_text_defaults[0]);
+		return llama4_text_defaults;
+	}
 	/* Gemma3ForConditionalGeneration's text_config is a Gemma3TextConfig even when
 	 * it does not say so (Gemma3Config builds one from whatever it holds) */
 	if (mt != NULL && (strcmp(mt, "gemma3_text") == 0 || strcmp(mt, "gemma3") == 0)) {

@@ -395,6 +395,31 @@ static void test_config_class_defaults(void **state)
 	assert_int_equal(c.head_dim, 256);
 	assert_int_equal(c.vocab_size, 262208);
 	ckpt_config_clear(&c);
+	/* Llama 4 (Llama4TextConfig): a Scout text_config saved with its defaults left out */
+	parse_ok("{\"architectures\": [\"Llama4ForConditionalGeneration\"], \"model_type\": "
+	         "\"llama4\", \"text_config\": {\"model_type\": \"llama4_text\", "
+	         "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 16.0}}, "
+	         "\"vision_config\": {\"model_type\": \"llama4_vision_model\"}}",
+	         &c);
+	assert_int_equal(c.hidden_size, 5120);
+	assert_int_equal(c.num_hidden_layers, 48);
+	assert_int_equal(c.num_attention_heads, 40);
+	assert_int_equal(c.num_key_value_heads, 8);
+	assert_int_equal(c.head_dim, 128);
+	assert_int_equal(c.vocab_size, 202048);
+	assert_int_equal(c.intermediate_size, 8192);
+	assert_int_equal(c.intermediate_size_mlp, 16384);
+	assert_int_equal(c.num_experts, 16);
+	assert_int_equal(c.interleave_moe_layer_step, 1);
+	ckpt_config_clear(&c);
+	/* Llama4ForCausalLM: an explicit value kept, the rest defaulted */
+	parse_ok("{\"architectures\": [\"Llama4ForCausalLM\"], \"model_type\": \"llama4_text\", "
+	         "\"num_local_experts\": 128, \"interleave_moe_layer_step\": 2}",
+	         &c);
+	assert_int_equal(c.num_experts, 128);
+	assert_int_equal(c.interleave_moe_layer_step, 2);
+	assert_int_equal(c.hidden_size, 5120);
+	ckpt_config_clear(&c);
 	/* a Llama config gets no defaults: the required keys stay required */
 	wt_errbuf err = {0};
 	static const char llama[] = "{\"architectures\": [\"LlamaForCausalLM\"], "

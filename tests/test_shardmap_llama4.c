@@ -456,15 +456,16 @@ static void test_llama4_errors(void **state)
 	                          "\"intermediate_size_mlp\":64"),
 	                  L4_VIS_OK, ""),
 	           WT_ESHAPE, L0 "feed_forward.", "shape");
-	/* sizes the layers need */
+	/* sizes left out take Llama4TextConfig's defaults (intermediate_size_mlp 16384,
+	 * num_local_experts 16), as in transformers: this checkpoint's are refused by shape */
 	l4_refused(tm_llama4(),
 	           L4_CFG(L4_TEXT("\"num_local_experts\":4,\"interleave_moe_layer_step\":2"),
 	                  L4_VIS_OK, ""),
-	           WT_ECORRUPT, "intermediate_size_mlp", "dense");
+	           WT_ESHAPE, L0 "feed_forward.", "16384");
 	l4_refused(tm_llama4(),
 	           L4_CFG(L4_TEXT("\"interleave_moe_layer_step\":2,\"intermediate_size_mlp\":192"),
 	                  L4_VIS_OK, ""),
-	           WT_ECORRUPT, "num_local_experts", "MoE");
+	           WT_ESHAPE, "experts", "[16, ");
 	/* vision: projector sizes that disagree, heads not dividing the width, a block past
 	 * num_hidden_layers, an unknown tensor, and no vision_config */
 	l4_refused(tm_llama4(),
