@@ -7,7 +7,11 @@
  * request was drained (fetch_faults.sh under the emulated CI, 2026-12-03:
  * wt-faultyd's main thread in nng_close from wd_server_close, every nng thread
  * idle on its condition variable, nothing of ours running), so SIGTERM never
- * ended the process. By then nothing is served and every committed shard is
+ * ended the process. The likely cause is nng's own (issue #1813, fixed in nng
+ * 1.8.0 by pull request #1824): an aio of nng's whose task was prepared but
+ * never started, with no cancel function, made nni_aio_stop wait forever on
+ * the socket's close; it is not ours to work around from the public API.
+ * By then nothing is served and every committed shard is
  * on disk; the cache is crash-safe (a kill -9 at any point leaves no partial
  * shard), so ending the process there loses nothing a clean close would keep.
  * One bound per process.
