@@ -264,6 +264,55 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 	return rv;
 }
 
+/* layer_types (transformers >= 4.53): an array of strings, each kept as a ckpt_layer_type
+ * code; absent or null: has_layer_types false. */
+static int parse_layer_types(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *v = json_object_get(root, "layer_types");
+	if (v == NULL || json_is_null(v))
+		return WT_OK;
+	if (!json_is_array(v))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'layer_types' is not an array");
+	size_t k = json_array_size(v);
+	c->has_layer_types = true;
+	if (k == 0)
+		return WT_OK;
+	if ((c->layer_types = calloc(k, 1)) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory for 'layer_types'");
+	c->n_layer_types = k;
+	for (size_t i = 0; i < k; i++) {
+		const char *t = json_string_value(json_array_get(v, i));
+		if (t == NULL)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: 'layer_types'[%zu] is not a string", i);
+		c->layer_types[i] = strcmp(t, "full_attention") == 0     ? CKPT_LAYER_FULL_ATTN
+		                    : strcmp(t, "linear_attention") == 0 ? CKPT_LAYER_LINEAR_ATTN
+		                                                         : CKPT_LAYER_OTHER;
+	}
+	return WT_OK;
+}
+
+/* Qwen3-Next's linear attention (gated delta net) and its layer pattern. */
+static int parse_linear_attn(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	const struct {
+		const char *key;
+		int64_t *out;
+	} dims[] = {
+	    {"linear_num_key_heads", &c->lin_num_k_heads},
+	    {"linear_num_value_heads", &c->lin_num_v_heads},
+	    {"linear_key_head_dim", &c->lin_k_head_dim},
+	    {"linear_value_head_dim", &c->lin_v_head_dim},
+	    {"linear_conv_kernel_dim", &c->lin_conv_kernel},
+	    /* Qwen3NextConfig: layer i is full attention iff (i + 1) % interval == 0 */
+	    {"full_attention_interval", &c->full_attention_interval},
+	};
+	int rv = WT_OK;
+	for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]) && rv == WT_OK; i++)
+		rv = get_int(root, dims[i].key, -1, 1, dims[i].out, err);
+	return rv == WT_OK ? parse_layer_types(root, c, err) : rv;
+}
+
 /* Real field > 0: absent/null -> dflt; wrong type or <= 0 -> WT_ECORRUPT. */
 static int get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err)
 {
@@ -400,6 +449,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)
+		rv = parse_linear_attn(root, c, err);
+	if (rv == WT_OK)
 		rv = get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "kv_lora_rank", -1, 1, &c->kv_lora_rank, err);
@@ -420,7 +471,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
  * equal its class defaults, so Gemma 3 4B's text_config carries no
  * num_attention_heads, num_key_value_heads, head_dim or vocab_size
  * (Gemma3TextConfig's 8, 4, 256, 262208; transformers 4.57.1). Llama 4's the same
- * (Llama4TextConfig).
+ * (Llama4TextConfig). Qwen3-Next's top-level config is read as Qwen3NextConfig reads
+ * it: a key it leaves out takes the class default.
  */
 typedef struct class_default {
 	const char *key;
@@ -465,9 +517,41 @@ static const class_default llama4_text_defaults[] = {
     {"rope_theta", true, 500000.0},
 };
 
+/* Qwen3NextConfig's (transformers 4.57.1): Qwen3-Next-80B-A3B's linear-attention and
+ * MoE dims; full_attention_interval is the kwargs default the class applies when
+ * layer_types is absent. */
+static const class_default qwen3_next_defaults[] = {
+    {"vocab_size", false, 151936},
+    {"hidden_size", false, 2048},
+    {"intermediate_size", false, 5632},
+    {"num_hidden_layers", false, 48},
+    {"num_attention_heads", false, 16},
+    {"num_key_value_heads", false, 2},
+    {"head_dim", false, 256},
+    {"max_position_embeddings", false, 32768},
+    {"linear_conv_kernel_dim", false, 4},
+    {"linear_key_head_dim", false, 128},
+    {"linear_value_head_dim", false, 128},
+    {"linear_num_key_heads", false, 16},
+    {"linear_num_value_heads", false, 32},
+    {"decoder_sparse_step", false, 1},
+    {"moe_intermediate_size", false, 512},
+    {"shared_expert_intermediate_size", false, 512},
+    {"num_experts_per_tok", false, 10},
+    {"num_experts", false, 512},
+    {"full_attention_interval", false, 4},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+    {"partial_rotary_factor", true, 0.25},
+};
+
 /* The class defaults of the language model whose model_type is mt, or NULL. */
 static const class_default *class_defaults(const char *mt, size_t *n)
 {
+	if (mt != NULL && strcmp(mt, "qwen3_next") == 0) {
+		*n = sizeof(qwen3_next_defaults) / sizeof(qwen3_next_defaults[0]);
+		return qwen3_next_defaults;
+	}
 	/* Llama4Config builds its text_config as a Llama4TextConfig likewise */
 	if (mt != NULL && (strcmp(mt, "llama4_text") == 0 || strcmp(mt, "llama4") == 0)) {
 		*n = sizeof(llama4_text_defaults) / sizeof(llama4_text_defaults[0]);
@@ -583,6 +667,7 @@ void ckpt_config_clear(ckpt_config *c)
 	free(c->model_type);
 	free(c->mlp_only_layers);
 	free(c->moe_layers);
+	free(c->layer_types);
 	for (size_t i = 0; i < c->n_quant_ignore; i++)
 		free(c->quant_ignore[i]);
 	free(c->quant_ignore);

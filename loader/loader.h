@@ -225,6 +225,13 @@ typedef enum {
 	CKPT_QUANT_MXFP4 = 5,
 } ckpt_quant_kind;
 
+/* A layer_types entry (transformers >= 4.53): what the planner tells apart. */
+typedef enum {
+	CKPT_LAYER_OTHER = 0,   /* any other string ("sliding_attention", ...) */
+	CKPT_LAYER_FULL_ATTN,   /* "full_attention" */
+	CKPT_LAYER_LINEAR_ATTN, /* "linear_attention" (Qwen3-Next's gated delta net) */
+} ckpt_layer_type;
+
 /* config.json fields the shard format needs (docs/format.md section 1); -1 where absent and without
  * a default. */
 #define CKPT_MAX_MROPE 16 /* longest mrope_section list read */
@@ -264,6 +271,18 @@ typedef struct ckpt_config {
 	bool has_moe_layers;
 	int64_t *moe_layers; /* owned */
 	size_t n_moe_layers;
+	/* Qwen3-Next (Qwen3NextConfig): the gated-delta-net linear attention's
+	 * linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
+	 * linear_value_head_dim, linear_conv_kernel_dim (-1 if absent; the loader fills
+	 * Qwen3NextConfig's defaults for model_type qwen3_next); full_attention_interval
+	 * (-1 if absent); layer_types, one code per entry (has_layer_types when the list
+	 * is present; its length and values are the family's to check) */
+	int64_t lin_num_k_heads, lin_num_v_heads, lin_k_head_dim, lin_v_head_dim;
+	int64_t lin_conv_kernel;
+	int64_t full_attention_interval;
+	bool has_layer_types;
+	uint8_t *layer_types; /* ckpt_layer_type codes; owned */
+	size_t n_layer_types;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;

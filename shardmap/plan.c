@@ -42,6 +42,10 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		       x->fam->layer_is_moe(x->cfg, i);
 	case SM_C_LMBIAS:
 		return x->cfg->lm_head_bias;
+	case SM_C_FULLATT:
+		return !x->fam->layer_is_linear || !x->fam->layer_is_linear(x->cfg, i);
+	case SM_C_LINATT:
+		return x->fam->layer_is_linear && x->fam->layer_is_linear(x->cfg, i);
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -290,6 +294,10 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		      "/ shared_intermediate_size)";
 	else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
 		why = "inconsistent with q_lora_rank";
+	else if (ru->cond == SM_C_FULLATT)
+		why = "a linear-attention layer (see layer_types, full_attention_interval)";
+	else if (ru->cond == SM_C_LINATT)
+		why = "a full-attention layer (see layer_types, full_attention_interval)";
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "tensor '%s': unknown tensor: config.json makes layer %" PRId64
 	                 " %s; fix config.json or the checkpoint",
@@ -340,6 +348,9 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 	if (shardmap_generic_drop(t->name))
 		return shardmap_plan_add_skipped(p, t->name, err);
 	if (x->fam->drop_extra_layers && layer_of(x->fam, t->name) >= x->dm.n_layers)
+		return shardmap_plan_add_skipped(p, t->name, err);
+	if (x->fam->drop_prefix &&
+	    strncmp(t->name, x->fam->drop_prefix, strlen(x->fam->drop_prefix)) == 0)
 		return shardmap_plan_add_skipped(p, t->name, err);
 	char cbuf[NAME_MAX_LEN];
 	bool mixed;

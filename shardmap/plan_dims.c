@@ -58,6 +58,11 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"vision_config.vision_output_dim", c->v_output_dim},
 	    {"vision_config.projector_input_dim", c->v_proj_in_dim},
 	    {"vision_config.projector_output_dim", c->v_proj_out_dim},
+	    {"linear_num_key_heads", c->lin_num_k_heads},
+	    {"linear_num_value_heads", c->lin_num_v_heads},
+	    {"linear_key_head_dim", c->lin_k_head_dim},
+	    {"linear_value_head_dim", c->lin_v_head_dim},
+	    {"linear_conv_kernel_dim", c->lin_conv_kernel},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (f[i].v > SM_DIM_MAX)
@@ -150,6 +155,11 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->v_head_dim = c->v_head_dim;
 	d->vis_depth = c->v_depth;
 	d->vis_heads = c->v_num_heads;
+	d->lin_k_heads = c->lin_num_k_heads;
+	d->lin_v_heads = c->lin_num_v_heads;
+	d->lin_k_dim = c->lin_k_head_dim;
+	d->lin_v_dim = c->lin_v_head_dim;
+	d->lin_kernel = c->lin_conv_kernel;
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
@@ -266,6 +276,22 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->vis_proj_out;
 	case SM_D_VOD:
 		return d->vis_out;
+	case SM_D_Q2:
+		return 2 * d->n_heads * d->head_dim;
+	case SM_D_LQKVZ:
+		return 2 * d->lin_k_heads * d->lin_k_dim + 2 * d->lin_v_heads * d->lin_v_dim;
+	case SM_D_LBA:
+		return 2 * d->lin_v_heads;
+	case SM_D_LCONV:
+		return 2 * d->lin_k_heads * d->lin_k_dim + d->lin_v_heads * d->lin_v_dim;
+	case SM_D_LKER:
+		return d->lin_kernel;
+	case SM_D_LHV:
+		return d->lin_v_heads;
+	case SM_D_LVD:
+		return d->lin_v_heads * d->lin_v_dim;
+	case SM_D_LDV:
+		return d->lin_v_dim;
 	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
 		return sym == SM_D_H ? d->n_heads : -1;
 	}

@@ -31,6 +31,10 @@ typedef struct sm_dims {
 	/* Llama 4: num_channels * patch_size^2, projector_input_dim,
 	 * projector_output_dim, vision_output_dim */
 	int64_t vis_unfold, vis_proj_in, vis_proj_out, vis_out;
+	/* Qwen3-Next's gated delta net: [Hk] linear_num_key_heads, [Hv]
+	 * linear_num_value_heads, [dk] linear_key_head_dim, [dv] linear_value_head_dim,
+	 * [K] linear_conv_kernel_dim (-1 when absent) */
+	int64_t lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_kernel;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

@@ -121,6 +121,12 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 	case SM_U_VPI:
 		*what = "vision_config.projector_input_dim";
 		return x->dm.vis_proj_in;
+	case SM_U_LKH:
+		*what = "linear_num_key_heads";
+		return x->dm.lin_k_heads;
+	case SM_U_LVH:
+		*what = "linear_num_value_heads";
+		return x->dm.lin_v_heads;
 	default:
 		*what = "?";
 		return 1;
@@ -219,7 +225,8 @@ static int qkv_span_of(const part_req *req, qkv_span *s)
 		kv_local = 1;
 		kv_shard = req->tp_rank / (tp / kv_heads);
 	}
-	s->q_rows = heads / tp * head_dim;
+	/* a gated q (Qwen3-Next) holds [query_h; gate_h], 2*d rows, per head */
+	s->q_rows = heads / tp * head_dim * (req->ctx->fam->q_gated ? 2 : 1);
 	s->q_at = req->tp_rank * s->q_rows;
 	s->kv_rows = kv_local * head_dim;
 	s->kv_at = kv_shard * s->kv_rows;
@@ -507,6 +514,35 @@ static int part_expert_b2(const part_req *req)
 	return rv;
 }
 
+/* Qwen3-Next's conv1d [2*Hk*dk + Hv*dv, 1, K] (viewed [channels, K]): the channels are
+ * [q (Hk*dk); k (Hk*dk); v (Hv*dv)], and rank r takes rows [r*n/T, (r+1)*n/T) of each
+ * segment, [q_r; k_r; v_r], as vLLM's mamba_v2_sharded_weight_loader: the channels of
+ * its own key and value heads. Shape [(2*Hk*dk + Hv*dv)/T, 1, K]. */
+static int part_conv_qkv(const part_req *req)
+{
+	const sm_dims *d = &req->ctx->dm;
+	int64_t tp = req->tp_size, units;
+	int rv = check_units(req, &units); /* key heads (the rule's unit) */
+	if (rv == WT_OK && d->lin_v_heads % tp)
+		return shardmap_layout_err(req->ctx, req->err,
+		                           "tensor '%s': tp_size %" PRId64
+		                           " does not divide linear_num_value_heads %" PRId64,
+		                           req->rt, tp, d->lin_v_heads);
+	int64_t key = d->lin_k_heads * d->lin_k_dim, val = d->lin_v_heads * d->lin_v_dim;
+	int64_t seg_at[3] = {0, key, 2 * key}, seg_rows[3] = {key, key, val}, rows = 0;
+	for (int k = 0; k < 3 && rv == WT_OK; k++) {
+		int64_t local = seg_rows[k] / tp;
+		rv = push(req, shardmap_rows_piece(0, seg_at[k] + req->tp_rank * local, local, 0));
+		rows += local;
+	}
+	if (rv != WT_OK)
+		return rv;
+	geo_2d(req->geom, rows, sm_tcols(req->src), 3);
+	req->geom->shape[1] = 1;
+	req->geom->shape[2] = sm_tcols(req->src);
+	return WT_OK;
+}
+
 typedef int (*part_fn)(const part_req *req);
 
 /* The rule of each kind (sm_kind), like the family tables map names to kinds. */
@@ -526,6 +562,7 @@ static const part_fn part_rules[] = {
     [SM_K_EXP13I] = part_expert_w13_stacked,
     [SM_K_EXPB13] = part_expert_b13,
     [SM_K_EXPB2] = part_expert_b2,
+    [SM_K_CONVQKV] = part_conv_qkv,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

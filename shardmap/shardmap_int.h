@@ -44,6 +44,9 @@ typedef enum {
 	SM_K_EXPB13,   /* expert gate/up bias [E, 2*Ie], interleaved as SM_K_EXP13I: the rows
 	                  of w13 per local expert, [count, 2*Il] */
 	SM_K_EXPB2,    /* expert down bias [E, hid]: the local experts' rows, [count, hid] */
+	SM_K_CONVQKV,  /* Qwen3-Next conv1d [2*Hk*dk + Hv*dv, 1, K]: channels [q; k; v], each
+	                  segment's rows split by tp, [q_r; k_r; v_r] (vLLM's
+	                  mamba_v2_sharded_weight_loader) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -84,6 +87,15 @@ typedef enum {
 	SM_D_VPI,  /* projector_input_dim: vision_adapter.mlp.fc1 rows */
 	SM_D_VPO,  /* projector_output_dim: vision_adapter.mlp.fc2 */
 	SM_D_VOD,  /* vision_output_dim: multi_modal_projector.linear_1 columns */
+	/* Qwen3-Next: gated q and the gated delta net (Hk, Hv key / value heads of dk, dv) */
+	SM_D_Q2,    /* 2 * H * d: q_proj with its output gate ([query_h; gate_h] per head) */
+	SM_D_LQKVZ, /* 2*Hk*dk + 2*Hv*dv: linear_attn.in_proj_qkvz rows */
+	SM_D_LBA,   /* 2 * Hv: linear_attn.in_proj_ba rows */
+	SM_D_LCONV, /* 2*Hk*dk + Hv*dv: linear_attn.conv1d channels */
+	SM_D_LKER,  /* linear_conv_kernel_dim */
+	SM_D_LHV,   /* Hv: A_log, dt_bias */
+	SM_D_LVD,   /* Hv * dv: linear_attn.out_proj columns */
+	SM_D_LDV,   /* dv: linear_attn.norm */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -98,6 +110,8 @@ typedef enum {
 	SM_U_VI,     /* vision MLP hidden rows */
 	SM_U_VM,     /* vision merger hidden rows */
 	SM_U_VPI,    /* Llama 4 vision adapter rows (projector_input_dim) */
+	SM_U_LKH,    /* Qwen3-Next linear_num_key_heads */
+	SM_U_LVH,    /* Qwen3-Next linear_num_value_heads */
 } sm_unit;
 
 /* When a rule applies. */
@@ -107,10 +121,12 @@ typedef enum {
 	SM_C_MOE,   /* MoE layers */
 	SM_C_QLORA, /* DeepSeek q_lora_rank set */
 	SM_C_NOQLORA,
-	SM_C_SHARED, /* MoE layers of a model with shared experts (intermediate > 0) */
-	SM_C_LMBIAS, /* config.json lm_head_bias true (PhiMoE's lm_head.bias) */
-	SM_C_MX,     /* MoE layers of an MXFP4 checkpoint (GPT-OSS X_blocks + X_scales) */
-	SM_C_NOMX,   /* MoE layers of a checkpoint that is not MXFP4 (GPT-OSS saved dequantized) */
+	SM_C_SHARED,  /* MoE layers of a model with shared experts (intermediate > 0) */
+	SM_C_LMBIAS,  /* config.json lm_head_bias true (PhiMoE's lm_head.bias) */
+	SM_C_MX,      /* MoE layers of an MXFP4 checkpoint (GPT-OSS X_blocks + X_scales) */
+	SM_C_NOMX,    /* MoE layers of a checkpoint that is not MXFP4 (GPT-OSS saved dequantized) */
+	SM_C_FULLATT, /* layers with softmax attention (Qwen3-Next: not linear attention) */
+	SM_C_LINATT,  /* Qwen3-Next's linear-attention layers (layer_is_linear) */
 } sm_cond;
 
 enum {
@@ -166,6 +182,15 @@ typedef struct sm_family {
 	 * absent ones, and (image_size / patch_size)^2 + 1 positions (the class token);
 	 * Llama4ForConditionalGeneration also sets vision_siglip (the same key names) */
 	bool llama4;
+	/* Hook: is layer i a linear-attention layer (Qwen3-Next's gated delta net)? NULL =
+	 * every layer has softmax attention. */
+	bool (*layer_is_linear)(const ckpt_config *cfg, int64_t i);
+	/* q_proj holds each head's output gate after its query ([query_h; gate_h], 2*d rows
+	 * per head, Qwen3-Next): the fused QKV takes whole heads with their gates. */
+	bool q_gated;
+	/* Tensors under this prefix are dropped and listed as skipped (Qwen3-Next's "mtp."
+	 * multi-token-prediction module); NULL = none. */
+	const char *drop_prefix;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -219,6 +244,7 @@ extern const sm_family shardmap_family_gemma3;
 extern const sm_family shardmap_family_gpt_oss;
 extern const sm_family shardmap_family_llama4;
 extern const sm_family shardmap_family_llama4_text;
+extern const sm_family shardmap_family_qwen3_next;
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 

@@ -134,6 +134,17 @@ typedef struct fam_expect {
 #define L4_BYTES                                                                                   \
 	(L4_TEXT + 2 * (64 * 588 + 64 + 17 * 64 + 4 * 64 + 2 * L4_VIS_B + 128 * 256 + 128 * 128 +  \
 	                256 * 128))
+/* qwen3_next: layers 0, 2 linear attention (in_proj_qkvz 768x256, in_proj_ba 16x256,
+ * conv1d 512x1x4, A_log [8] F32, dt_bias [8], norm [32], out_proj 256x256), layers 1, 3 full
+ * attention (q_proj 512x256 with the gates, k/v 128x256, o 256x256, q/k norms [64]); layer
+ * 0 dense (3 x 384x256), layers 1-3 MoE (router 4x256, 4 experts of 3 x 64x256, shared
+ * expert 3 x 128x256, shared_expert_gate 1x256); mtp.fc 256x512 and 4 mtp norms */
+#define Q3N_FULL (2 * (512 * 256 + 2 * 128 * 256 + 256 * 256 + 2 * 64))
+#define Q3N_LIN  (2 * (768 * 256 + 16 * 256 + 512 * 4 + 8 + 32 + 256 * 256) + 4 * 8)
+#define Q3N_MOE  (2 * (4 * 256 + 4 * 3 * 64 * 256 + 3 * 128 * 256 + 256))
+#define Q3N_BYTES                                                                                  \
+	(2 * (2 * 1000 * 256 + 256) + 4 * 2 * 2 * 256 + 2 * Q3N_FULL + 2 * Q3N_LIN +               \
+	 2 * 3 * 384 * 256 + 3 * Q3N_MOE + 2 * (256 * 512 + 4 * 256))
 #define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
 #define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
@@ -204,6 +215,7 @@ static const fam_expect fams[] = {
      128, CKPT_QUANT_MXFP4, 1},
     {"llama4", 66, L4_BYTES, 256, 8, 2, 32, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 2},
     {"llama4_text", 24, L4_TEXT, 256, 8, 2, 32, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 1},
+    {"qwen3_next", 96, Q3N_BYTES, 256, 4, 2, 64, 384, 1000, 4, 0, 4, 64, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -274,6 +286,17 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->v_hidden_size, 64);
 		assert_int_equal(cfg->v_proj_in_dim, 128);
 		assert_int_equal(cfg->v_output_dim, 128);
+	}
+	if (strcmp(e->name, "qwen3_next") == 0) { /* the gated delta net and its layer pattern */
+		assert_int_equal(cfg->full_attention_interval, 2);
+		assert_false(cfg->has_layer_types);
+		assert_int_equal(cfg->lin_num_k_heads, 4);
+		assert_int_equal(cfg->lin_num_v_heads, 8);
+		assert_int_equal(cfg->lin_k_head_dim, 32);
+		assert_int_equal(cfg->lin_v_head_dim, 32);
+		assert_int_equal(cfg->lin_conv_kernel, 4);
+		assert_int_equal(cfg->shared_expert_intermediate_size, 128);
+		assert_int_equal(cfg->n_mlp_only_layers, 1);
 	}
 	if (strncmp(e->name, "llama4", 6) == 0) {
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -124,6 +124,25 @@ sed -i 's/"architectures"/"quantization_config": {"quant_method": "fbgemm_fp8"},
 	"$T/l4fp8/config.json"
 "$CTL" plan --model-dir "$T/l4fp8" --tp-size 1 >/dev/null 2>"$T/err" && fail "fbgemm_fp8 accepted"
 grep -q "quant_method 'fbgemm_fp8' is not supported" "$T/err" || fail "fbgemm_fp8: $(cat "$T/err")"
+# Qwen3-Next: layers 0, 2 linear attention (in_proj_qkvz / in_proj_ba by key-head groups,
+# conv1d's q / k / v channels each split, A_log by value heads), 1, 3 full attention (q with its
+# gates fused with k / v), layer 0 dense; mtp.* skipped; in_proj_ba never quantized
+"$CTL" plan --model-dir "$T/qwen3_next" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--quant fp8-block --rank-only >"$T/plan" || fail "plan qwen3_next"
+for l in "0.linear_attn.in_proj_qkvz.weight *F8_E4M3 *\[384, 256\]" \
+	"0.linear_attn.in_proj_ba.weight *BF16 *\[8, 256\]" \
+	"0.linear_attn.conv1d.weight *BF16 *\[256, 1, 4\]" "2.linear_attn.A_log *F32 *\[4\]" \
+	"1.self_attn.qkv_proj.weight *F8_E4M3 *\[384, 256\]" \
+	"3.mlp.experts.w13_weight *F8_E4M3 *\[2, 128, 256\]" \
+	"0.mlp.gate_up_proj.weight *F8_E4M3 *\[384, 256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "qwen3_next line $l: $(cat "$T/plan")"
+done
+grep -q "in_proj_ba.weight_scale" "$T/plan" && fail "qwen3_next: in_proj_ba quantized"
+grep -qx "skipped mtp.fc.weight" "$T/plan" || fail "qwen3_next: mtp.fc.weight not skipped"
+"$CTL" plan --model-dir "$T/qwen3_next" --tp-size 8 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "qwen3_next tp 8 should exit 3"
+grep -q "does not divide num_attention_heads 4; use tp_size 1, 2 or 4" "$T/err" ||
+	fail "qwen3_next tp 8: $(cat "$T/err")"
 
 # metadata
 "$CTL" shard --model-dir "$T/qwen2" --tp-size 2 --tp-rank 1 --quant fp8-block \

@@ -28,6 +28,12 @@ per-expert tensors, so the expected shards are Mixtral-style stacks. Its vision 
 (vision_model.*) is read as SigLIP's: q/k/v by heads, o_proj / fc2 / the adapter's fc2 by
 columns, fc1 / the adapter's fc1 by rows, the rest and multi_modal_projector replicated.
 
+Qwen3-Next (vLLM's qwen3_next.py): q_proj holds H heads of [query (d rows); gate (d rows)],
+so q/k/v fuse with q rows [r*Hl*2d, (r+1)*Hl*2d); the gated delta net's in_proj_qkvz and
+in_proj_ba are grouped per key head and split as contiguous rows; conv1d's channels are
+three segments [q (Hk*dk); k (Hk*dk); v (Hv*dv)], each split in T; A_log / dt_bias split,
+out_proj by columns, norm whole; mtp.* is dropped.
+
 usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block) [up_gate]
 """
 import json, os, re, sys, struct
@@ -126,6 +132,20 @@ def unstack_llama4(src):
 def pieces_rows(name, a, n): return [(name, 0, a, n)]
 def pieces_cols(name, a, n): return [(name, 1, a, n)]
 
+def linear_attn(name, rows, cols, cfg, T, r):
+    """Qwen3-Next's linear_attn.* on tp rank r: conv1d's [q; k; v] channel segments each
+    split; in_proj_qkvz / in_proj_ba (whole key-head groups) and A_log / dt_bias (value
+    heads) by contiguous rows; out_proj by columns; the gated norm whole."""
+    if name.endswith(".conv1d.weight"):
+        kd = cfg["linear_num_key_heads"] * cfg["linear_key_head_dim"]
+        segs = ((0, kd), (kd, kd), (2 * kd, rows - 2 * kd))
+        return sum((pieces_rows(name, a + r * (n // T), n // T) for a, n in segs), [])
+    if re.search(r"\.(in_proj_qkvz\.weight|in_proj_ba\.weight|A_log|dt_bias)$", name):
+        return pieces_rows(name, r * rows // T, rows // T)
+    if name.endswith(".out_proj.weight"):
+        return pieces_cols(name, r * cols // T, cols // T)
+    return pieces_rows(name, 0, rows)  # norm.weight
+
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
     H = cfg["num_attention_heads"]; hid = cfg["hidden_size"]
@@ -143,8 +163,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     Hl = H // T
     if KV >= T: KVl, ks = KV // T, r
     else: KVl, ks = 1, r // (T // KV)
+    qd = 2 * d if arch == "Qwen3NextForCausalLM" else d  # q rows per head (gated q)
     for name in sorted(src):
-        if re.search(r"rotary_emb\.|position_ids$|weight_scale_inv$", name): continue
+        if re.search(r"rotary_emb\.|position_ids$|weight_scale_inv$|^mtp\.", name): continue
         m = re.match(r"model\.layers\.(\d+)\.", name)
         if m and arch.startswith("Deepseek") and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue
@@ -185,6 +206,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 stack.setdefault(base + ".w13_bias", {}).setdefault(j, {})[part] = \
                     pieces_rows(name, r * Il if P == 1 else 0, Il)
             continue
+        if ".linear_attn." in name:  # Qwen3-Next's gated delta net
+            add(name, linear_attn(name, rows, cols, cfg, T, r)); continue
         if name.endswith("self_attn.sinks"):  # GPT-OSS: the rank's q heads
             add(name, pieces_rows(name, r * Hl, Hl)); continue
         m = re.match(r"(.*experts)\.(\d+)\.(gate_proj|up_proj|down_proj|w1|w3|w2)\.weight$", name)
@@ -239,7 +262,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         m = re.match(r"(.*)\.q_proj\.(weight|bias)$", name)
         if m and not arch.startswith("Deepseek") and not name.startswith(("vision_tower.", "vision_model.")):
             b, leaf = m.group(1), m.group(2)
-            add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * d, Hl * d)
+            add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * qd, Hl * qd)
                 + pieces_rows(f"{b}.k_proj.{leaf}", ks * KVl * d, KVl * d)
                 + pieces_rows(f"{b}.v_proj.{leaf}", ks * KVl * d, KVl * d))
         m = re.match(r"(.*)\.query\.(weight|bias)$", name)
