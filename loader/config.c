@@ -447,6 +447,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = get_bool(root, "lm_head_bias", false, &c->lm_head_bias, err);
 	if (rv == WT_OK)
+		rv = get_bool(root, "use_qk_norm", false, &c->use_qk_norm, err);
+	if (rv == WT_OK)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)
 		rv = parse_linear_attn(root, c, err);
@@ -472,7 +474,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
  * num_attention_heads, num_key_value_heads, head_dim or vocab_size
  * (Gemma3TextConfig's 8, 4, 256, 262208; transformers 4.57.1). Llama 4's the same
  * (Llama4TextConfig). Qwen3-Next's top-level config is read as Qwen3NextConfig reads
- * it: a key it leaves out takes the class default.
+ * it: a key it leaves out takes the class default; GLM-4.5 (Glm4MoeConfig) for the keys a
+ * hand-written config.json leaves out.
  */
 typedef struct class_default {
 	const char *key;
@@ -545,12 +548,42 @@ static const class_default qwen3_next_defaults[] = {
     {"partial_rotary_factor", true, 0.25},
 };
 
+/* Glm4MoeConfig's (transformers 4.57.1): GLM-4.5-Air's dims. config.json is the
+ * top-level config here, which save_pretrained writes whole, but a hand-written one
+ * may leave keys out and transformers then builds the model from these; the
+ * loader's generic defaults differ for the MoE keys (no experts, no shared expert,
+ * every layer MoE, moe_intermediate_size = intermediate_size). */
+static const class_default glm4_moe_defaults[] = {
+    {"vocab_size", false, 151552},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 10944},
+    {"num_hidden_layers", false, 46},
+    {"num_attention_heads", false, 96},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 131072},
+    {"moe_intermediate_size", false, 1408},
+    {"num_experts_per_tok", false, 8},
+    {"n_shared_experts", false, 1},
+    {"n_routed_experts", false, 128},
+    {"n_group", false, 1},
+    {"topk_group", false, 1},
+    {"first_k_dense_replace", false, 1},
+    {"routed_scaling_factor", true, 1.0},
+    {"partial_rotary_factor", true, 0.5},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+
 /* The class defaults of the language model whose model_type is mt, or NULL. */
 static const class_default *class_defaults(const char *mt, size_t *n)
 {
 	if (mt != NULL && strcmp(mt, "qwen3_next") == 0) {
 		*n = sizeof(qwen3_next_defaults) / sizeof(qwen3_next_defaults[0]);
 		return qwen3_next_defaults;
+	}
+	if (mt != NULL && strcmp(mt, "glm4_moe") == 0) {
+		*n = sizeof(glm4_moe_defaults) / sizeof(glm4_moe_defaults[0]);
+		return glm4_moe_defaults;
 	}
 	/* Llama4Config builds its text_config as a Llama4TextConfig likewise */
 	if (mt != NULL && (strcmp(mt, "llama4_text") == 0 || strcmp(mt, "llama4") == 0)) {

@@ -252,6 +252,7 @@ typedef struct ckpt_config {
 	bool tie_given;           /* present in config.json: else the architecture's
 	                             default decides (shardmap_tied) */
 	bool lm_head_bias;        /* PhiMoE: lm_head has a bias [vocab_size]; false if absent */
+	bool use_qk_norm; /* GLM-4.5 (Llama 4: the L2 norm): q_norm / k_norm; false if absent */
 	/* MoE */
 	int64_t num_experts; /* num_local_experts | num_experts | n_routed_experts; 0 = dense */
 	int64_t moe_intermediate_size;           /* Mixtral: intermediate_size */

@@ -18,7 +18,7 @@
  * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
  * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
  * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's,
- * OLMo 2's and Granite's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's: cfg_gpt_oss.c;
+ * OLMo 2's, Granite's and GLM-4.5's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's: cfg_gpt_oss.c;
  * Llama 4's: cfg_llama4.c.
  */
 #include <jansson.h>
@@ -99,7 +99,8 @@ enum {
 	FAM_OLMO,
 	FAM_PHIMOE,
 	FAM_GPT_OSS,
-	FAM_LLAMA4
+	FAM_LLAMA4,
+	FAM_GLM4_MOE
 };
 
 /* The planner's family -> the reference's kind. */
@@ -161,6 +162,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"qwen3_moe", REF_QWEN2_MOE, true, 0, 0},
 	    {"deepseek_v3", REF_DEEPSEEK, false, 0, 0},
 	    {"deepseek_v2", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_V2},
+	    /* Glm4MoeForCausalLM: DeepSeek-V3's MoE under Llama's attention (cfg_fam.c) */
+	    {"glm4_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
 	    {"bert", REF_BERT, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
@@ -182,6 +185,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->layernorm = c->layernorm || c->phimoe;
 			c->gpt_oss = map[i].fam == FAM_GPT_OSS;
 			c->llama4 = map[i].fam == FAM_LLAMA4;
+			c->glm4_moe = map[i].fam == FAM_GLM4_MOE;
 			return WT_OK;
 		}
 	/* named by what is missing: the list of what is covered outgrew an error message */
@@ -201,7 +205,7 @@ static int parse_rope(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		                 "config.json: rope_theta %g; the reference needs a value above 1",
 		                 c->theta);
 	/* transformers' default for DeepSeek: interleaved */
-	c->rope_interleave = c->kind == REF_DEEPSEEK && bool_or(&f[F_ROPE_INTERLEAVE], true);
+	c->rope_interleave = ref_is_mla(c) && bool_or(&f[F_ROPE_INTERLEAVE], true);
 	return WT_OK;
 }
 
@@ -305,7 +309,7 @@ static int parse_rest(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	int rv = parse_rope(f, c, err);
 	if (rv == WT_OK && c->kind == REF_BERT)
 		rv = parse_bert(f, c, err);
-	if (rv == WT_OK && c->kind == REF_DEEPSEEK)
+	if (rv == WT_OK && ref_is_mla(c))
 		rv = check_mla(c, err);
 	if (rv == WT_OK && c->kind != REF_DENSE && c->kind != REF_BERT)
 		rv = parse_moe(f, c, err);
@@ -392,7 +396,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
 		rv = ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||
-	         c->granite || c->norm_free)
+	         c->granite || c->norm_free || c->glm4_moe)
 		rv = ref_cfg_fam(c, family, json, len, err);
 	else if (c->gemma > 0)
 		rv = ref_cfg_gemma(c, json, len, err);

@@ -1,8 +1,8 @@
 /*
  * cfg_fam.c — the reference configuration of Phi-3, StarCoder2, DeepSeek-V2,
- * GLM-4, OLMo 2, OLMoE, OLMo 1 and Granite: their config.json fields with transformers'
- * defaults, on top of the Llama (phi3, starcoder2, glm, glm4, olmo2, olmo, granite),
- * Qwen-MoE (olmoe) and DeepSeek-V3 (deepseek_v2) math of ref_cfg.
+ * GLM-4, GLM-4.5, OLMo 2, OLMoE, OLMo 1 and Granite: their config.json fields with
+ * transformers' defaults, on top of the Llama (phi3, starcoder2, glm, glm4, olmo2, olmo,
+ * granite), Qwen-MoE (olmoe) and DeepSeek-V3 (deepseek_v2, glm4_moe) math of ref_cfg.
  *
  * The math followed (transformers' modeling files):
  *
@@ -63,6 +63,14 @@
  *   (norm_free); clip_qkv clamps q_proj, k_proj and v_proj's outputs (biases added)
  *   as OLMoE's. Untied unless tie_word_embeddings (OLMo-1B-hf ties).
  *
+ *   GLM-4.5 / 4.6 (modeling_glm4_moe.py, 4.57.1): Llama's decoder (q/k/v biases with
+ *   attention_bias, o_proj without; q_norm / k_norm RMSNorms per head of head_dim before
+ *   RoPE with use_qk_norm) whose RoPE is the rotate-half form on the first
+ *   int(head_dim * partial_rotary_factor) dims; DeepSeek-V3's MoE (cfg.c): layers
+ *   >= first_k_dense_replace, sigmoid router in float32 with e_score_correction_bias,
+ *   n_group / topk_group (groups by their two best), norm_topk_prob, routed_scaling_factor,
+ *   n_shared_experts x moe_intermediate_size shared experts added ungated.
+ *
  *   Granite (modeling_granite.py, 4.57.1): Llama's decoder; embeddings times
  *   embedding_multiplier, scores times attention_multiplier (instead of
  *   1/sqrt(head_dim)), x += residual_multiplier * block(x) after attention and
@@ -115,6 +123,7 @@ enum {
 	P_RES_MULT,
 	P_ATT_MULT,
 	P_LOGIT_SCALE,
+	P_QK_NORM,
 	P_COUNT
 };
 
@@ -136,6 +145,7 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	    [P_RES_MULT] = {"residual_multiplier", CKPT_FIELD_REAL},
 	    [P_ATT_MULT] = {"attention_multiplier", CKPT_FIELD_REAL},
 	    [P_LOGIT_SCALE] = {"logits_scaling", CKPT_FIELD_REAL},
+	    [P_QK_NORM] = {"use_qk_norm", CKPT_FIELD_BOOL},
 	};
 	memcpy(f, spec, sizeof(spec)); /* keys and kinds, outputs cleared */
 	return ckpt_config_fields(json, len, f, P_COUNT, err);
@@ -284,6 +294,25 @@ static int parse_glm(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *e
 	return rope_scaling(root, f, c->glm == 2 ? "Glm4ForCausalLM" : "GlmForCausalLM", c, err);
 }
 
+/* GLM-4.5 / 4.6 (Glm4MoeConfig): silu, rms_norm_eps 1e-5, per-head q_norm / k_norm when
+ * use_qk_norm, rotate-half RoPE (Glm4Moe's apply_rotary_pos_emb, unlike GLM-4's pairs) on
+ * the first int(head_dim * partial_rotary_factor) dims, default 0.5; the MoE is V3's
+ * (cfg.c parse_deepseek), every layer from first_k_dense_replace on (Glm4MoeDecoderLayer
+ * reads no moe_layer_freq). */
+static int parse_glm4_moe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	if (rv == WT_OK)
+		rv = rotary_dims(f[P_PRF].present ? f[P_PRF].r : 0.5, c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5;
+	c->qk_norm = f[P_QK_NORM].present && f[P_QK_NORM].b;
+	c->layer_freq = 1;
+	c->rope_interleave = false;
+	return rope_scaling(root, f, "Glm4MoeForCausalLM", c, err);
+}
+
 static int parse_olmo2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
 	int rv = parse_act(&f[P_ACT], "silu", c, err);
@@ -418,7 +447,9 @@ int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt
 		json_decref(root);
 		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
 	}
-	if (c->glm != 0)
+	if (c->glm4_moe)
+		rv = parse_glm4_moe(f, root, c, err);
+	else if (c->glm != 0)
 		rv = parse_glm(f, root, c, err);
 	else if (c->fused_ckpt)
 		rv = parse_phi3(f, root, c, err);

@@ -304,7 +304,7 @@ int ref_cfg_rope(json_t *root, const ref_rope_in *in, ref_cfg *c, wt_errbuf *err
 		                 key, type, in->arch,
 		                 strcmp(type, "longrope") == 0 ? " (longrope: Phi-3 only)" : "");
 	}
-	if (rv == WT_OK && c->kind == REF_DEEPSEEK)
+	if (rv == WT_OK && ref_is_mla(c)) /* GLM-4.5: transformers' YaRN on cos / sin */
 		rv = deepseek_softmax(o, key, c, err);
 	return rv;
 }

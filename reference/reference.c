@@ -170,7 +170,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	int rv = ref_block_input(c, s, b->h, b->x, T, l, ref_attn_norm(c), err);
 	if (rv != WT_OK)
 		return rv;
-	if (c->kind == REF_DEEPSEEK) {
+	if (ref_is_mla(c)) {
 		if ((rv = ref_mla(c, s, l, c->H, b->h, T, b->o, err)))
 			return rv;
 		ref_residual_add(c, b->x, b->o, T * c->hid);

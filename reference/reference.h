@@ -19,11 +19,11 @@
  * sparsemixer routing, LM head bias; cfg_phimoe.c), Qwen2-MoE (shared
  * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step) and Qwen3-MoE,
  * DeepSeek-V3 (MLA, sigmoid routing; reference_mla.c) and DeepSeek-V2 (softmax
- * routing), GPT-OSS (attention sinks, biased router and experts, clamped SwiGLU;
- * gpt_oss.c, MXFP4 or dequantized experts), the Llama 4 language model (NoPE layers,
- * chunked attention, L2 q/k norms, input-scaled experts; llama4.c) and BERT
- * (reference_bert.c). Anything else is
- * WT_EUNSUPPORTED naming the architecture.
+ * routing), GLM-4.5 (DeepSeek-V3's MoE under Llama's attention with partial RoPE), GPT-OSS
+ * (attention sinks, biased router and experts, clamped SwiGLU; gpt_oss.c, MXFP4 or dequantized
+ * experts), the Llama 4 language model (NoPE layers, chunked attention, L2 q/k norms, input-scaled
+ * experts; llama4.c) and BERT (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the
+ * architecture.
  *
  * Thread rule: a set caches dequantized values on first use, so one set is
  * used by one thread at a time.
@@ -260,6 +260,12 @@ typedef struct ref_cfg {
 	 * scaling each expert's INPUT, plus the shared expert (Is) ungated. Bit i of a mask
 	 * is layer i (REF_L4_MAX_LAYERS) */
 	bool llama4, l2_qk_norm, temp_tuning;
+	/* GLM-4.5 / 4.6 (Glm4MoeForCausalLM; cfg_fam.c): kind REF_DEEPSEEK for the MoE
+	 * (sigmoid router with the correction bias, n_group / topk_group, norm_topk_prob,
+	 * routed_scaling_factor, shared experts, dense layers < first_k_dense_replace), with
+	 * Llama's attention instead of MLA: q/k/v biases, per-head q_norm / k_norm
+	 * (qk_norm: use_qk_norm), rotate-half RoPE on the first rot_dim dims */
+	bool glm4_moe;
 	uint64_t l4_rope[4], l4_chunked[4], l4_moe[4];
 	int64_t chunk;
 	double floor_scale, temp_scale;

@@ -30,6 +30,13 @@ static inline void ref_eset_add(ref_eset *s, int64_t e)
 		s->w[e / 64] |= 1ull << (e % 64);
 }
 
+/* Whether a layer's attention is DeepSeek's MLA (ref_mla): DeepSeek-V2 / V3, not
+ * GLM-4.5, whose REF_DEEPSEEK kind is its MoE only. */
+static inline bool ref_is_mla(const ref_cfg *c)
+{
+	return c->kind == REF_DEEPSEEK && !c->glm4_moe;
+}
+
 /* Activations for n_tok tokens; all owned. */
 typedef struct ref_bufs {
 	float *x; /* [T, hid] residual stream */

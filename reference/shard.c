@@ -228,7 +228,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	long long L = (long long)l;
 	const float *wo;
 	int rv;
-	if (c->kind == REF_DEEPSEEK) {
+	if (ref_is_mla(c)) {
 		if ((rv = ref_block_input(c, rs, b->h, b->x, T, l, ref_attn_norm(c), s->err)))
 			return rv;
 		return ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);

@@ -3,7 +3,8 @@
  * MLP; V3's MTP layers (index >= num_hidden_layers) dropped. V2 (V2, V2.5,
  * V2-Lite, Coder-V2) has the same tensors without V3's
  * gate.e_score_correction_bias, and no MTP layers (a layer past the config is
- * an error there, as for the other families).
+ * an error there, as for the other families). GLM-4.5 / 4.6 (Glm4MoeForCausalLM):
+ * V3's MoE rows and MTP drop under Llama's attention.
  */
 #include "shardmap/family_rules.h"
 
@@ -28,7 +29,12 @@
 	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_KVB, SM_D_KVLORA),                   \
 	    SM_RULE(SM_ATT "o_proj.weight", SM_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS,      \
 	            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_OV),                                   \
-	    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),                                      \
+	    DEEPSEEK_RULES_MOE
+
+/* The dense MLP of layers < first_k_dense_replace, the router, the routed experts and
+ * the shared experts (n_shared_experts x moe_intermediate_size) of the MoE layers. */
+#define DEEPSEEK_RULES_MOE                                                                         \
+	SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),                                          \
 	    SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),                                \
 	    SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),                 \
 	    SM_RULES_MLP("mlp.shared_experts.", SM_D_ISH, SM_U_ISH, SM_C_SHARED)
@@ -42,6 +48,22 @@ static const sm_rule deepseek_v2_rules[] = {
     DEEPSEEK_RULES_COMMON,
 };
 
+/* GLM-4.5 / 4.6 (modeling_glm4_moe.py, vLLM glm4_moe.py): q/k/v (+ biases with
+ * attention_bias) fused, o_proj by columns, per-head q_norm / k_norm [head_dim]
+ * replicated when use_qk_norm (and only then); V3's MoE rows, correction bias
+ * included. */
+static const sm_rule glm4_moe_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULE(SM_ATT "q_norm.weight", SM_ATT "q_norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_QKNORM, 0,
+            1, SM_D_HD, SM_D_ANY),
+    SM_RULE(SM_ATT "k_norm.weight", SM_ATT "k_norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_QKNORM, 0,
+            1, SM_D_HD, SM_D_ANY),
+    DEEPSEEK_RULES_MOE,
+    SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
+};
+
 /* MoE from first_k_dense_replace on, every moe_layer_freq-th layer. */
 static bool deepseek_moe(const ckpt_config *cfg, int64_t i)
 {
@@ -51,7 +73,14 @@ static bool deepseek_moe(const ckpt_config *cfg, int64_t i)
 	return i >= cfg->first_k_dense_replace && i % freq == 0;
 }
 
+/* Glm4MoeDecoderLayer: MoE from first_k_dense_replace on (no moe_layer_freq). */
+static bool glm4_moe_moe(const ckpt_config *cfg, int64_t i)
+{
+	return cfg->num_experts > 0 && i >= cfg->first_k_dense_replace;
+}
+
 static const char *const deepseek_archs[] = {"DeepseekV3ForCausalLM", NULL};
+static const char *const glm4_moe_archs[] = {"Glm4MoeForCausalLM", NULL};
 static const char *const deepseek_v2_archs[] = {"DeepseekV2ForCausalLM", NULL};
 
 const sm_family shardmap_family_deepseek_v3 = {
@@ -60,3 +89,14 @@ const sm_family shardmap_family_deepseek_v3 = {
 const sm_family shardmap_family_deepseek_v2 = {
     "deepseek_v2", deepseek_v2_archs, deepseek_v2_rules, SM_NRULES(deepseek_v2_rules), deepseek_moe,
     false,         "model.layers."};
+/* GLM-4.5's MTP layers (num_nextn_predict_layers; model.layers.92.* in GLM-4.5,
+ * .46.* in GLM-4.5-Air) are dropped as V3's. */
+const sm_family shardmap_family_glm4_moe = {
+    .name = "glm4_moe",
+    .archs = glm4_moe_archs,
+    .rules = glm4_moe_rules,
+    .n_rules = SM_NRULES(glm4_moe_rules),
+    .layer_is_moe = glm4_moe_moe,
+    .drop_extra_layers = true,
+    .layer_prefix = "model.layers.",
+};

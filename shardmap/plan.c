@@ -46,6 +46,8 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return !x->fam->layer_is_linear || !x->fam->layer_is_linear(x->cfg, i);
 	case SM_C_LINATT:
 		return x->fam->layer_is_linear && x->fam->layer_is_linear(x->cfg, i);
+	case SM_C_QKNORM:
+		return x->cfg->use_qk_norm;
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -298,6 +300,8 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		why = "a linear-attention layer (see layer_types, full_attention_interval)";
 	else if (ru->cond == SM_C_LINATT)
 		why = "a full-attention layer (see layer_types, full_attention_interval)";
+	else if (ru->cond == SM_C_QKNORM)
+		why = "without q/k norms (use_qk_norm is false or absent)";
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "tensor '%s': unknown tensor: config.json makes layer %" PRId64
 	                 " %s; fix config.json or the checkpoint",

@@ -15,7 +15,7 @@ static const sm_family *const families[] = {
     &shardmap_family_granite,    &shardmap_family_granitemoe,  &shardmap_family_granitemoeshared,
     &shardmap_family_olmoe,      &shardmap_family_olmo,        &shardmap_family_phimoe,
     &shardmap_family_gpt_oss,    &shardmap_family_llama4,      &shardmap_family_llama4_text,
-    &shardmap_family_qwen3_next,
+    &shardmap_family_qwen3_next, &shardmap_family_glm4_moe,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -45,7 +45,8 @@ const char *shardmap_supported_architectures(void)
 	       "GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, "
 	       "OlmoeForCausalLM, OlmoForCausalLM, "
 	       "PhiMoEForCausalLM (PhimoeForCausalLM), GptOssForCausalLM, "
-	       "Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3NextForCausalLM";
+	       "Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3NextForCausalLM, "
+	       "Glm4MoeForCausalLM";
 }
 
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c)

@@ -127,6 +127,7 @@ typedef enum {
 	SM_C_NOMX,    /* MoE layers of a checkpoint that is not MXFP4 (GPT-OSS saved dequantized) */
 	SM_C_FULLATT, /* layers with softmax attention (Qwen3-Next: not linear attention) */
 	SM_C_LINATT,  /* Qwen3-Next's linear-attention layers (layer_is_linear) */
+	SM_C_QKNORM,  /* config.json use_qk_norm true (GLM-4.5's q_norm / k_norm) */
 } sm_cond;
 
 enum {
@@ -225,6 +226,7 @@ extern const sm_family shardmap_family_olmoe;
 extern const sm_family shardmap_family_phimoe;
 extern const sm_family shardmap_family_deepseek_v3;
 extern const sm_family shardmap_family_deepseek_v2;
+extern const sm_family shardmap_family_glm4_moe;
 extern const sm_family shardmap_family_bert;
 extern const sm_family shardmap_family_qwen2_vl;
 extern const sm_family shardmap_family_phi3;

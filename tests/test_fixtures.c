@@ -145,6 +145,15 @@ typedef struct fam_expect {
 #define Q3N_BYTES                                                                                  \
 	(2 * (2 * 1000 * 256 + 256) + 4 * 2 * 2 * 256 + 2 * Q3N_FULL + 2 * Q3N_LIN +               \
 	 2 * 3 * 384 * 256 + 3 * Q3N_MOE + 2 * (256 * 512 + 4 * 256))
+/* glm4_moe: 4 layers (the MTP layer 3 included) of norms, q 256x128, k/v 64x128, o
+ * 128x256, q/k/v biases, q/k norms [32]; layer 0 dense (3 x 256x128); layers 1-3 MoE
+ * (router 8x128, F32 correction bias [8], 8 experts and 1 shared expert of 3 x 64x128);
+ * the MTP layer's embed_tokens / shared_head.head 1000x128, 3 norms, eh_proj 128x256 */
+#define GLM_ATTN (2 * (2 * 128 + 256 * 128 + 2 * 64 * 128 + 128 * 256 + 384 + 64))
+#define GLM_MOE  (2 * (8 * 128 + 9 * 3 * 64 * 128) + 8 * 4)
+#define GLM_MTP  (2 * (2 * 1000 * 128 + 3 * 128 + 128 * 256))
+#define GLM_BYTES                                                                                  \
+	(2 * (2 * 1000 * 128 + 128) + 4 * GLM_ATTN + 2 * 3 * 256 * 128 + 3 * GLM_MOE + GLM_MTP)
 #define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
 #define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
@@ -186,6 +195,7 @@ static const fam_expect fams[] = {
      1003, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"deepseek_v3", 123, DS_BYTES, 256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_FP8_BLOCK, 1},
     {"deepseek_v2", 36, DSV2_BYTES, 256, 8, 8, 32, 512, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
+    {"glm4_moe", 143, GLM_BYTES, 128, 8, 2, 32, 256, 1000, 3, 0, 8, 64, CKPT_QUANT_NONE, 1},
     {"bert", 39, BERT_BYTES, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
     {"qwen2_vl", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"qwen2_vl_hf5", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
@@ -297,6 +307,11 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->lin_conv_kernel, 4);
 		assert_int_equal(cfg->shared_expert_intermediate_size, 128);
 		assert_int_equal(cfg->n_mlp_only_layers, 1);
+	}
+	if (strcmp(e->name, "glm4_moe") == 0) { /* GLM-4.5's q/k norms and MoE keys */
+		assert_true(cfg->use_qk_norm);
+		assert_int_equal(cfg->first_k_dense_replace, 1);
+		assert_int_equal(cfg->n_shared_experts, 1);
 	}
 	if (strncmp(e->name, "llama4", 6) == 0) {
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);

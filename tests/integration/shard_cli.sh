@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -143,6 +143,26 @@ grep -qx "skipped mtp.fc.weight" "$T/plan" || fail "qwen3_next: mtp.fc.weight no
 [ $? -eq 3 ] || fail "qwen3_next tp 8 should exit 3"
 grep -q "does not divide num_attention_heads 4; use tp_size 1, 2 or 4" "$T/err" ||
 	fail "qwen3_next tp 8: $(cat "$T/err")"
+# GLM-4.5: fused q/k/v with biases, per-head q/k norms and the router with its F32
+# correction bias replicated, layer 0 dense, experts EP-owned, the shared expert TP-split,
+# the MTP layer 3 dropped and listed as skipped
+"$CTL" plan --model-dir "$T/glm4_moe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan glm4_moe"
+for l in "1.self_attn.qkv_proj.weight *BF16 *\[192, 128\]" "1.self_attn.qkv_proj.bias *BF16 *\[192\]" \
+	"1.self_attn.q_norm.weight *BF16 *\[32\]" "1.mlp.gate.e_score_correction_bias *F32 *\[8\]" \
+	"1.mlp.experts.w13_weight *BF16 *\[4, 128, 128\]" "1.mlp.experts.w2_weight *BF16 *\[4, 128, 64\]" \
+	"1.mlp.shared_experts.gate_up_proj.weight *BF16 *\[64, 128\]" \
+	"0.mlp.gate_up_proj.weight *BF16 *\[256, 128\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "glm4_moe line $l: $(cat "$T/plan")"
+done
+grep -q "^skipped model.layers.3.eh_proj.weight" "$T/plan" || fail "glm4_moe MTP not skipped"
+grep -v "^skipped" "$T/plan" | grep -q "model.layers.3." && fail "glm4_moe MTP layer emitted"
+"$CTL" shard --model-dir "$T/glm4_moe" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--out "$T/glm.st" || fail "glm4_moe int8 shard"
+"$CTL" plan --model-dir "$T/glm4_moe" --tp-size 1 --ep-size 16 --ep-rank 0 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "glm4_moe ep 16 should exit 3"
+grep -q "ep_size 16 exceeds the 8 routed experts; use ep_size <= 8" "$T/err" ||
+	fail "glm4_moe ep 16 message: $(cat "$T/err")"
 
 # metadata
 "$CTL" shard --model-dir "$T/qwen2" --tp-size 2 --tp-rank 1 --quant fp8-block \

@@ -129,6 +129,10 @@ def unstack_llama4(src):
                 out[f"{b}{j}.down_proj.weight"] = (dt, w)
     return out
 
+# Architectures whose layers >= num_hidden_layers are MTP layers, dropped (DeepSeek-V3,
+# GLM-4.5 / 4.6: Glm4MoeForCausalLM, which is otherwise Llama's attention + V3's MoE).
+MTP_ARCHS = ("Deepseek", "Glm4Moe")
+
 def pieces_rows(name, a, n): return [(name, 0, a, n)]
 def pieces_cols(name, a, n): return [(name, 1, a, n)]
 
@@ -167,7 +171,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     for name in sorted(src):
         if re.search(r"rotary_emb\.|position_ids$|weight_scale_inv$|^mtp\.", name): continue
         m = re.match(r"model\.layers\.(\d+)\.", name)
-        if m and arch.startswith("Deepseek") and int(m.group(1)) >= L: continue
+        if m and arch.startswith(MTP_ARCHS) and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
@@ -260,6 +264,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     # fused q/k/v
     for name in sorted(src):
         m = re.match(r"(.*)\.q_proj\.(weight|bias)$", name)
+        mtp = re.match(r"model\.layers\.(\d+)\.", name)
+        if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
         if m and not arch.startswith("Deepseek") and not name.startswith(("vision_tower.", "vision_model.")):
             b, leaf = m.group(1), m.group(2)
             add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * qd, Hl * qd)
@@ -276,7 +282,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             b, leaf = m.group(1), m.group(2)
             n = src[name][1].shape[0] // T
             mm2 = re.match(r"model\.layers\.(\d+)\.", name)
-            if mm2 and arch.startswith("Deepseek") and int(mm2.group(1)) >= L: continue
+            if mm2 and arch.startswith(MTP_ARCHS) and int(mm2.group(1)) >= L: continue
             add(f"{b}.gate_up_proj.{leaf}", pieces_rows(name, r * n, n) + pieces_rows(f"{b}.up_proj.{leaf}", r * n, n))
     if P > 1:
         start = e * (E // P) + min(e, E % P); count = E // P + (1 if e < E % P else 0)
