@@ -143,6 +143,72 @@ static int add_ignores(ckpt_config *c, json_t *v, const char *name, wt_errbuf *e
 	return WT_OK;
 }
 
+/*
+ * fbgemm_fp8 (FbgemmFp8Config): modules_to_not_convert verbatim into c->quant_keep
+ * (transformers matches them against module names its own way: shardmap_fb_kept, not as
+ * section 5 patterns); activation_scale_ub bounds the activations' dynamic per-row
+ * scales, an inference setting that no weight depends on: a number or absent, else
+ * WT_ECORRUPT, and not read further.
+ */
+static int parse_fbgemm(json_t *q, ckpt_config *c, wt_errbuf *err)
+{
+	c->quant = CKPT_QUANT_FBGEMM_FP8;
+	json_t *ub = json_object_get(q, "activation_scale_ub");
+	if (ub != NULL && !json_is_null(ub) && !json_is_number(ub))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: quantization_config.activation_scale_ub is not a "
+		                 "number");
+	json_t *v = json_object_get(q, "modules_to_not_convert");
+	if (v == NULL || json_is_null(v))
+		return WT_OK;
+	size_t k = json_is_array(v) ? json_array_size(v) : 0;
+	if (!json_is_array(v) || k > CKPT_MAX_QUANT_KEEP)
+		return wt_seterr(
+		    err, json_is_array(v) ? WT_ETOOBIG : WT_ECORRUPT,
+		    "config.json: quantization_config.modules_to_not_convert must be an "
+		    "array of at most %d module names",
+		    CKPT_MAX_QUANT_KEEP);
+	if ((c->quant_keep = calloc(k ? k : 1, sizeof(char *))) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	for (size_t i = 0; i < k; i++) {
+		json_t *s = json_array_get(v, i);
+		if (!json_is_string(s) || json_string_length(s) == 0)
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "config.json: quantization_config.modules_to_not_convert[%zu] "
+			    "is not a module name (a non-empty string)",
+			    i);
+		if ((c->quant_keep[i] = strdup(json_string_value(s))) == NULL)
+			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+		c->n_quant_keep++;
+	}
+	return WT_OK;
+}
+
+/* weight_block_size [b0, b1] of an "fp8" config (block FP8), else per-tensor FP8. */
+static int parse_fp8(json_t *q, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *b = json_object_get(q, "weight_block_size");
+	if (b == NULL || json_is_null(b)) {
+		c->quant = CKPT_QUANT_FP8_TENSOR;
+		return WT_OK;
+	}
+	if (!json_is_array(b) || json_array_size(b) != 2 ||
+	    !json_is_integer(json_array_get(b, 0)) || !json_is_integer(json_array_get(b, 1)) ||
+	    json_integer_value(json_array_get(b, 0)) <= 0 ||
+	    json_integer_value(json_array_get(b, 1)) <= 0 ||
+	    json_integer_value(json_array_get(b, 0)) > CKPT_MAX_QUANT_BLOCK ||
+	    json_integer_value(json_array_get(b, 1)) > CKPT_MAX_QUANT_BLOCK)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: quantization_config.weight_block_size must "
+		                 "be two integers in 1..%d",
+		                 CKPT_MAX_QUANT_BLOCK);
+	c->quant = CKPT_QUANT_FP8_BLOCK;
+	c->quant_block[0] = (int64_t)json_integer_value(json_array_get(b, 0));
+	c->quant_block[1] = (int64_t)json_integer_value(json_array_get(b, 1));
+	return WT_OK;
+}
+
 static int parse_quant(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	c->quant = CKPT_QUANT_NONE;
@@ -159,46 +225,30 @@ static int parse_quant(json_t *root, ckpt_config *c, wt_errbuf *err)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: quantization_config.quant_method missing or not a "
 		                 "string");
-	bool ct = strcmp(json_string_value(m), "compressed-tensors") == 0;
-	bool mx = strcmp(json_string_value(m), "mxfp4") == 0;
-	if (!ct && !mx && strcmp(json_string_value(m), "fp8") != 0)
+	const char *method = json_string_value(m);
+	bool ct = strcmp(method, "compressed-tensors") == 0;
+	bool mx = strcmp(method, "mxfp4") == 0, fb = strcmp(method, "fbgemm_fp8") == 0;
+	if (!ct && !mx && !fb && strcmp(method, "fp8") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: quant_method '%s' is not supported; only 'fp8' "
-		                 "(block or per-tensor), 'compressed-tensors' (int8 channel, "
-		                 "int4 group) and 'mxfp4' (GPT-OSS experts) checkpoints are read",
-		                 json_string_value(m));
-	json_t *b = json_object_get(q, "weight_block_size");
-	if (ct) {
-		int rv = ckpt_ct_parse_quant(q, c, err);
-		if (rv != WT_OK)
-			return rv;
-	} else if (mx) {
+		                 "(block or per-tensor), 'fbgemm_fp8' (per channel), "
+		                 "'compressed-tensors' (int8 channel, int4 group) and 'mxfp4' "
+		                 "(GPT-OSS experts) checkpoints are read",
+		                 method);
+	int rv = WT_OK;
+	if (ct)
+		rv = ckpt_ct_parse_quant(q, c, err);
+	else if (mx)
 		c->quant = CKPT_QUANT_MXFP4;
-	} else if (b == NULL || json_is_null(b)) {
-		c->quant = CKPT_QUANT_FP8_TENSOR;
-	} else {
-		if (!json_is_array(b) || json_array_size(b) != 2 ||
-		    !json_is_integer(json_array_get(b, 0)) ||
-		    !json_is_integer(json_array_get(b, 1)) ||
-		    json_integer_value(json_array_get(b, 0)) <= 0 ||
-		    json_integer_value(json_array_get(b, 1)) <= 0 ||
-		    json_integer_value(json_array_get(b, 0)) > CKPT_MAX_QUANT_BLOCK ||
-		    json_integer_value(json_array_get(b, 1)) > CKPT_MAX_QUANT_BLOCK)
-			return wt_seterr(err, WT_ECORRUPT,
-			                 "config.json: quantization_config.weight_block_size must "
-			                 "be two integers in 1..%d",
-			                 CKPT_MAX_QUANT_BLOCK);
-		c->quant = CKPT_QUANT_FP8_BLOCK;
-		c->quant_block[0] = (int64_t)json_integer_value(json_array_get(b, 0));
-		c->quant_block[1] = (int64_t)json_integer_value(json_array_get(b, 1));
-	}
+	else if (fb)
+		rv = parse_fbgemm(q, c, err);
+	else
+		rv = parse_fp8(q, c, err);
+	/* fbgemm_fp8's modules_to_not_convert went to quant_keep */
 	static const char *const lists[] = {"ignore", "ignored_layers", "modules_to_not_convert"};
-	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-		int rv = add_ignores(c, json_object_get(q, lists[i]), lists[i], err);
-		if (rv != WT_OK)
-			return rv;
-	}
-	return WT_OK;
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]) - fb && rv == WT_OK; i++)
+		rv = add_ignores(c, json_object_get(q, lists[i]), lists[i], err);
+	return rv;
 }
 
 static int parse_arch(json_t *root, ckpt_config *c, wt_errbuf *err)
@@ -704,5 +754,8 @@ void ckpt_config_clear(ckpt_config *c)
 	for (size_t i = 0; i < c->n_quant_ignore; i++)
 		free(c->quant_ignore[i]);
 	free(c->quant_ignore);
+	for (size_t i = 0; i < c->n_quant_keep; i++)
+		free(c->quant_keep[i]);
+	free(c->quant_keep);
 	memset(c, 0, sizeof(*c));
 }

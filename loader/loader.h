@@ -223,6 +223,11 @@ typedef enum {
 	/* quant_method "mxfp4" (GPT-OSS experts): X_blocks U8 [..., N, K/32, 16] (FP4 E2M1, two
 	 * per byte, low nibble first) + X_scales U8 [..., N, K/32] (E8M0, bias 127) */
 	CKPT_QUANT_MXFP4 = 5,
+	/* quant_method "fbgemm_fp8" (Llama 4 Maverick's FP8 release, per output channel): a
+	 * Linear's X.weight F8_E4M3 [N, K] + X.weight_scale F32/BF16/F16 [N, 1]; Llama 4's
+	 * expert stacks X F8_E4M3 [E, K, N] + X_scale [E, 1, N] (gate_up_proj) or [E, N, 1]
+	 * (down_proj): one scale per output channel */
+	CKPT_QUANT_FBGEMM_FP8 = 6,
 } ckpt_quant_kind;
 
 /* A layer_types entry (transformers >= 4.53): what the planner tells apart. */
@@ -237,6 +242,7 @@ typedef enum {
 #define CKPT_MAX_MROPE 16 /* longest mrope_section list read */
 
 #define CKPT_MAX_QUANT_BLOCK (1 << 16) /* weight_block_size entries (DeepSeek: 128) */
+#define CKPT_MAX_QUANT_KEEP  4096      /* fbgemm_fp8 modules_to_not_convert entries */
 
 typedef struct ckpt_config {
 	char *architecture; /* architectures[0]; owned */
@@ -331,6 +337,10 @@ typedef struct ckpt_config {
 	                           X.weight_g_idx I32 [K], the group of each input column */
 	char **quant_ignore;    /* ignore | ignored_layers | modules_to_not_convert; owned */
 	size_t n_quant_ignore;
+	/* fbgemm_fp8's modules_to_not_convert, verbatim (not in quant_ignore): matched against
+	 * module names as transformers does (shardmap_fb_kept); owned */
+	char **quant_keep;
+	size_t n_quant_keep;
 } ckpt_config;
 
 /* Parse config.json text (len bytes, need not be NUL-terminated) into out; on

@@ -119,6 +119,7 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 	ck->quant = WT_QUANT_NONE;
 	ck->block[0] = cfg->block[0];
 	ck->block[1] = cfg->block[1];
+	ck->fp8_rows = ckpt_get_config(c)->quant == CKPT_QUANT_FBGEMM_FP8;
 	for (size_t i = 0; i < ckpt_n_tensors(c) && rv == WT_OK; i++) {
 		const ckpt_tensor *t = ckpt_tensor_at(c, i);
 		void *buf = malloc(t->nbytes ? t->nbytes : 1);
@@ -199,7 +200,8 @@ void ref_free_ranks(ref_set *r, uint32_t n)
 /*
  * The budget a layout is held to, with its reason in *why: exact
  * (REF_TOL_F32) when the rank tensors hold the checkpoint's values
- * bit for bit (same float dtype, F32 output, or FP8-block pass-through; an MXFP4
+ * bit for bit (same float dtype, F32 output, FP8-block or fbgemm_fp8 fp8-channel
+ * pass-through; an MXFP4
  * source's values in BF16 too), the rounding budget when an unquantized output
  * narrows them, else the scheme's (REF_BUDGET_MX_* for an MXFP4 source).
  */
@@ -230,6 +232,10 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 	}
 	if (l->quant == WT_QUANT_FP8_BLOCK && blocks && !l->requant_allow) {
 		*why = "fp8-block pass-through: exact up to float32 summation order";
+		return REF_TOL_F32;
+	}
+	if (l->quant == WT_QUANT_FP8_CHANNEL && ck->fp8_rows) { /* docs/format.md 4.7 */
+		*why = "fbgemm_fp8 fp8-channel pass-through: exact up to float32 summation order";
 		return REF_TOL_F32;
 	}
 	/* compressed-tensors (docs/format.md 4.5): weight_scale without FP8 weights; int4 has

@@ -3,7 +3,8 @@
  * their float32 view: plain floats are converted with kern_convert; quantized
  * rank weights (docs/format.md section 4) are dequantized with kern_dequantize and
  * their `_scale` tensor; FP8 checkpoint weights with kern_dequant_fp8_block
- * and `weight_scale_inv` (blocks) or `weight_scale` (per tensor).
+ * and `weight_scale_inv` (blocks), `weight_scale` (per tensor), or per output
+ * channel (fbgemm_fp8).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -154,9 +155,49 @@ static int dequant_rank(ref_set *s, ref_tensor *t, const int64_t *shape, int64_t
 	return WT_OK;
 }
 
+/*
+ * An fbgemm_fp8 weight (transformers' FbgemmFp8Linear / FbgemmFp8Llama4TextExperts): one
+ * scale per output channel, F32, BF16 or F16 (read as float32 through ref_get). A Linear
+ * [N, K] scales its rows (X.weight_scale [N, 1]); a Llama 4 stack [E, K, N] (torch.bmm
+ * operands [in, out]) its columns (X_scale [E, 1, N] or [E, N, 1]): expert e's
+ * [K, N] matrix is dequantized with K x 1 blocks of scales [1, N].
+ */
+static int dequant_rows(ref_set *s, ref_tensor *t, wt_errbuf *err)
+{
+	char sname[512];
+	snprintf(sname, sizeof(sname), "%s_scale", t->name);
+	ref_tensor *sc = ref_set_find(s, sname);
+	int64_t E = t->ndim == 3 ? t->shape[0] : 1, K = t->shape[t->ndim - 2],
+	        N = t->shape[t->ndim - 1];
+	if (t->ndim == 2) { /* rows: [N, K] with N = shape[0] */
+		K = t->shape[1];
+		N = t->shape[0];
+	}
+	if (sc == NULL || (t->ndim != 2 && t->ndim != 3))
+		return wt_seterr(err, WT_ENOTFOUND, "FP8 tensor '%s' (%d dims): no '%s'", t->name,
+		                 t->ndim, sname);
+	const float *v;
+	int64_t n = 1;
+	for (int k = 0; k < sc->ndim; k++)
+		n *= sc->shape[k];
+	int rv = ref_get(s, sname, sc->ndim, sc->shape, &v, err);
+	if (rv == WT_OK && n != E * N)
+		rv = wt_seterr(err, WT_ESHAPE, "scale of '%s': %lld values; want %lld", t->name,
+		               (long long)n, (long long)(E * N));
+	if (rv != WT_OK || t->ndim == 2)
+		return rv != WT_OK ? rv
+		                   : kern_dequant_fp8_block(t->f32, WT_F32, t->data, N, K, v, 1, K);
+	for (int64_t e = 0; e < E && rv == WT_OK; e++)
+		rv = kern_dequant_fp8_block(t->f32 + e * K * N, WT_F32, t->data + e * K * N, K, N,
+		                            v + e * N, K, 1);
+	return rv;
+}
+
 /* Dequantize an FP8 checkpoint weight [N, K]. */
 static int dequant_ckpt(ref_set *s, ref_tensor *t, wt_errbuf *err)
 {
+	if (s->fp8_rows)
+		return dequant_rows(s, t, err);
 	if (t->ndim != 2)
 		return wt_seterr(err, WT_ESHAPE, "FP8 tensor '%s' has %d dims; want 2", t->name,
 		                 t->ndim);

@@ -10,6 +10,7 @@
 
 #include "common/common.h"
 #include "shardmap/quant_ct.h"
+#include "shardmap/quant_f8.h"
 #include "shardmap/quant_mx.h"
 
 #define NAME_MAX_LEN 512
@@ -99,6 +100,8 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 		    "tensor '%s': dtype %s is not supported as a weight source; convert "
 		    "to BF16 or F8_E4M3",
 		    t->name, wt_dtype_name(t->dtype));
+	if (t->dtype == WT_F8_E4M3 && shardmap_fb_source(x->cfg))
+		return shardmap_fb_check(x, e, err); /* its input scales are refused there */
 	if (t->dtype == WT_F8_E4M3) {
 		if (e->wscale == SM_NONE || x->cfg->quant == CKPT_QUANT_NONE)
 			return wt_seterr(err, WT_EDTYPE,
@@ -146,6 +149,7 @@ static const char *scheme_scale_suffix(const ckpt_config *cfg)
 {
 	switch (cfg->quant) {
 	case CKPT_QUANT_FP8_TENSOR:
+	case CKPT_QUANT_FBGEMM_FP8:
 		return "weight_scale";
 	case CKPT_QUANT_FP8_BLOCK:
 		return "weight_scale_inv";
@@ -161,6 +165,9 @@ static const char *scheme_text(const ckpt_config *cfg)
 		return "per-tensor FP8 (uses X.weight_scale beside an F8_E4M3 X.weight)";
 	case CKPT_QUANT_FP8_BLOCK:
 		return "block FP8 (uses X.weight_scale_inv beside an F8_E4M3 X.weight)";
+	case CKPT_QUANT_FBGEMM_FP8:
+		return "fbgemm_fp8 per-channel FP8 (uses X.weight_scale beside an F8_E4M3 "
+		       "X.weight)";
 	case CKPT_QUANT_CT_INT8:
 		return "compressed-tensors int8 (X.weight_scale beside an I8 X.weight, or an "
 		       "I32 X.weight_packed when pack-quantized)";
@@ -178,7 +185,7 @@ static void attach_scales(const sm_ctx *x, sm_entry *e)
 {
 	const ckpt_tensor *t = ckpt_tensor_at(x->c, e->t);
 	e->wscale = e->iscale = SM_NONE;
-	if (shardmap_ct_attach(x, e) || !ends_with(t->name, ".weight"))
+	if (shardmap_ct_attach(x, e) || shardmap_fb_attach(x, e) || !ends_with(t->name, ".weight"))
 		return;
 	char buf[NAME_MAX_LEN];
 	size_t base = strlen(t->name) - strlen("weight");
@@ -373,6 +380,8 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 	int crv = !used && shardmap_ct_source(x->cfg)
 	              ? shardmap_ct_companion(x, p, t->name, &used, err)
 	              : WT_OK;
+	if (crv == WT_OK && !used)
+		crv = shardmap_fb_companion(x, t->name, &used, err); /* X_scale, input scales */
 	if (crv == WT_OK && !used)
 		crv = companion(x, t->name, &used, err);
 	if (crv != WT_OK || used)

@@ -1,13 +1,14 @@
 /*
  * plan_excl.c — which mapped entries the layout's exclusions match
  * (docs/format.md section 4.3), under the checkpoint name or, in an alias name
- * layout (section 5), the canonical name; and the error for a fused module
+ * layout (section 5), the canonical name (fbgemm_fp8's modules_to_not_convert
+ * included, section 4.7); and the error for a fused module
  * only part of which is excluded.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "shardmap/plan_int.h"
+#include "shardmap/quant_f8.h"
 
 /* Whether module `nm` (a weight name, ".weight" dropped; an MXFP4 "X_blocks" is module X)
  * matches an exclusion. */
@@ -25,10 +26,13 @@ static bool name_excluded(const sm_ctx *x, const char *nm)
 	return shardmap_excl_match(x->excl, buf);
 }
 
+/* Also kept by fbgemm_fp8's modules_to_not_convert (matched as transformers does,
+ * quant_f8.c; docs/format.md 4.7). */
 bool shardmap_entry_excluded(const sm_ctx *x, size_t k)
 {
-	return name_excluded(x, ckpt_tensor_at(x->c, x->ents[k].t)->name) ||
-	       (x->ents[k].canon && name_excluded(x, x->ents[k].canon));
+	const char *nm = ckpt_tensor_at(x->c, x->ents[k].t)->name, *cn = x->ents[k].canon;
+	return name_excluded(x, nm) || (cn && name_excluded(x, cn)) ||
+	       shardmap_fb_kept(x->cfg, nm) || (cn && shardmap_fb_kept(x->cfg, cn));
 }
 
 /* Up to 2 checkpoint module names of entries [a, a+n) that are (or are not) excluded. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "shardmap/quant_ct.h"
+#include "shardmap/quant_f8.h"
 #include "shardmap/quant_mx.h"
 
 /* How an instance is produced (decide()). */
@@ -18,7 +19,8 @@ typedef enum {
 	M_QUANT,   /* quantized by the layout's scheme */
 	M_PASSBLK, /* FP8 block source, fp8-block layout: bytes and block scales pass through */
 	M_MERGE,   /* per-tensor FP8 source, fp8-tensor layout: parts merged to one scale */
-	M_PASSCT,  /* compressed-tensors int8/int4 source, same layout: codes and scales pass */
+	M_PASSCT,  /* compressed-tensors int8/int4 source, same layout: codes and scales pass;
+	              likewise an fbgemm_fp8 source under fp8-channel (FP8 codes, row scales) */
 } inst_mode;
 
 static const ckpt_tensor *ent_t(const sm_ctx *x, size_t k)
@@ -310,7 +312,8 @@ static int emit_prequant(sm_ctx *x, const inst_info *in, uint32_t rank, sm_pvec 
 
 /* Compressed-tensors pass-through (section 4.5): codes sliced as stored (int4: whole
  * int32 words of 8 codes), scales sliced with them and converted to F32, the merged
- * input scale when the checkpoint has them. */
+ * input scale when the checkpoint has them. An fbgemm_fp8 source under fp8-channel
+ * (section 4.7) is the int8 channel case with FP8 codes. */
 static int emit_ct(sm_ctx *x, const inst_info *in, uint32_t rank, const sm_pvec *pv,
                    const sm_geo *g, sm_out *w, wt_errbuf *err)
 {
@@ -327,7 +330,9 @@ static int emit_ct(sm_ctx *x, const inst_info *in, uint32_t rank, const sm_pvec 
 	s.cols = scols;
 	s.info.shape[s.info.ndim - 1] = scols;
 	w->okind = SM_O_DATA;
-	w->info.dtype = x->cfg->quant == CKPT_QUANT_CT_INT4 ? WT_I32 : WT_I8;
+	w->info.dtype = x->cfg->quant == CKPT_QUANT_CT_INT4 ? WT_I32
+	                : shardmap_fb_source(x->cfg)        ? WT_F8_E4M3
+	                                                    : WT_I8;
 	w->cols = wcols;
 	w->info.shape[w->info.ndim - 1] = wcols;
 	size_t six, wix;
@@ -448,6 +453,8 @@ static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 	else if (wq && nf8 == n && c->quant == CKPT_QUANT_FP8_TENSOR &&
 	         x->l->quant == WT_QUANT_FP8_TENSOR)
 		in->mode = M_MERGE;
+	else if (wq && nf8 == n && shardmap_fb_source(c) && x->l->quant == WT_QUANT_FP8_CHANNEL)
+		in->mode = M_PASSCT; /* per-channel FP8 codes and row scales, as int8's */
 	else if (wq && nct == n && shardmap_ct_pass(c, x->l))
 		in->mode = M_PASSCT;
 	else if (wq)
@@ -481,8 +488,9 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 		s->scale = e->wscale;
 		s->mode = SM_SRC_RAW;
 		if (t->dtype == WT_F8_E4M3 && !pass) {
-			s->mode = x->cfg->quant == CKPT_QUANT_FP8_BLOCK ? SM_SRC_DQ_BLOCK
-			                                                : SM_SRC_DQ_TENSOR;
+			/* fbgemm_fp8: the block case with 1 x K blocks (quant_f8.c) */
+			s->mode = x->cfg->quant == CKPT_QUANT_FP8_TENSOR ? SM_SRC_DQ_TENSOR
+			                                                 : SM_SRC_DQ_BLOCK;
 			s->whole = true;
 		}
 		/* stored otherwise than the layout keeps codes (W4A8 int4 in I8, pack-quantized
@@ -494,16 +502,19 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 		}
 		uint8_t kind = x->fam->rules[e->rule].kind;
 		bool trans = x->fam->rules[e->rule].flags & SM_F_TRANS;
-		if (shardmap_mx_weight(t) || trans || kind == SM_K_EXPB13) { /* GPT-OSS */
+		bool f8t = trans && t->dtype == WT_F8_E4M3; /* an fbgemm stack (Llama 4) */
+		if (shardmap_mx_weight(t) || trans || kind == SM_K_EXPB13) { /* GPT-OSS, Llama 4 */
 			s->mode = shardmap_mx_weight(t) ? SM_SRC_DQ_MX
+			          : f8t && !pass        ? SM_SRC_DQ_TRANS
 			          : trans               ? SM_SRC_TRANS
 			                                : SM_SRC_DEINT;
 			s->whole = true;
 			s->deint = kind == SM_K_EXP13I;
 		}
+		/* a stack's scales [E, 1, N] pass through as the rows of its transposed view */
 		g->srcs[n + k] = (sm_src){.t = pass ? e->wscale : SM_NONE,
 		                          .scale = SM_NONE,
-		                          .mode = SM_SRC_RAW,
+		                          .mode = f8t ? SM_SRC_COLVEC : SM_SRC_RAW,
 		                          .whole = true};
 		bool use_is = in->mode == M_MERGE || in->mode == M_PASSCT;
 		g->srcs[2 * n + k] = (sm_src){.t = use_is ? e->iscale : SM_NONE,

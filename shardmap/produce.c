@@ -16,6 +16,7 @@
 #include "kernels/kernels.h"
 #include "shardmap/produce_int.h"
 #include "shardmap/quant_ct.h"
+#include "shardmap/quant_f8.h"
 #include "shardmap/quant_mx.h"
 
 static int reserve(buf *b, size_t n)
@@ -239,40 +240,23 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		return load_ct(pr, g, s, err);
 	if (src->mode == SM_SRC_DQ_MX || src->mode == SM_SRC_DEINT || src->mode == SM_SRC_TRANS)
 		return load_mx(pr, g, s, err);
-	if (src->mode != SM_SRC_RAW) {
-		const ckpt_tensor *st = ckpt_tensor_at(pr->c, src->scale);
-		int64_t N = t->shape[0], K = t->shape[1];
-		size_t ns = st->nbytes / 4;
-		float *scale = malloc(ns * sizeof(float));
-		if (!scale || reserve(&pr->dq[s], (size_t)N * (size_t)K * 4)) {
-			free(scale);
-			return wt_seterr(
-			    err, WT_ENOMEM,
-			    "tensor '%s': out of memory dequantizing it (%zu scales, %zu "
-			    "bytes)",
-			    t->name, ns, (size_t)N * (size_t)K * 4);
-		}
-		rv = ckpt_read(pr->c, st, 0, scale, st->nbytes, err);
-		if (rv == WT_OK) {
-			const ckpt_config *cfg = ckpt_get_config(pr->c);
-			int64_t bn = N, bk = K;
-			if (src->mode == SM_SRC_DQ_BLOCK) {
-				bn = cfg->quant_block[0] > 0 ? cfg->quant_block[0] : 128;
-				bk = cfg->quant_block[1] > 0 ? cfg->quant_block[1] : 128;
-			}
-			rv = kern_dequant_fp8_block(pr->dq[s].p, WT_F32, pr->raw[s].p, N, K, scale,
-			                            bn, bk);
-			if (rv != WT_OK)
-				rv =
-				    wt_seterr(err, rv, "tensor '%s': dequantizing failed", t->name);
-		}
-		free(scale);
-		if (rv != WT_OK)
-			return rv;
-		ld->base = pr->dq[s].p;
-		ld->dt = WT_F32;
+	if (src->mode == SM_SRC_COLVEC) {
+		ld->cols = 1; /* read whole: [numel, 1] */
+		return WT_OK;
 	}
-	return WT_OK;
+	if (src->mode == SM_SRC_RAW)
+		return WT_OK;
+	/* FP8: block, per-tensor, per-channel (fbgemm_fp8; its stacks transposed) */
+	size_t n = (size_t)t->nbytes; /* one byte per element */
+	if (reserve(&pr->dq[s], n * 4))
+		return wt_seterr(err, WT_ENOMEM,
+		                 "tensor '%s': out of memory dequantizing it (%zu bytes)", t->name,
+		                 n * 4);
+	rv = shardmap_f8_dequant(pr->c, src->mode, t, ckpt_tensor_at(pr->c, src->scale),
+	                         pr->raw[s].p, (float *)pr->dq[s].p, &ld->cols, err);
+	ld->base = pr->dq[s].p;
+	ld->dt = WT_F32;
+	return rv;
 }
 
 static int conv(void *dst, wt_dtype dd, const void *src, wt_dtype sd, size_t n)

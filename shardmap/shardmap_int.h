@@ -293,7 +293,7 @@ void shardmap_excl_free(sm_excl *x);                           /* NULL-safe */
 /* How a source is loaded for production. */
 typedef enum {
 	SM_SRC_RAW = 0,   /* bytes as stored */
-	SM_SRC_DQ_BLOCK,  /* FP8 + weight_scale_inv -> F32 */
+	SM_SRC_DQ_BLOCK,  /* FP8 + weight_scale_inv -> F32 (fbgemm_fp8: per row, weight_scale) */
 	SM_SRC_DQ_TENSOR, /* FP8 + scalar weight_scale -> F32 */
 	SM_SRC_DQ_CT,     /* compressed-tensors int8 / packed int4 + weight_scale -> F32 */
 	SM_SRC_PACK_CT,   /* compressed-tensors codes repacked for pass-through: int4 in I8 ->
@@ -302,7 +302,12 @@ typedef enum {
 	SM_SRC_DEINT,     /* bytes as stored, rows de-interleaved ([E, 2n] as [E*2n, 1]: GPT-OSS
 	                     gate/up bias) */
 	SM_SRC_TRANS,     /* a float stack [E, K, N] transposed per expert to [E, N, K] (rows
-	                     de-interleaved when deint): GPT-OSS saved dequantized */
+	                     de-interleaved when deint): GPT-OSS saved dequantized; an fbgemm
+	                     FP8 stack passing through (its bytes) */
+	SM_SRC_DQ_TRANS,  /* an fbgemm FP8 stack [E, K, N] + per-column scales -> F32 [E, N, K]
+	                     (transposed per expert, then one scale per row; quant_f8.c) */
+	SM_SRC_COLVEC,    /* bytes as stored, viewed as one column [numel, 1] (an fbgemm stack's
+	                     scales [E, 1, N] passing through with the transposed weight) */
 } sm_src_mode;
 
 typedef struct sm_src {

@@ -154,8 +154,13 @@ typedef struct fam_expect {
 #define GLM_MTP  (2 * (2 * 1000 * 128 + 3 * 128 + 128 * 256))
 #define GLM_BYTES                                                                                  \
 	(2 * (2 * 1000 * 128 + 128) + 4 * GLM_ATTN + 2 * 3 * 256 * 128 + 3 * GLM_MOE + GLM_MTP)
-#define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
-#define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
+/* llama4_fbgemm: llama4 with layer 0's q/k/v/o and dense MLP and layer 1's expert stacks
+ * F8_E4M3 (one byte an element, not two) + one F32 scale per output channel: q 256, k 64,
+ * v 64, o 256, gate 384, up 384, down 256, gate_up 4 x 128, down 4 x 256 */
+#define L4_FP8_EL   (2 * 256 * 256 + 2 * 64 * 256 + 3 * 384 * 256 + 4 * 256 * 128 + 4 * 64 * 256)
+#define L4_FB_BYTES (L4_BYTES - L4_FP8_EL + 4 * (640 + 1024 + 4 * 128 + 4 * 256))
+#define BERT_LAYER  (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
+#define BERT_BYTES  (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
 static const fam_expect fams[] = {
     {"llama", 21, LLAMA_BYTES, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
@@ -225,6 +230,8 @@ static const fam_expect fams[] = {
      128, CKPT_QUANT_MXFP4, 1},
     {"llama4", 66, L4_BYTES, 256, 8, 2, 32, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 2},
     {"llama4_text", 24, L4_TEXT, 256, 8, 2, 32, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 1},
+    {"llama4_fbgemm", 75, L4_FB_BYTES, 256, 8, 2, 32, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_FBGEMM_FP8,
+     2},
     {"qwen3_next", 96, Q3N_BYTES, 256, 4, 2, 64, 384, 1000, 4, 0, 4, 64, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
@@ -289,7 +296,7 @@ static void check_family(const fam_expect *e, const char *root)
 	 * vision width hidden_size and gives intermediate_size and out_hidden_size */
 	bool v25 = strncmp(e->name, "qwen2_5_vl", 10) == 0;
 	bool g3 = strncmp(e->name, "gemma3", 6) == 0 && strcmp(e->name, "gemma3_text") != 0;
-	bool l4v = strcmp(e->name, "llama4") == 0;
+	bool l4v = strcmp(e->name, "llama4") == 0 || strcmp(e->name, "llama4_fbgemm") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 || l4v);
 	if (l4v) { /* Llama 4's vision_config and its MoE interleave (text_config) */
 		assert_int_equal(cfg->v_num_layers, 2);
@@ -347,6 +354,10 @@ static void check_family(const fam_expect *e, const char *root)
 	assert_int_equal(cfg->quant_gidx, strcmp(e->name, "llama_w4a16_actorder") == 0);
 	if (e->quant == CKPT_QUANT_CT_INT4 || e->quant == CKPT_QUANT_CT_INT8)
 		assert_int_equal(cfg->n_quant_ignore, 1); /* "ignore": ["lm_head"] */
+	/* Maverick's list, kept verbatim (matched as transformers does, not as patterns) */
+	assert_int_equal(cfg->n_quant_keep, e->quant == CKPT_QUANT_FBGEMM_FP8 ? 6 : 0);
+	if (e->quant == CKPT_QUANT_FBGEMM_FP8)
+		assert_int_equal(cfg->n_quant_ignore, 0);
 	if (e->quant == CKPT_QUANT_FP8_BLOCK) {
 		assert_int_equal(cfg->quant_block[0], 128);
 		assert_int_equal(cfg->quant_block[1], 128);

@@ -43,8 +43,8 @@
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"llama4", "llama4_text"};
-	if (gen_fixtures("reference_llama4", fams, 2) != 0 || gen_family("llama4_text", "l4_var"))
+	static const char *fams[] = {"llama4", "llama4_text", "llama4_fbgemm"};
+	if (gen_fixtures("reference_llama4", fams, 3) != 0 || gen_family("llama4_text", "l4_var"))
 		return -1;
 	/* every switch acting on 7 tokens: chunks of 3 on the RoPE layer, the NoPE layer's
 	 * temperature from position 1, two experts per token */
@@ -106,6 +106,49 @@ static void test_llama4_pass(void **state)
 	assert_true(res.pass && !res.diff.nonfinite && res.budget == REF_BUDGET_INT4);
 	run_g("l4_var", 2, 1, WT_QUANT_INT4_GROUP, 32, &res);
 	assert_true(res.pass && !res.diff.nonfinite);
+}
+
+/* Maverick's FP8 release (fbgemm_fp8, llama4_fbgemm): the full path reads the FP8 weights
+ * per output channel (reference/set.c, its own reading) and lands within the FP8 budget
+ * of the BF16 llama4 of the same seed, so a scale taken along the wrong axis would be
+ * caught; fp8-channel keeps the codes and scales (exact), F32 output dequantizes exactly,
+ * BF16 output and int8-channel get their budgets. */
+static void test_llama4_fbgemm(void **state)
+{
+	(void)state;
+	size_t n = N_TOK * V_L4;
+	float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+	assert_true(a && b);
+	ref_cfg ca, cb;
+	full_logits("llama4", a, &ca);
+	full_logits("llama4_fbgemm", b, &cb);
+	ref_diff d;
+	ref_compare(a, b, n, &d);
+	print_message("llama4_fbgemm vs llama4: max|diff| %.3g of %.3g\n", d.max_abs_diff,
+	              d.max_abs_ref);
+	assert_true(ref_within(&d, REF_BUDGET_FP8) && d.max_abs_diff > 0);
+	free(a);
+	free(b);
+	static const struct {
+		uint32_t tp, ep;
+		wt_quant q;
+		wt_dtype dt;
+		double budget;
+	} cases[] = {
+	    {2, 2, WT_QUANT_FP8_CHANNEL, WT_DTYPE_INVALID, REF_TOL_F32},
+	    {2, 1, WT_QUANT_FP8_CHANNEL, WT_DTYPE_INVALID, REF_TOL_F32},
+	    {1, 4, WT_QUANT_NONE, WT_F32, REF_TOL_F32},
+	    {2, 1, WT_QUANT_NONE, WT_DTYPE_INVALID, REF_BUDGET_ROUND},
+	    {1, 2, WT_QUANT_INT8_CHANNEL, WT_DTYPE_INVALID, REF_BUDGET_INT8},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		ref_result res;
+		wt_errbuf err = {0};
+		assert_int_equal(run_dt("llama4_fbgemm", cases[k].tp, cases[k].ep, cases[k].q, 0,
+		                        cases[k].dt, NULL, NULL, &res, &err),
+		                 WT_OK);
+		assert_true(res.pass && !res.diff.nonfinite && res.budget == cases[k].budget);
+	}
 }
 
 /* The two forms hold the same language model: the same logits. */
@@ -328,6 +371,7 @@ int main(void)
 	    cmocka_unit_test(test_llama4_pass),   cmocka_unit_test(test_llama4_forms),
 	    cmocka_unit_test(test_llama4_caught), cmocka_unit_test(test_llama4_switches),
 	    cmocka_unit_test(test_llama4_router), cmocka_unit_test(test_llama4_config),
+	    cmocka_unit_test(test_llama4_fbgemm),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -488,12 +488,7 @@ static void test_llama4_errors(void **state)
 	l4_refused(m, L4_OK, WT_EUNSUPPORTED, L1 "self_attn.q_proj.bias", "llama4");
 	l4_refused(tm_llama4(), L4_CFG(L4_TEXT(L4_TXT_OK), "\"x\":1", ""), WT_ECORRUPT,
 	           "vision_config", "Llama4ForConditionalGeneration");
-	/* Maverick's FP8 release: a quant_method this codebase does not read */
-	l4_refused(tm_llama4(),
-	           L4_CFG(L4_TEXT(L4_TXT_OK), L4_VIS_OK,
-	                  ",\"quantization_config\":{\"quant_method\":\"fbgemm_fp8\","
-	                  "\"activation_scale_ub\":1200.0}"),
-	           WT_EUNSUPPORTED, "fbgemm_fp8", "not supported");
+	/* Maverick's FP8 release (fbgemm_fp8) is read: tests/test_shardmap_fbgemm.c */
 }
 
 int main(void)

@@ -187,6 +187,55 @@ static void test_oom_quant_exclude(void **state)
 	tm_free(m);
 	wt_layout_clear(&l);
 }
+/* fbgemm_fp8 (Llama 4 text, docs/format.md 4.7): FP8 Linears and expert stacks with F32
+ * scales, dequantized (quant none: scales read, stacks transposed) and passed through
+ * (fp8-channel: codes transposed, scales as columns; quant_f8.c). */
+static const char fbgemm_cfg[] =
+    "{\"architectures\":[\"Llama4ForCausalLM\"],\"model_type\":\"llama4_text\","
+    "\"hidden_size\":256,\"num_attention_heads\":8,\"num_key_value_heads\":2,\"head_dim\":32,"
+    "\"vocab_size\":1003,\"num_hidden_layers\":2,\"intermediate_size\":64,"
+    "\"num_local_experts\":4,\"interleave_moe_layer_step\":2,\"intermediate_size_mlp\":192,"
+    "\"quantization_config\":{\"quant_method\":\"fbgemm_fp8\",\"modules_to_not_convert\":"
+    "[\"shared_expert\"]}}";
+
+static void fp8_with_scale(tm_model *m, const char *name, int nd, int64_t a, int64_t b, int64_t c,
+                           int64_t sa, int64_t sb, int64_t sc)
+{
+	char s[256];
+	tm_add(m, name, WT_F8_E4M3, nd, a, b, c);
+	snprintf(s, sizeof(s), "%s_scale", name);
+	tm_add(m, s, WT_F32, nd, sa, sb, sc);
+	tm_abs(m, s);
+}
+
+static void test_oom_fbgemm(void **state)
+{
+	(void)state;
+	tm_model *m = tm_new(0x00e0004ull, WT_BF16);
+	tm_top(m, 1003, 256, 1);
+	for (int i = 0; i < 2; i++)
+		tm_attn(m, i, 8, 2, 32, 256, 0, 0);
+	const char *ff = "model.layers.0.feed_forward.";
+	char b[128];
+	snprintf(b, sizeof(b), "%sgate_proj.weight", ff);
+	fp8_with_scale(m, b, 2, 192, 256, 0, 192, 1, 0);
+	snprintf(b, sizeof(b), "%sup_proj.weight", ff);
+	fp8_with_scale(m, b, 2, 192, 256, 0, 192, 1, 0);
+	snprintf(b, sizeof(b), "%sdown_proj.weight", ff);
+	fp8_with_scale(m, b, 2, 256, 192, 0, 256, 1, 0);
+	tm_add2(m, "model.layers.1.feed_forward.router.weight", 4, 256);
+	tm_mlp(m, 1, "feed_forward.shared_expert.", 64, 256);
+	fp8_with_scale(m, "model.layers.1.feed_forward.experts.gate_up_proj", 3, 4, 256, 128, 4, 1,
+	               128);
+	fp8_with_scale(m, "model.layers.1.feed_forward.experts.down_proj", 3, 4, 64, 256, 4, 256,
+	               1);
+	wt_layout l;
+	lay(&l, 2, 1, WT_QUANT_NONE);
+	sweep("fbgemm_fp8 none tp 2", m, fbgemm_cfg, &l);
+	lay(&l, 2, 2, WT_QUANT_FP8_CHANNEL);
+	sweep("fbgemm_fp8 fp8-channel tp 2 ep 2", m, fbgemm_cfg, &l);
+	tm_free(m);
+}
 #endif
 
 int main(void)
@@ -198,6 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_oom_fp8_merge),
 	    cmocka_unit_test(test_oom_fp8_block_ep),
+	    cmocka_unit_test(test_oom_fbgemm),
 	    cmocka_unit_test(test_oom_quant_exclude),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

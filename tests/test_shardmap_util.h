@@ -658,7 +658,8 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 				if (mode == SM_SRC_DQ_MX) {
 					cols = ct->shape[ct->ndim - 2] * 32;
 					rows = (int64_t)ct->nbytes * 2 / cols;
-				} else if (mode == SM_SRC_TRANS) { /* [E, K, N] as [E*N, K] */
+				} else if (mode == SM_SRC_TRANS || mode == SM_SRC_DQ_TRANS) {
+					/* [E, K, N] as [E*N, K] */
 					cols = ct->shape[1];
 					rows = ct->shape[0] * ct->shape[2];
 				} else if (mode == SM_SRC_DEINT) {
@@ -691,8 +692,9 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 			continue;
 		}
 		size_t nl = strlen(ct->name);
-		if (!cnt[t] && nl > 7 && strcmp(ct->name + nl - 7, "_scales") == 0)
-			continue; /* MXFP4 scales: read with their blocks */
+		if (!cnt[t] && ((nl > 7 && strcmp(ct->name + nl - 7, "_scales") == 0) ||
+		                (nl > 6 && strcmp(ct->name + nl - 6, "_scale") == 0)))
+			continue; /* MXFP4 / FP8 scales of dequantized sources: read with them */
 		if (!cnt[t])
 			fail_msg("tensor '%s' is not consumed by any rank", ct->name);
 		int64_t n = vn[t], cols = vcols[t];

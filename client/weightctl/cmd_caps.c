@@ -66,8 +66,8 @@ static int probe_quant(const prober *pr, const wt_layout *base, wt_quant q, wt_e
 }
 
 /* Pre-quantized pass-through: an FP8 or compressed-tensors checkpoint (quant_cfg: 0 unknown
- * (remote), 1 none, 2 fp8-tensor, 3 fp8-block, 4 int8-channel, 5 int4-group) whose scheme
- * the layout keeps. */
+ * (remote), 1 none, 2 fp8-tensor, 3 fp8-block, 4 int8-channel, 5 int4-group, 6 fbgemm_fp8:
+ * fp8-channel) whose scheme the layout keeps. */
 static void pass_through(const prober *pr, const wt_layout *base, int quant_cfg, cap *caps,
                          size_t *n)
 {
@@ -87,7 +87,8 @@ static void pass_through(const prober *pr, const wt_layout *base, int quant_cfg,
 		return;
 	}
 	static const wt_quant qs[] = {WT_QUANT_FP8_TENSOR, WT_QUANT_FP8_BLOCK,
-	                              WT_QUANT_INT8_CHANNEL, WT_QUANT_INT4_GROUP};
+	                              WT_QUANT_INT8_CHANNEL, WT_QUANT_INT4_GROUP,
+	                              WT_QUANT_FP8_CHANNEL};
 	wt_quant q = qs[quant_cfg - 2];
 	int rv = probe_quant(pr, base, q, &err);
 	cap *c = add(caps, n, "prequant-passthrough", rv, &err);
@@ -202,6 +203,7 @@ static int offline(int argc, char **argv)
 		         : cfg->quant == CKPT_QUANT_FP8_TENSOR ? 2
 		         : cfg->quant == CKPT_QUANT_CT_INT8    ? 4
 		         : cfg->quant == CKPT_QUANT_CT_INT4    ? 5
+		         : cfg->quant == CKPT_QUANT_FBGEMM_FP8 ? 6
 		                                               : 1;
 		prober pr = {.ck = c};
 		cap caps[MAX_CAPS];

@@ -34,6 +34,8 @@ static const char *quant_name(ckpt_quant_kind q)
 		return "compressed-tensors int4-group";
 	case CKPT_QUANT_MXFP4:
 		return "mxfp4 (dequantized: no layout keeps it)";
+	case CKPT_QUANT_FBGEMM_FP8:
+		return "fbgemm_fp8 per-channel (fp8-channel passes it through)";
 	default:
 		return "none";
 	}
@@ -83,8 +85,8 @@ static void print_summary(const char *dir, const ckpt *c, const sm_plan *p)
 		       quant_name(cfg->quant));
 	else
 		printf("quantization:  %s", quant_name(cfg->quant));
-	if (cfg->n_quant_ignore > 0)
-		printf(" (%zu modules not converted)", cfg->n_quant_ignore);
+	if (cfg->n_quant_ignore + cfg->n_quant_keep > 0)
+		printf(" (%zu modules not converted)", cfg->n_quant_ignore + cfg->n_quant_keep);
 	printf("\n");
 	size_t ns = shardmap_n_skipped(p);
 	printf("skipped:       %zu", ns);

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -118,12 +118,6 @@ grep -q "vision_model.model.layers.1.self_attn.qkv_proj.weight *BF16 *\[96, 64\]
 	fail "llama4 vision qkv: $(cat "$T/plan")"
 "$CTL" shard --model-dir "$T/llama4" --tp-size 2 --tp-rank 0 --quant int8-channel \
 	--out "$T/l4.st" || fail "llama4 int8 shard"
-# Maverick's FP8 release (quant_method fbgemm_fp8) is refused, naming the method
-cp -r "$T/llama4_text" "$T/l4fp8"
-sed -i 's/"architectures"/"quantization_config": {"quant_method": "fbgemm_fp8"}, "architectures"/' \
-	"$T/l4fp8/config.json"
-"$CTL" plan --model-dir "$T/l4fp8" --tp-size 1 >/dev/null 2>"$T/err" && fail "fbgemm_fp8 accepted"
-grep -q "quant_method 'fbgemm_fp8' is not supported" "$T/err" || fail "fbgemm_fp8: $(cat "$T/err")"
 # Qwen3-Next: layers 0, 2 linear attention (in_proj_qkvz / in_proj_ba by key-head groups,
 # conv1d's q / k / v channels each split, A_log by value heads), 1, 3 full attention (q with its
 # gates fused with k / v), layer 0 dense; mtp.* skipped; in_proj_ba never quantized
@@ -163,6 +157,23 @@ grep -v "^skipped" "$T/plan" | grep -q "model.layers.3." && fail "glm4_moe MTP l
 [ $? -eq 3 ] || fail "glm4_moe ep 16 should exit 3"
 grep -q "ep_size 16 exceeds the 8 routed experts; use ep_size <= 8" "$T/err" ||
 	fail "glm4_moe ep 16 message: $(cat "$T/err")"
+# Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
+# scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
+# module is refused naming the entry
+"$CTL" plan --model-dir "$T/llama4_fbgemm" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--quant fp8-channel --rank-only >"$T/plan" || fail "plan llama4_fbgemm"
+for l in "1.feed_forward.experts.w13_weight *F8_E4M3 *\[2, 128, 256\]" \
+	"1.feed_forward.experts.w13_weight_scale *F32 *\[2, 128, 1\]" \
+	"1.feed_forward.experts.w2_weight_scale *F32 *\[2, 256, 1\]" \
+	"0.feed_forward.down_proj.weight_scale *F32 *\[256, 1\]" \
+	"1.self_attn.qkv_proj.weight *BF16 *\[192, 256\]"; do
+	grep -q "language_model.model.layers.$l" "$T/plan" || fail "llama4_fbgemm line $l: $(cat "$T/plan")"
+done
+cp -r "$T/llama4_fbgemm" "$T/l4keep"
+sed -i 's/"router",/"router", "experts",/' "$T/l4keep/config.json"
+"$CTL" plan --model-dir "$T/l4keep" --tp-size 1 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "an FP8 stack in a kept module should exit 3"
+grep -q "modules_to_not_convert entry 'experts'" "$T/err" || fail "fbgemm_fp8 keep: $(cat "$T/err")"
 
 # metadata
 "$CTL" shard --model-dir "$T/qwen2" --tp-size 2 --tp-rank 1 --quant fp8-block \

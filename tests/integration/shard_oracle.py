@@ -34,7 +34,14 @@ in_proj_ba are grouped per key head and split as contiguous rows; conv1d's chann
 three segments [q (Hk*dk); k (Hk*dk); v (Hv*dv)], each split in T; A_log / dt_bias split,
 out_proj by columns, norm whole; mtp.* is dropped.
 
-usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block) [up_gate]
+Llama 4's FP8 release (quant_method fbgemm_fp8, docs/format.md 4.7) keeps one scale per
+output channel: a Linear's X.weight_scale [N, 1] (its rows), a stack's X_scale [E, 1, 2I] /
+[E, hid, 1] (its columns, the output channels of the torch.bmm operands). With quant none
+dequant_fbgemm turns every FP8 source into BF16 here (f32(e4m3) * f32(scale), rounded to
+nearest even); with fp8-channel the codes pass through (unstack_llama4 transposes them per
+expert like any stack) and each rank's scales are the rows' (all rows' for a column slice).
+
+usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block|fp8-channel) [up_gate]
 """
 import json, os, re, sys, struct
 import numpy as np
@@ -112,21 +119,63 @@ def unstack_gpt_oss(src):
                 out[f"{b}{j}.down_proj.{sfx}"] = ("BF16", w[j])
     return out
 
+def e4m3_table():
+    v = np.zeros(256, np.float32)
+    for c in range(256):
+        e, m = (c >> 3) & 15, c & 7
+        x = np.nan if (e, m) == (15, 7) else m / 8 * 2.0 ** -6 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7)
+        v[c] = -x if c & 128 else x
+    return v
+
+E4M3 = e4m3_table()
+
+def bf16_bits(v):
+    u = v.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+def fbgemm_scale(src, name):
+    dt, a = src[name + "_scale"]
+    assert dt == "F32", name + "_scale: the fixture writes F32 scales"
+    return a.view(np.float32)
+
+def dequant_fbgemm(src):
+    """Every F8_E4M3 source to BF16: a Linear [N, K] times its row's scale [N, 1], a stack
+    [E, K, N] times its column's [E, 1, N] / [E, N, 1]; the scales dropped."""
+    out = {}
+    for k, (dt, a) in src.items():
+        if k.endswith("_scale") and src.get(k[:-6], ("",))[0] == "F8_E4M3":
+            continue
+        if dt != "F8_E4M3":
+            out[k] = (dt, a); continue
+        s = fbgemm_scale(src, k)
+        s = s.reshape(-1, 1) if a.ndim == 2 else s.reshape(a.shape[0], 1, a.shape[2])
+        out[k] = ("BF16", bf16_bits(E4M3[a] * s))
+    return out
+
 def unstack_llama4(src):
     out = {}
     for k, (dt, a) in src.items():
+        if re.search(r"\.feed_forward\.experts\.(gate_up_proj|down_proj)_scale$", k):
+            continue  # fbgemm_fp8: per expert below
         m = re.match(r"(.*\.feed_forward\.experts\.)(gate_up_proj|down_proj)$", k)
         if not m:
             out[k] = (dt, a); continue
         b, what = m.groups()
+        sc = src.get(k + "_scale")  # fbgemm_fp8: one per output channel (e, n)
         for j in range(a.shape[0]):
             w = np.ascontiguousarray(a[j].T)  # [in, out] -> [out, in]
+            s = sc[1].reshape(a.shape[0], -1, 1)[j] if sc else None
             if what == "gate_up_proj":
                 half = w.shape[0] // 2
                 out[f"{b}{j}.gate_proj.weight"] = (dt, w[:half])
                 out[f"{b}{j}.up_proj.weight"] = (dt, w[half:])
+                if sc:
+                    out[f"{b}{j}.gate_proj.weight_scale"] = (sc[0], s[:half])
+                    out[f"{b}{j}.up_proj.weight_scale"] = (sc[0], s[half:])
             else:
                 out[f"{b}{j}.down_proj.weight"] = (dt, w)
+                if sc:
+                    out[f"{b}{j}.down_proj.weight_scale"] = (sc[0], s)
     return out
 
 # Architectures whose layers >= num_hidden_layers are MTP layers, dropped (DeepSeek-V3,
@@ -169,7 +218,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     else: KVl, ks = 1, r // (T // KV)
     qd = 2 * d if arch == "Qwen3NextForCausalLM" else d  # q rows per head (gated q)
     for name in sorted(src):
-        if re.search(r"rotary_emb\.|position_ids$|weight_scale_inv$|^mtp\.", name): continue
+        if re.search(r"rotary_emb\.|position_ids$|weight_scale(_inv)?$|^mtp\.", name): continue
         m = re.match(r"model\.layers\.(\d+)\.", name)
         if m and arch.startswith(MTP_ARCHS) and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue
@@ -296,12 +345,17 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     return outs
 
 def materialize(src, pcs, scale=False, blk=128):
+    """The pieces' values; with scale, their FP8 scales: blk x blk blocks (weight_scale_inv),
+    or with blk None per row (fbgemm_fp8 weight_scale: a column slice keeps every row's)."""
     parts = []
     for p in pcs:
         if p[0] == "zero":
             parts.append(None if not parts else np.zeros((p[1],) + parts[-1].shape[1:], parts[-1].dtype)); continue
         name, axis, a, n = p
-        if scale:
+        if scale and blk is None:
+            arr = src[name[: -len("weight")] + "weight_scale"][1]
+            parts.append(arr[a:a + n] if axis == 0 else arr)
+        elif scale:
             sname = name[: -len("weight")] + "weight_scale_inv"
             arr = src[sname][1]
             a2, b2 = a // blk, -(-(a + n) // blk)
@@ -316,6 +370,8 @@ def main():
     ctl, model, T, P, quant = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     up_gate = len(sys.argv) > 6 and sys.argv[6] == "up_gate"
     src, cfg = load_dir(model)
+    if cfg.get("quantization_config", {}).get("quant_method") == "fbgemm_fp8" and quant == "none":
+        src = dequant_fbgemm(src)
     if cfg["architectures"][0].startswith("GraniteMoe"):
         src = unstack_granite(src)
     if cfg["architectures"][0] == "GptOssForCausalLM":
@@ -353,7 +409,7 @@ def main():
             exp = {(lm_prefix + n if n.startswith(("model.", "lm_head.")) else n): pcs
                    for n, pcs in exp.items()}
             names = set(exp)
-            if quant == "fp8-block":
+            if quant in ("fp8-block", "fp8-channel"):  # pre-quantized pass-through only
                 names |= {n + "_scale" for n in exp if src.get(exp[n][0][0] if exp[n][0][0] != "zero" else "", ("",))[0] == "F8_E4M3"}
             if set(got) != names:
                 print("rank", r, e, "names differ:", sorted(set(got) ^ names)[:6]); bad += 1; continue
@@ -367,7 +423,8 @@ def main():
                 if n == "lm_head.bias" and got[n][1].shape != (want.shape[0],):  # stays 1-D
                     print("rank", r, e, "lm_head.bias shape", got[n][1].shape); bad += 1
                 if n + "_scale" in got:
-                    ws = materialize(src, pcs, scale=True)
+                    ws = materialize(src, pcs, scale=True,
+                                     blk=128 if quant == "fp8-block" else None)
                     if not np.array_equal(got[n + "_scale"][1].reshape(ws.shape[0], -1), ws):
                         print("rank", r, e, "scale", n, "differs"); bad += 1
     print(f"{os.path.basename(model)} T={T} P={P} {quant}: {'ok' if bad == 0 else str(bad) + ' mismatches'}")

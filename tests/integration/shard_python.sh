@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # shard_python.sh — weightctl shard checked by an outside reader: for every family
 # fixture and several layouts (TP, EP with remainders, up_gate, GraniteMoE's stacked
-# experts, OLMoE's full-width q/k norms, DeepSeek FP8-block pass-through)
+# experts, OLMoE's full-width q/k norms, DeepSeek FP8-block pass-through, Llama 4's
+# fbgemm_fp8 release dequantized and passed through to fp8-channel)
 # tests/integration/shard_oracle.py rebuilds each rank's tensors from the source
 # files with numpy and compares names and bytes.
 set -u
@@ -16,11 +17,11 @@ if ! "$PY" -c 'import numpy' 2>/dev/null; then
 fi
 "$PY" -c 'import numpy' || { echo "shard_python.sh: FAIL: numpy unavailable"; exit 1; }
 . "$HERE/fetch_lib/fams.sh"
-RUN=" $(san_fams "llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe") "
+RUN=" $(san_fams "llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm") "
 fail=0
 for f in llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 \
 	gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe \
-	granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe; do
+	granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" >/dev/null || { echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
 while read -r fam tp ep quant order; do
@@ -122,6 +123,14 @@ glm4_moe 1 2 none
 glm4_moe 1 4 none
 glm4_moe 2 2 none up_gate
 glm4_moe 2 3 none
+llama4_fbgemm 2 1 none
+llama4_fbgemm 1 2 none
+llama4_fbgemm 2 2 none up_gate
+llama4_fbgemm 1 1 fp8-channel
+llama4_fbgemm 2 1 fp8-channel
+llama4_fbgemm 4 1 fp8-channel
+llama4_fbgemm 1 2 fp8-channel
+llama4_fbgemm 2 2 fp8-channel up_gate
 CASES
 [ "$fail" = 0 ] || { echo "shard_python.sh: FAIL: $fail layouts differ"; exit 1; }
 echo "shard_python.sh: ok"

@@ -13,7 +13,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text \
 	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
-	phimoe gpt_oss llama4 llama4_text glm4_moe; do
+	phimoe gpt_oss llama4 llama4_text glm4_moe llama4_fbgemm; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -71,6 +71,11 @@ check llama4_text --tp-size 2 --quant int8-channel
 # grouped sigmoid routing with the correction bias and a shared expert, MTP layer dropped
 check glm4_moe --tp-size 2 --ep-size 2 --w13-order up_gate
 check glm4_moe --tp-size 4 --quant int8-channel
+# Maverick's FP8 release (fbgemm_fp8): per-channel FP8 passed through exactly, or
+# dequantized (BF16 rounding) and requantized
+check llama4_fbgemm --tp-size 2 --ep-size 2 --quant fp8-channel
+check llama4_fbgemm --tp-size 2
+check llama4_fbgemm --ep-size 2 --quant int8-channel
 # OLMo 1: parameter-free LayerNorms (no norm tensors), tied; clip_qkv on OLMo 1 and OLMoE
 check olmo --tp-size 8
 check olmo --tp-size 2 --quant int8-channel
