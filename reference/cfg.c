@@ -191,7 +191,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	/* named by what is missing: the list of what is covered outgrew an error message */
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "architecture '%s' (family %s) has no reference forward pass: it "
-	                 "covers BERT and every decoder family of the planner; docs/reference.md "
+	                 "covers BERT and every decoder family of the planner but Qwen3-Next; "
+	                 "docs/reference.md "
 	                 "lists what it covers",
 	                 arch ? arch : "", family ? family : "none");
 }

@@ -146,21 +146,6 @@ static void test_glm4_moe_transformers(void **state)
 	expect_gold("glm_var", gold_var, sizeof(gold_var) / sizeof(gold_var[0]));
 }
 
-/* Rows [0, half) and [half, 2*half) of each of `count` stacks (row_bytes each) swapped. */
-static void swap_halves(uint8_t *p, int64_t count, int64_t half, size_t row_bytes)
-{
-	size_t h = (size_t)half * row_bytes;
-	uint8_t *tmp = malloc(h);
-	assert_non_null(tmp);
-	for (int64_t e = 0; e < count; e++) {
-		uint8_t *s = p + (size_t)e * 2 * h;
-		memcpy(tmp, s, h);
-		memcpy(s, s + h, h);
-		memcpy(s + h, tmp, h);
-	}
-	free(tmp);
-}
-
 /* BF16 tensor name of rank set r times f. */
 static void scale_bf16(ref_set *r, const char *name, float f)
 {
@@ -206,7 +191,7 @@ static void tamper_w13_halves(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 1: [up; gate] stacks read as [gate; up] */
 	assert_int_equal(n, 1);
-	swap_halves(find_tensor(&r[0], M1 "experts.w13_weight")->data, N_EXP, IE, HID * 2);
+	swap_stack_halves(find_tensor(&r[0], M1 "experts.w13_weight")->data, N_EXP, IE, HID * 2);
 }
 
 static void tamper_shared(void *ctx, ref_set *r, uint32_t n)
@@ -229,8 +214,8 @@ static void tamper_dense(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 0's dense gate_up_proj [gate_r; up_r] halves swapped */
 	assert_int_equal(n, 2);
-	swap_halves(find_tensor(&r[0], "model.layers.0.mlp.gate_up_proj.weight")->data, 1, 128,
-	            HID * 2);
+	swap_stack_halves(find_tensor(&r[0], "model.layers.0.mlp.gate_up_proj.weight")->data, 1,
+	                  128, HID * 2);
 }
 
 static void test_glm4_moe_caught(void **state)

@@ -166,26 +166,11 @@ static void test_llama4_forms(void **state)
 	free(b);
 }
 
-/* Rows [0, half) and [half, 2*half) of each of `count` stacks (row_bytes each) swapped. */
-static void swap_halves(uint8_t *p, int64_t count, int64_t half, size_t row_bytes)
-{
-	size_t h = (size_t)half * row_bytes;
-	uint8_t *tmp = malloc(h);
-	assert_non_null(tmp);
-	for (int64_t e = 0; e < count; e++) {
-		uint8_t *s = p + (size_t)e * 2 * h;
-		memcpy(tmp, s, h);
-		memcpy(s, s + h, h);
-		memcpy(s + h, tmp, h);
-	}
-	free(tmp);
-}
-
 static void tamper_w13_halves(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 1: [up; gate] stacks read as [gate; up] */
 	assert_int_equal(n, 1);
-	swap_halves(find_tensor(&r[0], FF1 "experts.w13_weight")->data, N_EXP, IE, HID * 2);
+	swap_stack_halves(find_tensor(&r[0], FF1 "experts.w13_weight")->data, N_EXP, IE, HID * 2);
 }
 
 static void tamper_shared(void *ctx, ref_set *r, uint32_t n)
@@ -218,8 +203,9 @@ static void tamper_dense(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 0's dense gate_up_proj [gate_r; up_r] halves swapped */
 	assert_int_equal(n, 2);
-	swap_halves(find_tensor(&r[0], "model.layers.0.feed_forward.gate_up_proj.weight")->data, 1,
-	            384 / 2, HID * 2);
+	swap_stack_halves(
+	    find_tensor(&r[0], "model.layers.0.feed_forward.gate_up_proj.weight")->data, 1, 384 / 2,
+	    HID * 2);
 }
 
 static void test_llama4_caught(void **state)

@@ -148,6 +148,23 @@ static __attribute__((unused)) ref_tensor *find_tensor(ref_set *r, const char *n
 	return t;
 }
 
+/* A tamper's tool: rows [0, half) and [half, 2*half) of each of `count` stacks (row_bytes each)
+ * swapped. */
+static __attribute__((unused)) void swap_stack_halves(uint8_t *p, int64_t count, int64_t half,
+                                                      size_t row_bytes)
+{
+	size_t h = (size_t)half * row_bytes;
+	uint8_t *tmp = malloc(h);
+	assert_non_null(tmp);
+	for (int64_t e = 0; e < count; e++) {
+		uint8_t *s = p + (size_t)e * 2 * h;
+		memcpy(tmp, s, h);
+		memcpy(s, s + h, h);
+		memcpy(s + h, tmp, h);
+	}
+	free(tmp);
+}
+
 /* Swap tensor name's data between two rank sets (a tamper's tool). */
 static __attribute__((unused)) void swap_data(ref_set *a, ref_set *b, const char *name)
 {
