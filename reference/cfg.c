@@ -19,7 +19,7 @@
  * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
  * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's,
  * OLMo 2's, Granite's and GLM-4.5's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's: cfg_gpt_oss.c;
- * Llama 4's: cfg_llama4.c.
+ * Llama 4's: cfg_llama4.c; Qwen3-Next's: cfg_qwen3_next.c.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -100,7 +100,8 @@ enum {
 	FAM_PHIMOE,
 	FAM_GPT_OSS,
 	FAM_LLAMA4,
-	FAM_GLM4_MOE
+	FAM_GLM4_MOE,
+	FAM_QWEN3_NEXT
 };
 
 /* The planner's family -> the reference's kind. */
@@ -164,6 +165,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"deepseek_v2", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_V2},
 	    /* Glm4MoeForCausalLM: DeepSeek-V3's MoE under Llama's attention (cfg_fam.c) */
 	    {"glm4_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
+	    /* Qwen3NextForCausalLM: gated delta net / gated full attention layers over
+	     * Qwen2-MoE's MoE (dense without experts; cfg_qwen3_next.c, qwen3_next.c) */
+	    {"qwen3_next", REF_QWEN2_MOE, true, 0, FAM_QWEN3_NEXT},
 	    {"bert", REF_BERT, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
@@ -186,14 +190,16 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->gpt_oss = map[i].fam == FAM_GPT_OSS;
 			c->llama4 = map[i].fam == FAM_LLAMA4;
 			c->glm4_moe = map[i].fam == FAM_GLM4_MOE;
+			c->q3n = map[i].fam == FAM_QWEN3_NEXT;
+			if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */
+				c->kind = REF_DENSE;
 			return WT_OK;
 		}
-	/* named by what is missing: the list of what is covered outgrew an error message */
+	/* named by what it covers: the list outgrew an error message */
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "architecture '%s' (family %s) has no reference forward pass: it "
-	                 "covers BERT and every decoder family of the planner but Qwen3-Next; "
-	                 "docs/reference.md "
-	                 "lists what it covers",
+	                 "covers BERT and every decoder family of the planner; "
+	                 "docs/reference.md lists what it covers",
 	                 arch ? arch : "", family ? family : "none");
 }
 
@@ -394,6 +400,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_gpt_oss(c, arch, json, len, err);
 	else if (c->llama4)
 		rv = ref_cfg_llama4(c, arch, json, len, err);
+	else if (c->q3n)
+		rv = ref_cfg_qwen3_next(c, arch, json, len, err);
 	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
 		rv = ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||

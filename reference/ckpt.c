@@ -8,6 +8,49 @@
 #include "reference/ckpt.h"
 
 /*
+ * Qwen3-Next's linear-attention sizes and layers as the planner reads them
+ * (shardmap/family_qwen3_next.c): layer i is linear attention when layer_types[i] is
+ * "linear_attention", or without layer_types when (i + 1) % full_attention_interval != 0
+ * (Qwen3NextConfig's 4 when absent). A layer_types list of another length than
+ * num_hidden_layers or with another type is WT_ECORRUPT, as transformers'
+ * layer_type_validation refuses it; more layers than the mask holds WT_EUNSUPPORTED.
+ */
+static int q3n_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
+{
+	c->lin_hk = cc->lin_num_k_heads;
+	c->lin_hv = cc->lin_num_v_heads;
+	c->lin_dk = cc->lin_k_head_dim;
+	c->lin_dv = cc->lin_v_head_dim;
+	c->lin_kconv = cc->lin_conv_kernel;
+	if (c->L > REF_L4_MAX_LAYERS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld layers; the reference handles Qwen3-Next up "
+		                 "to %d",
+		                 (long long)c->L, REF_L4_MAX_LAYERS);
+	if (cc->has_layer_types && (int64_t)cc->n_layer_types != c->L)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types has %zu entries but num_hidden_layers "
+		                 "is %lld; give one type per layer",
+		                 cc->n_layer_types, (long long)c->L);
+	int64_t n = cc->full_attention_interval > 0 ? cc->full_attention_interval : 4;
+	for (int64_t i = 0; i < c->L; i++) {
+		bool lin = (i + 1) % n != 0;
+		if (cc->has_layer_types) {
+			uint8_t t = cc->layer_types[i];
+			if (t != CKPT_LAYER_LINEAR_ATTN && t != CKPT_LAYER_FULL_ATTN)
+				return wt_seterr(err, WT_ECORRUPT,
+				                 "config.json: layer_types[%lld] is neither "
+				                 "\"linear_attention\" nor \"full_attention\"",
+				                 (long long)i);
+			lin = t == CKPT_LAYER_LINEAR_ATTN;
+		}
+		if (lin)
+			c->q3n_linear[i / 64] |= 1ull << (i % 64);
+	}
+	return WT_OK;
+}
+
+/*
  * The reference configuration of a checkpoint: the fields the planner reads
  * come from the loader's parse (cc, loader/config.c) exactly as shardmap_plan
  * sees them — one parser for both, a Qwen2-VL `text_config` overlay
@@ -82,7 +125,11 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	const char *fam = shardmap_family_of(cc);
 	if (fam != NULL && (strcmp(fam, "llama4") == 0 || strcmp(fam, "llama4_text") == 0))
 		llama4_dims(cc, &c);
-	int rv = ref_cfg_finish(&c, fam, cc->architecture, json, len, err);
+	int rv = WT_OK;
+	if (fam != NULL && strcmp(fam, "qwen3_next") == 0)
+		rv = q3n_layers(cc, &c, err);
+	if (rv == WT_OK)
+		rv = ref_cfg_finish(&c, fam, cc->architecture, json, len, err);
 	if (rv == WT_OK)
 		*out = c;
 	return rv;
@@ -208,7 +255,8 @@ void ref_free_ranks(ref_set *r, uint32_t n)
 double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 {
 	bool fp8 = false, blocks = false, wscale = false, shapes = false, groups = false,
-	     chan = false, mx = false;
+	     chan = false, mx = false, lin = false;
+	static const char qkvz[] = ".linear_attn.in_proj_qkvz.weight";
 	wt_dtype src = WT_DTYPE_INVALID;
 	for (size_t i = 0; i < ck->n; i++) {
 		const ref_tensor *t = &ck->t[i];
@@ -217,6 +265,9 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 		/* MXFP4 (docs/format.md 4.6): X_blocks U8 beside X_scales */
 		mx = mx ||
 		     (t->dtype == WT_U8 && len > 7 && strcmp(t->name + len - 7, "_blocks") == 0);
+		/* a gated delta net (Qwen3-Next's linear attention) */
+		lin = lin || (len > sizeof(qkvz) - 1 &&
+		              strcmp(t->name + len - (sizeof(qkvz) - 1), qkvz) == 0);
 		blocks = blocks || (len > 10 && strcmp(t->name + len - 10, "_scale_inv") == 0);
 		wscale = wscale || (len > 13 && strcmp(t->name + len - 13, ".weight_scale") == 0);
 		/* int4: group scales [N, K/G > 1], or packed (weight_shape beside it) without
@@ -250,6 +301,10 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 	if (l->quant != WT_QUANT_NONE && mx) {
 		*why = "quantization budget of the scheme on an MXFP4 source";
 		return ref_budget_mx(l->quant);
+	}
+	if (l->quant != WT_QUANT_NONE && lin) {
+		*why = "quantization budget of the scheme for a model with gated-delta-net layers";
+		return ref_budget_lin(l->quant);
 	}
 	if (l->quant != WT_QUANT_NONE) {
 		*why = "quantization budget of the scheme";

@@ -48,7 +48,9 @@ void ref_free_ranks(ref_set *r, uint32_t n);
  * The budget a layout is held to, with its reason in *why: exact
  * (REF_TOL_F32) when the rank tensors hold the checkpoint's values
  * bit for bit (same float dtype, F32 output, or FP8-block pass-through), the
- * rounding budget when an unquantized output narrows them, else the scheme's.
+ * rounding budget when an unquantized output narrows them, else the scheme's
+ * (REF_BUDGET_MX_* for an MXFP4 source, REF_BUDGET_LIN_* for a model with gated-delta-net
+ * layers).
  */
 double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why);
 

@@ -26,6 +26,20 @@ double ref_budget_mx(wt_quant q)
 	}
 }
 
+double ref_budget_lin(wt_quant q)
+{
+	switch (q) {
+	case WT_QUANT_FP8_TENSOR:
+	case WT_QUANT_FP8_CHANNEL:
+	case WT_QUANT_FP8_BLOCK:
+		return REF_BUDGET_LIN_FP8;
+	case WT_QUANT_INT8_CHANNEL:
+		return REF_BUDGET_LIN_INT8;
+	default:
+		return ref_budget(q);
+	}
+}
+
 double ref_budget(wt_quant q)
 {
 	switch (q) {

@@ -22,8 +22,9 @@
  * routing), GLM-4.5 (DeepSeek-V3's MoE under Llama's attention with partial RoPE), GPT-OSS
  * (attention sinks, biased router and experts, clamped SwiGLU; gpt_oss.c, MXFP4 or dequantized
  * experts), the Llama 4 language model (NoPE layers, chunked attention, L2 q/k norms, input-scaled
- * experts; llama4.c) and BERT (reference_bert.c). Anything else is WT_EUNSUPPORTED naming the
- * architecture.
+ * experts; llama4.c), Qwen3-Next (gated delta net and gated full attention layers over
+ * Qwen2-MoE's MoE; qwen3_next.c) and BERT (reference_bert.c). Anything else is
+ * WT_EUNSUPPORTED naming the architecture.
  *
  * Thread rule: a set caches dequantized values on first use, so one set is
  * used by one thread at a time.
@@ -85,10 +86,31 @@
 #define REF_BUDGET_MX_FP8  0.19
 #define REF_BUDGET_MX_INT8 0.08
 
+/*
+ * Quantized layouts of a model with gated-delta-net layers (Qwen3-Next's linear
+ * attention, qwen3_next.c): each head's output is RMS-normalised (RMSNormGated) and the
+ * delta rule subtracts the state's recall from the value, so small relative weight
+ * errors reach the residual stream at full scale; on the random wt-mkckpt fixture even
+ * quantizing only the full-attention and MLP weights (linear_attn excluded) moves the
+ * logits 0.10-0.22 (fp8) / 0.02-0.06 (int8), through the later gated delta net.
+ * Measured worst ratios on the qwen3_next fixture (seeds 1-13; TP 1, 2, 4, EP 2,
+ * TP 2 x EP 2): fp8-* 0.452, int8-channel 0.0997; ~1.6x headroom. Coarse: the ranks'
+ * in_proj_qkvz or out_proj exchanged (1.35, 1.24) stay above the fp8 budget, but a
+ * conv1d segment swap (0.83) barely, and exchanged expert stacks (0.39) or A_log slices
+ * (0.011) hide in it (test_reference_qwen3_next.c); the exact unquantized comparison
+ * catches them all, and verify-forward re-checks a quantized layout above its budget
+ * unquantized. int4-group measured 0.57-1.16, as large as a slicing error, so it keeps
+ * REF_BUDGET_INT4 and verify-forward calls the scheme too coarse.
+ */
+#define REF_BUDGET_LIN_FP8  0.72
+#define REF_BUDGET_LIN_INT8 0.16
+
 /* Budget for a layout's quant scheme (REF_TOL_F32 for WT_QUANT_NONE); _mx: of an
- * MXFP4 source (REF_BUDGET_MX_*, int4-group REF_BUDGET_INT4). */
+ * MXFP4 source (REF_BUDGET_MX_*, int4-group REF_BUDGET_INT4); _lin: of a model with
+ * gated-delta-net layers (REF_BUDGET_LIN_*, int4-group REF_BUDGET_INT4). */
 double ref_budget(wt_quant q);
 double ref_budget_mx(wt_quant q);
+double ref_budget_lin(wt_quant q);
 
 /* ---------------- tensor sets ---------------- */
 
@@ -268,6 +290,16 @@ typedef struct ref_cfg {
 	 * Llama's attention instead of MLA: q/k/v biases, per-head q_norm / k_norm
 	 * (qk_norm: use_qk_norm), rotate-half RoPE on the first rot_dim dims */
 	bool glm4_moe;
+	/* Qwen3-Next (Qwen3NextForCausalLM; cfg_qwen3_next.c, qwen3_next.c; kind REF_QWEN2_MOE,
+	 * REF_DENSE without experts): zero-centred RMSNorms (norm_off 1); layer i is linear
+	 * attention when bit i of q3n_linear is set (REF_L4_MAX_LAYERS bits): the gated delta
+	 * net of lin_hk key heads of lin_dk and lin_hv value heads of lin_dv, its causal
+	 * depthwise conv lin_kconv taps wide; else gated full attention (q_proj rows per head
+	 * [query; gate], q_norm / k_norm with qk_norm, rotate-half RoPE on the first rot_dim
+	 * dims, the output times sigmoid(gate) before o_proj) */
+	bool q3n;
+	uint64_t q3n_linear[4];
+	int64_t lin_hk, lin_hv, lin_dk, lin_dv, lin_kconv;
 	uint64_t l4_rope[4], l4_chunked[4], l4_moe[4];
 	int64_t chunk;
 	double floor_scale, temp_scale;

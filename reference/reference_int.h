@@ -283,6 +283,31 @@ int ref_llama4_moe_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h,
 int ref_llama4_experts_rank(const ref_cfg *c, ref_set *rs, int64_t l, const ref_go_rank *k,
                             const float *h, int64_t T, float *out, ref_bufs *b, wt_errbuf *err);
 
+/* The Qwen3-Next fields of c (q3n set by the family map; the linear-attention sizes and
+ * layers from the loader's parse, ckpt.c) from config.json (cfg_qwen3_next.c); arch is
+ * named in refusals. */
+int ref_cfg_qwen3_next(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Whether Qwen3-Next's layer l is linear attention (the gated delta net). */
+static inline bool ref_q3n_linear(const ref_cfg *c, int64_t l)
+{
+	return c->q3n && ref_l4_bit(c->q3n_linear, l);
+}
+/* What one set holds of Qwen3-Next's token mixers: the checkpoint (ckpt: q_proj / k_proj
+ * / v_proj and o_proj's bias, added here) or one tp rank (the fused qkv_proj; o_proj's
+ * bias is the caller's, once after the all-reduce). Full attention: q heads [q0, q0 + Hl)
+ * and kv heads [kv0, kv0 + KVl); linear attention: hk key heads with their value heads
+ * (lin_hv / lin_hk each), whole groups of in_proj_qkvz / in_proj_ba rows. */
+typedef struct ref_q3n_part {
+	bool ckpt;
+	int64_t Hl, KVl, q0, kv0;
+	int64_t hk;
+} ref_q3n_part;
+/* Layer l's token mixer (gated delta net or gated attention, ref_q3n_linear) of set s on
+ * T normed rows h: out [T, hid] is out_proj's / o_proj's output (a rank's partial)
+ * (qwen3_next.c). */
+int ref_q3n_mixer(const ref_cfg *c, ref_set *s, int64_t l, const ref_q3n_part *p, const float *h,
+                  int64_t T, float *out, wt_errbuf *err);
+
 /*
  * Route one token h of the MoE block with prefix m, reading the router (and the
  * DeepSeek correction bias) from set s: idx/w receive topk entries (PhiMoE: idx

@@ -228,10 +228,16 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	long long L = (long long)l;
 	const float *wo;
 	int rv;
-	if (ref_is_mla(c)) {
+	if (ref_is_mla(c) || c->q3n) {
+		const ref_q3n_part p = {.Hl = Hl,
+		                        .KVl = KVl,
+		                        .q0 = (int64_t)r * Hl,
+		                        .kv0 = kv_shard(s, r) * KVl,
+		                        .hk = c->lin_hk / (int64_t)s->T};
 		if ((rv = ref_block_input(c, rs, b->h, b->x, T, l, ref_attn_norm(c), s->err)))
 			return rv;
-		return ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
+		return c->q3n ? ref_q3n_mixer(c, rs, l, &p, b->h, T, b->o, s->err)
+		              : ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
 	}
 	if ((rv = qkv_rank(s, rs, l)) ||
 	    (rv = ref_getf(rs, &wo, false, s->err, 2, c->hid, Hl * d, 0,
@@ -565,6 +571,16 @@ static int64_t gcd64(int64_t a, int64_t b)
 	return a;
 }
 
+/* Qwen3-Next's gated delta net splits by key heads and value heads: each a multiple of
+ * the tp size when a layer is linear attention. */
+static bool q3n_fits(const ref_cfg *c, int64_t T)
+{
+	for (int64_t i = 0; i < c->L; i++)
+		if (ref_q3n_linear(c, i))
+			return c->lin_hk % T == 0 && c->lin_hv % T == 0;
+	return true;
+}
+
 int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
                         wt_errbuf *err)
@@ -589,6 +605,11 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		    "%lld, intermediate %lld, experts %lld; the planner refuses it too",
 		    s.T, s.P, group, (long long)c->H, (long long)c->KV, (long long)c->I,
 		    (long long)c->E);
+	if (!q3n_fits(c, T))
+		return wt_seterr(err, WT_ELAYOUT,
+		                 "layout tp %u does not fit the gated delta net's %lld key heads "
+		                 "and %lld value heads; the planner refuses it too",
+		                 s.T, (long long)c->lin_hk, (long long)c->lin_hv);
 	s.Hl = c->H / T;
 	s.KVl = c->KV >= T ? c->KV / T : 1;
 	int64_t pad = (int64_t)l->vocab_pad, lcm = pad / gcd64(pad, T) * T;

@@ -13,7 +13,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text \
 	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
-	phimoe gpt_oss llama4 llama4_text glm4_moe llama4_fbgemm; do
+	phimoe gpt_oss llama4 llama4_text glm4_moe llama4_fbgemm qwen3_next; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -71,6 +71,12 @@ check llama4_text --tp-size 2 --quant int8-channel
 # grouped sigmoid routing with the correction bias and a shared expert, MTP layer dropped
 check glm4_moe --tp-size 2 --ep-size 2 --w13-order up_gate
 check glm4_moe --tp-size 4 --quant int8-channel
+# Qwen3-Next: gated delta net layers (key-head groups, conv segments, value-head A_log /
+# dt_bias per rank) and gated full attention (q_proj [query; gate] per head), zero-centred
+# norms, Qwen2-MoE's experts and gated shared expert; quantized within REF_BUDGET_LIN_*
+check qwen3_next --tp-size 2 --ep-size 2 --w13-order up_gate
+check qwen3_next --tp-size 4 --quant int8-channel
+grep -q "for a model with gated-delta-net layers" "$T/out" || fail "qwen3_next budget: $(cat "$T/out")"
 # Maverick's FP8 release (fbgemm_fp8): per-channel FP8 passed through exactly, or
 # dequantized (BF16 rounding) and requantized
 check llama4_fbgemm --tp-size 2 --ep-size 2 --quant fp8-channel
