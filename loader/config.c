@@ -274,8 +274,9 @@ static int parse_arch(json_t *root, ckpt_config *c, wt_errbuf *err)
 
 static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
+	/* ERNIE 4.5 MoE: moe_num_experts (Ernie4_5_MoeConfig maps num_experts onto it) */
 	static const char *const expert_keys[] = {"num_local_experts", "num_experts",
-	                                          "n_routed_experts", NULL};
+	                                          "n_routed_experts", "moe_num_experts", NULL};
 	const char *which = "num_experts";
 	json_t *ne = first_of(root, expert_keys, &which);
 	int rv = ne ? get_int(root, which, 0, 0, &c->num_experts, err) : WT_OK;
@@ -290,8 +291,13 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 	first_of(root, shared_keys, &shared);
 	if (rv == WT_OK)
 		rv = get_int(root, shared, -1, 0, &c->shared_expert_intermediate_size, err);
+	/* DeepSeek's n_shared_experts, else ERNIE 4.5's moe_num_shared_experts */
+	static const char *const nshared_keys[] = {"n_shared_experts", "moe_num_shared_experts",
+	                                           NULL};
+	const char *nshared = nshared_keys[0];
+	first_of(root, nshared_keys, &nshared);
 	if (rv == WT_OK)
-		rv = get_int(root, "n_shared_experts", 0, 0, &c->n_shared_experts, err);
+		rv = get_int(root, nshared, 0, 0, &c->n_shared_experts, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "decoder_sparse_step", 1, 1, &c->decoder_sparse_step, err);
 	if (rv == WT_OK)
@@ -301,6 +307,14 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_int(root, "first_k_dense_replace", 0, 0, &c->first_k_dense_replace, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "moe_layer_freq", 1, 1, &c->moe_layer_freq, err);
+	/* ERNIE 4.5 MoE (Ernie4_5_MoeDecoderLayer): a list (ERNIE-4.5-VL's per-modality
+	 * ranges) is not an integer and refused */
+	if (rv == WT_OK)
+		rv = get_int(root, "moe_layer_start_index", 0, 0, &c->moe_layer_start_index, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "moe_layer_end_index", -1, -1, &c->moe_layer_end_index, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "moe_layer_interval", 1, 1, &c->moe_layer_interval, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "intermediate_size_mlp", -1, 1, &c->intermediate_size_mlp, err);
 	/* Llama4TextConfig: range(step - 1, L, step); a step of 0 is range()'s error */
@@ -499,6 +513,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = get_bool(root, "use_qk_norm", false, &c->use_qk_norm, err);
 	if (rv == WT_OK)
+		rv = get_bool(root, "use_bias", false, &c->use_bias, err);
+	if (rv == WT_OK)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)
 		rv = parse_linear_attn(root, c, err);
@@ -517,144 +533,12 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	return rv;
 }
 
-/*
- * Keys a language model's config class fills in when config.json leaves them
- * out. transformers' save_pretrained drops the keys of a nested config that
- * equal its class defaults, so Gemma 3 4B's text_config carries no
- * num_attention_heads, num_key_value_heads, head_dim or vocab_size
- * (Gemma3TextConfig's 8, 4, 256, 262208; transformers 4.57.1). Llama 4's the same
- * (Llama4TextConfig). Qwen3-Next's top-level config is read as Qwen3NextConfig reads
- * it: a key it leaves out takes the class default; GLM-4.5 (Glm4MoeConfig) for the keys a
- * hand-written config.json leaves out.
- */
-typedef struct class_default {
-	const char *key;
-	bool real; /* a JSON real, else an integer */
-	double v;
-} class_default;
-
-static const class_default gemma3_text_defaults[] = {
-    {"vocab_size", false, 262208},
-    {"hidden_size", false, 2304},
-    {"intermediate_size", false, 9216},
-    {"num_hidden_layers", false, 26},
-    {"num_attention_heads", false, 8},
-    {"num_key_value_heads", false, 4},
-    {"head_dim", false, 256},
-    {"max_position_embeddings", false, 131072},
-    {"query_pre_attn_scalar", false, 256},
-    {"sliding_window", false, 4096},
-    {"rms_norm_eps", true, 1e-6},
-    {"rope_theta", true, 1000000.0},
-    {"rope_local_base_freq", true, 10000.0},
-};
-
-/* Llama4TextConfig's (transformers 4.54.1): Scout's own dims, so a text_config that
- * save_pretrained wrote for a fine-tuned Scout may carry almost none of them. (The
- * attention knobs the reference alone reads take the same defaults there, where an
- * explicit null stays an error as in transformers.) */
-static const class_default llama4_text_defaults[] = {
-    {"vocab_size", false, 202048},
-    {"hidden_size", false, 5120},
-    {"intermediate_size", false, 8192},
-    {"intermediate_size_mlp", false, 16384},
-    {"num_hidden_layers", false, 48},
-    {"num_attention_heads", false, 40},
-    {"num_key_value_heads", false, 8},
-    {"head_dim", false, 128},
-    {"max_position_embeddings", false, 131072},
-    {"num_experts_per_tok", false, 1},
-    {"num_local_experts", false, 16},
-    {"interleave_moe_layer_step", false, 1},
-    {"rms_norm_eps", true, 1e-5},
-    {"rope_theta", true, 500000.0},
-};
-
-/* Qwen3NextConfig's (transformers 4.57.1): Qwen3-Next-80B-A3B's linear-attention and
- * MoE dims; full_attention_interval is the kwargs default the class applies when
- * layer_types is absent. */
-static const class_default qwen3_next_defaults[] = {
-    {"vocab_size", false, 151936},
-    {"hidden_size", false, 2048},
-    {"intermediate_size", false, 5632},
-    {"num_hidden_layers", false, 48},
-    {"num_attention_heads", false, 16},
-    {"num_key_value_heads", false, 2},
-    {"head_dim", false, 256},
-    {"max_position_embeddings", false, 32768},
-    {"linear_conv_kernel_dim", false, 4},
-    {"linear_key_head_dim", false, 128},
-    {"linear_value_head_dim", false, 128},
-    {"linear_num_key_heads", false, 16},
-    {"linear_num_value_heads", false, 32},
-    {"decoder_sparse_step", false, 1},
-    {"moe_intermediate_size", false, 512},
-    {"shared_expert_intermediate_size", false, 512},
-    {"num_experts_per_tok", false, 10},
-    {"num_experts", false, 512},
-    {"full_attention_interval", false, 4},
-    {"rms_norm_eps", true, 1e-6},
-    {"rope_theta", true, 10000.0},
-    {"partial_rotary_factor", true, 0.25},
-};
-
-/* Glm4MoeConfig's (transformers 4.57.1): GLM-4.5-Air's dims. config.json is the
- * top-level config here, which save_pretrained writes whole, but a hand-written one
- * may leave keys out and transformers then builds the model from these; the
- * loader's generic defaults differ for the MoE keys (no experts, no shared expert,
- * every layer MoE, moe_intermediate_size = intermediate_size). */
-static const class_default glm4_moe_defaults[] = {
-    {"vocab_size", false, 151552},
-    {"hidden_size", false, 4096},
-    {"intermediate_size", false, 10944},
-    {"num_hidden_layers", false, 46},
-    {"num_attention_heads", false, 96},
-    {"num_key_value_heads", false, 8},
-    {"max_position_embeddings", false, 131072},
-    {"moe_intermediate_size", false, 1408},
-    {"num_experts_per_tok", false, 8},
-    {"n_shared_experts", false, 1},
-    {"n_routed_experts", false, 128},
-    {"n_group", false, 1},
-    {"topk_group", false, 1},
-    {"first_k_dense_replace", false, 1},
-    {"routed_scaling_factor", true, 1.0},
-    {"partial_rotary_factor", true, 0.5},
-    {"rms_norm_eps", true, 1e-5},
-    {"rope_theta", true, 10000.0},
-};
-
-/* The class defaults of the language model whose model_type is mt, or NULL. */
-static const class_default *class_defaults(const char *mt, size_t *n)
-{
-	if (mt != NULL && strcmp(mt, "qwen3_next") == 0) {
-		*n = sizeof(qwen3_next_defaults) / sizeof(qwen3_next_defaults[0]);
-		return qwen3_next_defaults;
-	}
-	if (mt != NULL && strcmp(mt, "glm4_moe") == 0) {
-		*n = sizeof(glm4_moe_defaults) / sizeof(glm4_moe_defaults[0]);
-		return glm4_moe_defaults;
-	}
-	/* Llama4Config builds its text_config as a Llama4TextConfig likewise */
-	if (mt != NULL && (strcmp(mt, "llama4_text") == 0 || strcmp(mt, "llama4") == 0)) {
-		*n = sizeof(llama4_text_defaults) / sizeof(llama4_text_defaults[0]);
-		return llama4_text_defaults;
-	}
-	/* Gemma3ForConditionalGeneration's text_config is a Gemma3TextConfig even when
-	 * it does not say so (Gemma3Config builds one from whatever it holds) */
-	if (mt != NULL && (strcmp(mt, "gemma3_text") == 0 || strcmp(mt, "gemma3") == 0)) {
-		*n = sizeof(gemma3_text_defaults) / sizeof(gemma3_text_defaults[0]);
-		return gemma3_text_defaults;
-	}
-	return NULL;
-}
-
 /* Absent (or null) keys of view v from its class defaults; v is the caller's own. */
 static int fill_class_defaults(json_t *v, wt_errbuf *err)
 {
 	size_t n = 0;
 	const class_default *d =
-	    class_defaults(json_string_value(json_object_get(v, "model_type")), &n);
+	    config_class_defaults(json_string_value(json_object_get(v, "model_type")), &n);
 	for (size_t i = 0; i < n; i++) {
 		json_t *cur = json_object_get(v, d[i].key);
 		if (cur != NULL && !json_is_null(cur))
@@ -683,7 +567,7 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	const char *mt = json_string_value(json_object_get(overlay ? tc : root, "model_type"));
 	if (mt == NULL && overlay)
 		mt = json_string_value(json_object_get(root, "model_type"));
-	bool fill = class_defaults(mt, &nd) != NULL;
+	bool fill = config_class_defaults(mt, &nd) != NULL;
 	if (!overlay && !fill) {
 		*out = json_incref(root);
 		return WT_OK;

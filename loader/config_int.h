@@ -7,11 +7,33 @@
 #define WT_LOADER_CONFIG_INT_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "weights/error.h"
 
 /* *out = root itself, or (root has a `text_config` object) a shallow copy of
  * root with text_config's fields laid over it. A new reference either way. */
 int config_lm_view(json_t *root, json_t **out, wt_errbuf *err);
+
+/*
+ * Keys a language model's config class fills in when config.json leaves them
+ * out. transformers' save_pretrained drops the keys of a nested config that
+ * equal its class defaults, so Gemma 3 4B's text_config carries no
+ * num_attention_heads, num_key_value_heads, head_dim or vocab_size
+ * (Gemma3TextConfig's 8, 4, 256, 262208; transformers 4.57.1). Llama 4's the same
+ * (Llama4TextConfig). Qwen3-Next's top-level config is read as Qwen3NextConfig reads
+ * it: a key it leaves out takes the class default; GLM-4.5 (Glm4MoeConfig) and ERNIE 4.5
+ * (Ernie4_5Config, Ernie4_5_MoeConfig) for the keys a hand-written config.json leaves out.
+ */
+typedef struct class_default {
+	const char *key;
+	bool real; /* a JSON real, else an integer */
+	double v;
+} class_default;
+
+/* The class defaults of the language model whose model_type is mt (*n entries), or NULL
+ * (config_defaults.c). Static tables. */
+const class_default *config_class_defaults(const char *mt, size_t *n);
 
 #endif

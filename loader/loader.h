@@ -259,6 +259,7 @@ typedef struct ckpt_config {
 	                             default decides (shardmap_tied) */
 	bool lm_head_bias;        /* PhiMoE: lm_head has a bias [vocab_size]; false if absent */
 	bool use_qk_norm; /* GLM-4.5 (Llama 4: the L2 norm): q_norm / k_norm; false if absent */
+	bool use_bias;    /* ERNIE 4.5: every Linear has a bias; false if absent */
 	/* MoE */
 	int64_t num_experts; /* num_local_experts | num_experts | n_routed_experts; 0 = dense */
 	int64_t moe_intermediate_size;           /* Mixtral: intermediate_size */
@@ -270,6 +271,12 @@ typedef struct ckpt_config {
 	size_t n_mlp_only_layers;
 	int64_t first_k_dense_replace; /* DeepSeek; default 0 */
 	int64_t moe_layer_freq;        /* DeepSeek; default 1 */
+	/* ERNIE 4.5 MoE: layer i is MoE iff (i + 1) % moe_layer_interval == 0 and
+	 * moe_layer_start_index <= i <= moe_layer_end_index (-1 = the last layer); defaults
+	 * 0, -1, 1 (Ernie4_5_MoeConfig's class defaults 1, -1, 1 for model_type ernie4_5_moe) */
+	int64_t moe_layer_start_index;
+	int64_t moe_layer_end_index;
+	int64_t moe_layer_interval;
 	/* Llama 4 (Llama4TextConfig): the dense MLPs' intermediate_size_mlp (-1 if absent);
 	 * interleave_moe_layer_step (default 1); moe_layers, the MoE layers when given
 	 * (has_moe_layers; an empty list is no MoE layer) */

@@ -15,11 +15,12 @@
  * weights, Qwen-MoE only with norm_topk_prob, DeepSeek unless norm_topk_prob
  * is false; DeepSeek n_group 1, topk_group 1, routed_scaling_factor 1,
  * scoring_func sigmoid; BERT max_position_embeddings 512, type_vocab_size 2,
- * hidden_act gelu. A present field of the wrong JSON type is WT_ECORRUPT
- * naming it (null counts as absent; ckpt_config_fields). The Gemma families'
- * own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's,
- * OLMo 2's, Granite's and GLM-4.5's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's: cfg_gpt_oss.c;
- * Llama 4's: cfg_llama4.c; Qwen3-Next's: cfg_qwen3_next.c.
+ * hidden_act gelu; ERNIE 4.5 MoE moe_k (for num_experts_per_tok) and moe_norm_min (the
+ * loader's class defaults 6 and 1e-12 when absent), hidden_act silu only. A present field of the
+ * wrong JSON type is WT_ECORRUPT naming it (null counts as absent; ckpt_config_fields). The Gemma
+ * families' own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's, OLMo 2's,
+ * Granite's and GLM-4.5's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's: cfg_gpt_oss.c; Llama 4's:
+ * cfg_llama4.c; Qwen3-Next's: cfg_qwen3_next.c.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -45,6 +46,8 @@ enum {
 	F_LN_EPS,
 	F_MAX_POS,
 	F_N_TYPES,
+	F_MOE_K,
+	F_NORM_MIN,
 	F_COUNT
 };
 
@@ -65,6 +68,8 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	    [F_LN_EPS] = {"layer_norm_eps", CKPT_FIELD_REAL},
 	    [F_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
 	    [F_N_TYPES] = {"type_vocab_size", CKPT_FIELD_INT},
+	    [F_MOE_K] = {"moe_k", CKPT_FIELD_INT},
+	    [F_NORM_MIN] = {"moe_norm_min", CKPT_FIELD_REAL},
 	};
 	memcpy(f, spec, sizeof(spec)); /* keys and kinds, outputs cleared */
 	return ckpt_config_fields(json, len, f, F_COUNT, err);
@@ -101,7 +106,8 @@ enum {
 	FAM_GPT_OSS,
 	FAM_LLAMA4,
 	FAM_GLM4_MOE,
-	FAM_QWEN3_NEXT
+	FAM_QWEN3_NEXT,
+	FAM_ERNIE
 };
 
 /* The planner's family -> the reference's kind. */
@@ -168,6 +174,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* Qwen3NextForCausalLM: gated delta net / gated full attention layers over
 	     * Qwen2-MoE's MoE (dense without experts; cfg_qwen3_next.c, qwen3_next.c) */
 	    {"qwen3_next", REF_QWEN2_MOE, true, 0, FAM_QWEN3_NEXT},
+	    /* ERNIE 4.5: Llama with adjacent-pair RoPE; the MoE's softmax routing with the
+	     * correction bias and shared experts is DeepSeek's kind (ref_route_ds) */
+	    {"ernie4_5", REF_DENSE, false, 0, FAM_ERNIE},
+	    {"ernie4_5_moe", REF_DEEPSEEK, false, 0, FAM_ERNIE},
 	    {"bert", REF_BERT, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
@@ -193,6 +203,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->q3n = map[i].fam == FAM_QWEN3_NEXT;
 			if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */
 				c->kind = REF_DENSE;
+			c->ernie = map[i].fam == FAM_ERNIE;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -216,8 +227,32 @@ static int parse_rope(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	return WT_OK;
 }
 
+#define REF_MAX_NORM_MIN 1e6 /* a floor on the top-k weights' sum past this is no model's */
+
+/* ERNIE 4.5 MoE (Ernie4_5_MoeConfig): moe_k experts of the softmax router, weights over
+ * max(sum, moe_norm_min); one group, no scaling; the layer range as the planner reads it. */
+static int parse_ernie_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
+{
+	c->n_group = c->topk_group = 1;
+	c->norm_topk = true;
+	c->routed_scale = 1.0;
+	c->norm_min = real_or(&f[F_NORM_MIN], 1e-12);
+	if (!(c->norm_min >= 0.0 && c->norm_min < REF_MAX_NORM_MIN))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: moe_norm_min %g; it must be in [0, %g)", c->norm_min,
+		                 REF_MAX_NORM_MIN);
+	if (c->moe_every < 1 || c->moe_start < 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: moe_layer_interval %lld, moe_layer_start_index %lld "
+		                 "out of range",
+		                 (long long)c->moe_every, (long long)c->moe_start);
+	return WT_OK;
+}
+
 static int parse_deepseek(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 {
+	if (c->ernie)
+		return parse_ernie_moe(f, c, err);
 	c->n_group = int_or(&f[F_N_GROUP], 1);
 	c->topk_group = int_or(&f[F_TOPK_GROUP], 1);
 	c->norm_topk = bool_or(&f[F_NORM_TOPK], true);
@@ -243,9 +278,10 @@ static int parse_deepseek(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 
 static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 {
-	if (!f[F_TOPK].present)
-		return wt_seterr(err, WT_ECORRUPT, "config.json: 'num_experts_per_tok' is missing");
-	c->topk = f[F_TOPK].i;
+	const ckpt_field *k = &f[c->ernie ? F_MOE_K : F_TOPK]; /* ERNIE: moe_k */
+	if (!k->present)
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is missing", k->key);
+	c->topk = k->i;
 	if (c->E < 1)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: no routed experts (num_local_experts, num_experts "
@@ -347,8 +383,7 @@ static int plain_rope(ref_cfg *c, const char *arch, const ckpt_field *f, const c
 		json_decref(root);
 		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
 	}
-	ref_rope_in in = {arch ? arch : "this architecture",
-	                  c->kind == REF_DEEPSEEK ? c->rope : c->d,
+	ref_rope_in in = {arch ? arch : "this architecture", ref_is_mla(c) ? c->rope : c->d,
 	                  f[F_MAX_POS].present ? f[F_MAX_POS].i : 0};
 	int rv = ref_cfg_rope(root, &in, c, err);
 	json_decref(root);
@@ -396,6 +431,13 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if ((rv = parse_rest(f, c, err)) != WT_OK)
 		return rv;
+	/* ERNIE 4.5: rotate_half over (x[2i], x[2i+1]) with cos / sin of frequency i repeated
+	 * per pair (modeling_ernie4_5.py apply_rotary_pos_emb), on the whole head */
+	c->rope_pairs = c->rope_pairs || c->ernie;
+	if (c->ernie && f[F_ACT].present && strcmp(f[F_ACT].s, "silu") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: hidden_act '%s'; the reference has silu for %s",
+		                 f[F_ACT].s, arch ? arch : "ERNIE 4.5");
 	if (c->gpt_oss)
 		rv = ref_cfg_gpt_oss(c, arch, json, len, err);
 	else if (c->llama4)
@@ -416,6 +458,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 
 bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 {
+	if (c->ernie) /* Ernie4_5_MoeDecoderLayer */
+		return c->kind == REF_DEEPSEEK && c->E > 0 && (i + 1) % c->moe_every == 0 &&
+		       i >= c->moe_start && i <= c->moe_end;
 	if (c->llama4) /* moe_layers / interleave_moe_layer_step, as the planner reads them */
 		return c->kind != REF_DENSE && ref_l4_bit(c->l4_moe, i);
 	if (c->kind == REF_DENSE || c->kind == REF_BERT)

@@ -114,6 +114,10 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 			c.mlp_only_mask |= 1ull << x;
 	}
 	c.first_dense = cc->first_k_dense_replace;
+	/* ERNIE 4.5 MoE: moe_layer_end_index -1 is the last layer, as Ernie4_5_MoeConfig sets */
+	c.moe_start = cc->moe_layer_start_index;
+	c.moe_end = cc->moe_layer_end_index < 0 ? c.L - 1 : cc->moe_layer_end_index;
+	c.moe_every = cc->moe_layer_interval;
 	c.layer_freq = cc->moe_layer_freq;
 	c.q_lora = cc->q_lora_rank;
 	c.kv_lora = cc->kv_lora_rank;

@@ -163,10 +163,10 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 {
 	int64_t E = c->E, G = c->n_group, gs = E / G;
 	float sc[REF_MAX_EXPERTS], ch[REF_MAX_EXPERTS], gscore[REF_MAX_EXPERTS]; /* G <= E */
-	if (c->ds_v2)
+	if (c->ds_v2 || c->ernie) /* ERNIE 4.5: softmax, chosen with the correction bias */
 		ref_softmax(sc, logits, E);
 	for (int64_t e = 0; e < E; e++) {
-		if (!c->ds_v2)
+		if (!c->ds_v2 && !c->ernie)
 			sc[e] = 1.0f / (1.0f + expf(-logits[e]));
 		ch[e] = sc[e] + (bias ? bias[e] : 0.0f);
 	}
@@ -211,7 +211,9 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 		wsum += w[j];
 	}
 	for (int64_t j = 0; j < c->topk; j++) {
-		if (c->norm_topk)
+		if (c->ernie) /* Ernie4_5_MoeSparseMoeBlock: clamp(sum, min=moe_norm_min) */
+			w[j] /= fmaxf(wsum, (float)c->norm_min);
+		else if (c->norm_topk)
 			w[j] /= wsum + 1e-20f;
 		w[j] *= (float)c->routed_scale;
 	}
@@ -235,7 +237,10 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 	/* GraniteMoE's checkpoint router is router.layer; the ranks carry Mixtral's gate */
 	rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%s%s.weight", m,
 	              ckpt && c->stacked_experts ? "router.layer" : "gate");
-	if (rv == WT_OK && c->kind == REF_DEEPSEEK && !c->ds_v2)
+	if (rv == WT_OK && c->ernie) /* Ernie4_5_MoeStatics: [1, E] */
+		rv = ref_getf(s, &bias, false, err, 2, 1, c->E, 0,
+		              "%smoe_statics.e_score_correction_bias", m);
+	else if (rv == WT_OK && c->kind == REF_DEEPSEEK && !c->ds_v2)
 		rv = ref_getf(s, &bias, true, err, 1, c->E, 0, 0, "%sgate.e_score_correction_bias",
 		              m);
 	if (rv != WT_OK)

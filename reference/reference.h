@@ -19,7 +19,8 @@
  * sparsemixer routing, LM head bias; cfg_phimoe.c), Qwen2-MoE (shared
  * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step) and Qwen3-MoE,
  * DeepSeek-V3 (MLA, sigmoid routing; reference_mla.c) and DeepSeek-V2 (softmax
- * routing), GLM-4.5 (DeepSeek-V3's MoE under Llama's attention with partial RoPE), GPT-OSS
+ * routing), GLM-4.5 (DeepSeek-V3's MoE under Llama's attention with partial RoPE), ERNIE 4.5
+ * (adjacent-pair RoPE; the MoE's softmax routing chosen with a correction bias), GPT-OSS
  * (attention sinks, biased router and experts, clamped SwiGLU; gpt_oss.c, MXFP4 or dequantized
  * experts), the Llama 4 language model (NoPE layers, chunked attention, L2 q/k norms, input-scaled
  * experts; llama4.c), Qwen3-Next (gated delta net and gated full attention layers over
@@ -300,6 +301,15 @@ typedef struct ref_cfg {
 	bool q3n;
 	uint64_t q3n_linear[4];
 	int64_t lin_hk, lin_hv, lin_dk, lin_dv, lin_kconv;
+	/* ERNIE 4.5 (Ernie4_5ForCausalLM kind REF_DENSE, Ernie4_5_MoeForCausalLM kind
+	 * REF_DEEPSEEK for its MoE; cfg.c): Llama's attention with use_bias biases and RoPE on
+	 * adjacent pairs over the whole head (rope_pairs); MoE layers i with (i + 1) % moe_every
+	 * == 0 and moe_start <= i <= moe_end; softmax router in float32, the top-k chosen on
+	 * softmax + moe_statics.e_score_correction_bias, weighted by the softmax values over
+	 * max(their sum, norm_min); moe_num_shared_experts shared experts added ungated */
+	bool ernie;
+	int64_t moe_start, moe_end, moe_every;
+	double norm_min;
 	uint64_t l4_rope[4], l4_chunked[4], l4_moe[4];
 	int64_t chunk;
 	double floor_scale, temp_scale;

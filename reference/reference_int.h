@@ -31,10 +31,10 @@ static inline void ref_eset_add(ref_eset *s, int64_t e)
 }
 
 /* Whether a layer's attention is DeepSeek's MLA (ref_mla): DeepSeek-V2 / V3, not
- * GLM-4.5, whose REF_DEEPSEEK kind is its MoE only. */
+ * GLM-4.5 or ERNIE 4.5 MoE, whose REF_DEEPSEEK kind is their MoE only. */
 static inline bool ref_is_mla(const ref_cfg *c)
 {
-	return c->kind == REF_DEEPSEEK && !c->glm4_moe;
+	return c->kind == REF_DEEPSEEK && !c->glm4_moe && !c->ernie;
 }
 
 /* Activations for n_tok tokens; all owned. */

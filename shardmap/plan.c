@@ -296,11 +296,16 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 "remove the tensor",
 		                 t->name);
 	const char *why = shardmap_mx_why(ru->cond); /* "a dense layer ..." unless MXFP4 */
-	if (ru->cond == SM_C_DENSE)
+	char wb[160];
+	if (x->fam->moe_keys && (ru->cond == SM_C_DENSE || ru->cond == SM_C_MOE)) {
+		snprintf(wb, sizeof(wb), "a %s layer (see %s)",
+		         ru->cond == SM_C_DENSE ? "MoE" : "dense", x->fam->moe_keys);
+		why = wb;
+	} else if (ru->cond == SM_C_DENSE)
 		why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
 	else if (ru->cond == SM_C_SHARED && x->dm.shared_inter <= 0)
-		why = "without shared experts (n_shared_experts / shared_expert_intermediate_size "
-		      "/ shared_intermediate_size)";
+		why = "without shared experts (n_shared_experts / moe_num_shared_experts / "
+		      "shared_expert_intermediate_size / shared_intermediate_size)";
 	else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
 		why = "inconsistent with q_lora_rank";
 	else if (ru->cond == SM_C_FULLATT)

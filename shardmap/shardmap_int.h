@@ -190,8 +190,11 @@ typedef struct sm_family {
 	 * per head, Qwen3-Next): the fused QKV takes whole heads with their gates. */
 	bool q_gated;
 	/* Tensors under this prefix are dropped and listed as skipped (Qwen3-Next's "mtp."
-	 * multi-token-prediction module); NULL = none. */
+	 * multi-token-prediction module, ERNIE 4.5 MoE's "model.mtp_"); NULL = none. */
 	const char *drop_prefix;
+	/* The config.json keys that decide which layers are MoE, named when a layer's MLP
+	 * tensors do not match its kind (NULL: "mlp_only_layers, first_k_dense_replace"). */
+	const char *moe_keys;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -227,6 +230,8 @@ extern const sm_family shardmap_family_phimoe;
 extern const sm_family shardmap_family_deepseek_v3;
 extern const sm_family shardmap_family_deepseek_v2;
 extern const sm_family shardmap_family_glm4_moe;
+extern const sm_family shardmap_family_ernie4_5;
+extern const sm_family shardmap_family_ernie4_5_moe;
 extern const sm_family shardmap_family_bert;
 extern const sm_family shardmap_family_qwen2_vl;
 extern const sm_family shardmap_family_phi3;

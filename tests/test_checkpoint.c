@@ -420,6 +420,40 @@ static void test_config_class_defaults(void **state)
 	assert_int_equal(c.interleave_moe_layer_step, 2);
 	assert_int_equal(c.hidden_size, 5120);
 	ckpt_config_clear(&c);
+	/* ERNIE 4.5 MoE (Ernie4_5_MoeConfig): 21B-A3B's dims, moe_num_experts and
+	 * moe_num_shared_experts read under their names, the layer range 1 .. -1 every layer */
+	parse_ok("{\"architectures\": [\"Ernie4_5_MoeForCausalLM\"], \"model_type\": "
+	         "\"ernie4_5_moe\", \"moe_num_experts\": 8}",
+	         &c);
+	assert_int_equal(c.hidden_size, 2560);
+	assert_int_equal(c.num_hidden_layers, 28);
+	assert_int_equal(c.num_attention_heads, 20);
+	assert_int_equal(c.num_key_value_heads, 4);
+	assert_int_equal(c.head_dim, 128); /* no class default: hid / H */
+	assert_int_equal(c.vocab_size, 103424);
+	assert_int_equal(c.intermediate_size, 12288);
+	assert_int_equal(c.moe_intermediate_size, 1536);
+	assert_int_equal(c.num_experts, 8);
+	assert_int_equal(c.n_shared_experts, 2);
+	assert_int_equal(c.moe_layer_start_index, 1);
+	assert_int_equal(c.moe_layer_end_index, -1);
+	assert_int_equal(c.moe_layer_interval, 1);
+	assert_false(c.use_bias);
+	ckpt_config_clear(&c);
+	/* ERNIE 4.5 (Ernie4_5Config): 0.3B's dims, head_dim 128 given by the class */
+	parse_ok("{\"architectures\": [\"Ernie4_5ForCausalLM\"], \"model_type\": \"ernie4_5\", "
+	         "\"use_bias\": true}",
+	         &c);
+	assert_int_equal(c.hidden_size, 1024);
+	assert_int_equal(c.num_hidden_layers, 18);
+	assert_int_equal(c.num_attention_heads, 16);
+	assert_int_equal(c.num_key_value_heads, 2);
+	assert_int_equal(c.head_dim, 128);
+	assert_int_equal(c.intermediate_size, 3072);
+	assert_int_equal(c.vocab_size, 103424);
+	assert_int_equal(c.num_experts, 0);
+	assert_true(c.use_bias);
+	ckpt_config_clear(&c);
 	/* a Llama config gets no defaults: the required keys stay required */
 	wt_errbuf err = {0};
 	static const char llama[] = "{\"architectures\": [\"LlamaForCausalLM\"], "

@@ -159,8 +159,24 @@ typedef struct fam_expect {
  * v 64, o 256, gate 384, up 384, down 256, gate_up 4 x 128, down 4 x 256 */
 #define L4_FP8_EL   (2 * 256 * 256 + 2 * 64 * 256 + 3 * 384 * 256 + 4 * 256 * 128 + 4 * 64 * 256)
 #define L4_FB_BYTES (L4_BYTES - L4_FP8_EL + 4 * (640 + 1024 + 4 * 128 + 4 * 256))
-#define BERT_LAYER  (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
-#define BERT_BYTES  (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
+/* ernie4_5: tied (no lm_head); per layer norms, q 256x128, k/v 64x128, o 128x256 and
+ * use_bias's q/k/v (384), o (128), gate/up (2 x 256) and down (128) biases, MLP 3 x 256x128 */
+#define ERN_LAYER                                                                                  \
+	(2 *                                                                                       \
+	 (2 * 128 + 256 * 128 + 2 * 64 * 128 + 128 * 256 + 384 + 128 + 3 * 256 * 128 + 512 + 128))
+#define ERN_BYTES (2 * (1000 * 128 + 128) + 2 * ERN_LAYER)
+/* ernie4_5_moe: 4 layers of norms, q 128x128, k/v 64x128, o 128x128; layers 0 and 3 dense
+ * (3 x 256x128); layers 1-2 MoE: F32 router 8x128 and correction bias [1, 8], 8 experts of
+ * 3 x 64x128, 2 shared (3 x 128x128); the MTP module's 3 norms, linear_proj 128x256 and
+ * q_proj 128x128 */
+#define ERNM_ATTN (2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128))
+#define ERNM_MOE  (2 * (8 * 3 * 64 * 128 + 3 * 128 * 128) + 4 * (8 * 128 + 8))
+#define ERNM_MTP  (2 * (3 * 128 + 128 * 256 + 128 * 128))
+#define ERNM_BYTES                                                                                 \
+	(2 * (2 * 1000 * 128 + 128) + 4 * ERNM_ATTN + 2 * 2 * 3 * 256 * 128 + 2 * ERNM_MOE +       \
+	 ERNM_MTP)
+#define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
+#define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
 
 static const fam_expect fams[] = {
     {"llama", 21, LLAMA_BYTES, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
@@ -233,6 +249,8 @@ static const fam_expect fams[] = {
     {"llama4_fbgemm", 75, L4_FB_BYTES, 256, 8, 2, 32, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_FBGEMM_FP8,
      2},
     {"qwen3_next", 96, Q3N_BYTES, 256, 4, 2, 64, 384, 1000, 4, 0, 4, 64, CKPT_QUANT_NONE, 2},
+    {"ernie4_5", 34, ERN_BYTES, 128, 8, 2, 32, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    {"ernie4_5_moe", 96, ERNM_BYTES, 128, 4, 2, 32, 256, 1000, 4, 0, 8, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -319,6 +337,15 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->use_qk_norm);
 		assert_int_equal(cfg->first_k_dense_replace, 1);
 		assert_int_equal(cfg->n_shared_experts, 1);
+	}
+	if (strcmp(e->name, "ernie4_5") == 0) /* ERNIE-4.5-0.3B: every Linear with a bias */
+		assert_true(cfg->use_bias);
+	if (strcmp(e->name, "ernie4_5_moe") == 0) { /* ERNIE 4.5 MoE's keys */
+		assert_false(cfg->use_bias);
+		assert_int_equal(cfg->n_shared_experts, 2); /* moe_num_shared_experts */
+		assert_int_equal(cfg->moe_layer_start_index, 1);
+		assert_int_equal(cfg->moe_layer_end_index, 2);
+		assert_int_equal(cfg->moe_layer_interval, 1);
 	}
 	if (strncmp(e->name, "llama4", 6) == 0) {
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -157,6 +157,31 @@ grep -v "^skipped" "$T/plan" | grep -q "model.layers.3." && fail "glm4_moe MTP l
 [ $? -eq 3 ] || fail "glm4_moe ep 16 should exit 3"
 grep -q "ep_size 16 exceeds the 8 routed experts; use ep_size <= 8" "$T/err" ||
 	fail "glm4_moe ep 16 message: $(cat "$T/err")"
+# ERNIE 4.5 MoE: the F32 router and Ernie4_5_MoeStatics' correction bias [1, E] replicated,
+# layers 0 and 3 dense (moe_layer_start_index 1, moe_layer_end_index 2), experts EP-owned,
+# the 2 shared experts TP-split, the MTP module (model.mtp_*) dropped and listed as skipped
+"$CTL" plan --model-dir "$T/ernie4_5_moe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan ernie4_5_moe"
+for l in "1.self_attn.qkv_proj.weight *BF16 *\[128, 128\]" "1.mlp.gate.weight *F32 *\[8, 128\]" \
+	"1.mlp.moe_statics.e_score_correction_bias *F32 *\[1, 8\]" \
+	"2.mlp.experts.w13_weight *BF16 *\[4, 128, 128\]" "1.mlp.experts.w2_weight *BF16 *\[4, 128, 64\]" \
+	"1.mlp.shared_experts.gate_up_proj.weight *BF16 *\[128, 128\]" \
+	"0.mlp.gate_up_proj.weight *BF16 *\[256, 128\]" "3.mlp.down_proj.weight *BF16 *\[128, 128\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "ernie4_5_moe line $l: $(cat "$T/plan")"
+done
+grep -q "^skipped model.mtp_linear_proj.0.weight" "$T/plan" || fail "ernie4_5_moe MTP not skipped"
+grep -v "^skipped" "$T/plan" | grep -q "mtp" && fail "ernie4_5_moe MTP emitted"
+grep -q "model.layers.3.mlp.gate.weight" "$T/plan" && fail "ernie4_5_moe layer 3 made MoE"
+"$CTL" shard --model-dir "$T/ernie4_5_moe" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--out "$T/ern.st" || fail "ernie4_5_moe int8 shard"
+# ERNIE-4.5-0.3B's layout: tied by default, every use_bias bias
+"$CTL" plan --model-dir "$T/ernie4_5" --tp-size 2 --tp-rank 0 --rank-only >"$T/plan" ||
+	fail "plan ernie4_5"
+grep -q "lm_head tied" "$T/plan" || fail "ernie4_5 not tied"
+for l in "0.self_attn.qkv_proj.bias *BF16 *\[192\]" "0.self_attn.o_proj.bias *BF16 *\[128\]" \
+	"1.mlp.gate_up_proj.bias *BF16 *\[256\]" "1.mlp.down_proj.bias *BF16 *\[128\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "ernie4_5 line $l: $(cat "$T/plan")"
+done
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -182,6 +182,11 @@ def unstack_llama4(src):
 # GLM-4.5 / 4.6: Glm4MoeForCausalLM, which is otherwise Llama's attention + V3's MoE).
 MTP_ARCHS = ("Deepseek", "Glm4Moe")
 
+def ernie_mtp(arch, name):
+    """ERNIE 4.5 MoE's multi-token-prediction module (model.mtp_block.*, mtp_emb_norm, ...),
+    dropped as transformers skips it (_keys_to_ignore_on_load_unexpected "mtp")."""
+    return arch == "Ernie4_5_MoeForCausalLM" and name.startswith("model.mtp_")
+
 def pieces_rows(name, a, n): return [(name, 0, a, n)]
 def pieces_cols(name, a, n): return [(name, 1, a, n)]
 
@@ -205,9 +210,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     KV = cfg.get("num_key_value_heads", H)
     d = cfg.get("head_dim", hid // H)
     L = cfg["num_hidden_layers"]; V = cfg["vocab_size"]
-    E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts", 0)))
-    # absent: the transformers config class's default (Gemma and StarCoder2 tie)
-    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2")))
+    E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts",
+                                                                       cfg.get("moe_num_experts", 0))))
+    # absent: the transformers config class's default (Gemma, StarCoder2 and ERNIE 4.5 tie)
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5")))
     bert = arch == "BertModel"
     if bert: KV = H
     outs = {}   # name -> list of pieces (src, axis, start, len) or ("zero", rows)
@@ -219,6 +225,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     qd = 2 * d if arch == "Qwen3NextForCausalLM" else d  # q rows per head (gated q)
     for name in sorted(src):
         if re.search(r"rotary_emb\.|position_ids$|weight_scale(_inv)?$|^mtp\.", name): continue
+        if ernie_mtp(arch, name): continue
         m = re.match(r"model\.layers\.(\d+)\.", name)
         if m and arch.startswith(MTP_ARCHS) and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue
@@ -315,6 +322,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         m = re.match(r"(.*)\.q_proj\.(weight|bias)$", name)
         mtp = re.match(r"model\.layers\.(\d+)\.", name)
         if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
+        if ernie_mtp(arch, name): continue
         if m and not arch.startswith("Deepseek") and not name.startswith(("vision_tower.", "vision_model.")):
             b, leaf = m.group(1), m.group(2)
             add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * qd, Hl * qd)

@@ -17,11 +17,12 @@ if ! "$PY" -c 'import numpy' 2>/dev/null; then
 fi
 "$PY" -c 'import numpy' || { echo "shard_python.sh: FAIL: numpy unavailable"; exit 1; }
 . "$HERE/fetch_lib/fams.sh"
-RUN=" $(san_fams "llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm") "
+RUN=" $(san_fams "llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe") "
 fail=0
 for f in llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 \
 	gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe \
-	granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm; do
+	granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm \
+	ernie4_5 ernie4_5_moe; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" >/dev/null || { echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
 while read -r fam tp ep quant order; do
@@ -131,6 +132,17 @@ llama4_fbgemm 2 1 fp8-channel
 llama4_fbgemm 4 1 fp8-channel
 llama4_fbgemm 1 2 fp8-channel
 llama4_fbgemm 2 2 fp8-channel up_gate
+ernie4_5 1 1 none
+ernie4_5 2 1 none
+ernie4_5 4 1 none
+ernie4_5 8 1 none
+ernie4_5_moe 1 1 none
+ernie4_5_moe 2 1 none
+ernie4_5_moe 4 1 none
+ernie4_5_moe 1 2 none
+ernie4_5_moe 1 4 none
+ernie4_5_moe 2 2 none up_gate
+ernie4_5_moe 2 3 none
 CASES
 [ "$fail" = 0 ] || { echo "shard_python.sh: FAIL: $fail layouts differ"; exit 1; }
 echo "shard_python.sh: ok"

@@ -1,0 +1,163 @@
+/*
+ * config_defaults.c — the config classes' defaults (transformers) that the loader
+ * puts back where config.json leaves a key out (config_lm_view, config.c).
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "loader/config_int.h"
+
+static const class_default gemma3_text_defaults[] = {
+    {"vocab_size", false, 262208},
+    {"hidden_size", false, 2304},
+    {"intermediate_size", false, 9216},
+    {"num_hidden_layers", false, 26},
+    {"num_attention_heads", false, 8},
+    {"num_key_value_heads", false, 4},
+    {"head_dim", false, 256},
+    {"max_position_embeddings", false, 131072},
+    {"query_pre_attn_scalar", false, 256},
+    {"sliding_window", false, 4096},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 1000000.0},
+    {"rope_local_base_freq", true, 10000.0},
+};
+
+/* Llama4TextConfig's (transformers 4.54.1): Scout's own dims, so a text_config that
+ * save_pretrained wrote for a fine-tuned Scout may carry almost none of them. (The
+ * attention knobs the reference alone reads take the same defaults there, where an
+ * explicit null stays an error as in transformers.) */
+static const class_default llama4_text_defaults[] = {
+    {"vocab_size", false, 202048},
+    {"hidden_size", false, 5120},
+    {"intermediate_size", false, 8192},
+    {"intermediate_size_mlp", false, 16384},
+    {"num_hidden_layers", false, 48},
+    {"num_attention_heads", false, 40},
+    {"num_key_value_heads", false, 8},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 131072},
+    {"num_experts_per_tok", false, 1},
+    {"num_local_experts", false, 16},
+    {"interleave_moe_layer_step", false, 1},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 500000.0},
+};
+
+/* Qwen3NextConfig's (transformers 4.57.1): Qwen3-Next-80B-A3B's linear-attention and
+ * MoE dims; full_attention_interval is the kwargs default the class applies when
+ * layer_types is absent. */
+static const class_default qwen3_next_defaults[] = {
+    {"vocab_size", false, 151936},
+    {"hidden_size", false, 2048},
+    {"intermediate_size", false, 5632},
+    {"num_hidden_layers", false, 48},
+    {"num_attention_heads", false, 16},
+    {"num_key_value_heads", false, 2},
+    {"head_dim", false, 256},
+    {"max_position_embeddings", false, 32768},
+    {"linear_conv_kernel_dim", false, 4},
+    {"linear_key_head_dim", false, 128},
+    {"linear_value_head_dim", false, 128},
+    {"linear_num_key_heads", false, 16},
+    {"linear_num_value_heads", false, 32},
+    {"decoder_sparse_step", false, 1},
+    {"moe_intermediate_size", false, 512},
+    {"shared_expert_intermediate_size", false, 512},
+    {"num_experts_per_tok", false, 10},
+    {"num_experts", false, 512},
+    {"full_attention_interval", false, 4},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+    {"partial_rotary_factor", true, 0.25},
+};
+
+/* Glm4MoeConfig's (transformers 4.57.1): GLM-4.5-Air's dims. config.json is the
+ * top-level config here, which save_pretrained writes whole, but a hand-written one
+ * may leave keys out and transformers then builds the model from these; the
+ * loader's generic defaults differ for the MoE keys (no experts, no shared expert,
+ * every layer MoE, moe_intermediate_size = intermediate_size). */
+static const class_default glm4_moe_defaults[] = {
+    {"vocab_size", false, 151552},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 10944},
+    {"num_hidden_layers", false, 46},
+    {"num_attention_heads", false, 96},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 131072},
+    {"moe_intermediate_size", false, 1408},
+    {"num_experts_per_tok", false, 8},
+    {"n_shared_experts", false, 1},
+    {"n_routed_experts", false, 128},
+    {"n_group", false, 1},
+    {"topk_group", false, 1},
+    {"first_k_dense_replace", false, 1},
+    {"routed_scaling_factor", true, 1.0},
+    {"partial_rotary_factor", true, 0.5},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+
+/* Ernie4_5Config's (transformers 4.57.1): ERNIE-4.5-0.3B's dims (head_dim 128 given). */
+static const class_default ernie4_5_defaults[] = {
+    {"vocab_size", false, 103424},      {"hidden_size", false, 1024},
+    {"intermediate_size", false, 3072}, {"num_hidden_layers", false, 18},
+    {"num_attention_heads", false, 16}, {"num_key_value_heads", false, 2},
+    {"head_dim", false, 128},           {"max_position_embeddings", false, 131072},
+    {"rms_norm_eps", true, 1e-5},       {"rope_theta", true, 500000.0},
+};
+
+/* Ernie4_5_MoeConfig's (transformers 4.57.1): ERNIE-4.5-21B-A3B's dims; no head_dim
+ * (hid / H); moe_layer_end_index -1 is the last layer. */
+static const class_default ernie4_5_moe_defaults[] = {
+    {"vocab_size", false, 103424},
+    {"hidden_size", false, 2560},
+    {"intermediate_size", false, 12288},
+    {"num_hidden_layers", false, 28},
+    {"num_attention_heads", false, 20},
+    {"num_key_value_heads", false, 4},
+    {"max_position_embeddings", false, 131072},
+    {"moe_intermediate_size", false, 1536},
+    {"moe_k", false, 6},
+    {"moe_num_experts", false, 64},
+    {"moe_num_shared_experts", false, 2},
+    {"moe_layer_start_index", false, 1},
+    {"moe_layer_end_index", false, -1},
+    {"moe_layer_interval", false, 1},
+    {"moe_norm_min", true, 1e-12},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 500000.0},
+};
+
+/* The class defaults of the language model whose model_type is mt, or NULL. */
+const class_default *config_class_defaults(const char *mt, size_t *n)
+{
+	if (mt != NULL && strcmp(mt, "qwen3_next") == 0) {
+		*n = sizeof(qwen3_next_defaults) / sizeof(qwen3_next_defaults[0]);
+		return qwen3_next_defaults;
+	}
+	if (mt != NULL && strcmp(mt, "glm4_moe") == 0) {
+		*n = sizeof(glm4_moe_defaults) / sizeof(glm4_moe_defaults[0]);
+		return glm4_moe_defaults;
+	}
+	if (mt != NULL && strcmp(mt, "ernie4_5") == 0) {
+		*n = sizeof(ernie4_5_defaults) / sizeof(ernie4_5_defaults[0]);
+		return ernie4_5_defaults;
+	}
+	if (mt != NULL && strcmp(mt, "ernie4_5_moe") == 0) {
+		*n = sizeof(ernie4_5_moe_defaults) / sizeof(ernie4_5_moe_defaults[0]);
+		return ernie4_5_moe_defaults;
+	}
+	/* Llama4Config builds its text_config as a Llama4TextConfig likewise */
+	if (mt != NULL && (strcmp(mt, "llama4_text") == 0 || strcmp(mt, "llama4") == 0)) {
+		*n = sizeof(llama4_text_defaults) / sizeof(llama4_text_defaults[0]);
+		return llama4_text_defaults;
+	}
+	/* Gemma3ForConditionalGeneration's text_config is a Gemma3TextConfig even when
+	 * it does not say so (Gemma3Config builds one from whatever it holds) */
+	if (mt != NULL && (strcmp(mt, "gemma3_text") == 0 || strcmp(mt, "gemma3") == 0)) {
+		*n = sizeof(gemma3_text_defaults) / sizeof(gemma3_text_defaults[0]);
+		return gemma3_text_defaults;
+	}
+	return NULL;
+}
