@@ -349,9 +349,10 @@ static int parse_layer_types(json_t *root, ckpt_config *c, wt_errbuf *err)
 		if (t == NULL)
 			return wt_seterr(err, WT_ECORRUPT,
 			                 "config.json: 'layer_types'[%zu] is not a string", i);
-		c->layer_types[i] = strcmp(t, "full_attention") == 0     ? CKPT_LAYER_FULL_ATTN
-		                    : strcmp(t, "linear_attention") == 0 ? CKPT_LAYER_LINEAR_ATTN
-		                                                         : CKPT_LAYER_OTHER;
+		c->layer_types[i] = strcmp(t, "full_attention") == 0      ? CKPT_LAYER_FULL_ATTN
+		                    : strcmp(t, "linear_attention") == 0  ? CKPT_LAYER_LINEAR_ATTN
+		                    : strcmp(t, "sliding_attention") == 0 ? CKPT_LAYER_SLIDING_ATTN
+		                                                          : CKPT_LAYER_OTHER;
 	}
 	return WT_OK;
 }

@@ -129,35 +129,54 @@ static const class_default ernie4_5_moe_defaults[] = {
     {"rope_theta", true, 500000.0},
 };
 
+/* CohereConfig's and Cohere2Config's (transformers 4.57.1; Command R's dims):
+ * num_key_value_heads None becomes num_attention_heads, as the loader's own default
+ * does; head_dim is hidden_size / num_attention_heads in both. Cohere2 adds
+ * sliding_window. */
+static const class_default cohere_defaults[] = {
+    {"vocab_size", false, 256000},       {"hidden_size", false, 8192},
+    {"intermediate_size", false, 22528}, {"num_hidden_layers", false, 40},
+    {"num_attention_heads", false, 64},  {"max_position_embeddings", false, 8192},
+    {"logit_scale", true, 0.0625},       {"layer_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+static const class_default cohere2_defaults[] = {
+    {"vocab_size", false, 256000},       {"hidden_size", false, 8192},
+    {"intermediate_size", false, 22528}, {"num_hidden_layers", false, 40},
+    {"num_attention_heads", false, 64},  {"max_position_embeddings", false, 8192},
+    {"logit_scale", true, 0.0625},       {"layer_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},       {"sliding_window", false, 4096},
+};
+
+#define CLASS(mt, tab)                                                                             \
+	{                                                                                          \
+		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
+	}
+
+/* model_type -> its config class's defaults. Llama4Config builds its text_config as a
+ * Llama4TextConfig; Gemma3ForConditionalGeneration's text_config is a Gemma3TextConfig
+ * even when it does not say so (Gemma3Config builds one from whatever it holds). */
+static const struct {
+	const char *model_type;
+	const class_default *defaults;
+	size_t n;
+} classes[] = {
+    CLASS("qwen3_next", qwen3_next_defaults),   CLASS("glm4_moe", glm4_moe_defaults),
+    CLASS("ernie4_5", ernie4_5_defaults),       CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
+    CLASS("cohere", cohere_defaults),           CLASS("cohere2", cohere2_defaults),
+    CLASS("llama4_text", llama4_text_defaults), CLASS("llama4", llama4_text_defaults),
+    CLASS("gemma3_text", gemma3_text_defaults), CLASS("gemma3", gemma3_text_defaults),
+};
+
 /* The class defaults of the language model whose model_type is mt, or NULL. */
 const class_default *config_class_defaults(const char *mt, size_t *n)
 {
-	if (mt != NULL && strcmp(mt, "qwen3_next") == 0) {
-		*n = sizeof(qwen3_next_defaults) / sizeof(qwen3_next_defaults[0]);
-		return qwen3_next_defaults;
-	}
-	if (mt != NULL && strcmp(mt, "glm4_moe") == 0) {
-		*n = sizeof(glm4_moe_defaults) / sizeof(glm4_moe_defaults[0]);
-		return glm4_moe_defaults;
-	}
-	if (mt != NULL && strcmp(mt, "ernie4_5") == 0) {
-		*n = sizeof(ernie4_5_defaults) / sizeof(ernie4_5_defaults[0]);
-		return ernie4_5_defaults;
-	}
-	if (mt != NULL && strcmp(mt, "ernie4_5_moe") == 0) {
-		*n = sizeof(ernie4_5_moe_defaults) / sizeof(ernie4_5_moe_defaults[0]);
-		return ernie4_5_moe_defaults;
-	}
-	/* Llama4Config builds its text_config as a Llama4TextConfig likewise */
-	if (mt != NULL && (strcmp(mt, "llama4_text") == 0 || strcmp(mt, "llama4") == 0)) {
-		*n = sizeof(llama4_text_defaults) / sizeof(llama4_text_defaults[0]);
-		return llama4_text_defaults;
-	}
-	/* Gemma3ForConditionalGeneration's text_config is a Gemma3TextConfig even when
-	 * it does not say so (Gemma3Config builds one from whatever it holds) */
-	if (mt != NULL && (strcmp(mt, "gemma3_text") == 0 || strcmp(mt, "gemma3") == 0)) {
-		*n = sizeof(gemma3_text_defaults) / sizeof(gemma3_text_defaults[0]);
-		return gemma3_text_defaults;
-	}
+	if (mt == NULL)
+		return NULL;
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (strcmp(mt, classes[i].model_type) == 0) {
+			*n = classes[i].n;
+			return classes[i].defaults;
+		}
 	return NULL;
 }

@@ -232,9 +232,10 @@ typedef enum {
 
 /* A layer_types entry (transformers >= 4.53): what the planner tells apart. */
 typedef enum {
-	CKPT_LAYER_OTHER = 0,   /* any other string ("sliding_attention", ...) */
-	CKPT_LAYER_FULL_ATTN,   /* "full_attention" */
-	CKPT_LAYER_LINEAR_ATTN, /* "linear_attention" (Qwen3-Next's gated delta net) */
+	CKPT_LAYER_OTHER = 0,    /* any other string ("sliding_attention", ...) */
+	CKPT_LAYER_FULL_ATTN,    /* "full_attention" */
+	CKPT_LAYER_LINEAR_ATTN,  /* "linear_attention" (Qwen3-Next's gated delta net) */
+	CKPT_LAYER_SLIDING_ATTN, /* "sliding_attention" (Cohere2) */
 } ckpt_layer_type;
 
 /* config.json fields the shard format needs (docs/format.md section 1); -1 where absent and without

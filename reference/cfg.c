@@ -107,7 +107,9 @@ enum {
 	FAM_LLAMA4,
 	FAM_GLM4_MOE,
 	FAM_QWEN3_NEXT,
-	FAM_ERNIE
+	FAM_ERNIE,
+	FAM_COHERE,
+	FAM_COHERE2
 };
 
 /* The planner's family -> the reference's kind. */
@@ -178,6 +180,11 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * correction bias and shared experts is DeepSeek's kind (ref_route_ds) */
 	    {"ernie4_5", REF_DENSE, false, 0, FAM_ERNIE},
 	    {"ernie4_5_moe", REF_DEEPSEEK, false, 0, FAM_ERNIE},
+	    /* CohereForCausalLM / Cohere2ForCausalLM: the parallel block, bias-free
+	     * LayerNorms, per-head q/k LayerNorms, logit_scale; Cohere2's NoPE full layers
+	     * (cfg_cohere.c) */
+	    {"cohere", REF_DENSE, false, 0, FAM_COHERE},
+	    {"cohere2", REF_DENSE, false, 0, FAM_COHERE2},
 	    {"bert", REF_BERT, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
@@ -201,6 +208,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->llama4 = map[i].fam == FAM_LLAMA4;
 			c->glm4_moe = map[i].fam == FAM_GLM4_MOE;
 			c->q3n = map[i].fam == FAM_QWEN3_NEXT;
+			c->cohere = map[i].fam == FAM_COHERE    ? 1
+			            : map[i].fam == FAM_COHERE2 ? 2
+			                                        : 0;
 			if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */
 				c->kind = REF_DENSE;
 			c->ernie = map[i].fam == FAM_ERNIE;
@@ -444,6 +454,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_llama4(c, arch, json, len, err);
 	else if (c->q3n)
 		rv = ref_cfg_qwen3_next(c, arch, json, len, err);
+	else if (c->cohere != 0)
+		rv = ref_cfg_cohere(c, arch, json, len, err);
 	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
 		rv = ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||

@@ -98,7 +98,7 @@ int ref_norm_of(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t 
 		return wt_seterr(err, WT_EINVAL, "norm name from '%s' too long", fmt);
 	const float *w, *b = NULL;
 	int rv = ref_getf(s, &w, false, err, 1, c->hid, 0, 0, "%s.weight", m);
-	if (rv == WT_OK && c->layernorm)
+	if (rv == WT_OK && c->layernorm && c->cohere == 0) /* CohereLayerNorm: no bias */
 		rv = ref_getf(s, &b, false, err, 1, c->hid, 0, 0, "%s.bias", m);
 	if (rv == WT_OK)
 		ref_norm_b(c, y, x, w, b, rows, c->hid);
@@ -184,12 +184,15 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	    (rv = ref_getf(s, &bo, true, err, 1, c->hid, 0, 0,
 	                   "model.layers.%lld.self_attn.o_proj.bias", L)))
 		return rv;
-	/* per head [d], or OLMo 2's over all of q [H*d] and k [KV*d] */
+	/* per head [d], OLMo 2's over all of q [H*d] and k [KV*d], or Cohere's [H, d] / [KV, d]
+	 * (one row per head) */
 	int64_t qnd = c->qk_norm_full ? qd : c->d, knd = c->qk_norm_full ? kvd : c->d;
-	if (c->qk_norm && ((rv = ref_getf(s, &qn, false, err, 1, qnd, 0, 0,
-	                                  "model.layers.%lld.self_attn.q_norm.weight", L)) ||
-	                   (rv = ref_getf(s, &kn, false, err, 1, knd, 0, 0,
-	                                  "model.layers.%lld.self_attn.k_norm.weight", L))))
+	int nd = c->cohere ? 2 : 1;
+	if (c->qk_norm &&
+	    ((rv = ref_getf(s, &qn, false, err, nd, c->cohere ? c->H : qnd, c->cohere ? c->d : 0, 0,
+	                    "model.layers.%lld.self_attn.q_norm.weight", L)) ||
+	     (rv = ref_getf(s, &kn, false, err, nd, c->cohere ? c->KV : knd, c->cohere ? c->d : 0,
+	                    0, "model.layers.%lld.self_attn.k_norm.weight", L))))
 		return rv;
 	if (c->sandwich &&
 	    (rv = ref_getf(s, &pn, false, err, 1, c->hid, 0, 0, "model.layers.%lld.%s.weight", L,
@@ -198,7 +201,10 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	ref_linear(b->q, b->h, w.wq, w.bq, T, c->hid, qd);
 	ref_linear(b->k, b->h, w.wk, w.bk, T, c->hid, kvd);
 	ref_linear(b->v, b->h, w.wv, w.bv, T, c->hid, kvd);
-	if (c->qk_norm) {
+	if (c->qk_norm && c->cohere) {
+		ref_head_layernorm(c, b->q, qn, T, c->H);
+		ref_head_layernorm(c, b->k, kn, T, c->KV);
+	} else if (c->qk_norm) {
 		ref_norm(c, b->q, b->q, qn, T * qd / qnd, qnd);
 		ref_norm(c, b->k, b->k, kn, T * kvd / knd, knd);
 	}
@@ -391,8 +397,11 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	for (int64_t l = 0; l < c->L; l++) {
 		const float *pn = NULL;
 		char m[160];
+		/* Cohere's parallel block: the MLP reads attention's input (b.h, untouched by
+		 * attn_full), x = (x + attn(h)) + mlp(h) as transformers sums it */
 		if ((rv = attn_full(c, ck, l, T, &b, err)) ||
-		    (rv = ref_block_input(c, ck, b.h, b.x, T, l, ref_mlp_norm(c), err)) ||
+		    (c->cohere == 0 &&
+		     (rv = ref_block_input(c, ck, b.h, b.x, T, l, ref_mlp_norm(c), err))) ||
 		    (c->sandwich && (rv = ref_getf(ck, &pn, false, err, 1, c->hid, 0, 0,
 		                                   "model.layers.%lld.%s.weight", (long long)l,
 		                                   ref_post_norm(c, true)))))

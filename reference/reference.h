@@ -299,6 +299,13 @@ typedef struct ref_cfg {
 	 * [query; gate], q_norm / k_norm with qk_norm, rotate-half RoPE on the first rot_dim
 	 * dims, the output times sigmoid(gate) before o_proj) */
 	bool q3n;
+	/* Cohere (1: CohereForCausalLM) / Cohere2 (2) (cfg_cohere.c): LayerNorms without bias
+	 * (layernorm set, no bias read), the parallel block x += attn(h) + mlp(h) with one
+	 * h = input_layernorm(x), per-head q_norm [H, d] / k_norm [KV, d] LayerNorms (qk_norm:
+	 * use_qk_norm, Cohere only), RoPE on adjacent pairs (rope_pairs), logits times
+	 * logit_mult; Cohere2's full_attention layers (window_pattern) without RoPE */
+	int cohere;
+	double logit_mult; /* logits times this (Cohere's logit_scale); 0 = none */
 	uint64_t q3n_linear[4];
 	int64_t lin_hk, lin_hv, lin_dk, lin_dv, lin_kconv;
 	/* ERNIE 4.5 (Ernie4_5ForCausalLM kind REF_DENSE, Ernie4_5_MoeForCausalLM kind

@@ -59,12 +59,16 @@ static inline const char *ref_attn_norm(const ref_cfg *c)
 
 /* Leaf of the norm before layer i's MLP / MoE: Gemma 2/3 pre_feedforward_layernorm
  * (their post_attention_layernorm normalises the attention output), NULL for OLMo 2
- * (none: its post_attention_layernorm is on the attention output too), else
+ * (none: its post_attention_layernorm is on the attention output too), Cohere's
+ * input_layernorm (its parallel block; the sharded pass applies it to x before the
+ * attention's output is added, the full pass reuses attention's input), else
  * post_attention_layernorm (GLM-4-0414 too). */
 static inline const char *ref_mlp_norm(const ref_cfg *c)
 {
 	if (c->olmo2)
 		return NULL;
+	if (c->cohere) /* the parallel block: the attention's own input norm, on the same x */
+		return "input_layernorm";
 	return c->sandwich && c->glm == 0 ? "pre_feedforward_layernorm"
 	                                  : "post_attention_layernorm";
 }
@@ -111,9 +115,12 @@ static inline void ref_residual_add(const ref_cfg *c, float *x, const float *y, 
 		x[i] += m == 1.0f ? y[i] : y[i] * m;
 }
 
-/* The LM head's output: / Granite's logits_scaling, Gemma 2's final soft-cap. */
+/* The LM head's output: / Granite's logits_scaling, * Cohere's logit_scale, Gemma 2's
+ * final soft-cap. */
 static inline void ref_logits_post(const ref_cfg *c, float *logits, int64_t n)
 {
+	for (int64_t i = 0; c->logit_mult != 0.0 && i < n; i++)
+		logits[i] *= (float)c->logit_mult;
 	for (int64_t i = 0; c->logits_div != 0.0 && i < n; i++)
 		logits[i] /= (float)c->logits_div;
 	if (c->final_cap > 0.0)
@@ -283,6 +290,12 @@ int ref_llama4_moe_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h,
 int ref_llama4_experts_rank(const ref_cfg *c, ref_set *rs, int64_t l, const ref_go_rank *k,
                             const float *h, int64_t T, float *out, ref_bufs *b, wt_errbuf *err);
 
+/* The Cohere / Cohere2 fields of c (cohere set by the family map) from config.json
+ * (cfg_cohere.c); arch is named in refusals. */
+int ref_cfg_cohere(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Command R+'s q_norm / k_norm: T rows of n_heads heads of c->d in x, each head LayerNormed
+ * (no bias, c->eps) with its own weight row of w [n_heads, d] (cfg_cohere.c). */
+void ref_head_layernorm(const ref_cfg *c, float *x, const float *w, int64_t T, int64_t n_heads);
 /* The Qwen3-Next fields of c (q3n set by the family map; the linear-attention sizes and
  * layers from the loader's parse, ckpt.c) from config.json (cfg_qwen3_next.c); arch is
  * named in refusals. */

@@ -192,6 +192,23 @@ static void norm_rows(const ref_cfg *c, float *x, const float *w, const float *m
 	}
 }
 
+/* Command R+'s per-head q_norm [Hl, d] / k_norm [KVl, d] of rank set rs on b.q, b.k: the
+ * planner's rows of the rank's own q heads and kv heads. */
+static int cohere_qk_norm(shard *s, ref_set *rs, int64_t l)
+{
+	const ref_cfg *c = s->c;
+	const float *qn, *kn;
+	int rv;
+	if ((rv = ref_getf(rs, &qn, false, s->err, 2, s->Hl, c->d, 0,
+	                   "model.layers.%lld.self_attn.q_norm.weight", (long long)l)) ||
+	    (rv = ref_getf(rs, &kn, false, s->err, 2, s->KVl, c->d, 0,
+	                   "model.layers.%lld.self_attn.k_norm.weight", (long long)l)))
+		return rv;
+	ref_head_layernorm(c, s->b.q, qn, s->n_tok, s->Hl);
+	ref_head_layernorm(c, s->b.k, kn, s->n_tok, s->KVl);
+	return WT_OK;
+}
+
 /* q_norm / k_norm of rank r on b.q, b.k: per head of d, or OLMo 2's full-width norms,
  * replicated [H*d] / [KV*d] on every rank, with the rank's slice of the weights and
  * the all-reduced mean squares (qk_mean_squares). */
@@ -199,6 +216,8 @@ static int qk_norm_rank(shard *s, uint32_t r, int64_t l)
 {
 	const ref_cfg *c = s->c;
 	ref_set *rs = rank_set(s, r, s->g);
+	if (c->cohere) /* [Hl, d] / [KVl, d]: the rank's heads' rows */
+		return cohere_qk_norm(s, rs, l);
 	int64_t T = s->n_tok, d = c->d, Hl = s->Hl, KVl = s->KVl;
 	int64_t qnd = c->qk_norm_full ? c->H * d : d, knd = c->qk_norm_full ? c->KV * d : d;
 	const float *qn, *kn;
@@ -322,7 +341,10 @@ static int attn(shard *s, int64_t l)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
 	if (c->sandwich && (rv = post_norm_mean(s, l, ref_post_norm(c, false))))
 		return rv;
-	ref_residual_add(c, s->b.x, s->b.acc, n);
+	if (c->cohere) /* the parallel block: x is the MLP's input too; added after it */
+		memcpy(s->b.y, s->b.acc, (size_t)n * sizeof(float));
+	else
+		ref_residual_add(c, s->b.x, s->b.acc, n);
 	return WT_OK;
 }
 
@@ -634,6 +656,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 			rv = post_norm_mean(&s, i, ref_post_norm(c, true));
 		if (rv)
 			goto out;
+		if (c->cohere) /* (x + attn(h)) + mlp(h), as transformers sums them */
+			ref_residual_add(c, s.b.x, s.b.y, s.n_tok * c->hid);
 		ref_residual_add(c, s.b.x, s.b.acc, s.n_tok * c->hid);
 	}
 	rv = lm_head(&s, logits);

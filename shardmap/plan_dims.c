@@ -292,6 +292,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->lin_v_heads * d->lin_v_dim;
 	case SM_D_LDV:
 		return d->lin_v_dim;
+	case SM_D_KVH:
+		return d->n_kv_heads;
 	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
 		return sym == SM_D_H ? d->n_heads : -1;
 	}

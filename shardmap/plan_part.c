@@ -200,10 +200,12 @@ typedef struct qkv_span {
 	int64_t q_rows, q_at, kv_rows, kv_at;
 } qkv_span;
 
-static int qkv_span_of(const part_req *req, qkv_span *s)
+/* The kv heads rank r holds (section 2.2): kv_local heads from head kv_shard * kv_local;
+ * tp_size must divide num_attention_heads, and tp_size and num_key_value_heads one the
+ * other. */
+static int kv_heads_of(const part_req *req, int64_t *kv_local, int64_t *kv_shard)
 {
 	int64_t tp = req->tp_size, heads = req->ctx->dm.n_heads, kv_heads = req->ctx->dm.n_kv_heads;
-	int64_t head_dim = req->ctx->dm.head_dim;
 	if (heads % tp)
 		return shardmap_layout_err(req->ctx, req->err,
 		                           "tensor '%s': tp_size %" PRId64
@@ -215,16 +217,26 @@ static int qkv_span_of(const part_req *req, qkv_span *s)
 		                           " and num_key_value_heads %" PRId64
 		                           ": one must divide the other",
 		                           req->rt, tp, kv_heads);
-	int64_t kv_local, kv_shard;
 	if (kv_heads >= tp) {
-		kv_local = kv_heads / tp;
-		kv_shard = req->tp_rank;
+		*kv_local = kv_heads / tp;
+		*kv_shard = req->tp_rank;
 	} else {
 		/* fewer kv heads than ranks: each kv head is replicated on tp / kv_heads
 		 * consecutive ranks */
-		kv_local = 1;
-		kv_shard = req->tp_rank / (tp / kv_heads);
+		*kv_local = 1;
+		*kv_shard = req->tp_rank / (tp / kv_heads);
 	}
+	return WT_OK;
+}
+
+static int qkv_span_of(const part_req *req, qkv_span *s)
+{
+	int64_t tp = req->tp_size, heads = req->ctx->dm.n_heads;
+	int64_t head_dim = req->ctx->dm.head_dim;
+	int64_t kv_local, kv_shard;
+	int rv = kv_heads_of(req, &kv_local, &kv_shard);
+	if (rv != WT_OK)
+		return rv;
 	/* a gated q (Qwen3-Next) holds [query_h; gate_h], 2*d rows, per head */
 	s->q_rows = heads / tp * head_dim * (req->ctx->fam->q_gated ? 2 : 1);
 	s->q_at = req->tp_rank * s->q_rows;
@@ -232,6 +244,20 @@ static int qkv_span_of(const part_req *req, qkv_span *s)
 	s->kv_at = kv_shard * s->kv_rows;
 	geo_2d(req->geom, s->q_rows + 2 * s->kv_rows, sm_tcols(req->src), req->rule->ndim);
 	return WT_OK;
+}
+
+/* Rows per kv head ([KV, d], Command R+'s k_norm): the rows of the kv heads the rank's
+ * k_proj slice holds (kv_heads_of), so the norm travels with its head. */
+static int part_kv_heads(const part_req *req)
+{
+	int64_t kv_local, kv_shard, kv_heads = req->ctx->dm.n_kv_heads;
+	int rv = kv_heads_of(req, &kv_local, &kv_shard);
+	if (rv != WT_OK)
+		return rv;
+	int64_t per_head = sm_trows(req->src) / kv_heads;
+	geo_2d(req->geom, kv_local * per_head, sm_tcols(req->src), req->rule->ndim);
+	return push(req,
+	            shardmap_rows_piece(0, kv_shard * kv_local * per_head, kv_local * per_head, 0));
 }
 
 /* Fused QKV with GQA (section 2.2): [q_r; k_r; v_r] from parts 0, 1, 2. */
@@ -563,6 +589,7 @@ static const part_fn part_rules[] = {
     [SM_K_EXPB13] = part_expert_b13,
     [SM_K_EXPB2] = part_expert_b2,
     [SM_K_CONVQKV] = part_conv_qkv,
+    [SM_K_KVH] = part_kv_heads,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

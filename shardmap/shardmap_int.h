@@ -47,6 +47,8 @@ typedef enum {
 	SM_K_CONVQKV,  /* Qwen3-Next conv1d [2*Hk*dk + Hv*dv, 1, K]: channels [q; k; v], each
 	                  segment's rows split by tp, [q_r; k_r; v_r] (vLLM's
 	                  mamba_v2_sharded_weight_loader) */
+	SM_K_KVH,      /* rows per kv head ([KV, d]: Command R+'s k_norm): the kv heads the rank's
+	                  k_proj rows hold, with SM_K_QKV's GQA replication when KV < T */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -96,6 +98,7 @@ typedef enum {
 	SM_D_LHV,   /* Hv: A_log, dt_bias */
 	SM_D_LVD,   /* Hv * dv: linear_attn.out_proj columns */
 	SM_D_LDV,   /* dv: linear_attn.norm */
+	SM_D_KVH,   /* num_key_value_heads (Command R+'s k_norm [KV, d]) */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -252,6 +255,8 @@ extern const sm_family shardmap_family_gpt_oss;
 extern const sm_family shardmap_family_llama4;
 extern const sm_family shardmap_family_llama4_text;
 extern const sm_family shardmap_family_qwen3_next;
+extern const sm_family shardmap_family_cohere;
+extern const sm_family shardmap_family_cohere2;
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 

@@ -142,6 +142,9 @@ typedef struct fam_expect {
 #define Q3N_FULL (2 * (512 * 256 + 2 * 128 * 256 + 256 * 256 + 2 * 64))
 #define Q3N_LIN  (2 * (768 * 256 + 16 * 256 + 512 * 4 + 8 + 32 + 256 * 256) + 4 * 8)
 #define Q3N_MOE  (2 * (4 * 256 + 4 * 3 * 64 * 256 + 3 * 128 * 256 + 256))
+/* cohere / cohere2: one input_layernorm (the parallel block), q 256 + k, v 64 rows, o, gate /
+ * up / down 512; cohere adds q_norm [8, 32] and k_norm [2, 32] per layer */
+#define COHERE_LAYER (2 * (256 + 256 * 256 + 2 * 64 * 256 + 256 * 256 + 3 * 512 * 256))
 #define Q3N_BYTES                                                                                  \
 	(2 * (2 * 1000 * 256 + 256) + 4 * 2 * 2 * 256 + 2 * Q3N_FULL + 2 * Q3N_LIN +               \
 	 2 * 3 * 384 * 256 + 3 * Q3N_MOE + 2 * (256 * 512 + 4 * 256))
@@ -251,6 +254,10 @@ static const fam_expect fams[] = {
     {"qwen3_next", 96, Q3N_BYTES, 256, 4, 2, 64, 384, 1000, 4, 0, 4, 64, CKPT_QUANT_NONE, 2},
     {"ernie4_5", 34, ERN_BYTES, 128, 8, 2, 32, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
     {"ernie4_5_moe", 96, ERNM_BYTES, 128, 4, 2, 32, 256, 1000, 4, 0, 8, 64, CKPT_QUANT_NONE, 1},
+    {"cohere", 22, 2 * (1000 * 256 + 256) + 2 * (COHERE_LAYER + 2 * (8 + 2) * 32), 256, 8, 2, 32,
+     512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    {"cohere2", 35, 2 * (2 * 1000 * 256 + 256) + 4 * COHERE_LAYER, 256, 8, 2, 32, 512, 1000, 4, 0,
+     0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -332,6 +339,11 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->lin_conv_kernel, 4);
 		assert_int_equal(cfg->shared_expert_intermediate_size, 128);
 		assert_int_equal(cfg->n_mlp_only_layers, 1);
+	}
+	if (strncmp(e->name, "cohere", 6) == 0) { /* Command R+'s q/k norms; Cohere2's none */
+		assert_int_equal(cfg->use_qk_norm, strcmp(e->name, "cohere") == 0);
+		assert_int_equal(cfg->tie_given, strcmp(e->name, "cohere2") == 0);
+		assert_false(cfg->has_layer_types);
 	}
 	if (strcmp(e->name, "glm4_moe") == 0) { /* GLM-4.5's q/k norms and MoE keys */
 		assert_true(cfg->use_qk_norm);

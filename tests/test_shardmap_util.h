@@ -618,6 +618,8 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
 			return f->rules[r].part > 0 && KV < T ? P * (T / KV) : P;
 		case SM_K_QKVC:
 			return kv_rows && KV < T ? P * (T / KV) : P;
+		case SM_K_KVH: /* k_norm [KV, d]: replicated with its kv head */
+			return KV < T ? P * (T / KV) : P;
 		case SM_K_EXP13:
 		case SM_K_EXP2:
 		case SM_K_EXP13S:

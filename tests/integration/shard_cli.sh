@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -182,6 +182,26 @@ for l in "0.self_attn.qkv_proj.bias *BF16 *\[192\]" "0.self_attn.o_proj.bias *BF
 	"1.mlp.gate_up_proj.bias *BF16 *\[256\]" "1.mlp.down_proj.bias *BF16 *\[128\]"; do
 	grep -q "model.layers.$l" "$T/plan" || fail "ernie4_5 line $l: $(cat "$T/plan")"
 done
+# Command R+ (cohere): at TP 4 (> KV 2) rank 3 holds q heads 6..7 and kv head 1, with their
+# rows of the per-head q_norm [8, 32] / k_norm [2, 32] (never quantized); one norm per layer
+# (the parallel block); tied by default, so no lm_head. Cohere2: untied, lm_head by rows.
+"$CTL" plan --model-dir "$T/cohere" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan cohere"
+for l in "1.self_attn.qkv_proj.weight *I8 *\[128, 256\]" "1.self_attn.q_norm.weight *BF16 *\[2, 32\]" \
+	"1.self_attn.k_norm.weight *BF16 *\[1, 32\]" "1.input_layernorm.weight *BF16 *\[256\]" \
+	"1.mlp.gate_up_proj.weight *I8 *\[256, 256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "cohere line $l: $(cat "$T/plan")"
+done
+grep -q "post_attention_layernorm\|_norm.weight_scale\|^lm_head" "$T/plan" &&
+	fail "cohere: a second norm, a quantized q/k norm or an lm_head: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/cohere2" --tp-size 2 --tp-rank 1 --rank-only >"$T/plan" ||
+	fail "plan cohere2"
+grep -q "lm_head.weight *BF16 *\[512, 256\]" "$T/plan" || fail "cohere2 lm_head: $(cat "$T/plan")"
+grep -q "q_norm" "$T/plan" && fail "cohere2 has no q/k norms"
+"$CTL" plan --model-dir "$T/cohere" --tp-size 16 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "cohere tp 16 should exit 3"
+grep -q "does not divide num_attention_heads 8; use tp_size 1, 2, 4 or 8" "$T/err" ||
+	fail "cohere tp 16: $(cat "$T/err")"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

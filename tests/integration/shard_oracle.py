@@ -212,8 +212,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     L = cfg["num_hidden_layers"]; V = cfg["vocab_size"]
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts",
                                                                        cfg.get("moe_num_experts", 0))))
-    # absent: the transformers config class's default (Gemma, StarCoder2 and ERNIE 4.5 tie)
-    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5")))
+    # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5 and Cohere tie)
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere")))
     bert = arch == "BertModel"
     if bert: KV = H
     outs = {}   # name -> list of pieces (src, axis, start, len) or ("zero", rows)
@@ -315,6 +315,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if re.search(r"(q_b_proj|kv_b_proj|intermediate\.dense|mlp\.c_fc)\.(weight|bias)$", name) or \
            (arch.startswith("Deepseek") and name.endswith("self_attn.q_proj.weight")):
             add(name, pieces_rows(name, r * rows // T, rows // T)); continue
+        if arch == "CohereForCausalLM" and name.endswith("self_attn.q_norm.weight"):
+            add(name, pieces_rows(name, r * Hl, Hl)); continue  # [H, d]: the rank's q heads
+        if arch == "CohereForCausalLM" and name.endswith("self_attn.k_norm.weight"):
+            add(name, pieces_rows(name, ks * KVl, KVl)); continue  # [KV, d]: its k_proj heads
         # replicated: norms (OLMo 2 / OLMoE's q_norm [H*d] / k_norm [KV*d] whole), routers
         add(name, pieces_rows(name, 0, rows))
     # fused q/k/v

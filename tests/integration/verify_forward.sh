@@ -13,7 +13,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder gemma gemma2 gemma3_text \
 	phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
-	phimoe gpt_oss llama4 llama4_text glm4_moe llama4_fbgemm qwen3_next ernie4_5 ernie4_5_moe; do
+	phimoe gpt_oss llama4 llama4_text glm4_moe llama4_fbgemm qwen3_next ernie4_5 ernie4_5_moe cohere cohere2; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -82,6 +82,13 @@ grep -q "for a model with gated-delta-net layers" "$T/out" || fail "qwen3_next b
 check ernie4_5 --tp-size 8
 check ernie4_5_moe --tp-size 2 --ep-size 2 --w13-order up_gate
 check ernie4_5_moe --tp-size 4 --quant int8-channel
+# Cohere: the parallel block, bias-free LayerNorms, Command R+'s per-head q/k norms split
+# by heads (KV 2 replicated at TP 4 / 8), pair RoPE, logit_scale, tied; Cohere2: sliding
+# layers with RoPE and the window, the full layer NoPE, untied
+check cohere --tp-size 8
+check cohere --tp-size 4 --quant int8-channel
+check cohere2 --tp-size 4
+check cohere2 --tp-size 2 --quant fp8-channel
 # Maverick's FP8 release (fbgemm_fp8): per-channel FP8 passed through exactly, or
 # dequantized (BF16 rounding) and requantized
 check llama4_fbgemm --tp-size 2 --ep-size 2 --quant fp8-channel
