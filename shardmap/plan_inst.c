@@ -503,7 +503,9 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 		uint8_t kind = x->fam->rules[e->rule].kind;
 		bool trans = x->fam->rules[e->rule].flags & SM_F_TRANS;
 		bool f8t = trans && t->dtype == WT_F8_E4M3; /* an fbgemm stack (Llama 4) */
-		if (shardmap_mx_weight(t) || trans || kind == SM_K_EXPB13) { /* GPT-OSS, Llama 4 */
+		/* GPT-OSS, Llama 4: transformed on load, expert by expert over the experts the
+		 * ranks need (produce_stack.c) */
+		if (shardmap_mx_weight(t) || trans || kind == SM_K_EXPB13) {
 			s->mode = shardmap_mx_weight(t) ? SM_SRC_DQ_MX
 			          : f8t && !pass        ? SM_SRC_DQ_TRANS
 			          : trans               ? SM_SRC_TRANS
@@ -511,7 +513,8 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 			s->whole = true;
 			s->deint = kind == SM_K_EXP13I;
 		}
-		/* a stack's scales [E, 1, N] pass through as the rows of its transposed view */
+		/* a stack's scales [E, 1, N] pass through as the rows of its transposed view
+		 * (read, like the stack, for the experts needed) */
 		g->srcs[n + k] = (sm_src){.t = pass ? e->wscale : SM_NONE,
 		                          .scale = SM_NONE,
 		                          .mode = f8t ? SM_SRC_COLVEC : SM_SRC_RAW,

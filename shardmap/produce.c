@@ -1,7 +1,8 @@
 /*
  * produce.c — shardmap_produce (and one work item of shardmap_produce_ex,
  * produce_run.c): per source group, load the sources once
- * (whole for all ranks, only the needed rows for one rank), build each
+ * (whole for all ranks, only the needed rows for one rank; an expert stack
+ * only the needed experts, produce_stack.c), build each
  * selected rank's outputs (slice, fuse, convert, quantize), emit, move on.
  * Buffers are reused across groups (fresh memory costs page faults).
  */
@@ -17,9 +18,8 @@
 #include "shardmap/produce_int.h"
 #include "shardmap/quant_ct.h"
 #include "shardmap/quant_f8.h"
-#include "shardmap/quant_mx.h"
 
-static int reserve(buf *b, size_t n)
+int sm_prod_reserve(buf *b, size_t n)
 {
 	if (n <= b->cap)
 		return WT_OK;
@@ -33,9 +33,10 @@ static int reserve(buf *b, size_t n)
 	return WT_OK;
 }
 
-static bool selected(const prod *pr, uint32_t rank)
+bool sm_prod_selected(const prod *pr, uint32_t rank)
 {
-	return pr->only < 0 || (int64_t)rank == pr->only;
+	int64_t n = pr->n_only > 1 ? pr->n_only : 1;
+	return pr->only < 0 || ((int64_t)rank >= pr->only && (int64_t)rank < pr->only + n);
 }
 
 static int slots(prod *pr, size_t n, wt_errbuf *err)
@@ -59,25 +60,31 @@ static int slots(prod *pr, size_t n, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* Widen [lo, hi) of source s with the rows piece pc needs. */
 /* dtype pieces of o are assembled in. */
 static wt_dtype asm_dtype(const sm_out *o)
 {
 	return o->okind == SM_O_QUANT ? o->work : o->info.dtype;
 }
 
+/* Rows of source s the pieces index: all `all` of them, or (by_rows: read by rows, or
+ * a stack read by experts) those of its row pieces. */
+typedef struct rows_of {
+	bool by_rows;
+	int64_t all;
+} rows_of;
+
 /* Widen [lo, hi) of source s with the rows piece pc needs; *sum adds its rows;
  * *direct drops unless the piece can be read straight into an output of dtype dd. */
 static void need(const sm_piece *pc, uint32_t s, const sm_src *src, const ckpt_tensor *t,
-                 wt_dtype dd, int64_t *lo, int64_t *hi, int64_t *sum, bool *direct)
+                 rows_of ro, wt_dtype dd, int64_t *lo, int64_t *hi, int64_t *sum, bool *direct)
 {
 	if (pc->src != s && pc->aux != s)
 		return;
 	if (pc->src != s || pc->cols || src->whole || dd != t->dtype)
 		*direct = false;
 	*sum += pc->len;
-	int64_t a = 0, b = sm_trows(t);
-	if (pc->src == s && !pc->cols && !src->whole) {
+	int64_t a = 0, b = ro.all;
+	if (pc->src == s && !pc->cols && ro.by_rows) {
 		a = pc->start;
 		b = pc->start + pc->len;
 	}
@@ -100,12 +107,17 @@ static void scan_src(prod *pr, const sm_group *g, uint32_t s)
 	const ckpt_tensor *t = ckpt_tensor_at(pr->c, src->t);
 	int64_t lo = INT64_MAX, hi = -1, sum = 0;
 	bool direct = src->mode == SM_SRC_RAW;
+	/* a stack: the experts of the rows needed (produce_stack.c); else whole or by rows */
+	sm_stack st;
+	rows_of ro = {!src->whole, sm_trows(t)};
+	if (sm_stack_of(src, t, &st))
+		ro = (rows_of){true, st.experts * st.vrows};
 	for (size_t m = 0; m < g->n_m; m++) {
-		if (!selected(pr, g->m[m].rank))
+		if (!sm_prod_selected(pr, g->m[m].rank))
 			continue;
 		const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
 		for (size_t k = 0; k < o->np; k++)
-			need(&pr->p->pieces[o->p0 + k], s, src, t, asm_dtype(o), &lo, &hi, &sum,
+			need(&pr->p->pieces[o->p0 + k], s, src, t, ro, asm_dtype(o), &lo, &hi, &sum,
 			     &direct);
 	}
 	if (hi < 0)
@@ -130,7 +142,7 @@ static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	const ckpt_tensor *t = ld->t;
 	int64_t N = t->shape[0], K = shardmap_ct_cols(ckpt_get_config(pr->c), t);
 	if (g->srcs[s].mode == SM_SRC_PACK_CT && t->dtype == WT_I32) {
-		if (reserve(&pr->dq[s], (size_t)N * (size_t)K))
+		if (sm_prod_reserve(&pr->dq[s], (size_t)N * (size_t)K))
 			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory unpacking it",
 			                 t->name);
 		shardmap_ct_unpack8((const uint32_t *)pr->raw[s].p, N * K, (int8_t *)pr->dq[s].p);
@@ -140,7 +152,7 @@ static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		return WT_OK;
 	}
 	if (g->srcs[s].mode == SM_SRC_PACK_CT) { /* int-quantized int4 passing through */
-		if (reserve(&pr->dq[s], (size_t)N * (size_t)K / 2))
+		if (sm_prod_reserve(&pr->dq[s], (size_t)N * (size_t)K / 2))
 			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory packing it",
 			                 t->name);
 		int64_t bad =
@@ -153,7 +165,7 @@ static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		ld->cols = K / 8;
 		return WT_OK;
 	}
-	if (reserve(&pr->dq[s], (size_t)N * (size_t)K * 4))
+	if (sm_prod_reserve(&pr->dq[s], (size_t)N * (size_t)K * 4))
 		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory dequantizing it",
 		                 t->name);
 	int rv = shardmap_ct_dequant(pr->c, t, ckpt_tensor_at(pr->c, g->srcs[s].scale),
@@ -166,55 +178,6 @@ static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* A GPT-OSS source read whole into raw[s]: MXFP4 blocks dequantized to BF16 [..., N, K]
- * (gate/up rows de-interleaved when src->deint), a stack saved dequantized [E, K, N]
- * transposed to [E, N, K] as stored (then de-interleaved likewise), or a gate/up bias
- * [E, 2n] de-interleaved as stored and viewed as [E*2n, 1] (docs/format.md 4.6).
- * Every MXFP4 value is exact in BF16: half the memory of F32 (a gpt-oss-120b
- * gate/up stack: 4.2 GB instead of 8.5, beside its 1.1 GB of blocks). */
-static int load_mx(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
-{
-	const sm_src *src = &g->srcs[s];
-	loaded *ld = &pr->ld[s];
-	const ckpt_tensor *t = ld->t;
-	size_t esz = wt_dtype_size(t->dtype);
-	if (src->mode == SM_SRC_DEINT || src->mode == SM_SRC_TRANS) {
-		if (reserve(&pr->dq[s], (size_t)t->nbytes))
-			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory reading it",
-			                 t->name);
-		ld->base = pr->dq[s].p;
-		if (src->mode == SM_SRC_DEINT) {
-			kern_deinterleave_rows(pr->dq[s].p, pr->raw[s].p, sm_trows(t),
-			                       sm_tcols(t) / 2, esz);
-			ld->cols = 1;
-			return WT_OK;
-		}
-		int64_t E = t->shape[0], K = t->shape[1], N = t->shape[2];
-		kern_transpose_stack(pr->dq[s].p, pr->raw[s].p, E, K, N, esz);
-		ld->cols = K;
-		if (src->deint) { /* back into raw[s], whose bytes are no longer needed */
-			kern_deinterleave_rows(pr->raw[s].p, pr->dq[s].p, E, N / 2,
-			                       (size_t)K * esz);
-			ld->base = pr->raw[s].p;
-		}
-		return WT_OK;
-	}
-	/* blocks [..., N, G, 16]: N*G*32 values per leading index, BF16 (exact) */
-	size_t n = (size_t)t->nbytes * 2;
-	if (reserve(&pr->dq[s], n * 2))
-		return wt_seterr(err, WT_ENOMEM,
-		                 "tensor '%s': out of memory dequantizing it (%zu bytes)", t->name,
-		                 n * 2);
-	int rv = shardmap_mx_dequant(pr->c, t, ckpt_tensor_at(pr->c, src->scale), pr->raw[s].p,
-	                             src->deint, (uint16_t *)pr->dq[s].p, err);
-	if (rv != WT_OK)
-		return rv;
-	ld->base = pr->dq[s].p;
-	ld->dt = WT_BF16;
-	ld->cols = t->shape[t->ndim - 2] * 32;
-	return WT_OK;
-}
-
 /* Read (and dequantize) a scanned source that is needed and not read directly. */
 static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 {
@@ -222,12 +185,15 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	loaded *ld = &pr->ld[s];
 	if (!ld->ok || ld->direct)
 		return WT_OK;
+	if (src->mode == SM_SRC_DQ_MX || src->mode == SM_SRC_DEINT || src->mode == SM_SRC_TRANS ||
+	    src->mode == SM_SRC_DQ_TRANS || src->mode == SM_SRC_COLVEC)
+		return sm_prod_load_stack(pr, g, s, err);
 	const ckpt_tensor *t = ld->t;
 	int64_t lo = ld->r0, hi = ld->r1, cols = ld->cols;
 	size_t esz = wt_dtype_size(t->dtype);
 	uint64_t rowb = (uint64_t)cols * esz, off = (uint64_t)lo * rowb,
 	         len = (uint64_t)(hi - lo) * rowb;
-	if (reserve(&pr->raw[s], len))
+	if (sm_prod_reserve(&pr->raw[s], len))
 		return wt_seterr(err, WT_ENOMEM,
 		                 "tensor '%s': out of memory reading %" PRIu64 " bytes", t->name,
 		                 len);
@@ -238,28 +204,22 @@ static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	ld->dt = t->dtype;
 	if (src->mode == SM_SRC_DQ_CT || src->mode == SM_SRC_PACK_CT)
 		return load_ct(pr, g, s, err);
-	if (src->mode == SM_SRC_DQ_MX || src->mode == SM_SRC_DEINT || src->mode == SM_SRC_TRANS)
-		return load_mx(pr, g, s, err);
-	if (src->mode == SM_SRC_COLVEC) {
-		ld->cols = 1; /* read whole: [numel, 1] */
-		return WT_OK;
-	}
 	if (src->mode == SM_SRC_RAW)
 		return WT_OK;
-	/* FP8: block, per-tensor, per-channel (fbgemm_fp8; its stacks transposed) */
+	/* FP8: block, per-tensor, per-channel (fbgemm_fp8's Linears; its stacks: above) */
 	size_t n = (size_t)t->nbytes; /* one byte per element */
-	if (reserve(&pr->dq[s], n * 4))
+	if (sm_prod_reserve(&pr->dq[s], n * 4))
 		return wt_seterr(err, WT_ENOMEM,
 		                 "tensor '%s': out of memory dequantizing it (%zu bytes)", t->name,
 		                 n * 4);
-	rv = shardmap_f8_dequant(pr->c, src->mode, t, ckpt_tensor_at(pr->c, src->scale),
+	rv = shardmap_f8_dequant(pr->c, src->mode, t, 0, ckpt_tensor_at(pr->c, src->scale),
 	                         pr->raw[s].p, (float *)pr->dq[s].p, &ld->cols, err);
 	ld->base = pr->dq[s].p;
 	ld->dt = WT_F32;
 	return rv;
 }
 
-static int conv(void *dst, wt_dtype dd, const void *src, wt_dtype sd, size_t n)
+int sm_prod_conv(void *dst, wt_dtype dd, const void *src, wt_dtype sd, size_t n)
 {
 	if (dd == sd) {
 		memcpy(dst, src, n * wt_dtype_size(dd));
@@ -293,15 +253,18 @@ static int assemble(prod *pr, const sm_out *o, uint8_t *dst, wt_dtype dd, wt_err
 				return rv;
 		} else if (!pc->cols) {
 			const uint8_t *s = ld->base + (size_t)(pc->start - ld->r0) * srow;
-			rv = conv(dst, dd, s, ld->dt, (size_t)pc->len * (size_t)ld->cols);
-		} else if (dd == ld->dt) {
+			rv = sm_prod_conv(dst, dd, s, ld->dt, (size_t)pc->len * (size_t)ld->cols);
+		} else if (dd == ld->dt) { /* columns of every row: rows loaded from 0 */
+			WT_ASSERT(ld->r0 == 0);
 			kern_copy2d(dst, drow, ld->base + (size_t)pc->start * sesz, srow,
 			            (size_t)pc->out_rows, (size_t)pc->len * desz);
 		} else {
+			WT_ASSERT(ld->r0 == 0);
 			for (int64_t r = 0; r < pc->out_rows && rv == WT_OK; r++)
-				rv = conv(dst + (size_t)r * drow, dd,
-				          ld->base + (size_t)r * srow + (size_t)pc->start * sesz,
-				          ld->dt, (size_t)pc->len);
+				rv = sm_prod_conv(dst + (size_t)r * drow, dd,
+				                  ld->base + (size_t)r * srow +
+				                      (size_t)pc->start * sesz,
+				                  ld->dt, (size_t)pc->len);
 		}
 		if (rv != WT_OK)
 			return wt_seterr(err, rv, "tensor '%s': converting %s to %s failed",
@@ -339,32 +302,28 @@ static int scales_ok(const sm_out *o, const void *bytes, uint32_t rank, wt_errbu
 	return WT_OK;
 }
 
-static int emit(prod *pr, uint32_t rank, size_t ix, const void *data, uint64_t n, wt_errbuf *err)
+int sm_prod_emit(prod *pr, uint32_t rank, size_t ix, const void *data, uint64_t n, wt_errbuf *err)
 {
 	int rv = scales_ok(&pr->p->ranks[rank].outs[ix], data, rank, err);
 	return rv != WT_OK ? rv : pr->emit(pr->ctx, rank, pr->p->ranks[rank].pos[ix], data, n, err);
 }
 
-static int do_quant(prod *pr, uint32_t rank, const sm_out *o, wt_errbuf *err)
+int sm_prod_quant(prod *pr, uint32_t rank, const sm_out *o, const uint8_t *in, wt_errbuf *err)
 {
 	const sm_out *so = &pr->p->ranks[rank].outs[o->scale_ix];
 	size_t wesz = wt_dtype_size(o->work);
 	int64_t N = o->rows / o->units, K = o->cols, G = pr->p->layout.group_size;
-	if (reserve(&pr->out, (size_t)o->rows * (size_t)K * wesz) ||
-	    reserve(&pr->q, o->info.nbytes) || reserve(&pr->sc, so->info.nbytes))
+	if (sm_prod_reserve(&pr->q, o->info.nbytes) || sm_prod_reserve(&pr->sc, so->info.nbytes))
 		return wt_seterr(err, WT_ENOMEM,
-		                 "tensor '%s': out of memory for its quantization buffers (%zu + "
-		                 "%" PRIu64 " + %" PRIu64 " bytes)",
-		                 o->name, (size_t)o->rows * (size_t)K * wesz, o->info.nbytes,
-		                 so->info.nbytes);
-	int rv = assemble(pr, o, pr->out.p, o->work, err);
-	if (rv != WT_OK)
-		return rv;
+		                 "tensor '%s': out of memory for its quantization buffers (%" PRIu64
+		                 " + %" PRIu64 " bytes)",
+		                 o->name, o->info.nbytes, so->info.nbytes);
+	int rv = WT_OK;
 	size_t qb = o->info.nbytes / (size_t)o->units, sn = so->info.nbytes / 4 / (size_t)o->units;
 	for (int64_t u = 0; u < o->units; u++) {
 		int64_t bad = -1;
-		rv = kern_quantize(o->q, pr->out.p + (size_t)u * (size_t)N * (size_t)K * wesz,
-		                   o->work, N, K, G, pr->q.p + (size_t)u * qb,
+		rv = kern_quantize(o->q, in + (size_t)u * (size_t)N * (size_t)K * wesz, o->work, N,
+		                   K, G, pr->q.p + (size_t)u * qb,
 		                   (float *)pr->sc.p + (size_t)u * sn, &bad);
 		if (rv == WT_ENONFINITE)
 			return wt_seterr(
@@ -376,11 +335,24 @@ static int do_quant(prod *pr, uint32_t rank, const sm_out *o, wt_errbuf *err)
 		if (rv != WT_OK)
 			return wt_seterr(err, rv, "tensor '%s': quantization failed", o->name);
 	}
-	rv = emit(pr, rank, o->scale_ix, pr->sc.p, so->info.nbytes, err);
+	rv = sm_prod_emit(pr, rank, o->scale_ix, pr->sc.p, so->info.nbytes, err);
 	if (rv == WT_OK)
-		rv = emit(pr, rank, (size_t)(o - pr->p->ranks[rank].outs), pr->q.p, o->info.nbytes,
-		          err);
+		rv = sm_prod_emit(pr, rank, (size_t)(o - pr->p->ranks[rank].outs), pr->q.p,
+		                  o->info.nbytes, err);
 	return rv;
+}
+
+static int do_quant(prod *pr, uint32_t rank, const sm_out *o, wt_errbuf *err)
+{
+	size_t n = (size_t)o->rows * (size_t)o->cols * wt_dtype_size(o->work);
+	if (sm_prod_reserve(&pr->out, n))
+		return wt_seterr(
+		    err, WT_ENOMEM,
+		    "tensor '%s': out of memory for its quantization buffers (%zu bytes "
+		    "assembled)",
+		    o->name, n);
+	int rv = assemble(pr, o, pr->out.p, o->work, err);
+	return rv != WT_OK ? rv : sm_prod_quant(pr, rank, o, pr->out.p, err);
 }
 
 /* Max of the pieces' scalar sources per unit into out[units]. Each must be
@@ -424,7 +396,7 @@ static int input_scales_merge(const prod *pr, uint32_t rank, const sm_out *o, fl
                               wt_errbuf *err)
 {
 	bool strict = shardmap_ct_source(ckpt_get_config(pr->c)) && !pr->p->layout.requant_allow;
-	bool talk = pr->only >= 0 || rank == 0;
+	bool talk = (int64_t)rank == (pr->only >= 0 ? pr->only : 0);
 	const sm_piece *bad = NULL;
 	for (size_t k = 0; k < o->np && !bad; k++) {
 		const sm_piece *pc = &pr->p->pieces[o->p0 + k];
@@ -468,7 +440,7 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 	case SM_O_QUANT:
 		return do_quant(pr, rank, o, err);
 	case SM_O_SCALE_MAX: {
-		if (reserve(&pr->out, (size_t)o->units * 4))
+		if (sm_prod_reserve(&pr->out, (size_t)o->units * 4))
 			return wt_seterr(err, WT_ENOMEM,
 			                 "tensor '%s': out of memory for %" PRId64 " scales",
 			                 o->name, o->units);
@@ -478,7 +450,7 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 			rv = input_scales_merge(pr, rank, o, v, err);
 		if (rv != WT_OK)
 			return rv;
-		return emit(pr, rank, ix, v, o->info.nbytes, err);
+		return sm_prod_emit(pr, rank, ix, v, o->info.nbytes, err);
 	}
 	default:
 		break;
@@ -488,10 +460,10 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 	    !pr->ld[p0->src].direct && pr->ld[p0->src].dt == o->info.dtype) {
 		const loaded *ld = &pr->ld[p0->src];
 		size_t srow = (size_t)ld->cols * wt_dtype_size(ld->dt);
-		return emit(pr, rank, ix, ld->base + (size_t)(p0->start - ld->r0) * srow,
-		            o->info.nbytes, err);
+		return sm_prod_emit(pr, rank, ix, ld->base + (size_t)(p0->start - ld->r0) * srow,
+		                    o->info.nbytes, err);
 	}
-	if (reserve(&pr->out, o->info.nbytes))
+	if (sm_prod_reserve(&pr->out, o->info.nbytes))
 		return wt_seterr(err, WT_ENOMEM,
 		                 "tensor '%s': out of memory assembling its %" PRIu64 " bytes",
 		                 o->name, o->info.nbytes);
@@ -512,7 +484,7 @@ static int do_out(prod *pr, uint32_t rank, size_t ix, wt_errbuf *err)
 			d += n;
 		}
 	}
-	return emit(pr, rank, ix, pr->out.p, o->info.nbytes, err);
+	return sm_prod_emit(pr, rank, ix, pr->out.p, o->info.nbytes, err);
 }
 
 /* ---- streaming: all outputs of a group at once, sources read in row chunks ----
@@ -526,7 +498,7 @@ enum { CHUNK_BYTES = 1 << 18 };
 static bool stream_ok(const prod *pr, const sm_group *g)
 {
 	for (size_t m = 0; m < g->n_m; m++) {
-		if (!selected(pr, g->m[m].rank))
+		if (!sm_prod_selected(pr, g->m[m].rank))
 			continue;
 		const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
 		if (o->okind != SM_O_DATA)
@@ -574,7 +546,7 @@ static int stream_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	int64_t step = srowb ? (int64_t)(piece / srowb) : 1;
 	if (step < 1)
 		step = 1;
-	if (reserve(&pr->chunk, (size_t)step * srowb))
+	if (sm_prod_reserve(&pr->chunk, (size_t)step * srowb))
 		return wt_seterr(err, WT_ENOMEM,
 		                 "tensor '%s': out of memory for a read chunk of %zu bytes",
 		                 ld->t->name, (size_t)step * srowb);
@@ -585,7 +557,7 @@ static int stream_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		if (rv != WT_OK)
 			return rv;
 		for (size_t m = 0; m < g->n_m; m++) {
-			if (!selected(pr, g->m[m].rank))
+			if (!sm_prod_selected(pr, g->m[m].rank))
 				continue;
 			const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
 			size_t orowb = (size_t)o->cols * esz;
@@ -602,24 +574,32 @@ static int stream_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	return WT_OK;
 }
 
-static int do_stream(prod *pr, const sm_group *g, wt_errbuf *err)
+int sm_prod_obufs(prod *pr, size_t n, wt_errbuf *err)
 {
-	if (g->n_m > pr->n_obufs) {
-		buf *nb = realloc(pr->obufs, g->n_m * sizeof(buf));
+	if (n > pr->n_obufs) {
+		buf *nb = realloc(pr->obufs, n * sizeof(buf));
 		if (!nb)
 			return wt_seterr(err, WT_ENOMEM,
 			                 "produce: out of memory for the buffers of %zu outputs",
-			                 g->n_m);
-		memset(nb + pr->n_obufs, 0, (g->n_m - pr->n_obufs) * sizeof(buf));
+			                 n);
+		memset(nb + pr->n_obufs, 0, (n - pr->n_obufs) * sizeof(buf));
 		pr->obufs = nb;
-		pr->n_obufs = g->n_m;
+		pr->n_obufs = n;
 	}
+	return WT_OK;
+}
+
+static int do_stream(prod *pr, const sm_group *g, wt_errbuf *err)
+{
+	int rv0 = sm_prod_obufs(pr, g->n_m, err);
+	if (rv0 != WT_OK)
+		return rv0;
 	/* Outputs: zero rows and direct row pieces now, streamed sources below. */
 	for (size_t m = 0; m < g->n_m; m++) {
-		if (!selected(pr, g->m[m].rank))
+		if (!sm_prod_selected(pr, g->m[m].rank))
 			continue;
 		const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
-		if (reserve(&pr->obufs[m], o->info.nbytes))
+		if (sm_prod_reserve(&pr->obufs[m], o->info.nbytes))
 			return wt_seterr(err, WT_ENOMEM,
 			                 "tensor '%s': out of memory for its %" PRIu64
 			                 " output bytes",
@@ -648,10 +628,11 @@ static int do_stream(prod *pr, const sm_group *g, wt_errbuf *err)
 			return rv;
 	}
 	for (size_t m = 0; m < g->n_m; m++) {
-		if (!selected(pr, g->m[m].rank))
+		if (!sm_prod_selected(pr, g->m[m].rank))
 			continue;
 		const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
-		int rv = emit(pr, g->m[m].rank, g->m[m].ix, pr->obufs[m].p, o->info.nbytes, err);
+		int rv =
+		    sm_prod_emit(pr, g->m[m].rank, g->m[m].ix, pr->obufs[m].p, o->info.nbytes, err);
 		if (rv != WT_OK)
 			return rv;
 	}
@@ -663,7 +644,7 @@ int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 {
 	bool any = false;
 	for (size_t m = 0; m < g->n_m && !any; m++)
-		any = selected(pr, g->m[m].rank);
+		any = sm_prod_selected(pr, g->m[m].rank);
 	if (!any)
 		return WT_OK;
 	int rv = slots(pr, g->n_srcs, err);
@@ -673,10 +654,13 @@ int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 		scan_src(pr, g, s);
 	if (stream_ok(pr, g))
 		return do_stream(pr, g, err);
+	int64_t per = sm_stack_batch(pr, g); /* a large stack: a few experts at a time */
+	if (per > 0)
+		return sm_prod_batched(pr, g, per, err);
 	for (uint32_t s = 0; s < g->n_srcs && rv == WT_OK; s++)
 		rv = load_src(pr, g, s, err);
 	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++)
-		if (selected(pr, g->m[m].rank))
+		if (sm_prod_selected(pr, g->m[m].rank))
 			rv = do_out(pr, g->m[m].rank, g->m[m].ix, err);
 	return rv;
 }
@@ -684,7 +668,7 @@ int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 int sm_prod_parts(prod *pr, const sm_group *g, size_t m0, size_t mstep, sm_emit_part_fn part,
                   uint64_t part_bytes, const _Atomic bool *stop, wt_errbuf *err)
 {
-	if (reserve(&pr->chunk, (size_t)part_bytes))
+	if (sm_prod_reserve(&pr->chunk, (size_t)part_bytes))
 		return wt_seterr(err, WT_ENOMEM,
 		                 "produce: out of memory for a %" PRIu64 "-byte part", part_bytes);
 	bool more = true;

@@ -1,8 +1,10 @@
 /*
- * produce_int.h — shardmap's producer, between its two files: produce.c builds
+ * produce_int.h — shardmap's producer, between its files: produce.c builds
  * the outputs of one source group for the selected ranks (sm_prod_group);
- * produce_run.c orders the groups, splits row-disjoint groups rank by rank and
- * runs them on one or more threads, each with a prod of its own.
+ * produce_stack.c loads expert stacks expert by expert (only the experts the
+ * selected ranks need); produce_run.c orders the groups, splits row-disjoint
+ * groups rank by rank (stacks EP group by EP group) and runs them on one or
+ * more threads, each with a prod of its own.
  */
 #ifndef WT_SHARDMAP_PRODUCE_INT_H
 #define WT_SHARDMAP_PRODUCE_INT_H
@@ -31,20 +33,37 @@ typedef struct loaded {
 typedef struct prod {
 	const ckpt *c;
 	const sm_plan *p;
-	int64_t only;
-	buf *raw, *dq; /* per source slot */
+	int64_t only;   /* the first selected rank, or < 0: every rank */
+	int64_t n_only; /* ranks selected from `only` on (< 1: one) */
+	buf *raw, *dq;  /* per source slot */
 	loaded *ld;
 	size_t n_slots;
 	buf out, q, sc;
 	buf chunk;  /* streaming: one cache-sized chunk of source rows */
-	buf *obufs; /* streaming: one output buffer per group member */
+	buf *obufs; /* streaming, stack batches: one output buffer per group member */
 	size_t n_obufs;
+	/* ceiling on a stack's experts transformed at once (0: SM_STACK_BATCH_BYTES) */
+	uint64_t batch_bytes;
 	sm_emit_fn emit;
 	void *ctx;
 } prod;
 
-/* Produce g's outputs for the selected ranks (pr->only: one rank, or < 0: all),
- * calling pr->emit for each; buffers in pr are reused across calls. */
+/* Grow b to at least n bytes (its contents are lost when it grows). */
+int sm_prod_reserve(buf *b, size_t n);
+/* At least n output buffers in pr->obufs. */
+int sm_prod_obufs(prod *pr, size_t n, wt_errbuf *err);
+/* Whether the work item takes rank's outputs (pr->only, pr->n_only). */
+bool sm_prod_selected(const prod *pr, uint32_t rank);
+/* n elements from src (dtype sd) to dst (dtype dd): a copy or kern_convert. */
+int sm_prod_conv(void *dst, wt_dtype dd, const void *src, wt_dtype sd, size_t n);
+/* Emit output ix of rank (scales checked first). */
+int sm_prod_emit(prod *pr, uint32_t rank, size_t ix, const void *data, uint64_t n, wt_errbuf *err);
+/* Quantize SM_O_QUANT output o of rank from `in` (its pieces assembled in o->work, o->rows
+ * x o->cols; borrowed) unit by unit and emit its scales, then it. */
+int sm_prod_quant(prod *pr, uint32_t rank, const sm_out *o, const uint8_t *in, wt_errbuf *err);
+/* Produce g's outputs for the selected ranks (pr->only, pr->n_only: ranks
+ * [only, only + n_only), or only < 0: all), calling pr->emit for each; buffers in
+ * pr are reused across calls. */
 int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err);
 /* Produce members m0, m0 + mstep, ... of g (in_parts: each member one rank,
  * one contiguous row range of a source) in parts of part_bytes, each rank's
@@ -54,5 +73,42 @@ int sm_prod_parts(prod *pr, const sm_group *g, size_t m0, size_t mstep, sm_emit_
                   uint64_t part_bytes, const _Atomic bool *stop, wt_errbuf *err);
 /* Free pr's buffers (pr is zeroed). */
 void sm_prod_free(prod *pr);
+
+/* ---- expert stacks (produce_stack.c) ---- */
+
+/* Default ceiling on the bytes of a stack's experts read and transformed at once
+ * (more experts than that are produced in batches; one expert at least). */
+#define SM_STACK_BATCH_BYTES ((uint64_t)256 << 20)
+
+/* A source that is loaded transformed expert by expert (SM_SRC_TRANS,
+ * SM_SRC_DQ_TRANS, SM_SRC_DQ_MX, SM_SRC_DEINT, SM_SRC_COLVEC) with an expert-major
+ * view: the rows its pieces index are experts' rows, vrows each. */
+typedef struct sm_stack {
+	int64_t experts; /* the tensor's leading dimension */
+	int64_t vrows;   /* view rows of one expert */
+	uint64_t ebytes; /* stored bytes of one expert */
+} sm_stack;
+/* Whether src (tensor t) is such a stack; *st its geometry. false: read whole. */
+bool sm_stack_of(const sm_src *src, const ckpt_tensor *t, sm_stack *st);
+/* Experts [*e0, *e1) that hold view rows [r0, r1). */
+void sm_stack_span(const sm_stack *st, int64_t r0, int64_t r1, int64_t *e0, int64_t *e1);
+/* Load source s of those modes, needed rows [ld->r0, ld->r1) of its view: a stack's
+ * experts holding them alone (ld->r0, ld->r1 widened to whole experts), anything
+ * else whole; read, then transposed, dequantized or de-interleaved into
+ * pr->raw[s] / pr->dq[s] (ld->base, dt, cols set). */
+int sm_prod_load_stack(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err);
+/* Ranks per work item when g can be produced one EP group (tp_size consecutive
+ * ranks) at a time: its sources are stacks (sm_stack_of) cut in row pieces, its
+ * outputs plain or quantized copies, and no two EP groups read the same expert
+ * (on a remote store, each reads at least its read hint). 0 otherwise. */
+uint32_t sm_stack_block(const ckpt *c, const sm_plan *p, const sm_group *g);
+/* Experts per batch when the stacks the selected ranks need of g (scanned into pr->ld),
+ * transformed at once, would hold more than pr->batch_bytes: the sources are all
+ * stacks, the outputs plain or quantized copies. 0: load them at once. */
+int64_t sm_stack_batch(const prod *pr, const sm_group *g);
+/* Produce g's selected outputs from its stacks `per` experts at a time: each output
+ * assembled across the batches in its own buffer (pr->obufs), then emitted
+ * (quantized). Every byte is still read once. */
+int sm_prod_batched(prod *pr, const sm_group *g, int64_t per, wt_errbuf *err);
 
 #endif

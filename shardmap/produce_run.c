@@ -1,7 +1,9 @@
 /*
  * produce_run.c — the order and the threads of a production: groups in
  * serving (manifest) order, groups whose ranks read disjoint rows split into
- * one work item per rank, items taken in that order by one or more threads,
+ * one work item per rank (an expert stack under EP: one per EP group, each
+ * reading and transforming its own experts alone, produce_stack.c), items
+ * taken in that order by one or more threads,
  * each with its own buffers (produce.c builds an item's outputs).
  */
 #include <inttypes.h>
@@ -114,6 +116,7 @@ typedef struct work {
 	int64_t only;
 	bool parts;
 	uint32_t m0, mstep;
+	uint32_t n_only; /* ranks [only, only + n_only) (an EP group's); 0: one */
 } work;
 
 /* Can g be produced in parts of part_bytes (sm_prod_parts)? Each member is
@@ -170,6 +173,17 @@ static int work_list(const ckpt *c, const sm_plan *p, const sm_produce_opts *opt
 	for (size_t i = 0; i < p->n_groups; i++) {
 		size_t gi = order[i].g;
 		const sm_group *g = &p->groups[gi];
+		uint32_t blk = only_rank < 0 ? sm_stack_block(c, p, g) : 0;
+		if (blk > 0) { /* an expert stack: one EP group at a time (produce_stack.c) */
+			for (uint32_t r0 = 0; r0 < p->tp * p->ep; r0 += blk) {
+				bool has = false; /* (every EP group has: one item each) */
+				for (size_t m = 0; m < g->n_m && !has; m++)
+					has = g->m[m].rank >= r0 && g->m[m].rank - r0 < blk;
+				if (has)
+					w[(*n)++] = (work){gi, r0, false, 0, 0, blk};
+			}
+			continue;
+		}
 		if (only_rank >= 0 || !rank_by_rank(c, p, g)) {
 			w[(*n)++] = (work){gi, only_rank, false};
 			continue;
@@ -214,13 +228,18 @@ typedef struct run {
 static void *run_items(void *arg)
 {
 	run *r = arg;
-	prod pr = {.c = r->c, .p = r->p, .emit = r->o->emit, .ctx = r->o->ctx};
+	prod pr = {.c = r->c,
+	           .p = r->p,
+	           .emit = r->o->emit,
+	           .ctx = r->o->ctx,
+	           .batch_bytes = r->o->stack_batch_bytes};
 	wt_errbuf err;
 	while (!atomic_load(&r->stop)) {
 		size_t i = atomic_fetch_add(&r->next, 1);
 		if (i >= r->n)
 			break;
 		pr.only = r->w[i].only;
+		pr.n_only = r->w[i].n_only;
 		const sm_group *g = &r->p->groups[r->w[i].g];
 		const work *wi = &r->w[i];
 		int rv = wi->parts ? sm_prod_parts(&pr, g, wi->m0, wi->mstep, r->o->emit_part,

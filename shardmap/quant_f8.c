@@ -195,13 +195,15 @@ int shardmap_fb_check(const sm_ctx *x, const sm_entry *e, wt_errbuf *err)
 	return check_scale(t, ckpt_tensor_at(x->c, e->wscale), r->kind == SM_K_EXP13S, err);
 }
 
-/* Scales of st as F32 (malloc'd, caller frees); NULL on ENOMEM or a read error (err set). */
-static float *read_scales(const ckpt *c, const ckpt_tensor *st, wt_errbuf *err)
+/* Scales [first, first + ns) of st as F32 (malloc'd, caller frees); NULL on ENOMEM or a
+ * read error (err set). */
+static float *read_scales(const ckpt *c, const ckpt_tensor *st, size_t first, size_t ns,
+                          wt_errbuf *err)
 {
-	size_t ns = (size_t)(st->nbytes / wt_dtype_size(st->dtype));
+	size_t ssz = wt_dtype_size(st->dtype);
 	float *f = malloc(ns * sizeof(float) + sizeof(float));
-	void *raw = st->dtype == WT_F32 ? (void *)f : malloc((size_t)st->nbytes + 1);
-	int rv = f && raw ? ckpt_read(c, st, 0, raw, st->nbytes, err)
+	void *raw = st->dtype == WT_F32 ? (void *)f : malloc(ns * ssz + 1);
+	int rv = f && raw ? ckpt_read(c, st, (uint64_t)first * ssz, raw, ns * ssz, err)
 	                  : wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory for %zu scales",
 	                              st->name, ns);
 	if (rv == WT_OK && st->dtype != WT_F32 &&
@@ -217,14 +219,20 @@ static float *read_scales(const ckpt *c, const ckpt_tensor *st, wt_errbuf *err)
 	return f;
 }
 
-int shardmap_f8_dequant(const ckpt *c, uint8_t mode, const ckpt_tensor *t, const ckpt_tensor *st,
-                        const uint8_t *raw, float *dst, int64_t *cols, wt_errbuf *err)
+int shardmap_f8_dequant(const ckpt *c, uint8_t mode, const ckpt_tensor *t, int64_t e0,
+                        const ckpt_tensor *st, const uint8_t *raw, float *dst, int64_t *cols,
+                        wt_errbuf *err)
 {
 	const ckpt_config *cfg = ckpt_get_config(c);
 	int64_t rows = sm_trows(t), K = sm_tcols(t), bn = 1, bk = K;
 	uint8_t *tq = NULL;
 	const uint8_t *q = raw;
-	float *scale = read_scales(c, st, err);
+	/* a stack's part: the N scales of each of its experts */
+	bool part = mode == SM_SRC_DQ_TRANS;
+	WT_ASSERT(e0 == 0 || part);
+	size_t ns = part ? (size_t)t->shape[0] * (size_t)t->shape[2]
+	                 : (size_t)(st->nbytes / wt_dtype_size(st->dtype));
+	float *scale = read_scales(c, st, part ? (size_t)e0 * (size_t)t->shape[2] : 0, ns, err);
 	if (scale == NULL)
 		return err ? err->code : WT_ENOMEM;
 	if (mode == SM_SRC_DQ_TRANS) { /* [E, K, N] -> [E, N, K]: per row, E * N scales */

@@ -33,10 +33,13 @@ int shardmap_fb_check(const sm_ctx *x, const sm_entry *e, wt_errbuf *err);
 /* Dequantize FP8 source t (raw: all its bytes) with scales st (F32, BF16 or F16, read here)
  * to F32 dst by mode: SM_SRC_DQ_TENSOR one scale; SM_SRC_DQ_BLOCK the checkpoint's block
  * scales, or per row (a 1 x K block) in an fbgemm_fp8 checkpoint; SM_SRC_DQ_TRANS a stack
- * [E, K, N] transposed per expert to [E, N, K], then per row (E * N scales). dst holds
- * every element; *cols receives its row width. Scales are not checked (as FP8 sources'
- * never were: a NaN fails a quantizer downstream). */
-int shardmap_f8_dequant(const ckpt *c, uint8_t mode, const ckpt_tensor *t, const ckpt_tensor *st,
-                        const uint8_t *raw, float *dst, int64_t *cols, wt_errbuf *err);
+ * [E, K, N] transposed per expert to [E, N, K], then per row (E * N scales). For
+ * SM_SRC_DQ_TRANS t may be a part of the stack: its experts [e0, e0 + t->shape[0]) (t's
+ * shape[0] and nbytes those of the part, raw its bytes), whose scales alone are read;
+ * e0 is 0 otherwise. dst holds every element; *cols receives its row width. Scales are not checked
+ * (as FP8 sources' never were: a NaN fails a quantizer downstream). */
+int shardmap_f8_dequant(const ckpt *c, uint8_t mode, const ckpt_tensor *t, int64_t e0,
+                        const ckpt_tensor *st, const uint8_t *raw, float *dst, int64_t *cols,
+                        wt_errbuf *err);
 
 #endif

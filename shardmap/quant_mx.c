@@ -105,7 +105,7 @@ int shardmap_mx_check(const sm_ctx *x, const sm_entry *e, wt_errbuf *err)
 	return WT_OK;
 }
 
-int shardmap_mx_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *st,
+int shardmap_mx_dequant(const ckpt *c, const ckpt_tensor *t, int64_t e0, const ckpt_tensor *st,
                         const uint8_t *raw, bool deint, uint16_t *out, wt_errbuf *err)
 {
 	/* t is U8 [lead..., N, G, 16]: groups = product of lead, rows N, G blocks per row */
@@ -120,13 +120,16 @@ int shardmap_mx_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *
 	if (sc == NULL)
 		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory dequantizing it",
 		                 t->name);
-	int rv = ckpt_read(c, st, 0, sc, nb, err);
+	/* a part's scales: those of its experts, nb per t->shape[0] leading indices */
+	WT_ASSERT(e0 == 0 || t->ndim >= 4);
+	size_t first = e0 > 0 ? (size_t)e0 * (nb / (size_t)t->shape[0]) : 0;
+	int rv = ckpt_read(c, st, first, sc, nb, err);
 	for (size_t k = 0; rv == WT_OK && k < nb; k++)
 		if (sc[k] == 255)
 			rv = wt_seterr(err, WT_ECORRUPT,
 			               "tensor '%s': E8M0 scale 255 (NaN) at element %zu; fix the "
 			               "checkpoint",
-			               st->name, k);
+			               st->name, first + k);
 	/* row by row, each into its de-interleaved place: no copy of the blocks */
 	for (int64_t r = 0; rv == WT_OK && r < groups * N; r++) {
 		int64_t j = r % N, from = !deint ? j : j < N / 2 ? 2 * j : 2 * (j - N / 2) + 1;

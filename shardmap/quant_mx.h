@@ -25,12 +25,15 @@ bool shardmap_mx_cond(const ckpt_config *cfg, int cond);
 /* Why a tensor whose rule's condition failed is unknown ("config.json makes layer i
  * <why>"): the MXFP4 conditions' reasons, else the dense-layer one. */
 const char *shardmap_mx_why(int cond);
-/* Dequantize blocks `raw` (the whole of t) with scales st to BF16 out (raw bits; every
+/* Dequantize blocks `raw` (all of t) with scales st to BF16 out (raw bits; every
  * MXFP4 value is exact in BF16), t's view [..., N, K]; with deint, the N rows of each
  * leading index are de-interleaved (GPT-OSS gate/up: rows 2k gate, 2k+1 up ->
- * [gate; up]), each row dequantized straight into its place. A scale of 255 (NaN) is
- * WT_ECORRUPT naming the tensor and the element. */
-int shardmap_mx_dequant(const ckpt *c, const ckpt_tensor *t, const ckpt_tensor *st,
+ * [gate; up]), each row dequantized straight into its place. t may be a part of a
+ * stack [E, N, G, 16]: its experts [e0, e0 + t->shape[0]) (t's shape[0] and nbytes
+ * those of the part, raw its bytes), whose scales alone are read (e0 is 0 for a
+ * tensor read whole). A scale of 255 (NaN) is WT_ECORRUPT naming the tensor and the
+ * element. */
+int shardmap_mx_dequant(const ckpt *c, const ckpt_tensor *t, int64_t e0, const ckpt_tensor *st,
                         const uint8_t *raw, bool deint, uint16_t *out, wt_errbuf *err);
 
 #endif

@@ -117,6 +117,10 @@ typedef struct sm_produce_opts {
 	sm_emit_part_fn emit_part;
 	uint64_t part_bytes;
 	void *ctx;
+	/* ceiling on the bytes of an expert stack read and transformed at once, per
+	 * thread (0: 256 MiB); a stack's experts beyond it are produced in batches of
+	 * experts (one at least), the bytes unchanged */
+	uint64_t stack_batch_bytes;
 } sm_produce_opts;
 
 /*

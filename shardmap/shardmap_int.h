@@ -324,7 +324,8 @@ typedef struct sm_src {
 	uint32_t t;     /* ckpt tensor index */
 	uint32_t scale; /* ckpt index of the scale for DQ modes */
 	uint8_t mode;   /* sm_src_mode */
-	bool whole;     /* always read whole (scales, dequantized sources) */
+	bool whole;     /* read whole (scales, dequantized sources), not by rows; an expert
+	                   stack (produce_stack.c) only the experts the ranks need */
 	bool deint;     /* SM_SRC_DQ_MX, SM_SRC_TRANS: gate/up rows de-interleaved (SM_K_EXP13I) */
 } sm_src;
 

@@ -99,6 +99,9 @@ static size_t total_outputs(const sm_plan *p)
 	return t;
 }
 
+/* sm_produce_opts.stack_batch_bytes of the sweeps (1: expert stacks one expert at a time) */
+static uint64_t g_batch;
+
 /* Fail each allocation of shardmap_plan, then of shardmap_produce, in turn. */
 static void sweep(const char *what, tm_model *m, const char *cfg, const wt_layout *l)
 {
@@ -132,8 +135,13 @@ static void sweep(const char *what, tm_model *m, const char *cfg, const wt_layou
 	for (n = 1, enomem = 0;; n++) {
 		size_t emitted = 0;
 		memset(&err, 0, sizeof(err));
+		sm_produce_opts po = {.only_rank = -1,
+		                      .threads = 1,
+		                      .emit = count_emit,
+		                      .ctx = &emitted,
+		                      .stack_batch_bytes = g_batch};
 		arm(n);
-		int rv = shardmap_produce(c, ok, -1, count_emit, &emitted, &err);
+		int rv = shardmap_produce_ex(c, ok, &po, &err);
 		total = disarm();
 		if (rv == WT_OK) {
 			assert_true(total < n);
@@ -234,6 +242,13 @@ static void test_oom_fbgemm(void **state)
 	sweep("fbgemm_fp8 none tp 2", m, fbgemm_cfg, &l);
 	lay(&l, 2, 2, WT_QUANT_FP8_CHANNEL);
 	sweep("fbgemm_fp8 fp8-channel tp 2 ep 2", m, fbgemm_cfg, &l);
+	/* the stacks in batches of one expert (produce_stack.c) */
+	g_batch = 1;
+	lay(&l, 2, 1, WT_QUANT_INT8_CHANNEL);
+	sweep("fbgemm_fp8 int8-channel tp 2, stacks batched", m, fbgemm_cfg, &l);
+	lay(&l, 2, 1, WT_QUANT_FP8_CHANNEL);
+	sweep("fbgemm_fp8 fp8-channel tp 2, stacks batched", m, fbgemm_cfg, &l);
+	g_batch = 0;
 	tm_free(m);
 }
 #endif

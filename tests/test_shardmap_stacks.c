@@ -1,0 +1,354 @@
+/*
+ * test_shardmap_stacks.c — expert stacks read expert by expert (produce_stack.c,
+ * docs/format.md 4.7): an expert-parallel rank asks the store for its own experts'
+ * bytes of every stack alone (Llama 4's BF16 stacks transposed, the fbgemm FP8
+ * release's stacks dequantized or passed through with their scales, GPT-OSS's MXFP4
+ * blocks with their scales and its de-interleaved biases), and its outputs are the
+ * slices of the single-rank layout's (which reads every expert); the all-ranks pass
+ * still asks for every byte once, produces a stack one EP group at a time (rank 0's
+ * expert tensors come before the whole stack was read; TP 2 x EP 2 included), and
+ * emits the bytes the one-rank passes emit; and stacks produced one expert at a time
+ * (stack_batch_bytes) emit the same bytes, every byte still read once. Fixtures from
+ * $WT_BUILD/wt-mkckpt (seed printed).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "shardmap/shardmap_int.h"
+
+#define SEED 0x5eed057aull
+#include "test_shardmap_util.h"
+#include "tests/util/testutil.h"
+
+#define GEN_SEED 7u
+
+static char *g_root;
+
+static int gen(const char *fam)
+{
+	const char *b = getenv("WT_BUILD");
+	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+	char *dir = tu_path(g_root, fam);
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "'%s' --family %s --out '%s' --seed %u >/dev/null 2>&1", bin,
+	         fam, dir, GEN_SEED);
+	free(bin);
+	free(dir);
+	int st = system(cmd);
+	return st == -1 ? -1 : WEXITSTATUS(st);
+}
+
+static const char *const g_fams[] = {"llama4_text", "llama4_fbgemm", "gpt_oss"};
+
+static int setup(void **state)
+{
+	(void)state;
+	g_root = tu_mkdtemp("smstacks");
+	if (g_root == NULL)
+		return -1;
+	print_message("fixtures: wt-mkckpt --seed %u into %s\n", GEN_SEED, g_root);
+	for (size_t i = 0; i < sizeof(g_fams) / sizeof(g_fams[0]); i++)
+		if (gen(g_fams[i]) != 0) {
+			print_error("wt-mkckpt --family %s failed; build it first (make)\n",
+			            g_fams[i]);
+			return -1;
+		}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (g_root != NULL)
+		tu_rmrf(g_root);
+	free(g_root);
+	return 0;
+}
+
+/* Bytes of the checkpoint's expert tensors (stacks, their scales and biases). */
+static uint64_t stack_bytes(const ckpt *c)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < ckpt_n_tensors(c); i++) {
+		const ckpt_tensor *t = ckpt_tensor_at(c, i);
+		if (strstr(t->name, ".experts.") != NULL)
+			n += t->nbytes;
+	}
+	return n;
+}
+
+/* An all-ranks pass that records, at each emit of rank 0, the bytes asked of the
+ * store since the emit before it (of any rank): what its work item read for it. */
+typedef struct paced {
+	tm_prod *pr;
+	store *s;
+	const sm_plan *p;
+	uint64_t last;
+	uint64_t max_expert; /* the most asked before one of rank 0's expert tensors */
+} paced;
+
+static int paced_on(void *ctx, uint32_t rank, size_t ix, const void *bytes, uint64_t n,
+                    wt_errbuf *err)
+{
+	paced *x = ctx;
+	uint64_t now = store_bytes_asked(x->s);
+	if (rank == 0 && strstr(shardmap_rank_tensor(x->p, 0, ix)->name, ".experts.") != NULL &&
+	    now - x->last > x->max_expert)
+		x->max_expert = now - x->last;
+	x->last = now;
+	return tm_on(x->pr, rank, ix, bytes, n, err);
+}
+
+/* The largest expert tensor of the checkpoint. */
+static uint64_t largest_stack(const ckpt *c)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < ckpt_n_tensors(c); i++) {
+		const ckpt_tensor *t = ckpt_tensor_at(c, i);
+		if (strstr(t->name, ".experts.") != NULL && t->nbytes > n)
+			n = t->nbytes;
+	}
+	return n;
+}
+
+/* Bytes asked of the store by producing rank `only` (< 0: all); the bytes into *out. */
+static uint64_t asked(store *s, const ckpt *c, const sm_plan *p, int64_t only, tm_prod **out)
+{
+	wt_errbuf err = {0};
+	int rv;
+	uint64_t b0 = store_bytes_asked(s);
+	*out = tm_produce(c, p, only, &rv, &err);
+	if (rv != WT_OK)
+		print_error("produce rank %lld: %s\n", (long long)only, err.msg);
+	assert_int_equal(rv, WT_OK);
+	return store_bytes_asked(s) - b0;
+}
+
+/* Rank r's tensors against the single-rank layout's tensor of their name: the same
+ * bytes, or (an expert tensor [count, ...]) the slice of its experts [e0, e0+count).
+ * With tp > 1 the expert tensors alone (whole experts under EP; the rest is split). */
+static void same_as_whole(const sm_plan *p, const tm_prod *pr, uint32_t r, const sm_plan *p1,
+                          const tm_prod *whole, int64_t e0, uint32_t tp)
+{
+	for (size_t i = 0; i < pr->n[r]; i++) {
+		const sm_out_info *o = shardmap_rank_tensor(p, r, i);
+		if (tp > 1 && strstr(o->name, ".experts.") == NULL)
+			continue;
+		int j = tm_ix(p1, 0, o->name);
+		assert_true(j >= 0);
+		const uint8_t *a = pr->b[r][i], *b = whole->b[0][j];
+		uint64_t n = pr->len[r][i], nw = whole->len[0][j];
+		if (n != nw) {
+			const sm_out_info *ow = shardmap_rank_tensor(p1, 0, (size_t)j);
+			assert_true(strstr(o->name, ".experts.") != NULL);
+			assert_int_equal(nw % (uint64_t)ow->shape[0], 0);
+			b += (uint64_t)e0 * (nw / (uint64_t)ow->shape[0]);
+			assert_int_equal(n, (uint64_t)o->shape[0] * (nw / (uint64_t)ow->shape[0]));
+		}
+		if (memcmp(a, b, n) != 0)
+			fail_msg("rank %u: '%s' differs from the single-rank layout's", r, o->name);
+	}
+}
+
+static void one_case(const char *fam, wt_quant q, uint32_t tp, uint32_t ep)
+{
+	char *dir = tu_path(g_root, fam);
+	wt_layout l1, l;
+	wt_layout_init(&l1);
+	l1.quant = q;
+	wt_layout_init(&l);
+	l.quant = q;
+	l.tp_size = tp;
+	l.ep_size = ep;
+	store *s1, *s;
+	ckpt *c1, *c;
+	sm_plan *p1, *p;
+	wt_errbuf err = {0};
+	int rv = tm_plan(dir, &l1, &s1, &c1, &p1, &err);
+	if (rv == WT_OK)
+		rv = tm_plan(dir, &l, &s, &c, &p, &err);
+	if (rv != WT_OK)
+		fail_msg("%s: %s", fam, err.msg);
+	tm_prod *whole;
+	uint64_t a1 = asked(s1, c1, p1, -1, &whole);
+	tm_prod *all = tm_produce(c, p, 0, &rv, &err); /* only for its buffers' shape */
+	for (uint32_t r = 0; r < all->nr; r++)
+		for (size_t i = 0; i < all->n[r]; i++) {
+			free(all->b[r][i]);
+			all->b[r][i] = NULL;
+		}
+	all->emits = 0;
+	paced pc = {.pr = all, .s = s, .p = p, .last = store_bytes_asked(s)};
+	uint64_t b0 = pc.last;
+	assert_int_equal(shardmap_produce(c, p, -1, paced_on, &pc, &err), WT_OK);
+	uint64_t a_all = store_bytes_asked(s) - b0;
+	uint64_t stacks = stack_bytes(c);
+	int64_t E = ckpt_get_config(c)->num_experts;
+	printf("%s quant %s tp %u ep %u: %lld experts, stacks %llu of %llu bytes asked by one "
+	       "rank of tp 1; all ranks ask %llu\n",
+	       fam, wt_quant_name(q), tp, ep, (long long)E, (unsigned long long)stacks,
+	       (unsigned long long)a1, (unsigned long long)a_all);
+	assert_true(E > 0 && stacks > 0 && stacks < a1);
+	assert_int_equal(a_all, a1); /* every byte once */
+	/* EP group by EP group: rank 0's stacks were produced from its experts' bytes,
+	 * not after the whole stack was read */
+	printf("  all ranks: at most %llu bytes asked before an expert tensor of rank 0 "
+	       "(largest stack %llu)\n",
+	       (unsigned long long)pc.max_expert, (unsigned long long)largest_stack(c));
+	assert_true(pc.max_expert > 0 && pc.max_expert < largest_stack(c));
+	for (uint32_t r = 0; r < tp * ep; r++) {
+		tm_prod *one;
+		uint64_t ar = asked(s, c, p, r, &one);
+		int64_t e = r / tp, share = E / ep, extra = E % ep;
+		int64_t count = share + (e < extra), e0 = e * share + (e < extra ? e : extra);
+		/* tp 1: everything else replicated, read whole; the stacks' own experts */
+		uint64_t want = a1 - stacks + stacks / (uint64_t)E * (uint64_t)count;
+		printf("  rank %u: experts [%lld, %lld), asked %llu bytes (want %llu%s)\n", r,
+		       (long long)e0, (long long)(e0 + count), (unsigned long long)ar,
+		       (unsigned long long)want, tp > 1 ? " at most, tp > 1" : "");
+		if (tp == 1)
+			assert_int_equal(ar, want);
+		else /* the rest split by tp: less */
+			assert_true(ar <= want);
+		same_as_whole(p, one, r, p1, whole, e0, tp);
+		for (size_t i = 0; i < one->n[r]; i++) {
+			assert_int_equal(one->len[r][i], all->len[r][i]);
+			assert_memory_equal(one->b[r][i], all->b[r][i], one->len[r][i]);
+		}
+		tm_prod_free(one);
+	}
+	tm_prod_free(all);
+	tm_prod_free(whole);
+	tm_close(s, c, p);
+	tm_close(s1, c1, p1);
+	wt_layout_clear(&l);
+	wt_layout_clear(&l1);
+	free(dir);
+}
+
+static void test_llama4_bf16(void **state)
+{
+	(void)state;
+	one_case("llama4_text", WT_QUANT_NONE, 1, 2);
+	one_case("llama4_text", WT_QUANT_NONE, 1, 4);
+	one_case("llama4_text", WT_QUANT_INT8_CHANNEL, 1, 2);
+	one_case("llama4_text", WT_QUANT_FP8_BLOCK, 2, 2);
+}
+
+static void test_llama4_fbgemm(void **state)
+{
+	(void)state;
+	one_case("llama4_fbgemm", WT_QUANT_NONE, 1, 2);        /* dequantized, transposed */
+	one_case("llama4_fbgemm", WT_QUANT_FP8_CHANNEL, 1, 4); /* codes and scales */
+	one_case("llama4_fbgemm", WT_QUANT_INT8_CHANNEL, 1, 4);
+	one_case("llama4_fbgemm", WT_QUANT_FP8_CHANNEL, 2, 2);
+}
+
+static void test_gpt_oss_mxfp4(void **state)
+{
+	(void)state;
+	one_case("gpt_oss", WT_QUANT_NONE, 1, 2); /* blocks, scales, biases */
+	one_case("gpt_oss", WT_QUANT_NONE, 1, 4);
+	one_case("gpt_oss", WT_QUANT_FP8_BLOCK, 2, 2);
+}
+
+/* Stacks produced a few experts at a time (sm_produce_opts.stack_batch_bytes; 1: one
+ * expert per batch) emit the bytes of the default production and still ask the store
+ * for every byte once, on one thread and on three. */
+typedef struct batch_case {
+	const char *fam;
+	wt_quant q;
+	uint32_t tp, ep;
+} batch_case;
+
+static void batch_one(const batch_case *bc)
+{
+	char *dir = tu_path(g_root, bc->fam);
+	wt_layout l;
+	wt_layout_init(&l);
+	l.quant = bc->q;
+	l.tp_size = bc->tp;
+	l.ep_size = bc->ep;
+	store *s;
+	ckpt *c;
+	sm_plan *p;
+	wt_errbuf err = {0};
+	if (tm_plan(dir, &l, &s, &c, &p, &err) != WT_OK)
+		fail_msg("%s: %s", bc->fam, err.msg);
+	tm_prod *ref;
+	uint64_t a0 = asked(s, c, p, -1, &ref);
+	for (unsigned threads = 1; threads <= 3; threads += 2)
+		for (int64_t only = -1; only < (int64_t)(bc->tp * bc->ep); only++) {
+			tm_prod *pr = tm_produce(c, p, 0, &(int){0}, &err);
+			for (uint32_t r = 0; r < pr->nr; r++)
+				for (size_t i = 0; i < pr->n[r]; i++) {
+					free(pr->b[r][i]);
+					pr->b[r][i] = NULL;
+				}
+			sm_produce_opts o = {.only_rank = only,
+			                     .threads = threads,
+			                     .emit = tm_on,
+			                     .ctx = pr,
+			                     .stack_batch_bytes = 1};
+			uint64_t b0 = store_bytes_asked(s);
+			assert_int_equal(shardmap_produce_ex(c, p, &o, &err), WT_OK);
+			uint64_t a = store_bytes_asked(s) - b0;
+			if (only < 0)
+				assert_int_equal(a, a0); /* every byte once */
+			for (uint32_t r = 0; r < pr->nr; r++) {
+				if (only >= 0 && r != (uint32_t)only)
+					continue;
+				for (size_t i = 0; i < pr->n[r]; i++) {
+					assert_non_null(pr->b[r][i]);
+					assert_int_equal(pr->len[r][i], ref->len[r][i]);
+					if (memcmp(pr->b[r][i], ref->b[r][i], ref->len[r][i]) != 0)
+						fail_msg("%s tp %u ep %u rank %u: '%s' differs in "
+						         "batches",
+						         bc->fam, bc->tp, bc->ep, r,
+						         shardmap_rank_tensor(p, r, i)->name);
+				}
+			}
+			tm_prod_free(pr);
+		}
+	printf("%s quant %s tp %u ep %u: one expert per batch, the same bytes (all ranks ask "
+	       "%llu bytes)\n",
+	       bc->fam, wt_quant_name(bc->q), bc->tp, bc->ep, (unsigned long long)a0);
+	tm_prod_free(ref);
+	tm_close(s, c, p);
+	wt_layout_clear(&l);
+	free(dir);
+}
+
+static void test_batches(void **state)
+{
+	(void)state;
+	static const batch_case cases[] = {
+	    {"llama4_text", WT_QUANT_NONE, 2, 1},
+	    {"llama4_text", WT_QUANT_INT8_CHANNEL, 4, 1},
+	    {"llama4_text", WT_QUANT_FP8_BLOCK, 1, 2},
+	    {"llama4_fbgemm", WT_QUANT_NONE, 4, 1},
+	    {"llama4_fbgemm", WT_QUANT_FP8_CHANNEL, 2, 1},
+	    {"llama4_fbgemm", WT_QUANT_INT8_CHANNEL, 1, 2},
+	    {"gpt_oss", WT_QUANT_NONE, 4, 1},
+	    {"gpt_oss", WT_QUANT_FP8_BLOCK, 2, 2},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		batch_one(&cases[k]);
+}
+
+int main(void)
+{
+	printf("seed 0x%llx\n", (unsigned long long)SEED);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_llama4_bf16),
+	    cmocka_unit_test(test_llama4_fbgemm),
+	    cmocka_unit_test(test_gpt_oss_mxfp4),
+	    cmocka_unit_test(test_batches),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
