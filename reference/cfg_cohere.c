@@ -57,23 +57,6 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	return ckpt_config_fields(json, len, f, C_COUNT, err);
 }
 
-static int parse_act(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
-{
-	const char *a = f->present ? f->s : "silu";
-	if (strcmp(a, "silu") == 0 || strcmp(a, "swish") == 0)
-		c->act = REF_ACT_SILU;
-	else if (strcmp(a, "gelu_pytorch_tanh") == 0 || strcmp(a, "gelu_new") == 0)
-		c->act = REF_ACT_GELU_TANH;
-	else if (strcmp(a, "gelu") == 0)
-		c->act = REF_ACT_GELU;
-	else
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: hidden_act '%s'; the reference has silu, "
-		                 "gelu_pytorch_tanh, gelu_new and gelu",
-		                 a);
-	return WT_OK;
-}
-
 /* Cohere2's layers: layer_types when given, else every sliding_window_pattern-th layer
  * full attention; sliding_window on the others. */
 static int parse_layers(json_t *root, const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
@@ -96,7 +79,7 @@ int ref_cfg_cohere(ref_cfg *c, const char *arch, const char *json, size_t len, w
 	ckpt_field f[C_COUNT];
 	int rv = read_fields(json, len, f, err);
 	if (rv == WT_OK)
-		rv = parse_act(&f[C_ACT], c, err);
+		rv = ref_cfg_act(&f[C_ACT], "silu", c, err);
 	if (rv != WT_OK)
 		return rv;
 	c->eps = f[C_EPS].present ? f[C_EPS].r : 1e-5;

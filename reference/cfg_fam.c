@@ -151,7 +151,7 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	return ckpt_config_fields(json, len, f, P_COUNT, err);
 }
 
-static int parse_act(const ckpt_field *f, const char *def, ref_cfg *c, wt_errbuf *err)
+int ref_cfg_act(const ckpt_field *f, const char *def, ref_cfg *c, wt_errbuf *err)
 {
 	const char *a = f->present ? f->s : def;
 	if (strcmp(a, "silu") == 0 || strcmp(a, "swish") == 0)
@@ -261,7 +261,7 @@ static int rotary_dims(double prf, ref_cfg *c, wt_errbuf *err)
 
 static int parse_phi3(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
-	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv != WT_OK)
 		return rv;
 	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5; /* Phi3Config's default */
@@ -283,7 +283,7 @@ static int parse_phi3(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *
 
 static int parse_glm(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
-	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv == WT_OK)
 		rv = rotary_dims(f[P_PRF].present ? f[P_PRF].r : 0.5, c, err);
 	if (rv != WT_OK)
@@ -301,7 +301,7 @@ static int parse_glm(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *e
  * reads no moe_layer_freq). */
 static int parse_glm4_moe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
-	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv == WT_OK)
 		rv = rotary_dims(f[P_PRF].present ? f[P_PRF].r : 0.5, c, err);
 	if (rv != WT_OK)
@@ -315,7 +315,7 @@ static int parse_glm4_moe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errb
 
 static int parse_olmo2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
-	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv != WT_OK)
 		return rv;
 	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5; /* Olmo2Config's default */
@@ -326,7 +326,7 @@ static int parse_olmo2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf 
 /* Granite's four multipliers (GraniteConfig: each 1.0 when absent). */
 static int parse_granite(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
-	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv != WT_OK)
 		return rv;
 	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-6; /* GraniteConfig's default */
@@ -367,7 +367,7 @@ static int parse_clip_qkv(json_t *root, ref_cfg *c, wt_errbuf *err)
 /* OLMoE (OlmoeConfig): silu, rms_norm_eps 1e-5, clip_qkv. */
 static int parse_olmoe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
-	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv == WT_OK)
 		rv = parse_clip_qkv(root, c, err);
 	if (rv != WT_OK)
@@ -380,7 +380,7 @@ static int parse_olmoe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf 
  * says (OlmoConfig has no epsilon key). */
 static int parse_olmo(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
-	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv == WT_OK)
 		rv = parse_clip_qkv(root, c, err);
 	if (rv != WT_OK)
@@ -391,7 +391,7 @@ static int parse_olmo(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *
 
 static int parse_starcoder2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
-	int rv = parse_act(&f[P_ACT], "gelu_pytorch_tanh", c, err);
+	int rv = ref_cfg_act(&f[P_ACT], "gelu_pytorch_tanh", c, err);
 	if (rv != WT_OK)
 		return rv;
 	c->eps = f[P_NORM_EPS].present ? f[P_NORM_EPS].r : 1e-5;
@@ -407,7 +407,7 @@ static int parse_deepseek_v2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_e
 {
 	const char *sc = f[P_SCORING].present ? f[P_SCORING].s : "softmax";
 	const char *tm = f[P_TOPK_METHOD].present ? f[P_TOPK_METHOD].s : "greedy";
-	int rv = parse_act(&f[P_ACT], "silu", c, err);
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv != WT_OK)
 		return rv;
 	if (strcmp(sc, "softmax") != 0)

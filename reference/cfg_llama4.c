@@ -193,23 +193,6 @@ static int rope_scaling(json_t *root, ref_cfg *c, const ckpt_field *f, const cha
 	return ref_cfg_rope(root, &in, c, err);
 }
 
-static int parse_act(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
-{
-	const char *a = f->present ? f->s : "silu";
-	if (strcmp(a, "silu") == 0 || strcmp(a, "swish") == 0)
-		c->act = REF_ACT_SILU;
-	else if (strcmp(a, "gelu_pytorch_tanh") == 0 || strcmp(a, "gelu_new") == 0)
-		c->act = REF_ACT_GELU_TANH;
-	else if (strcmp(a, "gelu") == 0)
-		c->act = REF_ACT_GELU;
-	else
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: hidden_act '%s'; the reference has silu, "
-		                 "gelu_pytorch_tanh, gelu_new and gelu",
-		                 a);
-	return WT_OK;
-}
-
 /* Scalars, their defaults and ranges. */
 static int parse_scalars(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 {
@@ -243,7 +226,7 @@ static int parse_scalars(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		                 "config.json: attn_scale %g; it must be in (-1e6, 1e6) (released "
 		                 "models: 0.1)",
 		                 c->temp_scale);
-	return parse_act(&f[F_ACT], c, err);
+	return ref_cfg_act(&f[F_ACT], "silu", c, err);
 }
 
 /* An MoE layer below L makes the kind REF_QWEN2_MOE (the "feed_forward." prefix of

@@ -45,23 +45,6 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	return ckpt_config_fields(json, len, f, Q_COUNT, err);
 }
 
-static int parse_act(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
-{
-	const char *a = f->present ? f->s : "silu";
-	if (strcmp(a, "silu") == 0 || strcmp(a, "swish") == 0)
-		c->act = REF_ACT_SILU;
-	else if (strcmp(a, "gelu_pytorch_tanh") == 0 || strcmp(a, "gelu_new") == 0)
-		c->act = REF_ACT_GELU_TANH;
-	else if (strcmp(a, "gelu") == 0)
-		c->act = REF_ACT_GELU;
-	else
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: hidden_act '%s'; the reference has silu, "
-		                 "gelu_pytorch_tanh, gelu_new and gelu",
-		                 a);
-	return WT_OK;
-}
-
 /* Python's int(head_dim * partial_rotary_factor), even and from 2 to head_dim. */
 static int rotary_dims(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 {
@@ -106,7 +89,7 @@ int ref_cfg_qwen3_next(ref_cfg *c, const char *arch, const char *json, size_t le
 	ckpt_field f[Q_COUNT];
 	int rv = read_fields(json, len, f, err);
 	if (rv == WT_OK)
-		rv = parse_act(&f[Q_ACT], c, err);
+		rv = ref_cfg_act(&f[Q_ACT], "silu", c, err);
 	if (rv == WT_OK)
 		rv = rotary_dims(&f[Q_PRF], c, err);
 	if (rv == WT_OK)

@@ -158,6 +158,12 @@ json_t *ref_lm_get(json_t *root, const char *key);
  * map) from config.json (cfg_fam.c). */
 int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt_errbuf *err);
 
+struct ckpt_field;
+
+/* hidden_act (f, or def when absent) into c->act: silu / swish, gelu_pytorch_tanh /
+ * gelu_new, gelu; another is WT_EUNSUPPORTED naming it (cfg_fam.c). */
+int ref_cfg_act(const struct ckpt_field *f, const char *def, ref_cfg *c, wt_errbuf *err);
+
 /* The RoPE scaling object of config.json: transformers 5.x rope_parameters, else
  * rope_scaling; NULL when neither is an object. *key names it, *type is its
  * rope_type (or legacy type; NULL when absent, which transformers reads as
