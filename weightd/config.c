@@ -128,6 +128,11 @@ static const wd_cfg_key table[] = {
      "write-behind RAM faulted in at start by a low-priority thread and kept (at most "
      "writeback_bytes), so that the first cold production does not pay the kernel's zeroing "
      "of fresh memory; at most half of the machine's RAM; 0 = none"},
+    {"stack_batch_bytes", WD_CFG_BYTES, 4096, 1ull << 50, "256M", "bytes", false,
+     OFF(stack_batch_bytes),
+     "an expert stack's experts read and transformed at once by one production thread "
+     "(Llama 4, GPT-OSS; docs/format.md 4.7): beyond it a few experts at a time (one at "
+     "least), the bytes unchanged"},
 };
 
 #define N_KEYS (sizeof(table) / sizeof(table[0]))

@@ -443,6 +443,7 @@ static int run_production(prod *p, wt_errbuf *err)
 	                     .emit = emit,
 	                     .emit_part = emit_part,
 	                     .part_bytes = p->s->cfg->chunk_bytes,
+	                     .stack_batch_bytes = p->s->cfg->stack_batch_bytes,
 	                     .ctx = p};
 	rv = shardmap_produce_ex(p->snap->ck, p->plan, &o, err);
 	p->emit_ns = common_now_ns() - t0;

@@ -40,6 +40,8 @@ typedef struct wd_config {
 	uint64_t production_threads;  /* threads of one production (shardmap_produce_ex) */
 	/* write-behind RAM faulted in at start (writeback_prefault_bytes) */
 	uint64_t writeback_prefault_bytes;
+	/* an expert stack's experts read and transformed at once (sm_produce_opts) */
+	uint64_t stack_batch_bytes;
 	char *metrics_listen;         /* http://HOST:PORT, "" = no metrics endpoint */
 	char *stream_listen;          /* bulk data plane: tcp:// or ipc:// URL, "" = off */
 	char *tls_cert_key_file;      /* tls+tcp:// listeners: certificate + key (PEM) */
