@@ -54,11 +54,6 @@ static void test_cohere_pass(void **state)
 	}
 }
 
-typedef struct gold_pt {
-	int row, col;
-	float v;
-} gold_pt;
-
 /* (row, column, transformers 4.57.1 logit), tokens g_tokens */
 static const gold_pt gold_cohere[] = {
     {0, 155, -1.58283442e-01f}, {0, 681, 4.84503433e-02f},  {0, 768, 5.28294742e-02f},
@@ -89,27 +84,15 @@ static const gold_pt gold_cohere2[] = {
  * 2.4e-7; over all 7000 logits 2.7e-7 and 5.1e-7): each of the parallel
  * block, the mean-subtracting norms, the per-head q/k norms, pair RoPE, logit_scale and
  * Cohere2's NoPE full layer moves them by far more (test_cohere_switches). */
-static void expect_gold(const char *fam, const gold_pt *g, size_t n)
-{
-	float *lg = malloc(N_TOK * V_CO * sizeof(float));
-	assert_non_null(lg);
-	ref_cfg c;
-	full_logits(fam, lg, &c);
-	double worst = 0;
-	for (size_t k = 0; k < n; k++) {
-		double d = fabs((double)lg[g[k].row * V_CO + g[k].col] - (double)g[k].v);
-		worst = d > worst ? d : worst;
-	}
-	print_message("%s: max |reference - transformers| over %zu points %.3g\n", fam, n, worst);
-	assert_true(worst < 1e-5);
-	free(lg);
-}
+#define GOLD_TOL 1e-5
 
 static void test_cohere_transformers(void **state)
 {
 	(void)state;
-	expect_gold("cohere", gold_cohere, sizeof(gold_cohere) / sizeof(gold_cohere[0]));
-	expect_gold("cohere2", gold_cohere2, sizeof(gold_cohere2) / sizeof(gold_cohere2[0]));
+	expect_gold("cohere", V_CO, GOLD_TOL, gold_cohere,
+	            sizeof(gold_cohere) / sizeof(gold_cohere[0]));
+	expect_gold("cohere2", V_CO, GOLD_TOL, gold_cohere2,
+	            sizeof(gold_cohere2) / sizeof(gold_cohere2[0]));
 }
 
 /* BF16 tensor name of rank set r times f. */

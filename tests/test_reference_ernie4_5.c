@@ -95,11 +95,6 @@ static void test_ernie4_5_pass(void **state)
 	close_model(&m);
 }
 
-typedef struct gold_pt {
-	int row, col;
-	float v;
-} gold_pt;
-
 /* (row, column, transformers 4.57.1 logit); the fixtures of seed 11, tokens g_tokens */
 static const gold_pt gold_dense[] = {
     {0, 572, -4.59904552e-01f}, {0, 731, -4.08518016e-01f}, {0, 922, -8.57504457e-02f},
@@ -134,28 +129,16 @@ static const gold_pt gold_var[] = {
  * 4.5e-7 over all 7000 logits of each form): the adjacent-pair RoPE, the correction
  * bias (zeroed, transformers' logits move by 0.028), moe_k and moe_norm_min (0.043) and
  * the rest move some of these points. */
-static void expect_gold(const char *fam, const gold_pt *g, size_t n)
-{
-	float *lg = malloc(N_TOK * V_ERN * sizeof(float));
-	assert_non_null(lg);
-	ref_cfg c;
-	full_logits(fam, lg, &c);
-	double worst = 0;
-	for (size_t k = 0; k < n; k++) {
-		double d = fabs((double)lg[g[k].row * V_ERN + g[k].col] - (double)g[k].v);
-		worst = d > worst ? d : worst;
-	}
-	print_message("%s: max |reference - transformers| over %zu points %.3g\n", fam, n, worst);
-	assert_true(worst < 1e-5);
-	free(lg);
-}
+#define GOLD_TOL 1e-5
 
 static void test_ernie4_5_transformers(void **state)
 {
 	(void)state;
-	expect_gold("ernie4_5", gold_dense, sizeof(gold_dense) / sizeof(gold_dense[0]));
-	expect_gold("ernie4_5_moe", gold_moe, sizeof(gold_moe) / sizeof(gold_moe[0]));
-	expect_gold("ernie_var", gold_var, sizeof(gold_var) / sizeof(gold_var[0]));
+	expect_gold("ernie4_5", V_ERN, GOLD_TOL, gold_dense,
+	            sizeof(gold_dense) / sizeof(gold_dense[0]));
+	expect_gold("ernie4_5_moe", V_ERN, GOLD_TOL, gold_moe,
+	            sizeof(gold_moe) / sizeof(gold_moe[0]));
+	expect_gold("ernie_var", V_ERN, GOLD_TOL, gold_var, sizeof(gold_var) / sizeof(gold_var[0]));
 }
 
 static void tamper_bias(void *ctx, ref_set *r, uint32_t n)

@@ -96,11 +96,6 @@ static void test_glm4_moe_pass(void **state)
 	close_model(&m);
 }
 
-typedef struct gold_pt {
-	int row, col;
-	float v;
-} gold_pt;
-
 /* (row, column, transformers 4.57.1 logit) */
 static const gold_pt gold_base[] = {
     {0, 0, 4.31247026e-01f},    {0, 77, 6.22409046e-01f},   {0, 784, 2.76556015e-01f},
@@ -123,27 +118,14 @@ static const gold_pt gold_var[] = {
 /* The full path's logits of form fam at the golden points, within 1e-5 (measured
  * 6e-7): each of partial rotary, group routing, routed_scaling_factor and the q/k norms
  * moves some of these points by 0.05-0.3 in transformers. */
-static void expect_gold(const char *fam, const gold_pt *g, size_t n)
-{
-	float *lg = malloc(N_TOK * V_GLM * sizeof(float));
-	assert_non_null(lg);
-	ref_cfg c;
-	full_logits(fam, lg, &c);
-	double worst = 0;
-	for (size_t k = 0; k < n; k++) {
-		double d = fabs((double)lg[g[k].row * V_GLM + g[k].col] - (double)g[k].v);
-		worst = d > worst ? d : worst;
-	}
-	print_message("%s: max |reference - transformers| over %zu points %.3g\n", fam, n, worst);
-	assert_true(worst < 1e-5);
-	free(lg);
-}
+#define GOLD_TOL 1e-5
 
 static void test_glm4_moe_transformers(void **state)
 {
 	(void)state;
-	expect_gold("glm4_moe", gold_base, sizeof(gold_base) / sizeof(gold_base[0]));
-	expect_gold("glm_var", gold_var, sizeof(gold_var) / sizeof(gold_var[0]));
+	expect_gold("glm4_moe", V_GLM, GOLD_TOL, gold_base,
+	            sizeof(gold_base) / sizeof(gold_base[0]));
+	expect_gold("glm_var", V_GLM, GOLD_TOL, gold_var, sizeof(gold_var) / sizeof(gold_var[0]));
 }
 
 /* BF16 tensor name of rank set r times f. */

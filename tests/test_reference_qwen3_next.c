@@ -123,11 +123,6 @@ static void test_q3n_pass(void **state)
 	                 WT_ELAYOUT);
 }
 
-typedef struct gold_pt {
-	int row, col;
-	float v;
-} gold_pt;
-
 /* (row, column, transformers 4.57.1 logit): each row's largest and smallest logit and
  * two others; the variant one per row */
 static const gold_pt gold_base[] = {
@@ -152,27 +147,14 @@ static const gold_pt gold_var[] = {
  * float32 noise: transformers in float32 and float64 differ by 1e-6 of the largest
  * logit): every step of the gated delta net or the gated attention left out or changed
  * moves these points by 1e-2 or more. */
-static void expect_gold(const char *fam, const gold_pt *g, size_t n)
-{
-	float *lg = malloc(N_TOK * V_Q3N * sizeof(float));
-	assert_non_null(lg);
-	ref_cfg c;
-	full_logits(fam, lg, &c);
-	double worst = 0;
-	for (size_t k = 0; k < n; k++) {
-		double d = fabs((double)lg[g[k].row * V_Q3N + g[k].col] - (double)g[k].v);
-		worst = d > worst ? d : worst;
-	}
-	print_message("%s: max |reference - transformers| over %zu points %.3g\n", fam, n, worst);
-	assert_true(worst < 3e-5);
-	free(lg);
-}
+#define GOLD_TOL 3e-5
 
 static void test_q3n_transformers(void **state)
 {
 	(void)state;
-	expect_gold("qwen3_next", gold_base, sizeof(gold_base) / sizeof(gold_base[0]));
-	expect_gold("q3n_var", gold_var, sizeof(gold_var) / sizeof(gold_var[0]));
+	expect_gold("qwen3_next", V_Q3N, GOLD_TOL, gold_base,
+	            sizeof(gold_base) / sizeof(gold_base[0]));
+	expect_gold("q3n_var", V_Q3N, GOLD_TOL, gold_var, sizeof(gold_var) / sizeof(gold_var[0]));
 }
 
 /* BF16 tensor name of rank set r times f. */

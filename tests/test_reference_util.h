@@ -8,6 +8,7 @@
 #ifndef WT_TEST_REFERENCE_UTIL_H
 #define WT_TEST_REFERENCE_UTIL_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,30 @@ static __attribute__((unused)) void full_logits(const char *fam, float *out, ref
 
 /* Outputs a and b (n floats) differ by more than `ratio` of max|a|: a switch
  * (what) moves the logits, so a path that ignored it would be caught. */
+/* A logit transformers computed: row (token) and column (vocabulary entry). */
+typedef struct gold_pt {
+	int row, col;
+	float v;
+} gold_pt;
+
+/* fam's full-path logits ([N_TOK, vocab]) at the n golden points g, each within tol. */
+static __attribute__((unused)) void expect_gold(const char *fam, int64_t vocab, double tol,
+                                                const gold_pt *g, size_t n)
+{
+	float *lg = malloc((size_t)(N_TOK * vocab) * sizeof(float));
+	assert_non_null(lg);
+	ref_cfg c;
+	full_logits(fam, lg, &c);
+	double worst = 0;
+	for (size_t k = 0; k < n; k++) {
+		double d = fabs((double)lg[g[k].row * vocab + g[k].col] - (double)g[k].v);
+		worst = d > worst ? d : worst;
+	}
+	print_message("%s: max |reference - transformers| over %zu points %.3g\n", fam, n, worst);
+	assert_true(worst < tol);
+	free(lg);
+}
+
 static __attribute__((unused)) void expect_moved(const float *a, const float *b, size_t n,
                                                  double ratio, const char *what)
 {
