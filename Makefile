@@ -205,11 +205,17 @@ check: tests $(if $(SAN),,benches)
 # make test builds with one job per core (JOBS=1 for a serial build); the
 # tests themselves run as scripts/run-tests.sh and tsan-run.sh decide.
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+# Each sanitizer build runs behind the test pass before it (scripts/behind.sh:
+# SCHED_IDLE, its output in a log, printed when it fails).
+TSAN_MAKE = $(MAKE) -j$(JOBS) BUILD=build-tsan SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" all \
+	    $(addprefix build-tsan/tests/,$(TSAN_TESTS))
 test: deps
 	$(MAKE) -j$(JOBS) tests benches
-	$(MAKE) check
+	@mkdir -p build-asan
+	scripts/behind.sh build-asan/make.log '$(MAKE) -j$(JOBS) BUILD=build-asan SAN=1 tests' $(MAKE) check
 	$(MAKE) -j$(JOBS) BUILD=build-asan SAN=1 tests
-	$(MAKE) asan
+	@mkdir -p build-tsan
+	scripts/behind.sh build-tsan/make.log '$(TSAN_MAKE)' $(MAKE) asan
 	$(MAKE) tsan
 
 asan:
@@ -226,8 +232,7 @@ TSAN_TESTS := test_revision test_store_verify test_weightd_models test_shardmap_
               test_bulk_hostile test_admin_races test_weightd_reload test_bcast \
               test_bcast_slow test_weightd_rewrite test_client_stall
 tsan:
-	$(MAKE) -j$(JOBS) BUILD=build-tsan SANFLAGS="-fsanitize=thread -fno-omit-frame-pointer" all \
-	    $(addprefix build-tsan/tests/,$(TSAN_TESTS))
+	$(TSAN_MAKE)
 	scripts/tsan-run.sh build-tsan $(TSAN_TESTS)
 
 # make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="fuzz_layout ..."] [FUZZ_FLAGS=...]:
