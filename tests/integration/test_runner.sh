@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# test_runner.sh — the suite's own runner and make test's build helper, on fake
+# tests in a temp folder: scripts/run-tests.sh counts an offline test that fails
+# (background lane) as failed, prints its log's tail and exits non-zero, counts a
+# skip (77) as skipped, in both WT_TEST_LANE modes; scripts/behind.sh fails when
+# the build behind fails (its log printed) or the foreground fails, and runs
+# the build under SCHED_IDLE (or nice 19).
+set -u
+HERE=$(cd "$(dirname "$0")/../.." && pwd)
+T=$(mktemp -d "${TMPDIR:-/tmp}/wt-runner-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail() {
+	echo "test_runner.sh: FAIL: $*"
+	exit 1
+}
+mkdir -p "$T/b/tests" "$T/tests/integration"
+printf '#!/bin/sh\nsleep 1; echo offline-broke; exit 1\n' >"$T/b/tests/test_fixtures"
+printf '#!/bin/sh\nexit 77\n' >"$T/b/tests/test_kernels"
+printf '#!/bin/sh\necho foreground-ok\n' >"$T/b/tests/test_cache"
+printf 'echo offline-script-ok\n' >"$T/tests/integration/shard_cli.sh"
+chmod +x "$T"/b/tests/*
+for lane in 1 0; do
+	out=$(cd "$T" && WT_TEST_LANE=$lane BUILD=b bash "$HERE/scripts/run-tests.sh" 2>&1)
+	rc=$?
+	[ "$rc" != 0 ] || fail "lane=$lane: a failing offline test left the suite at exit 0"
+	grep -q '^suite: 2 passed, 1 failed, 1 skipped$' <<<"$out" ||
+		fail "lane=$lane: counts wrong: $(tail -n 1 <<<"$out")"
+	grep -q '^failed: b/tests/test_fixtures$' <<<"$out" || fail "lane=$lane: failed test not named"
+	grep -q 'the last 60 lines of test_fixtures' <<<"$out" || fail "lane=$lane: no log tail"
+	grep -q '^offline-broke$' <<<"$out" || fail "lane=$lane: the failed test's output is missing"
+	grep -q '^offline-script-ok$' <<<"$out" || fail "lane=$lane: the offline script did not run"
+done
+B="$HERE/scripts/behind.sh"
+"$B" "$T/log" 'echo building; exit 3' true >"$T/out" 2>&1 && fail "behind.sh: a failed build passed"
+grep -q '^building$' "$T/out" || fail "behind.sh: the failed build's log was not printed"
+"$B" "$T/log" true false >/dev/null 2>&1 && fail "behind.sh: a failed foreground passed"
+"$B" "$T/log" true true || fail "behind.sh: two successes failed"
+"$B" "$T/log" 'chrt -p $$; ps -o ni= -p $$' true || fail "behind.sh: the build's policy could not be read"
+grep -q 'SCHED_IDLE' "$T/log" || grep -qx ' *19' "$T/log" ||
+	fail "behind.sh: the build ran neither SCHED_IDLE nor nice 19: $(cat "$T/log")"
+echo "test_runner: ok"
