@@ -74,6 +74,15 @@ else
 	bad "llama --size-mb 24 failed: $(cat "$TMP/size.log")"
 fi
 
+# --experts: a MoE family with more experts (its stacks, router and config follow;
+# check_fixtures.py reads the folder against config.json)
+if "$MK" --family gpt_oss --experts 16 --out "$TMP/a/gpt_oss+e16" --seed "$SEED" >"$TMP/ex.log" 2>&1 &&
+	grep -q '"num_local_experts": 16' "$TMP/a/gpt_oss+e16/config.json"; then
+	ok "gpt_oss --experts 16: $(cat "$TMP/ex.log")"
+else
+	bad "gpt_oss --experts 16: $(cat "$TMP/ex.log") $(grep experts "$TMP/a/gpt_oss+e16/config.json" 2>&1)"
+fi
+
 # bad arguments: exit 1 and say why
 check_bad() {
 	local why=$1
@@ -91,6 +100,9 @@ check_bad "missing --out" --family llama
 check_bad "missing --family" --out "$TMP/x"
 check_bad "--size-mb on qwen2" --family qwen2 --out "$TMP/x" --size-mb 10
 check_bad "--size-mb 0" --family llama --out "$TMP/x" --size-mb 0
+check_bad "--experts on llama" --family llama --out "$TMP/x" --experts 8
+check_bad "--experts 0" --family gpt_oss --out "$TMP/x" --experts 0
+check_bad "--experts below experts per token" --family mixtral --out "$TMP/x" --experts 1
 check_bad "non-numeric seed" --family llama --out "$TMP/x" --seed abc
 check_bad "negative seed" --family llama --out "$TMP/x" --seed -3
 check_bad "unknown flag" --family llama --out "$TMP/x" --layers 3
