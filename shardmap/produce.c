@@ -283,13 +283,14 @@ static float scalar(const prod *pr, uint32_t s)
 /* Emitted scales (those copied from the checkpoint by a pass-through
  * included) must be finite and not negative: engines multiply by them (a
  * NaN block scale went through unchanged). */
-static int scales_ok(const sm_out *o, const void *bytes, uint32_t rank, wt_errbuf *err)
+static int scales_ok(const sm_out *o, const void *bytes, uint64_t n, uint64_t first, uint32_t rank,
+                     wt_errbuf *err)
 {
 	if ((o->info.role != SM_ROLE_SCALE && o->info.role != SM_ROLE_INPUT_SCALE) ||
 	    o->info.dtype != WT_F32)
 		return WT_OK;
 	const uint8_t *p = bytes;
-	for (uint64_t i = 0; i < o->info.nbytes / 4; i++) {
+	for (uint64_t i = 0; i < n / 4; i++) {
 		float v;
 		memcpy(&v, p + i * 4, 4);
 		if (!(isfinite(v) && v >= 0.0f))
@@ -297,34 +298,37 @@ static int scales_ok(const sm_out *o, const void *bytes, uint32_t rank, wt_errbu
 			                 "tensor '%s' (rank %u): scale %g at element %" PRIu64
 			                 " is not a finite number >= 0; fix the checkpoint or "
 			                 "exclude the module",
-			                 o->name, rank, (double)v, i);
+			                 o->name, rank, (double)v, first + i);
 	}
 	return WT_OK;
 }
 
 int sm_prod_emit(prod *pr, uint32_t rank, size_t ix, const void *data, uint64_t n, wt_errbuf *err)
 {
-	int rv = scales_ok(&pr->p->ranks[rank].outs[ix], data, rank, err);
+	int rv = scales_ok(&pr->p->ranks[rank].outs[ix], data, n, 0, rank, err);
 	return rv != WT_OK ? rv : pr->emit(pr->ctx, rank, pr->p->ranks[rank].pos[ix], data, n, err);
 }
 
-int sm_prod_quant(prod *pr, uint32_t rank, const sm_out *o, const uint8_t *in, wt_errbuf *err)
+int sm_prod_emit_part(prod *pr, uint32_t rank, size_t ix, uint64_t off, const void *data,
+                      uint64_t n, wt_errbuf *err)
+{
+	int rv = scales_ok(&pr->p->ranks[rank].outs[ix], data, n, off / 4, rank, err);
+	return rv != WT_OK
+	           ? rv
+	           : pr->emit_part(pr->ctx, rank, pr->p->ranks[rank].pos[ix], off, data, n, err);
+}
+
+int sm_prod_quant_units(const prod *pr, uint32_t rank, const sm_out *o, const uint8_t *in,
+                        int64_t u0, int64_t u1, uint8_t *q, float *sc, wt_errbuf *err)
 {
 	const sm_out *so = &pr->p->ranks[rank].outs[o->scale_ix];
-	size_t wesz = wt_dtype_size(o->work);
 	int64_t N = o->rows / o->units, K = o->cols, G = pr->p->layout.group_size;
-	if (sm_prod_reserve(&pr->q, o->info.nbytes) || sm_prod_reserve(&pr->sc, so->info.nbytes))
-		return wt_seterr(err, WT_ENOMEM,
-		                 "tensor '%s': out of memory for its quantization buffers (%" PRIu64
-		                 " + %" PRIu64 " bytes)",
-		                 o->name, o->info.nbytes, so->info.nbytes);
-	int rv = WT_OK;
+	size_t ub = (size_t)N * (size_t)K * wt_dtype_size(o->work);
 	size_t qb = o->info.nbytes / (size_t)o->units, sn = so->info.nbytes / 4 / (size_t)o->units;
-	for (int64_t u = 0; u < o->units; u++) {
+	for (int64_t u = u0; u < u1; u++) {
 		int64_t bad = -1;
-		rv = kern_quantize(o->q, in + (size_t)u * (size_t)N * (size_t)K * wesz, o->work, N,
-		                   K, G, pr->q.p + (size_t)u * qb,
-		                   (float *)pr->sc.p + (size_t)u * sn, &bad);
+		int rv = kern_quantize(o->q, in + (size_t)(u - u0) * ub, o->work, N, K, G,
+		                       q + (size_t)(u - u0) * qb, sc + (size_t)u * sn, &bad);
 		if (rv == WT_ENONFINITE)
 			return wt_seterr(
 			    err, WT_ENONFINITE,
@@ -335,6 +339,20 @@ int sm_prod_quant(prod *pr, uint32_t rank, const sm_out *o, const uint8_t *in, w
 		if (rv != WT_OK)
 			return wt_seterr(err, rv, "tensor '%s': quantization failed", o->name);
 	}
+	return WT_OK;
+}
+
+int sm_prod_quant(prod *pr, uint32_t rank, const sm_out *o, const uint8_t *in, wt_errbuf *err)
+{
+	const sm_out *so = &pr->p->ranks[rank].outs[o->scale_ix];
+	if (sm_prod_reserve(&pr->q, o->info.nbytes) || sm_prod_reserve(&pr->sc, so->info.nbytes))
+		return wt_seterr(err, WT_ENOMEM,
+		                 "tensor '%s': out of memory for its quantization buffers (%" PRIu64
+		                 " + %" PRIu64 " bytes)",
+		                 o->name, o->info.nbytes, so->info.nbytes);
+	int rv = sm_prod_quant_units(pr, rank, o, in, 0, o->units, pr->q.p, (float *)pr->sc.p, err);
+	if (rv != WT_OK)
+		return rv;
 	rv = sm_prod_emit(pr, rank, o->scale_ix, pr->sc.p, so->info.nbytes, err);
 	if (rv == WT_OK)
 		rv = sm_prod_emit(pr, rank, (size_t)(o - pr->p->ranks[rank].outs), pr->q.p,
@@ -654,9 +672,10 @@ int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 		scan_src(pr, g, s);
 	if (stream_ok(pr, g))
 		return do_stream(pr, g, err);
-	int64_t per = sm_stack_batch(pr, g); /* a large stack: a few experts at a time */
+	bool streamed = false; /* a large stack: a few experts at a time */
+	int64_t per = sm_stack_batch(pr, g, &streamed);
 	if (per > 0)
-		return sm_prod_batched(pr, g, per, err);
+		return sm_prod_batched(pr, g, per, streamed, err);
 	for (uint32_t s = 0; s < g->n_srcs && rv == WT_OK; s++)
 		rv = load_src(pr, g, s, err);
 	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++)

@@ -45,6 +45,10 @@ typedef struct prod {
 	/* ceiling on a stack's experts transformed at once (0: SM_STACK_BATCH_BYTES) */
 	uint64_t batch_bytes;
 	sm_emit_fn emit;
+	/* optional (shardmap_produce_ex): a large expert stack's outputs are emitted in
+	 * parts of part_bytes as its batches come (sm_prod_batched) */
+	sm_emit_part_fn emit_part;
+	uint64_t part_bytes;
 	void *ctx;
 } prod;
 
@@ -58,6 +62,15 @@ bool sm_prod_selected(const prod *pr, uint32_t rank);
 int sm_prod_conv(void *dst, wt_dtype dd, const void *src, wt_dtype sd, size_t n);
 /* Emit output ix of rank (scales checked first). */
 int sm_prod_emit(prod *pr, uint32_t rank, size_t ix, const void *data, uint64_t n, wt_errbuf *err);
+/* Emit bytes [off, off + n) of output ix of rank through pr->emit_part (scales checked
+ * first; off a multiple of 4). */
+int sm_prod_emit_part(prod *pr, uint32_t rank, size_t ix, uint64_t off, const void *data,
+                      uint64_t n, wt_errbuf *err);
+/* Quantize units [u0, u1) of SM_O_QUANT output o of rank (their rows in `in`, in
+ * o->work) into q (their codes from q[0]) and sc (every unit's scales: unit u's at
+ * its place); a NaN or Inf is WT_ENONFINITE naming the element. */
+int sm_prod_quant_units(const prod *pr, uint32_t rank, const sm_out *o, const uint8_t *in,
+                        int64_t u0, int64_t u1, uint8_t *q, float *sc, wt_errbuf *err);
 /* Quantize SM_O_QUANT output o of rank from `in` (its pieces assembled in o->work, o->rows
  * x o->cols; borrowed) unit by unit and emit its scales, then it. */
 int sm_prod_quant(prod *pr, uint32_t rank, const sm_out *o, const uint8_t *in, wt_errbuf *err);
@@ -102,13 +115,19 @@ int sm_prod_load_stack(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err);
  * outputs plain or quantized copies, and no two EP groups read the same expert
  * (on a remote store, each reads at least its read hint). 0 otherwise. */
 uint32_t sm_stack_block(const ckpt *c, const sm_plan *p, const sm_group *g);
+/* ---- batches (produce_batch.c) ---- */
+
 /* Experts per batch when the stacks the selected ranks need of g (scanned into pr->ld),
  * transformed at once, would hold more than pr->batch_bytes: the sources are all
- * stacks, the outputs plain or quantized copies. 0: load them at once. */
-int64_t sm_stack_batch(const prod *pr, const sm_group *g);
-/* Produce g's selected outputs from its stacks `per` experts at a time: each output
- * assembled across the batches in its own buffer (pr->obufs), then emitted
- * (quantized). Every byte is still read once. */
-int sm_prod_batched(prod *pr, const sm_group *g, int64_t per, wt_errbuf *err);
+ * stacks, the outputs plain or quantized copies. 0: load them at once. *streamed:
+ * the outputs can be emitted in parts as the batches come (pr->emit_part set, each
+ * output's rows come in order, batch after batch, quantized ones in whole units). */
+int64_t sm_stack_batch(const prod *pr, const sm_group *g, bool *streamed);
+/* Produce g's selected outputs from its stacks `per` experts at a time. Streamed:
+ * each output's rows (quantized: its units' codes) are emitted in parts as the
+ * batches come, a part's worth and one batch's rows held per output; else each
+ * output is assembled across the batches in its own buffer (pr->obufs), then
+ * emitted (quantized). Every byte is still read once. */
+int sm_prod_batched(prod *pr, const sm_group *g, int64_t per, bool streamed, wt_errbuf *err);
 
 #endif

@@ -231,6 +231,8 @@ static void *run_items(void *arg)
 	prod pr = {.c = r->c,
 	           .p = r->p,
 	           .emit = r->o->emit,
+	           .emit_part = r->o->emit_part,
+	           .part_bytes = r->o->part_bytes,
 	           .ctx = r->o->ctx,
 	           .batch_bytes = r->o->stack_batch_bytes};
 	wt_errbuf err;

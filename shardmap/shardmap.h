@@ -113,13 +113,16 @@ typedef struct sm_produce_opts {
 	 * in parts of part_bytes (a whole number of its rows, else not) taken from
 	 * each rank in turn, its ranks dealt out over the threads (with two, one
 	 * takes ranks 0, 2, ... and the other 1, 3, ...), so that every rank's
-	 * first part comes early */
+	 * first part comes early; and an expert stack produced in batches
+	 * (stack_batch_bytes) has its outputs emitted in parts as the batches come,
+	 * not assembled whole (part_bytes a multiple of 16; produce_batch.c) */
 	sm_emit_part_fn emit_part;
 	uint64_t part_bytes;
 	void *ctx;
 	/* ceiling on the bytes of an expert stack read and transformed at once, per
-	 * thread (0: 256 MiB); a stack's experts beyond it are produced in batches of
-	 * experts (one at least), the bytes unchanged */
+	 * thread (0: 256 MiB; with emit_part the batch's output rows count too); a
+	 * stack's experts beyond it are produced in batches of experts (one at least),
+	 * the bytes unchanged */
 	uint64_t stack_batch_bytes;
 } sm_produce_opts;
 

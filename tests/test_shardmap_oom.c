@@ -101,6 +101,16 @@ static size_t total_outputs(const sm_plan *p)
 
 /* sm_produce_opts.stack_batch_bytes of the sweeps (1: expert stacks one expert at a time) */
 static uint64_t g_batch;
+/* the sweeps take parts (emit_part, 4 KiB): batched stacks are streamed (produce_batch.c) */
+static bool g_parts;
+
+/* A tensor's first part counts it (its parts come in order). */
+static int count_part(void *ctx, uint32_t rank, size_t ix, uint64_t off, const void *bytes,
+                      uint64_t n, wt_errbuf *err)
+{
+	(void)n;
+	return off == 0 ? count_emit(ctx, rank, ix, bytes, n, err) : WT_OK;
+}
 
 /* Fail each allocation of shardmap_plan, then of shardmap_produce, in turn. */
 static void sweep(const char *what, tm_model *m, const char *cfg, const wt_layout *l)
@@ -138,6 +148,8 @@ static void sweep(const char *what, tm_model *m, const char *cfg, const wt_layou
 		sm_produce_opts po = {.only_rank = -1,
 		                      .threads = 1,
 		                      .emit = count_emit,
+		                      .emit_part = g_parts ? count_part : NULL,
+		                      .part_bytes = 4096,
 		                      .ctx = &emitted,
 		                      .stack_batch_bytes = g_batch};
 		arm(n);
@@ -248,6 +260,13 @@ static void test_oom_fbgemm(void **state)
 	sweep("fbgemm_fp8 int8-channel tp 2, stacks batched", m, fbgemm_cfg, &l);
 	lay(&l, 2, 1, WT_QUANT_FP8_CHANNEL);
 	sweep("fbgemm_fp8 fp8-channel tp 2, stacks batched", m, fbgemm_cfg, &l);
+	/* ... and streamed in parts (produce_batch.c): plain and quantized outputs */
+	g_parts = true;
+	lay(&l, 2, 1, WT_QUANT_NONE);
+	sweep("fbgemm_fp8 none tp 2, stacks batched in parts", m, fbgemm_cfg, &l);
+	lay(&l, 2, 1, WT_QUANT_INT8_CHANNEL);
+	sweep("fbgemm_fp8 int8-channel tp 2, stacks batched in parts", m, fbgemm_cfg, &l);
+	g_parts = false;
 	g_batch = 0;
 	tm_free(m);
 }

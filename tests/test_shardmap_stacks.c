@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/wait.h>
 
@@ -259,12 +260,74 @@ static void test_gpt_oss_mxfp4(void **state)
 
 /* Stacks produced a few experts at a time (sm_produce_opts.stack_batch_bytes; 1: one
  * expert per batch) emit the bytes of the default production and still ask the store
- * for every byte once, on one thread and on three. */
+ * for every byte once, on one thread and on three; and with parts taken
+ * (emit_part, parts of PART_BYTES) the stacks' outputs come in parts, in order, as
+ * the batches come: on one thread, an expert stack's first part is emitted before
+ * the store was asked for its last expert (assembled, the outputs came whole once
+ * every batch was read). */
 typedef struct batch_case {
 	const char *fam;
 	wt_quant q;
 	uint32_t tp, ep;
 } batch_case;
+
+enum { PART_BYTES = 4096 };
+
+typedef struct parts_got {
+	tm_prod *pr;
+	const sm_plan *p;
+	store *s;
+	pthread_mutex_t lk;
+	uint64_t **next;  /* bytes of each tensor so far */
+	uint64_t **first; /* store_bytes_asked at its first part */
+	int parts;        /* calls */
+	int early;        /* expert tensors whose last part came after more was read */
+	char bad[512];    /* the first part out of order */
+} parts_got;
+
+static int got_whole(void *ctx, uint32_t rank, size_t ix, const void *bytes, uint64_t n,
+                     wt_errbuf *err)
+{
+	parts_got *pg = ctx;
+	pthread_mutex_lock(&pg->lk);
+	int rv = tm_on(pg->pr, rank, ix, bytes, n, err);
+	pthread_mutex_unlock(&pg->lk);
+	return rv;
+}
+
+static int got_part(void *ctx, uint32_t rank, size_t ix, uint64_t off, const void *bytes,
+                    uint64_t n, wt_errbuf *err)
+{
+	(void)err;
+	parts_got *pg = ctx;
+	const sm_out_info *oi = shardmap_rank_tensor(pg->p, rank, ix);
+	pthread_mutex_lock(&pg->lk);
+	pg->parts++;
+	tm_prod *pr = pg->pr;
+	bool last = off + n == oi->nbytes;
+	if (off != pg->next[rank][ix] || off + n > oi->nbytes || (!last && n != PART_BYTES)) {
+		if (pg->bad[0] == '\0')
+			snprintf(pg->bad, sizeof(pg->bad),
+			         "rank %u '%s': part of %llu bytes at %llu, %llu so far, of %llu",
+			         rank, oi->name, (unsigned long long)n, (unsigned long long)off,
+			         (unsigned long long)pg->next[rank][ix],
+			         (unsigned long long)oi->nbytes);
+		pthread_mutex_unlock(&pg->lk);
+		return WT_EINVAL;
+	}
+	if (off == 0) {
+		pr->b[rank][ix] = malloc(oi->nbytes ? oi->nbytes : 1);
+		pr->len[rank][ix] = oi->nbytes;
+		pg->first[rank][ix] = store_bytes_asked(pg->s);
+	}
+	memcpy((uint8_t *)pr->b[rank][ix] + off, bytes, n);
+	pg->next[rank][ix] = off + n;
+	if (last && off > 0 && strstr(oi->name, ".experts.") != NULL &&
+	    store_bytes_asked(pg->s) > pg->first[rank][ix])
+		pg->early++;
+	pthread_mutex_unlock(&pg->lk);
+	return WT_OK;
+}
 
 static void batch_one(const batch_case *bc)
 {
@@ -282,42 +345,76 @@ static void batch_one(const batch_case *bc)
 		fail_msg("%s: %s", bc->fam, err.msg);
 	tm_prod *ref;
 	uint64_t a0 = asked(s, c, p, -1, &ref);
-	for (unsigned threads = 1; threads <= 3; threads += 2)
-		for (int64_t only = -1; only < (int64_t)(bc->tp * bc->ep); only++) {
-			tm_prod *pr = tm_produce(c, p, 0, &(int){0}, &err);
-			for (uint32_t r = 0; r < pr->nr; r++)
-				for (size_t i = 0; i < pr->n[r]; i++) {
-					free(pr->b[r][i]);
-					pr->b[r][i] = NULL;
+	int early = 0, parts = 0;
+	for (int inparts = 0; inparts <= 1; inparts++)
+		for (unsigned threads = 1; threads <= 3; threads += 2)
+			for (int64_t only = -1; only < (int64_t)(bc->tp * bc->ep); only++) {
+				tm_prod *pr = tm_produce(c, p, 0, &(int){0}, &err);
+				parts_got pg = {.pr = pr, .p = p, .s = s};
+				pthread_mutex_init(&pg.lk, NULL);
+				pg.next = calloc(pr->nr, sizeof(*pg.next));
+				pg.first = calloc(pr->nr, sizeof(*pg.first));
+				for (uint32_t r = 0; r < pr->nr; r++) {
+					pg.next[r] = calloc(pr->n[r] + 1, sizeof(uint64_t));
+					pg.first[r] = calloc(pr->n[r] + 1, sizeof(uint64_t));
+					for (size_t i = 0; i < pr->n[r]; i++) {
+						free(pr->b[r][i]);
+						pr->b[r][i] = NULL;
+					}
 				}
-			sm_produce_opts o = {.only_rank = only,
-			                     .threads = threads,
-			                     .emit = tm_on,
-			                     .ctx = pr,
-			                     .stack_batch_bytes = 1};
-			uint64_t b0 = store_bytes_asked(s);
-			assert_int_equal(shardmap_produce_ex(c, p, &o, &err), WT_OK);
-			uint64_t a = store_bytes_asked(s) - b0;
-			if (only < 0)
-				assert_int_equal(a, a0); /* every byte once */
-			for (uint32_t r = 0; r < pr->nr; r++) {
-				if (only >= 0 && r != (uint32_t)only)
-					continue;
-				for (size_t i = 0; i < pr->n[r]; i++) {
-					assert_non_null(pr->b[r][i]);
-					assert_int_equal(pr->len[r][i], ref->len[r][i]);
-					if (memcmp(pr->b[r][i], ref->b[r][i], ref->len[r][i]) != 0)
-						fail_msg("%s tp %u ep %u rank %u: '%s' differs in "
-						         "batches",
-						         bc->fam, bc->tp, bc->ep, r,
-						         shardmap_rank_tensor(p, r, i)->name);
+				sm_produce_opts o = {.only_rank = only,
+				                     .threads = threads,
+				                     .emit = got_whole,
+				                     .emit_part = inparts ? got_part : NULL,
+				                     .part_bytes = PART_BYTES,
+				                     .ctx = &pg,
+				                     .stack_batch_bytes = 1};
+				uint64_t b0 = store_bytes_asked(s);
+				int rv = shardmap_produce_ex(c, p, &o, &err);
+				if (rv != WT_OK)
+					fail_msg("%s tp %u ep %u: %s %s", bc->fam, bc->tp, bc->ep,
+					         err.msg, pg.bad);
+				uint64_t a = store_bytes_asked(s) - b0;
+				if (only < 0)
+					assert_int_equal(a, a0); /* every byte once */
+				if (only < 0 && threads == 1 && inparts) {
+					early = pg.early;
+					parts = pg.parts;
 				}
+				for (uint32_t r = 0; r < pr->nr; r++) {
+					if (only >= 0 && r != (uint32_t)only)
+						continue;
+					for (size_t i = 0; i < pr->n[r]; i++) {
+						assert_non_null(pr->b[r][i]);
+						assert_int_equal(pr->len[r][i], ref->len[r][i]);
+						if (memcmp(pr->b[r][i], ref->b[r][i],
+						           ref->len[r][i]) != 0)
+							fail_msg(
+							    "%s tp %u ep %u rank %u: '%s' differs "
+							    "in "
+							    "batches%s",
+							    bc->fam, bc->tp, bc->ep, r,
+							    shardmap_rank_tensor(p, r, i)->name,
+							    inparts ? " (in parts)" : "");
+					}
+					free(pg.next[r]);
+					free(pg.first[r]);
+				}
+				for (uint32_t r = 0; r < pr->nr; r++)
+					if (only >= 0 && r != (uint32_t)only) {
+						free(pg.next[r]);
+						free(pg.first[r]);
+					}
+				free(pg.next);
+				free(pg.first);
+				pthread_mutex_destroy(&pg.lk);
+				tm_prod_free(pr);
 			}
-			tm_prod_free(pr);
-		}
 	printf("%s quant %s tp %u ep %u: one expert per batch, the same bytes (all ranks ask "
-	       "%llu bytes)\n",
-	       bc->fam, wt_quant_name(bc->q), bc->tp, bc->ep, (unsigned long long)a0);
+	       "%llu bytes); in parts of %d bytes: %d parts, %d expert tensors streamed\n",
+	       bc->fam, wt_quant_name(bc->q), bc->tp, bc->ep, (unsigned long long)a0, PART_BYTES,
+	       parts, early);
+	assert_true(early > 0);
 	tm_prod_free(ref);
 	tm_close(s, c, p);
 	wt_layout_clear(&l);

@@ -72,6 +72,8 @@ smoke bench_reclaim '^shared.norms.\(evict.A\):.live ^dead.files.\(evict.B\):.li
 	-- -- --layout-mb 16 --blob-mb 1
 smoke bench_produce '^generating: ^sequential.read ^produce.TP=4 ^ratio.production/read' \
 	-- WT_BENCH_DIR="$T/produce-llama" WT_BENCH_MB=16
+smoke bench_stack '^round.1.assembled ^round.1.streamed ^RATIO.peak.RSS.streamed ^RATIO.seconds' \
+	-- -- --experts 64 --rounds 1
 smoke bench_objstore '^reads.of.+16.MiB:.file://.+4.ranges ^reads.of.+32.MiB:' \
 	-- WT_BENCH_MB=32
 smoke bench_weightd '^production.TP=4 ^chunk.serving,.1.client ^chunk.serving,.4.clients' \

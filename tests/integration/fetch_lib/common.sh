@@ -25,7 +25,8 @@ need_bins() {
 
 # start_weightd NAME MODELS_DIR CACHE_DIR [URL] [extra flags...]
 # Sets WD_PID and WD_URL. URL defaults to tcp://127.0.0.1:0 (a free port).
-# WD_BIN (optional) replaces "$B/weightd" as the daemon command.
+# WD_BIN (optional) replaces "$B/weightd" as the daemon command; WD_LOG_LEVEL
+# (optional) its --log-level (default warning).
 start_weightd() {
 	local name=$1 models=$2 cache=$3 url=${4:-tcp://127.0.0.1:0}
 	shift 4 2>/dev/null || shift $#
@@ -33,7 +34,7 @@ start_weightd() {
 	rm -f "$ready"
 	# WD_BIN: another daemon command (tests/tools/wt-faultyd ...); word-split on purpose
 	${WD_BIN:-"$B/weightd"} --listen "$url" --models-dir "$models" --cache-dir "$cache" --workers 2 \
-		--log-level warning --ready-file "$ready" "$@" 2>>"$T/$name.log" &
+		--log-level "${WD_LOG_LEVEL:-warning}" --ready-file "$ready" "$@" 2>>"$T/$name.log" &
 	WD_PID=$!
 	WD_PIDS="$WD_PIDS $WD_PID"
 	for _ in $(seq 1 300); do

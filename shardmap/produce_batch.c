@@ -1,0 +1,473 @@
+/*
+ * produce_batch.c — a large expert stack transformed a few experts at a time
+ * (docs/format.md 4.7).
+ *
+ * Without EP every rank needs every expert (a column slice of each), so a work
+ * item cannot leave experts out; instead the experts are read and transformed
+ * `per` at a time (their bytes bounded by pr->batch_bytes), and each selected
+ * output takes the rows of its pieces that the batch holds (row pieces: their
+ * rows in the batch; column pieces, which index every row from 0: the batch's
+ * rows).
+ *
+ * Streamed (the caller takes parts, pr->emit_part): an output whose rows come in
+ * order, batch after batch (its pieces expert-major, as a stack's outputs are),
+ * is emitted in parts as the batches come; a quantized one is quantized unit by
+ * unit (an expert each) as its units complete, its scales emitted after its codes.
+ * An output then holds less than a part carried over and one batch's rows, not
+ * its whole; with TP = 8 the ranks' outputs of a stack are the whole stack (and
+ * in F32 before quantizing, twice a BF16 one). Otherwise each output is assembled
+ * across the batches in its own buffer and emitted once every batch is in.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "kernels/kernels.h"
+#include "shardmap/produce_int.h"
+
+/* Bytes held for one expert of a stack source: read, and its transformed copy. */
+static uint64_t expert_cost(const sm_src *src, const sm_stack *st)
+{
+	switch (src->mode) {
+	case SM_SRC_COLVEC:
+		return st->ebytes; /* used as read */
+	case SM_SRC_DQ_TRANS:
+		return st->ebytes * 6; /* codes, their transposed copy, F32 */
+	case SM_SRC_DQ_MX:
+		return st->ebytes * 5; /* blocks (two values a byte), BF16 */
+	default:
+		return st->ebytes * 2; /* SM_SRC_TRANS, SM_SRC_DEINT: a transformed copy */
+	}
+}
+
+/* A selected output that the batches fill (not a scale its weight's quantization
+ * writes). */
+static const sm_out *member_out(const prod *pr, const sm_group *g, size_t m)
+{
+	const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
+	return sm_prod_selected(pr, g->m[m].rank) && o->okind != SM_O_QSCALE ? o : NULL;
+}
+
+static wt_dtype out_dtype(const sm_out *o)
+{
+	return o->okind == SM_O_QUANT ? o->work : o->info.dtype;
+}
+
+/* The union of the output rows of o that experts [b0, b1) give its pieces, as [*ra,
+ * *rb) (empty: *ra = *rb = 0); false when it is not one interval (two column
+ * pieces stacked, a zero piece between rows) or a piece is not a stack's rows. */
+static bool batch_rows(const prod *pr, const sm_group *g, const sm_out *o, int64_t b0, int64_t b1,
+                       int64_t *ra, int64_t *rb)
+{
+	int64_t lo = INT64_MAX, hi = -1, covered = 0, pos = 0;
+	for (size_t k = 0; k < o->np; k++) {
+		const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+		if (pc->src != SM_ZERO) {
+			sm_stack st;
+			if (pr->ld[pc->src].t == NULL ||
+			    !sm_stack_of(&g->srcs[pc->src], pr->ld[pc->src].t, &st) ||
+			    (!pc->cols && pc->out_rows != pc->len))
+				return false;
+			int64_t s0 = pc->cols ? 0 : pc->start,
+			        s1 = pc->cols ? pc->out_rows : s0 + pc->len;
+			int64_t a = s0 > b0 * st.vrows ? s0 : b0 * st.vrows;
+			int64_t b = s1 < b1 * st.vrows ? s1 : b1 * st.vrows;
+			if (a < b) {
+				int64_t o0 = pos + (a - s0);
+				lo = o0 < lo ? o0 : lo;
+				hi = o0 + (b - a) > hi ? o0 + (b - a) : hi;
+				covered += b - a;
+			}
+		}
+		pos += pc->out_rows;
+	}
+	*ra = hi < 0 ? 0 : lo;
+	*rb = hi < 0 ? 0 : hi;
+	return hi < 0 || hi - lo == covered; /* the pieces' output rows are disjoint */
+}
+
+/* Rows of o after its last piece that reads something: zero pieces at its end. */
+static int64_t zero_tail(const prod *pr, const sm_out *o)
+{
+	int64_t n = 0;
+	for (size_t k = o->np; k-- > 0 && pr->p->pieces[o->p0 + k].src == SM_ZERO;)
+		n += pr->p->pieces[o->p0 + k].out_rows;
+	return n;
+}
+
+/* A streamed output's state across the batches. */
+typedef struct mstate {
+	int64_t done;  /* output rows in so far */
+	int64_t most;  /* the most rows one batch gives it */
+	uint64_t fill; /* bytes held (carried over from the last batch, then this one's) */
+	uint64_t off;  /* bytes emitted */
+	float *sc;     /* a quantized output's scales, all of them (owned) */
+} mstate;
+
+/* Whether every selected output of g can be streamed with batches of `per`
+ * experts in [lo, hi): its rows come in order, batch after batch, and end with its
+ * zero rows (a quantized one: in whole units, no zero rows). ms (NULL: not wanted)
+ * [m].most set, [m].done 0. */
+static bool stream_plan(const prod *pr, const sm_group *g, int64_t lo, int64_t hi, int64_t per,
+                        mstate *ms)
+{
+	if (pr->emit_part == NULL || pr->part_bytes == 0 || pr->part_bytes % 16 != 0)
+		return false;
+	for (size_t m = 0; m < g->n_m; m++) {
+		const sm_out *o = member_out(pr, g, m);
+		if (o == NULL)
+			continue;
+		bool quant = o->okind == SM_O_QUANT;
+		if (o->units < 1 || o->rows % o->units != 0 || (quant && zero_tail(pr, o) > 0))
+			return false;
+		int64_t N = o->rows / o->units, done = 0, most = 0;
+		for (int64_t b0 = lo; b0 < hi; b0 += per) {
+			int64_t ra, rb;
+			if (!batch_rows(pr, g, o, b0, b0 + per < hi ? b0 + per : hi, &ra, &rb))
+				return false;
+			if (ra == rb)
+				continue;
+			if (ra != done || (quant && (ra % N != 0 || rb % N != 0)))
+				return false;
+			done = rb;
+			most = rb - ra > most ? rb - ra : most;
+		}
+		if (done + zero_tail(pr, o) != o->rows)
+			return false;
+		if (ms != NULL)
+			ms[m] = (mstate){.most = most};
+	}
+	return true;
+}
+
+int64_t sm_stack_batch(const prod *pr, const sm_group *g, bool *streamed)
+{
+	*streamed = false;
+	uint64_t cap = pr->batch_bytes ? pr->batch_bytes : SM_STACK_BATCH_BYTES, per = 0;
+	int64_t E = -1, lo = INT64_MAX, hi = -1;
+	for (uint32_t s = 0; s < g->n_srcs; s++) {
+		const loaded *ld = &pr->ld[s];
+		if (!ld->ok)
+			continue;
+		sm_stack st;
+		if (ld->direct || !sm_stack_of(&g->srcs[s], ld->t, &st) ||
+		    (E >= 0 && st.experts != E))
+			return 0;
+		E = st.experts;
+		int64_t e0, e1;
+		sm_stack_span(&st, ld->r0, ld->r1, &e0, &e1);
+		lo = e0 < lo ? e0 : lo;
+		hi = e1 > hi ? e1 : hi;
+		per += expert_cost(&g->srcs[s], &st);
+	}
+	if (E < 0 || per == 0 || hi <= lo || (uint64_t)(hi - lo) * per <= cap)
+		return 0;
+	uint64_t sum = 0, most = 0; /* the outputs' assembled bytes: all, the largest */
+	for (size_t m = 0; m < g->n_m; m++) {
+		const sm_out *o = member_out(pr, g, m);
+		if (o == NULL)
+			continue;
+		if (o->okind != SM_O_DATA && o->okind != SM_O_QUANT)
+			return 0;
+		uint64_t n = (uint64_t)o->rows * (uint64_t)o->cols * wt_dtype_size(out_dtype(o));
+		sum += n;
+		most = n > most ? n : most;
+	}
+	int64_t n = (int64_t)(cap / per);
+	n = n < 1 ? 1 : n;
+	/* streamed, the outputs hold a part each and one batch's rows: batching always
+	 * wins, and the batch's rows count towards the ceiling (their share of the
+	 * outputs: one expert's of each) */
+	int64_t ns = (int64_t)(cap / (per + sum / (uint64_t)(hi - lo)));
+	ns = ns < 1 ? 1 : ns;
+	*streamed = stream_plan(pr, g, lo, hi, ns, NULL);
+	if (*streamed)
+		return ns;
+	/* assembled, every output is held at once (the replicas of the ranks of an EP
+	 * group too); at once, the stack and one output: batch only when that is less */
+	return sum + (uint64_t)n * per < (uint64_t)(hi - lo) * per + most ? n : 0;
+}
+
+/* Into out (o's rows from skip on, in dtype dd), the part of each piece that the rows
+ * loaded this batch ([ld->r0, ld->r1) of sources with ld->ok) hold. */
+static int place(prod *pr, const sm_out *o, uint8_t *out, wt_dtype dd, int64_t skip, wt_errbuf *err)
+{
+	size_t desz = wt_dtype_size(dd), drow = (size_t)o->cols * desz;
+	int64_t pos = 0; /* the output row of the piece's first row */
+	for (size_t k = 0; k < o->np; pos += pr->p->pieces[o->p0 + k].out_rows, k++) {
+		const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+		const loaded *ld = pc->src == SM_ZERO ? NULL : &pr->ld[pc->src];
+		if (ld == NULL || !ld->ok)
+			continue;
+		size_t sesz = wt_dtype_size(ld->dt), srow = (size_t)ld->cols * sesz;
+		/* rows [a, b) of the source view: a row piece's, or (columns) the output's */
+		int64_t s0 = pc->cols ? 0 : pc->start, s1 = pc->cols ? pc->out_rows : s0 + pc->len;
+		int64_t a = s0 > ld->r0 ? s0 : ld->r0, b = s1 < ld->r1 ? s1 : ld->r1;
+		if (a >= b)
+			continue;
+		uint8_t *dst = out + (size_t)(pos + (a - s0) - skip) * drow;
+		const uint8_t *src = ld->base + (size_t)(a - ld->r0) * srow;
+		int rv = WT_OK;
+		if (!pc->cols)
+			rv = sm_prod_conv(dst, dd, src, ld->dt, (size_t)(b - a) * (size_t)ld->cols);
+		else if (dd == ld->dt)
+			kern_copy2d(dst, drow, src + (size_t)pc->start * sesz, srow,
+			            (size_t)(b - a), (size_t)pc->len * desz);
+		else
+			for (int64_t r = 0; r < b - a && rv == WT_OK; r++)
+				rv = sm_prod_conv(dst + (size_t)r * drow, dd,
+				                  src + (size_t)r * srow + (size_t)pc->start * sesz,
+				                  ld->dt, (size_t)pc->len);
+		if (rv != WT_OK)
+			return wt_seterr(err, rv, "tensor '%s': converting %s to %s failed",
+			                 o->name, wt_dtype_name(ld->dt), wt_dtype_name(dd));
+	}
+	return WT_OK;
+}
+
+/* The output buffers of g's selected members, their zero rows set. */
+static int out_bufs(prod *pr, const sm_group *g, wt_errbuf *err)
+{
+	int rv = sm_prod_obufs(pr, g->n_m, err);
+	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++) {
+		const sm_out *o = member_out(pr, g, m);
+		if (o == NULL)
+			continue;
+		size_t drow = (size_t)o->cols * wt_dtype_size(out_dtype(o)),
+		       n = (size_t)o->rows * drow;
+		if (o->okind == SM_O_DATA && n < o->info.nbytes)
+			n = (size_t)o->info.nbytes; /* (they are equal) */
+		if (sm_prod_reserve(&pr->obufs[m], n))
+			return wt_seterr(err, WT_ENOMEM,
+			                 "tensor '%s': out of memory for its %zu assembled bytes",
+			                 o->name, n);
+		uint8_t *d = pr->obufs[m].p;
+		for (size_t k = 0; k < o->np; k++) {
+			const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+			if (pc->src == SM_ZERO)
+				memset(d, 0, (size_t)pc->out_rows * drow);
+			d += (size_t)pc->out_rows * drow;
+		}
+	}
+	return rv;
+}
+
+/* Load batch [b0, b1) of the needed rows want[s] (lo > hi: not needed) of g's sources. */
+static int load_batch(prod *pr, const sm_group *g, const int64_t (*want)[2], int64_t b0, int64_t b1,
+                      wt_errbuf *err)
+{
+	for (uint32_t s = 0; s < g->n_srcs; s++) {
+		loaded *ld = &pr->ld[s];
+		sm_stack st;
+		ld->ok = want[s][0] <= want[s][1] && sm_stack_of(&g->srcs[s], ld->t, &st);
+		if (!ld->ok)
+			continue;
+		ld->r0 = want[s][0] > b0 * st.vrows ? want[s][0] : b0 * st.vrows;
+		ld->r1 = want[s][1] < b1 * st.vrows ? want[s][1] : b1 * st.vrows;
+		ld->ok = ld->r0 < ld->r1;
+		int rv = ld->ok ? sm_prod_load_stack(pr, g, s, err) : WT_OK;
+		if (rv != WT_OK)
+			return rv;
+	}
+	return WT_OK;
+}
+
+/* ---- assembled ---- */
+
+static int assembled(prod *pr, const sm_group *g, const int64_t (*want)[2], int64_t lo, int64_t hi,
+                     int64_t per, wt_errbuf *err)
+{
+	int rv = out_bufs(pr, g, err);
+	for (int64_t b0 = lo; b0 < hi && rv == WT_OK; b0 += per) {
+		rv = load_batch(pr, g, want, b0, b0 + per < hi ? b0 + per : hi, err);
+		for (size_t m = 0; m < g->n_m && rv == WT_OK; m++) {
+			const sm_out *o = member_out(pr, g, m);
+			if (o != NULL)
+				rv = place(pr, o, pr->obufs[m].p, out_dtype(o), 0, err);
+		}
+	}
+	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++) {
+		const sm_out *o = member_out(pr, g, m);
+		if (o == NULL)
+			continue;
+		rv = o->okind == SM_O_QUANT
+		         ? sm_prod_quant(pr, g->m[m].rank, o, pr->obufs[m].p, err)
+		         : sm_prod_emit(pr, g->m[m].rank, g->m[m].ix, pr->obufs[m].p,
+		                        o->info.nbytes, err);
+	}
+	return rv;
+}
+
+/* ---- streamed ---- */
+
+/* Emit the whole parts member m holds (at the tensor's end, the rest too) and keep
+ * what is left at the front of its buffer. */
+static int flush(prod *pr, const sm_group *g, size_t m, mstate *ms, uint64_t total, wt_errbuf *err)
+{
+	uint8_t *b = pr->obufs[m].p;
+	uint64_t at = 0;
+	int rv = WT_OK;
+	while (rv == WT_OK && ms->fill - at > 0 &&
+	       (ms->fill - at >= pr->part_bytes || ms->off + ms->fill - at == total)) {
+		uint64_t n = ms->fill - at < pr->part_bytes ? ms->fill - at : pr->part_bytes;
+		rv = sm_prod_emit_part(pr, g->m[m].rank, g->m[m].ix, ms->off, b + at, n, err);
+		at += n;
+		ms->off += n;
+	}
+	memmove(b, b + at, (size_t)(ms->fill - at));
+	ms->fill -= at;
+	return rv;
+}
+
+/* Each member's buffer (a part carried over and its most rows of one batch, as
+ * codes when quantized), the F32 rows one batch quantizes (pr->out) and the
+ * quantized outputs' scales. */
+static int stream_bufs(prod *pr, const sm_group *g, mstate *ms, wt_errbuf *err)
+{
+	int rv = sm_prod_obufs(pr, g->n_m, err);
+	size_t work = 0;
+	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++) {
+		const sm_out *o = member_out(pr, g, m);
+		if (o == NULL)
+			continue;
+		size_t drow = (size_t)o->cols * wt_dtype_size(out_dtype(o)), n;
+		if (o->okind == SM_O_QUANT) {
+			const sm_out *so = &pr->p->ranks[g->m[m].rank].outs[o->scale_ix];
+			int64_t N = o->rows / o->units;
+			n = (size_t)(o->info.nbytes / (uint64_t)o->units) *
+			    (size_t)(ms[m].most / N);
+			work = (size_t)ms[m].most * drow > work ? (size_t)ms[m].most * drow : work;
+			if ((ms[m].sc = malloc(so->info.nbytes ? so->info.nbytes : 1)) == NULL)
+				return wt_seterr(err, WT_ENOMEM,
+				                 "tensor '%s': out of memory for its %" PRIu64
+				                 " scale bytes",
+				                 so->name, so->info.nbytes);
+		} else {
+			n = (size_t)ms[m].most * drow;
+		}
+		if (sm_prod_reserve(&pr->obufs[m], n + (size_t)pr->part_bytes))
+			return wt_seterr(err, WT_ENOMEM,
+			                 "tensor '%s': out of memory for its %zu streamed bytes",
+			                 o->name, n + (size_t)pr->part_bytes);
+	}
+	if (rv == WT_OK && work > 0 && sm_prod_reserve(&pr->out, work))
+		return wt_seterr(err, WT_ENOMEM,
+		                 "produce: out of memory for %zu bytes of a batch to quantize",
+		                 work);
+	return rv;
+}
+
+/* Member m's rows of the batch just loaded into its buffer (quantized: as codes), and
+ * its whole parts emitted. */
+static int stream_rows(prod *pr, const sm_group *g, size_t m, mstate *ms, int64_t b0, int64_t b1,
+                       wt_errbuf *err)
+{
+	const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
+	int64_t ra, rb;
+	bool one = batch_rows(pr, g, o, b0, b1, &ra, &rb);
+	if (one && ra == rb)
+		return WT_OK;
+	if (!one || ra != ms->done) /* (stream_plan checked them) */
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "tensor '%s': experts [%" PRId64 ", %" PRId64
+		                 ") give output rows out of order (produce_batch.c)",
+		                 o->name, b0, b1);
+	size_t drow = (size_t)o->cols * wt_dtype_size(out_dtype(o));
+	int rv;
+	if (o->okind == SM_O_QUANT) {
+		int64_t N = o->rows / o->units;
+		rv = place(pr, o, pr->out.p, o->work, ra, err);
+		if (rv == WT_OK)
+			rv = sm_prod_quant_units(pr, g->m[m].rank, o, pr->out.p, ra / N, rb / N,
+			                         pr->obufs[m].p + ms->fill, ms->sc, err);
+		ms->fill += (o->info.nbytes / (uint64_t)o->units) * (uint64_t)(rb / N - ra / N);
+	} else {
+		rv = place(pr, o, pr->obufs[m].p + ms->fill, o->info.dtype, ra, err);
+		ms->fill += (uint64_t)(rb - ra) * drow;
+	}
+	ms->done = rb;
+	return rv == WT_OK ? flush(pr, g, m, ms, o->info.nbytes, err) : rv;
+}
+
+/* After the last batch: member m's zero rows, its last part, then (quantized) its
+ * scales. */
+static int stream_end(prod *pr, const sm_group *g, size_t m, mstate *ms, wt_errbuf *err)
+{
+	uint32_t rank = g->m[m].rank;
+	const sm_out *o = &pr->p->ranks[rank].outs[g->m[m].ix];
+	int rv = WT_OK;
+	if (o->okind == SM_O_QUANT) {
+		rv = flush(pr, g, m, ms, o->info.nbytes, err);
+		const sm_out *so = &pr->p->ranks[rank].outs[o->scale_ix];
+		return rv == WT_OK
+		           ? sm_prod_emit(pr, rank, o->scale_ix, ms->sc, so->info.nbytes, err)
+		           : rv;
+	}
+	if (o->info.nbytes == 0) /* (a tensor is emitted, empty or not) */
+		return sm_prod_emit_part(pr, rank, g->m[m].ix, 0, pr->obufs[m].p, 0, err);
+	/* zero rows, a buffer's room at a time (after a flush it holds less than a
+	 * part, and it has room for a part at least) */
+	uint64_t zeros = o->info.nbytes - ms->off - ms->fill;
+	while (rv == WT_OK && zeros > 0) {
+		uint64_t room = pr->obufs[m].cap - ms->fill, n = zeros < room ? zeros : room;
+		memset(pr->obufs[m].p + ms->fill, 0, (size_t)n);
+		ms->fill += n;
+		zeros -= n;
+		rv = flush(pr, g, m, ms, o->info.nbytes, err);
+	}
+	return rv;
+}
+
+static int streamed(prod *pr, const sm_group *g, const int64_t (*want)[2], int64_t lo, int64_t hi,
+                    int64_t per, wt_errbuf *err)
+{
+	mstate *ms = calloc(g->n_m ? g->n_m : 1, sizeof(*ms));
+	if (ms == NULL)
+		return wt_seterr(err, WT_ENOMEM, "produce: out of memory for %zu streamed outputs",
+		                 g->n_m);
+	int rv = stream_plan(pr, g, lo, hi, per, ms)
+	             ? stream_bufs(pr, g, ms, err)
+	             : wt_seterr(err, WT_ECORRUPT, "produce: a stack's batches cannot be streamed");
+	for (int64_t b0 = lo; b0 < hi && rv == WT_OK; b0 += per) {
+		int64_t b1 = b0 + per < hi ? b0 + per : hi;
+		rv = load_batch(pr, g, want, b0, b1, err);
+		for (size_t m = 0; m < g->n_m && rv == WT_OK; m++)
+			if (member_out(pr, g, m) != NULL)
+				rv = stream_rows(pr, g, m, &ms[m], b0, b1, err);
+	}
+	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++)
+		if (member_out(pr, g, m) != NULL)
+			rv = stream_end(pr, g, m, &ms[m], err);
+	for (size_t m = 0; m < g->n_m; m++)
+		free(ms[m].sc);
+	free(ms);
+	return rv;
+}
+
+int sm_prod_batched(prod *pr, const sm_group *g, int64_t per, bool stream, wt_errbuf *err)
+{
+	int64_t(*want)[2] = malloc((g->n_srcs ? g->n_srcs : 1) * sizeof(*want));
+	if (want == NULL)
+		return wt_seterr(err, WT_ENOMEM, "produce: out of memory for %zu source ranges",
+		                 g->n_srcs);
+	int64_t lo = INT64_MAX, hi = -1;
+	for (uint32_t s = 0; s < g->n_srcs; s++) {
+		const loaded *ld = &pr->ld[s];
+		sm_stack st;
+		want[s][0] = 1;
+		want[s][1] = 0;
+		if (!ld->ok || !sm_stack_of(&g->srcs[s], ld->t, &st))
+			continue; /* (sm_stack_batch: every needed source is a stack) */
+		want[s][0] = ld->r0;
+		want[s][1] = ld->r1;
+		int64_t e0, e1;
+		sm_stack_span(&st, ld->r0, ld->r1, &e0, &e1);
+		lo = e0 < lo ? e0 : lo;
+		hi = e1 > hi ? e1 : hi;
+	}
+	int rv = stream ? streamed(pr, g, (const int64_t(*)[2])want, lo, hi, per, err)
+	                : assembled(pr, g, (const int64_t(*)[2])want, lo, hi, per, err);
+	free(want);
+	return rv;
+}
