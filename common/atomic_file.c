@@ -105,6 +105,22 @@ int common_afile_write(common_afile *f, const void *data, size_t len, wt_errbuf 
 	return WT_OK;
 }
 
+int common_afile_pwrite(common_afile *f, const void *data, size_t len, uint64_t at, wt_errbuf *err)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t w = pwrite(f->fd, p, len, (off_t)at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return io_fail("write", f->tmp, w < 0 ? errno : EIO, err);
+		p += w;
+		len -= (size_t)w;
+		at += (uint64_t)w;
+	}
+	return WT_OK;
+}
+
 int common_afile_write_cb(void *ctx, const void *data, size_t len)
 {
 	wt_errbuf e;

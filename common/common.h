@@ -167,6 +167,8 @@ bool common_afile_tmp_path(const char *path, char *buf, size_t cap);
 int common_afile_write(common_afile *f, const void *data, size_t len, wt_errbuf *err);
 /* common_afile_write for st_writer-style callbacks (ctx = the common_afile). */
 int common_afile_write_cb(void *ctx, const void *data, size_t len);
+/* len bytes at file offset `at` (the file grows as needed; holes read as zeros). */
+int common_afile_pwrite(common_afile *f, const void *data, size_t len, uint64_t at, wt_errbuf *err);
 int common_afile_commit(common_afile *f, wt_errbuf *err);
 void common_afile_abort(common_afile *f);
 /* The whole file in one call. */

@@ -204,6 +204,19 @@ int st_writer_close(st_writer *w, wt_errbuf *err);
 /* Free without the completeness check (error paths). NULL-safe. */
 void st_writer_abort(st_writer *w);
 
+/* Positional writes, for a producer that emits tensors in another order than the
+ * header's (weightctl shard): len bytes at file offset `at` (header included). */
+typedef int (*st_pwrite_fn)(void *ctx, const void *data, size_t len, uint64_t at);
+/* As st_writer_open (the header through fn), then the data only through
+ * st_writer_write_at, by pfn: each tensor's bytes in order, the tensors in any
+ * order. st_writer_close checks that every tensor is whole. */
+int st_writer_open_at(st_writer **out, const st_desc *descs, size_t n, const st_kv *meta,
+                      size_t n_meta, st_write_fn fn, st_pwrite_fn pfn, void *ctx, wt_errbuf *err);
+/* Bytes [off, off + len) of tensor i (st_writer_open_at): off must be where its
+ * bytes so far end, and off + len within it; else WT_EINVAL naming it. */
+int st_writer_write_at(st_writer *w, size_t i, uint64_t off, const void *data, size_t len,
+                       wt_errbuf *err);
+
 /* Convenience: write a whole safetensors file at `path` (atomic: temp + rename). */
 int st_write_path(const char *path, const st_desc *descs, const void *const *data, size_t n,
                   const st_kv *meta, size_t n_meta, wt_errbuf *err);

@@ -25,6 +25,11 @@ struct st_writer {
 	size_t n;
 	uint64_t total;   /* data section bytes declared */
 	uint64_t written; /* data section bytes written so far */
+	/* positional (st_writer_open_at): the data through pfn, each tensor's bytes so
+	 * far in next[i], the data section from file offset data_at */
+	st_pwrite_fn pfn;
+	uint64_t *next;
+	uint64_t data_at;
 };
 
 void st_writer_abort(st_writer *w)
@@ -35,6 +40,7 @@ void st_writer_abort(st_writer *w)
 		free(w->names[i]);
 	free(w->names);
 	free(w->ends);
+	free(w->next);
 	free(w);
 }
 
@@ -214,6 +220,7 @@ int st_writer_open(st_writer **out, const st_desc *descs, size_t n, const st_kv 
 		               8 + padded, wt_strerror(rv));
 		goto fail;
 	}
+	w->data_at = 8 + padded;
 	free(hdr);
 	free(json);
 	*out = w;
@@ -234,8 +241,51 @@ static size_t tensor_at(const st_writer *w, uint64_t pos)
 	return i;
 }
 
+int st_writer_open_at(st_writer **out, const st_desc *descs, size_t n, const st_kv *meta,
+                      size_t n_meta, st_write_fn fn, st_pwrite_fn pfn, void *ctx, wt_errbuf *err)
+{
+	int rv = st_writer_open(out, descs, n, meta, n_meta, fn, ctx, err);
+	if (rv != WT_OK)
+		return rv;
+	(*out)->pfn = pfn;
+	if (((*out)->next = calloc(n ? n : 1, sizeof(uint64_t))) == NULL) {
+		st_writer_abort(*out);
+		*out = NULL;
+		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu tensors", n);
+	}
+	return WT_OK;
+}
+
+int st_writer_write_at(st_writer *w, size_t i, uint64_t off, const void *data, size_t len,
+                       wt_errbuf *err)
+{
+	if (w->pfn == NULL || i >= w->n)
+		return wt_seterr(err, WT_EINVAL, "tensor %zu of %zu: %s", i, w->n,
+		                 w->pfn == NULL ? "a positional write to a sequential writer"
+		                                : "no such tensor");
+	uint64_t begin = i ? w->ends[i - 1] : 0, size = w->ends[i] - begin;
+	if (off != w->next[i] || len > size - off)
+		return wt_seterr(err, WT_EINVAL,
+		                 "tensor '%s': %zu bytes at %llu, of %llu (%llu written so far); "
+		                 "write each tensor's bytes in order, within it",
+		                 w->names[i], len, (unsigned long long)off,
+		                 (unsigned long long)size, (unsigned long long)w->next[i]);
+	if (len == 0)
+		return WT_OK;
+	int rv = w->pfn(w->ctx, data, len, w->data_at + begin + off);
+	if (rv != WT_OK)
+		return wt_seterr(err, rv, "tensor '%s': writing %zu bytes failed: %s", w->names[i],
+		                 len, wt_strerror(rv));
+	w->next[i] += len;
+	w->written += len;
+	return WT_OK;
+}
+
 int st_writer_write(st_writer *w, const void *data, size_t len, wt_errbuf *err)
 {
+	if (w->pfn != NULL)
+		return wt_seterr(err, WT_EINVAL,
+		                 "a sequential write to a positional writer (st_writer_write_at)");
 	if (len > w->total - w->written)
 		return wt_seterr(err, WT_EINVAL,
 		                 "write of %zu bytes exceeds the declared data by %llu bytes "
@@ -259,11 +309,17 @@ int st_writer_close(st_writer *w, wt_errbuf *err)
 	int rv = WT_OK;
 	if (w->written != w->total) {
 		size_t i = tensor_at(w, w->written);
+		for (size_t k = 0; w->pfn != NULL && k < w->n; k++)
+			if (w->next[k] != w->ends[k] - (k ? w->ends[k - 1] : 0)) {
+				i = k; /* the first tensor not whole */
+				break;
+			}
 		uint64_t begin = i ? w->ends[i - 1] : 0;
+		uint64_t done = w->pfn != NULL ? w->next[i] : w->written - begin;
 		rv = wt_seterr(err, WT_EINVAL,
 		               "tensor '%s': only %llu of %llu bytes written (data section %llu of "
 		               "%llu); write every declared byte",
-		               w->names[i], (unsigned long long)(w->written - begin),
+		               w->names[i], (unsigned long long)done,
 		               (unsigned long long)(w->ends[i] - begin),
 		               (unsigned long long)w->written, (unsigned long long)w->total);
 	}

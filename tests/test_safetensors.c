@@ -354,6 +354,91 @@ static void test_writer_counts(void **state)
 	free(m.p);
 }
 
+/* Positional: the bytes at `at` (the membuf grows; n is the end written so far). */
+static int mem_pwrite(void *ctx, const void *data, size_t len, uint64_t at)
+{
+	membuf *m = ctx;
+	if (m->fail_after == 0)
+		return WT_EIO;
+	if (m->fail_after > 0)
+		m->fail_after--;
+	if (at + len > m->cap) {
+		size_t nc = (size_t)(at + len) * 2;
+		uint8_t *np = realloc(m->p, nc);
+		if (np == NULL)
+			return WT_ENOMEM;
+		memset(np + m->cap, 0xee, nc - m->cap);
+		m->p = np;
+		m->cap = nc;
+	}
+	memcpy(m->p + at, data, len);
+	m->n = at + len > m->n ? (size_t)(at + len) : m->n;
+	return WT_OK;
+}
+
+/* st_writer_open_at: tensors written in another order, in parts, give the bytes a
+ * sequential writer gives; a part out of order, past a tensor's end or to a tensor
+ * that does not exist, a sequential write, and a tensor left short are refused
+ * naming it; the callback's error is returned. */
+static void test_writer_at(void **state)
+{
+	(void)state;
+	st_desc d[] = {{"a", WT_F32, 1, {4}}, {"b", WT_U8, 2, {2, 3}}, {"c", WT_BF16, 1, {5}}};
+	uint8_t a[16], b[6], c[10];
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i + 1);
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)(0x40 + i);
+	for (size_t i = 0; i < sizeof(c); i++)
+		c[i] = (uint8_t)(0x80 + i);
+	membuf seq = {.fail_after = -1}, pos = {.fail_after = -1};
+	st_writer *w;
+	wt_errbuf err;
+	assert_int_equal(st_writer_open(&w, d, 3, NULL, 0, mem_write, &seq, &err), WT_OK);
+	assert_int_equal(st_writer_write(w, a, 16, &err), WT_OK);
+	assert_int_equal(st_writer_write(w, b, 6, &err), WT_OK);
+	assert_int_equal(st_writer_write(w, c, 10, &err), WT_OK);
+	assert_int_equal(st_writer_close(w, &err), WT_OK);
+
+	assert_int_equal(st_writer_open_at(&w, d, 3, NULL, 0, mem_write, mem_pwrite, &pos, &err),
+	                 WT_OK);
+	assert_int_equal(st_writer_write(w, a, 16, &err), WT_EINVAL); /* sequential */
+	assert_int_equal(st_writer_write_at(w, 2, 0, c, 4, &err), WT_OK);
+	assert_int_equal(st_writer_write_at(w, 2, 6, c + 6, 4, &err), WT_EINVAL); /* a gap */
+	assert_non_null(strstr(err.msg, "tensor 'c': 4 bytes at 6, of 10 (4 written so far)"));
+	assert_int_equal(st_writer_write_at(w, 0, 0, a, 17, &err), WT_EINVAL); /* past its end */
+	assert_non_null(strstr(err.msg, "tensor 'a'"));
+	assert_int_equal(st_writer_write_at(w, 3, 0, a, 1, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "no such tensor"));
+	assert_int_equal(st_writer_write_at(w, 1, 0, b, 6, &err), WT_OK);
+	assert_int_equal(st_writer_write_at(w, 2, 4, c + 4, 6, &err), WT_OK);
+	assert_int_equal(st_writer_write_at(w, 0, 0, a, 10, &err), WT_OK);
+	assert_int_equal(st_writer_write_at(w, 0, 10, a + 10, 6, &err), WT_OK);
+	assert_int_equal(st_writer_close(w, &err), WT_OK);
+	assert_int_equal(pos.n, seq.n);
+	assert_memory_equal(pos.p, seq.p, seq.n);
+
+	/* a tensor left short is named, whichever it is */
+	pos.n = 0;
+	assert_int_equal(st_writer_open_at(&w, d, 3, NULL, 0, mem_write, mem_pwrite, &pos, &err),
+	                 WT_OK);
+	assert_int_equal(st_writer_write_at(w, 0, 0, a, 16, &err), WT_OK);
+	assert_int_equal(st_writer_write_at(w, 2, 0, c, 10, &err), WT_OK);
+	assert_int_equal(st_writer_write_at(w, 1, 0, b, 5, &err), WT_OK);
+	assert_int_equal(st_writer_close(w, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "tensor 'b': only 5 of 6 bytes"));
+
+	/* the callback's error is returned */
+	pos.fail_after = 1;
+	assert_int_equal(st_writer_open_at(&w, d, 3, NULL, 0, mem_write, mem_pwrite, &pos, &err),
+	                 WT_OK);
+	assert_int_equal(st_writer_write_at(w, 1, 0, b, 6, &err), WT_EIO);
+	assert_non_null(strstr(err.msg, "tensor 'b'"));
+	st_writer_abort(w);
+	free(seq.p);
+	free(pos.p);
+}
+
 static void test_writer_rejects(void **state)
 {
 	(void)state;
@@ -492,6 +577,7 @@ int main(void)
 	    cmocka_unit_test(test_reject_duplicate),
 	    cmocka_unit_test(test_roundtrip_every_dtype),
 	    cmocka_unit_test(test_writer_counts),
+	    cmocka_unit_test(test_writer_at),
 	    cmocka_unit_test(test_writer_rejects),
 	    cmocka_unit_test(test_read_file_errors),
 	    cmocka_unit_test(test_mutations),

@@ -1,5 +1,8 @@
 /* cmd_shard.c — `weightctl shard --model-dir DIR <layout> --out FILE`: produce one rank
- * offline and write it as safetensors (tensors in name order, weightd.* metadata). */
+ * offline and write it as safetensors (tensors in name order, weightd.* metadata).
+ * The header comes from the plan, so each tensor (or part of one: a batched expert
+ * stack's) is written at its place as it is produced, not held until the end: the
+ * command holds what the production does, not the rank's whole shard. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,24 +10,92 @@
 #include "client/weightctl/ctl_common.h"
 #include "client/weightctl/weightctl.h"
 
-typedef struct collect {
-	void **data; /* per tensor (name order); owned copies */
-	size_t n;
-} collect;
+#define SHARD_PART_BYTES ((uint64_t)4 << 20) /* a batched stack's parts */
+
+static int on_part(void *ctx, uint32_t rank, size_t ix, uint64_t off, const void *bytes, uint64_t n,
+                   wt_errbuf *err)
+{
+	(void)rank;
+	if (n > SIZE_MAX)
+		return wt_seterr(err, WT_ETOOBIG, "tensor %zu: %llu bytes at once", ix,
+		                 (unsigned long long)n);
+	return st_writer_write_at(ctx, ix, off, bytes, (size_t)n, err);
+}
 
 static int on_tensor(void *ctx, uint32_t rank, size_t ix, const void *bytes, uint64_t nbytes,
                      wt_errbuf *err)
 {
-	(void)rank;
-	collect *cl = ctx;
-	if (ix >= cl->n || cl->data[ix])
-		return wt_seterr(err, WT_EINVAL, "tensor %zu emitted twice or out of range", ix);
-	cl->data[ix] = malloc(nbytes ? nbytes : 1);
-	if (!cl->data[ix])
-		return wt_seterr(err, WT_ENOMEM, "out of memory holding %llu bytes",
-		                 (unsigned long long)nbytes);
-	memcpy(cl->data[ix], bytes, nbytes);
-	return WT_OK;
+	return on_part(ctx, rank, ix, 0, bytes, nbytes, err);
+}
+
+/* The file and the message of its last failed write (the writer's callbacks
+ * return a code alone). */
+typedef struct out_file {
+	common_afile f;
+	wt_errbuf io;
+} out_file;
+
+static int out_write(void *ctx, const void *data, size_t len)
+{
+	out_file *o = ctx;
+	return common_afile_write(&o->f, data, len, &o->io);
+}
+
+static int out_pwrite(void *ctx, const void *data, size_t len, uint64_t at)
+{
+	out_file *o = ctx;
+	return common_afile_pwrite(&o->f, data, len, at, &o->io);
+}
+
+/* Produce rank of p into path (atomic: FILE.tmp.PID, then renamed) with meta. */
+static int write_rank(const char *path, ckpt *c, const sm_plan *p, uint32_t rank, const st_kv *meta,
+                      size_t n_meta, wt_errbuf *err)
+{
+	size_t n = shardmap_rank_n_tensors(p, rank);
+	st_desc *descs = calloc(n ? n : 1, sizeof(st_desc));
+	out_file *f = calloc(1, sizeof(*f));
+	if (descs == NULL || f == NULL) {
+		free(descs);
+		free(f);
+		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu tensors", n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const sm_out_info *t = shardmap_rank_tensor(p, rank, i);
+		descs[i].name = t->name;
+		descs[i].dtype = t->dtype;
+		descs[i].ndim = t->ndim;
+		memcpy(descs[i].shape, t->shape, sizeof(t->shape));
+	}
+	st_writer *w = NULL;
+	/* durable: a written shard is kept, not regenerated */
+	int rv = common_afile_open(&f->f, path, true, err);
+	if (rv == WT_OK)
+		rv = st_writer_open_at(&w, descs, n, meta, n_meta, out_write, out_pwrite, f, err);
+	if (rv == WT_OK) {
+		sm_produce_opts o = {.only_rank = rank,
+		                     .threads = 1,
+		                     .emit = on_tensor,
+		                     .emit_part = on_part,
+		                     .part_bytes = SHARD_PART_BYTES,
+		                     .ctx = w};
+		rv = shardmap_produce_ex(c, p, &o, err);
+	}
+	if (rv == WT_OK) /* every byte read belongs to the revision written */
+		rv = ckpt_check(c, err);
+	if (rv == WT_OK) {
+		rv = st_writer_close(w, err);
+		w = NULL;
+	}
+	st_writer_abort(w);
+	if (rv == WT_OK)
+		rv = common_afile_commit(&f->f, err);
+	if (rv != WT_OK && f->io.msg[0] != '\0' && f->io.code == rv)
+		*err = f->io; /* what the file said ("No space left on device") */
+	if (rv != WT_OK)
+		common_afile_abort(&f->f); /* no-op once committed or never opened */
+	free(f);
+	free(descs);
+	return rv;
 }
 
 static void shard_usage(FILE *f)
@@ -72,37 +143,12 @@ int ctl_shard_cmd(int argc, char **argv)
 	store *s = NULL;
 	ckpt *c = NULL;
 	sm_plan *p = NULL;
-	collect cl = {0};
-	st_desc *descs = NULL;
 	wt_errbuf err = {0};
 	(void)ctl_remove_tmp_on_stop("shard", a.out); /* too long: the write refuses it */
 	if ((rc = ctl_open_model("shard", a.model_dir, &s, &c)) != CTL_OK)
 		goto out;
 	if ((rc = ctl_plan("shard", c, &a.layout, &p)) != CTL_OK)
 		goto out;
-	uint32_t rank = wt_layout_rank_index(&a.layout);
-	cl.n = shardmap_rank_n_tensors(p, rank);
-	cl.data = calloc(cl.n ? cl.n : 1, sizeof(void *));
-	descs = calloc(cl.n ? cl.n : 1, sizeof(st_desc));
-	rc = CTL_ERR;
-	if (!cl.data || !descs) {
-		fprintf(stderr, "weightctl shard: out of memory\n");
-		goto out;
-	}
-	int rv = shardmap_produce(c, p, rank, on_tensor, &cl, &err);
-	if (rv == WT_OK) /* every byte read belongs to the revision written below */
-		rv = ckpt_check(c, &err);
-	if (rv != WT_OK) {
-		fprintf(stderr, "weightctl shard: %s (%s)\n", err.msg, wt_errname(rv));
-		goto out;
-	}
-	for (size_t i = 0; i < cl.n; i++) {
-		const sm_out_info *t = shardmap_rank_tensor(p, rank, i);
-		descs[i].name = t->name;
-		descs[i].dtype = t->dtype;
-		descs[i].ndim = t->ndim;
-		memcpy(descs[i].shape, t->shape, sizeof(t->shape));
-	}
 	char lay[1024], name[256], rk[64];
 	wt_layout_format(&a.layout, lay, sizeof(lay));
 	if (a.name != NULL)
@@ -117,18 +163,12 @@ int ctl_shard_cmd(int argc, char **argv)
 	    {"weightd.layout", lay},
 	    {"weightd.rank", rk},
 	};
-	rv = st_write_path(a.out, descs, (const void *const *)cl.data, cl.n, meta,
-	                   sizeof(meta) / sizeof(meta[0]), &err);
-	if (rv != WT_OK) {
+	int rv = write_rank(a.out, c, p, wt_layout_rank_index(&a.layout), meta,
+	                    sizeof(meta) / sizeof(meta[0]), &err);
+	rc = rv == WT_OK ? CTL_OK : CTL_ERR;
+	if (rv != WT_OK)
 		fprintf(stderr, "weightctl shard: %s: %s (%s)\n", a.out, err.msg, wt_errname(rv));
-		goto out;
-	}
-	rc = CTL_OK;
 out:
-	for (size_t i = 0; i < cl.n && cl.data; i++)
-		free(cl.data[i]);
-	free(cl.data);
-	free(descs);
 	shardmap_plan_free(p);
 	ckpt_close(c);
 	store_close(s);

@@ -34,4 +34,16 @@ rm -f "$T/mnt/filler"
 cmp -s "$T/big.ref" "$T/b2.st" || die "recovered production differs from weightctl shard"
 "$B/weightctl" admin --endpoint "$WD_URL" verify >/dev/null || die "verify"
 stop_weightd "$WD_PID"
+# weightctl shard onto the full disk: exit 1 naming the disk's error, no file left
+# (it writes each tensor as it is produced, so the disk fills mid-production)
+# (8 MiB left of the 48 MiB shard)
+dd if=/dev/zero of="$T/mnt/filler" bs=1M 2>/dev/null
+truncate -s -8M "$T/mnt/filler"
+rc=0
+"$B/weightctl" shard --model-dir "$T/models/llama" --out "$T/mnt/x.st" 2>"$T/sh.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "No space left on device" "$T/sh.err" && grep -q "WT_ENOSPC" "$T/sh.err" ||
+	die "weightctl shard on a full disk: exit $rc: $(cat "$T/sh.err")"
+for f in "$T"/mnt/x.st*; do
+	[ -e "$f" ] && die "weightctl shard on a full disk left $f"
+done
 echo "enospc: ok"
