@@ -213,7 +213,8 @@ typedef int (*st_pwrite_fn)(void *ctx, const void *data, size_t len, uint64_t at
 int st_writer_open_at(st_writer **out, const st_desc *descs, size_t n, const st_kv *meta,
                       size_t n_meta, st_write_fn fn, st_pwrite_fn pfn, void *ctx, wt_errbuf *err);
 /* Bytes [off, off + len) of tensor i (st_writer_open_at): off must be where its
- * bytes so far end, and off + len within it; else WT_EINVAL naming it. */
+ * bytes so far end, and off + len within it; else WT_EINVAL naming it. Threads may
+ * write different tensors at once (pfn then must be thread-safe: pwrite is). */
 int st_writer_write_at(st_writer *w, size_t i, uint64_t off, const void *data, size_t len,
                        wt_errbuf *err);
 

@@ -276,8 +276,7 @@ int st_writer_write_at(st_writer *w, size_t i, uint64_t off, const void *data, s
 	if (rv != WT_OK)
 		return wt_seterr(err, rv, "tensor '%s': writing %zu bytes failed: %s", w->names[i],
 		                 len, wt_strerror(rv));
-	w->next[i] += len;
-	w->written += len;
+	w->next[i] += len; /* (w->written is summed at close: threads write apart) */
 	return WT_OK;
 }
 
@@ -307,6 +306,9 @@ int st_writer_close(st_writer *w, wt_errbuf *err)
 	if (w == NULL)
 		return WT_OK;
 	int rv = WT_OK;
+	if (w->pfn != NULL) /* positional: the tensors' bytes so far */
+		for (size_t k = 0; k < w->n; k++)
+			w->written += w->next[k];
 	if (w->written != w->total) {
 		size_t i = tensor_at(w, w->written);
 		for (size_t k = 0; w->pfn != NULL && k < w->n; k++)

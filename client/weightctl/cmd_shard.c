@@ -3,11 +3,15 @@
  * The header comes from the plan, so each tensor (or part of one: a batched expert
  * stack's) is written at its place as it is produced, not held until the end: the
  * command holds what the production does, not the rank's whole shard. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "client/weightctl/ctl_common.h"
+#include "client/weightctl/ctl_remote.h"
 #include "client/weightctl/weightctl.h"
 
 #define SHARD_PART_BYTES ((uint64_t)4 << 20) /* a batched stack's parts */
@@ -28,28 +32,41 @@ static int on_tensor(void *ctx, uint32_t rank, size_t ix, const void *bytes, uin
 	return on_part(ctx, rank, ix, 0, bytes, nbytes, err);
 }
 
-/* The file and the message of its last failed write (the writer's callbacks
- * return a code alone). */
+/* The file and the message of its first failed write (the writer's callbacks
+ * return a code alone; production threads write at once). */
 typedef struct out_file {
 	common_afile f;
-	wt_errbuf io;
+	pthread_mutex_t lk;
+	wt_errbuf io; /* lk */
 } out_file;
+
+static int out_failed(out_file *o, int rv, const wt_errbuf *e)
+{
+	pthread_mutex_lock(&o->lk);
+	if (o->io.code == WT_OK)
+		o->io = *e;
+	pthread_mutex_unlock(&o->lk);
+	return rv;
+}
 
 static int out_write(void *ctx, const void *data, size_t len)
 {
-	out_file *o = ctx;
-	return common_afile_write(&o->f, data, len, &o->io);
+	wt_errbuf e;
+	int rv = common_afile_write(&((out_file *)ctx)->f, data, len, &e);
+	return rv == WT_OK ? rv : out_failed(ctx, rv, &e);
 }
 
 static int out_pwrite(void *ctx, const void *data, size_t len, uint64_t at)
 {
-	out_file *o = ctx;
-	return common_afile_pwrite(&o->f, data, len, at, &o->io);
+	wt_errbuf e;
+	int rv = common_afile_pwrite(&((out_file *)ctx)->f, data, len, at, &e);
+	return rv == WT_OK ? rv : out_failed(ctx, rv, &e);
 }
 
-/* Produce rank of p into path (atomic: FILE.tmp.PID, then renamed) with meta. */
-static int write_rank(const char *path, ckpt *c, const sm_plan *p, uint32_t rank, const st_kv *meta,
-                      size_t n_meta, wt_errbuf *err)
+/* Produce rank of p into path (atomic: FILE.tmp.PID, then renamed) with meta, on
+ * `threads` threads. */
+static int write_rank(const char *path, ckpt *c, const sm_plan *p, uint32_t rank, unsigned threads,
+                      const st_kv *meta, size_t n_meta, wt_errbuf *err)
 {
 	size_t n = shardmap_rank_n_tensors(p, rank);
 	st_desc *descs = calloc(n ? n : 1, sizeof(st_desc));
@@ -66,6 +83,7 @@ static int write_rank(const char *path, ckpt *c, const sm_plan *p, uint32_t rank
 		descs[i].ndim = t->ndim;
 		memcpy(descs[i].shape, t->shape, sizeof(t->shape));
 	}
+	pthread_mutex_init(&f->lk, NULL);
 	st_writer *w = NULL;
 	/* durable: a written shard is kept, not regenerated */
 	int rv = common_afile_open(&f->f, path, true, err);
@@ -73,7 +91,7 @@ static int write_rank(const char *path, ckpt *c, const sm_plan *p, uint32_t rank
 		rv = st_writer_open_at(&w, descs, n, meta, n_meta, out_write, out_pwrite, f, err);
 	if (rv == WT_OK) {
 		sm_produce_opts o = {.only_rank = rank,
-		                     .threads = 1,
+		                     .threads = threads,
 		                     .emit = on_tensor,
 		                     .emit_part = on_part,
 		                     .part_bytes = SHARD_PART_BYTES,
@@ -93,20 +111,40 @@ static int write_rank(const char *path, ckpt *c, const sm_plan *p, uint32_t rank
 		*err = f->io; /* what the file said ("No space left on device") */
 	if (rv != WT_OK)
 		common_afile_abort(&f->f); /* no-op once committed or never opened */
+	pthread_mutex_destroy(&f->lk);
 	free(f);
 	free(descs);
 	return rv;
 }
 
+#define SHARD_MAX_THREADS 16
+
+static const ctl_flag shard_flags[] = {{"--threads", true, 0}};
+
+static int shard_flag(void *ctx, const char *cmd, const char *flag, const char *val)
+{
+	(void)flag;
+	return ctl_remote_u32(cmd, "--threads", val, 1, SHARD_MAX_THREADS, ctx);
+}
+
+/* The default --threads: the CPUs online, 4 at the most (each holds its own buffers). */
+static uint32_t default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 4 ? 4 : (uint32_t)n;
+}
+
 static void shard_usage(FILE *f)
 {
 	fprintf(f, "usage: weightctl shard --model-dir DIR <layout flags as for plan> --out FILE\n"
-	           "                       [--name NAME]\n\n"
+	           "                       [--name NAME] [--threads N]\n\n"
 	           "Write rank (tp_rank, ep_rank) of the layout as a safetensors file with\n"
 	           "__metadata__ weightd.format/model/revision/layout/rank. --tp-rank is required\n"
 	           "when --tp-size > 1, --ep-rank when --ep-size > 1. weightd.model is NAME\n"
 	           "(default: the folder's basename); use the name weightd serves the model\n"
 	           "under to get the bytes `weightctl fetch --model NAME` writes.\n"
+	           "Tensors are produced on --threads N threads (1..16; default: the CPUs\n"
+	           "online, 4 at the most) and written at their place as they come.\n"
 	           "Ctrl-C (SIGINT) or SIGTERM removes the partial FILE.tmp.PID and exits\n"
 	           "130 / 143. Exit 0 ok, 2 usage, 3 layout invalid (for this model),\n"
 	           "1 other errors.\n");
@@ -115,7 +153,9 @@ static void shard_usage(FILE *f)
 int ctl_shard_cmd(int argc, char **argv)
 {
 	ctl_layout_args a;
-	int rc = ctl_parse_layout_args("shard", argc, argv, NULL, &a);
+	uint32_t threads = default_threads();
+	ctl_flagset own = CTL_FLAGSET(shard_flags, shard_flag, &threads);
+	int rc = ctl_parse_layout_args("shard", argc, argv, &own, &a);
 	if (rc == CTL_OK && !a.help && !a.out) {
 		fprintf(stderr, "weightctl shard: --out FILE is required\n");
 		rc = CTL_USAGE;
@@ -163,7 +203,7 @@ int ctl_shard_cmd(int argc, char **argv)
 	    {"weightd.layout", lay},
 	    {"weightd.rank", rk},
 	};
-	int rv = write_rank(a.out, c, p, wt_layout_rank_index(&a.layout), meta,
+	int rv = write_rank(a.out, c, p, wt_layout_rank_index(&a.layout), threads, meta,
 	                    sizeof(meta) / sizeof(meta[0]), &err);
 	rc = rv == WT_OK ? CTL_OK : CTL_ERR;
 	if (rv != WT_OK)

@@ -45,6 +45,11 @@ grep -q -- "--tp-rank R (0..1) is required" "$T/err" || fail "tp-rank message: $
 "$CTL" shard --model-dir "$T/mixtral" --ep-size 2 --out "$T/x.st" >/dev/null 2>"$T/err"
 [ $? -eq 2 ] || fail "shard --ep-size 2 without --ep-rank should exit 2"
 grep -q -- "--ep-rank E (0..1) is required" "$T/err" || fail "ep-rank message: $(cat "$T/err")"
+for n in 0 17 two -1; do
+	"$CTL" shard --model-dir "$T/llama" --threads "$n" --out "$T/x.st" >/dev/null 2>"$T/err"
+	[ $? -eq 2 ] || fail "shard --threads $n should exit 2"
+	grep -q -- "--threads '$n': use an integer in 1..16" "$T/err" || fail "--threads $n message: $(cat "$T/err")"
+done
 [ ! -e "$T/x.st" ] || fail "refused shard wrote a file"
 "$CTL" shard --model-dir "$T/llama" --tp-size 1 --out "$T/x.st" >/dev/null ||
 	fail "tp 1 needs no --tp-rank"

@@ -2,7 +2,7 @@
 # shard_memory.sh — `weightctl shard` writes each tensor at its place in the
 # file as it is produced (client/weightctl/cmd_shard.c, st_writer_open_at), so
 # its peak RSS stays far below the checkpoint it shards: a 128 MiB llama
-# written whole (TP 1) and quantized (fp8-block) peaks under half of it (every
+# written whole (TP 1) and quantized (fp8-block) on one thread peaks under half of it (every
 # tensor was held until the end before: 606 MiB for a 516 MiB shard; here 159
 # and 99 MiB; now about 30).
 # The bytes are those of `weightctl fetch` (fetch_equivalence.sh) and of the
@@ -31,9 +31,13 @@ r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
 sys.exit(r.returncode) if r.returncode else print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 ' "$@"
 }
+# one production thread (each holds its own buffers); three give the same bytes
 for q in fp8-block none; do
-	kb=$(peak "$B/weightctl" shard --model-dir "$T/m" --quant "$q" --out "$T/s.st") ||
+	kb=$(peak "$B/weightctl" shard --model-dir "$T/m" --quant "$q" --threads 1 --out "$T/s.st") ||
 		die "weightctl shard --quant $q failed"
+	"$B/weightctl" shard --model-dir "$T/m" --quant "$q" --threads 3 --out "$T/s3.st" ||
+		die "weightctl shard --quant $q --threads 3 failed"
+	cmp -s "$T/s.st" "$T/s3.st" || die "--quant $q: --threads 3 wrote other bytes than --threads 1"
 	bytes=$(stat -c %s "$T/s.st")
 	[ "$kb" -lt $((64 << 10)) ] ||
 		die "--quant $q: peak RSS $((kb / 1024)) MiB sharding a 128 MiB checkpoint (want under 64; shard $((bytes >> 20)) MiB)"
