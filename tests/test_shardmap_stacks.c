@@ -281,6 +281,7 @@ typedef struct parts_got {
 	uint64_t **next;  /* bytes of each tensor so far */
 	uint64_t **first; /* store_bytes_asked at its first part */
 	int parts;        /* calls */
+	int fail_at;      /* this call fails (0: none) */
 	int early;        /* expert tensors whose last part came after more was read */
 	char bad[512];    /* the first part out of order */
 } parts_got;
@@ -298,11 +299,13 @@ static int got_whole(void *ctx, uint32_t rank, size_t ix, const void *bytes, uin
 static int got_part(void *ctx, uint32_t rank, size_t ix, uint64_t off, const void *bytes,
                     uint64_t n, wt_errbuf *err)
 {
-	(void)err;
 	parts_got *pg = ctx;
 	const sm_out_info *oi = shardmap_rank_tensor(pg->p, rank, ix);
 	pthread_mutex_lock(&pg->lk);
-	pg->parts++;
+	if (++pg->parts == pg->fail_at) {
+		pthread_mutex_unlock(&pg->lk);
+		return wt_seterr(err, WT_EIO, "part %d fails on purpose", pg->fail_at);
+	}
 	tm_prod *pr = pg->pr;
 	bool last = off + n == oi->nbytes;
 	if (off != pg->next[rank][ix] || off + n > oi->nbytes || (!last && n != PART_BYTES)) {
@@ -329,6 +332,35 @@ static int got_part(void *ctx, uint32_t rank, size_t ix, uint64_t off, const voi
 	return WT_OK;
 }
 
+/* A production's collector: pr's buffers emptied (tm_produce made them). */
+static void pg_init(parts_got *pg, tm_prod *pr, const sm_plan *p, store *s, int fail_at)
+{
+	*pg = (parts_got){.pr = pr, .p = p, .s = s, .fail_at = fail_at};
+	pthread_mutex_init(&pg->lk, NULL);
+	pg->next = calloc(pr->nr, sizeof(*pg->next));
+	pg->first = calloc(pr->nr, sizeof(*pg->first));
+	for (uint32_t r = 0; r < pr->nr; r++) {
+		pg->next[r] = calloc(pr->n[r] + 1, sizeof(uint64_t));
+		pg->first[r] = calloc(pr->n[r] + 1, sizeof(uint64_t));
+		for (size_t i = 0; i < pr->n[r]; i++) {
+			free(pr->b[r][i]);
+			pr->b[r][i] = NULL;
+		}
+	}
+}
+
+static void pg_free(parts_got *pg)
+{
+	for (uint32_t r = 0; r < pg->pr->nr; r++) {
+		free(pg->next[r]);
+		free(pg->first[r]);
+	}
+	free(pg->next);
+	free(pg->first);
+	pthread_mutex_destroy(&pg->lk);
+	tm_prod_free(pg->pr);
+}
+
 static void batch_one(const batch_case *bc)
 {
 	char *dir = tu_path(g_root, bc->fam);
@@ -350,18 +382,8 @@ static void batch_one(const batch_case *bc)
 		for (unsigned threads = 1; threads <= 3; threads += 2)
 			for (int64_t only = -1; only < (int64_t)(bc->tp * bc->ep); only++) {
 				tm_prod *pr = tm_produce(c, p, 0, &(int){0}, &err);
-				parts_got pg = {.pr = pr, .p = p, .s = s};
-				pthread_mutex_init(&pg.lk, NULL);
-				pg.next = calloc(pr->nr, sizeof(*pg.next));
-				pg.first = calloc(pr->nr, sizeof(*pg.first));
-				for (uint32_t r = 0; r < pr->nr; r++) {
-					pg.next[r] = calloc(pr->n[r] + 1, sizeof(uint64_t));
-					pg.first[r] = calloc(pr->n[r] + 1, sizeof(uint64_t));
-					for (size_t i = 0; i < pr->n[r]; i++) {
-						free(pr->b[r][i]);
-						pr->b[r][i] = NULL;
-					}
-				}
+				parts_got pg;
+				pg_init(&pg, pr, p, s, 0);
 				sm_produce_opts o = {.only_rank = only,
 				                     .threads = threads,
 				                     .emit = got_whole,
@@ -390,26 +412,32 @@ static void batch_one(const batch_case *bc)
 						if (memcmp(pr->b[r][i], ref->b[r][i],
 						           ref->len[r][i]) != 0)
 							fail_msg(
-							    "%s tp %u ep %u rank %u: '%s' differs "
-							    "in "
-							    "batches%s",
+							    "%s tp %u ep %u rank %u: '%s' "
+							    "differs in batches%s",
 							    bc->fam, bc->tp, bc->ep, r,
 							    shardmap_rank_tensor(p, r, i)->name,
 							    inparts ? " (in parts)" : "");
 					}
-					free(pg.next[r]);
-					free(pg.first[r]);
 				}
-				for (uint32_t r = 0; r < pr->nr; r++)
-					if (only >= 0 && r != (uint32_t)only) {
-						free(pg.next[r]);
-						free(pg.first[r]);
-					}
-				free(pg.next);
-				free(pg.first);
-				pthread_mutex_destroy(&pg.lk);
-				tm_prod_free(pr);
+				pg_free(&pg);
 			}
+	/* a part that fails (here the one in the middle) stops the production with its
+	 * error, on one thread and on three */
+	for (unsigned threads = 1; threads <= 3; threads += 2) {
+		parts_got pg;
+		pg_init(&pg, tm_produce(c, p, 0, &(int){0}, &err), p, s, parts / 2);
+		sm_produce_opts o = {.only_rank = -1,
+		                     .threads = threads,
+		                     .emit = got_whole,
+		                     .emit_part = got_part,
+		                     .part_bytes = PART_BYTES,
+		                     .ctx = &pg,
+		                     .stack_batch_bytes = 1};
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(shardmap_produce_ex(c, p, &o, &err), WT_EIO);
+		assert_non_null(strstr(err.msg, "fails on purpose"));
+		pg_free(&pg);
+	}
 	printf("%s quant %s tp %u ep %u: one expert per batch, the same bytes (all ranks ask "
 	       "%llu bytes); in parts of %d bytes: %d parts, %d expert tensors streamed\n",
 	       bc->fam, wt_quant_name(bc->q), bc->tp, bc->ep, (unsigned long long)a0, PART_BYTES,
