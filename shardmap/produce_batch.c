@@ -87,13 +87,13 @@ static bool batch_rows(const prod *pr, const sm_group *g, const sm_out *o, int64
 	return hi < 0 || hi - lo == covered; /* the pieces' output rows are disjoint */
 }
 
-/* Rows of o after its last piece that reads something: zero pieces at its end. */
-static int64_t zero_tail(const prod *pr, const sm_out *o)
+/* Whether o has zero rows (a padded vocabulary's: never a stack's). */
+static bool has_zeros(const prod *pr, const sm_out *o)
 {
-	int64_t n = 0;
-	for (size_t k = o->np; k-- > 0 && pr->p->pieces[o->p0 + k].src == SM_ZERO;)
-		n += pr->p->pieces[o->p0 + k].out_rows;
-	return n;
+	for (size_t k = 0; k < o->np; k++)
+		if (pr->p->pieces[o->p0 + k].src == SM_ZERO)
+			return true;
+	return false;
 }
 
 /* A streamed output's state across the batches. */
@@ -106,8 +106,8 @@ typedef struct mstate {
 } mstate;
 
 /* Whether every selected output of g can be streamed with batches of `per`
- * experts in [lo, hi): its rows come in order, batch after batch, and end with its
- * zero rows (a quantized one: in whole units, no zero rows). ms (NULL: not wanted)
+ * experts in [lo, hi): it has rows and no zero rows, and its rows come in order,
+ * batch after batch (a quantized one's in whole units). ms (NULL: not wanted)
  * [m].most set, [m].done 0. */
 static bool stream_plan(const prod *pr, const sm_group *g, int64_t lo, int64_t hi, int64_t per,
                         mstate *ms)
@@ -119,7 +119,7 @@ static bool stream_plan(const prod *pr, const sm_group *g, int64_t lo, int64_t h
 		if (o == NULL)
 			continue;
 		bool quant = o->okind == SM_O_QUANT;
-		if (o->units < 1 || o->rows % o->units != 0 || (quant && zero_tail(pr, o) > 0))
+		if (o->units < 1 || o->rows < 1 || o->rows % o->units != 0 || has_zeros(pr, o))
 			return false;
 		int64_t N = o->rows / o->units, done = 0, most = 0;
 		for (int64_t b0 = lo; b0 < hi; b0 += per) {
@@ -133,7 +133,7 @@ static bool stream_plan(const prod *pr, const sm_group *g, int64_t lo, int64_t h
 			done = rb;
 			most = rb - ra > most ? rb - ra : most;
 		}
-		if (done + zero_tail(pr, o) != o->rows)
+		if (done != o->rows)
 			return false;
 		if (ms != NULL)
 			ms[m] = (mstate){.most = most};
@@ -390,33 +390,21 @@ static int stream_rows(prod *pr, const sm_group *g, size_t m, mstate *ms, int64_
 	return rv == WT_OK ? flush(pr, g, m, ms, o->info.nbytes, err) : rv;
 }
 
-/* After the last batch: member m's zero rows, its last part, then (quantized) its
+/* After the last batch (whose flush emitted the last part): a quantized output's
  * scales. */
 static int stream_end(prod *pr, const sm_group *g, size_t m, mstate *ms, wt_errbuf *err)
 {
 	uint32_t rank = g->m[m].rank;
 	const sm_out *o = &pr->p->ranks[rank].outs[g->m[m].ix];
-	int rv = WT_OK;
-	if (o->okind == SM_O_QUANT) {
-		rv = flush(pr, g, m, ms, o->info.nbytes, err);
-		const sm_out *so = &pr->p->ranks[rank].outs[o->scale_ix];
-		return rv == WT_OK
-		           ? sm_prod_emit(pr, rank, o->scale_ix, ms->sc, so->info.nbytes, err)
-		           : rv;
-	}
-	if (o->info.nbytes == 0) /* (a tensor is emitted, empty or not) */
-		return sm_prod_emit_part(pr, rank, g->m[m].ix, 0, pr->obufs[m].p, 0, err);
-	/* zero rows, a buffer's room at a time (after a flush it holds less than a
-	 * part, and it has room for a part at least) */
-	uint64_t zeros = o->info.nbytes - ms->off - ms->fill;
-	while (rv == WT_OK && zeros > 0) {
-		uint64_t room = pr->obufs[m].cap - ms->fill, n = zeros < room ? zeros : room;
-		memset(pr->obufs[m].p + ms->fill, 0, (size_t)n);
-		ms->fill += n;
-		zeros -= n;
-		rv = flush(pr, g, m, ms, o->info.nbytes, err);
-	}
-	return rv;
+	if (ms->off != o->info.nbytes || ms->fill != 0) /* (stream_plan: every row comes) */
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "tensor '%s': %" PRIu64 " of %" PRIu64
+		                 " bytes emitted after the last batch (produce_batch.c)",
+		                 o->name, ms->off, o->info.nbytes);
+	if (o->okind != SM_O_QUANT)
+		return WT_OK;
+	const sm_out *so = &pr->p->ranks[rank].outs[o->scale_ix];
+	return sm_prod_emit(pr, rank, o->scale_ix, ms->sc, so->info.nbytes, err);
 }
 
 static int streamed(prod *pr, const sm_group *g, const int64_t (*want)[2], int64_t lo, int64_t hi,
