@@ -1,6 +1,7 @@
 /* ctl_common.c — argument parsing, model opening and exit codes for plan/shard. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -174,12 +175,16 @@ void ctl_catch_stop_signals(void (*h)(int))
 }
 
 /* Made before the handler is installed: it only calls unlink, write, _exit. */
-static char g_tmp[4096 + 24];
+typedef char tmp_path[4096 + 24];
+static tmp_path *g_tmps;
+static size_t g_n_tmps;
 static char g_said[2][160]; /* [0] SIGINT, [1] SIGTERM */
 
-static void remove_tmp_and_exit(int sig)
+static void remove_tmps_and_exit(int sig)
 {
-	(void)unlink(g_tmp);
+	for (size_t i = 0; i < g_n_tmps; i++)
+		if (g_tmps[i][0] != '\0')
+			(void)unlink(g_tmps[i]);
 	const char *m = g_said[sig == SIGTERM];
 	size_t n = 0;
 	while (m[n] != '\0')
@@ -189,14 +194,22 @@ static void remove_tmp_and_exit(int sig)
 	_exit(128 + sig);
 }
 
-bool ctl_remove_tmp_on_stop(const char *cmd, const char *out)
+bool ctl_remove_tmps_on_stop(const char *cmd, const char *const *outs, size_t n)
 {
-	if (!common_afile_tmp_path(out, g_tmp, sizeof(g_tmp)))
+	tmp_path *t = calloc(n ? n : 1, sizeof(*t));
+	for (size_t i = 0; t != NULL && i < n; i++)
+		if (outs[i] != NULL && !common_afile_tmp_path(outs[i], t[i], sizeof(t[i]))) {
+			free(t);
+			t = NULL;
+		}
+	if (t == NULL)
 		return false;
+	g_tmps = t; /* kept until exit: the handler may run at any time */
+	g_n_tmps = n;
 	static const char *names[2] = {"SIGINT", "SIGTERM"};
 	for (int i = 0; i < 2; i++)
 		snprintf(g_said[i], sizeof(g_said[i]),
 		         "weightctl %s: interrupted by %s; no partial file left\n", cmd, names[i]);
-	ctl_catch_stop_signals(remove_tmp_and_exit);
+	ctl_catch_stop_signals(remove_tmps_and_exit);
 	return true;
 }

@@ -57,11 +57,12 @@ void ctl_shape_text(const int64_t *shape, int ndim, char *buf, size_t cap);
  * started (a shell's background job, nohup) stays ignored. */
 void ctl_catch_stop_signals(void (*h)(int));
 
-/* From now on SIGINT / SIGTERM remove the temporary file common_afile writes
- * out through ("OUT.tmp.PID": kept by a plain kill, as large as what was
+/* From now on SIGINT / SIGTERM remove the temporary files common_afile writes
+ * outs[0..n) (NULL ones skipped) through ("OUT.tmp.PID": kept by a plain kill, as large as what was
  * written), say "weightctl CMD: interrupted by SIG..." and exit 128 + the
- * signal: no temporary file is left (OUT is whole if its rename came first). False: the
- * path is too long (nothing installed; the write itself refuses it). */
-bool ctl_remove_tmp_on_stop(const char *cmd, const char *out);
+ * signal: no temporary file is left (an OUT is whole if its rename came first). False:
+ * a path is too long or no memory (nothing installed; the write itself refuses such a
+ * path). Called once. */
+bool ctl_remove_tmps_on_stop(const char *cmd, const char *const *outs, size_t n);
 
 #endif
