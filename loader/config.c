@@ -232,8 +232,8 @@ static int parse_quant(json_t *root, ckpt_config *c, wt_errbuf *err)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: quant_method '%s' is not supported; only 'fp8' "
 		                 "(block or per-tensor), 'fbgemm_fp8' (per channel), "
-		                 "'compressed-tensors' (int8 channel, int4 group) and 'mxfp4' "
-		                 "(GPT-OSS experts) checkpoints are read",
+		                 "'compressed-tensors' (int8 channel, int4 group, fp8 channel) and "
+		                 "'mxfp4' (GPT-OSS experts) checkpoints are read",
 		                 method);
 	int rv = WT_OK;
 	if (ct)

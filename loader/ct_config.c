@@ -9,7 +9,11 @@
  * | pack-quantized | 8        | channel, group G  | true, false  | CT_INT8 + quant_pack8     |
  * | pack-quantized | 4        | group G (G % 8 == 0) | true, false | CT_INT4                  |
  * | int-quantized  | 4        | group G (G % 8 == 0) | true      | CT_INT4 + quant_int4_i8   |
+ * | float-quantized | 8 (type float) | channel    | true         | CT_FP8 (F8_E4M3 weight)   |
  *
+ * float-quantized is read with dynamic input activations only (llm-compressor's
+ * FP8_DYNAMIC: no input_scale stored); static ones, and strategies tensor / block /
+ * group, are WT_EUNSUPPORTED naming them.
  * symmetric false sets quant_asym (X.weight_zero_point is read); actorder
  * "group" / "dynamic" / true (strategy group only) sets quant_gidx
  * (X.weight_g_idx is read); "weight" / "static" / false / null store no g_idx
@@ -66,6 +70,37 @@ static int actorder(const char *gname, json_t *w, bool *gidx, wt_errbuf *err)
 	                 gname, json_is_string(ao) ? v : "(not a string)");
 }
 
+/* A float-quantized group: FP8 (E4M3) weights per channel, symmetric, static, with
+ * dynamic input activations or none. */
+static int float_scheme(const char *gname, json_t *grp, json_t *w, ct_scheme *sc, wt_errbuf *err)
+{
+	const char *type = str_or(w, "type", "");
+	const char *strategy = str_or(w, "strategy", "");
+	int64_t bits = int_or(w, "num_bits", 8);
+	if (strcmp(type, "float") != 0 || bits != 8 || strcmp(strategy, "channel") != 0 ||
+	    !true_(w, "symmetric") || true_(w, "dynamic") || sc->gidx)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: compressed-tensors group '%s': float-quantized weights type "
+		    "'%s', "
+		    "num_bits %lld, strategy '%s', symmetric %s, dynamic %s are not read; "
+		    "supported: type float, num_bits 8 (FP8 E4M3), strategy channel, symmetric "
+		    "true, static (llm-compressor's FP8_DYNAMIC scheme)",
+		    gname, type, (long long)bits, strategy,
+		    true_(w, "symmetric") ? "true" : "false",
+		    true_(w, "dynamic") ? "true" : "false");
+	json_t *in = json_object_get(grp, "input_activations");
+	if (json_is_object(in) && !true_(in, "dynamic"))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: compressed-tensors group '%s': float-quantized "
+		                 "weights with static input activations (input_scale) are not "
+		                 "read; only dynamic ones (FP8_DYNAMIC)",
+		                 gname);
+	sc->kind = CKPT_QUANT_CT_FP8;
+	sc->g = 0;
+	return WT_OK;
+}
+
 /* The weights args and format of group `gname` (table above). */
 static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ct_scheme *sc,
                         wt_errbuf *err)
@@ -84,10 +119,12 @@ static int group_scheme(const char *gname, json_t *grp, const char *fmt_top, ct_
 	if (fmt == NULL)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: compressed-tensors quantization_config has no "
-		                 "'format' (int-quantized or pack-quantized)");
+		                 "'format' (int-quantized, pack-quantized or float-quantized)");
 	int rv = actorder(gname, w, &sc->gidx, err);
 	if (rv != WT_OK)
 		return rv;
+	if (strcmp(fmt, "float-quantized") == 0)
+		return float_scheme(gname, grp, w, sc, err);
 	bool packed = strcmp(fmt, "pack-quantized") == 0, intq = strcmp(fmt, "int-quantized") == 0;
 	bool chan = strcmp(strategy, "channel") == 0,
 	     grp_ok = strcmp(strategy, "group") == 0 && g > 0 && g <= WT_MAX_GROUP_SIZE;

@@ -242,6 +242,10 @@ typedef enum {
 	 * expert stacks X F8_E4M3 [E, K, N] + X_scale [E, 1, N] (gate_up_proj) or [E, N, 1]
 	 * (down_proj): one scale per output channel */
 	CKPT_QUANT_FBGEMM_FP8 = 6,
+	/* compressed-tensors float-quantized FP8 per channel (llm-compressor's FP8_DYNAMIC):
+	 * X.weight F8_E4M3 [N, K] + X.weight_scale F32/BF16/F16 [N, 1], dynamic activations (no
+	 * input_scale); read as fbgemm_fp8's Linears (shardmap_fb_source) */
+	CKPT_QUANT_CT_FP8 = 7,
 } ckpt_quant_kind;
 
 /* A layer_types entry (transformers >= 4.53): what the planner tells apart. */

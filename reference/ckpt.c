@@ -170,7 +170,8 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 	ck->quant = WT_QUANT_NONE;
 	ck->block[0] = cfg->block[0];
 	ck->block[1] = cfg->block[1];
-	ck->fp8_rows = ckpt_get_config(c)->quant == CKPT_QUANT_FBGEMM_FP8;
+	ck->fp8_rows = ckpt_get_config(c)->quant == CKPT_QUANT_FBGEMM_FP8 ||
+	               ckpt_get_config(c)->quant == CKPT_QUANT_CT_FP8;
 	for (size_t i = 0; i < ckpt_n_tensors(c) && rv == WT_OK; i++) {
 		const ckpt_tensor *t = ckpt_tensor_at(c, i);
 		void *buf = malloc(t->nbytes ? t->nbytes : 1);

@@ -150,6 +150,7 @@ static const char *scheme_scale_suffix(const ckpt_config *cfg)
 	switch (cfg->quant) {
 	case CKPT_QUANT_FP8_TENSOR:
 	case CKPT_QUANT_FBGEMM_FP8:
+	case CKPT_QUANT_CT_FP8:
 		return "weight_scale";
 	case CKPT_QUANT_FP8_BLOCK:
 		return "weight_scale_inv";
@@ -167,6 +168,9 @@ static const char *scheme_text(const ckpt_config *cfg)
 		return "block FP8 (uses X.weight_scale_inv beside an F8_E4M3 X.weight)";
 	case CKPT_QUANT_FBGEMM_FP8:
 		return "fbgemm_fp8 per-channel FP8 (uses X.weight_scale beside an F8_E4M3 "
+		       "X.weight)";
+	case CKPT_QUANT_CT_FP8:
+		return "compressed-tensors FP8 per channel (uses X.weight_scale beside an F8_E4M3 "
 		       "X.weight)";
 	case CKPT_QUANT_CT_INT8:
 		return "compressed-tensors int8 (X.weight_scale beside an I8 X.weight, or an "

@@ -38,7 +38,8 @@ static bool ends_with(const char *s, const char *suf)
 
 bool shardmap_fb_source(const ckpt_config *cfg)
 {
-	return cfg->quant == CKPT_QUANT_FBGEMM_FP8;
+	/* compressed-tensors FP8_DYNAMIC: the same Linears (X.weight_scale [N, 1]) */
+	return cfg->quant == CKPT_QUANT_FBGEMM_FP8 || cfg->quant == CKPT_QUANT_CT_FP8;
 }
 
 /* Whether key + "." occurs in the first n bytes of m. */

@@ -723,6 +723,58 @@ static void test_bad_checkpoints(void **state)
 	ckpt_config_clear(&cc);
 }
 
+/* compressed-tensors float-quantized (llm-compressor's FP8_DYNAMIC) is read as FP8 per
+ * channel; its other strategies, bit widths, dynamic weights, activation order and static
+ * input activations are refused naming the group and the fields (docs/format.md 4.5). The
+ * bytes are checked end to end by ct_python.sh (llama_ct_fp8). */
+static void test_fp8_dynamic_config(void **state)
+{
+	(void)state;
+	static const char ok[] =
+	    "{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":256,"
+	    "\"num_attention_heads\":8,\"num_hidden_layers\":2,\"vocab_size\":1000,"
+	    "\"quantization_config\":{\"quant_method\":\"compressed-tensors\","
+	    "\"quantization_status\":\"compressed\",\"format\":\"float-quantized\","
+	    "\"ignore\":[\"lm_head\"],\"config_groups\":{\"group_0\":{\"targets\":[\"Linear\"],"
+	    "\"input_activations\":{\"num_bits\":8,\"type\":\"float\",\"strategy\":\"token\","
+	    "\"dynamic\":true,\"symmetric\":true},\"weights\":{\"num_bits\":8,"
+	    "\"type\":\"float\",\"strategy\":\"channel\",\"symmetric\":true,"
+	    "\"dynamic\":false,\"actorder\":null}}}}}";
+	ckpt_config cc;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(ok, strlen(ok), &cc, &err), WT_OK);
+	assert_int_equal(cc.quant, CKPT_QUANT_CT_FP8);
+	assert_int_equal(cc.n_quant_ignore, 1);
+	ckpt_config_clear(&cc);
+	static const struct {
+		const char *from, *to, *says;
+	} bad[] = {
+	    {"\"strategy\":\"channel\"", "\"strategy\":\"tensor\"", "strategy 'tensor'"},
+	    {"\"strategy\":\"channel\"", "\"strategy\":\"block\"", "strategy 'block'"},
+	    {"\"num_bits\":8,\"type\":\"float\",\"strategy\":\"channel\"",
+	     "\"num_bits\":4,\"type\":\"float\",\"strategy\":\"channel\"", "num_bits 4"},
+	    {"\"symmetric\":true,\"dynamic\":false", "\"symmetric\":true,\"dynamic\":true",
+	     "dynamic true"},
+	    {"\"type\":\"float\",\"strategy\":\"channel\"",
+	     "\"type\":\"int\",\"strategy\":\"channel\"", "type 'int'"},
+	    {"\"dynamic\":true,\"symmetric\":true}", "\"dynamic\":false,\"symmetric\":true}",
+	     "static input activations"},
+	    {"\"actorder\":null", "\"actorder\":\"group\"", "float-quantized"},
+	};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		const char *p = strstr(ok, bad[k].from);
+		assert_non_null(p);
+		char out[2048];
+		snprintf(out, sizeof(out), "%.*s%s%s", (int)(p - ok), ok, bad[k].to,
+		         p + strlen(bad[k].from));
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(ckpt_config_parse(out, strlen(out), &cc, &err), WT_EUNSUPPORTED);
+		if (strstr(err.msg, bad[k].says) == NULL || strstr(err.msg, "group_0") == NULL)
+			fail_msg("case %zu: '%s' does not name '%s' and the group", k, err.msg,
+			         bad[k].says);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -734,6 +786,7 @@ int main(void)
 	    cmocka_unit_test(test_ignore_list),
 	    cmocka_unit_test(test_experts),
 	    cmocka_unit_test(test_bad_checkpoints),
+	    cmocka_unit_test(test_fp8_dynamic_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

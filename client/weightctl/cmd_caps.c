@@ -204,6 +204,7 @@ static int offline(int argc, char **argv)
 		         : cfg->quant == CKPT_QUANT_CT_INT8    ? 4
 		         : cfg->quant == CKPT_QUANT_CT_INT4    ? 5
 		         : cfg->quant == CKPT_QUANT_FBGEMM_FP8 ? 6
+		         : cfg->quant == CKPT_QUANT_CT_FP8     ? 6 /* per channel too */
 		                                               : 1;
 		prober pr = {.ck = c};
 		cap caps[MAX_CAPS];

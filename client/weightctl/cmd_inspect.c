@@ -36,6 +36,8 @@ static const char *quant_name(ckpt_quant_kind q)
 		return "mxfp4 (dequantized: no layout keeps it)";
 	case CKPT_QUANT_FBGEMM_FP8:
 		return "fbgemm_fp8 per-channel (fp8-channel passes it through)";
+	case CKPT_QUANT_CT_FP8:
+		return "compressed-tensors fp8-channel (fp8-channel passes it through)";
 	default:
 		return "none";
 	}

@@ -6,11 +6,13 @@ pack_to_int32: code + 2^(bits-1), element k of each run of 32/bits at bits bits*
 asymmetric zero points I8 [N, 1] (int-quantized) or unpacked as compressed-tensors 0.20
 PackedQuantizationCompressor.decompress does, pack_to_int32 with packed_dim=0: row r of
 group g at bits bits*(r%(32/bits)) of word [r//(32/bits), g]; activation order: the scale of
-column k is scale[:, g_idx[k]]; dequantized as its dequantize() does, (code - zp) * scale),
+column k is scale[:, g_idx[k]]; dequantized as its dequantize() does, (code - zp) * scale;
+llama_ct_fp8, float-quantized FP8 per channel: F8_E4M3 codes decoded here from the e4m3fn
+bit layout, f32(code) * f32(bf16 scale)),
 each rank's expected tensors are rebuilt from the llama partition rules, and `weightctl
 shard` output is compared:
 
-  pass     quant = the source's scheme: codes byte for byte (int4 repacked here), scales
+  pass     quant = the source's scheme (FP8: fp8-channel): codes byte for byte (int4 repacked here), scales
            f32(bf16) sliced with them, input scales; every code * scale near the value the
            fixture's BF16 llama twin holds (dequantize -> compare with the original).
   requant  another scheme with --requant allow: dequantize (f32(code) * f32(scale)) here,
@@ -23,7 +25,21 @@ usage: ct_oracle.py WEIGHTCTL MODEL_DIR LLAMA_DIR TP MODE(pass|requant|none)
 import json, os, struct, subprocess, sys, tempfile
 import numpy as np
 
-DT = {"BF16": np.uint16, "F32": np.float32, "I8": np.int8, "I32": np.uint32, "I64": np.int64}
+DT = {"BF16": np.uint16, "F32": np.float32, "I8": np.int8, "I32": np.uint32, "I64": np.int64,
+      "F8_E4M3": np.uint8}
+
+
+def e4m3_table():
+    """float8 e4m3fn: bias 7, subnormals at exponent 0, 0x7f / 0xff NaN, no Inf."""
+    t = np.zeros(256, dtype=np.float32)
+    for b in range(256):
+        e, m = (b >> 3) & 15, b & 7
+        v = (m / 8.0) * 2.0 ** -6 if e == 0 else (1 + m / 8.0) * 2.0 ** (e - 7)
+        t[b] = np.nan if (b & 127) == 127 else (-v if b & 128 else v)
+    return t
+
+
+E4M3 = e4m3_table()
 
 
 def read_st(path):
@@ -76,7 +92,10 @@ def modules(src, cfg):
     bits = grp.get("num_bits", 8)
     out = {}
     for name, (dt, arr) in src.items():
-        if dt == "I8" and name.endswith(".weight"):
+        if dt == "F8_E4M3" and name.endswith(".weight"):  # raw codes; dequant() decodes
+            m = name[: -len(".weight")]
+            codes = arr
+        elif dt == "I8" and name.endswith(".weight"):
             m = name[: -len(".weight")]
             codes = arr.astype(np.int16)
         elif dt == "I32" and name.endswith(".weight_packed"):
@@ -136,7 +155,15 @@ def assemble(mods, parts, G):
 
 
 def dequant(q, full):
-    return q.astype(np.float32) * full
+    return (E4M3[q] if q.dtype == np.uint8 else q.astype(np.float32)) * full
+
+
+def near(d, x, full, tol, fp8):
+    """Dequantized d near the BF16 twin x: within tol steps of the scale; FP8 (3 mantissa
+    bits): within half a quantum, 2^-4 of |x|, or of the subnormal step 2^-9 * scale."""
+    if fp8:
+        return bool(np.all(np.abs(d - x) <= np.abs(x) * 0.0625 + full * 2.0 ** -9))
+    return float((np.abs(d - x) / full).max()) <= tol
 
 
 def quant_int8(x):
@@ -161,12 +188,13 @@ def main():
     mods, G = modules(src, cfg)
     i4 = G is not None
     grp = next(iter(cfg["quantization_config"]["config_groups"].values()))["weights"]
+    fp8 = grp.get("type") == "float"
     assert mode != "pass" or grp.get("symmetric", True), "zero points never pass through"
     # distance to the BF16 twin, in steps: half a step of rounding plus the clamped top of the
     # range; asymmetric int8 adds half a step of zero-point rounding and 255 * 2^-8 of a
     # BF16-rounded scale: up to 1.5
     tol = 1.5 if grp.get("num_bits") == 8 and not grp.get("symmetric", True) else 0.75
-    quant = {"pass": "int4-group" if i4 else "int8-channel",
+    quant = {"pass": "int4-group" if i4 else "fp8-channel" if fp8 else "int8-channel",
              "requant": "int8-channel" if i4 else "int4-group", "none": "none"}[mode]
     bad = 0
     for r in range(T):
@@ -195,8 +223,7 @@ def main():
                         x = np.concatenate([bf16(ref[m + ".weight"][1])[a:a + n] if ax == 0 else
                                             bf16(ref[m + ".weight"][1])[:, a:a + n]
                                             for m, ax, a, n in parts])
-                        err = np.abs(dequant(q, full) - x) / full
-                        ok = ok and float(err.max()) <= tol
+                        ok = ok and near(dequant(q, full), x, full, tol, fp8)
                 elif mode == "requant":
                     x = dequant(q, full)
                     wq, ws = quant_int4(x, 64) if not i4 else quant_int8(x)
@@ -209,7 +236,7 @@ def main():
                         x = np.concatenate([bf16(ref[m + ".weight"][1])[a:a + n] if ax == 0 else
                                             bf16(ref[m + ".weight"][1])[:, a:a + n]
                                             for m, ax, a, n in parts])
-                        ok = ok and float((np.abs(dequant(q, full) - x) / full).max()) <= tol
+                        ok = ok and near(dequant(q, full), x, full, tol, fp8)
                 if not ok:
                     print("rank %d %s: %s differs" % (r, mode, rt))
                     bad += 1
