@@ -10,10 +10,12 @@
  * | pack-quantized | 4        | group G (G % 8 == 0) | true, false | CT_INT4                  |
  * | int-quantized  | 4        | group G (G % 8 == 0) | true      | CT_INT4 + quant_int4_i8   |
  * | float-quantized | 8 (type float) | channel    | true         | CT_FP8 (F8_E4M3 weight)   |
+ * | float-quantized | 8 (type float) | tensor     | true         | FP8_TENSOR (as "fp8")     |
  *
- * float-quantized is read with dynamic input activations only (llm-compressor's
- * FP8_DYNAMIC: no input_scale stored); static ones, and strategies tensor / block /
- * group, are WT_EUNSUPPORTED naming them.
+ * float-quantized per channel is read with dynamic input activations (llm-compressor's
+ * FP8_DYNAMIC: no input_scale stored), per tensor with static (its FP8 scheme:
+ * X.input_scale [1]) or dynamic ones; strategies block / group, and static input
+ * activations beside channel weights, are WT_EUNSUPPORTED naming them.
  * symmetric false sets quant_asym (X.weight_zero_point is read); actorder
  * "group" / "dynamic" / true (strategy group only) sets quant_gidx
  * (X.weight_g_idx is read); "weight" / "static" / false / null store no g_idx
@@ -70,33 +72,37 @@ static int actorder(const char *gname, json_t *w, bool *gidx, wt_errbuf *err)
 	                 gname, json_is_string(ao) ? v : "(not a string)");
 }
 
-/* A float-quantized group: FP8 (E4M3) weights per channel, symmetric, static, with
- * dynamic input activations or none. */
+/* A float-quantized group: FP8 (E4M3) weights per channel (dynamic input activations
+ * or none) or per tensor (static or dynamic ones), symmetric, static. */
 static int float_scheme(const char *gname, json_t *grp, json_t *w, ct_scheme *sc, wt_errbuf *err)
 {
 	const char *type = str_or(w, "type", "");
 	const char *strategy = str_or(w, "strategy", "");
 	int64_t bits = int_or(w, "num_bits", 8);
-	if (strcmp(type, "float") != 0 || bits != 8 || strcmp(strategy, "channel") != 0 ||
+	bool chan = strcmp(strategy, "channel") == 0, tensor = strcmp(strategy, "tensor") == 0;
+	if (strcmp(type, "float") != 0 || bits != 8 || !(chan || tensor) ||
 	    !true_(w, "symmetric") || true_(w, "dynamic") || sc->gidx)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
 		    "config.json: compressed-tensors group '%s': float-quantized weights type "
 		    "'%s', "
 		    "num_bits %lld, strategy '%s', symmetric %s, dynamic %s are not read; "
-		    "supported: type float, num_bits 8 (FP8 E4M3), strategy channel, symmetric "
-		    "true, static (llm-compressor's FP8_DYNAMIC scheme)",
+		    "supported: type float, num_bits 8 (FP8 E4M3), strategy channel or tensor, "
+		    "symmetric true, static (llm-compressor's FP8_DYNAMIC and FP8 schemes)",
 		    gname, type, (long long)bits, strategy,
 		    true_(w, "symmetric") ? "true" : "false",
 		    true_(w, "dynamic") ? "true" : "false");
 	json_t *in = json_object_get(grp, "input_activations");
-	if (json_is_object(in) && !true_(in, "dynamic"))
+	if (chan && json_is_object(in) && !true_(in, "dynamic"))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: compressed-tensors group '%s': float-quantized "
-		                 "weights with static input activations (input_scale) are not "
-		                 "read; only dynamic ones (FP8_DYNAMIC)",
+		                 "weights per channel with static input activations (input_scale) "
+		                 "are not read; only dynamic ones (FP8_DYNAMIC), or weights per "
+		                 "tensor (FP8)",
 		                 gname);
-	sc->kind = CKPT_QUANT_CT_FP8;
+	/* per tensor: the "fp8" quant_method's per-tensor checkpoints with compressed-tensors'
+	 * scale shape [1] (and scales F32, BF16 or F16) */
+	sc->kind = tensor ? CKPT_QUANT_FP8_TENSOR : CKPT_QUANT_CT_FP8;
 	sc->g = 0;
 	return WT_OK;
 }

@@ -204,23 +204,32 @@ static int dequant_ckpt(ref_set *s, ref_tensor *t, wt_errbuf *err)
 	int64_t N = t->shape[0], K = t->shape[1];
 	char sname[512];
 	snprintf(sname, sizeof(sname), "%s_scale_inv", t->name);
-	const ref_tensor *sc = NULL;
-	int64_t bn = N, bk = K;
 	if (ref_set_find(s, sname) != NULL) {
-		sc = find_scale(s, t->name, "_scale_inv", err);
-		bn = s->block[0] ? s->block[0] : 128;
-		bk = s->block[1] ? s->block[1] : 128;
-	} else {
-		sc = find_scale(s, t->name, "_scale", err);
+		const ref_tensor *sc = find_scale(s, t->name, "_scale_inv", err);
+		if (sc == NULL)
+			return err ? err->code : WT_ENOTFOUND;
+		int64_t bn = s->block[0] ? s->block[0] : 128, bk = s->block[1] ? s->block[1] : 128;
+		uint64_t want = (uint64_t)((N + bn - 1) / bn * ((K + bk - 1) / bk));
+		if (sc->nbytes != want * 4u)
+			return wt_seterr(err, WT_ESHAPE, "scale of '%s': %llu values; want %llu",
+			                 t->name, (unsigned long long)sc->nbytes / 4u,
+			                 (unsigned long long)want);
+		return kern_dequant_fp8_block(t->f32, WT_F32, t->data, N, K,
+		                              (const float *)(const void *)sc->data, bn, bk);
 	}
-	if (sc == NULL)
-		return err ? err->code : WT_ENOTFOUND;
-	uint64_t want = (uint64_t)((N + bn - 1) / bn * ((K + bk - 1) / bk));
-	if (sc->nbytes != want * 4u)
-		return wt_seterr(err, WT_ESHAPE, "scale of '%s': %llu values; want %llu", t->name,
-		                 (unsigned long long)sc->nbytes / 4u, (unsigned long long)want);
-	return kern_dequant_fp8_block(t->f32, WT_F32, t->data, N, K,
-	                              (const float *)(const void *)sc->data, bn, bk);
+	/* per tensor: one scale, F32 ([] as the "fp8" method writes it) or, from
+	 * compressed-tensors, [1] in F32, BF16 or F16 (read as float32 through ref_get) */
+	snprintf(sname, sizeof(sname), "%s_scale", t->name);
+	const ref_tensor *st = ref_set_find(s, sname);
+	if (st == NULL)
+		return wt_seterr(err, WT_ENOTFOUND, "tensor '%s' is quantized but '%s' is missing",
+		                 t->name, sname);
+	if (st->nbytes != wt_dtype_size(st->dtype))
+		return wt_seterr(err, WT_ESHAPE, "scale of '%s': %llu bytes; want one value",
+		                 t->name, (unsigned long long)st->nbytes);
+	const float *v;
+	int rv = ref_get(s, sname, st->ndim, st->shape, &v, err);
+	return rv != WT_OK ? rv : kern_dequant_fp8_block(t->f32, WT_F32, t->data, N, K, v, N, K);
 }
 
 int ref_get(ref_set *s, const char *name, int nd, const int64_t *want, const float **out,

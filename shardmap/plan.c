@@ -65,6 +65,12 @@ static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
 }
 
 /* Shape and dtype of a mapped tensor and of its attached FP8 scales. */
+/* A dtype a scalar scale may be stored in (read by shardmap_ct_scalar / kern_convert). */
+static bool scalar_dtype(wt_dtype d)
+{
+	return d == WT_F32 || d == WT_BF16 || d == WT_F16;
+}
+
 static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 {
 	const sm_rule *r = &x->fam->rules[e->rule];
@@ -112,10 +118,12 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 			                     ? "weight_scale"
 			                     : "weight_scale_inv");
 		const ckpt_tensor *s = ckpt_tensor_at(x->c, e->wscale);
-		if (s->dtype != WT_F32)
+		/* per tensor: compressed-tensors stores its scale [1] in the model's dtype */
+		bool pt = x->cfg->quant == CKPT_QUANT_FP8_TENSOR;
+		if (s->dtype != WT_F32 && !(pt && scalar_dtype(s->dtype)))
 			return wt_seterr(err, WT_EDTYPE,
-			                 "tensor '%s': scale dtype %s, expected F32", s->name,
-			                 wt_dtype_name(s->dtype));
+			                 "tensor '%s': scale dtype %s, expected F32%s", s->name,
+			                 wt_dtype_name(s->dtype), pt ? ", BF16 or F16" : "");
 		if (t->ndim != 2)
 			return wt_seterr(err, WT_ESHAPE, "tensor '%s': an FP8 weight must be 2-D",
 			                 t->name);
@@ -129,17 +137,18 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 				                 ", %" PRId64 "] for weight [%" PRId64 ", %" PRId64
 				                 "]",
 				                 s->name, rows, cols, t->shape[0], t->shape[1]);
-		} else if (s->nbytes != 4) {
+		} else if (s->nbytes != wt_dtype_size(s->dtype)) {
 			return wt_seterr(err, WT_ESHAPE,
-			                 "tensor '%s': a per-tensor scale must hold one F32 value",
+			                 "tensor '%s': a per-tensor scale must hold one value",
 			                 s->name);
 		}
 	}
 	if (e->iscale != SM_NONE) {
 		const ckpt_tensor *s = ckpt_tensor_at(x->c, e->iscale);
-		if (s->dtype != WT_F32 || s->nbytes != 4)
-			return wt_seterr(err, WT_ESHAPE,
-			                 "tensor '%s': input_scale must be one F32 value", s->name);
+		if (!scalar_dtype(s->dtype) || s->nbytes != wt_dtype_size(s->dtype))
+			return wt_seterr(
+			    err, WT_ESHAPE,
+			    "tensor '%s': input_scale must be one F32, BF16 or F16 value", s->name);
 	}
 	return WT_OK;
 }

@@ -48,7 +48,9 @@ typedef struct fam_expect {
 #define W8P_LAYER    (CT_LINEAR + 1920 * 2 + 7 * 16 + 2 * 256 * 2)
 #define W4ACT_LAYER  (W4_LAYER + 4 * (6 * 256 + 512))
 /* compressed-tensors FP8_DYNAMIC: F8_E4M3 codes, BF16 scales per row, no input scales */
-#define CTF8_LAYER    (CT_LINEAR + 1920 * 2 + 2 * 256 * 2)
+#define CTF8_LAYER (CT_LINEAR + 1920 * 2 + 2 * 256 * 2)
+/* ... per tensor, static activations: a BF16 weight_scale [1] and input_scale [1] per linear */
+#define CTF8T_LAYER   (CT_LINEAR + 7 * 2 * 2 + 2 * 256 * 2)
 #define QWEN2_LAYER   (LLAMA_LAYER + 2 * (256 + 2 * 64))
 #define QWEN3_LAYER   (2 * (2 * 512 * 256 + 2 * 256 * 256 + 3 * 512 * 256 + 2 * 256 + 2 * 64))
 #define MIXTRAL_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 2 * 256 + 6 * 256 + 6 * 3 * 256 * 256))
@@ -203,6 +205,8 @@ static const fam_expect fams[] = {
      1000, 2, 0, 0, -1, CKPT_QUANT_CT_INT4, 1},
     {"llama_ct_fp8", 35, 2 * (2 * 1000 * 256 + 256) + 2 * CTF8_LAYER, 256, 8, 2, 32, 512, 1000, 2,
      0, 0, -1, CKPT_QUANT_CT_FP8, 1},
+    {"llama_ct_fp8_tensor", 49, 2 * (2 * 1000 * 256 + 256) + 2 * CTF8T_LAYER, 256, 8, 2, 32, 512,
+     1000, 2, 0, 0, -1, CKPT_QUANT_FP8_TENSOR, 1},
     {"qwen2", 26, 2 * (1024 * 256 + 256) + 2 * QWEN2_LAYER, 256, 8, 2, 32, 512, 1024, 2, 1, 0, -1,
      CKPT_QUANT_NONE, 1},
     {"qwen3", 25, 2 * (2 * 1024 * 256 + 256) + 2 * QWEN3_LAYER, 256, 8, 4, 64, 512, 1024, 2, 0, 0,
@@ -396,7 +400,7 @@ static void check_family(const fam_expect *e, const char *root)
 	assert_int_equal(cfg->quant_pack8, strcmp(e->name, "llama_w8a16") == 0);
 	assert_int_equal(cfg->quant_gidx, strcmp(e->name, "llama_w4a16_actorder") == 0);
 	if (e->quant == CKPT_QUANT_CT_INT4 || e->quant == CKPT_QUANT_CT_INT8 ||
-	    e->quant == CKPT_QUANT_CT_FP8)
+	    e->quant == CKPT_QUANT_CT_FP8 || strcmp(e->name, "llama_ct_fp8_tensor") == 0)
 		assert_int_equal(cfg->n_quant_ignore, 1); /* "ignore": ["lm_head"] */
 	/* Maverick's list, kept verbatim (matched as transformers does, not as patterns) */
 	assert_int_equal(cfg->n_quant_keep, e->quant == CKPT_QUANT_FBGEMM_FP8 ? 6 : 0);

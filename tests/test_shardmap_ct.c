@@ -723,10 +723,20 @@ static void test_bad_checkpoints(void **state)
 	ckpt_config_clear(&cc);
 }
 
-/* compressed-tensors float-quantized (llm-compressor's FP8_DYNAMIC) is read as FP8 per
- * channel; its other strategies, bit widths, dynamic weights, activation order and static
- * input activations are refused naming the group and the fields (docs/format.md 4.5). The
- * bytes are checked end to end by ct_python.sh (llama_ct_fp8). */
+/* in with its first `from` replaced by `to`, into out (which must hold it) */
+static void swap_in(char *out, size_t cap, const char *in, const char *from, const char *to)
+{
+	const char *p = strstr(in, from);
+	assert_non_null(p);
+	int n = snprintf(out, cap, "%.*s%s%s", (int)(p - in), in, to, p + strlen(from));
+	assert_true(n > 0 && (size_t)n < cap);
+}
+
+/* compressed-tensors float-quantized is read as FP8 per channel (llm-compressor's
+ * FP8_DYNAMIC) or per tensor (its FP8 scheme); other strategies, bit widths, dynamic weights,
+ * activation order and static input activations beside channel weights are refused naming
+ * the group and the fields (docs/format.md 4.5). The bytes are checked end to end by
+ * ct_python.sh (llama_ct_fp8, llama_ct_fp8_tensor). */
 static void test_fp8_dynamic_config(void **state)
 {
 	(void)state;
@@ -746,10 +756,21 @@ static void test_fp8_dynamic_config(void **state)
 	assert_int_equal(cc.quant, CKPT_QUANT_CT_FP8);
 	assert_int_equal(cc.n_quant_ignore, 1);
 	ckpt_config_clear(&cc);
+	/* per tensor (the FP8 scheme), with static or dynamic input activations: read as the
+	 * "fp8" quant_method's per-tensor checkpoints */
+	for (int stat = 0; stat <= 1; stat++) {
+		char t[2048], out[2048];
+		swap_in(t, sizeof(t), ok, "\"strategy\":\"channel\"", "\"strategy\":\"tensor\"");
+		swap_in(out, sizeof(out), t, "\"dynamic\":true,\"symmetric\":true}",
+		        stat ? "\"dynamic\":false,\"symmetric\":true}"
+		             : "\"dynamic\":true,\"symmetric\":true}");
+		assert_int_equal(ckpt_config_parse(out, strlen(out), &cc, &err), WT_OK);
+		assert_int_equal(cc.quant, CKPT_QUANT_FP8_TENSOR);
+		ckpt_config_clear(&cc);
+	}
 	static const struct {
 		const char *from, *to, *says;
 	} bad[] = {
-	    {"\"strategy\":\"channel\"", "\"strategy\":\"tensor\"", "strategy 'tensor'"},
 	    {"\"strategy\":\"channel\"", "\"strategy\":\"block\"", "strategy 'block'"},
 	    {"\"num_bits\":8,\"type\":\"float\",\"strategy\":\"channel\"",
 	     "\"num_bits\":4,\"type\":\"float\",\"strategy\":\"channel\"", "num_bits 4"},
@@ -758,15 +779,13 @@ static void test_fp8_dynamic_config(void **state)
 	    {"\"type\":\"float\",\"strategy\":\"channel\"",
 	     "\"type\":\"int\",\"strategy\":\"channel\"", "type 'int'"},
 	    {"\"dynamic\":true,\"symmetric\":true}", "\"dynamic\":false,\"symmetric\":true}",
-	     "static input activations"},
+	     "per channel with static input activations"},
+	    {"\"strategy\":\"channel\"", "\"strategy\":\"group\"", "strategy 'group'"},
 	    {"\"actorder\":null", "\"actorder\":\"group\"", "float-quantized"},
 	};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
-		const char *p = strstr(ok, bad[k].from);
-		assert_non_null(p);
 		char out[2048];
-		snprintf(out, sizeof(out), "%.*s%s%s", (int)(p - ok), ok, bad[k].to,
-		         p + strlen(bad[k].from));
+		swap_in(out, sizeof(out), ok, bad[k].from, bad[k].to);
 		memset(&err, 0, sizeof(err));
 		assert_int_equal(ckpt_config_parse(out, strlen(out), &cc, &err), WT_EUNSUPPORTED);
 		if (strstr(err.msg, bad[k].says) == NULL || strstr(err.msg, "group_0") == NULL)

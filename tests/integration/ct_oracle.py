@@ -7,8 +7,10 @@ asymmetric zero points I8 [N, 1] (int-quantized) or unpacked as compressed-tenso
 PackedQuantizationCompressor.decompress does, pack_to_int32 with packed_dim=0: row r of
 group g at bits bits*(r%(32/bits)) of word [r//(32/bits), g]; activation order: the scale of
 column k is scale[:, g_idx[k]]; dequantized as its dequantize() does, (code - zp) * scale;
-llama_ct_fp8, float-quantized FP8 per channel: F8_E4M3 codes decoded here from the e4m3fn
-bit layout, f32(code) * f32(bf16 scale)),
+llama_ct_fp8 / llama_ct_fp8_tensor, float-quantized FP8 per channel / per tensor: F8_E4M3
+codes decoded here from the e4m3fn bit layout, f32(code) * f32(bf16 scale); per tensor, fused
+parts passed through are merged to their largest scale, each code re-encoded here as
+e4m3(f32(code) * (s / max)), nearest, ties to even),
 each rank's expected tensors are rebuilt from the llama partition rules, and `weightctl
 shard` output is compared:
 
@@ -40,6 +42,18 @@ def e4m3_table():
 
 
 E4M3 = e4m3_table()
+
+
+def e4m3_enc(v):
+    """float32 -> e4m3fn code: the nearest magnitude (ties to the even code), saturating."""
+    a = np.abs(v).astype(np.float32)
+    pos = E4M3[:127]  # codes 0..126, ascending
+    hi = np.clip(np.searchsorted(pos, a), 1, 126)
+    lo = hi - 1
+    dl, dh = a - pos[lo], pos[hi] - a
+    pick = np.where(dl < dh, lo, np.where(dh < dl, hi, np.where(lo % 2 == 0, lo, hi)))
+    pick = np.where(a >= pos[126], 126, pick)
+    return (pick | np.where(np.signbit(v), 128, 0)).astype(np.uint8)
 
 
 def read_st(path):
@@ -107,6 +121,8 @@ def modules(src, cfg):
             continue
         s = bf16(src[m + ".weight_scale"][1])
         N, K = codes.shape
+        if s.size == 1:  # per tensor: one scale, as if each row had it
+            s = np.full((N, 1), s.reshape(-1)[0], dtype=np.float32)
         col = np.arange(K) // (K // s.shape[1])
         if m + ".weight_g_idx" in src:  # actorder group: scale[n, g_idx[k]]
             col = src[m + ".weight_g_idx"][1].astype(np.int64)
@@ -189,12 +205,14 @@ def main():
     i4 = G is not None
     grp = next(iter(cfg["quantization_config"]["config_groups"].values()))["weights"]
     fp8 = grp.get("type") == "float"
+    fp8t = fp8 and grp.get("strategy") == "tensor"
     assert mode != "pass" or grp.get("symmetric", True), "zero points never pass through"
     # distance to the BF16 twin, in steps: half a step of rounding plus the clamped top of the
     # range; asymmetric int8 adds half a step of zero-point rounding and 255 * 2^-8 of a
     # BF16-rounded scale: up to 1.5
     tol = 1.5 if grp.get("num_bits") == 8 and not grp.get("symmetric", True) else 0.75
-    quant = {"pass": "int4-group" if i4 else "fp8-channel" if fp8 else "int8-channel",
+    quant = {"pass": "int4-group" if i4 else "fp8-tensor" if fp8t else "fp8-channel" if fp8
+             else "int8-channel",
              "requant": "int8-channel" if i4 else "int4-group", "none": "none"}[mode]
     bad = 0
     for r in range(T):
@@ -212,7 +230,16 @@ def main():
             for rt, parts in rank_parts(cfg, T, r, layer).items():
                 q, s, full = assemble(mods, parts, G)
                 w, sc = got[rt + ".weight"][1], got.get(rt + ".weight_scale", (None, None))[1]
-                if mode == "pass":
+                if mode == "pass" and fp8t:  # parts merged to the largest scale
+                    mx = max(mods[m][1][0, 0] for m, *_ in parts)
+                    want = np.concatenate([
+                        (lambda qq, sp: qq if sp == mx else e4m3_enc(E4M3[qq] * np.float32(sp / mx)))(
+                            mods[m][0][a:a + n] if ax == 0 else mods[m][0][:, a:a + n], mods[m][1][0, 0])
+                        for m, ax, a, n in parts])
+                    ok = np.array_equal(w.reshape(want.shape), want) and sc.reshape(-1).tolist() == [mx]
+                    isc = [mods[m][2] for m, *_ in parts if mods[m][2] is not None]
+                    ok = ok and got[rt + ".input_scale"][1].reshape(-1)[0] == max(isc)
+                elif mode == "pass":
                     want = pack(q) if i4 else q
                     ok = np.array_equal(w.reshape(want.shape), want) and np.array_equal(
                         sc.reshape(s.shape), s)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # ct_python.sh — compressed-tensors sources through `weightctl shard`, checked by an
 # outside reader: tests/integration/ct_oracle.py reads the llama_w8a8 / llama_w4a16 /
-# llama_w4a8 / llama_ct_fp8 (FP8 per channel) fixtures with numpy and rebuilds every
-# rank (pass-through bytes, dequantized values against the BF16 llama twin,
-# dequantize -> requantize, dequantize to fp32); the CLI
-# refusals (a group split by a rank, another scheme without --requant allow) exit 3
+# llama_w4a8 / llama_ct_fp8 / llama_ct_fp8_tensor (FP8 per channel / per tensor)
+# fixtures with numpy and rebuilds every rank (pass-through bytes, dequantized
+# values against the BF16 llama twin, dequantize -> requantize, dequantize to
+# fp32); the CLI refusals (a group split by a rank, another scheme without --requant allow) exit 3
 # naming the tensor and the fix.
 set -u
 B=${WT_BUILD:-build}
@@ -19,7 +19,7 @@ fi
 "$PY" -c 'import numpy' || { echo "ct_python.sh: FAIL: numpy unavailable"; exit 1; }
 fail=0
 for f in llama llama_w8a8 llama_w4a16 llama_w4a16_asym llama_w4a8 llama_w8a8_asym llama_w8a16 \
-	llama_w4a16_actorder llama_ct_fp8; do
+	llama_w4a16_actorder llama_ct_fp8 llama_ct_fp8_tensor; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" --seed 11 >/dev/null ||
 		{ echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
@@ -43,6 +43,10 @@ llama_ct_fp8 1 pass
 llama_ct_fp8 4 pass
 llama_ct_fp8 2 none
 llama_ct_fp8 2 requant
+llama_ct_fp8_tensor 1 pass
+llama_ct_fp8_tensor 2 pass
+llama_ct_fp8_tensor 4 none
+llama_ct_fp8_tensor 2 requant
 llama_w4a8 2 none
 llama_w4a16_asym 1 none
 llama_w4a16_asym 2 none
