@@ -90,26 +90,13 @@ int common_afile_open(common_afile *f, const char *path, bool durable, wt_errbuf
 	return create_tmp(f, err);
 }
 
-int common_afile_write(common_afile *f, const void *data, size_t len, wt_errbuf *err)
+/* len bytes at the file position (positional false) or at offset `at`. */
+static int put(common_afile *f, const void *data, size_t len, bool positional, uint64_t at,
+               wt_errbuf *err)
 {
 	const char *p = data;
 	while (len > 0) {
-		ssize_t w = write(f->fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return io_fail("write", f->tmp, w < 0 ? errno : EIO, err);
-		p += w;
-		len -= (size_t)w;
-	}
-	return WT_OK;
-}
-
-int common_afile_pwrite(common_afile *f, const void *data, size_t len, uint64_t at, wt_errbuf *err)
-{
-	const char *p = data;
-	while (len > 0) {
-		ssize_t w = pwrite(f->fd, p, len, (off_t)at);
+		ssize_t w = positional ? pwrite(f->fd, p, len, (off_t)at) : write(f->fd, p, len);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -119,6 +106,16 @@ int common_afile_pwrite(common_afile *f, const void *data, size_t len, uint64_t 
 		at += (uint64_t)w;
 	}
 	return WT_OK;
+}
+
+int common_afile_write(common_afile *f, const void *data, size_t len, wt_errbuf *err)
+{
+	return put(f, data, len, false, 0, err);
+}
+
+int common_afile_pwrite(common_afile *f, const void *data, size_t len, uint64_t at, wt_errbuf *err)
+{
+	return put(f, data, len, true, at, err);
 }
 
 int common_afile_write_cb(void *ctx, const void *data, size_t len)
