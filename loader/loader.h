@@ -181,7 +181,8 @@ const st_tensor *st_find(const st_file *f, const char *name);
 /* A __metadata__ value; NULL if absent. Borrowed. */
 const char *st_meta_get(const st_file *f, const char *key);
 
-/* Streaming writer: the header is written first, then the data in order. */
+/* Streaming writer: the header is written first, then the data in order (or, opened
+ * with st_writer_open_at, each tensor at its place in any order). */
 typedef int (*st_write_fn)(void *ctx, const void *data, size_t len); /* returns WT_* */
 
 typedef struct st_desc {

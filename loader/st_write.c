@@ -2,8 +2,9 @@
  * st_write.c — the safetensors streaming writer: a header built from the
  * tensor descriptions (the layout of safetensors.c's table, offsets
  * consecutive from 0, header padded with spaces to 8 bytes), then the data
- * section checked byte for byte against what was declared. Format code only,
- * like the parser: libweights links it for the file sink.
+ * section checked byte for byte against what was declared: in order, or by
+ * tensor and offset (st_writer_open_at, for producers that emit out of order).
+ * Format code only, like the parser: libweights links it for the file sink.
  */
 #include <errno.h>
 #include <fcntl.h>
