@@ -11,11 +11,13 @@
  * | int-quantized  | 4        | group G (G % 8 == 0) | true      | CT_INT4 + quant_int4_i8   |
  * | float-quantized | 8 (type float) | channel    | true         | CT_FP8 (F8_E4M3 weight)   |
  * | float-quantized | 8 (type float) | tensor     | true         | FP8_TENSOR (as "fp8")     |
+ * | float-quantized | 8 (type float) | block [b0, b1] | true     | FP8_BLOCK + quant_block_ct |
  *
  * float-quantized per channel is read with dynamic input activations (llm-compressor's
  * FP8_DYNAMIC: no input_scale stored), per tensor with static (its FP8 scheme:
- * X.input_scale [1]) or dynamic ones; strategies block / group, and static input
- * activations beside channel weights, are WT_EUNSUPPORTED naming them.
+ * X.input_scale [1]) or dynamic ones, per block (FP8_BLOCK: X.weight_scale
+ * [ceil(N/b0), ceil(K/b1)]) with dynamic ones; strategy group, and static input
+ * activations beside channel or block weights, are WT_EUNSUPPORTED naming them.
  * symmetric false sets quant_asym (X.weight_zero_point is read); actorder
  * "group" / "dynamic" / true (strategy group only) sets quant_gidx
  * (X.weight_g_idx is read); "weight" / "static" / false / null store no g_idx
@@ -50,7 +52,8 @@ static bool true_(json_t *o, const char *key)
 /* The weight scheme of one config group. */
 typedef struct ct_scheme {
 	ckpt_quant_kind kind;
-	int64_t g; /* group_size; 0 for strategy channel */
+	int64_t g;        /* group_size; 0 for strategy channel */
+	int64_t block[2]; /* float-quantized strategy block: block_structure */
 	bool i8, pack8, asym, gidx;
 } ct_scheme;
 
@@ -79,30 +82,50 @@ static int float_scheme(const char *gname, json_t *grp, json_t *w, ct_scheme *sc
 	const char *type = str_or(w, "type", "");
 	const char *strategy = str_or(w, "strategy", "");
 	int64_t bits = int_or(w, "num_bits", 8);
-	bool chan = strcmp(strategy, "channel") == 0, tensor = strcmp(strategy, "tensor") == 0;
-	if (strcmp(type, "float") != 0 || bits != 8 || !(chan || tensor) ||
+	bool chan = strcmp(strategy, "channel") == 0, tensor = strcmp(strategy, "tensor") == 0,
+	     block = strcmp(strategy, "block") == 0;
+	if (strcmp(type, "float") != 0 || bits != 8 || !(chan || tensor || block) ||
 	    !true_(w, "symmetric") || true_(w, "dynamic") || sc->gidx)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
 		    "config.json: compressed-tensors group '%s': float-quantized weights type "
-		    "'%s', "
-		    "num_bits %lld, strategy '%s', symmetric %s, dynamic %s are not read; "
-		    "supported: type float, num_bits 8 (FP8 E4M3), strategy channel or tensor, "
-		    "symmetric true, static (llm-compressor's FP8_DYNAMIC and FP8 schemes)",
+		    "'%s', num_bits %lld, strategy '%s', symmetric %s, dynamic %s are not read; "
+		    "supported: type float, num_bits 8 (FP8 E4M3), strategy channel, tensor or "
+		    "block, symmetric true, static (llm-compressor's FP8_DYNAMIC, FP8 and "
+		    "FP8_BLOCK schemes)",
 		    gname, type, (long long)bits, strategy,
 		    true_(w, "symmetric") ? "true" : "false",
 		    true_(w, "dynamic") ? "true" : "false");
+	if (block) { /* block_structure [b0, b1]: rows x columns of one scale */
+		json_t *b = json_object_get(w, "block_structure");
+		for (size_t k = 0; k < 2; k++) {
+			json_t *v = json_is_array(b) && json_array_size(b) == 2
+			                ? json_array_get(b, k)
+			                : NULL;
+			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+			    json_integer_value(v) > CKPT_MAX_QUANT_BLOCK)
+				return wt_seterr(
+				    err, WT_ECORRUPT,
+				    "config.json: compressed-tensors group '%s': "
+				    "weights.block_structure must be two integers in 1..%d",
+				    gname, CKPT_MAX_QUANT_BLOCK);
+			sc->block[k] = (int64_t)json_integer_value(v);
+		}
+	}
 	json_t *in = json_object_get(grp, "input_activations");
-	if (chan && json_is_object(in) && !true_(in, "dynamic"))
+	if (!tensor && json_is_object(in) && !true_(in, "dynamic"))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: compressed-tensors group '%s': float-quantized "
-		                 "weights per channel with static input activations (input_scale) "
-		                 "are not read; only dynamic ones (FP8_DYNAMIC), or weights per "
-		                 "tensor (FP8)",
-		                 gname);
+		                 "weights per %s with static input activations (input_scale) are "
+		                 "not read; only dynamic ones (FP8_DYNAMIC, FP8_BLOCK), or weights "
+		                 "per tensor (FP8)",
+		                 gname, strategy);
 	/* per tensor: the "fp8" quant_method's per-tensor checkpoints with compressed-tensors'
-	 * scale shape [1] (and scales F32, BF16 or F16) */
-	sc->kind = tensor ? CKPT_QUANT_FP8_TENSOR : CKPT_QUANT_CT_FP8;
+	 * scale shape [1] (and scales F32, BF16 or F16); per block: its block checkpoints with
+	 * the scales named X.weight_scale */
+	sc->kind = tensor  ? CKPT_QUANT_FP8_TENSOR
+	           : block ? CKPT_QUANT_FP8_BLOCK
+	                   : CKPT_QUANT_CT_FP8;
 	sc->g = 0;
 	return WT_OK;
 }
@@ -196,7 +219,8 @@ int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)
 		if (rv != WT_OK)
 			return rv;
 		if (first != NULL &&
-		    (sc.kind != s0.kind || sc.g != s0.g || sc.i8 != s0.i8 || sc.pack8 != s0.pack8 ||
+		    (sc.kind != s0.kind || sc.g != s0.g || sc.block[0] != s0.block[0] ||
+		     sc.block[1] != s0.block[1] || sc.i8 != s0.i8 || sc.pack8 != s0.pack8 ||
 		     sc.asym != s0.asym || sc.gidx != s0.gidx))
 			return wt_seterr(
 			    err, WT_EUNSUPPORTED,
@@ -209,6 +233,11 @@ int ckpt_ct_parse_quant(json_t *q, ckpt_config *c, wt_errbuf *err)
 	}
 	c->quant = s0.kind;
 	c->quant_group = s0.g;
+	if (s0.kind == CKPT_QUANT_FP8_BLOCK) {
+		c->quant_block[0] = s0.block[0];
+		c->quant_block[1] = s0.block[1];
+		c->quant_block_ct = true;
+	}
 	c->quant_int4_i8 = s0.i8;
 	c->quant_pack8 = s0.pack8;
 	c->quant_asym = s0.asym;

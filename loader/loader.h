@@ -351,18 +351,22 @@ typedef struct ckpt_config {
 	/* quantization_config */
 	ckpt_quant_kind quant;
 	int64_t quant_block[2]; /* weight_block_size, default 128x128 */
-	int64_t quant_group;    /* compressed-tensors strategy group: weights.group_size;
-	                           strategy channel (and other schemes): 0 */
-	bool quant_int4_i8;     /* CKPT_QUANT_CT_INT4 stored int-quantized: one code per I8 */
-	bool quant_pack8;       /* CKPT_QUANT_CT_INT8 stored pack-quantized: 4 codes per I32
-	                           word, X.weight_packed I32 [N, K/4] */
-	bool quant_asym;        /* compressed-tensors with zero points (symmetric false):
-	                           X.weight_zero_point, packed along the rows (pack-quantized,
-	                           I32 [ceil(N/(32/bits)), K/G or 1]) or I8 [N, 1] (int-quantized
-	                           int8 per channel) */
-	bool quant_gidx;        /* compressed-tensors actorder "group" (alias "dynamic"):
-	                           X.weight_g_idx I32 [K], the group of each input column */
-	char **quant_ignore;    /* ignore | ignored_layers | modules_to_not_convert; owned */
+	/* CKPT_QUANT_FP8_BLOCK from compressed-tensors (strategy block, block_structure into
+	 * quant_block): the block scales are X.weight_scale (F32, BF16 or F16), not
+	 * weight_scale_inv */
+	bool quant_block_ct;
+	int64_t quant_group; /* compressed-tensors strategy group: weights.group_size;
+	                        strategy channel (and other schemes): 0 */
+	bool quant_int4_i8;  /* CKPT_QUANT_CT_INT4 stored int-quantized: one code per I8 */
+	bool quant_pack8;    /* CKPT_QUANT_CT_INT8 stored pack-quantized: 4 codes per I32
+	                        word, X.weight_packed I32 [N, K/4] */
+	bool quant_asym;     /* compressed-tensors with zero points (symmetric false):
+	                        X.weight_zero_point, packed along the rows (pack-quantized,
+	                        I32 [ceil(N/(32/bits)), K/G or 1]) or I8 [N, 1] (int-quantized
+	                        int8 per channel) */
+	bool quant_gidx;     /* compressed-tensors actorder "group" (alias "dynamic"):
+	                        X.weight_g_idx I32 [K], the group of each input column */
+	char **quant_ignore; /* ignore | ignored_layers | modules_to_not_convert; owned */
 	size_t n_quant_ignore;
 	/* fbgemm_fp8's modules_to_not_convert, verbatim (not in quant_ignore): matched against
 	 * module names as transformers does (shardmap_fb_kept); owned */

@@ -172,6 +172,7 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 	ck->block[1] = cfg->block[1];
 	ck->fp8_rows = ckpt_get_config(c)->quant == CKPT_QUANT_FBGEMM_FP8 ||
 	               ckpt_get_config(c)->quant == CKPT_QUANT_CT_FP8;
+	ck->fp8_blocks_ct = ckpt_get_config(c)->quant_block_ct;
 	for (size_t i = 0; i < ckpt_n_tensors(c) && rv == WT_OK; i++) {
 		const ckpt_tensor *t = ckpt_tensor_at(c, i);
 		void *buf = malloc(t->nbytes ? t->nbytes : 1);
@@ -286,6 +287,8 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 		    strcmp(t->name, "embeddings.word_embeddings.weight") == 0)
 			src = t->dtype;
 	}
+	/* compressed-tensors' block scales are weight_scale (the config says so) */
+	blocks = blocks || ck->fp8_blocks_ct;
 	if (l->quant == WT_QUANT_FP8_BLOCK && blocks && !l->requant_allow) {
 		*why = "fp8-block pass-through: exact up to float32 summation order";
 		return REF_TOL_F32;

@@ -138,10 +138,11 @@ typedef struct ref_set {
 	size_t n, cap;
 	bool sorted;
 	wt_quant quant;
-	int64_t group;    /* int4-group; 0 = 128 */
-	int64_t block[2]; /* checkpoint FP8 blocks; 0 = 128 */
-	bool fp8_rows;    /* checkpoint FP8 per output channel (fbgemm_fp8): X.weight [N, K] +
-	                     X.weight_scale [N, 1]; Llama 4 stacks [E, K, N] + X_scale of E * N */
+	int64_t group;      /* int4-group; 0 = 128 */
+	int64_t block[2];   /* checkpoint FP8 blocks; 0 = 128 */
+	bool fp8_rows;      /* checkpoint FP8 per output channel (fbgemm_fp8): X.weight [N, K] +
+	                       X.weight_scale [N, 1]; Llama 4 stacks [E, K, N] + X_scale of E * N */
+	bool fp8_blocks_ct; /* checkpoint FP8 blocks from compressed-tensors: X.weight_scale */
 } ref_set;
 
 /* Copy a tensor into the set. WT_EDUP for a name already present. */

@@ -218,12 +218,22 @@ static int dequant_ckpt(ref_set *s, ref_tensor *t, wt_errbuf *err)
 		                              (const float *)(const void *)sc->data, bn, bk);
 	}
 	/* per tensor: one scale, F32 ([] as the "fp8" method writes it) or, from
-	 * compressed-tensors, [1] in F32, BF16 or F16 (read as float32 through ref_get) */
+	 * compressed-tensors, [1] in F32, BF16 or F16 (read as float32 through ref_get);
+	 * compressed-tensors' blocks: [ceil(N/b0), ceil(K/b1)] likewise */
 	snprintf(sname, sizeof(sname), "%s_scale", t->name);
 	const ref_tensor *st = ref_set_find(s, sname);
 	if (st == NULL)
 		return wt_seterr(err, WT_ENOTFOUND, "tensor '%s' is quantized but '%s' is missing",
 		                 t->name, sname);
+	if (st->ndim == 2) {
+		int64_t bn = s->block[0] ? s->block[0] : 128, bk = s->block[1] ? s->block[1] : 128;
+		int64_t want[2] = {(N + bn - 1) / bn, (K + bk - 1) / bk};
+		const float *v;
+		int rv = ref_get(s, sname, 2, want, &v, err);
+		return rv != WT_OK
+		           ? rv
+		           : kern_dequant_fp8_block(t->f32, WT_F32, t->data, N, K, v, bn, bk);
+	}
 	if (st->nbytes != wt_dtype_size(st->dtype))
 		return wt_seterr(err, WT_ESHAPE, "scale of '%s': %llu bytes; want one value",
 		                 t->name, (unsigned long long)st->nbytes);

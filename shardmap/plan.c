@@ -65,6 +65,8 @@ static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
 }
 
 /* Shape and dtype of a mapped tensor and of its attached FP8 scales. */
+static const char *scheme_scale_suffix(const ckpt_config *cfg);
+
 /* A dtype a scalar scale may be stored in (read by shardmap_ct_scalar / kern_convert). */
 static bool scalar_dtype(wt_dtype d)
 {
@@ -114,16 +116,16 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 			                 "tensor '%s': F8_E4M3 weight without its scale (%s) or "
 			                 "without quantization_config in config.json",
 			                 t->name,
-			                 x->cfg->quant == CKPT_QUANT_FP8_TENSOR
-			                     ? "weight_scale"
-			                     : "weight_scale_inv");
+			                 scheme_scale_suffix(x->cfg) ? scheme_scale_suffix(x->cfg)
+			                                             : "weight_scale_inv");
 		const ckpt_tensor *s = ckpt_tensor_at(x->c, e->wscale);
-		/* per tensor: compressed-tensors stores its scale [1] in the model's dtype */
-		bool pt = x->cfg->quant == CKPT_QUANT_FP8_TENSOR;
-		if (s->dtype != WT_F32 && !(pt && scalar_dtype(s->dtype)))
+		/* per tensor and compressed-tensors' blocks: scales may be in the model's dtype
+		 * (every reader converts them) */
+		bool loose = x->cfg->quant == CKPT_QUANT_FP8_TENSOR || x->cfg->quant_block_ct;
+		if (s->dtype != WT_F32 && !(loose && scalar_dtype(s->dtype)))
 			return wt_seterr(err, WT_EDTYPE,
 			                 "tensor '%s': scale dtype %s, expected F32%s", s->name,
-			                 wt_dtype_name(s->dtype), pt ? ", BF16 or F16" : "");
+			                 wt_dtype_name(s->dtype), loose ? ", BF16 or F16" : "");
 		if (t->ndim != 2)
 			return wt_seterr(err, WT_ESHAPE, "tensor '%s': an FP8 weight must be 2-D",
 			                 t->name);
@@ -161,8 +163,8 @@ static const char *scheme_scale_suffix(const ckpt_config *cfg)
 	case CKPT_QUANT_FBGEMM_FP8:
 	case CKPT_QUANT_CT_FP8:
 		return "weight_scale";
-	case CKPT_QUANT_FP8_BLOCK:
-		return "weight_scale_inv";
+	case CKPT_QUANT_FP8_BLOCK: /* compressed-tensors names its block scales weight_scale */
+		return cfg->quant_block_ct ? "weight_scale" : "weight_scale_inv";
 	default:
 		return NULL;
 	}
@@ -174,7 +176,10 @@ static const char *scheme_text(const ckpt_config *cfg)
 	case CKPT_QUANT_FP8_TENSOR:
 		return "per-tensor FP8 (uses X.weight_scale beside an F8_E4M3 X.weight)";
 	case CKPT_QUANT_FP8_BLOCK:
-		return "block FP8 (uses X.weight_scale_inv beside an F8_E4M3 X.weight)";
+		return cfg->quant_block_ct
+		           ? "compressed-tensors block FP8 (uses X.weight_scale beside an F8_E4M3 "
+		             "X.weight)"
+		           : "block FP8 (uses X.weight_scale_inv beside an F8_E4M3 X.weight)";
 	case CKPT_QUANT_FBGEMM_FP8:
 		return "fbgemm_fp8 per-channel FP8 (uses X.weight_scale beside an F8_E4M3 "
 		       "X.weight)";

@@ -50,9 +50,12 @@ typedef struct fam_expect {
 /* compressed-tensors FP8_DYNAMIC: F8_E4M3 codes, BF16 scales per row, no input scales */
 #define CTF8_LAYER (CT_LINEAR + 1920 * 2 + 2 * 256 * 2)
 /* ... per tensor, static activations: a BF16 weight_scale [1] and input_scale [1] per linear */
-#define CTF8T_LAYER   (CT_LINEAR + 7 * 2 * 2 + 2 * 256 * 2)
-#define QWEN2_LAYER   (LLAMA_LAYER + 2 * (256 + 2 * 64))
-#define QWEN3_LAYER   (2 * (2 * 512 * 256 + 2 * 256 * 256 + 3 * 512 * 256 + 2 * 256 + 2 * 64))
+#define CTF8T_LAYER (CT_LINEAR + 7 * 2 * 2 + 2 * 256 * 2)
+#define QWEN2_LAYER (LLAMA_LAYER + 2 * (256 + 2 * 64))
+#define QWEN3_LAYER (2 * (2 * 512 * 256 + 2 * 256 * 256 + 3 * 512 * 256 + 2 * 256 + 2 * 64))
+/* qwen3_ct_fp8_block: the linears in FP8, BF16 scales per 128 x 128 block (8+4+4+8+8+8+8) */
+#define QWEN3_CTB_LAYER                                                                            \
+	(2 * 512 * 256 + 2 * 256 * 256 + 3 * 512 * 256 + 48 * 2 + 2 * (2 * 256 + 2 * 64))
 #define MIXTRAL_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 2 * 256 + 6 * 256 + 6 * 3 * 256 * 256))
 #define QMOE_ATTN     (2 * (4 * 256 * 256 + 3 * 256 + 2 * 256))
 #define QMOE_MOE      (2 * (4 * 256 + 4 * 3 * 128 * 256 + 3 * 256 * 256 + 256))
@@ -211,6 +214,8 @@ static const fam_expect fams[] = {
      CKPT_QUANT_NONE, 1},
     {"qwen3", 25, 2 * (2 * 1024 * 256 + 256) + 2 * QWEN3_LAYER, 256, 8, 4, 64, 512, 1024, 2, 0, 0,
      -1, CKPT_QUANT_NONE, 1},
+    {"qwen3_ct_fp8_block", 39, 2 * (2 * 1024 * 256 + 256) + 2 * QWEN3_CTB_LAYER, 256, 8, 4, 64, 512,
+     1024, 2, 0, 0, -1, CKPT_QUANT_FP8_BLOCK, 1},
     {"granite", 20, 2 * (1003 * 256 + 256) + 2 * LLAMA_LAYER, 256, 8, 2, 32, 512, 1003, 2, 1, 0, -1,
      CKPT_QUANT_NONE, 1},
     {"mixtral", 53, 2 * (2 * 1000 * 256 + 256) + 2 * MIXTRAL_LAYER, 256, 8, 2, 32, 256, 1000, 2, 0,
@@ -400,7 +405,8 @@ static void check_family(const fam_expect *e, const char *root)
 	assert_int_equal(cfg->quant_pack8, strcmp(e->name, "llama_w8a16") == 0);
 	assert_int_equal(cfg->quant_gidx, strcmp(e->name, "llama_w4a16_actorder") == 0);
 	if (e->quant == CKPT_QUANT_CT_INT4 || e->quant == CKPT_QUANT_CT_INT8 ||
-	    e->quant == CKPT_QUANT_CT_FP8 || strcmp(e->name, "llama_ct_fp8_tensor") == 0)
+	    e->quant == CKPT_QUANT_CT_FP8 || strcmp(e->name, "llama_ct_fp8_tensor") == 0 ||
+	    strcmp(e->name, "qwen3_ct_fp8_block") == 0)
 		assert_int_equal(cfg->n_quant_ignore, 1); /* "ignore": ["lm_head"] */
 	/* Maverick's list, kept verbatim (matched as transformers does, not as patterns) */
 	assert_int_equal(cfg->n_quant_keep, e->quant == CKPT_QUANT_FBGEMM_FP8 ? 6 : 0);

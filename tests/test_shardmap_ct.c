@@ -733,10 +733,10 @@ static void swap_in(char *out, size_t cap, const char *in, const char *from, con
 }
 
 /* compressed-tensors float-quantized is read as FP8 per channel (llm-compressor's
- * FP8_DYNAMIC) or per tensor (its FP8 scheme); other strategies, bit widths, dynamic weights,
- * activation order and static input activations beside channel weights are refused naming
- * the group and the fields (docs/format.md 4.5). The bytes are checked end to end by
- * ct_python.sh (llama_ct_fp8, llama_ct_fp8_tensor). */
+ * FP8_DYNAMIC), per tensor (its FP8 scheme) or per block (FP8_BLOCK); other strategies, bit widths,
+ * dynamic weights, activation order and static input activations beside channel weights are refused
+ * naming the group and the fields (docs/format.md 4.5). The bytes are checked end to end by
+ * ct_python.sh (llama_ct_fp8, llama_ct_fp8_tensor, qwen3_ct_fp8_block). */
 static void test_fp8_dynamic_config(void **state)
 {
 	(void)state;
@@ -768,10 +768,27 @@ static void test_fp8_dynamic_config(void **state)
 		assert_int_equal(cc.quant, CKPT_QUANT_FP8_TENSOR);
 		ckpt_config_clear(&cc);
 	}
+	/* per block (FP8_BLOCK): the block scheme with compressed-tensors' scale name; a
+	 * block_structure that is not two sizes is corrupt, static input scales unread */
+	char blk[2048], out2[2048];
+	swap_in(blk, sizeof(blk), ok, "\"strategy\":\"channel\"",
+	        "\"strategy\":\"block\",\"block_structure\":[64,32]");
+	assert_int_equal(ckpt_config_parse(blk, strlen(blk), &cc, &err), WT_OK);
+	assert_int_equal(cc.quant, CKPT_QUANT_FP8_BLOCK);
+	assert_true(cc.quant_block_ct);
+	assert_int_equal(cc.quant_block[0], 64);
+	assert_int_equal(cc.quant_block[1], 32);
+	ckpt_config_clear(&cc);
+	swap_in(out2, sizeof(out2), blk, "[64,32]", "[64]");
+	assert_int_equal(ckpt_config_parse(out2, strlen(out2), &cc, &err), WT_ECORRUPT);
+	assert_non_null(strstr(err.msg, "block_structure must be two integers"));
+	swap_in(out2, sizeof(out2), blk, "\"dynamic\":true,\"symmetric\":true}",
+	        "\"dynamic\":false,\"symmetric\":true}");
+	assert_int_equal(ckpt_config_parse(out2, strlen(out2), &cc, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "per block with static input activations"));
 	static const struct {
 		const char *from, *to, *says;
 	} bad[] = {
-	    {"\"strategy\":\"channel\"", "\"strategy\":\"block\"", "strategy 'block'"},
 	    {"\"num_bits\":8,\"type\":\"float\",\"strategy\":\"channel\"",
 	     "\"num_bits\":4,\"type\":\"float\",\"strategy\":\"channel\"", "num_bits 4"},
 	    {"\"symmetric\":true,\"dynamic\":false", "\"symmetric\":true,\"dynamic\":true",

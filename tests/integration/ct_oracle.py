@@ -98,6 +98,9 @@ def pack(q):
     return sum(u[:, :, i] << (4 * i) for i in range(8)).astype(np.uint32)
 
 
+blocks = {}  # module -> its FP8 block scales (float-quantized strategy block)
+
+
 def modules(src, cfg):
     """module -> (codes - zero points int16 [N, K], scales f32 [N, groups], input scale or
     None, the scale column of each input column [K]: k // G, 0 per channel, or g_idx[k])."""
@@ -105,6 +108,7 @@ def modules(src, cfg):
     grp = next(iter(qc["config_groups"].values()))["weights"]
     bits = grp.get("num_bits", 8)
     out = {}
+    global blocks
     for name, (dt, arr) in src.items():
         if dt == "F8_E4M3" and name.endswith(".weight"):  # raw codes; dequant() decodes
             m = name[: -len(".weight")]
@@ -123,6 +127,10 @@ def modules(src, cfg):
         N, K = codes.shape
         if s.size == 1:  # per tensor: one scale, as if each row had it
             s = np.full((N, 1), s.reshape(-1)[0], dtype=np.float32)
+        if grp.get("strategy") == "block":  # FP8 blocks: each code's own scale [N, K]
+            b0, b1 = grp["block_structure"]
+            blocks[m] = s
+            s = np.repeat(np.repeat(s, b0, axis=0)[:N], b1, axis=1)[:, :K]
         col = np.arange(K) // (K // s.shape[1])
         if m + ".weight_g_idx" in src:  # actorder group: scale[n, g_idx[k]]
             col = src[m + ".weight_g_idx"][1].astype(np.int64)
@@ -141,7 +149,7 @@ def rank_parts(cfg, T, r, layer):
     """runtime module -> list of (checkpoint module, axis, start, len) (llama rules)."""
     H, KV, hid, I = (cfg["num_attention_heads"], cfg["num_key_value_heads"],
                      cfg["hidden_size"], cfg["intermediate_size"])
-    d = hid // H
+    d = cfg.get("head_dim") or hid // H
     Hl = H // T
     KVl, ks = (KV // T, r) if KV >= T else (1, r // (T // KV))
     p = "model.layers.%d." % layer
@@ -149,7 +157,7 @@ def rank_parts(cfg, T, r, layer):
         p + "self_attn.qkv_proj": [(p + "self_attn.q_proj", 0, r * Hl * d, Hl * d),
                                    (p + "self_attn.k_proj", 0, ks * KVl * d, KVl * d),
                                    (p + "self_attn.v_proj", 0, ks * KVl * d, KVl * d)],
-        p + "self_attn.o_proj": [(p + "self_attn.o_proj", 1, r * hid // T, hid // T)],
+        p + "self_attn.o_proj": [(p + "self_attn.o_proj", 1, r * Hl * d, Hl * d)],
         p + "mlp.gate_up_proj": [(p + "mlp.gate_proj", 0, r * I // T, I // T),
                                  (p + "mlp.up_proj", 0, r * I // T, I // T)],
         p + "mlp.down_proj": [(p + "mlp.down_proj", 1, r * I // T, I // T)],
@@ -166,7 +174,7 @@ def assemble(mods, parts, G):
             qs.append(q[a:a + n]); ss.append(s[a:a + n]); fs.append(full[a:a + n])
         else:
             qs.append(q[:, a:a + n]); fs.append(full[:, a:a + n])
-            ss.append(s if s.shape[1] == 1 else s[:, a // G:(a + n) // G])
+            ss.append(s if s.shape[1] == 1 else s[:, a // G:(a + n) // G] if G else s[:, a:a + n])
     return np.concatenate(qs), np.concatenate(ss), np.concatenate(fs)
 
 
@@ -206,13 +214,14 @@ def main():
     grp = next(iter(cfg["quantization_config"]["config_groups"].values()))["weights"]
     fp8 = grp.get("type") == "float"
     fp8t = fp8 and grp.get("strategy") == "tensor"
+    fp8b = fp8 and grp.get("strategy") == "block"
     assert mode != "pass" or grp.get("symmetric", True), "zero points never pass through"
     # distance to the BF16 twin, in steps: half a step of rounding plus the clamped top of the
     # range; asymmetric int8 adds half a step of zero-point rounding and 255 * 2^-8 of a
     # BF16-rounded scale: up to 1.5
     tol = 1.5 if grp.get("num_bits") == 8 and not grp.get("symmetric", True) else 0.75
-    quant = {"pass": "int4-group" if i4 else "fp8-tensor" if fp8t else "fp8-channel" if fp8
-             else "int8-channel",
+    quant = {"pass": "int4-group" if i4 else "fp8-tensor" if fp8t else "fp8-block" if fp8b
+             else "fp8-channel" if fp8 else "int8-channel",
              "requant": "int8-channel" if i4 else "int4-group", "none": "none"}[mode]
     bad = 0
     for r in range(T):
@@ -239,6 +248,13 @@ def main():
                     ok = np.array_equal(w.reshape(want.shape), want) and sc.reshape(-1).tolist() == [mx]
                     isc = [mods[m][2] for m, *_ in parts if mods[m][2] is not None]
                     ok = ok and got[rt + ".input_scale"][1].reshape(-1)[0] == max(isc)
+                elif mode == "pass" and fp8b:  # codes, and the block scales of whole blocks
+                    b0, b1 = grp["block_structure"]
+                    ws = np.concatenate([
+                        blocks[m][a // b0:-(-(a + n) // b0)] if ax == 0 else
+                        blocks[m][:, a // b1:-(-(a + n) // b1)] for m, ax, a, n in parts])
+                    ok = np.array_equal(w.reshape(q.shape), q) and np.array_equal(
+                        sc.reshape(ws.shape), ws) and sc.dtype == np.float32
                 elif mode == "pass":
                     want = pack(q) if i4 else q
                     ok = np.array_equal(w.reshape(want.shape), want) and np.array_equal(

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ct_python.sh — compressed-tensors sources through `weightctl shard`, checked by an
 # outside reader: tests/integration/ct_oracle.py reads the llama_w8a8 / llama_w4a16 /
-# llama_w4a8 / llama_ct_fp8 / llama_ct_fp8_tensor (FP8 per channel / per tensor)
-# fixtures with numpy and rebuilds every rank (pass-through bytes, dequantized
+# llama_w4a8 / llama_ct_fp8 / llama_ct_fp8_tensor / qwen3_ct_fp8_block (FP8 per
+# channel / tensor / block; twin qwen3) fixtures with numpy and rebuilds every rank (pass-through bytes, dequantized
 # values against the BF16 llama twin, dequantize -> requantize, dequantize to
 # fp32); the CLI refusals (a group split by a rank, another scheme without --requant allow) exit 3
 # naming the tensor and the fix.
@@ -19,12 +19,13 @@ fi
 "$PY" -c 'import numpy' || { echo "ct_python.sh: FAIL: numpy unavailable"; exit 1; }
 fail=0
 for f in llama llama_w8a8 llama_w4a16 llama_w4a16_asym llama_w4a8 llama_w8a8_asym llama_w8a16 \
-	llama_w4a16_actorder llama_ct_fp8 llama_ct_fp8_tensor; do
+	llama_w4a16_actorder llama_ct_fp8 llama_ct_fp8_tensor qwen3 qwen3_ct_fp8_block; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" --seed 11 >/dev/null ||
 		{ echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
 while read -r fam tp mode; do
-	"$PY" "$HERE/ct_oracle.py" "$B/weightctl" "$T/$fam" "$T/llama" "$tp" "$mode" ||
+	# the BF16 twin of the same seed: the family's first word (llama, qwen3)
+	"$PY" "$HERE/ct_oracle.py" "$B/weightctl" "$T/$fam" "$T/${fam%%_*}" "$tp" "$mode" ||
 		fail=$((fail + 1))
 done <<'CASES'
 llama_w8a8 1 pass
@@ -47,6 +48,10 @@ llama_ct_fp8_tensor 1 pass
 llama_ct_fp8_tensor 2 pass
 llama_ct_fp8_tensor 4 none
 llama_ct_fp8_tensor 2 requant
+qwen3_ct_fp8_block 1 pass
+qwen3_ct_fp8_block 2 pass
+qwen3_ct_fp8_block 2 none
+qwen3_ct_fp8_block 2 requant
 llama_w4a8 2 none
 llama_w4a16_asym 1 none
 llama_w4a16_asym 2 none

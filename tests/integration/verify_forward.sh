@@ -12,7 +12,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder llama_ct_fp8 llama_ct_fp8_tensor \
-	gemma gemma2 gemma3_text phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
+	qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
 	phimoe gpt_oss llama4 llama4_text glm4_moe llama4_fbgemm qwen3_next ernie4_5 ernie4_5_moe cohere cohere2; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
@@ -162,6 +162,8 @@ check llama_w4a16_actorder --tp-size 2 --quant int4-group --requant allow
 check llama_ct_fp8 --tp-size 2 --quant fp8-channel # FP8_DYNAMIC: codes and row scales passed through
 check llama_ct_fp8 --tp-size 4 # dequantized to BF16
 check llama_ct_fp8_tensor --tp-size 2 --quant fp8-tensor # FP8 static: q/k/v merged to the max scale
+check qwen3_ct_fp8_block --tp-size 2 --quant fp8-block # FP8_BLOCK: blocks and BF16 scales passed through
+grep -q "budget 0.0001 (fp8-block pass-through" "$T/out" || fail "ct fp8-block pass-through budget: $(cat "$T/out")"
 # config.json as transformers 5.x writes it (num_local_experts, rope_parameters):
 # verify-forward reads what plan reads
 for f in qwen2_moe llama; do
