@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/util/benchutil.h"
 #include "common/common.h"
 #include "loader/loader.h"
 #include "shardmap/shardmap.h"
@@ -52,24 +53,7 @@ static double read_all(const char *dir, char *buf, uint64_t *total)
 	return (double)(common_now_ns() - t0) / 1e9;
 }
 
-typedef struct sink {
-	uint64_t bytes;
-	uint64_t calls;
-} sink;
-
-static int on_tensor(void *ctx, uint32_t rank, size_t ix, const void *b, uint64_t n, wt_errbuf *err)
-{
-	(void)rank;
-	(void)ix;
-	(void)b;
-	(void)err;
-	sink *s = ctx;
-	s->bytes += n;
-	s->calls++;
-	return WT_OK;
-}
-
-static double produce(const char *dir, uint64_t *src_bytes, sink *sk)
+static double produce(const char *dir, uint64_t *src_bytes, bench_prod_count *sk)
 {
 	store *s = NULL;
 	ckpt *c = NULL;
@@ -85,7 +69,7 @@ static double produce(const char *dir, uint64_t *src_bytes, sink *sk)
 	if (rv == WT_OK)
 		rv = shardmap_plan(c, &l, &p, &err);
 	if (rv == WT_OK)
-		rv = shardmap_produce(c, p, -1, on_tensor, sk, &err);
+		rv = shardmap_produce(c, p, -1, bench_prod_count_emit, sk, &err);
 	double sec = (double)(common_now_ns() - t0) / 1e9;
 	if (rv == WT_OK)
 		*src_bytes = ckpt_total_bytes(c);
@@ -135,11 +119,11 @@ int main(int argc, char **argv)
 	uint64_t fbytes = 0, sbytes = 0;
 	read_all(dir, buf, &fbytes); /* warm the page cache */
 	double rbest = 1e30, pbest = 1e30;
-	sink sk = {0};
+	bench_prod_count sk = {0};
 	for (int r = 0; r < REPS; r++) {
 		double t = read_all(dir, buf, &fbytes);
 		rbest = t < rbest ? t : rbest;
-		sk = (sink){0};
+		sk = (bench_prod_count){0};
 		t = produce(dir, &sbytes, &sk);
 		if (t < 0)
 			return 1;

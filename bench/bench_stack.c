@@ -26,30 +26,6 @@
 
 enum { PART = 4 << 20, MAX_ROUNDS = 15 };
 
-typedef struct sink {
-	uint64_t bytes, calls, parts;
-} sink;
-
-static int on_tensor(void *ctx, uint32_t rank, size_t ix, const void *b, uint64_t n, wt_errbuf *err)
-{
-	(void)rank;
-	(void)ix;
-	(void)b;
-	(void)err;
-	sink *s = ctx;
-	__atomic_fetch_add(&s->bytes, n, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
-	return WT_OK;
-}
-
-static int on_part(void *ctx, uint32_t rank, size_t ix, uint64_t off, const void *b, uint64_t n,
-                   wt_errbuf *err)
-{
-	(void)off;
-	__atomic_fetch_add(&((sink *)ctx)->parts, 1, __ATOMIC_RELAXED);
-	return on_tensor(ctx, rank, ix, b, n, err);
-}
-
 /* The child: produce every rank of dir's TP=4 layout, streamed or assembled. */
 static int child(const char *mode, const char *dir, const char *quant)
 {
@@ -67,11 +43,12 @@ static int child(const char *mode, const char *dir, const char *quant)
 		rv = ckpt_open(&c, s, &err);
 	if (rv == WT_OK)
 		rv = shardmap_plan(c, &l, &p, &err);
-	sink sk = {0};
+	bench_prod_count sk = {0};
 	sm_produce_opts o = {.only_rank = -1,
 	                     .threads = 2,
-	                     .emit = on_tensor,
-	                     .emit_part = strcmp(mode, "streamed") == 0 ? on_part : NULL,
+	                     .emit = bench_prod_count_emit,
+	                     .emit_part =
+	                         strcmp(mode, "streamed") == 0 ? bench_prod_count_part : NULL,
 	                     .part_bytes = PART,
 	                     .ctx = &sk};
 	if (rv == WT_OK)

@@ -62,6 +62,18 @@ double bench_cpu_s(void);
  * children of its main thread); 0 if unknown. */
 double bench_proc_cpu_s(pid_t pid);
 
+/* Production callbacks (shardmap's emit and emit_part) that count what they
+ * are handed and keep none; atomic, as a production's workers call them at
+ * once. */
+typedef struct bench_prod_count {
+	uint64_t bytes, calls, parts;
+} bench_prod_count;
+
+int bench_prod_count_emit(void *ctx, uint32_t rank, size_t ix, const void *b, uint64_t n,
+                          wt_errbuf *err);
+int bench_prod_count_part(void *ctx, uint32_t rank, size_t ix, uint64_t off, const void *b,
+                          uint64_t n, wt_errbuf *err);
+
 /* noverify.c: verify = 0 skips the client's chunk and tensor hash checks (to
  * measure their cost); 1 restores them. Benchmarks only. */
 void bench_client_set_verify(wt_client *c, int verify);
