@@ -32,7 +32,7 @@ export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp print_suppressions=0${LS
 # (patterns: every reference and planner test but test_shardmap_plan, which
 # runs threads on a clock)
 OFFLINE=(test_config_sweep test_header_sweep 'test_reference*' test_fixtures
-	'test_shardmap_*' test_checkpoint test_kernels test_kernels_mx ct_python.sh
+	'test_shardmap_*' test_checkpoint test_kernels test_kernels_mx ct_python.sh ct_moe.sh
 	fixtures_python.sh shard_python.sh shard_cli.sh shard_memory.sh shard_all.sh verify_forward.sh)
 NOT_OFFLINE=(test_shardmap_plan)
 cores=$(nproc 2>/dev/null || echo 1)
