@@ -2,7 +2,8 @@
  * bench_stack.c — the memory of producing large expert stacks without EP
  * (shardmap/produce_batch.c): every rank of a TP=4 layout of a gpt_oss checkpoint
  * with many experts (`wt-mkckpt --family gpt_oss --experts E`, default 4096: two
- * layers of MXFP4 stacks that dequantize to 768 MiB of BF16 each) produced in one
+ * layers of MXFP4 stacks that dequantize to 768 MiB of BF16 each; --family mixtral
+ * or deepseek_v3: experts stored one tensor each, BF16 / FP8 blocks) produced in one
  * pass on two threads, the stacks read in batches of the default stack_batch_bytes
  * (256 MiB), as weightd produces a layout. Baseline, in the same run: the outputs
  * assembled whole (emit only: each rank's share of a stack held until every batch
@@ -12,12 +13,14 @@
  * peak RSS and seconds (the child's wall time: plan and production), and the
  * ratios of the medians, streamed / assembled.
  *
- *   bench_stack [--experts E] [--rounds N] [--quant none|fp8-block|int8-channel]
+ *   bench_stack [--family gpt_oss|mixtral|deepseek_v3] [--experts E] [--rounds N]
+ *               [--quant none|fp8-block|int8-channel]
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench/util/benchutil.h"
 #include "common/common.h"
@@ -79,8 +82,9 @@ int main(int argc, char **argv)
 	if (argc == 5 && strcmp(argv[1], "--child") == 0)
 		return child(argv[2], argv[3], argv[4]);
 	uint64_t experts = 4096, rounds = 3;
-	const char *quant = "none";
-	static const struct option opts[] = {{"experts", required_argument, NULL, 'e'},
+	const char *quant = "none", *fam = "gpt_oss";
+	static const struct option opts[] = {{"family", required_argument, NULL, 'f'},
+	                                     {"experts", required_argument, NULL, 'e'},
 	                                     {"rounds", required_argument, NULL, 'r'},
 	                                     {"quant", required_argument, NULL, 'q'},
 	                                     {NULL, 0, NULL, 0}};
@@ -95,30 +99,37 @@ int main(int argc, char **argv)
 			quant = optarg;
 			continue;
 		}
-		fprintf(stderr,
-		        "usage: bench_stack [--experts 4..65536] [--rounds 1..%d] "
-		        "[--quant none|fp8-block|int8-channel]\n",
-		        MAX_ROUNDS);
+		if (k == 'f' && (strcmp(optarg, "gpt_oss") == 0 || strcmp(optarg, "mixtral") == 0 ||
+		                 strcmp(optarg, "deepseek_v3") == 0)) {
+			fam = optarg;
+			continue;
+		}
+		fprintf(
+		    stderr,
+		    "usage: bench_stack [--family gpt_oss|mixtral|deepseek_v3] "
+		    "[--experts 4..65536] [--rounds 1..%d] [--quant none|fp8-block|int8-channel]\n",
+		    MAX_ROUNDS);
 		return 2;
 	}
 	if (bench_init(argv[0], "stack") != 0)
 		return 1;
 	char dir[4096], bin[4096], self[4096], ne[32];
-	snprintf(dir, sizeof(dir), "%s/gpt_oss", bench_tmp());
+	snprintf(dir, sizeof(dir), "%s/%s", bench_tmp(), fam);
 	snprintf(bin, sizeof(bin), "%s/wt-mkckpt", bench_build());
 	snprintf(self, sizeof(self), "%s/bench/bench_stack", bench_build());
 	snprintf(ne, sizeof(ne), "%llu", (unsigned long long)experts);
-	char *gen[] = {bin, "--family", "gpt_oss", "--experts", ne, "--out", dir, NULL};
+	char *gen[] = {bin, "--family", (char *)fam, "--experts", ne, "--out", dir, NULL};
 	if (bench_run(gen, NULL) != 0) {
-		fprintf(stderr, "bench_stack: %s --family gpt_oss --experts %s failed\n", bin, ne);
+		fprintf(stderr, "bench_stack: %s --family %s --experts %s failed\n", bin, fam, ne);
 		bench_finish(-1);
 		return 1;
 	}
-	/* the stacks per layer: gate_up 2*128 x 256 and down 256 x 128 per expert */
-	double stack_mib = (double)experts * (2 * 128 * 256 + 256 * 128) * 2 / 1048576.0;
-	printf("gpt_oss, %s experts, 2 layers, TP=4 all ranks, quant %s, 2 threads: each layer's "
-	       "stacks %.0f MiB in BF16\n",
-	       ne, quant, stack_mib);
+	char st[4200];
+	snprintf(st, sizeof(st), "%s/model.safetensors", dir);
+	struct stat sb;
+	printf("%s, %s experts, 2 layers, TP=4 all ranks, quant %s, 2 threads: checkpoint %.0f "
+	       "MiB\n",
+	       fam, ne, quant, stat(st, &sb) == 0 ? (double)sb.st_size / 1048576.0 : -1.0);
 	static const char *const modes[2] = {"assembled", "streamed"};
 	double rss[2][MAX_ROUNDS], sec[2][MAX_ROUNDS];
 	for (int r = 0; r < (int)rounds; r++)

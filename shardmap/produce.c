@@ -178,8 +178,7 @@ static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* Read (and dequantize) a scanned source that is needed and not read directly. */
-static int load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
+int sm_prod_load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 {
 	const sm_src *src = &g->srcs[s];
 	loaded *ld = &pr->ld[s];
@@ -670,6 +669,10 @@ int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 		return rv;
 	for (uint32_t s = 0; s < g->n_srcs; s++)
 		scan_src(pr, g, s);
+	bool done = false; /* experts stored one tensor each, a few at a time */
+	rv = sm_prod_units(pr, g, &done, err);
+	if (rv != WT_OK || done)
+		return rv;
 	if (stream_ok(pr, g))
 		return do_stream(pr, g, err);
 	bool streamed = false; /* a large stack: a few experts at a time */
@@ -677,7 +680,7 @@ int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 	if (per > 0)
 		return sm_prod_batched(pr, g, per, streamed, err);
 	for (uint32_t s = 0; s < g->n_srcs && rv == WT_OK; s++)
-		rv = load_src(pr, g, s, err);
+		rv = sm_prod_load_src(pr, g, s, err);
 	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++)
 		if (sm_prod_selected(pr, g->m[m].rank))
 			rv = do_out(pr, g->m[m].rank, g->m[m].ix, err);

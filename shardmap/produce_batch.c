@@ -17,6 +17,13 @@
  * its whole; with TP = 8 the ranks' outputs of a stack are the whole stack (and
  * in F32 before quantizing, twice a BF16 one). Otherwise each output is assembled
  * across the batches in its own buffer and emitted once every batch is in.
+ *
+ * Experts stored one tensor each (Mixtral's, Qwen-MoE's, DeepSeek's) stack the same
+ * way with nothing to transform, but a work item of every rank still read all of a
+ * layer's experts and held every output (dequantized to F32 first when converted):
+ * sm_prod_units streams them too, a batch being output units [b0, b1) (the experts
+ * of every selected rank at those slots) whose source tensors alone are read, and
+ * freed before the next batch.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -54,31 +61,57 @@ static wt_dtype out_dtype(const sm_out *o)
 	return o->okind == SM_O_QUANT ? o->work : o->info.dtype;
 }
 
-/* The union of the output rows of o that experts [b0, b1) give its pieces, as [*ra,
+/* What a batch [b0, b1) is: experts of stack sources (unit_of NULL), or output units
+ * (unit_of[s]: the unit whose pieces alone read source s, < 0: none). want[s]: the
+ * rows of source s the selected ranks need (lo > hi: none). */
+typedef struct batching {
+	const int64_t (*want)[2];
+	const int64_t *unit_of;
+} batching;
+
+/* Rows [*a, *a + *n) of piece pc's output rows come from batch [b0, b1); false when pc
+ * is not a stack's rows (stacks) or is a zero piece. */
+static bool piece_rows(const prod *pr, const sm_group *g, const batching *bt, const sm_piece *pc,
+                       int64_t b0, int64_t b1, int64_t *a, int64_t *n)
+{
+	*a = *n = 0;
+	if (pc->src == SM_ZERO)
+		return false;
+	if (bt->unit_of != NULL) {
+		if (pc->unit >= b0 && pc->unit < b1)
+			*n = pc->out_rows;
+		return true;
+	}
+	sm_stack st;
+	if (pr->ld[pc->src].t == NULL || !sm_stack_of(&g->srcs[pc->src], pr->ld[pc->src].t, &st) ||
+	    (!pc->cols && pc->out_rows != pc->len))
+		return false;
+	int64_t s0 = pc->cols ? 0 : pc->start, s1 = pc->cols ? pc->out_rows : s0 + pc->len;
+	int64_t lo = s0 > b0 * st.vrows ? s0 : b0 * st.vrows;
+	int64_t hi = s1 < b1 * st.vrows ? s1 : b1 * st.vrows;
+	if (lo < hi) {
+		*a = lo - s0;
+		*n = hi - lo;
+	}
+	return true;
+}
+
+/* The union of the output rows of o that batch [b0, b1) gives its pieces, as [*ra,
  * *rb) (empty: *ra = *rb = 0); false when it is not one interval (two column
  * pieces stacked, a zero piece between rows) or a piece is not a stack's rows. */
-static bool batch_rows(const prod *pr, const sm_group *g, const sm_out *o, int64_t b0, int64_t b1,
-                       int64_t *ra, int64_t *rb)
+static bool batch_rows(const prod *pr, const sm_group *g, const batching *bt, const sm_out *o,
+                       int64_t b0, int64_t b1, int64_t *ra, int64_t *rb)
 {
 	int64_t lo = INT64_MAX, hi = -1, covered = 0, pos = 0;
 	for (size_t k = 0; k < o->np; k++) {
 		const sm_piece *pc = &pr->p->pieces[o->p0 + k];
-		if (pc->src != SM_ZERO) {
-			sm_stack st;
-			if (pr->ld[pc->src].t == NULL ||
-			    !sm_stack_of(&g->srcs[pc->src], pr->ld[pc->src].t, &st) ||
-			    (!pc->cols && pc->out_rows != pc->len))
-				return false;
-			int64_t s0 = pc->cols ? 0 : pc->start,
-			        s1 = pc->cols ? pc->out_rows : s0 + pc->len;
-			int64_t a = s0 > b0 * st.vrows ? s0 : b0 * st.vrows;
-			int64_t b = s1 < b1 * st.vrows ? s1 : b1 * st.vrows;
-			if (a < b) {
-				int64_t o0 = pos + (a - s0);
-				lo = o0 < lo ? o0 : lo;
-				hi = o0 + (b - a) > hi ? o0 + (b - a) : hi;
-				covered += b - a;
-			}
+		int64_t a, n;
+		if (pc->src != SM_ZERO && !piece_rows(pr, g, bt, pc, b0, b1, &a, &n))
+			return false;
+		if (pc->src != SM_ZERO && n > 0) {
+			lo = pos + a < lo ? pos + a : lo;
+			hi = pos + a + n > hi ? pos + a + n : hi;
+			covered += n;
 		}
 		pos += pc->out_rows;
 	}
@@ -109,8 +142,8 @@ typedef struct mstate {
  * experts in [lo, hi): it has rows and no zero rows, and its rows come in order,
  * batch after batch (a quantized one's in whole units). ms (NULL: not wanted)
  * [m].most set, [m].done 0. */
-static bool stream_plan(const prod *pr, const sm_group *g, int64_t lo, int64_t hi, int64_t per,
-                        mstate *ms)
+static bool stream_plan(const prod *pr, const sm_group *g, const batching *bt, int64_t lo,
+                        int64_t hi, int64_t per, mstate *ms)
 {
 	if (pr->emit_part == NULL || pr->part_bytes == 0 || pr->part_bytes % 16 != 0)
 		return false;
@@ -124,7 +157,7 @@ static bool stream_plan(const prod *pr, const sm_group *g, int64_t lo, int64_t h
 		int64_t N = o->rows / o->units, done = 0, most = 0;
 		for (int64_t b0 = lo; b0 < hi; b0 += per) {
 			int64_t ra, rb;
-			if (!batch_rows(pr, g, o, b0, b0 + per < hi ? b0 + per : hi, &ra, &rb))
+			if (!batch_rows(pr, g, bt, o, b0, b0 + per < hi ? b0 + per : hi, &ra, &rb))
 				return false;
 			if (ra == rb)
 				continue;
@@ -181,7 +214,7 @@ int64_t sm_stack_batch(const prod *pr, const sm_group *g, bool *streamed)
 	 * outputs: one expert's of each) */
 	int64_t ns = (int64_t)(cap / (per + sum / (uint64_t)(hi - lo)));
 	ns = ns < 1 ? 1 : ns;
-	*streamed = stream_plan(pr, g, lo, hi, ns, NULL);
+	*streamed = stream_plan(pr, g, &(batching){0}, lo, hi, ns, NULL);
 	if (*streamed)
 		return ns;
 	/* assembled, every output is held at once (the replicas of the ranks of an EP
@@ -253,11 +286,30 @@ static int out_bufs(prod *pr, const sm_group *g, wt_errbuf *err)
 	return rv;
 }
 
-/* Load batch [b0, b1) of the needed rows want[s] (lo > hi: not needed) of g's sources. */
-static int load_batch(prod *pr, const sm_group *g, const int64_t (*want)[2], int64_t b0, int64_t b1,
+/* Load batch [b0, b1) of the needed rows of g's sources: a stack's rows of those
+ * experts, or the sources of those units whole (the buffers of every other source
+ * freed: the batch before's). */
+static int load_batch(prod *pr, const sm_group *g, const batching *bt, int64_t b0, int64_t b1,
                       wt_errbuf *err)
 {
-	for (uint32_t s = 0; s < g->n_srcs; s++) {
+	const int64_t(*want)[2] = bt->want;
+	for (uint32_t s = 0; s < g->n_srcs && bt->unit_of != NULL; s++) {
+		loaded *ld = &pr->ld[s];
+		ld->ok = want[s][0] <= want[s][1] && bt->unit_of[s] >= b0 && bt->unit_of[s] < b1;
+		if (!ld->ok) {
+			free(pr->raw[s].p);
+			free(pr->dq[s].p);
+			pr->raw[s] = pr->dq[s] = (buf){0};
+			continue;
+		}
+		ld->r0 = want[s][0];
+		ld->r1 = want[s][1];
+		ld->direct = false; /* placed from the buffer, as a batch's rows */
+		int rv = sm_prod_load_src(pr, g, s, err);
+		if (rv != WT_OK)
+			return rv;
+	}
+	for (uint32_t s = 0; s < g->n_srcs && bt->unit_of == NULL; s++) {
 		loaded *ld = &pr->ld[s];
 		sm_stack st;
 		ld->ok = want[s][0] <= want[s][1] && sm_stack_of(&g->srcs[s], ld->t, &st);
@@ -275,12 +327,12 @@ static int load_batch(prod *pr, const sm_group *g, const int64_t (*want)[2], int
 
 /* ---- assembled ---- */
 
-static int assembled(prod *pr, const sm_group *g, const int64_t (*want)[2], int64_t lo, int64_t hi,
+static int assembled(prod *pr, const sm_group *g, const batching *bt, int64_t lo, int64_t hi,
                      int64_t per, wt_errbuf *err)
 {
 	int rv = out_bufs(pr, g, err);
 	for (int64_t b0 = lo; b0 < hi && rv == WT_OK; b0 += per) {
-		rv = load_batch(pr, g, want, b0, b0 + per < hi ? b0 + per : hi, err);
+		rv = load_batch(pr, g, bt, b0, b0 + per < hi ? b0 + per : hi, err);
 		for (size_t m = 0; m < g->n_m && rv == WT_OK; m++) {
 			const sm_out *o = member_out(pr, g, m);
 			if (o != NULL)
@@ -360,12 +412,12 @@ static int stream_bufs(prod *pr, const sm_group *g, mstate *ms, wt_errbuf *err)
 
 /* Member m's rows of the batch just loaded into its buffer (quantized: as codes), and
  * its whole parts emitted. */
-static int stream_rows(prod *pr, const sm_group *g, size_t m, mstate *ms, int64_t b0, int64_t b1,
-                       wt_errbuf *err)
+static int stream_rows(prod *pr, const sm_group *g, const batching *bt, size_t m, mstate *ms,
+                       int64_t b0, int64_t b1, wt_errbuf *err)
 {
 	const sm_out *o = &pr->p->ranks[g->m[m].rank].outs[g->m[m].ix];
 	int64_t ra, rb;
-	bool one = batch_rows(pr, g, o, b0, b1, &ra, &rb);
+	bool one = batch_rows(pr, g, bt, o, b0, b1, &ra, &rb);
 	if (one && ra == rb)
 		return WT_OK;
 	if (!one || ra != ms->done) /* (stream_plan checked them) */
@@ -407,22 +459,22 @@ static int stream_end(prod *pr, const sm_group *g, size_t m, mstate *ms, wt_errb
 	return sm_prod_emit(pr, rank, o->scale_ix, ms->sc, so->info.nbytes, err);
 }
 
-static int streamed(prod *pr, const sm_group *g, const int64_t (*want)[2], int64_t lo, int64_t hi,
+static int streamed(prod *pr, const sm_group *g, const batching *bt, int64_t lo, int64_t hi,
                     int64_t per, wt_errbuf *err)
 {
 	mstate *ms = calloc(g->n_m ? g->n_m : 1, sizeof(*ms));
 	if (ms == NULL)
 		return wt_seterr(err, WT_ENOMEM, "produce: out of memory for %zu streamed outputs",
 		                 g->n_m);
-	int rv = stream_plan(pr, g, lo, hi, per, ms)
+	int rv = stream_plan(pr, g, bt, lo, hi, per, ms)
 	             ? stream_bufs(pr, g, ms, err)
 	             : wt_seterr(err, WT_ECORRUPT, "produce: a stack's batches cannot be streamed");
 	for (int64_t b0 = lo; b0 < hi && rv == WT_OK; b0 += per) {
 		int64_t b1 = b0 + per < hi ? b0 + per : hi;
-		rv = load_batch(pr, g, want, b0, b1, err);
+		rv = load_batch(pr, g, bt, b0, b1, err);
 		for (size_t m = 0; m < g->n_m && rv == WT_OK; m++)
 			if (member_out(pr, g, m) != NULL)
-				rv = stream_rows(pr, g, m, &ms[m], b0, b1, err);
+				rv = stream_rows(pr, g, bt, m, &ms[m], b0, b1, err);
 	}
 	for (size_t m = 0; m < g->n_m && rv == WT_OK; m++)
 		if (member_out(pr, g, m) != NULL)
@@ -454,8 +506,123 @@ int sm_prod_batched(prod *pr, const sm_group *g, int64_t per, bool stream, wt_er
 		lo = e0 < lo ? e0 : lo;
 		hi = e1 > hi ? e1 : hi;
 	}
-	int rv = stream ? streamed(pr, g, (const int64_t(*)[2])want, lo, hi, per, err)
-	                : assembled(pr, g, (const int64_t(*)[2])want, lo, hi, per, err);
+	batching bt = {.want = (const int64_t(*)[2])want};
+	int rv = stream ? streamed(pr, g, &bt, lo, hi, per, err)
+	                : assembled(pr, g, &bt, lo, hi, per, err);
 	free(want);
+	return rv;
+}
+
+/* ---- experts stored one tensor each ---- */
+
+/* Bytes held while source s is loaded: read, and dequantized to F32 when converted. */
+static uint64_t src_cost(const prod *pr, const sm_group *g, uint32_t s)
+{
+	const loaded *ld = &pr->ld[s];
+	const ckpt_tensor *t = ld->t;
+	int64_t rows = sm_trows(t);
+	uint64_t raw = (uint64_t)(ld->r1 - ld->r0) * (rows > 0 ? t->nbytes / (uint64_t)rows : 0);
+	switch (g->srcs[s].mode) {
+	case SM_SRC_RAW:
+		return raw;
+	case SM_SRC_DQ_CT:
+	case SM_SRC_PACK_CT:
+		return raw + (uint64_t)t->shape[0] *
+		                 (uint64_t)shardmap_ct_cols(ckpt_get_config(pr->c), t) * 4;
+	default:
+		return raw + t->nbytes * 4; /* FP8: one byte an element */
+	}
+}
+
+/* Units per batch (0: not this way) for g's selected outputs, every one a stack of U
+ * units; unit_of and want (n_srcs each) filled. */
+static int64_t unit_plan(const prod *pr, const sm_group *g, int64_t U, int64_t *unit_of,
+                         int64_t (*want)[2], uint64_t *cost)
+{
+	uint64_t outs = 0, total = 0, most = 0;
+	for (uint32_t s = 0; s < g->n_srcs; s++) {
+		unit_of[s] = -1;
+		want[s][0] = 1;
+		want[s][1] = 0;
+	}
+	for (size_t m = 0; m < g->n_m; m++) {
+		const sm_out *o = member_out(pr, g, m);
+		if (o == NULL)
+			continue;
+		if (o->okind != SM_O_DATA && o->okind != SM_O_QUANT)
+			return 0;
+		outs += (uint64_t)o->rows * (uint64_t)o->cols * wt_dtype_size(out_dtype(o));
+		for (size_t k = 0; k < o->np; k++) {
+			const sm_piece *pc = &pr->p->pieces[o->p0 + k];
+			if (pc->src == SM_ZERO || pc->unit < 0 || pc->unit >= U ||
+			    (unit_of[pc->src] >= 0 && unit_of[pc->src] != pc->unit))
+				return 0; /* a source two units read: a stack, or not experts */
+			unit_of[pc->src] = pc->unit;
+		}
+	}
+	for (uint32_t s = 0; s < g->n_srcs; s++) {
+		const loaded *ld = &pr->ld[s];
+		sm_stack st;
+		if (!ld->ok)
+			continue;
+		if (unit_of[s] < 0 || sm_stack_of(&g->srcs[s], ld->t, &st))
+			return 0;
+		want[s][0] = ld->r0;
+		want[s][1] = ld->r1;
+		uint64_t c = src_cost(pr, g, s);
+		cost[unit_of[s]] += c;
+		total += c;
+	}
+	for (int64_t u = 0; u < U; u++)
+		most = cost[u] > most ? cost[u] : most;
+	uint64_t cap = pr->batch_bytes ? pr->batch_bytes : SM_STACK_BATCH_BYTES;
+	if (total + outs <= cap || most == 0) /* at once: the sources and the outputs */
+		return 0;
+	/* a batch's sources and its rows of every output count towards the ceiling */
+	int64_t per = (int64_t)(cap / (most + outs / (uint64_t)U));
+	per = per < 1 ? 1 : per;
+	batching bt = {.want = (const int64_t(*)[2])want, .unit_of = unit_of};
+	return stream_plan(pr, g, &bt, 0, U, per, NULL) ? per : 0;
+}
+
+int sm_prod_units(prod *pr, const sm_group *g, bool *done, wt_errbuf *err)
+{
+	*done = false;
+	if (pr->emit_part == NULL)
+		return WT_OK;
+	int64_t U = -1;
+	for (size_t m = 0; m < g->n_m; m++) {
+		const sm_out *o = member_out(pr, g, m);
+		if (o == NULL)
+			continue;
+		if (o->units < 2 || (U >= 0 && o->units != U))
+			return WT_OK;
+		U = o->units;
+	}
+	if (U < 0)
+		return WT_OK;
+	size_t n = g->n_srcs ? g->n_srcs : 1;
+	int64_t *unit_of = malloc(n * sizeof(*unit_of));
+	int64_t(*want)[2] = malloc(n * sizeof(*want));
+	uint64_t *cost = calloc((size_t)U, sizeof(*cost));
+	int rv = WT_OK;
+	if (unit_of == NULL || want == NULL || cost == NULL) {
+		rv = wt_seterr(err, WT_ENOMEM, "produce: out of memory planning %zu sources", n);
+	} else {
+		int64_t per = unit_plan(pr, g, U, unit_of, want, cost);
+		batching bt = {.want = (const int64_t(*)[2])want, .unit_of = unit_of};
+		if (per > 0) {
+			*done = true;
+			rv = streamed(pr, g, &bt, 0, U, per, err);
+			for (uint32_t s = 0; s < g->n_srcs; s++) { /* the last batch's */
+				free(pr->raw[s].p);
+				free(pr->dq[s].p);
+				pr->raw[s] = pr->dq[s] = (buf){0};
+			}
+		}
+	}
+	free(unit_of);
+	free(want);
+	free(cost);
 	return rv;
 }

@@ -58,6 +58,9 @@ int sm_prod_reserve(buf *b, size_t n);
 int sm_prod_obufs(prod *pr, size_t n, wt_errbuf *err);
 /* Whether the work item takes rank's outputs (pr->only, pr->n_only). */
 bool sm_prod_selected(const prod *pr, uint32_t rank);
+/* Read (and dequantize) scanned source s of g when it is needed and not read directly
+ * (ld->ok, !ld->direct): ld->base, dt, cols set. */
+int sm_prod_load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err);
 /* n elements from src (dtype sd) to dst (dtype dd): a copy or kern_convert. */
 int sm_prod_conv(void *dst, wt_dtype dd, const void *src, wt_dtype sd, size_t n);
 /* Emit output ix of rank (scales checked first). */
@@ -129,5 +132,11 @@ int64_t sm_stack_batch(const prod *pr, const sm_group *g, bool *streamed);
  * output is assembled across the batches in its own buffer (pr->obufs), then
  * emitted (quantized). Every byte is still read once. */
 int sm_prod_batched(prod *pr, const sm_group *g, int64_t per, bool streamed, wt_errbuf *err);
+/* Experts stored one tensor each (Mixtral's, DeepSeek's: every source of g read by the
+ * pieces of one output unit alone), their sources needing more than pr->batch_bytes at
+ * once, and the outputs taken in parts (pr->emit_part) with their units' rows in order:
+ * produced a few units at a time as sm_prod_batched streams a stack, each batch's
+ * sources freed before the next is read; *done true. Else *done false, nothing done. */
+int sm_prod_units(prod *pr, const sm_group *g, bool *done, wt_errbuf *err);
 
 #endif

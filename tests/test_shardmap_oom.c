@@ -181,7 +181,8 @@ static void test_oom_fp8_merge(void **state)
 	tm_free(m);
 }
 
-/* FP8 block pass-through and EP expert stacks (block_scale_pieces). */
+/* FP8 block pass-through and EP expert stacks (block_scale_pieces); experts stored one
+ * tensor each produced in batches (produce_batch.c). */
 static void test_oom_fp8_block_ep(void **state)
 {
 	(void)state;
@@ -190,6 +191,15 @@ static void test_oom_fp8_block_ep(void **state)
 	lay(&l, 1, 2, WT_QUANT_FP8_BLOCK);
 	tm_model *m = tm_deepseek(0x00e0002ull, 1, cfg, sizeof(cfg));
 	sweep("deepseek fp8-block ep 2", m, cfg, &l);
+	/* experts stored one tensor each, a unit at a time in parts (sm_prod_units) */
+	g_batch = 1;
+	g_parts = true;
+	lay(&l, 2, 1, WT_QUANT_NONE);
+	sweep("deepseek none tp 2, experts in batches of parts", m, cfg, &l);
+	lay(&l, 2, 1, WT_QUANT_INT8_CHANNEL);
+	sweep("deepseek int8-channel tp 2, experts in batches of parts", m, cfg, &l);
+	g_parts = false;
+	g_batch = 0;
 	tm_free(m);
 }
 

@@ -44,7 +44,8 @@ static int gen(const char *fam)
 	return st == -1 ? -1 : WEXITSTATUS(st);
 }
 
-static const char *const g_fams[] = {"llama4_text", "llama4_fbgemm", "gpt_oss"};
+static const char *const g_fams[] = {"llama4_text", "llama4_fbgemm", "gpt_oss",
+                                     "mixtral",     "qwen2_moe",     "deepseek_v3"};
 
 static int setup(void **state)
 {
@@ -461,6 +462,12 @@ static void test_batches(void **state)
 	    {"llama4_fbgemm", WT_QUANT_INT8_CHANNEL, 1, 2},
 	    {"gpt_oss", WT_QUANT_NONE, 4, 1},
 	    {"gpt_oss", WT_QUANT_FP8_BLOCK, 2, 2},
+	    /* experts stored one tensor each (produce_batch.c's units) */
+	    {"mixtral", WT_QUANT_NONE, 4, 1},
+	    {"mixtral", WT_QUANT_INT8_CHANNEL, 2, 2},
+	    {"qwen2_moe", WT_QUANT_FP8_CHANNEL, 2, 1},
+	    {"deepseek_v3", WT_QUANT_NONE, 2, 1},
+	    {"deepseek_v3", WT_QUANT_FP8_BLOCK, 1, 2},
 	};
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
 		batch_one(&cases[k]);

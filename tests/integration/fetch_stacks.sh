@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fetch_stacks.sh — expert stacks produced in batches by a live weightd
-# (stack_batch_bytes 4K: one expert at a time) with TP and no EP, where the
+# (stack_batch_bytes 4K: one expert at a time) with TP and no EP (stacked in the
+# checkpoint: gpt_oss, llama4; one tensor per expert: mixtral, deepseek_v3), where the
 # ranks' outputs are streamed into the cache in chunks as the batches come
 # (shardmap/produce_batch.c): every rank fetched (and fetched cut-through, while
 # it is produced) is byte-identical to `weightctl shard` of the same layout,
@@ -9,7 +10,7 @@
 # (whose stacks come whole), so the streamed path is the one that ran.
 . "$(dirname "$0")/fetch_lib/common.sh"
 need_bins
-FAMS="gpt_oss llama4_text llama4_fbgemm"
+FAMS="gpt_oss llama4_text llama4_fbgemm mixtral deepseek_v3"
 mkdir -p "$T/models" "$T/out"
 for f in $FAMS; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/models/$f" >/dev/null || die "wt-mkckpt $f"
@@ -48,13 +49,22 @@ check() {
 }
 for f in $FAMS; do
 	check "$f" "" 2
-	check "$f" "--quant fp8-block" 4
+	# deepseek_v3's FP8 blocks pass through whole: TP 4 would split them
+	check "$f" "--quant fp8-block" "$([ "$f" = deepseek_v3 ] && echo 2 || echo 4)"
 	check "$f" "--quant int8-channel" 2
 done
-# "produced model ... (N tensors in parts)": summed over each daemon's productions
-parts() { sed -n 's/.*produced model .*(\([0-9]*\) tensors in parts).*/\1/p' "$T/$1.log" | awk '{ s += $1 } END { print s + 0 }'; }
-pb=$(parts batched)
-pw=$(parts whole)
-[ "$(grep -c "produced model" "$T/batched.log")" = 9 ] || die "batched daemon: want 9 productions logged: $(grep "produced model" "$T/batched.log")"
+# "produced model 'M' ... (N tensors in parts)": summed over each daemon's productions
+# (of the models matching $2)
+parts() {
+	grep -E "produced model '($2)' " "$T/$1.log" |
+		sed -n 's/.*(\([0-9]*\) tensors in parts).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+}
+pb=$(parts batched '[a-z_0-9]+')
+pw=$(parts whole '[a-z_0-9]+')
+# experts stored one tensor each (produce_batch.c's units) on their own
+ub=$(parts batched 'mixtral|deepseek_v3')
+uw=$(parts whole 'mixtral|deepseek_v3')
+[ "$ub" -gt "$uw" ] || die "mixtral / deepseek_v3 tensors in parts: $ub with stack_batch_bytes 4K, $uw without: their experts were not streamed"
+[ "$(grep -c "produced model" "$T/batched.log")" = 15 ] || die "batched daemon: want 15 productions logged: $(grep "produced model" "$T/batched.log")"
 [ "$pb" -gt "$pw" ] || die "tensors in parts: $pb with stack_batch_bytes 4K, $pw without: the stacks were not streamed"
-echo "fetch_stacks.sh: ok ($n rank files byte-identical to weightctl shard; tensors in parts: $pb batched, $pw whole)"
+echo "fetch_stacks.sh: ok ($n rank files byte-identical to weightctl shard; tensors in parts: $pb batched, $pw whole; of mixtral and deepseek_v3: $ub, $uw)"
