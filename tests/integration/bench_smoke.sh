@@ -74,6 +74,8 @@ smoke bench_produce '^generating: ^sequential.read ^produce.TP=4 ^ratio.producti
 	-- WT_BENCH_DIR="$T/produce-llama" WT_BENCH_MB=16
 smoke bench_stack '^round.1.assembled ^round.1.streamed ^RATIO.peak.RSS.streamed ^RATIO.seconds' \
 	-- -- --experts 64 --rounds 1
+smoke bench_stack '^deepseek_v3,.64.experts ^round.1.streamed ^RATIO.peak.RSS.streamed' \
+	-- -- --family deepseek_v3 --experts 64 --rounds 1
 smoke bench_objstore '^reads.of.+16.MiB:.file://.+4.ranges ^reads.of.+32.MiB:' \
 	-- WT_BENCH_MB=32
 smoke bench_weightd '^production.TP=4 ^chunk.serving,.1.client ^chunk.serving,.4.clients' \
