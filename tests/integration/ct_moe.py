@@ -4,7 +4,7 @@ llm-compressor writes them, router gates and lm_head in `ignore`) through `weigh
 checked with numpy (ct_oracle.py's safetensors reader and e4m3 codec).
 
   ct_moe.py make SRC DST SCHEME
-      SRC, a BF16 MoE fixture (mixtral or qwen2_moe), becomes DST/twin, the same checkpoint
+      SRC, a BF16 MoE fixture (mixtral, qwen2_moe, deepseek_v2), becomes DST/twin, the same checkpoint
       with expert e of layer l scaled by 2^((e + l) % 4) (exact in BF16, so that a scale or
       code taken from another expert is off by a factor of 2 or more), and DST/ct, every
       Linear of the twin but the ignored ones quantized with compressed-tensors' formulas:
@@ -165,7 +165,7 @@ def sources(ct, rt, ep, er, E):
 def check(ctl, dst, scheme, layouts):
     twin_dir, ct_dir = os.path.join(dst, "twin"), os.path.join(dst, "ct")
     cfg = json.load(open(os.path.join(ct_dir, "config.json")))
-    E = cfg.get("num_local_experts") or cfg.get("num_experts")
+    E = cfg.get("num_local_experts") or cfg.get("num_experts") or cfg.get("n_routed_experts")
     src = load_dir(ct_dir)
     bad, n = 0, 0
     for lay in layouts:

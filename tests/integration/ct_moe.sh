@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ct_moe.sh — compressed-tensors MoE checkpoints (experts quantized one Linear per expert,
-# as llm-compressor writes them for Mixtral or Qwen2-MoE / Qwen3-MoE; router gates and
+# as llm-compressor writes them for Mixtral, Qwen2-MoE / Qwen3-MoE or DeepSeek (MLA and
+# shared experts quantized too); router gates and
 # lm_head ignored) through `weightctl shard`, checked by tests/integration/ct_moe.py with
 # numpy: FP8_DYNAMIC (fp8 per channel), FP8 (per tensor, static input scales), W4A16 (int4
 # group 128) and W8A8 (int8 per channel, static input scales), each rank of TP, EP and
@@ -14,12 +15,13 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/wt-ctmoe-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 "$PY" -c 'import numpy' || { echo "ct_moe.sh: FAIL: numpy unavailable (make deps)"; exit 1; }
 fail=0
-for f in mixtral qwen2_moe; do
+for f in mixtral qwen2_moe deepseek_v2; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" --seed 7 >/dev/null ||
 		{ echo "ct_moe.sh: FAIL: wt-mkckpt $f"; exit 1; }
 done
 # qwen2_moe's experts (intermediate 128) split by TP 2 would split W4A16's groups of
-# 128 (refused, tested in ct_python.sh): under EP they stay whole
+# 128 (refused, tested in ct_python.sh): under EP they stay whole; deepseek_v2's
+# kv_b_proj has 64 columns (kv_lora_rank): no W4A16 group of 128
 while read -r fam scheme layouts; do
 	"$PY" "$HERE/ct_moe.py" make "$T/$fam" "$T/$fam-$scheme" "$scheme" ||
 		{ fail=$((fail + 1)); continue; }
@@ -36,6 +38,9 @@ qwen2_moe fp8-channel 2,1 1,2 2,2
 qwen2_moe fp8-tensor 4,1 2,2
 qwen2_moe w4a16 1,2 2,2
 qwen2_moe w8a8 2,1 1,2
+deepseek_v2 fp8-channel 2,1 1,2
+deepseek_v2 fp8-tensor 2,2
+deepseek_v2 w8a8 2,1 2,2
 CASES
 if [ "$fail" -ne 0 ]; then
 	echo "ct_moe.sh: FAIL ($fail cases)"
