@@ -169,6 +169,12 @@ static int qwen3_vl_check(const ckpt_config *c, wt_errbuf *err)
 		                 " must equal the language model's hidden_size %" PRId64
 		                 " (the mergers' output is its input); set out_hidden_size",
 		                 out, c->hidden_size);
+	if (c->n_deepstack > (size_t)depth)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: vision_config.deepstack_visual_indexes has %zu entries "
+		    "but depth is %" PRId64 "; give at most one per vision block",
+		    c->n_deepstack, depth);
 	for (size_t k = 0; k < c->n_deepstack; k++)
 		if (c->deepstack[k] < 0 || c->deepstack[k] >= depth)
 			return wt_seterr(

@@ -460,6 +460,8 @@ static void test_q3vl_refusals(void **state)
 	        WT_ECORRUPT, "out_hidden_size 96 must equal the language model's hidden_size 128");
 	refused(tm_q3(0, 2), Q3D("," MROPE, Q3_VIS(Q3_V ",\"deepstack_visual_indexes\":[0,2]")),
 	        WT_ECORRUPT, "deepstack_visual_indexes[1] = 2 is not a vision block (depth 2)");
+	refused(tm_q3(0, 2), Q3D("," MROPE, Q3_VIS(Q3_V ",\"deepstack_visual_indexes\":[0,1,1]")),
+	        WT_ECORRUPT, "deepstack_visual_indexes has 3 entries but depth is 2");
 	/* one merger per deepstack index: a missing one, an extra one */
 	refused(tm_q3(0, 1), Q3D_OK, WT_ENOTFOUND,
 	        "model.visual.deepstack_merger_list.1.norm.weight': missing");
