@@ -402,7 +402,7 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->v_depth = c->v_embed_dim = c->v_num_heads = -1;
 	c->v_hidden_size = c->v_intermediate_size = c->v_out_hidden_size = -1;
 	c->v_num_layers = c->v_num_attn_heads = c->v_image_size = -1;
-	c->v_output_dim = c->v_proj_in_dim = c->v_proj_out_dim = -1;
+	c->v_output_dim = c->v_proj_in_dim = c->v_proj_out_dim = c->v_num_pos = -1;
 	c->v_mlp_ratio = 4.0;
 	c->v_patch_size = 14;
 	c->v_temporal_patch_size = 2;
@@ -450,6 +450,13 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_int(v, "projector_input_dim", -1, 1, &c->v_proj_in_dim, err);
 	if (rv == WT_OK)
 		rv = get_int(v, "projector_output_dim", -1, 1, &c->v_proj_out_dim, err);
+	if (rv == WT_OK)
+		rv = get_int(v, "num_position_embeddings", -1, 1, &c->v_num_pos, err);
+	json_t *ds = json_object_get(v, "deepstack_visual_indexes");
+	c->has_deepstack = ds != NULL && !json_is_null(ds);
+	if (rv == WT_OK && c->has_deepstack)
+		rv = parse_int_list(ds, "deepstack_visual_indexes", &c->deepstack, &c->n_deepstack,
+		                    err);
 	if (rv != WT_OK && err != NULL)
 		wt_errprefix(err, "in vision_config");
 	return rv;
@@ -635,6 +642,7 @@ void ckpt_config_clear(ckpt_config *c)
 	free(c->model_type);
 	free(c->mlp_only_layers);
 	free(c->moe_layers);
+	free(c->deepstack);
 	free(c->layer_types);
 	for (size_t i = 0; i < c->n_quant_ignore; i++)
 		free(c->quant_ignore[i]);

@@ -148,6 +148,38 @@ static const class_default cohere2_defaults[] = {
     {"rope_theta", true, 10000.0},       {"sliding_window", false, 4096},
 };
 
+/* Qwen3VLTextConfig's and Qwen3VLMoeTextConfig's (transformers 4.57.1; Qwen3-VL-4B's and
+ * Qwen3-VL-30B-A3B's sizes). Both leave num_key_value_heads at their own default (32, 16),
+ * not num_attention_heads, when it is absent; the MoE text config's head_dim is
+ * hidden_size / num_attention_heads (the loader's default), the dense one's 128. The MoE
+ * config's decoder_sparse_step 1 and mlp_only_layers [] are the loader's defaults too. */
+static const class_default qwen3_vl_text_defaults[] = {
+    {"vocab_size", false, 151936},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 22016},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 128000},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 5000000.0},
+};
+static const class_default qwen3_vl_moe_text_defaults[] = {
+    {"vocab_size", false, 151936},
+    {"hidden_size", false, 2048},
+    {"intermediate_size", false, 5632},
+    {"num_hidden_layers", false, 24},
+    {"num_attention_heads", false, 16},
+    {"num_key_value_heads", false, 16},
+    {"max_position_embeddings", false, 128000},
+    {"moe_intermediate_size", false, 1408},
+    {"num_experts_per_tok", false, 4},
+    {"num_experts", false, 60},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 5000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -155,17 +187,27 @@ static const class_default cohere2_defaults[] = {
 
 /* model_type -> its config class's defaults. Llama4Config builds its text_config as a
  * Llama4TextConfig; Gemma3ForConditionalGeneration's text_config is a Gemma3TextConfig
- * even when it does not say so (Gemma3Config builds one from whatever it holds). */
+ * even when it does not say so (Gemma3Config builds one from whatever it holds); so do
+ * Qwen3VLConfig and Qwen3VLMoeConfig theirs. */
 static const struct {
 	const char *model_type;
 	const class_default *defaults;
 	size_t n;
 } classes[] = {
-    CLASS("qwen3_next", qwen3_next_defaults),   CLASS("glm4_moe", glm4_moe_defaults),
-    CLASS("ernie4_5", ernie4_5_defaults),       CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
-    CLASS("cohere", cohere_defaults),           CLASS("cohere2", cohere2_defaults),
-    CLASS("llama4_text", llama4_text_defaults), CLASS("llama4", llama4_text_defaults),
-    CLASS("gemma3_text", gemma3_text_defaults), CLASS("gemma3", gemma3_text_defaults),
+    CLASS("qwen3_next", qwen3_next_defaults),
+    CLASS("glm4_moe", glm4_moe_defaults),
+    CLASS("ernie4_5", ernie4_5_defaults),
+    CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
+    CLASS("cohere", cohere_defaults),
+    CLASS("cohere2", cohere2_defaults),
+    CLASS("llama4_text", llama4_text_defaults),
+    CLASS("llama4", llama4_text_defaults),
+    CLASS("gemma3_text", gemma3_text_defaults),
+    CLASS("gemma3", gemma3_text_defaults),
+    CLASS("qwen3_vl_text", qwen3_vl_text_defaults),
+    CLASS("qwen3_vl", qwen3_vl_text_defaults),
+    CLASS("qwen3_vl_moe_text", qwen3_vl_moe_text_defaults),
+    CLASS("qwen3_vl_moe", qwen3_vl_moe_text_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

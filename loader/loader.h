@@ -343,6 +343,14 @@ typedef struct ckpt_config {
 	 * projector_output_dim (-1 if absent; the planner applies Llama4VisionConfig's
 	 * defaults) */
 	int64_t v_output_dim, v_proj_in_dim, v_proj_out_dim;
+	/* Qwen3-VL's vision_config: num_position_embeddings (pos_embed rows; -1 if absent)
+	 * and deepstack_visual_indexes, the blocks whose output feeds one deepstack merger
+	 * each (has_deepstack when the list is present; the planner applies
+	 * Qwen3VLVisionConfig's defaults otherwise) */
+	int64_t v_num_pos;
+	bool has_deepstack;
+	int64_t *deepstack; /* owned */
+	size_t n_deepstack;
 	/* MRoPE: rope_scaling.mrope_section | rope_parameters.mrope_section (checked at plan
 	 * time); has_mrope when the list is present, n_mrope its length. */
 	bool has_mrope;

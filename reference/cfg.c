@@ -109,7 +109,8 @@ enum {
 	FAM_QWEN3_NEXT,
 	FAM_ERNIE,
 	FAM_COHERE,
-	FAM_COHERE2
+	FAM_COHERE2,
+	FAM_QWEN3_VL_MOE
 };
 
 /* The planner's family -> the reference's kind. */
@@ -185,6 +186,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * (cfg_cohere.c) */
 	    {"cohere", REF_DENSE, false, 0, FAM_COHERE},
 	    {"cohere2", REF_DENSE, false, 0, FAM_COHERE2},
+	    /* Qwen3VLForConditionalGeneration's language model on text tokens: Qwen3 (its
+	     * interleaved MRoPE is the plain RoPE when the three position streams are equal);
+	     * Qwen3VLMoeForConditionalGeneration's: Qwen3-MoE's layers with the experts
+	     * stacked as bmm operands (qwen3vl.c) */
+	    {"qwen3_vl", REF_DENSE, true, 0, 0},
+	    {"qwen3_vl_moe", REF_QWEN2_MOE, true, 0, FAM_QWEN3_VL_MOE},
 	    {"bert", REF_BERT, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
@@ -214,6 +221,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */
 				c->kind = REF_DENSE;
 			c->ernie = map[i].fam == FAM_ERNIE;
+			c->q3vl_moe = map[i].fam == FAM_QWEN3_VL_MOE;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -307,7 +315,8 @@ static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		if ((rv = parse_deepseek(f, c, err)) != WT_OK)
 			return rv;
 	} else {
-		c->norm_topk = bool_or(&f[F_NORM_TOPK], false);
+		/* Qwen3VLMoeTextSparseMoeBlock renormalises whatever norm_topk_prob says */
+		c->norm_topk = c->q3vl_moe || bool_or(&f[F_NORM_TOPK], false);
 	}
 	if (c->E > REF_MAX_EXPERTS || c->topk < 1 || c->topk > c->E || c->Ie < 1 || c->Is < 0 ||
 	    c->sparse_step < 1)
@@ -448,6 +457,10 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: hidden_act '%s'; the reference has silu for %s",
 		                 f[F_ACT].s, arch ? arch : "ERNIE 4.5");
+	/* Qwen3-VL's text MLPs and experts run ACT2FN[hidden_act] (Qwen3VL(Moe)TextConfig: silu) */
+	if (family != NULL && strncmp(family, "qwen3_vl", 8) == 0 &&
+	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
+		return rv;
 	if (c->gpt_oss)
 		rv = ref_cfg_gpt_oss(c, arch, json, len, err);
 	else if (c->llama4)

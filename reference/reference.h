@@ -316,6 +316,12 @@ typedef struct ref_cfg {
 	 * softmax + moe_statics.e_score_correction_bias, weighted by the softmax values over
 	 * max(their sum, norm_min); moe_num_shared_experts shared experts added ungated */
 	bool ernie;
+	/* Qwen3-VL-MoE (Qwen3VLMoeForConditionalGeneration's language model; kind
+	 * REF_QWEN2_MOE; qwen3vl.c): Qwen3-MoE's layers, the top-k softmax weights always
+	 * renormalised (Qwen3VLMoeTextSparseMoeBlock ignores norm_topk_prob), the experts
+	 * read from the checkpoint's bmm stacks mlp.experts.gate_up_proj [E, hid, 2*Ie]
+	 * (gate the first Ie columns) / down_proj [E, Ie, hid] */
+	bool q3vl_moe;
 	int64_t moe_start, moe_end, moe_every;
 	double norm_min;
 	uint64_t l4_rope[4], l4_chunked[4], l4_moe[4];

@@ -288,6 +288,12 @@ void ref_route_topk_sigmoid(const float *logits, int64_t E, int64_t k, const int
  * floats) and scratch (2 * Ie). The shared expert is the caller's (llama4.c). */
 int ref_llama4_moe_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, int64_t T,
                         float *acc, int64_t *routes, ref_bufs *b, wt_errbuf *err);
+/* Qwen3-VL-MoE's sparse block of module prefix m on h [T, hid] into acc [T, hid], from
+ * the checkpoint's bmm stacks m "experts.gate_up_proj" [E, hid, 2*Ie] (gate the first Ie
+ * columns) and m "experts.down_proj" [E, Ie, hid]; routes (may be NULL) receives the
+ * choices [T, topk]; b: its scratch (2 * Ie floats) (qwen3vl.c). */
+int ref_q3vl_moe_full(const ref_cfg *c, ref_set *s, const char *m, const float *h, int64_t T,
+                      float *acc, int64_t *routes, ref_bufs *b, wt_errbuf *err);
 /* One rank's share of layer l's Llama 4 routed experts: experts [start, start + count)
  * of w13_weight [count, 2*Il, hid] ([gate; up], or up_gate [up; gate]) and w2_weight
  * [count, hid, Il] of rank set rs, each on h times the rank's router score (its own

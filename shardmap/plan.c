@@ -285,18 +285,40 @@ static const char *vis_depth_key(const sm_family *f)
 	return f->vision_siglip ? "vision_config.num_hidden_layers" : "vision_config.depth";
 }
 
+/* What {i} of rule ru counts: its config.json key and the count. */
+static const char *block_key(const sm_ctx *x, const sm_rule *ru, int64_t *n)
+{
+	if (ru->flags & SM_F_DEEP) {
+		*n = x->dm.vis_deep;
+		return "vision_config.deepstack_visual_indexes (entries)";
+	}
+	if (ru->flags & SM_F_VIS) {
+		*n = x->dm.vis_depth;
+		return vis_depth_key(x->fam);
+	}
+	*n = x->dm.n_layers;
+	return "num_hidden_layers";
+}
+
 /* Rule ru matched block i (layer or vision block) and expert j of tensor t:
  * are they within config.json's counts, and does the config give layer i this
  * kind of tensor (dense vs MoE, shared experts, q_lora)? */
 static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor *t, int64_t i,
                               int64_t j, wt_errbuf *err)
 {
+	int64_t nb;
+	const char *bk = block_key(x, ru, &nb);
+	if ((ru->flags & SM_F_DEEP) && i >= nb)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "tensor '%s': deepstack merger %" PRId64
+		                 " but config.json %s is %" PRId64,
+		                 t->name, i, bk, nb);
 	if ((ru->flags & SM_F_VIS) && i >= x->dm.vis_depth)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': vision block %" PRId64
 		                 " but config.json %s is %" PRId64,
 		                 t->name, i, vis_depth_key(x->fam), x->dm.vis_depth);
-	if (!(ru->flags & SM_F_VIS) && i >= x->dm.n_layers)
+	if (!(ru->flags & (SM_F_VIS | SM_F_DEEP)) && i >= x->dm.n_layers)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': layer %" PRId64
 		                 " but config.json num_hidden_layers is %" PRId64,
@@ -454,7 +476,9 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 	for (size_t r = 0; r < f->n_rules; r++) {
 		const sm_rule *ru = &f->rules[r];
 		bool li = strstr(ru->ckpt, "{i}") != NULL, lj = strstr(ru->ckpt, "{j}") != NULL;
-		int64_t ni = li ? ((ru->flags & SM_F_VIS) ? x->dm.vis_depth : x->dm.n_layers) : 1;
+		int64_t nb;
+		const char *bk = block_key(x, ru, &nb);
+		int64_t ni = li ? nb : 1;
 		int64_t nj = lj ? x->dm.n_experts : 1;
 		for (int64_t i = 0; i < ni; i++) {
 			if (!cond_holds(x, ru, li ? i : 0) && li)
@@ -474,11 +498,7 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					    err, WT_ENOTFOUND,
 					    "tensor '%s': missing from the checkpoint (family %s, "
 					    "config.json %s %" PRId64 ")",
-					    name, f->name,
-					    (ru->flags & SM_F_VIS) ? vis_depth_key(f)
-					                           : "num_hidden_layers",
-					    (ru->flags & SM_F_VIS) ? x->dm.vis_depth
-					                           : x->dm.n_layers);
+					    name, f->name, bk, nb);
 				if (!(ru->flags & SM_F_OPT) || !have)
 					continue;
 				for (size_t r2 = 0; r2 < f->n_rules; r2++) {

@@ -58,6 +58,7 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"vision_config.vision_output_dim", c->v_output_dim},
 	    {"vision_config.projector_input_dim", c->v_proj_in_dim},
 	    {"vision_config.projector_output_dim", c->v_proj_out_dim},
+	    {"vision_config.num_position_embeddings", c->v_num_pos},
 	    {"linear_num_key_heads", c->lin_num_k_heads},
 	    {"linear_num_value_heads", c->lin_num_v_heads},
 	    {"linear_key_head_dim", c->lin_k_head_dim},
@@ -123,6 +124,22 @@ static int llama4_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* Qwen3-VL (Qwen3VLVisionConfig, its defaults for absent keys): width hidden_size, MLP
+ * intermediate_size, merger output out_hidden_size (vision_output_dim's dim), pos_embed
+ * num_position_embeddings rows, one deepstack merger per deepstack_visual_indexes entry
+ * (the list's length, so [] is none). */
+static void qwen3_vl_dims(const ckpt_config *c, sm_dims *d)
+{
+	d->vis_depth = c->v_depth > 0 ? c->v_depth : SM_Q3V_DEPTH;
+	d->vis_heads = c->v_num_heads > 0 ? c->v_num_heads : SM_Q3V_HEADS;
+	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_Q3V_HIDDEN;
+	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_Q3V_INTER;
+	d->vis_out = c->v_out_hidden_size > 0 ? c->v_out_hidden_size : SM_Q3V_OUT;
+	d->vis_positions = c->v_num_pos > 0 ? c->v_num_pos : SM_Q3V_POS;
+	d->vis_patch = c->v_patch_given ? c->v_patch_size : SM_Q3V_PATCH;
+	d->vis_deep = c->has_deepstack ? (int64_t)c->n_deepstack : SM_Q3V_DEEP;
+}
+
 int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 {
 	const ckpt_config *c = x->cfg;
@@ -163,7 +180,9 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
-	} else if (x->fam->vision_siglip)
+	} else if (x->fam->qwen3_vl)
+		qwen3_vl_dims(c, d);
+	else if (x->fam->vision_siglip)
 		siglip_dims(c, d);
 	else if (x->fam->vision_gated) {
 		d->vis_embed = c->v_hidden_size;
@@ -186,7 +205,7 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->vis_merged = (int64_t)vm;
 	d->vis_in_chans = c->v_in_chans;
 	d->vis_temporal_patch = c->v_temporal_patch_size;
-	if (!x->fam->vision_siglip)
+	if (!x->fam->vision_siglip && !x->fam->qwen3_vl)
 		d->vis_patch = c->v_patch_size;
 	if (d->n_heads <= 0 || d->hidden <= 0 || d->vocab <= 0 || d->n_layers < 0)
 		return wt_seterr(err, WT_ESHAPE,

@@ -5,18 +5,19 @@
 #include "shardmap/shardmap_int.h"
 
 static const sm_family *const families[] = {
-    &shardmap_family_llama,        &shardmap_family_mistral,     &shardmap_family_qwen2,
-    &shardmap_family_qwen3,        &shardmap_family_mixtral,     &shardmap_family_qwen2_moe,
-    &shardmap_family_qwen3_moe,    &shardmap_family_deepseek_v3, &shardmap_family_bert,
-    &shardmap_family_qwen2_vl,     &shardmap_family_qwen2_5_vl,  &shardmap_family_gemma,
-    &shardmap_family_gemma2,       &shardmap_family_gemma3_text, &shardmap_family_gemma3,
-    &shardmap_family_phi3,         &shardmap_family_deepseek_v2, &shardmap_family_starcoder2,
-    &shardmap_family_glm,          &shardmap_family_glm4,        &shardmap_family_olmo2,
-    &shardmap_family_granite,      &shardmap_family_granitemoe,  &shardmap_family_granitemoeshared,
-    &shardmap_family_olmoe,        &shardmap_family_olmo,        &shardmap_family_phimoe,
-    &shardmap_family_gpt_oss,      &shardmap_family_llama4,      &shardmap_family_llama4_text,
-    &shardmap_family_qwen3_next,   &shardmap_family_glm4_moe,    &shardmap_family_ernie4_5,
-    &shardmap_family_ernie4_5_moe, &shardmap_family_cohere,      &shardmap_family_cohere2,
+    &shardmap_family_llama,        &shardmap_family_mistral,      &shardmap_family_qwen2,
+    &shardmap_family_qwen3,        &shardmap_family_mixtral,      &shardmap_family_qwen2_moe,
+    &shardmap_family_qwen3_moe,    &shardmap_family_deepseek_v3,  &shardmap_family_bert,
+    &shardmap_family_qwen2_vl,     &shardmap_family_qwen2_5_vl,   &shardmap_family_gemma,
+    &shardmap_family_gemma2,       &shardmap_family_gemma3_text,  &shardmap_family_gemma3,
+    &shardmap_family_phi3,         &shardmap_family_deepseek_v2,  &shardmap_family_starcoder2,
+    &shardmap_family_glm,          &shardmap_family_glm4,         &shardmap_family_olmo2,
+    &shardmap_family_granite,      &shardmap_family_granitemoe,   &shardmap_family_granitemoeshared,
+    &shardmap_family_olmoe,        &shardmap_family_olmo,         &shardmap_family_phimoe,
+    &shardmap_family_gpt_oss,      &shardmap_family_llama4,       &shardmap_family_llama4_text,
+    &shardmap_family_qwen3_next,   &shardmap_family_glm4_moe,     &shardmap_family_ernie4_5,
+    &shardmap_family_ernie4_5_moe, &shardmap_family_cohere,       &shardmap_family_cohere2,
+    &shardmap_family_qwen3_vl,     &shardmap_family_qwen3_vl_moe,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -49,7 +50,8 @@ const char *shardmap_supported_architectures(void)
 	       "Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3NextForCausalLM, "
 	       "Glm4MoeForCausalLM, Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, "
 	       "CohereForCausalLM, "
-	       "Cohere2ForCausalLM";
+	       "Cohere2ForCausalLM, Qwen3VLForConditionalGeneration, "
+	       "Qwen3VLMoeForConditionalGeneration";
 }
 
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c)

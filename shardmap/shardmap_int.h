@@ -139,7 +139,10 @@ enum {
 	SM_F_LMHEAD = 1u << 2, /* dropped when tie_word_embeddings */
 	SM_F_VIS = 1u << 3,    /* {i} is a vision block (vision_config.depth), not a layer */
 	/* a stack stored [E, K, N] (GptOssExperts' orientation): viewed and loaded as [E, N, K] */
-	SM_F_TRANS = 1u << 4
+	SM_F_TRANS = 1u << 4,
+	/* {i} is a Qwen3-VL deepstack merger (len(vision_config.deepstack_visual_indexes)), not
+	 * a layer */
+	SM_F_DEEP = 1u << 5
 };
 
 typedef struct sm_rule {
@@ -186,6 +189,11 @@ typedef struct sm_family {
 	 * absent ones, and (image_size / patch_size)^2 + 1 positions (the class token);
 	 * Llama4ForConditionalGeneration also sets vision_siglip (the same key names) */
 	bool llama4;
+	/* Qwen3-VL's vision_config (Qwen3VLVisionConfig): width hidden_size, MLP
+	 * intermediate_size, merger output out_hidden_size, pos_embed num_position_embeddings
+	 * rows, one deepstack merger per deepstack_visual_indexes entry; the class's defaults
+	 * for absent keys (also sets vision_gated: the same key names) */
+	bool qwen3_vl;
 	/* Hook: is layer i a linear-attention layer (Qwen3-Next's gated delta net)? NULL =
 	 * every layer has softmax attention. */
 	bool (*layer_is_linear)(const ckpt_config *cfg, int64_t i);
@@ -208,6 +216,17 @@ typedef struct sm_family {
 #define SM_L4V_IMAGE  448
 #define SM_L4V_OUT    7680
 #define SM_L4V_PROJ   4096
+
+/* Qwen3VLVisionConfig's defaults (transformers 4.57.1), for absent vision_config keys;
+ * in_channels, temporal_patch_size and spatial_merge_size default as the loader's. */
+#define SM_Q3V_DEPTH  27
+#define SM_Q3V_HIDDEN 1152
+#define SM_Q3V_INTER  4304
+#define SM_Q3V_HEADS  16
+#define SM_Q3V_PATCH  16
+#define SM_Q3V_OUT    3584
+#define SM_Q3V_POS    2304
+#define SM_Q3V_DEEP   3 /* deepstack_visual_indexes [8, 16, 24] */
 
 /* SiglipVisionConfig's defaults (transformers), for the vision_config keys a Gemma 3
  * config omits; num_channels defaults to 3 as in_chans does. */
@@ -257,6 +276,8 @@ extern const sm_family shardmap_family_llama4_text;
 extern const sm_family shardmap_family_qwen3_next;
 extern const sm_family shardmap_family_cohere;
 extern const sm_family shardmap_family_cohere2;
+extern const sm_family shardmap_family_qwen3_vl;
+extern const sm_family shardmap_family_qwen3_vl_moe;
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 

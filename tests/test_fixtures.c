@@ -84,6 +84,23 @@ typedef struct fam_expect {
 	(2 * (2 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 3 * 384 * 128 + 2 * 384 + 128))
 #define QVL25_TOP   (2 * (128 * 3 * 2 * 14 * 14 + 128 + 512 * 512 + 512 + 256 * 512 + 256))
 #define QVL25_BYTES (QVL_LM + 4 * QVL25_BLOCK + QVL25_TOP)
+/* qwen3_vl: a qwen3 LM (head_dim 48: q 384 rows, k/v 96, q/k norms [48]) untied; vision:
+ * Conv3d patch embed [64, 3, 2, 4, 4] + bias, pos_embed [16, 64], 3 LayerNorm blocks
+ * (width 64: qkv 192 rows, proj, linear_fc1 192 / linear_fc2 with biases), the merger (norm
+ * [64]) and 2 deepstack mergers (norm [256]), each fc1 256x256 + fc2 256x256 with biases */
+#define Q3V_ATTN  (2 * (2 * 256 + 2 * 384 * 256 + 2 * 96 * 256 + 2 * 48))
+#define Q3V_LM    (2 * (2 * 1024 * 256 + 256))
+#define Q3V_BLOCK (2 * (4 * 64 + 192 * 64 + 192 + 64 * 64 + 64 + 2 * 192 * 64 + 192 + 64))
+#define Q3V_MERGE (2 * (2 * 256 * 256 + 2 * 256))
+#define Q3V_VIS                                                                                    \
+	(2 * (64 * 3 * 2 * 4 * 4 + 64 + 16 * 64) + 3 * Q3V_BLOCK + Q3V_MERGE + 2 * 2 * 64 +        \
+	 2 * (Q3V_MERGE + 2 * 2 * 256))
+#define Q3V_BYTES (Q3V_LM + 2 * (Q3V_ATTN + 2 * 3 * 512 * 256) + Q3V_VIS)
+/* qwen3_vl_moe: L 3, layers 0 and 2 a router 8x256 and the bmm stacks gate_up [8, 256, 128] /
+ * down [8, 64, 256], layer 1 a dense MLP of 384 */
+#define Q3VM_BYTES                                                                                 \
+	(Q3V_LM + 3 * Q3V_ATTN + 2 * 2 * (8 * 256 + 8 * 256 * 128 + 8 * 64 * 256) +                \
+	 2 * 3 * 384 * 256 + Q3V_VIS)
 /* gemma families: tied (one embedding), head_dim given (H x d != hidden for gemma) */
 #define GEMMA_LAYER  (2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 3 * 512 * 256))
 #define GEMMA2_LAYER (2 * (4 * 256 + 512 * 256 + 2 * 256 * 256 + 256 * 512 + 3 * 512 * 256))
@@ -271,6 +288,8 @@ static const fam_expect fams[] = {
      512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
     {"cohere2", 35, 2 * (2 * 1000 * 256 + 256) + 4 * COHERE_LAYER, 256, 8, 2, 32, 512, 1000, 4, 0,
      0, -1, CKPT_QUANT_NONE, 1},
+    {"qwen3_vl", 82, Q3V_BYTES, 256, 8, 2, 48, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    {"qwen3_vl_moe", 93, Q3VM_BYTES, 256, 8, 2, 48, 384, 1024, 3, 0, 8, 64, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -335,7 +354,9 @@ static void check_family(const fam_expect *e, const char *root)
 	bool v25 = strncmp(e->name, "qwen2_5_vl", 10) == 0;
 	bool g3 = strncmp(e->name, "gemma3", 6) == 0 && strcmp(e->name, "gemma3_text") != 0;
 	bool l4v = strcmp(e->name, "llama4") == 0 || strcmp(e->name, "llama4_fbgemm") == 0;
-	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 || l4v);
+	bool q3v = strncmp(e->name, "qwen3_vl", 8) == 0;
+	assert_int_equal(cfg->has_vision,
+	                 strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 || l4v || q3v);
 	if (l4v) { /* Llama 4's vision_config and its MoE interleave (text_config) */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_hidden_size, 64);
@@ -385,6 +406,20 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->v_patch_given);
 		assert_int_equal(cfg->v_patch_size, 14);
 		assert_int_equal(cfg->v_in_chans, 3);
+	} else if (q3v) { /* Qwen3-VL's vision_config and interleaved MRoPE (text_config) */
+		assert_int_equal(cfg->v_depth, 3);
+		assert_int_equal(cfg->v_hidden_size, 64);
+		assert_int_equal(cfg->v_intermediate_size, 192);
+		assert_int_equal(cfg->v_out_hidden_size, 256);
+		assert_int_equal(cfg->v_num_pos, 16);
+		assert_int_equal(cfg->v_patch_size, 4);
+		assert_true(cfg->has_deepstack);
+		assert_int_equal(cfg->n_deepstack, 2);
+		assert_int_equal(cfg->deepstack[1], 2);
+		assert_true(cfg->has_mrope);
+		assert_int_equal(cfg->n_mrope, 3);
+		assert_int_equal(cfg->mrope_section[0], 8);
+		assert_int_equal(cfg->n_mlp_only_layers, strcmp(e->name, "qwen3_vl_moe") == 0);
 	} else if (cfg->has_vision) {
 		assert_int_equal(cfg->v_depth, v25 ? 4 : 2);
 		assert_int_equal(v25 ? cfg->v_hidden_size : cfg->v_embed_dim, 128);

@@ -606,9 +606,12 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
                                                      bool kv_rows)
 {
 	const sm_family *f = p->fam;
-	for (size_t r = 0; r < f->n_rules; r++) {
+	char buf[256];
+	bool mixed; /* a released name under an alias (Qwen3-VL): the rules' own name */
+	const char *cn = shardmap_alias_canon(f, true, name, buf, sizeof(buf), &mixed);
+	for (size_t r = 0; cn && r < f->n_rules; r++) {
 		int64_t i, j;
-		if (!shardmap_match(f->rules[r].ckpt, name, &i, &j))
+		if (!shardmap_match(f->rules[r].ckpt, cn, &i, &j))
 			continue;
 		int64_t T = p->tp, P = p->ep;
 		switch (f->rules[r].kind) {

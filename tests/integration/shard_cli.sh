@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -207,6 +207,28 @@ grep -q "q_norm" "$T/plan" && fail "cohere2 has no q/k norms"
 [ $? -eq 3 ] || fail "cohere tp 16 should exit 3"
 grep -q "does not divide num_attention_heads 8; use tp_size 1, 2, 4 or 8" "$T/err" ||
 	fail "cohere tp 16: $(cat "$T/err")"
+# Qwen3-VL-MoE (released names model.language_model.* / model.visual.*, served under
+# Qwen2-VL's model.layers.* / visual.*): at TP 2 x EP 2 rank 3 holds experts 4..7 of the
+# bmm stacks, transposed into w13 [4, 2 * 64, 256] / w2 [4, 256, 64], int8 per row; layer 1
+# (mlp_only_layers) a dense MLP; the deepstack mergers' fc1 by rows, fc2 by columns; the
+# patch embed (with its bias) and pos_embed replicated and never quantized.
+"$CTL" plan --model-dir "$T/qwen3_vl_moe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--quant int8-channel --rank-only >"$T/plan" || fail "plan qwen3_vl_moe"
+for l in "model.layers.2.mlp.experts.w13_weight *I8 *\[4, 128, 256\]" \
+	"model.layers.2.mlp.experts.w2_weight *I8 *\[4, 256, 64\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[384, 256\]" \
+	"visual.deepstack_merger_list.1.linear_fc1.weight *I8 *\[128, 256\]" \
+	"visual.deepstack_merger_list.1.linear_fc2.weight *I8 *\[256, 128\]" \
+	"visual.patch_embed.proj.weight *BF16 *\[64, 3, 2, 4, 4\]" \
+	"visual.patch_embed.proj.bias *BF16 *\[64\]" "visual.pos_embed.weight *BF16 *\[16, 64\]"; do
+	grep -q "$l" "$T/plan" || fail "qwen3_vl_moe line $l: $(cat "$T/plan")"
+done
+grep -q "language_model\|model.visual\|mlp.gate.weight_scale" "$T/plan" &&
+	fail "qwen3_vl_moe: a released name or a quantized router: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/qwen3_vl" --tp-size 8 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "qwen3_vl tp 8 should exit 3 (4 vision heads)"
+grep -q "does not divide vision_config.num_heads 4; use tp_size 1, 2 or 4" "$T/err" ||
+	fail "qwen3_vl tp 8: $(cat "$T/err")"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -27,6 +27,9 @@ unstack_llama4 transposes each expert into nn.Linear's [out, in] and splits gate
 per-expert tensors, so the expected shards are Mixtral-style stacks. Its vision tower
 (vision_model.*) is read as SigLIP's: q/k/v by heads, o_proj / fc2 / the adapter's fc2 by
 columns, fc1 / the adapter's fc1 by rows, the rest and multi_modal_projector replicated.
+Qwen3-VL-MoE stores its experts as the same bmm stacks under mlp.experts.; Qwen3-VL's tower
+is read as Qwen2-VL's: qkv by heads, attn.proj and every linear_fc2 (blocks, merger,
+deepstack mergers) by columns, every linear_fc1 by rows, the rest replicated.
 
 Qwen3-Next (vLLM's qwen3_next.py): q_proj holds H heads of [query (d rows); gate (d rows)],
 so q/k/v fuse with q rows [r*Hl*2d, (r+1)*Hl*2d); the gated delta net's in_proj_qkvz and
@@ -157,7 +160,7 @@ def unstack_llama4(src):
     for k, (dt, a) in src.items():
         if re.search(r"\.feed_forward\.experts\.(gate_up_proj|down_proj)_scale$", k):
             continue  # fbgemm_fp8: per expert below
-        m = re.match(r"(.*\.feed_forward\.experts\.)(gate_up_proj|down_proj)$", k)
+        m = re.match(r"(.*\.(?:feed_forward|mlp)\.experts\.)(gate_up_proj|down_proj)$", k)
         if not m:
             out[k] = (dt, a); continue
         b, what = m.groups()
@@ -234,8 +237,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name.startswith(("visual.", "vision_tower.", "vision_model.")):  # + Llama 4's
             sq = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name)
             if re.search(r"\.attn\.qkv\.(weight|bias)$", name):  # [q; k; v] split by heads
-                e = rows // 3; hl = e // T
-                add(name, sum((pieces_rows(name, k * e + r * hl, hl) for k in range(3)), []))
+                ve = rows // 3; hl = ve // T  # (not e: that is the EP rank)
+                add(name, sum((pieces_rows(name, k * ve + r * hl, hl) for k in range(3)), []))
             elif sq:  # SigLIP: q, k, v (KV = H) fused by heads into qkv_proj
                 if sq.group(2) == "q":
                     b, leaf, hl = sq.group(1), sq.group(3), rows // T
@@ -243,10 +246,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                                                      for x in "qkv"), []))
             elif re.search(r"mlp\.(gate|up)_proj\.(weight|bias)$", name):
                 pass  # Qwen2.5-VL: fused into gate_up_proj below
-            elif re.search(r"(attn\.proj|out_proj|o_proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2)\.weight$",
-                           name):
+            elif re.search(r"(attn\.proj|out_proj|o_proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2|"
+                           r"linear_fc2)\.weight$", name):  # + Qwen3-VL's blocks and mergers
                 add(name, pieces_cols(name, r * cols // T, cols // T))
-            elif re.search(r"(mlp\.fc1|merger\.mlp\.0)\.(weight|bias)$", name):
+            elif re.search(r"(mlp\.fc1|merger\.mlp\.0|linear_fc1)\.(weight|bias)$", name):
                 add(name, pieces_rows(name, r * rows // T, rows // T))
             else:
                 add(name, pieces_rows(name, 0, rows))  # patch embed, norms, row-parallel biases
@@ -388,7 +391,7 @@ def main():
         src = unstack_granite(src)
     if cfg["architectures"][0] == "GptOssForCausalLM":
         src = unstack_gpt_oss(src)
-    if cfg["architectures"][0].startswith("Llama4"):
+    if cfg["architectures"][0].startswith(("Llama4", "Qwen3VLMoe")):  # the same bmm stacks
         src = unstack_llama4(src)
     lm_prefix = ""
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own

@@ -6,11 +6,12 @@
 # (Qwen2-VL, Gemma 3), full-width q/k norms (OLMoE), a 1-D vocab-parallel tensor
 # (PhiMoE's lm_head.bias), MXFP4 experts with interleaved gate/up and expert biases
 # (GPT-OSS), gated q and the linear attention's conv1d segments (Qwen3-Next), per-head
-# q/k norms split by heads with the kv heads replicated (Cohere) —
+# q/k norms split by heads with the kv heads replicated (Cohere), deepstack mergers and
+# bmm expert stacks under mlp. (Qwen3-VL-MoE) —
 # since the normal pass proves every family byte for byte and the planner's unit
 # tests run every family under the sanitizers. Keeps the ASan pass of `make test` within the
 # CI time it had before the families grew.
-SAN_FAMS="llama mixtral deepseek_v3 bert qwen2_vl phi3 granitemoe olmoe phimoe gemma3 gpt_oss qwen3_next cohere"
+SAN_FAMS="llama mixtral deepseek_v3 bert qwen2_vl phi3 granitemoe olmoe phimoe gemma3 gpt_oss qwen3_next cohere qwen3_vl_moe"
 
 # san_fams "FAM ...": the families given, or under a sanitizer build those of them
 # in SAN_FAMS (named on stderr).
