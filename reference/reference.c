@@ -347,8 +347,14 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 			b->acc[i] += y[i];
 		return WT_OK;
 	}
-	if (c->q3vl_moe) /* the checkpoint's bmm stacks; no shared expert */
-		return ref_q3vl_moe_full(c, s, m, b->h, T, b->acc, routes, b, err);
+	if (c->q3vl_moe) { /* the checkpoint's bmm stacks, else one Linear per expert (below) */
+		const float *gu;
+		if ((rv = ref_getf(s, &gu, true, err, 3, c->E, c->hid, 2 * c->Ie,
+		                   "%sexperts.gate_up_proj", m)))
+			return rv;
+		if (gu != NULL) /* no shared expert */
+			return ref_q3vl_moe_full(c, s, m, b->h, T, b->acc, routes, b, err);
+	}
 	memset(b->acc, 0, (size_t)(T * c->hid) * sizeof(float));
 	for (int64_t t = 0; t < T; t++) {
 		const float *h = b->h + t * c->hid;

@@ -33,7 +33,8 @@ export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp print_suppressions=0${LS
 # runs threads on a clock)
 OFFLINE=(test_config_sweep test_header_sweep 'test_reference*' test_fixtures
 	'test_shardmap_*' test_checkpoint test_kernels test_kernels_mx ct_python.sh ct_moe.sh
-	fixtures_python.sh shard_python.sh shard_cli.sh shard_memory.sh shard_all.sh verify_forward.sh)
+	fixtures_python.sh shard_python.sh shard_cli.sh shard_memory.sh shard_all.sh verify_forward.sh
+	experts_unstacked.sh)
 NOT_OFFLINE=(test_shardmap_plan)
 cores=$(nproc 2>/dev/null || echo 1)
 JOBS=${WT_TEST_JOBS:-$([ "$cores" -ge 2 ] && echo 2 || echo 1)}

@@ -112,6 +112,20 @@ static const sm_rule qwen3_vl_moe_rules[] = {
     Q3V_VISION_RULES,
 };
 
+/* The same model with one Linear per expert, as Qwen3-MoE stores them (the FP8
+ * releases' block-quantized experts: mlp.experts.{j}.gate_proj.weight and its
+ * weight_scale_inv): the same runtime stacks. */
+static const sm_rule qwen3_vl_moe_pe_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_QK_NORM,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),
+    SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
+    SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
+    Q3V_VISION_RULES,
+};
+
 /* MRoPE sections (the text config's rope_scaling.mrope_section, which
  * Qwen3VLTextRotaryEmbedding reads without a default when rope_scaling is absent: an
  * AttributeError on None): non-negative, summing to head_dim / 2, the T/H/W frequencies
@@ -209,6 +223,19 @@ const sm_family shardmap_family_qwen3_vl = {
     .qwen3_vl = true,
 };
 
+static const sm_family qwen3_vl_moe_pe = {
+    .name = "qwen3_vl_moe",
+    .archs = qwen3_vl_moe_archs,
+    .rules = qwen3_vl_moe_pe_rules,
+    .n_rules = SM_NRULES(qwen3_vl_moe_pe_rules),
+    .layer_is_moe = shardmap_moe_qwen,
+    .layer_prefix = "model.layers.",
+    .check = qwen3_vl_check,
+    .aliases = qwen3_vl_aliases,
+    .vision_gated = true,
+    .qwen3_vl = true,
+};
+
 const sm_family shardmap_family_qwen3_vl_moe = {
     .name = "qwen3_vl_moe",
     .archs = qwen3_vl_moe_archs,
@@ -220,4 +247,5 @@ const sm_family shardmap_family_qwen3_vl_moe = {
     .aliases = qwen3_vl_aliases,
     .vision_gated = true,
     .qwen3_vl = true,
+    .per_expert = &qwen3_vl_moe_pe,
 };

@@ -572,7 +572,7 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	if (l->raw)
 		return shardmap_plan_raw(c, l, out, err); /* any checkpoint, no family */
 	const ckpt_config *cfg = ckpt_get_config(c);
-	const sm_family *fam = shardmap_family_find(cfg->architecture, cfg->model_type);
+	const sm_family *fam = shardmap_family_for(c);
 	if (!fam)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,

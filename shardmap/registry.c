@@ -35,6 +35,20 @@ const sm_family *shardmap_family_find(const char *arch, const char *model_type)
 	return NULL;
 }
 
+const sm_family *shardmap_family_for(const ckpt *c)
+{
+	const ckpt_config *cfg = ckpt_get_config(c);
+	const sm_family *f = shardmap_family_find(cfg->architecture, cfg->model_type);
+	if (f == NULL || f->per_expert == NULL)
+		return f;
+	for (size_t k = 0; k < ckpt_n_tensors(c); k++) {
+		const char *e = strstr(ckpt_tensor_at(c, k)->name, ".experts.");
+		if (e != NULL && e[9] >= '0' && e[9] <= '9')
+			return f->per_expert;
+	}
+	return f;
+}
+
 const char *shardmap_supported_architectures(void)
 {
 	return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "

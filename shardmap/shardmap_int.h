@@ -168,6 +168,11 @@ typedef struct sm_family {
 	const char *layer_prefix; /* "model.layers." / "encoder.layer." */
 	/* Checks of config.json beyond the table's shapes (NULL = none). */
 	int (*check)(const ckpt_config *cfg, wt_errbuf *err);
+	/* The family's rules when the checkpoint stores its experts one Linear each
+	 * (a tensor named "...experts.<digits>." exists; Qwen3-VL-MoE's FP8 releases)
+	 * where the table above reads them stacked; NULL = one layout only.
+	 * shardmap_family_for picks it. */
+	const struct sm_family *per_expert;
 	/* Alternative checkpoint name layout: NULL-terminated pairs {checkpoint prefix,
 	 * canonical prefix}, e.g. transformers 5.x "model.language_model." -> "model.".
 	 * Rules are written in canonical names. NULL = none. */
@@ -239,6 +244,9 @@ typedef struct sm_family {
 
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
+/* The family of checkpoint c: shardmap_family_find's, or its per_expert table when c
+ * holds an "...experts.<digits>." tensor. */
+const sm_family *shardmap_family_for(const ckpt *c);
 
 extern const sm_family shardmap_family_llama;
 extern const sm_family shardmap_family_mistral;
