@@ -248,6 +248,10 @@ typedef struct ref_cfg {
 	/* OLMo 2 (cfg_fam.c): no input norms (attention and MLP read the residual stream;
 	 * sandwich norms on their outputs) */
 	bool olmo2;
+	/* OLMo 3 (cfg_olmo3.c; olmo2 and qk_norm_full set too): sliding_attention layers
+	 * (window, window_pattern) turn q / k by the default RoPE (theta_local, no scaling),
+	 * full_attention layers by rope_scaling */
+	bool olmo3;
 	/* OLMo 2, OLMoE: q_norm / k_norm (qk_norm) are RMSNorms over the whole of q [H*d] and
 	 * k [KV*d], not per head */
 	bool qk_norm_full;

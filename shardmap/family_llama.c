@@ -1,6 +1,7 @@
 /*
  * family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3,
- * StarCoder2, GLM-4, OLMo 2, Granite, OLMo 1 (tables only).
+ * StarCoder2, GLM-4, OLMo 2, Granite, OLMo 1 (tables only), OLMo 3 (OLMo 2's table and a
+ * layer_types check).
  */
 #include "shardmap/family_rules.h"
 
@@ -109,6 +110,7 @@ static const char *const glm4_archs[] = {"Glm4ForCausalLM", NULL};
 static const char *const olmo2_archs[] = {"Olmo2ForCausalLM", NULL};
 static const char *const granite_archs[] = {"GraniteForCausalLM", NULL};
 static const char *const olmo_archs[] = {"OlmoForCausalLM", NULL};
+static const char *const olmo3_archs[] = {"Olmo3ForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -153,3 +155,20 @@ const sm_family shardmap_family_granite = {
 /* OLMo 1: OlmoConfig unties by default (OLMo-1B-hf sets tie_word_embeddings true) */
 const sm_family shardmap_family_olmo = {"olmo", olmo_archs, olmo_rules,     SM_NRULES(olmo_rules),
                                         NULL,   false,      "model.layers."};
+
+/* OLMo 3 (Olmo3ForCausalLM, transformers 4.57.1 modeling_olmo3.py): OLMo 2's tensors, names
+ * and shapes exactly; its sliding_attention / full_attention layers (layer_types, or
+ * Olmo3Config's every-fourth-layer-full default) and their two RoPEs are math, not layout.
+ * Olmo3Config unties by default. */
+static int olmo3_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return shardmap_check_swa_layer_types(c, "OLMo 3", err);
+}
+const sm_family shardmap_family_olmo3 = {
+    .name = "olmo3",
+    .archs = olmo3_archs,
+    .rules = olmo2_rules,
+    .n_rules = SM_NRULES(olmo2_rules),
+    .layer_prefix = "model.layers.",
+    .check = olmo3_check,
+};
