@@ -158,6 +158,20 @@ static const class_default olmo3_defaults[] = {
     {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
 };
 
+/* Exaone4Config's (transformers 4.57.1); sliding_window (4096) is left to the reference,
+ * for which an explicit null means no sliding layer (and RoPE on every layer). */
+static const class_default exaone4_defaults[] = {
+    {"vocab_size", false, 102400},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 16384},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -171,11 +185,17 @@ static const struct {
 	const class_default *defaults;
 	size_t n;
 } classes[] = {
-    CLASS("qwen3_next", qwen3_next_defaults), CLASS("glm4_moe", glm4_moe_defaults),
-    CLASS("ernie4_5", ernie4_5_defaults),     CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
-    CLASS("cohere", cohere_defaults),         CLASS("cohere2", cohere2_defaults),
-    CLASS("olmo3", olmo3_defaults),           CLASS("llama4_text", llama4_text_defaults),
-    CLASS("llama4", llama4_text_defaults),    CLASS("gemma3_text", gemma3_text_defaults),
+    CLASS("qwen3_next", qwen3_next_defaults),
+    CLASS("glm4_moe", glm4_moe_defaults),
+    CLASS("ernie4_5", ernie4_5_defaults),
+    CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
+    CLASS("cohere", cohere_defaults),
+    CLASS("cohere2", cohere2_defaults),
+    CLASS("olmo3", olmo3_defaults),
+    CLASS("exaone4", exaone4_defaults),
+    CLASS("llama4_text", llama4_text_defaults),
+    CLASS("llama4", llama4_text_defaults),
+    CLASS("gemma3_text", gemma3_text_defaults),
     CLASS("gemma3", gemma3_text_defaults),
 };
 

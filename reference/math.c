@@ -162,8 +162,8 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 	double theta, factor;
 	ref_attn_opt o;
 	ref_layer_attn(c, l, &theta, &factor, &o);
-	if (c->cohere == 2 && o.window == 0)
-		return; /* Cohere2's full_attention layers: NoPE */
+	if ((c->cohere == 2 || c->nope_global) && o.window == 0)
+		return; /* Cohere2's full_attention layers, EXAONE 4.0's with a window: NoPE */
 	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld,
 	         c->olmo3 && o.window > 0); /* Olmo3's sliding layers: rope_type "default" */
 }

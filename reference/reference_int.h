@@ -305,6 +305,9 @@ void ref_head_layernorm(const ref_cfg *c, float *x, const float *w, int64_t T, i
 /* The OLMo 3 fields of c (olmo3 set by the family map, with olmo2's switches) from
  * config.json (cfg_olmo3.c); arch is named in refusals. */
 int ref_cfg_olmo3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* The EXAONE 4.0 fields of c (exaone4 set by the family map, with olmo2's switches and
+ * per-head qk_norm) from config.json (cfg_olmo3.c); arch is named in refusals. */
+int ref_cfg_exaone4(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* The Qwen3-Next fields of c (q3n set by the family map; the linear-attention sizes and
  * layers from the loader's parse, ckpt.c) from config.json (cfg_qwen3_next.c); arch is
  * named in refusals. */
