@@ -180,6 +180,30 @@ static const class_default qwen3_vl_moe_text_defaults[] = {
     {"rope_theta", true, 5000000.0},
 };
 
+/* Olmo3Config's (transformers 4.57.1): num_key_value_heads None becomes
+ * num_attention_heads, as the loader's own default does. sliding_window (4096) is left to
+ * the reference, which tells an explicit null from an absent key. */
+static const class_default olmo3_defaults[] = {
+    {"vocab_size", false, 50304},        {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
+};
+
+/* Exaone4Config's (transformers 4.57.1); sliding_window (4096) is left to the reference,
+ * for which an explicit null means no sliding layer (and RoPE on every layer). */
+static const class_default exaone4_defaults[] = {
+    {"vocab_size", false, 102400},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 16384},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -200,6 +224,8 @@ static const struct {
     CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
     CLASS("cohere", cohere_defaults),
     CLASS("cohere2", cohere2_defaults),
+    CLASS("olmo3", olmo3_defaults),
+    CLASS("exaone4", exaone4_defaults),
     CLASS("llama4_text", llama4_text_defaults),
     CLASS("llama4", llama4_text_defaults),
     CLASS("gemma3_text", gemma3_text_defaults),

@@ -110,7 +110,9 @@ enum {
 	FAM_ERNIE,
 	FAM_COHERE,
 	FAM_COHERE2,
-	FAM_QWEN3_VL_MOE
+	FAM_QWEN3_VL_MOE,
+	FAM_OLMO3,
+	FAM_EXAONE4
 };
 
 /* The planner's family -> the reference's kind. */
@@ -192,6 +194,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * stacked as bmm operands (qwen3vl.c) */
 	    {"qwen3_vl", REF_DENSE, true, 0, 0},
 	    {"qwen3_vl_moe", REF_QWEN2_MOE, true, 0, FAM_QWEN3_VL_MOE},
+	    /* Olmo3ForCausalLM: OLMo 2's decoder, sliding layers with the default RoPE, full
+	     * layers with rope_scaling (cfg_olmo3.c) */
+	    {"olmo3", REF_DENSE, true, 0, FAM_OLMO3},
+	    /* Exaone4ForCausalLM: OLMo 2's post norms, Qwen3's per-head q/k norms, global
+	     * layers without RoPE while a sliding window is set (cfg_olmo3.c) */
+	    {"exaone4", REF_DENSE, true, 0, FAM_EXAONE4},
 	    {"bert", REF_BERT, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
@@ -204,8 +212,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->fused_gate_up = c->fused_ckpt || c->glm != 0;
 			c->layernorm = c->plain_mlp = map[i].fam == FAM_STARCODER2;
 			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;
-			c->olmo2 = map[i].fam == FAM_OLMO2;
-			c->qk_norm_full = c->olmo2 || map[i].fam == FAM_OLMOE;
+			c->olmo3 = map[i].fam == FAM_OLMO3;
+			c->exaone4 = map[i].fam == FAM_EXAONE4;
+			c->olmo2 = map[i].fam == FAM_OLMO2 || c->olmo3 || c->exaone4;
+			c->qk_norm_full = (c->olmo2 && !c->exaone4) || map[i].fam == FAM_OLMOE;
 			c->norm_free = map[i].fam == FAM_OLMO;
 			c->granite = map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE;
 			c->stacked_experts = map[i].fam == FAM_GRANITEMOE;
@@ -469,6 +479,10 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_qwen3_next(c, arch, json, len, err);
 	else if (c->cohere != 0)
 		rv = ref_cfg_cohere(c, arch, json, len, err);
+	else if (c->olmo3)
+		rv = ref_cfg_olmo3(c, arch, json, len, err);
+	else if (c->exaone4)
+		rv = ref_cfg_exaone4(c, arch, json, len, err);
 	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
 		rv = ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||

@@ -136,10 +136,15 @@ void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld
 	rope_rot(x, T, n_heads, d, d, ld, theta, factor, NULL, 1.0, false);
 }
 
-/* RoPE of c on the first rd dims of each head of d (ref_rope_layer, ref_rope_mla). */
+/* RoPE of c on the first rd dims of each head of d (ref_rope_layer, ref_rope_mla); plain:
+ * the default RoPE of theta and factor, without c's scaling (OLMo 3's sliding layers). */
 static void rope_cfg(const ref_cfg *c, double theta, double factor, float *x, int64_t T,
-                     int64_t n_heads, int64_t d, int64_t rd, int64_t ld)
+                     int64_t n_heads, int64_t d, int64_t rd, int64_t ld, bool plain)
 {
+	if (plain) {
+		rope_rot(x, T, n_heads, d, rd, ld, theta, factor, NULL, 1.0, c->rope_pairs);
+		return;
+	}
 	/* transformers' dynamic NTK: the base grows once the tokens pass the maximum */
 	if (c->rope_dyn > 0.0 && c->rope_dyn_max > 0 && T > c->rope_dyn_max && rd > 2)
 		theta *=
@@ -157,15 +162,16 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 	double theta, factor;
 	ref_attn_opt o;
 	ref_layer_attn(c, l, &theta, &factor, &o);
-	if (c->cohere == 2 && o.window == 0)
-		return; /* Cohere2's full_attention layers: NoPE */
-	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld);
+	if ((c->cohere == 2 || c->nope_global) && o.window == 0)
+		return; /* Cohere2's full_attention layers, EXAONE 4.0's with a window: NoPE */
+	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld,
+	         c->olmo3 && o.window > 0); /* Olmo3's sliding layers: rope_type "default" */
 }
 
 void ref_rope_mla(const ref_cfg *c, float *x, int64_t T, int64_t n_heads, int64_t ld)
 {
 	double f = c->rope_factor[0];
-	rope_cfg(c, c->theta, f > 0.0 ? f : 1.0, x, T, n_heads, c->rope, c->rope, ld);
+	rope_cfg(c, c->theta, f > 0.0 ? f : 1.0, x, T, n_heads, c->rope, c->rope, ld, false);
 }
 
 void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld)

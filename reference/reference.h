@@ -248,6 +248,14 @@ typedef struct ref_cfg {
 	/* OLMo 2 (cfg_fam.c): no input norms (attention and MLP read the residual stream;
 	 * sandwich norms on their outputs) */
 	bool olmo2;
+	/* OLMo 3 (cfg_olmo3.c; olmo2 and qk_norm_full set too): sliding_attention layers
+	 * (window, window_pattern) turn q / k by the default RoPE (theta_local, no scaling),
+	 * full_attention layers by rope_scaling */
+	bool olmo3;
+	/* EXAONE 4.0 (cfg_olmo3.c; olmo2 and qk_norm set: per-head q/k norms [d]): one RoPE
+	 * (rope_scaling included) on the sliding layers; with nope_global (sliding_window
+	 * set) the full_attention layers have none */
+	bool exaone4, nope_global;
 	/* OLMo 2, OLMoE: q_norm / k_norm (qk_norm) are RMSNorms over the whole of q [H*d] and
 	 * k [KV*d], not per head */
 	bool qk_norm_full;

@@ -308,6 +308,12 @@ int ref_cfg_cohere(ref_cfg *c, const char *arch, const char *json, size_t len, w
 /* Command R+'s q_norm / k_norm: T rows of n_heads heads of c->d in x, each head LayerNormed
  * (no bias, c->eps) with its own weight row of w [n_heads, d] (cfg_cohere.c). */
 void ref_head_layernorm(const ref_cfg *c, float *x, const float *w, int64_t T, int64_t n_heads);
+/* The OLMo 3 fields of c (olmo3 set by the family map, with olmo2's switches) from
+ * config.json (cfg_olmo3.c); arch is named in refusals. */
+int ref_cfg_olmo3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* The EXAONE 4.0 fields of c (exaone4 set by the family map, with olmo2's switches and
+ * per-head qk_norm) from config.json (cfg_olmo3.c); arch is named in refusals. */
+int ref_cfg_exaone4(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* The Qwen3-Next fields of c (q3n set by the family map; the linear-attention sizes and
  * layers from the loader's parse, ckpt.c) from config.json (cfg_qwen3_next.c); arch is
  * named in refusals. */

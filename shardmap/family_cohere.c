@@ -39,8 +39,9 @@ static const sm_rule cohere2_rules[] = {
 };
 
 /* layer_types as transformers' layer_type_validation checks it (one entry per layer), and
- * only the two types Cohere2Model builds masks for (any other is a KeyError there). */
-static int cohere2_check(const ckpt_config *c, wt_errbuf *err)
+ * only the two types the hybrid sliding-window families build masks for (any other is a
+ * KeyError in their models' mask mapping): Cohere2, OLMo 3, EXAONE 4.0 (fam names them). */
+int shardmap_check_swa_layer_types(const ckpt_config *c, const char *fam, wt_errbuf *err)
 {
 	if (!c->has_layer_types)
 		return WT_OK;
@@ -55,9 +56,14 @@ static int cohere2_check(const ckpt_config *c, wt_errbuf *err)
 			return wt_seterr(err, WT_ECORRUPT,
 			                 "config.json: layer_types[%zu] is neither "
 			                 "\"sliding_attention\" nor \"full_attention\", the two "
-			                 "Cohere2 layer types",
-			                 k);
+			                 "%s layer types",
+			                 k, fam);
 	return WT_OK;
+}
+
+static int cohere2_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return shardmap_check_swa_layer_types(c, "Cohere2", err);
 }
 
 static const char *const cohere_archs[] = {"CohereForCausalLM", NULL};

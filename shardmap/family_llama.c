@@ -1,6 +1,7 @@
 /*
  * family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3,
- * StarCoder2, GLM-4, OLMo 2, Granite, OLMo 1 (tables only).
+ * StarCoder2, GLM-4, OLMo 2, Granite, OLMo 1 (tables only), OLMo 3 (OLMo 2's table and a
+ * layer_types check), EXAONE 4.0.
  */
 #include "shardmap/family_rules.h"
 
@@ -52,15 +53,33 @@ static const sm_rule glm4_rules[] = {
 /* OLMo 2 (Olmo2ForCausalLM): no input_layernorm; post_attention_layernorm and
  * post_feedforward_layernorm norm the block outputs; q_norm / k_norm span the
  * whole q ([H*d]) and k ([KV*d]) and are replicated in full (SM_RULES_QK_NORM_FULL). */
+#define OLMO2_POST_NORMS                                                                           \
+	SM_RULE(SM_LAYER "post_attention_layernorm.weight",                                        \
+	        SM_LAYER "post_attention_layernorm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0,  \
+	        1, SM_D_HID, SM_D_ANY),                                                            \
+	    SM_RULE(SM_LAYER "post_feedforward_layernorm.weight",                                  \
+	            SM_LAYER "post_feedforward_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,         \
+	            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
 static const sm_rule olmo2_rules[] = {
     SM_RULES_TOP,
-    SM_RULE(SM_LAYER "post_attention_layernorm.weight", SM_LAYER "post_attention_layernorm.weight",
-            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
-    SM_RULE(SM_LAYER "post_feedforward_layernorm.weight",
-            SM_LAYER "post_feedforward_layernorm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,
-            SM_D_HID, SM_D_ANY),
+    OLMO2_POST_NORMS,
     SM_RULES_QK_NORM_FULL,
     SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+};
+
+/* EXAONE 4.0 (Exaone4ForCausalLM): OLMo 2's post norms (no input_layernorm), Qwen3's
+ * per-head q_norm / k_norm [d] replicated, Llama's attention and MLP without biases
+ * (Exaone4Attention's Linears have none: a bias is refused as unknown). */
+static const sm_rule exaone4_rules[] = {
+    SM_RULES_TOP,
+    OLMO2_POST_NORMS,
+    SM_RULES_QK_NORM,
+    SM_QKV_W("q", 0, SM_D_Q),
+    SM_QKV_W("k", 1, SM_D_KV),
+    SM_QKV_W("v", 2, SM_D_KV),
+    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
+            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
 };
 
@@ -109,6 +128,8 @@ static const char *const glm4_archs[] = {"Glm4ForCausalLM", NULL};
 static const char *const olmo2_archs[] = {"Olmo2ForCausalLM", NULL};
 static const char *const granite_archs[] = {"GraniteForCausalLM", NULL};
 static const char *const olmo_archs[] = {"OlmoForCausalLM", NULL};
+static const char *const olmo3_archs[] = {"Olmo3ForCausalLM", NULL};
+static const char *const exaone4_archs[] = {"Exaone4ForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -153,3 +174,37 @@ const sm_family shardmap_family_granite = {
 /* OLMo 1: OlmoConfig unties by default (OLMo-1B-hf sets tie_word_embeddings true) */
 const sm_family shardmap_family_olmo = {"olmo", olmo_archs, olmo_rules,     SM_NRULES(olmo_rules),
                                         NULL,   false,      "model.layers."};
+
+/* OLMo 3 (Olmo3ForCausalLM, transformers 4.57.1 modeling_olmo3.py): OLMo 2's tensors, names
+ * and shapes exactly; its sliding_attention / full_attention layers (layer_types, or
+ * Olmo3Config's every-fourth-layer-full default) and their two RoPEs are math, not layout.
+ * Olmo3Config unties by default. */
+static int olmo3_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return shardmap_check_swa_layer_types(c, "OLMo 3", err);
+}
+const sm_family shardmap_family_olmo3 = {
+    .name = "olmo3",
+    .archs = olmo3_archs,
+    .rules = olmo2_rules,
+    .n_rules = SM_NRULES(olmo2_rules),
+    .layer_prefix = "model.layers.",
+    .check = olmo3_check,
+};
+
+/* EXAONE 4.0 (Exaone4ForCausalLM, transformers 4.57.1 modeling_exaone4.py): its hybrid
+ * layers (layer_types, or Exaone4Config's sliding_window_pattern rule) and the global
+ * layers' NoPE are math, not layout. Exaone4Config unties by default (EXAONE-4.0-1.2B
+ * sets tie_word_embeddings true). */
+static int exaone4_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return shardmap_check_swa_layer_types(c, "EXAONE 4.0", err);
+}
+const sm_family shardmap_family_exaone4 = {
+    .name = "exaone4",
+    .archs = exaone4_archs,
+    .rules = exaone4_rules,
+    .n_rules = SM_NRULES(exaone4_rules),
+    .layer_prefix = "model.layers.",
+    .check = exaone4_check,
+};

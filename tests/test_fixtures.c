@@ -290,6 +290,12 @@ static const fam_expect fams[] = {
      0, -1, CKPT_QUANT_NONE, 1},
     {"qwen3_vl", 82, Q3V_BYTES, 256, 8, 2, 48, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"qwen3_vl_moe", 93, Q3VM_BYTES, 256, 8, 2, 48, 384, 1024, 3, 0, 8, 64, CKPT_QUANT_NONE, 2},
+    /* olmo3: OLMo 2's tensors over 4 layers */
+    {"olmo3", 47, 2 * (2 * 1000 * 256 + 256) + 4 * OLMO2_LAYER, 256, 8, 2, 32, 512, 1000, 4, 0, 0,
+     -1, CKPT_QUANT_NONE, 1},
+    /* exaone4: olmo2's layer with q_norm / k_norm [32]; tied */
+    {"exaone4", 46, 2 * (1000 * 256 + 256) + 4 * (OLMO2_LAYER - 2 * (256 + 64 - 2 * 32)), 256, 8, 2,
+     32, 512, 1000, 4, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -378,6 +384,14 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->use_qk_norm, strcmp(e->name, "cohere") == 0);
 		assert_int_equal(cfg->tie_given, strcmp(e->name, "cohere2") == 0);
 		assert_false(cfg->has_layer_types);
+	}
+	if (strcmp(e->name, "olmo3") == 0 || strcmp(e->name, "exaone4") == 0) {
+		/* layers 0-2 sliding, 3 full, as listed */
+		assert_true(cfg->has_layer_types);
+		assert_int_equal(cfg->n_layer_types, 4);
+		for (int k = 0; k < 4; k++)
+			assert_int_equal(cfg->layer_types[k],
+			                 k < 3 ? CKPT_LAYER_SLIDING_ATTN : CKPT_LAYER_FULL_ATTN);
 	}
 	if (strcmp(e->name, "glm4_moe") == 0) { /* GLM-4.5's q/k norms and MoE keys */
 		assert_true(cfg->use_qk_norm);

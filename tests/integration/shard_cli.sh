@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -229,6 +229,31 @@ grep -q "language_model\|model.visual\|mlp.gate.weight_scale" "$T/plan" &&
 [ $? -eq 3 ] || fail "qwen3_vl tp 8 should exit 3 (4 vision heads)"
 grep -q "does not divide vision_config.num_heads 4; use tp_size 1, 2 or 4" "$T/err" ||
 	fail "qwen3_vl tp 8: $(cat "$T/err")"
+# OLMo 3: OLMo 2's tensors (no input_layernorm, q_norm [256] / k_norm [64] whole on every
+# rank, never quantized); a layer_types entry that is neither type refused, naming it
+"$CTL" plan --model-dir "$T/olmo3" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan olmo3"
+for l in "3.self_attn.qkv_proj.weight *I8 *\[128, 256\]" "3.self_attn.q_norm.weight *BF16 *\[256\]" \
+	"3.self_attn.k_norm.weight *BF16 *\[64\]" "3.post_feedforward_layernorm.weight *BF16 *\[256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "olmo3 line $l: $(cat "$T/plan")"
+done
+grep -q "input_layernorm\|_norm.weight_scale" "$T/plan" &&
+	fail "olmo3: an input norm or a quantized q/k norm: $(cat "$T/plan")"
+cp -r "$T/olmo3" "$T/olmo3_bad"
+sed -i 's/"full_attention"/"chunked_attention"/' "$T/olmo3_bad/config.json"
+"$CTL" plan --model-dir "$T/olmo3_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "olmo3_bad planned"
+grep -q 'layer_types\[3\] is neither "sliding_attention" nor "full_attention", the two OLMo 3' "$T/err" ||
+	fail "olmo3 layer_types: $(cat "$T/err")"
+rm -rf "$T/olmo3_bad"
+# EXAONE 4.0: per-head q_norm / k_norm [32] whole on every rank, the post norms, tied (no
+# lm_head); an attention bias is not EXAONE 4.0's
+"$CTL" plan --model-dir "$T/exaone4" --tp-size 8 --tp-rank 5 --rank-only >"$T/plan" ||
+	fail "plan exaone4"
+for l in "3.self_attn.qkv_proj.weight *BF16 *\[96, 256\]" "3.self_attn.q_norm.weight *BF16 *\[32\]" \
+	"3.self_attn.k_norm.weight *BF16 *\[32\]" "3.post_attention_layernorm.weight *BF16 *\[256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "exaone4 line $l: $(cat "$T/plan")"
+done
+grep -q "input_layernorm\|^ *lm_head" "$T/plan" && fail "exaone4: an input norm or an lm_head: $(cat "$T/plan")"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry
