@@ -148,6 +148,31 @@ static const class_default cohere2_defaults[] = {
     {"rope_theta", true, 10000.0},       {"sliding_window", false, 4096},
 };
 
+/* Dots1Config's (transformers 4.57.1): dots.llm1's dims but for hidden_size (4608, the
+ * released 4096) and its MoE counts, which it leaves None (n_routed_experts,
+ * n_shared_experts, num_experts_per_tok: the planner and the reference refuse a config
+ * without them). num_key_value_heads is 32 whatever num_attention_heads is; every layer MoE
+ * (first_k_dense_replace 0); norm_topk_prob false is a JSON bool the reference defaults
+ * itself. sliding_window (4096) is not here: a null one means no sliding layers, and a
+ * filled default would turn it into 4096 (the reference reads it; cfg_fam.c). */
+static const class_default dots1_defaults[] = {
+    {"vocab_size", false, 152064},
+    {"hidden_size", false, 4608},
+    {"intermediate_size", false, 10944},
+    {"moe_intermediate_size", false, 1408},
+    {"num_hidden_layers", false, 62},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"n_group", false, 1},
+    {"topk_group", false, 1},
+    {"first_k_dense_replace", false, 0},
+    {"max_position_embeddings", false, 2048},
+    {"max_window_layers", false, 62},
+    {"routed_scaling_factor", true, 1.0},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -161,11 +186,12 @@ static const struct {
 	const class_default *defaults;
 	size_t n;
 } classes[] = {
-    CLASS("qwen3_next", qwen3_next_defaults),   CLASS("glm4_moe", glm4_moe_defaults),
-    CLASS("ernie4_5", ernie4_5_defaults),       CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
-    CLASS("cohere", cohere_defaults),           CLASS("cohere2", cohere2_defaults),
-    CLASS("llama4_text", llama4_text_defaults), CLASS("llama4", llama4_text_defaults),
-    CLASS("gemma3_text", gemma3_text_defaults), CLASS("gemma3", gemma3_text_defaults),
+    CLASS("qwen3_next", qwen3_next_defaults), CLASS("glm4_moe", glm4_moe_defaults),
+    CLASS("ernie4_5", ernie4_5_defaults),     CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
+    CLASS("cohere", cohere_defaults),         CLASS("cohere2", cohere2_defaults),
+    CLASS("dots1", dots1_defaults),           CLASS("llama4_text", llama4_text_defaults),
+    CLASS("llama4", llama4_text_defaults),    CLASS("gemma3_text", gemma3_text_defaults),
+    CLASS("gemma3", gemma3_text_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

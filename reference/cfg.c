@@ -109,7 +109,8 @@ enum {
 	FAM_QWEN3_NEXT,
 	FAM_ERNIE,
 	FAM_COHERE,
-	FAM_COHERE2
+	FAM_COHERE2,
+	FAM_DOTS1
 };
 
 /* The planner's family -> the reference's kind. */
@@ -173,6 +174,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"deepseek_v2", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_V2},
 	    /* Glm4MoeForCausalLM: DeepSeek-V3's MoE under Llama's attention (cfg_fam.c) */
 	    {"glm4_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
+	    /* Dots1ForCausalLM: the same under Qwen3's attention (q/k norms always) */
+	    {"dots1", REF_DEEPSEEK, true, 0, FAM_DOTS1},
 	    /* Qwen3NextForCausalLM: gated delta net / gated full attention layers over
 	     * Qwen2-MoE's MoE (dense without experts; cfg_qwen3_next.c, qwen3_next.c) */
 	    {"qwen3_next", REF_QWEN2_MOE, true, 0, FAM_QWEN3_NEXT},
@@ -206,7 +209,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->layernorm = c->layernorm || c->phimoe;
 			c->gpt_oss = map[i].fam == FAM_GPT_OSS;
 			c->llama4 = map[i].fam == FAM_LLAMA4;
-			c->glm4_moe = map[i].fam == FAM_GLM4_MOE;
+			c->dots1 = map[i].fam == FAM_DOTS1;
+			c->glm4_moe = map[i].fam == FAM_GLM4_MOE || c->dots1;
 			c->q3n = map[i].fam == FAM_QWEN3_NEXT;
 			c->cohere = map[i].fam == FAM_COHERE    ? 1
 			            : map[i].fam == FAM_COHERE2 ? 2
@@ -268,7 +272,9 @@ static int parse_deepseek(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	c->norm_topk = bool_or(&f[F_NORM_TOPK], true);
 	c->routed_scale = real_or(&f[F_ROUTED_SCALE], 1.0);
 	/* DeepSeek-V2's scoring and top-k method: cfg_fam.c */
-	if (!c->ds_v2 && f[F_SCORING].present && strcmp(f[F_SCORING].s, "sigmoid") != 0)
+	/* Dots1TopkRouter reads no scoring_func: always the sigmoid */
+	if (!c->ds_v2 && !c->dots1 && f[F_SCORING].present &&
+	    strcmp(f[F_SCORING].s, "sigmoid") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: scoring_func '%s'; the reference has 'sigmoid'",
 		                 f[F_SCORING].s);

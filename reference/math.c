@@ -187,7 +187,9 @@ void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int6
 
 void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o)
 {
-	bool local = c->window > 0 && (c->window_pattern == 0 || (l + 1) % c->window_pattern != 0);
+	bool local = c->local_masked ? c->window > 0 && ref_l4_bit(c->local_mask, l)
+	                             : c->window > 0 && (c->window_pattern == 0 ||
+	                                                 (l + 1) % c->window_pattern != 0);
 	double f = c->rope_factor[local ? 1 : 0];
 	*theta = local ? c->theta_local : c->theta;
 	*factor = f > 0.0 ? f : 1.0;

@@ -290,8 +290,14 @@ typedef struct ref_cfg {
 	 * (sigmoid router with the correction bias, n_group / topk_group, norm_topk_prob,
 	 * routed_scaling_factor, shared experts, dense layers < first_k_dense_replace), with
 	 * Llama's attention instead of MLA: q/k/v biases, per-head q_norm / k_norm
-	 * (qk_norm: use_qk_norm), rotate-half RoPE on the first rot_dim dims */
-	bool glm4_moe;
+	 * (qk_norm: use_qk_norm), rotate-half RoPE on the first rot_dim dims. dots.llm1
+	 * (Dots1ForCausalLM) sets it too, with dots1: q/k norms on every layer, RoPE on the
+	 * whole head, o_proj's bias with attention_bias, norm_topk_prob default false */
+	bool glm4_moe, dots1;
+	/* local_masked (dots.llm1): layer i is a sliding-window layer (window) exactly when bit
+	 * i of local_mask is set (REF_L4_MAX_LAYERS bits), instead of window_pattern's rule */
+	bool local_masked;
+	uint64_t local_mask[4];
 	/* Qwen3-Next (Qwen3NextForCausalLM; cfg_qwen3_next.c, qwen3_next.c; kind REF_QWEN2_MOE,
 	 * REF_DENSE without experts): zero-centred RMSNorms (norm_off 1); layer i is linear
 	 * attention when bit i of q3n_linear is set (REF_L4_MAX_LAYERS bits): the gated delta

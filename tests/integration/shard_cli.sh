@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -162,6 +162,24 @@ grep -v "^skipped" "$T/plan" | grep -q "model.layers.3." && fail "glm4_moe MTP l
 [ $? -eq 3 ] || fail "glm4_moe ep 16 should exit 3"
 grep -q "ep_size 16 exceeds the 8 routed experts; use ep_size <= 8" "$T/err" ||
 	fail "glm4_moe ep 16 message: $(cat "$T/err")"
+# dots.llm1: Qwen3's attention (q/k/v without biases, per-head q/k norms on every layer),
+# the router with its F32 correction bias replicated, layer 0 dense, experts EP-owned, the
+# two shared experts (128 rows) TP-split; no MTP layer, nothing skipped
+"$CTL" plan --model-dir "$T/dots1" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan dots1"
+for l in "2.self_attn.qkv_proj.weight *BF16 *\[256, 256\]" "0.self_attn.k_norm.weight *BF16 *\[32\]" \
+	"2.mlp.gate.e_score_correction_bias *F32 *\[8\]" "2.mlp.gate.weight *BF16 *\[8, 256\]" \
+	"1.mlp.experts.w13_weight *BF16 *\[4, 128, 256\]" "1.mlp.experts.w2_weight *BF16 *\[4, 256, 64\]" \
+	"1.mlp.shared_experts.gate_up_proj.weight *BF16 *\[128, 256\]" \
+	"0.mlp.gate_up_proj.weight *BF16 *\[512, 256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "dots1 line $l: $(cat "$T/plan")"
+done
+grep -q "qkv_proj.bias\|^skipped\|layers.0.mlp.gate.weight" "$T/plan" &&
+	fail "dots1: a bias, a skipped tensor or a router on the dense layer: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/dots1" --tp-size 1 --ep-size 16 --ep-rank 0 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "dots1 ep 16 should exit 3"
+grep -q "ep_size 16 exceeds the 8 routed experts; use ep_size <= 8" "$T/err" ||
+	fail "dots1 ep 16 message: $(cat "$T/err")"
 # ERNIE 4.5 MoE: the F32 router and Ernie4_5_MoeStatics' correction bias [1, E] replicated,
 # layers 0 and 3 dense (moe_layer_start_index 1, moe_layer_end_index 2), experts EP-owned,
 # the 2 shared experts TP-split, the MTP module (model.mtp_*) dropped and listed as skipped
