@@ -173,6 +173,23 @@ static const class_default dots1_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* SeedOssConfig's (transformers 4.57.1): head_dim 128 (not hidden / heads: 4096 / 80 is no
+ * integer), attention_bias true (q/k/v biases unless config.json says false); the other
+ * two bias switches default false as the loader's do. */
+static const class_default seed_oss_defaults[] = {
+    {"vocab_size", false, 155136},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 27648},
+    {"num_hidden_layers", false, 64},
+    {"num_attention_heads", false, 80},
+    {"num_key_value_heads", false, 8},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 524288},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+    {"attention_bias", false, 1, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -186,11 +203,17 @@ static const struct {
 	const class_default *defaults;
 	size_t n;
 } classes[] = {
-    CLASS("qwen3_next", qwen3_next_defaults), CLASS("glm4_moe", glm4_moe_defaults),
-    CLASS("ernie4_5", ernie4_5_defaults),     CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
-    CLASS("cohere", cohere_defaults),         CLASS("cohere2", cohere2_defaults),
-    CLASS("dots1", dots1_defaults),           CLASS("llama4_text", llama4_text_defaults),
-    CLASS("llama4", llama4_text_defaults),    CLASS("gemma3_text", gemma3_text_defaults),
+    CLASS("qwen3_next", qwen3_next_defaults),
+    CLASS("glm4_moe", glm4_moe_defaults),
+    CLASS("ernie4_5", ernie4_5_defaults),
+    CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
+    CLASS("cohere", cohere_defaults),
+    CLASS("cohere2", cohere2_defaults),
+    CLASS("dots1", dots1_defaults),
+    CLASS("seed_oss", seed_oss_defaults),
+    CLASS("llama4_text", llama4_text_defaults),
+    CLASS("llama4", llama4_text_defaults),
+    CLASS("gemma3_text", gemma3_text_defaults),
     CLASS("gemma3", gemma3_text_defaults),
 };
 

@@ -31,6 +31,7 @@ typedef struct class_default {
 	const char *key;
 	bool real; /* a JSON real, else an integer */
 	double v;
+	bool boolean; /* a JSON true (v != 0) or false instead */
 } class_default;
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL

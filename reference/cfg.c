@@ -110,7 +110,8 @@ enum {
 	FAM_ERNIE,
 	FAM_COHERE,
 	FAM_COHERE2,
-	FAM_DOTS1
+	FAM_DOTS1,
+	FAM_ACT /* Llama's math with hidden_act read (silu, gelu variants; others refused) */
 };
 
 /* The planner's family -> the reference's kind. */
@@ -130,6 +131,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * position streams are equal and it is the plain 1-D RoPE */
 	    {"qwen2_vl", REF_DENSE, false, 0, 0},
 	    {"qwen2_5_vl", REF_DENSE, false, 0, 0}, /* Qwen2.5-VL: the same language model */
+	    /* SeedOssForCausalLM: Llama's math; its biases (q/k/v, o_proj, MLP) are added
+	     * where the checkpoint has them, which the planner ties to the config's switches */
+	    {"seed_oss", REF_DENSE, false, 0, FAM_ACT},
 	    {"qwen3", REF_DENSE, true, 0, 0},
 	    {"phi3", REF_DENSE, false, 0, FAM_PHI3},
 	    {"starcoder2", REF_DENSE, false, 0, FAM_STARCODER2},
@@ -218,6 +222,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */
 				c->kind = REF_DENSE;
 			c->ernie = map[i].fam == FAM_ERNIE;
+			c->read_act = map[i].fam == FAM_ACT;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -454,6 +459,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: hidden_act '%s'; the reference has silu for %s",
 		                 f[F_ACT].s, arch ? arch : "ERNIE 4.5");
+	if (c->read_act && (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
+		return rv;
 	if (c->gpt_oss)
 		rv = ref_cfg_gpt_oss(c, arch, json, len, err);
 	else if (c->llama4)

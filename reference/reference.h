@@ -297,6 +297,9 @@ typedef struct ref_cfg {
 	/* local_masked (dots.llm1): layer i is a sliding-window layer (window) exactly when bit
 	 * i of local_mask is set (REF_L4_MAX_LAYERS bits), instead of window_pattern's rule */
 	bool local_masked;
+	/* Seed-OSS: Llama's math with hidden_act read (ref_cfg_act: silu default, the gelu
+	 * forms) instead of taken as silu; the other Llama-kin families do not read it */
+	bool read_act;
 	uint64_t local_mask[4];
 	/* Qwen3-Next (Qwen3NextForCausalLM; cfg_qwen3_next.c, qwen3_next.c; kind REF_QWEN2_MOE,
 	 * REF_DENSE without experts): zero-centred RMSNorms (norm_off 1); layer i is linear

@@ -1,6 +1,6 @@
 /*
  * family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3,
- * StarCoder2, GLM-4, OLMo 2, Granite, OLMo 1 (tables only).
+ * StarCoder2, GLM-4, OLMo 2, Granite, OLMo 1, Seed-OSS (tables only).
  */
 #include "shardmap/family_rules.h"
 
@@ -97,6 +97,40 @@ static const sm_rule starcoder2_rules[] = {
             SM_C_ALL, SM_F_OPT, 1, SM_D_HID, SM_D_ANY),
 };
 
+/* Seed-OSS (modeling_seed_oss.py, transformers 4.57.1): Llama's table whose biases follow
+ * SeedOssConfig's three switches, each required when true and unknown when false:
+ * attention_bias (default true) the q/k/v biases (fused), attention_out_bias o_proj's
+ * (replicated), mlp_bias gate / up (merged by rows) and down (replicated). */
+#define SEED_QKV_B(x, part, d)                                                                     \
+	SM_RULE(SM_LAYER "self_attn." x "_proj.bias", SM_LAYER "self_attn.qkv_proj.bias",          \
+	        SM_K_QKV, part, SM_U_HEADS, SM_C_ATTNBIAS, 0, 1, d, SM_D_ANY)
+static const sm_rule seed_oss_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_QKV_W("q", 0, SM_D_Q),
+    SM_QKV_W("k", 1, SM_D_KV),
+    SM_QKV_W("v", 2, SM_D_KV),
+    SEED_QKV_B("q", 0, SM_D_Q),
+    SEED_QKV_B("k", 1, SM_D_KV),
+    SEED_QKV_B("v", 2, SM_D_KV),
+    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
+            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    SM_RULE(SM_LAYER "self_attn.o_proj.bias", SM_LAYER "self_attn.o_proj.bias", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_OUTBIAS, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    SM_RULE(SM_LAYER "mlp.gate_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 0, SM_U_I,
+            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.up_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 1, SM_U_I,
+            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.down_proj.bias", SM_LAYER "mlp.down_proj.bias", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY),
+};
+
 static const char *const llama_archs[] = {"LlamaForCausalLM", NULL};
 static const char *const mistral_archs[] = {"MistralForCausalLM", NULL};
 static const char *const qwen2_archs[] = {"Qwen2ForCausalLM", NULL};
@@ -109,6 +143,7 @@ static const char *const glm4_archs[] = {"Glm4ForCausalLM", NULL};
 static const char *const olmo2_archs[] = {"Olmo2ForCausalLM", NULL};
 static const char *const granite_archs[] = {"GraniteForCausalLM", NULL};
 static const char *const olmo_archs[] = {"OlmoForCausalLM", NULL};
+static const char *const seed_oss_archs[] = {"SeedOssForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -153,3 +188,11 @@ const sm_family shardmap_family_granite = {
 /* OLMo 1: OlmoConfig unties by default (OLMo-1B-hf sets tie_word_embeddings true) */
 const sm_family shardmap_family_olmo = {"olmo", olmo_archs, olmo_rules,     SM_NRULES(olmo_rules),
                                         NULL,   false,      "model.layers."};
+/* Seed-OSS: SeedOssConfig unties by default (tie_word_embeddings=False) */
+const sm_family shardmap_family_seed_oss = {
+    .name = "seed_oss",
+    .archs = seed_oss_archs,
+    .rules = seed_oss_rules,
+    .n_rules = SM_NRULES(seed_oss_rules),
+    .layer_prefix = "model.layers.",
+};

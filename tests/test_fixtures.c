@@ -31,6 +31,11 @@ typedef struct fam_expect {
 /* Hand-computed from the dims in the README table (BF16 = 2 bytes). */
 #define LLAMA_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 2 * 256))
 #define LLAMA_BYTES (2 * (2 * 1000 * 256 + 256) + 2 * LLAMA_LAYER)
+/* seed_oss: norms, q 512x256 + k, v 128x256 with biases, o 256x512 + bias [256], gate / up
+ * 512x256 + biases, down 256x512 + bias */
+#define SEED_LAYER                                                                                 \
+	(2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 3 * 512 * 256 + 768 + 256 +        \
+	      2 * 512 + 256))
 /* llama_fp8: 7 linears/layer become 1 byte/element + two 4-byte scalars each */
 #define FP8_LAYER (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 7 * 8 + 2 * 256 * 2)
 /* compressed-tensors twins: the 7 linears' 557056 elements as I8 (W8A8) or 4 bits (W4A16),
@@ -224,6 +229,8 @@ static const fam_expect fams[] = {
      1024, 2, 0, 0, -1, CKPT_QUANT_FP8_BLOCK, 1},
     {"granite", 20, 2 * (1003 * 256 + 256) + 2 * LLAMA_LAYER, 256, 8, 2, 32, 512, 1003, 2, 1, 0, -1,
      CKPT_QUANT_NONE, 1},
+    {"seed_oss", 35, 2 * (2 * 1000 * 256 + 256) + 2 * SEED_LAYER, 256, 8, 2, 64, 512, 1000, 2, 0, 0,
+     -1, CKPT_QUANT_NONE, 1},
     {"mixtral", 53, 2 * (2 * 1000 * 256 + 256) + 2 * MIXTRAL_LAYER, 256, 8, 2, 32, 256, 1000, 2, 0,
      6, 256, CKPT_QUANT_NONE, 1},
     {"qwen2_moe", 41, 2 * (2 * 1024 * 256 + 256) + 2 * QMOE_ATTN + 2 * 3 * 512 * 256 + QMOE_MOE,
@@ -369,6 +376,10 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->use_qk_norm);
 		assert_int_equal(cfg->first_k_dense_replace, 1);
 		assert_int_equal(cfg->n_shared_experts, 1);
+	}
+	if (strcmp(e->name, "seed_oss") == 0) { /* every bias switch on */
+		assert_true(cfg->attention_bias && cfg->attention_out_bias && cfg->mlp_bias);
+		assert_false(cfg->tie_word_embeddings);
 	}
 	if (strcmp(e->name, "dots1") == 0) { /* dots.llm1's MoE keys, no q/k norm key */
 		assert_false(cfg->use_qk_norm);

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -90,6 +90,23 @@ for f in $(san_fams "$FAMS"); do
 done
 "$CTL" shard --model-dir "$T/mixtral" --tp-size 1 --tp-rank 0 --ep-size 4 --ep-rank 3 \
 	--out "$T/ep.st" || fail "mixtral ep shard"
+# Seed-OSS: the fixture's three bias switches on: q/k/v biases fused (kv head 1 shared by
+# ranks 2-3 at TP 4), o_proj's and down_proj's replicated, gate / up's merged by rows; none
+# quantized
+"$CTL" plan --model-dir "$T/seed_oss" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan seed_oss"
+for l in "1.self_attn.qkv_proj.weight *I8 *\[256, 256\]" "1.self_attn.qkv_proj.bias *BF16 *\[256\]" \
+	"1.self_attn.o_proj.weight *I8 *\[256, 128\]" "1.self_attn.o_proj.bias *BF16 *\[256\]" \
+	"1.mlp.gate_up_proj.bias *BF16 *\[256\]" "1.mlp.down_proj.bias *BF16 *\[256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "seed_oss line $l: $(cat "$T/plan")"
+done
+grep -q "bias_scale" "$T/plan" && fail "seed_oss: a quantized bias: $(cat "$T/plan")"
+mkdir -p "$T/so_nomlp" && cp "$T/seed_oss/model.safetensors" "$T/so_nomlp/" &&
+	sed 's/"mlp_bias": true/"mlp_bias": false/' "$T/seed_oss/config.json" >"$T/so_nomlp/config.json"
+"$CTL" plan --model-dir "$T/so_nomlp" --tp-size 2 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "seed_oss with mlp_bias false should exit 3"
+grep -q "without MLP biases (mlp_bias is false or absent)" "$T/err" ||
+	fail "seed_oss mlp_bias false: $(cat "$T/err")"
 # GraniteMoE: the experts stacked in the checkpoint become Mixtral's stacks and router
 "$CTL" plan --model-dir "$T/granitemoe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
 	--rank-only >"$T/plan" || fail "plan granitemoe"
