@@ -190,6 +190,23 @@ static const class_default seed_oss_defaults[] = {
     {"attention_bias", false, 1, true},
 };
 
+/* SmolLM3Config's (transformers 4.57.1): SmolLM3-3B's dims, 4 kv heads whatever the heads,
+ * rope_theta 2e6, every no_rope_layer_interval-th (4th) layer NoPE when no_rope_layers is
+ * left out (the reference derives the list); tie_word_embeddings is PretrainedConfig's true
+ * (the family's tie_default). */
+static const class_default smollm3_defaults[] = {
+    {"vocab_size", false, 128256},
+    {"hidden_size", false, 2048},
+    {"intermediate_size", false, 11008},
+    {"num_hidden_layers", false, 36},
+    {"num_attention_heads", false, 16},
+    {"num_key_value_heads", false, 4},
+    {"max_position_embeddings", false, 32768},
+    {"no_rope_layer_interval", false, 4},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 2000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -203,17 +220,12 @@ static const struct {
 	const class_default *defaults;
 	size_t n;
 } classes[] = {
-    CLASS("qwen3_next", qwen3_next_defaults),
-    CLASS("glm4_moe", glm4_moe_defaults),
-    CLASS("ernie4_5", ernie4_5_defaults),
-    CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
-    CLASS("cohere", cohere_defaults),
-    CLASS("cohere2", cohere2_defaults),
-    CLASS("dots1", dots1_defaults),
-    CLASS("seed_oss", seed_oss_defaults),
-    CLASS("llama4_text", llama4_text_defaults),
-    CLASS("llama4", llama4_text_defaults),
-    CLASS("gemma3_text", gemma3_text_defaults),
+    CLASS("qwen3_next", qwen3_next_defaults), CLASS("glm4_moe", glm4_moe_defaults),
+    CLASS("ernie4_5", ernie4_5_defaults),     CLASS("ernie4_5_moe", ernie4_5_moe_defaults),
+    CLASS("cohere", cohere_defaults),         CLASS("cohere2", cohere2_defaults),
+    CLASS("dots1", dots1_defaults),           CLASS("seed_oss", seed_oss_defaults),
+    CLASS("smollm3", smollm3_defaults),       CLASS("llama4_text", llama4_text_defaults),
+    CLASS("llama4", llama4_text_defaults),    CLASS("gemma3_text", gemma3_text_defaults),
     CLASS("gemma3", gemma3_text_defaults),
 };
 

@@ -24,8 +24,9 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err);
  * (Gemma3TextConfig's 8, 4, 256, 262208; transformers 4.57.1). Llama 4's the same
  * (Llama4TextConfig). Qwen3-Next's top-level config is read as Qwen3NextConfig reads
  * it: a key it leaves out takes the class default; GLM-4.5 (Glm4MoeConfig), ERNIE 4.5
- * (Ernie4_5Config, Ernie4_5_MoeConfig), Cohere and dots.llm1 (Dots1Config) for the keys a
- * hand-written config.json leaves out.
+ * (Ernie4_5Config, Ernie4_5_MoeConfig), Cohere, dots.llm1 (Dots1Config), Seed-OSS
+ * (SeedOssConfig: head_dim 128 and the boolean attention_bias true) and SmolLM3
+ * (SmolLM3Config) for the keys a hand-written config.json leaves out.
  */
 typedef struct class_default {
 	const char *key;

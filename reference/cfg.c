@@ -19,8 +19,9 @@
  * loader's class defaults 6 and 1e-12 when absent), hidden_act silu only. A present field of the
  * wrong JSON type is WT_ECORRUPT naming it (null counts as absent; ckpt_config_fields). The Gemma
  * families' own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's, OLMo 2's,
- * Granite's and GLM-4.5's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's: cfg_gpt_oss.c; Llama 4's:
- * cfg_llama4.c; Qwen3-Next's: cfg_qwen3_next.c.
+ * Granite's, GLM-4.5's and dots.llm1's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's:
+ * cfg_gpt_oss.c; Llama 4's: cfg_llama4.c; Qwen3-Next's: cfg_qwen3_next.c; SmolLM3's:
+ * cfg_smollm3.c.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -111,7 +112,8 @@ enum {
 	FAM_COHERE,
 	FAM_COHERE2,
 	FAM_DOTS1,
-	FAM_ACT /* Llama's math with hidden_act read (silu, gelu variants; others refused) */
+	FAM_ACT, /* Llama's math with hidden_act read (silu, gelu variants; others refused) */
+	FAM_SMOLLM3
 };
 
 /* The planner's family -> the reference's kind. */
@@ -134,6 +136,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* SeedOssForCausalLM: Llama's math; its biases (q/k/v, o_proj, MLP) are added
 	     * where the checkpoint has them, which the planner ties to the config's switches */
 	    {"seed_oss", REF_DENSE, false, 0, FAM_ACT},
+	    /* SmolLM3ForCausalLM: Llama's math without RoPE on the no_rope_layers 0 layers,
+	     * sliding windows per layer_types (cfg_smollm3.c) */
+	    {"smollm3", REF_DENSE, false, 0, FAM_SMOLLM3},
 	    {"qwen3", REF_DENSE, true, 0, 0},
 	    {"phi3", REF_DENSE, false, 0, FAM_PHI3},
 	    {"starcoder2", REF_DENSE, false, 0, FAM_STARCODER2},
@@ -222,6 +227,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */
 				c->kind = REF_DENSE;
 			c->ernie = map[i].fam == FAM_ERNIE;
+			c->smollm3 = map[i].fam == FAM_SMOLLM3;
 			c->read_act = map[i].fam == FAM_ACT;
 			return WT_OK;
 		}
@@ -469,6 +475,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_qwen3_next(c, arch, json, len, err);
 	else if (c->cohere != 0)
 		rv = ref_cfg_cohere(c, arch, json, len, err);
+	else if (c->smollm3)
+		rv = ref_cfg_smollm3(c, arch, json, len, err);
 	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
 		rv = ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||

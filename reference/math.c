@@ -159,6 +159,8 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 	ref_layer_attn(c, l, &theta, &factor, &o);
 	if (c->cohere == 2 && o.window == 0)
 		return; /* Cohere2's full_attention layers: NoPE */
+	if (ref_l4_bit(c->nope_mask, l))
+		return; /* SmolLM3's no_rope_layers 0 */
 	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld);
 }
 

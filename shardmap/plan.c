@@ -348,7 +348,8 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 	else if (ru->cond == SM_C_QKNORM)
 		why = "without q/k norms (use_qk_norm is false or absent)";
 	else if (bias_key(ru->cond) != NULL)
-		why = ru->cond == SM_C_ATTNBIAS ? "without q/k/v biases (attention_bias is false)"
+		why = ru->cond == SM_C_ATTNBIAS
+		          ? "without attention biases (attention_bias is false)"
 		      : ru->cond == SM_C_OUTBIAS
 		          ? "without an o_proj bias (attention_out_bias is false or absent)"
 		          : "without MLP biases (mlp_bias is false or absent)";

@@ -17,7 +17,7 @@ static const sm_family *const families[] = {
     &shardmap_family_gpt_oss,      &shardmap_family_llama4,      &shardmap_family_llama4_text,
     &shardmap_family_qwen3_next,   &shardmap_family_glm4_moe,    &shardmap_family_ernie4_5,
     &shardmap_family_ernie4_5_moe, &shardmap_family_cohere,      &shardmap_family_cohere2,
-    &shardmap_family_dots1,        &shardmap_family_seed_oss,
+    &shardmap_family_dots1,        &shardmap_family_seed_oss,    &shardmap_family_smollm3,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -50,7 +50,7 @@ const char *shardmap_supported_architectures(void)
 	       "Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3NextForCausalLM, "
 	       "Glm4MoeForCausalLM, Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, "
 	       "CohereForCausalLM, "
-	       "Cohere2ForCausalLM, Dots1ForCausalLM, SeedOssForCausalLM";
+	       "Cohere2ForCausalLM, Dots1ForCausalLM, SeedOssForCausalLM, SmolLM3ForCausalLM";
 }
 
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c)

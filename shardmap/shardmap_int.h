@@ -238,6 +238,7 @@ extern const sm_family shardmap_family_deepseek_v2;
 extern const sm_family shardmap_family_glm4_moe;
 extern const sm_family shardmap_family_dots1;
 extern const sm_family shardmap_family_seed_oss;
+extern const sm_family shardmap_family_smollm3;
 extern const sm_family shardmap_family_ernie4_5;
 extern const sm_family shardmap_family_ernie4_5_moe;
 extern const sm_family shardmap_family_bert;

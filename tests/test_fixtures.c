@@ -231,6 +231,9 @@ static const fam_expect fams[] = {
      CKPT_QUANT_NONE, 1},
     {"seed_oss", 35, 2 * (2 * 1000 * 256 + 256) + 2 * SEED_LAYER, 256, 8, 2, 64, 512, 1000, 2, 0, 0,
      -1, CKPT_QUANT_NONE, 1},
+    /* smollm3: llama's layers (no biases), 4 of them, tied with no lm_head.weight */
+    {"smollm3", 38, 2 * (1000 * 256 + 256) + 4 * LLAMA_LAYER, 256, 8, 2, 32, 512, 1000, 4, 1, 0, -1,
+     CKPT_QUANT_NONE, 1},
     {"mixtral", 53, 2 * (2 * 1000 * 256 + 256) + 2 * MIXTRAL_LAYER, 256, 8, 2, 32, 256, 1000, 2, 0,
      6, 256, CKPT_QUANT_NONE, 1},
     {"qwen2_moe", 41, 2 * (2 * 1024 * 256 + 256) + 2 * QMOE_ATTN + 2 * 3 * 512 * 256 + QMOE_MOE,
@@ -376,6 +379,11 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->use_qk_norm);
 		assert_int_equal(cfg->first_k_dense_replace, 1);
 		assert_int_equal(cfg->n_shared_experts, 1);
+	}
+	if (strcmp(e->name, "smollm3") == 0) { /* tied by the class default, layer_types given */
+		assert_false(cfg->tie_given);
+		assert_true(cfg->has_layer_types);
+		assert_false(cfg->attention_bias || cfg->mlp_bias);
 	}
 	if (strcmp(e->name, "seed_oss") == 0) { /* every bias switch on */
 		assert_true(cfg->attention_bias && cfg->attention_out_bias && cfg->mlp_bias);

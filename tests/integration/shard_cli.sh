@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -107,6 +107,20 @@ mkdir -p "$T/so_nomlp" && cp "$T/seed_oss/model.safetensors" "$T/so_nomlp/" &&
 [ $? -eq 3 ] || fail "seed_oss with mlp_bias false should exit 3"
 grep -q "without MLP biases (mlp_bias is false or absent)" "$T/err" ||
 	fail "seed_oss mlp_bias false: $(cat "$T/err")"
+# SmolLM3: Llama's rows (the NoPE layer 3 like any other), tied with the key absent (no
+# lm_head), no biases; layer_types checked
+"$CTL" plan --model-dir "$T/smollm3" --tp-size 4 --tp-rank 2 --rank-only >"$T/plan" ||
+	fail "plan smollm3"
+for l in "3.self_attn.qkv_proj.weight *BF16 *\[128, 256\]" "3.mlp.gate_up_proj.weight *BF16 *\[256, 256\]" \
+	"3.self_attn.o_proj.weight *BF16 *\[256, 64\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "smollm3 line $l: $(cat "$T/plan")"
+done
+grep -q "^ *lm_head\|bias" "$T/plan" && fail "smollm3: an lm_head or a bias: $(cat "$T/plan")"
+mkdir -p "$T/smol_lt" && cp "$T/smollm3/model.safetensors" "$T/smol_lt/" &&
+	sed 's/"full_attention",$/"chunked_attention",/' "$T/smollm3/config.json" >"$T/smol_lt/config.json"
+"$CTL" plan --model-dir "$T/smol_lt" --tp-size 2 >/dev/null 2>"$T/err"
+[ $? -eq 1 ] || fail "smollm3 with a chunked_attention layer should exit 1"
+grep -q "layer_types\[0\] is neither" "$T/err" || fail "smollm3 layer_types: $(cat "$T/err")"
 # GraniteMoE: the experts stacked in the checkpoint become Mixtral's stacks and router
 "$CTL" plan --model-dir "$T/granitemoe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
 	--rank-only >"$T/plan" || fail "plan granitemoe"

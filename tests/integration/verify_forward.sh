@@ -12,7 +12,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder llama_ct_fp8 llama_ct_fp8_tensor \
-	qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite seed_oss granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
+	qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
 	phimoe gpt_oss llama4 llama4_text glm4_moe dots1 llama4_fbgemm qwen3_next ernie4_5 ernie4_5_moe cohere cohere2; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
@@ -130,6 +130,9 @@ check granite --tp-size 2 --quant fp8-channel
 # hidden 256
 check seed_oss --tp-size 8
 check seed_oss --tp-size 2 --quant int8-channel
+# SmolLM3: no RoPE on the no_rope_layers 0 layer, tied with the key absent
+check smollm3 --tp-size 8
+check smollm3 --tp-size 2 --quant fp8-channel
 # GraniteMoE: experts stacked in the checkpoint, Mixtral's stacks on the ranks
 check granitemoe --tp-size 2 --ep-size 2
 check granitemoe --ep-size 3 --quant int8-channel
