@@ -68,13 +68,14 @@ static const sm_rule glm4_moe_rules[] = {
 };
 
 /* dots.llm1 (modeling_dots1.py, transformers 4.57.1): Qwen3's attention
- * (q/k/v/o, their biases with attention_bias, per-head q_norm / k_norm [head_dim] on every
- * layer, replicated) over GLM-4.5's MoE rows: V3's dense MLP below first_k_dense_replace,
- * router and correction bias replicated, routed experts, n_shared_experts shared experts. */
+ * (q/k/v/o, their biases exactly when attention_bias, per-head q_norm / k_norm [head_dim] on
+ * every layer, replicated) over GLM-4.5's MoE rows: V3's dense MLP below
+ * first_k_dense_replace, router and correction bias replicated, routed experts,
+ * n_shared_experts shared experts. */
 static const sm_rule dots1_rules[] = {
-    SM_RULES_TOP,       SM_RULES_LNORM,
-    SM_RULES_ATTN,      SM_RULES_QK_NORM,
-    DEEPSEEK_RULES_MOE, SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
+    SM_RULES_TOP,           SM_RULES_LNORM,
+    SM_RULES_ATTN_SWITCHED, SM_RULES_QK_NORM,
+    DEEPSEEK_RULES_MOE,     SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
 };
 
 /* MoE from first_k_dense_replace on, every moe_layer_freq-th layer. */

@@ -137,22 +137,10 @@ static const sm_rule seed_oss_rules[] = {
 /* SmolLM3 (modeling_smollm3.py, transformers 4.57.1): Llama's table; attention_bias gives
  * q/k/v AND o_proj their biases, mlp_bias the MLP's, each required when true and unknown
  * when false (both default false). NoPE layers and sliding windows are math. */
-#define SMOL_QKV_B(x, part, d)                                                                     \
-	SM_RULE(SM_LAYER "self_attn." x "_proj.bias", SM_LAYER "self_attn.qkv_proj.bias",          \
-	        SM_K_QKV, part, SM_U_HEADS, SM_C_ATTNBIAS, 0, 1, d, SM_D_ANY)
 static const sm_rule smollm3_rules[] = {
     SM_RULES_TOP,
     SM_RULES_LNORM,
-    SM_QKV_W("q", 0, SM_D_Q),
-    SM_QKV_W("k", 1, SM_D_KV),
-    SM_QKV_W("v", 2, SM_D_KV),
-    SMOL_QKV_B("q", 0, SM_D_Q),
-    SMOL_QKV_B("k", 1, SM_D_KV),
-    SMOL_QKV_B("v", 2, SM_D_KV),
-    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
-            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    SM_RULE(SM_LAYER "self_attn.o_proj.bias", SM_LAYER "self_attn.o_proj.bias", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_ATTNBIAS, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_ATTN_SWITCHED,
     SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0,
             SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
     SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_I,

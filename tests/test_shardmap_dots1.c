@@ -5,8 +5,9 @@
  * DeepSeek-V3's MoE as GLM-4.5 plans it (router and e_score_correction_bias replicated and
  * never quantized, routed experts stacked into w13 / w2, shared experts merged at
  * n_shared_experts x moe_intermediate_size); no MTP layer (a layer past num_hidden_layers
- * is unknown). Hand-computed slices at TP 2, TP 8 (KV 4 < 8), EP 2, TP 2 x EP 2 and an
- * int8 layout, coverage over several layouts, Dots1Config's defaults and the refusals.
+ * is unknown); the attention biases there exactly when attention_bias is true. Hand-computed
+ * slices at TP 2, TP 8 (KV 4 < 8), EP 2, TP 2 x EP 2 and an int8 layout, coverage over
+ * several layouts, Dots1Config's defaults and the refusals.
  * Seeds fixed and printed.
  */
 #include <setjmp.h>
@@ -334,6 +335,12 @@ static void test_dots1_errors(void **state)
 	        "\"vocab_size\":1000,\"num_hidden_layers\":3,\"moe_intermediate_size\":64" D1_MOE
 	        "}",
 	        WT_ESHAPE, "k_proj", "1024");
+	/* attention_bias (default false) gives q/k/v and o_proj their biases: exactly then */
+	refused(tm_dots(3, 1), D1_OK, WT_EUNSUPPORTED, "_proj.bias", "attention_bias is false");
+	m = tm_dots(3, 1);
+	tm_remove(m, A1 "o_proj.bias");
+	refused(m, D1_CFG(D1_MOE ",\"attention_bias\":true"), WT_ENOTFOUND, A1 "o_proj.bias",
+	        "attention_bias true");
 	/* an expert past n_routed_experts */
 	m = tm_dots(3, 0);
 	tm_add2(m, M1 "experts.8.up_proj.weight", IE, HID);
