@@ -523,6 +523,12 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = get_bool(root, "use_bias", false, &c->use_bias, err);
 	if (rv == WT_OK)
+		rv = get_bool(root, "attention_bias", false, &c->attention_bias, err);
+	if (rv == WT_OK)
+		rv = get_bool(root, "attention_out_bias", false, &c->attention_out_bias, err);
+	if (rv == WT_OK)
+		rv = get_bool(root, "mlp_bias", false, &c->mlp_bias, err);
+	if (rv == WT_OK)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)
 		rv = parse_linear_attn(root, c, err);
@@ -551,7 +557,9 @@ static int fill_class_defaults(json_t *v, wt_errbuf *err)
 		json_t *cur = json_object_get(v, d[i].key);
 		if (cur != NULL && !json_is_null(cur))
 			continue;
-		json_t *x = d[i].real ? json_real(d[i].v) : json_integer((json_int_t)d[i].v);
+		json_t *x = d[i].boolean ? json_boolean(d[i].v != 0.0)
+		            : d[i].real  ? json_real(d[i].v)
+		                         : json_integer((json_int_t)d[i].v);
 		if (x == NULL || json_object_set_new(v, d[i].key, x) != 0)
 			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
 	}

@@ -204,6 +204,65 @@ static const class_default exaone4_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* Dots1Config's (transformers 4.57.1): dots.llm1's dims but for hidden_size (4608, the
+ * released 4096) and its MoE counts, which it leaves None (n_routed_experts,
+ * n_shared_experts, num_experts_per_tok: the planner and the reference refuse a config
+ * without them). num_key_value_heads is 32 whatever num_attention_heads is; every layer MoE
+ * (first_k_dense_replace 0); norm_topk_prob false is a JSON bool the reference defaults
+ * itself. sliding_window (4096) is not here: a null one means no sliding layers, and a
+ * filled default would turn it into 4096 (the reference reads it; cfg_fam.c). */
+static const class_default dots1_defaults[] = {
+    {"vocab_size", false, 152064},
+    {"hidden_size", false, 4608},
+    {"intermediate_size", false, 10944},
+    {"moe_intermediate_size", false, 1408},
+    {"num_hidden_layers", false, 62},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"n_group", false, 1},
+    {"topk_group", false, 1},
+    {"first_k_dense_replace", false, 0},
+    {"max_position_embeddings", false, 2048},
+    {"max_window_layers", false, 62},
+    {"routed_scaling_factor", true, 1.0},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
+/* SeedOssConfig's (transformers 4.57.1): head_dim 128 (not hidden / heads: 4096 / 80 is no
+ * integer), attention_bias true (q/k/v biases unless config.json says false); the other
+ * two bias switches default false as the loader's do. */
+static const class_default seed_oss_defaults[] = {
+    {"vocab_size", false, 155136},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 27648},
+    {"num_hidden_layers", false, 64},
+    {"num_attention_heads", false, 80},
+    {"num_key_value_heads", false, 8},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 524288},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+    {"attention_bias", false, 1, true},
+};
+
+/* SmolLM3Config's (transformers 4.57.1): SmolLM3-3B's dims, 4 kv heads whatever the heads,
+ * rope_theta 2e6, every no_rope_layer_interval-th (4th) layer NoPE when no_rope_layers is
+ * left out (the reference derives the list); tie_word_embeddings is PretrainedConfig's true
+ * (the family's tie_default). */
+static const class_default smollm3_defaults[] = {
+    {"vocab_size", false, 128256},
+    {"hidden_size", false, 2048},
+    {"intermediate_size", false, 11008},
+    {"num_hidden_layers", false, 36},
+    {"num_attention_heads", false, 16},
+    {"num_key_value_heads", false, 4},
+    {"max_position_embeddings", false, 32768},
+    {"no_rope_layer_interval", false, 4},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 2000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -226,6 +285,9 @@ static const struct {
     CLASS("cohere2", cohere2_defaults),
     CLASS("olmo3", olmo3_defaults),
     CLASS("exaone4", exaone4_defaults),
+    CLASS("dots1", dots1_defaults),
+    CLASS("seed_oss", seed_oss_defaults),
+    CLASS("smollm3", smollm3_defaults),
     CLASS("llama4_text", llama4_text_defaults),
     CLASS("llama4", llama4_text_defaults),
     CLASS("gemma3_text", gemma3_text_defaults),

@@ -23,13 +23,16 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err);
  * num_attention_heads, num_key_value_heads, head_dim or vocab_size
  * (Gemma3TextConfig's 8, 4, 256, 262208; transformers 4.57.1). Llama 4's the same
  * (Llama4TextConfig). Qwen3-Next's top-level config is read as Qwen3NextConfig reads
- * it: a key it leaves out takes the class default; GLM-4.5 (Glm4MoeConfig) and ERNIE 4.5
- * (Ernie4_5Config, Ernie4_5_MoeConfig) for the keys a hand-written config.json leaves out.
+ * it: a key it leaves out takes the class default; GLM-4.5 (Glm4MoeConfig), ERNIE 4.5
+ * (Ernie4_5Config, Ernie4_5_MoeConfig), Cohere, dots.llm1 (Dots1Config), Seed-OSS
+ * (SeedOssConfig: head_dim 128 and the boolean attention_bias true) and SmolLM3
+ * (SmolLM3Config) for the keys a hand-written config.json leaves out.
  */
 typedef struct class_default {
 	const char *key;
 	bool real; /* a JSON real, else an integer */
 	double v;
+	bool boolean; /* a JSON true (v != 0) or false instead */
 } class_default;
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL

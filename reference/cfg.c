@@ -19,8 +19,9 @@
  * loader's class defaults 6 and 1e-12 when absent), hidden_act silu only. A present field of the
  * wrong JSON type is WT_ECORRUPT naming it (null counts as absent; ckpt_config_fields). The Gemma
  * families' own fields: cfg_gemma.c; Phi-3's, StarCoder2's, DeepSeek-V2's, GLM-4's, OLMo 2's,
- * Granite's and GLM-4.5's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's: cfg_gpt_oss.c; Llama 4's:
- * cfg_llama4.c; Qwen3-Next's: cfg_qwen3_next.c.
+ * Granite's, GLM-4.5's and dots.llm1's: cfg_fam.c; PhiMoE's: cfg_phimoe.c; GPT-OSS's:
+ * cfg_gpt_oss.c; Llama 4's: cfg_llama4.c; Qwen3-Next's: cfg_qwen3_next.c; SmolLM3's:
+ * cfg_smollm3.c.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -112,7 +113,10 @@ enum {
 	FAM_COHERE2,
 	FAM_QWEN3_VL_MOE,
 	FAM_OLMO3,
-	FAM_EXAONE4
+	FAM_EXAONE4,
+	FAM_DOTS1,
+	FAM_ACT, /* Llama's math with hidden_act read (silu, gelu variants; others refused) */
+	FAM_SMOLLM3
 };
 
 /* The planner's family -> the reference's kind. */
@@ -132,6 +136,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * position streams are equal and it is the plain 1-D RoPE */
 	    {"qwen2_vl", REF_DENSE, false, 0, 0},
 	    {"qwen2_5_vl", REF_DENSE, false, 0, 0}, /* Qwen2.5-VL: the same language model */
+	    /* SeedOssForCausalLM: Llama's math; its biases (q/k/v, o_proj, MLP) are added
+	     * where the checkpoint has them, which the planner ties to the config's switches */
+	    {"seed_oss", REF_DENSE, false, 0, FAM_ACT},
+	    /* SmolLM3ForCausalLM: Llama's math without RoPE on the no_rope_layers 0 layers,
+	     * sliding windows per layer_types (cfg_smollm3.c) */
+	    {"smollm3", REF_DENSE, false, 0, FAM_SMOLLM3},
 	    {"qwen3", REF_DENSE, true, 0, 0},
 	    {"phi3", REF_DENSE, false, 0, FAM_PHI3},
 	    {"starcoder2", REF_DENSE, false, 0, FAM_STARCODER2},
@@ -176,6 +186,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"deepseek_v2", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_V2},
 	    /* Glm4MoeForCausalLM: DeepSeek-V3's MoE under Llama's attention (cfg_fam.c) */
 	    {"glm4_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
+	    /* Dots1ForCausalLM: the same under Qwen3's attention (q/k norms always) */
+	    {"dots1", REF_DEEPSEEK, true, 0, FAM_DOTS1},
 	    /* Qwen3NextForCausalLM: gated delta net / gated full attention layers over
 	     * Qwen2-MoE's MoE (dense without experts; cfg_qwen3_next.c, qwen3_next.c) */
 	    {"qwen3_next", REF_QWEN2_MOE, true, 0, FAM_QWEN3_NEXT},
@@ -223,7 +235,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->layernorm = c->layernorm || c->phimoe;
 			c->gpt_oss = map[i].fam == FAM_GPT_OSS;
 			c->llama4 = map[i].fam == FAM_LLAMA4;
-			c->glm4_moe = map[i].fam == FAM_GLM4_MOE;
+			c->dots1 = map[i].fam == FAM_DOTS1;
+			c->glm4_moe = map[i].fam == FAM_GLM4_MOE || c->dots1;
 			c->q3n = map[i].fam == FAM_QWEN3_NEXT;
 			c->cohere = map[i].fam == FAM_COHERE    ? 1
 			            : map[i].fam == FAM_COHERE2 ? 2
@@ -232,6 +245,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 				c->kind = REF_DENSE;
 			c->ernie = map[i].fam == FAM_ERNIE;
 			c->q3vl_moe = map[i].fam == FAM_QWEN3_VL_MOE;
+			c->smollm3 = map[i].fam == FAM_SMOLLM3;
+			c->read_act = map[i].fam == FAM_ACT;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -286,7 +301,9 @@ static int parse_deepseek(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	c->norm_topk = bool_or(&f[F_NORM_TOPK], true);
 	c->routed_scale = real_or(&f[F_ROUTED_SCALE], 1.0);
 	/* DeepSeek-V2's scoring and top-k method: cfg_fam.c */
-	if (!c->ds_v2 && f[F_SCORING].present && strcmp(f[F_SCORING].s, "sigmoid") != 0)
+	/* Dots1TopkRouter reads no scoring_func: always the sigmoid */
+	if (!c->ds_v2 && !c->dots1 && f[F_SCORING].present &&
+	    strcmp(f[F_SCORING].s, "sigmoid") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: scoring_func '%s'; the reference has 'sigmoid'",
 		                 f[F_SCORING].s);
@@ -467,8 +484,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: hidden_act '%s'; the reference has silu for %s",
 		                 f[F_ACT].s, arch ? arch : "ERNIE 4.5");
-	/* Qwen3-VL's text MLPs and experts run ACT2FN[hidden_act] (Qwen3VL(Moe)TextConfig: silu) */
-	if (family != NULL && strncmp(family, "qwen3_vl", 8) == 0 &&
+	/* hidden_act read: Qwen3-VL's text MLPs and experts run ACT2FN[hidden_act]
+	 * (Qwen3VL(Moe)TextConfig: silu); the FAM_ACT families' likewise */
+	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
 		return rv;
 	if (c->gpt_oss)
@@ -483,6 +501,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_olmo3(c, arch, json, len, err);
 	else if (c->exaone4)
 		rv = ref_cfg_exaone4(c, arch, json, len, err);
+	else if (c->smollm3)
+		rv = ref_cfg_smollm3(c, arch, json, len, err);
 	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
 		rv = ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||

@@ -1,8 +1,8 @@
 /*
  * cfg_fam.c — the reference configuration of Phi-3, StarCoder2, DeepSeek-V2,
- * GLM-4, GLM-4.5, OLMo 2, OLMoE, OLMo 1 and Granite: their config.json fields with
- * transformers' defaults, on top of the Llama (phi3, starcoder2, glm, glm4, olmo2, olmo,
- * granite), Qwen-MoE (olmoe) and DeepSeek-V3 (deepseek_v2, glm4_moe) math of ref_cfg.
+ * GLM-4, GLM-4.5, dots.llm1, OLMo 2, OLMoE, OLMo 1 and Granite: their config.json fields
+ * with transformers' defaults, on top of the Llama (phi3, starcoder2, glm, glm4, olmo2, olmo,
+ * granite), Qwen-MoE (olmoe) and DeepSeek-V3 (deepseek_v2, glm4_moe, dots1) math of ref_cfg.
  *
  * The math followed (transformers' modeling files):
  *
@@ -71,6 +71,14 @@
  *   n_group / topk_group (groups by their two best), norm_topk_prob, routed_scaling_factor,
  *   n_shared_experts x moe_intermediate_size shared experts added ungated.
  *
+ *   dots.llm1 (modeling_dots1.py, 4.57.1): GLM-4.5's math with Qwen3's attention: q_norm /
+ *   k_norm RMSNorms per head on every layer, q/k/v/o biases with attention_bias, rotate-half
+ *   RoPE over the whole head (a partial_rotary_factor other than 1 fails in transformers and
+ *   is refused), rms_norm_eps 1e-6 and norm_topk_prob false by default, the router's
+ *   scoring_func never read. Sliding-window layers as Dots1Config derives layer_types: those
+ *   >= max_window_layers when sliding_window (absent: 4096) is not null; a given layer_types
+ *   wins.
+ *
  *   Granite (modeling_granite.py, 4.57.1): Llama's decoder; embeddings times
  *   embedding_multiplier, scores times attention_multiplier (instead of
  *   1/sqrt(head_dim)), x += residual_multiplier * block(x) after attention and
@@ -124,6 +132,7 @@ enum {
 	P_ATT_MULT,
 	P_LOGIT_SCALE,
 	P_QK_NORM,
+	P_MAX_WIN,
 	P_COUNT
 };
 
@@ -146,6 +155,7 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	    [P_ATT_MULT] = {"attention_multiplier", CKPT_FIELD_REAL},
 	    [P_LOGIT_SCALE] = {"logits_scaling", CKPT_FIELD_REAL},
 	    [P_QK_NORM] = {"use_qk_norm", CKPT_FIELD_BOOL},
+	    [P_MAX_WIN] = {"max_window_layers", CKPT_FIELD_INT},
 	};
 	memcpy(f, spec, sizeof(spec)); /* keys and kinds, outputs cleared */
 	return ckpt_config_fields(json, len, f, P_COUNT, err);
@@ -313,6 +323,76 @@ static int parse_glm4_moe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errb
 	return rope_scaling(root, f, "Glm4MoeForCausalLM", c, err);
 }
 
+/* dots.llm1's sliding layers into c->local_mask: layer_types when given (one entry per
+ * layer, full_attention or sliding_attention), else the layers >= max_window_layers when
+ * sliding_window is not null; an absent sliding_window is Dots1Config's 4096. */
+static int dots1_windows(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	json_t *sw = ref_lm_get(root, "sliding_window"), *lt = ref_lm_get(root, "layer_types");
+	bool typed = lt != NULL && !json_is_null(lt);
+	c->window = sw == NULL ? 4096 : f[P_WINDOW].present ? f[P_WINDOW].i : 0;
+	c->window_pattern = 0;
+	c->theta_local = c->theta;
+	c->local_masked = true;
+	memset(c->local_mask, 0, sizeof(c->local_mask));
+	if (c->window < 0 || c->L > REF_L4_MAX_LAYERS)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: sliding_window %lld, %lld layers; the reference needs "
+		    "a window >= 0 and at most %d layers",
+		    (long long)c->window, (long long)c->L, REF_L4_MAX_LAYERS);
+	if (typed && (!json_is_array(lt) || (int64_t)json_array_size(lt) != c->L))
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: layer_types is not a list of num_hidden_layers (%lld) "
+		    "entries; give one type per layer",
+		    (long long)c->L);
+	int64_t from = f[P_MAX_WIN].present ? f[P_MAX_WIN].i : c->L;
+	for (int64_t i = 0; i < c->L; i++) {
+		bool local = c->window > 0 && i >= from;
+		if (typed) {
+			const char *t = json_string_value(json_array_get(lt, (size_t)i));
+			local = t != NULL && strcmp(t, "sliding_attention") == 0;
+			if (!local && (t == NULL || strcmp(t, "full_attention") != 0))
+				return wt_seterr(err, WT_ECORRUPT,
+				                 "config.json: layer_types[%lld] is neither "
+				                 "\"full_attention\" nor \"sliding_attention\"",
+				                 (long long)i);
+			if (local && c->window == 0)
+				return wt_seterr(
+				    err, WT_ECORRUPT,
+				    "config.json: layer_types[%lld] is sliding_attention but "
+				    "sliding_window is null; give the window",
+				    (long long)i);
+		}
+		if (local)
+			c->local_mask[i / 64] |= 1ull << (i % 64);
+	}
+	return WT_OK;
+}
+
+/* dots.llm1 (Dots1Config): as parse_glm4_moe with the differences above. */
+static int parse_dots1(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	if (f[P_PRF].present && f[P_PRF].r != 1.0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: partial_rotary_factor %g; Dots1ForCausalLM turns "
+		    "the whole head (transformers fails on a partial one); remove the key",
+		    f[P_PRF].r);
+	c->rot_dim = 0;
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-6;
+	c->qk_norm = true;
+	c->norm_topk = f[P_NORM_TOPK].present && f[P_NORM_TOPK].b;
+	c->layer_freq = 1;
+	c->rope_interleave = false;
+	rv = dots1_windows(f, root, c, err);
+	return rv == WT_OK ? rope_scaling(root, f, "Dots1ForCausalLM", c, err) : rv;
+}
+
 static int parse_olmo2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
 	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
@@ -447,7 +527,9 @@ int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt
 		json_decref(root);
 		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
 	}
-	if (c->glm4_moe)
+	if (c->dots1)
+		rv = parse_dots1(f, root, c, err);
+	else if (c->glm4_moe)
 		rv = parse_glm4_moe(f, root, c, err);
 	else if (c->glm != 0)
 		rv = parse_glm(f, root, c, err);

@@ -164,6 +164,8 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 	ref_layer_attn(c, l, &theta, &factor, &o);
 	if ((c->cohere == 2 || c->nope_global) && o.window == 0)
 		return; /* Cohere2's full_attention layers, EXAONE 4.0's with a window: NoPE */
+	if (ref_l4_bit(c->nope_mask, l))
+		return; /* SmolLM3's no_rope_layers 0 */
 	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld,
 	         c->olmo3 && o.window > 0); /* Olmo3's sliding layers: rope_type "default" */
 }
@@ -193,7 +195,9 @@ void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int6
 
 void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o)
 {
-	bool local = c->window > 0 && (c->window_pattern == 0 || (l + 1) % c->window_pattern != 0);
+	bool local = c->local_masked ? c->window > 0 && ref_l4_bit(c->local_mask, l)
+	                             : c->window > 0 && (c->window_pattern == 0 ||
+	                                                 (l + 1) % c->window_pattern != 0);
 	double f = c->rope_factor[local ? 1 : 0];
 	*theta = local ? c->theta_local : c->theta;
 	*factor = f > 0.0 ? f : 1.0;

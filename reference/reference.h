@@ -19,8 +19,10 @@
  * sparsemixer routing, LM head bias; cfg_phimoe.c), Qwen2-MoE (shared
  * expert with a sigmoid gate, mlp_only_layers / decoder_sparse_step) and Qwen3-MoE,
  * DeepSeek-V3 (MLA, sigmoid routing; reference_mla.c) and DeepSeek-V2 (softmax
- * routing), GLM-4.5 (DeepSeek-V3's MoE under Llama's attention with partial RoPE), ERNIE 4.5
- * (adjacent-pair RoPE; the MoE's softmax routing chosen with a correction bias), GPT-OSS
+ * routing), GLM-4.5 (DeepSeek-V3's MoE under Llama's attention with partial RoPE), dots.llm1
+ * (the same under Qwen3's attention, sliding layers from max_window_layers), Seed-OSS (Llama
+ * with its bias switches), SmolLM3 (Llama without RoPE on its NoPE layers; cfg_smollm3.c),
+ * ERNIE 4.5 (adjacent-pair RoPE; the MoE's softmax routing chosen with a correction bias), GPT-OSS
  * (attention sinks, biased router and experts, clamped SwiGLU; gpt_oss.c, MXFP4 or dequantized
  * experts), the Llama 4 language model (NoPE layers, chunked attention, L2 q/k norms, input-scaled
  * experts; llama4.c), Qwen3-Next (gated delta net and gated full attention layers over
@@ -298,8 +300,22 @@ typedef struct ref_cfg {
 	 * (sigmoid router with the correction bias, n_group / topk_group, norm_topk_prob,
 	 * routed_scaling_factor, shared experts, dense layers < first_k_dense_replace), with
 	 * Llama's attention instead of MLA: q/k/v biases, per-head q_norm / k_norm
-	 * (qk_norm: use_qk_norm), rotate-half RoPE on the first rot_dim dims */
-	bool glm4_moe;
+	 * (qk_norm: use_qk_norm), rotate-half RoPE on the first rot_dim dims. dots.llm1
+	 * (Dots1ForCausalLM) sets it too, with dots1: q/k norms on every layer, RoPE on the
+	 * whole head, o_proj's bias with attention_bias, norm_topk_prob default false */
+	bool glm4_moe, dots1;
+	/* local_masked (dots.llm1, SmolLM3): layer i is a sliding-window layer (window) exactly
+	 * when bit i of local_mask is set (REF_L4_MAX_LAYERS bits), instead of window_pattern's
+	 * rule */
+	bool local_masked;
+	uint64_t local_mask[4];
+	/* Seed-OSS, SmolLM3: Llama's math with hidden_act read (ref_cfg_act: silu default, the
+	 * gelu forms) instead of taken as silu; the other Llama-kin families do not read it */
+	bool read_act;
+	/* SmolLM3 (cfg_smollm3.c; kind REF_DENSE, Llama's math): layer i applies no RoPE when bit
+	 * i of nope_mask is set (no_rope_layers[i] 0); zero for every other family */
+	bool smollm3;
+	uint64_t nope_mask[4];
 	/* Qwen3-Next (Qwen3NextForCausalLM; cfg_qwen3_next.c, qwen3_next.c; kind REF_QWEN2_MOE,
 	 * REF_DENSE without experts): zero-centred RMSNorms (norm_off 1); layer i is linear
 	 * attention when bit i of q3n_linear is set (REF_L4_MAX_LAYERS bits): the gated delta

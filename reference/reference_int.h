@@ -302,6 +302,10 @@ int ref_q3vl_moe_full(const ref_cfg *c, ref_set *s, const char *m, const float *
 int ref_llama4_experts_rank(const ref_cfg *c, ref_set *rs, int64_t l, const ref_go_rank *k,
                             const float *h, int64_t T, float *out, ref_bufs *b, wt_errbuf *err);
 
+/* The SmolLM3 fields of c (smollm3 set by the family map) from config.json
+ * (cfg_smollm3.c): NoPE layers, sliding layers, RoPE; arch is named in refusals. */
+int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+
 /* The Cohere / Cohere2 fields of c (cohere set by the family map) from config.json
  * (cfg_cohere.c); arch is named in refusals. */
 int ref_cfg_cohere(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);

@@ -4,8 +4,11 @@
  * V2-Lite, Coder-V2) has the same tensors without V3's
  * gate.e_score_correction_bias, and no MTP layers (a layer past the config is
  * an error there, as for the other families). GLM-4.5 / 4.6 (Glm4MoeForCausalLM):
- * V3's MoE rows and MTP drop under Llama's attention.
+ * V3's MoE rows and MTP drop under Llama's attention. dots.llm1 (Dots1ForCausalLM): V3's
+ * MoE rows under Qwen3's attention, no MTP.
  */
+#include <inttypes.h>
+
 #include "shardmap/family_rules.h"
 
 #define SM_ATT SM_LAYER "self_attn."
@@ -64,6 +67,17 @@ static const sm_rule glm4_moe_rules[] = {
     SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
 };
 
+/* dots.llm1 (modeling_dots1.py, transformers 4.57.1): Qwen3's attention
+ * (q/k/v/o, their biases exactly when attention_bias, per-head q_norm / k_norm [head_dim] on
+ * every layer, replicated) over GLM-4.5's MoE rows: V3's dense MLP below
+ * first_k_dense_replace, router and correction bias replicated, routed experts,
+ * n_shared_experts shared experts. */
+static const sm_rule dots1_rules[] = {
+    SM_RULES_TOP,           SM_RULES_LNORM,
+    SM_RULES_ATTN_SWITCHED, SM_RULES_QK_NORM,
+    DEEPSEEK_RULES_MOE,     SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
+};
+
 /* MoE from first_k_dense_replace on, every moe_layer_freq-th layer. */
 static bool deepseek_moe(const ckpt_config *cfg, int64_t i)
 {
@@ -73,15 +87,40 @@ static bool deepseek_moe(const ckpt_config *cfg, int64_t i)
 	return i >= cfg->first_k_dense_replace && i % freq == 0;
 }
 
-/* Glm4MoeDecoderLayer: MoE from first_k_dense_replace on (no moe_layer_freq). */
+/* Glm4MoeDecoderLayer, Dots1DecoderLayer: MoE from first_k_dense_replace on (no
+ * moe_layer_freq). */
 static bool glm4_moe_moe(const ckpt_config *cfg, int64_t i)
 {
 	return cfg->num_experts > 0 && i >= cfg->first_k_dense_replace;
 }
 
+/* Dots1Config leaves n_routed_experts and n_shared_experts None: a config.json without
+ * them builds no MoE layer in transformers (Dots1MoE multiplies by None), so it is refused
+ * instead of read as a dense model whose MoE tensors would then be unknown. */
+static int dots1_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->first_k_dense_replace >= c->num_hidden_layers)
+		return WT_OK; /* every layer dense: Dots1MLP only */
+	if (c->num_experts <= 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: dots1 layers %" PRId64 "..%" PRId64
+		                 " are MoE (first_k_dense_replace %" PRId64
+		                 ") but n_routed_experts is missing or 0 (Dots1Config's default is "
+		                 "None); give n_routed_experts",
+		                 c->first_k_dense_replace, c->num_hidden_layers - 1,
+		                 c->first_k_dense_replace);
+	if (c->n_shared_experts <= 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: dots1's MoE layers have n_shared_experts shared "
+		                 "experts, but n_shared_experts is missing or 0 (Dots1Config's "
+		                 "default is None); give n_shared_experts (dots.llm1: 2)");
+	return WT_OK;
+}
+
 static const char *const deepseek_archs[] = {"DeepseekV3ForCausalLM", NULL};
 static const char *const glm4_moe_archs[] = {"Glm4MoeForCausalLM", NULL};
 static const char *const deepseek_v2_archs[] = {"DeepseekV2ForCausalLM", NULL};
+static const char *const dots1_archs[] = {"Dots1ForCausalLM", NULL};
 
 const sm_family shardmap_family_deepseek_v3 = {
     "deepseek_v3", deepseek_archs, deepseek_rules, SM_NRULES(deepseek_rules),
@@ -99,4 +138,15 @@ const sm_family shardmap_family_glm4_moe = {
     .layer_is_moe = glm4_moe_moe,
     .drop_extra_layers = true,
     .layer_prefix = "model.layers.",
+};
+/* dots.llm1 has no MTP layer: a layer past num_hidden_layers is an error. */
+const sm_family shardmap_family_dots1 = {
+    .name = "dots1",
+    .archs = dots1_archs,
+    .rules = dots1_rules,
+    .n_rules = SM_NRULES(dots1_rules),
+    .layer_is_moe = glm4_moe_moe,
+    .layer_prefix = "model.layers.",
+    .check = dots1_check,
+    .moe_keys = "first_k_dense_replace",
 };

@@ -1,8 +1,11 @@
 /*
  * family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3,
  * StarCoder2, GLM-4, OLMo 2, Granite, OLMo 1 (tables only), OLMo 3 (OLMo 2's table and a
- * layer_types check), EXAONE 4.0.
+ * layer_types check), EXAONE 4.0, Seed-OSS, SmolLM3 (tables, SmolLM3's layer_types
+ * check).
  */
+#include <inttypes.h>
+
 #include "shardmap/family_rules.h"
 
 static const sm_rule llama_rules[] = {
@@ -116,6 +119,83 @@ static const sm_rule starcoder2_rules[] = {
             SM_C_ALL, SM_F_OPT, 1, SM_D_HID, SM_D_ANY),
 };
 
+/* Seed-OSS (modeling_seed_oss.py, transformers 4.57.1): Llama's table whose biases follow
+ * SeedOssConfig's three switches, each required when true and unknown when false:
+ * attention_bias (default true) the q/k/v biases (fused), attention_out_bias o_proj's
+ * (replicated), mlp_bias gate / up (merged by rows) and down (replicated). */
+#define SEED_QKV_B(x, part, d)                                                                     \
+	SM_RULE(SM_LAYER "self_attn." x "_proj.bias", SM_LAYER "self_attn.qkv_proj.bias",          \
+	        SM_K_QKV, part, SM_U_HEADS, SM_C_ATTNBIAS, 0, 1, d, SM_D_ANY)
+static const sm_rule seed_oss_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_QKV_W("q", 0, SM_D_Q),
+    SM_QKV_W("k", 1, SM_D_KV),
+    SM_QKV_W("v", 2, SM_D_KV),
+    SEED_QKV_B("q", 0, SM_D_Q),
+    SEED_QKV_B("k", 1, SM_D_KV),
+    SEED_QKV_B("v", 2, SM_D_KV),
+    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
+            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    SM_RULE(SM_LAYER "self_attn.o_proj.bias", SM_LAYER "self_attn.o_proj.bias", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_OUTBIAS, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    SM_RULE(SM_LAYER "mlp.gate_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 0, SM_U_I,
+            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.up_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 1, SM_U_I,
+            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.down_proj.bias", SM_LAYER "mlp.down_proj.bias", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY),
+};
+
+/* SmolLM3 (modeling_smollm3.py, transformers 4.57.1): Llama's table; attention_bias gives
+ * q/k/v AND o_proj their biases, mlp_bias the MLP's, each required when true and unknown
+ * when false (both default false). NoPE layers and sliding windows are math. */
+static const sm_rule smollm3_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_RULES_ATTN_SWITCHED,
+    SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    SM_RULE(SM_LAYER "mlp.gate_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 0, SM_U_I,
+            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.up_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 1, SM_U_I,
+            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.down_proj.bias", SM_LAYER "mlp.down_proj.bias", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY),
+};
+
+/* SmolLM3's layer_types as layer_type_validation and SmolLM3Model read them: one entry per
+ * layer, full_attention or sliding_attention (any other is a KeyError of its mask map). */
+static int smollm3_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_layer_types)
+		return WT_OK;
+	if ((uint64_t)c->num_hidden_layers != c->n_layer_types)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types has %zu entries but num_hidden_layers "
+		                 "is %" PRId64 "; give one type per layer",
+		                 c->n_layer_types, c->num_hidden_layers);
+	for (size_t k = 0; k < c->n_layer_types; k++)
+		if (c->layer_types[k] != CKPT_LAYER_SLIDING_ATTN &&
+		    c->layer_types[k] != CKPT_LAYER_FULL_ATTN)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: layer_types[%zu] is neither "
+			                 "\"sliding_attention\" nor \"full_attention\", the two "
+			                 "SmolLM3 layer types",
+			                 k);
+	return WT_OK;
+}
+
 static const char *const llama_archs[] = {"LlamaForCausalLM", NULL};
 static const char *const mistral_archs[] = {"MistralForCausalLM", NULL};
 static const char *const qwen2_archs[] = {"Qwen2ForCausalLM", NULL};
@@ -130,6 +210,8 @@ static const char *const granite_archs[] = {"GraniteForCausalLM", NULL};
 static const char *const olmo_archs[] = {"OlmoForCausalLM", NULL};
 static const char *const olmo3_archs[] = {"Olmo3ForCausalLM", NULL};
 static const char *const exaone4_archs[] = {"Exaone4ForCausalLM", NULL};
+static const char *const seed_oss_archs[] = {"SeedOssForCausalLM", NULL};
+static const char *const smollm3_archs[] = {"SmolLM3ForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -207,4 +289,24 @@ const sm_family shardmap_family_exaone4 = {
     .n_rules = SM_NRULES(exaone4_rules),
     .layer_prefix = "model.layers.",
     .check = exaone4_check,
+};
+
+/* Seed-OSS: SeedOssConfig unties by default (tie_word_embeddings=False) */
+const sm_family shardmap_family_seed_oss = {
+    .name = "seed_oss",
+    .archs = seed_oss_archs,
+    .rules = seed_oss_rules,
+    .n_rules = SM_NRULES(seed_oss_rules),
+    .layer_prefix = "model.layers.",
+};
+/* SmolLM3: SmolLM3Config passes no tie_word_embeddings, so PretrainedConfig's true holds
+ * when config.json leaves it out (SmolLM3-3B's does) */
+const sm_family shardmap_family_smollm3 = {
+    .name = "smollm3",
+    .archs = smollm3_archs,
+    .rules = smollm3_rules,
+    .n_rules = SM_NRULES(smollm3_rules),
+    .layer_prefix = "model.layers.",
+    .check = smollm3_check,
+    .tie_default = true,
 };

@@ -60,6 +60,20 @@
 	    SM_RULE(SM_LAYER "self_attn.o_proj.bias", SM_LAYER "self_attn.o_proj.bias", SM_K_REPL, \
 	            0, SM_U_NONE, SM_C_ALL, SM_F_OPT, 1, SM_D_HID, SM_D_ANY)
 
+/* Llama-style attention whose q/k/v and o_proj biases are there exactly when config.json's
+ * attention_bias is true (every Linear of the attention built with bias=attention_bias:
+ * dots.llm1, SmolLM3): required then, unknown otherwise. */
+#define SM_QKV_BS(x, part, d)                                                                      \
+	SM_RULE(SM_LAYER "self_attn." x "_proj.bias", SM_LAYER "self_attn.qkv_proj.bias",          \
+	        SM_K_QKV, part, SM_U_HEADS, SM_C_ATTNBIAS, 0, 1, d, SM_D_ANY)
+#define SM_RULES_ATTN_SWITCHED                                                                     \
+	SM_QKV_W("q", 0, SM_D_Q), SM_QKV_W("k", 1, SM_D_KV), SM_QKV_W("v", 2, SM_D_KV),            \
+	    SM_QKV_BS("q", 0, SM_D_Q), SM_QKV_BS("k", 1, SM_D_KV), SM_QKV_BS("v", 2, SM_D_KV),     \
+	    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight",        \
+	            SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),          \
+	    SM_RULE(SM_LAYER "self_attn.o_proj.bias", SM_LAYER "self_attn.o_proj.bias", SM_K_REPL, \
+	            0, SM_U_NONE, SM_C_ATTNBIAS, 0, 1, SM_D_HID, SM_D_ANY)
+
 /* Per-head q / k RMSNorm weights [head_dim] (Qwen3, Qwen3-MoE, Gemma 3). */
 #define SM_RULES_QK_NORM                                                                           \
 	SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, \

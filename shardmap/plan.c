@@ -49,9 +49,24 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->fam->layer_is_linear && x->fam->layer_is_linear(x->cfg, i);
 	case SM_C_QKNORM:
 		return x->cfg->use_qk_norm;
+	case SM_C_ATTNBIAS:
+		return x->cfg->attention_bias;
+	case SM_C_OUTBIAS:
+		return x->cfg->attention_out_bias;
+	case SM_C_MLPBIAS:
+		return x->cfg->mlp_bias;
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
+}
+
+/* The config.json switch a bias rule's condition reads, or NULL. */
+static const char *bias_key(uint8_t cond)
+{
+	return cond == SM_C_ATTNBIAS  ? "attention_bias"
+	       : cond == SM_C_OUTBIAS ? "attention_out_bias"
+	       : cond == SM_C_MLPBIAS ? "mlp_bias"
+	                              : NULL;
 }
 
 static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
@@ -354,6 +369,12 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		why = "a full-attention layer (see layer_types, full_attention_interval)";
 	else if (ru->cond == SM_C_QKNORM)
 		why = "without q/k norms (use_qk_norm is false or absent)";
+	else if (bias_key(ru->cond) != NULL)
+		why = ru->cond == SM_C_ATTNBIAS
+		          ? "without attention biases (attention_bias is false)"
+		      : ru->cond == SM_C_OUTBIAS
+		          ? "without an o_proj bias (attention_out_bias is false or absent)"
+		          : "without MLP biases (mlp_bias is false or absent)";
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "tensor '%s': unknown tensor: config.json makes layer %" PRId64
 	                 " %s; fix config.json or the checkpoint",
@@ -493,6 +514,13 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 				bool need = !(ru->flags & SM_F_OPT);
 				if ((ru->flags & SM_F_LMHEAD) && x->tied)
 					need = false;
+				if (need && !have && bias_key(ru->cond) != NULL)
+					return wt_seterr(
+					    err, WT_ENOTFOUND,
+					    "tensor '%s': missing from the checkpoint, "
+					    "which config.json's %s true asks for (family "
+					    "%s); set it false or add the tensor",
+					    name, bias_key(ru->cond), f->name);
 				if (need && !have)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,

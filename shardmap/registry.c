@@ -18,7 +18,8 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen3_next,   &shardmap_family_glm4_moe,     &shardmap_family_ernie4_5,
     &shardmap_family_ernie4_5_moe, &shardmap_family_cohere,       &shardmap_family_cohere2,
     &shardmap_family_qwen3_vl,     &shardmap_family_qwen3_vl_moe, &shardmap_family_olmo3,
-    &shardmap_family_exaone4,
+    &shardmap_family_exaone4,      &shardmap_family_dots1,        &shardmap_family_seed_oss,
+    &shardmap_family_smollm3,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -66,7 +67,9 @@ const char *shardmap_supported_architectures(void)
 	       "Glm4MoeForCausalLM, Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, "
 	       "CohereForCausalLM, "
 	       "Cohere2ForCausalLM, Qwen3VLForConditionalGeneration, "
-	       "Qwen3VLMoeForConditionalGeneration, Olmo3ForCausalLM, Exaone4ForCausalLM";
+	       "Qwen3VLMoeForConditionalGeneration, Olmo3ForCausalLM, Exaone4ForCausalLM, "
+	       "Dots1ForCausalLM, "
+	       "SeedOssForCausalLM, SmolLM3ForCausalLM";
 }
 
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c)

@@ -131,6 +131,9 @@ typedef enum {
 	SM_C_FULLATT, /* layers with softmax attention (Qwen3-Next: not linear attention) */
 	SM_C_LINATT,  /* Qwen3-Next's linear-attention layers (layer_is_linear) */
 	SM_C_QKNORM,  /* config.json use_qk_norm true (GLM-4.5's q_norm / k_norm) */
+	SM_C_ATTNBIAS, /* config.json attention_bias true (Seed-OSS's q/k/v biases) */
+	SM_C_OUTBIAS,  /* config.json attention_out_bias true (Seed-OSS's o_proj bias) */
+	SM_C_MLPBIAS,  /* config.json mlp_bias true (Seed-OSS's gate / up / down biases) */
 } sm_cond;
 
 enum {
@@ -260,6 +263,9 @@ extern const sm_family shardmap_family_phimoe;
 extern const sm_family shardmap_family_deepseek_v3;
 extern const sm_family shardmap_family_deepseek_v2;
 extern const sm_family shardmap_family_glm4_moe;
+extern const sm_family shardmap_family_dots1;
+extern const sm_family shardmap_family_seed_oss;
+extern const sm_family shardmap_family_smollm3;
 extern const sm_family shardmap_family_ernie4_5;
 extern const sm_family shardmap_family_ernie4_5_moe;
 extern const sm_family shardmap_family_bert;

@@ -31,6 +31,11 @@ typedef struct fam_expect {
 /* Hand-computed from the dims in the README table (BF16 = 2 bytes). */
 #define LLAMA_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 2 * 256))
 #define LLAMA_BYTES (2 * (2 * 1000 * 256 + 256) + 2 * LLAMA_LAYER)
+/* seed_oss: norms, q 512x256 + k, v 128x256 with biases, o 256x512 + bias [256], gate / up
+ * 512x256 + biases, down 256x512 + bias */
+#define SEED_LAYER                                                                                 \
+	(2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 3 * 512 * 256 + 768 + 256 +        \
+	      2 * 512 + 256))
 /* llama_fp8: 7 linears/layer become 1 byte/element + two 4-byte scalars each */
 #define FP8_LAYER (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 7 * 8 + 2 * 256 * 2)
 /* compressed-tensors twins: the 7 linears' 557056 elements as I8 (W8A8) or 4 bits (W4A16),
@@ -181,6 +186,12 @@ typedef struct fam_expect {
 #define GLM_MTP  (2 * (2 * 1000 * 128 + 3 * 128 + 128 * 256))
 #define GLM_BYTES                                                                                  \
 	(2 * (2 * 1000 * 128 + 128) + 4 * GLM_ATTN + 2 * 3 * 256 * 128 + 3 * GLM_MOE + GLM_MTP)
+/* dots1: 3 layers of norms, q 256x256, k/v 128x256, o 256x256, q/k norms [32]; layer 0
+ * dense (3 x 512x256); layers 1-2 MoE (router 8x256, F32 correction bias [8], 8 experts of
+ * 3 x 64x256, 2 shared experts of 3 x 128x256) */
+#define D1_ATTN  (2 * (2 * 256 + 256 * 256 + 2 * 128 * 256 + 256 * 256 + 2 * 32))
+#define D1_MOE   (2 * (8 * 256 + 8 * 3 * 64 * 256 + 3 * 128 * 256) + 8 * 4)
+#define D1_BYTES (2 * (2 * 1000 * 256 + 256) + 3 * D1_ATTN + 2 * 3 * 512 * 256 + 2 * D1_MOE)
 /* llama4_fbgemm: llama4 with layer 0's q/k/v/o and dense MLP and layer 1's expert stacks
  * F8_E4M3 (one byte an element, not two) + one F32 scale per output channel: q 256, k 64,
  * v 64, o 256, gate 384, up 384, down 256, gate_up 4 x 128, down 4 x 256 */
@@ -235,6 +246,11 @@ static const fam_expect fams[] = {
      1024, 2, 0, 0, -1, CKPT_QUANT_FP8_BLOCK, 1},
     {"granite", 20, 2 * (1003 * 256 + 256) + 2 * LLAMA_LAYER, 256, 8, 2, 32, 512, 1003, 2, 1, 0, -1,
      CKPT_QUANT_NONE, 1},
+    {"seed_oss", 35, 2 * (2 * 1000 * 256 + 256) + 2 * SEED_LAYER, 256, 8, 2, 64, 512, 1000, 2, 0, 0,
+     -1, CKPT_QUANT_NONE, 1},
+    /* smollm3: llama's layers (no biases), 4 of them, tied with no lm_head.weight */
+    {"smollm3", 38, 2 * (1000 * 256 + 256) + 4 * LLAMA_LAYER, 256, 8, 2, 32, 512, 1000, 4, 1, 0, -1,
+     CKPT_QUANT_NONE, 1},
     {"mixtral", 53, 2 * (2 * 1000 * 256 + 256) + 2 * MIXTRAL_LAYER, 256, 8, 2, 32, 256, 1000, 2, 0,
      6, 256, CKPT_QUANT_NONE, 1},
     {"qwen2_moe", 41, 2 * (2 * 1024 * 256 + 256) + 2 * QMOE_ATTN + 2 * 3 * 512 * 256 + QMOE_MOE,
@@ -250,6 +266,7 @@ static const fam_expect fams[] = {
     {"deepseek_v3", 123, DS_BYTES, 256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_FP8_BLOCK, 1},
     {"deepseek_v2", 36, DSV2_BYTES, 256, 8, 8, 32, 512, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
     {"glm4_moe", 143, GLM_BYTES, 128, 8, 2, 32, 256, 1000, 3, 0, 8, 64, CKPT_QUANT_NONE, 1},
+    {"dots1", 88, D1_BYTES, 256, 8, 4, 32, 512, 1000, 3, 0, 8, 64, CKPT_QUANT_NONE, 1},
     {"bert", 39, BERT_BYTES, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
     {"qwen2_vl", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"qwen2_vl_hf5", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
@@ -397,6 +414,21 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->use_qk_norm);
 		assert_int_equal(cfg->first_k_dense_replace, 1);
 		assert_int_equal(cfg->n_shared_experts, 1);
+	}
+	if (strcmp(e->name, "smollm3") == 0) { /* tied by the class default, layer_types given */
+		assert_false(cfg->tie_given);
+		assert_true(cfg->has_layer_types);
+		assert_false(cfg->attention_bias || cfg->mlp_bias);
+	}
+	if (strcmp(e->name, "seed_oss") == 0) { /* every bias switch on */
+		assert_true(cfg->attention_bias && cfg->attention_out_bias && cfg->mlp_bias);
+		assert_false(cfg->tie_word_embeddings);
+	}
+	if (strcmp(e->name, "dots1") == 0) { /* dots.llm1's MoE keys, no q/k norm key */
+		assert_false(cfg->use_qk_norm);
+		assert_int_equal(cfg->first_k_dense_replace, 1);
+		assert_int_equal(cfg->n_shared_experts, 2);
+		assert_false(cfg->has_layer_types);
 	}
 	if (strcmp(e->name, "ernie4_5") == 0) /* ERNIE-4.5-0.3B: every Linear with a bias */
 		assert_true(cfg->use_bias);

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -90,6 +90,37 @@ for f in $(san_fams "$FAMS"); do
 done
 "$CTL" shard --model-dir "$T/mixtral" --tp-size 1 --tp-rank 0 --ep-size 4 --ep-rank 3 \
 	--out "$T/ep.st" || fail "mixtral ep shard"
+# Seed-OSS: the fixture's three bias switches on: q/k/v biases fused (kv head 1 shared by
+# ranks 2-3 at TP 4), o_proj's and down_proj's replicated, gate / up's merged by rows; none
+# quantized
+"$CTL" plan --model-dir "$T/seed_oss" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan seed_oss"
+for l in "1.self_attn.qkv_proj.weight *I8 *\[256, 256\]" "1.self_attn.qkv_proj.bias *BF16 *\[256\]" \
+	"1.self_attn.o_proj.weight *I8 *\[256, 128\]" "1.self_attn.o_proj.bias *BF16 *\[256\]" \
+	"1.mlp.gate_up_proj.bias *BF16 *\[256\]" "1.mlp.down_proj.bias *BF16 *\[256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "seed_oss line $l: $(cat "$T/plan")"
+done
+grep -q "bias_scale" "$T/plan" && fail "seed_oss: a quantized bias: $(cat "$T/plan")"
+mkdir -p "$T/so_nomlp" && cp "$T/seed_oss/model.safetensors" "$T/so_nomlp/" &&
+	sed 's/"mlp_bias": true/"mlp_bias": false/' "$T/seed_oss/config.json" >"$T/so_nomlp/config.json"
+"$CTL" plan --model-dir "$T/so_nomlp" --tp-size 2 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "seed_oss with mlp_bias false should exit 3"
+grep -q "without MLP biases (mlp_bias is false or absent)" "$T/err" ||
+	fail "seed_oss mlp_bias false: $(cat "$T/err")"
+# SmolLM3: Llama's rows (the NoPE layer 3 like any other), tied with the key absent (no
+# lm_head), no biases; layer_types checked
+"$CTL" plan --model-dir "$T/smollm3" --tp-size 4 --tp-rank 2 --rank-only >"$T/plan" ||
+	fail "plan smollm3"
+for l in "3.self_attn.qkv_proj.weight *BF16 *\[128, 256\]" "3.mlp.gate_up_proj.weight *BF16 *\[256, 256\]" \
+	"3.self_attn.o_proj.weight *BF16 *\[256, 64\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "smollm3 line $l: $(cat "$T/plan")"
+done
+grep -q "^ *lm_head\|bias" "$T/plan" && fail "smollm3: an lm_head or a bias: $(cat "$T/plan")"
+mkdir -p "$T/smol_lt" && cp "$T/smollm3/model.safetensors" "$T/smol_lt/" &&
+	sed 's/"full_attention",$/"chunked_attention",/' "$T/smollm3/config.json" >"$T/smol_lt/config.json"
+"$CTL" plan --model-dir "$T/smol_lt" --tp-size 2 >/dev/null 2>"$T/err"
+[ $? -eq 1 ] || fail "smollm3 with a chunked_attention layer should exit 1"
+grep -q "layer_types\[0\] is neither" "$T/err" || fail "smollm3 layer_types: $(cat "$T/err")"
 # GraniteMoE: the experts stacked in the checkpoint become Mixtral's stacks and router
 "$CTL" plan --model-dir "$T/granitemoe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
 	--rank-only >"$T/plan" || fail "plan granitemoe"
@@ -162,6 +193,24 @@ grep -v "^skipped" "$T/plan" | grep -q "model.layers.3." && fail "glm4_moe MTP l
 [ $? -eq 3 ] || fail "glm4_moe ep 16 should exit 3"
 grep -q "ep_size 16 exceeds the 8 routed experts; use ep_size <= 8" "$T/err" ||
 	fail "glm4_moe ep 16 message: $(cat "$T/err")"
+# dots.llm1: Qwen3's attention (q/k/v without biases, per-head q/k norms on every layer),
+# the router with its F32 correction bias replicated, layer 0 dense, experts EP-owned, the
+# two shared experts (128 rows) TP-split; no MTP layer, nothing skipped
+"$CTL" plan --model-dir "$T/dots1" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan dots1"
+for l in "2.self_attn.qkv_proj.weight *BF16 *\[256, 256\]" "0.self_attn.k_norm.weight *BF16 *\[32\]" \
+	"2.mlp.gate.e_score_correction_bias *F32 *\[8\]" "2.mlp.gate.weight *BF16 *\[8, 256\]" \
+	"1.mlp.experts.w13_weight *BF16 *\[4, 128, 256\]" "1.mlp.experts.w2_weight *BF16 *\[4, 256, 64\]" \
+	"1.mlp.shared_experts.gate_up_proj.weight *BF16 *\[128, 256\]" \
+	"0.mlp.gate_up_proj.weight *BF16 *\[512, 256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "dots1 line $l: $(cat "$T/plan")"
+done
+grep -q "qkv_proj.bias\|^skipped\|layers.0.mlp.gate.weight" "$T/plan" &&
+	fail "dots1: a bias, a skipped tensor or a router on the dense layer: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/dots1" --tp-size 1 --ep-size 16 --ep-rank 0 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "dots1 ep 16 should exit 3"
+grep -q "ep_size 16 exceeds the 8 routed experts; use ep_size <= 8" "$T/err" ||
+	fail "dots1 ep 16 message: $(cat "$T/err")"
 # ERNIE 4.5 MoE: the F32 router and Ernie4_5_MoeStatics' correction bias [1, E] replicated,
 # layers 0 and 3 dense (moe_layer_start_index 1, moe_layer_end_index 2), experts EP-owned,
 # the 2 shared experts TP-split, the MTP module (model.mtp_*) dropped and listed as skipped

@@ -19,11 +19,11 @@ if ! "$PY" -c 'import numpy' 2>/dev/null; then
 fi
 "$PY" -c 'import numpy' || { echo "shard_python.sh: FAIL: numpy unavailable"; exit 1; }
 . "$HERE/fetch_lib/fams.sh"
-RUN=" $(san_fams "llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4") "
+RUN=" $(san_fams "llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4") "
 fail=0
 for f in llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 \
-	gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite granitemoe \
-	granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe llama4_fbgemm \
+	gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe \
+	granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm \
 	ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" >/dev/null || { echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
@@ -80,6 +80,14 @@ olmo2 2 1 none
 olmo2 8 1 none
 granite 4 1 none
 granite 8 1 none
+seed_oss 1 1 none
+seed_oss 2 1 none
+seed_oss 4 1 none
+seed_oss 8 1 none
+smollm3 1 1 none
+smollm3 2 1 none
+smollm3 4 1 none
+smollm3 8 1 none
 granitemoe 1 1 none
 granitemoe 2 2 none
 granitemoe 2 1 none up_gate
@@ -126,6 +134,12 @@ glm4_moe 1 2 none
 glm4_moe 1 4 none
 glm4_moe 2 2 none up_gate
 glm4_moe 2 3 none
+dots1 1 1 none
+dots1 2 1 none
+dots1 8 1 none
+dots1 1 2 none
+dots1 2 2 none up_gate
+dots1 2 3 none
 llama4_fbgemm 2 1 none
 llama4_fbgemm 1 2 none
 llama4_fbgemm 2 2 none up_gate

@@ -12,8 +12,8 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder llama_ct_fp8 llama_ct_fp8_tensor \
-	qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
-	phimoe gpt_oss llama4 llama4_text glm4_moe llama4_fbgemm qwen3_next ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4; do
+	qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
+	phimoe gpt_oss llama4 llama4_text glm4_moe dots1 llama4_fbgemm qwen3_next ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -71,6 +71,11 @@ check llama4_text --tp-size 2 --quant int8-channel
 # grouped sigmoid routing with the correction bias and a shared expert, MTP layer dropped
 check glm4_moe --tp-size 2 --ep-size 2 --w13-order up_gate
 check glm4_moe --tp-size 4 --quant int8-channel
+# dots.llm1: GLM-4.5's MoE (two shared experts, one group) under Qwen3's attention (q/k
+# norms on every layer, RoPE over the whole head; KV 4 shared at TP 8)
+check dots1 --tp-size 8
+check dots1 --tp-size 2 --ep-size 2 --w13-order up_gate
+check dots1 --ep-size 4 --quant fp8-channel
 # Qwen3-Next: gated delta net layers (key-head groups, conv segments, value-head A_log /
 # dt_bias per rank) and gated full attention (q_proj [query; gate] per head), zero-centred
 # norms, Qwen2-MoE's experts and gated shared expert; quantized within REF_BUDGET_LIN_*
@@ -135,6 +140,13 @@ grep -q "on an MXFP4 source" "$T/out" || fail "gpt_oss MXFP4 budget: $(cat "$T/o
 # Granite: four multipliers, V 1003 padded per rank
 check granite --tp-size 8
 check granite --tp-size 2 --quant fp8-channel
+# Seed-OSS: q/k/v, o_proj and MLP biases (the replicated ones added once), H x d 512 against
+# hidden 256
+check seed_oss --tp-size 8
+check seed_oss --tp-size 2 --quant int8-channel
+# SmolLM3: no RoPE on the no_rope_layers 0 layer, tied with the key absent
+check smollm3 --tp-size 8
+check smollm3 --tp-size 2 --quant fp8-channel
 # GraniteMoE: experts stacked in the checkpoint, Mixtral's stacks on the ranks
 check granitemoe --tp-size 2 --ep-size 2
 check granitemoe --ep-size 3 --quant int8-channel
