@@ -112,26 +112,6 @@ static tm_model *tm_ernie_dense(int lm_head)
 	return m;
 }
 
-/* Rows [a, a+n) of tensor src equal rank r's tensor rt from its row o. */
-static void rows_are(const fx *f, uint32_t r, const char *rt, int64_t o, const char *src, int64_t a,
-                     int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, a, &rowb);
-	assert_memory_equal(out_bytes(f, r, rt) + (size_t)o * rowb, s, (size_t)n * rowb);
-}
-
-/* Rank r's rt [N, n] (BF16) from row o is columns [a, a+n) of src [N, K]. */
-static void cols_are(const fx *f, uint32_t r, const char *rt, int64_t o, const char *src, int64_t N,
-                     int64_t K, int64_t a, int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, 0, &rowb), *out = out_bytes(f, r, rt) + o * n * 2;
-	for (int64_t row = 0; row < N; row++)
-		assert_memory_equal(out + (size_t)(row * n) * 2, s + (size_t)(row * K + a) * 2,
-		                    (size_t)n * 2);
-}
-
 /* Expert slot s of rank r: expert j's [gate rows [a, a+n) ; up rows] (up first when
  * up_first) in w13, its down columns [a, a+n) in w2. */
 static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
@@ -143,7 +123,7 @@ static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, 
 	snprintf(d, sizeof(d), M1 "experts.%lld.down_proj.weight", (long long)j);
 	rows_are(f, r, W13, s * 2 * n, up_first ? u : g, a, n);
 	rows_are(f, r, W13, s * 2 * n + n, up_first ? g : u, a, n);
-	cols_are(f, r, W2, s * HID, d, HID, IE, a, n);
+	cols_at(f, r, W2, s * HID, d, HID, IE, a, n);
 }
 
 /* Router and correction bias: the source bytes, F32 and shape, on every rank. */
@@ -170,7 +150,7 @@ static void dense_mlp_is(const fx *f, uint32_t r, const char *L)
 	shp(f, r, gu, 2, 256, HID, 0);
 	rows_are(f, r, gu, 0, g, r * 128, 128);
 	rows_are(f, r, gu, 128, u, r * 128, 128);
-	cols_are(f, r, d, 0, d, HID, 256, r * 128, 128);
+	cols_at(f, r, d, 0, d, HID, 256, r * 128, 128);
 }
 
 static void test_ernie4_5_dense_tp2(void **state)
@@ -193,8 +173,8 @@ static void test_ernie4_5_dense_tp2(void **state)
 	rows_are(&f, 1, qkvb, 0, L1 "self_attn.q_proj.bias", 128, 128);
 	rows_are(&f, 1, qkvb, 128, L1 "self_attn.k_proj.bias", 32, 32);
 	rows_are(&f, 1, qkvb, 160, L1 "self_attn.v_proj.bias", 32, 32);
-	cols_are(&f, 1, L1 "self_attn.o_proj.weight", 0, L1 "self_attn.o_proj.weight", HID, 256,
-	         128, 128);
+	cols_at(&f, 1, L1 "self_attn.o_proj.weight", 0, L1 "self_attn.o_proj.weight", HID, 256, 128,
+	        128);
 	/* row-parallel biases whole on every rank; gate/up biases split like their rows */
 	for (uint32_t r = 0; r < 2; r++) {
 		rows_are(&f, r, L1 "self_attn.o_proj.bias", 0, L1 "self_attn.o_proj.bias", 0, HID);
@@ -228,7 +208,7 @@ static void test_ernie4_5_moe_tp2(void **state)
 	rows_are(&f, 1, qkv, 0, A1 "q_proj.weight", 64, 64);
 	rows_are(&f, 1, qkv, 64, A1 "k_proj.weight", 32, 32);
 	rows_are(&f, 1, qkv, 96, A1 "v_proj.weight", 32, 32);
-	cols_are(&f, 1, A1 "o_proj.weight", 0, A1 "o_proj.weight", HID, 128, 64, 64);
+	cols_at(&f, 1, A1 "o_proj.weight", 0, A1 "o_proj.weight", HID, 128, 64, 64);
 	replicated(&f, 2);
 	/* dense layers 0 (before moe_layer_start_index) and 3 (past moe_layer_end_index) */
 	for (uint32_t r = 0; r < 2; r++) {
@@ -250,8 +230,8 @@ static void test_ernie4_5_moe_tp2(void **state)
 	rows_are(&f, 1, sgu, 0, M1 "shared_experts.gate_proj.weight", 64, 64);
 	rows_are(&f, 1, sgu, 64, M1 "shared_experts.up_proj.weight", 64, 64);
 	shp(&f, 1, M1 "shared_experts.down_proj.weight", 2, HID, 64, 0);
-	cols_are(&f, 1, M1 "shared_experts.down_proj.weight", 0,
-	         M1 "shared_experts.down_proj.weight", HID, ISH, 64, 64);
+	cols_at(&f, 1, M1 "shared_experts.down_proj.weight", 0,
+	        M1 "shared_experts.down_proj.weight", HID, ISH, 64, 64);
 	/* vocab: 1000 padded to 1024, rank 1 rows 512..999 then 24 zero rows */
 	shp(&f, 1, "lm_head.weight", 2, 512, HID, 0);
 	rows_are(&f, 1, "lm_head.weight", 0, "lm_head.weight", 512, 488);

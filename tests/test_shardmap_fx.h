@@ -1,7 +1,7 @@
 /*
  * test_shardmap_fx.h — what the family tests share (test_shardmap_families.c,
  * test_shardmap_families2.c): a tm_model written, planned and produced (fx), a
- * rank tensor's shape and bytes against the source rows, the covered-exactly-
+ * rank tensor's shape and bytes against the source rows (rows_are, cols_at), the covered-exactly-
  * once check over several layouts, and a plan's refusal. Define SEED and
  * include test_shardmap_util.h first.
  */
@@ -94,6 +94,27 @@ static __attribute__((unused)) const uint8_t *src_rows(const fx *f, const char *
 	const st_desc *d = &f->m->d[k];
 	*rowb = (size_t)(d->ndim >= 2 ? d->shape[d->ndim - 1] : 1) * wt_dtype_size(d->dtype);
 	return (const uint8_t *)f->m->data[k] + (size_t)r0 * *rowb;
+}
+
+/* Rows [a, a+n) of tensor src equal rank r's tensor rt from its row o. */
+static __attribute__((unused)) void rows_are(const fx *f, uint32_t r, const char *rt, int64_t o,
+                                             const char *src, int64_t a, int64_t n)
+{
+	size_t rowb;
+	const uint8_t *s = src_rows(f, src, a, &rowb);
+	assert_memory_equal(out_bytes(f, r, rt) + (size_t)o * rowb, s, (size_t)n * rowb);
+}
+
+/* Rank r's rt [N, n] (BF16) from row o is columns [a, a+n) of src [N, K]. */
+static __attribute__((unused)) void cols_at(const fx *f, uint32_t r, const char *rt, int64_t o,
+                                            const char *src, int64_t N, int64_t K, int64_t a,
+                                            int64_t n)
+{
+	size_t rowb;
+	const uint8_t *s = src_rows(f, src, 0, &rowb), *out = out_bytes(f, r, rt) + o * n * 2;
+	for (int64_t row = 0; row < N; row++)
+		assert_memory_equal(out + (size_t)(row * n) * 2, s + (size_t)(row * K + a) * 2,
+		                    (size_t)n * 2);
 }
 
 static __attribute__((unused)) void coverage(tm_model *m, const char *cfg, int64_t KV,

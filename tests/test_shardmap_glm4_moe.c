@@ -79,26 +79,6 @@ static tm_model *tm_glm(int qknorm)
 	return m;
 }
 
-/* Rows [a, a+n) of tensor src equal rank r's tensor rt from its row o. */
-static void rows_are(const fx *f, uint32_t r, const char *rt, int64_t o, const char *src, int64_t a,
-                     int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, a, &rowb);
-	assert_memory_equal(out_bytes(f, r, rt) + (size_t)o * rowb, s, (size_t)n * rowb);
-}
-
-/* Rank r's rt [N, n] (BF16) from row o is columns [a, a+n) of src [N, K]. */
-static void cols_are(const fx *f, uint32_t r, const char *rt, int64_t o, const char *src, int64_t N,
-                     int64_t K, int64_t a, int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, 0, &rowb), *out = out_bytes(f, r, rt) + o * n * 2;
-	for (int64_t row = 0; row < N; row++)
-		assert_memory_equal(out + (size_t)(row * n) * 2, s + (size_t)(row * K + a) * 2,
-		                    (size_t)n * 2);
-}
-
 /* Expert slot s of rank r: expert j's [gate rows [a, a+n) ; up rows] (up first when
  * up_first) in w13, its down columns [a, a+n) in w2. */
 static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
@@ -110,7 +90,7 @@ static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, 
 	snprintf(d, sizeof(d), M1 "experts.%lld.down_proj.weight", (long long)j);
 	rows_are(f, r, W13, s * 2 * n, up_first ? u : g, a, n);
 	rows_are(f, r, W13, s * 2 * n + n, up_first ? g : u, a, n);
-	cols_are(f, r, W2, s * HID, d, HID, IE, a, n);
+	cols_at(f, r, W2, s * HID, d, HID, IE, a, n);
 }
 
 /* Router, correction bias and q/k norms: the source bytes on every rank. */
@@ -144,14 +124,14 @@ static void test_glm4_moe_tp2(void **state)
 	rows_are(&f, 1, qkvb, 128, A1 "k_proj.bias", 32, 32);
 	rows_are(&f, 1, qkvb, 160, A1 "v_proj.bias", 32, 32);
 	shp(&f, 1, A1 "o_proj.weight", 2, HID, 128, 0);
-	cols_are(&f, 1, A1 "o_proj.weight", 0, A1 "o_proj.weight", HID, 256, 128, 128);
+	cols_at(&f, 1, A1 "o_proj.weight", 0, A1 "o_proj.weight", HID, 256, 128, 128);
 	replicated(&f, 2);
 	/* dense layer 0: intermediate_size 256, 128 rows of gate and of up per rank */
 	const char *gu = L0 "mlp.gate_up_proj.weight";
 	shp(&f, 1, gu, 2, 256, HID, 0);
 	rows_are(&f, 1, gu, 0, L0 "mlp.gate_proj.weight", 128, 128);
 	rows_are(&f, 1, gu, 128, L0 "mlp.up_proj.weight", 128, 128);
-	cols_are(&f, 0, L0 "mlp.down_proj.weight", 0, L0 "mlp.down_proj.weight", HID, 256, 0, 128);
+	cols_at(&f, 0, L0 "mlp.down_proj.weight", 0, L0 "mlp.down_proj.weight", HID, 256, 0, 128);
 	/* MoE layer 1: every expert TP-split (Il 32) */
 	shp(&f, 1, W13, 3, NE, 64, HID);
 	shp(&f, 1, W2, 3, NE, HID, 32);
@@ -165,8 +145,8 @@ static void test_glm4_moe_tp2(void **state)
 	rows_are(&f, 1, sgu, 0, M1 "shared_experts.gate_proj.weight", 32, 32);
 	rows_are(&f, 1, sgu, 32, M1 "shared_experts.up_proj.weight", 32, 32);
 	shp(&f, 1, M1 "shared_experts.down_proj.weight", 2, HID, 32, 0);
-	cols_are(&f, 1, M1 "shared_experts.down_proj.weight", 0,
-	         M1 "shared_experts.down_proj.weight", HID, IE, 32, 32);
+	cols_at(&f, 1, M1 "shared_experts.down_proj.weight", 0,
+	        M1 "shared_experts.down_proj.weight", HID, IE, 32, 32);
 	/* vocab: 1000 padded to 1024, rank 1 rows 512..999 then 24 zero rows */
 	shp(&f, 1, "lm_head.weight", 2, 512, HID, 0);
 	rows_are(&f, 1, "lm_head.weight", 0, "lm_head.weight", 512, 488);

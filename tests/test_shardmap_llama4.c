@@ -169,15 +169,6 @@ static void experts_are(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a
 				         (long long)h, (long long)c);
 }
 
-/* Rows [a, a+n) of tensor src equal rank r's tensor rt from its row o. */
-static void rows_are(const fx *f, uint32_t r, const char *rt, int64_t o, const char *src, int64_t a,
-                     int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, a, &rowb);
-	assert_memory_equal(out_bytes(f, r, rt) + (size_t)o * rowb, s, (size_t)n * rowb);
-}
-
 /* Rank r's rt [N, n] (BF16) is columns [a, a+n) of src [N, K]. */
 static void cols_are(const fx *f, uint32_t r, const char *rt, const char *src, int64_t N, int64_t K,
                      int64_t a, int64_t n)

@@ -52,26 +52,6 @@ static tm_model *tm_olmo3(void)
 	return m;
 }
 
-/* Rows [a, a+n) of tensor src equal rank r's tensor rt from its row o. */
-static void rows_are(const fx *f, uint32_t r, const char *rt, int64_t o, const char *src, int64_t a,
-                     int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, a, &rowb);
-	assert_memory_equal(out_bytes(f, r, rt) + (size_t)o * rowb, s, (size_t)n * rowb);
-}
-
-/* Rank r's rt [N, n] (BF16) is columns [a, a+n) of src [N, K]. */
-static void cols_are(const fx *f, uint32_t r, const char *rt, const char *src, int64_t N, int64_t K,
-                     int64_t a, int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, 0, &rowb), *out = out_bytes(f, r, rt);
-	for (int64_t row = 0; row < N; row++)
-		assert_memory_equal(out + (size_t)(row * n) * 2, s + (size_t)(row * K + a) * 2,
-		                    (size_t)n * 2);
-}
-
 /* The norms every rank holds whole: q_norm [256], k_norm [64], the two post norms. */
 static void norms_whole(const fx *f, uint32_t r)
 {
@@ -100,7 +80,7 @@ static void test_olmo3_tp2(void **state)
 	rows_are(&f, 1, qkv, 160, A1 "v_proj.weight", 32, 32);
 	assert_true(tm_ix(f.p, 1, A1 "qkv_proj.bias") < 0);
 	shp(&f, 1, A1 "o_proj.weight", 2, HID, 128, 0);
-	cols_are(&f, 1, A1 "o_proj.weight", A1 "o_proj.weight", HID, 256, 128, 128);
+	cols_at(&f, 1, A1 "o_proj.weight", 0, A1 "o_proj.weight", HID, 256, 128, 128);
 	for (uint32_t r = 0; r < 2; r++)
 		norms_whole(&f, r);
 	/* MLP: 128 rows of gate and of up per rank */
@@ -108,7 +88,7 @@ static void test_olmo3_tp2(void **state)
 	shp(&f, 1, gu, 2, 256, HID, 0);
 	rows_are(&f, 1, gu, 0, L1 "mlp.gate_proj.weight", 128, 128);
 	rows_are(&f, 1, gu, 128, L1 "mlp.up_proj.weight", 128, 128);
-	cols_are(&f, 0, L1 "mlp.down_proj.weight", L1 "mlp.down_proj.weight", HID, 256, 0, 128);
+	cols_at(&f, 0, L1 "mlp.down_proj.weight", 0, L1 "mlp.down_proj.weight", HID, 256, 0, 128);
 	/* tie_word_embeddings absent: untied (Olmo3Config's default), lm_head by vocab rows */
 	shp(&f, 1, "lm_head.weight", 2, 512, HID, 0);
 	rows_are(&f, 1, "lm_head.weight", 0, "lm_head.weight", 512, 488);

@@ -147,26 +147,6 @@ static tm_model *tm_q3n(void)
 	return tm_q3n_d(&Q3N_STD);
 }
 
-/* Rows [a, a+n) of tensor src equal rank r's tensor rt from its row o. */
-static void rows_are(const fx *f, uint32_t r, const char *rt, int64_t o, const char *src, int64_t a,
-                     int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, a, &rowb);
-	assert_memory_equal(out_bytes(f, r, rt) + (size_t)o * rowb, s, (size_t)n * rowb);
-}
-
-/* Rank r's rt [N, n] (BF16) is columns [a, a+n) of src [N, K]. */
-static void cols_are(const fx *f, uint32_t r, const char *rt, const char *src, int64_t N, int64_t K,
-                     int64_t a, int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, 0, &rowb), *o = out_bytes(f, r, rt);
-	for (int64_t row = 0; row < N; row++)
-		assert_memory_equal(o + (size_t)(row * n) * 2, s + (size_t)(row * K + a) * 2,
-		                    (size_t)n * 2);
-}
-
 /* Rank r's (tp rank t's) gated delta net of layer 0 at TP T (Hk 4, Hv 8): key-head groups of
  * in_proj_qkvz (192 rows each) and in_proj_ba (4 rows each), conv1d's q / k / v channel segments,
  * A_log and dt_bias by value heads, out_proj by columns, the norm whole. */
@@ -188,8 +168,8 @@ static void linear_is(const fx *f, uint32_t r, int64_t t, int64_t T)
 	rows_are(f, r, LIN0 "dt_bias", 0, LIN0 "dt_bias", t * 8 / T, 8 / T);
 	rows_are(f, r, LIN0 "norm.weight", 0, LIN0 "norm.weight", 0, 32);
 	shp(f, r, LIN0 "out_proj.weight", 2, HID, 256 / T, 0);
-	cols_are(f, r, LIN0 "out_proj.weight", LIN0 "out_proj.weight", HID, 256, t * 256 / T,
-	         256 / T);
+	cols_at(f, r, LIN0 "out_proj.weight", 0, LIN0 "out_proj.weight", HID, 256, t * 256 / T,
+	        256 / T);
 }
 
 /* Rank r's (tp rank t's) fused q/k/v of layer 1 at TP T: whole q heads with their gates (128 rows
@@ -202,7 +182,8 @@ static void attn_is(const fx *f, uint32_t r, int64_t t, int64_t T)
 	rows_are(f, r, QKV1, hl * 128, ATT1 "k_proj.weight", ks * kvl * 64, kvl * 64);
 	rows_are(f, r, QKV1, hl * 128 + kvl * 64, ATT1 "v_proj.weight", ks * kvl * 64, kvl * 64);
 	shp(f, r, ATT1 "o_proj.weight", 2, HID, 256 / T, 0);
-	cols_are(f, r, ATT1 "o_proj.weight", ATT1 "o_proj.weight", HID, 256, t * 256 / T, 256 / T);
+	cols_at(f, r, ATT1 "o_proj.weight", 0, ATT1 "o_proj.weight", HID, 256, t * 256 / T,
+	        256 / T);
 	rows_are(f, r, ATT1 "q_norm.weight", 0, ATT1 "q_norm.weight", 0, 64);
 	rows_are(f, r, ATT1 "k_norm.weight", 0, ATT1 "k_norm.weight", 0, 64);
 }
@@ -250,13 +231,13 @@ static void test_q3n_tp2(void **state)
 	shp(&f, 1, gu, 2, 384, HID, 0);
 	rows_are(&f, 1, gu, 0, L0 "mlp.gate_proj.weight", 192, 192);
 	rows_are(&f, 1, gu, 192, L0 "mlp.up_proj.weight", 192, 192);
-	cols_are(&f, 1, L0 "mlp.down_proj.weight", L0 "mlp.down_proj.weight", HID, 384, 192, 192);
+	cols_at(&f, 1, L0 "mlp.down_proj.weight", 0, L0 "mlp.down_proj.weight", HID, 384, 192, 192);
 	/* shared expert merged, its gate and the router whole */
 	const char *sgu = L1 "mlp.shared_expert.gate_up_proj.weight";
 	rows_are(&f, 1, sgu, 0, L1 "mlp.shared_expert.gate_proj.weight", 64, 64);
 	rows_are(&f, 1, sgu, 64, L1 "mlp.shared_expert.up_proj.weight", 64, 64);
-	cols_are(&f, 0, L1 "mlp.shared_expert.down_proj.weight",
-	         L1 "mlp.shared_expert.down_proj.weight", HID, 128, 0, 64);
+	cols_at(&f, 0, L1 "mlp.shared_expert.down_proj.weight", 0,
+	        L1 "mlp.shared_expert.down_proj.weight", HID, 128, 0, 64);
 	rows_are(&f, 1, L1 "mlp.shared_expert_gate.weight", 0, L1 "mlp.shared_expert_gate.weight",
 	         0, 1);
 	rows_are(&f, 1, L1 "mlp.gate.weight", 0, L1 "mlp.gate.weight", 0, 4);

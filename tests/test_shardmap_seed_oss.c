@@ -60,26 +60,6 @@ static tm_model *tm_seed(int bias)
 	return m;
 }
 
-/* Rows [a, a+n) of tensor src equal rank r's tensor rt from its row o. */
-static void rows_are(const fx *f, uint32_t r, const char *rt, int64_t o, const char *src, int64_t a,
-                     int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, a, &rowb);
-	assert_memory_equal(out_bytes(f, r, rt) + (size_t)o * rowb, s, (size_t)n * rowb);
-}
-
-/* Rank r's rt [N, n] (BF16) is columns [a, a+n) of src [N, K]. */
-static void cols_are(const fx *f, uint32_t r, const char *rt, const char *src, int64_t N, int64_t K,
-                     int64_t a, int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, 0, &rowb), *out = out_bytes(f, r, rt);
-	for (int64_t row = 0; row < N; row++)
-		assert_memory_equal(out + (size_t)(row * n) * 2, s + (size_t)(row * K + a) * 2,
-		                    (size_t)n * 2);
-}
-
 static void test_seed_oss_tp2(void **state)
 {
 	(void)state;
@@ -98,7 +78,7 @@ static void test_seed_oss_tp2(void **state)
 	rows_are(&f, 1, qkvb, 320, A1 "v_proj.bias", 64, 64);
 	/* o_proj [256, 512] by columns; its bias whole on both ranks */
 	shp(&f, 1, A1 "o_proj.weight", 2, HID, 256, 0);
-	cols_are(&f, 1, A1 "o_proj.weight", A1 "o_proj.weight", HID, 512, 256, 256);
+	cols_at(&f, 1, A1 "o_proj.weight", 0, A1 "o_proj.weight", HID, 512, 256, 256);
 	/* gate_up rows [gate_r ; up_r] with the bias alike, down by columns, its bias whole */
 	const char *gub = M1 "gate_up_proj.bias";
 	shp(&f, 1, gub, 1, 512, 0, 0);
@@ -106,7 +86,7 @@ static void test_seed_oss_tp2(void **state)
 	rows_are(&f, 1, gub, 256, M1 "up_proj.bias", 256, 256);
 	rows_are(&f, 0, gub, 0, M1 "gate_proj.bias", 0, 256);
 	rows_are(&f, 1, M1 "gate_up_proj.weight", 256, M1 "up_proj.weight", 256, 256);
-	cols_are(&f, 1, M1 "down_proj.weight", M1 "down_proj.weight", HID, 512, 256, 256);
+	cols_at(&f, 1, M1 "down_proj.weight", 0, M1 "down_proj.weight", HID, 512, 256, 256);
 	for (uint32_t r = 0; r < 2; r++) {
 		shp(&f, r, A1 "o_proj.bias", 1, HID, 0, 0);
 		rows_are(&f, r, A1 "o_proj.bias", 0, A1 "o_proj.bias", 0, HID);

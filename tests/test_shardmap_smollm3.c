@@ -56,26 +56,6 @@ static tm_model *tm_smol(int abias, int mbias, int lm_head)
 	return m;
 }
 
-/* Rows [a, a+n) of tensor src equal rank r's tensor rt from its row o. */
-static void rows_are(const fx *f, uint32_t r, const char *rt, int64_t o, const char *src, int64_t a,
-                     int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, a, &rowb);
-	assert_memory_equal(out_bytes(f, r, rt) + (size_t)o * rowb, s, (size_t)n * rowb);
-}
-
-/* Rank r's rt [N, n] (BF16) is columns [a, a+n) of src [N, K]. */
-static void cols_are(const fx *f, uint32_t r, const char *rt, const char *src, int64_t N, int64_t K,
-                     int64_t a, int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, 0, &rowb), *out = out_bytes(f, r, rt);
-	for (int64_t row = 0; row < N; row++)
-		assert_memory_equal(out + (size_t)(row * n) * 2, s + (size_t)(row * K + a) * 2,
-		                    (size_t)n * 2);
-}
-
 static void test_smollm3_tp2(void **state)
 {
 	(void)state;
@@ -88,11 +68,11 @@ static void test_smollm3_tp2(void **state)
 	rows_are(&f, 1, qkv, 0, A3 "q_proj.weight", 128, 128);
 	rows_are(&f, 1, qkv, 128, A3 "k_proj.weight", 32, 32);
 	rows_are(&f, 1, qkv, 160, A3 "v_proj.weight", 32, 32);
-	cols_are(&f, 1, A3 "o_proj.weight", A3 "o_proj.weight", HID, 256, 128, 128);
+	cols_at(&f, 1, A3 "o_proj.weight", 0, A3 "o_proj.weight", HID, 256, 128, 128);
 	const char *gu = L3 "mlp.gate_up_proj.weight";
 	rows_are(&f, 1, gu, 0, L3 "mlp.gate_proj.weight", 256, 256);
 	rows_are(&f, 1, gu, 256, L3 "mlp.up_proj.weight", 256, 256);
-	cols_are(&f, 0, L3 "mlp.down_proj.weight", L3 "mlp.down_proj.weight", HID, 512, 0, 256);
+	cols_at(&f, 0, L3 "mlp.down_proj.weight", 0, L3 "mlp.down_proj.weight", HID, 512, 0, 256);
 	assert_true(tm_ix(f.p, 0, A3 "qkv_proj.bias") < 0);
 	/* tie_word_embeddings absent: tied, no lm_head emitted */
 	assert_true(tm_ix(f.p, 0, "lm_head.weight") < 0);
