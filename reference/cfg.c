@@ -424,11 +424,9 @@ static int parse_rest(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 static int plain_rope(ref_cfg *c, const char *arch, const ckpt_field *f, const char *json,
                       size_t len, wt_errbuf *err)
 {
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
-		json_decref(root);
-		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	}
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
 	ref_rope_in in = {arch ? arch : "this architecture", ref_is_mla(c) ? c->rope : c->d,
 	                  f[F_MAX_POS].present ? f[F_MAX_POS].i : 0};
 	int rv = ref_cfg_rope(root, &in, c, err);

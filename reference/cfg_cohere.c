@@ -92,11 +92,9 @@ int ref_cfg_cohere(ref_cfg *c, const char *arch, const char *json, size_t len, w
 	c->layernorm = true; /* weight only: ref_norm_of reads no bias for Cohere */
 	c->rope_pairs = true;
 	c->qk_norm = c->cohere == 1 && f[C_QK_NORM].present && f[C_QK_NORM].b;
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
-		json_decref(root);
-		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	}
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
 	c->window = 0;
 	c->window_pattern = 0;
 	if (c->cohere == 2)

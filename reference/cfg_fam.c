@@ -522,11 +522,9 @@ int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt
 	int rv = read_fields(json, len, f, err);
 	if (rv != WT_OK)
 		return rv;
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
-		json_decref(root);
-		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	}
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
 	if (c->dots1)
 		rv = parse_dots1(f, root, c, err);
 	else if (c->glm4_moe)

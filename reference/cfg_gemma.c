@@ -118,6 +118,17 @@ typedef struct gemma_facts {
 
 /* The language-model value of key: text_config's over the top level (as
  * loader/config.c lays them); NULL when absent. */
+json_t *ref_cfg_root(const char *json, size_t len, wt_errbuf *err)
+{
+	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
+	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
+		json_decref(root);
+		wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
+		return NULL;
+	}
+	return root;
+}
+
 json_t *ref_lm_get(json_t *root, const char *key)
 {
 	json_t *tc = json_object_get(root, "text_config");

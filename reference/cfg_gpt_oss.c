@@ -123,11 +123,9 @@ int ref_cfg_gpt_oss(ref_cfg *c, const char *arch, const char *json, size_t len, 
 	c->Is = 0;
 	if ((rv = check_values(c, err)) != WT_OK)
 		return rv;
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
-		json_decref(root);
-		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	}
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
 	ref_rope_in in = {arch ? arch : "GptOssForCausalLM", c->d,
 	                  f[G_MAX_POS].present ? f[G_MAX_POS].i : 131072};
 	rv = default_rope(root, err);

@@ -261,11 +261,9 @@ int ref_cfg_llama4(ref_cfg *c, const char *arch, const char *json, size_t len, w
 		rv = parse_moe(c, err);
 	if (rv != WT_OK)
 		return rv;
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
-		json_decref(root);
-		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	}
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
 	rv = rope_layers(root, f, c, err);
 	if (rv == WT_OK)
 		rv = layer_types(root, c, err);

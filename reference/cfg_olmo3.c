@@ -103,11 +103,9 @@ int ref_cfg_olmo3(ref_cfg *c, const char *arch, const char *json, size_t len, wt
 		return rv;
 	c->eps = f[O_EPS].present ? f[O_EPS].r : 1e-5;
 	c->sandwich = true; /* post_attention_layernorm, post_feedforward_layernorm */
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
-		json_decref(root);
-		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	}
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
 	rv = parse_layers(root, f, 4, 4096, "OLMo 3", c, err);
 	ref_rope_in in = {arch ? arch : "Olmo3ForCausalLM", c->d,
 	                  f[O_MAX_POS].present ? f[O_MAX_POS].i : 0};
@@ -156,11 +154,9 @@ int ref_cfg_exaone4(ref_cfg *c, const char *arch, const char *json, size_t len, 
 		return rv;
 	c->eps = f[O_EPS].present ? f[O_EPS].r : 1e-5;
 	c->sandwich = true; /* post_attention_layernorm, post_feedforward_layernorm */
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
-		json_decref(root);
-		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	}
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
 	json_t *w = ref_lm_get(root, "sliding_window");
 	bool no_window = w != NULL && json_is_null(w);
 	int64_t pattern = 4;

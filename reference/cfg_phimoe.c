@@ -172,11 +172,9 @@ int ref_cfg_phimoe(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
 		    "config.json: num_experts_per_tok %lld; PhiMoE's sparsemixer routes "
 		    "exactly 2",
 		    (long long)c->topk);
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
-		json_decref(root);
-		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	}
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
 	rv = phimoe_rope(root, c, err);
 	json_decref(root);
 	return rv;

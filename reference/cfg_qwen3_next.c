@@ -99,11 +99,9 @@ int ref_cfg_qwen3_next(ref_cfg *c, const char *arch, const char *json, size_t le
 	c->norm_off = 1.0f; /* Qwen3NextRMSNorm: x / rms * (1 + w) */
 	c->norm_topk = f[Q_NORM_TOPK].present ? f[Q_NORM_TOPK].b : true;
 	c->rope_interleave = false;
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
-		json_decref(root);
-		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	}
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
 	ref_rope_in in = {arch ? arch : "Qwen3NextForCausalLM", c->rot_dim,
 	                  f[Q_MAX_POS].present ? f[Q_MAX_POS].i : 0};
 	rv = ref_cfg_rope(root, &in, c, err);

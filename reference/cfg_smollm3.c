@@ -145,11 +145,9 @@ int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, 
 		    "config.json: %lld layers; the reference's SmolLM3 layer masks hold "
 		    "%d",
 		    (long long)c->L, REF_L4_MAX_LAYERS);
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-	if (root == NULL || !json_is_object(root)) { /* ckpt_config_fields took it already */
-		json_decref(root);
-		return wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
-	}
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
 	rv = parse_nope(root, f, c, err);
 	if (rv == WT_OK)
 		rv = parse_windows(root, f, c, err);

@@ -150,6 +150,8 @@ int ref_norm_of(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t 
 int ref_block_input(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t rows, int64_t l,
                     const char *leaf, wt_errbuf *err);
 
+/* config.json's root object (json_decref it), or NULL with err set (WT_ECORRUPT). */
+json_t *ref_cfg_root(const char *json, size_t len, wt_errbuf *err);
 /* The language-model value of config.json key: text_config's over the top level
  * (as loader/config.c lays them); NULL when absent. Borrowed from root. */
 json_t *ref_lm_get(json_t *root, const char *key);
