@@ -40,7 +40,8 @@ static const sm_rule cohere2_rules[] = {
 
 /* layer_types as transformers' layer_type_validation checks it (one entry per layer), and
  * only the two types the hybrid sliding-window families build masks for (any other is a
- * KeyError in their models' mask mapping): Cohere2, OLMo 3, EXAONE 4.0 (fam names them). */
+ * KeyError in their models' mask mapping): Cohere2, OLMo 3, EXAONE 4.0, SmolLM3 (fam names
+ * them). */
 int shardmap_check_swa_layer_types(const ckpt_config *c, const char *fam, wt_errbuf *err)
 {
 	if (!c->has_layer_types)

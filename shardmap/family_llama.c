@@ -174,26 +174,11 @@ static const sm_rule smollm3_rules[] = {
             SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY),
 };
 
-/* SmolLM3's layer_types as layer_type_validation and SmolLM3Model read them: one entry per
- * layer, full_attention or sliding_attention (any other is a KeyError of its mask map). */
+/* SmolLM3's layer_types as layer_type_validation and SmolLM3Model read them (the
+ * hybrid sliding-window families' check). */
 static int smollm3_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (!c->has_layer_types)
-		return WT_OK;
-	if ((uint64_t)c->num_hidden_layers != c->n_layer_types)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: layer_types has %zu entries but num_hidden_layers "
-		                 "is %" PRId64 "; give one type per layer",
-		                 c->n_layer_types, c->num_hidden_layers);
-	for (size_t k = 0; k < c->n_layer_types; k++)
-		if (c->layer_types[k] != CKPT_LAYER_SLIDING_ATTN &&
-		    c->layer_types[k] != CKPT_LAYER_FULL_ATTN)
-			return wt_seterr(err, WT_ECORRUPT,
-			                 "config.json: layer_types[%zu] is neither "
-			                 "\"sliding_attention\" nor \"full_attention\", the two "
-			                 "SmolLM3 layer types",
-			                 k);
-	return WT_OK;
+	return shardmap_check_swa_layer_types(c, "SmolLM3", err);
 }
 
 static const char *const llama_archs[] = {"LlamaForCausalLM", NULL};

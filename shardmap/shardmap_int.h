@@ -295,7 +295,7 @@ extern const sm_family shardmap_family_qwen3_vl_moe;
 extern const sm_family shardmap_family_olmo3;
 extern const sm_family shardmap_family_exaone4;
 
-/* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0; fam names it
+/* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
  * absent is fine (the config class builds them) (family_cohere.c). */
 int shardmap_check_swa_layer_types(const ckpt_config *c, const char *fam, wt_errbuf *err);
