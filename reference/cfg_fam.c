@@ -328,6 +328,7 @@ static int parse_glm4_moe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errb
  * sliding_window is not null; an absent sliding_window is Dots1Config's 4096. */
 static int dots1_windows(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
+	int rv;
 	json_t *sw = ref_lm_get(root, "sliding_window"), *lt = ref_lm_get(root, "layer_types");
 	bool typed = lt != NULL && !json_is_null(lt);
 	c->window = sw == NULL ? 4096 : f[P_WINDOW].present ? f[P_WINDOW].i : 0;
@@ -341,30 +342,13 @@ static int dots1_windows(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbu
 		    "config.json: sliding_window %lld, %lld layers; the reference needs "
 		    "a window >= 0 and at most %d layers",
 		    (long long)c->window, (long long)c->L, REF_L4_MAX_LAYERS);
-	if (typed && (!json_is_array(lt) || (int64_t)json_array_size(lt) != c->L))
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: layer_types is not a list of num_hidden_layers (%lld) "
-		    "entries; give one type per layer",
-		    (long long)c->L);
+	if (typed && (rv = ref_layer_types_list(c, lt, err)) != WT_OK)
+		return rv;
 	int64_t from = f[P_MAX_WIN].present ? f[P_MAX_WIN].i : c->L;
 	for (int64_t i = 0; i < c->L; i++) {
 		bool local = c->window > 0 && i >= from;
-		if (typed) {
-			const char *t = json_string_value(json_array_get(lt, (size_t)i));
-			local = t != NULL && strcmp(t, "sliding_attention") == 0;
-			if (!local && (t == NULL || strcmp(t, "full_attention") != 0))
-				return wt_seterr(err, WT_ECORRUPT,
-				                 "config.json: layer_types[%lld] is neither "
-				                 "\"full_attention\" nor \"sliding_attention\"",
-				                 (long long)i);
-			if (local && c->window == 0)
-				return wt_seterr(
-				    err, WT_ECORRUPT,
-				    "config.json: layer_types[%lld] is sliding_attention but "
-				    "sliding_window is null; give the window",
-				    (long long)i);
-		}
+		if (typed && (rv = ref_layer_type_at(c, lt, i, &local, err)) != WT_OK)
+			return rv;
 		if (local)
 			c->local_mask[i / 64] |= 1ull << (i % 64);
 	}

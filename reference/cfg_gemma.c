@@ -212,6 +212,34 @@ int ref_layer_types(ref_cfg *c, json_t *lt, const char *fam, wt_errbuf *err)
 	return WT_OK;
 }
 
+int ref_layer_types_list(const ref_cfg *c, json_t *lt, wt_errbuf *err)
+{
+	if (!json_is_array(lt) || (int64_t)json_array_size(lt) != c->L)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: layer_types is not a list of num_hidden_layers (%lld) "
+		    "entries; give one type per layer",
+		    (long long)c->L);
+	return WT_OK;
+}
+
+int ref_layer_type_at(const ref_cfg *c, json_t *lt, int64_t i, bool *local, wt_errbuf *err)
+{
+	const char *t = json_string_value(json_array_get(lt, (size_t)i));
+	*local = t != NULL && strcmp(t, "sliding_attention") == 0;
+	if (!*local && (t == NULL || strcmp(t, "full_attention") != 0))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types[%lld] is neither \"full_attention\" nor "
+		                 "\"sliding_attention\"",
+		                 (long long)i);
+	if (*local && c->window == 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types[%lld] is sliding_attention but "
+		                 "sliding_window is null or 0; give the window",
+		                 (long long)i);
+	return WT_OK;
+}
+
 static int json_facts(const char *json, size_t len, gemma_facts *g, json_t **root_out,
                       wt_errbuf *err)
 {

@@ -92,6 +92,7 @@ static int parse_nope(json_t *root, const ckpt_field *f, ref_cfg *c, wt_errbuf *
 /* layer_types (or its derivation) into c->local_mask, sliding_window into c->window. */
 static int parse_windows(json_t *root, const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 {
+	int rv;
 	json_t *lt = ref_lm_get(root, "layer_types");
 	bool typed = lt != NULL && !json_is_null(lt);
 	c->window = f[S_WINDOW].present ? f[S_WINDOW].i : 0;
@@ -101,30 +102,13 @@ static int parse_windows(json_t *root, const ckpt_field *f, ref_cfg *c, wt_errbu
 	if (c->window < 0)
 		return wt_seterr(err, WT_ECORRUPT, "config.json: sliding_window %lld is negative",
 		                 (long long)c->window);
-	if (typed && (!json_is_array(lt) || (int64_t)json_array_size(lt) != c->L))
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: layer_types is not a list of num_hidden_layers (%lld) "
-		    "entries; give one type per layer",
-		    (long long)c->L);
+	if (typed && (rv = ref_layer_types_list(c, lt, err)) != WT_OK)
+		return rv;
 	bool derive = f[S_USE_WINDOW].present && f[S_USE_WINDOW].b && c->window > 0;
 	for (int64_t i = 0; i < c->L; i++) {
 		bool local = !typed && derive && ref_l4_bit(c->nope_mask, i);
-		if (typed) {
-			const char *t = json_string_value(json_array_get(lt, (size_t)i));
-			local = t != NULL && strcmp(t, "sliding_attention") == 0;
-			if (!local && (t == NULL || strcmp(t, "full_attention") != 0))
-				return wt_seterr(err, WT_ECORRUPT,
-				                 "config.json: layer_types[%lld] is neither "
-				                 "\"full_attention\" nor \"sliding_attention\"",
-				                 (long long)i);
-			if (local && c->window == 0)
-				return wt_seterr(
-				    err, WT_ECORRUPT,
-				    "config.json: layer_types[%lld] is sliding_attention but "
-				    "sliding_window is null or 0; give the window",
-				    (long long)i);
-		}
+		if (typed && (rv = ref_layer_type_at(c, lt, i, &local, err)) != WT_OK)
+			return rv;
 		if (local)
 			set_bit(c->local_mask, i);
 	}

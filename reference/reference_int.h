@@ -195,6 +195,12 @@ int ref_cfg_rope(json_t *root, const ref_rope_in *in, ref_cfg *c, wt_errbuf *err
  * list the pattern rule cannot express is refused naming family `fam` (cfg_gemma.c).
  */
 int ref_layer_types(ref_cfg *c, json_t *lt, const char *fam, wt_errbuf *err);
+/* layer_types given as a list of one entry per layer (c->L), else WT_ECORRUPT. */
+int ref_layer_types_list(const ref_cfg *c, json_t *lt, wt_errbuf *err);
+/* Entry i of that list: *local true for "sliding_attention", false for "full_attention",
+ * anything else WT_ECORRUPT naming it; a sliding entry without a window (c->window 0:
+ * sliding_window null or 0) WT_ECORRUPT. */
+int ref_layer_type_at(const ref_cfg *c, json_t *lt, int64_t i, bool *local, wt_errbuf *err);
 
 /* The Gemma fields of c (gemma set by the family map) from config.json (cfg_gemma.c). */
 int ref_cfg_gemma(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
