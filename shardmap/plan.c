@@ -601,12 +601,24 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 		return shardmap_plan_raw(c, l, out, err); /* any checkpoint, no family */
 	const ckpt_config *cfg = ckpt_get_config(c);
 	const sm_family *fam = shardmap_family_for(c);
-	if (!fam)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "architecture '%s' (model_type '%s') is not supported; supported: %s",
-		    cfg->architecture ? cfg->architecture : "",
-		    cfg->model_type ? cfg->model_type : "", shardmap_supported_architectures());
+	if (!fam) {
+		const char *arch = cfg->architecture ? cfg->architecture : "";
+		const char *mt = cfg->model_type ? cfg->model_type : "";
+		/* the list fills what the message has left, so the message ends whole */
+		int head = snprintf(NULL, 0,
+		                    "architecture '%s' (model_type '%s') is not supported; "
+		                    "supported: ",
+		                    arch, mt);
+		char list[WT_ERRMSG_MAX];
+		size_t room = head >= 0 && (size_t)head + 64 < sizeof(list)
+		                  ? sizeof(list) - (size_t)head
+		                  : 64;
+		shardmap_architectures_text(list, room);
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "architecture '%s' (model_type '%s') is not supported; "
+		                 "supported: %s",
+		                 arch, mt, list);
+	}
 	wt_layout chk = *l;
 	chk.tp_rank = 0;
 	chk.ep_rank = 0;

@@ -51,25 +51,27 @@ const sm_family *shardmap_family_for(const ckpt *c)
 	return f;
 }
 
-const char *shardmap_supported_architectures(void)
+size_t shardmap_architectures_text(char *buf, size_t cap)
 {
-	return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-	       "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, "
-	       "DeepseekV3ForCausalLM, BertModel, Qwen2VLForConditionalGeneration, "
-	       "Qwen2_5_VLForConditionalGeneration, GemmaForCausalLM, Gemma2ForCausalLM, "
-	       "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Phi3ForCausalLM, "
-	       "DeepseekV2ForCausalLM, "
-	       "Starcoder2ForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo2ForCausalLM, "
-	       "GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, "
-	       "OlmoeForCausalLM, OlmoForCausalLM, "
-	       "PhiMoEForCausalLM (PhimoeForCausalLM), GptOssForCausalLM, "
-	       "Llama4ForConditionalGeneration, Llama4ForCausalLM, Qwen3NextForCausalLM, "
-	       "Glm4MoeForCausalLM, Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, "
-	       "CohereForCausalLM, "
-	       "Cohere2ForCausalLM, Qwen3VLForConditionalGeneration, "
-	       "Qwen3VLMoeForConditionalGeneration, Olmo3ForCausalLM, Exaone4ForCausalLM, "
-	       "Dots1ForCausalLM, "
-	       "SeedOssForCausalLM, SmolLM3ForCausalLM";
+	size_t n = 0, total = 0, shown = 0;
+	for (size_t f = 0; f < N_FAMILIES; f++)
+		for (const char *const *a = families[f]->archs; *a; a++)
+			total++;
+	buf[0] = '\0';
+	for (size_t f = 0; f < N_FAMILIES; f++)
+		for (const char *const *a = families[f]->archs; *a; a++) {
+			/* room for this name and the tail naming how many are left out */
+			size_t need = strlen(*a) + (shown ? 2 : 0);
+			if (n + need + 48 >= cap)
+				goto out;
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s", shown ? ", " : "", *a);
+			shown++;
+		}
+out:
+	if (shown < total && cap > n)
+		n += (size_t)snprintf(buf + n, cap - n, " and %zu more (docs/format.md 2.7)",
+		                      total - shown);
+	return shown;
 }
 
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c)

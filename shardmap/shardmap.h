@@ -137,8 +137,10 @@ typedef struct sm_produce_opts {
  */
 int shardmap_produce_ex(const ckpt *c, const sm_plan *p, const sm_produce_opts *o, wt_errbuf *err);
 
-/* Names of the supported architectures, comma-separated (for error messages). */
-const char *shardmap_supported_architectures(void);
+/* The supported architectures (config.json architectures[0] values) into buf,
+ * comma-separated, as many as fit in cap bytes with " and N more (docs/format.md 2.7)"
+ * after them when not all fit; how many it names. */
+size_t shardmap_architectures_text(char *buf, size_t cap);
 
 /* The name the family's rules use for checkpoint tensor `name` of c: itself, or,
  * for a checkpoint in an alternative name layout (Qwen2-VL under transformers

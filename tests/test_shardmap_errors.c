@@ -161,6 +161,16 @@ static void test_unknown_arch(void **state)
 	                  "\"num_attention_heads\":8,\"vocab_size\":1000,\"num_hidden_layers\":2}";
 	expect(try_plan(m, cfg, &l, &err), WT_EUNSUPPORTED, &err, "GPT2LMHeadModel",
 	       "LlamaForCausalLM, MistralForCausalLM");
+	/* the list fits the message: it ends whole, naming how many it leaves out (it
+	 * outgrew WT_ERRMSG_MAX and ended mid-name) */
+	const char *tail = strstr(err.msg, " more (docs/format.md 2.7)");
+	assert_non_null(tail);
+	assert_string_equal(tail, " more (docs/format.md 2.7)");
+	char all[4096];
+	size_t named = shardmap_architectures_text(all, sizeof(all));
+	assert_true(named > 40); /* every spelling, nothing left out */
+	assert_null(strstr(all, " more ("));
+	assert_non_null(strstr(all, "SmolLM3ForCausalLM"));
 	/* Mistral is one table entry: the same tensors plan under MistralForCausalLM. */
 	char buf[600];
 	snprintf(buf, sizeof(buf), "{\"architectures\":[\"MistralForCausalLM\"]%s",
