@@ -457,8 +457,17 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK && c->has_deepstack)
 		rv = parse_int_list(ds, "deepstack_visual_indexes", &c->deepstack, &c->n_deepstack,
 		                    err);
-	if (rv != WT_OK && err != NULL)
-		wt_errprefix(err, "in vision_config");
+	if (rv != WT_OK) {
+		if (err != NULL)
+			wt_errprefix(err, "in vision_config");
+		return rv;
+	}
+	/* Mistral3Config's top-level keys about its vision tower and projector */
+	if (json_object_get(v, "spatial_merge_size") == NULL)
+		rv = get_int(root, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
+	if (rv == WT_OK)
+		rv = get_bool(root, "multimodal_projector_bias", false, &c->mm_projector_bias, err);
+	c->v_feature_list = json_is_array(json_object_get(root, "vision_feature_layer"));
 	return rv;
 }
 
@@ -548,11 +557,10 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 }
 
 /* Absent (or null) keys of view v from its class defaults; v is the caller's own. */
-static int fill_class_defaults(json_t *v, wt_errbuf *err)
+static int fill_class_defaults(json_t *v, const char *mt, wt_errbuf *err)
 {
 	size_t n = 0;
-	const class_default *d =
-	    config_class_defaults(json_string_value(json_object_get(v, "model_type")), &n);
+	const class_default *d = config_class_defaults(mt, &n);
 	for (size_t i = 0; i < n; i++) {
 		json_t *cur = json_object_get(v, d[i].key);
 		if (cur != NULL && !json_is_null(cur))
@@ -580,9 +588,13 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		return wt_seterr(err, WT_ECORRUPT, "config.json: 'text_config' is not an object");
 	bool overlay = json_is_object(tc);
 	size_t nd = 0;
-	const char *mt = json_string_value(json_object_get(overlay ? tc : root, "model_type"));
-	if (mt == NULL && overlay)
-		mt = json_string_value(json_object_get(root, "model_type"));
+	/* A composite model's own class decides its text_config's class (Mistral3Config's
+	 * text_config says mistral); otherwise the text_config's model_type, then root's. */
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	if (overlay && config_class_defaults(mt, &nd) == NULL) {
+		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+		mt = tmt != NULL ? tmt : mt;
+	}
 	bool fill = config_class_defaults(mt, &nd) != NULL;
 	if (!overlay && !fill) {
 		*out = json_incref(root);
@@ -593,7 +605,7 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		json_decref(v);
 		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
 	}
-	int rv = fill ? fill_class_defaults(v, err) : WT_OK;
+	int rv = fill ? fill_class_defaults(v, mt, err) : WT_OK;
 	if (rv != WT_OK) {
 		json_decref(v);
 		return rv;

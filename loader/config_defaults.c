@@ -138,14 +138,14 @@ static const class_default cohere_defaults[] = {
     {"intermediate_size", false, 22528}, {"num_hidden_layers", false, 40},
     {"num_attention_heads", false, 64},  {"max_position_embeddings", false, 8192},
     {"logit_scale", true, 0.0625},       {"layer_norm_eps", true, 1e-5},
-    {"rope_theta", true, 10000.0},
+    {"rope_theta", true, 10000.0},       {"sliding_window", false, 4096},
 };
 static const class_default cohere2_defaults[] = {
     {"vocab_size", false, 256000},       {"hidden_size", false, 8192},
     {"intermediate_size", false, 22528}, {"num_hidden_layers", false, 40},
     {"num_attention_heads", false, 64},  {"max_position_embeddings", false, 8192},
     {"logit_scale", true, 0.0625},       {"layer_norm_eps", true, 1e-5},
-    {"rope_theta", true, 10000.0},       {"sliding_window", false, 4096},
+    {"rope_theta", true, 10000.0},
 };
 
 /* Qwen3VLTextConfig's and Qwen3VLMoeTextConfig's (transformers 4.57.1; Qwen3-VL-4B's and
@@ -263,6 +263,21 @@ static const class_default smollm3_defaults[] = {
     {"rope_theta", true, 2000000.0},
 };
 
+/* MistralConfig's (transformers 4.57.1), the class Mistral3Config builds its text_config
+ * with (Mistral-Small-3.1 / 3.2, Magistral Small); head_dim's None means hidden / heads,
+ * so it is not put back. */
+static const class_default mistral3_text_defaults[] = {
+    {"vocab_size", false, 32000},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 131072},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -271,7 +286,9 @@ static const class_default smollm3_defaults[] = {
 /* model_type -> its config class's defaults. Llama4Config builds its text_config as a
  * Llama4TextConfig; Gemma3ForConditionalGeneration's text_config is a Gemma3TextConfig
  * even when it does not say so (Gemma3Config builds one from whatever it holds); so do
- * Qwen3VLConfig and Qwen3VLMoeConfig theirs. */
+ * Qwen3VLConfig and Qwen3VLMoeConfig theirs. Mistral3Config's text_config is a
+ * MistralConfig (model_type mistral), whose defaults fill it under mistral3 only:
+ * MistralForCausalLM's own config.json keeps its required keys required. */
 static const struct {
 	const char *model_type;
 	const class_default *defaults;
@@ -296,6 +313,7 @@ static const struct {
     CLASS("qwen3_vl", qwen3_vl_text_defaults),
     CLASS("qwen3_vl_moe_text", qwen3_vl_moe_text_defaults),
     CLASS("qwen3_vl_moe", qwen3_vl_moe_text_defaults),
+    CLASS("mistral3", mistral3_text_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

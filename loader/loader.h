@@ -351,6 +351,11 @@ typedef struct ckpt_config {
 	 * each (has_deepstack when the list is present; the planner applies
 	 * Qwen3VLVisionConfig's defaults otherwise) */
 	int64_t v_num_pos;
+	/* Mistral 3 (Mistral3Config, top level): multimodal_projector_bias (default false);
+	 * spatial_merge_size read there when vision_config has none (Pixtral's has none);
+	 * vision_feature_layer given as a list (v_feature_list; the projector then takes
+	 * several layers' features, which its norm cannot, so the planner refuses it) */
+	bool mm_projector_bias, v_feature_list;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

@@ -131,6 +131,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	} map[] = {
 	    {"llama", REF_DENSE, false, 0, 0},
 	    {"mistral", REF_DENSE, false, 0, 0},
+	    /* Mistral3ForConditionalGeneration: its Mistral language model, on text tokens */
+	    {"mistral3", REF_DENSE, false, 0, 0},
 	    {"qwen2", REF_DENSE, false, 0, 0},
 	    /* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
 	     * position streams are equal and it is the plain 1-D RoPE */

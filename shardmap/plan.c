@@ -55,6 +55,8 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->attention_out_bias;
 	case SM_C_MLPBIAS:
 		return x->cfg->mlp_bias;
+	case SM_C_MMBIAS:
+		return x->cfg->mm_projector_bias;
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -66,6 +68,7 @@ static const char *bias_key(uint8_t cond)
 	return cond == SM_C_ATTNBIAS  ? "attention_bias"
 	       : cond == SM_C_OUTBIAS ? "attention_out_bias"
 	       : cond == SM_C_MLPBIAS ? "mlp_bias"
+	       : cond == SM_C_MMBIAS  ? "multimodal_projector_bias"
 	                              : NULL;
 }
 
@@ -369,6 +372,12 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		why = "a full-attention layer (see layer_types, full_attention_interval)";
 	else if (ru->cond == SM_C_QKNORM)
 		why = "without q/k norms (use_qk_norm is false or absent)";
+	else if (ru->cond == SM_C_MMBIAS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's "
+		                 "multimodal_projector_bias is false or absent (the projector has "
+		                 "no biases then); fix config.json or the checkpoint",
+		                 t->name);
 	else if (bias_key(ru->cond) != NULL)
 		why = ru->cond == SM_C_ATTNBIAS
 		          ? "without attention biases (attention_bias is false)"

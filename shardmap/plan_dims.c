@@ -92,6 +92,16 @@ static void siglip_dims(const ckpt_config *c, sm_dims *d)
 	d->vis_positions = side * side; /* both at most SM_DIM_MAX: no overflow */
 }
 
+/* Pixtral's vision_config (Mistral 3), PixtralVisionConfig's defaults for absent keys. */
+static void pixtral_dims(const ckpt_config *c, sm_dims *d)
+{
+	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : SM_PIX_LAYERS;
+	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_PIX_HEADS;
+	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_PIX_HIDDEN;
+	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_PIX_INTER;
+	d->vis_patch = c->v_patch_given ? c->v_patch_size : SM_PIX_PATCH;
+}
+
 /* Llama 4 (Llama4TextConfig): dense MLPs intermediate_size_mlp, the routed and the shared
  * expert intermediate_size (Llama4TextMLP's default, Llama4TextExperts' expert_dim). The
  * vision tower (Llama4VisionConfig, its defaults for absent keys): positions
@@ -182,6 +192,8 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 			return rv;
 	} else if (x->fam->qwen3_vl)
 		qwen3_vl_dims(c, d);
+	else if (x->fam->pixtral)
+		pixtral_dims(c, d);
 	else if (x->fam->vision_siglip)
 		siglip_dims(c, d);
 	else if (x->fam->vision_gated) {

@@ -127,6 +127,9 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 	case SM_U_LVH:
 		*what = "linear_num_value_heads";
 		return x->dm.lin_v_heads;
+	case SM_U_HID:
+		*what = "hidden_size";
+		return x->dm.hidden;
 	default:
 		*what = "?";
 		return 1;

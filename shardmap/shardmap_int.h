@@ -115,6 +115,7 @@ typedef enum {
 	SM_U_VPI,    /* Llama 4 vision adapter rows (projector_input_dim) */
 	SM_U_LKH,    /* Qwen3-Next linear_num_key_heads */
 	SM_U_LVH,    /* Qwen3-Next linear_num_value_heads */
+	SM_U_HID,    /* hidden_size rows (Mistral 3's projector linear_1) */
 } sm_unit;
 
 /* When a rule applies. */
@@ -134,6 +135,7 @@ typedef enum {
 	SM_C_ATTNBIAS, /* config.json attention_bias true (Seed-OSS's q/k/v biases) */
 	SM_C_OUTBIAS,  /* config.json attention_out_bias true (Seed-OSS's o_proj bias) */
 	SM_C_MLPBIAS,  /* config.json mlp_bias true (Seed-OSS's gate / up / down biases) */
+	SM_C_MMBIAS,   /* multimodal_projector_bias true (Mistral 3's projector biases) */
 } sm_cond;
 
 enum {
@@ -202,6 +204,9 @@ typedef struct sm_family {
 	 * rows, one deepstack merger per deepstack_visual_indexes entry; the class's defaults
 	 * for absent keys (also sets vision_gated: the same key names) */
 	bool qwen3_vl;
+	/* Pixtral's vision_config (PixtralVisionConfig, Mistral 3): SigLIP's key names (also
+	 * sets vision_siglip), the class's defaults for absent keys, no position table */
+	bool pixtral;
 	/* Hook: is layer i a linear-attention layer (Qwen3-Next's gated delta net)? NULL =
 	 * every layer has softmax attention. */
 	bool (*layer_is_linear)(const ckpt_config *cfg, int64_t i);
@@ -235,6 +240,14 @@ typedef struct sm_family {
 #define SM_Q3V_OUT    3584
 #define SM_Q3V_POS    2304
 #define SM_Q3V_DEEP   3 /* deepstack_visual_indexes [8, 16, 24] */
+
+/* PixtralVisionConfig's defaults (transformers 4.57.1), for the vision_config keys a
+ * Mistral 3 config omits; num_channels defaults to 3 as in_chans does. */
+#define SM_PIX_HIDDEN 1024
+#define SM_PIX_INTER  4096
+#define SM_PIX_LAYERS 24
+#define SM_PIX_HEADS  16
+#define SM_PIX_PATCH  16
 
 /* SiglipVisionConfig's defaults (transformers), for the vision_config keys a Gemma 3
  * config omits; num_channels defaults to 3 as in_chans does. */
@@ -284,6 +297,7 @@ extern const sm_family shardmap_family_gemma2;
 extern const sm_family shardmap_family_gemma3_text;
 extern const sm_family shardmap_family_qwen2_5_vl;
 extern const sm_family shardmap_family_gemma3;
+extern const sm_family shardmap_family_mistral3;
 extern const sm_family shardmap_family_gpt_oss;
 extern const sm_family shardmap_family_llama4;
 extern const sm_family shardmap_family_llama4_text;

@@ -116,6 +116,14 @@ typedef struct fam_expect {
 #define G3_BLOCK (2 * (4 * 128 + 4 * (128 * 128 + 128) + 256 * 128 + 256 + 128 * 256 + 128))
 #define G3_TOP   (2 * (128 * 3 * 14 * 14 + 128 + 16 * 128 + 2 * 128 + 128 * 256 + 128))
 #define G3_BYTES (2 * (1000 * 256 + 256) + 2 * GEMMA3_LAYER + 2 * G3_BLOCK + G3_TOP)
+/* mistral3: Mistral's LM (head_dim 48: q 192 rows, k / v 96; untied) + Pixtral blocks (width
+ * 128: RMSNorms, q/k/v/o without biases, gate / up 256x128, down 128x256), patch_conv
+ * [128, 3, 14, 14], ln_pre, projector norm [128], merging_layer [128, 512], linear_1
+ * [256, 128], linear_2 [256, 256]; mistral3_hf5 adds their two biases [256] */
+#define M3_LAYER (2 * (2 * 256 + 192 * 256 + 2 * 96 * 256 + 256 * 192 + 3 * 384 * 256))
+#define M3_BLOCK (2 * (2 * 128 + 4 * 128 * 128 + 3 * 256 * 128))
+#define M3_TOP   (2 * (128 * 3 * 14 * 14 + 128 + 128 + 128 * 512 + 256 * 128 + 256 * 256))
+#define M3_BYTES (2 * (2 * 1000 * 256 + 256) + 2 * M3_LAYER + 2 * M3_BLOCK + M3_TOP)
 /* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
 #define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
 /* starcoder2: LayerNorm and linear biases, c_fc 1024x256 / c_proj 256x1024, tied */
@@ -313,6 +321,9 @@ static const fam_expect fams[] = {
     /* exaone4: olmo2's layer with q_norm / k_norm [32]; tied */
     {"exaone4", 46, 2 * (1000 * 256 + 256) + 4 * (OLMO2_LAYER - 2 * (256 + 64 - 2 * 32)), 256, 8, 2,
      32, 512, 1000, 4, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    {"mistral3", 45, M3_BYTES, 256, 4, 2, 48, 384, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    {"mistral3_hf5", 47, M3_BYTES + 2 * 2 * 256, 256, 4, 2, 48, 384, 1000, 2, 0, 0, -1,
+     CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -378,8 +389,17 @@ static void check_family(const fam_expect *e, const char *root)
 	bool g3 = strncmp(e->name, "gemma3", 6) == 0 && strcmp(e->name, "gemma3_text") != 0;
 	bool l4v = strcmp(e->name, "llama4") == 0 || strcmp(e->name, "llama4_fbgemm") == 0;
 	bool q3v = strncmp(e->name, "qwen3_vl", 8) == 0;
+	bool m3 = strncmp(e->name, "mistral3", 8) == 0;
 	assert_int_equal(cfg->has_vision,
-	                 strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 || l4v || q3v);
+	                 strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 || l4v || q3v || m3);
+	if (m3) { /* Pixtral's vision_config; the projector's keys at the top level */
+		assert_int_equal(cfg->v_num_layers, 2);
+		assert_int_equal(cfg->v_hidden_size, 128);
+		assert_int_equal(cfg->v_num_attn_heads, 4);
+		assert_int_equal(cfg->v_spatial_merge_size, 2);
+		assert_int_equal(cfg->mm_projector_bias, strcmp(e->name, "mistral3_hf5") == 0);
+		assert_false(cfg->v_feature_list);
+	}
 	if (l4v) { /* Llama 4's vision_config and its MoE interleave (text_config) */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_hidden_size, 64);
@@ -443,6 +463,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
+	} else if (m3) { /* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_num_attn_heads, 4);

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -303,6 +303,23 @@ for l in "3.self_attn.qkv_proj.weight *BF16 *\[96, 256\]" "3.self_attn.q_norm.we
 	grep -q "model.layers.$l" "$T/plan" || fail "exaone4 line $l: $(cat "$T/plan")"
 done
 grep -q "input_layernorm\|^ *lm_head" "$T/plan" && fail "exaone4: an input norm or an lm_head: $(cat "$T/plan")"
+# Mistral 3 (>= 4.52 layout, projector biases): served under the released names; the
+# Pixtral tower's q/k/v and gate / up fused, the projector's linear_1 by rows (its bias
+# too), linear_2 by columns (its bias whole); merging_layer whole, never quantized
+"$CTL" plan --model-dir "$T/mistral3_hf5" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan mistral3_hf5"
+for l in "vision_tower.transformer.layers.1.attention.qkv_proj.weight *I8 *\[192, 128\]" \
+	"vision_tower.transformer.layers.1.feed_forward.gate_up_proj.weight *I8 *\[256, 128\]" \
+	"multi_modal_projector.linear_1.weight *I8 *\[128, 128\]" \
+	"multi_modal_projector.linear_1.bias *BF16 *\[128\]" \
+	"multi_modal_projector.linear_2.weight *I8 *\[256, 128\]" \
+	"multi_modal_projector.linear_2.bias *BF16 *\[256\]" \
+	"multi_modal_projector.patch_merger.merging_layer.weight *BF16 *\[128, 512\]" \
+	"language_model.lm_head.weight"; do
+	grep -q "$l" "$T/plan" || fail "mistral3_hf5 line $l: $(cat "$T/plan")"
+done
+grep -q "model.language_model\|model.vision_tower\|merging_layer.weight_scale" "$T/plan" &&
+	fail "mistral3_hf5: a >= 4.52 name or a quantized merger: $(cat "$T/plan")"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -234,6 +234,14 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
+        if arch == "Mistral3ForConditionalGeneration" and name.startswith("multi_modal_projector.linear_"):
+            if name.startswith("multi_modal_projector.linear_1."):  # ColumnParallelLinear
+                add(name, pieces_rows(name, r * rows // T, rows // T))
+            elif name.endswith(".weight"):  # linear_2: RowParallelLinear, its bias whole
+                add(name, pieces_cols(name, r * cols // T, cols // T))
+            else:
+                add(name, pieces_rows(name, 0, rows))
+            continue
         if name.startswith(("visual.", "vision_tower.", "vision_model.")):  # + Llama 4's
             sq = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name)
             if re.search(r"\.attn\.qkv\.(weight|bias)$", name):  # [q; k; v] split by heads
@@ -244,10 +252,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                     b, leaf, hl = sq.group(1), sq.group(3), rows // T
                     add(f"{b}.qkv_proj.{leaf}", sum((pieces_rows(f"{b}.{x}_proj.{leaf}", r * hl, hl)
                                                      for x in "qkv"), []))
-            elif re.search(r"mlp\.(gate|up)_proj\.(weight|bias)$", name):
-                pass  # Qwen2.5-VL: fused into gate_up_proj below
+            elif re.search(r"(mlp|feed_forward)\.(gate|up)_proj\.(weight|bias)$", name):
+                pass  # Qwen2.5-VL, Pixtral: fused into gate_up_proj below
             elif re.search(r"(attn\.proj|out_proj|o_proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2|"
-                           r"linear_fc2)\.weight$", name):  # + Qwen3-VL's blocks and mergers
+                           r"linear_fc2|feed_forward\.down_proj)\.weight$", name):  # + Qwen3-VL's, Pixtral's
                 add(name, pieces_cols(name, r * cols // T, cols // T))
             elif re.search(r"(mlp\.fc1|merger\.mlp\.0|linear_fc1)\.(weight|bias)$", name):
                 add(name, pieces_rows(name, r * rows // T, rows // T))
@@ -398,7 +406,7 @@ def main():
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         lm_prefix = "language_model."
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
-    elif cfg["model_type"] == "gemma3":  # either layout -> gemma3_text's names + the tower's
+    elif cfg["model_type"] in ("gemma3", "mistral3"):  # either layout -> the LM's names + the tower's
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",

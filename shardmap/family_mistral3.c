@@ -1,0 +1,143 @@
+/*
+ * family_mistral3.c — Mistral 3 multimodal (Mistral3ForConditionalGeneration, model_type
+ * mistral3: Mistral-Small-3.1 / 3.2-24B, Magistral Small): Mistral's language model under
+ * `language_model.`, the Pixtral vision tower `vision_tower.*` and the projector
+ * `multi_modal_projector.*` (docs/format.md section 2.7).
+ *
+ * Rules are written in the names the released checkpoints have (transformers 4.50/4.51:
+ * `language_model.model.*`, `language_model.lm_head.weight`, `vision_tower.*`,
+ * `multi_modal_projector.*`), which are also vLLM's module names; the layout transformers
+ * >= 4.52 saves (`model.language_model.*`, `model.vision_tower.*`,
+ * `model.multi_modal_projector.*`, `lm_head.weight`) maps onto them through the aliases
+ * (Mistral3ForConditionalGeneration's _checkpoint_conversion_mapping read backwards), so
+ * both layouts give the same runtime names and bytes.
+ *
+ * Pixtral blocks (vLLM's PixtralHFVisionModel): RMSNorms attention_norm / ffn_norm, q/k/v
+ * without biases fused by vision heads into `attention.qkv_proj` (QKVParallelLinear, KV =
+ * H), o_proj by columns, the gated MLP's gate / up merged by rows into
+ * `feed_forward.gate_up_proj`, down_proj by columns; patch_conv (no bias) and ln_pre
+ * replicated. The projector (vLLM's Mistral3MultiModalProjector): the RMSNorm `norm` and
+ * `patch_merger.merging_layer` (a plain nn.Linear there) replicated, linear_1 by rows
+ * (ColumnParallelLinear) with its bias, linear_2 by columns (RowParallelLinear) with its
+ * bias replicated; the biases exist exactly when multimodal_projector_bias is true.
+ */
+#include <inttypes.h>
+
+#include "shardmap/family_rules.h"
+
+/* The language model's layers (the shared macros expand SM_LAYER here). */
+#undef SM_LAYER
+#define SM_LAYER "language_model.model.layers.{i}."
+
+#define M3_VT "vision_tower."
+#define M3_VB M3_VT "transformer.layers.{i}."
+#define M3_P  "multi_modal_projector."
+
+/* Replicated [VE] RMSNorm weight of one Pixtral block. */
+#define M3_VB_NORM(n)                                                                              \
+	SM_RULE(M3_VB n ".weight", M3_VB n ".weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, \
+	        1, SM_D_VE, SM_D_ANY)
+/* q / k / v (part 0 / 1 / 2) into the fused qkv_proj, rows by vision heads. */
+#define M3_QKV(x, part)                                                                            \
+	SM_RULE(M3_VB "attention." x "_proj.weight", M3_VB "attention.qkv_proj.weight", SM_K_ROWS, \
+	        part, SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE)
+/* gate / up (part 0 / 1) into the merged gate_up_proj, rows by the MLP's hidden. */
+#define M3_GU(x, part)                                                                             \
+	SM_RULE(M3_VB "feed_forward." x "_proj.weight", M3_VB "feed_forward.gate_up_proj.weight",  \
+	        SM_K_ROWS, part, SM_U_VI, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VI, SM_D_VE)
+
+static const sm_rule mistral3_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    {M3_VT "patch_conv.weight",
+     M3_VT "patch_conv.weight",
+     SM_K_REPL,
+     0,
+     SM_U_NONE,
+     SM_C_ALL,
+     0,
+     4,
+     {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}},
+    SM_RULE(M3_VT "ln_pre.weight", M3_VT "ln_pre.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,
+            SM_D_VE, SM_D_ANY),
+    M3_VB_NORM("attention_norm"),
+    M3_VB_NORM("ffn_norm"),
+    M3_QKV("q", 0),
+    M3_QKV("k", 1),
+    M3_QKV("v", 2),
+    SM_RULE(M3_VB "attention.o_proj.weight", M3_VB "attention.o_proj.weight", SM_K_COLS, 0,
+            SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),
+    M3_GU("gate", 0),
+    M3_GU("up", 1),
+    SM_RULE(M3_VB "feed_forward.down_proj.weight", M3_VB "feed_forward.down_proj.weight", SM_K_COLS,
+            0, SM_U_VI, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VI),
+    /* the projector: norm [VE] and merging_layer [VE, VE * s^2] replicated, never quantized
+     * (plain modules in vLLM); linear_1 [hid, VE] rows, linear_2 [hid, hid] columns */
+    SM_RULE(M3_P "norm.weight", M3_P "norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,
+            SM_D_VE, SM_D_ANY),
+    SM_RULE(M3_P "patch_merger.merging_layer.weight", M3_P "patch_merger.merging_layer.weight",
+            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 2, SM_D_VE, SM_D_VM),
+    SM_RULE(M3_P "linear_1.weight", M3_P "linear_1.weight", SM_K_ROWS, 0, SM_U_HID, SM_C_ALL,
+            SM_F_QUANT, 2, SM_D_HID, SM_D_VE),
+    SM_RULE(M3_P "linear_1.bias", M3_P "linear_1.bias", SM_K_ROWS, 0, SM_U_HID, SM_C_MMBIAS, 0, 1,
+            SM_D_HID, SM_D_ANY),
+    SM_RULE(M3_P "linear_2.weight", M3_P "linear_2.weight", SM_K_COLS, 0, SM_U_HID, SM_C_ALL,
+            SM_F_QUANT, 2, SM_D_HID, SM_D_HID),
+    SM_RULE(M3_P "linear_2.bias", M3_P "linear_2.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_MMBIAS, 0, 1,
+            SM_D_HID, SM_D_ANY),
+};
+
+/* Pixtral's attention splits the width into heads (head_dim = hidden_size //
+ * num_attention_heads, a remainder would not fit q_proj); the projector reads one
+ * feature layer (its norm and merging_layer are [hidden_size] wide). */
+static int mistral3_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_vision)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: Mistral3ForConditionalGeneration needs vision_config "
+		    "(Pixtral: hidden_size, intermediate_size, num_attention_heads, "
+		    "num_hidden_layers, patch_size)");
+	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_PIX_HIDDEN;
+	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_PIX_HEADS;
+	if (ve % vh)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config.num_attention_heads %" PRId64
+		                 " does not divide hidden_size %" PRId64,
+		                 vh, ve);
+	if (c->v_feature_list)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: vision_feature_layer is a list; Mistral 3's projector "
+		    "norm and patch merger take one layer's features "
+		    "(vision_config.hidden_size wide): give one index, e.g. -1");
+	return WT_OK;
+}
+
+static const char *const mistral3_archs[] = {"Mistral3ForConditionalGeneration", NULL};
+
+/* transformers >= 4.52 checkpoint prefix -> the released (canonical) prefix */
+static const char *const mistral3_aliases[] = {"model.language_model.",
+                                               "language_model.model.",
+                                               "model.vision_tower.",
+                                               "vision_tower.",
+                                               "model.multi_modal_projector.",
+                                               "multi_modal_projector.",
+                                               "lm_head.",
+                                               "language_model.lm_head.",
+                                               NULL};
+
+const sm_family shardmap_family_mistral3 = {
+    .name = "mistral3",
+    .archs = mistral3_archs,
+    .rules = mistral3_rules,
+    .n_rules = SM_NRULES(mistral3_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = mistral3_check,
+    .aliases = mistral3_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .pixtral = true,
+};

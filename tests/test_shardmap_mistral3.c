@@ -1,0 +1,458 @@
+/*
+ * test_shardmap_mistral3.c — Mistral 3 multimodal (Mistral3ForConditionalGeneration,
+ * docs/format.md section 2.7): the Pixtral tower's and the projector's rank slices computed
+ * by hand at TP 2 and 4 (q/k/v fused by vision heads into attention.qkv_proj, o_proj and
+ * down_proj by columns, gate / up merged by rows into feed_forward.gate_up_proj, linear_1 by
+ * rows with its bias, linear_2 by columns with its bias replicated, the norms, patch_conv and
+ * patch_merger.merging_layer replicated byte for byte), the language model as Mistral's (same
+ * bytes under `language_model.`), the released and the transformers >= 4.52 layouts giving
+ * the same shards, coverage at TP 1, 2, 4, PixtralVisionConfig's and MistralConfig's
+ * defaults, what is quantized, and the refusals (multimodal_projector_bias against the
+ * biases present, a block past num_hidden_layers, mixed layouts, the merger's width,
+ * heads TP does not divide, a list vision_feature_layer, no vision_config). Seed fixed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "loader/loader.h"
+#include "shardmap/shardmap_int.h"
+#include "test_shardmap_util.h"
+
+#define SEED 0x3a15f3ull
+#include "test_shardmap_fx.h"
+
+/* LM: hid 64, H 4, KV 2, d 24 (H*d 96, KV*d 48), I 128, V 128, L 1, untied. Vision: 2
+ * blocks, width 32, 4 heads, MLP 64, patch 2, 3 channels; merger 32 x 2^2 = 128. */
+#define HID 64
+#define VE  32
+#define VI  64
+#define VM  128
+
+#define LM_KEYS                                                                                    \
+	"\"model_type\":\"mistral\",\"hidden_size\":64,\"num_attention_heads\":4,"                 \
+	"\"num_key_value_heads\":2,\"head_dim\":24,\"intermediate_size\":128,"                     \
+	"\"vocab_size\":128,\"num_hidden_layers\":1"
+#define VISION_CFG(keys) ",\"vision_config\":{\"model_type\":\"pixtral\"" keys "}}"
+#define VISION_KEYS                                                                                \
+	",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":4,"                  \
+	"\"num_hidden_layers\":2,\"image_size\":8,\"patch_size\":2,\"num_channels\":3"
+#define CFG_HEAD(top)                                                                              \
+	"{\"architectures\":[\"Mistral3ForConditionalGeneration\"],\"model_type\":\"mistral3\","   \
+	"\"spatial_merge_size\":2," top "\"text_config\":{" LM_KEYS "}"
+static const char cfg_m3[] = CFG_HEAD("") VISION_CFG(VISION_KEYS);
+static const char cfg_m3_bias[] =
+    CFG_HEAD("\"multimodal_projector_bias\":true,") VISION_CFG(VISION_KEYS);
+static const char cfg_text[] = "{\"architectures\":[\"MistralForCausalLM\"]," LM_KEYS "}";
+
+typedef enum { LAY_TEXT, LAY_V450, LAY_HF5 } lay;
+
+/* Checkpoint name of name c (Mistral's names for the LM, the released names for the
+ * rest) in layout y. */
+static void ck_name(char *b, size_t n, const char *c, lay y)
+{
+	bool lm = strncmp(c, "model.", 6) == 0 || strncmp(c, "lm_head.", 8) == 0;
+	if (y == LAY_V450 && lm)
+		snprintf(b, n, "language_model.%s", c);
+	else if (y == LAY_HF5 && strncmp(c, "model.", 6) == 0)
+		snprintf(b, n, "model.language_model.%s", c + 6);
+	else if (y == LAY_HF5 && !lm)
+		snprintf(b, n, "model.%s", c);
+	else
+		snprintf(b, n, "%s", c);
+}
+
+static void add(tm_model *m, lay y, const char *c, int64_t a, int64_t b)
+{
+	char n[200];
+	ck_name(n, sizeof(n), c, y);
+	tm_add2(m, n, a, b);
+}
+
+#define VT "vision_tower."
+#define VB VT "transformer.layers.%d."
+#define PJ "multi_modal_projector."
+
+static const struct {
+	const char *leaf;
+	int64_t n, k;
+} block[] = {
+    {"attention_norm.weight", VE, 0},          {"attention.q_proj.weight", VE, VE},
+    {"attention.k_proj.weight", VE, VE},       {"attention.v_proj.weight", VE, VE},
+    {"attention.o_proj.weight", VE, VE},       {"ffn_norm.weight", VE, 0},
+    {"feed_forward.gate_proj.weight", VI, VE}, {"feed_forward.up_proj.weight", VI, VE},
+    {"feed_forward.down_proj.weight", VE, VI},
+};
+
+/* The language model (values first: the same in every layout and as Mistral's), then,
+ * unless text-only, the tower of `blocks` blocks and the projector (biases if bias). */
+static tm_model *m3_model(lay y, bool bias, int blocks)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	add(m, y, "model.embed_tokens.weight", 128, HID);
+	add(m, y, "model.norm.weight", HID, 0);
+	static const struct {
+		const char *leaf;
+		int64_t n, k;
+	} lm[] = {{"input_layernorm.weight", HID, 0},   {"post_attention_layernorm.weight", HID, 0},
+	          {"self_attn.q_proj.weight", 96, HID}, {"self_attn.k_proj.weight", 48, HID},
+	          {"self_attn.v_proj.weight", 48, HID}, {"self_attn.o_proj.weight", HID, 96},
+	          {"mlp.gate_proj.weight", 128, HID},   {"mlp.up_proj.weight", 128, HID},
+	          {"mlp.down_proj.weight", HID, 128}};
+	for (size_t k = 0; k < sizeof(lm) / sizeof(lm[0]); k++) {
+		char b[200];
+		snprintf(b, sizeof(b), "model.layers.0.%s", lm[k].leaf);
+		add(m, y, b, lm[k].n, lm[k].k);
+	}
+	add(m, y, "lm_head.weight", 128, HID);
+	if (y == LAY_TEXT)
+		return m;
+	char pe[200];
+	ck_name(pe, sizeof(pe), VT "patch_conv.weight", y);
+	tm_add(m, pe, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
+	st_desc *d = &m->d[m->n - 1];
+	d->ndim = 4;
+	d->shape[0] = VE;
+	d->shape[1] = 3;
+	d->shape[2] = d->shape[3] = 2;
+	add(m, y, VT "ln_pre.weight", VE, 0);
+	for (int blk = 0; blk < blocks; blk++)
+		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
+			char b[200];
+			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
+			add(m, y, b, block[k].n, block[k].k);
+		}
+	add(m, y, PJ "norm.weight", VE, 0);
+	add(m, y, PJ "patch_merger.merging_layer.weight", VE, VM);
+	add(m, y, PJ "linear_1.weight", HID, VE);
+	add(m, y, PJ "linear_2.weight", HID, HID);
+	if (bias) {
+		add(m, y, PJ "linear_1.bias", HID, 0);
+		add(m, y, PJ "linear_2.bias", HID, 0);
+	}
+	return m;
+}
+
+/* Rank r's rows [r0, r0+n) of source `src` at row `at` of output `name` (bytes equal). */
+static void rows_at(const fx *f, uint32_t r, const char *name, int64_t at, const char *src,
+                    int64_t r0, int64_t n)
+{
+	size_t rowb;
+	const uint8_t *s = src_rows(f, src, r0, &rowb);
+	if (memcmp(out_bytes(f, r, name) + (size_t)at * rowb, s, (size_t)n * rowb) != 0)
+		fail_msg("rank %u '%s' rows [%lld, +%lld) != '%s' rows [%lld, +%lld)", r, name,
+		         (long long)at, (long long)n, src, (long long)r0, (long long)n);
+}
+
+/* Rank r's output `name` [rows, k/T] = columns [r*k/T, ...) of source `src` [rows, k]. */
+static void cols_of(const fx *f, uint32_t r, uint32_t T, const char *name, const char *src,
+                    int64_t rows, int64_t k)
+{
+	size_t rowb;
+	const uint8_t *s = src_rows(f, src, 0, &rowb);
+	const uint8_t *o = out_bytes(f, r, name);
+	int64_t kl = k / T;
+	shp(f, r, name, 2, rows, kl, 0);
+	for (int64_t a = 0; a < rows; a++)
+		if (memcmp(o + a * kl * 2, s + (a * k + r * kl) * 2, (size_t)kl * 2) != 0)
+			fail_msg("rank %u '%s' row %lld: not columns [%lld, +%lld) of '%s'", r,
+			         name, (long long)a, (long long)(r * kl), (long long)kl, src);
+}
+
+/* Rank r's replicated `name`: the whole source, byte for byte. */
+static void repl(const fx *f, uint32_t r, const char *name)
+{
+	int k = tm_find(f->m, name);
+	assert_true(k >= 0);
+	const st_desc *d = &f->m->d[k];
+	uint64_t nb = wt_dtype_size(d->dtype);
+	for (int j = 0; j < d->ndim; j++)
+		nb *= (uint64_t)d->shape[j];
+	assert_int_equal(info(f, r, name)->nbytes, nb);
+	assert_memory_equal(out_bytes(f, r, name), f->m->data[k], nb);
+}
+
+static void check_block(const fx *f, uint32_t T, uint32_t r, int blk)
+{
+	int64_t vl = VE / T, il = VI / T; /* q (k, v) rows: VH/T heads of VE/VH; MLP rows */
+	char n[200], a[200], b[200], c[200];
+	snprintf(n, sizeof(n), VB "attention.qkv_proj.weight", blk);
+	snprintf(a, sizeof(a), VB "attention.q_proj.weight", blk);
+	snprintf(b, sizeof(b), VB "attention.k_proj.weight", blk);
+	snprintf(c, sizeof(c), VB "attention.v_proj.weight", blk);
+	shp(f, r, n, 2, 3 * vl, VE, 0);
+	rows_at(f, r, n, 0, a, r * vl, vl);
+	rows_at(f, r, n, vl, b, r * vl, vl);
+	rows_at(f, r, n, 2 * vl, c, r * vl, vl);
+	snprintf(n, sizeof(n), VB "attention.o_proj.weight", blk);
+	cols_of(f, r, T, n, n, VE, VE);
+	snprintf(n, sizeof(n), VB "feed_forward.gate_up_proj.weight", blk);
+	snprintf(a, sizeof(a), VB "feed_forward.gate_proj.weight", blk);
+	snprintf(b, sizeof(b), VB "feed_forward.up_proj.weight", blk);
+	shp(f, r, n, 2, 2 * il, VE, 0);
+	rows_at(f, r, n, 0, a, r * il, il);
+	rows_at(f, r, n, il, b, r * il, il);
+	snprintf(n, sizeof(n), VB "feed_forward.down_proj.weight", blk);
+	cols_of(f, r, T, n, n, VE, VI);
+	snprintf(n, sizeof(n), VB "attention_norm.weight", blk);
+	repl(f, r, n);
+	snprintf(n, sizeof(n), VB "ffn_norm.weight", blk);
+	repl(f, r, n);
+}
+
+static void check_rank(const fx *f, uint32_t T, uint32_t r, bool bias)
+{
+	for (int blk = 0; blk < 2; blk++)
+		check_block(f, T, r, blk);
+	static const char *const rep[] = {VT "patch_conv.weight", VT "ln_pre.weight",
+	                                  PJ "norm.weight", PJ "patch_merger.merging_layer.weight"};
+	for (size_t j = 0; j < sizeof(rep) / sizeof(rep[0]); j++)
+		repl(f, r, rep[j]);
+	assert_int_equal(info(f, r, VT "patch_conv.weight")->ndim, 4);
+	int64_t hl = HID / T;
+	shp(f, r, PJ "linear_1.weight", 2, hl, VE, 0);
+	rows_at(f, r, PJ "linear_1.weight", 0, PJ "linear_1.weight", r * hl, hl);
+	cols_of(f, r, T, PJ "linear_2.weight", PJ "linear_2.weight", HID, HID);
+	if (bias) {
+		shp(f, r, PJ "linear_1.bias", 1, hl, 0, 0);
+		rows_at(f, r, PJ "linear_1.bias", 0, PJ "linear_1.bias", r * hl, hl);
+		repl(f, r, PJ "linear_2.bias");
+	} else {
+		assert_int_equal(tm_ix(f->p, r, PJ "linear_1.bias"), -1);
+		assert_int_equal(tm_ix(f->p, r, PJ "linear_2.bias"), -1);
+	}
+	/* LM: H 4 KV 2 d 24; TP 2: kv head r, TP 4: kv head r/2 replicated */
+	const char *lq = "language_model.model.layers.0.self_attn.qkv_proj.weight";
+	int64_t ql = 96 / T, kvh = T == 2 ? r : r / 2;
+	shp(f, r, lq, 2, ql + 48, HID, 0);
+	rows_at(f, r, lq, 0, "language_model.model.layers.0.self_attn.q_proj.weight", r * ql, ql);
+	rows_at(f, r, lq, ql, "language_model.model.layers.0.self_attn.k_proj.weight", kvh * 24,
+	        24);
+	rows_at(f, r, lq, ql + 24, "language_model.model.layers.0.self_attn.v_proj.weight",
+	        kvh * 24, 24);
+	cols_of(f, r, T, "language_model.model.layers.0.self_attn.o_proj.weight",
+	        "language_model.model.layers.0.self_attn.o_proj.weight", HID, 96);
+	assert_true(tm_ix(f->p, r, "language_model.lm_head.weight") >= 0); /* untied */
+}
+
+static void test_hand_slices(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++)
+		for (int bias = 0; bias < 2; bias++) {
+			fx f;
+			fx_open(&f, m3_model(LAY_V450, bias, 2), bias ? cfg_m3_bias : cfg_m3,
+			        tps[i], 1, 0, true);
+			for (uint32_t r = 0; r < tps[i]; r++)
+				check_rank(&f, tps[i], r, bias);
+			assert_false(shardmap_tied_lm_head(f.p));
+			fx_close(&f);
+		}
+}
+
+/* Every output of rank r of a equals the one of b (names, shapes, bytes); b's names
+ * are a's with `strip` removed from the front (NULL: the same names). */
+static void same_rank(const fx *a, const fx *b, uint32_t r, const char *strip)
+{
+	size_t na = shardmap_rank_n_tensors(a->p, r), nb = 0;
+	for (size_t i = 0; i < na; i++) {
+		const sm_out_info *t = shardmap_rank_tensor(a->p, r, i);
+		const char *n = t->name;
+		if (strip && strncmp(n, strip, strlen(strip)) != 0)
+			continue;
+		nb++;
+		const sm_out_info *u = info(b, r, strip ? n + strlen(strip) : n);
+		assert_int_equal(t->ndim, u->ndim);
+		assert_int_equal(t->nbytes, u->nbytes);
+		assert_int_equal(t->dtype, u->dtype);
+		if (memcmp(a->pr->b[r][i], out_bytes(b, r, u->name), t->nbytes) != 0)
+			fail_msg("rank %u '%s' differs", r, n);
+	}
+	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
+}
+
+/* Released and >= 4.52 layouts: the same shards; the language model is Mistral's under
+ * `language_model.`. */
+static void test_layouts_and_text(void **state)
+{
+	(void)state;
+	for (int bias = 0; bias < 2; bias++) {
+		const char *cfg = bias ? cfg_m3_bias : cfg_m3;
+		fx a, b, t;
+		fx_open(&a, m3_model(LAY_V450, bias, 2), cfg, 2, 1, 0, true);
+		fx_open(&b, m3_model(LAY_HF5, bias, 2), cfg, 2, 1, 0, true);
+		fx_open(&t, m3_model(LAY_TEXT, bias, 0), cfg_text, 2, 1, 0, true);
+		for (uint32_t r = 0; r < 2; r++) {
+			same_rank(&a, &b, r, NULL);
+			same_rank(&a, &t, r, "language_model.");
+		}
+		fx_close(&a);
+		fx_close(&b);
+		fx_close(&t);
+	}
+}
+
+static void test_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}};
+	coverage(m3_model(LAY_V450, false, 2), cfg_m3, 2, lays, 3);
+	coverage(m3_model(LAY_HF5, true, 2), cfg_m3_bias, 2, lays, 3);
+}
+
+/* vision_config with only its width keys: PixtralVisionConfig's patch 16 ([VE, 3, 16, 16])
+ * and 24 blocks / 16 heads when those are absent; MistralConfig's defaults for text_config
+ * keys left out; spatial_merge_size read at the top level. */
+static void test_defaults(void **state)
+{
+	(void)state;
+	tm_model *m = m3_model(LAY_V450, false, 2);
+	tm_remove(m, VT "patch_conv.weight");
+	tm_add(m, VT "patch_conv.weight", WT_DTYPE_INVALID, 1, VE * 3 * 256, 0, 0);
+	st_desc *d = &m->d[m->n - 1];
+	d->ndim = 4;
+	d->shape[0] = VE;
+	d->shape[1] = 3;
+	d->shape[2] = d->shape[3] = 16;
+	static const char cfg[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":4,"
+	               "\"num_hidden_layers\":2");
+	fx f;
+	fx_open(&f, m, cfg, 2, 1, 0, false);
+	const sm_out_info *pc = info(&f, 1, VT "patch_conv.weight");
+	assert_true(pc->ndim == 4 && pc->shape[0] == VE && pc->shape[1] == 3 &&
+	            pc->shape[2] == 16 && pc->shape[3] == 16);
+	fx_close(&f);
+	wt_errbuf err = {0};
+	static const char cfg24[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":4,"
+	               "\"patch_size\":2");
+	assert_int_equal(plan_err(m3_model(LAY_V450, false, 2), cfg24, &err), WT_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "vision_config.num_hidden_layers 24"));
+	/* 16 heads by default: TP 2 divides them, width 32 of 16 heads of 2 */
+	static const char cfg16[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_hidden_layers\":2,"
+	               "\"patch_size\":2");
+	fx_open(&f, m3_model(LAY_V450, false, 2), cfg16, 2, 1, 0, false);
+	fx_close(&f);
+	/* MistralConfig's class defaults under mistral3 (its text_config says mistral) */
+	static const char cls[] =
+	    "{\"architectures\":[\"Mistral3ForConditionalGeneration\"],\"model_type\":\"mistral3\","
+	    "\"spatial_merge_size\":3,\"text_config\":{\"model_type\":\"mistral\"},"
+	    "\"vision_config\":{\"model_type\":\"pixtral\"}}";
+	ckpt_config c;
+	assert_int_equal(ckpt_config_parse(cls, strlen(cls), &c, &err), WT_OK);
+	assert_true(c.hidden_size == 4096 && c.num_attention_heads == 32 &&
+	            c.num_key_value_heads == 8 && c.intermediate_size == 14336 &&
+	            c.vocab_size == 32000 && c.num_hidden_layers == 32 && c.head_dim == 128 &&
+	            c.v_spatial_merge_size == 3 && !c.mm_projector_bias);
+	ckpt_config_clear(&c);
+	/* MistralForCausalLM keeps its keys required */
+	static const char bare[] = "{\"architectures\":[\"MistralForCausalLM\"],"
+	                           "\"model_type\":\"mistral\"}";
+	assert_int_not_equal(ckpt_config_parse(bare, strlen(bare), &c, &err), WT_OK);
+}
+
+static void expect(tm_model *m, const char *cfg, int code, const char *a, const char *b)
+{
+	wt_errbuf err = {0};
+	int rv = plan_err(m, cfg, &err);
+	printf("  -> %d %s\n", rv, err.msg);
+	assert_int_equal(rv, code);
+	assert_non_null(strstr(err.msg, a));
+	if (b)
+		assert_non_null(strstr(err.msg, b));
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	/* the projector's biases against multimodal_projector_bias */
+	expect(m3_model(LAY_V450, true, 2), cfg_m3, WT_EUNSUPPORTED, PJ "linear_1.bias",
+	       "multimodal_projector_bias");
+	expect(m3_model(LAY_V450, false, 2), cfg_m3_bias, WT_ENOTFOUND, PJ "linear_1.bias",
+	       "multimodal_projector_bias");
+	/* a block past num_hidden_layers, named by the key */
+	expect(m3_model(LAY_V450, false, 3), cfg_m3, WT_ESHAPE,
+	       "vision_tower.transformer.layers.2.", "vision_config.num_hidden_layers is 2");
+	/* a >= 4.52 name in a released checkpoint */
+	tm_model *m = m3_model(LAY_V450, false, 2);
+	tm_add2(m, "model.multi_modal_projector.norm.bias", VE, 0);
+	expect(m, cfg_m3, WT_EUNSUPPORTED, "mixes two name layouts", NULL);
+	/* the merger's width follows spatial_merge_size: 3 wants [32, 288] */
+	static const char cfg_s3[] =
+	    "{\"architectures\":[\"Mistral3ForConditionalGeneration\"],\"model_type\":\"mistral3\","
+	    "\"spatial_merge_size\":3,\"text_config\":{" LM_KEYS "}" VISION_CFG(VISION_KEYS);
+	expect(m3_model(LAY_V450, false, 2), cfg_s3, WT_ESHAPE,
+	       PJ "patch_merger.merging_layer.weight", NULL);
+	/* a missing tower tensor, in the checkpoint's own names */
+	m = m3_model(LAY_HF5, false, 2);
+	tm_remove(m, "model." VT "transformer.layers.1.feed_forward.up_proj.weight");
+	expect(m, cfg_m3, WT_ENOTFOUND,
+	       "model.vision_tower.transformer.layers.1.feed_forward.up_proj.weight", NULL);
+	/* patch_conv has no bias */
+	m = m3_model(LAY_V450, false, 2);
+	tm_add2(m, VT "patch_conv.bias", VE, 0);
+	expect(m, cfg_m3, WT_EUNSUPPORTED, "vision_tower.patch_conv.bias", "mistral3");
+	/* heads: 3 do not divide 32; 1 head TP 2 cannot split */
+	static const char cfg3h[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":3,"
+	               "\"num_hidden_layers\":2,\"patch_size\":2");
+	expect(m3_model(LAY_V450, false, 2), cfg3h, WT_ECORRUPT,
+	       "num_attention_heads 3 does not divide hidden_size 32", NULL);
+	static const char cfg1h[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":1,"
+	               "\"num_hidden_layers\":2,\"patch_size\":2");
+	expect(m3_model(LAY_V450, false, 2), cfg1h, WT_ELAYOUT,
+	       "vision_config.num_attention_heads 1", NULL);
+	static const char cfg_list[] =
+	    CFG_HEAD("\"vision_feature_layer\":[-1,-2],") VISION_CFG(VISION_KEYS);
+	expect(m3_model(LAY_V450, false, 2), cfg_list, WT_ECORRUPT, "vision_feature_layer", NULL);
+	static const char cfg_nov[] = CFG_HEAD("") "}";
+	expect(m3_model(LAY_V450, false, 2), cfg_nov, WT_ECORRUPT, "needs vision_config", NULL);
+}
+
+/* fp8-channel: the tower's linears, linear_1 / linear_2 and the language model's are
+ * quantized; merging_layer, patch_conv, the norms and the biases are not. */
+static void test_quant(void **state)
+{
+	(void)state;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_FP8_CHANNEL;
+	fx f;
+	fx_open_l(&f, m3_model(LAY_HF5, true, 2), cfg_m3_bias, &l, false);
+	static const char *const q[] = {VT "transformer.layers.1.attention.qkv_proj.weight",
+	                                VT "transformer.layers.1.attention.o_proj.weight",
+	                                VT "transformer.layers.1.feed_forward.gate_up_proj.weight",
+	                                VT "transformer.layers.1.feed_forward.down_proj.weight",
+	                                PJ "linear_1.weight",
+	                                PJ "linear_2.weight",
+	                                "language_model.model.layers.0.self_attn.qkv_proj.weight"};
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+		assert_int_equal(info(&f, 1, q[k])->dtype, WT_F8_E4M3);
+	static const char *const n[] = {PJ "patch_merger.merging_layer.weight",
+	                                PJ "norm.weight",
+	                                PJ "linear_1.bias",
+	                                VT "patch_conv.weight",
+	                                VT "transformer.layers.1.ffn_norm.weight",
+	                                "language_model.model.embed_tokens.weight"};
+	for (size_t k = 0; k < sizeof(n) / sizeof(n[0]); k++)
+		assert_int_equal(info(&f, 1, n[k])->dtype, WT_BF16);
+	fx_close(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts_and_text),
+	    cmocka_unit_test(test_coverage),    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_errors),      cmocka_unit_test(test_quant),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
