@@ -98,16 +98,17 @@ static int gemma3_check(const ckpt_config *c, wt_errbuf *err)
 
 static const char *const gemma3_archs[] = {"Gemma3ForConditionalGeneration", NULL};
 
-/* transformers >= 4.52 checkpoint prefix -> the released (canonical) prefix */
-static const char *const gemma3_aliases[] = {"model.language_model.",
-                                             "language_model.model.",
-                                             "model.vision_tower.",
-                                             "vision_tower.",
-                                             "model.multi_modal_projector.",
-                                             "multi_modal_projector.",
-                                             "lm_head.",
-                                             "language_model.lm_head.",
-                                             NULL};
+/* transformers >= 4.52 checkpoint prefix -> the released (canonical) prefix, of the
+ * LLaVA-style layouts (Gemma 3, Mistral 3) */
+const char *const shardmap_llava_aliases[] = {"model.language_model.",
+                                              "language_model.model.",
+                                              "model.vision_tower.",
+                                              "vision_tower.",
+                                              "model.multi_modal_projector.",
+                                              "multi_modal_projector.",
+                                              "lm_head.",
+                                              "language_model.lm_head.",
+                                              NULL};
 
 const sm_family shardmap_family_gemma3 = {
     .name = "gemma3",
@@ -116,7 +117,7 @@ const sm_family shardmap_family_gemma3 = {
     .n_rules = SM_NRULES(gemma3_rules),
     .layer_prefix = "language_model.model.layers.",
     .check = gemma3_check,
-    .aliases = gemma3_aliases,
+    .aliases = shardmap_llava_aliases,
     .vision_gated = true,
     .vision_siglip = true,
     .tie_default = true,

@@ -118,17 +118,6 @@ static int mistral3_check(const ckpt_config *c, wt_errbuf *err)
 
 static const char *const mistral3_archs[] = {"Mistral3ForConditionalGeneration", NULL};
 
-/* transformers >= 4.52 checkpoint prefix -> the released (canonical) prefix */
-static const char *const mistral3_aliases[] = {"model.language_model.",
-                                               "language_model.model.",
-                                               "model.vision_tower.",
-                                               "vision_tower.",
-                                               "model.multi_modal_projector.",
-                                               "multi_modal_projector.",
-                                               "lm_head.",
-                                               "language_model.lm_head.",
-                                               NULL};
-
 const sm_family shardmap_family_mistral3 = {
     .name = "mistral3",
     .archs = mistral3_archs,
@@ -136,7 +125,7 @@ const sm_family shardmap_family_mistral3 = {
     .n_rules = SM_NRULES(mistral3_rules),
     .layer_prefix = "language_model.model.layers.",
     .check = mistral3_check,
-    .aliases = mistral3_aliases,
+    .aliases = shardmap_llava_aliases, /* Gemma 3's */
     .vision_gated = true,
     .vision_siglip = true,
     .pixtral = true,

@@ -258,6 +258,11 @@ typedef struct sm_family {
 #define SM_SIGLIP_IMAGE  224
 #define SM_SIGLIP_PATCH  16
 
+/* The checkpoint prefixes transformers >= 4.52 writes for the LLaVA-style layouts
+ * (model.language_model., model.vision_tower., model.multi_modal_projector., lm_head.)
+ * and the released ones they map to (family_gemma3.c; Gemma 3, Mistral 3). */
+extern const char *const shardmap_llava_aliases[];
+
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
 /* The family of checkpoint c: shardmap_family_find's, or its per_expert table when c
