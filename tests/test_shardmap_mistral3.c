@@ -136,45 +136,6 @@ static tm_model *m3_model(lay y, bool bias, int blocks)
 	return m;
 }
 
-/* Rank r's rows [r0, r0+n) of source `src` at row `at` of output `name` (bytes equal). */
-static void rows_at(const fx *f, uint32_t r, const char *name, int64_t at, const char *src,
-                    int64_t r0, int64_t n)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, r0, &rowb);
-	if (memcmp(out_bytes(f, r, name) + (size_t)at * rowb, s, (size_t)n * rowb) != 0)
-		fail_msg("rank %u '%s' rows [%lld, +%lld) != '%s' rows [%lld, +%lld)", r, name,
-		         (long long)at, (long long)n, src, (long long)r0, (long long)n);
-}
-
-/* Rank r's output `name` [rows, k/T] = columns [r*k/T, ...) of source `src` [rows, k]. */
-static void cols_of(const fx *f, uint32_t r, uint32_t T, const char *name, const char *src,
-                    int64_t rows, int64_t k)
-{
-	size_t rowb;
-	const uint8_t *s = src_rows(f, src, 0, &rowb);
-	const uint8_t *o = out_bytes(f, r, name);
-	int64_t kl = k / T;
-	shp(f, r, name, 2, rows, kl, 0);
-	for (int64_t a = 0; a < rows; a++)
-		if (memcmp(o + a * kl * 2, s + (a * k + r * kl) * 2, (size_t)kl * 2) != 0)
-			fail_msg("rank %u '%s' row %lld: not columns [%lld, +%lld) of '%s'", r,
-			         name, (long long)a, (long long)(r * kl), (long long)kl, src);
-}
-
-/* Rank r's replicated `name`: the whole source, byte for byte. */
-static void repl(const fx *f, uint32_t r, const char *name)
-{
-	int k = tm_find(f->m, name);
-	assert_true(k >= 0);
-	const st_desc *d = &f->m->d[k];
-	uint64_t nb = wt_dtype_size(d->dtype);
-	for (int j = 0; j < d->ndim; j++)
-		nb *= (uint64_t)d->shape[j];
-	assert_int_equal(info(f, r, name)->nbytes, nb);
-	assert_memory_equal(out_bytes(f, r, name), f->m->data[k], nb);
-}
-
 static void check_block(const fx *f, uint32_t T, uint32_t r, int blk)
 {
 	int64_t vl = VE / T, il = VI / T; /* q (k, v) rows: VH/T heads of VE/VH; MLP rows */
