@@ -236,18 +236,7 @@ static void test_dots1_int8(void **state)
 			size_t rowb;
 			const uint16_t *x =
 			    (const uint16_t *)src_rows(&f, src, 32 + row % 32, &rowb);
-			float v[HID], amax = 0;
-			for (int64_t h = 0; h < HID; h++) {
-				v[h] = kern_bf16_to_f32(x[h]);
-				amax = fmaxf(amax, fabsf(v[h]));
-			}
-			float s = fmaxf(amax, 1e-8f) / 127.0f;
-			assert_true(sc[j * 64 + row] == s);
-			for (int64_t h = 0; h < HID; h++) {
-				float c = rintf(v[h] / s);
-				c = c > 127 ? 127 : c < -127 ? -127 : c;
-				assert_int_equal(q[(j * 64 + row) * HID + h], (int)c);
-			}
+			int8_row_is(q + (j * 64 + row) * HID, sc[j * 64 + row], x, HID);
 		}
 	fx_close(&f);
 }

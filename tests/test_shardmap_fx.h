@@ -8,6 +8,10 @@
 #ifndef WT_TEST_SHARDMAP_FX_H
 #define WT_TEST_SHARDMAP_FX_H
 
+#include <math.h>
+
+#include "kernels/kernels.h"
+
 typedef struct fx {
 	char *dir;
 	tm_model *m;
@@ -154,6 +158,22 @@ static __attribute__((unused)) void repl(const fx *f, uint32_t r, const char *na
 		nb *= (uint64_t)d->shape[j];
 	assert_int_equal(info(f, r, name)->nbytes, nb);
 	assert_memory_equal(out_bytes(f, r, name), f->m->data[k], nb);
+}
+
+/* q[0..n) and scale s are the int8-channel quantization of BF16 row x (docs/format.md 4.2):
+ * s = max(amax, 1e-8) / 127, q = clamp(rint(x / s), -127, 127). */
+static __attribute__((unused)) void int8_row_is(const int8_t *q, float s, const uint16_t *x,
+                                                int64_t n)
+{
+	float amax = 0;
+	for (int64_t h = 0; h < n; h++)
+		amax = fmaxf(amax, fabsf(kern_bf16_to_f32(x[h])));
+	assert_true(s == fmaxf(amax, 1e-8f) / 127.0f);
+	for (int64_t h = 0; h < n; h++) {
+		float c = rintf(kern_bf16_to_f32(x[h]) / s);
+		c = c > 127 ? 127 : c < -127 ? -127 : c;
+		assert_int_equal(q[h], (int)c);
+	}
 }
 
 static __attribute__((unused)) void coverage(tm_model *m, const char *cfg, int64_t KV,
