@@ -306,6 +306,32 @@ static void test_g4v_vision(void **state)
 	fx_close(&f);
 }
 
+/* A checkpoint already under the runtime names (model.layers.*, visual.*: no released
+ * prefix, so no alias applies) plans to the same slices. */
+static void test_g4v_runtime_names(void **state)
+{
+	(void)state;
+	tm_model *m = tm_g4v();
+	for (size_t k = 0; k < m->n; k++) {
+		char nm[sizeof(m->name[0])];
+		if (strncmp(m->name[k], "model.language_model.", 21) == 0)
+			snprintf(nm, sizeof(nm), "model.%s", m->name[k] + 21);
+		else if (strncmp(m->name[k], "model.visual.", 13) == 0)
+			snprintf(nm, sizeof(nm), "%s", m->name[k] + 6);
+		else
+			continue;
+		memcpy(m->name[k], nm, sizeof(nm));
+	}
+	fx f;
+	fx_open(&f, m, GD_OK, 2, 1, 0, true);
+	rows_at(&f, 1, R1 "self_attn.qkv_proj.weight", 0, R1 "self_attn.q_proj.weight", 64, 64);
+	for (int p = 0; p < 3; p++)
+		rows_at(&f, 1, RVB "attn.qkv.weight", 32 * p, RVB "attn.qkv.weight", p * VE + 32,
+		        32);
+	rows_at(&f, 1, RMG "gate_up_proj.weight", 128, RMG "up_proj.weight", 128, 128);
+	fx_close(&f);
+}
+
 /* int8-channel at TP 2: the Linears of both models quantized by rows (a merger gate_up
  * row checked against the formula), the Conv kernels, position table, norms, biases and
  * router kept BF16. */
@@ -558,7 +584,7 @@ int main(void)
 	    cmocka_unit_test(test_g4v_text),     cmocka_unit_test(test_g4v_vision),
 	    cmocka_unit_test(test_g4v_quant),    cmocka_unit_test(test_g4vm_moe),
 	    cmocka_unit_test(test_g4v_coverage), cmocka_unit_test(test_g4v_refusals),
-	    cmocka_unit_test(test_g4v_defaults),
+	    cmocka_unit_test(test_g4v_defaults), cmocka_unit_test(test_g4v_runtime_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
