@@ -553,6 +553,11 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_int(root, "v_head_dim", -1, 1, &c->v_head_dim, err);
 	if (rv == WT_OK)
 		rv = parse_mrope(root, c, err);
+	json_t *prf = json_object_get(root, "partial_rotary_factor");
+	c->partial_rotary_factor = prf == NULL || json_is_null(prf) ? 0.0
+	                           : json_is_number(prf) && json_number_value(prf) > 0.0
+	                               ? json_number_value(prf)
+	                               : -1.0;
 	return rv;
 }
 

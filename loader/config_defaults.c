@@ -278,6 +278,45 @@ static const class_default mistral3_text_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* Glm4vTextConfig's (transformers 4.57.1; GLM-4.1V-9B's sizes). The class sets no
+ * partial_rotary_factor: the RoPE then spans the whole head (modeling_rope_utils reads 1.0),
+ * put back here so the planner's MRoPE check sees what transformers builds. */
+static const class_default glm4v_text_defaults[] = {
+    {"vocab_size", false, 151552},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 13696},
+    {"num_hidden_layers", false, 40},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 2},
+    {"max_position_embeddings", false, 32768},
+    {"partial_rotary_factor", true, 1.0},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+
+/* Glm4vMoeTextConfig's (transformers 4.57.1; GLM-4.5V's, GLM-4.5-Air's sizes): as
+ * Glm4MoeConfig's but vocab_size 151424 and max_position_embeddings 65536. */
+static const class_default glm4v_moe_text_defaults[] = {
+    {"vocab_size", false, 151424},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 10944},
+    {"num_hidden_layers", false, 46},
+    {"num_attention_heads", false, 96},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 65536},
+    {"moe_intermediate_size", false, 1408},
+    {"num_experts_per_tok", false, 8},
+    {"n_shared_experts", false, 1},
+    {"n_routed_experts", false, 128},
+    {"n_group", false, 1},
+    {"topk_group", false, 1},
+    {"first_k_dense_replace", false, 1},
+    {"routed_scaling_factor", true, 1.0},
+    {"partial_rotary_factor", true, 0.5},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -314,6 +353,10 @@ static const struct {
     CLASS("qwen3_vl_moe_text", qwen3_vl_moe_text_defaults),
     CLASS("qwen3_vl_moe", qwen3_vl_moe_text_defaults),
     CLASS("mistral3", mistral3_text_defaults),
+    CLASS("glm4v_text", glm4v_text_defaults),
+    CLASS("glm4v", glm4v_text_defaults),
+    CLASS("glm4v_moe_text", glm4v_moe_text_defaults),
+    CLASS("glm4v_moe", glm4v_moe_text_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

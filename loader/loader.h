@@ -364,6 +364,11 @@ typedef struct ckpt_config {
 	bool has_mrope;
 	size_t n_mrope;
 	int64_t mrope_section[CKPT_MAX_MROPE];
+	/* partial_rotary_factor as given (GLM-4.1V / 4.5V's MRoPE spans the first
+	 * int(head_dim * factor) dims; the planner checks the sections against it): the
+	 * number, or 0 when absent or null, -1 when not a positive number (the families that
+	 * read it refuse that; the others never look) */
+	double partial_rotary_factor;
 	/* quantization_config */
 	ckpt_quant_kind quant;
 	int64_t quant_block[2]; /* weight_block_size, default 128x128 */

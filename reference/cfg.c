@@ -215,6 +215,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * layers without RoPE while a sliding window is set (cfg_olmo3.c) */
 	    {"exaone4", REF_DENSE, true, 0, FAM_EXAONE4},
 	    {"bert", REF_BERT, false, 0, 0},
+	    /* Glm4vForConditionalGeneration's language model on text tokens: GLM-4-0414's
+	     * decoder (its MRoPE over the first int(head_dim * partial_rotary_factor) dims is
+	     * the plain adjacent-pair RoPE when the three position streams are equal);
+	     * Glm4vMoeForConditionalGeneration's: GLM-4.5's without q/k norms */
+	    {"glm4v", REF_DENSE, false, 0, FAM_GLM4},
+	    {"glm4v_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

@@ -34,14 +34,6 @@
 	            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_OV),                                   \
 	    DEEPSEEK_RULES_MOE
 
-/* The dense MLP of layers < first_k_dense_replace, the router, the routed experts and
- * the shared experts (n_shared_experts x moe_intermediate_size) of the MoE layers. */
-#define DEEPSEEK_RULES_MOE                                                                         \
-	SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),                                          \
-	    SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),                                \
-	    SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),                 \
-	    SM_RULES_MLP("mlp.shared_experts.", SM_D_ISH, SM_U_ISH, SM_C_SHARED)
-
 static const sm_rule deepseek_rules[] = {
     DEEPSEEK_RULES_COMMON,
     SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
@@ -87,9 +79,9 @@ static bool deepseek_moe(const ckpt_config *cfg, int64_t i)
 	return i >= cfg->first_k_dense_replace && i % freq == 0;
 }
 
-/* Glm4MoeDecoderLayer, Dots1DecoderLayer: MoE from first_k_dense_replace on (no
- * moe_layer_freq). */
-static bool glm4_moe_moe(const ckpt_config *cfg, int64_t i)
+/* Glm4MoeDecoderLayer, Dots1DecoderLayer, Glm4vMoeTextDecoderLayer: MoE from
+ * first_k_dense_replace on (no moe_layer_freq). */
+bool shardmap_moe_glm4(const ckpt_config *cfg, int64_t i)
 {
 	return cfg->num_experts > 0 && i >= cfg->first_k_dense_replace;
 }
@@ -135,7 +127,7 @@ const sm_family shardmap_family_glm4_moe = {
     .archs = glm4_moe_archs,
     .rules = glm4_moe_rules,
     .n_rules = SM_NRULES(glm4_moe_rules),
-    .layer_is_moe = glm4_moe_moe,
+    .layer_is_moe = shardmap_moe_glm4,
     .drop_extra_layers = true,
     .layer_prefix = "model.layers.",
 };
@@ -145,7 +137,7 @@ const sm_family shardmap_family_dots1 = {
     .archs = dots1_archs,
     .rules = dots1_rules,
     .n_rules = SM_NRULES(dots1_rules),
-    .layer_is_moe = glm4_moe_moe,
+    .layer_is_moe = shardmap_moe_glm4,
     .layer_prefix = "model.layers.",
     .check = dots1_check,
     .moe_keys = "first_k_dense_replace",

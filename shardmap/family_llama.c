@@ -43,14 +43,7 @@ static const sm_rule glm_rules[] = {
     SM_RULES_MLP_FUSED,
 };
 static const sm_rule glm4_rules[] = {
-    SM_RULES_TOP,
-    SM_RULES_LNORM,
-    SM_RULE(SM_LAYER "post_self_attn_layernorm.weight", SM_LAYER "post_self_attn_layernorm.weight",
-            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
-    SM_RULE(SM_LAYER "post_mlp_layernorm.weight", SM_LAYER "post_mlp_layernorm.weight", SM_K_REPL,
-            0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
-    SM_RULES_ATTN,
-    SM_RULES_MLP_FUSED,
+    SM_RULES_TOP, SM_RULES_LNORM, SM_RULES_GLM4_NORMS, SM_RULES_ATTN, SM_RULES_MLP_FUSED,
 };
 
 /* OLMo 2 (Olmo2ForCausalLM): no input_layernorm; post_attention_layernorm and

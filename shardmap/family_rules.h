@@ -112,6 +112,15 @@
 	    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS,   \
 	            0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I)
 
+/* GLM-4-0414's norms after the attention and after the MLP (Glm4ForCausalLM, GLM-4.1V's
+ * language model), [hid] replicated. */
+#define SM_RULES_GLM4_NORMS                                                                        \
+	SM_RULE(SM_LAYER "post_self_attn_layernorm.weight",                                        \
+	        SM_LAYER "post_self_attn_layernorm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0,  \
+	        1, SM_D_HID, SM_D_ANY),                                                            \
+	    SM_RULE(SM_LAYER "post_mlp_layernorm.weight", SM_LAYER "post_mlp_layernorm.weight",    \
+	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+
 /* Routed experts under module path M ("mlp.experts."), leaf names g/u/d. */
 #define SM_RULES_EXPERTS(M, g, u, d)                                                               \
 	SM_RULE(SM_LAYER M "{j}." g ".weight", SM_LAYER M "w13_weight", SM_K_EXP13, 0, SM_U_IE,    \
@@ -133,6 +142,15 @@
 /* Replicated router-like tensor of MoE layers. */
 #define SM_RULE_ROUTER(ck, nd, d0, d1)                                                             \
 	SM_RULE(SM_LAYER ck, SM_LAYER ck, SM_K_REPL, 0, SM_U_NONE, SM_C_MOE, 0, nd, d0, d1)
+
+/* DeepSeek-V3's MoE rows (also GLM-4.5's, GLM-4.5V's, dots.llm1's): the dense MLP of
+ * layers < first_k_dense_replace, the router, the routed experts and the shared experts
+ * (n_shared_experts x moe_intermediate_size) of the MoE layers. */
+#define DEEPSEEK_RULES_MOE                                                                         \
+	SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),                                          \
+	    SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),                                \
+	    SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),                 \
+	    SM_RULES_MLP("mlp.shared_experts.", SM_D_ISH, SM_U_ISH, SM_C_SHARED)
 
 /* A Gemma 2 / 3 norm of every layer, [hid] replicated. */
 #define SM_RULE_GEMMA_NORM(x)                                                                      \

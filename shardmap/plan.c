@@ -433,8 +433,6 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 	const ckpt_tensor *t = ckpt_tensor_at(x->c, k);
 	if (shardmap_generic_drop(t->name))
 		return shardmap_plan_add_skipped(p, t->name, err);
-	if (x->fam->drop_extra_layers && layer_of(x->fam, t->name) >= x->dm.n_layers)
-		return shardmap_plan_add_skipped(p, t->name, err);
 	if (x->fam->drop_prefix &&
 	    strncmp(t->name, x->fam->drop_prefix, strlen(x->fam->drop_prefix)) == 0)
 		return shardmap_plan_add_skipped(p, t->name, err);
@@ -449,6 +447,10 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		    "tensor '%s': the checkpoint mixes two name layouts (other tensors "
 		    "start with '%s'); rename every tensor to one layout",
 		    t->name, x->fam->aliases[0]);
+	/* MTP layers past num_hidden_layers, under the canonical name (GLM-4.5V's
+	 * model.language_model.layers.46.* is model.layers.46.*) */
+	if (x->fam->drop_extra_layers && layer_of(x->fam, cn) >= x->dm.n_layers)
+		return shardmap_plan_add_skipped(p, t->name, err);
 	/* Companions are looked up under the checkpoint's own names (a 5.x scale
 	 * beside its 5.x weight), so a stray scale is refused in either layout. */
 	bool used = shardmap_mx_companion(x, t->name);

@@ -150,6 +150,22 @@ static void qwen3_vl_dims(const ckpt_config *c, sm_dims *d)
 	d->vis_deep = c->has_deepstack ? (int64_t)c->n_deepstack : SM_Q3V_DEEP;
 }
 
+/* GLM-4.1V / 4.5V (Glm4vVisionConfig, its defaults for absent keys): width hidden_size,
+ * each block's gated MLP out_hidden_size wide ([VI], as the merger's proj), the merger's
+ * gated MLP intermediate_size wide ([VM]), the downsample's output out_hidden_size
+ * ([VOD]), (image_size // patch_size)^2 learned positions. */
+static void glm4v_dims(const ckpt_config *c, sm_dims *d)
+{
+	d->vis_depth = c->v_depth > 0 ? c->v_depth : SM_G4V_DEPTH;
+	d->vis_heads = c->v_num_heads > 0 ? c->v_num_heads : SM_G4V_HEADS;
+	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_G4V_HIDDEN;
+	d->vis_out = c->v_out_hidden_size > 0 ? c->v_out_hidden_size : SM_G4V_OUT;
+	d->vis_inter = d->vis_out;
+	d->vis_patch = c->v_patch_given ? c->v_patch_size : SM_G4V_PATCH;
+	int64_t side = (c->v_image_size > 0 ? c->v_image_size : SM_G4V_IMAGE) / d->vis_patch;
+	d->vis_positions = side * side; /* side at most SM_DIM_MAX: no overflow */
+}
+
 int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 {
 	const ckpt_config *c = x->cfg;
@@ -192,6 +208,8 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 			return rv;
 	} else if (x->fam->qwen3_vl)
 		qwen3_vl_dims(c, d);
+	else if (x->fam->glm4v)
+		glm4v_dims(c, d);
 	else if (x->fam->pixtral)
 		pixtral_dims(c, d);
 	else if (x->fam->vision_siglip)
@@ -215,9 +233,12 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 		                 "config.json: vision_config embed_dim x spatial_merge_size^2 is "
 		                 "not a model's");
 	d->vis_merged = (int64_t)vm;
+	if (x->fam->glm4v) /* the merger's MLP, not embed x merge^2 */
+		d->vis_merged = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_G4V_INTER;
+	d->vis_merge = c->v_spatial_merge_size;
 	d->vis_in_chans = c->v_in_chans;
 	d->vis_temporal_patch = c->v_temporal_patch_size;
-	if (!x->fam->vision_siglip && !x->fam->qwen3_vl)
+	if (!x->fam->vision_siglip && !x->fam->qwen3_vl && !x->fam->glm4v)
 		d->vis_patch = c->v_patch_size;
 	if (d->n_heads <= 0 || d->hidden <= 0 || d->vocab <= 0 || d->n_layers < 0)
 		return wt_seterr(err, WT_ESHAPE,
@@ -325,6 +346,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->lin_v_dim;
 	case SM_D_KVH:
 		return d->n_kv_heads;
+	case SM_D_VMS:
+		return d->vis_merge;
 	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
 		return sym == SM_D_H ? d->n_heads : -1;
 	}

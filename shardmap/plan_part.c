@@ -110,11 +110,13 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		                              : "vision_config.num_heads";
 		return x->dm.vis_heads;
 	case SM_U_VI:
-		*what = x->fam->vision_gated ? "vision_config.intermediate_size"
-		                             : "the vision MLP size (embed_dim * mlp_ratio)";
+		*what = x->fam->glm4v          ? "vision_config.out_hidden_size"
+		        : x->fam->vision_gated ? "vision_config.intermediate_size"
+		                               : "the vision MLP size (embed_dim * mlp_ratio)";
 		return x->dm.vis_inter;
 	case SM_U_VM:
-		*what = x->fam->vision_gated
+		*what = x->fam->glm4v ? "vision_config.intermediate_size (the merger's MLP)"
+		        : x->fam->vision_gated
 		            ? "the vision merger size (hidden_size * spatial_merge_size^2)"
 		            : "the vision merger size (embed_dim * spatial_merge_size^2)";
 		return x->dm.vis_merged;

@@ -99,6 +99,7 @@ typedef enum {
 	SM_D_LVD,   /* Hv * dv: linear_attn.out_proj columns */
 	SM_D_LDV,   /* dv: linear_attn.norm */
 	SM_D_KVH,   /* num_key_value_heads (Command R+'s k_norm [KV, d]) */
+	SM_D_VMS,   /* vision spatial_merge_size (GLM-4.1V's downsample Conv2d kernel) */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -207,6 +208,11 @@ typedef struct sm_family {
 	/* Pixtral's vision_config (PixtralVisionConfig, Mistral 3): SigLIP's key names (also
 	 * sets vision_siglip), the class's defaults for absent keys, no position table */
 	bool pixtral;
+	/* GLM-4.1V's vision_config (Glm4vVisionConfig): width hidden_size, each block's MLP
+	 * out_hidden_size wide ([VI] = out_hidden_size), the merger's MLP intermediate_size
+	 * wide ([VM] = intermediate_size), (image_size / patch_size)^2 positions, the class's
+	 * defaults for absent keys (also sets vision_gated: the same key names) */
+	bool glm4v;
 	/* Hook: is layer i a linear-attention layer (Qwen3-Next's gated delta net)? NULL =
 	 * every layer has softmax attention. */
 	bool (*layer_is_linear)(const ckpt_config *cfg, int64_t i);
@@ -240,6 +246,17 @@ typedef struct sm_family {
 #define SM_Q3V_OUT    3584
 #define SM_Q3V_POS    2304
 #define SM_Q3V_DEEP   3 /* deepstack_visual_indexes [8, 16, 24] */
+
+/* Glm4vVisionConfig's / Glm4vMoeVisionConfig's defaults (transformers 4.57.1), for absent
+ * vision_config keys; in_channels, temporal_patch_size and spatial_merge_size default as
+ * the loader's. */
+#define SM_G4V_DEPTH  24
+#define SM_G4V_HIDDEN 1536
+#define SM_G4V_HEADS  12
+#define SM_G4V_PATCH  14
+#define SM_G4V_IMAGE  336
+#define SM_G4V_OUT    4096
+#define SM_G4V_INTER  13696
 
 /* PixtralVisionConfig's defaults (transformers 4.57.1), for the vision_config keys a
  * Mistral 3 config omits; num_channels defaults to 3 as in_chans does. */
@@ -303,6 +320,8 @@ extern const sm_family shardmap_family_gemma3_text;
 extern const sm_family shardmap_family_qwen2_5_vl;
 extern const sm_family shardmap_family_gemma3;
 extern const sm_family shardmap_family_mistral3;
+extern const sm_family shardmap_family_glm4v;
+extern const sm_family shardmap_family_glm4v_moe;
 extern const sm_family shardmap_family_gpt_oss;
 extern const sm_family shardmap_family_llama4;
 extern const sm_family shardmap_family_llama4_text;
@@ -320,6 +339,9 @@ extern const sm_family shardmap_family_exaone4;
 int shardmap_check_swa_layer_types(const ckpt_config *c, const char *fam, wt_errbuf *err);
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
+/* Glm4MoeDecoderLayer's selection (also GLM-4.5V's and dots.llm1's): MoE from
+ * first_k_dense_replace on. */
+bool shardmap_moe_glm4(const ckpt_config *cfg, int64_t i);
 
 /* ---------- mapper ---------- */
 

@@ -124,6 +124,29 @@ typedef struct fam_expect {
 #define M3_BLOCK (2 * (2 * 128 + 4 * 128 * 128 + 3 * 256 * 128))
 #define M3_TOP   (2 * (128 * 3 * 14 * 14 + 128 + 128 + 128 * 512 + 256 * 128 + 256 * 256))
 #define M3_BYTES (2 * (2 * 1000 * 256 + 256) + 2 * M3_LAYER + 2 * M3_BLOCK + M3_TOP)
+/* glm4v: GLM-4-0414's layer at hid 128 (H 4 KV 2 d 32: q 128 + k, v 64 rows with biases,
+ * o 128x128, gate_up 384x128 fused, down 128x192, four norms) + the GLM-4.1V tower (width
+ * 64: RMSNorms, qkv 192x64 and proj without biases, gate / up 128x64, down 64x128; patch
+ * embed [64, 3, 2, 4, 4] + bias, post_conv / post norms, 16 positions, downsample
+ * [128, 64, 2, 2] + bias, merger proj 128x128, LayerNorm [128], gate / up 256x128, down
+ * 128x256) */
+#define G4V_LM    (2 * (2 * 1000 * 128 + 128))
+#define G4V_ATTN  (2 * (2 * 128 + 128 * 128 + 2 * 64 * 128 + 256 + 128 * 128))
+#define G4V_LAYER (G4V_ATTN + 2 * (2 * 128 + 384 * 128 + 128 * 192))
+#define G4V_BLOCK (2 * (2 * 64 + 192 * 64 + 64 * 64 + 2 * 128 * 64 + 64 * 128))
+#define G4V_VIS                                                                                    \
+	(2 * (64 * 3 * 2 * 4 * 4 + 3 * 64 + 16 * 64 + 128 * 64 * 2 * 2 + 128 + 128 * 128 +         \
+	      2 * 128 + 2 * 256 * 128 + 128 * 256) +                                               \
+	 2 * G4V_BLOCK)
+#define G4V_BYTES (G4V_LM + 2 * G4V_LAYER + G4V_VIS)
+/* glm4v_moe: layer 0 dense (gate / up / down 192), layers 1-2 and the MTP layer 3 a router
+ * 8x128 + correction bias (F32), 8 experts and 1 shared expert of 64; the MTP layer's
+ * embed_tokens / shared_head.head [1000, 128], enorm / hnorm / shared_head.norm, eh_proj
+ * [128, 256] */
+#define G4VM_MOE (2 * (8 * 128 + 9 * 3 * 64 * 128) + 4 * 8)
+#define G4VM_BYTES                                                                                 \
+	(G4V_LM + 4 * G4V_ATTN + 2 * 3 * 192 * 128 + 3 * G4VM_MOE +                                \
+	 2 * (2 * 1000 * 128 + 3 * 128 + 128 * 256) + G4V_VIS)
 /* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
 #define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
 /* starcoder2: LayerNorm and linear biases, c_fc 1024x256 / c_proj 256x1024, tied */
@@ -324,6 +347,8 @@ static const fam_expect fams[] = {
     {"mistral3", 45, M3_BYTES, 256, 4, 2, 48, 384, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"mistral3_hf5", 47, M3_BYTES + 2 * 2 * 256, 256, 4, 2, 48, 384, 1000, 2, 0, 0, -1,
      CKPT_QUANT_NONE, 1},
+    {"glm4v", 56, G4V_BYTES, 128, 4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    {"glm4v_moe", 162, G4VM_BYTES, 128, 4, 2, 32, 192, 1000, 3, 0, 8, 64, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -390,8 +415,18 @@ static void check_family(const fam_expect *e, const char *root)
 	bool l4v = strcmp(e->name, "llama4") == 0 || strcmp(e->name, "llama4_fbgemm") == 0;
 	bool q3v = strncmp(e->name, "qwen3_vl", 8) == 0;
 	bool m3 = strncmp(e->name, "mistral3", 8) == 0;
-	assert_int_equal(cfg->has_vision,
-	                 strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 || l4v || q3v || m3);
+	bool g4v = strncmp(e->name, "glm4v", 5) == 0;
+	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
+	                                      l4v || q3v || m3 || g4v);
+	if (g4v) { /* GLM-4.1V's vision_config; half the head under MRoPE [2, 3, 3] */
+		assert_int_equal(cfg->v_depth, 2);
+		assert_int_equal(cfg->v_hidden_size, 64);
+		assert_int_equal(cfg->v_intermediate_size, 256);
+		assert_int_equal(cfg->v_out_hidden_size, 128);
+		assert_int_equal(cfg->v_image_size, 16);
+		assert_true(cfg->partial_rotary_factor == 0.5);
+		assert_true(cfg->has_mrope && cfg->n_mrope == 3 && cfg->mrope_section[2] == 3);
+	}
 	if (m3) { /* Pixtral's vision_config; the projector's keys at the top level */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_hidden_size, 128);
@@ -463,7 +498,8 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
-	} else if (m3) { /* checked above */
+	} else if (m3 || g4v) {
+		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_num_attn_heads, 4);

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -320,6 +320,32 @@ for l in "vision_tower.transformer.layers.1.attention.qkv_proj.weight *I8 *\[192
 done
 grep -q "model.language_model\|model.vision_tower\|merging_layer.weight_scale" "$T/plan" &&
 	fail "mistral3_hf5: a >= 4.52 name or a quantized merger: $(cat "$T/plan")"
+# GLM-4.1V (released layout): served under model.layers.* / visual.*; the tower's qkv by heads,
+# the blocks' and the merger's gate / up fused, the merger's proj by rows, all quantized; the
+# Conv3d / Conv2d kernels and the position table whole, never quantized; TP 8 refused naming
+# the 4 heads
+"$CTL" plan --model-dir "$T/glm4v" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan glm4v"
+for l in "visual.blocks.1.attn.qkv.weight *I8 *\[96, 64\]" \
+	"visual.blocks.1.mlp.gate_up_proj.weight *I8 *\[128, 64\]" \
+	"visual.merger.proj.weight *I8 *\[64, 128\]" \
+	"visual.merger.gate_up_proj.weight *I8 *\[256, 128\]" \
+	"visual.merger.down_proj.weight *I8 *\[128, 128\]" \
+	"visual.downsample.weight *BF16 *\[128, 64, 2, 2\]" \
+	"visual.patch_embed.proj.weight *BF16 *\[64, 3, 2, 4, 4\]" \
+	"visual.embeddings.position_embedding.weight *BF16 *\[16, 64\]" \
+	"model.layers.1.self_attn.qkv_proj.bias *BF16 *\[128\]" \
+	"model.layers.1.post_mlp_layernorm.weight *BF16 *\[128\]"; do
+	grep -q "$l" "$T/plan" || fail "glm4v line $l: $(cat "$T/plan")"
+done
+grep -q "model.language_model\|model.visual\|downsample.weight_scale" "$T/plan" &&
+	fail "glm4v: a released name or a quantized Conv kernel: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/glm4v" --tp-size 8 >/dev/null 2>"$T/err" && fail "glm4v TP 8 planned"
+grep -q "num_attention_heads 4" "$T/err" || fail "glm4v TP 8: $(cat "$T/err")"
+# GLM-4.5V: its MTP layer (model.language_model.layers.3.*) skipped under its released name
+"$CTL" plan --model-dir "$T/glm4v_moe" --tp-size 2 --ep-size 2 >"$T/plan" || fail "plan glm4v_moe"
+grep -q "skipped model.language_model.layers.3.eh_proj.weight" "$T/plan" ||
+	fail "glm4v_moe MTP layer: $(cat "$T/plan")"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

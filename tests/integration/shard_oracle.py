@@ -183,7 +183,7 @@ def unstack_llama4(src):
 
 # Architectures whose layers >= num_hidden_layers are MTP layers, dropped (DeepSeek-V3,
 # GLM-4.5 / 4.6: Glm4MoeForCausalLM, which is otherwise Llama's attention + V3's MoE).
-MTP_ARCHS = ("Deepseek", "Glm4Moe")
+MTP_ARCHS = ("Deepseek", "Glm4Moe", "Glm4vMoe")
 
 def ernie_mtp(arch, name):
     """ERNIE 4.5 MoE's multi-token-prediction module (model.mtp_block.*, mtp_emb_norm, ...),
@@ -252,12 +252,13 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                     b, leaf, hl = sq.group(1), sq.group(3), rows // T
                     add(f"{b}.qkv_proj.{leaf}", sum((pieces_rows(f"{b}.{x}_proj.{leaf}", r * hl, hl)
                                                      for x in "qkv"), []))
-            elif re.search(r"(mlp|feed_forward)\.(gate|up)_proj\.(weight|bias)$", name):
-                pass  # Qwen2.5-VL, Pixtral: fused into gate_up_proj below
+            elif re.search(r"(mlp|feed_forward|merger)\.(gate|up)_proj\.(weight|bias)$", name):
+                pass  # Qwen2.5-VL, Pixtral, GLM-4.1V (+ its merger): fused into gate_up_proj below
             elif re.search(r"(attn\.proj|out_proj|o_proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2|"
-                           r"linear_fc2|feed_forward\.down_proj)\.weight$", name):  # + Qwen3-VL's, Pixtral's
+                           r"linear_fc2|feed_forward\.down_proj|merger\.down_proj)\.weight$", name):
+                # + Qwen3-VL's, Pixtral's, GLM-4.1V's merger
                 add(name, pieces_cols(name, r * cols // T, cols // T))
-            elif re.search(r"(mlp\.fc1|merger\.mlp\.0|linear_fc1)\.(weight|bias)$", name):
+            elif re.search(r"(mlp\.fc1|merger\.mlp\.0|linear_fc1|merger\.proj)\.(weight|bias)$", name):
                 add(name, pieces_rows(name, r * rows // T, rows // T))
             else:
                 add(name, pieces_rows(name, 0, rows))  # patch embed, norms, row-parallel biases
