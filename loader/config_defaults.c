@@ -278,6 +278,17 @@ static const class_default mistral3_text_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* ApertusConfig's (transformers 4.57.1): Apertus-8B's dims; num_key_value_heads None
+ * becomes num_attention_heads, as the loader's own default does; rope_theta 1.2e7. Its
+ * default rope_scaling (llama3, factor 8, original 8192, low 1, high 4) is the
+ * reference's (cfg_apertus.c): the loader does not read RoPE scaling. */
+static const class_default apertus_defaults[] = {
+    {"vocab_size", false, 131072},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 65536},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 12000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -314,6 +325,7 @@ static const struct {
     CLASS("qwen3_vl_moe_text", qwen3_vl_moe_text_defaults),
     CLASS("qwen3_vl_moe", qwen3_vl_moe_text_defaults),
     CLASS("mistral3", mistral3_text_defaults),
+    CLASS("apertus", apertus_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -303,6 +303,7 @@ extern const sm_family shardmap_family_gemma3_text;
 extern const sm_family shardmap_family_qwen2_5_vl;
 extern const sm_family shardmap_family_gemma3;
 extern const sm_family shardmap_family_mistral3;
+extern const sm_family shardmap_family_apertus;
 extern const sm_family shardmap_family_gpt_oss;
 extern const sm_family shardmap_family_llama4;
 extern const sm_family shardmap_family_llama4_text;

@@ -324,6 +324,12 @@ static const fam_expect fams[] = {
     {"mistral3", 45, M3_BYTES, 256, 4, 2, 48, 384, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"mistral3_hf5", 47, M3_BYTES + 2 * 2 * 256, 256, 4, 2, 48, 384, 1000, 2, 0, 0, -1,
      CKPT_QUANT_NONE, 1},
+    /* apertus: its two norms, q 256x256 + k, v 64x256, o, q/k norms [32], up / down 512x256
+     * without a gate, xIELU's alpha_p / alpha_n [1] and beta / eps [] */
+    {"apertus", 59,
+     2 * (2 * 1000 * 256 + 256) +
+         4 * 2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 2 * 512 * 256 + 2 * 32 + 4),
+     256, 8, 2, 32, 512, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 apertus"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -320,6 +320,38 @@ for l in "vision_tower.transformer.layers.1.attention.qkv_proj.weight *I8 *\[192
 done
 grep -q "model.language_model\|model.vision_tower\|merging_layer.weight_scale" "$T/plan" &&
 	fail "mistral3_hf5: a >= 4.52 name or a quantized merger: $(cat "$T/plan")"
+# Apertus: no gate, so up_proj keeps its name (rows by intermediate_size) and down_proj is cut
+# by columns, both quantized; xIELU's alpha_p / alpha_n [1] and beta / eps [] whole and
+# never quantized; a gate in the checkpoint refused as unknown
+"$CTL" plan --model-dir "$T/apertus" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan apertus"
+for l in "3.mlp.up_proj.weight *I8 *\[128, 256\]" "3.mlp.down_proj.weight *I8 *\[256, 128\]" \
+	"3.mlp.act_fn.alpha_p *BF16 *\[1\]" "3.mlp.act_fn.alpha_n *BF16 *\[1\]" \
+	"3.mlp.act_fn.beta *BF16 *\[\]" "3.mlp.act_fn.eps *BF16 *\[\]" \
+	"3.attention_layernorm.weight *BF16 *\[256\]" "3.feedforward_layernorm.weight *BF16 *\[256\]" \
+	"3.self_attn.q_norm.weight *BF16 *\[32\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "apertus line $l: $(cat "$T/plan")"
+done
+grep -q "gate_up_proj\|act_fn.*_scale\|input_layernorm" "$T/plan" &&
+	fail "apertus: a gate_up_proj, a quantized xIELU scalar or an input norm: $(cat "$T/plan")"
+cp -r "$T/apertus" "$T/apertus_bad"
+python3 - "$T/apertus_bad/model.safetensors" <<'PY' || fail "apertus_bad: adding a gate"
+import json, struct, sys
+p = sys.argv[1]
+b = open(p, "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+end = max(v["data_offsets"][1] for k, v in h.items() if k != "__metadata__")
+h["model.layers.2.mlp.gate_proj.weight"] = {"dtype": "BF16", "shape": [512, 256],
+                                            "data_offsets": [end, end + 512 * 256 * 2]}
+hb = json.dumps(h).encode()
+hb += b" " * (-len(hb) % 8)
+open(p, "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:8 + n + end] + bytes(512 * 256 * 2))
+PY
+"$CTL" plan --model-dir "$T/apertus_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "apertus_bad planned"
+grep -q "model.layers.2.mlp.gate_proj.weight': unknown tensor for family apertus" "$T/err" ||
+	fail "apertus gate: $(cat "$T/err")"
+rm -rf "$T/apertus_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry
