@@ -289,6 +289,16 @@ static const class_default apertus_defaults[] = {
     {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 12000000.0},
 };
 
+/* ArceeConfig's (transformers 4.57.1): num_key_value_heads None becomes num_attention_heads
+ * and head_dim None hidden_size / num_attention_heads, as the loader's own defaults do;
+ * rope_scaling None (none). */
+static const class_default arcee_defaults[] = {
+    {"vocab_size", false, 32000},        {"hidden_size", false, 2560},
+    {"intermediate_size", false, 18432}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 4096},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -326,6 +336,7 @@ static const struct {
     CLASS("qwen3_vl_moe", qwen3_vl_moe_text_defaults),
     CLASS("mistral3", mistral3_text_defaults),
     CLASS("apertus", apertus_defaults),
+    CLASS("arcee", arcee_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -117,7 +117,8 @@ enum {
 	FAM_DOTS1,
 	FAM_ACT, /* Llama's math with hidden_act read (silu, gelu variants; others refused) */
 	FAM_SMOLLM3,
-	FAM_APERTUS
+	FAM_APERTUS,
+	FAM_ARCEE
 };
 
 /* The planner's family -> the reference's kind. */
@@ -220,6 +221,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * attention_layernorm, feedforward_layernorm before an up/down MLP with xIELU
 	     * (cfg_apertus.c, nogate.c) */
 	    {"apertus", REF_DENSE, true, 0, FAM_APERTUS},
+	    /* ArceeForCausalLM: Llama's decoder with an up/down MLP, relu2 by default, biases
+	     * with mlp_bias (cfg_apertus.c, nogate.c) */
+	    {"arcee", REF_DENSE, false, 0, FAM_ARCEE},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -255,7 +259,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->smollm3 = map[i].fam == FAM_SMOLLM3;
 			c->read_act = map[i].fam == FAM_ACT;
 			c->apertus = map[i].fam == FAM_APERTUS;
-			c->nogate = c->apertus;
+			c->nogate = c->apertus || map[i].fam == FAM_ARCEE;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */

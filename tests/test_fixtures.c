@@ -330,6 +330,11 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 256 + 256) +
          4 * 2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 2 * 512 * 256 + 2 * 32 + 4),
      256, 8, 2, 32, 512, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* arcee: Llama's norms and q/k/v/o, up / down 512x256 with their biases [512] / [256] */
+    {"arcee", 23,
+     2 * (2 * 1000 * 256 + 256) +
+         2 * 2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 2 * 512 * 256 + 512 + 256),
+     256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

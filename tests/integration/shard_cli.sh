@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 apertus"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 apertus arcee"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -352,6 +352,21 @@ PY
 grep -q "model.layers.2.mlp.gate_proj.weight': unknown tensor for family apertus" "$T/err" ||
 	fail "apertus gate: $(cat "$T/err")"
 rm -rf "$T/apertus_bad"
+# Arcee: up_proj by rows under its own name with its mlp_bias bias (rows alike), down_proj by
+# columns with its bias whole; the biases never quantized; mlp_bias false refuses them
+"$CTL" plan --model-dir "$T/arcee" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan arcee"
+for l in "1.mlp.up_proj.weight *I8 *\[256, 256\]" "1.mlp.up_proj.bias *BF16 *\[256\]" \
+	"1.mlp.down_proj.weight *I8 *\[256, 256\]" "1.mlp.down_proj.bias *BF16 *\[256\]" \
+	"1.input_layernorm.weight *BF16 *\[256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "arcee line $l: $(cat "$T/plan")"
+done
+grep -q "gate_up_proj\|bias_scale" "$T/plan" && fail "arcee: a gate_up_proj or a quantized bias: $(cat "$T/plan")"
+cp -r "$T/arcee" "$T/arcee_bad"
+sed -i 's/"mlp_bias": true/"mlp_bias": false/' "$T/arcee_bad/config.json"
+"$CTL" plan --model-dir "$T/arcee_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "arcee_bad planned"
+grep -q "without MLP biases (mlp_bias is false or absent)" "$T/err" || fail "arcee mlp_bias: $(cat "$T/err")"
+rm -rf "$T/arcee_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry
