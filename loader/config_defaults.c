@@ -317,6 +317,27 @@ static const class_default glm4v_moe_text_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* ApertusConfig's (transformers 4.57.1): Apertus-8B's dims; num_key_value_heads None
+ * becomes num_attention_heads, as the loader's own default does; rope_theta 1.2e7. Its
+ * default rope_scaling (llama3, factor 8, original 8192, low 1, high 4) is the
+ * reference's (cfg_apertus.c): the loader does not read RoPE scaling. */
+static const class_default apertus_defaults[] = {
+    {"vocab_size", false, 131072},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 65536},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 12000000.0},
+};
+
+/* ArceeConfig's (transformers 4.57.1): num_key_value_heads None becomes num_attention_heads
+ * and head_dim None hidden_size / num_attention_heads, as the loader's own defaults do;
+ * rope_scaling None (none). */
+static const class_default arcee_defaults[] = {
+    {"vocab_size", false, 32000},        {"hidden_size", false, 2560},
+    {"intermediate_size", false, 18432}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 4096},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -357,6 +378,8 @@ static const struct {
     CLASS("glm4v", glm4v_text_defaults),
     CLASS("glm4v_moe_text", glm4v_moe_text_defaults),
     CLASS("glm4v_moe", glm4v_moe_text_defaults),
+    CLASS("apertus", apertus_defaults),
+    CLASS("arcee", arcee_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

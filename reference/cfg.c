@@ -116,7 +116,9 @@ enum {
 	FAM_EXAONE4,
 	FAM_DOTS1,
 	FAM_ACT, /* Llama's math with hidden_act read (silu, gelu variants; others refused) */
-	FAM_SMOLLM3
+	FAM_SMOLLM3,
+	FAM_APERTUS,
+	FAM_ARCEE
 };
 
 /* The planner's family -> the reference's kind. */
@@ -221,6 +223,13 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * Glm4vMoeForConditionalGeneration's: GLM-4.5's without q/k norms */
 	    {"glm4v", REF_DENSE, false, 0, FAM_GLM4},
 	    {"glm4v_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
+	    /* ApertusForCausalLM: Llama's attention with per-head q/k norms under
+	     * attention_layernorm, feedforward_layernorm before an up/down MLP with xIELU
+	     * (cfg_apertus.c, nogate.c) */
+	    {"apertus", REF_DENSE, true, 0, FAM_APERTUS},
+	    /* ArceeForCausalLM: Llama's decoder with an up/down MLP, relu2 by default, biases
+	     * with mlp_bias (cfg_apertus.c, nogate.c) */
+	    {"arcee", REF_DENSE, false, 0, FAM_ARCEE},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -255,6 +264,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->q3vl_moe = map[i].fam == FAM_QWEN3_VL_MOE;
 			c->smollm3 = map[i].fam == FAM_SMOLLM3;
 			c->read_act = map[i].fam == FAM_ACT;
+			c->apertus = map[i].fam == FAM_APERTUS;
+			c->nogate = c->apertus || map[i].fam == FAM_ARCEE;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -509,6 +520,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_exaone4(c, arch, json, len, err);
 	else if (c->smollm3)
 		rv = ref_cfg_smollm3(c, arch, json, len, err);
+	else if (c->nogate)
+		rv = ref_cfg_nogate(c, arch, json, len, err);
 	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
 		rv = ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||

@@ -266,6 +266,15 @@ static int mlp_full(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter
 	int rv;
 	if (c->plain_mlp)
 		return mlp_plain_full(c, s, m, T, h, y, scratch, err);
+	if (c->nogate) { /* Apertus, Arcee: down_proj(act(up_proj(h))), down's bias once */
+		if ((rv = ref_nogate_mlp(c, s, m, n_inter, T, h, y, scratch, err)) ||
+		    (rv = ref_getf(s, &bd, true, err, 1, hid, 0, 0, "%sdown_proj.bias", m)))
+			return rv;
+		for (int64_t t = 0; bd && t < T; t++)
+			for (int64_t i = 0; i < hid; i++)
+				y[t * hid + i] += bd[i];
+		return WT_OK;
+	}
 	if (c->fused_gate_up || c->stacked_experts) {
 		const char *gul = ref_gate_up_leaf(c);
 		if ((rv = ref_getf(s, &wg, false, err, 2, 2 * n_inter, hid, 0, "%s%s.weight", m,

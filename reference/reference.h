@@ -180,6 +180,9 @@ typedef enum {
 	REF_ACT_SILU = 0,  /* Llama and most decoders */
 	REF_ACT_GELU_TANH, /* gelu_pytorch_tanh / gelu_new: the tanh approximation */
 	REF_ACT_GELU,      /* gelu: exact (erf) */
+	/* the MLPs without a gate (nogate): act(up(x)) */
+	REF_ACT_RELU2, /* relu2: relu(x)^2 (Arcee) */
+	REF_ACT_XIELU, /* xielu: learned per-layer scalars (Apertus; ref_nogate_mlp) */
 } ref_act;
 
 #define REF_MAX_ROPE_EXT 256 /* LongRoPE factors per list: rotary dims up to 512 */
@@ -351,6 +354,11 @@ typedef struct ref_cfg {
 	uint64_t l4_rope[4], l4_chunked[4], l4_moe[4];
 	int64_t chunk;
 	double floor_scale, temp_scale;
+	/* An MLP without a gate (Apertus, Arcee; cfg_apertus.c, nogate.c):
+	 * mlp.down_proj(act(mlp.up_proj(x))), biases where the checkpoint has them; act
+	 * REF_ACT_XIELU reads the layer's mlp.act_fn scalars. apertus: the decoder's norms are
+	 * attention_layernorm / feedforward_layernorm (ref_attn_norm / ref_mlp_norm) */
+	bool nogate, apertus;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

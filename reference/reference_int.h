@@ -54,6 +54,8 @@ typedef struct ref_bufs {
  * whose attention reads the residual stream (ref_block_input). */
 static inline const char *ref_attn_norm(const ref_cfg *c)
 {
+	if (c->apertus)
+		return "attention_layernorm";
 	return c->olmo2 ? NULL : "input_layernorm";
 }
 
@@ -67,6 +69,8 @@ static inline const char *ref_mlp_norm(const ref_cfg *c)
 {
 	if (c->olmo2)
 		return NULL;
+	if (c->apertus)
+		return "feedforward_layernorm";
 	if (c->cohere) /* the parallel block: the attention's own input norm, on the same x */
 		return "input_layernorm";
 	return c->sandwich && c->glm == 0 ? "pre_feedforward_layernorm"
@@ -312,6 +316,17 @@ int ref_llama4_experts_rank(const ref_cfg *c, ref_set *rs, int64_t l, const ref_
 
 /* The SmolLM3 fields of c (smollm3 set by the family map) from config.json
  * (cfg_smollm3.c): NoPE layers, sliding layers, RoPE; arch is named in refusals. */
+/* The Apertus / Arcee fields of c (nogate, apertus set by the family map) from
+ * config.json (cfg_apertus.c): hidden_act, RoPE with ApertusConfig's default llama3
+ * scaling when rope_scaling is absent; arch is named in refusals. */
+int ref_cfg_nogate(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* The gateless MLP of module prefix m ("model.layers.{l}.mlp.") of set s, n_inter rows of
+ * up_proj (the full I, or a rank's slice), on h [T, hid] into y [T, hid]: up_proj (its
+ * bias when s has it), the activation (xIELU: s's act_fn.alpha_p / alpha_n / beta / eps),
+ * down_proj WITHOUT its bias (the caller adds it once); scratch holds T * n_inter floats
+ * (nogate.c). */
+int ref_nogate_mlp(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
+                   const float *h, float *y, float *scratch, wt_errbuf *err);
 int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 
 /* The Cohere / Cohere2 fields of c (cohere set by the family map) from config.json

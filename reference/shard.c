@@ -413,6 +413,9 @@ static int mlp(shard *s, int64_t l)
 			return rv;
 		if (s->c->plain_mlp)
 			rv = plain_rank(s, rs, m, s->b.h, s->b.o);
+		else if (s->c->nogate) /* up_proj rows, down_proj columns of the rank */
+			rv = ref_nogate_mlp(s->c, rs, m, s->c->I / s->T, s->n_tok, s->b.h, s->b.o,
+			                    s->b.scratch, s->err);
 		else
 			rv = mlp_rank(s, rs, m, s->c->I, s->n_tok, s->b.h, s->b.o);
 		if (rv != WT_OK)

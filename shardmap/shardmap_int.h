@@ -322,6 +322,8 @@ extern const sm_family shardmap_family_gemma3;
 extern const sm_family shardmap_family_mistral3;
 extern const sm_family shardmap_family_glm4v;
 extern const sm_family shardmap_family_glm4v_moe;
+extern const sm_family shardmap_family_apertus;
+extern const sm_family shardmap_family_arcee;
 extern const sm_family shardmap_family_gpt_oss;
 extern const sm_family shardmap_family_llama4;
 extern const sm_family shardmap_family_llama4_text;

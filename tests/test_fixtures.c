@@ -349,6 +349,17 @@ static const fam_expect fams[] = {
      CKPT_QUANT_NONE, 1},
     {"glm4v", 56, G4V_BYTES, 128, 4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"glm4v_moe", 162, G4VM_BYTES, 128, 4, 2, 32, 192, 1000, 3, 0, 8, 64, CKPT_QUANT_NONE, 2},
+    /* apertus: its two norms, q 256x256 + k, v 64x256, o, q/k norms [32], up / down 512x256
+     * without a gate, xIELU's alpha_p / alpha_n [1] and beta / eps [] */
+    {"apertus", 59,
+     2 * (2 * 1000 * 256 + 256) +
+         4 * 2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 2 * 512 * 256 + 2 * 32 + 4),
+     256, 8, 2, 32, 512, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* arcee: Llama's norms and q/k/v/o, up / down 512x256 with their biases [512] / [256] */
+    {"arcee", 23,
+     2 * (2 * 1000 * 256 + 256) +
+         2 * 2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 2 * 512 * 256 + 512 + 256),
+     256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

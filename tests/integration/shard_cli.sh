@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -346,6 +346,53 @@ grep -q "num_attention_heads 4" "$T/err" || fail "glm4v TP 8: $(cat "$T/err")"
 "$CTL" plan --model-dir "$T/glm4v_moe" --tp-size 2 --ep-size 2 >"$T/plan" || fail "plan glm4v_moe"
 grep -q "skipped model.language_model.layers.3.eh_proj.weight" "$T/plan" ||
 	fail "glm4v_moe MTP layer: $(cat "$T/plan")"
+# Apertus: no gate, so up_proj keeps its name (rows by intermediate_size) and down_proj is cut
+# by columns, both quantized; xIELU's alpha_p / alpha_n [1] and beta / eps [] whole and
+# never quantized; a gate in the checkpoint refused as unknown
+"$CTL" plan --model-dir "$T/apertus" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan apertus"
+for l in "3.mlp.up_proj.weight *I8 *\[128, 256\]" "3.mlp.down_proj.weight *I8 *\[256, 128\]" \
+	"3.mlp.act_fn.alpha_p *BF16 *\[1\]" "3.mlp.act_fn.alpha_n *BF16 *\[1\]" \
+	"3.mlp.act_fn.beta *BF16 *\[\]" "3.mlp.act_fn.eps *BF16 *\[\]" \
+	"3.attention_layernorm.weight *BF16 *\[256\]" "3.feedforward_layernorm.weight *BF16 *\[256\]" \
+	"3.self_attn.q_norm.weight *BF16 *\[32\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "apertus line $l: $(cat "$T/plan")"
+done
+grep -q "gate_up_proj\|act_fn.*_scale\|input_layernorm" "$T/plan" &&
+	fail "apertus: a gate_up_proj, a quantized xIELU scalar or an input norm: $(cat "$T/plan")"
+cp -r "$T/apertus" "$T/apertus_bad"
+python3 - "$T/apertus_bad/model.safetensors" <<'PY' || fail "apertus_bad: adding a gate"
+import json, struct, sys
+p = sys.argv[1]
+b = open(p, "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+end = max(v["data_offsets"][1] for k, v in h.items() if k != "__metadata__")
+h["model.layers.2.mlp.gate_proj.weight"] = {"dtype": "BF16", "shape": [512, 256],
+                                            "data_offsets": [end, end + 512 * 256 * 2]}
+hb = json.dumps(h).encode()
+hb += b" " * (-len(hb) % 8)
+open(p, "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:8 + n + end] + bytes(512 * 256 * 2))
+PY
+"$CTL" plan --model-dir "$T/apertus_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "apertus_bad planned"
+grep -q "model.layers.2.mlp.gate_proj.weight': unknown tensor for family apertus" "$T/err" ||
+	fail "apertus gate: $(cat "$T/err")"
+rm -rf "$T/apertus_bad"
+# Arcee: up_proj by rows under its own name with its mlp_bias bias (rows alike), down_proj by
+# columns with its bias whole; the biases never quantized; mlp_bias false refuses them
+"$CTL" plan --model-dir "$T/arcee" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan arcee"
+for l in "1.mlp.up_proj.weight *I8 *\[256, 256\]" "1.mlp.up_proj.bias *BF16 *\[256\]" \
+	"1.mlp.down_proj.weight *I8 *\[256, 256\]" "1.mlp.down_proj.bias *BF16 *\[256\]" \
+	"1.input_layernorm.weight *BF16 *\[256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "arcee line $l: $(cat "$T/plan")"
+done
+grep -q "gate_up_proj\|bias_scale" "$T/plan" && fail "arcee: a gate_up_proj or a quantized bias: $(cat "$T/plan")"
+cp -r "$T/arcee" "$T/arcee_bad"
+sed -i 's/"mlp_bias": true/"mlp_bias": false/' "$T/arcee_bad/config.json"
+"$CTL" plan --model-dir "$T/arcee_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "arcee_bad planned"
+grep -q "without MLP biases (mlp_bias is false or absent)" "$T/err" || fail "arcee mlp_bias: $(cat "$T/err")"
+rm -rf "$T/arcee_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -320,6 +320,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             half = rows // 2; n = half // T
             add(name, pieces_rows(name, r * n, n) + pieces_rows(name, half + r * n, n)); continue
         m = re.match(r"(.*)\.(gate|up)_proj\.(weight|bias)$", name)
+        if m and m.group(2) == "up" and f"{m.group(1)}.gate_proj.{m.group(3)}" not in src:
+            # an MLP without a gate (Apertus, Arcee): up_proj column parallel, its own name
+            add(name, pieces_rows(name, r * rows // T, rows // T)); continue
         if m:
             continue  # grouped below
         if re.search(r"(o_proj|down_proj|mlp\.c_proj|attention\.output\.dense|\.output\.dense|shared_mlp\.output_linear)\.weight$", name) and ".mlp.experts." not in name:

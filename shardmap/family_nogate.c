@@ -1,0 +1,85 @@
+/*
+ * family_nogate.c — dense decoders whose MLP has no gate: down_proj(act(up_proj(x))).
+ * Apertus (ApertusForCausalLM: xIELU with learned per-layer scalars) and Arcee
+ * (ArceeForCausalLM: ReLU squared, AFM-4.5B).
+ *
+ * The contract (spec/SHARDS.md) names only the merged gate_up; for an MLP without a gate
+ * up_proj is column parallel and keeps its name (rows split by intermediate_size, as
+ * gate_up's halves are), down_proj row parallel, as vLLM's apertus.py / arcee.py load them
+ * (ColumnParallelLinear up_proj, RowParallelLinear down_proj): docs/format.md 2.7. Arcee's
+ * mlp_bias biases follow: up_proj.bias by rows with its weight, down_proj.bias replicated.
+ */
+#include "shardmap/family_rules.h"
+
+/* up_proj rows / down_proj columns by intermediate_size; both quantized. */
+#define NOGATE_MLP                                                                                 \
+	SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.up_proj.weight", SM_K_ROWS, 0,        \
+	        SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                \
+	    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS,   \
+	            0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I)
+
+/* A replicated scalar of xIELU (act_fn.X): a parameter [1] (alpha_p, alpha_n), or a
+ * persistent buffer [] (beta, eps: optional, the class's constants when absent). */
+#define XIELU_PARAM(x)                                                                             \
+	SM_RULE(SM_LAYER "mlp.act_fn." x, SM_LAYER "mlp.act_fn." x, SM_K_REPL, 0, SM_U_NONE,       \
+	        SM_C_ALL, 0, 1, SM_D_ONE, SM_D_ANY)
+#define XIELU_BUFFER(x)                                                                            \
+	SM_RULE(SM_LAYER "mlp.act_fn." x, SM_LAYER "mlp.act_fn." x, SM_K_REPL, 0, SM_U_NONE,       \
+	        SM_C_ALL, SM_F_OPT, 0, SM_D_ANY, SM_D_ANY)
+
+/* Apertus (modeling_apertus.py, transformers 4.57.1): attention_layernorm before the
+ * attention, feedforward_layernorm before the MLP (RMSNorms [hid]); Llama's q/k/v/o with
+ * their biases exactly when attention_bias; Qwen3's per-head q_norm / k_norm [d]; the MLP
+ * up_proj / down_proj without biases; xIELU's alpha_p / alpha_n [1] and beta / eps []
+ * replicated and never quantized. */
+static const sm_rule apertus_rules[] = {
+    SM_RULES_TOP,
+    SM_RULE(SM_LAYER "attention_layernorm.weight", SM_LAYER "attention_layernorm.weight", SM_K_REPL,
+            0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "feedforward_layernorm.weight", SM_LAYER "feedforward_layernorm.weight",
+            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_ATTN_SWITCHED,
+    SM_RULES_QK_NORM,
+    NOGATE_MLP,
+    XIELU_PARAM("alpha_p"),
+    XIELU_PARAM("alpha_n"),
+    XIELU_BUFFER("beta"),
+    XIELU_BUFFER("eps"),
+};
+
+static const char *const apertus_archs[] = {"ApertusForCausalLM", NULL};
+
+/* ApertusConfig unties by default. */
+const sm_family shardmap_family_apertus = {
+    .name = "apertus",
+    .archs = apertus_archs,
+    .rules = apertus_rules,
+    .n_rules = SM_NRULES(apertus_rules),
+    .layer_prefix = "model.layers.",
+};
+
+/* Arcee (modeling_arcee.py, transformers 4.57.1): Llama's norms and attention (q/k/v/o biases
+ * exactly when attention_bias), the MLP up_proj / down_proj without a gate, their biases
+ * exactly when mlp_bias (ArceeMLP builds both Linears with bias=mlp_bias): up_proj.bias by
+ * rows as its weight, down_proj.bias replicated (the engine adds it once). */
+static const sm_rule arcee_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_RULES_ATTN_SWITCHED,
+    NOGATE_MLP,
+    SM_RULE(SM_LAYER "mlp.up_proj.bias", SM_LAYER "mlp.up_proj.bias", SM_K_ROWS, 0, SM_U_I,
+            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.down_proj.bias", SM_LAYER "mlp.down_proj.bias", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY),
+};
+
+static const char *const arcee_archs[] = {"ArceeForCausalLM", NULL};
+
+/* ArceeConfig unties by default. */
+const sm_family shardmap_family_arcee = {
+    .name = "arcee",
+    .archs = arcee_archs,
+    .rules = arcee_rules,
+    .n_rules = SM_NRULES(arcee_rules),
+    .layer_prefix = "model.layers.",
+};
