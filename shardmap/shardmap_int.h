@@ -49,6 +49,9 @@ typedef enum {
 	                  mamba_v2_sharded_weight_loader) */
 	SM_K_KVH,      /* rows per kv head ([KV, d]: Command R+'s k_norm): the kv heads the rank's
 	                  k_proj rows hold, with SM_K_QKV's GQA replication when KV < T */
+	SM_K_ROWS3, /* three equal segments fused in the checkpoint (LFM2's conv.in_proj [B; C; x]
+	               rows): [B_r; C_r; x_r], each segment split by `unit` (vLLM's
+	               MergedColumnParallelLinear over [dim] * 3) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -99,6 +102,7 @@ typedef enum {
 	SM_D_LVD,   /* Hv * dv: linear_attn.out_proj columns */
 	SM_D_LDV,   /* dv: linear_attn.norm */
 	SM_D_KVH,   /* num_key_value_heads (Command R+'s k_norm [KV, d]) */
+	SM_D_HID3,  /* 3 * hidden_size: LFM2's conv.in_proj rows [B; C; x] */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -136,6 +140,7 @@ typedef enum {
 	SM_C_OUTBIAS,  /* config.json attention_out_bias true (Seed-OSS's o_proj bias) */
 	SM_C_MLPBIAS,  /* config.json mlp_bias true (Seed-OSS's gate / up / down biases) */
 	SM_C_MMBIAS,   /* multimodal_projector_bias true (Mistral 3's projector biases) */
+	SM_C_CONVBIAS, /* LFM2's conv layers (layer_is_linear) when conv_bias is true */
 } sm_cond;
 
 enum {
@@ -216,6 +221,13 @@ typedef struct sm_family {
 	/* Tensors under this prefix are dropped and listed as skipped (Qwen3-Next's "mtp."
 	 * multi-token-prediction module, ERNIE 4.5 MoE's "model.mtp_"); NULL = none. */
 	const char *drop_prefix;
+	/* The config.json keys that decide which layers are linear attention / conv, named
+	 * when a layer's tensors do not match its kind (NULL: "layer_types,
+	 * full_attention_interval"). */
+	const char *linear_keys;
+	/* LFM2 (Lfm2Config): the MLP's size is block_auto_adjust_ff_dim's rule over
+	 * intermediate_size (shardmap_lfm2_ff_dim), the conv kernel conv_L_cache */
+	bool lfm2;
 	/* The config.json keys that decide which layers are MoE, named when a layer's MLP
 	 * tensors do not match its kind (NULL: "mlp_only_layers, first_k_dense_replace"). */
 	const char *moe_keys;
@@ -263,6 +275,12 @@ typedef struct sm_family {
  * and the released ones they map to (family_gemma3.c; Gemma 3, Mistral 3). */
 extern const char *const shardmap_llava_aliases[];
 
+/* LFM2's MLP size (Lfm2MLP, transformers 4.57.1): with block_auto_adjust_ff_dim,
+ * int(2 * intermediate_size / 3), then (block_ffn_dim_multiplier not null) int(multiplier
+ * * that) rounded up to block_multiple_of; else intermediate_size. vLLM's lfm2.py rounds
+ * up even with a null multiplier: *vllm gets its size (equal but then). */
+int64_t shardmap_lfm2_ff_dim(const ckpt_config *c, int64_t *vllm);
+
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
 /* The family of checkpoint c: shardmap_family_find's, or its per_expert table when c
@@ -303,6 +321,7 @@ extern const sm_family shardmap_family_gemma3_text;
 extern const sm_family shardmap_family_qwen2_5_vl;
 extern const sm_family shardmap_family_gemma3;
 extern const sm_family shardmap_family_mistral3;
+extern const sm_family shardmap_family_lfm2;
 extern const sm_family shardmap_family_gpt_oss;
 extern const sm_family shardmap_family_llama4;
 extern const sm_family shardmap_family_llama4_text;

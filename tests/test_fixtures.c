@@ -124,6 +124,12 @@ typedef struct fam_expect {
 #define M3_BLOCK (2 * (2 * 128 + 4 * 128 * 128 + 3 * 256 * 128))
 #define M3_TOP   (2 * (128 * 3 * 14 * 14 + 128 + 128 + 128 * 512 + 256 * 128 + 256 * 256))
 #define M3_BYTES (2 * (2 * 1000 * 256 + 256) + 2 * M3_LAYER + 2 * M3_BLOCK + M3_TOP)
+/* lfm2: embed + embedding_norm (tied); every layer its two norms and the SwiGLU 512 x 256;
+ * three conv layers (in_proj 768 x 256, conv 256 x 1 x 3, out_proj 256 x 256), one
+ * attention layer (q, o 256 x 256; k, v 128 x 256; q/k layernorms [32]) */
+#define LFM2_BYTES                                                                                 \
+	(2 * (1000 * 256 + 256) + 4 * 2 * (2 * 256 + 3 * 512 * 256) +                              \
+	 3 * 2 * (768 * 256 + 256 * 3 + 256 * 256) + 2 * (2 * 256 * 256 + 2 * 128 * 256 + 2 * 32))
 /* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
 #define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
 /* starcoder2: LayerNorm and linear biases, c_fc 1024x256 / c_proj 256x1024, tied */
@@ -324,6 +330,8 @@ static const fam_expect fams[] = {
     {"mistral3", 45, M3_BYTES, 256, 4, 2, 48, 384, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"mistral3_hf5", 47, M3_BYTES + 2 * 2 * 256, 256, 4, 2, 48, 384, 1000, 2, 0, 0, -1,
      CKPT_QUANT_NONE, 1},
+    /* lfm2: intermediate_size read from block_ff_dim (700; the tensors' 512 by the rule) */
+    {"lfm2", 37, LFM2_BYTES, 256, 8, 4, 32, 700, 1000, 4, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -429,6 +437,19 @@ static void check_family(const fam_expect *e, const char *root)
 		for (int k = 0; k < 4; k++)
 			assert_int_equal(cfg->layer_types[k],
 			                 k < 3 ? CKPT_LAYER_SLIDING_ATTN : CKPT_LAYER_FULL_ATTN);
+	}
+	if (strcmp(e->name, "lfm2") == 0) { /* conv, conv, full_attention, conv; Lfm2Config keys */
+		assert_true(cfg->has_layer_types && cfg->tie_given && cfg->has_full_attn_idxs);
+		assert_int_equal(cfg->n_layer_types, 4);
+		for (int k = 0; k < 4; k++)
+			assert_int_equal(cfg->layer_types[k],
+			                 k == 2 ? CKPT_LAYER_FULL_ATTN : CKPT_LAYER_CONV);
+		assert_int_equal(cfg->lfm2_conv_l_cache, 3);
+		assert_int_equal(cfg->lfm2_multiple_of, 256);
+		assert_int_equal(cfg->lfm2_block_dim, 256);
+		assert_true(cfg->lfm2_auto_adjust && !cfg->lfm2_conv_bias &&
+		            !cfg->lfm2_ffn_mult_null);
+		assert_true(cfg->lfm2_ffn_mult == 1.0);
 	}
 	if (strcmp(e->name, "glm4_moe") == 0) { /* GLM-4.5's q/k norms and MoE keys */
 		assert_true(cfg->use_qk_norm);
