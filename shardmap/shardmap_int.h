@@ -275,12 +275,6 @@ typedef struct sm_family {
  * and the released ones they map to (family_gemma3.c; Gemma 3, Mistral 3). */
 extern const char *const shardmap_llava_aliases[];
 
-/* LFM2's MLP size (Lfm2MLP, transformers 4.57.1): with block_auto_adjust_ff_dim,
- * int(2 * intermediate_size / 3), then (block_ffn_dim_multiplier not null) int(multiplier
- * * that) rounded up to block_multiple_of; else intermediate_size. vLLM's lfm2.py rounds
- * up even with a null multiplier: *vllm gets its size (equal but then). */
-int64_t shardmap_lfm2_ff_dim(const ckpt_config *c, int64_t *vllm);
-
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
 /* The family of checkpoint c: shardmap_family_find's, or its per_expert table when c
