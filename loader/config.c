@@ -381,9 +381,10 @@ static int parse_linear_attn(json_t *root, ckpt_config *c, wt_errbuf *err)
 
 static int get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err);
 
-/* LFM2's keys (Lfm2Config; read for every model type, as the Qwen3-Next ones): the short
- * conv, the MLP size rule, vLLM's block_dim / conv_dim, and full_attn_idxs. A null
- * block_ffn_dim_multiplier is kept apart from an absent one (Lfm2Config's 1.0). */
+/* LFM2's keys (Lfm2Config; read for model_type lfm2 only, so no other family's config is
+ * refused over them): the short conv, the MLP size rule, vLLM's block_dim / conv_dim, and
+ * full_attn_idxs. A null block_ffn_dim_multiplier is kept apart from an absent one
+ * (Lfm2Config's 1.0). */
 static int parse_lfm2(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	int rv = get_int(root, "conv_L_cache", -1, 1, &c->lfm2_conv_l_cache, err);
@@ -572,7 +573,7 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)
 		rv = parse_linear_attn(root, c, err);
-	if (rv == WT_OK)
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "lfm2") == 0)
 		rv = parse_lfm2(root, c, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);

@@ -321,9 +321,10 @@ typedef struct ckpt_config {
 	bool has_layer_types;
 	uint8_t *layer_types; /* ckpt_layer_type codes; owned */
 	size_t n_layer_types;
-	/* LFM2 (Lfm2Config): conv_L_cache (the short conv's taps), block_multiple_of,
-	 * block_dim / conv_dim (vLLM's names for the MLP and conv widths; -1 if absent: the
-	 * loader fills Lfm2Config's defaults for model_type lfm2 but those two); conv_bias,
+	/* LFM2 (Lfm2Config; read for model_type lfm2 only, zero otherwise): conv_L_cache (the
+	 * short conv's taps), block_multiple_of, block_dim / conv_dim (vLLM's names for the
+	 * MLP and conv widths; -1 if absent: the loader fills Lfm2Config's defaults but for
+	 * those two); conv_bias,
 	 * block_auto_adjust_ff_dim; block_ffn_dim_multiplier (lfm2_ffn_mult_null when given
 	 * as null: no multiplier and, in transformers, no rounding); full_attn_idxs, the
 	 * attention layers when layer_types is absent (has_full_attn_idxs) */
