@@ -352,6 +352,7 @@ static int parse_layer_types(json_t *root, ckpt_config *c, wt_errbuf *err)
 		c->layer_types[i] = strcmp(t, "full_attention") == 0      ? CKPT_LAYER_FULL_ATTN
 		                    : strcmp(t, "linear_attention") == 0  ? CKPT_LAYER_LINEAR_ATTN
 		                    : strcmp(t, "sliding_attention") == 0 ? CKPT_LAYER_SLIDING_ATTN
+		                    : strcmp(t, "conv") == 0              ? CKPT_LAYER_CONV
 		                                                          : CKPT_LAYER_OTHER;
 	}
 	return WT_OK;
@@ -376,6 +377,37 @@ static int parse_linear_attn(json_t *root, ckpt_config *c, wt_errbuf *err)
 	for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]) && rv == WT_OK; i++)
 		rv = get_int(root, dims[i].key, -1, 1, dims[i].out, err);
 	return rv == WT_OK ? parse_layer_types(root, c, err) : rv;
+}
+
+static int get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err);
+
+/* LFM2's keys (Lfm2Config; read for model_type lfm2 only, so no other family's config is
+ * refused over them): the short conv, the MLP size rule, vLLM's block_dim / conv_dim, and
+ * full_attn_idxs. A null block_ffn_dim_multiplier is kept apart from an absent one
+ * (Lfm2Config's 1.0). */
+static int parse_lfm2(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = get_int(root, "conv_L_cache", -1, 1, &c->lfm2_conv_l_cache, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "block_multiple_of", -1, 1, &c->lfm2_multiple_of, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "block_dim", -1, 1, &c->lfm2_block_dim, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "conv_dim", -1, 1, &c->lfm2_conv_dim, err);
+	if (rv == WT_OK)
+		rv = get_bool(root, "conv_bias", false, &c->lfm2_conv_bias, err);
+	if (rv == WT_OK)
+		rv = get_bool(root, "block_auto_adjust_ff_dim", true, &c->lfm2_auto_adjust, err);
+	json_t *m = json_object_get(root, "block_ffn_dim_multiplier");
+	c->lfm2_ffn_mult_null = m != NULL && json_is_null(m);
+	if (rv == WT_OK)
+		rv = get_pos_real(root, "block_ffn_dim_multiplier", 1.0, &c->lfm2_ffn_mult, err);
+	json_t *f = json_object_get(root, "full_attn_idxs");
+	c->has_full_attn_idxs = f != NULL && !json_is_null(f);
+	if (rv == WT_OK)
+		rv = parse_int_list(f, "full_attn_idxs", &c->full_attn_idxs, &c->n_full_attn_idxs,
+		                    err);
+	return rv;
 }
 
 /* Real field > 0: absent/null -> dflt; wrong type or <= 0 -> WT_ECORRUPT. */
@@ -541,6 +573,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)
 		rv = parse_linear_attn(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "lfm2") == 0)
+		rv = parse_lfm2(root, c, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)
@@ -579,6 +613,24 @@ static int fill_class_defaults(json_t *v, const char *mt, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* Lfm2Config's original key names, which it prefers when present (kwargs.get):
+ * block_ff_dim for intermediate_size, theta for rope_theta, tie_embedding for
+ * tie_word_embeddings; laid over view v of model_type lfm2 before its class defaults. */
+static int lfm2_aliases(json_t *v, const char *mt, wt_errbuf *err)
+{
+	static const char *const alias[][2] = {{"block_ff_dim", "intermediate_size"},
+	                                       {"theta", "rope_theta"},
+	                                       {"tie_embedding", "tie_word_embeddings"}};
+	if (mt == NULL || strcmp(mt, "lfm2") != 0)
+		return WT_OK;
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++) {
+		json_t *x = json_object_get(v, alias[i][0]);
+		if (x != NULL && json_object_set(v, alias[i][1], x) != 0)
+			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	return WT_OK;
+}
+
 /*
  * *out = the object the language-model fields are read from: root itself, or
  * (when root has a `text_config` object) a shallow copy of root with
@@ -610,7 +662,9 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		json_decref(v);
 		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
 	}
-	int rv = fill ? fill_class_defaults(v, mt, err) : WT_OK;
+	int rv = fill ? lfm2_aliases(v, mt, err) : WT_OK;
+	if (rv == WT_OK && fill)
+		rv = fill_class_defaults(v, mt, err);
 	if (rv != WT_OK) {
 		json_decref(v);
 		return rv;
@@ -669,6 +723,7 @@ void ckpt_config_clear(ckpt_config *c)
 	free(c->moe_layers);
 	free(c->deepstack);
 	free(c->layer_types);
+	free(c->full_attn_idxs);
 	for (size_t i = 0; i < c->n_quant_ignore; i++)
 		free(c->quant_ignore[i]);
 	free(c->quant_ignore);

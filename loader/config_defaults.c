@@ -338,6 +338,27 @@ static const class_default arcee_defaults[] = {
     {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
 };
 
+/* Lfm2Config's (transformers 4.57.1): LFM2-2.6B-like dims, tied embeddings, norm_eps (its
+ * name for the RMSNorm epsilon). block_ffn_dim_multiplier is not here: an explicit null
+ * means no multiplier (loader/config.c parse_lfm2), absent 1.0. The original key names
+ * block_ff_dim, theta and tie_embedding take precedence (config.c lfm2_aliases). */
+static const class_default lfm2_defaults[] = {
+    {"vocab_size", false, 65536},
+    {"hidden_size", false, 2560},
+    {"intermediate_size", false, 12288},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 128000},
+    {"conv_L_cache", false, 3},
+    {"block_multiple_of", false, 256},
+    {"norm_eps", true, 1e-5},
+    {"rope_theta", true, 1000000.0},
+    {"tie_word_embeddings", false, 1, true},
+    {"conv_bias", false, 0, true},
+    {"block_auto_adjust_ff_dim", false, 1, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -380,6 +401,7 @@ static const struct {
     CLASS("glm4v_moe", glm4v_moe_text_defaults),
     CLASS("apertus", apertus_defaults),
     CLASS("arcee", arcee_defaults),
+    CLASS("lfm2", lfm2_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -255,6 +255,7 @@ typedef enum {
 	CKPT_LAYER_FULL_ATTN,    /* "full_attention" */
 	CKPT_LAYER_LINEAR_ATTN,  /* "linear_attention" (Qwen3-Next's gated delta net) */
 	CKPT_LAYER_SLIDING_ATTN, /* "sliding_attention" (Cohere2) */
+	CKPT_LAYER_CONV,         /* "conv" (LFM2's short-convolution layers) */
 } ckpt_layer_type;
 
 /* config.json fields the shard format needs (docs/format.md section 1); -1 where absent and without
@@ -320,6 +321,19 @@ typedef struct ckpt_config {
 	bool has_layer_types;
 	uint8_t *layer_types; /* ckpt_layer_type codes; owned */
 	size_t n_layer_types;
+	/* LFM2 (Lfm2Config; read for model_type lfm2 only, zero otherwise): conv_L_cache (the
+	 * short conv's taps), block_multiple_of, block_dim / conv_dim (vLLM's names for the
+	 * MLP and conv widths; -1 if absent: the loader fills Lfm2Config's defaults but for
+	 * those two); conv_bias,
+	 * block_auto_adjust_ff_dim; block_ffn_dim_multiplier (lfm2_ffn_mult_null when given
+	 * as null: no multiplier and, in transformers, no rounding); full_attn_idxs, the
+	 * attention layers when layer_types is absent (has_full_attn_idxs) */
+	int64_t lfm2_conv_l_cache, lfm2_multiple_of, lfm2_block_dim, lfm2_conv_dim;
+	bool lfm2_conv_bias, lfm2_auto_adjust, lfm2_ffn_mult_null;
+	double lfm2_ffn_mult;
+	bool has_full_attn_idxs;
+	int64_t *full_attn_idxs; /* owned */
+	size_t n_full_attn_idxs;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;

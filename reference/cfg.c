@@ -118,7 +118,8 @@ enum {
 	FAM_ACT, /* Llama's math with hidden_act read (silu, gelu variants; others refused) */
 	FAM_SMOLLM3,
 	FAM_APERTUS,
-	FAM_ARCEE
+	FAM_ARCEE,
+	FAM_LFM2
 };
 
 /* The planner's family -> the reference's kind. */
@@ -135,6 +136,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"mistral", REF_DENSE, false, 0, 0},
 	    /* Mistral3ForConditionalGeneration: its Mistral language model, on text tokens */
 	    {"mistral3", REF_DENSE, false, 0, 0},
+	    /* Lfm2ForCausalLM: short-conv / attention layers, SwiGLU (cfg_lfm2.c, lfm2.c) */
+	    {"lfm2", REF_DENSE, false, 0, FAM_LFM2},
 	    {"qwen2", REF_DENSE, false, 0, 0},
 	    /* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
 	     * position streams are equal and it is the plain 1-D RoPE */
@@ -266,6 +269,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->read_act = map[i].fam == FAM_ACT;
 			c->apertus = map[i].fam == FAM_APERTUS;
 			c->nogate = c->apertus || map[i].fam == FAM_ARCEE;
+			c->lfm2 = map[i].fam == FAM_LFM2;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -522,6 +526,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_smollm3(c, arch, json, len, err);
 	else if (c->nogate)
 		rv = ref_cfg_nogate(c, arch, json, len, err);
+	else if (c->lfm2)
+		rv = ref_cfg_lfm2(c, arch, json, len, err);
 	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
 		rv = ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||

@@ -51,6 +51,47 @@ static int q3n_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 }
 
 /*
+ * LFM2's MLP size, conv and layers as the planner reads them (shardmap/family_lfm2.c): the
+ * size by Lfm2MLP's rule (shardmap_lfm2_ff_dim); layer i is a short-conv layer when
+ * layer_types[i] is "conv", else (no layer_types) when i is not in full_attn_idxs (absent:
+ * every layer attends). A layer_types list of another length or with another type is
+ * WT_ECORRUPT, more layers than the mask holds WT_EUNSUPPORTED.
+ */
+static int lfm2_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
+{
+	c->I = shardmap_lfm2_ff_dim(cc, NULL);
+	c->lfm2_kconv = cc->lfm2_conv_l_cache;
+	c->lfm2_conv_bias = cc->lfm2_conv_bias;
+	if (c->L > REF_L4_MAX_LAYERS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld layers; the reference handles LFM2 up to %d",
+		                 (long long)c->L, REF_L4_MAX_LAYERS);
+	if (cc->has_layer_types && (int64_t)cc->n_layer_types != c->L)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types has %zu entries but num_hidden_layers "
+		                 "is %lld; give one type per layer",
+		                 cc->n_layer_types, (long long)c->L);
+	for (int64_t i = 0; i < c->L; i++) {
+		bool conv = cc->has_full_attn_idxs;
+		for (size_t k = 0; k < cc->n_full_attn_idxs; k++)
+			conv = conv && cc->full_attn_idxs[k] != i;
+		if (cc->has_layer_types) {
+			uint8_t t = cc->layer_types[i];
+			if (t != CKPT_LAYER_CONV && t != CKPT_LAYER_FULL_ATTN)
+				return wt_seterr(
+				    err, WT_ECORRUPT,
+				    "config.json: layer_types[%lld] is neither \"conv\" "
+				    "nor \"full_attention\"",
+				    (long long)i);
+			conv = t == CKPT_LAYER_CONV;
+		}
+		if (conv)
+			c->lfm2_conv[i / 64] |= 1ull << (i % 64);
+	}
+	return WT_OK;
+}
+
+/*
  * The reference configuration of a checkpoint: the fields the planner reads
  * come from the loader's parse (cc, loader/config.c) exactly as shardmap_plan
  * sees them — one parser for both, a Qwen2-VL `text_config` overlay
@@ -132,6 +173,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	int rv = WT_OK;
 	if (fam != NULL && strcmp(fam, "qwen3_next") == 0)
 		rv = q3n_layers(cc, &c, err);
+	if (fam != NULL && strcmp(fam, "lfm2") == 0)
+		rv = lfm2_layers(cc, &c, err);
 	if (rv == WT_OK)
 		rv = ref_cfg_finish(&c, fam, cc->architecture, json, len, err);
 	if (rv == WT_OK)

@@ -420,3 +420,18 @@ void ref_gelu(float *x, int64_t n)
 	for (int64_t i = 0; i < n; i++)
 		x[i] = gelu_erf(x[i]);
 }
+
+void ref_causal_conv1d(const float *x, const float *w, const float *b, int64_t T, int64_t nc,
+                       int64_t K, float *y)
+{
+	for (int64_t t = 0; t < T; t++)
+		for (int64_t ch = 0; ch < nc; ch++) {
+			float acc = 0.0f;
+			for (int64_t j = 0; j < K; j++) {
+				int64_t src = t - (K - 1) + j;
+				if (src >= 0)
+					acc += w[ch * K + j] * x[src * nc + ch];
+			}
+			y[t * nc + ch] = b ? acc + b[ch] : acc;
+		}
+}

@@ -170,6 +170,14 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	int rv = ref_block_input(c, s, b->h, b->x, T, l, ref_attn_norm(c), err);
 	if (rv != WT_OK)
 		return rv;
+	if (c->lfm2) { /* short conv or attention with q/k layernorms, out_proj */
+		const ref_lfm2_part p = {
+		    .ckpt = true, .out_bias = true, .Hl = c->H, .KVl = c->KV, .ch = c->hid};
+		if ((rv = ref_lfm2_mixer(c, s, l, &p, b->h, T, b->o, err)))
+			return rv;
+		ref_residual_add(c, b->x, b->o, T * c->hid);
+		return WT_OK;
+	}
 	if (ref_is_mla(c) || c->q3n) { /* Qwen3-Next: gated delta net / gated attention */
 		const ref_q3n_part p = {.ckpt = true, .Hl = c->H, .KVl = c->KV, .hk = c->lin_hk};
 		if ((rv = c->q3n ? ref_q3n_mixer(c, s, l, &p, b->h, T, b->o, err)
@@ -283,9 +291,10 @@ static int mlp_full(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter
 			return rv;
 		wu = wg + n_inter * hid;
 		bu = bg ? bg + n_inter : NULL;
-	} else if ((rv = ref_getf(s, &wg, false, err, 2, n_inter, hid, 0, "%sgate_proj.weight",
-	                          m)) ||
-	           (rv = ref_getf(s, &wu, false, err, 2, n_inter, hid, 0, "%sup_proj.weight", m)) ||
+	} else if ((rv = ref_getf(s, &wg, false, err, 2, n_inter, hid, 0, "%s%s.weight", m,
+	                          ref_gate_leaf(c))) ||
+	           (rv = ref_getf(s, &wu, false, err, 2, n_inter, hid, 0, "%s%s.weight", m,
+	                          ref_up_leaf(c))) ||
 	           (rv = ref_getf(s, &bg, true, err, 1, n_inter, 0, 0, "%sgate_proj.bias", m)) ||
 	           (rv = ref_getf(s, &bu, true, err, 1, n_inter, 0, 0, "%sup_proj.bias", m))) {
 		return rv;
@@ -437,7 +446,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 			ref_norm(c, b.acc, b.acc, pn, T, c->hid);
 		ref_residual_add(c, b.x, b.acc, T * c->hid);
 	}
-	if ((rv = ref_norm_of(c, ck, b.h, b.x, T, err, "model.norm")))
+	if ((rv = ref_norm_of(c, ck, b.h, b.x, T, err, "%s", ref_final_norm(c))))
 		goto out;
 	lm = emb;
 	if (!c->tied && (rv = ref_getf(ck, &lm, false, err, 2, c->V, c->hid, 0, "lm_head.weight")))

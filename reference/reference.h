@@ -327,6 +327,15 @@ typedef struct ref_cfg {
 	 * [query; gate], q_norm / k_norm with qk_norm, rotate-half RoPE on the first rot_dim
 	 * dims, the output times sigmoid(gate) before o_proj) */
 	bool q3n;
+	/* LFM2 (Lfm2ForCausalLM; cfg_lfm2.c, lfm2.c; kind REF_DENSE): operator_norm /
+	 * ffn_norm / model.embedding_norm, the SwiGLU feed_forward (w1, w3, w2) of I rows
+	 * (Lfm2MLP's rule, ckpt.c); layer i is a short-conv layer when bit i of lfm2_conv is
+	 * set (in_proj [B; C; x], y = C * conv(B * x) over lfm2_kconv causal taps per channel,
+	 * out_proj; biases with lfm2_conv_bias), else attention with q_layernorm /
+	 * k_layernorm per head, RoPE, out_proj */
+	bool lfm2, lfm2_conv_bias;
+	uint64_t lfm2_conv[4];
+	int64_t lfm2_kconv;
 	/* Cohere (1: CohereForCausalLM) / Cohere2 (2) (cfg_cohere.c): LayerNorms without bias
 	 * (layernorm set, no bias read), the parallel block x += attn(h) + mlp(h) with one
 	 * h = input_layernorm(x), per-head q_norm [H, d] / k_norm [KV, d] LayerNorms (qk_norm:

@@ -56,6 +56,8 @@ static inline const char *ref_attn_norm(const ref_cfg *c)
 {
 	if (c->apertus)
 		return "attention_layernorm";
+	if (c->lfm2)
+		return "operator_norm";
 	return c->olmo2 ? NULL : "input_layernorm";
 }
 
@@ -71,6 +73,8 @@ static inline const char *ref_mlp_norm(const ref_cfg *c)
 		return NULL;
 	if (c->apertus)
 		return "feedforward_layernorm";
+	if (c->lfm2)
+		return "ffn_norm";
 	if (c->cohere) /* the parallel block: the attention's own input norm, on the same x */
 		return "input_layernorm";
 	return c->sandwich && c->glm == 0 ? "pre_feedforward_layernorm"
@@ -92,7 +96,7 @@ static inline const char *ref_post_norm(const ref_cfg *c, bool mlp)
  * (Mixtral's MoE block_sparse_moe.: ref_moe_prefix). */
 static inline const char *ref_ffn_module(const ref_cfg *c)
 {
-	return c->llama4 ? "feed_forward." : "mlp.";
+	return c->llama4 || c->lfm2 ? "feed_forward." : "mlp.";
 }
 
 /* x[0..n) times the embedding scale (Gemma), else unchanged. */
@@ -136,11 +140,29 @@ static inline void ref_logits_post(const ref_cfg *c, float *logits, int64_t n)
  * the ranks alike (its only fused MLP: every GraniteMoE layer is MoE). */
 static inline const char *ref_gate_up_leaf(const ref_cfg *c)
 {
+	if (c->lfm2) /* a rank's merged w1 / w3 (vLLM's w13) */
+		return "w13";
 	return c->stacked_experts ? "input_linear" : "gate_up_proj";
 }
 static inline const char *ref_down_leaf(const ref_cfg *c)
 {
+	if (c->lfm2)
+		return "w2";
 	return c->stacked_experts ? "output_linear" : "down_proj";
+}
+/* The checkpoint's separate gate / up leaves (LFM2: w1 / w3). */
+static inline const char *ref_gate_leaf(const ref_cfg *c)
+{
+	return c->lfm2 ? "w1" : "gate_proj";
+}
+static inline const char *ref_up_leaf(const ref_cfg *c)
+{
+	return c->lfm2 ? "w3" : "up_proj";
+}
+/* The final norm's module (LFM2: model.embedding_norm, after the last layer). */
+static inline const char *ref_final_norm(const ref_cfg *c)
+{
+	return c->lfm2 ? "model.embedding_norm" : "model.norm";
 }
 
 /* Norm module of set s named by fmt ("model.layers.3.input_layernorm"): its weight,
@@ -365,6 +387,32 @@ typedef struct ref_q3n_part {
  * (qwen3_next.c). */
 int ref_q3n_mixer(const ref_cfg *c, ref_set *s, int64_t l, const ref_q3n_part *p, const float *h,
                   int64_t T, float *out, wt_errbuf *err);
+
+/* The LFM2 fields of c (lfm2 set by the family map; the conv layers, kernel and MLP size
+ * from the loader's parse, ckpt.c) from config.json (cfg_lfm2.c). */
+int ref_cfg_lfm2(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Whether LFM2's layer l is a short-conv layer. */
+static inline bool ref_lfm2_conv(const ref_cfg *c, int64_t l)
+{
+	return c->lfm2 && ref_l4_bit(c->lfm2_conv, l);
+}
+/* What one set holds of LFM2's mixers: the checkpoint (ckpt: q_proj / k_proj / v_proj,
+ * conv.*) or one tp rank (the fused qkv_proj, short_conv.* with its [B_r; C_r; x_r] rows).
+ * Attention: q heads [q0, q0 + Hl), kv heads [kv0, kv0 + KVl); short conv: ch channels;
+ * out_bias: add out_proj's bias (conv_bias; the checkpoint, or one rank of a TP group). */
+typedef struct ref_lfm2_part {
+	bool ckpt, out_bias;
+	int64_t Hl, KVl, q0, kv0, ch;
+} ref_lfm2_part;
+/* Layer l's mixer (short conv or attention) of set s on T normed rows h into out [T, hid]
+ * (out_proj's output, a rank's partial) (lfm2.c). */
+int ref_lfm2_mixer(const ref_cfg *c, ref_set *s, int64_t l, const ref_lfm2_part *p, const float *h,
+                   int64_t T, float *out, wt_errbuf *err);
+/* The causal depthwise conv1d of K taps over T tokens of nc channels (x, y [T, nc]; w [nc,
+ * K]): y[t, ch] = sum_j w[ch, j] x[t - K + 1 + j, ch] (zero before the first token) + b[ch]
+ * (b may be NULL) — torch's Conv1d(groups=nc, padding=K-1)[..., :T] (math.c). */
+void ref_causal_conv1d(const float *x, const float *w, const float *b, int64_t T, int64_t nc,
+                       int64_t K, float *y);
 
 /*
  * Route one token h of the MoE block with prefix m, reading the router (and the

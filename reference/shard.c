@@ -247,6 +247,17 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	long long L = (long long)l;
 	const float *wo;
 	int rv;
+	if (c->lfm2) { /* its heads or channels; out_proj's bias on rank 0 */
+		const ref_lfm2_part p = {.out_bias = r == 0,
+		                         .Hl = Hl,
+		                         .KVl = KVl,
+		                         .q0 = (int64_t)r * Hl,
+		                         .kv0 = kv_shard(s, r) * KVl,
+		                         .ch = c->hid / (int64_t)s->T};
+		if ((rv = ref_block_input(c, rs, b->h, b->x, T, l, ref_attn_norm(c), s->err)))
+			return rv;
+		return ref_lfm2_mixer(c, rs, l, &p, b->h, T, b->o, s->err);
+	}
 	if (ref_is_mla(c) || c->q3n) {
 		const ref_q3n_part p = {.Hl = Hl,
 		                        .KVl = KVl,
@@ -563,7 +574,7 @@ static int lm_head(shard *s, float *logits)
 		ref_set *rs = rank_set(s, r, s->g);
 		const char *name = c->tied ? "model.embed_tokens.weight" : "lm_head.weight";
 		const float *w, *bias = NULL;
-		if ((rv = ref_norm_of(c, rs, s->b.h, s->b.x, T, s->err, "model.norm")) ||
+		if ((rv = ref_norm_of(c, rs, s->b.h, s->b.x, T, s->err, "%s", ref_final_norm(c))) ||
 		    (rv = ref_getf(rs, &w, false, s->err, 2, s->Vl, c->hid, 0, "%s", name)) ||
 		    (rv = check_padding(s, r, w, name)))
 			break;

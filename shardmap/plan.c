@@ -57,6 +57,9 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->mlp_bias;
 	case SM_C_MMBIAS:
 		return x->cfg->mm_projector_bias;
+	case SM_C_CONVBIAS:
+		return x->cfg->lfm2_conv_bias && x->fam->layer_is_linear &&
+		       x->fam->layer_is_linear(x->cfg, i);
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -65,11 +68,12 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 /* The config.json switch a bias rule's condition reads, or NULL. */
 static const char *bias_key(uint8_t cond)
 {
-	return cond == SM_C_ATTNBIAS  ? "attention_bias"
-	       : cond == SM_C_OUTBIAS ? "attention_out_bias"
-	       : cond == SM_C_MLPBIAS ? "mlp_bias"
-	       : cond == SM_C_MMBIAS  ? "multimodal_projector_bias"
-	                              : NULL;
+	return cond == SM_C_ATTNBIAS   ? "attention_bias"
+	       : cond == SM_C_OUTBIAS  ? "attention_out_bias"
+	       : cond == SM_C_MLPBIAS  ? "mlp_bias"
+	       : cond == SM_C_MMBIAS   ? "multimodal_projector_bias"
+	       : cond == SM_C_CONVBIAS ? "conv_bias"
+	                               : NULL;
 }
 
 static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
@@ -366,11 +370,15 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		      "shared_expert_intermediate_size / shared_intermediate_size)";
 	else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
 		why = "inconsistent with q_lora_rank";
-	else if (ru->cond == SM_C_FULLATT)
-		why = "a linear-attention layer (see layer_types, full_attention_interval)";
-	else if (ru->cond == SM_C_LINATT)
-		why = "a full-attention layer (see layer_types, full_attention_interval)";
-	else if (ru->cond == SM_C_QKNORM)
+	else if (ru->cond == SM_C_FULLATT || ru->cond == SM_C_LINATT ||
+	         (ru->cond == SM_C_CONVBIAS && x->cfg->lfm2_conv_bias)) {
+		snprintf(wb, sizeof(wb), "a %s layer (see %s)",
+		         ru->cond == SM_C_FULLATT ? (x->fam->lfm2 ? "conv" : "linear-attention")
+		                                  : "full-attention",
+		         x->fam->linear_keys ? x->fam->linear_keys
+		                             : "layer_types, full_attention_interval");
+		why = wb;
+	} else if (ru->cond == SM_C_QKNORM)
 		why = "without q/k norms (use_qk_norm is false or absent)";
 	else if (ru->cond == SM_C_MMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
@@ -383,6 +391,8 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		          ? "without attention biases (attention_bias is false)"
 		      : ru->cond == SM_C_OUTBIAS
 		          ? "without an o_proj bias (attention_out_bias is false or absent)"
+		      : ru->cond == SM_C_CONVBIAS
+		          ? "without conv biases (conv_bias is false or absent)"
 		          : "without MLP biases (mlp_bias is false or absent)";
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "tensor '%s': unknown tensor: config.json makes layer %" PRId64

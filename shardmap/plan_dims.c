@@ -203,6 +203,10 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->lin_k_dim = c->lin_k_head_dim;
 	d->lin_v_dim = c->lin_v_head_dim;
 	d->lin_kernel = c->lin_conv_kernel;
+	if (x->fam->lfm2) { /* Lfm2MLP's size rule; the short conv's taps */
+		d->inter = shardmap_lfm2_ff_dim(c, NULL);
+		d->lin_kernel = c->lfm2_conv_l_cache;
+	}
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
@@ -348,6 +352,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->n_kv_heads;
 	case SM_D_VMS:
 		return d->vis_merge;
+	case SM_D_HID3:
+		return 3 * d->hidden;
 	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
 		return sym == SM_D_H ? d->n_heads : -1;
 	}

@@ -331,6 +331,10 @@ static int part_row_split(const part_req *req)
 	}
 	if (rv == WT_OK)
 		geo_2d(req->geom, rows, sm_tcols(req->src), req->rule->ndim);
+	if (rv == WT_OK && req->rule->ndim == 3) { /* [C, 1, K] depthwise conv (LFM2) */
+		req->geom->shape[1] = req->src->shape[1];
+		req->geom->shape[2] = req->src->shape[2];
+	}
 	return rv;
 }
 
@@ -574,6 +578,21 @@ static int part_conv_qkv(const part_req *req)
 	return WT_OK;
 }
 
+/* LFM2's conv.in_proj [3*hid, hid] (and its bias [3*hid]): rows [B; C; x], hid each;
+ * rank r takes rows [r*hid/T, (r+1)*hid/T) of each, [B_r; C_r; x_r], as vLLM's
+ * MergedColumnParallelLinear with output_sizes [dim] * 3 loads it (short_conv.py). */
+static int part_thirds(const part_req *req)
+{
+	int64_t units, tp = req->tp_size, third = sm_trows(req->src) / 3;
+	int rv = check_units(req, &units);
+	int64_t local = third / tp;
+	for (int k = 0; k < 3 && rv == WT_OK; k++)
+		rv = push(req, shardmap_rows_piece(0, k * third + req->tp_rank * local, local, 0));
+	if (rv == WT_OK)
+		geo_2d(req->geom, 3 * local, sm_tcols(req->src), req->rule->ndim);
+	return rv;
+}
+
 typedef int (*part_fn)(const part_req *req);
 
 /* The rule of each kind (sm_kind), like the family tables map names to kinds. */
@@ -595,6 +614,7 @@ static const part_fn part_rules[] = {
     [SM_K_EXPB2] = part_expert_b2,
     [SM_K_CONVQKV] = part_conv_qkv,
     [SM_K_KVH] = part_kv_heads,
+    [SM_K_ROWS3] = part_thirds,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

@@ -21,6 +21,7 @@ static const sm_family *const families[] = {
     &shardmap_family_exaone4,      &shardmap_family_dots1,        &shardmap_family_seed_oss,
     &shardmap_family_smollm3,      &shardmap_family_mistral3,     &shardmap_family_glm4v,
     &shardmap_family_glm4v_moe,    &shardmap_family_apertus,      &shardmap_family_arcee,
+    &shardmap_family_lfm2,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -69,6 +69,12 @@ const char *shardmap_family_of(const ckpt_config *cfg);
  * as transformers loads them); false for an unknown architecture. */
 bool shardmap_tied(const ckpt_config *cfg);
 
+/* LFM2's MLP size (Lfm2MLP, transformers 4.57.1): with block_auto_adjust_ff_dim,
+ * int(2 * intermediate_size / 3), then (block_ffn_dim_multiplier not null) int(multiplier
+ * * that) rounded up to block_multiple_of; else intermediate_size. vLLM's lfm2.py rounds
+ * up even with a null multiplier: *vllm gets its size (equal but then). */
+int64_t shardmap_lfm2_ff_dim(const ckpt_config *c, int64_t *vllm);
+
 /*
  * Called exactly once per (rank, tensor) produced (not for a tensor that
  * shardmap_produce_ex hands to emit_part in parts). `bytes` is borrowed for

@@ -49,6 +49,9 @@ typedef enum {
 	                  mamba_v2_sharded_weight_loader) */
 	SM_K_KVH,      /* rows per kv head ([KV, d]: Command R+'s k_norm): the kv heads the rank's
 	                  k_proj rows hold, with SM_K_QKV's GQA replication when KV < T */
+	SM_K_ROWS3, /* three equal segments fused in the checkpoint (LFM2's conv.in_proj [B; C; x]
+	               rows): [B_r; C_r; x_r], each segment split by `unit` (vLLM's
+	               MergedColumnParallelLinear over [dim] * 3) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -100,6 +103,7 @@ typedef enum {
 	SM_D_LDV,   /* dv: linear_attn.norm */
 	SM_D_KVH,   /* num_key_value_heads (Command R+'s k_norm [KV, d]) */
 	SM_D_VMS,   /* vision spatial_merge_size (GLM-4.1V's downsample Conv2d kernel) */
+	SM_D_HID3,  /* 3 * hidden_size: LFM2's conv.in_proj rows [B; C; x] */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -137,6 +141,7 @@ typedef enum {
 	SM_C_OUTBIAS,  /* config.json attention_out_bias true (Seed-OSS's o_proj bias) */
 	SM_C_MLPBIAS,  /* config.json mlp_bias true (Seed-OSS's gate / up / down biases) */
 	SM_C_MMBIAS,   /* multimodal_projector_bias true (Mistral 3's projector biases) */
+	SM_C_CONVBIAS, /* LFM2's conv layers (layer_is_linear) when conv_bias is true */
 } sm_cond;
 
 enum {
@@ -222,6 +227,13 @@ typedef struct sm_family {
 	/* Tensors under this prefix are dropped and listed as skipped (Qwen3-Next's "mtp."
 	 * multi-token-prediction module, ERNIE 4.5 MoE's "model.mtp_"); NULL = none. */
 	const char *drop_prefix;
+	/* The config.json keys that decide which layers are linear attention / conv, named
+	 * when a layer's tensors do not match its kind (NULL: "layer_types,
+	 * full_attention_interval"). */
+	const char *linear_keys;
+	/* LFM2 (Lfm2Config): the MLP's size is block_auto_adjust_ff_dim's rule over
+	 * intermediate_size (shardmap_lfm2_ff_dim), the conv kernel conv_L_cache */
+	bool lfm2;
 	/* The config.json keys that decide which layers are MoE, named when a layer's MLP
 	 * tensors do not match its kind (NULL: "mlp_only_layers, first_k_dense_replace"). */
 	const char *moe_keys;
@@ -324,6 +336,7 @@ extern const sm_family shardmap_family_glm4v;
 extern const sm_family shardmap_family_glm4v_moe;
 extern const sm_family shardmap_family_apertus;
 extern const sm_family shardmap_family_arcee;
+extern const sm_family shardmap_family_lfm2;
 extern const sm_family shardmap_family_gpt_oss;
 extern const sm_family shardmap_family_llama4;
 extern const sm_family shardmap_family_llama4_text;

@@ -147,6 +147,12 @@ typedef struct fam_expect {
 #define G4VM_BYTES                                                                                 \
 	(G4V_LM + 4 * G4V_ATTN + 2 * 3 * 192 * 128 + 3 * G4VM_MOE +                                \
 	 2 * (2 * 1000 * 128 + 3 * 128 + 128 * 256) + G4V_VIS)
+/* lfm2: embed + embedding_norm (tied); every layer its two norms and the SwiGLU 512 x 256;
+ * three conv layers (in_proj 768 x 256, conv 256 x 1 x 3, out_proj 256 x 256), one
+ * attention layer (q, o 256 x 256; k, v 128 x 256; q/k layernorms [32]) */
+#define LFM2_BYTES                                                                                 \
+	(2 * (1000 * 256 + 256) + 4 * 2 * (2 * 256 + 3 * 512 * 256) +                              \
+	 3 * 2 * (768 * 256 + 256 * 3 + 256 * 256) + 2 * (2 * 256 * 256 + 2 * 128 * 256 + 2 * 32))
 /* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
 #define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
 /* starcoder2: LayerNorm and linear biases, c_fc 1024x256 / c_proj 256x1024, tied */
@@ -360,6 +366,8 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 256 + 256) +
          2 * 2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 2 * 512 * 256 + 512 + 256),
      256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* lfm2: intermediate_size read from block_ff_dim (700; the tensors' 512 by the rule) */
+    {"lfm2", 37, LFM2_BYTES, 256, 8, 4, 32, 700, 1000, 4, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -475,6 +483,19 @@ static void check_family(const fam_expect *e, const char *root)
 		for (int k = 0; k < 4; k++)
 			assert_int_equal(cfg->layer_types[k],
 			                 k < 3 ? CKPT_LAYER_SLIDING_ATTN : CKPT_LAYER_FULL_ATTN);
+	}
+	if (strcmp(e->name, "lfm2") == 0) { /* conv, conv, full_attention, conv; Lfm2Config keys */
+		assert_true(cfg->has_layer_types && cfg->tie_given && cfg->has_full_attn_idxs);
+		assert_int_equal(cfg->n_layer_types, 4);
+		for (int k = 0; k < 4; k++)
+			assert_int_equal(cfg->layer_types[k],
+			                 k == 2 ? CKPT_LAYER_FULL_ATTN : CKPT_LAYER_CONV);
+		assert_int_equal(cfg->lfm2_conv_l_cache, 3);
+		assert_int_equal(cfg->lfm2_multiple_of, 256);
+		assert_int_equal(cfg->lfm2_block_dim, 256);
+		assert_true(cfg->lfm2_auto_adjust && !cfg->lfm2_conv_bias &&
+		            !cfg->lfm2_ffn_mult_null);
+		assert_true(cfg->lfm2_ffn_mult == 1.0);
 	}
 	if (strcmp(e->name, "glm4_moe") == 0) { /* GLM-4.5's q/k norms and MoE keys */
 		assert_true(cfg->use_qk_norm);

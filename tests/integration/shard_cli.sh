@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -393,6 +393,26 @@ sed -i 's/"mlp_bias": true/"mlp_bias": false/' "$T/arcee_bad/config.json"
 "$CTL" plan --model-dir "$T/arcee_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "arcee_bad planned"
 grep -q "without MLP biases (mlp_bias is false or absent)" "$T/err" || fail "arcee mlp_bias: $(cat "$T/err")"
 rm -rf "$T/arcee_bad"
+# LFM2: the short conv under vLLM's short_conv. names, in_proj [B_r; C_r; x_r] (3 x 64 rows at
+# TP 4), conv [64, 1, 3] by channels, out_proj by columns, all BF16 under int8; w1 / w3 merged
+# into w13 and quantized; the tied head absent; a layer_types entry LFM2 has no layer for
+# refused naming it
+"$CTL" plan --model-dir "$T/lfm2" --tp-size 4 --tp-rank 3 --quant int8-channel --rank-only \
+	>"$T/plan" || fail "plan lfm2"
+for l in "0.short_conv.in_proj.weight *BF16 *\[192, 256\]" "0.short_conv.conv.weight *BF16 *\[64, 1, 3\]" \
+	"3.short_conv.out_proj.weight *BF16 *\[256, 64\]" "2.self_attn.qkv_proj.weight *I8 *\[128, 256\]" \
+	"2.self_attn.out_proj.weight *I8 *\[256, 64\]" "2.self_attn.q_layernorm.weight *BF16 *\[32\]" \
+	"1.feed_forward.w13.weight *I8 *\[256, 256\]" "1.feed_forward.w2.weight *I8 *\[256, 128\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "lfm2 line $l: $(cat "$T/plan")"
+done
+grep -q "short_conv.*weight_scale\|layers\.[0-9]*\.conv\.\|^ *lm_head" "$T/plan" &&
+	fail "lfm2: a quantized conv, a checkpoint name or an lm_head: $(cat "$T/plan")"
+cp -r "$T/lfm2" "$T/lfm2_bad"
+sed -i 's/"full_attention"/"linear_attention"/' "$T/lfm2_bad/config.json"
+"$CTL" plan --model-dir "$T/lfm2_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "lfm2_bad planned"
+grep -q 'layer_types\[2\] is neither "conv" nor "full_attention"' "$T/err" ||
+	fail "lfm2 layer_types: $(cat "$T/err")"
+rm -rf "$T/lfm2_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -37,6 +37,12 @@ in_proj_ba are grouped per key head and split as contiguous rows; conv1d's chann
 three segments [q (Hk*dk); k (Hk*dk); v (Hv*dv)], each split in T; A_log / dt_bias split,
 out_proj by columns, norm whole; mtp.* is dropped.
 
+LFM2 (vLLM's lfm2.py / short_conv.py): the short-conv layers' conv.* are short_conv.* at run
+time; in_proj [B; C; x] (and its bias) split per segment, conv.conv [hid, 1, K] (and its bias)
+by channels, out_proj by columns with its bias whole; feed_forward w1 / w3 merged into w13
+by rows, w2 by columns; self_attn.out_proj by columns; tied unless tie_embedding /
+tie_word_embeddings says otherwise (Lfm2Config).
+
 Llama 4's FP8 release (quant_method fbgemm_fp8, docs/format.md 4.7) keeps one scale per
 output channel: a Linear's X.weight_scale [N, 1] (its rows), a stack's X_scale [E, 1, 2I] /
 [E, hid, 1] (its columns, the output channels of the torch.bmm operands). With quant none
@@ -207,6 +213,33 @@ def linear_attn(name, rows, cols, cfg, T, r):
         return pieces_cols(name, r * cols // T, cols // T)
     return pieces_rows(name, 0, rows)  # norm.weight
 
+def lfm2(name, rows, cols, T, r, add):
+    """LFM2's short conv (runtime short_conv.*), feed_forward and attention out_proj on tp
+    rank r; False for what the common rules cut (q/k/v, norms, embeddings)."""
+    if ".conv." in name:
+        rt = name.replace(".conv.", ".short_conv.", 1)
+        if re.search(r"\.in_proj\.(weight|bias)$", name):  # [B; C; x], each segment split
+            seg = rows // 3; n = seg // T
+            add(rt, sum((pieces_rows(name, k * seg + r * n, n) for k in range(3)), []))
+        elif re.search(r"\.conv\.conv\.(weight|bias)$", name):
+            add(rt, pieces_rows(name, r * rows // T, rows // T))
+        elif name.endswith(".out_proj.weight"):
+            add(rt, pieces_cols(name, r * cols // T, cols // T))
+        else:
+            add(rt, pieces_rows(name, 0, rows))  # out_proj.bias, whole
+        return True
+    m = re.match(r"(.*)\.w(1|3)\.weight$", name)
+    if m:
+        n = rows // T
+        add(m.group(1) + ".w13.weight", pieces_rows(name, r * n, n) if m.group(2) == "1" else [])
+        if m.group(2) == "1":
+            add(m.group(1) + ".w13.weight", pieces_rows(m.group(1) + ".w3.weight", r * n, n))
+        return True
+    if re.search(r"(feed_forward\.w2|self_attn\.out_proj)\.weight$", name):
+        add(name, pieces_cols(name, r * cols // T, cols // T))
+        return True
+    return False
+
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
     H = cfg["num_attention_heads"]; hid = cfg["hidden_size"]
@@ -216,7 +249,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts",
                                                                        cfg.get("moe_num_experts", 0))))
     # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5, Cohere and SmolLM3 tie)
-    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3")))
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2")))
+    if arch == "Lfm2ForCausalLM":  # Lfm2Config prefers its original key
+        tied = cfg.get("tie_embedding", tied)
     bert = arch == "BertModel"
     if bert: KV = H
     outs = {}   # name -> list of pieces (src, axis, start, len) or ("zero", rows)
@@ -277,6 +312,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 part = (0 if leaf == "gate_proj" else 1) if not up_gate else (1 if leaf == "gate_proj" else 0)
                 stack.setdefault(base + ".w13_bias", {}).setdefault(j, {})[part] = \
                     pieces_rows(name, r * Il if P == 1 else 0, Il)
+            continue
+        if arch == "Lfm2ForCausalLM" and lfm2(name, rows, cols, T, r, add):
             continue
         if ".linear_attn." in name:  # Qwen3-Next's gated delta net
             add(name, linear_attn(name, rows, cols, cfg, T, r)); continue

@@ -1,0 +1,207 @@
+/*
+ * family_lfm2.c — LFM2 (Lfm2ForCausalLM, model_type lfm2: LiquidAI/LFM2-350M / 700M /
+ * 1.2B / 2.6B; docs/format.md section 2.7), as transformers 4.57.1's modeling_lfm2.py
+ * lays it out and vLLM's lfm2.py (with its mamba/short_conv.py layer) loads it.
+ *
+ * Layers are attention or short-convolution layers: layer_types when given ("conv" /
+ * "full_attention"), else layer i attends when it is in full_attn_idxs (absent: every
+ * layer, Lfm2Config's default). Every layer has operator_norm (before the mixer), ffn_norm
+ * and the SwiGLU feed_forward (w1 gate, w3 up, w2 down, no biases).
+ * - Attention (self_attn.): q/k/v fused into qkv_proj by heads (QKVParallelLinear),
+ *   out_proj by columns, q_layernorm / k_layernorm [d] replicated; head_dim is
+ *   hidden_size / num_attention_heads in vLLM (a config head_dim that differs is refused).
+ * - Short conv (conv., runtime short_conv. as vLLM's hf_to_vllm_mapper names it):
+ *   in_proj [3*hid, hid] rows [B; C; x] (MergedColumnParallelLinear over [hid] * 3: each
+ *   segment split, SM_K_ROWS3), conv [hid, 1, conv_L_cache] depthwise, its channels by rows
+ *   (ColumnParallelLinear), out_proj [hid, hid] by columns (RowParallelLinear); biases
+ *   (in_proj's by segments, conv's by channels, out_proj's whole) exactly when conv_bias.
+ *   vLLM builds the three without a quant_config: never quantized.
+ * - feed_forward: w1 / w3 merged into w13 by rows (vLLM's MergedColumnParallelLinear
+ *   "w13"), w2 by columns; the size is Lfm2MLP's (shardmap_lfm2_ff_dim).
+ * - model.embedding_norm is the final norm (after the last layer), replicated; the LM head
+ *   is tied by default (Lfm2Config tie_word_embeddings true, or tie_embedding).
+ */
+#include <inttypes.h>
+
+#include "shardmap/family_rules.h"
+
+#define LF_ATT  SM_LAYER "self_attn."
+#define LF_CONV SM_LAYER "conv."
+#define LF_SC   SM_LAYER "short_conv."
+#define LF_FF   SM_LAYER "feed_forward."
+
+/* q / k / v (part 0 / 1 / 2) of an attention layer into the fused qkv_proj. */
+#define LF_QKV(x, part, d)                                                                         \
+	SM_RULE(LF_ATT x "_proj.weight", LF_ATT "qkv_proj.weight", SM_K_QKV, part, SM_U_HEADS,     \
+	        SM_C_FULLATT, SM_F_QUANT, 2, d, SM_D_HID)
+
+/* A replicated 1-D tensor of every layer. */
+#define LF_REPL(n, C, d)                                                                           \
+	SM_RULE(SM_LAYER n, SM_LAYER n, SM_K_REPL, 0, SM_U_NONE, C, 0, 1, d, SM_D_ANY)
+
+static const sm_rule lfm2_rules[] = {
+    SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0, SM_U_NONE,
+            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
+            SM_D_V, SM_D_HID),
+    SM_RULE("model.embedding_norm.weight", "model.embedding_norm.weight", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    LF_REPL("operator_norm.weight", SM_C_ALL, SM_D_HID),
+    LF_REPL("ffn_norm.weight", SM_C_ALL, SM_D_HID),
+    /* attention layers */
+    LF_QKV("q", 0, SM_D_Q),
+    LF_QKV("k", 1, SM_D_KV),
+    LF_QKV("v", 2, SM_D_KV),
+    SM_RULE(LF_ATT "out_proj.weight", LF_ATT "out_proj.weight", SM_K_COLS, 0, SM_U_HEADS,
+            SM_C_FULLATT, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    LF_REPL("self_attn.q_layernorm.weight", SM_C_FULLATT, SM_D_HD),
+    LF_REPL("self_attn.k_layernorm.weight", SM_C_FULLATT, SM_D_HD),
+    /* short-conv layers: never quantized (vLLM's ShortConv takes no quant_config) */
+    SM_RULE(LF_CONV "in_proj.weight", LF_SC "in_proj.weight", SM_K_ROWS3, 0, SM_U_HID, SM_C_LINATT,
+            0, 2, SM_D_HID3, SM_D_HID),
+    SM_RULE(LF_CONV "in_proj.bias", LF_SC "in_proj.bias", SM_K_ROWS3, 0, SM_U_HID, SM_C_CONVBIAS, 0,
+            1, SM_D_HID3, SM_D_ANY),
+    SM_RULE3(LF_CONV "conv.weight", LF_SC "conv.weight", SM_K_ROWS, 0, SM_U_HID, SM_C_LINATT, 0,
+             SM_D_HID, SM_D_ONE, SM_D_LKER),
+    SM_RULE(LF_CONV "conv.bias", LF_SC "conv.bias", SM_K_ROWS, 0, SM_U_HID, SM_C_CONVBIAS, 0, 1,
+            SM_D_HID, SM_D_ANY),
+    SM_RULE(LF_CONV "out_proj.weight", LF_SC "out_proj.weight", SM_K_COLS, 0, SM_U_HID, SM_C_LINATT,
+            0, 2, SM_D_HID, SM_D_HID),
+    SM_RULE(LF_CONV "out_proj.bias", LF_SC "out_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_CONVBIAS,
+            0, 1, SM_D_HID, SM_D_ANY),
+    /* SwiGLU feed-forward of every layer */
+    SM_RULE(LF_FF "w1.weight", LF_FF "w13.weight", SM_K_ROWS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2,
+            SM_D_I, SM_D_HID),
+    SM_RULE(LF_FF "w3.weight", LF_FF "w13.weight", SM_K_ROWS, 1, SM_U_I, SM_C_ALL, SM_F_QUANT, 2,
+            SM_D_I, SM_D_HID),
+    SM_RULE(LF_FF "w2.weight", LF_FF "w2.weight", SM_K_COLS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2,
+            SM_D_HID, SM_D_I),
+};
+
+int64_t shardmap_lfm2_ff_dim(const ckpt_config *c, int64_t *vllm)
+{
+	int64_t ff = c->intermediate_size, m = c->lfm2_multiple_of > 0 ? c->lfm2_multiple_of : 256;
+	if (ff <= 0 || !c->lfm2_auto_adjust) {
+		if (vllm)
+			*vllm = ff;
+		return ff;
+	}
+	ff = (int64_t)(2.0 * (double)ff / 3.0); /* Python's int(2 * n / 3) */
+	if (!c->lfm2_ffn_mult_null)
+		ff = (int64_t)(c->lfm2_ffn_mult * (double)ff);
+	int64_t up = m * ((ff + m - 1) / m);
+	if (vllm)
+		*vllm = up;
+	return c->lfm2_ffn_mult_null ? ff : up;
+}
+
+/* Lfm2DecoderLayer: attention when layer_types[i] is "full_attention", conv otherwise;
+ * without layer_types, attention iff i is in full_attn_idxs (absent: every layer). */
+static bool lfm2_conv(const ckpt_config *c, int64_t i)
+{
+	if (c->has_layer_types)
+		return i >= 0 && (uint64_t)i < c->n_layer_types &&
+		       c->layer_types[i] != CKPT_LAYER_FULL_ATTN;
+	if (!c->has_full_attn_idxs)
+		return false;
+	for (size_t k = 0; k < c->n_full_attn_idxs; k++)
+		if (c->full_attn_idxs[k] == i)
+			return false;
+	return true;
+}
+
+/* layer_types one per layer, each "conv" or "full_attention" (the two Lfm2DecoderLayer
+ * builds); full_attn_idxs (read only without layer_types) within the layers. */
+static int lfm2_check_types(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->has_layer_types) {
+		if ((uint64_t)c->num_hidden_layers != c->n_layer_types)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: layer_types has %zu entries but "
+			                 "num_hidden_layers is %" PRId64
+			                 "; give one type per layer",
+			                 c->n_layer_types, c->num_hidden_layers);
+		for (size_t k = 0; k < c->n_layer_types; k++)
+			if (c->layer_types[k] != CKPT_LAYER_CONV &&
+			    c->layer_types[k] != CKPT_LAYER_FULL_ATTN)
+				return wt_seterr(
+				    err, WT_ECORRUPT,
+				    "config.json: layer_types[%zu] is neither \"conv\" "
+				    "nor \"full_attention\", the two LFM2 layer types",
+				    k);
+		return WT_OK;
+	}
+	for (size_t k = 0; k < c->n_full_attn_idxs; k++)
+		if (c->full_attn_idxs[k] < 0 || c->full_attn_idxs[k] >= c->num_hidden_layers)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: full_attn_idxs[%zu] is %" PRId64
+			                 ", not a layer of num_hidden_layers %" PRId64,
+			                 k, c->full_attn_idxs[k], c->num_hidden_layers);
+	return WT_OK;
+}
+
+/* A given width key (vLLM reads block_dim / conv_dim) must be hidden_size. */
+static int lfm2_check_width(const char *key, int64_t v, int64_t hid, wt_errbuf *err)
+{
+	if (v < 0 || v == hid)
+		return WT_OK;
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "config.json: %s is %" PRId64 " but hidden_size is %" PRId64
+	                 "; transformers' Lfm2 builds every block hidden_size wide (vLLM reads "
+	                 "%s): make them equal",
+	                 key, v, hid, key);
+}
+
+/* The layer types; block_dim / conv_dim / head_dim as wide as transformers builds them;
+ * an MLP size transformers and vLLM agree on. */
+static int lfm2_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = lfm2_check_types(c, err);
+	if (rv == WT_OK)
+		rv = lfm2_check_width("block_dim", c->lfm2_block_dim, c->hidden_size, err);
+	if (rv == WT_OK)
+		rv = lfm2_check_width("conv_dim", c->lfm2_conv_dim, c->hidden_size, err);
+	if (rv != WT_OK)
+		return rv;
+	if (c->num_attention_heads > 0 && c->head_dim != c->hidden_size / c->num_attention_heads)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: head_dim %" PRId64 " but hidden_size %" PRId64
+		                 " / num_attention_heads %" PRId64 " is %" PRId64
+		                 "; vLLM's lfm2.py takes the latter: drop head_dim or make "
+		                 "them equal",
+		                 c->head_dim, c->hidden_size, c->num_attention_heads,
+		                 c->hidden_size / c->num_attention_heads);
+	int64_t vllm, ff = shardmap_lfm2_ff_dim(c, &vllm);
+	if (ff <= 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: intermediate_size %" PRId64
+		                 " gives an MLP size of %" PRId64 " (block_auto_adjust_ff_dim)",
+		                 c->intermediate_size, ff);
+	if (ff != vllm)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: block_ffn_dim_multiplier null makes the MLP "
+		                 "int(2 * intermediate_size %" PRId64 " / 3) = %" PRId64
+		                 " in transformers but %" PRId64
+		                 " (rounded up to block_multiple_of %" PRId64
+		                 ") in vLLM's lfm2.py; set block_ffn_dim_multiplier (1.0 rounds) "
+		                 "or an intermediate_size whose 2/3 is a multiple of "
+		                 "block_multiple_of",
+		                 c->intermediate_size, ff, vllm,
+		                 c->lfm2_multiple_of > 0 ? c->lfm2_multiple_of : 256);
+	return WT_OK;
+}
+
+static const char *const lfm2_archs[] = {"Lfm2ForCausalLM", NULL};
+
+const sm_family shardmap_family_lfm2 = {
+    .name = "lfm2",
+    .archs = lfm2_archs,
+    .rules = lfm2_rules,
+    .n_rules = SM_NRULES(lfm2_rules),
+    .layer_prefix = "model.layers.",
+    .check = lfm2_check,
+    .layer_is_linear = lfm2_conv,
+    .linear_keys = "layer_types, full_attn_idxs",
+    .lfm2 = true,
+    .tie_default = true,
+};
