@@ -57,6 +57,17 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->mlp_bias;
 	case SM_C_MMBIAS:
 		return x->cfg->mm_projector_bias;
+	case SM_C_SHMLP:
+		return x->dm.shared_inter > 0;
+	case SM_C_FULLATTB:
+		return x->cfg->attention_bias &&
+		       (!x->fam->layer_is_linear || !x->fam->layer_is_linear(x->cfg, i));
+	case SM_C_MCONVB:
+		return x->cfg->mamba_conv_bias && x->fam->layer_is_linear &&
+		       x->fam->layer_is_linear(x->cfg, i);
+	case SM_C_MPROJB:
+		return x->cfg->mamba_proj_bias && x->fam->layer_is_linear &&
+		       x->fam->layer_is_linear(x->cfg, i);
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -367,11 +378,26 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 	else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
 		why = "inconsistent with q_lora_rank";
 	else if (ru->cond == SM_C_FULLATT)
-		why = "a linear-attention layer (see layer_types, full_attention_interval)";
+		why = x->fam->mamba ? "a Mamba layer (see layer_types)"
+		                    : "a linear-attention layer (see layer_types, "
+		                      "full_attention_interval)";
 	else if (ru->cond == SM_C_LINATT)
-		why = "a full-attention layer (see layer_types, full_attention_interval)";
+		why = x->fam->mamba ? "an attention layer (see layer_types)"
+		                    : "a full-attention layer (see layer_types, "
+		                      "full_attention_interval)";
 	else if (ru->cond == SM_C_QKNORM)
 		why = "without q/k norms (use_qk_norm is false or absent)";
+	else if (ru->cond == SM_C_SHMLP)
+		why = "without a shared MLP (shared_intermediate_size is 0)";
+	else if (ru->cond == SM_C_FULLATTB)
+		why = x->cfg->attention_bias ? "a Mamba layer (see layer_types)"
+		                             : "without attention biases (attention_bias is false)";
+	else if (ru->cond == SM_C_MCONVB || ru->cond == SM_C_MPROJB)
+		why = !x->fam->layer_is_linear(x->cfg, i) ? "an attention layer (see layer_types)"
+		      : ru->cond == SM_C_MCONVB
+		          ? "without a conv1d bias (mamba_conv_bias is false)"
+		          : "without in_proj / out_proj biases (mamba_proj_bias "
+		            "is false or absent)";
 	else if (ru->cond == SM_C_MMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': unknown tensor: config.json's "
