@@ -6,7 +6,9 @@
  * mamba_mixer2.py shard it.
  *
  * Layers are Mamba2 mixers or softmax attention: layer_types ("mamba" / "attention", one
- * per layer) when given, else every layer mamba (GraniteMoeHybridConfig.layers_block_type).
+ * per layer), required: GraniteMoeHybridConfig's attribute_map turns layers_block_type into
+ * layer_types itself, so without it transformers 4.57.1 builds no model (None indexed),
+ * nor does vLLM (config.layer_types[i]).
  * - Attention (self_attn.): Llama's q/k/v fused into qkv_proj, o_proj by columns, head_dim
  *   hidden_size / num_attention_heads; q/k/v/o biases exactly when attention_bias.
  * - Mamba (mamba.): in_proj [2*Im + 2*G*N + Hm, hid] rows [z; x; B; C; dt] and conv1d
@@ -80,14 +82,11 @@ static const sm_rule granite4_rules[] = {
             SM_K_COLS, 0, SM_U_ISH, SM_C_SHMLP, SM_F_QUANT, 2, SM_D_HID, SM_D_ISH),
 };
 
-/* GraniteMoeHybridConfig.layers_block_type: layer_types when given (and not empty), else
- * every layer mamba. */
+/* Layer i is Mamba when layer_types[i] is "mamba" (g4_check_types requires the list). */
 static bool g4_mamba(const ckpt_config *c, int64_t i)
 {
-	if (c->has_layer_types && c->n_layer_types > 0)
-		return i >= 0 && (uint64_t)i < c->n_layer_types &&
-		       c->layer_types[i] == CKPT_LAYER_MAMBA;
-	return true;
+	return c->has_layer_types && i >= 0 && (uint64_t)i < c->n_layer_types &&
+	       c->layer_types[i] == CKPT_LAYER_MAMBA;
 }
 
 static bool g4_moe(const ckpt_config *c, int64_t i)
@@ -96,12 +95,16 @@ static bool g4_moe(const ckpt_config *c, int64_t i)
 	return c->num_experts > 0;
 }
 
-/* layer_types: one per layer (GraniteMoeHybridDecoderLayer indexes layers_block_type by
- * layer), each "mamba" or "attention" (the config class's own check). */
+/* layer_types: present, one per layer (GraniteMoeHybridDecoderLayer indexes
+ * layers_block_type, which is layer_types, by layer), each "mamba" or "attention" (the
+ * config class's own check). */
 static int g4_check_types(const ckpt_config *c, wt_errbuf *err)
 {
 	if (!c->has_layer_types || c->n_layer_types == 0)
-		return WT_OK;
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types is missing or empty; Granite 4.0 needs "
+		                 "one of \"mamba\" / \"attention\" per layer (transformers "
+		                 "4.57.1 and vLLM read each layer's type from it)");
 	if ((uint64_t)c->num_hidden_layers != c->n_layer_types)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: layer_types has %zu entries but num_hidden_layers "

@@ -132,6 +132,13 @@ typedef struct fam_expect {
 #define G4_MAMBA (2 * (552 * 128 + 288 * 4 + 288 + 3 * 8 + 256 + 128 * 256))
 #define G4_ATTN  (2 * (2 * 128 * 128 + 2 * 64 * 128))
 #define G4_BYTES (2 * (1000 * 128 + 128) + 4 * G4_LAYER + 3 * G4_MAMBA + G4_ATTN)
+/* granitemoehybrid_dense: untied; every layer 2 norms and the shared MLP 384x128 / 128x192;
+ * the Mamba layers in_proj 584x128 + bias, conv1d [320, 1, 3] + bias, [8] x 3, norm [256],
+ * out_proj 128x256 + bias; the attention layer q / o 128x128, k / v 32x128, their biases */
+#define G4D_LAYER (2 * (2 * 128 + 384 * 128 + 128 * 192))
+#define G4D_MAMBA (2 * (584 * 128 + 584 + 320 * 3 + 320 + 3 * 8 + 256 + 128 * 256 + 128))
+#define G4D_ATTN  (2 * (2 * 128 * 128 + 2 * 32 * 128 + 2 * 128 + 2 * 32))
+#define G4D_BYTES (2 * (2 * 1000 * 128 + 128) + 3 * G4D_LAYER + 2 * G4D_MAMBA + G4D_ATTN)
 /* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
 #define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
 /* starcoder2: LayerNorm and linear biases, c_fc 1024x256 / c_proj 256x1024, tied */
@@ -334,6 +341,9 @@ static const fam_expect fams[] = {
      CKPT_QUANT_NONE, 1},
     /* granitemoehybrid: mamba, mamba, attention, mamba; experts and the shared MLP in all */
     {"granitemoehybrid", 58, G4_BYTES, 128, 4, 2, 32, 64, 1000, 4, 1, 4, 64, CKPT_QUANT_NONE, 2},
+    /* granitemoehybrid_dense: attention, mamba, mamba; no experts; every bias */
+    {"granitemoehybrid_dense", 43, G4D_BYTES, 128, 4, 1, 32, 64, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE,
+     1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -426,6 +436,14 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->lin_conv_kernel, 4);
 		assert_int_equal(cfg->shared_expert_intermediate_size, 128);
 		assert_int_equal(cfg->n_mlp_only_layers, 1);
+	}
+	if (strcmp(e->name, "granitemoehybrid_dense") == 0) { /* two groups, every bias */
+		assert_int_equal(cfg->layer_types[0], CKPT_LAYER_ATTN);
+		assert_int_equal(cfg->layer_types[2], CKPT_LAYER_MAMBA);
+		assert_int_equal(cfg->mamba_n_groups, 2);
+		assert_int_equal(cfg->mamba_d_conv, 3);
+		assert_true(cfg->mamba_proj_bias && cfg->mamba_conv_bias && cfg->attention_bias);
+		assert_int_equal(cfg->shared_expert_intermediate_size, 192);
 	}
 	if (strcmp(e->name, "granitemoehybrid") == 0) { /* the Mamba2 mixer and its layers */
 		assert_true(cfg->has_layer_types);
