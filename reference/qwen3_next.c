@@ -242,19 +242,12 @@ static void gdn_split(const ref_cfg *c, const gdn_w *w, int64_t hk, int64_t T, g
 	}
 }
 
-/* The causal depthwise conv1d of K taps over T tokens of nc channels, then SiLU. */
+/* The causal depthwise conv1d of K taps over T tokens of nc channels (no bias), then SiLU. */
 static void gdn_conv(const float *x, const float *wc, int64_t T, int64_t nc, int64_t K, float *y)
 {
-	for (int64_t t = 0; t < T; t++)
-		for (int64_t ch = 0; ch < nc; ch++) {
-			float acc = 0.0f;
-			for (int64_t j = 0; j < K; j++) {
-				int64_t src = t - (K - 1) + j;
-				if (src >= 0)
-					acc += wc[ch * K + j] * x[src * nc + ch];
-			}
-			y[t * nc + ch] = siluf(acc);
-		}
+	ref_causal_conv1d(x, wc, NULL, T, nc, K, y);
+	for (int64_t i = 0; i < T * nc; i++)
+		y[i] = siluf(y[i]);
 }
 
 /* The gated delta rule of value head vh over T tokens into core. */
