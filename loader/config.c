@@ -353,6 +353,8 @@ static int parse_layer_types(json_t *root, ckpt_config *c, wt_errbuf *err)
 		                    : strcmp(t, "linear_attention") == 0  ? CKPT_LAYER_LINEAR_ATTN
 		                    : strcmp(t, "sliding_attention") == 0 ? CKPT_LAYER_SLIDING_ATTN
 		                    : strcmp(t, "conv") == 0              ? CKPT_LAYER_CONV
+		                    : strcmp(t, "mamba") == 0             ? CKPT_LAYER_MAMBA
+		                    : strcmp(t, "attention") == 0         ? CKPT_LAYER_ATTN
 		                                                          : CKPT_LAYER_OTHER;
 	}
 	return WT_OK;
@@ -407,6 +409,34 @@ static int parse_lfm2(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = parse_int_list(f, "full_attn_idxs", &c->full_attn_idxs, &c->n_full_attn_idxs,
 		                    err);
+	return rv;
+}
+
+/* Granite 4.0's Mamba2 mixer (GraniteMoeHybridConfig's mamba_* keys); mamba_d_head may
+ * be the string "auto" (GraniteMoeHybridConfig's default: expand * hidden / heads), kept
+ * as -1 like an absent one. */
+static int parse_mamba(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	const struct {
+		const char *key;
+		int64_t *out;
+	} dims[] = {
+	    {"mamba_n_heads", &c->mamba_n_heads}, {"mamba_n_groups", &c->mamba_n_groups},
+	    {"mamba_d_state", &c->mamba_d_state}, {"mamba_d_conv", &c->mamba_d_conv},
+	    {"mamba_expand", &c->mamba_expand},
+	};
+	int rv = WT_OK;
+	for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]) && rv == WT_OK; i++)
+		rv = get_int(root, dims[i].key, -1, 1, dims[i].out, err);
+	json_t *dh = json_object_get(root, "mamba_d_head");
+	if (rv == WT_OK && json_is_string(dh) && strcmp(json_string_value(dh), "auto") == 0)
+		c->mamba_d_head = -1;
+	else if (rv == WT_OK)
+		rv = get_int(root, "mamba_d_head", -1, 1, &c->mamba_d_head, err);
+	if (rv == WT_OK)
+		rv = get_bool(root, "mamba_conv_bias", false, &c->mamba_conv_bias, err);
+	if (rv == WT_OK)
+		rv = get_bool(root, "mamba_proj_bias", false, &c->mamba_proj_bias, err);
 	return rv;
 }
 
@@ -575,6 +605,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = parse_linear_attn(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "lfm2") == 0)
 		rv = parse_lfm2(root, c, err);
+	if (rv == WT_OK)
+		rv = parse_mamba(root, c, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)

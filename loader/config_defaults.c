@@ -359,6 +359,36 @@ static const class_default lfm2_defaults[] = {
     {"block_auto_adjust_ff_dim", false, 1, true},
 };
 
+/* GraniteMoeHybridConfig's (transformers 4.57.1): num_key_value_heads None becomes
+ * num_attention_heads, as the loader's own default does; mamba_d_head "auto" is left to
+ * the planner (mamba_expand * hidden_size / mamba_n_heads); layer_types None means every
+ * layer mamba (the family reads it); position_embedding_type None means no RoPE. */
+static const class_default granitemoehybrid_defaults[] = {
+    {"vocab_size", false, 32000},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"max_position_embeddings", false, 2048},
+    {"num_local_experts", false, 8},
+    {"num_experts_per_tok", false, 2},
+    {"shared_intermediate_size", false, 1024},
+    {"mamba_n_heads", false, 128},
+    {"mamba_n_groups", false, 1},
+    {"mamba_d_state", false, 256},
+    {"mamba_d_conv", false, 4},
+    {"mamba_expand", false, 2},
+    {"mamba_chunk_size", false, 256},
+    {"mamba_conv_bias", false, 1, true},
+    {"mamba_proj_bias", false, 0, true},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+    {"embedding_multiplier", true, 1.0},
+    {"logits_scaling", true, 1.0},
+    {"residual_multiplier", true, 1.0},
+    {"attention_multiplier", true, 1.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -402,6 +432,7 @@ static const struct {
     CLASS("apertus", apertus_defaults),
     CLASS("arcee", arcee_defaults),
     CLASS("lfm2", lfm2_defaults),
+    CLASS("granitemoehybrid", granitemoehybrid_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

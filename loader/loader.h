@@ -256,6 +256,8 @@ typedef enum {
 	CKPT_LAYER_LINEAR_ATTN,  /* "linear_attention" (Qwen3-Next's gated delta net) */
 	CKPT_LAYER_SLIDING_ATTN, /* "sliding_attention" (Cohere2) */
 	CKPT_LAYER_CONV,         /* "conv" (LFM2's short-convolution layers) */
+	CKPT_LAYER_MAMBA,        /* "mamba" (Granite 4.0's Mamba2 mixer) */
+	CKPT_LAYER_ATTN,         /* "attention" (Granite 4.0's softmax attention) */
 } ckpt_layer_type;
 
 /* config.json fields the shard format needs (docs/format.md section 1); -1 where absent and without
@@ -334,6 +336,15 @@ typedef struct ckpt_config {
 	bool has_full_attn_idxs;
 	int64_t *full_attn_idxs; /* owned */
 	size_t n_full_attn_idxs;
+	/* Granite 4.0 (GraniteMoeHybridConfig): the Mamba2 mixer's mamba_n_heads,
+	 * mamba_n_groups, mamba_d_state, mamba_d_conv, mamba_expand, mamba_d_head (-1 if
+	 * absent; mamba_d_head also -1 for "auto", mamba_expand * hidden_size /
+	 * mamba_n_heads; the loader fills the class's defaults for model_type
+	 * granitemoehybrid), mamba_conv_bias / mamba_proj_bias (false if absent; the class
+	 * default of mamba_conv_bias, true, is filled likewise) */
+	int64_t mamba_n_heads, mamba_n_groups, mamba_d_state, mamba_d_conv, mamba_expand;
+	int64_t mamba_d_head;
+	bool mamba_conv_bias, mamba_proj_bias;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;

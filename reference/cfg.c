@@ -119,7 +119,8 @@ enum {
 	FAM_SMOLLM3,
 	FAM_APERTUS,
 	FAM_ARCEE,
-	FAM_LFM2
+	FAM_LFM2,
+	FAM_GRANITE4
 };
 
 /* The planner's family -> the reference's kind. */
@@ -233,6 +234,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* ArceeForCausalLM: Llama's decoder with an up/down MLP, relu2 by default, biases
 	     * with mlp_bias (cfg_apertus.c, nogate.c) */
 	    {"arcee", REF_DENSE, false, 0, FAM_ARCEE},
+	    /* GraniteMoeHybridForCausalLM (Granite 4.0): Mamba2 mixers and Llama attention layers
+	     * (granite4.c) under Granite's multipliers, GraniteMoE's experts and the shared MLP
+	     * (without experts: the shared MLP alone; cfg_granite4.c) */
+	    {"granitemoehybrid", REF_MIXTRAL, false, 0, FAM_GRANITE4},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -249,8 +254,15 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->olmo2 = map[i].fam == FAM_OLMO2 || c->olmo3 || c->exaone4;
 			c->qk_norm_full = (c->olmo2 && !c->exaone4) || map[i].fam == FAM_OLMOE;
 			c->norm_free = map[i].fam == FAM_OLMO;
-			c->granite = map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE;
-			c->stacked_experts = map[i].fam == FAM_GRANITEMOE;
+			c->g4 = map[i].fam == FAM_GRANITE4;
+			c->granite =
+			    map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE || c->g4;
+			c->stacked_experts = map[i].fam == FAM_GRANITEMOE || c->g4;
+			if (c->g4) { /* the shared MLP is the dense MLP (shared_mlp.), I its size */
+				c->I = c->Is;
+				if (c->E == 0) /* num_local_experts 0: no block_sparse_moe */
+					c->kind = REF_DENSE;
+			}
 			c->phimoe = map[i].fam == FAM_PHIMOE;
 			c->layernorm = c->layernorm || c->phimoe;
 			c->gpt_oss = map[i].fam == FAM_GPT_OSS;
@@ -516,6 +528,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_llama4(c, arch, json, len, err);
 	else if (c->q3n)
 		rv = ref_cfg_qwen3_next(c, arch, json, len, err);
+	else if (c->g4) /* before cfg_fam.c's granite, which it calls */
+		rv = ref_cfg_granite4(c, arch, json, len, err);
 	else if (c->cohere != 0)
 		rv = ref_cfg_cohere(c, arch, json, len, err);
 	else if (c->olmo3)

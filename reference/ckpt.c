@@ -92,6 +92,63 @@ static int lfm2_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 }
 
 /*
+ * Granite 4.0's Mamba sizes and layers as the planner reads them
+ * (shardmap/family_granite4.c): layer i is Mamba when layer_types[i] is "mamba" (the list
+ * required: transformers 4.57.1 builds no model without it); mamba_d_head
+ * "auto" (-1) is mamba_expand * hidden_size / mamba_n_heads. A layer_types list of another
+ * length or with another type, or heads x head size other than the expanded width, is
+ * WT_ECORRUPT as the config class refuses it; more layers than the mask holds
+ * WT_EUNSUPPORTED.
+ */
+static int g4_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
+{
+	int64_t im = cc->mamba_expand > 0 ? cc->mamba_expand * cc->hidden_size : -1;
+	c->m_heads = cc->mamba_n_heads;
+	c->m_groups = cc->mamba_n_groups;
+	c->m_state = cc->mamba_d_state;
+	c->m_conv = cc->mamba_d_conv;
+	c->m_dh = cc->mamba_d_head > 0 ? cc->mamba_d_head : c->m_heads > 0 ? im / c->m_heads : -1;
+	if (c->L > REF_L4_MAX_LAYERS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld layers; the reference handles Granite 4.0 up "
+		                 "to %d",
+		                 (long long)c->L, REF_L4_MAX_LAYERS);
+	bool typed = cc->has_layer_types && cc->n_layer_types > 0;
+	if (!typed)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types is missing or empty; Granite 4.0 needs "
+		                 "one of \"mamba\" / \"attention\" per layer");
+	if ((int64_t)cc->n_layer_types != c->L)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types has %zu entries but num_hidden_layers "
+		                 "is %lld; give one type per layer",
+		                 cc->n_layer_types, (long long)c->L);
+	bool any = false;
+	for (int64_t i = 0; i < c->L; i++) {
+		bool mamba = true;
+		if (typed) {
+			uint8_t t = cc->layer_types[i];
+			if (t != CKPT_LAYER_MAMBA && t != CKPT_LAYER_ATTN)
+				return wt_seterr(
+				    err, WT_ECORRUPT,
+				    "config.json: layer_types[%lld] is neither \"mamba\" "
+				    "nor \"attention\"",
+				    (long long)i);
+			mamba = t == CKPT_LAYER_MAMBA;
+		}
+		if (mamba)
+			c->g4_mamba[i / 64] |= 1ull << (i % 64);
+		any = any || mamba;
+	}
+	if (any && c->m_heads > 0 && c->m_dh * c->m_heads != im)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: mamba_n_heads %lld x mamba_d_head %lld is not "
+		                 "mamba_expand * hidden_size %lld",
+		                 (long long)c->m_heads, (long long)c->m_dh, (long long)im);
+	return WT_OK;
+}
+
+/*
  * The reference configuration of a checkpoint: the fields the planner reads
  * come from the loader's parse (cc, loader/config.c) exactly as shardmap_plan
  * sees them — one parser for both, a Qwen2-VL `text_config` overlay
@@ -175,6 +232,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = q3n_layers(cc, &c, err);
 	if (fam != NULL && strcmp(fam, "lfm2") == 0)
 		rv = lfm2_layers(cc, &c, err);
+	if (fam != NULL && strcmp(fam, "granitemoehybrid") == 0)
+		rv = g4_layers(cc, &c, err);
 	if (rv == WT_OK)
 		rv = ref_cfg_finish(&c, fam, cc->architecture, json, len, err);
 	if (rv == WT_OK)

@@ -166,6 +166,8 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 		return; /* Cohere2's full_attention layers, EXAONE 4.0's with a window: NoPE */
 	if (ref_l4_bit(c->nope_mask, l))
 		return; /* SmolLM3's no_rope_layers 0 */
+	if (c->g4 && !c->g4_rope)
+		return; /* Granite 4.0 without position_embedding_type "rope" */
 	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld,
 	         c->olmo3 && o.window > 0); /* Olmo3's sliding layers: rope_type "default" */
 }

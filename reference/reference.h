@@ -26,7 +26,9 @@
  * (attention sinks, biased router and experts, clamped SwiGLU; gpt_oss.c, MXFP4 or dequantized
  * experts), the Llama 4 language model (NoPE layers, chunked attention, L2 q/k norms, input-scaled
  * experts; llama4.c), Qwen3-Next (gated delta net and gated full attention layers over
- * Qwen2-MoE's MoE; qwen3_next.c) and BERT (reference_bert.c). Anything else is
+ * Qwen2-MoE's MoE; qwen3_next.c), Granite 4.0 (Mamba2 mixers and attention layers over
+ * GraniteMoE's experts and the shared MLP; granite4.c) and BERT (reference_bert.c). Anything
+ * else is
  * WT_EUNSUPPORTED naming the architecture.
  *
  * Thread rule: a set caches dequantized values on first use, so one set is
@@ -368,6 +370,16 @@ typedef struct ref_cfg {
 	 * REF_ACT_XIELU reads the layer's mlp.act_fn scalars. apertus: the decoder's norms are
 	 * attention_layernorm / feedforward_layernorm (ref_attn_norm / ref_mlp_norm) */
 	bool nogate, apertus;
+	/* Granite 4.0 (GraniteMoeHybridForCausalLM; cfg_granite4.c, granite4.c; granite and
+	 * stacked_experts set: Granite's multipliers, GraniteMoE's router and stacked experts
+	 * (kind REF_MIXTRAL), the shared MLP ungated beside them or alone (kind REF_DENSE,
+	 * I = Is, module shared_mlp.)): layer i is a Mamba2 mixer when bit i of g4_mamba is
+	 * set (REF_L4_MAX_LAYERS bits), else Llama's attention, with RoPE only when g4_rope
+	 * (position_embedding_type "rope"). The mixer: m_heads heads of m_dh, m_groups groups
+	 * of state m_state, a causal depthwise conv m_conv taps wide over [x; B; C] */
+	bool g4, g4_rope;
+	uint64_t g4_mamba[4];
+	int64_t m_heads, m_dh, m_groups, m_state, m_conv;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

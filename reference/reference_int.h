@@ -96,7 +96,7 @@ static inline const char *ref_post_norm(const ref_cfg *c, bool mlp)
  * (Mixtral's MoE block_sparse_moe.: ref_moe_prefix). */
 static inline const char *ref_ffn_module(const ref_cfg *c)
 {
-	return c->llama4 || c->lfm2 ? "feed_forward." : "mlp.";
+	return c->llama4 || c->lfm2 ? "feed_forward." : c->g4 ? "shared_mlp." : "mlp.";
 }
 
 /* x[0..n) times the embedding scale (Gemma), else unchanged. */
@@ -413,6 +413,36 @@ int ref_lfm2_mixer(const ref_cfg *c, ref_set *s, int64_t l, const ref_lfm2_part 
  * (b may be NULL) — torch's Conv1d(groups=nc, padding=K-1)[..., :T] (math.c). */
 void ref_causal_conv1d(const float *x, const float *w, const float *b, int64_t T, int64_t nc,
                        int64_t K, float *y);
+
+/* The Granite 4.0 fields of c (g4 set by the family map, granite's switches too; the
+ * Mamba sizes and layers from the loader's parse, ckpt.c) from config.json
+ * (cfg_granite4.c); arch is named in refusals. */
+int ref_cfg_granite4(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Whether Granite 4.0's layer l is a Mamba2 mixer. */
+static inline bool ref_g4_mamba_layer(const ref_cfg *c, int64_t l)
+{
+	return c->g4 && ref_l4_bit(c->g4_mamba, l);
+}
+/* What one set holds of a Granite 4.0 Mamba2 mixer: the checkpoint (ckpt: every head and
+ * group) or one tp rank: heads [h0, h0 + hl) and groups [g0, g0 + gl) of B / C (the
+ * whole one group on every rank when tp does not divide mamba_n_groups), as
+ * docs/format.md 2.7 cuts in_proj, conv1d, A_log, D, dt_bias, the norm and out_proj. */
+typedef struct ref_g4_part {
+	bool ckpt;
+	int64_t h0, hl, g0, gl;
+} ref_g4_part;
+/* Stage 1 of layer l's mixer on the heads of p (granite4.c): the scan output times
+ * silu(z), y [T, hl * m_dh], and each token's sum of its squares added to ssq[T]. */
+int ref_g4_scan(const ref_cfg *c, ref_set *s, int64_t l, const ref_g4_part *p, const float *h,
+                int64_t T, float *y, float *ssq, wt_errbuf *err);
+/* Stage 2: y / sqrt(ms + eps) times the gated norm's weight (the heads' slice), then
+ * out_proj's columns into out [T, hid] (no bias: the caller adds out_proj.bias once);
+ * ms[T] the mean squares over all m_heads * m_dh channels. */
+int ref_g4_out(const ref_cfg *c, ref_set *s, int64_t l, const ref_g4_part *p, const float *y,
+               const float *ms, int64_t T, float *out, wt_errbuf *err);
+/* The whole mixer of the checkpoint (both stages, out_proj.bias added). */
+int ref_g4_mixer_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, int64_t T,
+                      float *out, wt_errbuf *err);
 
 /*
  * Route one token h of the MoE block with prefix m, reading the router (and the

@@ -331,8 +331,64 @@ static int post_norm_mean(shard *s, int64_t l, const char *leaf)
 	return WT_OK;
 }
 
+/*
+ * Granite 4.0's Mamba2 mixer of layer l: each tp rank scans its own heads (with its
+ * groups' B / C, the one group on every rank when duplicated) into its share of y; the
+ * gated norm's mean square over all heads is the all-reduce of the ranks' sums of squares;
+ * then each rank normalises its channels with its slice of the norm weight and multiplies
+ * by its out_proj columns; the partials are all-reduced and out_proj.bias added once.
+ */
+static int g4_mamba(shard *s, int64_t l)
+{
+	const ref_cfg *c = s->c;
+	int64_t T = s->n_tok, tp = (int64_t)s->T, n = T * c->hid;
+	int64_t hl = c->m_heads / tp, il = hl * c->m_dh;
+	bool dup = c->m_groups % tp != 0;
+	float ssq[REF_MAX_TOKENS] = {0}, ms[REF_MAX_TOKENS];
+	float *y = malloc((size_t)(T * il * tp) * sizeof(float));
+	if (y == NULL)
+		return wt_seterr(s->err, WT_ENOMEM, "layer %lld Mamba mixer: out of memory",
+		                 (long long)l);
+	int rv = WT_OK;
+	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
+		ref_set *rs = rank_set(s, r, s->g);
+		const ref_g4_part p = {.h0 = (int64_t)r * hl,
+		                       .hl = hl,
+		                       .g0 = dup ? 0 : (int64_t)r * (c->m_groups / tp),
+		                       .gl = dup ? c->m_groups : c->m_groups / tp};
+		if ((rv = ref_block_input(c, rs, s->b.h, s->b.x, T, l, ref_attn_norm(c), s->err)) ==
+		    WT_OK)
+			rv = ref_g4_scan(c, rs, l, &p, s->b.h, T, y + r * T * il, ssq, s->err);
+	}
+	for (int64_t t = 0; t < T; t++)
+		ms[t] = ssq[t] / (float)(c->m_heads * c->m_dh);
+	memset(s->b.acc, 0, (size_t)n * sizeof(float));
+	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
+		const ref_g4_part p = {.h0 = (int64_t)r * hl,
+		                       .hl = hl,
+		                       .g0 = dup ? 0 : (int64_t)r * (c->m_groups / tp),
+		                       .gl = dup ? c->m_groups : c->m_groups / tp};
+		if ((rv = ref_g4_out(c, rank_set(s, r, s->g), l, &p, y + r * T * il, ms, T, s->b.o,
+		                     s->err)) == WT_OK)
+			add_into(s->b.acc, s->b.o, n);
+	}
+	free(y);
+	const float *bo;
+	if (rv == WT_OK)
+		rv = ref_getf(rank_set(s, 0, s->g), &bo, true, s->err, 1, c->hid, 0, 0,
+		              "model.layers.%lld.mamba.out_proj.bias", (long long)l);
+	if (rv != WT_OK)
+		return rv;
+	for (int64_t t = 0; bo && t < T; t++)
+		add_into(s->b.acc + t * c->hid, bo, c->hid);
+	ref_residual_add(c, s->b.x, s->b.acc, n);
+	return WT_OK;
+}
+
 static int attn(shard *s, int64_t l)
 {
+	if (ref_g4_mamba_layer(s->c, l))
+		return g4_mamba(s, l);
 	const ref_cfg *c = s->c;
 	int64_t n = s->n_tok * c->hid;
 	const float *bo;
@@ -617,6 +673,16 @@ static bool q3n_fits(const ref_cfg *c, int64_t T)
 	return true;
 }
 
+/* Granite 4.0's Mamba mixer splits by heads, and by groups unless there is one (vLLM's
+ * MambaMixer2), when a layer is Mamba. */
+static bool g4_fits(const ref_cfg *c, int64_t T)
+{
+	for (int64_t i = 0; i < c->L; i++)
+		if (ref_g4_mamba_layer(c, i))
+			return c->m_heads % T == 0 && (c->m_groups % T == 0 || c->m_groups == 1);
+	return true;
+}
+
 int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
                         wt_errbuf *err)
@@ -641,6 +707,11 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		    "%lld, intermediate %lld, experts %lld; the planner refuses it too",
 		    s.T, s.P, group, (long long)c->H, (long long)c->KV, (long long)c->I,
 		    (long long)c->E);
+	if (c->g4 && !g4_fits(c, T))
+		return wt_seterr(err, WT_ELAYOUT,
+		                 "layout tp %u does not fit the Mamba mixer's %lld heads and %lld "
+		                 "groups; the planner refuses it too",
+		                 s.T, (long long)c->m_heads, (long long)c->m_groups);
 	if (!q3n_fits(c, T))
 		return wt_seterr(err, WT_ELAYOUT,
 		                 "layout tp %u does not fit the gated delta net's %lld key heads "

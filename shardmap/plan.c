@@ -60,6 +60,17 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_CONVBIAS:
 		return x->cfg->lfm2_conv_bias && x->fam->layer_is_linear &&
 		       x->fam->layer_is_linear(x->cfg, i);
+	case SM_C_SHMLP:
+		return x->dm.shared_inter > 0;
+	case SM_C_FULLATTB:
+		return x->cfg->attention_bias &&
+		       (!x->fam->layer_is_linear || !x->fam->layer_is_linear(x->cfg, i));
+	case SM_C_MCONVB:
+		return x->cfg->mamba_conv_bias && x->fam->layer_is_linear &&
+		       x->fam->layer_is_linear(x->cfg, i);
+	case SM_C_MPROJB:
+		return x->cfg->mamba_proj_bias && x->fam->layer_is_linear &&
+		       x->fam->layer_is_linear(x->cfg, i);
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -372,14 +383,29 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		why = "inconsistent with q_lora_rank";
 	else if (ru->cond == SM_C_FULLATT || ru->cond == SM_C_LINATT ||
 	         (ru->cond == SM_C_CONVBIAS && x->cfg->lfm2_conv_bias)) {
-		snprintf(wb, sizeof(wb), "a %s layer (see %s)",
-		         ru->cond == SM_C_FULLATT ? (x->fam->lfm2 ? "conv" : "linear-attention")
-		                                  : "full-attention",
-		         x->fam->linear_keys ? x->fam->linear_keys
-		                             : "layer_types, full_attention_interval");
+		const char *kind = ru->cond != SM_C_FULLATT
+		                       ? (x->fam->mamba ? "an attention" : "a full-attention")
+		                   : x->fam->lfm2  ? "a conv"
+		                   : x->fam->mamba ? "a Mamba"
+		                                   : "a linear-attention";
+		const char *keys = x->fam->linear_keys ? x->fam->linear_keys
+		                   : x->fam->mamba     ? "layer_types"
+		                                       : "layer_types, full_attention_interval";
+		snprintf(wb, sizeof(wb), "%s layer (see %s)", kind, keys);
 		why = wb;
 	} else if (ru->cond == SM_C_QKNORM)
 		why = "without q/k norms (use_qk_norm is false or absent)";
+	else if (ru->cond == SM_C_SHMLP)
+		why = "without a shared MLP (shared_intermediate_size is 0)";
+	else if (ru->cond == SM_C_FULLATTB)
+		why = x->cfg->attention_bias ? "a Mamba layer (see layer_types)"
+		                             : "without attention biases (attention_bias is false)";
+	else if (ru->cond == SM_C_MCONVB || ru->cond == SM_C_MPROJB)
+		why = !x->fam->layer_is_linear(x->cfg, i) ? "an attention layer (see layer_types)"
+		      : ru->cond == SM_C_MCONVB
+		          ? "without a conv1d bias (mamba_conv_bias is false)"
+		          : "without in_proj / out_proj biases (mamba_proj_bias "
+		            "is false or absent)";
 	else if (ru->cond == SM_C_MMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': unknown tensor: config.json's "

@@ -64,6 +64,12 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"linear_key_head_dim", c->lin_k_head_dim},
 	    {"linear_value_head_dim", c->lin_v_head_dim},
 	    {"linear_conv_kernel_dim", c->lin_conv_kernel},
+	    {"mamba_n_heads", c->mamba_n_heads},
+	    {"mamba_n_groups", c->mamba_n_groups},
+	    {"mamba_d_state", c->mamba_d_state},
+	    {"mamba_d_conv", c->mamba_d_conv},
+	    {"mamba_expand", c->mamba_expand},
+	    {"mamba_d_head", c->mamba_d_head},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (f[i].v > SM_DIM_MAX)
@@ -207,6 +213,11 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 		d->inter = shardmap_lfm2_ff_dim(c, NULL);
 		d->lin_kernel = c->lfm2_conv_l_cache;
 	}
+	d->m_heads = c->mamba_n_heads;
+	d->m_groups = c->mamba_n_groups;
+	d->m_state = c->mamba_d_state;
+	d->m_kernel = c->mamba_d_conv;
+	d->m_inter = c->mamba_expand > 0 ? c->mamba_expand * c->hidden_size : -1;
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
@@ -354,6 +365,16 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->vis_merge;
 	case SM_D_HID3:
 		return 3 * d->hidden;
+	case SM_D_MIN:
+		return 2 * d->m_inter + 2 * d->m_groups * d->m_state + d->m_heads;
+	case SM_D_MCONV:
+		return d->m_inter + 2 * d->m_groups * d->m_state;
+	case SM_D_MKER:
+		return d->m_kernel;
+	case SM_D_MH:
+		return d->m_heads;
+	case SM_D_MI:
+		return d->m_inter;
 	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
 		return sym == SM_D_H ? d->n_heads : -1;
 	}

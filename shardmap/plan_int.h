@@ -37,6 +37,10 @@ typedef struct sm_dims {
 	 * linear_num_value_heads, [dk] linear_key_head_dim, [dv] linear_value_head_dim,
 	 * [K] linear_conv_kernel_dim (-1 when absent) */
 	int64_t lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_kernel;
+	/* Granite 4.0's Mamba2 mixer: [Hm] mamba_n_heads, [G] mamba_n_groups, [N]
+	 * mamba_d_state, [Im] mamba_expand * hidden_size, [Kc] mamba_d_conv (-1 when
+	 * absent) */
+	int64_t m_heads, m_groups, m_state, m_inter, m_kernel;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

@@ -132,6 +132,9 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 	case SM_U_HID:
 		*what = "hidden_size";
 		return x->dm.hidden;
+	case SM_U_MH:
+		*what = "mamba_n_heads";
+		return x->dm.m_heads;
 	default:
 		*what = "?";
 		return 1;
@@ -593,6 +596,59 @@ static int part_thirds(const part_req *req)
 	return rv;
 }
 
+/* Granite 4.0's Mamba2 in_proj [z (Im); x (Im); B (G*N); C (G*N); dt (Hm)] rows (weight
+ * [.., hid] or bias) and conv1d [x; B; C] channels (weight [.., 1, Kc] or bias), as vLLM's
+ * MambaMixer2 loads them (mamba_mixer2.py): every segment's rows split by tp; when tp does
+ * not divide mamba_n_groups, which vLLM allows only for one group, B and C whole on every
+ * rank (mamba_v2_sharded_weight_loader's duplicated group), so each rank's heads see the
+ * group. vLLM refuses the rest: tp not dividing mamba_n_heads, nor mamba_n_groups > 1, and
+ * a quantized model at tp > 1 unless tp divides mamba_n_groups. */
+static int part_mamba(const part_req *req)
+{
+	const sm_ctx *x = req->ctx;
+	const sm_dims *d = &x->dm;
+	int64_t tp = req->tp_size, units;
+	int rv = check_units(req, &units); /* mamba heads (the rule's unit) */
+	if (rv != WT_OK)
+		return rv;
+	bool dup = d->m_groups % tp != 0;
+	if (dup && d->m_groups != 1)
+		return shardmap_layout_err(x, req->err,
+		                           "tensor '%s': tp_size %" PRId64
+		                           " does not divide mamba_n_groups %" PRId64
+		                           " (vLLM's MambaMixer2 duplicates the group only when "
+		                           "there is one)",
+		                           req->rt, tp, d->m_groups);
+	if (dup && x->l->quant != WT_QUANT_NONE)
+		return shardmap_layout_err(x, req->err,
+		                           "tensor '%s': quant %s at tp_size %" PRId64
+		                           " with mamba_n_groups %" PRId64
+		                           ": vLLM's MambaMixer2 takes a quantized model at tp > 1 "
+		                           "only when tp_size divides mamba_n_groups (quant none "
+		                           "takes this tp_size)",
+		                           req->rt, wt_quant_name(x->l->quant), tp, d->m_groups);
+	int64_t gn = d->m_groups * d->m_state, im = d->m_inter;
+	bool in_proj = req->rule->dims[0] == SM_D_MIN;
+	int64_t seg[5] = {im, im, gn, gn, d->m_heads}, *sg = in_proj ? seg : seg + 1;
+	int nseg = in_proj ? 5 : 3;
+	bool grp[5] = {false, false, true, true, false}, *gp = in_proj ? grp : grp + 1;
+	int64_t at = 0, rows = 0;
+	for (int k = 0; k < nseg && rv == WT_OK; k++) {
+		int64_t local = gp[k] && dup ? sg[k] : sg[k] / tp;
+		int64_t from = gp[k] && dup ? at : at + req->tp_rank * local;
+		rv = push(req, shardmap_rows_piece(0, from, local, 0));
+		rows += local;
+		at += sg[k];
+	}
+	if (rv != WT_OK)
+		return rv;
+	const ckpt_tensor *t = req->src;
+	geo_2d(req->geom, rows, sm_tcols(t), t->ndim);
+	for (int k = 1; k < t->ndim; k++)
+		req->geom->shape[k] = t->shape[k];
+	return WT_OK;
+}
+
 typedef int (*part_fn)(const part_req *req);
 
 /* The rule of each kind (sm_kind), like the family tables map names to kinds. */
@@ -615,6 +671,7 @@ static const part_fn part_rules[] = {
     [SM_K_CONVQKV] = part_conv_qkv,
     [SM_K_KVH] = part_kv_heads,
     [SM_K_ROWS3] = part_thirds,
+    [SM_K_MAMBA] = part_mamba,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

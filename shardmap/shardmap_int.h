@@ -52,6 +52,10 @@ typedef enum {
 	SM_K_ROWS3, /* three equal segments fused in the checkpoint (LFM2's conv.in_proj [B; C; x]
 	               rows): [B_r; C_r; x_r], each segment split by `unit` (vLLM's
 	               MergedColumnParallelLinear over [dim] * 3) */
+	SM_K_MAMBA,    /* Granite 4.0's Mamba2 in_proj [z; x; B; C; dt] (dims[0] SM_D_MIN) or
+	                  conv1d [x; B; C] (SM_D_MCONV), weight or bias: each segment's rows
+	                  split by tp, B and C whole on every rank when tp does not divide
+	                  mamba_n_groups (1), as vLLM's MambaMixer2 loads them */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -104,6 +108,13 @@ typedef enum {
 	SM_D_KVH,   /* num_key_value_heads (Command R+'s k_norm [KV, d]) */
 	SM_D_VMS,   /* vision spatial_merge_size (GLM-4.1V's downsample Conv2d kernel) */
 	SM_D_HID3,  /* 3 * hidden_size: LFM2's conv.in_proj rows [B; C; x] */
+	/* Granite 4.0's Mamba2 mixer: Im = mamba_expand * hidden_size = Hm * dm, G groups of
+	 * N = mamba_d_state */
+	SM_D_MIN,   /* 2*Im + 2*G*N + Hm: mamba.in_proj rows [z; x; B; C; dt] */
+	SM_D_MCONV, /* Im + 2*G*N: mamba.conv1d channels [x; B; C] */
+	SM_D_MKER,  /* mamba_d_conv */
+	SM_D_MH,    /* Hm = mamba_n_heads: A_log, D, dt_bias */
+	SM_D_MI,    /* Im: the gated norm, out_proj columns */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -121,6 +132,7 @@ typedef enum {
 	SM_U_LKH,    /* Qwen3-Next linear_num_key_heads */
 	SM_U_LVH,    /* Qwen3-Next linear_num_value_heads */
 	SM_U_HID,    /* hidden_size rows (Mistral 3's projector linear_1) */
+	SM_U_MH,     /* Granite 4.0 mamba_n_heads */
 } sm_unit;
 
 /* When a rule applies. */
@@ -142,6 +154,11 @@ typedef enum {
 	SM_C_MLPBIAS,  /* config.json mlp_bias true (Seed-OSS's gate / up / down biases) */
 	SM_C_MMBIAS,   /* multimodal_projector_bias true (Mistral 3's projector biases) */
 	SM_C_CONVBIAS, /* LFM2's conv layers (layer_is_linear) when conv_bias is true */
+	SM_C_SHMLP,    /* every layer when the shared MLP's size is > 0 (Granite 4.0's
+	                  shared_mlp, MoE layer or not) */
+	SM_C_FULLATTB, /* softmax-attention layers when attention_bias (Granite 4.0) */
+	SM_C_MCONVB,   /* Mamba layers (layer_is_linear) when mamba_conv_bias */
+	SM_C_MPROJB,   /* Mamba layers when mamba_proj_bias (in_proj / out_proj biases) */
 } sm_cond;
 
 enum {
@@ -237,6 +254,8 @@ typedef struct sm_family {
 	/* The config.json keys that decide which layers are MoE, named when a layer's MLP
 	 * tensors do not match its kind (NULL: "mlp_only_layers, first_k_dense_replace"). */
 	const char *moe_keys;
+	/* layer_is_linear picks Mamba2 layers (Granite 4.0's mamba.*): named so in refusals */
+	bool mamba;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -347,6 +366,7 @@ extern const sm_family shardmap_family_qwen3_vl;
 extern const sm_family shardmap_family_qwen3_vl_moe;
 extern const sm_family shardmap_family_olmo3;
 extern const sm_family shardmap_family_exaone4;
+extern const sm_family shardmap_family_granitemoehybrid;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

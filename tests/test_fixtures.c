@@ -153,6 +153,21 @@ typedef struct fam_expect {
 #define LFM2_BYTES                                                                                 \
 	(2 * (1000 * 256 + 256) + 4 * 2 * (2 * 256 + 3 * 512 * 256) +                              \
 	 3 * 2 * (768 * 256 + 256 * 3 + 256 * 256) + 2 * (2 * 256 * 256 + 2 * 128 * 256 + 2 * 32))
+/* granitemoehybrid: every layer 2 norms, router [4, 128], input_linear [4, 128, 128],
+ * output_linear [4, 128, 64], shared_mlp 192x128 / 128x96; Mamba layers in_proj 552x128,
+ * conv1d [288, 1, 4] + bias, A_log / D / dt_bias [8], norm [256], out_proj 128x256; the
+ * attention layer q / o 128x128, k / v 64x128; tied */
+#define G4_LAYER (2 * (2 * 128 + 4 * 128 + 4 * 128 * 128 + 4 * 128 * 64 + 192 * 128 + 128 * 96))
+#define G4_MAMBA (2 * (552 * 128 + 288 * 4 + 288 + 3 * 8 + 256 + 128 * 256))
+#define G4_ATTN  (2 * (2 * 128 * 128 + 2 * 64 * 128))
+#define G4_BYTES (2 * (1000 * 128 + 128) + 4 * G4_LAYER + 3 * G4_MAMBA + G4_ATTN)
+/* granitemoehybrid_dense: untied; every layer 2 norms and the shared MLP 384x128 / 128x192;
+ * the Mamba layers in_proj 584x128 + bias, conv1d [320, 1, 3] + bias, [8] x 3, norm [256],
+ * out_proj 128x256 + bias; the attention layer q / o 128x128, k / v 32x128, their biases */
+#define G4D_LAYER (2 * (2 * 128 + 384 * 128 + 128 * 192))
+#define G4D_MAMBA (2 * (584 * 128 + 584 + 320 * 3 + 320 + 3 * 8 + 256 + 128 * 256 + 128))
+#define G4D_ATTN  (2 * (2 * 128 * 128 + 2 * 32 * 128 + 2 * 128 + 2 * 32))
+#define G4D_BYTES (2 * (2 * 1000 * 128 + 128) + 3 * G4D_LAYER + 2 * G4D_MAMBA + G4D_ATTN)
 /* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
 #define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
 /* starcoder2: LayerNorm and linear biases, c_fc 1024x256 / c_proj 256x1024, tied */
@@ -368,6 +383,11 @@ static const fam_expect fams[] = {
      256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
     /* lfm2: intermediate_size read from block_ff_dim (700; the tensors' 512 by the rule) */
     {"lfm2", 37, LFM2_BYTES, 256, 8, 4, 32, 700, 1000, 4, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* granitemoehybrid: mamba, mamba, attention, mamba; experts and the shared MLP in all */
+    {"granitemoehybrid", 58, G4_BYTES, 128, 4, 2, 32, 64, 1000, 4, 1, 4, 64, CKPT_QUANT_NONE, 2},
+    /* granitemoehybrid_dense: attention, mamba, mamba; no experts; every bias */
+    {"granitemoehybrid_dense", 43, G4D_BYTES, 128, 4, 1, 32, 64, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE,
+     1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -470,6 +490,30 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->lin_conv_kernel, 4);
 		assert_int_equal(cfg->shared_expert_intermediate_size, 128);
 		assert_int_equal(cfg->n_mlp_only_layers, 1);
+	}
+	if (strcmp(e->name, "granitemoehybrid_dense") == 0) { /* two groups, every bias */
+		assert_int_equal(cfg->layer_types[0], CKPT_LAYER_ATTN);
+		assert_int_equal(cfg->layer_types[2], CKPT_LAYER_MAMBA);
+		assert_int_equal(cfg->mamba_n_groups, 2);
+		assert_int_equal(cfg->mamba_d_conv, 3);
+		assert_true(cfg->mamba_proj_bias && cfg->mamba_conv_bias && cfg->attention_bias);
+		assert_int_equal(cfg->shared_expert_intermediate_size, 192);
+	}
+	if (strcmp(e->name, "granitemoehybrid") == 0) { /* the Mamba2 mixer and its layers */
+		assert_true(cfg->has_layer_types);
+		assert_int_equal(cfg->n_layer_types, 4);
+		for (int k = 0; k < 4; k++)
+			assert_int_equal(cfg->layer_types[k],
+			                 k == 2 ? CKPT_LAYER_ATTN : CKPT_LAYER_MAMBA);
+		assert_int_equal(cfg->mamba_n_heads, 8);
+		assert_int_equal(cfg->mamba_n_groups, 1);
+		assert_int_equal(cfg->mamba_d_state, 16);
+		assert_int_equal(cfg->mamba_d_conv, 4);
+		assert_int_equal(cfg->mamba_expand, 2);
+		assert_int_equal(cfg->mamba_d_head, -1); /* "auto" */
+		assert_true(cfg->mamba_conv_bias);
+		assert_false(cfg->mamba_proj_bias);
+		assert_int_equal(cfg->shared_expert_intermediate_size, 96);
 	}
 	if (strncmp(e->name, "cohere", 6) == 0) { /* Command R+'s q/k norms; Cohere2's none */
 		assert_int_equal(cfg->use_qk_norm, strcmp(e->name, "cohere") == 0);

@@ -639,6 +639,28 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
 	return -1;
 }
 
+/* Granite 4.0's Mamba2 in_proj / conv1d (SM_K_MAMBA) when tp does not divide
+ * mamba_n_groups: rows [*lo, *hi) (B and C) are on every rank; false otherwise. */
+static __attribute__((unused)) bool tm_mamba_dup(const ckpt *c, const sm_plan *p, const char *name,
+                                                 int64_t *lo, int64_t *hi)
+{
+	const sm_family *f = p->fam;
+	const ckpt_config *cf = ckpt_get_config(c);
+	for (size_t r = 0; f && r < f->n_rules; r++) {
+		int64_t i, j;
+		if (f->rules[r].kind != SM_K_MAMBA ||
+		    !shardmap_match(f->rules[r].ckpt, name, &i, &j))
+			continue;
+		if (cf->mamba_n_groups % (int64_t)p->tp == 0)
+			return false;
+		int64_t im = cf->mamba_expand * cf->hidden_size;
+		*lo = f->rules[r].dims[0] == SM_D_MIN ? 2 * im : im;
+		*hi = *lo + 2 * cf->mamba_n_groups * cf->mamba_d_state;
+		return true;
+	}
+	return false;
+}
+
 static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_plan *p, int64_t KV)
 {
 	size_t nt = ckpt_n_tensors(c);
@@ -708,8 +730,14 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 		/* once per tensor: the rule lookup is the costly part */
 		int64_t want_q = expected_mult(p, ct->name, KV, false),
 		        want_kv = expected_mult(p, ct->name, KV, true);
+		int64_t bc_lo = 0, bc_hi = 0; /* Mamba2 B / C rows on every rank */
+		bool dup = tm_mamba_dup(c, p, ct->name, &bc_lo, &bc_hi);
 		for (int64_t e = 0; e < n; e++) {
 			int64_t want = e / cols >= q_rows ? want_kv : want_q;
+			if (dup)
+				want = e / cols >= bc_lo && e / cols < bc_hi
+				           ? (int64_t)p->tp * p->ep
+				           : want_q;
 			if (cnt[t][e] != want)
 				fail_msg("tensor '%s' element %lld covered %u times, want %lld (tp "
 				         "%u ep %u)",

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -82,7 +82,9 @@ grep -q '^rank 1 (tp_rank=1,ep_rank=0)' "$T/plan1" || fail "--rank-only rank lin
 # determinism: every scheme on every family, two runs byte-identical
 for f in $(san_fams "$FAMS"); do
 	for q in none fp8-tensor fp8-channel fp8-block int8-channel int4-group; do
-		args=(--model-dir "$T/$f" --tp-size 2 --tp-rank 1 --quant "$q" --group-size 32)
+		# Granite 4.0's one Mamba group: quantized only at TP 1 (vLLM's MambaMixer2)
+		tp=2 && [ "$f" = granitemoehybrid ] && [ "$q" != none ] && tp=1
+		args=(--model-dir "$T/$f" --tp-size "$tp" --tp-rank $((tp - 1)) --quant "$q" --group-size 32)
 		"$CTL" shard "${args[@]}" --out "$T/a.st" 2>"$T/err" || fail "$f $q: $(cat "$T/err")"
 		"$CTL" shard "${args[@]}" --out "$T/b.st" 2>"$T/err" || fail "$f $q (2): $(cat "$T/err")"
 		cmp -s "$T/a.st" "$T/b.st" || fail "$f $q: two runs differ"
@@ -413,6 +415,37 @@ sed -i 's/"full_attention"/"linear_attention"/' "$T/lfm2_bad/config.json"
 grep -q 'layer_types\[2\] is neither "conv" nor "full_attention"' "$T/err" ||
 	fail "lfm2 layer_types: $(cat "$T/err")"
 rm -rf "$T/lfm2_bad"
+# Granite 4.0: the Mamba2 mixer cut as vLLM's MambaMixer2 loads it (in_proj [z_r; x_r; B; C;
+# dt_r]: 128 + 128 + 16 + 16 + 4 rows at TP 2, the one group's B and C on both ranks;
+# conv1d [x_r; B; C]); quantized at TP 1 (in_proj / out_proj, not conv1d), refused at TP 2
+# with one group (exit 3, naming the numbers and tp_size 1); a layer type that is neither
+# mamba nor attention refused
+"$CTL" plan --model-dir "$T/granitemoehybrid" --tp-size 2 --tp-rank 1 --rank-only >"$T/plan" ||
+	fail "plan granitemoehybrid"
+for l in "0.mamba.in_proj.weight *BF16 *\[292, 128\]" "0.mamba.conv1d.weight *BF16 *\[160, 1, 4\]" \
+	"0.mamba.conv1d.bias *BF16 *\[160\]" "0.mamba.A_log *BF16 *\[4\]" "0.mamba.norm.weight *BF16 *\[128\]" \
+	"0.mamba.out_proj.weight *BF16 *\[128, 128\]" "2.self_attn.qkv_proj.weight *BF16 *\[128, 128\]" \
+	"1.block_sparse_moe.experts.w13_weight *BF16 *\[4, 64, 128\]" \
+	"3.shared_mlp.input_linear.weight *BF16 *\[96, 128\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "granitemoehybrid line $l: $(cat "$T/plan")"
+done
+grep -q "2.mamba\|3.self_attn\|^ *lm_head" "$T/plan" && fail "granitemoehybrid layer kinds: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/granitemoehybrid" --tp-size 1 --tp-rank 0 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan granitemoehybrid int8"
+for l in "0.mamba.in_proj.weight *I8 *\[552, 128\]" "0.mamba.out_proj.weight_scale *F32" \
+	"0.mamba.conv1d.weight *BF16 *\[288, 1, 4\]" "0.mamba.D *BF16 *\[8\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "granitemoehybrid int8 line $l: $(cat "$T/plan")"
+done
+"$CTL" plan --model-dir "$T/granitemoehybrid" --tp-size 2 --quant int8-channel >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "granitemoehybrid int8 tp 2 should exit 3"
+grep -q "quant int8-channel at tp_size 2 with mamba_n_groups 1.*; use tp_size 1" "$T/err" ||
+	fail "granitemoehybrid int8 tp 2: $(cat "$T/err")"
+cp -r "$T/granitemoehybrid" "$T/g4_bad"
+sed -i 's/"attention"/"full_attention"/' "$T/g4_bad/config.json"
+"$CTL" plan --model-dir "$T/g4_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "g4_bad planned"
+grep -q 'layer_types\[2\] is neither "mamba" nor "attention"' "$T/err" ||
+	fail "granitemoehybrid layer_types: $(cat "$T/err")"
+rm -rf "$T/g4_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -42,6 +42,12 @@ time; in_proj [B; C; x] (and its bias) split per segment, conv.conv [hid, 1, K] 
 by channels, out_proj by columns with its bias whole; feed_forward w1 / w3 merged into w13
 by rows, w2 by columns; self_attn.out_proj by columns; tied unless tie_embedding /
 tie_word_embeddings says otherwise (Lfm2Config).
+Granite 4.0 (vLLM's mamba_mixer2.py, MambaMixer2): the Mamba2 mixer's in_proj rows are five
+segments [z (Im); x (Im); B (G*N); C (G*N); dt (Hm)] and conv1d's channels (weight and bias)
+three [x; B; C], each split in T, but B and C are whole on every rank when T does not divide
+mamba_n_groups (G 1: the group duplicated to follow the head shards); A_log / D / dt_bias
+and the gated norm by rows (heads), out_proj by columns, its bias whole. Its experts are
+GraniteMoE's stacks (unstack_granite), its shared MLP GraniteMoeShared's.
 
 Llama 4's FP8 release (quant_method fbgemm_fp8, docs/format.md 4.7) keeps one scale per
 output channel: a Linear's X.weight_scale [N, 1] (its rows), a stack's X_scale [E, 1, 2I] /
@@ -240,6 +246,29 @@ def lfm2(name, rows, cols, T, r, add):
         return True
     return False
 
+
+def mamba_mixer(name, rows, cols, cfg, T, r):
+    """Granite 4.0's mamba.* on tp rank r, as MambaMixer2 loads it."""
+    im = cfg["mamba_expand"] * cfg["hidden_size"]
+    gn, hm = cfg["mamba_n_groups"] * cfg["mamba_d_state"], cfg["mamba_n_heads"]
+    dup = cfg["mamba_n_groups"] % T != 0
+
+    def segments(sizes, groups):
+        pcs, at = [], 0
+        for n, g in zip(sizes, groups):
+            pcs += pieces_rows(name, at, n) if g and dup else pieces_rows(name, at + r * (n // T), n // T)
+            at += n
+        return pcs
+    if re.search(r"\.in_proj\.(weight|bias)$", name):
+        return segments((im, im, gn, gn, hm), (0, 0, 1, 1, 0))
+    if re.search(r"\.conv1d\.(weight|bias)$", name):
+        return segments((im, gn, gn), (0, 1, 1))
+    if name.endswith(".out_proj.weight"):
+        return pieces_cols(name, r * cols // T, cols // T)
+    if name.endswith(".out_proj.bias"):
+        return pieces_rows(name, 0, rows)
+    return pieces_rows(name, r * rows // T, rows // T)  # A_log, D, dt_bias, norm.weight
+
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
     H = cfg["num_attention_heads"]; hid = cfg["hidden_size"]
@@ -315,6 +344,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             continue
         if arch == "Lfm2ForCausalLM" and lfm2(name, rows, cols, T, r, add):
             continue
+        if ".mamba." in name:  # Granite 4.0's Mamba2 mixer
+            add(name, mamba_mixer(name, rows, cols, cfg, T, r)); continue
         if ".linear_attn." in name:  # Qwen3-Next's gated delta net
             add(name, linear_attn(name, rows, cols, cfg, T, r)); continue
         if name.endswith("self_attn.sinks"):  # GPT-OSS: the rank's q heads

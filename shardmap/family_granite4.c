@@ -1,0 +1,185 @@
+/*
+ * family_granite4.c — Granite 4.0 (GraniteMoeHybridForCausalLM, model_type
+ * granitemoehybrid: ibm-granite/granite-4.0-h-tiny / h-small / h-micro, and the
+ * all-attention granite-4.0-micro; docs/format.md section 2.7), as transformers 4.57.1's
+ * modeling_granitemoehybrid.py lays it out and vLLM's granitemoehybrid.py /
+ * mamba_mixer2.py shard it.
+ *
+ * Layers are Mamba2 mixers or softmax attention: layer_types ("mamba" / "attention", one
+ * per layer), required: GraniteMoeHybridConfig's attribute_map turns layers_block_type into
+ * layer_types itself, so without it transformers 4.57.1 builds no model (None indexed),
+ * nor does vLLM (config.layer_types[i]).
+ * - Attention (self_attn.): Llama's q/k/v fused into qkv_proj, o_proj by columns, head_dim
+ *   hidden_size / num_attention_heads; q/k/v/o biases exactly when attention_bias.
+ * - Mamba (mamba.): in_proj [2*Im + 2*G*N + Hm, hid] rows [z; x; B; C; dt] and conv1d
+ *   [Im + 2*G*N, 1, Kc] channels [x; B; C] cut per segment (SM_K_MAMBA: B and C whole on
+ *   every rank when tp does not divide the one group); A_log, D, dt_bias [Hm] and the gated
+ *   norm's weight [Im] by heads (rows); out_proj by columns; conv1d.bias with
+ *   mamba_conv_bias, in_proj.bias (cut like its weight) and out_proj.bias (whole) with
+ *   mamba_proj_bias. in_proj and out_proj are quantized; conv1d, A_log, D, dt_bias and the
+ *   norm never are.
+ * - MLP: GraniteMoE's block_sparse_moe (router replicated as block_sparse_moe.gate, stacked
+ *   experts as w13 / w2) in every layer when num_local_experts > 0, and GraniteMoeShared's
+ *   shared_mlp (input_linear [gate; up] re-sliced per rank, output_linear by columns) in
+ *   every layer when shared_intermediate_size > 0 (the only MLP of Granite 4.0 Micro).
+ * The multipliers (embedding, residual, attention, logits_scaling) and
+ * position_embedding_type are math, not layout.
+ */
+#include <inttypes.h>
+
+#include "shardmap/family_rules.h"
+
+#define G4_ATT SM_LAYER "self_attn."
+#define G4_MAM SM_LAYER "mamba."
+
+/* q / k / v weight and bias (attention_bias) of the attention layers. */
+#define G4_QKV(x, part, d)                                                                         \
+	SM_RULE(G4_ATT x "_proj.weight", G4_ATT "qkv_proj.weight", SM_K_QKV, part, SM_U_HEADS,     \
+	        SM_C_FULLATT, SM_F_QUANT, 2, d, SM_D_HID),                                         \
+	    SM_RULE(G4_ATT x "_proj.bias", G4_ATT "qkv_proj.bias", SM_K_QKV, part, SM_U_HEADS,     \
+	            SM_C_FULLATTB, 0, 1, d, SM_D_ANY)
+
+/* A Mamba tensor split by rows in mamba heads (never quantized): [Hm] or [Im]. */
+#define G4_MROWS(n, d)                                                                             \
+	SM_RULE(G4_MAM n, G4_MAM n, SM_K_ROWS, 0, SM_U_MH, SM_C_LINATT, 0, 1, d, SM_D_ANY)
+
+static const sm_rule granite4_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    /* attention */
+    G4_QKV("q", 0, SM_D_Q),
+    G4_QKV("k", 1, SM_D_KV),
+    G4_QKV("v", 2, SM_D_KV),
+    SM_RULE(G4_ATT "o_proj.weight", G4_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS, SM_C_FULLATT,
+            SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    SM_RULE(G4_ATT "o_proj.bias", G4_ATT "o_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_FULLATTB, 0,
+            1, SM_D_HID, SM_D_ANY),
+    /* Mamba2 mixer */
+    SM_RULE(G4_MAM "in_proj.weight", G4_MAM "in_proj.weight", SM_K_MAMBA, 0, SM_U_MH, SM_C_LINATT,
+            SM_F_QUANT, 2, SM_D_MIN, SM_D_HID),
+    SM_RULE(G4_MAM "in_proj.bias", G4_MAM "in_proj.bias", SM_K_MAMBA, 0, SM_U_MH, SM_C_MPROJB, 0, 1,
+            SM_D_MIN, SM_D_ANY),
+    SM_RULE3(G4_MAM "conv1d.weight", G4_MAM "conv1d.weight", SM_K_MAMBA, 0, SM_U_MH, SM_C_LINATT, 0,
+             SM_D_MCONV, SM_D_ONE, SM_D_MKER),
+    SM_RULE(G4_MAM "conv1d.bias", G4_MAM "conv1d.bias", SM_K_MAMBA, 0, SM_U_MH, SM_C_MCONVB, 0, 1,
+            SM_D_MCONV, SM_D_ANY),
+    G4_MROWS("A_log", SM_D_MH),
+    G4_MROWS("D", SM_D_MH),
+    G4_MROWS("dt_bias", SM_D_MH),
+    G4_MROWS("norm.weight", SM_D_MI),
+    SM_RULE(G4_MAM "out_proj.weight", G4_MAM "out_proj.weight", SM_K_COLS, 0, SM_U_MH, SM_C_LINATT,
+            SM_F_QUANT, 2, SM_D_HID, SM_D_MI),
+    SM_RULE(G4_MAM "out_proj.bias", G4_MAM "out_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_MPROJB, 0,
+            1, SM_D_HID, SM_D_ANY),
+    /* MLPs: GraniteMoE's experts, GraniteMoeShared's shared MLP */
+    SM_RULE(SM_LAYER "block_sparse_moe.router.layer.weight",
+            SM_LAYER "block_sparse_moe.gate.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_MOE, 0, 2,
+            SM_D_E, SM_D_HID),
+    SM_RULES_EXPERTS_STACKED("block_sparse_moe."),
+    SM_RULE(SM_LAYER "shared_mlp.input_linear.weight", SM_LAYER "shared_mlp.input_linear.weight",
+            SM_K_ROWS2, 0, SM_U_ISH, SM_C_SHMLP, SM_F_QUANT, 2, SM_D_ISH2, SM_D_HID),
+    SM_RULE(SM_LAYER "shared_mlp.output_linear.weight", SM_LAYER "shared_mlp.output_linear.weight",
+            SM_K_COLS, 0, SM_U_ISH, SM_C_SHMLP, SM_F_QUANT, 2, SM_D_HID, SM_D_ISH),
+};
+
+/* Layer i is Mamba when layer_types[i] is "mamba" (g4_check_types requires the list). */
+static bool g4_mamba(const ckpt_config *c, int64_t i)
+{
+	return c->has_layer_types && i >= 0 && (uint64_t)i < c->n_layer_types &&
+	       c->layer_types[i] == CKPT_LAYER_MAMBA;
+}
+
+static bool g4_moe(const ckpt_config *c, int64_t i)
+{
+	(void)i;
+	return c->num_experts > 0;
+}
+
+/* layer_types: present, one per layer (GraniteMoeHybridDecoderLayer indexes
+ * layers_block_type, which is layer_types, by layer), each "mamba" or "attention" (the
+ * config class's own check). */
+static int g4_check_types(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_layer_types || c->n_layer_types == 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types is missing or empty; Granite 4.0 needs "
+		                 "one of \"mamba\" / \"attention\" per layer (transformers "
+		                 "4.57.1 and vLLM read each layer's type from it)");
+	if ((uint64_t)c->num_hidden_layers != c->n_layer_types)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types has %zu entries but num_hidden_layers "
+		                 "is %" PRId64 "; give one type per layer",
+		                 c->n_layer_types, c->num_hidden_layers);
+	for (size_t k = 0; k < c->n_layer_types; k++)
+		if (c->layer_types[k] != CKPT_LAYER_MAMBA && c->layer_types[k] != CKPT_LAYER_ATTN)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: layer_types[%zu] is neither \"mamba\" nor "
+			                 "\"attention\", the two Granite 4.0 layer types",
+			                 k);
+	return WT_OK;
+}
+
+/* The config rules GraniteMoeHybridConfig and its modules enforce (or need to build at
+ * all): the attention's head_dim is hidden_size / num_attention_heads, exactly; the Mamba
+ * mixer's mamba_expand * hidden_size is mamba_n_heads * mamba_d_head (d_head "auto" =
+ * that quotient) and its heads come in whole groups (repeat_interleave of B and C). */
+static int g4_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = g4_check_types(c, err);
+	if (rv != WT_OK)
+		return rv;
+	if (c->hidden_size % c->num_attention_heads ||
+	    c->head_dim != c->hidden_size / c->num_attention_heads)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: Granite 4.0's attention has head_dim = hidden_size "
+		                 "%" PRId64 " / num_attention_heads %" PRId64
+		                 " exactly (head_dim %" PRId64 " given or derived); fix "
+		                 "hidden_size, num_attention_heads or drop head_dim",
+		                 c->hidden_size, c->num_attention_heads, c->head_dim);
+	int64_t n_mamba = 0;
+	for (int64_t i = 0; i < c->num_hidden_layers; i++)
+		n_mamba += g4_mamba(c, i);
+	if (n_mamba == 0)
+		return WT_OK;
+	if (c->mamba_n_heads <= 0 || c->mamba_n_groups <= 0 || c->mamba_d_state <= 0 ||
+	    c->mamba_d_conv <= 0 || c->mamba_expand <= 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: Granite 4.0 has %" PRId64
+		                 " Mamba layers and needs mamba_n_heads, mamba_n_groups, "
+		                 "mamba_d_state, mamba_d_conv and mamba_expand (-1 = missing: "
+		                 "%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ")",
+		                 n_mamba, c->mamba_n_heads, c->mamba_n_groups, c->mamba_d_state,
+		                 c->mamba_d_conv, c->mamba_expand);
+	int64_t im = c->mamba_expand * c->hidden_size;
+	int64_t dh = c->mamba_d_head > 0 ? c->mamba_d_head : im / c->mamba_n_heads;
+	if (im % c->mamba_n_heads || dh * c->mamba_n_heads != im)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: mamba_expand * hidden_size = %" PRId64
+		                 " must be mamba_n_heads %" PRId64 " x mamba_d_head (%" PRId64
+		                 "; \"auto\" = the quotient)",
+		                 im, c->mamba_n_heads, dh);
+	if (c->mamba_n_heads % c->mamba_n_groups)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: mamba_n_groups %" PRId64
+		                 " does not divide mamba_n_heads %" PRId64
+		                 " (each group serves mamba_n_heads / mamba_n_groups heads)",
+		                 c->mamba_n_groups, c->mamba_n_heads);
+	return WT_OK;
+}
+
+static const char *const granite4_archs[] = {"GraniteMoeHybridForCausalLM", NULL};
+
+/* GraniteMoeHybridConfig leaves tie_word_embeddings false (the released models set it
+ * true) */
+const sm_family shardmap_family_granitemoehybrid = {
+    .name = "granitemoehybrid",
+    .archs = granite4_archs,
+    .rules = granite4_rules,
+    .n_rules = SM_NRULES(granite4_rules),
+    .layer_is_moe = g4_moe,
+    .layer_prefix = "model.layers.",
+    .check = g4_check,
+    .layer_is_linear = g4_mamba,
+    .moe_keys = "num_local_experts",
+    .mamba = true,
+};
