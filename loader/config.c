@@ -532,6 +532,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = get_bool(root, "use_bias", false, &c->use_bias, err);
 	if (rv == WT_OK)
+		rv = get_bool(root, "use_cla", false, &c->use_cla, err);
+	if (rv == WT_OK)
 		rv = get_bool(root, "attention_bias", false, &c->attention_bias, err);
 	if (rv == WT_OK)
 		rv = get_bool(root, "attention_out_bias", false, &c->attention_out_bias, err);

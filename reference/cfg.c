@@ -116,7 +116,8 @@ enum {
 	FAM_EXAONE4,
 	FAM_DOTS1,
 	FAM_ACT, /* Llama's math with hidden_act read (silu, gelu variants; others refused) */
-	FAM_SMOLLM3
+	FAM_SMOLLM3,
+	FAM_HUNYUAN
 };
 
 /* The planner's family -> the reference's kind. */
@@ -215,6 +216,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * layers without RoPE while a sliding window is set (cfg_olmo3.c) */
 	    {"exaone4", REF_DENSE, true, 0, FAM_EXAONE4},
 	    {"bert", REF_BERT, false, 0, 0},
+	    /* HunYuanDenseV1ForCausalLM: Llama's math, per-head query_layernorm / key_layernorm
+	     * after RoPE (use_qk_norm), the NTK-alpha RoPE base (cfg_hunyuan.c) */
+	    {"hunyuan_v1_dense", REF_DENSE, false, 0, FAM_HUNYUAN},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -249,6 +253,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->q3vl_moe = map[i].fam == FAM_QWEN3_VL_MOE;
 			c->smollm3 = map[i].fam == FAM_SMOLLM3;
 			c->read_act = map[i].fam == FAM_ACT;
+			c->hunyuan = map[i].fam == FAM_HUNYUAN;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -489,7 +494,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
 		return rv;
-	if (c->gpt_oss)
+	if (c->hunyuan)
+		rv = ref_cfg_hunyuan(c, arch, json, len, err);
+	else if (c->gpt_oss)
 		rv = ref_cfg_gpt_oss(c, arch, json, len, err);
 	else if (c->llama4)
 		rv = ref_cfg_llama4(c, arch, json, len, err);

@@ -351,6 +351,10 @@ typedef struct ref_cfg {
 	uint64_t l4_rope[4], l4_chunked[4], l4_moe[4];
 	int64_t chunk;
 	double floor_scale, temp_scale;
+	/* Hunyuan V1 (cfg_hunyuan.c; kind REF_DENSE, Llama's math): the per-head q / k norms
+	 * (qk_norm: use_qk_norm) are self_attn.query_layernorm / key_layernorm, applied after
+	 * RoPE; the RoPE base takes rope_scaling's dynamic alpha */
+	bool hunyuan;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -72,6 +72,13 @@ static const char *bias_key(uint8_t cond)
 	                              : NULL;
 }
 
+/* The config.json switch that asks for a conditional tensor when true (a bias rule's, or
+ * use_qk_norm for the q / k norms: GLM-4.5's, Hunyuan's), or NULL. */
+static const char *switch_key(uint8_t cond)
+{
+	return cond == SM_C_QKNORM ? "use_qk_norm" : bias_key(cond);
+}
+
 static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
 {
 	size_t n = 0;
@@ -523,13 +530,13 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 				bool need = !(ru->flags & SM_F_OPT);
 				if ((ru->flags & SM_F_LMHEAD) && x->tied)
 					need = false;
-				if (need && !have && bias_key(ru->cond) != NULL)
+				if (need && !have && switch_key(ru->cond) != NULL)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,
 					    "tensor '%s': missing from the checkpoint, "
 					    "which config.json's %s true asks for (family "
 					    "%s); set it false or add the tensor",
-					    name, bias_key(ru->cond), f->name);
+					    name, switch_key(ru->cond), f->name);
 				if (need && !have)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 hunyuan_v1_dense"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -320,6 +320,25 @@ for l in "vision_tower.transformer.layers.1.attention.qkv_proj.weight *I8 *\[192
 done
 grep -q "model.language_model\|model.vision_tower\|merging_layer.weight_scale" "$T/plan" &&
 	fail "mistral3_hf5: a >= 4.52 name or a quantized merger: $(cat "$T/plan")"
+# Hunyuan V1 dense: q/k/v biases fused (kv head 1 shared by ranks 2-3 at TP 4), o_proj's
+# bias and the per-head query / key layernorms [64] whole, none of them quantized, tied (no
+# lm_head); use_cla true refused (exit 3)
+"$CTL" plan --model-dir "$T/hunyuan_v1_dense" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan hunyuan_v1_dense"
+for l in "1.self_attn.qkv_proj.weight *I8 *\[256, 256\]" "1.self_attn.qkv_proj.bias *BF16 *\[256\]" \
+	"1.self_attn.o_proj.weight *I8 *\[256, 128\]" "1.self_attn.o_proj.bias *BF16 *\[256\]" \
+	"1.self_attn.query_layernorm.weight *BF16 *\[64\]" "1.self_attn.key_layernorm.weight *BF16 *\[64\]" \
+	"1.mlp.gate_up_proj.weight *I8 *\[256, 256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "hunyuan_v1_dense line $l: $(cat "$T/plan")"
+done
+grep -q "bias_scale\|layernorm.weight_scale\|^ *lm_head" "$T/plan" &&
+	fail "hunyuan_v1_dense: a quantized bias or norm, or an lm_head: $(cat "$T/plan")"
+mkdir -p "$T/hy_cla" && cp "$T/hunyuan_v1_dense/model.safetensors" "$T/hy_cla/" &&
+	sed 's/"use_cla": false/"use_cla": true/' "$T/hunyuan_v1_dense/config.json" >"$T/hy_cla/config.json"
+"$CTL" plan --model-dir "$T/hy_cla" --tp-size 2 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "hunyuan_v1_dense with use_cla true should exit 3"
+grep -q "use_cla true (cross-layer attention" "$T/err" || fail "hunyuan_v1_dense use_cla: $(cat "$T/err")"
+rm -rf "$T/hy_cla"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry
