@@ -20,6 +20,7 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen3_vl,     &shardmap_family_qwen3_vl_moe, &shardmap_family_olmo3,
     &shardmap_family_exaone4,      &shardmap_family_dots1,        &shardmap_family_seed_oss,
     &shardmap_family_smollm3,      &shardmap_family_mistral3,     &shardmap_family_hunyuan_v1_dense,
+    &shardmap_family_hunyuan_moe,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

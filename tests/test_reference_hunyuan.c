@@ -1,6 +1,8 @@
 /*
  * test_reference_hunyuan.c — the reference forward pass over Hunyuan V1 dense
- * (HunYuanDenseV1ForCausalLM; reference/cfg_hunyuan.c): Llama's decoder with q/k/v and o_proj
+ * (HunYuanDenseV1ForCausalLM; reference/cfg_hunyuan.c) and MoE (HunYuanMoEV1ForCausalLM: the
+ * same attention, every layer a softmax top-k router, renormalised, plus the ungated
+ * shared_mlp). Dense: Llama's decoder with q/k/v and o_proj
  * biases (attention_bias), per-head query_layernorm / key_layernorm [d] after RoPE
  * (replicated on every rank), the NTK-alpha RoPE base (rope_scaling dynamic with alpha).
  * Full and sharded logits agree within REF_TOL_F32 (TP 1, 2, 4, 8) or the quantized layouts'
@@ -8,7 +10,8 @@
  * points; rank tensors broken the way a wrong planner would break them are caught; each
  * switch moves the logits; config defaults and refusals. Fixture from
  * $WT_BUILD/wt-mkckpt --family hunyuan_v1_dense (hid 256, H 8, KV 2, d 64, I 512, V 1000,
- * 2 layers, tied; seed printed).
+ * 2 layers, tied) and --family hunyuan_v1_moe (hid 256, H 8, KV 2, d 32, 8 experts top-2 of
+ * 128, shared MLP 128, 2 layers, tied; seed printed).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -29,14 +32,15 @@
 #include "tests/test_reference_util.h"
 
 #define V_HY "hunyuan_v1_dense"
+#define V_HM "hunyuan_v1_moe"
 #define V_N  1000
 #define A1   "model.layers.1.self_attn."
 
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {V_HY};
-	return gen_fixtures("reference_hunyuan", fams, 1);
+	static const char *fams[] = {V_HY, V_HM};
+	return gen_fixtures("reference_hunyuan", fams, 2);
 }
 
 static void test_hunyuan_dense_pass(void **state)
@@ -164,7 +168,7 @@ static void test_hunyuan_dense_switches(void **state)
 
 #define HY(extra)                                                                                  \
 	"{\"architectures\": [\"HunYuanDenseV1ForCausalLM\"], \"model_type\": "                    \
-	"\"hunyuan_v1_dense\", \"hidden_size\": 64, \"num_attention_heads\": 4, "                   \
+	"\"hunyuan_v1_dense\", \"hidden_size\": 64, \"num_attention_heads\": 4, "                  \
 	"\"num_key_value_heads\": 2, \"num_hidden_layers\": 2, \"vocab_size\": 100, "              \
 	"\"intermediate_size\": 96" extra "}"
 
@@ -201,6 +205,159 @@ static void test_hunyuan_dense_config(void **state)
 	expect_cfg(HY(", \"use_qk_norm\": 1"), WT_ECORRUPT, "use_qk_norm");
 }
 
+/* Hunyuan V1 MoE: the same attention (no biases here), every layer a softmax router
+ * (mlp.gate.wg) over 8 experts, top moe_topk 2 renormalised, + the ungated shared_mlp */
+static void test_hunyuan_moe_pass(void **state)
+{
+	(void)state;
+	expect_pass(V_HM, 1, 1, WT_QUANT_NONE, 0);
+	expect_pass(V_HM, 2, 1, WT_QUANT_NONE, 0);
+	expect_pass(V_HM, 4, 1, WT_QUANT_NONE, 0);
+	expect_pass(V_HM, 1, 2, WT_QUANT_NONE, 0);
+	expect_pass(V_HM, 1, 4, WT_QUANT_NONE, 0);
+	expect_pass(V_HM, 2, 2, WT_QUANT_NONE, 1);
+	expect_pass(V_HM, 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	expect_pass(V_HM, 1, 2, WT_QUANT_FP8_BLOCK, 0);
+	expect_pass(V_HM, 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+}
+
+/* (row, column, transformers 4.57.1 logit), tokens g_tokens */
+static const gold_pt gold_hunyuan_moe[] = {
+    {0, 298, -3.86374354e-01f}, {0, 553, 1.97652966e-01f},  {0, 859, -2.80247569e-01f},
+    {0, 993, 3.74861598e-01f},  {1, 18, 6.95180655e-01f},   {1, 532, -1.39134273e-01f},
+    {1, 671, -5.68080187e-01f}, {1, 939, -1.77595153e-01f}, {2, 489, -5.80400586e-01f},
+    {2, 500, 1.33040369e-01f},  {2, 842, 6.94724083e-01f},  {2, 947, -4.33752388e-01f},
+    {3, 228, -8.41590241e-02f}, {3, 277, 8.69066641e-02f},  {3, 582, 2.88901776e-01f},
+    {3, 834, -1.02557406e-01f}, {4, 27, 3.20660025e-02f},   {4, 399, -2.48851418e-01f},
+    {4, 756, 8.22147131e-02f},  {4, 797, 3.66638422e-01f},  {5, 604, -9.02227998e-01f},
+    {5, 647, -1.72352374e-01f}, {5, 859, -1.59904644e-01f}, {5, 894, -4.01054829e-01f},
+    {6, 128, -1.35982633e-02f}, {6, 420, 7.92682171e-03f},  {6, 538, 3.00461888e-01f},
+    {6, 757, 2.09311485e-01f},
+};
+
+/* Over all 7000 logits 1.07e-6 of max |logit| 1.26 */
+static void test_hunyuan_moe_transformers(void **state)
+{
+	(void)state;
+	expect_gold(V_HM, V_N, GOLD_TOL, gold_hunyuan_moe,
+	            sizeof(gold_hunyuan_moe) / sizeof(gold_hunyuan_moe[0]));
+}
+
+#define HM1 "model.layers.1.mlp."
+
+static void tamper_router(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* EP 2: rank 0's router replica with experts 0 and 1's rows exchanged, as a
+	              planner misplacing the router's rows would */
+	assert_int_equal(n, 2);
+	swap_stack_halves(find_tensor(&r[0], HM1 "gate.weight")->data, 1, 1, 256 * 2);
+}
+
+static void tamper_shared(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* TP 2: rank 1's shared gate_up with its gate and up halves exchanged */
+	assert_int_equal(n, 2);
+	swap_stack_halves(find_tensor(&r[1], HM1 "shared_mlp.gate_up_proj.weight")->data, 1, 64,
+	                  256 * 2);
+}
+
+static void tamper_experts(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* EP 2: the two ranks' w13 stacks exchanged (experts 0-3 <-> 4-7) */
+	assert_int_equal(n, 2);
+	swap_data(&r[0], &r[1], HM1 "experts.w13_weight");
+}
+
+static void tamper_shared_down(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* EP 2: the shared MLP's down_proj dropped on rank 1 (zero), as if the shared
+	              MLP were sliced by EP rank */
+	assert_int_equal(n, 2);
+	ref_tensor *t = find_tensor(&r[1], HM1 "shared_mlp.down_proj.weight");
+	memset(t->data, 0, t->nbytes);
+}
+
+static void test_hunyuan_moe_caught(void **state)
+{
+	(void)state;
+	expect_caught(V_HM, 1, 2, tamper_router, "router rows 0 / 1 exchanged on rank 0");
+	expect_caught(V_HM, 2, 1, tamper_shared, "shared gate / up halves exchanged on rank 1");
+	expect_caught(V_HM, 1, 2, tamper_experts, "w13 stacks exchanged between EP ranks");
+	expect_caught(V_HM, 1, 2, tamper_shared_down, "shared down_proj zero on rank 1");
+}
+
+static void test_hunyuan_moe_switches(void **state)
+{
+	(void)state;
+	model m = {0};
+	ref_set ck = {0};
+	ref_cfg c;
+	wt_errbuf err = {0};
+	open_model(&m, V_HM);
+	assert_int_equal(ref_load_ckpt(m.c, &c, &ck, &err), WT_OK);
+	assert_true(c.hunyuan && c.qk_norm && c.kind == REF_QWEN2_MOE && c.norm_topk && c.tied &&
+	            c.d == 32 && c.L == 2);
+	assert_int_equal(c.E, 8);
+	assert_int_equal(c.topk, 2); /* moe_topk [2, 2] */
+	assert_int_equal(c.Ie, 128); /* moe_intermediate_size [128, 128] */
+	assert_int_equal(c.Is, 128); /* intermediate_size x num_shared_expert [1, 1] */
+	assert_true(ref_layer_is_moe(&c, 0) && ref_layer_is_moe(&c, 1));
+	size_t n = N_TOK * V_N;
+	float *base = malloc(n * sizeof(float)), *lg = malloc(n * sizeof(float));
+	assert_true(base && lg);
+	logits_with(&c, &ck, base);
+	ref_cfg off = c;
+	off.norm_topk = false;
+	logits_with(&off, &ck, lg);
+	expect_moved(base, lg, n, 1e-3, "top-k weights not renormalised");
+	off = c;
+	off.Is = 0;
+	logits_with(&off, &ck, lg);
+	expect_moved(base, lg, n, 1e-3, "no shared MLP");
+	off = c;
+	off.topk = 1;
+	logits_with(&off, &ck, lg);
+	expect_moved(base, lg, n, 1e-3, "top-1");
+	free(base);
+	free(lg);
+	ref_set_clear(&ck);
+	close_model(&m);
+}
+
+#define HMC(extra)                                                                                 \
+	"{\"architectures\": [\"HunYuanMoEV1ForCausalLM\"], \"model_type\": \"hunyuan_v1_moe\", "  \
+	"\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "            \
+	"\"num_hidden_layers\": 2, \"vocab_size\": 100, \"intermediate_size\": 96" extra "}"
+
+static void test_hunyuan_moe_config(void **state)
+{
+	(void)state;
+	ref_cfg c;
+	wt_errbuf err = {0};
+	/* HunYuanMoEV1Config's moe_topk 1; the shared MLP intermediate_size wide, the experts too
+	 * when moe_intermediate_size is absent; renormalised whatever norm_topk_prob says */
+	static const char plain[] = HMC(", \"num_experts\": 4, \"norm_topk_prob\": false");
+	assert_int_equal(ref_cfg_parse_json(plain, strlen(plain), &c, &err), WT_OK);
+	assert_true(c.hunyuan && c.norm_topk && c.kind == REF_QWEN2_MOE && c.qk_norm);
+	assert_true(c.E == 4 && c.topk == 1 && c.Ie == 96 && c.Is == 96);
+	static const char lists[] =
+	    HMC(", \"num_experts\": 4, \"moe_topk\": [3, 3], \"moe_intermediate_size\": [32, 32], "
+	        "\"num_shared_expert\": [2, 2]");
+	assert_int_equal(ref_cfg_parse_json(lists, strlen(lists), &c, &err), WT_OK);
+	assert_true(c.topk == 3 && c.Ie == 32 && c.Is == 192);
+	static const char nomix[] = HMC(", \"num_experts\": 4, \"use_mixed_mlp_moe\": false");
+	assert_int_equal(ref_cfg_parse_json(nomix, strlen(nomix), &c, &err), WT_OK);
+	assert_int_equal(c.Is, 0);
+	expect_cfg(HMC(", \"num_experts\": 4, \"moe_topk\": 5"), WT_EUNSUPPORTED, "top-k");
+	expect_cfg(HMC(", \"num_experts\": 4, \"moe_topk\": [2, 1]"), WT_EUNSUPPORTED,
+	           "moe_topk[1]");
+	/* num_experts_per_tok is not Hunyuan's key; a null moe_topk is the class default */
+	static const char other[] =
+	    HMC(", \"num_experts\": 4, \"num_experts_per_tok\": 3, \"moe_topk\": null");
+	assert_int_equal(ref_cfg_parse_json(other, strlen(other), &c, &err), WT_OK);
+	assert_int_equal(c.topk, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,6 +366,11 @@ int main(void)
 	    cmocka_unit_test(test_hunyuan_dense_caught),
 	    cmocka_unit_test(test_hunyuan_dense_switches),
 	    cmocka_unit_test(test_hunyuan_dense_config),
+	    cmocka_unit_test(test_hunyuan_moe_pass),
+	    cmocka_unit_test(test_hunyuan_moe_transformers),
+	    cmocka_unit_test(test_hunyuan_moe_caught),
+	    cmocka_unit_test(test_hunyuan_moe_switches),
+	    cmocka_unit_test(test_hunyuan_moe_config),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

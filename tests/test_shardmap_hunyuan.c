@@ -1,11 +1,15 @@
 /*
- * test_shardmap_hunyuan.c — Hunyuan V1 dense (HunYuanDenseV1ForCausalLM), cut as vLLM's
- * hunyuan_v1.py loads it: Llama's table with q/k/v biases fused with their rows and o_proj's
- * bias replicated, both exactly when attention_bias is true; per-head
- * self_attn.query_layernorm / key_layernorm [head_dim] replicated whole on every rank (with
- * use_qk_norm, true when absent), never quantized; a bias-free MLP; head_dim as given (H x d
- * need not be hidden). Hand-computed slices at TP 2 and TP 4 (KV 2 < 4), int8 codes, coverage
- * TP 1-8, HunYuanDenseV1Config's defaults and the refusals. Seeds fixed and printed.
+ * test_shardmap_hunyuan.c — Hunyuan V1 dense (HunYuanDenseV1ForCausalLM) and MoE
+ * (HunYuanMoEV1ForCausalLM), cut as vLLM's hunyuan_v1.py loads them. Dense: Llama's table with
+ * q/k/v biases fused with their rows and o_proj's bias replicated, both exactly when attention_bias
+ * is true; per-head self_attn.query_layernorm / key_layernorm [head_dim] replicated whole on every
+ * rank (with use_qk_norm, true when absent), never quantized; a bias-free MLP; head_dim as given (H
+ * x d need not be hidden). Hand-computed slices at TP 2 and TP 4 (KV 2 < 4), int8 codes, coverage
+ * TP 1-8, HunYuanDenseV1Config's defaults and the refusals. MoE: the same attention, every
+ * layer a router (mlp.gate.wg -> mlp.gate) replicated, the experts stacked as w13 / w2 (Ie
+ * split under TP, whole experts under EP), the shared MLP merged as a dense one; exact bytes
+ * TP 2, EP 2, TP 2 x EP 2 up_gate, int8 codes, coverage TP 1-8 / EP 2-8, the per-layer lists
+ * and the refusals. Seeds fixed and printed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -187,7 +191,8 @@ static void test_hunyuan_dense_errors(void **state)
 {
 	(void)state;
 	/* attention_bias: biases required when true, unknown when false (the class default) */
-	refused(tm_hunyuan(HY_RELEASE), HY_BIAS, WT_ENOTFOUND, "q_proj.bias", "attention_bias true");
+	refused(tm_hunyuan(HY_RELEASE), HY_BIAS, WT_ENOTFOUND, "q_proj.bias",
+	        "attention_bias true");
 	refused(tm_hunyuan(HY_ALL), HY_PLAIN, WT_EUNSUPPORTED, "_proj.bias", "attention_bias");
 	tm_model *m = tm_hunyuan(HY_ALL);
 	tm_remove(m, A1 "o_proj.bias");
@@ -231,12 +236,230 @@ static void test_hunyuan_dense_errors(void **state)
 	        WT_ESHAPE, "290943", "fix config.json");
 }
 
+/* Hunyuan V1 MoE (HunYuanMoEV1ForCausalLM): hid 256, H 8, KV 2, d 32 (hid / H), I 128 (the
+ * shared MLP x num_shared_expert 1), 8 experts of Ie 128, 2 layers, every layer MoE; the
+ * per-layer lists of Hunyuan-A13B's config.json */
+#define HM_CFG(extra)                                                                              \
+	"{\"architectures\":[\"HunYuanMoEV1ForCausalLM\"],\"model_type\":\"hunyuan_v1_moe\","      \
+	"\"hidden_size\":256,\"num_attention_heads\":8,\"num_key_value_heads\":2,"                 \
+	"\"intermediate_size\":128,\"vocab_size\":1000,\"num_hidden_layers\":2,"                   \
+	"\"tie_word_embeddings\":false" extra "}"
+/* the MoE keys: num_experts NE, moe_intermediate_size IEL, num_shared_expert NS, the rest X */
+#define HM_KEYS(NE_, IEL, NS, X)                                                                   \
+	",\"num_experts\":" NE_ ",\"moe_topk\":[2,2],\"moe_intermediate_size\":" IEL               \
+	",\"num_shared_expert\":" NS X
+#define HM_MOE HM_KEYS("8", "[128,128]", "[1,1]", ",\"use_mixed_mlp_moe\":true")
+#define HM_OK  HM_CFG(HM_MOE)
+#define NE     8
+#define IE     128
+#define W13    M1 "experts.w13_weight"
+#define W2     M1 "experts.w2_weight"
+
+static tm_model *tm_hunyuan_moe(int64_t ish)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	tm_top(m, 1000, HID, 1);
+	char b[200];
+	for (int i = 0; i < 2; i++) {
+		tm_attn(m, i, 8, 2, 32, HID, 0, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "self_attn.query_layernorm.weight");
+		tm_add2(m, b, 32, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "self_attn.key_layernorm.weight");
+		tm_add2(m, b, 32, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "mlp.gate.wg.weight");
+		tm_add2(m, b, NE, HID);
+		tm_experts(m, i, "mlp.experts.", NE, IE, HID, "gate_proj", "up_proj", "down_proj");
+		if (ish > 0)
+			tm_mlp(m, i, "mlp.shared_mlp.", ish, HID);
+	}
+	return m;
+}
+
+/* Expert j's gate / up rows [a, a+n) at slot s of rank r's w13 ([gate ; up] per expert, or
+ * up first), its down columns [a, a+n) at slot s of w2. */
+static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
+                      bool up_first)
+{
+	char g[160], u[160], d[160];
+	snprintf(g, sizeof(g), M1 "experts.%lld.gate_proj.weight", (long long)j);
+	snprintf(u, sizeof(u), M1 "experts.%lld.up_proj.weight", (long long)j);
+	snprintf(d, sizeof(d), M1 "experts.%lld.down_proj.weight", (long long)j);
+	rows_are(f, r, W13, s * 2 * n, up_first ? u : g, a, n);
+	rows_are(f, r, W13, s * 2 * n + n, up_first ? g : u, a, n);
+	cols_at(f, r, W2, s * HID, d, HID, IE, a, n);
+}
+
+/* The router (checkpoint mlp.gate.wg, runtime mlp.gate) and the head norms: the source bytes
+ * on every rank. */
+static void moe_replicated(const fx *f, uint32_t ranks)
+{
+	for (uint32_t r = 0; r < ranks; r++) {
+		shp(f, r, M1 "gate.weight", 2, NE, HID, 0);
+		rows_are(f, r, M1 "gate.weight", 0, M1 "gate.wg.weight", 0, NE);
+		repl(f, r, A1 "query_layernorm.weight");
+		repl(f, r, A1 "key_layernorm.weight");
+		assert_true(tm_ix(f->p, r, M1 "gate.wg.weight") < 0);
+	}
+}
+
+static void test_hunyuan_moe_tp2(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_hunyuan_moe(128), HM_OK, 2, 1, 0, true);
+	assert_string_equal(shardmap_family(f.p), "hunyuan_v1_moe");
+	/* every expert on both ranks, Ie split: rank 1 rows / columns 64..127 */
+	shp(&f, 1, W13, 3, NE, 2 * 64, HID);
+	shp(&f, 1, W2, 3, NE, HID, 64);
+	for (int64_t j = 0; j < NE; j++) {
+		expert_is(&f, 0, j, j, 0, 64, false);
+		expert_is(&f, 1, j, j, 64, 64, false);
+	}
+	/* the shared MLP as a dense one: [gate_r ; up_r] rows, down by columns */
+	const char *sgu = M1 "shared_mlp.gate_up_proj.weight";
+	shp(&f, 1, sgu, 2, 128, HID, 0);
+	rows_are(&f, 1, sgu, 0, M1 "shared_mlp.gate_proj.weight", 64, 64);
+	rows_are(&f, 1, sgu, 64, M1 "shared_mlp.up_proj.weight", 64, 64);
+	cols_of(&f, 1, 2, M1 "shared_mlp.down_proj.weight", M1 "shared_mlp.down_proj.weight", HID,
+	        128);
+	rows_are(&f, 1, A1 "qkv_proj.weight", 0, A1 "q_proj.weight", 128, 128);
+	assert_true(tm_ix(f.p, 0, A1 "qkv_proj.bias") < 0);
+	moe_replicated(&f, 2);
+	fx_close(&f);
+}
+
+/* EP 2: each rank four experts whole, the shared MLP whole on both; TP 2 x EP 2 up_gate:
+ * rank 3 (tp 1, ep 1) holds experts 4..7 whole, up first; the shared MLP follows the tp
+ * rank, [gate ; up] whatever w13_order */
+static void test_hunyuan_moe_ep(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_hunyuan_moe(128), HM_OK, 1, 2, 0, true);
+	shp(&f, 1, W13, 3, 4, 2 * IE, HID);
+	for (int64_t k = 0; k < 4; k++) {
+		expert_is(&f, 0, k, k, 0, IE, false);
+		expert_is(&f, 1, k, 4 + k, 0, IE, false);
+	}
+	shp(&f, 1, M1 "shared_mlp.gate_up_proj.weight", 2, 256, HID, 0);
+	moe_replicated(&f, 2);
+	fx_close(&f);
+	fx_open(&f, tm_hunyuan_moe(128), HM_OK, 2, 2, 1, true);
+	for (int64_t k = 0; k < 4; k++) {
+		expert_is(&f, 3, k, 4 + k, 0, IE, true);
+		expert_is(&f, 0, k, k, 0, IE, true);
+	}
+	const char *sgu = M1 "shared_mlp.gate_up_proj.weight";
+	rows_are(&f, 3, sgu, 0, M1 "shared_mlp.gate_proj.weight", 64, 64);
+	rows_are(&f, 3, sgu, 64, M1 "shared_mlp.up_proj.weight", 64, 64);
+	moe_replicated(&f, 4);
+	fx_close(&f);
+}
+
+/* int8-channel at TP 2: each expert's rows quantized one by one; the router and the head
+ * norms stay BF16 without a scale */
+static void test_hunyuan_moe_int8(void **state)
+{
+	(void)state;
+	fx f;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	fx_open_l(&f, tm_hunyuan_moe(128), HM_OK, &l, true);
+	shp(&f, 1, W13 "_scale", 3, NE, 128, 1);
+	assert_int_equal(info(&f, 1, W13)->dtype, WT_I8);
+	assert_int_equal(info(&f, 1, M1 "shared_mlp.down_proj.weight")->dtype, WT_I8);
+	assert_int_equal(info(&f, 1, M1 "gate.weight")->dtype, WT_BF16);
+	assert_true(tm_ix(f.p, 1, M1 "gate.weight_scale") < 0);
+	assert_int_equal(info(&f, 1, A1 "query_layernorm.weight")->dtype, WT_BF16);
+	const int8_t *q = (const int8_t *)out_bytes(&f, 1, W13);
+	const float *sc = (const float *)out_bytes(&f, 1, W13 "_scale");
+	for (int64_t j = 0; j < NE; j++)
+		for (int64_t row = 0; row < 128; row++) {
+			char src[160];
+			snprintf(src, sizeof(src), M1 "experts.%lld.%s_proj.weight", (long long)j,
+			         row < 64 ? "gate" : "up");
+			size_t rowb;
+			const uint16_t *x =
+			    (const uint16_t *)src_rows(&f, src, 64 + row % 64, &rowb);
+			int8_row_is(q + (j * 128 + row) * HID, sc[j * 128 + row], x, HID);
+		}
+	fx_close(&f);
+}
+
+static void test_hunyuan_moe_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1},
+	                                   {1, 2}, {2, 2}, {1, 4}, {1, 8}};
+	coverage(tm_hunyuan_moe(128), HM_OK, 2, lays, sizeof(lays) / sizeof(lays[0]));
+	/* num_shared_expert 2: the shared MLP 256 wide; use_mixed_mlp_moe false: none */
+	coverage(tm_hunyuan_moe(256), HM_CFG(HM_KEYS("8", "[128,128]", "2", "")), 2, lays, 4);
+	coverage(tm_hunyuan_moe(0),
+	         HM_CFG(HM_KEYS("8", "[128,128]", "1", ",\"use_mixed_mlp_moe\":false")), 2, lays,
+	         4);
+}
+
+static void test_hunyuan_moe_errors(void **state)
+{
+	(void)state;
+	/* num_experts absent is HunYuanMoEV1Config's 1 (vLLM: a dense MLP), 1 alike */
+	refused(tm_hunyuan_moe(128), HM_CFG(""), WT_ECORRUPT, "num_experts > 1", "default 1");
+	refused(tm_hunyuan_moe(128), HM_CFG(",\"num_experts\":1"), WT_ECORRUPT, "num_experts is 1",
+	        "dense MLP");
+	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("[8,8]", "128", "1", "")), WT_ECORRUPT,
+	        "num_experts", "not an integer");
+	/* per-layer lists: all equal, one per layer */
+	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "[128,64]", "1", "")), WT_EUNSUPPORTED,
+	        "moe_intermediate_size[1] is 64", "give one value");
+	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "128", "[1,1,1]", "")), WT_ECORRUPT,
+	        "num_shared_expert has 3 entries", "num_hidden_layers");
+	refused(tm_hunyuan_moe(128), HM_CFG(",\"num_experts\":8,\"moe_topk\":[2,\"x\"]"),
+	        WT_ECORRUPT, "moe_topk[1]", "not an integer");
+	/* the expert size is moe_intermediate_size, the shared MLP's intermediate_size x
+	 * num_shared_expert */
+	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "64", "1", "")), WT_ESHAPE, "experts.0.",
+	        "[256, 64]");
+	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "[128,128]", "2", "")), WT_ESHAPE,
+	        "shared_mlp", "[256, 256]");
+	refused(tm_hunyuan_moe(128),
+	        HM_CFG(HM_KEYS("8", "[128,128]", "1", ",\"use_mixed_mlp_moe\":false")),
+	        WT_EUNSUPPORTED, "shared_mlp", "use_mixed_mlp_moe");
+	refused(tm_hunyuan_moe(0), HM_OK, WT_ENOTFOUND, "shared_mlp.gate_proj", "missing");
+	/* the router under vLLM's runtime name is not a checkpoint tensor; missing is missing */
+	tm_model *m = tm_hunyuan_moe(128);
+	tm_lin_l(m, 1, "mlp.gate.weight", NE, HID, 0);
+	refused(m, HM_OK, WT_EUNSUPPORTED, M1 "gate.weight", "");
+	m = tm_hunyuan_moe(128);
+	tm_remove(m, M1 "gate.wg.weight");
+	refused(m, HM_OK, WT_ENOTFOUND, M1 "gate.wg.weight", "missing");
+	/* an expert past num_experts; a dense MLP (no Hunyuan MoE layer has one) */
+	m = tm_hunyuan_moe(128);
+	tm_lin_l(m, 1, "mlp.experts.8.gate_proj.weight", IE, HID, 0);
+	refused(m, HM_OK, WT_ESHAPE, "experts.8", "8 experts");
+	m = tm_hunyuan_moe(128);
+	tm_lin_l(m, 1, "mlp.gate_proj.weight", 128, HID, 0);
+	refused(m, HM_OK, WT_EUNSUPPORTED, M1 "gate_proj.weight", "hunyuan_v1_moe");
+	refused(tm_hunyuan_moe(128), HM_CFG(HM_MOE ",\"use_cla\":true"), WT_EUNSUPPORTED,
+	        "HunYuanMoEV1ForCausalLM with use_cla true", "");
+	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "128", "5000", "")), WT_ECORRUPT,
+	        "num_shared_expert 5000", "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hunyuan_dense_tp2),      cmocka_unit_test(test_hunyuan_dense_tp4),
-	    cmocka_unit_test(test_hunyuan_dense_int8),     cmocka_unit_test(test_hunyuan_dense_coverage),
+	    cmocka_unit_test(test_hunyuan_dense_tp2),
+	    cmocka_unit_test(test_hunyuan_dense_tp4),
+	    cmocka_unit_test(test_hunyuan_dense_int8),
+	    cmocka_unit_test(test_hunyuan_dense_coverage),
 	    cmocka_unit_test(test_hunyuan_dense_errors),
+	    cmocka_unit_test(test_hunyuan_moe_tp2),
+	    cmocka_unit_test(test_hunyuan_moe_ep),
+	    cmocka_unit_test(test_hunyuan_moe_int8),
+	    cmocka_unit_test(test_hunyuan_moe_coverage),
+	    cmocka_unit_test(test_hunyuan_moe_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
