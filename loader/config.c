@@ -321,6 +321,25 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = get_int(root, "interleave_moe_layer_step", 1, 1, &c->interleave_moe_layer_step,
 		             err);
+	/* Hunyuan V1 MoE: the shared MLP (mlp.shared_mlp) is intermediate_size x
+	 * num_shared_expert wide when use_mixed_mlp_moe (vLLM's hunyuan_v1.py; transformers
+	 * builds it always, intermediate_size wide: both absent read 1 and true) */
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "hunyuan_v1_moe") == 0) {
+		int64_t ns = 1;
+		bool mixed = true;
+		rv = get_int(root, "num_shared_expert", 1, 0, &ns, err);
+		if (rv == WT_OK)
+			rv = get_bool(root, "use_mixed_mlp_moe", true, &mixed, err);
+		if (rv == WT_OK && ns > 4096)
+			rv = wt_seterr(
+			    err, WT_ECORRUPT,
+			    "config.json: num_shared_expert %lld is not a model's (at most "
+			    "4096)",
+			    (long long)ns);
+		/* intermediate_size past 2^24 is refused by the planner's dim check */
+		if (rv == WT_OK && c->intermediate_size > 0 && c->intermediate_size <= (1ll << 24))
+			c->shared_expert_intermediate_size = mixed ? c->intermediate_size * ns : 0;
+	}
 	json_t *ml = json_object_get(root, "moe_layers");
 	c->has_moe_layers = ml != NULL && !json_is_null(ml);
 	if (rv == WT_OK)
@@ -594,6 +613,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = get_bool(root, "use_bias", false, &c->use_bias, err);
 	if (rv == WT_OK)
+		rv = get_bool(root, "use_cla", false, &c->use_cla, err);
+	if (rv == WT_OK)
 		rv = get_bool(root, "attention_bias", false, &c->attention_bias, err);
 	if (rv == WT_OK)
 		rv = get_bool(root, "attention_out_bias", false, &c->attention_out_bias, err);
@@ -697,6 +718,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	int rv = fill ? lfm2_aliases(v, mt, err) : WT_OK;
 	if (rv == WT_OK && fill)
 		rv = fill_class_defaults(v, mt, err);
+	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)
+		rv = config_hunyuan_lists(v, err);
 	if (rv != WT_OK) {
 		json_decref(v);
 		return rv;

@@ -389,6 +389,32 @@ static const class_default granitemoehybrid_defaults[] = {
     {"attention_multiplier", true, 1.0},
 };
 
+/* HunYuanDenseV1Config's (transformers 4.57.1): num_key_value_heads None becomes
+ * num_attention_heads and head_dim None hidden_size / num_attention_heads, as the loader's own
+ * defaults do (transformers' attention then fails on the None; vLLM takes hidden / heads).
+ * use_qk_norm is no key of the class: HunYuanDenseV1Attention builds query_layernorm /
+ * key_layernorm always, and vLLM's hunyuan_v1.py only when use_qk_norm is true, so an absent
+ * key reads as true (the releases say true). */
+static const class_default hunyuan_v1_dense_defaults[] = {
+    {"vocab_size", false, 290943},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
+    {"use_qk_norm", false, 1, true},
+};
+
+/* HunYuanMoEV1Config's (transformers 4.57.1): the dense class's defaults plus num_experts 1
+ * and moe_topk 1 (the planner refuses one expert: vLLM builds a dense MLP then); use_qk_norm
+ * as the dense one's. */
+static const class_default hunyuan_v1_moe_defaults[] = {
+    {"vocab_size", false, 290943},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
+    {"num_experts", false, 1},           {"moe_topk", false, 1},
+    {"use_qk_norm", false, 1, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -433,6 +459,8 @@ static const struct {
     CLASS("arcee", arcee_defaults),
     CLASS("lfm2", lfm2_defaults),
     CLASS("granitemoehybrid", granitemoehybrid_defaults),
+    CLASS("hunyuan_v1_dense", hunyuan_v1_dense_defaults),
+    CLASS("hunyuan_v1_moe", hunyuan_v1_moe_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -39,4 +39,9 @@ typedef struct class_default {
  * (config_defaults.c). Static tables. */
 const class_default *config_class_defaults(const char *mt, size_t *n);
 
+/* Hunyuan V1 MoE (model_type hunyuan_v1_moe): the per-layer lists moe_intermediate_size,
+ * moe_topk, num_shared_expert of view v replaced by their one value (all entries equal, one
+ * per layer; else WT_EUNSUPPORTED / WT_ECORRUPT naming the key) (config_hunyuan.c). */
+int config_hunyuan_lists(json_t *v, wt_errbuf *err);
+
 #endif

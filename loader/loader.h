@@ -283,6 +283,7 @@ typedef struct ckpt_config {
 	bool lm_head_bias;        /* PhiMoE: lm_head has a bias [vocab_size]; false if absent */
 	bool use_qk_norm; /* GLM-4.5 (Llama 4: the L2 norm): q_norm / k_norm; false if absent */
 	bool use_bias;    /* ERNIE 4.5: every Linear has a bias; false if absent */
+	bool use_cla;     /* Hunyuan V1: cross-layer attention (refused); false if absent */
 	/* Seed-OSS's bias switches: q/k/v biases, o_proj's, the MLP's; false if absent (but
 	 * SeedOssConfig's attention_bias is true: config_defaults.c fills it) */
 	bool attention_bias, attention_out_bias, mlp_bias;

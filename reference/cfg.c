@@ -49,6 +49,7 @@ enum {
 	F_N_TYPES,
 	F_MOE_K,
 	F_NORM_MIN,
+	F_MOE_TOPK,
 	F_COUNT
 };
 
@@ -71,6 +72,7 @@ static int read_fields(const char *json, size_t len, ckpt_field *f, wt_errbuf *e
 	    [F_N_TYPES] = {"type_vocab_size", CKPT_FIELD_INT},
 	    [F_MOE_K] = {"moe_k", CKPT_FIELD_INT},
 	    [F_NORM_MIN] = {"moe_norm_min", CKPT_FIELD_REAL},
+	    [F_MOE_TOPK] = {"moe_topk", CKPT_FIELD_INT},
 	};
 	memcpy(f, spec, sizeof(spec)); /* keys and kinds, outputs cleared */
 	return ckpt_config_fields(json, len, f, F_COUNT, err);
@@ -120,7 +122,8 @@ enum {
 	FAM_APERTUS,
 	FAM_ARCEE,
 	FAM_LFM2,
-	FAM_GRANITE4
+	FAM_GRANITE4,
+	FAM_HUNYUAN
 };
 
 /* The planner's family -> the reference's kind. */
@@ -238,6 +241,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * (granite4.c) under Granite's multipliers, GraniteMoE's experts and the shared MLP
 	     * (without experts: the shared MLP alone; cfg_granite4.c) */
 	    {"granitemoehybrid", REF_MIXTRAL, false, 0, FAM_GRANITE4},
+	    /* HunYuanDenseV1ForCausalLM: Llama's math, per-head query_layernorm / key_layernorm
+	     * after RoPE (use_qk_norm), the NTK-alpha RoPE base (cfg_hunyuan.c) */
+	    {"hunyuan_v1_dense", REF_DENSE, false, 0, FAM_HUNYUAN},
+	    /* HunYuanMoEV1ForCausalLM: the same attention; every layer MoE: softmax router
+	     * mlp.gate.wg, top moe_topk renormalised, + the ungated shared_mlp */
+	    {"hunyuan_v1_moe", REF_QWEN2_MOE, false, 0, FAM_HUNYUAN},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -282,6 +291,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->apertus = map[i].fam == FAM_APERTUS;
 			c->nogate = c->apertus || map[i].fam == FAM_ARCEE;
 			c->lfm2 = map[i].fam == FAM_LFM2;
+			c->hunyuan = map[i].fam == FAM_HUNYUAN;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -358,7 +368,9 @@ static int parse_deepseek(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 
 static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 {
-	const ckpt_field *k = &f[c->ernie ? F_MOE_K : F_TOPK]; /* ERNIE: moe_k */
+	/* ERNIE: moe_k; Hunyuan: moe_topk (one value: the loader's view reads a per-layer list
+	 * of equal entries as it) */
+	const ckpt_field *k = &f[c->ernie ? F_MOE_K : c->hunyuan ? F_MOE_TOPK : F_TOPK];
 	if (!k->present)
 		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is missing", k->key);
 	c->topk = k->i;
@@ -377,8 +389,9 @@ static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		if ((rv = parse_deepseek(f, c, err)) != WT_OK)
 			return rv;
 	} else {
-		/* Qwen3VLMoeTextSparseMoeBlock renormalises whatever norm_topk_prob says */
-		c->norm_topk = c->q3vl_moe || bool_or(&f[F_NORM_TOPK], false);
+		/* Qwen3VLMoeTextSparseMoeBlock and HunYuanMoEV1Moe renormalise whatever
+		 * norm_topk_prob says */
+		c->norm_topk = c->q3vl_moe || c->hunyuan || bool_or(&f[F_NORM_TOPK], false);
 	}
 	if (c->E > REF_MAX_EXPERTS || c->topk < 1 || c->topk > c->E || c->Ie < 1 || c->Is < 0 ||
 	    c->sparse_step < 1)
@@ -522,7 +535,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
 		return rv;
-	if (c->gpt_oss)
+	if (c->hunyuan)
+		rv = ref_cfg_hunyuan(c, arch, json, len, err);
+	else if (c->gpt_oss)
 		rv = ref_cfg_gpt_oss(c, arch, json, len, err);
 	else if (c->llama4)
 		rv = ref_cfg_llama4(c, arch, json, len, err);

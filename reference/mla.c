@@ -236,7 +236,9 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 	}
 	/* GraniteMoE's checkpoint router is router.layer; the ranks carry Mixtral's gate */
 	rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%s%s.weight", m,
-	              ckpt && c->stacked_experts ? "router.layer" : "gate");
+	              ckpt && c->stacked_experts ? "router.layer"
+	              : ckpt && c->hunyuan       ? "gate.wg" /* vLLM: mlp.gate */
+	                                         : "gate");
 	if (rv == WT_OK && c->ernie) /* Ernie4_5_MoeStatics: [1, E] */
 		rv = ref_getf(s, &bias, false, err, 2, 1, c->E, 0,
 		              "%smoe_statics.e_score_correction_bias", m);
@@ -263,6 +265,10 @@ int ref_shared_gate(const ref_cfg *c, ref_set *s, const char *m, const float *h,
 	if (c->stacked_experts) { /* GraniteMoeShared: model.layers.{i}.shared_mlp., no gate */
 		size_t n = strlen(m), k = strlen("block_sparse_moe.");
 		snprintf(name, cap, "%.*sshared_mlp.", (int)(n > k ? n - k : 0), m);
+		return WT_OK;
+	}
+	if (c->hunyuan) { /* model.layers.{i}.mlp.shared_mlp., ungated */
+		snprintf(name, cap, "%sshared_mlp.", m);
 		return WT_OK;
 	}
 	snprintf(name, cap, "%s%s", m, ds ? "shared_experts." : "shared_expert.");

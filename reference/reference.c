@@ -204,9 +204,11 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	int nd = c->cohere ? 2 : 1;
 	if (c->qk_norm &&
 	    ((rv = ref_getf(s, &qn, false, err, nd, c->cohere ? c->H : qnd, c->cohere ? c->d : 0, 0,
-	                    "model.layers.%lld.self_attn.q_norm.weight", L)) ||
-	     (rv = ref_getf(s, &kn, false, err, nd, c->cohere ? c->KV : knd, c->cohere ? c->d : 0,
-	                    0, "model.layers.%lld.self_attn.k_norm.weight", L))))
+	                    "model.layers.%lld.self_attn.%s.weight", L,
+	                    ref_qk_norm_leaf(c, false))) ||
+	     (rv =
+	          ref_getf(s, &kn, false, err, nd, c->cohere ? c->KV : knd, c->cohere ? c->d : 0, 0,
+	                   "model.layers.%lld.self_attn.%s.weight", L, ref_qk_norm_leaf(c, true)))))
 		return rv;
 	if (c->sandwich &&
 	    (rv = ref_getf(s, &pn, false, err, 1, c->hid, 0, 0, "model.layers.%lld.%s.weight", L,
@@ -218,7 +220,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	if (c->qk_norm && c->cohere) {
 		ref_head_layernorm(c, b->q, qn, T, c->H);
 		ref_head_layernorm(c, b->k, kn, T, c->KV);
-	} else if (c->qk_norm) {
+	} else if (c->qk_norm && !c->hunyuan) {
 		ref_norm(c, b->q, b->q, qn, T * qd / qnd, qnd);
 		ref_norm(c, b->k, b->k, kn, T * kvd / knd, knd);
 	}
@@ -235,6 +237,10 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	} else {
 		ref_rope_layer(c, l, b->q, T, c->H, qd);
 		ref_rope_layer(c, l, b->k, T, c->KV, kvd);
+	}
+	if (c->qk_norm && c->hunyuan) { /* Hunyuan: per head after RoPE */
+		ref_norm(c, b->q, b->q, qn, T * c->H, c->d);
+		ref_norm(c, b->k, b->k, kn, T * c->KV, c->d);
 	}
 	int64_t kv_of[REF_MAX_HEADS];
 	if (c->H > REF_MAX_HEADS)

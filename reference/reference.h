@@ -380,6 +380,10 @@ typedef struct ref_cfg {
 	bool g4, g4_rope;
 	uint64_t g4_mamba[4];
 	int64_t m_heads, m_dh, m_groups, m_state, m_conv;
+	/* Hunyuan V1 (cfg_hunyuan.c; kind REF_DENSE, Llama's math): the per-head q / k norms
+	 * (qk_norm: use_qk_norm) are self_attn.query_layernorm / key_layernorm, applied after
+	 * RoPE; the RoPE base takes rope_scaling's dynamic alpha */
+	bool hunyuan;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

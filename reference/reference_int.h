@@ -351,6 +351,14 @@ int ref_nogate_mlp(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter,
                    const float *h, float *y, float *scratch, wt_errbuf *err);
 int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 
+/* The Hunyuan V1 fields of c (hunyuan set by the family map) from config.json
+ * (cfg_hunyuan.c): use_qk_norm, hidden_act, the NTK-alpha RoPE base; arch is named in
+ * refusals. */
+int ref_cfg_hunyuan(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* The leaf of layer l's per-head q (key false) or k norm: q_norm / k_norm, Hunyuan's
+ * query_layernorm / key_layernorm (cfg_hunyuan.c). */
+const char *ref_qk_norm_leaf(const ref_cfg *c, bool key);
+
 /* The Cohere / Cohere2 fields of c (cohere set by the family map) from config.json
  * (cfg_cohere.c); arch is named in refusals. */
 int ref_cfg_cohere(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);

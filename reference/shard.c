@@ -223,9 +223,11 @@ static int qk_norm_rank(shard *s, uint32_t r, int64_t l)
 	const float *qn, *kn;
 	int rv;
 	if ((rv = ref_getf(rs, &qn, false, s->err, 1, qnd, 0, 0,
-	                   "model.layers.%lld.self_attn.q_norm.weight", (long long)l)) ||
+	                   "model.layers.%lld.self_attn.%s.weight", (long long)l,
+	                   ref_qk_norm_leaf(c, false))) ||
 	    (rv = ref_getf(rs, &kn, false, s->err, 1, knd, 0, 0,
-	                   "model.layers.%lld.self_attn.k_norm.weight", (long long)l)))
+	                   "model.layers.%lld.self_attn.%s.weight", (long long)l,
+	                   ref_qk_norm_leaf(c, true))))
 		return rv;
 	if (!c->qk_norm_full) {
 		ref_norm(c, s->b.q, s->b.q, qn, T * Hl, d);
@@ -272,7 +274,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	if ((rv = qkv_rank(s, rs, l)) ||
 	    (rv = ref_getf(rs, &wo, false, s->err, 2, c->hid, Hl * d, 0,
 	                   "model.layers.%lld.self_attn.o_proj.weight", L)) ||
-	    (c->qk_norm && (rv = qk_norm_rank(s, r, l))))
+	    (c->qk_norm && !c->hunyuan && (rv = qk_norm_rank(s, r, l))))
 		return rv;
 	ref_clip_qkv(c, b->q, T * Hl * d); /* OLMo 1, OLMoE: each rank its own heads */
 	ref_clip_qkv(c, b->k, T * KVl * d);
@@ -288,6 +290,8 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 		ref_rope_layer(c, l, b->q, T, Hl, Hl * d);
 		ref_rope_layer(c, l, b->k, T, KVl, KVl * d);
 	}
+	if (c->qk_norm && c->hunyuan && (rv = qk_norm_rank(s, r, l))) /* after RoPE */
+		return rv;
 	/* local q head j is global head r*Hl + j; its kv head is global / (H/KV), held
 	 * locally at index global_kv - kv_shard*KVl */
 	int64_t kv_of[REF_MAX_HEADS];

@@ -87,6 +87,13 @@ static const char *bias_key(uint8_t cond)
 	                               : NULL;
 }
 
+/* The config.json switch that asks for a conditional tensor when true (a bias rule's, or
+ * use_qk_norm for the q / k norms: GLM-4.5's, Hunyuan's), or NULL. */
+static const char *switch_key(uint8_t cond)
+{
+	return cond == SM_C_QKNORM ? "use_qk_norm" : bias_key(cond);
+}
+
 static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
 {
 	size_t n = 0;
@@ -378,7 +385,8 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
 	else if (ru->cond == SM_C_SHARED && x->dm.shared_inter <= 0)
 		why = "without shared experts (n_shared_experts / moe_num_shared_experts / "
-		      "shared_expert_intermediate_size / shared_intermediate_size)";
+		      "shared_expert_intermediate_size / shared_intermediate_size / "
+		      "use_mixed_mlp_moe, num_shared_expert)";
 	else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
 		why = "inconsistent with q_lora_rank";
 	else if (ru->cond == SM_C_FULLATT || ru->cond == SM_C_LINATT ||
@@ -561,13 +569,13 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 				bool need = !(ru->flags & SM_F_OPT);
 				if ((ru->flags & SM_F_LMHEAD) && x->tied)
 					need = false;
-				if (need && !have && bias_key(ru->cond) != NULL)
+				if (need && !have && switch_key(ru->cond) != NULL)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,
 					    "tensor '%s': missing from the checkpoint, "
 					    "which config.json's %s true asks for (family "
 					    "%s); set it false or add the tensor",
-					    name, bias_key(ru->cond), f->name);
+					    name, switch_key(ru->cond), f->name);
 				if (need && !have)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,

@@ -52,10 +52,10 @@ typedef enum {
 	SM_K_ROWS3, /* three equal segments fused in the checkpoint (LFM2's conv.in_proj [B; C; x]
 	               rows): [B_r; C_r; x_r], each segment split by `unit` (vLLM's
 	               MergedColumnParallelLinear over [dim] * 3) */
-	SM_K_MAMBA,    /* Granite 4.0's Mamba2 in_proj [z; x; B; C; dt] (dims[0] SM_D_MIN) or
-	                  conv1d [x; B; C] (SM_D_MCONV), weight or bias: each segment's rows
-	                  split by tp, B and C whole on every rank when tp does not divide
-	                  mamba_n_groups (1), as vLLM's MambaMixer2 loads them */
+	SM_K_MAMBA, /* Granite 4.0's Mamba2 in_proj [z; x; B; C; dt] (dims[0] SM_D_MIN) or
+	               conv1d [x; B; C] (SM_D_MCONV), weight or bias: each segment's rows
+	               split by tp, B and C whole on every rank when tp does not divide
+	               mamba_n_groups (1), as vLLM's MambaMixer2 loads them */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -367,6 +367,8 @@ extern const sm_family shardmap_family_qwen3_vl_moe;
 extern const sm_family shardmap_family_olmo3;
 extern const sm_family shardmap_family_exaone4;
 extern const sm_family shardmap_family_granitemoehybrid;
+extern const sm_family shardmap_family_hunyuan_v1_dense;
+extern const sm_family shardmap_family_hunyuan_moe;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -36,6 +36,12 @@ typedef struct fam_expect {
 #define SEED_LAYER                                                                                 \
 	(2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 3 * 512 * 256 + 768 + 256 +        \
 	      2 * 512 + 256))
+/* hunyuan_v1_dense: norms, q 512x256 + k, v 128x256 with biases, o 256x512 + bias [256], query /
+ * key layernorms [64], gate / up 512x256, down 256x512 */
+#define HY_LAYER                                                                                   \
+	(2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 768 + 256 + 2 * 64 + 3 * 512 * 256))
+#define HYM_LAYER                                                                                  \
+	(2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 2 * 32 + 8 * 256 + 9 * 3 * 128 * 256))
 /* llama_fp8: 7 linears/layer become 1 byte/element + two 4-byte scalars each */
 #define FP8_LAYER (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 7 * 8 + 2 * 256 * 2)
 /* compressed-tensors twins: the 7 linears' 557056 elements as I8 (W8A8) or 4 bits (W4A16),
@@ -388,6 +394,14 @@ static const fam_expect fams[] = {
     /* granitemoehybrid_dense: attention, mamba, mamba; no experts; every bias */
     {"granitemoehybrid_dense", 43, G4D_BYTES, 128, 4, 1, 32, 64, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE,
      1},
+    /* hunyuan_v1_dense: seed_oss's attention (q 512x256, o 256x512, q/k/v and o biases) with
+     * query / key layernorms [64], a bias-free MLP; tied */
+    {"hunyuan_v1_dense", 32, 2 * (1000 * 256 + 256) + 2 * HY_LAYER, 256, 8, 2, 64, 512, 1000, 2, 1,
+     0, -1, CKPT_QUANT_NONE, 1},
+    /* hunyuan_v1_moe: q 256x256, k / v 64x256, o, norms [32], router [8, 256], 8 experts of
+     * 128 and the shared MLP [128]; tied */
+    {"hunyuan_v1_moe", 74, 2 * (1000 * 256 + 256) + 2 * HYM_LAYER, 256, 8, 2, 32, 128, 1000, 2, 1,
+     8, 128, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -540,6 +554,14 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->lfm2_auto_adjust && !cfg->lfm2_conv_bias &&
 		            !cfg->lfm2_ffn_mult_null);
 		assert_true(cfg->lfm2_ffn_mult == 1.0);
+	}
+	if (strcmp(e->name, "hunyuan_v1_dense") == 0) { /* the releases' switches, biases on */
+		assert_true(cfg->use_qk_norm && cfg->attention_bias && !cfg->use_cla);
+		assert_true(cfg->tie_given && cfg->tie_word_embeddings);
+	}
+	if (strcmp(e->name, "hunyuan_v1_moe") == 0) { /* the per-layer lists read as one value */
+		assert_true(cfg->use_qk_norm && !cfg->attention_bias && !cfg->use_cla);
+		assert_int_equal(cfg->shared_expert_intermediate_size, 128);
 	}
 	if (strcmp(e->name, "glm4_moe") == 0) { /* GLM-4.5's q/k norms and MoE keys */
 		assert_true(cfg->use_qk_norm);

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -446,6 +446,42 @@ sed -i 's/"attention"/"full_attention"/' "$T/g4_bad/config.json"
 grep -q 'layer_types\[2\] is neither "mamba" nor "attention"' "$T/err" ||
 	fail "granitemoehybrid layer_types: $(cat "$T/err")"
 rm -rf "$T/g4_bad"
+# Hunyuan V1 dense: q/k/v biases fused (kv head 1 shared by ranks 2-3 at TP 4), o_proj's
+# bias and the per-head query / key layernorms [64] whole, none of them quantized, tied (no
+# lm_head); use_cla true refused (exit 3)
+"$CTL" plan --model-dir "$T/hunyuan_v1_dense" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan hunyuan_v1_dense"
+for l in "1.self_attn.qkv_proj.weight *I8 *\[256, 256\]" "1.self_attn.qkv_proj.bias *BF16 *\[256\]" \
+	"1.self_attn.o_proj.weight *I8 *\[256, 128\]" "1.self_attn.o_proj.bias *BF16 *\[256\]" \
+	"1.self_attn.query_layernorm.weight *BF16 *\[64\]" "1.self_attn.key_layernorm.weight *BF16 *\[64\]" \
+	"1.mlp.gate_up_proj.weight *I8 *\[256, 256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "hunyuan_v1_dense line $l: $(cat "$T/plan")"
+done
+grep -q "bias_scale\|layernorm.weight_scale\|^ *lm_head" "$T/plan" &&
+	fail "hunyuan_v1_dense: a quantized bias or norm, or an lm_head: $(cat "$T/plan")"
+mkdir -p "$T/hy_cla" && cp "$T/hunyuan_v1_dense/model.safetensors" "$T/hy_cla/" &&
+	sed 's/"use_cla": false/"use_cla": true/' "$T/hunyuan_v1_dense/config.json" >"$T/hy_cla/config.json"
+"$CTL" plan --model-dir "$T/hy_cla" --tp-size 2 >/dev/null 2>"$T/err"
+[ $? -eq 3 ] || fail "hunyuan_v1_dense with use_cla true should exit 3"
+grep -q "use_cla true (cross-layer attention" "$T/err" || fail "hunyuan_v1_dense use_cla: $(cat "$T/err")"
+rm -rf "$T/hy_cla"
+# Hunyuan V1 MoE: the router mlp.gate.wg served as mlp.gate, unquantized; EP 2 x TP 2 rank 3
+# holds experts 4..7 whole, the shared MLP's tp half; moe_intermediate_size with different
+# per-layer entries refused (the model's config.json, before any layout)
+"$CTL" plan --model-dir "$T/hunyuan_v1_moe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--quant int8-channel --rank-only >"$T/plan" || fail "plan hunyuan_v1_moe"
+for l in "1.mlp.gate.weight *BF16 *\[8, 256\]" "1.mlp.experts.w13_weight *I8 *\[4, 256, 256\]" \
+	"1.mlp.experts.w2_weight *I8 *\[4, 256, 128\]" "1.mlp.shared_mlp.gate_up_proj.weight *I8 *\[128, 256\]" \
+	"1.mlp.shared_mlp.down_proj.weight *I8 *\[256, 64\]" "1.self_attn.query_layernorm.weight *BF16 *\[32\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "hunyuan_v1_moe line $l: $(cat "$T/plan")"
+done
+grep -q "gate.wg\|gate.weight_scale" "$T/plan" && fail "hunyuan_v1_moe: a checkpoint router name or a quantized router: $(cat "$T/plan")"
+mkdir -p "$T/hy_moe_bad" && cp "$T/hunyuan_v1_moe/model.safetensors" "$T/hy_moe_bad/" &&
+	tr -d '\n ' <"$T/hunyuan_v1_moe/config.json" | sed 's/"moe_intermediate_size":\[128,128\]/"moe_intermediate_size":[128,64]/' >"$T/hy_moe_bad/config.json"
+"$CTL" plan --model-dir "$T/hy_moe_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "hunyuan_v1_moe with per-layer sizes planned"
+grep -q "moe_intermediate_size\[1\] is 64" "$T/err" || fail "hunyuan_v1_moe lists: $(cat "$T/err")"
+rm -rf "$T/hy_moe_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -348,6 +348,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             add(name, mamba_mixer(name, rows, cols, cfg, T, r)); continue
         if ".linear_attn." in name:  # Qwen3-Next's gated delta net
             add(name, linear_attn(name, rows, cols, cfg, T, r)); continue
+        if name.endswith(".mlp.gate.wg.weight"):  # Hunyuan V1 MoE's router: vLLM's mlp.gate
+            add(name.replace(".gate.wg.", ".gate."), pieces_rows(name, 0, rows)); continue
         if name.endswith("self_attn.sinks"):  # GPT-OSS: the rank's q heads
             add(name, pieces_rows(name, r * Hl, Hl)); continue
         m = re.match(r"(.*experts)\.(\d+)\.(gate_proj|up_proj|down_proj|w1|w3|w2)\.weight$", name)
