@@ -214,10 +214,6 @@ static int glm4v_moe_check(const ckpt_config *c, wt_errbuf *err)
 static const char *const glm4v_archs[] = {"Glm4vForConditionalGeneration", NULL};
 static const char *const glm4v_moe_archs[] = {"Glm4vMoeForConditionalGeneration", NULL};
 
-/* the released layout -> the names the rules use (Qwen2-VL's runtime names) */
-static const char *const glm4v_aliases[] = {"model.language_model.", "model.", "model.visual.",
-                                            "visual.", NULL};
-
 /* Glm4vTextConfig / Glm4vMoeTextConfig leave tie_word_embeddings false. */
 const sm_family shardmap_family_glm4v = {
     .name = "glm4v",
@@ -226,7 +222,7 @@ const sm_family shardmap_family_glm4v = {
     .n_rules = SM_NRULES(glm4v_rules),
     .layer_prefix = "model.layers.",
     .check = glm4v_check,
-    .aliases = glm4v_aliases,
+    .aliases = shardmap_qwen_vl_aliases, /* Qwen2-VL's runtime names */
     .vision_gated = true,
     .glm4v = true,
 };
@@ -241,7 +237,7 @@ const sm_family shardmap_family_glm4v_moe = {
     .drop_extra_layers = true,
     .layer_prefix = "model.layers.",
     .check = glm4v_moe_check,
-    .aliases = glm4v_aliases,
+    .aliases = shardmap_qwen_vl_aliases, /* Qwen2-VL's runtime names */
     .vision_gated = true,
     .glm4v = true,
 };

@@ -162,9 +162,11 @@ static int qwen2_5_vl_check(const ckpt_config *c, wt_errbuf *err)
 
 static const char *const qwen2_vl_archs[] = {"Qwen2VLForConditionalGeneration", NULL};
 
-/* transformers 5.x checkpoint prefix -> 4.x (canonical) prefix */
-static const char *const qwen2_vl_aliases[] = {"model.language_model.", "model.", "model.visual.",
-                                               "visual.", NULL};
+/* The prefixes transformers >= 4.52 writes for the Qwen2-VL-style layouts (model.language_model.,
+ * model.visual.) and the names the rules use (model., visual.): Qwen2-VL / Qwen2.5-VL's
+ * transformers 5.x saves, Qwen3-VL's and GLM-4.1V's releases. */
+const char *const shardmap_qwen_vl_aliases[] = {"model.language_model.", "model.", "model.visual.",
+                                                "visual.", NULL};
 
 const sm_family shardmap_family_qwen2_vl = {
     .name = "qwen2_vl",
@@ -175,7 +177,7 @@ const sm_family shardmap_family_qwen2_vl = {
     .drop_extra_layers = false,
     .layer_prefix = "model.layers.",
     .check = qwen2_vl_check,
-    .aliases = qwen2_vl_aliases,
+    .aliases = shardmap_qwen_vl_aliases,
 };
 
 static const char *const qwen2_5_vl_archs[] = {"Qwen2_5_VLForConditionalGeneration", NULL};
@@ -189,6 +191,6 @@ const sm_family shardmap_family_qwen2_5_vl = {
     .drop_extra_layers = false,
     .layer_prefix = "model.layers.",
     .check = qwen2_5_vl_check,
-    .aliases = qwen2_vl_aliases,
+    .aliases = shardmap_qwen_vl_aliases,
     .vision_gated = true,
 };

@@ -203,10 +203,6 @@ static int qwen3_vl_check(const ckpt_config *c, wt_errbuf *err)
 static const char *const qwen3_vl_archs[] = {"Qwen3VLForConditionalGeneration", NULL};
 static const char *const qwen3_vl_moe_archs[] = {"Qwen3VLMoeForConditionalGeneration", NULL};
 
-/* the released layout -> the names the rules use (Qwen2-VL's runtime names) */
-static const char *const qwen3_vl_aliases[] = {"model.language_model.", "model.", "model.visual.",
-                                               "visual.", NULL};
-
 /* Qwen3VLTextConfig / Qwen3VLMoeTextConfig leave tie_word_embeddings false (transformers
  * ties by the text config's value, which the loader's text_config overlay reads). The MoE
  * text config's absent expert keys take its class defaults (loader/config_defaults.c: 60
@@ -218,7 +214,7 @@ const sm_family shardmap_family_qwen3_vl = {
     .n_rules = SM_NRULES(qwen3_vl_rules),
     .layer_prefix = "model.layers.",
     .check = qwen3_vl_check,
-    .aliases = qwen3_vl_aliases,
+    .aliases = shardmap_qwen_vl_aliases, /* Qwen2-VL's runtime names */
     .vision_gated = true,
     .qwen3_vl = true,
 };
@@ -231,7 +227,7 @@ static const sm_family qwen3_vl_moe_pe = {
     .layer_is_moe = shardmap_moe_qwen,
     .layer_prefix = "model.layers.",
     .check = qwen3_vl_check,
-    .aliases = qwen3_vl_aliases,
+    .aliases = shardmap_qwen_vl_aliases, /* Qwen2-VL's runtime names */
     .vision_gated = true,
     .qwen3_vl = true,
 };
@@ -244,7 +240,7 @@ const sm_family shardmap_family_qwen3_vl_moe = {
     .layer_is_moe = shardmap_moe_qwen,
     .layer_prefix = "model.layers.",
     .check = qwen3_vl_check,
-    .aliases = qwen3_vl_aliases,
+    .aliases = shardmap_qwen_vl_aliases, /* Qwen2-VL's runtime names */
     .vision_gated = true,
     .qwen3_vl = true,
     .per_expert = &qwen3_vl_moe_pe,

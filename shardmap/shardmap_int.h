@@ -310,6 +310,9 @@ typedef struct sm_family {
  * (model.language_model., model.vision_tower., model.multi_modal_projector., lm_head.)
  * and the released ones they map to (family_gemma3.c; Gemma 3, Mistral 3). */
 extern const char *const shardmap_llava_aliases[];
+/* The Qwen2-VL-style prefixes (model.language_model. -> model., model.visual. -> visual.;
+ * family_qwen2vl.c; Qwen2-VL, Qwen2.5-VL, Qwen3-VL, GLM-4.1V / 4.5V). */
+extern const char *const shardmap_qwen_vl_aliases[];
 
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
