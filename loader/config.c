@@ -459,6 +459,17 @@ static int parse_mamba(json_t *root, ckpt_config *c, wt_errbuf *err)
 	return rv;
 }
 
+/* Bamba's attn_layer_indices (BambaConfig; read for model_type bamba only): the attention
+ * layers, kept where LFM2's full_attn_idxs goes (has_full_attn_idxs; absent, null or empty:
+ * every layer Mamba). */
+static int parse_bamba(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *f = json_object_get(root, "attn_layer_indices");
+	c->has_full_attn_idxs = f != NULL && !json_is_null(f);
+	return parse_int_list(f, "attn_layer_indices", &c->full_attn_idxs, &c->n_full_attn_idxs,
+	                      err);
+}
+
 /* Real field > 0: absent/null -> dflt; wrong type or <= 0 -> WT_ECORRUPT. */
 static int get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err)
 {
@@ -628,6 +639,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = parse_lfm2(root, c, err);
 	if (rv == WT_OK)
 		rv = parse_mamba(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "bamba") == 0)
+		rv = parse_bamba(root, c, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)

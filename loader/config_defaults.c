@@ -415,6 +415,32 @@ static const class_default hunyuan_v1_moe_defaults[] = {
     {"use_qk_norm", false, 1, true},
 };
 
+/* BambaConfig's (transformers 4.57.1): num_key_value_heads None becomes
+ * num_attention_heads, as the loader's own default does; mamba_d_head "auto" is left to
+ * the planner; attn_layer_indices None means every layer Mamba. The class sets
+ * rope_theta 10000 and partial_rotary_factor 0.5 itself (a key given in config.json
+ * still wins, as PretrainedConfig sets the remaining keys after). */
+static const class_default bamba_defaults[] = {
+    {"vocab_size", false, 128000},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 262144},
+    {"mamba_n_heads", false, 128},
+    {"mamba_n_groups", false, 1},
+    {"mamba_d_state", false, 256},
+    {"mamba_d_conv", false, 4},
+    {"mamba_expand", false, 2},
+    {"mamba_chunk_size", false, 256},
+    {"mamba_conv_bias", false, 1, true},
+    {"mamba_proj_bias", false, 0, true},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+    {"partial_rotary_factor", true, 0.5},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -461,6 +487,7 @@ static const struct {
     CLASS("granitemoehybrid", granitemoehybrid_defaults),
     CLASS("hunyuan_v1_dense", hunyuan_v1_dense_defaults),
     CLASS("hunyuan_v1_moe", hunyuan_v1_moe_defaults),
+    CLASS("bamba", bamba_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -330,7 +330,8 @@ typedef struct ckpt_config {
 	 * those two); conv_bias,
 	 * block_auto_adjust_ff_dim; block_ffn_dim_multiplier (lfm2_ffn_mult_null when given
 	 * as null: no multiplier and, in transformers, no rounding); full_attn_idxs, the
-	 * attention layers when layer_types is absent (has_full_attn_idxs) */
+	 * attention layers when layer_types is absent (has_full_attn_idxs; for model_type
+	 * bamba, BambaConfig's attn_layer_indices) */
 	int64_t lfm2_conv_l_cache, lfm2_multiple_of, lfm2_block_dim, lfm2_conv_dim;
 	bool lfm2_conv_bias, lfm2_auto_adjust, lfm2_ffn_mult_null;
 	double lfm2_ffn_mult;

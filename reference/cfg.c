@@ -123,7 +123,8 @@ enum {
 	FAM_ARCEE,
 	FAM_LFM2,
 	FAM_GRANITE4,
-	FAM_HUNYUAN
+	FAM_HUNYUAN,
+	FAM_BAMBA
 };
 
 /* The planner's family -> the reference's kind. */
@@ -247,6 +248,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* HunYuanMoEV1ForCausalLM: the same attention; every layer MoE: softmax router
 	     * mlp.gate.wg, top moe_topk renormalised, + the ungated shared_mlp */
 	    {"hunyuan_v1_moe", REF_QWEN2_MOE, false, 0, FAM_HUNYUAN},
+	    /* BambaForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) and Llama attention with
+	     * partial RoPE, a SwiGLU feed_forward after pre_ff_layernorm (cfg_granite4.c) */
+	    {"bamba", REF_DENSE, false, 0, FAM_BAMBA},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -263,11 +267,14 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->olmo2 = map[i].fam == FAM_OLMO2 || c->olmo3 || c->exaone4;
 			c->qk_norm_full = (c->olmo2 && !c->exaone4) || map[i].fam == FAM_OLMOE;
 			c->norm_free = map[i].fam == FAM_OLMO;
-			c->g4 = map[i].fam == FAM_GRANITE4;
-			c->granite =
-			    map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE || c->g4;
-			c->stacked_experts = map[i].fam == FAM_GRANITEMOE || c->g4;
-			if (c->g4) { /* the shared MLP is the dense MLP (shared_mlp.), I its size */
+			c->bamba = map[i].fam == FAM_BAMBA;
+			c->g4 = map[i].fam == FAM_GRANITE4 || c->bamba;
+			c->granite = map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE ||
+			             map[i].fam == FAM_GRANITE4;
+			c->stacked_experts =
+			    map[i].fam == FAM_GRANITEMOE || map[i].fam == FAM_GRANITE4;
+			if (map[i].fam == FAM_GRANITE4) { /* the shared MLP is the dense MLP
+				                             (shared_mlp.), I its size */
 				c->I = c->Is;
 				if (c->E == 0) /* num_local_experts 0: no block_sparse_moe */
 					c->kind = REF_DENSE;
@@ -543,6 +550,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_llama4(c, arch, json, len, err);
 	else if (c->q3n)
 		rv = ref_cfg_qwen3_next(c, arch, json, len, err);
+	else if (c->bamba)
+		rv = ref_cfg_bamba(c, arch, json, len, err);
 	else if (c->g4) /* before cfg_fam.c's granite, which it calls */
 		rv = ref_cfg_granite4(c, arch, json, len, err);
 	else if (c->cohere != 0)

@@ -411,6 +411,20 @@ static int parse_granite(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbu
 	return rope_scaling(root, f, "GraniteForCausalLM", c, err);
 }
 
+/* Bamba (BambaConfig): silu, rms_norm_eps 1e-5, RoPE on int(head_dim *
+ * partial_rotary_factor) dims (the class sets 0.5; a key in config.json wins), rope_theta
+ * and rope_scaling as Llama's; no multipliers. */
+static int parse_bamba(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5;
+	if ((rv = rotary_dims(f[P_PRF].present ? f[P_PRF].r : 0.5, c, err)) != WT_OK)
+		return rv;
+	return rope_scaling(root, f, "BambaForCausalLM", c, err);
+}
+
 /* clip_qkv of OLMo 1 / OLMoE: null or absent = none (c->clip_qkv 0), else a positive
  * finite bound. */
 static int parse_clip_qkv(json_t *root, ref_cfg *c, wt_errbuf *err)
@@ -509,7 +523,9 @@ int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt
 	json_t *root = ref_cfg_root(json, len, err);
 	if (root == NULL)
 		return err ? err->code : WT_ECORRUPT;
-	if (c->dots1)
+	if (c->bamba)
+		rv = parse_bamba(f, root, c, err);
+	else if (c->dots1)
 		rv = parse_dots1(f, root, c, err);
 	else if (c->glm4_moe)
 		rv = parse_glm4_moe(f, root, c, err);

@@ -49,7 +49,7 @@ static int position_type(json_t *root, ref_cfg *c, const char *arch, wt_errbuf *
 
 /* The mixer's sizes when a layer is Mamba: positive, heads x head size = the expanded
  * width (checked by the loader's reader, ckpt.c), heads in whole groups. */
-static int check_mamba(const ref_cfg *c, wt_errbuf *err)
+static int check_mamba(const ref_cfg *c, const char *arch, wt_errbuf *err)
 {
 	bool any = false;
 	for (int64_t i = 0; i < c->L; i++)
@@ -59,11 +59,23 @@ static int check_mamba(const ref_cfg *c, wt_errbuf *err)
 	if (c->m_heads < 1 || c->m_dh < 1 || c->m_groups < 1 || c->m_state < 1 || c->m_conv < 1 ||
 	    c->m_heads % c->m_groups != 0)
 		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: Granite 4.0's Mamba layers need mamba_n_heads, "
+		                 "config.json: %s's Mamba layers need mamba_n_heads, "
 		                 "mamba_d_head, mamba_n_groups (dividing the heads), mamba_d_state "
 		                 "and mamba_d_conv (%lld, %lld, %lld, %lld, %lld)",
-		                 (long long)c->m_heads, (long long)c->m_dh, (long long)c->m_groups,
-		                 (long long)c->m_state, (long long)c->m_conv);
+		                 arch, (long long)c->m_heads, (long long)c->m_dh,
+		                 (long long)c->m_groups, (long long)c->m_state,
+		                 (long long)c->m_conv);
+	return WT_OK;
+}
+
+/* The attention's head_dim is hidden_size / num_attention_heads. */
+static int check_head_dim(const ref_cfg *c, const char *a, wt_errbuf *err)
+{
+	if (c->d * c->H != c->hid)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: head_dim %lld x %lld heads is not hidden_size %lld; "
+		                 "%s's attention takes hidden_size / num_attention_heads",
+		                 (long long)c->d, (long long)c->H, (long long)c->hid, a);
 	return WT_OK;
 }
 
@@ -72,18 +84,29 @@ int ref_cfg_granite4(ref_cfg *c, const char *arch, const char *json, size_t len,
 	const char *a = arch ? arch : "GraniteMoeHybridForCausalLM";
 	int rv = ref_cfg_fam(c, "granitemoehybrid", json, len, err); /* Granite's multipliers */
 	if (rv == WT_OK)
-		rv = check_mamba(c, err);
+		rv = check_mamba(c, a, err);
+	if (rv == WT_OK)
+		rv = check_head_dim(c, a, err);
 	if (rv != WT_OK)
 		return rv;
-	if (c->d * c->H != c->hid)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %lld x %lld heads is not hidden_size %lld; "
-		                 "%s's attention takes hidden_size / num_attention_heads",
-		                 (long long)c->d, (long long)c->H, (long long)c->hid, a);
 	json_t *root = ref_cfg_root(json, len, err);
 	if (root == NULL)
 		return err ? err->code : WT_ECORRUPT;
 	rv = position_type(root, c, a, err);
 	json_decref(root);
+	return rv;
+}
+
+/* Bamba: cfg_fam.c's parse_bamba (silu, eps, the partial RoPE), Granite 4.0's mixer sizes
+ * and head_dim rule; the attention layers always turn q / k. */
+int ref_cfg_bamba(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	const char *a = arch ? arch : "BambaForCausalLM";
+	int rv = ref_cfg_fam(c, "bamba", json, len, err);
+	if (rv == WT_OK)
+		rv = check_mamba(c, a, err);
+	if (rv == WT_OK)
+		rv = check_head_dim(c, a, err);
+	c->g4_rope = true;
 	return rv;
 }

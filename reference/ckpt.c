@@ -98,9 +98,10 @@ static int lfm2_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
  * "auto" (-1) is mamba_expand * hidden_size / mamba_n_heads. A layer_types list of another
  * length or with another type, or heads x head size other than the expanded width, is
  * WT_ECORRUPT as the config class refuses it; more layers than the mask holds
- * WT_EUNSUPPORTED.
+ * WT_EUNSUPPORTED. Bamba (bamba true): layer i is Mamba unless attn_layer_indices lists it
+ * (BambaConfig.layers_block_type).
  */
-static int g4_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
+static int g4_layers(const ckpt_config *cc, ref_cfg *c, bool bamba, wt_errbuf *err)
 {
 	int64_t im = cc->mamba_expand > 0 ? cc->mamba_expand * cc->hidden_size : -1;
 	c->m_heads = cc->mamba_n_heads;
@@ -113,6 +114,21 @@ static int g4_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 		                 "config.json: %lld layers; the reference handles Granite 4.0 up "
 		                 "to %d",
 		                 (long long)c->L, REF_L4_MAX_LAYERS);
+	if (bamba) { /* Bamba: Mamba unless attn_layer_indices lists the layer */
+		for (int64_t i = 0; i < c->L; i++) {
+			bool mamba = true;
+			for (size_t k = 0; cc->has_full_attn_idxs && k < cc->n_full_attn_idxs; k++)
+				mamba = mamba && cc->full_attn_idxs[k] != i;
+			if (mamba)
+				c->g4_mamba[i / 64] |= 1ull << (i % 64);
+		}
+		return c->m_heads > 0 && c->m_dh * c->m_heads != im
+		           ? wt_seterr(err, WT_ECORRUPT,
+		                       "config.json: mamba_n_heads %lld x mamba_d_head %lld is not "
+		                       "mamba_expand * hidden_size %lld",
+		                       (long long)c->m_heads, (long long)c->m_dh, (long long)im)
+		           : WT_OK;
+	}
 	bool typed = cc->has_layer_types && cc->n_layer_types > 0;
 	if (!typed)
 		return wt_seterr(err, WT_ECORRUPT,
@@ -233,7 +249,9 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	if (fam != NULL && strcmp(fam, "lfm2") == 0)
 		rv = lfm2_layers(cc, &c, err);
 	if (fam != NULL && strcmp(fam, "granitemoehybrid") == 0)
-		rv = g4_layers(cc, &c, err);
+		rv = g4_layers(cc, &c, false, err);
+	if (fam != NULL && strcmp(fam, "bamba") == 0)
+		rv = g4_layers(cc, &c, true, err);
 	if (rv == WT_OK)
 		rv = ref_cfg_finish(&c, fam, cc->architecture, json, len, err);
 	if (rv == WT_OK)

@@ -384,6 +384,11 @@ typedef struct ref_cfg {
 	 * (qk_norm: use_qk_norm) are self_attn.query_layernorm / key_layernorm, applied after
 	 * RoPE; the RoPE base takes rope_scaling's dynamic alpha */
 	bool hunyuan;
+	/* Bamba (BambaForCausalLM; cfg_granite4.c; kind REF_DENSE; g4 set too): Granite 4.0's
+	 * mixer in the layers attn_layer_indices leaves out (g4_mamba), Llama attention with
+	 * RoPE on the first rot_dim dims (partial_rotary_factor 0.5), the SwiGLU feed_forward
+	 * after pre_ff_layernorm, model.final_layernorm; no multipliers */
+	bool bamba;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -75,6 +75,8 @@ static inline const char *ref_mlp_norm(const ref_cfg *c)
 		return "feedforward_layernorm";
 	if (c->lfm2)
 		return "ffn_norm";
+	if (c->bamba)
+		return "pre_ff_layernorm";
 	if (c->cohere) /* the parallel block: the attention's own input norm, on the same x */
 		return "input_layernorm";
 	return c->sandwich && c->glm == 0 ? "pre_feedforward_layernorm"
@@ -96,7 +98,7 @@ static inline const char *ref_post_norm(const ref_cfg *c, bool mlp)
  * (Mixtral's MoE block_sparse_moe.: ref_moe_prefix). */
 static inline const char *ref_ffn_module(const ref_cfg *c)
 {
-	return c->llama4 || c->lfm2 ? "feed_forward." : c->g4 ? "shared_mlp." : "mlp.";
+	return c->llama4 || c->lfm2 || c->bamba ? "feed_forward." : c->g4 ? "shared_mlp." : "mlp.";
 }
 
 /* x[0..n) times the embedding scale (Gemma), else unchanged. */
@@ -162,7 +164,7 @@ static inline const char *ref_up_leaf(const ref_cfg *c)
 /* The final norm's module (LFM2: model.embedding_norm, after the last layer). */
 static inline const char *ref_final_norm(const ref_cfg *c)
 {
-	return c->lfm2 ? "model.embedding_norm" : "model.norm";
+	return c->lfm2 ? "model.embedding_norm" : c->bamba ? "model.final_layernorm" : "model.norm";
 }
 
 /* Norm module of set s named by fmt ("model.layers.3.input_layernorm"): its weight,
@@ -426,6 +428,9 @@ void ref_causal_conv1d(const float *x, const float *w, const float *b, int64_t T
  * Mamba sizes and layers from the loader's parse, ckpt.c) from config.json
  * (cfg_granite4.c); arch is named in refusals. */
 int ref_cfg_granite4(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Bamba's fields of c (the layers from ckpt.c, as Granite 4.0's) from config.json
+ * (cfg_granite4.c). */
+int ref_cfg_bamba(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Whether Granite 4.0's layer l is a Mamba2 mixer. */
 static inline bool ref_g4_mamba_layer(const ref_cfg *c, int64_t l)
 {

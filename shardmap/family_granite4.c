@@ -43,34 +43,32 @@
 #define G4_MROWS(n, d)                                                                             \
 	SM_RULE(G4_MAM n, G4_MAM n, SM_K_ROWS, 0, SM_U_MH, SM_C_LINATT, 0, 1, d, SM_D_ANY)
 
+/* Attention layers (Llama's) and the Mamba2 mixer: shared by Granite 4.0 and Bamba. */
+#define G4_RULES_MIXERS                                                                            \
+	G4_QKV("q", 0, SM_D_Q), G4_QKV("k", 1, SM_D_KV), G4_QKV("v", 2, SM_D_KV),                  \
+	    SM_RULE(G4_ATT "o_proj.weight", G4_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS,      \
+	            SM_C_FULLATT, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                                \
+	    SM_RULE(G4_ATT "o_proj.bias", G4_ATT "o_proj.bias", SM_K_REPL, 0, SM_U_NONE,           \
+	            SM_C_FULLATTB, 0, 1, SM_D_HID, SM_D_ANY),                                      \
+	    SM_RULE(G4_MAM "in_proj.weight", G4_MAM "in_proj.weight", SM_K_MAMBA, 0, SM_U_MH,      \
+	            SM_C_LINATT, SM_F_QUANT, 2, SM_D_MIN, SM_D_HID),                               \
+	    SM_RULE(G4_MAM "in_proj.bias", G4_MAM "in_proj.bias", SM_K_MAMBA, 0, SM_U_MH,          \
+	            SM_C_MPROJB, 0, 1, SM_D_MIN, SM_D_ANY),                                        \
+	    SM_RULE3(G4_MAM "conv1d.weight", G4_MAM "conv1d.weight", SM_K_MAMBA, 0, SM_U_MH,       \
+	             SM_C_LINATT, 0, SM_D_MCONV, SM_D_ONE, SM_D_MKER),                             \
+	    SM_RULE(G4_MAM "conv1d.bias", G4_MAM "conv1d.bias", SM_K_MAMBA, 0, SM_U_MH,            \
+	            SM_C_MCONVB, 0, 1, SM_D_MCONV, SM_D_ANY),                                      \
+	    G4_MROWS("A_log", SM_D_MH), G4_MROWS("D", SM_D_MH), G4_MROWS("dt_bias", SM_D_MH),      \
+	    G4_MROWS("norm.weight", SM_D_MI),                                                      \
+	    SM_RULE(G4_MAM "out_proj.weight", G4_MAM "out_proj.weight", SM_K_COLS, 0, SM_U_MH,     \
+	            SM_C_LINATT, SM_F_QUANT, 2, SM_D_HID, SM_D_MI),                                \
+	    SM_RULE(G4_MAM "out_proj.bias", G4_MAM "out_proj.bias", SM_K_REPL, 0, SM_U_NONE,       \
+	            SM_C_MPROJB, 0, 1, SM_D_HID, SM_D_ANY)
+
 static const sm_rule granite4_rules[] = {
     SM_RULES_TOP,
     SM_RULES_LNORM,
-    /* attention */
-    G4_QKV("q", 0, SM_D_Q),
-    G4_QKV("k", 1, SM_D_KV),
-    G4_QKV("v", 2, SM_D_KV),
-    SM_RULE(G4_ATT "o_proj.weight", G4_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS, SM_C_FULLATT,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    SM_RULE(G4_ATT "o_proj.bias", G4_ATT "o_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_FULLATTB, 0,
-            1, SM_D_HID, SM_D_ANY),
-    /* Mamba2 mixer */
-    SM_RULE(G4_MAM "in_proj.weight", G4_MAM "in_proj.weight", SM_K_MAMBA, 0, SM_U_MH, SM_C_LINATT,
-            SM_F_QUANT, 2, SM_D_MIN, SM_D_HID),
-    SM_RULE(G4_MAM "in_proj.bias", G4_MAM "in_proj.bias", SM_K_MAMBA, 0, SM_U_MH, SM_C_MPROJB, 0, 1,
-            SM_D_MIN, SM_D_ANY),
-    SM_RULE3(G4_MAM "conv1d.weight", G4_MAM "conv1d.weight", SM_K_MAMBA, 0, SM_U_MH, SM_C_LINATT, 0,
-             SM_D_MCONV, SM_D_ONE, SM_D_MKER),
-    SM_RULE(G4_MAM "conv1d.bias", G4_MAM "conv1d.bias", SM_K_MAMBA, 0, SM_U_MH, SM_C_MCONVB, 0, 1,
-            SM_D_MCONV, SM_D_ANY),
-    G4_MROWS("A_log", SM_D_MH),
-    G4_MROWS("D", SM_D_MH),
-    G4_MROWS("dt_bias", SM_D_MH),
-    G4_MROWS("norm.weight", SM_D_MI),
-    SM_RULE(G4_MAM "out_proj.weight", G4_MAM "out_proj.weight", SM_K_COLS, 0, SM_U_MH, SM_C_LINATT,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_MI),
-    SM_RULE(G4_MAM "out_proj.bias", G4_MAM "out_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_MPROJB, 0,
-            1, SM_D_HID, SM_D_ANY),
+    G4_RULES_MIXERS,
     /* MLPs: GraniteMoE's experts, GraniteMoeShared's shared MLP */
     SM_RULE(SM_LAYER "block_sparse_moe.router.layer.weight",
             SM_LAYER "block_sparse_moe.gate.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_MOE, 0, 2,
@@ -119,37 +117,37 @@ static int g4_check_types(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* The config rules GraniteMoeHybridConfig and its modules enforce (or need to build at
- * all): the attention's head_dim is hidden_size / num_attention_heads, exactly; the Mamba
- * mixer's mamba_expand * hidden_size is mamba_n_heads * mamba_d_head (d_head "auto" =
- * that quotient) and its heads come in whole groups (repeat_interleave of B and C). */
-static int g4_check(const ckpt_config *c, wt_errbuf *err)
+/* The config rules of the Mamba hybrids' config classes (GraniteMoeHybridConfig,
+ * BambaConfig) and their modules: the attention's head_dim is hidden_size /
+ * num_attention_heads, exactly; the Mamba mixer's mamba_expand * hidden_size is mamba_n_heads
+ * * mamba_d_head (d_head "auto" = that quotient) and its heads come in whole groups
+ * (repeat_interleave of B and C). fam names the family in the messages; is_mamba tells the
+ * layers apart. */
+static int g4_check_mixers(const ckpt_config *c, const char *fam,
+                           bool (*is_mamba)(const ckpt_config *, int64_t), wt_errbuf *err)
 {
-	int rv = g4_check_types(c, err);
-	if (rv != WT_OK)
-		return rv;
 	if (c->hidden_size % c->num_attention_heads ||
 	    c->head_dim != c->hidden_size / c->num_attention_heads)
 		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: Granite 4.0's attention has head_dim = hidden_size "
+		                 "config.json: %s's attention has head_dim = hidden_size "
 		                 "%" PRId64 " / num_attention_heads %" PRId64
 		                 " exactly (head_dim %" PRId64 " given or derived); fix "
 		                 "hidden_size, num_attention_heads or drop head_dim",
-		                 c->hidden_size, c->num_attention_heads, c->head_dim);
+		                 fam, c->hidden_size, c->num_attention_heads, c->head_dim);
 	int64_t n_mamba = 0;
 	for (int64_t i = 0; i < c->num_hidden_layers; i++)
-		n_mamba += g4_mamba(c, i);
+		n_mamba += is_mamba(c, i);
 	if (n_mamba == 0)
 		return WT_OK;
 	if (c->mamba_n_heads <= 0 || c->mamba_n_groups <= 0 || c->mamba_d_state <= 0 ||
 	    c->mamba_d_conv <= 0 || c->mamba_expand <= 0)
 		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: Granite 4.0 has %" PRId64
+		                 "config.json: %s has %" PRId64
 		                 " Mamba layers and needs mamba_n_heads, mamba_n_groups, "
 		                 "mamba_d_state, mamba_d_conv and mamba_expand (-1 = missing: "
 		                 "%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ")",
-		                 n_mamba, c->mamba_n_heads, c->mamba_n_groups, c->mamba_d_state,
-		                 c->mamba_d_conv, c->mamba_expand);
+		                 fam, n_mamba, c->mamba_n_heads, c->mamba_n_groups,
+		                 c->mamba_d_state, c->mamba_d_conv, c->mamba_expand);
 	int64_t im = c->mamba_expand * c->hidden_size;
 	int64_t dh = c->mamba_d_head > 0 ? c->mamba_d_head : im / c->mamba_n_heads;
 	if (im % c->mamba_n_heads || dh * c->mamba_n_heads != im)
@@ -167,6 +165,12 @@ static int g4_check(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
+static int g4_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = g4_check_types(c, err);
+	return rv != WT_OK ? rv : g4_check_mixers(c, "Granite 4.0", g4_mamba, err);
+}
+
 static const char *const granite4_archs[] = {"GraniteMoeHybridForCausalLM", NULL};
 
 /* GraniteMoeHybridConfig leaves tie_word_embeddings false (the released models set it
@@ -181,5 +185,80 @@ const sm_family shardmap_family_granitemoehybrid = {
     .check = g4_check,
     .layer_is_linear = g4_mamba,
     .moe_keys = "num_local_experts",
+    .mamba = true,
+};
+
+/*
+ * Bamba (BambaForCausalLM, model_type bamba: ibm-ai-platform/Bamba-9B), as transformers
+ * 4.57.1's modeling_bamba.py lays it out and vLLM's bamba.py loads it: Granite 4.0's
+ * attention and Mamba2 mixer (the same tensors, cut the same way), the attention layers
+ * those listed in attn_layer_indices (BambaConfig.layers_block_type; absent or empty: all
+ * Mamba), a SwiGLU feed_forward (gate_proj / up_proj fused into gate_up_proj, down_proj by
+ * columns) after pre_ff_layernorm, and model.final_layernorm. BambaConfig fixes
+ * attention_bias and mlp_bias false; partial_rotary_factor (0.5) and rope_theta are math.
+ */
+static const sm_rule bamba_rules[] = {
+    SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0, SM_U_NONE,
+            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
+            SM_D_V, SM_D_HID),
+    SM_RULE("model.final_layernorm.weight", "model.final_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "input_layernorm.weight", SM_LAYER "input_layernorm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "pre_ff_layernorm.weight", SM_LAYER "pre_ff_layernorm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    G4_RULES_MIXERS,
+    /* SM_RULES_MLP's weights; no optional biases (a feed_forward bias is an unknown tensor) */
+    SM_RULE(SM_LAYER "feed_forward.gate_proj.weight", SM_LAYER "feed_forward.gate_up_proj.weight",
+            SM_K_ROWS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "feed_forward.up_proj.weight", SM_LAYER "feed_forward.gate_up_proj.weight",
+            SM_K_ROWS, 1, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "feed_forward.down_proj.weight", SM_LAYER "feed_forward.down_proj.weight",
+            SM_K_COLS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+};
+
+/* Layer i is Mamba unless attn_layer_indices lists it (BambaConfig.layers_block_type). */
+static bool bamba_mamba(const ckpt_config *c, int64_t i)
+{
+	for (size_t k = 0; c->has_full_attn_idxs && k < c->n_full_attn_idxs; k++)
+		if (c->full_attn_idxs[k] == i)
+			return false;
+	return true;
+}
+
+/* attn_layer_indices: each entry a layer (BambaConfig says "at most num_hidden_layers";
+ * an index past the stack would name no layer, as a typo would), then the mixers' rules. */
+static int bamba_check(const ckpt_config *c, wt_errbuf *err)
+{
+	for (size_t k = 0; c->has_full_attn_idxs && k < c->n_full_attn_idxs; k++)
+		if (c->full_attn_idxs[k] < 0 || c->full_attn_idxs[k] >= c->num_hidden_layers)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: attn_layer_indices[%zu] is %" PRId64
+			                 ", not a layer of the %" PRId64
+			                 " (num_hidden_layers); list attention layers 0.."
+			                 "%" PRId64,
+			                 k, c->full_attn_idxs[k], c->num_hidden_layers,
+			                 c->num_hidden_layers - 1);
+	if (c->attention_bias || c->mlp_bias)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: attention_bias / mlp_bias true, but Bamba's layers "
+		                 "have no biases (BambaConfig fixes both false, vLLM's bamba.py "
+		                 "builds none); drop the keys");
+	return g4_check_mixers(c, "Bamba", bamba_mamba, err);
+}
+
+static const char *const bamba_archs[] = {"BambaForCausalLM", NULL};
+
+/* BambaConfig leaves tie_word_embeddings false (Bamba-9B unties them) */
+const sm_family shardmap_family_bamba = {
+    .name = "bamba",
+    .archs = bamba_archs,
+    .rules = bamba_rules,
+    .n_rules = SM_NRULES(bamba_rules),
+    .layer_prefix = "model.layers.",
+    .check = bamba_check,
+    .layer_is_linear = bamba_mamba,
+    .linear_keys = "attn_layer_indices",
     .mamba = true,
 };

@@ -406,10 +406,16 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 	else if (ru->cond == SM_C_SHMLP)
 		why = "without a shared MLP (shared_intermediate_size is 0)";
 	else if (ru->cond == SM_C_FULLATTB)
-		why = x->cfg->attention_bias ? "a Mamba layer (see layer_types)"
-		                             : "without attention biases (attention_bias is false)";
+		why = x->cfg->attention_bias
+		          ? (snprintf(wb, sizeof(wb), "a Mamba layer (see %s)",
+		                      x->fam->linear_keys ? x->fam->linear_keys : "layer_types"),
+		             wb)
+		          : "without attention biases (attention_bias is false)";
 	else if (ru->cond == SM_C_MCONVB || ru->cond == SM_C_MPROJB)
-		why = !x->fam->layer_is_linear(x->cfg, i) ? "an attention layer (see layer_types)"
+		why = !x->fam->layer_is_linear(x->cfg, i)
+		          ? (snprintf(wb, sizeof(wb), "an attention layer (see %s)",
+		                      x->fam->linear_keys ? x->fam->linear_keys : "layer_types"),
+		             wb)
 		      : ru->cond == SM_C_MCONVB
 		          ? "without a conv1d bias (mamba_conv_bias is false)"
 		          : "without in_proj / out_proj biases (mamba_proj_bias "

@@ -174,6 +174,13 @@ typedef struct fam_expect {
 #define G4D_MAMBA (2 * (584 * 128 + 584 + 320 * 3 + 320 + 3 * 8 + 256 + 128 * 256 + 128))
 #define G4D_ATTN  (2 * (2 * 128 * 128 + 2 * 32 * 128 + 2 * 128 + 2 * 32))
 #define G4D_BYTES (2 * (2 * 1000 * 128 + 128) + 3 * G4D_LAYER + 2 * G4D_MAMBA + G4D_ATTN)
+/* bamba: untied; every layer input_layernorm / pre_ff_layernorm and the feed_forward
+ * 192x128 (x2) / 128x192; layers 0 and 2 granitemoehybrid's Mamba mixer; the attention layer
+ * q / o 128x128, k / v 32x128 */
+#define BA_LAYER (2 * (2 * 128 + 3 * 192 * 128))
+#define BA_BYTES                                                                                   \
+	(2 * (2 * 1000 * 128 + 128) + 3 * BA_LAYER + 2 * G4_MAMBA +                                \
+	 2 * (2 * 128 * 128 + 2 * 32 * 128))
 /* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
 #define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
 /* starcoder2: LayerNorm and linear biases, c_fc 1024x256 / c_proj 256x1024, tied */
@@ -402,6 +409,8 @@ static const fam_expect fams[] = {
      * 128 and the shared MLP [128]; tied */
     {"hunyuan_v1_moe", 74, 2 * (1000 * 256 + 256) + 2 * HYM_LAYER, 256, 8, 2, 32, 128, 1000, 2, 1,
      8, 128, CKPT_QUANT_NONE, 1},
+    /* bamba: mamba, attention, mamba (attn_layer_indices [1]); SwiGLU in every layer */
+    {"bamba", 38, BA_BYTES, 128, 8, 2, 16, 192, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -512,6 +521,16 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->mamba_d_conv, 3);
 		assert_true(cfg->mamba_proj_bias && cfg->mamba_conv_bias && cfg->attention_bias);
 		assert_int_equal(cfg->shared_expert_intermediate_size, 192);
+	}
+	if (strcmp(e->name, "bamba") == 0) { /* attn_layer_indices, the class's rotary factor */
+		assert_false(cfg->has_layer_types);
+		assert_true(cfg->has_full_attn_idxs);
+		assert_int_equal(cfg->n_full_attn_idxs, 1);
+		assert_int_equal(cfg->full_attn_idxs[0], 1);
+		assert_int_equal(cfg->mamba_n_heads, 8);
+		assert_int_equal(cfg->mamba_d_state, 16);
+		assert_true(cfg->mamba_conv_bias);
+		assert_true(cfg->partial_rotary_factor == 0.5);
 	}
 	if (strcmp(e->name, "granitemoehybrid") == 0) { /* the Mamba2 mixer and its layers */
 		assert_true(cfg->has_layer_types);

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -82,8 +82,8 @@ grep -q '^rank 1 (tp_rank=1,ep_rank=0)' "$T/plan1" || fail "--rank-only rank lin
 # determinism: every scheme on every family, two runs byte-identical
 for f in $(san_fams "$FAMS"); do
 	for q in none fp8-tensor fp8-channel fp8-block int8-channel int4-group; do
-		# Granite 4.0's one Mamba group: quantized only at TP 1 (vLLM's MambaMixer2)
-		tp=2 && [ "$f" = granitemoehybrid ] && [ "$q" != none ] && tp=1
+		# Granite 4.0's and Bamba's one Mamba group: quantized only at TP 1 (vLLM's MambaMixer2)
+		tp=2 && { [ "$f" = granitemoehybrid ] || [ "$f" = bamba ]; } && [ "$q" != none ] && tp=1
 		args=(--model-dir "$T/$f" --tp-size "$tp" --tp-rank $((tp - 1)) --quant "$q" --group-size 32)
 		"$CTL" shard "${args[@]}" --out "$T/a.st" 2>"$T/err" || fail "$f $q: $(cat "$T/err")"
 		"$CTL" shard "${args[@]}" --out "$T/b.st" 2>"$T/err" || fail "$f $q (2): $(cat "$T/err")"
@@ -482,6 +482,26 @@ mkdir -p "$T/hy_moe_bad" && cp "$T/hunyuan_v1_moe/model.safetensors" "$T/hy_moe_
 	fail "hunyuan_v1_moe with per-layer sizes planned"
 grep -q "moe_intermediate_size\[1\] is 64" "$T/err" || fail "hunyuan_v1_moe lists: $(cat "$T/err")"
 rm -rf "$T/hy_moe_bad"
+# Bamba: attn_layer_indices [1] makes layer 1 attention (qkv 4 q heads + kv head of 16),
+# layers 0 and 2 Mamba (in_proj [z_r; x_r; B; C; dt_r]); the feed_forward fused into
+# gate_up_proj; pre_ff_layernorm and model.final_layernorm whole; untied
+"$CTL" plan --model-dir "$T/bamba" --tp-size 2 --tp-rank 1 --rank-only >"$T/plan" ||
+	fail "plan bamba"
+for l in "model.layers.1.self_attn.qkv_proj.weight *BF16 *\[96, 128\]" \
+	"model.layers.0.mamba.in_proj.weight *BF16 *\[292, 128\]" \
+	"model.layers.2.mamba.conv1d.weight *BF16 *\[160, 1, 4\]" \
+	"model.layers.2.feed_forward.gate_up_proj.weight *BF16 *\[192, 128\]" \
+	"model.layers.1.pre_ff_layernorm.weight *BF16 *\[128\]" \
+	"model.final_layernorm.weight *BF16 *\[128\]" "lm_head.weight *BF16 *\[512, 128\]"; do
+	grep -q "$l" "$T/plan" || fail "bamba line $l: $(cat "$T/plan")"
+done
+grep -q "1.mamba\|0.self_attn\|2.self_attn" "$T/plan" && fail "bamba layer kinds: $(cat "$T/plan")"
+cp -r "$T/bamba" "$T/ba_bad"
+sed -i 's/"attn_layer_indices": \[/"attn_layer_indices": [7, /' "$T/ba_bad/config.json"
+"$CTL" plan --model-dir "$T/ba_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "ba_bad planned"
+grep -q 'attn_layer_indices\[0\] is 7, not a layer of the 3' "$T/err" ||
+	fail "bamba attn_layer_indices: $(cat "$T/err")"
+rm -rf "$T/ba_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry
