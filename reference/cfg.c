@@ -123,7 +123,8 @@ enum {
 	FAM_ARCEE,
 	FAM_LFM2,
 	FAM_GRANITE4,
-	FAM_HUNYUAN
+	FAM_HUNYUAN,
+	FAM_NEMOTRON
 };
 
 /* The planner's family -> the reference's kind. */
@@ -247,6 +248,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* HunYuanMoEV1ForCausalLM: the same attention; every layer MoE: softmax router
 	     * mlp.gate.wg, top moe_topk renormalised, + the ungated shared_mlp */
 	    {"hunyuan_v1_moe", REF_QWEN2_MOE, false, 0, FAM_HUNYUAN},
+	    /* NemotronForCausalLM: Llama's decoder with LayerNorm1P norms (weight + 1, bias),
+	     * partial rotary, an up/down MLP with relu2 (cfg_apertus.c, nogate.c) */
+	    {"nemotron", REF_DENSE, false, 0, FAM_NEMOTRON},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -292,6 +296,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->nogate = c->apertus || map[i].fam == FAM_ARCEE;
 			c->lfm2 = map[i].fam == FAM_LFM2;
 			c->hunyuan = map[i].fam == FAM_HUNYUAN;
+			c->nemotron = map[i].fam == FAM_NEMOTRON;
+			c->nogate = c->nogate || c->nemotron;
+			c->layernorm = c->layernorm || c->nemotron;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
