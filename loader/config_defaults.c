@@ -441,6 +441,23 @@ static const class_default bamba_defaults[] = {
     {"partial_rotary_factor", true, 0.5},
 };
 
+/* NemotronConfig's (transformers 4.57.1): num_key_value_heads None stays None there (its
+ * attention then fails), the loader's num_attention_heads as vLLM takes it; head_dim None
+ * hidden_size / num_attention_heads; norm_eps 1e-5 for every LayerNorm1P;
+ * partial_rotary_factor 0.5; rope_scaling None (NemotronRotaryEmbedding is always the
+ * default RoPE). */
+static const class_default nemotron_defaults[] = {
+    {"vocab_size", false, 256000},
+    {"hidden_size", false, 6144},
+    {"intermediate_size", false, 24576},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 48},
+    {"max_position_embeddings", false, 4096},
+    {"norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+    {"partial_rotary_factor", true, 0.5},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -488,6 +505,7 @@ static const struct {
     CLASS("hunyuan_v1_dense", hunyuan_v1_dense_defaults),
     CLASS("hunyuan_v1_moe", hunyuan_v1_moe_defaults),
     CLASS("bamba", bamba_defaults),
+    CLASS("nemotron", nemotron_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -124,7 +124,8 @@ enum {
 	FAM_LFM2,
 	FAM_GRANITE4,
 	FAM_HUNYUAN,
-	FAM_BAMBA
+	FAM_BAMBA,
+	FAM_NEMOTRON
 };
 
 /* The planner's family -> the reference's kind. */
@@ -251,6 +252,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* BambaForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) and Llama attention with
 	     * partial RoPE, a SwiGLU feed_forward after pre_ff_layernorm (cfg_granite4.c) */
 	    {"bamba", REF_DENSE, false, 0, FAM_BAMBA},
+	    /* NemotronForCausalLM: Llama's decoder with LayerNorm1P norms (weight + 1, bias),
+	     * partial rotary, an up/down MLP with relu2 (cfg_apertus.c, nogate.c) */
+	    {"nemotron", REF_DENSE, false, 0, FAM_NEMOTRON},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -299,6 +303,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->nogate = c->apertus || map[i].fam == FAM_ARCEE;
 			c->lfm2 = map[i].fam == FAM_LFM2;
 			c->hunyuan = map[i].fam == FAM_HUNYUAN;
+			c->nemotron = map[i].fam == FAM_NEMOTRON;
+			c->nogate = c->nogate || c->nemotron;
+			c->layernorm = c->layernorm || c->nemotron;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */

@@ -393,7 +393,13 @@ void ref_mlp_plain(float *y, const float *x, int64_t T, int64_t hid, int64_t n_i
 void ref_norm_b(const ref_cfg *c, float *y, const float *x, const float *w, const float *b,
                 int64_t rows, int64_t dim)
 {
-	if (c->layernorm)
+	if (c->layernorm && c->norm_off != 0.0f) { /* Nemotron's LayerNorm1P: weight + 1 */
+		ref_layernorm(y, x, NULL, NULL, rows, dim, (float)c->eps);
+		for (int64_t t = 0; t < rows; t++)
+			for (int64_t i = 0; i < dim; i++)
+				y[t * dim + i] =
+				    y[t * dim + i] * (c->norm_off + w[i]) + (b ? b[i] : 0.0f);
+	} else if (c->layernorm)
 		ref_layernorm(y, x, w, b, rows, dim, (float)c->eps);
 	else
 		ref_norm(c, y, x, w, rows, dim);

@@ -211,7 +211,8 @@ typedef struct ref_cfg {
 	/* Gemma families (kind REF_DENSE; cfg_gemma.c). All zero for the others,
 	 * which is the Llama math. */
 	int gemma;         /* 0, or the generation: 1 Gemma, 2 Gemma 2, 3 Gemma 3 text */
-	float norm_off;    /* every RMSNorm scales by (norm_off + w): 1 for Gemma */
+	float norm_off;    /* every RMSNorm scales by (norm_off + w): 1 for Gemma; with layernorm,
+	                    * every LayerNorm (Nemotron's LayerNorm1P: 1) */
 	float embed_scale; /* embeddings times this (Gemma: sqrt(hidden_size)); 0 = 1 */
 	ref_act act;       /* the MLP's gate activation */
 	/* Gemma 2/3: x += post_attention_layernorm(attn(input_layernorm(x)));
@@ -368,8 +369,10 @@ typedef struct ref_cfg {
 	/* An MLP without a gate (Apertus, Arcee; cfg_apertus.c, nogate.c):
 	 * mlp.down_proj(act(mlp.up_proj(x))), biases where the checkpoint has them; act
 	 * REF_ACT_XIELU reads the layer's mlp.act_fn scalars. apertus: the decoder's norms are
-	 * attention_layernorm / feedforward_layernorm (ref_attn_norm / ref_mlp_norm) */
-	bool nogate, apertus;
+	 * attention_layernorm / feedforward_layernorm (ref_attn_norm / ref_mlp_norm).
+	 * nemotron: Nemotron's LayerNorm1P norms (layernorm, norm_off 1), norm_eps, RoPE on the
+	 * first int(head_dim * partial_rotary_factor) dims (rot_dim) */
+	bool nogate, apertus, nemotron;
 	/* Granite 4.0 (GraniteMoeHybridForCausalLM; cfg_granite4.c, granite4.c; granite and
 	 * stacked_experts set: Granite's multipliers, GraniteMoE's router and stacked experts
 	 * (kind REF_MIXTRAL), the shared MLP ungated beside them or alone (kind REF_DENSE,

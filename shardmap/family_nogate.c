@@ -1,13 +1,16 @@
 /*
  * family_nogate.c — dense decoders whose MLP has no gate: down_proj(act(up_proj(x))).
  * Apertus (ApertusForCausalLM: xIELU with learned per-layer scalars) and Arcee
- * (ArceeForCausalLM: ReLU squared, AFM-4.5B).
+ * (ArceeForCausalLM: ReLU squared, AFM-4.5B), Nemotron (NemotronForCausalLM: ReLU squared,
+ * LayerNorm1P norms with biases; Nemotron-4, Minitron).
  *
  * The contract (spec/SHARDS.md) names only the merged gate_up; for an MLP without a gate
  * up_proj is column parallel and keeps its name (rows split by intermediate_size, as
  * gate_up's halves are), down_proj row parallel, as vLLM's apertus.py / arcee.py load them
  * (ColumnParallelLinear up_proj, RowParallelLinear down_proj): docs/format.md 2.7. Arcee's
  * mlp_bias biases follow: up_proj.bias by rows with its weight, down_proj.bias replicated.
+ * Nemotron's as vLLM's nemotron.py loads them (q/k/v stacked into qkv_proj, up_proj
+ * ColumnParallel, down_proj RowParallel, the LayerNorm1P weights and biases whole).
  */
 #include "shardmap/family_rules.h"
 
@@ -62,15 +65,14 @@ const sm_family shardmap_family_apertus = {
  * exactly when attention_bias), the MLP up_proj / down_proj without a gate, their biases
  * exactly when mlp_bias (ArceeMLP builds both Linears with bias=mlp_bias): up_proj.bias by
  * rows as its weight, down_proj.bias replicated (the engine adds it once). */
+#define NOGATE_MLP_BIASES                                                                          \
+	SM_RULE(SM_LAYER "mlp.up_proj.bias", SM_LAYER "mlp.up_proj.bias", SM_K_ROWS, 0, SM_U_I,    \
+	        SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),                                             \
+	    SM_RULE(SM_LAYER "mlp.down_proj.bias", SM_LAYER "mlp.down_proj.bias", SM_K_REPL, 0,    \
+	            SM_U_NONE, SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY)
+
 static const sm_rule arcee_rules[] = {
-    SM_RULES_TOP,
-    SM_RULES_LNORM,
-    SM_RULES_ATTN_SWITCHED,
-    NOGATE_MLP,
-    SM_RULE(SM_LAYER "mlp.up_proj.bias", SM_LAYER "mlp.up_proj.bias", SM_K_ROWS, 0, SM_U_I,
-            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
-    SM_RULE(SM_LAYER "mlp.down_proj.bias", SM_LAYER "mlp.down_proj.bias", SM_K_REPL, 0, SM_U_NONE,
-            SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_TOP, SM_RULES_LNORM, SM_RULES_ATTN_SWITCHED, NOGATE_MLP, NOGATE_MLP_BIASES,
 };
 
 static const char *const arcee_archs[] = {"ArceeForCausalLM", NULL};
@@ -81,5 +83,37 @@ const sm_family shardmap_family_arcee = {
     .archs = arcee_archs,
     .rules = arcee_rules,
     .n_rules = SM_NRULES(arcee_rules),
+    .layer_prefix = "model.layers.",
+};
+
+/* A replicated LayerNorm1P bias [hid] (required: NemotronLayerNorm1P is nn.LayerNorm with
+ * bias=True). */
+#define NEMOTRON_NORM_BIAS(x)                                                                      \
+	SM_RULE(x ".bias", x ".bias", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+
+/* Nemotron (modeling_nemotron.py, transformers 4.57.1): Llama's layout whose three norms
+ * (input_layernorm, post_attention_layernorm, model.norm) are LayerNorm1P with a weight
+ * (applied as weight + 1) and a bias, both replicated and never quantized; q/k/v/o biases
+ * exactly when attention_bias (o_proj too), the MLP up_proj / down_proj without a gate and
+ * their biases exactly when mlp_bias, cut as Arcee's. */
+static const sm_rule nemotron_rules[] = {
+    SM_RULES_TOP,
+    NEMOTRON_NORM_BIAS("model.norm"),
+    SM_RULES_LNORM,
+    NEMOTRON_NORM_BIAS(SM_LAYER "input_layernorm"),
+    NEMOTRON_NORM_BIAS(SM_LAYER "post_attention_layernorm"),
+    SM_RULES_ATTN_SWITCHED,
+    NOGATE_MLP,
+    NOGATE_MLP_BIASES,
+};
+
+static const char *const nemotron_archs[] = {"NemotronForCausalLM", NULL};
+
+/* NemotronConfig unties by default. */
+const sm_family shardmap_family_nemotron = {
+    .name = "nemotron",
+    .archs = nemotron_archs,
+    .rules = nemotron_rules,
+    .n_rules = SM_NRULES(nemotron_rules),
     .layer_prefix = "model.layers.",
 };

@@ -58,6 +58,7 @@ static const sm_family *const families[] = {
     &shardmap_family_hunyuan_v1_dense,
     &shardmap_family_hunyuan_moe,
     &shardmap_family_bamba,
+    &shardmap_family_nemotron,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -411,6 +411,12 @@ static const fam_expect fams[] = {
      8, 128, CKPT_QUANT_NONE, 1},
     /* bamba: mamba, attention, mamba (attn_layer_indices [1]); SwiGLU in every layer */
     {"bamba", 38, BA_BYTES, 128, 8, 2, 16, 192, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* nemotron: LayerNorm1P weights and biases [256] (model.norm's too), q/k/v/o with their
+     * biases, up / down 512x256 without */
+    {"nemotron", 32,
+     2 * (2 * 1000 * 256 + 2 * 256) +
+         2 * 2 * (4 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 256 + 2 * 64 + 256 + 2 * 512 * 256),
+     256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -582,6 +588,8 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->use_qk_norm && !cfg->attention_bias && !cfg->use_cla);
 		assert_int_equal(cfg->shared_expert_intermediate_size, 128);
 	}
+	if (strcmp(e->name, "nemotron") == 0) /* the fixture's q/k/v/o biases, no MLP biases */
+		assert_true(cfg->attention_bias && !cfg->mlp_bias);
 	if (strcmp(e->name, "glm4_moe") == 0) { /* GLM-4.5's q/k norms and MoE keys */
 		assert_true(cfg->use_qk_norm);
 		assert_int_equal(cfg->first_k_dense_replace, 1);

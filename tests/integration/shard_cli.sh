@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -502,6 +502,48 @@ sed -i 's/"attn_layer_indices": \[/"attn_layer_indices": [7, /' "$T/ba_bad/confi
 grep -q 'attn_layer_indices\[0\] is 7, not a layer of the 3' "$T/err" ||
 	fail "bamba attn_layer_indices: $(cat "$T/err")"
 rm -rf "$T/ba_bad"
+# Nemotron: the LayerNorm1P weights and biases whole and never quantized, q/k/v fused with
+# their biases, up_proj by rows under its own name, down_proj by columns; a checkpoint
+# without a norm's bias is refused
+"$CTL" plan --model-dir "$T/nemotron" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan nemotron"
+for l in "1.input_layernorm.weight *BF16 *\[256\]" "1.input_layernorm.bias *BF16 *\[256\]" \
+	"1.post_attention_layernorm.bias *BF16 *\[256\]" "1.self_attn.qkv_proj.weight *I8 *\[192, 256\]" \
+	"1.self_attn.qkv_proj.bias *BF16 *\[192\]" "1.self_attn.o_proj.bias *BF16 *\[256\]" \
+	"1.mlp.up_proj.weight *I8 *\[256, 256\]" "1.mlp.down_proj.weight *I8 *\[256, 256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "nemotron line $l: $(cat "$T/plan")"
+done
+grep -q "model.norm.bias *BF16 *\[256\]" "$T/plan" || fail "nemotron model.norm.bias: $(cat "$T/plan")"
+grep -q "gate_up_proj\|norm.weight_scale\|bias_scale" "$T/plan" &&
+	fail "nemotron: a gate_up_proj or a quantized norm or bias: $(cat "$T/plan")"
+mkdir -p "$T/nm_bad"
+cp "$T/nemotron/config.json" "$T/nm_bad/"
+python3 - "$T/nemotron/model.safetensors" "$T/nm_bad/model.safetensors" <<'PY' || fail "nm_bad"
+import json, struct, sys
+src = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", src[:8])[0]
+hdr = json.loads(src[8:8 + n])
+body = src[8 + n:]
+drop = "model.layers.1.input_layernorm.bias"
+out, parts, off = {}, [], 0
+for k, v in sorted(hdr.items(), key=lambda kv: kv[1]["data_offsets"][0] if kv[0] != "__metadata__" else -1):
+    if k == "__metadata__":
+        out[k] = v
+        continue
+    if k == drop:
+        continue
+    a, b = v["data_offsets"]
+    parts.append(body[a:b])
+    out[k] = dict(v, data_offsets=[off, off + b - a])
+    off += b - a
+h = json.dumps(out).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + b"".join(parts))
+PY
+"$CTL" plan --model-dir "$T/nm_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "nm_bad planned"
+grep -q "model.layers.1.input_layernorm.bias': missing from the checkpoint" "$T/err" ||
+	fail "nemotron norm bias: $(cat "$T/err")"
+rm -rf "$T/nm_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry
