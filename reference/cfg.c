@@ -123,7 +123,8 @@ enum {
 	FAM_ARCEE,
 	FAM_LFM2,
 	FAM_GRANITE4,
-	FAM_HUNYUAN
+	FAM_HUNYUAN,
+	FAM_MINIMAX
 };
 
 /* The planner's family -> the reference's kind. */
@@ -247,6 +248,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* HunYuanMoEV1ForCausalLM: the same attention; every layer MoE: softmax router
 	     * mlp.gate.wg, top moe_topk renormalised, + the ungated shared_mlp */
 	    {"hunyuan_v1_moe", REF_QWEN2_MOE, false, 0, FAM_HUNYUAN},
+	    /* MiniMaxForCausalLM: lightning-attention layers (minimax.c) beside Mixtral's
+	     * attention, Mixtral's MoE, x = alpha * norm(x) + beta * branch (cfg_minimax.c) */
+	    {"minimax", REF_MIXTRAL, false, 0, FAM_MINIMAX},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -291,6 +295,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->apertus = map[i].fam == FAM_APERTUS;
 			c->nogate = c->apertus || map[i].fam == FAM_ARCEE;
 			c->lfm2 = map[i].fam == FAM_LFM2;
+			c->minimax = map[i].fam == FAM_MINIMAX;
 			c->hunyuan = map[i].fam == FAM_HUNYUAN;
 			return WT_OK;
 		}
@@ -566,6 +571,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_gemma(c, json, len, err);
 	else if (c->kind != REF_BERT)
 		rv = plain_rope(c, arch, f, json, len, err);
+	if (rv == WT_OK && c->minimax) /* Mixtral's keys above, its residual factors here */
+		rv = ref_cfg_minimax(c, json, len, err);
 	return rv != WT_OK ? rv : check_reals(c, err);
 }
 
