@@ -458,6 +458,23 @@ static const class_default nemotron_defaults[] = {
     {"partial_rotary_factor", true, 0.5},
 };
 
+/* MiniMaxConfig's (transformers 4.57.1): head_dim None becomes hidden_size /
+ * num_attention_heads as the loader's own default; layer_types None alternates full and
+ * linear attention (shardmap/family_minimax.c). */
+static const class_default minimax_defaults[] = {
+    {"vocab_size", false, 32000},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 131072},
+    {"num_experts_per_tok", false, 2},
+    {"num_local_experts", false, 8},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 1000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -506,6 +523,7 @@ static const struct {
     CLASS("hunyuan_v1_moe", hunyuan_v1_moe_defaults),
     CLASS("bamba", bamba_defaults),
     CLASS("nemotron", nemotron_defaults),
+    CLASS("minimax", minimax_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

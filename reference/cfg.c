@@ -125,7 +125,8 @@ enum {
 	FAM_GRANITE4,
 	FAM_HUNYUAN,
 	FAM_BAMBA,
-	FAM_NEMOTRON
+	FAM_NEMOTRON,
+	FAM_MINIMAX
 };
 
 /* The planner's family -> the reference's kind. */
@@ -255,6 +256,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* NemotronForCausalLM: Llama's decoder with LayerNorm1P norms (weight + 1, bias),
 	     * partial rotary, an up/down MLP with relu2 (cfg_apertus.c, nogate.c) */
 	    {"nemotron", REF_DENSE, false, 0, FAM_NEMOTRON},
+	    /* MiniMaxForCausalLM: lightning-attention layers (minimax.c) beside Mixtral's
+	     * attention, Mixtral's MoE, x = alpha * norm(x) + beta * branch (cfg_minimax.c) */
+	    {"minimax", REF_MIXTRAL, false, 0, FAM_MINIMAX},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -302,6 +306,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->apertus = map[i].fam == FAM_APERTUS;
 			c->nogate = c->apertus || map[i].fam == FAM_ARCEE;
 			c->lfm2 = map[i].fam == FAM_LFM2;
+			c->minimax = map[i].fam == FAM_MINIMAX;
 			c->hunyuan = map[i].fam == FAM_HUNYUAN;
 			c->nemotron = map[i].fam == FAM_NEMOTRON;
 			c->nogate = c->nogate || c->nemotron;
@@ -582,6 +587,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_gemma(c, json, len, err);
 	else if (c->kind != REF_BERT)
 		rv = plain_rope(c, arch, f, json, len, err);
+	if (rv == WT_OK && c->minimax) /* Mixtral's keys above, its residual factors here */
+		rv = ref_cfg_minimax(c, json, len, err);
 	return rv != WT_OK ? rv : check_reals(c, err);
 }
 

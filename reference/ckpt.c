@@ -165,6 +165,41 @@ static int g4_layers(const ckpt_config *cc, ref_cfg *c, bool bamba, wt_errbuf *e
 }
 
 /*
+ * MiniMax's layer kinds as the planner reads them (shardmap/family_minimax.c): layer i is a
+ * lightning-attention layer when layer_types[i] is "linear_attention", else (no
+ * layer_types) when i is odd (MiniMaxConfig's alternation). A layer_types list of another
+ * length or with another type is WT_ECORRUPT, more layers than the mask holds
+ * WT_EUNSUPPORTED.
+ */
+static int minimax_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
+{
+	if (c->L > REF_L4_MAX_LAYERS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld layers; the reference handles MiniMax up to %d",
+		                 (long long)c->L, REF_L4_MAX_LAYERS);
+	if (cc->has_layer_types && (int64_t)cc->n_layer_types != c->L)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types has %zu entries but num_hidden_layers "
+		                 "is %lld; give one type per layer",
+		                 cc->n_layer_types, (long long)c->L);
+	for (int64_t i = 0; i < c->L; i++) {
+		bool lin = (i + 1) % 2 == 0;
+		if (cc->has_layer_types) {
+			uint8_t t = cc->layer_types[i];
+			if (t != CKPT_LAYER_LINEAR_ATTN && t != CKPT_LAYER_FULL_ATTN)
+				return wt_seterr(err, WT_ECORRUPT,
+				                 "config.json: layer_types[%lld] is neither "
+				                 "\"linear_attention\" nor \"full_attention\"",
+				                 (long long)i);
+			lin = t == CKPT_LAYER_LINEAR_ATTN;
+		}
+		if (lin)
+			c->mm_lin[i / 64] |= 1ull << (i % 64);
+	}
+	return WT_OK;
+}
+
+/*
  * The reference configuration of a checkpoint: the fields the planner reads
  * come from the loader's parse (cc, loader/config.c) exactly as shardmap_plan
  * sees them — one parser for both, a Qwen2-VL `text_config` overlay
@@ -248,6 +283,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = q3n_layers(cc, &c, err);
 	if (fam != NULL && strcmp(fam, "lfm2") == 0)
 		rv = lfm2_layers(cc, &c, err);
+	if (fam != NULL && strcmp(fam, "minimax") == 0)
+		rv = minimax_layers(cc, &c, err);
 	if (fam != NULL && strcmp(fam, "granitemoehybrid") == 0)
 		rv = g4_layers(cc, &c, false, err);
 	if (fam != NULL && strcmp(fam, "bamba") == 0)

@@ -178,6 +178,14 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 		ref_residual_add(c, b->x, b->o, T * c->hid);
 		return WT_OK;
 	}
+	if (ref_mm_lin(c, l)) { /* MiniMax: the lightning attention */
+		const ref_mm_part p = {.Hl = c->H, .q0 = 0};
+		if ((rv = ref_mm_lightning(c, s, l, &p, b->h, T, NULL, NULL, b->o, err)))
+			return rv;
+		ref_mm_resid(c, b->x, b->h, T * c->hid, l, false);
+		ref_residual_add(c, b->x, b->o, T * c->hid);
+		return WT_OK;
+	}
 	if (ref_g4_mamba_layer(c, l)) { /* Granite 4.0: the Mamba2 mixer */
 		if ((rv = ref_g4_mixer_full(c, s, l, b->h, T, b->o, err)))
 			return rv;
@@ -252,6 +260,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	ref_linear(b->o, b->att, wo, bo, T, qd, c->hid);
 	if (pn != NULL)
 		ref_norm(c, b->o, b->o, pn, T, c->hid);
+	ref_mm_resid(c, b->x, b->h, T * c->hid, l, false); /* MiniMax: alpha * norm(x) */
 	ref_residual_add(c, b->x, b->o, T * c->hid);
 	return WT_OK;
 }
@@ -456,6 +465,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 			goto out;
 		if (pn != NULL)
 			ref_norm(c, b.acc, b.acc, pn, T, c->hid);
+		ref_mm_resid(c, b.x, b.h, T * c->hid, l, true);
 		ref_residual_add(c, b.x, b.acc, T * c->hid);
 	}
 	if ((rv = ref_norm_of(c, ck, b.h, b.x, T, err, "%s", ref_final_norm(c))))

@@ -339,6 +339,14 @@ typedef struct ref_cfg {
 	bool lfm2, lfm2_conv_bias;
 	uint64_t lfm2_conv[4];
 	int64_t lfm2_kconv;
+	/* MiniMax (MiniMaxForCausalLM; cfg_minimax.c, minimax.c; kind REF_MIXTRAL): layer i is
+	 * a lightning-attention layer when bit i of mm_lin is set, else Mixtral's attention;
+	 * every residual is x = alpha * norm(x) + beta * branch with the normed input as the
+	 * residual (mm_alpha[0] softmax attention, [1] lightning, [2] the MoE; the betas, equal,
+	 * are resid_mult) */
+	bool minimax;
+	uint64_t mm_lin[4];
+	double mm_alpha[3];
 	/* Cohere (1: CohereForCausalLM) / Cohere2 (2) (cfg_cohere.c): LayerNorms without bias
 	 * (layernorm set, no bias read), the parallel block x += attn(h) + mlp(h) with one
 	 * h = input_layernorm(x), per-head q_norm [H, d] / k_norm [KV, d] LayerNorms (qk_norm:

@@ -418,6 +418,38 @@ typedef struct ref_lfm2_part {
  * (out_proj's output, a rank's partial) (lfm2.c). */
 int ref_lfm2_mixer(const ref_cfg *c, ref_set *s, int64_t l, const ref_lfm2_part *p, const float *h,
                    int64_t T, float *out, wt_errbuf *err);
+/* MiniMax's factors from config.json (cfg_minimax.c; minimax and the layers set by the
+ * family map and ckpt.c). */
+int ref_cfg_minimax(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
+/* Whether MiniMax's layer l is a lightning-attention layer. */
+static inline bool ref_mm_lin(const ref_cfg *c, int64_t l)
+{
+	return c->minimax && ref_l4_bit(c->mm_lin, l);
+}
+/* MiniMax: x = alpha * h (h the block's normed input, the residual MiniMaxDecoderLayer
+ * keeps) before the residual add of layer l's attention (mlp false) or MoE (true); a no-op
+ * for every other family. */
+static inline void ref_mm_resid(const ref_cfg *c, float *x, const float *h, int64_t n, int64_t l,
+                                bool mlp)
+{
+	if (!c->minimax)
+		return;
+	float a = (float)c->mm_alpha[mlp ? 2 : ref_mm_lin(c, l) ? 1 : 0];
+	for (int64_t i = 0; i < n; i++)
+		x[i] = a * h[i];
+}
+/* What one set holds of a lightning layer: heads [q0, q0 + Hl) of H. */
+typedef struct ref_mm_part {
+	int64_t Hl, q0;
+} ref_mm_part;
+/* MiniMax's lightning attention (minimax.c) of layer l on T normed rows h. With ss: add each
+ * token's sum of squares over the part's Hl*d attention channels into ss[T] and stop there
+ * (the sharded pass's all-reduced norm). Else out [T, hid] = out_proj(sigmoid(output_gate h)
+ * * norm(attn)) of the part, the norm's mean square per token ms[T] over all H*d channels
+ * (NULL: the part's own, the full path). */
+int ref_mm_lightning(const ref_cfg *c, ref_set *s, int64_t l, const ref_mm_part *p, const float *h,
+                     int64_t T, float *ss, const float *ms, float *out, wt_errbuf *err);
+
 /* The causal depthwise conv1d of K taps over T tokens of nc channels (x, y [T, nc]; w [nc,
  * K]): y[t, ch] = sum_j w[ch, j] x[t - K + 1 + j, ch] (zero before the first token) + b[ch]
  * (b may be NULL) — torch's Conv1d(groups=nc, padding=K-1)[..., :T] (math.c). */

@@ -389,10 +389,47 @@ static int g4_mamba(shard *s, int64_t l)
 	return WT_OK;
 }
 
+/* MiniMax's lightning attention: each rank's heads; the norm's mean square summed over the
+ * ranks first (MiniMaxText01RMSNormTP's all-reduced variance), then every rank's out_proj
+ * partial all-reduced. */
+static int mm_lightning(shard *s, int64_t l)
+{
+	const ref_cfg *c = s->c;
+	int64_t T = s->n_tok, n = T * c->hid;
+	float *ms = calloc((size_t)T, sizeof(float));
+	if (ms == NULL)
+		return wt_seterr(s->err, WT_ENOMEM, "layer %lld: out of memory", (long long)l);
+	int rv = WT_OK;
+	for (int pass = 0; pass < 2 && rv == WT_OK; pass++) {
+		memset(s->b.acc, 0, (size_t)n * sizeof(float));
+		for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
+			ref_set *rs = rank_set(s, r, s->g);
+			const ref_mm_part p = {.Hl = s->Hl, .q0 = (int64_t)r * s->Hl};
+			if ((rv = ref_block_input(c, rs, s->b.h, s->b.x, T, l, ref_attn_norm(c),
+			                          s->err)) ||
+			    (rv = ref_mm_lightning(c, rs, l, &p, s->b.h, T, pass ? NULL : ms,
+			                           pass ? ms : NULL, s->b.o, s->err)))
+				break;
+			if (pass)
+				add_into(s->b.acc, s->b.o, n);
+		}
+		for (int64_t t = 0; pass == 0 && t < T; t++)
+			ms[t] = ms[t] / (float)(c->H * c->d);
+	}
+	free(ms);
+	if (rv != WT_OK)
+		return rv;
+	ref_mm_resid(c, s->b.x, s->b.h, n, l, false);
+	ref_residual_add(c, s->b.x, s->b.acc, n);
+	return WT_OK;
+}
+
 static int attn(shard *s, int64_t l)
 {
 	if (ref_g4_mamba_layer(s->c, l))
 		return g4_mamba(s, l);
+	if (ref_mm_lin(s->c, l))
+		return mm_lightning(s, l);
 	const ref_cfg *c = s->c;
 	int64_t n = s->n_tok * c->hid;
 	const float *bo;
@@ -412,10 +449,12 @@ static int attn(shard *s, int64_t l)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
 	if (c->sandwich && (rv = post_norm_mean(s, l, ref_post_norm(c, false))))
 		return rv;
-	if (c->cohere) /* the parallel block: x is the MLP's input too; added after it */
+	if (c->cohere) { /* the parallel block: x is the MLP's input too; added after it */
 		memcpy(s->b.y, s->b.acc, (size_t)n * sizeof(float));
-	else
+	} else {
+		ref_mm_resid(c, s->b.x, s->b.h, n, l, false); /* MiniMax: alpha * norm(x) */
 		ref_residual_add(c, s->b.x, s->b.acc, n);
+	}
 	return WT_OK;
 }
 
@@ -747,6 +786,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 			goto out;
 		if (c->cohere) /* (x + attn(h)) + mlp(h), as transformers sums them */
 			ref_residual_add(c, s.b.x, s.b.y, s.n_tok * c->hid);
+		ref_mm_resid(c, s.b.x, s.b.h, s.n_tok * c->hid, i, true);
 		ref_residual_add(c, s.b.x, s.b.acc, s.n_tok * c->hid);
 	}
 	rv = lm_head(&s, logits);

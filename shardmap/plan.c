@@ -486,6 +486,11 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 	if (x->fam->drop_prefix &&
 	    strncmp(t->name, x->fam->drop_prefix, strlen(x->fam->drop_prefix)) == 0)
 		return shardmap_plan_add_skipped(p, t->name, err);
+	for (const char *const *sf = x->fam->drop_suffixes; sf && *sf; sf++) {
+		size_t a = strlen(t->name), b = strlen(*sf);
+		if (a >= b && strcmp(t->name + a - b, *sf) == 0)
+			return shardmap_plan_add_skipped(p, t->name, err);
+	}
 	char cbuf[NAME_MAX_LEN];
 	bool mixed;
 	const char *cn = shardmap_alias_canon(x->fam, x->alt, t->name, cbuf, sizeof(cbuf), &mixed);

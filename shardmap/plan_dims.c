@@ -375,6 +375,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->m_heads;
 	case SM_D_MI:
 		return d->m_inter;
+	case SM_D_Q3:
+		return 3 * d->n_heads * d->head_dim;
 	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
 		return sym == SM_D_H ? d->n_heads : -1;
 	}

@@ -59,6 +59,7 @@ static const sm_family *const families[] = {
     &shardmap_family_hunyuan_moe,
     &shardmap_family_bamba,
     &shardmap_family_nemotron,
+    &shardmap_family_minimax,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -115,6 +115,7 @@ typedef enum {
 	SM_D_MKER,  /* mamba_d_conv */
 	SM_D_MH,    /* Hm = mamba_n_heads: A_log, D, dt_bias */
 	SM_D_MI,    /* Im: the gated norm, out_proj columns */
+	SM_D_Q3,    /* 3 * H * d: MiniMax's lightning qkv_proj ([q_h; k_h; v_h] per head) */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -256,6 +257,10 @@ typedef struct sm_family {
 	const char *moe_keys;
 	/* layer_is_linear picks Mamba2 layers (Granite 4.0's mamba.*): named so in refusals */
 	bool mamba;
+	/* Tensors whose names end with one of these (NULL-terminated) are dropped and listed as
+	 * skipped: buffers transformers saves that vLLM computes (MiniMax's lightning-attention
+	 * slope_rate / query_decay / key_decay / diagonal_decay); NULL = none. */
+	const char *const *drop_suffixes;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -374,6 +379,7 @@ extern const sm_family shardmap_family_hunyuan_v1_dense;
 extern const sm_family shardmap_family_hunyuan_moe;
 extern const sm_family shardmap_family_bamba;
 extern const sm_family shardmap_family_nemotron;
+extern const sm_family shardmap_family_minimax;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

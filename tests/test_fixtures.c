@@ -181,6 +181,13 @@ typedef struct fam_expect {
 #define BA_BYTES                                                                                   \
 	(2 * (2 * 1000 * 128 + 128) + 3 * BA_LAYER + 2 * G4_MAMBA +                                \
 	 2 * (2 * 128 * 128 + 2 * 32 * 128))
+/* minimax: every layer 2 norms, router [4, 256], 4 experts w1 / w3 128x256, w2 256x128;
+ * three lightning layers (qkv_proj 768x256, output_gate / out_proj 256x256, norm [256]), one
+ * softmax-attention layer (q / o 256x256, k / v 128x256); untied */
+#define MM_LAYER (2 * (2 * 256 + 4 * 256 + 4 * 3 * 128 * 256))
+#define MM_LIN   (2 * (5 * 256 * 256 + 256))
+#define MM_ATTN  (2 * (2 * 256 * 256 + 2 * 128 * 256))
+#define MM_BYTES (2 * (2 * 1000 * 256 + 256) + 4 * MM_LAYER + 3 * MM_LIN + MM_ATTN)
 /* phi3: qkv_proj (8 + 2 * 2) * 32 rows and gate_up_proj 2 * 512 rows fused in the checkpoint */
 #define PHI3_LAYER (2 * (2 * 256 + 384 * 256 + 256 * 256 + 1024 * 256 + 256 * 512))
 /* starcoder2: LayerNorm and linear biases, c_fc 1024x256 / c_proj 256x1024, tied */
@@ -417,6 +424,9 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 256 + 2 * 256) +
          2 * 2 * (4 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 256 + 2 * 64 + 256 + 2 * 512 * 256),
      256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* minimax: lightning, lightning, softmax attention, lightning; 4 experts in every layer
+     * (intermediate_size the expert size) */
+    {"minimax", 79, MM_BYTES, 256, 8, 4, 32, 128, 1000, 4, 0, 4, 128, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -590,6 +600,13 @@ static void check_family(const fam_expect *e, const char *root)
 	}
 	if (strcmp(e->name, "nemotron") == 0) /* the fixture's q/k/v/o biases, no MLP biases */
 		assert_true(cfg->attention_bias && !cfg->mlp_bias);
+	if (strcmp(e->name, "minimax") == 0) { /* layer_types of the two kinds */
+		assert_true(cfg->has_layer_types);
+		assert_int_equal(cfg->n_layer_types, 4);
+		assert_true(cfg->layer_types[0] == CKPT_LAYER_LINEAR_ATTN &&
+		            cfg->layer_types[2] == CKPT_LAYER_FULL_ATTN);
+		assert_int_equal(cfg->num_experts, 4);
+	}
 	if (strcmp(e->name, "glm4_moe") == 0) { /* GLM-4.5's q/k norms and MoE keys */
 		assert_true(cfg->use_qk_norm);
 		assert_int_equal(cfg->first_k_dense_replace, 1);

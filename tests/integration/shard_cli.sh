@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -544,6 +544,24 @@ PY
 grep -q "model.layers.1.input_layernorm.bias': missing from the checkpoint" "$T/err" ||
 	fail "nemotron norm bias: $(cat "$T/err")"
 rm -rf "$T/nm_bad"
+# MiniMax: the lightning attention (qkv_proj / output_gate rows, norm channels, out_proj
+# columns) beside a softmax-attention layer, the experts of every layer stacked; the lightning
+# norm and the router never quantized; the buffers a transformers save writes are skipped
+"$CTL" plan --model-dir "$T/minimax" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan minimax"
+for l in "0.self_attn.qkv_proj.weight *I8 *\[192, 256\]" "0.self_attn.output_gate.weight *I8 *\[64, 256\]" \
+	"0.self_attn.norm.weight *BF16 *\[64\]" "0.self_attn.out_proj.weight *I8 *\[256, 64\]" \
+	"2.self_attn.qkv_proj.weight *I8 *\[128, 256\]" "2.self_attn.o_proj.weight *I8 *\[256, 64\]" \
+	"3.block_sparse_moe.experts.w13_weight *I8 *\[4, 64, 256\]" "3.block_sparse_moe.gate.weight *BF16 *\[4, 256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "minimax line $l: $(cat "$T/plan")"
+done
+grep -q "norm.weight_scale\|moe.gate.weight_scale" "$T/plan" && fail "minimax: a quantized norm or router: $(cat "$T/plan")"
+mkdir -p "$T/mm_bad" && cp "$T/minimax/model.safetensors" "$T/mm_bad/" &&
+	tr -d '\n ' <"$T/minimax/config.json" | sed 's/"linear_attention","linear_attention","full_attention"/"linear_attention","full_attention","linear_attention"/' >"$T/mm_bad/config.json"
+"$CTL" plan --model-dir "$T/mm_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "minimax with the layer kinds exchanged planned"
+grep -q "layer_types" "$T/err" || fail "minimax layer_types: $(cat "$T/err")"
+rm -rf "$T/mm_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -48,6 +48,9 @@ three [x; B; C], each split in T, but B and C are whole on every rank when T doe
 mamba_n_groups (G 1: the group duplicated to follow the head shards); A_log / D / dt_bias
 and the gated norm by rows (heads), out_proj by columns, its bias whole. Its experts are
 GraniteMoE's stacks (unstack_granite), its shared MLP GraniteMoeShared's.
+MiniMax (vLLM's minimax_text_01.py): the lightning attention's self_attn.qkv_proj ([q_h; k_h;
+v_h] per head), output_gate and norm by contiguous rows, out_proj by columns; the softmax
+layers' q/k/v / o_proj and Mixtral's experts as the common rules cut them.
 
 Llama 4's FP8 release (quant_method fbgemm_fp8, docs/format.md 4.7) keeps one scale per
 output channel: a Linear's X.weight_scale [N, 1] (its rows), a stack's X_scale [E, 1, 2I] /
@@ -343,6 +346,15 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                     pieces_rows(name, r * Il if P == 1 else 0, Il)
             continue
         if arch == "Lfm2ForCausalLM" and lfm2(name, rows, cols, T, r, add):
+            continue
+        if arch == "MiniMaxForCausalLM" and re.search(
+                r"self_attn\.(qkv_proj|output_gate|norm|out_proj)\.weight$", name):
+            # MiniMax's lightning attention: qkv_proj ([q_h; k_h; v_h] per head), output_gate
+            # and norm by contiguous rows (whole heads), out_proj by columns
+            if name.endswith(".out_proj.weight"):
+                add(name, pieces_cols(name, r * cols // T, cols // T))
+            else:
+                add(name, pieces_rows(name, r * rows // T, rows // T))
             continue
         if ".mamba." in name:  # Granite 4.0's Mamba2 mixer
             add(name, mamba_mixer(name, rows, cols, cfg, T, r)); continue
