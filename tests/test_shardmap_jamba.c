@@ -39,7 +39,7 @@
 #define JB_OK      JB_CFG("")
 #define JB_CFG0_ALLM                                                                               \
 	"{" JB_BASE0 ",\"num_experts\":4,\"expert_layer_offset\":1,\"attn_layer_period\":8,"       \
-	             "\"attn_layer_offset\":4}"
+	"\"attn_layer_offset\":4}"
 #define M0    "model.layers.0.mamba."
 #define ATT2  "model.layers.2.self_attn."
 #define INP   M0 "in_proj.weight"
