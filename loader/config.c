@@ -431,6 +431,26 @@ static int parse_lfm2(json_t *root, ckpt_config *c, wt_errbuf *err)
 	return rv;
 }
 
+/* Jamba's keys (JambaConfig; read for model_type jamba only, so no other family's config is
+ * refused over them): the attention / expert layer periods and offsets and mamba_dt_rank
+ * ("auto", JambaConfig's default, kept as -1 like an absent one). */
+static int parse_jamba(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = get_int(root, "attn_layer_period", -1, 1, &c->jamba_attn_period, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "attn_layer_offset", -1, 0, &c->jamba_attn_offset, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "expert_layer_period", -1, 1, &c->jamba_expert_period, err);
+	if (rv == WT_OK)
+		rv = get_int(root, "expert_layer_offset", -1, 0, &c->jamba_expert_offset, err);
+	json_t *r = json_object_get(root, "mamba_dt_rank");
+	if (rv == WT_OK && json_is_string(r) && strcmp(json_string_value(r), "auto") == 0)
+		c->mamba_dt_rank = -1;
+	else if (rv == WT_OK)
+		rv = get_int(root, "mamba_dt_rank", -1, 1, &c->mamba_dt_rank, err);
+	return rv;
+}
+
 /* Granite 4.0's Mamba2 mixer (GraniteMoeHybridConfig's mamba_* keys); mamba_d_head may
  * be the string "auto" (GraniteMoeHybridConfig's default: expand * hidden / heads), kept
  * as -1 like an absent one. */
@@ -641,6 +661,10 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = parse_mamba(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "bamba") == 0)
 		rv = parse_bamba(root, c, err);
+	c->jamba_attn_period = c->jamba_attn_offset = -1;
+	c->jamba_expert_period = c->jamba_expert_offset = c->mamba_dt_rank = -1;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jamba") == 0)
+		rv = parse_jamba(root, c, err);
 	if (rv == WT_OK)
 		rv = get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)

@@ -475,6 +475,31 @@ static const class_default minimax_defaults[] = {
     {"rope_theta", true, 1000000.0},
 };
 
+/* JambaConfig's (transformers 4.57.1): Jamba-v0.1's dims; mamba_dt_rank "auto" is left to
+ * the planner (ceil(hidden_size / 16)); num_key_value_heads None becomes
+ * num_attention_heads, as the loader's own default does. */
+static const class_default jamba_defaults[] = {
+    {"vocab_size", false, 65536},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 262144},
+    {"num_experts_per_tok", false, 2},
+    {"num_experts", false, 16},
+    {"expert_layer_period", false, 2},
+    {"expert_layer_offset", false, 1},
+    {"attn_layer_period", false, 8},
+    {"attn_layer_offset", false, 4},
+    {"mamba_d_state", false, 16},
+    {"mamba_d_conv", false, 4},
+    {"mamba_expand", false, 2},
+    {"mamba_conv_bias", false, 1, true},
+    {"mamba_proj_bias", false, 0, true},
+    {"rms_norm_eps", true, 1e-6},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -524,6 +549,7 @@ static const struct {
     CLASS("bamba", bamba_defaults),
     CLASS("nemotron", nemotron_defaults),
     CLASS("minimax", minimax_defaults),
+    CLASS("jamba", jamba_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

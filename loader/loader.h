@@ -347,6 +347,13 @@ typedef struct ckpt_config {
 	int64_t mamba_n_heads, mamba_n_groups, mamba_d_state, mamba_d_conv, mamba_expand;
 	int64_t mamba_d_head;
 	bool mamba_conv_bias, mamba_proj_bias;
+	/* Jamba (JambaConfig; read for model_type jamba only, -1 otherwise): attn_layer_period /
+	 * attn_layer_offset (layer i is attention when i % period == offset, else Mamba),
+	 * expert_layer_period / expert_layer_offset (layer i has num_experts experts when
+	 * i % period == offset, else a dense MLP), mamba_dt_rank (-1 for "auto" or absent:
+	 * ceil(hidden_size / 16)); the loader fills JambaConfig's defaults but for dt_rank */
+	int64_t jamba_attn_period, jamba_attn_offset, jamba_expert_period, jamba_expert_offset;
+	int64_t mamba_dt_rank;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;

@@ -126,7 +126,8 @@ enum {
 	FAM_HUNYUAN,
 	FAM_BAMBA,
 	FAM_NEMOTRON,
-	FAM_MINIMAX
+	FAM_MINIMAX,
+	FAM_JAMBA
 };
 
 /* The planner's family -> the reference's kind. */
@@ -259,6 +260,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* MiniMaxForCausalLM: lightning-attention layers (minimax.c) beside Mixtral's
 	     * attention, Mixtral's MoE, x = alpha * norm(x) + beta * branch (cfg_minimax.c) */
 	    {"minimax", REF_MIXTRAL, false, 0, FAM_MINIMAX},
+	    /* JambaForCausalLM: Mamba (v1) mixers (jamba.c) and Llama attention without
+	     * positions; softmax top-k experts, not renormalised, in the expert layers, a
+	     * dense feed_forward elsewhere (cfg_jamba.c) */
+	    {"jamba", REF_QWEN2_MOE, false, 0, FAM_JAMBA},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -311,6 +316,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->nemotron = map[i].fam == FAM_NEMOTRON;
 			c->nogate = c->nogate || c->nemotron;
 			c->layernorm = c->layernorm || c->nemotron;
+			c->jamba = map[i].fam == FAM_JAMBA;
+			if (c->jamba && c->E <= 1) /* num_experts 1: every feed_forward dense */
+				c->kind = REF_DENSE;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -390,9 +398,9 @@ static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	/* ERNIE: moe_k; Hunyuan: moe_topk (one value: the loader's view reads a per-layer list
 	 * of equal entries as it) */
 	const ckpt_field *k = &f[c->ernie ? F_MOE_K : c->hunyuan ? F_MOE_TOPK : F_TOPK];
-	if (!k->present)
+	if (!k->present && !c->jamba)
 		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is missing", k->key);
-	c->topk = k->i;
+	c->topk = k->present ? k->i : 2; /* JambaConfig's num_experts_per_tok */
 	if (c->E < 1)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: no routed experts (num_local_experts, num_experts "
@@ -411,6 +419,10 @@ static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		/* Qwen3VLMoeTextSparseMoeBlock and HunYuanMoEV1Moe renormalise whatever
 		 * norm_topk_prob says */
 		c->norm_topk = c->q3vl_moe || c->hunyuan || bool_or(&f[F_NORM_TOPK], false);
+		if (c->jamba) { /* JambaSparseMoeBlock: the softmax's top-k as they are */
+			c->norm_topk = false;
+			c->sparse_step = 1;
+		}
 	}
 	if (c->E > REF_MAX_EXPERTS || c->topk < 1 || c->topk > c->E || c->Ie < 1 || c->Is < 0 ||
 	    c->sparse_step < 1)
@@ -554,7 +566,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
 		return rv;
-	if (c->hunyuan)
+	if (c->jamba)
+		rv = ref_cfg_jamba(c, arch, json, len, err);
+	else if (c->hunyuan)
 		rv = ref_cfg_hunyuan(c, arch, json, len, err);
 	else if (c->gpt_oss)
 		rv = ref_cfg_gpt_oss(c, arch, json, len, err);
@@ -597,6 +611,8 @@ bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 	if (c->ernie) /* Ernie4_5_MoeDecoderLayer */
 		return c->kind == REF_DEEPSEEK && c->E > 0 && (i + 1) % c->moe_every == 0 &&
 		       i >= c->moe_start && i <= c->moe_end;
+	if (c->jamba) /* expert_layer_period / _offset (ckpt.c), as the planner reads them */
+		return c->kind != REF_DENSE && ref_l4_bit(c->l4_moe, i);
 	if (c->llama4) /* moe_layers / interleave_moe_layer_step, as the planner reads them */
 		return c->kind != REF_DENSE && ref_l4_bit(c->l4_moe, i);
 	if (c->kind == REF_DENSE || c->kind == REF_BERT)

@@ -231,6 +231,33 @@ static void llama4_dims(const ckpt_config *cc, ref_cfg *c)
 	}
 }
 
+/*
+ * Jamba's Mamba sizes and layers as the planner reads them (shardmap/family_jamba.c):
+ * Im = mamba_expand * hidden_size, mamba_dt_rank "auto" (-1) = ceil(hidden_size / 16);
+ * layer i is Mamba unless i % attn_layer_period == attn_layer_offset, MoE when num_experts
+ * > 1 and i % expert_layer_period == expert_layer_offset (JambaConfig's layers_block_type
+ * and layers_num_experts; the planner refuses periods and offsets that do not fit).
+ */
+static int jb_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
+{
+	c->m_inner = cc->mamba_expand > 0 ? cc->mamba_expand * cc->hidden_size : -1;
+	c->m_rank = cc->mamba_dt_rank > 0 ? cc->mamba_dt_rank : (cc->hidden_size + 15) / 16;
+	c->m_state = cc->mamba_d_state;
+	c->m_conv = cc->mamba_d_conv;
+	if (c->L > REF_L4_MAX_LAYERS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld layers; the reference handles Jamba up to %d",
+		                 (long long)c->L, REF_L4_MAX_LAYERS);
+	int64_t ap = cc->jamba_attn_period, ep = cc->jamba_expert_period;
+	for (int64_t i = 0; i < c->L; i++) {
+		if (ap <= 0 || i % ap != cc->jamba_attn_offset)
+			c->g4_mamba[i / 64] |= 1ull << (i % 64);
+		if (cc->num_experts > 1 && ep > 0 && i % ep == cc->jamba_expert_offset)
+			c->l4_moe[i / 64] |= 1ull << (i % 64);
+	}
+	return WT_OK;
+}
+
 int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_cfg *out,
                       wt_errbuf *err)
 {
@@ -289,6 +316,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = g4_layers(cc, &c, false, err);
 	if (fam != NULL && strcmp(fam, "bamba") == 0)
 		rv = g4_layers(cc, &c, true, err);
+	if (fam != NULL && strcmp(fam, "jamba") == 0)
+		rv = jb_layers(cc, &c, err);
 	if (rv == WT_OK)
 		rv = ref_cfg_finish(&c, fam, cc->architecture, json, len, err);
 	if (rv == WT_OK)

@@ -238,6 +238,7 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 	rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%s%s.weight", m,
 	              ckpt && c->stacked_experts ? "router.layer"
 	              : ckpt && c->hunyuan       ? "gate.wg" /* vLLM: mlp.gate */
+	              : c->jamba                 ? "router"  /* feed_forward.router, both */
 	                                         : "gate");
 	if (rv == WT_OK && c->ernie) /* Ernie4_5_MoeStatics: [1, E] */
 		rv = ref_getf(s, &bias, false, err, 2, 1, c->E, 0,

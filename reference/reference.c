@@ -192,6 +192,12 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 		ref_residual_add(c, b->x, b->o, T * c->hid);
 		return WT_OK;
 	}
+	if (ref_jb_mamba_layer(c, l)) { /* Jamba: the Mamba (v1) mixer */
+		if ((rv = ref_jb_mixer_full(c, s, l, b->h, T, b->o, err)))
+			return rv;
+		ref_residual_add(c, b->x, b->o, T * c->hid);
+		return WT_OK;
+	}
 	if (ref_is_mla(c) || c->q3n) { /* Qwen3-Next: gated delta net / gated attention */
 		const ref_q3n_part p = {.ckpt = true, .Hl = c->H, .KVl = c->KV, .hk = c->lin_hk};
 		if ((rv = c->q3n ? ref_q3n_mixer(c, s, l, &p, b->h, T, b->o, err)

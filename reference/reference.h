@@ -400,6 +400,16 @@ typedef struct ref_cfg {
 	 * RoPE on the first rot_dim dims (partial_rotary_factor 0.5), the SwiGLU feed_forward
 	 * after pre_ff_layernorm, model.final_layernorm; no multipliers */
 	bool bamba;
+	/* Jamba (JambaForCausalLM; cfg_jamba.c, jamba.c; kind REF_QWEN2_MOE with experts, else
+	 * REF_DENSE): layer i a Mamba (v1) mixer when bit i of g4_mamba is set (i %
+	 * attn_layer_period != attn_layer_offset), else Llama's attention without positions;
+	 * MoE when bit i of l4_moe is set (num_experts > 1, i % expert_layer_period ==
+	 * expert_layer_offset), the softmax top-k weights not renormalised, router
+	 * feed_forward.router, else a dense feed_forward; pre_ff_layernorm,
+	 * model.final_layernorm. The mixer: m_inner channels, state m_state, dt rank m_rank,
+	 * a causal depthwise conv m_conv taps wide over x */
+	bool jamba;
+	int64_t m_inner, m_rank;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

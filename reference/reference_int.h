@@ -75,7 +75,7 @@ static inline const char *ref_mlp_norm(const ref_cfg *c)
 		return "feedforward_layernorm";
 	if (c->lfm2)
 		return "ffn_norm";
-	if (c->bamba)
+	if (c->bamba || c->jamba)
 		return "pre_ff_layernorm";
 	if (c->cohere) /* the parallel block: the attention's own input norm, on the same x */
 		return "input_layernorm";
@@ -98,7 +98,9 @@ static inline const char *ref_post_norm(const ref_cfg *c, bool mlp)
  * (Mixtral's MoE block_sparse_moe.: ref_moe_prefix). */
 static inline const char *ref_ffn_module(const ref_cfg *c)
 {
-	return c->llama4 || c->lfm2 || c->bamba ? "feed_forward." : c->g4 ? "shared_mlp." : "mlp.";
+	return c->llama4 || c->lfm2 || c->bamba || c->jamba ? "feed_forward."
+	       : c->g4                                      ? "shared_mlp."
+	                                                    : "mlp.";
 }
 
 /* x[0..n) times the embedding scale (Gemma), else unchanged. */
@@ -164,7 +166,9 @@ static inline const char *ref_up_leaf(const ref_cfg *c)
 /* The final norm's module (LFM2: model.embedding_norm, after the last layer). */
 static inline const char *ref_final_norm(const ref_cfg *c)
 {
-	return c->lfm2 ? "model.embedding_norm" : c->bamba ? "model.final_layernorm" : "model.norm";
+	return c->lfm2                ? "model.embedding_norm"
+	       : c->bamba || c->jamba ? "model.final_layernorm"
+	                              : "model.norm";
 }
 
 /* Norm module of set s named by fmt ("model.layers.3.input_layernorm"): its weight,
@@ -487,6 +491,29 @@ int ref_g4_out(const ref_cfg *c, ref_set *s, int64_t l, const ref_g4_part *p, co
                const float *ms, int64_t T, float *out, wt_errbuf *err);
 /* The whole mixer of the checkpoint (both stages, out_proj.bias added). */
 int ref_g4_mixer_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, int64_t T,
+                      float *out, wt_errbuf *err);
+
+/* Jamba's fields of c (the Mamba sizes and the layer masks from ckpt.c) from config.json
+ * (cfg_jamba.c); arch is named in refusals. */
+int ref_cfg_jamba(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Whether Jamba's layer l is a Mamba (v1) mixer. */
+static inline bool ref_jb_mamba_layer(const ref_cfg *c, int64_t l)
+{
+	return c->jamba && ref_l4_bit(c->g4_mamba, l);
+}
+/* Stage 1 of Jamba's mixer of layer l on the il channels set s holds (the checkpoint: all
+ * m_inner; a tp rank: its slice) (jamba.c): in_proj, the causal conv and hidden_act into
+ * xc [T, il], z [T, il], and x_proj's (partial) product added into xp [T, m_rank +
+ * 2 * m_state], the row-parallel sum the caller all-reduces. */
+int ref_jb_in(const ref_cfg *c, ref_set *s, int64_t l, int64_t il, const float *h, int64_t T,
+              float *xc, float *z, float *xp, wt_errbuf *err);
+/* Stage 2: the dt / B / C norms of the summed xp with s's replicas, dt_proj and softplus,
+ * the scan of the il channels, times hidden_act(z), out_proj's columns into out [T, hid]
+ * (no bias: the caller adds out_proj.bias once). */
+int ref_jb_out(const ref_cfg *c, ref_set *s, int64_t l, int64_t il, const float *xc, const float *z,
+               const float *xp, int64_t T, float *out, wt_errbuf *err);
+/* The whole mixer of the checkpoint (both stages, out_proj.bias added). */
+int ref_jb_mixer_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, int64_t T,
                       float *out, wt_errbuf *err);
 
 /*

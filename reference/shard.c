@@ -424,12 +424,57 @@ static int mm_lightning(shard *s, int64_t l)
 	return WT_OK;
 }
 
+/*
+ * Jamba's Mamba (v1) mixer of layer l: each tp rank runs in_proj, the conv and x_proj on
+ * its channels; x_proj's partial products (row-parallel by its input columns) are
+ * all-reduced into dt / B / C; each rank then normalises them with its own norm replicas,
+ * scans its channels and multiplies by its out_proj columns; the partials are all-reduced
+ * and out_proj.bias added once.
+ */
+static int jb_mamba(shard *s, int64_t l)
+{
+	const ref_cfg *c = s->c;
+	int64_t T = s->n_tok, tp = (int64_t)s->T, n = T * c->hid;
+	int64_t il = c->m_inner / tp, nxp = c->m_rank + 2 * c->m_state;
+	float *xc = calloc((size_t)(2 * T * il * tp + T * nxp), sizeof(float));
+	if (xc == NULL)
+		return wt_seterr(s->err, WT_ENOMEM, "layer %lld Mamba mixer: out of memory",
+		                 (long long)l);
+	float *z = xc + T * il * tp, *xp = z + T * il * tp;
+	int rv = WT_OK;
+	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
+		ref_set *rs = rank_set(s, r, s->g);
+		if ((rv = ref_block_input(c, rs, s->b.h, s->b.x, T, l, ref_attn_norm(c), s->err)) ==
+		    WT_OK)
+			rv = ref_jb_in(c, rs, l, il, s->b.h, T, xc + r * T * il, z + r * T * il, xp,
+			               s->err);
+	}
+	memset(s->b.acc, 0, (size_t)n * sizeof(float));
+	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++)
+		if ((rv = ref_jb_out(c, rank_set(s, r, s->g), l, il, xc + r * T * il,
+		                     z + r * T * il, xp, T, s->b.o, s->err)) == WT_OK)
+			add_into(s->b.acc, s->b.o, n);
+	free(xc);
+	const float *bo;
+	if (rv == WT_OK)
+		rv = ref_getf(rank_set(s, 0, s->g), &bo, true, s->err, 1, c->hid, 0, 0,
+		              "model.layers.%lld.mamba.out_proj.bias", (long long)l);
+	if (rv != WT_OK)
+		return rv;
+	for (int64_t t = 0; bo && t < T; t++)
+		add_into(s->b.acc + t * c->hid, bo, c->hid);
+	ref_residual_add(c, s->b.x, s->b.acc, n);
+	return WT_OK;
+}
+
 static int attn(shard *s, int64_t l)
 {
 	if (ref_g4_mamba_layer(s->c, l))
 		return g4_mamba(s, l);
 	if (ref_mm_lin(s->c, l))
 		return mm_lightning(s, l);
+	if (ref_jb_mamba_layer(s->c, l))
+		return jb_mamba(s, l);
 	const ref_cfg *c = s->c;
 	int64_t n = s->n_tok * c->hid;
 	const float *bo;
@@ -755,6 +800,11 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		                 "layout tp %u does not fit the Mamba mixer's %lld heads and %lld "
 		                 "groups; the planner refuses it too",
 		                 s.T, (long long)c->m_heads, (long long)c->m_groups);
+	if (c->jamba && c->m_inner % T != 0)
+		return wt_seterr(err, WT_ELAYOUT,
+		                 "layout tp %u does not fit the Mamba mixer's %lld channels; the "
+		                 "planner refuses it too",
+		                 s.T, (long long)c->m_inner);
 	if (!q3n_fits(c, T))
 		return wt_seterr(err, WT_ELAYOUT,
 		                 "layout tp %u does not fit the gated delta net's %lld key heads "

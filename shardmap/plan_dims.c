@@ -70,6 +70,7 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"mamba_d_conv", c->mamba_d_conv},
 	    {"mamba_expand", c->mamba_expand},
 	    {"mamba_d_head", c->mamba_d_head},
+	    {"mamba_dt_rank", c->mamba_dt_rank},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (f[i].v > SM_DIM_MAX)
@@ -218,6 +219,7 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->m_state = c->mamba_d_state;
 	d->m_kernel = c->mamba_d_conv;
 	d->m_inter = c->mamba_expand > 0 ? c->mamba_expand * c->hidden_size : -1;
+	d->m_dt_rank = c->mamba_dt_rank > 0 ? c->mamba_dt_rank : (c->hidden_size + 15) / 16;
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
@@ -377,6 +379,14 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->m_inter;
 	case SM_D_Q3:
 		return 3 * d->n_heads * d->head_dim;
+	case SM_D_MI2:
+		return 2 * d->m_inter;
+	case SM_D_MXP:
+		return d->m_dt_rank + 2 * d->m_state;
+	case SM_D_MR:
+		return d->m_dt_rank;
+	case SM_D_MN:
+		return d->m_state;
 	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
 		return sym == SM_D_H ? d->n_heads : -1;
 	}

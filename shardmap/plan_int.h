@@ -41,6 +41,8 @@ typedef struct sm_dims {
 	 * mamba_d_state, [Im] mamba_expand * hidden_size, [Kc] mamba_d_conv (-1 when
 	 * absent) */
 	int64_t m_heads, m_groups, m_state, m_inter, m_kernel;
+	/* Jamba's mamba_dt_rank (ceil(hidden_size / 16) for "auto") */
+	int64_t m_dt_rank;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

@@ -135,6 +135,9 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 	case SM_U_MH:
 		*what = "mamba_n_heads";
 		return x->dm.m_heads;
+	case SM_U_MI:
+		*what = "mamba_expand * hidden_size";
+		return x->dm.m_inter;
 	default:
 		*what = "?";
 		return 1;

@@ -60,6 +60,7 @@ static const sm_family *const families[] = {
     &shardmap_family_bamba,
     &shardmap_family_nemotron,
     &shardmap_family_minimax,
+    &shardmap_family_jamba,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -116,6 +116,12 @@ typedef enum {
 	SM_D_MH,    /* Hm = mamba_n_heads: A_log, D, dt_bias */
 	SM_D_MI,    /* Im: the gated norm, out_proj columns */
 	SM_D_Q3,    /* 3 * H * d: MiniMax's lightning qkv_proj ([q_h; k_h; v_h] per head) */
+	/* Jamba's Mamba (v1) mixer: Im = mamba_expand * hidden_size, R = mamba_dt_rank, N =
+	 * mamba_d_state */
+	SM_D_MI2, /* 2*Im: mamba.in_proj rows [x; z] */
+	SM_D_MXP, /* R + 2*N: mamba.x_proj rows [dt; B; C] */
+	SM_D_MR,  /* R: dt_proj columns, dt_layernorm */
+	SM_D_MN,  /* N: A_log columns, b_layernorm / c_layernorm */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -134,6 +140,7 @@ typedef enum {
 	SM_U_LVH,    /* Qwen3-Next linear_num_value_heads */
 	SM_U_HID,    /* hidden_size rows (Mistral 3's projector linear_1) */
 	SM_U_MH,     /* Granite 4.0 mamba_n_heads */
+	SM_U_MI,     /* Jamba mamba_expand * hidden_size channels */
 } sm_unit;
 
 /* When a rule applies. */
@@ -380,6 +387,7 @@ extern const sm_family shardmap_family_hunyuan_moe;
 extern const sm_family shardmap_family_bamba;
 extern const sm_family shardmap_family_nemotron;
 extern const sm_family shardmap_family_minimax;
+extern const sm_family shardmap_family_jamba;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

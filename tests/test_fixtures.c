@@ -42,6 +42,17 @@ typedef struct fam_expect {
 	(2 * (2 * 256 + 512 * 256 + 2 * 128 * 256 + 256 * 512 + 768 + 256 + 2 * 64 + 3 * 512 * 256))
 #define HYM_LAYER                                                                                  \
 	(2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 2 * 32 + 8 * 256 + 9 * 3 * 128 * 256))
+/* jamba: every layer 2 norms; Mamba layers 0 / 1 / 3 in_proj 512x128, conv1d [256, 1, 4] +
+ * bias, x_proj 40x256, dt_proj 256x8 + bias, A_log 256x16, D [256], out_proj 128x256, norms
+ * [8], [16], [16]; attention layer 2 q / o 128x128, k / v 64x128; dense layers 0 / 2 gate /
+ * up / down 64x128; MoE layers 1 / 3 router [4, 128] and 4 experts of 64; untied */
+#define JB_MAMBA                                                                                   \
+	(2 *                                                                                       \
+	 (512 * 128 + 256 * 4 + 256 + 40 * 256 + 256 * 8 + 256 + 256 * 16 + 256 + 128 * 256 + 40))
+#define JB_BYTES                                                                                   \
+	(2 * (2 * 1000 * 128 + 128) + 4 * 2 * 2 * 128 + 3 * JB_MAMBA +                             \
+	 2 * (2 * 128 * 128 + 2 * 64 * 128) + 2 * 2 * 3 * 64 * 128 +                               \
+	 2 * 2 * (4 * 128 + 4 * 3 * 64 * 128))
 /* llama_fp8: 7 linears/layer become 1 byte/element + two 4-byte scalars each */
 #define FP8_LAYER (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 7 * 8 + 2 * 256 * 2)
 /* compressed-tensors twins: the 7 linears' 557056 elements as I8 (W8A8) or 4 bits (W4A16),
@@ -427,6 +438,8 @@ static const fam_expect fams[] = {
     /* minimax: lightning, lightning, softmax attention, lightning; 4 experts in every layer
      * (intermediate_size the expert size) */
     {"minimax", 79, MM_BYTES, 256, 8, 4, 32, 128, 1000, 4, 0, 4, 128, CKPT_QUANT_NONE, 1},
+    /* jamba: mamba, mamba, attention, mamba; experts in layers 1 / 3 */
+    {"jamba", 83, JB_BYTES, 128, 4, 2, 32, 64, 1000, 4, 0, 4, 64, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -606,6 +619,18 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->layer_types[0] == CKPT_LAYER_LINEAR_ATTN &&
 		            cfg->layer_types[2] == CKPT_LAYER_FULL_ATTN);
 		assert_int_equal(cfg->num_experts, 4);
+	}
+	if (strcmp(e->name, "jamba") == 0) { /* the periods, the v1 mixer's keys */
+		assert_int_equal(cfg->jamba_attn_period, 4);
+		assert_int_equal(cfg->jamba_attn_offset, 2);
+		assert_int_equal(cfg->jamba_expert_period, 2);
+		assert_int_equal(cfg->jamba_expert_offset, 1);
+		assert_int_equal(cfg->mamba_d_state, 16);
+		assert_int_equal(cfg->mamba_d_conv, 4);
+		assert_int_equal(cfg->mamba_expand, 2);
+		assert_int_equal(cfg->mamba_dt_rank, -1); /* "auto" */
+		assert_true(cfg->mamba_conv_bias);
+		assert_false(cfg->mamba_proj_bias);
 	}
 	if (strcmp(e->name, "glm4_moe") == 0) { /* GLM-4.5's q/k norms and MoE keys */
 		assert_true(cfg->use_qk_norm);

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -562,6 +562,27 @@ mkdir -p "$T/mm_bad" && cp "$T/minimax/model.safetensors" "$T/mm_bad/" &&
 	fail "minimax with the layer kinds exchanged planned"
 grep -q "layer_types" "$T/err" || fail "minimax layer_types: $(cat "$T/err")"
 rm -rf "$T/mm_bad"
+# Jamba: the Mamba v1 mixer cut as vLLM's MambaMixer loads it and never quantized (in_proj
+# [x_r; z_r], x_proj and out_proj by columns, A_log by channels), the attention in layer 2,
+# the experts in layers 1 / 3 and the dense MLP in 0 / 2 quantized; the router whole, BF16
+"$CTL" plan --model-dir "$T/jamba" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan jamba"
+for l in "0.mamba.in_proj.weight *BF16 *\[256, 128\]" "0.mamba.x_proj.weight *BF16 *\[40, 128\]" \
+	"0.mamba.out_proj.weight *BF16 *\[128, 128\]" "3.mamba.A_log *BF16 *\[128, 16\]" \
+	"3.mamba.dt_layernorm.weight *BF16 *\[8\]" "2.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"1.feed_forward.experts.w13_weight *I8 *\[4, 64, 128\]" "1.feed_forward.router.weight *BF16 *\[4, 128\]" \
+	"2.feed_forward.gate_up_proj.weight *I8 *\[64, 128\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "jamba line $l: $(cat "$T/plan")"
+done
+grep -q "mamba.*_scale\|2.mamba\|3.self_attn\|0.feed_forward.experts" "$T/plan" &&
+	fail "jamba: a quantized mixer tensor or a wrong layer kind: $(cat "$T/plan")"
+mkdir -p "$T/jb_bad" && cp "$T/jamba/"*.safetensors* "$T/jb_bad/" &&
+	tr -d '\n ' <"$T/jamba/config.json" | sed 's/"attn_layer_offset":2/"attn_layer_offset":4/' >"$T/jb_bad/config.json"
+"$CTL" plan --model-dir "$T/jb_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "jamba with attn_layer_offset 4 of period 4 planned"
+grep -q "attn_layer_offset 4 must be smaller than attn_layer_period 4" "$T/err" ||
+	fail "jamba offset: $(cat "$T/err")"
+rm -rf "$T/jb_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -52,6 +52,11 @@ MiniMax (vLLM's minimax_text_01.py): the lightning attention's self_attn.qkv_pro
 v_h] per head), output_gate and norm by contiguous rows, out_proj by columns; the softmax
 layers' q/k/v / o_proj and Mixtral's experts as the common rules cut them.
 
+Jamba (vLLM's jamba.py, mamba_mixer.py's MambaMixer, the v1 mixer): in_proj's two halves
+[x; z] each split in T, conv1d (weight and bias), dt_proj (weight and bias), A_log and D
+by rows, x_proj and out_proj by columns (out_proj's bias whole), dt / b / c layernorms
+whole; its experts Mixtral-style experts.{j}.gate_proj / up_proj / down_proj.
+
 Llama 4's FP8 release (quant_method fbgemm_fp8, docs/format.md 4.7) keeps one scale per
 output channel: a Linear's X.weight_scale [N, 1] (its rows), a stack's X_scale [E, 1, 2I] /
 [E, hid, 1] (its columns, the output channels of the torch.bmm operands). With quant none
@@ -272,6 +277,20 @@ def mamba_mixer(name, rows, cols, cfg, T, r):
         return pieces_rows(name, 0, rows)
     return pieces_rows(name, r * rows // T, rows // T)  # A_log, D, dt_bias, norm.weight
 
+def jamba_mixer(name, rows, cols, T, r):
+    """Jamba's mamba.* on tp rank r, as vLLM's MambaMixer (the v1 mixer) loads it:
+    in_proj a MergedColumnParallelLinear of two halves [x; z], each split; conv1d, dt_proj
+    (ColumnParallelLinear) and A_log / D (its weight_loader) by rows; x_proj and out_proj
+    RowParallelLinear by columns, out_proj's bias whole; the dt / B / C norms whole."""
+    if re.search(r"\.in_proj\.(weight|bias)$", name):
+        half = rows // 2; n = half // T
+        return pieces_rows(name, r * n, n) + pieces_rows(name, half + r * n, n)
+    if re.search(r"\.(x_proj|out_proj)\.weight$", name):
+        return pieces_cols(name, r * cols // T, cols // T)
+    if re.search(r"(layernorm\.weight|out_proj\.bias)$", name):
+        return pieces_rows(name, 0, rows)
+    return pieces_rows(name, r * rows // T, rows // T)  # conv1d, dt_proj, A_log, D
+
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
     H = cfg["num_attention_heads"]; hid = cfg["hidden_size"]
@@ -356,6 +375,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, r * rows // T, rows // T))
             continue
+        if ".mamba." in name and arch == "JambaForCausalLM":  # the Mamba v1 mixer
+            add(name, jamba_mixer(name, rows, cols, T, r)); continue
         if ".mamba." in name:  # Granite 4.0's Mamba2 mixer
             add(name, mamba_mixer(name, rows, cols, cfg, T, r)); continue
         if ".linear_attn." in name:  # Qwen3-Next's gated delta net

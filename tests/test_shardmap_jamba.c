@@ -1,0 +1,498 @@
+/*
+ * test_shardmap_jamba.c — Jamba (JambaForCausalLM, jamba): Mamba (v1) layers cut as vLLM's
+ * MambaMixer loads them (in_proj's x / z halves each split, conv1d and its bias by
+ * channels, x_proj by its input columns, dt_proj and its bias, A_log and D by channels,
+ * out_proj by columns, the dt / B / C norms whole, none of them quantized), Llama's
+ * attention in the layers attn_layer_period / attn_layer_offset pick, the router and
+ * experts (stacked as w13 / w2) in the layers expert_layer_period / expert_layer_offset
+ * pick, a dense MLP elsewhere. Hand-computed slices at TP 2, TP 4, TP 2 x EP 2, int8
+ * codes, coverage over several layouts, the bias switches, JambaConfig's defaults and the
+ * refusals. Seeds fixed and printed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "shardmap/shardmap_int.h"
+
+#define SEED 0x5eed0041ull
+#include "test_shardmap_util.h"
+#include "test_shardmap_fx.h"
+
+/* hid 128, L 4 (attn_layer_period 4 / offset 2: mamba, mamba, attention, mamba; expert
+ * period 2 / offset 1: layers 1 and 3 MoE); attention H 4 / KV 2 / d 32; Mamba Im 256,
+ * state 16, dt rank 8 ("auto"), conv 4: in_proj [512, 128] rows x [0, 256), z [256, 512);
+ * x_proj [40, 256]; dense MLP and 4 experts of 96; V 1003, untied */
+#define HID 128
+#define JB_BASE0                                                                                   \
+	"\"architectures\":[\"JambaForCausalLM\"],\"model_type\":\"jamba\",\"hidden_size\":128,"   \
+	"\"num_attention_heads\":4,\"num_key_value_heads\":2,\"intermediate_size\":96,"            \
+	"\"vocab_size\":1003,\"num_hidden_layers\":4,\"mamba_d_state\":16,\"mamba_d_conv\":4,"     \
+	"\"mamba_expand\":2,\"expert_layer_period\":2"
+#define JB_ATT     "\"attn_layer_period\":4,\"attn_layer_offset\":2"
+#define JB_CFGX(x) "{" JB_BASE0 "," JB_ATT x "}"
+#define JB_CFG(x)  JB_CFGX(",\"num_experts\":4,\"expert_layer_offset\":1" x)
+#define JB_OK      JB_CFG("")
+#define JB_CFG0_ALLM                                                                               \
+	"{" JB_BASE0 ",\"num_experts\":4,\"expert_layer_offset\":1,\"attn_layer_period\":8,"       \
+	"\"attn_layer_offset\":4}"
+#define M0    "model.layers.0.mamba."
+#define ATT2  "model.layers.2.self_attn."
+#define INP   M0 "in_proj.weight"
+#define CONV  M0 "conv1d.weight"
+#define CONVB M0 "conv1d.bias"
+#define XP    M0 "x_proj.weight"
+#define OUTP  M0 "out_proj.weight"
+#define QKV2  ATT2 "qkv_proj.weight"
+#define FF0   "model.layers.0.feed_forward."
+#define FF1   "model.layers.1.feed_forward."
+#define W13   FF1 "experts.w13_weight"
+#define W2    FF1 "experts.w2_weight"
+
+/* The model's knobs: layer types ('M' mamba, 'A' attention), MoE layers ('E' / 'D'),
+ * conv1d bias, in_proj / out_proj biases. */
+typedef struct jb_dims {
+	const char *types, *moe;
+	int conv_bias, proj_bias;
+} jb_dims;
+
+static const jb_dims JB_STD = {"MMAM", "DEDE", 1, 0};
+
+static void add_mamba(tm_model *m, int i, const jb_dims *o)
+{
+	char b[200];
+	tm_lin_l(m, i, "mamba.in_proj.weight", 512, HID, 0);
+	tm_fmt(b, sizeof(b), TM_L, i, "mamba.conv1d.weight");
+	tm_add(m, b, WT_DTYPE_INVALID, 3, 256, 1, 4);
+	if (o->conv_bias) {
+		tm_fmt(b, sizeof(b), TM_L, i, "mamba.conv1d.bias");
+		tm_add2(m, b, 256, 0);
+	}
+	tm_lin_l(m, i, "mamba.x_proj.weight", 40, 256, 0);
+	tm_lin_l(m, i, "mamba.dt_proj.weight", 256, 8, 0);
+	static const struct {
+		const char *n;
+		int64_t a, b;
+	} t[] = {{"mamba.dt_proj.bias", 256, 0},
+	         {"mamba.A_log", 256, 16},
+	         {"mamba.D", 256, 0},
+	         {"mamba.dt_layernorm.weight", 8, 0},
+	         {"mamba.b_layernorm.weight", 16, 0},
+	         {"mamba.c_layernorm.weight", 16, 0}};
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		tm_fmt(b, sizeof(b), TM_L, i, t[k].n);
+		tm_add2(m, b, t[k].a, t[k].b);
+	}
+	tm_lin_l(m, i, "mamba.out_proj.weight", HID, 256, 0);
+	if (o->proj_bias) {
+		tm_fmt(b, sizeof(b), TM_L, i, "mamba.in_proj.bias");
+		tm_add2(m, b, 512, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "mamba.out_proj.bias");
+		tm_add2(m, b, HID, 0);
+	}
+}
+
+static tm_model *tm_jb_d(const jb_dims *o)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	tm_add2(m, "model.embed_tokens.weight", 1003, HID);
+	tm_add2(m, "model.final_layernorm.weight", HID, 0);
+	tm_add2(m, "lm_head.weight", 1003, HID);
+	char b[200];
+	for (int i = 0; i < 4; i++) {
+		tm_fmt(b, sizeof(b), TM_L, i, "input_layernorm.weight");
+		tm_add2(m, b, HID, 0);
+		tm_fmt(b, sizeof(b), TM_L, i, "pre_ff_layernorm.weight");
+		tm_add2(m, b, HID, 0);
+		if (o->types[i] == 'A') {
+			tm_lin_l(m, i, "self_attn.q_proj.weight", 128, HID, 0);
+			tm_lin_l(m, i, "self_attn.k_proj.weight", 64, HID, 0);
+			tm_lin_l(m, i, "self_attn.v_proj.weight", 64, HID, 0);
+			tm_lin_l(m, i, "self_attn.o_proj.weight", HID, 128, 0);
+		} else {
+			add_mamba(m, i, o);
+		}
+		if (o->moe[i] == 'E') {
+			tm_fmt(b, sizeof(b), TM_L, i, "feed_forward.router.weight");
+			tm_add2(m, b, 4, HID);
+			tm_experts(m, i, "feed_forward.experts.", 4, 96, HID, "gate_proj",
+			           "up_proj", "down_proj");
+		} else {
+			tm_mlp(m, i, "feed_forward.", 96, HID);
+		}
+	}
+	return m;
+}
+
+static tm_model *tm_jb(void)
+{
+	return tm_jb_d(&JB_STD);
+}
+
+/* Rank r's (tp rank t's) Mamba mixer of layer 0 at TP T: in_proj [x_t; z_t], conv1d and
+ * its bias, dt_proj and its bias, A_log and D by channels; x_proj and out_proj by
+ * columns; the three norms whole. */
+static void mamba_is(const fx *f, uint32_t r, int64_t t, int64_t T)
+{
+	int64_t im = 256 / T;
+	shp(f, r, INP, 2, 2 * im, HID, 0);
+	rows_at(f, r, INP, 0, INP, t * im, im);        /* x */
+	rows_at(f, r, INP, im, INP, 256 + t * im, im); /* z */
+	shp(f, r, CONV, 3, im, 1, 4);
+	rows_at(f, r, CONV, 0, CONV, t * im, im);
+	shp(f, r, CONVB, 1, im, 0, 0);
+	rows_at(f, r, CONVB, 0, CONVB, t * im, im);
+	shp(f, r, XP, 2, 40, im, 0);
+	cols_at(f, r, XP, 0, XP, 40, 256, t * im, im);
+	shp(f, r, M0 "dt_proj.weight", 2, im, 8, 0);
+	static const char *const rows[] = {M0 "dt_proj.weight", M0 "dt_proj.bias", M0 "A_log",
+	                                   M0 "D"};
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++)
+		rows_at(f, r, rows[k], 0, rows[k], t * im, im);
+	shp(f, r, M0 "A_log", 2, im, 16, 0);
+	shp(f, r, OUTP, 2, HID, im, 0);
+	cols_at(f, r, OUTP, 0, OUTP, HID, 256, t * im, im);
+	repl(f, r, M0 "dt_layernorm.weight");
+	repl(f, r, M0 "b_layernorm.weight");
+	repl(f, r, M0 "c_layernorm.weight");
+}
+
+/* Rank r's (tp rank t's) attention of layer 2 at TP T: q heads, the kv head(s) (replicated
+ * when T > KV 2), o_proj columns. */
+static void attn_is(const fx *f, uint32_t r, int64_t t, int64_t T)
+{
+	int64_t hl = 4 / T, kvl = T > 2 ? 1 : 2 / T, ks = T > 2 ? t / (T / 2) : t;
+	shp(f, r, QKV2, 2, (hl + 2 * kvl) * 32, HID, 0);
+	rows_at(f, r, QKV2, 0, ATT2 "q_proj.weight", t * hl * 32, hl * 32);
+	rows_at(f, r, QKV2, hl * 32, ATT2 "k_proj.weight", ks * kvl * 32, kvl * 32);
+	rows_at(f, r, QKV2, (hl + kvl) * 32, ATT2 "v_proj.weight", ks * kvl * 32, kvl * 32);
+	cols_at(f, r, ATT2 "o_proj.weight", 0, ATT2 "o_proj.weight", HID, 128, t * 128 / T,
+	        128 / T);
+}
+
+/* Rank r's MLPs at TP T (EP 1, tp rank t): layer 0's dense gate_up_proj [gate_t; up_t] and
+ * down_proj's columns; layer 1's expert j w13 slot [gate_j rows; up_j rows], w2 slot
+ * down_j's columns; the router whole. */
+static void mlp_is(const fx *f, uint32_t r, int64_t t, int64_t T)
+{
+	int64_t il = 96 / T;
+	shp(f, r, FF0 "gate_up_proj.weight", 2, 2 * il, HID, 0);
+	rows_at(f, r, FF0 "gate_up_proj.weight", 0, FF0 "gate_proj.weight", t * il, il);
+	rows_at(f, r, FF0 "gate_up_proj.weight", il, FF0 "up_proj.weight", t * il, il);
+	cols_at(f, r, FF0 "down_proj.weight", 0, FF0 "down_proj.weight", HID, 96, t * il, il);
+	shp(f, r, W13, 3, 4, 2 * il, HID);
+	shp(f, r, W2, 3, 4, HID, il);
+	for (int64_t j = 0; j < 4; j++) {
+		char g[128], u[128], d[128];
+		snprintf(g, sizeof(g), FF1 "experts.%lld.gate_proj.weight", (long long)j);
+		snprintf(u, sizeof(u), FF1 "experts.%lld.up_proj.weight", (long long)j);
+		snprintf(d, sizeof(d), FF1 "experts.%lld.down_proj.weight", (long long)j);
+		rows_at(f, r, W13, j * 2 * il, g, t * il, il);
+		rows_at(f, r, W13, j * 2 * il + il, u, t * il, il);
+		cols_at(f, r, W2, j * HID, d, HID, 96, t * il, il);
+	}
+	repl(f, r, FF1 "router.weight");
+}
+
+static void test_jb_tp2(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_jb(), JB_OK, 2, 1, 0, true);
+	assert_string_equal(shardmap_family(f.p), "jamba");
+	assert_false(shardmap_tied_lm_head(f.p));
+	for (uint32_t r = 0; r < 2; r++) {
+		mamba_is(&f, r, r, 2);
+		attn_is(&f, r, r, 2);
+		mlp_is(&f, r, r, 2);
+	}
+	/* the layer kinds: layer 2 attention with a dense MLP, layer 3 Mamba with experts */
+	assert_true(tm_ix(f.p, 0, "model.layers.2.mamba.in_proj.weight") < 0);
+	assert_true(tm_ix(f.p, 0, "model.layers.3.self_attn.qkv_proj.weight") < 0);
+	assert_true(tm_ix(f.p, 0, "model.layers.2.feed_forward.experts.w13_weight") < 0);
+	shp(&f, 1, "model.layers.3.mamba.x_proj.weight", 2, 40, 128, 0);
+	shp(&f, 1, "model.layers.3.feed_forward.experts.w13_weight", 3, 4, 96, HID);
+	repl(&f, 1, "model.final_layernorm.weight");
+	fx_close(&f);
+}
+
+static void test_jb_tp4(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_jb(), JB_OK, 4, 1, 0, true);
+	for (uint32_t r = 0; r < 4; r++) {
+		mamba_is(&f, r, r, 4);
+		attn_is(&f, r, r, 4);
+		mlp_is(&f, r, r, 4);
+	}
+	fx_close(&f);
+}
+
+/* TP 2 x EP 2: ep rank 1 (ranks 2, 3) holds experts 2, 3 whole (up_gate: [up_j; gate_j]);
+ * the mixer, the attention and the dense MLP follow the tp rank. */
+static void test_jb_ep(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_jb(), JB_OK, 2, 2, 1, true);
+	shp(&f, 3, W13, 3, 2, 192, HID);
+	shp(&f, 3, W2, 3, 2, HID, 96);
+	for (int64_t s = 0; s < 2; s++) {
+		char g[128], u[128], d[128];
+		snprintf(g, sizeof(g), FF1 "experts.%lld.gate_proj.weight", (long long)(2 + s));
+		snprintf(u, sizeof(u), FF1 "experts.%lld.up_proj.weight", (long long)(2 + s));
+		snprintf(d, sizeof(d), FF1 "experts.%lld.down_proj.weight", (long long)(2 + s));
+		rows_at(&f, 3, W13, s * 192, u, 0, 96);
+		rows_at(&f, 3, W13, s * 192 + 96, g, 0, 96);
+		rows_at(&f, 2, W2, s * HID, d, 0, HID);
+	}
+	mamba_is(&f, 3, 1, 2);
+	mamba_is(&f, 2, 0, 2);
+	attn_is(&f, 3, 1, 2);
+	fx_close(&f);
+}
+
+/* int8-channel at TP 2: q/k/v, o_proj, the dense MLP and the experts quantized; every
+ * tensor of the Mamba mixer (vLLM builds its linears without quant_config), the norms and
+ * the router keep their dtype without a scale. */
+static void test_jb_quant(void **state)
+{
+	(void)state;
+	fx f;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	fx_open_l(&f, tm_jb(), JB_OK, &l, true);
+	static const char *const keep[] = {INP,
+	                                   CONV,
+	                                   CONVB,
+	                                   XP,
+	                                   M0 "dt_proj.weight",
+	                                   M0 "dt_proj.bias",
+	                                   M0 "A_log",
+	                                   M0 "D",
+	                                   OUTP,
+	                                   M0 "dt_layernorm.weight",
+	                                   FF1 "router.weight",
+	                                   "model.layers.2.input_layernorm.weight"};
+	for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
+		char s[200];
+		bool w = strstr(keep[k], ".weight") != NULL;
+		snprintf(s, sizeof(s), "%s_%sscale", keep[k], w ? "" : "weight_");
+		assert_int_equal(info(&f, 1, keep[k])->dtype, WT_BF16);
+		assert_true(tm_ix(f.p, 1, s) < 0);
+	}
+	mamba_is(&f, 1, 1, 2);
+	static const char *const q8[] = {
+	    QKV2, ATT2 "o_proj.weight", FF0 "gate_up_proj.weight", FF0 "down_proj.weight", W13, W2};
+	for (size_t k = 0; k < sizeof(q8) / sizeof(q8[0]); k++)
+		assert_int_equal(info(&f, 1, q8[k])->dtype, WT_I8);
+	const char *gu = FF0 "gate_up_proj.weight";
+	char gus[200];
+	snprintf(gus, sizeof(gus), "%s_scale", gu);
+	shp(&f, 1, gus, 2, 96, 1, 0);
+	const int8_t *q = (const int8_t *)out_bytes(&f, 1, gu);
+	const float *sc = (const float *)out_bytes(&f, 1, gus);
+	size_t rowb;
+	const uint16_t *g = (const uint16_t *)src_rows(&f, FF0 "gate_proj.weight", 48, &rowb);
+	const uint16_t *u = (const uint16_t *)src_rows(&f, FF0 "up_proj.weight", 48, &rowb);
+	for (int64_t row = 0; row < 48; row++) {
+		int8_row_is(q + row * HID, sc[row], g + row * HID, HID);
+		int8_row_is(q + (48 + row) * HID, sc[48 + row], u + row * HID, HID);
+	}
+	fx_close(&f);
+}
+
+/* mamba_proj_bias: in_proj.bias cut like its weight, out_proj.bias whole; mamba_conv_bias
+ * false: no conv1d.bias. */
+static void test_jb_biases(void **state)
+{
+	(void)state;
+	jb_dims o = JB_STD;
+	o.conv_bias = 0;
+	o.proj_bias = 1;
+	fx f;
+	fx_open(&f, tm_jb_d(&o), JB_CFG(",\"mamba_conv_bias\":false,\"mamba_proj_bias\":true"), 2,
+	        1, 0, true);
+	const char *b = M0 "in_proj.bias";
+	shp(&f, 1, b, 1, 256, 0, 0);
+	rows_at(&f, 1, b, 0, b, 128, 128);
+	rows_at(&f, 1, b, 128, b, 384, 128);
+	repl(&f, 1, M0 "out_proj.bias");
+	assert_true(tm_ix(f.p, 1, CONVB) < 0);
+	fx_close(&f);
+}
+
+/* num_experts 1: every layer a dense MLP (JambaMLP); an all-Mamba stack (offset >= L). */
+static void test_jb_dense(void **state)
+{
+	(void)state;
+	jb_dims o = {"MMMM", "DDDD", 1, 0};
+	fx f;
+	fx_open(&f, tm_jb_d(&o),
+	        "{\"architectures\":[\"JambaForCausalLM\"],\"model_type\":\"jamba\","
+	        "\"hidden_size\":128,\"num_attention_heads\":4,\"num_key_value_heads\":2,"
+	        "\"intermediate_size\":96,\"vocab_size\":1003,\"num_hidden_layers\":4,"
+	        "\"mamba_d_state\":16,\"mamba_d_conv\":4,\"mamba_expand\":2,\"num_experts\":1}",
+	        2, 1, 0, true);
+	mamba_is(&f, 1, 1, 2);
+	shp(&f, 0, "model.layers.1.feed_forward.gate_up_proj.weight", 2, 96, HID, 0);
+	assert_true(tm_ix(f.p, 0, W13) < 0);
+	fx_close(&f);
+}
+
+static void test_jb_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {1, 2},
+	                                   {2, 2}, {1, 4}, {4, 2}, {2, 4}};
+	coverage(tm_jb(), JB_OK, 2, lays, sizeof(lays) / sizeof(lays[0]));
+}
+
+/* JambaConfig's class defaults fill what config.json leaves out. */
+static void test_jb_config_defaults(void **state)
+{
+	(void)state;
+	static const char cfg[] =
+	    "{\"architectures\": [\"JambaForCausalLM\"], \"model_type\": \"jamba\"}";
+	ckpt_config c;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(cfg, strlen(cfg), &c, &err), WT_OK);
+	assert_int_equal(c.hidden_size, 4096);
+	assert_int_equal(c.num_hidden_layers, 32);
+	assert_int_equal(c.num_attention_heads, 32);
+	assert_int_equal(c.num_key_value_heads, 8);
+	assert_int_equal(c.vocab_size, 65536);
+	assert_int_equal(c.intermediate_size, 14336);
+	assert_int_equal(c.num_experts, 16);
+	assert_int_equal(c.moe_intermediate_size, 14336);
+	assert_int_equal(c.jamba_attn_period, 8);
+	assert_int_equal(c.jamba_attn_offset, 4);
+	assert_int_equal(c.jamba_expert_period, 2);
+	assert_int_equal(c.jamba_expert_offset, 1);
+	assert_int_equal(c.mamba_d_state, 16);
+	assert_int_equal(c.mamba_d_conv, 4);
+	assert_int_equal(c.mamba_expand, 2);
+	assert_int_equal(c.mamba_dt_rank, -1); /* auto */
+	assert_true(c.mamba_conv_bias);
+	assert_false(c.mamba_proj_bias);
+	assert_false(c.tie_word_embeddings);
+	ckpt_config_clear(&c);
+	static const char given[] = "{\"architectures\": [\"JambaForCausalLM\"], "
+	                            "\"model_type\": \"jamba\", \"mamba_dt_rank\": 12, "
+	                            "\"attn_layer_offset\": 0, \"mamba_conv_bias\": false}";
+	assert_int_equal(ckpt_config_parse(given, strlen(given), &c, &err), WT_OK);
+	assert_int_equal(c.mamba_dt_rank, 12);
+	assert_int_equal(c.jamba_attn_offset, 0);
+	assert_false(c.mamba_conv_bias);
+	ckpt_config_clear(&c);
+	/* another model type gets none of them */
+	static const char llama[] = "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": "
+	                            "64, \"num_attention_heads\": 4, \"num_hidden_layers\": 1, "
+	                            "\"vocab_size\": 10, \"attn_layer_period\": 0}";
+	assert_int_equal(ckpt_config_parse(llama, strlen(llama), &c, &err), WT_OK);
+	assert_int_equal(c.jamba_attn_period, -1);
+	assert_int_equal(c.mamba_dt_rank, -1);
+	ckpt_config_clear(&c);
+}
+
+static void refused_l(tm_model *m, const char *cfg, const wt_layout *l, int code, const char *a,
+                      const char *b)
+{
+	char *dir = tu_mkdtemp("smjb");
+	assert_int_equal(tm_write(m, dir, cfg), 0);
+	store *s;
+	ckpt *c;
+	sm_plan *p;
+	wt_errbuf err = {0};
+	int rv = tm_plan(dir, l, &s, &c, &p, &err);
+	printf("refused (%s): %s\n", wt_errname(rv), err.msg);
+	assert_int_equal(rv, code);
+	if (!strstr(err.msg, a) || !strstr(err.msg, b))
+		fail_msg("'%s' lacks '%s' or '%s'", err.msg, a, b);
+	tm_close(s, c, p);
+	tm_free(m);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+static void refused(tm_model *m, const char *cfg, uint32_t tp, int code, const char *a,
+                    const char *b)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = tp;
+	refused_l(m, cfg, &l, code, a, b);
+}
+
+/* Layouts vLLM refuses: the numbers and a layout that works. */
+static void test_jb_layouts(void **state)
+{
+	(void)state;
+	refused(tm_jb(), JB_OK, 8, WT_ELAYOUT, "does not divide num_attention_heads 4",
+	        "use tp_size 1, 2 or 4");
+	/* all Mamba at TP 3: the mixer's 256 channels do not split in three */
+	jb_dims o = {"MMMM", "DEDE", 1, 0};
+	refused(tm_jb_d(&o), JB_CFG0_ALLM, 3, WT_ELAYOUT, "mamba_expand * hidden_size 256",
+	        "use tp_size");
+}
+
+/* Configs that misdescribe the model, and checkpoints that miss or add tensors. */
+static void test_jb_errors(void **state)
+{
+	(void)state;
+	refused(tm_jb(),
+	        "{" JB_BASE0 ",\"num_experts\":4,\"attn_layer_period\":4,\"attn_layer_offset\":4}",
+	        2, WT_ECORRUPT, "attn_layer_offset 4", "attn_layer_period 4");
+	refused(tm_jb(), JB_CFGX(",\"num_experts\":4,\"expert_layer_offset\":2"), 2, WT_ECORRUPT,
+	        "expert_layer_offset 2", "expert_layer_period 2");
+	refused(tm_jb(), JB_CFG(",\"head_dim\":16"), 2, WT_ECORRUPT, "head_dim 16",
+	        "hidden_size 128");
+	/* attention in layer 1: its Mamba tensors are unknown there */
+	refused(tm_jb(),
+	        "{" JB_BASE0 ",\"num_experts\":4,\"attn_layer_period\":4,\"attn_layer_offset\":1}",
+	        2, WT_EUNSUPPORTED, "model.layers.1.mamba", "attn_layer_period, attn_layer_offset");
+	/* experts in layer 0: its dense MLP is unknown there */
+	refused(tm_jb(), JB_CFGX(",\"num_experts\":4,\"expert_layer_offset\":0"), 2,
+	        WT_EUNSUPPORTED, "model.layers.0.feed_forward", "expert_layer_period");
+	/* num_experts 1: every MLP dense, so layer 1's experts are unknown */
+	refused(tm_jb(), JB_CFGX(",\"num_experts\":1,\"expert_layer_offset\":1"), 2,
+	        WT_EUNSUPPORTED, "model.layers.1", "num_experts");
+	/* mamba_conv_bias (true by default) needs conv1d.bias; false refuses one */
+	tm_model *m = tm_jb();
+	tm_remove(m, CONVB);
+	refused(m, JB_OK, 2, WT_ENOTFOUND, CONVB, "missing");
+	refused(tm_jb(), JB_CFG(",\"mamba_conv_bias\":false"), 2, WT_EUNSUPPORTED, CONVB,
+	        "mamba_conv_bias is false");
+	m = tm_jb();
+	tm_add2(m, M0 "out_proj.bias", HID, 0);
+	refused(m, JB_OK, 2, WT_EUNSUPPORTED, M0 "out_proj.bias", "mamba_proj_bias");
+	/* a dt rank the checkpoint does not have: x_proj's rows disagree */
+	refused(tm_jb(), JB_CFG(",\"mamba_dt_rank\":16"), 2, WT_ESHAPE, "model.layers.0.mamba.",
+	        "implies [");
+	/* a Mamba tensor in the attention layer */
+	m = tm_jb();
+	tm_add2(m, "model.layers.2.mamba.D", 256, 0);
+	refused(m, JB_OK, 2, WT_EUNSUPPORTED, "model.layers.2.mamba.D", "an attention layer");
+	m = tm_jb();
+	tm_remove(m, M0 "b_layernorm.weight");
+	refused(m, JB_OK, 2, WT_ENOTFOUND, M0 "b_layernorm.weight", "missing");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_jb_tp2),      cmocka_unit_test(test_jb_tp4),
+	    cmocka_unit_test(test_jb_ep),       cmocka_unit_test(test_jb_quant),
+	    cmocka_unit_test(test_jb_biases),   cmocka_unit_test(test_jb_dense),
+	    cmocka_unit_test(test_jb_coverage), cmocka_unit_test(test_jb_config_defaults),
+	    cmocka_unit_test(test_jb_layouts),  cmocka_unit_test(test_jb_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
