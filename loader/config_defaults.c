@@ -415,6 +415,18 @@ static const class_default hunyuan_v1_moe_defaults[] = {
     {"use_qk_norm", false, 1, true},
 };
 
+/* GPTNeoXConfig's (transformers 4.57.1): GPT-NeoX-20B-like dims (50432 / 6144 / 44 / 64 /
+ * 24576), attention_bias true (query_key_value and dense biases unless config.json says
+ * false); rotary_pct 0.25, rotary_emb_base 10000, layer_norm_eps 1e-5 and
+ * use_parallel_residual true are the reference's (cfg_neox.c). No kv-head or head_dim key:
+ * the loader's defaults (num_attention_heads, hidden_size / heads) are the class's. */
+static const class_default gpt_neox_defaults[] = {
+    {"vocab_size", false, 50432},        {"hidden_size", false, 6144},
+    {"intermediate_size", false, 24576}, {"num_hidden_layers", false, 44},
+    {"num_attention_heads", false, 64},  {"max_position_embeddings", false, 2048},
+    {"attention_bias", false, 1, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -461,6 +473,7 @@ static const struct {
     CLASS("granitemoehybrid", granitemoehybrid_defaults),
     CLASS("hunyuan_v1_dense", hunyuan_v1_dense_defaults),
     CLASS("hunyuan_v1_moe", hunyuan_v1_moe_defaults),
+    CLASS("gpt_neox", gpt_neox_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -123,7 +123,8 @@ enum {
 	FAM_ARCEE,
 	FAM_LFM2,
 	FAM_GRANITE4,
-	FAM_HUNYUAN
+	FAM_HUNYUAN,
+	FAM_NEOX
 };
 
 /* The planner's family -> the reference's kind. */
@@ -247,6 +248,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* HunYuanMoEV1ForCausalLM: the same attention; every layer MoE: softmax router
 	     * mlp.gate.wg, top moe_topk renormalised, + the ungated shared_mlp */
 	    {"hunyuan_v1_moe", REF_QWEN2_MOE, false, 0, FAM_HUNYUAN},
+	    /* GPTNeoXForCausalLM: LayerNorms with biases, query_key_value per head, partial
+	     * rotary, plain MLP with biases, parallel residual (cfg_neox.c, neox.c) */
+	    {"gpt_neox", REF_DENSE, false, 0, FAM_NEOX},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -292,6 +296,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->nogate = c->apertus || map[i].fam == FAM_ARCEE;
 			c->lfm2 = map[i].fam == FAM_LFM2;
 			c->hunyuan = map[i].fam == FAM_HUNYUAN;
+			c->neox = map[i].fam == FAM_NEOX;
+			if (c->neox) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
+				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -535,7 +542,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
 		return rv;
-	if (c->hunyuan)
+	if (c->neox)
+		rv = ref_cfg_neox(c, arch, json, len, err);
+	else if (c->hunyuan)
 		rv = ref_cfg_hunyuan(c, arch, json, len, err);
 	else if (c->gpt_oss)
 		rv = ref_cfg_gpt_oss(c, arch, json, len, err);

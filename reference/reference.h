@@ -384,6 +384,11 @@ typedef struct ref_cfg {
 	 * (qk_norm: use_qk_norm) are self_attn.query_layernorm / key_layernorm, applied after
 	 * RoPE; the RoPE base takes rope_scaling's dynamic alpha */
 	bool hunyuan;
+	/* GPT-NeoX (cfg_neox.c, neox.c; kind REF_DENSE): StarCoder2's LayerNorms with biases
+	 * (layernorm) and plain MLP (plain_mlp) and Phi-3's fused qkv_proj (fused_ckpt), read
+	 * under those names from the checkpoint's gpt_neox.* (ref_neox_rename), RoPE on the
+	 * first rot_dim dims; neox_par: the parallel residual x = mlp(ln2(x)) + attn(ln1(x)) + x */
+	bool neox, neox_par;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

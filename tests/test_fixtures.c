@@ -402,6 +402,13 @@ static const fam_expect fams[] = {
      * 128 and the shared MLP [128]; tied */
     {"hunyuan_v1_moe", 74, 2 * (1000 * 256 + 256) + 2 * HYM_LAYER, 256, 8, 2, 32, 128, 1000, 2, 1,
      8, 128, CKPT_QUANT_NONE, 1},
+    /* gpt_neox: LayerNorms with biases, query_key_value 384x128 + [384], dense 128x128 + [128],
+     * dense_h_to_4h 512x128 + [512], dense_4h_to_h 128x512 + [128] (BF16), the F32 scalar
+     * attention.masked_bias a layer; final_layer_norm with its bias, embed_out */
+    {"gpt_neox", 30,
+     2 * (2 * 1000 * 128 + 2 * 128) +
+         2 * (2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128) + 4),
+     128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
