@@ -427,6 +427,16 @@ static const class_default gpt_neox_defaults[] = {
     {"attention_bias", false, 1, true},
 };
 
+/* PhiConfig's (transformers 4.57.1): phi-1_5-like dims (51200 / 2048 / 24 / 32 / 8192);
+ * num_key_value_heads None becomes num_attention_heads as the loader's own default does;
+ * hidden_act gelu_new, partial_rotary_factor 0.5, rope_theta 10000, layer_norm_eps 1e-5 are the
+ * reference's (cfg_neox.c); qk_layernorm false as the loader's. */
+static const class_default phi_defaults[] = {
+    {"vocab_size", false, 51200},       {"hidden_size", false, 2048},
+    {"intermediate_size", false, 8192}, {"num_hidden_layers", false, 24},
+    {"num_attention_heads", false, 32}, {"max_position_embeddings", false, 2048},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -474,6 +484,7 @@ static const struct {
     CLASS("hunyuan_v1_dense", hunyuan_v1_dense_defaults),
     CLASS("hunyuan_v1_moe", hunyuan_v1_moe_defaults),
     CLASS("gpt_neox", gpt_neox_defaults),
+    CLASS("phi", phi_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -124,7 +124,8 @@ enum {
 	FAM_LFM2,
 	FAM_GRANITE4,
 	FAM_HUNYUAN,
-	FAM_NEOX
+	FAM_NEOX,
+	FAM_PHI
 };
 
 /* The planner's family -> the reference's kind. */
@@ -251,6 +252,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* GPTNeoXForCausalLM: LayerNorms with biases, query_key_value per head, partial
 	     * rotary, plain MLP with biases, parallel residual (cfg_neox.c, neox.c) */
 	    {"gpt_neox", REF_DENSE, false, 0, FAM_NEOX},
+	    /* PhiForCausalLM (phi-2): one LayerNorm before the parallel attention and MLP, q/k/v
+	     * and dense with biases, partial rotary, fc1 / fc2, lm_head with its bias */
+	    {"phi", REF_DENSE, false, 0, FAM_PHI},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -299,6 +303,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->neox = map[i].fam == FAM_NEOX;
 			if (c->neox) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+			c->phi = map[i].fam == FAM_PHI;
+			if (c->phi) /* StarCoder2's norms and MLP, the parallel block, lm_head.bias
+			             */
+				c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias = true;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -542,7 +550,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
 		return rv;
-	if (c->neox)
+	if (c->neox || c->phi)
 		rv = ref_cfg_neox(c, arch, json, len, err);
 	else if (c->hunyuan)
 		rv = ref_cfg_hunyuan(c, arch, json, len, err);

@@ -15,6 +15,9 @@
  * [q_r; k_r; v_r] (docs/format.md section 2.7); the checkpoint's holds [H, 3, d] rows per
  * head, which are reordered into [q; k; v] (head h's part p at row (p*H + h)*d). Other
  * tensors (the old attention.masked_bias buffers) are copied under their own names.
+ *
+ * Phi's (c->phi): model.final_layernorm. -> model.norm.; in a layer self_attn.dense. ->
+ * self_attn.o_proj., mlp.fc1. -> mlp.c_fc., mlp.fc2. -> mlp.c_proj. (q/k/v keep Llama's names).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,16 @@
 
 #include "reference/reference.h"
 #include "reference/reference_int.h"
+
+/* Phi: model.final_layernorm., and in a layer self_attn.dense., mlp.fc1., mlp.fc2. */
+static const char *const phi_tops[][2] = {
+    {"model.final_layernorm.", "model.norm."},
+};
+static const char *const phi_leaves[][2] = {
+    {".self_attn.dense.", ".self_attn.o_proj."},
+    {".mlp.fc1.", ".mlp.c_fc."},
+    {".mlp.fc2.", ".mlp.c_proj."},
+};
 
 static const char *const tops[][2] = {
     {"gpt_neox.embed_in.", "model.embed_tokens."},
@@ -36,28 +49,36 @@ static const char *const leaves[][2] = {
     {".mlp.dense_4h_to_h.", ".mlp.c_proj."},
 };
 
-/* name's canonical form into buf; *qkv when it is a query_key_value weight or bias. */
-static int canon(const char *name, char *buf, size_t cap, bool *qkv, wt_errbuf *err)
+/* name's canonical form into buf under c's tables; *qkv when it is GPT-NeoX's
+ * query_key_value weight or bias. */
+static int canon(const ref_cfg *c, const char *name, char *buf, size_t cap, bool *qkv,
+                 wt_errbuf *err)
 {
+	const char *const(*tp)[2] = c->phi ? phi_tops : tops;
+	const char *const(*lv)[2] = c->phi ? phi_leaves : leaves;
+	size_t ntp =
+	    c->phi ? sizeof(phi_tops) / sizeof(phi_tops[0]) : sizeof(tops) / sizeof(tops[0]);
+	size_t nlv = c->phi ? sizeof(phi_leaves) / sizeof(phi_leaves[0])
+	                    : sizeof(leaves) / sizeof(leaves[0]);
 	const char *rest = name, *pre = "";
-	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
-		if (strncmp(name, tops[i][0], strlen(tops[i][0])) == 0) {
-			pre = tops[i][1];
-			rest = name + strlen(tops[i][0]);
+	for (size_t i = 0; i < ntp; i++)
+		if (strncmp(name, tp[i][0], strlen(tp[i][0])) == 0) {
+			pre = tp[i][1];
+			rest = name + strlen(tp[i][0]);
 			break;
 		}
 	int n = snprintf(buf, cap, "%s%s", pre, rest);
 	*qkv = false;
-	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < sizeof(leaves) / sizeof(leaves[0]);
-	     i++) {
-		char *at = strstr(buf, leaves[i][0]);
+	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < nlv; i++) {
+		char *at = strstr(buf, lv[i][0]);
 		if (at == NULL)
 			continue;
 		char tail[256];
-		snprintf(tail, sizeof(tail), "%s", at + strlen(leaves[i][0]));
+		snprintf(tail, sizeof(tail), "%s", at + strlen(lv[i][0]));
 		n = (int)(at - buf) +
-		    snprintf(at, cap - (size_t)(at - buf), "%s%s", leaves[i][1], tail);
-		*qkv = i == 0 && (strcmp(tail, "weight") == 0 || strcmp(tail, "bias") == 0);
+		    snprintf(at, cap - (size_t)(at - buf), "%s%s", lv[i][1], tail);
+		*qkv =
+		    !c->phi && i == 0 && (strcmp(tail, "weight") == 0 || strcmp(tail, "bias") == 0);
 		break;
 	}
 	if (n < 0 || (size_t)n >= cap)
@@ -97,7 +118,7 @@ int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_e
 		const ref_tensor *t = &in->t[i];
 		char name[512];
 		bool qkv;
-		if ((rv = canon(t->name, name, sizeof(name), &qkv, err)) != WT_OK)
+		if ((rv = canon(c, t->name, name, sizeof(name), &qkv, err)) != WT_OK)
 			break;
 		if (!(ckpt && qkv)) {
 			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,

@@ -417,7 +417,8 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok,
                      float *logits, int64_t *routes, wt_errbuf *err)
 {
-	if (c->neox && ref_set_find(ck, "gpt_neox.embed_in.weight") != NULL) {
+	if ((c->neox && ref_set_find(ck, "gpt_neox.embed_in.weight") != NULL) ||
+	    (c->phi && ref_set_find(ck, "model.final_layernorm.weight") != NULL)) {
 		ref_set r = {0}; /* the checkpoint under the names read below (neox.c) */
 		int rv = ref_neox_rename(c, ck, &r, true, err);
 		if (rv == WT_OK)

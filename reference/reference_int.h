@@ -75,7 +75,7 @@ static inline const char *ref_mlp_norm(const ref_cfg *c)
 		return "feedforward_layernorm";
 	if (c->lfm2)
 		return "ffn_norm";
-	if (c->cohere) /* the parallel block: the attention's own input norm, on the same x */
+	if (c->cohere || c->phi) /* the parallel block: the attention's own input norm, on x */
 		return "input_layernorm";
 	return c->sandwich && c->glm == 0 ? "pre_feedforward_layernorm"
 	                                  : "post_attention_layernorm";
@@ -348,8 +348,9 @@ int ref_cfg_nogate(ref_cfg *c, const char *arch, const char *json, size_t len, w
  * down_proj WITHOUT its bias (the caller adds it once); scratch holds T * n_inter floats
  * (nogate.c). */
 /* GPT-NeoX's fields of c (neox set by the family map) from config.json: hidden_act,
- * rotary_pct, rotary_emb_base, layer_norm_eps, use_parallel_residual, rope_scaling
- * (cfg_neox.c). */
+ * rotary_pct, rotary_emb_base, layer_norm_eps, use_parallel_residual, rope_scaling; Phi's
+ * (phi set): hidden_act, partial_rotary_factor, rope_theta, layer_norm_eps, qk_layernorm
+ * (refused when true), rope_scaling (cfg_neox.c). */
 int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Set in's tensors into the empty set out under the names the decoder passes read (neox.c's
  * table); with ckpt, query_key_value's [H, 3, d] rows reordered into [q; k; v]. On failure

@@ -689,7 +689,7 @@ static bool g4_fits(const ref_cfg *c, int64_t T)
 	return true;
 }
 
-/* GPT-NeoX: every rank set under the names read here (neox.c), then the pass. */
+/* GPT-NeoX, Phi: every rank set under the names read here (neox.c), then the pass. */
 static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
                         wt_errbuf *err)
@@ -713,7 +713,9 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
                         wt_errbuf *err)
 {
-	if (c->neox && l->tp_size >= 1 && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight"))
+	if (l->tp_size >= 1 &&
+	    ((c->neox && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight")) ||
+	     (c->phi && ref_set_find(&ranks[0], "model.final_layernorm.weight"))))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,
 	           .ranks = ranks,

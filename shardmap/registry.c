@@ -58,6 +58,7 @@ static const sm_family *const families[] = {
     &shardmap_family_hunyuan_v1_dense,
     &shardmap_family_hunyuan_moe,
     &shardmap_family_gpt_neox,
+    &shardmap_family_phi,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -376,6 +376,7 @@ extern const sm_family shardmap_family_granitemoehybrid;
 extern const sm_family shardmap_family_hunyuan_v1_dense;
 extern const sm_family shardmap_family_hunyuan_moe;
 extern const sm_family shardmap_family_gpt_neox;
+extern const sm_family shardmap_family_phi;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

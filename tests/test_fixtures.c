@@ -409,6 +409,12 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 128 + 2 * 128) +
          2 * (2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128) + 4),
      128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* phi: input_layernorm with its bias, q/k/v/dense 128x128 + [128], fc1 512x128 + [512],
+     * fc2 128x512 + [128]; final_layernorm with its bias, lm_head with its bias [1000] */
+    {"phi", 33,
+     2 * (2 * 1000 * 128 + 2 * 128 + 1000) +
+         2 * 2 * (2 * 128 + 4 * (128 * 128 + 128) + 2 * 512 * 128 + 512 + 128),
+     128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

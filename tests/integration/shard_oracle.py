@@ -44,6 +44,8 @@ by rows, w2 by columns; self_attn.out_proj by columns; tied unless tie_embedding
 tie_word_embeddings says otherwise (Lfm2Config).
 GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 3, d] rows
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
+Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
+by rows with its bias, lm_head.bias as PhiMoE's (vocab rows, zero padding).
 Granite 4.0 (vLLM's mamba_mixer2.py, MambaMixer2): the Mamba2 mixer's in_proj rows are five
 segments [z (Im); x (Im); B (G*N); C (G*N); dt (Hm)] and conv1d's channels (weight and bias)
 three [x; B; C], each split in T, but B and C are whole on every rank when T does not divide
@@ -333,6 +335,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             pcs = neox(name, rows, cols, cfg, T, r, pad, tied)
             if pcs is not None: add(name, pcs)
             continue
+        if arch == "PhiForCausalLM" and re.search(r"(self_attn\.dense|mlp\.fc2)\.weight$", name):
+            add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallelLinear
+        if arch == "PhiForCausalLM" and re.search(r"mlp\.fc1\.(weight|bias)$", name):
+            add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallelLinear
         if arch == "Mistral3ForConditionalGeneration" and name.startswith("multi_modal_projector.linear_"):
             if name.startswith("multi_modal_projector.linear_1."):  # ColumnParallelLinear
                 add(name, pieces_rows(name, r * rows // T, rows // T))
