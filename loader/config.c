@@ -645,6 +645,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_bool(root, "use_bias", false, &c->use_bias, err);
 	if (rv == WT_OK)
 		rv = get_bool(root, "use_cla", false, &c->use_cla, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "phi") == 0)
+		rv = get_bool(root, "qk_layernorm", false, &c->qk_layernorm, err);
 	if (rv == WT_OK)
 		rv = get_bool(root, "attention_bias", false, &c->attention_bias, err);
 	if (rv == WT_OK)

@@ -500,6 +500,28 @@ static const class_default jamba_defaults[] = {
     {"rms_norm_eps", true, 1e-6},
 };
 
+/* GPTNeoXConfig's (transformers 4.57.1): GPT-NeoX-20B-like dims (50432 / 6144 / 44 / 64 /
+ * 24576), attention_bias true (query_key_value and dense biases unless config.json says
+ * false); rotary_pct 0.25, rotary_emb_base 10000, layer_norm_eps 1e-5 and
+ * use_parallel_residual true are the reference's (cfg_neox.c). No kv-head or head_dim key:
+ * the loader's defaults (num_attention_heads, hidden_size / heads) are the class's. */
+static const class_default gpt_neox_defaults[] = {
+    {"vocab_size", false, 50432},        {"hidden_size", false, 6144},
+    {"intermediate_size", false, 24576}, {"num_hidden_layers", false, 44},
+    {"num_attention_heads", false, 64},  {"max_position_embeddings", false, 2048},
+    {"attention_bias", false, 1, true},
+};
+
+/* PhiConfig's (transformers 4.57.1): phi-1_5-like dims (51200 / 2048 / 24 / 32 / 8192);
+ * num_key_value_heads None becomes num_attention_heads as the loader's own default does;
+ * hidden_act gelu_new, partial_rotary_factor 0.5, rope_theta 10000, layer_norm_eps 1e-5 are the
+ * reference's (cfg_neox.c); qk_layernorm false as the loader's. */
+static const class_default phi_defaults[] = {
+    {"vocab_size", false, 51200},       {"hidden_size", false, 2048},
+    {"intermediate_size", false, 8192}, {"num_hidden_layers", false, 24},
+    {"num_attention_heads", false, 32}, {"max_position_embeddings", false, 2048},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -550,6 +572,8 @@ static const struct {
     CLASS("nemotron", nemotron_defaults),
     CLASS("minimax", minimax_defaults),
     CLASS("jamba", jamba_defaults),
+    CLASS("gpt_neox", gpt_neox_defaults),
+    CLASS("phi", phi_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

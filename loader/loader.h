@@ -284,6 +284,9 @@ typedef struct ckpt_config {
 	bool use_qk_norm; /* GLM-4.5 (Llama 4: the L2 norm): q_norm / k_norm; false if absent */
 	bool use_bias;    /* ERNIE 4.5: every Linear has a bias; false if absent */
 	bool use_cla;     /* Hunyuan V1: cross-layer attention (refused); false if absent */
+	/* Phi's qk_layernorm (refused: vLLM's phi.py has no q/k layernorms); read for model_type
+	 * phi only, false if absent */
+	bool qk_layernorm;
 	/* Seed-OSS's bias switches: q/k/v biases, o_proj's, the MLP's; false if absent (but
 	 * SeedOssConfig's attention_bias is true: config_defaults.c fills it) */
 	bool attention_bias, attention_out_bias, mlp_bias;

@@ -127,7 +127,9 @@ enum {
 	FAM_BAMBA,
 	FAM_NEMOTRON,
 	FAM_MINIMAX,
-	FAM_JAMBA
+	FAM_JAMBA,
+	FAM_NEOX,
+	FAM_PHI
 };
 
 /* The planner's family -> the reference's kind. */
@@ -264,6 +266,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * positions; softmax top-k experts, not renormalised, in the expert layers, a
 	     * dense feed_forward elsewhere (cfg_jamba.c) */
 	    {"jamba", REF_QWEN2_MOE, false, 0, FAM_JAMBA},
+	    /* GPTNeoXForCausalLM: LayerNorms with biases, query_key_value per head, partial
+	     * rotary, plain MLP with biases, parallel residual (cfg_neox.c, neox.c) */
+	    {"gpt_neox", REF_DENSE, false, 0, FAM_NEOX},
+	    /* PhiForCausalLM (phi-2): one LayerNorm before the parallel attention and MLP, q/k/v
+	     * and dense with biases, partial rotary, fc1 / fc2, lm_head with its bias */
+	    {"phi", REF_DENSE, false, 0, FAM_PHI},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -319,6 +327,13 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->jamba = map[i].fam == FAM_JAMBA;
 			if (c->jamba && c->E <= 1) /* num_experts 1: every feed_forward dense */
 				c->kind = REF_DENSE;
+			c->neox = map[i].fam == FAM_NEOX;
+			if (c->neox) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
+				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+			c->phi = map[i].fam == FAM_PHI;
+			if (c->phi) /* StarCoder2's norms and MLP, the parallel block, lm_head.bias
+			             */
+				c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias = true;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -568,6 +583,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
+	else if (c->neox || c->phi)
+		rv = ref_cfg_neox(c, arch, json, len, err);
 	else if (c->hunyuan)
 		rv = ref_cfg_hunyuan(c, arch, json, len, err);
 	else if (c->gpt_oss)

@@ -432,6 +432,15 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok,
                      float *logits, int64_t *routes, wt_errbuf *err)
 {
+	if ((c->neox && ref_set_find(ck, "gpt_neox.embed_in.weight") != NULL) ||
+	    (c->phi && ref_set_find(ck, "model.final_layernorm.weight") != NULL)) {
+		ref_set r = {0}; /* the checkpoint under the names read below (neox.c) */
+		int rv = ref_neox_rename(c, ck, &r, true, err);
+		if (rv == WT_OK)
+			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
+		ref_set_clear(&r);
+		return rv;
+	}
 	ref_bufs b;
 	int rv = ref_bufs_alloc(&b, c, n_tok, tokens, err);
 	if (rv != WT_OK)
@@ -452,8 +461,17 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		char m[160];
 		/* Cohere's parallel block: the MLP reads attention's input (b.h, untouched by
 		 * attn_full), x = (x + attn(h)) + mlp(h) as transformers sums it */
-		if ((rv = attn_full(c, ck, l, T, &b, err)) ||
-		    (c->cohere == 0 &&
+		/* GPT-NeoX's parallel residual: the MLP reads ln2 of the block's input x, kept in
+		 * b.y before attention adds to x; x = (x + attn) + mlp, vLLM's and within float
+		 * rounding transformers' mlp + attn + x */
+		if (c->neox_par &&
+		    (rv = ref_block_input(c, ck, b.y, b.x, T, l, ref_mlp_norm(c), err)))
+			goto out;
+		if ((rv = attn_full(c, ck, l, T, &b, err)))
+			goto out;
+		if (c->neox_par)
+			memcpy(b.h, b.y, (size_t)(T * c->hid) * sizeof(float));
+		if ((c->cohere == 0 && !c->neox_par &&
 		     (rv = ref_block_input(c, ck, b.h, b.x, T, l, ref_mlp_norm(c), err))) ||
 		    (c->sandwich && (rv = ref_getf(ck, &pn, false, err, 1, c->hid, 0, 0,
 		                                   "model.layers.%lld.%s.weight", (long long)l,

@@ -410,6 +410,16 @@ typedef struct ref_cfg {
 	 * a causal depthwise conv m_conv taps wide over x */
 	bool jamba;
 	int64_t m_inner, m_rank;
+	/* GPT-NeoX (cfg_neox.c, neox.c; kind REF_DENSE): StarCoder2's LayerNorms with biases
+	 * (layernorm) and plain MLP (plain_mlp) and Phi-3's fused qkv_proj (fused_ckpt), read
+	 * under those names from the checkpoint's gpt_neox.* (ref_neox_rename), RoPE on the
+	 * first rot_dim dims; neox_par: the parallel residual x = mlp(ln2(x)) + attn(ln1(x)) + x */
+	bool neox, neox_par;
+	/* Phi (cfg_neox.c, neox.c; kind REF_DENSE): GPT-NeoX's parallel residual (neox_par) with
+	 * one norm, input_layernorm, before both branches; StarCoder2's LayerNorms and plain MLP
+	 * (mlp.fc1 / fc2 read as c_fc / c_proj), self_attn.dense as o_proj, model.final_layernorm
+	 * as model.norm, lm_head.bias added (lm_bias), RoPE on the first rot_dim dims */
+	bool phi;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -77,7 +77,7 @@ static inline const char *ref_mlp_norm(const ref_cfg *c)
 		return "ffn_norm";
 	if (c->bamba || c->jamba)
 		return "pre_ff_layernorm";
-	if (c->cohere) /* the parallel block: the attention's own input norm, on the same x */
+	if (c->cohere || c->phi) /* the parallel block: the attention's own input norm, on x */
 		return "input_layernorm";
 	return c->sandwich && c->glm == 0 ? "pre_feedforward_layernorm"
 	                                  : "post_attention_layernorm";
@@ -353,6 +353,15 @@ int ref_cfg_nogate(ref_cfg *c, const char *arch, const char *json, size_t len, w
  * bias when s has it), the activation (xIELU: s's act_fn.alpha_p / alpha_n / beta / eps),
  * down_proj WITHOUT its bias (the caller adds it once); scratch holds T * n_inter floats
  * (nogate.c). */
+/* GPT-NeoX's fields of c (neox set by the family map) from config.json: hidden_act,
+ * rotary_pct, rotary_emb_base, layer_norm_eps, use_parallel_residual, rope_scaling; Phi's
+ * (phi set): hidden_act, partial_rotary_factor, rope_theta, layer_norm_eps, qk_layernorm
+ * (refused when true), rope_scaling (cfg_neox.c). */
+int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Set in's tensors into the empty set out under the names the decoder passes read (neox.c's
+ * table); with ckpt, query_key_value's [H, 3, d] rows reordered into [q; k; v]. On failure
+ * out is left empty. */
+int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
 int ref_nogate_mlp(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                    const float *h, float *y, float *scratch, wt_errbuf *err);
 int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);

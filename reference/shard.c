@@ -494,7 +494,9 @@ static int attn(shard *s, int64_t l)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
 	if (c->sandwich && (rv = post_norm_mean(s, l, ref_post_norm(c, false))))
 		return rv;
-	if (c->cohere) { /* the parallel block: x is the MLP's input too; added after it */
+	/* the parallel block (Cohere; GPT-NeoX's parallel residual): x is the MLP's input too;
+	 * added after it */
+	if (c->cohere || c->neox_par) {
 		memcpy(s->b.y, s->b.acc, (size_t)n * sizeof(float));
 	} else {
 		ref_mm_resid(c, s->b.x, s->b.h, n, l, false); /* MiniMax: alpha * norm(x) */
@@ -771,10 +773,34 @@ static bool g4_fits(const ref_cfg *c, int64_t T)
 	return true;
 }
 
+/* GPT-NeoX, Phi: every rank set under the names read here (neox.c), then the pass. */
+static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
+                        const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
+                        wt_errbuf *err)
+{
+	size_t n = (size_t)l->tp_size * (l->ep_size ? l->ep_size : 1);
+	ref_set *r = calloc(n ? n : 1, sizeof(*r));
+	if (r == NULL)
+		return wt_seterr(err, WT_ENOMEM, "reference forward: out of memory");
+	int rv = WT_OK;
+	for (size_t i = 0; i < n && rv == WT_OK; i++)
+		rv = ref_neox_rename(c, &ranks[i], &r[i], false, err);
+	if (rv == WT_OK)
+		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);
+	for (size_t i = 0; i < n; i++)
+		ref_set_clear(&r[i]);
+	free(r);
+	return rv;
+}
+
 int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
                         wt_errbuf *err)
 {
+	if (l->tp_size >= 1 &&
+	    ((c->neox && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight")) ||
+	     (c->phi && ref_set_find(&ranks[0], "model.final_layernorm.weight"))))
+		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,
 	           .ranks = ranks,
 	           .T = l->tp_size,
@@ -834,7 +860,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 			rv = post_norm_mean(&s, i, ref_post_norm(c, true));
 		if (rv)
 			goto out;
-		if (c->cohere) /* (x + attn(h)) + mlp(h), as transformers sums them */
+		if (c->cohere || c->neox_par) /* (x + attn(h)) + mlp(h) */
 			ref_residual_add(c, s.b.x, s.b.y, s.n_tok * c->hid);
 		ref_mm_resid(c, s.b.x, s.b.h, s.n_tok * c->hid, i, true);
 		ref_residual_add(c, s.b.x, s.b.acc, s.n_tok * c->hid);

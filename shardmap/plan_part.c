@@ -302,6 +302,27 @@ static int part_qkv_ckpt(const part_req *req)
 	return rv;
 }
 
+/* Fused per head in the checkpoint (GPT-NeoX's query_key_value, [H, 3, d] rows: head h's
+ * q, k, v at rows h*3d, h*3d + d, h*3d + 2d): rank r's [q_r; k_r; v_r] as SM_K_QKV lays
+ * it out, each part gathered from the rank's H/T heads one d-row piece at a time (vLLM's
+ * gpt_neox.py view(H, 3, d).transpose before QKVParallelLinear's split). H == KV. */
+static int part_qkv_heads(const part_req *req)
+{
+	qkv_span s;
+	int rv = qkv_span_of(req, &s);
+	int64_t d = req->ctx->dm.head_dim;
+	if (rv == WT_OK && req->ctx->dm.n_kv_heads != req->ctx->dm.n_heads)
+		return wt_seterr(req->err, WT_EUNSUPPORTED,
+		                 "tensor '%s': a per-head fused q/k/v needs num_key_value_heads "
+		                 "(%" PRId64 ") == num_attention_heads (%" PRId64 ")",
+		                 req->rt, req->ctx->dm.n_kv_heads, req->ctx->dm.n_heads);
+	int64_t h0 = s.q_at / d, nh = s.q_rows / d;
+	for (int64_t part = 0; part < 3 && rv == WT_OK; part++)
+		for (int64_t h = h0; h < h0 + nh && rv == WT_OK; h++)
+			rv = push(req, shardmap_rows_piece(0, h * 3 * d + part * d, d, 0));
+	return rv;
+}
+
 /* Fused in the checkpoint: one source [q; k; v], each part units * head_dim rows;
  * rank r takes heads [r*units/T, (r+1)*units/T) of each part. */
 static int part_qkv_fused(const part_req *req)
@@ -675,6 +696,7 @@ static const part_fn part_rules[] = {
     [SM_K_KVH] = part_kv_heads,
     [SM_K_ROWS3] = part_thirds,
     [SM_K_MAMBA] = part_mamba,
+    [SM_K_QKVH] = part_qkv_heads,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

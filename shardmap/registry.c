@@ -61,6 +61,8 @@ static const sm_family *const families[] = {
     &shardmap_family_nemotron,
     &shardmap_family_minimax,
     &shardmap_family_jamba,
+    &shardmap_family_gpt_neox,
+    &shardmap_family_phi,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

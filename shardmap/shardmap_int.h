@@ -52,6 +52,9 @@ typedef enum {
 	SM_K_ROWS3, /* three equal segments fused in the checkpoint (LFM2's conv.in_proj [B; C; x]
 	               rows): [B_r; C_r; x_r], each segment split by `unit` (vLLM's
 	               MergedColumnParallelLinear over [dim] * 3) */
+	SM_K_QKVH,  /* q/k/v fused per head in the checkpoint ([H, 3, d] rows: GPT-NeoX's
+	               query_key_value): rank r's [q_r; k_r; v_r] of its H/T heads, each part
+	               gathered head by head (one d-row piece per head and part) */
 	SM_K_MAMBA, /* Granite 4.0's Mamba2 in_proj [z; x; B; C; dt] (dims[0] SM_D_MIN) or
 	               conv1d [x; B; C] (SM_D_MCONV), weight or bias: each segment's rows
 	               split by tp, B and C whole on every rank when tp does not divide
@@ -268,6 +271,9 @@ typedef struct sm_family {
 	 * skipped: buffers transformers saves that vLLM computes (MiniMax's lightning-attention
 	 * slope_rate / query_decay / key_decay / diagonal_decay); NULL = none. */
 	const char *const *drop_suffixes;
+	/* Leaf names dropped and listed as skipped wherever they occur (GPT-NeoX's old
+	 * attention.bias / attention.masked_bias buffers); NULL-terminated, NULL = none. */
+	const char *const *drop_leaves;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -388,6 +394,8 @@ extern const sm_family shardmap_family_bamba;
 extern const sm_family shardmap_family_nemotron;
 extern const sm_family shardmap_family_minimax;
 extern const sm_family shardmap_family_jamba;
+extern const sm_family shardmap_family_gpt_neox;
+extern const sm_family shardmap_family_phi;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

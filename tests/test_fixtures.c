@@ -440,6 +440,19 @@ static const fam_expect fams[] = {
     {"minimax", 79, MM_BYTES, 256, 8, 4, 32, 128, 1000, 4, 0, 4, 128, CKPT_QUANT_NONE, 1},
     /* jamba: mamba, mamba, attention, mamba; experts in layers 1 / 3 */
     {"jamba", 83, JB_BYTES, 128, 4, 2, 32, 64, 1000, 4, 0, 4, 64, CKPT_QUANT_NONE, 2},
+    /* gpt_neox: LayerNorms with biases, query_key_value 384x128 + [384], dense 128x128 + [128],
+     * dense_h_to_4h 512x128 + [512], dense_4h_to_h 128x512 + [128] (BF16), the F32 scalar
+     * attention.masked_bias a layer; final_layer_norm with its bias, embed_out */
+    {"gpt_neox", 30,
+     2 * (2 * 1000 * 128 + 2 * 128) +
+         2 * (2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128) + 4),
+     128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* phi: input_layernorm with its bias, q/k/v/dense 128x128 + [128], fc1 512x128 + [512],
+     * fc2 128x512 + [128]; final_layernorm with its bias, lm_head with its bias [1000] */
+    {"phi", 33,
+     2 * (2 * 1000 * 128 + 2 * 128 + 1000) +
+         2 * 2 * (2 * 128 + 4 * (128 * 128 + 128) + 2 * 512 * 128 + 512 + 128),
+     128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

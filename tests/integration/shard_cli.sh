@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -583,6 +583,36 @@ mkdir -p "$T/jb_bad" && cp "$T/jamba/"*.safetensors* "$T/jb_bad/" &&
 grep -q "attn_layer_offset 4 must be smaller than attn_layer_period 4" "$T/err" ||
 	fail "jamba offset: $(cat "$T/err")"
 rm -rf "$T/jb_bad"
+# GPT-NeoX: names kept, query_key_value re-cut per head into the rank's [q_r; k_r; v_r]
+# (quantized), its bias and the LayerNorm biases BF16, the old masked_bias buffers skipped;
+# a num_key_value_heads that differs from the heads refused
+"$CTL" plan --model-dir "$T/gpt_neox" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gpt_neox"
+for l in "1.attention.query_key_value.weight *I8 *\[192, 128\]" "1.attention.query_key_value.bias *BF16 *\[192\]" \
+	"1.attention.dense.weight *I8 *\[128, 64\]" "1.mlp.dense_h_to_4h.bias *BF16 *\[256\]" \
+	"1.mlp.dense_4h_to_h.weight *I8 *\[128, 256\]" "1.input_layernorm.bias *BF16 *\[128\]"; do
+	grep -q "gpt_neox.layers.$l" "$T/plan" || fail "gpt_neox line $l: $(cat "$T/plan")"
+done
+grep -q "^skipped gpt_neox.layers.1.attention.masked_bias" "$T/plan" || fail "gpt_neox: masked_bias not skipped: $(cat "$T/plan")"
+mkdir -p "$T/neox_bad" && cp "$T/gpt_neox/model.safetensors" "$T/neox_bad/" &&
+	sed 's/"num_attention_heads": 8,/"num_attention_heads": 8, "num_key_value_heads": 2,/' "$T/gpt_neox/config.json" >"$T/neox_bad/config.json"
+"$CTL" plan --model-dir "$T/neox_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gpt_neox with kv heads planned"
+grep -q "has no grouped kv heads" "$T/err" || fail "gpt_neox kv heads: $(cat "$T/err")"
+rm -rf "$T/neox_bad"
+# Phi: q/k/v (and biases) fused into qkv_proj, dense / fc2 by columns, fc1 by rows with its bias,
+# lm_head.bias [512] by vocabulary rows; qk_layernorm true refused (vLLM's phi.py has none)
+"$CTL" plan --model-dir "$T/phi" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan phi"
+for l in "model.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]" "model.layers.1.self_attn.qkv_proj.bias *BF16 *\[192\]" \
+	"model.layers.1.self_attn.dense.weight *I8 *\[128, 64\]" "model.layers.1.mlp.fc1.bias *BF16 *\[256\]" \
+	"lm_head.bias *BF16 *\[512\]" "model.final_layernorm.bias *BF16 *\[128\]"; do
+	grep -q "$l" "$T/plan" || fail "phi line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/phi_bad" && cp "$T/phi/model.safetensors" "$T/phi_bad/" &&
+	sed 's/"qk_layernorm": false/"qk_layernorm": true/' "$T/phi/config.json" >"$T/phi_bad/config.json"
+"$CTL" plan --model-dir "$T/phi_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "phi with qk_layernorm planned"
+grep -q "qk_layernorm true" "$T/err" || fail "phi qk_layernorm: $(cat "$T/err")"
+rm -rf "$T/phi_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

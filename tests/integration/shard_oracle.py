@@ -42,6 +42,10 @@ time; in_proj [B; C; x] (and its bias) split per segment, conv.conv [hid, 1, K] 
 by channels, out_proj by columns with its bias whole; feed_forward w1 / w3 merged into w13
 by rows, w2 by columns; self_attn.out_proj by columns; tied unless tie_embedding /
 tie_word_embeddings says otherwise (Lfm2Config).
+GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 3, d] rows
+per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
+Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
+by rows with its bias, lm_head.bias as PhiMoE's (vocab rows, zero padding).
 Granite 4.0 (vLLM's mamba_mixer2.py, MambaMixer2): the Mamba2 mixer's in_proj rows are five
 segments [z (Im); x (Im); B (G*N); C (G*N); dt (Hm)] and conv1d's channels (weight and bias)
 three [x; B; C], each split in T, but B and C are whole on every rank when T does not divide
@@ -290,6 +294,34 @@ def jamba_mixer(name, rows, cols, T, r):
     if re.search(r"(layernorm\.weight|out_proj\.bias)$", name):
         return pieces_rows(name, 0, rows)
     return pieces_rows(name, r * rows // T, rows // T)  # conv1d, dt_proj, A_log, D
+def vocab_rows(name, V, T, r, pad):
+    import math
+    mm = pad * T // math.gcd(pad, T)
+    Vp = (V + mm - 1) // mm * mm; Vl = Vp // T; lo, hi = r * Vl, r * Vl + Vl
+    pcs = []
+    if lo < V: pcs += pieces_rows(name, lo, min(hi, V) - lo)
+    if hi > V: pcs.append(("zero", hi - max(lo, V)))
+    return pcs
+
+def neox(name, rows, cols, cfg, T, r, pad, tied):
+    """GPT-NeoX (vLLM's gpt_neox.py): query_key_value [H, 3, d] rows per head -> the rank's
+    [q_r; k_r; v_r] (for each part p, head h of the rank: rows (3h + p) d .. + d), its bias
+    alike; attention.dense / dense_4h_to_h by columns, dense_h_to_4h (and bias) by rows,
+    embed_in / embed_out by padded vocabulary rows; the old attention.bias / masked_bias
+    buffers dropped; the rest whole. None: not a rank tensor."""
+    H = cfg["num_attention_heads"]; d = cfg["hidden_size"] // H; Hl = H // T
+    if re.search(r"\.attention\.(bias|masked_bias)$", name): return None
+    if name == "embed_out.weight" and tied: return None
+    if name in ("gpt_neox.embed_in.weight", "embed_out.weight"):
+        return vocab_rows(name, cfg["vocab_size"], T, r, pad)
+    if re.search(r"attention\.query_key_value\.(weight|bias)$", name):
+        return [pc for p in range(3) for h in range(r * Hl, r * Hl + Hl)
+                for pc in pieces_rows(name, (3 * h + p) * d, d)]
+    if re.search(r"(attention\.dense|dense_4h_to_h)\.weight$", name):
+        return pieces_cols(name, r * cols // T, cols // T)
+    if re.search(r"dense_h_to_4h\.(weight|bias)$", name):
+        return pieces_rows(name, r * rows // T, rows // T)
+    return pieces_rows(name, 0, rows)
 
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
@@ -320,6 +352,14 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
+        if arch == "GPTNeoXForCausalLM":
+            pcs = neox(name, rows, cols, cfg, T, r, pad, tied)
+            if pcs is not None: add(name, pcs)
+            continue
+        if arch == "PhiForCausalLM" and re.search(r"(self_attn\.dense|mlp\.fc2)\.weight$", name):
+            add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallelLinear
+        if arch == "PhiForCausalLM" and re.search(r"mlp\.fc1\.(weight|bias)$", name):
+            add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallelLinear
         if arch == "Mistral3ForConditionalGeneration" and name.startswith("multi_modal_projector.linear_"):
             if name.startswith("multi_modal_projector.linear_1."):  # ColumnParallelLinear
                 add(name, pieces_rows(name, r * rows // T, rows // T))

@@ -1,0 +1,122 @@
+/*
+ * cfg_neox.c — GPT-NeoX (GPTNeoXForCausalLM; transformers 4.57.1 configuration_gpt_neox.py,
+ * modeling_gpt_neox.py; vLLM gpt_neox.py): its config.json fields.
+ *
+ * The math: LayerNorms with biases (input_layernorm before attention,
+ * post_attention_layernorm before the MLP, final_layer_norm); query_key_value
+ * [H, 3, d] rows per head with its bias, RoPE rotate-half on the first
+ * int(d * rotary_pct) dims of q and k, attention.dense with its bias; the MLP
+ * dense_4h_to_h(act(dense_h_to_4h(x))) with both biases; with use_parallel_residual
+ * x = mlp(ln2(x)) + attn(ln1(x)) + x, else x += attn(ln1(x)); x += mlp(ln2(x)); embed_out
+ * untied. The tensors are read under StarCoder2's / Phi-3's names (neox.c renames them).
+ *
+ *   key                      default     what the reference does with it
+ *   hidden_act               gelu        the MLP's activation (ref_cfg_act's forms)
+ *   rotary_pct               0.25        rotary dims int(d * rotary_pct): even, >= 2
+ *                                        (the class copies it to partial_rotary_factor)
+ *   rotary_emb_base          10000       the RoPE base (the class copies it to rope_theta,
+ *                                        over any rope_theta key)
+ *   layer_norm_eps           1e-5        every LayerNorm
+ *   use_parallel_residual    true        the parallel block above
+ *   rope_scaling             none        cfg_rope.c over the rotary dims
+ *
+ * Phi (PhiForCausalLM; modeling_phi.py, vLLM phi.py): x = x + attn(ln(x)) + mlp(ln(x)) with
+ * one input_layernorm, q/k/v and dense with biases, RoPE rotate-half on the first
+ * int(d * partial_rotary_factor) dims, fc2(act(fc1(x))) with biases, final_layernorm, lm_head
+ * with its bias. Keys: hidden_act (gelu_new), partial_rotary_factor (0.5), rope_theta (10000),
+ * layer_norm_eps (1e-5), rope_scaling (none); qk_layernorm true refused (as the planner does:
+ * vLLM's phi.py has no q/k layernorms).
+ */
+#include <jansson.h>
+#include <string.h>
+
+#include "loader/loader.h"
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+enum { N_ACT, N_PCT, N_BASE, N_EPS, N_PAR, N_MAX_POS, N_COUNT };
+enum { P_ACT, P_PRF, P_THETA, P_EPS, P_QKLN, P_MAX_POS, P_COUNT };
+
+/* RoPE on the first int(d * f) dims (named key), even and >= 2, then rope_scaling. */
+static int rotary(ref_cfg *c, const char *key, double f, const char *a, int64_t max_pos,
+                  const char *json, size_t len, wt_errbuf *err)
+{
+	c->rot_dim = f > 0.0 && f <= 1.0 ? (int64_t)((double)c->d * f) : 0;
+	if (c->rot_dim < 2 || c->rot_dim % 2 != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: %s %g of head size %lld gives %lld rotary dims on %s; "
+		    "the reference (and vLLM's rotary embedding) needs an even count "
+		    "from 2 to the head size",
+		    key, f, (long long)c->d, (long long)c->rot_dim, a);
+	if (!(c->theta > 0.0) || !(c->eps > 0.0))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: the RoPE base %g and layer_norm_eps %g must be "
+		                 "positive",
+		                 c->theta, c->eps);
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	ref_rope_in in = {a, c->rot_dim, max_pos};
+	int rv = ref_cfg_rope(root, &in, c, err);
+	json_decref(root);
+	return rv;
+}
+
+/* PhiConfig's keys (transformers 4.57.1 configuration_phi.py). */
+static int cfg_phi(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	static const ckpt_field spec[P_COUNT] = {
+	    [P_ACT] = {"hidden_act", CKPT_FIELD_STRING},
+	    [P_PRF] = {"partial_rotary_factor", CKPT_FIELD_REAL},
+	    [P_THETA] = {"rope_theta", CKPT_FIELD_REAL},
+	    [P_EPS] = {"layer_norm_eps", CKPT_FIELD_REAL},
+	    [P_QKLN] = {"qk_layernorm", CKPT_FIELD_BOOL},
+	    [P_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+	};
+	ckpt_field f[P_COUNT];
+	const char *a = arch ? arch : "PhiForCausalLM";
+	memcpy(f, spec, sizeof(spec));
+	int rv = ckpt_config_fields(json, len, f, P_COUNT, err);
+	if (rv == WT_OK)
+		rv = ref_cfg_act(&f[P_ACT], "gelu_new", c, err);
+	if (rv != WT_OK)
+		return rv;
+	if (f[P_QKLN].present && f[P_QKLN].b)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: qk_layernorm true on %s; vLLM's phi.py builds no q/k "
+		    "layernorms (the planner refuses it too)",
+		    a);
+	c->theta = f[P_THETA].present ? f[P_THETA].r : 10000.0;
+	c->eps = f[P_EPS].present ? f[P_EPS].r : 1e-5;
+	return rotary(c, "partial_rotary_factor", f[P_PRF].present ? f[P_PRF].r : 0.5, a,
+	              f[P_MAX_POS].present ? f[P_MAX_POS].i : 0, json, len, err);
+}
+
+int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	if (c->phi)
+		return cfg_phi(c, arch, json, len, err);
+	static const ckpt_field spec[N_COUNT] = {
+	    [N_ACT] = {"hidden_act", CKPT_FIELD_STRING},
+	    [N_PCT] = {"rotary_pct", CKPT_FIELD_REAL},
+	    [N_BASE] = {"rotary_emb_base", CKPT_FIELD_REAL},
+	    [N_EPS] = {"layer_norm_eps", CKPT_FIELD_REAL},
+	    [N_PAR] = {"use_parallel_residual", CKPT_FIELD_BOOL},
+	    [N_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+	};
+	ckpt_field f[N_COUNT];
+	const char *a = arch ? arch : "GPTNeoXForCausalLM";
+	memcpy(f, spec, sizeof(spec));
+	int rv = ckpt_config_fields(json, len, f, N_COUNT, err);
+	if (rv == WT_OK)
+		rv = ref_cfg_act(&f[N_ACT], "gelu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->theta = f[N_BASE].present ? f[N_BASE].r : 10000.0;
+	c->eps = f[N_EPS].present ? f[N_EPS].r : 1e-5;
+	c->neox_par = f[N_PAR].present ? f[N_PAR].b : true;
+	return rotary(c, "rotary_pct", f[N_PCT].present ? f[N_PCT].r : 0.25, a,
+	              f[N_MAX_POS].present ? f[N_MAX_POS].i : 0, json, len, err);
+}

@@ -1,0 +1,140 @@
+/*
+ * neox.c — GPT-NeoX's tensors under the names the decoder passes read (StarCoder2's
+ * LayerNorms and plain MLP, Phi-3's fused qkv_proj):
+ *
+ *   gpt_neox.embed_in.            model.embed_tokens.
+ *   gpt_neox.final_layer_norm.    model.norm.
+ *   embed_out.                    lm_head.
+ *   gpt_neox.layers.{i}.          model.layers.{i}.   and in a layer
+ *     attention.query_key_value.  self_attn.qkv_proj.
+ *     attention.dense.            self_attn.o_proj.
+ *     mlp.dense_h_to_4h.          mlp.c_fc.
+ *     mlp.dense_4h_to_h.          mlp.c_proj.
+ *
+ * (suffixes such as weight_scale follow). A rank's query_key_value already holds
+ * [q_r; k_r; v_r] (docs/format.md section 2.7); the checkpoint's holds [H, 3, d] rows per
+ * head, which are reordered into [q; k; v] (head h's part p at row (p*H + h)*d). Other
+ * tensors (the old attention.masked_bias buffers) are copied under their own names.
+ *
+ * Phi's (c->phi): model.final_layernorm. -> model.norm.; in a layer self_attn.dense. ->
+ * self_attn.o_proj., mlp.fc1. -> mlp.c_fc., mlp.fc2. -> mlp.c_proj. (q/k/v keep Llama's names).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+/* Phi: model.final_layernorm., and in a layer self_attn.dense., mlp.fc1., mlp.fc2. */
+static const char *const phi_tops[][2] = {
+    {"model.final_layernorm.", "model.norm."},
+};
+static const char *const phi_leaves[][2] = {
+    {".self_attn.dense.", ".self_attn.o_proj."},
+    {".mlp.fc1.", ".mlp.c_fc."},
+    {".mlp.fc2.", ".mlp.c_proj."},
+};
+
+static const char *const tops[][2] = {
+    {"gpt_neox.embed_in.", "model.embed_tokens."},
+    {"gpt_neox.final_layer_norm.", "model.norm."},
+    {"embed_out.", "lm_head."},
+    {"gpt_neox.layers.", "model.layers."},
+};
+static const char *const leaves[][2] = {
+    {".attention.query_key_value.", ".self_attn.qkv_proj."},
+    {".attention.dense.", ".self_attn.o_proj."},
+    {".mlp.dense_h_to_4h.", ".mlp.c_fc."},
+    {".mlp.dense_4h_to_h.", ".mlp.c_proj."},
+};
+
+/* name's canonical form into buf under c's tables; *qkv when it is GPT-NeoX's
+ * query_key_value weight or bias. */
+static int canon(const ref_cfg *c, const char *name, char *buf, size_t cap, bool *qkv,
+                 wt_errbuf *err)
+{
+	const char *const(*tp)[2] = c->phi ? phi_tops : tops;
+	const char *const(*lv)[2] = c->phi ? phi_leaves : leaves;
+	size_t ntp =
+	    c->phi ? sizeof(phi_tops) / sizeof(phi_tops[0]) : sizeof(tops) / sizeof(tops[0]);
+	size_t nlv = c->phi ? sizeof(phi_leaves) / sizeof(phi_leaves[0])
+	                    : sizeof(leaves) / sizeof(leaves[0]);
+	const char *rest = name, *pre = "";
+	for (size_t i = 0; i < ntp; i++)
+		if (strncmp(name, tp[i][0], strlen(tp[i][0])) == 0) {
+			pre = tp[i][1];
+			rest = name + strlen(tp[i][0]);
+			break;
+		}
+	int n = snprintf(buf, cap, "%s%s", pre, rest);
+	*qkv = false;
+	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < nlv; i++) {
+		char *at = strstr(buf, lv[i][0]);
+		if (at == NULL)
+			continue;
+		char tail[256];
+		snprintf(tail, sizeof(tail), "%s", at + strlen(lv[i][0]));
+		n = (int)(at - buf) +
+		    snprintf(at, cap - (size_t)(at - buf), "%s%s", lv[i][1], tail);
+		*qkv =
+		    !c->phi && i == 0 && (strcmp(tail, "weight") == 0 || strcmp(tail, "bias") == 0);
+		break;
+	}
+	if (n < 0 || (size_t)n >= cap)
+		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
+	return WT_OK;
+}
+
+/* The checkpoint's query_key_value t ([H, 3, d] rows) reordered into [q; k; v] in out. */
+static int deinterleave(const ref_cfg *c, const ref_tensor *t, uint8_t *out, wt_errbuf *err)
+{
+	int64_t rows = t->ndim > 0 ? t->shape[0] : 0, d = c->d, H = c->H;
+	if (rows != 3 * H * d || t->nbytes % (uint64_t)rows != 0 || !wt_dtype_is_float(t->dtype) ||
+	    t->dtype == WT_F8_E4M3 || t->dtype == WT_F8_E5M2)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': a %s query_key_value of %lld rows; the reference "
+		                 "reorders %lld rows of a 16- or 32-bit float",
+		                 t->name, wt_dtype_name(t->dtype), (long long)rows,
+		                 (long long)(3 * H * d));
+	size_t rb = (size_t)(t->nbytes / (uint64_t)rows) * (size_t)d; /* one head part */
+	for (int64_t h = 0; h < H; h++)
+		for (int64_t p = 0; p < 3; p++)
+			memcpy(out + (size_t)(p * H + h) * rb, t->data + (size_t)(h * 3 + p) * rb,
+			       rb);
+	return WT_OK;
+}
+
+int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err)
+{
+	out->quant = in->quant;
+	out->group = in->group;
+	out->block[0] = in->block[0];
+	out->block[1] = in->block[1];
+	out->fp8_rows = in->fp8_rows;
+	out->fp8_blocks_ct = in->fp8_blocks_ct;
+	int rv = WT_OK;
+	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
+		const ref_tensor *t = &in->t[i];
+		char name[512];
+		bool qkv;
+		if ((rv = canon(c, t->name, name, sizeof(name), &qkv, err)) != WT_OK)
+			break;
+		if (!(ckpt && qkv)) {
+			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
+			                 err);
+			continue;
+		}
+		uint8_t *buf = malloc(t->nbytes ? t->nbytes : 1);
+		if (buf == NULL)
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
+		rv = deinterleave(c, t, buf, err);
+		if (rv == WT_OK)
+			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, buf, t->nbytes,
+			                 err);
+		free(buf);
+	}
+	if (rv != WT_OK)
+		ref_set_clear(out);
+	return rv;
+}
