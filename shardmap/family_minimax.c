@@ -97,8 +97,8 @@ static int minimax_check(const ckpt_config *c, wt_errbuf *err)
 /* MiniMaxLightningAttention's persistent buffers: a checkpoint transformers saved holds
  * them, vLLM's minimax_text_01.py computes the slopes itself (and has no parameter of
  * these names), so they are dropped as the rotary inv_freq is. */
-static const char *const minimax_drops[] = {".self_attn.slope_rate", ".self_attn.query_decay",
-                                            ".self_attn.key_decay", ".self_attn.diagonal_decay",
+static const char *const minimax_drops[] = {"self_attn.slope_rate", "self_attn.query_decay",
+                                            "self_attn.key_decay", "self_attn.diagonal_decay",
                                             NULL};
 
 static const char *const minimax_archs[] = {"MiniMaxForCausalLM", NULL};

@@ -84,7 +84,7 @@ const sm_family shardmap_family_gpt_neox = {
     .n_rules = SM_NRULES(gpt_neox_rules),
     .layer_prefix = "gpt_neox.layers.",
     .check = gpt_neox_check,
-    .drop_leaves = gpt_neox_drop,
+    .drop_suffixes = gpt_neox_drop,
 };
 
 /* Phi (vLLM phi.py): Llama's q/k/v fused by heads into self_attn.qkv_proj (weights and biases,

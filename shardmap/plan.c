@@ -483,17 +483,12 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 	const ckpt_tensor *t = ckpt_tensor_at(x->c, k);
 	if (shardmap_generic_drop(t->name))
 		return shardmap_plan_add_skipped(p, t->name, err);
-	for (const char *const *d = x->fam->drop_leaves; d && *d; d++) {
-		size_t a = strlen(t->name), b = strlen(*d);
-		if (a > b && t->name[a - b - 1] == '.' && strcmp(t->name + a - b, *d) == 0)
-			return shardmap_plan_add_skipped(p, t->name, err);
-	}
 	if (x->fam->drop_prefix &&
 	    strncmp(t->name, x->fam->drop_prefix, strlen(x->fam->drop_prefix)) == 0)
 		return shardmap_plan_add_skipped(p, t->name, err);
 	for (const char *const *sf = x->fam->drop_suffixes; sf && *sf; sf++) {
 		size_t a = strlen(t->name), b = strlen(*sf);
-		if (a >= b && strcmp(t->name + a - b, *sf) == 0)
+		if (a > b && t->name[a - b - 1] == '.' && strcmp(t->name + a - b, *sf) == 0)
 			return shardmap_plan_add_skipped(p, t->name, err);
 	}
 	char cbuf[NAME_MAX_LEN];

@@ -267,13 +267,11 @@ typedef struct sm_family {
 	const char *moe_keys;
 	/* layer_is_linear picks Mamba2 layers (Granite 4.0's mamba.*): named so in refusals */
 	bool mamba;
-	/* Tensors whose names end with one of these (NULL-terminated) are dropped and listed as
-	 * skipped: buffers transformers saves that vLLM computes (MiniMax's lightning-attention
-	 * slope_rate / query_decay / key_decay / diagonal_decay); NULL = none. */
+	/* Tensors whose names end with "." and one of these (NULL-terminated) are dropped and
+	 * listed as skipped: buffers a checkpoint may hold that vLLM computes (MiniMax's
+	 * lightning-attention self_attn.slope_rate / query_decay / key_decay / diagonal_decay,
+	 * GPT-NeoX's old attention.bias / attention.masked_bias); NULL = none. */
 	const char *const *drop_suffixes;
-	/* Leaf names dropped and listed as skipped wherever they occur (GPT-NeoX's old
-	 * attention.bias / attention.masked_bias buffers); NULL-terminated, NULL = none. */
-	const char *const *drop_leaves;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
