@@ -1,0 +1,42 @@
+/*
+ * shard_int.h — the sharded reference pass's state (shard.c) and what its parts in other
+ * files share: the recurrent mixers of the hybrid families (shard_mixers.c).
+ */
+#ifndef WT_REFERENCE_SHARD_INT_H
+#define WT_REFERENCE_SHARD_INT_H
+
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+typedef struct shard {
+	const ref_cfg *c;
+	ref_set *ranks;
+	uint32_t T, P, g; /* tp_size, ep_size, EP group whose TP ranks run the dense parts */
+	int up_gate;
+	int64_t Hl, KVl, Vl, n_tok;
+	ref_bufs b;
+	const int64_t *routes; /* [L][n_tok][topk] forced expert choices, or NULL */
+	/* OLMo 2: the all-reduced mean squares of q and k per token (qk_mean_squares) */
+	float ms_q[REF_MAX_TOKENS], ms_k[REF_MAX_TOKENS];
+	wt_errbuf *err;
+} shard;
+
+static inline ref_set *rank_set(const shard *s, uint32_t tp_rank, uint32_t ep_rank)
+{
+	return &s->ranks[ep_rank * s->T + tp_rank];
+}
+
+static inline void add_into(float *acc, const float *x, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		acc[i] += x[i];
+}
+
+/* Layer l's recurrent mixer sharded as an engine runs it, the residual added
+ * (shard_mixers.c): Granite 4.0 / Bamba's Mamba2, MiniMax's lightning attention, Jamba's
+ * Mamba (v1). */
+int ref_shard_g4_mamba(shard *s, int64_t l);
+int ref_shard_mm_lightning(shard *s, int64_t l);
+int ref_shard_jb_mamba(shard *s, int64_t l);
+
+#endif
