@@ -208,68 +208,58 @@ static void test_apertus_coverage(void **state)
 	coverage(tm_apertus(), AP_OK, 2, lays, sizeof(lays) / sizeof(lays[0]));
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_apertus_errors(void **state)
 {
 	(void)state;
 	/* a gate is not an Apertus tensor, nor is Llama's input_layernorm */
 	tm_model *m = tm_apertus();
 	tm_lin_l(m, 1, "mlp.gate_proj.weight", 256, HID, 0);
-	refused(m, AP_OK, WT_EUNSUPPORTED, L1 "mlp.gate_proj.weight", "apertus");
+	fx_refused(m, AP_OK, WT_EUNSUPPORTED, L1 "mlp.gate_proj.weight", "apertus");
 	m = tm_apertus();
 	tm_lin_l(m, 0, "input_layernorm.weight", HID, 0, 0);
-	refused(m, AP_OK, WT_EUNSUPPORTED, "model.layers.0.input_layernorm.weight", "apertus");
+	fx_refused(m, AP_OK, WT_EUNSUPPORTED, "model.layers.0.input_layernorm.weight", "apertus");
 	/* xIELU's parameters are required; a per-channel alpha is not Apertus's */
 	m = tm_apertus();
 	tm_remove(m, X1 "alpha_n");
-	refused(m, AP_OK, WT_ENOTFOUND, X1 "alpha_n", "missing");
+	fx_refused(m, AP_OK, WT_ENOTFOUND, X1 "alpha_n", "missing");
 	m = tm_apertus();
 	tm_remove(m, X1 "alpha_p");
 	tm_add(m, X1 "alpha_p", WT_DTYPE_INVALID, 1, 256, 0, 0);
-	refused(m, AP_OK, WT_ESHAPE, X1 "alpha_p", "[1]");
+	fx_refused(m, AP_OK, WT_ESHAPE, X1 "alpha_p", "[1]");
 	m = tm_apertus();
 	tm_remove(m, X1 "eps");
 	tm_add(m, X1 "eps", WT_DTYPE_INVALID, 1, 1, 0, 0);
-	refused(m, AP_OK, WT_ESHAPE, X1 "eps", "disagrees with config.json");
+	fx_refused(m, AP_OK, WT_ESHAPE, X1 "eps", "disagrees with config.json");
 	/* attention_bias switches the biases: required when true, unknown when false */
-	refused(tm_apertus(), AP_CFG(",\"attention_bias\":true"), WT_ENOTFOUND, "q_proj.bias",
-	        "missing");
-	refused(tm_apertus_b(1, 1), AP_OK, WT_EUNSUPPORTED, "k_proj.bias",
-	        "attention_bias is false");
+	fx_refused(tm_apertus(), AP_CFG(",\"attention_bias\":true"), WT_ENOTFOUND, "q_proj.bias",
+	           "missing");
+	fx_refused(tm_apertus_b(1, 1), AP_OK, WT_EUNSUPPORTED, "k_proj.bias",
+	           "attention_bias is false");
 	/* a per-head q_norm [d] only: OLMo 2's [H*d] is refused */
 	m = tm_apertus();
 	tm_remove(m, A1 "q_norm.weight");
 	tm_lin_l(m, 1, "self_attn.q_norm.weight", 8 * HD, 0, 0);
-	refused(m, AP_OK, WT_ESHAPE, "q_norm", "32");
+	fx_refused(m, AP_OK, WT_ESHAPE, "q_norm", "32");
 	/* up_proj's rows split by intermediate_size: 255 over TP 2 is refused */
-	refused(tm_apertus_i(0, 1, 255),
-	        "{\"architectures\":[\"ApertusForCausalLM\"],\"model_type\":\"apertus\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,\"head_"
-	        "dim\":32,"
-	        "\"intermediate_size\":255,\"vocab_size\":1000,\"num_hidden_layers\":2}",
-	        WT_ELAYOUT, "intermediate_size 255", "use tp_size 1");
+	fx_refused(tm_apertus_i(0, 1, 255),
+	           "{\"architectures\":[\"ApertusForCausalLM\"],\"model_type\":\"apertus\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,\"head_"
+	           "dim\":32,"
+	           "\"intermediate_size\":255,\"vocab_size\":1000,\"num_hidden_layers\":2}",
+	           WT_ELAYOUT, "intermediate_size 255", "use tp_size 1");
 	/* keys left out take ApertusConfig's defaults (intermediate_size 14336, vocab 131072) */
-	refused(tm_apertus(),
-	        "{\"architectures\":[\"ApertusForCausalLM\"],\"model_type\":\"apertus\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,\"head_"
-	        "dim\":32,"
-	        "\"vocab_size\":1000,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "down_proj", "14336");
-	refused(tm_apertus(),
-	        "{\"architectures\":[\"ApertusForCausalLM\"],\"model_type\":\"apertus\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,\"head_"
-	        "dim\":32,"
-	        "\"intermediate_size\":256,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "[131072, 128]", "fix config.json");
+	fx_refused(tm_apertus(),
+	           "{\"architectures\":[\"ApertusForCausalLM\"],\"model_type\":\"apertus\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,\"head_"
+	           "dim\":32,"
+	           "\"vocab_size\":1000,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "down_proj", "14336");
+	fx_refused(tm_apertus(),
+	           "{\"architectures\":[\"ApertusForCausalLM\"],\"model_type\":\"apertus\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,\"head_"
+	           "dim\":32,"
+	           "\"intermediate_size\":256,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "[131072, 128]", "fix config.json");
 }
 
 int main(void)

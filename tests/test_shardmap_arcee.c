@@ -134,32 +134,22 @@ static void test_arcee_coverage(void **state)
 	coverage(tm_arcee(1), AR_BIAS, 2, lays, sizeof(lays) / sizeof(lays[0]));
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_arcee_errors(void **state)
 {
 	(void)state;
 	/* a gate is not an Arcee tensor; nor are Apertus's xIELU scalars */
 	tm_model *m = tm_arcee(0);
 	tm_lin_l(m, 1, "mlp.gate_proj.weight", 256, HID, 0);
-	refused(m, AR_CFG(""), WT_EUNSUPPORTED, M1 "gate_proj.weight", "arcee");
+	fx_refused(m, AR_CFG(""), WT_EUNSUPPORTED, M1 "gate_proj.weight", "arcee");
 	m = tm_arcee(0);
 	tm_add(m, M1 "act_fn.alpha_p", WT_DTYPE_INVALID, 1, 1, 0, 0);
-	refused(m, AR_CFG(""), WT_EUNSUPPORTED, M1 "act_fn.alpha_p", "arcee");
+	fx_refused(m, AR_CFG(""), WT_EUNSUPPORTED, M1 "act_fn.alpha_p", "arcee");
 	/* mlp_bias switches the MLP's biases: required when true, unknown when false */
-	refused(tm_arcee(0), AR_BIAS, WT_ENOTFOUND, "up_proj.bias", "mlp_bias");
-	refused(tm_arcee(1), AR_CFG(""), WT_EUNSUPPORTED, "proj.bias", "mlp_bias is false");
+	fx_refused(tm_arcee(0), AR_BIAS, WT_ENOTFOUND, "up_proj.bias", "mlp_bias");
+	fx_refused(tm_arcee(1), AR_CFG(""), WT_EUNSUPPORTED, "proj.bias", "mlp_bias is false");
 	/* attention_bias likewise */
-	refused(tm_arcee(0), AR_CFG(",\"attention_bias\":true"), WT_ENOTFOUND, "q_proj.bias",
-	        "missing");
+	fx_refused(tm_arcee(0), AR_CFG(",\"attention_bias\":true"), WT_ENOTFOUND, "q_proj.bias",
+	           "missing");
 	/* up_proj's rows split by intermediate_size: TP 2 does not divide 255 */
 	m = tm_new(SEED, WT_BF16);
 	tm_top(m, 1000, HID, 1);
@@ -168,23 +158,23 @@ static void test_arcee_errors(void **state)
 		tm_lin_l(m, i, "mlp.up_proj.weight", 255, HID, 0);
 		tm_lin_l(m, i, "mlp.down_proj.weight", HID, 255, 0);
 	}
-	refused(m,
-	        "{\"architectures\":[\"ArceeForCausalLM\"],\"model_type\":\"arcee\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"intermediate_size\":255,\"vocab_size\":1000,"
-	        "\"num_hidden_layers\":2}",
-	        WT_ELAYOUT, "intermediate_size 255", "use tp_size 1");
+	fx_refused(m,
+	           "{\"architectures\":[\"ArceeForCausalLM\"],\"model_type\":\"arcee\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"intermediate_size\":255,\"vocab_size\":1000,"
+	           "\"num_hidden_layers\":2}",
+	           WT_ELAYOUT, "intermediate_size 255", "use tp_size 1");
 	/* keys left out take ArceeConfig's defaults (intermediate_size 18432, vocab 32000) */
-	refused(tm_arcee(0),
-	        "{\"architectures\":[\"ArceeForCausalLM\"],\"model_type\":\"arcee\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"vocab_size\":1000,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "down_proj", "18432");
-	refused(tm_arcee(0),
-	        "{\"architectures\":[\"ArceeForCausalLM\"],\"model_type\":\"arcee\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"intermediate_size\":256,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "[32000, 128]", "fix config.json");
+	fx_refused(tm_arcee(0),
+	           "{\"architectures\":[\"ArceeForCausalLM\"],\"model_type\":\"arcee\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"vocab_size\":1000,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "down_proj", "18432");
+	fx_refused(tm_arcee(0),
+	           "{\"architectures\":[\"ArceeForCausalLM\"],\"model_type\":\"arcee\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"intermediate_size\":256,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "[32000, 128]", "fix config.json");
 }
 
 int main(void)

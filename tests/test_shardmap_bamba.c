@@ -251,93 +251,64 @@ static void test_bamba_config_defaults(void **state)
 	ckpt_config_clear(&c);
 }
 
-static void refused_l(tm_model *m, const char *cfg, const wt_layout *l, int code, const char *a,
-                      const char *b)
-{
-	char *dir = tu_mkdtemp("smba");
-	assert_int_equal(tm_write(m, dir, cfg), 0);
-	store *s;
-	ckpt *c;
-	sm_plan *p;
-	wt_errbuf err = {0};
-	int rv = tm_plan(dir, l, &s, &c, &p, &err);
-	printf("refused (%s): %s\n", wt_errname(rv), err.msg);
-	assert_int_equal(rv, code);
-	if (!strstr(err.msg, a) || !strstr(err.msg, b))
-		fail_msg("'%s' lacks '%s' or '%s'", err.msg, a, b);
-	tm_close(s, c, p);
-	tm_free(m);
-	tu_rmrf(dir);
-	free(dir);
-}
-
-static void refused(tm_model *m, const char *cfg, uint32_t tp, int code, const char *a,
-                    const char *b)
-{
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = tp;
-	refused_l(m, cfg, &l, code, a, b);
-}
-
 static void test_bamba_refusals(void **state)
 {
 	(void)state;
 	/* vLLM's MambaMixer2 layouts: heads, and a quantized model at TP 2 with one group */
-	refused(tm_bamba(), BA_OK, 3, WT_ELAYOUT, "does not divide", "tp_size");
+	fx_refused_tp(tm_bamba(), BA_OK, 3, WT_ELAYOUT, "does not divide", "tp_size");
 	wt_layout l;
 	wt_layout_init(&l);
 	l.tp_size = 2;
 	l.quant = WT_QUANT_INT8_CHANNEL;
-	refused_l(tm_bamba(), BA_OK, &l, WT_ELAYOUT, "quant int8-channel at tp_size 2",
-	          "use tp_size 1");
+	fx_refused_at(tm_bamba(), BA_OK, &l, WT_ELAYOUT, "quant int8-channel at tp_size 2",
+	              "use tp_size 1");
 	/* attn_layer_indices past the stack */
-	refused(tm_bamba(), "{" BA_BASE ",\"attn_layer_indices\":[1, 3]}", 2, WT_ECORRUPT,
-	        "attn_layer_indices[1] is 3", "list attention layers 0..2");
-	refused(tm_bamba(), "{" BA_BASE ",\"attn_layer_indices\":[-1]}", 2, WT_ECORRUPT,
-	        "attn_layer_indices[0] is -1", "num_hidden_layers");
+	fx_refused_tp(tm_bamba(), "{" BA_BASE ",\"attn_layer_indices\":[1, 3]}", 2, WT_ECORRUPT,
+	              "attn_layer_indices[1] is 3", "list attention layers 0..2");
+	fx_refused_tp(tm_bamba(), "{" BA_BASE ",\"attn_layer_indices\":[-1]}", 2, WT_ECORRUPT,
+	              "attn_layer_indices[0] is -1", "num_hidden_layers");
 	/* layer 1 called Mamba (no attn_layer_indices): its attention is unknown */
-	refused(tm_bamba(), "{" BA_BASE "}", 2, WT_EUNSUPPORTED, ATT1, "attn_layer_indices");
+	fx_refused_tp(tm_bamba(), "{" BA_BASE "}", 2, WT_EUNSUPPORTED, ATT1, "attn_layer_indices");
 	/* layer 0 called attention: its mixer is unknown */
-	refused(tm_bamba(), "{" BA_BASE ",\"attn_layer_indices\":[0, 1]}", 2, WT_EUNSUPPORTED, M0,
-	        "attn_layer_indices");
+	fx_refused_tp(tm_bamba(), "{" BA_BASE ",\"attn_layer_indices\":[0, 1]}", 2, WT_EUNSUPPORTED,
+	              M0, "attn_layer_indices");
 	/* biases the class fixes off */
-	refused(tm_bamba(), BA_CFG(",\"attention_bias\":true"), 2, WT_EUNSUPPORTED,
-	        "attention_bias / mlp_bias", "no biases");
+	fx_refused_tp(tm_bamba(), BA_CFG(",\"attention_bias\":true"), 2, WT_EUNSUPPORTED,
+	              "attention_bias / mlp_bias", "no biases");
 	tm_model *m = tm_bamba();
 	tm_add2(m, FF2 "gate_proj.bias", 192, 0);
-	refused(m, BA_OK, 2, WT_EUNSUPPORTED, FF2 "gate_proj.bias", "unknown");
+	fx_refused_tp(m, BA_OK, 2, WT_EUNSUPPORTED, FF2 "gate_proj.bias", "unknown");
 	m = tm_bamba();
 	tm_add2(m, M0 "out_proj.bias", HID, 0);
-	refused(m, BA_OK, 2, WT_EUNSUPPORTED, M0 "out_proj.bias", "mamba_proj_bias");
+	fx_refused_tp(m, BA_OK, 2, WT_EUNSUPPORTED, M0 "out_proj.bias", "mamba_proj_bias");
 	/* a Mamba tensor in the attention layer */
 	m = tm_bamba();
 	tm_add2(m, "model.layers.1.mamba.D", 8, 0);
-	refused(m, BA_OK, 2, WT_EUNSUPPORTED, "model.layers.1.mamba.D",
-	        "an attention layer (see attn_layer_indices)");
+	fx_refused_tp(m, BA_OK, 2, WT_EUNSUPPORTED, "model.layers.1.mamba.D",
+	              "an attention layer (see attn_layer_indices)");
 	/* missing tensors */
 	m = tm_bamba();
 	tm_remove(m, CONVB);
-	refused(m, BA_OK, 2, WT_ENOTFOUND, CONVB, "missing");
+	fx_refused_tp(m, BA_OK, 2, WT_ENOTFOUND, CONVB, "missing");
 	m = tm_bamba();
 	tm_remove(m, "model.final_layernorm.weight");
-	refused(m, BA_OK, 2, WT_ENOTFOUND, "model.final_layernorm.weight", "missing");
+	fx_refused_tp(m, BA_OK, 2, WT_ENOTFOUND, "model.final_layernorm.weight", "missing");
 	/* Llama's names for the final norm and the second norm are unknown here */
 	m = tm_bamba();
 	tm_add2(m, "model.norm.weight", HID, 0);
-	refused(m, BA_OK, 2, WT_EUNSUPPORTED, "model.norm.weight", "unknown");
+	fx_refused_tp(m, BA_OK, 2, WT_EUNSUPPORTED, "model.norm.weight", "unknown");
 	/* the config rules BambaConfig enforces */
-	refused(tm_bamba(), "{" BA_BASE0 ",\"attn_layer_indices\":[1],\"mamba_n_heads\":6}", 2,
-	        WT_ECORRUPT, "mamba_expand * hidden_size", "mamba_n_heads 6");
-	refused(tm_bamba(), BA_CFG(",\"mamba_n_groups\":3"), 2, WT_ECORRUPT, "mamba_n_groups 3",
-	        "mamba_n_heads 8");
-	refused(tm_bamba(), BA_CFG(",\"head_dim\":32"), 2, WT_ECORRUPT, "Bamba's attention",
-	        "head_dim 32");
+	fx_refused_tp(tm_bamba(), "{" BA_BASE0 ",\"attn_layer_indices\":[1],\"mamba_n_heads\":6}",
+	              2, WT_ECORRUPT, "mamba_expand * hidden_size", "mamba_n_heads 6");
+	fx_refused_tp(tm_bamba(), BA_CFG(",\"mamba_n_groups\":3"), 2, WT_ECORRUPT,
+	              "mamba_n_groups 3", "mamba_n_heads 8");
+	fx_refused_tp(tm_bamba(), BA_CFG(",\"head_dim\":32"), 2, WT_ECORRUPT, "Bamba's attention",
+	              "head_dim 32");
 	/* an in_proj of two groups under a config of one */
 	m = tm_bamba();
 	tm_remove(m, INP);
 	tm_lin_l(m, 0, "mamba.in_proj.weight", 584, HID, 0);
-	refused(m, BA_OK, 2, WT_ESHAPE, "disagrees", "implies [552");
+	fx_refused_tp(m, BA_OK, 2, WT_ESHAPE, "disagrees", "implies [552");
 }
 
 int main(void)

@@ -179,16 +179,6 @@ static void test_cohere_coverage(void **state)
 	         sizeof(lays) / sizeof(lays[0]));
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 /* A layout the model cannot take, refused at plan time naming the numbers. */
 static void layout_refused(uint32_t T, const char *a, const char *b)
 {
@@ -225,47 +215,47 @@ static void test_cohere_errors(void **state)
 	/* use_qk_norm true: the norms are required; absent: they are unknown */
 	tm_model *m = tm_cohere(1, 0, 0);
 	tm_remove(m, A1 "k_norm.weight");
-	refused(m, CO(",\"use_qk_norm\":true"), WT_ENOTFOUND, A1 "k_norm.weight", "missing");
-	refused(tm_cohere(1, 0, 0), CO(""), WT_EUNSUPPORTED, "_norm.weight", "use_qk_norm");
+	fx_refused(m, CO(",\"use_qk_norm\":true"), WT_ENOTFOUND, A1 "k_norm.weight", "missing");
+	fx_refused(tm_cohere(1, 0, 0), CO(""), WT_EUNSUPPORTED, "_norm.weight", "use_qk_norm");
 	/* Cohere2 has no q/k norms at all */
-	refused(tm_cohere(1, 0, 0), CO2(",\"use_qk_norm\":true"), WT_EUNSUPPORTED, "_norm.weight",
-	        "family cohere2");
+	fx_refused(tm_cohere(1, 0, 0), CO2(",\"use_qk_norm\":true"), WT_EUNSUPPORTED,
+	           "_norm.weight", "family cohere2");
 	/* a q_norm of one head_dim (Qwen3's shape) is not Cohere's [H, d] */
 	m = tm_cohere(0, 0, 0);
 	tm_add2(m, "model.layers.0.self_attn.q_norm.weight", HD, 0);
 	tm_add2(m, "model.layers.0.self_attn.k_norm.weight", 2, HD);
-	refused(m, CO(",\"use_qk_norm\":true"), WT_ESHAPE, "q_norm", "[8, 32]");
+	fx_refused(m, CO(",\"use_qk_norm\":true"), WT_ESHAPE, "q_norm", "[8, 32]");
 	/* a k_norm sized by query heads */
 	m = tm_cohere(1, 0, 0);
 	tm_remove(m, A1 "k_norm.weight");
 	tm_add2(m, A1 "k_norm.weight", 8, HD);
-	refused(m, CO(",\"use_qk_norm\":true"), WT_ESHAPE, "k_norm", "[2, 32]");
+	fx_refused(m, CO(",\"use_qk_norm\":true"), WT_ESHAPE, "k_norm", "[2, 32]");
 	/* a sequential block's second norm is not Cohere's */
 	m = tm_cohere(0, 0, 0);
 	tm_add2(m, L1 "post_attention_layernorm.weight", HID, 0);
-	refused(m, CO(""), WT_EUNSUPPORTED, "post_attention_layernorm", "family cohere");
+	fx_refused(m, CO(""), WT_EUNSUPPORTED, "post_attention_layernorm", "family cohere");
 	/* a LayerNorm bias: CohereLayerNorm has none */
 	m = tm_cohere(0, 0, 0);
 	tm_add2(m, L1 "input_layernorm.bias", HID, 0);
-	refused(m, CO(""), WT_EUNSUPPORTED, "input_layernorm.bias", "unknown");
+	fx_refused(m, CO(""), WT_EUNSUPPORTED, "input_layernorm.bias", "unknown");
 	/* Cohere2's layer_types: one per layer, sliding or full only */
-	refused(tm_cohere(0, 0, 0), CO2(",\"layer_types\":[\"sliding_attention\"]"), WT_ECORRUPT,
-	        "layer_types has 1", "num_hidden_layers is 2");
-	refused(tm_cohere(0, 0, 0),
-	        CO2(",\"layer_types\":[\"sliding_attention\",\"linear_attention\"]"), WT_ECORRUPT,
-	        "layer_types[1]", "sliding_attention");
+	fx_refused(tm_cohere(0, 0, 0), CO2(",\"layer_types\":[\"sliding_attention\"]"), WT_ECORRUPT,
+	           "layer_types has 1", "num_hidden_layers is 2");
+	fx_refused(tm_cohere(0, 0, 0),
+	           CO2(",\"layer_types\":[\"sliding_attention\",\"linear_attention\"]"),
+	           WT_ECORRUPT, "layer_types[1]", "sliding_attention");
 	/* keys left out take CohereConfig's defaults (intermediate_size 22528) as in
 	 * transformers: this checkpoint's MLP is refused by shape */
-	refused(tm_cohere(0, 0, 0),
-	        "{\"architectures\":[\"CohereForCausalLM\"],\"model_type\":\"cohere\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"vocab_size\":1000,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "mlp.", "22528");
-	refused(tm_cohere(0, 0, 0),
-	        "{\"architectures\":[\"Cohere2ForCausalLM\"],\"model_type\":\"cohere2\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"intermediate_size\":256,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "embed_tokens", "256000");
+	fx_refused(tm_cohere(0, 0, 0),
+	           "{\"architectures\":[\"CohereForCausalLM\"],\"model_type\":\"cohere\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"vocab_size\":1000,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "mlp.", "22528");
+	fx_refused(tm_cohere(0, 0, 0),
+	           "{\"architectures\":[\"Cohere2ForCausalLM\"],\"model_type\":\"cohere2\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"intermediate_size\":256,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "embed_tokens", "256000");
 }
 
 int main(void)

@@ -250,69 +250,59 @@ static void test_dots1_coverage(void **state)
 	coverage(tm_dots(3, 1), D1_CFG(D1_MOE ",\"attention_bias\":true"), 4, lays, 4);
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_dots1_errors(void **state)
 {
 	(void)state;
 	tm_model *m = tm_dots(3, 0);
 	tm_remove(m, M1 "gate.e_score_correction_bias");
-	refused(m, D1_OK, WT_ENOTFOUND, M1 "gate.e_score_correction_bias", "missing");
+	fx_refused(m, D1_OK, WT_ENOTFOUND, M1 "gate.e_score_correction_bias", "missing");
 	/* the q/k norms are on every layer, whatever use_qk_norm says */
 	m = tm_dots(3, 0);
 	tm_remove(m, "model.layers.2.self_attn.k_norm.weight");
-	refused(m, D1_CFG(D1_MOE ",\"use_qk_norm\":false"), WT_ENOTFOUND,
-	        "model.layers.2.self_attn.k_norm.weight", "missing");
+	fx_refused(m, D1_CFG(D1_MOE ",\"use_qk_norm\":false"), WT_ENOTFOUND,
+	           "model.layers.2.self_attn.k_norm.weight", "missing");
 	/* Dots1Config leaves the MoE counts None: refused, naming the key */
-	refused(tm_dots(3, 0), D1_CFG(",\"n_shared_experts\":2,\"first_k_dense_replace\":1"),
-	        WT_ECORRUPT, "n_routed_experts", "None");
-	refused(tm_dots(3, 0), D1_CFG(",\"n_routed_experts\":8,\"first_k_dense_replace\":1"),
-	        WT_ECORRUPT, "n_shared_experts", "None");
+	fx_refused(tm_dots(3, 0), D1_CFG(",\"n_shared_experts\":2,\"first_k_dense_replace\":1"),
+	           WT_ECORRUPT, "n_routed_experts", "None");
+	fx_refused(tm_dots(3, 0), D1_CFG(",\"n_routed_experts\":8,\"first_k_dense_replace\":1"),
+	           WT_ECORRUPT, "n_shared_experts", "None");
 	/* shared experts sized by n_shared_experts x moe_intermediate_size: 1 x 64 */
-	refused(tm_dots(3, 0),
-	        D1_CFG(",\"n_routed_experts\":8,\"n_shared_experts\":1,"
-	               "\"first_k_dense_replace\":1"),
-	        WT_ESHAPE, "shared_experts", "implies [256, 64]");
+	fx_refused(tm_dots(3, 0),
+	           D1_CFG(",\"n_routed_experts\":8,\"n_shared_experts\":1,"
+	                  "\"first_k_dense_replace\":1"),
+	           WT_ESHAPE, "shared_experts", "implies [256, 64]");
 	/* first_k_dense_replace left out is Dots1Config's 0: layer 0's dense MLP is unknown */
-	refused(tm_dots(3, 0), D1_CFG(",\"n_routed_experts\":8,\"n_shared_experts\":2"),
-	        WT_EUNSUPPORTED, L0 "mlp.", "first_k_dense_replace");
+	fx_refused(tm_dots(3, 0), D1_CFG(",\"n_routed_experts\":8,\"n_shared_experts\":2"),
+	           WT_EUNSUPPORTED, L0 "mlp.", "first_k_dense_replace");
 	/* first_k_dense_replace 2: layer 1's experts are unknown */
-	refused(tm_dots(3, 0),
-	        D1_CFG(",\"n_routed_experts\":8,\"n_shared_experts\":2,"
-	               "\"first_k_dense_replace\":2"),
-	        WT_EUNSUPPORTED, M1, "unknown");
+	fx_refused(tm_dots(3, 0),
+	           D1_CFG(",\"n_routed_experts\":8,\"n_shared_experts\":2,"
+	                  "\"first_k_dense_replace\":2"),
+	           WT_EUNSUPPORTED, M1, "unknown");
 	/* moe_layer_freq is not Dots1's: layer 1 stays MoE with it at 2 */
 	fx f;
 	fx_open(&f, tm_dots(3, 0), D1_CFG(D1_MOE ",\"moe_layer_freq\":2"), 2, 1, 0, false);
 	shp(&f, 0, W13, 3, NE, 64, HID);
 	fx_close(&f);
 	/* no MTP layer: a layer past num_hidden_layers is refused, not dropped */
-	refused(tm_dots(4, 0), D1_OK, WT_ESHAPE, "model.layers.3.", "num_hidden_layers is 3");
+	fx_refused(tm_dots(4, 0), D1_OK, WT_ESHAPE, "model.layers.3.", "num_hidden_layers is 3");
 	/* num_key_value_heads left out is Dots1Config's 32, not num_attention_heads */
-	refused(tm_dots(3, 0),
-	        "{\"architectures\":[\"Dots1ForCausalLM\"],\"model_type\":\"dots1\","
-	        "\"hidden_size\":256,\"num_attention_heads\":8,\"intermediate_size\":512,"
-	        "\"vocab_size\":1000,\"num_hidden_layers\":3,\"moe_intermediate_size\":64" D1_MOE
-	        "}",
-	        WT_ESHAPE, "k_proj", "1024");
+	fx_refused(tm_dots(3, 0),
+	           "{\"architectures\":[\"Dots1ForCausalLM\"],\"model_type\":\"dots1\","
+	           "\"hidden_size\":256,\"num_attention_heads\":8,\"intermediate_size\":512,"
+	           "\"vocab_size\":1000,\"num_hidden_layers\":3,\"moe_intermediate_size\":64" D1_MOE
+	           "}",
+	           WT_ESHAPE, "k_proj", "1024");
 	/* attention_bias (default false) gives q/k/v and o_proj their biases: exactly then */
-	refused(tm_dots(3, 1), D1_OK, WT_EUNSUPPORTED, "_proj.bias", "attention_bias is false");
+	fx_refused(tm_dots(3, 1), D1_OK, WT_EUNSUPPORTED, "_proj.bias", "attention_bias is false");
 	m = tm_dots(3, 1);
 	tm_remove(m, A1 "o_proj.bias");
-	refused(m, D1_CFG(D1_MOE ",\"attention_bias\":true"), WT_ENOTFOUND, A1 "o_proj.bias",
-	        "attention_bias true");
+	fx_refused(m, D1_CFG(D1_MOE ",\"attention_bias\":true"), WT_ENOTFOUND, A1 "o_proj.bias",
+	           "attention_bias true");
 	/* an expert past n_routed_experts */
 	m = tm_dots(3, 0);
 	tm_add2(m, M1 "experts.8.up_proj.weight", IE, HID);
-	refused(m, D1_OK, WT_ESHAPE, "experts.8.", "8 experts");
+	fx_refused(m, D1_OK, WT_ESHAPE, "experts.8.", "8 experts");
 }
 
 int main(void)

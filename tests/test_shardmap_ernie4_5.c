@@ -331,16 +331,6 @@ static void test_ernie4_5_coverage(void **state)
 	coverage(tm_ernie_dense(0), DENSE_CFG(""), 2, dense, sizeof(dense) / sizeof(dense[0]));
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 /* A layout the model cannot take, refused at plan time naming the numbers. */
 static void layout_refused(uint32_t T, uint32_t P, const char *a, const char *b)
 {
@@ -378,61 +368,62 @@ static void test_ernie4_5_errors(void **state)
 	(void)state;
 	tm_model *m = tm_ernie_moe();
 	tm_remove(m, CB);
-	refused(m, ERN_OK, WT_ENOTFOUND, CB, "missing");
+	fx_refused(m, ERN_OK, WT_ENOTFOUND, CB, "missing");
 	m = tm_ernie_moe();
 	tm_remove(m, M1 "shared_experts.up_proj.weight");
-	refused(m, ERN_OK, WT_ENOTFOUND, "shared_experts.up_proj", "missing");
+	fx_refused(m, ERN_OK, WT_ENOTFOUND, "shared_experts.up_proj", "missing");
 	/* the bias as DeepSeek names it is not ERNIE's */
 	m = tm_ernie_moe();
 	tm_add(m, M1 "gate.e_score_correction_bias", WT_F32, 1, NE, 0, 0);
-	refused(m, ERN_OK, WT_EUNSUPPORTED, "gate.e_score_correction_bias", "unknown");
+	fx_refused(m, ERN_OK, WT_EUNSUPPORTED, "gate.e_score_correction_bias", "unknown");
 	/* the bias squeezed to [E] is not Ernie4_5_MoeStatics' [1, E] */
 	m = tm_ernie_moe();
 	tm_remove(m, CB);
 	tm_add(m, CB, WT_F32, 1, NE, 0, 0);
-	refused(m, ERN_OK, WT_ESHAPE, CB, "[1, 8]");
+	fx_refused(m, ERN_OK, WT_ESHAPE, CB, "[1, 8]");
 	/* shared experts sized moe_num_shared_experts x moe_intermediate_size: 1 x 64 */
-	refused(tm_ernie_moe(),
-	        ERN_CFG(",\"moe_num_experts\":8,\"moe_num_shared_experts\":1" ERN_RANGE), WT_ESHAPE,
-	        "shared_experts", "[128, 64]");
+	fx_refused(tm_ernie_moe(),
+	           ERN_CFG(",\"moe_num_experts\":8,\"moe_num_shared_experts\":1" ERN_RANGE),
+	           WT_ESHAPE, "shared_experts", "[128, 64]");
 	/* moe_num_shared_experts 0: no shared experts, so theirs are unknown */
-	refused(tm_ernie_moe(),
-	        ERN_CFG(",\"moe_num_experts\":8,\"moe_num_shared_experts\":0" ERN_RANGE),
-	        WT_EUNSUPPORTED, "shared_experts", "moe_num_shared_experts");
+	fx_refused(tm_ernie_moe(),
+	           ERN_CFG(",\"moe_num_experts\":8,\"moe_num_shared_experts\":0" ERN_RANGE),
+	           WT_EUNSUPPORTED, "shared_experts", "moe_num_shared_experts");
 	/* moe_layer_end_index -1 (the last layer): layer 3's dense MLP is unknown there */
-	refused(tm_ernie_moe(),
-	        ERN_CFG(ERN_E ",\"moe_layer_start_index\":1,\"moe_layer_end_index\":-1"),
-	        WT_EUNSUPPORTED, L3 "mlp.", "moe_layer_end_index");
+	fx_refused(tm_ernie_moe(),
+	           ERN_CFG(ERN_E ",\"moe_layer_start_index\":1,\"moe_layer_end_index\":-1"),
+	           WT_EUNSUPPORTED, L3 "mlp.", "moe_layer_end_index");
 	/* moe_layer_start_index 0: layer 0's dense MLP is unknown */
-	refused(tm_ernie_moe(),
-	        ERN_CFG(ERN_E ",\"moe_layer_start_index\":0,\"moe_layer_end_index\":2"),
-	        WT_EUNSUPPORTED, L0 "mlp.", "unknown");
+	fx_refused(tm_ernie_moe(),
+	           ERN_CFG(ERN_E ",\"moe_layer_start_index\":0,\"moe_layer_end_index\":2"),
+	           WT_EUNSUPPORTED, L0 "mlp.", "unknown");
 	/* moe_layer_interval 2: MoE iff (i + 1) % 2 == 0, so layer 2's experts are unknown */
-	refused(tm_ernie_moe(), ERN_CFG(ERN_E ERN_RANGE ",\"moe_layer_interval\":2"),
-	        WT_EUNSUPPORTED, "model.layers.2.mlp.", "a dense layer (see moe_layer_start_index");
+	fx_refused(tm_ernie_moe(), ERN_CFG(ERN_E ERN_RANGE ",\"moe_layer_interval\":2"),
+	           WT_EUNSUPPORTED, "model.layers.2.mlp.",
+	           "a dense layer (see moe_layer_start_index");
 	/* keys left out take Ernie4_5_MoeConfig's defaults (64 experts, start 1, end the last
 	 * layer), as in transformers: this checkpoint is refused by them */
-	refused(tm_ernie_moe(), ERN_CFG(",\"moe_num_shared_experts\":2" ERN_RANGE), WT_ESHAPE,
-	        "gate.weight", "64");
-	refused(tm_ernie_moe(), ERN_CFG(ERN_E), WT_EUNSUPPORTED, L3 "mlp.", "unknown");
+	fx_refused(tm_ernie_moe(), ERN_CFG(",\"moe_num_shared_experts\":2" ERN_RANGE), WT_ESHAPE,
+	           "gate.weight", "64");
+	fx_refused(tm_ernie_moe(), ERN_CFG(ERN_E), WT_EUNSUPPORTED, L3 "mlp.", "unknown");
 	/* ERNIE-4.5-VL's per-modality lists are not read */
-	refused(tm_ernie_moe(),
-	        ERN_CFG(ERN_E ",\"moe_layer_start_index\":[1,1],\"moe_layer_end_index\":2"),
-	        WT_ECORRUPT, "moe_layer_start_index", "not an integer");
+	fx_refused(tm_ernie_moe(),
+	           ERN_CFG(ERN_E ",\"moe_layer_start_index\":[1,1],\"moe_layer_end_index\":2"),
+	           WT_ECORRUPT, "moe_layer_start_index", "not an integer");
 	/* use_bias on the MoE model: the experts' biases have no stack to go to */
-	refused(tm_ernie_moe(), ERN_CFG(ERN_E ERN_RANGE ",\"use_bias\":true"), WT_EUNSUPPORTED,
-	        "use_bias", "routed experts");
+	fx_refused(tm_ernie_moe(), ERN_CFG(ERN_E ERN_RANGE ",\"use_bias\":true"), WT_EUNSUPPORTED,
+	           "use_bias", "routed experts");
 	/* an expert past moe_num_experts */
 	m = tm_ernie_moe();
 	tm_add2(m, M1 "experts.8.up_proj.weight", IE, HID);
-	refused(m, ERN_OK, WT_ESHAPE, "experts.8.", "8 experts");
+	fx_refused(m, ERN_OK, WT_ESHAPE, "experts.8.", "8 experts");
 	/* dense: tie_word_embeddings false needs lm_head */
-	refused(tm_ernie_dense(0), DENSE_CFG(",\"tie_word_embeddings\":false"), WT_ENOTFOUND,
-	        "lm_head.weight", "missing");
+	fx_refused(tm_ernie_dense(0), DENSE_CFG(",\"tie_word_embeddings\":false"), WT_ENOTFOUND,
+	           "lm_head.weight", "missing");
 	/* an ERNIE MTP tensor in the dense family is no part of it */
 	m = tm_ernie_dense(0);
 	tm_add2(m, "model.mtp_emb_norm.0.weight", HID, 0);
-	refused(m, DENSE_CFG(""), WT_EUNSUPPORTED, "model.mtp_emb_norm.0.weight", "unknown");
+	fx_refused(m, DENSE_CFG(""), WT_EUNSUPPORTED, "model.mtp_emb_norm.0.weight", "unknown");
 }
 
 int main(void)

@@ -156,62 +156,52 @@ static void test_exaone4_coverage(void **state)
 	coverage(tm_exaone4(1), EX_CFG(""), 2, lays, sizeof(lays) / sizeof(lays[0]));
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_exaone4_errors(void **state)
 {
 	(void)state;
 	/* a Llama-style input_layernorm is not an EXAONE 4.0 tensor */
 	tm_model *m = tm_exaone4(0);
 	tm_lin_l(m, 0, "input_layernorm.weight", HID, 0, 0);
-	refused(m, EX_TIED, WT_EUNSUPPORTED, "model.layers.0.input_layernorm.weight", "exaone4");
+	fx_refused(m, EX_TIED, WT_EUNSUPPORTED, "model.layers.0.input_layernorm.weight", "exaone4");
 	/* OLMo 2's full-width k_norm [KV*d] is not EXAONE 4.0's per-head [d] */
 	m = tm_exaone4(0);
 	tm_remove(m, A1 "k_norm.weight");
 	tm_lin_l(m, 1, "self_attn.k_norm.weight", 2 * HD, 0, 0);
-	refused(m, EX_TIED, WT_ESHAPE, "k_norm", "[32]");
+	fx_refused(m, EX_TIED, WT_ESHAPE, "k_norm", "[32]");
 	/* the q/k norms are not optional */
 	m = tm_exaone4(0);
 	tm_remove(m, A1 "q_norm.weight");
-	refused(m, EX_TIED, WT_ENOTFOUND, A1 "q_norm.weight", "missing");
+	fx_refused(m, EX_TIED, WT_ENOTFOUND, A1 "q_norm.weight", "missing");
 	/* an untied checkpoint without its lm_head */
-	refused(tm_exaone4(0), EX_CFG(""), WT_ENOTFOUND, "lm_head.weight", "missing");
+	fx_refused(tm_exaone4(0), EX_CFG(""), WT_ENOTFOUND, "lm_head.weight", "missing");
 	/* attention biases: Exaone4Attention has none */
 	m = tm_exaone4(0);
 	tm_lin_l(m, 1, "self_attn.o_proj.bias", HID, 0, 0);
-	refused(m, EX_TIED, WT_EUNSUPPORTED, A1 "o_proj.bias", "unknown tensor");
+	fx_refused(m, EX_TIED, WT_EUNSUPPORTED, A1 "o_proj.bias", "unknown tensor");
 	m = tm_exaone4(0);
 	tm_lin_l(m, 1, "self_attn.q_proj.bias", 8 * HD, 0, 0);
 	tm_lin_l(m, 1, "self_attn.k_proj.bias", 2 * HD, 0, 0);
 	tm_lin_l(m, 1, "self_attn.v_proj.bias", 2 * HD, 0, 0);
-	refused(m, EX_TIED, WT_EUNSUPPORTED, "_proj.bias", "unknown tensor");
+	fx_refused(m, EX_TIED, WT_EUNSUPPORTED, "_proj.bias", "unknown tensor");
 	/* layer_types: one per layer, sliding or full only */
-	refused(tm_exaone4(0), EX_CFG(",\"tie_word_embeddings\":true,\"layer_types\":[]"),
-	        WT_ECORRUPT, "layer_types has 0", "num_hidden_layers is 2");
-	refused(tm_exaone4(0),
-	        EX_CFG(",\"tie_word_embeddings\":true,\"layer_types\":[\"sliding_attention\","
-	               "\"chunked_attention\"]"),
-	        WT_ECORRUPT, "layer_types[1]", "EXAONE 4.0 layer types");
+	fx_refused(tm_exaone4(0), EX_CFG(",\"tie_word_embeddings\":true,\"layer_types\":[]"),
+	           WT_ECORRUPT, "layer_types has 0", "num_hidden_layers is 2");
+	fx_refused(tm_exaone4(0),
+	           EX_CFG(",\"tie_word_embeddings\":true,\"layer_types\":[\"sliding_attention\","
+	                  "\"chunked_attention\"]"),
+	           WT_ECORRUPT, "layer_types[1]", "EXAONE 4.0 layer types");
 	/* keys left out take Exaone4Config's defaults (intermediate_size 16384, vocab_size
 	 * 102400) as in transformers: this checkpoint is refused by shape */
-	refused(tm_exaone4(1),
-	        "{\"architectures\":[\"Exaone4ForCausalLM\"],\"model_type\":\"exaone4\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"vocab_size\":1000,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "down_proj", "16384");
-	refused(tm_exaone4(1),
-	        "{\"architectures\":[\"Exaone4ForCausalLM\"],\"model_type\":\"exaone4\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"intermediate_size\":256,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "[102400, 128]", "fix config.json");
+	fx_refused(tm_exaone4(1),
+	           "{\"architectures\":[\"Exaone4ForCausalLM\"],\"model_type\":\"exaone4\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"vocab_size\":1000,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "down_proj", "16384");
+	fx_refused(tm_exaone4(1),
+	           "{\"architectures\":[\"Exaone4ForCausalLM\"],\"model_type\":\"exaone4\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"intermediate_size\":256,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "[102400, 128]", "fix config.json");
 }
 
 int main(void)

@@ -190,23 +190,60 @@ static __attribute__((unused)) void coverage(tm_model *m, const char *cfg, int64
 	tm_free(m);
 }
 
-/* Plan model m under cfg at TP 2; the error code, its message in err. */
-static __attribute__((unused)) int plan_err(tm_model *m, const char *cfg, wt_errbuf *err)
+/* Plan model m (freed) under cfg with layout l; the error code, its message in err. */
+static __attribute__((unused)) int plan_err_at(tm_model *m, const char *cfg, const wt_layout *l,
+                                               wt_errbuf *err)
 {
 	char *dir = tu_mkdtemp("smfam");
 	assert_int_equal(tm_write(m, dir, cfg), 0);
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
 	store *s;
 	ckpt *c;
 	sm_plan *p;
-	int rv = tm_plan(dir, &l, &s, &c, &p, err);
+	int rv = tm_plan(dir, l, &s, &c, &p, err);
 	tm_close(s, c, p);
 	tm_free(m);
 	tu_rmrf(dir);
 	free(dir);
 	return rv;
+}
+
+/* plan_err_at at TP 2. */
+static __attribute__((unused)) int plan_err(tm_model *m, const char *cfg, wt_errbuf *err)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	return plan_err_at(m, cfg, &l, err);
+}
+
+/* Model m (freed) under cfg with layout l is refused with code, the message naming a and b
+ * (printed, so a test's log shows what a user would read). */
+static __attribute__((unused)) void fx_refused_at(tm_model *m, const char *cfg, const wt_layout *l,
+                                                  int code, const char *a, const char *b)
+{
+	wt_errbuf err = {0};
+	int rv = plan_err_at(m, cfg, l, &err);
+	printf("refused (%s): %s\n", wt_errname(rv), err.msg);
+	assert_int_equal(rv, code);
+	if (!strstr(err.msg, a) || !strstr(err.msg, b))
+		fail_msg("'%s' lacks '%s' or '%s'", err.msg, a, b);
+}
+
+/* fx_refused_at at TP tp. */
+static __attribute__((unused)) void fx_refused_tp(tm_model *m, const char *cfg, uint32_t tp,
+                                                  int code, const char *a, const char *b)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = tp;
+	fx_refused_at(m, cfg, &l, code, a, b);
+}
+
+/* fx_refused_at at TP 2. */
+static __attribute__((unused)) void fx_refused(tm_model *m, const char *cfg, int code,
+                                               const char *a, const char *b)
+{
+	fx_refused_tp(m, cfg, 2, code, a, b);
 }
 
 #endif

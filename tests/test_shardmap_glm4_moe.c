@@ -247,16 +247,6 @@ static void test_glm4_moe_coverage(void **state)
 	coverage(tm_glm(1), GLM_OK, 2, lays, sizeof(lays) / sizeof(lays[0]));
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 /* A layout the model cannot take, refused at plan time naming the numbers. */
 static void layout_refused(uint32_t T, uint32_t P, const char *a, const char *b)
 {
@@ -295,25 +285,25 @@ static void test_glm4_moe_errors(void **state)
 	(void)state;
 	tm_model *m = tm_glm(1);
 	tm_remove(m, M1 "gate.e_score_correction_bias");
-	refused(m, GLM_OK, WT_ENOTFOUND, M1 "gate.e_score_correction_bias", "missing");
+	fx_refused(m, GLM_OK, WT_ENOTFOUND, M1 "gate.e_score_correction_bias", "missing");
 	/* use_qk_norm true: the norms are required; false: they are unknown */
 	m = tm_glm(1);
 	tm_remove(m, A1 "k_norm.weight");
-	refused(m, GLM_OK, WT_ENOTFOUND, A1 "k_norm.weight", "missing");
-	refused(tm_glm(1), GLM_CFG(GLM_MOE), WT_EUNSUPPORTED, "_norm.weight", "use_qk_norm");
+	fx_refused(m, GLM_OK, WT_ENOTFOUND, A1 "k_norm.weight", "missing");
+	fx_refused(tm_glm(1), GLM_CFG(GLM_MOE), WT_EUNSUPPORTED, "_norm.weight", "use_qk_norm");
 	/* shared experts sized by n_shared_experts x moe_intermediate_size: 2 x 64 = 128 */
-	refused(tm_glm(1),
-	        GLM_CFG(GLM_MOE_BASE ",\"use_qk_norm\":true,\"n_shared_experts\":2,"
-	                             "\"first_k_dense_replace\":1"),
-	        WT_ESHAPE, "shared_experts", "[128, 128]");
+	fx_refused(tm_glm(1),
+	           GLM_CFG(GLM_MOE_BASE ",\"use_qk_norm\":true,\"n_shared_experts\":2,"
+	                                "\"first_k_dense_replace\":1"),
+	           WT_ESHAPE, "shared_experts", "[128, 128]");
 	/* first_k_dense_replace 0: layer 0's dense MLP is unknown there */
-	refused(tm_glm(1),
-	        GLM_CFG(GLM_MOE_BASE ",\"use_qk_norm\":true,\"first_k_dense_replace\":0"),
-	        WT_EUNSUPPORTED, L0 "mlp.", "unknown");
+	fx_refused(tm_glm(1),
+	           GLM_CFG(GLM_MOE_BASE ",\"use_qk_norm\":true,\"first_k_dense_replace\":0"),
+	           WT_EUNSUPPORTED, L0 "mlp.", "unknown");
 	/* first_k_dense_replace 2: layer 1's experts are unknown */
-	refused(tm_glm(1),
-	        GLM_CFG(GLM_MOE_BASE ",\"use_qk_norm\":true,\"first_k_dense_replace\":2"),
-	        WT_EUNSUPPORTED, M1, "unknown");
+	fx_refused(tm_glm(1),
+	           GLM_CFG(GLM_MOE_BASE ",\"use_qk_norm\":true,\"first_k_dense_replace\":2"),
+	           WT_EUNSUPPORTED, M1, "unknown");
 	/* moe_layer_freq is not Glm4Moe's: layer 1 stays MoE with it at 2 */
 	fx f;
 	fx_open(&f, tm_glm(1), GLM_CFG(GLM_MOE ",\"use_qk_norm\":true,\"moe_layer_freq\":2"), 2, 1,
@@ -322,17 +312,18 @@ static void test_glm4_moe_errors(void **state)
 	fx_close(&f);
 	/* keys left out take Glm4MoeConfig's defaults (moe_intermediate_size 1408, 128
 	 * experts), as in transformers: this checkpoint's are refused by shape */
-	refused(tm_glm(1),
-	        GLM_CFG(",\"n_routed_experts\":8,\"first_k_dense_replace\":1,\"use_qk_norm\":true"),
-	        WT_ESHAPE, "experts", "1408");
-	refused(tm_glm(1),
-	        GLM_CFG(",\"moe_intermediate_size\":64,\"first_k_dense_replace\":1,"
-	                "\"use_qk_norm\":true"),
-	        WT_ESHAPE, "gate.", "[128]");
+	fx_refused(
+	    tm_glm(1),
+	    GLM_CFG(",\"n_routed_experts\":8,\"first_k_dense_replace\":1,\"use_qk_norm\":true"),
+	    WT_ESHAPE, "experts", "1408");
+	fx_refused(tm_glm(1),
+	           GLM_CFG(",\"moe_intermediate_size\":64,\"first_k_dense_replace\":1,"
+	                   "\"use_qk_norm\":true"),
+	           WT_ESHAPE, "gate.", "[128]");
 	/* an expert past n_routed_experts */
 	m = tm_glm(1);
 	tm_add2(m, M1 "experts.8.up_proj.weight", IE, HID);
-	refused(m, GLM_OK, WT_ESHAPE, "experts.8.", "8 experts");
+	fx_refused(m, GLM_OK, WT_ESHAPE, "experts.8.", "8 experts");
 }
 
 int main(void)

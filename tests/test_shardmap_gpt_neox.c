@@ -180,44 +180,35 @@ static void test_neox_coverage(void **state)
 	coverage(tm_neox(1, 1), NX_CFG(""), 8, lays, sizeof(lays) / sizeof(lays[0]));
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_neox_errors(void **state)
 {
 	(void)state;
 	/* attention_bias (GPTNeoXConfig's default true) switches query_key_value's and dense's
 	 * biases: required when true, unknown when false */
-	refused(tm_neox(0, 0), NX_CFG(""), WT_ENOTFOUND, "query_key_value.bias",
-	        "attention_bias true");
-	refused(tm_neox(1, 0), NX_CFG(",\"attention_bias\":false"), WT_EUNSUPPORTED, ".bias",
-	        "attention_bias is false");
+	fx_refused(tm_neox(0, 0), NX_CFG(""), WT_ENOTFOUND, "query_key_value.bias",
+	           "attention_bias true");
+	fx_refused(tm_neox(1, 0), NX_CFG(",\"attention_bias\":false"), WT_EUNSUPPORTED, ".bias",
+	           "attention_bias is false");
 	/* the MLP's biases are always there (nn.Linear's default) */
 	tm_model *m = tm_neox(1, 0);
 	tm_remove(m, L1 "mlp.dense_h_to_4h.bias");
-	refused(m, NX_CFG(""), WT_ENOTFOUND, "dense_h_to_4h.bias", "missing");
+	fx_refused(m, NX_CFG(""), WT_ENOTFOUND, "dense_h_to_4h.bias", "missing");
 	/* Llama's names are not GPT-NeoX's */
 	m = tm_neox(1, 0);
 	tm_add2(m, L1 "self_attn.q_proj.weight", HID, HID);
-	refused(m, NX_CFG(""), WT_EUNSUPPORTED, "self_attn.q_proj.weight", "gpt_neox");
+	fx_refused(m, NX_CFG(""), WT_EUNSUPPORTED, "self_attn.q_proj.weight", "gpt_neox");
 	/* grouped kv heads and a head_dim key do not exist in GPTNeoXConfig */
-	refused(tm_neox(1, 0), NX_CFG(",\"num_key_value_heads\":2"), WT_EUNSUPPORTED,
-	        "num_key_value_heads 2", "no grouped kv heads");
-	refused(tm_neox(1, 0), NX_CFG(",\"head_dim\":32"), WT_EUNSUPPORTED, "head_dim 32",
-	        "remove it");
+	fx_refused(tm_neox(1, 0), NX_CFG(",\"num_key_value_heads\":2"), WT_EUNSUPPORTED,
+	           "num_key_value_heads 2", "no grouped kv heads");
+	fx_refused(tm_neox(1, 0), NX_CFG(",\"head_dim\":32"), WT_EUNSUPPORTED, "head_dim 32",
+	           "remove it");
 	/* heads must divide the width (GPTNeoXConfig raises too) */
-	refused(tm_neox(1, 0),
-	        "{\"architectures\":[\"GPTNeoXForCausalLM\"],\"model_type\":\"gpt_neox\","
-	        "\"hidden_size\":128,\"num_attention_heads\":6,\"intermediate_size\":256,"
-	        "\"vocab_size\":1000,\"num_hidden_layers\":2}",
-	        WT_ECORRUPT, "hidden_size (128) divisible by num_attention_heads (6)", "quotient");
+	fx_refused(tm_neox(1, 0),
+	           "{\"architectures\":[\"GPTNeoXForCausalLM\"],\"model_type\":\"gpt_neox\","
+	           "\"hidden_size\":128,\"num_attention_heads\":6,\"intermediate_size\":256,"
+	           "\"vocab_size\":1000,\"num_hidden_layers\":2}",
+	           WT_ECORRUPT, "hidden_size (128) divisible by num_attention_heads (6)",
+	           "quotient");
 	/* TP 3 does not divide the 8 heads */
 	{
 		char *dir = tu_mkdtemp("smfam");
@@ -240,16 +231,16 @@ static void test_neox_errors(void **state)
 		free(dir);
 	}
 	/* keys left out take GPTNeoXConfig's defaults (intermediate_size 24576, vocab 50432) */
-	refused(tm_neox(1, 0),
-	        "{\"architectures\":[\"GPTNeoXForCausalLM\"],\"model_type\":\"gpt_neox\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"vocab_size\":1000,"
-	        "\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "dense_4h_to_h", "24576");
-	refused(tm_neox(1, 0),
-	        "{\"architectures\":[\"GPTNeoXForCausalLM\"],\"model_type\":\"gpt_neox\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"intermediate_size\":256,"
-	        "\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "[50432, 128]", "fix config.json");
+	fx_refused(tm_neox(1, 0),
+	           "{\"architectures\":[\"GPTNeoXForCausalLM\"],\"model_type\":\"gpt_neox\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"vocab_size\":1000,"
+	           "\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "dense_4h_to_h", "24576");
+	fx_refused(tm_neox(1, 0),
+	           "{\"architectures\":[\"GPTNeoXForCausalLM\"],\"model_type\":\"gpt_neox\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"intermediate_size\":256,"
+	           "\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "[50432, 128]", "fix config.json");
 }
 
 int main(void)

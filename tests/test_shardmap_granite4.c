@@ -454,128 +454,102 @@ static void test_g4_config_defaults(void **state)
 	ckpt_config_clear(&c);
 }
 
-static void refused_l(tm_model *m, const char *cfg, const wt_layout *l, int code, const char *a,
-                      const char *b)
-{
-	char *dir = tu_mkdtemp("smg4");
-	assert_int_equal(tm_write(m, dir, cfg), 0);
-	store *s;
-	ckpt *c;
-	sm_plan *p;
-	wt_errbuf err = {0};
-	int rv = tm_plan(dir, l, &s, &c, &p, &err);
-	printf("refused (%s): %s\n", wt_errname(rv), err.msg);
-	assert_int_equal(rv, code);
-	if (!strstr(err.msg, a) || !strstr(err.msg, b))
-		fail_msg("'%s' lacks '%s' or '%s'", err.msg, a, b);
-	tm_close(s, c, p);
-	tm_free(m);
-	tu_rmrf(dir);
-	free(dir);
-}
-
-static void refused(tm_model *m, const char *cfg, uint32_t tp, int code, const char *a,
-                    const char *b)
-{
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = tp;
-	refused_l(m, cfg, &l, code, a, b);
-}
-
 /* Layouts vLLM's MambaMixer2 refuses: the numbers and a layout that works. */
 static void test_g4_layouts(void **state)
 {
 	(void)state;
-	refused(tm_g4(), G4_OK, 8, WT_ELAYOUT, "does not divide num_attention_heads 4",
-	        "use tp_size 1, 2 or 4");
+	fx_refused_tp(tm_g4(), G4_OK, 8, WT_ELAYOUT, "does not divide num_attention_heads 4",
+	              "use tp_size 1, 2 or 4");
 	/* 2 groups at TP 4: vLLM duplicates a group only when there is one */
 	g4_dims o = G4_STD;
 	o.groups = 2;
-	refused(tm_g4_d(&o), G4_CFG2(""), 4, WT_ELAYOUT, "does not divide mamba_n_groups 2",
-	        "use tp_size 1 or 2");
+	fx_refused_tp(tm_g4_d(&o), G4_CFG2(""), 4, WT_ELAYOUT, "does not divide mamba_n_groups 2",
+	              "use tp_size 1 or 2");
 	/* a quantized model at TP 2 with the one group */
 	wt_layout l;
 	wt_layout_init(&l);
 	l.tp_size = 2;
 	l.quant = WT_QUANT_FP8_CHANNEL;
-	refused_l(tm_g4(), G4_OK, &l, WT_ELAYOUT,
-	          "quant fp8-channel at tp_size 2 with "
-	          "mamba_n_groups 1",
-	          "use tp_size 1");
+	fx_refused_at(tm_g4(), G4_OK, &l, WT_ELAYOUT,
+	              "quant fp8-channel at tp_size 2 with "
+	              "mamba_n_groups 1",
+	              "use tp_size 1");
 	/* all attention: the Mamba rules do not apply, TP 4 is the attention heads' */
 	o = G4_STD;
 	o.types = "AAAA";
 	l.tp_size = 8;
 	l.quant = WT_QUANT_NONE;
-	refused_l(tm_g4_d(&o),
-	          "{" G4_BASE "," G4_MOE ",\"layer_types\":[\"attention\",\"attention\","
-	          "\"attention\",\"attention\"]}",
-	          &l, WT_ELAYOUT, "num_attention_heads 4", "use tp_size 1, 2 or 4");
+	fx_refused_at(tm_g4_d(&o),
+	              "{" G4_BASE "," G4_MOE ",\"layer_types\":[\"attention\",\"attention\","
+	              "\"attention\",\"attention\"]}",
+	              &l, WT_ELAYOUT, "num_attention_heads 4", "use tp_size 1, 2 or 4");
 }
 
 /* Configs that misdescribe the model, and checkpoints that miss or add tensors. */
 static void test_g4_errors(void **state)
 {
 	(void)state;
-	refused(tm_g4(), "{" G4_BASE "," G4_MOE ",\"layer_types\":[\"mamba\",\"attention\"]}", 2,
-	        WT_ECORRUPT, "layer_types has 2 entries", "num_hidden_layers is 4");
-	refused(tm_g4(),
-	        "{" G4_BASE "," G4_MOE ",\"layer_types\":[\"mamba\",\"mamba\",\"full_attention\","
-	        "\"mamba\"]}",
-	        2, WT_ECORRUPT, "layer_types[2]", "\"mamba\" nor \"attention\"");
+	fx_refused_tp(tm_g4(), "{" G4_BASE "," G4_MOE ",\"layer_types\":[\"mamba\",\"attention\"]}",
+	              2, WT_ECORRUPT, "layer_types has 2 entries", "num_hidden_layers is 4");
+	fx_refused_tp(tm_g4(),
+	              "{" G4_BASE "," G4_MOE
+	              ",\"layer_types\":[\"mamba\",\"mamba\",\"full_attention\","
+	              "\"mamba\"]}",
+	              2, WT_ECORRUPT, "layer_types[2]", "\"mamba\" nor \"attention\"");
 	/* no layer_types: transformers 4.57.1 builds no model (its layers_block_type is
 	 * layer_types itself), nor does vLLM */
-	refused(tm_g4(), "{" G4_BASE "," G4_MOE "}", 2, WT_ECORRUPT, "layer_types is missing",
-	        "one of \"mamba\" / \"attention\" per layer");
+	fx_refused_tp(tm_g4(), "{" G4_BASE "," G4_MOE "}", 2, WT_ECORRUPT, "layer_types is missing",
+	              "one of \"mamba\" / \"attention\" per layer");
 	/* layer 2 called Mamba: its attention is unknown */
-	refused(tm_g4(),
-	        "{" G4_BASE "," G4_MOE ",\"layer_types\":[\"mamba\",\"mamba\",\"mamba\","
-	        "\"mamba\"]}",
-	        2, WT_EUNSUPPORTED, ATT2, "makes layer 2 a Mamba layer");
+	fx_refused_tp(tm_g4(),
+	              "{" G4_BASE "," G4_MOE ",\"layer_types\":[\"mamba\",\"mamba\",\"mamba\","
+	              "\"mamba\"]}",
+	              2, WT_EUNSUPPORTED, ATT2, "makes layer 2 a Mamba layer");
 	/* a Mamba tensor in the attention layer */
 	tm_model *m = tm_g4();
 	tm_add2(m, L2 "mamba.D", 8, 0);
-	refused(m, G4_OK, 2, WT_EUNSUPPORTED, L2 "mamba.D", "an attention layer");
+	fx_refused_tp(m, G4_OK, 2, WT_EUNSUPPORTED, L2 "mamba.D", "an attention layer");
 	/* mamba_conv_bias (true by default) needs conv1d.bias; false refuses one */
 	m = tm_g4();
 	tm_remove(m, CONVB);
-	refused(m, G4_OK, 2, WT_ENOTFOUND, CONVB, "missing");
-	refused(tm_g4(), G4_CFG(",\"mamba_conv_bias\":false"), 2, WT_EUNSUPPORTED, CONVB,
-	        "mamba_conv_bias is false");
+	fx_refused_tp(m, G4_OK, 2, WT_ENOTFOUND, CONVB, "missing");
+	fx_refused_tp(tm_g4(), G4_CFG(",\"mamba_conv_bias\":false"), 2, WT_EUNSUPPORTED, CONVB,
+	              "mamba_conv_bias is false");
 	m = tm_g4();
 	tm_add2(m, M0 "out_proj.bias", HID, 0);
-	refused(m, G4_OK, 2, WT_EUNSUPPORTED, M0 "out_proj.bias", "mamba_proj_bias");
+	fx_refused_tp(m, G4_OK, 2, WT_EUNSUPPORTED, M0 "out_proj.bias", "mamba_proj_bias");
 	/* the in_proj of two groups under a config of one */
 	g4_dims o = G4_STD;
 	o.groups = 2;
-	refused(tm_g4_d(&o), G4_OK, 2, WT_ESHAPE, "shape [320] disagrees", "implies [288]");
+	fx_refused_tp(tm_g4_d(&o), G4_OK, 2, WT_ESHAPE, "shape [320] disagrees", "implies [288]");
 	/* the Mamba dims GraniteMoeHybridConfig refuses */
-	refused(tm_g4(), "{" G4_BASE0 "," G4_TYPES "," G4_MOE ",\"mamba_n_heads\":6}", 2,
-	        WT_ECORRUPT, "mamba_expand * hidden_size", "mamba_n_heads 6");
-	refused(tm_g4(),
-	        "{" G4_BASE0 "," G4_TYPES "," G4_MOE ",\"mamba_n_heads\":8,\"mamba_d_head\":16}", 2,
-	        WT_ECORRUPT, "mamba_n_heads 8", "mamba_d_head (16");
-	refused(tm_g4(), "{" G4_BASE "," G4_TYPES "," G4_MOE ",\"mamba_n_groups\":3}", 2,
-	        WT_ECORRUPT, "mamba_n_groups 3", "mamba_n_heads 8");
+	fx_refused_tp(tm_g4(), "{" G4_BASE0 "," G4_TYPES "," G4_MOE ",\"mamba_n_heads\":6}", 2,
+	              WT_ECORRUPT, "mamba_expand * hidden_size", "mamba_n_heads 6");
+	fx_refused_tp(tm_g4(),
+	              "{" G4_BASE0 "," G4_TYPES "," G4_MOE
+	              ",\"mamba_n_heads\":8,\"mamba_d_head\":16}",
+	              2, WT_ECORRUPT, "mamba_n_heads 8", "mamba_d_head (16");
+	fx_refused_tp(tm_g4(), "{" G4_BASE "," G4_TYPES "," G4_MOE ",\"mamba_n_groups\":3}", 2,
+	              WT_ECORRUPT, "mamba_n_groups 3", "mamba_n_heads 8");
 	/* the attention's head_dim is hidden / heads, whatever config.json says */
-	refused(tm_g4(), G4_CFG(",\"head_dim\":16"), 2, WT_ECORRUPT, "head_dim 16",
-	        "hidden_size 128");
+	fx_refused_tp(tm_g4(), G4_CFG(",\"head_dim\":16"), 2, WT_ECORRUPT, "head_dim 16",
+	              "hidden_size 128");
 	/* the shared MLP needs shared_intermediate_size > 0 */
-	refused(tm_g4(),
-	        "{" G4_BASE "," G4_TYPES ",\"num_local_experts\":4,\"shared_intermediate_size\":0}",
-	        2, WT_EUNSUPPORTED, "shared_mlp", "shared_intermediate_size is 0");
+	fx_refused_tp(tm_g4(),
+	              "{" G4_BASE "," G4_TYPES
+	              ",\"num_local_experts\":4,\"shared_intermediate_size\":0}",
+	              2, WT_EUNSUPPORTED, "shared_mlp", "shared_intermediate_size is 0");
 	/* experts in a config without them */
-	refused(tm_g4(),
-	        "{" G4_BASE "," G4_TYPES
-	        ",\"num_local_experts\":0,\"shared_intermediate_size\":96}",
-	        2, WT_EUNSUPPORTED, "block_sparse_moe", "num_local_experts");
+	fx_refused_tp(tm_g4(),
+	              "{" G4_BASE "," G4_TYPES
+	              ",\"num_local_experts\":0,\"shared_intermediate_size\":96}",
+	              2, WT_EUNSUPPORTED, "block_sparse_moe", "num_local_experts");
 	/* no model_type: no class defaults, so the Mamba sizes are missing */
-	refused(tm_g4(),
-	        "{\"architectures\":[\"GraniteMoeHybridForCausalLM\"],\"hidden_size\":128,"
-	        "\"num_attention_heads\":4,\"num_hidden_layers\":4,\"vocab_size\":1003," G4_TYPES
-	        "}",
-	        2, WT_ECORRUPT, "3 Mamba layers", "mamba_n_heads");
+	fx_refused_tp(
+	    tm_g4(),
+	    "{\"architectures\":[\"GraniteMoeHybridForCausalLM\"],\"hidden_size\":128,"
+	    "\"num_attention_heads\":4,\"num_hidden_layers\":4,\"vocab_size\":1003," G4_TYPES "}",
+	    2, WT_ECORRUPT, "3 Mamba layers", "mamba_n_heads");
 }
 
 int main(void)

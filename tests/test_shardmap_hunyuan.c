@@ -177,63 +177,54 @@ static void test_hunyuan_dense_coverage(void **state)
 	coverage(tm_hunyuan(HY_RELEASE), HY_PLAIN, 2, lays, 4);
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_hunyuan_dense_errors(void **state)
 {
 	(void)state;
 	/* attention_bias: biases required when true, unknown when false (the class default) */
-	refused(tm_hunyuan(HY_RELEASE), HY_BIAS, WT_ENOTFOUND, "q_proj.bias",
-	        "attention_bias true");
-	refused(tm_hunyuan(HY_ALL), HY_PLAIN, WT_EUNSUPPORTED, "_proj.bias", "attention_bias");
+	fx_refused(tm_hunyuan(HY_RELEASE), HY_BIAS, WT_ENOTFOUND, "q_proj.bias",
+	           "attention_bias true");
+	fx_refused(tm_hunyuan(HY_ALL), HY_PLAIN, WT_EUNSUPPORTED, "_proj.bias", "attention_bias");
 	tm_model *m = tm_hunyuan(HY_ALL);
 	tm_remove(m, A1 "o_proj.bias");
-	refused(m, HY_BIAS, WT_ENOTFOUND, A1 "o_proj.bias", "attention_bias true");
+	fx_refused(m, HY_BIAS, WT_ENOTFOUND, A1 "o_proj.bias", "attention_bias true");
 	/* the head norms: required when use_qk_norm is absent (true) or true, unknown when false */
-	refused(tm_hunyuan(W_LMHEAD), HY_PLAIN, WT_ENOTFOUND, "query_layernorm", "use_qk_norm");
-	refused(tm_hunyuan(HY_RELEASE), HY_CFG(HY_HD ",\"use_qk_norm\":false"), WT_EUNSUPPORTED,
-	        "_layernorm.weight", "use_qk_norm is false");
+	fx_refused(tm_hunyuan(W_LMHEAD), HY_PLAIN, WT_ENOTFOUND, "query_layernorm", "use_qk_norm");
+	fx_refused(tm_hunyuan(HY_RELEASE), HY_CFG(HY_HD ",\"use_qk_norm\":false"), WT_EUNSUPPORTED,
+	           "_layernorm.weight", "use_qk_norm is false");
 	/* Qwen3's q_norm name, an [H*d] norm, an MLP bias: not Hunyuan tensors */
 	m = tm_hunyuan(HY_RELEASE);
 	tm_lin_l(m, 0, "self_attn.q_norm.weight", HD, 0, 0);
-	refused(m, HY_PLAIN, WT_EUNSUPPORTED, "model.layers.0.self_attn.q_norm.weight", "");
+	fx_refused(m, HY_PLAIN, WT_EUNSUPPORTED, "model.layers.0.self_attn.q_norm.weight", "");
 	m = tm_hunyuan(HY_RELEASE);
 	tm_remove(m, A1 "key_layernorm.weight");
 	tm_lin_l(m, 1, "self_attn.key_layernorm.weight", 2 * HD, 0, 0);
-	refused(m, HY_PLAIN, WT_ESHAPE, "key_layernorm", "64");
+	fx_refused(m, HY_PLAIN, WT_ESHAPE, "key_layernorm", "64");
 	m = tm_hunyuan(HY_RELEASE);
 	tm_lin_l(m, 1, "mlp.down_proj.bias", HID, 0, 0);
-	refused(m, HY_PLAIN, WT_EUNSUPPORTED, M1 "down_proj.bias", "");
+	fx_refused(m, HY_PLAIN, WT_EUNSUPPORTED, M1 "down_proj.bias", "");
 	/* cross-layer attention */
-	refused(tm_hunyuan(HY_RELEASE), HY_CFG(HY_HD ",\"use_cla\":true"), WT_EUNSUPPORTED,
-	        "use_cla", "cross-layer");
-	refused(tm_hunyuan(HY_RELEASE), HY_CFG(HY_HD ",\"use_cla\":2"), WT_ECORRUPT, "use_cla", "");
+	fx_refused(tm_hunyuan(HY_RELEASE), HY_CFG(HY_HD ",\"use_cla\":true"), WT_EUNSUPPORTED,
+	           "use_cla", "cross-layer");
+	fx_refused(tm_hunyuan(HY_RELEASE), HY_CFG(HY_HD ",\"use_cla\":2"), WT_ECORRUPT, "use_cla",
+	           "");
 	/* head_dim left out is hidden / heads (32): k_proj [128, 256] against [64 x 2] */
-	refused(tm_hunyuan(HY_RELEASE), HY_CFG(",\"tie_word_embeddings\":false"), WT_ESHAPE,
-	        "k_proj", "[64, 256]");
+	fx_refused(tm_hunyuan(HY_RELEASE), HY_CFG(",\"tie_word_embeddings\":false"), WT_ESHAPE,
+	           "k_proj", "[64, 256]");
 	/* tie_word_embeddings left out is HunYuanDenseV1Config's false: lm_head required */
-	refused(tm_hunyuan(W_NORM), HY_CFG(",\"head_dim\":64"), WT_ENOTFOUND, "lm_head", "");
+	fx_refused(tm_hunyuan(W_NORM), HY_CFG(",\"head_dim\":64"), WT_ENOTFOUND, "lm_head", "");
 	/* keys left out take HunYuanDenseV1Config's defaults (intermediate_size 11008) */
-	refused(tm_hunyuan(HY_RELEASE),
-	        "{\"architectures\":[\"HunYuanDenseV1ForCausalLM\"],\"model_type\":"
-	        "\"hunyuan_v1_dense\",\"hidden_size\":256,\"num_attention_heads\":8,"
-	        "\"num_key_value_heads\":2,\"head_dim\":64,\"vocab_size\":1000,"
-	        "\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "down_proj", "11008");
-	refused(tm_hunyuan(HY_RELEASE),
-	        "{\"architectures\":[\"HunYuanDenseV1ForCausalLM\"],\"model_type\":"
-	        "\"hunyuan_v1_dense\",\"hidden_size\":256,\"num_attention_heads\":8,"
-	        "\"num_key_value_heads\":2,\"head_dim\":64,\"intermediate_size\":512,"
-	        "\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "290943", "fix config.json");
+	fx_refused(tm_hunyuan(HY_RELEASE),
+	           "{\"architectures\":[\"HunYuanDenseV1ForCausalLM\"],\"model_type\":"
+	           "\"hunyuan_v1_dense\",\"hidden_size\":256,\"num_attention_heads\":8,"
+	           "\"num_key_value_heads\":2,\"head_dim\":64,\"vocab_size\":1000,"
+	           "\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "down_proj", "11008");
+	fx_refused(tm_hunyuan(HY_RELEASE),
+	           "{\"architectures\":[\"HunYuanDenseV1ForCausalLM\"],\"model_type\":"
+	           "\"hunyuan_v1_dense\",\"hidden_size\":256,\"num_attention_heads\":8,"
+	           "\"num_key_value_heads\":2,\"head_dim\":64,\"intermediate_size\":512,"
+	           "\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "290943", "fix config.json");
 }
 
 /* Hunyuan V1 MoE (HunYuanMoEV1ForCausalLM): hid 256, H 8, KV 2, d 32 (hid / H), I 128 (the
@@ -405,46 +396,46 @@ static void test_hunyuan_moe_errors(void **state)
 {
 	(void)state;
 	/* num_experts absent is HunYuanMoEV1Config's 1 (vLLM: a dense MLP), 1 alike */
-	refused(tm_hunyuan_moe(128), HM_CFG(""), WT_ECORRUPT, "num_experts > 1", "default 1");
-	refused(tm_hunyuan_moe(128), HM_CFG(",\"num_experts\":1"), WT_ECORRUPT, "num_experts is 1",
-	        "dense MLP");
-	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("[8,8]", "128", "1", "")), WT_ECORRUPT,
-	        "num_experts", "not an integer");
+	fx_refused(tm_hunyuan_moe(128), HM_CFG(""), WT_ECORRUPT, "num_experts > 1", "default 1");
+	fx_refused(tm_hunyuan_moe(128), HM_CFG(",\"num_experts\":1"), WT_ECORRUPT,
+	           "num_experts is 1", "dense MLP");
+	fx_refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("[8,8]", "128", "1", "")), WT_ECORRUPT,
+	           "num_experts", "not an integer");
 	/* per-layer lists: all equal, one per layer */
-	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "[128,64]", "1", "")), WT_EUNSUPPORTED,
-	        "moe_intermediate_size[1] is 64", "give one value");
-	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "128", "[1,1,1]", "")), WT_ECORRUPT,
-	        "num_shared_expert has 3 entries", "num_hidden_layers");
-	refused(tm_hunyuan_moe(128), HM_CFG(",\"num_experts\":8,\"moe_topk\":[2,\"x\"]"),
-	        WT_ECORRUPT, "moe_topk[1]", "not an integer");
+	fx_refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "[128,64]", "1", "")), WT_EUNSUPPORTED,
+	           "moe_intermediate_size[1] is 64", "give one value");
+	fx_refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "128", "[1,1,1]", "")), WT_ECORRUPT,
+	           "num_shared_expert has 3 entries", "num_hidden_layers");
+	fx_refused(tm_hunyuan_moe(128), HM_CFG(",\"num_experts\":8,\"moe_topk\":[2,\"x\"]"),
+	           WT_ECORRUPT, "moe_topk[1]", "not an integer");
 	/* the expert size is moe_intermediate_size, the shared MLP's intermediate_size x
 	 * num_shared_expert */
-	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "64", "1", "")), WT_ESHAPE, "experts.0.",
-	        "[256, 64]");
-	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "[128,128]", "2", "")), WT_ESHAPE,
-	        "shared_mlp", "[256, 256]");
-	refused(tm_hunyuan_moe(128),
-	        HM_CFG(HM_KEYS("8", "[128,128]", "1", ",\"use_mixed_mlp_moe\":false")),
-	        WT_EUNSUPPORTED, "shared_mlp", "use_mixed_mlp_moe");
-	refused(tm_hunyuan_moe(0), HM_OK, WT_ENOTFOUND, "shared_mlp.gate_proj", "missing");
+	fx_refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "64", "1", "")), WT_ESHAPE,
+	           "experts.0.", "[256, 64]");
+	fx_refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "[128,128]", "2", "")), WT_ESHAPE,
+	           "shared_mlp", "[256, 256]");
+	fx_refused(tm_hunyuan_moe(128),
+	           HM_CFG(HM_KEYS("8", "[128,128]", "1", ",\"use_mixed_mlp_moe\":false")),
+	           WT_EUNSUPPORTED, "shared_mlp", "use_mixed_mlp_moe");
+	fx_refused(tm_hunyuan_moe(0), HM_OK, WT_ENOTFOUND, "shared_mlp.gate_proj", "missing");
 	/* the router under vLLM's runtime name is not a checkpoint tensor; missing is missing */
 	tm_model *m = tm_hunyuan_moe(128);
 	tm_lin_l(m, 1, "mlp.gate.weight", NE, HID, 0);
-	refused(m, HM_OK, WT_EUNSUPPORTED, M1 "gate.weight", "");
+	fx_refused(m, HM_OK, WT_EUNSUPPORTED, M1 "gate.weight", "");
 	m = tm_hunyuan_moe(128);
 	tm_remove(m, M1 "gate.wg.weight");
-	refused(m, HM_OK, WT_ENOTFOUND, M1 "gate.wg.weight", "missing");
+	fx_refused(m, HM_OK, WT_ENOTFOUND, M1 "gate.wg.weight", "missing");
 	/* an expert past num_experts; a dense MLP (no Hunyuan MoE layer has one) */
 	m = tm_hunyuan_moe(128);
 	tm_lin_l(m, 1, "mlp.experts.8.gate_proj.weight", IE, HID, 0);
-	refused(m, HM_OK, WT_ESHAPE, "experts.8", "8 experts");
+	fx_refused(m, HM_OK, WT_ESHAPE, "experts.8", "8 experts");
 	m = tm_hunyuan_moe(128);
 	tm_lin_l(m, 1, "mlp.gate_proj.weight", 128, HID, 0);
-	refused(m, HM_OK, WT_EUNSUPPORTED, M1 "gate_proj.weight", "hunyuan_v1_moe");
-	refused(tm_hunyuan_moe(128), HM_CFG(HM_MOE ",\"use_cla\":true"), WT_EUNSUPPORTED,
-	        "HunYuanMoEV1ForCausalLM with use_cla true", "");
-	refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "128", "5000", "")), WT_ECORRUPT,
-	        "num_shared_expert 5000", "");
+	fx_refused(m, HM_OK, WT_EUNSUPPORTED, M1 "gate_proj.weight", "hunyuan_v1_moe");
+	fx_refused(tm_hunyuan_moe(128), HM_CFG(HM_MOE ",\"use_cla\":true"), WT_EUNSUPPORTED,
+	           "HunYuanMoEV1ForCausalLM with use_cla true", "");
+	fx_refused(tm_hunyuan_moe(128), HM_CFG(HM_KEYS("8", "128", "5000", "")), WT_ECORRUPT,
+	           "num_shared_expert 5000", "");
 }
 
 int main(void)

@@ -402,87 +402,60 @@ static void test_jb_config_defaults(void **state)
 	ckpt_config_clear(&c);
 }
 
-static void refused_l(tm_model *m, const char *cfg, const wt_layout *l, int code, const char *a,
-                      const char *b)
-{
-	char *dir = tu_mkdtemp("smjb");
-	assert_int_equal(tm_write(m, dir, cfg), 0);
-	store *s;
-	ckpt *c;
-	sm_plan *p;
-	wt_errbuf err = {0};
-	int rv = tm_plan(dir, l, &s, &c, &p, &err);
-	printf("refused (%s): %s\n", wt_errname(rv), err.msg);
-	assert_int_equal(rv, code);
-	if (!strstr(err.msg, a) || !strstr(err.msg, b))
-		fail_msg("'%s' lacks '%s' or '%s'", err.msg, a, b);
-	tm_close(s, c, p);
-	tm_free(m);
-	tu_rmrf(dir);
-	free(dir);
-}
-
-static void refused(tm_model *m, const char *cfg, uint32_t tp, int code, const char *a,
-                    const char *b)
-{
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = tp;
-	refused_l(m, cfg, &l, code, a, b);
-}
-
 /* Layouts vLLM refuses: the numbers and a layout that works. */
 static void test_jb_layouts(void **state)
 {
 	(void)state;
-	refused(tm_jb(), JB_OK, 8, WT_ELAYOUT, "does not divide num_attention_heads 4",
-	        "use tp_size 1, 2 or 4");
+	fx_refused_tp(tm_jb(), JB_OK, 8, WT_ELAYOUT, "does not divide num_attention_heads 4",
+	              "use tp_size 1, 2 or 4");
 	/* all Mamba at TP 3: the mixer's 256 channels do not split in three */
 	jb_dims o = {"MMMM", "DEDE", 1, 0};
-	refused(tm_jb_d(&o), JB_CFG0_ALLM, 3, WT_ELAYOUT, "mamba_expand * hidden_size 256",
-	        "use tp_size");
+	fx_refused_tp(tm_jb_d(&o), JB_CFG0_ALLM, 3, WT_ELAYOUT, "mamba_expand * hidden_size 256",
+	              "use tp_size");
 }
 
 /* Configs that misdescribe the model, and checkpoints that miss or add tensors. */
 static void test_jb_errors(void **state)
 {
 	(void)state;
-	refused(tm_jb(),
-	        "{" JB_BASE0 ",\"num_experts\":4,\"attn_layer_period\":4,\"attn_layer_offset\":4}",
-	        2, WT_ECORRUPT, "attn_layer_offset 4", "attn_layer_period 4");
-	refused(tm_jb(), JB_CFGX(",\"num_experts\":4,\"expert_layer_offset\":2"), 2, WT_ECORRUPT,
-	        "expert_layer_offset 2", "expert_layer_period 2");
-	refused(tm_jb(), JB_CFG(",\"head_dim\":16"), 2, WT_ECORRUPT, "head_dim 16",
-	        "hidden_size 128");
+	fx_refused_tp(tm_jb(),
+	              "{" JB_BASE0
+	              ",\"num_experts\":4,\"attn_layer_period\":4,\"attn_layer_offset\":4}",
+	              2, WT_ECORRUPT, "attn_layer_offset 4", "attn_layer_period 4");
+	fx_refused_tp(tm_jb(), JB_CFGX(",\"num_experts\":4,\"expert_layer_offset\":2"), 2,
+	              WT_ECORRUPT, "expert_layer_offset 2", "expert_layer_period 2");
+	fx_refused_tp(tm_jb(), JB_CFG(",\"head_dim\":16"), 2, WT_ECORRUPT, "head_dim 16",
+	              "hidden_size 128");
 	/* attention in layer 1: its Mamba tensors are unknown there */
-	refused(tm_jb(),
-	        "{" JB_BASE0 ",\"num_experts\":4,\"attn_layer_period\":4,\"attn_layer_offset\":1}",
-	        2, WT_EUNSUPPORTED, "model.layers.1.mamba", "attn_layer_period, attn_layer_offset");
+	fx_refused_tp(
+	    tm_jb(),
+	    "{" JB_BASE0 ",\"num_experts\":4,\"attn_layer_period\":4,\"attn_layer_offset\":1}", 2,
+	    WT_EUNSUPPORTED, "model.layers.1.mamba", "attn_layer_period, attn_layer_offset");
 	/* experts in layer 0: its dense MLP is unknown there */
-	refused(tm_jb(), JB_CFGX(",\"num_experts\":4,\"expert_layer_offset\":0"), 2,
-	        WT_EUNSUPPORTED, "model.layers.0.feed_forward", "expert_layer_period");
+	fx_refused_tp(tm_jb(), JB_CFGX(",\"num_experts\":4,\"expert_layer_offset\":0"), 2,
+	              WT_EUNSUPPORTED, "model.layers.0.feed_forward", "expert_layer_period");
 	/* num_experts 1: every MLP dense, so layer 1's experts are unknown */
-	refused(tm_jb(), JB_CFGX(",\"num_experts\":1,\"expert_layer_offset\":1"), 2,
-	        WT_EUNSUPPORTED, "model.layers.1", "num_experts");
+	fx_refused_tp(tm_jb(), JB_CFGX(",\"num_experts\":1,\"expert_layer_offset\":1"), 2,
+	              WT_EUNSUPPORTED, "model.layers.1", "num_experts");
 	/* mamba_conv_bias (true by default) needs conv1d.bias; false refuses one */
 	tm_model *m = tm_jb();
 	tm_remove(m, CONVB);
-	refused(m, JB_OK, 2, WT_ENOTFOUND, CONVB, "missing");
-	refused(tm_jb(), JB_CFG(",\"mamba_conv_bias\":false"), 2, WT_EUNSUPPORTED, CONVB,
-	        "mamba_conv_bias is false");
+	fx_refused_tp(m, JB_OK, 2, WT_ENOTFOUND, CONVB, "missing");
+	fx_refused_tp(tm_jb(), JB_CFG(",\"mamba_conv_bias\":false"), 2, WT_EUNSUPPORTED, CONVB,
+	              "mamba_conv_bias is false");
 	m = tm_jb();
 	tm_add2(m, M0 "out_proj.bias", HID, 0);
-	refused(m, JB_OK, 2, WT_EUNSUPPORTED, M0 "out_proj.bias", "mamba_proj_bias");
+	fx_refused_tp(m, JB_OK, 2, WT_EUNSUPPORTED, M0 "out_proj.bias", "mamba_proj_bias");
 	/* a dt rank the checkpoint does not have: x_proj's rows disagree */
-	refused(tm_jb(), JB_CFG(",\"mamba_dt_rank\":16"), 2, WT_ESHAPE, "model.layers.0.mamba.",
-	        "implies [");
+	fx_refused_tp(tm_jb(), JB_CFG(",\"mamba_dt_rank\":16"), 2, WT_ESHAPE,
+	              "model.layers.0.mamba.", "implies [");
 	/* a Mamba tensor in the attention layer */
 	m = tm_jb();
 	tm_add2(m, "model.layers.2.mamba.D", 256, 0);
-	refused(m, JB_OK, 2, WT_EUNSUPPORTED, "model.layers.2.mamba.D", "an attention layer");
+	fx_refused_tp(m, JB_OK, 2, WT_EUNSUPPORTED, "model.layers.2.mamba.D", "an attention layer");
 	m = tm_jb();
 	tm_remove(m, M0 "b_layernorm.weight");
-	refused(m, JB_OK, 2, WT_ENOTFOUND, M0 "b_layernorm.weight", "missing");
+	fx_refused_tp(m, JB_OK, 2, WT_ENOTFOUND, M0 "b_layernorm.weight", "missing");
 }
 
 int main(void)

@@ -267,62 +267,53 @@ static void test_lfm2_keys(void **state)
 	fx_close(&f);
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_lfm2_errors(void **state)
 {
 	(void)state;
 	/* layer_types: one per layer, conv or full_attention only */
-	refused(tm_lfm2(0), LF_CFG(",\"layer_types\":[\"conv\"]"), WT_ECORRUPT, "layer_types has 1",
-	        "num_hidden_layers is 2");
-	refused(tm_lfm2(0), LF_CFG(",\"layer_types\":[\"conv\",\"linear_attention\"]"), WT_ECORRUPT,
-	        "layer_types[1]", "LFM2 layer types");
-	refused(tm_lfm2(0), LF_CFG(",\"full_attn_idxs\":[1, 2]"), WT_ECORRUPT, "full_attn_idxs[1]",
-	        "num_hidden_layers 2");
+	fx_refused(tm_lfm2(0), LF_CFG(",\"layer_types\":[\"conv\"]"), WT_ECORRUPT,
+	           "layer_types has 1", "num_hidden_layers is 2");
+	fx_refused(tm_lfm2(0), LF_CFG(",\"layer_types\":[\"conv\",\"linear_attention\"]"),
+	           WT_ECORRUPT, "layer_types[1]", "LFM2 layer types");
+	fx_refused(tm_lfm2(0), LF_CFG(",\"full_attn_idxs\":[1, 2]"), WT_ECORRUPT,
+	           "full_attn_idxs[1]", "num_hidden_layers 2");
 	/* the layer kinds swapped: the conv layer's tensors in an attention layer */
-	refused(tm_lfm2(0), LF_CFG(",\"layer_types\":[\"full_attention\",\"conv\"]"),
-	        WT_EUNSUPPORTED, "a full-attention layer", "layer_types, full_attn_idxs");
+	fx_refused(tm_lfm2(0), LF_CFG(",\"layer_types\":[\"full_attention\",\"conv\"]"),
+	           WT_EUNSUPPORTED, "a full-attention layer", "layer_types, full_attn_idxs");
 	/* no layer_types, no full_attn_idxs: every layer attends (Lfm2Config) */
-	refused(tm_lfm2(0), LF_CFG(""), WT_EUNSUPPORTED, C0, "a full-attention layer");
+	fx_refused(tm_lfm2(0), LF_CFG(""), WT_EUNSUPPORTED, C0, "a full-attention layer");
 	/* a conv tensor missing */
 	tm_model *m = tm_lfm2(0);
 	tm_remove(m, C0 "conv.weight");
-	refused(m, LF_OK, WT_ENOTFOUND, C0 "conv.weight", "missing");
+	fx_refused(m, LF_OK, WT_ENOTFOUND, C0 "conv.weight", "missing");
 	/* conv biases with conv_bias false, and missing with it true */
-	refused(tm_lfm2(1), LF_OK, WT_EUNSUPPORTED, C0, "conv_bias is false");
+	fx_refused(tm_lfm2(1), LF_OK, WT_EUNSUPPORTED, C0, "conv_bias is false");
 	m = tm_lfm2(1);
 	tm_remove(m, C0 "conv.bias");
-	refused(m, LF_CFG(LF_TYPES ",\"conv_bias\":true"), WT_ENOTFOUND, C0 "conv.bias", "missing");
+	fx_refused(m, LF_CFG(LF_TYPES ",\"conv_bias\":true"), WT_ENOTFOUND, C0 "conv.bias",
+	           "missing");
 	/* a conv of another kernel */
-	refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"conv_L_cache\":4"), WT_ESHAPE, C0 "conv.weight",
-	        "4");
+	fx_refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"conv_L_cache\":4"), WT_ESHAPE, C0 "conv.weight",
+	           "4");
 	/* head_dim, block_dim, conv_dim other than the widths vLLM builds */
-	refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"head_dim\":32"), WT_EUNSUPPORTED, "head_dim 32",
-	        "hidden_size 128 / num_attention_heads 8 is 16");
-	refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"block_dim\":64"), WT_EUNSUPPORTED,
-	        "block_dim is 64", "hidden_size is 128");
-	refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"conv_dim\":64"), WT_EUNSUPPORTED, "conv_dim is 64",
-	        "hidden_size is 128");
+	fx_refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"head_dim\":32"), WT_EUNSUPPORTED, "head_dim 32",
+	           "hidden_size 128 / num_attention_heads 8 is 16");
+	fx_refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"block_dim\":64"), WT_EUNSUPPORTED,
+	           "block_dim is 64", "hidden_size is 128");
+	fx_refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"conv_dim\":64"), WT_EUNSUPPORTED,
+	           "conv_dim is 64", "hidden_size is 128");
 	/* a null multiplier: transformers 200, vLLM 256 */
-	refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"block_ffn_dim_multiplier\":null"), WT_EUNSUPPORTED,
-	        "= 200 in transformers", "256");
+	fx_refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"block_ffn_dim_multiplier\":null"),
+	           WT_EUNSUPPORTED, "= 200 in transformers", "256");
 	/* the rule's size, not intermediate_size: 384 gives 256 with rounding, an MLP of 384
 	 * is refused; intermediate_size absent takes Lfm2Config's 12288 (8192) */
-	refused(tm_lfm2(0), LF_CFG_AT(",\"intermediate_size\":192" LF_TYPES), WT_ESHAPE, "w1",
-	        "128");
-	refused(tm_lfm2(0), LF_CFG_AT(LF_TYPES), WT_ESHAPE, "w1", "8192");
+	fx_refused(tm_lfm2(0), LF_CFG_AT(",\"intermediate_size\":192" LF_TYPES), WT_ESHAPE, "w1",
+	           "128");
+	fx_refused(tm_lfm2(0), LF_CFG_AT(LF_TYPES), WT_ESHAPE, "w1", "8192");
 	/* an unknown tensor */
 	m = tm_lfm2(0);
 	tm_add2(m, L0 "conv.state", HID, 0);
-	refused(m, LF_OK, WT_EUNSUPPORTED, L0 "conv.state", "unknown");
+	fx_refused(m, LF_OK, WT_EUNSUPPORTED, L0 "conv.state", "unknown");
 }
 
 int main(void)

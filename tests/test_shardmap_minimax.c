@@ -268,31 +268,22 @@ static void test_minimax_buffers(void **state)
 	fx_close(&f);
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_minimax_errors(void **state)
 {
 	(void)state;
 	/* layer_types: one per layer, linear_attention or full_attention only */
-	refused(tm_minimax(), MM_CFG(",\"layer_types\":[\"linear_attention\"]"), WT_ECORRUPT,
-	        "layer_types has 1", "num_hidden_layers is 2");
-	refused(tm_minimax(), MM_CFG(",\"layer_types\":[\"linear_attention\",\"conv\"]"),
-	        WT_ECORRUPT, "layer_types[1]", "MiniMax layer types");
+	fx_refused(tm_minimax(), MM_CFG(",\"layer_types\":[\"linear_attention\"]"), WT_ECORRUPT,
+	           "layer_types has 1", "num_hidden_layers is 2");
+	fx_refused(tm_minimax(), MM_CFG(",\"layer_types\":[\"linear_attention\",\"conv\"]"),
+	           WT_ECORRUPT, "layer_types[1]", "MiniMax layer types");
 	/* the layer kinds swapped, and the default alternation on a layer-0 lightning model */
-	refused(tm_minimax(), MM_CFG(",\"layer_types\":[\"full_attention\",\"linear_attention\"]"),
-	        WT_EUNSUPPORTED, A0, "layer_types");
-	refused(tm_minimax(), MM_CFG(""), WT_EUNSUPPORTED, A0, "layer_types");
+	fx_refused(tm_minimax(),
+	           MM_CFG(",\"layer_types\":[\"full_attention\",\"linear_attention\"]"),
+	           WT_EUNSUPPORTED, A0, "layer_types");
+	fx_refused(tm_minimax(), MM_CFG(""), WT_EUNSUPPORTED, A0, "layer_types");
 	/* no experts */
-	refused(tm_minimax(), MM_CFG_E("0", MM_TYPES), WT_ECORRUPT, "num_local_experts > 0",
-	        "every layer is MoE");
+	fx_refused(tm_minimax(), MM_CFG_E("0", MM_TYPES), WT_ECORRUPT, "num_local_experts > 0",
+	           "every layer is MoE");
 	/* heads TP 3 does not divide */
 	wt_errbuf err = {0};
 	char *dir = tu_mkdtemp("smfam");
@@ -315,18 +306,18 @@ static void test_minimax_errors(void **state)
 	/* a lightning tensor missing, of the wrong size, or unknown */
 	m = tm_minimax();
 	tm_remove(m, A0 "output_gate.weight");
-	refused(m, MM_OK, WT_ENOTFOUND, A0 "output_gate.weight", "missing");
+	fx_refused(m, MM_OK, WT_ENOTFOUND, A0 "output_gate.weight", "missing");
 	m = tm_minimax();
 	tm_remove(m, A0 "qkv_proj.weight");
 	tm_add2(m, A0 "qkv_proj.weight", 2 * QD, HID);
-	refused(m, MM_OK, WT_ESHAPE, A0 "qkv_proj.weight", "384");
+	fx_refused(m, MM_OK, WT_ESHAPE, A0 "qkv_proj.weight", "384");
 	m = tm_minimax();
 	tm_add2(m, A0 "norm.bias", QD, 0);
-	refused(m, MM_OK, WT_EUNSUPPORTED, A0 "norm.bias", "unknown");
+	fx_refused(m, MM_OK, WT_EUNSUPPORTED, A0 "norm.bias", "unknown");
 	/* an expert past num_local_experts */
 	m = tm_minimax();
 	tm_lin_l(m, 0, "block_sparse_moe.experts.4.w1.weight", IE, HID, 0);
-	refused(m, MM_OK, WT_ESHAPE, "experts.4", "expert 4 but config.json has 4 experts");
+	fx_refused(m, MM_OK, WT_ESHAPE, "experts.4", "expert 4 but config.json has 4 experts");
 }
 
 int main(void)

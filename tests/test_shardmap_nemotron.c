@@ -174,38 +174,29 @@ static void test_nemotron_coverage(void **state)
 	coverage(tm_nemotron(0, 0), NM_CFG(""), 2, lays, sizeof(lays) / sizeof(lays[0]));
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_nemotron_errors(void **state)
 {
 	(void)state;
 	/* a gate is not a Nemotron tensor */
 	tm_model *m = tm_nemotron(0, 0);
 	tm_lin_l(m, 1, "mlp.gate_proj.weight", 256, HID, 0);
-	refused(m, NM_CFG(""), WT_EUNSUPPORTED, M1 "gate_proj.weight", "nemotron");
+	fx_refused(m, NM_CFG(""), WT_EUNSUPPORTED, M1 "gate_proj.weight", "nemotron");
 	/* LayerNorm1P has its bias: one left out is missing */
 	m = tm_nemotron(0, 0);
 	tm_remove(m, L1 "post_attention_layernorm.bias");
-	refused(m, NM_CFG(""), WT_ENOTFOUND, L1 "post_attention_layernorm.bias", "missing");
+	fx_refused(m, NM_CFG(""), WT_ENOTFOUND, L1 "post_attention_layernorm.bias", "missing");
 	m = tm_nemotron(0, 0);
 	tm_remove(m, "model.norm.bias");
-	refused(m, NM_CFG(""), WT_ENOTFOUND, "model.norm.bias", "missing");
+	fx_refused(m, NM_CFG(""), WT_ENOTFOUND, "model.norm.bias", "missing");
 	/* attention_bias switches q/k/v/o's biases, mlp_bias the MLP's: required when true,
 	 * unknown when false */
-	refused(tm_nemotron(0, 0), NM_CFG(",\"attention_bias\":true"), WT_ENOTFOUND, "q_proj.bias",
-	        "missing");
-	refused(tm_nemotron(1, 0), NM_CFG(""), WT_EUNSUPPORTED, "proj.bias", "attention_bias");
-	refused(tm_nemotron(0, 0), NM_CFG(",\"mlp_bias\":true"), WT_ENOTFOUND, "up_proj.bias",
-	        "mlp_bias");
-	refused(tm_nemotron(0, 1), NM_CFG(""), WT_EUNSUPPORTED, "proj.bias", "mlp_bias is false");
+	fx_refused(tm_nemotron(0, 0), NM_CFG(",\"attention_bias\":true"), WT_ENOTFOUND,
+	           "q_proj.bias", "missing");
+	fx_refused(tm_nemotron(1, 0), NM_CFG(""), WT_EUNSUPPORTED, "proj.bias", "attention_bias");
+	fx_refused(tm_nemotron(0, 0), NM_CFG(",\"mlp_bias\":true"), WT_ENOTFOUND, "up_proj.bias",
+	           "mlp_bias");
+	fx_refused(tm_nemotron(0, 1), NM_CFG(""), WT_EUNSUPPORTED, "proj.bias",
+	           "mlp_bias is false");
 	/* up_proj's rows split by intermediate_size: TP 2 does not divide 255 */
 	m = tm_new(SEED, WT_BF16);
 	tm_top(m, 1000, HID, 1);
@@ -220,23 +211,23 @@ static void test_nemotron_errors(void **state)
 		tm_lin_l(m, i, "mlp.up_proj.weight", 255, HID, 0);
 		tm_lin_l(m, i, "mlp.down_proj.weight", HID, 255, 0);
 	}
-	refused(m,
-	        "{\"architectures\":[\"NemotronForCausalLM\"],\"model_type\":\"nemotron\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"intermediate_size\":255,\"vocab_size\":1000,"
-	        "\"num_hidden_layers\":2}",
-	        WT_ELAYOUT, "intermediate_size 255", "use tp_size 1");
+	fx_refused(m,
+	           "{\"architectures\":[\"NemotronForCausalLM\"],\"model_type\":\"nemotron\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"intermediate_size\":255,\"vocab_size\":1000,"
+	           "\"num_hidden_layers\":2}",
+	           WT_ELAYOUT, "intermediate_size 255", "use tp_size 1");
 	/* keys left out take NemotronConfig's defaults (intermediate_size 24576, vocab 256000) */
-	refused(tm_nemotron(0, 0),
-	        "{\"architectures\":[\"NemotronForCausalLM\"],\"model_type\":\"nemotron\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"vocab_size\":1000,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "down_proj", "24576");
-	refused(tm_nemotron(0, 0),
-	        "{\"architectures\":[\"NemotronForCausalLM\"],\"model_type\":\"nemotron\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"intermediate_size\":256,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "[256000, 128]", "fix config.json");
+	fx_refused(tm_nemotron(0, 0),
+	           "{\"architectures\":[\"NemotronForCausalLM\"],\"model_type\":\"nemotron\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"vocab_size\":1000,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "down_proj", "24576");
+	fx_refused(tm_nemotron(0, 0),
+	           "{\"architectures\":[\"NemotronForCausalLM\"],\"model_type\":\"nemotron\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"intermediate_size\":256,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "[256000, 128]", "fix config.json");
 }
 
 int main(void)

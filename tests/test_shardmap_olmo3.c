@@ -149,49 +149,40 @@ static void test_olmo3_coverage(void **state)
 	coverage(tm_olmo3(), O3_OK, 2, lays, sizeof(lays) / sizeof(lays[0]));
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_olmo3_errors(void **state)
 {
 	(void)state;
 	/* a Llama-style input_layernorm is not an OLMo 3 tensor */
 	tm_model *m = tm_olmo3();
 	tm_lin_l(m, 0, "input_layernorm.weight", HID, 0, 0);
-	refused(m, O3_OK, WT_EUNSUPPORTED, "model.layers.0.input_layernorm.weight", "olmo3");
+	fx_refused(m, O3_OK, WT_EUNSUPPORTED, "model.layers.0.input_layernorm.weight", "olmo3");
 	/* Qwen3's per-head q_norm [d] is not OLMo 3's [H*d] */
 	m = tm_olmo3();
 	tm_remove(m, A1 "q_norm.weight");
 	tm_lin_l(m, 1, "self_attn.q_norm.weight", HD, 0, 0);
-	refused(m, O3_OK, WT_ESHAPE, "q_norm", "256");
+	fx_refused(m, O3_OK, WT_ESHAPE, "q_norm", "256");
 	/* a post norm missing */
 	m = tm_olmo3();
 	tm_remove(m, L1 "post_feedforward_layernorm.weight");
-	refused(m, O3_OK, WT_ENOTFOUND, L1 "post_feedforward_layernorm.weight", "missing");
+	fx_refused(m, O3_OK, WT_ENOTFOUND, L1 "post_feedforward_layernorm.weight", "missing");
 	/* layer_types: one per layer, sliding or full only */
-	refused(tm_olmo3(), O3_CFG(",\"layer_types\":[\"sliding_attention\"]"), WT_ECORRUPT,
-	        "layer_types has 1", "num_hidden_layers is 2");
-	refused(tm_olmo3(), O3_CFG(",\"layer_types\":[\"sliding_attention\",\"linear_attention\"]"),
-	        WT_ECORRUPT, "layer_types[1]", "OLMo 3 layer types");
+	fx_refused(tm_olmo3(), O3_CFG(",\"layer_types\":[\"sliding_attention\"]"), WT_ECORRUPT,
+	           "layer_types has 1", "num_hidden_layers is 2");
+	fx_refused(tm_olmo3(),
+	           O3_CFG(",\"layer_types\":[\"sliding_attention\",\"linear_attention\"]"),
+	           WT_ECORRUPT, "layer_types[1]", "OLMo 3 layer types");
 	/* keys left out take Olmo3Config's defaults (intermediate_size 11008) as in
 	 * transformers: this checkpoint's MLP is refused by shape */
-	refused(tm_olmo3(),
-	        "{\"architectures\":[\"Olmo3ForCausalLM\"],\"model_type\":\"olmo3\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"vocab_size\":1000,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "down_proj", "11008");
-	refused(tm_olmo3(),
-	        "{\"architectures\":[\"Olmo3ForCausalLM\"],\"model_type\":\"olmo3\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
-	        "\"head_dim\":32,\"intermediate_size\":256,\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "[50304, 128]", "fix config.json");
+	fx_refused(tm_olmo3(),
+	           "{\"architectures\":[\"Olmo3ForCausalLM\"],\"model_type\":\"olmo3\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"vocab_size\":1000,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "down_proj", "11008");
+	fx_refused(tm_olmo3(),
+	           "{\"architectures\":[\"Olmo3ForCausalLM\"],\"model_type\":\"olmo3\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	           "\"head_dim\":32,\"intermediate_size\":256,\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "[50304, 128]", "fix config.json");
 }
 
 int main(void)

@@ -145,48 +145,39 @@ static void test_phi_coverage(void **state)
 	coverage(tm_phi(1), PH_CFG(""), 8, lays, sizeof(lays) / sizeof(lays[0]));
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_phi_errors(void **state)
 {
 	(void)state;
 	/* every Linear has its bias (nn.Linear's default; q/k/v bias=True) */
 	tm_model *m = tm_phi(1);
 	tm_remove(m, A1 "k_proj.bias");
-	refused(m, PH_CFG(""), WT_ENOTFOUND, "k_proj.bias", "missing");
+	fx_refused(m, PH_CFG(""), WT_ENOTFOUND, "k_proj.bias", "missing");
 	m = tm_phi(1);
 	tm_remove(m, "lm_head.bias");
-	refused(m, PH_CFG(""), WT_ENOTFOUND, "lm_head.bias", "missing");
+	fx_refused(m, PH_CFG(""), WT_ENOTFOUND, "lm_head.bias", "missing");
 	/* Llama's o_proj and a q_layernorm are not Phi tensors */
 	m = tm_phi(1);
 	tm_add2(m, A1 "o_proj.weight", HID, HID);
-	refused(m, PH_CFG(""), WT_EUNSUPPORTED, "o_proj.weight", "phi");
+	fx_refused(m, PH_CFG(""), WT_EUNSUPPORTED, "o_proj.weight", "phi");
 	/* configs vLLM's phi.py cannot load */
-	refused(tm_phi(1), PH_CFG(",\"qk_layernorm\":true"), WT_EUNSUPPORTED, "qk_layernorm true",
-	        "set it false");
-	refused(tm_phi(1), PH_CFG(",\"num_key_value_heads\":2"), WT_EUNSUPPORTED,
-	        "num_key_value_heads 2", "phi.py");
-	refused(tm_phi(1), PH_CFG(",\"head_dim\":32"), WT_EUNSUPPORTED, "head_dim 32", "remove it");
-	refused(tm_phi(1), PH_CFG(",\"qk_layernorm\":3"), WT_ECORRUPT, "qk_layernorm", "");
+	fx_refused(tm_phi(1), PH_CFG(",\"qk_layernorm\":true"), WT_EUNSUPPORTED,
+	           "qk_layernorm true", "set it false");
+	fx_refused(tm_phi(1), PH_CFG(",\"num_key_value_heads\":2"), WT_EUNSUPPORTED,
+	           "num_key_value_heads 2", "phi.py");
+	fx_refused(tm_phi(1), PH_CFG(",\"head_dim\":32"), WT_EUNSUPPORTED, "head_dim 32",
+	           "remove it");
+	fx_refused(tm_phi(1), PH_CFG(",\"qk_layernorm\":3"), WT_ECORRUPT, "qk_layernorm", "");
 	/* fc1 rows split by intermediate_size; keys left out take PhiConfig's defaults */
-	refused(tm_phi(1),
-	        "{\"architectures\":[\"PhiForCausalLM\"],\"model_type\":\"phi\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"vocab_size\":1000,"
-	        "\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "8192", "fix config.json");
-	refused(tm_phi(1),
-	        "{\"architectures\":[\"PhiForCausalLM\"],\"model_type\":\"phi\","
-	        "\"hidden_size\":128,\"num_attention_heads\":8,\"intermediate_size\":256,"
-	        "\"num_hidden_layers\":2}",
-	        WT_ESHAPE, "51200", "fix config.json");
+	fx_refused(tm_phi(1),
+	           "{\"architectures\":[\"PhiForCausalLM\"],\"model_type\":\"phi\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"vocab_size\":1000,"
+	           "\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "8192", "fix config.json");
+	fx_refused(tm_phi(1),
+	           "{\"architectures\":[\"PhiForCausalLM\"],\"model_type\":\"phi\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"intermediate_size\":256,"
+	           "\"num_hidden_layers\":2}",
+	           WT_ESHAPE, "51200", "fix config.json");
 }
 
 int main(void)

@@ -156,41 +156,32 @@ static void test_seed_oss_coverage(void **state)
 	coverage(tm_seed(B_QKV), SO_CFG(SO_HD), 2, lays, 4);
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_seed_oss_errors(void **state)
 {
 	(void)state;
 	/* attention_bias left out is SeedOssConfig's true: a checkpoint without q/k/v biases is
 	 * missing them, naming the key */
-	refused(tm_seed(0), SO_CFG(SO_HD), WT_ENOTFOUND, "q_proj.bias", "attention_bias true");
+	fx_refused(tm_seed(0), SO_CFG(SO_HD), WT_ENOTFOUND, "q_proj.bias", "attention_bias true");
 	/* ... and false makes them unknown */
-	refused(tm_seed(B_QKV), SO_PLAIN, WT_EUNSUPPORTED, "_proj.bias", "attention_bias is false");
+	fx_refused(tm_seed(B_QKV), SO_PLAIN, WT_EUNSUPPORTED, "_proj.bias",
+	           "attention_bias is false");
 	/* one of the three missing */
 	tm_model *m = tm_seed(B_QKV);
 	tm_remove(m, A1 "v_proj.bias");
-	refused(m, SO_CFG(SO_HD), WT_ENOTFOUND, A1 "v_proj.bias", "attention_bias true");
+	fx_refused(m, SO_CFG(SO_HD), WT_ENOTFOUND, A1 "v_proj.bias", "attention_bias true");
 	/* o_proj / MLP biases only with their switches (default false) */
-	refused(tm_seed(B_QKV | B_O), SO_CFG(SO_HD), WT_EUNSUPPORTED, "o_proj.bias",
-	        "attention_out_bias");
-	refused(tm_seed(B_QKV | B_MLP), SO_CFG(SO_HD), WT_EUNSUPPORTED, "mlp.", "mlp_bias");
-	refused(tm_seed(B_QKV), SO_CFG(SO_HD ",\"attention_out_bias\":true"), WT_ENOTFOUND,
-	        "o_proj.bias", "attention_out_bias true");
+	fx_refused(tm_seed(B_QKV | B_O), SO_CFG(SO_HD), WT_EUNSUPPORTED, "o_proj.bias",
+	           "attention_out_bias");
+	fx_refused(tm_seed(B_QKV | B_MLP), SO_CFG(SO_HD), WT_EUNSUPPORTED, "mlp.", "mlp_bias");
+	fx_refused(tm_seed(B_QKV), SO_CFG(SO_HD ",\"attention_out_bias\":true"), WT_ENOTFOUND,
+	           "o_proj.bias", "attention_out_bias true");
 	m = tm_seed(B_ALL);
 	tm_remove(m, M1 "up_proj.bias");
-	refused(m, SO_ALL, WT_ENOTFOUND, M1 "up_proj.bias", "mlp_bias true");
+	fx_refused(m, SO_ALL, WT_ENOTFOUND, M1 "up_proj.bias", "mlp_bias true");
 	/* head_dim left out is SeedOssConfig's 128, not hidden / heads (k_proj's bias: 2 x 128) */
-	refused(tm_seed(B_QKV), SO_CFG(""), WT_ESHAPE, "k_proj.bias", "implies [256]");
+	fx_refused(tm_seed(B_QKV), SO_CFG(""), WT_ESHAPE, "k_proj.bias", "implies [256]");
 	/* a switch of the wrong type */
-	refused(tm_seed(B_ALL), SO_CFG(SO_HD ",\"mlp_bias\":1"), WT_ECORRUPT, "mlp_bias", "");
+	fx_refused(tm_seed(B_ALL), SO_CFG(SO_HD ",\"mlp_bias\":1"), WT_ECORRUPT, "mlp_bias", "");
 }
 
 int main(void)

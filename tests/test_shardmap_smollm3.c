@@ -118,45 +118,36 @@ static void test_smollm3_coverage(void **state)
 	         2, lays, 4);
 }
 
-static void refused(tm_model *m, const char *cfg, int code, const char *a, const char *b)
-{
-	wt_errbuf err = {0};
-	int rv = plan_err(m, cfg, &err);
-	printf("refused (%d): %s\n", rv, err.msg);
-	assert_int_equal(rv, code);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-}
-
 static void test_smollm3_errors(void **state)
 {
 	(void)state;
 	/* attention_bias covers o_proj's bias too: false (the default) makes the biases
 	 * unknown, true without o_proj's is a missing tensor naming the key */
-	refused(tm_smol(1, 0, 0), SM_CFG(""), WT_EUNSUPPORTED, "_proj.bias", "attention_bias");
+	fx_refused(tm_smol(1, 0, 0), SM_CFG(""), WT_EUNSUPPORTED, "_proj.bias", "attention_bias");
 	tm_model *m = tm_smol(1, 0, 0);
 	tm_remove(m, A3 "o_proj.bias");
-	refused(m, SM_CFG(",\"attention_bias\":true"), WT_ENOTFOUND, A3 "o_proj.bias",
-	        "attention_bias true");
-	refused(tm_smol(0, 1, 0), SM_CFG(""), WT_EUNSUPPORTED, "mlp.", "mlp_bias");
-	refused(tm_smol(0, 0, 0), SM_CFG(",\"mlp_bias\":true"), WT_ENOTFOUND, "mlp.",
-	        "mlp_bias true");
+	fx_refused(m, SM_CFG(",\"attention_bias\":true"), WT_ENOTFOUND, A3 "o_proj.bias",
+	           "attention_bias true");
+	fx_refused(tm_smol(0, 1, 0), SM_CFG(""), WT_EUNSUPPORTED, "mlp.", "mlp_bias");
+	fx_refused(tm_smol(0, 0, 0), SM_CFG(",\"mlp_bias\":true"), WT_ENOTFOUND, "mlp.",
+	           "mlp_bias true");
 	/* untied by config.json: the lm_head is required */
-	refused(tm_smol(0, 0, 0), SM_CFG(",\"tie_word_embeddings\":false"), WT_ENOTFOUND,
-	        "lm_head.weight", "missing");
+	fx_refused(tm_smol(0, 0, 0), SM_CFG(",\"tie_word_embeddings\":false"), WT_ENOTFOUND,
+	           "lm_head.weight", "missing");
 	/* layer_types: one per layer, of the two types */
-	refused(tm_smol(0, 0, 0), SM_CFG(",\"layer_types\":[\"full_attention\"]"), WT_ECORRUPT,
-	        "layer_types has 1 entries", "num_hidden_layers is 4");
-	refused(tm_smol(0, 0, 0),
-	        SM_CFG(",\"layer_types\":[\"full_attention\",\"full_attention\",\"full_attention\","
-	               "\"chunked_attention\"]"),
-	        WT_ECORRUPT, "layer_types[3]", "SmolLM3");
+	fx_refused(tm_smol(0, 0, 0), SM_CFG(",\"layer_types\":[\"full_attention\"]"), WT_ECORRUPT,
+	           "layer_types has 1 entries", "num_hidden_layers is 4");
+	fx_refused(
+	    tm_smol(0, 0, 0),
+	    SM_CFG(",\"layer_types\":[\"full_attention\",\"full_attention\",\"full_attention\","
+	           "\"chunked_attention\"]"),
+	    WT_ECORRUPT, "layer_types[3]", "SmolLM3");
 	/* num_key_value_heads left out is SmolLM3Config's 4, not num_attention_heads */
-	refused(tm_smol(0, 0, 0),
-	        "{\"architectures\":[\"SmolLM3ForCausalLM\"],\"model_type\":\"smollm3\","
-	        "\"hidden_size\":256,\"num_attention_heads\":8,\"intermediate_size\":512,"
-	        "\"vocab_size\":1000,\"num_hidden_layers\":4}",
-	        WT_ESHAPE, "k_proj", "[128, 256]");
+	fx_refused(tm_smol(0, 0, 0),
+	           "{\"architectures\":[\"SmolLM3ForCausalLM\"],\"model_type\":\"smollm3\","
+	           "\"hidden_size\":256,\"num_attention_heads\":8,\"intermediate_size\":512,"
+	           "\"vocab_size\":1000,\"num_hidden_layers\":4}",
+	           WT_ESHAPE, "k_proj", "[128, 256]");
 	/* a sliding layer list is math: it plans */
 	fx f;
 	fx_open(&f, tm_smol(0, 0, 0),
