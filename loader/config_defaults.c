@@ -522,6 +522,18 @@ static const class_default phi_defaults[] = {
     {"num_attention_heads", false, 32}, {"max_position_embeddings", false, 2048},
 };
 
+/* FlexOlmoConfig's (transformers 4.57.1): FlexOlmo-7x7B-1T's dims (100352 / 4096 / 32 /
+ * 32, the expert size 11008), 7 experts top-5, rms_norm_eps 1e-6, rope_theta 500000;
+ * num_key_value_heads None becomes num_attention_heads as the loader's own default does;
+ * norm_topk_prob false as the loader's. */
+static const class_default flex_olmo_defaults[] = {
+    {"vocab_size", false, 100352},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 4096},
+    {"num_experts_per_tok", false, 5},   {"num_experts", false, 7},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 500000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -574,6 +586,7 @@ static const struct {
     CLASS("jamba", jamba_defaults),
     CLASS("gpt_neox", gpt_neox_defaults),
     CLASS("phi", phi_defaults),
+    CLASS("flex_olmo", flex_olmo_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */
