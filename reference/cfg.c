@@ -130,7 +130,8 @@ enum {
 	FAM_JAMBA,
 	FAM_NEOX,
 	FAM_PHI,
-	FAM_FLEX_OLMO
+	FAM_FLEX_OLMO,
+	FAM_VAULTGEMMA
 };
 
 /* The planner's family -> the reference's kind. */
@@ -276,6 +277,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* FlexOlmoForCausalLM: OLMo 2's post norms and full-width q/k norms, OLMoE's
 	     * softmax top-k experts in every layer (cfg_fam.c) */
 	    {"flex_olmo", REF_QWEN2_MOE, true, 0, FAM_FLEX_OLMO},
+	    /* VaultGemmaForCausalLM: Gemma 2 without post_attention_layernorm /
+	     * post_feedforward_layernorm (cfg_gemma.c) */
+	    {"vaultgemma", REF_DENSE, false, 2, FAM_VAULTGEMMA},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -290,6 +294,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->olmo3 = map[i].fam == FAM_OLMO3;
 			c->exaone4 = map[i].fam == FAM_EXAONE4;
 			c->flex_olmo = map[i].fam == FAM_FLEX_OLMO;
+			c->vaultgemma = map[i].fam == FAM_VAULTGEMMA;
 			c->olmo2 =
 			    map[i].fam == FAM_OLMO2 || c->olmo3 || c->exaone4 || c->flex_olmo;
 			c->qk_norm_full = (c->olmo2 && !c->exaone4) || map[i].fam == FAM_OLMOE;
