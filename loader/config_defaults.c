@@ -522,6 +522,36 @@ static const class_default phi_defaults[] = {
     {"num_attention_heads", false, 32}, {"max_position_embeddings", false, 2048},
 };
 
+/* FlexOlmoConfig's (transformers 4.57.1): FlexOlmo-7x7B-1T's dims (100352 / 4096 / 32 /
+ * 32, the expert size 11008), 7 experts top-5, rms_norm_eps 1e-6, rope_theta 500000;
+ * num_key_value_heads None becomes num_attention_heads as the loader's own default does;
+ * norm_topk_prob false as the loader's. */
+static const class_default flex_olmo_defaults[] = {
+    {"vocab_size", false, 100352},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 4096},
+    {"num_experts_per_tok", false, 5},   {"num_experts", false, 7},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 500000.0},
+};
+
+/* VaultGemmaConfig's (transformers 4.57.1): Gemma 2's 2B dims (256000 / 2304 / 9216 / 26,
+ * heads 8 / 4, head_dim 256, query_pre_attn_scalar 256, sliding_window 4096); the soft-caps
+ * (50 / 30) and hidden_activation are the reference's (cfg_gemma.c). */
+static const class_default vaultgemma_defaults[] = {
+    {"vocab_size", false, 256000},
+    {"hidden_size", false, 2304},
+    {"intermediate_size", false, 9216},
+    {"num_hidden_layers", false, 26},
+    {"num_attention_heads", false, 8},
+    {"num_key_value_heads", false, 4},
+    {"head_dim", false, 256},
+    {"max_position_embeddings", false, 8192},
+    {"query_pre_attn_scalar", false, 256},
+    {"sliding_window", false, 4096},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -574,6 +604,8 @@ static const struct {
     CLASS("jamba", jamba_defaults),
     CLASS("gpt_neox", gpt_neox_defaults),
     CLASS("phi", phi_defaults),
+    CLASS("flex_olmo", flex_olmo_defaults),
+    CLASS("vaultgemma", vaultgemma_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -129,7 +129,9 @@ enum {
 	FAM_MINIMAX,
 	FAM_JAMBA,
 	FAM_NEOX,
-	FAM_PHI
+	FAM_PHI,
+	FAM_FLEX_OLMO,
+	FAM_VAULTGEMMA
 };
 
 /* The planner's family -> the reference's kind. */
@@ -272,6 +274,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* PhiForCausalLM (phi-2): one LayerNorm before the parallel attention and MLP, q/k/v
 	     * and dense with biases, partial rotary, fc1 / fc2, lm_head with its bias */
 	    {"phi", REF_DENSE, false, 0, FAM_PHI},
+	    /* FlexOlmoForCausalLM: OLMo 2's post norms and full-width q/k norms, OLMoE's
+	     * softmax top-k experts in every layer (cfg_fam.c) */
+	    {"flex_olmo", REF_QWEN2_MOE, true, 0, FAM_FLEX_OLMO},
+	    /* VaultGemmaForCausalLM: Gemma 2 without post_attention_layernorm /
+	     * post_feedforward_layernorm (cfg_gemma.c) */
+	    {"vaultgemma", REF_DENSE, false, 2, FAM_VAULTGEMMA},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -285,7 +293,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;
 			c->olmo3 = map[i].fam == FAM_OLMO3;
 			c->exaone4 = map[i].fam == FAM_EXAONE4;
-			c->olmo2 = map[i].fam == FAM_OLMO2 || c->olmo3 || c->exaone4;
+			c->flex_olmo = map[i].fam == FAM_FLEX_OLMO;
+			c->vaultgemma = map[i].fam == FAM_VAULTGEMMA;
+			c->olmo2 =
+			    map[i].fam == FAM_OLMO2 || c->olmo3 || c->exaone4 || c->flex_olmo;
 			c->qk_norm_full = (c->olmo2 && !c->exaone4) || map[i].fam == FAM_OLMOE;
 			c->norm_free = map[i].fam == FAM_OLMO;
 			c->bamba = map[i].fam == FAM_BAMBA;

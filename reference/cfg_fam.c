@@ -382,9 +382,11 @@ static int parse_olmo2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf 
 	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv != WT_OK)
 		return rv;
-	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5; /* Olmo2Config's default */
+	/* Olmo2Config's default 1e-5, FlexOlmoConfig's 1e-6 */
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : c->flex_olmo ? 1e-6 : 1e-5;
 	c->sandwich = true; /* post_attention_layernorm, post_feedforward_layernorm */
-	return rope_scaling(root, f, "Olmo2ForCausalLM", c, err);
+	return rope_scaling(root, f, c->flex_olmo ? "FlexOlmoForCausalLM" : "Olmo2ForCausalLM", c,
+	                    err);
 }
 
 /* Granite's four multipliers (GraniteConfig: each 1.0 when absent). */

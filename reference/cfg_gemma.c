@@ -363,7 +363,7 @@ int ref_cfg_gemma(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
 		rv = parse_rope(f, &g, c, err);
 	c->norm_off = 1.0f;
 	c->embed_scale = (float)sqrt((double)c->hid);
-	c->sandwich = c->gemma >= 2;
+	c->sandwich = c->gemma >= 2 && !c->vaultgemma; /* VaultGemma: no post norms */
 	if (rv == WT_OK && c->gemma >= 2) {
 		double q = f[G_QPAS].present ? f[G_QPAS].r : 256.0;
 		if (!(q > 0.0))

@@ -264,6 +264,12 @@ typedef struct ref_cfg {
 	 * (rope_scaling included) on the sliding layers; with nope_global (sliding_window
 	 * set) the full_attention layers have none */
 	bool exaone4, nope_global;
+	/* FlexOlmo (cfg_fam.c; olmo2 and qk_norm_full set too): OLMo 2's decoder with OLMoE's
+	 * MoE in every layer; rms_norm_eps defaults to 1e-6 */
+	bool flex_olmo;
+	/* VaultGemma (cfg_gemma.c; gemma 2): Gemma 2 without the post norms (no sandwich;
+	 * the MLP reads pre_feedforward_layernorm) */
+	bool vaultgemma;
 	/* OLMo 2, OLMoE: q_norm / k_norm (qk_norm) are RMSNorms over the whole of q [H*d] and
 	 * k [KV*d], not per head */
 	bool qk_norm_full;

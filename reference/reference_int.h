@@ -79,8 +79,8 @@ static inline const char *ref_mlp_norm(const ref_cfg *c)
 		return "pre_ff_layernorm";
 	if (c->cohere || c->phi) /* the parallel block: the attention's own input norm, on x */
 		return "input_layernorm";
-	return c->sandwich && c->glm == 0 ? "pre_feedforward_layernorm"
-	                                  : "post_attention_layernorm";
+	return (c->sandwich && c->glm == 0) || c->vaultgemma ? "pre_feedforward_layernorm"
+	                                                     : "post_attention_layernorm";
 }
 
 /* Leaves of the sandwich norms (c->sandwich) on the attention output (mlp false)

@@ -22,6 +22,18 @@ static const sm_rule gemma2_rules[] = {
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
 };
 
+/* VaultGemma (VaultGemmaForCausalLM, google/vaultgemma-1b): Gemma 2's decoder without its
+ * post norms (no post_attention_layernorm / post_feedforward_layernorm): input_layernorm
+ * and pre_feedforward_layernorm only, replicated as stored. vLLM has no VaultGemma model;
+ * its table follows Gemma 2's (gemma2.py). */
+static const sm_rule vaultgemma_rules[] = {
+    SM_RULES_TOP,
+    SM_RULE_GEMMA_NORM("input_layernorm"),
+    SM_RULE_GEMMA_NORM("pre_feedforward_layernorm"),
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+};
+
 static const sm_rule gemma3_rules[] = {SM_RULES_GEMMA3_LM("")};
 
 static const char *const gemma2_archs[] = {"Gemma2ForCausalLM", NULL};
@@ -40,6 +52,18 @@ const sm_family shardmap_family_gemma3_text = {
     .archs = gemma3_archs,
     .rules = gemma3_rules,
     .n_rules = SM_NRULES(gemma3_rules),
+    .layer_prefix = "model.layers.",
+    .tie_default = true,
+};
+
+static const char *const vaultgemma_archs[] = {"VaultGemmaForCausalLM", NULL};
+
+/* VaultGemmaConfig ties by default, as Gemma 2's */
+const sm_family shardmap_family_vaultgemma = {
+    .name = "vaultgemma",
+    .archs = vaultgemma_archs,
+    .rules = vaultgemma_rules,
+    .n_rules = SM_NRULES(vaultgemma_rules),
     .layer_prefix = "model.layers.",
     .tie_default = true,
 };

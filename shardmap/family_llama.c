@@ -49,16 +49,9 @@ static const sm_rule glm4_rules[] = {
 /* OLMo 2 (Olmo2ForCausalLM): no input_layernorm; post_attention_layernorm and
  * post_feedforward_layernorm norm the block outputs; q_norm / k_norm span the
  * whole q ([H*d]) and k ([KV*d]) and are replicated in full (SM_RULES_QK_NORM_FULL). */
-#define OLMO2_POST_NORMS                                                                           \
-	SM_RULE(SM_LAYER "post_attention_layernorm.weight",                                        \
-	        SM_LAYER "post_attention_layernorm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0,  \
-	        1, SM_D_HID, SM_D_ANY),                                                            \
-	    SM_RULE(SM_LAYER "post_feedforward_layernorm.weight",                                  \
-	            SM_LAYER "post_feedforward_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,         \
-	            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
 static const sm_rule olmo2_rules[] = {
     SM_RULES_TOP,
-    OLMO2_POST_NORMS,
+    SM_RULES_POST_NORMS,
     SM_RULES_QK_NORM_FULL,
     SM_RULES_ATTN,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
@@ -69,7 +62,7 @@ static const sm_rule olmo2_rules[] = {
  * (Exaone4Attention's Linears have none: a bias is refused as unknown). */
 static const sm_rule exaone4_rules[] = {
     SM_RULES_TOP,
-    OLMO2_POST_NORMS,
+    SM_RULES_POST_NORMS,
     SM_RULES_QK_NORM,
     SM_QKV_W("q", 0, SM_D_Q),
     SM_QKV_W("k", 1, SM_D_KV),

@@ -47,6 +47,19 @@ static const sm_rule olmoe_rules[] = {
     SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
 };
 
+/* FlexOlmo (FlexOlmoForCausalLM, allenai/FlexOlmo-7x7B-1T; vLLM's flex_olmo.py): OLMo 2's
+ * decoder (no input_layernorm, post_attention_layernorm / post_feedforward_layernorm on
+ * the block outputs, q_norm / k_norm over all heads replicated in full) with OLMoE's MoE
+ * in every layer: router mlp.gate, per-expert gate/up/down of intermediate_size. */
+static const sm_rule flex_olmo_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_POST_NORMS,
+    SM_RULES_ATTN,
+    SM_RULES_QK_NORM_FULL,
+    SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
+    SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
+};
+
 /* GraniteMoE (IBM Granite 3.0/3.1 MoE): Llama's attention, every layer MoE with the
  * experts stacked in the checkpoint (block_sparse_moe.input_linear / output_linear); the
  * runtime names are Mixtral's, router included (block_sparse_moe.router.layer ->
@@ -132,6 +145,11 @@ static int olmoe_check(const ckpt_config *cfg, wt_errbuf *err)
 	return all_moe_check(cfg, "num_experts", "OLMoE", err);
 }
 
+static int flex_olmo_check(const ckpt_config *cfg, wt_errbuf *err)
+{
+	return all_moe_check(cfg, "num_experts", "FlexOlmo", err);
+}
+
 static int phimoe_check(const ckpt_config *cfg, wt_errbuf *err)
 {
 	return all_moe_check(cfg, "num_local_experts", "PhiMoE", err);
@@ -199,4 +217,18 @@ const sm_family shardmap_family_phimoe = {
     .layer_is_moe = all_moe,
     .layer_prefix = "model.layers.",
     .check = phimoe_check,
+};
+
+static const char *const flex_olmo_archs[] = {"FlexOlmoForCausalLM", NULL};
+
+/* FlexOlmoConfig (transformers 4.57.1) leaves tie_word_embeddings false; its clip_qkv is
+ * deleted (no clipping) */
+const sm_family shardmap_family_flex_olmo = {
+    .name = "flex_olmo",
+    .archs = flex_olmo_archs,
+    .rules = flex_olmo_rules,
+    .n_rules = SM_NRULES(flex_olmo_rules),
+    .layer_is_moe = all_moe,
+    .layer_prefix = "model.layers.",
+    .check = flex_olmo_check,
 };

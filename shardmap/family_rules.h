@@ -81,6 +81,17 @@
 	    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight",        \
 	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY)
 
+/* OLMo 2's post norms (OLMo 2 / 3, EXAONE 4.0, FlexOlmo): no input_layernorm;
+ * post_attention_layernorm and post_feedforward_layernorm norm the block outputs,
+ * replicated. */
+#define SM_RULES_POST_NORMS                                                                        \
+	SM_RULE(SM_LAYER "post_attention_layernorm.weight",                                        \
+	        SM_LAYER "post_attention_layernorm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0,  \
+	        1, SM_D_HID, SM_D_ANY),                                                            \
+	    SM_RULE(SM_LAYER "post_feedforward_layernorm.weight",                                  \
+	            SM_LAYER "post_feedforward_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,         \
+	            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+
 /* q / k RMSNorm weights over all heads, q_norm [H*d] and k_norm [KV*d] (OLMo 2, OLMoE),
  * replicated in full: engines gather q and k before them under TP. */
 #define SM_RULES_QK_NORM_FULL                                                                      \

@@ -63,6 +63,8 @@ static const sm_family *const families[] = {
     &shardmap_family_jamba,
     &shardmap_family_gpt_neox,
     &shardmap_family_phi,
+    &shardmap_family_flex_olmo,
+    &shardmap_family_vaultgemma,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -394,6 +394,8 @@ extern const sm_family shardmap_family_minimax;
 extern const sm_family shardmap_family_jamba;
 extern const sm_family shardmap_family_gpt_neox;
 extern const sm_family shardmap_family_phi;
+extern const sm_family shardmap_family_flex_olmo;
+extern const sm_family shardmap_family_vaultgemma;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

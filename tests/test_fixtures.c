@@ -453,6 +453,17 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 128 + 2 * 128 + 1000) +
          2 * 2 * (2 * 128 + 4 * (128 * 128 + 128) + 2 * 512 * 128 + 512 + 128),
      128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* flex_olmo: OLMo 2's post norms and q_norm [256] / k_norm [64], no input_layernorm,
+     * router 4x256, 4 experts of gate/up 128x256 and down 256x128 */
+    {"flex_olmo", 45,
+     2 * (2 * 1000 * 256 + 256) +
+         2 * 2 * (2 * 256 + 256 * 256 * 2 + 2 * 64 * 256 + 256 + 64 + 4 * 256 + 4 * 3 * 128 * 256),
+     256, 8, 2, 32, 128, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
+    /* vaultgemma: input_layernorm and pre_feedforward_layernorm only, q 512x256, k / v 256x256,
+     * o 256x512, gate / up 512x256, down 256x512; tied */
+    {"vaultgemma", 20,
+     2 * (1000 * 256 + 256) + 2 * 2 * (2 * 256 + 512 * 256 * 2 + 2 * 256 * 256 + 3 * 512 * 256),
+     256, 8, 4, 64, 512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -613,6 +613,23 @@ mkdir -p "$T/phi_bad" && cp "$T/phi/model.safetensors" "$T/phi_bad/" &&
 "$CTL" plan --model-dir "$T/phi_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "phi with qk_layernorm planned"
 grep -q "qk_layernorm true" "$T/err" || fail "phi qk_layernorm: $(cat "$T/err")"
 rm -rf "$T/phi_bad"
+# FlexOlmo: OLMo 2's norms whole on every rank, no input_layernorm, OLMoE's experts split by
+# EP; an input_layernorm is refused as an unknown tensor
+"$CTL" plan --model-dir "$T/flex_olmo" --tp-size 2 --ep-size 2 --tp-rank 1 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan flex_olmo"
+for l in "model.layers.1.self_attn.qkv_proj.weight *BF16 *\[192, 256\]" "model.layers.1.self_attn.q_norm.weight *BF16 *\[256\]" \
+	"model.layers.1.self_attn.k_norm.weight *BF16 *\[64\]" "model.layers.1.post_feedforward_layernorm.weight *BF16 *\[256\]" \
+	"model.layers.1.mlp.experts.w13_weight *BF16 *\[2, 256, 256\]" "model.layers.1.mlp.gate.weight *BF16 *\[4, 256\]"; do
+	grep -q "$l" "$T/plan" || fail "flex_olmo line $l: $(cat "$T/plan")"
+done
+grep -q "input_layernorm" "$T/plan" && fail "flex_olmo plan has an input_layernorm"
+# VaultGemma: Gemma 2's table without the post norms, tied (no lm_head)
+"$CTL" plan --model-dir "$T/vaultgemma" --tp-size 2 --tp-rank 1 --rank-only >"$T/plan" || fail "plan vaultgemma"
+for l in "model.layers.1.self_attn.qkv_proj.weight *BF16 *\[512, 256\]" "model.layers.1.pre_feedforward_layernorm.weight *BF16 *\[256\]" \
+	"model.layers.1.input_layernorm.weight *BF16 *\[256\]"; do
+	grep -q "$l" "$T/plan" || fail "vaultgemma line $l: $(cat "$T/plan")"
+done
+grep -q "post_attention_layernorm\|lm_head.weight" "$T/plan" && fail "vaultgemma plan has a post norm or lm_head"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry
