@@ -468,6 +468,14 @@ static int add_entry(sm_ctx *x, size_t k, uint32_t r, int64_t i, int64_t j, cons
 	e->i = i;
 	e->j = j;
 	attach_scales(x, e);
+	int64_t ne = x->cfg->num_experts;
+	if ((x->fam->rules[r].flags & SM_F_STACK2) && e->view.ndim == 2 && ne > 0 &&
+	    e->view.shape[0] % ne == 0) { /* [E*a, b] is [E, a, b]; else the shape check names it */
+		e->view.ndim = 3;
+		e->view.shape[2] = e->view.shape[1];
+		e->view.shape[1] = e->view.shape[0] / ne;
+		e->view.shape[0] = ne;
+	}
 	shardmap_mx_entry(x, e); /* MXFP4: the [..., N, K] view and X_scales */
 	e->rt = strdup(rt);
 	e->canon = cn != t->name ? strdup(cn) : NULL;
