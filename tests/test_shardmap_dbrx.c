@@ -271,7 +271,7 @@ static void test_dbrx_errors(void **state)
 	tm_model *m = tm_dbrx();
 	tm_remove(m, W2);
 	tm_add2(m, W2, NE * IE, 64);
-	fx_refused(m, DB_CFG(""), WT_ESHAPE, "mlp.w2", "fix config.json");
+	fx_refused(m, DB_CFG(""), WT_ESHAPE, "shape [256, 64] (an expert stack", "[4, 128, 64]");
 	m = tm_dbrx();
 	tm_remove(m, V1);
 	tm_add2(m, V1, NE * IE + 1, HID);
