@@ -10,8 +10,8 @@
  * every family reads (num_key_value_heads, rope_theta, clip_qkv, num_local_experts,
  * num_experts_per_tok, moe_intermediate_size and intermediate_size = ffn_hidden_size,
  * moe_normalize_expert_weights), before the class defaults fill what is absent. A nested
- * config that is not an object, and tie_word_embeddings true (DbrxConfig raises on it), are
- * refused naming the key.
+ * config that is not an object, tie_word_embeddings true (DbrxConfig raises on it) and an
+ * ffn_act_fn other than silu (vLLM's experts run silu) are refused naming the key.
  */
 #include <string.h>
 
@@ -64,6 +64,19 @@ int config_dbrx_keys(json_t *v, wt_errbuf *err)
 	int rv = nested(v, "attn_config", &a, err);
 	if (rv == WT_OK)
 		rv = nested(v, "ffn_config", &f, err);
+	/* vLLM's dbrx.py runs every expert as silu(x w1^T) * (x v1^T) (fused_moe), whatever
+	 * ffn_act_fn says */
+	json_t *act = f ? json_object_get(f, "ffn_act_fn") : NULL;
+	const char *an =
+	    json_is_object(act) ? json_string_value(json_object_get(act, "name")) : NULL;
+	if (rv == WT_OK && act != NULL && !json_is_null(act) &&
+	    (an == NULL || strcmp(an, "silu") != 0))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: ffn_config.ffn_act_fn is not {\"name\": \"silu\"} "
+		    "(%s); vLLM's dbrx.py runs its experts with silu: set it so or remove "
+		    "it",
+		    an ? an : "no name");
 	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]) && rv == WT_OK; i++)
 		rv = set_from(v, v, top[i][0], top[i][1], err);
 	for (size_t i = 0; i < sizeof(attn) / sizeof(attn[0]) && rv == WT_OK; i++)

@@ -259,6 +259,14 @@ static void test_dbrx_config(void **state)
 	static const char tied[] = "{" DB_TOP ",\"tie_word_embeddings\":true}";
 	assert_int_equal(ckpt_config_parse(tied, strlen(tied), &c, &err), WT_EUNSUPPORTED);
 	assert_non_null(strstr(err.msg, "tie_word_embeddings true"));
+	static const char gelu[] =
+	    "{" DB_TOP ",\"ffn_config\":{\"ffn_act_fn\":{\"name\":\"gelu\"}}}";
+	assert_int_equal(ckpt_config_parse(gelu, strlen(gelu), &c, &err), WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "ffn_act_fn is not {\"name\": \"silu\"} (gelu)"));
+	static const char silu[] =
+	    "{" DB_TOP ",\"ffn_config\":{\"ffn_act_fn\":{\"name\":\"silu\"}}}";
+	assert_int_equal(ckpt_config_parse(silu, strlen(silu), &c, &err), WT_OK);
+	ckpt_config_clear(&c);
 	static const char flat[] = "{" DB_TOP ",\"attn_config\":4}";
 	assert_int_equal(ckpt_config_parse(flat, strlen(flat), &c, &err), WT_ECORRUPT);
 	assert_non_null(strstr(err.msg, "'attn_config' is not an object"));
