@@ -552,6 +552,20 @@ static const class_default vaultgemma_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* DbrxConfig's (transformers 4.57.1), under the names config_dbrx.c lays DBRX's keys onto:
+ * d_model 2048, n_heads 16, n_layers 24, max_seq_len 2048, vocab_size 32000; DbrxAttentionConfig's
+ * kv_n_heads 1, rope_theta 10000 (clip_qkv None: absent); DbrxFFNConfig's ffn_hidden_size 3584,
+ * moe_num_experts 4, moe_top_k 1, moe_normalize_expert_weights 1.0. Untied (tie_word_embeddings
+ * true is refused). */
+static const class_default dbrx_defaults[] = {
+    {"hidden_size", false, 2048},       {"num_attention_heads", false, 16},
+    {"num_hidden_layers", false, 24},   {"max_position_embeddings", false, 2048},
+    {"vocab_size", false, 32000},       {"num_key_value_heads", false, 1},
+    {"rope_theta", true, 10000.0},      {"moe_intermediate_size", false, 3584},
+    {"intermediate_size", false, 3584}, {"num_local_experts", false, 4},
+    {"num_experts_per_tok", false, 1},  {"moe_normalize_expert_weights", true, 1.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -606,6 +620,7 @@ static const struct {
     CLASS("phi", phi_defaults),
     CLASS("flex_olmo", flex_olmo_defaults),
     CLASS("vaultgemma", vaultgemma_defaults),
+    CLASS("dbrx", dbrx_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

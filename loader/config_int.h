@@ -44,4 +44,9 @@ const class_default *config_class_defaults(const char *mt, size_t *n);
  * per layer; else WT_EUNSUPPORTED / WT_ECORRUPT naming the key) (config_hunyuan.c). */
 int config_hunyuan_lists(json_t *v, wt_errbuf *err);
 
+/* DBRX (model_type dbrx): DbrxConfig's d_model / n_heads / n_layers / max_seq_len and its
+ * nested attn_config / ffn_config keys laid over view v under the names the loader reads
+ * (config_dbrx.c); a nested config not an object or tie_word_embeddings true refused. */
+int config_dbrx_keys(json_t *v, wt_errbuf *err);
+
 #endif

@@ -131,7 +131,8 @@ enum {
 	FAM_NEOX,
 	FAM_PHI,
 	FAM_FLEX_OLMO,
-	FAM_VAULTGEMMA
+	FAM_VAULTGEMMA,
+	FAM_DBRX
 };
 
 /* The planner's family -> the reference's kind. */
@@ -280,6 +281,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* VaultGemmaForCausalLM: Gemma 2 without post_attention_layernorm /
 	     * post_feedforward_layernorm (cfg_gemma.c) */
 	    {"vaultgemma", REF_DENSE, false, 2, FAM_VAULTGEMMA},
+	    /* DbrxForCausalLM: Mixtral's math under DBRX's names (dbrx.c), bias-free
+	     * LayerNorms, Wqkv as Phi-3's qkv_proj with clip_qkv, renormalised softmax top-k
+	     * (cfg_dbrx.c) */
+	    {"dbrx", REF_MIXTRAL, false, 0, FAM_DBRX},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -345,6 +350,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			if (c->phi) /* StarCoder2's norms and MLP, the parallel block, lm_head.bias
 			             */
 				c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias = true;
+			c->dbrx = map[i].fam == FAM_DBRX;
+			if (c->dbrx) /* PhiMoE's LayerNorms, Phi-3's qkv_proj */
+				c->layernorm = c->fused_ckpt = true;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -596,6 +604,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_jamba(c, arch, json, len, err);
 	else if (c->neox || c->phi)
 		rv = ref_cfg_neox(c, arch, json, len, err);
+	else if (c->dbrx)
+		rv = ref_cfg_dbrx(c, arch, json, len, err);
 	else if (c->hunyuan)
 		rv = ref_cfg_hunyuan(c, arch, json, len, err);
 	else if (c->gpt_oss)

@@ -427,9 +427,9 @@ static int parse_bamba(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf 
 	return rope_scaling(root, f, "BambaForCausalLM", c, err);
 }
 
-/* clip_qkv of OLMo 1 / OLMoE: null or absent = none (c->clip_qkv 0), else a positive
- * finite bound. */
-static int parse_clip_qkv(json_t *root, ref_cfg *c, wt_errbuf *err)
+/* clip_qkv of OLMo 1 / OLMoE (and DBRX's, cfg_dbrx.c): null or absent = none (c->clip_qkv
+ * 0), else a positive finite bound. */
+int ref_cfg_clip_qkv(json_t *root, ref_cfg *c, wt_errbuf *err)
 {
 	json_t *v = ref_lm_get(root, "clip_qkv");
 	c->clip_qkv = 0.0;
@@ -449,7 +449,7 @@ static int parse_olmoe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf 
 {
 	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv == WT_OK)
-		rv = parse_clip_qkv(root, c, err);
+		rv = ref_cfg_clip_qkv(root, c, err);
 	if (rv != WT_OK)
 		return rv;
 	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5;
@@ -462,7 +462,7 @@ static int parse_olmo(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *
 {
 	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
 	if (rv == WT_OK)
-		rv = parse_clip_qkv(root, c, err);
+		rv = ref_cfg_clip_qkv(root, c, err);
 	if (rv != WT_OK)
 		return rv;
 	c->eps = 1e-5;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "reference/ckpt.h"
+#include "reference/reference_int.h"
 
 /*
  * Qwen3-Next's linear-attention sizes and layers as the planner reads them
@@ -318,8 +319,12 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = g4_layers(cc, &c, true, err);
 	if (fam != NULL && strcmp(fam, "jamba") == 0)
 		rv = jb_layers(cc, &c, err);
+	char *flat = NULL; /* DBRX: its nested keys laid over the top level (cfg_dbrx.c) */
+	if (rv == WT_OK && fam != NULL && strcmp(fam, "dbrx") == 0)
+		rv = ref_dbrx_json(json, len, &flat, &len, err);
 	if (rv == WT_OK)
-		rv = ref_cfg_finish(&c, fam, cc->architecture, json, len, err);
+		rv = ref_cfg_finish(&c, fam, cc->architecture, flat ? flat : json, len, err);
+	free(flat);
 	if (rv == WT_OK)
 		*out = c;
 	return rv;

@@ -441,6 +441,14 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
+	if (c->dbrx && ref_set_find(ck, "transformer.wte.weight") != NULL) {
+		ref_set r = {0}; /* the checkpoint under Mixtral's names (dbrx.c) */
+		int rv = ref_dbrx_rename(c, ck, &r, err);
+		if (rv == WT_OK)
+			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
+		ref_set_clear(&r);
+		return rv;
+	}
 	ref_bufs b;
 	int rv = ref_bufs_alloc(&b, c, n_tok, tokens, err);
 	if (rv != WT_OK)

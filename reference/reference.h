@@ -426,6 +426,10 @@ typedef struct ref_cfg {
 	 * (mlp.fc1 / fc2 read as c_fc / c_proj), self_attn.dense as o_proj, model.final_layernorm
 	 * as model.norm, lm_head.bias added (lm_bias), RoPE on the first rot_dim dims */
 	bool phi;
+	/* DBRX (cfg_dbrx.c, dbrx.c; kind REF_MIXTRAL): its tensors renamed onto Mixtral's
+	 * (ref_dbrx_rename: zero biases for its bias-free LayerNorms, the 2-D expert stacks
+	 * split per expert, w2 transposed), Phi-3's qkv_proj (fused_ckpt), OLMo's clip_qkv */
+	bool dbrx;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -362,6 +362,17 @@ int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_
  * table); with ckpt, query_key_value's [H, 3, d] rows reordered into [q; k; v]. On failure
  * out is left empty. */
 int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
+/* clip_qkv of OLMo 1 / OLMoE / DBRX (config.json's language-model key): null or absent =
+ * none (c->clip_qkv 0), else a positive finite bound (cfg_fam.c). */
+int ref_cfg_clip_qkv(json_t *root, ref_cfg *c, wt_errbuf *err);
+/* DBRX: config.json text with attn_config / ffn_config laid over the top level as the loader
+ * lays them (malloc'd into *out; free it), and the Mixtral switches read from that text
+ * (cfg_dbrx.c). */
+int ref_dbrx_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
+int ref_cfg_dbrx(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Set in's tensors (a DBRX checkpoint or rank) into the empty set out under Mixtral's names
+ * (dbrx.c). */
+int ref_dbrx_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
 int ref_nogate_mlp(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                    const float *h, float *y, float *scratch, wt_errbuf *err);
 int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);

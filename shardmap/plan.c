@@ -128,6 +128,15 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 		char have[160], exp[160];
 		shape_text(t->shape, t->ndim, have, sizeof(have));
 		shape_text(want, r->ndim, exp, sizeof(exp));
+		const ckpt_tensor *st = ckpt_tensor_at(x->c, e->t);
+		if ((r->flags & SM_F_STACK2) && st->ndim == 2) /* DBRX: the 2-D stack as stored */
+			return wt_seterr(
+			    err, WT_ESHAPE,
+			    "tensor '%s': shape [%" PRId64 ", %" PRId64
+			    "] (an expert stack [E*a, b], viewed %s) disagrees with "
+			    "config.json, which implies %s (-1 = any); fix config.json "
+			    "or the checkpoint",
+			    t->name, st->shape[0], st->shape[1], have, exp);
 		return wt_seterr(
 		    err, WT_ESHAPE,
 		    "tensor '%s': shape %s disagrees with config.json, which implies %s "
@@ -468,6 +477,14 @@ static int add_entry(sm_ctx *x, size_t k, uint32_t r, int64_t i, int64_t j, cons
 	e->i = i;
 	e->j = j;
 	attach_scales(x, e);
+	int64_t ne = x->cfg->num_experts;
+	if ((x->fam->rules[r].flags & SM_F_STACK2) && e->view.ndim == 2 && ne > 0 &&
+	    e->view.shape[0] % ne == 0) { /* [E*a, b] is [E, a, b]; else the shape check names it */
+		e->view.ndim = 3;
+		e->view.shape[2] = e->view.shape[1];
+		e->view.shape[1] = e->view.shape[0] / ne;
+		e->view.shape[0] = ne;
+	}
 	shardmap_mx_entry(x, e); /* MXFP4: the [..., N, K] view and X_scales */
 	e->rt = strdup(rt);
 	e->canon = cn != t->name ? strdup(cn) : NULL;

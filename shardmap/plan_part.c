@@ -496,6 +496,31 @@ static int part_expert_w13_stacked(const part_req *req)
 	return expert_w13(req, true);
 }
 
+/* Expert w13 from two stacked sources (DBRX's w1 = gate, part 0, and v1 = up, part 1, each
+ * [E, Ie, hid]): rows [j*Ie + r*Il, +Il) of each, as vLLM's dbrx.py weight_loader writes
+ * w13_weight[:, 0:Il] and [:, Il:2*Il] of its local experts. */
+static int part_expert_w13_two(const part_req *req)
+{
+	if (req->n_parts != 2)
+		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': experts missing", req->rt);
+	part_req one = *req;
+	one.n_parts = 1;
+	expert_span s;
+	int rv = expert_span_of(&one, 0, &s);
+	uint32_t first = req->ctx->l->w13_up_gate ? 1 : 0;
+	int64_t ie = req->ctx->dm.moe_inter;
+	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++)
+		for (uint32_t half = 0; half < 2 && rv == WT_OK; half++) {
+			uint32_t which = half == 0 ? first : 1 - first;
+			rv =
+			    push(req, shardmap_rows_piece(which, (s.start + slot) * ie + s.inter_at,
+			                                  s.inter, slot));
+		}
+	if (rv == WT_OK)
+		geo_experts(req->geom, s.count, 2 * s.inter, req->ctx->dm.hidden);
+	return rv;
+}
+
 /* Expert w2 (down, [hid, Ie]): columns of each local expert under TP, whole under EP. */
 static int part_expert_w2(const part_req *req)
 {
@@ -697,6 +722,7 @@ static const part_fn part_rules[] = {
     [SM_K_ROWS3] = part_thirds,
     [SM_K_MAMBA] = part_mamba,
     [SM_K_QKVH] = part_qkv_heads,
+    [SM_K_EXPGU] = part_expert_w13_two,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

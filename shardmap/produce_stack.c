@@ -32,8 +32,23 @@
 #include "shardmap/quant_f8.h"
 #include "shardmap/quant_mx.h"
 
-bool sm_stack_of(const sm_src *src, const ckpt_tensor *t, sm_stack *st)
+/* t as its source reads it: a 2-D stack [E*K, N] (SM_F_STACK2) as [E, K, N] in *tmp */
+static const ckpt_tensor *stack_view(const sm_src *src, const ckpt_tensor *t, ckpt_tensor *tmp)
 {
+	if (src->e2d <= 0 || t->ndim != 2 || t->shape[0] % src->e2d != 0)
+		return t;
+	*tmp = *t;
+	tmp->ndim = 3;
+	tmp->shape[0] = src->e2d;
+	tmp->shape[1] = t->shape[0] / src->e2d;
+	tmp->shape[2] = t->shape[1];
+	return tmp;
+}
+
+bool sm_stack_of(const sm_src *src, const ckpt_tensor *t0, sm_stack *st)
+{
+	ckpt_tensor tmp;
+	const ckpt_tensor *t = stack_view(src, t0, &tmp);
 	int64_t vrows;
 	switch (src->mode) {
 	case SM_SRC_TRANS:
@@ -153,7 +168,8 @@ int sm_prod_load_stack(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 {
 	const sm_src *src = &g->srcs[s];
 	loaded *ld = &pr->ld[s];
-	const ckpt_tensor *t = ld->t;
+	ckpt_tensor tmp;
+	const ckpt_tensor *t = stack_view(src, ld->t, &tmp);
 	part pt = {.t = *t, .e0 = 0, .off = 0};
 	sm_stack st;
 	if (sm_stack_of(src, t, &st)) {
@@ -171,7 +187,7 @@ int sm_prod_load_stack(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		return wt_seterr(err, WT_ENOMEM,
 		                 "tensor '%s': out of memory reading %" PRIu64 " bytes", t->name,
 		                 pt.t.nbytes);
-	int rv = ckpt_read(pr->c, t, pt.off, pr->raw[s].p, pt.t.nbytes, err);
+	int rv = ckpt_read(pr->c, ld->t, pt.off, pr->raw[s].p, pt.t.nbytes, err);
 	if (rv != WT_OK)
 		return rv;
 	ld->base = pr->raw[s].p;

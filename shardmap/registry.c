@@ -65,6 +65,7 @@ static const sm_family *const families[] = {
     &shardmap_family_phi,
     &shardmap_family_flex_olmo,
     &shardmap_family_vaultgemma,
+    &shardmap_family_dbrx,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -59,6 +59,9 @@ typedef enum {
 	               conv1d [x; B; C] (SM_D_MCONV), weight or bias: each segment's rows
 	               split by tp, B and C whole on every rank when tp does not divide
 	               mamba_n_groups (1), as vLLM's MambaMixer2 loads them */
+	SM_K_EXPGU, /* expert gate (part 0) and up (part 1) each stacked in the checkpoint, two
+	               sources [E, Ie, hid] (DBRX's w1 / v1, stored 2-D [E*Ie, hid]): as
+	               SM_K_EXP13 */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -181,7 +184,10 @@ enum {
 	SM_F_TRANS = 1u << 4,
 	/* {i} is a Qwen3-VL deepstack merger (len(vision_config.deepstack_visual_indexes)), not
 	 * a layer */
-	SM_F_DEEP = 1u << 5
+	SM_F_DEEP = 1u << 5,
+	/* a stack stored 2-D [E*a, b] (DBRX's experts.mlp.w1 / v1 / w2): viewed [E, a, b] (then
+	 * as SM_F_TRANS says), num_experts from config.json */
+	SM_F_STACK2 = 1u << 6
 };
 
 typedef struct sm_rule {
@@ -396,6 +402,7 @@ extern const sm_family shardmap_family_gpt_neox;
 extern const sm_family shardmap_family_phi;
 extern const sm_family shardmap_family_flex_olmo;
 extern const sm_family shardmap_family_vaultgemma;
+extern const sm_family shardmap_family_dbrx;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
@@ -474,6 +481,7 @@ typedef struct sm_src {
 	bool whole;     /* read whole (scales, dequantized sources), not by rows; an expert
 	                   stack (produce_stack.c) only the experts the ranks need */
 	bool deint;     /* SM_SRC_DQ_MX, SM_SRC_TRANS: gate/up rows de-interleaved (SM_K_EXP13I) */
+	int64_t e2d;    /* > 0: a stack stored 2-D [E*K, N], read as [E, K, N] (SM_F_STACK2) */
 } sm_src;
 
 /* Output kinds. */

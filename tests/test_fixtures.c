@@ -464,6 +464,12 @@ static const fam_expect fams[] = {
     {"vaultgemma", 20,
      2 * (1000 * 256 + 256) + 2 * 2 * (2 * 256 + 512 * 256 * 2 + 2 * 256 * 256 + 3 * 512 * 256),
      256, 8, 4, 64, 512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* dbrx: norm_1 / norm_2 (no bias), Wqkv 384x256, out_proj 256x256, router 4x256, the
+     * 2-D stacks w1 / v1 / w2 [4*128, 256]; wte, norm_f, lm_head (untied) */
+    {"dbrx", 19,
+     2 * (2 * 1000 * 256 + 256) +
+         2 * 2 * (2 * 256 + 384 * 256 + 256 * 256 + 4 * 256 + 3 * 4 * 128 * 256),
+     256, 8, 2, 32, 128, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

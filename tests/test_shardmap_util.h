@@ -628,6 +628,7 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
 		case SM_K_EXP13S:
 		case SM_K_EXP2S:
 		case SM_K_EXP13I:
+		case SM_K_EXPGU:
 		case SM_K_EXPB13:
 			return P == 1 ? 1 : T;
 		case SM_K_EXPB2: /* whole per expert on every tp rank */
@@ -685,6 +686,11 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 				if (mode == SM_SRC_DQ_MX) {
 					cols = ct->shape[ct->ndim - 2] * 32;
 					rows = (int64_t)ct->nbytes * 2 / cols;
+				} else if ((mode == SM_SRC_TRANS || mode == SM_SRC_DQ_TRANS) &&
+				           g->srcs[pc->src].e2d > 0) {
+					/* DBRX's 2-D [E*K, N] as [E*N, K] */
+					cols = ct->shape[0] / g->srcs[pc->src].e2d;
+					rows = g->srcs[pc->src].e2d * ct->shape[1];
 				} else if (mode == SM_SRC_TRANS || mode == SM_SRC_DQ_TRANS) {
 					/* [E, K, N] as [E*N, K] */
 					cols = ct->shape[1];

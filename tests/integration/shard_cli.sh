@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -630,6 +630,28 @@ for l in "model.layers.1.self_attn.qkv_proj.weight *BF16 *\[512, 256\]" "model.l
 	grep -q "$l" "$T/plan" || fail "vaultgemma line $l: $(cat "$T/plan")"
 done
 grep -q "post_attention_layernorm\|lm_head.weight" "$T/plan" && fail "vaultgemma plan has a post norm or lm_head"
+# DBRX: Wqkv by heads (KV 2 whole at TP 2), out_proj by columns, the 2-D stacks w1 / v1 made
+# each expert's [gate_r; up_r] rows of w13_weight, w2 transposed into w2_weight [E, hid, Il];
+# EP 2 gives whole experts; an ffn_act_fn other than silu refused (vLLM's experts run silu)
+"$CTL" plan --model-dir "$T/dbrx" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan dbrx"
+for l in "transformer.blocks.1.norm_attn_norm.attn.Wqkv.weight *I8 *\[192, 256\]" \
+	"transformer.blocks.1.norm_attn_norm.attn.out_proj.weight *I8 *\[256, 128\]" \
+	"transformer.blocks.1.ffn.experts.w13_weight *I8 *\[4, 128, 256\]" \
+	"transformer.blocks.1.ffn.experts.w2_weight *I8 *\[4, 256, 64\]" \
+	"transformer.blocks.1.ffn.router.layer.weight *BF16 *\[4, 256\]" "lm_head.weight *BF16 *\[512, 256\]"; do
+	grep -q "$l" "$T/plan" || fail "dbrx line $l: $(cat "$T/plan")"
+done
+"$CTL" plan --model-dir "$T/dbrx" --ep-size 2 --ep-rank 1 --rank-only >"$T/plan" || fail "plan dbrx ep"
+for l in "transformer.blocks.0.ffn.experts.w13_weight *BF16 *\[2, 256, 256\]" \
+	"transformer.blocks.0.ffn.experts.w2_weight *BF16 *\[2, 256, 128\]"; do
+	grep -q "$l" "$T/plan" || fail "dbrx ep line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/dbrx_bad" && cp "$T/dbrx/model.safetensors" "$T/dbrx_bad/" &&
+	sed 's/"name": "silu"/"name": "gelu"/' "$T/dbrx/config.json" >"$T/dbrx_bad/config.json"
+"$CTL" plan --model-dir "$T/dbrx_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "dbrx with gelu experts planned"
+grep -q "ffn_config.ffn_act_fn" "$T/err" || fail "dbrx ffn_act_fn: $(cat "$T/err")"
+rm -rf "$T/dbrx_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -46,6 +46,10 @@ GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
 Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
 by rows with its bias, lm_head.bias as PhiMoE's (vocab rows, zero padding).
+DBRX (vLLM's dbrx.py): transformer.* names kept; attn.Wqkv [q; k; v] cut as Phi-3's
+qkv_proj, attn.out_proj by columns, transformer.wte by vocabulary rows; the experts' 2-D
+stacks w1 / v1 / w2 [E*Ie, hid] are Mixtral's experts.{j}.w1 / w3 / w2 once viewed [E, Ie,
+hid] and w2 transposed per expert, as DbrxExperts.weight_loader writes them (unstack_dbrx).
 Granite 4.0 (vLLM's mamba_mixer2.py, MambaMixer2): the Mamba2 mixer's in_proj rows are five
 segments [z (Im); x (Im); B (G*N); C (G*N); dt (Hm)] and conv1d's channels (weight and bias)
 three [x; B; C], each split in T, but B and C are whole on every rank when T does not divide
@@ -116,6 +120,20 @@ def unstack_granite(src):
                 out[f"{b}experts.{j}.w3.weight"] = (dt, up)
             else:
                 out[f"{b}experts.{j}.w2.weight"] = (dt, a[j])
+    return out
+
+def unstack_dbrx(src, E):
+    """ffn.experts.mlp.w1 / v1 / w2 [E*Ie, hid] -> ffn.experts.{j}.w1 / w3 / w2.weight (w2
+    transposed: [hid, Ie]), the names and layout of Mixtral's experts."""
+    out = {}
+    for k, (dt, a) in src.items():
+        m = re.match(r"(.*\.ffn\.experts\.)mlp\.(w1|v1|w2)$", k)
+        if not m:
+            out[k] = (dt, a); continue
+        b, what = m.groups()
+        for j, w in enumerate(a.reshape(E, -1, a.shape[1])):
+            leaf = {"w1": "w1", "v1": "w3", "w2": "w2"}[what]
+            out[f"{b}{j}.{leaf}.weight"] = (dt, np.ascontiguousarray(w.T) if what == "w2" else w)
     return out
 
 E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
@@ -439,7 +457,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 if up_gate: part = 1 - part
                 stack.setdefault(base + ".w13_weight", {}).setdefault(j, {})[part] = pieces_rows(name, off, Il)
             continue
-        if name in ("model.embed_tokens.weight", "lm_head.weight", "embeddings.word_embeddings.weight"):
+        if name in ("model.embed_tokens.weight", "lm_head.weight", "embeddings.word_embeddings.weight",
+                    "transformer.wte.weight"):
             import math
             mm = pad * T // math.gcd(pad, T)
             Vp = (V + mm - 1) // mm * mm; Vl = Vp // T; lo, hi = r * Vl, r * Vl + Vl
@@ -453,7 +472,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             real = max(0, min(V - r * per, per))
             add(name, (pieces_rows(name, r * per, real) if real else [])
                 + ([("zero", per - real)] if real < per else [])); continue
-        if name.endswith("self_attn.qkv_proj.weight"):  # Phi-3: [q; k; v] in one tensor
+        if arch == "DbrxForCausalLM" and name.endswith("attn.out_proj.weight"):
+            add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallelLinear
+        if name.endswith(("self_attn.qkv_proj.weight", "attn.Wqkv.weight")):
+            # Phi-3, DBRX: [q; k; v] in one tensor
             qa, ka = H * d, KV * d
             add(name, pieces_rows(name, r * Hl * d, Hl * d)
                 + pieces_rows(name, qa + ks * KVl * d, KVl * d)
@@ -548,6 +570,12 @@ def main():
         src = unstack_gpt_oss(src)
     if cfg["architectures"][0].startswith(("Llama4", "Qwen3VLMoe")):  # the same bmm stacks
         src = unstack_llama4(src)
+    if cfg["model_type"] == "dbrx":  # DbrxConfig's names, nested attn_config / ffn_config
+        a, f = cfg.get("attn_config", {}), cfg.get("ffn_config", {})
+        cfg = dict(cfg, hidden_size=cfg["d_model"], num_attention_heads=cfg["n_heads"],
+                   num_hidden_layers=cfg["n_layers"], num_key_value_heads=a.get("kv_n_heads", 1),
+                   num_local_experts=f.get("moe_num_experts", 4), tie_word_embeddings=False)
+        src = unstack_dbrx(src, cfg["num_local_experts"])
     lm_prefix = ""
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
