@@ -522,6 +522,21 @@ static const class_default phi_defaults[] = {
     {"num_attention_heads", false, 32}, {"max_position_embeddings", false, 2048},
 };
 
+/* StableLmConfig's (transformers 4.57.1): stablelm-3b-4e1t-like dims (50304 / 2560 / 32 / 32 /
+ * 6912); num_key_value_heads 32; rope_theta 10000; layer_norm_eps 1e-5 and
+ * partial_rotary_factor 0.25 are the reference's (cfg_stablelm.c); use_qkv_bias,
+ * qk_layernorm and use_parallel_residual false as the loader's. */
+static const class_default stablelm_defaults[] = {
+    {"vocab_size", false, 50304},
+    {"hidden_size", false, 2560},
+    {"intermediate_size", false, 6912},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"max_position_embeddings", false, 4096},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -574,6 +589,7 @@ static const struct {
     CLASS("jamba", jamba_defaults),
     CLASS("gpt_neox", gpt_neox_defaults),
     CLASS("phi", phi_defaults),
+    CLASS("stablelm", stablelm_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

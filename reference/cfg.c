@@ -129,7 +129,8 @@ enum {
 	FAM_MINIMAX,
 	FAM_JAMBA,
 	FAM_NEOX,
-	FAM_PHI
+	FAM_PHI,
+	FAM_STABLELM
 };
 
 /* The planner's family -> the reference's kind. */
@@ -272,6 +273,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* PhiForCausalLM (phi-2): one LayerNorm before the parallel attention and MLP, q/k/v
 	     * and dense with biases, partial rotary, fc1 / fc2, lm_head with its bias */
 	    {"phi", REF_DENSE, false, 0, FAM_PHI},
+	    /* StableLmForCausalLM: Llama's decoder with LayerNorms (biases), q/k/v biases,
+	     * partial rotary (cfg_neox.c) */
+	    {"stablelm", REF_DENSE, false, 0, FAM_STABLELM},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -334,6 +338,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			if (c->phi) /* StarCoder2's norms and MLP, the parallel block, lm_head.bias
 			             */
 				c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias = true;
+			c->stablelm = map[i].fam == FAM_STABLELM;
+			c->layernorm = c->layernorm || c->stablelm;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -583,7 +589,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
-	else if (c->neox || c->phi)
+	else if (c->neox || c->phi || c->stablelm)
 		rv = ref_cfg_neox(c, arch, json, len, err);
 	else if (c->hunyuan)
 		rv = ref_cfg_hunyuan(c, arch, json, len, err);

@@ -420,6 +420,10 @@ typedef struct ref_cfg {
 	 * (mlp.fc1 / fc2 read as c_fc / c_proj), self_attn.dense as o_proj, model.final_layernorm
 	 * as model.norm, lm_head.bias added (lm_bias), RoPE on the first rot_dim dims */
 	bool phi;
+	/* StableLM (cfg_neox.c; kind REF_DENSE, Llama's math and names): LayerNorms with biases
+	 * (layernorm), q/k/v biases where the checkpoint has them, RoPE on the first rot_dim
+	 * dims */
+	bool stablelm;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -453,6 +453,12 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 128 + 2 * 128 + 1000) +
          2 * 2 * (2 * 128 + 4 * (128 * 128 + 128) + 2 * 512 * 128 + 512 + 128),
      128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* stablelm: LayerNorm weights and biases [256] (model.norm's too), q/k/v with their
+     * biases (use_qkv_bias), o_proj, gate / up / down 512x256 without */
+    {"stablelm", 32,
+     2 * (2 * 1000 * 256 + 2 * 256) +
+         2 * 2 * (4 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 256 + 2 * 64 + 3 * 512 * 256),
+     256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -626,6 +632,9 @@ static void check_family(const fam_expect *e, const char *root)
 	}
 	if (strcmp(e->name, "nemotron") == 0) /* the fixture's q/k/v/o biases, no MLP biases */
 		assert_true(cfg->attention_bias && !cfg->mlp_bias);
+	if (strcmp(e->name, "stablelm") == 0) /* use_qkv_bias read into attention_bias */
+		assert_true(cfg->attention_bias && !cfg->qk_layernorm &&
+		            !cfg->use_parallel_residual);
 	if (strcmp(e->name, "minimax") == 0) { /* layer_types of the two kinds */
 		assert_true(cfg->has_layer_types);
 		assert_int_equal(cfg->n_layer_types, 4);
