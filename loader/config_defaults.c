@@ -537,6 +537,21 @@ static const class_default stablelm_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* MinistralConfig's (transformers 4.57.1): Mistral-7B-like dims (32000 / 4096 / 32 / 32 / 8 /
+ * 14336); head_dim None is hidden_size / num_attention_heads; sliding_window 4096 (the
+ * reference's: layer_types absent is every layer sliding then); untied. */
+static const class_default ministral_defaults[] = {
+    {"vocab_size", false, 32000},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 131072},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -590,6 +605,7 @@ static const struct {
     CLASS("gpt_neox", gpt_neox_defaults),
     CLASS("phi", phi_defaults),
     CLASS("stablelm", stablelm_defaults),
+    CLASS("ministral", ministral_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -130,7 +130,8 @@ enum {
 	FAM_JAMBA,
 	FAM_NEOX,
 	FAM_PHI,
-	FAM_STABLELM
+	FAM_STABLELM,
+	FAM_MINISTRAL
 };
 
 /* The planner's family -> the reference's kind. */
@@ -276,6 +277,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* StableLmForCausalLM: Llama's decoder with LayerNorms (biases), q/k/v biases,
 	     * partial rotary (cfg_neox.c) */
 	    {"stablelm", REF_DENSE, false, 0, FAM_STABLELM},
+	    /* MinistralForCausalLM: Mistral's decoder, the sliding mask on layer_types'
+	     * sliding_attention layers (cfg_smollm3.c) */
+	    {"ministral", REF_DENSE, false, 0, FAM_MINISTRAL},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -340,6 +344,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 				c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias = true;
 			c->stablelm = map[i].fam == FAM_STABLELM;
 			c->layernorm = c->layernorm || c->stablelm;
+			c->ministral = map[i].fam == FAM_MINISTRAL;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -611,6 +616,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_exaone4(c, arch, json, len, err);
 	else if (c->smollm3)
 		rv = ref_cfg_smollm3(c, arch, json, len, err);
+	else if (c->ministral)
+		rv = ref_cfg_ministral(c, arch, json, len, err);
 	else if (c->nogate)
 		rv = ref_cfg_nogate(c, arch, json, len, err);
 	else if (c->lfm2)

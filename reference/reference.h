@@ -424,6 +424,9 @@ typedef struct ref_cfg {
 	 * (layernorm), q/k/v biases where the checkpoint has them, RoPE on the first rot_dim
 	 * dims */
 	bool stablelm;
+	/* Ministral (cfg_smollm3.c; kind REF_DENSE, Llama's math): layer i uses the sliding window
+	 * when bit i of local_mask is set (local_masked; layer_types) */
+	bool ministral;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

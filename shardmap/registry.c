@@ -64,6 +64,7 @@ static const sm_family *const families[] = {
     &shardmap_family_gpt_neox,
     &shardmap_family_phi,
     &shardmap_family_stablelm,
+    &shardmap_family_ministral,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -398,6 +398,7 @@ extern const sm_family shardmap_family_jamba;
 extern const sm_family shardmap_family_gpt_neox;
 extern const sm_family shardmap_family_phi;
 extern const sm_family shardmap_family_stablelm;
+extern const sm_family shardmap_family_ministral;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
