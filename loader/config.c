@@ -649,6 +649,14 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = get_bool(root, "qk_layernorm", false, &c->qk_layernorm, err);
 	if (rv == WT_OK)
 		rv = get_bool(root, "attention_bias", false, &c->attention_bias, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "stablelm") == 0) {
+		rv = get_bool(root, "qk_layernorm", false, &c->qk_layernorm, err);
+		if (rv == WT_OK)
+			rv = get_bool(root, "use_parallel_residual", false,
+			              &c->use_parallel_residual, err);
+		if (rv == WT_OK) /* q/k/v biases: StableLmAttention's bias=use_qkv_bias */
+			rv = get_bool(root, "use_qkv_bias", false, &c->attention_bias, err);
+	}
 	if (rv == WT_OK)
 		rv = get_bool(root, "attention_out_bias", false, &c->attention_out_bias, err);
 	if (rv == WT_OK)

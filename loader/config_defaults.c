@@ -566,6 +566,36 @@ static const class_default dbrx_defaults[] = {
     {"num_experts_per_tok", false, 1},  {"moe_normalize_expert_weights", true, 1.0},
 };
 
+/* StableLmConfig's (transformers 4.57.1): stablelm-3b-4e1t-like dims (50304 / 2560 / 32 / 32 /
+ * 6912); num_key_value_heads 32; rope_theta 10000; layer_norm_eps 1e-5 and
+ * partial_rotary_factor 0.25 are the reference's (cfg_stablelm.c); use_qkv_bias,
+ * qk_layernorm and use_parallel_residual false as the loader's. */
+static const class_default stablelm_defaults[] = {
+    {"vocab_size", false, 50304},
+    {"hidden_size", false, 2560},
+    {"intermediate_size", false, 6912},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"max_position_embeddings", false, 4096},
+    {"rope_theta", true, 10000.0},
+};
+
+/* MinistralConfig's (transformers 4.57.1): Mistral-7B-like dims (32000 / 4096 / 32 / 32 / 8 /
+ * 14336); head_dim None is hidden_size / num_attention_heads; sliding_window 4096 (the
+ * reference's: layer_types absent is every layer sliding then); untied. */
+static const class_default ministral_defaults[] = {
+    {"vocab_size", false, 32000},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 131072},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -621,6 +651,8 @@ static const struct {
     CLASS("flex_olmo", flex_olmo_defaults),
     CLASS("vaultgemma", vaultgemma_defaults),
     CLASS("dbrx", dbrx_defaults),
+    CLASS("stablelm", stablelm_defaults),
+    CLASS("ministral", ministral_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -287,6 +287,10 @@ typedef struct ckpt_config {
 	/* Phi's qk_layernorm (refused: vLLM's phi.py has no q/k layernorms); read for model_type
 	 * phi only, false if absent */
 	bool qk_layernorm;
+	/* StableLM's use_parallel_residual (refused: vLLM's stablelm.py is sequential); read for
+	 * model_type stablelm only (with qk_layernorm, and use_qkv_bias into attention_bias),
+	 * false if absent */
+	bool use_parallel_residual;
 	/* Seed-OSS's bias switches: q/k/v biases, o_proj's, the MLP's; false if absent (but
 	 * SeedOssConfig's attention_bias is true: config_defaults.c fills it) */
 	bool attention_bias, attention_out_bias, mlp_bias;

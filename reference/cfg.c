@@ -132,7 +132,9 @@ enum {
 	FAM_PHI,
 	FAM_FLEX_OLMO,
 	FAM_VAULTGEMMA,
-	FAM_DBRX
+	FAM_DBRX,
+	FAM_STABLELM,
+	FAM_MINISTRAL
 };
 
 /* The planner's family -> the reference's kind. */
@@ -285,6 +287,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * LayerNorms, Wqkv as Phi-3's qkv_proj with clip_qkv, renormalised softmax top-k
 	     * (cfg_dbrx.c) */
 	    {"dbrx", REF_MIXTRAL, false, 0, FAM_DBRX},
+	    /* StableLmForCausalLM: Llama's decoder with LayerNorms (biases), q/k/v biases,
+	     * partial rotary (cfg_neox.c) */
+	    {"stablelm", REF_DENSE, false, 0, FAM_STABLELM},
+	    /* MinistralForCausalLM: Mistral's decoder, the sliding mask on layer_types'
+	     * sliding_attention layers (cfg_smollm3.c) */
+	    {"ministral", REF_DENSE, false, 0, FAM_MINISTRAL},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -353,6 +361,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->dbrx = map[i].fam == FAM_DBRX;
 			if (c->dbrx) /* PhiMoE's LayerNorms, Phi-3's qkv_proj */
 				c->layernorm = c->fused_ckpt = true;
+			c->stablelm = map[i].fam == FAM_STABLELM;
+			c->layernorm = c->layernorm || c->stablelm;
+			c->ministral = map[i].fam == FAM_MINISTRAL;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -602,7 +613,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
-	else if (c->neox || c->phi)
+	else if (c->neox || c->phi || c->stablelm)
 		rv = ref_cfg_neox(c, arch, json, len, err);
 	else if (c->dbrx)
 		rv = ref_cfg_dbrx(c, arch, json, len, err);
@@ -626,6 +637,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_exaone4(c, arch, json, len, err);
 	else if (c->smollm3)
 		rv = ref_cfg_smollm3(c, arch, json, len, err);
+	else if (c->ministral)
+		rv = ref_cfg_ministral(c, arch, json, len, err);
 	else if (c->nogate)
 		rv = ref_cfg_nogate(c, arch, json, len, err);
 	else if (c->lfm2)

@@ -26,6 +26,16 @@
  * with its bias. Keys: hidden_act (gelu_new), partial_rotary_factor (0.5), rope_theta (10000),
  * layer_norm_eps (1e-5), rope_scaling (none); qk_layernorm true refused (as the planner does:
  * vLLM's phi.py has no q/k layernorms).
+ *
+ * StableLM (StableLmForCausalLM; modeling_stablelm.py, vLLM stablelm.py): Llama's sequential
+ * decoder (its q/k/v biases added where the checkpoint has them: use_qkv_bias) whose
+ * input_layernorm, post_attention_layernorm and model.norm are LayerNorms with biases
+ * (layernorm), RoPE rotate-half on the first int(d * partial_rotary_factor) dims, the SwiGLU
+ * MLP; the tensors keep Llama's names. Keys: hidden_act (silu; vLLM's StablelmMLP is
+ * SiluAndMul, anything else refused), partial_rotary_factor (0.25), rope_theta (10000),
+ * layer_norm_eps (1e-5); qk_layernorm true and use_parallel_residual true refused (as the
+ * planner does: vLLM's stablelm.py has neither), a rope_scaling other than default refused
+ * (vLLM's stablelm.py builds its rotary embedding without it; transformers applies it).
  */
 #include <jansson.h>
 #include <string.h>
@@ -35,7 +45,8 @@
 #include "reference/reference_int.h"
 
 enum { N_ACT, N_PCT, N_BASE, N_EPS, N_PAR, N_MAX_POS, N_COUNT };
-enum { P_ACT, P_PRF, P_THETA, P_EPS, P_QKLN, P_MAX_POS, P_COUNT };
+/* Phi's keys (P_PHI of them), StableLM's the same plus use_parallel_residual (P_COUNT) */
+enum { P_ACT, P_PRF, P_THETA, P_EPS, P_QKLN, P_MAX_POS, P_PAR, P_COUNT, P_PHI = P_PAR };
 
 /* RoPE on the first int(d * f) dims (named key), even and >= 2, then rope_scaling. */
 static int rotary(ref_cfg *c, const char *key, double f, const char *a, int64_t max_pos,
@@ -66,7 +77,7 @@ static int rotary(ref_cfg *c, const char *key, double f, const char *a, int64_t 
 /* PhiConfig's keys (transformers 4.57.1 configuration_phi.py). */
 static int cfg_phi(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
-	static const ckpt_field spec[P_COUNT] = {
+	static const ckpt_field spec[P_PHI] = {
 	    [P_ACT] = {"hidden_act", CKPT_FIELD_STRING},
 	    [P_PRF] = {"partial_rotary_factor", CKPT_FIELD_REAL},
 	    [P_THETA] = {"rope_theta", CKPT_FIELD_REAL},
@@ -74,10 +85,10 @@ static int cfg_phi(ref_cfg *c, const char *arch, const char *json, size_t len, w
 	    [P_QKLN] = {"qk_layernorm", CKPT_FIELD_BOOL},
 	    [P_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
 	};
-	ckpt_field f[P_COUNT];
+	ckpt_field f[P_PHI];
 	const char *a = arch ? arch : "PhiForCausalLM";
 	memcpy(f, spec, sizeof(spec));
-	int rv = ckpt_config_fields(json, len, f, P_COUNT, err);
+	int rv = ckpt_config_fields(json, len, f, P_PHI, err);
 	if (rv == WT_OK)
 		rv = ref_cfg_act(&f[P_ACT], "gelu_new", c, err);
 	if (rv != WT_OK)
@@ -94,8 +105,62 @@ static int cfg_phi(ref_cfg *c, const char *arch, const char *json, size_t len, w
 	              f[P_MAX_POS].present ? f[P_MAX_POS].i : 0, json, len, err);
 }
 
+/* StableLmConfig's keys (transformers 4.57.1 configuration_stablelm.py), read with Phi's
+ * list (P_PAR: use_parallel_residual). */
+static int cfg_stablelm(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	static const ckpt_field spec[P_COUNT] = {
+	    [P_ACT] = {"hidden_act", CKPT_FIELD_STRING},
+	    [P_PRF] = {"partial_rotary_factor", CKPT_FIELD_REAL},
+	    [P_THETA] = {"rope_theta", CKPT_FIELD_REAL},
+	    [P_EPS] = {"layer_norm_eps", CKPT_FIELD_REAL},
+	    [P_QKLN] = {"qk_layernorm", CKPT_FIELD_BOOL},
+	    [P_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+	    [P_PAR] = {"use_parallel_residual", CKPT_FIELD_BOOL},
+	};
+	ckpt_field f[P_COUNT];
+	const char *a = arch ? arch : "StableLmForCausalLM";
+	memcpy(f, spec, sizeof(spec));
+	int rv = ckpt_config_fields(json, len, f, P_COUNT, err);
+	if (rv != WT_OK)
+		return rv;
+	if (f[P_ACT].present && strcmp(f[P_ACT].s, "silu") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: hidden_act '%s' on %s; vLLM's stablelm.py runs "
+		                 "SiluAndMul whatever the key says: give \"silu\"",
+		                 f[P_ACT].s, a);
+	c->act = REF_ACT_SILU;
+	if ((f[P_QKLN].present && f[P_QKLN].b) || (f[P_PAR].present && f[P_PAR].b))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: %s true on %s; vLLM's stablelm.py has no "
+		    "per-head q/k layernorms and no parallel residual (the planner "
+		    "refuses it too)",
+		    f[P_QKLN].present && f[P_QKLN].b ? "qk_layernorm" : "use_parallel_residual", a);
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	const char *key, *type;
+	json_t *o = ref_rope_obj(root, &key, &type);
+	bool other = o != NULL && type != NULL && strcmp(type, "default") != 0;
+	if (other)
+		rv = wt_seterr(err, WT_EUNSUPPORTED,
+		               "config.json: %s type '%s' on %s: vLLM's stablelm.py builds the "
+		               "default RoPE without it (transformers would apply it); give null",
+		               key, type, a);
+	json_decref(root);
+	if (rv != WT_OK)
+		return rv;
+	c->theta = f[P_THETA].present ? f[P_THETA].r : 10000.0;
+	c->eps = f[P_EPS].present ? f[P_EPS].r : 1e-5;
+	return rotary(c, "partial_rotary_factor", f[P_PRF].present ? f[P_PRF].r : 0.25, a,
+	              f[P_MAX_POS].present ? f[P_MAX_POS].i : 0, json, len, err);
+}
+
 int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
+	if (c->stablelm)
+		return cfg_stablelm(c, arch, json, len, err);
 	if (c->phi)
 		return cfg_phi(c, arch, json, len, err);
 	static const ckpt_field spec[N_COUNT] = {

@@ -23,6 +23,13 @@
  *   sliding_window           null        c->window of the sliding layers
  *   layer_types              derived     c->local_mask (bit i: layer i sliding)
  *   rope_theta, rope_scaling 2e6, -      cfg_rope.c, one RoPE for every RoPE layer
+ *
+ * Ministral (MinistralForCausalLM, modeling_ministral.py 4.57.1): Mistral's decoder (Llama's
+ * math, no biases) whose layer i takes the sliding mask (t - s < sliding_window) when
+ * layer_types[i] is sliding_attention; MinistralConfig derives layer_types, when absent, as
+ * sliding_attention on every layer when sliding_window is set (default 4096; null: every
+ * layer full). RoPE (rope_theta 10000, rope_scaling) on every layer. hidden_act as
+ * ref_cfg_act (silu).
  */
 #include <jansson.h>
 #include <string.h>
@@ -113,6 +120,52 @@ static int parse_windows(json_t *root, const ckpt_field *f, ref_cfg *c, wt_errbu
 			set_bit(c->local_mask, i);
 	}
 	return WT_OK;
+}
+
+int ref_cfg_ministral(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	ckpt_field f[S_COUNT];
+	int rv = read_fields(json, len, f, err);
+	if (rv == WT_OK)
+		rv = ref_cfg_act(&f[S_ACT], "silu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	if (c->L > REF_L4_MAX_LAYERS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld layers; the reference's Ministral layer masks "
+		                 "hold %d",
+		                 (long long)c->L, REF_L4_MAX_LAYERS);
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	/* MinistralConfig's sliding_window 4096 when the key is absent; null: none */
+	json_t *sw = ref_lm_get(root, "sliding_window");
+	json_t *lt = ref_lm_get(root, "layer_types");
+	bool typed = lt != NULL && !json_is_null(lt);
+	c->window = sw == NULL ? 4096 : f[S_WINDOW].present ? f[S_WINDOW].i : 0;
+	c->window_pattern = 0;
+	c->local_masked = true;
+	memset(c->local_mask, 0, sizeof(c->local_mask));
+	if (c->window < 0)
+		rv = wt_seterr(err, WT_ECORRUPT, "config.json: sliding_window %lld is negative",
+		               (long long)c->window);
+	if (rv == WT_OK && typed)
+		rv = ref_layer_types_list(c, lt, err);
+	for (int64_t i = 0; rv == WT_OK && i < c->L; i++) {
+		bool local = !typed && c->window > 0;
+		if (typed)
+			rv = ref_layer_type_at(c, lt, i, &local, err);
+		if (rv == WT_OK && local)
+			set_bit(c->local_mask, i);
+	}
+	ref_rope_in in = {arch ? arch : "MinistralForCausalLM", c->d,
+	                  f[S_MAX_POS].present ? f[S_MAX_POS].i : 0};
+	if (rv == WT_OK)
+		rv = ref_cfg_rope(root, &in, c, err);
+	json_decref(root);
+	c->theta_local = c->theta; /* one RoPE for every layer */
+	c->rope_factor[1] = c->rope_factor[0];
+	return rv;
 }
 
 int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)

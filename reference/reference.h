@@ -430,6 +430,13 @@ typedef struct ref_cfg {
 	 * (ref_dbrx_rename: zero biases for its bias-free LayerNorms, the 2-D expert stacks
 	 * split per expert, w2 transposed), Phi-3's qkv_proj (fused_ckpt), OLMo's clip_qkv */
 	bool dbrx;
+	/* StableLM (cfg_neox.c; kind REF_DENSE, Llama's math and names): LayerNorms with biases
+	 * (layernorm), q/k/v biases where the checkpoint has them, RoPE on the first rot_dim
+	 * dims */
+	bool stablelm;
+	/* Ministral (cfg_smollm3.c; kind REF_DENSE, Llama's math): layer i uses the sliding window
+	 * when bit i of local_mask is set (local_masked; layer_types) */
+	bool ministral;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -376,6 +376,8 @@ int ref_dbrx_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
 int ref_nogate_mlp(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                    const float *h, float *y, float *scratch, wt_errbuf *err);
 int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Ministral: layer_types' sliding layers (cfg_smollm3.c) */
+int ref_cfg_ministral(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 
 /* The Hunyuan V1 fields of c (hunyuan set by the family map) from config.json
  * (cfg_hunyuan.c): use_qk_norm, hidden_act, the NTK-alpha RoPE base; arch is named in

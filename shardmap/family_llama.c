@@ -183,6 +183,7 @@ static const char *const olmo3_archs[] = {"Olmo3ForCausalLM", NULL};
 static const char *const exaone4_archs[] = {"Exaone4ForCausalLM", NULL};
 static const char *const seed_oss_archs[] = {"SeedOssForCausalLM", NULL};
 static const char *const smollm3_archs[] = {"SmolLM3ForCausalLM", NULL};
+static const char *const ministral_archs[] = {"MinistralForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
@@ -280,4 +281,42 @@ const sm_family shardmap_family_smollm3 = {
     .layer_prefix = "model.layers.",
     .check = smollm3_check,
     .tie_default = true,
+};
+
+/* Ministral's layer_types (MinistralConfig, transformers 4.57.1) as the hybrid sliding-window
+ * families check them. */
+static int ministral_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return shardmap_check_swa_layer_types(c, "Ministral", err);
+}
+
+/* Ministral (MinistralForCausalLM, Ministral-8B-Instruct-2410): Mistral's tensors exactly, cut
+ * as vLLM's llama.py loads them (its registry maps the architecture there): no biases anywhere
+ * (MinistralAttention / MinistralMLP build every Linear with bias=False, and vLLM's llama.py
+ * builds none without attention_bias / mlp_bias, which MinistralConfig lacks), so a bias is an
+ * unknown tensor; the per-layer sliding / full attention (layer_types, sliding_window) is math.
+ * MinistralConfig unties. */
+static const sm_rule ministral_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_QKV_W("q", 0, SM_D_Q),
+    SM_QKV_W("k", 1, SM_D_KV),
+    SM_QKV_W("v", 2, SM_D_KV),
+    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
+            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+};
+
+const sm_family shardmap_family_ministral = {
+    .name = "ministral",
+    .archs = ministral_archs,
+    .rules = ministral_rules,
+    .n_rules = SM_NRULES(ministral_rules),
+    .layer_prefix = "model.layers.",
+    .check = ministral_check,
 };

@@ -77,8 +77,10 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 }
 
 /* The config.json switch a bias rule's condition reads, or NULL. */
-static const char *bias_key(uint8_t cond)
+static const char *bias_key(const sm_family *f, uint8_t cond)
 {
+	if (cond == SM_C_ATTNBIAS && f->attn_bias_key != NULL)
+		return f->attn_bias_key; /* StableLM: use_qkv_bias */
 	return cond == SM_C_ATTNBIAS   ? "attention_bias"
 	       : cond == SM_C_OUTBIAS  ? "attention_out_bias"
 	       : cond == SM_C_MLPBIAS  ? "mlp_bias"
@@ -89,9 +91,9 @@ static const char *bias_key(uint8_t cond)
 
 /* The config.json switch that asks for a conditional tensor when true (a bias rule's, or
  * use_qk_norm for the q / k norms: GLM-4.5's, Hunyuan's), or NULL. */
-static const char *switch_key(uint8_t cond)
+static const char *switch_key(const sm_family *f, uint8_t cond)
 {
-	return cond == SM_C_QKNORM ? "use_qk_norm" : bias_key(cond);
+	return cond == SM_C_QKNORM ? "use_qk_norm" : bias_key(f, cond);
 }
 
 static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
@@ -435,9 +437,11 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 "multimodal_projector_bias is false or absent (the projector has "
 		                 "no biases then); fix config.json or the checkpoint",
 		                 t->name);
-	else if (bias_key(ru->cond) != NULL)
+	else if (bias_key(x->fam, ru->cond) != NULL)
 		why = ru->cond == SM_C_ATTNBIAS
-		          ? "without attention biases (attention_bias is false)"
+		          ? (snprintf(wb, sizeof(wb), "without attention biases (%s is false)",
+		                      bias_key(x->fam, ru->cond)),
+		             wb)
 		      : ru->cond == SM_C_OUTBIAS
 		          ? "without an o_proj bias (attention_out_bias is false or absent)"
 		      : ru->cond == SM_C_CONVBIAS
@@ -597,13 +601,13 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 				bool need = !(ru->flags & SM_F_OPT);
 				if ((ru->flags & SM_F_LMHEAD) && x->tied)
 					need = false;
-				if (need && !have && switch_key(ru->cond) != NULL)
+				if (need && !have && switch_key(f, ru->cond) != NULL)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,
 					    "tensor '%s': missing from the checkpoint, "
 					    "which config.json's %s true asks for (family "
 					    "%s); set it false or add the tensor",
-					    name, switch_key(ru->cond), f->name);
+					    name, switch_key(f, ru->cond), f->name);
 				if (need && !have)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,

@@ -66,6 +66,8 @@ static const sm_family *const families[] = {
     &shardmap_family_flex_olmo,
     &shardmap_family_vaultgemma,
     &shardmap_family_dbrx,
+    &shardmap_family_stablelm,
+    &shardmap_family_ministral,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -213,6 +213,9 @@ typedef struct sm_family {
 	const char *layer_prefix; /* "model.layers." / "encoder.layer." */
 	/* Checks of config.json beyond the table's shapes (NULL = none). */
 	int (*check)(const ckpt_config *cfg, wt_errbuf *err);
+	/* The config.json key the loader reads into attention_bias for this family, named in
+	 * the SM_C_ATTNBIAS refusals (NULL: attention_bias; StableLM: use_qkv_bias) */
+	const char *attn_bias_key;
 	/* The family's rules when the checkpoint stores its experts one Linear each
 	 * (a tensor named "...experts.<digits>." exists; Qwen3-VL-MoE's FP8 releases)
 	 * where the table above reads them stacked; NULL = one layout only.
@@ -403,6 +406,8 @@ extern const sm_family shardmap_family_phi;
 extern const sm_family shardmap_family_flex_olmo;
 extern const sm_family shardmap_family_vaultgemma;
 extern const sm_family shardmap_family_dbrx;
+extern const sm_family shardmap_family_stablelm;
+extern const sm_family shardmap_family_ministral;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -470,6 +470,16 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 256 + 256) +
          2 * 2 * (2 * 256 + 384 * 256 + 256 * 256 + 4 * 256 + 3 * 4 * 128 * 256),
      256, 8, 2, 32, 128, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 1},
+    /* stablelm: LayerNorm weights and biases [256] (model.norm's too), q/k/v with their
+     * biases (use_qkv_bias), o_proj, gate / up / down 512x256 without */
+    {"stablelm", 32,
+     2 * (2 * 1000 * 256 + 2 * 256) +
+         2 * 2 * (4 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 256 + 2 * 64 + 3 * 512 * 256),
+     256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* ministral: Mistral's tensors (RMSNorms, no biases), layer_types sliding / full */
+    {"ministral", 21,
+     2 * (2 * 1000 * 256 + 256) + 2 * 2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 3 * 512 * 256),
+     256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -643,6 +653,14 @@ static void check_family(const fam_expect *e, const char *root)
 	}
 	if (strcmp(e->name, "nemotron") == 0) /* the fixture's q/k/v/o biases, no MLP biases */
 		assert_true(cfg->attention_bias && !cfg->mlp_bias);
+	if (strcmp(e->name, "ministral") == 0) { /* one type per layer: sliding, full */
+		assert_true(cfg->has_layer_types && cfg->n_layer_types == 2);
+		assert_int_equal(cfg->layer_types[0], CKPT_LAYER_SLIDING_ATTN);
+		assert_int_equal(cfg->layer_types[1], CKPT_LAYER_FULL_ATTN);
+	}
+	if (strcmp(e->name, "stablelm") == 0) /* use_qkv_bias read into attention_bias */
+		assert_true(cfg->attention_bias && !cfg->qk_layernorm &&
+		            !cfg->use_parallel_residual);
 	if (strcmp(e->name, "minimax") == 0) { /* layer_types of the two kinds */
 		assert_true(cfg->has_layer_types);
 		assert_int_equal(cfg->n_layer_types, 4);

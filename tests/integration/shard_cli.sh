@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -652,6 +652,26 @@ mkdir -p "$T/dbrx_bad" && cp "$T/dbrx/model.safetensors" "$T/dbrx_bad/" &&
 "$CTL" plan --model-dir "$T/dbrx_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "dbrx with gelu experts planned"
 grep -q "ffn_config.ffn_act_fn" "$T/err" || fail "dbrx ffn_act_fn: $(cat "$T/err")"
 rm -rf "$T/dbrx_bad"
+# StableLM: q/k/v biases (use_qkv_bias) fused into qkv_proj, gate/up merged, the LayerNorm biases
+# replicated; qk_layernorm true refused (vLLM's stablelm.py has no per-head q/k layernorms)
+"$CTL" plan --model-dir "$T/stablelm" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan stablelm"
+for l in "model.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 256\]" "model.layers.1.self_attn.qkv_proj.bias *BF16 *\[192\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[512, 256\]" "model.layers.1.post_attention_layernorm.bias *BF16 *\[256\]" \
+	"model.norm.bias *BF16 *\[256\]"; do
+	grep -q "$l" "$T/plan" || fail "stablelm line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/stablelm_bad" && cp "$T/stablelm/model.safetensors" "$T/stablelm_bad/" &&
+	sed 's/"qk_layernorm": false/"qk_layernorm": true/' "$T/stablelm/config.json" >"$T/stablelm_bad/config.json"
+"$CTL" plan --model-dir "$T/stablelm_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "stablelm with qk_layernorm planned"
+grep -q "qk_layernorm true" "$T/err" || fail "stablelm qk_layernorm: $(cat "$T/err")"
+rm -rf "$T/stablelm_bad"
+# Ministral: Mistral's tensors; a layer_types entry of neither hybrid kind refused
+mkdir -p "$T/ministral_bad" && cp "$T/ministral/model.safetensors" "$T/ministral_bad/" &&
+	sed 's/"full_attention"/"chunked_attention"/' "$T/ministral/config.json" >"$T/ministral_bad/config.json"
+"$CTL" plan --model-dir "$T/ministral_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "ministral with chunked_attention planned"
+grep -q "two Ministral layer types" "$T/err" || fail "ministral layer_types: $(cat "$T/err")"
+rm -rf "$T/ministral_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -1,0 +1,84 @@
+/*
+ * family_stablelm.c — StableLM (StableLmForCausalLM, model_type stablelm: stabilityai
+ * stablelm-2-1_6b, stablelm-zephyr-3b, stablelm-3b-4e1t), cut as vLLM's stablelm.py loads it.
+ *
+ * Llama's layout whose norms are nn.LayerNorm with a bias (input_layernorm,
+ * post_attention_layernorm, model.norm: weight and bias replicated, never quantized), q/k/v
+ * fused by heads into self_attn.qkv_proj with their biases exactly when use_qkv_bias (the
+ * loader reads it into attention_bias for this model_type), o_proj without a bias, the
+ * SwiGLU MLP gate_proj / up_proj merged into gate_up_proj without biases, down_proj by
+ * columns. vLLM's StablelmDecoderLayer is always sequential with both norms and builds no
+ * q_layernorm / k_layernorm: use_parallel_residual true and qk_layernorm true (stablelm-2-12b)
+ * are refused at plan time.
+ */
+#include <inttypes.h>
+
+#include "shardmap/family_rules.h"
+
+/* A replicated LayerNorm weight or bias [hid]. */
+#define STABLELM_NORM(x) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+
+static const sm_rule stablelm_rules[] = {
+    SM_RULES_TOP,
+    STABLELM_NORM("model.norm.bias"),
+    SM_RULES_LNORM,
+    STABLELM_NORM(SM_LAYER "input_layernorm.bias"),
+    STABLELM_NORM(SM_LAYER "post_attention_layernorm.bias"),
+    SM_QKV_W("q", 0, SM_D_Q),
+    SM_QKV_W("k", 1, SM_D_KV),
+    SM_QKV_W("v", 2, SM_D_KV),
+    SM_QKV_BS("q", 0, SM_D_Q),
+    SM_QKV_BS("k", 1, SM_D_KV),
+    SM_QKV_BS("v", 2, SM_D_KV),
+    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
+            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+};
+
+/* vLLM's StablelmAttention takes head_dim = hidden_size / num_attention_heads (no head_dim
+ * key); its decoder layer is sequential and has no per-head q/k LayerNorms. */
+static int stablelm_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: StableLmForCausalLM needs hidden_size (%" PRId64
+		                 ") divisible by num_attention_heads (%" PRId64
+		                 "): its head size is their quotient",
+		                 c->hidden_size, c->num_attention_heads);
+	if (c->head_dim != c->hidden_size / c->num_attention_heads)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: head_dim %" PRId64
+		                 " is not hidden_size / num_attention_heads = %" PRId64
+		                 "; StableLmForCausalLM has no head_dim key: remove it",
+		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	if (c->qk_layernorm)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: qk_layernorm true; vLLM's stablelm.py builds no "
+		                 "q_layernorm / k_layernorm (per-head "
+		                 "self_attn.q_layernorm.norms.{h}.weight): only qk_layernorm false "
+		                 "(stablelm-2-1_6b, stablelm-zephyr-3b) is supported");
+	if (c->use_parallel_residual)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: use_parallel_residual true; vLLM's stablelm.py runs "
+		                 "the sequential block with post_attention_layernorm only: set it "
+		                 "false");
+	return WT_OK;
+}
+
+static const char *const stablelm_archs[] = {"StableLmForCausalLM", NULL};
+
+/* StableLmConfig unties by default (tie_word_embeddings=False) */
+const sm_family shardmap_family_stablelm = {
+    .name = "stablelm",
+    .archs = stablelm_archs,
+    .rules = stablelm_rules,
+    .n_rules = SM_NRULES(stablelm_rules),
+    .layer_prefix = "model.layers.",
+    .check = stablelm_check,
+    .attn_bias_key = "use_qkv_bias",
+};
