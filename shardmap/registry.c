@@ -63,6 +63,7 @@ static const sm_family *const families[] = {
     &shardmap_family_jamba,
     &shardmap_family_gpt_neox,
     &shardmap_family_phi,
+    &shardmap_family_falcon_h1,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
