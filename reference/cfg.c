@@ -129,7 +129,8 @@ enum {
 	FAM_MINIMAX,
 	FAM_JAMBA,
 	FAM_NEOX,
-	FAM_PHI
+	FAM_PHI,
+	FAM_FALCONH1
 };
 
 /* The planner's family -> the reference's kind. */
@@ -272,6 +273,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* PhiForCausalLM (phi-2): one LayerNorm before the parallel attention and MLP, q/k/v
 	     * and dense with biases, partial rotary, fc1 / fc2, lm_head with its bias */
 	    {"phi", REF_DENSE, false, 0, FAM_PHI},
+	    /* FalconH1ForCausalLM: Bamba's Mamba2 mixer and attention side by side in every
+	     * layer under the muP multipliers, the SwiGLU feed_forward (cfg_granite4.c) */
+	    {"falcon_h1", REF_DENSE, false, 0, FAM_FALCONH1},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -288,7 +292,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->olmo2 = map[i].fam == FAM_OLMO2 || c->olmo3 || c->exaone4;
 			c->qk_norm_full = (c->olmo2 && !c->exaone4) || map[i].fam == FAM_OLMOE;
 			c->norm_free = map[i].fam == FAM_OLMO;
-			c->bamba = map[i].fam == FAM_BAMBA;
+			c->fh1 = map[i].fam == FAM_FALCONH1;
+			c->bamba = map[i].fam == FAM_BAMBA || c->fh1;
 			c->g4 = map[i].fam == FAM_GRANITE4 || c->bamba;
 			c->granite = map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE ||
 			             map[i].fam == FAM_GRANITE4;
@@ -593,6 +598,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_llama4(c, arch, json, len, err);
 	else if (c->q3n)
 		rv = ref_cfg_qwen3_next(c, arch, json, len, err);
+	else if (c->fh1) /* before Bamba's, whose switches it shares */
+		rv = ref_cfg_falconh1(c, arch, json, len, err);
 	else if (c->bamba)
 		rv = ref_cfg_bamba(c, arch, json, len, err);
 	else if (c->g4) /* before cfg_fam.c's granite, which it calls */
