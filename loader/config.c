@@ -490,6 +490,21 @@ static int parse_bamba(json_t *root, ckpt_config *c, wt_errbuf *err)
 	                      err);
 }
 
+/* Falcon-H1's mixer keys (FalconH1Config; read for model_type falcon_h1 only):
+ * mamba_d_ssm absent is the class's 1024, null is mamba_expand * hidden_size (-1; the
+ * class defaults do not fill it, as they would a null); mamba_rms_norm, projectors_bias. */
+static int parse_falcon_h1(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *d = json_object_get(root, "mamba_d_ssm");
+	int rv = d == NULL ? (c->mamba_d_ssm = 1024, WT_OK)
+	                   : get_int(root, "mamba_d_ssm", -1, 1, &c->mamba_d_ssm, err);
+	if (rv == WT_OK)
+		rv = get_bool(root, "mamba_rms_norm", false, &c->mamba_rms_norm, err);
+	if (rv == WT_OK)
+		rv = get_bool(root, "projectors_bias", false, &c->projectors_bias, err);
+	return rv;
+}
+
 /* Real field > 0: absent/null -> dflt; wrong type or <= 0 -> WT_ECORRUPT. */
 static int get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err)
 {
@@ -671,6 +686,9 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = parse_mamba(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "bamba") == 0)
 		rv = parse_bamba(root, c, err);
+	c->mamba_d_ssm = -1;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon_h1") == 0)
+		rv = parse_falcon_h1(root, c, err);
 	c->jamba_attn_period = c->jamba_attn_offset = -1;
 	c->jamba_expert_period = c->jamba_expert_offset = c->mamba_dt_rank = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jamba") == 0)

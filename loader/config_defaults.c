@@ -596,6 +596,34 @@ static const class_default ministral_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* FalconH1Config's (transformers 4.57.1): num_key_value_heads None becomes
+ * num_attention_heads, as the loader's own default does; mamba_d_head "auto" is left to
+ * the planner; mamba_d_ssm (1024, None = mamba_expand * hidden_size) is the loader's
+ * (parse_falcon_h1), since a default here would also fill a null. The class fixes
+ * attention_bias and mlp_bias false; the multipliers default to 1 (the reference's). */
+static const class_default falcon_h1_defaults[] = {
+    {"vocab_size", false, 128000},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 8192},
+    {"mamba_n_heads", false, 128},
+    {"mamba_n_groups", false, 1},
+    {"mamba_d_state", false, 256},
+    {"mamba_d_conv", false, 4},
+    {"mamba_expand", false, 2},
+    {"mamba_chunk_size", false, 256},
+    {"mamba_conv_bias", false, 1, true},
+    {"mamba_proj_bias", false, 0, true},
+    {"mamba_rms_norm", false, 0, true},
+    {"mamba_norm_before_gate", false, 1, true},
+    {"projectors_bias", false, 0, true},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 100000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -653,6 +681,7 @@ static const struct {
     CLASS("dbrx", dbrx_defaults),
     CLASS("stablelm", stablelm_defaults),
     CLASS("ministral", ministral_defaults),
+    CLASS("falcon_h1", falcon_h1_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -361,6 +361,12 @@ typedef struct ckpt_config {
 	 * ceil(hidden_size / 16)); the loader fills JambaConfig's defaults but for dt_rank */
 	int64_t jamba_attn_period, jamba_attn_offset, jamba_expert_period, jamba_expert_offset;
 	int64_t mamba_dt_rank;
+	/* Falcon-H1 (FalconH1Config; read for model_type falcon_h1 only): mamba_d_ssm, the
+	 * Mamba mixer's width (absent: the class's 1024; null or any other family: -1, that is
+	 * mamba_expand * hidden_size); mamba_rms_norm (the gated norm is built only then),
+	 * projectors_bias (out_proj's bias) */
+	int64_t mamba_d_ssm;
+	bool mamba_rms_norm, projectors_bias;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;

@@ -134,7 +134,8 @@ enum {
 	FAM_VAULTGEMMA,
 	FAM_DBRX,
 	FAM_STABLELM,
-	FAM_MINISTRAL
+	FAM_MINISTRAL,
+	FAM_FALCONH1
 };
 
 /* The planner's family -> the reference's kind. */
@@ -293,6 +294,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* MinistralForCausalLM: Mistral's decoder, the sliding mask on layer_types'
 	     * sliding_attention layers (cfg_smollm3.c) */
 	    {"ministral", REF_DENSE, false, 0, FAM_MINISTRAL},
+	    /* FalconH1ForCausalLM: Bamba's Mamba2 mixer and attention side by side in every
+	     * layer under the muP multipliers, the SwiGLU feed_forward (cfg_granite4.c) */
+	    {"falcon_h1", REF_DENSE, false, 0, FAM_FALCONH1},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -312,7 +316,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			    map[i].fam == FAM_OLMO2 || c->olmo3 || c->exaone4 || c->flex_olmo;
 			c->qk_norm_full = (c->olmo2 && !c->exaone4) || map[i].fam == FAM_OLMOE;
 			c->norm_free = map[i].fam == FAM_OLMO;
-			c->bamba = map[i].fam == FAM_BAMBA;
+			c->fh1 = map[i].fam == FAM_FALCONH1;
+			c->bamba = map[i].fam == FAM_BAMBA || c->fh1;
 			c->g4 = map[i].fam == FAM_GRANITE4 || c->bamba;
 			c->granite = map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE ||
 			             map[i].fam == FAM_GRANITE4;
@@ -625,6 +630,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_llama4(c, arch, json, len, err);
 	else if (c->q3n)
 		rv = ref_cfg_qwen3_next(c, arch, json, len, err);
+	else if (c->fh1) /* before Bamba's, whose switches it shares */
+		rv = ref_cfg_falconh1(c, arch, json, len, err);
 	else if (c->bamba)
 		rv = ref_cfg_bamba(c, arch, json, len, err);
 	else if (c->g4) /* before cfg_fam.c's granite, which it calls */

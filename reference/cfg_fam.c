@@ -422,7 +422,9 @@ static int parse_bamba(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf 
 	if (rv != WT_OK)
 		return rv;
 	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-5;
-	if ((rv = rotary_dims(f[P_PRF].present ? f[P_PRF].r : 0.5, c, err)) != WT_OK)
+	/* Falcon-H1 (bamba set too): RoPE on the whole head */
+	double prf = f[P_PRF].present ? f[P_PRF].r : c->fh1 ? 1.0 : 0.5;
+	if ((rv = rotary_dims(prf, c, err)) != WT_OK)
 		return rv;
 	return rope_scaling(root, f, "BambaForCausalLM", c, err);
 }

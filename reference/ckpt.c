@@ -105,6 +105,8 @@ static int lfm2_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 static int g4_layers(const ckpt_config *cc, ref_cfg *c, bool bamba, wt_errbuf *err)
 {
 	int64_t im = cc->mamba_expand > 0 ? cc->mamba_expand * cc->hidden_size : -1;
+	if (c->fh1 && cc->mamba_d_ssm > 0) /* Falcon-H1's mamba_d_ssm: the mixer's width */
+		im = cc->mamba_d_ssm;
 	c->m_heads = cc->mamba_n_heads;
 	c->m_groups = cc->mamba_n_groups;
 	c->m_state = cc->mamba_d_state;
@@ -317,6 +319,11 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = g4_layers(cc, &c, false, err);
 	if (fam != NULL && strcmp(fam, "bamba") == 0)
 		rv = g4_layers(cc, &c, true, err);
+	if (fam != NULL && strcmp(fam, "falcon_h1") == 0) { /* every layer Mamba (and attention) */
+		c.fh1 = true;
+		c.m_rms_norm = cc->mamba_rms_norm;
+		rv = g4_layers(cc, &c, true, err);
+	}
 	if (fam != NULL && strcmp(fam, "jamba") == 0)
 		rv = jb_layers(cc, &c, err);
 	char *flat = NULL; /* DBRX: its nested keys laid over the top level (cfg_dbrx.c) */

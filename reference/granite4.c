@@ -25,6 +25,14 @@
  * all-reduce, as vLLM's Mixer2RMSNormGated does for one group), then each rank normalises
  * its channels and multiplies by its out_proj columns (stage 2, ref_g4_out), and the
  * caller all-reduces the partial outputs.
+ *
+ * Falcon-H1 (c->fh1; modeling_falcon_h1.py FalconH1Mixer.torch_forward): the width is
+ * mamba_d_ssm, in_proj reads ssm_in_multiplier * h and its rows are times the mup_vector
+ * (ssm_multipliers on z / x / B / C / dt), the gated norm runs per mamba_n_groups group of
+ * channels (a rank adds its sums of squares to its channels' groups) and only with
+ * mamba_rms_norm; with mamba_norm_before_gate the mean square is the scan output's (the
+ * gate, a per-channel factor, is applied before the norm all the same); the output is times
+ * ssm_out_multiplier.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -95,6 +103,23 @@ static void g4_head_scan(const ref_cfg *c, const ref_g4_part *p, const g4_w *w, 
 	}
 }
 
+/* Falcon-H1: proj (in_proj's rows of p without the bias) times ssm_in_multiplier, plus
+ * the bias, times mup_vector's factor of each row: z, x (the heads' channels), B, C (the
+ * groups'), dt (the heads). */
+static void fh1_mup(const ref_cfg *c, const ref_g4_part *p, float *proj, const float *bias,
+                    int64_t T, int64_t rows)
+{
+	int64_t il = p->hl * c->m_dh, gn = p->gl * c->m_state;
+	int64_t end[5] = {il, 2 * il, 2 * il + gn, 2 * il + 2 * gn, rows};
+	for (int64_t t = 0; t < T; t++)
+		for (int64_t r = 0, k = 0; r < rows; r++) {
+			while (r >= end[k])
+				k++;
+			float v = proj[t * rows + r] * c->fh1_ssm_in + (bias ? bias[r] : 0.0f);
+			proj[t * rows + r] = v * c->fh1_mup[k];
+		}
+}
+
 int ref_g4_scan(const ref_cfg *c, ref_set *s, int64_t l, const ref_g4_part *p, const float *h,
                 int64_t T, float *y, float *ssq, wt_errbuf *err)
 {
@@ -122,7 +147,9 @@ int ref_g4_scan(const ref_cfg *c, ref_set *s, int64_t l, const ref_g4_part *p, c
 		                 (long long)l);
 	float *xin = proj + T * rows, *xbc = xin + T * nc, *dt = xbc + T * nc;
 	double *S = (double *)(dt + T * p->hl);
-	ref_linear(proj, h, w.in, w.in_b, T, c->hid, rows);
+	ref_linear(proj, h, w.in, c->fh1 ? NULL : w.in_b, T, c->hid, rows);
+	if (c->fh1) /* Falcon-H1: in_proj(h * ssm_in) * mup_vector */
+		fh1_mup(c, p, proj, w.in_b, T, rows);
 	for (int64_t t = 0; t < T; t++) {
 		memcpy(xin + t * nc, proj + t * rows + il, (size_t)nc * sizeof(float));
 		for (int64_t j = 0; j < p->hl; j++)
@@ -132,15 +159,20 @@ int ref_g4_scan(const ref_cfg *c, ref_set *s, int64_t l, const ref_g4_part *p, c
 	ref_act_apply(xbc, T * nc, c->act);
 	for (int64_t j = 0; j < p->hl; j++)
 		g4_head_scan(c, p, &w, j, (p->h0 + j) / per - p->g0, xbc, dt, T, y, S);
-	/* GraniteMoeHybridRMSNormGated: the scan output times silu(z) first */
+	/* GraniteMoeHybridRMSNormGated: the scan output times silu(z) first; Falcon-H1's
+	 * norm_before_gate: the mean square of the scan output, the gate a factor of the
+	 * normalised output all the same (y * silu(z) * w / rms(y)) */
+	int64_t ng = ref_g4_norm_groups(c), gw = c->m_heads * dh / ng, c0 = p->h0 * dh;
+	bool before = c->fh1 && c->m_norm_before_gate;
 	for (int64_t t = 0; t < T; t++) {
-		float acc = 0.0f;
+		float acc[REF_G4_MAX_NORM_GROUPS] = {0};
 		for (int64_t i = 0; i < il; i++) {
-			float g = y[t * il + i] * siluf(proj[t * rows + i]);
+			float v = y[t * il + i], g = v * siluf(proj[t * rows + i]);
 			y[t * il + i] = g;
-			acc += g * g;
+			acc[(c0 + i) / gw] += before ? v * v : g * g;
 		}
-		ssq[t] += acc;
+		for (int64_t k = c0 / gw; k <= (c0 + il - 1) / gw; k++)
+			ssq[t * ng + k] += acc[k];
 	}
 	free(proj);
 	return WT_OK;
@@ -153,17 +185,23 @@ int ref_g4_out(const ref_cfg *c, ref_set *s, int64_t l, const ref_g4_part *p, co
 	int64_t il = p->hl * c->m_dh;
 	const float *nw, *wo;
 	int rv;
-	if ((rv = ref_getf(s, &nw, false, err, 1, il, 0, 0, MAMBA "norm.weight", L)) ||
-	    (rv = ref_getf(s, &wo, false, err, 2, c->hid, il, 0, MAMBA "out_proj.weight", L)))
+	if ((rv = ref_getf(s, &wo, false, err, 2, c->hid, il, 0, MAMBA "out_proj.weight", L)))
+		return rv;
+	if (c->fh1 && !c->m_rms_norm) { /* Falcon-H1 without the norm: y * silu(z) */
+		ref_linear(out, y, wo, NULL, T, il, c->hid);
+		return WT_OK;
+	}
+	if ((rv = ref_getf(s, &nw, false, err, 1, il, 0, 0, MAMBA "norm.weight", L)))
 		return rv;
 	float *yn = malloc((size_t)(T * il) * sizeof(float));
 	if (yn == NULL)
 		return wt_seterr(err, WT_ENOMEM, "layer %lld Mamba norm: out of memory", L);
-	for (int64_t t = 0; t < T; t++) {
-		float inv = 1.0f / sqrtf(ms[t] + (float)c->eps);
-		for (int64_t i = 0; i < il; i++)
+	int64_t ng = ref_g4_norm_groups(c), gw = c->m_heads * c->m_dh / ng, c0 = p->h0 * c->m_dh;
+	for (int64_t t = 0; t < T; t++)
+		for (int64_t i = 0; i < il; i++) {
+			float inv = 1.0f / sqrtf(ms[t * ng + (c0 + i) / gw] + (float)c->eps);
 			yn[t * il + i] = nw[i] * (y[t * il + i] * inv);
-	}
+		}
 	ref_linear(out, yn, wo, NULL, T, il, c->hid);
 	free(yn);
 	return WT_OK;
@@ -174,7 +212,8 @@ int ref_g4_mixer_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, i
 {
 	const ref_g4_part p = {.ckpt = true, .h0 = 0, .hl = c->m_heads, .g0 = 0, .gl = c->m_groups};
 	int64_t im = c->m_heads * c->m_dh;
-	float ms[REF_MAX_TOKENS] = {0};
+	float ms[REF_MAX_TOKENS * REF_G4_MAX_NORM_GROUPS] = {0};
+	int64_t ng = ref_g4_norm_groups(c);
 	const float *bo;
 	int rv = ref_getf(s, &bo, true, err, 1, c->hid, 0, 0, MAMBA "out_proj.bias", (long long)l);
 	if (rv != WT_OK)
@@ -184,13 +223,15 @@ int ref_g4_mixer_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, i
 		return wt_seterr(err, WT_ENOMEM, "layer %lld Mamba mixer: out of memory",
 		                 (long long)l);
 	if ((rv = ref_g4_scan(c, s, l, &p, h, T, y, ms, err)) == WT_OK) {
-		for (int64_t t = 0; t < T; t++)
-			ms[t] /= (float)im;
+		for (int64_t t = 0; t < T * ng; t++)
+			ms[t] /= (float)(im / ng);
 		rv = ref_g4_out(c, s, l, &p, y, ms, T, out, err);
 	}
 	for (int64_t t = 0; rv == WT_OK && bo && t < T; t++)
 		for (int64_t i = 0; i < c->hid; i++)
 			out[t * c->hid + i] += bo[i];
+	for (int64_t i = 0; rv == WT_OK && c->fh1 && i < T * c->hid; i++)
+		out[i] *= c->fh1_ssm_out; /* Falcon-H1: ssm_out_multiplier */
 	free(y);
 	return rv;
 }

@@ -377,11 +377,22 @@ void ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter, 
              const float *bg, const float *wu, const float *bu, const float *wd, ref_act act,
              float *scratch)
 {
+	ref_ffn_mult(y, x, T, hid, n_inter, wg, bg, wu, bu, wd, act, scratch, 1.0f, 1.0f);
+}
+
+void ref_ffn_mult(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter,
+                  const float *wg, const float *bg, const float *wu, const float *bu,
+                  const float *wd, ref_act act, float *scratch, float gm, float dm)
+{
 	float *g = scratch, *u = scratch + T * n_inter, *a = scratch + 2 * T * n_inter;
 	ref_linear(g, x, wg, bg, T, hid, n_inter);
 	ref_linear(u, x, wu, bu, T, hid, n_inter);
+	for (int64_t i = 0; gm != 1.0f && i < T * n_inter; i++)
+		g[i] *= gm;
 	ref_act_mul(a, g, u, T * n_inter, act);
 	ref_linear(y, a, wd, NULL, T, n_inter, hid);
+	for (int64_t i = 0; dm != 1.0f && i < T * hid; i++)
+		y[i] *= dm;
 }
 
 void ref_mlp_plain(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter,

@@ -187,10 +187,13 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 		return WT_OK;
 	}
 	if (ref_g4_mamba_layer(c, l)) { /* Granite 4.0: the Mamba2 mixer */
-		if ((rv = ref_g4_mixer_full(c, s, l, b->h, T, b->o, err)))
+		/* Falcon-H1: into b->y, then the attention beside it (ref_fh1_sum) */
+		if ((rv = ref_g4_mixer_full(c, s, l, b->h, T, c->fh1 ? b->y : b->o, err)))
 			return rv;
-		ref_residual_add(c, b->x, b->o, T * c->hid);
-		return WT_OK;
+		if (!c->fh1) {
+			ref_residual_add(c, b->x, b->o, T * c->hid);
+			return WT_OK;
+		}
 	}
 	if (ref_jb_mamba_layer(c, l)) { /* Jamba: the Mamba (v1) mixer */
 		if ((rv = ref_jb_mixer_full(c, s, l, b->h, T, b->o, err)))
@@ -231,6 +234,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	ref_linear(b->q, b->h, w.wq, w.bq, T, c->hid, qd);
 	ref_linear(b->k, b->h, w.wk, w.bk, T, c->hid, kvd);
 	ref_linear(b->v, b->h, w.wv, w.bv, T, c->hid, kvd);
+	ref_fh1_qkv(c, b->q, b->k, b->v, T * qd, T * kvd);
 	if (c->qk_norm && c->cohere) {
 		ref_head_layernorm(c, b->q, qn, T, c->H);
 		ref_head_layernorm(c, b->k, kn, T, c->KV);
@@ -267,6 +271,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	if (pn != NULL)
 		ref_norm(c, b->o, b->o, pn, T, c->hid);
 	ref_mm_resid(c, b->x, b->h, T * c->hid, l, false); /* MiniMax: alpha * norm(x) */
+	ref_fh1_sum(c, b->o, b->y, T * c->hid);            /* Falcon-H1: + the Mamba mixer */
 	ref_residual_add(c, b->x, b->o, T * c->hid);
 	return WT_OK;
 }
@@ -330,7 +335,11 @@ static int mlp_full(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter
 	if ((rv = ref_getf(s, &wd, false, err, 2, hid, n_inter, 0, "%s%s.weight", m, dl)) ||
 	    (rv = ref_getf(s, &bd, true, err, 1, hid, 0, 0, "%s%s.bias", m, dl)))
 		return rv;
-	ref_ffn(y, h, T, hid, n_inter, wg, bg, wu, bu, wd, c->act, scratch);
+	if (c->fh1) /* Falcon-H1's mlp_multipliers */
+		ref_ffn_mult(y, h, T, hid, n_inter, wg, bg, wu, bu, wd, c->act, scratch,
+		             c->fh1_gate, c->fh1_down);
+	else
+		ref_ffn(y, h, T, hid, n_inter, wg, bg, wu, bu, wd, c->act, scratch);
 	if (bd)
 		for (int64_t t = 0; t < T; t++)
 			for (int64_t i = 0; i < hid; i++)

@@ -406,6 +406,19 @@ typedef struct ref_cfg {
 	 * RoPE on the first rot_dim dims (partial_rotary_factor 0.5), the SwiGLU feed_forward
 	 * after pre_ff_layernorm, model.final_layernorm; no multipliers */
 	bool bamba;
+	/* Falcon-H1 (FalconH1ForCausalLM; cfg_granite4.c, granite4.c; bamba and g4 set too):
+	 * every layer Bamba's Mamba2 mixer (width mamba_d_ssm) and the attention (full RoPE,
+	 * head_dim read) side by side on the same normed input, summed into the residual. The
+	 * muP multipliers: fh1_attn_in / fh1_ssm_in on the two inputs, fh1_key on k,
+	 * fh1_attn_out / fh1_ssm_out on the two outputs, fh1_mup[5] (ssm_multipliers) on
+	 * in_proj's z / x / B / C / dt rows, fh1_gate / fh1_down (mlp_multipliers) on the
+	 * feed_forward's gate and output; embedding_multiplier is embed_scale,
+	 * lm_head_multiplier logit_mult. The mixer's gated norm exists with m_rms_norm, over
+	 * m_norm_groups groups (mamba_n_groups), before the gate with m_norm_before_gate. */
+	bool fh1, m_rms_norm, m_norm_before_gate;
+	float fh1_attn_in, fh1_attn_out, fh1_ssm_in, fh1_ssm_out, fh1_key, fh1_gate, fh1_down;
+	float fh1_mup[5];
+	int64_t m_norm_groups; /* 0: 1 (Granite 4.0 / Bamba: one group over all channels) */
 	/* Jamba (JambaForCausalLM; cfg_jamba.c, jamba.c; kind REF_QWEN2_MOE with experts, else
 	 * REF_DENSE): layer i a Mamba (v1) mixer when bit i of g4_mamba is set (i %
 	 * attn_layer_period != attn_layer_offset), else Llama's attention without positions;
@@ -587,6 +600,11 @@ void ref_mlp_plain(float *y, const float *x, int64_t T, int64_t hid, int64_t n_i
 void ref_ffn(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter, const float *wg,
              const float *bg, const float *wu, const float *bu, const float *wd, ref_act act,
              float *scratch);
+/* ref_ffn with Falcon-H1's mlp_multipliers: act(gm * (x wg^T + bg)) * (x wu^T + bu), its
+ * product with wd times dm (1, 1: ref_ffn). */
+void ref_ffn_mult(float *y, const float *x, int64_t T, int64_t hid, int64_t n_inter,
+                  const float *wg, const float *bg, const float *wu, const float *bu,
+                  const float *wd, ref_act act, float *scratch, float gm, float dm);
 /* y = softmax(x) over n values; y may alias x. */
 void ref_softmax(float *y, const float *x, int64_t n);
 /* Router: softmax over E logits, top-k (ties to the lower index), or the k experts

@@ -489,6 +489,9 @@ int ref_cfg_granite4(ref_cfg *c, const char *arch, const char *json, size_t len,
 /* Bamba's fields of c (the layers from ckpt.c, as Granite 4.0's) from config.json
  * (cfg_granite4.c). */
 int ref_cfg_bamba(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Falcon-H1's fields of c (the layers from ckpt.c, all Mamba and attention) from
+ * config.json (cfg_granite4.c). */
+int ref_cfg_falconh1(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Whether Granite 4.0's layer l is a Mamba2 mixer. */
 static inline bool ref_g4_mamba_layer(const ref_cfg *c, int64_t l)
 {
@@ -502,18 +505,48 @@ typedef struct ref_g4_part {
 	bool ckpt;
 	int64_t h0, hl, g0, gl;
 } ref_g4_part;
+/* Groups of the gated norm: Falcon-H1's mamba_n_groups (m_norm_groups), else one. */
+#define REF_G4_MAX_NORM_GROUPS 16
+static inline int64_t ref_g4_norm_groups(const ref_cfg *c)
+{
+	return c->m_norm_groups > 0 ? c->m_norm_groups : 1;
+}
 /* Stage 1 of layer l's mixer on the heads of p (granite4.c): the scan output times
- * silu(z), y [T, hl * m_dh], and each token's sum of its squares added to ssq[T]. */
+ * silu(z), y [T, hl * m_dh], and each token's sum of squares per norm group (of the gated
+ * output, or with Falcon-H1's m_norm_before_gate of the scan output) added to
+ * ssq[T * ref_g4_norm_groups]. Falcon-H1: in_proj's input times fh1_ssm_in, its rows
+ * times fh1_mup. */
 int ref_g4_scan(const ref_cfg *c, ref_set *s, int64_t l, const ref_g4_part *p, const float *h,
                 int64_t T, float *y, float *ssq, wt_errbuf *err);
 /* Stage 2: y / sqrt(ms + eps) times the gated norm's weight (the heads' slice), then
  * out_proj's columns into out [T, hid] (no bias: the caller adds out_proj.bias once);
- * ms[T] the mean squares over all m_heads * m_dh channels. */
+ * ms[T * ref_g4_norm_groups] the mean squares over each group's channels. Falcon-H1
+ * without m_rms_norm: y as it is (ms not read). */
 int ref_g4_out(const ref_cfg *c, ref_set *s, int64_t l, const ref_g4_part *p, const float *y,
                const float *ms, int64_t T, float *out, wt_errbuf *err);
 /* The whole mixer of the checkpoint (both stages, out_proj.bias added). */
 int ref_g4_mixer_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, int64_t T,
                       float *out, wt_errbuf *err);
+
+/* Falcon-H1's attention inputs: q, k, v (rows of nq / nkv floats) times
+ * attention_in_multiplier, k times key_multiplier too (no biases: FalconH1Config has none). */
+static inline void ref_fh1_qkv(const ref_cfg *c, float *q, float *k, float *v, int64_t nq,
+                               int64_t nkv)
+{
+	for (int64_t i = 0; c->fh1 && i < nq; i++)
+		q[i] *= c->fh1_attn_in;
+	for (int64_t i = 0; c->fh1 && i < nkv; i++) {
+		k[i] = k[i] * c->fh1_attn_in * c->fh1_key;
+		v[i] *= c->fh1_attn_in;
+	}
+}
+/* Falcon-H1's block output: o = o * attention_out_multiplier + m (the Mamba mixer's output,
+ * already times ssm_out_multiplier). */
+static inline void ref_fh1_sum(const ref_cfg *c, float *o, const float *m, int64_t n)
+{
+	for (int64_t i = 0; c->fh1 && i < n; i++)
+		o[i] = o[i] * c->fh1_attn_out + m[i];
+}
 
 /* Jamba's fields of c (the Mamba sizes and the layer masks from ckpt.c) from config.json
  * (cfg_jamba.c); arch is named in refusals. */

@@ -119,6 +119,7 @@ static int qkv_rank(shard *s, ref_set *rs, int64_t l)
 	           KVl * d);
 	ref_linear(b->v, b->h, w + (Hl + KVl) * d * c->hid, bias ? bias + (Hl + KVl) * d : NULL, T,
 	           c->hid, KVl * d);
+	ref_fh1_qkv(c, b->q, b->k, b->v, T * Hl * d, T * KVl * d);
 	return WT_OK;
 }
 
@@ -312,7 +313,7 @@ static int post_norm_mean(shard *s, int64_t l, const char *leaf)
 
 static int attn(shard *s, int64_t l)
 {
-	if (ref_g4_mamba_layer(s->c, l))
+	if (ref_g4_mamba_layer(s->c, l) && !s->c->fh1)
 		return ref_shard_g4_mamba(s, l);
 	if (ref_mm_lin(s->c, l))
 		return ref_shard_mm_lightning(s, l);
@@ -322,6 +323,9 @@ static int attn(shard *s, int64_t l)
 	int64_t n = s->n_tok * c->hid;
 	const float *bo;
 	int rv;
+	/* Falcon-H1: the Mamba mixer first, into b.y (times ssm_out_multiplier) */
+	if (ref_g4_mamba_layer(c, l) && (rv = ref_shard_g4_mamba(s, l)) != WT_OK)
+		return rv;
 	if (c->qk_norm_full && (rv = qk_mean_squares(s, l)) != WT_OK)
 		return rv;
 	memset(s->b.acc, 0, (size_t)n * sizeof(float));
@@ -343,6 +347,7 @@ static int attn(shard *s, int64_t l)
 		memcpy(s->b.y, s->b.acc, (size_t)n * sizeof(float));
 	} else {
 		ref_mm_resid(c, s->b.x, s->b.h, n, l, false); /* MiniMax: alpha * norm(x) */
+		ref_fh1_sum(c, s->b.acc, s->b.y, n);          /* Falcon-H1: + the Mamba mixer */
 		ref_residual_add(c, s->b.x, s->b.acc, n);
 	}
 	return WT_OK;
@@ -384,8 +389,9 @@ static int mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, int64
 	    (rv = ref_getf(rs, &bgu, true, s->err, 1, 2 * Il, 0, 0, "%s%s.bias", m, gul)) ||
 	    (rv = ref_getf(rs, &wd, false, s->err, 2, c->hid, Il, 0, "%s%s.weight", m, dl)))
 		return rv;
-	ref_ffn(y, h, T, c->hid, Il, gu, bgu, gu + Il * c->hid, bgu ? bgu + Il : NULL, wd, c->act,
-	        s->b.scratch);
+	ref_ffn_mult(y, h, T, c->hid, Il, gu, bgu, gu + Il * c->hid, bgu ? bgu + Il : NULL, wd,
+	             c->act, s->b.scratch, c->fh1 ? c->fh1_gate : 1.0f,
+	             c->fh1 ? c->fh1_down : 1.0f); /* Falcon-H1's mlp_multipliers */
 	return WT_OK;
 }
 

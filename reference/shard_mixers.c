@@ -22,7 +22,9 @@ int ref_shard_g4_mamba(shard *s, int64_t l)
 	int64_t T = s->n_tok, tp = (int64_t)s->T, n = T * c->hid;
 	int64_t hl = c->m_heads / tp, il = hl * c->m_dh;
 	bool dup = c->m_groups % tp != 0;
-	float ssq[REF_MAX_TOKENS] = {0}, ms[REF_MAX_TOKENS];
+	int64_t ng = ref_g4_norm_groups(c);
+	float ssq[REF_MAX_TOKENS * REF_G4_MAX_NORM_GROUPS] = {0},
+	                           ms[REF_MAX_TOKENS * REF_G4_MAX_NORM_GROUPS];
 	float *y = malloc((size_t)(T * il * tp) * sizeof(float));
 	if (y == NULL)
 		return wt_seterr(s->err, WT_ENOMEM, "layer %lld Mamba mixer: out of memory",
@@ -38,8 +40,8 @@ int ref_shard_g4_mamba(shard *s, int64_t l)
 		    WT_OK)
 			rv = ref_g4_scan(c, rs, l, &p, s->b.h, T, y + r * T * il, ssq, s->err);
 	}
-	for (int64_t t = 0; t < T; t++)
-		ms[t] = ssq[t] / (float)(c->m_heads * c->m_dh);
+	for (int64_t t = 0; t < T * ng; t++)
+		ms[t] = ssq[t] / (float)(c->m_heads * c->m_dh / ng);
 	memset(s->b.acc, 0, (size_t)n * sizeof(float));
 	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
 		const ref_g4_part p = {.h0 = (int64_t)r * hl,
@@ -59,6 +61,11 @@ int ref_shard_g4_mamba(shard *s, int64_t l)
 		return rv;
 	for (int64_t t = 0; bo && t < T; t++)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
+	if (c->fh1) { /* Falcon-H1: times ssm_out_multiplier, kept in b.y for the attention */
+		for (int64_t i = 0; i < n; i++)
+			s->b.y[i] = s->b.acc[i] * c->fh1_ssm_out;
+		return WT_OK;
+	}
 	ref_residual_add(c, s->b.x, s->b.acc, n);
 	return WT_OK;
 }

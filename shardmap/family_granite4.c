@@ -32,24 +32,28 @@
 #define G4_ATT SM_LAYER "self_attn."
 #define G4_MAM SM_LAYER "mamba."
 
-/* q / k / v weight and bias (attention_bias) of the attention layers. */
-#define G4_QKV(x, part, d)                                                                         \
-	SM_RULE(G4_ATT x "_proj.weight", G4_ATT "qkv_proj.weight", SM_K_QKV, part, SM_U_HEADS,     \
-	        SM_C_FULLATT, SM_F_QUANT, 2, d, SM_D_HID),                                         \
+/* q / k / v weight and bias of the attention layers (conditions at, atb). */
+#define G4_QKV(x, part, d, at, atb)                                                                \
+	SM_RULE(G4_ATT x "_proj.weight", G4_ATT "qkv_proj.weight", SM_K_QKV, part, SM_U_HEADS, at, \
+	        SM_F_QUANT, 2, d, SM_D_HID),                                                       \
 	    SM_RULE(G4_ATT x "_proj.bias", G4_ATT "qkv_proj.bias", SM_K_QKV, part, SM_U_HEADS,     \
-	            SM_C_FULLATTB, 0, 1, d, SM_D_ANY)
+	            atb, 0, 1, d, SM_D_ANY)
 
 /* A Mamba tensor split by rows in mamba heads (never quantized): [Hm] or [Im]. */
-#define G4_MROWS(n, d)                                                                             \
-	SM_RULE(G4_MAM n, G4_MAM n, SM_K_ROWS, 0, SM_U_MH, SM_C_LINATT, 0, 1, d, SM_D_ANY)
+#define G4_MROWS(n, d, cond)                                                                       \
+	SM_RULE(G4_MAM n, G4_MAM n, SM_K_ROWS, 0, SM_U_MH, cond, 0, 1, d, SM_D_ANY)
 
-/* Attention layers (Llama's) and the Mamba2 mixer: shared by Granite 4.0 and Bamba. */
-#define G4_RULES_MIXERS                                                                            \
-	G4_QKV("q", 0, SM_D_Q), G4_QKV("k", 1, SM_D_KV), G4_QKV("v", 2, SM_D_KV),                  \
-	    SM_RULE(G4_ATT "o_proj.weight", G4_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS,      \
-	            SM_C_FULLATT, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                                \
-	    SM_RULE(G4_ATT "o_proj.bias", G4_ATT "o_proj.bias", SM_K_REPL, 0, SM_U_NONE,           \
-	            SM_C_FULLATTB, 0, 1, SM_D_HID, SM_D_ANY),                                      \
+/* Attention (Llama's) and the Mamba2 mixer: shared by Granite 4.0, Bamba and Falcon-H1.
+ * at / atb: the attention's layers and its biases' (SM_C_FULLATT / SM_C_FULLATTB in the
+ * alternating hybrids, SM_C_ALL / SM_C_ATTNBIAS where every layer runs both mixers); nrm:
+ * the gated norm's (SM_C_LINATT, or SM_C_MNORM where mamba_rms_norm builds it). */
+#define G4_RULES_MIXERS_C(at, atb, nrm)                                                            \
+	G4_QKV("q", 0, SM_D_Q, at, atb), G4_QKV("k", 1, SM_D_KV, at, atb),                         \
+	    G4_QKV("v", 2, SM_D_KV, at, atb),                                                      \
+	    SM_RULE(G4_ATT "o_proj.weight", G4_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS, at,  \
+	            SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                                              \
+	    SM_RULE(G4_ATT "o_proj.bias", G4_ATT "o_proj.bias", SM_K_REPL, 0, SM_U_NONE, atb, 0,   \
+	            1, SM_D_HID, SM_D_ANY),                                                        \
 	    SM_RULE(G4_MAM "in_proj.weight", G4_MAM "in_proj.weight", SM_K_MAMBA, 0, SM_U_MH,      \
 	            SM_C_LINATT, SM_F_QUANT, 2, SM_D_MIN, SM_D_HID),                               \
 	    SM_RULE(G4_MAM "in_proj.bias", G4_MAM "in_proj.bias", SM_K_MAMBA, 0, SM_U_MH,          \
@@ -58,12 +62,13 @@
 	             SM_C_LINATT, 0, SM_D_MCONV, SM_D_ONE, SM_D_MKER),                             \
 	    SM_RULE(G4_MAM "conv1d.bias", G4_MAM "conv1d.bias", SM_K_MAMBA, 0, SM_U_MH,            \
 	            SM_C_MCONVB, 0, 1, SM_D_MCONV, SM_D_ANY),                                      \
-	    G4_MROWS("A_log", SM_D_MH), G4_MROWS("D", SM_D_MH), G4_MROWS("dt_bias", SM_D_MH),      \
-	    G4_MROWS("norm.weight", SM_D_MI),                                                      \
+	    G4_MROWS("A_log", SM_D_MH, SM_C_LINATT), G4_MROWS("D", SM_D_MH, SM_C_LINATT),          \
+	    G4_MROWS("dt_bias", SM_D_MH, SM_C_LINATT), G4_MROWS("norm.weight", SM_D_MI, nrm),      \
 	    SM_RULE(G4_MAM "out_proj.weight", G4_MAM "out_proj.weight", SM_K_COLS, 0, SM_U_MH,     \
 	            SM_C_LINATT, SM_F_QUANT, 2, SM_D_HID, SM_D_MI),                                \
 	    SM_RULE(G4_MAM "out_proj.bias", G4_MAM "out_proj.bias", SM_K_REPL, 0, SM_U_NONE,       \
 	            SM_C_MPROJB, 0, 1, SM_D_HID, SM_D_ANY)
+#define G4_RULES_MIXERS G4_RULES_MIXERS_C(SM_C_FULLATT, SM_C_FULLATTB, SM_C_LINATT)
 
 static const sm_rule granite4_rules[] = {
     SM_RULES_TOP,
@@ -121,13 +126,15 @@ static int g4_check_types(const ckpt_config *c, wt_errbuf *err)
  * BambaConfig) and their modules: the attention's head_dim is hidden_size /
  * num_attention_heads, exactly; the Mamba mixer's mamba_expand * hidden_size is mamba_n_heads
  * * mamba_d_head (d_head "auto" = that quotient) and its heads come in whole groups
- * (repeat_interleave of B and C). fam names the family in the messages; is_mamba tells the
- * layers apart. */
+ * (repeat_interleave of B and C); the mixer's width is mamba_d_ssm where Falcon-H1 gives
+ * it. fam names the family in the messages; is_mamba tells the layers apart;
+ * free_head_dim skips the head_dim rule (Falcon-H1's attention reads head_dim itself). */
 static int g4_check_mixers(const ckpt_config *c, const char *fam,
-                           bool (*is_mamba)(const ckpt_config *, int64_t), wt_errbuf *err)
+                           bool (*is_mamba)(const ckpt_config *, int64_t), bool free_head_dim,
+                           wt_errbuf *err)
 {
-	if (c->hidden_size % c->num_attention_heads ||
-	    c->head_dim != c->hidden_size / c->num_attention_heads)
+	if (!free_head_dim && (c->hidden_size % c->num_attention_heads ||
+	                       c->head_dim != c->hidden_size / c->num_attention_heads))
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: %s's attention has head_dim = hidden_size "
 		                 "%" PRId64 " / num_attention_heads %" PRId64
@@ -148,13 +155,13 @@ static int g4_check_mixers(const ckpt_config *c, const char *fam,
 		                 "%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ")",
 		                 fam, n_mamba, c->mamba_n_heads, c->mamba_n_groups,
 		                 c->mamba_d_state, c->mamba_d_conv, c->mamba_expand);
-	int64_t im = c->mamba_expand * c->hidden_size;
+	int64_t im = c->mamba_d_ssm > 0 ? c->mamba_d_ssm : c->mamba_expand * c->hidden_size;
 	int64_t dh = c->mamba_d_head > 0 ? c->mamba_d_head : im / c->mamba_n_heads;
 	if (im % c->mamba_n_heads || dh * c->mamba_n_heads != im)
 		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: mamba_expand * hidden_size = %" PRId64
-		                 " must be mamba_n_heads %" PRId64 " x mamba_d_head (%" PRId64
-		                 "; \"auto\" = the quotient)",
+		                 "config.json: %s = %" PRId64 " must be mamba_n_heads %" PRId64
+		                 " x mamba_d_head (%" PRId64 "; \"auto\" = the quotient)",
+		                 c->mamba_d_ssm > 0 ? "mamba_d_ssm" : "mamba_expand * hidden_size",
 		                 im, c->mamba_n_heads, dh);
 	if (c->mamba_n_heads % c->mamba_n_groups)
 		return wt_seterr(err, WT_ECORRUPT,
@@ -168,7 +175,7 @@ static int g4_check_mixers(const ckpt_config *c, const char *fam,
 static int g4_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int rv = g4_check_types(c, err);
-	return rv != WT_OK ? rv : g4_check_mixers(c, "Granite 4.0", g4_mamba, err);
+	return rv != WT_OK ? rv : g4_check_mixers(c, "Granite 4.0", g4_mamba, false, err);
 }
 
 static const char *const granite4_archs[] = {"GraniteMoeHybridForCausalLM", NULL};
@@ -245,7 +252,7 @@ static int bamba_check(const ckpt_config *c, wt_errbuf *err)
 		                 "config.json: attention_bias / mlp_bias true, but Bamba's layers "
 		                 "have no biases (BambaConfig fixes both false, vLLM's bamba.py "
 		                 "builds none); drop the keys");
-	return g4_check_mixers(c, "Bamba", bamba_mamba, err);
+	return g4_check_mixers(c, "Bamba", bamba_mamba, false, err);
 }
 
 static const char *const bamba_archs[] = {"BambaForCausalLM", NULL};
@@ -260,5 +267,79 @@ const sm_family shardmap_family_bamba = {
     .check = bamba_check,
     .layer_is_linear = bamba_mamba,
     .linear_keys = "attn_layer_indices",
+    .mamba = true,
+};
+
+/*
+ * Falcon-H1 (FalconH1ForCausalLM, model_type falcon_h1: tiiuae/Falcon-H1-0.5B / 1.5B / 3B /
+ * 7B / 34B), as transformers 4.57.1's modeling_falcon_h1.py lays it out and vLLM's
+ * falcon_h1.py / mamba_mixer2.py load it: every layer runs the attention (self_attn.) and
+ * the Mamba2 mixer (mamba.) in parallel on the same normed input, both cut as Granite 4.0's,
+ * then Bamba's SwiGLU feed_forward after pre_ff_layernorm; model.final_layernorm. The
+ * mixer's width is mamba_d_ssm (mamba_expand * hidden_size when null); its gated norm
+ * exists only with mamba_rms_norm; the attention's head_dim is its own key (Falcon-H1-0.5B:
+ * 8 heads of 64 over hidden 1024). The muP multipliers (embedding, lm_head, attention in /
+ * out, key, ssm in / out, ssm_multipliers' mup_vector, mlp_multipliers) are math.
+ */
+static const sm_rule falcon_h1_rules[] = {
+    SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0, SM_U_NONE,
+            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
+            SM_D_V, SM_D_HID),
+    SM_RULE("model.final_layernorm.weight", "model.final_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "input_layernorm.weight", SM_LAYER "input_layernorm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "pre_ff_layernorm.weight", SM_LAYER "pre_ff_layernorm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    G4_RULES_MIXERS_C(SM_C_ALL, SM_C_ATTNBIAS, SM_C_MNORM),
+    SM_RULE(SM_LAYER "feed_forward.gate_proj.weight", SM_LAYER "feed_forward.gate_up_proj.weight",
+            SM_K_ROWS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "feed_forward.up_proj.weight", SM_LAYER "feed_forward.gate_up_proj.weight",
+            SM_K_ROWS, 1, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "feed_forward.down_proj.weight", SM_LAYER "feed_forward.down_proj.weight",
+            SM_K_COLS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+};
+
+/* Every Falcon-H1 layer has a Mamba mixer (beside its attention). */
+static bool fh1_mamba(const ckpt_config *c, int64_t i)
+{
+	(void)c;
+	(void)i;
+	return true;
+}
+
+/* FalconH1Config fixes attention_bias / mlp_bias false; out_proj's bias is projectors_bias
+ * in transformers but mamba_proj_bias in vLLM's MambaMixer2 (one use_bias for in_proj and
+ * out_proj), so the two must agree; then the mixers' rules (the attention's head_dim is
+ * free). */
+static int fh1_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->attention_bias || c->mlp_bias)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: attention_bias / mlp_bias true, but Falcon-H1's "
+		                 "attention and MLP have no biases (FalconH1Config fixes both "
+		                 "false); drop the keys");
+	if (c->projectors_bias != c->mamba_proj_bias)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: projectors_bias %s but mamba_proj_bias %s: "
+		                 "transformers gives out_proj a bias by projectors_bias, vLLM's "
+		                 "MambaMixer2 by mamba_proj_bias; set both the same",
+		                 c->projectors_bias ? "true" : "false",
+		                 c->mamba_proj_bias ? "true" : "false");
+	return g4_check_mixers(c, "Falcon-H1", fh1_mamba, true, err);
+}
+
+static const char *const falcon_h1_archs[] = {"FalconH1ForCausalLM", NULL};
+
+/* FalconH1Config leaves tie_word_embeddings false (the released models untie them) */
+const sm_family shardmap_family_falcon_h1 = {
+    .name = "falcon_h1",
+    .archs = falcon_h1_archs,
+    .rules = falcon_h1_rules,
+    .n_rules = SM_NRULES(falcon_h1_rules),
+    .layer_prefix = "model.layers.",
+    .check = fh1_check,
+    .layer_is_linear = fh1_mamba,
     .mamba = true,
 };

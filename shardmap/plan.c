@@ -71,6 +71,9 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_MPROJB:
 		return x->cfg->mamba_proj_bias && x->fam->layer_is_linear &&
 		       x->fam->layer_is_linear(x->cfg, i);
+	case SM_C_MNORM:
+		return x->cfg->mamba_rms_norm && x->fam->layer_is_linear &&
+		       x->fam->layer_is_linear(x->cfg, i);
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -431,6 +434,8 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		          ? "without a conv1d bias (mamba_conv_bias is false)"
 		          : "without in_proj / out_proj biases (mamba_proj_bias "
 		            "is false or absent)";
+	else if (ru->cond == SM_C_MNORM)
+		why = "without the mixer's gated norm (mamba_rms_norm is false or absent)";
 	else if (ru->cond == SM_C_MMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': unknown tensor: config.json's "

@@ -173,6 +173,7 @@ typedef enum {
 	SM_C_FULLATTB, /* softmax-attention layers when attention_bias (Granite 4.0) */
 	SM_C_MCONVB,   /* Mamba layers (layer_is_linear) when mamba_conv_bias */
 	SM_C_MPROJB,   /* Mamba layers when mamba_proj_bias (in_proj / out_proj biases) */
+	SM_C_MNORM,    /* Mamba layers when mamba_rms_norm (Falcon-H1's optional gated norm) */
 } sm_cond;
 
 enum {
@@ -408,6 +409,7 @@ extern const sm_family shardmap_family_vaultgemma;
 extern const sm_family shardmap_family_dbrx;
 extern const sm_family shardmap_family_stablelm;
 extern const sm_family shardmap_family_ministral;
+extern const sm_family shardmap_family_falcon_h1;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

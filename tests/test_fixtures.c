@@ -480,6 +480,14 @@ static const fam_expect fams[] = {
     {"ministral", 21,
      2 * (2 * 1000 * 256 + 256) + 2 * 2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 3 * 512 * 256),
      256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* falcon_h1: every layer both mixers: q / o 256x128 / 128x256, k / v 64x128, in_proj
+     * 424x128, conv1d [224, 1, 4] + [224], [8] x 3, norm [192], out_proj 128x192; the
+     * feed_forward 192x128 (x2) / 128x192; its two norms; untied */
+    {"falcon_h1", 37,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 *
+                                      (2 * 128 + 640 * 128 + 424 * 128 + 224 * 4 + 224 + 3 * 8 +
+                                       192 + 128 * 192 + 3 * 192 * 128),
+     128, 8, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
@@ -600,6 +608,14 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->mamba_d_state, 16);
 		assert_true(cfg->mamba_conv_bias);
 		assert_true(cfg->partial_rotary_factor == 0.5);
+	}
+	if (strcmp(e->name, "falcon_h1") == 0) { /* mamba_d_ssm, the gated norm, projectors */
+		assert_false(cfg->has_layer_types);
+		assert_int_equal(cfg->mamba_d_ssm, 192);
+		assert_int_equal(cfg->mamba_n_heads, 8);
+		assert_int_equal(cfg->head_dim, 32);
+		assert_true(cfg->mamba_rms_norm && cfg->mamba_conv_bias);
+		assert_false(cfg->projectors_bias || cfg->mamba_proj_bias);
 	}
 	if (strcmp(e->name, "granitemoehybrid") == 0) { /* the Mamba2 mixer and its layers */
 		assert_true(cfg->has_layer_types);

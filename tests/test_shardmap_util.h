@@ -654,7 +654,8 @@ static __attribute__((unused)) bool tm_mamba_dup(const ckpt *c, const sm_plan *p
 			continue;
 		if (cf->mamba_n_groups % (int64_t)p->tp == 0)
 			return false;
-		int64_t im = cf->mamba_expand * cf->hidden_size;
+		int64_t im = cf->mamba_d_ssm > 0 ? cf->mamba_d_ssm /* Falcon-H1's */
+		                                 : cf->mamba_expand * cf->hidden_size;
 		*lo = f->rules[r].dims[0] == SM_D_MIN ? 2 * im : im;
 		*hi = *lo + 2 * cf->mamba_n_groups * cf->mamba_d_state;
 		return true;

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -82,8 +82,10 @@ grep -q '^rank 1 (tp_rank=1,ep_rank=0)' "$T/plan1" || fail "--rank-only rank lin
 # determinism: every scheme on every family, two runs byte-identical
 for f in $(san_fams "$FAMS"); do
 	for q in none fp8-tensor fp8-channel fp8-block int8-channel int4-group; do
-		# Granite 4.0's and Bamba's one Mamba group: quantized only at TP 1 (vLLM's MambaMixer2)
-		tp=2 && { [ "$f" = granitemoehybrid ] || [ "$f" = bamba ]; } && [ "$q" != none ] && tp=1
+		# Granite 4.0's, Bamba's and Falcon-H1's one Mamba group: quantized only at TP 1 (vLLM's
+		# MambaMixer2)
+		tp=2 && { [ "$f" = granitemoehybrid ] || [ "$f" = bamba ] || [ "$f" = falcon_h1 ]; } &&
+			[ "$q" != none ] && tp=1
 		args=(--model-dir "$T/$f" --tp-size "$tp" --tp-rank $((tp - 1)) --quant "$q" --group-size 32)
 		"$CTL" shard "${args[@]}" --out "$T/a.st" 2>"$T/err" || fail "$f $q: $(cat "$T/err")"
 		"$CTL" shard "${args[@]}" --out "$T/b.st" 2>"$T/err" || fail "$f $q (2): $(cat "$T/err")"

@@ -278,8 +278,8 @@ def lfm2(name, rows, cols, T, r, add):
 
 
 def mamba_mixer(name, rows, cols, cfg, T, r):
-    """Granite 4.0's mamba.* on tp rank r, as MambaMixer2 loads it."""
-    im = cfg["mamba_expand"] * cfg["hidden_size"]
+    """Granite 4.0's (Bamba's, Falcon-H1's) mamba.* on tp rank r, as MambaMixer2 loads it."""
+    im = cfg.get("mamba_d_ssm") or cfg["mamba_expand"] * cfg["hidden_size"]  # Falcon-H1's width
     gn, hm = cfg["mamba_n_groups"] * cfg["mamba_d_state"], cfg["mamba_n_heads"]
     dup = cfg["mamba_n_groups"] % T != 0
 
