@@ -13,7 +13,7 @@
 #include "loader/loader.h"
 
 /* Integer field: absent/null -> dflt; wrong type or < min -> WT_ECORRUPT. */
-static int get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64_t *out,
+int config_get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64_t *out,
                    wt_errbuf *err)
 {
 	json_t *v = json_object_get(o, name);
@@ -39,10 +39,10 @@ static int get_required(json_t *o, const char *name, int64_t *out, wt_errbuf *er
 		                 "config.json: required field '%s' is missing; add it (see the "
 		                 "model's original config)",
 		                 name);
-	return get_int(o, name, 0, 1, out, err);
+	return config_get_int(o, name, 0, 1, out, err);
 }
 
-static int get_bool(json_t *o, const char *name, bool dflt, bool *out, wt_errbuf *err)
+int config_get_bool(json_t *o, const char *name, bool dflt, bool *out, wt_errbuf *err)
 {
 	json_t *v = json_object_get(o, name);
 	if (v == NULL || json_is_null(v)) {
@@ -68,7 +68,7 @@ static json_t *first_of(json_t *o, const char *const *names, const char **which)
 	return NULL;
 }
 
-static int parse_int_list(json_t *v, const char *name, int64_t **out, size_t *n, wt_errbuf *err)
+int config_int_list(json_t *v, const char *name, int64_t **out, size_t *n, wt_errbuf *err)
 {
 	if (v == NULL || json_is_null(v))
 		return WT_OK;
@@ -279,9 +279,10 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 	                                          "n_routed_experts", "moe_num_experts", NULL};
 	const char *which = "num_experts";
 	json_t *ne = first_of(root, expert_keys, &which);
-	int rv = ne ? get_int(root, which, 0, 0, &c->num_experts, err) : WT_OK;
+	int rv = ne ? config_get_int(root, which, 0, 0, &c->num_experts, err) : WT_OK;
 	if (rv == WT_OK)
-		rv = get_int(root, "moe_intermediate_size", -1, 1, &c->moe_intermediate_size, err);
+		rv = config_get_int(root, "moe_intermediate_size", -1, 1, &c->moe_intermediate_size,
+		                    err);
 	if (rv == WT_OK && c->moe_intermediate_size < 0 && c->num_experts > 0)
 		c->moe_intermediate_size = c->intermediate_size; /* Mixtral */
 	/* Qwen2-MoE's key, else GraniteMoeShared's shared_intermediate_size (0: no shared MLP) */
@@ -290,46 +291,51 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 	const char *shared = shared_keys[0];
 	first_of(root, shared_keys, &shared);
 	if (rv == WT_OK)
-		rv = get_int(root, shared, -1, 0, &c->shared_expert_intermediate_size, err);
+		rv = config_get_int(root, shared, -1, 0, &c->shared_expert_intermediate_size, err);
 	/* DeepSeek's n_shared_experts, else ERNIE 4.5's moe_num_shared_experts */
 	static const char *const nshared_keys[] = {"n_shared_experts", "moe_num_shared_experts",
 	                                           NULL};
 	const char *nshared = nshared_keys[0];
 	first_of(root, nshared_keys, &nshared);
 	if (rv == WT_OK)
-		rv = get_int(root, nshared, 0, 0, &c->n_shared_experts, err);
+		rv = config_get_int(root, nshared, 0, 0, &c->n_shared_experts, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "decoder_sparse_step", 1, 1, &c->decoder_sparse_step, err);
+		rv =
+		    config_get_int(root, "decoder_sparse_step", 1, 1, &c->decoder_sparse_step, err);
 	if (rv == WT_OK)
-		rv = parse_int_list(json_object_get(root, "mlp_only_layers"), "mlp_only_layers",
-		                    &c->mlp_only_layers, &c->n_mlp_only_layers, err);
+		rv = config_int_list(json_object_get(root, "mlp_only_layers"), "mlp_only_layers",
+		                     &c->mlp_only_layers, &c->n_mlp_only_layers, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "first_k_dense_replace", 0, 0, &c->first_k_dense_replace, err);
+		rv = config_get_int(root, "first_k_dense_replace", 0, 0, &c->first_k_dense_replace,
+		                    err);
 	if (rv == WT_OK)
-		rv = get_int(root, "moe_layer_freq", 1, 1, &c->moe_layer_freq, err);
+		rv = config_get_int(root, "moe_layer_freq", 1, 1, &c->moe_layer_freq, err);
 	/* ERNIE 4.5 MoE (Ernie4_5_MoeDecoderLayer): a list (ERNIE-4.5-VL's per-modality
 	 * ranges) is not an integer and refused */
 	if (rv == WT_OK)
-		rv = get_int(root, "moe_layer_start_index", 0, 0, &c->moe_layer_start_index, err);
+		rv = config_get_int(root, "moe_layer_start_index", 0, 0, &c->moe_layer_start_index,
+		                    err);
 	if (rv == WT_OK)
-		rv = get_int(root, "moe_layer_end_index", -1, -1, &c->moe_layer_end_index, err);
+		rv = config_get_int(root, "moe_layer_end_index", -1, -1, &c->moe_layer_end_index,
+		                    err);
 	if (rv == WT_OK)
-		rv = get_int(root, "moe_layer_interval", 1, 1, &c->moe_layer_interval, err);
+		rv = config_get_int(root, "moe_layer_interval", 1, 1, &c->moe_layer_interval, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "intermediate_size_mlp", -1, 1, &c->intermediate_size_mlp, err);
+		rv = config_get_int(root, "intermediate_size_mlp", -1, 1, &c->intermediate_size_mlp,
+		                    err);
 	/* Llama4TextConfig: range(step - 1, L, step); a step of 0 is range()'s error */
 	if (rv == WT_OK)
-		rv = get_int(root, "interleave_moe_layer_step", 1, 1, &c->interleave_moe_layer_step,
-		             err);
+		rv = config_get_int(root, "interleave_moe_layer_step", 1, 1,
+		                    &c->interleave_moe_layer_step, err);
 	/* Hunyuan V1 MoE: the shared MLP (mlp.shared_mlp) is intermediate_size x
 	 * num_shared_expert wide when use_mixed_mlp_moe (vLLM's hunyuan_v1.py; transformers
 	 * builds it always, intermediate_size wide: both absent read 1 and true) */
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "hunyuan_v1_moe") == 0) {
 		int64_t ns = 1;
 		bool mixed = true;
-		rv = get_int(root, "num_shared_expert", 1, 0, &ns, err);
+		rv = config_get_int(root, "num_shared_expert", 1, 0, &ns, err);
 		if (rv == WT_OK)
-			rv = get_bool(root, "use_mixed_mlp_moe", true, &mixed, err);
+			rv = config_get_bool(root, "use_mixed_mlp_moe", true, &mixed, err);
 		if (rv == WT_OK && ns > 4096)
 			rv = wt_seterr(
 			    err, WT_ECORRUPT,
@@ -343,7 +349,7 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 	json_t *ml = json_object_get(root, "moe_layers");
 	c->has_moe_layers = ml != NULL && !json_is_null(ml);
 	if (rv == WT_OK)
-		rv = parse_int_list(ml, "moe_layers", &c->moe_layers, &c->n_moe_layers, err);
+		rv = config_int_list(ml, "moe_layers", &c->moe_layers, &c->n_moe_layers, err);
 	return rv;
 }
 
@@ -396,117 +402,12 @@ static int parse_linear_attn(json_t *root, ckpt_config *c, wt_errbuf *err)
 	};
 	int rv = WT_OK;
 	for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]) && rv == WT_OK; i++)
-		rv = get_int(root, dims[i].key, -1, 1, dims[i].out, err);
+		rv = config_get_int(root, dims[i].key, -1, 1, dims[i].out, err);
 	return rv == WT_OK ? parse_layer_types(root, c, err) : rv;
 }
 
-static int get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err);
-
-/* LFM2's keys (Lfm2Config; read for model_type lfm2 only, so no other family's config is
- * refused over them): the short conv, the MLP size rule, vLLM's block_dim / conv_dim, and
- * full_attn_idxs. A null block_ffn_dim_multiplier is kept apart from an absent one
- * (Lfm2Config's 1.0). */
-static int parse_lfm2(json_t *root, ckpt_config *c, wt_errbuf *err)
-{
-	int rv = get_int(root, "conv_L_cache", -1, 1, &c->lfm2_conv_l_cache, err);
-	if (rv == WT_OK)
-		rv = get_int(root, "block_multiple_of", -1, 1, &c->lfm2_multiple_of, err);
-	if (rv == WT_OK)
-		rv = get_int(root, "block_dim", -1, 1, &c->lfm2_block_dim, err);
-	if (rv == WT_OK)
-		rv = get_int(root, "conv_dim", -1, 1, &c->lfm2_conv_dim, err);
-	if (rv == WT_OK)
-		rv = get_bool(root, "conv_bias", false, &c->lfm2_conv_bias, err);
-	if (rv == WT_OK)
-		rv = get_bool(root, "block_auto_adjust_ff_dim", true, &c->lfm2_auto_adjust, err);
-	json_t *m = json_object_get(root, "block_ffn_dim_multiplier");
-	c->lfm2_ffn_mult_null = m != NULL && json_is_null(m);
-	if (rv == WT_OK)
-		rv = get_pos_real(root, "block_ffn_dim_multiplier", 1.0, &c->lfm2_ffn_mult, err);
-	json_t *f = json_object_get(root, "full_attn_idxs");
-	c->has_full_attn_idxs = f != NULL && !json_is_null(f);
-	if (rv == WT_OK)
-		rv = parse_int_list(f, "full_attn_idxs", &c->full_attn_idxs, &c->n_full_attn_idxs,
-		                    err);
-	return rv;
-}
-
-/* Jamba's keys (JambaConfig; read for model_type jamba only, so no other family's config is
- * refused over them): the attention / expert layer periods and offsets and mamba_dt_rank
- * ("auto", JambaConfig's default, kept as -1 like an absent one). */
-static int parse_jamba(json_t *root, ckpt_config *c, wt_errbuf *err)
-{
-	int rv = get_int(root, "attn_layer_period", -1, 1, &c->jamba_attn_period, err);
-	if (rv == WT_OK)
-		rv = get_int(root, "attn_layer_offset", -1, 0, &c->jamba_attn_offset, err);
-	if (rv == WT_OK)
-		rv = get_int(root, "expert_layer_period", -1, 1, &c->jamba_expert_period, err);
-	if (rv == WT_OK)
-		rv = get_int(root, "expert_layer_offset", -1, 0, &c->jamba_expert_offset, err);
-	json_t *r = json_object_get(root, "mamba_dt_rank");
-	if (rv == WT_OK && json_is_string(r) && strcmp(json_string_value(r), "auto") == 0)
-		c->mamba_dt_rank = -1;
-	else if (rv == WT_OK)
-		rv = get_int(root, "mamba_dt_rank", -1, 1, &c->mamba_dt_rank, err);
-	return rv;
-}
-
-/* Granite 4.0's Mamba2 mixer (GraniteMoeHybridConfig's mamba_* keys); mamba_d_head may
- * be the string "auto" (GraniteMoeHybridConfig's default: expand * hidden / heads), kept
- * as -1 like an absent one. */
-static int parse_mamba(json_t *root, ckpt_config *c, wt_errbuf *err)
-{
-	const struct {
-		const char *key;
-		int64_t *out;
-	} dims[] = {
-	    {"mamba_n_heads", &c->mamba_n_heads}, {"mamba_n_groups", &c->mamba_n_groups},
-	    {"mamba_d_state", &c->mamba_d_state}, {"mamba_d_conv", &c->mamba_d_conv},
-	    {"mamba_expand", &c->mamba_expand},
-	};
-	int rv = WT_OK;
-	for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]) && rv == WT_OK; i++)
-		rv = get_int(root, dims[i].key, -1, 1, dims[i].out, err);
-	json_t *dh = json_object_get(root, "mamba_d_head");
-	if (rv == WT_OK && json_is_string(dh) && strcmp(json_string_value(dh), "auto") == 0)
-		c->mamba_d_head = -1;
-	else if (rv == WT_OK)
-		rv = get_int(root, "mamba_d_head", -1, 1, &c->mamba_d_head, err);
-	if (rv == WT_OK)
-		rv = get_bool(root, "mamba_conv_bias", false, &c->mamba_conv_bias, err);
-	if (rv == WT_OK)
-		rv = get_bool(root, "mamba_proj_bias", false, &c->mamba_proj_bias, err);
-	return rv;
-}
-
-/* Bamba's attn_layer_indices (BambaConfig; read for model_type bamba only): the attention
- * layers, kept where LFM2's full_attn_idxs goes (has_full_attn_idxs; absent, null or empty:
- * every layer Mamba). */
-static int parse_bamba(json_t *root, ckpt_config *c, wt_errbuf *err)
-{
-	json_t *f = json_object_get(root, "attn_layer_indices");
-	c->has_full_attn_idxs = f != NULL && !json_is_null(f);
-	return parse_int_list(f, "attn_layer_indices", &c->full_attn_idxs, &c->n_full_attn_idxs,
-	                      err);
-}
-
-/* Falcon-H1's mixer keys (FalconH1Config; read for model_type falcon_h1 only):
- * mamba_d_ssm absent is the class's 1024, null is mamba_expand * hidden_size (-1; the
- * class defaults do not fill it, as they would a null); mamba_rms_norm, projectors_bias. */
-static int parse_falcon_h1(json_t *root, ckpt_config *c, wt_errbuf *err)
-{
-	json_t *d = json_object_get(root, "mamba_d_ssm");
-	int rv = d == NULL ? (c->mamba_d_ssm = 1024, WT_OK)
-	                   : get_int(root, "mamba_d_ssm", -1, 1, &c->mamba_d_ssm, err);
-	if (rv == WT_OK)
-		rv = get_bool(root, "mamba_rms_norm", false, &c->mamba_rms_norm, err);
-	if (rv == WT_OK)
-		rv = get_bool(root, "projectors_bias", false, &c->projectors_bias, err);
-	return rv;
-}
-
 /* Real field > 0: absent/null -> dflt; wrong type or <= 0 -> WT_ECORRUPT. */
-static int get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err)
+int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err)
 {
 	json_t *v = json_object_get(o, name);
 	if (v == NULL || json_is_null(v)) {
@@ -544,46 +445,46 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	json_t *patch = json_object_get(v, "patch_size");
 	c->v_patch_given = patch != NULL && !json_is_null(patch);
 	const char *which = "in_chans";
-	int rv = get_int(v, "depth", -1, 1, &c->v_depth, err);
+	int rv = config_get_int(v, "depth", -1, 1, &c->v_depth, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "embed_dim", -1, 1, &c->v_embed_dim, err);
+		rv = config_get_int(v, "embed_dim", -1, 1, &c->v_embed_dim, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "num_heads", -1, 1, &c->v_num_heads, err);
+		rv = config_get_int(v, "num_heads", -1, 1, &c->v_num_heads, err);
 	if (rv == WT_OK)
-		rv = get_pos_real(v, "mlp_ratio", 4.0, &c->v_mlp_ratio, err);
+		rv = config_get_pos_real(v, "mlp_ratio", 4.0, &c->v_mlp_ratio, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "patch_size", 14, 1, &c->v_patch_size, err);
+		rv = config_get_int(v, "patch_size", 14, 1, &c->v_patch_size, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "temporal_patch_size", 2, 1, &c->v_temporal_patch_size, err);
+		rv = config_get_int(v, "temporal_patch_size", 2, 1, &c->v_temporal_patch_size, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
+		rv = config_get_int(v, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
 	if (rv == WT_OK && first_of(v, chans, &which))
-		rv = get_int(v, which, 3, 1, &c->v_in_chans, err);
+		rv = config_get_int(v, which, 3, 1, &c->v_in_chans, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "hidden_size", -1, 1, &c->v_hidden_size, err);
+		rv = config_get_int(v, "hidden_size", -1, 1, &c->v_hidden_size, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "intermediate_size", -1, 1, &c->v_intermediate_size, err);
+		rv = config_get_int(v, "intermediate_size", -1, 1, &c->v_intermediate_size, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "out_hidden_size", -1, 1, &c->v_out_hidden_size, err);
+		rv = config_get_int(v, "out_hidden_size", -1, 1, &c->v_out_hidden_size, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "num_hidden_layers", -1, 1, &c->v_num_layers, err);
+		rv = config_get_int(v, "num_hidden_layers", -1, 1, &c->v_num_layers, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "num_attention_heads", -1, 1, &c->v_num_attn_heads, err);
+		rv = config_get_int(v, "num_attention_heads", -1, 1, &c->v_num_attn_heads, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "image_size", -1, 1, &c->v_image_size, err);
+		rv = config_get_int(v, "image_size", -1, 1, &c->v_image_size, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "vision_output_dim", -1, 1, &c->v_output_dim, err);
+		rv = config_get_int(v, "vision_output_dim", -1, 1, &c->v_output_dim, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "projector_input_dim", -1, 1, &c->v_proj_in_dim, err);
+		rv = config_get_int(v, "projector_input_dim", -1, 1, &c->v_proj_in_dim, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "projector_output_dim", -1, 1, &c->v_proj_out_dim, err);
+		rv = config_get_int(v, "projector_output_dim", -1, 1, &c->v_proj_out_dim, err);
 	if (rv == WT_OK)
-		rv = get_int(v, "num_position_embeddings", -1, 1, &c->v_num_pos, err);
+		rv = config_get_int(v, "num_position_embeddings", -1, 1, &c->v_num_pos, err);
 	json_t *ds = json_object_get(v, "deepstack_visual_indexes");
 	c->has_deepstack = ds != NULL && !json_is_null(ds);
 	if (rv == WT_OK && c->has_deepstack)
-		rv = parse_int_list(ds, "deepstack_visual_indexes", &c->deepstack, &c->n_deepstack,
-		                    err);
+		rv = config_int_list(ds, "deepstack_visual_indexes", &c->deepstack, &c->n_deepstack,
+		                     err);
 	if (rv != WT_OK) {
 		if (err != NULL)
 			wt_errprefix(err, "in vision_config");
@@ -591,9 +492,11 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	}
 	/* Mistral3Config's top-level keys about its vision tower and projector */
 	if (json_object_get(v, "spatial_merge_size") == NULL)
-		rv = get_int(root, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
+		rv =
+		    config_get_int(root, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
 	if (rv == WT_OK)
-		rv = get_bool(root, "multimodal_projector_bias", false, &c->mm_projector_bias, err);
+		rv = config_get_bool(root, "multimodal_projector_bias", false,
+		                     &c->mm_projector_bias, err);
 	c->v_feature_list = json_is_array(json_object_get(root, "vision_feature_layer"));
 	return rv;
 }
@@ -639,70 +542,72 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = get_required(root, "vocab_size", &c->vocab_size, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "num_key_value_heads", c->num_attention_heads, 1,
-		             &c->num_key_value_heads, err);
+		rv = config_get_int(root, "num_key_value_heads", c->num_attention_heads, 1,
+		                    &c->num_key_value_heads, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "head_dim", c->hidden_size / c->num_attention_heads, 1,
-		             &c->head_dim, err);
+		rv = config_get_int(root, "head_dim", c->hidden_size / c->num_attention_heads, 1,
+		                    &c->head_dim, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "intermediate_size", -1, 1, &c->intermediate_size, err);
+		rv = config_get_int(root, "intermediate_size", -1, 1, &c->intermediate_size, err);
 	if (rv == WT_OK)
-		rv = get_bool(root, "tie_word_embeddings", false, &c->tie_word_embeddings, err);
+		rv = config_get_bool(root, "tie_word_embeddings", false, &c->tie_word_embeddings,
+		                     err);
 	if (rv == WT_OK) {
 		json_t *tie = json_object_get(root, "tie_word_embeddings");
 		c->tie_given = tie != NULL && !json_is_null(tie);
 	}
 	if (rv == WT_OK)
-		rv = get_bool(root, "lm_head_bias", false, &c->lm_head_bias, err);
+		rv = config_get_bool(root, "lm_head_bias", false, &c->lm_head_bias, err);
 	if (rv == WT_OK)
-		rv = get_bool(root, "use_qk_norm", false, &c->use_qk_norm, err);
+		rv = config_get_bool(root, "use_qk_norm", false, &c->use_qk_norm, err);
 	if (rv == WT_OK)
-		rv = get_bool(root, "use_bias", false, &c->use_bias, err);
+		rv = config_get_bool(root, "use_bias", false, &c->use_bias, err);
 	if (rv == WT_OK)
-		rv = get_bool(root, "use_cla", false, &c->use_cla, err);
+		rv = config_get_bool(root, "use_cla", false, &c->use_cla, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "phi") == 0)
-		rv = get_bool(root, "qk_layernorm", false, &c->qk_layernorm, err);
+		rv = config_get_bool(root, "qk_layernorm", false, &c->qk_layernorm, err);
 	if (rv == WT_OK)
-		rv = get_bool(root, "attention_bias", false, &c->attention_bias, err);
+		rv = config_get_bool(root, "attention_bias", false, &c->attention_bias, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "stablelm") == 0) {
-		rv = get_bool(root, "qk_layernorm", false, &c->qk_layernorm, err);
+		rv = config_get_bool(root, "qk_layernorm", false, &c->qk_layernorm, err);
 		if (rv == WT_OK)
-			rv = get_bool(root, "use_parallel_residual", false,
-			              &c->use_parallel_residual, err);
+			rv = config_get_bool(root, "use_parallel_residual", false,
+			                     &c->use_parallel_residual, err);
 		if (rv == WT_OK) /* q/k/v biases: StableLmAttention's bias=use_qkv_bias */
-			rv = get_bool(root, "use_qkv_bias", false, &c->attention_bias, err);
+			rv = config_get_bool(root, "use_qkv_bias", false, &c->attention_bias, err);
 	}
 	if (rv == WT_OK)
-		rv = get_bool(root, "attention_out_bias", false, &c->attention_out_bias, err);
+		rv =
+		    config_get_bool(root, "attention_out_bias", false, &c->attention_out_bias, err);
 	if (rv == WT_OK)
-		rv = get_bool(root, "mlp_bias", false, &c->mlp_bias, err);
+		rv = config_get_bool(root, "mlp_bias", false, &c->mlp_bias, err);
 	if (rv == WT_OK)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)
 		rv = parse_linear_attn(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "lfm2") == 0)
-		rv = parse_lfm2(root, c, err);
+		rv = config_parse_lfm2(root, c, err);
 	if (rv == WT_OK)
-		rv = parse_mamba(root, c, err);
+		rv = config_parse_mamba(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "bamba") == 0)
-		rv = parse_bamba(root, c, err);
+		rv = config_parse_bamba(root, c, err);
 	c->mamba_d_ssm = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon_h1") == 0)
-		rv = parse_falcon_h1(root, c, err);
+		rv = config_parse_falcon_h1(root, c, err);
 	c->jamba_attn_period = c->jamba_attn_offset = -1;
 	c->jamba_expert_period = c->jamba_expert_offset = c->mamba_dt_rank = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jamba") == 0)
-		rv = parse_jamba(root, c, err);
+		rv = config_parse_jamba(root, c, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
+		rv = config_get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "kv_lora_rank", -1, 1, &c->kv_lora_rank, err);
+		rv = config_get_int(root, "kv_lora_rank", -1, 1, &c->kv_lora_rank, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "qk_nope_head_dim", -1, 0, &c->qk_nope_head_dim, err);
+		rv = config_get_int(root, "qk_nope_head_dim", -1, 0, &c->qk_nope_head_dim, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "qk_rope_head_dim", -1, 0, &c->qk_rope_head_dim, err);
+		rv = config_get_int(root, "qk_rope_head_dim", -1, 0, &c->qk_rope_head_dim, err);
 	if (rv == WT_OK)
-		rv = get_int(root, "v_head_dim", -1, 1, &c->v_head_dim, err);
+		rv = config_get_int(root, "v_head_dim", -1, 1, &c->v_head_dim, err);
 	if (rv == WT_OK)
 		rv = parse_mrope(root, c, err);
 	json_t *prf = json_object_get(root, "partial_rotary_factor");

@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "weights/error.h"
 
@@ -48,5 +49,26 @@ int config_hunyuan_lists(json_t *v, wt_errbuf *err);
  * nested attn_config / ffn_config keys laid over view v under the names the loader reads
  * (config_dbrx.c); a nested config not an object or tie_word_embeddings true refused. */
 int config_dbrx_keys(json_t *v, wt_errbuf *err);
+
+/* config.json field readers shared by config.c and config_hybrid.c. An integer >= min
+ * (absent or null: dflt), a boolean (absent or null: dflt), a real > 0 (absent or null:
+ * dflt), a list of integers (v NULL or null: none; *out owned); a wrong type or range is
+ * WT_ECORRUPT naming the key. */
+int config_get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64_t *out,
+                   wt_errbuf *err);
+int config_get_bool(json_t *o, const char *name, bool dflt, bool *out, wt_errbuf *err);
+int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err);
+int config_int_list(json_t *v, const char *name, int64_t **out, size_t *n, wt_errbuf *err);
+
+/* The hybrid families' keys into c, each for its own model_type (config_hybrid.c): LFM2's
+ * short conv, MLP size rule and full_attn_idxs; Jamba's periods / offsets and
+ * mamba_dt_rank; the Mamba2 mixer's mamba_* keys; Bamba's attn_layer_indices; Falcon-H1's
+ * mamba_d_ssm, mamba_rms_norm, projectors_bias. */
+struct ckpt_config;
+int config_parse_lfm2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+int config_parse_jamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+int config_parse_mamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+int config_parse_bamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+int config_parse_falcon_h1(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 #endif

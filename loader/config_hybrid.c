@@ -1,0 +1,117 @@
+/*
+ * config_hybrid.c — the config keys of the families whose layers are not all attention,
+ * each read for its own model_type only (so no other family's config is refused over
+ * them): LFM2's short conv, Granite 4.0 / Bamba / Falcon-H1's Mamba2 mixer, Jamba's
+ * layer periods (ckpt_config_parse, config.c).
+ */
+#include <string.h>
+
+#include "loader/config_int.h"
+#include "loader/loader.h"
+
+/* LFM2's keys (Lfm2Config; read for model_type lfm2 only, so no other family's config is
+ * refused over them): the short conv, the MLP size rule, vLLM's block_dim / conv_dim, and
+ * full_attn_idxs. A null block_ffn_dim_multiplier is kept apart from an absent one
+ * (Lfm2Config's 1.0). */
+int config_parse_lfm2(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = config_get_int(root, "conv_L_cache", -1, 1, &c->lfm2_conv_l_cache, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "block_multiple_of", -1, 1, &c->lfm2_multiple_of, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "block_dim", -1, 1, &c->lfm2_block_dim, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "conv_dim", -1, 1, &c->lfm2_conv_dim, err);
+	if (rv == WT_OK)
+		rv = config_get_bool(root, "conv_bias", false, &c->lfm2_conv_bias, err);
+	if (rv == WT_OK)
+		rv = config_get_bool(root, "block_auto_adjust_ff_dim", true, &c->lfm2_auto_adjust,
+		                     err);
+	json_t *m = json_object_get(root, "block_ffn_dim_multiplier");
+	c->lfm2_ffn_mult_null = m != NULL && json_is_null(m);
+	if (rv == WT_OK)
+		rv = config_get_pos_real(root, "block_ffn_dim_multiplier", 1.0, &c->lfm2_ffn_mult,
+		                         err);
+	json_t *f = json_object_get(root, "full_attn_idxs");
+	c->has_full_attn_idxs = f != NULL && !json_is_null(f);
+	if (rv == WT_OK)
+		rv = config_int_list(f, "full_attn_idxs", &c->full_attn_idxs, &c->n_full_attn_idxs,
+		                     err);
+	return rv;
+}
+
+/* Jamba's keys (JambaConfig; read for model_type jamba only, so no other family's config is
+ * refused over them): the attention / expert layer periods and offsets and mamba_dt_rank
+ * ("auto", JambaConfig's default, kept as -1 like an absent one). */
+int config_parse_jamba(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = config_get_int(root, "attn_layer_period", -1, 1, &c->jamba_attn_period, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "attn_layer_offset", -1, 0, &c->jamba_attn_offset, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "expert_layer_period", -1, 1, &c->jamba_expert_period,
+		                    err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "expert_layer_offset", -1, 0, &c->jamba_expert_offset,
+		                    err);
+	json_t *r = json_object_get(root, "mamba_dt_rank");
+	if (rv == WT_OK && json_is_string(r) && strcmp(json_string_value(r), "auto") == 0)
+		c->mamba_dt_rank = -1;
+	else if (rv == WT_OK)
+		rv = config_get_int(root, "mamba_dt_rank", -1, 1, &c->mamba_dt_rank, err);
+	return rv;
+}
+
+/* Granite 4.0's Mamba2 mixer (GraniteMoeHybridConfig's mamba_* keys); mamba_d_head may
+ * be the string "auto" (GraniteMoeHybridConfig's default: expand * hidden / heads), kept
+ * as -1 like an absent one. */
+int config_parse_mamba(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	const struct {
+		const char *key;
+		int64_t *out;
+	} dims[] = {
+	    {"mamba_n_heads", &c->mamba_n_heads}, {"mamba_n_groups", &c->mamba_n_groups},
+	    {"mamba_d_state", &c->mamba_d_state}, {"mamba_d_conv", &c->mamba_d_conv},
+	    {"mamba_expand", &c->mamba_expand},
+	};
+	int rv = WT_OK;
+	for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]) && rv == WT_OK; i++)
+		rv = config_get_int(root, dims[i].key, -1, 1, dims[i].out, err);
+	json_t *dh = json_object_get(root, "mamba_d_head");
+	if (rv == WT_OK && json_is_string(dh) && strcmp(json_string_value(dh), "auto") == 0)
+		c->mamba_d_head = -1;
+	else if (rv == WT_OK)
+		rv = config_get_int(root, "mamba_d_head", -1, 1, &c->mamba_d_head, err);
+	if (rv == WT_OK)
+		rv = config_get_bool(root, "mamba_conv_bias", false, &c->mamba_conv_bias, err);
+	if (rv == WT_OK)
+		rv = config_get_bool(root, "mamba_proj_bias", false, &c->mamba_proj_bias, err);
+	return rv;
+}
+
+/* Bamba's attn_layer_indices (BambaConfig; read for model_type bamba only): the attention
+ * layers, kept where LFM2's full_attn_idxs goes (has_full_attn_idxs; absent, null or empty:
+ * every layer Mamba). */
+int config_parse_bamba(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *f = json_object_get(root, "attn_layer_indices");
+	c->has_full_attn_idxs = f != NULL && !json_is_null(f);
+	return config_int_list(f, "attn_layer_indices", &c->full_attn_idxs, &c->n_full_attn_idxs,
+	                       err);
+}
+
+/* Falcon-H1's mixer keys (FalconH1Config; read for model_type falcon_h1 only):
+ * mamba_d_ssm absent is the class's 1024, null is mamba_expand * hidden_size (-1; the
+ * class defaults do not fill it, as they would a null); mamba_rms_norm, projectors_bias. */
+int config_parse_falcon_h1(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *d = json_object_get(root, "mamba_d_ssm");
+	int rv = d == NULL ? (c->mamba_d_ssm = 1024, WT_OK)
+	                   : config_get_int(root, "mamba_d_ssm", -1, 1, &c->mamba_d_ssm, err);
+	if (rv == WT_OK)
+		rv = config_get_bool(root, "mamba_rms_norm", false, &c->mamba_rms_norm, err);
+	if (rv == WT_OK)
+		rv = config_get_bool(root, "projectors_bias", false, &c->projectors_bias, err);
+	return rv;
+}
