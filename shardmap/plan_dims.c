@@ -173,38 +173,11 @@ static void glm4v_dims(const ckpt_config *c, sm_dims *d)
 	d->vis_positions = side * side; /* side at most SM_DIM_MAX: no overflow */
 }
 
-int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
+/* The recurrent mixers' sizes: Qwen3-Next's gated delta net, LFM2's short conv (and its MLP
+ * size rule), the Mamba2 / Mamba mixers of Granite 4.0, Bamba, Falcon-H1 and Jamba. */
+static void mixer_dims(const sm_ctx *x, sm_dims *d)
 {
 	const ckpt_config *c = x->cfg;
-	sm_dims *d = &x->dm;
-	int rv = check_config_dims(c, err);
-	if (rv != WT_OK)
-		return rv;
-	d->n_heads = c->num_attention_heads;
-	d->n_kv_heads =
-	    c->num_key_value_heads > 0 ? c->num_key_value_heads : c->num_attention_heads;
-	d->hidden = c->hidden_size;
-	d->head_dim =
-	    c->head_dim > 0 ? c->head_dim : (d->n_heads > 0 ? d->hidden / d->n_heads : -1);
-	d->inter = c->intermediate_size;
-	d->vocab = c->vocab_size;
-	d->n_experts = c->num_experts > 0 ? c->num_experts : 0;
-	d->moe_inter =
-	    c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
-	if (c->shared_expert_intermediate_size > 0)
-		d->shared_inter = c->shared_expert_intermediate_size;
-	else if (c->n_shared_experts > 0)
-		d->shared_inter = d->moe_inter * c->n_shared_experts;
-	else
-		d->shared_inter = 0; /* no shared experts */
-	d->n_layers = c->num_hidden_layers;
-	d->q_lora_rank = c->q_lora_rank;
-	d->kv_lora_rank = c->kv_lora_rank;
-	d->qk_nope_dim = c->qk_nope_head_dim;
-	d->qk_rope_dim = c->qk_rope_head_dim;
-	d->v_head_dim = c->v_head_dim;
-	d->vis_depth = c->v_depth;
-	d->vis_heads = c->v_num_heads;
 	d->lin_k_heads = c->lin_num_k_heads;
 	d->lin_v_heads = c->lin_num_v_heads;
 	d->lin_k_dim = c->lin_k_head_dim;
@@ -222,6 +195,14 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	             : c->mamba_expand > 0 ? c->mamba_expand * c->hidden_size
 	                                   : -1;
 	d->m_dt_rank = c->mamba_dt_rank > 0 ? c->mamba_dt_rank : (c->hidden_size + 15) / 16;
+}
+
+/* The vision tower's sizes (and Llama 4's), by the family's tower kind; the merged width
+ * checked against overflow. */
+static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
+{
+	const ckpt_config *c = x->cfg;
+	int rv;
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
@@ -259,6 +240,44 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->vis_temporal_patch = c->v_temporal_patch_size;
 	if (!x->fam->vision_siglip && !x->fam->qwen3_vl && !x->fam->glm4v)
 		d->vis_patch = c->v_patch_size;
+	return WT_OK;
+}
+
+int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
+{
+	const ckpt_config *c = x->cfg;
+	sm_dims *d = &x->dm;
+	int rv = check_config_dims(c, err);
+	if (rv != WT_OK)
+		return rv;
+	d->n_heads = c->num_attention_heads;
+	d->n_kv_heads =
+	    c->num_key_value_heads > 0 ? c->num_key_value_heads : c->num_attention_heads;
+	d->hidden = c->hidden_size;
+	d->head_dim =
+	    c->head_dim > 0 ? c->head_dim : (d->n_heads > 0 ? d->hidden / d->n_heads : -1);
+	d->inter = c->intermediate_size;
+	d->vocab = c->vocab_size;
+	d->n_experts = c->num_experts > 0 ? c->num_experts : 0;
+	d->moe_inter =
+	    c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
+	if (c->shared_expert_intermediate_size > 0)
+		d->shared_inter = c->shared_expert_intermediate_size;
+	else if (c->n_shared_experts > 0)
+		d->shared_inter = d->moe_inter * c->n_shared_experts;
+	else
+		d->shared_inter = 0; /* no shared experts */
+	d->n_layers = c->num_hidden_layers;
+	d->q_lora_rank = c->q_lora_rank;
+	d->kv_lora_rank = c->kv_lora_rank;
+	d->qk_nope_dim = c->qk_nope_head_dim;
+	d->qk_rope_dim = c->qk_rope_head_dim;
+	d->v_head_dim = c->v_head_dim;
+	d->vis_depth = c->v_depth;
+	d->vis_heads = c->v_num_heads;
+	mixer_dims(x, d);
+	if ((rv = vision_dims(x, d, err)) != WT_OK)
+		return rv;
 	if (d->n_heads <= 0 || d->hidden <= 0 || d->vocab <= 0 || d->n_layers < 0)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "config.json: num_attention_heads %" PRId64
@@ -278,6 +297,50 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 		                 "config.json: DeepSeek-V3 needs kv_lora_rank, qk_nope_head_dim, "
 		                 "qk_rope_head_dim and v_head_dim");
 	return WT_OK;
+}
+
+/* The recurrent mixers' dims (Qwen3-Next's linear attention, LFM2's short conv, the Mamba2 /
+ * Mamba mixers); -1 for a symbol that is none of them. */
+static int64_t mixer_dim_value(const sm_dims *d, int sym)
+{
+	switch (sym) {
+	case SM_D_LQKVZ:
+		return 2 * d->lin_k_heads * d->lin_k_dim + 2 * d->lin_v_heads * d->lin_v_dim;
+	case SM_D_LBA:
+		return 2 * d->lin_v_heads;
+	case SM_D_LCONV:
+		return 2 * d->lin_k_heads * d->lin_k_dim + d->lin_v_heads * d->lin_v_dim;
+	case SM_D_LKER:
+		return d->lin_kernel;
+	case SM_D_LHV:
+		return d->lin_v_heads;
+	case SM_D_LVD:
+		return d->lin_v_heads * d->lin_v_dim;
+	case SM_D_LDV:
+		return d->lin_v_dim;
+	case SM_D_HID3:
+		return 3 * d->hidden;
+	case SM_D_MIN:
+		return 2 * d->m_inter + 2 * d->m_groups * d->m_state + d->m_heads;
+	case SM_D_MCONV:
+		return d->m_inter + 2 * d->m_groups * d->m_state;
+	case SM_D_MKER:
+		return d->m_kernel;
+	case SM_D_MH:
+		return d->m_heads;
+	case SM_D_MI:
+		return d->m_inter;
+	case SM_D_MI2:
+		return 2 * d->m_inter;
+	case SM_D_MXP:
+		return d->m_dt_rank + 2 * d->m_state;
+	case SM_D_MR:
+		return d->m_dt_rank;
+	case SM_D_MN:
+		return d->m_state;
+	default:
+		return -1;
+	}
 }
 
 int64_t shardmap_dim_value(const sm_dims *d, int sym)
@@ -349,47 +412,15 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->vis_out;
 	case SM_D_Q2:
 		return 2 * d->n_heads * d->head_dim;
-	case SM_D_LQKVZ:
-		return 2 * d->lin_k_heads * d->lin_k_dim + 2 * d->lin_v_heads * d->lin_v_dim;
-	case SM_D_LBA:
-		return 2 * d->lin_v_heads;
-	case SM_D_LCONV:
-		return 2 * d->lin_k_heads * d->lin_k_dim + d->lin_v_heads * d->lin_v_dim;
-	case SM_D_LKER:
-		return d->lin_kernel;
-	case SM_D_LHV:
-		return d->lin_v_heads;
-	case SM_D_LVD:
-		return d->lin_v_heads * d->lin_v_dim;
-	case SM_D_LDV:
-		return d->lin_v_dim;
 	case SM_D_KVH:
 		return d->n_kv_heads;
 	case SM_D_VMS:
 		return d->vis_merge;
-	case SM_D_HID3:
-		return 3 * d->hidden;
-	case SM_D_MIN:
-		return 2 * d->m_inter + 2 * d->m_groups * d->m_state + d->m_heads;
-	case SM_D_MCONV:
-		return d->m_inter + 2 * d->m_groups * d->m_state;
-	case SM_D_MKER:
-		return d->m_kernel;
-	case SM_D_MH:
-		return d->m_heads;
-	case SM_D_MI:
-		return d->m_inter;
 	case SM_D_Q3:
 		return 3 * d->n_heads * d->head_dim;
-	case SM_D_MI2:
-		return 2 * d->m_inter;
-	case SM_D_MXP:
-		return d->m_dt_rank + 2 * d->m_state;
-	case SM_D_MR:
-		return d->m_dt_rank;
-	case SM_D_MN:
-		return d->m_state;
-	default: /* SM_D_H: GPT-OSS attention sinks, one per head */
-		return sym == SM_D_H ? d->n_heads : -1;
+	case SM_D_H: /* GPT-OSS attention sinks, one per head */
+		return d->n_heads;
+	default:
+		return mixer_dim_value(d, sym);
 	}
 }
