@@ -244,6 +244,15 @@ def test_update_into_refuses_what_a_failed_update_left_stale(upd_server):
         c.update_into(engine, c3, c3)
 
 
+def proc_state(pid):
+    """The process's state letter from /proc (T: stopped), or '?'."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "?"
+
+
 class _Alarm(Exception):
     pass
 
@@ -274,7 +283,10 @@ def test_update_into_interrupted_on_a_stopped_server(upd_server):
         delta = [t for t in b.tensors if t.hash != a_hash[t.name]]
         assert sum(t.n_chunks for t in delta) >= 2, [t.n_chunks for t in delta]
 
+        calls = []  # (done, total, s since t0): in the message if the update ends
+
         def stop_server(done, total):  # at the first verified chunk (and again: a no-op)
+            calls.append((done, total, round(time.monotonic() - t0, 3)))
             os.kill(proc.pid, signal.SIGSTOP)
 
         def on_alarm(signum, frame):
@@ -285,13 +297,20 @@ def test_update_into_interrupted_on_a_stopped_server(upd_server):
         try:
             signal.setitimer(signal.ITIMER_REAL, 1.0)
             with pytest.raises(_Alarm) as ei:
-                c.update_into(engine, a, b, progress=stop_server)
+                rep = c.update_into(engine, a, b, progress=stop_server)
+                # not reached unless the update ended on a stopped server:
+                # say what it saw, so that a rare failure can be explained
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                pytest.fail("update_into ended on a stopped server after %.3f s: "
+                            "progress %r, server state %s, report %r" % (
+                                time.monotonic() - t0, calls, proc_state(proc.pid), rep))
             took = time.monotonic() - t0
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
             os.kill(proc.pid, signal.SIGCONT)
-        print("update_into interrupted on a stopped server: %.3f s (alarm at 1 s)" % took)
+        print("update_into interrupted on a stopped server: %.3f s (alarm at 1 s); "
+              "progress %r" % (took, calls))
         assert took < 3.0
         assert ei.value.partial, "the update began a tensor: .partial names it"
         c.fetch_into(engine, b)  # a full fetch clears what the update left stale
