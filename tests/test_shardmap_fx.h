@@ -176,6 +176,28 @@ static __attribute__((unused)) void int8_row_is(const int8_t *q, float s, const 
 	}
 }
 
+/* Rank r of a quantized layout: every tensor of keep[] kept in dtype keep_dt (any but
+ * WT_I8 when keep_dt < 0) without a scale under the name derive_name would give it, and
+ * every tensor of q8[] quantized to WT_I8. */
+static __attribute__((unused)) void fx_quant_split(const fx *f, uint32_t r, int keep_dt,
+                                                   const char *const *keep, size_t nkeep,
+                                                   const char *const *q8, size_t nq8)
+{
+	for (size_t k = 0; k < nkeep; k++) {
+		char s[200];
+		bool w = strstr(keep[k], ".weight") != NULL;
+		snprintf(s, sizeof(s), "%s_%sscale", keep[k], w ? "" : "weight_");
+		if (keep_dt >= 0)
+			assert_int_equal(info(f, r, keep[k])->dtype, keep_dt);
+		else
+			assert_int_not_equal(info(f, r, keep[k])->dtype, WT_I8);
+		if (tm_ix(f->p, r, s) >= 0)
+			fail_msg("rank %u: '%s' kept unquantized has a scale '%s'", r, keep[k], s);
+	}
+	for (size_t k = 0; k < nq8; k++)
+		assert_int_equal(info(f, r, q8[k])->dtype, WT_I8);
+}
+
 static __attribute__((unused)) void coverage(tm_model *m, const char *cfg, int64_t KV,
                                              const uint32_t (*lays)[2], size_t n)
 {

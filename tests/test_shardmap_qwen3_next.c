@@ -313,19 +313,12 @@ static void test_q3n_quant(void **state)
 	                                   ATT1 "q_norm.weight",
 	                                   L1 "mlp.gate.weight",
 	                                   L1 "mlp.shared_expert_gate.weight"};
-	for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
-		char s[200]; /* the scale's name, were it quantized (derive_name) */
-		bool w = strstr(keep[k], ".weight") != NULL;
-		snprintf(s, sizeof(s), "%s_%sscale", keep[k], w ? "" : "weight_");
-		assert_int_not_equal(info(&f, 1, keep[k])->dtype, WT_I8);
-		assert_true(tm_ix(f.p, 1, s) < 0);
-	}
-	assert_int_equal(info(&f, 1, LIN0 "A_log")->dtype, WT_F32);
-	assert_int_equal(info(&f, 1, BA)->dtype, WT_BF16);
 	static const char *const q8[] = {QKVZ, LIN0 "out_proj.weight", QKV1, ATT1 "o_proj.weight",
 	                                 W13(1)};
-	for (size_t k = 0; k < sizeof(q8) / sizeof(q8[0]); k++)
-		assert_int_equal(info(&f, 1, q8[k])->dtype, WT_I8);
+	fx_quant_split(&f, 1, -1, keep, sizeof(keep) / sizeof(keep[0]), q8,
+	               sizeof(q8) / sizeof(q8[0]));
+	assert_int_equal(info(&f, 1, LIN0 "A_log")->dtype, WT_F32);
+	assert_int_equal(info(&f, 1, BA)->dtype, WT_BF16);
 	shp(&f, 1, QKVZ "_scale", 2, 384, 1, 0);
 	const int8_t *q = (const int8_t *)out_bytes(&f, 1, QKVZ);
 	const float *sc = (const float *)out_bytes(&f, 1, QKVZ "_scale");
