@@ -176,6 +176,28 @@ static __attribute__((unused)) void int8_row_is(const int8_t *q, float s, const 
 	}
 }
 
+/* Every output of rank r of a equals the one of b (names, shapes, bytes); b's names
+ * are a's with `strip` removed from the front (NULL: the same names). */
+static __attribute__((unused)) void fx_same_rank(const fx *a, const fx *b, uint32_t r,
+                                                 const char *strip)
+{
+	size_t na = shardmap_rank_n_tensors(a->p, r), nb = 0;
+	for (size_t i = 0; i < na; i++) {
+		const sm_out_info *t = shardmap_rank_tensor(a->p, r, i);
+		const char *n = t->name;
+		if (strip && strncmp(n, strip, strlen(strip)) != 0)
+			continue;
+		nb++;
+		const sm_out_info *u = info(b, r, strip ? n + strlen(strip) : n);
+		assert_int_equal(t->ndim, u->ndim);
+		assert_int_equal(t->nbytes, u->nbytes);
+		assert_int_equal(t->dtype, u->dtype);
+		if (memcmp(a->pr->b[r][i], out_bytes(b, r, u->name), t->nbytes) != 0)
+			fail_msg("rank %u '%s' differs", r, n);
+	}
+	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
+}
+
 /* Rank r of a quantized layout: every tensor of keep[] kept in dtype keep_dt (any but
  * WT_I8 when keep_dt < 0) without a scale under the name derive_name would give it, and
  * every tensor of q8[] quantized to WT_I8. */

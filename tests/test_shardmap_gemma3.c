@@ -227,27 +227,6 @@ static void test_hand_slices(void **state)
 	}
 }
 
-/* Every output of rank r of a equals the one of b (names, shapes, bytes); b's names
- * are a's with `strip` removed from the front (NULL: the same names). */
-static void same_rank(const fx *a, const fx *b, uint32_t r, const char *strip)
-{
-	size_t na = shardmap_rank_n_tensors(a->p, r), nb = 0;
-	for (size_t i = 0; i < na; i++) {
-		const sm_out_info *t = shardmap_rank_tensor(a->p, r, i);
-		const char *n = t->name;
-		if (strip && strncmp(n, strip, strlen(strip)) != 0)
-			continue;
-		nb++;
-		const sm_out_info *u = info(b, r, strip ? n + strlen(strip) : n);
-		assert_int_equal(t->ndim, u->ndim);
-		assert_int_equal(t->nbytes, u->nbytes);
-		assert_int_equal(t->dtype, u->dtype);
-		if (memcmp(a->pr->b[r][i], out_bytes(b, r, u->name), t->nbytes) != 0)
-			fail_msg("rank %u '%s' differs", r, n);
-	}
-	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
-}
-
 /* Released and >= 4.52 layouts (tied and untied): the same shards; the language model
  * is gemma3_text's under `language_model.`. */
 static void test_layouts_and_text(void **state)
@@ -264,8 +243,8 @@ static void test_layouts_and_text(void **state)
 		               : cfg_text,
 		        2, 1, 0, true);
 		for (uint32_t r = 0; r < 2; r++) {
-			same_rank(&a, &b, r, NULL);
-			same_rank(&a, &t, r, "language_model.");
+			fx_same_rank(&a, &b, r, NULL);
+			fx_same_rank(&a, &t, r, "language_model.");
 		}
 		assert_int_equal(tm_ix(a.p, 1, "language_model.lm_head.weight") >= 0, untied);
 		fx_close(&a);

@@ -215,27 +215,6 @@ static void test_hand_slices(void **state)
 		}
 }
 
-/* Every output of rank r of a equals the one of b (names, shapes, bytes); b's names
- * are a's with `strip` removed from the front (NULL: the same names). */
-static void same_rank(const fx *a, const fx *b, uint32_t r, const char *strip)
-{
-	size_t na = shardmap_rank_n_tensors(a->p, r), nb = 0;
-	for (size_t i = 0; i < na; i++) {
-		const sm_out_info *t = shardmap_rank_tensor(a->p, r, i);
-		const char *n = t->name;
-		if (strip && strncmp(n, strip, strlen(strip)) != 0)
-			continue;
-		nb++;
-		const sm_out_info *u = info(b, r, strip ? n + strlen(strip) : n);
-		assert_int_equal(t->ndim, u->ndim);
-		assert_int_equal(t->nbytes, u->nbytes);
-		assert_int_equal(t->dtype, u->dtype);
-		if (memcmp(a->pr->b[r][i], out_bytes(b, r, u->name), t->nbytes) != 0)
-			fail_msg("rank %u '%s' differs", r, n);
-	}
-	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
-}
-
 /* Released and >= 4.52 layouts: the same shards; the language model is Mistral's under
  * `language_model.`. */
 static void test_layouts_and_text(void **state)
@@ -248,8 +227,8 @@ static void test_layouts_and_text(void **state)
 		fx_open(&b, m3_model(LAY_HF5, bias, 2), cfg, 2, 1, 0, true);
 		fx_open(&t, m3_model(LAY_TEXT, bias, 0), cfg_text, 2, 1, 0, true);
 		for (uint32_t r = 0; r < 2; r++) {
-			same_rank(&a, &b, r, NULL);
-			same_rank(&a, &t, r, "language_model.");
+			fx_same_rank(&a, &b, r, NULL);
+			fx_same_rank(&a, &t, r, "language_model.");
 		}
 		fx_close(&a);
 		fx_close(&b);
