@@ -182,24 +182,7 @@ static void test_cohere_coverage(void **state)
 /* A layout the model cannot take, refused at plan time naming the numbers. */
 static void layout_refused(uint32_t T, const char *a, const char *b)
 {
-	char *dir = tu_mkdtemp("smfam");
-	tm_model *m = tm_cohere(1, 0, 0);
-	assert_int_equal(tm_write(m, dir, CO(",\"use_qk_norm\":true")), 0);
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = T;
-	store *s;
-	ckpt *c;
-	sm_plan *p;
-	wt_errbuf err = {0};
-	assert_int_not_equal(tm_plan(dir, &l, &s, &c, &p, &err), WT_OK);
-	printf("tp %u refused: %s\n", T, err.msg);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-	tm_close(s, c, p);
-	tm_free(m);
-	tu_rmrf(dir);
-	free(dir);
+	fx_refused_tp_ep(tm_cohere(1, 0, 0), CO(",\"use_qk_norm\":true"), T, 1, WT_ELAYOUT, a, b);
 }
 
 static void test_cohere_layouts_refused(void **state)

@@ -334,25 +334,7 @@ static void test_ernie4_5_coverage(void **state)
 /* A layout the model cannot take, refused at plan time naming the numbers. */
 static void layout_refused(uint32_t T, uint32_t P, const char *a, const char *b)
 {
-	char *dir = tu_mkdtemp("smfam");
-	tm_model *m = tm_ernie_moe();
-	assert_int_equal(tm_write(m, dir, ERN_OK), 0);
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = T;
-	l.ep_size = P;
-	store *s;
-	ckpt *c;
-	sm_plan *p;
-	wt_errbuf err = {0};
-	assert_int_not_equal(tm_plan(dir, &l, &s, &c, &p, &err), WT_OK);
-	printf("tp %u ep %u refused: %s\n", T, P, err.msg);
-	assert_non_null(strstr(err.msg, a));
-	assert_non_null(strstr(err.msg, b));
-	tm_close(s, c, p);
-	tm_free(m);
-	tu_rmrf(dir);
-	free(dir);
+	fx_refused_tp_ep(tm_ernie_moe(), ERN_OK, T, P, WT_ELAYOUT, a, b);
 }
 
 static void test_ernie4_5_layouts_refused(void **state)

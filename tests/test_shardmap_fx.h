@@ -283,6 +283,18 @@ static __attribute__((unused)) void fx_refused_tp(tm_model *m, const char *cfg, 
 	fx_refused_at(m, cfg, &l, code, a, b);
 }
 
+/* fx_refused_at at TP tp x EP ep. */
+static __attribute__((unused)) void fx_refused_tp_ep(tm_model *m, const char *cfg, uint32_t tp,
+                                                     uint32_t ep, int code, const char *a,
+                                                     const char *b)
+{
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = tp;
+	l.ep_size = ep;
+	fx_refused_at(m, cfg, &l, code, a, b);
+}
+
 /* fx_refused_at at TP 2. */
 static __attribute__((unused)) void fx_refused(tm_model *m, const char *cfg, int code,
                                                const char *a, const char *b)
