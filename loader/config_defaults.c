@@ -624,6 +624,16 @@ static const class_default falcon_h1_defaults[] = {
     {"rope_theta", true, 100000.0},
 };
 
+/* MptConfig's (transformers 4.57.1), under the names config_mpt_keys lays MPT's keys onto:
+ * d_model 2048, n_heads 16, n_layers 24, max_seq_len 2048, vocab_size 50368, expansion_ratio 4
+ * (intermediate_size 4 * 2048 when d_model is absent too); kv_n_heads absent is n_heads (vLLM's
+ * mpt.py). Tied (tie_word_embeddings false is refused). */
+static const class_default mpt_defaults[] = {
+    {"hidden_size", false, 2048},     {"num_attention_heads", false, 16},
+    {"num_hidden_layers", false, 24}, {"max_position_embeddings", false, 2048},
+    {"vocab_size", false, 50368},     {"intermediate_size", false, 8192},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -682,6 +692,7 @@ static const struct {
     CLASS("stablelm", stablelm_defaults),
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
+    CLASS("mpt", mpt_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

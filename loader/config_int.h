@@ -49,6 +49,12 @@ int config_hunyuan_lists(json_t *v, wt_errbuf *err);
  * nested attn_config / ffn_config keys laid over view v under the names the loader reads
  * (config_dbrx.c); a nested config not an object or tie_word_embeddings true refused. */
 int config_dbrx_keys(json_t *v, wt_errbuf *err);
+/* MPT (model_type mpt): MptConfig's d_model / n_heads / n_layers / max_seq_len, attn_config's
+ * kv_n_heads (vLLM's GQA; absent: n_heads) and clip_qkv laid over the common keys,
+ * intermediate_size = expansion_ratio * d_model; the keys vLLM's mpt.py asserts on or ignores
+ * (tie_word_embeddings, no_bias, alibi, prefix_lm, qk_ln, softmax_scale, ...) refused unless
+ * they hold what it needs (config_dbrx.c). */
+int config_mpt_keys(json_t *v, wt_errbuf *err);
 
 /* config.json field readers shared by config.c and config_hybrid.c. An integer >= min
  * (absent or null: dflt), a boolean (absent or null: dflt), a real > 0 (absent or null:

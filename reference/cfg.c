@@ -135,7 +135,8 @@ enum {
 	FAM_DBRX,
 	FAM_STABLELM,
 	FAM_MINISTRAL,
-	FAM_FALCONH1
+	FAM_FALCONH1,
+	FAM_MPT
 };
 
 /* The planner's family -> the reference's kind. */
@@ -297,6 +298,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* FalconH1ForCausalLM: Bamba's Mamba2 mixer and attention side by side in every
 	     * layer under the muP multipliers, the SwiGLU feed_forward (cfg_granite4.c) */
 	    {"falcon_h1", REF_DENSE, false, 0, FAM_FALCONH1},
+	    /* MptForCausalLM: bias-free LayerNorms, Wqkv as Phi-3's qkv_proj with clip_qkv,
+	     * ALiBi instead of RoPE, the plain GELU MLP, tied (cfg_dbrx.c, dbrx.c) */
+	    {"mpt", REF_DENSE, false, 0, FAM_MPT},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -369,6 +373,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->stablelm = map[i].fam == FAM_STABLELM;
 			c->layernorm = c->layernorm || c->stablelm;
 			c->ministral = map[i].fam == FAM_MINISTRAL;
+			c->mpt = map[i].fam == FAM_MPT;
+			if (c->mpt) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
+				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -622,6 +629,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_neox(c, arch, json, len, err);
 	else if (c->dbrx)
 		rv = ref_cfg_dbrx(c, arch, json, len, err);
+	else if (c->mpt)
+		rv = ref_cfg_mpt(c, arch, json, len, err);
 	else if (c->hunyuan)
 		rv = ref_cfg_hunyuan(c, arch, json, len, err);
 	else if (c->gpt_oss)

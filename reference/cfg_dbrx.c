@@ -72,3 +72,49 @@ int ref_cfg_dbrx(ref_cfg *c, const char *arch, const char *json, size_t len, wt_
 	json_decref(root);
 	return rv;
 }
+
+/*
+ * MPT (MptForCausalLM, transformers 4.57.1 modeling_mpt.py; vLLM mpt.py): x += out_proj(
+ * attn(norm_1(x))), x += down_proj(gelu(up_proj(norm_2(x)))), norm_f, lm_head = wte (tied);
+ * every LayerNorm without bias, eps 1e-5 (vLLM's nn.LayerNorm default; the loader refuses
+ * another layer_norm_epsilon), no Linear bias (no_bias true; false refused); Wqkv [q; k; v]
+ * clamped to [-clip_qkv, clip_qkv] when attn_config.clip_qkv is set, no RoPE, the scores
+ * scaled by head_dim^-0.5 plus ALiBi's slope_h * (s - t) (attn_config.alibi_bias_max,
+ * default 8), GQA over attn_config.kv_n_heads where present (vLLM; transformers' MPT has
+ * n_heads kv heads); exact (erf) GELU (vLLM's get_act_fn("gelu"), transformers'
+ * nn.GELU(approximate="none")).
+ */
+int ref_mpt_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err)
+{
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	int rv = config_mpt_keys(root, err);
+	char *s = rv == WT_OK ? json_dumps(root, JSON_COMPACT) : NULL;
+	json_decref(root);
+	if (rv != WT_OK)
+		return rv;
+	if (s == NULL)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	*out = s;
+	*out_len = strlen(s);
+	return WT_OK;
+}
+
+int ref_cfg_mpt(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	(void)arch;
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	c->eps = 1e-5;
+	c->act = REF_ACT_GELU;
+	int rv = ref_cfg_clip_qkv(root, c, err);
+	json_t *m = json_object_get(json_object_get(root, "attn_config"), "alibi_bias_max");
+	c->alibi_max = json_is_number(m) ? json_number_value(m) : 8.0;
+	if (rv == WT_OK && !(c->alibi_max > 0.0 && isfinite(c->alibi_max)))
+		rv = wt_seterr(err, WT_ECORRUPT,
+		               "config.json: attn_config.alibi_bias_max must be a positive number");
+	json_decref(root);
+	return rv;
+}

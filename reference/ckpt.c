@@ -329,6 +329,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	char *flat = NULL; /* DBRX: its nested keys laid over the top level (cfg_dbrx.c) */
 	if (rv == WT_OK && fam != NULL && strcmp(fam, "dbrx") == 0)
 		rv = ref_dbrx_json(json, len, &flat, &len, err);
+	if (rv == WT_OK && fam != NULL && strcmp(fam, "mpt") == 0) /* MPT's: config_mpt_keys */
+		rv = ref_mpt_json(json, len, &flat, &len, err);
 	if (rv == WT_OK)
 		rv = ref_cfg_finish(&c, fam, cc->architecture, flat ? flat : json, len, err);
 	free(flat);

@@ -18,6 +18,11 @@
  * 2.7); the checkpoint's 2-D stacks ffn.experts.mlp.w1 / v1 / w2 [E*Ie, hid] become
  * Mixtral's experts.{j}.w1 / w3 / w2.weight: w1 and v1 row blocks j, w2's block j
  * transposed to [hid, Ie] (DbrxExpertGLU computes x @ w2[j], Mixtral's w2 x @ W^T).
+ *
+ * MPT (c->mpt; the same tops, no experts): in a layer norm_1. -> input_layernorm.,
+ * norm_2. -> post_attention_layernorm., attn.Wqkv. -> self_attn.qkv_proj., attn.out_proj. ->
+ * self_attn.o_proj., ffn.up_proj. -> mlp.c_fc., ffn.down_proj. -> mlp.c_proj. (StarCoder2's
+ * plain MLP), the LayerNorms given zero biases as DBRX's; lm_head is the tied wte.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +45,18 @@ static const char *const leaves[][2] = {
     {".ffn.experts.", ".block_sparse_moe.experts."},
 };
 
-static int canon(const char *name, char *buf, size_t cap, wt_errbuf *err)
+/* MPT's leaves (its tops are DBRX's): StarCoder2's / Phi-3's names */
+static const char *const mpt_leaves[][2] = {
+    {".norm_1.", ".input_layernorm."},       {".norm_2.", ".post_attention_layernorm."},
+    {".attn.Wqkv.", ".self_attn.qkv_proj."}, {".attn.out_proj.", ".self_attn.o_proj."},
+    {".ffn.up_proj.", ".mlp.c_fc."},         {".ffn.down_proj.", ".mlp.c_proj."},
+};
+
+static int canon(const ref_cfg *c, const char *name, char *buf, size_t cap, wt_errbuf *err)
 {
+	const char *const(*lv)[2] = c->mpt ? mpt_leaves : leaves;
+	size_t nlv = c->mpt ? sizeof(mpt_leaves) / sizeof(mpt_leaves[0])
+	                    : sizeof(leaves) / sizeof(leaves[0]);
 	const char *rest = name, *pre = "";
 	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
 		if (strncmp(name, tops[i][0], strlen(tops[i][0])) == 0) {
@@ -50,15 +65,14 @@ static int canon(const char *name, char *buf, size_t cap, wt_errbuf *err)
 			break;
 		}
 	int n = snprintf(buf, cap, "%s%s", pre, rest);
-	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < sizeof(leaves) / sizeof(leaves[0]);
-	     i++) {
-		char *at = strstr(buf, leaves[i][0]);
+	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < nlv; i++) {
+		char *at = strstr(buf, lv[i][0]);
 		if (at == NULL)
 			continue;
 		char tail[256];
-		snprintf(tail, sizeof(tail), "%s", at + strlen(leaves[i][0]));
+		snprintf(tail, sizeof(tail), "%s", at + strlen(lv[i][0]));
 		n = (int)(at - buf) +
-		    snprintf(at, cap - (size_t)(at - buf), "%s%s", leaves[i][1], tail);
+		    snprintf(at, cap - (size_t)(at - buf), "%s%s", lv[i][1], tail);
 		break;
 	}
 	if (n < 0 || (size_t)n >= cap)
@@ -134,9 +148,9 @@ int ref_dbrx_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
 	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
 		const ref_tensor *t = &in->t[i];
 		char name[512];
-		if ((rv = canon(t->name, name, sizeof(name), err)) != WT_OK)
+		if ((rv = canon(c, t->name, name, sizeof(name), err)) != WT_OK)
 			break;
-		char *m = strstr(name, "experts.mlp.");
+		char *m = c->mpt ? NULL : strstr(name, "experts.mlp.");
 		if (m != NULL) { /* the checkpoint's 2-D stacks */
 			char base[512];
 			snprintf(base, sizeof(base), "%.*sexperts.", (int)(m - name), name);

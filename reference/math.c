@@ -168,8 +168,8 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 		return; /* SmolLM3's no_rope_layers 0 */
 	if (c->g4 && !c->g4_rope)
 		return; /* Granite 4.0 without position_embedding_type "rope" */
-	if (c->jamba)
-		return; /* JambaAttention: no positional embedding */
+	if (c->jamba || c->mpt)
+		return; /* JambaAttention: no positional embedding; MPT: ALiBi */
 	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld,
 	         c->olmo3 && o.window > 0); /* Olmo3's sliding layers: rope_type "default" */
 }
@@ -211,6 +211,20 @@ void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, 
 	o->window = local ? c->window : 0;
 	o->sinks = NULL; /* GPT-OSS: the caller sets its heads' sinks */
 	o->chunk = c->llama4 && ref_l4_bit(c->l4_chunked, l) ? c->chunk : 0;
+	o->alibi = NULL; /* MPT: the caller sets its heads' slopes */
+}
+
+void ref_alibi_slopes(const ref_cfg *c, float *out)
+{
+	int64_t n = 1;
+	while (n < c->H)
+		n *= 2;
+	for (int64_t j = 0; j < c->H; j++) {
+		/* n != H: slopes[1::2] then slopes[::2] (0-based), i.e. k = 2, 4, ... then 1, 3 */
+		int64_t k = n == c->H ? j + 1 : (j < n / 2 ? 2 * j + 2 : 2 * (j - n / 2) + 1);
+		float m = (float)k * (float)(c->alibi_max / (double)n);
+		out[j] = 1.0f / powf(2.0f, m);
+	}
 }
 
 void ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,
@@ -237,6 +251,8 @@ void ref_attention(float *out, const float *q, const float *k, const float *v, i
 				for (int64_t i = 0; i < d; i++)
 					acc += qr[i] * kr[i];
 				p[s] = acc * scale;
+				if (opt->alibi != NULL) /* MPT: the bias of distance s - t */
+					p[s] += opt->alibi[h] * (float)(s - t);
 				if (cap > 0.0f)
 					p[s] = tanhf(p[s] / cap) * cap;
 				if (p[s] > mx)

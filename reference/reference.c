@@ -250,6 +250,11 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	ref_layer_attn(c, l, &theta, &factor, &ao);
 	if ((rv = ref_gpt_oss_sinks(c, s, l, c->H, &ao, err)))
 		return rv;
+	float slopes[REF_MAX_HEADS];
+	if (c->mpt && c->H <= REF_MAX_HEADS) { /* ALiBi over every head */
+		ref_alibi_slopes(c, slopes);
+		ao.alibi = slopes;
+	}
 	if (c->llama4) { /* RoPE and L2 norms, or NoPE and the temperature */
 		ref_llama4_qk(c, l, b->q, b->k, T, c->H, c->KV);
 	} else {
@@ -450,8 +455,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
-	if (c->dbrx && ref_set_find(ck, "transformer.wte.weight") != NULL) {
-		ref_set r = {0}; /* the checkpoint under Mixtral's names (dbrx.c) */
+	if ((c->dbrx || c->mpt) && ref_set_find(ck, "transformer.wte.weight") != NULL) {
+		ref_set r = {0}; /* the checkpoint under Mixtral's / StarCoder2's names (dbrx.c) */
 		int rv = ref_dbrx_rename(c, ck, &r, err);
 		if (rv == WT_OK)
 			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);

@@ -450,6 +450,13 @@ typedef struct ref_cfg {
 	/* Ministral (cfg_smollm3.c; kind REF_DENSE, Llama's math): layer i uses the sliding window
 	 * when bit i of local_mask is set (local_masked; layer_types) */
 	bool ministral;
+	/* MPT (cfg_dbrx.c, dbrx.c; kind REF_DENSE): its tensors renamed onto StarCoder2's /
+	 * Phi-3's (ref_dbrx_rename: zero biases for its bias-free LayerNorms), LayerNorms
+	 * (layernorm), plain GELU MLP without biases (plain_mlp), Phi-3's qkv_proj (fused_ckpt),
+	 * OLMo's clip_qkv, no RoPE: ALiBi with alibi_max (attn_config.alibi_bias_max) over the
+	 * H heads (ref_alibi_slopes) */
+	bool mpt;
+	double alibi_max;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */
@@ -568,7 +575,15 @@ typedef struct ref_attn_opt {
 	/* Llama 4 chunked attention: key s seen by query t when s / chunk == t / chunk
 	 * (and s <= t); 0 = none */
 	int64_t chunk;
+	/* ALiBi (MPT): score of query t on key s plus alibi[h] * (s - t) for q head h of the
+	 * call; NULL = none */
+	const float *alibi;
 } ref_attn_opt;
+/* MPT's ALiBi slopes of its c->H heads into out (vLLM's _get_alibi_slopes, transformers'
+ * build_mpt_alibi_tensor): with n the next power of two >= H, m_k = k * alibi_max / n
+ * (k = 1..n), slope_k = 2^-m_k, and when n != H the odd-indexed then the even-indexed ones,
+ * the first H of them. */
+void ref_alibi_slopes(const ref_cfg *c, float *out);
 /* The attention of decoder layer l: RoPE base, linear RoPE factor and options. */
 void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o);
 /* Softmax attention: out[t][h] over q[t][h] and k/v[.][kv_of[h]]; rows have n_q*d

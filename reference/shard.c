@@ -260,6 +260,11 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	ref_layer_attn(c, l, &theta, &factor, &ao);
 	if ((rv = ref_gpt_oss_sinks(c, rs, l, Hl, &ao, s->err))) /* the rank's [Hl] */
 		return rv;
+	float slopes[REF_MAX_HEADS];
+	if (c->mpt && c->H <= REF_MAX_HEADS) { /* ALiBi: the rank's heads r*Hl.. of all H */
+		ref_alibi_slopes(c, slopes);
+		ao.alibi = slopes + (int64_t)r * Hl;
+	}
 	if (c->llama4) { /* per head: each rank its own */
 		ref_llama4_qk(c, l, b->q, b->k, T, Hl, KVl);
 	} else {
@@ -622,7 +627,7 @@ static bool g4_fits(const ref_cfg *c, int64_t T)
 	return true;
 }
 
-/* GPT-NeoX, Phi (neox.c), DBRX (dbrx.c): every rank set under the names read here, then the
+/* GPT-NeoX, Phi (neox.c), DBRX, MPT (dbrx.c): every rank set under the names read here, then the
  * pass. */
 static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
@@ -634,8 +639,8 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		return wt_seterr(err, WT_ENOMEM, "reference forward: out of memory");
 	int rv = WT_OK;
 	for (size_t i = 0; i < n && rv == WT_OK; i++)
-		rv = c->dbrx ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
-		             : ref_neox_rename(c, &ranks[i], &r[i], false, err);
+		rv = c->dbrx || c->mpt ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
+		                       : ref_neox_rename(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
 		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);
 	for (size_t i = 0; i < n; i++)
@@ -651,7 +656,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	if (l->tp_size >= 1 &&
 	    ((c->neox && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight")) ||
 	     (c->phi && ref_set_find(&ranks[0], "model.final_layernorm.weight")) ||
-	     (c->dbrx && ref_set_find(&ranks[0], "transformer.wte.weight"))))
+	     ((c->dbrx || c->mpt) && ref_set_find(&ranks[0], "transformer.wte.weight"))))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,
 	           .ranks = ranks,

@@ -482,6 +482,10 @@ static const fam_expect fams[] = {
                                       (2 * 128 + 640 * 128 + 424 * 128 + 224 * 4 + 224 + 3 * 8 +
                                        192 + 128 * 192 + 3 * 192 * 128),
      128, 8, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* mpt: norm_1 / norm_2 (no bias), Wqkv 576x192 (12 kv heads: no kv_n_heads), out_proj
+     * 192x192, up_proj 768x192, down_proj 192x768; wte, norm_f; tied */
+    {"mpt", 14, 2 * (1000 * 192 + 192) + 2 * 2 * (2 * 192 + 576 * 192 + 192 * 192 + 2 * 768 * 192),
+     192, 12, 12, 16, 768, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -674,6 +674,24 @@ mkdir -p "$T/ministral_bad" && cp "$T/ministral/model.safetensors" "$T/ministral
 "$CTL" plan --model-dir "$T/ministral_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "ministral with chunked_attention planned"
 grep -q "two Ministral layer types" "$T/err" || fail "ministral layer_types: $(cat "$T/err")"
 rm -rf "$T/ministral_bad"
+# MPT: Wqkv by heads (12 kv heads: no kv_n_heads), out_proj / down_proj by columns, up_proj by
+# rows, the bias-free LayerNorms replicated, wte tied (no lm_head); attn_config.alibi false
+# refused (vLLM's mpt.py asserts ALiBi)
+"$CTL" plan --model-dir "$T/mpt" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan mpt"
+for l in "transformer.blocks.1.attn.Wqkv.weight *I8 *\[288, 192\]" \
+	"transformer.blocks.1.attn.out_proj.weight *I8 *\[192, 96\]" \
+	"transformer.blocks.1.ffn.up_proj.weight *I8 *\[384, 192\]" \
+	"transformer.blocks.1.ffn.down_proj.weight *I8 *\[192, 384\]" \
+	"transformer.blocks.1.norm_2.weight *BF16 *\[192\]" "transformer.wte.weight *BF16 *\[512, 192\]"; do
+	grep -q "$l" "$T/plan" || fail "mpt line $l: $(cat "$T/plan")"
+done
+grep -q "lm_head.weight" "$T/plan" && fail "mpt plan has an lm_head (tied)"
+mkdir -p "$T/mpt_bad" && cp "$T/mpt/model.safetensors" "$T/mpt_bad/" &&
+	sed 's/"alibi": true/"alibi": false/' "$T/mpt/config.json" >"$T/mpt_bad/config.json"
+"$CTL" plan --model-dir "$T/mpt_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "mpt without ALiBi planned"
+grep -q "attn_config.alibi is false" "$T/err" || fail "mpt alibi: $(cat "$T/err")"
+rm -rf "$T/mpt_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -50,6 +50,8 @@ DBRX (vLLM's dbrx.py): transformer.* names kept; attn.Wqkv [q; k; v] cut as Phi-
 qkv_proj, attn.out_proj by columns, transformer.wte by vocabulary rows; the experts' 2-D
 stacks w1 / v1 / w2 [E*Ie, hid] are Mixtral's experts.{j}.w1 / w3 / w2 once viewed [E, Ie,
 hid] and w2 transposed per expert, as DbrxExperts.weight_loader writes them (unstack_dbrx).
+MPT (vLLM's mpt.py): transformer.* names kept; attn.Wqkv and attn.out_proj as DBRX's,
+ffn.up_proj by rows and ffn.down_proj by columns (an MLP without a gate), tied to wte.
 Granite 4.0 (vLLM's mamba_mixer2.py, MambaMixer2): the Mamba2 mixer's in_proj rows are five
 segments [z (Im); x (Im); B (G*N); C (G*N); dt (Hm)] and conv1d's channels (weight and bias)
 three [x; B; C], each split in T, but B and C are whole on every rank when T does not divide
@@ -472,10 +474,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             real = max(0, min(V - r * per, per))
             add(name, (pieces_rows(name, r * per, real) if real else [])
                 + ([("zero", per - real)] if real < per else [])); continue
-        if arch == "DbrxForCausalLM" and name.endswith("attn.out_proj.weight"):
+        if arch in ("DbrxForCausalLM", "MptForCausalLM") and name.endswith("attn.out_proj.weight"):
             add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallelLinear
         if name.endswith(("self_attn.qkv_proj.weight", "attn.Wqkv.weight")):
-            # Phi-3, DBRX: [q; k; v] in one tensor
+            # Phi-3, DBRX, MPT: [q; k; v] in one tensor
             qa, ka = H * d, KV * d
             add(name, pieces_rows(name, r * Hl * d, Hl * d)
                 + pieces_rows(name, qa + ks * KVl * d, KVl * d)
@@ -576,6 +578,12 @@ def main():
                    num_hidden_layers=cfg["n_layers"], num_key_value_heads=a.get("kv_n_heads", 1),
                    num_local_experts=f.get("moe_num_experts", 4), tie_word_embeddings=False)
         src = unstack_dbrx(src, cfg["num_local_experts"])
+    if cfg["model_type"] == "mpt":  # MptConfig's names, attn_config.kv_n_heads where present
+        a = cfg.get("attn_config", {})
+        cfg = dict(cfg, hidden_size=cfg["d_model"], num_attention_heads=cfg["n_heads"],
+                   num_hidden_layers=cfg["n_layers"],
+                   num_key_value_heads=a.get("kv_n_heads", cfg["n_heads"]),
+                   tie_word_embeddings=True)
     lm_prefix = ""
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
