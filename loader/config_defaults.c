@@ -634,6 +634,32 @@ static const class_default mpt_defaults[] = {
     {"vocab_size", false, 50368},     {"intermediate_size", false, 8192},
 };
 
+/* LongcatFlashConfig's (transformers 4.57.1): LongCat-Flash-Chat's dims under the class's own
+ * names (config_longcat.c lays num_layers, ffn_hidden_size, expert_ffn_hidden_size and
+ * moe_topk over the common ones after these); num_key_value_heads None is
+ * num_attention_heads, as the loader's own default; untied. */
+static const class_default longcat_flash_defaults[] = {
+    {"vocab_size", false, 131072},
+    {"hidden_size", false, 6144},
+    {"num_layers", false, 28},
+    {"num_attention_heads", false, 64},
+    {"max_position_embeddings", false, 131072},
+    {"ffn_hidden_size", false, 12288},
+    {"q_lora_rank", false, 1536},
+    {"kv_lora_rank", false, 512},
+    {"qk_nope_head_dim", false, 128},
+    {"qk_rope_head_dim", false, 64},
+    {"head_dim", false, 64},
+    {"v_head_dim", false, 128},
+    {"moe_topk", false, 12},
+    {"n_routed_experts", false, 512},
+    {"zero_expert_num", false, 256},
+    {"expert_ffn_hidden_size", false, 2048},
+    {"routed_scaling_factor", true, 6.0},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -693,6 +719,7 @@ static const struct {
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
     CLASS("mpt", mpt_defaults),
+    CLASS("longcat_flash", longcat_flash_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

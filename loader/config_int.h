@@ -77,4 +77,12 @@ int config_parse_mamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_bamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_falcon_h1(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
+/* LongCat-Flash (model_type longcat_flash, config_longcat.c): the keys transformers and vLLM
+ * read apart refused in view v before the class defaults (config_longcat_check); num_layers,
+ * ffn_hidden_size, expert_ffn_hidden_size, moe_topk laid over the common names after them
+ * (config_longcat_keys); zero_expert_num read (config_parse_longcat). */
+int config_longcat_check(json_t *v, wt_errbuf *err);
+int config_longcat_keys(json_t *v, wt_errbuf *err);
+int config_parse_longcat(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+
 #endif

@@ -367,6 +367,10 @@ typedef struct ckpt_config {
 	 * projectors_bias (out_proj's bias) */
 	int64_t mamba_d_ssm;
 	bool mamba_rms_norm, projectors_bias;
+	/* LongCat-Flash (LongcatFlashConfig; read for model_type longcat_flash only, 0
+	 * otherwise): zero_expert_num, the identity experts the router scores after the
+	 * n_routed_experts real ones */
+	int64_t zero_expert_num;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;

@@ -136,7 +136,8 @@ enum {
 	FAM_STABLELM,
 	FAM_MINISTRAL,
 	FAM_FALCONH1,
-	FAM_MPT
+	FAM_MPT,
+	FAM_LONGCAT
 };
 
 /* The planner's family -> the reference's kind. */
@@ -301,6 +302,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* MptForCausalLM: bias-free LayerNorms, Wqkv as Phi-3's qkv_proj with clip_qkv,
 	     * ALiBi instead of RoPE, the plain GELU MLP, tied (cfg_dbrx.c, dbrx.c) */
 	    {"mpt", REF_DENSE, false, 0, FAM_MPT},
+	    /* LongcatFlashForCausalLM: two MLA sublayers and two dense MLPs per layer (virtual
+	     * layers), the shortcut MoE with zero experts (cfg_longcat.c, longcat.c) */
+	    {"longcat_flash", REF_DEEPSEEK, false, 0, FAM_LONGCAT},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -376,6 +380,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->mpt = map[i].fam == FAM_MPT;
 			if (c->mpt) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+			c->longcat = map[i].fam == FAM_LONGCAT;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -623,7 +628,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
 		return rv;
-	if (c->jamba)
+	if (c->longcat)
+		rv = ref_cfg_longcat(c, arch, json, len, err);
+	else if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
 	else if (c->neox || c->phi || c->stablelm)
 		rv = ref_cfg_neox(c, arch, json, len, err);
@@ -675,6 +682,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 
 bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 {
+	if (c->longcat) /* its shortcut MoE beside the dense MLPs (longcat.c) */
+		return false;
 	if (c->ernie) /* Ernie4_5_MoeDecoderLayer */
 		return c->kind == REF_DEEPSEEK && c->E > 0 && (i + 1) % c->moe_every == 0 &&
 		       i >= c->moe_start && i <= c->moe_end;

@@ -326,6 +326,10 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	}
 	if (fam != NULL && strcmp(fam, "jamba") == 0)
 		rv = jb_layers(cc, &c, err);
+	if (fam != NULL && strcmp(fam, "longcat_flash") == 0) { /* two virtual layers each */
+		c.L = 2 * cc->num_hidden_layers;
+		c.n_zero = cc->zero_expert_num;
+	}
 	char *flat = NULL; /* DBRX: its nested keys laid over the top level (cfg_dbrx.c) */
 	if (rv == WT_OK && fam != NULL && strcmp(fam, "dbrx") == 0)
 		rv = ref_dbrx_json(json, len, &flat, &len, err);

@@ -39,6 +39,7 @@ void ref_bufs_free(ref_bufs *b)
 	free(b->y);
 	free(b->scratch);
 	free(b->row);
+	free(b->sc);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -74,8 +75,9 @@ int ref_bufs_alloc(ref_bufs *b, const ref_cfg *c, size_t n_tok, const int64_t *t
 	b->y = calloc(T * (size_t)c->hid, sizeof(float));
 	b->scratch = calloc(3 * T * (size_t)(2 * inter), sizeof(float));
 	b->row = calloc((size_t)c->hid, sizeof(float));
+	b->sc = calloc(T * (size_t)c->hid, sizeof(float));
 	if (!b->x || !b->h || !b->q || !b->k || !b->v || !b->att || !b->o || !b->acc || !b->part ||
-	    !b->y || !b->scratch || !b->row) {
+	    !b->y || !b->scratch || !b->row || !b->sc) {
 		ref_bufs_free(b);
 		return wt_seterr(err, WT_ENOMEM, "reference forward: out of memory");
 	}
@@ -463,6 +465,14 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
+	if (c->longcat && ref_set_find(ck, "model.layers.0.input_layernorm.0.weight") != NULL) {
+		ref_set r = {0}; /* the checkpoint as virtual layers (longcat.c) */
+		int rv = ref_lc_rename(c, ck, &r, err);
+		if (rv == WT_OK)
+			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
+		ref_set_clear(&r);
+		return rv;
+	}
 	ref_bufs b;
 	int rv = ref_bufs_alloc(&b, c, n_tok, tokens, err);
 	if (rv != WT_OK)
@@ -499,6 +509,10 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		                                   "model.layers.%lld.%s.weight", (long long)l,
 		                                   ref_post_norm(c, true)))))
 			goto out;
+		if (c->longcat && l % 2 == 0 && /* the shortcut MoE on the first MLP's input */
+		    (rv = ref_lc_moe_full(c, ck, l, T, &b, routes ? routes + l * T * c->topk : NULL,
+		                          err)))
+			goto out;
 		if (ref_layer_is_moe(c, l)) {
 			rv = moe_full(c, ck, l, T, &b, routes ? routes + l * T * c->topk : NULL,
 			              err);
@@ -513,6 +527,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 			ref_norm(c, b.acc, b.acc, pn, T, c->hid);
 		ref_mm_resid(c, b.x, b.h, T * c->hid, l, true);
 		ref_residual_add(c, b.x, b.acc, T * c->hid);
+		if (c->longcat && l % 2 == 1)
+			ref_residual_add(c, b.x, b.sc, T * c->hid);
 	}
 	if ((rv = ref_norm_of(c, ck, b.h, b.x, T, err, "%s", ref_final_norm(c))))
 		goto out;

@@ -457,6 +457,12 @@ typedef struct ref_cfg {
 	 * H heads (ref_alibi_slopes) */
 	bool mpt;
 	double alibi_max;
+	/* LongCat-Flash (longcat.c; kind REF_DEEPSEEK for the MLA): its layer i read as two
+	 * virtual layers 2i and 2i + 1 (L counts them), each an MLA sublayer and a dense MLP;
+	 * layer i's shortcut MoE block on virtual layer 2i's MLP input, added after virtual
+	 * layer 2i + 1; n_zero identity experts after the E routed ones (zero_expert_num) */
+	bool longcat;
+	int64_t n_zero;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

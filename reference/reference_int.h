@@ -48,6 +48,7 @@ typedef struct ref_bufs {
 	float *y;       /* [T, hid] one expert's output */
 	float *scratch; /* 6 * T * max(I, Ie, Is) */
 	float *row;     /* [hid] one row (Llama 4: an expert's input times its score) */
+	float *sc;      /* [T, hid] LongCat-Flash's shortcut MoE output, held for a layer */
 } ref_bufs;
 
 /* Leaf of the norm before layer i's attention: input_layernorm; NULL for OLMo 2,
@@ -377,6 +378,16 @@ int ref_dbrx_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
  * refusals included), and the dense switches read from it (cfg_dbrx.c). */
 int ref_mpt_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
 int ref_cfg_mpt(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* LongCat-Flash (longcat.c, cfg_longcat.c): the config's switches; a checkpoint or rank set
+ * renamed into virtual layers (model.layers.{2i+k}. for sublayer k: input_layernorm,
+ * self_attn, post_attention_layernorm, mlp. for mlps.k; layer i's MoE block under
+ * model.layers.{2i}.mlp.), q_a_layernorm / kv_a_layernorm times sqrt(hidden / rank) (the
+ * MLA latents' scaling) as F32; the full pass's shortcut MoE of virtual layer l into b->sc
+ * (routes [T * topk] of the layer, or NULL). */
+int ref_cfg_longcat(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+int ref_lc_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
+int ref_lc_moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
+                    int64_t *routes, wt_errbuf *err);
 int ref_nogate_mlp(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                    const float *h, float *y, float *scratch, wt_errbuf *err);
 int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);

@@ -627,8 +627,8 @@ static bool g4_fits(const ref_cfg *c, int64_t T)
 	return true;
 }
 
-/* GPT-NeoX, Phi (neox.c), DBRX, MPT (dbrx.c): every rank set under the names read here, then the
- * pass. */
+/* GPT-NeoX, Phi (neox.c), DBRX, MPT (dbrx.c), LongCat-Flash (longcat.c): every rank set under
+ * the names read here, then the pass. */
 static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
                         wt_errbuf *err)
@@ -640,6 +640,7 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	int rv = WT_OK;
 	for (size_t i = 0; i < n && rv == WT_OK; i++)
 		rv = c->dbrx || c->mpt ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
+		     : c->longcat      ? ref_lc_rename(c, &ranks[i], &r[i], err)
 		                       : ref_neox_rename(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
 		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);
@@ -656,7 +657,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	if (l->tp_size >= 1 &&
 	    ((c->neox && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight")) ||
 	     (c->phi && ref_set_find(&ranks[0], "model.final_layernorm.weight")) ||
-	     ((c->dbrx || c->mpt) && ref_set_find(&ranks[0], "transformer.wte.weight"))))
+	     ((c->dbrx || c->mpt) && ref_set_find(&ranks[0], "transformer.wte.weight")) ||
+	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight"))))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,
 	           .ranks = ranks,
@@ -709,6 +711,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	for (int64_t i = 0; i < c->L; i++) {
 		if ((rv = attn(&s, i)))
 			goto out;
+		if (c->longcat && i % 2 == 0 && (rv = ref_shard_lc_moe(&s, i)))
+			goto out;
 		if (ref_layer_is_moe(c, i))
 			rv = moe(&s, i);
 		else
@@ -721,6 +725,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 			ref_residual_add(c, s.b.x, s.b.y, s.n_tok * c->hid);
 		ref_mm_resid(c, s.b.x, s.b.h, s.n_tok * c->hid, i, true);
 		ref_residual_add(c, s.b.x, s.b.acc, s.n_tok * c->hid);
+		if (c->longcat && i % 2 == 1)
+			ref_residual_add(c, s.b.x, s.b.sc, s.n_tok * c->hid);
 	}
 	rv = lm_head(&s, logits);
 out:

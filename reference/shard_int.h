@@ -38,5 +38,8 @@ static inline void add_into(float *acc, const float *x, int64_t n)
 int ref_shard_g4_mamba(shard *s, int64_t l);
 int ref_shard_mm_lightning(shard *s, int64_t l);
 int ref_shard_jb_mamba(shard *s, int64_t l);
+/* LongCat-Flash's shortcut MoE of virtual layer l (even) into s->b.sc, each rank's experts
+ * and the identity experts' part once (longcat.c). */
+int ref_shard_lc_moe(shard *s, int64_t l);
 
 #endif

@@ -15,24 +15,7 @@
 
 /* Every DeepSeek row but V3's e_score_correction_bias. */
 #define DEEPSEEK_RULES_COMMON                                                                      \
-	SM_RULES_TOP, SM_RULES_LNORM,                                                              \
-	    SM_RULE(SM_ATT "q_a_proj.weight", SM_ATT "q_a_proj.weight", SM_K_REPL, 0, SM_U_NONE,   \
-	            SM_C_QLORA, SM_F_QUANT, 2, SM_D_QLORA, SM_D_HID),                              \
-	    SM_RULE(SM_ATT "q_a_layernorm.weight", SM_ATT "q_a_layernorm.weight", SM_K_REPL, 0,    \
-	            SM_U_NONE, SM_C_QLORA, 0, 1, SM_D_QLORA, SM_D_ANY),                            \
-	    SM_RULE(SM_ATT "q_b_proj.weight", SM_ATT "q_b_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,  \
-	            SM_C_QLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_QLORA),                               \
-	    SM_RULE(SM_ATT "q_proj.weight", SM_ATT "q_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,      \
-	            SM_C_NOQLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_HID),                               \
-	    SM_RULE(SM_ATT "kv_a_proj_with_mqa.weight", SM_ATT "kv_a_proj_with_mqa.weight",        \
-	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_QUANT, 2, SM_D_KVA, SM_D_HID),         \
-	    SM_RULE(SM_ATT "kv_a_layernorm.weight", SM_ATT "kv_a_layernorm.weight", SM_K_REPL, 0,  \
-	            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_KVLORA, SM_D_ANY),                             \
-	    SM_RULE(SM_ATT "kv_b_proj.weight", SM_ATT "kv_b_proj.weight", SM_K_ROWS, 0,            \
-	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_KVB, SM_D_KVLORA),                   \
-	    SM_RULE(SM_ATT "o_proj.weight", SM_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS,      \
-	            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_OV),                                   \
-	    DEEPSEEK_RULES_MOE
+	SM_RULES_TOP, SM_RULES_LNORM, SM_RULES_MLA("self_attn."), DEEPSEEK_RULES_MOE
 
 static const sm_rule deepseek_rules[] = {
     DEEPSEEK_RULES_COMMON,

@@ -176,6 +176,29 @@
 	    SM_RULE_GEMMA_NORM("post_feedforward_layernorm"), SM_RULES_QK_NORM, SM_RULES_ATTN,     \
 	    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL)
 
+/* DeepSeek-V3's multi-head latent attention under module path A ("self_attn."; LongCat-Flash:
+ * "self_attn.0." / "self_attn.1."), as vLLM's deepseek_v2.py loads it: q_a_proj,
+ * q_a_layernorm, kv_a_proj_with_mqa, kv_a_layernorm replicated; q_b_proj (q_proj without
+ * q_lora_rank) and kv_b_proj by heads; o_proj by columns in heads. */
+#define SM_RULES_MLA(A)                                                                            \
+	SM_RULE(SM_LAYER A "q_a_proj.weight", SM_LAYER A "q_a_proj.weight", SM_K_REPL, 0,          \
+	        SM_U_NONE, SM_C_QLORA, SM_F_QUANT, 2, SM_D_QLORA, SM_D_HID),                       \
+	    SM_RULE(SM_LAYER A "q_a_layernorm.weight", SM_LAYER A "q_a_layernorm.weight",          \
+	            SM_K_REPL, 0, SM_U_NONE, SM_C_QLORA, 0, 1, SM_D_QLORA, SM_D_ANY),              \
+	    SM_RULE(SM_LAYER A "q_b_proj.weight", SM_LAYER A "q_b_proj.weight", SM_K_ROWS, 0,      \
+	            SM_U_HEADS, SM_C_QLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_QLORA),                   \
+	    SM_RULE(SM_LAYER A "q_proj.weight", SM_LAYER A "q_proj.weight", SM_K_ROWS, 0,          \
+	            SM_U_HEADS, SM_C_NOQLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_HID),                   \
+	    SM_RULE(SM_LAYER A "kv_a_proj_with_mqa.weight",                                        \
+	            SM_LAYER A "kv_a_proj_with_mqa.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,     \
+	            SM_F_QUANT, 2, SM_D_KVA, SM_D_HID),                                            \
+	    SM_RULE(SM_LAYER A "kv_a_layernorm.weight", SM_LAYER A "kv_a_layernorm.weight",        \
+	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_KVLORA, SM_D_ANY),               \
+	    SM_RULE(SM_LAYER A "kv_b_proj.weight", SM_LAYER A "kv_b_proj.weight", SM_K_ROWS, 0,    \
+	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_KVB, SM_D_KVLORA),                   \
+	    SM_RULE(SM_LAYER A "o_proj.weight", SM_LAYER A "o_proj.weight", SM_K_COLS, 0,          \
+	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_OV)
+
 #define SM_NRULES(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A vision block's plain MLP under prefix VB (Qwen2-VL visual.blocks.{i}., Gemma 3's

@@ -32,6 +32,7 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"intermediate_size", c->intermediate_size},
 	    {"vocab_size", c->vocab_size},
 	    {"num_experts", c->num_experts},
+	    {"zero_expert_num", c->zero_expert_num},
 	    {"moe_intermediate_size", c->moe_intermediate_size},
 	    {"shared_expert_intermediate_size", c->shared_expert_intermediate_size},
 	    {"n_shared_experts", c->n_shared_experts},
@@ -259,6 +260,7 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->inter = c->intermediate_size;
 	d->vocab = c->vocab_size;
 	d->n_experts = c->num_experts > 0 ? c->num_experts : 0;
+	d->n_zero = c->zero_expert_num > 0 ? c->zero_expert_num : 0;
 	d->moe_inter =
 	    c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
 	if (c->shared_expert_intermediate_size > 0)
@@ -420,6 +422,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return 3 * d->n_heads * d->head_dim;
 	case SM_D_H: /* GPT-OSS attention sinks, one per head */
 		return d->n_heads;
+	case SM_D_EZ:
+		return d->n_experts + d->n_zero;
 	default:
 		return mixer_dim_value(d, sym);
 	}

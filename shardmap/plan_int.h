@@ -18,6 +18,7 @@ typedef struct sm_dims {
 	int64_t inter;        /* [I] intermediate_size */
 	int64_t vocab;        /* [V] vocab_size */
 	int64_t n_experts;    /* [E] routed experts (0 = dense) */
+	int64_t n_zero;       /* zero (identity) experts the router also scores (LongCat) */
 	int64_t moe_inter;    /* [Ie] moe_intermediate_size, else intermediate_size */
 	int64_t shared_inter; /* [ISH] shared-expert intermediate size (0 = none) */
 	int64_t n_layers;     /* [L] num_hidden_layers */

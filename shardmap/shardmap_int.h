@@ -128,6 +128,7 @@ typedef enum {
 	SM_D_MXP, /* R + 2*N: mamba.x_proj rows [dt; B; C] */
 	SM_D_MR,  /* R: dt_proj columns, dt_layernorm */
 	SM_D_MN,  /* N: A_log columns, b_layernorm / c_layernorm */
+	SM_D_EZ,  /* routed + zero (identity) experts: LongCat-Flash's router rows */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -411,6 +412,7 @@ extern const sm_family shardmap_family_stablelm;
 extern const sm_family shardmap_family_ministral;
 extern const sm_family shardmap_family_falcon_h1;
 extern const sm_family shardmap_family_mpt;
+extern const sm_family shardmap_family_longcat_flash;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -137,6 +137,13 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->mamba_conv_bias);
 		assert_true(cfg->partial_rotary_factor == 0.5);
 	}
+	if (strcmp(e->name, "longcat_flash") == 0) { /* LongcatFlashConfig's own key names */
+		assert_int_equal(cfg->zero_expert_num, 2);
+		assert_int_equal(cfg->q_lora_rank, 64);
+		assert_int_equal(cfg->kv_lora_rank, 32);
+		assert_int_equal(cfg->qk_rope_head_dim, 8);
+		assert_int_equal(cfg->v_head_dim, 16);
+	}
 	if (strcmp(e->name, "falcon_h1") == 0) { /* mamba_d_ssm, the gated norm, projectors */
 		assert_false(cfg->has_layer_types);
 		assert_int_equal(cfg->mamba_d_ssm, 192);

@@ -486,6 +486,18 @@ static const fam_expect fams[] = {
      * 192x192, up_proj 768x192, down_proj 192x768; wte, norm_f; tied */
     {"mpt", 14, 2 * (1000 * 192 + 192) + 2 * 2 * (2 * 192 + 576 * 192 + 192 * 192 + 2 * 768 * 192),
      192, 12, 12, 16, 768, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* longcat_flash: per layer two sublayers of 2 norms, q_a 64x128, q_a_layernorm [64], q_b
+     * 192x64, kv_a 40x128, kv_a_layernorm [32], kv_b 256x32, o 128x128, gate / up 192x128,
+     * down 128x192; router 6x128, its F32 correction bias [6], 4 experts of 3 x 64x128;
+     * embed, norm, lm_head (untied) and the two model.mtp. tensors (norm [128], eh_proj
+     * 128x256) */
+    {"longcat_flash", 81,
+     2 * (2 * 1000 * 128 + 2 * 128 + 128 * 256) +
+         2 * (2 * (2 * (2 * 128 + 64 * 128 + 64 + 192 * 64 + 40 * 128 + 32 + 256 * 32 + 128 * 128 +
+                        3 * 192 * 128) +
+                   6 * 128 + 4 * 3 * 64 * 128) +
+              4 * 6),
+     128, 8, 8, 8, 192, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -692,6 +692,29 @@ mkdir -p "$T/mpt_bad" && cp "$T/mpt/model.safetensors" "$T/mpt_bad/" &&
 "$CTL" plan --model-dir "$T/mpt_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "mpt without ALiBi planned"
 grep -q "attn_config.alibi is false" "$T/err" || fail "mpt alibi: $(cat "$T/err")"
 rm -rf "$T/mpt_bad"
+# LongCat-Flash: two MLA sublayers (q_b / kv_b by heads, o_proj by columns, q_a / kv_a whole),
+# two dense MLPs, the router over 4 routed + 2 zero experts and its F32 correction bias whole
+# and unquantized, the 4 routed experts stacked; model.mtp.* skipped; EP 2 whole experts;
+# mla_scale_q_lora false refused (transformers always scales the latents)
+"$CTL" plan --model-dir "$T/longcat_flash" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan longcat_flash"
+for l in "1.self_attn.1.q_b_proj.weight *I8 *\[96, 64\]" "1.self_attn.1.kv_b_proj.weight *I8 *\[128, 32\]" \
+	"1.self_attn.0.o_proj.weight *I8 *\[128, 64\]" "1.self_attn.0.q_a_proj.weight *I8 *\[64, 128\]" \
+	"1.self_attn.0.kv_a_layernorm.weight *BF16 *\[32\]" "1.mlps.1.gate_up_proj.weight *I8 *\[192, 128\]" \
+	"1.mlp.router.classifier.weight *BF16 *\[6, 128\]" "1.mlp.router.e_score_correction_bias *F32 *\[6\]" \
+	"1.mlp.experts.w13_weight *I8 *\[4, 64, 128\]" "1.mlp.experts.w2_weight *I8 *\[4, 128, 32\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "longcat_flash line $l: $(cat "$T/plan")"
+done
+grep -q "^skipped model.mtp.norm.weight" "$T/plan" || fail "longcat_flash mtp: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/longcat_flash" --ep-size 2 --ep-rank 1 --rank-only >"$T/plan" ||
+	fail "plan longcat_flash ep"
+grep -q "model.layers.0.mlp.experts.w13_weight *BF16 *\[2, 128, 128\]" "$T/plan" ||
+	fail "longcat_flash ep: $(cat "$T/plan")"
+mkdir -p "$T/longcat_bad" && cp "$T/longcat_flash/model.safetensors" "$T/longcat_bad/" &&
+	sed 's/"mla_scale_q_lora": true/"mla_scale_q_lora": false/' "$T/longcat_flash/config.json" >"$T/longcat_bad/config.json"
+"$CTL" plan --model-dir "$T/longcat_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "longcat_flash unscaled planned"
+grep -q "mla_scale_q_lora is false" "$T/err" || fail "longcat_flash mla_scale_q_lora: $(cat "$T/err")"
+rm -rf "$T/longcat_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

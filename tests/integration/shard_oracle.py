@@ -52,6 +52,9 @@ stacks w1 / v1 / w2 [E*Ie, hid] are Mixtral's experts.{j}.w1 / w3 / w2 once view
 hid] and w2 transposed per expert, as DbrxExperts.weight_loader writes them (unstack_dbrx).
 MPT (vLLM's mpt.py): transformer.* names kept; attn.Wqkv and attn.out_proj as DBRX's,
 ffn.up_proj by rows and ffn.down_proj by columns (an MLP without a gate), tied to wte.
+LongCat-Flash (vLLM's longcat_flash.py): self_attn.0 / .1 cut as DeepSeek's MLA (q_b_proj /
+kv_b_proj rows, o_proj columns), mlps.0 / .1 as Llama's MLP, the router's classifier and
+correction bias whole, the routed experts stacked; model.mtp.* dropped.
 Granite 4.0 (vLLM's mamba_mixer2.py, MambaMixer2): the Mamba2 mixer's in_proj rows are five
 segments [z (Im); x (Im); B (G*N); C (G*N); dt (Hm)] and conv1d's channels (weight and bias)
 three [x; B; C], each split in T, but B and C are whole on every rank when T does not divide
@@ -584,6 +587,9 @@ def main():
                    num_hidden_layers=cfg["n_layers"],
                    num_key_value_heads=a.get("kv_n_heads", cfg["n_heads"]),
                    tie_word_embeddings=True)
+    if cfg["model_type"] == "longcat_flash":  # LongcatFlashConfig's names; model.mtp.* dropped
+        cfg = dict(cfg, num_hidden_layers=cfg["num_layers"], tie_word_embeddings=False)
+        src = {k: v for k, v in src.items() if not k.startswith("model.mtp.")}
     lm_prefix = ""
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
