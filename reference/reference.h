@@ -450,6 +450,10 @@ typedef struct ref_cfg {
 	/* Ministral (cfg_smollm3.c; kind REF_DENSE, Llama's math): layer i uses the sliding window
 	 * when bit i of local_mask is set (local_masked; layer_types) */
 	bool ministral;
+	/* GPT-2 (gpt2.c; kind REF_DENSE): its tensors renamed onto StarCoder2's LayerNorms and
+	 * plain MLP and Phi-3's fused qkv_proj (ref_gpt2_rename: the checkpoint's Conv1D weights
+	 * transposed), the learned positions transformer.wpe added to the embeddings, no RoPE */
+	bool gpt2;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */
