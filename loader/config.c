@@ -688,8 +688,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	int rv = fill ? lfm2_aliases(v, mt, err) : WT_OK;
 	if (rv == WT_OK && fill && strcmp(mt, "dbrx") == 0)
 		rv = config_dbrx_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "gpt2") == 0)
-		rv = config_gpt2_keys(v, err);
+	if (rv == WT_OK && fill && (strcmp(mt, "gpt2") == 0 || strcmp(mt, "gpt_bigcode") == 0))
+		rv = config_gpt2_keys(v, mt, err);
 	if (rv == WT_OK && fill)
 		rv = fill_class_defaults(v, mt, err);
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)

@@ -626,7 +626,8 @@ static const class_default falcon_h1_defaults[] = {
 
 /* GPT2Config's (transformers 4.57.1), under the names config_gpt2.c lays GPT-2's n_* keys
  * onto: gpt2's dims (50257 / 768 / 12 / 12, n_positions 1024); intermediate_size is set
- * there (n_inner or 4 * n_embd). Tied by default (the family's tie_default). */
+ * there (n_inner or 4 * n_embd). Tied by default (the family's tie_default). GPTBigCodeConfig's
+ * are the same (num_key_value_heads 1 from multi_query, config_gpt2.c). */
 static const class_default gpt2_defaults[] = {
     {"vocab_size", false, 50257},
     {"hidden_size", false, 768},
@@ -694,6 +695,7 @@ static const struct {
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
     CLASS("gpt2", gpt2_defaults),
+    CLASS("gpt_bigcode", gpt2_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

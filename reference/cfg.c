@@ -301,6 +301,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* GPT2LMHeadModel: LayerNorms with biases, c_attn as Phi-3's qkv_proj, learned
 	     * positions, no RoPE, the plain MLP with biases, tied (gpt2.c) */
 	    {"gpt2", REF_DENSE, false, 0, FAM_GPT2},
+	    /* GPTBigCodeForCausalLM: GPT-2's math with nn.Linear weights and one kv head
+	     * (multi_query), gelu_pytorch_tanh (gpt2.c) */
+	    {"gpt_bigcode", REF_DENSE, false, 0, FAM_GPT2},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -374,6 +377,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->layernorm = c->layernorm || c->stablelm;
 			c->ministral = map[i].fam == FAM_MINISTRAL;
 			c->gpt2 = map[i].fam == FAM_GPT2;
+			c->bigcode = c->gpt2 && strcmp(family, "gpt_bigcode") == 0;
 			if (c->gpt2) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			return WT_OK;

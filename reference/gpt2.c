@@ -15,8 +15,9 @@
  * A checkpoint may name them without transformer. (openai-community/gpt2's files). Its
  * Conv1D weights (c_attn, c_proj, c_fc) are stored [in, out] and are transposed into
  * nn.Linear's [out, in] here, as vLLM's load_weights does; a rank's are already so
- * (docs/format.md section 2.7). Other tensors (the old attn.masked_bias buffers) are copied
- * under their own names.
+ * (docs/format.md section 2.7). GPTBigCode's (c->bigcode) are nn.Linear's already: renamed
+ * only, its c_attn [q; k; v] with one kv head. Other tensors (the old attn.masked_bias buffers) are
+ * copied under their own names.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,7 +96,6 @@ static int transpose(const ref_tensor *t, uint8_t *out, wt_errbuf *err)
 
 int ref_gpt2_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool from_ckpt, wt_errbuf *err)
 {
-	(void)c;
 	out->quant = in->quant;
 	out->group = in->group;
 	out->block[0] = in->block[0];
@@ -109,7 +109,7 @@ int ref_gpt2_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool from_ckpt,
 		bool conv = false;
 		if ((rv = canon(t->name, name, sizeof(name), &conv, err)) != WT_OK)
 			break;
-		if (!(from_ckpt && conv)) {
+		if (!(from_ckpt && conv && !c->bigcode)) {
 			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
 			                 err);
 			continue;
@@ -150,7 +150,8 @@ int ref_gpt2_positions(const ref_cfg *c, ref_set *s, float *x, int64_t T, wt_err
 	return WT_OK;
 }
 
-/* GPT2Config's keys (transformers 4.57.1 configuration_gpt2.py). */
+/* GPT2Config's keys (transformers 4.57.1 configuration_gpt2.py); GPTBigCodeConfig's the same
+ * with activation_function gelu_pytorch_tanh by default (configuration_gpt_bigcode.py). */
 int ref_cfg_gpt2(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
 	enum { G_ACT, G_EPS, G_COUNT };
@@ -161,7 +162,7 @@ int ref_cfg_gpt2(ref_cfg *c, const char *arch, const char *json, size_t len, wt_
 	(void)arch;
 	int rv = ckpt_config_fields(json, len, f, G_COUNT, err);
 	if (rv == WT_OK)
-		rv = ref_cfg_act(&f[G_ACT], "gelu_new", c, err);
+		rv = ref_cfg_act(&f[G_ACT], c->bigcode ? "gelu_pytorch_tanh" : "gelu_new", c, err);
 	if (rv != WT_OK)
 		return rv;
 	c->eps = f[G_EPS].present ? f[G_EPS].r : 1e-5;

@@ -454,6 +454,8 @@ typedef struct ref_cfg {
 	 * plain MLP and Phi-3's fused qkv_proj (ref_gpt2_rename: the checkpoint's Conv1D weights
 	 * transposed), the learned positions transformer.wpe added to the embeddings, no RoPE */
 	bool gpt2;
+	/* GPTBigCode (gpt2 set too): nn.Linear weights (nothing transposed), one kv head */
+	bool bigcode;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

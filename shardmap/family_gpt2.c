@@ -14,6 +14,8 @@
  * attn.masked_bias buffers are skipped, and a checkpoint written without the transformer.
  * prefix (h.{i}., wte., wpe., ln_f.: openai-community/gpt2's own files) is read under it,
  * as vLLM prefixes such names.
+ *
+ * GPTBigCode (below): the same names with nn.Linear weights and one kv head.
  */
 #include <inttypes.h>
 
@@ -99,6 +101,77 @@ const sm_family shardmap_family_gpt2 = {
     .n_rules = SM_NRULES(gpt2_rules),
     .layer_prefix = "transformer.h.",
     .check = gpt2_check,
+    .drop_suffixes = gpt2_drop,
+    .aliases = gpt2_aliases,
+    .tie_default = true,
+};
+
+/* GPTBigCode (GPTBigCodeForCausalLM, modeling_gpt_bigcode.py: bigcode/starcoderbase,
+ * santacoder), cut as vLLM's gpt_bigcode.py loads it: GPT-2's names and rules with nn.Linear
+ * weights ([out, in], nothing transposed) and multi-query attention: attn.c_attn
+ * [(H + 2)*d, hid] holds [q; k; v] rows with one kv head, which QKVParallelLinear (num_kv_heads
+ * 1) replicates on every rank beside its H/T query heads (SM_K_QKVC with KV 1 < T), its bias
+ * alike; multi_query false is refused by the loader (config_gpt2.c). */
+#define BC_RULE(leaf, kind, unit, nd, d0, d1)                                                      \
+	SM_RULE(G2_LAYER leaf, G2_LAYER leaf, kind, 0, unit, SM_C_ALL, nd == 2 ? SM_F_QUANT : 0,   \
+	        nd, d0, d1)
+static const sm_rule gpt_bigcode_rules[] = {
+    SM_RULE("transformer.wte.weight", "transformer.wte.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,
+            0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
+            SM_D_V, SM_D_HID),
+    SM_RULE("transformer.wpe.weight", "transformer.wpe.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,
+            0, 2, SM_D_ANY, SM_D_HID),
+    G2_REPL("transformer.ln_f.weight"),
+    G2_REPL("transformer.ln_f.bias"),
+    G2_REPL(G2_LAYER "ln_1.weight"),
+    G2_REPL(G2_LAYER "ln_1.bias"),
+    G2_REPL(G2_LAYER "ln_2.weight"),
+    G2_REPL(G2_LAYER "ln_2.bias"),
+    BC_RULE("attn.c_attn.weight", SM_K_QKVC, SM_U_HEADS, 2, SM_D_QKV, SM_D_HID),
+    BC_RULE("attn.c_attn.bias", SM_K_QKVC, SM_U_HEADS, 1, SM_D_QKV, SM_D_ANY),
+    BC_RULE("attn.c_proj.weight", SM_K_COLS, SM_U_HEADS, 2, SM_D_HID, SM_D_Q),
+    G2_REPL(G2_LAYER "attn.c_proj.bias"),
+    BC_RULE("mlp.c_fc.weight", SM_K_ROWS, SM_U_I, 2, SM_D_I, SM_D_HID),
+    BC_RULE("mlp.c_fc.bias", SM_K_ROWS, SM_U_I, 1, SM_D_I, SM_D_ANY),
+    BC_RULE("mlp.c_proj.weight", SM_K_COLS, SM_U_I, 2, SM_D_HID, SM_D_I),
+    G2_REPL(G2_LAYER "mlp.c_proj.bias"),
+};
+
+/* GPTBigCodeAttention's head_dim is n_embd / n_head; one kv head (the loader sets
+ * num_key_value_heads 1 from multi_query). */
+static int gpt_bigcode_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: GPTBigCodeForCausalLM needs n_embd (%" PRId64
+		                 ") divisible by n_head (%" PRId64
+		                 "): its head size is their quotient",
+		                 c->hidden_size, c->num_attention_heads);
+	if (c->head_dim != c->hidden_size / c->num_attention_heads)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: head_dim %" PRId64
+		                 " is not n_embd / n_head = %" PRId64
+		                 "; GPTBigCodeForCausalLM has no head_dim key: remove it",
+		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	if (c->num_key_value_heads != 1)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %" PRId64 " kv heads; GPTBigCodeForCausalLM is read "
+		                 "multi-query only (one kv head): set multi_query true",
+		                 c->num_key_value_heads);
+	return WT_OK;
+}
+
+static const char *const gpt_bigcode_archs[] = {"GPTBigCodeForCausalLM", NULL};
+
+/* GPTBigCodeConfig ties by default */
+const sm_family shardmap_family_gpt_bigcode = {
+    .name = "gpt_bigcode",
+    .archs = gpt_bigcode_archs,
+    .rules = gpt_bigcode_rules,
+    .n_rules = SM_NRULES(gpt_bigcode_rules),
+    .layer_prefix = "transformer.h.",
+    .check = gpt_bigcode_check,
     .drop_suffixes = gpt2_drop,
     .aliases = gpt2_aliases,
     .tie_default = true,

@@ -489,6 +489,13 @@ static const fam_expect fams[] = {
      2 * (1000 * 128 + 64 * 128 + 2 * 128) +
          2 * (2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128) + 4),
      128, 8, 8, 16, 512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* gpt_bigcode: gpt2's names with Linear weights: c_attn 160x128 + [160] (one kv head),
+     * c_proj 128x128 + [128], c_fc 384x128 + [384], mlp.c_proj 128x384 + [128]; no buffers;
+     * tied */
+    {"gpt_bigcode", 28,
+     2 * (1000 * 128 + 64 * 128 + 2 * 128) +
+         2 * 2 * (4 * 128 + 160 * 128 + 160 + 128 * 128 + 128 + 2 * 384 * 128 + 384 + 128),
+     128, 8, 1, 16, 384, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 gpt2"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 gpt2 gpt_bigcode"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -691,6 +691,19 @@ mkdir -p "$T/gpt2_bad" && cp "$T/gpt2/model.safetensors" "$T/gpt2_bad/" &&
 "$CTL" plan --model-dir "$T/gpt2_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gpt2 without scale_attn_weights planned"
 grep -q "scale_attn_weights false" "$T/err" || fail "gpt2 scale_attn_weights: $(cat "$T/err")"
 rm -rf "$T/gpt2_bad"
+# GPTBigCode: Linear weights kept, c_attn to the rank's q heads and the one kv head; multi_query
+# false refused (transformers reads that c_attn per head, vLLM as [q; k; v])
+"$CTL" plan --model-dir "$T/gpt_bigcode" --tp-size 4 --tp-rank 3 --rank-only >"$T/plan" ||
+	fail "plan gpt_bigcode"
+for l in "1.attn.c_attn.weight *BF16 *\[64, 128\]" "1.attn.c_attn.bias *BF16 *\[64\]" \
+	"1.mlp.c_fc.weight *BF16 *\[96, 128\]" "1.mlp.c_proj.weight *BF16 *\[128, 96\]"; do
+	grep -q "transformer.h.$l" "$T/plan" || fail "gpt_bigcode line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/bc_bad" && cp "$T/gpt_bigcode/model.safetensors" "$T/bc_bad/" &&
+	sed 's/"multi_query": true/"multi_query": false/' "$T/gpt_bigcode/config.json" >"$T/bc_bad/config.json"
+"$CTL" plan --model-dir "$T/bc_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gpt_bigcode multi_query false planned"
+grep -q "multi_query false" "$T/err" || fail "gpt_bigcode multi_query: $(cat "$T/err")"
+rm -rf "$T/bc_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -44,7 +44,8 @@ by rows, w2 by columns; self_attn.out_proj by columns; tied unless tie_embedding
 tie_word_embeddings says otherwise (Lfm2Config).
 GPT-2 (vLLM's gpt2.py): transformer.* names (a bare checkpoint's h. / wte. / wpe. / ln_f. read
 under it); every Conv1D weight transposed to [out, in] first (conv1d_gpt2), then c_attn cut as
-[q_r; k_r; v_r] and the rest as StarCoder2's c_fc / c_proj (gpt2 below).
+[q_r; k_r; v_r] and the rest as StarCoder2's c_fc / c_proj (gpt2 below). GPTBigCode (vLLM's
+gpt_bigcode.py): the same names, nothing transposed, c_attn's one kv head on every rank.
 GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 3, d] rows
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
 Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
@@ -357,6 +358,16 @@ def conv1d_gpt2(src):
         out[k] = (dt, a)
     return out
 
+def gpt_bigcode(name, rows, cols, cfg, T, r, pad, tied):
+    """GPTBigCode (vLLM's gpt_bigcode.py; Linear weights, nothing transposed): attn.c_attn
+    [q (H*d); k (d); v (d)] -> the rank's q heads and the one kv head (replicated), its bias
+    alike; the rest as GPT-2's."""
+    H = cfg["num_attention_heads"]; d = cfg["hidden_size"] // H; Hl = H // T
+    if re.search(r"attn\.c_attn\.(weight|bias)$", name):
+        return (pieces_rows(name, r * Hl * d, Hl * d) + pieces_rows(name, H * d, d)
+                + pieces_rows(name, H * d + d, d))
+    return gpt2(name, rows, cols, cfg, T, r, pad, tied)
+
 def gpt2(name, rows, cols, cfg, T, r, pad, tied):
     """GPT-2 (the Conv1D weights already transposed): attn.c_attn [q; k; v] rows -> the rank's
     [q_r; k_r; v_r], its bias alike; attn.c_proj / mlp.c_proj by columns, mlp.c_fc (and bias)
@@ -404,8 +415,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
-        if arch == "GPT2LMHeadModel":
-            pcs = gpt2(name, rows, cols, cfg, T, r, pad, tied)
+        if arch in ("GPT2LMHeadModel", "GPTBigCodeForCausalLM"):
+            pcs = (gpt2 if arch == "GPT2LMHeadModel" else gpt_bigcode)(name, rows, cols, cfg, T, r,
+                                                                      pad, tied)
             if pcs is not None: add(name, pcs)
             continue
         if arch == "GPTNeoXForCausalLM":
@@ -614,11 +626,12 @@ def main():
                    num_hidden_layers=cfg["n_layers"], num_key_value_heads=a.get("kv_n_heads", 1),
                    num_local_experts=f.get("moe_num_experts", 4), tie_word_embeddings=False)
         src = unstack_dbrx(src, cfg["num_local_experts"])
-    if cfg["model_type"] == "gpt2":  # GPT2Config's n_* names; Conv1D [in, out] transposed
+    if cfg["model_type"] in ("gpt2", "gpt_bigcode"):  # GPT2Config's n_* names
         cfg = dict(cfg, hidden_size=cfg["n_embd"], num_attention_heads=cfg["n_head"],
                    num_hidden_layers=cfg["n_layer"],
                    tie_word_embeddings=cfg.get("tie_word_embeddings", True))
-        src = conv1d_gpt2(src)
+        if cfg["model_type"] == "gpt2":  # Conv1D [in, out] transposed
+            src = conv1d_gpt2(src)
     lm_prefix = ""
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
