@@ -695,6 +695,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	bool longcat = fill && strcmp(mt, "longcat_flash") == 0;
 	if (rv == WT_OK && longcat)
 		rv = config_longcat_check(v, err);
+	if (rv == WT_OK && fill && (strcmp(mt, "gpt2") == 0 || strcmp(mt, "gpt_bigcode") == 0))
+		rv = config_gpt2_keys(v, mt, err);
 	if (rv == WT_OK && fill)
 		rv = fill_class_defaults(v, mt, err);
 	if (rv == WT_OK && longcat)

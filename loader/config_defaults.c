@@ -660,6 +660,18 @@ static const class_default longcat_flash_defaults[] = {
     {"rope_theta", true, 10000000.0},
 };
 
+/* GPT2Config's (transformers 4.57.1), under the names config_gpt2.c lays GPT-2's n_* keys
+ * onto: gpt2's dims (50257 / 768 / 12 / 12, n_positions 1024); intermediate_size is set
+ * there (n_inner or 4 * n_embd). Tied by default (the family's tie_default). GPTBigCodeConfig's
+ * are the same (num_key_value_heads 1 from multi_query, config_gpt2.c). */
+static const class_default gpt2_defaults[] = {
+    {"vocab_size", false, 50257},
+    {"hidden_size", false, 768},
+    {"num_hidden_layers", false, 12},
+    {"num_attention_heads", false, 12},
+    {"max_position_embeddings", false, 1024},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -720,6 +732,8 @@ static const struct {
     CLASS("falcon_h1", falcon_h1_defaults),
     CLASS("mpt", mpt_defaults),
     CLASS("longcat_flash", longcat_flash_defaults),
+    CLASS("gpt2", gpt2_defaults),
+    CLASS("gpt_bigcode", gpt2_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

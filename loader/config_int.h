@@ -56,6 +56,12 @@ int config_dbrx_keys(json_t *v, wt_errbuf *err);
  * they hold what it needs (config_dbrx.c). */
 int config_mpt_keys(json_t *v, wt_errbuf *err);
 
+/* GPT-2 (model_type gpt2) and GPTBigCode (gpt_bigcode: multi_query, one kv head): GPT2Config's
+ * n_embd / n_head / n_layer / n_positions laid over view v under the names the loader reads,
+ * intermediate_size = n_inner or 4 * n_embd; the attention switches vLLM's gpt2.py cannot run
+ * refused naming the key (config_gpt2.c). */
+int config_gpt2_keys(json_t *v, const char *mt, wt_errbuf *err);
+
 /* config.json field readers shared by config.c and config_hybrid.c. An integer >= min
  * (absent or null: dflt), a boolean (absent or null: dflt), a real > 0 (absent or null:
  * dflt), a list of integers (v NULL or null: none; *out owned); a wrong type or range is

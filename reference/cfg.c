@@ -137,7 +137,8 @@ enum {
 	FAM_MINISTRAL,
 	FAM_FALCONH1,
 	FAM_MPT,
-	FAM_LONGCAT
+	FAM_LONGCAT,
+	FAM_GPT2
 };
 
 /* The planner's family -> the reference's kind. */
@@ -305,6 +306,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* LongcatFlashForCausalLM: two MLA sublayers and two dense MLPs per layer (virtual
 	     * layers), the shortcut MoE with zero experts (cfg_longcat.c, longcat.c) */
 	    {"longcat_flash", REF_DEEPSEEK, false, 0, FAM_LONGCAT},
+	    /* GPT2LMHeadModel: LayerNorms with biases, c_attn as Phi-3's qkv_proj, learned
+	     * positions, no RoPE, the plain MLP with biases, tied (gpt2.c) */
+	    {"gpt2", REF_DENSE, false, 0, FAM_GPT2},
+	    /* GPTBigCodeForCausalLM: GPT-2's math with nn.Linear weights and one kv head
+	     * (multi_query), gelu_pytorch_tanh (gpt2.c) */
+	    {"gpt_bigcode", REF_DENSE, false, 0, FAM_GPT2},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -381,6 +388,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			if (c->mpt) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			c->longcat = map[i].fam == FAM_LONGCAT;
+			c->gpt2 = map[i].fam == FAM_GPT2;
+			c->bigcode = c->gpt2 && strcmp(family, "gpt_bigcode") == 0;
+			if (c->gpt2) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
+				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -630,6 +641,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if (c->longcat)
 		rv = ref_cfg_longcat(c, arch, json, len, err);
+	else if (c->gpt2)
+		rv = ref_cfg_gpt2(c, arch, json, len, err);
 	else if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
 	else if (c->neox || c->phi || c->stablelm)

@@ -457,6 +457,14 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
+	if (c->gpt2 && ref_set_find(ck, "model.embed_tokens.weight") == NULL) {
+		ref_set r = {0}; /* the checkpoint under the names read below (gpt2.c) */
+		int rv = ref_gpt2_rename(c, ck, &r, true, err);
+		if (rv == WT_OK)
+			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
+		ref_set_clear(&r);
+		return rv;
+	}
 	if ((c->dbrx || c->mpt) && ref_set_find(ck, "transformer.wte.weight") != NULL) {
 		ref_set r = {0}; /* the checkpoint under Mixtral's / StarCoder2's names (dbrx.c) */
 		int rv = ref_dbrx_rename(c, ck, &r, err);
@@ -488,6 +496,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	for (int64_t t = 0; t < T; t++)
 		memcpy(b.x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
 	ref_embed_scale(c, b.x, T * c->hid);
+	if (c->gpt2 && (rv = ref_gpt2_positions(c, ck, b.x, T, err)))
+		goto out;
 	for (int64_t l = 0; l < c->L; l++) {
 		const float *pn = NULL;
 		char m[160];

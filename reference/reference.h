@@ -463,6 +463,12 @@ typedef struct ref_cfg {
 	 * layer 2i + 1; n_zero identity experts after the E routed ones (zero_expert_num) */
 	bool longcat;
 	int64_t n_zero;
+	/* GPT-2 (gpt2.c; kind REF_DENSE): its tensors renamed onto StarCoder2's LayerNorms and
+	 * plain MLP and Phi-3's fused qkv_proj (ref_gpt2_rename: the checkpoint's Conv1D weights
+	 * transposed), the learned positions transformer.wpe added to the embeddings, no RoPE */
+	bool gpt2;
+	/* GPTBigCode (gpt2 set too): nn.Linear weights (nothing transposed), one kv head */
+	bool bigcode;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

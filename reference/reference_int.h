@@ -390,6 +390,14 @@ int ref_lc_moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
                     int64_t *routes, wt_errbuf *err);
 int ref_nogate_mlp(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                    const float *h, float *y, float *scratch, wt_errbuf *err);
+/* GPT-2's fields of c from config.json: activation_function, layer_norm_epsilon (gpt2.c). */
+int ref_cfg_gpt2(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Set in's tensors (a GPT-2 checkpoint, with ckpt, or rank) into the empty set out under the
+ * names the decoder passes read (gpt2.c's table); with ckpt, the Conv1D weights [in, out]
+ * transposed to [out, in]. On failure out is left empty. */
+int ref_gpt2_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
+/* x [T, hid] += the learned positions 0..T-1 of s's model.wpe.weight (gpt2.c). */
+int ref_gpt2_positions(const ref_cfg *c, ref_set *s, float *x, int64_t T, wt_errbuf *err);
 int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Ministral: layer_types' sliding layers (cfg_smollm3.c) */
 int ref_cfg_ministral(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);

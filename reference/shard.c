@@ -88,6 +88,8 @@ static int embed(shard *s, const int64_t *tokens)
 		}
 	}
 	ref_embed_scale(c, s->b.x, T * c->hid); /* after the all-reduce, as engines do */
+	if (c->gpt2) /* wpe replicated: rank 0's rows (every rank holds the same) */
+		return ref_gpt2_positions(c, rank_set(s, 0, s->g), s->b.x, T, s->err);
 	return WT_OK;
 }
 
@@ -641,6 +643,7 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	for (size_t i = 0; i < n && rv == WT_OK; i++)
 		rv = c->dbrx || c->mpt ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
 		     : c->longcat      ? ref_lc_rename(c, &ranks[i], &r[i], err)
+		     : c->gpt2         ? ref_gpt2_rename(c, &ranks[i], &r[i], false, err)
 		                       : ref_neox_rename(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
 		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);
@@ -658,7 +661,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	    ((c->neox && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight")) ||
 	     (c->phi && ref_set_find(&ranks[0], "model.final_layernorm.weight")) ||
 	     ((c->dbrx || c->mpt) && ref_set_find(&ranks[0], "transformer.wte.weight")) ||
-	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight"))))
+	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight")) ||
+	     (c->gpt2 && ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL)))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,
 	           .ranks = ranks,

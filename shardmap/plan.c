@@ -142,6 +142,14 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 			    "config.json, which implies %s (-1 = any); fix config.json "
 			    "or the checkpoint",
 			    t->name, st->shape[0], st->shape[1], have, exp);
+		if ((r->flags & (SM_F_TRANS | SM_F_STACK2)) == SM_F_TRANS && st->ndim == 2)
+			return wt_seterr(
+			    err, WT_ESHAPE,
+			    "tensor '%s': shape [%" PRId64 ", %" PRId64
+			    "] (a Conv1D [in, out], loaded transposed as %s) disagrees "
+			    "with config.json, which implies %s (-1 = any) after the "
+			    "transpose; fix config.json or the checkpoint",
+			    t->name, st->shape[0], st->shape[1], have, exp);
 		return wt_seterr(
 		    err, WT_ESHAPE,
 		    "tensor '%s': shape %s disagrees with config.json, which implies %s "
@@ -493,6 +501,11 @@ static int add_entry(sm_ctx *x, size_t k, uint32_t r, int64_t i, int64_t j, cons
 		e->view.shape[2] = e->view.shape[1];
 		e->view.shape[1] = e->view.shape[0] / ne;
 		e->view.shape[0] = ne;
+	} else if ((x->fam->rules[r].flags & (SM_F_TRANS | SM_F_STACK2)) == SM_F_TRANS &&
+	           e->view.ndim == 2) { /* a Conv1D weight [in, out] is loaded [out, in] */
+		int64_t k0 = e->view.shape[0];
+		e->view.shape[0] = e->view.shape[1];
+		e->view.shape[1] = k0;
 	}
 	shardmap_mx_entry(x, e); /* MXFP4: the [..., N, K] view and X_scales */
 	e->rt = strdup(rt);

@@ -515,6 +515,8 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 		}
 		if ((x->fam->rules[e->rule].flags & SM_F_STACK2) && t->ndim == 2)
 			s->e2d = e->view.shape[0];
+		else if (trans && t->ndim == 2)
+			s->e2d = 1; /* a Conv1D [K, N] read as one expert [1, K, N] (GPT-2) */
 		/* a stack's scales [E, 1, N] pass through as the rows of its transposed view
 		 * (read, like the stack, for the experts needed) */
 		g->srcs[n + k] = (sm_src){.t = pass ? e->wscale : SM_NONE,

@@ -71,6 +71,8 @@ static const sm_family *const families[] = {
     &shardmap_family_falcon_h1,
     &shardmap_family_mpt,
     &shardmap_family_longcat_flash,
+    &shardmap_family_gpt2,
+    &shardmap_family_gpt_bigcode,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

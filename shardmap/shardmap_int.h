@@ -182,7 +182,8 @@ enum {
 	SM_F_OPT = 1u << 1,    /* may be absent (biases); fused parts all or none */
 	SM_F_LMHEAD = 1u << 2, /* dropped when tie_word_embeddings */
 	SM_F_VIS = 1u << 3,    /* {i} is a vision block (vision_config.depth), not a layer */
-	/* a stack stored [E, K, N] (GptOssExperts' orientation): viewed and loaded as [E, N, K] */
+	/* a stack stored [E, K, N] (GptOssExperts' orientation): viewed and loaded as [E, N, K];
+	 * a 2-D weight stored [K, N] (GPT-2's Conv1D [in, out]) as [N, K] (one such "expert") */
 	SM_F_TRANS = 1u << 4,
 	/* {i} is a Qwen3-VL deepstack merger (len(vision_config.deepstack_visual_indexes)), not
 	 * a layer */
@@ -413,6 +414,8 @@ extern const sm_family shardmap_family_ministral;
 extern const sm_family shardmap_family_falcon_h1;
 extern const sm_family shardmap_family_mpt;
 extern const sm_family shardmap_family_longcat_flash;
+extern const sm_family shardmap_family_gpt2;
+extern const sm_family shardmap_family_gpt_bigcode;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -498,6 +498,20 @@ static const fam_expect fams[] = {
                    6 * 128 + 4 * 3 * 64 * 128) +
               4 * 6),
      128, 8, 8, 8, 192, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 1},
+    /* gpt2: wte, wpe [64, 128], ln_f with its bias; per layer ln_1 / ln_2 with biases, the
+     * Conv1D c_attn 128x384 + [384], c_proj 128x128 + [128], c_fc 128x512 + [512], mlp.c_proj
+     * 512x128 + [128] (BF16), the F32 scalar attn.masked_bias; tied (n_inner null: I 512) */
+    {"gpt2", 30,
+     2 * (1000 * 128 + 64 * 128 + 2 * 128) +
+         2 * (2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128) + 4),
+     128, 8, 8, 16, 512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* gpt_bigcode: gpt2's names with Linear weights: c_attn 160x128 + [160] (one kv head),
+     * c_proj 128x128 + [128], c_fc 384x128 + [384], mlp.c_proj 128x384 + [128]; no buffers;
+     * tied */
+    {"gpt_bigcode", 28,
+     2 * (1000 * 128 + 64 * 128 + 2 * 128) +
+         2 * 2 * (4 * 128 + 160 * 128 + 160 + 128 * 128 + 128 + 2 * 384 * 128 + 384 + 128),
+     128, 8, 1, 16, 384, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

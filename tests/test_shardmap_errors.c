@@ -157,9 +157,9 @@ static void test_unknown_arch(void **state)
 	wt_layout l;
 	wt_errbuf err;
 	lay(&l, 1, 1, WT_QUANT_NONE);
-	const char *cfg = "{\"architectures\":[\"GPT2LMHeadModel\"],\"hidden_size\":256,"
+	const char *cfg = "{\"architectures\":[\"XLNetLMHeadModel\"],\"hidden_size\":256,"
 	                  "\"num_attention_heads\":8,\"vocab_size\":1000,\"num_hidden_layers\":2}";
-	expect(try_plan(m, cfg, &l, &err), WT_EUNSUPPORTED, &err, "GPT2LMHeadModel",
+	expect(try_plan(m, cfg, &l, &err), WT_EUNSUPPORTED, &err, "XLNetLMHeadModel",
 	       "LlamaForCausalLM, MistralForCausalLM");
 	/* the list fits the message: it ends whole, naming how many it leaves out (it
 	 * outgrew WT_ERRMSG_MAX and ended mid-name) */

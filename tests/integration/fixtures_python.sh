@@ -95,7 +95,7 @@ check_bad() {
 		bad "$why: exit $rc, stderr '$(cat "$TMP/bad.err")' (want exit 1 and a message)"
 	fi
 }
-check_bad "unknown family" --family gpt2 --out "$TMP/x"
+check_bad "unknown family" --family no_such_family --out "$TMP/x"
 check_bad "missing --out" --family llama
 check_bad "missing --family" --out "$TMP/x"
 check_bad "--size-mb on qwen2" --family qwen2 --out "$TMP/x" --size-mb 10

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -715,6 +715,36 @@ mkdir -p "$T/longcat_bad" && cp "$T/longcat_flash/model.safetensors" "$T/longcat
 "$CTL" plan --model-dir "$T/longcat_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "longcat_flash unscaled planned"
 grep -q "mla_scale_q_lora is false" "$T/err" || fail "longcat_flash mla_scale_q_lora: $(cat "$T/err")"
 rm -rf "$T/longcat_bad"
+# GPT-2: the Conv1D weights ([in, out]) transposed to [out, in], c_attn cut into the rank's
+# [q_r; k_r; v_r] (quantized), c_fc by rows, the c_proj's by columns, wpe and the biases BF16,
+# the old attn.masked_bias buffers skipped; scale_attn_weights false refused
+"$CTL" plan --model-dir "$T/gpt2" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gpt2"
+for l in "1.attn.c_attn.weight *I8 *\[192, 128\]" "1.attn.c_attn.bias *BF16 *\[192\]" \
+	"1.attn.c_proj.weight *I8 *\[128, 64\]" "1.mlp.c_fc.weight *I8 *\[256, 128\]" \
+	"1.mlp.c_proj.weight *I8 *\[128, 256\]" "1.ln_1.bias *BF16 *\[128\]"; do
+	grep -q "transformer.h.$l" "$T/plan" || fail "gpt2 line $l: $(cat "$T/plan")"
+done
+grep -q "transformer.wpe.weight *BF16 *\[64, 128\]" "$T/plan" || fail "gpt2 wpe: $(cat "$T/plan")"
+grep -q "^skipped transformer.h.1.attn.masked_bias" "$T/plan" || fail "gpt2: masked_bias not skipped: $(cat "$T/plan")"
+mkdir -p "$T/gpt2_bad" && cp "$T/gpt2/model.safetensors" "$T/gpt2_bad/" &&
+	sed 's/"scale_attn_weights": true/"scale_attn_weights": false/' "$T/gpt2/config.json" >"$T/gpt2_bad/config.json"
+"$CTL" plan --model-dir "$T/gpt2_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gpt2 without scale_attn_weights planned"
+grep -q "scale_attn_weights false" "$T/err" || fail "gpt2 scale_attn_weights: $(cat "$T/err")"
+rm -rf "$T/gpt2_bad"
+# GPTBigCode: Linear weights kept, c_attn to the rank's q heads and the one kv head; multi_query
+# false refused (transformers reads that c_attn per head, vLLM as [q; k; v])
+"$CTL" plan --model-dir "$T/gpt_bigcode" --tp-size 4 --tp-rank 3 --rank-only >"$T/plan" ||
+	fail "plan gpt_bigcode"
+for l in "1.attn.c_attn.weight *BF16 *\[64, 128\]" "1.attn.c_attn.bias *BF16 *\[64\]" \
+	"1.mlp.c_fc.weight *BF16 *\[96, 128\]" "1.mlp.c_proj.weight *BF16 *\[128, 96\]"; do
+	grep -q "transformer.h.$l" "$T/plan" || fail "gpt_bigcode line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/bc_bad" && cp "$T/gpt_bigcode/model.safetensors" "$T/bc_bad/" &&
+	sed 's/"multi_query": true/"multi_query": false/' "$T/gpt_bigcode/config.json" >"$T/bc_bad/config.json"
+"$CTL" plan --model-dir "$T/bc_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gpt_bigcode multi_query false planned"
+grep -q "multi_query false" "$T/err" || fail "gpt_bigcode multi_query: $(cat "$T/err")"
+rm -rf "$T/bc_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -42,6 +42,10 @@ time; in_proj [B; C; x] (and its bias) split per segment, conv.conv [hid, 1, K] 
 by channels, out_proj by columns with its bias whole; feed_forward w1 / w3 merged into w13
 by rows, w2 by columns; self_attn.out_proj by columns; tied unless tie_embedding /
 tie_word_embeddings says otherwise (Lfm2Config).
+GPT-2 (vLLM's gpt2.py): transformer.* names (a bare checkpoint's h. / wte. / wpe. / ln_f. read
+under it); every Conv1D weight transposed to [out, in] first (conv1d_gpt2), then c_attn cut as
+[q_r; k_r; v_r] and the rest as StarCoder2's c_fc / c_proj (gpt2 below). GPTBigCode (vLLM's
+gpt_bigcode.py): the same names, nothing transposed, c_attn's one kv head on every rank.
 GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 3, d] rows
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
 Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
@@ -346,6 +350,47 @@ def neox(name, rows, cols, cfg, T, r, pad, tied):
         return pieces_rows(name, r * rows // T, rows // T)
     return pieces_rows(name, 0, rows)
 
+def conv1d_gpt2(src):
+    """GPT-2 (vLLM's gpt2.py): names without transformer. read under it, every Conv1D weight
+    (attn.c_attn / attn.c_proj / mlp.c_fc / mlp.c_proj, stored [in, out]) transposed to
+    [out, in] as load_weights does."""
+    out = {}
+    for k, (dt, a) in src.items():
+        if re.match(r"(h|wte|wpe|ln_f)\.", k):
+            k = "transformer." + k
+        if re.search(r"\.(c_attn|c_proj|c_fc)\.weight$", k):
+            a = np.ascontiguousarray(a.T)
+        out[k] = (dt, a)
+    return out
+
+def gpt_bigcode(name, rows, cols, cfg, T, r, pad, tied):
+    """GPTBigCode (vLLM's gpt_bigcode.py; Linear weights, nothing transposed): attn.c_attn
+    [q (H*d); k (d); v (d)] -> the rank's q heads and the one kv head (replicated), its bias
+    alike; the rest as GPT-2's."""
+    H = cfg["num_attention_heads"]; d = cfg["hidden_size"] // H; Hl = H // T
+    if re.search(r"attn\.c_attn\.(weight|bias)$", name):
+        return (pieces_rows(name, r * Hl * d, Hl * d) + pieces_rows(name, H * d, d)
+                + pieces_rows(name, H * d + d, d))
+    return gpt2(name, rows, cols, cfg, T, r, pad, tied)
+
+def gpt2(name, rows, cols, cfg, T, r, pad, tied):
+    """GPT-2 (the Conv1D weights already transposed): attn.c_attn [q; k; v] rows -> the rank's
+    [q_r; k_r; v_r], its bias alike; attn.c_proj / mlp.c_proj by columns, mlp.c_fc (and bias)
+    by rows, wte / lm_head by padded vocabulary rows; the attn.bias / attn.masked_bias buffers
+    dropped; the rest (wpe, LayerNorms, row-parallel biases) whole. None: not a rank tensor."""
+    H = cfg["num_attention_heads"]; d = cfg["hidden_size"] // H; Hl = H // T
+    if re.search(r"\.attn\.(bias|masked_bias)$", name): return None
+    if name == "lm_head.weight" and tied: return None
+    if name in ("transformer.wte.weight", "lm_head.weight"):
+        return vocab_rows(name, cfg["vocab_size"], T, r, pad)
+    if re.search(r"attn\.c_attn\.(weight|bias)$", name):
+        return [pc for p in range(3) for pc in pieces_rows(name, p * H * d + r * Hl * d, Hl * d)]
+    if re.search(r"c_proj\.weight$", name):
+        return pieces_cols(name, r * cols // T, cols // T)
+    if re.search(r"mlp\.c_fc\.(weight|bias)$", name):
+        return pieces_rows(name, r * rows // T, rows // T)
+    return pieces_rows(name, 0, rows)
+
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
     H = cfg["num_attention_heads"]; hid = cfg["hidden_size"]
@@ -375,6 +420,11 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
+        if arch in ("GPT2LMHeadModel", "GPTBigCodeForCausalLM"):
+            pcs = (gpt2 if arch == "GPT2LMHeadModel" else gpt_bigcode)(name, rows, cols, cfg, T, r,
+                                                                      pad, tied)
+            if pcs is not None: add(name, pcs)
+            continue
         if arch == "GPTNeoXForCausalLM":
             pcs = neox(name, rows, cols, cfg, T, r, pad, tied)
             if pcs is not None: add(name, pcs)
@@ -590,6 +640,12 @@ def main():
     if cfg["model_type"] == "longcat_flash":  # LongcatFlashConfig's names; model.mtp.* dropped
         cfg = dict(cfg, num_hidden_layers=cfg["num_layers"], tie_word_embeddings=False)
         src = {k: v for k, v in src.items() if not k.startswith("model.mtp.")}
+    if cfg["model_type"] in ("gpt2", "gpt_bigcode"):  # GPT2Config's n_* names
+        cfg = dict(cfg, hidden_size=cfg["n_embd"], num_attention_heads=cfg["n_head"],
+                   num_hidden_layers=cfg["n_layer"],
+                   tie_word_embeddings=cfg.get("tie_word_embeddings", True))
+        if cfg["model_type"] == "gpt2":  # Conv1D [in, out] transposed
+            src = conv1d_gpt2(src)
     lm_prefix = ""
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})

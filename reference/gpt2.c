@@ -1,0 +1,171 @@
+/*
+ * gpt2.c — GPT-2's tensors under the names the decoder passes read (StarCoder2's LayerNorms
+ * and plain MLP, Phi-3's fused qkv_proj), and its learned positions:
+ *
+ *   transformer.wte.     model.embed_tokens.
+ *   transformer.wpe.     model.wpe.          (added to the embeddings: ref_gpt2_positions)
+ *   transformer.ln_f.    model.norm.
+ *   transformer.h.{i}.   model.layers.{i}.   and in a layer
+ *     ln_1.              input_layernorm.
+ *     ln_2.              post_attention_layernorm.
+ *     attn.c_attn.       self_attn.qkv_proj.
+ *     attn.c_proj.       self_attn.o_proj.
+ *   (mlp.c_fc. / mlp.c_proj. and lm_head. keep their names)
+ *
+ * A checkpoint may name them without transformer. (openai-community/gpt2's files). Its
+ * Conv1D weights (c_attn, c_proj, c_fc) are stored [in, out] and are transposed into
+ * nn.Linear's [out, in] here, as vLLM's load_weights does; a rank's are already so
+ * (docs/format.md section 2.7). GPTBigCode's (c->bigcode) are nn.Linear's already: renamed
+ * only, its c_attn [q; k; v] with one kv head. Other tensors (the old attn.masked_bias buffers) are
+ * copied under their own names.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/loader.h"
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+static const char *const tops[][2] = {
+    {"wte.", "model.embed_tokens."},
+    {"wpe.", "model.wpe."},
+    {"ln_f.", "model.norm."},
+    {"h.", "model.layers."},
+};
+static const char *const leaves[][2] = {
+    {".ln_1.", ".input_layernorm."},
+    {".ln_2.", ".post_attention_layernorm."},
+    {".attn.c_attn.", ".self_attn.qkv_proj."},
+    {".attn.c_proj.", ".self_attn.o_proj."},
+};
+
+/* name's reference form into buf; *conv when it is a Conv1D weight (c_attn / c_proj / c_fc). */
+static int canon(const char *name, char *buf, size_t cap, bool *conv, wt_errbuf *err)
+{
+	const char *rest = name, *pre = "";
+	if (strncmp(rest, "transformer.", 12) == 0)
+		rest += 12;
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
+		if (strncmp(rest, tops[i][0], strlen(tops[i][0])) == 0) {
+			pre = tops[i][1];
+			rest += strlen(tops[i][0]);
+			break;
+		}
+	if (*pre == '\0')
+		rest = name; /* lm_head., or a name of no table */
+	int n = snprintf(buf, cap, "%s%s", pre, rest);
+	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < sizeof(leaves) / sizeof(leaves[0]);
+	     i++) {
+		char *at = strstr(buf, leaves[i][0]);
+		if (at == NULL)
+			continue;
+		char tail[256];
+		snprintf(tail, sizeof(tail), "%s", at + strlen(leaves[i][0]));
+		n = (int)(at - buf) +
+		    snprintf(at, cap - (size_t)(at - buf), "%s%s", leaves[i][1], tail);
+		break;
+	}
+	if (n < 0 || (size_t)n >= cap)
+		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
+	size_t len = strlen(buf);
+	*conv = len > 7 && strcmp(buf + len - 7, ".weight") == 0 &&
+	        (strstr(buf, ".self_attn.qkv_proj.") || strstr(buf, ".self_attn.o_proj.") ||
+	         strstr(buf, ".mlp.c_fc.") || strstr(buf, ".mlp.c_proj."));
+	return WT_OK;
+}
+
+/* The checkpoint's Conv1D t [in, out] transposed into out ([out, in]). */
+static int transpose(const ref_tensor *t, uint8_t *out, wt_errbuf *err)
+{
+	if (t->ndim != 2 || t->shape[0] < 1 || t->shape[1] < 1 || !wt_dtype_is_float(t->dtype) ||
+	    t->dtype == WT_F8_E4M3 || t->dtype == WT_F8_E5M2 ||
+	    t->nbytes % (uint64_t)(t->shape[0] * t->shape[1]) != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': a %s Conv1D weight of %d dims; the reference "
+		                 "transposes a 2-D 16- or 32-bit float [in, out]",
+		                 t->name, wt_dtype_name(t->dtype), t->ndim);
+	int64_t K = t->shape[0], N = t->shape[1];
+	size_t es = (size_t)(t->nbytes / (uint64_t)(K * N));
+	for (int64_t k = 0; k < K; k++)
+		for (int64_t n = 0; n < N; n++)
+			memcpy(out + (size_t)(n * K + k) * es, t->data + (size_t)(k * N + n) * es,
+			       es);
+	return WT_OK;
+}
+
+int ref_gpt2_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool from_ckpt, wt_errbuf *err)
+{
+	out->quant = in->quant;
+	out->group = in->group;
+	out->block[0] = in->block[0];
+	out->block[1] = in->block[1];
+	out->fp8_rows = in->fp8_rows;
+	out->fp8_blocks_ct = in->fp8_blocks_ct;
+	int rv = WT_OK;
+	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
+		const ref_tensor *t = &in->t[i];
+		char name[512];
+		bool conv = false;
+		if ((rv = canon(t->name, name, sizeof(name), &conv, err)) != WT_OK)
+			break;
+		if (!(from_ckpt && conv && !c->bigcode)) {
+			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
+			                 err);
+			continue;
+		}
+		uint8_t *buf = malloc(t->nbytes ? t->nbytes : 1);
+		if (buf == NULL)
+			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
+		rv = transpose(t, buf, err);
+		int64_t shape[2] = {t->ndim == 2 ? t->shape[1] : 0, t->ndim == 2 ? t->shape[0] : 0};
+		if (rv == WT_OK)
+			rv = ref_set_add(out, name, t->dtype, 2, shape, buf, t->nbytes, err);
+		free(buf);
+	}
+	if (rv != WT_OK)
+		ref_set_clear(out);
+	return rv;
+}
+
+int ref_gpt2_positions(const ref_cfg *c, ref_set *s, float *x, int64_t T, wt_errbuf *err)
+{
+	ref_tensor *t = ref_set_find(s, "model.wpe.weight");
+	if (t == NULL || t->ndim != 2 || t->shape[1] != c->hid)
+		return wt_seterr(err, WT_ENOTFOUND,
+		                 "'transformer.wpe.weight' [n_positions, %lld] is missing or of "
+		                 "another shape",
+		                 (long long)c->hid);
+	if (T > t->shape[0])
+		return wt_seterr(err, WT_EINVAL,
+		                 "%lld tokens need %lld learned positions; the checkpoint's "
+		                 "transformer.wpe has %lld (n_positions)",
+		                 (long long)T, (long long)T, (long long)t->shape[0]);
+	const float *p;
+	int rv = ref_getf(s, &p, false, err, 2, t->shape[0], c->hid, 0, "model.wpe.weight");
+	if (rv != WT_OK)
+		return rv;
+	for (int64_t i = 0; i < T * c->hid; i++)
+		x[i] += p[i]; /* position t's row at t * hid */
+	return WT_OK;
+}
+
+/* GPT2Config's keys (transformers 4.57.1 configuration_gpt2.py); GPTBigCodeConfig's the same
+ * with activation_function gelu_pytorch_tanh by default (configuration_gpt_bigcode.py). */
+int ref_cfg_gpt2(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	enum { G_ACT, G_EPS, G_COUNT };
+	ckpt_field f[G_COUNT] = {
+	    [G_ACT] = {"activation_function", CKPT_FIELD_STRING},
+	    [G_EPS] = {"layer_norm_epsilon", CKPT_FIELD_REAL},
+	};
+	(void)arch;
+	int rv = ckpt_config_fields(json, len, f, G_COUNT, err);
+	if (rv == WT_OK)
+		rv = ref_cfg_act(&f[G_ACT], c->bigcode ? "gelu_pytorch_tanh" : "gelu_new", c, err);
+	if (rv != WT_OK)
+		return rv;
+	c->eps = f[G_EPS].present ? f[G_EPS].r : 1e-5;
+	c->theta = 10000.0; /* unused: learned positions, no RoPE */
+	return WT_OK;
+}
