@@ -297,6 +297,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* FalconH1ForCausalLM: Bamba's Mamba2 mixer and attention side by side in every
 	     * layer under the muP multipliers, the SwiGLU feed_forward (cfg_granite4.c) */
 	    {"falcon_h1", REF_DENSE, false, 0, FAM_FALCONH1},
+	    /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
+	     * tokens */
+	    {"llava", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
