@@ -300,6 +300,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
 	     * tokens */
 	    {"llava", REF_DENSE, false, 0, 0},
+	    /* LlavaNextForConditionalGeneration: the same */
+	    {"llava_next", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

@@ -1,6 +1,8 @@
 /*
  * family_llava.c — LLaVA (LlavaForConditionalGeneration, model_type llava: llava-1.5-7b /
- * 13b-hf, llava-interleave): a Llama or Mistral language model under `language_model.`,
+ * 13b-hf, llava-interleave) and LLaVA-NeXT (LlavaNextForConditionalGeneration, model_type
+ * llava_next: llava-v1.6-mistral-7b-hf, -vicuna-7b / 13b-hf; LLaVA's tensors and
+ * `image_newline`): a Llama or Mistral language model under `language_model.`,
  * the CLIP vision tower `vision_tower.vision_model.*` and the two-layer projector
  * `multi_modal_projector.*` (docs/format.md section 2.7), cut as vLLM's llava.py / clip.py
  * load them.
@@ -92,6 +94,20 @@ static const sm_rule llava_rules[] = {
     LV_RULES_PROJ,
 };
 
+/* LLaVA-NeXT: image_newline [hid], the row appended after each image's rows (vLLM's
+ * LlavaNextForConditionalGeneration.image_newline, a plain Parameter): replicated, never
+ * quantized. */
+static const sm_rule llava_next_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_TOWER,
+    LV_RULES_PROJ,
+    SM_RULE("image_newline", "image_newline", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID,
+            SM_D_ANY),
+};
+
 /* The CLIP blocks vLLM builds: llava.py's _get_num_hidden_layers of vision_feature_layer
  * (a negative index counts from the end: VD + index + 1). */
 static int64_t llava_vis_kept(const ckpt_config *c)
@@ -179,6 +195,21 @@ static int llava_check(const ckpt_config *c, wt_errbuf *err)
 }
 
 static const char *const llava_archs[] = {"LlavaForConditionalGeneration", NULL};
+static const char *const llava_next_archs[] = {"LlavaNextForConditionalGeneration", NULL};
+
+/* transformers >= 4.52 checkpoint prefix -> the released one, LLaVA-NeXT's (Gemma 3's and
+ * model.image_newline: LlavaNextForConditionalGeneration's _checkpoint_conversion_mapping) */
+static const char *const llava_next_aliases[] = {"model.language_model.",
+                                                 "language_model.model.",
+                                                 "model.vision_tower.",
+                                                 "vision_tower.",
+                                                 "model.multi_modal_projector.",
+                                                 "multi_modal_projector.",
+                                                 "model.image_newline",
+                                                 "image_newline",
+                                                 "lm_head.",
+                                                 "language_model.lm_head.",
+                                                 NULL};
 
 const sm_family shardmap_family_llava = {
     .name = "llava",
@@ -188,6 +219,20 @@ const sm_family shardmap_family_llava = {
     .layer_prefix = "language_model.model.layers.",
     .check = llava_check,
     .aliases = shardmap_llava_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .clip = true,
+    .drop_canon = llava_drop,
+};
+
+const sm_family shardmap_family_llava_next = {
+    .name = "llava_next",
+    .archs = llava_next_archs,
+    .rules = llava_next_rules,
+    .n_rules = SM_NRULES(llava_next_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = llava_check,
+    .aliases = llava_next_aliases,
     .vision_gated = true,
     .vision_siglip = true,
     .clip = true,

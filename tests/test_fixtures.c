@@ -83,7 +83,7 @@ static void check_family(const fam_expect *e, const char *root)
 	bool q3v = strncmp(e->name, "qwen3_vl", 8) == 0;
 	bool m3 = strncmp(e->name, "mistral3", 8) == 0;
 	bool g4v = strncmp(e->name, "glm4v", 5) == 0;
-	bool lv = strcmp(e->name, "llava") == 0;
+	bool lv = strncmp(e->name, "llava", 5) == 0; /* llava, llava_next */
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv);
 	if (lv) { /* CLIP's vision_config, LlavaConfig's keys; the text model llama */
@@ -93,7 +93,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->v_feature_layer, -2);
 		assert_true(cfg->mm_projector_bias && !cfg->v_feature_list);
 		assert_string_equal(cfg->v_model_type, "clip_vision_model");
-		assert_string_equal(cfg->lm_model_type, "llama");
+		assert_string_equal(cfg->lm_model_type, lv && e->name[5] ? "mistral" : "llama");
 	}
 	if (g4v) { /* GLM-4.1V's vision_config; half the head under MRoPE [2, 3, 3] */
 		assert_int_equal(cfg->v_depth, 2);

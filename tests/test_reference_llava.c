@@ -6,8 +6,9 @@
  * keys out. Full and sharded logits agree within REF_TOL_F32 (TP 1, 2, 4) or the quantized
  * layouts' budgets; the full path's logits equal transformers 4.57.1's (eager, float32) at
  * 28 points; rank tensors broken the way a wrong planner would break them are caught. The
- * fixture comes from $WT_BUILD/wt-mkckpt --family llava (hid 128, H 4, KV 2, d 32, I 256,
- * V 1000, 2 layers; CLIP 2 blocks of width 64).
+ * fixtures come from $WT_BUILD/wt-mkckpt --family llava (hid 128, H 4, KV 2, d 32, I 256,
+ * V 1000, 2 layers; CLIP 2 blocks of width 64) and llava_next (LLaVA-NeXT in the
+ * transformers >= 4.52 layout: the same dims, Mistral's language model, image_newline).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -34,8 +35,8 @@
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"llava"};
-	return gen_fixtures("reference_llava", fams, 1);
+	static const char *fams[] = {"llava", "llava_next"};
+	return gen_fixtures("reference_llava", fams, 2);
 }
 
 static void test_llava_pass(void **state)
@@ -47,6 +48,11 @@ static void test_llava_pass(void **state)
 	expect_pass("llava", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
 	expect_pass("llava", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
 	expect_pass("llava", 2, 1, WT_QUANT_FP8_BLOCK, 0);
+	/* LLaVA-NeXT (>= 4.52 layout, image_newline beside): Mistral's language model */
+	expect_pass("llava_next", 1, 1, WT_QUANT_NONE, 0);
+	expect_pass("llava_next", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("llava_next", 4, 1, WT_QUANT_NONE, 0);
+	expect_pass("llava_next", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
 }
 
 /* (row, column, transformers 4.57.1 logit), tokens g_tokens */
@@ -63,14 +69,30 @@ static const gold_pt gold_lv[] = {
     {6, 900, 3.89923334e-01f},
 };
 
+/* llava_next's (seed 11: Mistral's LM, rope_theta 1e6) */
+static const gold_pt gold_next[] = {
+    {0, 286, -1.41739622e-01f}, {0, 420, -3.73945981e-01f}, {0, 868, 4.23039906e-02f},
+    {0, 960, -2.48697892e-01f}, {1, 641, -5.27660072e-01f}, {1, 715, 2.40916889e-02f},
+    {1, 775, -1.38156919e-03f}, {1, 915, 2.59634759e-02f},  {2, 13, 2.95508176e-01f},
+    {2, 26, -3.24757189e-01f},  {2, 718, -5.93103282e-02f}, {2, 916, -1.32866710e-01f},
+    {3, 65, -3.05411011e-01f},  {3, 483, 1.50499046e-01f},  {3, 673, 1.72212124e-01f},
+    {3, 899, 2.62721837e-01f},  {4, 291, -3.04505937e-02f}, {4, 348, 1.28123671e-01f},
+    {4, 784, -3.07107985e-01f}, {4, 981, 2.86009133e-01f},  {5, 298, 1.72166377e-02f},
+    {5, 512, 6.12228751e-01f},  {5, 703, -9.68872532e-02f}, {5, 966, 2.49066234e-01f},
+    {6, 479, -2.21663266e-01f}, {6, 781, 1.32644966e-01f},  {6, 837, -6.10198617e-01f},
+    {6, 987, 1.03313304e-01f},
+};
+
 /* The full path's logits at the golden points, within 1e-5 (over all 7000 logits 4.2e-7
- * of max |logit| 0.83). */
+ * of max |logit| 0.83; llava_next 4.5e-7 of 0.84). */
 #define GOLD_TOL 1e-5
 
 static void test_llava_transformers(void **state)
 {
 	(void)state;
 	expect_gold("llava", V_LV, GOLD_TOL, gold_lv, sizeof(gold_lv) / sizeof(gold_lv[0]));
+	expect_gold("llava_next", V_LV, GOLD_TOL, gold_next,
+	            sizeof(gold_next) / sizeof(gold_next[0]));
 }
 
 static void tamper_qkv_ranks(void *ctx, ref_set *r, uint32_t n)
@@ -100,6 +122,7 @@ static void test_llava_caught(void **state)
 	expect_caught("llava", 2, 1, tamper_qkv_ranks, "qkv exchanged between ranks");
 	expect_caught("llava", 2, 1, tamper_o_ranks, "o_proj columns exchanged");
 	expect_caught("llava", 2, 1, tamper_gate_up, "gate / up halves swapped");
+	expect_caught("llava_next", 2, 1, tamper_qkv_ranks, "llava_next: qkv exchanged");
 }
 
 /* The fixture as read: Llama's math, untied, eps 1e-5, LlamaConfig's theta. */
@@ -120,6 +143,14 @@ static void test_llava_fixture_cfg(void **state)
 	/* the tower and projector loaded beside the language model, unused */
 	assert_non_null(find_tensor(&ck, "vision_tower.vision_model.embeddings.class_embedding"));
 	assert_non_null(find_tensor(&ck, "multi_modal_projector.linear_1.weight"));
+	ref_set_clear(&ck);
+	close_model(&m);
+	/* llava_next: Mistral's (rope_theta 1e6, sliding_window null), image_newline loaded */
+	open_model(&m, "llava_next");
+	assert_int_equal(ref_load_ckpt(m.c, &c, &ck, &err), WT_OK);
+	assert_true(c.kind == REF_DENSE && !c.tied && c.d == 32 && c.KV == 2 && c.window == 0);
+	assert_float_equal(c.theta, 1e6, 1e-3);
+	assert_non_null(find_tensor(&ck, "image_newline"));
 	ref_set_clear(&ck);
 	close_model(&m);
 }

@@ -11,7 +11,9 @@
  * and LlamaConfig's defaults, and the refusals (biases against multimodal_projector_bias, a
  * block past num_hidden_layers, mixed layouts, the position table, heads TP does not
  * divide, a list or out-of-range vision_feature_layer, another tower or language model, no
- * vision_config or text_config). Seed fixed.
+ * vision_config or text_config). LLaVA-NeXT (LlavaNextForConditionalGeneration): the same
+ * slices with a Mistral language model, image_newline replicated, both layouts, its
+ * refusals. Seed fixed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -488,12 +490,103 @@ static void test_errors(void **state)
 	fx_refused(lv_model(LAY_V4, true, 3), cfg_notext, WT_ECORRUPT, "needs a text_config", "");
 }
 
+/* LLaVA-NeXT: LLaVA's table with a Mistral language model, plus image_newline [hid]. */
+#define CFG_NEXT(top)                                                                              \
+	"{\"architectures\":[\"LlavaNextForConditionalGeneration\"],\"model_type\":"               \
+	"\"llava_next\"," top "\"text_config\":{" LM_KEYS_MISTRAL "}"
+#define LM_KEYS_MISTRAL                                                                            \
+	"\"model_type\":\"mistral\",\"hidden_size\":64,\"num_attention_heads\":8,"                 \
+	"\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"                  \
+	"\"num_hidden_layers\":1,\"sliding_window\":null"
+static const char cfg_next[] = CFG_NEXT("") VISION_CFG(VISION_KEYS);
+
+static tm_model *next_model(lay y, bool newline)
+{
+	tm_model *m = lv_model(y, true, 3);
+	if (newline)
+		add(m, y, "image_newline", HID, 0);
+	return m;
+}
+
+/* TP 2 and 4: LLaVA's slices, image_newline whole on every rank; the >= 4.52 layout
+ * (model.image_newline) the same shards; one tensor more than LLaVA's per rank. */
+static void test_next(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		fx a, b, c;
+		fx_open(&a, next_model(LAY_V4, true), cfg_next, tps[i], 1, 0, true);
+		fx_open(&b, next_model(LAY_HF5, true), cfg_next, tps[i], 1, 0, true);
+		fx_open(&c, lv_model(LAY_V4, true, 3), cfg_lv, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++) {
+			check_rank(&a, tps[i], r, true);
+			repl(&a, r, "image_newline");
+			assert_int_equal(info(&a, r, "image_newline")->dtype, WT_BF16);
+			same_rank(&a, &b, r, NULL);
+			assert_int_equal(shardmap_rank_n_tensors(a.p, r),
+			                 shardmap_rank_n_tensors(c.p, r) + 1);
+		}
+		assert_true(skipped(&b, "model." VT "post_layernorm.bias"));
+		fx_close(&a);
+		fx_close(&b);
+		fx_close(&c);
+	}
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(next_model(LAY_HF5, true), cfg_next, 2, lays, 4);
+	/* int8: image_newline stays BF16, linear_1 quantized */
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	fx f;
+	fx_open_l(&f, next_model(LAY_HF5, true), cfg_next, &l, false);
+	assert_int_equal(info(&f, 1, "image_newline")->dtype, WT_BF16);
+	assert_int_equal(info(&f, 1, PJ "linear_1.weight")->dtype, WT_I8);
+	fx_close(&f);
+}
+
+static void test_next_errors(void **state)
+{
+	(void)state;
+	/* image_newline: required, [hid], LLaVA-NeXT's only */
+	fx_refused(next_model(LAY_HF5, false), cfg_next, WT_ENOTFOUND, "model.image_newline", "");
+	tm_model *m = next_model(LAY_V4, false);
+	tm_add2(m, "image_newline", VE, 0);
+	fx_refused(m, cfg_next, WT_ESHAPE, "image_newline", "[64]");
+	fx_refused(next_model(LAY_V4, true), cfg_lv, WT_EUNSUPPORTED, "image_newline", "llava");
+	/* LLaVA's checks: a qwen2 text model, a list feature layer */
+	static const char cfg_q[] =
+	    "{\"architectures\":[\"LlavaNextForConditionalGeneration\"],\"model_type\":"
+	    "\"llava_next\",\"text_config\":{\"model_type\":\"qwen2\",\"hidden_size\":64,"
+	    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":128,"
+	    "\"vocab_size\":128,\"num_hidden_layers\":1}" VISION_CFG(VISION_KEYS);
+	fx_refused(next_model(LAY_V4, true), cfg_q, WT_EUNSUPPORTED, "'qwen2'",
+	           "LlavaNextForConditionalGeneration");
+	static const char cfg_list[] =
+	    CFG_NEXT("\"vision_feature_layer\":[-2,-5],") VISION_CFG(VISION_KEYS);
+	fx_refused(next_model(LAY_V4, true), cfg_list, WT_EUNSUPPORTED, "vision_feature_layer",
+	           "list");
+	/* MistralConfig's class defaults for the text_config keys left out (KV 8) */
+	static const char cls[] = "{\"architectures\":[\"LlavaNextForConditionalGeneration\"],"
+	                          "\"model_type\":\"llava_next\",\"text_config\":{\"model_type\":"
+	                          "\"mistral\"},\"vision_config\":{}}";
+	ckpt_config c;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(cls, strlen(cls), &c, &err), WT_OK);
+	assert_true(c.hidden_size == 4096 && c.num_key_value_heads == 8 &&
+	            c.intermediate_size == 14336 && c.mm_projector_bias &&
+	            c.v_feature_layer == -2 && strcmp(c.lm_model_type, "mistral") == 0);
+	ckpt_config_clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts_and_text),
 	    cmocka_unit_test(test_int8),        cmocka_unit_test(test_coverage),
 	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_next),        cmocka_unit_test(test_next_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

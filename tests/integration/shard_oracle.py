@@ -389,9 +389,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallelLinear
         if arch == "PhiForCausalLM" and re.search(r"mlp\.fc1\.(weight|bias)$", name):
             add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallelLinear
-        if arch == "LlavaForConditionalGeneration" and llava_unbuilt(name, cfg):
+        if arch.startswith("Llava") and llava_unbuilt(name, cfg):
             continue  # vLLM builds no post_layernorm nor blocks past vision_feature_layer
-        if arch in ("Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration") and \
+        if arch in ("Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration",
+                    "LlavaNextForConditionalGeneration") and \
                 name.startswith("multi_modal_projector.linear_"):
             if name.startswith("multi_modal_projector.linear_1."):  # ColumnParallelLinear
                 add(name, pieces_rows(name, r * rows // T, rows // T))
@@ -595,12 +596,12 @@ def main():
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         lm_prefix = "language_model."
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
-    elif cfg["model_type"] in ("gemma3", "mistral3", "llava"):  # either layout -> the LM's names + the tower's
+    elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next"):  # either layout -> the LM's names + the tower's
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
-                      re.sub(r"^(model\.)?(vision_tower|multi_modal_projector)\.", r"\2.",
+                      re.sub(r"^(model\.)?(vision_tower\.|multi_modal_projector\.|image_newline$)", r"\2",
                              re.sub(r"^language_model\.lm_head\.", "lm_head.", k))): v
                for k, v in src.items()}
     elif "text_config" in cfg:  # transformers 5.x multimodal layout: LM fields and names
