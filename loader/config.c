@@ -424,6 +424,8 @@ int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, w
 /* vision_config (Qwen2-VL, Qwen2.5-VL, Gemma 3's SigLIP): field names as config.json writes
  * them, with the transformers defaults; the planner checks what the family
  * needs. */
+/* LlavaConfig's keys: vision_feature_layer (an integer unless a list), the tower's and the
+ * language model's model_type (LlavaConfig's defaults clip_vision_model and llama). */
 static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	json_t *v = json_object_get(root, "vision_config");
@@ -494,10 +496,13 @@ static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (json_object_get(v, "spatial_merge_size") == NULL)
 		rv =
 		    config_get_int(root, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
+	bool llava = config_is_llava(root);
 	if (rv == WT_OK)
-		rv = config_get_bool(root, "multimodal_projector_bias", false,
+		rv = config_get_bool(root, "multimodal_projector_bias", llava,
 		                     &c->mm_projector_bias, err);
 	c->v_feature_list = json_is_array(json_object_get(root, "vision_feature_layer"));
+	if (rv == WT_OK && llava)
+		rv = config_parse_llava(root, v, c, err);
 	return rv;
 }
 
@@ -673,7 +678,16 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	/* A composite model's own class decides its text_config's class (Mistral3Config's
 	 * text_config says mistral); otherwise the text_config's model_type, then root's. */
 	const char *mt = json_string_value(json_object_get(root, "model_type"));
-	if (overlay && config_class_defaults(mt, &nd) == NULL) {
+	if (overlay && config_is_llava(root)) {
+		/* LlavaConfig builds its text_config by that one's model_type (llama when it
+		 * has none): LlamaConfig's / MistralConfig's defaults under names of LLaVA's
+		 * own, so LlamaForCausalLM's own config.json keeps its required keys required */
+		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+		tmt = tmt != NULL ? tmt : "llama";
+		mt = strcmp(tmt, "llama") == 0     ? "llava:llama"
+		     : strcmp(tmt, "mistral") == 0 ? "llava:mistral"
+		                                   : tmt;
+	} else if (overlay && config_class_defaults(mt, &nd) == NULL) {
 		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 		mt = tmt != NULL ? tmt : mt;
 	}

@@ -672,6 +672,16 @@ static const class_default gpt2_defaults[] = {
     {"max_position_embeddings", false, 1024},
 };
 
+/* LlamaConfig's (transformers 4.57.1), the class LlavaConfig builds a llama text_config with
+ * (llava-1.5's text_config holds little beyond model_type and vocab_size); num_key_value_heads
+ * and head_dim's None mean num_attention_heads and hidden / heads, so they are not put back. */
+static const class_default llava_llama_defaults[] = {
+    {"vocab_size", false, 32000},        {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -734,6 +744,9 @@ static const struct {
     CLASS("longcat_flash", longcat_flash_defaults),
     CLASS("gpt2", gpt2_defaults),
     CLASS("gpt_bigcode", gpt2_defaults),
+    /* LLaVA's text_config (config_lm_view names them by the text model's model_type) */
+    CLASS("llava:llama", llava_llama_defaults),
+    CLASS("llava:mistral", mistral3_text_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

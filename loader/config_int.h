@@ -36,6 +36,13 @@ typedef struct class_default {
 	bool boolean; /* a JSON true (v != 0) or false instead */
 } class_default;
 
+/* Is root a LLaVA / LLaVA-NeXT config (model_type llava or llava_next)? (config_llava.c) */
+bool config_is_llava(json_t *root);
+/* LlavaConfig's keys of root (v its vision_config) into c: vision_feature_layer, the
+ * tower's and the language model's model_type (config_llava.c). */
+struct ckpt_config;
+int config_parse_llava(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */
 const class_default *config_class_defaults(const char *mt, size_t *n);

@@ -407,6 +407,12 @@ typedef struct ckpt_config {
 	 * vision_feature_layer given as a list (v_feature_list; the projector then takes
 	 * several layers' features, which its norm cannot, so the planner refuses it) */
 	bool mm_projector_bias, v_feature_list;
+	/* LLaVA (LlavaConfig, model_type llava; read for it only): vision_feature_layer (an
+	 * integer; default -2), vision_config.model_type (default clip_vision_model) and
+	 * text_config.model_type (default llama; "" without a text_config object), each
+	 * truncated to its buffer; multimodal_projector_bias defaults to true there */
+	int64_t v_feature_layer;
+	char v_model_type[32], lm_model_type[32];
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

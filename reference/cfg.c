@@ -312,6 +312,11 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* GPTBigCodeForCausalLM: GPT-2's math with nn.Linear weights and one kv head
 	     * (multi_query), gelu_pytorch_tanh (gpt2.c) */
 	    {"gpt_bigcode", REF_DENSE, false, 0, FAM_GPT2},
+	    /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
+	     * tokens */
+	    {"llava", REF_DENSE, false, 0, 0},
+	    /* LlavaNextForConditionalGeneration: the same */
+	    {"llava_next", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

@@ -545,6 +545,8 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 	 * model.language_model.layers.46.* is model.layers.46.*) */
 	if (x->fam->drop_extra_layers && layer_of(x->fam, cn) >= x->dm.n_layers)
 		return shardmap_plan_add_skipped(p, t->name, err);
+	if (x->fam->drop_canon && x->fam->drop_canon(x->cfg, cn))
+		return shardmap_plan_add_skipped(p, t->name, err);
 	/* Companions are looked up under the checkpoint's own names (a 5.x scale
 	 * beside its 5.x weight), so a stray scale is refused in either layout. */
 	bool used = shardmap_mx_companion(x, t->name);

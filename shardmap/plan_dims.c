@@ -100,6 +100,21 @@ static void siglip_dims(const ckpt_config *c, sm_dims *d)
 	d->vis_positions = side * side; /* both at most SM_DIM_MAX: no overflow */
 }
 
+/* CLIP's vision_config (LLaVA), CLIPVisionConfig's defaults for absent keys; positions
+ * (image_size / patch_size)^2 + 1 as CLIPVisionEmbeddings' num_positions (the class
+ * token's row). */
+static void clip_dims(const ckpt_config *c, sm_dims *d)
+{
+	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
+	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_CLIP_HEADS;
+	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_CLIP_HIDDEN;
+	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_CLIP_INTER;
+	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_CLIP_PATCH;
+	int64_t side = (c->v_image_size > 0 ? c->v_image_size : SM_CLIP_IMAGE) / patch;
+	d->vis_patch = patch;
+	d->vis_positions = side * side + 1; /* side at most SM_DIM_MAX: no overflow */
+}
+
 /* Pixtral's vision_config (Mistral 3), PixtralVisionConfig's defaults for absent keys. */
 static void pixtral_dims(const ckpt_config *c, sm_dims *d)
 {
@@ -213,6 +228,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		glm4v_dims(c, d);
 	else if (x->fam->pixtral)
 		pixtral_dims(c, d);
+	else if (x->fam->clip)
+		clip_dims(c, d);
 	else if (x->fam->vision_siglip)
 		siglip_dims(c, d);
 	else if (x->fam->vision_gated) {

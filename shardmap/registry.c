@@ -73,6 +73,8 @@ static const sm_family *const families[] = {
     &shardmap_family_longcat_flash,
     &shardmap_family_gpt2,
     &shardmap_family_gpt_bigcode,
+    &shardmap_family_llava,
+    &shardmap_family_llava_next,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

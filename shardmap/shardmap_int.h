@@ -284,6 +284,14 @@ typedef struct sm_family {
 	 * lightning-attention self_attn.slope_rate / query_decay / key_decay / diagonal_decay,
 	 * GPT-NeoX's old attention.bias / attention.masked_bias); NULL = none. */
 	const char *const *drop_suffixes;
+	/* CLIP's vision_config (CLIPVisionConfig: LLaVA, LLaVA-NeXT): SigLIP's key names (also
+	 * sets vision_siglip), the class's defaults for absent keys, (image_size /
+	 * patch_size)^2 + 1 positions (the class token) */
+	bool clip;
+	/* Hook: is the tensor of canonical name cn one vLLM builds no module for, so dropped and
+	 * listed as skipped (LLaVA's vision blocks past vision_feature_layer and its
+	 * post_layernorm)? NULL = none. */
+	bool (*drop_canon)(const ckpt_config *cfg, const char *cn);
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -333,6 +341,15 @@ typedef struct sm_family {
 #define SM_SIGLIP_HEADS  12
 #define SM_SIGLIP_IMAGE  224
 #define SM_SIGLIP_PATCH  16
+
+/* CLIPVisionConfig's defaults (transformers 4.57.1), for the vision_config keys a LLaVA
+ * config omits; num_channels defaults to 3 as in_chans does. */
+#define SM_CLIP_HIDDEN 768
+#define SM_CLIP_INTER  3072
+#define SM_CLIP_LAYERS 12
+#define SM_CLIP_HEADS  12
+#define SM_CLIP_IMAGE  224
+#define SM_CLIP_PATCH  32
 
 /* The checkpoint prefixes transformers >= 4.52 writes for the LLaVA-style layouts
  * (model.language_model., model.vision_tower., model.multi_modal_projector., lm_head.)
@@ -416,6 +433,8 @@ extern const sm_family shardmap_family_mpt;
 extern const sm_family shardmap_family_longcat_flash;
 extern const sm_family shardmap_family_gpt2;
 extern const sm_family shardmap_family_gpt_bigcode;
+extern const sm_family shardmap_family_llava;
+extern const sm_family shardmap_family_llava_next;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -83,8 +83,18 @@ static void check_family(const fam_expect *e, const char *root)
 	bool q3v = strncmp(e->name, "qwen3_vl", 8) == 0;
 	bool m3 = strncmp(e->name, "mistral3", 8) == 0;
 	bool g4v = strncmp(e->name, "glm4v", 5) == 0;
+	bool lv = strncmp(e->name, "llava", 5) == 0; /* llava, llava_next */
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
-	                                      l4v || q3v || m3 || g4v);
+	                                      l4v || q3v || m3 || g4v || lv);
+	if (lv) { /* CLIP's vision_config, LlavaConfig's keys; the text model llama */
+		assert_int_equal(cfg->v_num_layers, 2);
+		assert_int_equal(cfg->v_hidden_size, 64);
+		assert_int_equal(cfg->v_image_size, 28);
+		assert_int_equal(cfg->v_feature_layer, -2);
+		assert_true(cfg->mm_projector_bias && !cfg->v_feature_list);
+		assert_string_equal(cfg->v_model_type, "clip_vision_model");
+		assert_string_equal(cfg->lm_model_type, lv && e->name[5] ? "mistral" : "llama");
+	}
 	if (g4v) { /* GLM-4.1V's vision_config; half the head under MRoPE [2, 3, 3] */
 		assert_int_equal(cfg->v_depth, 2);
 		assert_int_equal(cfg->v_hidden_size, 64);
@@ -264,7 +274,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
-	} else if (m3 || g4v) {
+	} else if (m3 || g4v || lv) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

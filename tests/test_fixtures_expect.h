@@ -512,6 +512,23 @@ static const fam_expect fams[] = {
      2 * (1000 * 128 + 64 * 128 + 2 * 128) +
          2 * 2 * (4 * 128 + 160 * 128 + 160 + 128 * 128 + 128 + 2 * 384 * 128 + 384 + 128),
      128, 8, 1, 16, 384, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* llava: Llama's LM (hid 128, q / o 128x128, k / v 64x128, gate / up / down 256x128;
+     * untied) + CLIP blocks (width 64: LayerNorms with biases, q/k/v/out_proj 64x64 with
+     * biases, fc1 128x64 + [128], fc2 64x128 + [64]), class embedding [64], patch_embedding
+     * [64, 3, 14, 14], position_embedding [5, 64], pre_layrnorm / post_layernorm [64] x 2,
+     * linear_1 [128, 64] + [128], linear_2 [128, 128] + [128] */
+    {"llava", 64,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) +
+         2 * (64 + 64 * 3 * 14 * 14 + 5 * 64 + 4 * 64 + 128 * 64 + 128 + 128 * 128 + 128) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64),
+     128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* llava_next: llava's tensors (Mistral's LM of the same dims) + image_newline [128], one
+     * file in the transformers >= 4.52 layout */
+    {"llava_next", 65,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) +
+         2 * (64 + 64 * 3 * 14 * 14 + 5 * 64 + 4 * 64 + 128 * 64 + 128 + 128 * 128 + 128) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 2 * 128,
+     128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -745,6 +745,41 @@ mkdir -p "$T/bc_bad" && cp "$T/gpt_bigcode/model.safetensors" "$T/bc_bad/" &&
 "$CTL" plan --model-dir "$T/bc_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gpt_bigcode multi_query false planned"
 grep -q "multi_query false" "$T/err" || fail "gpt_bigcode multi_query: $(cat "$T/err")"
 rm -rf "$T/bc_bad"
+# LLaVA: served under the released names; the CLIP tower's q/k/v (with biases) fused, fc1 by
+# rows, out_proj / fc2 by columns, the embeddings whole; the projector's linear_1 by rows (its
+# bias too), linear_2 by columns (its bias whole); block 1 (past vision_feature_layer -2) and
+# post_layernorm skipped, as vLLM's llava.py builds neither
+"$CTL" plan --model-dir "$T/llava" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan llava"
+for l in "encoder.layers.0.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"encoder.layers.0.self_attn.qkv_proj.bias *BF16 *\[96\]" \
+	"encoder.layers.0.self_attn.out_proj.weight *I8 *\[64, 32\]" \
+	"encoder.layers.0.mlp.fc1.weight *I8 *\[64, 64\]" \
+	"embeddings.position_embedding.weight *BF16 *\[5, 64\]" \
+	"embeddings.class_embedding *BF16 *\[64\]"; do
+	grep -q "vision_tower.vision_model.$l" "$T/plan" || fail "llava line $l: $(cat "$T/plan")"
+done
+for l in "multi_modal_projector.linear_1.weight *I8 *\[64, 64\]" \
+	"multi_modal_projector.linear_1.bias *BF16 *\[64\]" \
+	"multi_modal_projector.linear_2.weight *I8 *\[128, 64\]" \
+	"multi_modal_projector.linear_2.bias *BF16 *\[128\]" \
+	"skipped vision_tower.vision_model.post_layernorm.weight" \
+	"skipped vision_tower.vision_model.encoder.layers.1.mlp.fc2.weight" \
+	"language_model.lm_head.weight"; do
+	grep -q "$l" "$T/plan" || fail "llava line $l: $(cat "$T/plan")"
+done
+grep -q "^ .*encoder.layers.1\.\|^ .*post_layernorm" "$T/plan" &&
+	fail "llava: a block vLLM does not build emitted: $(cat "$T/plan")"
+# LLaVA-NeXT (>= 4.52 layout): llava's runtime names, model.image_newline served whole as
+# image_newline, never quantized
+"$CTL" plan --model-dir "$T/llava_next" --tp-size 4 --tp-rank 3 --quant fp8-channel \
+	--rank-only >"$T/plan" || fail "plan llava_next"
+for l in "^ *image_newline *BF16 *\[128\]" "multi_modal_projector.linear_1.weight *F8_E4M3 *\[32, 64\]" \
+	"vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj.weight *F8_E4M3 *\[48, 64\]" \
+	"skipped model.vision_tower.vision_model.post_layernorm.weight" "language_model.lm_head.weight"; do
+	grep -q "$l" "$T/plan" || fail "llava_next line $l: $(cat "$T/plan")"
+done
+grep -q "^ *model\.\|image_newline_scale" "$T/plan" && fail "llava_next: a >= 4.52 name or a quantized image_newline: $(cat "$T/plan")"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

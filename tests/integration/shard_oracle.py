@@ -391,6 +391,18 @@ def gpt2(name, rows, cols, cfg, T, r, pad, tied):
         return pieces_rows(name, r * rows // T, rows // T)
     return pieces_rows(name, 0, rows)
 
+
+def llava_unbuilt(name, cfg):
+    """LLaVA's CLIP tensors vLLM's llava.py does not build: post_layernorm
+    (require_post_norm=False) and the blocks past vision_feature_layer."""
+    vd = cfg["vision_config"].get("num_hidden_layers", 12)
+    fl = cfg.get("vision_feature_layer", -2)
+    kept = vd + fl + 1 if fl < 0 else fl
+    m = re.match(r"vision_tower\.vision_model\.encoder\.layers\.(\d+)\.", name)
+    return name.startswith("vision_tower.vision_model.post_layernorm.") or \
+        (m is not None and int(m.group(1)) >= kept)
+
+
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
     H = cfg["num_attention_heads"]; hid = cfg["hidden_size"]
@@ -433,7 +445,11 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallelLinear
         if arch == "PhiForCausalLM" and re.search(r"mlp\.fc1\.(weight|bias)$", name):
             add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallelLinear
-        if arch == "Mistral3ForConditionalGeneration" and name.startswith("multi_modal_projector.linear_"):
+        if arch.startswith("Llava") and llava_unbuilt(name, cfg):
+            continue  # vLLM builds no post_layernorm nor blocks past vision_feature_layer
+        if arch in ("Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration",
+                    "LlavaNextForConditionalGeneration") and \
+                name.startswith("multi_modal_projector.linear_"):
             if name.startswith("multi_modal_projector.linear_1."):  # ColumnParallelLinear
                 add(name, pieces_rows(name, r * rows // T, rows // T))
             elif name.endswith(".weight"):  # linear_2: RowParallelLinear, its bias whole
@@ -651,11 +667,12 @@ def main():
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         lm_prefix = "language_model."
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
-    elif cfg["model_type"] in ("gemma3", "mistral3"):  # either layout -> the LM's names + the tower's
-        cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
+    elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next"):  # either layout -> the LM's names + the tower's
+        cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items()
+                           if k not in ("model_type", "architectures")})  # llava's says Llama
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
-                      re.sub(r"^(model\.)?(vision_tower|multi_modal_projector)\.", r"\2.",
+                      re.sub(r"^(model\.)?(vision_tower\.|multi_modal_projector\.|image_newline$)", r"\2",
                              re.sub(r"^language_model\.lm_head\.", "lm_head.", k))): v
                for k, v in src.items()}
     elif "text_config" in cfg:  # transformers 5.x multimodal layout: LM fields and names

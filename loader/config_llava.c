@@ -1,0 +1,36 @@
+/*
+ * config_llava.c — LLaVA's config keys (model_type llava / llava_next: LlavaConfig,
+ * LlavaNextConfig, transformers 4.57.1): vision_feature_layer (an integer unless a list;
+ * default -2), vision_config.model_type (default clip_vision_model) and text_config.model_type
+ * (default llama), read beside the vision_config the common parser reads.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loader/config_int.h"
+#include "loader/loader.h"
+
+bool config_is_llava(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && (strcmp(mt, "llava") == 0 || strcmp(mt, "llava_next") == 0);
+}
+
+int config_parse_llava(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = WT_OK;
+	if (!c->v_feature_list)
+		rv = config_get_int(root, "vision_feature_layer", -2, -(int64_t)INT32_MAX,
+		                    &c->v_feature_layer, err);
+	const char *vmt = json_string_value(json_object_get(v, "model_type"));
+	snprintf(c->v_model_type, sizeof(c->v_model_type), "%s",
+	         vmt != NULL ? vmt : "clip_vision_model");
+	json_t *tc = json_object_get(root, "text_config");
+	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
+	         !json_is_object(tc) ? ""
+	         : tmt != NULL       ? tmt
+	                             : "llama");
+	return rv;
+}

@@ -1,0 +1,240 @@
+/*
+ * family_llava.c — LLaVA (LlavaForConditionalGeneration, model_type llava: llava-1.5-7b /
+ * 13b-hf, llava-interleave) and LLaVA-NeXT (LlavaNextForConditionalGeneration, model_type
+ * llava_next: llava-v1.6-mistral-7b-hf, -vicuna-7b / 13b-hf; LLaVA's tensors and
+ * `image_newline`): a Llama or Mistral language model under `language_model.`,
+ * the CLIP vision tower `vision_tower.vision_model.*` and the two-layer projector
+ * `multi_modal_projector.*` (docs/format.md section 2.7), cut as vLLM's llava.py / clip.py
+ * load them.
+ *
+ * Rules are written in the names the released checkpoints have (`language_model.model.*`,
+ * `language_model.lm_head.weight`, `vision_tower.*`, `multi_modal_projector.*`), which are
+ * vLLM's module names; the layout transformers >= 4.52 saves (`model.language_model.*`,
+ * `model.vision_tower.*`, `model.multi_modal_projector.*`, `lm_head.weight`) maps onto them
+ * through Gemma 3's aliases, so both layouts give the same runtime names and bytes.
+ *
+ * CLIP blocks (vLLM's CLIPEncoderLayer): LayerNorms layer_norm1 / layer_norm2 with biases,
+ * q/k/v with biases fused by heads into `self_attn.qkv_proj` (QKVParallelLinear, KV = H),
+ * out_proj by columns (its bias replicated), fc1 by rows with its bias, fc2 by columns (its
+ * bias replicated); the class / patch / position embeddings and pre_layrnorm (sic)
+ * replicated. vLLM builds the tower only up to vision_feature_layer (llava.py
+ * _get_num_hidden_layers) and without post_layernorm (require_post_norm=False): the deeper
+ * blocks and post_layernorm are dropped and listed as skipped. The projector (vLLM's
+ * LlavaMultiModalProjector): linear_1 by rows (ColumnParallelLinear) with its bias,
+ * linear_2 by columns (RowParallelLinear) with its bias replicated; the biases exist
+ * exactly when multimodal_projector_bias is true (LlavaConfig's default).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shardmap/family_rules.h"
+
+/* The language model's layers (the shared macros expand SM_LAYER here). */
+#undef SM_LAYER
+#define SM_LAYER "language_model.model.layers.{i}."
+
+#define LV_VT "vision_tower.vision_model."
+#define LV_VB LV_VT "encoder.layers.{i}."
+#define LV_P  "multi_modal_projector."
+
+/* Replicated [VE] tensor of one block / of the tower. */
+#define LV_VB_REPL(n)                                                                              \
+	SM_RULE(LV_VB n, LV_VB n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
+#define LV_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
+/* q / k / v (part 0 / 1 / 2) weight and bias into the fused qkv_proj, rows by heads. */
+#define LV_QKV(x, part)                                                                            \
+	SM_RULE(LV_VB "self_attn." x "_proj.weight", LV_VB "self_attn.qkv_proj.weight", SM_K_ROWS, \
+	        part, SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),          \
+	    SM_RULE(LV_VB "self_attn." x "_proj.bias", LV_VB "self_attn.qkv_proj.bias", SM_K_ROWS, \
+	            part, SM_U_VHEADS, SM_C_ALL, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
+
+/* The CLIP tower: embeddings, pre_layrnorm, the blocks, post_layernorm. */
+#define LV_PATCH                                                                                   \
+	{                                                                                          \
+		LV_VT "embeddings.patch_embedding.weight",                                         \
+		    LV_VT "embeddings.patch_embedding.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,  \
+		    0, 4,                                                                          \
+		{                                                                                  \
+			SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP                                        \
+		}                                                                                  \
+	}
+#define LV_OUT_PROJ                                                                                \
+	SM_RULE(LV_VB "self_attn.out_proj.weight", LV_VB "self_attn.out_proj.weight", SM_K_COLS,   \
+	        0, SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE)
+#define LV_RULES_TOWER                                                                             \
+	LV_REPL(LV_VT "embeddings.class_embedding", 1, SM_D_VE, SM_D_ANY), LV_PATCH,               \
+	    LV_REPL(LV_VT "embeddings.position_embedding.weight", 2, SM_D_VNP, SM_D_VE),           \
+	    LV_REPL(LV_VT "pre_layrnorm.weight", 1, SM_D_VE, SM_D_ANY),                            \
+	    LV_REPL(LV_VT "pre_layrnorm.bias", 1, SM_D_VE, SM_D_ANY),                              \
+	    LV_VB_REPL("layer_norm1.weight"), LV_VB_REPL("layer_norm1.bias"), LV_QKV("q", 0),      \
+	    LV_QKV("k", 1), LV_QKV("v", 2), LV_OUT_PROJ, LV_VB_REPL("self_attn.out_proj.bias"),    \
+	    LV_VB_REPL("layer_norm2.weight"), LV_VB_REPL("layer_norm2.bias"),                      \
+	    SM_RULES_VIS_FC(LV_VB), LV_VB_REPL("mlp.fc2.bias"),                                    \
+	    LV_REPL(LV_VT "post_layernorm.weight", 1, SM_D_VE, SM_D_ANY),                          \
+	    LV_REPL(LV_VT "post_layernorm.bias", 1, SM_D_VE, SM_D_ANY)
+
+/* The projector: linear_1 [hid, VE] rows, linear_2 [hid, hid] columns, their biases. */
+#define LV_RULES_PROJ                                                                              \
+	SM_RULE(LV_P "linear_1.weight", LV_P "linear_1.weight", SM_K_ROWS, 0, SM_U_HID, SM_C_ALL,  \
+	        SM_F_QUANT, 2, SM_D_HID, SM_D_VE),                                                 \
+	    SM_RULE(LV_P "linear_1.bias", LV_P "linear_1.bias", SM_K_ROWS, 0, SM_U_HID,            \
+	            SM_C_MMBIAS, 0, 1, SM_D_HID, SM_D_ANY),                                        \
+	    SM_RULE(LV_P "linear_2.weight", LV_P "linear_2.weight", SM_K_COLS, 0, SM_U_HID,        \
+	            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_HID),                                  \
+	    SM_RULE(LV_P "linear_2.bias", LV_P "linear_2.bias", SM_K_REPL, 0, SM_U_NONE,           \
+	            SM_C_MMBIAS, 0, 1, SM_D_HID, SM_D_ANY)
+
+static const sm_rule llava_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_TOWER,
+    LV_RULES_PROJ,
+};
+
+/* LLaVA-NeXT: image_newline [hid], the row appended after each image's rows (vLLM's
+ * LlavaNextForConditionalGeneration.image_newline, a plain Parameter): replicated, never
+ * quantized. */
+static const sm_rule llava_next_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_TOWER,
+    LV_RULES_PROJ,
+    SM_RULE("image_newline", "image_newline", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID,
+            SM_D_ANY),
+};
+
+/* The CLIP blocks vLLM builds: llava.py's _get_num_hidden_layers of vision_feature_layer
+ * (a negative index counts from the end: VD + index + 1). */
+static int64_t llava_vis_kept(const ckpt_config *c)
+{
+	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
+	int64_t fl = c->v_feature_layer;
+	return fl < 0 ? vd + fl + 1 : fl;
+}
+
+/* post_layernorm (require_post_norm=False) and the blocks past the feature layer; a block
+ * past num_hidden_layers is left to the rules (refused). */
+static bool llava_drop(const ckpt_config *c, const char *cn)
+{
+	static const char post[] = LV_VT "post_layernorm.";
+	static const char blk[] = LV_VT "encoder.layers.";
+	if (strncmp(cn, post, sizeof(post) - 1) == 0)
+		return true;
+	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
+		return false;
+	const char *s = cn + sizeof(blk) - 1;
+	if (*s < '0' || *s > '9')
+		return false;
+	char *end;
+	long long b = strtoll(s, &end, 10);
+	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
+	return *end == '.' && b >= llava_vis_kept(c) && b < vd;
+}
+
+/* vision_config a CLIP tower whose heads split its width; a Llama or Mistral language
+ * model; one feature layer within the tower (vLLM's projector is VE wide). */
+static int llava_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_vision)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs vision_config (CLIP: hidden_size, "
+		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
+		                 "image_size, patch_size)",
+		                 c->architecture);
+	if (strcmp(c->v_model_type, "clip_vision_model") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: vision_config.model_type '%s': only a CLIP tower "
+		                 "(clip_vision_model, llava-1.5 / llava-v1.6) is supported for %s",
+		                 c->v_model_type, c->architecture);
+	if (c->lm_model_type[0] == '\0')
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs a text_config object (model_type llama or "
+		                 "mistral, its sizes)",
+		                 c->architecture);
+	if (strcmp(c->lm_model_type, "llama") != 0 && strcmp(c->lm_model_type, "mistral") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: text_config.model_type '%s': only a llama or mistral "
+		    "language model is supported for %s (vLLM's llama.py table)",
+		    c->lm_model_type, c->architecture);
+	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_CLIP_HIDDEN;
+	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_CLIP_HEADS;
+	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
+	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_CLIP_IMAGE;
+	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_CLIP_PATCH;
+	if (ve % vh)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config.num_attention_heads %" PRId64
+		                 " does not divide hidden_size %" PRId64,
+		                 vh, ve);
+	if (img < patch)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config.image_size %" PRId64
+		                 " is below patch_size %" PRId64 " (no patch)",
+		                 img, patch);
+	if (c->v_feature_list)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: vision_feature_layer is a list; vLLM's "
+		    "LlavaMultiModalProjector takes one layer's features "
+		    "(linear_1 vision_config.hidden_size wide): give one index, e.g. -2");
+	int64_t kept = llava_vis_kept(c);
+	if (kept < 0 || kept > vd)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_feature_layer %" PRId64
+		                 " is outside the tower's %" PRId64
+		                 " blocks (vision_config.num_hidden_layers): give an index in "
+		                 "[%" PRId64 ", %" PRId64 "], e.g. -2",
+		                 c->v_feature_layer, vd, -vd - 1, vd);
+	return WT_OK;
+}
+
+static const char *const llava_archs[] = {"LlavaForConditionalGeneration", NULL};
+static const char *const llava_next_archs[] = {"LlavaNextForConditionalGeneration", NULL};
+
+/* transformers >= 4.52 checkpoint prefix -> the released one, LLaVA-NeXT's (Gemma 3's and
+ * model.image_newline: LlavaNextForConditionalGeneration's _checkpoint_conversion_mapping) */
+static const char *const llava_next_aliases[] = {"model.language_model.",
+                                                 "language_model.model.",
+                                                 "model.vision_tower.",
+                                                 "vision_tower.",
+                                                 "model.multi_modal_projector.",
+                                                 "multi_modal_projector.",
+                                                 "model.image_newline",
+                                                 "image_newline",
+                                                 "lm_head.",
+                                                 "language_model.lm_head.",
+                                                 NULL};
+
+const sm_family shardmap_family_llava = {
+    .name = "llava",
+    .archs = llava_archs,
+    .rules = llava_rules,
+    .n_rules = SM_NRULES(llava_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = llava_check,
+    .aliases = shardmap_llava_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .clip = true,
+    .drop_canon = llava_drop,
+};
+
+const sm_family shardmap_family_llava_next = {
+    .name = "llava_next",
+    .archs = llava_next_archs,
+    .rules = llava_next_rules,
+    .n_rules = SM_NRULES(llava_next_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = llava_check,
+    .aliases = llava_next_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .clip = true,
+    .drop_canon = llava_drop,
+};

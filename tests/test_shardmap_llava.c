@@ -1,0 +1,592 @@
+/*
+ * test_shardmap_llava.c — LLaVA (LlavaForConditionalGeneration, docs/format.md section
+ * 2.7): the CLIP tower's and the projector's rank slices computed by hand at TP 2 and 4
+ * (q/k/v and their biases fused by vision heads into self_attn.qkv_proj, out_proj and fc2 by
+ * columns with their biases replicated, fc1 by rows with its bias, linear_1 by rows with its
+ * bias, linear_2 by columns with its bias replicated, the LayerNorms, class / patch /
+ * position embeddings and pre_layrnorm replicated byte for byte), the blocks past
+ * vision_feature_layer and post_layernorm skipped as vLLM builds neither, the language model
+ * as Llama's (same bytes under `language_model.`), the released and the transformers >= 4.52
+ * layouts giving the same shards, int8 codes, coverage at TP 1, 2, 4, 8, CLIPVisionConfig's
+ * and LlamaConfig's defaults, and the refusals (biases against multimodal_projector_bias, a
+ * block past num_hidden_layers, mixed layouts, the position table, heads TP does not
+ * divide, a list or out-of-range vision_feature_layer, another tower or language model, no
+ * vision_config or text_config). LLaVA-NeXT (LlavaNextForConditionalGeneration): the same
+ * slices with a Mistral language model, image_newline replicated, both layouts, its
+ * refusals. Seed fixed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "loader/loader.h"
+#include "shardmap/shardmap_int.h"
+#include "test_shardmap_util.h"
+
+#define SEED 0x11a7aull
+#include "test_shardmap_fx.h"
+
+/* LM: hid 64, H 8, KV 2, d 8 (H*d 64, KV*d 16), I 128, V 128, L 1, untied. Vision: 3
+ * blocks (feature layer -2: blocks 0 and 1 built), width 32, 8 heads, MLP 64, image 8 /
+ * patch 2: 16 patches + the class token. */
+#define HID 64
+#define VE  32
+#define VI  64
+#define VNP 17
+
+#define LM_KEYS                                                                                    \
+	"\"model_type\":\"llama\",\"hidden_size\":64,\"num_attention_heads\":8,"                   \
+	"\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"                  \
+	"\"num_hidden_layers\":1"
+#define VISION_CFG(keys) ",\"vision_config\":{\"model_type\":\"clip_vision_model\"" keys "}}"
+#define VISION_KEYS                                                                                \
+	",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":8,"                  \
+	"\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2"
+#define CFG_HEAD(top)                                                                              \
+	"{\"architectures\":[\"LlavaForConditionalGeneration\"],\"model_type\":\"llava\"," top     \
+	"\"text_config\":{" LM_KEYS "}"
+static const char cfg_lv[] = CFG_HEAD("") VISION_CFG(VISION_KEYS);
+static const char cfg_nobias[] =
+    CFG_HEAD("\"multimodal_projector_bias\":false,") VISION_CFG(VISION_KEYS);
+static const char cfg_text[] = "{\"architectures\":[\"LlamaForCausalLM\"]," LM_KEYS "}";
+
+typedef enum { LAY_TEXT, LAY_V4, LAY_HF5 } lay;
+
+/* Checkpoint name of name c (Llama's names for the LM, the released names for the rest)
+ * in layout y. */
+static void ck_name(char *b, size_t n, const char *c, lay y)
+{
+	bool lm = strncmp(c, "model.", 6) == 0 || strncmp(c, "lm_head.", 8) == 0;
+	if (y == LAY_V4 && lm)
+		snprintf(b, n, "language_model.%s", c);
+	else if (y == LAY_HF5 && strncmp(c, "model.", 6) == 0)
+		snprintf(b, n, "model.language_model.%s", c + 6);
+	else if (y == LAY_HF5 && !lm)
+		snprintf(b, n, "model.%s", c);
+	else
+		snprintf(b, n, "%s", c);
+}
+
+static void add(tm_model *m, lay y, const char *c, int64_t a, int64_t b)
+{
+	char n[200];
+	ck_name(n, sizeof(n), c, y);
+	tm_add2(m, n, a, b);
+}
+
+#define VT "vision_tower.vision_model."
+#define VB VT "encoder.layers.%d."
+#define PJ "multi_modal_projector."
+
+static const struct {
+	const char *leaf;
+	int64_t n, k;
+} block[] = {
+    {"layer_norm1.weight", VE, 0},
+    {"layer_norm1.bias", VE, 0},
+    {"self_attn.q_proj.weight", VE, VE},
+    {"self_attn.q_proj.bias", VE, 0},
+    {"self_attn.k_proj.weight", VE, VE},
+    {"self_attn.k_proj.bias", VE, 0},
+    {"self_attn.v_proj.weight", VE, VE},
+    {"self_attn.v_proj.bias", VE, 0},
+    {"self_attn.out_proj.weight", VE, VE},
+    {"self_attn.out_proj.bias", VE, 0},
+    {"layer_norm2.weight", VE, 0},
+    {"layer_norm2.bias", VE, 0},
+    {"mlp.fc1.weight", VI, VE},
+    {"mlp.fc1.bias", VI, 0},
+    {"mlp.fc2.weight", VE, VI},
+    {"mlp.fc2.bias", VE, 0},
+};
+
+/* The language model (values first: the same in every layout and as Llama's), then,
+ * unless text-only, the tower of `blocks` blocks and the projector (biases if bias). */
+static tm_model *lv_model(lay y, bool bias, int blocks)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	add(m, y, "model.embed_tokens.weight", 128, HID);
+	add(m, y, "model.norm.weight", HID, 0);
+	static const struct {
+		const char *leaf;
+		int64_t n, k;
+	} lm[] = {{"input_layernorm.weight", HID, 0},   {"post_attention_layernorm.weight", HID, 0},
+	          {"self_attn.q_proj.weight", 64, HID}, {"self_attn.k_proj.weight", 16, HID},
+	          {"self_attn.v_proj.weight", 16, HID}, {"self_attn.o_proj.weight", HID, 64},
+	          {"mlp.gate_proj.weight", 128, HID},   {"mlp.up_proj.weight", 128, HID},
+	          {"mlp.down_proj.weight", HID, 128}};
+	for (size_t k = 0; k < sizeof(lm) / sizeof(lm[0]); k++) {
+		char b[200];
+		snprintf(b, sizeof(b), "model.layers.0.%s", lm[k].leaf);
+		add(m, y, b, lm[k].n, lm[k].k);
+	}
+	add(m, y, "lm_head.weight", 128, HID);
+	if (y == LAY_TEXT)
+		return m;
+	add(m, y, VT "embeddings.class_embedding", VE, 0);
+	char pe[200];
+	ck_name(pe, sizeof(pe), VT "embeddings.patch_embedding.weight", y);
+	tm_add(m, pe, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
+	st_desc *d = &m->d[m->n - 1];
+	d->ndim = 4;
+	d->shape[0] = VE;
+	d->shape[1] = 3;
+	d->shape[2] = d->shape[3] = 2;
+	add(m, y, VT "embeddings.position_embedding.weight", VNP, VE);
+	add(m, y, VT "pre_layrnorm.weight", VE, 0);
+	add(m, y, VT "pre_layrnorm.bias", VE, 0);
+	for (int blk = 0; blk < blocks; blk++)
+		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
+			char b[200];
+			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
+			add(m, y, b, block[k].n, block[k].k);
+		}
+	add(m, y, VT "post_layernorm.weight", VE, 0);
+	add(m, y, VT "post_layernorm.bias", VE, 0);
+	add(m, y, PJ "linear_1.weight", HID, VE);
+	add(m, y, PJ "linear_2.weight", HID, HID);
+	if (bias) {
+		add(m, y, PJ "linear_1.bias", HID, 0);
+		add(m, y, PJ "linear_2.bias", HID, 0);
+	}
+	return m;
+}
+
+static void check_block(const fx *f, uint32_t T, uint32_t r, int blk)
+{
+	int64_t vl = VE / T, il = VI / T; /* q (k, v) rows: VH/T heads of VE/VH; MLP rows */
+	char n[200], a[200];
+	static const char *const qkv[] = {"q", "k", "v"};
+	for (int w = 0; w < 2; w++) {
+		const char *leaf = w ? "bias" : "weight";
+		snprintf(n, sizeof(n), VB "self_attn.qkv_proj.%s", blk, leaf);
+		if (w)
+			shp(f, r, n, 1, 3 * vl, 0, 0);
+		else
+			shp(f, r, n, 2, 3 * vl, VE, 0);
+		for (int p = 0; p < 3; p++) {
+			snprintf(a, sizeof(a), VB "self_attn.%s_proj.%s", blk, qkv[p], leaf);
+			rows_at(f, r, n, p * vl, a, r * vl, vl);
+		}
+	}
+	snprintf(n, sizeof(n), VB "self_attn.out_proj.weight", blk);
+	cols_of(f, r, T, n, n, VE, VE);
+	snprintf(n, sizeof(n), VB "mlp.fc1.weight", blk);
+	shp(f, r, n, 2, il, VE, 0);
+	rows_at(f, r, n, 0, n, r * il, il);
+	snprintf(n, sizeof(n), VB "mlp.fc1.bias", blk);
+	shp(f, r, n, 1, il, 0, 0);
+	rows_at(f, r, n, 0, n, r * il, il);
+	snprintf(n, sizeof(n), VB "mlp.fc2.weight", blk);
+	cols_of(f, r, T, n, n, VE, VI);
+	static const char *const rep[] = {"self_attn.out_proj.bias", "mlp.fc2.bias",
+	                                  "layer_norm1.weight",      "layer_norm1.bias",
+	                                  "layer_norm2.weight",      "layer_norm2.bias"};
+	for (size_t k = 0; k < sizeof(rep) / sizeof(rep[0]); k++) {
+		snprintf(n, sizeof(n), VB "%s", blk, rep[k]);
+		repl(f, r, n);
+	}
+}
+
+static bool skipped(const fx *f, const char *name)
+{
+	for (size_t k = 0; k < shardmap_n_skipped(f->p); k++)
+		if (strcmp(shardmap_skipped(f->p, k), name) == 0)
+			return true;
+	return false;
+}
+
+static void check_rank(const fx *f, uint32_t T, uint32_t r, bool bias)
+{
+	for (int blk = 0; blk < 2; blk++)
+		check_block(f, T, r, blk);
+	/* block 2 (past the feature layer) and post_layernorm: not built by vLLM */
+	assert_int_equal(tm_ix(f->p, r, VT "encoder.layers.2.self_attn.qkv_proj.weight"), -1);
+	assert_int_equal(tm_ix(f->p, r, VT "post_layernorm.weight"), -1);
+	static const char *const rep[] = {VT "embeddings.class_embedding",
+	                                  VT "embeddings.patch_embedding.weight",
+	                                  VT "embeddings.position_embedding.weight",
+	                                  VT "pre_layrnorm.weight", VT "pre_layrnorm.bias"};
+	for (size_t j = 0; j < sizeof(rep) / sizeof(rep[0]); j++)
+		repl(f, r, rep[j]);
+	assert_int_equal(info(f, r, VT "embeddings.patch_embedding.weight")->ndim, 4);
+	int64_t hl = HID / T;
+	shp(f, r, PJ "linear_1.weight", 2, hl, VE, 0);
+	rows_at(f, r, PJ "linear_1.weight", 0, PJ "linear_1.weight", r * hl, hl);
+	cols_of(f, r, T, PJ "linear_2.weight", PJ "linear_2.weight", HID, HID);
+	if (bias) {
+		shp(f, r, PJ "linear_1.bias", 1, hl, 0, 0);
+		rows_at(f, r, PJ "linear_1.bias", 0, PJ "linear_1.bias", r * hl, hl);
+		repl(f, r, PJ "linear_2.bias");
+	} else {
+		assert_int_equal(tm_ix(f->p, r, PJ "linear_1.bias"), -1);
+		assert_int_equal(tm_ix(f->p, r, PJ "linear_2.bias"), -1);
+	}
+	/* LM: H 8 KV 2 d 8; TP 2: kv head r, TP 4: kv head r/2 replicated */
+	const char *lq = "language_model.model.layers.0.self_attn.qkv_proj.weight";
+	int64_t ql = 64 / T, kvh = T == 2 ? r : r / 2;
+	shp(f, r, lq, 2, ql + 16, HID, 0);
+	rows_at(f, r, lq, 0, "language_model.model.layers.0.self_attn.q_proj.weight", r * ql, ql);
+	rows_at(f, r, lq, ql, "language_model.model.layers.0.self_attn.k_proj.weight", kvh * 8, 8);
+	rows_at(f, r, lq, ql + 8, "language_model.model.layers.0.self_attn.v_proj.weight", kvh * 8,
+	        8);
+	cols_of(f, r, T, "language_model.model.layers.0.self_attn.o_proj.weight",
+	        "language_model.model.layers.0.self_attn.o_proj.weight", HID, 64);
+	assert_true(tm_ix(f->p, r, "language_model.lm_head.weight") >= 0); /* untied */
+}
+
+static void test_hand_slices(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++)
+		for (int bias = 0; bias < 2; bias++) {
+			fx f;
+			fx_open(&f, lv_model(LAY_V4, bias, 3), bias ? cfg_lv : cfg_nobias, tps[i],
+			        1, 0, true);
+			for (uint32_t r = 0; r < tps[i]; r++)
+				check_rank(&f, tps[i], r, bias);
+			assert_false(shardmap_tied_lm_head(f.p));
+			assert_true(skipped(&f, VT "post_layernorm.weight") &&
+			            skipped(&f, VT "post_layernorm.bias") &&
+			            skipped(&f, VT "encoder.layers.2.mlp.fc1.weight"));
+			assert_false(skipped(&f, VT "encoder.layers.1.mlp.fc1.weight"));
+			fx_close(&f);
+		}
+}
+
+/* Every output of rank r of a equals the one of b (names, shapes, bytes); b's names
+ * are a's with `strip` removed from the front (NULL: the same names). */
+static void same_rank(const fx *a, const fx *b, uint32_t r, const char *strip)
+{
+	size_t na = shardmap_rank_n_tensors(a->p, r), nb = 0;
+	for (size_t i = 0; i < na; i++) {
+		const sm_out_info *t = shardmap_rank_tensor(a->p, r, i);
+		const char *n = t->name;
+		if (strip && strncmp(n, strip, strlen(strip)) != 0)
+			continue;
+		nb++;
+		const sm_out_info *u = info(b, r, strip ? n + strlen(strip) : n);
+		assert_int_equal(t->ndim, u->ndim);
+		assert_int_equal(t->nbytes, u->nbytes);
+		assert_int_equal(t->dtype, u->dtype);
+		if (memcmp(a->pr->b[r][i], out_bytes(b, r, u->name), t->nbytes) != 0)
+			fail_msg("rank %u '%s' differs", r, n);
+	}
+	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
+}
+
+/* Released and >= 4.52 layouts: the same shards (the >= 4.52 names skipped under their own
+ * names); the language model is Llama's under `language_model.`. */
+static void test_layouts_and_text(void **state)
+{
+	(void)state;
+	fx a, b, t;
+	fx_open(&a, lv_model(LAY_V4, true, 3), cfg_lv, 2, 1, 0, true);
+	fx_open(&b, lv_model(LAY_HF5, true, 3), cfg_lv, 2, 1, 0, true);
+	fx_open(&t, lv_model(LAY_TEXT, true, 0), cfg_text, 2, 1, 0, true);
+	for (uint32_t r = 0; r < 2; r++) {
+		same_rank(&a, &b, r, NULL);
+		same_rank(&a, &t, r, "language_model.");
+	}
+	assert_true(skipped(&b, "model." VT "post_layernorm.weight"));
+	fx_close(&a);
+	fx_close(&b);
+	fx_close(&t);
+}
+
+/* int8-channel TP 2: rank 1's linear_1 rows [32, 64) and the tower's fc1 rows [32, 64)
+ * quantized per row; the embeddings, norms and biases kept BF16. */
+static void test_int8(void **state)
+{
+	(void)state;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	fx f;
+	fx_open_l(&f, lv_model(LAY_HF5, true, 3), cfg_lv, &l, true);
+	static const char *const q[] = {PJ "linear_1.weight", VT "encoder.layers.1.mlp.fc1.weight"};
+	static const char *const src[] = {"model." PJ "linear_1.weight",
+	                                  "model." VT "encoder.layers.1.mlp.fc1.weight"};
+	static const int64_t rows[] = {HID / 2, VI / 2};
+	for (int k = 0; k < 2; k++) {
+		char sn[200];
+		snprintf(sn, sizeof(sn), "%s_scale", q[k]);
+		assert_int_equal(info(&f, 1, q[k])->dtype, WT_I8);
+		shp(&f, 1, sn, 2, rows[k], 1, 0);
+		const int8_t *c = (const int8_t *)out_bytes(&f, 1, q[k]);
+		const float *sc = (const float *)out_bytes(&f, 1, sn);
+		for (int64_t row = 0; row < rows[k]; row++) {
+			size_t rowb;
+			const uint16_t *x =
+			    (const uint16_t *)src_rows(&f, src[k], rows[k] + row, &rowb);
+			int8_row_is(c + row * VE, sc[row], x, VE);
+		}
+	}
+	static const char *const n[] = {PJ "linear_1.bias",
+	                                PJ "linear_2.bias",
+	                                VT "embeddings.class_embedding",
+	                                VT "embeddings.patch_embedding.weight",
+	                                VT "embeddings.position_embedding.weight",
+	                                VT "pre_layrnorm.weight",
+	                                VT "encoder.layers.0.layer_norm1.bias",
+	                                VT "encoder.layers.0.self_attn.qkv_proj.bias",
+	                                "language_model.model.embed_tokens.weight",
+	                                "language_model.lm_head.weight"};
+	for (size_t k = 0; k < sizeof(n) / sizeof(n[0]); k++)
+		assert_int_equal(info(&f, 1, n[k])->dtype, WT_BF16);
+	static const char *const y[] = {
+	    PJ "linear_2.weight", VT "encoder.layers.0.self_attn.qkv_proj.weight",
+	    VT "encoder.layers.0.self_attn.out_proj.weight", VT "encoder.layers.0.mlp.fc2.weight",
+	    "language_model.model.layers.0.mlp.gate_up_proj.weight"};
+	for (size_t k = 0; k < sizeof(y) / sizeof(y[0]); k++)
+		assert_int_equal(info(&f, 1, y[k])->dtype, WT_I8);
+	fx_close(&f);
+}
+
+static void test_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(lv_model(LAY_V4, true, 3), cfg_lv, 2, lays, 4);
+	coverage(lv_model(LAY_HF5, false, 3), cfg_nobias, 2, lays, 4);
+}
+
+/* vision_config with only its width keys: CLIPVisionConfig's patch 32 and image 224 (7 x 7
+ * patches + 1 = 50 positions, [VE, 3, 32, 32]), 12 blocks (feature layer -2: 11 built);
+ * LlamaConfig's defaults for text_config keys left out; multimodal_projector_bias true. */
+static void test_defaults(void **state)
+{
+	(void)state;
+	tm_model *m = lv_model(LAY_V4, true, 12);
+	tm_remove(m, VT "embeddings.patch_embedding.weight");
+	tm_add(m, VT "embeddings.patch_embedding.weight", WT_DTYPE_INVALID, 1, VE * 3 * 1024, 0, 0);
+	st_desc *d = &m->d[m->n - 1];
+	d->ndim = 4;
+	d->shape[0] = VE;
+	d->shape[1] = 3;
+	d->shape[2] = d->shape[3] = 32;
+	tm_remove(m, VT "embeddings.position_embedding.weight");
+	tm_add2(m, VT "embeddings.position_embedding.weight", 50, VE);
+	static const char cfg[] =
+	    CFG_HEAD("") VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,"
+	                            "\"num_attention_heads\":8");
+	fx f;
+	fx_open(&f, m, cfg, 2, 1, 0, false);
+	const sm_out_info *pc = info(&f, 1, VT "embeddings.patch_embedding.weight");
+	assert_true(pc->ndim == 4 && pc->shape[2] == 32 && pc->shape[3] == 32);
+	shp(&f, 1, VT "embeddings.position_embedding.weight", 2, 50, VE, 0);
+	assert_true(tm_ix(f.p, 1, VT "encoder.layers.10.mlp.fc1.weight") >= 0);
+	assert_true(skipped(&f, VT "encoder.layers.11.mlp.fc1.weight"));
+	assert_true(tm_ix(f.p, 1, PJ "linear_1.bias") >= 0);
+	fx_close(&f);
+	/* 12 heads by default: 32 is not a multiple */
+	static const char cfg12[] =
+	    CFG_HEAD("") VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,"
+	                            "\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2");
+	fx_refused(lv_model(LAY_V4, true, 3), cfg12, WT_ECORRUPT, "num_attention_heads 12",
+	           "hidden_size 32");
+	/* LlamaConfig's class defaults under llava (its text_config says llama or nothing; KV
+	 * = H) */
+	static const char cls[] =
+	    "{\"architectures\":[\"LlavaForConditionalGeneration\"],\"model_type\":\"llava\","
+	    "\"text_config\":{\"vocab_size\":32064},\"vision_config\":{}}";
+	ckpt_config c;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(cls, strlen(cls), &c, &err), WT_OK);
+	assert_true(c.hidden_size == 4096 && c.num_attention_heads == 32 &&
+	            c.num_key_value_heads == 32 && c.intermediate_size == 11008 &&
+	            c.vocab_size == 32064 && c.num_hidden_layers == 32 && c.mm_projector_bias &&
+	            c.v_feature_layer == -2 && strcmp(c.lm_model_type, "llama") == 0 &&
+	            strcmp(c.v_model_type, "clip_vision_model") == 0);
+	ckpt_config_clear(&c);
+	/* LlamaForCausalLM keeps its keys required */
+	static const char bare[] = "{\"architectures\":[\"LlamaForCausalLM\"],"
+	                           "\"model_type\":\"llama\"}";
+	assert_int_not_equal(ckpt_config_parse(bare, strlen(bare), &c, &err), WT_OK);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	/* the projector's biases against multimodal_projector_bias */
+	fx_refused(lv_model(LAY_V4, true, 3), cfg_nobias, WT_EUNSUPPORTED, PJ "linear_1.bias",
+	           "multimodal_projector_bias");
+	fx_refused(lv_model(LAY_V4, false, 3), cfg_lv, WT_ENOTFOUND, PJ "linear_1.bias",
+	           "multimodal_projector_bias");
+	/* a block past num_hidden_layers, named by the key */
+	fx_refused(lv_model(LAY_V4, true, 4), cfg_lv, WT_ESHAPE, VT "encoder.layers.3.",
+	           "vision_config.num_hidden_layers is 3");
+	/* a missing block, even one vLLM does not build */
+	tm_model *m = lv_model(LAY_HF5, true, 3);
+	tm_remove(m, "model." VT "encoder.layers.2.mlp.fc2.bias");
+	fx_refused(m, cfg_lv, WT_ENOTFOUND, "model." VT "encoder.layers.2.mlp.fc2.bias", "");
+	/* a >= 4.52 name in a released checkpoint */
+	m = lv_model(LAY_V4, true, 3);
+	tm_add2(m, "model.multi_modal_projector.norm.bias", VE, 0);
+	fx_refused(m, cfg_lv, WT_EUNSUPPORTED, "mixes two name layouts", "");
+	/* the position table follows image_size / patch_size: 16 wants 8 x 8 + 1 rows */
+	static const char cfg16[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":8,"
+	               "\"num_hidden_layers\":3,\"image_size\":16,\"patch_size\":2");
+	fx_refused(lv_model(LAY_V4, true, 3), cfg16, WT_ESHAPE,
+	           VT "embeddings.position_embedding.weight", "");
+	/* patch_embedding has no bias */
+	m = lv_model(LAY_V4, true, 3);
+	tm_add2(m, VT "embeddings.patch_embedding.bias", VE, 0);
+	fx_refused(m, cfg_lv, WT_EUNSUPPORTED, VT "embeddings.patch_embedding.bias", "llava");
+	/* heads: 3 do not divide 32; 8 heads TP 16 cannot split (the LM's 8 neither) */
+	static const char cfg3h[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":3,"
+	               "\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2");
+	fx_refused(lv_model(LAY_V4, true, 3), cfg3h, WT_ECORRUPT,
+	           "num_attention_heads 3 does not divide hidden_size 32", "");
+	static const char cfg2h[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":2,"
+	               "\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2");
+	fx_refused_tp(lv_model(LAY_V4, true, 3), cfg2h, 4, WT_ELAYOUT,
+	              "vision_config.num_attention_heads 2", "");
+	/* vision_feature_layer: a list, or outside the tower */
+	static const char cfg_list[] =
+	    CFG_HEAD("\"vision_feature_layer\":[-1,-2],") VISION_CFG(VISION_KEYS);
+	fx_refused(lv_model(LAY_V4, true, 3), cfg_list, WT_EUNSUPPORTED, "vision_feature_layer",
+	           "list");
+	static const char cfg_far[] =
+	    CFG_HEAD("\"vision_feature_layer\":-5,") VISION_CFG(VISION_KEYS);
+	fx_refused(lv_model(LAY_V4, true, 3), cfg_far, WT_ECORRUPT, "vision_feature_layer -5",
+	           "[-4, 3]");
+	/* feature layer 1 (non-negative: that many blocks) keeps block 0 only */
+	static const char cfg_one[] =
+	    CFG_HEAD("\"vision_feature_layer\":1,") VISION_CFG(VISION_KEYS);
+	fx f;
+	fx_open(&f, lv_model(LAY_V4, true, 3), cfg_one, 2, 1, 0, false);
+	assert_true(skipped(&f, VT "encoder.layers.1.mlp.fc1.weight") &&
+	            tm_ix(f.p, 0, VT "encoder.layers.0.mlp.fc1.weight") >= 0);
+	fx_close(&f);
+	/* another tower, another language model, none */
+	static const char cfg_sig[] =
+	    CFG_HEAD("") ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"}}";
+	fx_refused(lv_model(LAY_V4, true, 3), cfg_sig, WT_EUNSUPPORTED, "siglip_vision_model",
+	           "CLIP");
+	static const char cfg_qwen[] =
+	    "{\"architectures\":[\"LlavaForConditionalGeneration\"],\"model_type\":\"llava\","
+	    "\"text_config\":{\"model_type\":\"qwen2\",\"hidden_size\":64,\"num_attention_heads\":"
+	    "8,"
+	    "\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"
+	    "\"num_hidden_layers\":1}" VISION_CFG(VISION_KEYS);
+	fx_refused(lv_model(LAY_V4, true, 3), cfg_qwen, WT_EUNSUPPORTED,
+	           "text_config.model_type 'qwen2'", "llama or mistral");
+	static const char cfg_nov[] = CFG_HEAD("") "}";
+	fx_refused(lv_model(LAY_V4, true, 3), cfg_nov, WT_ECORRUPT, "needs vision_config", "");
+	static const char cfg_notext[] =
+	    "{\"architectures\":[\"LlavaForConditionalGeneration\"],\"model_type\":\"llava\","
+	    "\"hidden_size\":64,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	    "\"intermediate_size\":128,\"vocab_size\":128,\"num_hidden_layers\":1" VISION_CFG(
+	        VISION_KEYS);
+	fx_refused(lv_model(LAY_V4, true, 3), cfg_notext, WT_ECORRUPT, "needs a text_config", "");
+}
+
+/* LLaVA-NeXT: LLaVA's table with a Mistral language model, plus image_newline [hid]. */
+#define CFG_NEXT(top)                                                                              \
+	"{\"architectures\":[\"LlavaNextForConditionalGeneration\"],\"model_type\":"               \
+	"\"llava_next\"," top "\"text_config\":{" LM_KEYS_MISTRAL "}"
+#define LM_KEYS_MISTRAL                                                                            \
+	"\"model_type\":\"mistral\",\"hidden_size\":64,\"num_attention_heads\":8,"                 \
+	"\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"                  \
+	"\"num_hidden_layers\":1,\"sliding_window\":null"
+static const char cfg_next[] = CFG_NEXT("") VISION_CFG(VISION_KEYS);
+
+static tm_model *next_model(lay y, bool newline)
+{
+	tm_model *m = lv_model(y, true, 3);
+	if (newline)
+		add(m, y, "image_newline", HID, 0);
+	return m;
+}
+
+/* TP 2 and 4: LLaVA's slices, image_newline whole on every rank; the >= 4.52 layout
+ * (model.image_newline) the same shards; one tensor more than LLaVA's per rank. */
+static void test_next(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		fx a, b, c;
+		fx_open(&a, next_model(LAY_V4, true), cfg_next, tps[i], 1, 0, true);
+		fx_open(&b, next_model(LAY_HF5, true), cfg_next, tps[i], 1, 0, true);
+		fx_open(&c, lv_model(LAY_V4, true, 3), cfg_lv, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++) {
+			check_rank(&a, tps[i], r, true);
+			repl(&a, r, "image_newline");
+			assert_int_equal(info(&a, r, "image_newline")->dtype, WT_BF16);
+			same_rank(&a, &b, r, NULL);
+			assert_int_equal(shardmap_rank_n_tensors(a.p, r),
+			                 shardmap_rank_n_tensors(c.p, r) + 1);
+		}
+		assert_true(skipped(&b, "model." VT "post_layernorm.bias"));
+		fx_close(&a);
+		fx_close(&b);
+		fx_close(&c);
+	}
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(next_model(LAY_HF5, true), cfg_next, 2, lays, 4);
+	/* int8: image_newline stays BF16, linear_1 quantized */
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	fx f;
+	fx_open_l(&f, next_model(LAY_HF5, true), cfg_next, &l, false);
+	assert_int_equal(info(&f, 1, "image_newline")->dtype, WT_BF16);
+	assert_int_equal(info(&f, 1, PJ "linear_1.weight")->dtype, WT_I8);
+	fx_close(&f);
+}
+
+static void test_next_errors(void **state)
+{
+	(void)state;
+	/* image_newline: required, [hid], LLaVA-NeXT's only */
+	fx_refused(next_model(LAY_HF5, false), cfg_next, WT_ENOTFOUND, "model.image_newline", "");
+	tm_model *m = next_model(LAY_V4, false);
+	tm_add2(m, "image_newline", VE, 0);
+	fx_refused(m, cfg_next, WT_ESHAPE, "image_newline", "[64]");
+	fx_refused(next_model(LAY_V4, true), cfg_lv, WT_EUNSUPPORTED, "image_newline", "llava");
+	/* LLaVA's checks: a qwen2 text model, a list feature layer */
+	static const char cfg_q[] =
+	    "{\"architectures\":[\"LlavaNextForConditionalGeneration\"],\"model_type\":"
+	    "\"llava_next\",\"text_config\":{\"model_type\":\"qwen2\",\"hidden_size\":64,"
+	    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":128,"
+	    "\"vocab_size\":128,\"num_hidden_layers\":1}" VISION_CFG(VISION_KEYS);
+	fx_refused(next_model(LAY_V4, true), cfg_q, WT_EUNSUPPORTED, "'qwen2'",
+	           "LlavaNextForConditionalGeneration");
+	static const char cfg_list[] =
+	    CFG_NEXT("\"vision_feature_layer\":[-2,-5],") VISION_CFG(VISION_KEYS);
+	fx_refused(next_model(LAY_V4, true), cfg_list, WT_EUNSUPPORTED, "vision_feature_layer",
+	           "list");
+	/* MistralConfig's class defaults for the text_config keys left out (KV 8) */
+	static const char cls[] = "{\"architectures\":[\"LlavaNextForConditionalGeneration\"],"
+	                          "\"model_type\":\"llava_next\",\"text_config\":{\"model_type\":"
+	                          "\"mistral\"},\"vision_config\":{}}";
+	ckpt_config c;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(cls, strlen(cls), &c, &err), WT_OK);
+	assert_true(c.hidden_size == 4096 && c.num_key_value_heads == 8 &&
+	            c.intermediate_size == 14336 && c.mm_projector_bias &&
+	            c.v_feature_layer == -2 && strcmp(c.lm_model_type, "mistral") == 0);
+	ckpt_config_clear(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts_and_text),
+	    cmocka_unit_test(test_int8),        cmocka_unit_test(test_coverage),
+	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_next),        cmocka_unit_test(test_next_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
