@@ -624,6 +624,24 @@ static const class_default falcon_h1_defaults[] = {
     {"rope_theta", true, 100000.0},
 };
 
+/* MambaConfig's (transformers 4.57.1): mamba-130m-like dims (50280 / 768 / 32 layers),
+ * state_size 16, expand 2, conv_kernel 4, use_bias false, use_conv_bias true,
+ * layer_norm_epsilon 1e-5, tie_word_embeddings true (PretrainedConfig's); time_step_rank
+ * "auto" (ceil(hidden_size / 16)) and intermediate_size (int(expand * hidden_size)) are
+ * config_mamba_keys'. MambaConfig has no attention and no num_attention_heads. */
+static const class_default mamba_defaults[] = {
+    {"vocab_size", false, 50280},
+    {"hidden_size", false, 768},
+    {"num_hidden_layers", false, 32},
+    {"state_size", false, 16},
+    {"expand", false, 2},
+    {"conv_kernel", false, 4},
+    {"use_bias", false, 0, true},
+    {"use_conv_bias", false, 1, true},
+    {"layer_norm_epsilon", true, 1e-5},
+    {"tie_word_embeddings", false, 1, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -682,6 +700,7 @@ static const struct {
     CLASS("stablelm", stablelm_defaults),
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
+    CLASS("mamba", mamba_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -135,7 +135,8 @@ enum {
 	FAM_DBRX,
 	FAM_STABLELM,
 	FAM_MINISTRAL,
-	FAM_FALCONH1
+	FAM_FALCONH1,
+	FAM_MAMBA,
 };
 
 /* The planner's family -> the reference's kind. */
@@ -297,6 +298,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* FalconH1ForCausalLM: Bamba's Mamba2 mixer and attention side by side in every
 	     * layer under the muP multipliers, the SwiGLU feed_forward (cfg_granite4.c) */
 	    {"falcon_h1", REF_DENSE, false, 0, FAM_FALCONH1},
+	    /* MambaForCausalLM: Jamba's Mamba (v1) mixer without its dt / B / C norms in every
+	     * layer, no feed_forward, under Jamba's names (mamba.c) */
+	    {"mamba", REF_DENSE, false, 0, FAM_MAMBA},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -353,7 +357,8 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->nemotron = map[i].fam == FAM_NEMOTRON;
 			c->nogate = c->nogate || c->nemotron;
 			c->layernorm = c->layernorm || c->nemotron;
-			c->jamba = map[i].fam == FAM_JAMBA;
+			c->mamba_lm = map[i].fam == FAM_MAMBA;
+			c->jamba = map[i].fam == FAM_JAMBA || c->mamba_lm;
 			if (c->jamba && c->E <= 1) /* num_experts 1: every feed_forward dense */
 				c->kind = REF_DENSE;
 			c->neox = map[i].fam == FAM_NEOX;

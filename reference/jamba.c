@@ -98,11 +98,13 @@ int ref_jb_out(const ref_cfg *c, ref_set *s, int64_t l, int64_t il, const float 
 {
 	long long L = (long long)l;
 	int64_t R = c->m_rank, N = c->m_state, nxp = R + 2 * N;
-	const float *dn, *bn, *cn, *dw, *db, *al, *dd, *wo;
+	const float *dn = NULL, *bn = NULL, *cn = NULL, *dw, *db, *al, *dd, *wo;
 	int rv;
-	if ((rv = ref_getf(s, &dn, false, err, 1, R, 0, 0, MAMBA "dt_layernorm.weight", L)) ||
-	    (rv = ref_getf(s, &bn, false, err, 1, N, 0, 0, MAMBA "b_layernorm.weight", L)) ||
-	    (rv = ref_getf(s, &cn, false, err, 1, N, 0, 0, MAMBA "c_layernorm.weight", L)) ||
+	bool norms = !c->mamba_lm; /* MambaMixer (Mamba): no dt / B / C norms */
+	if ((norms &&
+	     ((rv = ref_getf(s, &dn, false, err, 1, R, 0, 0, MAMBA "dt_layernorm.weight", L)) ||
+	      (rv = ref_getf(s, &bn, false, err, 1, N, 0, 0, MAMBA "b_layernorm.weight", L)) ||
+	      (rv = ref_getf(s, &cn, false, err, 1, N, 0, 0, MAMBA "c_layernorm.weight", L)))) ||
 	    (rv = ref_getf(s, &dw, false, err, 2, il, R, 0, MAMBA "dt_proj.weight", L)) ||
 	    (rv = ref_getf(s, &db, false, err, 1, il, 0, 0, MAMBA "dt_proj.bias", L)) ||
 	    (rv = ref_getf(s, &al, false, err, 2, il, N, 0, MAMBA "A_log", L)) ||
@@ -117,6 +119,11 @@ int ref_jb_out(const ref_cfg *c, ref_set *s, int64_t l, int64_t il, const float 
 	float *bc = dr + T * R, *dt = bc + T * 2 * N, *y = dt + T * il, *g = y + T * il;
 	double *S = (double *)(g + T * il);
 	for (int64_t t = 0; t < T; t++) { /* the norms on the all-reduced dt / B / C */
+		if (!norms) {
+			memcpy(dr + t * R, xp + t * nxp, (size_t)R * sizeof(float));
+			memcpy(bc + t * 2 * N, xp + t * nxp + R, (size_t)(2 * N) * sizeof(float));
+			continue;
+		}
 		ref_norm(c, dr + t * R, xp + t * nxp, dn, 1, R);
 		ref_norm(c, bc + t * 2 * N, xp + t * nxp + R, bn, 1, N);
 		ref_norm(c, bc + t * 2 * N + N, xp + t * nxp + R + N, cn, 1, N);

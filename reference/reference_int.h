@@ -373,6 +373,9 @@ int ref_cfg_dbrx(ref_cfg *c, const char *arch, const char *json, size_t len, wt_
 /* Set in's tensors (a DBRX checkpoint or rank) into the empty set out under Mixtral's names
  * (dbrx.c). */
 int ref_dbrx_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
+/* Set in's tensors (Mamba's checkpoint or a rank's shard, backbone.*) into the empty set out
+ * under Jamba's names (mamba.c). */
+int ref_mamba_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
 int ref_nogate_mlp(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                    const float *h, float *y, float *scratch, wt_errbuf *err);
 int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);

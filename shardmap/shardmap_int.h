@@ -282,6 +282,10 @@ typedef struct sm_family {
 	 * lightning-attention self_attn.slope_rate / query_decay / key_decay / diagonal_decay,
 	 * GPT-NeoX's old attention.bias / attention.masked_bias); NULL = none. */
 	const char *const *drop_suffixes;
+	/* Mamba / Falcon-Mamba (MambaConfig, FalconMambaConfig): the mixer is intermediate_size
+	 * wide, its switches are use_conv_bias / use_bias (the loader reads them as
+	 * mamba_conv_bias / mamba_proj_bias), named so in refusals */
+	bool mamba_lm;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -410,6 +414,7 @@ extern const sm_family shardmap_family_dbrx;
 extern const sm_family shardmap_family_stablelm;
 extern const sm_family shardmap_family_ministral;
 extern const sm_family shardmap_family_falcon_h1;
+extern const sm_family shardmap_family_mamba;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
