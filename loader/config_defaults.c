@@ -642,6 +642,23 @@ static const class_default mamba_defaults[] = {
     {"tie_word_embeddings", false, 1, true},
 };
 
+/* FalconMambaConfig's (transformers 4.57.1): MambaConfig's and mixer_rms_eps 1e-6 (the
+ * weightless norms of the mixer's dt / B / C); tied by default as PretrainedConfig's
+ * (tiiuae/falcon-mamba-7b's config.json says false). */
+static const class_default falcon_mamba_defaults[] = {
+    {"vocab_size", false, 50280},
+    {"hidden_size", false, 768},
+    {"num_hidden_layers", false, 32},
+    {"state_size", false, 16},
+    {"expand", false, 2},
+    {"conv_kernel", false, 4},
+    {"use_bias", false, 0, true},
+    {"use_conv_bias", false, 1, true},
+    {"layer_norm_epsilon", true, 1e-5},
+    {"mixer_rms_eps", true, 1e-6},
+    {"tie_word_embeddings", false, 1, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -701,6 +718,7 @@ static const struct {
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
     CLASS("mamba", mamba_defaults),
+    CLASS("falcon_mamba", falcon_mamba_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

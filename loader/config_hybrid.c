@@ -78,7 +78,8 @@ static int set_new(json_t *v, const char *key, json_t *x, wt_errbuf *err)
 }
 
 /*
- * MambaConfig's keys (transformers 4.57.1) under the Mamba mixers' names: state_size ->
+ * MambaConfig's (and FalconMambaConfig's) keys (transformers 4.57.1) under the Mamba mixers'
+ * names: state_size ->
  * mamba_d_state, conv_kernel -> mamba_d_conv, time_step_rank -> mamba_dt_rank ("auto"
  * kept), use_conv_bias -> mamba_conv_bias, use_bias -> mamba_proj_bias, layer_norm_epsilon
  * -> rms_norm_eps (the reference's); intermediate_size when absent or null is MambaConfig's

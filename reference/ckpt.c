@@ -329,7 +329,7 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	}
 	if (fam != NULL && strcmp(fam, "jamba") == 0)
 		rv = jb_layers(cc, &c, false, err);
-	if (fam != NULL && strcmp(fam, "mamba") == 0) /* every layer a mixer (period -1) */
+	if (fam != NULL && (strcmp(fam, "mamba") == 0 || strcmp(fam, "falcon_mamba") == 0))
 		rv = jb_layers(cc, &c, true, err);
 	char *flat = NULL; /* DBRX: its nested keys laid over the top level (cfg_dbrx.c) */
 	if (rv == WT_OK && fam != NULL && strcmp(fam, "dbrx") == 0)

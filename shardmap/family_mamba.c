@@ -81,10 +81,30 @@ static int mb_check(const ckpt_config *c, wt_errbuf *err)
 
 static const char *const mamba_archs[] = {"MambaForCausalLM", NULL};
 
-/* MambaConfig leaves tie_word_embeddings true (the loader's class defaults) */
+/* MambaConfig leaves tie_word_embeddings true (the loader's class defaults); so does
+ * FalconMambaConfig (below) */
 const sm_family shardmap_family_mamba = {
     .name = "mamba",
     .archs = mamba_archs,
+    .rules = mamba_rules,
+    .n_rules = SM_NRULES(mamba_rules),
+    .layer_prefix = "backbone.layers.",
+    .check = mb_check,
+    .layer_is_linear = mb_mixer,
+    .linear_keys = "every layer is a Mamba mixer",
+    .mamba = true,
+    .mamba_lm = true,
+};
+
+static const char *const falcon_mamba_archs[] = {"FalconMambaForCausalLM", NULL};
+
+/* Falcon-Mamba (FalconMambaForCausalLM, falcon_mamba: tiiuae/falcon-mamba-7b): Mamba's
+ * tensors exactly; vLLM's mamba.py builds its MambaMixer with use_rms_norm and
+ * rms_norm_has_weight false, so the dt / B / C norms (mixer_rms_eps) hold no weights: math,
+ * not layout. */
+const sm_family shardmap_family_falcon_mamba = {
+    .name = "falcon_mamba",
+    .archs = falcon_mamba_archs,
     .rules = mamba_rules,
     .n_rules = SM_NRULES(mamba_rules),
     .layer_prefix = "backbone.layers.",

@@ -490,6 +490,12 @@ static const fam_expect fams[] = {
                                   (128 + 512 * 128 + 256 * 4 + 256 + 40 * 256 + 256 * 8 + 256 +
                                    256 * 16 + 256 + 128 * 256),
      128, 1, 1, 128, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* falcon_mamba: mamba's tensors and lm_head [1000, 128] (untied) */
+    {"falcon_mamba", 23,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 *
+                                      (128 + 512 * 128 + 256 * 4 + 256 + 40 * 256 + 256 * 8 + 256 +
+                                       256 * 16 + 256 + 128 * 256),
+     128, 1, 1, 128, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

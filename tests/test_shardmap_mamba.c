@@ -313,6 +313,48 @@ static void test_mb_errors(void **state)
 	fx_refused_tp(m, MB_OK, 2, WT_ENOTFOUND, M0 "D", "missing");
 }
 
+/* Falcon-Mamba (FalconMambaForCausalLM, falcon_mamba): Mamba's tensors and cut exactly (its
+ * dt / B / C norms have no weights); tiiuae/falcon-mamba-7b's expand 16 beside
+ * intermediate_size, which wins; untied there, tied by FalconMambaConfig's default. */
+static void test_fm(void **state)
+{
+	(void)state;
+	mb_dims o = MB_STD;
+	o.lm_head = 1;
+	fx f;
+	fx_open(&f, tm_mb_d(&o),
+	        "{\"architectures\":[\"FalconMambaForCausalLM\"],\"model_type\":\"falcon_mamba\","
+	        "\"hidden_size\":128,\"vocab_size\":1003,\"num_hidden_layers\":2,\"state_size\":16,"
+	        "\"conv_kernel\":4,\"expand\":16,\"intermediate_size\":256,\"mixer_rms_eps\":1e-6,"
+	        "\"tie_word_embeddings\":false}",
+	        2, 1, 0, true);
+	assert_string_equal(shardmap_family(f.p), "falcon_mamba");
+	assert_false(shardmap_tied_lm_head(f.p));
+	for (uint32_t r = 0; r < 2; r++) {
+		mixer_is(&f, r, 2);
+		embed_is(&f, r, 2);
+	}
+	rows_at(&f, 1, "lm_head.weight", 0, "lm_head.weight", 512, 491);
+	fx_close(&f);
+	static const char cfg[] = "{\"architectures\": [\"FalconMambaForCausalLM\"], "
+	                          "\"model_type\": \"falcon_mamba\"}";
+	ckpt_config c;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(cfg, strlen(cfg), &c, &err), WT_OK);
+	assert_true(c.hidden_size == 768 && c.intermediate_size == 1536 && c.mamba_d_state == 16 &&
+	            c.mamba_d_conv == 4 && c.mamba_dt_rank == -1 && c.mamba_conv_bias &&
+	            !c.mamba_proj_bias && c.tie_word_embeddings && c.vocab_size == 50280);
+	ckpt_config_clear(&c);
+	/* Jamba's norm weights are no Falcon-Mamba tensors either */
+	tm_model *m = tm_mb();
+	tm_add2(m, M0 "b_layernorm.weight", 16, 0);
+	fx_refused_tp(m,
+	              "{\"architectures\":[\"FalconMambaForCausalLM\"],\"model_type\":"
+	              "\"falcon_mamba\",\"hidden_size\":128,\"vocab_size\":1003,"
+	              "\"num_hidden_layers\":2}",
+	              2, WT_EUNSUPPORTED, M0 "b_layernorm.weight", "falcon_mamba");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +362,7 @@ int main(void)
 	    cmocka_unit_test(test_mb_quant),    cmocka_unit_test(test_mb_biases),
 	    cmocka_unit_test(test_mb_coverage), cmocka_unit_test(test_mb_config_defaults),
 	    cmocka_unit_test(test_mb_layouts),  cmocka_unit_test(test_mb_errors),
+	    cmocka_unit_test(test_fm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,7 +66,7 @@ by rows, x_proj and out_proj by columns (out_proj's bias whole), dt / b / c laye
 whole; its experts Mixtral-style experts.{j}.gate_proj / up_proj / down_proj.
 
 Mamba (vLLM's mamba.py, the same MambaMixer): backbone.layers.{i}.mixer.* as Jamba's
-mamba.* (no norms), backbone.embeddings (and an untied lm_head) by padded vocabulary rows,
+mamba.* (no norms; Falcon-Mamba's weightless), backbone.embeddings (and an untied lm_head) by padded vocabulary rows,
 the layers' norm and norm_f whole; tied unless tie_word_embeddings is false.
 
 Llama 4's FP8 release (quant_method fbgemm_fp8, docs/format.md 4.7) keeps one scale per
@@ -354,7 +354,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts",
                                                                        cfg.get("moe_num_experts", 0))))
     # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5, Cohere and SmolLM3 tie)
-    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba")))
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba")))
     if arch == "Lfm2ForCausalLM":  # Lfm2Config prefers its original key
         tied = cfg.get("tie_embedding", tied)
     bert = arch == "BertModel"
@@ -374,7 +374,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
-        if arch == "MambaForCausalLM":  # backbone.*: Jamba's mixer, embeddings by vocab rows
+        if arch in ("MambaForCausalLM", "FalconMambaForCausalLM"):  # backbone.*: Jamba's mixer
             if name in ("backbone.embeddings.weight", "lm_head.weight"):
                 add(name, vocab_rows(name, V, T, r, pad))
             elif ".mixer." in name:
