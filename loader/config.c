@@ -605,6 +605,9 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_parse_jamba(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "longcat_flash") == 0)
 		rv = config_parse_longcat(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL &&
+	    (strcmp(c->model_type, "mamba") == 0 || strcmp(c->model_type, "falcon_mamba") == 0))
+		rv = config_parse_dt_rank(root, c, err);
 	if (rv == WT_OK)
 		rv = config_get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)
@@ -715,6 +718,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		rv = fill_class_defaults(v, mt, err);
 	if (rv == WT_OK && longcat)
 		rv = config_longcat_keys(v, err);
+	if (rv == WT_OK && fill && (strcmp(mt, "mamba") == 0 || strcmp(mt, "falcon_mamba") == 0))
+		rv = config_mamba_keys(v, err);
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)
 		rv = config_hunyuan_lists(v, err);
 	if (rv != WT_OK) {

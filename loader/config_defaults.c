@@ -682,6 +682,41 @@ static const class_default llava_llama_defaults[] = {
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
 };
 
+/* MambaConfig's (transformers 4.57.1): mamba-130m-like dims (50280 / 768 / 32 layers),
+ * state_size 16, expand 2, conv_kernel 4, use_bias false, use_conv_bias true,
+ * layer_norm_epsilon 1e-5, tie_word_embeddings true (PretrainedConfig's); time_step_rank
+ * "auto" (ceil(hidden_size / 16)) and intermediate_size (int(expand * hidden_size)) are
+ * config_mamba_keys'. MambaConfig has no attention and no num_attention_heads. */
+static const class_default mamba_defaults[] = {
+    {"vocab_size", false, 50280},
+    {"hidden_size", false, 768},
+    {"num_hidden_layers", false, 32},
+    {"state_size", false, 16},
+    {"expand", false, 2},
+    {"conv_kernel", false, 4},
+    {"use_bias", false, 0, true},
+    {"use_conv_bias", false, 1, true},
+    {"layer_norm_epsilon", true, 1e-5},
+    {"tie_word_embeddings", false, 1, true},
+};
+
+/* FalconMambaConfig's (transformers 4.57.1): MambaConfig's and mixer_rms_eps 1e-6 (the
+ * weightless norms of the mixer's dt / B / C); tied by default as PretrainedConfig's
+ * (tiiuae/falcon-mamba-7b's config.json says false). */
+static const class_default falcon_mamba_defaults[] = {
+    {"vocab_size", false, 50280},
+    {"hidden_size", false, 768},
+    {"num_hidden_layers", false, 32},
+    {"state_size", false, 16},
+    {"expand", false, 2},
+    {"conv_kernel", false, 4},
+    {"use_bias", false, 0, true},
+    {"use_conv_bias", false, 1, true},
+    {"layer_norm_epsilon", true, 1e-5},
+    {"mixer_rms_eps", true, 1e-6},
+    {"tie_word_embeddings", false, 1, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -747,6 +782,8 @@ static const struct {
     /* LLaVA's text_config (config_lm_view names them by the text model's model_type) */
     CLASS("llava:llama", llava_llama_defaults),
     CLASS("llava:mistral", mistral3_text_defaults),
+    CLASS("mamba", mamba_defaults),
+    CLASS("falcon_mamba", falcon_mamba_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

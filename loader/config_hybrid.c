@@ -54,11 +54,80 @@ int config_parse_jamba(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = config_get_int(root, "expert_layer_offset", -1, 0, &c->jamba_expert_offset,
 		                    err);
+	if (rv == WT_OK)
+		rv = config_parse_dt_rank(root, c, err);
+	return rv;
+}
+
+int config_parse_dt_rank(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
 	json_t *r = json_object_get(root, "mamba_dt_rank");
-	if (rv == WT_OK && json_is_string(r) && strcmp(json_string_value(r), "auto") == 0)
+	if (json_is_string(r) && strcmp(json_string_value(r), "auto") == 0) {
 		c->mamba_dt_rank = -1;
-	else if (rv == WT_OK)
-		rv = config_get_int(root, "mamba_dt_rank", -1, 1, &c->mamba_dt_rank, err);
+		return WT_OK;
+	}
+	return config_get_int(root, "mamba_dt_rank", -1, 1, &c->mamba_dt_rank, err);
+}
+
+/* Set key to x (a new reference, taken) in v. */
+static int set_new(json_t *v, const char *key, json_t *x, wt_errbuf *err)
+{
+	if (x == NULL || json_object_set_new(v, key, x) != 0)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	return WT_OK;
+}
+
+/*
+ * MambaConfig's (and FalconMambaConfig's) keys (transformers 4.57.1) under the Mamba mixers'
+ * names: state_size ->
+ * mamba_d_state, conv_kernel -> mamba_d_conv, time_step_rank -> mamba_dt_rank ("auto"
+ * kept), use_conv_bias -> mamba_conv_bias, use_bias -> mamba_proj_bias, layer_norm_epsilon
+ * -> rms_norm_eps (the reference's); intermediate_size when absent or null is MambaConfig's
+ * int(expand * hidden_size) (a key config.json gives overrides it, as PretrainedConfig's
+ * kwargs do); num_attention_heads, which MambaConfig lacks, 1 (no tensor is cut by heads).
+ */
+int config_mamba_keys(json_t *v, wt_errbuf *err)
+{
+	static const char *const keys[][2] = {
+	    {"state_size", "mamba_d_state"},     {"conv_kernel", "mamba_d_conv"},
+	    {"time_step_rank", "mamba_dt_rank"}, {"use_conv_bias", "mamba_conv_bias"},
+	    {"use_bias", "mamba_proj_bias"},     {"layer_norm_epsilon", "rms_norm_eps"}};
+	static const char *const pos[] = {"state_size", "conv_kernel", "time_step_rank"};
+	for (size_t i = 0; i < sizeof(pos) / sizeof(pos[0]); i++) { /* named as given */
+		json_t *x = json_object_get(v, pos[i]);
+		bool is_auto = json_is_string(x) && strcmp(json_string_value(x), "auto") == 0;
+		if (x != NULL && !(json_is_integer(x) && json_integer_value(x) >= 1) &&
+		    !(i == 2 && is_auto))
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: Mamba's %s must be an integer >= 1%s",
+			                 pos[i], i == 2 ? " or \"auto\"" : "");
+	}
+	int rv = WT_OK;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && rv == WT_OK; i++) {
+		json_t *x = json_object_get(v, keys[i][0]);
+		if (x != NULL && json_object_set(v, keys[i][1], x) != 0)
+			rv = wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	json_t *im = json_object_get(v, "intermediate_size");
+	json_t *ex = json_object_get(v, "expand"), *hid = json_object_get(v, "hidden_size");
+	if (rv == WT_OK && (im == NULL || json_is_null(im))) {
+		if (!json_is_number(ex) || !json_is_integer(hid))
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "config.json: Mamba's expand and hidden_size must be numbers "
+			    "(intermediate_size is int(expand * hidden_size))");
+		double w = json_number_value(ex) * (double)json_integer_value(hid);
+		if (!(w >= 1.0 && w < 9007199254740992.0))
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "config.json: Mamba's expand %g x hidden_size %lld is not a "
+			    "positive width; give intermediate_size",
+			    json_number_value(ex), (long long)json_integer_value(hid));
+		rv = set_new(v, "intermediate_size", json_integer((json_int_t)w), err);
+	}
+	json_t *h = json_object_get(v, "num_attention_heads");
+	if (rv == WT_OK && (h == NULL || json_is_null(h)))
+		rv = set_new(v, "num_attention_heads", json_integer(1), err);
 	return rv;
 }
 

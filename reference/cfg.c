@@ -138,7 +138,9 @@ enum {
 	FAM_FALCONH1,
 	FAM_MPT,
 	FAM_LONGCAT,
-	FAM_GPT2
+	FAM_GPT2,
+	FAM_MAMBA,
+	FAM_FALCON_MAMBA,
 };
 
 /* The planner's family -> the reference's kind. */
@@ -317,6 +319,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    {"llava", REF_DENSE, false, 0, 0},
 	    /* LlavaNextForConditionalGeneration: the same */
 	    {"llava_next", REF_DENSE, false, 0, 0},
+	    /* MambaForCausalLM: Jamba's Mamba (v1) mixer without its dt / B / C norms in every
+	     * layer, no feed_forward, under Jamba's names (mamba.c) */
+	    {"mamba", REF_DENSE, false, 0, FAM_MAMBA},
+	    /* FalconMambaForCausalLM: Mamba with weightless RMSNorms (mixer_rms_eps) on the
+	     * mixer's dt / B / C (mamba.c, cfg_jamba.c) */
+	    {"falcon_mamba", REF_DENSE, false, 0, FAM_FALCON_MAMBA},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -373,7 +381,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->nemotron = map[i].fam == FAM_NEMOTRON;
 			c->nogate = c->nogate || c->nemotron;
 			c->layernorm = c->layernorm || c->nemotron;
-			c->jamba = map[i].fam == FAM_JAMBA;
+			c->m_plain_norm = map[i].fam == FAM_FALCON_MAMBA;
+			c->mamba_lm = map[i].fam == FAM_MAMBA || c->m_plain_norm;
+			c->jamba = map[i].fam == FAM_JAMBA || c->mamba_lm;
 			if (c->jamba && c->E <= 1) /* num_experts 1: every feed_forward dense */
 				c->kind = REF_DENSE;
 			c->neox = map[i].fam == FAM_NEOX;

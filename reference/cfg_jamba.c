@@ -29,19 +29,28 @@
 #include "reference/reference.h"
 #include "reference/reference_int.h"
 
-enum { F_ACT, F_COUNT };
+enum { F_ACT, F_MIXER_EPS, F_COUNT };
 
 int ref_cfg_jamba(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
 	const char *a = arch ? arch : "JambaForCausalLM";
 	ckpt_field f[F_COUNT] = {
 	    [F_ACT] = {"hidden_act", CKPT_FIELD_STRING},
+	    [F_MIXER_EPS] = {"mixer_rms_eps", CKPT_FIELD_REAL},
 	};
 	int rv = ckpt_config_fields(json, len, f, F_COUNT, err);
 	if (rv == WT_OK)
 		rv = ref_cfg_act(&f[F_ACT], "silu", c, err);
 	if (rv != WT_OK)
 		return rv;
+	/* Falcon-Mamba's weightless dt / B / C norms: FalconMambaConfig's 1e-6 when absent */
+	c->m_rms_eps = f[F_MIXER_EPS].present ? f[F_MIXER_EPS].r : 1e-6;
+	if (c->m_plain_norm && !(c->m_rms_eps >= 0.0 && c->m_rms_eps <= 1.0))
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: mixer_rms_eps %g; it must be in [0, 1] (FalconMambaConfig's "
+		    "1e-6)",
+		    c->m_rms_eps);
 	bool any = false;
 	for (int64_t i = 0; i < c->L; i++)
 		any = any || ref_jb_mamba_layer(c, i);

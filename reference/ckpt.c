@@ -236,14 +236,17 @@ static void llama4_dims(const ckpt_config *cc, ref_cfg *c)
 
 /*
  * Jamba's Mamba sizes and layers as the planner reads them (shardmap/family_jamba.c):
- * Im = mamba_expand * hidden_size, mamba_dt_rank "auto" (-1) = ceil(hidden_size / 16);
- * layer i is Mamba unless i % attn_layer_period == attn_layer_offset, MoE when num_experts
- * > 1 and i % expert_layer_period == expert_layer_offset (JambaConfig's layers_block_type
- * and layers_num_experts; the planner refuses periods and offsets that do not fit).
+ * Im = mamba_expand * hidden_size (Mamba's: intermediate_size, family_mamba.c), mamba_dt_rank
+ * "auto" (-1) = ceil(hidden_size / 16); layer i is Mamba unless i % attn_layer_period ==
+ * attn_layer_offset, MoE when num_experts > 1 and i % expert_layer_period == expert_layer_offset
+ * (JambaConfig's layers_block_type and layers_num_experts; the planner refuses periods and offsets
+ * that do not fit).
  */
-static int jb_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
+static int jb_layers(const ckpt_config *cc, ref_cfg *c, bool mamba, wt_errbuf *err)
 {
-	c->m_inner = cc->mamba_expand > 0 ? cc->mamba_expand * cc->hidden_size : -1;
+	c->m_inner = mamba                  ? cc->intermediate_size /* Mamba's */
+	             : cc->mamba_expand > 0 ? cc->mamba_expand * cc->hidden_size
+	                                    : -1;
 	c->m_rank = cc->mamba_dt_rank > 0 ? cc->mamba_dt_rank : (cc->hidden_size + 15) / 16;
 	c->m_state = cc->mamba_d_state;
 	c->m_conv = cc->mamba_d_conv;
@@ -325,11 +328,13 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = g4_layers(cc, &c, true, err);
 	}
 	if (fam != NULL && strcmp(fam, "jamba") == 0)
-		rv = jb_layers(cc, &c, err);
+		rv = jb_layers(cc, &c, false, err);
 	if (fam != NULL && strcmp(fam, "longcat_flash") == 0) { /* two virtual layers each */
 		c.L = 2 * cc->num_hidden_layers;
 		c.n_zero = cc->zero_expert_num;
 	}
+	if (fam != NULL && (strcmp(fam, "mamba") == 0 || strcmp(fam, "falcon_mamba") == 0))
+		rv = jb_layers(cc, &c, true, err);
 	char *flat = NULL; /* DBRX: its nested keys laid over the top level (cfg_dbrx.c) */
 	if (rv == WT_OK && fam != NULL && strcmp(fam, "dbrx") == 0)
 		rv = ref_dbrx_json(json, len, &flat, &len, err);

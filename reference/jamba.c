@@ -69,6 +69,18 @@ int ref_jb_in(const ref_cfg *c, ref_set *s, int64_t l, int64_t il, const float *
 	return WT_OK;
 }
 
+/* x [n] times 1 / sqrt(mean(x^2) + eps), in place: Falcon-Mamba's rms_forward (no weight),
+ * in ref_norm's float arithmetic. */
+static void plain_rms(float *x, int64_t n, float eps)
+{
+	float ss = 0.0f;
+	for (int64_t i = 0; i < n; i++)
+		ss += x[i] * x[i];
+	float inv = 1.0f / sqrtf(ss / (float)n + eps);
+	for (int64_t i = 0; i < n; i++)
+		x[i] = x[i] * inv;
+}
+
 /* The scan of il channels over T tokens into y [T, il]: xc the convolved x, dt [T, il]
  * after softplus, bc [T, 2N] the normalised B and C. The state in double. */
 static void jb_scan(const ref_cfg *c, int64_t il, const float *a_log, const float *d,
@@ -98,11 +110,13 @@ int ref_jb_out(const ref_cfg *c, ref_set *s, int64_t l, int64_t il, const float 
 {
 	long long L = (long long)l;
 	int64_t R = c->m_rank, N = c->m_state, nxp = R + 2 * N;
-	const float *dn, *bn, *cn, *dw, *db, *al, *dd, *wo;
+	const float *dn = NULL, *bn = NULL, *cn = NULL, *dw, *db, *al, *dd, *wo;
 	int rv;
-	if ((rv = ref_getf(s, &dn, false, err, 1, R, 0, 0, MAMBA "dt_layernorm.weight", L)) ||
-	    (rv = ref_getf(s, &bn, false, err, 1, N, 0, 0, MAMBA "b_layernorm.weight", L)) ||
-	    (rv = ref_getf(s, &cn, false, err, 1, N, 0, 0, MAMBA "c_layernorm.weight", L)) ||
+	bool norms = !c->mamba_lm; /* MambaMixer (Mamba): no dt / B / C norms */
+	if ((norms &&
+	     ((rv = ref_getf(s, &dn, false, err, 1, R, 0, 0, MAMBA "dt_layernorm.weight", L)) ||
+	      (rv = ref_getf(s, &bn, false, err, 1, N, 0, 0, MAMBA "b_layernorm.weight", L)) ||
+	      (rv = ref_getf(s, &cn, false, err, 1, N, 0, 0, MAMBA "c_layernorm.weight", L)))) ||
 	    (rv = ref_getf(s, &dw, false, err, 2, il, R, 0, MAMBA "dt_proj.weight", L)) ||
 	    (rv = ref_getf(s, &db, false, err, 1, il, 0, 0, MAMBA "dt_proj.bias", L)) ||
 	    (rv = ref_getf(s, &al, false, err, 2, il, N, 0, MAMBA "A_log", L)) ||
@@ -117,6 +131,17 @@ int ref_jb_out(const ref_cfg *c, ref_set *s, int64_t l, int64_t il, const float 
 	float *bc = dr + T * R, *dt = bc + T * 2 * N, *y = dt + T * il, *g = y + T * il;
 	double *S = (double *)(g + T * il);
 	for (int64_t t = 0; t < T; t++) { /* the norms on the all-reduced dt / B / C */
+		if (!norms) { /* Mamba: as they are; Falcon-Mamba: weightless RMSNorms */
+			memcpy(dr + t * R, xp + t * nxp, (size_t)R * sizeof(float));
+			memcpy(bc + t * 2 * N, xp + t * nxp + R, (size_t)(2 * N) * sizeof(float));
+			if (c->m_plain_norm) {
+				float e = (float)c->m_rms_eps;
+				plain_rms(dr + t * R, R, e);
+				plain_rms(bc + t * 2 * N, N, e);
+				plain_rms(bc + t * 2 * N + N, N, e);
+			}
+			continue;
+		}
 		ref_norm(c, dr + t * R, xp + t * nxp, dn, 1, R);
 		ref_norm(c, bc + t * 2 * N, xp + t * nxp + R, bn, 1, N);
 		ref_norm(c, bc + t * 2 * N + N, xp + t * nxp + R + N, cn, 1, N);

@@ -465,6 +465,14 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
+	if (c->mamba_lm && ref_set_find(ck, "backbone.embeddings.weight") != NULL) {
+		ref_set r = {0}; /* the checkpoint under Jamba's names (mamba.c) */
+		int rv = ref_mamba_rename(c, ck, &r, err);
+		if (rv == WT_OK)
+			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
+		ref_set_clear(&r);
+		return rv;
+	}
 	if ((c->dbrx || c->mpt) && ref_set_find(ck, "transformer.wte.weight") != NULL) {
 		ref_set r = {0}; /* the checkpoint under Mixtral's / StarCoder2's names (dbrx.c) */
 		int rv = ref_dbrx_rename(c, ck, &r, err);
@@ -511,6 +519,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 			goto out;
 		if ((rv = attn_full(c, ck, l, T, &b, err)))
 			goto out;
+		if (c->mamba_lm) /* Mamba: the mixer is the whole block */
+			continue;
 		if (c->neox_par)
 			memcpy(b.h, b.y, (size_t)(T * c->hid) * sizeof(float));
 		if ((c->cohere == 0 && !c->neox_par &&

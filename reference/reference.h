@@ -429,6 +429,14 @@ typedef struct ref_cfg {
 	 * a causal depthwise conv m_conv taps wide over x */
 	bool jamba;
 	int64_t m_inner, m_rank;
+	/* Mamba (MambaForCausalLM; mamba.c; also sets jamba, kind REF_DENSE): every layer
+	 * Jamba's mixer, without the dt / B / C norms, and no feed_forward: x = x +
+	 * mixer(input_layernorm(x)); read under Jamba's names (ref_mamba_rename) */
+	bool mamba_lm;
+	/* Falcon-Mamba (also mamba_lm): the mixer's dt / B / C through weightless RMSNorms of
+	 * epsilon m_rms_eps (mixer_rms_eps, default 1e-6) */
+	bool m_plain_norm;
+	double m_rms_eps;
 	/* GPT-NeoX (cfg_neox.c, neox.c; kind REF_DENSE): StarCoder2's LayerNorms with biases
 	 * (layernorm) and plain MLP (plain_mlp) and Phi-3's fused qkv_proj (fused_ckpt), read
 	 * under those names from the checkpoint's gpt_neox.* (ref_neox_rename), RoPE on the

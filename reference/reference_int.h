@@ -388,6 +388,9 @@ int ref_cfg_longcat(ref_cfg *c, const char *arch, const char *json, size_t len, 
 int ref_lc_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
 int ref_lc_moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
                     int64_t *routes, wt_errbuf *err);
+/* Set in's tensors (Mamba's checkpoint or a rank's shard, backbone.*) into the empty set out
+ * under Jamba's names (mamba.c). */
+int ref_mamba_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
 int ref_nogate_mlp(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                    const float *h, float *y, float *scratch, wt_errbuf *err);
 /* GPT-2's fields of c from config.json: activation_function, layer_norm_epsilon (gpt2.c). */

@@ -629,8 +629,8 @@ static bool g4_fits(const ref_cfg *c, int64_t T)
 	return true;
 }
 
-/* GPT-NeoX, Phi (neox.c), DBRX, MPT (dbrx.c), LongCat-Flash (longcat.c): every rank set under
- * the names read here, then the pass. */
+/* GPT-NeoX, Phi (neox.c), DBRX, MPT (dbrx.c), LongCat-Flash (longcat.c), GPT-2 (gpt2.c), Mamba
+ * (mamba.c): every rank set under the names read here, then the pass. */
 static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
                         wt_errbuf *err)
@@ -644,6 +644,7 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		rv = c->dbrx || c->mpt ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
 		     : c->longcat      ? ref_lc_rename(c, &ranks[i], &r[i], err)
 		     : c->gpt2         ? ref_gpt2_rename(c, &ranks[i], &r[i], false, err)
+		     : c->mamba_lm     ? ref_mamba_rename(c, &ranks[i], &r[i], err)
 		                       : ref_neox_rename(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
 		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);
@@ -662,7 +663,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	     (c->phi && ref_set_find(&ranks[0], "model.final_layernorm.weight")) ||
 	     ((c->dbrx || c->mpt) && ref_set_find(&ranks[0], "transformer.wte.weight")) ||
 	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight")) ||
-	     (c->gpt2 && ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL)))
+	     (c->gpt2 && ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL) ||
+	     (c->mamba_lm && ref_set_find(&ranks[0], "backbone.embeddings.weight"))))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,
 	           .ranks = ranks,
@@ -674,9 +676,10 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	           .routes = routes,
 	           .err = err};
 	int64_t T = s.T;
-	if (T < 1 || s.P < 1 || group >= s.P || l->vocab_pad < 1 || c->H % T != 0 ||
-	    (c->KV % T != 0 && T % c->KV != 0) || c->I % T != 0 || c->H > REF_MAX_HEADS ||
-	    (c->E > 0 && s.P == 1 && (c->Ie % T != 0 || c->Is % T != 0)) ||
+	/* Mamba: no attention, so no head counts to divide (its one placeholder head) */
+	bool heads_fit = c->mamba_lm || (c->H % T == 0 && (c->KV % T == 0 || T % c->KV == 0));
+	if (T < 1 || s.P < 1 || group >= s.P || l->vocab_pad < 1 || !heads_fit || c->I % T != 0 ||
+	    c->H > REF_MAX_HEADS || (c->E > 0 && s.P == 1 && (c->Ie % T != 0 || c->Is % T != 0)) ||
 	    (s.P > 1 && (c->E == 0 || (int64_t)s.P > c->E)))
 		return wt_seterr(
 		    err, WT_ELAYOUT,
@@ -717,6 +720,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 			goto out;
 		if (c->longcat && i % 2 == 0 && (rv = ref_shard_lc_moe(&s, i)))
 			goto out;
+		if (c->mamba_lm) /* Mamba: the mixer is the whole block */
+			continue;
 		if (ref_layer_is_moe(c, i))
 			rv = moe(&s, i);
 		else

@@ -207,7 +207,8 @@ static void mixer_dims(const sm_ctx *x, sm_dims *d)
 	d->m_groups = c->mamba_n_groups;
 	d->m_state = c->mamba_d_state;
 	d->m_kernel = c->mamba_d_conv;
-	d->m_inter = c->mamba_d_ssm > 0    ? c->mamba_d_ssm /* Falcon-H1's */
+	d->m_inter = x->fam->mamba_lm      ? c->intermediate_size /* Mamba's */
+	             : c->mamba_d_ssm > 0  ? c->mamba_d_ssm       /* Falcon-H1's */
 	             : c->mamba_expand > 0 ? c->mamba_expand * c->hidden_size
 	                                   : -1;
 	d->m_dt_rank = c->mamba_dt_rank > 0 ? c->mamba_dt_rank : (c->hidden_size + 15) / 16;

@@ -136,7 +136,9 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		*what = "mamba_n_heads";
 		return x->dm.m_heads;
 	case SM_U_MI:
-		*what = x->cfg->mamba_d_ssm > 0 ? "mamba_d_ssm" : "mamba_expand * hidden_size";
+		*what = x->fam->mamba_lm          ? "intermediate_size"
+		        : x->cfg->mamba_d_ssm > 0 ? "mamba_d_ssm"
+		                                  : "mamba_expand * hidden_size";
 		return x->dm.m_inter;
 	default:
 		*what = "?";

@@ -75,6 +75,8 @@ static const sm_family *const families[] = {
     &shardmap_family_gpt_bigcode,
     &shardmap_family_llava,
     &shardmap_family_llava_next,
+    &shardmap_family_mamba,
+    &shardmap_family_falcon_mamba,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

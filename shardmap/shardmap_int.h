@@ -292,6 +292,10 @@ typedef struct sm_family {
 	 * listed as skipped (LLaVA's vision blocks past vision_feature_layer and its
 	 * post_layernorm)? NULL = none. */
 	bool (*drop_canon)(const ckpt_config *cfg, const char *cn);
+	/* Mamba / Falcon-Mamba (MambaConfig, FalconMambaConfig): the mixer is intermediate_size
+	 * wide, its switches are use_conv_bias / use_bias (the loader reads them as
+	 * mamba_conv_bias / mamba_proj_bias), named so in refusals */
+	bool mamba_lm;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -435,6 +439,8 @@ extern const sm_family shardmap_family_gpt2;
 extern const sm_family shardmap_family_gpt_bigcode;
 extern const sm_family shardmap_family_llava;
 extern const sm_family shardmap_family_llava_next;
+extern const sm_family shardmap_family_mamba;
+extern const sm_family shardmap_family_falcon_mamba;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

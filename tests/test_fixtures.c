@@ -162,6 +162,16 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->mamba_rms_norm && cfg->mamba_conv_bias);
 		assert_false(cfg->projectors_bias || cfg->mamba_proj_bias);
 	}
+	if (strcmp(e->name, "mamba") == 0 || strcmp(e->name, "falcon_mamba") == 0) {
+		/* MambaConfig's (FalconMambaConfig's) keys under the mixer's names; falcon_mamba's
+		 * intermediate_size 256 over its expand 16 */
+		assert_int_equal(cfg->intermediate_size, 256);
+		assert_int_equal(cfg->mamba_d_state, 16);
+		assert_int_equal(cfg->mamba_d_conv, 4);
+		assert_int_equal(cfg->mamba_dt_rank, 8);
+		assert_true(cfg->mamba_conv_bias);
+		assert_false(cfg->mamba_proj_bias);
+	}
 	if (strcmp(e->name, "granitemoehybrid") == 0) { /* the Mamba2 mixer and its layers */
 		assert_true(cfg->has_layer_types);
 		assert_int_equal(cfg->n_layer_types, 4);

@@ -529,6 +529,20 @@ static const fam_expect fams[] = {
          2 * (64 + 64 * 3 * 14 * 14 + 5 * 64 + 4 * 64 + 128 * 64 + 128 + 128 * 128 + 128) +
          2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 2 * 128,
      128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* mamba: backbone.embeddings, norm_f; every layer its norm, in_proj 512x128, conv1d
+     * [256, 1, 4] + [256], x_proj 40x256, dt_proj 256x8 + [256], A_log 256x16, D [256],
+     * out_proj 128x256; tied; no attention: the loader's placeholder head (1 x 128) */
+    {"mamba", 22,
+     2 * (1000 * 128 + 128) + 2 * 2 *
+                                  (128 + 512 * 128 + 256 * 4 + 256 + 40 * 256 + 256 * 8 + 256 +
+                                   256 * 16 + 256 + 128 * 256),
+     128, 1, 1, 128, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* falcon_mamba: mamba's tensors and lm_head [1000, 128] (untied) */
+    {"falcon_mamba", 23,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 *
+                                      (128 + 512 * 128 + 256 * 4 + 256 + 40 * 256 + 256 * 8 + 256 +
+                                       256 * 16 + 256 + 128 * 256),
+     128, 1, 1, 128, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -780,6 +780,18 @@ for l in "^ *image_newline *BF16 *\[128\]" "multi_modal_projector.linear_1.weigh
 	grep -q "$l" "$T/plan" || fail "llava_next line $l: $(cat "$T/plan")"
 done
 grep -q "^ *model\.\|image_newline_scale" "$T/plan" && fail "llava_next: a >= 4.52 name or a quantized image_newline: $(cat "$T/plan")"
+# Mamba: backbone.* names; Jamba's v1 mixer cut, none of it quantized under int8-channel
+# (vLLM's MambaMixer takes no quant_config), the embeddings vocab-parallel, lm_head tied; a
+# tp_size that does not divide intermediate_size refused naming it
+"$CTL" plan --model-dir "$T/mamba" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan mamba"
+for l in "layers.0.mixer.in_proj.weight *BF16 *\[256, 128\]" "layers.1.mixer.x_proj.weight *BF16 *\[40, 128\]" \
+	"layers.1.mixer.A_log *BF16 *\[128, 16\]" "embeddings.weight *BF16 *\[512, 128\]" "norm_f.weight *BF16 *\[128\]"; do
+	grep -q "backbone.$l" "$T/plan" || fail "mamba line $l: $(cat "$T/plan")"
+done
+grep -q "_scale\|lm_head.weight" "$T/plan" && fail "mamba: a quantized tensor or an untied lm_head: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/mamba" --tp-size 3 >/dev/null 2>"$T/err" && fail "mamba at tp 3 planned"
+grep -q "does not divide intermediate_size 256" "$T/err" || fail "mamba tp 3: $(cat "$T/err")"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

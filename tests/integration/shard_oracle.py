@@ -74,6 +74,10 @@ Jamba (vLLM's jamba.py, mamba_mixer.py's MambaMixer, the v1 mixer): in_proj's tw
 by rows, x_proj and out_proj by columns (out_proj's bias whole), dt / b / c layernorms
 whole; its experts Mixtral-style experts.{j}.gate_proj / up_proj / down_proj.
 
+Mamba (vLLM's mamba.py, the same MambaMixer): backbone.layers.{i}.mixer.* as Jamba's
+mamba.* (no norms; Falcon-Mamba's weightless), backbone.embeddings (and an untied lm_head) by padded vocabulary rows,
+the layers' norm and norm_f whole; tied unless tie_word_embeddings is false.
+
 Llama 4's FP8 release (quant_method fbgemm_fp8, docs/format.md 4.7) keeps one scale per
 output channel: a Linear's X.weight_scale [N, 1] (its rows), a stack's X_scale [E, 1, 2I] /
 [E, hid, 1] (its columns, the output channels of the torch.bmm operands). With quant none
@@ -405,14 +409,14 @@ def llava_unbuilt(name, cfg):
 
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
-    H = cfg["num_attention_heads"]; hid = cfg["hidden_size"]
+    H = cfg.get("num_attention_heads", 1); hid = cfg["hidden_size"]  # Mamba has no heads
     KV = cfg.get("num_key_value_heads", H)
     d = cfg.get("head_dim", hid // H)
     L = cfg["num_hidden_layers"]; V = cfg["vocab_size"]
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts",
                                                                        cfg.get("moe_num_experts", 0))))
     # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5, Cohere and SmolLM3 tie)
-    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2")))
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba")))
     if arch == "Lfm2ForCausalLM":  # Lfm2Config prefers its original key
         tied = cfg.get("tie_embedding", tied)
     bert = arch == "BertModel"
@@ -436,6 +440,14 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             pcs = (gpt2 if arch == "GPT2LMHeadModel" else gpt_bigcode)(name, rows, cols, cfg, T, r,
                                                                       pad, tied)
             if pcs is not None: add(name, pcs)
+            continue
+        if arch in ("MambaForCausalLM", "FalconMambaForCausalLM"):  # backbone.*: Jamba's mixer
+            if name in ("backbone.embeddings.weight", "lm_head.weight"):
+                add(name, vocab_rows(name, V, T, r, pad))
+            elif ".mixer." in name:
+                add(name, jamba_mixer(name, rows, cols, T, r))
+            else:
+                add(name, pieces_rows(name, 0, rows))  # the norms
             continue
         if arch == "GPTNeoXForCausalLM":
             pcs = neox(name, rows, cols, cfg, T, r, pad, tied)
