@@ -598,6 +598,9 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->jamba_expert_period = c->jamba_expert_offset = c->mamba_dt_rank = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jamba") == 0)
 		rv = config_parse_jamba(root, c, err);
+	c->opt_word_embed_proj_dim = c->opt_max_pos = -1;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "opt") == 0)
+		rv = config_parse_opt(root, c, err);
 	if (rv == WT_OK)
 		rv = config_get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)
@@ -688,6 +691,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	int rv = fill ? lfm2_aliases(v, mt, err) : WT_OK;
 	if (rv == WT_OK && fill && strcmp(mt, "dbrx") == 0)
 		rv = config_dbrx_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "opt") == 0)
+		rv = config_opt_keys(v, err);
 	if (rv == WT_OK && fill)
 		rv = fill_class_defaults(v, mt, err);
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)

@@ -624,6 +624,18 @@ static const class_default falcon_h1_defaults[] = {
     {"rope_theta", true, 100000.0},
 };
 
+/* OPTConfig's (transformers 4.57.1): opt-125m's dims (50272 / 768 / 12 / 12, ffn_dim 3072
+ * read as intermediate_size: config_opt.c), max_position_embeddings 2048; no kv-head or
+ * head_dim key: the loader's defaults (num_attention_heads, hidden_size / heads) are the
+ * class's. word_embed_proj_dim, do_layer_norm_before, _remove_final_layer_norm, enable_bias
+ * and layer_norm_elementwise_affine default in config_opt.c; tied by default
+ * (PretrainedConfig's tie_word_embeddings, the planner's tie_default). */
+static const class_default opt_defaults[] = {
+    {"vocab_size", false, 50272},       {"hidden_size", false, 768},
+    {"intermediate_size", false, 3072}, {"num_hidden_layers", false, 12},
+    {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 2048},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -682,6 +694,7 @@ static const struct {
     CLASS("stablelm", stablelm_defaults),
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
+    CLASS("opt", opt_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -50,6 +50,15 @@ int config_hunyuan_lists(json_t *v, wt_errbuf *err);
  * (config_dbrx.c); a nested config not an object or tie_word_embeddings true refused. */
 int config_dbrx_keys(json_t *v, wt_errbuf *err);
 
+/* OPT (model_type opt): OPTConfig's ffn_dim laid over view v as intermediate_size (an
+ * intermediate_size key OPTConfig does not read dropped), before the class defaults
+ * (config_opt.c). */
+int config_opt_keys(json_t *v, wt_errbuf *err);
+struct ckpt_config;
+/* OPT's own keys into c (struct ckpt_config's opt_* fields, enable_bias into attention_bias);
+ * a wrong type is WT_ECORRUPT naming the key (config_opt.c). */
+int config_parse_opt(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+
 /* config.json field readers shared by config.c and config_hybrid.c. An integer >= min
  * (absent or null: dflt), a boolean (absent or null: dflt), a real > 0 (absent or null:
  * dflt), a list of integers (v NULL or null: none; *out owned); a wrong type or range is

@@ -135,7 +135,8 @@ enum {
 	FAM_DBRX,
 	FAM_STABLELM,
 	FAM_MINISTRAL,
-	FAM_FALCONH1
+	FAM_FALCONH1,
+	FAM_OPT
 };
 
 /* The planner's family -> the reference's kind. */
@@ -297,6 +298,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* FalconH1ForCausalLM: Bamba's Mamba2 mixer and attention side by side in every
 	     * layer under the muP multipliers, the SwiGLU feed_forward (cfg_granite4.c) */
 	    {"falcon_h1", REF_DENSE, false, 0, FAM_FALCONH1},
+	    /* OPTForCausalLM: learned positions, project_in / project_out, pre- or post-norm
+	     * layers with biased q/k/v/out_proj and fc1 / fc2, relu (cfg_opt.c, opt.c) */
+	    {"opt", REF_DENSE, false, 0, FAM_OPT},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -369,6 +373,7 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->stablelm = map[i].fam == FAM_STABLELM;
 			c->layernorm = c->layernorm || c->stablelm;
 			c->ministral = map[i].fam == FAM_MINISTRAL;
+			c->opt = map[i].fam == FAM_OPT;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -616,7 +621,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
 		return rv;
-	if (c->jamba)
+	if (c->opt)
+		rv = ref_cfg_opt(c, arch, json, len, err);
+	else if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
 	else if (c->neox || c->phi || c->stablelm)
 		rv = ref_cfg_neox(c, arch, json, len, err);

@@ -450,6 +450,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
+	if (c->opt) /* its own pass (opt.c) */
+		return ref_opt_full(c, ck, tokens, n_tok, logits, err);
 	if (c->dbrx && ref_set_find(ck, "transformer.wte.weight") != NULL) {
 		ref_set r = {0}; /* the checkpoint under Mixtral's names (dbrx.c) */
 		int rv = ref_dbrx_rename(c, ck, &r, err);

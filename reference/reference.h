@@ -185,6 +185,7 @@ typedef enum {
 	/* the MLPs without a gate (nogate): act(up(x)) */
 	REF_ACT_RELU2, /* relu2: relu(x)^2 (Arcee) */
 	REF_ACT_XIELU, /* xielu: learned per-layer scalars (Apertus; ref_nogate_mlp) */
+	REF_ACT_RELU,  /* relu (OPT's activation_function) */
 } ref_act;
 
 #define REF_MAX_ROPE_EXT 256 /* LongRoPE factors per list: rotary dims up to 512 */
@@ -450,6 +451,13 @@ typedef struct ref_cfg {
 	/* Ministral (cfg_smollm3.c; kind REF_DENSE, Llama's math): layer i uses the sliding window
 	 * when bit i of local_mask is set (local_masked; layer_types) */
 	bool ministral;
+	/* OPT (cfg_opt.c, opt.c; kind REF_DENSE, its own passes): embed_tokens wep
+	 * (word_embed_proj_dim) wide with project_in / project_out when wep != hid, the learned
+	 * positions (max_pos + 2 rows), pre-norm layers with opt_pre (do_layer_norm_before), else
+	 * post-norm; model.decoder.final_layer_norm with opt_fnorm; biases with opt_bias
+	 * (enable_bias) */
+	bool opt, opt_pre, opt_fnorm, opt_bias;
+	int64_t wep;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -699,6 +699,10 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		rv = ref_bert_sharded(c, ranks, s.T, s.Vl, tokens, s.n_tok, &s.b, logits, err);
 		goto out;
 	}
+	if (c->opt) { /* its own pass (opt.c) */
+		rv = ref_opt_sharded(c, ranks, s.T, s.Vl, tokens, n_tok, logits, err);
+		goto out;
+	}
 	if ((rv = embed(&s, tokens)))
 		goto out;
 	for (int64_t i = 0; i < c->L; i++) {

@@ -128,6 +128,9 @@ typedef enum {
 	SM_D_MXP, /* R + 2*N: mamba.x_proj rows [dt; B; C] */
 	SM_D_MR,  /* R: dt_proj columns, dt_layernorm */
 	SM_D_MN,  /* N: A_log columns, b_layernorm / c_layernorm */
+	/* OPT */
+	SM_D_WEP,  /* word_embed_proj_dim: embed_tokens / lm_head columns, project_in / out */
+	SM_D_OPOS, /* max_position_embeddings + 2: embed_positions rows (OPT's offset) */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -174,6 +177,9 @@ typedef enum {
 	SM_C_MCONVB,   /* Mamba layers (layer_is_linear) when mamba_conv_bias */
 	SM_C_MPROJB,   /* Mamba layers when mamba_proj_bias (in_proj / out_proj biases) */
 	SM_C_MNORM,    /* Mamba layers when mamba_rms_norm (Falcon-H1's optional gated norm) */
+	SM_C_OPROJ,    /* OPT's project_in / project_out: word_embed_proj_dim != hidden_size */
+	SM_C_OFNORM,   /* OPT's model.decoder.final_layer_norm: do_layer_norm_before and not
+	                  _remove_final_layer_norm */
 } sm_cond;
 
 enum {
@@ -410,6 +416,7 @@ extern const sm_family shardmap_family_dbrx;
 extern const sm_family shardmap_family_stablelm;
 extern const sm_family shardmap_family_ministral;
 extern const sm_family shardmap_family_falcon_h1;
+extern const sm_family shardmap_family_opt;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

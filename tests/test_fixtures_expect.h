@@ -482,6 +482,13 @@ static const fam_expect fams[] = {
                                       (2 * 128 + 640 * 128 + 424 * 128 + 224 * 4 + 224 + 3 * 8 +
                                        192 + 128 * 192 + 3 * 192 * 128),
      128, 8, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* opt: embed_tokens 1000x64, embed_positions (64 + 2)x128, project_in 128x64, project_out
+     * 64x128, final_layer_norm with its bias; a layer's two LayerNorms with biases, q/k/v/out
+     * 128x128 + [128], fc1 256x128 + [256], fc2 128x256 + [128]; tied */
+    {"opt", 38,
+     2 * (1000 * 64 + 66 * 128 + 2 * 128 * 64 + 2 * 128) +
+         2 * 2 * (4 * 128 + 4 * (128 * 128 + 128) + 2 * 256 * 128 + 256 + 128),
+     128, 8, 8, 16, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 opt"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -674,6 +674,26 @@ mkdir -p "$T/ministral_bad" && cp "$T/ministral/model.safetensors" "$T/ministral
 "$CTL" plan --model-dir "$T/ministral_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "ministral with chunked_attention planned"
 grep -q "two Ministral layer types" "$T/err" || fail "ministral layer_types: $(cat "$T/err")"
 rm -rf "$T/ministral_bad"
+# OPT: q/k/v (and biases) fused into qkv_proj, out_proj / fc2 by columns, fc1 by rows with its
+# bias, embed_tokens [V, word_embed_proj_dim] by vocabulary rows, embed_positions and project_in
+# / project_out replicated (the projections quantized), tied; model.decoder.final_layer_norm
+# with do_layer_norm_before false refused
+"$CTL" plan --model-dir "$T/opt" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan opt"
+for l in "model.decoder.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"model.decoder.layers.1.self_attn.qkv_proj.bias *BF16 *\[192\]" \
+	"model.decoder.layers.1.self_attn.out_proj.weight *I8 *\[128, 64\]" \
+	"model.decoder.layers.1.fc1.bias *BF16 *\[128\]" "model.decoder.project_in.weight *I8 *\[128, 64\]" \
+	"model.decoder.embed_positions.weight *BF16 *\[66, 128\]" \
+	"model.decoder.embed_tokens.weight *BF16 *\[512, 64\]"; do
+	grep -q "$l" "$T/plan" || fail "opt line $l: $(cat "$T/plan")"
+done
+grep -q "^ *lm_head" "$T/plan" && fail "opt: an lm_head while tied: $(cat "$T/plan")"
+mkdir -p "$T/opt_bad" && cp "$T/opt/model.safetensors" "$T/opt_bad/" &&
+	sed 's/"do_layer_norm_before": true/"do_layer_norm_before": false/' "$T/opt/config.json" >"$T/opt_bad/config.json"
+"$CTL" plan --model-dir "$T/opt_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "opt post-norm with a final LayerNorm planned"
+grep -q "do_layer_norm_before is false" "$T/err" || fail "opt do_layer_norm_before: $(cat "$T/err")"
+rm -rf "$T/opt_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

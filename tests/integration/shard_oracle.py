@@ -46,6 +46,9 @@ GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
 Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
 by rows with its bias, lm_head.bias as PhiMoE's (vocab rows, zero padding).
+OPT (vLLM's opt.py): model.decoder.* names kept; q/k/v fused as Llama's (KV = H), out_proj /
+fc2 by columns, fc1 by rows with its bias, embed_tokens [V, word_embed_proj_dim] by vocabulary
+rows; embed_positions, project_in / project_out and the LayerNorms whole; tied by default.
 DBRX (vLLM's dbrx.py): transformer.* names kept; attn.Wqkv [q; k; v] cut as Phi-3's
 qkv_proj, attn.out_proj by columns, transformer.wte by vocabulary rows; the experts' 2-D
 stacks w1 / v1 / w2 [E*Ie, hid] are Mixtral's experts.{j}.w1 / w3 / w2 once viewed [E, Ie,
@@ -349,8 +352,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     L = cfg["num_hidden_layers"]; V = cfg["vocab_size"]
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts",
                                                                        cfg.get("moe_num_experts", 0))))
-    # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5, Cohere and SmolLM3 tie)
-    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2")))
+    # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5, Cohere, SmolLM3 and OPT tie)
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "OPT")))
     if arch == "Lfm2ForCausalLM":  # Lfm2Config prefers its original key
         tied = cfg.get("tie_embedding", tied)
     bert = arch == "BertModel"
@@ -378,6 +381,13 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallelLinear
         if arch == "PhiForCausalLM" and re.search(r"mlp\.fc1\.(weight|bias)$", name):
             add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallelLinear
+        if arch == "OPTForCausalLM":  # vLLM's opt.py; q/k/v fused below as Llama's
+            if name == "model.decoder.embed_tokens.weight":
+                add(name, vocab_rows(name, V, T, r, pad)); continue
+            if re.search(r"(self_attn\.out_proj|\.fc2)\.weight$", name):
+                add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallel
+            if re.search(r"\.fc1\.(weight|bias)$", name):
+                add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallel
         if arch == "Mistral3ForConditionalGeneration" and name.startswith("multi_modal_projector.linear_"):
             if name.startswith("multi_modal_projector.linear_1."):  # ColumnParallelLinear
                 add(name, pieces_rows(name, r * rows // T, rows // T))
