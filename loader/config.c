@@ -693,6 +693,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		rv = config_dbrx_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "opt") == 0)
 		rv = config_opt_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "gptj") == 0)
+		rv = config_gptj_keys(v, err);
 	if (rv == WT_OK && fill)
 		rv = fill_class_defaults(v, mt, err);
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)

@@ -636,6 +636,18 @@ static const class_default opt_defaults[] = {
     {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 2048},
 };
 
+/* GPTJConfig's (transformers 4.57.1), under the names config_gptj.c lays GPT-J's keys onto:
+ * n_embd 4096, n_head 16, n_layer 28, n_positions 2048, vocab_size 50400 (n_inner None: 4 x
+ * n_embd, set by config_gptj.c); rotary_dim 64, activation_function gelu_new and
+ * layer_norm_epsilon 1e-5 are the reference's; untied. */
+static const class_default gptj_defaults[] = {
+    {"vocab_size", false, 50400},
+    {"hidden_size", false, 4096},
+    {"num_hidden_layers", false, 28},
+    {"num_attention_heads", false, 16},
+    {"max_position_embeddings", false, 2048},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -695,6 +707,7 @@ static const struct {
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
     CLASS("opt", opt_defaults),
+    CLASS("gptj", gptj_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -54,6 +54,10 @@ int config_dbrx_keys(json_t *v, wt_errbuf *err);
  * intermediate_size key OPTConfig does not read dropped), before the class defaults
  * (config_opt.c). */
 int config_opt_keys(json_t *v, wt_errbuf *err);
+/* GPT-J (model_type gptj): GPTJConfig's n_embd / n_head / n_layer / n_positions laid over view
+ * v under the names the loader reads, intermediate_size from n_inner or 4 x n_embd
+ * (config_gptj.c). */
+int config_gptj_keys(json_t *v, wt_errbuf *err);
 struct ckpt_config;
 /* OPT's own keys into c (struct ckpt_config's opt_* fields, enable_bias into attention_bias);
  * a wrong type is WT_ECORRUPT naming the key (config_opt.c). */

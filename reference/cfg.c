@@ -136,7 +136,8 @@ enum {
 	FAM_STABLELM,
 	FAM_MINISTRAL,
 	FAM_FALCONH1,
-	FAM_OPT
+	FAM_OPT,
+	FAM_GPTJ
 };
 
 /* The planner's family -> the reference's kind. */
@@ -301,6 +302,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* OPTForCausalLM: learned positions, project_in / project_out, pre- or post-norm
 	     * layers with biased q/k/v/out_proj and fc1 / fc2, relu (cfg_opt.c, opt.c) */
 	    {"opt", REF_DENSE, false, 0, FAM_OPT},
+	    /* GPTJForCausalLM: Phi's parallel block (gptj.c renames onto Phi's names), RoPE on
+	     * adjacent pairs of rotary_dim dims, no attention biases (cfg_neox.c) */
+	    {"gptj", REF_DENSE, false, 0, FAM_GPTJ},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -374,6 +378,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->layernorm = c->layernorm || c->stablelm;
 			c->ministral = map[i].fam == FAM_MINISTRAL;
 			c->opt = map[i].fam == FAM_OPT;
+			c->gptj = map[i].fam == FAM_GPTJ;
+			if (c->gptj) /* Phi's block, adjacent-pair RoPE */
+				c->phi = c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias =
+				    c->rope_pairs = true;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */

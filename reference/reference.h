@@ -458,6 +458,10 @@ typedef struct ref_cfg {
 	 * (enable_bias) */
 	bool opt, opt_pre, opt_fnorm, opt_bias;
 	int64_t wep;
+	/* GPT-J (cfg_neox.c, gptj.c; phi set too: Phi's block, read under Phi's names after
+	 * ref_gptj_rename): RoPE on the adjacent pairs (rope_pairs) of the first rotary_dim dims,
+	 * q/k/v and out_proj without biases */
+	bool gptj;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

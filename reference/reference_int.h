@@ -558,6 +558,8 @@ static inline void ref_fh1_sum(const ref_cfg *c, float *o, const float *m, int64
 /* Jamba's fields of c (the Mamba sizes and the layer masks from ckpt.c) from config.json
  * (cfg_jamba.c); arch is named in refusals. */
 int ref_cfg_jamba(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* GPT-J's tensors of in under Phi's names into out (gptj.c): checkpoint or rank sets alike. */
+int ref_gptj_rename(ref_set *in, ref_set *out, wt_errbuf *err);
 /* OPT's fields of c from config.json (cfg_opt.c); arch is named in refusals. */
 int ref_cfg_opt(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Whether Jamba's layer l is a Mamba (v1) mixer. */

@@ -622,8 +622,8 @@ static bool g4_fits(const ref_cfg *c, int64_t T)
 	return true;
 }
 
-/* GPT-NeoX, Phi (neox.c), DBRX (dbrx.c): every rank set under the names read here, then the
- * pass. */
+/* GPT-NeoX, Phi (neox.c), DBRX (dbrx.c), GPT-J (gptj.c, then Phi's): every rank set under the names
+ * read here, then the pass. */
 static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
                         wt_errbuf *err)
@@ -633,9 +633,12 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	if (r == NULL)
 		return wt_seterr(err, WT_ENOMEM, "reference forward: out of memory");
 	int rv = WT_OK;
+	/* GPT-J's names go to Phi's first (then this runs again for Phi's) */
+	bool gptj = c->gptj && ref_set_find(&ranks[0], "transformer.wte.weight") != NULL;
 	for (size_t i = 0; i < n && rv == WT_OK; i++)
-		rv = c->dbrx ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
-		             : ref_neox_rename(c, &ranks[i], &r[i], false, err);
+		rv = gptj      ? ref_gptj_rename(&ranks[i], &r[i], err)
+		     : c->dbrx ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
+		               : ref_neox_rename(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
 		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);
 	for (size_t i = 0; i < n; i++)
@@ -651,7 +654,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	if (l->tp_size >= 1 &&
 	    ((c->neox && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight")) ||
 	     (c->phi && ref_set_find(&ranks[0], "model.final_layernorm.weight")) ||
-	     (c->dbrx && ref_set_find(&ranks[0], "transformer.wte.weight"))))
+	     ((c->dbrx || c->gptj) && ref_set_find(&ranks[0], "transformer.wte.weight"))))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,
 	           .ranks = ranks,

@@ -202,6 +202,8 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->opt_ln_before && cfg->opt_final_norm && cfg->opt_ln_affine &&
 		            cfg->attention_bias);
 	}
+	if (strcmp(e->name, "gptj") == 0) /* GPTJConfig's n_positions, n_inner */
+		assert_int_equal(cfg->intermediate_size, 256);
 	if (strcmp(e->name, "ministral") == 0) { /* one type per layer: sliding, full */
 		assert_true(cfg->has_layer_types && cfg->n_layer_types == 2);
 		assert_int_equal(cfg->layer_types[0], CKPT_LAYER_SLIDING_ATTN);

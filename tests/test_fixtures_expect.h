@@ -489,6 +489,13 @@ static const fam_expect fams[] = {
      2 * (1000 * 64 + 66 * 128 + 2 * 128 * 64 + 2 * 128) +
          2 * 2 * (4 * 128 + 4 * (128 * 128 + 128) + 2 * 256 * 128 + 256 + 128),
      128, 8, 8, 16, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* gptj: ln_1 with its bias, q/k/v/out_proj 128x128 without biases, the F32
+     * attn.masked_bias scalar, fc_in 256x128 + [256], fc_out 128x256 + [128]; wte, ln_f with
+     * its bias, lm_head with its bias [1000] (untied) */
+    {"gptj", 27,
+     2 * (2 * 1000 * 128 + 2 * 128 + 1000) +
+         2 * (2 * (2 * 128 + 4 * 128 * 128 + 2 * 256 * 128 + 256 + 128) + 4),
+     128, 8, 8, 16, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

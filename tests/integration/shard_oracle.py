@@ -46,6 +46,9 @@ GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
 Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
 by rows with its bias, lm_head.bias as PhiMoE's (vocab rows, zero padding).
+GPT-J (vLLM's gpt_j.py): transformer.* names kept; q/k/v (no biases) fused as Llama's, out_proj /
+fc_out by columns, fc_in by rows with its bias, transformer.wte / lm_head / lm_head.bias by
+vocabulary rows, the old attn.masked_bias buffers dropped.
 OPT (vLLM's opt.py): model.decoder.* names kept; q/k/v fused as Llama's (KV = H), out_proj /
 fc2 by columns, fc1 by rows with its bias, embed_tokens [V, word_embed_proj_dim] by vocabulary
 rows; embed_positions, project_in / project_out and the LayerNorms whole; tied by default.
@@ -346,6 +349,9 @@ def neox(name, rows, cols, cfg, T, r, pad, tied):
 
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
+    if arch == "GPTJForCausalLM":  # GPTJConfig's attribute_map
+        cfg = dict(cfg, hidden_size=cfg["n_embd"], num_attention_heads=cfg["n_head"],
+                   num_hidden_layers=cfg["n_layer"])
     H = cfg["num_attention_heads"]; hid = cfg["hidden_size"]
     KV = cfg.get("num_key_value_heads", H)
     d = cfg.get("head_dim", hid // H)
@@ -381,6 +387,14 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallelLinear
         if arch == "PhiForCausalLM" and re.search(r"mlp\.fc1\.(weight|bias)$", name):
             add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallelLinear
+        if arch == "GPTJForCausalLM":  # vLLM's gpt_j.py; q/k/v fused below as Llama's
+            if name.endswith("attn.masked_bias"): continue  # the old buffer, skipped
+            if name == "transformer.wte.weight":
+                add(name, vocab_rows(name, V, T, r, pad)); continue
+            if re.search(r"(attn\.out_proj|mlp\.fc_out)\.weight$", name):
+                add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallel
+            if re.search(r"mlp\.fc_in\.(weight|bias)$", name):
+                add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallel
         if arch == "OPTForCausalLM":  # vLLM's opt.py; q/k/v fused below as Llama's
             if name == "model.decoder.embed_tokens.weight":
                 add(name, vocab_rows(name, V, T, r, pad)); continue
