@@ -603,11 +603,14 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->jamba_expert_period = c->jamba_expert_offset = c->mamba_dt_rank = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jamba") == 0)
 		rv = config_parse_jamba(root, c, err);
+	c->opt_word_embed_proj_dim = c->opt_max_pos = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "longcat_flash") == 0)
 		rv = config_parse_longcat(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL &&
 	    (strcmp(c->model_type, "mamba") == 0 || strcmp(c->model_type, "falcon_mamba") == 0))
 		rv = config_parse_dt_rank(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "opt") == 0)
+		rv = config_parse_opt(root, c, err);
 	if (rv == WT_OK)
 		rv = config_get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)
@@ -714,6 +717,10 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		rv = config_longcat_check(v, err);
 	if (rv == WT_OK && fill && (strcmp(mt, "gpt2") == 0 || strcmp(mt, "gpt_bigcode") == 0))
 		rv = config_gpt2_keys(v, mt, err);
+	if (rv == WT_OK && fill && strcmp(mt, "opt") == 0)
+		rv = config_opt_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "gptj") == 0)
+		rv = config_gptj_keys(v, err);
 	if (rv == WT_OK && fill)
 		rv = fill_class_defaults(v, mt, err);
 	if (rv == WT_OK && longcat)

@@ -717,6 +717,30 @@ static const class_default falcon_mamba_defaults[] = {
     {"tie_word_embeddings", false, 1, true},
 };
 
+/* OPTConfig's (transformers 4.57.1): opt-125m's dims (50272 / 768 / 12 / 12, ffn_dim 3072
+ * read as intermediate_size: config_opt.c), max_position_embeddings 2048; no kv-head or
+ * head_dim key: the loader's defaults (num_attention_heads, hidden_size / heads) are the
+ * class's. word_embed_proj_dim, do_layer_norm_before, _remove_final_layer_norm, enable_bias
+ * and layer_norm_elementwise_affine default in config_opt.c; tied by default
+ * (PretrainedConfig's tie_word_embeddings, the planner's tie_default). */
+static const class_default opt_defaults[] = {
+    {"vocab_size", false, 50272},       {"hidden_size", false, 768},
+    {"intermediate_size", false, 3072}, {"num_hidden_layers", false, 12},
+    {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 2048},
+};
+
+/* GPTJConfig's (transformers 4.57.1), under the names config_gptj.c lays GPT-J's keys onto:
+ * n_embd 4096, n_head 16, n_layer 28, n_positions 2048, vocab_size 50400 (n_inner None: 4 x
+ * n_embd, set by config_gptj.c); rotary_dim 64, activation_function gelu_new and
+ * layer_norm_epsilon 1e-5 are the reference's; untied. */
+static const class_default gptj_defaults[] = {
+    {"vocab_size", false, 50400},
+    {"hidden_size", false, 4096},
+    {"num_hidden_layers", false, 28},
+    {"num_attention_heads", false, 16},
+    {"max_position_embeddings", false, 2048},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -784,6 +808,8 @@ static const struct {
     CLASS("llava:mistral", mistral3_text_defaults),
     CLASS("mamba", mamba_defaults),
     CLASS("falcon_mamba", falcon_mamba_defaults),
+    CLASS("opt", opt_defaults),
+    CLASS("gptj", gptj_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

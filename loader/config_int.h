@@ -69,6 +69,19 @@ int config_mpt_keys(json_t *v, wt_errbuf *err);
  * refused naming the key (config_gpt2.c). */
 int config_gpt2_keys(json_t *v, const char *mt, wt_errbuf *err);
 
+/* OPT (model_type opt): OPTConfig's ffn_dim laid over view v as intermediate_size (an
+ * intermediate_size key OPTConfig does not read dropped), before the class defaults
+ * (config_opt.c). */
+int config_opt_keys(json_t *v, wt_errbuf *err);
+/* GPT-J (model_type gptj): GPTJConfig's n_embd / n_head / n_layer / n_positions laid over view
+ * v under the names the loader reads, intermediate_size from n_inner or 4 x n_embd
+ * (config_gptj.c). */
+int config_gptj_keys(json_t *v, wt_errbuf *err);
+struct ckpt_config;
+/* OPT's own keys into c (struct ckpt_config's opt_* fields, enable_bias into attention_bias);
+ * a wrong type is WT_ECORRUPT naming the key (config_opt.c). */
+int config_parse_opt(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+
 /* config.json field readers shared by config.c and config_hybrid.c. An integer >= min
  * (absent or null: dflt), a boolean (absent or null: dflt), a real > 0 (absent or null:
  * dflt), a list of integers (v NULL or null: none; *out owned); a wrong type or range is

@@ -371,6 +371,15 @@ typedef struct ckpt_config {
 	 * otherwise): zero_expert_num, the identity experts the router scores after the
 	 * n_routed_experts real ones */
 	int64_t zero_expert_num;
+	/* OPT (OPTConfig; read for model_type opt only, config_opt.c): word_embed_proj_dim
+	 * (absent or null: hidden_size; -1 for any other family), max_position_embeddings (the
+	 * learned position table holds it + 2 rows; absent: the class's 2048),
+	 * do_layer_norm_before (true if absent; false: opt-350m's post-norm layers),
+	 * opt_final_norm (model.decoder.final_layer_norm exists: do_layer_norm_before and not
+	 * _remove_final_layer_norm), layer_norm_elementwise_affine (true if absent; false refused
+	 * by the planner); enable_bias is read into attention_bias (true if absent) */
+	int64_t opt_word_embed_proj_dim, opt_max_pos;
+	bool opt_ln_before, opt_final_norm, opt_ln_affine;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;

@@ -141,6 +141,8 @@ enum {
 	FAM_GPT2,
 	FAM_MAMBA,
 	FAM_FALCON_MAMBA,
+	FAM_OPT,
+	FAM_GPTJ
 };
 
 /* The planner's family -> the reference's kind. */
@@ -325,6 +327,12 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* FalconMambaForCausalLM: Mamba with weightless RMSNorms (mixer_rms_eps) on the
 	     * mixer's dt / B / C (mamba.c, cfg_jamba.c) */
 	    {"falcon_mamba", REF_DENSE, false, 0, FAM_FALCON_MAMBA},
+	    /* OPTForCausalLM: learned positions, project_in / project_out, pre- or post-norm
+	     * layers with biased q/k/v/out_proj and fc1 / fc2, relu (cfg_opt.c, opt.c) */
+	    {"opt", REF_DENSE, false, 0, FAM_OPT},
+	    /* GPTJForCausalLM: Phi's parallel block (gptj.c renames onto Phi's names), RoPE on
+	     * adjacent pairs of rotary_dim dims, no attention biases (cfg_neox.c) */
+	    {"gptj", REF_DENSE, false, 0, FAM_GPTJ},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -407,6 +415,11 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->bigcode = c->gpt2 && strcmp(family, "gpt_bigcode") == 0;
 			if (c->gpt2) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+			c->opt = map[i].fam == FAM_OPT;
+			c->gptj = map[i].fam == FAM_GPTJ;
+			if (c->gptj) /* Phi's block, adjacent-pair RoPE */
+				c->phi = c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias =
+				    c->rope_pairs = true;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -658,6 +671,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_longcat(c, arch, json, len, err);
 	else if (c->gpt2)
 		rv = ref_cfg_gpt2(c, arch, json, len, err);
+	else if (c->opt)
+		rv = ref_cfg_opt(c, arch, json, len, err);
 	else if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
 	else if (c->neox || c->phi || c->stablelm)

@@ -157,8 +157,62 @@ static int cfg_stablelm(ref_cfg *c, const char *arch, const char *json, size_t l
 	              f[P_MAX_POS].present ? f[P_MAX_POS].i : 0, json, len, err);
 }
 
+/* GPTJConfig's keys (transformers 4.57.1 configuration_gptj.py): activation_function
+ * (gelu_new), rotary_dim (64; null: the whole head, which vLLM's gpt_j.py cannot build: refused),
+ * layer_norm_epsilon (1e-5); RoPE base 10000 (a rope_theta other than it refused: transformers
+ * ignores the key, vLLM's gpt_j.py reads it). */
+static int cfg_gptj(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	enum { G_ACT, G_ROT, G_EPS, G_THETA, G_MAX_POS, G_COUNT };
+	static const ckpt_field spec[G_COUNT] = {
+	    [G_ACT] = {"activation_function", CKPT_FIELD_STRING},
+	    [G_ROT] = {"rotary_dim", CKPT_FIELD_INT},
+	    [G_EPS] = {"layer_norm_epsilon", CKPT_FIELD_REAL},
+	    [G_THETA] = {"rope_theta", CKPT_FIELD_REAL},
+	    [G_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+	};
+	ckpt_field f[G_COUNT];
+	const char *a = arch ? arch : "GPTJForCausalLM";
+	memcpy(f, spec, sizeof(spec));
+	int rv = ckpt_config_fields(json, len, f, G_COUNT, err);
+	if (rv == WT_OK)
+		rv = ref_cfg_act(&f[G_ACT], "gelu_new", c, err);
+	if (rv != WT_OK)
+		return rv;
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	json_t *rd = ref_lm_get(root, "rotary_dim");
+	bool null_rot = rd != NULL && json_is_null(rd);
+	json_decref(root);
+	if (null_rot)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: rotary_dim null on %s (RoPE over the whole head in "
+		                 "transformers); vLLM's gpt_j.py needs an even rotary_dim: give it",
+		                 a);
+	if (f[G_THETA].present && f[G_THETA].r != 10000.0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: rope_theta %g on %s: transformers' GPT-J ignores it "
+		                 "(base 10000), vLLM's gpt_j.py applies it; remove it",
+		                 f[G_THETA].r, a);
+	int64_t rot = f[G_ROT].present ? f[G_ROT].i : 64;
+	if (rot < 2 || rot > c->d || rot % 2 != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: rotary_dim %lld on %s of head size %lld; the reference "
+		    "(and vLLM's rotary embedding) needs an even count from 2 to the "
+		    "head size",
+		    (long long)rot, a, (long long)c->d);
+	c->theta = 10000.0;
+	c->eps = f[G_EPS].present ? f[G_EPS].r : 1e-5;
+	return rotary(c, "rotary_dim / head size", c->d > 0 ? (double)rot / (double)c->d : 0.0, a,
+	              f[G_MAX_POS].present ? f[G_MAX_POS].i : 0, json, len, err);
+}
+
 int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
+	if (c->gptj)
+		return cfg_gptj(c, arch, json, len, err);
 	if (c->stablelm)
 		return cfg_stablelm(c, arch, json, len, err);
 	if (c->phi)

@@ -306,6 +306,8 @@ static float act1(float x, ref_act act)
 		return gelu_tanh(x);
 	if (act == REF_ACT_GELU)
 		return gelu_erf(x);
+	if (act == REF_ACT_RELU)
+		return x > 0.0f ? x : 0.0f;
 	if (act == REF_ACT_RELU2) { /* ReLUSquaredActivation: relu(x)^2 */
 		float r = x > 0.0f ? x : 0.0f;
 		return r * r;

@@ -465,6 +465,14 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
+	if (c->gptj && ref_set_find(ck, "transformer.wte.weight") != NULL) {
+		ref_set r = {0}; /* the checkpoint under Phi's names (gptj.c) */
+		int rv = ref_gptj_rename(ck, &r, err);
+		if (rv == WT_OK)
+			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
+		ref_set_clear(&r);
+		return rv;
+	}
 	if (c->mamba_lm && ref_set_find(ck, "backbone.embeddings.weight") != NULL) {
 		ref_set r = {0}; /* the checkpoint under Jamba's names (mamba.c) */
 		int rv = ref_mamba_rename(c, ck, &r, err);
@@ -473,6 +481,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
+	if (c->opt) /* its own pass (opt.c) */
+		return ref_opt_full(c, ck, tokens, n_tok, logits, err);
 	if ((c->dbrx || c->mpt) && ref_set_find(ck, "transformer.wte.weight") != NULL) {
 		ref_set r = {0}; /* the checkpoint under Mixtral's / StarCoder2's names (dbrx.c) */
 		int rv = ref_dbrx_rename(c, ck, &r, err);

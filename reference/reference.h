@@ -185,6 +185,7 @@ typedef enum {
 	/* the MLPs without a gate (nogate): act(up(x)) */
 	REF_ACT_RELU2, /* relu2: relu(x)^2 (Arcee) */
 	REF_ACT_XIELU, /* xielu: learned per-layer scalars (Apertus; ref_nogate_mlp) */
+	REF_ACT_RELU,  /* relu (OPT's activation_function) */
 } ref_act;
 
 #define REF_MAX_ROPE_EXT 256 /* LongRoPE factors per list: rotary dims up to 512 */
@@ -477,6 +478,17 @@ typedef struct ref_cfg {
 	bool gpt2;
 	/* GPTBigCode (gpt2 set too): nn.Linear weights (nothing transposed), one kv head */
 	bool bigcode;
+	/* OPT (cfg_opt.c, opt.c; kind REF_DENSE, its own passes): embed_tokens wep
+	 * (word_embed_proj_dim) wide with project_in / project_out when wep != hid, the learned
+	 * positions (max_pos + 2 rows), pre-norm layers with opt_pre (do_layer_norm_before), else
+	 * post-norm; model.decoder.final_layer_norm with opt_fnorm; biases with opt_bias
+	 * (enable_bias) */
+	bool opt, opt_pre, opt_fnorm, opt_bias;
+	int64_t wep;
+	/* GPT-J (cfg_neox.c, gptj.c; phi set too: Phi's block, read under Phi's names after
+	 * ref_gptj_rename): RoPE on the adjacent pairs (rope_pairs) of the first rotary_dim dims,
+	 * q/k/v and out_proj without biases */
+	bool gptj;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

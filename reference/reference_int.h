@@ -251,6 +251,13 @@ int ref_bert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T
 int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
                      const int64_t *tokens, int64_t T, ref_bufs *b, float *out, wt_errbuf *err);
 
+/* OPTForCausalLM paths (opt.c): the checkpoint ck (model.decoder.* or decoder.*), or the
+ * ranks[T] of a layout with Vl padded vocabulary rows each; logits [n_tok, V]. */
+int ref_opt_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok, float *logits,
+                 wt_errbuf *err);
+int ref_opt_sharded(const ref_cfg *c, ref_set *ranks, uint32_t T, int64_t Vl, const int64_t *tokens,
+                    size_t n_tok, float *logits, wt_errbuf *err);
+
 /* DeepSeek-V3 (reference_mla.c). MLA block of layer l with heads [0, Hl) of set
  * s (checkpoint: Hl = H; a rank: its slice) on normed input h: out [T, hid] is
  * o_proj's output (a rank's partial). */
@@ -577,6 +584,10 @@ static inline void ref_fh1_sum(const ref_cfg *c, float *o, const float *m, int64
 /* Jamba's fields of c (the Mamba sizes and the layer masks from ckpt.c) from config.json
  * (cfg_jamba.c); arch is named in refusals. */
 int ref_cfg_jamba(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* GPT-J's tensors of in under Phi's names into out (gptj.c): checkpoint or rank sets alike. */
+int ref_gptj_rename(ref_set *in, ref_set *out, wt_errbuf *err);
+/* OPT's fields of c from config.json (cfg_opt.c); arch is named in refusals. */
+int ref_cfg_opt(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Whether Jamba's layer l is a Mamba (v1) mixer. */
 static inline bool ref_jb_mamba_layer(const ref_cfg *c, int64_t l)
 {

@@ -630,7 +630,8 @@ static bool g4_fits(const ref_cfg *c, int64_t T)
 }
 
 /* GPT-NeoX, Phi (neox.c), DBRX, MPT (dbrx.c), LongCat-Flash (longcat.c), GPT-2 (gpt2.c), Mamba
- * (mamba.c): every rank set under the names read here, then the pass. */
+ * (mamba.c), GPT-J (gptj.c, then Phi's): every rank set under the names read here, then the
+ * pass. */
 static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, uint32_t group,
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
                         wt_errbuf *err)
@@ -640,12 +641,15 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	if (r == NULL)
 		return wt_seterr(err, WT_ENOMEM, "reference forward: out of memory");
 	int rv = WT_OK;
+	/* GPT-J's names go to Phi's first (then this runs again for Phi's) */
+	bool gptj = c->gptj && ref_set_find(&ranks[0], "transformer.wte.weight") != NULL;
 	for (size_t i = 0; i < n && rv == WT_OK; i++)
-		rv = c->dbrx || c->mpt ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
-		     : c->longcat      ? ref_lc_rename(c, &ranks[i], &r[i], err)
-		     : c->gpt2         ? ref_gpt2_rename(c, &ranks[i], &r[i], false, err)
-		     : c->mamba_lm     ? ref_mamba_rename(c, &ranks[i], &r[i], err)
-		                       : ref_neox_rename(c, &ranks[i], &r[i], false, err);
+		rv = gptj                ? ref_gptj_rename(&ranks[i], &r[i], err)
+		     : c->dbrx || c->mpt ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
+		     : c->longcat        ? ref_lc_rename(c, &ranks[i], &r[i], err)
+		     : c->gpt2           ? ref_gpt2_rename(c, &ranks[i], &r[i], false, err)
+		     : c->mamba_lm       ? ref_mamba_rename(c, &ranks[i], &r[i], err)
+		                         : ref_neox_rename(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
 		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);
 	for (size_t i = 0; i < n; i++)
@@ -661,7 +665,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	if (l->tp_size >= 1 &&
 	    ((c->neox && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight")) ||
 	     (c->phi && ref_set_find(&ranks[0], "model.final_layernorm.weight")) ||
-	     ((c->dbrx || c->mpt) && ref_set_find(&ranks[0], "transformer.wte.weight")) ||
+	     ((c->dbrx || c->mpt || c->gptj) &&
+	      ref_set_find(&ranks[0], "transformer.wte.weight")) ||
 	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight")) ||
 	     (c->gpt2 && ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL) ||
 	     (c->mamba_lm && ref_set_find(&ranks[0], "backbone.embeddings.weight"))))
@@ -711,6 +716,10 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		return rv;
 	if (c->kind == REF_BERT) {
 		rv = ref_bert_sharded(c, ranks, s.T, s.Vl, tokens, s.n_tok, &s.b, logits, err);
+		goto out;
+	}
+	if (c->opt) { /* its own pass (opt.c) */
+		rv = ref_opt_sharded(c, ranks, s.T, s.Vl, tokens, n_tok, logits, err);
 		goto out;
 	}
 	if ((rv = embed(&s, tokens)))

@@ -74,6 +74,10 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_MNORM:
 		return x->cfg->mamba_rms_norm && x->fam->layer_is_linear &&
 		       x->fam->layer_is_linear(x->cfg, i);
+	case SM_C_OPROJ:
+		return x->cfg->opt_word_embed_proj_dim != x->cfg->hidden_size;
+	case SM_C_OFNORM:
+		return x->cfg->opt_final_norm;
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -397,6 +401,19 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 "tensor '%s': config.json has no lm_head_bias true; set it or "
 		                 "remove the tensor",
 		                 t->name);
+	if (ru->cond == SM_C_OPROJ)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's word_embed_proj_dim "
+		                 "equals hidden_size %" PRId64
+		                 " (no project_in / project_out then); fix config.json or the "
+		                 "checkpoint",
+		                 t->name, x->cfg->hidden_size);
+	if (ru->cond == SM_C_OFNORM)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's do_layer_norm_before "
+		                 "is false or _remove_final_layer_norm true (no final LayerNorm "
+		                 "then); fix config.json or the checkpoint",
+		                 t->name);
 	const char *why = shardmap_mx_why(ru->cond); /* "a dense layer ..." unless MXFP4 */
 	char wb[160];
 	if (x->fam->moe_keys && (ru->cond == SM_C_DENSE || ru->cond == SM_C_MOE)) {
@@ -624,6 +641,19 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 				bool need = !(ru->flags & SM_F_OPT);
 				if ((ru->flags & SM_F_LMHEAD) && x->tied)
 					need = false;
+				if (need && !have &&
+				    (ru->cond == SM_C_OPROJ || ru->cond == SM_C_OFNORM))
+					return wt_seterr(
+					    err, WT_ENOTFOUND,
+					    "tensor '%s': missing from the checkpoint, which "
+					    "config.json asks for (family %s: %s); fix config.json "
+					    "or add the tensor",
+					    name, f->name,
+					    ru->cond == SM_C_OPROJ
+					        ? "word_embed_proj_dim differs from hidden_size"
+					        : "do_layer_norm_before true, "
+					          "_remove_final_layer_norm "
+					          "false");
 				if (need && !have && switch_key(f, ru->cond) != NULL)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,

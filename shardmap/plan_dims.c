@@ -296,6 +296,8 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->vis_depth = c->v_depth;
 	d->vis_heads = c->v_num_heads;
 	mixer_dims(x, d);
+	d->opt_wep = c->opt_word_embed_proj_dim;
+	d->opt_pos = c->opt_max_pos > 0 ? c->opt_max_pos + 2 : -1;
 	if ((rv = vision_dims(x, d, err)) != WT_OK)
 		return rv;
 	if (d->n_heads <= 0 || d->hidden <= 0 || d->vocab <= 0 || d->n_layers < 0)
@@ -438,6 +440,10 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->vis_merge;
 	case SM_D_Q3:
 		return 3 * d->n_heads * d->head_dim;
+	case SM_D_WEP:
+		return d->opt_wep;
+	case SM_D_OPOS:
+		return d->opt_pos;
 	case SM_D_H: /* GPT-OSS attention sinks, one per head */
 		return d->n_heads;
 	case SM_D_EZ:

@@ -44,6 +44,8 @@ typedef struct sm_dims {
 	int64_t m_heads, m_groups, m_state, m_inter, m_kernel;
 	/* Jamba's mamba_dt_rank (ceil(hidden_size / 16) for "auto") */
 	int64_t m_dt_rank;
+	/* OPT: word_embed_proj_dim, max_position_embeddings + 2 (-1 for other families) */
+	int64_t opt_wep, opt_pos;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

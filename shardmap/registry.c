@@ -77,6 +77,8 @@ static const sm_family *const families[] = {
     &shardmap_family_llava_next,
     &shardmap_family_mamba,
     &shardmap_family_falcon_mamba,
+    &shardmap_family_opt,
+    &shardmap_family_gptj,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -129,6 +129,9 @@ typedef enum {
 	SM_D_MR,  /* R: dt_proj columns, dt_layernorm */
 	SM_D_MN,  /* N: A_log columns, b_layernorm / c_layernorm */
 	SM_D_EZ,  /* routed + zero (identity) experts: LongCat-Flash's router rows */
+	/* OPT */
+	SM_D_WEP,  /* word_embed_proj_dim: embed_tokens / lm_head columns, project_in / out */
+	SM_D_OPOS, /* max_position_embeddings + 2: embed_positions rows (OPT's offset) */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -175,6 +178,9 @@ typedef enum {
 	SM_C_MCONVB,   /* Mamba layers (layer_is_linear) when mamba_conv_bias */
 	SM_C_MPROJB,   /* Mamba layers when mamba_proj_bias (in_proj / out_proj biases) */
 	SM_C_MNORM,    /* Mamba layers when mamba_rms_norm (Falcon-H1's optional gated norm) */
+	SM_C_OPROJ,    /* OPT's project_in / project_out: word_embed_proj_dim != hidden_size */
+	SM_C_OFNORM,   /* OPT's model.decoder.final_layer_norm: do_layer_norm_before and not
+	                  _remove_final_layer_norm */
 } sm_cond;
 
 enum {
@@ -441,6 +447,8 @@ extern const sm_family shardmap_family_llava;
 extern const sm_family shardmap_family_llava_next;
 extern const sm_family shardmap_family_mamba;
 extern const sm_family shardmap_family_falcon_mamba;
+extern const sm_family shardmap_family_opt;
+extern const sm_family shardmap_family_gptj;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -224,6 +224,13 @@ static void check_family(const fam_expect *e, const char *root)
 	}
 	if (strcmp(e->name, "nemotron") == 0) /* the fixture's q/k/v/o biases, no MLP biases */
 		assert_true(cfg->attention_bias && !cfg->mlp_bias);
+	if (strcmp(e->name, "opt") == 0) { /* OPTConfig's keys: ffn_dim read as intermediate_size */
+		assert_true(cfg->opt_word_embed_proj_dim == 64 && cfg->opt_max_pos == 64 &&
+		            cfg->opt_ln_before && cfg->opt_final_norm && cfg->opt_ln_affine &&
+		            cfg->attention_bias);
+	}
+	if (strcmp(e->name, "gptj") == 0) /* GPTJConfig's n_positions, n_inner */
+		assert_int_equal(cfg->intermediate_size, 256);
 	if (strcmp(e->name, "ministral") == 0) { /* one type per layer: sliding, full */
 		assert_true(cfg->has_layer_types && cfg->n_layer_types == 2);
 		assert_int_equal(cfg->layer_types[0], CKPT_LAYER_SLIDING_ATTN);

@@ -543,6 +543,20 @@ static const fam_expect fams[] = {
                                       (128 + 512 * 128 + 256 * 4 + 256 + 40 * 256 + 256 * 8 + 256 +
                                        256 * 16 + 256 + 128 * 256),
      128, 1, 1, 128, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* opt: embed_tokens 1000x64, embed_positions (64 + 2)x128, project_in 128x64, project_out
+     * 64x128, final_layer_norm with its bias; a layer's two LayerNorms with biases, q/k/v/out
+     * 128x128 + [128], fc1 256x128 + [256], fc2 128x256 + [128]; tied */
+    {"opt", 38,
+     2 * (1000 * 64 + 66 * 128 + 2 * 128 * 64 + 2 * 128) +
+         2 * 2 * (4 * 128 + 4 * (128 * 128 + 128) + 2 * 256 * 128 + 256 + 128),
+     128, 8, 8, 16, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* gptj: ln_1 with its bias, q/k/v/out_proj 128x128 without biases, the F32
+     * attn.masked_bias scalar, fc_in 256x128 + [256], fc_out 128x256 + [128]; wte, ln_f with
+     * its bias, lm_head with its bias [1000] (untied) */
+    {"gptj", 27,
+     2 * (2 * 1000 * 128 + 2 * 128 + 1000) +
+         2 * (2 * (2 * 128 + 4 * 128 * 128 + 2 * 256 * 128 + 256 + 128) + 4),
+     128, 8, 8, 16, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

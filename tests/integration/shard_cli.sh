@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -792,6 +792,42 @@ done
 grep -q "_scale\|lm_head.weight" "$T/plan" && fail "mamba: a quantized tensor or an untied lm_head: $(cat "$T/plan")"
 "$CTL" plan --model-dir "$T/mamba" --tp-size 3 >/dev/null 2>"$T/err" && fail "mamba at tp 3 planned"
 grep -q "does not divide intermediate_size 256" "$T/err" || fail "mamba tp 3: $(cat "$T/err")"
+# OPT: q/k/v (and biases) fused into qkv_proj, out_proj / fc2 by columns, fc1 by rows with its
+# bias, embed_tokens [V, word_embed_proj_dim] by vocabulary rows, embed_positions and project_in
+# / project_out replicated (the projections quantized), tied; model.decoder.final_layer_norm
+# with do_layer_norm_before false refused
+"$CTL" plan --model-dir "$T/opt" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan opt"
+for l in "model.decoder.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"model.decoder.layers.1.self_attn.qkv_proj.bias *BF16 *\[192\]" \
+	"model.decoder.layers.1.self_attn.out_proj.weight *I8 *\[128, 64\]" \
+	"model.decoder.layers.1.fc1.bias *BF16 *\[128\]" "model.decoder.project_in.weight *I8 *\[128, 64\]" \
+	"model.decoder.embed_positions.weight *BF16 *\[66, 128\]" \
+	"model.decoder.embed_tokens.weight *BF16 *\[512, 64\]"; do
+	grep -q "$l" "$T/plan" || fail "opt line $l: $(cat "$T/plan")"
+done
+grep -q "^ *lm_head" "$T/plan" && fail "opt: an lm_head while tied: $(cat "$T/plan")"
+mkdir -p "$T/opt_bad" && cp "$T/opt/model.safetensors" "$T/opt_bad/" &&
+	sed 's/"do_layer_norm_before": true/"do_layer_norm_before": false/' "$T/opt/config.json" >"$T/opt_bad/config.json"
+"$CTL" plan --model-dir "$T/opt_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "opt post-norm with a final LayerNorm planned"
+grep -q "do_layer_norm_before is false" "$T/err" || fail "opt do_layer_norm_before: $(cat "$T/err")"
+rm -rf "$T/opt_bad"
+# GPT-J: q/k/v (no biases) fused into qkv_proj, out_proj / fc_out by columns, fc_in by rows with
+# its bias, lm_head.bias [512] by vocabulary rows, the attn.masked_bias buffers skipped;
+# tie_word_embeddings true refused (vLLM's gpt_j.py asserts an untied lm_head)
+"$CTL" plan --model-dir "$T/gptj" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gptj"
+for l in "transformer.h.1.attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"transformer.h.1.attn.out_proj.weight *I8 *\[128, 64\]" "transformer.h.1.mlp.fc_in.bias *BF16 *\[128\]" \
+	"lm_head.bias *BF16 *\[512\]" "transformer.ln_f.bias *BF16 *\[128\]"; do
+	grep -q "$l" "$T/plan" || fail "gptj line $l: $(cat "$T/plan")"
+done
+grep -q "qkv_proj.bias\|^ *transformer.h.1.attn.masked_bias" "$T/plan" && fail "gptj: a q/k/v bias or a buffer: $(cat "$T/plan")"
+mkdir -p "$T/gptj_bad" && cp "$T/gptj/model.safetensors" "$T/gptj_bad/" &&
+	sed 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' "$T/gptj/config.json" >"$T/gptj_bad/config.json"
+"$CTL" plan --model-dir "$T/gptj_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gptj tied planned"
+grep -q "asserts an untied lm_head" "$T/err" || fail "gptj tie: $(cat "$T/err")"
+rm -rf "$T/gptj_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

@@ -50,6 +50,12 @@ GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
 Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
 by rows with its bias, lm_head.bias as PhiMoE's (vocab rows, zero padding).
+GPT-J (vLLM's gpt_j.py): transformer.* names kept; q/k/v (no biases) fused as Llama's, out_proj /
+fc_out by columns, fc_in by rows with its bias, transformer.wte / lm_head / lm_head.bias by
+vocabulary rows, the old attn.masked_bias buffers dropped.
+OPT (vLLM's opt.py): model.decoder.* names kept; q/k/v fused as Llama's (KV = H), out_proj /
+fc2 by columns, fc1 by rows with its bias, embed_tokens [V, word_embed_proj_dim] by vocabulary
+rows; embed_positions, project_in / project_out and the LayerNorms whole; tied by default.
 DBRX (vLLM's dbrx.py): transformer.* names kept; attn.Wqkv [q; k; v] cut as Phi-3's
 qkv_proj, attn.out_proj by columns, transformer.wte by vocabulary rows; the experts' 2-D
 stacks w1 / v1 / w2 [E*Ie, hid] are Mixtral's experts.{j}.w1 / w3 / w2 once viewed [E, Ie,
@@ -409,14 +415,17 @@ def llava_unbuilt(name, cfg):
 
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
+    if arch == "GPTJForCausalLM":  # GPTJConfig's attribute_map
+        cfg = dict(cfg, hidden_size=cfg["n_embd"], num_attention_heads=cfg["n_head"],
+                   num_hidden_layers=cfg["n_layer"])
     H = cfg.get("num_attention_heads", 1); hid = cfg["hidden_size"]  # Mamba has no heads
     KV = cfg.get("num_key_value_heads", H)
     d = cfg.get("head_dim", hid // H)
     L = cfg["num_hidden_layers"]; V = cfg["vocab_size"]
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts",
                                                                        cfg.get("moe_num_experts", 0))))
-    # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5, Cohere and SmolLM3 tie)
-    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba")))
+    # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5, Cohere, SmolLM3, LFM2, Mamba and OPT tie)
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba", "OPT")))
     if arch == "Lfm2ForCausalLM":  # Lfm2Config prefers its original key
         tied = cfg.get("tie_embedding", tied)
     bert = arch == "BertModel"
@@ -457,6 +466,21 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallelLinear
         if arch == "PhiForCausalLM" and re.search(r"mlp\.fc1\.(weight|bias)$", name):
             add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallelLinear
+        if arch == "GPTJForCausalLM":  # vLLM's gpt_j.py; q/k/v fused below as Llama's
+            if name.endswith("attn.masked_bias"): continue  # the old buffer, skipped
+            if name == "transformer.wte.weight":
+                add(name, vocab_rows(name, V, T, r, pad)); continue
+            if re.search(r"(attn\.out_proj|mlp\.fc_out)\.weight$", name):
+                add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallel
+            if re.search(r"mlp\.fc_in\.(weight|bias)$", name):
+                add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallel
+        if arch == "OPTForCausalLM":  # vLLM's opt.py; q/k/v fused below as Llama's
+            if name == "model.decoder.embed_tokens.weight":
+                add(name, vocab_rows(name, V, T, r, pad)); continue
+            if re.search(r"(self_attn\.out_proj|\.fc2)\.weight$", name):
+                add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallel
+            if re.search(r"\.fc1\.(weight|bias)$", name):
+                add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallel
         if arch.startswith("Llava") and llava_unbuilt(name, cfg):
             continue  # vLLM builds no post_layernorm nor blocks past vision_feature_layer
         if arch in ("Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration",

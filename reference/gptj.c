@@ -1,0 +1,79 @@
+/*
+ * gptj.c — GPT-J's tensors under Phi's names (GPT-J's block is Phi's: one LayerNorm before
+ * the parallel attention and MLP, fc_out(act(fc_in(x))) with biases, lm_head with its bias),
+ * which neox.c then reads under StarCoder2's:
+ *
+ *   transformer.wte.       model.embed_tokens.
+ *   transformer.ln_f.      model.final_layernorm.
+ *   transformer.h.{i}.     model.layers.{i}.   and in a layer
+ *     ln_1.                input_layernorm.
+ *     attn.out_proj.       self_attn.dense.
+ *     attn.                self_attn.          (q_proj, k_proj, v_proj; a rank's qkv_proj)
+ *     mlp.fc_in.           mlp.fc1.
+ *     mlp.fc_out.          mlp.fc2.
+ *
+ * Other tensors (the old attn.masked_bias buffers, lm_head.*) keep their names.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+static const char *const tops[][2] = {
+    {"transformer.wte.", "model.embed_tokens."},
+    {"transformer.ln_f.", "model.final_layernorm."},
+    {"transformer.h.", "model.layers."},
+};
+static const char *const leaves[][2] = {
+    {".ln_1.", ".input_layernorm."}, {".attn.out_proj.", ".self_attn.dense."},
+    {".attn.", ".self_attn."},       {".mlp.fc_in.", ".mlp.fc1."},
+    {".mlp.fc_out.", ".mlp.fc2."},
+};
+
+static int canon(const char *name, char *buf, size_t cap, wt_errbuf *err)
+{
+	const char *rest = name, *pre = "";
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
+		if (strncmp(name, tops[i][0], strlen(tops[i][0])) == 0) {
+			pre = tops[i][1];
+			rest = name + strlen(tops[i][0]);
+			break;
+		}
+	int n = snprintf(buf, cap, "%s%s", pre, rest);
+	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < sizeof(leaves) / sizeof(leaves[0]);
+	     i++) {
+		char *at = strstr(buf, leaves[i][0]);
+		if (at == NULL)
+			continue;
+		char tail[256];
+		snprintf(tail, sizeof(tail), "%s", at + strlen(leaves[i][0]));
+		n = (int)(at - buf) +
+		    snprintf(at, cap - (size_t)(at - buf), "%s%s", leaves[i][1], tail);
+		break;
+	}
+	if (n < 0 || (size_t)n >= cap)
+		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
+	return WT_OK;
+}
+
+int ref_gptj_rename(ref_set *in, ref_set *out, wt_errbuf *err)
+{
+	out->quant = in->quant;
+	out->group = in->group;
+	out->block[0] = in->block[0];
+	out->block[1] = in->block[1];
+	out->fp8_rows = in->fp8_rows;
+	out->fp8_blocks_ct = in->fp8_blocks_ct;
+	int rv = WT_OK;
+	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
+		const ref_tensor *t = &in->t[i];
+		char name[512];
+		if ((rv = canon(t->name, name, sizeof(name), err)) == WT_OK)
+			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
+			                 err);
+	}
+	if (rv != WT_OK)
+		ref_set_clear(out);
+	return rv;
+}
