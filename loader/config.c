@@ -688,8 +688,12 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	int rv = fill ? lfm2_aliases(v, mt, err) : WT_OK;
 	if (rv == WT_OK && fill && strcmp(mt, "dbrx") == 0)
 		rv = config_dbrx_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
+		rv = config_bloom_keys(v, err);
 	if (rv == WT_OK && fill)
 		rv = fill_class_defaults(v, mt, err);
+	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
+		rv = config_bloom_width(v, err);
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)
 		rv = config_hunyuan_lists(v, err);
 	if (rv != WT_OK) {

@@ -624,6 +624,18 @@ static const class_default falcon_h1_defaults[] = {
     {"rope_theta", true, 100000.0},
 };
 
+/* BloomConfig's (transformers 4.57.1), under the names config_bloom.c lays BLOOM's keys onto:
+ * vocab_size 250880, hidden_size 64, n_layer 2, n_head 8 (intermediate_size is then
+ * 4 * hidden_size, config_bloom_width); layer_norm_epsilon 1e-5 and
+ * apply_residual_connection_post_layernorm false are the reference's (cfg_bloom.c). Tied
+ * (PretrainedConfig's default; the family's tie_default). */
+static const class_default bloom_defaults[] = {
+    {"vocab_size", false, 250880},
+    {"hidden_size", false, 64},
+    {"num_hidden_layers", false, 2},
+    {"num_attention_heads", false, 8},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -682,6 +694,7 @@ static const struct {
     CLASS("stablelm", stablelm_defaults),
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
+    CLASS("bloom", bloom_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

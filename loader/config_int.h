@@ -50,6 +50,13 @@ int config_hunyuan_lists(json_t *v, wt_errbuf *err);
  * (config_dbrx.c); a nested config not an object or tie_word_embeddings true refused. */
 int config_dbrx_keys(json_t *v, wt_errbuf *err);
 
+/* BLOOM (model_type bloom): BloomConfig's n_embed (over hidden_size), n_layer and n_head
+ * (under num_hidden_layers / num_attention_heads when given) laid over view v before the
+ * class defaults (config_bloom_keys); after them intermediate_size = 4 * hidden_size, the
+ * MLP's width (config_bloom_width) (config_bloom.c). */
+int config_bloom_keys(json_t *v, wt_errbuf *err);
+int config_bloom_width(json_t *v, wt_errbuf *err);
+
 /* config.json field readers shared by config.c and config_hybrid.c. An integer >= min
  * (absent or null: dflt), a boolean (absent or null: dflt), a real > 0 (absent or null:
  * dflt), a list of integers (v NULL or null: none; *out owned); a wrong type or range is

@@ -135,7 +135,8 @@ enum {
 	FAM_DBRX,
 	FAM_STABLELM,
 	FAM_MINISTRAL,
-	FAM_FALCONH1
+	FAM_FALCONH1,
+	FAM_BLOOM
 };
 
 /* The planner's family -> the reference's kind. */
@@ -297,6 +298,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* FalconH1ForCausalLM: Bamba's Mamba2 mixer and attention side by side in every
 	     * layer under the muP multipliers, the SwiGLU feed_forward (cfg_granite4.c) */
 	    {"falcon_h1", REF_DENSE, false, 0, FAM_FALCONH1},
+	    /* BloomForCausalLM: GPT-NeoX's per-head query_key_value, LayerNorms with biases and
+	     * plain MLP, sequential, ALiBi instead of RoPE, the embedding's LayerNorm (cfg_neox.c,
+	     * neox.c) */
+	    {"bloom", REF_DENSE, false, 0, FAM_BLOOM},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -369,6 +374,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->stablelm = map[i].fam == FAM_STABLELM;
 			c->layernorm = c->layernorm || c->stablelm;
 			c->ministral = map[i].fam == FAM_MINISTRAL;
+			c->bloom = map[i].fam == FAM_BLOOM;
+			if (c->bloom) /* GPT-NeoX's reading, sequential */
+				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -618,7 +626,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
-	else if (c->neox || c->phi || c->stablelm)
+	else if (c->neox || c->phi || c->stablelm || c->bloom)
 		rv = ref_cfg_neox(c, arch, json, len, err);
 	else if (c->dbrx)
 		rv = ref_cfg_dbrx(c, arch, json, len, err);

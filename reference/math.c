@@ -168,8 +168,8 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 		return; /* SmolLM3's no_rope_layers 0 */
 	if (c->g4 && !c->g4_rope)
 		return; /* Granite 4.0 without position_embedding_type "rope" */
-	if (c->jamba)
-		return; /* JambaAttention: no positional embedding */
+	if (c->jamba || c->bloom)
+		return; /* JambaAttention: no positional embedding; BLOOM: ALiBi */
 	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld,
 	         c->olmo3 && o.window > 0); /* Olmo3's sliding layers: rope_type "default" */
 }
@@ -197,6 +197,21 @@ void ref_rope_deinterleave(float *x, int64_t T, int64_t n_heads, int64_t d, int6
 		}
 }
 
+void ref_alibi_slopes(int64_t n_heads, int64_t h0, int64_t n, float *out)
+{
+	/* closest power of two p <= n_heads: slopes base^1 .. base^p, base 2^(-8/p); the
+	 * remaining heads take every other power of 2^(-4/p) (1, 3, 5, ...) */
+	int64_t p = 1;
+	while (p * 2 <= n_heads)
+		p *= 2;
+	float base = (float)pow(2.0, -pow(2.0, -(log2((double)p) - 3.0)));
+	float extra = (float)pow(2.0, -pow(2.0, -(log2((double)(2 * p)) - 3.0)));
+	for (int64_t i = 0; i < n; i++) {
+		int64_t h = h0 + i;
+		out[i] = h < p ? powf(base, (float)(h + 1)) : powf(extra, (float)(2 * (h - p) + 1));
+	}
+}
+
 void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o)
 {
 	bool local = c->local_masked ? c->window > 0 && ref_l4_bit(c->local_mask, l)
@@ -210,6 +225,7 @@ void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, 
 	o->softcap = (float)c->attn_cap;
 	o->window = local ? c->window : 0;
 	o->sinks = NULL; /* GPT-OSS: the caller sets its heads' sinks */
+	o->alibi = NULL; /* BLOOM: the caller sets its heads' slopes */
 	o->chunk = c->llama4 && ref_l4_bit(c->l4_chunked, l) ? c->chunk : 0;
 }
 
@@ -237,6 +253,8 @@ void ref_attention(float *out, const float *q, const float *k, const float *v, i
 				for (int64_t i = 0; i < d; i++)
 					acc += qr[i] * kr[i];
 				p[s] = acc * scale;
+				if (opt->alibi != NULL) /* BLOOM: alibi + scale * q.k */
+					p[s] = opt->alibi[h] * (float)s + p[s];
 				if (cap > 0.0f)
 					p[s] = tanhf(p[s] / cap) * cap;
 				if (p[s] > mx)

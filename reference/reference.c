@@ -250,6 +250,11 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	ref_layer_attn(c, l, &theta, &factor, &ao);
 	if ((rv = ref_gpt_oss_sinks(c, s, l, c->H, &ao, err)))
 		return rv;
+	float slopes[REF_MAX_HEADS];
+	if (c->bloom && c->H <= REF_MAX_HEADS) {
+		ref_alibi_slopes(c->H, 0, c->H, slopes);
+		ao.alibi = slopes;
+	}
 	if (c->llama4) { /* RoPE and L2 norms, or NoPE and the temperature */
 		ref_llama4_qk(c, l, b->q, b->k, T, c->H, c->KV);
 	} else {
@@ -442,7 +447,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
                      float *logits, int64_t *routes, wt_errbuf *err)
 {
 	if ((c->neox && ref_set_find(ck, "gpt_neox.embed_in.weight") != NULL) ||
-	    (c->phi && ref_set_find(ck, "model.final_layernorm.weight") != NULL)) {
+	    (c->phi && ref_set_find(ck, "model.final_layernorm.weight") != NULL) ||
+	    (c->bloom && ref_bloom_ckpt(ck))) {
 		ref_set r = {0}; /* the checkpoint under the names read below (neox.c) */
 		int rv = ref_neox_rename(c, ck, &r, true, err);
 		if (rv == WT_OK)
@@ -473,6 +479,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	for (int64_t t = 0; t < T; t++)
 		memcpy(b.x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
 	ref_embed_scale(c, b.x, T * c->hid);
+	if (c->bloom && (rv = ref_norm_of(c, ck, b.x, b.x, T, err, "model.embed_norm")))
+		goto out; /* BLOOM's word_embeddings_layernorm */
 	for (int64_t l = 0; l < c->L; l++) {
 		const float *pn = NULL;
 		char m[160];

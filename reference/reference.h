@@ -434,6 +434,10 @@ typedef struct ref_cfg {
 	 * under those names from the checkpoint's gpt_neox.* (ref_neox_rename), RoPE on the
 	 * first rot_dim dims; neox_par: the parallel residual x = mlp(ln2(x)) + attn(ln1(x)) + x */
 	bool neox, neox_par;
+	/* BLOOM (cfg_neox.c, neox.c; kind REF_DENSE): GPT-NeoX's names and math read the same
+	 * way, sequential, no RoPE: ALiBi (ref_alibi_slopes) in every attention, and the
+	 * word-embedding LayerNorm (model.embed_norm) on the embeddings */
+	bool bloom;
 	/* Phi (cfg_neox.c, neox.c; kind REF_DENSE): GPT-NeoX's parallel residual (neox_par) with
 	 * one norm, input_layernorm, before both branches; StarCoder2's LayerNorms and plain MLP
 	 * (mlp.fc1 / fc2 read as c_fc / c_proj), self_attn.dense as o_proj, model.final_layernorm
@@ -568,7 +572,14 @@ typedef struct ref_attn_opt {
 	/* Llama 4 chunked attention: key s seen by query t when s / chunk == t / chunk
 	 * (and s <= t); 0 = none */
 	int64_t chunk;
+	/* ALiBi (BLOOM): one slope per q head of the call; score(t, s) += alibi[h] * s
+	 * (transformers' build_alibi_tensor: key position s, softmax-equal to s - t); NULL =
+	 * none */
+	const float *alibi;
 } ref_attn_opt;
+/* The ALiBi slopes of heads h0 .. h0 + n - 1 of n_heads into out, as transformers'
+ * build_alibi_tensor (and vLLM's _get_alibi_slopes) computes them. */
+void ref_alibi_slopes(int64_t n_heads, int64_t h0, int64_t n, float *out);
 /* The attention of decoder layer l: RoPE base, linear RoPE factor and options. */
 void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o);
 /* Softmax attention: out[t][h] over q[t][h] and k/v[.][kv_of[h]]; rows have n_q*d

@@ -88,6 +88,20 @@ static int embed(shard *s, const int64_t *tokens)
 		}
 	}
 	ref_embed_scale(c, s->b.x, T * c->hid); /* after the all-reduce, as engines do */
+	if (!c->bloom)
+		return WT_OK;
+	/* BLOOM's word_embeddings_layernorm, each rank with its own replica: their mean, so a
+	 * wrong replica on any rank shows */
+	memset(s->b.part, 0, (size_t)(T * c->hid) * sizeof(float));
+	for (uint32_t r = 0; r < s->T; r++) {
+		int rv = ref_norm_of(c, rank_set(s, r, s->g), s->b.y, s->b.x, T, s->err,
+		                     "model.embed_norm");
+		if (rv != WT_OK)
+			return rv;
+		for (int64_t i = 0; i < T * c->hid; i++)
+			s->b.part[i] += s->b.y[i] / (float)s->T;
+	}
+	memcpy(s->b.x, s->b.part, (size_t)(T * c->hid) * sizeof(float));
 	return WT_OK;
 }
 
@@ -260,6 +274,11 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	ref_layer_attn(c, l, &theta, &factor, &ao);
 	if ((rv = ref_gpt_oss_sinks(c, rs, l, Hl, &ao, s->err))) /* the rank's [Hl] */
 		return rv;
+	float slopes[REF_MAX_HEADS];
+	if (c->bloom && Hl <= REF_MAX_HEADS) { /* BLOOM: the slopes of the rank's heads */
+		ref_alibi_slopes(c->H, (int64_t)r * Hl, Hl, slopes);
+		ao.alibi = slopes;
+	}
 	if (c->llama4) { /* per head: each rank its own */
 		ref_llama4_qk(c, l, b->q, b->k, T, Hl, KVl);
 	} else {
@@ -651,6 +670,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	if (l->tp_size >= 1 &&
 	    ((c->neox && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight")) ||
 	     (c->phi && ref_set_find(&ranks[0], "model.final_layernorm.weight")) ||
+	     (c->bloom && ref_bloom_ckpt(&ranks[0])) ||
 	     (c->dbrx && ref_set_find(&ranks[0], "transformer.wte.weight"))))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,

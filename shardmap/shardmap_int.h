@@ -410,6 +410,7 @@ extern const sm_family shardmap_family_dbrx;
 extern const sm_family shardmap_family_stablelm;
 extern const sm_family shardmap_family_ministral;
 extern const sm_family shardmap_family_falcon_h1;
+extern const sm_family shardmap_family_bloom;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

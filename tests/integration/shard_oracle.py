@@ -46,6 +46,9 @@ GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
 Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
 by rows with its bias, lm_head.bias as PhiMoE's (vocab rows, zero padding).
+BLOOM (vLLM's bloom.py): names with the transformer. prefix (added where the checkpoint
+lacks it); self_attention.query_key_value [H, 3, d] rows per head cut as GPT-NeoX's (neox
+below), word_embeddings by padded vocabulary rows, tied.
 DBRX (vLLM's dbrx.py): transformer.* names kept; attn.Wqkv [q; k; v] cut as Phi-3's
 qkv_proj, attn.out_proj by columns, transformer.wte by vocabulary rows; the experts' 2-D
 stacks w1 / v1 / w2 [E*Ie, hid] are Mixtral's experts.{j}.w1 / w3 / w2 once viewed [E, Ie,
@@ -370,7 +373,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
-        if arch == "GPTNeoXForCausalLM":
+        if arch == "BloomForCausalLM" and name == "transformer.word_embeddings.weight":
+            add(name, vocab_rows(name, V, T, r, pad)); continue
+        if arch in ("GPTNeoXForCausalLM", "BloomForCausalLM"):  # the same per-head qkv
             pcs = neox(name, rows, cols, cfg, T, r, pad, tied)
             if pcs is not None: add(name, pcs)
             continue
@@ -576,6 +581,13 @@ def main():
                    num_hidden_layers=cfg["n_layers"], num_key_value_heads=a.get("kv_n_heads", 1),
                    num_local_experts=f.get("moe_num_experts", 4), tie_word_embeddings=False)
         src = unstack_dbrx(src, cfg["num_local_experts"])
+    if cfg["model_type"] == "bloom":  # BloomConfig's names; vLLM adds the transformer. prefix
+        cfg = dict(cfg, hidden_size=cfg.get("n_embed", cfg.get("hidden_size", 64)),
+                   num_attention_heads=cfg.get("num_attention_heads", cfg.get("n_head", 8)),
+                   num_hidden_layers=cfg.get("num_hidden_layers", cfg.get("n_layer", 2)),
+                   tie_word_embeddings=cfg.get("tie_word_embeddings", True))
+        src = {k if k.startswith(("transformer.", "lm_head.")) else "transformer." + k: v
+               for k, v in src.items()}
     lm_prefix = ""
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
