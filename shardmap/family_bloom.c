@@ -20,15 +20,15 @@
 
 #include "shardmap/family_rules.h"
 
-#define BL_LAYER      "transformer.h.{i}."
-#define BL_REPL(x)    SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
-#define BL_REPL2(x)   BL_REPL(x ".weight"), BL_REPL(x ".bias")
+#define BL_LAYER    "transformer.h.{i}."
+#define BL_REPL(x)  SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+#define BL_REPL2(x) BL_REPL(x ".weight"), BL_REPL(x ".bias")
 
 static const sm_rule bloom_rules[] = {
-    SM_RULE("transformer.word_embeddings.weight", "transformer.word_embeddings.weight",
-            SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
-    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD,
-            2, SM_D_V, SM_D_HID),
+    SM_RULE("transformer.word_embeddings.weight", "transformer.word_embeddings.weight", SM_K_VOCAB,
+            0, SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
+            SM_D_V, SM_D_HID),
     BL_REPL2("transformer.word_embeddings_layernorm"),
     BL_REPL2("transformer.ln_f"),
     BL_REPL2(BL_LAYER "input_layernorm"),
@@ -42,12 +42,12 @@ static const sm_rule bloom_rules[] = {
     SM_RULE(BL_LAYER "self_attention.dense.weight", BL_LAYER "self_attention.dense.weight",
             SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
     BL_REPL(BL_LAYER "self_attention.dense.bias"),
-    SM_RULE(BL_LAYER "mlp.dense_h_to_4h.weight", BL_LAYER "mlp.dense_h_to_4h.weight", SM_K_ROWS,
-            0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(BL_LAYER "mlp.dense_h_to_4h.weight", BL_LAYER "mlp.dense_h_to_4h.weight", SM_K_ROWS, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
     SM_RULE(BL_LAYER "mlp.dense_h_to_4h.bias", BL_LAYER "mlp.dense_h_to_4h.bias", SM_K_ROWS, 0,
             SM_U_I, SM_C_ALL, 0, 1, SM_D_I, SM_D_ANY),
-    SM_RULE(BL_LAYER "mlp.dense_4h_to_h.weight", BL_LAYER "mlp.dense_4h_to_h.weight", SM_K_COLS,
-            0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    SM_RULE(BL_LAYER "mlp.dense_4h_to_h.weight", BL_LAYER "mlp.dense_4h_to_h.weight", SM_K_COLS, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
     BL_REPL(BL_LAYER "mlp.dense_4h_to_h.bias"),
 };
 

@@ -73,7 +73,8 @@ static const gold_pt gold_bloom[] = {
 static void test_bloom_transformers(void **state)
 {
 	(void)state;
-	expect_gold("bloom", V_BL, GOLD_TOL, gold_bloom, sizeof(gold_bloom) / sizeof(gold_bloom[0]));
+	expect_gold("bloom", V_BL, GOLD_TOL, gold_bloom,
+	            sizeof(gold_bloom) / sizeof(gold_bloom[0]));
 }
 
 /* BF16 tensor name of rank set r times f. */
@@ -229,9 +230,9 @@ static void test_bloom_config(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bloom_pass),     cmocka_unit_test(test_bloom_transformers),
-	    cmocka_unit_test(test_bloom_caught),   cmocka_unit_test(test_bloom_switches),
-	    cmocka_unit_test(test_bloom_slopes),   cmocka_unit_test(test_bloom_config),
+	    cmocka_unit_test(test_bloom_pass),   cmocka_unit_test(test_bloom_transformers),
+	    cmocka_unit_test(test_bloom_caught), cmocka_unit_test(test_bloom_switches),
+	    cmocka_unit_test(test_bloom_slopes), cmocka_unit_test(test_bloom_config),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

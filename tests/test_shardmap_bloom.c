@@ -98,16 +98,16 @@ static void test_bloom_tp2(void **state)
 		qkv_is(&f, r, 2, QKV, QKV);
 		shp(&f, r, QKVB, 1, 3 * 64, 0, 0);
 		qkv_is(&f, r, 2, QKVB, QKVB);
-		cols_of(&f, r, 2, RT1 "self_attention.dense.weight", RT1 "self_attention.dense.weight",
-		        HID, HID);
+		cols_of(&f, r, 2, RT1 "self_attention.dense.weight",
+		        RT1 "self_attention.dense.weight", HID, HID);
 		repl(&f, r, RT1 "self_attention.dense.bias");
 		shp(&f, r, RT1 "mlp.dense_h_to_4h.weight", 2, 256, HID, 0);
 		rows_are(&f, r, RT1 "mlp.dense_h_to_4h.weight", 0, RT1 "mlp.dense_h_to_4h.weight",
 		         256 * r, 256);
 		rows_are(&f, r, RT1 "mlp.dense_h_to_4h.bias", 0, RT1 "mlp.dense_h_to_4h.bias",
 		         256 * r, 256);
-		cols_of(&f, r, 2, RT1 "mlp.dense_4h_to_h.weight", RT1 "mlp.dense_4h_to_h.weight", HID,
-		        I4);
+		cols_of(&f, r, 2, RT1 "mlp.dense_4h_to_h.weight", RT1 "mlp.dense_4h_to_h.weight",
+		        HID, I4);
 		repl(&f, r, RT1 "mlp.dense_4h_to_h.bias");
 		repl(&f, r, RT1 "input_layernorm.weight");
 		repl(&f, r, RT1 "input_layernorm.bias");
@@ -137,8 +137,8 @@ static void test_bloom_tp4_released(void **state)
 		shp(&f, r, QKV, 2, 3 * 32, HID, 0);
 		qkv_is(&f, r, 4, QKV, "h.1.self_attention.query_key_value.weight");
 		qkv_is(&f, r, 4, QKVB, "h.1.self_attention.query_key_value.bias");
-		cols_of(&f, r, 4, RT1 "self_attention.dense.weight", "h.1.self_attention.dense.weight",
-		        HID, HID);
+		cols_of(&f, r, 4, RT1 "self_attention.dense.weight",
+		        "h.1.self_attention.dense.weight", HID, HID);
 		rows_are(&f, r, RT1 "mlp.dense_h_to_4h.bias", 0, "h.1.mlp.dense_h_to_4h.bias",
 		         128 * r, 128);
 		rows_are(&f, r, "transformer.word_embeddings.weight", 0, "word_embeddings.weight",
@@ -227,8 +227,8 @@ static void test_bloom_errors(void **state)
 	           "implies [64]", "fix config.json");
 	{
 		fx f;
-		fx_open(&f, tm_bloom("transformer.", 0), BL_CFG(",\"intermediate_size\":1024"), 2, 1,
-		        0, false);
+		fx_open(&f, tm_bloom("transformer.", 0), BL_CFG(",\"intermediate_size\":1024"), 2,
+		        1, 0, false);
 		shp(&f, 0, RT1 "mlp.dense_h_to_4h.weight", 2, 256, HID, 0);
 		fx_close(&f);
 	}
@@ -267,8 +267,8 @@ static void test_bloom_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bloom_tp2),      cmocka_unit_test(test_bloom_tp4_released),
-	    cmocka_unit_test(test_bloom_int8),     cmocka_unit_test(test_bloom_coverage),
+	    cmocka_unit_test(test_bloom_tp2),    cmocka_unit_test(test_bloom_tp4_released),
+	    cmocka_unit_test(test_bloom_int8),   cmocka_unit_test(test_bloom_coverage),
 	    cmocka_unit_test(test_bloom_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
