@@ -598,6 +598,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->jamba_expert_period = c->jamba_expert_offset = c->mamba_dt_rank = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jamba") == 0)
 		rv = config_parse_jamba(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon") == 0)
+		rv = config_parse_falcon(root, c, err);
 	if (rv == WT_OK)
 		rv = config_get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)
@@ -690,6 +692,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		rv = config_dbrx_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
 		rv = config_bloom_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "falcon") == 0)
+		rv = config_falcon_keys(v, err);
 	if (rv == WT_OK && fill)
 		rv = fill_class_defaults(v, mt, err);
 	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)

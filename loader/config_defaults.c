@@ -636,6 +636,20 @@ static const class_default bloom_defaults[] = {
     {"num_attention_heads", false, 8},
 };
 
+/* FalconConfig's (transformers 4.57.1): falcon-7b's dims (vocab_size 65024, hidden_size 4544,
+ * num_hidden_layers 32, num_attention_heads 71), max_position_embeddings 2048, rope_theta
+ * 10000; multi_query true, parallel_attn true, bias false, new_decoder_architecture false
+ * (config_falcon.c reads those); tied (PretrainedConfig's default, vLLM's when the key is
+ * absent). */
+static const class_default falcon_defaults[] = {
+    {"vocab_size", false, 65024},
+    {"hidden_size", false, 4544},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 71},
+    {"max_position_embeddings", false, 2048},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -695,6 +709,7 @@ static const struct {
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
     CLASS("bloom", bloom_defaults),
+    CLASS("falcon", falcon_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -78,4 +78,13 @@ int config_parse_mamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_bamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_falcon_h1(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
+/* Falcon (model_type falcon): FalconConfig's n_embed over hidden_size, laid over view v
+ * before the class defaults (config_falcon_keys); after them (config_parse_falcon) c's kv
+ * heads (new_decoder_architecture: num_kv_heads; else multi_query: 1; else the heads), the
+ * MLP 4 * hidden_size, the three bias switches from bias and falcon_ln from parallel_attn /
+ * num_ln_in_parallel_attn; the layouts vLLM's falcon.py and transformers build differently
+ * refused naming the keys (config_falcon.c). */
+int config_falcon_keys(json_t *v, wt_errbuf *err);
+int config_parse_falcon(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+
 #endif
