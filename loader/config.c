@@ -611,6 +611,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_parse_dt_rank(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "opt") == 0)
 		rv = config_parse_opt(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon") == 0)
+		rv = config_parse_falcon(root, c, err);
 	if (rv == WT_OK)
 		rv = config_get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)
@@ -710,6 +712,10 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	int rv = fill ? lfm2_aliases(v, mt, err) : WT_OK;
 	if (rv == WT_OK && fill && strcmp(mt, "dbrx") == 0)
 		rv = config_dbrx_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
+		rv = config_bloom_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "falcon") == 0)
+		rv = config_falcon_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "mpt") == 0)
 		rv = config_mpt_keys(v, err);
 	bool longcat = fill && strcmp(mt, "longcat_flash") == 0;
@@ -727,6 +733,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		rv = config_longcat_keys(v, err);
 	if (rv == WT_OK && fill && (strcmp(mt, "mamba") == 0 || strcmp(mt, "falcon_mamba") == 0))
 		rv = config_mamba_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
+		rv = config_bloom_width(v, err);
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)
 		rv = config_hunyuan_lists(v, err);
 	if (rv != WT_OK) {

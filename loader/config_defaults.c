@@ -741,6 +741,32 @@ static const class_default gptj_defaults[] = {
     {"max_position_embeddings", false, 2048},
 };
 
+/* BloomConfig's (transformers 4.57.1), under the names config_bloom.c lays BLOOM's keys onto:
+ * vocab_size 250880, hidden_size 64, n_layer 2, n_head 8 (intermediate_size is then
+ * 4 * hidden_size, config_bloom_width); layer_norm_epsilon 1e-5 and
+ * apply_residual_connection_post_layernorm false are the reference's (cfg_bloom.c). Tied
+ * (PretrainedConfig's default; the family's tie_default). */
+static const class_default bloom_defaults[] = {
+    {"vocab_size", false, 250880},
+    {"hidden_size", false, 64},
+    {"num_hidden_layers", false, 2},
+    {"num_attention_heads", false, 8},
+};
+
+/* FalconConfig's (transformers 4.57.1): falcon-7b's dims (vocab_size 65024, hidden_size 4544,
+ * num_hidden_layers 32, num_attention_heads 71), max_position_embeddings 2048, rope_theta
+ * 10000; multi_query true, parallel_attn true, bias false, new_decoder_architecture false
+ * (config_falcon.c reads those); tied (PretrainedConfig's default, vLLM's when the key is
+ * absent). */
+static const class_default falcon_defaults[] = {
+    {"vocab_size", false, 65024},
+    {"hidden_size", false, 4544},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 71},
+    {"max_position_embeddings", false, 2048},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -810,6 +836,8 @@ static const struct {
     CLASS("falcon_mamba", falcon_mamba_defaults),
     CLASS("opt", opt_defaults),
     CLASS("gptj", gptj_defaults),
+    CLASS("bloom", bloom_defaults),
+    CLASS("falcon", falcon_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

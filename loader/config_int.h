@@ -82,6 +82,13 @@ struct ckpt_config;
  * a wrong type is WT_ECORRUPT naming the key (config_opt.c). */
 int config_parse_opt(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
+/* BLOOM (model_type bloom): BloomConfig's n_embed (over hidden_size), n_layer and n_head
+ * (under num_hidden_layers / num_attention_heads when given) laid over view v before the
+ * class defaults (config_bloom_keys); after them intermediate_size = 4 * hidden_size, the
+ * MLP's width (config_bloom_width) (config_bloom.c). */
+int config_bloom_keys(json_t *v, wt_errbuf *err);
+int config_bloom_width(json_t *v, wt_errbuf *err);
+
 /* config.json field readers shared by config.c and config_hybrid.c. An integer >= min
  * (absent or null: dflt), a boolean (absent or null: dflt), a real > 0 (absent or null:
  * dflt), a list of integers (v NULL or null: none; *out owned); a wrong type or range is
@@ -115,5 +122,13 @@ int config_parse_falcon_h1(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_longcat_check(json_t *v, wt_errbuf *err);
 int config_longcat_keys(json_t *v, wt_errbuf *err);
 int config_parse_longcat(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Falcon (model_type falcon): FalconConfig's n_embed over hidden_size, laid over view v
+ * before the class defaults (config_falcon_keys); after them (config_parse_falcon) c's kv
+ * heads (new_decoder_architecture: num_kv_heads; else multi_query: 1; else the heads), the
+ * MLP 4 * hidden_size, the three bias switches from bias and falcon_ln from parallel_attn /
+ * num_ln_in_parallel_attn; the layouts vLLM's falcon.py and transformers build differently
+ * refused naming the keys (config_falcon.c). */
+int config_falcon_keys(json_t *v, wt_errbuf *err);
+int config_parse_falcon(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 #endif

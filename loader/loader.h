@@ -291,6 +291,10 @@ typedef struct ckpt_config {
 	 * model_type stablelm only (with qk_layernorm, and use_qkv_bias into attention_bias),
 	 * false if absent */
 	bool use_parallel_residual;
+	/* Falcon's LayerNorms (model_type falcon only; 0 otherwise): 1 one input_layernorm
+	 * before the parallel attention and MLP, 2 ln_attn and ln_mlp (new_decoder_architecture),
+	 * 3 input_layernorm and post_attention_layernorm (parallel_attn false: sequential) */
+	int falcon_ln;
 	/* Seed-OSS's bias switches: q/k/v biases, o_proj's, the MLP's; false if absent (but
 	 * SeedOssConfig's attention_bias is true: config_defaults.c fills it) */
 	bool attention_bias, attention_out_bias, mlp_bias;

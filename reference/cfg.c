@@ -142,7 +142,8 @@ enum {
 	FAM_MAMBA,
 	FAM_FALCON_MAMBA,
 	FAM_OPT,
-	FAM_GPTJ
+	FAM_GPTJ,
+	FAM_BLOOM
 };
 
 /* The planner's family -> the reference's kind. */
@@ -333,6 +334,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* GPTJForCausalLM: Phi's parallel block (gptj.c renames onto Phi's names), RoPE on
 	     * adjacent pairs of rotary_dim dims, no attention biases (cfg_neox.c) */
 	    {"gptj", REF_DENSE, false, 0, FAM_GPTJ},
+	    /* BloomForCausalLM: GPT-NeoX's per-head query_key_value, LayerNorms with biases and
+	     * plain MLP, sequential, ALiBi instead of RoPE, the embedding's LayerNorm (cfg_neox.c,
+	     * neox.c) */
+	    {"bloom", REF_DENSE, false, 0, FAM_BLOOM},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -420,6 +425,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			if (c->gptj) /* Phi's block, adjacent-pair RoPE */
 				c->phi = c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias =
 				    c->rope_pairs = true;
+			c->bloom = map[i].fam == FAM_BLOOM;
+			if (c->bloom) /* GPT-NeoX's reading, sequential */
+				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
@@ -675,7 +683,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_opt(c, arch, json, len, err);
 	else if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
-	else if (c->neox || c->phi || c->stablelm)
+	else if (c->neox || c->phi || c->stablelm || c->bloom)
 		rv = ref_cfg_neox(c, arch, json, len, err);
 	else if (c->dbrx)
 		rv = ref_cfg_dbrx(c, arch, json, len, err);

@@ -27,6 +27,13 @@
  * layer_norm_eps (1e-5), rope_scaling (none); qk_layernorm true refused (as the planner does:
  * vLLM's phi.py has no q/k layernorms).
  *
+ * BLOOM (BloomForCausalLM; modeling_bloom.py, vLLM bloom.py): word_embeddings then
+ * word_embeddings_layernorm, GPT-NeoX's sequential block (query_key_value [H, 3, d] rows
+ * with its bias, dense, dense_4h_to_h(gelu_tanh(dense_h_to_4h(x))) with biases) with no
+ * RoPE: ALiBi adds slope_h * s to head h's score of key s; ln_f, the tied word_embeddings as
+ * head. Keys: layer_norm_epsilon (1e-5); apply_residual_connection_post_layernorm true
+ * refused (no release sets it; the reference adds the block's input).
+ *
  * StableLM (StableLmForCausalLM; modeling_stablelm.py, vLLM stablelm.py): Llama's sequential
  * decoder (its q/k/v biases added where the checkpoint has them: use_qkv_bias) whose
  * input_layernorm, post_attention_layernorm and model.norm are LayerNorms with biases
@@ -209,10 +216,42 @@ static int cfg_gptj(ref_cfg *c, const char *arch, const char *json, size_t len, 
 	              f[G_MAX_POS].present ? f[G_MAX_POS].i : 0, json, len, err);
 }
 
+/* BloomConfig's keys (transformers 4.57.1 configuration_bloom.py). */
+static int cfg_bloom(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	enum { B_EPS, B_POST, B_COUNT };
+	ckpt_field f[B_COUNT] = {
+	    [B_EPS] = {"layer_norm_epsilon", CKPT_FIELD_REAL},
+	    [B_POST] = {"apply_residual_connection_post_layernorm", CKPT_FIELD_BOOL},
+	};
+	const char *a = arch ? arch : "BloomForCausalLM";
+	int rv = ckpt_config_fields(json, len, f, B_COUNT, err);
+	if (rv != WT_OK)
+		return rv;
+	if (f[B_POST].present && f[B_POST].b)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: apply_residual_connection_post_layernorm true on %s; "
+		    "the reference adds the block's input (every BLOOM release says "
+		    "false): set it false",
+		    a);
+	/* BloomMLP's bloom_gelu_forward: the tanh approximation (vLLM's BloomMLP runs the
+	 * exact gelu; docs/reference.md) */
+	c->act = REF_ACT_GELU_TANH;
+	c->alibi_max = 8.0; /* build_alibi_tensor's slopes: MPT's with alibi_bias_max 8 */
+	c->eps = f[B_EPS].present ? f[B_EPS].r : 1e-5;
+	if (!(c->eps > 0.0))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_norm_epsilon %g must be positive", c->eps);
+	return WT_OK;
+}
+
 int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
 	if (c->gptj)
 		return cfg_gptj(c, arch, json, len, err);
+	if (c->bloom)
+		return cfg_bloom(c, arch, json, len, err);
 	if (c->stablelm)
 		return cfg_stablelm(c, arch, json, len, err);
 	if (c->phi)

@@ -168,9 +168,9 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 		return; /* SmolLM3's no_rope_layers 0 */
 	if (c->g4 && !c->g4_rope)
 		return; /* Granite 4.0 without position_embedding_type "rope" */
-	if (c->jamba || c->mpt || c->gpt2)
-		return; /* JambaAttention: no positional embedding; MPT: ALiBi; GPT-2: learned
-		         * positions */
+	if (c->jamba || c->mpt || c->gpt2 || c->bloom)
+		return; /* JambaAttention: no positional embedding; MPT, BLOOM: ALiBi; GPT-2:
+		         * learned positions */
 	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld,
 	         c->olmo3 && o.window > 0); /* Olmo3's sliding layers: rope_type "default" */
 }
@@ -212,7 +212,7 @@ void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, 
 	o->window = local ? c->window : 0;
 	o->sinks = NULL; /* GPT-OSS: the caller sets its heads' sinks */
 	o->chunk = c->llama4 && ref_l4_bit(c->l4_chunked, l) ? c->chunk : 0;
-	o->alibi = NULL; /* MPT: the caller sets its heads' slopes */
+	o->alibi = NULL; /* MPT, BLOOM: the caller sets its heads' slopes */
 }
 
 void ref_alibi_slopes(const ref_cfg *c, float *out)
@@ -252,7 +252,7 @@ void ref_attention(float *out, const float *q, const float *k, const float *v, i
 				for (int64_t i = 0; i < d; i++)
 					acc += qr[i] * kr[i];
 				p[s] = acc * scale;
-				if (opt->alibi != NULL) /* MPT: the bias of distance s - t */
+				if (opt->alibi != NULL) /* MPT, BLOOM: the bias of distance s - t */
 					p[s] += opt->alibi[h] * (float)(s - t);
 				if (cap > 0.0f)
 					p[s] = tanhf(p[s] / cap) * cap;

@@ -16,6 +16,12 @@
  * head, which are reordered into [q; k; v] (head h's part p at row (p*H + h)*d). Other
  * tensors (the old attention.masked_bias buffers) are copied under their own names.
  *
+ * BLOOM's (c->bloom), with or without the transformer. prefix: word_embeddings. ->
+ * model.embed_tokens., word_embeddings_layernorm. -> model.embed_norm., ln_f. -> model.norm.,
+ * h.{i}. -> model.layers.{i}.; in a layer self_attention.query_key_value. (its [H, 3, d] rows
+ * reordered as GPT-NeoX's) -> self_attn.qkv_proj., self_attention.dense. -> self_attn.o_proj.,
+ * the MLP as GPT-NeoX's.
+ *
  * Phi's (c->phi): model.final_layernorm. -> model.norm.; in a layer self_attn.dense. ->
  * self_attn.o_proj., mlp.fc1. -> mlp.c_fc., mlp.fc2. -> mlp.c_proj. (q/k/v keep Llama's names).
  */
@@ -36,6 +42,20 @@ static const char *const phi_leaves[][2] = {
     {".mlp.fc2.", ".mlp.c_proj."},
 };
 
+/* BLOOM (c->bloom): the names without BloomForCausalLM's transformer. prefix (canon drops it) */
+static const char *const bloom_tops[][2] = {
+    {"word_embeddings_layernorm.", "model.embed_norm."},
+    {"word_embeddings.", "model.embed_tokens."},
+    {"ln_f.", "model.norm."},
+    {"h.", "model.layers."},
+};
+static const char *const bloom_leaves[][2] = {
+    {".self_attention.query_key_value.", ".self_attn.qkv_proj."},
+    {".self_attention.dense.", ".self_attn.o_proj."},
+    {".mlp.dense_h_to_4h.", ".mlp.c_fc."},
+    {".mlp.dense_4h_to_h.", ".mlp.c_proj."},
+};
+
 static const char *const tops[][2] = {
     {"gpt_neox.embed_in.", "model.embed_tokens."},
     {"gpt_neox.final_layer_norm.", "model.norm."},
@@ -54,12 +74,16 @@ static const char *const leaves[][2] = {
 static int canon(const ref_cfg *c, const char *name, char *buf, size_t cap, bool *qkv,
                  wt_errbuf *err)
 {
-	const char *const(*tp)[2] = c->phi ? phi_tops : tops;
-	const char *const(*lv)[2] = c->phi ? phi_leaves : leaves;
-	size_t ntp =
-	    c->phi ? sizeof(phi_tops) / sizeof(phi_tops[0]) : sizeof(tops) / sizeof(tops[0]);
-	size_t nlv = c->phi ? sizeof(phi_leaves) / sizeof(phi_leaves[0])
-	                    : sizeof(leaves) / sizeof(leaves[0]);
+	const char *const(*tp)[2] = c->phi ? phi_tops : c->bloom ? bloom_tops : tops;
+	const char *const(*lv)[2] = c->phi ? phi_leaves : c->bloom ? bloom_leaves : leaves;
+	size_t ntp = c->phi     ? sizeof(phi_tops) / sizeof(phi_tops[0])
+	             : c->bloom ? sizeof(bloom_tops) / sizeof(bloom_tops[0])
+	                        : sizeof(tops) / sizeof(tops[0]);
+	size_t nlv = c->phi     ? sizeof(phi_leaves) / sizeof(phi_leaves[0])
+	             : c->bloom ? sizeof(bloom_leaves) / sizeof(bloom_leaves[0])
+	                        : sizeof(leaves) / sizeof(leaves[0]);
+	if (c->bloom && strncmp(name, "transformer.", 12) == 0)
+		name += 12;
 	const char *rest = name, *pre = "";
 	for (size_t i = 0; i < ntp; i++)
 		if (strncmp(name, tp[i][0], strlen(tp[i][0])) == 0) {
@@ -137,4 +161,10 @@ int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_e
 	if (rv != WT_OK)
 		ref_set_clear(out);
 	return rv;
+}
+
+bool ref_bloom_ckpt(ref_set *s)
+{
+	return ref_set_find(s, "transformer.word_embeddings.weight") != NULL ||
+	       ref_set_find(s, "word_embeddings.weight") != NULL;
 }

@@ -253,7 +253,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	if ((rv = ref_gpt_oss_sinks(c, s, l, c->H, &ao, err)))
 		return rv;
 	float slopes[REF_MAX_HEADS];
-	if (c->mpt && c->H <= REF_MAX_HEADS) { /* ALiBi over every head */
+	if ((c->mpt || c->bloom) && c->H <= REF_MAX_HEADS) { /* ALiBi over every head */
 		ref_alibi_slopes(c, slopes);
 		ao.alibi = slopes;
 	}
@@ -449,7 +449,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
                      float *logits, int64_t *routes, wt_errbuf *err)
 {
 	if ((c->neox && ref_set_find(ck, "gpt_neox.embed_in.weight") != NULL) ||
-	    (c->phi && ref_set_find(ck, "model.final_layernorm.weight") != NULL)) {
+	    (c->phi && ref_set_find(ck, "model.final_layernorm.weight") != NULL) ||
+	    (c->bloom && ref_bloom_ckpt(ck))) {
 		ref_set r = {0}; /* the checkpoint under the names read below (neox.c) */
 		int rv = ref_neox_rename(c, ck, &r, true, err);
 		if (rv == WT_OK)
@@ -516,6 +517,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	ref_embed_scale(c, b.x, T * c->hid);
 	if (c->gpt2 && (rv = ref_gpt2_positions(c, ck, b.x, T, err)))
 		goto out;
+	if (c->bloom && (rv = ref_norm_of(c, ck, b.x, b.x, T, err, "model.embed_norm")))
+		goto out; /* BLOOM's word_embeddings_layernorm */
 	for (int64_t l = 0; l < c->L; l++) {
 		const float *pn = NULL;
 		char m[160];

@@ -443,6 +443,10 @@ typedef struct ref_cfg {
 	 * under those names from the checkpoint's gpt_neox.* (ref_neox_rename), RoPE on the
 	 * first rot_dim dims; neox_par: the parallel residual x = mlp(ln2(x)) + attn(ln1(x)) + x */
 	bool neox, neox_par;
+	/* BLOOM (cfg_neox.c, neox.c; kind REF_DENSE): GPT-NeoX's names and math read the same
+	 * way, sequential, no RoPE: ALiBi (ref_alibi_slopes) in every attention, and the
+	 * word-embedding LayerNorm (model.embed_norm) on the embeddings */
+	bool bloom;
 	/* Phi (cfg_neox.c, neox.c; kind REF_DENSE): GPT-NeoX's parallel residual (neox_par) with
 	 * one norm, input_layernorm, before both branches; StarCoder2's LayerNorms and plain MLP
 	 * (mlp.fc1 / fc2 read as c_fc / c_proj), self_attn.dense as o_proj, model.final_layernorm
@@ -607,14 +611,14 @@ typedef struct ref_attn_opt {
 	/* Llama 4 chunked attention: key s seen by query t when s / chunk == t / chunk
 	 * (and s <= t); 0 = none */
 	int64_t chunk;
-	/* ALiBi (MPT): score of query t on key s plus alibi[h] * (s - t) for q head h of the
-	 * call; NULL = none */
+	/* ALiBi (MPT, BLOOM): score of query t on key s plus alibi[h] * (s - t) for q head h of
+	 * the call (BLOOM's transformers adds alibi[h] * s: softmax-equal); NULL = none */
 	const float *alibi;
 } ref_attn_opt;
-/* MPT's ALiBi slopes of its c->H heads into out (vLLM's _get_alibi_slopes, transformers'
- * build_mpt_alibi_tensor): with n the next power of two >= H, m_k = k * alibi_max / n
- * (k = 1..n), slope_k = 2^-m_k, and when n != H the odd-indexed then the even-indexed ones,
- * the first H of them. */
+/* The ALiBi slopes of c->H heads into out (vLLM's _get_alibi_slopes, transformers'
+ * build_mpt_alibi_tensor; BLOOM's build_alibi_tensor is the same with alibi_max 8): with n
+ * the next power of two >= H, m_k = k * alibi_max / n (k = 1..n), slope_k = 2^-m_k, and when
+ * n != H the odd-indexed then the even-indexed ones, the first H of them. */
 void ref_alibi_slopes(const ref_cfg *c, float *out);
 /* The attention of decoder layer l: RoPE base, linear RoPE factor and options. */
 void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, ref_attn_opt *o);

@@ -370,6 +370,9 @@ int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_
  * table); with ckpt, query_key_value's [H, 3, d] rows reordered into [q; k; v]. On failure
  * out is left empty. */
 int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
+/* Whether s holds BLOOM's tensors under the checkpoint's names (with or without the
+ * transformer. prefix), not yet renamed (neox.c). */
+bool ref_bloom_ckpt(ref_set *s);
 /* clip_qkv of OLMo 1 / OLMoE / DBRX (config.json's language-model key): null or absent =
  * none (c->clip_qkv 0), else a positive finite bound (cfg_fam.c). */
 int ref_cfg_clip_qkv(json_t *root, ref_cfg *c, wt_errbuf *err);

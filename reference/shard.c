@@ -90,6 +90,20 @@ static int embed(shard *s, const int64_t *tokens)
 	ref_embed_scale(c, s->b.x, T * c->hid); /* after the all-reduce, as engines do */
 	if (c->gpt2) /* wpe replicated: rank 0's rows (every rank holds the same) */
 		return ref_gpt2_positions(c, rank_set(s, 0, s->g), s->b.x, T, s->err);
+	if (!c->bloom)
+		return WT_OK;
+	/* BLOOM's word_embeddings_layernorm, each rank with its own replica: their mean, so a
+	 * wrong replica on any rank shows */
+	memset(s->b.part, 0, (size_t)(T * c->hid) * sizeof(float));
+	for (uint32_t r = 0; r < s->T; r++) {
+		int rv = ref_norm_of(c, rank_set(s, r, s->g), s->b.y, s->b.x, T, s->err,
+		                     "model.embed_norm");
+		if (rv != WT_OK)
+			return rv;
+		for (int64_t i = 0; i < T * c->hid; i++)
+			s->b.part[i] += s->b.y[i] / (float)s->T;
+	}
+	memcpy(s->b.x, s->b.part, (size_t)(T * c->hid) * sizeof(float));
 	return WT_OK;
 }
 
@@ -263,7 +277,8 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	if ((rv = ref_gpt_oss_sinks(c, rs, l, Hl, &ao, s->err))) /* the rank's [Hl] */
 		return rv;
 	float slopes[REF_MAX_HEADS];
-	if (c->mpt && c->H <= REF_MAX_HEADS) { /* ALiBi: the rank's heads r*Hl.. of all H */
+	if ((c->mpt || c->bloom) &&
+	    c->H <= REF_MAX_HEADS) { /* ALiBi: the rank's heads r*Hl.. of all H */
 		ref_alibi_slopes(c, slopes);
 		ao.alibi = slopes + (int64_t)r * Hl;
 	}
@@ -669,7 +684,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	      ref_set_find(&ranks[0], "transformer.wte.weight")) ||
 	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight")) ||
 	     (c->gpt2 && ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL) ||
-	     (c->mamba_lm && ref_set_find(&ranks[0], "backbone.embeddings.weight"))))
+	     (c->mamba_lm && ref_set_find(&ranks[0], "backbone.embeddings.weight")) ||
+	     (c->bloom && ref_bloom_ckpt(&ranks[0]))))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,
 	           .ranks = ranks,

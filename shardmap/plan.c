@@ -78,6 +78,12 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->opt_word_embed_proj_dim != x->cfg->hidden_size;
 	case SM_C_OFNORM:
 		return x->cfg->opt_final_norm;
+	case SM_C_FLN2:
+		return x->cfg->falcon_ln == 2;
+	case SM_C_FLN1:
+		return x->cfg->falcon_ln == 1 || x->cfg->falcon_ln == 3;
+	case SM_C_FPOST:
+		return x->cfg->falcon_ln == 3;
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -86,6 +92,9 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 /* The config.json switch a bias rule's condition reads, or NULL. */
 static const char *bias_key(const sm_family *f, uint8_t cond)
 {
+	if (f->bias_key_all != NULL &&
+	    (cond == SM_C_ATTNBIAS || cond == SM_C_OUTBIAS || cond == SM_C_MLPBIAS))
+		return f->bias_key_all; /* Falcon: bias */
 	if (cond == SM_C_ATTNBIAS && f->attn_bias_key != NULL)
 		return f->attn_bias_key; /* StableLM: use_qkv_bias */
 	return cond == SM_C_ATTNBIAS   ? "attention_bias"
@@ -464,6 +473,13 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                           "is false or absent)";
 	else if (ru->cond == SM_C_MNORM)
 		why = "without the mixer's gated norm (mamba_rms_norm is false or absent)";
+	else if (ru->cond == SM_C_FLN2 || ru->cond == SM_C_FLN1 || ru->cond == SM_C_FPOST)
+		why = x->cfg->falcon_ln == 2 ? "take ln_attn / ln_mlp (new_decoder_architecture)"
+		      : x->cfg->falcon_ln == 1
+		          ? "take one input_layernorm (parallel_attn true, "
+		            "num_ln_in_parallel_attn not 2)"
+		          : "take input_layernorm and post_attention_layernorm "
+		            "(parallel_attn false)";
 	else if (ru->cond == SM_C_MMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': unknown tensor: config.json's "
@@ -476,10 +492,15 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                      bias_key(x->fam, ru->cond)),
 		             wb)
 		      : ru->cond == SM_C_OUTBIAS
-		          ? "without an o_proj bias (attention_out_bias is false or absent)"
+		          ? (snprintf(wb, sizeof(wb),
+		                      "without an o_proj bias (%s is false or absent)",
+		                      bias_key(x->fam, ru->cond)),
+		             wb)
 		      : ru->cond == SM_C_CONVBIAS
 		          ? "without conv biases (conv_bias is false or absent)"
-		          : "without MLP biases (mlp_bias is false or absent)";
+		          : (snprintf(wb, sizeof(wb), "without MLP biases (%s is false or absent)",
+		                      bias_key(x->fam, ru->cond)),
+		             wb);
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "tensor '%s': unknown tensor: config.json makes layer %" PRId64
 	                 " %s; fix config.json or the checkpoint",

@@ -304,24 +304,30 @@ static int part_qkv_ckpt(const part_req *req)
 	return rv;
 }
 
-/* Fused per head in the checkpoint (GPT-NeoX's query_key_value, [H, 3, d] rows: head h's
- * q, k, v at rows h*3d, h*3d + d, h*3d + 2d): rank r's [q_r; k_r; v_r] as SM_K_QKV lays
- * it out, each part gathered from the rank's H/T heads one d-row piece at a time (vLLM's
- * gpt_neox.py view(H, 3, d).transpose before QKVParallelLinear's split). H == KV. */
+/* Fused per kv group in the checkpoint ([KV, H/KV + 2, d] rows: group g holds its n = H/KV q
+ * heads, then its k head, then its v head; GPT-NeoX's / BLOOM's query_key_value is the case
+ * KV == H, [H, 3, d], and Falcon's multi_query KV == 1, [q; k; v]): rank r's
+ * [q_r; k_r; v_r] as SM_K_QKV lays it out (kv heads replicated when KV < T), gathered one
+ * d-row piece per head and part (vLLM's gpt_neox.py / bloom.py view(H, 3, d).transpose and
+ * falcon.py view(KV, n + 2, d) narrow / cat before QKVParallelLinear's split). */
 static int part_qkv_heads(const part_req *req)
 {
 	qkv_span s;
 	int rv = qkv_span_of(req, &s);
-	int64_t d = req->ctx->dm.head_dim;
-	if (rv == WT_OK && req->ctx->dm.n_kv_heads != req->ctx->dm.n_heads)
-		return wt_seterr(req->err, WT_EUNSUPPORTED,
-		                 "tensor '%s': a per-head fused q/k/v needs num_key_value_heads "
-		                 "(%" PRId64 ") == num_attention_heads (%" PRId64 ")",
-		                 req->rt, req->ctx->dm.n_kv_heads, req->ctx->dm.n_heads);
-	int64_t h0 = s.q_at / d, nh = s.q_rows / d;
-	for (int64_t part = 0; part < 3 && rv == WT_OK; part++)
-		for (int64_t h = h0; h < h0 + nh && rv == WT_OK; h++)
-			rv = push(req, shardmap_rows_piece(0, h * 3 * d + part * d, d, 0));
+	int64_t d = req->ctx->dm.head_dim, H = req->ctx->dm.n_heads, KV = req->ctx->dm.n_kv_heads;
+	if (rv == WT_OK && (KV <= 0 || H % KV != 0))
+		return wt_seterr(
+		    req->err, WT_EUNSUPPORTED,
+		    "tensor '%s': a q/k/v fused per kv group needs num_attention_heads "
+		    "(%" PRId64 ") divisible by the kv heads (%" PRId64 ")",
+		    req->rt, H, KV);
+	int64_t n = rv == WT_OK ? H / KV : 1, h0 = s.q_at / d, nh = s.q_rows / d;
+	int64_t g0 = s.kv_at / d, ng = s.kv_rows / d;
+	for (int64_t h = h0; h < h0 + nh && rv == WT_OK; h++)
+		rv = push(req, shardmap_rows_piece(0, ((h / n) * (n + 2) + h % n) * d, d, 0));
+	for (int64_t part = 0; part < 2; part++)
+		for (int64_t g = g0; g < g0 + ng && rv == WT_OK; g++)
+			rv = push(req, shardmap_rows_piece(0, (g * (n + 2) + n + part) * d, d, 0));
 	return rv;
 }
 

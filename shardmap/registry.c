@@ -79,6 +79,8 @@ static const sm_family *const families[] = {
     &shardmap_family_falcon_mamba,
     &shardmap_family_opt,
     &shardmap_family_gptj,
+    &shardmap_family_bloom,
+    &shardmap_family_falcon,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

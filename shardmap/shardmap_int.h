@@ -52,9 +52,10 @@ typedef enum {
 	SM_K_ROWS3, /* three equal segments fused in the checkpoint (LFM2's conv.in_proj [B; C; x]
 	               rows): [B_r; C_r; x_r], each segment split by `unit` (vLLM's
 	               MergedColumnParallelLinear over [dim] * 3) */
-	SM_K_QKVH,  /* q/k/v fused per head in the checkpoint ([H, 3, d] rows: GPT-NeoX's
-	               query_key_value): rank r's [q_r; k_r; v_r] of its H/T heads, each part
-	               gathered head by head (one d-row piece per head and part) */
+	SM_K_QKVH,  /* q/k/v fused per kv group in the checkpoint ([KV, H/KV + 2, d] rows:
+	               Falcon's query_key_value; GPT-NeoX's / BLOOM's [H, 3, d] with KV == H):
+	               rank r's [q_r; k_r; v_r] as SM_K_QKV's, gathered head by head (one d-row
+	               piece per head and part) */
 	SM_K_MAMBA, /* Granite 4.0's Mamba2 in_proj [z; x; B; C; dt] (dims[0] SM_D_MIN) or
 	               conv1d [x; B; C] (SM_D_MCONV), weight or bias: each segment's rows
 	               split by tp, B and C whole on every rank when tp does not divide
@@ -181,6 +182,9 @@ typedef enum {
 	SM_C_OPROJ,    /* OPT's project_in / project_out: word_embed_proj_dim != hidden_size */
 	SM_C_OFNORM,   /* OPT's model.decoder.final_layer_norm: do_layer_norm_before and not
 	                  _remove_final_layer_norm */
+	SM_C_FLN2,     /* Falcon's ln_attn / ln_mlp (falcon_ln 2: new_decoder_architecture) */
+	SM_C_FLN1,     /* Falcon's input_layernorm (falcon_ln 1 or 3) */
+	SM_C_FPOST,    /* Falcon's post_attention_layernorm (falcon_ln 3: parallel_attn false) */
 } sm_cond;
 
 enum {
@@ -225,6 +229,9 @@ typedef struct sm_family {
 	/* The config.json key the loader reads into attention_bias for this family, named in
 	 * the SM_C_ATTNBIAS refusals (NULL: attention_bias; StableLM: use_qkv_bias) */
 	const char *attn_bias_key;
+	/* The one config.json key behind all three bias switches (attention_bias,
+	 * attention_out_bias, mlp_bias), named in their refusals (Falcon: bias); NULL = none */
+	const char *bias_key_all;
 	/* The family's rules when the checkpoint stores its experts one Linear each
 	 * (a tensor named "...experts.<digits>." exists; Qwen3-VL-MoE's FP8 releases)
 	 * where the table above reads them stacked; NULL = one layout only.
@@ -449,6 +456,8 @@ extern const sm_family shardmap_family_mamba;
 extern const sm_family shardmap_family_falcon_mamba;
 extern const sm_family shardmap_family_opt;
 extern const sm_family shardmap_family_gptj;
+extern const sm_family shardmap_family_bloom;
+extern const sm_family shardmap_family_falcon;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

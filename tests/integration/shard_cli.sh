@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -828,6 +828,22 @@ mkdir -p "$T/gptj_bad" && cp "$T/gptj/model.safetensors" "$T/gptj_bad/" &&
 "$CTL" plan --model-dir "$T/gptj_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gptj tied planned"
 grep -q "asserts an untied lm_head" "$T/err" || fail "gptj tie: $(cat "$T/err")"
 rm -rf "$T/gptj_bad"
+# BLOOM: vLLM's transformer.* names, query_key_value re-cut per head into the rank's
+# [q_r; k_r; v_r] (quantized), its bias and the embedding's LayerNorm BF16, the MLP 4 * hid
+# wide; tie_word_embeddings false refused (vLLM's bloom.py never loads lm_head.weight)
+"$CTL" plan --model-dir "$T/bloom" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan bloom"
+for l in "h.1.self_attention.query_key_value.weight *I8 *\[192, 128\]" \
+	"h.1.self_attention.query_key_value.bias *BF16 *\[192\]" "h.1.self_attention.dense.weight *I8 *\[128, 64\]" \
+	"h.1.mlp.dense_h_to_4h.bias *BF16 *\[256\]" "h.1.mlp.dense_4h_to_h.weight *I8 *\[128, 256\]" \
+	"word_embeddings_layernorm.bias *BF16 *\[128\]" "word_embeddings.weight *BF16 *\[512, 128\]"; do
+	grep -q "transformer.$l" "$T/plan" || fail "bloom line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/bloom_bad" && cp "$T/bloom/model.safetensors" "$T/bloom_bad/" &&
+	sed 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' "$T/bloom/config.json" >"$T/bloom_bad/config.json"
+"$CTL" plan --model-dir "$T/bloom_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "bloom untied planned"
+grep -q "skips lm_head.weight" "$T/err" || fail "bloom untied: $(cat "$T/err")"
+rm -rf "$T/bloom_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

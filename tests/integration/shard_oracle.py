@@ -56,6 +56,9 @@ vocabulary rows, the old attn.masked_bias buffers dropped.
 OPT (vLLM's opt.py): model.decoder.* names kept; q/k/v fused as Llama's (KV = H), out_proj /
 fc2 by columns, fc1 by rows with its bias, embed_tokens [V, word_embed_proj_dim] by vocabulary
 rows; embed_positions, project_in / project_out and the LayerNorms whole; tied by default.
+BLOOM (vLLM's bloom.py): names with the transformer. prefix (added where the checkpoint
+lacks it); self_attention.query_key_value [H, 3, d] rows per head cut as GPT-NeoX's (neox
+below), word_embeddings by padded vocabulary rows, tied.
 DBRX (vLLM's dbrx.py): transformer.* names kept; attn.Wqkv [q; k; v] cut as Phi-3's
 qkv_proj, attn.out_proj by columns, transformer.wte by vocabulary rows; the experts' 2-D
 stacks w1 / v1 / w2 [E*Ie, hid] are Mixtral's experts.{j}.w1 / w3 / w2 once viewed [E, Ie,
@@ -458,7 +461,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))  # the norms
             continue
-        if arch == "GPTNeoXForCausalLM":
+        if arch == "BloomForCausalLM" and name == "transformer.word_embeddings.weight":
+            add(name, vocab_rows(name, V, T, r, pad)); continue
+        if arch in ("GPTNeoXForCausalLM", "BloomForCausalLM"):  # the same per-head qkv
             pcs = neox(name, rows, cols, cfg, T, r, pad, tied)
             if pcs is not None: add(name, pcs)
             continue
@@ -698,6 +703,13 @@ def main():
                    tie_word_embeddings=cfg.get("tie_word_embeddings", True))
         if cfg["model_type"] == "gpt2":  # Conv1D [in, out] transposed
             src = conv1d_gpt2(src)
+    if cfg["model_type"] == "bloom":  # BloomConfig's names; vLLM adds the transformer. prefix
+        cfg = dict(cfg, hidden_size=cfg.get("n_embed", cfg.get("hidden_size", 64)),
+                   num_attention_heads=cfg.get("num_attention_heads", cfg.get("n_head", 8)),
+                   num_hidden_layers=cfg.get("num_hidden_layers", cfg.get("n_layer", 2)),
+                   tie_word_embeddings=cfg.get("tie_word_embeddings", True))
+        src = {k if k.startswith(("transformer.", "lm_head.")) else "transformer." + k: v
+               for k, v in src.items()}
     lm_prefix = ""
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
