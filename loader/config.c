@@ -55,8 +55,7 @@ int config_get_bool(json_t *o, const char *name, bool dflt, bool *out, wt_errbuf
 	return WT_OK;
 }
 
-/* First of `names` that is present and non-null; NULL if none. */
-static json_t *first_of(json_t *o, const char *const *names, const char **which)
+json_t *config_first_of(json_t *o, const char *const *names, const char **which)
 {
 	for (; *names != NULL; names++) {
 		json_t *v = json_object_get(o, *names);
@@ -278,7 +277,7 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 	static const char *const expert_keys[] = {"num_local_experts", "num_experts",
 	                                          "n_routed_experts", "moe_num_experts", NULL};
 	const char *which = "num_experts";
-	json_t *ne = first_of(root, expert_keys, &which);
+	json_t *ne = config_first_of(root, expert_keys, &which);
 	int rv = ne ? config_get_int(root, which, 0, 0, &c->num_experts, err) : WT_OK;
 	if (rv == WT_OK)
 		rv = config_get_int(root, "moe_intermediate_size", -1, 1, &c->moe_intermediate_size,
@@ -289,14 +288,14 @@ static int parse_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
 	static const char *const shared_keys[] = {"shared_expert_intermediate_size",
 	                                          "shared_intermediate_size", NULL};
 	const char *shared = shared_keys[0];
-	first_of(root, shared_keys, &shared);
+	config_first_of(root, shared_keys, &shared);
 	if (rv == WT_OK)
 		rv = config_get_int(root, shared, -1, 0, &c->shared_expert_intermediate_size, err);
 	/* DeepSeek's n_shared_experts, else ERNIE 4.5's moe_num_shared_experts */
 	static const char *const nshared_keys[] = {"n_shared_experts", "moe_num_shared_experts",
 	                                           NULL};
 	const char *nshared = nshared_keys[0];
-	first_of(root, nshared_keys, &nshared);
+	config_first_of(root, nshared_keys, &nshared);
 	if (rv == WT_OK)
 		rv = config_get_int(root, nshared, 0, 0, &c->n_shared_experts, err);
 	if (rv == WT_OK)
@@ -421,122 +420,6 @@ int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, w
 	return WT_OK;
 }
 
-/* vision_config (Qwen2-VL, Qwen2.5-VL, Gemma 3's SigLIP): field names as config.json writes
- * them, with the transformers defaults; the planner checks what the family
- * needs. */
-/* LlavaConfig's keys: vision_feature_layer (an integer unless a list), the tower's and the
- * language model's model_type (LlavaConfig's defaults clip_vision_model and llama). */
-static int parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
-{
-	json_t *v = json_object_get(root, "vision_config");
-	c->v_depth = c->v_embed_dim = c->v_num_heads = -1;
-	c->v_hidden_size = c->v_intermediate_size = c->v_out_hidden_size = -1;
-	c->v_num_layers = c->v_num_attn_heads = c->v_image_size = -1;
-	c->v_output_dim = c->v_proj_in_dim = c->v_proj_out_dim = c->v_num_pos = -1;
-	c->v_mlp_ratio = 4.0;
-	c->v_patch_size = 14;
-	c->v_temporal_patch_size = 2;
-	c->v_spatial_merge_size = 2;
-	c->v_in_chans = 3;
-	if (v == NULL || json_is_null(v))
-		return WT_OK;
-	if (!json_is_object(v))
-		return wt_seterr(err, WT_ECORRUPT, "config.json: 'vision_config' is not an object");
-	c->has_vision = true;
-	static const char *const chans[] = {"in_chans", "in_channels", "num_channels", NULL};
-	json_t *patch = json_object_get(v, "patch_size");
-	c->v_patch_given = patch != NULL && !json_is_null(patch);
-	const char *which = "in_chans";
-	int rv = config_get_int(v, "depth", -1, 1, &c->v_depth, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "embed_dim", -1, 1, &c->v_embed_dim, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "num_heads", -1, 1, &c->v_num_heads, err);
-	if (rv == WT_OK)
-		rv = config_get_pos_real(v, "mlp_ratio", 4.0, &c->v_mlp_ratio, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "patch_size", 14, 1, &c->v_patch_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "temporal_patch_size", 2, 1, &c->v_temporal_patch_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
-	if (rv == WT_OK && first_of(v, chans, &which))
-		rv = config_get_int(v, which, 3, 1, &c->v_in_chans, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "hidden_size", -1, 1, &c->v_hidden_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "intermediate_size", -1, 1, &c->v_intermediate_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "out_hidden_size", -1, 1, &c->v_out_hidden_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "num_hidden_layers", -1, 1, &c->v_num_layers, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "num_attention_heads", -1, 1, &c->v_num_attn_heads, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "image_size", -1, 1, &c->v_image_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "vision_output_dim", -1, 1, &c->v_output_dim, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "projector_input_dim", -1, 1, &c->v_proj_in_dim, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "projector_output_dim", -1, 1, &c->v_proj_out_dim, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "num_position_embeddings", -1, 1, &c->v_num_pos, err);
-	json_t *ds = json_object_get(v, "deepstack_visual_indexes");
-	c->has_deepstack = ds != NULL && !json_is_null(ds);
-	if (rv == WT_OK && c->has_deepstack)
-		rv = config_int_list(ds, "deepstack_visual_indexes", &c->deepstack, &c->n_deepstack,
-		                     err);
-	if (rv != WT_OK) {
-		if (err != NULL)
-			wt_errprefix(err, "in vision_config");
-		return rv;
-	}
-	/* Mistral3Config's top-level keys about its vision tower and projector */
-	if (json_object_get(v, "spatial_merge_size") == NULL)
-		rv =
-		    config_get_int(root, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
-	bool llava = config_is_llava(root);
-	if (rv == WT_OK)
-		rv = config_get_bool(root, "multimodal_projector_bias", llava,
-		                     &c->mm_projector_bias, err);
-	c->v_feature_list = json_is_array(json_object_get(root, "vision_feature_layer"));
-	if (rv == WT_OK && llava)
-		rv = config_parse_llava(root, v, c, err);
-	return rv;
-}
-
-/* rope_scaling.mrope_section (transformers 4.x) or rope_parameters.mrope_section (5.x). */
-static int parse_mrope(json_t *lm, ckpt_config *c, wt_errbuf *err)
-{
-	static const char *const keys[] = {"rope_scaling", "rope_parameters", NULL};
-	const char *which = "rope_scaling";
-	json_t *r = first_of(lm, keys, &which);
-	if (r == NULL)
-		return WT_OK;
-	if (!json_is_object(r))
-		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not an object", which);
-	json_t *m = json_object_get(r, "mrope_section");
-	if (m == NULL || json_is_null(m))
-		return WT_OK;
-	if (!json_is_array(m) || json_array_size(m) > CKPT_MAX_MROPE)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s.mrope_section must be an array of at most %d "
-		                 "integers",
-		                 which, CKPT_MAX_MROPE);
-	for (size_t i = 0; i < json_array_size(m); i++) {
-		json_t *x = json_array_get(m, i);
-		if (!json_is_integer(x))
-			return wt_seterr(err, WT_ECORRUPT,
-			                 "config.json: %s.mrope_section[%zu] is not an integer",
-			                 which, i);
-		c->mrope_section[i] = (int64_t)json_integer_value(x);
-	}
-	c->has_mrope = true;
-	c->n_mrope = json_array_size(m);
-	return WT_OK;
-}
-
 static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	int rv = get_required(root, "hidden_size", &c->hidden_size, err);
@@ -624,7 +507,7 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = config_get_int(root, "v_head_dim", -1, 1, &c->v_head_dim, err);
 	if (rv == WT_OK)
-		rv = parse_mrope(root, c, err);
+		rv = config_parse_mrope(root, c, err);
 	json_t *prf = json_object_get(root, "partial_rotary_factor");
 	c->partial_rotary_factor = prf == NULL || json_is_null(prf) ? 0.0
 	                           : json_is_number(prf) && json_number_value(prf) > 0.0
@@ -757,7 +640,7 @@ static int parse_all(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = parse_quant(root, c, err);
 	if (rv == WT_OK)
-		rv = parse_vision(root, c, err);
+		rv = config_parse_vision(root, c, err);
 	json_decref(lm);
 	return rv;
 }

@@ -500,28 +500,6 @@ static const class_default jamba_defaults[] = {
     {"rms_norm_eps", true, 1e-6},
 };
 
-/* GPTNeoXConfig's (transformers 4.57.1): GPT-NeoX-20B-like dims (50432 / 6144 / 44 / 64 /
- * 24576), attention_bias true (query_key_value and dense biases unless config.json says
- * false); rotary_pct 0.25, rotary_emb_base 10000, layer_norm_eps 1e-5 and
- * use_parallel_residual true are the reference's (cfg_neox.c). No kv-head or head_dim key:
- * the loader's defaults (num_attention_heads, hidden_size / heads) are the class's. */
-static const class_default gpt_neox_defaults[] = {
-    {"vocab_size", false, 50432},        {"hidden_size", false, 6144},
-    {"intermediate_size", false, 24576}, {"num_hidden_layers", false, 44},
-    {"num_attention_heads", false, 64},  {"max_position_embeddings", false, 2048},
-    {"attention_bias", false, 1, true},
-};
-
-/* PhiConfig's (transformers 4.57.1): phi-1_5-like dims (51200 / 2048 / 24 / 32 / 8192);
- * num_key_value_heads None becomes num_attention_heads as the loader's own default does;
- * hidden_act gelu_new, partial_rotary_factor 0.5, rope_theta 10000, layer_norm_eps 1e-5 are the
- * reference's (cfg_neox.c); qk_layernorm false as the loader's. */
-static const class_default phi_defaults[] = {
-    {"vocab_size", false, 51200},       {"hidden_size", false, 2048},
-    {"intermediate_size", false, 8192}, {"num_hidden_layers", false, 24},
-    {"num_attention_heads", false, 32}, {"max_position_embeddings", false, 2048},
-};
-
 /* FlexOlmoConfig's (transformers 4.57.1): FlexOlmo-7x7B-1T's dims (100352 / 4096 / 32 /
  * 32, the expert size 11008), 7 experts top-5, rms_norm_eps 1e-6, rope_theta 500000;
  * num_key_value_heads None becomes num_attention_heads as the loader's own default does;
@@ -549,35 +527,6 @@ static const class_default vaultgemma_defaults[] = {
     {"query_pre_attn_scalar", false, 256},
     {"sliding_window", false, 4096},
     {"rms_norm_eps", true, 1e-6},
-    {"rope_theta", true, 10000.0},
-};
-
-/* DbrxConfig's (transformers 4.57.1), under the names config_dbrx.c lays DBRX's keys onto:
- * d_model 2048, n_heads 16, n_layers 24, max_seq_len 2048, vocab_size 32000; DbrxAttentionConfig's
- * kv_n_heads 1, rope_theta 10000 (clip_qkv None: absent); DbrxFFNConfig's ffn_hidden_size 3584,
- * moe_num_experts 4, moe_top_k 1, moe_normalize_expert_weights 1.0. Untied (tie_word_embeddings
- * true is refused). */
-static const class_default dbrx_defaults[] = {
-    {"hidden_size", false, 2048},       {"num_attention_heads", false, 16},
-    {"num_hidden_layers", false, 24},   {"max_position_embeddings", false, 2048},
-    {"vocab_size", false, 32000},       {"num_key_value_heads", false, 1},
-    {"rope_theta", true, 10000.0},      {"moe_intermediate_size", false, 3584},
-    {"intermediate_size", false, 3584}, {"num_local_experts", false, 4},
-    {"num_experts_per_tok", false, 1},  {"moe_normalize_expert_weights", true, 1.0},
-};
-
-/* StableLmConfig's (transformers 4.57.1): stablelm-3b-4e1t-like dims (50304 / 2560 / 32 / 32 /
- * 6912); num_key_value_heads 32; rope_theta 10000; layer_norm_eps 1e-5 and
- * partial_rotary_factor 0.25 are the reference's (cfg_stablelm.c); use_qkv_bias,
- * qk_layernorm and use_parallel_residual false as the loader's. */
-static const class_default stablelm_defaults[] = {
-    {"vocab_size", false, 50304},
-    {"hidden_size", false, 2560},
-    {"intermediate_size", false, 6912},
-    {"num_hidden_layers", false, 32},
-    {"num_attention_heads", false, 32},
-    {"num_key_value_heads", false, 32},
-    {"max_position_embeddings", false, 4096},
     {"rope_theta", true, 10000.0},
 };
 
@@ -624,16 +573,6 @@ static const class_default falcon_h1_defaults[] = {
     {"rope_theta", true, 100000.0},
 };
 
-/* MptConfig's (transformers 4.57.1), under the names config_mpt_keys lays MPT's keys onto:
- * d_model 2048, n_heads 16, n_layers 24, max_seq_len 2048, vocab_size 50368, expansion_ratio 4
- * (intermediate_size 4 * 2048 when d_model is absent too); kv_n_heads absent is n_heads (vLLM's
- * mpt.py). Tied (tie_word_embeddings false is refused). */
-static const class_default mpt_defaults[] = {
-    {"hidden_size", false, 2048},     {"num_attention_heads", false, 16},
-    {"num_hidden_layers", false, 24}, {"max_position_embeddings", false, 2048},
-    {"vocab_size", false, 50368},     {"intermediate_size", false, 8192},
-};
-
 /* LongcatFlashConfig's (transformers 4.57.1): LongCat-Flash-Chat's dims under the class's own
  * names (config_longcat.c lays num_layers, ffn_hidden_size, expert_ffn_hidden_size and
  * moe_topk over the common ones after these); num_key_value_heads None is
@@ -660,18 +599,6 @@ static const class_default longcat_flash_defaults[] = {
     {"rope_theta", true, 10000000.0},
 };
 
-/* GPT2Config's (transformers 4.57.1), under the names config_gpt2.c lays GPT-2's n_* keys
- * onto: gpt2's dims (50257 / 768 / 12 / 12, n_positions 1024); intermediate_size is set
- * there (n_inner or 4 * n_embd). Tied by default (the family's tie_default). GPTBigCodeConfig's
- * are the same (num_key_value_heads 1 from multi_query, config_gpt2.c). */
-static const class_default gpt2_defaults[] = {
-    {"vocab_size", false, 50257},
-    {"hidden_size", false, 768},
-    {"num_hidden_layers", false, 12},
-    {"num_attention_heads", false, 12},
-    {"max_position_embeddings", false, 1024},
-};
-
 /* LlamaConfig's (transformers 4.57.1), the class LlavaConfig builds a llama text_config with
  * (llava-1.5's text_config holds little beyond model_type and vocab_size); num_key_value_heads
  * and head_dim's None mean num_attention_heads and hidden / heads, so they are not put back. */
@@ -680,91 +607,6 @@ static const class_default llava_llama_defaults[] = {
     {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
     {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
-};
-
-/* MambaConfig's (transformers 4.57.1): mamba-130m-like dims (50280 / 768 / 32 layers),
- * state_size 16, expand 2, conv_kernel 4, use_bias false, use_conv_bias true,
- * layer_norm_epsilon 1e-5, tie_word_embeddings true (PretrainedConfig's); time_step_rank
- * "auto" (ceil(hidden_size / 16)) and intermediate_size (int(expand * hidden_size)) are
- * config_mamba_keys'. MambaConfig has no attention and no num_attention_heads. */
-static const class_default mamba_defaults[] = {
-    {"vocab_size", false, 50280},
-    {"hidden_size", false, 768},
-    {"num_hidden_layers", false, 32},
-    {"state_size", false, 16},
-    {"expand", false, 2},
-    {"conv_kernel", false, 4},
-    {"use_bias", false, 0, true},
-    {"use_conv_bias", false, 1, true},
-    {"layer_norm_epsilon", true, 1e-5},
-    {"tie_word_embeddings", false, 1, true},
-};
-
-/* FalconMambaConfig's (transformers 4.57.1): MambaConfig's and mixer_rms_eps 1e-6 (the
- * weightless norms of the mixer's dt / B / C); tied by default as PretrainedConfig's
- * (tiiuae/falcon-mamba-7b's config.json says false). */
-static const class_default falcon_mamba_defaults[] = {
-    {"vocab_size", false, 50280},
-    {"hidden_size", false, 768},
-    {"num_hidden_layers", false, 32},
-    {"state_size", false, 16},
-    {"expand", false, 2},
-    {"conv_kernel", false, 4},
-    {"use_bias", false, 0, true},
-    {"use_conv_bias", false, 1, true},
-    {"layer_norm_epsilon", true, 1e-5},
-    {"mixer_rms_eps", true, 1e-6},
-    {"tie_word_embeddings", false, 1, true},
-};
-
-/* OPTConfig's (transformers 4.57.1): opt-125m's dims (50272 / 768 / 12 / 12, ffn_dim 3072
- * read as intermediate_size: config_opt.c), max_position_embeddings 2048; no kv-head or
- * head_dim key: the loader's defaults (num_attention_heads, hidden_size / heads) are the
- * class's. word_embed_proj_dim, do_layer_norm_before, _remove_final_layer_norm, enable_bias
- * and layer_norm_elementwise_affine default in config_opt.c; tied by default
- * (PretrainedConfig's tie_word_embeddings, the planner's tie_default). */
-static const class_default opt_defaults[] = {
-    {"vocab_size", false, 50272},       {"hidden_size", false, 768},
-    {"intermediate_size", false, 3072}, {"num_hidden_layers", false, 12},
-    {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 2048},
-};
-
-/* GPTJConfig's (transformers 4.57.1), under the names config_gptj.c lays GPT-J's keys onto:
- * n_embd 4096, n_head 16, n_layer 28, n_positions 2048, vocab_size 50400 (n_inner None: 4 x
- * n_embd, set by config_gptj.c); rotary_dim 64, activation_function gelu_new and
- * layer_norm_epsilon 1e-5 are the reference's; untied. */
-static const class_default gptj_defaults[] = {
-    {"vocab_size", false, 50400},
-    {"hidden_size", false, 4096},
-    {"num_hidden_layers", false, 28},
-    {"num_attention_heads", false, 16},
-    {"max_position_embeddings", false, 2048},
-};
-
-/* BloomConfig's (transformers 4.57.1), under the names config_bloom.c lays BLOOM's keys onto:
- * vocab_size 250880, hidden_size 64, n_layer 2, n_head 8 (intermediate_size is then
- * 4 * hidden_size, config_bloom_width); layer_norm_epsilon 1e-5 and
- * apply_residual_connection_post_layernorm false are the reference's (cfg_bloom.c). Tied
- * (PretrainedConfig's default; the family's tie_default). */
-static const class_default bloom_defaults[] = {
-    {"vocab_size", false, 250880},
-    {"hidden_size", false, 64},
-    {"num_hidden_layers", false, 2},
-    {"num_attention_heads", false, 8},
-};
-
-/* FalconConfig's (transformers 4.57.1): falcon-7b's dims (vocab_size 65024, hidden_size 4544,
- * num_hidden_layers 32, num_attention_heads 71), max_position_embeddings 2048, rope_theta
- * 10000; multi_query true, parallel_attn true, bias false, new_decoder_architecture false
- * (config_falcon.c reads those); tied (PretrainedConfig's default, vLLM's when the key is
- * absent). */
-static const class_default falcon_defaults[] = {
-    {"vocab_size", false, 65024},
-    {"hidden_size", false, 4544},
-    {"num_hidden_layers", false, 32},
-    {"num_attention_heads", false, 71},
-    {"max_position_embeddings", false, 2048},
-    {"rope_theta", true, 10000.0},
 };
 
 #define CLASS(mt, tab)                                                                             \
@@ -817,27 +659,14 @@ static const struct {
     CLASS("nemotron", nemotron_defaults),
     CLASS("minimax", minimax_defaults),
     CLASS("jamba", jamba_defaults),
-    CLASS("gpt_neox", gpt_neox_defaults),
-    CLASS("phi", phi_defaults),
     CLASS("flex_olmo", flex_olmo_defaults),
     CLASS("vaultgemma", vaultgemma_defaults),
-    CLASS("dbrx", dbrx_defaults),
-    CLASS("stablelm", stablelm_defaults),
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
-    CLASS("mpt", mpt_defaults),
     CLASS("longcat_flash", longcat_flash_defaults),
-    CLASS("gpt2", gpt2_defaults),
-    CLASS("gpt_bigcode", gpt2_defaults),
     /* LLaVA's text_config (config_lm_view names them by the text model's model_type) */
     CLASS("llava:llama", llava_llama_defaults),
     CLASS("llava:mistral", mistral3_text_defaults),
-    CLASS("mamba", mamba_defaults),
-    CLASS("falcon_mamba", falcon_mamba_defaults),
-    CLASS("opt", opt_defaults),
-    CLASS("gptj", gptj_defaults),
-    CLASS("bloom", bloom_defaults),
-    CLASS("falcon", falcon_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */
@@ -850,5 +679,5 @@ const class_default *config_class_defaults(const char *mt, size_t *n)
 			*n = classes[i].n;
 			return classes[i].defaults;
 		}
-	return NULL;
+	return config_class_defaults_classic(mt, n);
 }

@@ -46,6 +46,9 @@ int config_parse_llava(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */
 const class_default *config_class_defaults(const char *mt, size_t *n);
+/* The same for the GPT-era and state-space families (config_defaults_classic.c), or NULL;
+ * mt not NULL. */
+const class_default *config_class_defaults_classic(const char *mt, size_t *n);
 
 /* Hunyuan V1 MoE (model_type hunyuan_v1_moe): the per-layer lists moe_intermediate_size,
  * moe_topk, num_shared_expert of view v replaced by their one value (all entries equal, one
@@ -130,5 +133,14 @@ int config_parse_longcat(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * refused naming the keys (config_falcon.c). */
 int config_falcon_keys(json_t *v, wt_errbuf *err);
 int config_parse_falcon(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+
+/* First of `names` (NULL-terminated) present and non-null in o, its name in *which; NULL if
+ * none. */
+json_t *config_first_of(json_t *o, const char *const *names, const char **which);
+/* config_vision.c: vision_config and the tower's top-level keys into c (LlavaConfig's:
+ * vision_feature_layer, the tower's and language model's model_type); the language model
+ * view lm's rope_scaling.mrope_section (4.x) or rope_parameters.mrope_section (5.x). */
+int config_parse_vision(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+int config_parse_mrope(json_t *lm, struct ckpt_config *c, wt_errbuf *err);
 
 #endif

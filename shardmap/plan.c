@@ -27,91 +27,6 @@ static bool ends_with(const char *s, const char *suf)
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
-{
-	switch (r->cond) {
-	case SM_C_DENSE:
-		return !x->fam->layer_is_moe || !x->fam->layer_is_moe(x->cfg, i);
-	case SM_C_MOE:
-		return x->fam->layer_is_moe && x->fam->layer_is_moe(x->cfg, i);
-	case SM_C_QLORA:
-		return x->dm.q_lora_rank > 0;
-	case SM_C_NOQLORA:
-		return x->dm.q_lora_rank <= 0;
-	case SM_C_SHARED:
-		return x->dm.shared_inter > 0 && x->fam->layer_is_moe &&
-		       x->fam->layer_is_moe(x->cfg, i);
-	case SM_C_LMBIAS:
-		return x->cfg->lm_head_bias;
-	case SM_C_FULLATT:
-		return !x->fam->layer_is_linear || !x->fam->layer_is_linear(x->cfg, i);
-	case SM_C_LINATT:
-		return x->fam->layer_is_linear && x->fam->layer_is_linear(x->cfg, i);
-	case SM_C_QKNORM:
-		return x->cfg->use_qk_norm;
-	case SM_C_ATTNBIAS:
-		return x->cfg->attention_bias;
-	case SM_C_OUTBIAS:
-		return x->cfg->attention_out_bias;
-	case SM_C_MLPBIAS:
-		return x->cfg->mlp_bias;
-	case SM_C_MMBIAS:
-		return x->cfg->mm_projector_bias;
-	case SM_C_CONVBIAS:
-		return x->cfg->lfm2_conv_bias && x->fam->layer_is_linear &&
-		       x->fam->layer_is_linear(x->cfg, i);
-	case SM_C_SHMLP:
-		return x->dm.shared_inter > 0;
-	case SM_C_FULLATTB:
-		return x->cfg->attention_bias &&
-		       (!x->fam->layer_is_linear || !x->fam->layer_is_linear(x->cfg, i));
-	case SM_C_MCONVB:
-		return x->cfg->mamba_conv_bias && x->fam->layer_is_linear &&
-		       x->fam->layer_is_linear(x->cfg, i);
-	case SM_C_MPROJB:
-		return x->cfg->mamba_proj_bias && x->fam->layer_is_linear &&
-		       x->fam->layer_is_linear(x->cfg, i);
-	case SM_C_MNORM:
-		return x->cfg->mamba_rms_norm && x->fam->layer_is_linear &&
-		       x->fam->layer_is_linear(x->cfg, i);
-	case SM_C_OPROJ:
-		return x->cfg->opt_word_embed_proj_dim != x->cfg->hidden_size;
-	case SM_C_OFNORM:
-		return x->cfg->opt_final_norm;
-	case SM_C_FLN2:
-		return x->cfg->falcon_ln == 2;
-	case SM_C_FLN1:
-		return x->cfg->falcon_ln == 1 || x->cfg->falcon_ln == 3;
-	case SM_C_FPOST:
-		return x->cfg->falcon_ln == 3;
-	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
-		return shardmap_mx_cond(x->cfg, r->cond);
-	}
-}
-
-/* The config.json switch a bias rule's condition reads, or NULL. */
-static const char *bias_key(const sm_family *f, uint8_t cond)
-{
-	if (f->bias_key_all != NULL &&
-	    (cond == SM_C_ATTNBIAS || cond == SM_C_OUTBIAS || cond == SM_C_MLPBIAS))
-		return f->bias_key_all; /* Falcon: bias */
-	if (cond == SM_C_ATTNBIAS && f->attn_bias_key != NULL)
-		return f->attn_bias_key; /* StableLM: use_qkv_bias */
-	return cond == SM_C_ATTNBIAS   ? "attention_bias"
-	       : cond == SM_C_OUTBIAS  ? "attention_out_bias"
-	       : cond == SM_C_MLPBIAS  ? "mlp_bias"
-	       : cond == SM_C_MMBIAS   ? "multimodal_projector_bias"
-	       : cond == SM_C_CONVBIAS ? "conv_bias"
-	                               : NULL;
-}
-
-/* The config.json switch that asks for a conditional tensor when true (a bias rule's, or
- * use_qk_norm for the q / k norms: GLM-4.5's, Hunyuan's), or NULL. */
-static const char *switch_key(const sm_family *f, uint8_t cond)
-{
-	return cond == SM_C_QKNORM ? "use_qk_norm" : bias_key(f, cond);
-}
-
 static void shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
 {
 	size_t n = 0;
@@ -403,7 +318,7 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 "tensor '%s': expert %" PRId64 " but config.json has %" PRId64
 		                 " experts",
 		                 t->name, j, x->dm.n_experts);
-	if (cond_holds(x, ru, i))
+	if (shardmap_cond_holds(x, ru, i))
 		return WT_OK;
 	if (ru->cond == SM_C_LMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
@@ -486,20 +401,20 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 "multimodal_projector_bias is false or absent (the projector has "
 		                 "no biases then); fix config.json or the checkpoint",
 		                 t->name);
-	else if (bias_key(x->fam, ru->cond) != NULL)
+	else if (shardmap_bias_key(x->fam, ru->cond) != NULL)
 		why = ru->cond == SM_C_ATTNBIAS
 		          ? (snprintf(wb, sizeof(wb), "without attention biases (%s is false)",
-		                      bias_key(x->fam, ru->cond)),
+		                      shardmap_bias_key(x->fam, ru->cond)),
 		             wb)
 		      : ru->cond == SM_C_OUTBIAS
 		          ? (snprintf(wb, sizeof(wb),
 		                      "without an o_proj bias (%s is false or absent)",
-		                      bias_key(x->fam, ru->cond)),
+		                      shardmap_bias_key(x->fam, ru->cond)),
 		             wb)
 		      : ru->cond == SM_C_CONVBIAS
 		          ? "without conv biases (conv_bias is false or absent)"
 		          : (snprintf(wb, sizeof(wb), "without MLP biases (%s is false or absent)",
-		                      bias_key(x->fam, ru->cond)),
+		                      shardmap_bias_key(x->fam, ru->cond)),
 		             wb);
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "tensor '%s': unknown tensor: config.json makes layer %" PRId64
@@ -650,9 +565,9 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 		int64_t ni = li ? nb : 1;
 		int64_t nj = lj ? x->dm.n_experts : 1;
 		for (int64_t i = 0; i < ni; i++) {
-			if (!cond_holds(x, ru, li ? i : 0) && li)
+			if (!shardmap_cond_holds(x, ru, li ? i : 0) && li)
 				continue;
-			if (!li && !cond_holds(x, ru, 0))
+			if (!li && !shardmap_cond_holds(x, ru, 0))
 				continue;
 			for (int64_t j = 0; j < nj; j++) {
 				if (!shardmap_expand(ru->ckpt, i, j, name, sizeof(name)) ||
@@ -675,13 +590,13 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					        : "do_layer_norm_before true, "
 					          "_remove_final_layer_norm "
 					          "false");
-				if (need && !have && switch_key(f, ru->cond) != NULL)
+				if (need && !have && shardmap_switch_key(f, ru->cond) != NULL)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,
 					    "tensor '%s': missing from the checkpoint, "
 					    "which config.json's %s true asks for (family "
 					    "%s); set it false or add the tensor",
-					    name, switch_key(f, ru->cond), f->name);
+					    name, shardmap_switch_key(f, ru->cond), f->name);
 				if (need && !have)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,

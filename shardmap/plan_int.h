@@ -83,6 +83,13 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err);
 /* The value of symbolic dim sym (SM_D_*) in d; -1 for none. */
 int64_t shardmap_dim_value(const sm_dims *d, int sym);
 
+/* plan_cond.c: does rule r apply at layer (or vision block) i; the config.json switch a bias
+ * rule's condition reads (NULL: none); the switch that asks for a conditional tensor when
+ * true (a bias rule's, or use_qk_norm for q / k norms), or NULL. */
+bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i);
+const char *shardmap_bias_key(const sm_family *f, uint8_t cond);
+const char *shardmap_switch_key(const sm_family *f, uint8_t cond);
+
 /* Validate the layout for every rank and, unless dry, add the outputs. */
 int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err);
 /* ", use tp_size 1, 2, 4 or 8" for the current ep_size (empty if none works). */

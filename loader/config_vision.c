@@ -1,0 +1,125 @@
+/*
+ * config_vision.c — a multimodal config.json's vision keys: vision_config (Qwen2-VL,
+ * Qwen2.5-VL, Qwen3-VL, GLM-4.1V, Gemma 3's SigLIP, Llama 4, Pixtral, LLaVA's CLIP) with the
+ * transformers defaults, the top-level keys about the tower and projector (Mistral 3's,
+ * LlavaConfig's), and the language model's mrope_section.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loader/config_int.h"
+#include "loader/loader.h"
+
+/* vision_config (Qwen2-VL, Qwen2.5-VL, Gemma 3's SigLIP): field names as config.json writes
+ * them, with the transformers defaults; the planner checks what the family
+ * needs. */
+int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *v = json_object_get(root, "vision_config");
+	c->v_depth = c->v_embed_dim = c->v_num_heads = -1;
+	c->v_hidden_size = c->v_intermediate_size = c->v_out_hidden_size = -1;
+	c->v_num_layers = c->v_num_attn_heads = c->v_image_size = -1;
+	c->v_output_dim = c->v_proj_in_dim = c->v_proj_out_dim = c->v_num_pos = -1;
+	c->v_mlp_ratio = 4.0;
+	c->v_patch_size = 14;
+	c->v_temporal_patch_size = 2;
+	c->v_spatial_merge_size = 2;
+	c->v_in_chans = 3;
+	if (v == NULL || json_is_null(v))
+		return WT_OK;
+	if (!json_is_object(v))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'vision_config' is not an object");
+	c->has_vision = true;
+	static const char *const chans[] = {"in_chans", "in_channels", "num_channels", NULL};
+	json_t *patch = json_object_get(v, "patch_size");
+	c->v_patch_given = patch != NULL && !json_is_null(patch);
+	const char *which = "in_chans";
+	int rv = config_get_int(v, "depth", -1, 1, &c->v_depth, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "embed_dim", -1, 1, &c->v_embed_dim, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "num_heads", -1, 1, &c->v_num_heads, err);
+	if (rv == WT_OK)
+		rv = config_get_pos_real(v, "mlp_ratio", 4.0, &c->v_mlp_ratio, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "patch_size", 14, 1, &c->v_patch_size, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "temporal_patch_size", 2, 1, &c->v_temporal_patch_size, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
+	if (rv == WT_OK && config_first_of(v, chans, &which))
+		rv = config_get_int(v, which, 3, 1, &c->v_in_chans, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "hidden_size", -1, 1, &c->v_hidden_size, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "intermediate_size", -1, 1, &c->v_intermediate_size, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "out_hidden_size", -1, 1, &c->v_out_hidden_size, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "num_hidden_layers", -1, 1, &c->v_num_layers, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "num_attention_heads", -1, 1, &c->v_num_attn_heads, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "image_size", -1, 1, &c->v_image_size, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "vision_output_dim", -1, 1, &c->v_output_dim, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "projector_input_dim", -1, 1, &c->v_proj_in_dim, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "projector_output_dim", -1, 1, &c->v_proj_out_dim, err);
+	if (rv == WT_OK)
+		rv = config_get_int(v, "num_position_embeddings", -1, 1, &c->v_num_pos, err);
+	json_t *ds = json_object_get(v, "deepstack_visual_indexes");
+	c->has_deepstack = ds != NULL && !json_is_null(ds);
+	if (rv == WT_OK && c->has_deepstack)
+		rv = config_int_list(ds, "deepstack_visual_indexes", &c->deepstack, &c->n_deepstack,
+		                     err);
+	if (rv != WT_OK) {
+		if (err != NULL)
+			wt_errprefix(err, "in vision_config");
+		return rv;
+	}
+	/* Mistral3Config's top-level keys about its vision tower and projector */
+	if (json_object_get(v, "spatial_merge_size") == NULL)
+		rv =
+		    config_get_int(root, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
+	bool llava = config_is_llava(root);
+	if (rv == WT_OK)
+		rv = config_get_bool(root, "multimodal_projector_bias", llava,
+		                     &c->mm_projector_bias, err);
+	c->v_feature_list = json_is_array(json_object_get(root, "vision_feature_layer"));
+	if (rv == WT_OK && llava)
+		rv = config_parse_llava(root, v, c, err);
+	return rv;
+}
+
+/* rope_scaling.mrope_section (transformers 4.x) or rope_parameters.mrope_section (5.x). */
+int config_parse_mrope(json_t *lm, ckpt_config *c, wt_errbuf *err)
+{
+	static const char *const keys[] = {"rope_scaling", "rope_parameters", NULL};
+	const char *which = "rope_scaling";
+	json_t *r = config_first_of(lm, keys, &which);
+	if (r == NULL)
+		return WT_OK;
+	if (!json_is_object(r))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not an object", which);
+	json_t *m = json_object_get(r, "mrope_section");
+	if (m == NULL || json_is_null(m))
+		return WT_OK;
+	if (!json_is_array(m) || json_array_size(m) > CKPT_MAX_MROPE)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s.mrope_section must be an array of at most %d "
+		                 "integers",
+		                 which, CKPT_MAX_MROPE);
+	for (size_t i = 0; i < json_array_size(m); i++) {
+		json_t *x = json_array_get(m, i);
+		if (!json_is_integer(x))
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: %s.mrope_section[%zu] is not an integer",
+			                 which, i);
+		c->mrope_section[i] = (int64_t)json_integer_value(x);
+	}
+	c->has_mrope = true;
+	c->n_mrope = json_array_size(m);
+	return WT_OK;
+}
