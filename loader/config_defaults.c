@@ -624,6 +624,16 @@ static const class_default falcon_h1_defaults[] = {
     {"rope_theta", true, 100000.0},
 };
 
+/* PersimmonConfig's (transformers 4.57.1): persimmon-8b's dims (262144 / 4096 / 16384 / 36 /
+ * 64), max_position_embeddings 16384, rope_theta 25000, qk_layernorm true; hidden_act relu2,
+ * partial_rotary_factor 0.5 and layer_norm_eps 1e-5 are the reference's (cfg_neox.c); untied. */
+static const class_default persimmon_defaults[] = {
+    {"vocab_size", false, 262144},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 16384}, {"num_hidden_layers", false, 36},
+    {"num_attention_heads", false, 64},  {"max_position_embeddings", false, 16384},
+    {"rope_theta", true, 25000.0},       {"qk_layernorm", false, 1, true},
+};
+
 /* MptConfig's (transformers 4.57.1), under the names config_mpt_keys lays MPT's keys onto:
  * d_model 2048, n_heads 16, n_layers 24, max_seq_len 2048, vocab_size 50368, expansion_ratio 4
  * (intermediate_size 4 * 2048 when d_model is absent too); kv_n_heads absent is n_heads (vLLM's
@@ -693,6 +703,7 @@ static const struct {
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
     CLASS("mpt", mpt_defaults),
+    CLASS("persimmon", persimmon_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

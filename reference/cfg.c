@@ -136,7 +136,8 @@ enum {
 	FAM_STABLELM,
 	FAM_MINISTRAL,
 	FAM_FALCONH1,
-	FAM_MPT
+	FAM_MPT,
+	FAM_PERSIMMON
 };
 
 /* The planner's family -> the reference's kind. */
@@ -301,6 +302,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* MptForCausalLM: bias-free LayerNorms, Wqkv as Phi-3's qkv_proj with clip_qkv,
 	     * ALiBi instead of RoPE, the plain GELU MLP, tied (cfg_dbrx.c, dbrx.c) */
 	    {"mpt", REF_DENSE, false, 0, FAM_MPT},
+	    /* PersimmonForCausalLM: GPT-NeoX's query_key_value per head with q/k LayerNorms [d]
+	     * with biases, sequential residual, partial rotary, relu2 plain MLP (cfg_neox.c) */
+	    {"persimmon", REF_DENSE, false, 0, FAM_PERSIMMON},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -375,6 +379,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->ministral = map[i].fam == FAM_MINISTRAL;
 			c->mpt = map[i].fam == FAM_MPT;
 			if (c->mpt) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
+				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+			c->persimmon = map[i].fam == FAM_PERSIMMON;
+			if (c->persimmon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			return WT_OK;
 		}
@@ -625,7 +632,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
-	else if (c->neox || c->phi || c->stablelm)
+	else if (c->neox || c->phi || c->stablelm || c->persimmon)
 		rv = ref_cfg_neox(c, arch, json, len, err);
 	else if (c->dbrx)
 		rv = ref_cfg_dbrx(c, arch, json, len, err);

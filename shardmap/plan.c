@@ -49,6 +49,8 @@ static bool cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->fam->layer_is_linear && x->fam->layer_is_linear(x->cfg, i);
 	case SM_C_QKNORM:
 		return x->cfg->use_qk_norm;
+	case SM_C_QKLN:
+		return x->cfg->qk_layernorm;
 	case SM_C_ATTNBIAS:
 		return x->cfg->attention_bias;
 	case SM_C_OUTBIAS:
@@ -417,6 +419,8 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		why = wb;
 	} else if (ru->cond == SM_C_QKNORM)
 		why = "without q/k norms (use_qk_norm is false or absent)";
+	else if (ru->cond == SM_C_QKLN)
+		why = "without q/k layernorms (qk_layernorm is false)";
 	else if (ru->cond == SM_C_SHMLP)
 		why = "without a shared MLP (shared_intermediate_size is 0)";
 	else if (ru->cond == SM_C_FULLATTB)

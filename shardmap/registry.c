@@ -70,6 +70,7 @@ static const sm_family *const families[] = {
     &shardmap_family_ministral,
     &shardmap_family_falcon_h1,
     &shardmap_family_mpt,
+    &shardmap_family_persimmon,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

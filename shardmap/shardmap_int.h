@@ -174,6 +174,7 @@ typedef enum {
 	SM_C_MCONVB,   /* Mamba layers (layer_is_linear) when mamba_conv_bias */
 	SM_C_MPROJB,   /* Mamba layers when mamba_proj_bias (in_proj / out_proj biases) */
 	SM_C_MNORM,    /* Mamba layers when mamba_rms_norm (Falcon-H1's optional gated norm) */
+	SM_C_QKLN,     /* config.json qk_layernorm true (Persimmon's q_layernorm / k_layernorm) */
 } sm_cond;
 
 enum {
@@ -411,6 +412,7 @@ extern const sm_family shardmap_family_stablelm;
 extern const sm_family shardmap_family_ministral;
 extern const sm_family shardmap_family_falcon_h1;
 extern const sm_family shardmap_family_mpt;
+extern const sm_family shardmap_family_persimmon;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
