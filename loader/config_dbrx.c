@@ -12,6 +12,8 @@
  * moe_normalize_expert_weights), before the class defaults fill what is absent. A nested
  * config that is not an object, tie_word_embeddings true (DbrxConfig raises on it) and an
  * ffn_act_fn other than silu (vLLM's experts run silu) are refused naming the key.
+ * MPT's keys (config_mpt_keys) and Persimmon's layer_norm_eps check (config_persimmon_eps)
+ * are here too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -186,4 +188,18 @@ int config_mpt_keys(json_t *v, wt_errbuf *err)
 			rv = wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
 	}
 	return rv;
+}
+
+int config_persimmon_eps(json_t *root, bool qk_layernorm, wt_errbuf *err)
+{
+	json_t *x = json_object_get(root, "layer_norm_eps");
+	if (!qk_layernorm || x == NULL || json_is_null(x) || is_eps(x))
+		return WT_OK;
+	if (!json_is_number(x))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: layer_norm_eps is not a number");
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "config.json: layer_norm_eps %g on Persimmon with qk_layernorm true; "
+	                 "vLLM's persimmon.py builds q_layernorm / k_layernorm with eps 1e-5 "
+	                 "(transformers with layer_norm_eps): give 1e-5",
+	                 json_number_value(x));
 }

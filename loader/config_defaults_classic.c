@@ -168,6 +168,16 @@ static const class_default falcon_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* PersimmonConfig's (transformers 4.57.1): persimmon-8b's dims (262144 / 4096 / 16384 / 36 /
+ * 64), max_position_embeddings 16384, rope_theta 25000, qk_layernorm true; hidden_act relu2,
+ * partial_rotary_factor 0.5 and layer_norm_eps 1e-5 are the reference's (cfg_neox.c); untied. */
+static const class_default persimmon_defaults[] = {
+    {"vocab_size", false, 262144},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 16384}, {"num_hidden_layers", false, 36},
+    {"num_attention_heads", false, 64},  {"max_position_embeddings", false, 16384},
+    {"rope_theta", true, 25000.0},       {"qk_layernorm", false, 1, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -191,6 +201,7 @@ static const struct {
     CLASS("gptj", gptj_defaults),
     CLASS("bloom", bloom_defaults),
     CLASS("falcon", falcon_defaults),
+    CLASS("persimmon", persimmon_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -100,6 +100,10 @@ int config_get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64
                    wt_errbuf *err);
 int config_get_bool(json_t *o, const char *name, bool dflt, bool *out, wt_errbuf *err);
 int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err);
+/* Persimmon (model_type persimmon): with qk_layernorm, a layer_norm_eps other than 1e-5
+ * refused naming the key and its value (vLLM's persimmon.py builds q_layernorm / k_layernorm
+ * with eps 1e-5 whatever it says, transformers with layer_norm_eps) (config_dbrx.c). */
+int config_persimmon_eps(json_t *root, bool qk_layernorm, wt_errbuf *err);
 int config_int_list(json_t *v, const char *name, int64_t **out, size_t *n, wt_errbuf *err);
 
 /* The hybrid families' keys into c, each for its own model_type (config_hybrid.c): LFM2's

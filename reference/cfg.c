@@ -143,7 +143,8 @@ enum {
 	FAM_FALCON_MAMBA,
 	FAM_OPT,
 	FAM_GPTJ,
-	FAM_BLOOM
+	FAM_BLOOM,
+	FAM_PERSIMMON
 };
 
 /* The planner's family -> the reference's kind. */
@@ -338,6 +339,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * plain MLP, sequential, ALiBi instead of RoPE, the embedding's LayerNorm (cfg_neox.c,
 	     * neox.c) */
 	    {"bloom", REF_DENSE, false, 0, FAM_BLOOM},
+	    /* PersimmonForCausalLM: GPT-NeoX's query_key_value per head with q/k LayerNorms [d]
+	     * with biases, sequential residual, partial rotary, relu2 plain MLP (cfg_neox.c) */
+	    {"persimmon", REF_DENSE, false, 0, FAM_PERSIMMON},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -427,6 +431,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 				    c->rope_pairs = true;
 			c->bloom = map[i].fam == FAM_BLOOM;
 			if (c->bloom) /* GPT-NeoX's reading, sequential */
+				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+			c->persimmon = map[i].fam == FAM_PERSIMMON;
+			if (c->persimmon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			return WT_OK;
 		}
@@ -683,7 +690,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_opt(c, arch, json, len, err);
 	else if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
-	else if (c->neox || c->phi || c->stablelm || c->bloom)
+	else if (c->neox || c->phi || c->stablelm || c->bloom || c->persimmon)
 		rv = ref_cfg_neox(c, arch, json, len, err);
 	else if (c->dbrx)
 		rv = ref_cfg_dbrx(c, arch, json, len, err);

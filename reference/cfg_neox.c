@@ -43,6 +43,17 @@
  * layer_norm_eps (1e-5); qk_layernorm true and use_parallel_residual true refused (as the
  * planner does: vLLM's stablelm.py has neither), a rope_scaling other than default refused
  * (vLLM's stablelm.py builds its rotary embedding without it; transformers applies it).
+ *
+ * Persimmon (PersimmonForCausalLM; modeling_persimmon.py, vLLM persimmon.py): the sequential
+ * decoder x += dense(attn(ln1(x))); x += mlp(ln2(x)) with LayerNorms with biases,
+ * query_key_value [H, 3, d] per head with its bias (read as GPT-NeoX's), with qk_layernorm q
+ * and k LayerNormed per head by q_layernorm / k_layernorm [d] (weight and bias shared by
+ * every head) before RoPE rotate-half on the first int(d * partial_rotary_factor) dims,
+ * dense_4h_to_h(act(dense_h_to_4h(x))) with biases, final_layernorm, lm_head untied without a
+ * bias. Keys: hidden_act (relu2), partial_rotary_factor (0.5), rope_theta (25000),
+ * layer_norm_eps (1e-5; with qk_layernorm another refused, as the loader does: vLLM's q/k
+ * LayerNorms take eps 1e-5), qk_layernorm (true); a rope_scaling other than default refused
+ * (vLLM's persimmon.py builds its rotary embedding without it).
  */
 #include <jansson.h>
 #include <string.h>
@@ -246,12 +257,80 @@ static int cfg_bloom(ref_cfg *c, const char *arch, const char *json, size_t len,
 	return WT_OK;
 }
 
+/* PersimmonConfig's keys (transformers 4.57.1 configuration_persimmon.py), read with Phi's
+ * list. */
+static int cfg_persimmon(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	static const ckpt_field spec[P_PHI] = {
+	    [P_ACT] = {"hidden_act", CKPT_FIELD_STRING},
+	    [P_PRF] = {"partial_rotary_factor", CKPT_FIELD_REAL},
+	    [P_THETA] = {"rope_theta", CKPT_FIELD_REAL},
+	    [P_EPS] = {"layer_norm_eps", CKPT_FIELD_REAL},
+	    [P_QKLN] = {"qk_layernorm", CKPT_FIELD_BOOL},
+	    [P_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+	};
+	ckpt_field f[P_PHI];
+	const char *a = arch ? arch : "PersimmonForCausalLM";
+	memcpy(f, spec, sizeof(spec));
+	int rv = ckpt_config_fields(json, len, f, P_PHI, err);
+	if (rv != WT_OK)
+		return rv;
+	if (!f[P_ACT].present || strcmp(f[P_ACT].s, "relu2") == 0)
+		c->act = REF_ACT_RELU2;
+	else if ((rv = ref_cfg_act(&f[P_ACT], "relu2", c, err)) != WT_OK)
+		return rv;
+	c->ps_qkln = f[P_QKLN].present ? f[P_QKLN].b : true;
+	c->theta = f[P_THETA].present ? f[P_THETA].r : 25000.0;
+	c->eps = f[P_EPS].present ? f[P_EPS].r : 1e-5;
+	if (c->ps_qkln && c->eps != 1e-5)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: layer_norm_eps %g on %s with qk_layernorm true; "
+		                 "vLLM's persimmon.py builds q_layernorm / k_layernorm with eps "
+		                 "1e-5 (transformers with layer_norm_eps): give 1e-5",
+		                 c->eps, a);
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	const char *key, *type;
+	json_t *o = ref_rope_obj(root, &key, &type);
+	if (o != NULL && type != NULL && strcmp(type, "default") != 0)
+		rv = wt_seterr(err, WT_EUNSUPPORTED,
+		               "config.json: %s type '%s' on %s: vLLM's persimmon.py builds the "
+		               "default RoPE without it (transformers would apply it); give null",
+		               key, type, a);
+	json_decref(root);
+	if (rv != WT_OK)
+		return rv;
+	return rotary(c, "partial_rotary_factor", f[P_PRF].present ? f[P_PRF].r : 0.5, a,
+	              f[P_MAX_POS].present ? f[P_MAX_POS].i : 0, json, len, err);
+}
+
+int ref_persimmon_qk(const ref_cfg *c, ref_set *s, int64_t l, float *q, float *k, int64_t T,
+                     int64_t n_heads, wt_errbuf *err)
+{
+	const float *w[2], *b[2];
+	int rv;
+	for (int j = 0; j < 2; j++)
+		if ((rv = ref_getf(s, &w[j], false, err, 1, c->d, 0, 0,
+		                   "model.layers.%lld.self_attn.%s_layernorm.weight", (long long)l,
+		                   j ? "k" : "q")) ||
+		    (rv = ref_getf(s, &b[j], false, err, 1, c->d, 0, 0,
+		                   "model.layers.%lld.self_attn.%s_layernorm.bias", (long long)l,
+		                   j ? "k" : "q")))
+			return rv;
+	ref_layernorm(q, q, w[0], b[0], T * n_heads, c->d, (float)c->eps);
+	ref_layernorm(k, k, w[1], b[1], T * n_heads, c->d, (float)c->eps);
+	return WT_OK;
+}
+
 int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
 	if (c->gptj)
 		return cfg_gptj(c, arch, json, len, err);
 	if (c->bloom)
 		return cfg_bloom(c, arch, json, len, err);
+	if (c->persimmon)
+		return cfg_persimmon(c, arch, json, len, err);
 	if (c->stablelm)
 		return cfg_stablelm(c, arch, json, len, err);
 	if (c->phi)

@@ -24,6 +24,11 @@
  *
  * Phi's (c->phi): model.final_layernorm. -> model.norm.; in a layer self_attn.dense. ->
  * self_attn.o_proj., mlp.fc1. -> mlp.c_fc., mlp.fc2. -> mlp.c_proj. (q/k/v keep Llama's names).
+ *
+ * Persimmon's (c->persimmon): model.final_layernorm. -> model.norm.; in a layer
+ * self_attn.query_key_value. -> self_attn.qkv_proj. (reordered as GPT-NeoX's),
+ * self_attn.dense. -> self_attn.o_proj., and GPT-NeoX's two MLP leaves (q_layernorm /
+ * k_layernorm keep their names: ref_persimmon_qk reads them).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +60,13 @@ static const char *const bloom_leaves[][2] = {
     {".mlp.dense_h_to_4h.", ".mlp.c_fc."},
     {".mlp.dense_4h_to_h.", ".mlp.c_proj."},
 };
+/* Persimmon: model.final_layernorm., and in a layer GPT-NeoX's leaves under self_attn. */
+static const char *const ps_leaves[][2] = {
+    {".self_attn.query_key_value.", ".self_attn.qkv_proj."},
+    {".self_attn.dense.", ".self_attn.o_proj."},
+    {".mlp.dense_h_to_4h.", ".mlp.c_fc."},
+    {".mlp.dense_4h_to_h.", ".mlp.c_proj."},
+};
 
 static const char *const tops[][2] = {
     {"gpt_neox.embed_in.", "model.embed_tokens."},
@@ -74,14 +86,19 @@ static const char *const leaves[][2] = {
 static int canon(const ref_cfg *c, const char *name, char *buf, size_t cap, bool *qkv,
                  wt_errbuf *err)
 {
-	const char *const(*tp)[2] = c->phi ? phi_tops : c->bloom ? bloom_tops : tops;
-	const char *const(*lv)[2] = c->phi ? phi_leaves : c->bloom ? bloom_leaves : leaves;
-	size_t ntp = c->phi     ? sizeof(phi_tops) / sizeof(phi_tops[0])
+	bool model = c->phi || c->persimmon; /* model.* names */
+	const char *const(*tp)[2] = model ? phi_tops : c->bloom ? bloom_tops : tops;
+	const char *const(*lv)[2] = c->phi         ? phi_leaves
+	                            : c->persimmon ? ps_leaves
+	                            : c->bloom     ? bloom_leaves
+	                                           : leaves;
+	size_t ntp = model      ? sizeof(phi_tops) / sizeof(phi_tops[0])
 	             : c->bloom ? sizeof(bloom_tops) / sizeof(bloom_tops[0])
 	                        : sizeof(tops) / sizeof(tops[0]);
-	size_t nlv = c->phi     ? sizeof(phi_leaves) / sizeof(phi_leaves[0])
-	             : c->bloom ? sizeof(bloom_leaves) / sizeof(bloom_leaves[0])
-	                        : sizeof(leaves) / sizeof(leaves[0]);
+	size_t nlv = c->phi         ? sizeof(phi_leaves) / sizeof(phi_leaves[0])
+	             : c->persimmon ? sizeof(ps_leaves) / sizeof(ps_leaves[0])
+	             : c->bloom     ? sizeof(bloom_leaves) / sizeof(bloom_leaves[0])
+	                            : sizeof(leaves) / sizeof(leaves[0]);
 	if (c->bloom && strncmp(name, "transformer.", 12) == 0)
 		name += 12;
 	const char *rest = name, *pre = "";

@@ -237,6 +237,8 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	ref_linear(b->k, b->h, w.wk, w.bk, T, c->hid, kvd);
 	ref_linear(b->v, b->h, w.wv, w.bv, T, c->hid, kvd);
 	ref_fh1_qkv(c, b->q, b->k, b->v, T * qd, T * kvd);
+	if (c->ps_qkln && (rv = ref_persimmon_qk(c, s, l, b->q, b->k, T, c->H, err)))
+		return rv;
 	if (c->qk_norm && c->cohere) {
 		ref_head_layernorm(c, b->q, qn, T, c->H);
 		ref_head_layernorm(c, b->k, kn, T, c->KV);
@@ -449,7 +451,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
                      float *logits, int64_t *routes, wt_errbuf *err)
 {
 	if ((c->neox && ref_set_find(ck, "gpt_neox.embed_in.weight") != NULL) ||
-	    (c->phi && ref_set_find(ck, "model.final_layernorm.weight") != NULL) ||
+	    ((c->phi || c->persimmon) &&
+	     ref_set_find(ck, "model.final_layernorm.weight") != NULL) ||
 	    (c->bloom && ref_bloom_ckpt(ck))) {
 		ref_set r = {0}; /* the checkpoint under the names read below (neox.c) */
 		int rv = ref_neox_rename(c, ck, &r, true, err);

@@ -493,6 +493,12 @@ typedef struct ref_cfg {
 	 * ref_gptj_rename): RoPE on the adjacent pairs (rope_pairs) of the first rotary_dim dims,
 	 * q/k/v and out_proj without biases */
 	bool gptj;
+	/* Persimmon (cfg_neox.c, neox.c; kind REF_DENSE): GPT-NeoX's tensors under
+	 * model.layers.* names (ref_neox_rename: self_attn.query_key_value / dense,
+	 * mlp.dense_h_to_4h / dense_4h_to_h, model.final_layernorm), the sequential residual, with
+	 * ps_qkln (qk_layernorm) q and k LayerNormed per head by self_attn.q_layernorm /
+	 * k_layernorm [d] weight and bias shared by every head (ref_persimmon_qk), before RoPE */
+	bool persimmon, ps_qkln;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -373,6 +373,11 @@ int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_e
 /* Whether s holds BLOOM's tensors under the checkpoint's names (with or without the
  * transformer. prefix), not yet renamed (neox.c). */
 bool ref_bloom_ckpt(ref_set *s);
+/* Persimmon's q_layernorm / k_layernorm of layer l from s on q and k (T rows of n_heads
+ * heads of c->d each; no kv grouping): every head LayerNormed with the one [d] weight and
+ * bias, eps c->eps (cfg_neox.c). */
+int ref_persimmon_qk(const ref_cfg *c, ref_set *s, int64_t l, float *q, float *k, int64_t T,
+                     int64_t n_heads, wt_errbuf *err);
 /* clip_qkv of OLMo 1 / OLMoE / DBRX (config.json's language-model key): null or absent =
  * none (c->clip_qkv 0), else a positive finite bound (cfg_fam.c). */
 int ref_cfg_clip_qkv(json_t *root, ref_cfg *c, wt_errbuf *err);

@@ -266,7 +266,8 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	if ((rv = qkv_rank(s, rs, l)) ||
 	    (rv = ref_getf(rs, &wo, false, s->err, 2, c->hid, Hl * d, 0,
 	                   "model.layers.%lld.self_attn.o_proj.weight", L)) ||
-	    (c->qk_norm && !c->hunyuan && (rv = qk_norm_rank(s, r, l))))
+	    (c->qk_norm && !c->hunyuan && (rv = qk_norm_rank(s, r, l))) ||
+	    (c->ps_qkln && (rv = ref_persimmon_qk(c, rs, l, b->q, b->k, T, Hl, s->err))))
 		return rv;
 	ref_clip_qkv(c, b->q, T * Hl * d); /* OLMo 1, OLMoE: each rank its own heads */
 	ref_clip_qkv(c, b->k, T * KVl * d);
@@ -679,7 +680,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 {
 	if (l->tp_size >= 1 &&
 	    ((c->neox && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight")) ||
-	     (c->phi && ref_set_find(&ranks[0], "model.final_layernorm.weight")) ||
+	     ((c->phi || c->persimmon) &&
+	      ref_set_find(&ranks[0], "model.final_layernorm.weight")) ||
 	     ((c->dbrx || c->mpt || c->gptj) &&
 	      ref_set_find(&ranks[0], "transformer.wte.weight")) ||
 	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight")) ||

@@ -1,7 +1,8 @@
 /*
  * family_neox.c — GPT-NeoX (GPTNeoXForCausalLM, transformers 4.57.1 modeling_gpt_neox.py:
  * EleutherAI Pythia, GPT-NeoX-20B), cut as vLLM's gpt_neox.py loads it, and Phi
- * (PhiForCausalLM, modeling_phi.py: microsoft/phi-2, phi-1_5), cut as vLLM's phi.py loads it.
+ * (PhiForCausalLM, modeling_phi.py: microsoft/phi-2, phi-1_5), cut as vLLM's phi.py loads it,
+ * and Persimmon (PersimmonForCausalLM, modeling_persimmon.py), cut as vLLM's persimmon.py does.
  *
  * Names stay the checkpoint's (gpt_neox.*, embed_out). attention.query_key_value
  * [3*hid, hid] holds its rows per head, [H, 3, d] (head h's q, k, v at rows h*3d, h*3d + d,
@@ -168,4 +169,83 @@ const sm_family shardmap_family_phi = {
     .n_rules = SM_NRULES(phi_rules),
     .layer_prefix = "model.layers.",
     .check = phi_check,
+};
+
+/* Persimmon (PersimmonForCausalLM, modeling_persimmon.py: adept/persimmon-8b-base, -chat), cut
+ * as vLLM's persimmon.py loads it: GPT-NeoX's self_attn.query_key_value [H, 3, d] rows per head
+ * (viewed (H, 3, d) and swapped into [q; k; v] by load_weights) with its bias, by heads into
+ * [q_r; k_r; v_r] (SM_K_QKVH); self_attn.dense by columns (bias replicated); with qk_layernorm
+ * (PersimmonConfig's default true) self_attn.q_layernorm / k_layernorm [d] weights and biases,
+ * one LayerNorm over head_dim shared by every head, replicated; mlp.dense_h_to_4h by rows with
+ * its bias, mlp.dense_4h_to_h by columns (bias replicated); input_layernorm,
+ * post_attention_layernorm and model.final_layernorm with biases replicated; embed_tokens and
+ * the untied lm_head (no bias) by vocabulary rows. */
+#define PS_QKLN(x) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_QKLN, 0, 1, SM_D_HD, SM_D_ANY)
+static const sm_rule persimmon_rules[] = {
+    SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0, SM_U_NONE,
+            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
+            SM_D_V, SM_D_HID),
+    PHI_REPL("model.final_layernorm.weight"),
+    PHI_REPL("model.final_layernorm.bias"),
+    PHI_REPL(SM_LAYER "input_layernorm.weight"),
+    PHI_REPL(SM_LAYER "input_layernorm.bias"),
+    PHI_REPL(SM_LAYER "post_attention_layernorm.weight"),
+    PHI_REPL(SM_LAYER "post_attention_layernorm.bias"),
+    SM_RULE(SM_LAYER "self_attn.query_key_value.weight",
+            SM_LAYER "self_attn.query_key_value.weight", SM_K_QKVH, 0, SM_U_HEADS, SM_C_ALL,
+            SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
+    SM_RULE(SM_LAYER "self_attn.query_key_value.bias", SM_LAYER "self_attn.query_key_value.bias",
+            SM_K_QKVH, 0, SM_U_HEADS, SM_C_ALL, 0, 1, SM_D_QKV, SM_D_ANY),
+    PS_QKLN(SM_LAYER "self_attn.q_layernorm.weight"),
+    PS_QKLN(SM_LAYER "self_attn.q_layernorm.bias"),
+    PS_QKLN(SM_LAYER "self_attn.k_layernorm.weight"),
+    PS_QKLN(SM_LAYER "self_attn.k_layernorm.bias"),
+    SM_RULE(SM_LAYER "self_attn.dense.weight", SM_LAYER "self_attn.dense.weight", SM_K_COLS, 0,
+            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    PHI_REPL(SM_LAYER "self_attn.dense.bias"),
+    SM_RULE(SM_LAYER "mlp.dense_h_to_4h.weight", SM_LAYER "mlp.dense_h_to_4h.weight", SM_K_ROWS, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "mlp.dense_h_to_4h.bias", SM_LAYER "mlp.dense_h_to_4h.bias", SM_K_ROWS, 0,
+            SM_U_I, SM_C_ALL, 0, 1, SM_D_I, SM_D_ANY),
+    SM_RULE(SM_LAYER "mlp.dense_4h_to_h.weight", SM_LAYER "mlp.dense_4h_to_h.weight", SM_K_COLS, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    PHI_REPL(SM_LAYER "mlp.dense_4h_to_h.bias"),
+};
+
+/* vLLM's PersimmonAttention: num_attention_heads heads of hidden_size / heads, no kv-head
+ * grouping, no head_dim key. */
+static int persimmon_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: PersimmonForCausalLM needs hidden_size (%" PRId64
+		                 ") divisible by num_attention_heads (%" PRId64
+		                 "): its head size is their quotient",
+		                 c->hidden_size, c->num_attention_heads);
+	if (c->head_dim != c->hidden_size / c->num_attention_heads)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: head_dim %" PRId64
+		                 " is not hidden_size / num_attention_heads = %" PRId64
+		                 "; PersimmonForCausalLM has no head_dim key: remove it",
+		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	if (c->num_key_value_heads != c->num_attention_heads)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: num_key_value_heads %" PRId64
+		                 " differs from num_attention_heads %" PRId64
+		                 "; PersimmonForCausalLM has no grouped kv heads: remove the key",
+		                 c->num_key_value_heads, c->num_attention_heads);
+	return WT_OK;
+}
+
+static const char *const persimmon_archs[] = {"PersimmonForCausalLM", NULL};
+
+/* PersimmonConfig unties by default (tie_word_embeddings=False) */
+const sm_family shardmap_family_persimmon = {
+    .name = "persimmon",
+    .archs = persimmon_archs,
+    .rules = persimmon_rules,
+    .n_rules = SM_NRULES(persimmon_rules),
+    .layer_prefix = "model.layers.",
+    .check = persimmon_check,
 };

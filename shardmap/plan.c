@@ -366,6 +366,8 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		why = wb;
 	} else if (ru->cond == SM_C_QKNORM)
 		why = "without q/k norms (use_qk_norm is false or absent)";
+	else if (ru->cond == SM_C_QKLN)
+		why = "without q/k layernorms (qk_layernorm is false)";
 	else if (ru->cond == SM_C_SHMLP)
 		why = "without a shared MLP (shared_intermediate_size is 0)";
 	else if (ru->cond == SM_C_FULLATTB)

@@ -30,6 +30,8 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->fam->layer_is_linear && x->fam->layer_is_linear(x->cfg, i);
 	case SM_C_QKNORM:
 		return x->cfg->use_qk_norm;
+	case SM_C_QKLN:
+		return x->cfg->qk_layernorm;
 	case SM_C_ATTNBIAS:
 		return x->cfg->attention_bias;
 	case SM_C_OUTBIAS:

@@ -81,6 +81,7 @@ static const sm_family *const families[] = {
     &shardmap_family_gptj,
     &shardmap_family_bloom,
     &shardmap_family_falcon,
+    &shardmap_family_persimmon,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

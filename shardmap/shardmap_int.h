@@ -185,6 +185,7 @@ typedef enum {
 	SM_C_FLN2,     /* Falcon's ln_attn / ln_mlp (falcon_ln 2: new_decoder_architecture) */
 	SM_C_FLN1,     /* Falcon's input_layernorm (falcon_ln 1 or 3) */
 	SM_C_FPOST,    /* Falcon's post_attention_layernorm (falcon_ln 3: parallel_attn false) */
+	SM_C_QKLN,     /* config.json qk_layernorm true (Persimmon's q_layernorm / k_layernorm) */
 } sm_cond;
 
 enum {
@@ -458,6 +459,7 @@ extern const sm_family shardmap_family_opt;
 extern const sm_family shardmap_family_gptj;
 extern const sm_family shardmap_family_bloom;
 extern const sm_family shardmap_family_falcon;
+extern const sm_family shardmap_family_persimmon;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -564,6 +564,13 @@ static const fam_expect fams[] = {
      2 * (1000 * 128 + 4 * 128) +
          2 * 2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128),
      128, 8, 8, 16, 512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* persimmon: LayerNorms with biases, query_key_value 384x128 + [384], q_layernorm /
+     * k_layernorm [16] with biases, dense 128x128 + [128], dense_h_to_4h 512x128 + [512],
+     * dense_4h_to_h 128x512 + [128]; final_layernorm with its bias, lm_head */
+    {"persimmon", 36,
+     2 * (2 * 1000 * 128 + 2 * 128) +
+         2 * 2 * (4 * 128 + 384 * 128 + 384 + 4 * 16 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128),
+     128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
-FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom"
+FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom persimmon"
 for f in $FAMS; do
 	"$MK" --family "$f" --out "$T/$f" >/dev/null || fail "wt-mkckpt $f"
 done
@@ -844,6 +844,24 @@ mkdir -p "$T/bloom_bad" && cp "$T/bloom/model.safetensors" "$T/bloom_bad/" &&
 "$CTL" plan --model-dir "$T/bloom_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "bloom untied planned"
 grep -q "skips lm_head.weight" "$T/err" || fail "bloom untied: $(cat "$T/err")"
 rm -rf "$T/bloom_bad"
+# Persimmon: query_key_value [H, 3, d] re-cut by heads, dense / dense_4h_to_h by columns,
+# dense_h_to_4h by rows, q_layernorm / k_layernorm [16] replicated; qk_layernorm false
+# leaves the norms unknown
+"$CTL" plan --model-dir "$T/persimmon" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan persimmon"
+for l in "model.layers.1.self_attn.query_key_value.weight *I8 *\[192, 128\]" \
+	"model.layers.1.self_attn.query_key_value.bias *BF16 *\[192\]" \
+	"model.layers.1.self_attn.dense.weight *I8 *\[128, 64\]" \
+	"model.layers.1.self_attn.q_layernorm.bias *BF16 *\[16\]" \
+	"model.layers.1.mlp.dense_h_to_4h.weight *I8 *\[256, 128\]" \
+	"model.layers.1.mlp.dense_4h_to_h.weight *I8 *\[128, 256\]" "lm_head.weight *BF16 *\[512, 128\]"; do
+	grep -q "$l" "$T/plan" || fail "persimmon line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/persimmon_bad" && cp "$T/persimmon/model.safetensors" "$T/persimmon_bad/" &&
+	sed 's/"qk_layernorm": true/"qk_layernorm": false/' "$T/persimmon/config.json" >"$T/persimmon_bad/config.json"
+"$CTL" plan --model-dir "$T/persimmon_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "persimmon without qk_layernorm planned"
+grep -q "qk_layernorm is false" "$T/err" || fail "persimmon qk_layernorm: $(cat "$T/err")"
+rm -rf "$T/persimmon_bad"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
 # module is refused naming the entry

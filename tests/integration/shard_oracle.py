@@ -63,6 +63,9 @@ DBRX (vLLM's dbrx.py): transformer.* names kept; attn.Wqkv [q; k; v] cut as Phi-
 qkv_proj, attn.out_proj by columns, transformer.wte by vocabulary rows; the experts' 2-D
 stacks w1 / v1 / w2 [E*Ie, hid] are Mixtral's experts.{j}.w1 / w3 / w2 once viewed [E, Ie,
 hid] and w2 transposed per expert, as DbrxExperts.weight_loader writes them (unstack_dbrx).
+Persimmon (vLLM's persimmon.py): GPT-NeoX's cut under model.layers.* names
+(self_attn.query_key_value / dense), q_layernorm / k_layernorm whole, model.embed_tokens /
+lm_head by vocabulary rows.
 MPT (vLLM's mpt.py): transformer.* names kept; attn.Wqkv and attn.out_proj as DBRX's,
 ffn.up_proj by rows and ffn.down_proj by columns (an MLP without a gate), tied to wte.
 LongCat-Flash (vLLM's longcat_flash.py): self_attn.0 / .1 cut as DeepSeek's MLA (q_b_proj /
@@ -351,13 +354,14 @@ def neox(name, rows, cols, cfg, T, r, pad, tied):
     buffers dropped; the rest whole. None: not a rank tensor."""
     H = cfg["num_attention_heads"]; d = cfg["hidden_size"] // H; Hl = H // T
     if re.search(r"\.attention\.(bias|masked_bias)$", name): return None
-    if name == "embed_out.weight" and tied: return None
-    if name in ("gpt_neox.embed_in.weight", "embed_out.weight"):
+    if name in ("embed_out.weight", "lm_head.weight") and tied: return None
+    if name in ("gpt_neox.embed_in.weight", "embed_out.weight", "model.embed_tokens.weight",
+                "lm_head.weight"):  # + Persimmon's names
         return vocab_rows(name, cfg["vocab_size"], T, r, pad)
-    if re.search(r"attention\.query_key_value\.(weight|bias)$", name):
+    if re.search(r"(attention|self_attn)\.query_key_value\.(weight|bias)$", name):
         return [pc for p in range(3) for h in range(r * Hl, r * Hl + Hl)
                 for pc in pieces_rows(name, (3 * h + p) * d, d)]
-    if re.search(r"(attention\.dense|dense_4h_to_h)\.weight$", name):
+    if re.search(r"(attention\.dense|self_attn\.dense|dense_4h_to_h)\.weight$", name):
         return pieces_cols(name, r * cols // T, cols // T)
     if re.search(r"dense_h_to_4h\.(weight|bias)$", name):
         return pieces_rows(name, r * rows // T, rows // T)
@@ -463,7 +467,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             continue
         if arch == "BloomForCausalLM" and name == "transformer.word_embeddings.weight":
             add(name, vocab_rows(name, V, T, r, pad)); continue
-        if arch in ("GPTNeoXForCausalLM", "BloomForCausalLM"):  # the same per-head qkv
+        if arch in ("GPTNeoXForCausalLM", "BloomForCausalLM", "PersimmonForCausalLM"):  # per-head qkv
             pcs = neox(name, rows, cols, cfg, T, r, pad, tied)
             if pcs is not None: add(name, pcs)
             continue
