@@ -1,0 +1,382 @@
+# shard_cli_families2.bash — sourced by shard_cli.sh (run-tests.sh runs only *.sh): each
+# family's own plan / shard checks, Bamba to Persimmon, on the fixtures shard_cli.sh generated
+# into $T, with its fail, $CTL and $T.
+# shellcheck shell=bash disable=SC2154
+# Bamba: attn_layer_indices [1] makes layer 1 attention (qkv 4 q heads + kv head of 16),
+# layers 0 and 2 Mamba (in_proj [z_r; x_r; B; C; dt_r]); the feed_forward fused into
+# gate_up_proj; pre_ff_layernorm and model.final_layernorm whole; untied
+"$CTL" plan --model-dir "$T/bamba" --tp-size 2 --tp-rank 1 --rank-only >"$T/plan" ||
+	fail "plan bamba"
+for l in "model.layers.1.self_attn.qkv_proj.weight *BF16 *\[96, 128\]" \
+	"model.layers.0.mamba.in_proj.weight *BF16 *\[292, 128\]" \
+	"model.layers.2.mamba.conv1d.weight *BF16 *\[160, 1, 4\]" \
+	"model.layers.2.feed_forward.gate_up_proj.weight *BF16 *\[192, 128\]" \
+	"model.layers.1.pre_ff_layernorm.weight *BF16 *\[128\]" \
+	"model.final_layernorm.weight *BF16 *\[128\]" "lm_head.weight *BF16 *\[512, 128\]"; do
+	grep -q "$l" "$T/plan" || fail "bamba line $l: $(cat "$T/plan")"
+done
+grep -q "1.mamba\|0.self_attn\|2.self_attn" "$T/plan" && fail "bamba layer kinds: $(cat "$T/plan")"
+cp -r "$T/bamba" "$T/ba_bad"
+sed -i 's/"attn_layer_indices": \[/"attn_layer_indices": [7, /' "$T/ba_bad/config.json"
+"$CTL" plan --model-dir "$T/ba_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "ba_bad planned"
+grep -q 'attn_layer_indices\[0\] is 7, not a layer of the 3' "$T/err" ||
+	fail "bamba attn_layer_indices: $(cat "$T/err")"
+rm -rf "$T/ba_bad"
+# Nemotron: the LayerNorm1P weights and biases whole and never quantized, q/k/v fused with
+# their biases, up_proj by rows under its own name, down_proj by columns; a checkpoint
+# without a norm's bias is refused
+"$CTL" plan --model-dir "$T/nemotron" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan nemotron"
+for l in "1.input_layernorm.weight *BF16 *\[256\]" "1.input_layernorm.bias *BF16 *\[256\]" \
+	"1.post_attention_layernorm.bias *BF16 *\[256\]" "1.self_attn.qkv_proj.weight *I8 *\[192, 256\]" \
+	"1.self_attn.qkv_proj.bias *BF16 *\[192\]" "1.self_attn.o_proj.bias *BF16 *\[256\]" \
+	"1.mlp.up_proj.weight *I8 *\[256, 256\]" "1.mlp.down_proj.weight *I8 *\[256, 256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "nemotron line $l: $(cat "$T/plan")"
+done
+grep -q "model.norm.bias *BF16 *\[256\]" "$T/plan" || fail "nemotron model.norm.bias: $(cat "$T/plan")"
+grep -q "gate_up_proj\|norm.weight_scale\|bias_scale" "$T/plan" &&
+	fail "nemotron: a gate_up_proj or a quantized norm or bias: $(cat "$T/plan")"
+mkdir -p "$T/nm_bad"
+cp "$T/nemotron/config.json" "$T/nm_bad/"
+python3 - "$T/nemotron/model.safetensors" "$T/nm_bad/model.safetensors" <<'PY' || fail "nm_bad"
+import json, struct, sys
+src = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", src[:8])[0]
+hdr = json.loads(src[8:8 + n])
+body = src[8 + n:]
+drop = "model.layers.1.input_layernorm.bias"
+out, parts, off = {}, [], 0
+for k, v in sorted(hdr.items(), key=lambda kv: kv[1]["data_offsets"][0] if kv[0] != "__metadata__" else -1):
+    if k == "__metadata__":
+        out[k] = v
+        continue
+    if k == drop:
+        continue
+    a, b = v["data_offsets"]
+    parts.append(body[a:b])
+    out[k] = dict(v, data_offsets=[off, off + b - a])
+    off += b - a
+h = json.dumps(out).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + b"".join(parts))
+PY
+"$CTL" plan --model-dir "$T/nm_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "nm_bad planned"
+grep -q "model.layers.1.input_layernorm.bias': missing from the checkpoint" "$T/err" ||
+	fail "nemotron norm bias: $(cat "$T/err")"
+rm -rf "$T/nm_bad"
+# MiniMax: the lightning attention (qkv_proj / output_gate rows, norm channels, out_proj
+# columns) beside a softmax-attention layer, the experts of every layer stacked; the lightning
+# norm and the router never quantized; the buffers a transformers save writes are skipped
+"$CTL" plan --model-dir "$T/minimax" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan minimax"
+for l in "0.self_attn.qkv_proj.weight *I8 *\[192, 256\]" "0.self_attn.output_gate.weight *I8 *\[64, 256\]" \
+	"0.self_attn.norm.weight *BF16 *\[64\]" "0.self_attn.out_proj.weight *I8 *\[256, 64\]" \
+	"2.self_attn.qkv_proj.weight *I8 *\[128, 256\]" "2.self_attn.o_proj.weight *I8 *\[256, 64\]" \
+	"3.block_sparse_moe.experts.w13_weight *I8 *\[4, 64, 256\]" "3.block_sparse_moe.gate.weight *BF16 *\[4, 256\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "minimax line $l: $(cat "$T/plan")"
+done
+grep -q "norm.weight_scale\|moe.gate.weight_scale" "$T/plan" && fail "minimax: a quantized norm or router: $(cat "$T/plan")"
+mkdir -p "$T/mm_bad" && cp "$T/minimax/model.safetensors" "$T/mm_bad/" &&
+	tr -d '\n ' <"$T/minimax/config.json" | sed 's/"linear_attention","linear_attention","full_attention"/"linear_attention","full_attention","linear_attention"/' >"$T/mm_bad/config.json"
+"$CTL" plan --model-dir "$T/mm_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "minimax with the layer kinds exchanged planned"
+grep -q "layer_types" "$T/err" || fail "minimax layer_types: $(cat "$T/err")"
+rm -rf "$T/mm_bad"
+# Jamba: the Mamba v1 mixer cut as vLLM's MambaMixer loads it and never quantized (in_proj
+# [x_r; z_r], x_proj and out_proj by columns, A_log by channels), the attention in layer 2,
+# the experts in layers 1 / 3 and the dense MLP in 0 / 2 quantized; the router whole, BF16
+"$CTL" plan --model-dir "$T/jamba" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan jamba"
+for l in "0.mamba.in_proj.weight *BF16 *\[256, 128\]" "0.mamba.x_proj.weight *BF16 *\[40, 128\]" \
+	"0.mamba.out_proj.weight *BF16 *\[128, 128\]" "3.mamba.A_log *BF16 *\[128, 16\]" \
+	"3.mamba.dt_layernorm.weight *BF16 *\[8\]" "2.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"1.feed_forward.experts.w13_weight *I8 *\[4, 64, 128\]" "1.feed_forward.router.weight *BF16 *\[4, 128\]" \
+	"2.feed_forward.gate_up_proj.weight *I8 *\[64, 128\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "jamba line $l: $(cat "$T/plan")"
+done
+grep -q "mamba.*_scale\|2.mamba\|3.self_attn\|0.feed_forward.experts" "$T/plan" &&
+	fail "jamba: a quantized mixer tensor or a wrong layer kind: $(cat "$T/plan")"
+mkdir -p "$T/jb_bad" && cp "$T/jamba/"*.safetensors* "$T/jb_bad/" &&
+	tr -d '\n ' <"$T/jamba/config.json" | sed 's/"attn_layer_offset":2/"attn_layer_offset":4/' >"$T/jb_bad/config.json"
+"$CTL" plan --model-dir "$T/jb_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "jamba with attn_layer_offset 4 of period 4 planned"
+grep -q "attn_layer_offset 4 must be smaller than attn_layer_period 4" "$T/err" ||
+	fail "jamba offset: $(cat "$T/err")"
+rm -rf "$T/jb_bad"
+# GPT-NeoX: names kept, query_key_value re-cut per head into the rank's [q_r; k_r; v_r]
+# (quantized), its bias and the LayerNorm biases BF16, the old masked_bias buffers skipped;
+# a num_key_value_heads that differs from the heads refused
+"$CTL" plan --model-dir "$T/gpt_neox" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gpt_neox"
+for l in "1.attention.query_key_value.weight *I8 *\[192, 128\]" "1.attention.query_key_value.bias *BF16 *\[192\]" \
+	"1.attention.dense.weight *I8 *\[128, 64\]" "1.mlp.dense_h_to_4h.bias *BF16 *\[256\]" \
+	"1.mlp.dense_4h_to_h.weight *I8 *\[128, 256\]" "1.input_layernorm.bias *BF16 *\[128\]"; do
+	grep -q "gpt_neox.layers.$l" "$T/plan" || fail "gpt_neox line $l: $(cat "$T/plan")"
+done
+grep -q "^skipped gpt_neox.layers.1.attention.masked_bias" "$T/plan" || fail "gpt_neox: masked_bias not skipped: $(cat "$T/plan")"
+mkdir -p "$T/neox_bad" && cp "$T/gpt_neox/model.safetensors" "$T/neox_bad/" &&
+	sed 's/"num_attention_heads": 8,/"num_attention_heads": 8, "num_key_value_heads": 2,/' "$T/gpt_neox/config.json" >"$T/neox_bad/config.json"
+"$CTL" plan --model-dir "$T/neox_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gpt_neox with kv heads planned"
+grep -q "has no grouped kv heads" "$T/err" || fail "gpt_neox kv heads: $(cat "$T/err")"
+rm -rf "$T/neox_bad"
+# Phi: q/k/v (and biases) fused into qkv_proj, dense / fc2 by columns, fc1 by rows with its bias,
+# lm_head.bias [512] by vocabulary rows; qk_layernorm true refused (vLLM's phi.py has none)
+"$CTL" plan --model-dir "$T/phi" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan phi"
+for l in "model.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]" "model.layers.1.self_attn.qkv_proj.bias *BF16 *\[192\]" \
+	"model.layers.1.self_attn.dense.weight *I8 *\[128, 64\]" "model.layers.1.mlp.fc1.bias *BF16 *\[256\]" \
+	"lm_head.bias *BF16 *\[512\]" "model.final_layernorm.bias *BF16 *\[128\]"; do
+	grep -q "$l" "$T/plan" || fail "phi line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/phi_bad" && cp "$T/phi/model.safetensors" "$T/phi_bad/" &&
+	sed 's/"qk_layernorm": false/"qk_layernorm": true/' "$T/phi/config.json" >"$T/phi_bad/config.json"
+"$CTL" plan --model-dir "$T/phi_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "phi with qk_layernorm planned"
+grep -q "qk_layernorm true" "$T/err" || fail "phi qk_layernorm: $(cat "$T/err")"
+rm -rf "$T/phi_bad"
+# FlexOlmo: OLMo 2's norms whole on every rank, no input_layernorm, OLMoE's experts split by
+# EP; an input_layernorm is refused as an unknown tensor
+"$CTL" plan --model-dir "$T/flex_olmo" --tp-size 2 --ep-size 2 --tp-rank 1 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan flex_olmo"
+for l in "model.layers.1.self_attn.qkv_proj.weight *BF16 *\[192, 256\]" "model.layers.1.self_attn.q_norm.weight *BF16 *\[256\]" \
+	"model.layers.1.self_attn.k_norm.weight *BF16 *\[64\]" "model.layers.1.post_feedforward_layernorm.weight *BF16 *\[256\]" \
+	"model.layers.1.mlp.experts.w13_weight *BF16 *\[2, 256, 256\]" "model.layers.1.mlp.gate.weight *BF16 *\[4, 256\]"; do
+	grep -q "$l" "$T/plan" || fail "flex_olmo line $l: $(cat "$T/plan")"
+done
+grep -q "input_layernorm" "$T/plan" && fail "flex_olmo plan has an input_layernorm"
+# VaultGemma: Gemma 2's table without the post norms, tied (no lm_head)
+"$CTL" plan --model-dir "$T/vaultgemma" --tp-size 2 --tp-rank 1 --rank-only >"$T/plan" || fail "plan vaultgemma"
+for l in "model.layers.1.self_attn.qkv_proj.weight *BF16 *\[512, 256\]" "model.layers.1.pre_feedforward_layernorm.weight *BF16 *\[256\]" \
+	"model.layers.1.input_layernorm.weight *BF16 *\[256\]"; do
+	grep -q "$l" "$T/plan" || fail "vaultgemma line $l: $(cat "$T/plan")"
+done
+grep -q "post_attention_layernorm\|lm_head.weight" "$T/plan" && fail "vaultgemma plan has a post norm or lm_head"
+# DBRX: Wqkv by heads (KV 2 whole at TP 2), out_proj by columns, the 2-D stacks w1 / v1 made
+# each expert's [gate_r; up_r] rows of w13_weight, w2 transposed into w2_weight [E, hid, Il];
+# EP 2 gives whole experts; an ffn_act_fn other than silu refused (vLLM's experts run silu)
+"$CTL" plan --model-dir "$T/dbrx" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan dbrx"
+for l in "transformer.blocks.1.norm_attn_norm.attn.Wqkv.weight *I8 *\[192, 256\]" \
+	"transformer.blocks.1.norm_attn_norm.attn.out_proj.weight *I8 *\[256, 128\]" \
+	"transformer.blocks.1.ffn.experts.w13_weight *I8 *\[4, 128, 256\]" \
+	"transformer.blocks.1.ffn.experts.w2_weight *I8 *\[4, 256, 64\]" \
+	"transformer.blocks.1.ffn.router.layer.weight *BF16 *\[4, 256\]" "lm_head.weight *BF16 *\[512, 256\]"; do
+	grep -q "$l" "$T/plan" || fail "dbrx line $l: $(cat "$T/plan")"
+done
+"$CTL" plan --model-dir "$T/dbrx" --ep-size 2 --ep-rank 1 --rank-only >"$T/plan" || fail "plan dbrx ep"
+for l in "transformer.blocks.0.ffn.experts.w13_weight *BF16 *\[2, 256, 256\]" \
+	"transformer.blocks.0.ffn.experts.w2_weight *BF16 *\[2, 256, 128\]"; do
+	grep -q "$l" "$T/plan" || fail "dbrx ep line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/dbrx_bad" && cp "$T/dbrx/model.safetensors" "$T/dbrx_bad/" &&
+	sed 's/"name": "silu"/"name": "gelu"/' "$T/dbrx/config.json" >"$T/dbrx_bad/config.json"
+"$CTL" plan --model-dir "$T/dbrx_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "dbrx with gelu experts planned"
+grep -q "ffn_config.ffn_act_fn" "$T/err" || fail "dbrx ffn_act_fn: $(cat "$T/err")"
+rm -rf "$T/dbrx_bad"
+# StableLM: q/k/v biases (use_qkv_bias) fused into qkv_proj, gate/up merged, the LayerNorm biases
+# replicated; qk_layernorm true refused (vLLM's stablelm.py has no per-head q/k layernorms)
+"$CTL" plan --model-dir "$T/stablelm" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan stablelm"
+for l in "model.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 256\]" "model.layers.1.self_attn.qkv_proj.bias *BF16 *\[192\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[512, 256\]" "model.layers.1.post_attention_layernorm.bias *BF16 *\[256\]" \
+	"model.norm.bias *BF16 *\[256\]"; do
+	grep -q "$l" "$T/plan" || fail "stablelm line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/stablelm_bad" && cp "$T/stablelm/model.safetensors" "$T/stablelm_bad/" &&
+	sed 's/"qk_layernorm": false/"qk_layernorm": true/' "$T/stablelm/config.json" >"$T/stablelm_bad/config.json"
+"$CTL" plan --model-dir "$T/stablelm_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "stablelm with qk_layernorm planned"
+grep -q "qk_layernorm true" "$T/err" || fail "stablelm qk_layernorm: $(cat "$T/err")"
+rm -rf "$T/stablelm_bad"
+# Ministral: Mistral's tensors; a layer_types entry of neither hybrid kind refused
+mkdir -p "$T/ministral_bad" && cp "$T/ministral/model.safetensors" "$T/ministral_bad/" &&
+	sed 's/"full_attention"/"chunked_attention"/' "$T/ministral/config.json" >"$T/ministral_bad/config.json"
+"$CTL" plan --model-dir "$T/ministral_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "ministral with chunked_attention planned"
+grep -q "two Ministral layer types" "$T/err" || fail "ministral layer_types: $(cat "$T/err")"
+rm -rf "$T/ministral_bad"
+# MPT: Wqkv by heads (12 kv heads: no kv_n_heads), out_proj / down_proj by columns, up_proj by
+# rows, the bias-free LayerNorms replicated, wte tied (no lm_head); attn_config.alibi false
+# refused (vLLM's mpt.py asserts ALiBi)
+"$CTL" plan --model-dir "$T/mpt" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan mpt"
+for l in "transformer.blocks.1.attn.Wqkv.weight *I8 *\[288, 192\]" \
+	"transformer.blocks.1.attn.out_proj.weight *I8 *\[192, 96\]" \
+	"transformer.blocks.1.ffn.up_proj.weight *I8 *\[384, 192\]" \
+	"transformer.blocks.1.ffn.down_proj.weight *I8 *\[192, 384\]" \
+	"transformer.blocks.1.norm_2.weight *BF16 *\[192\]" "transformer.wte.weight *BF16 *\[512, 192\]"; do
+	grep -q "$l" "$T/plan" || fail "mpt line $l: $(cat "$T/plan")"
+done
+grep -q "lm_head.weight" "$T/plan" && fail "mpt plan has an lm_head (tied)"
+mkdir -p "$T/mpt_bad" && cp "$T/mpt/model.safetensors" "$T/mpt_bad/" &&
+	sed 's/"alibi": true/"alibi": false/' "$T/mpt/config.json" >"$T/mpt_bad/config.json"
+"$CTL" plan --model-dir "$T/mpt_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "mpt without ALiBi planned"
+grep -q "attn_config.alibi is false" "$T/err" || fail "mpt alibi: $(cat "$T/err")"
+rm -rf "$T/mpt_bad"
+# LongCat-Flash: two MLA sublayers (q_b / kv_b by heads, o_proj by columns, q_a / kv_a whole),
+# two dense MLPs, the router over 4 routed + 2 zero experts and its F32 correction bias whole
+# and unquantized, the 4 routed experts stacked; model.mtp.* skipped; EP 2 whole experts;
+# mla_scale_q_lora false refused (transformers always scales the latents)
+"$CTL" plan --model-dir "$T/longcat_flash" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan longcat_flash"
+for l in "1.self_attn.1.q_b_proj.weight *I8 *\[96, 64\]" "1.self_attn.1.kv_b_proj.weight *I8 *\[128, 32\]" \
+	"1.self_attn.0.o_proj.weight *I8 *\[128, 64\]" "1.self_attn.0.q_a_proj.weight *I8 *\[64, 128\]" \
+	"1.self_attn.0.kv_a_layernorm.weight *BF16 *\[32\]" "1.mlps.1.gate_up_proj.weight *I8 *\[192, 128\]" \
+	"1.mlp.router.classifier.weight *BF16 *\[6, 128\]" "1.mlp.router.e_score_correction_bias *F32 *\[6\]" \
+	"1.mlp.experts.w13_weight *I8 *\[4, 64, 128\]" "1.mlp.experts.w2_weight *I8 *\[4, 128, 32\]"; do
+	grep -q "model.layers.$l" "$T/plan" || fail "longcat_flash line $l: $(cat "$T/plan")"
+done
+grep -q "^skipped model.mtp.norm.weight" "$T/plan" || fail "longcat_flash mtp: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/longcat_flash" --ep-size 2 --ep-rank 1 --rank-only >"$T/plan" ||
+	fail "plan longcat_flash ep"
+grep -q "model.layers.0.mlp.experts.w13_weight *BF16 *\[2, 128, 128\]" "$T/plan" ||
+	fail "longcat_flash ep: $(cat "$T/plan")"
+mkdir -p "$T/longcat_bad" && cp "$T/longcat_flash/model.safetensors" "$T/longcat_bad/" &&
+	sed 's/"mla_scale_q_lora": true/"mla_scale_q_lora": false/' "$T/longcat_flash/config.json" >"$T/longcat_bad/config.json"
+"$CTL" plan --model-dir "$T/longcat_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "longcat_flash unscaled planned"
+grep -q "mla_scale_q_lora is false" "$T/err" || fail "longcat_flash mla_scale_q_lora: $(cat "$T/err")"
+rm -rf "$T/longcat_bad"
+# GPT-2: the Conv1D weights ([in, out]) transposed to [out, in], c_attn cut into the rank's
+# [q_r; k_r; v_r] (quantized), c_fc by rows, the c_proj's by columns, wpe and the biases BF16,
+# the old attn.masked_bias buffers skipped; scale_attn_weights false refused
+"$CTL" plan --model-dir "$T/gpt2" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gpt2"
+for l in "1.attn.c_attn.weight *I8 *\[192, 128\]" "1.attn.c_attn.bias *BF16 *\[192\]" \
+	"1.attn.c_proj.weight *I8 *\[128, 64\]" "1.mlp.c_fc.weight *I8 *\[256, 128\]" \
+	"1.mlp.c_proj.weight *I8 *\[128, 256\]" "1.ln_1.bias *BF16 *\[128\]"; do
+	grep -q "transformer.h.$l" "$T/plan" || fail "gpt2 line $l: $(cat "$T/plan")"
+done
+grep -q "transformer.wpe.weight *BF16 *\[64, 128\]" "$T/plan" || fail "gpt2 wpe: $(cat "$T/plan")"
+grep -q "^skipped transformer.h.1.attn.masked_bias" "$T/plan" || fail "gpt2: masked_bias not skipped: $(cat "$T/plan")"
+mkdir -p "$T/gpt2_bad" && cp "$T/gpt2/model.safetensors" "$T/gpt2_bad/" &&
+	sed 's/"scale_attn_weights": true/"scale_attn_weights": false/' "$T/gpt2/config.json" >"$T/gpt2_bad/config.json"
+"$CTL" plan --model-dir "$T/gpt2_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gpt2 without scale_attn_weights planned"
+grep -q "scale_attn_weights false" "$T/err" || fail "gpt2 scale_attn_weights: $(cat "$T/err")"
+rm -rf "$T/gpt2_bad"
+# GPTBigCode: Linear weights kept, c_attn to the rank's q heads and the one kv head; multi_query
+# false refused (transformers reads that c_attn per head, vLLM as [q; k; v])
+"$CTL" plan --model-dir "$T/gpt_bigcode" --tp-size 4 --tp-rank 3 --rank-only >"$T/plan" ||
+	fail "plan gpt_bigcode"
+for l in "1.attn.c_attn.weight *BF16 *\[64, 128\]" "1.attn.c_attn.bias *BF16 *\[64\]" \
+	"1.mlp.c_fc.weight *BF16 *\[96, 128\]" "1.mlp.c_proj.weight *BF16 *\[128, 96\]"; do
+	grep -q "transformer.h.$l" "$T/plan" || fail "gpt_bigcode line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/bc_bad" && cp "$T/gpt_bigcode/model.safetensors" "$T/bc_bad/" &&
+	sed 's/"multi_query": true/"multi_query": false/' "$T/gpt_bigcode/config.json" >"$T/bc_bad/config.json"
+"$CTL" plan --model-dir "$T/bc_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gpt_bigcode multi_query false planned"
+grep -q "multi_query false" "$T/err" || fail "gpt_bigcode multi_query: $(cat "$T/err")"
+rm -rf "$T/bc_bad"
+# LLaVA: served under the released names; the CLIP tower's q/k/v (with biases) fused, fc1 by
+# rows, out_proj / fc2 by columns, the embeddings whole; the projector's linear_1 by rows (its
+# bias too), linear_2 by columns (its bias whole); block 1 (past vision_feature_layer -2) and
+# post_layernorm skipped, as vLLM's llava.py builds neither
+"$CTL" plan --model-dir "$T/llava" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan llava"
+for l in "encoder.layers.0.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"encoder.layers.0.self_attn.qkv_proj.bias *BF16 *\[96\]" \
+	"encoder.layers.0.self_attn.out_proj.weight *I8 *\[64, 32\]" \
+	"encoder.layers.0.mlp.fc1.weight *I8 *\[64, 64\]" \
+	"embeddings.position_embedding.weight *BF16 *\[5, 64\]" \
+	"embeddings.class_embedding *BF16 *\[64\]"; do
+	grep -q "vision_tower.vision_model.$l" "$T/plan" || fail "llava line $l: $(cat "$T/plan")"
+done
+for l in "multi_modal_projector.linear_1.weight *I8 *\[64, 64\]" \
+	"multi_modal_projector.linear_1.bias *BF16 *\[64\]" \
+	"multi_modal_projector.linear_2.weight *I8 *\[128, 64\]" \
+	"multi_modal_projector.linear_2.bias *BF16 *\[128\]" \
+	"skipped vision_tower.vision_model.post_layernorm.weight" \
+	"skipped vision_tower.vision_model.encoder.layers.1.mlp.fc2.weight" \
+	"language_model.lm_head.weight"; do
+	grep -q "$l" "$T/plan" || fail "llava line $l: $(cat "$T/plan")"
+done
+grep -q "^ .*encoder.layers.1\.\|^ .*post_layernorm" "$T/plan" &&
+	fail "llava: a block vLLM does not build emitted: $(cat "$T/plan")"
+# LLaVA-NeXT (>= 4.52 layout): llava's runtime names, model.image_newline served whole as
+# image_newline, never quantized
+"$CTL" plan --model-dir "$T/llava_next" --tp-size 4 --tp-rank 3 --quant fp8-channel \
+	--rank-only >"$T/plan" || fail "plan llava_next"
+for l in "^ *image_newline *BF16 *\[128\]" "multi_modal_projector.linear_1.weight *F8_E4M3 *\[32, 64\]" \
+	"vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj.weight *F8_E4M3 *\[48, 64\]" \
+	"skipped model.vision_tower.vision_model.post_layernorm.weight" "language_model.lm_head.weight"; do
+	grep -q "$l" "$T/plan" || fail "llava_next line $l: $(cat "$T/plan")"
+done
+grep -q "^ *model\.\|image_newline_scale" "$T/plan" && fail "llava_next: a >= 4.52 name or a quantized image_newline: $(cat "$T/plan")"
+# Mamba: backbone.* names; Jamba's v1 mixer cut, none of it quantized under int8-channel
+# (vLLM's MambaMixer takes no quant_config), the embeddings vocab-parallel, lm_head tied; a
+# tp_size that does not divide intermediate_size refused naming it
+"$CTL" plan --model-dir "$T/mamba" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan mamba"
+for l in "layers.0.mixer.in_proj.weight *BF16 *\[256, 128\]" "layers.1.mixer.x_proj.weight *BF16 *\[40, 128\]" \
+	"layers.1.mixer.A_log *BF16 *\[128, 16\]" "embeddings.weight *BF16 *\[512, 128\]" "norm_f.weight *BF16 *\[128\]"; do
+	grep -q "backbone.$l" "$T/plan" || fail "mamba line $l: $(cat "$T/plan")"
+done
+grep -q "_scale\|lm_head.weight" "$T/plan" && fail "mamba: a quantized tensor or an untied lm_head: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/mamba" --tp-size 3 >/dev/null 2>"$T/err" && fail "mamba at tp 3 planned"
+grep -q "does not divide intermediate_size 256" "$T/err" || fail "mamba tp 3: $(cat "$T/err")"
+# OPT: q/k/v (and biases) fused into qkv_proj, out_proj / fc2 by columns, fc1 by rows with its
+# bias, embed_tokens [V, word_embed_proj_dim] by vocabulary rows, embed_positions and project_in
+# / project_out replicated (the projections quantized), tied; model.decoder.final_layer_norm
+# with do_layer_norm_before false refused
+"$CTL" plan --model-dir "$T/opt" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan opt"
+for l in "model.decoder.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"model.decoder.layers.1.self_attn.qkv_proj.bias *BF16 *\[192\]" \
+	"model.decoder.layers.1.self_attn.out_proj.weight *I8 *\[128, 64\]" \
+	"model.decoder.layers.1.fc1.bias *BF16 *\[128\]" "model.decoder.project_in.weight *I8 *\[128, 64\]" \
+	"model.decoder.embed_positions.weight *BF16 *\[66, 128\]" \
+	"model.decoder.embed_tokens.weight *BF16 *\[512, 64\]"; do
+	grep -q "$l" "$T/plan" || fail "opt line $l: $(cat "$T/plan")"
+done
+grep -q "^ *lm_head" "$T/plan" && fail "opt: an lm_head while tied: $(cat "$T/plan")"
+mkdir -p "$T/opt_bad" && cp "$T/opt/model.safetensors" "$T/opt_bad/" &&
+	sed 's/"do_layer_norm_before": true/"do_layer_norm_before": false/' "$T/opt/config.json" >"$T/opt_bad/config.json"
+"$CTL" plan --model-dir "$T/opt_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "opt post-norm with a final LayerNorm planned"
+grep -q "do_layer_norm_before is false" "$T/err" || fail "opt do_layer_norm_before: $(cat "$T/err")"
+rm -rf "$T/opt_bad"
+# GPT-J: q/k/v (no biases) fused into qkv_proj, out_proj / fc_out by columns, fc_in by rows with
+# its bias, lm_head.bias [512] by vocabulary rows, the attn.masked_bias buffers skipped;
+# tie_word_embeddings true refused (vLLM's gpt_j.py asserts an untied lm_head)
+"$CTL" plan --model-dir "$T/gptj" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gptj"
+for l in "transformer.h.1.attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"transformer.h.1.attn.out_proj.weight *I8 *\[128, 64\]" "transformer.h.1.mlp.fc_in.bias *BF16 *\[128\]" \
+	"lm_head.bias *BF16 *\[512\]" "transformer.ln_f.bias *BF16 *\[128\]"; do
+	grep -q "$l" "$T/plan" || fail "gptj line $l: $(cat "$T/plan")"
+done
+grep -q "qkv_proj.bias\|^ *transformer.h.1.attn.masked_bias" "$T/plan" && fail "gptj: a q/k/v bias or a buffer: $(cat "$T/plan")"
+mkdir -p "$T/gptj_bad" && cp "$T/gptj/model.safetensors" "$T/gptj_bad/" &&
+	sed 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' "$T/gptj/config.json" >"$T/gptj_bad/config.json"
+"$CTL" plan --model-dir "$T/gptj_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "gptj tied planned"
+grep -q "asserts an untied lm_head" "$T/err" || fail "gptj tie: $(cat "$T/err")"
+rm -rf "$T/gptj_bad"
+# BLOOM: vLLM's transformer.* names, query_key_value re-cut per head into the rank's
+# [q_r; k_r; v_r] (quantized), its bias and the embedding's LayerNorm BF16, the MLP 4 * hid
+# wide; tie_word_embeddings false refused (vLLM's bloom.py never loads lm_head.weight)
+"$CTL" plan --model-dir "$T/bloom" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan bloom"
+for l in "h.1.self_attention.query_key_value.weight *I8 *\[192, 128\]" \
+	"h.1.self_attention.query_key_value.bias *BF16 *\[192\]" "h.1.self_attention.dense.weight *I8 *\[128, 64\]" \
+	"h.1.mlp.dense_h_to_4h.bias *BF16 *\[256\]" "h.1.mlp.dense_4h_to_h.weight *I8 *\[128, 256\]" \
+	"word_embeddings_layernorm.bias *BF16 *\[128\]" "word_embeddings.weight *BF16 *\[512, 128\]"; do
+	grep -q "transformer.$l" "$T/plan" || fail "bloom line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/bloom_bad" && cp "$T/bloom/model.safetensors" "$T/bloom_bad/" &&
+	sed 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' "$T/bloom/config.json" >"$T/bloom_bad/config.json"
+"$CTL" plan --model-dir "$T/bloom_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "bloom untied planned"
+grep -q "skips lm_head.weight" "$T/err" || fail "bloom untied: $(cat "$T/err")"
+rm -rf "$T/bloom_bad"
+# Persimmon: query_key_value [H, 3, d] re-cut by heads, dense / dense_4h_to_h by columns,
+# dense_h_to_4h by rows, q_layernorm / k_layernorm [16] replicated; qk_layernorm false
+# leaves the norms unknown
+"$CTL" plan --model-dir "$T/persimmon" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan persimmon"
+for l in "model.layers.1.self_attn.query_key_value.weight *I8 *\[192, 128\]" \
+	"model.layers.1.self_attn.query_key_value.bias *BF16 *\[192\]" \
+	"model.layers.1.self_attn.dense.weight *I8 *\[128, 64\]" \
+	"model.layers.1.self_attn.q_layernorm.bias *BF16 *\[16\]" \
+	"model.layers.1.mlp.dense_h_to_4h.weight *I8 *\[256, 128\]" \
+	"model.layers.1.mlp.dense_4h_to_h.weight *I8 *\[128, 256\]" "lm_head.weight *BF16 *\[512, 128\]"; do
+	grep -q "$l" "$T/plan" || fail "persimmon line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/persimmon_bad" && cp "$T/persimmon/model.safetensors" "$T/persimmon_bad/" &&
+	sed 's/"qk_layernorm": true/"qk_layernorm": false/' "$T/persimmon/config.json" >"$T/persimmon_bad/config.json"
+"$CTL" plan --model-dir "$T/persimmon_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "persimmon without qk_layernorm planned"
+grep -q "qk_layernorm is false" "$T/err" || fail "persimmon qk_layernorm: $(cat "$T/err")"
+rm -rf "$T/persimmon_bad"
