@@ -92,20 +92,22 @@ static int rotary(ref_cfg *c, const char *key, double f, const char *a, int64_t 
 	return rv;
 }
 
+/* PhiConfig's keys (Persimmon's are the same; transformers 4.57.1). */
+static const ckpt_field phi_spec[P_PHI] = {
+    [P_ACT] = {"hidden_act", CKPT_FIELD_STRING},
+    [P_PRF] = {"partial_rotary_factor", CKPT_FIELD_REAL},
+    [P_THETA] = {"rope_theta", CKPT_FIELD_REAL},
+    [P_EPS] = {"layer_norm_eps", CKPT_FIELD_REAL},
+    [P_QKLN] = {"qk_layernorm", CKPT_FIELD_BOOL},
+    [P_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+};
+
 /* PhiConfig's keys (transformers 4.57.1 configuration_phi.py). */
 static int cfg_phi(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
-	static const ckpt_field spec[P_PHI] = {
-	    [P_ACT] = {"hidden_act", CKPT_FIELD_STRING},
-	    [P_PRF] = {"partial_rotary_factor", CKPT_FIELD_REAL},
-	    [P_THETA] = {"rope_theta", CKPT_FIELD_REAL},
-	    [P_EPS] = {"layer_norm_eps", CKPT_FIELD_REAL},
-	    [P_QKLN] = {"qk_layernorm", CKPT_FIELD_BOOL},
-	    [P_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
-	};
 	ckpt_field f[P_PHI];
 	const char *a = arch ? arch : "PhiForCausalLM";
-	memcpy(f, spec, sizeof(spec));
+	memcpy(f, phi_spec, sizeof(phi_spec));
 	int rv = ckpt_config_fields(json, len, f, P_PHI, err);
 	if (rv == WT_OK)
 		rv = ref_cfg_act(&f[P_ACT], "gelu_new", c, err);
@@ -261,17 +263,9 @@ static int cfg_bloom(ref_cfg *c, const char *arch, const char *json, size_t len,
  * list. */
 static int cfg_persimmon(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
-	static const ckpt_field spec[P_PHI] = {
-	    [P_ACT] = {"hidden_act", CKPT_FIELD_STRING},
-	    [P_PRF] = {"partial_rotary_factor", CKPT_FIELD_REAL},
-	    [P_THETA] = {"rope_theta", CKPT_FIELD_REAL},
-	    [P_EPS] = {"layer_norm_eps", CKPT_FIELD_REAL},
-	    [P_QKLN] = {"qk_layernorm", CKPT_FIELD_BOOL},
-	    [P_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
-	};
 	ckpt_field f[P_PHI];
 	const char *a = arch ? arch : "PersimmonForCausalLM";
-	memcpy(f, spec, sizeof(spec));
+	memcpy(f, phi_spec, sizeof(phi_spec));
 	int rv = ckpt_config_fields(json, len, f, P_PHI, err);
 	if (rv != WT_OK)
 		return rv;

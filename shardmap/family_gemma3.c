@@ -84,15 +84,9 @@ static int gemma3_check(const ckpt_config *c, wt_errbuf *err)
 	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_SIGLIP_IMAGE;
 	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_SIGLIP_PATCH;
 	if (ve % vh)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_config.num_attention_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64,
-		                 vh, ve);
+		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
 	if (img < patch)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_config.image_size %" PRId64
-		                 " is below patch_size %" PRId64 " (no patch)",
-		                 img, patch);
+		return shardmap_vision_patch_err(img, patch, err);
 	return WT_OK;
 }
 

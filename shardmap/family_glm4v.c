@@ -138,10 +138,7 @@ static int glm4v_common_check(const ckpt_config *c, const char *model, wt_errbuf
 	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_G4V_PATCH;
 	int64_t image = c->v_image_size > 0 ? c->v_image_size : SM_G4V_IMAGE;
 	if (ve % vh)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_config.num_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64,
-		                 vh, ve);
+		return shardmap_vision_heads_err("num_heads", vh, ve, err);
 	if (out != c->hidden_size)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: vision_config.out_hidden_size %" PRId64

@@ -190,15 +190,9 @@ static int llama4_check(const ckpt_config *c, wt_errbuf *err)
 	int64_t pi = c->v_proj_in_dim > 0 ? c->v_proj_in_dim : SM_L4V_PROJ;
 	int64_t po = c->v_proj_out_dim > 0 ? c->v_proj_out_dim : SM_L4V_PROJ;
 	if (ve % vh)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_config.num_attention_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64,
-		                 vh, ve);
+		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
 	if (img < c->v_patch_size)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_config.image_size %" PRId64
-		                 " is below patch_size %" PRId64 " (no patch)",
-		                 img, c->v_patch_size);
+		return shardmap_vision_patch_err(img, c->v_patch_size, err);
 	if (pi != po)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: vision_config.projector_output_dim %" PRId64

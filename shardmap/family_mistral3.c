@@ -103,10 +103,7 @@ static int mistral3_check(const ckpt_config *c, wt_errbuf *err)
 	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_PIX_HIDDEN;
 	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_PIX_HEADS;
 	if (ve % vh)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_config.num_attention_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64,
-		                 vh, ve);
+		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
 	if (c->v_feature_list)
 		return wt_seterr(
 		    err, WT_ECORRUPT,

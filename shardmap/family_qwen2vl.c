@@ -147,10 +147,8 @@ static int qwen2_5_vl_check(const ckpt_config *c, wt_errbuf *err)
 		                 c->v_depth, c->v_hidden_size, c->v_num_heads,
 		                 c->v_intermediate_size, c->v_out_hidden_size);
 	if (c->v_hidden_size % c->v_num_heads)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_config.num_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64,
-		                 c->v_num_heads, c->v_hidden_size);
+		return shardmap_vision_heads_err("num_heads", c->v_num_heads, c->v_hidden_size,
+		                                 err);
 	if (c->v_out_hidden_size != c->hidden_size)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: vision_config.out_hidden_size %" PRId64

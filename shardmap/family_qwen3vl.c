@@ -173,10 +173,7 @@ static int qwen3_vl_check(const ckpt_config *c, wt_errbuf *err)
 	int64_t vh = c->v_num_heads > 0 ? c->v_num_heads : SM_Q3V_HEADS;
 	int64_t out = c->v_out_hidden_size > 0 ? c->v_out_hidden_size : SM_Q3V_OUT;
 	if (ve % vh)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_config.num_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64,
-		                 vh, ve);
+		return shardmap_vision_heads_err("num_heads", vh, ve, err);
 	if (out != c->hidden_size)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: vision_config.out_hidden_size %" PRId64

@@ -452,3 +452,19 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return mixer_dim_value(d, sym);
 	}
 }
+
+int shardmap_vision_heads_err(const char *key, int64_t heads, int64_t hidden, wt_errbuf *err)
+{
+	return wt_seterr(err, WT_ECORRUPT,
+	                 "config.json: vision_config.%s %" PRId64
+	                 " does not divide hidden_size %" PRId64,
+	                 key, heads, hidden);
+}
+
+int shardmap_vision_patch_err(int64_t image, int64_t patch, wt_errbuf *err)
+{
+	return wt_seterr(err, WT_ECORRUPT,
+	                 "config.json: vision_config.image_size %" PRId64
+	                 " is below patch_size %" PRId64 " (no patch)",
+	                 image, patch);
+}

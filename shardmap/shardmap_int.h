@@ -383,6 +383,11 @@ const sm_family *shardmap_family_find(const char *arch, const char *model_type);
  * holds an "...experts.<digits>." tensor. */
 const sm_family *shardmap_family_for(const ckpt *c);
 
+/* The vision towers' shape errors (plan_dims.c): vision_config.<key> (the family's name for
+ * the head count) not dividing hidden_size; image_size below patch_size. WT_ECORRUPT. */
+int shardmap_vision_heads_err(const char *key, int64_t heads, int64_t hidden, wt_errbuf *err);
+int shardmap_vision_patch_err(int64_t image, int64_t patch, wt_errbuf *err);
+
 extern const sm_family shardmap_family_llama;
 extern const sm_family shardmap_family_mistral;
 extern const sm_family shardmap_family_qwen2;

@@ -176,6 +176,34 @@ static __attribute__((unused)) void int8_row_is(const int8_t *q, float s, const 
 	}
 }
 
+/* The multimodal families' checkpoint name layouts (Gemma 3, Mistral 3, LLaVA): LAY_TEXT the
+ * text model alone, LAY_V450 the released names (language_model.* for the language model),
+ * LAY_HF5 transformers >= 4.52's (model.language_model.*, model.<tower>, lm_head). */
+typedef enum { LAY_TEXT, LAY_V450, LAY_HF5 } lay;
+
+/* Checkpoint name of canonical name c (the text model's names for the language model, the
+ * released names for the rest) in layout y. */
+static __attribute__((unused)) void mm_ck_name(char *b, size_t n, const char *c, lay y)
+{
+	bool lm = strncmp(c, "model.", 6) == 0 || strncmp(c, "lm_head.", 8) == 0;
+	if (y == LAY_V450 && lm)
+		snprintf(b, n, "language_model.%s", c);
+	else if (y == LAY_HF5 && strncmp(c, "model.", 6) == 0)
+		snprintf(b, n, "model.language_model.%s", c + 6);
+	else if (y == LAY_HF5 && !lm)
+		snprintf(b, n, "model.%s", c);
+	else
+		snprintf(b, n, "%s", c);
+}
+
+/* Add 2-D (b > 0) or 1-D tensor c [a, b] to m under its name in layout y. */
+static __attribute__((unused)) void mm_add(tm_model *m, lay y, const char *c, int64_t a, int64_t b)
+{
+	char n[200];
+	mm_ck_name(n, sizeof(n), c, y);
+	tm_add2(m, n, a, b);
+}
+
 /* Every output of rank r of a equals the one of b (names, shapes, bytes); b's names
  * are a's with `strip` removed from the front (NULL: the same names). */
 static __attribute__((unused)) void fx_same_rank(const fx *a, const fx *b, uint32_t r,

@@ -46,30 +46,6 @@ static const char cfg_g3_untied[] =
 static const char cfg_text[] = "{\"architectures\":[\"Gemma3ForCausalLM\"]," LM_KEYS "}";
 
 /* Checkpoint layouts of one set of values. */
-typedef enum { LAY_TEXT, LAY_V450, LAY_HF5 } lay;
-
-/* Checkpoint name of name c (written in gemma3_text's names for the LM, the released
- * names for the rest) in layout y. */
-static void ck_name(char *b, size_t n, const char *c, lay y)
-{
-	bool lm = strncmp(c, "model.", 6) == 0 || strncmp(c, "lm_head.", 8) == 0;
-	if (y == LAY_V450 && lm)
-		snprintf(b, n, "language_model.%s", c);
-	else if (y == LAY_HF5 && strncmp(c, "model.", 6) == 0)
-		snprintf(b, n, "model.language_model.%s", c + 6);
-	else if (y == LAY_HF5 && !lm)
-		snprintf(b, n, "model.%s", c);
-	else
-		snprintf(b, n, "%s", c);
-}
-
-static void add(tm_model *m, lay y, const char *c, int64_t a, int64_t b)
-{
-	char n[200];
-	ck_name(n, sizeof(n), c, y);
-	tm_add2(m, n, a, b);
-}
-
 #define VT "vision_tower.vision_model."
 #define VB VT "encoder.layers.%d."
 
@@ -101,8 +77,8 @@ static const struct {
 static tm_model *g3_model(lay y, bool untied, int blocks)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	add(m, y, "model.embed_tokens.weight", 128, HID);
-	add(m, y, "model.norm.weight", HID, 0);
+	mm_add(m, y, "model.embed_tokens.weight", 128, HID);
+	mm_add(m, y, "model.norm.weight", HID, 0);
 	static const struct {
 		const char *leaf;
 		int64_t n, k;
@@ -122,32 +98,32 @@ static tm_model *g3_model(lay y, bool untied, int blocks)
 	for (size_t k = 0; k < sizeof(lm) / sizeof(lm[0]); k++) {
 		char b[200];
 		snprintf(b, sizeof(b), "model.layers.0.%s", lm[k].leaf);
-		add(m, y, b, lm[k].n, lm[k].k);
+		mm_add(m, y, b, lm[k].n, lm[k].k);
 	}
 	if (untied)
-		add(m, y, "lm_head.weight", 128, HID);
+		mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
 	char pe[200];
-	ck_name(pe, sizeof(pe), VT "embeddings.patch_embedding.weight", y);
+	mm_ck_name(pe, sizeof(pe), VT "embeddings.patch_embedding.weight", y);
 	tm_add(m, pe, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
 	st_desc *d = &m->d[m->n - 1];
 	d->ndim = 4;
 	d->shape[0] = VE;
 	d->shape[1] = 3;
 	d->shape[2] = d->shape[3] = 2;
-	add(m, y, VT "embeddings.patch_embedding.bias", VE, 0);
-	add(m, y, VT "embeddings.position_embedding.weight", NP, VE);
+	mm_add(m, y, VT "embeddings.patch_embedding.bias", VE, 0);
+	mm_add(m, y, VT "embeddings.position_embedding.weight", NP, VE);
 	for (int blk = 0; blk < blocks; blk++)
 		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
 			char b[200];
 			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
-			add(m, y, b, block[k].n, block[k].k);
+			mm_add(m, y, b, block[k].n, block[k].k);
 		}
-	add(m, y, VT "post_layernorm.weight", VE, 0);
-	add(m, y, VT "post_layernorm.bias", VE, 0);
-	add(m, y, "multi_modal_projector.mm_input_projection_weight", VE, HID);
-	add(m, y, "multi_modal_projector.mm_soft_emb_norm.weight", VE, 0);
+	mm_add(m, y, VT "post_layernorm.weight", VE, 0);
+	mm_add(m, y, VT "post_layernorm.bias", VE, 0);
+	mm_add(m, y, "multi_modal_projector.mm_input_projection_weight", VE, HID);
+	mm_add(m, y, "multi_modal_projector.mm_soft_emb_norm.weight", VE, 0);
 	return m;
 }
 

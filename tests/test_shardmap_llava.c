@@ -53,30 +53,6 @@ static const char cfg_nobias[] =
     CFG_HEAD("\"multimodal_projector_bias\":false,") VISION_CFG(VISION_KEYS);
 static const char cfg_text[] = "{\"architectures\":[\"LlamaForCausalLM\"]," LM_KEYS "}";
 
-typedef enum { LAY_TEXT, LAY_V4, LAY_HF5 } lay;
-
-/* Checkpoint name of name c (Llama's names for the LM, the released names for the rest)
- * in layout y. */
-static void ck_name(char *b, size_t n, const char *c, lay y)
-{
-	bool lm = strncmp(c, "model.", 6) == 0 || strncmp(c, "lm_head.", 8) == 0;
-	if (y == LAY_V4 && lm)
-		snprintf(b, n, "language_model.%s", c);
-	else if (y == LAY_HF5 && strncmp(c, "model.", 6) == 0)
-		snprintf(b, n, "model.language_model.%s", c + 6);
-	else if (y == LAY_HF5 && !lm)
-		snprintf(b, n, "model.%s", c);
-	else
-		snprintf(b, n, "%s", c);
-}
-
-static void add(tm_model *m, lay y, const char *c, int64_t a, int64_t b)
-{
-	char n[200];
-	ck_name(n, sizeof(n), c, y);
-	tm_add2(m, n, a, b);
-}
-
 #define VT "vision_tower.vision_model."
 #define VB VT "encoder.layers.%d."
 #define PJ "multi_modal_projector."
@@ -108,8 +84,8 @@ static const struct {
 static tm_model *lv_model(lay y, bool bias, int blocks)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	add(m, y, "model.embed_tokens.weight", 128, HID);
-	add(m, y, "model.norm.weight", HID, 0);
+	mm_add(m, y, "model.embed_tokens.weight", 128, HID);
+	mm_add(m, y, "model.norm.weight", HID, 0);
 	static const struct {
 		const char *leaf;
 		int64_t n, k;
@@ -121,36 +97,36 @@ static tm_model *lv_model(lay y, bool bias, int blocks)
 	for (size_t k = 0; k < sizeof(lm) / sizeof(lm[0]); k++) {
 		char b[200];
 		snprintf(b, sizeof(b), "model.layers.0.%s", lm[k].leaf);
-		add(m, y, b, lm[k].n, lm[k].k);
+		mm_add(m, y, b, lm[k].n, lm[k].k);
 	}
-	add(m, y, "lm_head.weight", 128, HID);
+	mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	add(m, y, VT "embeddings.class_embedding", VE, 0);
+	mm_add(m, y, VT "embeddings.class_embedding", VE, 0);
 	char pe[200];
-	ck_name(pe, sizeof(pe), VT "embeddings.patch_embedding.weight", y);
+	mm_ck_name(pe, sizeof(pe), VT "embeddings.patch_embedding.weight", y);
 	tm_add(m, pe, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
 	st_desc *d = &m->d[m->n - 1];
 	d->ndim = 4;
 	d->shape[0] = VE;
 	d->shape[1] = 3;
 	d->shape[2] = d->shape[3] = 2;
-	add(m, y, VT "embeddings.position_embedding.weight", VNP, VE);
-	add(m, y, VT "pre_layrnorm.weight", VE, 0);
-	add(m, y, VT "pre_layrnorm.bias", VE, 0);
+	mm_add(m, y, VT "embeddings.position_embedding.weight", VNP, VE);
+	mm_add(m, y, VT "pre_layrnorm.weight", VE, 0);
+	mm_add(m, y, VT "pre_layrnorm.bias", VE, 0);
 	for (int blk = 0; blk < blocks; blk++)
 		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
 			char b[200];
 			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
-			add(m, y, b, block[k].n, block[k].k);
+			mm_add(m, y, b, block[k].n, block[k].k);
 		}
-	add(m, y, VT "post_layernorm.weight", VE, 0);
-	add(m, y, VT "post_layernorm.bias", VE, 0);
-	add(m, y, PJ "linear_1.weight", HID, VE);
-	add(m, y, PJ "linear_2.weight", HID, HID);
+	mm_add(m, y, VT "post_layernorm.weight", VE, 0);
+	mm_add(m, y, VT "post_layernorm.bias", VE, 0);
+	mm_add(m, y, PJ "linear_1.weight", HID, VE);
+	mm_add(m, y, PJ "linear_2.weight", HID, HID);
 	if (bias) {
-		add(m, y, PJ "linear_1.bias", HID, 0);
-		add(m, y, PJ "linear_2.bias", HID, 0);
+		mm_add(m, y, PJ "linear_1.bias", HID, 0);
+		mm_add(m, y, PJ "linear_2.bias", HID, 0);
 	}
 	return m;
 }
@@ -245,7 +221,7 @@ static void test_hand_slices(void **state)
 	for (size_t i = 0; i < 2; i++)
 		for (int bias = 0; bias < 2; bias++) {
 			fx f;
-			fx_open(&f, lv_model(LAY_V4, bias, 3), bias ? cfg_lv : cfg_nobias, tps[i],
+			fx_open(&f, lv_model(LAY_V450, bias, 3), bias ? cfg_lv : cfg_nobias, tps[i],
 			        1, 0, true);
 			for (uint32_t r = 0; r < tps[i]; r++)
 				check_rank(&f, tps[i], r, bias);
@@ -285,7 +261,7 @@ static void test_layouts_and_text(void **state)
 {
 	(void)state;
 	fx a, b, t;
-	fx_open(&a, lv_model(LAY_V4, true, 3), cfg_lv, 2, 1, 0, true);
+	fx_open(&a, lv_model(LAY_V450, true, 3), cfg_lv, 2, 1, 0, true);
 	fx_open(&b, lv_model(LAY_HF5, true, 3), cfg_lv, 2, 1, 0, true);
 	fx_open(&t, lv_model(LAY_TEXT, true, 0), cfg_text, 2, 1, 0, true);
 	for (uint32_t r = 0; r < 2; r++) {
@@ -352,7 +328,7 @@ static void test_coverage(void **state)
 {
 	(void)state;
 	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
-	coverage(lv_model(LAY_V4, true, 3), cfg_lv, 2, lays, 4);
+	coverage(lv_model(LAY_V450, true, 3), cfg_lv, 2, lays, 4);
 	coverage(lv_model(LAY_HF5, false, 3), cfg_nobias, 2, lays, 4);
 }
 
@@ -362,7 +338,7 @@ static void test_coverage(void **state)
 static void test_defaults(void **state)
 {
 	(void)state;
-	tm_model *m = lv_model(LAY_V4, true, 12);
+	tm_model *m = lv_model(LAY_V450, true, 12);
 	tm_remove(m, VT "embeddings.patch_embedding.weight");
 	tm_add(m, VT "embeddings.patch_embedding.weight", WT_DTYPE_INVALID, 1, VE * 3 * 1024, 0, 0);
 	st_desc *d = &m->d[m->n - 1];
@@ -388,7 +364,7 @@ static void test_defaults(void **state)
 	static const char cfg12[] =
 	    CFG_HEAD("") VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,"
 	                            "\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2");
-	fx_refused(lv_model(LAY_V4, true, 3), cfg12, WT_ECORRUPT, "num_attention_heads 12",
+	fx_refused(lv_model(LAY_V450, true, 3), cfg12, WT_ECORRUPT, "num_attention_heads 12",
 	           "hidden_size 32");
 	/* LlamaConfig's class defaults under llava (its text_config says llama or nothing; KV
 	 * = H) */
@@ -414,63 +390,63 @@ static void test_errors(void **state)
 {
 	(void)state;
 	/* the projector's biases against multimodal_projector_bias */
-	fx_refused(lv_model(LAY_V4, true, 3), cfg_nobias, WT_EUNSUPPORTED, PJ "linear_1.bias",
+	fx_refused(lv_model(LAY_V450, true, 3), cfg_nobias, WT_EUNSUPPORTED, PJ "linear_1.bias",
 	           "multimodal_projector_bias");
-	fx_refused(lv_model(LAY_V4, false, 3), cfg_lv, WT_ENOTFOUND, PJ "linear_1.bias",
+	fx_refused(lv_model(LAY_V450, false, 3), cfg_lv, WT_ENOTFOUND, PJ "linear_1.bias",
 	           "multimodal_projector_bias");
 	/* a block past num_hidden_layers, named by the key */
-	fx_refused(lv_model(LAY_V4, true, 4), cfg_lv, WT_ESHAPE, VT "encoder.layers.3.",
+	fx_refused(lv_model(LAY_V450, true, 4), cfg_lv, WT_ESHAPE, VT "encoder.layers.3.",
 	           "vision_config.num_hidden_layers is 3");
 	/* a missing block, even one vLLM does not build */
 	tm_model *m = lv_model(LAY_HF5, true, 3);
 	tm_remove(m, "model." VT "encoder.layers.2.mlp.fc2.bias");
 	fx_refused(m, cfg_lv, WT_ENOTFOUND, "model." VT "encoder.layers.2.mlp.fc2.bias", "");
 	/* a >= 4.52 name in a released checkpoint */
-	m = lv_model(LAY_V4, true, 3);
+	m = lv_model(LAY_V450, true, 3);
 	tm_add2(m, "model.multi_modal_projector.norm.bias", VE, 0);
 	fx_refused(m, cfg_lv, WT_EUNSUPPORTED, "mixes two name layouts", "");
 	/* the position table follows image_size / patch_size: 16 wants 8 x 8 + 1 rows */
 	static const char cfg16[] = CFG_HEAD("")
 	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":8,"
 	               "\"num_hidden_layers\":3,\"image_size\":16,\"patch_size\":2");
-	fx_refused(lv_model(LAY_V4, true, 3), cfg16, WT_ESHAPE,
+	fx_refused(lv_model(LAY_V450, true, 3), cfg16, WT_ESHAPE,
 	           VT "embeddings.position_embedding.weight", "");
 	/* patch_embedding has no bias */
-	m = lv_model(LAY_V4, true, 3);
+	m = lv_model(LAY_V450, true, 3);
 	tm_add2(m, VT "embeddings.patch_embedding.bias", VE, 0);
 	fx_refused(m, cfg_lv, WT_EUNSUPPORTED, VT "embeddings.patch_embedding.bias", "llava");
 	/* heads: 3 do not divide 32; 8 heads TP 16 cannot split (the LM's 8 neither) */
 	static const char cfg3h[] = CFG_HEAD("")
 	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":3,"
 	               "\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2");
-	fx_refused(lv_model(LAY_V4, true, 3), cfg3h, WT_ECORRUPT,
+	fx_refused(lv_model(LAY_V450, true, 3), cfg3h, WT_ECORRUPT,
 	           "num_attention_heads 3 does not divide hidden_size 32", "");
 	static const char cfg2h[] = CFG_HEAD("")
 	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":2,"
 	               "\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2");
-	fx_refused_tp(lv_model(LAY_V4, true, 3), cfg2h, 4, WT_ELAYOUT,
+	fx_refused_tp(lv_model(LAY_V450, true, 3), cfg2h, 4, WT_ELAYOUT,
 	              "vision_config.num_attention_heads 2", "");
 	/* vision_feature_layer: a list, or outside the tower */
 	static const char cfg_list[] =
 	    CFG_HEAD("\"vision_feature_layer\":[-1,-2],") VISION_CFG(VISION_KEYS);
-	fx_refused(lv_model(LAY_V4, true, 3), cfg_list, WT_EUNSUPPORTED, "vision_feature_layer",
+	fx_refused(lv_model(LAY_V450, true, 3), cfg_list, WT_EUNSUPPORTED, "vision_feature_layer",
 	           "list");
 	static const char cfg_far[] =
 	    CFG_HEAD("\"vision_feature_layer\":-5,") VISION_CFG(VISION_KEYS);
-	fx_refused(lv_model(LAY_V4, true, 3), cfg_far, WT_ECORRUPT, "vision_feature_layer -5",
+	fx_refused(lv_model(LAY_V450, true, 3), cfg_far, WT_ECORRUPT, "vision_feature_layer -5",
 	           "[-4, 3]");
 	/* feature layer 1 (non-negative: that many blocks) keeps block 0 only */
 	static const char cfg_one[] =
 	    CFG_HEAD("\"vision_feature_layer\":1,") VISION_CFG(VISION_KEYS);
 	fx f;
-	fx_open(&f, lv_model(LAY_V4, true, 3), cfg_one, 2, 1, 0, false);
+	fx_open(&f, lv_model(LAY_V450, true, 3), cfg_one, 2, 1, 0, false);
 	assert_true(skipped(&f, VT "encoder.layers.1.mlp.fc1.weight") &&
 	            tm_ix(f.p, 0, VT "encoder.layers.0.mlp.fc1.weight") >= 0);
 	fx_close(&f);
 	/* another tower, another language model, none */
 	static const char cfg_sig[] =
 	    CFG_HEAD("") ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"}}";
-	fx_refused(lv_model(LAY_V4, true, 3), cfg_sig, WT_EUNSUPPORTED, "siglip_vision_model",
+	fx_refused(lv_model(LAY_V450, true, 3), cfg_sig, WT_EUNSUPPORTED, "siglip_vision_model",
 	           "CLIP");
 	static const char cfg_qwen[] =
 	    "{\"architectures\":[\"LlavaForConditionalGeneration\"],\"model_type\":\"llava\","
@@ -478,16 +454,16 @@ static void test_errors(void **state)
 	    "8,"
 	    "\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"
 	    "\"num_hidden_layers\":1}" VISION_CFG(VISION_KEYS);
-	fx_refused(lv_model(LAY_V4, true, 3), cfg_qwen, WT_EUNSUPPORTED,
+	fx_refused(lv_model(LAY_V450, true, 3), cfg_qwen, WT_EUNSUPPORTED,
 	           "text_config.model_type 'qwen2'", "llama or mistral");
 	static const char cfg_nov[] = CFG_HEAD("") "}";
-	fx_refused(lv_model(LAY_V4, true, 3), cfg_nov, WT_ECORRUPT, "needs vision_config", "");
+	fx_refused(lv_model(LAY_V450, true, 3), cfg_nov, WT_ECORRUPT, "needs vision_config", "");
 	static const char cfg_notext[] =
 	    "{\"architectures\":[\"LlavaForConditionalGeneration\"],\"model_type\":\"llava\","
 	    "\"hidden_size\":64,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
 	    "\"intermediate_size\":128,\"vocab_size\":128,\"num_hidden_layers\":1" VISION_CFG(
 	        VISION_KEYS);
-	fx_refused(lv_model(LAY_V4, true, 3), cfg_notext, WT_ECORRUPT, "needs a text_config", "");
+	fx_refused(lv_model(LAY_V450, true, 3), cfg_notext, WT_ECORRUPT, "needs a text_config", "");
 }
 
 /* LLaVA-NeXT: LLaVA's table with a Mistral language model, plus image_newline [hid]. */
@@ -504,7 +480,7 @@ static tm_model *next_model(lay y, bool newline)
 {
 	tm_model *m = lv_model(y, true, 3);
 	if (newline)
-		add(m, y, "image_newline", HID, 0);
+		mm_add(m, y, "image_newline", HID, 0);
 	return m;
 }
 
@@ -516,9 +492,9 @@ static void test_next(void **state)
 	static const uint32_t tps[] = {2, 4};
 	for (size_t i = 0; i < 2; i++) {
 		fx a, b, c;
-		fx_open(&a, next_model(LAY_V4, true), cfg_next, tps[i], 1, 0, true);
+		fx_open(&a, next_model(LAY_V450, true), cfg_next, tps[i], 1, 0, true);
 		fx_open(&b, next_model(LAY_HF5, true), cfg_next, tps[i], 1, 0, true);
-		fx_open(&c, lv_model(LAY_V4, true, 3), cfg_lv, tps[i], 1, 0, true);
+		fx_open(&c, lv_model(LAY_V450, true, 3), cfg_lv, tps[i], 1, 0, true);
 		for (uint32_t r = 0; r < tps[i]; r++) {
 			check_rank(&a, tps[i], r, true);
 			repl(&a, r, "image_newline");
@@ -551,21 +527,21 @@ static void test_next_errors(void **state)
 	(void)state;
 	/* image_newline: required, [hid], LLaVA-NeXT's only */
 	fx_refused(next_model(LAY_HF5, false), cfg_next, WT_ENOTFOUND, "model.image_newline", "");
-	tm_model *m = next_model(LAY_V4, false);
+	tm_model *m = next_model(LAY_V450, false);
 	tm_add2(m, "image_newline", VE, 0);
 	fx_refused(m, cfg_next, WT_ESHAPE, "image_newline", "[64]");
-	fx_refused(next_model(LAY_V4, true), cfg_lv, WT_EUNSUPPORTED, "image_newline", "llava");
+	fx_refused(next_model(LAY_V450, true), cfg_lv, WT_EUNSUPPORTED, "image_newline", "llava");
 	/* LLaVA's checks: a qwen2 text model, a list feature layer */
 	static const char cfg_q[] =
 	    "{\"architectures\":[\"LlavaNextForConditionalGeneration\"],\"model_type\":"
 	    "\"llava_next\",\"text_config\":{\"model_type\":\"qwen2\",\"hidden_size\":64,"
 	    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":128,"
 	    "\"vocab_size\":128,\"num_hidden_layers\":1}" VISION_CFG(VISION_KEYS);
-	fx_refused(next_model(LAY_V4, true), cfg_q, WT_EUNSUPPORTED, "'qwen2'",
+	fx_refused(next_model(LAY_V450, true), cfg_q, WT_EUNSUPPORTED, "'qwen2'",
 	           "LlavaNextForConditionalGeneration");
 	static const char cfg_list[] =
 	    CFG_NEXT("\"vision_feature_layer\":[-2,-5],") VISION_CFG(VISION_KEYS);
-	fx_refused(next_model(LAY_V4, true), cfg_list, WT_EUNSUPPORTED, "vision_feature_layer",
+	fx_refused(next_model(LAY_V450, true), cfg_list, WT_EUNSUPPORTED, "vision_feature_layer",
 	           "list");
 	/* MistralConfig's class defaults for the text_config keys left out (KV 8) */
 	static const char cls[] = "{\"architectures\":[\"LlavaNextForConditionalGeneration\"],"

@@ -48,30 +48,6 @@ static const char cfg_m3_bias[] =
     CFG_HEAD("\"multimodal_projector_bias\":true,") VISION_CFG(VISION_KEYS);
 static const char cfg_text[] = "{\"architectures\":[\"MistralForCausalLM\"]," LM_KEYS "}";
 
-typedef enum { LAY_TEXT, LAY_V450, LAY_HF5 } lay;
-
-/* Checkpoint name of name c (Mistral's names for the LM, the released names for the
- * rest) in layout y. */
-static void ck_name(char *b, size_t n, const char *c, lay y)
-{
-	bool lm = strncmp(c, "model.", 6) == 0 || strncmp(c, "lm_head.", 8) == 0;
-	if (y == LAY_V450 && lm)
-		snprintf(b, n, "language_model.%s", c);
-	else if (y == LAY_HF5 && strncmp(c, "model.", 6) == 0)
-		snprintf(b, n, "model.language_model.%s", c + 6);
-	else if (y == LAY_HF5 && !lm)
-		snprintf(b, n, "model.%s", c);
-	else
-		snprintf(b, n, "%s", c);
-}
-
-static void add(tm_model *m, lay y, const char *c, int64_t a, int64_t b)
-{
-	char n[200];
-	ck_name(n, sizeof(n), c, y);
-	tm_add2(m, n, a, b);
-}
-
 #define VT "vision_tower."
 #define VB VT "transformer.layers.%d."
 #define PJ "multi_modal_projector."
@@ -92,8 +68,8 @@ static const struct {
 static tm_model *m3_model(lay y, bool bias, int blocks)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	add(m, y, "model.embed_tokens.weight", 128, HID);
-	add(m, y, "model.norm.weight", HID, 0);
+	mm_add(m, y, "model.embed_tokens.weight", 128, HID);
+	mm_add(m, y, "model.norm.weight", HID, 0);
 	static const struct {
 		const char *leaf;
 		int64_t n, k;
@@ -105,33 +81,33 @@ static tm_model *m3_model(lay y, bool bias, int blocks)
 	for (size_t k = 0; k < sizeof(lm) / sizeof(lm[0]); k++) {
 		char b[200];
 		snprintf(b, sizeof(b), "model.layers.0.%s", lm[k].leaf);
-		add(m, y, b, lm[k].n, lm[k].k);
+		mm_add(m, y, b, lm[k].n, lm[k].k);
 	}
-	add(m, y, "lm_head.weight", 128, HID);
+	mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
 	char pe[200];
-	ck_name(pe, sizeof(pe), VT "patch_conv.weight", y);
+	mm_ck_name(pe, sizeof(pe), VT "patch_conv.weight", y);
 	tm_add(m, pe, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
 	st_desc *d = &m->d[m->n - 1];
 	d->ndim = 4;
 	d->shape[0] = VE;
 	d->shape[1] = 3;
 	d->shape[2] = d->shape[3] = 2;
-	add(m, y, VT "ln_pre.weight", VE, 0);
+	mm_add(m, y, VT "ln_pre.weight", VE, 0);
 	for (int blk = 0; blk < blocks; blk++)
 		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
 			char b[200];
 			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
-			add(m, y, b, block[k].n, block[k].k);
+			mm_add(m, y, b, block[k].n, block[k].k);
 		}
-	add(m, y, PJ "norm.weight", VE, 0);
-	add(m, y, PJ "patch_merger.merging_layer.weight", VE, VM);
-	add(m, y, PJ "linear_1.weight", HID, VE);
-	add(m, y, PJ "linear_2.weight", HID, HID);
+	mm_add(m, y, PJ "norm.weight", VE, 0);
+	mm_add(m, y, PJ "patch_merger.merging_layer.weight", VE, VM);
+	mm_add(m, y, PJ "linear_1.weight", HID, VE);
+	mm_add(m, y, PJ "linear_2.weight", HID, HID);
 	if (bias) {
-		add(m, y, PJ "linear_1.bias", HID, 0);
-		add(m, y, PJ "linear_2.bias", HID, 0);
+		mm_add(m, y, PJ "linear_1.bias", HID, 0);
+		mm_add(m, y, PJ "linear_2.bias", HID, 0);
 	}
 	return m;
 }
