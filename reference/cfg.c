@@ -144,7 +144,8 @@ enum {
 	FAM_OPT,
 	FAM_GPTJ,
 	FAM_BLOOM,
-	FAM_PERSIMMON
+	FAM_PERSIMMON,
+	FAM_FALCON
 };
 
 /* The planner's family -> the reference's kind. */
@@ -342,6 +343,10 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* PersimmonForCausalLM: GPT-NeoX's query_key_value per head with q/k LayerNorms [d]
 	     * with biases, sequential residual, partial rotary, relu2 plain MLP (cfg_neox.c) */
 	    {"persimmon", REF_DENSE, false, 0, FAM_PERSIMMON},
+	    /* FalconForCausalLM: query_key_value grouped per kv head, the parallel block with
+	     * ln_attn / ln_mlp or one input_layernorm (or sequential), RoPE or ALiBi, gelu plain
+	     * MLP (cfg_neox.c, neox.c) */
+	    {"falcon", REF_DENSE, false, 0, FAM_FALCON},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -434,6 +439,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			c->persimmon = map[i].fam == FAM_PERSIMMON;
 			if (c->persimmon) /* GPT-NeoX's norms, MLP and qkv_proj */
+				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+			c->falcon = map[i].fam == FAM_FALCON;
+			if (c->falcon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			return WT_OK;
 		}
@@ -690,7 +698,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_opt(c, arch, json, len, err);
 	else if (c->jamba)
 		rv = ref_cfg_jamba(c, arch, json, len, err);
-	else if (c->neox || c->phi || c->stablelm || c->bloom || c->persimmon)
+	else if (c->neox || c->phi || c->stablelm || c->bloom || c->persimmon || c->falcon)
 		rv = ref_cfg_neox(c, arch, json, len, err);
 	else if (c->dbrx)
 		rv = ref_cfg_dbrx(c, arch, json, len, err);

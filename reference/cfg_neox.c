@@ -299,6 +299,44 @@ static int cfg_persimmon(ref_cfg *c, const char *arch, const char *json, size_t 
 	              f[P_MAX_POS].present ? f[P_MAX_POS].i : 0, json, len, err);
 }
 
+/* FalconConfig's keys (transformers 4.57.1 configuration_falcon.py); the loader has refused
+ * the layouts vLLM's falcon.py cannot build (loader/config_falcon.c). */
+static int cfg_falcon(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	enum { F_ALIBI, F_THETA, F_EPS, F_NDA, F_PAR, F_NLN, F_MAX_POS, F_COUNT };
+	ckpt_field f[F_COUNT] = {
+	    [F_ALIBI] = {"alibi", CKPT_FIELD_BOOL},
+	    [F_THETA] = {"rope_theta", CKPT_FIELD_REAL},
+	    [F_EPS] = {"layer_norm_epsilon", CKPT_FIELD_REAL},
+	    [F_NDA] = {"new_decoder_architecture", CKPT_FIELD_BOOL},
+	    [F_PAR] = {"parallel_attn", CKPT_FIELD_BOOL},
+	    [F_NLN] = {"num_ln_in_parallel_attn", CKPT_FIELD_INT},
+	    [F_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+	};
+	const char *a = arch ? arch : "FalconForCausalLM";
+	int rv = ckpt_config_fields(json, len, f, F_COUNT, err);
+	if (rv != WT_OK)
+		return rv;
+	bool nda = f[F_NDA].present && f[F_NDA].b, par = !f[F_PAR].present || f[F_PAR].b;
+	c->act = REF_ACT_GELU; /* FalconMLP's nn.GELU (activation "gelu", the loader's check) */
+	c->neox_par = par;     /* x = x + attn(ln_attn(x)) + mlp(ln_mlp(x)) */
+	c->fl_one_ln = par && !(nda && !(f[F_NLN].present && f[F_NLN].i == 1));
+	c->eps = f[F_EPS].present ? f[F_EPS].r : 1e-5;
+	c->theta = f[F_THETA].present ? f[F_THETA].r : 10000.0;
+	c->fl_alibi = f[F_ALIBI].present && f[F_ALIBI].b;
+	if (!c->fl_alibi)
+		return rotary(c, "rotary dims / head size", 1.0, a,
+		              f[F_MAX_POS].present ? f[F_MAX_POS].i : 0, json, len, err);
+	if (c->H > REF_MAX_HEADS || !(c->eps > 0.0))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: alibi true on %s with %lld heads and "
+		                 "layer_norm_epsilon %g; the reference's ALiBi takes at most %d "
+		                 "heads and a positive epsilon",
+		                 a, (long long)c->H, c->eps, REF_MAX_HEADS);
+	c->alibi_max = 8.0; /* build_alibi_tensor's slopes (BLOOM's), scaled by 1/sqrt(d) */
+	return WT_OK;
+}
+
 int ref_persimmon_qk(const ref_cfg *c, ref_set *s, int64_t l, float *q, float *k, int64_t T,
                      int64_t n_heads, wt_errbuf *err)
 {
@@ -325,6 +363,8 @@ int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_
 		return cfg_bloom(c, arch, json, len, err);
 	if (c->persimmon)
 		return cfg_persimmon(c, arch, json, len, err);
+	if (c->falcon)
+		return cfg_falcon(c, arch, json, len, err);
 	if (c->stablelm)
 		return cfg_stablelm(c, arch, json, len, err);
 	if (c->phi)

@@ -168,9 +168,9 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 		return; /* SmolLM3's no_rope_layers 0 */
 	if (c->g4 && !c->g4_rope)
 		return; /* Granite 4.0 without position_embedding_type "rope" */
-	if (c->jamba || c->mpt || c->gpt2 || c->bloom)
-		return; /* JambaAttention: no positional embedding; MPT, BLOOM: ALiBi; GPT-2:
-		         * learned positions */
+	if (c->jamba || c->mpt || c->gpt2 || c->bloom || c->fl_alibi)
+		return; /* JambaAttention: no positional embedding; MPT, BLOOM, Falcon: ALiBi;
+		         * GPT-2: learned positions */
 	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld,
 	         c->olmo3 && o.window > 0); /* Olmo3's sliding layers: rope_type "default" */
 }
@@ -226,6 +226,10 @@ void ref_alibi_slopes(const ref_cfg *c, float *out)
 		float m = (float)k * (float)(c->alibi_max / (double)n);
 		out[j] = 1.0f / powf(2.0f, m);
 	}
+	/* Falcon adds the bias before scaling the scores by 1/sqrt(d) (transformers'
+	 * FalconAttention; vLLM's falcon.py scales its slopes by inv_norm_factor) */
+	for (int64_t j = 0; c->fl_alibi && j < c->H; j++)
+		out[j] *= 1.0f / sqrtf((float)c->d);
 }
 
 void ref_attention(float *out, const float *q, const float *k, const float *v, int64_t T,

@@ -22,6 +22,11 @@
  * reordered as GPT-NeoX's) -> self_attn.qkv_proj., self_attention.dense. -> self_attn.o_proj.,
  * the MLP as GPT-NeoX's.
  *
+ * Falcon's (c->falcon): BLOOM's tops (no word_embeddings_layernorm); in a layer BLOOM's
+ * leaves, ln_attn. -> input_layernorm., ln_mlp. -> post_attention_layernorm.; its
+ * query_key_value holds [KV, H/KV + 2, d] rows per kv group (a group's q heads, its k head,
+ * its v head; KV == H is GPT-NeoX's [H, 3, d]), reordered into [q (H*d); k (KV*d); v (KV*d)].
+ *
  * Phi's (c->phi): model.final_layernorm. -> model.norm.; in a layer self_attn.dense. ->
  * self_attn.o_proj., mlp.fc1. -> mlp.c_fc., mlp.fc2. -> mlp.c_proj. (q/k/v keep Llama's names).
  *
@@ -60,6 +65,15 @@ static const char *const bloom_leaves[][2] = {
     {".mlp.dense_h_to_4h.", ".mlp.c_fc."},
     {".mlp.dense_4h_to_h.", ".mlp.c_proj."},
 };
+/* Falcon: BLOOM's, and the new architecture's two LayerNorms of the parallel block */
+static const char *const falcon_leaves[][2] = {
+    {".self_attention.query_key_value.", ".self_attn.qkv_proj."},
+    {".self_attention.dense.", ".self_attn.o_proj."},
+    {".mlp.dense_h_to_4h.", ".mlp.c_fc."},
+    {".mlp.dense_4h_to_h.", ".mlp.c_proj."},
+    {".ln_attn.", ".input_layernorm."},
+    {".ln_mlp.", ".post_attention_layernorm."},
+};
 /* Persimmon: model.final_layernorm., and in a layer GPT-NeoX's leaves under self_attn. */
 static const char *const ps_leaves[][2] = {
     {".self_attn.query_key_value.", ".self_attn.qkv_proj."},
@@ -87,19 +101,22 @@ static int canon(const ref_cfg *c, const char *name, char *buf, size_t cap, bool
                  wt_errbuf *err)
 {
 	bool model = c->phi || c->persimmon; /* model.* names */
-	const char *const(*tp)[2] = model ? phi_tops : c->bloom ? bloom_tops : tops;
+	bool bl = c->bloom || c->falcon;     /* BLOOM's tops */
+	const char *const(*tp)[2] = model ? phi_tops : bl ? bloom_tops : tops;
 	const char *const(*lv)[2] = c->phi         ? phi_leaves
 	                            : c->persimmon ? ps_leaves
+	                            : c->falcon    ? falcon_leaves
 	                            : c->bloom     ? bloom_leaves
 	                                           : leaves;
-	size_t ntp = model      ? sizeof(phi_tops) / sizeof(phi_tops[0])
-	             : c->bloom ? sizeof(bloom_tops) / sizeof(bloom_tops[0])
-	                        : sizeof(tops) / sizeof(tops[0]);
+	size_t ntp = model ? sizeof(phi_tops) / sizeof(phi_tops[0])
+	             : bl  ? sizeof(bloom_tops) / sizeof(bloom_tops[0])
+	                   : sizeof(tops) / sizeof(tops[0]);
 	size_t nlv = c->phi         ? sizeof(phi_leaves) / sizeof(phi_leaves[0])
 	             : c->persimmon ? sizeof(ps_leaves) / sizeof(ps_leaves[0])
+	             : c->falcon    ? sizeof(falcon_leaves) / sizeof(falcon_leaves[0])
 	             : c->bloom     ? sizeof(bloom_leaves) / sizeof(bloom_leaves[0])
 	                            : sizeof(leaves) / sizeof(leaves[0]);
-	if (c->bloom && strncmp(name, "transformer.", 12) == 0)
+	if (bl && strncmp(name, "transformer.", 12) == 0)
 		name += 12;
 	const char *rest = name, *pre = "";
 	for (size_t i = 0; i < ntp; i++)
@@ -127,22 +144,26 @@ static int canon(const ref_cfg *c, const char *name, char *buf, size_t cap, bool
 	return WT_OK;
 }
 
-/* The checkpoint's query_key_value t ([H, 3, d] rows) reordered into [q; k; v] in out. */
+/* The checkpoint's query_key_value t ([KV, H/KV + 2, d] rows: [H, 3, d] when KV == H, as
+ * every family but Falcon has it) reordered into [q; k; v] in out. */
 static int deinterleave(const ref_cfg *c, const ref_tensor *t, uint8_t *out, wt_errbuf *err)
 {
 	int64_t rows = t->ndim > 0 ? t->shape[0] : 0, d = c->d, H = c->H;
-	if (rows != 3 * H * d || t->nbytes % (uint64_t)rows != 0 || !wt_dtype_is_float(t->dtype) ||
-	    t->dtype == WT_F8_E4M3 || t->dtype == WT_F8_E5M2)
+	int64_t KV = c->falcon ? c->KV : H, n = KV > 0 ? H / KV : 0;
+	if (KV < 1 || n * KV != H || rows != (H + 2 * KV) * d || t->nbytes % (uint64_t)rows != 0 ||
+	    !wt_dtype_is_float(t->dtype) || t->dtype == WT_F8_E4M3 || t->dtype == WT_F8_E5M2)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': a %s query_key_value of %lld rows; the reference "
 		                 "reorders %lld rows of a 16- or 32-bit float",
 		                 t->name, wt_dtype_name(t->dtype), (long long)rows,
-		                 (long long)(3 * H * d));
+		                 (long long)((H + 2 * KV) * d));
 	size_t rb = (size_t)(t->nbytes / (uint64_t)rows) * (size_t)d; /* one head part */
-	for (int64_t h = 0; h < H; h++)
-		for (int64_t p = 0; p < 3; p++)
-			memcpy(out + (size_t)(p * H + h) * rb, t->data + (size_t)(h * 3 + p) * rb,
-			       rb);
+	for (int64_t g = 0; g < KV; g++) {
+		const uint8_t *src = t->data + (size_t)(g * (n + 2)) * rb; /* group g */
+		memcpy(out + (size_t)(g * n) * rb, src, (size_t)n * rb);   /* its q heads */
+		memcpy(out + (size_t)(H + g) * rb, src + (size_t)n * rb, rb);
+		memcpy(out + (size_t)(H + KV + g) * rb, src + (size_t)(n + 1) * rb, rb);
+	}
 	return WT_OK;
 }
 

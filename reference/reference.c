@@ -255,7 +255,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	if ((rv = ref_gpt_oss_sinks(c, s, l, c->H, &ao, err)))
 		return rv;
 	float slopes[REF_MAX_HEADS];
-	if ((c->mpt || c->bloom) && c->H <= REF_MAX_HEADS) { /* ALiBi over every head */
+	if ((c->mpt || c->bloom || c->fl_alibi) && c->H <= REF_MAX_HEADS) { /* ALiBi, every head */
 		ref_alibi_slopes(c, slopes);
 		ao.alibi = slopes;
 	}
@@ -453,7 +453,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	if ((c->neox && ref_set_find(ck, "gpt_neox.embed_in.weight") != NULL) ||
 	    ((c->phi || c->persimmon) &&
 	     ref_set_find(ck, "model.final_layernorm.weight") != NULL) ||
-	    (c->bloom && ref_bloom_ckpt(ck))) {
+	    ((c->bloom || c->falcon) && ref_bloom_ckpt(ck))) {
 		ref_set r = {0}; /* the checkpoint under the names read below (neox.c) */
 		int rv = ref_neox_rename(c, ck, &r, true, err);
 		if (rv == WT_OK)

@@ -499,6 +499,12 @@ typedef struct ref_cfg {
 	 * ps_qkln (qk_layernorm) q and k LayerNormed per head by self_attn.q_layernorm /
 	 * k_layernorm [d] weight and bias shared by every head (ref_persimmon_qk), before RoPE */
 	bool persimmon, ps_qkln;
+	/* Falcon (cfg_neox.c, neox.c; kind REF_DENSE): BLOOM's transformer.* names read as
+	 * GPT-NeoX's (ref_neox_rename: query_key_value's [KV, H/KV + 2, d] groups reordered into
+	 * [q; k; v], ln_attn / ln_mlp as input_layernorm / post_attention_layernorm); neox_par
+	 * with parallel_attn, fl_one_ln: one input_layernorm before both (falcon-7b); fl_alibi:
+	 * ALiBi instead of RoPE, the slopes scaled by 1/sqrt(d) (ref_alibi_slopes) */
+	bool falcon, fl_one_ln, fl_alibi;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

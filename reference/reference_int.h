@@ -78,7 +78,8 @@ static inline const char *ref_mlp_norm(const ref_cfg *c)
 		return "ffn_norm";
 	if (c->bamba || c->jamba)
 		return "pre_ff_layernorm";
-	if (c->cohere || c->phi) /* the parallel block: the attention's own input norm, on x */
+	if (c->cohere || c->phi || c->fl_one_ln) /* the parallel block: the attention's own input
+	                                          * norm, on x */
 		return "input_layernorm";
 	return (c->sandwich && c->glm == 0) || c->vaultgemma ? "pre_feedforward_layernorm"
 	                                                     : "post_attention_layernorm";

@@ -278,7 +278,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	if ((rv = ref_gpt_oss_sinks(c, rs, l, Hl, &ao, s->err))) /* the rank's [Hl] */
 		return rv;
 	float slopes[REF_MAX_HEADS];
-	if ((c->mpt || c->bloom) &&
+	if ((c->mpt || c->bloom || c->fl_alibi) &&
 	    c->H <= REF_MAX_HEADS) { /* ALiBi: the rank's heads r*Hl.. of all H */
 		ref_alibi_slopes(c, slopes);
 		ao.alibi = slopes + (int64_t)r * Hl;
@@ -687,7 +687,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight")) ||
 	     (c->gpt2 && ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL) ||
 	     (c->mamba_lm && ref_set_find(&ranks[0], "backbone.embeddings.weight")) ||
-	     (c->bloom && ref_bloom_ckpt(&ranks[0]))))
+	     ((c->bloom || c->falcon) && ref_bloom_ckpt(&ranks[0]))))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,
 	           .ranks = ranks,

@@ -287,6 +287,10 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->moe_layer_end_index, 2);
 		assert_int_equal(cfg->moe_layer_interval, 1);
 	}
+	if (strcmp(e->name, "falcon") == 0) { /* new_decoder_architecture: ln_attn / ln_mlp */
+		assert_int_equal(cfg->falcon_ln, 2);
+		assert_false(cfg->attention_bias || cfg->attention_out_bias || cfg->mlp_bias);
+	}
 	if (strncmp(e->name, "llama4", 6) == 0) {
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);

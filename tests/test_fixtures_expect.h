@@ -571,6 +571,12 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 128 + 2 * 128) +
          2 * 2 * (4 * 128 + 384 * 128 + 384 + 4 * 16 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128),
      128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* falcon: new_decoder_architecture, ln_attn / ln_mlp with biases, query_key_value
+     * [(8 + 2*2)*16 = 192]x128 grouped per kv head, dense 128x128, dense_h_to_4h 512x128,
+     * dense_4h_to_h 128x512, no biases (BF16); ln_f with its bias; tied */
+    {"falcon", 19,
+     2 * (1000 * 128 + 2 * 128) + 2 * 2 * (4 * 128 + 192 * 128 + 128 * 128 + 2 * 512 * 128), 128, 8,
+     2, 16, 512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -380,3 +380,19 @@ mkdir -p "$T/persimmon_bad" && cp "$T/persimmon/model.safetensors" "$T/persimmon
 "$CTL" plan --model-dir "$T/persimmon_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "persimmon without qk_layernorm planned"
 grep -q "qk_layernorm is false" "$T/err" || fail "persimmon qk_layernorm: $(cat "$T/err")"
 rm -rf "$T/persimmon_bad"
+# Falcon (new_decoder_architecture): query_key_value [KV, H/KV + 2, d] re-cut into the rank's
+# 2 q heads and its kv group's k / v (KV 2 < TP 4: replicated), dense / dense_4h_to_h by
+# columns, dense_h_to_4h by rows, ln_attn / ln_mlp whole; parallel_attn false refused
+"$CTL" plan --model-dir "$T/falcon" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan falcon"
+for l in "h.1.self_attention.query_key_value.weight *I8 *\[64, 128\]" \
+	"h.1.self_attention.dense.weight *I8 *\[128, 32\]" "h.1.mlp.dense_h_to_4h.weight *I8 *\[128, 128\]" \
+	"h.1.mlp.dense_4h_to_h.weight *I8 *\[128, 128\]" "h.1.ln_attn.bias *BF16 *\[128\]" \
+	"h.1.ln_mlp.weight *BF16 *\[128\]" "word_embeddings.weight *BF16 *\[256, 128\]"; do
+	grep -q "transformer.$l" "$T/plan" || fail "falcon line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/falcon_bad" && cp "$T/falcon/model.safetensors" "$T/falcon_bad/" &&
+	sed 's/"parallel_attn": true/"parallel_attn": false/' "$T/falcon/config.json" >"$T/falcon_bad/config.json"
+"$CTL" plan --model-dir "$T/falcon_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "falcon parallel_attn false planned"
+grep -q "new_decoder_architecture true with parallel_attn false" "$T/err" || fail "falcon parallel_attn: $(cat "$T/err")"
+rm -rf "$T/falcon_bad"

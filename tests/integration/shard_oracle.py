@@ -63,6 +63,9 @@ DBRX (vLLM's dbrx.py): transformer.* names kept; attn.Wqkv [q; k; v] cut as Phi-
 qkv_proj, attn.out_proj by columns, transformer.wte by vocabulary rows; the experts' 2-D
 stacks w1 / v1 / w2 [E*Ie, hid] are Mixtral's experts.{j}.w1 / w3 / w2 once viewed [E, Ie,
 hid] and w2 transposed per expert, as DbrxExperts.weight_loader writes them (unstack_dbrx).
+Falcon (vLLM's falcon.py): transformer.* names kept; self_attention.query_key_value holds its
+rows per kv group [KV, H/KV + 2, d] and each rank gets [q_r; k_r; v_r] as load_weights
+re-cuts it (falcon below), the kv heads replicated when KV < T.
 Persimmon (vLLM's persimmon.py): GPT-NeoX's cut under model.layers.* names
 (self_attn.query_key_value / dense), q_layernorm / k_layernorm whole, model.embed_tokens /
 lm_head by vocabulary rows.
@@ -367,6 +370,34 @@ def neox(name, rows, cols, cfg, T, r, pad, tied):
         return pieces_rows(name, r * rows // T, rows // T)
     return pieces_rows(name, 0, rows)
 
+def falcon(name, rows, cols, cfg, T, r, pad, tied):
+    """Falcon (vLLM's falcon.py): self_attention.query_key_value [KV, H/KV + 2, d] rows per kv
+    group (KV: num_kv_heads with new_decoder_architecture, 1 with multi_query, else H);
+    load_weights views it (KV, n + 2, d), narrows q (the n first of each group), k and v and
+    concatenates [q; k; v] for QKVParallelLinear: the rank's q heads, then its kv head(s)
+    (KV < T: kv head r // (T / KV), replicated), its bias alike; self_attention.dense /
+    dense_4h_to_h by columns, dense_h_to_4h (and bias) by rows, word_embeddings / lm_head by
+    padded vocabulary rows; the LayerNorms and row-parallel biases whole."""
+    H = cfg["num_attention_heads"]; d = cfg["hidden_size"] // H; Hl = H // T
+    KV = (cfg.get("num_kv_heads", H) if cfg.get("new_decoder_architecture", False)
+          else 1 if cfg.get("multi_query", True) else H)
+    n = H // KV
+    if name == "lm_head.weight" and tied: return None
+    if name in ("transformer.word_embeddings.weight", "lm_head.weight"):
+        return vocab_rows(name, cfg["vocab_size"], T, r, pad)
+    if re.search(r"self_attention\.query_key_value\.(weight|bias)$", name):
+        q = [h // n * (n + 2) + h % n for h in range(H)]  # head h's row block in the groups
+        k = [g * (n + 2) + n for g in range(KV)]
+        v = [g * (n + 2) + n + 1 for g in range(KV)]
+        kvs = range(r * KV // T, r * KV // T + KV // T) if KV >= T else [r // (T // KV)]
+        blocks = q[r * Hl:r * Hl + Hl] + [k[j] for j in kvs] + [v[j] for j in kvs]
+        return [pc for b in blocks for pc in pieces_rows(name, b * d, d)]
+    if re.search(r"(self_attention\.dense|dense_4h_to_h)\.weight$", name):
+        return pieces_cols(name, r * cols // T, cols // T)
+    if re.search(r"dense_h_to_4h\.(weight|bias)$", name):
+        return pieces_rows(name, r * rows // T, rows // T)
+    return pieces_rows(name, 0, rows)
+
 def conv1d_gpt2(src):
     """GPT-2 (vLLM's gpt2.py): names without transformer. read under it, every Conv1D weight
     (attn.c_attn / attn.c_proj / mlp.c_fc / mlp.c_proj, stored [in, out]) transposed to
@@ -432,7 +463,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts",
                                                                        cfg.get("moe_num_experts", 0))))
     # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5, Cohere, SmolLM3, LFM2, Mamba and OPT tie)
-    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba", "OPT")))
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba", "OPT", "FalconForCausalLM")))
     if arch == "Lfm2ForCausalLM":  # Lfm2Config prefers its original key
         tied = cfg.get("tie_embedding", tied)
     bert = arch == "BertModel"
@@ -464,6 +495,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 add(name, jamba_mixer(name, rows, cols, T, r))
             else:
                 add(name, pieces_rows(name, 0, rows))  # the norms
+            continue
+        if arch == "FalconForCausalLM":  # grouped query_key_value (falcon below)
+            pcs = falcon(name, rows, cols, cfg, T, r, pad, tied)
+            if pcs is not None: add(name, pcs)
             continue
         if arch == "BloomForCausalLM" and name == "transformer.word_embeddings.weight":
             add(name, vocab_rows(name, V, T, r, pad)); continue
