@@ -619,6 +619,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		rv = config_longcat_keys(v, err);
 	if (rv == WT_OK && fill && (strcmp(mt, "mamba") == 0 || strcmp(mt, "falcon_mamba") == 0))
 		rv = config_mamba_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "mamba2") == 0)
+		rv = config_mamba2_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
 		rv = config_bloom_width(v, err);
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)

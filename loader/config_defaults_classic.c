@@ -118,6 +118,27 @@ static const class_default falcon_mamba_defaults[] = {
     {"tie_word_embeddings", false, 1, true},
 };
 
+/* Mamba2Config's (transformers 4.57.1): Mamba-Codestral-7B-like dims (32768 / 4096 / 64
+ * layers, 128 heads of 64, state 128, 8 groups), expand 2, conv_kernel 4, use_bias false,
+ * use_conv_bias true, chunk_size 256, layer_norm_epsilon 1e-5, untied; hidden_act silu is
+ * the loader's own default. config_mamba2_keys renames them onto the Mamba2 mixer's keys. */
+static const class_default mamba2_defaults[] = {
+    {"vocab_size", false, 32768},
+    {"hidden_size", false, 4096},
+    {"num_hidden_layers", false, 64},
+    {"num_heads", false, 128},
+    {"head_dim", false, 64},
+    {"state_size", false, 128},
+    {"n_groups", false, 8},
+    {"expand", false, 2},
+    {"conv_kernel", false, 4},
+    {"chunk_size", false, 256},
+    {"use_bias", false, 0, true},
+    {"use_conv_bias", false, 1, true},
+    {"layer_norm_epsilon", true, 1e-5},
+    {"tie_word_embeddings", false, 0, true},
+};
+
 /* OPTConfig's (transformers 4.57.1): opt-125m's dims (50272 / 768 / 12 / 12, ffn_dim 3072
  * read as intermediate_size: config_opt.c), max_position_embeddings 2048; no kv-head or
  * head_dim key: the loader's defaults (num_attention_heads, hidden_size / heads) are the
@@ -202,6 +223,7 @@ static const struct {
     CLASS("bloom", bloom_defaults),
     CLASS("falcon", falcon_defaults),
     CLASS("persimmon", persimmon_defaults),
+    CLASS("mamba2", mamba2_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -184,3 +184,76 @@ int config_parse_falcon_h1(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_get_bool(root, "projectors_bias", false, &c->projectors_bias, err);
 	return rv;
 }
+
+/*
+ * Mamba2Config's keys (transformers 4.57.1; model_type mamba2 only) under the Mamba2
+ * mixer's names Granite 4.0's reads (config_parse_mamba): num_heads -> mamba_n_heads,
+ * head_dim -> mamba_d_head (then dropped: no attention head), state_size -> mamba_d_state,
+ * n_groups -> mamba_n_groups, conv_kernel -> mamba_d_conv, expand -> mamba_expand,
+ * use_bias -> mamba_proj_bias, use_conv_bias -> mamba_conv_bias, chunk_size ->
+ * mamba_chunk_size, layer_norm_epsilon -> rms_norm_eps; num_attention_heads absent = 1 (a
+ * placeholder no tensor is cut by). Refused, naming the key, what vLLM's mamba2.py /
+ * MambaMixer2 cannot build as transformers does: a non-integer expand (vLLM's width is
+ * expand * hidden_size unrounded), an intermediate_size other than expand * hidden_size
+ * (vLLM reads it, transformers does not), rms_norm false (both build the gated norm all the
+ * same), norm_before_gate true (both gate before the norm), a time_step_limit other than
+ * (0, inf) (transformers clamps dt to it, vLLM does not).
+ */
+int config_mamba2_keys(json_t *v, wt_errbuf *err)
+{
+	static const char *const keys[][2] = {
+	    {"num_heads", "mamba_n_heads"},     {"head_dim", "mamba_d_head"},
+	    {"state_size", "mamba_d_state"},    {"n_groups", "mamba_n_groups"},
+	    {"conv_kernel", "mamba_d_conv"},    {"expand", "mamba_expand"},
+	    {"use_bias", "mamba_proj_bias"},    {"use_conv_bias", "mamba_conv_bias"},
+	    {"chunk_size", "mamba_chunk_size"}, {"layer_norm_epsilon", "rms_norm_eps"}};
+	json_t *ex = json_object_get(v, "expand"), *hid = json_object_get(v, "hidden_size");
+	if (!json_is_integer(ex) || json_integer_value(ex) < 1)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: Mamba2's expand must be an integer >= 1 (vLLM's "
+		                 "MambaMixer2 is expand * hidden_size wide, transformers "
+		                 "int(expand * hidden_size)); give a whole expand");
+	json_t *im = json_object_get(v, "intermediate_size");
+	if (im != NULL && !json_is_null(im) &&
+	    (!json_is_integer(im) || !json_is_integer(hid) ||
+	     json_integer_value(im) != json_integer_value(ex) * json_integer_value(hid)))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: Mamba2's intermediate_size must be expand %lld x "
+		                 "hidden_size (vLLM's mamba2.py reads intermediate_size, "
+		                 "transformers' Mamba2Mixer expand * hidden_size); drop the key",
+		                 (long long)json_integer_value(ex));
+	json_t *rn = json_object_get(v, "rms_norm"), *nb = json_object_get(v, "norm_before_gate");
+	if (json_is_false(rn))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: Mamba2's rms_norm false, but vLLM's MambaMixer2 and "
+		                 "transformers' Mamba2Mixer both run the gated norm "
+		                 "(mixer.norm.weight); drop the key");
+	if (json_is_true(nb))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: Mamba2's norm_before_gate true, but vLLM's "
+		                 "MambaMixer2 and transformers' Mamba2Mixer gate before the norm; "
+		                 "drop the key");
+	json_t *tl = json_object_get(v, "time_step_limit");
+	if (tl != NULL && !json_is_null(tl) &&
+	    !(json_is_array(tl) && json_array_size(tl) == 2 &&
+	      json_is_number(json_array_get(tl, 0)) &&
+	      json_number_value(json_array_get(tl, 0)) <= 0.0 &&
+	      json_is_number(json_array_get(tl, 1)) &&
+	      json_number_value(json_array_get(tl, 1)) >= 3.4e38))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: Mamba2's time_step_limit clamps dt in transformers "
+		                 "but vLLM's MambaMixer2 ignores it; only (0, inf) (or the key "
+		                 "absent) is cut alike");
+	int rv = WT_OK;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && rv == WT_OK; i++) {
+		json_t *x = json_object_get(v, keys[i][0]);
+		if (x != NULL && json_object_set(v, keys[i][1], x) != 0)
+			rv = wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	if (rv == WT_OK)
+		json_object_del(v, "head_dim");
+	json_t *h = json_object_get(v, "num_attention_heads");
+	if (rv == WT_OK && (h == NULL || json_is_null(h)))
+		rv = set_new(v, "num_attention_heads", json_integer(1), err);
+	return rv;
+}

@@ -117,6 +117,8 @@ int config_parse_mamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Mamba's (MambaConfig) keys laid over view v under the names the Mamba mixers' planner
  * reads, after its class defaults (config_hybrid.c); v is the caller's own. */
 int config_mamba_keys(json_t *v, wt_errbuf *err);
+/* Mamba2Config's keys under the Mamba2 mixer's names (config_hybrid.c). */
+int config_mamba2_keys(json_t *v, wt_errbuf *err);
 /* mamba_dt_rank of root into c ("auto" or absent: -1) (config_hybrid.c). */
 int config_parse_dt_rank(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_bamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);

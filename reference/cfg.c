@@ -145,7 +145,8 @@ enum {
 	FAM_GPTJ,
 	FAM_BLOOM,
 	FAM_PERSIMMON,
-	FAM_FALCON
+	FAM_FALCON,
+	FAM_MAMBA2
 };
 
 /* The planner's family -> the reference's kind. */
@@ -347,6 +348,9 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	     * ln_attn / ln_mlp or one input_layernorm (or sequential), RoPE or ALiBi, gelu plain
 	     * MLP (cfg_neox.c, neox.c) */
 	    {"falcon", REF_DENSE, false, 0, FAM_FALCON},
+	    /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
+	     * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
+	    {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -404,8 +408,11 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 			c->nogate = c->nogate || c->nemotron;
 			c->layernorm = c->layernorm || c->nemotron;
 			c->m_plain_norm = map[i].fam == FAM_FALCON_MAMBA;
-			c->mamba_lm = map[i].fam == FAM_MAMBA || c->m_plain_norm;
-			c->jamba = map[i].fam == FAM_JAMBA || c->mamba_lm;
+			c->mamba2 = map[i].fam == FAM_MAMBA2;
+			c->mamba_lm = map[i].fam == FAM_MAMBA || c->m_plain_norm || c->mamba2;
+			c->jamba = map[i].fam == FAM_JAMBA || (c->mamba_lm && !c->mamba2);
+			if (c->mamba2) /* Granite 4.0's mixer, Granite's switches at 1.0 */
+				c->g4 = c->granite = true;
 			if (c->jamba && c->E <= 1) /* num_experts 1: every feed_forward dense */
 				c->kind = REF_DENSE;
 			c->neox = map[i].fam == FAM_NEOX;

@@ -329,6 +329,10 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	}
 	if (fam != NULL && strcmp(fam, "jamba") == 0)
 		rv = jb_layers(cc, &c, false, err);
+	if (fam != NULL && strcmp(fam, "mamba2") == 0) { /* every layer Mamba, no MLP */
+		c.I = cc->mamba_expand * cc->hidden_size;
+		rv = g4_layers(cc, &c, true, err);
+	}
 	if (fam != NULL && strcmp(fam, "longcat_flash") == 0) { /* two virtual layers each */
 		c.L = 2 * cc->num_hidden_layers;
 		c.n_zero = cc->zero_expert_num;

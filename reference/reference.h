@@ -438,6 +438,11 @@ typedef struct ref_cfg {
 	 * epsilon m_rms_eps (mixer_rms_eps, default 1e-6) */
 	bool m_plain_norm;
 	double m_rms_eps;
+	/* Mamba2 (Mamba2ForCausalLM; also mamba_lm, g4 and granite, not jamba): every layer
+	 * Granite 4.0's Mamba2 mixer (the gated norm over all channels, as transformers 4.57.1's
+	 * MambaRMSNormGated), no feed_forward, read under Mamba's renaming (mamba.c); Granite's
+	 * multipliers absent, so 1.0 */
+	bool mamba2;
 	/* GPT-NeoX (cfg_neox.c, neox.c; kind REF_DENSE): StarCoder2's LayerNorms with biases
 	 * (layernorm) and plain MLP (plain_mlp) and Phi-3's fused qkv_proj (fused_ckpt), read
 	 * under those names from the checkpoint's gpt_neox.* (ref_neox_rename), RoPE on the

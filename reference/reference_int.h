@@ -168,9 +168,9 @@ static inline const char *ref_up_leaf(const ref_cfg *c)
 /* The final norm's module (LFM2: model.embedding_norm, after the last layer). */
 static inline const char *ref_final_norm(const ref_cfg *c)
 {
-	return c->lfm2                ? "model.embedding_norm"
-	       : c->bamba || c->jamba ? "model.final_layernorm"
-	                              : "model.norm";
+	return c->lfm2                             ? "model.embedding_norm"
+	       : c->bamba || c->jamba || c->mamba2 ? "model.final_layernorm"
+	                                           : "model.norm";
 }
 
 /* Norm module of set s named by fmt ("model.layers.3.input_layernorm"): its weight,

@@ -39,14 +39,33 @@
 	    SM_RULE(G4_ATT x "_proj.bias", G4_ATT "qkv_proj.bias", SM_K_QKV, part, SM_U_HEADS,     \
 	            atb, 0, 1, d, SM_D_ANY)
 
-/* A Mamba tensor split by rows in mamba heads (never quantized): [Hm] or [Im]. */
-#define G4_MROWS(n, d, cond)                                                                       \
-	SM_RULE(G4_MAM n, G4_MAM n, SM_K_ROWS, 0, SM_U_MH, cond, 0, 1, d, SM_D_ANY)
+/* A Mamba tensor under prefix M split by rows in mamba heads (never quantized): [Hm] or
+ * [Im]. */
+#define G4_MROWS(M, n, d, cond) SM_RULE(M n, M n, SM_K_ROWS, 0, SM_U_MH, cond, 0, 1, d, SM_D_ANY)
+
+/* The Mamba2 mixer's tensors under prefix M (Granite 4.0's mamba., Mamba2's mixer.); nrm:
+ * the gated norm's condition (SM_C_LINATT, or SM_C_MNORM where mamba_rms_norm builds it). */
+#define G4_RULES_MIXER2(M, nrm)                                                                    \
+	SM_RULE(M "in_proj.weight", M "in_proj.weight", SM_K_MAMBA, 0, SM_U_MH, SM_C_LINATT,       \
+	        SM_F_QUANT, 2, SM_D_MIN, SM_D_HID),                                                \
+	    SM_RULE(M "in_proj.bias", M "in_proj.bias", SM_K_MAMBA, 0, SM_U_MH, SM_C_MPROJB, 0, 1, \
+	            SM_D_MIN, SM_D_ANY),                                                           \
+	    SM_RULE3(M "conv1d.weight", M "conv1d.weight", SM_K_MAMBA, 0, SM_U_MH, SM_C_LINATT, 0, \
+	             SM_D_MCONV, SM_D_ONE, SM_D_MKER),                                             \
+	    SM_RULE(M "conv1d.bias", M "conv1d.bias", SM_K_MAMBA, 0, SM_U_MH, SM_C_MCONVB, 0, 1,   \
+	            SM_D_MCONV, SM_D_ANY),                                                         \
+	    G4_MROWS(M, "A_log", SM_D_MH, SM_C_LINATT), G4_MROWS(M, "D", SM_D_MH, SM_C_LINATT),    \
+	    G4_MROWS(M, "dt_bias", SM_D_MH, SM_C_LINATT),                                          \
+	    G4_MROWS(M, "norm.weight", SM_D_MI, nrm),                                              \
+	    SM_RULE(M "out_proj.weight", M "out_proj.weight", SM_K_COLS, 0, SM_U_MH, SM_C_LINATT,  \
+	            SM_F_QUANT, 2, SM_D_HID, SM_D_MI),                                             \
+	    SM_RULE(M "out_proj.bias", M "out_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_MPROJB, 0, \
+	            1, SM_D_HID, SM_D_ANY)
 
 /* Attention (Llama's) and the Mamba2 mixer: shared by Granite 4.0, Bamba and Falcon-H1.
  * at / atb: the attention's layers and its biases' (SM_C_FULLATT / SM_C_FULLATTB in the
  * alternating hybrids, SM_C_ALL / SM_C_ATTNBIAS where every layer runs both mixers); nrm:
- * the gated norm's (SM_C_LINATT, or SM_C_MNORM where mamba_rms_norm builds it). */
+ * the gated norm's. */
 #define G4_RULES_MIXERS_C(at, atb, nrm)                                                            \
 	G4_QKV("q", 0, SM_D_Q, at, atb), G4_QKV("k", 1, SM_D_KV, at, atb),                         \
 	    G4_QKV("v", 2, SM_D_KV, at, atb),                                                      \
@@ -54,20 +73,7 @@
 	            SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                                              \
 	    SM_RULE(G4_ATT "o_proj.bias", G4_ATT "o_proj.bias", SM_K_REPL, 0, SM_U_NONE, atb, 0,   \
 	            1, SM_D_HID, SM_D_ANY),                                                        \
-	    SM_RULE(G4_MAM "in_proj.weight", G4_MAM "in_proj.weight", SM_K_MAMBA, 0, SM_U_MH,      \
-	            SM_C_LINATT, SM_F_QUANT, 2, SM_D_MIN, SM_D_HID),                               \
-	    SM_RULE(G4_MAM "in_proj.bias", G4_MAM "in_proj.bias", SM_K_MAMBA, 0, SM_U_MH,          \
-	            SM_C_MPROJB, 0, 1, SM_D_MIN, SM_D_ANY),                                        \
-	    SM_RULE3(G4_MAM "conv1d.weight", G4_MAM "conv1d.weight", SM_K_MAMBA, 0, SM_U_MH,       \
-	             SM_C_LINATT, 0, SM_D_MCONV, SM_D_ONE, SM_D_MKER),                             \
-	    SM_RULE(G4_MAM "conv1d.bias", G4_MAM "conv1d.bias", SM_K_MAMBA, 0, SM_U_MH,            \
-	            SM_C_MCONVB, 0, 1, SM_D_MCONV, SM_D_ANY),                                      \
-	    G4_MROWS("A_log", SM_D_MH, SM_C_LINATT), G4_MROWS("D", SM_D_MH, SM_C_LINATT),          \
-	    G4_MROWS("dt_bias", SM_D_MH, SM_C_LINATT), G4_MROWS("norm.weight", SM_D_MI, nrm),      \
-	    SM_RULE(G4_MAM "out_proj.weight", G4_MAM "out_proj.weight", SM_K_COLS, 0, SM_U_MH,     \
-	            SM_C_LINATT, SM_F_QUANT, 2, SM_D_HID, SM_D_MI),                                \
-	    SM_RULE(G4_MAM "out_proj.bias", G4_MAM "out_proj.bias", SM_K_REPL, 0, SM_U_NONE,       \
-	            SM_C_MPROJB, 0, 1, SM_D_HID, SM_D_ANY)
+	    G4_RULES_MIXER2(G4_MAM, nrm)
 #define G4_RULES_MIXERS G4_RULES_MIXERS_C(SM_C_FULLATT, SM_C_FULLATTB, SM_C_LINATT)
 
 static const sm_rule granite4_rules[] = {
@@ -342,4 +348,56 @@ const sm_family shardmap_family_falcon_h1 = {
     .check = fh1_check,
     .layer_is_linear = fh1_mamba,
     .mamba = true,
+};
+
+/*
+ * Mamba2 (Mamba2ForCausalLM, model_type mamba2: mistralai/Mamba-Codestral-7B-v0.1), as
+ * transformers 4.57.1's modeling_mamba2.py lays it out and vLLM's mamba2.py /
+ * mamba_mixer2.py load it: Mamba's backbone (SM_RULES_BACKBONE: backbone.embeddings,
+ * backbone.layers.{i}.norm, backbone.norm_f, lm_head, tied only by tie_word_embeddings,
+ * Mamba2Config's false) and in every layer Granite 4.0's Mamba2 mixer under
+ * backbone.layers.{i}.mixer., cut the same way (in_proj / out_proj quantized: vLLM hands
+ * MambaMixer2 the quant_config), its gated norm always built. Mamba2Config's keys are read
+ * under the mixer's names (loader/config_hybrid.c, config_mamba2_keys).
+ */
+static const sm_rule mamba2_rules[] = {
+    SM_RULES_BACKBONE,
+    G4_RULES_MIXER2("backbone.layers.{i}.mixer.", SM_C_LINATT),
+};
+
+/* Mamba2Config's own rule (hidden_size * expand = num_heads * head_dim) and the mixer's
+ * (n_groups divides num_heads), named by Mamba2Config's keys; then Granite 4.0's. */
+static int mamba2_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->mamba_n_heads > 0 && c->mamba_d_head > 0 && c->mamba_expand > 0 &&
+	    c->hidden_size * c->mamba_expand != c->mamba_n_heads * c->mamba_d_head)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: Mamba2's hidden_size %" PRId64 " x expand %" PRId64
+		                 " must equal num_heads %" PRId64 " x head_dim %" PRId64
+		                 " (Mamba2Config's own check)",
+		                 c->hidden_size, c->mamba_expand, c->mamba_n_heads,
+		                 c->mamba_d_head);
+	if (c->mamba_n_heads > 0 && c->mamba_n_groups > 0 && c->mamba_n_heads % c->mamba_n_groups)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: Mamba2's n_groups %" PRId64
+		                 " does not divide num_heads %" PRId64
+		                 " (each group serves num_heads / n_groups heads)",
+		                 c->mamba_n_groups, c->mamba_n_heads);
+	return g4_check_mixers(c, "Mamba2", fh1_mamba, true, err);
+}
+
+static const char *const mamba2_archs[] = {"Mamba2ForCausalLM", NULL};
+
+/* Mamba2Config leaves tie_word_embeddings false */
+const sm_family shardmap_family_mamba2 = {
+    .name = "mamba2",
+    .archs = mamba2_archs,
+    .rules = mamba2_rules,
+    .n_rules = SM_NRULES(mamba2_rules),
+    .layer_prefix = "backbone.layers.",
+    .check = mamba2_check,
+    .layer_is_linear = fh1_mamba,
+    .linear_keys = "every layer is a Mamba2 mixer",
+    .mamba = true,
+    .mamba_use_keys = true,
 };

@@ -30,14 +30,7 @@
 	SM_RULE(MB_MIX n, MB_MIX n, SM_K_ROWS, 0, SM_U_MI, SM_C_LINATT, 0, nd, SM_D_MI, d1)
 
 static const sm_rule mamba_rules[] = {
-    SM_RULE("backbone.embeddings.weight", "backbone.embeddings.weight", SM_K_VOCAB, 0, SM_U_NONE,
-            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
-    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
-            SM_D_V, SM_D_HID),
-    SM_RULE("backbone.norm_f.weight", "backbone.norm_f.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,
-            0, 1, SM_D_HID, SM_D_ANY),
-    SM_RULE(MB_L "norm.weight", MB_L "norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,
-            SM_D_HID, SM_D_ANY),
+    SM_RULES_BACKBONE,
     SM_RULE(MB_MIX "in_proj.weight", MB_MIX "in_proj.weight", SM_K_ROWS2, 0, SM_U_MI, SM_C_LINATT,
             0, 2, SM_D_MI2, SM_D_HID),
     SM_RULE(MB_MIX "in_proj.bias", MB_MIX "in_proj.bias", SM_K_ROWS2, 0, SM_U_MI, SM_C_MPROJB, 0, 1,

@@ -37,6 +37,18 @@
 	            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
 #define SM_RULES_TOP SM_RULES_TOP_AT("")
 
+/* The state-space LMs' backbone (Mamba's, Falcon-Mamba's, Mamba2's): backbone.embeddings
+ * and lm_head vocab-parallel, backbone.norm_f and each layer's norm replicated. */
+#define SM_RULES_BACKBONE                                                                          \
+	SM_RULE("backbone.embeddings.weight", "backbone.embeddings.weight", SM_K_VOCAB, 0,         \
+	        SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),                                      \
+	    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,        \
+	            SM_F_LMHEAD, 2, SM_D_V, SM_D_HID),                                             \
+	    SM_RULE("backbone.norm_f.weight", "backbone.norm_f.weight", SM_K_REPL, 0, SM_U_NONE,   \
+	            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),                                           \
+	    SM_RULE("backbone.layers.{i}.norm.weight", "backbone.layers.{i}.norm.weight",          \
+	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+
 /* Layer norms. */
 #define SM_RULES_LNORM                                                                             \
 	SM_RULE(SM_LAYER "input_layernorm.weight", SM_LAYER "input_layernorm.weight", SM_K_REPL,   \

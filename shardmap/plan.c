@@ -382,12 +382,14 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                      x->fam->linear_keys ? x->fam->linear_keys : "layer_types"),
 		             wb)
 		      : ru->cond == SM_C_MCONVB
-		          ? (x->fam->mamba_lm ? "without a conv1d bias (use_conv_bias is false)"
-		                              : "without a conv1d bias (mamba_conv_bias is false)")
-		      : x->fam->mamba_lm ? "without in_proj / out_proj biases (use_bias is false "
-		                           "or absent)"
-		                         : "without in_proj / out_proj biases (mamba_proj_bias "
-		                           "is false or absent)";
+		          ? (x->fam->mamba_lm || x->fam->mamba_use_keys
+		                 ? "without a conv1d bias (use_conv_bias is false)"
+		                 : "without a conv1d bias (mamba_conv_bias is false)")
+		      : x->fam->mamba_lm || x->fam->mamba_use_keys
+		          ? "without in_proj / out_proj biases (use_bias is false "
+		            "or absent)"
+		          : "without in_proj / out_proj biases (mamba_proj_bias "
+		            "is false or absent)";
 	else if (ru->cond == SM_C_MNORM)
 		why = "without the mixer's gated norm (mamba_rms_norm is false or absent)";
 	else if (ru->cond == SM_C_FLN2 || ru->cond == SM_C_FLN1 || ru->cond == SM_C_FPOST)

@@ -82,6 +82,7 @@ static const sm_family *const families[] = {
     &shardmap_family_bloom,
     &shardmap_family_falcon,
     &shardmap_family_persimmon,
+    &shardmap_family_mamba2,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -310,6 +310,9 @@ typedef struct sm_family {
 	 * wide, its switches are use_conv_bias / use_bias (the loader reads them as
 	 * mamba_conv_bias / mamba_proj_bias), named so in refusals */
 	bool mamba_lm;
+	/* Mamba2 (Mamba2Config): the Mamba2 mixer's switches are use_conv_bias / use_bias too,
+	 * named so in refusals (mamba_lm implies it) */
+	bool mamba_use_keys;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -465,6 +468,7 @@ extern const sm_family shardmap_family_gptj;
 extern const sm_family shardmap_family_bloom;
 extern const sm_family shardmap_family_falcon;
 extern const sm_family shardmap_family_persimmon;
+extern const sm_family shardmap_family_mamba2;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

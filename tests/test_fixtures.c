@@ -172,6 +172,16 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->mamba_conv_bias);
 		assert_false(cfg->mamba_proj_bias);
 	}
+	if (strcmp(e->name, "mamba2") == 0) { /* Mamba2Config's keys under the mixer's names */
+		assert_int_equal(cfg->mamba_n_heads, 8);
+		assert_int_equal(cfg->mamba_d_head, 32);
+		assert_int_equal(cfg->mamba_n_groups, 2);
+		assert_int_equal(cfg->mamba_d_state, 16);
+		assert_int_equal(cfg->mamba_d_conv, 4);
+		assert_int_equal(cfg->mamba_expand, 2);
+		assert_true(cfg->mamba_conv_bias);
+		assert_false(cfg->mamba_proj_bias);
+	}
 	if (strcmp(e->name, "granitemoehybrid") == 0) { /* the Mamba2 mixer and its layers */
 		assert_true(cfg->has_layer_types);
 		assert_int_equal(cfg->n_layer_types, 4);

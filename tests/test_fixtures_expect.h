@@ -577,6 +577,14 @@ static const fam_expect fams[] = {
     {"falcon", 19,
      2 * (1000 * 128 + 2 * 128) + 2 * 2 * (4 * 128 + 192 * 128 + 128 * 128 + 2 * 512 * 128), 128, 8,
      2, 16, 512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* mamba2: backbone.embeddings, norm_f, lm_head (untied); every layer its norm, in_proj
+     * 584x128 ([z 256; x 256; B 32; C 32; dt 8]), conv1d [320, 1, 4] + [320], A_log / D /
+     * dt_bias [8], the gated norm [256], out_proj 128x256; no attention: the loader's
+     * placeholder head (1 x 128); no intermediate_size (-1) */
+    {"mamba2", 21,
+     2 * (2 * 1000 * 128 + 128) +
+         2 * 2 * (128 + 584 * 128 + 320 * 4 + 320 + 3 * 8 + 256 + 128 * 256),
+     128, 1, 1, 128, -1, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -396,3 +396,16 @@ mkdir -p "$T/falcon_bad" && cp "$T/falcon/model.safetensors" "$T/falcon_bad/" &&
 "$CTL" plan --model-dir "$T/falcon_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "falcon parallel_attn false planned"
 grep -q "new_decoder_architecture true with parallel_attn false" "$T/err" || fail "falcon parallel_attn: $(cat "$T/err")"
 rm -rf "$T/falcon_bad"
+# Mamba2: backbone.* names; Granite 4.0's Mamba2 mixer under mixer., one of the two groups a
+# rank at TP 2 (in_proj 128 + 128 + 16 + 16 + 4 rows), in_proj / out_proj quantized under
+# int8-channel, lm_head untied; TP 4 refused naming the groups
+"$CTL" plan --model-dir "$T/mamba2" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan mamba2"
+for l in "layers.0.mixer.in_proj.weight *I8 *\[292, 128\]" "layers.1.mixer.out_proj.weight_scale *F32" \
+	"layers.1.mixer.conv1d.weight *BF16 *\[160, 1, 4\]" "layers.0.mixer.dt_bias *BF16 *\[4\]" \
+	"layers.0.mixer.norm.weight *BF16 *\[128\]" "embeddings.weight *BF16 *\[512, 128\]"; do
+	grep -q "backbone.$l" "$T/plan" || fail "mamba2 line $l: $(cat "$T/plan")"
+done
+grep -q "^ *lm_head.weight *BF16 *\[512, 128\]" "$T/plan" || fail "mamba2: no untied lm_head: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/mamba2" --tp-size 4 >/dev/null 2>"$T/err" && fail "mamba2 at tp 4 planned"
+grep -q "tp_size 4 does not divide mamba_n_groups 2" "$T/err" || fail "mamba2 tp 4: $(cat "$T/err")"

@@ -92,6 +92,9 @@ whole; its experts Mixtral-style experts.{j}.gate_proj / up_proj / down_proj.
 Mamba (vLLM's mamba.py, the same MambaMixer): backbone.layers.{i}.mixer.* as Jamba's
 mamba.* (no norms; Falcon-Mamba's weightless), backbone.embeddings (and an untied lm_head) by padded vocabulary rows,
 the layers' norm and norm_f whole; tied unless tie_word_embeddings is false.
+Mamba2 (vLLM's mamba2.py, MambaMixer2): Mamba's backbone.* and Granite 4.0's Mamba2 mixer
+under backbone.layers.{i}.mixer. (Mamba2Config's expand / n_groups / state_size / num_heads);
+untied unless tie_word_embeddings is true.
 
 Llama 4's FP8 release (quant_method fbgemm_fp8, docs/format.md 4.7) keeps one scale per
 output channel: a Linear's X.weight_scale [N, 1] (its rows), a stack's X_scale [E, 1, 2I] /
@@ -463,7 +466,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts",
                                                                        cfg.get("moe_num_experts", 0))))
     # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5, Cohere, SmolLM3, LFM2, Mamba and OPT tie)
-    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba", "OPT", "FalconForCausalLM")))
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba", "OPT", "FalconForCausalLM")) and arch != "Mamba2ForCausalLM")
     if arch == "Lfm2ForCausalLM":  # Lfm2Config prefers its original key
         tied = cfg.get("tie_embedding", tied)
     bert = arch == "BertModel"
@@ -499,6 +502,16 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if arch == "FalconForCausalLM":  # grouped query_key_value (falcon below)
             pcs = falcon(name, rows, cols, cfg, T, r, pad, tied)
             if pcs is not None: add(name, pcs)
+            continue
+        if arch == "Mamba2ForCausalLM":  # backbone.*: Granite 4.0's Mamba2 mixer
+            if name in ("backbone.embeddings.weight", "lm_head.weight"):
+                add(name, vocab_rows(name, V, T, r, pad))
+            elif ".mixer." in name:  # Mamba2Config's keys under the mixer's names
+                m2 = dict(cfg, mamba_expand=cfg.get("expand", 2), mamba_n_groups=cfg["n_groups"],
+                          mamba_d_state=cfg["state_size"], mamba_n_heads=cfg["num_heads"])
+                add(name, mamba_mixer(name, rows, cols, m2, T, r))
+            else:
+                add(name, pieces_rows(name, 0, rows))  # the norms
             continue
         if arch == "BloomForCausalLM" and name == "transformer.word_embeddings.weight":
             add(name, vocab_rows(name, V, T, r, pad)); continue
