@@ -3,6 +3,8 @@
  * kinds, the config.json switches, the dims a tensor exists with), and the config.json key a
  * conditional tensor's presence follows, named in the planner's errors.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "shardmap/plan_int.h"
@@ -93,4 +95,120 @@ const char *shardmap_bias_key(const sm_family *f, uint8_t cond)
 const char *shardmap_switch_key(const sm_family *f, uint8_t cond)
 {
 	return cond == SM_C_QKNORM ? "use_qk_norm" : shardmap_bias_key(f, cond);
+}
+
+/* What config.json makes layer i that rule ru's tensor cannot be in ("a dense layer (see
+ * ...)", "without q/k norms (...)"), built in wb (cap bytes) where it names keys. */
+static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char *wb, size_t cap)
+{
+	const char *why = shardmap_mx_why(ru->cond); /* "a dense layer ..." unless MXFP4 */
+	if (x->fam->moe_keys && (ru->cond == SM_C_DENSE || ru->cond == SM_C_MOE)) {
+		snprintf(wb, cap, "a %s layer (see %s)", ru->cond == SM_C_DENSE ? "MoE" : "dense",
+		         x->fam->moe_keys);
+		why = wb;
+	} else if (ru->cond == SM_C_DENSE)
+		why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
+	else if (ru->cond == SM_C_SHARED && x->dm.shared_inter <= 0)
+		why = "without shared experts (n_shared_experts / moe_num_shared_experts / "
+		      "shared_expert_intermediate_size / shared_intermediate_size / "
+		      "use_mixed_mlp_moe, num_shared_expert)";
+	else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
+		why = "inconsistent with q_lora_rank";
+	else if (ru->cond == SM_C_FULLATT || ru->cond == SM_C_LINATT ||
+	         (ru->cond == SM_C_CONVBIAS && x->cfg->lfm2_conv_bias)) {
+		const char *kind = ru->cond != SM_C_FULLATT
+		                       ? (x->fam->mamba ? "an attention" : "a full-attention")
+		                   : x->fam->lfm2  ? "a conv"
+		                   : x->fam->mamba ? "a Mamba"
+		                                   : "a linear-attention";
+		const char *keys = x->fam->linear_keys ? x->fam->linear_keys
+		                   : x->fam->mamba     ? "layer_types"
+		                                       : "layer_types, full_attention_interval";
+		snprintf(wb, cap, "%s layer (see %s)", kind, keys);
+		why = wb;
+	} else if (ru->cond == SM_C_QKNORM)
+		why = "without q/k norms (use_qk_norm is false or absent)";
+	else if (ru->cond == SM_C_QKLN)
+		why = "without q/k layernorms (qk_layernorm is false)";
+	else if (ru->cond == SM_C_SHMLP)
+		why = "without a shared MLP (shared_intermediate_size is 0)";
+	else if (ru->cond == SM_C_FULLATTB)
+		why = x->cfg->attention_bias
+		          ? (snprintf(wb, cap, "a Mamba layer (see %s)",
+		                      x->fam->linear_keys ? x->fam->linear_keys : "layer_types"),
+		             wb)
+		          : "without attention biases (attention_bias is false)";
+	else if (ru->cond == SM_C_MCONVB || ru->cond == SM_C_MPROJB)
+		why = !x->fam->layer_is_linear(x->cfg, i)
+		          ? (snprintf(wb, cap, "an attention layer (see %s)",
+		                      x->fam->linear_keys ? x->fam->linear_keys : "layer_types"),
+		             wb)
+		      : ru->cond == SM_C_MCONVB
+		          ? (x->fam->mamba_lm || x->fam->mamba_use_keys
+		                 ? "without a conv1d bias (use_conv_bias is false)"
+		                 : "without a conv1d bias (mamba_conv_bias is false)")
+		      : x->fam->mamba_lm || x->fam->mamba_use_keys
+		          ? "without in_proj / out_proj biases (use_bias is false "
+		            "or absent)"
+		          : "without in_proj / out_proj biases (mamba_proj_bias "
+		            "is false or absent)";
+	else if (ru->cond == SM_C_MNORM)
+		why = "without the mixer's gated norm (mamba_rms_norm is false or absent)";
+	else if (ru->cond == SM_C_FLN2 || ru->cond == SM_C_FLN1 || ru->cond == SM_C_FPOST)
+		why = x->cfg->falcon_ln == 2 ? "take ln_attn / ln_mlp (new_decoder_architecture)"
+		      : x->cfg->falcon_ln == 1
+		          ? "take one input_layernorm (parallel_attn true, "
+		            "num_ln_in_parallel_attn not 2)"
+		          : "take input_layernorm and post_attention_layernorm "
+		            "(parallel_attn false)";
+	else if (shardmap_bias_key(x->fam, ru->cond) != NULL)
+		why = ru->cond == SM_C_ATTNBIAS
+		          ? (snprintf(wb, cap, "without attention biases (%s is false)",
+		                      shardmap_bias_key(x->fam, ru->cond)),
+		             wb)
+		      : ru->cond == SM_C_OUTBIAS
+		          ? (snprintf(wb, cap, "without an o_proj bias (%s is false or absent)",
+		                      shardmap_bias_key(x->fam, ru->cond)),
+		             wb)
+		      : ru->cond == SM_C_CONVBIAS
+		          ? "without conv biases (conv_bias is false or absent)"
+		          : (snprintf(wb, cap, "without MLP biases (%s is false or absent)",
+		                      shardmap_bias_key(x->fam, ru->cond)),
+		             wb);
+	return why;
+}
+
+int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor *t, int64_t i,
+                          wt_errbuf *err)
+{
+	if (ru->cond == SM_C_LMBIAS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': config.json has no lm_head_bias true; set it or "
+		                 "remove the tensor",
+		                 t->name);
+	if (ru->cond == SM_C_OPROJ)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's word_embed_proj_dim "
+		                 "equals hidden_size %" PRId64
+		                 " (no project_in / project_out then); fix config.json or the "
+		                 "checkpoint",
+		                 t->name, x->cfg->hidden_size);
+	if (ru->cond == SM_C_OFNORM)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's do_layer_norm_before "
+		                 "is false or _remove_final_layer_norm true (no final LayerNorm "
+		                 "then); fix config.json or the checkpoint",
+		                 t->name);
+	if (ru->cond == SM_C_MMBIAS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's "
+		                 "multimodal_projector_bias is false or absent (the projector has "
+		                 "no biases then); fix config.json or the checkpoint",
+		                 t->name);
+	char wb[160];
+	const char *why = cond_why(x, ru, i, wb, sizeof(wb));
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "tensor '%s': unknown tensor: config.json makes layer %" PRId64
+	                 " %s; fix config.json or the checkpoint",
+	                 t->name, i, why);
 }

@@ -89,6 +89,10 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym);
 bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i);
 const char *shardmap_bias_key(const sm_family *f, uint8_t cond);
 const char *shardmap_switch_key(const sm_family *f, uint8_t cond);
+/* The error for checkpoint tensor t, matched by rule ru at layer i where ru's condition does
+ * not hold: WT_EUNSUPPORTED naming the config.json keys that make the tensor unknown there. */
+int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor *t, int64_t i,
+                          wt_errbuf *err);
 
 /* Validate the layout for every rank and, unless dry, add the outputs. */
 int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err);
