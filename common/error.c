@@ -53,6 +53,21 @@ const char *wt_errname(int err)
 	return err_table[err].name;
 }
 
+/* A message cut at the buffer's end may end inside a UTF-8 sequence (a
+ * server's or a file's text): the length of s[0, n) without that partial
+ * character, so the message stays valid UTF-8 for whoever decodes it. */
+static size_t utf8_whole(const char *s, size_t n)
+{
+	size_t i = n, cont = 0;
+	while (i > 0 && cont < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--, cont++;
+	if (i == 0)
+		return n;
+	unsigned char lead = (unsigned char)s[i - 1];
+	size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+	return need > 1 && cont + 1 < need ? i - 1 : n;
+}
+
 int wt_seterr(wt_errbuf *err, int code, const char *fmt, ...)
 {
 	if (err == NULL)
@@ -60,8 +75,10 @@ int wt_seterr(wt_errbuf *err, int code, const char *fmt, ...)
 	err->code = code;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	int n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(err->msg))
+		err->msg[utf8_whole(err->msg, sizeof(err->msg) - 1)] = '\0';
 	return code;
 }
 
@@ -79,7 +96,7 @@ int wt_errprefix(wt_errbuf *err, const char *fmt, ...)
 	old[sizeof(old) - 1] = '\0';
 	int n = snprintf(err->msg, sizeof(err->msg), "%s: %s", head, old);
 	if (n >= (int)sizeof(err->msg)) /* truncated: mark it */
-		memcpy(err->msg + sizeof(err->msg) - 4, "...", 4);
+		memcpy(err->msg + utf8_whole(err->msg, sizeof(err->msg) - 4), "...", 4);
 	return err->code;
 }
 

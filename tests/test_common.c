@@ -31,6 +31,27 @@ static void test_strerror(void **state)
 	wt_errprefix(&err, "fetch '%s'", "m");
 	assert_string_equal(err.msg, "fetch 'm': chunk 7");
 	assert_int_equal(wt_seterr(NULL, WT_EIO, "x"), WT_EIO);
+	/* a message cut at the buffer's end keeps whole UTF-8 characters (a
+	 * server's text: "é" is 2 bytes, "€" 3, "𝄞" 4), at every cut offset */
+	const char *chars[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9d\x84\x9e"};
+	for (size_t c = 0; c < 3; c++)
+		for (size_t lead = 0; lead < 4; lead++) {
+			char text[WT_ERRMSG_MAX * 2] = "";
+			size_t len = lead;
+			memset(text, 'a', lead);
+			while (len + 4 < sizeof(text)) {
+				memcpy(text + len, chars[c], strlen(chars[c]));
+				len += strlen(chars[c]);
+			}
+			text[len] = '\0';
+			wt_seterr(&err, WT_EPROTO, "%s", text);
+			assert_true(strlen(err.msg) >= WT_ERRMSG_MAX - 4);
+			assert_true(common_utf8_valid(err.msg, strlen(err.msg), false));
+			wt_seterr(&err, WT_EPROTO, "%s", text + lead); /* whole characters */
+			wt_errprefix(&err, "endpoint %.*s", (int)lead, "aaa");
+			assert_true(common_utf8_valid(err.msg, strlen(err.msg), false));
+			assert_non_null(strstr(err.msg + WT_ERRMSG_MAX - 8, "..."));
+		}
 }
 
 static void test_dtype(void **state)
