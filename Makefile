@@ -94,7 +94,8 @@ TOOL_BINS   := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/wt-%,$(TOOL_SRCS)
 FUZZ_SRCS   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES  := $(patsubst tests/fuzz/%.c,%,$(FUZZ_SRCS))
 FUZZ_REPLAY := $(patsubst %,$(BUILD)/tests/fuzz/%,$(FUZZ_NAMES))
-FUZZ_UTIL    = $(BUILD)/obj/tests/util/testutil.o $(BUILD)/obj/tests/util/pb_manifest.o
+FUZZ_UTIL    = $(BUILD)/obj/tests/util/testutil.o $(BUILD)/obj/tests/util/pb_manifest.o \
+               $(BUILD)/obj/tests/util/hostile_weightd.o
 BENCH_SRCS  := $(wildcard bench/bench_*.c)
 BENCH_BINS  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 

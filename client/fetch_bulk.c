@@ -234,6 +234,12 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 		if ((nrv = conn_io(k, 0, msg, r.msg_len, tmo, NULL, NULL)) != 0)
 			return snprintf(why, why_cap, "%s", nng_strerror(nrv)), -1;
 		msg[r.msg_len] = '\0';
+		/* as a reply's text over messages (proto/wire_check.c) */
+		if (!common_utf8_valid(msg, r.msg_len, false))
+			return snprintf(why, why_cap,
+			                "reply %llu: error text that is not UTF-8 (or holds NUL)",
+			                (unsigned long long)r.id),
+			       -1;
 		int code = r.code < WT_ERR_COUNT_ ? (int)r.code : WT_EPROTO;
 		wt_seterr(serr, code, "endpoint %s: tensor '%s' chunk %zu: %s",
 		          f->c->eps[f->ep].url, f->m->tensors[ch->tensor].name,

@@ -28,7 +28,9 @@
  *   reply    (64 bytes + msg_len + nbytes, server -> client, in request order)
  *     0  u64    id            echoes the request
  *     8  u32    code          wt_err; 0 = ok
- *    12  u32    msg_len       error text bytes that follow (0 when ok), <= BULK_MAX_MSG
+ *    12  u32    msg_len       error text bytes that follow (0 when ok), <= BULK_MAX_MSG;
+ *                            UTF-8 without NUL (a client refuses other text, as it
+ *                            does a message reply's strings: proto/wire_check.c)
  *    16  u64    nbytes        chunk bytes that follow the text (0 on error)
  *    24  u8[16] chunk_hash    XXH3-128 of the whole chunk (learned by a live request)
  *    40  u8[16] tensor_hash   zero when none; a live reply on a tensor's last chunk
