@@ -143,6 +143,11 @@ _Noreturn void common_assert_fail(const char *cond, const char *file, int line);
 /* Is data[0..len) strict UTF-8 (no overlong forms, surrogates or code points
  * above U+10FFFF)? A NUL byte counts as invalid unless allow_nul. */
 bool common_utf8_valid(const void *data, size_t len, bool allow_nul);
+/* Make the C string s strict UTF-8 in place: each byte that starts no valid
+ * sequence (a character cut short, stray bytes) becomes '?'. For text sent
+ * to a peer that refuses anything else (error replies quoting a request's
+ * text cut at a byte count). */
+void common_utf8_scrub(char *s);
 
 /* ---- atomic file writes (atomic_file.c): "<path>.tmp.<pid>" + rename ----
  * Readers see the old file or the whole new one. durable: fsync the file

@@ -275,8 +275,18 @@ static void test_utf8(void **state)
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		printf("utf8 case %zu\n", i);
 		assert_int_equal(common_utf8_valid(v[i].s, v[i].n, false), v[i].ok);
+		/* scrubbed: valid text stays as it is, any other becomes valid */
+		char t[8] = "";
+		memcpy(t, v[i].s, v[i].n);
+		common_utf8_scrub(t);
+		assert_true(common_utf8_valid(t, strlen(t), false));
+		if (v[i].ok)
+			assert_memory_equal(t, v[i].s, v[i].n);
 	}
 	assert_true(common_utf8_valid("a\0b", 3, true));
+	char cut[] = "r\xc3\xa9v\xe2\x82"; /* a character cut short: one '?' per byte */
+	common_utf8_scrub(cut);
+	assert_string_equal(cut, "r\xc3\xa9v??");
 }
 
 /* A list over its limit has no canonical text: never a truncated one that

@@ -395,6 +395,22 @@ static void test_garbage(void **state)
 	x = tw_call(s, &rq);
 	assert_int_equal(tw_errcode(&x), WT_EPROTO);
 	tw_reply_free(&x);
+	/* an error that quotes the request's text cut short (here the revision,
+	 * at 16 bytes: inside an "é") is still a reply the client can read: its
+	 * message is valid UTF-8, else the client sees WT_EPROTO, not the error */
+	Weights__Layout l = WEIGHTS__LAYOUT__INIT;
+	l.tp_size = 1;
+	l.ep_size = 1;
+	l.group_size = 128;
+	l.vocab_pad = 64;
+	mr.layout = &l;
+	mr.revision = "a\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";
+	x = tw_call(s, &rq);
+	assert_int_equal(x.rv, WT_OK);
+	assert_int_equal(tw_errcode(&x), WT_ENOTFOUND);
+	printf("revision cut inside a character: %s\n", x.r->error->message);
+	assert_non_null(strstr(x.r->error->message, "is not served"));
+	tw_reply_free(&x);
 	nng_close(s);
 	tw_env_free(e);
 }

@@ -257,13 +257,14 @@ static int send_claim_locked(wd_bconn *b)
 /* Fill sl->rhdr with an error reply and the segments to send it. */
 static void reply_error(wd_bslot *sl, int code, const char *msg)
 {
-	size_t n = strlen(msg);
-	if (n > BULK_MAX_MSG)
-		n = BULK_MAX_MSG;
+	char text[BULK_MAX_MSG + 1]; /* UTF-8, as the client requires (proto/bulk.h) */
+	snprintf(text, sizeof(text), "%s", msg);
+	common_utf8_scrub(text);
+	size_t n = strlen(text);
 	bulk_reply rp = {.id = sl->req.id, .code = (uint32_t)code, .msg_len = (uint32_t)n};
 	memcpy(rp.chunk_hash, sl->req.hash, 16);
 	bulk_reply_encode(&rp, sl->rhdr);
-	memcpy(sl->rhdr + BULK_REPLY_BYTES, msg, n);
+	memcpy(sl->rhdr + BULK_REPLY_BYTES, text, n);
 	sl->seg[0] = (nng_iov){.iov_buf = sl->rhdr, .iov_len = BULK_REPLY_BYTES + n};
 	sl->nseg = 1;
 }

@@ -27,15 +27,24 @@ nng_msg *wd_reply_msg(const Weights__Reply *rp)
 
 nng_msg *wd_reply_error(uint64_t id, int code, const char *msg)
 {
+	/* a client refuses a reply whose strings are not UTF-8 (proto/wire_check.c):
+	 * a message that quotes a request's text cut at a byte count must not turn
+	 * the error into WT_EPROTO there */
+	char *text = strdup(msg);
+	if (text != NULL)
+		common_utf8_scrub(text);
 	Weights__Error e = WEIGHTS__ERROR__INIT;
 	e.code = (uint32_t)code;
-	e.message = (char *)msg;
+	e.message = text != NULL ? text : (char *)wt_strerror(code);
 	Weights__Reply rp = WEIGHTS__REPLY__INIT;
 	rp.id = id;
 	rp.body_case = WEIGHTS__REPLY__BODY_ERROR;
 	rp.error = &e;
-	WT_LOG(WT_LOG_DEBUG, "request %llu: %s: %s", (unsigned long long)id, wt_errname(code), msg);
-	return wd_reply_msg(&rp);
+	WT_LOG(WT_LOG_DEBUG, "request %llu: %s: %s", (unsigned long long)id, wt_errname(code),
+	       e.message);
+	nng_msg *m = wd_reply_msg(&rp);
+	free(text);
+	return m;
 }
 
 static nng_msg *hello_reply(wd_req *r, const Weights__Hello *h)

@@ -183,6 +183,7 @@ static bool check_reply(nng_stream *st, const expect *e, bool closing)
 		FUZZ_CHECK(r.nbytes == 0 && r.msg_len <= BULK_MAX_MSG);
 		FUZZ_CHECK(io(st, 0, msg, r.msg_len) == 0);
 		msg[r.msg_len] = 0;
+		FUZZ_CHECK(common_utf8_valid(msg, r.msg_len, false)); /* proto/bulk.h */
 		wt_errbuf m = {0};
 		snprintf(m.msg, sizeof(m.msg), "%.*s", (int)sizeof(m.msg) - 1, (char *)msg);
 		fuzz_note("daemon", (int)r.code, &m);
