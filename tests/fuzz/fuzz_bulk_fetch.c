@@ -135,7 +135,7 @@ static void lie(hostile *h, nng_stream *st, const bulk_req *br)
 		nng_stream_close(st);
 }
 
-/* A sink that copies what it gets (no recv_buf): the other receive path. */
+/* A sink that copies what it is given (no recv_buf): the other receive path. */
 typedef struct copy_sink {
 	wt_sink base;
 	uint8_t got[FUZZ_BYTES];
