@@ -350,6 +350,35 @@ static void test_duplicate_and_invalid(void **state)
 	tw_env_free(e);
 }
 
+/* A reply's text quotes the model's URI cut to its buffer (1 KiB): with a
+ * long URI of two-byte characters the cut falls inside one for one of the
+ * two alignments. Each reply must still be one the client reads (strings
+ * are UTF-8: x.rv WT_OK in expect_ok), register and unregister alike. */
+static void test_long_utf8_uri(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-reg-utf8", SEED);
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	for (int align = 0; align < 2; align++) {
+		char rel[1400] = "", uri[1500], name[8];
+		size_t at = (size_t)snprintf(rel, sizeof(rel), "u%d%s", align, align ? "a" : "");
+		for (int c = 0; c < 5; c++) { /* 5 folders of 120 x "é" (240 bytes each) */
+			rel[at++] = '/';
+			for (int k = 0; k < 120; k++, at += 2)
+				memcpy(rel + at, "\xc3\xa9", 2);
+		}
+		rel[at] = '\0';
+		char *dir = make_extra(e, rel, SEED + 10 + (uint64_t)align, uri, sizeof(uri));
+		snprintf(name, sizeof(name), "utf%d", align);
+		expect_ok(s, OP_REG, name, uri, "registered model");
+		expect_ok(s, OP_UNREG, name, NULL, "unregistered model");
+		free(dir);
+	}
+	nng_close(s);
+	tw_env_free(e);
+}
+
 /* Bad lines are skipped with a warning; the others load, the daemon serves;
  * a registered name that the folder also has: the folder wins. */
 static void test_damaged_file(void **state)
@@ -670,6 +699,7 @@ int main(void)
 	    cmocka_unit_test(test_evict_after_unregister),
 	    cmocka_unit_test(test_concurrent),
 	    cmocka_unit_test(test_client_api),
+	    cmocka_unit_test(test_long_utf8_uri),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,8 +29,13 @@
 static nng_msg *admin_reply(uint64_t rid, const char *text, uint64_t bytes, bool opening,
                             uint64_t read, uint64_t total)
 {
+	/* the text quotes the model's URI, cut to the buffer it was built in:
+	 * keep it UTF-8, as the client requires (wd_reply_error) */
+	char *t = strdup(text);
+	if (t != NULL)
+		common_utf8_scrub(t);
 	Weights__AdminReply ar = WEIGHTS__ADMIN_REPLY__INIT;
-	ar.text = (char *)text;
+	ar.text = t != NULL ? t : "";
 	ar.bytes = bytes;
 	ar.opening = opening;
 	ar.open_read = read;
@@ -39,7 +44,9 @@ static nng_msg *admin_reply(uint64_t rid, const char *text, uint64_t bytes, bool
 	rp.id = rid;
 	rp.body_case = WEIGHTS__REPLY__BODY_ADMIN;
 	rp.admin = &ar;
-	return wd_reply_msg(&rp);
+	nng_msg *m = wd_reply_msg(&rp);
+	free(t);
+	return m;
 }
 
 /* The reply to a request on job j now: its outcome, or how far it got, or
