@@ -450,6 +450,7 @@ int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
 			pending_msg(e, info[k].error, sizeof(info[k].error));
 		else if (!info[k].available)
 			snprintf(info[k].error, sizeof(info[k].error), "%s", e->error.msg);
+		common_utf8_scrub(info[k].error); /* a long URI cut inside a character */
 		pthread_mutex_unlock(&e->lk);
 		k++;
 	}
