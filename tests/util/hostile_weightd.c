@@ -51,6 +51,21 @@ bool hw_find_chunk(const hostile *h, const uint8_t hash[16], uint64_t *off, uint
 	return false;
 }
 
+bool hw_live_chunk(const hostile *h, uint64_t index, uint64_t *off, uint64_t *len, uint8_t hash[16],
+                   uint8_t th[16], bool *last)
+{
+	uint64_t n_chunks = (h->nbytes + h->chunk - 1) / h->chunk;
+	if (index >= n_chunks)
+		return false;
+	*off = index * h->chunk;
+	*len = h->nbytes - *off < h->chunk ? h->nbytes - *off : h->chunk;
+	*last = index + 1 == n_chunks;
+	common_hash128_to_bytes(common_hash128(h->data + *off, *len), hash);
+	if (*last)
+		common_hash128_to_bytes(common_hash128(h->data, h->nbytes), th);
+	return true;
+}
+
 void hw_manifest(hostile *h, uint64_t id, bool live)
 {
 	pbm b;
@@ -68,13 +83,22 @@ void hw_manifest(hostile *h, uint64_t id, bool live)
 static void honest_chunk(hostile *h, const Weights__Request *q)
 {
 	uint64_t off, len;
-	if (q->chunk->hash.len != 16 || !hw_find_chunk(h, q->chunk->hash.data, &off, &len)) {
+	uint8_t hash[16], th[16];
+	bool last = false;
+	if (q->chunk->live
+	        ? !hw_live_chunk(h, q->chunk->index, &off, &len, hash, th, &last)
+	        : q->chunk->hash.len != 16 || !hw_find_chunk(h, q->chunk->hash.data, &off, &len)) {
 		error_reply(h, q->id, WT_ENOTFOUND);
 		return;
 	}
 	Weights__Reply r = WEIGHTS__REPLY__INIT;
 	Weights__ChunkReply c = WEIGHTS__CHUNK_REPLY__INIT;
 	c.hash = q->chunk->hash;
+	if (q->chunk->live) {
+		c.hash = (ProtobufCBinaryData){.len = 16, .data = hash};
+		if (last)
+			c.tensor_hash = (ProtobufCBinaryData){.len = 16, .data = th};
+	}
 	c.nbytes = len;
 	r.id = q->id;
 	r.body_case = WEIGHTS__REPLY__BODY_CHUNK;
@@ -100,6 +124,8 @@ static void *control_main(void *arg)
 			hr.protocol_version = 1;
 			hr.server_id = "hostile";
 			hr.max_chunk_bytes = h->chunk;
+			hr.cut_through = h->live;
+			hr.stream_live = h->live && h->sl != NULL;
 			if (h->sl != NULL) {
 				hr.stream_url = h->stream_url;
 				hr.stream_ticket.data = h->ticket;
@@ -113,7 +139,7 @@ static void *control_main(void *arg)
 			if (h->on_manifest != NULL)
 				h->on_manifest(h, q->id);
 			else
-				hw_manifest(h, q->id, false);
+				hw_manifest(h, q->id, h->live);
 		} else if (q->body_case == WEIGHTS__REQUEST__BODY_CHUNK) {
 			if (h->on_chunk != NULL)
 				h->on_chunk(h, q);
@@ -196,7 +222,11 @@ static void *conn_main(void *arg)
 			rp.id = br.id;
 			uint8_t hd[BULK_REPLY_BYTES];
 			uint64_t off, len;
-			if (!hw_find_chunk(h, br.hash, &off, &len)) {
+			bool last = false;
+			if ((br.flags & BULK_F_LIVE)
+			        ? !hw_live_chunk(h, bulk_req_live_index(&br), &off, &len, br.hash,
+			                         rp.tensor_hash, &last)
+			        : !hw_find_chunk(h, br.hash, &off, &len)) {
 				rp.code = WT_ENOTFOUND;
 				bulk_reply_encode(&rp, hd);
 				hw_write(st, hd, sizeof(hd));

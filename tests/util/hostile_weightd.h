@@ -35,6 +35,11 @@ struct hostile {
 	hw_manifest_fn on_manifest;
 	hw_chunk_fn on_chunk;
 	hw_bulk_fn on_bulk;
+	/* Cut-through (set before the first request): Hello offers cut_through and
+	 * stream_live, the manifest is live, and the honest replies answer live
+	 * chunk requests (by index) with the chunk's hash and, on the tensor's
+	 * last chunk, the tensor's. */
+	bool live;
 	_Atomic bool stop; /* hooks that wait should give up once set */
 	/* private */
 	nng_socket sock;
@@ -57,6 +62,10 @@ void hw_send(hostile *h, Weights__Reply *r, const uint8_t *tail, size_t tail_len
  * the chunk whose hash is `hash` (false if none). */
 void hw_manifest(hostile *h, uint64_t id, bool live);
 bool hw_find_chunk(const hostile *h, const uint8_t hash[16], uint64_t *off, uint64_t *len);
+/* Chunk `index` (false past the last): its place, hash, and the tensor's hash
+ * in *th when it is the tensor's last chunk (*last). */
+bool hw_live_chunk(const hostile *h, uint64_t index, uint64_t *off, uint64_t *len, uint8_t hash[16],
+                   uint8_t th[16], bool *last);
 /* Write n bytes on st (0, or an nng error). */
 int hw_write(nng_stream *st, const void *buf, size_t n);
 
