@@ -253,17 +253,20 @@ int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbu
 		wire_reply_free(r);
 		return wt_seterr(err, WT_ENOMEM, "models: out of memory for %zu entries", cnt);
 	}
+	/* every string escaped (control bytes as \xNN): they are printed to terminals and
+	 * logs, and a server's names and URIs never hold such bytes (weightd refuses them) */
+#define ESC_DUP(str) common_text_escape_dup((str) ? (str) : "", false)
 	for (size_t i = 0; i < cnt; i++) {
 		const Weights__ModelInfo *mi = r->models->models[i];
-		list[i].name = strdup(mi->name ? mi->name : "");
-		list[i].uri = strdup(mi->uri ? mi->uri : "");
-		list[i].revision = strdup(mi->revision ? mi->revision : "");
-		list[i].architecture = strdup(mi->architecture ? mi->architecture : "");
+		list[i].name = ESC_DUP(mi->name);
+		list[i].uri = ESC_DUP(mi->uri);
+		list[i].revision = ESC_DUP(mi->revision);
+		list[i].architecture = ESC_DUP(mi->architecture);
 		list[i].checkpoint_bytes = mi->checkpoint_bytes;
 		list[i].n_tensors = mi->n_tensors;
 		list[i].available = mi->available;
-		list[i].error = strdup(mi->error ? mi->error : "");
-		list[i].source = strdup(mi->source ? mi->source : "");
+		list[i].error = ESC_DUP(mi->error);
+		list[i].source = ESC_DUP(mi->source);
 		if (!list[i].name || !list[i].uri || !list[i].revision || !list[i].architecture ||
 		    !list[i].error || !list[i].source) {
 			wt_model_list_free(list, cnt);
@@ -271,6 +274,7 @@ int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbu
 			return wt_seterr(err, WT_ENOMEM, "models: out of memory");
 		}
 	}
+#undef ESC_DUP
 	wire_reply_free(r);
 	*out = list;
 	*n = cnt;
@@ -456,7 +460,8 @@ static int admin_call(wt_client *c, wt_admin_op op, const char *model, const cha
 		x->total = r->admin->open_total;
 	}
 	memset(out, 0, sizeof(*out));
-	out->text = strdup(r->admin->text ? r->admin->text : "");
+	/* the server's text, escaped but for its line breaks (STATS has several) */
+	out->text = common_text_escape_dup(r->admin->text ? r->admin->text : "", true);
 	out->bytes = r->admin->bytes;
 	out->shards = r->admin->shards;
 	out->chunks = r->admin->chunks;

@@ -122,16 +122,17 @@ int client_parse_reply(const wt_client *c, size_t ep, nng_msg *msg, uint64_t id,
 		uint32_t code = r->error->code;
 		if (answered != NULL)
 			*answered = true;
-		if (code == WT_OK || code >= WT_ERR_COUNT_) {
+		/* the server's text, escaped: it reaches logs and terminals */
+		char text[WT_ERRMSG_MAX];
+		common_text_escape(r->error->message ? r->error->message : "", text, sizeof(text),
+		                   false);
+		if (code == WT_OK || code >= WT_ERR_COUNT_)
 			rv = wt_seterr(err, WT_EPROTO,
 			               "endpoint %s: error reply with unknown code %u: %s", url,
-			               code, r->error->message ? r->error->message : "");
-		} else {
+			               code, text);
+		else
 			rv = wt_seterr(err, (int)code, "endpoint %s: %s", url,
-			               r->error->message && r->error->message[0]
-			                   ? r->error->message
-			                   : wt_strerror((int)code));
-		}
+			               text[0] ? text : wt_strerror((int)code));
 		wire_reply_free(r);
 		return rv;
 	}

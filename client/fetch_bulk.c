@@ -241,9 +241,11 @@ static int recv_one(bulk_conn *k, fetch_slot *s, char *why, size_t why_cap, wt_e
 			                (unsigned long long)r.id),
 			       -1;
 		int code = r.code < WT_ERR_COUNT_ ? (int)r.code : WT_EPROTO;
+		char text[WT_ERRMSG_MAX]; /* escaped: it reaches logs and terminals */
+		common_text_escape(msg, text, sizeof(text), false);
 		wt_seterr(serr, code, "endpoint %s: tensor '%s' chunk %zu: %s",
 		          f->c->eps[f->ep].url, f->m->tensors[ch->tensor].name,
-		          s->chunk - f->m->tensors[ch->tensor].first_chunk, msg);
+		          s->chunk - f->m->tensors[ch->tensor].first_chunk, text);
 		return 1;
 	}
 	/* a live reply teaches the chunk's hash (and, on a tensor's last chunk,

@@ -148,6 +148,17 @@ bool common_utf8_valid(const void *data, size_t len, bool allow_nul);
  * to a peer that refuses anything else (error replies quoting a request's
  * text cut at a byte count). */
 void common_utf8_scrub(char *s);
+/* Text from a peer or a client on its way to a log or a terminal: does s hold
+ * a control byte, DEL or any non-ASCII byte (then escape it)? */
+bool common_text_needs_escape(const char *s);
+/* Copy s into out (cap >= 4 * strlen(s) + 1 to keep it whole; less truncates at
+ * a whole escape) with control bytes, DEL, C1 controls and bytes that are not
+ * valid UTF-8 written as \n, \r, \t or \xNN, so that it cannot start a new
+ * line or move the terminal cursor; keep_newlines lets '\n' through (multi-line
+ * text such as STATS). Valid UTF-8 text stays as it is. */
+void common_text_escape(const char *s, char *out, size_t cap, bool keep_newlines);
+/* The same into a malloc'd string (NULL when out of memory). */
+char *common_text_escape_dup(const char *s, bool keep_newlines);
 
 /* ---- atomic file writes (atomic_file.c): "<path>.tmp.<pid>" + rename ----
  * Readers see the old file or the whole new one. durable: fsync the file

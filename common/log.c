@@ -81,68 +81,6 @@ int common_log_level_from_name(const char *name)
 	return -1;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if s[0] starts none, or it encodes
- * a C1 control (U+0080..U+009F: some terminals take U+009B as an escape introducer). */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	if (c >= 0xc2 && c <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 && !(c == 0xc2 && s[1] < 0xa0) ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80
-		           ? 4
-		           : 0;
-	}
-	return 0;
-}
-
-/* Does msg need escaping (a control byte, DEL or any non-ASCII byte)? The common case,
- * plain ASCII, is one pass with no copy. */
-static bool needs_escape(const char *msg)
-{
-	for (const unsigned char *p = (const unsigned char *)msg; *p != '\0'; p++)
-		if (*p < 0x20 || *p >= 0x7f)
-			return true;
-	return false;
-}
-
-/* Copy msg into out (cap >= 4 * strlen(msg) + 1) with control bytes, DEL, C1 controls and
- * bytes that are not valid UTF-8 written as \n, \r, \t or \xNN: a logged string (a model
- * name or pattern from a client) cannot start a new line or move the terminal cursor. */
-static void escape_line(const char *msg, char *out, size_t cap)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)msg;
-	size_t o = 0;
-	while (*p != '\0' && o + 5 <= cap) {
-		size_t n = *p >= 0x80 ? utf8_len(p) : 0;
-		if (n > 0) {
-			memcpy(out + o, p, n);
-			o += n;
-			p += n;
-			continue;
-		}
-		unsigned char c = *p++;
-		if (c >= 0x20 && c < 0x7f) {
-			out[o++] = (char)c;
-		} else if (c == '\n' || c == '\r' || c == '\t') {
-			out[o++] = '\\';
-			out[o++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
-		} else {
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
-		}
-	}
-	out[o] = '\0';
-}
-
 void common_log(int level, const char *fmt, ...)
 {
 	if (level > common_log_level())
@@ -153,12 +91,14 @@ void common_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!needs_escape(msg)) {
+	if (!common_text_needs_escape(msg)) {
 		ls->fn(ls->ctx, level, msg);
 		return;
 	}
+	/* a logged string (a model name or pattern from a client) cannot start a new
+	 * line or move the terminal cursor */
 	char line[4 * sizeof(msg) + 1];
-	escape_line(msg, line, sizeof(line));
+	common_text_escape(msg, line, sizeof(line), false);
 	ls->fn(ls->ctx, level, line);
 }
 

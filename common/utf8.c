@@ -1,5 +1,7 @@
-/* utf8.c — strict UTF-8 (RFC 3629) for strings that arrive from outside, and
- * for text this process sends whose pieces were cut by bytes. */
+/* utf8.c — strict UTF-8 (RFC 3629) for strings that arrive from outside, for
+ * text this process sends whose pieces were cut by bytes, and escaping for
+ * text that reaches a log or a terminal. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
@@ -56,4 +58,53 @@ void common_utf8_scrub(char *s)
 		else
 			p += n;
 	}
+}
+
+bool common_text_needs_escape(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p < 0x20 || *p >= 0x7f)
+			return true;
+	return false;
+}
+
+void common_text_escape(const char *s, char *out, size_t cap, bool keep_newlines)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	size_t o = 0;
+	while (p < end && o + 5 <= cap) {
+		size_t n = *p >= 0x80 ? seq_len(p, end) : 0;
+		if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+			n = 0; /* a C1 control: some terminals take U+009B as an escape introducer
+			        */
+		if (n > 0) {
+			memcpy(out + o, p, n);
+			o += n;
+			p += n;
+			continue;
+		}
+		unsigned char c = *p++;
+		if ((c >= 0x20 && c < 0x7f) || (keep_newlines && c == '\n')) {
+			out[o++] = (char)c;
+		} else if (c == '\n' || c == '\r' || c == '\t') {
+			out[o++] = '\\';
+			out[o++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o] = '\0';
+}
+
+char *common_text_escape_dup(const char *s, bool keep_newlines)
+{
+	size_t cap = 4 * strlen(s) + 1;
+	char *out = malloc(cap);
+	if (out != NULL)
+		common_text_escape(s, out, cap, keep_newlines);
+	return out;
 }

@@ -241,6 +241,94 @@ static void test_unasked_live_manifest(void **state)
 	hw_stop(h);
 }
 
+/* Text a hostile server puts in an error, a model list or an admin reply
+ * reaches the caller with its control bytes escaped (weightctl prints it to a
+ * terminal: ESC sequences could retitle it, move the cursor, hide output). */
+#define EVIL         "red\x1b[31m\rbell\x07\xc2\x9b" "2J"
+#define EVIL_ESCAPED "red\\x1b[31m\\rbell\\x07\\xc2\\x9b2J"
+
+static void evil_chunk(hostile *h, const Weights__Request *q)
+{
+	Weights__Reply r = WEIGHTS__REPLY__INIT;
+	Weights__Error er = WEIGHTS__ERROR__INIT;
+	er.code = WT_EINVAL; /* not retried */
+	er.message = EVIL;
+	r.id = q->id;
+	r.body_case = WEIGHTS__REPLY__BODY_ERROR;
+	r.error = &er;
+	hw_send(h, &r, NULL, 0);
+}
+
+static void evil_other(hostile *h, const Weights__Request *q)
+{
+	Weights__Reply r = WEIGHTS__REPLY__INIT;
+	r.id = q->id;
+	Weights__ModelInfo mi = WEIGHTS__MODEL_INFO__INIT, *mp = &mi;
+	Weights__ModelList ml = WEIGHTS__MODEL_LIST__INIT;
+	Weights__AdminReply ar = WEIGHTS__ADMIN_REPLY__INIT;
+	if (q->body_case == WEIGHTS__REQUEST__BODY_LIST_MODELS) {
+		mi.name = "m" EVIL;
+		mi.uri = "file:///x" EVIL;
+		mi.error = EVIL;
+		ml.n_models = 1;
+		ml.models = &mp;
+		r.body_case = WEIGHTS__REPLY__BODY_MODELS;
+		r.models = &ml;
+	} else {
+		ar.text = "line 1\nline 2 " EVIL;
+		r.body_case = WEIGHTS__REPLY__BODY_ADMIN;
+		r.admin = &ar;
+	}
+	hw_send(h, &r, NULL, 0);
+}
+
+static bool has_control(const char *s, bool newline_ok)
+{
+	for (; *s; s++)
+		if (((unsigned char)*s < 0x20 && !(newline_ok && *s == '\n')) || *s == 0x7f ||
+		    ((unsigned char)s[0] == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+		     (unsigned char)s[1] < 0xa0))
+			return true;
+	return false;
+}
+
+static void test_server_text_escaped(void **state)
+{
+	(void)state;
+	hostile *h = hw_start(64, 64, false);
+	h->on_chunk = evil_chunk;
+	h->on_other = evil_other;
+	wt_client *c = client(h, false, 2000, 1, 0);
+	wt_manifest *m = manifest(c);
+	wt_host_sink *hs;
+	wt_errbuf err;
+	assert_int_equal(wt_host_sink_create(&hs, &err), WT_OK);
+	int rv = wt_client_fetch(c, m, wt_host_sink_sink(hs), NULL, &err);
+	printf("error reply: %s: %s\n", wt_errname(rv), err.msg);
+	assert_int_equal(rv, WT_EINVAL);
+	assert_non_null(strstr(err.msg, EVIL_ESCAPED));
+	assert_false(has_control(err.msg, false));
+	wt_model_info *list = NULL;
+	size_t n = 0;
+	assert_int_equal(wt_client_list_models(c, &list, &n, &err), WT_OK);
+	assert_int_equal(n, 1);
+	printf("model list: %s %s %s\n", list[0].name, list[0].uri, list[0].error);
+	assert_string_equal(list[0].name, "m" EVIL_ESCAPED);
+	assert_string_equal(list[0].uri, "file:///x" EVIL_ESCAPED);
+	assert_string_equal(list[0].error, EVIL_ESCAPED);
+	wt_model_list_free(list, n);
+	wt_admin_result res = {0};
+	assert_int_equal(wt_client_admin(c, WT_ADMIN_STATS, NULL, NULL, &res, &err), WT_OK);
+	printf("admin text: %s\n", res.text);
+	assert_string_equal(res.text, "line 1\nline 2 " EVIL_ESCAPED); /* its line break kept */
+	assert_false(has_control(res.text, true));
+	wt_admin_result_clear(&res);
+	wt_host_sink_destroy(hs);
+	wt_manifest_free(m);
+	wt_client_close(c);
+	hw_stop(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +337,7 @@ int main(void)
 	    cmocka_unit_test(test_cancel_while_retrying),
 	    cmocka_unit_test(test_small_message_limit),
 	    cmocka_unit_test(test_unasked_live_manifest),
+	    cmocka_unit_test(test_server_text_escaped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

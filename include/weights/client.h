@@ -164,7 +164,9 @@ WT_API void wt_client_close(wt_client *c);
 /* ---- models ---- */
 
 typedef struct wt_model_info {
-	char *name; /* all strings owned by the array, freed by wt_model_list_free() */
+	char *name; /* all strings owned by the array, freed by wt_model_list_free(); each
+	               as the server sent it with control bytes, DEL and bytes that are not
+	               UTF-8 written as \n, \r, \t or \xNN (safe to print) */
 	char *uri;
 	char *revision;
 	char *architecture;
@@ -441,7 +443,8 @@ typedef enum {
 } wt_admin_op;
 
 typedef struct wt_admin_result {
-	char *text; /* server's human-readable result; owned, freed by wt_admin_result_clear() */
+	char *text; /* server's human-readable result; owned, freed by wt_admin_result_clear();
+	               its control bytes but '\n' escaped as \xNN (safe to print) */
 	uint64_t bytes;
 	uint64_t shards;
 	uint64_t chunks;

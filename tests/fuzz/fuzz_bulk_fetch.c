@@ -6,8 +6,8 @@
  * that returns WT_OK has handed the sink exactly the tensor's bytes (the
  * manifest's hashes are the honest ones, so no lie may get through); any
  * other result carries a message that is valid UTF-8 (a server's error text
- * that is not is refused, as over messages); nothing crashes, hangs or
- * leaks.
+ * that is not is refused, as over messages) without control bytes (the
+ * server's text escaped); nothing crashes, hangs or leaks.
  *
  * Input: byte 0 = options: bit 0 hash_refetch 1, bit 1 window 1 (else 4),
  * bit 2 the sink offers its memory (host sink; else a callback sink that
@@ -284,6 +284,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else { /* a message, valid UTF-8 whatever the server's text was */
 		FUZZ_CHECK(err.msg[0] != '\0');
 		FUZZ_CHECK(common_utf8_valid(err.msg, strlen(err.msg), false));
+		FUZZ_CHECK(!common_text_needs_escape(err.msg) ||
+		           strpbrk(err.msg, "\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f"
+		                            "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b"
+		                            "\x1c\x1d\x1e\x1f\x7f") == NULL); /* escaped */
 	}
 	wt_host_sink_destroy(hs);
 	wt_manifest_free(m);

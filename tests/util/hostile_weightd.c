@@ -145,6 +145,8 @@ static void *control_main(void *arg)
 				h->on_chunk(h, q);
 			else
 				honest_chunk(h, q);
+		} else if (h->on_other != NULL) {
+			h->on_other(h, q);
 		} else {
 			error_reply(h, q->id, WT_EUNSUPPORTED);
 		}

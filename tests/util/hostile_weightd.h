@@ -26,6 +26,8 @@ typedef struct hostile hostile;
 typedef void (*hw_manifest_fn)(hostile *h, uint64_t id);
 typedef void (*hw_chunk_fn)(hostile *h, const Weights__Request *q);
 typedef void (*hw_bulk_fn)(hostile *h, nng_stream *st, const bulk_req *br);
+/* Any other request (ListModels, Admin, ...): NULL answers WT_EUNSUPPORTED. */
+typedef void (*hw_other_fn)(hostile *h, const Weights__Request *q);
 
 struct hostile {
 	char url[64];        /* control socket */
@@ -35,6 +37,7 @@ struct hostile {
 	hw_manifest_fn on_manifest;
 	hw_chunk_fn on_chunk;
 	hw_bulk_fn on_bulk;
+	hw_other_fn on_other;
 	/* Cut-through (set before the first request): Hello offers cut_through and
 	 * stream_live, the manifest is live, and the honest replies answer live
 	 * chunk requests (by index) with the chunk's hash and, on the tensor's
