@@ -244,7 +244,9 @@ static void test_unasked_live_manifest(void **state)
 /* Text a hostile server puts in an error, a model list or an admin reply
  * reaches the caller with its control bytes escaped (weightctl prints it to a
  * terminal: ESC sequences could retitle it, move the cursor, hide output). */
-#define EVIL         "red\x1b[31m\rbell\x07\xc2\x9b" "2J"
+#define EVIL                                                                                       \
+	"red\x1b[31m\rbell\x07\xc2\x9b"                                                            \
+	"2J"
 #define EVIL_ESCAPED "red\\x1b[31m\\rbell\\x07\\xc2\\x9b2J"
 
 static void evil_chunk(hostile *h, const Weights__Request *q)
