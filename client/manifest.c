@@ -6,8 +6,8 @@
  * except where noted):
  *   format_version == 1                               else WT_EVERSION
  *   shard_id 1..CLIENT_MAX_SHARD_ID bytes; model, revision, layout_text present
- *   tensors <= CLIENT_MAX_TENSORS; names non-empty, strictly increasing (name
- *     order, hence unique)
+ *   tensors <= CLIENT_MAX_TENSORS; names non-empty, without control characters,
+ *     strictly increasing (name order, hence unique)
  *   dtype a known code; role a known value; 0 <= ndim <= WT_MAX_DIMS; dims >= 0
  *   product(shape) * dtype size fits 64 bits and == nbytes
  *   hash 16 bytes
@@ -130,6 +130,16 @@ static int check_tensor(const Weights__TensorEntry *te, const char *prev, uint64
 	client_tensor *t = &m->tensors[ti];
 	if (te->name == NULL || te->name[0] == '\0')
 		return wt_seterr(err, WT_ECORRUPT, "manifest: tensor %zu has no name", ti);
+	if (common_text_needs_escape(te->name)) { /* non-ASCII is fine, control bytes are not */
+		char shown[WT_ERRMSG_MAX / 2];
+		common_text_escape(te->name, shown, sizeof(shown), false);
+		if (strcmp(shown, te->name) != 0)
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "manifest: tensor %zu's name '%s' holds a control character "
+			    "(a sink would write it into a file or a terminal)",
+			    ti, shown);
+	}
 	if ((t->name = strdup(te->name)) == NULL)
 		return wt_seterr(err, WT_ENOMEM, "manifest: out of memory");
 	if (prev != NULL && strcmp(prev, t->name) >= 0)

@@ -321,6 +321,16 @@ static int parse_root(const char *hdr, size_t hdr_len, json_t *root, st_file *f,
 				goto out;
 			continue;
 		}
+		char shown[WT_ERRMSG_MAX / 2]; /* a name goes into manifests, files and logs */
+		common_text_escape(k, shown, sizeof(shown), false);
+		if (strcmp(shown, k) != 0) {
+			rv =
+			    wt_seterr(err, WT_ECORRUPT,
+			              "tensor '%s': its name holds a control character; rename the "
+			              "tensor",
+			              shown);
+			goto out;
+		}
 		st_tensor *t = &f->tensors[f->n_tensors];
 		if ((t->name = strdup(k)) == NULL) {
 			rv = wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", k);

@@ -74,15 +74,24 @@ static void test_manifest_hostile(void **state)
 		int code;
 		const char *in_msg;
 	} cases[] = {
-	    {"overlap", WT_ECORRUPT, "overlaps"},   {"hole", WT_ECORRUPT, "hole"},
-	    {"past end", WT_ECORRUPT, "past"},      {"short", WT_ECORRUPT, "cover"},
-	    {"overflow", WT_ECORRUPT, "overflow"},  {"shape", WT_ECORRUPT, "make"},
-	    {"shape ovf", WT_ECORRUPT, "overflow"}, {"order", WT_ECORRUPT, "name order"},
-	    {"dup", WT_ECORRUPT, "unique"},         {"hash", WT_ECORRUPT, "hash of 3"},
-	    {"dtype", WT_ECORRUPT, "dtype"},        {"total", WT_ECORRUPT, "add up"},
-	    {"version", WT_EVERSION, "version"},    {"empty chunk", WT_ECORRUPT, "empty"},
-	    {"big chunk", WT_ETOOBIG, "limit"},     {"no id", WT_ECORRUPT, "shard id"},
+	    {"overlap", WT_ECORRUPT, "overlaps"},
+	    {"hole", WT_ECORRUPT, "hole"},
+	    {"past end", WT_ECORRUPT, "past"},
+	    {"short", WT_ECORRUPT, "cover"},
+	    {"overflow", WT_ECORRUPT, "overflow"},
+	    {"shape", WT_ECORRUPT, "make"},
+	    {"shape ovf", WT_ECORRUPT, "overflow"},
+	    {"order", WT_ECORRUPT, "name order"},
+	    {"dup", WT_ECORRUPT, "unique"},
+	    {"hash", WT_ECORRUPT, "hash of 3"},
+	    {"dtype", WT_ECORRUPT, "dtype"},
+	    {"total", WT_ECORRUPT, "add up"},
+	    {"version", WT_EVERSION, "version"},
+	    {"empty chunk", WT_ECORRUPT, "empty"},
+	    {"big chunk", WT_ETOOBIG, "limit"},
+	    {"no id", WT_ECORRUPT, "shard id"},
 	    {"neg dim", WT_ECORRUPT, "dim"},
+	    {"control", WT_ECORRUPT, "'a.w\\x1b[2Jeight' holds a control character"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		mf_init(&x);
@@ -148,6 +157,9 @@ static void test_manifest_hostile(void **state)
 			break;
 		case 16:
 			x.shape[1][0] = -4;
+			break;
+		case 17:
+			x.te[0].name = "a.w\x1b[2Jeight"; /* still before b.weight */
 			break;
 		}
 		int rv = build(&x, &err);

@@ -120,6 +120,11 @@ static void test_reject_json(void **state)
 	expect_reject("{\"w\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 1], "
 	              "\"extra\": 1}}",
 	              1, WT_ECORRUPT, "unknown field 'extra'");
+	expect_reject(
+	    "{\"w\\u001b[2J\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 1]}}", 1,
+	    WT_ECORRUPT, "tensor 'w\\x1b[2J': its name holds a control character");
+	expect_reject("{\"w\\n\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 1]}}",
+	              1, WT_ECORRUPT, "tensor 'w\\n': its name");
 }
 
 static void test_reject_metadata(void **state)
