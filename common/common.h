@@ -151,6 +151,9 @@ void common_utf8_scrub(char *s);
 /* Text from a peer or a client on its way to a log or a terminal: does s hold
  * a control byte, DEL or any non-ASCII byte (then escape it)? */
 bool common_text_needs_escape(const char *s);
+/* Does s hold a control character: a C0 byte, DEL or a UTF-8-encoded C1
+ * control (U+0080..U+009F)? Invalid UTF-8 is not one (see common_utf8_valid). */
+bool common_text_has_control(const char *s);
 /* Copy s into out (cap >= 4 * strlen(s) + 1 to keep it whole; less truncates at
  * a whole escape) with control bytes, DEL, C1 controls and bytes that are not
  * valid UTF-8 written as \n, \r, \t or \xNN, so that it cannot start a new

@@ -60,6 +60,14 @@ void common_utf8_scrub(char *s)
 	}
 }
 
+bool common_text_has_control(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0))
+			return true;
+	return false;
+}
+
 bool common_text_needs_escape(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)

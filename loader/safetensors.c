@@ -321,9 +321,9 @@ static int parse_root(const char *hdr, size_t hdr_len, json_t *root, st_file *f,
 				goto out;
 			continue;
 		}
-		char shown[WT_ERRMSG_MAX / 2]; /* a name goes into manifests, files and logs */
-		common_text_escape(k, shown, sizeof(shown), false);
-		if (strcmp(shown, k) != 0) {
+		if (common_text_has_control(k)) { /* a name goes into manifests, files and logs */
+			char shown[WT_ERRMSG_MAX / 2];
+			common_text_escape(k, shown, sizeof(shown), false);
 			rv =
 			    wt_seterr(err, WT_ECORRUPT,
 			              "tensor '%s': its name holds a control character; rename the "

@@ -284,6 +284,11 @@ static void test_utf8(void **state)
 			assert_memory_equal(t, v[i].s, v[i].n);
 	}
 	assert_true(common_utf8_valid("a\0b", 3, true));
+	/* control characters: C0, DEL, C1 (U+009B, CSI); not non-ASCII, not invalid UTF-8 */
+	assert_true(common_text_has_control("a\x1b[2J") && common_text_has_control("a\x7f") &&
+	            common_text_has_control("a\xc2\x9b") && common_text_has_control("\n"));
+	assert_false(common_text_has_control("\xc3\xa9t\xc3\xa9 \xc2\xa0") ||
+	             common_text_has_control("b.\xff\xfe") || common_text_has_control(""));
 	char cut[] = "r\xc3\xa9v\xe2\x82"; /* a character cut short: one '?' per byte */
 	common_utf8_scrub(cut);
 	assert_string_equal(cut, "r\xc3\xa9v??");
