@@ -16,6 +16,12 @@
  * lm_head is tied exactly when text_config.tie_word_embeddings is (transformers 4.57.1 ties
  * by get_text_config(); vLLM by config.text_config.tie_word_embeddings): the loader reads
  * the LM's fields from text_config alone (config_lm_view).
+ *
+ * SmolVLM (SmolVLMForConditionalGeneration, model_type smolvlm: HuggingFaceTB/SmolVLM-256M /
+ * 500M-Instruct, SmolVLM2-2.2B-Instruct) is this architecture under SmolVLM's class names:
+ * the same checkpoint names, the same keys and defaults (SmolVLMVisionConfig's equal
+ * Idefics3VisionConfig's), and vLLM's smolvlm.py reuses idefics3.py's modules; the same
+ * table and checks.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -62,10 +68,11 @@ static int idefics3_check(const ckpt_config *c, wt_errbuf *err)
 		    "sizes)",
 		    c->architecture);
 	if (strcmp(c->lm_model_type, "llama") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: text_config.model_type '%s': only a llama language "
-		                 "model is supported for %s (vLLM's idefics3.py builds LlamaModel)",
-		                 c->lm_model_type, c->architecture);
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: text_config.model_type '%s': only a llama language "
+		    "model is supported for %s (vLLM's idefics3.py / smolvlm.py build LlamaModel)",
+		    c->lm_model_type, c->architecture);
 	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_I3V_HIDDEN;
 	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_I3V_HEADS;
 	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_I3V_IMAGE;
@@ -88,10 +95,23 @@ static int idefics3_check(const ckpt_config *c, wt_errbuf *err)
 }
 
 static const char *const idefics3_archs[] = {"Idefics3ForConditionalGeneration", NULL};
+static const char *const smolvlm_archs[] = {"SmolVLMForConditionalGeneration", NULL};
 
 const sm_family shardmap_family_idefics3 = {
     .name = "idefics3",
     .archs = idefics3_archs,
+    .rules = idefics3_rules,
+    .n_rules = SM_NRULES(idefics3_rules),
+    .layer_prefix = "model.text_model.layers.",
+    .check = idefics3_check,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .idefics3 = true,
+};
+
+const sm_family shardmap_family_smolvlm = {
+    .name = "smolvlm",
+    .archs = smolvlm_archs,
     .rules = idefics3_rules,
     .n_rules = SM_NRULES(idefics3_rules),
     .layer_prefix = "model.text_model.layers.",

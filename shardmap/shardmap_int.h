@@ -484,6 +484,7 @@ extern const sm_family shardmap_family_falcon;
 extern const sm_family shardmap_family_persimmon;
 extern const sm_family shardmap_family_mamba2;
 extern const sm_family shardmap_family_idefics3;
+extern const sm_family shardmap_family_smolvlm;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -595,6 +595,13 @@ static const fam_expect fams[] = {
          2 * (64 * 3 * 8 * 8 + 64 + 16 * 64 + 2 * 64 + 128 * 256) +
          2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64),
      128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* smolvlm: idefics3's tensors with one kv head (k / v 32x128) and no lm_head (tied by
+     * text_config), one file */
+    {"smolvlm", 58,
+     2 * (1000 * 128 + 128) + 2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 256 * 128) +
+         2 * (64 * 3 * 8 * 8 + 64 + 16 * 64 + 2 * 64 + 128 * 256) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64),
+     128, 4, 1, 32, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -8,7 +8,8 @@
  * 4) or the quantized layouts' budgets; the full path's logits equal transformers 4.57.1's
  * (eager, float32) at 28 points; rank tensors broken the way a wrong planner would break
  * them are caught. The fixture comes from $WT_BUILD/wt-mkckpt --family idefics3 (hid 128,
- * H 4, KV 2, d 32, I 256, V 1000, 2 layers; a SigLIP-style tower of 2 blocks of width 64).
+ * H 4, KV 2, d 32, I 256, V 1000, 2 layers; a SigLIP-style tower of 2 blocks of width 64) and
+ * --family smolvlm (SmolVLMForConditionalGeneration: the same names, KV 1, tied by text_config).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -35,8 +36,8 @@
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"idefics3"};
-	return gen_fixtures("reference_idefics3", fams, 1);
+	static const char *fams[] = {"idefics3", "smolvlm"};
+	return gen_fixtures("reference_idefics3", fams, 2);
 }
 
 static void test_idefics3_pass(void **state)
@@ -47,6 +48,11 @@ static void test_idefics3_pass(void **state)
 	expect_pass("idefics3", 4, 1, WT_QUANT_NONE, 0); /* KV 2 < TP 4 */
 	expect_pass("idefics3", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
 	expect_pass("idefics3", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	/* SmolVLM: KV 1 (replicated at every TP), tied by text_config */
+	expect_pass("smolvlm", 1, 1, WT_QUANT_NONE, 0);
+	expect_pass("smolvlm", 2, 1, WT_QUANT_NONE, 0);
+	expect_pass("smolvlm", 4, 1, WT_QUANT_NONE, 0);
+	expect_pass("smolvlm", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
 }
 
 /* (row, column, transformers 4.57.1 logit), tokens g_tokens */
@@ -63,14 +69,30 @@ static const gold_pt gold_i3[] = {
     {6, 900, 3.88057530e-01f},
 };
 
+/* smolvlm's (seed 11: KV 1, rope_theta 1e5, tied by text_config) */
+static const gold_pt gold_smol[] = {
+    {0, 22, 9.34976414e-02f},   {0, 668, 8.67217109e-02f},  {0, 803, -1.00063615e-01f},
+    {0, 807, 3.62834670e-02f},  {1, 53, -1.86827630e-01f},  {1, 277, -1.80558160e-01f},
+    {1, 284, 4.54925925e-01f},  {1, 977, 3.11135918e-01f},  {2, 1, -1.00662336e-01f},
+    {2, 45, -1.13440327e-01f},  {2, 48, 2.45999202e-01f},   {2, 130, 2.63333116e-02f},
+    {3, 234, 3.84409493e-03f},  {3, 282, 2.40758985e-01f},  {3, 650, -2.18405455e-01f},
+    {3, 748, 6.89708721e-03f},  {4, 177, -3.77826214e-01f}, {4, 796, -1.81519002e-01f},
+    {4, 844, 1.20918542e-01f},  {4, 895, 5.06334305e-01f},  {5, 491, -7.20635653e-02f},
+    {5, 662, -2.18154341e-01f}, {5, 664, -5.05065471e-02f}, {5, 676, -1.13994732e-01f},
+    {6, 270, -6.51387870e-03f}, {6, 361, 7.24138916e-02f},  {6, 879, -6.23987541e-02f},
+    {6, 900, -3.09124112e-01f},
+};
+
 /* The full path's logits at the golden points, within 1e-5 (over all 7000 logits 4.2e-7 of
- * max |logit| 0.84: Idefics3ForConditionalGeneration.from_pretrained of the fixture, strict) */
+ * max |logit| 0.84: Idefics3ForConditionalGeneration.from_pretrained of the fixture, strict;
+ * smolvlm 4.8e-7 of 0.91, SmolVLMForConditionalGeneration, strict, lm_head tied) */
 #define GOLD_TOL 1e-5
 
 static void test_idefics3_transformers(void **state)
 {
 	(void)state;
 	expect_gold("idefics3", V_I3, GOLD_TOL, gold_i3, sizeof(gold_i3) / sizeof(gold_i3[0]));
+	expect_gold("smolvlm", V_I3, GOLD_TOL, gold_smol, sizeof(gold_smol) / sizeof(gold_smol[0]));
 }
 
 static void tamper_qkv_ranks(void *ctx, ref_set *r, uint32_t n)
@@ -100,6 +122,7 @@ static void test_idefics3_caught(void **state)
 	expect_caught("idefics3", 2, 1, tamper_qkv_ranks, "qkv exchanged between ranks");
 	expect_caught("idefics3", 2, 1, tamper_o_ranks, "o_proj columns exchanged");
 	expect_caught("idefics3", 2, 1, tamper_gate_up, "gate / up halves swapped");
+	expect_caught("smolvlm", 2, 1, tamper_o_ranks, "smolvlm: o_proj columns exchanged");
 }
 
 /* The fixture as read: Llama's math, untied, eps 1e-5, theta 500000; the tower and the
@@ -122,6 +145,14 @@ static void test_idefics3_fixture_cfg(void **state)
 	assert_non_null(find_tensor(&ck, "model.layers.0.self_attn.q_proj.weight"));
 	assert_non_null(find_tensor(&ck, "model.vision_model.post_layernorm.weight"));
 	assert_non_null(find_tensor(&ck, "model.connector.modality_projection.proj.weight"));
+	ref_set_clear(&ck);
+	close_model(&m);
+	/* smolvlm: tied by text_config (the top level's false not read), KV 1, theta 1e5 */
+	open_model(&m, "smolvlm");
+	assert_int_equal(ref_load_ckpt(m.c, &c, &ck, &err), WT_OK);
+	assert_true(c.kind == REF_DENSE && c.tied && c.KV == 1 && c.d == 32 && c.L == 2);
+	assert_float_equal(c.theta, 100000.0, 1e-6);
+	assert_non_null(find_tensor(&ck, "model.vision_model.post_layernorm.weight"));
 	ref_set_clear(&ck);
 	close_model(&m);
 }

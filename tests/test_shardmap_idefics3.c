@@ -9,7 +9,8 @@
  * TP 1, 2, 4, 8, Idefics3VisionConfig's and LlamaConfig's defaults, tie_word_embeddings
  * read from text_config only, and the refusals (no vision_config / text_config, another
  * language model, heads, scale_factor against the patch grid and proj's width, missing and
- * unknown tensors, a block past num_hidden_layers). Seed fixed.
+ * unknown tensors, a block past num_hidden_layers). SmolVLM (SmolVLMForConditionalGeneration):
+ * the same shards under its names, its tie, defaults and refusals. Seed fixed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -412,12 +413,76 @@ static void test_errors(void **state)
 	fx_refused(m, cfg_i3, WT_EUNSUPPORTED, "model.layers.0.input_layernorm.weight", "idefics3");
 }
 
+/* SmolVLM (SmolVLMForConditionalGeneration): Idefics3's table and checks under SmolVLM's
+ * names: the same shards byte for byte at TP 2 and 4, tied by text_config alone, coverage,
+ * SmolVLMConfig's scale_factor 2 when absent, its refusals. */
+#define CFG_SMOL(top, text)                                                                        \
+	"{\"architectures\":[\"SmolVLMForConditionalGeneration\"],\"model_type\":\"smolvlm\"," top \
+	"\"text_config\":{" LM_KEYS text "}"
+static const char cfg_smol[] = CFG_SMOL("", "") VISION_CFG(VISION_KEYS);
+
+static void test_smolvlm(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		fx a, b;
+		fx_open(&a, i3_model(false, true, 2), cfg_i3, tps[i], 1, 0, true);
+		fx_open(&b, i3_model(false, true, 2), cfg_smol, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++) {
+			fx_same_rank(&a, &b, r, NULL);
+			check_rank(&b, tps[i], r);
+		}
+		fx_close(&a);
+		fx_close(&b);
+	}
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(i3_model(false, true, 2), cfg_smol, 2, lays, 4);
+	/* tied by text_config (the top level says false): lm_head absent, served by nothing */
+	static const char cfg_tied[] =
+	    CFG_SMOL("\"tie_word_embeddings\":false,", ",\"tie_word_embeddings\":true")
+	        VISION_CFG(VISION_KEYS);
+	fx f;
+	fx_open(&f, i3_model(false, false, 2), cfg_tied, 2, 1, 0, false);
+	assert_true(shardmap_tied_lm_head(f.p));
+	assert_int_equal(tm_ix(f.p, 1, "lm_head.weight"), -1);
+	fx_close(&f);
+	/* the top level's true alone: untied, lm_head required */
+	static const char cfg_top[] =
+	    CFG_SMOL("\"tie_word_embeddings\":true,", "") VISION_CFG(VISION_KEYS);
+	fx_refused(i3_model(false, false, 2), cfg_top, WT_ENOTFOUND, "lm_head.weight", "");
+	/* SmolVLMConfig's defaults: scale_factor 2, LlamaConfig's text model */
+	static const char cls[] =
+	    "{\"architectures\":[\"SmolVLMForConditionalGeneration\"],\"model_type\":\"smolvlm\","
+	    "\"text_config\":{\"vocab_size\":49280},\"vision_config\":{}}";
+	ckpt_config c;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(cls, strlen(cls), &c, &err), WT_OK);
+	assert_true(c.hidden_size == 4096 && c.num_key_value_heads == 32 && c.vocab_size == 49280 &&
+	            c.v_spatial_merge_size == 2 && strcmp(c.lm_model_type, "llama") == 0);
+	ckpt_config_clear(&c);
+	/* scale_factor 4 (SmolVLM-256M's) against a 4 x 4 grid: proj 16 VE wide wanted */
+	static const char cfg_sf4[] = CFG_SMOL("\"scale_factor\":4,", "") VISION_CFG(VISION_KEYS);
+	fx_refused(i3_model(false, true, 2), cfg_sf4, WT_ESHAPE, PROJ, "[64, 512]");
+	/* another text model, no tower */
+	static const char cfg_mis[] =
+	    "{\"architectures\":[\"SmolVLMForConditionalGeneration\"],\"model_type\":\"smolvlm\","
+	    "\"text_config\":{\"model_type\":\"mistral\",\"hidden_size\":64,"
+	    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"intermediate_size\":128,"
+	    "\"vocab_size\":128,\"num_hidden_layers\":1}" VISION_CFG(VISION_KEYS);
+	fx_refused(i3_model(false, true, 2), cfg_mis, WT_EUNSUPPORTED,
+	           "text_config.model_type 'mistral'", "SmolVLMForConditionalGeneration");
+	static const char cfg_nov[] = CFG_SMOL("", "") "}";
+	fx_refused(i3_model(false, true, 2), cfg_nov, WT_ECORRUPT, "needs vision_config", "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_text),
 	    cmocka_unit_test(test_int8),        cmocka_unit_test(test_coverage),
 	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_smolvlm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -425,3 +425,13 @@ for l in "model.vision_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[9
 	"lm_head.weight *BF16 *\[512, 128\]"; do
 	grep -q "^ *$l" "$T/plan" || fail "idefics3 line $l: $(cat "$T/plan")"
 done
+# SmolVLM: Idefics3's runtime names; tied by text_config (no lm_head line, the plan says so)
+# while the top level says false; the one kv head on every rank at TP 4
+"$CTL" plan --model-dir "$T/smolvlm" --tp-size 4 --tp-rank 3 >"$T/plan" || fail "plan smolvlm"
+grep -q "lm_head tied" "$T/plan" || fail "smolvlm: not tied: $(cat "$T/plan")"
+grep -q "^ *lm_head.weight" "$T/plan" && fail "smolvlm: lm_head served: $(cat "$T/plan")"
+for l in "model.text_model.layers.0.self_attn.qkv_proj.weight *BF16 *\[96, 128\]" \
+	"model.connector.modality_projection.proj.weight *BF16 *\[128, 256\]" \
+	"model.vision_model.encoder.layers.0.self_attn.qkv_proj.weight *BF16 *\[48, 64\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "smolvlm line $l: $(cat "$T/plan")"
+done
