@@ -581,6 +581,12 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		mt = strcmp(tmt, "llama") == 0     ? "llava:llama"
 		     : strcmp(tmt, "mistral") == 0 ? "llava:mistral"
 		                                   : tmt;
+	} else if (overlay && config_is_idefics3(root)) {
+		/* Idefics3Config / SmolVLMConfig build text_config by its model_type (llama when
+		 * it has none): LlamaConfig's defaults under a name of their own */
+		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+		tmt = tmt != NULL ? tmt : "llama";
+		mt = strcmp(tmt, "llama") == 0 ? "idefics3:llama" : tmt;
 	} else if (overlay && config_class_defaults(mt, &nd) == NULL) {
 		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 		mt = tmt != NULL ? tmt : mt;
@@ -591,6 +597,10 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		return WT_OK;
 	}
 	json_t *v = json_copy(root);
+	/* Idefics3 / SmolVLM tie lm_head by text_config.tie_word_embeddings alone
+	 * (transformers' get_text_config(), vLLM's text_config): the top level's is not read */
+	if (v != NULL && overlay && config_is_idefics3(root))
+		json_object_del(v, "tie_word_embeddings");
 	if (v == NULL || (overlay && json_object_update(v, tc) != 0)) {
 		json_decref(v);
 		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");

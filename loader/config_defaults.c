@@ -667,6 +667,8 @@ static const struct {
     /* LLaVA's text_config (config_lm_view names them by the text model's model_type) */
     CLASS("llava:llama", llava_llama_defaults),
     CLASS("llava:mistral", mistral3_text_defaults),
+    /* Idefics3's / SmolVLM's llama text_config (config_lm_view names it so): LlamaConfig's */
+    CLASS("idefics3:llama", llava_llama_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

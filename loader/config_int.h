@@ -42,6 +42,10 @@ bool config_is_llava(json_t *root);
  * tower's and the language model's model_type (config_llava.c). */
 struct ckpt_config;
 int config_parse_llava(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root an Idefics3 / SmolVLM config (model_type idefics3 or smolvlm)? Its scale_factor
+ * (into v_spatial_merge_size) and text_config's model_type (config_llava.c). */
+bool config_is_idefics3(json_t *root);
+int config_parse_idefics3(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */

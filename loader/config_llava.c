@@ -2,7 +2,9 @@
  * config_llava.c — LLaVA's config keys (model_type llava / llava_next: LlavaConfig,
  * LlavaNextConfig, transformers 4.57.1): vision_feature_layer (an integer unless a list;
  * default -2), vision_config.model_type (default clip_vision_model) and text_config.model_type
- * (default llama), read beside the vision_config the common parser reads.
+ * (default llama), read beside the vision_config the common parser reads. Idefics3's and
+ * SmolVLM's (Idefics3Config, SmolVLMConfig): scale_factor (default 2, the connector's pixel
+ * shuffle, kept as the spatial merge) and text_config.model_type (default llama).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +28,24 @@ int config_parse_llava(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 	const char *vmt = json_string_value(json_object_get(v, "model_type"));
 	snprintf(c->v_model_type, sizeof(c->v_model_type), "%s",
 	         vmt != NULL ? vmt : "clip_vision_model");
+	json_t *tc = json_object_get(root, "text_config");
+	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
+	         !json_is_object(tc) ? ""
+	         : tmt != NULL       ? tmt
+	                             : "llama");
+	return rv;
+}
+
+bool config_is_idefics3(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && (strcmp(mt, "idefics3") == 0 || strcmp(mt, "smolvlm") == 0);
+}
+
+int config_parse_idefics3(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = config_get_int(root, "scale_factor", 2, 1, &c->v_spatial_merge_size, err);
 	json_t *tc = json_object_get(root, "text_config");
 	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",

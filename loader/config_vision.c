@@ -90,6 +90,8 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->v_feature_list = json_is_array(json_object_get(root, "vision_feature_layer"));
 	if (rv == WT_OK && llava)
 		rv = config_parse_llava(root, v, c, err);
+	if (rv == WT_OK && config_is_idefics3(root))
+		rv = config_parse_idefics3(root, c, err);
 	return rv;
 }
 

@@ -351,6 +351,11 @@ static int kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *
 	    /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
 	     * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
 	    {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
+	    /* Idefics3ForConditionalGeneration: its Llama language model (model.text_model.*
+	     * read as model.*), on text tokens */
+	    {"idefics3", REF_DENSE, false, 0, 0},
+	    /* SmolVLMForConditionalGeneration: the same */
+	    {"smolvlm", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

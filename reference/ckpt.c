@@ -2,6 +2,7 @@
  * ckpt.c — the reference forward pass over a checkpoint and over the ranks the
  * planner produces from it (ckpt.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -361,12 +362,17 @@ int ref_cfg_parse_json(const char *json, size_t len, ref_cfg *out, wt_errbuf *er
 	ckpt_config_clear(&cc);
 	return rv;
 }
-/* Gemma 3 multimodal keeps its language model under language_model.
- * (docs/format.md 2.7): both paths read it under the text model's names, as the
- * Qwen2-VL language model is read; the vision tower's tensors are loaded, unused. */
-static const char *lm_name(const char *name)
+/* Gemma 3 multimodal keeps its language model under language_model., Idefics3 / SmolVLM
+ * under model.text_model. (docs/format.md 2.7): both paths read it under the text model's
+ * names (model.*, lm_head.*), as the Qwen2-VL language model is read; the vision tower's
+ * tensors are loaded, unused. buf holds a rewritten name. */
+static const char *lm_name(const char *name, char *buf, size_t cap)
 {
 	static const char pre[] = "language_model.";
+	static const char tm[] = "model.text_model.";
+	if (strncmp(name, tm, sizeof(tm) - 1) == 0 &&
+	    (size_t)snprintf(buf, cap, "model.%s", name + sizeof(tm) - 1) < cap)
+		return buf;
 	return strncmp(name, pre, sizeof(pre) - 1) == 0 ? name + sizeof(pre) - 1 : name;
 }
 
@@ -391,7 +397,7 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 		void *buf = malloc(t->nbytes ? t->nbytes : 1);
 		if (buf == NULL)
 			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
-		char cbuf[512], wbuf[512];
+		char cbuf[512], wbuf[512], lbuf[512];
 		const char *name = shardmap_canonical_name(c, t->name, cbuf, sizeof(cbuf));
 		float *deq = NULL; /* compressed-tensors weight: its F32 values as X.weight */
 		int64_t dshape[2];
@@ -409,8 +415,8 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 		if (rv == WT_OK && name == NULL)
 			rv = wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 		if (rv == WT_OK)
-			rv = ref_set_add(ck, lm_name(name), t->dtype, t->ndim, t->shape, buf,
-			                 t->nbytes, err);
+			rv = ref_set_add(ck, lm_name(name, lbuf, sizeof(lbuf)), t->dtype, t->ndim,
+			                 t->shape, buf, t->nbytes, err);
 		free(buf);
 	}
 	return rv;
@@ -430,8 +436,9 @@ static int ref_emit(void *ctx, uint32_t rank, size_t ix, const void *bytes, uint
 		return wt_seterr(
 		    err, WT_ESHAPE, "rank %u tensor %zu: %llu bytes emitted, plan says %llu", rank,
 		    ix, (unsigned long long)nbytes, (unsigned long long)(t ? t->nbytes : 0));
-	return ref_set_add(&e->ranks[rank], lm_name(t->name), t->dtype, t->ndim, t->shape, bytes,
-	                   nbytes, err);
+	char lbuf[512];
+	return ref_set_add(&e->ranks[rank], lm_name(t->name, lbuf, sizeof(lbuf)), t->dtype, t->ndim,
+	                   t->shape, bytes, nbytes, err);
 }
 /* Produce every rank of plan p into a new array of shardmap_n_ranks(p) sets (caller frees
  * with ref_free_ranks). */

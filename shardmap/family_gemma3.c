@@ -25,46 +25,12 @@
 #define SM_LAYER "language_model.model.layers.{i}."
 
 #define G3_VT "vision_tower.vision_model."
-#define G3_VB G3_VT "encoder.layers.{i}."
-
-/* Replicated vision tensor of one block / of the tower: [VE]. */
-#define G3_VB_REPL(n)                                                                              \
-	SM_RULE(G3_VB n, G3_VB n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
+/* Replicated tensor of the projector. */
 #define G3_V_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
-/* q / k / v (part 0 / 1 / 2) weight and bias into the fused qkv_proj, rows by heads. */
-#define G3_QKV(x, part)                                                                            \
-	SM_RULE(G3_VB "self_attn." x "_proj.weight", G3_VB "self_attn.qkv_proj.weight", SM_K_ROWS, \
-	        part, SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),          \
-	    SM_RULE(G3_VB "self_attn." x "_proj.bias", G3_VB "self_attn.qkv_proj.bias", SM_K_ROWS, \
-	            part, SM_U_VHEADS, SM_C_ALL, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
 
 static const sm_rule gemma3_rules[] = {
     SM_RULES_GEMMA3_LM("language_model."),
-    {G3_VT "embeddings.patch_embedding.weight",
-     G3_VT "embeddings.patch_embedding.weight",
-     SM_K_REPL,
-     0,
-     SM_U_NONE,
-     SM_C_ALL,
-     0,
-     4,
-     {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}},
-    G3_V_REPL(G3_VT "embeddings.patch_embedding.bias", 1, SM_D_VE, SM_D_ANY),
-    G3_V_REPL(G3_VT "embeddings.position_embedding.weight", 2, SM_D_VNP, SM_D_VE),
-    G3_VB_REPL("layer_norm1.weight"),
-    G3_VB_REPL("layer_norm1.bias"),
-    G3_QKV("q", 0),
-    G3_QKV("k", 1),
-    G3_QKV("v", 2),
-    SM_RULE(G3_VB "self_attn.out_proj.weight", G3_VB "self_attn.out_proj.weight", SM_K_COLS, 0,
-            SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),
-    G3_VB_REPL("self_attn.out_proj.bias"),
-    G3_VB_REPL("layer_norm2.weight"),
-    G3_VB_REPL("layer_norm2.bias"),
-    SM_RULES_VIS_FC(G3_VB),
-    G3_VB_REPL("mlp.fc2.bias"),
-    G3_V_REPL(G3_VT "post_layernorm.weight", 1, SM_D_VE, SM_D_ANY),
-    G3_V_REPL(G3_VT "post_layernorm.bias", 1, SM_D_VE, SM_D_ANY),
+    SM_RULES_SIGLIP_TOWER(G3_VT),
     /* x @ W with W [VE, hid] (not a Linear): replicated, never quantized */
     G3_V_REPL("multi_modal_projector.mm_input_projection_weight", 2, SM_D_VE, SM_D_HID),
     G3_V_REPL("multi_modal_projector.mm_soft_emb_norm.weight", 1, SM_D_VE, SM_D_ANY),

@@ -100,6 +100,20 @@ static void siglip_dims(const ckpt_config *c, sm_dims *d)
 	d->vis_positions = side * side; /* both at most SM_DIM_MAX: no overflow */
 }
 
+/* Idefics3's / SmolVLM's vision_config: SigLIP's keys, Idefics3VisionConfig's defaults for
+ * absent ones; positions (image_size / patch_size)^2 as Idefics3VisionEmbeddings'. */
+static void idefics3_dims(const ckpt_config *c, sm_dims *d)
+{
+	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : SM_I3V_LAYERS;
+	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_I3V_HEADS;
+	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_I3V_HIDDEN;
+	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_I3V_INTER;
+	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_I3V_PATCH;
+	int64_t side = (c->v_image_size > 0 ? c->v_image_size : SM_I3V_IMAGE) / patch;
+	d->vis_patch = patch;
+	d->vis_positions = side * side; /* both at most SM_DIM_MAX: no overflow */
+}
+
 /* CLIP's vision_config (LLaVA), CLIPVisionConfig's defaults for absent keys; positions
  * (image_size / patch_size)^2 + 1 as CLIPVisionEmbeddings' num_positions (the class
  * token's row). */
@@ -231,6 +245,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		pixtral_dims(c, d);
 	else if (x->fam->clip)
 		clip_dims(c, d);
+	else if (x->fam->idefics3)
+		idefics3_dims(c, d);
 	else if (x->fam->vision_siglip)
 		siglip_dims(c, d);
 	else if (x->fam->vision_gated) {

@@ -83,6 +83,8 @@ static const sm_family *const families[] = {
     &shardmap_family_falcon,
     &shardmap_family_persimmon,
     &shardmap_family_mamba2,
+    &shardmap_family_idefics3,
+    &shardmap_family_smolvlm,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

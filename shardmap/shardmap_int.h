@@ -313,6 +313,11 @@ typedef struct sm_family {
 	/* Mamba2 (Mamba2Config): the Mamba2 mixer's switches are use_conv_bias / use_bias too,
 	 * named so in refusals (mamba_lm implies it) */
 	bool mamba_use_keys;
+	/* Idefics3's / SmolVLM's vision_config (Idefics3VisionConfig, SmolVLMVisionConfig):
+	 * SigLIP's key names (also sets vision_siglip) with those classes' defaults for absent
+	 * keys (SM_I3V_*); the connector's input is hidden_size x scale_factor^2 wide (the
+	 * loader reads config.json's scale_factor as the spatial merge) */
+	bool idefics3;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -371,6 +376,15 @@ typedef struct sm_family {
 #define SM_CLIP_HEADS  12
 #define SM_CLIP_IMAGE  224
 #define SM_CLIP_PATCH  32
+
+/* Idefics3VisionConfig's / SmolVLMVisionConfig's defaults (transformers 4.57.1, the same
+ * in both), for absent vision_config keys; num_channels defaults to 3 as in_chans does. */
+#define SM_I3V_HIDDEN 1152
+#define SM_I3V_INTER  3072
+#define SM_I3V_LAYERS 12
+#define SM_I3V_HEADS  16
+#define SM_I3V_IMAGE  224
+#define SM_I3V_PATCH  32
 
 /* The checkpoint prefixes transformers >= 4.52 writes for the LLaVA-style layouts
  * (model.language_model., model.vision_tower., model.multi_modal_projector., lm_head.)
@@ -469,6 +483,8 @@ extern const sm_family shardmap_family_bloom;
 extern const sm_family shardmap_family_falcon;
 extern const sm_family shardmap_family_persimmon;
 extern const sm_family shardmap_family_mamba2;
+extern const sm_family shardmap_family_idefics3;
+extern const sm_family shardmap_family_smolvlm;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -585,6 +585,23 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 128 + 128) +
          2 * 2 * (128 + 584 * 128 + 320 * 4 + 320 + 3 * 8 + 256 + 128 * 256),
      128, 1, 1, 128, -1, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* idefics3: Llama's LM under model.text_model. (hid 128, q / o 128x128, k / v 64x128,
+     * gate / up / down 256x128; untied) + SigLIP-style blocks (width 64: LayerNorms with
+     * biases, q/k/v/out_proj 64x64 with biases, fc1 128x64 + [128], fc2 64x128 + [64]),
+     * patch_embedding [64, 3, 8, 8] + [64], position_embedding [16, 64], post_layernorm [64] x
+     * 2, the connector's proj [128, 64 * 2^2] */
+    {"idefics3", 59,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) +
+         2 * (64 * 3 * 8 * 8 + 64 + 16 * 64 + 2 * 64 + 128 * 256) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64),
+     128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* smolvlm: idefics3's tensors with one kv head (k / v 32x128) and no lm_head (tied by
+     * text_config), one file */
+    {"smolvlm", 58,
+     2 * (1000 * 128 + 128) + 2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 256 * 128) +
+         2 * (64 * 3 * 8 * 8 + 64 + 16 * 64 + 2 * 64 + 128 * 256) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64),
+     128, 4, 1, 32, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -409,3 +409,29 @@ done
 grep -q "^ *lm_head.weight *BF16 *\[512, 128\]" "$T/plan" || fail "mamba2: no untied lm_head: $(cat "$T/plan")"
 "$CTL" plan --model-dir "$T/mamba2" --tp-size 4 >/dev/null 2>"$T/err" && fail "mamba2 at tp 4 planned"
 grep -q "tp_size 4 does not divide mamba_n_groups 2" "$T/err" || fail "mamba2 tp 4: $(cat "$T/err")"
+# Idefics3: Llama's LM under model.text_model., lm_head untied at the top; the SigLIP-style
+# tower's q/k/v fused by heads (rank 1 of 2: 2 heads of 16 each), fc1 by rows with its bias,
+# the patch Conv2d with its bias and post_layernorm whole; the connector's proj whole on
+# every rank (vLLM's ReplicatedLinear) and quantized
+"$CTL" plan --model-dir "$T/idefics3" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan idefics3"
+for l in "model.vision_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"model.vision_model.encoder.layers.1.mlp.fc1.bias *BF16 *\[64\]" \
+	"model.vision_model.embeddings.patch_embedding.weight *BF16 *\[64, 3, 8, 8\]" \
+	"model.vision_model.embeddings.patch_embedding.bias *BF16 *\[64\]" \
+	"model.vision_model.post_layernorm.bias *BF16 *\[64\]" \
+	"model.connector.modality_projection.proj.weight *I8 *\[128, 256\]" \
+	"model.text_model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"lm_head.weight *BF16 *\[512, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "idefics3 line $l: $(cat "$T/plan")"
+done
+# SmolVLM: Idefics3's runtime names; tied by text_config (no lm_head line, the plan says so)
+# while the top level says false; the one kv head on every rank at TP 4
+"$CTL" plan --model-dir "$T/smolvlm" --tp-size 4 --tp-rank 3 >"$T/plan" || fail "plan smolvlm"
+grep -q "lm_head tied" "$T/plan" || fail "smolvlm: not tied: $(cat "$T/plan")"
+grep -q "^ *lm_head.weight" "$T/plan" && fail "smolvlm: lm_head served: $(cat "$T/plan")"
+for l in "model.text_model.layers.0.self_attn.qkv_proj.weight *BF16 *\[96, 128\]" \
+	"model.connector.modality_projection.proj.weight *BF16 *\[128, 256\]" \
+	"model.vision_model.encoder.layers.0.self_attn.qkv_proj.weight *BF16 *\[48, 64\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "smolvlm line $l: $(cat "$T/plan")"
+done

@@ -96,6 +96,10 @@ Mamba2 (vLLM's mamba2.py, MambaMixer2): Mamba's backbone.* and Granite 4.0's Mam
 under backbone.layers.{i}.mixer. (Mamba2Config's expand / n_groups / state_size / num_heads);
 untied unless tie_word_embeddings is true.
 
+Idefics3 (vLLM's idefics3.py / idefics2_vision_model.py): Llama's table under model.text_model.
+(lm_head at the top, tied by text_config.tie_word_embeddings alone), the SigLIP-style tower
+model.vision_model.* as Gemma 3's, the connector's proj whole on every rank (ReplicatedLinear).
+
 Llama 4's FP8 release (quant_method fbgemm_fp8, docs/format.md 4.7) keeps one scale per
 output channel: a Linear's X.weight_scale [N, 1] (its rows), a stack's X_scale [E, 1, 2I] /
 [E, hid, 1] (its columns, the output channels of the torch.bmm operands). With quant none
@@ -453,6 +457,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))
             continue
+        if name.startswith("connector."):  # Idefics3's proj: vLLM's ReplicatedLinear, whole
+            add(name, pieces_rows(name, 0, rows)); continue
         if name.startswith(("visual.", "vision_tower.", "vision_model.")):  # + Llama 4's
             sq = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name)
             if re.search(r"\.attn\.qkv\.(weight|bias)$", name):  # [q; k; v] split by heads
@@ -666,6 +672,7 @@ def main():
         src = {k if k.startswith(("transformer.", "lm_head.")) else "transformer." + k: v
                for k, v in src.items()}
     lm_prefix = ""
+    back = None  # the expected names back to the runtime ones (Idefics3)
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         lm_prefix = "language_model."
@@ -678,6 +685,14 @@ def main():
                       re.sub(r"^(model\.)?(vision_tower\.|multi_modal_projector\.|image_newline$)", r"\2",
                              re.sub(r"^language_model\.lm_head\.", "lm_head.", k))): v
                for k, v in src.items()}
+    elif cfg["model_type"] in ("idefics3", "smolvlm"):  # model.text_model.* -> model.*; tied by
+        tc = cfg["text_config"]                          # text_config alone (transformers, vLLM)
+        cfg = dict(cfg, **{k: v for k, v in tc.items() if k not in ("model_type", "architectures")})
+        cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", False)
+        src = {re.sub(r"^model\.text_model\.", "model.",
+                      re.sub(r"^model\.(vision_model|connector)\.", r"\1.", k)): v for k, v in src.items()}
+        back = lambda n: re.sub(r"^(vision_model|connector)\.", r"model.\1.",
+                                re.sub(r"^model\.", "model.text_model.", n))
     elif "text_config" in cfg:  # transformers 5.x multimodal layout: LM fields and names
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         src = {re.sub(r"^model\.language_model\.", "model.",
@@ -696,6 +711,8 @@ def main():
             # Gemma 3's language model runs under language_model. (docs/format.md 2.7)
             exp = {(lm_prefix + n if n.startswith(("model.", "lm_head.")) else n): pcs
                    for n, pcs in exp.items()}
+            if back is not None:
+                exp = {back(n): pcs for n, pcs in exp.items()}
             names = set(exp)
             if quant in ("fp8-block", "fp8-channel"):  # pre-quantized pass-through only
                 names |= {n + "_scale" for n in exp if src.get(exp[n][0][0] if exp[n][0][0] != "zero" else "", ("",))[0] == "F8_E4M3"}

@@ -1,0 +1,122 @@
+/*
+ * family_idefics3.c — Idefics3 (Idefics3ForConditionalGeneration, model_type idefics3:
+ * HuggingFaceM4/Idefics3-8B-Llama3): a Llama language model under `model.text_model.*`
+ * with `lm_head.weight` at the top, the SigLIP-style vision tower `model.vision_model.*`
+ * (Idefics3VisionTransformer) and the connector `model.connector.modality_projection.proj`
+ * (docs/format.md section 2.7), cut as vLLM's idefics3.py / idefics2_vision_model.py load
+ * them.
+ *
+ * The checkpoint's names are vLLM's module names (Idefics3ForConditionalGeneration.model is
+ * Idefics3Model with vision_model, connector and text_model; lm_head beside it), so the
+ * rules keep them and change only the fused leaves: the LM's q/k/v into qkv_proj and
+ * gate/up into gate_up_proj as Llama's, the tower's q/k/v into qkv_proj (vLLM's
+ * Idefics2VisionTransformer builds the whole tower, post_layernorm included; Gemma 3's
+ * SigLIP rows). The connector's proj [text hidden, vision hidden x scale_factor^2] (a Linear
+ * after the pixel shuffle) is vLLM's ReplicatedLinear: whole on every rank, quantized.
+ * lm_head is tied exactly when text_config.tie_word_embeddings is (transformers 4.57.1 ties
+ * by get_text_config(); vLLM by config.text_config.tie_word_embeddings): the loader reads
+ * the LM's fields from text_config alone (config_lm_view).
+ *
+ * SmolVLM (SmolVLMForConditionalGeneration, model_type smolvlm: HuggingFaceTB/SmolVLM-256M /
+ * 500M-Instruct, SmolVLM2-2.2B-Instruct) is this architecture under SmolVLM's class names:
+ * the same checkpoint names, the same keys and defaults (SmolVLMVisionConfig's equal
+ * Idefics3VisionConfig's), and vLLM's smolvlm.py reuses idefics3.py's modules; the same
+ * table and checks.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "shardmap/family_rules.h"
+
+/* The language model's layers (the shared macros expand SM_LAYER here). */
+#undef SM_LAYER
+#define SM_LAYER "model.text_model.layers.{i}."
+
+#define I3_TM "model.text_model."
+
+static const sm_rule idefics3_rules[] = {
+    SM_RULE(I3_TM "embed_tokens.weight", I3_TM "embed_tokens.weight", SM_K_VOCAB, 0, SM_U_NONE,
+            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
+            SM_D_V, SM_D_HID),
+    SM_RULE(I3_TM "norm.weight", I3_TM "norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,
+            SM_D_HID, SM_D_ANY),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULES_SIGLIP_TOWER("model.vision_model."),
+    /* ReplicatedLinear(VE * scale_factor^2, hid, bias=False) */
+    SM_RULE("model.connector.modality_projection.proj.weight",
+            "model.connector.modality_projection.proj.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,
+            SM_F_QUANT, 2, SM_D_HID, SM_D_VM),
+};
+
+/* vision_config a tower whose heads split its width and whose patch grid the pixel shuffle
+ * folds by scale_factor; a Llama language model in text_config. */
+static int idefics3_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_vision)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs vision_config (hidden_size, "
+		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
+		                 "image_size, patch_size)",
+		                 c->architecture);
+	if (c->lm_model_type[0] == '\0')
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: %s needs a text_config object (model_type llama, its "
+		    "sizes)",
+		    c->architecture);
+	if (strcmp(c->lm_model_type, "llama") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: text_config.model_type '%s': only a llama language "
+		    "model is supported for %s (vLLM's idefics3.py / smolvlm.py build LlamaModel)",
+		    c->lm_model_type, c->architecture);
+	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_I3V_HIDDEN;
+	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_I3V_HEADS;
+	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_I3V_IMAGE;
+	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_I3V_PATCH;
+	if (ve % vh)
+		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
+	if (img < patch)
+		return shardmap_vision_patch_err(img, patch, err);
+	int64_t side = img / patch, sf = c->v_spatial_merge_size;
+	if (side % sf)
+		return wt_seterr(
+		    err, WT_ESHAPE,
+		    "config.json: scale_factor %" PRId64 " does not divide the tower's %" PRId64
+		    " patches a side (vision_config.image_size %" PRId64 " / patch_size %" PRId64
+		    "): the connector's pixel shuffle folds scale_factor x "
+		    "scale_factor patches into one; give a scale_factor dividing %" PRId64
+		    ", e.g. 1",
+		    sf, side, img, patch, side);
+	return WT_OK;
+}
+
+static const char *const idefics3_archs[] = {"Idefics3ForConditionalGeneration", NULL};
+static const char *const smolvlm_archs[] = {"SmolVLMForConditionalGeneration", NULL};
+
+const sm_family shardmap_family_idefics3 = {
+    .name = "idefics3",
+    .archs = idefics3_archs,
+    .rules = idefics3_rules,
+    .n_rules = SM_NRULES(idefics3_rules),
+    .layer_prefix = "model.text_model.layers.",
+    .check = idefics3_check,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .idefics3 = true,
+};
+
+const sm_family shardmap_family_smolvlm = {
+    .name = "smolvlm",
+    .archs = smolvlm_archs,
+    .rules = idefics3_rules,
+    .n_rules = SM_NRULES(idefics3_rules),
+    .layer_prefix = "model.text_model.layers.",
+    .check = idefics3_check,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .idefics3 = true,
+};
