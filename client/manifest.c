@@ -5,7 +5,8 @@
  * Checks, in order (any failure is WT_ECORRUPT naming the tensor or chunk,
  * except where noted):
  *   format_version == 1                               else WT_EVERSION
- *   shard_id 1..CLIENT_MAX_SHARD_ID bytes; model, revision, layout_text present
+ *   shard_id 1..CLIENT_MAX_SHARD_ID bytes; model, revision, layout_text present,
+ *     without control characters
  *   tensors <= CLIENT_MAX_TENSORS; names non-empty, without control characters,
  *     strictly increasing (name order, hence unique)
  *   dtype a known code; role a known value; 0 <= ndim <= WT_MAX_DIMS; dims >= 0
@@ -200,6 +201,11 @@ static int fill(const Weights__Manifest *pb, uint64_t max_chunk, wt_manifest *m,
 	    pb->layout_text == NULL)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "manifest: model, revision or layout text missing");
+	if (common_text_has_control(pb->model) || common_text_has_control(pb->revision) ||
+	    common_text_has_control(pb->layout_text))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "manifest: its model, revision or layout text holds a control "
+		                 "character");
 	if (pb->n_tensors > CLIENT_MAX_TENSORS)
 		return wt_seterr(err, WT_ECORRUPT, "manifest: %zu tensors (max %u)", pb->n_tensors,
 		                 CLIENT_MAX_TENSORS);

@@ -71,6 +71,11 @@ int wt_layout_add_exclude(wt_layout *l, const char *pat, wt_errbuf *err)
 		    "--exclude '%s': a pattern may not contain ';' (it separates the "
 		    "patterns in the layout text); give each pattern its own --exclude",
 		    pat);
+	if (common_text_has_control(pat))
+		return wt_seterr(err, WT_EINVAL,
+		                 "--exclude: a pattern may not contain a control character (it "
+		                 "goes into the layout text, manifests and logs); write a tab or "
+		                 "newline as \\t or \\n in a re: pattern");
 	char *s = strdup(pat);
 	if (s == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
@@ -182,6 +187,11 @@ static int check_excludes(const wt_layout *l, wt_errbuf *err)
 			                 "exclude pattern %u '%s' contains ';' (the layout text's "
 			                 "separator); give each pattern on its own",
 			                 i, l->exclude[i]);
+		if (common_text_has_control(l->exclude[i]))
+			return wt_seterr(err, WT_EINVAL,
+			                 "exclude pattern %u contains a control character; write a "
+			                 "tab or newline as \\t or \\n in a re: pattern",
+			                 i);
 		int rv = common_excl_regex(l->exclude[i], NULL, &pos, err);
 		if (rv != WT_OK)
 			return rv;

@@ -28,6 +28,10 @@ int wt_layout_add_include(wt_layout *l, const char *name, wt_errbuf *err)
 		                 "--include '%s': a name may not contain ';' or ']'; fetch the "
 		                 "whole checkpoint instead",
 		                 name);
+	if (common_text_has_control(name)) /* a checkpoint's names hold none */
+		return wt_seterr(err, WT_EINVAL,
+		                 "--include: a name may not contain a control "
+		                 "character (no tensor name has one)");
 	if (l->n_include % 16 == 0) {
 		char **n = realloc(l->include, (l->n_include + 16) * sizeof(char *));
 		if (n == NULL)
@@ -67,11 +71,12 @@ int common_layout_check_raw(const wt_layout *l, wt_errbuf *err)
 	for (uint32_t i = 0; i < l->n_include; i++)
 		if (l->include == NULL || l->include[i] == NULL || l->include[i][0] == '\0' ||
 		    strpbrk(l->include[i], ";]") != NULL ||
+		    common_text_has_control(l->include[i]) ||
 		    strlen(l->include[i]) > WT_INCLUDE_MAX_BYTES)
 			return wt_seterr(
 			    err, WT_EINVAL,
 			    "include name %u is missing, empty, over %d bytes or holds "
-			    "';' or ']'",
+			    "';', ']' or a control character",
 			    i, WT_INCLUDE_MAX_BYTES);
 	const char *what = NULL;
 	if (l->tp_size != 1 || l->ep_size != 1)

@@ -92,6 +92,7 @@ static void test_manifest_hostile(void **state)
 	    {"no id", WT_ECORRUPT, "shard id"},
 	    {"neg dim", WT_ECORRUPT, "dim"},
 	    {"control", WT_ECORRUPT, "'a.w\\x1b[2Jeight' holds a control character"},
+	    {"control rev", WT_ECORRUPT, "revision or layout text holds a control"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		mf_init(&x);
@@ -160,6 +161,9 @@ static void test_manifest_hostile(void **state)
 			break;
 		case 17:
 			x.te[0].name = "a.w\x1b[2Jeight"; /* still before b.weight */
+			break;
+		case 18:
+			x.m.revision = "r1\x1b]0;title\x07";
 			break;
 		}
 		int rv = build(&x, &err);

@@ -46,12 +46,25 @@ static void test_semicolon_pattern_refused(void **state)
 	assert_non_null(strstr(err.msg, "';'"));
 	assert_int_equal(one.n_exclude, 0);
 	assert_int_equal(wt_layout_add_exclude(&one, "re:a[;]b", &err), WT_EINVAL);
+	/* nor a control character: the layout text reaches manifests, logs and
+	 * terminals, and the client refuses a manifest whose layout text has one */
+	assert_int_equal(wt_layout_add_exclude(&one, "lm_\x1b[2Jhead", &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "control character"));
+	assert_int_equal(wt_layout_add_exclude(&one, "re:a\tb", &err), WT_EINVAL);
+	assert_int_equal(wt_layout_add_include(&one, "w\n", &err), WT_EINVAL);
+	assert_int_equal(one.n_exclude, 0);
 
 	/* A layout filled in directly (the API allows it) is refused by the check. */
-	char *pat = strdup("lm_head;model.embed_tokens");
+	char *pat = strdup("lm_head\x07");
 	assert_non_null(pat);
 	one.exclude[0] = pat;
 	one.n_exclude = 1;
+	assert_int_equal(wt_layout_check(&one, &err), WT_EINVAL);
+	assert_non_null(strstr(err.msg, "control character"));
+	free(pat);
+	pat = strdup("lm_head;model.embed_tokens");
+	assert_non_null(pat);
+	one.exclude[0] = pat;
 	assert_int_equal(wt_layout_check(&one, &err), WT_EINVAL);
 	assert_non_null(strstr(err.msg, "';'"));
 	char a[512], b[512];
