@@ -23,7 +23,14 @@ void client_log(const wt_client *c, int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	c->o.log(c->o.log_ctx, level, msg);
+	if (!common_text_needs_escape(msg)) {
+		c->o.log(c->o.log_ctx, level, msg);
+		return;
+	}
+	/* a server's id or text in it: control bytes escaped, as the daemon's log does */
+	char line[4 * sizeof(msg) + 1];
+	common_text_escape(msg, line, sizeof(line), false);
+	c->o.log(c->o.log_ctx, level, line);
 }
 
 int client_nng_err(int rv)

@@ -294,16 +294,34 @@ static bool has_control(const char *s, bool newline_ok)
 	return false;
 }
 
+static char logged[4096];
+
+static void log_append(void *ctx, int level, const char *msg)
+{
+	(void)ctx, (void)level;
+	size_t n = strlen(logged);
+	snprintf(logged + n, sizeof(logged) - n, "%s\n", msg);
+}
+
 static void test_server_text_escaped(void **state)
 {
 	(void)state;
 	hostile *h = hw_start(64, 64, false);
 	h->on_chunk = evil_chunk;
 	h->on_other = evil_other;
-	wt_client *c = client(h, false, 2000, 1, 0);
+	h->server_id = "srv" EVIL;
+	wt_client_opts o;
+	wt_client_opts_init(&o);
+	const char *eps[1] = {h->url};
+	o.endpoints = eps;
+	o.n_endpoints = 1;
+	o.log = log_append;
+	o.log_level = WT_CLIENT_LOG_INFO; /* "connected to ... (server ID ...)" */
+	wt_client *c = NULL;
+	wt_errbuf err;
+	assert_int_equal(wt_client_open(&c, &o, &err), WT_OK);
 	wt_manifest *m = manifest(c);
 	wt_host_sink *hs;
-	wt_errbuf err;
 	assert_int_equal(wt_host_sink_create(&hs, &err), WT_OK);
 	int rv = wt_client_fetch(c, m, wt_host_sink_sink(hs), NULL, &err);
 	printf("error reply: %s: %s\n", wt_errname(rv), err.msg);
@@ -325,6 +343,9 @@ static void test_server_text_escaped(void **state)
 	assert_string_equal(res.text, "line 1\nline 2 " EVIL_ESCAPED); /* its line break kept */
 	assert_false(has_control(res.text, true));
 	wt_admin_result_clear(&res);
+	printf("client log:\n%s", logged);
+	assert_non_null(strstr(logged, "server srv" EVIL_ESCAPED)); /* the Hello's server_id */
+	assert_false(has_control(logged, true));
 	wt_host_sink_destroy(hs);
 	wt_manifest_free(m);
 	wt_client_close(c);

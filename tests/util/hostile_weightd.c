@@ -122,7 +122,7 @@ static void *control_main(void *arg)
 			Weights__Reply r = WEIGHTS__REPLY__INIT;
 			Weights__HelloReply hr = WEIGHTS__HELLO_REPLY__INIT;
 			hr.protocol_version = 1;
-			hr.server_id = "hostile";
+			hr.server_id = (char *)(h->server_id ? h->server_id : "hostile");
 			hr.max_chunk_bytes = h->chunk;
 			hr.cut_through = h->live;
 			hr.stream_live = h->live && h->sl != NULL;

@@ -38,6 +38,7 @@ struct hostile {
 	hw_chunk_fn on_chunk;
 	hw_bulk_fn on_bulk;
 	hw_other_fn on_other;
+	const char *server_id; /* Hello's server_id; NULL: "hostile" */
 	/* Cut-through (set before the first request): Hello offers cut_through and
 	 * stream_live, the manifest is live, and the honest replies answer live
 	 * chunk requests (by index) with the chunk's hash and, on the tensor's
