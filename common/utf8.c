@@ -83,9 +83,9 @@ void common_text_escape(const char *s, char *out, size_t cap, bool keep_newlines
 	size_t o = 0;
 	while (p < end && o + 5 <= cap) {
 		size_t n = *p >= 0x80 ? seq_len(p, end) : 0;
+		/* a C1 control: some terminals take U+009B as an escape introducer */
 		if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
-			n = 0; /* a C1 control: some terminals take U+009B as an escape introducer
-			        */
+			n = 0;
 		if (n > 0) {
 			memcpy(out + o, p, n);
 			o += n;
