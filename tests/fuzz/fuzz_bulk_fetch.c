@@ -28,6 +28,13 @@
  *     (the next msg_len bytes), then the chunk's bytes (read or not)
  *   6 no reply (the client's request timeout)
  *   7 raw: u8 L, then L bytes as they are, then close
+ *
+ * Under libFuzzer, LeakSanitizer's check between inputs can report an nng
+ * 1.5.2 cycle of pipe objects allocated on nng's own threads (no frame of
+ * ours; the lost-pipe cycle tests/lsan.supp describes, here when a client
+ * closes while its sockets redial): run this target with
+ * FUZZ_FLAGS=-detect_leaks=0. The corpus replay (make test, ASan) still
+ * checks leaks at exit, with the suppressions.
  */
 #include <pthread.h>
 #include <string.h>
