@@ -4,7 +4,8 @@
  * default -2), vision_config.model_type (default clip_vision_model) and text_config.model_type
  * (default llama), read beside the vision_config the common parser reads. Idefics3's and
  * SmolVLM's (Idefics3Config, SmolVLMConfig): scale_factor (default 2, the connector's pixel
- * shuffle, kept as the spatial merge) and text_config.model_type (default llama).
+ * shuffle, kept as the spatial merge) and text_config.model_type (default llama). PaliGemma's
+ * (PaliGemmaConfig): text_config.model_type (default gemma).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -53,4 +54,21 @@ int config_parse_idefics3(json_t *root, ckpt_config *c, wt_errbuf *err)
 	         : tmt != NULL       ? tmt
 	                             : "llama");
 	return rv;
+}
+
+bool config_is_paligemma(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && strcmp(mt, "paligemma") == 0;
+}
+
+/* PaliGemmaConfig builds text_config by its model_type, gemma when it has none */
+void config_parse_paligemma(json_t *root, ckpt_config *c)
+{
+	json_t *tc = json_object_get(root, "text_config");
+	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
+	         !json_is_object(tc) ? ""
+	         : tmt != NULL       ? tmt
+	                             : "gemma");
 }

@@ -308,11 +308,24 @@ static int check_reals(const ref_cfg *c, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* PaliGemma's text model is Gemma's, or Gemma 2's when text_config.model_type says gemma2
+ * (the planner has refused any other). */
+static int paligemma_gen(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
+{
+	ckpt_field mt = {"text_config.model_type", CKPT_FIELD_STRING};
+	int rv = ckpt_config_fields(json, len, &mt, 1, err);
+	if (rv == WT_OK && mt.present && strcmp(mt.s, "gemma2") == 0)
+		c->gemma = 2;
+	return rv;
+}
+
 int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char *json, size_t len,
                    wt_errbuf *err)
 {
 	int rv = ref_kind_of(family, arch, c, err);
 	if (rv != WT_OK)
+		return rv;
+	if (strcmp(family, "paligemma") == 0 && (rv = paligemma_gen(c, json, len, err)) != WT_OK)
 		return rv;
 	ckpt_field f[F_COUNT];
 	if ((rv = read_fields(json, len, f, err)) != WT_OK)

@@ -85,6 +85,7 @@ static const sm_family *const families[] = {
     &shardmap_family_mamba2,
     &shardmap_family_idefics3,
     &shardmap_family_smolvlm,
+    &shardmap_family_paligemma,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -186,6 +186,7 @@ typedef enum {
 	SM_C_FLN1,     /* Falcon's input_layernorm (falcon_ln 1 or 3) */
 	SM_C_FPOST,    /* Falcon's post_attention_layernorm (falcon_ln 3: parallel_attn false) */
 	SM_C_QKLN,     /* config.json qk_layernorm true (Persimmon's q_layernorm / k_layernorm) */
+	SM_C_GEMMA2,   /* PaliGemma's gemma2 text_config (pre / post_feedforward_layernorm) */
 } sm_cond;
 
 enum {
@@ -485,6 +486,7 @@ extern const sm_family shardmap_family_persimmon;
 extern const sm_family shardmap_family_mamba2;
 extern const sm_family shardmap_family_idefics3;
 extern const sm_family shardmap_family_smolvlm;
+extern const sm_family shardmap_family_paligemma;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
