@@ -50,6 +50,10 @@ int config_parse_idefics3(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * (config_llava.c). */
 bool config_is_paligemma(json_t *root);
 void config_parse_paligemma(json_t *root, struct ckpt_config *c);
+/* Is root an Aya Vision config (model_type aya_vision)? Its vision_feature_layer,
+ * downsample_factor, alignment_intermediate_size, text_config's model_type (config_llava.c). */
+bool config_is_aya_vision(json_t *root);
+int config_parse_aya_vision(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */

@@ -273,6 +273,8 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* PaliGemmaForConditionalGeneration: its Gemma language model (Gemma 2's when
 	     * text_config.model_type is gemma2: cfg.c), on text tokens */
 	    {"paligemma", REF_DENSE, false, 1, 0},
+	    /* AyaVisionForConditionalGeneration: its Cohere 2 language model, on text tokens */
+	    {"aya_vision", REF_DENSE, false, 0, FAM_COHERE2},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
