@@ -587,6 +587,19 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 		tmt = tmt != NULL ? tmt : "llama";
 		mt = strcmp(tmt, "llama") == 0 ? "idefics3:llama" : tmt;
+	} else if (overlay && config_is_paligemma(root)) {
+		/* PaliGemmaConfig builds text_config by its model_type (gemma when it has none):
+		 * GemmaConfig's / Gemma2Config's defaults under names of their own */
+		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+		tmt = tmt != NULL ? tmt : "gemma";
+		mt = strcmp(tmt, "gemma") == 0    ? "paligemma:gemma"
+		     : strcmp(tmt, "gemma2") == 0 ? "paligemma:gemma2"
+		                                  : tmt;
+	} else if (overlay && config_is_aya_vision(root)) {
+		/* AyaVisionConfig builds text_config by its model_type (cohere2 when it has none)
+		 */
+		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+		mt = tmt != NULL ? tmt : "cohere2";
 	} else if (overlay && config_class_defaults(mt, &nd) == NULL) {
 		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 		mt = tmt != NULL ? tmt : mt;
@@ -601,6 +614,17 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	 * (transformers' get_text_config(), vLLM's text_config): the top level's is not read */
 	if (v != NULL && overlay && config_is_idefics3(root))
 		json_object_del(v, "tie_word_embeddings");
+	/* PaliGemma: the same tie (get_text_config()); PaliGemmaConfig's own hidden_size and
+	 * vocab_size are not the text model's (paligemma2's top level says 2048 over a 2304 wide
+	 * Gemma 2), so text_config or its class defaults give them */
+	/* Aya Vision ties by text_config alone too (Cohere2Config's default true) */
+	if (v != NULL && overlay && config_is_aya_vision(root))
+		json_object_del(v, "tie_word_embeddings");
+	if (v != NULL && overlay && config_is_paligemma(root)) {
+		json_object_del(v, "tie_word_embeddings");
+		json_object_del(v, "hidden_size");
+		json_object_del(v, "vocab_size");
+	}
 	if (v == NULL || (overlay && json_object_update(v, tc) != 0)) {
 		json_decref(v);
 		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");

@@ -609,6 +609,37 @@ static const class_default llava_llama_defaults[] = {
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
 };
 
+/* GemmaConfig's and Gemma2Config's (transformers 4.57.1), the classes PaliGemmaConfig builds
+ * a gemma / gemma2 text_config with (paligemma-3b's text_config gives no head_dim);
+ * tie_word_embeddings' true is the family's tie_default. The Gemma 2 attention knobs the
+ * reference alone reads take the same defaults there (cfg_gemma.c). */
+static const class_default paligemma_gemma_defaults[] = {
+    {"vocab_size", false, 256000},
+    {"hidden_size", false, 3072},
+    {"intermediate_size", false, 24576},
+    {"num_hidden_layers", false, 28},
+    {"num_attention_heads", false, 16},
+    {"num_key_value_heads", false, 16},
+    {"head_dim", false, 256},
+    {"max_position_embeddings", false, 8192},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+static const class_default paligemma_gemma2_defaults[] = {
+    {"vocab_size", false, 256000},
+    {"hidden_size", false, 2304},
+    {"intermediate_size", false, 9216},
+    {"num_hidden_layers", false, 26},
+    {"num_attention_heads", false, 8},
+    {"num_key_value_heads", false, 4},
+    {"head_dim", false, 256},
+    {"max_position_embeddings", false, 8192},
+    {"query_pre_attn_scalar", false, 256},
+    {"sliding_window", false, 4096},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -669,6 +700,9 @@ static const struct {
     CLASS("llava:mistral", mistral3_text_defaults),
     /* Idefics3's / SmolVLM's llama text_config (config_lm_view names it so): LlamaConfig's */
     CLASS("idefics3:llama", llava_llama_defaults),
+    /* PaliGemma's gemma / gemma2 text_config (config_lm_view names them so) */
+    CLASS("paligemma:gemma", paligemma_gemma_defaults),
+    CLASS("paligemma:gemma2", paligemma_gemma2_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -46,6 +46,14 @@ int config_parse_llava(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf
  * (into v_spatial_merge_size) and text_config's model_type (config_llava.c). */
 bool config_is_idefics3(json_t *root);
 int config_parse_idefics3(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a PaliGemma config (model_type paligemma)? Its text_config's model_type
+ * (config_llava.c). */
+bool config_is_paligemma(json_t *root);
+void config_parse_paligemma(json_t *root, struct ckpt_config *c);
+/* Is root an Aya Vision config (model_type aya_vision)? Its vision_feature_layer,
+ * downsample_factor, alignment_intermediate_size, text_config's model_type (config_llava.c). */
+bool config_is_aya_vision(json_t *root);
+int config_parse_aya_vision(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */

@@ -4,7 +4,8 @@
  * default -2), vision_config.model_type (default clip_vision_model) and text_config.model_type
  * (default llama), read beside the vision_config the common parser reads. Idefics3's and
  * SmolVLM's (Idefics3Config, SmolVLMConfig): scale_factor (default 2, the connector's pixel
- * shuffle, kept as the spatial merge) and text_config.model_type (default llama).
+ * shuffle, kept as the spatial merge) and text_config.model_type (default llama). PaliGemma's
+ * (PaliGemmaConfig): text_config.model_type (default gemma).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -52,5 +53,51 @@ int config_parse_idefics3(json_t *root, ckpt_config *c, wt_errbuf *err)
 	         !json_is_object(tc) ? ""
 	         : tmt != NULL       ? tmt
 	                             : "llama");
+	return rv;
+}
+
+bool config_is_paligemma(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && strcmp(mt, "paligemma") == 0;
+}
+
+/* PaliGemmaConfig builds text_config by its model_type, gemma when it has none */
+void config_parse_paligemma(json_t *root, ckpt_config *c)
+{
+	json_t *tc = json_object_get(root, "text_config");
+	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
+	         !json_is_object(tc) ? ""
+	         : tmt != NULL       ? tmt
+	                             : "gemma");
+}
+
+bool config_is_aya_vision(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && strcmp(mt, "aya_vision") == 0;
+}
+
+/* AyaVisionConfig: vision_feature_layer (-1), downsample_factor (2, kept as the spatial
+ * merge), alignment_intermediate_size (vLLM's getattr default: text hidden_size; kept in
+ * v_proj_in_dim, -1 when absent) and text_config.model_type (cohere2 when it has none) */
+int config_parse_aya_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = WT_OK;
+	if (!c->v_feature_list)
+		rv = config_get_int(root, "vision_feature_layer", -1, -(int64_t)INT32_MAX,
+		                    &c->v_feature_layer, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "downsample_factor", 2, 1, &c->v_spatial_merge_size, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "alignment_intermediate_size", -1, 1, &c->v_proj_in_dim,
+		                    err);
+	json_t *tc = json_object_get(root, "text_config");
+	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
+	         !json_is_object(tc) ? ""
+	         : tmt != NULL       ? tmt
+	                             : "cohere2");
 	return rv;
 }

@@ -92,6 +92,10 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_parse_llava(root, v, c, err);
 	if (rv == WT_OK && config_is_idefics3(root))
 		rv = config_parse_idefics3(root, c, err);
+	if (rv == WT_OK && config_is_paligemma(root))
+		config_parse_paligemma(root, c);
+	if (rv == WT_OK && config_is_aya_vision(root))
+		rv = config_parse_aya_vision(root, c, err);
 	return rv;
 }
 

@@ -34,6 +34,8 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->use_qk_norm;
 	case SM_C_QKLN:
 		return x->cfg->qk_layernorm;
+	case SM_C_GEMMA2:
+		return strcmp(x->cfg->lm_model_type, "gemma2") == 0;
 	case SM_C_ATTNBIAS:
 		return x->cfg->attention_bias;
 	case SM_C_OUTBIAS:
@@ -130,6 +132,9 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		why = "without q/k norms (use_qk_norm is false or absent)";
 	else if (ru->cond == SM_C_QKLN)
 		why = "without q/k layernorms (qk_layernorm is false)";
+	else if (ru->cond == SM_C_GEMMA2)
+		why = "a Gemma decoder layer without pre / post_feedforward_layernorm "
+		      "(text_config.model_type is gemma, not gemma2)";
 	else if (ru->cond == SM_C_SHMLP)
 		why = "without a shared MLP (shared_intermediate_size is 0)";
 	else if (ru->cond == SM_C_FULLATTB)

@@ -271,6 +271,10 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 	if (x->fam->glm4v) /* the merger's MLP, not embed x merge^2 */
 		d->vis_merged = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_G4V_INTER;
 	d->vis_merge = c->v_spatial_merge_size;
+	if (x->fam->aya_vision) { /* at most SM_DIM_MAX: no overflow */
+		d->vis_proj_in = c->v_proj_in_dim > 0 ? c->v_proj_in_dim : c->hidden_size;
+		d->vis_proj_out = d->vis_proj_in / 2;
+	}
 	d->vis_in_chans = c->v_in_chans;
 	d->vis_temporal_patch = c->v_temporal_patch_size;
 	if (!x->fam->vision_siglip && !x->fam->qwen3_vl && !x->fam->glm4v)

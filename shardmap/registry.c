@@ -85,6 +85,8 @@ static const sm_family *const families[] = {
     &shardmap_family_mamba2,
     &shardmap_family_idefics3,
     &shardmap_family_smolvlm,
+    &shardmap_family_paligemma,
+    &shardmap_family_aya_vision,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

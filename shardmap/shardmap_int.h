@@ -186,6 +186,7 @@ typedef enum {
 	SM_C_FLN1,     /* Falcon's input_layernorm (falcon_ln 1 or 3) */
 	SM_C_FPOST,    /* Falcon's post_attention_layernorm (falcon_ln 3: parallel_attn false) */
 	SM_C_QKLN,     /* config.json qk_layernorm true (Persimmon's q_layernorm / k_layernorm) */
+	SM_C_GEMMA2,   /* PaliGemma's gemma2 text_config (pre / post_feedforward_layernorm) */
 } sm_cond;
 
 enum {
@@ -318,6 +319,10 @@ typedef struct sm_family {
 	 * keys (SM_I3V_*); the connector's input is hidden_size x scale_factor^2 wide (the
 	 * loader reads config.json's scale_factor as the spatial merge) */
 	bool idefics3;
+	/* Aya Vision's projector (AyaVisionConfig): linear_1 alignment_intermediate_size rows
+	 * (SM_D_VPI; the loader's v_proj_in_dim, text hidden_size when absent), linear_2 half as
+	 * many columns (SM_D_VPO) */
+	bool aya_vision;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -485,6 +490,8 @@ extern const sm_family shardmap_family_persimmon;
 extern const sm_family shardmap_family_mamba2;
 extern const sm_family shardmap_family_idefics3;
 extern const sm_family shardmap_family_smolvlm;
+extern const sm_family shardmap_family_paligemma;
+extern const sm_family shardmap_family_aya_vision;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

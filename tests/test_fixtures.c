@@ -85,8 +85,27 @@ static void check_family(const fam_expect *e, const char *root)
 	bool g4v = strncmp(e->name, "glm4v", 5) == 0;
 	bool lv = strncmp(e->name, "llava", 5) == 0; /* llava, llava_next */
 	bool i3 = strcmp(e->name, "idefics3") == 0 || strcmp(e->name, "smolvlm") == 0;
+	bool pg = strcmp(e->name, "paligemma") == 0;
+	bool av = strcmp(e->name, "aya_vision") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
-	                                      l4v || q3v || m3 || g4v || lv || i3);
+	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av);
+	if (av) { /* SiglipVisionConfig's keys, AyaVisionConfig's, a cohere2 text_config */
+		assert_int_equal(cfg->v_num_layers, 2);
+		assert_int_equal(cfg->v_hidden_size, 64);
+		assert_int_equal(cfg->v_spatial_merge_size, 2);
+		assert_int_equal(cfg->v_feature_layer, -1);
+		assert_int_equal(cfg->v_proj_in_dim, 256);
+		assert_string_equal(cfg->lm_model_type, "cohere2");
+		assert_false(cfg->tie_given);
+	}
+	if (pg) { /* SiglipVisionConfig's keys, a gemma2 text_config, tied by its default */
+		assert_int_equal(cfg->v_num_layers, 2);
+		assert_int_equal(cfg->v_hidden_size, 64);
+		assert_int_equal(cfg->v_image_size, 32);
+		assert_int_equal(cfg->v_patch_size, 8);
+		assert_string_equal(cfg->lm_model_type, "gemma2");
+		assert_false(cfg->tie_given);
+	}
 	if (i3) { /* Idefics3VisionConfig's keys, scale_factor 2, a llama text_config */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_hidden_size, 64);
@@ -316,7 +335,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
-	} else if (m3 || g4v || lv || i3) {
+	} else if (m3 || g4v || lv || i3 || pg || av) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

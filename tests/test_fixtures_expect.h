@@ -602,6 +602,26 @@ static const fam_expect fams[] = {
          2 * (64 * 3 * 8 * 8 + 64 + 16 * 64 + 2 * 64 + 128 * 256) +
          2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64),
      128, 4, 1, 32, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* paligemma: a Gemma 2 LM under model.language_model. (hid 128, 4 norms a layer, q / o
+     * 128x128, k / v 64x128, gate / up / down 256x128; tied) + SigLIP blocks (width 64),
+     * patch_embedding [64, 3, 8, 8] + [64], position_embedding [16, 64], post_layernorm [64] x
+     * 2, the projector's linear [128, 64] + [128]; text_config's hidden_size over the top
+     * level's 2048 */
+    {"paligemma", 63,
+     2 * (1000 * 128 + 128) + 2 * 2 * (4 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) +
+         2 * (64 * 3 * 8 * 8 + 64 + 16 * 64 + 2 * 64 + 128 * 64 + 128) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64),
+     128, 4, 2, 32, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
+    /* aya_vision: a Cohere 2 LM under language_model.model. (hid 128, one norm a layer, q / o
+     * 128x128, k / v 64x128, gate / up / down 256x128; L 4, tied) + SigLIP blocks (width 64),
+     * patch_embedding, position_embedding, post_layernorm as paligemma's, the projector's
+     * layernorm [256] x 2, linear_1 [256, 256] + [256], linear_2 [128, 128] + [128] */
+    {"aya_vision", 77,
+     2 * (1000 * 128 + 128) + 2 * 4 * (128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) +
+         2 * (64 * 3 * 8 * 8 + 64 + 16 * 64 + 2 * 64) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) +
+         2 * (2 * 256 + 256 * 256 + 256 + 128 * 128 + 128),
+     128, 4, 2, 32, 256, 1000, 4, 1, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -435,3 +435,33 @@ for l in "model.text_model.layers.0.self_attn.qkv_proj.weight *BF16 *\[96, 128\]
 	"model.vision_model.encoder.layers.0.self_attn.qkv_proj.weight *BF16 *\[48, 64\]"; do
 	grep -q "^ *$l" "$T/plan" || fail "smolvlm line $l: $(cat "$T/plan")"
 done
+# PaliGemma (transformers 4.57's layout): runtime names are the released ones (language_model.,
+# vision_tower., multi_modal_projector.); a Gemma 2 LM tied by text_config's default (no
+# lm_head line), its MLP norms whole; the SigLIP tower's q/k/v fused by heads (rank 1 of 2),
+# fc1 by rows; the projector's linear whole and never quantized (vLLM's plain nn.Linear)
+"$CTL" plan --model-dir "$T/paligemma" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan paligemma"
+grep -q "lm_head tied" "$T/plan" || fail "paligemma: not tied: $(cat "$T/plan")"
+grep -q "lm_head.weight" "$T/plan" && fail "paligemma: lm_head served: $(cat "$T/plan")"
+for l in "vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"vision_tower.vision_model.encoder.layers.1.mlp.fc1.weight *I8 *\[64, 64\]" \
+	"multi_modal_projector.linear.weight *BF16 *\[128, 64\]" \
+	"multi_modal_projector.linear.bias *BF16 *\[128\]" \
+	"language_model.model.layers.1.pre_feedforward_layernorm.weight *BF16 *\[128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "paligemma line $l: $(cat "$T/plan")"
+done
+# Aya Vision: a Cohere 2 LM tied by text_config's default (no lm_head line); the SigLIP tower
+# cut as Gemma 3's with post_layernorm (vision_feature_layer -1 builds every block); the
+# projector's layernorm, linear_1 and linear_2 whole and never quantized
+"$CTL" plan --model-dir "$T/aya_vision" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan aya_vision"
+grep -q "lm_head tied" "$T/plan" || fail "aya_vision: not tied: $(cat "$T/plan")"
+for l in "vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"vision_tower.vision_model.post_layernorm.weight *BF16 *\[64\]" \
+	"multi_modal_projector.layernorm.weight *BF16 *\[256\]" \
+	"multi_modal_projector.linear_1.weight *BF16 *\[256, 256\]" \
+	"multi_modal_projector.linear_2.weight *BF16 *\[128, 128\]" \
+	"language_model.model.layers.3.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "aya_vision line $l: $(cat "$T/plan")"
+done

@@ -96,6 +96,12 @@ Mamba2 (vLLM's mamba2.py, MambaMixer2): Mamba's backbone.* and Granite 4.0's Mam
 under backbone.layers.{i}.mixer. (Mamba2Config's expand / n_groups / state_size / num_heads);
 untied unless tie_word_embeddings is true.
 
+PaliGemma (vLLM's paligemma.py / siglip.py): Gemma 3's layouts and tower, a Gemma / Gemma 2
+language model tied by text_config.tie_word_embeddings alone (default true), the projector's
+multi_modal_projector.linear (a plain nn.Linear) whole on every rank. Aya Vision (vLLM's
+aya_vision.py): the same layouts and tower, a Cohere 2 language model tied by text_config,
+the projector (layernorm, linear_1, linear_2: plain nn.LayerNorm / nn.Linear) whole.
+
 Idefics3 (vLLM's idefics3.py / idefics2_vision_model.py): Llama's table under model.text_model.
 (lm_head at the top, tied by text_config.tie_word_embeddings alone), the SigLIP-style tower
 model.vision_model.* as Gemma 3's, the connector's proj whole on every rank (ReplicatedLinear).
@@ -677,9 +683,12 @@ def main():
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         lm_prefix = "language_model."
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
-    elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next"):  # either layout -> the LM's names + the tower's
-        cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items()
+    elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision"):  # either layout -> the LM's names + the tower's
+        tc = cfg["text_config"]
+        cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
+        if cfg["model_type"] in ("paligemma", "aya_vision"):  # tied by text_config alone (true)
+            cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", True)
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
                       re.sub(r"^(model\.)?(vision_tower\.|multi_modal_projector\.|image_newline$)", r"\2",

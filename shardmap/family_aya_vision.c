@@ -1,0 +1,161 @@
+/*
+ * family_aya_vision.c — Aya Vision (AyaVisionForConditionalGeneration, model_type aya_vision:
+ * CohereLabs/aya-vision-8b): a Cohere 2 language model under `language_model.`, the SigLIP
+ * vision tower `vision_tower.vision_model.*` and the projector `multi_modal_projector.*`
+ * (layernorm, linear_1, SwiGLU, linear_2 after a downsample_factor pixel shuffle;
+ * docs/format.md section 2.7), cut as vLLM's aya_vision.py / siglip.py / commandr.py load
+ * them.
+ *
+ * Rules are written in the released names (`language_model.model.*`, `vision_tower.*`,
+ * `multi_modal_projector.*`); the layout transformers 4.57.1 saves (`model.language_model.*`,
+ * `lm_head.weight`, `model.vision_tower.*`, `model.multi_modal_projector.*`) maps onto them
+ * through Gemma 3's aliases (AyaVisionForConditionalGeneration's
+ * _checkpoint_conversion_mapping read backwards). The language model is Cohere 2's table
+ * (one input_layernorm a layer, no q/k norms), tied by text_config.tie_word_embeddings
+ * (Cohere2Config's default true); the tower Gemma 3's SigLIP rows, built as vLLM's
+ * SiglipVisionModel with num_hidden_layers_override up to vision_feature_layer: the blocks
+ * past it are dropped, and post_layernorm with them (require_post_norm None builds it only
+ * when every block is). The projector's LayerNorm [VE * df^2] and both Linears with their
+ * biases are plain nn.LayerNorm / nn.Linear in vLLM's AyaVisionMultiModalProjector: whole on
+ * every rank and never quantized.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shardmap/family_rules.h"
+
+/* The language model's layers (the shared macros expand SM_LAYER here). */
+#undef SM_LAYER
+#define SM_LAYER "language_model.model.layers.{i}."
+
+#define AV_VT                  "vision_tower.vision_model."
+#define AV_P                   "multi_modal_projector."
+#define AV_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
+
+static const sm_rule aya_vision_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULE(SM_LAYER "input_layernorm.weight", SM_LAYER "input_layernorm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULES_SIGLIP_TOWER(AV_VT),
+    /* nn.LayerNorm(VE * df^2), nn.Linear(VE * df^2, A), nn.Linear(A / 2, hid): replicated,
+     * never quantized */
+    AV_REPL(AV_P "layernorm.weight", 1, SM_D_VM, SM_D_ANY),
+    AV_REPL(AV_P "layernorm.bias", 1, SM_D_VM, SM_D_ANY),
+    AV_REPL(AV_P "linear_1.weight", 2, SM_D_VPI, SM_D_VM),
+    AV_REPL(AV_P "linear_1.bias", 1, SM_D_VPI, SM_D_ANY),
+    AV_REPL(AV_P "linear_2.weight", 2, SM_D_HID, SM_D_VPO),
+    AV_REPL(AV_P "linear_2.bias", 1, SM_D_HID, SM_D_ANY),
+};
+
+/* The SigLIP blocks vLLM builds: _get_num_hidden_layers of vision_feature_layer (a negative
+ * index counts from the end: VD + index + 1). */
+static int64_t aya_vis_kept(const ckpt_config *c)
+{
+	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
+	int64_t fl = c->v_feature_layer;
+	return fl < 0 ? vd + fl + 1 : fl;
+}
+
+/* The blocks past the feature layer, and post_layernorm when any is; a block past
+ * num_hidden_layers is left to the rules (refused). */
+static bool aya_drop(const ckpt_config *c, const char *cn)
+{
+	static const char post[] = AV_VT "post_layernorm.";
+	static const char blk[] = AV_VT "encoder.layers.";
+	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
+	if (strncmp(cn, post, sizeof(post) - 1) == 0)
+		return aya_vis_kept(c) < vd;
+	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
+		return false;
+	const char *s = cn + sizeof(blk) - 1;
+	if (*s < '0' || *s > '9')
+		return false;
+	char *end;
+	long long b = strtoll(s, &end, 10);
+	return *end == '.' && b >= aya_vis_kept(c) && b < vd;
+}
+
+/* vision_config a SigLIP tower whose heads split its width and whose patch grid the pixel
+ * shuffle folds by downsample_factor; one feature layer within it; a Cohere 2 text model;
+ * an even alignment_intermediate_size (SwiGLU halves it). */
+static int aya_vision_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_vision)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs vision_config (SigLIP: hidden_size, "
+		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
+		                 "image_size, patch_size)",
+		                 c->architecture);
+	if (c->lm_model_type[0] == '\0')
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs a text_config object (model_type cohere2, "
+		                 "its sizes)",
+		                 c->architecture);
+	if (strcmp(c->lm_model_type, "cohere2") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: text_config.model_type '%s': only a cohere2 language "
+		    "model is supported for %s (aya-vision's Command R7B text model)",
+		    c->lm_model_type, c->architecture);
+	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_SIGLIP_HIDDEN;
+	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_SIGLIP_HEADS;
+	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
+	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_SIGLIP_IMAGE;
+	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_SIGLIP_PATCH;
+	if (ve % vh)
+		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
+	if (img < patch)
+		return shardmap_vision_patch_err(img, patch, err);
+	if (c->v_feature_list)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: vision_feature_layer is a list; the projector takes "
+		                 "one layer's features (layernorm vision_config.hidden_size x "
+		                 "downsample_factor^2 wide): give one index, e.g. -1");
+	int64_t kept = aya_vis_kept(c);
+	if (kept < 0 || kept > vd)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_feature_layer %" PRId64
+		                 " is outside the tower's %" PRId64
+		                 " blocks (vision_config.num_hidden_layers): give an index in "
+		                 "[%" PRId64 ", %" PRId64 "], e.g. -1",
+		                 c->v_feature_layer, vd, -vd - 1, vd);
+	int64_t side = img / patch, df = c->v_spatial_merge_size;
+	if (side % df)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "config.json: downsample_factor %" PRId64
+		                 " does not divide the tower's %" PRId64
+		                 " patches a side (vision_config.image_size %" PRId64
+		                 " / patch_size %" PRId64
+		                 "): the projector's pixel shuffle folds downsample_factor x "
+		                 "downsample_factor patches into one; give a downsample_factor "
+		                 "dividing %" PRId64,
+		                 df, side, img, patch, side);
+	int64_t a = c->v_proj_in_dim > 0 ? c->v_proj_in_dim : c->hidden_size;
+	if (a % 2)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "config.json: alignment_intermediate_size %" PRId64
+		                 " is odd; the projector's SwiGLU splits linear_1's output in two "
+		                 "halves (linear_2 takes %" PRId64 " / 2): give an even size",
+		                 a, a);
+	return shardmap_check_swa_layer_types(c, "Cohere2", err);
+}
+
+static const char *const aya_vision_archs[] = {"AyaVisionForConditionalGeneration", NULL};
+
+const sm_family shardmap_family_aya_vision = {
+    .name = "aya_vision",
+    .archs = aya_vision_archs,
+    .rules = aya_vision_rules,
+    .n_rules = SM_NRULES(aya_vision_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = aya_vision_check,
+    .aliases = shardmap_llava_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .tie_default = true,
+    .drop_canon = aya_drop,
+    .aya_vision = true,
+};

@@ -1,0 +1,371 @@
+/*
+ * test_shardmap_aya_vision.c — Aya Vision (AyaVisionForConditionalGeneration, docs/format.md
+ * section 2.7): the SigLIP tower's rank slices computed by hand at TP 2 and 4 (Gemma 3's rows),
+ * the blocks past vision_feature_layer and then post_layernorm dropped as vLLM's
+ * num_hidden_layers_override builds the tower, the projector (layernorm, linear_1, linear_2
+ * with their biases) whole on every rank and never quantized, the language model as Cohere 2's
+ * (same bytes under `language_model.`), the released and transformers 4.57 layouts giving the
+ * same shards, int8 codes, coverage at TP 1, 2, 4, 8, AyaVisionConfig's and Cohere2Config's
+ * defaults, the tie from text_config only, and the refusals. Seed fixed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "loader/loader.h"
+#include "shardmap/shardmap_int.h"
+#include "test_shardmap_util.h"
+
+#define SEED 0xa7a1ull
+#include "test_shardmap_fx.h"
+
+/* LM: hid 64, H 8, KV 2, d 8, I 128, V 128, L 1. Vision: blocks of width 32, 8 heads, MLP 64,
+ * image 8 / patch 2: 4 x 4 = 16 patches; downsample_factor 2: VM 128; alignment 96: linear_1
+ * [96, 128], linear_2 [64, 48]. */
+#define HID 64
+#define VE  32
+#define VI  64
+#define VNP 16
+#define VM  128
+#define AL  96
+
+#define LM_KEYS(mt)                                                                                \
+	"\"model_type\":\"" mt "\",\"hidden_size\":64,\"num_attention_heads\":8,"                  \
+	"\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"                  \
+	"\"num_hidden_layers\":1"
+#define VISION_CFG(keys) ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"" keys "}}"
+#define VISION_KEYS(vd)                                                                            \
+	",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":8,"                  \
+	"\"num_hidden_layers\":" vd ",\"image_size\":8,\"patch_size\":2"
+#define CFG_HEAD(top, mt, text)                                                                    \
+	"{\"architectures\":[\"AyaVisionForConditionalGeneration\"],\"model_type\":"               \
+	"\"aya_vision\",\"alignment_intermediate_size\":96," top "\"text_config\":{" LM_KEYS(mt)   \
+	    text "}"
+static const char cfg_av[] = CFG_HEAD("", "cohere2", "") VISION_CFG(VISION_KEYS("2"));
+static const char cfg_text[] =
+    "{\"architectures\":[\"Cohere2ForCausalLM\"]," LM_KEYS("cohere2") "}";
+
+#define VT "vision_tower.vision_model."
+#define VB VT "encoder.layers.%d."
+#define PJ "multi_modal_projector."
+#define LM "language_model.model."
+
+static const struct {
+	const char *leaf;
+	int64_t n, k;
+} block[] = {
+    {"layer_norm1.weight", VE, 0},
+    {"layer_norm1.bias", VE, 0},
+    {"self_attn.q_proj.weight", VE, VE},
+    {"self_attn.q_proj.bias", VE, 0},
+    {"self_attn.k_proj.weight", VE, VE},
+    {"self_attn.k_proj.bias", VE, 0},
+    {"self_attn.v_proj.weight", VE, VE},
+    {"self_attn.v_proj.bias", VE, 0},
+    {"self_attn.out_proj.weight", VE, VE},
+    {"self_attn.out_proj.bias", VE, 0},
+    {"layer_norm2.weight", VE, 0},
+    {"layer_norm2.bias", VE, 0},
+    {"mlp.fc1.weight", VI, VE},
+    {"mlp.fc1.bias", VI, 0},
+    {"mlp.fc2.weight", VE, VI},
+    {"mlp.fc2.bias", VE, 0},
+};
+
+static const struct {
+	const char *name;
+	int64_t n, k;
+} proj[] = {
+    {PJ "layernorm.weight", VM, 0},      {PJ "layernorm.bias", VM, 0},
+    {PJ "linear_1.weight", AL, VM},      {PJ "linear_1.bias", AL, 0},
+    {PJ "linear_2.weight", HID, AL / 2}, {PJ "linear_2.bias", HID, 0},
+};
+
+/* The Cohere 2 language model (lm_head when asked), then unless LAY_TEXT the tower of
+ * `blocks` blocks and the projector, all in layout y. */
+static tm_model *av_model(lay y, bool lm_head, int blocks)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	char b[200];
+	mm_add(m, y, "model.embed_tokens.weight", 128, HID);
+	mm_add(m, y, "model.norm.weight", HID, 0);
+	static const struct {
+		const char *leaf;
+		int64_t n, k;
+	} lmt[] = {{"input_layernorm.weight", HID, 0},   {"self_attn.q_proj.weight", 64, HID},
+	           {"self_attn.k_proj.weight", 16, HID}, {"self_attn.v_proj.weight", 16, HID},
+	           {"self_attn.o_proj.weight", HID, 64}, {"mlp.gate_proj.weight", 128, HID},
+	           {"mlp.up_proj.weight", 128, HID},     {"mlp.down_proj.weight", HID, 128}};
+	for (size_t k = 0; k < sizeof(lmt) / sizeof(lmt[0]); k++) {
+		snprintf(b, sizeof(b), "model.layers.0.%s", lmt[k].leaf);
+		mm_add(m, y, b, lmt[k].n, lmt[k].k);
+	}
+	if (lm_head)
+		mm_add(m, y, "lm_head.weight", 128, HID);
+	if (y == LAY_TEXT)
+		return m;
+	mm_ck_name(b, sizeof(b), VT "embeddings.patch_embedding.weight", y);
+	tm_add(m, b, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
+	st_desc *d = &m->d[m->n - 1];
+	d->ndim = 4;
+	d->shape[0] = VE;
+	d->shape[1] = 3;
+	d->shape[2] = d->shape[3] = 2;
+	mm_add(m, y, VT "embeddings.patch_embedding.bias", VE, 0);
+	mm_add(m, y, VT "embeddings.position_embedding.weight", VNP, VE);
+	for (int blk = 0; blk < blocks; blk++)
+		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
+			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
+			mm_add(m, y, b, block[k].n, block[k].k);
+		}
+	mm_add(m, y, VT "post_layernorm.weight", VE, 0);
+	mm_add(m, y, VT "post_layernorm.bias", VE, 0);
+	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
+		mm_add(m, y, proj[k].name, proj[k].n, proj[k].k);
+	return m;
+}
+
+static void check_block(const fx *f, uint32_t T, uint32_t r, int blk)
+{
+	int64_t vl = VE / T, il = VI / T;
+	char n[200], a[200];
+	static const char *const qkv[] = {"q", "k", "v"};
+	for (int w = 0; w < 2; w++) {
+		const char *leaf = w ? "bias" : "weight";
+		snprintf(n, sizeof(n), VB "self_attn.qkv_proj.%s", blk, leaf);
+		for (int p = 0; p < 3; p++) {
+			snprintf(a, sizeof(a), VB "self_attn.%s_proj.%s", blk, qkv[p], leaf);
+			rows_at(f, r, n, p * vl, a, r * vl, vl);
+		}
+	}
+	snprintf(n, sizeof(n), VB "self_attn.out_proj.weight", blk);
+	cols_of(f, r, T, n, n, VE, VE);
+	snprintf(n, sizeof(n), VB "mlp.fc1.weight", blk);
+	shp(f, r, n, 2, il, VE, 0);
+	rows_at(f, r, n, 0, n, r * il, il);
+	snprintf(n, sizeof(n), VB "mlp.fc2.weight", blk);
+	cols_of(f, r, T, n, n, VE, VI);
+	snprintf(n, sizeof(n), VB "mlp.fc2.bias", blk);
+	repl(f, r, n);
+}
+
+static void check_rank(const fx *f, uint32_t T, uint32_t r)
+{
+	for (int blk = 0; blk < 2; blk++)
+		check_block(f, T, r, blk);
+	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
+		repl(f, r, proj[k].name);
+	repl(f, r, VT "post_layernorm.weight");
+	repl(f, r, VT "embeddings.position_embedding.weight");
+	const char *lq = LM "layers.0.self_attn.qkv_proj.weight";
+	int64_t ql = 64 / T, kvh = T == 2 ? r : r / 2;
+	rows_at(f, r, lq, 0, LM "layers.0.self_attn.q_proj.weight", r * ql, ql);
+	rows_at(f, r, lq, ql, LM "layers.0.self_attn.k_proj.weight", kvh * 8, 8);
+	rows_at(f, r, lq, ql + 8, LM "layers.0.self_attn.v_proj.weight", kvh * 8, 8);
+	cols_of(f, r, T, LM "layers.0.self_attn.o_proj.weight",
+	        LM "layers.0.self_attn.o_proj.weight", HID, 64);
+	/* 2 blocks x 12 outputs, the tower's 5, the projector's 6; the LM's 5 + embed, norm */
+	assert_int_equal(shardmap_rank_n_tensors(f->p, r), 2 * 12 + 5 + 6 + 5 + 2);
+}
+
+static void test_hand_slices(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		fx f;
+		fx_open(&f, av_model(LAY_V450, false, 2), cfg_av, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++)
+			check_rank(&f, tps[i], r);
+		assert_true(shardmap_tied_lm_head(f.p));
+		assert_int_equal(shardmap_n_skipped(f.p), 0);
+		fx_close(&f);
+	}
+}
+
+/* transformers 4.57's layout gives the released one's shards byte for byte; the language model
+ * Cohere2ForCausalLM's under language_model. */
+static void test_layouts(void **state)
+{
+	(void)state;
+	fx a, b, t;
+	fx_open(&a, av_model(LAY_V450, false, 2), cfg_av, 2, 1, 0, true);
+	fx_open(&b, av_model(LAY_HF5, false, 2), cfg_av, 2, 1, 0, true);
+	fx_open(&t, av_model(LAY_TEXT, false, 0), cfg_text, 2, 1, 0, true);
+	for (uint32_t r = 0; r < 2; r++) {
+		fx_same_rank(&a, &b, r, NULL);
+		fx_same_rank(&a, &t, r, "language_model.");
+	}
+	fx_close(&a);
+	fx_close(&b);
+	fx_close(&t);
+}
+
+/* vision_feature_layer -2 of 3 blocks: vLLM builds 2; block 2 and post_layernorm dropped
+ * (listed as skipped). */
+static void test_feature_layer(void **state)
+{
+	(void)state;
+	static const char cfg3[] =
+	    CFG_HEAD("\"vision_feature_layer\":-2,", "cohere2", "") VISION_CFG(VISION_KEYS("3"));
+	fx f;
+	fx_open(&f, av_model(LAY_V450, false, 3), cfg3, 2, 1, 0, false);
+	assert_true(tm_ix(f.p, 1, VT "encoder.layers.1.mlp.fc1.weight") >= 0);
+	assert_int_equal(tm_ix(f.p, 1, VT "encoder.layers.2.mlp.fc1.weight"), -1);
+	assert_int_equal(tm_ix(f.p, 1, VT "post_layernorm.weight"), -1);
+	assert_int_equal(shardmap_n_skipped(f.p), 16 + 2);
+	fx_close(&f);
+	/* a list, or an index outside the tower */
+	static const char cfgl[] =
+	    CFG_HEAD("\"vision_feature_layer\":[-1],", "cohere2", "") VISION_CFG(VISION_KEYS("2"));
+	fx_refused(av_model(LAY_V450, false, 2), cfgl, WT_EUNSUPPORTED,
+	           "vision_feature_layer is a list", "");
+	static const char cfgo[] =
+	    CFG_HEAD("\"vision_feature_layer\":-4,", "cohere2", "") VISION_CFG(VISION_KEYS("2"));
+	fx_refused(av_model(LAY_V450, false, 2), cfgo, WT_ECORRUPT, "vision_feature_layer -4", "");
+}
+
+/* int8-channel TP 2: the tower's fc1 quantized; the projector kept BF16 whole. */
+static void test_int8(void **state)
+{
+	(void)state;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	fx f;
+	fx_open_l(&f, av_model(LAY_V450, false, 2), cfg_av, &l, true);
+	const char *q = VT "encoder.layers.1.mlp.fc1.weight";
+	const int8_t *c = (const int8_t *)out_bytes(&f, 1, q);
+	const float *sc =
+	    (const float *)out_bytes(&f, 1, VT "encoder.layers.1.mlp.fc1.weight_scale");
+	for (int64_t row = 0; row < VI / 2; row++) {
+		size_t rowb;
+		const uint16_t *x = (const uint16_t *)src_rows(&f, q, VI / 2 + row, &rowb);
+		int8_row_is(c + row * VE, sc[row], x, VE);
+	}
+	static const char *const keep[] = {PJ "layernorm.weight", PJ "linear_1.weight",
+	                                   PJ "linear_1.bias", PJ "linear_2.weight",
+	                                   LM "embed_tokens.weight"};
+	static const char *const q8[] = {VT "encoder.layers.0.self_attn.qkv_proj.weight",
+	                                 LM "layers.0.mlp.gate_up_proj.weight",
+	                                 LM "layers.0.self_attn.qkv_proj.weight"};
+	fx_quant_split(&f, 1, WT_BF16, keep, sizeof(keep) / sizeof(keep[0]), q8,
+	               sizeof(q8) / sizeof(q8[0]));
+	repl(&f, 1, PJ "linear_1.weight");
+	fx_close(&f);
+}
+
+static void test_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(av_model(LAY_V450, false, 2), cfg_av, 2, lays, 4);
+	coverage(av_model(LAY_HF5, false, 2), cfg_av, 2, lays, 4);
+}
+
+/* AyaVisionConfig's defaults (vision_feature_layer -1, downsample_factor 2, text_config a
+ * cohere2 one), Cohere2Config's for text_config keys left out, alignment_intermediate_size
+ * the text hidden_size when absent, the tie from text_config alone. */
+static void test_defaults(void **state)
+{
+	(void)state;
+	static const char cls[] =
+	    "{\"architectures\":[\"AyaVisionForConditionalGeneration\"],\"model_type\":"
+	    "\"aya_vision\",\"tie_word_embeddings\":false,\"text_config\":{\"vocab_size\":256000},"
+	    "\"vision_config\":{}}";
+	ckpt_config c;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(cls, strlen(cls), &c, &err), WT_OK);
+	assert_true(c.v_feature_layer == -1 && c.v_spatial_merge_size == 2 &&
+	            c.v_proj_in_dim == -1 && strcmp(c.lm_model_type, "cohere2") == 0 &&
+	            c.vocab_size == 256000 && !c.tie_given);
+	ckpt_config_clear(&c);
+	/* alignment_intermediate_size absent: linear_1 hid rows, linear_2 hid / 2 columns */
+	static const char noal[] = "{\"architectures\":[\"AyaVisionForConditionalGeneration\"],"
+	                           "\"model_type\":\"aya_vision\",\"text_config\":{" LM_KEYS(
+	                               "cohere2") "}" VISION_CFG(VISION_KEYS("2"));
+	tm_model *m = av_model(LAY_V450, false, 2);
+	tm_remove(m, PJ "linear_1.weight");
+	tm_remove(m, PJ "linear_1.bias");
+	tm_remove(m, PJ "linear_2.weight");
+	tm_add2(m, PJ "linear_1.weight", HID, VM);
+	tm_add2(m, PJ "linear_1.bias", HID, 0);
+	tm_add2(m, PJ "linear_2.weight", HID, HID / 2);
+	fx f;
+	fx_open(&f, m, noal, 2, 1, 0, false);
+	shp(&f, 1, PJ "linear_2.weight", 2, HID, HID / 2, 0);
+	assert_true(shardmap_tied_lm_head(f.p));
+	fx_close(&f);
+	/* text_config's tie false: lm_head required */
+	static const char untied[] =
+	    CFG_HEAD("", "cohere2", ",\"tie_word_embeddings\":false") VISION_CFG(VISION_KEYS("2"));
+	fx_refused(av_model(LAY_V450, false, 2), untied, WT_ENOTFOUND, "lm_head.weight", "");
+	fx_open(&f, av_model(LAY_V450, true, 2), untied, 2, 1, 0, false);
+	assert_false(shardmap_tied_lm_head(f.p));
+	fx_close(&f);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	/* downsample_factor 3 does not divide the 4 x 4 grid; odd alignment */
+	static const char cfg_df3[] =
+	    CFG_HEAD("\"downsample_factor\":3,", "cohere2", "") VISION_CFG(VISION_KEYS("2"));
+	fx_refused(av_model(LAY_V450, false, 2), cfg_df3, WT_ESHAPE, "downsample_factor 3",
+	           "4 patches a side");
+	static const char cfg_odd[] =
+	    "{\"architectures\":[\"AyaVisionForConditionalGeneration\"],\"model_type\":"
+	    "\"aya_vision\",\"alignment_intermediate_size\":95,\"text_config\":{" LM_KEYS(
+	        "cohere2") "}" VISION_CFG(VISION_KEYS("2"));
+	fx_refused(av_model(LAY_V450, false, 2), cfg_odd, WT_ESHAPE,
+	           "alignment_intermediate_size 95", "even");
+	/* downsample_factor 1: layernorm / linear_1 of VE * 4 are the wrong width */
+	static const char cfg_df1[] =
+	    CFG_HEAD("\"downsample_factor\":1,", "cohere2", "") VISION_CFG(VISION_KEYS("2"));
+	fx_refused(av_model(LAY_V450, false, 2), cfg_df1, WT_ESHAPE, PJ "layernorm.", "");
+	/* a projector tensor missing; a post_layernorm required when every block is built */
+	tm_model *m = av_model(LAY_V450, false, 2);
+	tm_remove(m, PJ "linear_2.bias");
+	fx_refused(m, cfg_av, WT_ENOTFOUND, PJ "linear_2.bias", "");
+	m = av_model(LAY_V450, false, 2);
+	tm_remove(m, VT "post_layernorm.weight");
+	fx_refused(m, cfg_av, WT_ENOTFOUND, VT "post_layernorm.weight", "");
+	/* q/k norms (Cohere's use_qk_norm) are not Cohere 2's */
+	m = av_model(LAY_V450, false, 2);
+	tm_add2(m, LM "layers.0.self_attn.q_norm.weight", 8, 8);
+	fx_refused(m, cfg_av, WT_EUNSUPPORTED, LM "layers.0.self_attn.q_norm.weight", "");
+	/* heads: 3 do not divide 32 */
+	static const char cfg3h[] = CFG_HEAD("", "cohere2", "")
+	    VISION_CFG(",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":3,"
+	               "\"num_hidden_layers\":2,\"image_size\":8,\"patch_size\":2");
+	fx_refused(av_model(LAY_V450, false, 2), cfg3h, WT_ECORRUPT,
+	           "num_attention_heads 3 does not divide hidden_size 32", "");
+	/* another language model, none, no tower */
+	static const char cfg_llama[] = CFG_HEAD("", "llama", "") VISION_CFG(VISION_KEYS("2"));
+	fx_refused(av_model(LAY_V450, false, 2), cfg_llama, WT_EUNSUPPORTED,
+	           "text_config.model_type 'llama'", "cohere2");
+	static const char cfg_nov[] = CFG_HEAD("", "cohere2", "") "}";
+	fx_refused(av_model(LAY_V450, false, 2), cfg_nov, WT_ECORRUPT, "needs vision_config", "");
+	static const char cfg_notext[] =
+	    "{\"architectures\":[\"AyaVisionForConditionalGeneration\"],\"model_type\":"
+	    "\"aya_vision\",\"hidden_size\":64,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
+	    "\"intermediate_size\":128,\"vocab_size\":128,\"num_hidden_layers\":1" VISION_CFG(
+	        VISION_KEYS("2"));
+	fx_refused(av_model(LAY_V450, false, 2), cfg_notext, WT_ECORRUPT, "needs a text_config",
+	           "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hand_slices),   cmocka_unit_test(test_layouts),
+	    cmocka_unit_test(test_feature_layer), cmocka_unit_test(test_int8),
+	    cmocka_unit_test(test_coverage),      cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
