@@ -562,73 +562,65 @@ static int lfm2_aliases(json_t *v, const char *mt, wt_errbuf *err)
  * class defaults (class_defaults) where they are absent. A new reference either
  * way.
  */
-int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
+/* The class whose defaults a config's language model takes: a composite model's own
+ * class decides its text_config's (Mistral3Config's text_config says mistral);
+ * otherwise the text_config's model_type, then root's. overlay: root has a
+ * text_config object. */
+static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 {
-	json_t *tc = json_object_get(root, "text_config");
-	if (tc != NULL && !json_is_null(tc) && !json_is_object(tc))
-		return wt_seterr(err, WT_ECORRUPT, "config.json: 'text_config' is not an object");
-	bool overlay = json_is_object(tc);
-	size_t nd = 0;
-	/* A composite model's own class decides its text_config's class (Mistral3Config's
-	 * text_config says mistral); otherwise the text_config's model_type, then root's. */
 	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	const char *tmt = overlay ? json_string_value(json_object_get(tc, "model_type")) : NULL;
+	size_t nd = 0;
 	if (overlay && config_is_llava(root)) {
 		/* LlavaConfig builds its text_config by that one's model_type (llama when it
 		 * has none): LlamaConfig's / MistralConfig's defaults under names of LLaVA's
 		 * own, so LlamaForCausalLM's own config.json keeps its required keys required */
-		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 		tmt = tmt != NULL ? tmt : "llama";
-		mt = strcmp(tmt, "llama") == 0     ? "llava:llama"
-		     : strcmp(tmt, "mistral") == 0 ? "llava:mistral"
-		                                   : tmt;
-	} else if (overlay && config_is_idefics3(root)) {
+		return strcmp(tmt, "llama") == 0     ? "llava:llama"
+		       : strcmp(tmt, "mistral") == 0 ? "llava:mistral"
+		                                     : tmt;
+	}
+	if (overlay && config_is_idefics3(root)) {
 		/* Idefics3Config / SmolVLMConfig build text_config by its model_type (llama when
 		 * it has none): LlamaConfig's defaults under a name of their own */
-		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 		tmt = tmt != NULL ? tmt : "llama";
-		mt = strcmp(tmt, "llama") == 0 ? "idefics3:llama" : tmt;
-	} else if (overlay && config_is_paligemma(root)) {
+		return strcmp(tmt, "llama") == 0 ? "idefics3:llama" : tmt;
+	}
+	if (overlay && config_is_paligemma(root)) {
 		/* PaliGemmaConfig builds text_config by its model_type (gemma when it has none):
 		 * GemmaConfig's / Gemma2Config's defaults under names of their own */
-		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 		tmt = tmt != NULL ? tmt : "gemma";
-		mt = strcmp(tmt, "gemma") == 0    ? "paligemma:gemma"
-		     : strcmp(tmt, "gemma2") == 0 ? "paligemma:gemma2"
-		                                  : tmt;
-	} else if (overlay && config_is_aya_vision(root)) {
-		/* AyaVisionConfig builds text_config by its model_type (cohere2 when it has none)
-		 */
-		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
-		mt = tmt != NULL ? tmt : "cohere2";
-	} else if (overlay && config_class_defaults(mt, &nd) == NULL) {
-		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
-		mt = tmt != NULL ? tmt : mt;
+		return strcmp(tmt, "gemma") == 0    ? "paligemma:gemma"
+		       : strcmp(tmt, "gemma2") == 0 ? "paligemma:gemma2"
+		                                    : tmt;
 	}
-	bool fill = config_class_defaults(mt, &nd) != NULL;
-	if (!overlay && !fill) {
-		*out = json_incref(root);
-		return WT_OK;
-	}
-	json_t *v = json_copy(root);
-	/* Idefics3 / SmolVLM tie lm_head by text_config.tie_word_embeddings alone
-	 * (transformers' get_text_config(), vLLM's text_config): the top level's is not read */
-	if (v != NULL && overlay && config_is_idefics3(root))
+	if (overlay && config_is_aya_vision(root)) /* cohere2 when it has none */
+		return tmt != NULL ? tmt : "cohere2";
+	if (overlay && config_class_defaults(mt, &nd) == NULL && tmt != NULL)
+		return tmt;
+	return mt;
+}
+
+/* Top-level keys of a composite config that are not its text model's: Idefics3 /
+ * SmolVLM, PaliGemma and Aya Vision tie lm_head by text_config.tie_word_embeddings
+ * alone (transformers' get_text_config(), vLLM's text_config); PaliGemmaConfig's own
+ * hidden_size and vocab_size are not the text model's either (paligemma2's top level
+ * says 2048 over a 2304 wide Gemma 2), so text_config or its class defaults give them. */
+static void drop_composite_keys(json_t *v, json_t *root)
+{
+	bool pali = config_is_paligemma(root);
+	if (pali || config_is_idefics3(root) || config_is_aya_vision(root))
 		json_object_del(v, "tie_word_embeddings");
-	/* PaliGemma: the same tie (get_text_config()); PaliGemmaConfig's own hidden_size and
-	 * vocab_size are not the text model's (paligemma2's top level says 2048 over a 2304 wide
-	 * Gemma 2), so text_config or its class defaults give them */
-	/* Aya Vision ties by text_config alone too (Cohere2Config's default true) */
-	if (v != NULL && overlay && config_is_aya_vision(root))
-		json_object_del(v, "tie_word_embeddings");
-	if (v != NULL && overlay && config_is_paligemma(root)) {
-		json_object_del(v, "tie_word_embeddings");
+	if (pali) {
 		json_object_del(v, "hidden_size");
 		json_object_del(v, "vocab_size");
 	}
-	if (v == NULL || (overlay && json_object_update(v, tc) != 0)) {
-		json_decref(v);
-		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-	}
+}
+
+/* The class's own key names and checks around its defaults (fill: the class has
+ * a defaults table), in the order the classes need them. */
+static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
+{
 	int rv = fill ? lfm2_aliases(v, mt, err) : WT_OK;
 	if (rv == WT_OK && fill && strcmp(mt, "dbrx") == 0)
 		rv = config_dbrx_keys(v, err);
@@ -659,6 +651,30 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		rv = config_bloom_width(v, err);
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)
 		rv = config_hunyuan_lists(v, err);
+	return rv;
+}
+
+int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
+{
+	json_t *tc = json_object_get(root, "text_config");
+	if (tc != NULL && !json_is_null(tc) && !json_is_object(tc))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'text_config' is not an object");
+	bool overlay = json_is_object(tc);
+	const char *mt = lm_class(root, tc, overlay);
+	size_t nd = 0;
+	bool fill = config_class_defaults(mt, &nd) != NULL;
+	if (!overlay && !fill) {
+		*out = json_incref(root);
+		return WT_OK;
+	}
+	json_t *v = json_copy(root);
+	if (v != NULL && overlay)
+		drop_composite_keys(v, root);
+	if (v == NULL || (overlay && json_object_update(v, tc) != 0)) {
+		json_decref(v);
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	int rv = class_keys(v, mt, fill, err);
 	if (rv != WT_OK) {
 		json_decref(v);
 		return rv;
