@@ -160,6 +160,48 @@ static __attribute__((unused)) void repl(const fx *f, uint32_t r, const char *na
 	assert_memory_equal(out_bytes(f, r, name), f->m->data[k], nb);
 }
 
+/* Rank r's ViT encoder block `blk` at TP T (CLIP / SigLIP as vLLM's clip.py and
+ * siglip.py cut them): qkv_proj weight and bias = [q_r; k_r; v_r] rows, out_proj
+ * columns, fc1 rows (weight and bias), fc2 columns, the rest replicated. vb: the
+ * block's name prefix with a %d for blk; ve: width, vi: MLP width. */
+static __attribute__((unused)) void fx_vit_block(const fx *f, uint32_t T, uint32_t r,
+                                                 const char *vb, int blk, int64_t ve, int64_t vi)
+{
+	int64_t vl = ve / T, il = vi / T; /* q (k, v) rows: VH/T heads of ve/VH; MLP rows */
+	char p[160], n[200], a[200];
+	snprintf(p, sizeof(p), vb, blk);
+	static const char *const qkv[] = {"q", "k", "v"};
+	for (int w = 0; w < 2; w++) {
+		const char *leaf = w ? "bias" : "weight";
+		snprintf(n, sizeof(n), "%sself_attn.qkv_proj.%s", p, leaf);
+		if (w)
+			shp(f, r, n, 1, 3 * vl, 0, 0);
+		else
+			shp(f, r, n, 2, 3 * vl, ve, 0);
+		for (int q = 0; q < 3; q++) {
+			snprintf(a, sizeof(a), "%sself_attn.%s_proj.%s", p, qkv[q], leaf);
+			rows_at(f, r, n, q * vl, a, r * vl, vl);
+		}
+	}
+	snprintf(n, sizeof(n), "%sself_attn.out_proj.weight", p);
+	cols_of(f, r, T, n, n, ve, ve);
+	snprintf(n, sizeof(n), "%smlp.fc1.weight", p);
+	shp(f, r, n, 2, il, ve, 0);
+	rows_at(f, r, n, 0, n, r * il, il);
+	snprintf(n, sizeof(n), "%smlp.fc1.bias", p);
+	shp(f, r, n, 1, il, 0, 0);
+	rows_at(f, r, n, 0, n, r * il, il);
+	snprintf(n, sizeof(n), "%smlp.fc2.weight", p);
+	cols_of(f, r, T, n, n, ve, vi);
+	static const char *const rep[] = {"self_attn.out_proj.bias", "mlp.fc2.bias",
+	                                  "layer_norm1.weight",      "layer_norm1.bias",
+	                                  "layer_norm2.weight",      "layer_norm2.bias"};
+	for (size_t k = 0; k < sizeof(rep) / sizeof(rep[0]); k++) {
+		snprintf(n, sizeof(n), "%s%s", p, rep[k]);
+		repl(f, r, n);
+	}
+}
+
 /* q[0..n) and scale s are the int8-channel quantization of BF16 row x (docs/format.md 4.2):
  * s = max(amax, 1e-8) / 127, q = clamp(rint(x / s), -127, 127). */
 static __attribute__((unused)) void int8_row_is(const int8_t *q, float s, const uint16_t *x,

@@ -124,46 +124,10 @@ static tm_model *i3_model(bool text, bool lm_head, int blocks)
 	return m;
 }
 
-static void check_block(const fx *f, uint32_t T, uint32_t r, int blk)
-{
-	int64_t vl = VE / T, il = VI / T; /* q (k, v) rows: VH/T heads of VE/VH; MLP rows */
-	char n[200], a[200];
-	static const char *const qkv[] = {"q", "k", "v"};
-	for (int w = 0; w < 2; w++) {
-		const char *leaf = w ? "bias" : "weight";
-		snprintf(n, sizeof(n), VB "self_attn.qkv_proj.%s", blk, leaf);
-		if (w)
-			shp(f, r, n, 1, 3 * vl, 0, 0);
-		else
-			shp(f, r, n, 2, 3 * vl, VE, 0);
-		for (int p = 0; p < 3; p++) {
-			snprintf(a, sizeof(a), VB "self_attn.%s_proj.%s", blk, qkv[p], leaf);
-			rows_at(f, r, n, p * vl, a, r * vl, vl);
-		}
-	}
-	snprintf(n, sizeof(n), VB "self_attn.out_proj.weight", blk);
-	cols_of(f, r, T, n, n, VE, VE);
-	snprintf(n, sizeof(n), VB "mlp.fc1.weight", blk);
-	shp(f, r, n, 2, il, VE, 0);
-	rows_at(f, r, n, 0, n, r * il, il);
-	snprintf(n, sizeof(n), VB "mlp.fc1.bias", blk);
-	shp(f, r, n, 1, il, 0, 0);
-	rows_at(f, r, n, 0, n, r * il, il);
-	snprintf(n, sizeof(n), VB "mlp.fc2.weight", blk);
-	cols_of(f, r, T, n, n, VE, VI);
-	static const char *const rep[] = {"self_attn.out_proj.bias", "mlp.fc2.bias",
-	                                  "layer_norm1.weight",      "layer_norm1.bias",
-	                                  "layer_norm2.weight",      "layer_norm2.bias"};
-	for (size_t k = 0; k < sizeof(rep) / sizeof(rep[0]); k++) {
-		snprintf(n, sizeof(n), VB "%s", blk, rep[k]);
-		repl(f, r, n);
-	}
-}
-
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
 {
 	for (int blk = 0; blk < 2; blk++)
-		check_block(f, T, r, blk);
+		fx_vit_block(f, T, r, VB, blk, VE, VI);
 	static const char *const rep[] = {VT "embeddings.patch_embedding.weight",
 	                                  VT "embeddings.patch_embedding.bias",
 	                                  VT "embeddings.position_embedding.weight",
