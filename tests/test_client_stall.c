@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,12 +38,32 @@
 
 #define SEED 0x57a11ull
 
+extern char **environ;
+
 typedef struct node {
 	pid_t pid;
 	char *url;
 } node;
 
 static node g_nodes[2];
+
+/* posix_spawn argv (argv[0] the program), with fd close_fd closed in the
+ * child when >= 0; the child's pid, or -1. Not fork(): from the second test
+ * on, nng's threads run in this process, and a fork()ed child of a
+ * multi-threaded process under ThreadSanitizer runs its interceptors (a
+ * snprintf before exec) with whatever locks the other threads held. */
+static pid_t spawn(char *const argv[], const int *close_fd)
+{
+	posix_spawn_file_actions_t fa;
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return -1;
+	pid_t pid = -1;
+	if ((close_fd == NULL || posix_spawn_file_actions_addclose(&fa, *close_fd) == 0) &&
+	    posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
 
 /* Start build/weightd (or $WT_BUILD/weightd) on models with a cache of its own. */
 static node start_node(const tw_env *e, int k)
@@ -52,15 +73,24 @@ static node start_node(const tw_env *e, int k)
 	snprintf(bin, sizeof(bin), "%s/weightd", b ? b : "build");
 	snprintf(ready, sizeof(ready), "%s/ready%d", e->dir, k);
 	snprintf(cdir, sizeof(cdir), "%s/cache%d", e->dir, k);
-	node n = {.pid = fork()};
-	assert_true(n.pid >= 0);
-	if (n.pid == 0) {
-		execl(bin, bin, "--listen", "tcp://127.0.0.1:0", "--stream-listen",
-		      "tcp://127.0.0.1:0", "--models-dir", e->models, "--cache-dir", cdir,
-		      "--chunk-bytes", "4K", "--ready-file", ready, "--log-level", "warning",
-		      (char *)NULL);
-		_exit(127);
-	}
+	char *argv[] = {bin,
+	                "--listen",
+	                "tcp://127.0.0.1:0",
+	                "--stream-listen",
+	                "tcp://127.0.0.1:0",
+	                "--models-dir",
+	                e->models,
+	                "--cache-dir",
+	                cdir,
+	                "--chunk-bytes",
+	                "4K",
+	                "--ready-file",
+	                ready,
+	                "--log-level",
+	                "warning",
+	                NULL};
+	node n = {.pid = spawn(argv, NULL)};
+	assert_true(n.pid > 0);
 	for (int i = 0; i < 200 && n.url == NULL; i++) {
 		size_t len;
 		n.url = tu_read_file(ready, &len);
@@ -364,18 +394,14 @@ static void test_exit_with_left_requests(void **state)
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
 	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) { /* a fresh process: nng may not be used across a fork */
-		char fd[16], p0[16], p1[16];
-		snprintf(fd, sizeof(fd), "%d", fds[1]);
-		snprintf(p0, sizeof(p0), "%d", (int)g_nodes[0].pid);
-		snprintf(p1, sizeof(p1), "%d", (int)g_nodes[1].pid);
-		close(fds[0]);
-		execl("/proc/self/exe", "test_client_stall", "--exit-child", eps[0], p0, eps[1], p1,
-		      fd, (char *)NULL);
-		_exit(127);
-	}
+	char fd[16], p0[16], p1[16];
+	snprintf(fd, sizeof(fd), "%d", fds[1]);
+	snprintf(p0, sizeof(p0), "%d", (int)g_nodes[0].pid);
+	snprintf(p1, sizeof(p1), "%d", (int)g_nodes[1].pid);
+	char *argv[] = {
+	    "/proc/self/exe", "--exit-child", (char *)eps[0], p0, (char *)eps[1], p1, fd, NULL};
+	pid_t pid = spawn(argv, &fds[0]); /* a fresh process: nng may not be used across a fork */
+	assert_true(pid > 0);
 	close(fds[1]);
 	uint64_t closed = 0;
 	ssize_t n = -1;
