@@ -68,6 +68,14 @@ void curlu_close(curlu *c); /* NULL-safe; no call may be in flight */
  * retried. cancel must outlive them; set and cleared by the store's owner
  * (store_set_cancel) while no other call uses c. */
 void curlu_set_cancel(curlu *c, const _Atomic bool *cancel);
+/* Asked before a redirect is followed, with its absolute target URL (curl's
+ * own resolution of the Location against the URL it answered): WT_OK
+ * follows it; anything else (err filled) ends the transfer with that error,
+ * never retried. */
+typedef int (*curlu_redirect_fn)(void *ctx, const char *url, wt_errbuf *err);
+/* Check each redirect with fn (NULL: follow any opts.follow_redirects allows);
+ * ctx must outlive c's transfers. Set, like the cancel, while no call uses c. */
+void curlu_set_redirect_check(curlu *c, curlu_redirect_fn fn, void *ctx);
 
 /* HEAD url: out->nbytes from Content-Length, out->version from ETag (quotes
  * and W/ stripped), else Last-Modified, else "". out->key = strdup(key).

@@ -42,11 +42,19 @@ struct curlu {
 	lane *idle[CURLU_MAX_IDLE];         /* guarded by lk */
 	size_t n_idle;                      /* guarded by lk */
 	const _Atomic bool *_Atomic cancel; /* curlu_set_cancel */
+	curlu_redirect_fn redirect_ok;      /* curlu_set_redirect_check; set before use */
+	void *redirect_ctx;
 };
 
 void curlu_set_cancel(curlu *c, const _Atomic bool *cancel)
 {
 	atomic_store(&c->cancel, cancel);
+}
+
+void curlu_set_redirect_check(curlu *c, curlu_redirect_fn fn, void *ctx)
+{
+	c->redirect_ok = fn;
+	c->redirect_ctx = ctx;
 }
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -205,6 +213,9 @@ static int setup_handle(curlu *c, CURL *h, xfer *x)
 	SET(CURLOPT_WRITEDATA, x);
 	SET(CURLOPT_ERRORBUFFER, x->curlerr);
 	SET(CURLOPT_PRIVATE, x);
+	x->easy = h;
+	x->redirect_ok = c->redirect_ok;
+	x->redirect_ctx = c->redirect_ctx;
 	x->cancel = atomic_load(&c->cancel);
 	if (x->cancel != NULL) {
 		SET(CURLOPT_XFERINFOFUNCTION, curlx_on_progress);
@@ -359,6 +370,9 @@ int curlu_check_status(const curlu_opts *o, const xfer *x, int attempts, wt_errb
 		                 "for these files on the server or proxy (weightd never asks for "
 		                 "an encoding)",
 		                 x->key, method_of(x), x->url, x->cenc);
+	if (x->stop == STOP_REDIRECT)
+		return wt_seterr(err, x->refused.code, "key '%.200s': %s %.300s: %s", x->key,
+		                 method_of(x), x->url, x->refused.msg);
 	if (x->cc == CURLE_ABORTED_BY_CALLBACK) /* curlu_set_cancel */
 		return wt_seterr(err, WT_ECANCELED, "key '%s': %s %s canceled", x->key,
 		                 method_of(x), x->url);

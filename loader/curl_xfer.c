@@ -15,6 +15,8 @@
 #include "common/common.h"
 #include "loader/curl_xfer.h"
 
+#define CURLX_HEADER_MAX 1024 /* a header line kept; longer ones are cut */
+
 /* CURLOPT_XFERINFOFUNCTION: non-zero aborts (CURLE_ABORTED_BY_CALLBACK). */
 int curlx_on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                       curl_off_t ulnow)
@@ -81,12 +83,41 @@ static void copy_value(char *dst, size_t cap, const char *v)
 	snprintf(dst, cap, "%s", v);
 }
 
+/* A 3xx's Location v (whole when !cut): may the transfer follow it? The
+ * target is resolved as curl resolves it (its URL API, against the URL that
+ * answered) and put to the client's check; no answer is a refusal. */
+static bool redirect_allowed(xfer *x, const char *v, bool cut)
+{
+	if (cut) {
+		wt_seterr(&x->refused, WT_EPERM,
+		          "a redirect whose Location is over %d bytes is not followed here",
+		          CURLX_HEADER_MAX - 1);
+		return false;
+	}
+	char *cur = NULL, *abs = NULL;
+	CURLU *u = curl_url();
+	bool ok = false;
+	if (u != NULL && x->easy != NULL &&
+	    curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &cur) == CURLE_OK && cur != NULL &&
+	    curl_url_set(u, CURLUPART_URL, cur, 0) == CURLUE_OK &&
+	    curl_url_set(u, CURLUPART_URL, v, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_URL, &abs, 0) == CURLUE_OK)
+		ok = x->redirect_ok(x->redirect_ctx, abs, &x->refused) == WT_OK;
+	else
+		wt_seterr(&x->refused, WT_EPERM, "a redirect to '%.200s', which is not a URL here",
+		          v);
+	curl_free(abs);
+	curl_url_cleanup(u);
+	return ok;
+}
+
 size_t curlx_on_header(char *data, size_t size, size_t n, void *ud)
 {
 	xfer *x = ud;
 	size_t len = size * n;
-	char line[1024];
-	size_t k = len < sizeof(line) - 1 ? len : sizeof(line) - 1;
+	char line[CURLX_HEADER_MAX];
+	bool cut = len > sizeof(line) - 1;
+	size_t k = cut ? sizeof(line) - 1 : len;
 	memcpy(line, data, k);
 	line[k] = '\0';
 	while (k > 0 && (line[k - 1] == '\r' || line[k - 1] == '\n' || line[k - 1] == ' '))
@@ -110,7 +141,13 @@ size_t curlx_on_header(char *data, size_t size, size_t n, void *ud)
 	const char *v = colon + 1;
 	while (*v == ' ' || *v == '\t')
 		v++;
-	if (strcasecmp(line, "Content-Length") == 0) {
+	if (x->redirect_ok != NULL && x->status >= 300 && x->status <= 399 &&
+	    strcasecmp(line, "Location") == 0) {
+		if (!redirect_allowed(x, v, cut)) {
+			x->stop = STOP_REDIRECT;
+			return 0; /* CURLE_WRITE_ERROR: not followed */
+		}
+	} else if (strcasecmp(line, "Content-Length") == 0) {
 		const char *p = v;
 		uint64_t cl;
 		if (parse_u64(&p, &cl) && *p == '\0' && cl <= (uint64_t)INT64_MAX)

@@ -18,7 +18,15 @@
 #define CURLU_JUNK_BYTES  (64 * 1024) /* error body read before giving up */
 
 enum { X_HEAD, X_RANGE, X_BODY };
-enum { STOP_NONE, STOP_IGNORED_RANGE, STOP_TOO_LONG, STOP_TOO_BIG, STOP_ENOMEM, STOP_ENCODED };
+enum {
+	STOP_NONE,
+	STOP_IGNORED_RANGE,
+	STOP_TOO_LONG,
+	STOP_TOO_BIG,
+	STOP_ENOMEM,
+	STOP_ENCODED,
+	STOP_REDIRECT /* the redirect check refused a Location: x->refused says why */
+};
 
 typedef struct xfer {
 	/* request (set by the caller) */
@@ -45,7 +53,11 @@ typedef struct xfer {
 	int stop;
 	CURLcode cc;
 	char curlerr[CURL_ERROR_SIZE];
-	const _Atomic bool *cancel; /* the client's, when the transfer started */
+	const _Atomic bool *cancel;    /* the client's, when the transfer started */
+	curlu_redirect_fn redirect_ok; /* the client's (curlu_set_redirect_check); NULL = none */
+	void *redirect_ctx;
+	void *easy;        /* the CURL handle running it (its effective URL); NULL in fuzzing */
+	wt_errbuf refused; /* STOP_REDIRECT */
 } xfer;
 
 /* Is the reply's body encoded (a Content-Encoding other than identity)? Its

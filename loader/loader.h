@@ -55,6 +55,22 @@ size_t store_read_hint(const store *s);
  * at its end: a canceled open of a slow or silent source stops at once.
  * Call while no other thread uses s; cancel must outlive the setting. */
 void store_set_cancel(store *s, const _Atomic bool *cancel);
+/* Every redirect a read of s follows must lead to one of hosts (n entries,
+ * "HOST[:PORT]" as register_hosts: no port = any port; copied), over http or
+ * https and without user:password@; one elsewhere ends the read with WT_EPERM
+ * naming the target and the list. A no-op for stores that follow no redirect
+ * (file://, s3://). Call before any read; weightd limits the models REGISTER
+ * added to its register_hosts. */
+int store_limit_redirects(store *s, char *const *hosts, size_t n, wt_errbuf *err);
+
+/* store_hosts.c: "host:port" / "[v6]:port" / "host" (n bytes at a) split
+ * into host (hlen bytes) and port (plen bytes, "" when none). */
+void store_split_hostport(const char *a, size_t n, const char **host, size_t *hlen,
+                          const char **port, size_t *plen);
+/* Is host (hlen bytes, "[v6]" in brackets) with port (plen bytes) in hosts?
+ * An entry without a port matches any port; hosts compare without case. */
+bool store_host_listed(char *const *hosts, size_t n, const char *host, size_t hlen,
+                       const char *port, size_t plen);
 
 /* All objects whose key starts with prefix ("" = all), recursively. */
 int store_list_objects(store *s, const char *prefix, store_list *out, wt_errbuf *err);

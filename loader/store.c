@@ -116,6 +116,12 @@ size_t store_read_hint(const store *s)
 	return s->ops->read_hint;
 }
 
+int store_limit_redirects(store *s, char *const *hosts, size_t n, wt_errbuf *err)
+{
+	return s->ops->limit_redirects != NULL ? s->ops->limit_redirects(s->impl, hosts, n, err)
+	                                       : WT_OK;
+}
+
 void store_set_cancel(store *s, const _Atomic bool *cancel)
 {
 	if (s->ops->set_cancel != NULL)

@@ -16,6 +16,7 @@
  * "user:password@" part is refused; use ~/.netrc, which libcurl reads.
  * Any thread may call any function; curl handles come from the curlu pool.
  */
+#include <curl/curl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,9 @@
 typedef struct http_store {
 	char *base; /* "scheme://authority/prefix/", always ends in '/'; immutable */
 	curlu *cu;
+	char **hosts; /* store_limit_redirects: where redirects may lead; owned */
+	size_t n_hosts;
+	bool limited;
 } http_store;
 
 static void http_close(void *impl)
@@ -41,6 +45,9 @@ static void http_close(void *impl)
 	if (hs == NULL)
 		return;
 	curlu_close(hs->cu);
+	for (size_t i = 0; i < hs->n_hosts; i++)
+		free(hs->hosts[i]);
+	free(hs->hosts);
 	free(hs->base);
 	free(hs);
 }
@@ -171,6 +178,58 @@ static void http_set_cancel(void *impl, const _Atomic bool *cancel)
 	curlu_set_cancel(((http_store *)impl)->cu, cancel);
 }
 
+/* curlu_redirect_fn of a limited store: url's scheme http(s), no user name,
+ * its host and port (the scheme's default when absent) in hs->hosts. */
+static int redirect_ok(void *ctx, const char *url, wt_errbuf *err)
+{
+	const http_store *hs = ctx;
+	CURLU *u = curl_url();
+	char *scheme = NULL, *user = NULL, *host = NULL, *port = NULL;
+	if (u == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory checking a redirect");
+	int rv = WT_OK;
+	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
+	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0))
+		rv = wt_seterr(err, WT_EPERM, "redirected to %.300s, not an http(s) URL here", url);
+	else if (curl_url_get(u, CURLUPART_USER, &user, 0) != CURLUE_NO_USER)
+		rv = wt_seterr(err, WT_EPERM,
+		               "redirected to %.300s, a URL with a user name: not followed "
+		               "(credentials come from ~/.netrc)",
+		               url);
+	else if (!store_host_listed(hs->hosts, hs->n_hosts, host, strlen(host), port, strlen(port)))
+		rv = wt_seterr(err, WT_EPERM,
+		               "redirected to %.300s, whose host %.100s port %.10s is not in this "
+		               "model's register_hosts (a registered model's redirects stay on "
+		               "those hosts); add HOST[:PORT] to register_hosts in the daemon's "
+		               "configuration if it is trusted",
+		               url, host, port);
+	curl_free(scheme);
+	curl_free(user);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return rv;
+}
+
+static int http_limit_redirects(void *impl, char *const *hosts, size_t n, wt_errbuf *err)
+{
+	http_store *hs = impl;
+	if (hs->limited)
+		return wt_seterr(err, WT_EINVAL, "%s: redirects are limited already", hs->base);
+	hs->limited = true; /* limited from here on: a list cut short allows fewer */
+	curlu_set_redirect_check(hs->cu, redirect_ok, hs);
+	if ((hs->hosts = calloc(n ? n : 1, sizeof(*hs->hosts))) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory limiting %s's redirects", hs->base);
+	for (; hs->n_hosts < n; hs->n_hosts++)
+		if ((hs->hosts[hs->n_hosts] = strdup(hosts[hs->n_hosts])) == NULL)
+			return wt_seterr(err, WT_ENOMEM, "out of memory limiting %s's redirects",
+			                 hs->base);
+	return WT_OK;
+}
+
 static const store_ops http_ops = {
     .list = http_list,
     .stat = http_stat,
@@ -178,6 +237,7 @@ static const store_ops http_ops = {
     .close = http_close,
     .read_hint = STORE_REMOTE_READ_HINT,
     .set_cancel = http_set_cancel,
+    .limit_redirects = http_limit_redirects,
 };
 
 static int open_scheme(const char *scheme, const char *rest, const store_ops **ops, void **impl,

@@ -51,6 +51,8 @@ typedef struct store_ops {
 	/* Optional (http, s3): requests in flight end when *cancel turns true
 	 * (store_set_cancel); file:// reads are short and need none. */
 	void (*set_cancel)(void *impl, const _Atomic bool *cancel);
+	/* Optional (http): store_limit_redirects; stores without it follow none. */
+	int (*limit_redirects)(void *impl, char *const *hosts, size_t n, wt_errbuf *err);
 } store_ops;
 
 struct store {

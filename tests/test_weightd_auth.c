@@ -6,8 +6,9 @@
  * (protobuf-c would truncate "s3cret\0junk" to the real token); auth failures
  * are logged at a bounded rate; REGISTER reaches only register_roots /
  * register_hosts / register_buckets; a silent URL neither blocks the data
- * workers nor the registration for longer than register_timeout_ms; the
- * connection cap and the Hello deadline close connections.
+ * workers nor the registration for longer than register_timeout_ms; a
+ * registered model's redirects stay on register_hosts; the connection cap and the Hello deadline
+ * close connections.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -504,6 +505,65 @@ static void test_register_slow_bytes(void **state)
 	tw_env_free(e);
 }
 
+/* A registered http model's redirects lead only to register_hosts (the
+ * REGISTER check read the URI's host alone, and the store followed any
+ * redirect: an allowed host could point the daemon at any other). Here
+ * 127.0.0.1:PORT and localhost are allowed, 127.0.0.2 (this server too) is
+ * not: a redirect on the same host or to localhost registers, one to
+ * 127.0.0.2 is refused by the source check (/away/: every request) or by the
+ * registration's read of the tensor bytes (/bigaway/: only those). */
+static void test_register_redirects(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-redir", SEED);
+	char *llama = tu_path(e->models, "llama");
+	assert_int_equal(tu_touch_dir(llama, -10000000000ll), 0); /* as in slow_bytes */
+	free(llama);
+	char *script = os_script("objstore_server.py");
+	char *argv[] = {script, "--root", e->models, "--stdin", NULL};
+	os_helper srv;
+	int port = 0;
+	assert_int_equal(os_start(&srv, argv, 20000), 0);
+	free(script);
+	assert_int_equal(sscanf(srv.line, "PORT %d", &port), 1);
+	char host[64];
+	snprintf(host, sizeof(host), "127.0.0.1:%d", port);
+	set(e, "register_hosts", host);
+	set(e, "register_hosts", "LocalHost");
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	const struct {
+		const char *name, *path;
+		int code;
+	} cases[] = {
+	    {"same", "redir/llama", WT_OK},                   /* 302 to /ok/llama here */
+	    {"named", "away/localhost/llama", WT_OK},         /* to localhost:PORT */
+	    {"away", "away/127.0.0.2/llama", WT_EPERM},       /* config.json already */
+	    {"bigaway", "bigaway/127.0.0.2/llama", WT_EPERM}, /* the tensor bytes only */
+	};
+	char want[65], got[65];
+	revision_of(s, "llama", want);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char uri[160];
+		snprintf(uri, sizeof(uri), "http://%s/%s", host, cases[i].path);
+		tw_reply x = tw_admin_uri(s, OP(REGISTER), cases[i].name, uri, 0);
+		assert_int_equal(x.rv, WT_OK);
+		int code = tw_errcode(&x);
+		printf("register %s: %s\n", uri, code > 0 ? x.r->error->message : "registered");
+		assert_int_equal(code < 0 ? WT_OK : code, cases[i].code);
+		if (code > 0) { /* names the target and the key to set */
+			assert_non_null(strstr(x.r->error->message, "127.0.0.2"));
+			assert_non_null(strstr(x.r->error->message, "register_hosts"));
+		}
+		tw_reply_free(&x);
+		revision_of(s, cases[i].name, got);
+		assert_string_equal(got, code > 0 ? "" : want); /* the same bytes, or nothing */
+	}
+	nng_close(s);
+	os_stop(&srv);
+	tw_env_free(e);
+}
+
 /* SP over TCP by hand: connect and exchange the 8-byte protocol headers. */
 /* item 7: max_connections closes one more at connect */
 static void test_max_connections(void **state)
@@ -559,11 +619,17 @@ static void test_hello_timeout(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_roles),           cmocka_unit_test(test_deauth),
-	    cmocka_unit_test(test_token_sources),   cmocka_unit_test(test_bad_strings),
-	    cmocka_unit_test(test_auth_log_rate),   cmocka_unit_test(test_register_reach),
-	    cmocka_unit_test(test_register_silent), cmocka_unit_test(test_register_slow_bytes),
-	    cmocka_unit_test(test_max_connections), cmocka_unit_test(test_hello_timeout),
+	    cmocka_unit_test(test_roles),
+	    cmocka_unit_test(test_deauth),
+	    cmocka_unit_test(test_token_sources),
+	    cmocka_unit_test(test_bad_strings),
+	    cmocka_unit_test(test_auth_log_rate),
+	    cmocka_unit_test(test_register_reach),
+	    cmocka_unit_test(test_register_silent),
+	    cmocka_unit_test(test_register_slow_bytes),
+	    cmocka_unit_test(test_register_redirects),
+	    cmocka_unit_test(test_max_connections),
+	    cmocka_unit_test(test_hello_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

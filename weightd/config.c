@@ -99,7 +99,8 @@ static const wd_cfg_key table[] = {
      "folders a REGISTER of file:// or a path may reach (realpath, whole components); "
      "repeatable; none set = models_dir only"},
     {"register_hosts", WD_CFG_LIST, 0, 0, "", "host[:port]", false, OFF(register_hosts),
-     "hosts a REGISTER of http(s):// may reach (no port = any port); repeatable; none = "
+     "hosts a REGISTER of http(s):// may reach, and where its redirects may lead (no port = "
+     "any port); repeatable; none = "
      "no http(s) registration"},
     {"register_buckets", WD_CFG_LIST, 0, 0, "", "bucket", false, OFF(register_buckets),
      "buckets a REGISTER of s3:// may reach; repeatable; none = no s3 registration"},
@@ -164,7 +165,7 @@ bool wd_config_is_set(const wd_config *c, const char *key)
 	return find_key(key, &idx) != NULL && c->set[idx] > SRC_DEFAULT;
 }
 
-static void strlist_free(wd_strlist *l)
+void wd_strlist_free(wd_strlist *l)
 {
 	for (size_t i = 0; i < l->n; i++)
 		free(l->v[i]);
@@ -185,6 +186,17 @@ static int strlist_add(wd_strlist *l, const char *s)
 	}
 	l->v = v;
 	l->v[l->n++] = d;
+	return WT_OK;
+}
+
+int wd_strlist_copy(wd_strlist *dst, const wd_strlist *src)
+{
+	*dst = (wd_strlist){0};
+	for (size_t i = 0; i < src->n; i++)
+		if (strlist_add(dst, src->v[i]) != WT_OK) {
+			wd_strlist_free(dst);
+			return WT_ENOMEM;
+		}
 	return WT_OK;
 }
 
@@ -400,7 +412,7 @@ static int set_idx(wd_config *c, size_t idx, const char *value, int src, const c
 	case WD_CFG_LIST: {
 		wd_strlist *l = field;
 		if (c->set[idx] != src)
-			strlist_free(l);
+			wd_strlist_free(l);
 		if (value[0] != '\0') {
 			if (k->off == OFF(model) && (strchr(value, '=') == NULL || value[0] == '='))
 				return wt_seterr(err, WT_ECONFIG,
@@ -478,7 +490,7 @@ void wd_config_free(wd_config *c)
 		if (table[i].type == WD_CFG_STRING)
 			free(*(char **)field);
 		else if (table[i].type == WD_CFG_LIST)
-			strlist_free(field);
+			wd_strlist_free(field);
 	}
 	memset(c, 0, sizeof(*c));
 }

@@ -25,7 +25,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "weightd/server_int.h"
@@ -91,24 +90,6 @@ static int check_path(const wd_config *cfg, const char *uri, const char *path, w
 	                 uri, cfg->register_roots.n ? "as configured" : "unset: models_dir");
 }
 
-/* Split "host:port" / "[v6]:port" / "host" into host (len) and port text. */
-static void split_hostport(const char *a, size_t n, const char **host, size_t *hlen,
-                           const char **port, size_t *plen)
-{
-	const char *colon = NULL;
-	if (n > 0 && a[0] == '[') {
-		const char *rb = memchr(a, ']', n);
-		if (rb != NULL && (size_t)(rb - a) + 1 < n && rb[1] == ':')
-			colon = rb + 1;
-	} else {
-		colon = memchr(a, ':', n);
-	}
-	*host = a;
-	*hlen = colon ? (size_t)(colon - a) : n;
-	*port = colon ? colon + 1 : "";
-	*plen = colon ? n - *hlen - 1 : 0;
-}
-
 static int check_host(const wd_config *cfg, const char *uri, const char *rest, bool tls,
                       wt_errbuf *err)
 {
@@ -120,19 +101,13 @@ static int check_host(const wd_config *cfg, const char *uri, const char *rest, b
 		                 uri);
 	const char *h, *p;
 	size_t hl, pl;
-	split_hostport(rest, n, &h, &hl, &p, &pl);
+	store_split_hostport(rest, n, &h, &hl, &p, &pl);
 	if (pl == 0) {
 		p = tls ? "443" : "80";
 		pl = strlen(p);
 	}
-	for (size_t i = 0; hl > 0 && i < cfg->register_hosts.n; i++) {
-		const char *e = cfg->register_hosts.v[i], *eh, *ep;
-		size_t ehl, epl;
-		split_hostport(e, strlen(e), &eh, &ehl, &ep, &epl);
-		if (ehl == hl && strncasecmp(eh, h, hl) == 0 &&
-		    (epl == 0 || (epl == pl && memcmp(ep, p, pl) == 0)))
-			return WT_OK;
-	}
+	if (store_host_listed(cfg->register_hosts.v, cfg->register_hosts.n, h, hl, p, pl))
+		return WT_OK;
 	return wt_seterr(err, WT_EPERM,
 	                 "register %s: host %.*s port %.*s is not in register_hosts; add "
 	                 "HOST[:PORT] to register_hosts in the daemon's configuration",
@@ -179,6 +154,7 @@ typedef struct probe {
 	bool done;
 	int rv;
 	wt_errbuf err;
+	wd_strlist hosts; /* register_hosts, copied: where the probe's redirects may lead */
 	char uri[];
 } probe;
 
@@ -190,6 +166,7 @@ static void probe_unref(probe *p)
 	bool last = --p->refs == 0;
 	pthread_mutex_unlock(&p->lk);
 	if (last) {
+		wd_strlist_free(&p->hosts);
 		pthread_cond_destroy(&p->cv);
 		pthread_mutex_destroy(&p->lk);
 		free(p);
@@ -203,6 +180,8 @@ static void *probe_main(void *arg)
 	ckpt *ck = NULL;
 	wt_errbuf err;
 	int rv = store_open(&st, p->uri, &err);
+	if (rv == WT_OK)
+		rv = store_limit_redirects(st, p->hosts.v, p->hosts.n, &err);
 	if (rv == WT_OK)
 		rv = ckpt_open_quick(&ck, st, &err); /* not its bytes: no digest here */
 	ckpt_close(ck);
@@ -219,7 +198,7 @@ static void *probe_main(void *arg)
 	return NULL;
 }
 
-int wd_register_probe(const char *uri, uint64_t timeout_ms, wt_errbuf *err)
+int wd_register_probe(const char *uri, const wd_strlist *hosts, uint64_t timeout_ms, wt_errbuf *err)
 {
 	if (atomic_fetch_add(&probes_running, 1) >= WD_PROBES_MAX) {
 		atomic_fetch_sub(&probes_running, 1);
@@ -235,6 +214,11 @@ int wd_register_probe(const char *uri, uint64_t timeout_ms, wt_errbuf *err)
 		return wt_seterr(err, WT_ENOMEM, "register: out of memory");
 	}
 	memcpy(p->uri, uri, n + 1);
+	if (wd_strlist_copy(&p->hosts, hosts) != WT_OK) {
+		free(p);
+		atomic_fetch_sub(&probes_running, 1);
+		return wt_seterr(err, WT_ENOMEM, "register: out of memory");
+	}
 	pthread_mutex_init(&p->lk, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	p->refs = 2;

@@ -270,8 +270,9 @@ void wd_register_request(wd_req *r, const Weights__AdminRequest *a)
 	free(old);
 	if ((rv = wd_registry_check_entry(name, uri, &err)) != WT_OK ||
 	    (rv = wd_register_allowed(s->cfg, uri, &err)) != WT_OK ||
-	    (!same && (rv = wd_register_probe(uri, wd_cfg_live(&s->cfg->register_timeout_ms),
-	                                      &err)) != WT_OK) ||
+	    (!same &&
+	     (rv = wd_register_probe(uri, &s->cfg->register_hosts,
+	                             wd_cfg_live(&s->cfg->register_timeout_ms), &err)) != WT_OK) ||
 	    (rv = wd_regjob_start(s, name, uri, &j, &err)) != WT_OK) {
 		WT_LOG(WT_LOG_WARNING, "admin: register '%s' refused: %s", name, err.msg);
 		wd_req_reply(r, wd_reply_error(r->id, rv, err.msg));

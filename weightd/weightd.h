@@ -23,6 +23,11 @@ typedef struct wd_strlist {
 	size_t n;
 } wd_strlist;
 
+/* dst = a copy of src (WT_OK, or WT_ENOMEM with dst empty); free with
+ * wd_strlist_free, which leaves l empty. */
+int wd_strlist_copy(wd_strlist *dst, const wd_strlist *src);
+void wd_strlist_free(wd_strlist *l);
+
 /* Every setting of the daemon. Filled from the table in config.c. */
 typedef struct wd_config {
 	wd_strlist listen;                 /* nng URLs (tcp://, ipc://) */

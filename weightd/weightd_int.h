@@ -266,9 +266,11 @@ void wd_registry_load(wd_models *m, const wd_config *cfg);
 /* regpolicy.c: may a REGISTER reach uri under cfg (register_roots,
  * register_hosts, register_buckets)? WT_EPERM naming the key to set. */
 int wd_register_allowed(const wd_config *cfg, const char *uri, wt_errbuf *err);
-/* regpolicy.c: open uri's checkpoint on a helper thread; WT_ETIMEDOUT if it
- * gives no answer within timeout_ms (the helper ends on its own), WT_EBUSY when
- * too many helpers still run, else the loader's result. */
-int wd_register_probe(const char *uri, uint64_t timeout_ms, wt_errbuf *err);
+/* regpolicy.c: open uri's checkpoint on a helper thread, its redirects kept
+ * to hosts (register_hosts; store_limit_redirects); WT_ETIMEDOUT if it gives
+ * no answer within timeout_ms (the helper ends on its own), WT_EBUSY when too
+ * many helpers still run, else the loader's result. */
+int wd_register_probe(const char *uri, const wd_strlist *hosts, uint64_t timeout_ms,
+                      wt_errbuf *err);
 
 #endif

@@ -30,6 +30,10 @@ Range). Serves --root; the first path component picks the behaviour:
               2020 date: a server (or a caching proxy) that keeps an object's
               version over a same-size rewrite
   /redir/K    302 to /ok/K on this server, or to --redirect-to BASE + "/K"
+  /away/H/K   302 to http://H:<this port>/ok/K (H another name of this server,
+              such as localhost or 127.0.0.2: a redirect to another host)
+  /bigaway/H/K  like /ok, but a GET of more than 64 KiB is that 302 (the tensor
+              bytes redirected; config, index and headers not)
   /nolist/K   like /ok, but a missing key is 403 AccessDenied (S3 without s3:ListBucket)
   /s3loop, /s3outside, /s3garbage   bad ListObjectsV2 replies (see LISTINGS)
   /s3cycle    truncated pages whose tokens go A, B, A, ... (a cycle)
@@ -83,6 +87,12 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def _redirect(self, where):
+        self.send_response(302)
+        self.send_header("Location", where)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
     def _serve(self):
         parts = urllib.parse.unquote(self.path.split("?", 1)[0]).lstrip("/").split("/", 1)
         mode, rel = (parts[0], parts[1]) if len(parts) == 2 else (parts[0], "")
@@ -92,6 +102,13 @@ class Handler(BaseHTTPRequestHandler):
                                "application/xml")
         if mode == "down":
             return self._plain(500, b"internal error")
+        away = None  # /away/H/K, /bigaway/H/K: the redirect's target
+        if mode in ("away", "bigaway"):
+            host, _, rel = rel.partition("/")
+            port = self.server.server_address[1]
+            away = f"http://{host}:{port}/ok/" + urllib.parse.quote(rel)
+        if mode == "away":
+            return self._redirect(away)
         if mode == "redir":
             self.send_response(302)
             self.send_header("Location", (REDIRECT_TO or "/ok") + "/" + urllib.parse.quote(rel))
@@ -156,6 +173,8 @@ class Handler(BaseHTTPRequestHandler):
                 return
             partial = True
         count = last - first + 1 if size else 0
+        if mode == "bigaway" and self.command == "GET" and count > 65536:
+            return self._redirect(away)
         if mode == "slow" and self.command == "GET" and count > 65536:
             time.sleep(SLOW_S)
         if mode == "gate" and self.command == "GET" and count > 65536:
