@@ -460,6 +460,26 @@ static void revision_of(nng_socket s, const char *name, char out[65])
 	tw_reply_free(&x);
 }
 
+/* e's models_dir over HTTP (tests/integration/objstore_server.py, srv; stop
+ * it with os_stop), its host "127.0.0.1:PORT" into host and register_hosts.
+ * The llama folder is dated a while ago: one answered in the second of its
+ * last write would be asked about again a second later (README "Revision
+ * digest"), past a short register_timeout_ms. */
+static void serve_models(tw_env *e, os_helper *srv, char host[64])
+{
+	char *llama = tu_path(e->models, "llama");
+	assert_int_equal(tu_touch_dir(llama, -10000000000ll), 0);
+	free(llama);
+	char *script = os_script("objstore_server.py");
+	char *argv[] = {script, "--root", e->models, "--stdin", NULL};
+	int port = 0;
+	assert_int_equal(os_start(srv, argv, 20000), 0);
+	free(script);
+	assert_int_equal(sscanf(srv->line, "PORT %d", &port), 1);
+	snprintf(host, 64, "127.0.0.1:%d", port);
+	set(e, "register_hosts", host);
+}
+
 /* The source check is bounded by register_timeout_ms, not the content digest:
  * a checkpoint whose bytes take longer than that to read registers (the
  * probe reads config, index and headers; the registration reads every byte
@@ -468,22 +488,9 @@ static void test_register_slow_bytes(void **state)
 {
 	(void)state;
 	tw_env *e = tw_env_new("wd-slowreg", SEED);
-	/* written a while ago: one answered in the second of its last write would
-	 * be asked about again a second later (README "Revision digest"), past
-	 * this test's register_timeout_ms */
-	char *llama = tu_path(e->models, "llama");
-	assert_int_equal(tu_touch_dir(llama, -10000000000ll), 0);
-	free(llama);
-	char *script = os_script("objstore_server.py");
-	char *argv[] = {script, "--root", e->models, "--stdin", NULL};
 	os_helper srv;
-	int port = 0;
-	assert_int_equal(os_start(&srv, argv, 20000), 0);
-	free(script);
-	assert_int_equal(sscanf(srv.line, "PORT %d", &port), 1);
 	char host[64];
-	snprintf(host, sizeof(host), "127.0.0.1:%d", port);
-	set(e, "register_hosts", host);
+	serve_models(e, &srv, host);
 	set(e, "register_timeout_ms", "700"); /* the probe's few small GETs, under ASan too */
 	assert_int_equal(tw_start(e), WT_OK);
 	reg_arg a = {.url = e->url, .name = "slow"};
@@ -516,19 +523,9 @@ static void test_register_redirects(void **state)
 {
 	(void)state;
 	tw_env *e = tw_env_new("wd-redir", SEED);
-	char *llama = tu_path(e->models, "llama");
-	assert_int_equal(tu_touch_dir(llama, -10000000000ll), 0); /* as in slow_bytes */
-	free(llama);
-	char *script = os_script("objstore_server.py");
-	char *argv[] = {script, "--root", e->models, "--stdin", NULL};
 	os_helper srv;
-	int port = 0;
-	assert_int_equal(os_start(&srv, argv, 20000), 0);
-	free(script);
-	assert_int_equal(sscanf(srv.line, "PORT %d", &port), 1);
 	char host[64];
-	snprintf(host, sizeof(host), "127.0.0.1:%d", port);
-	set(e, "register_hosts", host);
+	serve_models(e, &srv, host);
 	set(e, "register_hosts", "LocalHost");
 	assert_int_equal(tw_start(e), WT_OK);
 	nng_socket s = tw_dial(e->url);
