@@ -63,6 +63,13 @@ void store_set_cancel(store *s, const _Atomic bool *cancel);
  * added to its register_hosts. */
 int store_limit_redirects(store *s, char *const *hosts, size_t n, wt_errbuf *err);
 
+/* The folder a file:// store (or a path) reads below, as it was opened: the
+ * real path of the directory handle it holds (/proc/self/fd) with the root
+ * below it, malloc'd into *out; NULL for stores that are not local folders.
+ * A check of the path a URI names races with a rename or a symlink swapped
+ * in before the open; this is what the store reads. */
+int store_local_root(const store *s, char **out, wt_errbuf *err);
+
 /* store_hosts.c: "host:port" / "[v6]:port" / "host" (n bytes at a) split
  * into host (hlen bytes) and port (plen bytes, "" when none). */
 void store_split_hostport(const char *a, size_t n, const char **host, size_t *hlen,

@@ -122,6 +122,12 @@ int store_limit_redirects(store *s, char *const *hosts, size_t n, wt_errbuf *err
 	                                       : WT_OK;
 }
 
+int store_local_root(const store *s, char **out, wt_errbuf *err)
+{
+	*out = NULL;
+	return s->ops->local_root != NULL ? s->ops->local_root(s->impl, out, err) : WT_OK;
+}
+
 void store_set_cancel(store *s, const _Atomic bool *cancel)
 {
 	if (s->ops->set_cancel != NULL)

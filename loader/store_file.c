@@ -554,6 +554,25 @@ static void file_close(void *impl)
 	free(fs);
 }
 
+/* store_local_root: the jail's directory handle as the kernel names it, and
+ * root_rel below it (walked under the jail's rules on every open). */
+static int file_local_root(void *impl, char **out, wt_errbuf *err)
+{
+	const file_store *fs = impl;
+	char link[64], at[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fs->jail_fd);
+	ssize_t n = readlink(link, at, sizeof(at) - 1);
+	if (n < 0)
+		return wt_seterr(err, errno_code(errno), "store root '%s': where is it open? %s",
+		                 fs->jail, strerror(errno));
+	at[n] = '\0';
+	size_t len = (size_t)n + 1 + strlen(fs->root_rel) + 1;
+	if ((*out = malloc(len)) == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory");
+	snprintf(*out, len, "%s%s%s", at, fs->root_rel[0] ? "/" : "", fs->root_rel);
+	return WT_OK;
+}
+
 static const store_ops file_ops = {
     .list = file_list,
     .stat = file_stat,
@@ -563,6 +582,7 @@ static const store_ops file_ops = {
     .pin_read = file_pin_read,
     .pin_stat = file_pin_stat,
     .unpin = file_unpin,
+    .local_root = file_local_root,
 };
 
 /* The jail of root: its nearest "models--*" ancestor (a Hugging Face cache

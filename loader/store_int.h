@@ -53,6 +53,8 @@ typedef struct store_ops {
 	void (*set_cancel)(void *impl, const _Atomic bool *cancel);
 	/* Optional (http): store_limit_redirects; stores without it follow none. */
 	int (*limit_redirects)(void *impl, char *const *hosts, size_t n, wt_errbuf *err);
+	/* Optional (file): store_local_root; others have no local folder. */
+	int (*local_root)(void *impl, char **out, wt_errbuf *err);
 } store_ops;
 
 struct store {

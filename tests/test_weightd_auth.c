@@ -7,7 +7,8 @@
  * are logged at a bounded rate; REGISTER reaches only register_roots /
  * register_hosts / register_buckets; a silent URL neither blocks the data
  * workers nor the registration for longer than register_timeout_ms; a
- * registered model's redirects stay on register_hosts; the connection cap and the Hello deadline
+ * registered model's redirects stay on register_hosts and its folder, as
+ * opened, under register_roots; the connection cap and the Hello deadline
  * close connections.
  */
 #include <setjmp.h>
@@ -561,6 +562,69 @@ static void test_register_redirects(void **state)
 	tw_env_free(e);
 }
 
+/* register_step hook of test_register_swapped: at step, the folder
+ * (from) moves aside and a symlink to `to` takes its name. Runs on the
+ * daemon's admin thread: no cmocka asserts, done says it happened. */
+static struct {
+	int step;
+	char from[600], to[600];
+	atomic_bool done;
+} g_swap;
+
+static void swap_step(void *ctx, const char *uri, int step)
+{
+	(void)ctx, (void)uri;
+	char aside[700];
+	snprintf(aside, sizeof(aside), "%s.old", g_swap.from);
+	if (step == g_swap.step && rename(g_swap.from, aside) == 0 &&
+	    symlink(g_swap.to, g_swap.from) == 0)
+		atomic_store(&g_swap.done, true);
+}
+
+/* A folder under register_roots swapped for a symlink to one outside after
+ * REGISTER's check (step 1: before the source check opens it; step 2: after
+ * it, before the registration opens it): refused, nothing registered. The
+ * check reads the name; what is checked now is the folder the store holds
+ * open (store_local_root). Before, both registered the outside folder. */
+static void test_register_swapped(void **state)
+{
+	(void)state;
+	tw_env *e = tw_env_new("wd-swap", SEED);
+	char *roots = tu_path(e->dir, "roots");
+	wd_strlist_free(&e->cfg.register_roots); /* tw_env_new's: e->dir, models_dir inside */
+	set(e, "register_roots", roots);
+	free(roots);
+	e->faults.register_step = swap_step;
+	assert_int_equal(tw_start(e), WT_OK);
+	nng_socket s = tw_dial(e->url);
+	for (int step = 1; step <= 2; step++) {
+		char rel[32], name[8], uri[700], got[65];
+		snprintf(rel, sizeof(rel), "roots/m%d", step);
+		snprintf(name, sizeof(name), "m%d", step);
+		char *dir = tu_path(e->dir, rel);
+		assert_int_equal(tw_write_llama8(dir, SEED + (uint64_t)step), 0);
+		g_swap.step = step;
+		atomic_store(&g_swap.done, false);
+		snprintf(g_swap.from, sizeof(g_swap.from), "%s", dir);
+		snprintf(g_swap.to, sizeof(g_swap.to), "%s/llama", e->models); /* outside */
+		snprintf(uri, sizeof(uri), "file://%s", dir);
+		tw_reply x = tw_admin_uri(s, OP(REGISTER), name, uri, 0);
+		assert_int_equal(x.rv, WT_OK);
+		int code = tw_errcode(&x);
+		printf("swapped at step %d: %s\n", step,
+		       code > 0 ? x.r->error->message : "registered");
+		assert_true(atomic_load(&g_swap.done));
+		assert_int_equal(code, WT_EPERM);
+		assert_non_null(strstr(x.r->error->message, "swapped for a symlink"));
+		tw_reply_free(&x);
+		revision_of(s, name, got);
+		assert_string_equal(got, "");
+		free(dir);
+	}
+	nng_close(s);
+	tw_env_free(e);
+}
+
 /* SP over TCP by hand: connect and exchange the 8-byte protocol headers. */
 /* item 7: max_connections closes one more at connect */
 static void test_max_connections(void **state)
@@ -625,6 +689,7 @@ int main(void)
 	    cmocka_unit_test(test_register_silent),
 	    cmocka_unit_test(test_register_slow_bytes),
 	    cmocka_unit_test(test_register_redirects),
+	    cmocka_unit_test(test_register_swapped),
 	    cmocka_unit_test(test_max_connections),
 	    cmocka_unit_test(test_hello_timeout),
 	};

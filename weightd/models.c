@@ -100,9 +100,8 @@ static int snap_open(wd_models *m, const model_ent *e, ckpt_progress *prog, wd_s
 	sf->m = m;
 	sf->pub.refs = 1;
 	int rv = store_open(&sf->pub.st, e->uri, err);
-	if (rv == WT_OK && e->source == WD_SRC_REGISTERED) /* as REGISTER's check allowed */
-		rv = store_limit_redirects(sf->pub.st, m->register_hosts.v, m->register_hosts.n,
-		                           err);
+	if (rv == WT_OK && e->source == WD_SRC_REGISTERED) /* what REGISTER's check allowed */
+		rv = wd_reach_apply(&m->reach, sf->pub.st, e->uri, err);
 	if (rv == WT_OK && prog != NULL) /* a cancel also ends a request in flight */
 		store_set_cancel(sf->pub.st, &prog->cancel);
 	if (rv == WT_OK)

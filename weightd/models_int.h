@@ -31,10 +31,10 @@ struct wd_models {
 	pthread_rwlock_t lk; /* guards the list below; each entry has its own lk */
 	model_ent **ents;    /* sorted by name; each holds a reference (refs) */
 	size_t n, cap;
-	char *registry_path;       /* <cache_dir>/registered-models; owned */
-	wd_strlist register_hosts; /* where a registered model's redirects may lead; owned */
-	char **kept;               /* registry lines NAME=URI kept, not served (registry.c;
-	                              under its lock); owned */
+	char *registry_path; /* <cache_dir>/registered-models; owned */
+	wd_reach reach;      /* what a model REGISTER added may reach (wd_reach_apply); owned */
+	char **kept;         /* registry lines NAME=URI kept, not served (registry.c;
+	                        under its lock); owned */
 	size_t n_kept;
 	_Atomic uint64_t revalidate_ns;    /* reload-safe (SIGHUP) */
 	_Atomic uint64_t retired_bytes;    /* store bytes of snapshots already dropped */

@@ -173,7 +173,7 @@ int wd_models_add_all(wd_models **out, const wd_config *cfg, const ckpt_memo *me
 		rv = wt_seterr(err, WT_ENOMEM, "models: out of memory");
 	if (rv == WT_OK)
 		snprintf(m->registry_path, plen, "%s/%s", cfg->cache_dir, WD_REGISTRY_FILE);
-	if (rv == WT_OK && wd_strlist_copy(&m->register_hosts, &cfg->register_hosts) != WT_OK)
+	if (rv == WT_OK && wd_reach_init(&m->reach, cfg) != WT_OK)
 		rv = wt_seterr(err, WT_ENOMEM, "models: out of memory");
 	if (rv == WT_OK)
 		wd_registry_load(m, cfg); /* after the folder and config models; never fails */
@@ -196,7 +196,7 @@ void wd_models_close(wd_models *m)
 		free(m->kept[i]);
 	free(m->kept);
 	free(m->registry_path);
-	wd_strlist_free(&m->register_hosts);
+	wd_reach_free(&m->reach);
 	pthread_rwlock_destroy(&m->lk);
 	free(m);
 }

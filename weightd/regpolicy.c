@@ -43,19 +43,61 @@ static bool under_root(const char *real, const char *root)
 	return yes;
 }
 
-static bool in_roots(const wd_config *cfg, const char *real)
+static bool in_roots(const wd_reach *r, const char *real)
 {
-	if (cfg->register_roots.n == 0)
-		return under_root(real, cfg->models_dir);
-	for (size_t i = 0; i < cfg->register_roots.n; i++)
-		if (under_root(real, cfg->register_roots.v[i]))
+	if (r->roots.n == 0)
+		return under_root(real, r->models_dir);
+	for (size_t i = 0; i < r->roots.n; i++)
+		if (under_root(real, r->roots.v[i]))
 			return true;
 	return false;
 }
 
+/* cfg's reach, borrowed (never freed). */
+static wd_reach reach_of(const wd_config *cfg)
+{
+	return (wd_reach){cfg->register_roots, cfg->models_dir, cfg->register_hosts};
+}
+
+int wd_reach_init(wd_reach *r, const wd_config *cfg)
+{
+	*r = (wd_reach){0};
+	if (wd_strlist_copy(&r->roots, &cfg->register_roots) != WT_OK ||
+	    wd_strlist_copy(&r->hosts, &cfg->register_hosts) != WT_OK ||
+	    (r->models_dir = strdup(cfg->models_dir)) == NULL) {
+		wd_reach_free(r);
+		return WT_ENOMEM;
+	}
+	return WT_OK;
+}
+
+void wd_reach_free(wd_reach *r)
+{
+	wd_strlist_free(&r->roots);
+	wd_strlist_free(&r->hosts);
+	free(r->models_dir);
+	r->models_dir = NULL;
+}
+
+int wd_reach_apply(const wd_reach *r, store *st, const char *uri, wt_errbuf *err)
+{
+	char *root = NULL;
+	int rv = store_local_root(st, &root, err);
+	if (rv == WT_OK && root != NULL && !in_roots(r, root))
+		rv = wt_seterr(err, WT_EPERM,
+		               "register %s: the folder opened is not under register_roots (%s): "
+		               "it was renamed or swapped for a symlink after the check; register "
+		               "a folder that stays put",
+		               uri, r->roots.n ? "as configured" : "unset: models_dir");
+	free(root);
+	if (rv == WT_OK)
+		rv = store_limit_redirects(st, r->hosts.v, r->hosts.n, err);
+	return rv;
+}
+
 /* path does not exist: is its deepest existing ancestor inside a root? Then
  * saying so tells nothing about folders outside the roots. */
-static bool missing_in_roots(const wd_config *cfg, const char *path)
+static bool missing_in_roots(const wd_reach *r, const char *path)
 {
 	char buf[PATH_MAX];
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
@@ -65,7 +107,7 @@ static bool missing_in_roots(const wd_config *cfg, const char *path)
 		*slash = '\0';
 		char *real = realpath(buf, NULL);
 		if (real != NULL) {
-			bool yes = in_roots(cfg, real);
+			bool yes = in_roots(r, real);
 			free(real);
 			return yes;
 		}
@@ -75,13 +117,14 @@ static bool missing_in_roots(const wd_config *cfg, const char *path)
 
 static int check_path(const wd_config *cfg, const char *uri, const char *path, wt_errbuf *err)
 {
+	wd_reach r = reach_of(cfg);
 	char *real = path[0] != '\0' ? realpath(path, NULL) : NULL;
 	int e = errno;
-	bool exists = real != NULL, ok = exists && in_roots(cfg, real);
+	bool exists = real != NULL, ok = exists && in_roots(&r, real);
 	free(real);
 	if (ok)
 		return WT_OK;
-	if (!exists && e == ENOENT && missing_in_roots(cfg, path))
+	if (!exists && e == ENOENT && missing_in_roots(&r, path))
 		return wt_seterr(err, WT_ENOTFOUND,
 		                 "register %s: no such folder; give a model folder", uri);
 	return wt_seterr(err, WT_EPERM,
@@ -154,7 +197,7 @@ typedef struct probe {
 	bool done;
 	int rv;
 	wt_errbuf err;
-	wd_strlist hosts; /* register_hosts, copied: where the probe's redirects may lead */
+	wd_reach reach; /* what the opened store may reach (wd_reach_apply) */
 	char uri[];
 } probe;
 
@@ -166,7 +209,7 @@ static void probe_unref(probe *p)
 	bool last = --p->refs == 0;
 	pthread_mutex_unlock(&p->lk);
 	if (last) {
-		wd_strlist_free(&p->hosts);
+		wd_reach_free(&p->reach);
 		pthread_cond_destroy(&p->cv);
 		pthread_mutex_destroy(&p->lk);
 		free(p);
@@ -181,7 +224,7 @@ static void *probe_main(void *arg)
 	wt_errbuf err;
 	int rv = store_open(&st, p->uri, &err);
 	if (rv == WT_OK)
-		rv = store_limit_redirects(st, p->hosts.v, p->hosts.n, &err);
+		rv = wd_reach_apply(&p->reach, st, p->uri, &err);
 	if (rv == WT_OK)
 		rv = ckpt_open_quick(&ck, st, &err); /* not its bytes: no digest here */
 	ckpt_close(ck);
@@ -198,7 +241,7 @@ static void *probe_main(void *arg)
 	return NULL;
 }
 
-int wd_register_probe(const char *uri, const wd_strlist *hosts, uint64_t timeout_ms, wt_errbuf *err)
+int wd_register_probe(const char *uri, const wd_config *cfg, uint64_t timeout_ms, wt_errbuf *err)
 {
 	if (atomic_fetch_add(&probes_running, 1) >= WD_PROBES_MAX) {
 		atomic_fetch_sub(&probes_running, 1);
@@ -214,7 +257,7 @@ int wd_register_probe(const char *uri, const wd_strlist *hosts, uint64_t timeout
 		return wt_seterr(err, WT_ENOMEM, "register: out of memory");
 	}
 	memcpy(p->uri, uri, n + 1);
-	if (wd_strlist_copy(&p->hosts, hosts) != WT_OK) {
+	if (wd_reach_init(&p->reach, cfg) != WT_OK) {
 		free(p);
 		atomic_fetch_sub(&probes_running, 1);
 		return wt_seterr(err, WT_ENOMEM, "register: out of memory");

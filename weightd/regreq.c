@@ -225,6 +225,15 @@ static void unregister(wd_req *r, const char *name)
 	wd_req_reply(r, admin_reply(r->id, text, 0, false, 0, 0));
 }
 
+/* Tests: wd_faults.register_step between REGISTER's steps; false. */
+static bool fault_step(wd_server *s, const char *uri, int step)
+{
+	const wd_faults *f = atomic_load(&s->faults);
+	if (f != NULL && f->register_step != NULL)
+		f->register_step(f->ctx, uri, step);
+	return false;
+}
+
 void wd_register_request(wd_req *r, const Weights__AdminRequest *a)
 {
 	wd_server *s = r->srv;
@@ -269,11 +278,11 @@ void wd_register_request(wd_req *r, const Weights__AdminRequest *a)
 	            old != NULL && strcmp(old, uri) == 0;
 	free(old);
 	if ((rv = wd_registry_check_entry(name, uri, &err)) != WT_OK ||
-	    (rv = wd_register_allowed(s->cfg, uri, &err)) != WT_OK ||
+	    (rv = wd_register_allowed(s->cfg, uri, &err)) != WT_OK || fault_step(s, uri, 1) ||
 	    (!same &&
-	     (rv = wd_register_probe(uri, &s->cfg->register_hosts,
-	                             wd_cfg_live(&s->cfg->register_timeout_ms), &err)) != WT_OK) ||
-	    (rv = wd_regjob_start(s, name, uri, &j, &err)) != WT_OK) {
+	     (rv = wd_register_probe(uri, s->cfg, wd_cfg_live(&s->cfg->register_timeout_ms),
+	                             &err)) != WT_OK) ||
+	    fault_step(s, uri, 2) || (rv = wd_regjob_start(s, name, uri, &j, &err)) != WT_OK) {
 		WT_LOG(WT_LOG_WARNING, "admin: register '%s' refused: %s", name, err.msg);
 		wd_req_reply(r, wd_reply_error(r->id, rv, err.msg));
 		return;

@@ -170,6 +170,9 @@ typedef struct wd_faults {
 	/* Called by a production's cache writer once it recorded its first
 	 * error (the producer sees it from then on). NULL = none. */
 	void (*writer_failed)(void *ctx);
+	/* Called by a REGISTER of uri after its reach check (step 1) and after
+	 * its source check (step 2): tests swap the folder meanwhile. NULL = none. */
+	void (*register_step)(void *ctx, const char *uri, int step);
 	void *ctx;
 } wd_faults;
 

@@ -266,11 +266,25 @@ void wd_registry_load(wd_models *m, const wd_config *cfg);
 /* regpolicy.c: may a REGISTER reach uri under cfg (register_roots,
  * register_hosts, register_buckets)? WT_EPERM naming the key to set. */
 int wd_register_allowed(const wd_config *cfg, const char *uri, wt_errbuf *err);
-/* regpolicy.c: open uri's checkpoint on a helper thread, its redirects kept
- * to hosts (register_hosts; store_limit_redirects); WT_ETIMEDOUT if it gives
- * no answer within timeout_ms (the helper ends on its own), WT_EBUSY when too
- * many helpers still run, else the loader's result. */
-int wd_register_probe(const char *uri, const wd_strlist *hosts, uint64_t timeout_ms,
-                      wt_errbuf *err);
+/* What a model REGISTER added may reach once open (regpolicy.c): a copy of
+ * register_roots, models_dir and register_hosts. wd_reach_init copies cfg's
+ * (WT_ENOMEM leaves r empty); wd_reach_free empties r. */
+typedef struct wd_reach {
+	wd_strlist roots;
+	char *models_dir;
+	wd_strlist hosts;
+} wd_reach;
+int wd_reach_init(wd_reach *r, const wd_config *cfg);
+void wd_reach_free(wd_reach *r);
+/* st was just opened from uri for such a model: the folder it holds open
+ * (store_local_root) must lie in the roots, else WT_EPERM (renamed or swapped
+ * for a symlink between wd_register_allowed and the open); its redirects are
+ * kept to the hosts (store_limit_redirects). */
+int wd_reach_apply(const wd_reach *r, store *st, const char *uri, wt_errbuf *err);
+/* regpolicy.c: open uri's checkpoint on a helper thread, under cfg's reach
+ * (wd_reach_apply); WT_ETIMEDOUT if it gives no answer within timeout_ms (the
+ * helper ends on its own), WT_EBUSY when too many helpers still run, else the
+ * loader's result. */
+int wd_register_probe(const char *uri, const wd_config *cfg, uint64_t timeout_ms, wt_errbuf *err);
 
 #endif
