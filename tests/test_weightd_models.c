@@ -417,6 +417,8 @@ static void test_removed_freed(void **state)
 	assert_int_equal(wd_config_init(&cfg), WT_OK);
 	assert_int_equal(wd_config_set(&cfg, "models_dir", models, "test", &err), WT_OK);
 	assert_int_equal(wd_config_set(&cfg, "cache_dir", cachedir, "test", &err), WT_OK);
+	/* src is registered (WD_SRC_REGISTERED): inside register_roots, as REGISTER checks */
+	assert_int_equal(wd_config_set(&cfg, "register_roots", dir, "test", &err), WT_OK);
 	gate gt = {0};
 	pthread_mutex_init(&gt.lk, NULL);
 	pthread_cond_init(&gt.cv, NULL);
