@@ -275,7 +275,11 @@ def test_cancel_while_server_stopped(stoppable):
     fail-over): Cancelled within about 0.1 s, not after request_timeout_ms
     (20 s here; a cancel seen only by the progress callback waited that long)."""
     surl, proc = stoppable
-    with weightd.Client(surl, request_timeout_ms=20000, window=2) as c:
+    # connect_timeout_ms 20 s too: the quiet server is probed after it, and the
+    # unanswered probe ends the fetch (2 s + 2 s by default: a loaded machine
+    # reached the assert below after that, and the fetch had failed already)
+    with weightd.Client(surl, request_timeout_ms=20000, connect_timeout_ms=20000,
+                        window=2) as c:
         m = c.manifest("llama")
         f = c.fetch_async(m, as_torch=False, progress=_stop_after(proc, 3))
         deadline = time.monotonic() + 10
