@@ -20,7 +20,6 @@
  * every rank and never quantized.
  */
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "shardmap/family_rules.h"
@@ -50,32 +49,11 @@ static const sm_rule aya_vision_rules[] = {
     AV_REPL(AV_P "linear_2.bias", 1, SM_D_HID, SM_D_ANY),
 };
 
-/* The SigLIP blocks vLLM builds: _get_num_hidden_layers of vision_feature_layer (a negative
- * index counts from the end: VD + index + 1). */
-static int64_t aya_vis_kept(const ckpt_config *c)
-{
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
-	int64_t fl = c->v_feature_layer;
-	return fl < 0 ? vd + fl + 1 : fl;
-}
-
-/* The blocks past the feature layer, and post_layernorm when any is; a block past
- * num_hidden_layers is left to the rules (refused). */
+/* The blocks past the feature layer, and post_layernorm when any is. */
 static bool aya_drop(const ckpt_config *c, const char *cn)
 {
-	static const char post[] = AV_VT "post_layernorm.";
-	static const char blk[] = AV_VT "encoder.layers.";
 	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
-	if (strncmp(cn, post, sizeof(post) - 1) == 0)
-		return aya_vis_kept(c) < vd;
-	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
-		return false;
-	const char *s = cn + sizeof(blk) - 1;
-	if (*s < '0' || *s > '9')
-		return false;
-	char *end;
-	long long b = strtoll(s, &end, 10);
-	return *end == '.' && b >= aya_vis_kept(c) && b < vd;
+	return shardmap_vision_drop(c, AV_VT, vd, false, cn);
 }
 
 /* vision_config a SigLIP tower whose heads split its width and whose patch grid the pixel
@@ -83,12 +61,9 @@ static bool aya_drop(const ckpt_config *c, const char *cn)
  * an even alignment_intermediate_size (SwiGLU halves it). */
 static int aya_vision_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (!c->has_vision)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs vision_config (SigLIP: hidden_size, "
-		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
-		                 "image_size, patch_size)",
-		                 c->architecture);
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
+		return rv;
 	if (c->lm_model_type[0] == '\0')
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: %s needs a text_config object (model_type cohere2, "
@@ -100,39 +75,17 @@ static int aya_vision_check(const ckpt_config *c, wt_errbuf *err)
 		    "config.json: text_config.model_type '%s': only a cohere2 language "
 		    "model is supported for %s (aya-vision's Command R7B text model)",
 		    c->lm_model_type, c->architecture);
-	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_SIGLIP_HIDDEN;
-	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_SIGLIP_HEADS;
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
-	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_SIGLIP_IMAGE;
-	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_SIGLIP_PATCH;
-	if (ve % vh)
-		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
-	if (img < patch)
-		return shardmap_vision_patch_err(img, patch, err);
-	if (c->v_feature_list)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: vision_feature_layer is a list; the projector takes "
-		                 "one layer's features (layernorm vision_config.hidden_size x "
-		                 "downsample_factor^2 wide): give one index, e.g. -1");
-	int64_t kept = aya_vis_kept(c);
-	if (kept < 0 || kept > vd)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_feature_layer %" PRId64
-		                 " is outside the tower's %" PRId64
-		                 " blocks (vision_config.num_hidden_layers): give an index in "
-		                 "[%" PRId64 ", %" PRId64 "], e.g. -1",
-		                 c->v_feature_layer, vd, -vd - 1, vd);
-	int64_t side = img / patch, df = c->v_spatial_merge_size;
-	if (side % df)
-		return wt_seterr(err, WT_ESHAPE,
-		                 "config.json: downsample_factor %" PRId64
-		                 " does not divide the tower's %" PRId64
-		                 " patches a side (vision_config.image_size %" PRId64
-		                 " / patch_size %" PRId64
-		                 "): the projector's pixel shuffle folds downsample_factor x "
-		                 "downsample_factor patches into one; give a downsample_factor "
-		                 "dividing %" PRId64,
-		                 df, side, img, patch, side);
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
+		return rv;
+	if ((rv = shardmap_vision_feature(c, &g, "the projector",
+	                                  "layernorm vision_config.hidden_size x "
+	                                  "downsample_factor^2",
+	                                  "-1", err)) != WT_OK)
+		return rv;
+	if ((rv = shardmap_vision_shuffle(c, &g, "downsample_factor", "the projector's", "",
+	                                  err)) != WT_OK)
+		return rv;
 	int64_t a = c->v_proj_in_dim > 0 ? c->v_proj_in_dim : c->hidden_size;
 	if (a % 2)
 		return wt_seterr(err, WT_ESHAPE,

@@ -24,8 +24,6 @@
  * linear_2 by columns (RowParallelLinear) with its bias replicated; the biases exist
  * exactly when multimodal_projector_bias is true (LlavaConfig's default).
  */
-#include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "shardmap/family_rules.h"
@@ -108,44 +106,20 @@ static const sm_rule llava_next_rules[] = {
             SM_D_ANY),
 };
 
-/* The CLIP blocks vLLM builds: llava.py's _get_num_hidden_layers of vision_feature_layer
- * (a negative index counts from the end: VD + index + 1). */
-static int64_t llava_vis_kept(const ckpt_config *c)
-{
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
-	int64_t fl = c->v_feature_layer;
-	return fl < 0 ? vd + fl + 1 : fl;
-}
-
-/* post_layernorm (require_post_norm=False) and the blocks past the feature layer; a block
- * past num_hidden_layers is left to the rules (refused). */
+/* post_layernorm (require_post_norm=False) and the blocks past the feature layer. */
 static bool llava_drop(const ckpt_config *c, const char *cn)
 {
-	static const char post[] = LV_VT "post_layernorm.";
-	static const char blk[] = LV_VT "encoder.layers.";
-	if (strncmp(cn, post, sizeof(post) - 1) == 0)
-		return true;
-	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
-		return false;
-	const char *s = cn + sizeof(blk) - 1;
-	if (*s < '0' || *s > '9')
-		return false;
-	char *end;
-	long long b = strtoll(s, &end, 10);
 	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
-	return *end == '.' && b >= llava_vis_kept(c) && b < vd;
+	return shardmap_vision_drop(c, LV_VT, vd, true, cn);
 }
 
 /* vision_config a CLIP tower whose heads split its width; a Llama or Mistral language
  * model; one feature layer within the tower (vLLM's projector is VE wide). */
 static int llava_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (!c->has_vision)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs vision_config (CLIP: hidden_size, "
-		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
-		                 "image_size, patch_size)",
-		                 c->architecture);
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_clip, err)) != WT_OK)
+		return rv;
 	if (strcmp(c->v_model_type, "clip_vision_model") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: vision_config.model_type '%s': only a CLIP tower "
@@ -162,30 +136,11 @@ static int llava_check(const ckpt_config *c, wt_errbuf *err)
 		    "config.json: text_config.model_type '%s': only a llama or mistral "
 		    "language model is supported for %s (vLLM's llama.py table)",
 		    c->lm_model_type, c->architecture);
-	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_CLIP_HIDDEN;
-	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_CLIP_HEADS;
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
-	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_CLIP_IMAGE;
-	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_CLIP_PATCH;
-	if (ve % vh)
-		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
-	if (img < patch)
-		return shardmap_vision_patch_err(img, patch, err);
-	if (c->v_feature_list)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: vision_feature_layer is a list; vLLM's "
-		    "LlavaMultiModalProjector takes one layer's features "
-		    "(linear_1 vision_config.hidden_size wide): give one index, e.g. -2");
-	int64_t kept = llava_vis_kept(c);
-	if (kept < 0 || kept > vd)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_feature_layer %" PRId64
-		                 " is outside the tower's %" PRId64
-		                 " blocks (vision_config.num_hidden_layers): give an index in "
-		                 "[%" PRId64 ", %" PRId64 "], e.g. -2",
-		                 c->v_feature_layer, vd, -vd - 1, vd);
-	return WT_OK;
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &shardmap_vis_clip, &g, err)) != WT_OK)
+		return rv;
+	return shardmap_vision_feature(c, &g, "vLLM's LlavaMultiModalProjector",
+	                               "linear_1 vision_config.hidden_size", "-2", err);
 }
 
 static const char *const llava_archs[] = {"LlavaForConditionalGeneration", NULL};
