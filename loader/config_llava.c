@@ -5,7 +5,8 @@
  * (default llama), read beside the vision_config the common parser reads. Idefics3's and
  * SmolVLM's (Idefics3Config, SmolVLMConfig): scale_factor (default 2, the connector's pixel
  * shuffle, kept as the spatial merge) and text_config.model_type (default llama). PaliGemma's
- * (PaliGemmaConfig): text_config.model_type (default gemma).
+ * (PaliGemmaConfig): text_config.model_type (default gemma). Aya Vision's (AyaVisionConfig) and
+ * LLaVA-OneVision's (LlavaOnevisionConfig) below.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -99,5 +100,32 @@ int config_parse_aya_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	         !json_is_object(tc) ? ""
 	         : tmt != NULL       ? tmt
 	                             : "cohere2");
+	return rv;
+}
+
+bool config_is_llava_onevision(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && strcmp(mt, "llava_onevision") == 0;
+}
+
+/* LlavaOnevisionConfig: vision_feature_layer (-1), vision_config.model_type
+ * (siglip_vision_model when it has none) and text_config.model_type (qwen2 when it has
+ * none) */
+int config_parse_llava_onevision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = WT_OK;
+	if (!c->v_feature_list)
+		rv = config_get_int(root, "vision_feature_layer", -1, -(int64_t)INT32_MAX,
+		                    &c->v_feature_layer, err);
+	const char *vmt = json_string_value(json_object_get(v, "model_type"));
+	snprintf(c->v_model_type, sizeof(c->v_model_type), "%s",
+	         vmt != NULL ? vmt : "siglip_vision_model");
+	json_t *tc = json_object_get(root, "text_config");
+	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
+	         !json_is_object(tc) ? ""
+	         : tmt != NULL       ? tmt
+	                             : "qwen2");
 	return rv;
 }

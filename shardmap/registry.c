@@ -87,6 +87,7 @@ static const sm_family *const families[] = {
     &shardmap_family_smolvlm,
     &shardmap_family_paligemma,
     &shardmap_family_aya_vision,
+    &shardmap_family_llava_onevision,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
