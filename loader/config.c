@@ -594,7 +594,8 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		       : strcmp(tmt, "gemma2") == 0 ? "paligemma:gemma2"
 		                                    : tmt;
 	}
-	if (overlay && config_is_aya_vision(root)) /* cohere2 when it has none */
+	if (overlay && (config_is_aya_vision(root) || config_is_cohere2_vision(root)))
+		/* cohere2 when it has none */
 		return tmt != NULL ? tmt : "cohere2";
 	if (overlay && config_is_llava_onevision(root)) {
 		/* LlavaOnevisionConfig builds text_config by its model_type (qwen2 when it has
@@ -608,15 +609,15 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 }
 
 /* Top-level keys of a composite config that are not its text model's: Idefics3 /
- * SmolVLM, PaliGemma, Aya Vision and LLaVA-OneVision tie lm_head by text_config.tie_word_embeddings
- * alone (transformers' get_text_config(), vLLM's text_config); PaliGemmaConfig's own
- * hidden_size and vocab_size are not the text model's either (paligemma2's top level
- * says 2048 over a 2304 wide Gemma 2), so text_config or its class defaults give them. */
+ * SmolVLM, PaliGemma, Aya Vision, LLaVA-OneVision and Cohere2Vision tie lm_head by
+ * text_config.tie_word_embeddings alone (transformers' get_text_config(), vLLM's text_config);
+ * PaliGemmaConfig's own hidden_size and vocab_size are not the text model's either (paligemma2's
+ * top level says 2048 over a 2304 wide Gemma 2), so text_config or its class defaults give them. */
 static void drop_composite_keys(json_t *v, json_t *root)
 {
 	bool pali = config_is_paligemma(root);
 	if (pali || config_is_idefics3(root) || config_is_aya_vision(root) ||
-	    config_is_llava_onevision(root))
+	    config_is_llava_onevision(root) || config_is_cohere2_vision(root))
 		json_object_del(v, "tie_word_embeddings");
 	if (pali) {
 		json_object_del(v, "hidden_size");

@@ -18,6 +18,17 @@
  * when every block is). The projector's LayerNorm [VE * df^2] and both Linears with their
  * biases are plain nn.LayerNorm / nn.Linear in vLLM's AyaVisionMultiModalProjector: whole on
  * every rank and never quantized.
+ *
+ * Cohere2Vision (Cohere2VisionForConditionalGeneration, model_type cohere2_vision:
+ * CohereLabs/command-a-vision-07-2025), cut as vLLM's cohere2_vision.py / siglip.py /
+ * commandr.py load it: the same Cohere 2 language model and tie, in the transformers 4.57
+ * layout (model.language_model.*, model.vision_tower.*, model.multi_modal_projector.*,
+ * lm_head: vLLM's hf_to_vllm_mapper, read through Gemma 3's aliases); the whole SigLIP tower
+ * with post_layernorm (vLLM's SiglipVisionModel without num_hidden_layers_override: the
+ * tower's last hidden state); the projector without a LayerNorm: linear_1 [A, VE * df^2] a
+ * MergedColumnParallelLinear of two A / 2 halves (x and gate: each half's rows split by rank,
+ * [x_r; gate_r], with its bias), linear_2 [hid, A / 2] a RowParallelLinear (columns, its bias
+ * replicated), both built without vLLM's quant_config: never quantized.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -96,6 +107,60 @@ static int aya_vision_check(const ckpt_config *c, wt_errbuf *err)
 	return shardmap_check_swa_layer_types(c, "Cohere2", err);
 }
 
+static const sm_rule cohere2_vision_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULE(SM_LAYER "input_layernorm.weight", SM_LAYER "input_layernorm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULES_SIGLIP_TOWER(AV_VT),
+    /* MergedColumnParallelLinear(VE * df^2, [A / 2] * 2, bias=True): the halves' rows by
+     * rank; RowParallelLinear(A / 2, hid, bias=True): columns, the bias whole. No
+     * quant_config: never quantized */
+    SM_RULE(AV_P "linear_1.weight", AV_P "linear_1.weight", SM_K_ROWS2, 0, SM_U_VPO, SM_C_ALL, 0, 2,
+            SM_D_VPI, SM_D_VM),
+    SM_RULE(AV_P "linear_1.bias", AV_P "linear_1.bias", SM_K_ROWS2, 0, SM_U_VPO, SM_C_ALL, 0, 1,
+            SM_D_VPI, SM_D_ANY),
+    SM_RULE(AV_P "linear_2.weight", AV_P "linear_2.weight", SM_K_COLS, 0, SM_U_VPO, SM_C_ALL, 0, 2,
+            SM_D_HID, SM_D_VPO),
+    AV_REPL(AV_P "linear_2.bias", 1, SM_D_HID, SM_D_ANY),
+};
+
+/* vision_config a SigLIP tower whose heads split its width and whose patch grid the pixel
+ * shuffle folds by downsample_factor; a Cohere 2 text model; an even
+ * alignment_intermediate_size (the SwiGLU's two halves). */
+static int cohere2_vision_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
+		return rv;
+	if (c->lm_model_type[0] == '\0')
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs a text_config object (model_type cohere2, "
+		                 "its sizes)",
+		                 c->architecture);
+	if (strcmp(c->lm_model_type, "cohere2") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: text_config.model_type '%s': only a cohere2 language "
+		    "model is supported for %s (command-a-vision's Command A text model)",
+		    c->lm_model_type, c->architecture);
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
+		return rv;
+	if ((rv = shardmap_vision_shuffle(c, &g, "downsample_factor", "the projector's", "",
+	                                  err)) != WT_OK)
+		return rv;
+	if (c->v_proj_in_dim % 2)
+		return wt_seterr(
+		    err, WT_ESHAPE,
+		    "config.json: alignment_intermediate_size %" PRId64
+		    " is odd; the projector's linear_1 is two halves (x and the SwiGLU "
+		    "gate; linear_2 takes %" PRId64 " / 2): give an even size",
+		    c->v_proj_in_dim, c->v_proj_in_dim);
+	return shardmap_check_swa_layer_types(c, "Cohere2", err);
+}
+
 static const char *const aya_vision_archs[] = {"AyaVisionForConditionalGeneration", NULL};
 
 const sm_family shardmap_family_aya_vision = {
@@ -110,5 +175,21 @@ const sm_family shardmap_family_aya_vision = {
     .vision_siglip = true,
     .tie_default = true,
     .drop_canon = aya_drop,
+    .aya_vision = true,
+};
+
+static const char *const cohere2_vision_archs[] = {"Cohere2VisionForConditionalGeneration", NULL};
+
+const sm_family shardmap_family_cohere2_vision = {
+    .name = "cohere2_vision",
+    .archs = cohere2_vision_archs,
+    .rules = cohere2_vision_rules,
+    .n_rules = SM_NRULES(cohere2_vision_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = cohere2_vision_check,
+    .aliases = shardmap_llava_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .tie_default = true,
     .aya_vision = true,
 };
