@@ -594,22 +594,30 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		       : strcmp(tmt, "gemma2") == 0 ? "paligemma:gemma2"
 		                                    : tmt;
 	}
-	if (overlay && config_is_aya_vision(root)) /* cohere2 when it has none */
+	if (overlay && (config_is_aya_vision(root) || config_is_cohere2_vision(root)))
+		/* cohere2 when it has none */
 		return tmt != NULL ? tmt : "cohere2";
+	if (overlay && config_is_llava_onevision(root)) {
+		/* LlavaOnevisionConfig builds text_config by its model_type (qwen2 when it has
+		 * none): Qwen2Config's defaults under a name of their own */
+		tmt = tmt != NULL ? tmt : "qwen2";
+		return strcmp(tmt, "qwen2") == 0 ? "llava_onevision:qwen2" : tmt;
+	}
 	if (overlay && config_class_defaults(mt, &nd) == NULL && tmt != NULL)
 		return tmt;
 	return mt;
 }
 
 /* Top-level keys of a composite config that are not its text model's: Idefics3 /
- * SmolVLM, PaliGemma and Aya Vision tie lm_head by text_config.tie_word_embeddings
- * alone (transformers' get_text_config(), vLLM's text_config); PaliGemmaConfig's own
- * hidden_size and vocab_size are not the text model's either (paligemma2's top level
- * says 2048 over a 2304 wide Gemma 2), so text_config or its class defaults give them. */
+ * SmolVLM, PaliGemma, Aya Vision, LLaVA-OneVision and Cohere2Vision tie lm_head by
+ * text_config.tie_word_embeddings alone (transformers' get_text_config(), vLLM's text_config);
+ * PaliGemmaConfig's own hidden_size and vocab_size are not the text model's either (paligemma2's
+ * top level says 2048 over a 2304 wide Gemma 2), so text_config or its class defaults give them. */
 static void drop_composite_keys(json_t *v, json_t *root)
 {
 	bool pali = config_is_paligemma(root);
-	if (pali || config_is_idefics3(root) || config_is_aya_vision(root))
+	if (pali || config_is_idefics3(root) || config_is_aya_vision(root) ||
+	    config_is_llava_onevision(root) || config_is_cohere2_vision(root))
 		json_object_del(v, "tie_word_embeddings");
 	if (pali) {
 		json_object_del(v, "hidden_size");

@@ -640,6 +640,21 @@ static const class_default paligemma_gemma2_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* Qwen2Config's (transformers 4.57.1), the class LlavaOnevisionConfig builds a qwen2
+ * text_config with (num_key_value_heads 32 when absent, not num_attention_heads;
+ * tie_word_embeddings false is the family's, use_sliding_window false the reference's) */
+static const class_default onevision_qwen2_defaults[] = {
+    {"vocab_size", false, 151936},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 22016},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"max_position_embeddings", false, 32768},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -703,6 +718,8 @@ static const struct {
     /* PaliGemma's gemma / gemma2 text_config (config_lm_view names them so) */
     CLASS("paligemma:gemma", paligemma_gemma_defaults),
     CLASS("paligemma:gemma2", paligemma_gemma2_defaults),
+    /* LLaVA-OneVision's qwen2 text_config (config_lm_view names it so): Qwen2Config's */
+    CLASS("llava_onevision:qwen2", onevision_qwen2_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -54,6 +54,14 @@ void config_parse_paligemma(json_t *root, struct ckpt_config *c);
  * downsample_factor, alignment_intermediate_size, text_config's model_type (config_llava.c). */
 bool config_is_aya_vision(json_t *root);
 int config_parse_aya_vision(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a LLaVA-OneVision config (model_type llava_onevision)? Its vision_feature_layer,
+ * the tower's and text_config's model_type (config_llava.c). */
+bool config_is_llava_onevision(json_t *root);
+int config_parse_llava_onevision(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Cohere2Vision config (model_type cohere2_vision)? Its downsample_factor,
+ * alignment_intermediate_size, text_config's model_type (config_llava.c). */
+bool config_is_cohere2_vision(json_t *root);
+int config_parse_cohere2_vision(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */

@@ -5,7 +5,8 @@
  * (default llama), read beside the vision_config the common parser reads. Idefics3's and
  * SmolVLM's (Idefics3Config, SmolVLMConfig): scale_factor (default 2, the connector's pixel
  * shuffle, kept as the spatial merge) and text_config.model_type (default llama). PaliGemma's
- * (PaliGemmaConfig): text_config.model_type (default gemma).
+ * (PaliGemmaConfig): text_config.model_type (default gemma). Aya Vision's (AyaVisionConfig),
+ * LLaVA-OneVision's (LlavaOnevisionConfig) and Cohere2Vision's (Cohere2VisionConfig) below.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -93,6 +94,57 @@ int config_parse_aya_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = config_get_int(root, "alignment_intermediate_size", -1, 1, &c->v_proj_in_dim,
 		                    err);
+	json_t *tc = json_object_get(root, "text_config");
+	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
+	         !json_is_object(tc) ? ""
+	         : tmt != NULL       ? tmt
+	                             : "cohere2");
+	return rv;
+}
+
+bool config_is_llava_onevision(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && strcmp(mt, "llava_onevision") == 0;
+}
+
+/* LlavaOnevisionConfig: vision_feature_layer (-1), vision_config.model_type
+ * (siglip_vision_model when it has none) and text_config.model_type (qwen2 when it has
+ * none) */
+int config_parse_llava_onevision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = WT_OK;
+	if (!c->v_feature_list)
+		rv = config_get_int(root, "vision_feature_layer", -1, -(int64_t)INT32_MAX,
+		                    &c->v_feature_layer, err);
+	const char *vmt = json_string_value(json_object_get(v, "model_type"));
+	snprintf(c->v_model_type, sizeof(c->v_model_type), "%s",
+	         vmt != NULL ? vmt : "siglip_vision_model");
+	json_t *tc = json_object_get(root, "text_config");
+	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
+	         !json_is_object(tc) ? ""
+	         : tmt != NULL       ? tmt
+	                             : "qwen2");
+	return rv;
+}
+
+bool config_is_cohere2_vision(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && strcmp(mt, "cohere2_vision") == 0;
+}
+
+/* Cohere2VisionConfig: downsample_factor (2, kept as the spatial merge),
+ * alignment_intermediate_size (36864, kept in v_proj_in_dim) and text_config.model_type
+ * (cohere2 when it has none); no vision_feature_layer (the tower's last hidden state) */
+int config_parse_cohere2_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = config_get_int(root, "downsample_factor", 2, 1, &c->v_spatial_merge_size, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "alignment_intermediate_size", 36864, 1,
+		                    &c->v_proj_in_dim, err);
 	json_t *tc = json_object_get(root, "text_config");
 	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",

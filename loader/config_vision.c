@@ -83,9 +83,9 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (json_object_get(v, "spatial_merge_size") == NULL)
 		rv =
 		    config_get_int(root, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
-	bool llava = config_is_llava(root);
+	bool llava = config_is_llava(root), onevision = config_is_llava_onevision(root);
 	if (rv == WT_OK)
-		rv = config_get_bool(root, "multimodal_projector_bias", llava,
+		rv = config_get_bool(root, "multimodal_projector_bias", llava || onevision,
 		                     &c->mm_projector_bias, err);
 	c->v_feature_list = json_is_array(json_object_get(root, "vision_feature_layer"));
 	if (rv == WT_OK && llava)
@@ -96,6 +96,10 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 		config_parse_paligemma(root, c);
 	if (rv == WT_OK && config_is_aya_vision(root))
 		rv = config_parse_aya_vision(root, c, err);
+	if (rv == WT_OK && onevision)
+		rv = config_parse_llava_onevision(root, v, c, err);
+	if (rv == WT_OK && config_is_cohere2_vision(root))
+		rv = config_parse_cohere2_vision(root, c, err);
 	return rv;
 }
 

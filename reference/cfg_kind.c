@@ -275,6 +275,12 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"paligemma", REF_DENSE, false, 1, 0},
 	    /* AyaVisionForConditionalGeneration: its Cohere 2 language model, on text tokens */
 	    {"aya_vision", REF_DENSE, false, 0, FAM_COHERE2},
+	    /* LlavaOnevisionForConditionalGeneration: its Qwen2 language model (q/k/v biases), on
+	     * text tokens */
+	    {"llava_onevision", REF_DENSE, false, 0, 0},
+	    /* Cohere2VisionForConditionalGeneration: its Cohere 2 language model, on text
+	     * tokens */
+	    {"cohere2_vision", REF_DENSE, false, 0, FAM_COHERE2},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

@@ -18,9 +18,19 @@
  * when every block is). The projector's LayerNorm [VE * df^2] and both Linears with their
  * biases are plain nn.LayerNorm / nn.Linear in vLLM's AyaVisionMultiModalProjector: whole on
  * every rank and never quantized.
+ *
+ * Cohere2Vision (Cohere2VisionForConditionalGeneration, model_type cohere2_vision:
+ * CohereLabs/command-a-vision-07-2025), cut as vLLM's cohere2_vision.py / siglip.py /
+ * commandr.py load it: the same Cohere 2 language model and tie, in the transformers 4.57
+ * layout (model.language_model.*, model.vision_tower.*, model.multi_modal_projector.*,
+ * lm_head: vLLM's hf_to_vllm_mapper, read through Gemma 3's aliases); the whole SigLIP tower
+ * with post_layernorm (vLLM's SiglipVisionModel without num_hidden_layers_override: the
+ * tower's last hidden state); the projector without a LayerNorm: linear_1 [A, VE * df^2] a
+ * MergedColumnParallelLinear of two A / 2 halves (x and gate: each half's rows split by rank,
+ * [x_r; gate_r], with its bias), linear_2 [hid, A / 2] a RowParallelLinear (columns, its bias
+ * replicated), both built without vLLM's quant_config: never quantized.
  */
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "shardmap/family_rules.h"
@@ -50,32 +60,11 @@ static const sm_rule aya_vision_rules[] = {
     AV_REPL(AV_P "linear_2.bias", 1, SM_D_HID, SM_D_ANY),
 };
 
-/* The SigLIP blocks vLLM builds: _get_num_hidden_layers of vision_feature_layer (a negative
- * index counts from the end: VD + index + 1). */
-static int64_t aya_vis_kept(const ckpt_config *c)
-{
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
-	int64_t fl = c->v_feature_layer;
-	return fl < 0 ? vd + fl + 1 : fl;
-}
-
-/* The blocks past the feature layer, and post_layernorm when any is; a block past
- * num_hidden_layers is left to the rules (refused). */
+/* The blocks past the feature layer, and post_layernorm when any is. */
 static bool aya_drop(const ckpt_config *c, const char *cn)
 {
-	static const char post[] = AV_VT "post_layernorm.";
-	static const char blk[] = AV_VT "encoder.layers.";
 	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
-	if (strncmp(cn, post, sizeof(post) - 1) == 0)
-		return aya_vis_kept(c) < vd;
-	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
-		return false;
-	const char *s = cn + sizeof(blk) - 1;
-	if (*s < '0' || *s > '9')
-		return false;
-	char *end;
-	long long b = strtoll(s, &end, 10);
-	return *end == '.' && b >= aya_vis_kept(c) && b < vd;
+	return shardmap_vision_drop(c, AV_VT, vd, false, cn);
 }
 
 /* vision_config a SigLIP tower whose heads split its width and whose patch grid the pixel
@@ -83,12 +72,9 @@ static bool aya_drop(const ckpt_config *c, const char *cn)
  * an even alignment_intermediate_size (SwiGLU halves it). */
 static int aya_vision_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (!c->has_vision)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs vision_config (SigLIP: hidden_size, "
-		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
-		                 "image_size, patch_size)",
-		                 c->architecture);
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
+		return rv;
 	if (c->lm_model_type[0] == '\0')
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: %s needs a text_config object (model_type cohere2, "
@@ -100,39 +86,17 @@ static int aya_vision_check(const ckpt_config *c, wt_errbuf *err)
 		    "config.json: text_config.model_type '%s': only a cohere2 language "
 		    "model is supported for %s (aya-vision's Command R7B text model)",
 		    c->lm_model_type, c->architecture);
-	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_SIGLIP_HIDDEN;
-	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_SIGLIP_HEADS;
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
-	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_SIGLIP_IMAGE;
-	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_SIGLIP_PATCH;
-	if (ve % vh)
-		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
-	if (img < patch)
-		return shardmap_vision_patch_err(img, patch, err);
-	if (c->v_feature_list)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: vision_feature_layer is a list; the projector takes "
-		                 "one layer's features (layernorm vision_config.hidden_size x "
-		                 "downsample_factor^2 wide): give one index, e.g. -1");
-	int64_t kept = aya_vis_kept(c);
-	if (kept < 0 || kept > vd)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_feature_layer %" PRId64
-		                 " is outside the tower's %" PRId64
-		                 " blocks (vision_config.num_hidden_layers): give an index in "
-		                 "[%" PRId64 ", %" PRId64 "], e.g. -1",
-		                 c->v_feature_layer, vd, -vd - 1, vd);
-	int64_t side = img / patch, df = c->v_spatial_merge_size;
-	if (side % df)
-		return wt_seterr(err, WT_ESHAPE,
-		                 "config.json: downsample_factor %" PRId64
-		                 " does not divide the tower's %" PRId64
-		                 " patches a side (vision_config.image_size %" PRId64
-		                 " / patch_size %" PRId64
-		                 "): the projector's pixel shuffle folds downsample_factor x "
-		                 "downsample_factor patches into one; give a downsample_factor "
-		                 "dividing %" PRId64,
-		                 df, side, img, patch, side);
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
+		return rv;
+	if ((rv = shardmap_vision_feature(c, &g, "the projector",
+	                                  "layernorm vision_config.hidden_size x "
+	                                  "downsample_factor^2",
+	                                  "-1", err)) != WT_OK)
+		return rv;
+	if ((rv = shardmap_vision_shuffle(c, &g, "downsample_factor", "the projector's", "",
+	                                  err)) != WT_OK)
+		return rv;
 	int64_t a = c->v_proj_in_dim > 0 ? c->v_proj_in_dim : c->hidden_size;
 	if (a % 2)
 		return wt_seterr(err, WT_ESHAPE,
@@ -140,6 +104,60 @@ static int aya_vision_check(const ckpt_config *c, wt_errbuf *err)
 		                 " is odd; the projector's SwiGLU splits linear_1's output in two "
 		                 "halves (linear_2 takes %" PRId64 " / 2): give an even size",
 		                 a, a);
+	return shardmap_check_swa_layer_types(c, "Cohere2", err);
+}
+
+static const sm_rule cohere2_vision_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULE(SM_LAYER "input_layernorm.weight", SM_LAYER "input_layernorm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULES_SIGLIP_TOWER(AV_VT),
+    /* MergedColumnParallelLinear(VE * df^2, [A / 2] * 2, bias=True): the halves' rows by
+     * rank; RowParallelLinear(A / 2, hid, bias=True): columns, the bias whole. No
+     * quant_config: never quantized */
+    SM_RULE(AV_P "linear_1.weight", AV_P "linear_1.weight", SM_K_ROWS2, 0, SM_U_VPO, SM_C_ALL, 0, 2,
+            SM_D_VPI, SM_D_VM),
+    SM_RULE(AV_P "linear_1.bias", AV_P "linear_1.bias", SM_K_ROWS2, 0, SM_U_VPO, SM_C_ALL, 0, 1,
+            SM_D_VPI, SM_D_ANY),
+    SM_RULE(AV_P "linear_2.weight", AV_P "linear_2.weight", SM_K_COLS, 0, SM_U_VPO, SM_C_ALL, 0, 2,
+            SM_D_HID, SM_D_VPO),
+    AV_REPL(AV_P "linear_2.bias", 1, SM_D_HID, SM_D_ANY),
+};
+
+/* vision_config a SigLIP tower whose heads split its width and whose patch grid the pixel
+ * shuffle folds by downsample_factor; a Cohere 2 text model; an even
+ * alignment_intermediate_size (the SwiGLU's two halves). */
+static int cohere2_vision_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
+		return rv;
+	if (c->lm_model_type[0] == '\0')
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs a text_config object (model_type cohere2, "
+		                 "its sizes)",
+		                 c->architecture);
+	if (strcmp(c->lm_model_type, "cohere2") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: text_config.model_type '%s': only a cohere2 language "
+		    "model is supported for %s (command-a-vision's Command A text model)",
+		    c->lm_model_type, c->architecture);
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
+		return rv;
+	if ((rv = shardmap_vision_shuffle(c, &g, "downsample_factor", "the projector's", "",
+	                                  err)) != WT_OK)
+		return rv;
+	if (c->v_proj_in_dim % 2)
+		return wt_seterr(
+		    err, WT_ESHAPE,
+		    "config.json: alignment_intermediate_size %" PRId64
+		    " is odd; the projector's linear_1 is two halves (x and the SwiGLU "
+		    "gate; linear_2 takes %" PRId64 " / 2): give an even size",
+		    c->v_proj_in_dim, c->v_proj_in_dim);
 	return shardmap_check_swa_layer_types(c, "Cohere2", err);
 }
 
@@ -157,5 +175,21 @@ const sm_family shardmap_family_aya_vision = {
     .vision_siglip = true,
     .tie_default = true,
     .drop_canon = aya_drop,
+    .aya_vision = true,
+};
+
+static const char *const cohere2_vision_archs[] = {"Cohere2VisionForConditionalGeneration", NULL};
+
+const sm_family shardmap_family_cohere2_vision = {
+    .name = "cohere2_vision",
+    .archs = cohere2_vision_archs,
+    .rules = cohere2_vision_rules,
+    .n_rules = SM_NRULES(cohere2_vision_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = cohere2_vision_check,
+    .aliases = shardmap_llava_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .tie_default = true,
     .aya_vision = true,
 };

@@ -23,7 +23,6 @@
  * Idefics3VisionConfig's), and vLLM's smolvlm.py reuses idefics3.py's modules; the same
  * table and checks.
  */
-#include <inttypes.h>
 #include <string.h>
 
 #include "shardmap/family_rules.h"
@@ -55,12 +54,9 @@ static const sm_rule idefics3_rules[] = {
  * folds by scale_factor; a Llama language model in text_config. */
 static int idefics3_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (!c->has_vision)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs vision_config (hidden_size, "
-		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
-		                 "image_size, patch_size)",
-		                 c->architecture);
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_i3v, err)) != WT_OK)
+		return rv;
 	if (c->lm_model_type[0] == '\0')
 		return wt_seterr(
 		    err, WT_ECORRUPT,
@@ -73,25 +69,10 @@ static int idefics3_check(const ckpt_config *c, wt_errbuf *err)
 		    "config.json: text_config.model_type '%s': only a llama language "
 		    "model is supported for %s (vLLM's idefics3.py / smolvlm.py build LlamaModel)",
 		    c->lm_model_type, c->architecture);
-	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_I3V_HIDDEN;
-	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_I3V_HEADS;
-	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_I3V_IMAGE;
-	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_I3V_PATCH;
-	if (ve % vh)
-		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
-	if (img < patch)
-		return shardmap_vision_patch_err(img, patch, err);
-	int64_t side = img / patch, sf = c->v_spatial_merge_size;
-	if (side % sf)
-		return wt_seterr(
-		    err, WT_ESHAPE,
-		    "config.json: scale_factor %" PRId64 " does not divide the tower's %" PRId64
-		    " patches a side (vision_config.image_size %" PRId64 " / patch_size %" PRId64
-		    "): the connector's pixel shuffle folds scale_factor x "
-		    "scale_factor patches into one; give a scale_factor dividing %" PRId64
-		    ", e.g. 1",
-		    sf, side, img, patch, side);
-	return WT_OK;
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &shardmap_vis_i3v, &g, err)) != WT_OK)
+		return rv;
+	return shardmap_vision_shuffle(c, &g, "scale_factor", "the connector's", ", e.g. 1", err);
 }
 
 static const char *const idefics3_archs[] = {"Idefics3ForConditionalGeneration", NULL};

@@ -23,9 +23,20 @@
  * LlavaMultiModalProjector): linear_1 by rows (ColumnParallelLinear) with its bias,
  * linear_2 by columns (RowParallelLinear) with its bias replicated; the biases exist
  * exactly when multimodal_projector_bias is true (LlavaConfig's default).
+ *
+ * LLaVA-OneVision (LlavaOnevisionForConditionalGeneration, model_type llava_onevision:
+ * llava-hf/llava-onevision-qwen2-0.5b-ov-hf / 7b / 72b), cut as vLLM's llava_onevision.py /
+ * siglip.py / qwen2.py load it: Qwen2's table (q/k/v biases) under `language_model.`, tied by
+ * text_config.tie_word_embeddings alone (Qwen2Config's default false; transformers 4.57.1
+ * ties by get_text_config(), vLLM builds Qwen2ForCausalLM of text_config), the SigLIP tower
+ * `vision_tower.vision_model.*` as Gemma 3's rows (SM_RULES_SIGLIP_TOWER) built by
+ * init_vision_tower_for_llava up to vision_feature_layer with require_post_norm=False (the
+ * deeper blocks and post_layernorm dropped), the projector's linear_1 [hid, VE] / linear_2
+ * [hid, hid] and their biases (when multimodal_projector_bias, LlavaOnevisionConfig's
+ * default true) plain nn.Linear in vLLM's LlavaOnevisionMultiModalProjector: whole on every
+ * rank, never quantized; image_newline [hid] replicated. Both layouts through LLaVA-NeXT's
+ * aliases (LlavaOnevisionForConditionalGeneration's _checkpoint_conversion_mapping).
  */
-#include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "shardmap/family_rules.h"
@@ -108,44 +119,20 @@ static const sm_rule llava_next_rules[] = {
             SM_D_ANY),
 };
 
-/* The CLIP blocks vLLM builds: llava.py's _get_num_hidden_layers of vision_feature_layer
- * (a negative index counts from the end: VD + index + 1). */
-static int64_t llava_vis_kept(const ckpt_config *c)
-{
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
-	int64_t fl = c->v_feature_layer;
-	return fl < 0 ? vd + fl + 1 : fl;
-}
-
-/* post_layernorm (require_post_norm=False) and the blocks past the feature layer; a block
- * past num_hidden_layers is left to the rules (refused). */
+/* post_layernorm (require_post_norm=False) and the blocks past the feature layer. */
 static bool llava_drop(const ckpt_config *c, const char *cn)
 {
-	static const char post[] = LV_VT "post_layernorm.";
-	static const char blk[] = LV_VT "encoder.layers.";
-	if (strncmp(cn, post, sizeof(post) - 1) == 0)
-		return true;
-	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
-		return false;
-	const char *s = cn + sizeof(blk) - 1;
-	if (*s < '0' || *s > '9')
-		return false;
-	char *end;
-	long long b = strtoll(s, &end, 10);
 	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
-	return *end == '.' && b >= llava_vis_kept(c) && b < vd;
+	return shardmap_vision_drop(c, LV_VT, vd, true, cn);
 }
 
 /* vision_config a CLIP tower whose heads split its width; a Llama or Mistral language
  * model; one feature layer within the tower (vLLM's projector is VE wide). */
 static int llava_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (!c->has_vision)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs vision_config (CLIP: hidden_size, "
-		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
-		                 "image_size, patch_size)",
-		                 c->architecture);
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_clip, err)) != WT_OK)
+		return rv;
 	if (strcmp(c->v_model_type, "clip_vision_model") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: vision_config.model_type '%s': only a CLIP tower "
@@ -162,34 +149,72 @@ static int llava_check(const ckpt_config *c, wt_errbuf *err)
 		    "config.json: text_config.model_type '%s': only a llama or mistral "
 		    "language model is supported for %s (vLLM's llama.py table)",
 		    c->lm_model_type, c->architecture);
-	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_CLIP_HIDDEN;
-	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_CLIP_HEADS;
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
-	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_CLIP_IMAGE;
-	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_CLIP_PATCH;
-	if (ve % vh)
-		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
-	if (img < patch)
-		return shardmap_vision_patch_err(img, patch, err);
-	if (c->v_feature_list)
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &shardmap_vis_clip, &g, err)) != WT_OK)
+		return rv;
+	return shardmap_vision_feature(c, &g, "vLLM's LlavaMultiModalProjector",
+	                               "linear_1 vision_config.hidden_size", "-2", err);
+}
+
+/* LLaVA-OneVision: Qwen2's language model, the SigLIP tower, the projector whole. */
+#define OV_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
+#define OV_BIAS(n)             SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_MMBIAS, 0, 1, SM_D_HID, SM_D_ANY)
+static const sm_rule llava_onevision_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULES_SIGLIP_TOWER(LV_VT),
+    /* nn.Linear(VE, hid), nn.Linear(hid, hid), bias=multimodal_projector_bias: replicated,
+     * never quantized */
+    OV_REPL(LV_P "linear_1.weight", 2, SM_D_HID, SM_D_VE),
+    OV_BIAS(LV_P "linear_1.bias"),
+    OV_REPL(LV_P "linear_2.weight", 2, SM_D_HID, SM_D_HID),
+    OV_BIAS(LV_P "linear_2.bias"),
+    OV_REPL("image_newline", 1, SM_D_HID, SM_D_ANY),
+};
+
+/* The blocks past the feature layer and post_layernorm (require_post_norm=False). */
+static bool onevision_drop(const ckpt_config *c, const char *cn)
+{
+	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
+	return shardmap_vision_drop(c, LV_VT, vd, true, cn);
+}
+
+/* vision_config a SigLIP tower whose heads split its width; a Qwen2 language model; one
+ * feature layer within the tower (the projector's linear_1 is VE wide). */
+static int onevision_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
+		return rv;
+	if (strcmp(c->v_model_type, "siglip_vision_model") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: vision_config.model_type '%s': only a SigLIP tower "
+		                 "(siglip_vision_model, the llava-onevision checkpoints') is "
+		                 "supported for %s",
+		                 c->v_model_type, c->architecture);
+	if (c->lm_model_type[0] == '\0')
 		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: vision_feature_layer is a list; vLLM's "
-		    "LlavaMultiModalProjector takes one layer's features "
-		    "(linear_1 vision_config.hidden_size wide): give one index, e.g. -2");
-	int64_t kept = llava_vis_kept(c);
-	if (kept < 0 || kept > vd)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: vision_feature_layer %" PRId64
-		                 " is outside the tower's %" PRId64
-		                 " blocks (vision_config.num_hidden_layers): give an index in "
-		                 "[%" PRId64 ", %" PRId64 "], e.g. -2",
-		                 c->v_feature_layer, vd, -vd - 1, vd);
-	return WT_OK;
+		    err, WT_ECORRUPT,
+		    "config.json: %s needs a text_config object (model_type qwen2, its "
+		    "sizes)",
+		    c->architecture);
+	if (strcmp(c->lm_model_type, "qwen2") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: text_config.model_type '%s': only a qwen2 language "
+		                 "model is supported for %s (vLLM's qwen2.py table)",
+		                 c->lm_model_type, c->architecture);
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
+		return rv;
+	return shardmap_vision_feature(c, &g, "vLLM's LlavaOnevisionMultiModalProjector",
+	                               "linear_1 vision_config.hidden_size", "-1", err);
 }
 
 static const char *const llava_archs[] = {"LlavaForConditionalGeneration", NULL};
 static const char *const llava_next_archs[] = {"LlavaNextForConditionalGeneration", NULL};
+static const char *const llava_onevision_archs[] = {"LlavaOnevisionForConditionalGeneration", NULL};
 
 /* transformers >= 4.52 checkpoint prefix -> the released one, LLaVA-NeXT's (Gemma 3's and
  * model.image_newline: LlavaNextForConditionalGeneration's _checkpoint_conversion_mapping) */
@@ -231,4 +256,17 @@ const sm_family shardmap_family_llava_next = {
     .vision_siglip = true,
     .clip = true,
     .drop_canon = llava_drop,
+};
+
+const sm_family shardmap_family_llava_onevision = {
+    .name = "llava_onevision",
+    .archs = llava_onevision_archs,
+    .rules = llava_onevision_rules,
+    .n_rules = SM_NRULES(llava_onevision_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = onevision_check,
+    .aliases = llava_next_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .drop_canon = onevision_drop,
 };

@@ -52,12 +52,9 @@ static const sm_rule paligemma_rules[] = {
  * is checked against it). */
 static int paligemma_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (!c->has_vision)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs vision_config (SigLIP: hidden_size, "
-		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
-		                 "image_size, patch_size)",
-		                 c->architecture);
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
+		return rv;
 	if (c->lm_model_type[0] == '\0')
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: %s needs a text_config object (model_type gemma or "
@@ -69,15 +66,8 @@ static int paligemma_check(const ckpt_config *c, wt_errbuf *err)
 		                 "language model is supported for %s (vLLM's paligemma.py builds "
 		                 "GemmaForCausalLM or Gemma2ForCausalLM)",
 		                 c->lm_model_type, c->architecture);
-	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_SIGLIP_HIDDEN;
-	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_SIGLIP_HEADS;
-	int64_t img = c->v_image_size > 0 ? c->v_image_size : SM_SIGLIP_IMAGE;
-	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_SIGLIP_PATCH;
-	if (ve % vh)
-		return shardmap_vision_heads_err("num_attention_heads", vh, ve, err);
-	if (img < patch)
-		return shardmap_vision_patch_err(img, patch, err);
-	return WT_OK;
+	sm_vis_geom g;
+	return shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err);
 }
 
 static const char *const paligemma_archs[] = {"PaliGemmaForConditionalGeneration", NULL};

@@ -267,4 +267,43 @@
 	    SM_SIGLIP_REPL(VT "post_layernorm.weight", 1, SM_D_VE, SM_D_ANY),                      \
 	    SM_SIGLIP_REPL(VT "post_layernorm.bias", 1, SM_D_VE, SM_D_ANY)
 
+/* A vision tower class: the need-message's label ("SigLIP: ", "CLIP: ", "") and its
+ * vision_config class defaults for absent keys (SM_SIGLIP_*, SM_CLIP_*, SM_I3V_*). */
+typedef struct sm_vis_class {
+	const char *label;
+	int64_t hidden, heads, layers, image, patch;
+} sm_vis_class;
+extern const sm_vis_class shardmap_vis_siglip; /* SiglipVisionConfig */
+extern const sm_vis_class shardmap_vis_clip;   /* CLIPVisionConfig */
+extern const sm_vis_class shardmap_vis_i3v;    /* Idefics3VisionConfig / SmolVLM's */
+
+/* The tower's geometry: vision_config's values, the class's defaults for absent keys. */
+typedef struct sm_vis_geom {
+	int64_t ve, vh, vd, img, patch;
+} sm_vis_geom;
+
+/* family_vision.c. shardmap_vision_need: WT_ECORRUPT "<arch> needs vision_config (...)"
+ * when c has none. shardmap_vision_geom: fills *g; refuses heads not dividing the width
+ * and image_size below patch_size (shardmap_vision_heads_err / _patch_err). */
+int shardmap_vision_need(const ckpt_config *c, const sm_vis_class *k, wt_errbuf *err);
+int shardmap_vision_geom(const ckpt_config *c, const sm_vis_class *k, sm_vis_geom *g,
+                         wt_errbuf *err);
+/* The blocks vLLM builds for vision_feature_layer (_get_num_hidden_layers: a negative
+ * index counts from the end, VD + index + 1). */
+int64_t shardmap_vision_kept(const ckpt_config *c, int64_t vd);
+/* One vision_feature_layer within the tower: a list refused naming `who` (the module that
+ * takes one layer's features) and `wide` (its input width), an index outside [-VD-1, VD]
+ * refused; `eg` the index the messages suggest. */
+int shardmap_vision_feature(const ckpt_config *c, const sm_vis_geom *g, const char *who,
+                            const char *wide, const char *eg, wt_errbuf *err);
+/* Whether canonical name cn under tower prefix vt is dropped: a block past the feature
+ * layer (a block past num_hidden_layers is left to the rules: refused), and post_layernorm
+ * always (post_always: require_post_norm=False) or when a block is dropped (None). */
+bool shardmap_vision_drop(const ckpt_config *c, const char *vt, int64_t vd, bool post_always,
+                          const char *cn);
+/* The pixel shuffle's factor (config key `key`, kept in v_spatial_merge_size) dividing
+ * the patch grid's side; `who` the module shuffling, `tail` appended to the advice. */
+int shardmap_vision_shuffle(const ckpt_config *c, const sm_vis_geom *g, const char *key,
+                            const char *who, const char *tail, wt_errbuf *err);
+
 #endif

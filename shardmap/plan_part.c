@@ -135,6 +135,9 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 	case SM_U_MH:
 		*what = "mamba_n_heads";
 		return x->dm.m_heads;
+	case SM_U_VPO:
+		*what = "alignment_intermediate_size / 2";
+		return x->dm.vis_proj_out;
 	case SM_U_MI:
 		*what = x->fam->mamba_lm          ? "intermediate_size"
 		        : x->cfg->mamba_d_ssm > 0 ? "mamba_d_ssm"

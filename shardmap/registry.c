@@ -87,6 +87,8 @@ static const sm_family *const families[] = {
     &shardmap_family_smolvlm,
     &shardmap_family_paligemma,
     &shardmap_family_aya_vision,
+    &shardmap_family_llava_onevision,
+    &shardmap_family_cohere2_vision,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -152,6 +152,7 @@ typedef enum {
 	SM_U_HID,    /* hidden_size rows (Mistral 3's projector linear_1) */
 	SM_U_MH,     /* Granite 4.0 mamba_n_heads */
 	SM_U_MI,     /* Jamba mamba_expand * hidden_size channels */
+	SM_U_VPO,    /* Cohere2Vision's projector: alignment_intermediate_size / 2 rows */
 } sm_unit;
 
 /* When a rule applies. */
@@ -321,7 +322,7 @@ typedef struct sm_family {
 	bool idefics3;
 	/* Aya Vision's projector (AyaVisionConfig): linear_1 alignment_intermediate_size rows
 	 * (SM_D_VPI; the loader's v_proj_in_dim, text hidden_size when absent), linear_2 half as
-	 * many columns (SM_D_VPO) */
+	 * many columns (SM_D_VPO); also Cohere2Vision's (Cohere2VisionConfig's default 36864) */
 	bool aya_vision;
 } sm_family;
 
@@ -492,6 +493,8 @@ extern const sm_family shardmap_family_idefics3;
 extern const sm_family shardmap_family_smolvlm;
 extern const sm_family shardmap_family_paligemma;
 extern const sm_family shardmap_family_aya_vision;
+extern const sm_family shardmap_family_llava_onevision;
+extern const sm_family shardmap_family_cohere2_vision;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -83,12 +83,15 @@ static void check_family(const fam_expect *e, const char *root)
 	bool q3v = strncmp(e->name, "qwen3_vl", 8) == 0;
 	bool m3 = strncmp(e->name, "mistral3", 8) == 0;
 	bool g4v = strncmp(e->name, "glm4v", 5) == 0;
-	bool lv = strncmp(e->name, "llava", 5) == 0; /* llava, llava_next */
+	bool ov = strcmp(e->name, "llava_onevision") == 0;
+	bool c2v = strcmp(e->name, "cohere2_vision") == 0;
+	bool lv = strncmp(e->name, "llava", 5) == 0 && !ov; /* llava, llava_next */
 	bool i3 = strcmp(e->name, "idefics3") == 0 || strcmp(e->name, "smolvlm") == 0;
 	bool pg = strcmp(e->name, "paligemma") == 0;
 	bool av = strcmp(e->name, "aya_vision") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
-	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av);
+	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
+	                                      ov || c2v);
 	if (av) { /* SiglipVisionConfig's keys, AyaVisionConfig's, a cohere2 text_config */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_hidden_size, 64);
@@ -97,6 +100,23 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->v_proj_in_dim, 256);
 		assert_string_equal(cfg->lm_model_type, "cohere2");
 		assert_false(cfg->tie_given);
+	}
+	if (c2v) { /* SiglipVisionConfig's keys, Cohere2VisionConfig's, a cohere2 text_config */
+		assert_int_equal(cfg->v_num_layers, 2);
+		assert_int_equal(cfg->v_hidden_size, 64);
+		assert_int_equal(cfg->v_spatial_merge_size, 2);
+		assert_int_equal(cfg->v_proj_in_dim, 256);
+		assert_string_equal(cfg->lm_model_type, "cohere2");
+		assert_false(cfg->tie_given);
+	}
+	if (ov) { /* SiglipVisionConfig's keys, LlavaOnevisionConfig's, a qwen2 text_config tying */
+		assert_int_equal(cfg->v_num_layers, 2);
+		assert_int_equal(cfg->v_hidden_size, 64);
+		assert_int_equal(cfg->v_feature_layer, -1);
+		assert_true(cfg->mm_projector_bias && !cfg->v_feature_list);
+		assert_string_equal(cfg->v_model_type, "siglip_vision_model");
+		assert_string_equal(cfg->lm_model_type, "qwen2");
+		assert_true(cfg->tie_given && cfg->tie_word_embeddings);
 	}
 	if (pg) { /* SiglipVisionConfig's keys, a gemma2 text_config, tied by its default */
 		assert_int_equal(cfg->v_num_layers, 2);
@@ -335,7 +355,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
-	} else if (m3 || g4v || lv || i3 || pg || av) {
+	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

@@ -622,6 +622,28 @@ static const fam_expect fams[] = {
          2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) +
          2 * (2 * 256 + 256 * 256 + 256 + 128 * 128 + 128),
      128, 4, 2, 32, 256, 1000, 4, 1, 0, -1, CKPT_QUANT_NONE, 2},
+    /* llava_onevision: a Qwen2 LM under language_model.model. (hid 128, 2 norms a layer, q / o
+     * 128x128, k / v 64x128 with the q/k/v biases [256], gate / up / down 256x128; L 2, tied
+     * by text_config) + SigLIP blocks (width 64), patch_embedding, position_embedding,
+     * post_layernorm as paligemma's, the projector's linear_1 [128, 64] + [128], linear_2
+     * [128, 128] + [128] and image_newline [128] */
+    {"llava_onevision", 68,
+     2 * (1000 * 128 + 128) +
+         2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 256 + 3 * 256 * 128) +
+         2 * (64 * 3 * 8 * 8 + 64 + 16 * 64 + 2 * 64) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) +
+         2 * (128 * 64 + 128 + 128 * 128 + 128 + 128),
+     128, 4, 2, 32, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
+    /* cohere2_vision: a Cohere 2 LM under model.language_model. (hid 128, one norm a layer, q /
+     * o 128x128, k / v 64x128, gate / up / down 256x128; L 2, tied) + SigLIP blocks (width 64),
+     * patch_embedding, position_embedding, post_layernorm as paligemma's, the projector's
+     * linear_1 [256, 256] + [256], linear_2 [128, 128] + [128] (no layernorm) */
+    {"cohere2_vision", 59,
+     2 * (1000 * 128 + 128) + 2 * 2 * (128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) +
+         2 * (64 * 3 * 8 * 8 + 64 + 16 * 64 + 2 * 64) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) +
+         2 * (256 * 256 + 256 + 128 * 128 + 128),
+     128, 4, 2, 32, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -465,3 +465,34 @@ for l in "vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj.weight *
 	"language_model.model.layers.3.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
 	grep -q "^ *$l" "$T/plan" || fail "aya_vision line $l: $(cat "$T/plan")"
 done
+# LLaVA-OneVision: a Qwen2 LM tied by text_config (no lm_head line though the top level says
+# false); the SigLIP tower cut as Gemma 3's without post_layernorm (require_post_norm=False);
+# the projector's linear_1 / linear_2 and image_newline whole and never quantized
+"$CTL" plan --model-dir "$T/llava_onevision" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan llava_onevision"
+grep -q "lm_head tied" "$T/plan" || fail "llava_onevision: not tied: $(cat "$T/plan")"
+grep -q "^skipped vision_tower.vision_model.post_layernorm.weight" "$T/plan" ||
+	fail "llava_onevision: post_layernorm not skipped: $(cat "$T/plan")"
+for l in "vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"multi_modal_projector.linear_1.weight *BF16 *\[128, 64\]" \
+	"multi_modal_projector.linear_2.weight *BF16 *\[128, 128\]" \
+	"image_newline *BF16 *\[128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.bias *BF16 *\[128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "llava_onevision line $l: $(cat "$T/plan")"
+done
+# Cohere2Vision: a Cohere 2 LM tied by text_config's default (no lm_head line); the whole
+# SigLIP tower with post_layernorm; the projector's linear_1 ([x_r; gate_r] rows) and linear_2
+# (columns) cut as vLLM's Merged/RowParallelLinear and never quantized
+"$CTL" plan --model-dir "$T/cohere2_vision" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan cohere2_vision"
+grep -q "lm_head tied" "$T/plan" || fail "cohere2_vision: not tied: $(cat "$T/plan")"
+for l in "vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"vision_tower.vision_model.post_layernorm.weight *BF16 *\[64\]" \
+	"multi_modal_projector.linear_1.weight *BF16 *\[128, 256\]" \
+	"multi_modal_projector.linear_1.bias *BF16 *\[128\]" \
+	"multi_modal_projector.linear_2.weight *BF16 *\[128, 64\]" \
+	"multi_modal_projector.linear_2.bias *BF16 *\[128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "cohere2_vision line $l: $(cat "$T/plan")"
+done

@@ -101,6 +101,12 @@ language model tied by text_config.tie_word_embeddings alone (default true), the
 multi_modal_projector.linear (a plain nn.Linear) whole on every rank. Aya Vision (vLLM's
 aya_vision.py): the same layouts and tower, a Cohere 2 language model tied by text_config,
 the projector (layernorm, linear_1, linear_2: plain nn.LayerNorm / nn.Linear) whole.
+LLaVA-OneVision (vLLM's llava_onevision.py): the same layouts and tower (no post_layernorm,
+vision_feature_layer -1 by default), a Qwen2 language model tied by text_config alone (default
+false), the projector's linear_1 / linear_2 (plain nn.Linear) and image_newline whole.
+Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
+built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
+([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
 
 Idefics3 (vLLM's idefics3.py / idefics2_vision_model.py): Llama's table under model.text_model.
 (lm_head at the top, tied by text_config.tie_word_embeddings alone), the SigLIP-style tower
@@ -360,7 +366,7 @@ def llava_unbuilt(name, cfg):
     """LLaVA's CLIP tensors vLLM's llava.py does not build: post_layernorm
     (require_post_norm=False) and the blocks past vision_feature_layer."""
     vd = cfg["vision_config"].get("num_hidden_layers", 12)
-    fl = cfg.get("vision_feature_layer", -2)
+    fl = cfg.get("vision_feature_layer", -1 if cfg["model_type"] == "llava_onevision" else -2)
     kept = vd + fl + 1 if fl < 0 else fl
     m = re.match(r"vision_tower\.vision_model\.encoder\.layers\.(\d+)\.", name)
     return name.startswith("vision_tower.vision_model.post_layernorm.") or \
@@ -458,6 +464,17 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 name.startswith("multi_modal_projector.linear_"):
             if name.startswith("multi_modal_projector.linear_1."):  # ColumnParallelLinear
                 add(name, pieces_rows(name, r * rows // T, rows // T))
+            elif name.endswith(".weight"):  # linear_2: RowParallelLinear, its bias whole
+                add(name, pieces_cols(name, r * cols // T, cols // T))
+            else:
+                add(name, pieces_rows(name, 0, rows))
+            continue
+        if arch == "Cohere2VisionForConditionalGeneration" and \
+                name.startswith("multi_modal_projector.linear_"):
+            if name.startswith("multi_modal_projector.linear_1."):  # two halves, each by rank
+                h = rows // 2
+                add(name, pieces_rows(name, r * h // T, h // T) +
+                    pieces_rows(name, h + r * h // T, h // T))
             elif name.endswith(".weight"):  # linear_2: RowParallelLinear, its bias whole
                 add(name, pieces_cols(name, r * cols // T, cols // T))
             else:
@@ -683,12 +700,15 @@ def main():
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         lm_prefix = "language_model."
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
-    elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision"):  # either layout -> the LM's names + the tower's
+    elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
+                               "llava_onevision", "cohere2_vision"):  # either layout -> the LM's names + the tower's
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
-        if cfg["model_type"] in ("paligemma", "aya_vision"):  # tied by text_config alone (true)
+        if cfg["model_type"] in ("paligemma", "aya_vision", "cohere2_vision"):  # by text_config alone (true)
             cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", True)
+        if cfg["model_type"] == "llava_onevision":  # by text_config alone (Qwen2's false)
+            cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", False)
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
                       re.sub(r"^(model\.)?(vision_tower\.|multi_modal_projector\.|image_newline$)", r"\2",

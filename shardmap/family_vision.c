@@ -1,0 +1,106 @@
+/*
+ * family_vision.c — the vision_config checks the LLaVA-style families share (LLaVA /
+ * LLaVA-NeXT, Idefics3 / SmolVLM, PaliGemma, Aya Vision): the tower's class defaults for
+ * absent keys, its heads dividing its width, a patch within the image, one feature layer
+ * within the tower and the blocks vLLM builds for it, the pixel shuffle's factor dividing
+ * the patch grid.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shardmap/family_rules.h"
+
+const sm_vis_class shardmap_vis_siglip = {"SigLIP: ",       SM_SIGLIP_HIDDEN, SM_SIGLIP_HEADS,
+                                          SM_SIGLIP_LAYERS, SM_SIGLIP_IMAGE,  SM_SIGLIP_PATCH};
+const sm_vis_class shardmap_vis_clip = {"CLIP: ",       SM_CLIP_HIDDEN, SM_CLIP_HEADS,
+                                        SM_CLIP_LAYERS, SM_CLIP_IMAGE,  SM_CLIP_PATCH};
+const sm_vis_class shardmap_vis_i3v = {"",           SM_I3V_HIDDEN, SM_I3V_HEADS, SM_I3V_LAYERS,
+                                       SM_I3V_IMAGE, SM_I3V_PATCH};
+
+int shardmap_vision_need(const ckpt_config *c, const sm_vis_class *k, wt_errbuf *err)
+{
+	if (c->has_vision)
+		return WT_OK;
+	return wt_seterr(err, WT_ECORRUPT,
+	                 "config.json: %s needs vision_config (%shidden_size, "
+	                 "intermediate_size, num_attention_heads, num_hidden_layers, "
+	                 "image_size, patch_size)",
+	                 c->architecture, k->label);
+}
+
+int shardmap_vision_geom(const ckpt_config *c, const sm_vis_class *k, sm_vis_geom *g,
+                         wt_errbuf *err)
+{
+	g->ve = c->v_hidden_size > 0 ? c->v_hidden_size : k->hidden;
+	g->vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : k->heads;
+	g->vd = c->v_num_layers > 0 ? c->v_num_layers : k->layers;
+	g->img = c->v_image_size > 0 ? c->v_image_size : k->image;
+	g->patch = c->v_patch_given ? c->v_patch_size : k->patch;
+	if (g->ve % g->vh)
+		return shardmap_vision_heads_err("num_attention_heads", g->vh, g->ve, err);
+	if (g->img < g->patch)
+		return shardmap_vision_patch_err(g->img, g->patch, err);
+	return WT_OK;
+}
+
+int64_t shardmap_vision_kept(const ckpt_config *c, int64_t vd)
+{
+	int64_t fl = c->v_feature_layer;
+	return fl < 0 ? vd + fl + 1 : fl;
+}
+
+int shardmap_vision_feature(const ckpt_config *c, const sm_vis_geom *g, const char *who,
+                            const char *wide, const char *eg, wt_errbuf *err)
+{
+	if (c->v_feature_list)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: vision_feature_layer is a list; %s takes one layer's "
+		    "features (%s wide): give one index, e.g. %s",
+		    who, wide, eg);
+	int64_t kept = shardmap_vision_kept(c, g->vd);
+	if (kept < 0 || kept > g->vd)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_feature_layer %" PRId64
+		                 " is outside the tower's %" PRId64
+		                 " blocks (vision_config.num_hidden_layers): give an index in "
+		                 "[%" PRId64 ", %" PRId64 "], e.g. %s",
+		                 c->v_feature_layer, g->vd, -g->vd - 1, g->vd, eg);
+	return WT_OK;
+}
+
+bool shardmap_vision_drop(const ckpt_config *c, const char *vt, int64_t vd, bool post_always,
+                          const char *cn)
+{
+	static const char post[] = "post_layernorm.";
+	static const char blk[] = "encoder.layers.";
+	size_t n = strlen(vt);
+	if (strncmp(cn, vt, n) != 0)
+		return false;
+	cn += n;
+	if (strncmp(cn, post, sizeof(post) - 1) == 0)
+		return post_always || shardmap_vision_kept(c, vd) < vd;
+	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
+		return false;
+	const char *s = cn + sizeof(blk) - 1;
+	if (*s < '0' || *s > '9')
+		return false;
+	char *end;
+	long long b = strtoll(s, &end, 10);
+	return *end == '.' && b >= shardmap_vision_kept(c, vd) && b < vd;
+}
+
+int shardmap_vision_shuffle(const ckpt_config *c, const sm_vis_geom *g, const char *key,
+                            const char *who, const char *tail, wt_errbuf *err)
+{
+	int64_t side = g->img / g->patch, f = c->v_spatial_merge_size;
+	if (side % f == 0)
+		return WT_OK;
+	return wt_seterr(err, WT_ESHAPE,
+	                 "config.json: %s %" PRId64 " does not divide the tower's %" PRId64
+	                 " patches a side (vision_config.image_size %" PRId64
+	                 " / patch_size %" PRId64 "): %s pixel shuffle folds %s x %s patches "
+	                 "into one; give a %s dividing %" PRId64 "%s",
+	                 key, f, side, g->img, g->patch, who, key, key, key, side, tail);
+}

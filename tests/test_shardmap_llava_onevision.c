@@ -1,0 +1,359 @@
+/*
+ * test_shardmap_llava_onevision.c — LLaVA-OneVision (LlavaOnevisionForConditionalGeneration,
+ * docs/format.md section 2.7): the SigLIP tower's rank slices computed by hand at TP 2 and 4
+ * (Gemma 3's rows, fx_vit_block), the blocks past vision_feature_layer and post_layernorm
+ * always dropped as vLLM's init_vision_tower_for_llava (require_post_norm=False) builds the
+ * tower, the projector (linear_1, linear_2 with their biases) and image_newline whole on every
+ * rank and never quantized, the language model as Qwen2's (q/k/v biases; same bytes under
+ * `language_model.`), the released and transformers 4.57 layouts giving the same shards, int8
+ * codes, coverage at TP 1, 2, 4, 8, LlavaOnevisionConfig's and Qwen2Config's defaults, the
+ * tie from text_config only, multimodal_projector_bias, and the refusals. Seed fixed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "loader/loader.h"
+#include "shardmap/shardmap_int.h"
+#include "test_shardmap_util.h"
+
+#define SEED 0x0e71ull
+#include "test_shardmap_fx.h"
+
+/* LM: hid 64, H 8, KV 2, d 8, I 128, V 128, L 1. Vision: blocks of width 32, 8 heads, MLP 64,
+ * image 8 / patch 2: 4 x 4 = 16 patches. Projector: linear_1 [64, 32], linear_2 [64, 64]. */
+#define HID 64
+#define VE  32
+#define VI  64
+#define VNP 16
+
+#define LM_KEYS(mt)                                                                                \
+	"\"model_type\":\"" mt "\",\"hidden_size\":64,\"num_attention_heads\":8,"                  \
+	"\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"                  \
+	"\"num_hidden_layers\":1"
+#define VISION_CFG(vmt, keys) ",\"vision_config\":{\"model_type\":\"" vmt "\"" keys "}}"
+#define VISION_KEYS(vd)                                                                            \
+	",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":8,"                  \
+	"\"num_hidden_layers\":" vd ",\"image_size\":8,\"patch_size\":2"
+#define SIGLIP(vd) VISION_CFG("siglip_vision_model", VISION_KEYS(vd))
+#define CFG_HEAD(top, mt, text)                                                                    \
+	"{\"architectures\":[\"LlavaOnevisionForConditionalGeneration\"],\"model_type\":"          \
+	"\"llava_onevision\"," top "\"text_config\":{" LM_KEYS(mt) text "}"
+/* tied by text_config (the top level's false is not the text model's) */
+static const char cfg_ov[] = CFG_HEAD("\"tie_word_embeddings\":false,", "qwen2",
+                                      ",\"tie_word_embeddings\":true") SIGLIP("2");
+static const char cfg_text[] =
+    "{\"architectures\":[\"Qwen2ForCausalLM\"]," LM_KEYS("qwen2") ",\"tie_word_embeddings\":true}";
+
+#define VT "vision_tower.vision_model."
+#define VB VT "encoder.layers.%d."
+#define PJ "multi_modal_projector."
+#define LM "language_model.model."
+
+static const struct {
+	const char *leaf;
+	int64_t n, k;
+} block[] = {
+    {"layer_norm1.weight", VE, 0},
+    {"layer_norm1.bias", VE, 0},
+    {"self_attn.q_proj.weight", VE, VE},
+    {"self_attn.q_proj.bias", VE, 0},
+    {"self_attn.k_proj.weight", VE, VE},
+    {"self_attn.k_proj.bias", VE, 0},
+    {"self_attn.v_proj.weight", VE, VE},
+    {"self_attn.v_proj.bias", VE, 0},
+    {"self_attn.out_proj.weight", VE, VE},
+    {"self_attn.out_proj.bias", VE, 0},
+    {"layer_norm2.weight", VE, 0},
+    {"layer_norm2.bias", VE, 0},
+    {"mlp.fc1.weight", VI, VE},
+    {"mlp.fc1.bias", VI, 0},
+    {"mlp.fc2.weight", VE, VI},
+    {"mlp.fc2.bias", VE, 0},
+};
+
+static const struct {
+	const char *name;
+	int64_t n, k;
+} proj[] = {
+    {PJ "linear_1.weight", HID, VE}, {PJ "linear_1.bias", HID, 0}, {PJ "linear_2.weight", HID, HID},
+    {PJ "linear_2.bias", HID, 0},    {"image_newline", HID, 0},
+};
+
+/* The Qwen2 language model (lm_head when asked), then unless LAY_TEXT the tower of `blocks`
+ * blocks with post_layernorm, the projector and image_newline, all in layout y. */
+static tm_model *ov_model(lay y, bool lm_head, int blocks)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	char b[200];
+	mm_add(m, y, "model.embed_tokens.weight", 128, HID);
+	mm_add(m, y, "model.norm.weight", HID, 0);
+	static const struct {
+		const char *leaf;
+		int64_t n, k;
+	} lmt[] = {
+	    {"input_layernorm.weight", HID, 0},   {"post_attention_layernorm.weight", HID, 0},
+	    {"self_attn.q_proj.weight", 64, HID}, {"self_attn.q_proj.bias", 64, 0},
+	    {"self_attn.k_proj.weight", 16, HID}, {"self_attn.k_proj.bias", 16, 0},
+	    {"self_attn.v_proj.weight", 16, HID}, {"self_attn.v_proj.bias", 16, 0},
+	    {"self_attn.o_proj.weight", HID, 64}, {"mlp.gate_proj.weight", 128, HID},
+	    {"mlp.up_proj.weight", 128, HID},     {"mlp.down_proj.weight", HID, 128}};
+	for (size_t k = 0; k < sizeof(lmt) / sizeof(lmt[0]); k++) {
+		snprintf(b, sizeof(b), "model.layers.0.%s", lmt[k].leaf);
+		mm_add(m, y, b, lmt[k].n, lmt[k].k);
+	}
+	if (lm_head)
+		mm_add(m, y, "lm_head.weight", 128, HID);
+	if (y == LAY_TEXT)
+		return m;
+	mm_ck_name(b, sizeof(b), VT "embeddings.patch_embedding.weight", y);
+	tm_add(m, b, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
+	st_desc *d = &m->d[m->n - 1];
+	d->ndim = 4;
+	d->shape[0] = VE;
+	d->shape[1] = 3;
+	d->shape[2] = d->shape[3] = 2;
+	mm_add(m, y, VT "embeddings.patch_embedding.bias", VE, 0);
+	mm_add(m, y, VT "embeddings.position_embedding.weight", VNP, VE);
+	for (int blk = 0; blk < blocks; blk++)
+		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
+			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
+			mm_add(m, y, b, block[k].n, block[k].k);
+		}
+	mm_add(m, y, VT "post_layernorm.weight", VE, 0);
+	mm_add(m, y, VT "post_layernorm.bias", VE, 0);
+	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
+		mm_add(m, y, proj[k].name, proj[k].n, proj[k].k);
+	return m;
+}
+
+static void check_rank(const fx *f, uint32_t T, uint32_t r)
+{
+	for (int blk = 0; blk < 2; blk++)
+		fx_vit_block(f, T, r, VB, blk, VE, VI);
+	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
+		repl(f, r, proj[k].name);
+	repl(f, r, VT "embeddings.position_embedding.weight");
+	repl(f, r, VT "embeddings.patch_embedding.bias");
+	assert_int_equal(tm_ix(f->p, r, VT "post_layernorm.weight"), -1);
+	const char *lq = LM "layers.0.self_attn.qkv_proj.";
+	int64_t ql = 64 / T, kvh = T == 2 ? r : r / 2;
+	char n[200], a[200];
+	for (int w = 0; w < 2; w++) {
+		const char *leaf = w ? "bias" : "weight";
+		snprintf(n, sizeof(n), "%s%s", lq, leaf);
+		snprintf(a, sizeof(a), LM "layers.0.self_attn.q_proj.%s", leaf);
+		rows_at(f, r, n, 0, a, r * ql, ql);
+		snprintf(a, sizeof(a), LM "layers.0.self_attn.k_proj.%s", leaf);
+		rows_at(f, r, n, ql, a, kvh * 8, 8);
+		snprintf(a, sizeof(a), LM "layers.0.self_attn.v_proj.%s", leaf);
+		rows_at(f, r, n, ql + 8, a, kvh * 8, 8);
+	}
+	cols_of(f, r, T, LM "layers.0.self_attn.o_proj.weight",
+	        LM "layers.0.self_attn.o_proj.weight", HID, 64);
+	/* 2 blocks x 12 outputs, the embeddings' 3, the projector's 4 and image_newline; the
+	 * LM's 7 + embed, norm */
+	assert_int_equal(shardmap_rank_n_tensors(f->p, r), 2 * 12 + 3 + 5 + 7 + 2);
+}
+
+static void test_hand_slices(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		fx f;
+		fx_open(&f, ov_model(LAY_V450, false, 2), cfg_ov, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++)
+			check_rank(&f, tps[i], r);
+		assert_true(shardmap_tied_lm_head(f.p));
+		assert_int_equal(shardmap_n_skipped(f.p), 2); /* post_layernorm */
+		fx_close(&f);
+	}
+}
+
+/* transformers 4.57's layout gives the released one's shards byte for byte; the language model
+ * Qwen2ForCausalLM's under language_model. */
+static void test_layouts(void **state)
+{
+	(void)state;
+	fx a, b, t;
+	fx_open(&a, ov_model(LAY_V450, false, 2), cfg_ov, 2, 1, 0, true);
+	fx_open(&b, ov_model(LAY_HF5, false, 2), cfg_ov, 2, 1, 0, true);
+	fx_open(&t, ov_model(LAY_TEXT, false, 0), cfg_text, 2, 1, 0, true);
+	for (uint32_t r = 0; r < 2; r++) {
+		fx_same_rank(&a, &b, r, NULL);
+		fx_same_rank(&a, &t, r, "language_model.");
+	}
+	fx_close(&a);
+	fx_close(&b);
+	fx_close(&t);
+}
+
+/* vision_feature_layer -2 of 3 blocks: vLLM builds 2; block 2 and post_layernorm dropped
+ * (listed as skipped). */
+static void test_feature_layer(void **state)
+{
+	(void)state;
+	static const char cfg3[] = CFG_HEAD("\"vision_feature_layer\":-2,", "qwen2",
+	                                    ",\"tie_word_embeddings\":true") SIGLIP("3");
+	fx f;
+	fx_open(&f, ov_model(LAY_V450, false, 3), cfg3, 2, 1, 0, false);
+	assert_true(tm_ix(f.p, 1, VT "encoder.layers.1.mlp.fc1.weight") >= 0);
+	assert_int_equal(tm_ix(f.p, 1, VT "encoder.layers.2.mlp.fc1.weight"), -1);
+	assert_int_equal(tm_ix(f.p, 1, VT "post_layernorm.weight"), -1);
+	assert_int_equal(shardmap_n_skipped(f.p), 16 + 2);
+	fx_close(&f);
+	/* a list, or an index outside the tower */
+	static const char cfgl[] = CFG_HEAD("\"vision_feature_layer\":[-1],", "qwen2",
+	                                    ",\"tie_word_embeddings\":true") SIGLIP("2");
+	fx_refused(ov_model(LAY_V450, false, 2), cfgl, WT_EUNSUPPORTED,
+	           "vision_feature_layer is a list", "LlavaOnevisionMultiModalProjector");
+	static const char cfgo[] = CFG_HEAD("\"vision_feature_layer\":-4,", "qwen2",
+	                                    ",\"tie_word_embeddings\":true") SIGLIP("2");
+	fx_refused(ov_model(LAY_V450, false, 2), cfgo, WT_ECORRUPT, "vision_feature_layer -4",
+	           "[-3, 2]");
+}
+
+/* int8-channel TP 2: the tower's fc1 and the LM quantized; the projector and image_newline
+ * kept BF16 whole. */
+static void test_int8(void **state)
+{
+	(void)state;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	fx f;
+	fx_open_l(&f, ov_model(LAY_V450, false, 2), cfg_ov, &l, true);
+	const char *q = VT "encoder.layers.1.mlp.fc1.weight";
+	const int8_t *c = (const int8_t *)out_bytes(&f, 1, q);
+	const float *sc =
+	    (const float *)out_bytes(&f, 1, VT "encoder.layers.1.mlp.fc1.weight_scale");
+	for (int64_t row = 0; row < VI / 2; row++) {
+		size_t rowb;
+		const uint16_t *x = (const uint16_t *)src_rows(&f, q, VI / 2 + row, &rowb);
+		int8_row_is(c + row * VE, sc[row], x, VE);
+	}
+	static const char *const keep[] = {PJ "linear_1.weight", PJ "linear_1.bias",
+	                                   PJ "linear_2.weight", "image_newline",
+	                                   LM "embed_tokens.weight"};
+	static const char *const q8[] = {VT "encoder.layers.0.self_attn.qkv_proj.weight",
+	                                 LM "layers.0.mlp.gate_up_proj.weight",
+	                                 LM "layers.0.self_attn.qkv_proj.weight"};
+	fx_quant_split(&f, 1, WT_BF16, keep, sizeof(keep) / sizeof(keep[0]), q8,
+	               sizeof(q8) / sizeof(q8[0]));
+	repl(&f, 1, PJ "linear_1.weight");
+	repl(&f, 1, PJ "linear_2.weight");
+	fx_close(&f);
+}
+
+static void test_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(ov_model(LAY_V450, false, 2), cfg_ov, 2, lays, 4);
+	coverage(ov_model(LAY_HF5, false, 2), cfg_ov, 2, lays, 4);
+}
+
+/* LlavaOnevisionConfig's defaults (vision_feature_layer -1, a siglip tower, text_config a
+ * qwen2 one, multimodal_projector_bias true), Qwen2Config's for text_config keys left out
+ * (num_key_value_heads 32, not num_attention_heads), the tie from text_config alone. */
+static void test_defaults(void **state)
+{
+	(void)state;
+	static const char cls[] =
+	    "{\"architectures\":[\"LlavaOnevisionForConditionalGeneration\"],\"model_type\":"
+	    "\"llava_onevision\",\"tie_word_embeddings\":true,\"text_config\":{\"hidden_size\":"
+	    "896,\"num_attention_heads\":14},\"vision_config\":{}}";
+	ckpt_config c;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(cls, strlen(cls), &c, &err), WT_OK);
+	assert_true(c.v_feature_layer == -1 && c.mm_projector_bias &&
+	            strcmp(c.v_model_type, "siglip_vision_model") == 0 &&
+	            strcmp(c.lm_model_type, "qwen2") == 0);
+	assert_true(c.vocab_size == 151936 && c.hidden_size == 896 && c.num_attention_heads == 14 &&
+	            c.num_key_value_heads == 32 && c.intermediate_size == 22016 &&
+	            c.num_hidden_layers == 32 && !c.tie_given);
+	ckpt_config_clear(&c);
+	/* text_config without the key: untied (Qwen2Config's false) whatever the top level says */
+	static const char untied[] =
+	    CFG_HEAD("\"tie_word_embeddings\":true,", "qwen2", "") SIGLIP("2");
+	fx_refused(ov_model(LAY_V450, false, 2), untied, WT_ENOTFOUND, "lm_head.weight", "");
+	fx f;
+	fx_open(&f, ov_model(LAY_V450, true, 2), untied, 2, 1, 0, false);
+	assert_false(shardmap_tied_lm_head(f.p));
+	fx_close(&f);
+	fx_open(&f, ov_model(LAY_HF5, true, 2), untied, 2, 1, 0, false);
+	assert_false(shardmap_tied_lm_head(f.p));
+	fx_close(&f);
+	/* multimodal_projector_bias false: the biases are not vLLM's (unknown), their absence
+	 * plans */
+	static const char nob[] = CFG_HEAD("\"multimodal_projector_bias\":false,", "qwen2",
+	                                   ",\"tie_word_embeddings\":true") SIGLIP("2");
+	fx_refused(ov_model(LAY_V450, false, 2), nob, WT_EUNSUPPORTED, PJ "linear_", "bias");
+	tm_model *m = ov_model(LAY_V450, false, 2);
+	tm_remove(m, PJ "linear_1.bias");
+	tm_remove(m, PJ "linear_2.bias");
+	fx_open(&f, m, nob, 2, 1, 0, false);
+	assert_int_equal(tm_ix(f.p, 0, PJ "linear_1.bias"), -1);
+	fx_close(&f);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	/* a projector tensor or image_newline missing; the projector of another width */
+	tm_model *m = ov_model(LAY_V450, false, 2);
+	tm_remove(m, PJ "linear_2.bias");
+	fx_refused(m, cfg_ov, WT_ENOTFOUND, PJ "linear_2.bias", "");
+	m = ov_model(LAY_V450, false, 2);
+	tm_remove(m, "image_newline");
+	fx_refused(m, cfg_ov, WT_ENOTFOUND, "image_newline", "");
+	m = ov_model(LAY_V450, false, 2);
+	tm_remove(m, PJ "linear_1.weight");
+	tm_add2(m, PJ "linear_1.weight", HID, VE * 2);
+	fx_refused(m, cfg_ov, WT_ESHAPE, PJ "linear_1.weight", "");
+	/* SigLIP's attention-pooling head (vision_use_head) is not built by vLLM's tower */
+	m = ov_model(LAY_V450, false, 2);
+	tm_add2(m, VT "head.probe", 1, VE);
+	fx_refused(m, cfg_ov, WT_EUNSUPPORTED, VT "head.probe", "");
+	/* heads: 3 do not divide 32 */
+	static const char cfg3h[] = CFG_HEAD("", "qwen2", ",\"tie_word_embeddings\":true")
+	    VISION_CFG("siglip_vision_model",
+	               ",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":3,"
+	               "\"num_hidden_layers\":2,\"image_size\":8,\"patch_size\":2");
+	fx_refused(ov_model(LAY_V450, false, 2), cfg3h, WT_ECORRUPT,
+	           "num_attention_heads 3 does not divide hidden_size 32", "");
+	/* a CLIP tower, another language model, none, no tower */
+	static const char cfg_clip[] = CFG_HEAD("", "qwen2", ",\"tie_word_embeddings\":true")
+	    VISION_CFG("clip_vision_model", VISION_KEYS("2"));
+	fx_refused(ov_model(LAY_V450, false, 2), cfg_clip, WT_EUNSUPPORTED,
+	           "vision_config.model_type 'clip_vision_model'", "siglip_vision_model");
+	static const char cfg_llama[] = CFG_HEAD("", "llama", "") SIGLIP("2");
+	fx_refused(ov_model(LAY_V450, false, 2), cfg_llama, WT_EUNSUPPORTED,
+	           "text_config.model_type 'llama'", "qwen2");
+	static const char cfg_nov[] = CFG_HEAD("", "qwen2", "") "}";
+	fx_refused(ov_model(LAY_V450, false, 2), cfg_nov, WT_ECORRUPT, "needs vision_config",
+	           "SigLIP");
+	static const char cfg_notext[] =
+	    "{\"architectures\":[\"LlavaOnevisionForConditionalGeneration\"],\"model_type\":"
+	    "\"llava_onevision\",\"hidden_size\":64,\"num_attention_heads\":8,"
+	    "\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"
+	    "\"num_hidden_layers\":1" SIGLIP("2");
+	fx_refused(ov_model(LAY_V450, false, 2), cfg_notext, WT_ECORRUPT, "needs a text_config",
+	           "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_hand_slices),   cmocka_unit_test(test_layouts),
+	    cmocka_unit_test(test_feature_layer), cmocka_unit_test(test_int8),
+	    cmocka_unit_test(test_coverage),      cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
