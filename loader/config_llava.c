@@ -21,22 +21,31 @@ bool config_is_llava(json_t *root)
 	return mt != NULL && (strcmp(mt, "llava") == 0 || strcmp(mt, "llava_next") == 0);
 }
 
-int config_parse_llava(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
+/* A LLaVA-style config: vision_feature_layer (layer when absent; not when
+ * a list), vision_config.model_type (vision when it has none) and
+ * text_config.model_type (text when it has none; "" without a text_config). */
+static int parse_llava_like(json_t *root, json_t *v, ckpt_config *c, int64_t layer,
+                            const char *vision, const char *text, wt_errbuf *err)
 {
 	int rv = WT_OK;
 	if (!c->v_feature_list)
-		rv = config_get_int(root, "vision_feature_layer", -2, -(int64_t)INT32_MAX,
+		rv = config_get_int(root, "vision_feature_layer", layer, -(int64_t)INT32_MAX,
 		                    &c->v_feature_layer, err);
 	const char *vmt = json_string_value(json_object_get(v, "model_type"));
-	snprintf(c->v_model_type, sizeof(c->v_model_type), "%s",
-	         vmt != NULL ? vmt : "clip_vision_model");
+	snprintf(c->v_model_type, sizeof(c->v_model_type), "%s", vmt != NULL ? vmt : vision);
 	json_t *tc = json_object_get(root, "text_config");
 	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
 	         !json_is_object(tc) ? ""
 	         : tmt != NULL       ? tmt
-	                             : "llama");
+	                             : text);
 	return rv;
+}
+
+/* LlavaConfig / LlavaNextConfig: -2, clip_vision_model, llama */
+int config_parse_llava(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
+{
+	return parse_llava_like(root, v, c, -2, "clip_vision_model", "llama", err);
 }
 
 bool config_is_idefics3(json_t *root)
@@ -114,20 +123,7 @@ bool config_is_llava_onevision(json_t *root)
  * none) */
 int config_parse_llava_onevision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 {
-	int rv = WT_OK;
-	if (!c->v_feature_list)
-		rv = config_get_int(root, "vision_feature_layer", -1, -(int64_t)INT32_MAX,
-		                    &c->v_feature_layer, err);
-	const char *vmt = json_string_value(json_object_get(v, "model_type"));
-	snprintf(c->v_model_type, sizeof(c->v_model_type), "%s",
-	         vmt != NULL ? vmt : "siglip_vision_model");
-	json_t *tc = json_object_get(root, "text_config");
-	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
-	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
-	         !json_is_object(tc) ? ""
-	         : tmt != NULL       ? tmt
-	                             : "qwen2");
-	return rv;
+	return parse_llava_like(root, v, c, -1, "siglip_vision_model", "qwen2", err);
 }
 
 bool config_is_cohere2_vision(json_t *root)
