@@ -101,6 +101,9 @@ static void test_hosts(void **state)
 	assert_int_equal(stat_small("away/localhost/m", wrong_port, 2, &err), WT_EPERM);
 	assert_int_equal(stat_small("away/127.0.0.2/m", both, 2, &err), WT_EPERM);
 	assert_non_null(strstr(err.msg, "127.0.0.2"));
+	/* IPv6: curl names the host in brackets, as register_hosts writes it */
+	assert_int_equal(stat_small("away/[::2]/m", both, 2, &err), WT_EPERM);
+	assert_non_null(strstr(err.msg, "host [::2] port"));
 	/* user names in the target are not followed, listed host or not */
 	assert_int_equal(stat_small("away/user@localhost/m", both, 2, &err), WT_EPERM);
 	assert_non_null(strstr(err.msg, "a user name"));
@@ -154,9 +157,37 @@ static void test_read_redirected(void **state)
 	store_close(st);
 }
 
+/* The matcher REGISTER's check and the redirect check share. */
+static void test_host_listed(void **state)
+{
+	(void)state;
+	char *hosts[] = {"Models.Example", "cdn.example:8443", "[::2]", "[fe80::1]:80"};
+#define LISTED(h, p) store_host_listed(hosts, 4, h, strlen(h), p, strlen(p))
+	assert_true(LISTED("models.example", "80")); /* no port: any; case ignored */
+	assert_true(LISTED("MODELS.EXAMPLE", "1234"));
+	assert_true(LISTED("cdn.example", "8443"));
+	assert_false(LISTED("cdn.example", "443"));
+	assert_false(LISTED("cdn.example", "08443"));  /* ports compare as text */
+	assert_false(LISTED("models.example.", "80")); /* no trailing-dot aliasing */
+	assert_false(LISTED("evil.models.example", "80"));
+	assert_true(LISTED("[::2]", "80")); /* brackets, as curl names v6 */
+	assert_false(LISTED("::2", "80"));
+	assert_true(LISTED("[fe80::1]", "80"));
+	assert_false(LISTED("[fe80::1]", "8080"));
+	assert_false(LISTED("", ""));
+#undef LISTED
+	const char *h, *p;
+	size_t hl, pl;
+	store_split_hostport("[::1]:99", 8, &h, &hl, &p, &pl);
+	assert_true(hl == 5 && memcmp(h, "[::1]", 5) == 0 && pl == 2 && memcmp(p, "99", 2) == 0);
+	store_split_hostport("host", 4, &h, &hl, &p, &pl);
+	assert_true(hl == 4 && pl == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_host_listed),
 	    cmocka_unit_test(test_hosts),
 	    cmocka_unit_test(test_long_location),
 	    cmocka_unit_test(test_read_redirected),
