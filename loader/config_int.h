@@ -38,6 +38,7 @@ typedef struct class_default {
 
 /* Is root a LLaVA / LLaVA-NeXT config (model_type llava or llava_next)? (config_llava.c) */
 bool config_is_llava(json_t *root);
+bool config_is_llava_next_video(json_t *root);
 /* LlavaConfig's keys of root (v its vision_config) into c: vision_feature_layer, the
  * tower's and the language model's model_type (config_llava.c). */
 struct ckpt_config;

@@ -449,6 +449,11 @@ typedef struct ckpt_config {
 	 * truncated to its buffer; multimodal_projector_bias defaults to true there */
 	int64_t v_feature_layer;
 	char v_model_type[32], lm_model_type[32];
+	/* LLaVA-NeXT-Video (LlavaNextVideoConfig; read for it only): spatial_pool_mode (default
+	 * "average"; truncated to its buffer) and spatial_pool_stride (default 2), the video
+	 * resampler's pooling */
+	char v_pool_mode[16];
+	int64_t v_pool_stride;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

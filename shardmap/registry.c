@@ -89,6 +89,7 @@ static const sm_family *const families[] = {
     &shardmap_family_aya_vision,
     &shardmap_family_llava_onevision,
     &shardmap_family_cohere2_vision,
+    &shardmap_family_llava_next_video,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

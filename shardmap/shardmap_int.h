@@ -495,6 +495,7 @@ extern const sm_family shardmap_family_paligemma;
 extern const sm_family shardmap_family_aya_vision;
 extern const sm_family shardmap_family_llava_onevision;
 extern const sm_family shardmap_family_cohere2_vision;
+extern const sm_family shardmap_family_llava_next_video;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

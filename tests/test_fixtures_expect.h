@@ -644,6 +644,13 @@ static const fam_expect fams[] = {
          2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) +
          2 * (256 * 256 + 256 + 128 * 128 + 128),
      128, 4, 2, 32, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
+    /* llava_next_video: llava_next's tensors (Llama's LM of the same dims, untied) in the
+     * released layout, two files; image_newline [128] is vLLM's skipped one */
+    {"llava_next_video", 65,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) +
+         2 * (64 + 64 * 3 * 14 * 14 + 5 * 64 + 4 * 64 + 128 * 64 + 128 + 128 * 128 + 128) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 2 * 128,
+     128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

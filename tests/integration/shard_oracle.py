@@ -104,6 +104,8 @@ the projector (layernorm, linear_1, linear_2: plain nn.LayerNorm / nn.Linear) wh
 LLaVA-OneVision (vLLM's llava_onevision.py): the same layouts and tower (no post_layernorm,
 vision_feature_layer -1 by default), a Qwen2 language model tied by text_config alone (default
 false), the projector's linear_1 / linear_2 (plain nn.Linear) and image_newline whole.
+LLaVA-NeXT-Video (vLLM's llava_next_video.py): LLaVA's tower and Llama / Mistral language
+model tied by text_config alone, the projector (plain nn.Linear) whole, image_newline skipped.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
@@ -369,6 +371,8 @@ def llava_unbuilt(name, cfg):
     fl = cfg.get("vision_feature_layer", -1 if cfg["model_type"] == "llava_onevision" else -2)
     kept = vd + fl + 1 if fl < 0 else fl
     m = re.match(r"vision_tower\.vision_model\.encoder\.layers\.(\d+)\.", name)
+    if cfg["model_type"] == "llava_next_video" and name == "image_newline":
+        return True  # vLLM's llava_next_video.py ignores it
     return name.startswith("vision_tower.vision_model.post_layernorm.") or \
         (m is not None and int(m.group(1)) >= kept)
 
@@ -701,13 +705,13 @@ def main():
         lm_prefix = "language_model."
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
-                               "llava_onevision", "cohere2_vision"):  # either layout -> the LM's names + the tower's
+                               "llava_onevision", "cohere2_vision", "llava_next_video"):  # either layout -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
         if cfg["model_type"] in ("paligemma", "aya_vision", "cohere2_vision"):  # by text_config alone (true)
             cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", True)
-        if cfg["model_type"] == "llava_onevision":  # by text_config alone (Qwen2's false)
+        if cfg["model_type"] in ("llava_onevision", "llava_next_video"):  # text_config's (false)
             cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", False)
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
