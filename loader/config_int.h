@@ -63,6 +63,10 @@ int config_parse_llava_onevision(json_t *root, json_t *v, struct ckpt_config *c,
  * alignment_intermediate_size, text_config's model_type (config_llava.c). */
 bool config_is_cohere2_vision(json_t *root);
 int config_parse_cohere2_vision(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Qwen2-Audio config (model_type qwen2_audio)? Its audio_config and text_config's
+ * model_type (config_audio.c). */
+bool config_is_qwen2_audio(json_t *root);
+int config_parse_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */

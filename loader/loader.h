@@ -454,6 +454,12 @@ typedef struct ckpt_config {
 	 * resampler's pooling */
 	char v_pool_mode[16];
 	int64_t v_pool_stride;
+	/* Qwen2-Audio (Qwen2AudioConfig's audio_config, Qwen2AudioEncoderConfig's defaults; read
+	 * for model_type qwen2_audio only, has_audio when the object is there): num_mel_bins,
+	 * encoder_layers, encoder_attention_heads, encoder_ffn_dim, d_model,
+	 * max_source_positions */
+	bool has_audio;
+	int64_t a_mel, a_layers, a_heads, a_ffn, a_d_model, a_max_pos;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

@@ -146,6 +146,12 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_string_equal(cfg->v_model_type, "clip_vision_model");
 		assert_string_equal(cfg->lm_model_type, e->name[5] && !lvv ? "mistral" : "llama");
 	}
+	if (strcmp(e->name, "qwen2_audio") == 0) { /* Qwen2AudioEncoderConfig's keys */
+		assert_true(cfg->has_audio && !cfg->has_vision && !cfg->tie_given);
+		assert_true(cfg->a_d_model == 64 && cfg->a_heads == 4 && cfg->a_ffn == 128 &&
+		            cfg->a_layers == 2 && cfg->a_mel == 16 && cfg->a_max_pos == 16);
+		assert_string_equal(cfg->lm_model_type, "qwen2");
+	}
 	if (lvv) { /* LlavaNextVideoConfig's pooling; untied (the top level's not laid in) */
 		assert_string_equal(cfg->v_pool_mode, "average");
 		assert_int_equal(cfg->v_pool_stride, 2);

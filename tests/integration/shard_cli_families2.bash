@@ -512,3 +512,17 @@ for l in "skipped image_newline" "skipped vision_tower.vision_model.post_layerno
 	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
 	grep -q "^ *$l" "$T/plan" || fail "llava_next_video line $l: $(cat "$T/plan")"
 done
+# Qwen2-Audio: a Qwen2 LM, untied (lm_head cut); the audio encoder (transformers' own module in
+# vLLM) and the projector whole on every rank and never quantized
+"$CTL" plan --model-dir "$T/qwen2_audio" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan qwen2_audio"
+grep -q "lm_head tied" "$T/plan" && fail "qwen2_audio: tied: $(cat "$T/plan")"
+for l in "audio_tower.conv1.weight *BF16 *\[64, 16, 3\]" \
+	"audio_tower.embed_positions.weight *BF16 *\[16, 64\]" \
+	"audio_tower.layers.1.self_attn.q_proj.weight *BF16 *\[64, 64\]" \
+	"audio_tower.layers.1.fc1.weight *BF16 *\[128, 64\]" \
+	"multi_modal_projector.linear.weight *BF16 *\[128, 64\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "qwen2_audio line $l: $(cat "$T/plan")"
+done
