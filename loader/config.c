@@ -603,21 +603,27 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		tmt = tmt != NULL ? tmt : "qwen2";
 		return strcmp(tmt, "qwen2") == 0 ? "llava_onevision:qwen2" : tmt;
 	}
+	if (overlay && config_is_qwen2_audio(root)) { /* Qwen2AudioConfig: the same, qwen2 */
+		tmt = tmt != NULL ? tmt : "qwen2";
+		return strcmp(tmt, "qwen2") == 0 ? "qwen2_audio:qwen2" : tmt;
+	}
 	if (overlay && config_class_defaults(mt, &nd) == NULL && tmt != NULL)
 		return tmt;
 	return mt;
 }
 
 /* Top-level keys of a composite config that are not its text model's: Idefics3 /
- * SmolVLM, PaliGemma, Aya Vision, LLaVA-OneVision and Cohere2Vision tie lm_head by
- * text_config.tie_word_embeddings alone (transformers' get_text_config(), vLLM's text_config);
- * PaliGemmaConfig's own hidden_size and vocab_size are not the text model's either (paligemma2's
- * top level says 2048 over a 2304 wide Gemma 2), so text_config or its class defaults give them. */
+ * SmolVLM, PaliGemma, Aya Vision, LLaVA-OneVision, Cohere2Vision, LLaVA-NeXT-Video and
+ * Qwen2-Audio tie lm_head by text_config.tie_word_embeddings alone (transformers'
+ * get_text_config(), vLLM's text_config); PaliGemmaConfig's own hidden_size and vocab_size are not
+ * the text model's either (paligemma2's top level says 2048 over a 2304 wide Gemma 2), so
+ * text_config or its class defaults give them. */
 static void drop_composite_keys(json_t *v, json_t *root)
 {
 	bool pali = config_is_paligemma(root);
 	if (pali || config_is_idefics3(root) || config_is_aya_vision(root) ||
-	    config_is_llava_onevision(root) || config_is_cohere2_vision(root))
+	    config_is_llava_onevision(root) || config_is_cohere2_vision(root) ||
+	    config_is_llava_next_video(root) || config_is_qwen2_audio(root))
 		json_object_del(v, "tie_word_embeddings");
 	if (pali) {
 		json_object_del(v, "hidden_size");
@@ -704,6 +710,8 @@ static int parse_all(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = parse_quant(root, c, err);
 	if (rv == WT_OK)
 		rv = config_parse_vision(root, c, err);
+	if (rv == WT_OK)
+		rv = config_parse_audio(root, c, err);
 	json_decref(lm);
 	return rv;
 }

@@ -38,6 +38,7 @@ typedef struct class_default {
 
 /* Is root a LLaVA / LLaVA-NeXT config (model_type llava or llava_next)? (config_llava.c) */
 bool config_is_llava(json_t *root);
+bool config_is_llava_next_video(json_t *root);
 /* LlavaConfig's keys of root (v its vision_config) into c: vision_feature_layer, the
  * tower's and the language model's model_type (config_llava.c). */
 struct ckpt_config;
@@ -62,6 +63,10 @@ int config_parse_llava_onevision(json_t *root, json_t *v, struct ckpt_config *c,
  * alignment_intermediate_size, text_config's model_type (config_llava.c). */
 bool config_is_cohere2_vision(json_t *root);
 int config_parse_cohere2_vision(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Qwen2-Audio config (model_type qwen2_audio)? Its audio_config and text_config's
+ * model_type (config_audio.c). */
+bool config_is_qwen2_audio(json_t *root);
+int config_parse_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */

@@ -1,6 +1,7 @@
 /*
- * config_llava.c — LLaVA's config keys (model_type llava / llava_next: LlavaConfig,
- * LlavaNextConfig, transformers 4.57.1): vision_feature_layer (an integer unless a list;
+ * config_llava.c — LLaVA's config keys (model_type llava / llava_next / llava_next_video:
+ * LlavaConfig, LlavaNextConfig, LlavaNextVideoConfig, transformers 4.57.1; the last also
+ * spatial_pool_mode / spatial_pool_stride): vision_feature_layer (an integer unless a list;
  * default -2), vision_config.model_type (default clip_vision_model) and text_config.model_type
  * (default llama), read beside the vision_config the common parser reads. Idefics3's and
  * SmolVLM's (Idefics3Config, SmolVLMConfig): scale_factor (default 2, the connector's pixel
@@ -18,7 +19,14 @@
 bool config_is_llava(json_t *root)
 {
 	const char *mt = json_string_value(json_object_get(root, "model_type"));
-	return mt != NULL && (strcmp(mt, "llava") == 0 || strcmp(mt, "llava_next") == 0);
+	return mt != NULL && (strcmp(mt, "llava") == 0 || strcmp(mt, "llava_next") == 0 ||
+	                      strcmp(mt, "llava_next_video") == 0);
+}
+
+bool config_is_llava_next_video(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && strcmp(mt, "llava_next_video") == 0;
 }
 
 /* A LLaVA-style config: vision_feature_layer (layer when absent; not when
@@ -42,10 +50,20 @@ static int parse_llava_like(json_t *root, json_t *v, ckpt_config *c, int64_t lay
 	return rv;
 }
 
-/* LlavaConfig / LlavaNextConfig: -2, clip_vision_model, llama */
+/* LlavaConfig / LlavaNextConfig / LlavaNextVideoConfig: -2, clip_vision_model, llama;
+ * LlavaNextVideoConfig's spatial_pool_mode ("average") and spatial_pool_stride (2) */
 int config_parse_llava(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 {
-	return parse_llava_like(root, v, c, -2, "clip_vision_model", "llama", err);
+	int rv = parse_llava_like(root, v, c, -2, "clip_vision_model", "llama", err);
+	if (rv != WT_OK || !config_is_llava_next_video(root))
+		return rv;
+	json_t *pm = json_object_get(root, "spatial_pool_mode");
+	if (pm != NULL && !json_is_string(pm))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: spatial_pool_mode is not a string");
+	snprintf(c->v_pool_mode, sizeof(c->v_pool_mode), "%s",
+	         pm != NULL ? json_string_value(pm) : "average");
+	return config_get_int(root, "spatial_pool_stride", 2, 1, &c->v_pool_stride, err);
 }
 
 bool config_is_idefics3(json_t *root)

@@ -449,6 +449,17 @@ typedef struct ckpt_config {
 	 * truncated to its buffer; multimodal_projector_bias defaults to true there */
 	int64_t v_feature_layer;
 	char v_model_type[32], lm_model_type[32];
+	/* LLaVA-NeXT-Video (LlavaNextVideoConfig; read for it only): spatial_pool_mode (default
+	 * "average"; truncated to its buffer) and spatial_pool_stride (default 2), the video
+	 * resampler's pooling */
+	char v_pool_mode[16];
+	int64_t v_pool_stride;
+	/* Qwen2-Audio (Qwen2AudioConfig's audio_config, Qwen2AudioEncoderConfig's defaults; read
+	 * for model_type qwen2_audio only, has_audio when the object is there): num_mel_bins,
+	 * encoder_layers, encoder_attention_heads, encoder_ffn_dim, d_model,
+	 * max_source_positions */
+	bool has_audio;
+	int64_t a_mel, a_layers, a_heads, a_ffn, a_d_model, a_max_pos;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

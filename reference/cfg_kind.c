@@ -281,6 +281,12 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* Cohere2VisionForConditionalGeneration: its Cohere 2 language model, on text
 	     * tokens */
 	    {"cohere2_vision", REF_DENSE, false, 0, FAM_COHERE2},
+	    /* LlavaNextVideoForConditionalGeneration: its Llama / Mistral language model, on text
+	     * tokens */
+	    {"llava_next_video", REF_DENSE, false, 0, 0},
+	    /* Qwen2AudioForConditionalGeneration: its Qwen2 language model (q/k/v biases), on
+	     * text tokens */
+	    {"qwen2_audio", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

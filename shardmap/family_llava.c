@@ -36,6 +36,17 @@
  * default true) plain nn.Linear in vLLM's LlavaOnevisionMultiModalProjector: whole on every
  * rank, never quantized; image_newline [hid] replicated. Both layouts through LLaVA-NeXT's
  * aliases (LlavaOnevisionForConditionalGeneration's _checkpoint_conversion_mapping).
+ *
+ * LLaVA-NeXT-Video (LlavaNextVideoForConditionalGeneration, model_type llava_next_video:
+ * llava-hf/LLaVA-NeXT-Video-7B-hf), cut as vLLM's llava_next_video.py / clip.py / llama.py
+ * load it: LLaVA's language model and CLIP tower (the same rows and drops); the projector
+ * (linear_1 [hid, VE], linear_2 [hid, hid], biases when multimodal_projector_bias) plain
+ * nn.Linear in vLLM's LlavaNextMultiModalProjector of llava_next_video.py: whole on every
+ * rank, never quantized; image_newline, which transformers builds and saves, vLLM ignores
+ * (ignore_unexpected_prefixes): skipped. The video resampler (LlavaNextVideoPooler) pools
+ * without weights; spatial_pool_mode conv (a Conv2d vLLM cannot load) is refused. The tie
+ * is text_config's alone (transformers' get_text_config(), vLLM's text model). Both layouts
+ * through LLaVA-NeXT's aliases.
  */
 #include <string.h>
 
@@ -127,8 +138,8 @@ static bool llava_drop(const ckpt_config *c, const char *cn)
 }
 
 /* vision_config a CLIP tower whose heads split its width; a Llama or Mistral language
- * model; one feature layer within the tower (vLLM's projector is VE wide). */
-static int llava_check(const ckpt_config *c, wt_errbuf *err)
+ * model; one feature layer within the tower (vLLM's projector, who, is VE wide). */
+static int llava_check_as(const ckpt_config *c, const char *who, wt_errbuf *err)
 {
 	int rv;
 	if ((rv = shardmap_vision_need(c, &shardmap_vis_clip, err)) != WT_OK)
@@ -152,8 +163,12 @@ static int llava_check(const ckpt_config *c, wt_errbuf *err)
 	sm_vis_geom g;
 	if ((rv = shardmap_vision_geom(c, &shardmap_vis_clip, &g, err)) != WT_OK)
 		return rv;
-	return shardmap_vision_feature(c, &g, "vLLM's LlavaMultiModalProjector",
-	                               "linear_1 vision_config.hidden_size", "-2", err);
+	return shardmap_vision_feature(c, &g, who, "linear_1 vision_config.hidden_size", "-2", err);
+}
+
+static int llava_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return llava_check_as(c, "vLLM's LlavaMultiModalProjector", err);
 }
 
 /* LLaVA-OneVision: Qwen2's language model, the SigLIP tower, the projector whole. */
@@ -212,9 +227,47 @@ static int onevision_check(const ckpt_config *c, wt_errbuf *err)
 	                               "linear_1 vision_config.hidden_size", "-1", err);
 }
 
+/* LLaVA-NeXT-Video: LLaVA's language model and CLIP tower; the projector plain nn.Linear
+ * (vLLM's llava_next_video.py LlavaNextMultiModalProjector): whole on every rank, never
+ * quantized. image_newline is not built (ignore_unexpected_prefixes): skipped. */
+static const sm_rule llava_next_video_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_TOWER,
+    OV_REPL(LV_P "linear_1.weight", 2, SM_D_HID, SM_D_VE),
+    OV_BIAS(LV_P "linear_1.bias"),
+    OV_REPL(LV_P "linear_2.weight", 2, SM_D_HID, SM_D_HID),
+    OV_BIAS(LV_P "linear_2.bias"),
+};
+
+/* LLaVA's drops and image_newline */
+static bool next_video_drop(const ckpt_config *c, const char *cn)
+{
+	return strcmp(cn, "image_newline") == 0 || llava_drop(c, cn);
+}
+
+/* LLaVA's checks; the resampler a pooling vLLM builds (average / max: no weights) */
+static int next_video_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = llava_check_as(c, "vLLM's LlavaNextMultiModalProjector", err);
+	if (rv != WT_OK)
+		return rv;
+	if (strcmp(c->v_pool_mode, "average") != 0 && strcmp(c->v_pool_mode, "max") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: spatial_pool_mode '%s': vLLM's LlavaNextVideoPooler "
+		                 "builds average or max pooling only (no weights; a conv "
+		                 "resampler's vision_resampler.pool.* it cannot load)",
+		                 c->v_pool_mode);
+	return WT_OK;
+}
+
 static const char *const llava_archs[] = {"LlavaForConditionalGeneration", NULL};
 static const char *const llava_next_archs[] = {"LlavaNextForConditionalGeneration", NULL};
 static const char *const llava_onevision_archs[] = {"LlavaOnevisionForConditionalGeneration", NULL};
+static const char *const llava_next_video_archs[] = {"LlavaNextVideoForConditionalGeneration",
+                                                     NULL};
 
 /* transformers >= 4.52 checkpoint prefix -> the released one, LLaVA-NeXT's (Gemma 3's and
  * model.image_newline: LlavaNextForConditionalGeneration's _checkpoint_conversion_mapping) */
@@ -269,4 +322,18 @@ const sm_family shardmap_family_llava_onevision = {
     .vision_gated = true,
     .vision_siglip = true,
     .drop_canon = onevision_drop,
+};
+
+const sm_family shardmap_family_llava_next_video = {
+    .name = "llava_next_video",
+    .archs = llava_next_video_archs,
+    .rules = llava_next_video_rules,
+    .n_rules = SM_NRULES(llava_next_video_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = next_video_check,
+    .aliases = llava_next_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .clip = true,
+    .drop_canon = next_video_drop,
 };

@@ -272,7 +272,9 @@ static int64_t layer_of(const sm_family *f, const char *name)
 /* The config.json key counting the vision blocks. */
 static const char *vis_depth_key(const sm_family *f)
 {
-	return f->vision_siglip ? "vision_config.num_hidden_layers" : "vision_config.depth";
+	return f->audio           ? "audio_config.encoder_layers"
+	       : f->vision_siglip ? "vision_config.num_hidden_layers"
+	                          : "vision_config.depth";
 }
 
 /* What {i} of rule ru counts: its config.json key and the count. */
@@ -305,9 +307,9 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 t->name, i, bk, nb);
 	if ((ru->flags & SM_F_VIS) && i >= x->dm.vis_depth)
 		return wt_seterr(err, WT_ESHAPE,
-		                 "tensor '%s': vision block %" PRId64
-		                 " but config.json %s is %" PRId64,
-		                 t->name, i, vis_depth_key(x->fam), x->dm.vis_depth);
+		                 "tensor '%s': %s block %" PRId64 " but config.json %s is %" PRId64,
+		                 t->name, x->fam->audio ? "encoder" : "vision", i,
+		                 vis_depth_key(x->fam), x->dm.vis_depth);
 	if (!(ru->flags & (SM_F_VIS | SM_F_DEEP)) && i >= x->dm.n_layers)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': layer %" PRId64

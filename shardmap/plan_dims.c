@@ -279,6 +279,14 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 	d->vis_temporal_patch = c->v_temporal_patch_size;
 	if (!x->fam->vision_siglip && !x->fam->qwen3_vl && !x->fam->glm4v)
 		d->vis_patch = c->v_patch_size;
+	if (x->fam->audio) { /* Qwen2-Audio's audio_config (loader defaults) */
+		d->vis_depth = c->a_layers;
+		d->vis_heads = c->a_heads;
+		d->vis_embed = c->a_d_model;
+		d->vis_inter = c->a_ffn;
+		d->vis_in_chans = c->a_mel;
+		d->vis_positions = c->a_max_pos;
+	}
 	return WT_OK;
 }
 

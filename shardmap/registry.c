@@ -89,6 +89,8 @@ static const sm_family *const families[] = {
     &shardmap_family_aya_vision,
     &shardmap_family_llava_onevision,
     &shardmap_family_cohere2_vision,
+    &shardmap_family_llava_next_video,
+    &shardmap_family_qwen2_audio,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

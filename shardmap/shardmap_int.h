@@ -324,6 +324,11 @@ typedef struct sm_family {
 	 * (SM_D_VPI; the loader's v_proj_in_dim, text hidden_size when absent), linear_2 half as
 	 * many columns (SM_D_VPO); also Cohere2Vision's (Cohere2VisionConfig's default 36864) */
 	bool aya_vision;
+	/* Qwen2-Audio's audio_config: the encoder's d_model / encoder_ffn_dim / encoder_layers /
+	 * encoder_attention_heads / num_mel_bins / max_source_positions as the vision dims
+	 * (SM_D_VE, SM_D_VI, vis_depth, vis_heads, SM_D_VCH, SM_D_VNP; {i} of SM_F_VIS rules an
+	 * encoder layer) */
+	bool audio;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -495,6 +500,8 @@ extern const sm_family shardmap_family_paligemma;
 extern const sm_family shardmap_family_aya_vision;
 extern const sm_family shardmap_family_llava_onevision;
 extern const sm_family shardmap_family_cohere2_vision;
+extern const sm_family shardmap_family_llava_next_video;
+extern const sm_family shardmap_family_qwen2_audio;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

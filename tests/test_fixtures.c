@@ -85,7 +85,8 @@ static void check_family(const fam_expect *e, const char *root)
 	bool g4v = strncmp(e->name, "glm4v", 5) == 0;
 	bool ov = strcmp(e->name, "llava_onevision") == 0;
 	bool c2v = strcmp(e->name, "cohere2_vision") == 0;
-	bool lv = strncmp(e->name, "llava", 5) == 0 && !ov; /* llava, llava_next */
+	bool lvv = strcmp(e->name, "llava_next_video") == 0;
+	bool lv = strncmp(e->name, "llava", 5) == 0 && !ov; /* llava, llava_next(_video) */
 	bool i3 = strcmp(e->name, "idefics3") == 0 || strcmp(e->name, "smolvlm") == 0;
 	bool pg = strcmp(e->name, "paligemma") == 0;
 	bool av = strcmp(e->name, "aya_vision") == 0;
@@ -143,7 +144,18 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->v_feature_layer, -2);
 		assert_true(cfg->mm_projector_bias && !cfg->v_feature_list);
 		assert_string_equal(cfg->v_model_type, "clip_vision_model");
-		assert_string_equal(cfg->lm_model_type, lv && e->name[5] ? "mistral" : "llama");
+		assert_string_equal(cfg->lm_model_type, e->name[5] && !lvv ? "mistral" : "llama");
+	}
+	if (strcmp(e->name, "qwen2_audio") == 0) { /* Qwen2AudioEncoderConfig's keys */
+		assert_true(cfg->has_audio && !cfg->has_vision && !cfg->tie_given);
+		assert_true(cfg->a_d_model == 64 && cfg->a_heads == 4 && cfg->a_ffn == 128 &&
+		            cfg->a_layers == 2 && cfg->a_mel == 16 && cfg->a_max_pos == 16);
+		assert_string_equal(cfg->lm_model_type, "qwen2");
+	}
+	if (lvv) { /* LlavaNextVideoConfig's pooling; untied (the top level's not laid in) */
+		assert_string_equal(cfg->v_pool_mode, "average");
+		assert_int_equal(cfg->v_pool_stride, 2);
+		assert_false(cfg->tie_given);
 	}
 	if (g4v) { /* GLM-4.1V's vision_config; half the head under MRoPE [2, 3, 3] */
 		assert_int_equal(cfg->v_depth, 2);

@@ -644,6 +644,26 @@ static const fam_expect fams[] = {
          2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) +
          2 * (256 * 256 + 256 + 128 * 128 + 128),
      128, 4, 2, 32, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
+    /* llava_next_video: llava_next's tensors (Llama's LM of the same dims, untied) in the
+     * released layout, two files; image_newline [128] is vLLM's skipped one */
+    {"llava_next_video", 65,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) +
+         2 * (64 + 64 * 3 * 14 * 14 + 5 * 64 + 4 * 64 + 128 * 64 + 128 + 128 * 128 + 128) +
+         2 * 2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 2 * 128,
+     128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* qwen2_audio: a Qwen2 LM under language_model.model. (hid 128, 2 norms a layer, q / o
+     * 128x128, k / v 64x128 with the q/k/v biases [256], gate / up / down 256x128; L 2,
+     * untied) + the audio encoder (d_model 64: conv1 [64, 16, 3], conv2 [64, 64, 3] with
+     * biases, embed_positions [16, 64], layer_norm; per layer q / k / v / out [64, 64] with
+     * three biases, two LayerNorms, fc1 [128, 64] / fc2 [64, 128] with biases) + the
+     * projector's linear [128, 64] + [128] */
+    {"qwen2_audio", 66,
+     2 * (2 * 1000 * 128 + 128) +
+         2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 256 + 3 * 256 * 128) +
+         2 * (64 * 16 * 3 + 64 + 64 * 64 * 3 + 64 + 16 * 64 + 2 * 64) +
+         2 * 2 * (4 * 64 * 64 + 3 * 64 + 4 * 64 + 128 * 64 + 128 + 64 * 128 + 64) +
+         2 * (128 * 64 + 128),
+     128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -496,3 +496,33 @@ for l in "vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj.weight *
 	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
 	grep -q "^ *$l" "$T/plan" || fail "cohere2_vision line $l: $(cat "$T/plan")"
 done
+# LLaVA-NeXT-Video: a Llama LM, untied (lm_head cut); LLaVA's CLIP tower to the feature layer
+# (block 1 and post_layernorm skipped); image_newline skipped (vLLM ignores it); the projector
+# whole and never quantized (plain nn.Linear in vLLM's llava_next_video.py)
+"$CTL" plan --model-dir "$T/llava_next_video" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan llava_next_video"
+grep -q "lm_head tied" "$T/plan" && fail "llava_next_video: tied: $(cat "$T/plan")"
+for l in "skipped image_newline" "skipped vision_tower.vision_model.post_layernorm.weight" \
+	"skipped vision_tower.vision_model.encoder.layers.1.mlp.fc1.weight" \
+	"vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"multi_modal_projector.linear_1.weight *BF16 *\[128, 64\]" \
+	"multi_modal_projector.linear_1.bias *BF16 *\[128\]" \
+	"multi_modal_projector.linear_2.weight *BF16 *\[128, 128\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "llava_next_video line $l: $(cat "$T/plan")"
+done
+# Qwen2-Audio: a Qwen2 LM, untied (lm_head cut); the audio encoder (transformers' own module in
+# vLLM) and the projector whole on every rank and never quantized
+"$CTL" plan --model-dir "$T/qwen2_audio" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan qwen2_audio"
+grep -q "lm_head tied" "$T/plan" && fail "qwen2_audio: tied: $(cat "$T/plan")"
+for l in "audio_tower.conv1.weight *BF16 *\[64, 16, 3\]" \
+	"audio_tower.embed_positions.weight *BF16 *\[16, 64\]" \
+	"audio_tower.layers.1.self_attn.q_proj.weight *BF16 *\[64, 64\]" \
+	"audio_tower.layers.1.fc1.weight *BF16 *\[128, 64\]" \
+	"multi_modal_projector.linear.weight *BF16 *\[128, 64\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "qwen2_audio line $l: $(cat "$T/plan")"
+done

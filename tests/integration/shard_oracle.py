@@ -104,6 +104,10 @@ the projector (layernorm, linear_1, linear_2: plain nn.LayerNorm / nn.Linear) wh
 LLaVA-OneVision (vLLM's llava_onevision.py): the same layouts and tower (no post_layernorm,
 vision_feature_layer -1 by default), a Qwen2 language model tied by text_config alone (default
 false), the projector's linear_1 / linear_2 (plain nn.Linear) and image_newline whole.
+LLaVA-NeXT-Video (vLLM's llava_next_video.py): LLaVA's tower and Llama / Mistral language
+model tied by text_config alone, the projector (plain nn.Linear) whole, image_newline skipped.
+Qwen2-Audio (vLLM's qwen2_audio.py): a Qwen2 language model tied by text_config alone, the
+audio_tower (transformers' own encoder) and multi_modal_projector.linear whole on every rank.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
@@ -369,6 +373,8 @@ def llava_unbuilt(name, cfg):
     fl = cfg.get("vision_feature_layer", -1 if cfg["model_type"] == "llava_onevision" else -2)
     kept = vd + fl + 1 if fl < 0 else fl
     m = re.match(r"vision_tower\.vision_model\.encoder\.layers\.(\d+)\.", name)
+    if cfg["model_type"] == "llava_next_video" and name == "image_newline":
+        return True  # vLLM's llava_next_video.py ignores it
     return name.startswith("vision_tower.vision_model.post_layernorm.") or \
         (m is not None and int(m.group(1)) >= kept)
 
@@ -480,7 +486,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))
             continue
-        if name.startswith("connector."):  # Idefics3's proj: vLLM's ReplicatedLinear, whole
+        if name.startswith(("connector.", "audio_tower.")):  # Idefics3's proj, Qwen2-Audio's encoder
             add(name, pieces_rows(name, 0, rows)); continue
         if name.startswith(("visual.", "vision_tower.", "vision_model.")):  # + Llama 4's
             sq = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name)
@@ -603,7 +609,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         mtp = re.match(r"model\.layers\.(\d+)\.", name)
         if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
         if ernie_mtp(arch, name): continue
-        if m and not arch.startswith("Deepseek") and not name.startswith(("vision_tower.", "vision_model.")):
+        if m and not arch.startswith("Deepseek") and \
+                not name.startswith(("vision_tower.", "vision_model.", "audio_tower.")):
             b, leaf = m.group(1), m.group(2)
             add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * qd, Hl * qd)
                 + pieces_rows(f"{b}.k_proj.{leaf}", ks * KVl * d, KVl * d)
@@ -701,13 +708,14 @@ def main():
         lm_prefix = "language_model."
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
-                               "llava_onevision", "cohere2_vision"):  # either layout -> the LM's names + the tower's
+                               "llava_onevision", "cohere2_vision", "llava_next_video",
+                               "qwen2_audio"):  # either layout -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
         if cfg["model_type"] in ("paligemma", "aya_vision", "cohere2_vision"):  # by text_config alone (true)
             cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", True)
-        if cfg["model_type"] == "llava_onevision":  # by text_config alone (Qwen2's false)
+        if cfg["model_type"] in ("llava_onevision", "llava_next_video", "qwen2_audio"):  # (false)
             cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", False)
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
