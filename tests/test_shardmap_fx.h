@@ -160,6 +160,27 @@ static __attribute__((unused)) void repl(const fx *f, uint32_t r, const char *na
 	assert_memory_equal(out_bytes(f, r, name), f->m->data[k], nb);
 }
 
+/* A tensor of a table: its name (or the tail of it), rows, and columns (0:
+ * a vector). */
+typedef struct fx_leaf {
+	const char *leaf;
+	int64_t n, k;
+} fx_leaf;
+
+/* The 16 tensors of a CLIP / SigLIP encoder block of width e, MLP width i,
+ * as a checkpoint names them below the block's prefix. */
+/* clang-format off */
+#define FX_VIT_BLOCK_LEAVES(e, i)                                                   \
+	{"layer_norm1.weight", e, 0},        {"layer_norm1.bias", e, 0},             \
+	{"self_attn.q_proj.weight", e, e},   {"self_attn.q_proj.bias", e, 0},        \
+	{"self_attn.k_proj.weight", e, e},   {"self_attn.k_proj.bias", e, 0},        \
+	{"self_attn.v_proj.weight", e, e},   {"self_attn.v_proj.bias", e, 0},        \
+	{"self_attn.out_proj.weight", e, e}, {"self_attn.out_proj.bias", e, 0},      \
+	{"layer_norm2.weight", e, 0},        {"layer_norm2.bias", e, 0},             \
+	{"mlp.fc1.weight", i, e},            {"mlp.fc1.bias", i, 0},                 \
+	{"mlp.fc2.weight", e, i},            {"mlp.fc2.bias", e, 0}
+/* clang-format on */
+
 /* Rank r's ViT encoder block `blk` at TP T (CLIP / SigLIP as vLLM's clip.py and
  * siglip.py cut them): qkv_proj weight and bias = [q_r; k_r; v_r] rows, out_proj
  * columns, fc1 rows (weight and bias), fc2 columns, the rest replicated. vb: the

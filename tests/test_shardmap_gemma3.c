@@ -50,27 +50,7 @@ static const char cfg_text[] = "{\"architectures\":[\"Gemma3ForCausalLM\"]," LM_
 #define VB VT "encoder.layers.%d."
 
 /* Vision tensors of one block, in value order: name, rows, cols (0 = 1-D). */
-static const struct {
-	const char *leaf;
-	int64_t n, k;
-} block[] = {
-    {"layer_norm1.weight", VE, 0},
-    {"layer_norm1.bias", VE, 0},
-    {"self_attn.q_proj.weight", VE, VE},
-    {"self_attn.q_proj.bias", VE, 0},
-    {"self_attn.k_proj.weight", VE, VE},
-    {"self_attn.k_proj.bias", VE, 0},
-    {"self_attn.v_proj.weight", VE, VE},
-    {"self_attn.v_proj.bias", VE, 0},
-    {"self_attn.out_proj.weight", VE, VE},
-    {"self_attn.out_proj.bias", VE, 0},
-    {"layer_norm2.weight", VE, 0},
-    {"layer_norm2.bias", VE, 0},
-    {"mlp.fc1.weight", VI, VE},
-    {"mlp.fc1.bias", VI, 0},
-    {"mlp.fc2.weight", VE, VI},
-    {"mlp.fc2.bias", VE, 0},
-};
+static const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, VI)};
 
 /* The language model (values first: the same in every layout and as gemma3_text's),
  * then, unless text-only, the tower of `blocks` blocks and the projector. */

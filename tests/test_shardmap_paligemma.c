@@ -54,27 +54,7 @@ static const char cfg_text1[] = "{\"architectures\":[\"GemmaForCausalLM\"]," LM_
 #define PJB "multi_modal_projector.linear.bias"
 #define LM  "language_model.model."
 
-static const struct {
-	const char *leaf;
-	int64_t n, k;
-} block[] = {
-    {"layer_norm1.weight", VE, 0},
-    {"layer_norm1.bias", VE, 0},
-    {"self_attn.q_proj.weight", VE, VE},
-    {"self_attn.q_proj.bias", VE, 0},
-    {"self_attn.k_proj.weight", VE, VE},
-    {"self_attn.k_proj.bias", VE, 0},
-    {"self_attn.v_proj.weight", VE, VE},
-    {"self_attn.v_proj.bias", VE, 0},
-    {"self_attn.out_proj.weight", VE, VE},
-    {"self_attn.out_proj.bias", VE, 0},
-    {"layer_norm2.weight", VE, 0},
-    {"layer_norm2.bias", VE, 0},
-    {"mlp.fc1.weight", VI, VE},
-    {"mlp.fc1.bias", VI, 0},
-    {"mlp.fc2.weight", VE, VI},
-    {"mlp.fc2.bias", VE, 0},
-};
+static const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, VI)};
 
 /* The language model (Gemma 2's norms around the MLP when g2), lm_head when asked, then
  * unless LAY_TEXT the tower of `blocks` blocks and the projector, all in layout y. */
