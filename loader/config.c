@@ -612,18 +612,19 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 	return mt;
 }
 
-/* Top-level keys of a composite config that are not its text model's: Idefics3 /
- * SmolVLM, PaliGemma, Aya Vision, LLaVA-OneVision, Cohere2Vision, LLaVA-NeXT-Video and
- * Qwen2-Audio tie lm_head by text_config.tie_word_embeddings alone (transformers'
- * get_text_config(), vLLM's text_config); PaliGemmaConfig's own hidden_size and vocab_size are not
- * the text model's either (paligemma2's top level says 2048 over a 2304 wide Gemma 2), so
- * text_config or its class defaults give them. */
+/* Top-level keys of a composite config that are not its text model's: LLaVA /
+ * LLaVA-NeXT, Idefics3 / SmolVLM, PaliGemma, Aya Vision, LLaVA-OneVision, Cohere2Vision,
+ * LLaVA-NeXT-Video and Qwen2-Audio tie lm_head by text_config.tie_word_embeddings alone
+ * (transformers' get_text_config(), vLLM's text_config); PaliGemmaConfig's own hidden_size and
+ * vocab_size are not the text model's either (paligemma2's top level says 2048 over a 2304 wide
+ * Gemma 2), so text_config or its class defaults give them. */
 static void drop_composite_keys(json_t *v, json_t *root)
 {
 	bool pali = config_is_paligemma(root);
-	if (pali || config_is_idefics3(root) || config_is_aya_vision(root) ||
-	    config_is_llava_onevision(root) || config_is_cohere2_vision(root) ||
-	    config_is_llava_next_video(root) || config_is_qwen2_audio(root))
+	if (pali || config_is_llava(root) || config_is_idefics3(root) ||
+	    config_is_aya_vision(root) || config_is_llava_onevision(root) ||
+	    config_is_cohere2_vision(root) || config_is_llava_next_video(root) ||
+	    config_is_qwen2_audio(root))
 		json_object_del(v, "tie_word_embeddings");
 	if (pali) {
 		json_object_del(v, "hidden_size");

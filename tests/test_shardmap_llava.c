@@ -176,6 +176,15 @@ static void test_hand_slices(void **state)
 			assert_false(skipped(&f, VT "encoder.layers.1.mlp.fc1.weight"));
 			fx_close(&f);
 		}
+	/* the top level's tie_word_embeddings is not the text model's: transformers
+	 * 4.57.1 (get_text_config()) and vLLM (text_config) leave lm_head untied */
+	static const char cfg_toptie[] =
+	    CFG_HEAD("\"tie_word_embeddings\":true,") VISION_CFG(VISION_KEYS);
+	fx f;
+	fx_open(&f, lv_model(LAY_V450, true, 3), cfg_toptie, 2, 1, 0, true);
+	assert_false(shardmap_tied_lm_head(f.p));
+	check_rank(&f, 2, 1, true);
+	fx_close(&f);
 }
 
 /* Every output of rank r of a equals the one of b (names, shapes, bytes); b's names
