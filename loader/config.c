@@ -612,7 +612,9 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 	return mt;
 }
 
-/* Top-level keys of a composite config that are not its text model's: LLaVA /
+/* Top-level keys of a composite config that are not its text model's: Mistral 3,
+ * GLM-4.1V / 4.5V and Llama 4 (their text_config; checked in transformers 4.57.1: a
+ * top-level true over a text_config without the key leaves lm_head untied), LLaVA /
  * LLaVA-NeXT, Idefics3 / SmolVLM, PaliGemma, Aya Vision, LLaVA-OneVision, Cohere2Vision,
  * LLaVA-NeXT-Video and Qwen2-Audio tie lm_head by text_config.tie_word_embeddings alone
  * (transformers' get_text_config(), vLLM's text_config); PaliGemmaConfig's own hidden_size and
@@ -621,7 +623,11 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 static void drop_composite_keys(json_t *v, json_t *root)
 {
 	bool pali = config_is_paligemma(root);
-	if (pali || config_is_llava(root) || config_is_idefics3(root) ||
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	bool tied_by_text =
+	    mt != NULL && (strcmp(mt, "mistral3") == 0 || strcmp(mt, "glm4v") == 0 ||
+	                   strcmp(mt, "glm4v_moe") == 0 || strcmp(mt, "llama4") == 0);
+	if (pali || tied_by_text || config_is_llava(root) || config_is_idefics3(root) ||
 	    config_is_aya_vision(root) || config_is_llava_onevision(root) ||
 	    config_is_cohere2_vision(root) || config_is_llava_next_video(root) ||
 	    config_is_qwen2_audio(root))

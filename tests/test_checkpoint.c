@@ -585,6 +585,51 @@ static void test_config_errors(void **state)
 	expect_config("{\"architectures\": ", WT_ECORRUPT, "not valid JSON");
 }
 
+/* A composite model's lm_head tie is its text_config's (transformers 4.57.1's
+ * get_text_config(), vLLM's language model built of text_config): a top-level
+ * true over a text_config without the key leaves the text class's default
+ * (untied), and text_config's own key decides. */
+static void test_composite_tie(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *arch, *mt, *tmt;
+		bool dflt; /* the text class's default */
+	} fams[] = {
+	    {"Mistral3", "mistral3", "mistral", false},
+	    {"Glm4v", "glm4v", "glm4v_text", false},
+	    {"Glm4vMoe", "glm4v_moe", "glm4v_moe_text", false},
+	    {"Llama4", "llama4", "llama4_text", false},
+	    {"Llava", "llava", "llama", false},
+	    {"LlavaNext", "llava_next", "llama", false},
+	};
+	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
+		for (int top = 0; top < 2; top++)
+			for (int text = -1; text < 2; text++) { /* -1: no key */
+				char js[512];
+				snprintf(js, sizeof(js),
+				         "{\"architectures\":[\"%sForConditionalGeneration\"],"
+				         "\"model_type\":\"%s\",\"tie_word_embeddings\":%s,"
+				         "\"text_config\":{\"model_type\":\"%s\"%s},"
+				         "\"vision_config\":{}}",
+				         fams[i].arch, fams[i].mt, top ? "true" : "false",
+				         fams[i].tmt,
+				         text < 0 ? ""
+				         : text   ? ",\"tie_word_embeddings\":true"
+				                  : ",\"tie_word_embeddings\":false");
+				ckpt_config c;
+				wt_errbuf err = {0};
+				int rv = ckpt_config_parse(js, strlen(js), &c, &err);
+				if (rv != WT_OK)
+					fail_msg("%s: %s", js, err.msg);
+				bool want = text < 0 ? fams[i].dflt : text == 1;
+				if (c.tie_word_embeddings != want)
+					fail_msg("%s: tied %d, want %d", js, c.tie_word_embeddings,
+					         want);
+				ckpt_config_clear(&c);
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,6 +642,7 @@ int main(void)
 	    cmocka_unit_test(test_config_moe),
 	    cmocka_unit_test(test_config_errors),
 	    cmocka_unit_test(test_config_class_defaults),
+	    cmocka_unit_test(test_composite_tie),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
