@@ -612,26 +612,27 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 	return mt;
 }
 
-/* Top-level keys of a composite config that are not its text model's: Mistral 3,
- * GLM-4.1V / 4.5V and Llama 4 (their text_config; checked in transformers 4.57.1: a
- * top-level true over a text_config without the key leaves lm_head untied), LLaVA /
- * LLaVA-NeXT, Idefics3 / SmolVLM, PaliGemma, Aya Vision, LLaVA-OneVision, Cohere2Vision,
- * LLaVA-NeXT-Video and Qwen2-Audio tie lm_head by text_config.tie_word_embeddings alone
- * (transformers' get_text_config(), vLLM's text_config); PaliGemmaConfig's own hidden_size and
- * vocab_size are not the text model's either (paligemma2's top level says 2048 over a 2304 wide
- * Gemma 2), so text_config or its class defaults give them. */
+/* Composite configs whose lm_head tie is their text_config's alone (transformers'
+ * get_text_config(), vLLM's language model built of text_config; checked in
+ * transformers 4.57.1 for each, glm4v_moe as glm4v: a top-level true over a text_config without the
+ * key leaves lm_head untied). Gemma 3 is not here: its text class ties by default. */
+static const char *const tie_by_text[] = {
+    "llava",     "llava_next", "llava_next_video", "idefics3",       "smolvlm",
+    "paligemma", "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
+    "mistral3",  "glm4v",      "glm4v_moe",        "llama4",
+};
+
+/* Top-level keys of a composite config that are not its text model's: the tie of
+ * those in tie_by_text; PaliGemmaConfig's own hidden_size and vocab_size (paligemma2's
+ * top level says 2048 over a 2304 wide Gemma 2), so text_config or its class defaults
+ * give them. */
 static void drop_composite_keys(json_t *v, json_t *root)
 {
-	bool pali = config_is_paligemma(root);
 	const char *mt = json_string_value(json_object_get(root, "model_type"));
-	bool tied_by_text =
-	    mt != NULL && (strcmp(mt, "mistral3") == 0 || strcmp(mt, "glm4v") == 0 ||
-	                   strcmp(mt, "glm4v_moe") == 0 || strcmp(mt, "llama4") == 0);
-	if (pali || tied_by_text || config_is_llava(root) || config_is_idefics3(root) ||
-	    config_is_aya_vision(root) || config_is_llava_onevision(root) ||
-	    config_is_cohere2_vision(root) || config_is_llava_next_video(root) ||
-	    config_is_qwen2_audio(root))
-		json_object_del(v, "tie_word_embeddings");
+	for (size_t i = 0; mt != NULL && i < sizeof(tie_by_text) / sizeof(tie_by_text[0]); i++)
+		if (strcmp(mt, tie_by_text[i]) == 0)
+			json_object_del(v, "tie_word_embeddings");
+	bool pali = config_is_paligemma(root);
 	if (pali) {
 		json_object_del(v, "hidden_size");
 		json_object_del(v, "vocab_size");

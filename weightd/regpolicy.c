@@ -64,7 +64,7 @@ int wd_reach_init(wd_reach *r, const wd_config *cfg)
 	*r = (wd_reach){0};
 	if (wd_strlist_copy(&r->roots, &cfg->register_roots) != WT_OK ||
 	    wd_strlist_copy(&r->hosts, &cfg->register_hosts) != WT_OK ||
-	    (r->models_dir = strdup(cfg->models_dir)) == NULL) {
+	    (r->models_dir = strdup(cfg->models_dir != NULL ? cfg->models_dir : "")) == NULL) {
 		wd_reach_free(r);
 		return WT_ENOMEM;
 	}
