@@ -614,12 +614,18 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 
 /* Composite configs whose lm_head tie is their text_config's alone (transformers'
  * get_text_config(), vLLM's language model built of text_config; checked in
- * transformers 4.57.1 for each, glm4v_moe as glm4v: a top-level true over a text_config without the
- * key leaves lm_head untied). Gemma 3 is not here: its text class ties by default. */
+ * transformers 4.57.1 for each, glm4v_moe as glm4v: a top-level true over a text_config
+ * without the key leaves lm_head untied; Qwen2-VL's config reads the key through to its
+ * text_config once it has one). Without the key in text_config the family's
+ * tie_default (the text class's) decides: Gemma 3's is true, so a top-level false over a
+ * text_config without the key is tied (Gemma3ForConditionalGeneration reads
+ * text_config.tie_word_embeddings, Gemma3TextConfig's default; vLLM's Gemma3ForCausalLM
+ * asserts it). */
 static const char *const tie_by_text[] = {
     "llava",     "llava_next", "llava_next_video", "idefics3",       "smolvlm",
     "paligemma", "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
-    "mistral3",  "glm4v",      "glm4v_moe",        "llama4",
+    "mistral3",  "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
+    "qwen2_vl",  "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

@@ -41,7 +41,12 @@
 	"{\"architectures\":[\"Gemma3ForConditionalGeneration\"],\"model_type\":\"gemma3\"," tie   \
 	"\"text_config\":{" LM_KEYS "}"
 static const char cfg_g3[] = CFG_HEAD("") VISION_CFG(VISION_KEYS);
+/* Untied by text_config's key alone (transformers' get_text_config); a top-level false
+ * over a text_config without the key is tied (Gemma3TextConfig's default). */
 static const char cfg_g3_untied[] =
+    "{\"architectures\":[\"Gemma3ForConditionalGeneration\"],\"model_type\":\"gemma3\","
+    "\"text_config\":{" LM_KEYS ",\"tie_word_embeddings\":false}" VISION_CFG(VISION_KEYS);
+static const char cfg_g3_top_false[] =
     CFG_HEAD("\"tie_word_embeddings\":false,") VISION_CFG(VISION_KEYS);
 static const char cfg_text[] = "{\"architectures\":[\"Gemma3ForCausalLM\"]," LM_KEYS "}";
 
@@ -181,6 +186,14 @@ static void test_hand_slices(void **state)
 		assert_true(shardmap_tied_lm_head(f.p));
 		fx_close(&f);
 	}
+	/* A top-level false over a text_config without the key: tied (transformers reads
+	 * text_config's, default true), the checkpoint's lm_head.weight dropped. */
+	fx f;
+	fx_open(&f, g3_model(LAY_V450, true, 2), cfg_g3_top_false, 2, 1, 0, true);
+	for (uint32_t r = 0; r < 2; r++)
+		check_rank(&f, 2, r);
+	assert_true(shardmap_tied_lm_head(f.p));
+	fx_close(&f);
 }
 
 /* Released and >= 4.52 layouts (tied and untied): the same shards; the language model

@@ -713,10 +713,10 @@ def main():
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
-        if cfg["model_type"] in ("paligemma", "aya_vision", "cohere2_vision"):  # by text_config alone (true)
-            cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", True)
-        if cfg["model_type"] in ("llava_onevision", "llava_next_video", "qwen2_audio"):  # (false)
-            cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", False)
+        # tied by text_config alone (transformers' get_text_config, vLLM's language model),
+        # the text class's default where it has no key: Gemma 3's, Gemma's, Cohere's true
+        cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", cfg["model_type"] in (
+            "gemma3", "paligemma", "aya_vision", "cohere2_vision"))
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
                       re.sub(r"^(model\.)?(vision_tower\.|multi_modal_projector\.|image_newline$)", r"\2",
@@ -732,6 +732,7 @@ def main():
                                 re.sub(r"^model\.", "model.text_model.", n))
     elif "text_config" in cfg:  # transformers 5.x multimodal layout: LM fields and names
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
+        cfg["tie_word_embeddings"] = cfg["text_config"].get("tie_word_embeddings", False)  # its alone
         src = {re.sub(r"^model\.language_model\.", "model.",
                       re.sub(r"^model\.visual\.", "visual.", k)): v for k, v in src.items()}
     import subprocess, tempfile
