@@ -609,7 +609,9 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 	}
 	if (overlay && config_is_internvl(root)) { /* InternVLConfig: the same, qwen2 */
 		tmt = tmt != NULL ? tmt : "qwen2";
-		return strcmp(tmt, "qwen2") == 0 ? "internvl:qwen2" : tmt;
+		return strcmp(tmt, "qwen2") == 0   ? "internvl:qwen2"
+		       : strcmp(tmt, "qwen3") == 0 ? "internvl:qwen3"
+		                                   : tmt;
 	}
 	if (overlay && config_class_defaults(mt, &nd) == NULL && tmt != NULL)
 		return tmt;

@@ -7,8 +7,8 @@
  * layer_norm, use_mask_token false, use_absolute_position_embeddings true, use_mean_pooling
  * true); the top level's downsample_ratio (0.5; kept as the spatial merge 1 / ratio, the pixel
  * shuffle's factor), vision_feature_layer (-1), vision_feature_select_strategy ("default")
- * and text_config.model_type (qwen2 when it has none; "" without a text_config object) take
- * InternVLConfig's. The planner checks what vLLM builds of them.
+ * and text_config.model_type (qwen2 when it has none; "" without a text_config object; qwen3
+ * for InternVL3.5) take InternVLConfig's. The planner checks what vLLM builds of them.
  */
 #include <stddef.h>
 #include <stdint.h>

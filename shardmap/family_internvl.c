@@ -12,11 +12,13 @@
  * `model.vision_tower.*`, `model.multi_modal_projector.*`, `lm_head.weight`, the released
  * -hf checkpoints') maps onto them through Gemma 3's aliases.
  *
- * The language model: Qwen2's table (q/k/v biases fused into qkv_proj.bias), tied by
- * text_config.tie_word_embeddings alone (Qwen2Config's default false; transformers 4.57.1
- * ties by get_text_config()). The tower (vLLM's InternS1VisionModel, built without a quant
- * config): the class token, the mask token (use_mask_token), the patch Conv2d with its bias
- * and the position table (use_absolute_position_embeddings; (image / patch)^2 + 1 rows)
+ * The language model: Qwen2's table (q/k/v biases fused into qkv_proj.bias), or Qwen3's when
+ * text_config.model_type is qwen3 (InternVL3_5-*-HF: vLLM builds Qwen3ForCausalLM of it, the
+ * same table with per-head q_norm / k_norm [d] replicated), tied by
+ * text_config.tie_word_embeddings alone (Qwen2Config's / Qwen3Config's default false;
+ * transformers 4.57.1 ties by get_text_config()). The tower (vLLM's InternS1VisionModel, built
+ * without a quant config): the class token, the mask token (use_mask_token), the patch Conv2d with
+ * its bias and the position table (use_absolute_position_embeddings; (image / patch)^2 + 1 rows)
  * replicated; per block q_proj / k_proj / v_proj (biases when attention_bias), q_norm / k_norm
  * (RMSNorm over the width, when use_qk_norm) and projection_layer with its bias, all plain
  * nn.Linear / norms: whole on every rank; layernorm_before / layernorm_after (biases when
@@ -60,6 +62,11 @@ static const sm_rule internvl_rules[] = {
     SM_RULES_LNORM,
     SM_RULES_ATTN,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    /* InternVL3.5's Qwen3 language model: per-head q / k RMSNorm weights [d], replicated */
+    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
     IV_TOKEN("cls_token", SM_C_ALL, SM_D_ONE),
     IV_TOKEN("mask_token", SM_C_VMASK, SM_D_ONE),
     IV_TOKEN("position_embeddings", SM_C_VPOS, SM_D_VNP),
@@ -136,7 +143,7 @@ static int internvl_features(const ckpt_config *c, const sm_vis_geom *g, wt_errb
 	return WT_OK;
 }
 
-/* vision_config an InternViT whose heads split its width; a Qwen2 language model. */
+/* vision_config an InternViT whose heads split its width; a Qwen2 or Qwen3 language model. */
 static int internvl_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int rv;
@@ -145,14 +152,16 @@ static int internvl_check(const ckpt_config *c, wt_errbuf *err)
 	if (c->lm_model_type[0] == '\0')
 		return wt_seterr(
 		    err, WT_ECORRUPT,
-		    "config.json: %s needs a text_config object (model_type qwen2, its "
-		    "sizes)",
+		    "config.json: %s needs a text_config object (model_type qwen2 or qwen3, "
+		    "its sizes)",
 		    c->architecture);
-	if (strcmp(c->lm_model_type, "qwen2") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: text_config.model_type '%s': only a qwen2 language "
-		                 "model (InternVL3) is supported for %s (vLLM's qwen2.py table)",
-		                 c->lm_model_type, c->architecture);
+	if (strcmp(c->lm_model_type, "qwen2") != 0 && strcmp(c->lm_model_type, "qwen3") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: text_config.model_type '%s': only a qwen2 (InternVL3) "
+		    "or qwen3 (InternVL3.5) language model is supported for %s (vLLM's "
+		    "qwen2.py / qwen3.py tables)",
+		    c->lm_model_type, c->architecture);
 	sm_vis_geom g;
 	if ((rv = shardmap_vision_geom(c, &internvl_vis, &g, err)) != WT_OK)
 		return rv;

@@ -37,8 +37,9 @@ static int run_mkckpt(const char *args)
 }
 
 /* InternVLVisionConfig's keys ([h, w] image / patch sizes, the switches InternVL3-1B-hf sets),
- * InternVLConfig's (downsample_ratio 0.5 as the merge 2), a qwen2 text_config untied */
-static void check_internvl(const ckpt_config *cfg)
+ * InternVLConfig's (downsample_ratio 0.5 as the merge 2), a qwen2 text_config untied (q3: a
+ * qwen3 one tied, InternVL3.5's) */
+static void check_internvl(const ckpt_config *cfg, bool q3)
 {
 	assert_true(cfg->has_vision && cfg->v_num_layers == 2 && cfg->v_hidden_size == 64 &&
 	            cfg->v_intermediate_size == 128 && cfg->v_num_attn_heads == 4 &&
@@ -47,8 +48,8 @@ static void check_internvl(const ckpt_config *cfg)
 	            cfg->v_abs_pos && cfg->v_mean_pool);
 	assert_true(cfg->v_spatial_merge_size == 2 && cfg->v_feature_layer == -1 &&
 	            !cfg->v_feature_list && strcmp(cfg->v_select, "default") == 0);
-	assert_string_equal(cfg->lm_model_type, "qwen2");
-	assert_true(cfg->tie_given && !cfg->tie_word_embeddings);
+	assert_string_equal(cfg->lm_model_type, q3 ? "qwen3" : "qwen2");
+	assert_true(cfg->tie_given && cfg->tie_word_embeddings == q3);
 }
 
 static void check_family(const fam_expect *e, const char *root)
@@ -105,7 +106,7 @@ static void check_family(const fam_expect *e, const char *root)
 	bool i3 = strcmp(e->name, "idefics3") == 0 || strcmp(e->name, "smolvlm") == 0;
 	bool pg = strcmp(e->name, "paligemma") == 0;
 	bool av = strcmp(e->name, "aya_vision") == 0;
-	bool ivl = strcmp(e->name, "internvl") == 0;
+	bool ivl = strncmp(e->name, "internvl", 8) == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
 	                                      ov || c2v || ivl);
@@ -169,7 +170,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_string_equal(cfg->lm_model_type, "qwen2");
 	}
 	if (ivl)
-		check_internvl(cfg);
+		check_internvl(cfg, e->name[8] != '\0');
 	if (lvv) { /* LlavaNextVideoConfig's pooling; untied (the top level's not laid in) */
 		assert_string_equal(cfg->v_pool_mode, "average");
 		assert_int_equal(cfg->v_pool_stride, 2);

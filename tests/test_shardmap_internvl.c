@@ -7,7 +7,8 @@
  * 4, 8, the vision_config switches (attention_bias, use_qk_norm, norm_type, use_mask_token,
  * use_absolute_position_embeddings, use_mean_pooling) each way, InternVLConfig's /
  * InternVLVisionConfig's / Qwen2Config's defaults, the tie from text_config only, and the
- * refusals. Seed fixed.
+ * refusals; InternVL3.5's Qwen3 language model (q / k norms, head_dim, Qwen3Config's defaults).
+ * Seed fixed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,6 +67,7 @@ enum {
 	O_MASK = 8,    /* use_mask_token: embeddings.mask_token */
 	O_NOPOS = 16,  /* use_absolute_position_embeddings false: no position table */
 	O_POOLLN = 32, /* use_mean_pooling false: the final layernorm */
+	O_QWEN3 = 64,  /* InternVL3.5's Qwen3 LM: head_dim 16, q_norm / k_norm, no q/k/v biases */
 };
 
 /* The block's tensors; the q/k/v biases, q/k norms and the LayerNorm biases by the switches */
@@ -103,8 +105,8 @@ static void add_token(tm_model *m, lay y, const char *c, int64_t a)
 	tm_add(m, b, WT_DTYPE_INVALID, 3, 1, a, VE);
 }
 
-/* The Qwen2 language model (lm_head when asked), then unless LAY_TEXT the tower with the
- * switches of opt and the projector, all in layout y. */
+/* The Qwen2 language model (Qwen3's with O_QWEN3; lm_head when asked), then unless LAY_TEXT
+ * the tower with the switches of opt and the projector, all in layout y. */
 static tm_model *ivl_model(lay y, bool lm_head, unsigned opt)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
@@ -118,9 +120,19 @@ static tm_model *ivl_model(lay y, bool lm_head, unsigned opt)
 	    {"self_attn.v_proj.weight", 16, HID}, {"self_attn.v_proj.bias", 16, 0},
 	    {"self_attn.o_proj.weight", HID, 64}, {"mlp.gate_proj.weight", 128, HID},
 	    {"mlp.up_proj.weight", 128, HID},     {"mlp.down_proj.weight", HID, 128}};
-	for (size_t k = 0; k < sizeof(lmt) / sizeof(lmt[0]); k++) {
-		snprintf(b, sizeof(b), "model.layers.0.%s", lmt[k].leaf);
-		mm_add(m, y, b, lmt[k].n, lmt[k].k);
+	/* Qwen3's: H 8 x d 16, KV 2 x 16, per-head norms */
+	static const fx_leaf q3[] = {
+	    {"input_layernorm.weight", HID, 0},    {"post_attention_layernorm.weight", HID, 0},
+	    {"self_attn.q_proj.weight", 128, HID}, {"self_attn.k_proj.weight", 32, HID},
+	    {"self_attn.v_proj.weight", 32, HID},  {"self_attn.o_proj.weight", HID, 128},
+	    {"self_attn.q_norm.weight", 16, 0},    {"self_attn.k_norm.weight", 16, 0},
+	    {"mlp.gate_proj.weight", 128, HID},    {"mlp.up_proj.weight", 128, HID},
+	    {"mlp.down_proj.weight", HID, 128}};
+	const fx_leaf *lt = opt & O_QWEN3 ? q3 : lmt;
+	size_t nl = opt & O_QWEN3 ? sizeof(q3) / sizeof(q3[0]) : sizeof(lmt) / sizeof(lmt[0]);
+	for (size_t k = 0; k < nl; k++) {
+		snprintf(b, sizeof(b), "model.layers.0.%s", lt[k].leaf);
+		mm_add(m, y, b, lt[k].n, lt[k].k);
 	}
 	if (lm_head)
 		mm_add(m, y, "lm_head.weight", 128, HID);
@@ -426,8 +438,8 @@ static void test_config_errors(void **state)
 	     "pair"},
 	    {CFG_VS("32", "64", "3", "8", "2"), WT_ECORRUPT,
 	     "num_attention_heads 3 does not divide hidden_size 32", ""},
-	    {CFG_AT("", "qwen3", "", ""), WT_EUNSUPPORTED, "text_config.model_type 'qwen3'",
-	     "qwen2"},
+	    {CFG_AT("", "qwen3_moe", "", ""), WT_EUNSUPPORTED, "text_config.model_type 'qwen3_moe'",
+	     "qwen3"},
 	    {CFG_AT("", "llama", "", ""), WT_EUNSUPPORTED, "text_config.model_type 'llama'",
 	     "qwen2"},
 	    {"{\"architectures\":[\"InternVLForConditionalGeneration\"],\"model_type\":"
@@ -489,6 +501,97 @@ static void test_errors(void **state)
 	fx_refused_tp(m, cfg36, 8, WT_ELAYOUT, "mlp.fc1", "vision_config.intermediate_size");
 }
 
+/* InternVL3.5: a qwen3 text_config (head_dim 16 over hidden 64): Qwen3's table, q/k/v rows by
+ * heads of 16, o_proj columns, q_norm / k_norm [16] whole on every rank; the same bytes as
+ * Qwen3ForCausalLM's under language_model.; the tower as InternVL3's. */
+#define CFG_Q3(text) CFG_AT("", "qwen3", ",\"head_dim\":16" text, ",\"attention_bias\":true")
+static const char cfg_q3[] = CFG_Q3("");
+static const char cfg_q3_text[] =
+    "{\"architectures\":[\"Qwen3ForCausalLM\"]," LM_KEYS("qwen3") ",\"head_dim\":16}";
+
+/* Rank r of TP T under cfg_q3: the LM's q/k/v rows and o_proj columns, the norms whole */
+static void check_q3_rank(const fx *f, uint32_t T, uint32_t r)
+{
+	const char *a = LM "layers.0.self_attn.";
+	char n[200], q[200];
+	int64_t ql = 8 / T * 16, kvh = T == 2 ? r : r / 2;
+	snprintf(n, sizeof(n), "%sqkv_proj.weight", a);
+	shp(f, r, n, 2, ql + 32, HID, 0);
+	snprintf(q, sizeof(q), "%sq_proj.weight", a);
+	rows_at(f, r, n, 0, q, r * ql, ql);
+	snprintf(q, sizeof(q), "%sk_proj.weight", a);
+	rows_at(f, r, n, ql, q, kvh * 16, 16);
+	snprintf(q, sizeof(q), "%sv_proj.weight", a);
+	rows_at(f, r, n, ql + 16, q, kvh * 16, 16);
+	snprintf(n, sizeof(n), "%so_proj.weight", a);
+	cols_of(f, r, T, n, n, HID, 128);
+	snprintf(n, sizeof(n), "%sq_norm.weight", a);
+	repl(f, r, n);
+	snprintf(n, sizeof(n), "%sk_norm.weight", a);
+	repl(f, r, n);
+	repl(f, r, PJ "linear_1.weight");
+	rows_at(f, r, VT "encoder.layer.0.mlp.fc1.weight", 0, VT "encoder.layer.0.mlp.fc1.weight",
+	        r * (VI / T), VI / T);
+}
+
+static void test_qwen3(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	fx f;
+	for (size_t i = 0; i < 2; i++) {
+		fx_open(&f, ivl_model(LAY_V450, true, O_QWEN3), cfg_q3, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++)
+			check_q3_rank(&f, tps[i], r);
+		fx_close(&f);
+	}
+	fx a, b, t;
+	fx_open(&a, ivl_model(LAY_HF5, true, O_QWEN3), cfg_q3, 2, 1, 0, true);
+	fx_open(&b, ivl_model(LAY_V450, true, O_QWEN3), cfg_q3, 2, 1, 0, true);
+	fx_open(&t, ivl_model(LAY_TEXT, true, O_QWEN3), cfg_q3_text, 2, 1, 0, true);
+	for (uint32_t r = 0; r < 2; r++) {
+		fx_same_rank(&a, &b, r, NULL);
+		fx_same_rank(&a, &t, r, "language_model.");
+	}
+	fx_close(&a);
+	fx_close(&b);
+	fx_close(&t);
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(ivl_model(LAY_HF5, true, O_QWEN3), cfg_q3, 2, lays, 4);
+	/* tied by text_config: the checkpoint's lm_head dropped */
+	static const char tied[] = CFG_Q3(",\"tie_word_embeddings\":true");
+	fx_open(&f, ivl_model(LAY_HF5, true, O_QWEN3), tied, 2, 1, 0, false);
+	assert_true(shardmap_tied_lm_head(f.p));
+	fx_close(&f);
+}
+
+/* Qwen3Config's defaults under a qwen3 text_config (head_dim 128, 32 kv heads, untied); the
+ * q / k norms required with qwen3 and unknown with qwen2 */
+static void test_qwen3_defaults(void **state)
+{
+	(void)state;
+	static const char cls[] =
+	    "{\"architectures\":[\"InternVLForConditionalGeneration\"],\"model_type\":"
+	    "\"internvl\",\"tie_word_embeddings\":true,\"text_config\":{\"model_type\":\"qwen3\","
+	    "\"hidden_size\":1024,\"num_attention_heads\":16},\"vision_config\":{}}";
+	ckpt_config c;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(cls, strlen(cls), &c, &err), WT_OK);
+	assert_string_equal(c.lm_model_type, "qwen3");
+	assert_true(c.vocab_size == 151936 && c.hidden_size == 1024 && c.head_dim == 128 &&
+	            c.num_key_value_heads == 32 && c.intermediate_size == 22016 &&
+	            c.num_hidden_layers == 32 && !c.tie_given);
+	ckpt_config_clear(&c);
+	tm_model *m = ivl_model(LAY_HF5, true, O_QWEN3);
+	tm_remove(m, "model.language_model.layers.0.self_attn.k_norm.weight");
+	fx_refused(m, cfg_q3, WT_ENOTFOUND, "self_attn.k_norm.weight", "");
+	m = ivl_model(LAY_HF5, true, 0);
+	tm_add2(m, "model.language_model.layers.0.self_attn.q_norm.weight", 8, 0);
+	fx_refused(m, cfg_ivl, WT_EUNSUPPORTED, "self_attn.q_norm.weight", "not qwen3");
+	/* Qwen2's shapes under a qwen3 text_config: head_dim 16 asks for k / v of 2 x 16 rows */
+	fx_refused(ivl_model(LAY_HF5, true, 0), cfg_q3, WT_ESHAPE, "k_proj.bias", "[32]");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +599,7 @@ int main(void)
 	    cmocka_unit_test(test_quant),         cmocka_unit_test(test_coverage),
 	    cmocka_unit_test(test_switches),      cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_config_errors), cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_qwen3),         cmocka_unit_test(test_qwen3_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

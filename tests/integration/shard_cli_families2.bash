@@ -543,3 +543,12 @@ for l in "vision_tower.embeddings.cls_token *BF16 *\[1, 1, 64\]" \
 	grep -q "^ *$l" "$T/plan" || fail "internvl line $l: $(cat "$T/plan")"
 done
 grep -q "vision_tower.*_scale" "$T/plan" && fail "internvl: a tower scale: $(cat "$T/plan")"
+# InternVL3.5: a Qwen3 LM tied by text_config (no lm_head), its per-head q / k norms whole
+"$CTL" plan --model-dir "$T/internvl_qwen3" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan internvl_qwen3"
+grep -q "lm_head tied" "$T/plan" || fail "internvl_qwen3: untied: $(cat "$T/plan")"
+for l in "language_model.model.layers.1.self_attn.q_norm.weight *BF16 *\[64\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[256, 128\]" \
+	"vision_tower.encoder.layer.1.mlp.fc1.weight *BF16 *\[64, 64\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "internvl_qwen3 line $l: $(cat "$T/plan")"
+done
