@@ -309,7 +309,7 @@
 	            SM_U_VI, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VI)
 
 /* A vision tower class: the need-message's label ("SigLIP: ", "CLIP: ", "") and its
- * vision_config class defaults for absent keys (SM_SIGLIP_*, SM_CLIP_*, SM_I3V_*). */
+ * vision_config class defaults for absent keys (SM_SIGLIP_*, SM_CLIP_*, SM_I3V_*, SM_PIX_*). */
 typedef struct sm_vis_class {
 	const char *label;
 	int64_t hidden, heads, layers, image, patch;
@@ -317,6 +317,7 @@ typedef struct sm_vis_class {
 extern const sm_vis_class shardmap_vis_siglip;  /* SiglipVisionConfig */
 extern const sm_vis_class shardmap_vis_clip;    /* CLIPVisionConfig */
 extern const sm_vis_class shardmap_vis_i3v;     /* Idefics3VisionConfig / SmolVLM's */
+extern const sm_vis_class shardmap_vis_pixtral; /* PixtralVisionConfig */
 
 /* The tower's geometry: vision_config's values, the class's defaults for absent keys. */
 typedef struct sm_vis_geom {
