@@ -5,6 +5,11 @@
  * pooler tanh(dense(x[0])). Attention is bidirectional, without RoPE.
  * Output: the last hidden state [n_tok, hid], then the pooler row.
  *
+ * RobertaModel / XLMRobertaModel (c->roberta): the same encoder; token t's position is
+ * pad_id + the count of non-pad tokens in 0..t, a pad token's pad_id (transformers'
+ * create_position_ids_from_input_ids, vLLM's replace_roberta_positions); no pooler (vLLM
+ * loads none, the planner skips it): the output is the last hidden state alone.
+ *
  * Sharded (docs/format.md section 2.7, BERT): word embeddings vocab-parallel; qkv_proj
  * [q_r; k_r; v_r] with KV = H; attention.output.dense and output.dense
  * row-parallel (column slices, partial sums all-reduced, bias added once);
@@ -83,8 +88,19 @@ static void bert_residual_ln(float *x, const float *part, const float *bias, con
 	ref_layernorm(x, x, lw, lb, T, hid, eps);
 }
 
-static int bert_embed_rest(ref_set *s, const ref_cfg *c, int64_t T, float *x, const float **pool_w,
-                           const float **pool_b, wt_errbuf *err)
+/* Token t's row of the position table: t (BERT), or RoBERTa's (ref_bufs_alloc has checked
+ * that pad_id + T is below max_position_embeddings). */
+static int64_t bert_position(const ref_cfg *c, const int64_t *tokens, int64_t t, int64_t *seen)
+{
+	if (!c->roberta)
+		return t;
+	if (tokens[t] == c->pad_id)
+		return c->pad_id;
+	return c->pad_id + ++*seen;
+}
+
+static int bert_embed_rest(ref_set *s, const ref_cfg *c, const int64_t *tokens, int64_t T, float *x,
+                           const float **pool_w, const float **pool_b, wt_errbuf *err)
 {
 	const float *pos, *typ, *lw, *lb;
 	int rv;
@@ -93,13 +109,19 @@ static int bert_embed_rest(ref_set *s, const ref_cfg *c, int64_t T, float *x, co
 	    (rv = ref_getf(s, &typ, false, err, 2, c->n_types, c->hid, 0,
 	                   "embeddings.token_type_embeddings.weight")) ||
 	    (rv = ref_getf(s, &lw, false, err, 1, c->hid, 0, 0, "embeddings.LayerNorm.weight")) ||
-	    (rv = ref_getf(s, &lb, false, err, 1, c->hid, 0, 0, "embeddings.LayerNorm.bias")) ||
-	    (rv = ref_getf(s, pool_w, false, err, 2, c->hid, c->hid, 0, "pooler.dense.weight")) ||
-	    (rv = ref_getf(s, pool_b, false, err, 1, c->hid, 0, 0, "pooler.dense.bias")))
+	    (rv = ref_getf(s, &lb, false, err, 1, c->hid, 0, 0, "embeddings.LayerNorm.bias")))
 		return rv;
-	for (int64_t t = 0; t < T; t++)
+	*pool_w = *pool_b = NULL;
+	if (!c->roberta &&
+	    ((rv = ref_getf(s, pool_w, false, err, 2, c->hid, c->hid, 0, "pooler.dense.weight")) ||
+	     (rv = ref_getf(s, pool_b, false, err, 1, c->hid, 0, 0, "pooler.dense.bias"))))
+		return rv;
+	int64_t seen = 0;
+	for (int64_t t = 0; t < T; t++) {
+		const float *p = pos + bert_position(c, tokens, t, &seen) * c->hid;
 		for (int64_t i = 0; i < c->hid; i++)
-			x[t * c->hid + i] += pos[t * c->hid + i] + typ[i]; /* token type 0 */
+			x[t * c->hid + i] += p[i] + typ[i]; /* token type 0 */
+	}
 	ref_layernorm(x, x, lw, lb, T, c->hid, (float)c->eps);
 	return WT_OK;
 }
@@ -107,6 +129,8 @@ static int bert_embed_rest(ref_set *s, const ref_cfg *c, int64_t T, float *x, co
 static void bert_pool(const ref_cfg *c, const float *x, const float *pw, const float *pb,
                       float *out)
 {
+	if (c->roberta)
+		return;
 	ref_linear(out, x, pw, pb, 1, c->hid, c->hid);
 	for (int64_t i = 0; i < c->hid; i++)
 		out[i] = tanhf(out[i]);
@@ -122,7 +146,7 @@ int ref_bert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T
 		return rv;
 	for (int64_t t = 0; t < T; t++)
 		memcpy(b->x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
-	if ((rv = bert_embed_rest(s, c, T, b->x, &pw, &pb, err)))
+	if ((rv = bert_embed_rest(s, c, tokens, T, b->x, &pw, &pb, err)))
 		return rv;
 	for (int64_t l = 0; l < c->L; l++) {
 		bert_w w;
@@ -198,7 +222,8 @@ int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
 	}
 	for (uint32_t r = 0; r < TP; r++) {
 		memcpy(xs + r * n, b->acc, n * sizeof(float));
-		if ((rv = bert_embed_rest(&ranks[r], c, T, xs + r * n, &pw[r], &pb[r], err)))
+		if ((rv =
+		         bert_embed_rest(&ranks[r], c, tokens, T, xs + r * n, &pw[r], &pb[r], err)))
 			goto out;
 	}
 	for (int64_t l = 0; l < c->L; l++) {
@@ -242,11 +267,13 @@ int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
 			}
 		}
 	}
-	memset(out, 0, (n + (size_t)c->hid) * sizeof(float));
+	memset(out, 0, (n + (c->roberta ? 0 : (size_t)c->hid)) * sizeof(float));
 	for (uint32_t r = 0; r < TP; r++) {
-		bert_pool(c, xs + r * n, pw[r], pb[r], b->y);
 		for (size_t i = 0; i < n; i++)
 			out[i] += xs[r * n + i] / (float)TP;
+		if (c->roberta)
+			continue;
+		bert_pool(c, xs + r * n, pw[r], pb[r], b->y);
 		for (int64_t i = 0; i < c->hid; i++)
 			out[n + (size_t)i] += b->y[i] / (float)TP;
 	}

@@ -428,9 +428,14 @@ void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 	         c->kind == REF_MIXTRAL ? "block_sparse_moe." : ref_ffn_module(c));
 }
 
+size_t ref_out_rows(const ref_cfg *c, size_t n_tok)
+{
+	return c->kind == REF_BERT && !c->roberta ? n_tok + 1 : n_tok;
+}
+
 size_t ref_out_count(const ref_cfg *c, size_t n_tok)
 {
 	if (c->kind == REF_BERT)
-		return (n_tok + 1) * (size_t)c->hid;
+		return ref_out_rows(c, n_tok) * (size_t)c->hid;
 	return n_tok * (size_t)c->V;
 }

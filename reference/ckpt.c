@@ -278,6 +278,7 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	c.V = cc->vocab_size;
 	c.L = cc->num_hidden_layers;
 	c.tied = shardmap_tied(cc);
+	c.pad_id = cc->rob_pad;
 	c.E = cc->num_experts;
 	c.Ie = cc->moe_intermediate_size > 0 ? cc->moe_intermediate_size : cc->intermediate_size;
 	/* shared experts as the planner derives them (shardmap/plan.c derive_dims) */
@@ -590,7 +591,7 @@ int ref_verify(const ckpt *c, const wt_layout *l, const int64_t *tokens, size_t 
 	res->budget = ref_layout_budget(&ck, l, &res->why);
 	res->n_ranks = n;
 	res->n_tok = n_tok;
-	res->width = (int64_t)(n_out / (cfg.kind == REF_BERT ? n_tok + 1 : n_tok));
+	res->width = (int64_t)(n_out / ref_out_rows(&cfg, n_tok));
 	res->pass = true;
 	for (uint32_t g = 0; g < l->ep_size; g++) {
 		ref_diff d;
@@ -634,7 +635,7 @@ int ref_full_outputs(const ckpt *c, const int64_t *tokens, size_t n_tok, float *
 		free(o);
 		return rv;
 	}
-	*rows = cfg.kind == REF_BERT ? n_tok + 1 : n_tok;
+	*rows = ref_out_rows(&cfg, n_tok);
 	*width = (int64_t)(n_out / *rows);
 	*out = o;
 	return WT_OK;

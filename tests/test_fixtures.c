@@ -152,6 +152,9 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->a_layers == 2 && cfg->a_mel == 16 && cfg->a_max_pos == 16);
 		assert_string_equal(cfg->lm_model_type, "qwen2");
 	}
+	if (strstr(e->name, "roberta") != NULL) /* RobertaConfig's keys as the fixture gives them */
+		assert_true(cfg->rob_max_pos == 66 && cfg->rob_types == 1 && cfg->rob_pad == 1 &&
+		            cfg->rob_abs_pos && !cfg->rob_decoder);
 	if (lvv) { /* LlavaNextVideoConfig's pooling; untied (the top level's not laid in) */
 		assert_string_equal(cfg->v_pool_mode, "average");
 		assert_int_equal(cfg->v_pool_stride, 2);
