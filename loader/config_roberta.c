@@ -10,7 +10,10 @@
  * is_decoder (false; a decoder's causal mask is not what vLLM's encoder runs). Values the
  * planner refuses (shardmap/family_roberta.c) are recorded, not refused here. The first three
  * reach config_parse_roberta already filled from the class defaults (config_lm_view); the
- * defaults below say the same for a caller passing an object without them.
+ * defaults below say the same for a caller passing an object without them. The sequence
+ * classifiers' (XLMRobertaForSequenceClassification, RobertaForSequenceClassification) outputs:
+ * PretrainedConfig's num_labels, the entries of id2label when it is given (bge-reranker-v2-m3:
+ * one), else num_labels, else 2.
  */
 #include <string.h>
 
@@ -32,6 +35,13 @@ int config_parse_roberta(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_get_int(root, "pad_token_id", 1, 0, &c->rob_pad, err);
 	if (rv == WT_OK)
 		rv = config_get_bool(root, "is_decoder", false, &c->rob_decoder, err);
+	json_t *labels = json_object_get(root, "id2label");
+	if (rv == WT_OK && labels != NULL && !json_is_null(labels) && !json_is_object(labels))
+		rv = wt_seterr(err, WT_ECORRUPT, "config.json: 'id2label' is not an object");
+	else if (rv == WT_OK && json_is_object(labels))
+		c->rob_num_labels = (int64_t)json_object_size(labels);
+	else if (rv == WT_OK)
+		rv = config_get_int(root, "num_labels", 2, 1, &c->rob_num_labels, err);
 	if (rv != WT_OK)
 		return rv;
 	json_t *pe = json_object_get(root, "position_embedding_type");

@@ -411,8 +411,9 @@ typedef struct ckpt_config {
 	 * and xlm-roberta only, config_roberta.c; -1 / false otherwise): max_position_embeddings
 	 * (the position table's rows; absent: 512), type_vocab_size (2), pad_token_id (1;
 	 * positions start at pad_token_id + 1), is_decoder (false), rob_abs_pos:
-	 * position_embedding_type absent or "absolute" */
-	int64_t rob_max_pos, rob_types, rob_pad;
+	 * position_embedding_type absent or "absolute"; rob_num_labels: the classifier's outputs
+	 * (PretrainedConfig: the entries of id2label, else num_labels, else 2) */
+	int64_t rob_max_pos, rob_types, rob_pad, rob_num_labels;
 	bool rob_decoder, rob_abs_pos;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */

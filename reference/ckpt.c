@@ -279,6 +279,7 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	c.L = cc->num_hidden_layers;
 	c.tied = shardmap_tied(cc);
 	c.pad_id = cc->rob_pad;
+	c.n_labels = cc->rob_num_labels;
 	c.E = cc->num_experts;
 	c.Ie = cc->moe_intermediate_size > 0 ? cc->moe_intermediate_size : cc->intermediate_size;
 	/* shared experts as the planner derives them (shardmap/plan.c derive_dims) */
@@ -366,9 +367,13 @@ int ref_cfg_parse_json(const char *json, size_t len, ref_cfg *out, wt_errbuf *er
 /* Gemma 3 multimodal keeps its language model under language_model., Idefics3 / SmolVLM
  * under model.text_model. (docs/format.md 2.7): both paths read it under the text model's
  * names (model.*, lm_head.*), as the Qwen2-VL language model is read; the vision tower's
- * tensors are loaded, unused. buf holds a rewritten name. */
+ * tensors are loaded, unused. RoBERTa's sequence classifiers keep their encoder under
+ * roberta.: read under RobertaModel's names. buf holds a rewritten name. */
 static const char *lm_name(const char *name, char *buf, size_t cap)
 {
+	static const char rb[] = "roberta."; /* RoBERTa's sequence classifiers' encoder */
+	if (strncmp(name, rb, sizeof(rb) - 1) == 0)
+		return name + sizeof(rb) - 1;
 	static const char pre[] = "language_model.";
 	static const char tm[] = "model.text_model.";
 	if (strncmp(name, tm, sizeof(tm) - 1) == 0 &&

@@ -36,8 +36,9 @@ static bool roberta_drop(const ckpt_config *cfg, const char *cn)
 	return strncmp(cn, "pooler.", 7) == 0 || strcmp(cn, "embeddings.position_ids") == 0;
 }
 
-/* RobertaEmbedding's keys vLLM builds with (config_roberta.c reads them). */
-static int roberta_check(const ckpt_config *c, wt_errbuf *err)
+/* RobertaEmbedding's keys vLLM builds with (config_roberta.c reads them); the sequence
+ * classifiers' too (family_roberta_cls.c). */
+int shardmap_roberta_check(const ckpt_config *c, wt_errbuf *err)
 {
 	if (!c->rob_abs_pos)
 		return wt_seterr(
@@ -70,8 +71,8 @@ static const char *const xlm_roberta_archs[] = {"XLMRobertaModel", NULL};
 	{                                                                                          \
 		.name = n, .archs = a, .rules = roberta_rules,                                     \
 		.n_rules = SM_NRULES(roberta_rules), .layer_prefix = "encoder.layer.",             \
-		.check = roberta_check, .drop_prefix = "lm_head.", .aliases = roberta_aliases,     \
-		.drop_canon = roberta_drop,                                                        \
+		.check = shardmap_roberta_check, .drop_prefix = "lm_head.",                        \
+		.aliases = roberta_aliases, .drop_canon = roberta_drop,                            \
 	}
 
 const sm_family shardmap_family_roberta = ROBERTA_FAMILY("roberta", roberta_archs);

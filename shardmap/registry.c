@@ -93,6 +93,8 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen2_audio,
     &shardmap_family_roberta,
     &shardmap_family_xlm_roberta,
+    &shardmap_family_roberta_cls,
+    &shardmap_family_xlm_roberta_cls,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

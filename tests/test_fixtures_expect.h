@@ -672,6 +672,10 @@ static const fam_expect fams[] = {
      CKPT_QUANT_NONE, 1},
     {"xlm_roberta", 55, ROBERTA_BYTES(1200) + 3 * XLMR_LAYER, 128, 8, 8, 16, 256, 1200, 3, 0, 0, -1,
      CKPT_QUANT_NONE, 1},
+    /* xlm_roberta_cls: xlm_roberta's encoder under roberta. without the pooler, the head
+     * classifier.dense [128, 128] + [128] (the pooler's size) and out_proj [1, 128] + [1] */
+    {"xlm_roberta_cls", 57, ROBERTA_BYTES(1200) + 4 * (128 + 1) + 3 * XLMR_LAYER, 128, 8, 8, 16,
+     256, 1200, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

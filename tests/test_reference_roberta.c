@@ -8,7 +8,9 @@
  * broken the way a wrong planner would break them are caught. The fixtures come from
  * $WT_BUILD/wt-mkckpt --family roberta (hid 128, H 4, I 512, V 1000, 2 layers) and
  * xlm_roberta (hid 128, H 8, I 256, V 1200, 3 layers), both 66 positions, 1 token type,
- * pad_token_id 1, layer_norm_eps 1e-5.
+ * pad_token_id 1, layer_norm_eps 1e-5. xlm_roberta_cls (XLMRobertaForSequenceClassification: the
+ * same encoder under roberta., the head classifier.dense / out_proj, 1 label): the output's last
+ * row holds the score, pinned to transformers' logits too.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -34,15 +36,15 @@
 static int setup(void **state)
 {
 	(void)state;
-	static const char *fams[] = {"roberta", "xlm_roberta"};
-	return gen_fixtures("reference_roberta", fams, 2);
+	static const char *fams[] = {"roberta", "xlm_roberta", "xlm_roberta_cls"};
+	return gen_fixtures("reference_roberta", fams, 3);
 }
 
 static void test_roberta_pass(void **state)
 {
 	(void)state;
-	static const char *const fams[] = {"roberta", "xlm_roberta"};
-	for (size_t i = 0; i < 2; i++) {
+	static const char *const fams[] = {"roberta", "xlm_roberta", "xlm_roberta_cls"};
+	for (size_t i = 0; i < 3; i++) {
 		expect_pass(fams[i], 1, 1, WT_QUANT_NONE, 0);
 		expect_pass(fams[i], 2, 1, WT_QUANT_NONE, 0);
 		expect_pass(fams[i], 4, 1, WT_QUANT_NONE, 0);
@@ -89,6 +91,26 @@ static void test_roberta_transformers(void **state)
 	            sizeof(gold_roberta) / sizeof(gold_roberta[0]));
 	expect_gold("xlm_roberta", HID, GOLD_TOL, gold_xlm_roberta,
 	            sizeof(gold_xlm_roberta) / sizeof(gold_xlm_roberta[0]));
+	/* the reranker: XLMRobertaForSequenceClassification's last hidden state (its encoder holds
+	 * xlm_roberta's bytes under roberta.) and its logit, row 7 (measured 1.5e-8; 1.5e-8 with
+	 * pads inside the sequence too) */
+	float *o = malloc((N_TOK + 1) * HID * sizeof(float));
+	assert_non_null(o);
+	ref_cfg c;
+	full_logits("xlm_roberta_cls", o, &c);
+	double worst = 0;
+	for (size_t k = 0; k < sizeof(gold_xlm_roberta) / sizeof(gold_xlm_roberta[0]); k++) {
+		const gold_pt *g = &gold_xlm_roberta[k];
+		worst = fmax(worst, fabs((double)o[g->row * HID + g->col] - (double)g->v));
+	}
+	double score = fabs((double)o[N_TOK * HID] - -9.72043499e-02);
+	print_message("xlm_roberta_cls: max |reference - transformers| over 28 points %.3g, "
+	              "score %.3g\n",
+	              worst, score);
+	assert_true(worst < GOLD_TOL && score < GOLD_TOL);
+	for (int64_t i = 1; i < HID; i++) /* the score row: one logit, then zeros */
+		assert_true(o[N_TOK * HID + i] == 0.0f);
+	free(o);
 }
 
 /* BERT's positions (0, 1, ..., pad_id -1 makes every token count from 0) move the output. */
@@ -142,6 +164,14 @@ static void tamper_pos_row(void *ctx, ref_set *r, uint32_t n)
 	memmove(t->data, (uint8_t *)t->data + HID * sizeof(float), 65 * HID * sizeof(float));
 }
 
+static void tamper_cls_head(void *ctx, ref_set *r, uint32_t n)
+{
+	(void)ctx; /* the last rank's classifier.dense bias zeroed (a wrong replica) */
+	ref_tensor *t = ref_set_find(&r[n - 1], "classifier.dense.bias");
+	assert_non_null(t);
+	memset(t->data, 0, HID * sizeof(float));
+}
+
 static void test_roberta_caught(void **state)
 {
 	(void)state;
@@ -150,6 +180,8 @@ static void test_roberta_caught(void **state)
 	expect_caught("roberta", 2, 1, tamper_out_ranks, "output.dense columns exchanged");
 	expect_caught("roberta", 2, 1, tamper_inter_bias, "intermediate biases exchanged");
 	expect_caught("xlm_roberta", 2, 1, tamper_pos_row, "position table shifted");
+	expect_caught("xlm_roberta_cls", 2, 1, tamper_cls_head, "classifier replica wrong");
+	expect_caught("xlm_roberta_cls", 2, 1, tamper_qkv_ranks, "qkv exchanged between ranks");
 }
 
 /* The fixtures as read: RoBERTa's switch, pad_token_id 1, 66 positions, 1 token type, eps
@@ -174,6 +206,19 @@ static void test_roberta_fixture_cfg(void **state)
 		ref_set_clear(&ck);
 		close_model(&m);
 	}
+	/* the reranker: the encoder read under RobertaModel's names, one label, a score row */
+	model m = {0};
+	ref_set ck = {0};
+	ref_cfg c;
+	wt_errbuf err = {0};
+	open_model(&m, "xlm_roberta_cls");
+	assert_int_equal(ref_load_ckpt(m.c, &c, &ck, &err), WT_OK);
+	assert_true(c.roberta && c.rb_cls && c.n_labels == 1 && c.H == 8 && c.L == 3);
+	assert_int_equal(ref_out_rows(&c, N_TOK), N_TOK + 1);
+	assert_non_null(find_tensor(&ck, "encoder.layer.2.output.dense.weight"));
+	assert_non_null(find_tensor(&ck, "classifier.out_proj.weight"));
+	ref_set_clear(&ck);
+	close_model(&m);
 }
 
 int main(void)

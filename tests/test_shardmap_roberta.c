@@ -7,7 +7,11 @@
  * the pooler, the MLM head lm_head.* and embeddings.position_ids skipped. Hand slices at TP 2
  * and 4, the roberta.-prefixed layout byte for byte the unprefixed one, int8 / fp8 codes of the
  * four Linears alone, coverage at TP 1, 2, 4, 8 in both layouts, RobertaConfig's /
- * XLMRobertaConfig's defaults and the refusals. Seed fixed.
+ * XLMRobertaConfig's defaults and the refusals. The sequence classifiers
+ * (XLMRobertaForSequenceClassification, RobertaForSequenceClassification): the encoder under
+ * roberta. (kept in the runtime names) cut as RobertaModel's, byte for byte, the head
+ * classifier.dense / classifier.out_proj [num_labels, hid] whole and never quantized, num_labels
+ * from id2label, the refusals. Seed fixed.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -333,12 +337,146 @@ static void test_errors(void **state)
 	              "num_attention_heads 8");
 }
 
+/* ---- sequence classifiers ---- */
+
+#define CLS_CFG(arch, rest)                                                                        \
+	CFG(arch, "xlm-roberta", POS_KEYS ",\"id2label\":{\"0\":\"LABEL_0\"}" rest)
+static const char cfg_cls[] = CLS_CFG("XLMRobertaForSequenceClassification", "");
+
+/* The encoder under roberta. (no pooler: the class builds none; `pooler` adds one, skipped),
+ * then the head with `labels` outputs. */
+static tm_model *cls_model(int labels, bool pooler)
+{
+	tm_model *m = rb_model("roberta.", 2, POS, false);
+	if (pooler) {
+		tm_add2(m, "roberta.pooler.dense.weight", HID, HID);
+		tm_add2(m, "roberta.pooler.dense.bias", HID, 0);
+	}
+	tm_add2(m, "classifier.dense.weight", HID, HID);
+	tm_add2(m, "classifier.dense.bias", HID, 0);
+	tm_add2(m, "classifier.out_proj.weight", labels, HID);
+	tm_add2(m, "classifier.out_proj.bias", labels, 0);
+	return m;
+}
+
+static const char *const cls_head[] = {"classifier.dense.weight", "classifier.dense.bias",
+                                       "classifier.out_proj.weight", "classifier.out_proj.bias"};
+
+/* TP 2 and 4: the encoder's ranks are RobertaModel's under roberta.; the head whole. */
+static void test_cls_slices(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		fx c, b;
+		fx_open(&c, cls_model(1, true), cfg_cls, tps[i], 1, 0, true);
+		fx_open(&b, rb_model("", 2, POS, false), cfg_xlm, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++) {
+			fx_same_rank(&c, &b, r, "roberta.");
+			for (size_t k = 0; k < 4; k++)
+				repl(&c, r, cls_head[k]);
+			shp(&c, r, "classifier.out_proj.weight", 2, 1, HID, 0);
+			assert_int_equal(shardmap_rank_n_tensors(c.p, r), 5 + 2 * 12 + 4);
+		}
+		assert_int_equal(shardmap_n_skipped(c.p), 2); /* roberta.pooler.dense.* */
+		fx_close(&c);
+		fx_close(&b);
+	}
+}
+
+/* int8-channel TP 2: the encoder's Linears quantized, the head kept BF16 without scales. */
+static void test_cls_quant(void **state)
+{
+	(void)state;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	fx f;
+	fx_open_l(&f, cls_model(3, false),
+	          CFG("RobertaForSequenceClassification", "roberta",
+	              POS_KEYS ",\"id2label\":{\"0\":\"a\",\"1\":\"b\",\"2\":\"c\"}"),
+	          &l, true);
+	static const char *const q8[] = {"roberta." L1 "attention.self.qkv_proj.weight",
+	                                 "roberta." L1 "output.dense.weight"};
+	fx_quant_split(&f, 1, WT_BF16, cls_head, 4, q8, 2);
+	repl(&f, 1, "classifier.out_proj.weight");
+	shp(&f, 1, "classifier.out_proj.weight", 2, 3, HID, 0);
+	fx_close(&f);
+}
+
+static void test_cls_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(cls_model(1, true), cfg_cls, 8, lays, 4);
+}
+
+/* num_labels: id2label's entries, else num_labels, else PretrainedConfig's 2. */
+static void test_cls_labels(void **state)
+{
+	(void)state;
+	static const char *const js[] = {
+	    "{\"architectures\":[\"XLMRobertaForSequenceClassification\"],\"model_type\":"
+	    "\"xlm-roberta\",\"id2label\":{\"0\":\"LABEL_0\"},\"num_labels\":5}",
+	    "{\"architectures\":[\"XLMRobertaForSequenceClassification\"],\"model_type\":"
+	    "\"xlm-roberta\",\"num_labels\":5}",
+	    "{\"architectures\":[\"RobertaForSequenceClassification\"],\"model_type\":"
+	    "\"roberta\"}"};
+	static const int64_t want[] = {1, 5, 2};
+	for (int k = 0; k < 3; k++) {
+		ckpt_config c;
+		wt_errbuf err = {0};
+		assert_int_equal(ckpt_config_parse(js[k], strlen(js[k]), &c, &err), WT_OK);
+		assert_int_equal(c.rob_num_labels, want[k]);
+		ckpt_config_clear(&c);
+	}
+	fx f; /* two labels by default */
+	fx_open(&f, cls_model(2, false),
+	        CFG("XLMRobertaForSequenceClassification", "xlm-roberta", POS_KEYS), 2, 1, 0,
+	        false);
+	fx_close(&f);
+}
+
+static void test_cls_errors(void **state)
+{
+	(void)state;
+	/* out_proj's rows other than num_labels, the head missing, id2label empty / not an object
+	 */
+	fx_refused(cls_model(2, false), cfg_cls, WT_ESHAPE, "classifier.out_proj.", "implies [1");
+	tm_model *m = cls_model(1, false);
+	tm_remove(m, "classifier.dense.bias");
+	fx_refused(m, cfg_cls, WT_ENOTFOUND, "classifier.dense.bias", "");
+	fx_refused(
+	    cls_model(1, false),
+	    CFG("XLMRobertaForSequenceClassification", "xlm-roberta", POS_KEYS ",\"id2label\":{}"),
+	    WT_ECORRUPT, "id2label is empty", "num_labels");
+	fx_refused(
+	    cls_model(1, false),
+	    CFG("XLMRobertaForSequenceClassification", "xlm-roberta", POS_KEYS ",\"id2label\":[1]"),
+	    WT_ECORRUPT, "id2label", "not an object");
+	/* the encoder without roberta. (vLLM's loader has no module for it), an MLM head */
+	m = rb_model("", 2, POS, false);
+	tm_add2(m, "classifier.dense.weight", HID, HID);
+	fx_refused(m, cfg_cls, WT_EUNSUPPORTED, "unknown tensor", "xlm_roberta_cls");
+	m = cls_model(1, false);
+	tm_add2(m, "lm_head.bias", V, 0);
+	fx_refused(m, cfg_cls, WT_EUNSUPPORTED, "lm_head.bias", "unknown tensor");
+	/* RobertaModel's refusals hold */
+	fx_refused(cls_model(1, false),
+	           CLS_CFG("XLMRobertaForSequenceClassification", ",\"is_decoder\":true"),
+	           WT_EUNSUPPORTED, "is_decoder", "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts),
-	    cmocka_unit_test(test_quant),       cmocka_unit_test(test_coverage),
-	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_hand_slices),  cmocka_unit_test(test_layouts),
+	    cmocka_unit_test(test_quant),        cmocka_unit_test(test_coverage),
+	    cmocka_unit_test(test_defaults),     cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_cls_slices),   cmocka_unit_test(test_cls_quant),
+	    cmocka_unit_test(test_cls_coverage), cmocka_unit_test(test_cls_labels),
+	    cmocka_unit_test(test_cls_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

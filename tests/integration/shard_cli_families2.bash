@@ -542,3 +542,13 @@ for f in roberta xlm_roberta; do
 	done
 	grep -q "pooler.dense.weight *F32" "$T/plan" && fail "$f: pooler emitted: $(cat "$T/plan")"
 done
+# XLMRobertaForSequenceClassification: the encoder under roberta. (kept in the runtime names),
+# the head classifier.dense / out_proj whole and never quantized, no pooler
+"$CTL" plan --model-dir "$T/xlm_roberta_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan xlm_roberta_cls"
+for l in "classifier.dense.weight *F32 *\[128, 128\]" "classifier.out_proj.weight *F32 *\[1, 128\]" \
+	"classifier.out_proj.bias *F32 *\[1\]" \
+	"roberta.embeddings.position_embeddings.weight *F32 *\[66, 128\]" \
+	"roberta.encoder.layer.2.attention.self.qkv_proj.weight *I8 *\[192, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "xlm_roberta_cls line $l: $(cat "$T/plan")"
+done
