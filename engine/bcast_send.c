@@ -28,14 +28,15 @@ typedef struct tx_one {
 	engine_bcast_tx *t;
 	nng_aio *aio;
 	/* fields below guarded by t->lk */
-	nng_stream *st;   /* NULL: not in this broadcast, or forgotten */
-	uint64_t pos;     /* bytes taken */
-	int busy;         /* a send in flight */
-	int state;        /* TX_*; not TX_LIVE: nothing more is sent */
-	int nrv;          /* TX_FAILED: the send's nng error */
-	uint64_t lag;     /* TX_LAGGED: how far behind the fastest */
-	uint64_t held_ns; /* the root's waits charged to it, this broadcast */
-	int blocking;     /* in the root's current wait */
+	nng_stream *st;    /* NULL: not in this broadcast, or forgotten */
+	uint64_t pos;      /* bytes taken */
+	int busy;          /* a send in flight */
+	uint64_t armed_ns; /* when the send in flight was armed (its bytes last moved) */
+	int state;         /* TX_*; not TX_LIVE: nothing more is sent */
+	int nrv;           /* TX_FAILED: the send's nng error */
+	uint64_t lag;      /* TX_LAGGED: how far behind the fastest */
+	uint64_t held_ns;  /* the root's waits charged to it, this broadcast */
+	int blocking;      /* in the root's current wait */
 } tx_one;
 
 struct engine_bcast_tx {
@@ -62,6 +63,7 @@ static void tx_arm(tx_one *o)
 	nng_aio_set_iov(o->aio, left > first ? 2 : 1, v);
 	nng_aio_set_timeout(o->aio, (nng_duration)t->timeout_ms);
 	o->busy = 1;
+	o->armed_ns = common_now_ns();
 	nng_stream_send(o->st, o->aio);
 }
 
@@ -199,21 +201,30 @@ static void tx_span(const engine_bcast_tx *t, uint64_t *tail, uint64_t *front)
 }
 
 /* Charge the root's wait of dt_ns to the replicas that blocked it; drop
- * those charged lag_ms in all. Under t->lk. */
+ * those charged lag_ms in all. One whose send in flight has taken no byte for
+ * io_timeout_ms (lag_ms is at most that) stopped reading: dropped as such, as
+ * the send's own timeout would have (its timer, late on a loaded machine, may
+ * not have fired yet). Under t->lk. */
 static void tx_charge(engine_bcast_tx *t, uint64_t dt_ns)
 {
 	int dropped = 0;
+	uint64_t now = common_now_ns();
 	for (uint32_t k = 0; k < t->n; k++) {
 		tx_one *o = &t->one[k];
 		if (!o->blocking)
 			continue;
 		o->blocking = 0;
 		o->held_ns += dt_ns;
-		if (o->state == TX_LIVE && o->held_ns >= (uint64_t)t->lag_ms * 1000000u) {
+		if (o->state != TX_LIVE || o->held_ns < (uint64_t)t->lag_ms * 1000000u)
+			continue;
+		if (o->busy && now - o->armed_ns >= (uint64_t)t->timeout_ms * 1000000u) {
+			o->state = TX_FAILED;
+			o->nrv = NNG_ETIMEDOUT;
+		} else {
 			o->state = TX_LAGGED;
 			o->lag = t->head - o->pos;
-			dropped = 1;
 		}
+		dropped = 1;
 	}
 	if (dropped)
 		tx_settle(t);

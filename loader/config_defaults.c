@@ -655,6 +655,21 @@ static const class_default onevision_qwen2_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* Qwen3Config's (transformers 4.57.1), for InternVL3.5's qwen3 text_config (head_dim 128,
+ * not hidden_size / heads; untied) */
+static const class_default qwen3_defaults[] = {
+    {"vocab_size", false, 151936},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 22016},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 32768},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -722,6 +737,10 @@ static const struct {
     CLASS("llava_onevision:qwen2", onevision_qwen2_defaults),
     /* Qwen2-Audio's qwen2 text_config (config_lm_view names it so): Qwen2Config's */
     CLASS("qwen2_audio:qwen2", onevision_qwen2_defaults),
+    /* InternVL's qwen2 text_config (config_lm_view names it so): Qwen2Config's */
+    CLASS("internvl:qwen2", onevision_qwen2_defaults),
+    /* InternVL3.5's qwen3 text_config (config_lm_view names it so): Qwen3Config's */
+    CLASS("internvl:qwen3", qwen3_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

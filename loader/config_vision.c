@@ -1,8 +1,8 @@
 /*
  * config_vision.c — a multimodal config.json's vision keys: vision_config (Qwen2-VL,
- * Qwen2.5-VL, Qwen3-VL, GLM-4.1V, Gemma 3's SigLIP, Llama 4, Pixtral, LLaVA's CLIP) with the
- * transformers defaults, the top-level keys about the tower and projector (Mistral 3's,
- * LlavaConfig's), and the language model's mrope_section.
+ * Qwen2.5-VL, Qwen3-VL, GLM-4.1V, Gemma 3's SigLIP, Llama 4, Pixtral, LLaVA's CLIP; InternVL's
+ * in config_internvl.c) with the transformers defaults, the top-level keys about the tower and
+ * projector (Mistral 3's, LlavaConfig's), and the language model's mrope_section.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,6 +25,8 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->v_temporal_patch_size = 2;
 	c->v_spatial_merge_size = 2;
 	c->v_in_chans = 3;
+	if (config_is_internvl(root)) /* [h, w] sizes, InternVLVisionConfig's defaults */
+		return config_parse_internvl(root, v, c, err);
 	if (v == NULL || json_is_null(v))
 		return WT_OK;
 	if (!json_is_object(v))

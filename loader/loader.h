@@ -468,6 +468,17 @@ typedef struct ckpt_config {
 	 * max_source_positions */
 	bool has_audio;
 	int64_t a_mel, a_layers, a_heads, a_ffn, a_d_model, a_max_pos;
+	/* InternVL (InternVLConfig, model_type internvl; read for it only, config_internvl.c):
+	 * InternVLVisionConfig's switches attention_bias (v_attn_bias: q/k/v biases),
+	 * use_qk_norm (q_norm / k_norm), norm_type (v_norm_ln: layer_norm, whose norms have
+	 * biases; false: rms_norm), use_mask_token, use_absolute_position_embeddings (v_abs_pos),
+	 * use_mean_pooling (v_mean_pool: no final layernorm then); the top level's
+	 * vision_feature_select_strategy (default "default"; truncated to its buffer). Its sizes
+	 * go to v_hidden_size, v_intermediate_size, v_num_layers, v_num_attn_heads, v_in_chans,
+	 * v_image_size, v_patch_size with the class's defaults applied, downsample_ratio to
+	 * v_spatial_merge_size as 1 / ratio, vision_feature_layer to v_feature_layer (-1) */
+	bool v_attn_bias, v_qk_norm, v_norm_ln, v_mask_token, v_abs_pos, v_mean_pool;
+	char v_select[16];
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

@@ -324,6 +324,17 @@ static int paligemma_gen(ref_cfg *c, const char *json, size_t len, wt_errbuf *er
 	return rv;
 }
 
+/* InternVL's text model is Qwen2's, or Qwen3's (per-head q / k norms) when text_config.model_type
+ * says qwen3 (InternVL3.5; the planner has refused any other). */
+static int internvl_gen(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
+{
+	ckpt_field mt = {"text_config.model_type", CKPT_FIELD_STRING};
+	int rv = ckpt_config_fields(json, len, &mt, 1, err);
+	if (rv == WT_OK && mt.present && strcmp(mt.s, "qwen3") == 0)
+		c->qk_norm = true;
+	return rv;
+}
+
 int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char *json, size_t len,
                    wt_errbuf *err)
 {
@@ -331,6 +342,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	if (rv != WT_OK)
 		return rv;
 	if (strcmp(family, "paligemma") == 0 && (rv = paligemma_gen(c, json, len, err)) != WT_OK)
+		return rv;
+	if (strcmp(family, "internvl") == 0 && (rv = internvl_gen(c, json, len, err)) != WT_OK)
 		return rv;
 	ckpt_field f[F_COUNT];
 	if ((rv = read_fields(json, len, f, err)) != WT_OK)

@@ -294,6 +294,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* Qwen2AudioForConditionalGeneration: its Qwen2 language model (q/k/v biases), on
 	     * text tokens */
 	    {"qwen2_audio", REF_DENSE, false, 0, 0},
+	    /* InternVLForConditionalGeneration: its Qwen2 language model (q/k/v biases), or Qwen3's
+	     * (q / k norms) when text_config.model_type is qwen3 (cfg.c), on text tokens */
+	    {"internvl", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

@@ -493,6 +493,13 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					        : "do_layer_norm_before true, "
 					          "_remove_final_layer_norm "
 					          "false");
+				if (need && !have && shardmap_vswitch(ru->cond, true) != NULL)
+					return wt_seterr(
+					    err, WT_ENOTFOUND,
+					    "tensor '%s': missing from the checkpoint, which "
+					    "config.json's %s asks for (family %s); fix "
+					    "config.json or add the tensor",
+					    name, shardmap_vswitch(ru->cond, true), f->name);
 				if (need && !have && shardmap_switch_key(f, ru->cond) != NULL)
 					return wt_seterr(
 					    err, WT_ENOTFOUND,

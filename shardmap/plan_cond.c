@@ -71,9 +71,49 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->falcon_ln == 1 || x->cfg->falcon_ln == 3;
 	case SM_C_FPOST:
 		return x->cfg->falcon_ln == 3;
+	case SM_C_VATTNB:
+		return x->cfg->v_attn_bias;
+	case SM_C_VQKN:
+		return x->cfg->v_qk_norm;
+	case SM_C_VLN:
+		return x->cfg->v_norm_ln;
+	case SM_C_VMASK:
+		return x->cfg->v_mask_token;
+	case SM_C_VPOS:
+		return x->cfg->v_abs_pos;
+	case SM_C_VPOOL:
+		return !x->cfg->v_mean_pool;
+	case SM_C_QWEN3:
+		return strcmp(x->cfg->lm_model_type, "qwen3") == 0;
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
+}
+
+const char *shardmap_vswitch(uint8_t cond, bool on)
+{
+	static const struct {
+		uint8_t cond;
+		const char *on, *off;
+	} sw[] = {
+	    {SM_C_VATTNB, "vision_config.attention_bias true",
+	     "vision_config.attention_bias is false or absent (q/k/v without biases)"},
+	    {SM_C_VQKN, "vision_config.use_qk_norm true",
+	     "vision_config.use_qk_norm is false or absent (no q_norm / k_norm)"},
+	    {SM_C_VLN, "vision_config.norm_type layer_norm (its default)",
+	     "vision_config.norm_type is rms_norm (norms without biases)"},
+	    {SM_C_VMASK, "vision_config.use_mask_token true",
+	     "vision_config.use_mask_token is false or absent (no mask_token)"},
+	    {SM_C_VPOS, "vision_config.use_absolute_position_embeddings true (its default)",
+	     "vision_config.use_absolute_position_embeddings is false (no position table)"},
+	    {SM_C_VPOOL, "vision_config.use_mean_pooling false",
+	     "vision_config.use_mean_pooling is true or absent (the final layernorm is an "
+	     "Identity)"},
+	};
+	for (size_t k = 0; k < sizeof(sw) / sizeof(sw[0]); k++)
+		if (sw[k].cond == cond)
+			return on ? sw[k].on : sw[k].off;
+	return NULL;
 }
 
 /* The config.json switch a bias rule's condition reads, or NULL. */
@@ -135,6 +175,9 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 	else if (ru->cond == SM_C_GEMMA2)
 		why = "a Gemma decoder layer without pre / post_feedforward_layernorm "
 		      "(text_config.model_type is gemma, not gemma2)";
+	else if (ru->cond == SM_C_QWEN3)
+		why = "a Qwen2 decoder layer without q_norm / k_norm (text_config.model_type is "
+		      "qwen2, not qwen3)";
 	else if (ru->cond == SM_C_SHMLP)
 		why = "without a shared MLP (shared_intermediate_size is 0)";
 	else if (ru->cond == SM_C_FULLATTB)
@@ -210,6 +253,12 @@ int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor 
 		                 "multimodal_projector_bias is false or absent (the projector has "
 		                 "no biases then); fix config.json or the checkpoint",
 		                 t->name);
+	const char *vs = shardmap_vswitch(ru->cond, false);
+	if (vs != NULL)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's %s, and vLLM builds "
+		                 "none then; fix config.json or the checkpoint",
+		                 t->name, vs);
 	char wb[160];
 	const char *why = cond_why(x, ru, i, wb, sizeof(wb));
 	return wt_seterr(err, WT_EUNSUPPORTED,

@@ -129,6 +129,19 @@ static void clip_dims(const ckpt_config *c, sm_dims *d)
 	d->vis_positions = side * side + 1; /* side at most SM_DIM_MAX: no overflow */
 }
 
+/* InternVL's vision_config (the loader applied InternVLVisionConfig's defaults); positions
+ * (image_size / patch_size)^2 + 1 as InternVLVisionEmbeddings' (the class token). */
+static void internvl_dims(const ckpt_config *c, sm_dims *d)
+{
+	d->vis_depth = c->v_num_layers;
+	d->vis_heads = c->v_num_attn_heads;
+	d->vis_embed = c->v_hidden_size;
+	d->vis_inter = c->v_intermediate_size;
+	int64_t side = c->v_image_size / c->v_patch_size;
+	d->vis_patch = c->v_patch_size;
+	d->vis_positions = side * side + 1; /* side at most SM_DIM_MAX: no overflow */
+}
+
 /* Pixtral's vision_config (Mistral 3), PixtralVisionConfig's defaults for absent keys. */
 static void pixtral_dims(const ckpt_config *c, sm_dims *d)
 {
@@ -237,7 +250,9 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
-	} else if (x->fam->qwen3_vl)
+	} else if (x->fam->internvl && c->has_vision)
+		internvl_dims(c, d);
+	else if (x->fam->qwen3_vl)
 		qwen3_vl_dims(c, d);
 	else if (x->fam->glm4v)
 		glm4v_dims(c, d);

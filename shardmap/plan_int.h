@@ -91,6 +91,10 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym);
 bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i);
 const char *shardmap_bias_key(const sm_family *f, uint8_t cond);
 const char *shardmap_switch_key(const sm_family *f, uint8_t cond);
+/* InternVL's vision_config switch behind cond (SM_C_VATTNB .. SM_C_VPOOL), as the config that
+ * asks for the tensor (on) or the one that leaves it unbuilt (!on) says it; NULL for any other
+ * cond. */
+const char *shardmap_vswitch(uint8_t cond, bool on);
 /* The error for checkpoint tensor t, matched by rule ru at layer i where ru's condition does
  * not hold: WT_EUNSUPPORTED naming the config.json keys that make the tensor unknown there. */
 int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor *t, int64_t i,

@@ -192,6 +192,17 @@ typedef enum {
 	SM_C_FPOST,    /* Falcon's post_attention_layernorm (falcon_ln 3: parallel_attn false) */
 	SM_C_QKLN,     /* config.json qk_layernorm true (Persimmon's q_layernorm / k_layernorm) */
 	SM_C_GEMMA2,   /* PaliGemma's gemma2 text_config (pre / post_feedforward_layernorm) */
+	/* InternVL's vision_config switches (shardmap_vswitch names them): attention_bias
+	 * (q/k/v biases), use_qk_norm (q_norm / k_norm), norm_type layer_norm (the norms'
+	 * biases), use_mask_token, use_absolute_position_embeddings, use_mean_pooling false
+	 * (the tower's final layernorm) */
+	SM_C_VATTNB,
+	SM_C_VQKN,
+	SM_C_VLN,
+	SM_C_VMASK,
+	SM_C_VPOS,
+	SM_C_VPOOL,
+	SM_C_QWEN3, /* a qwen3 text_config (InternVL3.5's q_norm / k_norm) */
 } sm_cond;
 
 enum {
@@ -333,6 +344,11 @@ typedef struct sm_family {
 	 * (SM_D_VE, SM_D_VI, vis_depth, vis_heads, SM_D_VCH, SM_D_VNP; {i} of SM_F_VIS rules an
 	 * encoder layer) */
 	bool audio;
+	/* InternVL's vision_config (InternVLVisionConfig; the loader applies its defaults): width
+	 * hidden_size, MLP intermediate_size, blocks num_hidden_layers (also sets vision_siglip
+	 * and vision_gated: the same key names), (image_size / patch_size)^2 + 1 positions (the
+	 * class token), the projector's input hidden_size x (1 / downsample_ratio)^2 ([VM]) */
+	bool internvl;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -512,6 +528,7 @@ extern const sm_family shardmap_family_llava_onevision;
 extern const sm_family shardmap_family_cohere2_vision;
 extern const sm_family shardmap_family_llava_next_video;
 extern const sm_family shardmap_family_qwen2_audio;
+extern const sm_family shardmap_family_internvl;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -607,6 +607,7 @@ static void test_composite_tie(void **state)
 	    {"Qwen2_5_VL", "qwen2_5_vl", "qwen2_5_vl_text", false},
 	    {"Qwen3VL", "qwen3_vl", "qwen3_vl_text", false},
 	    {"Qwen3VLMoe", "qwen3_vl_moe", "qwen3_vl_moe_text", false},
+	    {"InternVL", "internvl", "qwen2", false},
 	};
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
 		for (int top = 0; top < 2; top++)

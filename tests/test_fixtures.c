@@ -36,6 +36,22 @@ static int run_mkckpt(const char *args)
 	return st == -1 ? -1 : WEXITSTATUS(st);
 }
 
+/* InternVLVisionConfig's keys ([h, w] image / patch sizes, the switches InternVL3-1B-hf sets),
+ * InternVLConfig's (downsample_ratio 0.5 as the merge 2), a qwen2 text_config untied (q3: a
+ * qwen3 one tied, InternVL3.5's) */
+static void check_internvl(const ckpt_config *cfg, bool q3)
+{
+	assert_true(cfg->has_vision && cfg->v_num_layers == 2 && cfg->v_hidden_size == 64 &&
+	            cfg->v_intermediate_size == 128 && cfg->v_num_attn_heads == 4 &&
+	            cfg->v_image_size == 32 && cfg->v_patch_size == 8 && cfg->v_in_chans == 3);
+	assert_true(cfg->v_attn_bias && !cfg->v_qk_norm && cfg->v_norm_ln && !cfg->v_mask_token &&
+	            cfg->v_abs_pos && cfg->v_mean_pool);
+	assert_true(cfg->v_spatial_merge_size == 2 && cfg->v_feature_layer == -1 &&
+	            !cfg->v_feature_list && strcmp(cfg->v_select, "default") == 0);
+	assert_string_equal(cfg->lm_model_type, q3 ? "qwen3" : "qwen2");
+	assert_true(cfg->tie_given && cfg->tie_word_embeddings == q3);
+}
+
 static void check_family(const fam_expect *e, const char *root)
 {
 	char *dir = tu_path(root, e->name);
@@ -90,9 +106,10 @@ static void check_family(const fam_expect *e, const char *root)
 	bool i3 = strcmp(e->name, "idefics3") == 0 || strcmp(e->name, "smolvlm") == 0;
 	bool pg = strcmp(e->name, "paligemma") == 0;
 	bool av = strcmp(e->name, "aya_vision") == 0;
+	bool ivl = strncmp(e->name, "internvl", 8) == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
-	                                      ov || c2v);
+	                                      ov || c2v || ivl);
 	if (av) { /* SiglipVisionConfig's keys, AyaVisionConfig's, a cohere2 text_config */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_hidden_size, 64);
@@ -152,6 +169,8 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->a_layers == 2 && cfg->a_mel == 16 && cfg->a_max_pos == 16);
 		assert_string_equal(cfg->lm_model_type, "qwen2");
 	}
+	if (ivl)
+		check_internvl(cfg, e->name[8] != '\0');
 	if (strstr(e->name, "roberta") != NULL) /* RobertaConfig's keys as the fixture gives them */
 		assert_true(cfg->rob_max_pos == 66 && cfg->rob_types == 1 && cfg->rob_pad == 1 &&
 		            cfg->rob_abs_pos && !cfg->rob_decoder &&
@@ -371,7 +390,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
-	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v) {
+	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

@@ -668,6 +668,29 @@ static const fam_expect fams[] = {
          2 * 2 * (4 * 64 * 64 + 3 * 64 + 4 * 64 + 128 * 64 + 128 + 64 * 128 + 64) +
          2 * (128 * 64 + 128),
      128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* internvl: a Qwen2 LM under model.language_model. (as qwen2_audio's, untied) + the
+     * InternViT (width 64: cls_token [1, 1, 64], the patch conv [64, 3, 8, 8] with its bias,
+     * position_embeddings [1, 17, 64]; per layer q / k / v / projection_layer [64, 64] with
+     * biases, two LayerNorms, lambda_1 / lambda_2, fc1 [128, 64] / fc2 [64, 128] with biases) +
+     * the projector (layer_norm [256] with its bias, linear_1 [128, 256], linear_2 [128, 128]
+     * with biases) */
+    {"internvl", 73,
+     2 * (2 * 1000 * 128 + 128) +
+         2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 256 + 3 * 256 * 128) +
+         2 * (64 + 64 * 3 * 8 * 8 + 64 + 17 * 64) +
+         2 * 2 * (4 * 64 * 64 + 4 * 64 + 4 * 64 + 2 * 64 + 128 * 64 + 128 + 64 * 128 + 64) +
+         2 * (2 * 256 + 128 * 256 + 128 + 128 * 128 + 128),
+     128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* internvl_qwen3: a Qwen3 LM under model.language_model. (hid 128, head_dim 64: q / o
+     * 256x128 / 128x256, k / v 128x128, q_norm / k_norm [64], no biases; L 2, tied: no
+     * lm_head) + internvl's tower and projector */
+    {"internvl_qwen3", 70,
+     2 * (1000 * 128 + 128) +
+         2 * 2 * (2 * 128 + 2 * 256 * 128 + 2 * 128 * 128 + 2 * 64 + 3 * 256 * 128) +
+         2 * (64 + 64 * 3 * 8 * 8 + 64 + 17 * 64) +
+         2 * 2 * (4 * 64 * 64 + 4 * 64 + 4 * 64 + 2 * 64 + 128 * 64 + 128 + 64 * 128 + 64) +
+         2 * (2 * 256 + 128 * 256 + 128 + 128 * 128 + 128),
+     128, 4, 2, 64, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
     {"roberta", 39, ROBERTA_BYTES(1000) + 2 * BERT_LAYER, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1,
      CKPT_QUANT_NONE, 1},
     {"xlm_roberta", 55, ROBERTA_BYTES(1200) + 3 * XLMR_LAYER, 128, 8, 8, 16, 256, 1200, 3, 0, 0, -1,

@@ -84,13 +84,6 @@ static void scale_bf16(ref_set *r, const char *name, float f)
 		v[i] = kern_f32_to_bf16(kern_bf16_to_f32(v[i]) * f);
 }
 
-static void tamper_up_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' up_proj bias slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], M1 "up_proj.bias");
-}
-
 static void tamper_down_bias(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 4: rank 0's down_proj bias (added once) times 3 */
@@ -98,19 +91,14 @@ static void tamper_down_bias(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[0], M1 "down_proj.bias", 3.0f);
 }
 
-static void tamper_up_halves(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's up_proj rows [0, 128) and [128, 256) exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], M1 "up_proj.weight")->data, 1, 128, 256 * 2);
-}
-
 static void test_arcee_caught(void **state)
 {
 	(void)state;
-	expect_caught("arcee", 2, 1, tamper_up_bias, "up_proj bias slices exchanged");
+	expect_swapped("arcee", 2, 1, M1 "up_proj.bias", "up_proj bias slices exchanged");
 	expect_caught("arcee", 4, 1, tamper_down_bias, "down_proj bias x3 on rank 0");
-	expect_caught("arcee", 2, 1, tamper_up_halves, "rank 1's up_proj halves exchanged");
+	expect_halves_swapped("arcee", 2, 1,
+	                      (tamper_halves){M1 "up_proj.weight", 1, 1, 128, 256 * 2},
+	                      "rank 1's up_proj halves exchanged");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

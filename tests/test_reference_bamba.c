@@ -83,36 +83,18 @@ static void tamper_bc(void *ctx, ref_set *r, uint32_t n)
 	                  128 * 2);
 }
 
-static void tamper_gate_up(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 0's layer-2 feed_forward [gate; up] read as [up; gate] */
-	assert_int_equal(n, 2);
-	swap_stack_halves(
-	    find_tensor(&r[0], "model.layers.2.feed_forward.gate_up_proj.weight")->data, 1, 96,
-	    128 * 2);
-}
-
-static void tamper_o_proj(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the attention layer's o_proj column halves on the wrong ranks */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], "model.layers.1.self_attn.o_proj.weight");
-}
-
-static void tamper_a_log(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 4: rank 3's A_log halves exchanged (heads 7, 6 for 6, 7) */
-	assert_int_equal(n, 4);
-	swap_stack_halves(find_tensor(&r[3], M0 "A_log")->data, 1, 1, 2);
-}
-
 static void test_bamba_caught(void **state)
 {
 	(void)state;
 	expect_caught(FAM, 2, 1, tamper_bc, "rank 1's B and C rows exchanged");
-	expect_caught(FAM, 2, 1, tamper_gate_up, "rank 0's gate / up halves exchanged");
-	expect_caught(FAM, 2, 1, tamper_o_proj, "o_proj slices exchanged");
-	expect_caught(FAM, 4, 1, tamper_a_log, "rank 3's A_log halves exchanged");
+	expect_halves_swapped(
+	    FAM, 2, 1,
+	    (tamper_halves){"model.layers.2.feed_forward.gate_up_proj.weight", 0, 1, 96, 128 * 2},
+	    "rank 0's gate / up halves exchanged");
+	expect_swapped(FAM, 2, 1, "model.layers.1.self_attn.o_proj.weight",
+	               "o_proj slices exchanged");
+	expect_halves_swapped(FAM, 4, 1, (tamper_halves){M0 "A_log", 3, 1, 1, 2},
+	                      "rank 3's A_log halves exchanged");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

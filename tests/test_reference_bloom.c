@@ -86,14 +86,6 @@ static void scale_bf16(ref_set *r, const char *name, float f)
 		v[i] = kern_f32_to_bf16(kern_bf16_to_f32(v[i]) * f);
 }
 
-static void tamper_qk(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's q_r and k_r rows (64 each) exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], L1 "self_attention.query_key_value.weight")->data, 1,
-	                  64, 128 * 2);
-}
-
 static void tamper_heads(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: the two ranks' query_key_value (their heads, so their slopes)
@@ -118,21 +110,18 @@ static void tamper_dense_bias(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[0], L1 "self_attention.dense.bias", 3.0f);
 }
 
-static void tamper_h_to_4h_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' dense_h_to_4h bias slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], L1 "mlp.dense_h_to_4h.bias");
-}
-
 static void test_bloom_caught(void **state)
 {
 	(void)state;
-	expect_caught("bloom", 2, 1, tamper_qk, "rank 1's q and k rows exchanged");
+	expect_halves_swapped(
+	    "bloom", 2, 1,
+	    (tamper_halves){L1 "self_attention.query_key_value.weight", 1, 1, 64, 128 * 2},
+	    "rank 1's q and k rows exchanged");
 	expect_caught("bloom", 2, 1, tamper_heads, "the ranks' heads exchanged (ALiBi slopes)");
 	expect_caught("bloom", 4, 1, tamper_embed_norm, "embedding LayerNorm bias x3 on rank 3");
 	expect_caught("bloom", 4, 1, tamper_dense_bias, "dense bias x3 on rank 0");
-	expect_caught("bloom", 2, 1, tamper_h_to_4h_bias, "dense_h_to_4h bias slices exchanged");
+	expect_swapped("bloom", 2, 1, L1 "mlp.dense_h_to_4h.bias",
+	               "dense_h_to_4h bias slices exchanged");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

@@ -113,26 +113,11 @@ static void tamper_qnorm_rows(void *ctx, ref_set *r, uint32_t n)
 	memcpy(b->data, a->data, a->nbytes);
 }
 
-static void tamper_knorm_rows(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the kv heads' k_norm rows exchanged between the ranks */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], A1 "k_norm.weight");
-}
-
 static void tamper_input_norm(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's input_layernorm replica times 2 */
 	assert_int_equal(n, 2);
 	scale_bf16(&r[1], "model.layers.1.input_layernorm.weight", 2.0f);
-}
-
-static void tamper_gate_up(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 1: gate_up_proj read as [up; gate] */
-	assert_int_equal(n, 1);
-	swap_stack_halves(find_tensor(&r[0], "model.layers.1.mlp.gate_up_proj.weight")->data, 1,
-	                  512, 256 * 2);
 }
 
 static void tamper_o_proj(void *ctx, ref_set *r, uint32_t n)
@@ -147,9 +132,12 @@ static void test_cohere_caught(void **state)
 {
 	(void)state;
 	expect_caught("cohere", 2, 1, tamper_qnorm_rows, "rank 1's q_norm rows those of rank 0");
-	expect_caught("cohere", 2, 1, tamper_knorm_rows, "k_norm rows exchanged");
+	expect_swapped("cohere", 2, 1, A1 "k_norm.weight", "k_norm rows exchanged");
 	expect_caught("cohere", 2, 1, tamper_input_norm, "input_layernorm replica x2 on rank 1");
-	expect_caught("cohere", 1, 1, tamper_gate_up, "gate / up halves swapped");
+	expect_halves_swapped(
+	    "cohere", 1, 1,
+	    (tamper_halves){"model.layers.1.mlp.gate_up_proj.weight", 0, 1, 512, 256 * 2},
+	    "gate / up halves swapped");
 	expect_caught("cohere2", 2, 1, tamper_input_norm, "Cohere2: input_layernorm x2 on rank 1");
 	expect_caught("cohere2", 2, 1, tamper_o_proj, "Cohere2: rank 1's o_proj slice dropped");
 }

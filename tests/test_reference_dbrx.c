@@ -77,20 +77,6 @@ static void test_dbrx_transformers(void **state)
 	expect_gold("dbrx", V_DB, GOLD_TOL, gold_dbrx, sizeof(gold_dbrx) / sizeof(gold_dbrx[0]));
 }
 
-static void tamper_w13(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's gate and up rows (64 each) exchanged in every expert */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], B1 "ffn.experts.w13_weight")->data, 4, 64, 256 * 2);
-}
-
-static void tamper_w2(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' w2_weight column slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], B1 "ffn.experts.w2_weight");
-}
-
 static void tamper_out(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 4: two ranks' out_proj column slices exchanged */
@@ -98,20 +84,16 @@ static void tamper_out(void *ctx, ref_set *r, uint32_t n)
 	swap_data(&r[0], &r[3], B1 "norm_attn_norm.attn.out_proj.weight");
 }
 
-static void tamper_ep(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* EP 2: the two ranks' expert stacks exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], B1 "ffn.experts.w13_weight");
-}
-
 static void test_dbrx_caught(void **state)
 {
 	(void)state;
-	expect_caught("dbrx", 2, 1, tamper_w13, "rank 1's gate and up rows exchanged");
-	expect_caught("dbrx", 2, 1, tamper_w2, "w2_weight slices exchanged");
+	expect_halves_swapped("dbrx", 2, 1,
+	                      (tamper_halves){B1 "ffn.experts.w13_weight", 1, 4, 64, 256 * 2},
+	                      "rank 1's gate and up rows exchanged");
+	expect_swapped("dbrx", 2, 1, B1 "ffn.experts.w2_weight", "w2_weight slices exchanged");
 	expect_caught("dbrx", 4, 1, tamper_out, "out_proj slices exchanged");
-	expect_caught("dbrx", 1, 2, tamper_ep, "the EP ranks' w13 stacks exchanged");
+	expect_swapped("dbrx", 1, 2, B1 "ffn.experts.w13_weight",
+	               "the EP ranks' w13 stacks exchanged");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

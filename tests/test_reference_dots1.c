@@ -149,13 +149,6 @@ static void tamper_knorm(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[1], A1 "k_norm.weight", 2.0f);
 }
 
-static void tamper_w13_halves(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 1: [up; gate] stacks read as [gate; up] */
-	assert_int_equal(n, 1);
-	swap_stack_halves(find_tensor(&r[0], M1 "experts.w13_weight")->data, N_EXP, IE, HID * 2);
-}
-
 static void tamper_shared(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's slice of the shared experts dropped (zero) */
@@ -172,13 +165,6 @@ static void tamper_experts(void *ctx, ref_set *r, uint32_t n)
 	swap_data(&r[0], &r[1], M1 "experts.w2_weight");
 }
 
-static void tamper_kv(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the ranks' q/k/v slices exchanged (each rank's heads another's) */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], A1 "qkv_proj.weight");
-}
-
 static void test_dots1_caught(void **state)
 {
 	(void)state;
@@ -186,11 +172,13 @@ static void test_dots1_caught(void **state)
 	expect_caught("dots1", 1, 2, tamper_bias_half, "correction bias half zero on rank 1");
 	expect_caught("dots1", 2, 1, tamper_router, "router replica x2 on rank 1");
 	expect_caught("dots1", 2, 1, tamper_knorm, "k_norm replica x2 on rank 1");
-	expect_caught("dots1", 1, 1, tamper_w13_halves, "w13 gate / up halves swapped");
+	expect_halves_swapped("dots1", 1, 1,
+	                      (tamper_halves){M1 "experts.w13_weight", 0, N_EXP, IE, HID * 2},
+	                      "w13 gate / up halves swapped");
 	expect_caught("dots1", 2, 1, tamper_shared, "shared experts' slice dropped on rank 1");
 	expect_caught("dots1", 1, 2, tamper_experts, "expert stacks exchanged");
 	expect_caught("dots_var", 1, 2, tamper_experts, "the same, 4 groups, sliding layers");
-	expect_caught("dots1", 2, 1, tamper_kv, "q/k/v slices exchanged between ranks");
+	expect_swapped("dots1", 2, 1, A1 "qkv_proj.weight", "q/k/v slices exchanged between ranks");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

@@ -169,21 +169,6 @@ static void tamper_o_bias(void *ctx, ref_set *r, uint32_t n)
 	memset(t->data, 0, t->nbytes);
 }
 
-static void tamper_gate_up_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* ernie4_5 TP 2: rank 0's gate_up_proj.bias halves swapped */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[0], "model.layers.1.mlp.gate_up_proj.bias")->data, 1, 128,
-	                  2);
-}
-
-static void tamper_w13_halves(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 1: [up; gate] stacks read as [gate; up] */
-	assert_int_equal(n, 1);
-	swap_stack_halves(find_tensor(&r[0], M1 "experts.w13_weight")->data, N_EXP, IE, HID * 2);
-}
-
 static void tamper_shared(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's slice of the shared experts dropped (zero) */
@@ -200,27 +185,26 @@ static void tamper_experts(void *ctx, ref_set *r, uint32_t n)
 	swap_data(&r[0], &r[1], M1 "experts.w2_weight");
 }
 
-static void tamper_dense(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 0's layer-3 gate_up_proj [gate_r; up_r] halves swapped */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[0], "model.layers.3.mlp.gate_up_proj.weight")->data, 1,
-	                  128, HID * 2);
-}
-
 static void test_ernie4_5_caught(void **state)
 {
 	(void)state;
 	expect_caught("ernie4_5_moe", 2, 1, tamper_bias, "correction bias negated on rank 1");
 	expect_caught("ernie4_5_moe", 2, 1, tamper_router, "router replica x2 on rank 1");
-	expect_caught("ernie4_5_moe", 1, 1, tamper_w13_halves, "w13 gate / up halves swapped");
+	expect_halves_swapped("ernie4_5_moe", 1, 1,
+	                      (tamper_halves){M1 "experts.w13_weight", 0, N_EXP, IE, HID * 2},
+	                      "w13 gate / up halves swapped");
 	expect_caught("ernie4_5_moe", 2, 1, tamper_shared,
 	              "shared experts slice dropped on rank 1");
 	expect_caught("ernie4_5_moe", 1, 2, tamper_experts, "expert stacks exchanged");
 	expect_caught("ernie_var", 1, 2, tamper_experts, "the same, top-3");
-	expect_caught("ernie4_5_moe", 2, 1, tamper_dense, "layer 3 gate_up halves swapped");
+	expect_halves_swapped(
+	    "ernie4_5_moe", 2, 1,
+	    (tamper_halves){"model.layers.3.mlp.gate_up_proj.weight", 0, 1, 128, HID * 2},
+	    "layer 3 gate_up halves swapped");
 	expect_caught("ernie4_5", 2, 1, tamper_o_bias, "o_proj bias dropped on rank 0");
-	expect_caught("ernie4_5", 2, 1, tamper_gate_up_bias, "gate_up bias halves swapped");
+	expect_halves_swapped("ernie4_5", 2, 1,
+	                      (tamper_halves){"model.layers.1.mlp.gate_up_proj.bias", 0, 1, 128, 2},
+	                      "gate_up bias halves swapped");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

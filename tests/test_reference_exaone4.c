@@ -88,13 +88,6 @@ static void scale_bf16(ref_set *r, const char *name, float f)
 		v[i] = kern_f32_to_bf16(kern_bf16_to_f32(v[i]) * f);
 }
 
-static void tamper_qnorm(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's q_norm [32] replica with its halves exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], A1 "q_norm.weight")->data, 1, 16, 2);
-}
-
 static void tamper_knorm(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 4 (> KV 2): rank 3's k_norm replica times 2 */
@@ -120,7 +113,8 @@ static void tamper_embed(void *ctx, ref_set *r, uint32_t n)
 static void test_exaone4_caught(void **state)
 {
 	(void)state;
-	expect_caught("exaone4", 2, 1, tamper_qnorm, "rank 1's q_norm halves exchanged");
+	expect_halves_swapped("exaone4", 2, 1, (tamper_halves){A1 "q_norm.weight", 1, 1, 16, 2},
+	                      "rank 1's q_norm halves exchanged");
 	expect_caught("exaone4", 4, 1, tamper_knorm, "k_norm replica x2 on rank 3");
 	expect_caught("exaone4", 2, 1, tamper_post_attn, "post_attention_layernorm x2 on rank 1");
 	expect_caught("exaone4", 2, 1, tamper_embed, "tied embedding x2 on rank 1");

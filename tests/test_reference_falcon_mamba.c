@@ -79,18 +79,12 @@ static void tamper_xproj(void *ctx, ref_set *r, uint32_t n)
 	swap_data(&r[0], &r[1], M0 "x_proj.weight");
 }
 
-static void tamper_lm_head(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 0's lm_head rows [0, 256) and [256, 512) exchanged (untied) */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[0], "lm_head.weight")->data, 1, 256, 128 * 2);
-}
-
 static void test_fm_caught(void **state)
 {
 	(void)state;
 	expect_caught(FAM, 2, 1, tamper_xproj, "the ranks' x_proj columns exchanged");
-	expect_caught(FAM, 2, 1, tamper_lm_head, "rank 0's lm_head row halves exchanged");
+	expect_halves_swapped(FAM, 2, 1, (tamper_halves){"lm_head.weight", 0, 1, 256, 128 * 2},
+	                      "rank 0's lm_head row halves exchanged");
 }
 
 /* The weightless norms and their epsilon move the logits. */

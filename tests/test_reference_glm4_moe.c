@@ -169,13 +169,6 @@ static void tamper_qkv_bias(void *ctx, ref_set *r, uint32_t n)
 	memset(t->data, 0, t->nbytes);
 }
 
-static void tamper_w13_halves(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 1: [up; gate] stacks read as [gate; up] */
-	assert_int_equal(n, 1);
-	swap_stack_halves(find_tensor(&r[0], M1 "experts.w13_weight")->data, N_EXP, IE, HID * 2);
-}
-
 static void tamper_shared(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's slice of the shared expert dropped (zero) */
@@ -192,14 +185,6 @@ static void tamper_experts(void *ctx, ref_set *r, uint32_t n)
 	swap_data(&r[0], &r[1], M1 "experts.w2_weight");
 }
 
-static void tamper_dense(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 0's dense gate_up_proj [gate_r; up_r] halves swapped */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[0], "model.layers.0.mlp.gate_up_proj.weight")->data, 1,
-	                  128, HID * 2);
-}
-
 static void test_glm4_moe_caught(void **state)
 {
 	(void)state;
@@ -207,11 +192,16 @@ static void test_glm4_moe_caught(void **state)
 	expect_caught("glm4_moe", 2, 1, tamper_router, "router replica x2 on rank 1");
 	expect_caught("glm4_moe", 2, 1, tamper_qnorm, "q_norm replica x2 on rank 1");
 	expect_caught("glm4_moe", 2, 1, tamper_qkv_bias, "q/k/v biases dropped on rank 1");
-	expect_caught("glm4_moe", 1, 1, tamper_w13_halves, "w13 gate / up halves swapped");
+	expect_halves_swapped("glm4_moe", 1, 1,
+	                      (tamper_halves){M1 "experts.w13_weight", 0, N_EXP, IE, HID * 2},
+	                      "w13 gate / up halves swapped");
 	expect_caught("glm4_moe", 2, 1, tamper_shared, "shared expert slice dropped on rank 1");
 	expect_caught("glm4_moe", 1, 2, tamper_experts, "expert stacks exchanged");
 	expect_caught("glm_var", 1, 2, tamper_experts, "the same, 4 groups, top-3");
-	expect_caught("glm4_moe", 2, 1, tamper_dense, "dense gate_up halves swapped on rank 0");
+	expect_halves_swapped(
+	    "glm4_moe", 2, 1,
+	    (tamper_halves){"model.layers.0.mlp.gate_up_proj.weight", 0, 1, 128, HID * 2},
+	    "dense gate_up halves swapped on rank 0");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

@@ -99,27 +99,6 @@ static void test_glm4v_transformers(void **state)
 	            sizeof(gold_g4vm) / sizeof(gold_g4vm[0]));
 }
 
-static void tamper_qkv_ranks(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the ranks' fused q/k/v exchanged (heads given to the wrong rank) */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], A1 "qkv_proj.weight");
-}
-
-static void tamper_qkv_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the fused q/k/v biases exchanged between the ranks */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], A1 "qkv_proj.bias");
-}
-
-static void tamper_gate_up(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 0's gate_up read as [up_r; gate_r] (96 rows of 128 bf16) */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[0], M1 "gate_up_proj.weight")->data, 1, 96, 256);
-}
-
 static void tamper_sandwich(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* a replica of post_self_attn_layernorm and post_mlp_layernorm exchanged */
@@ -139,24 +118,21 @@ static void tamper_experts(void *ctx, ref_set *r, uint32_t n)
 	swap_data(&r[0], &r[1], M1 "experts.w2_weight");
 }
 
-static void tamper_shared(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's shared expert gate / up halves swapped (32 rows of 128) */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], M1 "shared_experts.gate_up_proj.weight")->data, 1, 32,
-	                  256);
-}
-
 static void test_glm4v_caught(void **state)
 {
 	(void)state;
-	expect_caught("glm4v", 2, 1, tamper_qkv_ranks, "qkv exchanged between ranks");
-	expect_caught("glm4v", 2, 1, tamper_qkv_bias, "qkv biases exchanged between ranks");
-	expect_caught("glm4v", 2, 1, tamper_gate_up, "gate / up halves swapped");
+	expect_swapped("glm4v", 2, 1, A1 "qkv_proj.weight", "qkv exchanged between ranks");
+	expect_swapped("glm4v", 2, 1, A1 "qkv_proj.bias", "qkv biases exchanged between ranks");
+	expect_halves_swapped("glm4v", 2, 1,
+	                      (tamper_halves){M1 "gate_up_proj.weight", 0, 1, 96, 256},
+	                      "gate / up halves swapped");
 	expect_caught("glm4v", 2, 1, tamper_sandwich, "post norms exchanged on rank 1");
-	expect_caught("glm4v_moe", 2, 1, tamper_qkv_ranks, "moe: qkv exchanged between ranks");
+	expect_swapped("glm4v_moe", 2, 1, A1 "qkv_proj.weight", "moe: qkv exchanged between ranks");
 	expect_caught("glm4v_moe", 1, 2, tamper_experts, "moe: expert stacks exchanged");
-	expect_caught("glm4v_moe", 2, 1, tamper_shared, "moe: shared gate / up swapped");
+	expect_halves_swapped(
+	    "glm4v_moe", 2, 1,
+	    (tamper_halves){M1 "shared_experts.gate_up_proj.weight", 1, 1, 32, 256},
+	    "moe: shared gate / up swapped");
 }
 
 /* The fixtures as read: GLM-4-0414's math on half the head, GLM-4.5's without q/k norms;

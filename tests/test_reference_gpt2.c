@@ -84,13 +84,6 @@ static void scale_bf16(ref_set *r, const char *name, float f)
 		v[i] = kern_f32_to_bf16(kern_bf16_to_f32(v[i]) * f);
 }
 
-static void tamper_qk(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's q_r and k_r rows (64 each) exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], H1 "attn.c_attn.weight")->data, 1, 64, 128 * 2);
-}
-
 static void tamper_wpe(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 0's replicated positions times 3 */
@@ -105,20 +98,15 @@ static void tamper_proj_bias(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[0], H1 "attn.c_proj.bias", 3.0f);
 }
 
-static void tamper_fc_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' c_fc bias slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], H1 "mlp.c_fc.bias");
-}
-
 static void test_gpt2_caught(void **state)
 {
 	(void)state;
-	expect_caught("gpt2", 2, 1, tamper_qk, "rank 1's q and k rows exchanged");
+	expect_halves_swapped("gpt2", 2, 1,
+	                      (tamper_halves){H1 "attn.c_attn.weight", 1, 1, 64, 128 * 2},
+	                      "rank 1's q and k rows exchanged");
 	expect_caught("gpt2", 2, 1, tamper_wpe, "rank 0's wpe x3");
 	expect_caught("gpt2", 4, 1, tamper_proj_bias, "attn.c_proj bias x3 on rank 0");
-	expect_caught("gpt2", 2, 1, tamper_fc_bias, "c_fc bias slices exchanged");
+	expect_swapped("gpt2", 2, 1, H1 "mlp.c_fc.bias", "c_fc bias slices exchanged");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

@@ -107,20 +107,13 @@ static void tamper_proj_bias(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[0], H1 "attn.c_proj.bias", 3.0f);
 }
 
-static void tamper_fc_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' c_fc bias slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], H1 "mlp.c_fc.bias");
-}
-
 static void test_bc_caught(void **state)
 {
 	(void)state;
 	expect_caught("gpt_bigcode", 2, 1, tamper_kv, "rank 1's k and v rows exchanged");
 	expect_caught("gpt_bigcode", 2, 1, tamper_wpe, "rank 0's wpe x3");
 	expect_caught("gpt_bigcode", 4, 1, tamper_proj_bias, "attn.c_proj bias x3 on rank 0");
-	expect_caught("gpt_bigcode", 2, 1, tamper_fc_bias, "c_fc bias slices exchanged");
+	expect_swapped("gpt_bigcode", 2, 1, H1 "mlp.c_fc.bias", "c_fc bias slices exchanged");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

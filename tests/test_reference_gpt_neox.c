@@ -85,21 +85,6 @@ static void scale_bf16(ref_set *r, const char *name, float f)
 		v[i] = kern_f32_to_bf16(kern_bf16_to_f32(v[i]) * f);
 }
 
-static void tamper_qk(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's q_r and k_r rows (64 each) exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], L1 "attention.query_key_value.weight")->data, 1, 64,
-	                  128 * 2);
-}
-
-static void tamper_qkv_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' query_key_value bias slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], L1 "attention.query_key_value.bias");
-}
-
 static void tamper_dense_bias(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 4: rank 0's attention.dense bias (added once) times 3 */
@@ -107,20 +92,18 @@ static void tamper_dense_bias(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[0], L1 "attention.dense.bias", 3.0f);
 }
 
-static void tamper_h_to_4h_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' dense_h_to_4h bias slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], L1 "mlp.dense_h_to_4h.bias");
-}
-
 static void test_neox_caught(void **state)
 {
 	(void)state;
-	expect_caught("gpt_neox", 2, 1, tamper_qk, "rank 1's q and k rows exchanged");
-	expect_caught("gpt_neox", 2, 1, tamper_qkv_bias, "query_key_value bias slices exchanged");
+	expect_halves_swapped(
+	    "gpt_neox", 2, 1,
+	    (tamper_halves){L1 "attention.query_key_value.weight", 1, 1, 64, 128 * 2},
+	    "rank 1's q and k rows exchanged");
+	expect_swapped("gpt_neox", 2, 1, L1 "attention.query_key_value.bias",
+	               "query_key_value bias slices exchanged");
 	expect_caught("gpt_neox", 4, 1, tamper_dense_bias, "dense bias x3 on rank 0");
-	expect_caught("gpt_neox", 2, 1, tamper_h_to_4h_bias, "dense_h_to_4h bias slices exchanged");
+	expect_swapped("gpt_neox", 2, 1, L1 "mlp.dense_h_to_4h.bias",
+	               "dense_h_to_4h bias slices exchanged");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

@@ -74,20 +74,6 @@ static void test_gptj_transformers(void **state)
 	expect_gold("gptj", V_GJ, GOLD_TOL, gold_gptj, sizeof(gold_gptj) / sizeof(gold_gptj[0]));
 }
 
-static void tamper_qk(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's q_r and k_r rows (64 each) exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], L1 "attn.qkv_proj.weight")->data, 1, 64, 128 * 2);
-}
-
-static void tamper_fc_in_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' fc_in bias slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], L1 "mlp.fc_in.bias");
-}
-
 static void tamper_out_proj(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 4: ranks 0 and 3's out_proj column slices exchanged */
@@ -98,8 +84,10 @@ static void tamper_out_proj(void *ctx, ref_set *r, uint32_t n)
 static void test_gptj_caught(void **state)
 {
 	(void)state;
-	expect_caught("gptj", 2, 1, tamper_qk, "rank 1's q and k rows exchanged");
-	expect_caught("gptj", 2, 1, tamper_fc_in_bias, "fc_in bias slices exchanged");
+	expect_halves_swapped("gptj", 2, 1,
+	                      (tamper_halves){L1 "attn.qkv_proj.weight", 1, 1, 64, 128 * 2},
+	                      "rank 1's q and k rows exchanged");
+	expect_swapped("gptj", 2, 1, L1 "mlp.fc_in.bias", "fc_in bias slices exchanged");
 	expect_caught("gptj", 4, 1, tamper_out_proj, "out_proj slices of ranks 0 and 3 exchanged");
 }
 

@@ -131,13 +131,6 @@ static void tamper_conv_c(void *ctx, ref_set *r, uint32_t n)
 	scale_rows(&r[0], M0 "conv1d.bias", 144, 16, 1, 0.0f);
 }
 
-static void tamper_a_log(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 4: rank 3's A_log halves exchanged (heads 7, 6 for 6, 7) */
-	assert_int_equal(n, 4);
-	swap_stack_halves(find_tensor(&r[3], M0 "A_log")->data, 1, 1, 2);
-}
-
 static void tamper_norm(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's gated-norm weight slice times 2 */
@@ -180,7 +173,8 @@ static void test_g4_caught(void **state)
 	(void)state;
 	expect_caught(FAM, 2, 1, tamper_bc, "rank 1's B rows halved");
 	expect_caught(FAM, 2, 1, tamper_conv_c, "rank 0's conv C channels zero");
-	expect_caught(FAM, 4, 1, tamper_a_log, "rank 3's A_log halves exchanged");
+	expect_halves_swapped(FAM, 4, 1, (tamper_halves){M0 "A_log", 3, 1, 1, 2},
+	                      "rank 3's A_log halves exchanged");
 	expect_caught(FAM, 2, 1, tamper_norm, "rank 1's gated-norm weight x2");
 	expect_caught(FAM, 2, 1, tamper_dt, "rank 0's dt rows x3");
 	expect_caught(DENSE, 2, 1, tamper_groups, "the ranks' B groups exchanged");

@@ -90,13 +90,6 @@ static void scale_bf16(ref_set *r, const char *name, float f)
 		v[i] = kern_f32_to_bf16(kern_bf16_to_f32(v[i]) * f);
 }
 
-static void tamper_qnorm(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's query_layernorm replica with its halves exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], A1 "query_layernorm.weight")->data, 1, 32, 2);
-}
-
 static void tamper_knorm(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 4 (> KV 2): rank 3's key_layernorm replica times 2 */
@@ -113,20 +106,14 @@ static void tamper_o_bias(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[1], A1 "o_proj.bias", 0.5f);
 }
 
-static void tamper_qkv_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the ranks' fused q/k/v biases exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], A1 "qkv_proj.bias");
-}
-
 static void test_hunyuan_dense_caught(void **state)
 {
 	(void)state;
-	expect_caught(V_HY, 2, 1, tamper_qnorm, "rank 1's query_layernorm halves exchanged");
+	expect_halves_swapped(V_HY, 2, 1, (tamper_halves){A1 "query_layernorm.weight", 1, 1, 32, 2},
+	                      "rank 1's query_layernorm halves exchanged");
 	expect_caught(V_HY, 4, 1, tamper_knorm, "key_layernorm replica x2 on rank 3");
 	expect_caught(V_HY, 2, 1, tamper_o_bias, "o_proj bias halved on both ranks");
-	expect_caught(V_HY, 2, 1, tamper_qkv_bias, "qkv_proj biases exchanged between ranks");
+	expect_swapped(V_HY, 2, 1, A1 "qkv_proj.bias", "qkv_proj biases exchanged between ranks");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */
@@ -253,21 +240,6 @@ static void tamper_router(void *ctx, ref_set *r, uint32_t n)
 	swap_stack_halves(find_tensor(&r[0], HM1 "gate.weight")->data, 1, 1, 256 * 2);
 }
 
-static void tamper_shared(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's shared gate_up with its gate and up halves exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], HM1 "shared_mlp.gate_up_proj.weight")->data, 1, 64,
-	                  256 * 2);
-}
-
-static void tamper_experts(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* EP 2: the two ranks' w13 stacks exchanged (experts 0-3 <-> 4-7) */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], HM1 "experts.w13_weight");
-}
-
 static void tamper_shared_down(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* EP 2: the shared MLP's down_proj dropped on rank 1 (zero), as if the shared
@@ -281,8 +253,11 @@ static void test_hunyuan_moe_caught(void **state)
 {
 	(void)state;
 	expect_caught(V_HM, 1, 2, tamper_router, "router rows 0 / 1 exchanged on rank 0");
-	expect_caught(V_HM, 2, 1, tamper_shared, "shared gate / up halves exchanged on rank 1");
-	expect_caught(V_HM, 1, 2, tamper_experts, "w13 stacks exchanged between EP ranks");
+	expect_halves_swapped(
+	    V_HM, 2, 1, (tamper_halves){HM1 "shared_mlp.gate_up_proj.weight", 1, 1, 64, 256 * 2},
+	    "shared gate / up halves exchanged on rank 1");
+	expect_swapped(V_HM, 1, 2, HM1 "experts.w13_weight",
+	               "w13 stacks exchanged between EP ranks");
 	expect_caught(V_HM, 1, 2, tamper_shared_down, "shared down_proj zero on rank 1");
 }
 

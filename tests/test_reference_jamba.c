@@ -104,13 +104,6 @@ static void tamper_in_halves(void *ctx, ref_set *r, uint32_t n)
 	swap_stack_halves(find_tensor(&r[0], M0 "in_proj.weight")->data, 1, 128, 128 * 2);
 }
 
-static void tamper_a_log(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 4: rank 3's A_log halves (32 channels of 16 each) exchanged */
-	assert_int_equal(n, 4);
-	swap_stack_halves(find_tensor(&r[3], M0 "A_log")->data, 1, 32, 16 * 2);
-}
-
 static void tamper_bnorm(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's b_layernorm replica times 2 */
@@ -130,7 +123,8 @@ static void test_jb_caught(void **state)
 	(void)state;
 	expect_caught(FAM, 2, 1, tamper_xproj, "the ranks' x_proj columns exchanged");
 	expect_caught(FAM, 2, 1, tamper_in_halves, "rank 0's in_proj x / z exchanged");
-	expect_caught(FAM, 4, 1, tamper_a_log, "rank 3's A_log halves exchanged");
+	expect_halves_swapped(FAM, 4, 1, (tamper_halves){M0 "A_log", 3, 1, 32, 16 * 2},
+	                      "rank 3's A_log halves exchanged");
 	expect_caught(FAM, 2, 1, tamper_bnorm, "rank 1's b_layernorm x2");
 	expect_caught(FAM, 2, 1, tamper_router, "rank 0's router x4");
 }

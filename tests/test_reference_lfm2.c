@@ -125,26 +125,11 @@ static void tamper_conv_taps(void *ctx, ref_set *r, uint32_t n)
 	}
 }
 
-static void tamper_out_proj(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the ranks' short_conv.out_proj columns exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], S0 "out_proj.weight");
-}
-
 static void tamper_qln(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's q_layernorm replica times 2 */
 	assert_int_equal(n, 2);
 	scale_bf16(&r[1], A2 "q_layernorm.weight", 2.0f);
-}
-
-static void tamper_w13(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's w13 [w1_r; w3_r] halves exchanged (gate and up) */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], "model.layers.1.feed_forward.w13.weight")->data, 1,
-	                  256, 256 * 2);
 }
 
 static void test_lfm2_caught(void **state)
@@ -153,9 +138,12 @@ static void test_lfm2_caught(void **state)
 	expect_caught("lfm2", 2, 1, tamper_in_proj, "rank 1's in_proj B and C exchanged");
 	expect_caught("lfm2", 2, 1, tamper_in_proj_block, "in_proj split as one block");
 	expect_caught("lfm2", 4, 1, tamper_conv_taps, "rank 2's conv taps reversed");
-	expect_caught("lfm2", 2, 1, tamper_out_proj, "short_conv.out_proj columns exchanged");
+	expect_swapped("lfm2", 2, 1, S0 "out_proj.weight", "short_conv.out_proj columns exchanged");
 	expect_caught("lfm2", 2, 1, tamper_qln, "q_layernorm x2 on rank 1");
-	expect_caught("lfm2", 2, 1, tamper_w13, "rank 1's w13 gate / up exchanged");
+	expect_halves_swapped(
+	    "lfm2", 2, 1,
+	    (tamper_halves){"model.layers.1.feed_forward.w13.weight", 1, 1, 256, 256 * 2},
+	    "rank 1's w13 gate / up exchanged");
 }
 
 /* The loaded configuration, and that the golden points see what it sets. */

@@ -166,13 +166,6 @@ static void test_llama4_forms(void **state)
 	free(b);
 }
 
-static void tamper_w13_halves(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 1: [up; gate] stacks read as [gate; up] */
-	assert_int_equal(n, 1);
-	swap_stack_halves(find_tensor(&r[0], FF1 "experts.w13_weight")->data, N_EXP, IE, HID * 2);
-}
-
 static void tamper_shared(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's slice of the shared expert dropped (zero) */
@@ -199,24 +192,20 @@ static void tamper_router(void *ctx, ref_set *r, uint32_t n)
 		v[i] = kern_f32_to_bf16(kern_bf16_to_f32(v[i]) * 2.0f);
 }
 
-static void tamper_dense(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 0's dense gate_up_proj [gate_r; up_r] halves swapped */
-	assert_int_equal(n, 2);
-	swap_stack_halves(
-	    find_tensor(&r[0], "model.layers.0.feed_forward.gate_up_proj.weight")->data, 1, 384 / 2,
-	    HID * 2);
-}
-
 static void test_llama4_caught(void **state)
 {
 	(void)state;
-	expect_caught("llama4_text", 1, 1, tamper_w13_halves, "w13 gate / up halves swapped");
+	expect_halves_swapped("llama4_text", 1, 1,
+	                      (tamper_halves){FF1 "experts.w13_weight", 0, N_EXP, IE, HID * 2},
+	                      "w13 gate / up halves swapped");
 	expect_caught("llama4", 2, 1, tamper_shared, "shared expert slice dropped on rank 1");
 	expect_caught("llama4_text", 1, 2, tamper_experts, "expert stacks exchanged");
 	expect_caught("l4_var", 1, 2, tamper_experts, "the same, top-2");
 	expect_caught("llama4_text", 2, 1, tamper_router, "router replica x2 on rank 1");
-	expect_caught("llama4", 2, 1, tamper_dense, "dense gate_up halves swapped on rank 0");
+	expect_halves_swapped("llama4", 2, 1,
+	                      (tamper_halves){"model.layers.0.feed_forward.gate_up_proj.weight", 0,
+	                                      1, 384 / 2, HID * 2},
+	                      "dense gate_up halves swapped on rank 0");
 }
 
 /* Each switch of the variant moves its logits: a path that ignored one would be caught

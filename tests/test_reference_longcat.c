@@ -81,40 +81,11 @@ static void test_longcat_transformers(void **state)
 	expect_gold(FAM, V_LC, GOLD_TOL, gold_lc, sizeof(gold_lc) / sizeof(gold_lc[0]));
 }
 
-static void tamper_w13(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's gate and up rows (32 each) exchanged in every expert */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], L1 "mlp.experts.w13_weight")->data, 4, 32, 128 * 2);
-}
-
 static void tamper_o(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 4: two ranks' o_proj column slices of the second sublayer exchanged */
 	assert_int_equal(n, 4);
 	swap_data(&r[0], &r[3], L1 "self_attn.1.o_proj.weight");
-}
-
-static void tamper_kvb(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the ranks' kv_b_proj head slices of layer 0's first sublayer */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], "model.layers.0.self_attn.0.kv_b_proj.weight");
-}
-
-static void tamper_mlp(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 0's gate_up rows of mlps.1 [gate; up] exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[0], L1 "mlps.1.gate_up_proj.weight")->data, 1, 96,
-	                  128 * 2);
-}
-
-static void tamper_ep(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* EP 2: the two ranks' expert stacks exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], "model.layers.0.mlp.experts.w13_weight");
 }
 
 static void tamper_bias(void *ctx, ref_set *r, uint32_t n)
@@ -129,11 +100,17 @@ static void tamper_bias(void *ctx, ref_set *r, uint32_t n)
 static void test_longcat_caught(void **state)
 {
 	(void)state;
-	expect_caught(FAM, 2, 1, tamper_w13, "rank 1's expert gate and up rows exchanged");
+	expect_halves_swapped(FAM, 2, 1,
+	                      (tamper_halves){L1 "mlp.experts.w13_weight", 1, 4, 32, 128 * 2},
+	                      "rank 1's expert gate and up rows exchanged");
 	expect_caught(FAM, 4, 1, tamper_o, "self_attn.1.o_proj slices exchanged");
-	expect_caught(FAM, 2, 1, tamper_kvb, "self_attn.0.kv_b_proj slices exchanged");
-	expect_caught(FAM, 2, 1, tamper_mlp, "mlps.1 gate and up exchanged");
-	expect_caught(FAM, 1, 2, tamper_ep, "the EP ranks' w13 stacks exchanged");
+	expect_swapped(FAM, 2, 1, "model.layers.0.self_attn.0.kv_b_proj.weight",
+	               "self_attn.0.kv_b_proj slices exchanged");
+	expect_halves_swapped(FAM, 2, 1,
+	                      (tamper_halves){L1 "mlps.1.gate_up_proj.weight", 0, 1, 96, 128 * 2},
+	                      "mlps.1 gate and up exchanged");
+	expect_swapped(FAM, 1, 2, "model.layers.0.mlp.experts.w13_weight",
+	               "the EP ranks' w13 stacks exchanged");
 	expect_caught(FAM, 2, 1, tamper_bias, "rank 1's correction bias changed");
 }
 

@@ -83,20 +83,6 @@ static void scale_bf16(ref_set *r, const char *name, float f)
 		v[i] = kern_f32_to_bf16(kern_bf16_to_f32(v[i]) * f);
 }
 
-static void tamper_qk(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's q_r and k_r rows (64 each) exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], L1 "self_attn.qkv_proj.weight")->data, 1, 64, 128 * 2);
-}
-
-static void tamper_fc1_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' fc1 bias slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], L1 "fc1.bias");
-}
-
 static void tamper_fc2(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 4: ranks 1 and 2's fc2 column slices exchanged */
@@ -121,8 +107,10 @@ static void tamper_replica(void *ctx, ref_set *r, uint32_t n)
 static void test_opt_caught(void **state)
 {
 	(void)state;
-	expect_caught("opt", 2, 1, tamper_qk, "rank 1's q and k rows exchanged");
-	expect_caught("opt", 2, 1, tamper_fc1_bias, "fc1 bias slices exchanged");
+	expect_halves_swapped("opt", 2, 1,
+	                      (tamper_halves){L1 "self_attn.qkv_proj.weight", 1, 1, 64, 128 * 2},
+	                      "rank 1's q and k rows exchanged");
+	expect_swapped("opt", 2, 1, L1 "fc1.bias", "fc1 bias slices exchanged");
 	expect_caught("opt", 4, 1, tamper_fc2, "fc2 slices of ranks 1 and 2 exchanged");
 	expect_caught("opt", 2, 1, tamper_positions, "embed_positions x3 on every rank");
 	/* a replica that differs from rank 0's is refused outright */

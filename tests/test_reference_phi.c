@@ -84,13 +84,6 @@ static void scale_bf16(ref_set *r, const char *name, float f)
 		v[i] = kern_f32_to_bf16(kern_bf16_to_f32(v[i]) * f);
 }
 
-static void tamper_qk(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 1's q_r and k_r rows (64 each) exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[1], L1 "self_attn.qkv_proj.weight")->data, 1, 64, 128 * 2);
-}
-
 static void tamper_lm_bias(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 0's lm_head.bias slice times 3 (an exchange of the slices trips
@@ -106,20 +99,15 @@ static void tamper_dense_bias(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[0], L1 "self_attn.dense.bias", 3.0f);
 }
 
-static void tamper_fc1_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' fc1 bias slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], L1 "mlp.fc1.bias");
-}
-
 static void test_phi_caught(void **state)
 {
 	(void)state;
-	expect_caught("phi", 2, 1, tamper_qk, "rank 1's q and k rows exchanged");
+	expect_halves_swapped("phi", 2, 1,
+	                      (tamper_halves){L1 "self_attn.qkv_proj.weight", 1, 1, 64, 128 * 2},
+	                      "rank 1's q and k rows exchanged");
 	expect_caught("phi", 2, 1, tamper_lm_bias, "rank 0's lm_head.bias x3");
 	expect_caught("phi", 4, 1, tamper_dense_bias, "dense bias x3 on rank 0");
-	expect_caught("phi", 2, 1, tamper_fc1_bias, "fc1 bias slices exchanged");
+	expect_swapped("phi", 2, 1, L1 "mlp.fc1.bias", "fc1 bias slices exchanged");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

@@ -111,13 +111,6 @@ static void scale_bf16(ref_set *r, const char *name, float f)
 		v[i] = kern_f32_to_bf16(kern_bf16_to_f32(v[i]) * f);
 }
 
-static void tamper_w13_halves(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 1: every expert's [gate; up] read as [up; gate] */
-	assert_int_equal(n, 1);
-	swap_stack_halves(find_tensor(&r[0], L0 "mlp.experts.w13_weight")->data, 8, 64, 256 * 2);
-}
-
 static void tamper_ep_stacks(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* EP 2: the two ranks' expert stacks exchanged */
@@ -133,13 +126,6 @@ static void tamper_router(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[1], L0 "mlp.gate.weight", 3.0f);
 }
 
-static void tamper_w2_cols(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the ranks' w2 column slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], L0 "mlp.experts.w2_weight");
-}
-
 static void tamper_q_norm(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's q_norm replica times 2 */
@@ -150,10 +136,13 @@ static void tamper_q_norm(void *ctx, ref_set *r, uint32_t n)
 static void test_q3vl_caught(void **state)
 {
 	(void)state;
-	expect_caught("qwen3_vl_moe", 1, 1, tamper_w13_halves, "experts' gate / up swapped");
+	expect_halves_swapped("qwen3_vl_moe", 1, 1,
+	                      (tamper_halves){L0 "mlp.experts.w13_weight", 0, 8, 64, 256 * 2},
+	                      "experts' gate / up swapped");
 	expect_caught("qwen3_vl_moe", 1, 2, tamper_ep_stacks, "EP ranks' stacks exchanged");
 	expect_caught("qwen3_vl_moe", 2, 1, tamper_router, "rank 1's router x3");
-	expect_caught("qwen3_vl_moe", 2, 1, tamper_w2_cols, "w2 column slices exchanged");
+	expect_swapped("qwen3_vl_moe", 2, 1, L0 "mlp.experts.w2_weight",
+	               "w2 column slices exchanged");
 	expect_caught("qwen3_vl", 2, 1, tamper_q_norm, "rank 1's q_norm replica x2");
 }
 

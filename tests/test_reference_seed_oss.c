@@ -128,20 +128,6 @@ static void tamper_down_bias(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[0], M1 "down_proj.bias", 2.0f);
 }
 
-static void tamper_gate_up_bias(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 0's gate_up bias read as [up_r; gate_r] */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[0], M1 "gate_up_proj.bias")->data, 1, 128, 2);
-}
-
-static void tamper_gate_up_bias_ranks(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the gate_up biases exchanged between the ranks */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], M1 "gate_up_proj.bias");
-}
-
 static void tamper_qkv_bias(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's q/k/v biases dropped */
@@ -155,8 +141,10 @@ static void test_seed_oss_caught(void **state)
 	expect_caught("seed_oss", 2, 1, tamper_o_bias, "o_proj bias halved on both ranks");
 	expect_caught("seed_oss", 2, 1, tamper_o_bias_zero, "o_proj bias dropped on rank 0");
 	expect_caught("seed_oss", 2, 1, tamper_down_bias, "down_proj bias x2 on rank 0");
-	expect_caught("seed_oss", 2, 1, tamper_gate_up_bias, "gate / up bias halves swapped");
-	expect_caught("seed_oss", 2, 1, tamper_gate_up_bias_ranks, "gate_up biases exchanged");
+	expect_halves_swapped("seed_oss", 2, 1,
+	                      (tamper_halves){M1 "gate_up_proj.bias", 0, 1, 128, 2},
+	                      "gate / up bias halves swapped");
+	expect_swapped("seed_oss", 2, 1, M1 "gate_up_proj.bias", "gate_up biases exchanged");
 	expect_caught("seed_oss", 2, 1, tamper_qkv_bias, "q/k/v biases dropped on rank 1");
 }
 

@@ -97,13 +97,6 @@ static void test_smollm3_transformers(void **state)
 	expect_gold("smol_var", V_SM, GOLD_TOL, gold_var, sizeof(gold_var) / sizeof(gold_var[0]));
 }
 
-static void tamper_qkv(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the NoPE layer's q/k/v slices exchanged between the ranks */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], A3 "qkv_proj.weight");
-}
-
 static void tamper_o_proj(void *ctx, ref_set *r, uint32_t n)
 {
 	(void)ctx; /* TP 2: rank 1's o_proj columns of the NoPE layer dropped (zero) */
@@ -112,21 +105,17 @@ static void tamper_o_proj(void *ctx, ref_set *r, uint32_t n)
 	memset(t->data, 0, t->nbytes);
 }
 
-static void tamper_gate_up(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 0's gate_up_proj of the NoPE layer read as [up_r; gate_r] */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[0], "model.layers.3.mlp.gate_up_proj.weight")->data, 1,
-	                  256, 256 * 2);
-}
-
 static void test_smollm3_caught(void **state)
 {
 	(void)state;
-	expect_caught("smollm3", 2, 1, tamper_qkv, "NoPE layer's q/k/v slices exchanged");
+	expect_swapped("smollm3", 2, 1, A3 "qkv_proj.weight",
+	               "NoPE layer's q/k/v slices exchanged");
 	expect_caught("smollm3", 2, 1, tamper_o_proj, "NoPE layer's o_proj slice dropped");
-	expect_caught("smollm3", 2, 1, tamper_gate_up, "gate / up halves swapped on rank 0");
-	expect_caught("smol_var", 2, 1, tamper_qkv, "the same, sliding NoPE layers");
+	expect_halves_swapped(
+	    "smollm3", 2, 1,
+	    (tamper_halves){"model.layers.3.mlp.gate_up_proj.weight", 0, 1, 256, 256 * 2},
+	    "gate / up halves swapped on rank 0");
+	expect_swapped("smol_var", 2, 1, A3 "qkv_proj.weight", "the same, sliding NoPE layers");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

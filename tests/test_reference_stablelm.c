@@ -99,27 +99,16 @@ static void tamper_norm_bias(void *ctx, ref_set *r, uint32_t n)
 	scale_bf16(&r[0], L1 "post_attention_layernorm.bias", 3.0f);
 }
 
-static void tamper_gate_up(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: rank 0's gate_up_proj [gate_r 256; up_r 256] halves exchanged */
-	assert_int_equal(n, 2);
-	swap_stack_halves(find_tensor(&r[0], L1 "mlp.gate_up_proj.weight")->data, 1, 256, 256 * 2);
-}
-
-static void tamper_o_proj(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* TP 2: the two ranks' o_proj column slices exchanged */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], L1 "self_attn.o_proj.weight");
-}
-
 static void test_stablelm_caught(void **state)
 {
 	(void)state;
 	expect_caught("stablelm", 2, 1, tamper_qkv_bias, "rank 1's q bias heads exchanged");
 	expect_caught("stablelm", 4, 1, tamper_norm_bias, "norm bias x3 on rank 0");
-	expect_caught("stablelm", 2, 1, tamper_gate_up, "rank 0's gate and up rows exchanged");
-	expect_caught("stablelm", 2, 1, tamper_o_proj, "o_proj column slices exchanged");
+	expect_halves_swapped("stablelm", 2, 1,
+	                      (tamper_halves){L1 "mlp.gate_up_proj.weight", 0, 1, 256, 256 * 2},
+	                      "rank 0's gate and up rows exchanged");
+	expect_swapped("stablelm", 2, 1, L1 "self_attn.o_proj.weight",
+	               "o_proj column slices exchanged");
 }
 
 /* Each switch moves the logits (the golden points above pin their values). */

@@ -210,8 +210,6 @@ static __attribute__((unused)) void full_logits(const char *fam, float *out, ref
 	close_model(&m);
 }
 
-/* Outputs a and b (n floats) differ by more than `ratio` of max|a|: a switch
- * (what) moves the logits, so a path that ignored it would be caught. */
 /* A logit transformers computed: row (token) and column (vocabulary entry). */
 typedef struct gold_pt {
 	int row, col;
@@ -236,6 +234,8 @@ static __attribute__((unused)) void expect_gold(const char *fam, int64_t vocab, 
 	free(lg);
 }
 
+/* Outputs a and b (n floats) differ by more than `ratio` of max|a|: a switch
+ * (what) moves the logits, so a path that ignored it would be caught. */
 static __attribute__((unused)) void expect_moved(const float *a, const float *b, size_t n,
                                                  double ratio, const char *what)
 {
@@ -245,17 +245,62 @@ static __attribute__((unused)) void expect_moved(const float *a, const float *b,
 	assert_false(ref_within(&d, ratio));
 }
 
-/* The check of fam under tp x ep (quant none) with tamper runs and fails; what, if
- * not NULL, is printed first. */
-static __attribute__((unused)) void expect_caught(const char *fam, uint32_t tp, uint32_t ep,
-                                                  ref_tamper_fn tamper, const char *what)
+/* The tampers most planner mistakes look like, as a check's context: a tensor's bytes
+ * given to the wrong rank, or one rank's stacked halves in the wrong order. */
+typedef struct tamper_halves {
+	const char *name; /* in rank `rank`'s set */
+	uint32_t rank;
+	int64_t count, half; /* `count` stacks of rows [0, half) and [half, 2*half) */
+	size_t row_bytes;
+} tamper_halves;
+
+static __attribute__((unused)) void tamper_swap_ranks(void *ctx, ref_set *r, uint32_t n)
+{
+	assert_true(n >= 2);
+	swap_data(&r[0], &r[1], (const char *)ctx);
+}
+
+static __attribute__((unused)) void tamper_swap_halves(void *ctx, ref_set *r, uint32_t n)
+{
+	const tamper_halves *h = ctx;
+	assert_true(h->rank < n);
+	swap_stack_halves(find_tensor(&r[h->rank], h->name)->data, h->count, h->half, h->row_bytes);
+}
+
+/* The check of fam under tp x ep (quant none) with tamper (and its ctx) runs and fails;
+ * what, if not NULL, is printed first. */
+static __attribute__((unused)) void expect_caught_ctx(const char *fam, uint32_t tp, uint32_t ep,
+                                                      ref_tamper_fn tamper, void *ctx,
+                                                      const char *what)
 {
 	ref_result res;
 	wt_errbuf err = {0};
 	if (what != NULL)
 		print_message("%s:\n", what);
-	assert_int_equal(run(fam, tp, ep, WT_QUANT_NONE, 0, tamper, NULL, &res, &err), WT_OK);
+	assert_int_equal(run(fam, tp, ep, WT_QUANT_NONE, 0, tamper, ctx, &res, &err), WT_OK);
 	assert_false(res.pass);
+}
+
+/* The check of fam under tp x ep catches tensor `name` exchanged between ranks 0 and 1
+ * (what: the planner mistake it stands for, printed first). */
+static __attribute__((unused)) void expect_swapped(const char *fam, uint32_t tp, uint32_t ep,
+                                                   const char *name, const char *what)
+{
+	expect_caught_ctx(fam, tp, ep, tamper_swap_ranks, (void *)name, what);
+}
+
+/* The check of fam under tp x ep catches h's stacked halves exchanged. */
+static __attribute__((unused)) void expect_halves_swapped(const char *fam, uint32_t tp, uint32_t ep,
+                                                          tamper_halves h, const char *what)
+{
+	expect_caught_ctx(fam, tp, ep, tamper_swap_halves, &h, what);
+}
+
+/* expect_caught_ctx with a tamper that takes no context. */
+static __attribute__((unused)) void expect_caught(const char *fam, uint32_t tp, uint32_t ep,
+                                                  ref_tamper_fn tamper, const char *what)
+{
+	expect_caught_ctx(fam, tp, ep, tamper, NULL, what);
 }
 
 /* The full path's logits of ck under c (a switch of c changed by the caller). */

@@ -281,13 +281,20 @@ def test_update_into_interrupted_on_a_stopped_server(upd_server):
         b = c.manifest("llama", **LAYOUT)
         a_hash = {t.name: t.hash for t in a.tensors}
         delta = [t for t in b.tensors if t.hash != a_hash[t.name]]
-        assert sum(t.n_chunks for t in delta) >= 2, [t.n_chunks for t in delta]
+        # the request after the first chunk's may be answered before the stop
+        assert sum(t.n_chunks for t in delta) >= 3, [t.n_chunks for t in delta]
 
         calls = []  # (done, total, s since t0): in the message if the update ends
 
         def stop_server(done, total):  # at the first verified chunk (and again: a no-op)
             calls.append((done, total, round(time.monotonic() - t0, 3)))
             os.kill(proc.pid, signal.SIGSTOP)
+            # the stop lands when the server's threads next run: on a loaded machine
+            # a thread already serving answered the rest of a 1 ms update first
+            # (CI, 2026-12-05: state R after five callbacks); wait until it is stopped
+            until = time.monotonic() + 5.0
+            while proc_state(proc.pid) != "T" and time.monotonic() < until:
+                time.sleep(0.001)
 
         def on_alarm(signum, frame):
             raise _Alarm()

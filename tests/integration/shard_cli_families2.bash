@@ -526,6 +526,32 @@ for l in "audio_tower.conv1.weight *BF16 *\[64, 16, 3\]" \
 	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
 	grep -q "^ *$l" "$T/plan" || fail "qwen2_audio line $l: $(cat "$T/plan")"
 done
+# InternVL: a Qwen2 LM, untied (lm_head cut); the InternViT tower whole on every rank and never
+# quantized but fc1 (rows) / fc2 (columns), the projector whole (vLLM's interns1.py / _vit.py)
+"$CTL" plan --model-dir "$T/internvl" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan internvl"
+grep -q "lm_head tied" "$T/plan" && fail "internvl: tied: $(cat "$T/plan")"
+for l in "vision_tower.embeddings.cls_token *BF16 *\[1, 1, 64\]" \
+	"vision_tower.embeddings.position_embeddings *BF16 *\[1, 17, 64\]" \
+	"vision_tower.embeddings.patch_embeddings.projection.weight *BF16 *\[64, 3, 8, 8\]" \
+	"vision_tower.encoder.layer.1.attention.q_proj.weight *BF16 *\[64, 64\]" \
+	"vision_tower.encoder.layer.1.mlp.fc1.weight *BF16 *\[64, 64\]" \
+	"vision_tower.encoder.layer.1.mlp.fc2.weight *BF16 *\[64, 64\]" \
+	"multi_modal_projector.linear_1.weight *BF16 *\[128, 256\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "internvl line $l: $(cat "$T/plan")"
+done
+grep -q "vision_tower.*_scale" "$T/plan" && fail "internvl: a tower scale: $(cat "$T/plan")"
+# InternVL3.5: a Qwen3 LM tied by text_config (no lm_head), its per-head q / k norms whole
+"$CTL" plan --model-dir "$T/internvl_qwen3" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan internvl_qwen3"
+grep -q "lm_head tied" "$T/plan" || fail "internvl_qwen3: untied: $(cat "$T/plan")"
+for l in "language_model.model.layers.1.self_attn.q_norm.weight *BF16 *\[64\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[256, 128\]" \
+	"vision_tower.encoder.layer.1.mlp.fc1.weight *BF16 *\[64, 64\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "internvl_qwen3 line $l: $(cat "$T/plan")"
+done
 # RoBERTa / XLM-RoBERTa: BERT's cut with the position table [max_position_embeddings, hid] and
 # token_type_embeddings [type_vocab_size, hid] whole, the four Linears quantized, the pooler
 # skipped (vLLM loads none)

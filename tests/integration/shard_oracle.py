@@ -108,6 +108,9 @@ LLaVA-NeXT-Video (vLLM's llava_next_video.py): LLaVA's tower and Llama / Mistral
 model tied by text_config alone, the projector (plain nn.Linear) whole, image_newline skipped.
 Qwen2-Audio (vLLM's qwen2_audio.py): a Qwen2 language model tied by text_config alone, the
 audio_tower (transformers' own encoder) and multi_modal_projector.linear whole on every rank.
+InternVL (vLLM's interns1.py / interns1_vit.py): a Qwen2 language model tied by text_config
+alone, the InternViT tower whole on every rank but fc1 (rows) and fc2 (columns), the projector
+(layer_norm, linear_1, linear_2: plain modules) whole.
 RoBERTa / XLM-RoBERTa (vLLM's roberta.py): BERT's cut (position and token-type tables whole),
 the pooler and an MLM head lm_head.* skipped (vLLM loads neither), the roberta. prefix dropped;
 their sequence classifiers keep roberta. in the runtime names, the head classifier.* whole.
@@ -492,6 +495,16 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))
             continue
+        if arch == "InternVLForConditionalGeneration" and name.startswith("vision_tower."):
+            # interns1_vit.py: fc1 ColumnParallelLinear, fc2 RowParallelLinear (its bias whole),
+            # q/k/v, projection_layer, the norms, lambdas and embeddings plain modules: whole
+            if re.search(r"mlp\.fc1\.(weight|bias)$", name):
+                add(name, pieces_rows(name, r * rows // T, rows // T))
+            elif name.endswith("mlp.fc2.weight"):
+                add(name, pieces_cols(name, r * cols // T, cols // T))
+            else:
+                add(name, pieces_rows(name, 0, rows))
+            continue
         if name.startswith(("connector.", "audio_tower.")):  # Idefics3's proj, Qwen2-Audio's encoder
             add(name, pieces_rows(name, 0, rows)); continue
         if name.startswith(("visual.", "vision_tower.", "vision_model.")):  # + Llama 4's
@@ -718,7 +731,7 @@ def main():
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
                                "llava_onevision", "cohere2_vision", "llava_next_video",
-                               "qwen2_audio"):  # either layout -> LM + tower
+                               "qwen2_audio", "internvl"):  # either layout -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama

@@ -1,0 +1,184 @@
+/*
+ * family_internvl.c — InternVL in the Hugging Face format (InternVLForConditionalGeneration,
+ * model_type internvl: OpenGVLab/InternVL3-1B-hf .. 78B-hf), cut as vLLM loads it
+ * (InternS1ForConditionalGeneration of interns1.py, which its registry maps the architecture
+ * to; the tower of interns1_vit.py; Qwen2ForCausalLM of qwen2.py for the language model)
+ * (docs/format.md section 2.7).
+ *
+ * Rules are written in vLLM's module names (its hf_to_vllm_mapper's targets, also the names
+ * transformers < 4.52 would read through _checkpoint_conversion_mapping):
+ * `language_model.model.*`, `language_model.lm_head.weight`, `vision_tower.*`,
+ * `multi_modal_projector.*`; the layout transformers 4.57.1 saves (`model.language_model.*`,
+ * `model.vision_tower.*`, `model.multi_modal_projector.*`, `lm_head.weight`, the released
+ * -hf checkpoints') maps onto them through Gemma 3's aliases.
+ *
+ * The language model: Qwen2's table (q/k/v biases fused into qkv_proj.bias), or Qwen3's when
+ * text_config.model_type is qwen3 (InternVL3_5-*-HF: vLLM builds Qwen3ForCausalLM of it, the
+ * same table with per-head q_norm / k_norm [d] replicated), tied by
+ * text_config.tie_word_embeddings alone (Qwen2Config's / Qwen3Config's default false;
+ * transformers 4.57.1 ties by get_text_config()). The tower (vLLM's InternS1VisionModel, built
+ * without a quant config): the class token, the mask token (use_mask_token), the patch Conv2d with
+ * its bias and the position table (use_absolute_position_embeddings; (image / patch)^2 + 1 rows)
+ * replicated; per block q_proj / k_proj / v_proj (biases when attention_bias), q_norm / k_norm
+ * (RMSNorm over the width, when use_qk_norm) and projection_layer with its bias, all plain
+ * nn.Linear / norms: whole on every rank; layernorm_before / layernorm_after (biases when
+ * norm_type is layer_norm; rms_norm has none) and the layer scales lambda_1 / lambda_2
+ * replicated; mlp.fc1 by rows with its bias (ColumnParallelLinear), fc2 by columns
+ * (RowParallelLinear, its bias replicated), neither quantized (quant_config None); the final
+ * layernorm only when use_mean_pooling is false. The projector (InternS1MultiModalProjector:
+ * layer_norm [VE x n^2], linear_1 [hid, VE x n^2], linear_2 [hid, hid], n = 1 /
+ * downsample_ratio, with biases) plain nn.LayerNorm / nn.Linear: whole on every rank, never
+ * quantized.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "shardmap/family_rules.h"
+
+#undef SM_LAYER
+#define SM_LAYER "language_model.model.layers.{i}."
+
+#define IV_VT "vision_tower."
+#define IV_VB IV_VT "encoder.layer.{i}."
+#define IV_P  "multi_modal_projector."
+
+/* A [VE] tensor of every block, whole on every rank, under condition c. */
+#define IV_VB_REPL(n, c)                                                                           \
+	SM_RULE(IV_VB n, IV_VB n, SM_K_REPL, 0, SM_U_NONE, c, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
+/* A tensor of the tower or projector, whole on every rank, never quantized. */
+#define IV_REPL(n, c, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, c, 0, nd, d0, d1)
+/* [1, d1, VE] parameters of the embeddings */
+#define IV_TOKEN(n, c, d1)                                                                         \
+	SM_RULE3(IV_VT "embeddings." n, IV_VT "embeddings." n, SM_K_REPL, 0, SM_U_NONE, c, 0,      \
+	         SM_D_ONE, d1, SM_D_VE)
+/* The block's q / k / v: plain nn.Linear [VE, VE], biases with attention_bias. */
+#define IV_QKV(x)                                                                                  \
+	SM_RULE(IV_VB "attention." x "_proj.weight", IV_VB "attention." x "_proj.weight",          \
+	        SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, 2, SM_D_VE, SM_D_VE),                 \
+	    IV_VB_REPL("attention." x "_proj.bias", SM_C_VATTNB)
+
+static const sm_rule internvl_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    /* InternVL3.5's Qwen3 language model: per-head q / k RMSNorm weights [d], replicated */
+    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
+    IV_TOKEN("cls_token", SM_C_ALL, SM_D_ONE),
+    IV_TOKEN("mask_token", SM_C_VMASK, SM_D_ONE),
+    IV_TOKEN("position_embeddings", SM_C_VPOS, SM_D_VNP),
+    {IV_VT "embeddings.patch_embeddings.projection.weight",
+     IV_VT "embeddings.patch_embeddings.projection.weight",
+     SM_K_REPL,
+     0,
+     SM_U_NONE,
+     SM_C_ALL,
+     0,
+     4,
+     {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}},
+    IV_REPL(IV_VT "embeddings.patch_embeddings.projection.bias", SM_C_ALL, 1, SM_D_VE, SM_D_ANY),
+    IV_QKV("q"),
+    IV_QKV("k"),
+    IV_QKV("v"),
+    IV_VB_REPL("attention.q_norm.weight", SM_C_VQKN),
+    IV_VB_REPL("attention.k_norm.weight", SM_C_VQKN),
+    SM_RULE(IV_VB "attention.projection_layer.weight", IV_VB "attention.projection_layer.weight",
+            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, 2, SM_D_VE, SM_D_VE),
+    IV_VB_REPL("attention.projection_layer.bias", SM_C_ALL),
+    IV_VB_REPL("layernorm_before.weight", SM_C_ALL),
+    IV_VB_REPL("layernorm_before.bias", SM_C_VLN),
+    IV_VB_REPL("layernorm_after.weight", SM_C_ALL),
+    IV_VB_REPL("layernorm_after.bias", SM_C_VLN),
+    IV_VB_REPL("lambda_1", SM_C_ALL),
+    IV_VB_REPL("lambda_2", SM_C_ALL),
+    /* fc1 ColumnParallelLinear, fc2 RowParallelLinear, quant_config None: split, unquantized */
+    SM_RULE(IV_VB "mlp.fc1.weight", IV_VB "mlp.fc1.weight", SM_K_ROWS, 0, SM_U_VI, SM_C_ALL,
+            SM_F_VIS, 2, SM_D_VI, SM_D_VE),
+    SM_RULE(IV_VB "mlp.fc1.bias", IV_VB "mlp.fc1.bias", SM_K_ROWS, 0, SM_U_VI, SM_C_ALL, SM_F_VIS,
+            1, SM_D_VI, SM_D_ANY),
+    SM_RULE(IV_VB "mlp.fc2.weight", IV_VB "mlp.fc2.weight", SM_K_COLS, 0, SM_U_VI, SM_C_ALL,
+            SM_F_VIS, 2, SM_D_VE, SM_D_VI),
+    IV_VB_REPL("mlp.fc2.bias", SM_C_ALL),
+    IV_REPL(IV_VT "layernorm.weight", SM_C_VPOOL, 1, SM_D_VE, SM_D_ANY),
+    IV_REPL(IV_VT "layernorm.bias", SM_C_VPOOL, 1, SM_D_VE, SM_D_ANY),
+    IV_REPL(IV_P "layer_norm.weight", SM_C_ALL, 1, SM_D_VM, SM_D_ANY),
+    IV_REPL(IV_P "layer_norm.bias", SM_C_ALL, 1, SM_D_VM, SM_D_ANY),
+    IV_REPL(IV_P "linear_1.weight", SM_C_ALL, 2, SM_D_HID, SM_D_VM),
+    IV_REPL(IV_P "linear_1.bias", SM_C_ALL, 1, SM_D_HID, SM_D_ANY),
+    IV_REPL(IV_P "linear_2.weight", SM_C_ALL, 2, SM_D_HID, SM_D_HID),
+    IV_REPL(IV_P "linear_2.bias", SM_C_ALL, 1, SM_D_HID, SM_D_ANY),
+};
+
+/* InternVLVisionConfig's defaults (transformers 4.57.1; the loader applies them) */
+static const sm_vis_class internvl_vis = {"InternViT: ", 1024, 16, 24, 448, 14};
+
+/* The tower and projector vLLM builds: the features of the last block (vision_feature_layer
+ * -1) without the class token ("default"), n x n patches merged by the pixel shuffle. */
+static int internvl_features(const ckpt_config *c, const sm_vis_geom *g, wt_errbuf *err)
+{
+	if (c->v_feature_list || c->v_feature_layer != -1)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: vision_feature_layer %s: vLLM's "
+		                 "InternS1ForConditionalGeneration takes the last block's output "
+		                 "whatever it says (and transformers 4.57.1 reads any other from a "
+		                 "vision_model it does not have); give -1",
+		                 c->v_feature_list ? "is a list" : "is not -1");
+	if (strcmp(c->v_select, "default") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: vision_feature_select_strategy '%s': vLLM's "
+		                 "InternS1ForConditionalGeneration always drops the class token "
+		                 "(\"default\"); give \"default\"",
+		                 c->v_select);
+	int64_t side = g->img / g->patch, n = c->v_spatial_merge_size;
+	if (side % n != 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: the tower's %" PRId64 " x %" PRId64
+		                 " patch grid (vision_config.image_size / patch_size) does not "
+		                 "split into the pixel shuffle's %" PRId64 " x %" PRId64
+		                 " groups (1 / downsample_ratio)",
+		                 side, side, n, n);
+	return WT_OK;
+}
+
+/* vision_config an InternViT whose heads split its width; a Qwen2 or Qwen3 language model. */
+static int internvl_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv;
+	if ((rv = shardmap_vision_need(c, &internvl_vis, err)) != WT_OK)
+		return rv;
+	if (c->lm_model_type[0] == '\0')
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: %s needs a text_config object (model_type qwen2 or qwen3, "
+		    "its sizes)",
+		    c->architecture);
+	if (strcmp(c->lm_model_type, "qwen2") != 0 && strcmp(c->lm_model_type, "qwen3") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: text_config.model_type '%s': only a qwen2 (InternVL3) "
+		    "or qwen3 (InternVL3.5) language model is supported for %s (vLLM's "
+		    "qwen2.py / qwen3.py tables)",
+		    c->lm_model_type, c->architecture);
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &internvl_vis, &g, err)) != WT_OK)
+		return rv;
+	return internvl_features(c, &g, err);
+}
+
+static const char *const internvl_archs[] = {"InternVLForConditionalGeneration", NULL};
+
+const sm_family shardmap_family_internvl = {
+    .name = "internvl",
+    .archs = internvl_archs,
+    .rules = internvl_rules,
+    .n_rules = SM_NRULES(internvl_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = internvl_check,
+    .aliases = shardmap_llava_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .internvl = true,
+};
