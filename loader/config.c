@@ -499,6 +499,9 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_parse_opt(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon") == 0)
 		rv = config_parse_falcon(root, c, err);
+	c->rob_max_pos = c->rob_types = c->rob_pad = c->rob_num_labels = -1;
+	if (rv == WT_OK && config_is_roberta(c->model_type))
+		rv = config_parse_roberta(root, c, err);
 	if (rv == WT_OK)
 		rv = config_get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)

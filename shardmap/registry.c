@@ -92,6 +92,10 @@ static const sm_family *const families[] = {
     &shardmap_family_llava_next_video,
     &shardmap_family_qwen2_audio,
     &shardmap_family_internvl,
+    &shardmap_family_roberta,
+    &shardmap_family_xlm_roberta,
+    &shardmap_family_roberta_cls,
+    &shardmap_family_xlm_roberta_cls,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

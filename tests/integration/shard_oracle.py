@@ -111,6 +111,9 @@ audio_tower (transformers' own encoder) and multi_modal_projector.linear whole o
 InternVL (vLLM's interns1.py / interns1_vit.py): a Qwen2 language model tied by text_config
 alone, the InternViT tower whole on every rank but fc1 (rows) and fc2 (columns), the projector
 (layer_norm, linear_1, linear_2: plain modules) whole.
+RoBERTa / XLM-RoBERTa (vLLM's roberta.py): BERT's cut (position and token-type tables whole),
+the pooler and an MLM head lm_head.* skipped (vLLM loads neither), the roberta. prefix dropped;
+their sequence classifiers keep roberta. in the runtime names, the head classifier.* whole.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
@@ -397,7 +400,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba", "OPT", "FalconForCausalLM")) and arch != "Mamba2ForCausalLM")
     if arch == "Lfm2ForCausalLM":  # Lfm2Config prefers its original key
         tied = cfg.get("tie_embedding", tied)
-    bert = arch == "BertModel"
+    roberta = arch in ("RobertaModel", "XLMRobertaModel", "RobertaForSequenceClassification",
+                       "XLMRobertaForSequenceClassification")
+    bert = arch == "BertModel" or roberta
     if bert: KV = H
     outs = {}   # name -> list of pieces (src, axis, start, len) or ("zero", rows)
     stack = {}  # expert runtime name -> {j: [pieces]}
@@ -409,6 +414,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     for name in sorted(src):
         if re.search(r"rotary_emb\.|position_ids$|weight_scale(_inv)?$|^mtp\.", name): continue
         if ernie_mtp(arch, name): continue
+        if roberta and name.startswith(("pooler.", "roberta.pooler.", "lm_head.")): continue
         m = re.match(r"model\.layers\.(\d+)\.", name)
         if m and arch.startswith(MTP_ARCHS) and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue
@@ -573,7 +579,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 stack.setdefault(base + ".w13_weight", {}).setdefault(j, {})[part] = pieces_rows(name, off, Il)
             continue
         if name in ("model.embed_tokens.weight", "lm_head.weight", "embeddings.word_embeddings.weight",
-                    "transformer.wte.weight"):
+                    "transformer.wte.weight", "roberta.embeddings.word_embeddings.weight"):
             import math
             mm = pad * T // math.gcd(pad, T)
             Vp = (V + mm - 1) // mm * mm; Vl = Vp // T; lo, hi = r * Vl, r * Vl + Vl
@@ -714,6 +720,9 @@ def main():
                    tie_word_embeddings=cfg.get("tie_word_embeddings", True))
         src = {k if k.startswith(("transformer.", "lm_head.")) else "transformer." + k: v
                for k, v in src.items()}
+    if cfg["model_type"] in ("roberta", "xlm-roberta") and \
+            not cfg["architectures"][0].endswith("ForSequenceClassification"):  # roberta. -> none
+        src = {re.sub(r"^roberta\.", "", k): v for k, v in src.items()}
     lm_prefix = ""
     back = None  # the expected names back to the runtime ones (Idefics3)
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
