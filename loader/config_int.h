@@ -13,7 +13,7 @@
 
 #include "weights/error.h"
 
-/* *out = root itself, or (root has a `text_config` object) a shallow copy of
+/* (config_view.c) *out = root itself, or (root has a `text_config` object) a shallow copy of
  * root with text_config's fields laid over it. A new reference either way. */
 int config_lm_view(json_t *root, json_t **out, wt_errbuf *err);
 
