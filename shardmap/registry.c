@@ -99,6 +99,16 @@ static const sm_family *const families[] = {
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
+/* Family name `name` is model_type `mt`, a '_' of the name standing for a '-' of
+ * model_type too (transformers' xlm-roberta is the family xlm_roberta). */
+static bool is_model_type(const char *name, const char *mt)
+{
+	for (; *name != '\0' && *mt != '\0'; name++, mt++)
+		if (*name != *mt && !(*name == '_' && *mt == '-'))
+			return false;
+	return *name == *mt;
+}
+
 const sm_family *shardmap_family_find(const char *arch, const char *model_type)
 {
 	for (size_t f = 0; f < N_FAMILIES; f++)
@@ -108,7 +118,7 @@ const sm_family *shardmap_family_find(const char *arch, const char *model_type)
 	/* Fall back to model_type when architectures is absent or unfamiliar. */
 	if ((!arch || !*arch) && model_type && *model_type)
 		for (size_t f = 0; f < N_FAMILIES; f++)
-			if (strcmp(families[f]->name, model_type) == 0)
+			if (is_model_type(families[f]->name, model_type))
 				return families[f];
 	return NULL;
 }

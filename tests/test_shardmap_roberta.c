@@ -286,6 +286,11 @@ static void test_defaults(void **state)
 	    CFG("RobertaModel", "roberta", ",\"max_position_embeddings\":20,\"type_vocab_size\":1"),
 	    2, 1, 0, false);
 	fx_close(&f);
+	/* without architectures, model_type finds the family ('-' for the name's '_') */
+	assert_string_equal(shardmap_family_find(NULL, "xlm-roberta")->name, "xlm_roberta");
+	assert_string_equal(shardmap_family_find("", "roberta")->name, "roberta");
+	assert_null(shardmap_family_find(NULL, "xlm-roberta-xl"));
+	assert_null(shardmap_family_find(NULL, "xlm-"));
 }
 
 static void test_errors(void **state)
