@@ -1,6 +1,6 @@
 /*
  * config_defaults.c — the config classes' defaults (transformers) that the loader
- * puts back where config.json leaves a key out (config_lm_view, config.c).
+ * puts back where config.json leaves a key out (config_lm_view, config_view.c).
  */
 #include <stddef.h>
 #include <string.h>
@@ -341,7 +341,7 @@ static const class_default arcee_defaults[] = {
 /* Lfm2Config's (transformers 4.57.1): LFM2-2.6B-like dims, tied embeddings, norm_eps (its
  * name for the RMSNorm epsilon). block_ffn_dim_multiplier is not here: an explicit null
  * means no multiplier (loader/config.c parse_lfm2), absent 1.0. The original key names
- * block_ff_dim, theta and tie_embedding take precedence (config.c lfm2_aliases). */
+ * block_ff_dim, theta and tie_embedding take precedence (config_view.c lfm2_aliases). */
 static const class_default lfm2_defaults[] = {
     {"vocab_size", false, 65536},
     {"hidden_size", false, 2560},

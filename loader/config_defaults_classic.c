@@ -151,6 +151,23 @@ static const class_default opt_defaults[] = {
     {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 2048},
 };
 
+/* RobertaConfig's / XLMRobertaConfig's (transformers 4.57.1): roberta-base's dims and the
+ * vocabulary, RoBERTa's 50265, XLM-RoBERTa's 30522 (the class's, not xlm-roberta-base's
+ * 250002); max_position_embeddings 512, type_vocab_size 2 and pad_token_id 1, read by
+ * config_roberta.c; layer_norm_eps 1e-12 and hidden_act gelu are the reference's. */
+static const class_default roberta_defaults[] = {
+    {"vocab_size", false, 50265},       {"hidden_size", false, 768},
+    {"intermediate_size", false, 3072}, {"num_hidden_layers", false, 12},
+    {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 512},
+    {"type_vocab_size", false, 2},      {"pad_token_id", false, 1},
+};
+static const class_default xlm_roberta_defaults[] = {
+    {"vocab_size", false, 30522},       {"hidden_size", false, 768},
+    {"intermediate_size", false, 3072}, {"num_hidden_layers", false, 12},
+    {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 512},
+    {"type_vocab_size", false, 2},      {"pad_token_id", false, 1},
+};
+
 /* GPTJConfig's (transformers 4.57.1), under the names config_gptj.c lays GPT-J's keys onto:
  * n_embd 4096, n_head 16, n_layer 28, n_positions 2048, vocab_size 50400 (n_inner None: 4 x
  * n_embd, set by config_gptj.c); rotary_dim 64, activation_function gelu_new and
@@ -219,6 +236,8 @@ static const struct {
     CLASS("mamba", mamba_defaults),
     CLASS("falcon_mamba", falcon_mamba_defaults),
     CLASS("opt", opt_defaults),
+    CLASS("roberta", roberta_defaults),
+    CLASS("xlm-roberta", xlm_roberta_defaults),
     CLASS("gptj", gptj_defaults),
     CLASS("bloom", bloom_defaults),
     CLASS("falcon", falcon_defaults),

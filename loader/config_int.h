@@ -13,7 +13,7 @@
 
 #include "weights/error.h"
 
-/* *out = root itself, or (root has a `text_config` object) a shallow copy of
+/* (config_view.c) *out = root itself, or (root has a `text_config` object) a shallow copy of
  * root with text_config's fields laid over it. A new reference either way. */
 int config_lm_view(json_t *root, json_t **out, wt_errbuf *err);
 
@@ -114,6 +114,10 @@ struct ckpt_config;
 /* OPT's own keys into c (struct ckpt_config's opt_* fields, enable_bias into attention_bias);
  * a wrong type is WT_ECORRUPT naming the key (config_opt.c). */
 int config_parse_opt(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* RoBERTa / XLM-RoBERTa (model_type roberta or xlm-roberta): their embeddings' keys
+ * (config_roberta.c). */
+bool config_is_roberta(const char *model_type);
+int config_parse_roberta(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* BLOOM (model_type bloom): BloomConfig's n_embed (over hidden_size), n_layer and n_head
  * (under num_hidden_layers / num_attention_heads when given) laid over view v before the

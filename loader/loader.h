@@ -407,6 +407,14 @@ typedef struct ckpt_config {
 	 * by the planner); enable_bias is read into attention_bias (true if absent) */
 	int64_t opt_word_embed_proj_dim, opt_max_pos;
 	bool opt_ln_before, opt_final_norm, opt_ln_affine;
+	/* RoBERTa / XLM-RoBERTa (RobertaConfig, XLMRobertaConfig; read for model_type roberta
+	 * and xlm-roberta only, config_roberta.c; -1 / false otherwise): max_position_embeddings
+	 * (the position table's rows; absent: 512), type_vocab_size (2), pad_token_id (1;
+	 * positions start at pad_token_id + 1), is_decoder (false), rob_abs_pos:
+	 * position_embedding_type absent or "absolute"; rob_num_labels: the classifier's outputs
+	 * (PretrainedConfig: the entries of id2label, else num_labels, else 2) */
+	int64_t rob_max_pos, rob_types, rob_pad, rob_num_labels;
+	bool rob_decoder, rob_abs_pos;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;

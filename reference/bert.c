@@ -5,6 +5,13 @@
  * pooler tanh(dense(x[0])). Attention is bidirectional, without RoPE.
  * Output: the last hidden state [n_tok, hid], then the pooler row.
  *
+ * RobertaModel / XLMRobertaModel (c->roberta): the same encoder; token t's position is
+ * pad_id + the count of non-pad tokens in 0..t, a pad token's pad_id (transformers'
+ * create_position_ids_from_input_ids, vLLM's replace_roberta_positions); no pooler (vLLM
+ * loads none, the planner skips it): the output is the last hidden state alone. Their sequence
+ * classifiers (c->rb_cls): the same encoder, then RobertaClassificationHead on token 0 (dense,
+ * tanh, out_proj): the last row holds its n_labels logits, then zeros.
+ *
  * Sharded (docs/format.md section 2.7, BERT): word embeddings vocab-parallel; qkv_proj
  * [q_r; k_r; v_r] with KV = H; attention.output.dense and output.dense
  * row-parallel (column slices, partial sums all-reduced, bias added once);
@@ -83,8 +90,43 @@ static void bert_residual_ln(float *x, const float *part, const float *bias, con
 	ref_layernorm(x, x, lw, lb, T, hid, eps);
 }
 
-static int bert_embed_rest(ref_set *s, const ref_cfg *c, int64_t T, float *x, const float **pool_w,
-                           const float **pool_b, wt_errbuf *err)
+/* Token t's row of the position table: t (BERT), or RoBERTa's (ref_bufs_alloc has checked
+ * that pad_id + T is below max_position_embeddings). */
+static int64_t bert_position(const ref_cfg *c, const int64_t *tokens, int64_t t, int64_t *seen)
+{
+	if (!c->roberta)
+		return t;
+	if (tokens[t] == c->pad_id)
+		return c->pad_id;
+	return c->pad_id + ++*seen;
+}
+
+/* The output head: BERT's pooler (dense, tanh), a RoBERTa sequence classifier's
+ * RobertaClassificationHead (dense, tanh, out_proj to n_labels); RobertaModel has none. */
+typedef struct bert_hd {
+	const float *w, *b, *ow, *ob;
+} bert_hd;
+
+static int bert_head_get(ref_set *s, const ref_cfg *c, bert_hd *h, wt_errbuf *err)
+{
+	const char *m = c->roberta ? "classifier.dense" : "pooler.dense";
+	memset(h, 0, sizeof(*h));
+	if (c->roberta && !c->rb_cls)
+		return WT_OK;
+	int rv;
+	if ((rv = ref_getf(s, &h->w, false, err, 2, c->hid, c->hid, 0, "%s.weight", m)) ||
+	    (rv = ref_getf(s, &h->b, false, err, 1, c->hid, 0, 0, "%s.bias", m)))
+		return rv;
+	if (c->rb_cls && ((rv = ref_getf(s, &h->ow, false, err, 2, c->n_labels, c->hid, 0,
+	                                 "classifier.out_proj.weight")) ||
+	                  (rv = ref_getf(s, &h->ob, false, err, 1, c->n_labels, 0, 0,
+	                                 "classifier.out_proj.bias"))))
+		return rv;
+	return WT_OK;
+}
+
+static int bert_embed_rest(ref_set *s, const ref_cfg *c, const int64_t *tokens, int64_t T, float *x,
+                           bert_hd *hd, wt_errbuf *err)
 {
 	const float *pos, *typ, *lw, *lb;
 	int rv;
@@ -93,36 +135,48 @@ static int bert_embed_rest(ref_set *s, const ref_cfg *c, int64_t T, float *x, co
 	    (rv = ref_getf(s, &typ, false, err, 2, c->n_types, c->hid, 0,
 	                   "embeddings.token_type_embeddings.weight")) ||
 	    (rv = ref_getf(s, &lw, false, err, 1, c->hid, 0, 0, "embeddings.LayerNorm.weight")) ||
-	    (rv = ref_getf(s, &lb, false, err, 1, c->hid, 0, 0, "embeddings.LayerNorm.bias")) ||
-	    (rv = ref_getf(s, pool_w, false, err, 2, c->hid, c->hid, 0, "pooler.dense.weight")) ||
-	    (rv = ref_getf(s, pool_b, false, err, 1, c->hid, 0, 0, "pooler.dense.bias")))
+	    (rv = ref_getf(s, &lb, false, err, 1, c->hid, 0, 0, "embeddings.LayerNorm.bias")))
 		return rv;
-	for (int64_t t = 0; t < T; t++)
+	if ((rv = bert_head_get(s, c, hd, err)))
+		return rv;
+	int64_t seen = 0;
+	for (int64_t t = 0; t < T; t++) {
+		const float *p = pos + bert_position(c, tokens, t, &seen) * c->hid;
 		for (int64_t i = 0; i < c->hid; i++)
-			x[t * c->hid + i] += pos[t * c->hid + i] + typ[i]; /* token type 0 */
+			x[t * c->hid + i] += p[i] + typ[i]; /* token type 0 */
+	}
 	ref_layernorm(x, x, lw, lb, T, c->hid, (float)c->eps);
 	return WT_OK;
 }
 
-static void bert_pool(const ref_cfg *c, const float *x, const float *pw, const float *pb,
-                      float *out)
+/* out (hid floats) = the head of token 0's state x: the pooler's row, or the classifier's
+ * n_labels logits then zeros (tmp: hid floats of scratch). */
+static void bert_pool(const ref_cfg *c, const float *x, const bert_hd *h, float *tmp, float *out)
 {
-	ref_linear(out, x, pw, pb, 1, c->hid, c->hid);
+	if (c->roberta && !c->rb_cls)
+		return;
+	ref_linear(out, x, h->w, h->b, 1, c->hid, c->hid);
 	for (int64_t i = 0; i < c->hid; i++)
 		out[i] = tanhf(out[i]);
+	if (!c->rb_cls)
+		return;
+	memcpy(tmp, out, (size_t)c->hid * sizeof(float));
+	memset(out, 0, (size_t)c->hid * sizeof(float));
+	ref_linear(out, tmp, h->ow, h->ob, 1, c->hid, c->n_labels);
 }
 
 int ref_bert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T, ref_bufs *b,
                   float *out, wt_errbuf *err)
 {
-	const float *emb, *pw, *pb;
+	const float *emb;
+	bert_hd hd;
 	int rv;
 	if ((rv = ref_getf(s, &emb, false, err, 2, c->V, c->hid, 0,
 	                   "embeddings.word_embeddings.weight")))
 		return rv;
 	for (int64_t t = 0; t < T; t++)
 		memcpy(b->x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
-	if ((rv = bert_embed_rest(s, c, T, b->x, &pw, &pb, err)))
+	if ((rv = bert_embed_rest(s, c, tokens, T, b->x, &hd, err)))
 		return rv;
 	for (int64_t l = 0; l < c->L; l++) {
 		bert_w w;
@@ -150,7 +204,7 @@ int ref_bert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T
 		bert_residual_ln(b->x, b->o, w.out_b, w.oln_w, w.oln_b, T, c->hid, (float)c->eps);
 	}
 	memcpy(out, b->x, (size_t)(T * c->hid) * sizeof(float));
-	bert_pool(c, b->x, pw, pb, out + T * c->hid);
+	bert_pool(c, b->x, &hd, b->scratch, out + T * c->hid);
 	return WT_OK;
 }
 
@@ -175,9 +229,9 @@ int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
 	size_t n = (size_t)(T * c->hid);
 	int64_t Hl = c->H / TP, hl = Hl * c->d, il = c->I / TP;
 	float *xs = calloc(n * TP, sizeof(float)); /* per-rank residual streams */
-	const float **pw = calloc(TP, sizeof(*pw)), **pb = calloc(TP, sizeof(*pb));
+	bert_hd *hd = calloc(TP, sizeof(*hd));
 	int rv = WT_OK;
-	if (xs == NULL || pw == NULL || pb == NULL) {
+	if (xs == NULL || hd == NULL) {
 		rv = wt_seterr(err, WT_ENOMEM, "BERT reference: out of memory");
 		goto out;
 	}
@@ -198,7 +252,7 @@ int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
 	}
 	for (uint32_t r = 0; r < TP; r++) {
 		memcpy(xs + r * n, b->acc, n * sizeof(float));
-		if ((rv = bert_embed_rest(&ranks[r], c, T, xs + r * n, &pw[r], &pb[r], err)))
+		if ((rv = bert_embed_rest(&ranks[r], c, tokens, T, xs + r * n, &hd[r], err)))
 			goto out;
 	}
 	for (int64_t l = 0; l < c->L; l++) {
@@ -242,17 +296,19 @@ int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
 			}
 		}
 	}
-	memset(out, 0, (n + (size_t)c->hid) * sizeof(float));
+	bool head = !c->roberta || c->rb_cls;
+	memset(out, 0, (n + (head ? (size_t)c->hid : 0)) * sizeof(float));
 	for (uint32_t r = 0; r < TP; r++) {
-		bert_pool(c, xs + r * n, pw[r], pb[r], b->y);
 		for (size_t i = 0; i < n; i++)
 			out[i] += xs[r * n + i] / (float)TP;
+		if (!head)
+			continue;
+		bert_pool(c, xs + r * n, &hd[r], b->scratch, b->y);
 		for (int64_t i = 0; i < c->hid; i++)
 			out[n + (size_t)i] += b->y[i] / (float)TP;
 	}
 out:
 	free(xs);
-	free(pw);
-	free(pb);
+	free(hd);
 	return rv;
 }

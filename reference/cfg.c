@@ -215,6 +215,11 @@ static int parse_bert(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		                 "config.json: max_position_embeddings %lld, type_vocab_size "
 		                 "%lld must be positive",
 		                 (long long)c->max_pos, (long long)c->n_types);
+	if (c->rb_cls && (c->n_labels < 1 || c->n_labels > c->hid))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld labels; the reference writes a classifier's "
+		                 "logits into one row of hidden_size %lld",
+		                 (long long)c->n_labels, (long long)c->hid);
 	if (c->KV != c->H)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: BertModel with %lld kv heads for %lld heads; BERT "
@@ -441,9 +446,14 @@ void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 	         c->kind == REF_MIXTRAL ? "block_sparse_moe." : ref_ffn_module(c));
 }
 
+size_t ref_out_rows(const ref_cfg *c, size_t n_tok)
+{
+	return c->kind == REF_BERT && (!c->roberta || c->rb_cls) ? n_tok + 1 : n_tok;
+}
+
 size_t ref_out_count(const ref_cfg *c, size_t n_tok)
 {
 	if (c->kind == REF_BERT)
-		return (n_tok + 1) * (size_t)c->hid;
+		return ref_out_rows(c, n_tok) * (size_t)c->hid;
 	return n_tok * (size_t)c->V;
 }

@@ -161,6 +161,13 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	     * layers without RoPE while a sliding window is set (cfg_olmo3.c) */
 	    {"exaone4", REF_DENSE, true, 0, FAM_EXAONE4},
 	    {"bert", REF_BERT, false, 0, 0},
+	    /* RobertaModel / XLMRobertaModel: BERT's encoder, RoBERTa's positions, no pooler
+	     * (bert.c) */
+	    {"roberta", REF_BERT, false, 0, 0},
+	    {"xlm_roberta", REF_BERT, false, 0, 0},
+	    /* their sequence classifiers: the same, RobertaClassificationHead on token 0 */
+	    {"roberta_cls", REF_BERT, false, 0, 0},
+	    {"xlm_roberta_cls", REF_BERT, false, 0, 0},
 	    /* Glm4vForConditionalGeneration's language model on text tokens: GLM-4-0414's
 	     * decoder (its MRoPE over the first int(head_dim * partial_rotary_factor) dims is
 	     * the plain adjacent-pair RoPE when the three position streams are equal);
@@ -294,6 +301,8 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
 			c->kind = map[i].kind;
+			c->roberta = map[i].kind == REF_BERT && strcmp(family, "bert") != 0;
+			c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;
 			c->fused_ckpt = map[i].fam == FAM_PHI3;

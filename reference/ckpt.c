@@ -278,6 +278,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	c.V = cc->vocab_size;
 	c.L = cc->num_hidden_layers;
 	c.tied = shardmap_tied(cc);
+	c.pad_id = cc->rob_pad;
+	c.n_labels = cc->rob_num_labels;
 	c.E = cc->num_experts;
 	c.Ie = cc->moe_intermediate_size > 0 ? cc->moe_intermediate_size : cc->intermediate_size;
 	/* shared experts as the planner derives them (shardmap/plan.c derive_dims) */
@@ -365,9 +367,13 @@ int ref_cfg_parse_json(const char *json, size_t len, ref_cfg *out, wt_errbuf *er
 /* Gemma 3 multimodal keeps its language model under language_model., Idefics3 / SmolVLM
  * under model.text_model. (docs/format.md 2.7): both paths read it under the text model's
  * names (model.*, lm_head.*), as the Qwen2-VL language model is read; the vision tower's
- * tensors are loaded, unused. buf holds a rewritten name. */
+ * tensors are loaded, unused. RoBERTa's sequence classifiers keep their encoder under
+ * roberta.: read under RobertaModel's names. buf holds a rewritten name. */
 static const char *lm_name(const char *name, char *buf, size_t cap)
 {
+	static const char rb[] = "roberta."; /* RoBERTa's sequence classifiers' encoder */
+	if (strncmp(name, rb, sizeof(rb) - 1) == 0)
+		return name + sizeof(rb) - 1;
 	static const char pre[] = "language_model.";
 	static const char tm[] = "model.text_model.";
 	if (strncmp(name, tm, sizeof(tm) - 1) == 0 &&
@@ -590,7 +596,7 @@ int ref_verify(const ckpt *c, const wt_layout *l, const int64_t *tokens, size_t 
 	res->budget = ref_layout_budget(&ck, l, &res->why);
 	res->n_ranks = n;
 	res->n_tok = n_tok;
-	res->width = (int64_t)(n_out / (cfg.kind == REF_BERT ? n_tok + 1 : n_tok));
+	res->width = (int64_t)(n_out / ref_out_rows(&cfg, n_tok));
 	res->pass = true;
 	for (uint32_t g = 0; g < l->ep_size; g++) {
 		ref_diff d;
@@ -634,7 +640,7 @@ int ref_full_outputs(const ckpt *c, const int64_t *tokens, size_t n_tok, float *
 		free(o);
 		return rv;
 	}
-	*rows = cfg.kind == REF_BERT ? n_tok + 1 : n_tok;
+	*rows = ref_out_rows(&cfg, n_tok);
 	*width = (int64_t)(n_out / *rows);
 	*out = o;
 	return WT_OK;

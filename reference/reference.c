@@ -53,6 +53,11 @@ int ref_bufs_alloc(ref_bufs *b, const ref_cfg *c, size_t n_tok, const int64_t *t
 	if (c->kind == REF_BERT && (int64_t)n_tok > c->max_pos)
 		return wt_seterr(err, WT_EINVAL, "%zu tokens; max_position_embeddings is %lld",
 		                 n_tok, (long long)c->max_pos);
+	if (c->roberta && c->pad_id + (int64_t)n_tok >= c->max_pos)
+		return wt_seterr(err, WT_EINVAL,
+		                 "%zu tokens; positions start at pad_token_id + 1 = %lld and "
+		                 "max_position_embeddings is %lld",
+		                 n_tok, (long long)(c->pad_id + 1), (long long)c->max_pos);
 	for (size_t t = 0; t < n_tok; t++)
 		if (tokens[t] < 0 || tokens[t] >= c->V)
 			return wt_seterr(err, WT_EINVAL, "token %zu is %lld; vocab_size is %lld", t,

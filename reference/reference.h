@@ -204,6 +204,15 @@ typedef struct ref_cfg {
 	double eps, theta;        /* theta: rope_parameters.rope_theta, else rope_theta */
 	bool rope_interleave;     /* DeepSeek rope_interleave (default true): de-interleave first */
 	int64_t max_pos, n_types; /* BERT position / token-type embedding rows */
+	/* RoBERTa / XLM-RoBERTa (REF_BERT): positions pad_id + 1 + the count of non-pad tokens so
+	 * far (pad tokens at pad_id), no pooler (vLLM loads none): the output is the last hidden
+	 * state alone */
+	bool roberta;
+	int64_t pad_id;
+	/* RoBERTa's sequence classifiers (roberta_cls, xlm_roberta_cls): RobertaClassificationHead
+	 * over token 0, n_labels logits in the output's last row */
+	bool rb_cls;
+	int64_t n_labels;
 	/* DeepSeek-V3: MLA dims (q_lora -1 = null: q_proj), routing, dense/MoE layers */
 	int64_t q_lora, kv_lora, nope, rope, vhd;
 	int64_t n_group, topk_group, first_dense, layer_freq;
@@ -543,8 +552,11 @@ int ref_getf(ref_set *s, const float **out, bool optional, wt_errbuf *err, int n
              int64_t b, int64_t c, const char *fmt, ...) WT_PRINTF(9, 10);
 
 /* Floats of the forward output for n_tok tokens: decoders n_tok * V logits;
- * BERT (n_tok + 1) * hid: the last hidden state, then the pooler output. */
+ * BERT (n_tok + 1) * hid: the last hidden state, then the pooler output; RoBERTa n_tok * hid,
+ * the last hidden state; its sequence classifiers (n_tok + 1) * hid, the last row the classifier's
+ * n_labels logits then zeros. ref_out_rows: the rows of that output. */
 size_t ref_out_count(const ref_cfg *c, size_t n_tok);
+size_t ref_out_rows(const ref_cfg *c, size_t n_tok);
 
 /* Whether layer i has an MoE block. */
 bool ref_layer_is_moe(const ref_cfg *c, int64_t i);

@@ -348,4 +348,41 @@ bool shardmap_vision_drop(const ckpt_config *c, const char *vt, int64_t vd, bool
 int shardmap_vision_shuffle(const ckpt_config *c, const sm_vis_geom *g, const char *key,
                             const char *who, const char *tail, wt_errbuf *err);
 
+/* A BERT encoder layer (BertModel, RobertaModel, XLMRobertaModel; vLLM's BertLayer): query /
+ * key / value fused into attention.self.qkv_proj by heads (KV = H), attention.output.dense and
+ * output.dense row-parallel with their biases whole, intermediate.dense column-parallel with its
+ * bias split, the LayerNorms replicated; the four Linears quantized. */
+#define SM_BL_AT(P) P "encoder.layer.{i}."
+#define SM_BERT_QKV(P, x, part)                                                                    \
+	SM_RULE(SM_BL_AT(P) "attention.self." x ".weight",                                         \
+	        SM_BL_AT(P) "attention.self.qkv_proj.weight", SM_K_QKV, part, SM_U_HEADS,          \
+	        SM_C_ALL, SM_F_QUANT, 2, SM_D_Q, SM_D_HID),                                        \
+	    SM_RULE(SM_BL_AT(P) "attention.self." x ".bias",                                       \
+	            SM_BL_AT(P) "attention.self.qkv_proj.bias", SM_K_QKV, part, SM_U_HEADS,        \
+	            SM_C_ALL, 0, 1, SM_D_Q, SM_D_ANY)
+#define SM_BERT_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
+#define SM_BERT_LN(n)                                                                              \
+	SM_BERT_REPL(n ".weight", 1, SM_D_HID, SM_D_ANY),                                          \
+	    SM_BERT_REPL(n ".bias", 1, SM_D_HID, SM_D_ANY)
+
+/* The layer under module prefix P ("" for BertModel / RobertaModel; "roberta." for the
+ * sequence classifiers, whose runtime names keep it as vLLM's module path does). */
+#define SM_RULES_BERT_LAYER_AT(P)                                                                  \
+	SM_BERT_QKV(P, "query", 0), SM_BERT_QKV(P, "key", 1), SM_BERT_QKV(P, "value", 2),          \
+	    SM_RULE(SM_BL_AT(P) "attention.output.dense.weight",                                   \
+	            SM_BL_AT(P) "attention.output.dense.weight", SM_K_COLS, 0, SM_U_HEADS,         \
+	            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                                    \
+	    SM_BERT_REPL(SM_BL_AT(P) "attention.output.dense.bias", 1, SM_D_HID, SM_D_ANY),        \
+	    SM_BERT_LN(SM_BL_AT(P) "attention.output.LayerNorm"),                                  \
+	    SM_RULE(SM_BL_AT(P) "intermediate.dense.weight",                                       \
+	            SM_BL_AT(P) "intermediate.dense.weight", SM_K_ROWS, 0, SM_U_I, SM_C_ALL,       \
+	            SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                              \
+	    SM_RULE(SM_BL_AT(P) "intermediate.dense.bias", SM_BL_AT(P) "intermediate.dense.bias",  \
+	            SM_K_ROWS, 0, SM_U_I, SM_C_ALL, 0, 1, SM_D_I, SM_D_ANY),                       \
+	    SM_RULE(SM_BL_AT(P) "output.dense.weight", SM_BL_AT(P) "output.dense.weight",          \
+	            SM_K_COLS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),              \
+	    SM_BERT_REPL(SM_BL_AT(P) "output.dense.bias", 1, SM_D_HID, SM_D_ANY),                  \
+	    SM_BERT_LN(SM_BL_AT(P) "output.LayerNorm")
+#define SM_RULES_BERT_LAYER SM_RULES_BERT_LAYER_AT("")
+
 #endif

@@ -341,6 +341,9 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	mixer_dims(x, d);
 	d->opt_wep = c->opt_word_embed_proj_dim;
 	d->opt_pos = c->opt_max_pos > 0 ? c->opt_max_pos + 2 : -1;
+	d->rob_pos = c->rob_max_pos;
+	d->rob_types = c->rob_types;
+	d->rob_labels = c->rob_num_labels;
 	if ((rv = vision_dims(x, d, err)) != WT_OK)
 		return rv;
 	if (d->n_heads <= 0 || d->hidden <= 0 || d->vocab <= 0 || d->n_layers < 0)
@@ -487,6 +490,12 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->opt_wep;
 	case SM_D_OPOS:
 		return d->opt_pos;
+	case SM_D_RPOS:
+		return d->rob_pos;
+	case SM_D_RTYPES:
+		return d->rob_types;
+	case SM_D_NLAB:
+		return d->rob_labels;
 	case SM_D_H: /* GPT-OSS attention sinks, one per head */
 		return d->n_heads;
 	case SM_D_EZ:

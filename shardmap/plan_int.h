@@ -46,6 +46,8 @@ typedef struct sm_dims {
 	int64_t m_dt_rank;
 	/* OPT: word_embed_proj_dim, max_position_embeddings + 2 (-1 for other families) */
 	int64_t opt_wep, opt_pos;
+	/* RoBERTa: max_position_embeddings, type_vocab_size, num_labels (-1 for other families) */
+	int64_t rob_pos, rob_types, rob_labels;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

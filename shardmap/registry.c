@@ -92,8 +92,22 @@ static const sm_family *const families[] = {
     &shardmap_family_llava_next_video,
     &shardmap_family_qwen2_audio,
     &shardmap_family_internvl,
+    &shardmap_family_roberta,
+    &shardmap_family_xlm_roberta,
+    &shardmap_family_roberta_cls,
+    &shardmap_family_xlm_roberta_cls,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
+
+/* Family name `name` is model_type `mt`, a '_' of the name standing for a '-' of
+ * model_type too (transformers' xlm-roberta is the family xlm_roberta). */
+static bool is_model_type(const char *name, const char *mt)
+{
+	for (; *name != '\0' && *mt != '\0'; name++, mt++)
+		if (*name != *mt && !(*name == '_' && *mt == '-'))
+			return false;
+	return *name == *mt;
+}
 
 const sm_family *shardmap_family_find(const char *arch, const char *model_type)
 {
@@ -104,7 +118,7 @@ const sm_family *shardmap_family_find(const char *arch, const char *model_type)
 	/* Fall back to model_type when architectures is absent or unfamiliar. */
 	if ((!arch || !*arch) && model_type && *model_type)
 		for (size_t f = 0; f < N_FAMILIES; f++)
-			if (strcmp(families[f]->name, model_type) == 0)
+			if (is_model_type(families[f]->name, model_type))
 				return families[f];
 	return NULL;
 }

@@ -133,6 +133,10 @@ typedef enum {
 	/* OPT */
 	SM_D_WEP,  /* word_embed_proj_dim: embed_tokens / lm_head columns, project_in / out */
 	SM_D_OPOS, /* max_position_embeddings + 2: embed_positions rows (OPT's offset) */
+	/* RoBERTa / XLM-RoBERTa */
+	SM_D_RPOS,   /* max_position_embeddings: position_embeddings rows */
+	SM_D_RTYPES, /* type_vocab_size: token_type_embeddings rows */
+	SM_D_NLAB,   /* num_labels (id2label's entries): the sequence classifier's out_proj rows */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -457,6 +461,12 @@ extern const sm_family shardmap_family_smollm3;
 extern const sm_family shardmap_family_ernie4_5;
 extern const sm_family shardmap_family_ernie4_5_moe;
 extern const sm_family shardmap_family_bert;
+extern const sm_family shardmap_family_roberta;
+extern const sm_family shardmap_family_xlm_roberta;
+extern const sm_family shardmap_family_roberta_cls;
+extern const sm_family shardmap_family_xlm_roberta_cls;
+/* RobertaEmbedding's config checks (family_roberta.c), shared by the sequence classifiers. */
+int shardmap_roberta_check(const ckpt_config *c, wt_errbuf *err);
 extern const sm_family shardmap_family_qwen2_vl;
 extern const sm_family shardmap_family_phi3;
 extern const sm_family shardmap_family_starcoder2;

@@ -181,6 +181,10 @@ static void check_family(const fam_expect *e, const char *root)
 	}
 	if (ivl)
 		check_internvl(cfg, e->name[8] != '\0');
+	if (strstr(e->name, "roberta") != NULL) /* RobertaConfig's keys as the fixture gives them */
+		assert_true(cfg->rob_max_pos == 66 && cfg->rob_types == 1 && cfg->rob_pad == 1 &&
+		            cfg->rob_abs_pos && !cfg->rob_decoder &&
+		            cfg->rob_num_labels == (strstr(e->name, "_cls") ? 1 : 2));
 	if (lvv) { /* LlavaNextVideoConfig's pooling; untied (the top level's not laid in) */
 		assert_string_equal(cfg->v_pool_mode, "average");
 		assert_int_equal(cfg->v_pool_stride, 2);

@@ -292,6 +292,10 @@ typedef struct fam_expect {
 	 ERNM_MTP)
 #define BERT_LAYER (4 * (4 * 128 * 128 + 2 * 512 * 128 + 5 * 128 + 512 + 4 * 128))
 #define BERT_BYTES (4 * ((1000 + 64 + 2) * 128 + 2 * 128 + 128 * 128 + 128) + 2 * BERT_LAYER)
+/* roberta / xlm_roberta: BERT's tensors (pooler too), 66 positions, 1 token type; xlm_roberta
+ * with I 256 */
+#define XLMR_LAYER       (4 * (4 * 128 * 128 + 2 * 256 * 128 + 5 * 128 + 256 + 4 * 128))
+#define ROBERTA_BYTES(v) (4 * (((v) + 66 + 1) * 128 + 2 * 128 + 128 * 128 + 128))
 
 static const fam_expect fams[] = {
     {"llama", 21, LLAMA_BYTES, 256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
@@ -687,6 +691,14 @@ static const fam_expect fams[] = {
          2 * 2 * (4 * 64 * 64 + 4 * 64 + 4 * 64 + 2 * 64 + 128 * 64 + 128 + 64 * 128 + 64) +
          2 * (2 * 256 + 128 * 256 + 128 + 128 * 128 + 128),
      128, 4, 2, 64, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
+    {"roberta", 39, ROBERTA_BYTES(1000) + 2 * BERT_LAYER, 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1,
+     CKPT_QUANT_NONE, 1},
+    {"xlm_roberta", 55, ROBERTA_BYTES(1200) + 3 * XLMR_LAYER, 128, 8, 8, 16, 256, 1200, 3, 0, 0, -1,
+     CKPT_QUANT_NONE, 1},
+    /* xlm_roberta_cls: xlm_roberta's encoder under roberta. without the pooler, the head
+     * classifier.dense [128, 128] + [128] (the pooler's size) and out_proj [1, 128] + [1] */
+    {"xlm_roberta_cls", 57, ROBERTA_BYTES(1200) + 4 * (128 + 1) + 3 * XLMR_LAYER, 128, 8, 8, 16,
+     256, 1200, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
     /* llava_pixtral: a Mistral LM under language_model.model. (hid 128, head_dim 48: q / o
      * 192x128 / 128x192, k / v 96x128; L 2, untied) + the Pixtral tower (width 64: patch_conv
      * [64, 3, 14, 14], ln_pre [64]; per block attention_norm / ffn_norm [64], q / k / v / o

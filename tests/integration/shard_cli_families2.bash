@@ -552,6 +552,32 @@ for l in "language_model.model.layers.1.self_attn.q_norm.weight *BF16 *\[64\]" \
 	"vision_tower.encoder.layer.1.mlp.fc1.weight *BF16 *\[64, 64\]"; do
 	grep -q "^ *$l" "$T/plan" || fail "internvl_qwen3 line $l: $(cat "$T/plan")"
 done
+# RoBERTa / XLM-RoBERTa: BERT's cut with the position table [max_position_embeddings, hid] and
+# token_type_embeddings [type_vocab_size, hid] whole, the four Linears quantized, the pooler
+# skipped (vLLM loads none)
+for f in roberta xlm_roberta; do
+	"$CTL" plan --model-dir "$T/$f" --tp-size 2 --tp-rank 1 --quant int8-channel \
+		--rank-only >"$T/plan" || fail "plan $f"
+	for l in "skipped pooler.dense.weight" "skipped pooler.dense.bias" \
+		"embeddings.position_embeddings.weight *F32 *\[66, 128\]" \
+		"embeddings.token_type_embeddings.weight *F32 *\[1, 128\]" \
+		"encoder.layer.1.attention.self.qkv_proj.weight *I8 *\[192, 128\]" \
+		"encoder.layer.1.attention.self.qkv_proj.bias *F32 *\[192\]" \
+		"encoder.layer.1.output.dense.bias *F32 *\[128\]"; do
+		grep -q "^ *$l" "$T/plan" || fail "$f line $l: $(cat "$T/plan")"
+	done
+	grep -q "pooler.dense.weight *F32" "$T/plan" && fail "$f: pooler emitted: $(cat "$T/plan")"
+done
+# XLMRobertaForSequenceClassification: the encoder under roberta. (kept in the runtime names),
+# the head classifier.dense / out_proj whole and never quantized, no pooler
+"$CTL" plan --model-dir "$T/xlm_roberta_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan xlm_roberta_cls"
+for l in "classifier.dense.weight *F32 *\[128, 128\]" "classifier.out_proj.weight *F32 *\[1, 128\]" \
+	"classifier.out_proj.bias *F32 *\[1\]" \
+	"roberta.embeddings.position_embeddings.weight *F32 *\[66, 128\]" \
+	"roberta.encoder.layer.2.attention.self.qkv_proj.weight *I8 *\[192, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "xlm_roberta_cls line $l: $(cat "$T/plan")"
+done
 # LLaVA with a Pixtral tower (pixtral-12b): a Mistral LM (head_dim 48), untied (lm_head cut);
 # Mistral 3's tower cut and quantized as vLLM's pixtral.py builds it (every block: feature
 # layer -1); LLaVA's projector by rows / columns, quantized, its biases kept

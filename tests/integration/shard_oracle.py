@@ -113,6 +113,9 @@ audio_tower (transformers' own encoder) and multi_modal_projector.linear whole o
 InternVL (vLLM's interns1.py / interns1_vit.py): a Qwen2 language model tied by text_config
 alone, the InternViT tower whole on every rank but fc1 (rows) and fc2 (columns), the projector
 (layer_norm, linear_1, linear_2: plain modules) whole.
+RoBERTa / XLM-RoBERTa (vLLM's roberta.py): BERT's cut (position and token-type tables whole),
+the pooler and an MLM head lm_head.* skipped (vLLM loads neither), the roberta. prefix dropped;
+their sequence classifiers keep roberta. in the runtime names, the head classifier.* whole.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
@@ -135,6 +138,8 @@ import numpy as np
 
 from shard_oracle_cut import (conv1d_gpt2, falcon, gpt2, gpt_bigcode, neox, pieces_cols,
                               pieces_rows, vocab_rows)
+from shard_oracle_src import (dequant_fbgemm, unstack_dbrx, unstack_gpt_oss, unstack_granite,
+                              unstack_llama4)
 
 NP = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 SZ = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "I64": 8, "I32": 4, "I8": 1,
@@ -159,128 +164,6 @@ def load_dir(d):
         if fn.endswith(".safetensors"):
             src.update(read_st(os.path.join(d, fn))[0])
     return src, json.load(open(os.path.join(d, "config.json")))
-
-def unstack_granite(src):
-    """input_linear [E, 2I, hid] -> experts.{j}.w1 / w3 (the two row halves of expert j:
-    transformers chunk(2) them into gate and up), output_linear [E, hid, I] -> experts.{j}.w2,
-    router.layer -> gate (the runtime names of Mixtral's modules)."""
-    out = {}
-    for k, (dt, a) in src.items():
-        m = re.match(r"(.*\.block_sparse_moe\.)(input_linear|output_linear|router\.layer)\.weight$", k)
-        if not m:
-            out[k] = (dt, a); continue
-        b, what = m.groups()
-        if what == "router.layer":
-            out[b + "gate.weight"] = (dt, a); continue
-        for j in range(a.shape[0]):
-            if what == "input_linear":
-                gate, up = np.split(a[j], 2, axis=0)
-                out[f"{b}experts.{j}.w1.weight"] = (dt, gate)
-                out[f"{b}experts.{j}.w3.weight"] = (dt, up)
-            else:
-                out[f"{b}experts.{j}.w2.weight"] = (dt, a[j])
-    return out
-
-def unstack_dbrx(src, E):
-    """ffn.experts.mlp.w1 / v1 / w2 [E*Ie, hid] -> ffn.experts.{j}.w1 / w3 / w2.weight (w2
-    transposed: [hid, Ie]), the names and layout of Mixtral's experts."""
-    out = {}
-    for k, (dt, a) in src.items():
-        m = re.match(r"(.*\.ffn\.experts\.)mlp\.(w1|v1|w2)$", k)
-        if not m:
-            out[k] = (dt, a); continue
-        b, what = m.groups()
-        for j, w in enumerate(a.reshape(E, -1, a.shape[1])):
-            leaf = {"w1": "w1", "v1": "w3", "w2": "w2"}[what]
-            out[f"{b}{j}.{leaf}.weight"] = (dt, np.ascontiguousarray(w.T) if what == "w2" else w)
-    return out
-
-E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
-
-def mxfp4_bf16(blocks, scales):
-    """[E, N, G, 16] U8 + [E, N, G] U8 -> BF16 bits [E, N, G*32] (round to nearest even)."""
-    v = np.empty(blocks.shape[:-1] + (32,))
-    v[..., 0::2], v[..., 1::2] = E2M1[blocks & 15], E2M1[blocks >> 4]
-    v = (v * np.exp2(scales.astype(np.float64) - 127)[..., None]).astype(np.float32)
-    u = v.reshape(blocks.shape[:-2] + (-1,)).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-def unstack_gpt_oss(src):
-    out = {}
-    for k, (dt, a) in src.items():
-        m = re.match(r"(.*\.experts\.)(gate_up_proj|down_proj)_(blocks|scales|bias)$", k)
-        if not m:
-            out[k] = (dt, a); continue
-        b, what, leaf = m.groups()
-        if leaf == "scales": continue
-        w = mxfp4_bf16(a, src[b + what + "_scales"][1]) if leaf == "blocks" else a
-        sfx = "weight" if leaf == "blocks" else "bias"
-        for j in range(w.shape[0]):
-            if what == "gate_up_proj":  # interleaved: gate rows 2k, up rows 2k + 1
-                out[f"{b}{j}.gate_proj.{sfx}"] = ("BF16", w[j][0::2])
-                out[f"{b}{j}.up_proj.{sfx}"] = ("BF16", w[j][1::2])
-            else:
-                out[f"{b}{j}.down_proj.{sfx}"] = ("BF16", w[j])
-    return out
-
-def e4m3_table():
-    v = np.zeros(256, np.float32)
-    for c in range(256):
-        e, m = (c >> 3) & 15, c & 7
-        x = np.nan if (e, m) == (15, 7) else m / 8 * 2.0 ** -6 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7)
-        v[c] = -x if c & 128 else x
-    return v
-
-E4M3 = e4m3_table()
-
-def bf16_bits(v):
-    u = v.astype(np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-def fbgemm_scale(src, name):
-    dt, a = src[name + "_scale"]
-    assert dt == "F32", name + "_scale: the fixture writes F32 scales"
-    return a.view(np.float32)
-
-def dequant_fbgemm(src):
-    """Every F8_E4M3 source to BF16: a Linear [N, K] times its row's scale [N, 1], a stack
-    [E, K, N] times its column's [E, 1, N] / [E, N, 1]; the scales dropped."""
-    out = {}
-    for k, (dt, a) in src.items():
-        if k.endswith("_scale") and src.get(k[:-6], ("",))[0] == "F8_E4M3":
-            continue
-        if dt != "F8_E4M3":
-            out[k] = (dt, a); continue
-        s = fbgemm_scale(src, k)
-        s = s.reshape(-1, 1) if a.ndim == 2 else s.reshape(a.shape[0], 1, a.shape[2])
-        out[k] = ("BF16", bf16_bits(E4M3[a] * s))
-    return out
-
-def unstack_llama4(src):
-    out = {}
-    for k, (dt, a) in src.items():
-        if re.search(r"\.feed_forward\.experts\.(gate_up_proj|down_proj)_scale$", k):
-            continue  # fbgemm_fp8: per expert below
-        m = re.match(r"(.*\.(?:feed_forward|mlp)\.experts\.)(gate_up_proj|down_proj)$", k)
-        if not m:
-            out[k] = (dt, a); continue
-        b, what = m.groups()
-        sc = src.get(k + "_scale")  # fbgemm_fp8: one per output channel (e, n)
-        for j in range(a.shape[0]):
-            w = np.ascontiguousarray(a[j].T)  # [in, out] -> [out, in]
-            s = sc[1].reshape(a.shape[0], -1, 1)[j] if sc else None
-            if what == "gate_up_proj":
-                half = w.shape[0] // 2
-                out[f"{b}{j}.gate_proj.weight"] = (dt, w[:half])
-                out[f"{b}{j}.up_proj.weight"] = (dt, w[half:])
-                if sc:
-                    out[f"{b}{j}.gate_proj.weight_scale"] = (sc[0], s[:half])
-                    out[f"{b}{j}.up_proj.weight_scale"] = (sc[0], s[half:])
-            else:
-                out[f"{b}{j}.down_proj.weight"] = (dt, w)
-                if sc:
-                    out[f"{b}{j}.down_proj.weight_scale"] = (sc[0], s)
-    return out
 
 # Architectures whose layers >= num_hidden_layers are MTP layers, dropped (DeepSeek-V3,
 # GLM-4.5 / 4.6: Glm4MoeForCausalLM, which is otherwise Llama's attention + V3's MoE).
@@ -399,7 +282,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba", "OPT", "FalconForCausalLM")) and arch != "Mamba2ForCausalLM")
     if arch == "Lfm2ForCausalLM":  # Lfm2Config prefers its original key
         tied = cfg.get("tie_embedding", tied)
-    bert = arch == "BertModel"
+    roberta = arch in ("RobertaModel", "XLMRobertaModel", "RobertaForSequenceClassification",
+                       "XLMRobertaForSequenceClassification")
+    bert = arch == "BertModel" or roberta
     if bert: KV = H
     outs = {}   # name -> list of pieces (src, axis, start, len) or ("zero", rows)
     stack = {}  # expert runtime name -> {j: [pieces]}
@@ -411,6 +296,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     for name in sorted(src):
         if re.search(r"rotary_emb\.|position_ids$|weight_scale(_inv)?$|^mtp\.", name): continue
         if ernie_mtp(arch, name): continue
+        if roberta and name.startswith(("pooler.", "roberta.pooler.", "lm_head.")): continue
         m = re.match(r"model\.layers\.(\d+)\.", name)
         if m and arch.startswith(MTP_ARCHS) and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue
@@ -575,7 +461,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 stack.setdefault(base + ".w13_weight", {}).setdefault(j, {})[part] = pieces_rows(name, off, Il)
             continue
         if name in ("model.embed_tokens.weight", "lm_head.weight", "embeddings.word_embeddings.weight",
-                    "transformer.wte.weight"):
+                    "transformer.wte.weight", "roberta.embeddings.word_embeddings.weight"):
             import math
             mm = pad * T // math.gcd(pad, T)
             Vp = (V + mm - 1) // mm * mm; Vl = Vp // T; lo, hi = r * Vl, r * Vl + Vl
@@ -717,6 +603,9 @@ def main():
                    tie_word_embeddings=cfg.get("tie_word_embeddings", True))
         src = {k if k.startswith(("transformer.", "lm_head.")) else "transformer." + k: v
                for k, v in src.items()}
+    if cfg["model_type"] in ("roberta", "xlm-roberta") and \
+            not cfg["architectures"][0].endswith("ForSequenceClassification"):  # roberta. -> none
+        src = {re.sub(r"^roberta\.", "", k): v for k, v in src.items()}
     lm_prefix = ""
     back = None  # the expected names back to the runtime ones (Idefics3)
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own

@@ -1,0 +1,211 @@
+/*
+ * config_view.c — the object config.c reads a model's language-model fields from
+ * (config_lm_view): config.json itself, or a composite config's text_config laid over
+ * its top level (the top level's keys that are not the text model's dropped first:
+ * tie_by_text, PaliGemma's own dims), then the keys the language model's config class
+ * defaults (config_defaults.c) where config.json leaves them out.
+ */
+#include <jansson.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "loader/config_int.h"
+#include "loader/loader.h"
+
+/* Absent (or null) keys of view v from its class defaults; v is the caller's own. */
+static int fill_class_defaults(json_t *v, const char *mt, wt_errbuf *err)
+{
+	size_t n = 0;
+	const class_default *d = config_class_defaults(mt, &n);
+	for (size_t i = 0; i < n; i++) {
+		json_t *cur = json_object_get(v, d[i].key);
+		if (cur != NULL && !json_is_null(cur))
+			continue;
+		json_t *x = d[i].boolean ? json_boolean(d[i].v != 0.0)
+		            : d[i].real  ? json_real(d[i].v)
+		                         : json_integer((json_int_t)d[i].v);
+		if (x == NULL || json_object_set_new(v, d[i].key, x) != 0)
+			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	return WT_OK;
+}
+
+/* Lfm2Config's original key names, which it prefers when present (kwargs.get):
+ * block_ff_dim for intermediate_size, theta for rope_theta, tie_embedding for
+ * tie_word_embeddings; laid over view v of model_type lfm2 before its class defaults. */
+static int lfm2_aliases(json_t *v, const char *mt, wt_errbuf *err)
+{
+	static const char *const alias[][2] = {{"block_ff_dim", "intermediate_size"},
+	                                       {"theta", "rope_theta"},
+	                                       {"tie_embedding", "tie_word_embeddings"}};
+	if (mt == NULL || strcmp(mt, "lfm2") != 0)
+		return WT_OK;
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++) {
+		json_t *x = json_object_get(v, alias[i][0]);
+		if (x != NULL && json_object_set(v, alias[i][1], x) != 0)
+			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	return WT_OK;
+}
+
+/* The class whose defaults a config's language model takes: a composite model's own
+ * class decides its text_config's (Mistral3Config's text_config says mistral);
+ * otherwise the text_config's model_type, then root's. overlay: root has a
+ * text_config object. */
+static const char *lm_class(json_t *root, json_t *tc, bool overlay)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	const char *tmt = overlay ? json_string_value(json_object_get(tc, "model_type")) : NULL;
+	size_t nd = 0;
+	if (overlay && config_is_llava(root)) {
+		/* LlavaConfig builds its text_config by that one's model_type (llama when it
+		 * has none): LlamaConfig's / MistralConfig's defaults under names of LLaVA's
+		 * own, so LlamaForCausalLM's own config.json keeps its required keys required */
+		tmt = tmt != NULL ? tmt : "llama";
+		return strcmp(tmt, "llama") == 0     ? "llava:llama"
+		       : strcmp(tmt, "mistral") == 0 ? "llava:mistral"
+		                                     : tmt;
+	}
+	if (overlay && config_is_idefics3(root)) {
+		/* Idefics3Config / SmolVLMConfig build text_config by its model_type (llama when
+		 * it has none): LlamaConfig's defaults under a name of their own */
+		tmt = tmt != NULL ? tmt : "llama";
+		return strcmp(tmt, "llama") == 0 ? "idefics3:llama" : tmt;
+	}
+	if (overlay && config_is_paligemma(root)) {
+		/* PaliGemmaConfig builds text_config by its model_type (gemma when it has none):
+		 * GemmaConfig's / Gemma2Config's defaults under names of their own */
+		tmt = tmt != NULL ? tmt : "gemma";
+		return strcmp(tmt, "gemma") == 0    ? "paligemma:gemma"
+		       : strcmp(tmt, "gemma2") == 0 ? "paligemma:gemma2"
+		                                    : tmt;
+	}
+	if (overlay && (config_is_aya_vision(root) || config_is_cohere2_vision(root)))
+		/* cohere2 when it has none */
+		return tmt != NULL ? tmt : "cohere2";
+	if (overlay && config_is_llava_onevision(root)) {
+		/* LlavaOnevisionConfig builds text_config by its model_type (qwen2 when it has
+		 * none): Qwen2Config's defaults under a name of their own */
+		tmt = tmt != NULL ? tmt : "qwen2";
+		return strcmp(tmt, "qwen2") == 0 ? "llava_onevision:qwen2" : tmt;
+	}
+	if (overlay && config_is_qwen2_audio(root)) { /* Qwen2AudioConfig: the same, qwen2 */
+		tmt = tmt != NULL ? tmt : "qwen2";
+		return strcmp(tmt, "qwen2") == 0 ? "qwen2_audio:qwen2" : tmt;
+	}
+	if (overlay && config_is_internvl(root)) { /* InternVLConfig: the same, qwen2 */
+		tmt = tmt != NULL ? tmt : "qwen2";
+		return strcmp(tmt, "qwen2") == 0   ? "internvl:qwen2"
+		       : strcmp(tmt, "qwen3") == 0 ? "internvl:qwen3"
+		                                   : tmt;
+	}
+	if (overlay && config_class_defaults(mt, &nd) == NULL && tmt != NULL)
+		return tmt;
+	return mt;
+}
+
+/* Composite configs whose lm_head tie is their text_config's alone (transformers'
+ * get_text_config(), vLLM's language model built of text_config; checked in
+ * transformers 4.57.1 for each, glm4v_moe as glm4v: a top-level true over a text_config
+ * without the key leaves lm_head untied; Qwen2-VL's config reads the key through to its
+ * text_config once it has one). Without the key in text_config the family's
+ * tie_default (the text class's) decides: Gemma 3's is true, so a top-level false over a
+ * text_config without the key is tied (Gemma3ForConditionalGeneration reads
+ * text_config.tie_word_embeddings, Gemma3TextConfig's default; vLLM's Gemma3ForCausalLM
+ * asserts it). */
+static const char *const tie_by_text[] = {
+    "llava",     "llava_next", "llava_next_video", "idefics3",       "smolvlm",
+    "paligemma", "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
+    "mistral3",  "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
+    "qwen2_vl",  "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
+};
+
+/* Top-level keys of a composite config that are not its text model's: the tie of
+ * those in tie_by_text; PaliGemmaConfig's own hidden_size and vocab_size (paligemma2's
+ * top level says 2048 over a 2304 wide Gemma 2), so text_config or its class defaults
+ * give them. */
+static void drop_composite_keys(json_t *v, json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	for (size_t i = 0; mt != NULL && i < sizeof(tie_by_text) / sizeof(tie_by_text[0]); i++)
+		if (strcmp(mt, tie_by_text[i]) == 0)
+			json_object_del(v, "tie_word_embeddings");
+	bool pali = config_is_paligemma(root);
+	if (pali) {
+		json_object_del(v, "hidden_size");
+		json_object_del(v, "vocab_size");
+	}
+}
+
+/* The class's own key names and checks around its defaults (fill: the class has
+ * a defaults table), in the order the classes need them. */
+static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
+{
+	int rv = fill ? lfm2_aliases(v, mt, err) : WT_OK;
+	if (rv == WT_OK && fill && strcmp(mt, "dbrx") == 0)
+		rv = config_dbrx_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
+		rv = config_bloom_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "falcon") == 0)
+		rv = config_falcon_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "mpt") == 0)
+		rv = config_mpt_keys(v, err);
+	bool longcat = fill && strcmp(mt, "longcat_flash") == 0;
+	if (rv == WT_OK && longcat)
+		rv = config_longcat_check(v, err);
+	if (rv == WT_OK && fill && (strcmp(mt, "gpt2") == 0 || strcmp(mt, "gpt_bigcode") == 0))
+		rv = config_gpt2_keys(v, mt, err);
+	if (rv == WT_OK && fill && strcmp(mt, "opt") == 0)
+		rv = config_opt_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "gptj") == 0)
+		rv = config_gptj_keys(v, err);
+	if (rv == WT_OK && fill)
+		rv = fill_class_defaults(v, mt, err);
+	if (rv == WT_OK && longcat)
+		rv = config_longcat_keys(v, err);
+	if (rv == WT_OK && fill && (strcmp(mt, "mamba") == 0 || strcmp(mt, "falcon_mamba") == 0))
+		rv = config_mamba_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "mamba2") == 0)
+		rv = config_mamba2_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
+		rv = config_bloom_width(v, err);
+	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)
+		rv = config_hunyuan_lists(v, err);
+	return rv;
+}
+
+/*
+ * *out = the object the language-model fields are read from: root itself, or
+ * (when root has a `text_config` object) a shallow copy of root with
+ * text_config's fields laid over it; then the keys the language model's config
+ * class defaults (class_defaults) where they are absent. A new reference either
+ * way.
+ */
+int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
+{
+	json_t *tc = json_object_get(root, "text_config");
+	if (tc != NULL && !json_is_null(tc) && !json_is_object(tc))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'text_config' is not an object");
+	bool overlay = json_is_object(tc);
+	const char *mt = lm_class(root, tc, overlay);
+	size_t nd = 0;
+	bool fill = config_class_defaults(mt, &nd) != NULL;
+	if (!overlay && !fill) {
+		*out = json_incref(root);
+		return WT_OK;
+	}
+	json_t *v = json_copy(root);
+	if (v != NULL && overlay)
+		drop_composite_keys(v, root);
+	if (v == NULL || (overlay && json_object_update(v, tc) != 0)) {
+		json_decref(v);
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	}
+	int rv = class_keys(v, mt, fill, err);
+	if (rv != WT_OK) {
+		json_decref(v);
+		return rv;
+	}
+	*out = v;
+	return WT_OK;
+}
