@@ -452,7 +452,8 @@ typedef struct ckpt_config {
 	 * several layers' features, which its norm cannot, so the planner refuses it) */
 	bool mm_projector_bias, v_feature_list;
 	/* LLaVA (LlavaConfig, model_type llava; read for it only): vision_feature_layer (an
-	 * integer; default -2), vision_config.model_type (default clip_vision_model) and
+	 * integer; default -2), vision_config.model_type (default clip_vision_model; pixtral
+	 * makes the planner take LLaVA's Pixtral-tower table, pixtral-12b's) and
 	 * text_config.model_type (default llama; "" without a text_config object), each
 	 * truncated to its buffer; multimodal_projector_bias defaults to true there */
 	int64_t v_feature_layer;

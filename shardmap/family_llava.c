@@ -24,6 +24,15 @@
  * linear_2 by columns (RowParallelLinear) with its bias replicated; the biases exist
  * exactly when multimodal_projector_bias is true (LlavaConfig's default).
  *
+ * LLaVA with a Pixtral tower (LlavaForConditionalGeneration whose vision_config.model_type is
+ * pixtral: mistral-community/pixtral-12b and the other Pixtral-HF conversions; the pixtral_tower
+ * table shardmap_family_for picks), cut as vLLM's llava.py / pixtral.py / llama.py load it:
+ * LLaVA's language model, projector and layouts; the tower `vision_tower.*` as Mistral 3's
+ * (SM_RULES_PIXTRAL_TOWER: PixtralHFVisionModel, q/k/v and gate / up fused, quantized like
+ * the LM's Linears), built by init_vision_tower_for_llava up to vision_feature_layer: the
+ * deeper blocks are dropped (PixtralHFVisionModel.load_weights skips them). Pixtral has no
+ * post-norm to drop.
+ *
  * LLaVA-OneVision (LlavaOnevisionForConditionalGeneration, model_type llava_onevision:
  * llava-hf/llava-onevision-qwen2-0.5b-ov-hf / 7b / 72b), cut as vLLM's llava_onevision.py /
  * siglip.py / qwen2.py load it: Qwen2's table (q/k/v biases) under `language_model.`, tied by
@@ -48,6 +57,7 @@
  * is text_config's alone (transformers' get_text_config(), vLLM's text model). Both layouts
  * through LLaVA-NeXT's aliases.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "shardmap/family_rules.h"
@@ -137,18 +147,9 @@ static bool llava_drop(const ckpt_config *c, const char *cn)
 	return shardmap_vision_drop(c, LV_VT, vd, true, cn);
 }
 
-/* vision_config a CLIP tower whose heads split its width; a Llama or Mistral language
- * model; one feature layer within the tower (vLLM's projector, who, is VE wide). */
-static int llava_check_as(const ckpt_config *c, const char *who, wt_errbuf *err)
+/* text_config a Llama or Mistral language model (vLLM's llama.py table). */
+static int llava_check_text(const ckpt_config *c, wt_errbuf *err)
 {
-	int rv;
-	if ((rv = shardmap_vision_need(c, &shardmap_vis_clip, err)) != WT_OK)
-		return rv;
-	if (strcmp(c->v_model_type, "clip_vision_model") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: vision_config.model_type '%s': only a CLIP tower "
-		                 "(clip_vision_model, llava-1.5 / llava-v1.6) is supported for %s",
-		                 c->v_model_type, c->architecture);
 	if (c->lm_model_type[0] == '\0')
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: %s needs a text_config object (model_type llama or "
@@ -160,6 +161,28 @@ static int llava_check_as(const ckpt_config *c, const char *who, wt_errbuf *err)
 		    "config.json: text_config.model_type '%s': only a llama or mistral "
 		    "language model is supported for %s (vLLM's llama.py table)",
 		    c->lm_model_type, c->architecture);
+	return WT_OK;
+}
+
+/* vision_config a CLIP tower whose heads split its width; a Llama or Mistral language
+ * model; one feature layer within the tower (vLLM's projector, who, is VE wide). */
+static int llava_check_as(const ckpt_config *c, const char *who, wt_errbuf *err)
+{
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_clip, err)) != WT_OK)
+		return rv;
+	if (strcmp(c->v_model_type, "clip_vision_model") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: vision_config.model_type '%s': only a CLIP tower "
+		    "(clip_vision_model, llava-1.5 / llava-v1.6)%s is supported for %s",
+		    c->v_model_type,
+		    strcmp(c->architecture, "LlavaForConditionalGeneration") == 0
+		        ? " or a Pixtral one (pixtral: pixtral-12b)"
+		        : "",
+		    c->architecture);
+	if ((rv = llava_check_text(c, err)) != WT_OK)
+		return rv;
 	sm_vis_geom g;
 	if ((rv = shardmap_vision_geom(c, &shardmap_vis_clip, &g, err)) != WT_OK)
 		return rv;
@@ -169,6 +192,48 @@ static int llava_check_as(const ckpt_config *c, const char *who, wt_errbuf *err)
 static int llava_check(const ckpt_config *c, wt_errbuf *err)
 {
 	return llava_check_as(c, "vLLM's LlavaMultiModalProjector", err);
+}
+
+/* LLaVA with a Pixtral tower: LLaVA's language model and projector, Mistral 3's tower. */
+static const sm_rule llava_pixtral_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULES_PIXTRAL_TOWER("vision_tower."),
+    LV_RULES_PROJ,
+};
+
+/* The blocks past the feature layer (PixtralHFVisionModel.load_weights skips them). */
+static bool llava_pixtral_drop(const ckpt_config *c, const char *cn)
+{
+	static const char blk[] = "vision_tower.transformer.layers.";
+	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
+		return false;
+	const char *s = cn + sizeof(blk) - 1;
+	if (*s < '0' || *s > '9')
+		return false;
+	char *end;
+	long long b = strtoll(s, &end, 10);
+	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_PIX_LAYERS;
+	return *end == '.' && b >= shardmap_vision_kept(c, vd) && b < vd;
+}
+
+/* vision_config a Pixtral tower whose heads split its width (PixtralHFAttention's
+ * assert) and whose patch fits its image; LLaVA's language model; one feature layer within
+ * the tower. */
+static int llava_pixtral_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_pixtral, err)) != WT_OK)
+		return rv;
+	if ((rv = llava_check_text(c, err)) != WT_OK)
+		return rv;
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &shardmap_vis_pixtral, &g, err)) != WT_OK)
+		return rv;
+	return shardmap_vision_feature(c, &g, "vLLM's LlavaMultiModalProjector",
+	                               "linear_1 vision_config.hidden_size", "-1", err);
 }
 
 /* LLaVA-OneVision: Qwen2's language model, the SigLIP tower, the projector whole. */
@@ -283,6 +348,20 @@ static const char *const llava_next_aliases[] = {"model.language_model.",
                                                  "language_model.lm_head.",
                                                  NULL};
 
+static const sm_family llava_pixtral = {
+    .name = "llava",
+    .archs = llava_archs,
+    .rules = llava_pixtral_rules,
+    .n_rules = SM_NRULES(llava_pixtral_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = llava_pixtral_check,
+    .aliases = shardmap_llava_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .pixtral = true,
+    .drop_canon = llava_pixtral_drop,
+};
+
 const sm_family shardmap_family_llava = {
     .name = "llava",
     .archs = llava_archs,
@@ -295,6 +374,7 @@ const sm_family shardmap_family_llava = {
     .vision_siglip = true,
     .clip = true,
     .drop_canon = llava_drop,
+    .pixtral_tower = &llava_pixtral,
 };
 
 const sm_family shardmap_family_llava_next = {

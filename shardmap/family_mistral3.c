@@ -12,14 +12,15 @@
  * (Mistral3ForConditionalGeneration's _checkpoint_conversion_mapping read backwards), so
  * both layouts give the same runtime names and bytes.
  *
- * Pixtral blocks (vLLM's PixtralHFVisionModel): RMSNorms attention_norm / ffn_norm, q/k/v
- * without biases fused by vision heads into `attention.qkv_proj` (QKVParallelLinear, KV =
- * H), o_proj by columns, the gated MLP's gate / up merged by rows into
- * `feed_forward.gate_up_proj`, down_proj by columns; patch_conv (no bias) and ln_pre
- * replicated. The projector (vLLM's Mistral3MultiModalProjector): the RMSNorm `norm` and
- * `patch_merger.merging_layer` (a plain nn.Linear there) replicated, linear_1 by rows
- * (ColumnParallelLinear) with its bias, linear_2 by columns (RowParallelLinear) with its
- * bias replicated; the biases exist exactly when multimodal_projector_bias is true.
+ * Pixtral blocks (vLLM's PixtralHFVisionModel; SM_RULES_PIXTRAL_TOWER, shared with LLaVA's
+ * Pixtral-HF conversions): RMSNorms attention_norm / ffn_norm, q/k/v without biases fused by
+ * vision heads into `attention.qkv_proj` (QKVParallelLinear, KV = H), o_proj by columns, the
+ * gated MLP's gate / up merged by rows into `feed_forward.gate_up_proj`, down_proj by
+ * columns; patch_conv (no bias) and ln_pre replicated. The projector (vLLM's
+ * Mistral3MultiModalProjector): the RMSNorm `norm` and `patch_merger.merging_layer` (a plain
+ * nn.Linear there) replicated, linear_1 by rows (ColumnParallelLinear) with its bias, linear_2 by
+ * columns (RowParallelLinear) with its bias replicated; the biases exist exactly when
+ * multimodal_projector_bias is true.
  */
 #include <inttypes.h>
 
@@ -30,49 +31,14 @@
 #define SM_LAYER "language_model.model.layers.{i}."
 
 #define M3_VT "vision_tower."
-#define M3_VB M3_VT "transformer.layers.{i}."
 #define M3_P  "multi_modal_projector."
-
-/* Replicated [VE] RMSNorm weight of one Pixtral block. */
-#define M3_VB_NORM(n)                                                                              \
-	SM_RULE(M3_VB n ".weight", M3_VB n ".weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, \
-	        1, SM_D_VE, SM_D_ANY)
-/* q / k / v (part 0 / 1 / 2) into the fused qkv_proj, rows by vision heads. */
-#define M3_QKV(x, part)                                                                            \
-	SM_RULE(M3_VB "attention." x "_proj.weight", M3_VB "attention.qkv_proj.weight", SM_K_ROWS, \
-	        part, SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE)
-/* gate / up (part 0 / 1) into the merged gate_up_proj, rows by the MLP's hidden. */
-#define M3_GU(x, part)                                                                             \
-	SM_RULE(M3_VB "feed_forward." x "_proj.weight", M3_VB "feed_forward.gate_up_proj.weight",  \
-	        SM_K_ROWS, part, SM_U_VI, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VI, SM_D_VE)
 
 static const sm_rule mistral3_rules[] = {
     SM_RULES_TOP_AT("language_model."),
     SM_RULES_LNORM,
     SM_RULES_ATTN,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-    {M3_VT "patch_conv.weight",
-     M3_VT "patch_conv.weight",
-     SM_K_REPL,
-     0,
-     SM_U_NONE,
-     SM_C_ALL,
-     0,
-     4,
-     {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}},
-    SM_RULE(M3_VT "ln_pre.weight", M3_VT "ln_pre.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,
-            SM_D_VE, SM_D_ANY),
-    M3_VB_NORM("attention_norm"),
-    M3_VB_NORM("ffn_norm"),
-    M3_QKV("q", 0),
-    M3_QKV("k", 1),
-    M3_QKV("v", 2),
-    SM_RULE(M3_VB "attention.o_proj.weight", M3_VB "attention.o_proj.weight", SM_K_COLS, 0,
-            SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),
-    M3_GU("gate", 0),
-    M3_GU("up", 1),
-    SM_RULE(M3_VB "feed_forward.down_proj.weight", M3_VB "feed_forward.down_proj.weight", SM_K_COLS,
-            0, SM_U_VI, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VI),
+    SM_RULES_PIXTRAL_TOWER(M3_VT),
     /* the projector: norm [VE] and merging_layer [VE, VE * s^2] replicated, never quantized
      * (plain modules in vLLM); linear_1 [hid, VE] rows, linear_2 [hid, hid] columns */
     SM_RULE(M3_P "norm.weight", M3_P "norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,

@@ -267,15 +267,57 @@
 	    SM_SIGLIP_REPL(VT "post_layernorm.weight", 1, SM_D_VE, SM_D_ANY),                      \
 	    SM_SIGLIP_REPL(VT "post_layernorm.bias", 1, SM_D_VE, SM_D_ANY)
 
+/* A Pixtral vision tower under prefix VT ("vision_tower." for Mistral 3 and LLaVA's
+ * Pixtral-HF conversions), as vLLM's pixtral.py PixtralHFVisionModel builds it: patch_conv
+ * (no bias) and ln_pre replicated; per block (transformer.layers.{i}.) the RMSNorms
+ * attention_norm / ffn_norm replicated, q/k/v without biases fused by vision heads into
+ * attention.qkv_proj (QKVParallelLinear, KV = H), o_proj by columns, the gated MLP's gate /
+ * up merged by rows into feed_forward.gate_up_proj (MergedColumnParallelLinear), down_proj
+ * by columns; no position table (2-D RoPE without weights), no post-norm. */
+#define SM_PIX_VB_NORM(VT, n)                                                                      \
+	SM_RULE(VT "transformer.layers.{i}." n ".weight",                                          \
+	        VT "transformer.layers.{i}." n ".weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,       \
+	        SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
+#define SM_PIX_QKV(VT, x, part)                                                                    \
+	SM_RULE(VT "transformer.layers.{i}.attention." x "_proj.weight",                           \
+	        VT "transformer.layers.{i}.attention.qkv_proj.weight", SM_K_ROWS, part,            \
+	        SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE)
+#define SM_PIX_GU(VT, x, part)                                                                     \
+	SM_RULE(VT "transformer.layers.{i}.feed_forward." x "_proj.weight",                        \
+	        VT "transformer.layers.{i}.feed_forward.gate_up_proj.weight", SM_K_ROWS, part,     \
+	        SM_U_VI, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VI, SM_D_VE)
+#define SM_RULES_PIXTRAL_TOWER(VT)                                                                 \
+	{VT "patch_conv.weight",                                                                   \
+	 VT "patch_conv.weight",                                                                   \
+	 SM_K_REPL,                                                                                \
+	 0,                                                                                        \
+	 SM_U_NONE,                                                                                \
+	 SM_C_ALL,                                                                                 \
+	 0,                                                                                        \
+	 4,                                                                                        \
+	 {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}},                                                   \
+	    SM_RULE(VT "ln_pre.weight", VT "ln_pre.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0,  \
+	            1, SM_D_VE, SM_D_ANY),                                                         \
+	    SM_PIX_VB_NORM(VT, "attention_norm"), SM_PIX_VB_NORM(VT, "ffn_norm"),                  \
+	    SM_PIX_QKV(VT, "q", 0), SM_PIX_QKV(VT, "k", 1), SM_PIX_QKV(VT, "v", 2),                \
+	    SM_RULE(VT "transformer.layers.{i}.attention.o_proj.weight",                           \
+	            VT "transformer.layers.{i}.attention.o_proj.weight", SM_K_COLS, 0,             \
+	            SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),            \
+	    SM_PIX_GU(VT, "gate", 0), SM_PIX_GU(VT, "up", 1),                                      \
+	    SM_RULE(VT "transformer.layers.{i}.feed_forward.down_proj.weight",                     \
+	            VT "transformer.layers.{i}.feed_forward.down_proj.weight", SM_K_COLS, 0,       \
+	            SM_U_VI, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VI)
+
 /* A vision tower class: the need-message's label ("SigLIP: ", "CLIP: ", "") and its
- * vision_config class defaults for absent keys (SM_SIGLIP_*, SM_CLIP_*, SM_I3V_*). */
+ * vision_config class defaults for absent keys (SM_SIGLIP_*, SM_CLIP_*, SM_I3V_*, SM_PIX_*). */
 typedef struct sm_vis_class {
 	const char *label;
 	int64_t hidden, heads, layers, image, patch;
 } sm_vis_class;
-extern const sm_vis_class shardmap_vis_siglip; /* SiglipVisionConfig */
-extern const sm_vis_class shardmap_vis_clip;   /* CLIPVisionConfig */
-extern const sm_vis_class shardmap_vis_i3v;    /* Idefics3VisionConfig / SmolVLM's */
+extern const sm_vis_class shardmap_vis_siglip;  /* SiglipVisionConfig */
+extern const sm_vis_class shardmap_vis_clip;    /* CLIPVisionConfig */
+extern const sm_vis_class shardmap_vis_i3v;     /* Idefics3VisionConfig / SmolVLM's */
+extern const sm_vis_class shardmap_vis_pixtral; /* PixtralVisionConfig */
 
 /* The tower's geometry: vision_config's values, the class's defaults for absent keys. */
 typedef struct sm_vis_geom {

@@ -1,9 +1,9 @@
 /*
  * family_vision.c — the vision_config checks the LLaVA-style families share (LLaVA /
- * LLaVA-NeXT, Idefics3 / SmolVLM, PaliGemma, Aya Vision): the tower's class defaults for
- * absent keys, its heads dividing its width, a patch within the image, one feature layer
- * within the tower and the blocks vLLM builds for it, the pixel shuffle's factor dividing
- * the patch grid.
+ * LLaVA-NeXT with CLIP, LLaVA with Pixtral, Idefics3 / SmolVLM, PaliGemma, Aya Vision): the
+ * tower's class defaults for absent keys, its heads dividing its width, a patch within the
+ * image, one feature layer within the tower and the blocks vLLM builds for it, the pixel
+ * shuffle's factor dividing the patch grid.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -15,6 +15,8 @@ const sm_vis_class shardmap_vis_siglip = {"SigLIP: ",       SM_SIGLIP_HIDDEN, SM
                                           SM_SIGLIP_LAYERS, SM_SIGLIP_IMAGE,  SM_SIGLIP_PATCH};
 const sm_vis_class shardmap_vis_clip = {"CLIP: ",       SM_CLIP_HIDDEN, SM_CLIP_HEADS,
                                         SM_CLIP_LAYERS, SM_CLIP_IMAGE,  SM_CLIP_PATCH};
+const sm_vis_class shardmap_vis_pixtral = {"Pixtral: ",   SM_PIX_HIDDEN, SM_PIX_HEADS,
+                                           SM_PIX_LAYERS, SM_PIX_IMAGE,  SM_PIX_PATCH};
 const sm_vis_class shardmap_vis_i3v = {"",           SM_I3V_HIDDEN, SM_I3V_HEADS, SM_I3V_LAYERS,
                                        SM_I3V_IMAGE, SM_I3V_PATCH};
 

@@ -255,6 +255,10 @@ typedef struct sm_family {
 	 * where the table above reads them stacked; NULL = one layout only.
 	 * shardmap_family_for picks it. */
 	const struct sm_family *per_expert;
+	/* The family's rules when vision_config.model_type is pixtral (LLaVA's Pixtral-HF
+	 * conversions: a Pixtral tower where the table above has CLIP's); NULL = none.
+	 * shardmap_family_for picks it. */
+	const struct sm_family *pixtral_tower;
 	/* Alternative checkpoint name layout: NULL-terminated pairs {checkpoint prefix,
 	 * canonical prefix}, e.g. transformers 5.x "model.language_model." -> "model.".
 	 * Rules are written in canonical names. NULL = none. */
@@ -383,11 +387,13 @@ typedef struct sm_family {
 #define SM_G4V_INTER  13696
 
 /* PixtralVisionConfig's defaults (transformers 4.57.1), for the vision_config keys a
- * Mistral 3 config omits; num_channels defaults to 3 as in_chans does. */
+ * Mistral 3 or LLaVA Pixtral-HF config omits (pixtral-12b's gives none of the sizes);
+ * num_channels defaults to 3 as in_chans does. */
 #define SM_PIX_HIDDEN 1024
 #define SM_PIX_INTER  4096
 #define SM_PIX_LAYERS 24
 #define SM_PIX_HEADS  16
+#define SM_PIX_IMAGE  1024
 #define SM_PIX_PATCH  16
 
 /* SiglipVisionConfig's defaults (transformers), for the vision_config keys a Gemma 3
@@ -427,8 +433,9 @@ extern const char *const shardmap_qwen_vl_aliases[];
 
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
-/* The family of checkpoint c: shardmap_family_find's, or its per_expert table when c
- * holds an "...experts.<digits>." tensor. */
+/* The family of checkpoint c: shardmap_family_find's, its pixtral_tower table when
+ * vision_config.model_type is pixtral, or its per_expert table when c holds an
+ * "...experts.<digits>." tensor. */
 const sm_family *shardmap_family_for(const ckpt *c);
 
 /* The vision towers' shape errors (plan_dims.c): vision_config.<key> (the family's name for

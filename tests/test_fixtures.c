@@ -102,14 +102,15 @@ static void check_family(const fam_expect *e, const char *root)
 	bool ov = strcmp(e->name, "llava_onevision") == 0;
 	bool c2v = strcmp(e->name, "cohere2_vision") == 0;
 	bool lvv = strcmp(e->name, "llava_next_video") == 0;
-	bool lv = strncmp(e->name, "llava", 5) == 0 && !ov; /* llava, llava_next(_video) */
+	bool px = strcmp(e->name, "llava_pixtral") == 0;
+	bool lv = strncmp(e->name, "llava", 5) == 0 && !ov && !px; /* llava, llava_next(_video) */
 	bool i3 = strcmp(e->name, "idefics3") == 0 || strcmp(e->name, "smolvlm") == 0;
 	bool pg = strcmp(e->name, "paligemma") == 0;
 	bool av = strcmp(e->name, "aya_vision") == 0;
 	bool ivl = strncmp(e->name, "internvl", 8) == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
-	                                      ov || c2v || ivl);
+	                                      ov || c2v || ivl || px);
 	if (av) { /* SiglipVisionConfig's keys, AyaVisionConfig's, a cohere2 text_config */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_hidden_size, 64);
@@ -162,6 +163,15 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->mm_projector_bias && !cfg->v_feature_list);
 		assert_string_equal(cfg->v_model_type, "clip_vision_model");
 		assert_string_equal(cfg->lm_model_type, e->name[5] && !lvv ? "mistral" : "llama");
+	}
+	if (px) { /* Pixtral's vision_config, pixtral-12b's LlavaConfig keys; a mistral text model
+		   * untied by its default (no top-level tie_word_embeddings) */
+		assert_true(cfg->v_num_layers == 2 && cfg->v_hidden_size == 64 &&
+		            cfg->v_num_attn_heads == 4 && cfg->v_patch_size == 14);
+		assert_int_equal(cfg->v_feature_layer, -1);
+		assert_true(cfg->mm_projector_bias && !cfg->v_feature_list && !cfg->tie_given);
+		assert_string_equal(cfg->v_model_type, "pixtral");
+		assert_string_equal(cfg->lm_model_type, "mistral");
 	}
 	if (strcmp(e->name, "qwen2_audio") == 0) { /* Qwen2AudioEncoderConfig's keys */
 		assert_true(cfg->has_audio && !cfg->has_vision && !cfg->tie_given);
@@ -390,7 +400,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
-	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl) {
+	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

@@ -699,6 +699,17 @@ static const fam_expect fams[] = {
      * classifier.dense [128, 128] + [128] (the pooler's size) and out_proj [1, 128] + [1] */
     {"xlm_roberta_cls", 57, ROBERTA_BYTES(1200) + 4 * (128 + 1) + 3 * XLMR_LAYER, 128, 8, 8, 16,
      256, 1200, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* llava_pixtral: a Mistral LM under language_model.model. (hid 128, head_dim 48: q / o
+     * 192x128 / 128x192, k / v 96x128; L 2, untied) + the Pixtral tower (width 64: patch_conv
+     * [64, 3, 14, 14], ln_pre [64]; per block attention_norm / ffn_norm [64], q / k / v / o
+     * [64, 64], gate / up [128, 64], down [64, 128]) + the projector's linear_1 [128, 64] +
+     * [128], linear_2 [128, 128] + [128] */
+    {"llava_pixtral", 45,
+     2 * (2 * 1000 * 128 + 128) +
+         2 * 2 * (2 * 128 + 192 * 128 + 2 * 96 * 128 + 128 * 192 + 3 * 256 * 128) +
+         2 * (64 * 3 * 14 * 14 + 64) + 2 * 2 * (2 * 64 + 4 * 64 * 64 + 3 * 128 * 64) +
+         2 * (128 * 64 + 128 + 128 * 128 + 128),
+     128, 4, 2, 48, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

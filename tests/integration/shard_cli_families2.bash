@@ -578,3 +578,21 @@ for l in "classifier.dense.weight *F32 *\[128, 128\]" "classifier.out_proj.weigh
 	"roberta.encoder.layer.2.attention.self.qkv_proj.weight *I8 *\[192, 128\]"; do
 	grep -q "^ *$l" "$T/plan" || fail "xlm_roberta_cls line $l: $(cat "$T/plan")"
 done
+# LLaVA with a Pixtral tower (pixtral-12b): a Mistral LM (head_dim 48), untied (lm_head cut);
+# Mistral 3's tower cut and quantized as vLLM's pixtral.py builds it (every block: feature
+# layer -1); LLaVA's projector by rows / columns, quantized, its biases kept
+"$CTL" plan --model-dir "$T/llava_pixtral" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan llava_pixtral"
+grep -q "lm_head tied" "$T/plan" && fail "llava_pixtral: tied: $(cat "$T/plan")"
+grep -q "skipped" "$T/plan" && fail "llava_pixtral: a skipped tensor: $(cat "$T/plan")"
+for l in "vision_tower.patch_conv.weight *BF16 *\[64, 3, 14, 14\]" \
+	"vision_tower.transformer.layers.1.attention.qkv_proj.weight *I8 *\[96, 64\]" \
+	"vision_tower.transformer.layers.1.feed_forward.gate_up_proj.weight *I8 *\[128, 64\]" \
+	"vision_tower.transformer.layers.1.feed_forward.down_proj.weight *I8 *\[64, 64\]" \
+	"multi_modal_projector.linear_1.weight *I8 *\[64, 64\]" \
+	"multi_modal_projector.linear_1.bias *BF16 *\[64\]" \
+	"multi_modal_projector.linear_2.weight *I8 *\[128, 64\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "llava_pixtral line $l: $(cat "$T/plan")"
+done

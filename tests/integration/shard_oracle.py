@@ -104,6 +104,8 @@ the projector (layernorm, linear_1, linear_2: plain nn.LayerNorm / nn.Linear) wh
 LLaVA-OneVision (vLLM's llava_onevision.py): the same layouts and tower (no post_layernorm,
 vision_feature_layer -1 by default), a Qwen2 language model tied by text_config alone (default
 false), the projector's linear_1 / linear_2 (plain nn.Linear) and image_newline whole.
+LLaVA with a Pixtral tower (pixtral-12b): LLaVA's layouts, projector and language model (Mistral),
+Mistral 3's tower (vLLM's pixtral.py), its blocks past vision_feature_layer not built.
 LLaVA-NeXT-Video (vLLM's llava_next_video.py): LLaVA's tower and Llama / Mistral language
 model tied by text_config alone, the projector (plain nn.Linear) whole, image_newline skipped.
 Qwen2-Audio (vLLM's qwen2_audio.py): a Qwen2 language model tied by text_config alone, the
@@ -253,12 +255,12 @@ def jamba_mixer(name, rows, cols, T, r):
 
 
 def llava_unbuilt(name, cfg):
-    """LLaVA's CLIP tensors vLLM's llava.py does not build: post_layernorm
+    """LLaVA's CLIP / Pixtral tensors vLLM's llava.py does not build: post_layernorm
     (require_post_norm=False) and the blocks past vision_feature_layer."""
     vd = cfg["vision_config"].get("num_hidden_layers", 12)
     fl = cfg.get("vision_feature_layer", -1 if cfg["model_type"] == "llava_onevision" else -2)
     kept = vd + fl + 1 if fl < 0 else fl
-    m = re.match(r"vision_tower\.vision_model\.encoder\.layers\.(\d+)\.", name)
+    m = re.match(r"vision_tower\.(?:vision_model\.encoder|transformer)\.layers\.(\d+)\.", name)
     if cfg["model_type"] == "llava_next_video" and name == "image_newline":
         return True  # vLLM's llava_next_video.py ignores it
     return name.startswith("vision_tower.vision_model.post_layernorm.") or \
@@ -521,7 +523,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 + pieces_rows(f"{b}.key.{leaf}", r * Hl * d, Hl * d)
                 + pieces_rows(f"{b}.value.{leaf}", r * Hl * d, Hl * d))
         m = re.match(r"(.*)\.gate_proj\.(weight|bias)$", name)
-        if m and not re.search(r"\.experts\.\d+\.", name):
+        if m and not re.search(r"\.experts\.\d+\.", name) and \
+                not (arch.startswith("Llava") and llava_unbuilt(name, cfg)):  # Pixtral's
             b, leaf = m.group(1), m.group(2)
             n = src[name][1].shape[0] // T
             mm2 = re.match(r"model\.layers\.(\d+)\.", name)
