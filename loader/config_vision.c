@@ -6,6 +6,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "loader/config_int.h"
 #include "loader/loader.h"
@@ -90,6 +91,10 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_get_bool(root, "multimodal_projector_bias", llava || onevision,
 		                     &c->mm_projector_bias, err);
 	c->v_feature_list = json_is_array(json_object_get(root, "vision_feature_layer"));
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	if (rv == WT_OK && mt != NULL && strcmp(mt, "mistral3") == 0 && !c->v_feature_list)
+		rv = config_get_int(root, "vision_feature_layer", -1, -(int64_t)INT32_MAX,
+		                    &c->v_feature_layer, err); /* Mistral3Config's default */
 	if (rv == WT_OK && llava)
 		rv = config_parse_llava(root, v, c, err);
 	if (rv == WT_OK && config_is_idefics3(root))

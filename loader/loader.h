@@ -455,7 +455,8 @@ typedef struct ckpt_config {
 	 * integer; default -2), vision_config.model_type (default clip_vision_model; pixtral
 	 * makes the planner take LLaVA's Pixtral-tower table, pixtral-12b's) and
 	 * text_config.model_type (default llama; "" without a text_config object), each
-	 * truncated to its buffer; multimodal_projector_bias defaults to true there */
+	 * truncated to its buffer; multimodal_projector_bias defaults to true there. Mistral 3
+	 * (model_type mistral3) reads vision_feature_layer too, default -1 */
 	int64_t v_feature_layer;
 	char v_model_type[32], lm_model_type[32];
 	/* LLaVA-NeXT-Video (LlavaNextVideoConfig; read for it only): spatial_pool_mode (default

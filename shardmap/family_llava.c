@@ -204,21 +204,6 @@ static const sm_rule llava_pixtral_rules[] = {
     LV_RULES_PROJ,
 };
 
-/* The blocks past the feature layer (PixtralHFVisionModel.load_weights skips them). */
-static bool llava_pixtral_drop(const ckpt_config *c, const char *cn)
-{
-	static const char blk[] = "vision_tower.transformer.layers.";
-	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
-		return false;
-	const char *s = cn + sizeof(blk) - 1;
-	if (*s < '0' || *s > '9')
-		return false;
-	char *end;
-	long long b = strtoll(s, &end, 10);
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_PIX_LAYERS;
-	return *end == '.' && b >= shardmap_vision_kept(c, vd) && b < vd;
-}
-
 /* vision_config a Pixtral tower whose heads split its width (PixtralHFAttention's
  * assert) and whose patch fits its image; LLaVA's language model; one feature layer within
  * the tower. */
@@ -359,7 +344,7 @@ static const sm_family llava_pixtral = {
     .vision_gated = true,
     .vision_siglip = true,
     .pixtral = true,
-    .drop_canon = llava_pixtral_drop,
+    .drop_canon = shardmap_pixtral_drop,
 };
 
 const sm_family shardmap_family_llava = {

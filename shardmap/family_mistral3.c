@@ -57,7 +57,8 @@ static const sm_rule mistral3_rules[] = {
 
 /* Pixtral's attention splits the width into heads (head_dim = hidden_size //
  * num_attention_heads, a remainder would not fit q_proj); the projector reads one
- * feature layer (its norm and merging_layer are [hidden_size] wide). */
+ * feature layer (its norm and merging_layer are [hidden_size] wide), within the tower:
+ * vLLM builds the blocks up to it (shardmap_pixtral_drop skips the rest). */
 static int mistral3_check(const ckpt_config *c, wt_errbuf *err)
 {
 	if (!c->has_vision)
@@ -76,7 +77,9 @@ static int mistral3_check(const ckpt_config *c, wt_errbuf *err)
 		    "config.json: vision_feature_layer is a list; Mistral 3's projector "
 		    "norm and patch merger take one layer's features "
 		    "(vision_config.hidden_size wide): give one index, e.g. -1");
-	return WT_OK;
+	sm_vis_geom g = {.vd = c->v_num_layers > 0 ? c->v_num_layers : SM_PIX_LAYERS};
+	return shardmap_vision_feature(c, &g, "Mistral 3's projector",
+	                               "its norm vision_config.hidden_size", "-1", err);
 }
 
 static const char *const mistral3_archs[] = {"Mistral3ForConditionalGeneration", NULL};
@@ -92,4 +95,5 @@ const sm_family shardmap_family_mistral3 = {
     .vision_gated = true,
     .vision_siglip = true,
     .pixtral = true,
+    .drop_canon = shardmap_pixtral_drop,
 };

@@ -343,6 +343,11 @@ int shardmap_vision_feature(const ckpt_config *c, const sm_vis_geom *g, const ch
  * always (post_always: require_post_norm=False) or when a block is dropped (None). */
 bool shardmap_vision_drop(const ckpt_config *c, const char *vt, int64_t vd, bool post_always,
                           const char *cn);
+/* Whether canonical name cn is a Pixtral tower block (vision_tower.transformer.layers.*)
+ * past the feature layer: PixtralHFVisionModel is built only up to it (LLaVA's
+ * init_vision_tower_for_llava, Mistral 3's init_vision_tower_for_mistral3) and its
+ * load_weights skips the rest. */
+bool shardmap_pixtral_drop(const ckpt_config *c, const char *cn);
 /* The pixel shuffle's factor (config key `key`, kept in v_spatial_merge_size) dividing
  * the patch grid's side; `who` the module shuffling, `tail` appended to the advice. */
 int shardmap_vision_shuffle(const ckpt_config *c, const sm_vis_geom *g, const char *key,

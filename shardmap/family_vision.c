@@ -93,6 +93,20 @@ bool shardmap_vision_drop(const ckpt_config *c, const char *vt, int64_t vd, bool
 	return *end == '.' && b >= shardmap_vision_kept(c, vd) && b < vd;
 }
 
+bool shardmap_pixtral_drop(const ckpt_config *c, const char *cn)
+{
+	static const char blk[] = "vision_tower.transformer.layers.";
+	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
+		return false;
+	const char *s = cn + sizeof(blk) - 1;
+	if (*s < '0' || *s > '9')
+		return false;
+	char *end;
+	long long b = strtoll(s, &end, 10);
+	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_PIX_LAYERS;
+	return *end == '.' && b >= shardmap_vision_kept(c, vd) && b < vd;
+}
+
 int shardmap_vision_shuffle(const ckpt_config *c, const sm_vis_geom *g, const char *key,
                             const char *who, const char *tail, wt_errbuf *err)
 {

@@ -330,6 +330,40 @@ static void test_errors(void **state)
 	expect(m3_model(LAY_V450, false, 2), cfg_list, WT_ECORRUPT, "vision_feature_layer", NULL);
 	static const char cfg_nov[] = CFG_HEAD("") "}";
 	expect(m3_model(LAY_V450, false, 2), cfg_nov, WT_ECORRUPT, "needs vision_config", NULL);
+	static const char cfg_far[] =
+	    CFG_HEAD("\"vision_feature_layer\":-4,") VISION_CFG(VISION_KEYS);
+	expect(m3_model(LAY_V450, false, 2), cfg_far, WT_ECORRUPT, "vision_feature_layer -4",
+	       "outside the tower's 2 blocks");
+}
+
+/* vLLM builds the tower up to vision_feature_layer (init_vision_tower_for_mistral3): -2
+ * leaves block 1 of 2 unbuilt, its tensors skipped; -1 (Mistral3Config's default, the
+ * releases') and 2 build both. */
+static void test_feature_layer(void **state)
+{
+	(void)state;
+	static const char cfg_m2[] =
+	    CFG_HEAD("\"vision_feature_layer\":-2,") VISION_CFG(VISION_KEYS);
+	static const char cfg_p2[] =
+	    CFG_HEAD("\"vision_feature_layer\":2,") VISION_CFG(VISION_KEYS);
+	fx f, all;
+	fx_open(&f, m3_model(LAY_V450, false, 2), cfg_m2, 2, 1, 0, false);
+	fx_open(&all, m3_model(LAY_V450, false, 2), cfg_m3, 2, 1, 0, false);
+	assert_int_equal(shardmap_n_skipped(f.p), 9); /* the block's nine tensors */
+	assert_int_equal(shardmap_n_skipped(all.p), 0);
+	for (uint32_t r = 0; r < 2; r++) {
+		assert_int_equal(tm_ix(f.p, r, VT "transformer.layers.1.attention.qkv_proj.weight"),
+		                 -1);
+		assert_true(tm_ix(all.p, r, VT "transformer.layers.1.attention.qkv_proj.weight") >=
+		            0);
+		assert_true(tm_ix(f.p, r, VT "transformer.layers.0.attention.qkv_proj.weight") >=
+		            0);
+	}
+	fx_close(&f);
+	fx_close(&all);
+	fx_open(&f, m3_model(LAY_V450, false, 2), cfg_p2, 2, 1, 0, false);
+	assert_int_equal(shardmap_n_skipped(f.p), 0);
+	fx_close(&f);
 }
 
 /* fp8-channel: the tower's linears, linear_1 / linear_2 and the language model's are
@@ -368,7 +402,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts_and_text),
 	    cmocka_unit_test(test_coverage),    cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_errors),      cmocka_unit_test(test_quant),
+	    cmocka_unit_test(test_errors),      cmocka_unit_test(test_feature_layer),
+	    cmocka_unit_test(test_quant),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
