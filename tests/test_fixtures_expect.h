@@ -699,6 +699,12 @@ static const fam_expect fams[] = {
      * classifier.dense [128, 128] + [128] (the pooler's size) and out_proj [1, 128] + [1] */
     {"xlm_roberta_cls", 57, ROBERTA_BYTES(1200) + 4 * (128 + 1) + 3 * XLMR_LAYER, 128, 8, 8, 16,
      256, 1200, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* fuyu: persimmon's tensors under language_model. and vision_embed_tokens [128, 3 x 8^2]
+     * with its bias [128], 2 files */
+    {"fuyu", 38,
+     2 * (2 * 1000 * 128 + 2 * 128) + 2 * (128 * 192 + 128) +
+         2 * 2 * (4 * 128 + 384 * 128 + 384 + 4 * 16 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128),
+     128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
