@@ -452,10 +452,11 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_get_bool(root, "use_bias", false, &c->use_bias, err);
 	if (rv == WT_OK)
 		rv = config_get_bool(root, "use_cla", false, &c->use_cla, err);
-	if (rv == WT_OK && c->model_type != NULL &&
-	    (strcmp(c->model_type, "phi") == 0 || strcmp(c->model_type, "persimmon") == 0))
+	bool ps = c->model_type != NULL &&
+	          (strcmp(c->model_type, "persimmon") == 0 || strcmp(c->model_type, "fuyu") == 0);
+	if (rv == WT_OK && (ps || (c->model_type != NULL && strcmp(c->model_type, "phi") == 0)))
 		rv = config_get_bool(root, "qk_layernorm", false, &c->qk_layernorm, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "persimmon") == 0)
+	if (rv == WT_OK && ps)
 		rv = config_persimmon_eps(root, c->qk_layernorm, err);
 	if (rv == WT_OK)
 		rv = config_get_bool(root, "attention_bias", false, &c->attention_bias, err);

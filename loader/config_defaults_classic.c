@@ -227,6 +227,8 @@ static const struct {
 	size_t n;
 } classes[] = {
     CLASS("gpt_neox", gpt_neox_defaults),
+    /* FuyuConfig's (no text_config: its top-level keys make the PersimmonConfig) */
+    CLASS("fuyu", persimmon_defaults),
     CLASS("phi", phi_defaults),
     CLASS("dbrx", dbrx_defaults),
     CLASS("stablelm", stablelm_defaults),

@@ -72,6 +72,10 @@ bool config_is_qwen2_audio(json_t *root);
 bool config_is_internvl(json_t *root);
 int config_parse_internvl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
+ * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
+bool config_is_fuyu(json_t *root);
+int config_parse_fuyu(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */

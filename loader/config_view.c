@@ -93,6 +93,8 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		tmt = tmt != NULL ? tmt : "qwen2";
 		return strcmp(tmt, "qwen2") == 0 ? "qwen2_audio:qwen2" : tmt;
 	}
+	if (overlay && config_is_fuyu(root)) /* FuyuConfig: persimmon when it has none */
+		return tmt != NULL ? tmt : "persimmon";
 	if (overlay && config_is_internvl(root)) { /* InternVLConfig: the same, qwen2 */
 		tmt = tmt != NULL ? tmt : "qwen2";
 		return strcmp(tmt, "qwen2") == 0   ? "internvl:qwen2"
@@ -118,6 +120,7 @@ static const char *const tie_by_text[] = {
     "paligemma", "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
     "mistral3",  "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
     "qwen2_vl",  "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
+    "fuyu",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

@@ -297,6 +297,8 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* InternVLForConditionalGeneration: its Qwen2 language model (q/k/v biases), or Qwen3's
 	     * (q / k norms) when text_config.model_type is qwen3 (cfg.c), on text tokens */
 	    {"internvl", REF_DENSE, false, 0, 0},
+	    /* FuyuForCausalLM: its Persimmon language model, on text tokens */
+	    {"fuyu", REF_DENSE, false, 0, FAM_PERSIMMON},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

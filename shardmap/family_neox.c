@@ -2,7 +2,8 @@
  * family_neox.c — GPT-NeoX (GPTNeoXForCausalLM, transformers 4.57.1 modeling_gpt_neox.py:
  * EleutherAI Pythia, GPT-NeoX-20B), cut as vLLM's gpt_neox.py loads it, and Phi
  * (PhiForCausalLM, modeling_phi.py: microsoft/phi-2, phi-1_5), cut as vLLM's phi.py loads it,
- * and Persimmon (PersimmonForCausalLM, modeling_persimmon.py), cut as vLLM's persimmon.py does.
+ * and Persimmon (PersimmonForCausalLM, modeling_persimmon.py), cut as vLLM's persimmon.py does,
+ * and Fuyu (FuyuForCausalLM: Persimmon under language_model. and vision_embed_tokens).
  *
  * Names stay the checkpoint's (gpt_neox.*, embed_out). attention.query_key_value
  * [3*hid, hid] holds its rows per head, [H, 3, d] (head h's q, k, v at rows h*3d, h*3d + d,
@@ -15,6 +16,7 @@
  * checkpoints) are skipped, as transformers and vLLM skip them.
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "shardmap/family_rules.h"
 
@@ -181,37 +183,41 @@ const sm_family shardmap_family_phi = {
  * post_attention_layernorm and model.final_layernorm with biases replicated; embed_tokens and
  * the untied lm_head (no bias) by vocabulary rows. */
 #define PS_QKLN(x) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_QKLN, 0, 1, SM_D_HD, SM_D_ANY)
-static const sm_rule persimmon_rules[] = {
-    SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0, SM_U_NONE,
-            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
-    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
-            SM_D_V, SM_D_HID),
-    PHI_REPL("model.final_layernorm.weight"),
-    PHI_REPL("model.final_layernorm.bias"),
-    PHI_REPL(SM_LAYER "input_layernorm.weight"),
-    PHI_REPL(SM_LAYER "input_layernorm.bias"),
-    PHI_REPL(SM_LAYER "post_attention_layernorm.weight"),
-    PHI_REPL(SM_LAYER "post_attention_layernorm.bias"),
-    SM_RULE(SM_LAYER "self_attn.query_key_value.weight",
-            SM_LAYER "self_attn.query_key_value.weight", SM_K_QKVH, 0, SM_U_HEADS, SM_C_ALL,
-            SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
-    SM_RULE(SM_LAYER "self_attn.query_key_value.bias", SM_LAYER "self_attn.query_key_value.bias",
-            SM_K_QKVH, 0, SM_U_HEADS, SM_C_ALL, 0, 1, SM_D_QKV, SM_D_ANY),
-    PS_QKLN(SM_LAYER "self_attn.q_layernorm.weight"),
-    PS_QKLN(SM_LAYER "self_attn.q_layernorm.bias"),
-    PS_QKLN(SM_LAYER "self_attn.k_layernorm.weight"),
-    PS_QKLN(SM_LAYER "self_attn.k_layernorm.bias"),
-    SM_RULE(SM_LAYER "self_attn.dense.weight", SM_LAYER "self_attn.dense.weight", SM_K_COLS, 0,
-            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    PHI_REPL(SM_LAYER "self_attn.dense.bias"),
-    SM_RULE(SM_LAYER "mlp.dense_h_to_4h.weight", SM_LAYER "mlp.dense_h_to_4h.weight", SM_K_ROWS, 0,
-            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.dense_h_to_4h.bias", SM_LAYER "mlp.dense_h_to_4h.bias", SM_K_ROWS, 0,
-            SM_U_I, SM_C_ALL, 0, 1, SM_D_I, SM_D_ANY),
-    SM_RULE(SM_LAYER "mlp.dense_4h_to_h.weight", SM_LAYER "mlp.dense_4h_to_h.weight", SM_K_COLS, 0,
-            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
-    PHI_REPL(SM_LAYER "mlp.dense_4h_to_h.bias"),
-};
+/* Persimmon's table under top ("" for PersimmonForCausalLM, "language_model." for Fuyu's
+ * language model); PS_L is its layer prefix. */
+#define PS_L(top) top "model.layers.{i}."
+#define PS_RULES(top)                                                                              \
+	SM_RULE(top "model.embed_tokens.weight", top "model.embed_tokens.weight", SM_K_VOCAB, 0,   \
+	        SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),                                      \
+	    SM_RULE(top "lm_head.weight", top "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE,          \
+	            SM_C_ALL, SM_F_LMHEAD, 2, SM_D_V, SM_D_HID),                                   \
+	    PHI_REPL(top "model.final_layernorm.weight"),                                          \
+	    PHI_REPL(top "model.final_layernorm.bias"),                                            \
+	    PHI_REPL(PS_L(top) "input_layernorm.weight"),                                          \
+	    PHI_REPL(PS_L(top) "input_layernorm.bias"),                                            \
+	    PHI_REPL(PS_L(top) "post_attention_layernorm.weight"),                                 \
+	    PHI_REPL(PS_L(top) "post_attention_layernorm.bias"),                                   \
+	    SM_RULE(PS_L(top) "self_attn.query_key_value.weight",                                  \
+	            PS_L(top) "self_attn.query_key_value.weight", SM_K_QKVH, 0, SM_U_HEADS,        \
+	            SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),                                  \
+	    SM_RULE(PS_L(top) "self_attn.query_key_value.bias",                                    \
+	            PS_L(top) "self_attn.query_key_value.bias", SM_K_QKVH, 0, SM_U_HEADS,          \
+	            SM_C_ALL, 0, 1, SM_D_QKV, SM_D_ANY),                                           \
+	    PS_QKLN(PS_L(top) "self_attn.q_layernorm.weight"),                                     \
+	    PS_QKLN(PS_L(top) "self_attn.q_layernorm.bias"),                                       \
+	    PS_QKLN(PS_L(top) "self_attn.k_layernorm.weight"),                                     \
+	    PS_QKLN(PS_L(top) "self_attn.k_layernorm.bias"),                                       \
+	    SM_RULE(PS_L(top) "self_attn.dense.weight", PS_L(top) "self_attn.dense.weight",        \
+	            SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),          \
+	    PHI_REPL(PS_L(top) "self_attn.dense.bias"),                                            \
+	    SM_RULE(PS_L(top) "mlp.dense_h_to_4h.weight", PS_L(top) "mlp.dense_h_to_4h.weight",    \
+	            SM_K_ROWS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),              \
+	    SM_RULE(PS_L(top) "mlp.dense_h_to_4h.bias", PS_L(top) "mlp.dense_h_to_4h.bias",        \
+	            SM_K_ROWS, 0, SM_U_I, SM_C_ALL, 0, 1, SM_D_I, SM_D_ANY),                       \
+	    SM_RULE(PS_L(top) "mlp.dense_4h_to_h.weight", PS_L(top) "mlp.dense_4h_to_h.weight",    \
+	            SM_K_COLS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),              \
+	    PHI_REPL(PS_L(top) "mlp.dense_4h_to_h.bias")
+static const sm_rule persimmon_rules[] = {PS_RULES("")};
 
 /* vLLM's PersimmonAttention: num_attention_heads heads of hidden_size / heads, no kv-head
  * grouping, no head_dim key. */
@@ -248,4 +254,70 @@ const sm_family shardmap_family_persimmon = {
     .n_rules = SM_NRULES(persimmon_rules),
     .layer_prefix = "model.layers.",
     .check = persimmon_check,
+};
+
+/* Fuyu (FuyuForCausalLM, modeling_fuyu.py: adept/fuyu-8b), cut as vLLM's fuyu.py /
+ * persimmon.py load it: Persimmon's table under `language_model.` (vLLM builds
+ * PersimmonForCausalLM of text_config) and vision_embed_tokens, the Linear from a patch's
+ * num_channels x patch_size^2 pixels to hidden_size: a ColumnParallelLinear
+ * (gather_output=True) with the quantization config, so its weight [hid, VUNF] by rows and
+ * quantized, its bias [hid] by rows. Rules are written in the released checkpoint's names
+ * (`language_model.model.*`, `language_model.lm_head.weight`, `vision_embed_tokens.*`, vLLM's
+ * module names, which transformers 4.57.1's save_pretrained writes too); its modules'
+ * (`model.language_model.*`, `lm_head.weight`, `model.vision_embed_tokens.*`, which
+ * FuyuForCausalLM's _checkpoint_conversion_mapping loads the released names into and which it
+ * also loads as they are) map onto them. The tie is text_config.tie_word_embeddings
+ * (PersimmonConfig's default false) when there is a text_config, the top level's otherwise
+ * (FuyuConfig builds text_config of the top-level keys then). */
+static const sm_rule fuyu_rules[] = {
+    PS_RULES("language_model."),
+    SM_RULE("vision_embed_tokens.weight", "vision_embed_tokens.weight", SM_K_ROWS, 0, SM_U_HID,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_VUNF),
+    SM_RULE("vision_embed_tokens.bias", "vision_embed_tokens.bias", SM_K_ROWS, 0, SM_U_HID,
+            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+};
+
+/* Persimmon's checks; a persimmon text_config (vLLM's fuyu.py builds PersimmonForCausalLM
+ * whatever it says); vision_embed_tokens' output (the top-level hidden_size, FuyuConfig's
+ * default 4096) as wide as the language model's embeddings, which it is added among. */
+static int fuyu_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (strcmp(c->lm_model_type, "persimmon") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: text_config.model_type '%s': vLLM's fuyu.py builds "
+		    "PersimmonForCausalLM; only a persimmon language model is supported",
+		    c->lm_model_type);
+	if (c->v_hidden_size != c->hidden_size)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: hidden_size %" PRId64
+		    " (vision_embed_tokens' output, FuyuConfig's default 4096) differs "
+		    "from text_config.hidden_size %" PRId64
+		    "; FuyuForCausalLM puts the patch embeddings among the language "
+		    "model's: give both the same",
+		    c->v_hidden_size, c->hidden_size);
+	return persimmon_check(c, err);
+}
+
+static const char *const fuyu_archs[] = {"FuyuForCausalLM", NULL};
+
+/* transformers >= 4.52 checkpoint prefix -> the released (canonical) prefix */
+static const char *const fuyu_aliases[] = {"model.language_model.",
+                                           "language_model.model.",
+                                           "model.vision_embed_tokens.",
+                                           "vision_embed_tokens.",
+                                           "lm_head.",
+                                           "language_model.lm_head.",
+                                           NULL};
+
+const sm_family shardmap_family_fuyu = {
+    .name = "fuyu",
+    .archs = fuyu_archs,
+    .rules = fuyu_rules,
+    .n_rules = SM_NRULES(fuyu_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = fuyu_check,
+    .aliases = fuyu_aliases,
+    .fuyu = true,
 };

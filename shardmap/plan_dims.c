@@ -292,6 +292,16 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 	}
 	d->vis_in_chans = c->v_in_chans;
 	d->vis_temporal_patch = c->v_temporal_patch_size;
+	uint64_t unf; /* Fuyu's vision_embed_tokens columns */
+	if (x->fam->fuyu &&
+	    (!wt_mul_u64((uint64_t)c->v_in_chans, (uint64_t)c->v_patch_size, &unf) ||
+	     !wt_mul_u64(unf, (uint64_t)c->v_patch_size, &unf) || unf > (uint64_t)SM_DIM_MAX))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: num_channels x patch_size^2 is not a model's (at "
+		                 "most %lld)",
+		                 SM_DIM_MAX);
+	if (x->fam->fuyu)
+		d->vis_unfold = (int64_t)unf;
 	if (!x->fam->vision_siglip && !x->fam->qwen3_vl && !x->fam->glm4v)
 		d->vis_patch = c->v_patch_size;
 	if (x->fam->audio) { /* Qwen2-Audio's audio_config (loader defaults) */

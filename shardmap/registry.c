@@ -96,6 +96,7 @@ static const sm_family *const families[] = {
     &shardmap_family_xlm_roberta,
     &shardmap_family_roberta_cls,
     &shardmap_family_xlm_roberta_cls,
+    &shardmap_family_fuyu,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -353,6 +353,10 @@ typedef struct sm_family {
 	 * and vision_gated: the same key names), (image_size / patch_size)^2 + 1 positions (the
 	 * class token), the projector's input hidden_size x (1 / downsample_ratio)^2 ([VM]) */
 	bool internvl;
+	/* Fuyu's vision_embed_tokens (FuyuConfig's top-level keys; the loader applies its
+	 * defaults into v_patch_size / v_in_chans / v_hidden_size): [VUNF] = num_channels x
+	 * patch_size^2 columns */
+	bool fuyu;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -526,6 +530,7 @@ extern const sm_family shardmap_family_gptj;
 extern const sm_family shardmap_family_bloom;
 extern const sm_family shardmap_family_falcon;
 extern const sm_family shardmap_family_persimmon;
+extern const sm_family shardmap_family_fuyu;
 extern const sm_family shardmap_family_mamba2;
 extern const sm_family shardmap_family_idefics3;
 extern const sm_family shardmap_family_smolvlm;

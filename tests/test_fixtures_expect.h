@@ -710,6 +710,12 @@ static const fam_expect fams[] = {
          2 * (64 * 3 * 14 * 14 + 64) + 2 * 2 * (2 * 64 + 4 * 64 * 64 + 3 * 128 * 64) +
          2 * (128 * 64 + 128 + 128 * 128 + 128),
      128, 4, 2, 48, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* fuyu: persimmon's tensors under language_model. and vision_embed_tokens [128, 3 x 8^2]
+     * with its bias [128], 2 files */
+    {"fuyu", 38,
+     2 * (2 * 1000 * 128 + 2 * 128) + 2 * (128 * 192 + 128) +
+         2 * 2 * (4 * 128 + 384 * 128 + 384 + 4 * 16 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128),
+     128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -596,3 +596,20 @@ for l in "vision_tower.patch_conv.weight *BF16 *\[64, 3, 14, 14\]" \
 	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]"; do
 	grep -q "^ *$l" "$T/plan" || fail "llava_pixtral line $l: $(cat "$T/plan")"
 done
+# FuyuForCausalLM: Persimmon's rows under language_model., vision_embed_tokens [128, 192] a
+# ColumnParallelLinear (64 rows a rank at TP 2, quantized, its bias by rows); a llama
+# text_config refused
+"$CTL" plan --model-dir "$T/fuyu" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan fuyu"
+for l in "vision_embed_tokens.weight *I8 *\[64, 192\]" "vision_embed_tokens.bias *BF16 *\[64\]" \
+	"vision_embed_tokens.weight_scale *F32 *\[64, 1\]" \
+	"language_model.model.layers.1.self_attn.query_key_value.weight *I8 *\[192, 128\]" \
+	"language_model.model.layers.1.self_attn.q_layernorm.bias *BF16 *\[16\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "fuyu line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/fuyu_bad" && cp "$T/fuyu/"*.safetensors* "$T/fuyu_bad/" &&
+	sed 's/"model_type": "persimmon"/"model_type": "llama"/' "$T/fuyu/config.json" >"$T/fuyu_bad/config.json"
+"$CTL" plan --model-dir "$T/fuyu_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "fuyu with a llama text_config planned"
+grep -q "text_config.model_type 'llama'" "$T/err" || fail "fuyu text_config: $(cat "$T/err")"
+rm -rf "$T/fuyu_bad"

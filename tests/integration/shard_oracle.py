@@ -110,6 +110,8 @@ LLaVA-NeXT-Video (vLLM's llava_next_video.py): LLaVA's tower and Llama / Mistral
 model tied by text_config alone, the projector (plain nn.Linear) whole, image_newline skipped.
 Qwen2-Audio (vLLM's qwen2_audio.py): a Qwen2 language model tied by text_config alone, the
 audio_tower (transformers' own encoder) and multi_modal_projector.linear whole on every rank.
+Fuyu (vLLM's fuyu.py): Persimmon's cut under language_model. (either layout), tied by
+text_config alone; vision_embed_tokens (a ColumnParallelLinear) and its bias by rows.
 InternVL (vLLM's interns1.py / interns1_vit.py): a Qwen2 language model tied by text_config
 alone, the InternViT tower whole on every rank but fc1 (rows) and fc2 (columns), the projector
 (layer_norm, linear_1, linear_2: plain modules) whole.
@@ -331,7 +333,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             continue
         if arch == "BloomForCausalLM" and name == "transformer.word_embeddings.weight":
             add(name, vocab_rows(name, V, T, r, pad)); continue
-        if arch in ("GPTNeoXForCausalLM", "BloomForCausalLM", "PersimmonForCausalLM"):  # per-head qkv
+        if arch == "FuyuForCausalLM" and name.startswith("vision_embed_tokens."):
+            add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallel
+        if arch in ("GPTNeoXForCausalLM", "BloomForCausalLM", "PersimmonForCausalLM",
+                    "FuyuForCausalLM"):  # per-head qkv (Fuyu's language model Persimmon's)
             pcs = neox(name, rows, cols, cfg, T, r, pad, tied)
             if pcs is not None: add(name, pcs)
             continue
@@ -614,7 +619,7 @@ def main():
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
                                "llava_onevision", "cohere2_vision", "llava_next_video",
-                               "qwen2_audio", "internvl"):  # either layout -> LM + tower
+                               "qwen2_audio", "internvl", "fuyu"):  # either layout -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
@@ -624,7 +629,8 @@ def main():
             "gemma3", "paligemma", "aya_vision", "cohere2_vision"))
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
-                      re.sub(r"^(model\.)?(vision_tower\.|multi_modal_projector\.|image_newline$)", r"\2",
+                      re.sub(r"^(model\.)?(vision_tower\.|multi_modal_projector\.|image_newline$|"
+                             r"vision_embed_tokens\.)", r"\2",
                              re.sub(r"^language_model\.lm_head\.", "lm_head.", k))): v
                for k, v in src.items()}
     elif cfg["model_type"] in ("idefics3", "smolvlm"):  # model.text_model.* -> model.*; tied by
