@@ -147,6 +147,15 @@ static __attribute__((unused)) void cols_of(const fx *f, uint32_t r, uint32_t T,
 			         name, (long long)a, (long long)(r * kl), (long long)kl, src);
 }
 
+/* Whether the plan lists checkpoint tensor `name` as skipped (not built by the engine). */
+static __attribute__((unused)) bool fx_skipped(const fx *f, const char *name)
+{
+	for (size_t k = 0; k < shardmap_n_skipped(f->p); k++)
+		if (strcmp(shardmap_skipped(f->p, k), name) == 0)
+			return true;
+	return false;
+}
+
 /* Rank r's replicated `name`: the whole source, byte for byte. */
 static __attribute__((unused)) void repl(const fx *f, uint32_t r, const char *name)
 {

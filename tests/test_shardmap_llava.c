@@ -111,14 +111,6 @@ static tm_model *lv_model(lay y, bool bias, int blocks)
 	return m;
 }
 
-static bool skipped(const fx *f, const char *name)
-{
-	for (size_t k = 0; k < shardmap_n_skipped(f->p); k++)
-		if (strcmp(shardmap_skipped(f->p, k), name) == 0)
-			return true;
-	return false;
-}
-
 static void check_rank(const fx *f, uint32_t T, uint32_t r, bool bias)
 {
 	for (int blk = 0; blk < 2; blk++)
@@ -170,10 +162,10 @@ static void test_hand_slices(void **state)
 			for (uint32_t r = 0; r < tps[i]; r++)
 				check_rank(&f, tps[i], r, bias);
 			assert_false(shardmap_tied_lm_head(f.p));
-			assert_true(skipped(&f, VT "post_layernorm.weight") &&
-			            skipped(&f, VT "post_layernorm.bias") &&
-			            skipped(&f, VT "encoder.layers.2.mlp.fc1.weight"));
-			assert_false(skipped(&f, VT "encoder.layers.1.mlp.fc1.weight"));
+			assert_true(fx_skipped(&f, VT "post_layernorm.weight") &&
+			            fx_skipped(&f, VT "post_layernorm.bias") &&
+			            fx_skipped(&f, VT "encoder.layers.2.mlp.fc1.weight"));
+			assert_false(fx_skipped(&f, VT "encoder.layers.1.mlp.fc1.weight"));
 			fx_close(&f);
 		}
 	/* the top level's tie_word_embeddings is not the text model's: transformers
@@ -221,7 +213,7 @@ static void test_layouts_and_text(void **state)
 		same_rank(&a, &b, r, NULL);
 		same_rank(&a, &t, r, "language_model.");
 	}
-	assert_true(skipped(&b, "model." VT "post_layernorm.weight"));
+	assert_true(fx_skipped(&b, "model." VT "post_layernorm.weight"));
 	fx_close(&a);
 	fx_close(&b);
 	fx_close(&t);
@@ -310,7 +302,7 @@ static void test_defaults(void **state)
 	assert_true(pc->ndim == 4 && pc->shape[2] == 32 && pc->shape[3] == 32);
 	shp(&f, 1, VT "embeddings.position_embedding.weight", 2, 50, VE, 0);
 	assert_true(tm_ix(f.p, 1, VT "encoder.layers.10.mlp.fc1.weight") >= 0);
-	assert_true(skipped(&f, VT "encoder.layers.11.mlp.fc1.weight"));
+	assert_true(fx_skipped(&f, VT "encoder.layers.11.mlp.fc1.weight"));
 	assert_true(tm_ix(f.p, 1, PJ "linear_1.bias") >= 0);
 	fx_close(&f);
 	/* 12 heads by default: 32 is not a multiple */
@@ -393,7 +385,7 @@ static void test_errors(void **state)
 	    CFG_HEAD("\"vision_feature_layer\":1,") VISION_CFG(VISION_KEYS);
 	fx f;
 	fx_open(&f, lv_model(LAY_V450, true, 3), cfg_one, 2, 1, 0, false);
-	assert_true(skipped(&f, VT "encoder.layers.1.mlp.fc1.weight") &&
+	assert_true(fx_skipped(&f, VT "encoder.layers.1.mlp.fc1.weight") &&
 	            tm_ix(f.p, 0, VT "encoder.layers.0.mlp.fc1.weight") >= 0);
 	fx_close(&f);
 	/* another tower, another language model, none */
@@ -456,7 +448,7 @@ static void test_next(void **state)
 			assert_int_equal(shardmap_rank_n_tensors(a.p, r),
 			                 shardmap_rank_n_tensors(c.p, r) + 1);
 		}
-		assert_true(skipped(&b, "model." VT "post_layernorm.bias"));
+		assert_true(fx_skipped(&b, "model." VT "post_layernorm.bias"));
 		fx_close(&a);
 		fx_close(&b);
 		fx_close(&c);

@@ -114,14 +114,6 @@ static tm_model *nv_model(lay y, bool lm_head, int blocks)
 	return m;
 }
 
-static bool skipped(const fx *f, const char *name)
-{
-	for (size_t k = 0; k < shardmap_n_skipped(f->p); k++)
-		if (strcmp(shardmap_skipped(f->p, k), name) == 0)
-			return true;
-	return false;
-}
-
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
 {
 	for (int blk = 0; blk < 2; blk++)
@@ -167,8 +159,9 @@ static void test_hand_slices(void **state)
 		assert_false(shardmap_tied_lm_head(f.p));
 		/* block 2, post_layernorm, image_newline */
 		assert_int_equal(shardmap_n_skipped(f.p), 16 + 2 + 1);
-		assert_true(skipped(&f, "image_newline") && skipped(&f, VT "post_layernorm.bias") &&
-		            skipped(&f, VT "encoder.layers.2.mlp.fc1.weight"));
+		assert_true(fx_skipped(&f, "image_newline") &&
+		            fx_skipped(&f, VT "post_layernorm.bias") &&
+		            fx_skipped(&f, VT "encoder.layers.2.mlp.fc1.weight"));
 		fx_close(&f);
 	}
 }
@@ -186,7 +179,7 @@ static void test_layouts(void **state)
 		fx_same_rank(&a, &b, r, NULL);
 		fx_same_rank(&a, &t, r, "language_model.");
 	}
-	assert_true(skipped(&b, "model.image_newline"));
+	assert_true(fx_skipped(&b, "model.image_newline"));
 	fx_close(&a);
 	fx_close(&b);
 	fx_close(&t);

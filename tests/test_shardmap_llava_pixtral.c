@@ -125,14 +125,6 @@ static tm_model *px_model(lay y, bool lm_head, int blocks)
 	return px_model_p(y, lm_head, blocks, 2);
 }
 
-static bool skipped(const fx *f, const char *name)
-{
-	for (size_t k = 0; k < shardmap_n_skipped(f->p); k++)
-		if (strcmp(shardmap_skipped(f->p, k), name) == 0)
-			return true;
-	return false;
-}
-
 static void check_block(const fx *f, uint32_t T, uint32_t r, int blk)
 {
 	int64_t vl = VE / T, il = VI / T; /* q (k, v) rows: VH/T heads of VE/VH; MLP rows */
@@ -203,8 +195,8 @@ static void test_hand_slices(void **state)
 		assert_false(shardmap_tied_lm_head(f.p));
 		/* block 2 (not built for feature layer -2); nothing else */
 		assert_int_equal(shardmap_n_skipped(f.p), 9);
-		assert_true(skipped(&f, VT "transformer.layers.2.feed_forward.up_proj.weight") &&
-		            skipped(&f, VT "transformer.layers.2.ffn_norm.weight"));
+		assert_true(fx_skipped(&f, VT "transformer.layers.2.feed_forward.up_proj.weight") &&
+		            fx_skipped(&f, VT "transformer.layers.2.ffn_norm.weight"));
 		fx_close(&f);
 	}
 }
@@ -222,7 +214,8 @@ static void test_layouts(void **state)
 		fx_same_rank(&a, &b, r, NULL);
 		fx_same_rank(&a, &t, r, "language_model.");
 	}
-	assert_true(skipped(&b, "model.vision_tower.transformer.layers.2.attention.q_proj.weight"));
+	assert_true(
+	    fx_skipped(&b, "model.vision_tower.transformer.layers.2.attention.q_proj.weight"));
 	fx_close(&a);
 	fx_close(&b);
 	fx_close(&t);
@@ -336,7 +329,7 @@ static void test_defaults(void **state)
 	fx f;
 	fx_open(&f, px_model_p(LAY_V450, true, 24, 16), dflt, 2, 1, 0, false);
 	assert_int_equal(shardmap_n_skipped(f.p), 9);
-	assert_true(skipped(&f, VT "transformer.layers.23.attention_norm.weight"));
+	assert_true(fx_skipped(&f, VT "transformer.layers.23.attention_norm.weight"));
 	shp(&f, 1, VT "transformer.layers.22.attention.qkv_proj.weight", 2, 3 * 16, VE, 0);
 	assert_int_equal(info(&f, 1, VT "patch_conv.weight")->shape[3], 16);
 	fx_close(&f);
