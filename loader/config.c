@@ -420,6 +420,40 @@ int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, w
 	return WT_OK;
 }
 
+/* The keys one model_type's config class alone has (LFM2, Mamba, Bamba, Falcon-H1, Jamba,
+ * LongCat-Flash, OPT, Falcon, RoBERTa); the fields of the others keep their unset values. */
+static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = WT_OK;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "lfm2") == 0)
+		rv = config_parse_lfm2(root, c, err);
+	if (rv == WT_OK)
+		rv = config_parse_mamba(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "bamba") == 0)
+		rv = config_parse_bamba(root, c, err);
+	c->mamba_d_ssm = -1;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon_h1") == 0)
+		rv = config_parse_falcon_h1(root, c, err);
+	c->jamba_attn_period = c->jamba_attn_offset = -1;
+	c->jamba_expert_period = c->jamba_expert_offset = c->mamba_dt_rank = -1;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jamba") == 0)
+		rv = config_parse_jamba(root, c, err);
+	c->opt_word_embed_proj_dim = c->opt_max_pos = -1;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "longcat_flash") == 0)
+		rv = config_parse_longcat(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL &&
+	    (strcmp(c->model_type, "mamba") == 0 || strcmp(c->model_type, "falcon_mamba") == 0))
+		rv = config_parse_dt_rank(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "opt") == 0)
+		rv = config_parse_opt(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon") == 0)
+		rv = config_parse_falcon(root, c, err);
+	c->rob_max_pos = c->rob_types = c->rob_pad = c->rob_num_labels = -1;
+	if (rv == WT_OK && config_is_roberta(c->model_type))
+		rv = config_parse_roberta(root, c, err);
+	return rv;
+}
+
 static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	int rv = get_required(root, "hidden_size", &c->hidden_size, err);
@@ -477,32 +511,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)
 		rv = parse_linear_attn(root, c, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "lfm2") == 0)
-		rv = config_parse_lfm2(root, c, err);
 	if (rv == WT_OK)
-		rv = config_parse_mamba(root, c, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "bamba") == 0)
-		rv = config_parse_bamba(root, c, err);
-	c->mamba_d_ssm = -1;
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon_h1") == 0)
-		rv = config_parse_falcon_h1(root, c, err);
-	c->jamba_attn_period = c->jamba_attn_offset = -1;
-	c->jamba_expert_period = c->jamba_expert_offset = c->mamba_dt_rank = -1;
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jamba") == 0)
-		rv = config_parse_jamba(root, c, err);
-	c->opt_word_embed_proj_dim = c->opt_max_pos = -1;
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "longcat_flash") == 0)
-		rv = config_parse_longcat(root, c, err);
-	if (rv == WT_OK && c->model_type != NULL &&
-	    (strcmp(c->model_type, "mamba") == 0 || strcmp(c->model_type, "falcon_mamba") == 0))
-		rv = config_parse_dt_rank(root, c, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "opt") == 0)
-		rv = config_parse_opt(root, c, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon") == 0)
-		rv = config_parse_falcon(root, c, err);
-	c->rob_max_pos = c->rob_types = c->rob_pad = c->rob_num_labels = -1;
-	if (rv == WT_OK && config_is_roberta(c->model_type))
-		rv = config_parse_roberta(root, c, err);
+		rv = parse_class_fields(root, c, err);
 	if (rv == WT_OK)
 		rv = config_get_int(root, "q_lora_rank", -1, 1, &c->q_lora_rank, err);
 	if (rv == WT_OK)
