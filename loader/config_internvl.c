@@ -112,7 +112,8 @@ static int parse_internvl_top(json_t *root, ckpt_config *c, wt_errbuf *err)
 	int rv = config_get_pos_real(root, "downsample_ratio", 0.5, &ratio, err);
 	if (rv != WT_OK)
 		return rv;
-	int64_t n = ratio <= 1.0 ? (int64_t)(1.0 / ratio) : 0;
+	/* 1 / ratio converted only within [1, 64]: a tiny ratio would overflow int64_t */
+	int64_t n = ratio <= 1.0 && ratio >= 1.0 / 64 ? (int64_t)(1.0 / ratio) : 0;
 	if (n < 1 || n > 64 || (double)n * ratio != 1.0)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,

@@ -50,7 +50,7 @@ int shardmap_roberta_check(const ckpt_config *c, wt_errbuf *err)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: is_decoder is true: a decoder's causal mask is not "
 		                 "what vLLM's RoBERTa encoder runs; set it to false");
-	if (c->rob_pad + 1 >= c->rob_max_pos)
+	if (c->rob_pad >= c->rob_max_pos - 1) /* rob_max_pos >= 1: no overflow either way */
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: pad_token_id %" PRId64
 		                 " leaves no position below max_position_embeddings %" PRId64

@@ -428,6 +428,8 @@ static void test_config_errors(void **state)
 	    {CFG("\"downsample_ratio\":0.3,", ""), WT_EUNSUPPORTED, "downsample_ratio 0.3",
 	     "1 / n"},
 	    {CFG("\"downsample_ratio\":2,", ""), WT_EUNSUPPORTED, "downsample_ratio 2", "1 / n"},
+	    {CFG("\"downsample_ratio\":1e-300,", ""), WT_EUNSUPPORTED, "downsample_ratio 1e-300",
+	     "1 / n"},
 	    {CFG("\"downsample_ratio\":0.125,", ""), WT_ECORRUPT, "4 x 4 patch grid",
 	     "downsample_ratio"},
 	    {CFG("", ",\"norm_type\":\"batch_norm\""), WT_EUNSUPPORTED, "vision_config.norm_type",
