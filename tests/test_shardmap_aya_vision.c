@@ -53,8 +53,6 @@ static const char cfg_text[] =
 #define PJ "multi_modal_projector."
 #define LM "language_model.model."
 
-static const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, VI)};
-
 static const struct {
 	const char *name;
 	int64_t n, k;
@@ -87,55 +85,16 @@ static tm_model *av_model(lay y, bool lm_head, int blocks)
 		mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	mm_ck_name(b, sizeof(b), VT "embeddings.patch_embedding.weight", y);
-	tm_add(m, b, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
-	st_desc *d = &m->d[m->n - 1];
-	d->ndim = 4;
-	d->shape[0] = VE;
-	d->shape[1] = 3;
-	d->shape[2] = d->shape[3] = 2;
-	mm_add(m, y, VT "embeddings.patch_embedding.bias", VE, 0);
-	mm_add(m, y, VT "embeddings.position_embedding.weight", VNP, VE);
-	for (int blk = 0; blk < blocks; blk++)
-		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
-			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
-			mm_add(m, y, b, block[k].n, block[k].k);
-		}
-	mm_add(m, y, VT "post_layernorm.weight", VE, 0);
-	mm_add(m, y, VT "post_layernorm.bias", VE, 0);
+	mm_add_vit(m, y, false, VE, VI, VNP, blocks);
 	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
 		mm_add(m, y, proj[k].name, proj[k].n, proj[k].k);
 	return m;
 }
 
-static void check_block(const fx *f, uint32_t T, uint32_t r, int blk)
-{
-	int64_t vl = VE / T, il = VI / T;
-	char n[200], a[200];
-	static const char *const qkv[] = {"q", "k", "v"};
-	for (int w = 0; w < 2; w++) {
-		const char *leaf = w ? "bias" : "weight";
-		snprintf(n, sizeof(n), VB "self_attn.qkv_proj.%s", blk, leaf);
-		for (int p = 0; p < 3; p++) {
-			snprintf(a, sizeof(a), VB "self_attn.%s_proj.%s", blk, qkv[p], leaf);
-			rows_at(f, r, n, p * vl, a, r * vl, vl);
-		}
-	}
-	snprintf(n, sizeof(n), VB "self_attn.out_proj.weight", blk);
-	cols_of(f, r, T, n, n, VE, VE);
-	snprintf(n, sizeof(n), VB "mlp.fc1.weight", blk);
-	shp(f, r, n, 2, il, VE, 0);
-	rows_at(f, r, n, 0, n, r * il, il);
-	snprintf(n, sizeof(n), VB "mlp.fc2.weight", blk);
-	cols_of(f, r, T, n, n, VE, VI);
-	snprintf(n, sizeof(n), VB "mlp.fc2.bias", blk);
-	repl(f, r, n);
-}
-
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
 {
 	for (int blk = 0; blk < 2; blk++)
-		check_block(f, T, r, blk);
+		fx_vit_block(f, T, r, VB, blk, VE, VI);
 	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
 		repl(f, r, proj[k].name);
 	repl(f, r, VT "post_layernorm.weight");

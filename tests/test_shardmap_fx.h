@@ -276,6 +276,51 @@ static __attribute__((unused)) void mm_add(tm_model *m, lay y, const char *c, in
 	tm_add2(m, n, a, b);
 }
 
+/* mm_add of prefix + leaf. */
+static __attribute__((unused)) void mm_add_at(tm_model *m, lay y, const char *prefix,
+                                              const char *leaf, int64_t a, int64_t b)
+{
+	char c[200];
+	snprintf(c, sizeof(c), "%s%s", prefix, leaf);
+	mm_add(m, y, c, a, b);
+}
+
+/* The vision tower "vision_tower.vision_model." in layout y, as the CLIP (clip: class
+ * embedding, a 2x2 patch embedding without bias, pre_layrnorm) or SigLIP (the patch
+ * embedding's bias) checkpoints name it: embeddings of width ve with np positions, `blocks`
+ * encoder blocks of MLP width vi (FX_VIT_BLOCK_LEAVES) and post_layernorm. */
+static __attribute__((unused)) void mm_add_vit(tm_model *m, lay y, bool clip, int64_t ve,
+                                               int64_t vi, int64_t np, int blocks)
+{
+	const char *vt = "vision_tower.vision_model.";
+	const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(ve, vi)};
+	char b[200];
+	if (clip)
+		mm_add_at(m, y, vt, "embeddings.class_embedding", ve, 0);
+	mm_ck_name(b, sizeof(b), "vision_tower.vision_model.embeddings.patch_embedding.weight", y);
+	tm_add(m, b, WT_DTYPE_INVALID, 1, ve * 3 * 2 * 2, 0, 0);
+	st_desc *d = &m->d[m->n - 1];
+	d->ndim = 4;
+	d->shape[0] = ve;
+	d->shape[1] = 3;
+	d->shape[2] = d->shape[3] = 2;
+	if (!clip)
+		mm_add_at(m, y, vt, "embeddings.patch_embedding.bias", ve, 0);
+	mm_add_at(m, y, vt, "embeddings.position_embedding.weight", np, ve);
+	if (clip) {
+		mm_add_at(m, y, vt, "pre_layrnorm.weight", ve, 0);
+		mm_add_at(m, y, vt, "pre_layrnorm.bias", ve, 0);
+	}
+	for (int blk = 0; blk < blocks; blk++) {
+		char p[100];
+		snprintf(p, sizeof(p), "%sencoder.layers.%d.", vt, blk);
+		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++)
+			mm_add_at(m, y, p, block[k].leaf, block[k].n, block[k].k);
+	}
+	mm_add_at(m, y, vt, "post_layernorm.weight", ve, 0);
+	mm_add_at(m, y, vt, "post_layernorm.bias", ve, 0);
+}
+
 /* Every output of rank r of a equals the one of b (names, shapes, bytes); b's names
  * are a's with `strip` removed from the front (NULL: the same names). */
 static __attribute__((unused)) void fx_same_rank(const fx *a, const fx *b, uint32_t r,

@@ -54,9 +54,6 @@ static const char cfg_text[] = "{\"architectures\":[\"Gemma3ForCausalLM\"]," LM_
 #define VT "vision_tower.vision_model."
 #define VB VT "encoder.layers.%d."
 
-/* Vision tensors of one block, in value order: name, rows, cols (0 = 1-D). */
-static const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, VI)};
-
 /* The language model (values first: the same in every layout and as gemma3_text's),
  * then, unless text-only, the tower of `blocks` blocks and the projector. */
 static tm_model *g3_model(lay y, bool untied, int blocks)
@@ -89,24 +86,7 @@ static tm_model *g3_model(lay y, bool untied, int blocks)
 		mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	char pe[200];
-	mm_ck_name(pe, sizeof(pe), VT "embeddings.patch_embedding.weight", y);
-	tm_add(m, pe, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
-	st_desc *d = &m->d[m->n - 1];
-	d->ndim = 4;
-	d->shape[0] = VE;
-	d->shape[1] = 3;
-	d->shape[2] = d->shape[3] = 2;
-	mm_add(m, y, VT "embeddings.patch_embedding.bias", VE, 0);
-	mm_add(m, y, VT "embeddings.position_embedding.weight", NP, VE);
-	for (int blk = 0; blk < blocks; blk++)
-		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
-			char b[200];
-			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
-			mm_add(m, y, b, block[k].n, block[k].k);
-		}
-	mm_add(m, y, VT "post_layernorm.weight", VE, 0);
-	mm_add(m, y, VT "post_layernorm.bias", VE, 0);
+	mm_add_vit(m, y, false, VE, VI, NP, blocks);
 	mm_add(m, y, "multi_modal_projector.mm_input_projection_weight", VE, HID);
 	mm_add(m, y, "multi_modal_projector.mm_soft_emb_norm.weight", VE, 0);
 	return m;
@@ -114,43 +94,8 @@ static tm_model *g3_model(lay y, bool untied, int blocks)
 
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
 {
-	int64_t vl = VE / T; /* rows of q (k, v) on one rank: VH/T heads of VE/VH */
-	for (int blk = 0; blk < 2; blk++) {
-		char n[200], q[200], k[200], v[200], x[200];
-		snprintf(n, sizeof(n), VB "self_attn.qkv_proj.weight", blk);
-		snprintf(q, sizeof(q), VB "self_attn.q_proj.weight", blk);
-		snprintf(k, sizeof(k), VB "self_attn.k_proj.weight", blk);
-		snprintf(v, sizeof(v), VB "self_attn.v_proj.weight", blk);
-		shp(f, r, n, 2, 3 * vl, VE, 0);
-		rows_at(f, r, n, 0, q, r * vl, vl);
-		rows_at(f, r, n, vl, k, r * vl, vl);
-		rows_at(f, r, n, 2 * vl, v, r * vl, vl);
-		snprintf(n, sizeof(n), VB "self_attn.qkv_proj.bias", blk);
-		snprintf(q, sizeof(q), VB "self_attn.q_proj.bias", blk);
-		snprintf(k, sizeof(k), VB "self_attn.k_proj.bias", blk);
-		snprintf(v, sizeof(v), VB "self_attn.v_proj.bias", blk);
-		shp(f, r, n, 1, 3 * vl, 0, 0);
-		rows_at(f, r, n, 0, q, r * vl, vl);
-		rows_at(f, r, n, vl, k, r * vl, vl);
-		rows_at(f, r, n, 2 * vl, v, r * vl, vl);
-		snprintf(n, sizeof(n), VB "self_attn.out_proj.weight", blk);
-		cols_of(f, r, T, n, n, VE, VE);
-		snprintf(n, sizeof(n), VB "mlp.fc2.weight", blk);
-		cols_of(f, r, T, n, n, VE, VI);
-		snprintf(n, sizeof(n), VB "mlp.fc1.weight", blk);
-		shp(f, r, n, 2, VI / T, VE, 0);
-		rows_at(f, r, n, 0, n, r * (VI / T), VI / T);
-		snprintf(n, sizeof(n), VB "mlp.fc1.bias", blk);
-		shp(f, r, n, 1, VI / T, 0, 0);
-		rows_at(f, r, n, 0, n, r * (VI / T), VI / T);
-		static const char *const rep[] = {"layer_norm1.weight",      "layer_norm1.bias",
-		                                  "layer_norm2.weight",      "layer_norm2.bias",
-		                                  "self_attn.out_proj.bias", "mlp.fc2.bias"};
-		for (size_t j = 0; j < sizeof(rep) / sizeof(rep[0]); j++) {
-			snprintf(x, sizeof(x), VB "%s", blk, rep[j]);
-			repl(f, r, x);
-		}
-	}
+	for (int blk = 0; blk < 2; blk++)
+		fx_vit_block(f, T, r, VB, blk, VE, VI);
 	static const char *const rep[] = {VT "embeddings.patch_embedding.weight",
 	                                  VT "embeddings.patch_embedding.bias",
 	                                  VT "embeddings.position_embedding.weight",

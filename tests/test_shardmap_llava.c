@@ -57,8 +57,6 @@ static const char cfg_text[] = "{\"architectures\":[\"LlamaForCausalLM\"]," LM_K
 #define VB VT "encoder.layers.%d."
 #define PJ "multi_modal_projector."
 
-static const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, VI)};
-
 /* The language model (values first: the same in every layout and as Llama's), then,
  * unless text-only, the tower of `blocks` blocks and the projector (biases if bias). */
 static tm_model *lv_model(lay y, bool bias, int blocks)
@@ -82,26 +80,7 @@ static tm_model *lv_model(lay y, bool bias, int blocks)
 	mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	mm_add(m, y, VT "embeddings.class_embedding", VE, 0);
-	char pe[200];
-	mm_ck_name(pe, sizeof(pe), VT "embeddings.patch_embedding.weight", y);
-	tm_add(m, pe, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
-	st_desc *d = &m->d[m->n - 1];
-	d->ndim = 4;
-	d->shape[0] = VE;
-	d->shape[1] = 3;
-	d->shape[2] = d->shape[3] = 2;
-	mm_add(m, y, VT "embeddings.position_embedding.weight", VNP, VE);
-	mm_add(m, y, VT "pre_layrnorm.weight", VE, 0);
-	mm_add(m, y, VT "pre_layrnorm.bias", VE, 0);
-	for (int blk = 0; blk < blocks; blk++)
-		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
-			char b[200];
-			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
-			mm_add(m, y, b, block[k].n, block[k].k);
-		}
-	mm_add(m, y, VT "post_layernorm.weight", VE, 0);
-	mm_add(m, y, VT "post_layernorm.bias", VE, 0);
+	mm_add_vit(m, y, true, VE, VI, VNP, blocks);
 	mm_add(m, y, PJ "linear_1.weight", HID, VE);
 	mm_add(m, y, PJ "linear_2.weight", HID, HID);
 	if (bias) {

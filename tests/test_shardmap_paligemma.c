@@ -54,8 +54,6 @@ static const char cfg_text1[] = "{\"architectures\":[\"GemmaForCausalLM\"]," LM_
 #define PJB "multi_modal_projector.linear.bias"
 #define LM  "language_model.model."
 
-static const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, VI)};
-
 /* The language model (Gemma 2's norms around the MLP when g2), lm_head when asked, then
  * unless LAY_TEXT the tower of `blocks` blocks and the projector, all in layout y. */
 static tm_model *pg_model(lay y, bool g2, bool lm_head, int blocks)
@@ -85,22 +83,7 @@ static tm_model *pg_model(lay y, bool g2, bool lm_head, int blocks)
 		mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	mm_ck_name(b, sizeof(b), VT "embeddings.patch_embedding.weight", y);
-	tm_add(m, b, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
-	st_desc *d = &m->d[m->n - 1];
-	d->ndim = 4;
-	d->shape[0] = VE;
-	d->shape[1] = 3;
-	d->shape[2] = d->shape[3] = 2;
-	mm_add(m, y, VT "embeddings.patch_embedding.bias", VE, 0);
-	mm_add(m, y, VT "embeddings.position_embedding.weight", VNP, VE);
-	for (int blk = 0; blk < blocks; blk++)
-		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
-			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
-			mm_add(m, y, b, block[k].n, block[k].k);
-		}
-	mm_add(m, y, VT "post_layernorm.weight", VE, 0);
-	mm_add(m, y, VT "post_layernorm.bias", VE, 0);
+	mm_add_vit(m, y, false, VE, VI, VNP, blocks);
 	mm_add(m, y, PJW, HID, VE);
 	mm_add(m, y, PJB, HID, 0);
 	return m;
