@@ -400,10 +400,10 @@ static int parse_granite(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbu
 	for (int k = 0; k < 4; k++) {
 		const ckpt_field *x = &f[P_EMB_MULT + k];
 		m[k] = x->present ? x->r : 1.0;
-		if (!(m[k] > 0.0 && m[k] < 1e6))
+		if (!(m[k] >= 1e-6 && m[k] <= 1e6)) /* 1e-300 overflowed the logits to inf */
 			return wt_seterr(
 			    err, WT_EUNSUPPORTED,
-			    "config.json: %s %g; the reference needs a value in (0, 1e6)", x->key,
+			    "config.json: %s %g; the reference needs a value in [1e-6, 1e6]", x->key,
 			    m[k]);
 	}
 	c->embed_scale = (float)m[0];

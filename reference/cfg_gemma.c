@@ -366,11 +366,11 @@ int ref_cfg_gemma(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
 	c->sandwich = c->gemma >= 2 && !c->vaultgemma; /* VaultGemma: no post norms */
 	if (rv == WT_OK && c->gemma >= 2) {
 		double q = f[G_QPAS].present ? f[G_QPAS].r : 256.0;
-		if (!(q > 0.0))
+		if (!(q >= 1e-6 && q <= 1e6)) /* 1e-300 overflowed the scores to inf */
 			rv = wt_seterr(
 			    err, WT_EUNSUPPORTED,
 			    "config.json: query_pre_attn_scalar %g; the reference needs a "
-			    "positive value",
+			    "value in [1e-6, 1e6] (Gemma 2 / 3: the head size, 256 or 144)",
 			    q);
 		c->attn_scale = pow(q, -0.5); /* query_pre_attn_scalar**-0.5 */
 		/* Gemma 3: transformers' Gemma3Attention never passes attn_logit_softcapping

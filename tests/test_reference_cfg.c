@@ -462,6 +462,18 @@ static void test_real_bounds(void **state)
 	assert_int_equal(parse_cfg(G2(", \"final_logit_softcapping\": 1e300"), &c, &err),
 	                 WT_ECORRUPT);
 	assert_non_null(strstr(err.msg, "final_logit_softcapping"));
+	/* scales whose inverse overflows float (the hostile-config sweep's 1e-300: the
+	 * reference ran and gave inf) */
+	assert_int_equal(parse_cfg(G2(", \"query_pre_attn_scalar\": 1e-300"), &c, &err),
+	                 WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "query_pre_attn_scalar"));
+	assert_int_equal(parse_cfg(G3(", \"query_pre_attn_scalar\": 144"), &c, &err), WT_OK);
+	assert_int_equal(
+	    parse_cfg(FAM_CFG("GraniteForCausalLM", ", \"logits_scaling\": 1e-300"), &c, &err),
+	    WT_EUNSUPPORTED);
+	assert_non_null(strstr(err.msg, "logits_scaling"));
+	assert_int_equal(
+	    parse_cfg(FAM_CFG("GraniteForCausalLM", ", \"logits_scaling\": 16"), &c, &err), WT_OK);
 }
 
 int main(void)
