@@ -403,8 +403,8 @@ static int parse_granite(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbu
 		if (!(m[k] >= 1e-6 && m[k] <= 1e6)) /* 1e-300 overflowed the logits to inf */
 			return wt_seterr(
 			    err, WT_EUNSUPPORTED,
-			    "config.json: %s %g; the reference needs a value in [1e-6, 1e6]", x->key,
-			    m[k]);
+			    "config.json: %s %g; the reference needs a value in [1e-6, 1e6]",
+			    x->key, m[k]);
 	}
 	c->embed_scale = (float)m[0];
 	c->resid_mult = m[1];

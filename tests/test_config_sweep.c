@@ -45,6 +45,9 @@ enum {
 	M_BIG62,
 	M_HUGE,
 	M_NHUGE,
+	M_MAX63,
+	M_MIN63,
+	M_TINY,
 	M_HALF,
 	M_NHALF,
 	M_STR,
@@ -54,9 +57,9 @@ enum {
 	M_OBJ,
 	M_COUNT
 };
-static const char *const mut_name[M_COUNT] = {"removed", "0",     "-1",     "1",   "3",    "2^31",
-                                              "2^62",    "1e300", "-1e300", "0.5", "-0.5", "\"x\"",
-                                              "null",    "true",  "[]",     "{}"};
+static const char *const mut_name[M_COUNT] = {
+    "removed", "0",      "-1",  "1",    "3",     "2^31", "2^62", "1e300", "-1e300", "2^63-1",
+    "-2^63",   "1e-300", "0.5", "-0.5", "\"x\"", "null", "true", "[]",    "{}"};
 
 static json_t *mut_value(int m)
 {
@@ -77,6 +80,12 @@ static json_t *mut_value(int m)
 		return json_real(1e300);
 	case M_NHUGE:
 		return json_real(-1e300);
+	case M_MAX63:
+		return json_integer(INT64_MAX);
+	case M_MIN63:
+		return json_integer(INT64_MIN);
+	case M_TINY:
+		return json_real(1e-300);
 	case M_HALF:
 		return json_real(0.5);
 	case M_NHALF:
