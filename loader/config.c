@@ -425,7 +425,9 @@ int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, w
 static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	int rv = WT_OK;
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "lfm2") == 0)
+	if (rv == WT_OK && c->model_type != NULL &&
+	    (strcmp(c->model_type, "lfm2") == 0 || strcmp(c->model_type, "lfm2_vl") == 0 ||
+	     strcmp(c->model_type, "lfm2-vl") == 0)) /* LFM2-VL: its text_config's */
 		rv = config_parse_lfm2(root, c, err);
 	if (rv == WT_OK)
 		rv = config_parse_mamba(root, c, err);

@@ -76,6 +76,12 @@ int config_parse_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);
 int config_parse_fuyu(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root an LFM2-VL config (model_type lfm2_vl, or lfm2-vl as Lfm2VlConfig writes it)? Its
+ * vision_config v (an object) with Siglip2VisionConfig's defaults, the top level's
+ * downsample_factor / projector_hidden_size / projector_bias / projector_use_layernorm and
+ * text_config's model_type (config_lfm2_vl.c). */
+bool config_is_lfm2_vl(json_t *root);
+int config_parse_lfm2_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */

@@ -109,6 +109,8 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_parse_llava_onevision(root, v, c, err);
 	if (rv == WT_OK && config_is_cohere2_vision(root))
 		rv = config_parse_cohere2_vision(root, c, err);
+	if (rv == WT_OK && config_is_lfm2_vl(root))
+		rv = config_parse_lfm2_vl(root, v, c, err);
 	return rv;
 }
 

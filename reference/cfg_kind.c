@@ -299,6 +299,8 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"internvl", REF_DENSE, false, 0, 0},
 	    /* FuyuForCausalLM: its Persimmon language model, on text tokens */
 	    {"fuyu", REF_DENSE, false, 0, FAM_PERSIMMON},
+	    /* Lfm2VlForConditionalGeneration: its LFM2 language model, on text tokens */
+	    {"lfm2_vl", REF_DENSE, false, 0, FAM_LFM2},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

@@ -317,7 +317,7 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	int rv = WT_OK;
 	if (fam != NULL && strcmp(fam, "qwen3_next") == 0)
 		rv = q3n_layers(cc, &c, err);
-	if (fam != NULL && strcmp(fam, "lfm2") == 0)
+	if (fam != NULL && (strcmp(fam, "lfm2") == 0 || strcmp(fam, "lfm2_vl") == 0))
 		rv = lfm2_layers(cc, &c, err);
 	if (fam != NULL && strcmp(fam, "minimax") == 0)
 		rv = minimax_layers(cc, &c, err);

@@ -23,6 +23,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 #include "shardmap/family_rules.h"
 
@@ -40,44 +41,44 @@
 #define LF_REPL(n, C, d)                                                                           \
 	SM_RULE(SM_LAYER n, SM_LAYER n, SM_K_REPL, 0, SM_U_NONE, C, 0, 1, d, SM_D_ANY)
 
-static const sm_rule lfm2_rules[] = {
-    SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0, SM_U_NONE,
-            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
-    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
-            SM_D_V, SM_D_HID),
-    SM_RULE("model.embedding_norm.weight", "model.embedding_norm.weight", SM_K_REPL, 0, SM_U_NONE,
-            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
-    LF_REPL("operator_norm.weight", SM_C_ALL, SM_D_HID),
-    LF_REPL("ffn_norm.weight", SM_C_ALL, SM_D_HID),
-    /* attention layers */
-    LF_QKV("q", 0, SM_D_Q),
-    LF_QKV("k", 1, SM_D_KV),
-    LF_QKV("v", 2, SM_D_KV),
-    SM_RULE(LF_ATT "out_proj.weight", LF_ATT "out_proj.weight", SM_K_COLS, 0, SM_U_HEADS,
-            SM_C_FULLATT, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    LF_REPL("self_attn.q_layernorm.weight", SM_C_FULLATT, SM_D_HD),
-    LF_REPL("self_attn.k_layernorm.weight", SM_C_FULLATT, SM_D_HD),
-    /* short-conv layers: never quantized (vLLM's ShortConv takes no quant_config) */
-    SM_RULE(LF_CONV "in_proj.weight", LF_SC "in_proj.weight", SM_K_ROWS3, 0, SM_U_HID, SM_C_LINATT,
-            0, 2, SM_D_HID3, SM_D_HID),
-    SM_RULE(LF_CONV "in_proj.bias", LF_SC "in_proj.bias", SM_K_ROWS3, 0, SM_U_HID, SM_C_CONVBIAS, 0,
-            1, SM_D_HID3, SM_D_ANY),
-    SM_RULE3(LF_CONV "conv.weight", LF_SC "conv.weight", SM_K_ROWS, 0, SM_U_HID, SM_C_LINATT, 0,
-             SM_D_HID, SM_D_ONE, SM_D_LKER),
-    SM_RULE(LF_CONV "conv.bias", LF_SC "conv.bias", SM_K_ROWS, 0, SM_U_HID, SM_C_CONVBIAS, 0, 1,
-            SM_D_HID, SM_D_ANY),
-    SM_RULE(LF_CONV "out_proj.weight", LF_SC "out_proj.weight", SM_K_COLS, 0, SM_U_HID, SM_C_LINATT,
-            0, 2, SM_D_HID, SM_D_HID),
-    SM_RULE(LF_CONV "out_proj.bias", LF_SC "out_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_CONVBIAS,
-            0, 1, SM_D_HID, SM_D_ANY),
-    /* SwiGLU feed-forward of every layer */
-    SM_RULE(LF_FF "w1.weight", LF_FF "w13.weight", SM_K_ROWS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2,
-            SM_D_I, SM_D_HID),
-    SM_RULE(LF_FF "w3.weight", LF_FF "w13.weight", SM_K_ROWS, 1, SM_U_I, SM_C_ALL, SM_F_QUANT, 2,
-            SM_D_I, SM_D_HID),
-    SM_RULE(LF_FF "w2.weight", LF_FF "w2.weight", SM_K_COLS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2,
-            SM_D_HID, SM_D_I),
-};
+/* LFM2's rows, its modules under prefix P ("" for Lfm2ForCausalLM; LFM2-VL's language model:
+ * "language_model."); the layers are under SM_LAYER as defined where the table is written. */
+#define LF_RULES(P)                                                                                \
+	SM_RULE(P "model.embed_tokens.weight", P "model.embed_tokens.weight", SM_K_VOCAB, 0,       \
+	        SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),                                      \
+	    SM_RULE(P "lm_head.weight", P "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,    \
+	            SM_F_LMHEAD, 2, SM_D_V, SM_D_HID),                                             \
+	    SM_RULE(P "model.embedding_norm.weight", P "model.embedding_norm.weight", SM_K_REPL,   \
+	            0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),                             \
+	    LF_REPL("operator_norm.weight", SM_C_ALL, SM_D_HID),                                   \
+	    LF_REPL("ffn_norm.weight", SM_C_ALL, SM_D_HID), /* attention layers */                 \
+	    LF_QKV("q", 0, SM_D_Q), LF_QKV("k", 1, SM_D_KV), LF_QKV("v", 2, SM_D_KV),              \
+	    SM_RULE(LF_ATT "out_proj.weight", LF_ATT "out_proj.weight", SM_K_COLS, 0, SM_U_HEADS,  \
+	            SM_C_FULLATT, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                                \
+	    LF_REPL("self_attn.q_layernorm.weight", SM_C_FULLATT, SM_D_HD),                        \
+	    LF_REPL("self_attn.k_layernorm.weight", SM_C_FULLATT,                                  \
+	            SM_D_HD), /* short-conv layers: never quantized (vLLM's ShortConv takes no     \
+	                         quant_config) */                                                  \
+	    SM_RULE(LF_CONV "in_proj.weight", LF_SC "in_proj.weight", SM_K_ROWS3, 0, SM_U_HID,     \
+	            SM_C_LINATT, 0, 2, SM_D_HID3, SM_D_HID),                                       \
+	    SM_RULE(LF_CONV "in_proj.bias", LF_SC "in_proj.bias", SM_K_ROWS3, 0, SM_U_HID,         \
+	            SM_C_CONVBIAS, 0, 1, SM_D_HID3, SM_D_ANY),                                     \
+	    SM_RULE3(LF_CONV "conv.weight", LF_SC "conv.weight", SM_K_ROWS, 0, SM_U_HID,           \
+	             SM_C_LINATT, 0, SM_D_HID, SM_D_ONE, SM_D_LKER),                               \
+	    SM_RULE(LF_CONV "conv.bias", LF_SC "conv.bias", SM_K_ROWS, 0, SM_U_HID, SM_C_CONVBIAS, \
+	            0, 1, SM_D_HID, SM_D_ANY),                                                     \
+	    SM_RULE(LF_CONV "out_proj.weight", LF_SC "out_proj.weight", SM_K_COLS, 0, SM_U_HID,    \
+	            SM_C_LINATT, 0, 2, SM_D_HID, SM_D_HID),                                        \
+	    SM_RULE(LF_CONV "out_proj.bias", LF_SC "out_proj.bias", SM_K_REPL, 0, SM_U_NONE,       \
+	            SM_C_CONVBIAS, 0, 1, SM_D_HID, SM_D_ANY), /* SwiGLU of every layer */          \
+	    SM_RULE(LF_FF "w1.weight", LF_FF "w13.weight", SM_K_ROWS, 0, SM_U_I, SM_C_ALL,         \
+	            SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                              \
+	    SM_RULE(LF_FF "w3.weight", LF_FF "w13.weight", SM_K_ROWS, 1, SM_U_I, SM_C_ALL,         \
+	            SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                              \
+	    SM_RULE(LF_FF "w2.weight", LF_FF "w2.weight", SM_K_COLS, 0, SM_U_I, SM_C_ALL,          \
+	            SM_F_QUANT, 2, SM_D_HID, SM_D_I)
+
+static const sm_rule lfm2_rules[] = {LF_RULES("")};
 
 int64_t shardmap_lfm2_ff_dim(const ckpt_config *c, int64_t *vllm)
 {
@@ -214,4 +215,121 @@ const sm_family shardmap_family_lfm2 = {
     .linear_keys = "layer_types, full_attn_idxs",
     .lfm2 = true,
     .tie_default = true,
+};
+
+/*
+ * LFM2-VL (Lfm2VlForConditionalGeneration, model_type lfm2_vl / "lfm2-vl": LiquidAI/LFM2-VL-450M,
+ * -1.6B), cut as vLLM's lfm2_vl.py / lfm2_siglip2.py / lfm2.py load it: the LFM2 language model
+ * (LFM2's rows and checks) under `language_model.`, the SigLIP2 NaFlex tower
+ * `vision_tower.vision_model.*` and `multi_modal_projector.*`. Rules are in vLLM's module names;
+ * the layout transformers 4.57.1 writes and reads (model.language_model.*, model.vision_tower.*,
+ * model.multi_modal_projector.*, lm_head.weight: its modules' own names, no conversion mapping)
+ * maps onto them through Gemma 3's aliases, as vLLM's hf_to_vllm_mapper does.
+ * - Tower (Siglip2Model, every block and post_layernorm: lfm2_vl.py passes no
+ *   num_hidden_layers_override, so vision_feature_layer is not read): the patch embedding is an
+ *   nn.Linear [VE, num_channels x patch_size^2] with its bias and the position table an
+ *   nn.Embedding [num_patches, VE], both whole on every rank and never quantized; per block
+ *   SigLIP's rows (q/k/v with biases fused by heads, out_proj by columns, fc1 by rows, fc2 by
+ *   columns, quantized; LayerNorms and row-parallel biases whole). No pooling head (the loader
+ *   refuses vision_use_head other than false).
+ * - Projector (Lfm2VLMultiModalProjector): layer_norm [VE x downsample_factor^2] and linear_1
+ *   [projector_hidden_size, VE x df^2] / linear_2 [text hidden, projector_hidden_size], both
+ *   vLLM ReplicatedLinear built without quant_config: whole on every rank, never quantized;
+ *   their biases exactly when projector_bias (Lfm2VlConfig's default true).
+ * - lm_head tied by text_config's tie_word_embeddings / tie_embedding alone (Lfm2Config's
+ *   default true; config_view.c tie_by_text).
+ */
+#undef SM_LAYER
+#define SM_LAYER "language_model.model.layers.{i}."
+
+#define LV_VT                     "vision_tower.vision_model."
+#define LV_P                      "multi_modal_projector."
+#define LV_REPL(n, C, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, C, 0, nd, d0, d1)
+
+static const sm_rule lfm2_vl_rules[] = {
+    LF_RULES("language_model."),
+    /* Siglip2VisionEmbeddings: nn.Linear patch embedding, nn.Embedding positions */
+    LV_REPL(LV_VT "embeddings.patch_embedding.weight", SM_C_ALL, 2, SM_D_VE, SM_D_VUNF),
+    LV_REPL(LV_VT "embeddings.patch_embedding.bias", SM_C_ALL, 1, SM_D_VE, SM_D_ANY),
+    LV_REPL(LV_VT "embeddings.position_embedding.weight", SM_C_ALL, 2, SM_D_VNP, SM_D_VE),
+    SM_SIGLIP_VB_REPL(LV_VT, "layer_norm1.weight"),
+    SM_SIGLIP_VB_REPL(LV_VT, "layer_norm1.bias"),
+    SM_SIGLIP_QKV(LV_VT, "q", 0),
+    SM_SIGLIP_QKV(LV_VT, "k", 1),
+    SM_SIGLIP_QKV(LV_VT, "v", 2),
+    SM_RULE(LV_VT "encoder.layers.{i}.self_attn.out_proj.weight",
+            LV_VT "encoder.layers.{i}.self_attn.out_proj.weight", SM_K_COLS, 0, SM_U_VHEADS,
+            SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),
+    SM_SIGLIP_VB_REPL(LV_VT, "self_attn.out_proj.bias"),
+    SM_SIGLIP_VB_REPL(LV_VT, "layer_norm2.weight"),
+    SM_SIGLIP_VB_REPL(LV_VT, "layer_norm2.bias"),
+    SM_RULES_VIS_FC(LV_VT "encoder.layers.{i}."),
+    SM_SIGLIP_VB_REPL(LV_VT, "mlp.fc2.bias"),
+    LV_REPL(LV_VT "post_layernorm.weight", SM_C_ALL, 1, SM_D_VE, SM_D_ANY),
+    LV_REPL(LV_VT "post_layernorm.bias", SM_C_ALL, 1, SM_D_VE, SM_D_ANY),
+    /* nn.LayerNorm(VE * df^2); ReplicatedLinear x 2 without quant_config */
+    LV_REPL(LV_P "layer_norm.weight", SM_C_ALL, 1, SM_D_VM, SM_D_ANY),
+    LV_REPL(LV_P "layer_norm.bias", SM_C_ALL, 1, SM_D_VM, SM_D_ANY),
+    LV_REPL(LV_P "linear_1.weight", SM_C_ALL, 2, SM_D_VPI, SM_D_VM),
+    LV_REPL(LV_P "linear_1.bias", SM_C_MMBIAS, 1, SM_D_VPI, SM_D_ANY),
+    LV_REPL(LV_P "linear_2.weight", SM_C_ALL, 2, SM_D_HID, SM_D_VPI),
+    LV_REPL(LV_P "linear_2.bias", SM_C_MMBIAS, 1, SM_D_HID, SM_D_ANY),
+};
+
+/* vision_config a SigLIP2 tower whose heads split its width and whose position table is a
+ * square grid (Siglip2VisionEmbeddings reshapes it to sqrt(num_patches) a side); an LFM2
+ * language model in text_config, with LFM2's checks. */
+static int lfm2_vl_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_vision) /* the loader applies Siglip2VisionConfig's defaults to one */
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs vision_config (SigLIP2: hidden_size, "
+		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
+		                 "num_patches, patch_size, vision_use_head false)",
+		                 c->architecture);
+	if (c->lm_model_type[0] == '\0')
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: %s needs a text_config object (model_type lfm2, its "
+		    "sizes): Lfm2VlConfig builds a default Lfm2Config without one, not "
+		    "of the top-level keys",
+		    c->architecture);
+	if (strcmp(c->lm_model_type, "lfm2") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: text_config.model_type '%s': only an lfm2 language "
+		                 "model is supported for %s (the LFM2-VL releases' text model)",
+		                 c->lm_model_type, c->architecture);
+	if (c->v_hidden_size % c->v_num_attn_heads)
+		return shardmap_vision_heads_err("num_attention_heads", c->v_num_attn_heads,
+		                                 c->v_hidden_size, err);
+	int64_t side = 0; /* num_patches > 0; past 2^24 refused with the other dims */
+	while (side < (1ll << 13) && (side + 1) * (side + 1) <= c->v_num_pos)
+		side++;
+	if (side * side != c->v_num_pos)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config.num_patches %" PRId64
+		                 " is not a square: SigLIP2 reshapes its position table to "
+		                 "int(sqrt(num_patches)) a side; give a square (LFM2-VL: 256)",
+		                 c->v_num_pos);
+	return lfm2_check(c, err);
+}
+
+static const char *const lfm2_vl_archs[] = {"Lfm2VlForConditionalGeneration", NULL};
+
+const sm_family shardmap_family_lfm2_vl = {
+    .name = "lfm2_vl",
+    .archs = lfm2_vl_archs,
+    .rules = lfm2_vl_rules,
+    .n_rules = SM_NRULES(lfm2_vl_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = lfm2_vl_check,
+    .aliases = shardmap_llava_aliases,
+    .layer_is_linear = lfm2_conv,
+    .linear_keys = "text_config.layer_types, text_config.full_attn_idxs",
+    .lfm2 = true,
+    .tie_default = true,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .siglip2 = true,
+    .mm_bias_key = "projector_bias",
 };

@@ -124,6 +124,8 @@ const char *shardmap_bias_key(const sm_family *f, uint8_t cond)
 		return f->bias_key_all; /* Falcon: bias */
 	if (cond == SM_C_ATTNBIAS && f->attn_bias_key != NULL)
 		return f->attn_bias_key; /* StableLM: use_qkv_bias */
+	if (cond == SM_C_MMBIAS && f->mm_bias_key != NULL)
+		return f->mm_bias_key; /* LFM2-VL: projector_bias */
 	return cond == SM_C_ATTNBIAS   ? "attention_bias"
 	       : cond == SM_C_OUTBIAS  ? "attention_out_bias"
 	       : cond == SM_C_MLPBIAS  ? "mlp_bias"
@@ -249,10 +251,10 @@ int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor 
 		                 t->name);
 	if (ru->cond == SM_C_MMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "tensor '%s': unknown tensor: config.json's "
-		                 "multimodal_projector_bias is false or absent (the projector has "
-		                 "no biases then); fix config.json or the checkpoint",
-		                 t->name);
+		                 "tensor '%s': unknown tensor: config.json's %s is false%s (the "
+		                 "projector has no biases then); fix config.json or the checkpoint",
+		                 t->name, shardmap_bias_key(x->fam, SM_C_MMBIAS),
+		                 x->fam->mm_bias_key ? "" : " or absent");
 	const char *vs = shardmap_vswitch(ru->cond, false);
 	if (vs != NULL)
 		return wt_seterr(err, WT_EUNSUPPORTED,

@@ -142,6 +142,19 @@ static void internvl_dims(const ckpt_config *c, sm_dims *d)
 	d->vis_positions = side * side + 1; /* side at most SM_DIM_MAX: no overflow */
 }
 
+/* LFM2-VL's SigLIP2 vision_config (the loader applied Siglip2VisionConfig's defaults):
+ * positions num_patches (Siglip2VisionEmbeddings' nn.Embedding), no image_size. */
+static void siglip2_dims(const ckpt_config *c, sm_dims *d)
+{
+	d->vis_depth = c->v_num_layers;
+	d->vis_heads = c->v_num_attn_heads;
+	d->vis_embed = c->v_hidden_size;
+	d->vis_inter = c->v_intermediate_size;
+	d->vis_patch = c->v_patch_size;
+	d->vis_positions = c->v_num_pos;
+	d->vis_proj_in = c->v_proj_in_dim;
+}
+
 /* Pixtral's vision_config (Mistral 3), PixtralVisionConfig's defaults for absent keys. */
 static void pixtral_dims(const ckpt_config *c, sm_dims *d)
 {
@@ -258,6 +271,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		glm4v_dims(c, d);
 	else if (x->fam->pixtral)
 		pixtral_dims(c, d);
+	else if (x->fam->siglip2)
+		siglip2_dims(c, d);
 	else if (x->fam->clip)
 		clip_dims(c, d);
 	else if (x->fam->idefics3)
@@ -292,15 +307,15 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 	}
 	d->vis_in_chans = c->v_in_chans;
 	d->vis_temporal_patch = c->v_temporal_patch_size;
-	uint64_t unf; /* Fuyu's vision_embed_tokens columns */
-	if (x->fam->fuyu &&
+	uint64_t unf; /* Fuyu's vision_embed_tokens columns, LFM2-VL's patch Linear's */
+	if ((x->fam->fuyu || x->fam->siglip2) &&
 	    (!wt_mul_u64((uint64_t)c->v_in_chans, (uint64_t)c->v_patch_size, &unf) ||
 	     !wt_mul_u64(unf, (uint64_t)c->v_patch_size, &unf) || unf > (uint64_t)SM_DIM_MAX))
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: num_channels x patch_size^2 is not a model's (at "
 		                 "most %lld)",
 		                 SM_DIM_MAX);
-	if (x->fam->fuyu)
+	if (x->fam->fuyu || x->fam->siglip2)
 		d->vis_unfold = (int64_t)unf;
 	if (!x->fam->vision_siglip && !x->fam->qwen3_vl && !x->fam->glm4v)
 		d->vis_patch = c->v_patch_size;

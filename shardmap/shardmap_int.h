@@ -357,6 +357,14 @@ typedef struct sm_family {
 	 * defaults into v_patch_size / v_in_chans / v_hidden_size): [VUNF] = num_channels x
 	 * patch_size^2 columns */
 	bool fuyu;
+	/* LFM2-VL's SigLIP2 vision_config (Siglip2VisionConfig; the loader applies its defaults):
+	 * SigLIP's key names (also sets vision_siglip), num_patches position rows ([VNP]), the
+	 * patch Linear's num_channels x patch_size^2 columns ([VUNF]), the projector's
+	 * projector_hidden_size ([VPI]) and VE x downsample_factor^2 ([VM]) */
+	bool siglip2;
+	/* The config.json switch of SM_C_MMBIAS's projector biases, named in refusals (NULL:
+	 * multimodal_projector_bias; LFM2-VL: projector_bias) */
+	const char *mm_bias_key;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -492,6 +500,7 @@ extern const sm_family shardmap_family_glm4v_moe;
 extern const sm_family shardmap_family_apertus;
 extern const sm_family shardmap_family_arcee;
 extern const sm_family shardmap_family_lfm2;
+extern const sm_family shardmap_family_lfm2_vl;
 extern const sm_family shardmap_family_gpt_oss;
 extern const sm_family shardmap_family_llama4;
 extern const sm_family shardmap_family_llama4_text;

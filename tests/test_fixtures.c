@@ -109,9 +109,20 @@ static void check_family(const fam_expect *e, const char *root)
 	bool av = strcmp(e->name, "aya_vision") == 0;
 	bool ivl = strncmp(e->name, "internvl", 8) == 0;
 	bool fy = strcmp(e->name, "fuyu") == 0;
+	bool lvl = strcmp(e->name, "lfm2_vl") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
-	                                      ov || c2v || ivl || px || fy);
+	                                      ov || c2v || ivl || px || fy || lvl);
+	if (lvl) { /* Siglip2VisionConfig's keys, Lfm2VlConfig's, an lfm2 text_config, untied */
+		assert_true(cfg->v_hidden_size == 64 && cfg->v_num_layers == 2 &&
+		            cfg->v_num_pos == 16 && cfg->v_patch_size == 8 &&
+		            cfg->v_in_chans == 3 && cfg->v_spatial_merge_size == 2 &&
+		            cfg->v_proj_in_dim == 160 && cfg->mm_projector_bias &&
+		            cfg->lfm2_conv_l_cache == 3);
+		assert_string_equal(cfg->lm_model_type, "lfm2");
+		assert_string_equal(cfg->v_model_type, "siglip2_vision_model");
+		assert_true(cfg->tie_given && !cfg->tie_word_embeddings);
+	}
 	if (fy) { /* FuyuConfig's top-level patch keys, a persimmon text_config, untied */
 		assert_true(cfg->v_patch_size == 8 && cfg->v_in_chans == 3 &&
 		            cfg->v_hidden_size == 128 && cfg->qk_layernorm);
@@ -407,7 +418,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
-	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy) {
+	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

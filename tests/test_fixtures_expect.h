@@ -716,6 +716,17 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 128 + 2 * 128) + 2 * (128 * 192 + 128) +
          2 * 2 * (4 * 128 + 384 * 128 + 384 + 4 * 16 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128),
      128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* lfm2_vl: lfm2's tensors under model.language_model. with lm_head [1000, 256] (untied);
+     * the SigLIP2 tower (patch_embedding [64, 3 x 8^2] + [64], position_embedding [16, 64];
+     * per block 2 LayerNorms [64] + biases, q / k / v / out_proj [64, 64] + [64], fc1
+     * [128, 64] + [128], fc2 [64, 128] + [64]; post_layernorm); the projector's layer_norm
+     * [256] + bias, linear_1 [160, 256] + [160], linear_2 [256, 160] + [256]; 2 files */
+    {"lfm2_vl", 81,
+     LFM2_BYTES + 2 * 1000 * 256 +
+         2 * (64 * 192 + 64 + 16 * 64 +
+              2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 2 * 64) +
+         2 * (2 * 256 + 160 * 256 + 160 + 256 * 160 + 256),
+     256, 8, 4, 32, 700, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -613,3 +613,25 @@ mkdir -p "$T/fuyu_bad" && cp "$T/fuyu/"*.safetensors* "$T/fuyu_bad/" &&
 "$CTL" plan --model-dir "$T/fuyu_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "fuyu with a llama text_config planned"
 grep -q "text_config.model_type 'llama'" "$T/err" || fail "fuyu text_config: $(cat "$T/err")"
 rm -rf "$T/fuyu_bad"
+# Lfm2VlForConditionalGeneration: LFM2's rows under language_model. (short conv unquantized),
+# the SigLIP2 tower's patch Linear [64, 192] and position table whole and BF16, its blocks cut
+# and quantized, the projector whole and BF16; a pooling head (vision_use_head absent) refused
+"$CTL" plan --model-dir "$T/lfm2_vl" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan lfm2_vl"
+for l in "vision_tower.vision_model.embeddings.patch_embedding.weight *BF16 *\[64, 192\]" \
+	"vision_tower.vision_model.embeddings.position_embedding.weight *BF16 *\[16, 64\]" \
+	"vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"vision_tower.vision_model.encoder.layers.1.mlp.fc2.weight *I8 *\[64, 64\]" \
+	"vision_tower.vision_model.post_layernorm.bias *BF16 *\[64\]" \
+	"multi_modal_projector.linear_1.weight *BF16 *\[160, 256\]" \
+	"multi_modal_projector.linear_2.weight *BF16 *\[256, 160\]" \
+	"language_model.model.layers.0.short_conv.in_proj.weight *BF16 *\[384, 256\]" \
+	"language_model.model.layers.2.self_attn.qkv_proj.weight *I8 *\[256, 256\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 256\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "lfm2_vl line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/lfm2_vl_bad" && cp "$T/lfm2_vl/"*.safetensors* "$T/lfm2_vl_bad/" &&
+	sed 's/"vision_use_head": false/"vision_use_head": true/' "$T/lfm2_vl/config.json" >"$T/lfm2_vl_bad/config.json"
+"$CTL" plan --model-dir "$T/lfm2_vl_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "lfm2_vl with a pooling head planned"
+grep -q "vision_use_head is not false" "$T/err" || fail "lfm2_vl head: $(cat "$T/err")"
+rm -rf "$T/lfm2_vl_bad"

@@ -42,6 +42,8 @@ time; in_proj [B; C; x] (and its bias) split per segment, conv.conv [hid, 1, K] 
 by channels, out_proj by columns with its bias whole; feed_forward w1 / w3 merged into w13
 by rows, w2 by columns; self_attn.out_proj by columns; tied unless tie_embedding /
 tie_word_embeddings says otherwise (Lfm2Config).
+LFM2-VL (vLLM's lfm2_vl.py): LFM2's cut under language_model. (transformers 4.57.1's layout),
+tied by text_config alone; the SigLIP2 tower as SigLIP's, the projector whole.
 GPT-2 (vLLM's gpt2.py): transformer.* names (a bare checkpoint's h. / wte. / wpe. / ln_f. read
 under it); every Conv1D weight transposed to [out, in] first (conv1d_gpt2), then c_attn cut as
 [q_r; k_r; v_r] and the rest as StarCoder2's c_fc / c_proj (gpt2 below). GPTBigCode (vLLM's
@@ -430,7 +432,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 stack.setdefault(base + ".w13_bias", {}).setdefault(j, {})[part] = \
                     pieces_rows(name, r * Il if P == 1 else 0, Il)
             continue
-        if arch == "Lfm2ForCausalLM" and lfm2(name, rows, cols, T, r, add):
+        if arch in ("Lfm2ForCausalLM", "Lfm2VlForConditionalGeneration") and \
+                lfm2(name, rows, cols, T, r, add):
             continue
         if arch == "MiniMaxForCausalLM" and re.search(
                 r"self_attn\.(qkv_proj|output_gate|norm|out_proj)\.weight$", name):
@@ -619,14 +622,15 @@ def main():
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
                                "llava_onevision", "cohere2_vision", "llava_next_video",
-                               "qwen2_audio", "internvl", "fuyu"):  # either layout -> LM + tower
+                               "qwen2_audio", "internvl", "fuyu", "lfm2-vl"):  # -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
         # tied by text_config alone (transformers' get_text_config, vLLM's language model),
         # the text class's default where it has no key: Gemma 3's, Gemma's, Cohere's true
-        cfg["tie_word_embeddings"] = tc.get("tie_word_embeddings", cfg["model_type"] in (
-            "gemma3", "paligemma", "aya_vision", "cohere2_vision"))
+        cfg["tie_word_embeddings"] = tc.get("tie_embedding", tc.get(  # Lfm2Config's first
+            "tie_word_embeddings", cfg["model_type"] in (
+                "gemma3", "paligemma", "aya_vision", "cohere2_vision", "lfm2-vl")))
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
                       re.sub(r"^(model\.)?(vision_tower\.|multi_modal_projector\.|image_newline$|"
