@@ -313,8 +313,8 @@ static void test_config_errors(void **state)
 	     "pair"},
 	    {CFG_VS("32", "64", "3", "8", "2"), WT_ECORRUPT,
 	     "num_attention_heads 3 does not divide hidden_size 32", ""},
-	    {CFG_AT("", "qwen3_moe", "", ""), WT_EUNSUPPORTED, "text_config.model_type 'qwen3_moe'",
-	     "qwen3"},
+	    {CFG_AT("", "gpt_oss", "", ""), WT_EUNSUPPORTED, "text_config.model_type 'gpt_oss'",
+	     "GPT-OSS language model"},
 	    {CFG_AT("", "llama", "", ""), WT_EUNSUPPORTED, "text_config.model_type 'llama'",
 	     "qwen2"},
 	    {"{\"architectures\":[\"InternVLForConditionalGeneration\"],\"model_type\":"

@@ -1,6 +1,6 @@
 /*
- * test_shardmap_internvl_fx.h — what InternVL's planner tests share (test_shardmap_internvl.c):
- * the sizes, the InternViT tower and projector written into a
+ * test_shardmap_internvl_fx.h — what InternVL's planner tests share (test_shardmap_internvl.c,
+ * test_shardmap_internvl_moe.c): the sizes, the InternViT tower and projector written into a
  * tm_model in a name layout (the vision_config switches of opt), and a rank's tower checked by
  * hand (fc1 by rows, fc2 by columns, the rest whole). Include test_shardmap_fx.h first.
  */
