@@ -670,6 +670,25 @@ static const class_default qwen3_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* Qwen3MoeConfig's (transformers 4.57.1), for InternVL3.5's qwen3_moe text_config: 128
+ * experts of 768, top 8 (Qwen3-30B-A3B's); no head_dim key (hidden_size / heads, the loader's
+ * default); decoder_sparse_step 1, mlp_only_layers [] the loader's, norm_topk_prob false the
+ * reference's; untied */
+static const class_default qwen3_moe_defaults[] = {
+    {"vocab_size", false, 151936},
+    {"hidden_size", false, 2048},
+    {"intermediate_size", false, 6144},
+    {"num_hidden_layers", false, 24},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 4},
+    {"max_position_embeddings", false, 32768},
+    {"moe_intermediate_size", false, 768},
+    {"num_experts_per_tok", false, 8},
+    {"num_experts", false, 128},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -741,6 +760,8 @@ static const struct {
     CLASS("internvl:qwen2", onevision_qwen2_defaults),
     /* InternVL3.5's qwen3 text_config (config_lm_view names it so): Qwen3Config's */
     CLASS("internvl:qwen3", qwen3_defaults),
+    /* InternVL3.5's qwen3_moe text_config (config_lm_view names it so): Qwen3MoeConfig's */
+    CLASS("internvl:qwen3_moe", qwen3_moe_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -99,9 +99,10 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		return tmt != NULL ? tmt : "lfm2";
 	if (overlay && config_is_internvl(root)) { /* InternVLConfig: the same, qwen2 */
 		tmt = tmt != NULL ? tmt : "qwen2";
-		return strcmp(tmt, "qwen2") == 0   ? "internvl:qwen2"
-		       : strcmp(tmt, "qwen3") == 0 ? "internvl:qwen3"
-		                                   : tmt;
+		return strcmp(tmt, "qwen2") == 0       ? "internvl:qwen2"
+		       : strcmp(tmt, "qwen3") == 0     ? "internvl:qwen3"
+		       : strcmp(tmt, "qwen3_moe") == 0 ? "internvl:qwen3_moe"
+		                                       : tmt;
 	}
 	if (overlay && config_class_defaults(mt, &nd) == NULL && tmt != NULL)
 		return tmt;

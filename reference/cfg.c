@@ -325,13 +325,17 @@ static int paligemma_gen(ref_cfg *c, const char *json, size_t len, wt_errbuf *er
 }
 
 /* InternVL's text model is Qwen2's, or Qwen3's (per-head q / k norms) when text_config.model_type
- * says qwen3 (InternVL3.5; the planner has refused any other). */
+ * says qwen3, or Qwen3-MoE's (the same attention, qwen3_moe's MoE layers) when it says qwen3_moe
+ * (InternVL3.5; the planner has refused any other). */
 static int internvl_gen(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
 {
 	ckpt_field mt = {"text_config.model_type", CKPT_FIELD_STRING};
 	int rv = ckpt_config_fields(json, len, &mt, 1, err);
-	if (rv == WT_OK && mt.present && strcmp(mt.s, "qwen3") == 0)
+	bool moe = rv == WT_OK && mt.present && strcmp(mt.s, "qwen3_moe") == 0;
+	if (moe || (rv == WT_OK && mt.present && strcmp(mt.s, "qwen3") == 0))
 		c->qk_norm = true;
+	if (moe)
+		c->kind = REF_QWEN2_MOE;
 	return rv;
 }
 

@@ -295,7 +295,8 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	     * text tokens */
 	    {"qwen2_audio", REF_DENSE, false, 0, 0},
 	    /* InternVLForConditionalGeneration: its Qwen2 language model (q/k/v biases), or Qwen3's
-	     * (q / k norms) when text_config.model_type is qwen3 (cfg.c), on text tokens */
+	     * (q / k norms) when text_config.model_type is qwen3, or Qwen3-MoE's (qwen3_moe's
+	     * kind) when it is qwen3_moe (cfg.c), on text tokens */
 	    {"internvl", REF_DENSE, false, 0, 0},
 	    /* FuyuForCausalLM: its Persimmon language model, on text tokens */
 	    {"fuyu", REF_DENSE, false, 0, FAM_PERSIMMON},

@@ -14,9 +14,16 @@
  *
  * The language model: Qwen2's table (q/k/v biases fused into qkv_proj.bias), or Qwen3's when
  * text_config.model_type is qwen3 (InternVL3_5-*-HF: vLLM builds Qwen3ForCausalLM of it, the
- * same table with per-head q_norm / k_norm [d] replicated), tied by
- * text_config.tie_word_embeddings alone (Qwen2Config's / Qwen3Config's default false;
- * transformers 4.57.1 ties by get_text_config()). The tower (vLLM's InternS1VisionModel, built
+ * same table with per-head q_norm / k_norm [d] replicated), or Qwen3-MoE's when it is qwen3_moe
+ * (InternVL3_5-30B-A3B-HF / 241B-A28B-HF: vLLM builds Qwen3MoeForCausalLM of qwen3_moe.py, the
+ * qwen3_moe family's rows: Qwen3's attention; on the layers shardmap_moe_qwen makes sparse
+ * (num_experts > 0, not in mlp_only_layers, every decoder_sparse_step-th) the router mlp.gate
+ * replicated and unquantized (ReplicatedLinear, quant_config None) and the experts
+ * mlp.experts.{j}.gate_proj / up_proj / down_proj stacked into FusedMoE's w13_weight / w2_weight,
+ * split by expert parallelism then by TP within an expert; the dense MLP elsewhere), tied by
+ * text_config.tie_word_embeddings alone (Qwen2Config's / Qwen3Config's / Qwen3MoeConfig's default
+ * false; transformers 4.57.1 ties by get_text_config()). A gpt_oss text model
+ * (InternVL3_5-GPT-OSS-20B-A4B-Preview-HF) is refused. The tower (vLLM's InternS1VisionModel, built
  * without a quant config): the class token, the mask token (use_mask_token), the patch Conv2d with
  * its bias and the position table (use_absolute_position_embeddings; (image / patch)^2 + 1 rows)
  * replicated; per block q_proj / k_proj / v_proj (biases when attention_bias), q_norm / k_norm
@@ -61,12 +68,17 @@ static const sm_rule internvl_rules[] = {
     SM_RULES_TOP_AT("language_model."),
     SM_RULES_LNORM,
     SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-    /* InternVL3.5's Qwen3 language model: per-head q / k RMSNorm weights [d], replicated */
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),
+    /* InternVL3.5's Qwen3 / Qwen3-MoE language model: per-head q / k RMSNorm weights [d],
+     * replicated */
     SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
             SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
     SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
             SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
+    /* Qwen3-MoE's sparse layers (qwen3_moe's rows): the router ReplicatedLinear(quant_config
+     * None), the experts stacked into FusedMoE's w13_weight / w2_weight */
+    SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
+    SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
     IV_TOKEN("cls_token", SM_C_ALL, SM_D_ONE),
     IV_TOKEN("mask_token", SM_C_VMASK, SM_D_ONE),
     IV_TOKEN("position_embeddings", SM_C_VPOS, SM_D_VNP),
@@ -143,7 +155,8 @@ static int internvl_features(const ckpt_config *c, const sm_vis_geom *g, wt_errb
 	return WT_OK;
 }
 
-/* vision_config an InternViT whose heads split its width; a Qwen2 or Qwen3 language model. */
+/* vision_config an InternViT whose heads split its width; a Qwen2, Qwen3 or Qwen3-MoE language
+ * model (GPT-OSS refused by name). */
 static int internvl_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int rv;
@@ -152,20 +165,36 @@ static int internvl_check(const ckpt_config *c, wt_errbuf *err)
 	if (c->lm_model_type[0] == '\0')
 		return wt_seterr(
 		    err, WT_ECORRUPT,
-		    "config.json: %s needs a text_config object (model_type qwen2 or qwen3, "
-		    "its sizes)",
+		    "config.json: %s needs a text_config object (model_type qwen2, qwen3 or "
+		    "qwen3_moe, its sizes)",
 		    c->architecture);
-	if (strcmp(c->lm_model_type, "qwen2") != 0 && strcmp(c->lm_model_type, "qwen3") != 0)
+	if (strcmp(c->lm_model_type, "gpt_oss") == 0) /* InternVL3_5-GPT-OSS-20B-A4B-Preview */
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: text_config.model_type 'gpt_oss': InternVL3.5's "
+		                 "GPT-OSS language model under %s is not supported (the gpt_oss "
+		                 "family's MXFP4 experts and sinks are not in InternVL's table); "
+		                 "only qwen2, qwen3 and qwen3_moe text models (InternVL3, "
+		                 "InternVL3.5 1B..241B-A28B) are",
+		                 c->architecture);
+	if (strcmp(c->lm_model_type, "qwen2") != 0 && strcmp(c->lm_model_type, "qwen3") != 0 &&
+	    strcmp(c->lm_model_type, "qwen3_moe") != 0)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
-		    "config.json: text_config.model_type '%s': only a qwen2 (InternVL3) "
-		    "or qwen3 (InternVL3.5) language model is supported for %s (vLLM's "
-		    "qwen2.py / qwen3.py tables)",
+		    "config.json: text_config.model_type '%s': only a qwen2 (InternVL3), "
+		    "qwen3 or qwen3_moe (InternVL3.5) language model is supported for %s "
+		    "(vLLM's qwen2.py / qwen3.py / qwen3_moe.py tables)",
 		    c->lm_model_type, c->architecture);
 	sm_vis_geom g;
 	if ((rv = shardmap_vision_geom(c, &internvl_vis, &g, err)) != WT_OK)
 		return rv;
 	return internvl_features(c, &g, err);
+}
+
+/* Qwen3-MoE's layer selection (mlp_only_layers, decoder_sparse_step, num_experts > 0) under a
+ * qwen3_moe text_config; every layer of a Qwen2 / Qwen3 one is dense. */
+static bool internvl_moe(const ckpt_config *c, int64_t i)
+{
+	return strcmp(c->lm_model_type, "qwen3_moe") == 0 && shardmap_moe_qwen(c, i);
 }
 
 static const char *const internvl_archs[] = {"InternVLForConditionalGeneration", NULL};
@@ -175,6 +204,7 @@ const sm_family shardmap_family_internvl = {
     .archs = internvl_archs,
     .rules = internvl_rules,
     .n_rules = SM_NRULES(internvl_rules),
+    .layer_is_moe = internvl_moe,
     .layer_prefix = "language_model.model.layers.",
     .check = internvl_check,
     .aliases = shardmap_llava_aliases,

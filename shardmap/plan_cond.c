@@ -84,7 +84,8 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_VPOOL:
 		return !x->cfg->v_mean_pool;
 	case SM_C_QWEN3:
-		return strcmp(x->cfg->lm_model_type, "qwen3") == 0;
+		return strcmp(x->cfg->lm_model_type, "qwen3") == 0 ||
+		       strcmp(x->cfg->lm_model_type, "qwen3_moe") == 0;
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -179,7 +180,7 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		      "(text_config.model_type is gemma, not gemma2)";
 	else if (ru->cond == SM_C_QWEN3)
 		why = "a Qwen2 decoder layer without q_norm / k_norm (text_config.model_type is "
-		      "qwen2, not qwen3)";
+		      "qwen2, not qwen3 or qwen3_moe)";
 	else if (ru->cond == SM_C_SHMLP)
 		why = "without a shared MLP (shared_intermediate_size is 0)";
 	else if (ru->cond == SM_C_FULLATTB)

@@ -202,7 +202,7 @@ typedef enum {
 	SM_C_VMASK,
 	SM_C_VPOS,
 	SM_C_VPOOL,
-	SM_C_QWEN3, /* a qwen3 text_config (InternVL3.5's q_norm / k_norm) */
+	SM_C_QWEN3, /* a qwen3 or qwen3_moe text_config (InternVL3.5's q_norm / k_norm) */
 } sm_cond;
 
 enum {

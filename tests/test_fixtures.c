@@ -37,10 +37,12 @@ static int run_mkckpt(const char *args)
 }
 
 /* InternVLVisionConfig's keys ([h, w] image / patch sizes, the switches InternVL3-1B-hf sets),
- * InternVLConfig's (downsample_ratio 0.5 as the merge 2), a qwen2 text_config untied (q3: a
- * qwen3 one tied, InternVL3.5's) */
-static void check_internvl(const ckpt_config *cfg, bool q3)
+ * InternVLConfig's (downsample_ratio 0.5 as the merge 2), a text_config of model_type lm: qwen2
+ * untied, qwen3 tied (InternVL3.5's), qwen3_moe untied (InternVL3.5-30B-A3B's; its experts are
+ * the fam_expect's) */
+static void check_internvl(const ckpt_config *cfg, const char *lm)
 {
+	bool q3 = strcmp(lm, "qwen3") == 0;
 	assert_true(cfg->has_vision && cfg->v_num_layers == 2 && cfg->v_hidden_size == 64 &&
 	            cfg->v_intermediate_size == 128 && cfg->v_num_attn_heads == 4 &&
 	            cfg->v_image_size == 32 && cfg->v_patch_size == 8 && cfg->v_in_chans == 3);
@@ -48,7 +50,7 @@ static void check_internvl(const ckpt_config *cfg, bool q3)
 	            cfg->v_abs_pos && cfg->v_mean_pool);
 	assert_true(cfg->v_spatial_merge_size == 2 && cfg->v_feature_layer == -1 &&
 	            !cfg->v_feature_list && strcmp(cfg->v_select, "default") == 0);
-	assert_string_equal(cfg->lm_model_type, q3 ? "qwen3" : "qwen2");
+	assert_string_equal(cfg->lm_model_type, lm);
 	assert_true(cfg->tie_given && cfg->tie_word_embeddings == q3);
 }
 
@@ -198,7 +200,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_string_equal(cfg->lm_model_type, "qwen2");
 	}
 	if (ivl)
-		check_internvl(cfg, e->name[8] != '\0');
+		check_internvl(cfg, e->name[8] != '\0' ? e->name + 9 : "qwen2");
 	if (strstr(e->name, "roberta") != NULL) /* RobertaConfig's keys as the fixture gives them */
 		assert_true(cfg->rob_max_pos == 66 && cfg->rob_types == 1 && cfg->rob_pad == 1 &&
 		            cfg->rob_abs_pos && !cfg->rob_decoder &&

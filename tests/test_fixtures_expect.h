@@ -727,6 +727,17 @@ static const fam_expect fams[] = {
               2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 2 * 64) +
          2 * (2 * 256 + 160 * 256 + 160 + 256 * 160 + 256),
      256, 8, 4, 32, 700, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* internvl_qwen3_moe: internvl_qwen3's attention (q_norm / k_norm [64]) under
+     * model.language_model., layer 0 a dense MLP of 256 (mlp_only_layers), layer 1 the router
+     * [4, 128] and 4 experts of 128 (gate / up 128x128, down 128x128); untied + internvl's tower
+     * and projector */
+    {"internvl_qwen3_moe", 81,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 * (2 * 128 + 2 * 256 * 128 + 2 * 128 * 128 + 2 * 64) +
+         2 * 3 * 256 * 128 + 2 * (4 * 128 + 4 * 3 * 128 * 128) +
+         2 * (64 + 64 * 3 * 8 * 8 + 64 + 17 * 64) +
+         2 * 2 * (4 * 64 * 64 + 4 * 64 + 4 * 64 + 2 * 64 + 128 * 64 + 128 + 64 * 128 + 64) +
+         2 * (2 * 256 + 128 * 256 + 128 + 128 * 128 + 128),
+     128, 4, 2, 64, 256, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

@@ -635,3 +635,23 @@ mkdir -p "$T/lfm2_vl_bad" && cp "$T/lfm2_vl/"*.safetensors* "$T/lfm2_vl_bad/" &&
 "$CTL" plan --model-dir "$T/lfm2_vl_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "lfm2_vl with a pooling head planned"
 grep -q "vision_use_head is not false" "$T/err" || fail "lfm2_vl head: $(cat "$T/err")"
 rm -rf "$T/lfm2_vl_bad"
+# InternVL3.5-MoE: a Qwen3-MoE LM untied; layer 1's router whole and unquantized, its 4 experts
+# split by EP 2 (2 whole experts a rank) and quantized; layer 0's dense MLP by TP
+"$CTL" plan --model-dir "$T/internvl_qwen3_moe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--quant int8-channel --rank-only >"$T/plan" || fail "plan internvl_qwen3_moe"
+grep -q "lm_head tied" "$T/plan" && fail "internvl_qwen3_moe: tied: $(cat "$T/plan")"
+for l in "language_model.model.layers.1.mlp.gate.weight *BF16 *\[4, 128\]" \
+	"language_model.model.layers.1.mlp.experts.w13_weight *I8 *\[2, 256, 128\]" \
+	"language_model.model.layers.1.mlp.experts.w2_weight *I8 *\[2, 128, 128\]" \
+	"language_model.model.layers.0.mlp.gate_up_proj.weight *I8 *\[256, 128\]" \
+	"language_model.model.layers.1.self_attn.k_norm.weight *BF16 *\[64\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "internvl_qwen3_moe line $l: $(cat "$T/plan")"
+done
+grep -q "layers.1.mlp.gate.weight_scale" "$T/plan" && fail "internvl_qwen3_moe: a router scale"
+mkdir -p "$T/ivm_oss" && cp "$T/internvl_qwen3_moe/"*.safetensors* "$T/ivm_oss/" &&
+	sed 's/"model_type": "qwen3_moe"/"model_type": "gpt_oss"/' "$T/internvl_qwen3_moe/config.json" \
+		>"$T/ivm_oss/config.json"
+"$CTL" plan --model-dir "$T/ivm_oss" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "internvl with a gpt_oss text_config planned"
+grep -q "text_config.model_type 'gpt_oss'" "$T/err" || fail "internvl gpt_oss: $(cat "$T/err")"
+rm -rf "$T/ivm_oss"

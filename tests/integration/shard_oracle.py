@@ -114,8 +114,8 @@ Qwen2-Audio (vLLM's qwen2_audio.py): a Qwen2 language model tied by text_config 
 audio_tower (transformers' own encoder) and multi_modal_projector.linear whole on every rank.
 Fuyu (vLLM's fuyu.py): Persimmon's cut under language_model. (either layout), tied by
 text_config alone; vision_embed_tokens (a ColumnParallelLinear) and its bias by rows.
-InternVL (vLLM's interns1.py / interns1_vit.py): a Qwen2 language model tied by text_config
-alone, the InternViT tower whole on every rank but fc1 (rows) and fc2 (columns), the projector
+InternVL (vLLM's interns1.py / interns1_vit.py): a Qwen2, Qwen3 or Qwen3-MoE language model (its
+router whole, its experts stacked as the common rules do) tied by text_config alone, the InternViT tower whole on every rank but fc1 (rows) and fc2 (columns), the projector
 (layer_norm, linear_1, linear_2: plain modules) whole.
 RoBERTa / XLM-RoBERTa (vLLM's roberta.py): BERT's cut (position and token-type tables whole),
 the pooler and an MLM head lm_head.* skipped (vLLM loads neither), the roberta. prefix dropped;
