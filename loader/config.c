@@ -12,7 +12,9 @@
 #include "loader/ct_int.h"
 #include "loader/loader.h"
 
-/* Integer field: absent/null -> dflt; wrong type or < min -> WT_ECORRUPT. */
+/* Integer field: absent/null -> dflt; wrong type, < min or > CONFIG_INT_MAX -> WT_ECORRUPT.
+ * Every key read here is a size, a count or an index: the bound keeps the planner's sums and
+ * products of them (4 * hidden_size, max_position_embeddings + 2, ...) inside int64_t. */
 int config_get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64_t *out,
                    wt_errbuf *err)
 {
@@ -27,6 +29,12 @@ int config_get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64
 	if (x < min)
 		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' = %lld, must be >= %lld",
 		                 name, (long long)x, (long long)min);
+	if (x > CONFIG_INT_MAX)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: %s %lld is past 2^40: no model has such a size, count "
+		    "or index; give the model's value",
+		    name, (long long)x);
 	*out = x;
 	return WT_OK;
 }
@@ -80,10 +88,12 @@ int config_int_list(json_t *v, const char *name, int64_t **out, size_t *n, wt_er
 		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory for '%s'", name);
 	for (size_t i = 0; i < k; i++) {
 		json_t *x = json_array_get(v, i);
-		if (!json_is_integer(x))
+		json_int_t y = json_is_integer(x) ? json_integer_value(x) : 0;
+		if (!json_is_integer(x) || y > CONFIG_INT_MAX || y < -CONFIG_INT_MAX)
 			return wt_seterr(err, WT_ECORRUPT,
-			                 "config.json: '%s'[%zu] is not an integer", name, i);
-		(*out)[i] = (int64_t)json_integer_value(x);
+			                 "config.json: '%s'[%zu] is not an integer within +-2^40",
+			                 name, i);
+		(*out)[i] = (int64_t)y;
 	}
 	*n = k;
 	return WT_OK;

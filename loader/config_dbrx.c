@@ -182,8 +182,13 @@ int config_mpt_keys(json_t *v, wt_errbuf *err)
 		              "the MLP expansion_ratio * d_model)");
 	if (rv == WT_OK && (dm == NULL || json_is_integer(dm)) &&
 	    json_object_get(v, "intermediate_size") == NULL) {
-		json_int_t n =
-		    (er ? json_integer_value(er) : 4) * (dm ? json_integer_value(dm) : 2048);
+		json_int_t n;
+		if (__builtin_mul_overflow(er ? json_integer_value(er) : 4,
+		                           dm ? json_integer_value(dm) : 2048, &n))
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "config.json: expansion_ratio * d_model overflows; give the "
+			    "model's values");
 		if (json_object_set_new(v, "intermediate_size", json_integer(n)) != 0)
 			rv = wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
 	}

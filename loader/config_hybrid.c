@@ -214,9 +214,11 @@ int config_mamba2_keys(json_t *v, wt_errbuf *err)
 		                 "MambaMixer2 is expand * hidden_size wide, transformers "
 		                 "int(expand * hidden_size)); give a whole expand");
 	json_t *im = json_object_get(v, "intermediate_size");
+	json_int_t want = 0;
 	if (im != NULL && !json_is_null(im) &&
 	    (!json_is_integer(im) || !json_is_integer(hid) ||
-	     json_integer_value(im) != json_integer_value(ex) * json_integer_value(hid)))
+	     __builtin_mul_overflow(json_integer_value(ex), json_integer_value(hid), &want) ||
+	     json_integer_value(im) != want))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: Mamba2's intermediate_size must be expand %lld x "
 		                 "hidden_size (vLLM's mamba2.py reads intermediate_size, "

@@ -136,10 +136,13 @@ int config_parse_roberta(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_bloom_keys(json_t *v, wt_errbuf *err);
 int config_bloom_width(json_t *v, wt_errbuf *err);
 
+/* The largest integer config_get_int accepts (2^40). */
+#define CONFIG_INT_MAX (INT64_C(1) << 40)
+
 /* config.json field readers shared by config.c and config_hybrid.c. An integer >= min
- * (absent or null: dflt), a boolean (absent or null: dflt), a real > 0 (absent or null:
- * dflt), a list of integers (v NULL or null: none; *out owned); a wrong type or range is
- * WT_ECORRUPT naming the key. */
+ * (absent or null: dflt; at most CONFIG_INT_MAX), a boolean (absent or null: dflt), a real > 0
+ * (absent or null: dflt), a list of integers (v NULL or null: none; *out owned); a wrong type or
+ * range is WT_ECORRUPT naming the key. */
 int config_get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64_t *out,
                    wt_errbuf *err);
 int config_get_bool(json_t *o, const char *name, bool dflt, bool *out, wt_errbuf *err);

@@ -91,8 +91,9 @@ int64_t shardmap_lfm2_ff_dim(const ckpt_config *c, int64_t *vllm)
 	double d = trunc(2.0 * (double)ff / 3.0); /* Python's int(2 * n / 3) */
 	if (!c->lfm2_ffn_mult_null)
 		d = trunc(c->lfm2_ffn_mult * d);
-	/* outside these the conversion or the rounding up would overflow: no size */
-	if (!(d >= 0.0 && d < 0x1p53) || m > (INT64_C(1) << 40)) {
+	/* past 2^53 the conversion or the rounding up (m <= 2^40: the loader's bound) would
+	 * overflow: no size */
+	if (!(d >= 0.0 && d < 0x1p53)) {
 		if (vllm)
 			*vllm = -1;
 		return -1;
@@ -182,12 +183,12 @@ static int lfm2_check(const ckpt_config *c, wt_errbuf *err)
 		                 c->hidden_size / c->num_attention_heads);
 	int64_t vllm, ff = shardmap_lfm2_ff_dim(c, &vllm);
 	if (ff <= 0)
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: intermediate_size %" PRId64 " gives an MLP size of %" PRId64
-		    " (block_auto_adjust_ff_dim with block_ffn_dim_multiplier and "
-		    "block_multiple_of; -1: outside [0, 2^53) or a multiple past 2^40)",
-		    c->intermediate_size, ff);
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: intermediate_size %" PRId64
+		                 " gives an MLP size of %" PRId64
+		                 " (block_auto_adjust_ff_dim with block_ffn_dim_multiplier and "
+		                 "block_multiple_of; -1: outside [0, 2^53))",
+		                 c->intermediate_size, ff);
 	if (ff != vllm)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: block_ffn_dim_multiplier null makes the MLP "

@@ -579,6 +579,28 @@ static void test_config_errors(void **state)
 	expect_config("{\"architectures\": [\"X\"], " BASE
 	              "\"quantization_config\": {\"quant_method\": \"fp8\", \"ignore\": [1]}}",
 	              WT_ECORRUPT, "ignore[0]");
+	/* integers past 2^40 (the hostile-config sweep's 2^63-1 overflowed 4 * hidden_size
+	 * (Falcon), max_position_embeddings + 2 (OPT), expansion_ratio * d_model (MPT)) */
+	expect_config("{\"architectures\": [\"X\"], " BASE
+	              "\"num_key_value_heads\": 1099511627777}",
+	              WT_ECORRUPT, "num_key_value_heads 1099511627777 is past 2^40");
+	expect_config("{\"architectures\": [\"FalconForCausalLM\"], \"model_type\": \"falcon\", "
+	              "\"hidden_size\": 9223372036854775807, \"num_attention_heads\": 4, "
+	              "\"num_hidden_layers\": 2, \"vocab_size\": 100}",
+	              WT_ECORRUPT, "hidden_size 9223372036854775807 is past 2^40");
+	expect_config("{\"architectures\": [\"OPTForCausalLM\"], \"model_type\": \"opt\", " BASE
+	              "\"max_position_embeddings\": 9223372036854775807}",
+	              WT_ECORRUPT, "max_position_embeddings 9223372036854775807 is past 2^40");
+	expect_config("{\"architectures\": [\"MPTForCausalLM\"], \"model_type\": \"mpt\", "
+	              "\"d_model\": 64, \"n_heads\": 4, \"n_layers\": 2, \"vocab_size\": 100, "
+	              "\"expansion_ratio\": 9223372036854775807}",
+	              WT_ECORRUPT, "expansion_ratio * d_model overflows");
+	expect_config("{\"architectures\": [\"Mamba2ForCausalLM\"], \"model_type\": \"mamba2\", "
+	              "\"hidden_size\": 64, \"num_hidden_layers\": 2, \"vocab_size\": 100, "
+	              "\"expand\": 4611686018427387904, \"intermediate_size\": 0}",
+	              WT_EUNSUPPORTED, "intermediate_size must be expand 4611686018427387904");
+	expect_config("{\"architectures\": [\"X\"], " BASE "\"mlp_only_layers\": [1099511627777]}",
+	              WT_ECORRUPT, "'mlp_only_layers'[0] is not an integer within +-2^40");
 	expect_config("[1]", WT_ECORRUPT, "not a JSON object");
 	expect_config("{\"architectures\": [\"X\"], \"architectures\": [\"Y\"]}", WT_EDUP,
 	              "duplicate");

@@ -311,13 +311,15 @@ static void test_lfm2_errors(void **state)
 	           "128");
 	fx_refused(tm_lfm2(0), LF_CFG_AT(LF_TYPES), WT_ESHAPE, "w1", "8192");
 	/* a multiple or a multiplier whose rounding would overflow has no size (the hostile-config
-	 * sweep: block_multiple_of 2^63-1 was a signed overflow under UBSan) */
+	 * sweep: block_multiple_of 2^63-1 was a signed overflow under UBSan; the loader refuses
+	 * integers past 2^40 now) */
 	static const char huge_m[] =
 	    "{\"architectures\":[\"Lfm2ForCausalLM\"],\"model_type\":\"lfm2\",\"hidden_size\":128,"
 	    "\"num_attention_heads\":8,\"num_key_value_heads\":2,\"vocab_size\":1000,"
 	    "\"num_hidden_layers\":2,\"intermediate_size\":300,"
 	    "\"block_multiple_of\":9223372036854775807" LF_TYPES "}";
-	fx_refused(tm_lfm2(0), huge_m, WT_ECORRUPT, "MLP size of -1", "block_multiple_of");
+	fx_refused(tm_lfm2(0), huge_m, WT_ECORRUPT, "block_multiple_of 9223372036854775807",
+	           "past 2^40");
 	fx_refused(tm_lfm2(0), LF_CFG(LF_TYPES ",\"block_ffn_dim_multiplier\":1e300"), WT_ECORRUPT,
 	           "MLP size of -1", "block_ffn_dim_multiplier");
 	/* an unknown tensor */

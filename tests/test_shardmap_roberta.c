@@ -310,12 +310,18 @@ static void test_errors(void **state)
 	           CFG("RobertaModel", "roberta",
 	               ",\"max_position_embeddings\":20,\"type_vocab_size\":1,\"pad_token_id\":19"),
 	           WT_ECORRUPT, "pad_token_id 19", "max_position_embeddings 20");
-	/* the largest JSON integer: refused, no pad_token_id + 1 overflow (UBSan) */
+	/* the largest JSON integer: refused by the loader (past 2^40); the largest it takes is
+	 * refused by the planner without computing pad_token_id + 1 */
 	fx_refused(rb_model("", 2, POS, false),
 	           CFG("RobertaModel", "roberta",
 	               ",\"max_position_embeddings\":20,\"type_vocab_size\":1,"
 	               "\"pad_token_id\":9223372036854775807"),
-	           WT_ECORRUPT, "pad_token_id 9223372036854775807", "max_position_embeddings 20");
+	           WT_ECORRUPT, "pad_token_id 9223372036854775807", "past 2^40");
+	fx_refused(rb_model("", 2, POS, false),
+	           CFG("RobertaModel", "roberta",
+	               ",\"max_position_embeddings\":20,\"type_vocab_size\":1,"
+	               "\"pad_token_id\":1099511627776"),
+	           WT_ECORRUPT, "pad_token_id 1099511627776", "max_position_embeddings 20");
 	fx_refused(
 	    rb_model("", 2, 120, false),
 	    CFG("RobertaModel", "roberta",
