@@ -216,6 +216,22 @@ static const class_default persimmon_defaults[] = {
     {"rope_theta", true, 25000.0},       {"qk_layernorm", false, 1, true},
 };
 
+/* ChameleonConfig's (transformers 4.57.1; chameleon-7b's dims): vocab_size 65536, hidden_size
+ * 4096, intermediate_size 11008, 32 layers, 32 heads and 32 kv heads, max_position_embeddings
+ * 4096, rms_norm_eps 1e-5, rope_theta 10000; untied, attention_bias / mlp_bias / swin_norm
+ * false and hidden_act silu as the loader's (config_chameleon.c). */
+static const class_default chameleon_defaults[] = {
+    {"vocab_size", false, 65536},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"max_position_embeddings", false, 4096},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -245,6 +261,7 @@ static const struct {
     CLASS("falcon", falcon_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
+    CLASS("chameleon", chameleon_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -82,6 +82,11 @@ int config_parse_fuyu(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * text_config's model_type (config_lfm2_vl.c). */
 bool config_is_lfm2_vl(json_t *root);
 int config_parse_lfm2_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Chameleon (model_type chameleon): swin_norm, hidden_act and vq_config into c's cham_* /
+ * vq_* fields, ChameleonVQVAEConfig's defaults for absent keys; a wrong type, a
+ * channel_multiplier past CKPT_MAX_VQ_LEVELS entries or attn_resolutions past as many is
+ * WT_ECORRUPT / WT_EUNSUPPORTED naming the key (config_chameleon.c). */
+int config_parse_chameleon(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */

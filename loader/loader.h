@@ -287,6 +287,8 @@ typedef enum {
  * a default. */
 #define CKPT_MAX_MROPE 16 /* longest mrope_section list read */
 
+#define CKPT_MAX_VQ_LEVELS 8 /* longest Chameleon vq_config.channel_multiplier read */
+
 #define CKPT_MAX_QUANT_BLOCK (1 << 16) /* weight_block_size entries (DeepSeek: 128) */
 #define CKPT_MAX_QUANT_KEEP  4096      /* fbgemm_fp8 modules_to_not_convert entries */
 
@@ -415,6 +417,21 @@ typedef struct ckpt_config {
 	 * (PretrainedConfig: the entries of id2label, else num_labels, else 2) */
 	int64_t rob_max_pos, rob_types, rob_pad, rob_num_labels;
 	bool rob_decoder, rob_abs_pos;
+	/* Chameleon (ChameleonConfig; read for model_type chameleon only, config_chameleon.c):
+	 * swin_norm (false if absent: the 30B's norms after the attention and the MLP),
+	 * hidden_act silu (cham_act_silu; vLLM's ChameleonMLP builds no other), and vq_config with
+	 * ChameleonVQVAEConfig's defaults: channel_multiplier (vq_levels entries, the encoder's
+	 * resolutions), num_res_blocks, resolution, attn_resolutions (the image sizes whose
+	 * levels have attention blocks; none if absent or null) and attn_type "vanilla"
+	 * (vq_attn: the attention blocks are built at all); the channels: base_channels (128),
+	 * in_channels (3), latent_channels (256), embed_dim (256), num_embeddings (8192),
+	 * double_latent (false: conv_out has latent_channels outputs, else twice as many) */
+	bool cham_swin, cham_act_silu, vq_attn, vq_double;
+	int64_t vq_levels, vq_res_blocks, vq_resolution;
+	int64_t vq_base, vq_in, vq_latent, vq_embed, vq_n_embed;
+	int64_t vq_mult[CKPT_MAX_VQ_LEVELS];
+	int64_t vq_attn_res[CKPT_MAX_VQ_LEVELS];
+	size_t vq_n_attn_res;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;

@@ -396,6 +396,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_granite4(c, arch, json, len, err);
 	else if (c->cohere != 0)
 		rv = ref_cfg_cohere(c, arch, json, len, err);
+	else if (c->chameleon)
+		rv = ref_cfg_chameleon(c, arch, json, len, err);
 	else if (c->olmo3)
 		rv = ref_cfg_olmo3(c, arch, json, len, err);
 	else if (c->exaone4)

@@ -60,7 +60,8 @@ enum {
 	FAM_BLOOM,
 	FAM_PERSIMMON,
 	FAM_FALCON,
-	FAM_MAMBA2
+	FAM_MAMBA2,
+	FAM_CHAMELEON
 };
 
 /* The planner's family -> the reference's kind. */
@@ -302,6 +303,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"fuyu", REF_DENSE, false, 0, FAM_PERSIMMON},
 	    /* Lfm2VlForConditionalGeneration: its LFM2 language model, on text tokens */
 	    {"lfm2_vl", REF_DENSE, false, 0, FAM_LFM2},
+	    /* ChameleonForConditionalGeneration: Llama's decoder with per-head q/k LayerNorms
+	     * (cfg_chameleon.c), on text tokens */
+	    {"chameleon", REF_DENSE, false, 0, FAM_CHAMELEON},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -400,6 +404,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->persimmon = map[i].fam == FAM_PERSIMMON;
 			if (c->persimmon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+			c->chameleon = map[i].fam == FAM_CHAMELEON;
 			c->falcon = map[i].fam == FAM_FALCON;
 			if (c->falcon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;

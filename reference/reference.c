@@ -244,6 +244,8 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	ref_fh1_qkv(c, b->q, b->k, b->v, T * qd, T * kvd);
 	if (c->ps_qkln && (rv = ref_persimmon_qk(c, s, l, b->q, b->k, T, c->H, err)))
 		return rv;
+	if (c->chameleon && (rv = ref_chameleon_qk(c, s, l, b->q, b->k, T, c->H, c->KV, err)))
+		return rv;
 	if (c->qk_norm && c->cohere) {
 		ref_head_layernorm(c, b->q, qn, T, c->H);
 		ref_head_layernorm(c, b->k, kn, T, c->KV);

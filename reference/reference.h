@@ -513,6 +513,11 @@ typedef struct ref_cfg {
 	 * ps_qkln (qk_layernorm) q and k LayerNormed per head by self_attn.q_layernorm /
 	 * k_layernorm [d] weight and bias shared by every head (ref_persimmon_qk), before RoPE */
 	bool persimmon, ps_qkln;
+	/* Chameleon (cfg_chameleon.c; kind REF_DENSE): Llama's decoder with q and k LayerNormed
+	 * per head (eps 1e-5) by self_attn.q_norm [H, d] / k_norm [KV, d], each head its own
+	 * weight and bias row (ref_chameleon_qk), before RoPE; swin_norm sets olmo2 and sandwich
+	 * (the norms after the sublayers, under input_layernorm / post_attention_layernorm) */
+	bool chameleon;
 	/* Falcon (cfg_neox.c, neox.c; kind REF_DENSE): BLOOM's transformer.* names read as
 	 * GPT-NeoX's (ref_neox_rename: query_key_value's [KV, H/KV + 2, d] groups reordered into
 	 * [q; k; v], ln_attn / ln_mlp as input_layernorm / post_attention_layernorm); neox_par

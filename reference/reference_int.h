@@ -93,6 +93,8 @@ static inline const char *ref_post_norm(const ref_cfg *c, bool mlp)
 {
 	if (c->glm != 0)
 		return mlp ? "post_mlp_layernorm" : "post_self_attn_layernorm";
+	if (c->chameleon) /* swin_norm */
+		return mlp ? "post_attention_layernorm" : "input_layernorm";
 	return mlp ? "post_feedforward_layernorm" : "post_attention_layernorm";
 }
 
@@ -379,6 +381,13 @@ bool ref_bloom_ckpt(ref_set *s);
  * bias, eps c->eps (cfg_neox.c). */
 int ref_persimmon_qk(const ref_cfg *c, ref_set *s, int64_t l, float *q, float *k, int64_t T,
                      int64_t n_heads, wt_errbuf *err);
+/* Chameleon's config.json switches into c (cfg_chameleon.c); arch is named in refusals. */
+int ref_cfg_chameleon(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Chameleon's q_norm / k_norm of layer l from s on q (T rows of n_q heads of c->d) and k (n_kv
+ * heads): head h LayerNormed over its d dims (eps 1e-5) with row h of the [n, d] weight and
+ * bias (cfg_chameleon.c). */
+int ref_chameleon_qk(const ref_cfg *c, ref_set *s, int64_t l, float *q, float *k, int64_t T,
+                     int64_t n_q, int64_t n_kv, wt_errbuf *err);
 /* clip_qkv of OLMo 1 / OLMoE / DBRX (config.json's language-model key): null or absent =
  * none (c->clip_qkv 0), else a positive finite bound (cfg_fam.c). */
 int ref_cfg_clip_qkv(json_t *root, ref_cfg *c, wt_errbuf *err);

@@ -267,7 +267,8 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	    (rv = ref_getf(rs, &wo, false, s->err, 2, c->hid, Hl * d, 0,
 	                   "model.layers.%lld.self_attn.o_proj.weight", L)) ||
 	    (c->qk_norm && !c->hunyuan && (rv = qk_norm_rank(s, r, l))) ||
-	    (c->ps_qkln && (rv = ref_persimmon_qk(c, rs, l, b->q, b->k, T, Hl, s->err))))
+	    (c->ps_qkln && (rv = ref_persimmon_qk(c, rs, l, b->q, b->k, T, Hl, s->err))) ||
+	    (c->chameleon && (rv = ref_chameleon_qk(c, rs, l, b->q, b->k, T, Hl, KVl, s->err))))
 		return rv;
 	ref_clip_qkv(c, b->q, T * Hl * d); /* OLMo 1, OLMoE: each rank its own heads */
 	ref_clip_qkv(c, b->k, T * KVl * d);

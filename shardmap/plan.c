@@ -433,7 +433,9 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		if ((ru->flags & SM_F_LMHEAD) && x->tied)
 			return skip_tied_lm_head(x, p, k, err);
 		char rt[NAME_MAX_LEN];
-		if (!shardmap_expand(ru->runtime, i, j, rt, sizeof(rt)))
+		if (strstr(ru->ckpt, "{k}") != NULL) /* {k} binds nothing: the name is kept */
+			snprintf(rt, sizeof(rt), "%s", cn);
+		else if (!shardmap_expand(ru->runtime, i, j, rt, sizeof(rt)))
 			return wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 		return add_entry(x, k, (uint32_t)r, i, j, rt, cn, err);
 	}
@@ -653,7 +655,8 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	for (size_t k = 0; k < ckpt_n_tensors(c); k++)
 		if ((rv = map_tensor(&x, p, k, err)) != WT_OK)
 			goto fail;
-	if ((rv = check_missing(&x, err)) != WT_OK)
+	if ((rv = check_missing(&x, err)) != WT_OK ||
+	    (fam->check_extra && (rv = fam->check_extra(c, cfg, err)) != WT_OK))
 		goto fail;
 	qsort_r(x.ents, x.n_ents, sizeof(sm_entry), cmp_ent, (void *)fam);
 	for (size_t k = 1; k < x.n_ents; k++)

@@ -98,6 +98,7 @@ static const sm_family *const families[] = {
     &shardmap_family_xlm_roberta_cls,
     &shardmap_family_fuyu,
     &shardmap_family_lfm2_vl,
+    &shardmap_family_chameleon,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -238,14 +239,15 @@ bool shardmap_match(const char *pat, const char *name, int64_t *i, int64_t *j)
 	*i = -1;
 	*j = -1;
 	while (*pat) {
-		if (pat[0] == '{' && (pat[1] == 'i' || pat[1] == 'j') && pat[2] == '}') {
+		if (pat[0] == '{' && (pat[1] == 'i' || pat[1] == 'j' || pat[1] == 'k') &&
+		    pat[2] == '}') {
 			int64_t v;
 			const char *nx = parse_index(name, &v);
 			if (!nx)
 				return false;
 			if (pat[1] == 'i')
 				*i = v;
-			else
+			else if (pat[1] == 'j')
 				*j = v;
 			name = nx;
 			pat += 3;

@@ -365,6 +365,10 @@ typedef struct sm_family {
 	/* The config.json switch of SM_C_MMBIAS's projector biases, named in refusals (NULL:
 	 * multimodal_projector_bias; LFM2-VL: projector_bias) */
 	const char *mm_bias_key;
+	/* Hook: the checkpoint tensors the family requires beyond its table's, each present with
+	 * its shape (Chameleon's VQ-VAE, which vq_config shapes), else an error naming it; NULL =
+	 * none. */
+	int (*check_extra)(const ckpt *c, const ckpt_config *cfg, wt_errbuf *err);
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -540,6 +544,7 @@ extern const sm_family shardmap_family_bloom;
 extern const sm_family shardmap_family_falcon;
 extern const sm_family shardmap_family_persimmon;
 extern const sm_family shardmap_family_fuyu;
+extern const sm_family shardmap_family_chameleon;
 extern const sm_family shardmap_family_mamba2;
 extern const sm_family shardmap_family_idefics3;
 extern const sm_family shardmap_family_smolvlm;
@@ -563,7 +568,9 @@ bool shardmap_moe_glm4(const ckpt_config *cfg, int64_t i);
 
 /* ---------- mapper ---------- */
 
-/* Match name against pattern; {i}/{j} capture decimal indices (-1 if absent). */
+/* Match name against pattern; {i}/{j} capture decimal indices (-1 if absent); {k} matches
+ * one without capturing it (a rule with {k} keeps the checkpoint's name as its runtime name:
+ * Chameleon's VQ-VAE). */
 bool shardmap_match(const char *pattern, const char *name, int64_t *i, int64_t *j);
 /* Expand pattern with i/j into buf. Returns false if it does not fit. */
 bool shardmap_expand(const char *pattern, int64_t i, int64_t j, char *buf, size_t cap);

@@ -131,6 +131,13 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_string_equal(cfg->lm_model_type, "persimmon");
 		assert_true(cfg->tie_given && !cfg->tie_word_embeddings);
 	}
+	if (strcmp(e->name, "chameleon") == 0) { /* ChameleonConfig's switches and vq_config */
+		assert_true(!cfg->cham_swin && cfg->cham_act_silu && cfg->vq_attn &&
+		            !cfg->attention_bias && !cfg->mlp_bias);
+		assert_true(cfg->vq_levels == 2 && cfg->vq_mult[0] == 1 && cfg->vq_mult[1] == 2 &&
+		            cfg->vq_res_blocks == 1 && cfg->vq_resolution == 32);
+		assert_true(cfg->vq_n_attn_res == 1 && cfg->vq_attn_res[0] == 16);
+	}
 	if (av) { /* SiglipVisionConfig's keys, AyaVisionConfig's, a cohere2 text_config */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_hidden_size, 64);

@@ -23,6 +23,16 @@ typedef struct fam_expect {
 } fam_expect;
 
 /* BF16 = 2 bytes. */
+/* chameleon's VQ-VAE, elements: conv_in 32x3x3x3; level 0's block (32 -> 32) and downsample;
+ * level 1's block (32 -> 64, nin_shortcut) and attention block; the middle blocks and
+ * attention (64); norm_out; conv_out 32x64x3x3; the 64 x 32 codebook; quant_conv and
+ * post_quant_conv 32x32 (each conv with its bias, each GroupNorm weight and bias) */
+#define CH_RES(i, o) (2 * i + o * i * 9 + o + 2 * o + o * o * 9 + o)
+#define CH_ATT(c)    (2 * c + 4 * (c * c + c))
+#define CH_VQ                                                                                      \
+	(32 * 27 + 32 + CH_RES(32, 32) + 32 * 32 * 9 + 32 + CH_RES(32, 64) + 64 * 32 + 64 +        \
+	 CH_ATT(64) + 2 * CH_RES(64, 64) + CH_ATT(64) + 2 * 64 + 32 * 64 * 9 + 32 + 64 * 32 +      \
+	 2 * (32 * 32 + 32))
 #define LLAMA_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 2 * 256))
 #define LLAMA_BYTES (2 * (2 * 1000 * 256 + 256) + 2 * LLAMA_LAYER)
 /* seed_oss: norms, q 512x256 + k, v 128x256 with biases, o 256x512 + bias [256], gate / up
@@ -738,6 +748,14 @@ static const fam_expect fams[] = {
          2 * 2 * (4 * 64 * 64 + 4 * 64 + 4 * 64 + 2 * 64 + 128 * 64 + 128 + 64 * 128 + 64) +
          2 * (2 * 256 + 128 * 256 + 128 + 128 * 128 + 128),
      128, 4, 2, 64, 256, 1000, 2, 0, 4, 128, CKPT_QUANT_NONE, 2},
+    /* chameleon: Llama's tensors with q_norm / k_norm weights and biases [8, 16] / [4, 16], and
+     * the VQ-VAE (CH_VQ elements), 2 files */
+    {"chameleon", 96,
+     2 * (2 * 1000 * 128 + 128) +
+         2 * 2 *
+             (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 2 * 8 * 16 + 2 * 4 * 16 + 3 * 256 * 128) +
+         2 * CH_VQ,
+     128, 8, 4, 16, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

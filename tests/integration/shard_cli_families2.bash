@@ -655,3 +655,20 @@ mkdir -p "$T/ivm_oss" && cp "$T/internvl_qwen3_moe/"*.safetensors* "$T/ivm_oss/"
 	fail "internvl with a gpt_oss text_config planned"
 grep -q "text_config.model_type 'gpt_oss'" "$T/err" || fail "internvl gpt_oss: $(cat "$T/err")"
 rm -rf "$T/ivm_oss"
+# ChameleonForConditionalGeneration: q_norm / k_norm [H, d] / [KV, d] by the rank's heads
+# (BF16), the VQ-VAE whole and unquantized; a VQ-VAE module vLLM does not build skipped;
+# attention_bias true refused
+"$CTL" plan --model-dir "$T/chameleon" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan chameleon"
+for l in "model.layers.1.self_attn.q_norm.weight *BF16 *\[4, 16\]" \
+	"model.layers.1.self_attn.k_norm.bias *BF16 *\[2, 16\]" \
+	"model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"model.vqmodel.encoder.conv_out.weight *BF16 *\[32, 64, 3, 3\]" \
+	"model.vqmodel.quantize.embedding.weight *BF16 *\[64, 32\]" "lm_head.weight *BF16 *\[512, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "chameleon line $l: $(cat "$T/plan")"
+done
+mkdir -p "$T/chameleon_bad" && cp "$T/chameleon/"*.safetensors* "$T/chameleon_bad/" &&
+	sed 's/"attention_bias": false/"attention_bias": true/' "$T/chameleon/config.json" >"$T/chameleon_bad/config.json"
+"$CTL" plan --model-dir "$T/chameleon_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "chameleon with attention_bias planned"
+grep -q "attention_bias true" "$T/err" || fail "chameleon attention_bias: $(cat "$T/err")"
+rm -rf "$T/chameleon_bad"

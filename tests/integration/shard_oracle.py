@@ -114,6 +114,8 @@ Qwen2-Audio (vLLM's qwen2_audio.py): a Qwen2 language model tied by text_config 
 audio_tower (transformers' own encoder) and multi_modal_projector.linear whole on every rank.
 Fuyu (vLLM's fuyu.py): Persimmon's cut under language_model. (either layout), tied by
 text_config alone; vision_embed_tokens (a ColumnParallelLinear) and its bias by rows.
+Chameleon (vLLM's chameleon.py): Llama's cut with q_norm / k_norm [H, d] / [KV, d] (weights
+and biases) by the rank's q heads / k_proj heads; the VQ-VAE model.vqmodel.* whole.
 InternVL (vLLM's interns1.py / interns1_vit.py): a Qwen2, Qwen3 or Qwen3-MoE language model (its
 router whole, its experts stacked as the common rules do) tied by text_config alone, the InternViT tower whole on every rank but fc1 (rows) and fc2 (columns), the projector
 (layer_norm, linear_1, linear_2: plain modules) whole.
@@ -510,6 +512,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             add(name, pieces_rows(name, r * Hl, Hl)); continue  # [H, d]: the rank's q heads
         if arch == "CohereForCausalLM" and name.endswith("self_attn.k_norm.weight"):
             add(name, pieces_rows(name, ks * KVl, KVl)); continue  # [KV, d]: its k_proj heads
+        if arch == "ChameleonForConditionalGeneration" and \
+                re.search(r"self_attn\.[qk]_norm\.(weight|bias)$", name):  # as Cohere's, biases too
+            q = ".q_norm." in name
+            add(name, pieces_rows(name, r * Hl if q else ks * KVl, Hl if q else KVl)); continue
         # replicated: norms (OLMo 2 / OLMoE's q_norm [H*d] / k_norm [KV*d] whole), routers
         add(name, pieces_rows(name, 0, rows))
     # fused q/k/v
