@@ -716,6 +716,13 @@ static const fam_expect fams[] = {
      2 * (2 * 1000 * 128 + 2 * 128) + 2 * (128 * 192 + 128) +
          2 * 2 * (4 * 128 + 384 * 128 + 384 + 4 * 16 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128),
      128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* modernbert: F32, tok_embeddings [1000, 128], embeddings.norm / final_norm with biases;
+     * per layer Wqkv [384, 128] + [384], attn.Wo [128, 128] + [128], mlp_norm, Wi [192, 128]
+     * + [192], mlp.Wo [128, 96] + [128]; attn_norm in layers 1..3 */
+    {"modernbert", 51,
+     4 * (1000 * 128 + 4 * 128 + 3 * 2 * 128 +
+          4 * (384 * 128 + 384 + 128 * 128 + 128 + 2 * 128 + 192 * 128 + 192 + 128 * 96 + 128)),
+     128, 8, 8, 16, 96, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 
