@@ -31,14 +31,16 @@ static int get_str_is(json_t *root, const char *key, const char *dflt, bool *is_
 
 static int get_pool(json_t *root, int64_t *pool, wt_errbuf *err)
 {
-	bool cls, mean;
+	bool cls = false, mean = false;
 	int rv = get_str_is(root, "classifier_pooling", "cls", &cls, err);
 	if (rv == WT_OK)
 		rv = get_str_is(root, "classifier_pooling", "mean", &mean, err);
+	if (rv != WT_OK)
+		return rv;
 	json_t *v = json_object_get(root, "classifier_pooling");
 	mean = mean && v != NULL && !json_is_null(v);
 	*pool = cls ? 0 : mean ? 1 : -1;
-	return rv;
+	return WT_OK;
 }
 
 int config_parse_modernbert(json_t *root, ckpt_config *c, wt_errbuf *err)

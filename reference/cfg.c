@@ -235,7 +235,13 @@ static int parse_modernbert(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	c->max_pos = int_or(&f[F_MAX_POS], 8192);
 	c->eps = c->mb_eps;
 	c->theta = c->mb_theta;
-	if (c->mb_every < 1 || c->mb_window < 1 || c->KV != c->H || c->H * c->d != c->hid)
+	if (!(c->mb_theta > 1.0 && c->mb_theta_local > 1.0))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: global_rope_theta %g, local_rope_theta %g; the "
+		                 "reference needs values above 1",
+		                 c->mb_theta, c->mb_theta_local);
+	if (c->mb_every < 1 || c->mb_window < 1 || c->KV != c->H || c->hid % c->H != 0 ||
+	    c->d != c->hid / c->H)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: ModernBERT with global_attn_every_n_layers %lld, a "
 		                 "window of %lld, %lld kv heads for %lld heads of %lld; the "

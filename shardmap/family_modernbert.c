@@ -79,7 +79,8 @@ int shardmap_modernbert_check(const ckpt_config *c, wt_errbuf *err)
 		                 ": ModernBERT's Wqkv has one key / value head per head; remove "
 		                 "the key",
 		                 c->num_key_value_heads, c->num_attention_heads);
-	if (c->head_dim * c->num_attention_heads != c->hidden_size)
+	if (c->hidden_size % c->num_attention_heads != 0 ||
+	    c->head_dim != c->hidden_size / c->num_attention_heads) /* no product: no overflow */
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: num_attention_heads %" PRId64
 		                 " does not divide hidden_size %" PRId64

@@ -169,6 +169,7 @@ static void test_modernbert_config(void **state)
 	assert_float_equal(c.mb_theta_local, 5e4, 0.0);
 	expect_cfg(MB ", \"global_attn_every_n_layers\": 0}", WT_EUNSUPPORTED,
 	           "global_attn_every_n_layers");
+	expect_cfg(MB ", \"local_rope_theta\": 1e-300}", WT_EUNSUPPORTED, "local_rope_theta");
 }
 
 int main(void)

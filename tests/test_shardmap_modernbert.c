@@ -292,6 +292,10 @@ static void test_errors(void **state)
 	           "num_attention_heads 8", "hidden_size 64");
 	fx_refused(mb_model("", 3, B_ALL), CFG(",\"norm_bias\":\"yes\""), WT_ECORRUPT, "norm_bias",
 	           "not a boolean");
+	/* a wrong type of classifier_pooling (read for every ModernBERT config: UBSan found an
+	 * unset flag read on this path) */
+	fx_refused(mb_model("", 3, B_ALL), CFG(BIASES ",\"classifier_pooling\":3"), WT_ECORRUPT,
+	           "classifier_pooling", "not a string");
 	fx_refused(mb_model("", 3, B_ALL), CFG(BIASES ",\"global_rope_theta\":0"), WT_ECORRUPT,
 	           "global_rope_theta", "positive");
 	/* layer 0's attn_norm (an Identity), a bias missing, past num_hidden_layers, unknown,
