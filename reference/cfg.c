@@ -240,6 +240,11 @@ static int parse_modernbert(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		                 "config.json: global_rope_theta %g, local_rope_theta %g; the "
 		                 "reference needs values above 1",
 		                 c->mb_theta, c->mb_theta_local);
+	if (c->mb_cls && (c->n_labels < 1 || c->n_labels > c->hid))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld labels; the reference writes a classifier's "
+		                 "logits into one row of hidden_size %lld",
+		                 (long long)c->n_labels, (long long)c->hid);
 	if (c->mb_every < 1 || c->mb_window < 1 || c->KV != c->H || c->hid % c->H != 0 ||
 	    c->d != c->hid / c->H)
 		return wt_seterr(err, WT_EUNSUPPORTED,
@@ -474,8 +479,9 @@ void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 
 size_t ref_out_rows(const ref_cfg *c, size_t n_tok)
 {
-	return c->kind == REF_BERT && ((!c->roberta && !c->modernbert) || c->rb_cls) ? n_tok + 1
-	                                                                             : n_tok;
+	return c->kind == REF_BERT && ((!c->roberta && !c->modernbert) || c->rb_cls || c->mb_cls)
+	           ? n_tok + 1
+	           : n_tok;
 }
 
 size_t ref_out_count(const ref_cfg *c, size_t n_tok)

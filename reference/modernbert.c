@@ -14,6 +14,11 @@
  * computes gelu(input) * gate over all of intermediate_size and feeds its own slice of it to
  * its mlp.Wo columns. Each rank keeps its own residual stream and applies its own replicated
  * LayerNorms and biases; the output is the mean over ranks, so a wrong replica shows.
+ *
+ * ModernBertForSequenceClassification (c->mb_cls): the encoder under model., then the head on
+ * the last hidden state, pooled by classifier_pooling (token 0 or the mean), head.dense, GELU,
+ * head.norm, classifier: one more output row holding the n_labels logits then zeros (each
+ * rank its own head on its own stream, averaged).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +26,12 @@
 
 #include "reference/reference.h"
 #include "reference/reference_int.h"
+
+/* The encoder's prefix: ModernBertForSequenceClassification keeps it under model. */
+static const char *mb_prefix(const ref_cfg *c)
+{
+	return c->mb_cls ? "model." : "";
+}
 
 /* Work buffers of one pass: the fused q/k/v rows, Wi's output, the gated activation. */
 typedef struct mb_work {
@@ -77,15 +88,16 @@ static int mb_attn(const ref_cfg *c, ref_set *s, ref_bufs *b, mb_work *w, const 
 {
 	int64_t d = c->d, hl = heads * d;
 	long long L = (long long)l;
+	const char *P = mb_prefix(c);
 	const float *wqkv, *bqkv = NULL, *wo;
-	int rv =
-	    ref_getf(s, &wqkv, false, err, 2, 3 * hl, c->hid, 0, "layers.%lld.attn.Wqkv.weight", L);
+	int rv = ref_getf(s, &wqkv, false, err, 2, 3 * hl, c->hid, 0,
+	                  "%slayers.%lld.attn.Wqkv.weight", P, L);
 	if (rv == WT_OK && c->mb_attn_bias)
 		rv = ref_getf(s, &bqkv, false, err, 1, 3 * hl, 0, 0, "layers.%lld.attn.Wqkv.bias",
 		              L);
 	if (rv == WT_OK)
-		rv =
-		    ref_getf(s, &wo, false, err, 2, c->hid, hl, 0, "layers.%lld.attn.Wo.weight", L);
+		rv = ref_getf(s, &wo, false, err, 2, c->hid, hl, 0, "%slayers.%lld.attn.Wo.weight",
+		              P, L);
 	if (rv != WT_OK)
 		return rv;
 	ref_linear(w->qkv, h, wqkv, bqkv, T, c->hid, 3 * hl);
@@ -113,12 +125,16 @@ static int mb_mlp(const ref_cfg *c, ref_set *s, ref_bufs *b, mb_work *w, const f
 {
 	int64_t I = c->I, il = I / TP;
 	long long L = (long long)l;
+	const char *P = mb_prefix(c);
 	const float *wi, *bi = NULL, *wo;
-	int rv = ref_getf(s, &wi, false, err, 2, 2 * I, c->hid, 0, "layers.%lld.mlp.Wi.weight", L);
+	int rv =
+	    ref_getf(s, &wi, false, err, 2, 2 * I, c->hid, 0, "%slayers.%lld.mlp.Wi.weight", P, L);
 	if (rv == WT_OK && c->mb_mlp_bias)
-		rv = ref_getf(s, &bi, false, err, 1, 2 * I, 0, 0, "layers.%lld.mlp.Wi.bias", L);
+		rv =
+		    ref_getf(s, &bi, false, err, 1, 2 * I, 0, 0, "%slayers.%lld.mlp.Wi.bias", P, L);
 	if (rv == WT_OK)
-		rv = ref_getf(s, &wo, false, err, 2, c->hid, il, 0, "layers.%lld.mlp.Wo.weight", L);
+		rv = ref_getf(s, &wo, false, err, 2, c->hid, il, 0, "%slayers.%lld.mlp.Wo.weight",
+		              P, L);
 	if (rv != WT_OK)
 		return rv;
 	ref_linear(w->wi, h, wi, bi, T, c->hid, 2 * I);
@@ -142,7 +158,8 @@ static int mb_block_in(const ref_cfg *c, ref_set *s, float *h, const float *x, i
 		memcpy(h, x, (size_t)(T * c->hid) * sizeof(float));
 		return WT_OK;
 	}
-	snprintf(m, sizeof(m), "layers.%lld.%s", (long long)l, pass ? "mlp_norm" : "attn_norm");
+	snprintf(m, sizeof(m), "%slayers.%lld.%s", mb_prefix(c), (long long)l,
+	         pass ? "mlp_norm" : "attn_norm");
 	return mb_norm(c, s, h, x, T, m, err);
 }
 
@@ -163,7 +180,8 @@ static int mb_pass(const ref_cfg *c, ref_set *sets, int64_t TP, float *xs, int64
 			b->acc[i] += b->o[i];
 	}
 	char m[64];
-	snprintf(m, sizeof(m), "layers.%lld.%s.Wo.bias", (long long)l, pass ? "mlp" : "attn");
+	snprintf(m, sizeof(m), "%slayers.%lld.%s.Wo.bias", mb_prefix(c), (long long)l,
+	         pass ? "mlp" : "attn");
 	for (int64_t r = 0; r < TP && rv == WT_OK; r++)
 		rv = mb_add(c, &sets[r], xs + (size_t)r * n, b->acc, T,
 		            pass ? c->mb_mlp_bias : c->mb_attn_bias, m, err);
@@ -184,6 +202,39 @@ static int mb_padding(const ref_cfg *c, const float *e, int64_t Vl, int64_t r, w
 	return WT_OK;
 }
 
+/* The sequence classifier's head over the final hidden state y [T, hid] (each rank its own):
+ * pooled (token 0 with classifier_pooling cls, the mean of the tokens with mean), head.dense,
+ * GELU, head.norm, classifier: out (hid floats) holds the n_labels logits then zeros; pool
+ * is hid floats of scratch. */
+static int mb_head(const ref_cfg *c, ref_set *s, const float *y, int64_t T, float *pool, float *out,
+                   wt_errbuf *err)
+{
+	const float *dw, *db = NULL, *cw, *cb;
+	int rv = ref_getf(s, &dw, false, err, 2, c->hid, c->hid, 0, "head.dense.weight");
+	if (rv == WT_OK && c->mb_cls_bias)
+		rv = ref_getf(s, &db, false, err, 1, c->hid, 0, 0, "head.dense.bias");
+	if (rv == WT_OK)
+		rv = ref_getf(s, &cw, false, err, 2, c->n_labels, c->hid, 0, "classifier.weight");
+	if (rv == WT_OK)
+		rv = ref_getf(s, &cb, false, err, 1, c->n_labels, 0, 0, "classifier.bias");
+	if (rv != WT_OK)
+		return rv;
+	for (int64_t i = 0; i < c->hid; i++) {
+		float acc = 0.0f;
+		for (int64_t t = 0; t < (c->mb_pool_mean ? T : 1); t++)
+			acc += y[t * c->hid + i];
+		pool[i] = c->mb_pool_mean ? acc / (float)T : acc;
+	}
+	ref_linear(out, pool, dw, db, 1, c->hid, c->hid);
+	ref_gelu(out, c->hid);
+	if ((rv = mb_norm(c, s, out, out, 1, "head.norm", err)))
+		return rv;
+	memcpy(pool, out, (size_t)c->hid * sizeof(float));
+	memset(out, 0, (size_t)c->hid * sizeof(float));
+	ref_linear(out, pool, cw, cb, 1, c->hid, c->n_labels);
+	return WT_OK;
+}
+
 /* Both paths: TP rank sets (TP 1 and Vl = V: the checkpoint). */
 static int mb_forward(const ref_cfg *c, ref_set *sets, int64_t TP, int64_t Vl,
                       const int64_t *tokens, int64_t T, ref_bufs *b, float *out, wt_errbuf *err)
@@ -197,7 +248,7 @@ static int mb_forward(const ref_cfg *c, ref_set *sets, int64_t TP, int64_t Vl,
 	for (int64_t r = 0; r < TP && rv == WT_OK; r++) { /* vocab-parallel, all-reduced */
 		const float *e;
 		rv = ref_getf(&sets[r], &e, false, err, 2, Vl, c->hid, 0,
-		              "embeddings.tok_embeddings.weight");
+		              "%sembeddings.tok_embeddings.weight", mb_prefix(c));
 		if (rv == WT_OK)
 			rv = mb_padding(c, e, Vl, r, err);
 		for (int64_t t = 0; t < T && rv == WT_OK; t++) {
@@ -208,16 +259,23 @@ static int mb_forward(const ref_cfg *c, ref_set *sets, int64_t TP, int64_t Vl,
 		}
 	}
 	for (int64_t r = 0; r < TP && rv == WT_OK; r++)
-		rv = mb_norm(c, &sets[r], xs + (size_t)r * n, b->acc, T, "embeddings.norm", err);
+		rv = mb_norm(c, &sets[r], xs + (size_t)r * n, b->acc, T,
+		             c->mb_cls ? "model.embeddings.norm" : "embeddings.norm", err);
 	for (int64_t l = 0; l < c->L && rv == WT_OK; l++)
 		for (int pass = 0; pass < 2 && rv == WT_OK; pass++)
 			rv = mb_pass(c, sets, TP, xs, T, l, pass, b, &w, err);
+	size_t nh = c->mb_cls ? (size_t)c->hid : 0;
 	if (rv == WT_OK)
-		memset(out, 0, n * sizeof(float));
+		memset(out, 0, (n + nh) * sizeof(float));
 	for (int64_t r = 0; r < TP && rv == WT_OK; r++) {
-		rv = mb_norm(c, &sets[r], b->y, xs + (size_t)r * n, T, "final_norm", err);
+		rv = mb_norm(c, &sets[r], b->y, xs + (size_t)r * n, T,
+		             c->mb_cls ? "model.final_norm" : "final_norm", err);
 		for (size_t i = 0; i < n && rv == WT_OK; i++)
 			out[i] += b->y[i] / (float)TP;
+		if (rv == WT_OK && c->mb_cls)
+			rv = mb_head(c, &sets[r], b->y, T, b->row, b->h, err);
+		for (size_t i = 0; i < nh && rv == WT_OK; i++)
+			out[n + i] += b->h[i] / (float)TP;
 	}
 	mb_work_free(&w);
 	free(xs);

@@ -222,6 +222,10 @@ typedef struct ref_cfg {
 	 * mb_norm_bias; Wqkv / attn.Wo biases with mb_attn_bias, Wi / mlp.Wo with mb_mlp_bias. The
 	 * output is the last hidden state */
 	bool modernbert, mb_attn_bias, mb_mlp_bias, mb_norm_bias;
+	/* its sequence classifier (modernbert_cls): the encoder under model., then the head
+	 * (head.dense with mb_cls_bias, GELU, head.norm, classifier) on token 0 or, with
+	 * mb_pool_mean, the tokens' mean: n_labels logits in the output's last row */
+	bool mb_cls, mb_cls_bias, mb_pool_mean;
 	int64_t mb_every, mb_window;
 	double mb_theta, mb_theta_local, mb_eps;
 	/* DeepSeek-V3: MLA dims (q_lora -1 = null: q_proj), routing, dense/MoE layers */

@@ -28,8 +28,7 @@ static const sm_rule modernbert_rules[] = {
 
 static const char *const modernbert_aliases[] = {"model.", "", NULL};
 
-/* The switch a bias of canonical name cn (under prefix p) follows, false when it is none. */
-static bool bias_off(const ckpt_config *c, const char *p, const char *cn)
+bool shardmap_modernbert_bias_off(const ckpt_config *c, const char *p, const char *cn)
 {
 	size_t lp = strlen(p), n = strlen(cn);
 	if (strncmp(cn, p, lp) != 0 || n < 5 || strcmp(cn + n - 5, ".bias") != 0)
@@ -44,14 +43,9 @@ static bool bias_off(const ckpt_config *c, const char *p, const char *cn)
 	return false;
 }
 
-bool shardmap_modernbert_bias_off(const ckpt_config *c, const char *p, const char *cn)
-{
-	return bias_off(c, p, cn);
-}
-
 static bool modernbert_drop(const ckpt_config *c, const char *cn)
 {
-	return bias_off(c, "", cn);
+	return shardmap_modernbert_bias_off(c, "", cn);
 }
 
 int shardmap_modernbert_check(const ckpt_config *c, wt_errbuf *err)

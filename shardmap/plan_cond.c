@@ -258,6 +258,12 @@ int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor 
 		                 "is false or _remove_final_layer_norm true (no final LayerNorm "
 		                 "then); fix config.json or the checkpoint",
 		                 t->name);
+	if (ru->cond == SM_C_NORMBIAS || ru->cond == SM_C_CLSBIAS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's %s is false or absent "
+		                 "(vLLM builds no bias there); fix config.json or the checkpoint",
+		                 t->name,
+		                 ru->cond == SM_C_NORMBIAS ? "norm_bias" : "classifier_bias");
 	if (ru->cond == SM_C_MMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': unknown tensor: config.json's "

@@ -98,6 +98,7 @@ static const sm_family *const families[] = {
     &shardmap_family_xlm_roberta_cls,
     &shardmap_family_fuyu,
     &shardmap_family_modernbert,
+    &shardmap_family_modernbert_cls,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

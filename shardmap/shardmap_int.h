@@ -549,6 +549,7 @@ extern const sm_family shardmap_family_llava_next_video;
 extern const sm_family shardmap_family_qwen2_audio;
 extern const sm_family shardmap_family_internvl;
 extern const sm_family shardmap_family_modernbert;
+extern const sm_family shardmap_family_modernbert_cls;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -7,7 +7,11 @@
  * quantized. Hand slices at TP 2 and 4, the model.-prefixed layout byte for byte the
  * unprefixed one, int8 / fp8 layouts leaving every tensor as it is, coverage at TP 1, 2, 4, 8
  * in both layouts with and without biases, ModernBertConfig's defaults, switched-off biases
- * skipped, and the refusals. Seed fixed.
+ * skipped, and the refusals. The sequence classifier (ModernBertForSequenceClassification): the
+ * encoder under model. (kept in the runtime names) cut as ModernBertModel's, byte for byte, the
+ * head head.dense / head.norm / classifier [num_labels, hid] whole and never quantized, head
+ * biases refused when their switch is false, the pooling / activation / label refusals. Seed
+ * fixed.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -322,13 +326,133 @@ static void test_errors(void **state)
 	fx_refused_tp(mb_model("", 3, B_ALL), cfg_b, 16, WT_ELAYOUT, "tp_size 16", "");
 }
 
+/* ---- sequence classifier ---- */
+
+#define CLS_CFG(rest)                                                                              \
+	"{\"architectures\":[\"ModernBertForSequenceClassification\"],\"model_type\":"             \
+	"\"modernbert\"," CFG_KEYS ",\"id2label\":{\"0\":\"a\",\"1\":\"b\",\"2\":\"c\"}" rest "}"
+static const char cfg_cls[] = CLS_CFG(BIASES ",\"classifier_bias\":true");
+
+/* The encoder under model. (its values those of mb_model("", ...)), then the head: head.dense
+ * (bias with `cb`), head.norm (bias with B_NORM), classifier [labels, hid] with its bias. */
+static tm_model *cls_model(int bias, bool cb, int labels)
+{
+	tm_model *m = mb_model("model.", 3, bias);
+	tm_add2(m, "head.dense.weight", HID, HID);
+	if (cb)
+		tm_add2(m, "head.dense.bias", HID, 0);
+	tm_add2(m, "head.norm.weight", HID, 0);
+	if (bias & B_NORM)
+		tm_add2(m, "head.norm.bias", HID, 0);
+	tm_add2(m, "classifier.weight", labels, HID);
+	tm_add2(m, "classifier.bias", labels, 0);
+	return m;
+}
+
+static const char *const cls_head[] = {"head.dense.weight", "head.dense.bias",   "head.norm.weight",
+                                       "head.norm.bias",    "classifier.weight", "classifier.bias"};
+
+/* TP 2 and 4: the encoder's ranks are ModernBertModel's under model.; the head whole. */
+static void test_cls_slices(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		fx c, b;
+		fx_open(&c, cls_model(B_ALL, true, 3), cfg_cls, tps[i], 1, 0, true);
+		fx_open(&b, mb_model("", 3, B_ALL), cfg_b, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++) {
+			fx_same_rank(&c, &b, r, "model.");
+			for (size_t k = 0; k < 6; k++)
+				repl(&c, r, cls_head[k]);
+			shp(&c, r, "classifier.weight", 2, 3, HID, 0);
+			assert_int_equal(shardmap_rank_n_tensors(c.p, r), 5 + 10 + 2 * 12 + 6);
+		}
+		assert_int_equal(shardmap_n_skipped(c.p), 0);
+		fx_close(&c);
+		fx_close(&b);
+	}
+}
+
+/* int8-channel TP 2: nothing quantized, the head neither; coverage TP 1/2/4/8; encoder biases
+ * switched off skipped; num_labels from id2label, num_labels, PretrainedConfig's 2. */
+static void test_cls_quant_coverage(void **state)
+{
+	(void)state;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	fx f;
+	fx_open_l(&f, cls_model(B_ALL, true, 3), cfg_cls, &l, true);
+	static const char *const keep[] = {"head.dense.weight", "classifier.weight",
+	                                   "model." L1 "attn.Wqkv.weight",
+	                                   "model." L1 "mlp.Wo.weight"};
+	fx_quant_split(&f, 1, WT_BF16, keep, 4, NULL, 0);
+	fx_close(&f);
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(cls_model(B_ALL, true, 3), cfg_cls, 8, lays, 4);
+	coverage(cls_model(0, false, 1),
+	         "{\"architectures\":[\"ModernBertForSequenceClassification\"],\"model_type\":"
+	         "\"modernbert\"," CFG_KEYS ",\"num_labels\":1}",
+	         8, lays, 4);
+	fx_open(&f, cls_model(B_ALL, false, 3), CLS_CFG(",\"norm_bias\":true"), 2, 1, 0, false);
+	assert_int_equal(shardmap_n_skipped(f.p), 3 * 4); /* Wqkv, attn.Wo, Wi, mlp.Wo biases */
+	assert_true(fx_skipped(&f, "model.layers.0.attn.Wqkv.bias"));
+	fx_close(&f);
+	ckpt_config c;
+	wt_errbuf err = {0};
+	static const char two[] = "{\"architectures\":[\"ModernBertForSequenceClassification\"],"
+	                          "\"model_type\":\"modernbert\"}";
+	assert_int_equal(ckpt_config_parse(two, strlen(two), &c, &err), WT_OK);
+	assert_true(c.rob_num_labels == 2 && c.mb_pool == 0 && !c.mb_cls_bias && c.mb_cls_gelu);
+	ckpt_config_clear(&c);
+}
+
+static void test_cls_errors(void **state)
+{
+	(void)state;
+	fx_refused(cls_model(B_ALL, true, 3), CLS_CFG(BIASES ",\"classifier_pooling\":\"max\""),
+	           WT_EUNSUPPORTED, "classifier_pooling", "\"mean\"");
+	fx_refused(cls_model(B_ALL, true, 3),
+	           CLS_CFG(BIASES ",\"classifier_bias\":true,\"classifier_activation\":\"silu\""),
+	           WT_EUNSUPPORTED, "classifier_activation", "nn.GELU()");
+	fx_refused(cls_model(B_ALL, true, 1),
+	           "{\"architectures\":[\"ModernBertForSequenceClassification\"],\"model_type\":"
+	           "\"modernbert\"," CFG_KEYS BIASES ",\"id2label\":{}}",
+	           WT_ECORRUPT, "id2label is empty", "num_labels");
+	/* head biases with their switch false: vLLM has no parameter for them */
+	fx_refused(cls_model(B_ALL, true, 3), CLS_CFG(BIASES), WT_EUNSUPPORTED, "head.dense.bias",
+	           "classifier_bias");
+	fx_refused(cls_model(B_NORM, false, 3), CLS_CFG(""), WT_EUNSUPPORTED, "head.norm.bias",
+	           "norm_bias");
+	/* classifier rows other than num_labels, the head missing, the encoder unprefixed */
+	fx_refused(cls_model(B_ALL, true, 2), cfg_cls, WT_ESHAPE, "classifier.", "");
+	tm_model *m = cls_model(B_ALL, true, 3);
+	tm_remove(m, "head.norm.weight");
+	fx_refused(m, cfg_cls, WT_ENOTFOUND, "head.norm.weight", "");
+	m = mb_model("", 3, 0);
+	tm_add2(m, "classifier.weight", 3, HID);
+	fx_refused(m, CLS_CFG(""), WT_EUNSUPPORTED, "unknown tensor", "modernbert_cls");
+	/* ModernBertModel's refusals hold */
+	fx_refused(cls_model(B_ALL, true, 3),
+	           CLS_CFG(BIASES ",\"classifier_bias\":true,\"local_attention\":0"), WT_ECORRUPT,
+	           "local_attention 0", "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts),
-	    cmocka_unit_test(test_quant),       cmocka_unit_test(test_coverage),
-	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_bias_skipped),
+	    cmocka_unit_test(test_hand_slices),
+	    cmocka_unit_test(test_layouts),
+	    cmocka_unit_test(test_quant),
+	    cmocka_unit_test(test_coverage),
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_bias_skipped),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_cls_slices),
+	    cmocka_unit_test(test_cls_quant_coverage),
+	    cmocka_unit_test(test_cls_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,7 +119,8 @@ RoBERTa / XLM-RoBERTa (vLLM's roberta.py): BERT's cut (position and token-type t
 the pooler and an MLM head lm_head.* skipped (vLLM loads neither), the roberta. prefix dropped;
 their sequence classifiers keep roberta. in the runtime names, the head classifier.* whole.
 ModernBERT (vLLM's modernbert.py; shard_oracle_enc.py): Wqkv by heads of each third, attn.Wo /
-mlp.Wo by columns, mlp.Wi and the LayerNorms whole, the model. prefix dropped.
+mlp.Wo by columns, mlp.Wi and the LayerNorms whole, the model. prefix dropped; its sequence
+classifier keeps model. in the runtime names, head.* / classifier.* whole.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
@@ -320,7 +321,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))  # the norms
             continue
-        if arch == "ModernBertModel":  # shard_oracle_enc.py
+        if arch in ("ModernBertModel", "ModernBertForSequenceClassification"):  # _enc.py
             pcs = modernbert(name, rows, cols, cfg, T, r, pad)
             if pcs is not None: add(name, pcs)
             continue
@@ -618,7 +619,7 @@ def main():
     if cfg["model_type"] in ("roberta", "xlm-roberta") and \
             not cfg["architectures"][0].endswith("ForSequenceClassification"):  # roberta. -> none
         src = {re.sub(r"^roberta\.", "", k): v for k, v in src.items()}
-    if cfg["model_type"] == "modernbert":  # model. (a ForMaskedLM's base model) -> none
+    if cfg["architectures"][0] == "ModernBertModel":  # model. (a ForMaskedLM's) -> none
         src = {re.sub(r"^model\.", "", k): v for k, v in src.items()}
     lm_prefix = ""
     back = None  # the expected names back to the runtime ones (Idefics3)

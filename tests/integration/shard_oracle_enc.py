@@ -13,7 +13,8 @@ def modernbert(name, rows, cols, cfg, T, r, pad):
     the rank's [q_r; k_r; v_r] (rows r*hid/T of each third), its bias alike; attn.Wo and
     mlp.Wo (RowParallelLinear) by columns; tok_embeddings by padded vocabulary rows; mlp.Wi
     (a plain nn.Linear), the LayerNorms and the row-parallel biases whole. Names without the
-    model. prefix (shard_oracle.py drops it)."""
+    model. prefix (shard_oracle.py drops it), or the sequence classifier's (kept) with its head
+    head.* / classifier.* whole."""
     hid = cfg["hidden_size"]
     switch = (("norm.bias", "norm_bias"), ("attn.Wqkv.bias", "attention_bias"),
               ("attn.Wo.bias", "attention_bias"), ("mlp.Wi.bias", "mlp_bias"),
@@ -21,7 +22,7 @@ def modernbert(name, rows, cols, cfg, T, r, pad):
     for tail, key in switch:
         if name.endswith(tail) and not cfg.get(key, False):
             return None
-    if name == "embeddings.tok_embeddings.weight":
+    if name.endswith("embeddings.tok_embeddings.weight"):
         return vocab_rows(name, cfg["vocab_size"], T, r, pad)
     if re.search(r"\.attn\.Wqkv\.(weight|bias)$", name):
         hl = hid // T
