@@ -431,7 +431,8 @@ int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, w
 }
 
 /* The keys one model_type's config class alone has (LFM2, Mamba, Bamba, Falcon-H1, Jamba,
- * LongCat-Flash, OPT, Falcon, RoBERTa); the fields of the others keep their unset values. */
+ * LongCat-Flash, OPT, Falcon, RoBERTa, ModernBERT); the fields of the others keep their unset
+ * values. */
 static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	int rv = WT_OK;
@@ -465,6 +466,9 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_parse_roberta(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "chameleon") == 0)
 		rv = config_parse_chameleon(root, c, err);
+	c->mb_every = c->mb_local = -1;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "modernbert") == 0)
+		rv = config_parse_modernbert(root, c, err);
 	return rv;
 }
 

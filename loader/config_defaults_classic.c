@@ -168,6 +168,28 @@ static const class_default xlm_roberta_defaults[] = {
     {"type_vocab_size", false, 2},      {"pad_token_id", false, 1},
 };
 
+/* ModernBertConfig's (transformers 4.57.1): ModernBERT-base's dims (50368 / 768 / 1152 / 22 /
+ * 12, 8192 positions), norm_eps 1e-5, global_rope_theta 160000, global_attn_every_n_layers 3,
+ * local_attention 128 and the bias switches false (attention_bias, mlp_bias, norm_bias,
+ * classifier_bias). local_rope_theta (10000) is config_modernbert.c's: a null there means the
+ * global theta, which a class default laid over null would hide. */
+static const class_default modernbert_defaults[] = {
+    {"vocab_size", false, 50368},
+    {"hidden_size", false, 768},
+    {"intermediate_size", false, 1152},
+    {"num_hidden_layers", false, 22},
+    {"num_attention_heads", false, 12},
+    {"max_position_embeddings", false, 8192},
+    {"norm_eps", true, 1e-5},
+    {"global_rope_theta", true, 160000.0},
+    {"global_attn_every_n_layers", false, 3},
+    {"local_attention", false, 128},
+    {"attention_bias", false, 0, true},
+    {"mlp_bias", false, 0, true},
+    {"norm_bias", false, 0, true},
+    {"classifier_bias", false, 0, true},
+};
+
 /* GPTJConfig's (transformers 4.57.1), under the names config_gptj.c lays GPT-J's keys onto:
  * n_embd 4096, n_head 16, n_layer 28, n_positions 2048, vocab_size 50400 (n_inner None: 4 x
  * n_embd, set by config_gptj.c); rotary_dim 64, activation_function gelu_new and
@@ -262,6 +284,7 @@ static const struct {
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("chameleon", chameleon_defaults),
+    CLASS("modernbert", modernbert_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -133,6 +133,12 @@ int config_parse_opt(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * (config_roberta.c). */
 bool config_is_roberta(const char *model_type);
 int config_parse_roberta(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* PretrainedConfig's num_labels: the entries of id2label when it is an object, else
+ * num_labels, else 2 (config_roberta.c; RoBERTa's and ModernBERT's classifiers). */
+int config_num_labels(json_t *root, int64_t *out, wt_errbuf *err);
+/* ModernBERT (model_type modernbert): ModernBertConfig's own keys into c's mb_* fields
+ * (config_modernbert.c). */
+int config_parse_modernbert(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* BLOOM (model_type bloom): BloomConfig's n_embed (over hidden_size), n_layer and n_head
  * (under num_hidden_layers / num_attention_heads when given) laid over view v before the

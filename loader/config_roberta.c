@@ -26,6 +26,18 @@ bool config_is_roberta(const char *model_type)
 	       (strcmp(model_type, "roberta") == 0 || strcmp(model_type, "xlm-roberta") == 0);
 }
 
+int config_num_labels(json_t *root, int64_t *out, wt_errbuf *err)
+{
+	json_t *labels = json_object_get(root, "id2label");
+	if (labels != NULL && !json_is_null(labels) && !json_is_object(labels))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'id2label' is not an object");
+	if (json_is_object(labels)) {
+		*out = (int64_t)json_object_size(labels);
+		return WT_OK;
+	}
+	return config_get_int(root, "num_labels", 2, 1, out, err);
+}
+
 int config_parse_roberta(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	int rv = config_get_int(root, "max_position_embeddings", 512, 1, &c->rob_max_pos, err);
@@ -35,13 +47,8 @@ int config_parse_roberta(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_get_int(root, "pad_token_id", 1, 0, &c->rob_pad, err);
 	if (rv == WT_OK)
 		rv = config_get_bool(root, "is_decoder", false, &c->rob_decoder, err);
-	json_t *labels = json_object_get(root, "id2label");
-	if (rv == WT_OK && labels != NULL && !json_is_null(labels) && !json_is_object(labels))
-		rv = wt_seterr(err, WT_ECORRUPT, "config.json: 'id2label' is not an object");
-	else if (rv == WT_OK && json_is_object(labels))
-		c->rob_num_labels = (int64_t)json_object_size(labels);
-	else if (rv == WT_OK)
-		rv = config_get_int(root, "num_labels", 2, 1, &c->rob_num_labels, err);
+	if (rv == WT_OK)
+		rv = config_num_labels(root, &c->rob_num_labels, err);
 	if (rv != WT_OK)
 		return rv;
 	json_t *pe = json_object_get(root, "position_embedding_type");

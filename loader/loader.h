@@ -432,6 +432,17 @@ typedef struct ckpt_config {
 	int64_t vq_mult[CKPT_MAX_VQ_LEVELS];
 	int64_t vq_attn_res[CKPT_MAX_VQ_LEVELS];
 	size_t vq_n_attn_res;
+	/* ModernBERT (ModernBertConfig; read for model_type modernbert only,
+	 * config_modernbert.c; -1 / 0 / false otherwise; rob_num_labels holds its classifier's
+	 * outputs as RoBERTa's): global_attn_every_n_layers (3; layer i is global when i % it ==
+	 * 0), local_attention (128; the local layers see |i - j| <= local_attention / 2),
+	 * global_rope_theta (160000), local_rope_theta (10000 when absent, the global theta
+	 * when null), norm_eps (1e-5), norm_bias / classifier_bias (false), hidden_activation
+	 * and classifier_activation "gelu" (mb_gelu / mb_cls_gelu: absent or "gelu"),
+	 * classifier_pooling: 0 "cls" (its default), 1 "mean", -1 anything else */
+	int64_t mb_every, mb_local, mb_pool;
+	double mb_global_theta, mb_local_theta, mb_norm_eps;
+	bool mb_norm_bias, mb_cls_bias, mb_gelu, mb_cls_gelu;
 	/* DeepSeek MLA */
 	int64_t q_lora_rank; /* -1 = null */
 	int64_t kv_lora_rank;

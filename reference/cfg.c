@@ -228,6 +228,35 @@ static int parse_bert(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* ModernBERT: the loader's ModernBertConfig values (ref_cfg_from_ckpt copied them; eps and the
+ * global theta over the decoders' keys read above); positions unbounded by a table. */
+static int parse_modernbert(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
+{
+	c->max_pos = int_or(&f[F_MAX_POS], 8192);
+	c->eps = c->mb_eps;
+	c->theta = c->mb_theta;
+	if (!(c->mb_theta > 1.0 && c->mb_theta_local > 1.0))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: global_rope_theta %g, local_rope_theta %g; the "
+		                 "reference needs values above 1",
+		                 c->mb_theta, c->mb_theta_local);
+	if (c->mb_cls && (c->n_labels < 1 || c->n_labels > c->hid))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld labels; the reference writes a classifier's "
+		                 "logits into one row of hidden_size %lld",
+		                 (long long)c->n_labels, (long long)c->hid);
+	if (c->mb_every < 1 || c->mb_window < 1 || c->KV != c->H || c->hid % c->H != 0 ||
+	    c->d != c->hid / c->H)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: ModernBERT with global_attn_every_n_layers %lld, a "
+		                 "window of %lld, %lld kv heads for %lld heads of %lld; the "
+		                 "reference needs every >= 1, local_attention >= 2 and one head "
+		                 "of hidden_size / heads per kv head",
+		                 (long long)c->mb_every, (long long)c->mb_window, (long long)c->KV,
+		                 (long long)c->H, (long long)c->d);
+	return WT_OK;
+}
+
 static int check_mla(const ref_cfg *c, wt_errbuf *err)
 {
 	if (c->kv_lora < 1 || c->nope < 1 || c->rope < 2 || c->rope % 2 || c->rope > 1024 ||
@@ -245,7 +274,9 @@ static int parse_rest(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 {
 	c->eps = real_or(&f[F_RMS_EPS], 1e-6);
 	int rv = parse_rope(f, c, err);
-	if (rv == WT_OK && c->kind == REF_BERT)
+	if (rv == WT_OK && c->kind == REF_BERT && c->modernbert)
+		rv = parse_modernbert(f, c, err);
+	else if (rv == WT_OK && c->kind == REF_BERT)
 		rv = parse_bert(f, c, err);
 	if (rv == WT_OK && ref_is_mla(c))
 		rv = check_mla(c, err);
@@ -454,7 +485,9 @@ void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 
 size_t ref_out_rows(const ref_cfg *c, size_t n_tok)
 {
-	return c->kind == REF_BERT && (!c->roberta || c->rb_cls) ? n_tok + 1 : n_tok;
+	return c->kind == REF_BERT && ((!c->roberta && !c->modernbert) || c->rb_cls || c->mb_cls)
+	           ? n_tok + 1
+	           : n_tok;
 }
 
 size_t ref_out_count(const ref_cfg *c, size_t n_tok)

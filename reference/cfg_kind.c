@@ -306,11 +306,18 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* ChameleonForConditionalGeneration: Llama's decoder with per-head q/k LayerNorms
 	     * (cfg_chameleon.c), on text tokens */
 	    {"chameleon", REF_DENSE, false, 0, FAM_CHAMELEON},
+	    /* ModernBertModel: its own pre-norm encoder (modernbert.c) */
+	    {"modernbert", REF_BERT, false, 0, 0},
+	    /* ModernBertForSequenceClassification: the same under model., then its head */
+	    {"modernbert_cls", REF_BERT, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
 			c->kind = map[i].kind;
-			c->roberta = map[i].kind == REF_BERT && strcmp(family, "bert") != 0;
+			c->modernbert = strncmp(family, "modernbert", 10) == 0;
+			c->mb_cls = strcmp(family, "modernbert_cls") == 0;
+			c->roberta = map[i].kind == REF_BERT && strcmp(family, "bert") != 0 &&
+			             !c->modernbert;
 			c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;

@@ -280,6 +280,16 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	c.tied = shardmap_tied(cc);
 	c.pad_id = cc->rob_pad;
 	c.n_labels = cc->rob_num_labels;
+	c.mb_every = cc->mb_every;
+	c.mb_window = cc->mb_local / 2;
+	c.mb_theta = cc->mb_global_theta;
+	c.mb_theta_local = cc->mb_local_theta;
+	c.mb_eps = cc->mb_norm_eps;
+	c.mb_attn_bias = cc->attention_bias;
+	c.mb_mlp_bias = cc->mlp_bias;
+	c.mb_norm_bias = cc->mb_norm_bias;
+	c.mb_cls_bias = cc->mb_cls_bias;
+	c.mb_pool_mean = cc->mb_pool == 1;
 	c.E = cc->num_experts;
 	c.Ie = cc->moe_intermediate_size > 0 ? cc->moe_intermediate_size : cc->intermediate_size;
 	/* shared experts as the planner derives them (shardmap/plan.c derive_dims) */

@@ -247,6 +247,11 @@ void ref_attention(float *out, const float *q, const float *k, const float *v, i
 			/* transformers' sliding mask: key s is seen when t - s < window */
 			if (opt->causal && opt->window > 0 && t - opt->window + 1 > 0)
 				first = t - opt->window + 1;
+			if (!opt->causal && opt->bidir_window > 0) { /* ModernBERT's local layers */
+				first = t - opt->bidir_window > 0 ? t - opt->bidir_window : 0;
+				if (t + opt->bidir_window < last)
+					last = t + opt->bidir_window;
+			}
 			/* Llama 4's chunked mask: the keys of the query's own chunk */
 			if (opt->chunk > 0 && t / opt->chunk * opt->chunk > first)
 				first = t / opt->chunk * opt->chunk;

@@ -516,6 +516,10 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		return rv;
 	int64_t T = (int64_t)n_tok;
 	const float *emb, *lm;
+	if (c->kind == REF_BERT && c->modernbert) {
+		rv = ref_modernbert_full(c, ck, tokens, T, &b, logits, err);
+		goto out;
+	}
 	if (c->kind == REF_BERT) {
 		rv = ref_bert_full(c, ck, tokens, T, &b, logits, err);
 		goto out;

@@ -213,6 +213,21 @@ typedef struct ref_cfg {
 	 * over token 0, n_labels logits in the output's last row */
 	bool rb_cls;
 	int64_t n_labels;
+	/* ModernBERT (modernbert.c; kind REF_BERT with modernbert set): pre-norm encoder,
+	 * tok_embeddings -> LayerNorm, then per layer x += Wo(attn(rope(Wqkv(attn_norm(x)))))
+	 * (layer 0 without attn_norm), x += Wo(gelu(input) * gate) of [input; gate] =
+	 * Wi(mlp_norm(x)), then final_norm; layer i global (theta) when i % mb_every == 0, else
+	 * local: keys within mb_window = local_attention / 2 of the query, RoPE base
+	 * mb_theta_local (global: mb_theta). LayerNorms with mb_eps (norm_eps) and biases when
+	 * mb_norm_bias; Wqkv / attn.Wo biases with mb_attn_bias, Wi / mlp.Wo with mb_mlp_bias. The
+	 * output is the last hidden state */
+	bool modernbert, mb_attn_bias, mb_mlp_bias, mb_norm_bias;
+	/* its sequence classifier (modernbert_cls): the encoder under model., then the head
+	 * (head.dense with mb_cls_bias, GELU, head.norm, classifier) on token 0 or, with
+	 * mb_pool_mean, the tokens' mean: n_labels logits in the output's last row */
+	bool mb_cls, mb_cls_bias, mb_pool_mean;
+	int64_t mb_every, mb_window;
+	double mb_theta, mb_theta_local, mb_eps;
 	/* DeepSeek-V3: MLA dims (q_lora -1 = null: q_proj), routing, dense/MoE layers */
 	int64_t q_lora, kv_lora, nope, rope, vhd;
 	int64_t n_group, topk_group, first_dense, layer_freq;
@@ -557,9 +572,9 @@ int ref_getf(ref_set *s, const float **out, bool optional, wt_errbuf *err, int n
              int64_t b, int64_t c, const char *fmt, ...) WT_PRINTF(9, 10);
 
 /* Floats of the forward output for n_tok tokens: decoders n_tok * V logits;
- * BERT (n_tok + 1) * hid: the last hidden state, then the pooler output; RoBERTa n_tok * hid,
- * the last hidden state; its sequence classifiers (n_tok + 1) * hid, the last row the classifier's
- * n_labels logits then zeros. ref_out_rows: the rows of that output. */
+ * BERT (n_tok + 1) * hid: the last hidden state, then the pooler output; RoBERTa and ModernBERT
+ * n_tok * hid, the last hidden state; RoBERTa's sequence classifiers (n_tok + 1) * hid, the last
+ * row the classifier's n_labels logits then zeros. ref_out_rows: the rows of that output. */
 size_t ref_out_count(const ref_cfg *c, size_t n_tok);
 size_t ref_out_rows(const ref_cfg *c, size_t n_tok);
 
@@ -639,6 +654,9 @@ typedef struct ref_attn_opt {
 	float scale;    /* scores q.k times this; 0 = 1/sqrt(d) */
 	float softcap;  /* scores become softcap * tanh(s / softcap) before the mask; 0 = none */
 	int64_t window; /* causal sliding window: token t sees t-window+1..t; 0 = none */
+	/* bidirectional window (ModernBERT's local layers, causal false): query t sees keys s
+	 * with |t - s| <= bidir_window; 0 = none */
+	int64_t bidir_window;
 	/* GPT-OSS: one logit per q head of the call (sinks[h]) that joins each row's
 	 * softmax denominator and is then dropped; NULL = none */
 	const float *sinks;

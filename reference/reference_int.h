@@ -253,6 +253,13 @@ int ref_bert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T
                   float *out, wt_errbuf *err);
 int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
                      const int64_t *tokens, int64_t T, ref_bufs *b, float *out, wt_errbuf *err);
+/* ModernBertModel paths (modernbert.c); b allocated for T tokens; out has T * hid floats: the
+ * last hidden state. */
+int ref_modernbert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T, ref_bufs *b,
+                        float *out, wt_errbuf *err);
+int ref_modernbert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
+                           const int64_t *tokens, int64_t T, ref_bufs *b, float *out,
+                           wt_errbuf *err);
 
 /* OPTForCausalLM paths (opt.c): the checkpoint ck (model.decoder.* or decoder.*), or the
  * ranks[T] of a layout with Vl padded vocabulary rows each; logits [n_tok, V]. */

@@ -86,6 +86,14 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_QWEN3:
 		return strcmp(x->cfg->lm_model_type, "qwen3") == 0 ||
 		       strcmp(x->cfg->lm_model_type, "qwen3_moe") == 0;
+	case SM_C_MBLATER:
+		return i > 0;
+	case SM_C_MBLATERB:
+		return i > 0 && x->cfg->mb_norm_bias;
+	case SM_C_NORMBIAS:
+		return x->cfg->mb_norm_bias;
+	case SM_C_CLSBIAS:
+		return x->cfg->mb_cls_bias;
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -181,6 +189,9 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 	else if (ru->cond == SM_C_QWEN3)
 		why = "a Qwen2 decoder layer without q_norm / k_norm (text_config.model_type is "
 		      "qwen2, not qwen3 or qwen3_moe)";
+	else if (ru->cond == SM_C_MBLATER || ru->cond == SM_C_MBLATERB)
+		why = "the first layer, whose attn_norm is an Identity (no LayerNorm: vLLM and "
+		      "transformers build none there)";
 	else if (ru->cond == SM_C_SHMLP)
 		why = "without a shared MLP (shared_intermediate_size is 0)";
 	else if (ru->cond == SM_C_FULLATTB)
@@ -250,6 +261,12 @@ int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor 
 		                 "is false or _remove_final_layer_norm true (no final LayerNorm "
 		                 "then); fix config.json or the checkpoint",
 		                 t->name);
+	if (ru->cond == SM_C_NORMBIAS || ru->cond == SM_C_CLSBIAS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's %s is false or absent "
+		                 "(vLLM builds no bias there); fix config.json or the checkpoint",
+		                 t->name,
+		                 ru->cond == SM_C_NORMBIAS ? "norm_bias" : "classifier_bias");
 	if (ru->cond == SM_C_MMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': unknown tensor: config.json's %s is false%s (the "

@@ -99,6 +99,8 @@ static const sm_family *const families[] = {
     &shardmap_family_fuyu,
     &shardmap_family_lfm2_vl,
     &shardmap_family_chameleon,
+    &shardmap_family_modernbert,
+    &shardmap_family_modernbert_cls,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -203,6 +203,13 @@ typedef enum {
 	SM_C_VPOS,
 	SM_C_VPOOL,
 	SM_C_QWEN3, /* a qwen3 or qwen3_moe text_config (InternVL3.5's q_norm / k_norm) */
+	/* ModernBERT: layers past the first (layer 0's attn_norm is an Identity), their
+	 * attn_norm's bias with norm_bias, the other LayerNorms' biases with norm_bias, the
+	 * classifier head's dense bias with classifier_bias */
+	SM_C_MBLATER,
+	SM_C_MBLATERB,
+	SM_C_NORMBIAS,
+	SM_C_CLSBIAS,
 } sm_cond;
 
 enum {
@@ -555,6 +562,8 @@ extern const sm_family shardmap_family_cohere2_vision;
 extern const sm_family shardmap_family_llava_next_video;
 extern const sm_family shardmap_family_qwen2_audio;
 extern const sm_family shardmap_family_internvl;
+extern const sm_family shardmap_family_modernbert;
+extern const sm_family shardmap_family_modernbert_cls;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -212,6 +212,15 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->rob_max_pos == 66 && cfg->rob_types == 1 && cfg->rob_pad == 1 &&
 		            cfg->rob_abs_pos && !cfg->rob_decoder &&
 		            cfg->rob_num_labels == (strstr(e->name, "_cls") ? 1 : 2));
+	if (strcmp(e->name, "modernbert") == 0) /* ModernBertConfig's keys as the fixture gives */
+		assert_true(cfg->mb_every == 3 && cfg->mb_local == 4 && cfg->mb_norm_bias &&
+		            cfg->attention_bias && cfg->mlp_bias && cfg->mb_gelu &&
+		            cfg->mb_global_theta == 160000.0 && cfg->mb_local_theta == 10000.0);
+	if (strcmp(e->name, "modernbert_cls") == 0) /* no bias, a null local theta, mean pooling */
+		assert_true(cfg->mb_every == 2 && cfg->mb_local == 2 && !cfg->mb_norm_bias &&
+		            !cfg->attention_bias && !cfg->mlp_bias && !cfg->mb_cls_bias &&
+		            cfg->mb_pool == 1 && cfg->rob_num_labels == 1 &&
+		            cfg->mb_local_theta == 160000.0);
 	if (lvv) { /* LlavaNextVideoConfig's pooling; untied (the top level's not laid in) */
 		assert_string_equal(cfg->v_pool_mode, "average");
 		assert_int_equal(cfg->v_pool_stride, 2);

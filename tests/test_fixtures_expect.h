@@ -756,6 +756,19 @@ static const fam_expect fams[] = {
              (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 2 * 8 * 16 + 2 * 4 * 16 + 3 * 256 * 128) +
          2 * CH_VQ,
      128, 8, 4, 16, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* modernbert: F32, tok_embeddings [1000, 128], embeddings.norm / final_norm with biases;
+     * per layer Wqkv [384, 128] + [384], attn.Wo [128, 128] + [128], mlp_norm, Wi [192, 128]
+     * + [192], mlp.Wo [128, 96] + [128]; attn_norm in layers 1..3 */
+    {"modernbert", 51,
+     4 * (1000 * 128 + 4 * 128 + 3 * 2 * 128 +
+          4 * (384 * 128 + 384 + 128 * 128 + 128 + 2 * 128 + 192 * 128 + 192 + 128 * 96 + 128)),
+     128, 8, 8, 16, 96, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* modernbert_cls: no bias; the encoder under model. (3 layers, attn_norm in 1..2), head.dense
+     * [128, 128], head.norm [128], classifier [1, 128] + [1] */
+    {"modernbert_cls", 24,
+     4 * (1000 * 128 + 2 * 128 + 128 * 128 + 128 + 128 + 1 + 2 * 128 +
+          3 * (384 * 128 + 128 * 128 + 128 + 192 * 128 + 128 * 96)),
+     128, 8, 8, 16, 96, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

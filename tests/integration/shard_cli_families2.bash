@@ -672,3 +672,23 @@ mkdir -p "$T/chameleon_bad" && cp "$T/chameleon/"*.safetensors* "$T/chameleon_ba
 "$CTL" plan --model-dir "$T/chameleon_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "chameleon with attention_bias planned"
 grep -q "attention_bias true" "$T/err" || fail "chameleon attention_bias: $(cat "$T/err")"
 rm -rf "$T/chameleon_bad"
+# ModernBertModel: Wqkv [q_r; k_r; v_r] (192 of its 384 rows a rank at TP 2), attn.Wo / mlp.Wo
+# by columns, mlp.Wi whole; nothing quantized under int8-channel (vLLM builds no Linear of
+# ModernBERT with the quantization config); layer 0 has no attn_norm; a hidden_activation other
+# than gelu refused
+"$CTL" plan --model-dir "$T/modernbert" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan modernbert"
+for l in "layers.1.attn.Wqkv.weight *F32 *\[192, 128\]" "layers.1.attn.Wqkv.bias *F32 *\[192\]" \
+	"layers.1.attn.Wo.weight *F32 *\[128, 64\]" "layers.1.mlp.Wi.weight *F32 *\[192, 128\]" \
+	"layers.1.mlp.Wo.weight *F32 *\[128, 48\]" "layers.1.attn_norm.bias *F32 *\[128\]" \
+	"embeddings.tok_embeddings.weight *F32 *\[512, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "modernbert line $l: $(cat "$T/plan")"
+done
+grep -q "_scale\|layers.0.attn_norm" "$T/plan" && fail "modernbert: a scale or layer 0's attn_norm"
+mkdir -p "$T/modernbert_bad" && cp "$T/modernbert/"*.safetensors "$T/modernbert_bad/" &&
+	sed 's/"hidden_activation": "gelu"/"hidden_activation": "gelu_new"/' \
+		"$T/modernbert/config.json" >"$T/modernbert_bad/config.json"
+"$CTL" plan --model-dir "$T/modernbert_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "modernbert with hidden_activation gelu_new planned"
+grep -q "hidden_activation" "$T/err" || fail "modernbert hidden_activation: $(cat "$T/err")"
+rm -rf "$T/modernbert_bad"

@@ -122,6 +122,9 @@ router whole, its experts stacked as the common rules do) tied by text_config al
 RoBERTa / XLM-RoBERTa (vLLM's roberta.py): BERT's cut (position and token-type tables whole),
 the pooler and an MLM head lm_head.* skipped (vLLM loads neither), the roberta. prefix dropped;
 their sequence classifiers keep roberta. in the runtime names, the head classifier.* whole.
+ModernBERT (vLLM's modernbert.py; shard_oracle_enc.py): Wqkv by heads of each third, attn.Wo /
+mlp.Wo by columns, mlp.Wi and the LayerNorms whole, the model. prefix dropped; its sequence
+classifier keeps model. in the runtime names, head.* / classifier.* whole.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
@@ -144,6 +147,7 @@ import numpy as np
 
 from shard_oracle_cut import (conv1d_gpt2, falcon, gpt2, gpt_bigcode, neox, pieces_cols,
                               pieces_rows, vocab_rows)
+from shard_oracle_enc import modernbert
 from shard_oracle_src import (dequant_fbgemm, unstack_dbrx, unstack_gpt_oss, unstack_granite,
                               unstack_llama4)
 
@@ -320,6 +324,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 add(name, jamba_mixer(name, rows, cols, T, r))
             else:
                 add(name, pieces_rows(name, 0, rows))  # the norms
+            continue
+        if arch in ("ModernBertModel", "ModernBertForSequenceClassification"):  # _enc.py
+            pcs = modernbert(name, rows, cols, cfg, T, r, pad)
+            if pcs is not None: add(name, pcs)
             continue
         if arch == "FalconForCausalLM":  # grouped query_key_value (falcon below)
             pcs = falcon(name, rows, cols, cfg, T, r, pad, tied)
@@ -620,6 +628,8 @@ def main():
     if cfg["model_type"] in ("roberta", "xlm-roberta") and \
             not cfg["architectures"][0].endswith("ForSequenceClassification"):  # roberta. -> none
         src = {re.sub(r"^roberta\.", "", k): v for k, v in src.items()}
+    if cfg["architectures"][0] == "ModernBertModel":  # model. (a ForMaskedLM's) -> none
+        src = {re.sub(r"^model\.", "", k): v for k, v in src.items()}
     lm_prefix = ""
     back = None  # the expected names back to the runtime ones (Idefics3)
     if cfg["model_type"] == "llama4":  # language_model.model.* / .lm_head, the tower's own
