@@ -254,6 +254,16 @@ static const class_default chameleon_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* GraniteConfig's (transformers 4.57.1), for Granite Speech's granite text_config
+ * (num_key_value_heads None: num_attention_heads; untied; the four multipliers 1.0 and
+ * rms_norm_eps 1e-6 are the reference's defaults for granite too) */
+static const class_default granite_speech_granite_defaults[] = {
+    {"vocab_size", false, 32000},        {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -285,6 +295,7 @@ static const struct {
     CLASS("mamba2", mamba2_defaults),
     CLASS("chameleon", chameleon_defaults),
     CLASS("modernbert", modernbert_defaults),
+    CLASS("granite_speech:granite", granite_speech_granite_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -72,6 +72,11 @@ bool config_is_qwen2_audio(json_t *root);
 bool config_is_internvl(json_t *root);
 int config_parse_internvl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Granite Speech config (model_type granite_speech)? Its encoder_config,
+ * projector_config, window_size / downsample_rate and text_config's model_type (granite
+ * when it has none; config_granite_speech.c, called by config_parse_audio). */
+bool config_is_granite_speech(json_t *root);
+int config_parse_granite_speech(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);

@@ -93,6 +93,12 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		tmt = tmt != NULL ? tmt : "qwen2";
 		return strcmp(tmt, "qwen2") == 0 ? "qwen2_audio:qwen2" : tmt;
 	}
+	if (overlay && config_is_granite_speech(root)) {
+		/* GraniteSpeechConfig builds text_config by its model_type (granite when it has
+		 * none): GraniteConfig's defaults under a name of their own */
+		tmt = tmt != NULL ? tmt : "granite";
+		return strcmp(tmt, "granite") == 0 ? "granite_speech:granite" : tmt;
+	}
 	if (overlay && config_is_fuyu(root)) /* FuyuConfig: persimmon when it has none */
 		return tmt != NULL ? tmt : "persimmon";
 	if (overlay && config_is_lfm2_vl(root)) /* Lfm2VlConfig: lfm2 when it has none */
@@ -123,7 +129,7 @@ static const char *const tie_by_text[] = {
     "paligemma", "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
     "mistral3",  "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
     "qwen2_vl",  "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
-    "fuyu",      "lfm2_vl",    "lfm2-vl",
+    "fuyu",      "lfm2_vl",    "lfm2-vl",          "granite_speech",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

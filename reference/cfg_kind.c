@@ -310,6 +310,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"modernbert", REF_BERT, false, 0, 0},
 	    /* ModernBertForSequenceClassification: the same under model., then its head */
 	    {"modernbert_cls", REF_BERT, false, 0, 0},
+	    /* GraniteSpeechForConditionalGeneration: its Granite language model (the four
+	     * multipliers), on text tokens */
+	    {"granite_speech", REF_DENSE, false, 0, FAM_GRANITE},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

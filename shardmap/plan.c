@@ -273,6 +273,7 @@ static int64_t layer_of(const sm_family *f, const char *name)
 static const char *vis_depth_key(const sm_family *f)
 {
 	return f->audio           ? "audio_config.encoder_layers"
+	       : f->gspeech       ? "encoder_config.num_layers"
 	       : f->vision_siglip ? "vision_config.num_hidden_layers"
 	                          : "vision_config.depth";
 }
@@ -288,6 +289,10 @@ static const char *block_key(const sm_ctx *x, const sm_rule *ru, int64_t *n)
 		*n = x->dm.vis_depth;
 		return vis_depth_key(x->fam);
 	}
+	if (ru->flags & SM_F_QF) {
+		*n = x->dm.qf_layers;
+		return "projector_config.num_hidden_layers";
+	}
 	*n = x->dm.n_layers;
 	return "num_hidden_layers";
 }
@@ -300,17 +305,17 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 {
 	int64_t nb;
 	const char *bk = block_key(x, ru, &nb);
-	if ((ru->flags & SM_F_DEEP) && i >= nb)
-		return wt_seterr(err, WT_ESHAPE,
-		                 "tensor '%s': deepstack merger %" PRId64
-		                 " but config.json %s is %" PRId64,
-		                 t->name, i, bk, nb);
+	if ((ru->flags & (SM_F_DEEP | SM_F_QF)) && i >= nb)
+		return wt_seterr(
+		    err, WT_ESHAPE, "tensor '%s': %s %" PRId64 " but config.json %s is %" PRId64,
+		    t->name, ru->flags & SM_F_QF ? "Q-Former layer" : "deepstack merger", i, bk,
+		    nb);
 	if ((ru->flags & SM_F_VIS) && i >= x->dm.vis_depth)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': %s block %" PRId64 " but config.json %s is %" PRId64,
-		                 t->name, x->fam->audio ? "encoder" : "vision", i,
-		                 vis_depth_key(x->fam), x->dm.vis_depth);
-	if (!(ru->flags & (SM_F_VIS | SM_F_DEEP)) && i >= x->dm.n_layers)
+		                 t->name, x->fam->audio || x->fam->gspeech ? "encoder" : "vision",
+		                 i, vis_depth_key(x->fam), x->dm.vis_depth);
+	if (!(ru->flags & (SM_F_VIS | SM_F_DEEP | SM_F_QF)) && i >= x->dm.n_layers)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': layer %" PRId64
 		                 " but config.json num_hidden_layers is %" PRId64,

@@ -94,6 +94,8 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->mb_norm_bias;
 	case SM_C_CLSBIAS:
 		return x->cfg->mb_cls_bias;
+	case SM_C_QFCROSS:
+		return x->cfg->gs_q_cross > 0 && i % x->cfg->gs_q_cross == 0;
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -267,6 +269,14 @@ int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor 
 		                 "(vLLM builds no bias there); fix config.json or the checkpoint",
 		                 t->name,
 		                 ru->cond == SM_C_NORMBIAS ? "norm_bias" : "classifier_bias");
+	if (ru->cond == SM_C_QFCROSS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's "
+		                 "projector_config.cross_attention_frequency %" PRId64
+		                 " gives Q-Former layer %" PRId64
+		                 " no crossattention (vLLM builds none there, and its loader "
+		                 "refuses the name); fix config.json or the checkpoint",
+		                 t->name, x->cfg->gs_q_cross, i);
 	if (ru->cond == SM_C_MMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': unknown tensor: config.json's %s is false%s (the "

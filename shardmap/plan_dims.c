@@ -254,6 +254,45 @@ static void mixer_dims(const sm_ctx *x, sm_dims *d)
 	d->m_dt_rank = c->mamba_dt_rank > 0 ? c->mamba_dt_rank : (c->hidden_size + 15) / 16;
 }
 
+/* a x b into *out when both are in [1, SM_DIM_MAX] and so is the product */
+static bool dim_mul(int64_t a, int64_t b, int64_t *out)
+{
+	if (a < 1 || b < 1 || a > SM_DIM_MAX || b > SM_DIM_MAX || a * b > SM_DIM_MAX)
+		return false;
+	*out = a * b;
+	return true;
+}
+
+/* Granite Speech's encoder_config and projector_config (the loader's gs_*, class defaults
+ * applied): the conformer on the vision dims, its attention / conv sizes and the Q-Former's
+ * own; a product past 2^24 is not a model's. */
+static int gspeech_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
+{
+	d->vis_depth = c->gs_layers;
+	d->vis_heads = c->gs_heads;
+	d->vis_embed = c->gs_hidden;
+	d->vis_in_chans = c->gs_in;
+	d->vis_proj_out = c->gs_out;
+	d->gs_dim_head = c->gs_dim_head;
+	d->gs_kernel = c->gs_kernel;
+	d->qf_hidden = c->gs_q_hidden;
+	d->qf_inter = c->gs_q_inter;
+	d->qf_enc = c->gs_q_enc;
+	d->qf_layers = c->gs_q_layers;
+	d->qf_queries = c->gs_downsample > 0 ? c->gs_window / c->gs_downsample : 0;
+	if (!dim_mul(c->gs_hidden, c->gs_ff_mult, &d->vis_inter) ||
+	    !dim_mul(c->gs_heads, c->gs_dim_head, &d->gs_attn) ||
+	    !dim_mul(c->gs_hidden, c->gs_conv_exp, &d->gs_conv) ||
+	    !dim_mul(2, c->gs_max_pos, &d->vis_positions))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: encoder_config's hidden_dim x feedforward_mult, "
+		                 "num_heads x dim_head, hidden_dim x conv_expansion_factor and 2 x "
+		                 "max_pos_emb are not a model's (each at most %lld)",
+		                 SM_DIM_MAX);
+	d->vis_positions += 1; /* rel_pos_emb: distances -max_pos_emb .. max_pos_emb */
+	return WT_OK;
+}
+
 /* The vision tower's sizes (and Llama 4's), by the family's tower kind; the merged width
  * checked against overflow. */
 static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
@@ -319,6 +358,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		d->vis_unfold = (int64_t)unf;
 	if (!x->fam->vision_siglip && !x->fam->qwen3_vl && !x->fam->glm4v)
 		d->vis_patch = c->v_patch_size;
+	if (x->fam->gspeech)
+		return gspeech_dims(c, d, err);
 	if (x->fam->audio) { /* Qwen2-Audio's audio_config (loader defaults) */
 		d->vis_depth = c->a_layers;
 		d->vis_heads = c->a_heads;
@@ -436,6 +477,35 @@ static int64_t mixer_dim_value(const sm_dims *d, int sym)
 	}
 }
 
+/* Granite Speech's conformer and Q-Former dims; -1 for a symbol that is none of them. */
+static int64_t gspeech_dim_value(const sm_dims *d, int sym)
+{
+	switch (sym) {
+	case SM_D_GSA:
+		return d->gs_attn;
+	case SM_D_GSA2:
+		return 2 * d->gs_attn;
+	case SM_D_GSDH:
+		return d->gs_dim_head;
+	case SM_D_GSC:
+		return d->gs_conv;
+	case SM_D_GSC2:
+		return 2 * d->gs_conv;
+	case SM_D_GSK:
+		return d->gs_kernel;
+	case SM_D_QFH:
+		return d->qf_hidden;
+	case SM_D_QFI:
+		return d->qf_inter;
+	case SM_D_QFE:
+		return d->qf_enc;
+	case SM_D_QFQ:
+		return d->qf_queries;
+	default:
+		return -1;
+	}
+}
+
 int64_t shardmap_dim_value(const sm_dims *d, int sym)
 {
 	switch (sym) {
@@ -526,7 +596,7 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 	case SM_D_EZ:
 		return d->n_experts + d->n_zero;
 	default:
-		return mixer_dim_value(d, sym);
+		return sym >= SM_D_GSA ? gspeech_dim_value(d, sym) : mixer_dim_value(d, sym);
 	}
 }
 

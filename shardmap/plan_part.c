@@ -110,7 +110,8 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		                              : "vision_config.num_heads";
 		return x->dm.vis_heads;
 	case SM_U_VI:
-		*what = x->fam->glm4v          ? "vision_config.out_hidden_size"
+		*what = x->fam->gspeech        ? "encoder_config.hidden_dim x feedforward_mult"
+		        : x->fam->glm4v        ? "vision_config.out_hidden_size"
 		        : x->fam->vision_gated ? "vision_config.intermediate_size"
 		                               : "the vision MLP size (embed_dim * mlp_ratio)";
 		return x->dm.vis_inter;
@@ -136,7 +137,8 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		*what = "mamba_n_heads";
 		return x->dm.m_heads;
 	case SM_U_VPO:
-		*what = "alignment_intermediate_size / 2";
+		*what = x->fam->gspeech ? "encoder_config.output_dim"
+		                        : "alignment_intermediate_size / 2";
 		return x->dm.vis_proj_out;
 	case SM_U_MI:
 		*what = x->fam->mamba_lm          ? "intermediate_size"

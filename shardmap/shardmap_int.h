@@ -137,6 +137,17 @@ typedef enum {
 	SM_D_RPOS,   /* max_position_embeddings: position_embeddings rows */
 	SM_D_RTYPES, /* type_vocab_size: token_type_embeddings rows */
 	SM_D_NLAB,   /* num_labels (id2label's entries): the sequence classifier's out_proj rows */
+	/* Granite Speech's conformer encoder (encoder_config) and Q-Former (projector_config) */
+	SM_D_GSA,  /* num_heads * dim_head: attn.to_q rows, to_out columns */
+	SM_D_GSA2, /* 2 * num_heads * dim_head: attn.to_kv rows */
+	SM_D_GSDH, /* dim_head: attn.rel_pos_emb columns */
+	SM_D_GSC,  /* hidden_dim * conv_expansion_factor: the conv module's channels */
+	SM_D_GSC2, /* twice that: conv.up_conv rows (the GLU's two halves) */
+	SM_D_GSK,  /* conv_kernel_size */
+	SM_D_QFH,  /* projector_config.hidden_size */
+	SM_D_QFI,  /* projector_config.intermediate_size */
+	SM_D_QFE,  /* projector_config.encoder_hidden_size: crossattention key / value columns */
+	SM_D_QFQ,  /* window_size / downsample_rate: projector.query's queries */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -210,6 +221,8 @@ typedef enum {
 	SM_C_MBLATERB,
 	SM_C_NORMBIAS,
 	SM_C_CLSBIAS,
+	SM_C_QFCROSS, /* Q-Former layers i with i % cross_attention_frequency == 0 (Granite
+	                 Speech's projector: their crossattention) */
 } sm_cond;
 
 enum {
@@ -225,7 +238,10 @@ enum {
 	SM_F_DEEP = 1u << 5,
 	/* a stack stored 2-D [E*a, b] (DBRX's experts.mlp.w1 / v1 / w2): viewed [E, a, b] (then
 	 * as SM_F_TRANS says), num_experts from config.json */
-	SM_F_STACK2 = 1u << 6
+	SM_F_STACK2 = 1u << 6,
+	/* {i} is a Q-Former layer (Granite Speech's projector_config.num_hidden_layers), not a
+	 * layer */
+	SM_F_QF = 1u << 7
 };
 
 typedef struct sm_rule {
@@ -372,6 +388,12 @@ typedef struct sm_family {
 	/* The config.json switch of SM_C_MMBIAS's projector biases, named in refusals (NULL:
 	 * multimodal_projector_bias; LFM2-VL: projector_bias) */
 	const char *mm_bias_key;
+	/* Granite Speech's encoder_config (the loader's gs_*): the conformer's hidden_dim,
+	 * hidden_dim x feedforward_mult, num_layers, input_dim, 2 x max_pos_emb + 1 and output_dim
+	 * as the vision dims (SM_D_VE, SM_D_VI, vis_depth, SM_D_VCH, SM_D_VNP, SM_D_VPO; {i} of
+	 * SM_F_VIS rules a conformer block), its attention and conv sizes SM_D_GS*, the Q-Former's
+	 * SM_D_QF* ({i} of SM_F_QF rules a Q-Former layer) */
+	bool gspeech;
 	/* Hook: the checkpoint tensors the family requires beyond its table's, each present with
 	 * its shape (Chameleon's VQ-VAE, which vq_config shapes), else an error naming it; NULL =
 	 * none. */
@@ -564,6 +586,7 @@ extern const sm_family shardmap_family_qwen2_audio;
 extern const sm_family shardmap_family_internvl;
 extern const sm_family shardmap_family_modernbert;
 extern const sm_family shardmap_family_modernbert_cls;
+extern const sm_family shardmap_family_granite_speech;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -206,6 +206,15 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->a_layers == 2 && cfg->a_mel == 16 && cfg->a_max_pos == 16);
 		assert_string_equal(cfg->lm_model_type, "qwen2");
 	}
+	if (strcmp(e->name, "granite_speech") == 0) { /* encoder_config / projector_config */
+		assert_true(cfg->gs_hidden == 64 && cfg->gs_layers == 2 && cfg->gs_heads == 4 &&
+		            cfg->gs_dim_head == 16 && cfg->gs_out == 64 && cfg->gs_max_pos == 8 &&
+		            cfg->gs_ctx == 4 && cfg->gs_in == 16 && cfg->gs_kernel == 3);
+		assert_true(cfg->gs_q_hidden == 64 && cfg->gs_q_layers == 2 &&
+		            cfg->gs_q_cross == 2 && cfg->gs_q_inter == 128 && cfg->gs_window == 4 &&
+		            cfg->gs_downsample == 2 && !cfg->tie_word_embeddings);
+		assert_string_equal(cfg->lm_model_type, "granite");
+	}
 	if (ivl)
 		check_internvl(cfg, e->name[8] != '\0' ? e->name + 9 : "qwen2");
 	if (strstr(e->name, "roberta") != NULL) /* RobertaConfig's keys as the fixture gives them */

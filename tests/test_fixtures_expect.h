@@ -33,6 +33,18 @@ typedef struct fam_expect {
 	(32 * 27 + 32 + CH_RES(32, 32) + 32 * 32 * 9 + 32 + CH_RES(32, 64) + 64 * 32 + 64 +        \
 	 CH_ATT(64) + 2 * CH_RES(64, 64) + CH_ATT(64) + 2 * 64 + 32 * 64 * 9 + 32 + 64 * 32 +      \
 	 2 * (32 * 32 + 32))
+/* granite_speech: a conformer block (ff1 / ff2 with pre_norm, attn's pre_norm, to_q 64x64,
+ * to_kv 128x64, to_out 64x64 + bias, rel_pos_emb 17x16, the conv module: norm, up_conv
+ * [256, 64, 1] + bias, depth_conv [128, 1, 3], batch_norm's four [128], down_conv [64, 128, 1]
+ * + bias; post_norm); a Q-Former
+ * attention (query / key / value / output.dense 64x64 with biases, LayerNorm), its MLP
+ * (intermediate_query 128x64, output_query 64x128 with biases, LayerNorm) */
+#define GS_FF (2 * 64 + 128 * 64 + 128 + 64 * 128 + 64)
+#define GS_BLOCK                                                                                   \
+	(2 * GS_FF + 6 * 64 + 2 * 64 * 64 + 128 * 64 + 64 + 17 * 16 + 256 * 64 + 256 + 128 * 3 +   \
+	 4 * 128 + 64 * 128 + 64)
+#define QF_ATT      (4 * (64 * 64 + 64) + 2 * 64)
+#define QF_FFN      (128 * 64 + 128 + 64 * 128 + 64 + 2 * 64)
 #define LLAMA_LAYER (2 * (256 * 256 * 2 + 2 * 64 * 256 + 3 * 512 * 256 + 2 * 256))
 #define LLAMA_BYTES (2 * (2 * 1000 * 256 + 256) + 2 * LLAMA_LAYER)
 /* seed_oss: norms, q 512x256 + k, v 128x256 with biases, o 256x512 + bias [256], gate / up
@@ -769,6 +781,14 @@ static const fam_expect fams[] = {
      4 * (1000 * 128 + 2 * 128 + 128 * 128 + 128 + 128 + 1 + 2 * 128 +
           3 * (384 * 128 + 128 * 128 + 128 + 192 * 128 + 128 * 96)),
      128, 8, 8, 16, 96, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* granite_speech: Granite's LM under language_model. (as qwen2_audio's without biases) +
+     * the conformer (GS_BLOCK a block, two I64 num_batches_tracked) + the Q-Former (QF_ATT an
+     * attention: layer 0 two, layer 1 one; QF_FFN a layer's MLP) and projector.linear */
+    {"granite_speech", 140,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) +
+         2 * (64 * 16 + 64 + 2 * GS_BLOCK + 2 * (64 * 64 + 64)) + 2 * 8 +
+         2 * (4 * 64 + 3 * QF_ATT + 2 * QF_FFN + 128 * 64 + 128),
+     128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (sizeof(fams) / sizeof(fams[0]))
 

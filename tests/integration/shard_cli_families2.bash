@@ -692,3 +692,35 @@ mkdir -p "$T/modernbert_bad" && cp "$T/modernbert/"*.safetensors "$T/modernbert_
 	fail "modernbert with hidden_activation gelu_new planned"
 grep -q "hidden_activation" "$T/err" || fail "modernbert hidden_activation: $(cat "$T/err")"
 rm -rf "$T/modernbert_bad"
+# GraniteSpeechForConditionalGeneration: Granite's LM, untied (lm_head cut); the conformer's
+# ff1 / ff2 up_proj by rows and down_proj by columns, BF16 (vLLM builds the blocks without the
+# quantization config), encoder.out / out_mid by rows / columns and quantized, the rest of the
+# encoder and the Q-Former projector whole and BF16; num_batches_tracked skipped; a Q-Former
+# with text input refused
+"$CTL" plan --model-dir "$T/granite_speech" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan granite_speech"
+grep -q "lm_head tied" "$T/plan" && fail "granite_speech: tied: $(cat "$T/plan")"
+for l in "skipped encoder.layers.0.conv.batch_norm.num_batches_tracked" \
+	"encoder.layers.1.ff1.up_proj.weight *BF16 *\[64, 64\]" \
+	"encoder.layers.1.ff1.up_proj.bias *BF16 *\[64\]" \
+	"encoder.layers.1.ff2.down_proj.weight *BF16 *\[64, 64\]" \
+	"encoder.layers.0.attn.to_kv.weight *BF16 *\[128, 64\]" \
+	"encoder.layers.0.conv.up_conv.weight *BF16 *\[256, 64, 1\]" \
+	"encoder.out.weight *I8 *\[32, 64\]" "encoder.out.weight_scale *F32 *\[32, 1\]" \
+	"encoder.out_mid.weight *I8 *\[64, 32\]" "encoder.out_mid.bias *BF16 *\[64\]" \
+	"projector.query *BF16 *\[1, 2, 64\]" \
+	"projector.qformer.encoder.layer.0.crossattention.attention.key.weight *BF16 *\[64, 64\]" \
+	"projector.linear.weight *BF16 *\[128, 64\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "granite_speech line $l: $(cat "$T/plan")"
+done
+grep -q "ff1.up_proj.weight_scale\|projector.linear.weight_scale" "$T/plan" &&
+	fail "granite_speech: a feed-forward or the projector quantized: $(cat "$T/plan")"
+mkdir -p "$T/gs_bad" && cp "$T/granite_speech/"*.safetensors* "$T/gs_bad/" &&
+	sed 's/"use_qformer_text_input": false/"use_qformer_text_input": true/' \
+		"$T/granite_speech/config.json" >"$T/gs_bad/config.json"
+"$CTL" plan --model-dir "$T/gs_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "granite_speech with use_qformer_text_input planned"
+grep -q "use_qformer_text_input" "$T/err" || fail "granite_speech text input: $(cat "$T/err")"
+rm -rf "$T/gs_bad"

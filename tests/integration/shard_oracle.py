@@ -125,6 +125,9 @@ their sequence classifiers keep roberta. in the runtime names, the head classifi
 ModernBERT (vLLM's modernbert.py; shard_oracle_enc.py): Wqkv by heads of each third, attn.Wo /
 mlp.Wo by columns, mlp.Wi and the LayerNorms whole, the model. prefix dropped; its sequence
 classifier keeps model. in the runtime names, head.* / classifier.* whole.
+Granite Speech (vLLM's granite_speech.py): a Granite language model tied by text_config alone,
+the conformer's ff1 / ff2 up_proj and encoder.out (with their biases) by rows, down_proj and
+out_mid by columns, the rest of the encoder and the Q-Former projector whole.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
@@ -404,6 +407,19 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))
             continue
+        if arch == "GraniteSpeechForConditionalGeneration" and \
+                name.startswith(("encoder.", "projector.")):
+            # granite_speech.py: ff1 / ff2 up_proj (and bias) and out (and bias) Column-,
+            # down_proj and out_mid RowParallelLinear (their biases whole); the rest of the
+            # conformer and the Q-Former plain modules: whole; num_batches_tracked skipped
+            if name.endswith("num_batches_tracked"): continue
+            if re.search(r"(ff[12]\.up_proj|encoder\.out)\.(weight|bias)$", name):
+                add(name, pieces_rows(name, r * rows // T, rows // T))
+            elif re.search(r"(ff[12]\.down_proj|encoder\.out_mid)\.weight$", name):
+                add(name, pieces_cols(name, r * cols // T, cols // T))
+            else:
+                add(name, pieces_rows(name, 0, rows))
+            continue
         if name.startswith(("connector.", "audio_tower.")):  # Idefics3's proj, Qwen2-Audio's encoder
             add(name, pieces_rows(name, 0, rows)); continue
         if name.startswith(("visual.", "vision_tower.", "vision_model.")):  # + Llama 4's
@@ -539,7 +555,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 + pieces_rows(f"{b}.k_proj.{leaf}", ks * KVl * d, KVl * d)
                 + pieces_rows(f"{b}.v_proj.{leaf}", ks * KVl * d, KVl * d))
         m = re.match(r"(.*)\.query\.(weight|bias)$", name)
-        if m:
+        if m and not name.startswith("projector."):  # Granite Speech's Q-Former: whole
             b, leaf = m.group(1), m.group(2)
             add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * d, Hl * d)
                 + pieces_rows(f"{b}.key.{leaf}", r * Hl * d, Hl * d)
@@ -638,7 +654,8 @@ def main():
         src = {re.sub(r"^language_model\.(model|lm_head)\.", r"\1.", k): v for k, v in src.items()}
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
                                "llava_onevision", "cohere2_vision", "llava_next_video",
-                               "qwen2_audio", "internvl", "fuyu", "lfm2-vl"):  # -> LM + tower
+                               "qwen2_audio", "internvl", "fuyu", "lfm2-vl",
+                               "granite_speech"):  # -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
