@@ -528,7 +528,7 @@ static void test_families(void **state)
 	assert_non_null(root);
 	print_message("seed %u\n", SEED);
 	for (size_t i = 0; i < N_FAMS; i++)
-		check_family(&fams[i], root);
+		check_family(fam_at(i), root);
 	tu_rmrf(root);
 	free(root);
 }
@@ -548,7 +548,7 @@ static void test_list(void **state)
 	while (fgets(line, sizeof(line), p) != NULL) {
 		line[strcspn(line, "\n")] = '\0';
 		assert_true(n < N_FAMS);
-		assert_string_equal(line, fams[n].name);
+		assert_string_equal(line, fam_at(n)->name);
 		n++;
 	}
 	assert_int_equal(pclose(p), 0);
