@@ -125,18 +125,7 @@ static const sm_rule seed_oss_rules[] = {
             SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
     SM_RULE(SM_LAYER "self_attn.o_proj.bias", SM_LAYER "self_attn.o_proj.bias", SM_K_REPL, 0,
             SM_U_NONE, SM_C_OUTBIAS, 0, 1, SM_D_HID, SM_D_ANY),
-    SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0,
-            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
-    SM_RULE(SM_LAYER "mlp.gate_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 0, SM_U_I,
-            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
-    SM_RULE(SM_LAYER "mlp.up_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 1, SM_U_I,
-            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
-    SM_RULE(SM_LAYER "mlp.down_proj.bias", SM_LAYER "mlp.down_proj.bias", SM_K_REPL, 0, SM_U_NONE,
-            SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_MLP_SWITCHED,
 };
 
 /* SmolLM3 (modeling_smollm3.py, transformers 4.57.1): Llama's table; attention_bias gives
@@ -146,18 +135,7 @@ static const sm_rule smollm3_rules[] = {
     SM_RULES_TOP,
     SM_RULES_LNORM,
     SM_RULES_ATTN_SWITCHED,
-    SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0,
-            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
-    SM_RULE(SM_LAYER "mlp.gate_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 0, SM_U_I,
-            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
-    SM_RULE(SM_LAYER "mlp.up_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 1, SM_U_I,
-            SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),
-    SM_RULE(SM_LAYER "mlp.down_proj.bias", SM_LAYER "mlp.down_proj.bias", SM_K_REPL, 0, SM_U_NONE,
-            SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_MLP_SWITCHED,
 };
 
 /* SmolLM3's layer_types as layer_type_validation and SmolLM3Model read them (the

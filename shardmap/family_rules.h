@@ -127,6 +127,22 @@
 	    SM_RULE(SM_LAYER M "down_proj.bias", SM_LAYER M "down_proj.bias", SM_K_REPL, 0,        \
 	            SM_U_NONE, C, SM_F_OPT, 1, SM_D_HID, SM_D_ANY)
 
+/* Llama's MLP whose gate / up / down biases are there exactly when config.json's mlp_bias is
+ * true (Seed-OSS, SmolLM3, Chameleon): required then, unknown otherwise. */
+#define SM_RULES_MLP_SWITCHED                                                                      \
+	SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0, \
+	        SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                \
+	    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS,  \
+	            1, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                         \
+	    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS,   \
+	            0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),                         \
+	    SM_RULE(SM_LAYER "mlp.gate_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 0, \
+	            SM_U_I, SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),                                 \
+	    SM_RULE(SM_LAYER "mlp.up_proj.bias", SM_LAYER "mlp.gate_up_proj.bias", SM_K_ROWS, 1,   \
+	            SM_U_I, SM_C_MLPBIAS, 0, 1, SM_D_I, SM_D_ANY),                                 \
+	    SM_RULE(SM_LAYER "mlp.down_proj.bias", SM_LAYER "mlp.down_proj.bias", SM_K_REPL, 0,    \
+	            SM_U_NONE, SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY)
+
 /* Dense MLP with gate/up already fused in the checkpoint (Phi-3, GLM):
  * mlp.gate_up_proj [2I, hid] re-sliced into [gate_r ; up_r], down_proj by columns. */
 #define SM_RULES_MLP_FUSED                                                                         \
