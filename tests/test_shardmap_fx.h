@@ -232,6 +232,43 @@ static __attribute__((unused)) void fx_vit_block(const fx *f, uint32_t T, uint32
 	}
 }
 
+/* Rank r's Pixtral encoder block `blk` at TP T (Mistral 3's and LLaVA's Pixtral-HF towers, as
+ * vLLM's pixtral.py cuts them): attention.q/k/v_proj fused into qkv_proj by heads, o_proj by
+ * columns, feed_forward.gate/up_proj merged into gate_up_proj by rows, down_proj by columns,
+ * the two RMSNorms replicated. vb: the block's name prefix with a %d for blk; ve: width, vi:
+ * MLP width. */
+static __attribute__((unused)) void fx_pixtral_block(const fx *f, uint32_t T, uint32_t r,
+                                                     const char *vb, int blk, int64_t ve,
+                                                     int64_t vi)
+{
+	char p[160];
+	snprintf(p, sizeof(p), vb, blk);
+	int64_t vl = ve / T, il = vi / T; /* q (k, v) rows: VH/T heads of ve/VH; MLP rows */
+	char n[200], a[200], b[200], c[200];
+	snprintf(n, sizeof(n), "%sattention.qkv_proj.weight", p);
+	snprintf(a, sizeof(a), "%sattention.q_proj.weight", p);
+	snprintf(b, sizeof(b), "%sattention.k_proj.weight", p);
+	snprintf(c, sizeof(c), "%sattention.v_proj.weight", p);
+	shp(f, r, n, 2, 3 * vl, ve, 0);
+	rows_at(f, r, n, 0, a, r * vl, vl);
+	rows_at(f, r, n, vl, b, r * vl, vl);
+	rows_at(f, r, n, 2 * vl, c, r * vl, vl);
+	snprintf(n, sizeof(n), "%sattention.o_proj.weight", p);
+	cols_of(f, r, T, n, n, ve, ve);
+	snprintf(n, sizeof(n), "%sfeed_forward.gate_up_proj.weight", p);
+	snprintf(a, sizeof(a), "%sfeed_forward.gate_proj.weight", p);
+	snprintf(b, sizeof(b), "%sfeed_forward.up_proj.weight", p);
+	shp(f, r, n, 2, 2 * il, ve, 0);
+	rows_at(f, r, n, 0, a, r * il, il);
+	rows_at(f, r, n, il, b, r * il, il);
+	snprintf(n, sizeof(n), "%sfeed_forward.down_proj.weight", p);
+	cols_of(f, r, T, n, n, ve, vi);
+	snprintf(n, sizeof(n), "%sattention_norm.weight", p);
+	repl(f, r, n);
+	snprintf(n, sizeof(n), "%sffn_norm.weight", p);
+	repl(f, r, n);
+}
+
 /* q[0..n) and scale s are the int8-channel quantization of BF16 row x (docs/format.md 4.2):
  * s = max(amax, 1e-8) / 127, q = clamp(rint(x / s), -127, 127). */
 static __attribute__((unused)) void int8_row_is(const int8_t *q, float s, const uint16_t *x,

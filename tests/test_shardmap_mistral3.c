@@ -112,38 +112,10 @@ static tm_model *m3_model(lay y, bool bias, int blocks)
 	return m;
 }
 
-static void check_block(const fx *f, uint32_t T, uint32_t r, int blk)
-{
-	int64_t vl = VE / T, il = VI / T; /* q (k, v) rows: VH/T heads of VE/VH; MLP rows */
-	char n[200], a[200], b[200], c[200];
-	snprintf(n, sizeof(n), VB "attention.qkv_proj.weight", blk);
-	snprintf(a, sizeof(a), VB "attention.q_proj.weight", blk);
-	snprintf(b, sizeof(b), VB "attention.k_proj.weight", blk);
-	snprintf(c, sizeof(c), VB "attention.v_proj.weight", blk);
-	shp(f, r, n, 2, 3 * vl, VE, 0);
-	rows_at(f, r, n, 0, a, r * vl, vl);
-	rows_at(f, r, n, vl, b, r * vl, vl);
-	rows_at(f, r, n, 2 * vl, c, r * vl, vl);
-	snprintf(n, sizeof(n), VB "attention.o_proj.weight", blk);
-	cols_of(f, r, T, n, n, VE, VE);
-	snprintf(n, sizeof(n), VB "feed_forward.gate_up_proj.weight", blk);
-	snprintf(a, sizeof(a), VB "feed_forward.gate_proj.weight", blk);
-	snprintf(b, sizeof(b), VB "feed_forward.up_proj.weight", blk);
-	shp(f, r, n, 2, 2 * il, VE, 0);
-	rows_at(f, r, n, 0, a, r * il, il);
-	rows_at(f, r, n, il, b, r * il, il);
-	snprintf(n, sizeof(n), VB "feed_forward.down_proj.weight", blk);
-	cols_of(f, r, T, n, n, VE, VI);
-	snprintf(n, sizeof(n), VB "attention_norm.weight", blk);
-	repl(f, r, n);
-	snprintf(n, sizeof(n), VB "ffn_norm.weight", blk);
-	repl(f, r, n);
-}
-
 static void check_rank(const fx *f, uint32_t T, uint32_t r, bool bias)
 {
 	for (int blk = 0; blk < 2; blk++)
-		check_block(f, T, r, blk);
+		fx_pixtral_block(f, T, r, VB, blk, VE, VI);
 	static const char *const rep[] = {VT "patch_conv.weight", VT "ln_pre.weight",
 	                                  PJ "norm.weight", PJ "patch_merger.merging_layer.weight"};
 	for (size_t j = 0; j < sizeof(rep) / sizeof(rep[0]); j++)
