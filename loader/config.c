@@ -457,7 +457,9 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK && c->model_type != NULL &&
 	    (strcmp(c->model_type, "mamba") == 0 || strcmp(c->model_type, "falcon_mamba") == 0))
 		rv = config_parse_dt_rank(root, c, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "opt") == 0)
+	if (rv == WT_OK && c->model_type != NULL &&
+	    (strcmp(c->model_type, "opt") == 0 ||
+	     strcmp(c->model_type, "blip-2") == 0)) /* BLIP-2: its text_config's */
 		rv = config_parse_opt(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon") == 0)
 		rv = config_parse_falcon(root, c, err);

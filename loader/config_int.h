@@ -81,6 +81,11 @@ int config_parse_fuyu(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * downsample_factor / projector_hidden_size / projector_bias / projector_use_layernorm and
  * text_config's model_type (config_lfm2_vl.c). */
 bool config_is_lfm2_vl(json_t *root);
+/* Is root a BLIP-2 config (model_type blip-2)? Its vision_config, qformer_config,
+ * num_query_tokens and text_config's model_type with the classes' defaults
+ * (config_blip2.c). */
+bool config_is_blip2(json_t *root);
+int config_parse_blip2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_lfm2_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Chameleon (model_type chameleon): swin_norm, hidden_act and vq_config into c's cham_* /
  * vq_* fields, ChameleonVQVAEConfig's defaults for absent keys; a wrong type, a

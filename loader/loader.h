@@ -509,6 +509,13 @@ typedef struct ckpt_config {
 	 * v_spatial_merge_size as 1 / ratio, vision_feature_layer to v_feature_layer (-1) */
 	bool v_attn_bias, v_qk_norm, v_norm_ln, v_mask_token, v_abs_pos, v_mean_pool;
 	char v_select[16];
+	/* BLIP-2 (Blip2Config, model_type blip-2; read for it only, config_blip2.c): the
+	 * Q-Former's (qformer_config, Blip2QFormerConfig's defaults) hidden_size, layers, heads,
+	 * intermediate_size and cross_attention_frequency (a cross-attention in every layer i
+	 * with i % qf_cross_freq == 0), the top level's num_query_tokens; vision_config's
+	 * qkv_bias into v_attn_bias, its sizes into the v_* fields with Blip2VisionConfig's
+	 * defaults applied */
+	int64_t qf_hidden, qf_layers, qf_heads, qf_inter, qf_cross_freq, num_query_tokens;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

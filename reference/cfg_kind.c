@@ -310,6 +310,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"modernbert", REF_BERT, false, 0, 0},
 	    /* ModernBertForSequenceClassification: the same under model., then its head */
 	    {"modernbert_cls", REF_BERT, false, 0, 0},
+	    /* Blip2ForConditionalGeneration: its OPT language model (language_model.* read as
+	     * OPT's names), on text tokens; the tower and Q-Former loaded, unused */
+	    {"blip_2", REF_DENSE, false, 0, FAM_OPT},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

@@ -282,7 +282,8 @@ static const char *block_key(const sm_ctx *x, const sm_rule *ru, int64_t *n)
 {
 	if (ru->flags & SM_F_DEEP) {
 		*n = x->dm.vis_deep;
-		return "vision_config.deepstack_visual_indexes (entries)";
+		return x->fam->blip2 ? "qformer_config.num_hidden_layers"
+		                     : "vision_config.deepstack_visual_indexes (entries)";
 	}
 	if (ru->flags & SM_F_VIS) {
 		*n = x->dm.vis_depth;
@@ -301,10 +302,9 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 	int64_t nb;
 	const char *bk = block_key(x, ru, &nb);
 	if ((ru->flags & SM_F_DEEP) && i >= nb)
-		return wt_seterr(err, WT_ESHAPE,
-		                 "tensor '%s': deepstack merger %" PRId64
-		                 " but config.json %s is %" PRId64,
-		                 t->name, i, bk, nb);
+		return wt_seterr(
+		    err, WT_ESHAPE, "tensor '%s': %s %" PRId64 " but config.json %s is %" PRId64,
+		    t->name, x->fam->blip2 ? "Q-Former layer" : "deepstack merger", i, bk, nb);
 	if ((ru->flags & SM_F_VIS) && i >= x->dm.vis_depth)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': %s block %" PRId64 " but config.json %s is %" PRId64,

@@ -53,6 +53,11 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"vision_config.intermediate_size", c->v_intermediate_size},
 	    {"vision_config.out_hidden_size", c->v_out_hidden_size},
 	    {"vision_config.num_hidden_layers", c->v_num_layers},
+	    {"qformer_config.hidden_size", c->qf_hidden},
+	    {"qformer_config.num_hidden_layers", c->qf_layers},
+	    {"qformer_config.num_attention_heads", c->qf_heads},
+	    {"qformer_config.intermediate_size", c->qf_inter},
+	    {"num_query_tokens", c->num_query_tokens},
 	    {"vision_config.num_attention_heads", c->v_num_attn_heads},
 	    {"vision_config.image_size", c->v_image_size},
 	    {"intermediate_size_mlp", c->intermediate_size_mlp},
@@ -263,8 +268,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
-	} else if (x->fam->internvl && c->has_vision)
-		internvl_dims(c, d);
+	} else if ((x->fam->internvl && c->has_vision) || x->fam->blip2)
+		internvl_dims(c, d); /* BLIP-2's: the same, the class token's row too */
 	else if (x->fam->qwen3_vl)
 		qwen3_vl_dims(c, d);
 	else if (x->fam->glm4v)
@@ -369,6 +374,11 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->rob_pos = c->rob_max_pos;
 	d->rob_types = c->rob_types;
 	d->rob_labels = c->rob_num_labels;
+	d->qf_hidden = x->fam->blip2 ? c->qf_hidden : -1;
+	d->qf_inter = x->fam->blip2 ? c->qf_inter : -1;
+	d->n_query = x->fam->blip2 ? c->num_query_tokens : -1;
+	if (x->fam->blip2) /* {i} of the Q-Former's SM_F_DEEP rules */
+		d->vis_deep = c->qf_layers;
 	if ((rv = vision_dims(x, d, err)) != WT_OK)
 		return rv;
 	if (d->n_heads <= 0 || d->hidden <= 0 || d->vocab <= 0 || d->n_layers < 0)
@@ -521,6 +531,12 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->rob_types;
 	case SM_D_NLAB:
 		return d->rob_labels;
+	case SM_D_QFH:
+		return d->qf_hidden;
+	case SM_D_QFI:
+		return d->qf_inter;
+	case SM_D_NQ:
+		return d->n_query;
 	case SM_D_H: /* GPT-OSS attention sinks, one per head */
 		return d->n_heads;
 	case SM_D_EZ:

@@ -48,6 +48,9 @@ typedef struct sm_dims {
 	int64_t opt_wep, opt_pos;
 	/* RoBERTa: max_position_embeddings, type_vocab_size, num_labels (-1 for other families) */
 	int64_t rob_pos, rob_types, rob_labels;
+	/* BLIP-2: the Q-Former's hidden_size and intermediate_size, num_query_tokens (-1 for
+	 * other families) */
+	int64_t qf_hidden, qf_inter, n_query;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

@@ -101,6 +101,7 @@ static const sm_family *const families[] = {
     &shardmap_family_chameleon,
     &shardmap_family_modernbert,
     &shardmap_family_modernbert_cls,
+    &shardmap_family_blip2,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

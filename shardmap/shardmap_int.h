@@ -137,6 +137,10 @@ typedef enum {
 	SM_D_RPOS,   /* max_position_embeddings: position_embeddings rows */
 	SM_D_RTYPES, /* type_vocab_size: token_type_embeddings rows */
 	SM_D_NLAB,   /* num_labels (id2label's entries): the sequence classifier's out_proj rows */
+	/* BLIP-2's Q-Former (qformer_config) */
+	SM_D_QFH, /* qformer_config.hidden_size */
+	SM_D_QFI, /* qformer_config.intermediate_size */
+	SM_D_NQ,  /* num_query_tokens: query_tokens rows */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -210,6 +214,10 @@ typedef enum {
 	SM_C_MBLATERB,
 	SM_C_NORMBIAS,
 	SM_C_CLSBIAS,
+	/* BLIP-2: vision_config.qkv_bias (each block's qkv.bias), and the Q-Former layers with
+	 * a cross-attention (layer i % qformer_config.cross_attention_frequency == 0) */
+	SM_C_VQKVB,
+	SM_C_QFCROSS,
 } sm_cond;
 
 enum {
@@ -369,6 +377,11 @@ typedef struct sm_family {
 	 * patch Linear's num_channels x patch_size^2 columns ([VUNF]), the projector's
 	 * projector_hidden_size ([VPI]) and VE x downsample_factor^2 ([VM]) */
 	bool siglip2;
+	/* BLIP-2's vision_config (Blip2VisionConfig; the loader applies its defaults): SigLIP's
+	 * key names (also sets vision_siglip and vision_gated), (image_size / patch_size)^2 + 1
+	 * positions (the class token); {i} of SM_F_DEEP rules a Q-Former layer
+	 * (qformer_config.num_hidden_layers), SM_D_QFH / SM_D_QFI / SM_D_NQ its sizes */
+	bool blip2;
 	/* The config.json switch of SM_C_MMBIAS's projector biases, named in refusals (NULL:
 	 * multimodal_projector_bias; LFM2-VL: projector_bias) */
 	const char *mm_bias_key;
@@ -551,6 +564,7 @@ extern const sm_family shardmap_family_bloom;
 extern const sm_family shardmap_family_falcon;
 extern const sm_family shardmap_family_persimmon;
 extern const sm_family shardmap_family_fuyu;
+extern const sm_family shardmap_family_blip2;
 extern const sm_family shardmap_family_chameleon;
 extern const sm_family shardmap_family_mamba2;
 extern const sm_family shardmap_family_idefics3;
