@@ -39,6 +39,24 @@ int config_get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64
 	return WT_OK;
 }
 
+int config_read_ints(json_t *o, const char *in, const config_int_key *k, size_t n, ckpt_config *c,
+                     wt_errbuf *err)
+{
+	if (o != NULL && !json_is_null(o) && !json_is_object(o))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not an object", in);
+	json_t *src = json_is_object(o) ? o : NULL; /* json_object_get(NULL): every default */
+	for (size_t i = 0; i < n; i++) {
+		int rv = config_get_int(src, k[i].key, k[i].dflt, 1,
+		                        (int64_t *)((char *)c + k[i].off), err);
+		if (rv != WT_OK) {
+			if (err != NULL)
+				wt_errprefix(err, "in %s", in);
+			return rv;
+		}
+	}
+	return WT_OK;
+}
+
 static int get_required(json_t *o, const char *name, int64_t *out, wt_errbuf *err)
 {
 	json_t *v = json_object_get(o, name);
@@ -457,7 +475,9 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK && c->model_type != NULL &&
 	    (strcmp(c->model_type, "mamba") == 0 || strcmp(c->model_type, "falcon_mamba") == 0))
 		rv = config_parse_dt_rank(root, c, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "opt") == 0)
+	if (rv == WT_OK && c->model_type != NULL &&
+	    (strcmp(c->model_type, "opt") == 0 ||
+	     strcmp(c->model_type, "blip-2") == 0)) /* BLIP-2: its text_config's */
 		rv = config_parse_opt(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon") == 0)
 		rv = config_parse_falcon(root, c, err);

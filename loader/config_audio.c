@@ -37,11 +37,7 @@ int config_parse_audio(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (!json_is_object(a))
 		return wt_seterr(err, WT_ECORRUPT, "config.json: 'audio_config' is not an object");
 	c->has_audio = true;
-	static const struct {
-		const char *key;
-		int64_t dflt;
-		size_t off;
-	} keys[] = {
+	static const config_int_key keys[] = {
 	    {"num_mel_bins", 128, offsetof(ckpt_config, a_mel)},
 	    {"encoder_layers", 32, offsetof(ckpt_config, a_layers)},
 	    {"encoder_attention_heads", 20, offsetof(ckpt_config, a_heads)},
@@ -49,14 +45,5 @@ int config_parse_audio(json_t *root, ckpt_config *c, wt_errbuf *err)
 	    {"d_model", 1280, offsetof(ckpt_config, a_d_model)},
 	    {"max_source_positions", 1500, offsetof(ckpt_config, a_max_pos)},
 	};
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		int rv = config_get_int(a, keys[k].key, keys[k].dflt, 1,
-		                        (int64_t *)((char *)c + keys[k].off), err);
-		if (rv != WT_OK) {
-			if (err != NULL)
-				wt_errprefix(err, "in audio_config");
-			return rv;
-		}
-	}
-	return WT_OK;
+	return config_read_ints(a, "audio_config", keys, CONFIG_NKEYS(keys), c, err);
 }

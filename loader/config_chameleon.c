@@ -64,18 +64,14 @@ static int parse_vq(json_t *vq, ckpt_config *c, wt_errbuf *err)
 		rv = config_get_int(vq, "num_res_blocks", 2, 1, &c->vq_res_blocks, err);
 	if (rv == WT_OK)
 		rv = config_get_int(vq, "resolution", 512, 1, &c->vq_resolution, err);
-	static const struct {
-		const char *key;
-		int64_t dflt;
-		size_t off;
-	} dims[] = {{"base_channels", 128, offsetof(ckpt_config, vq_base)},
-	            {"in_channels", 3, offsetof(ckpt_config, vq_in)},
-	            {"latent_channels", 256, offsetof(ckpt_config, vq_latent)},
-	            {"embed_dim", 256, offsetof(ckpt_config, vq_embed)},
-	            {"num_embeddings", 8192, offsetof(ckpt_config, vq_n_embed)}};
-	for (size_t k = 0; rv == WT_OK && k < sizeof(dims) / sizeof(dims[0]); k++)
-		rv = config_get_int(vq, dims[k].key, dims[k].dflt, 1,
-		                    (int64_t *)((char *)c + dims[k].off), err);
+	static const config_int_key dims[] = {
+	    {"base_channels", 128, offsetof(ckpt_config, vq_base)},
+	    {"in_channels", 3, offsetof(ckpt_config, vq_in)},
+	    {"latent_channels", 256, offsetof(ckpt_config, vq_latent)},
+	    {"embed_dim", 256, offsetof(ckpt_config, vq_embed)},
+	    {"num_embeddings", 8192, offsetof(ckpt_config, vq_n_embed)}};
+	if (rv == WT_OK)
+		rv = config_read_ints(vq, "vq_config", dims, CONFIG_NKEYS(dims), c, err);
 	if (rv == WT_OK)
 		rv = config_get_bool(vq, "double_latent", false, &c->vq_double, err);
 	if (rv != WT_OK)

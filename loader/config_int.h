@@ -86,6 +86,11 @@ int config_parse_fuyu(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * downsample_factor / projector_hidden_size / projector_bias / projector_use_layernorm and
  * text_config's model_type (config_lfm2_vl.c). */
 bool config_is_lfm2_vl(json_t *root);
+/* Is root a BLIP-2 config (model_type blip-2)? Its vision_config, qformer_config,
+ * num_query_tokens and text_config's model_type with the classes' defaults
+ * (config_blip2.c). */
+bool config_is_blip2(json_t *root);
+int config_parse_blip2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_lfm2_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Chameleon (model_type chameleon): swin_norm, hidden_act and vq_config into c's cham_* /
  * vq_* fields, ChameleonVQVAEConfig's defaults for absent keys; a wrong type, a
@@ -163,6 +168,23 @@ int config_get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64
                    wt_errbuf *err);
 int config_get_bool(json_t *o, const char *name, bool dflt, bool *out, wt_errbuf *err);
 int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err);
+/* An integer key of a sub-config, its class's default, where it goes in ckpt_config. */
+typedef struct config_int_key {
+	const char *key;
+	int64_t dflt;
+	size_t off;
+} config_int_key;
+#define CONFIG_NKEYS(a) (sizeof(a) / sizeof((a)[0]))
+/* The integer keys k[0..n) of o (NULL or JSON null: every default) into c, each >= 1
+ * (config_get_int); an error is prefixed "in <in>", o not an object refused naming in. */
+struct ckpt_config;
+int config_read_ints(json_t *o, const char *in, const config_int_key *k, size_t n,
+                     struct ckpt_config *c, wt_errbuf *err);
+/* A BLIP-2 Q-Former's config (Blip2QFormerConfig; q NULL: all its defaults) into c's qf_*:
+ * its sizes, cross_attention_frequency, encoder_hidden_size, model_type,
+ * position_embedding_type and use_qformer_text_input (config_qformer.c); what vLLM cannot
+ * build is refused at plan time. key names q in errors. */
+int config_parse_qformer(json_t *q, const char *key, struct ckpt_config *c, wt_errbuf *err);
 /* Persimmon (model_type persimmon): with qk_layernorm, a layer_norm_eps other than 1e-5
  * refused naming the key and its value (vLLM's persimmon.py builds q_layernorm / k_layernorm
  * with eps 1e-5 whatever it says, transformers with layer_norm_eps) (config_dbrx.c). */

@@ -52,11 +52,7 @@ static int square_size(json_t *v, const char *key, int64_t dflt, int64_t *out, w
 /* InternVLVisionConfig's keys of v (an object) into c, its defaults for absent ones. */
 static int parse_internvl_vision(json_t *v, ckpt_config *c, wt_errbuf *err)
 {
-	static const struct {
-		const char *key;
-		int64_t dflt;
-		size_t off;
-	} ints[] = {
+	static const config_int_key ints[] = {
 	    {"hidden_size", 1024, offsetof(ckpt_config, v_hidden_size)},
 	    {"intermediate_size", 4096, offsetof(ckpt_config, v_intermediate_size)},
 	    {"num_hidden_layers", 24, offsetof(ckpt_config, v_num_layers)},
@@ -74,10 +70,9 @@ static int parse_internvl_vision(json_t *v, ckpt_config *c, wt_errbuf *err)
 	    {"use_absolute_position_embeddings", true, offsetof(ckpt_config, v_abs_pos)},
 	    {"use_mean_pooling", true, offsetof(ckpt_config, v_mean_pool)},
 	};
-	int rv = WT_OK;
-	for (size_t k = 0; rv == WT_OK && k < sizeof(ints) / sizeof(ints[0]); k++)
-		rv = config_get_int(v, ints[k].key, ints[k].dflt, 1,
-		                    (int64_t *)((char *)c + ints[k].off), err);
+	int rv = config_read_ints(v, "vision_config", ints, CONFIG_NKEYS(ints), c, err);
+	if (rv != WT_OK)
+		return rv;
 	for (size_t k = 0; rv == WT_OK && k < sizeof(bools) / sizeof(bools[0]); k++)
 		rv = config_get_bool(v, bools[k].key, bools[k].dflt,
 		                     (bool *)((char *)c + bools[k].off), err);

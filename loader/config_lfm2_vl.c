@@ -28,11 +28,7 @@ bool config_is_lfm2_vl(json_t *root)
 /* Siglip2VisionConfig's keys of v (an object) into c, its defaults for absent ones. */
 static int parse_siglip2(json_t *v, ckpt_config *c, wt_errbuf *err)
 {
-	static const struct {
-		const char *key;
-		int64_t dflt;
-		size_t off;
-	} ints[] = {
+	static const config_int_key ints[] = {
 	    {"hidden_size", 768, offsetof(ckpt_config, v_hidden_size)},
 	    {"intermediate_size", 3072, offsetof(ckpt_config, v_intermediate_size)},
 	    {"num_hidden_layers", 12, offsetof(ckpt_config, v_num_layers)},
@@ -41,15 +37,9 @@ static int parse_siglip2(json_t *v, ckpt_config *c, wt_errbuf *err)
 	    {"num_patches", 256, offsetof(ckpt_config, v_num_pos)},
 	    {"patch_size", 16, offsetof(ckpt_config, v_patch_size)},
 	};
-	int rv = WT_OK;
-	for (size_t k = 0; rv == WT_OK && k < sizeof(ints) / sizeof(ints[0]); k++)
-		rv = config_get_int(v, ints[k].key, ints[k].dflt, 1,
-		                    (int64_t *)((char *)c + ints[k].off), err);
-	if (rv != WT_OK) {
-		if (err != NULL)
-			wt_errprefix(err, "in vision_config");
+	int rv = config_read_ints(v, "vision_config", ints, CONFIG_NKEYS(ints), c, err);
+	if (rv != WT_OK)
 		return rv;
-	}
 	c->v_patch_given = true;
 	const char *vmt = json_string_value(json_object_get(v, "model_type"));
 	snprintf(c->v_model_type, sizeof(c->v_model_type), "%s",

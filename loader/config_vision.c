@@ -30,6 +30,8 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 		return config_parse_fuyu(root, c, err);
 	if (config_is_internvl(root)) /* [h, w] sizes, InternVLVisionConfig's defaults */
 		return config_parse_internvl(root, v, c, err);
+	if (config_is_blip2(root)) /* absent sub-configs: Blip2Config's defaults */
+		return config_parse_blip2(root, c, err);
 	if (v == NULL || json_is_null(v))
 		return WT_OK;
 	if (!json_is_object(v))

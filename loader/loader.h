@@ -502,18 +502,23 @@ typedef struct ckpt_config {
 	 * config_granite_speech.c): encoder_config (GraniteSpeechEncoderConfig's defaults:
 	 * input_dim 160, num_layers 10, hidden_dim 1024, feedforward_mult 4, num_heads 8,
 	 * dim_head 128, output_dim 42, context_size 200, max_pos_emb 512, conv_kernel_size 15,
-	 * conv_expansion_factor 2), projector_config (Blip2QFormerConfig's: hidden_size 768,
-	 * num_hidden_layers 12, num_attention_heads 12, intermediate_size 3072,
-	 * cross_attention_frequency 2, encoder_hidden_size 1408; gs_q_text for
-	 * use_qformer_text_input true, gs_q_abs for position_embedding_type absolute, gs_q_model
-	 * its model_type, blip_2_qformer when absent) and the top level's window_size 15 /
-	 * downsample_rate 5 */
+	 * conv_expansion_factor 2), its projector_config into qf_* and the top level's
+	 * window_size 15 / downsample_rate 5 */
 	int64_t gs_in, gs_layers, gs_hidden, gs_ff_mult, gs_heads, gs_dim_head, gs_out, gs_ctx;
 	int64_t gs_max_pos, gs_kernel, gs_conv_exp;
-	int64_t gs_q_hidden, gs_q_layers, gs_q_heads, gs_q_inter, gs_q_cross, gs_q_enc;
 	int64_t gs_window, gs_downsample;
-	bool gs_q_text, gs_q_abs;
-	char gs_q_model[32];
+	/* A BLIP-2 Q-Former (Blip2QFormerConfig: Granite Speech's projector_config, BLIP-2's
+	 * qformer_config; config_qformer.c, its defaults for absent keys): hidden_size 768,
+	 * num_hidden_layers 12, num_attention_heads 12, intermediate_size 3072,
+	 * cross_attention_frequency 2 (a crossattention in every layer i with i % qf_cross == 0),
+	 * encoder_hidden_size 1408 (BLIP-2: vision_config.hidden_size, as Blip2Config sets it);
+	 * qf_text for use_qformer_text_input true, qf_abs for position_embedding_type absolute,
+	 * qf_model its model_type (blip_2_qformer when absent); BLIP-2's num_query_tokens (32;
+	 * config_blip2.c, which also sets vision_config's sizes and qkv_bias into the v_* fields)
+	 */
+	int64_t qf_hidden, qf_layers, qf_heads, qf_inter, qf_cross, qf_enc, num_query_tokens;
+	bool qf_text, qf_abs;
+	char qf_model[32];
 	/* InternVL (InternVLConfig, model_type internvl; read for it only, config_internvl.c):
 	 * InternVLVisionConfig's switches attention_bias (v_attn_bias: q/k/v biases),
 	 * use_qk_norm (q_norm / k_norm), norm_type (v_norm_ln: layer_norm, whose norms have

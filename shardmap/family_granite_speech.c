@@ -30,22 +30,18 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "shardmap/family_rules.h"
+#include "shardmap/family_qformer.h"
 
 #undef SM_LAYER
 #define SM_LAYER "language_model.model.layers.{i}."
 
 #define GS_E "encoder."
 #define GS_B GS_E "layers.{i}."
-#define GS_Q "projector.qformer.encoder.layer.{i}."
 
-/* a tensor kept whole: top level (no {i}), conformer block (SM_F_VIS), Q-Former layer */
+/* a tensor kept whole: top level (no {i}), conformer block (SM_F_VIS) */
 #define GS_R(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
 #define GS_BR(n, nd, d0, d1)                                                                       \
 	SM_RULE(GS_B n, GS_B n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, nd, d0, d1)
-#define GS_QR(n, c, nd, d0, d1)                                                                    \
-	SM_RULE(GS_Q n, GS_Q n, SM_K_REPL, 0, SM_U_NONE, c, SM_F_QF, nd, d0, d1)
-/* a LayerNorm's weight and bias [d] */
 #define GS_BLN(n) GS_BR(n ".weight", 1, SM_D_VE, SM_D_ANY), GS_BR(n ".bias", 1, SM_D_VE, SM_D_ANY)
 /* a Conv1d weight [out, in, kernel] of a conformer block */
 #define GS_CONV(n, d0, d1, d2)                                                                     \
@@ -60,17 +56,6 @@
 	    SM_RULE(GS_B f ".down_proj.weight", GS_B f ".down_proj.weight", SM_K_COLS, 0, SM_U_VI, \
 	            SM_C_ALL, SM_F_VIS, 2, SM_D_VE, SM_D_VI),                                      \
 	    GS_BR(f ".down_proj.bias", 1, SM_D_VE, SM_D_ANY)
-/* a Q-Former Linear (weight [d0, d1], bias [d0]) and LayerNorm ([Q]) */
-#define GS_QLIN(n, c, d0, d1) GS_QR(n ".weight", c, 2, d0, d1), GS_QR(n ".bias", c, 1, d0, SM_D_ANY)
-#define GS_QLN(n, c)                                                                               \
-	GS_QR(n ".weight", c, 1, SM_D_QFH, SM_D_ANY), GS_QR(n ".bias", c, 1, SM_D_QFH, SM_D_ANY)
-/* a Q-Former attention block (self: key / value over Q; cross: over encoder_hidden_size) */
-#define GS_QATT(a, c, kv)                                                                          \
-	GS_QLIN(a ".attention.query", c, SM_D_QFH, SM_D_QFH),                                      \
-	    GS_QLIN(a ".attention.key", c, SM_D_QFH, kv),                                          \
-	    GS_QLIN(a ".attention.value", c, SM_D_QFH, kv),                                        \
-	    GS_QLIN(a ".output.dense", c, SM_D_QFH, SM_D_QFH), GS_QLN(a ".output.LayerNorm", c)
-
 static const sm_rule granite_speech_rules[] = {
     SM_RULES_TOP_AT("language_model."),
     SM_RULES_LNORM,
@@ -108,13 +93,7 @@ static const sm_rule granite_speech_rules[] = {
     /* the projector */
     SM_RULE3("projector.query", "projector.query", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, SM_D_ONE,
              SM_D_QFQ, SM_D_QFH),
-    GS_R("projector.qformer.layernorm.weight", 1, SM_D_QFH, SM_D_ANY),
-    GS_R("projector.qformer.layernorm.bias", 1, SM_D_QFH, SM_D_ANY),
-    GS_QATT("attention", SM_C_ALL, SM_D_QFH),
-    GS_QATT("crossattention", SM_C_QFCROSS, SM_D_QFE),
-    GS_QLIN("intermediate_query.dense", SM_C_ALL, SM_D_QFI, SM_D_QFH),
-    GS_QLIN("output_query.dense", SM_C_ALL, SM_D_QFH, SM_D_QFI),
-    GS_QLN("output_query.LayerNorm", SM_C_ALL),
+    SM_RULES_QFORMER("projector.qformer."),
     GS_R("projector.linear.weight", 2, SM_D_HID, SM_D_QFH),
     GS_R("projector.linear.bias", 1, SM_D_HID, SM_D_ANY),
 };
@@ -138,24 +117,9 @@ static int granite_speech_check(const ckpt_config *c, wt_errbuf *err)
 		                 "language model (granite-speech's releases); only granite is "
 		                 "supported",
 		                 c->lm_model_type);
-	if (strcmp(c->gs_q_model, "blip_2_qformer") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: projector_config.model_type '%s': vLLM's "
-		                 "granite_speech.py builds a BLIP-2 Q-Former; only blip_2_qformer "
-		                 "is supported",
-		                 c->gs_q_model);
-	if (c->gs_q_text || !c->gs_q_abs)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: projector_config.%s: vLLM's Blip2QFormerModel "
-		                 "builds no text input and only absolute positions; set it to %s",
-		                 c->gs_q_text ? "use_qformer_text_input true"
-		                              : "position_embedding_type not absolute",
-		                 c->gs_q_text ? "false" : "absolute");
-	if (c->gs_q_hidden % c->gs_q_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: projector_config.num_attention_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64,
-		                 c->gs_q_heads, c->gs_q_hidden);
+	int rv = shardmap_qformer_check(c, "projector_config", err);
+	if (rv != WT_OK)
+		return rv;
 	if (c->gs_ctx > c->gs_max_pos)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: encoder_config.context_size %" PRId64
@@ -168,12 +132,12 @@ static int granite_speech_check(const ckpt_config *c, wt_errbuf *err)
 		                 " is below downsample_rate %" PRId64
 		                 " (the projector would have no query)",
 		                 c->gs_window, c->gs_downsample);
-	if (c->gs_q_enc != c->gs_hidden)
+	if (c->qf_enc != c->gs_hidden)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: projector_config.encoder_hidden_size %" PRId64
 		                 " differs from encoder_config.hidden_dim %" PRId64
 		                 " (the Q-Former attends to the encoder's output)",
-		                 c->gs_q_enc, c->gs_hidden);
+		                 c->qf_enc, c->gs_hidden);
 	return WT_OK;
 }
 

@@ -20,51 +20,15 @@
  */
 #include <inttypes.h>
 
-#include "shardmap/family_rules.h"
+#include "shardmap/family_opt.h"
 
-#define OPT_L                         "model.decoder.layers.{i}."
-#define OPT_REPL(x, c, f, nd, d0, d1) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, c, f, nd, d0, d1)
-#define OPT_NORM(x)                                                                                \
-	OPT_REPL(x ".weight", SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),                                 \
-	    OPT_REPL(x ".bias", SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
-#define OPT_QKV(x, part, d)                                                                        \
-	SM_RULE(OPT_L "self_attn." x "_proj.weight", OPT_L "self_attn.qkv_proj.weight", SM_K_QKV,  \
-	        part, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, d, SM_D_HID),                           \
-	    SM_RULE(OPT_L "self_attn." x "_proj.bias", OPT_L "self_attn.qkv_proj.bias", SM_K_QKV,  \
-	            part, SM_U_HEADS, SM_C_ATTNBIAS, 0, 1, d, SM_D_ANY)
-
-static const sm_rule opt_rules[] = {
-    SM_RULE("model.decoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", SM_K_VOCAB, 0,
-            SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_WEP),
-    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
-            SM_D_V, SM_D_WEP),
-    OPT_REPL("model.decoder.embed_positions.weight", SM_C_ALL, 0, 2, SM_D_OPOS, SM_D_HID),
-    OPT_REPL("model.decoder.project_in.weight", SM_C_OPROJ, SM_F_QUANT, 2, SM_D_HID, SM_D_WEP),
-    OPT_REPL("model.decoder.project_out.weight", SM_C_OPROJ, SM_F_QUANT, 2, SM_D_WEP, SM_D_HID),
-    OPT_REPL("model.decoder.final_layer_norm.weight", SM_C_OFNORM, 0, 1, SM_D_HID, SM_D_ANY),
-    OPT_REPL("model.decoder.final_layer_norm.bias", SM_C_OFNORM, 0, 1, SM_D_HID, SM_D_ANY),
-    OPT_NORM(OPT_L "self_attn_layer_norm"),
-    OPT_NORM(OPT_L "final_layer_norm"),
-    OPT_QKV("q", 0, SM_D_Q),
-    OPT_QKV("k", 1, SM_D_KV),
-    OPT_QKV("v", 2, SM_D_KV),
-    SM_RULE(OPT_L "self_attn.out_proj.weight", OPT_L "self_attn.out_proj.weight", SM_K_COLS, 0,
-            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    OPT_REPL(OPT_L "self_attn.out_proj.bias", SM_C_ATTNBIAS, 0, 1, SM_D_HID, SM_D_ANY),
-    SM_RULE(OPT_L "fc1.weight", OPT_L "fc1.weight", SM_K_ROWS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2,
-            SM_D_I, SM_D_HID),
-    SM_RULE(OPT_L "fc1.bias", OPT_L "fc1.bias", SM_K_ROWS, 0, SM_U_I, SM_C_ATTNBIAS, 0, 1, SM_D_I,
-            SM_D_ANY),
-    SM_RULE(OPT_L "fc2.weight", OPT_L "fc2.weight", SM_K_COLS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2,
-            SM_D_HID, SM_D_I),
-    OPT_REPL(OPT_L "fc2.bias", SM_C_ATTNBIAS, 0, 1, SM_D_HID, SM_D_ANY),
-};
+static const sm_rule opt_rules[] = {OPT_RULES("")};
 
 /* vLLM's OPTAttention: num_attention_heads heads of hidden_size / heads, no kv grouping, no
  * head_dim key; its LayerNorms carry weights and biases only with
  * layer_norm_elementwise_affine (every released OPT): configs it cannot load as this table
  * cuts them are refused here. */
-static int opt_check(const ckpt_config *c, wt_errbuf *err)
+int shardmap_opt_check(const ckpt_config *c, wt_errbuf *err)
 {
 	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
 		return wt_seterr(err, WT_ECORRUPT,
@@ -103,7 +67,7 @@ const sm_family shardmap_family_opt = {
     .rules = opt_rules,
     .n_rules = SM_NRULES(opt_rules),
     .layer_prefix = "model.decoder.layers.",
-    .check = opt_check,
+    .check = shardmap_opt_check,
     .attn_bias_key = "enable_bias",
     .aliases = opt_aliases,
     .tie_default = true,

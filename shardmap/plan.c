@@ -291,7 +291,8 @@ static const char *block_key(const sm_ctx *x, const sm_rule *ru, int64_t *n)
 	}
 	if (ru->flags & SM_F_QF) {
 		*n = x->dm.qf_layers;
-		return "projector_config.num_hidden_layers";
+		return x->fam->blip2 ? "qformer_config.num_hidden_layers"
+		                     : "projector_config.num_hidden_layers";
 	}
 	*n = x->dm.n_layers;
 	return "num_hidden_layers";

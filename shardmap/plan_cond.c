@@ -94,8 +94,10 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->mb_norm_bias;
 	case SM_C_CLSBIAS:
 		return x->cfg->mb_cls_bias;
-	case SM_C_QFCROSS:
-		return x->cfg->gs_q_cross > 0 && i % x->cfg->gs_q_cross == 0;
+	case SM_C_VQKVB:
+		return x->cfg->v_attn_bias;
+	case SM_C_QFCROSS: /* qf_cross >= 1: the loader's minimum */
+		return x->cfg->qf_cross > 0 && i % x->cfg->qf_cross == 0;
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -117,6 +119,8 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	     "vision_config.use_mask_token is false or absent (no mask_token)"},
 	    {SM_C_VPOS, "vision_config.use_absolute_position_embeddings true (its default)",
 	     "vision_config.use_absolute_position_embeddings is false (no position table)"},
+	    {SM_C_VQKVB, "vision_config.qkv_bias true (its default)",
+	     "vision_config.qkv_bias is false (qkv without a bias)"},
 	    {SM_C_VPOOL, "vision_config.use_mean_pooling false",
 	     "vision_config.use_mean_pooling is true or absent (the final layernorm is an "
 	     "Identity)"},
@@ -194,6 +198,9 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 	else if (ru->cond == SM_C_MBLATER || ru->cond == SM_C_MBLATERB)
 		why = "the first layer, whose attn_norm is an Identity (no LayerNorm: vLLM and "
 		      "transformers build none there)";
+	else if (ru->cond == SM_C_QFCROSS)
+		why = "a Q-Former layer without cross-attention (only layers i with i % "
+		      "qformer_config.cross_attention_frequency == 0 have one)";
 	else if (ru->cond == SM_C_SHMLP)
 		why = "without a shared MLP (shared_intermediate_size is 0)";
 	else if (ru->cond == SM_C_FULLATTB)
@@ -276,7 +283,7 @@ int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor 
 		                 " gives Q-Former layer %" PRId64
 		                 " no crossattention (vLLM builds none there, and its loader "
 		                 "refuses the name); fix config.json or the checkpoint",
-		                 t->name, x->cfg->gs_q_cross, i);
+		                 t->name, x->cfg->qf_cross, i);
 	if (ru->cond == SM_C_MMBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': unknown tensor: config.json's %s is false%s (the "

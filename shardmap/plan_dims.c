@@ -53,6 +53,12 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"vision_config.intermediate_size", c->v_intermediate_size},
 	    {"vision_config.out_hidden_size", c->v_out_hidden_size},
 	    {"vision_config.num_hidden_layers", c->v_num_layers},
+	    {"the Q-Former's hidden_size", c->qf_hidden},
+	    {"the Q-Former's num_hidden_layers", c->qf_layers},
+	    {"the Q-Former's num_attention_heads", c->qf_heads},
+	    {"the Q-Former's intermediate_size", c->qf_inter},
+	    {"the Q-Former's encoder_hidden_size", c->qf_enc},
+	    {"num_query_tokens", c->num_query_tokens},
 	    {"vision_config.num_attention_heads", c->v_num_attn_heads},
 	    {"vision_config.image_size", c->v_image_size},
 	    {"intermediate_size_mlp", c->intermediate_size_mlp},
@@ -263,6 +269,17 @@ static bool dim_mul(int64_t a, int64_t b, int64_t *out)
 	return true;
 }
 
+/* A BLIP-2 Q-Former's sizes (the loader's qf_*, class defaults applied; Granite Speech's
+ * projector, BLIP-2's qformer) and its q queries. */
+static void qformer_dims(const ckpt_config *c, int64_t q, sm_dims *d)
+{
+	d->qf_hidden = c->qf_hidden;
+	d->qf_inter = c->qf_inter;
+	d->qf_enc = c->qf_enc;
+	d->qf_layers = c->qf_layers;
+	d->qf_queries = q;
+}
+
 /* Granite Speech's encoder_config and projector_config (the loader's gs_*, class defaults
  * applied): the conformer on the vision dims, its attention / conv sizes and the Q-Former's
  * own; a product past 2^24 is not a model's. */
@@ -275,11 +292,7 @@ static int gspeech_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
 	d->vis_proj_out = c->gs_out;
 	d->gs_dim_head = c->gs_dim_head;
 	d->gs_kernel = c->gs_kernel;
-	d->qf_hidden = c->gs_q_hidden;
-	d->qf_inter = c->gs_q_inter;
-	d->qf_enc = c->gs_q_enc;
-	d->qf_layers = c->gs_q_layers;
-	d->qf_queries = c->gs_downsample > 0 ? c->gs_window / c->gs_downsample : 0;
+	qformer_dims(c, c->gs_downsample > 0 ? c->gs_window / c->gs_downsample : 0, d);
 	if (!dim_mul(c->gs_hidden, c->gs_ff_mult, &d->vis_inter) ||
 	    !dim_mul(c->gs_heads, c->gs_dim_head, &d->gs_attn) ||
 	    !dim_mul(c->gs_hidden, c->gs_conv_exp, &d->gs_conv) ||
@@ -302,8 +315,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
-	} else if (x->fam->internvl && c->has_vision)
-		internvl_dims(c, d);
+	} else if ((x->fam->internvl && c->has_vision) || x->fam->blip2)
+		internvl_dims(c, d); /* BLIP-2's: the same, the class token's row too */
 	else if (x->fam->qwen3_vl)
 		qwen3_vl_dims(c, d);
 	else if (x->fam->glm4v)
@@ -410,6 +423,8 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->rob_pos = c->rob_max_pos;
 	d->rob_types = c->rob_types;
 	d->rob_labels = c->rob_num_labels;
+	if (x->fam->blip2)
+		qformer_dims(c, c->num_query_tokens, d);
 	if ((rv = vision_dims(x, d, err)) != WT_OK)
 		return rv;
 	if (d->n_heads <= 0 || d->hidden <= 0 || d->vocab <= 0 || d->n_layers < 0)

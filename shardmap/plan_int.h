@@ -48,8 +48,9 @@ typedef struct sm_dims {
 	int64_t opt_wep, opt_pos;
 	/* RoBERTa: max_position_embeddings, type_vocab_size, num_labels (-1 for other families) */
 	int64_t rob_pos, rob_types, rob_labels;
-	/* Granite Speech: SM_D_GSA, GSDH, GSC, GSK and the Q-Former's hidden, intermediate,
-	 * encoder_hidden_size, queries and layers (0 for other families) */
+	/* Granite Speech: SM_D_GSA, GSDH, GSC, GSK; a BLIP-2 Q-Former's (Granite Speech's
+	 * projector, BLIP-2's qformer): hidden, intermediate, encoder_hidden_size, queries and
+	 * layers (0 for other families) */
 	int64_t gs_attn, gs_dim_head, gs_conv, gs_kernel;
 	int64_t qf_hidden, qf_inter, qf_enc, qf_queries, qf_layers;
 } sm_dims;

@@ -137,17 +137,20 @@ typedef enum {
 	SM_D_RPOS,   /* max_position_embeddings: position_embeddings rows */
 	SM_D_RTYPES, /* type_vocab_size: token_type_embeddings rows */
 	SM_D_NLAB,   /* num_labels (id2label's entries): the sequence classifier's out_proj rows */
-	/* Granite Speech's conformer encoder (encoder_config) and Q-Former (projector_config) */
+	/* Granite Speech's conformer encoder (encoder_config) */
 	SM_D_GSA,  /* num_heads * dim_head: attn.to_q rows, to_out columns */
 	SM_D_GSA2, /* 2 * num_heads * dim_head: attn.to_kv rows */
 	SM_D_GSDH, /* dim_head: attn.rel_pos_emb columns */
 	SM_D_GSC,  /* hidden_dim * conv_expansion_factor: the conv module's channels */
 	SM_D_GSC2, /* twice that: conv.up_conv rows (the GLU's two halves) */
 	SM_D_GSK,  /* conv_kernel_size */
-	SM_D_QFH,  /* projector_config.hidden_size */
-	SM_D_QFI,  /* projector_config.intermediate_size */
-	SM_D_QFE,  /* projector_config.encoder_hidden_size: crossattention key / value columns */
-	SM_D_QFQ,  /* window_size / downsample_rate: projector.query's queries */
+	/* A BLIP-2 Q-Former (Granite Speech's projector_config, BLIP-2's qformer_config) */
+	SM_D_QFH, /* hidden_size */
+	SM_D_QFI, /* intermediate_size */
+	SM_D_QFE, /* encoder_hidden_size: crossattention key / value columns */
+	/* its queries: Granite Speech's window_size / downsample_rate (projector.query), BLIP-2's
+	 * num_query_tokens (query_tokens) */
+	SM_D_QFQ,
 	SM_D_COUNT_
 } sm_dim;
 
@@ -221,8 +224,11 @@ typedef enum {
 	SM_C_MBLATERB,
 	SM_C_NORMBIAS,
 	SM_C_CLSBIAS,
-	SM_C_QFCROSS, /* Q-Former layers i with i % cross_attention_frequency == 0 (Granite
-	                 Speech's projector: their crossattention) */
+	/* BLIP-2: vision_config.qkv_bias (each block's qkv.bias) */
+	SM_C_VQKVB,
+	/* Q-Former layers i with i % cross_attention_frequency == 0 (Granite Speech's projector,
+	 * BLIP-2's qformer: their crossattention) */
+	SM_C_QFCROSS,
 } sm_cond;
 
 enum {
@@ -239,8 +245,8 @@ enum {
 	/* a stack stored 2-D [E*a, b] (DBRX's experts.mlp.w1 / v1 / w2): viewed [E, a, b] (then
 	 * as SM_F_TRANS says), num_experts from config.json */
 	SM_F_STACK2 = 1u << 6,
-	/* {i} is a Q-Former layer (Granite Speech's projector_config.num_hidden_layers), not a
-	 * layer */
+	/* {i} is a Q-Former layer (Granite Speech's projector_config.num_hidden_layers, BLIP-2's
+	 * qformer_config's), not a layer */
 	SM_F_QF = 1u << 7
 };
 
@@ -385,6 +391,11 @@ typedef struct sm_family {
 	 * patch Linear's num_channels x patch_size^2 columns ([VUNF]), the projector's
 	 * projector_hidden_size ([VPI]) and VE x downsample_factor^2 ([VM]) */
 	bool siglip2;
+	/* BLIP-2's vision_config (Blip2VisionConfig; the loader applies its defaults): SigLIP's
+	 * key names (also sets vision_siglip and vision_gated), (image_size / patch_size)^2 + 1
+	 * positions (the class token); qformer_config's Q-Former (SM_D_QF*, SM_F_QF rules' {i}),
+	 * num_query_tokens its SM_D_QFQ */
+	bool blip2;
 	/* The config.json switch of SM_C_MMBIAS's projector biases, named in refusals (NULL:
 	 * multimodal_projector_bias; LFM2-VL: projector_bias) */
 	const char *mm_bias_key;
@@ -573,6 +584,7 @@ extern const sm_family shardmap_family_bloom;
 extern const sm_family shardmap_family_falcon;
 extern const sm_family shardmap_family_persimmon;
 extern const sm_family shardmap_family_fuyu;
+extern const sm_family shardmap_family_blip2;
 extern const sm_family shardmap_family_chameleon;
 extern const sm_family shardmap_family_mamba2;
 extern const sm_family shardmap_family_idefics3;

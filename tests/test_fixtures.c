@@ -54,6 +54,21 @@ static void check_internvl(const ckpt_config *cfg, const char *lm)
 	assert_true(cfg->tie_given && cfg->tie_word_embeddings == q3);
 }
 
+/* BLIP-2: Blip2VisionConfig's / Blip2QFormerConfig's keys, num_query_tokens, an opt text_config
+ * tied by its default (no key in text_config: tie_given false) */
+static void check_blip2(const ckpt_config *cfg)
+{
+	assert_true(cfg->v_hidden_size == 64 && cfg->v_intermediate_size == 128 &&
+	            cfg->v_num_layers == 2 && cfg->v_num_attn_heads == 8 &&
+	            cfg->v_image_size == 16 && cfg->v_patch_size == 8 && cfg->v_attn_bias);
+	assert_true(cfg->qf_hidden == 48 && cfg->qf_inter == 96 && cfg->qf_layers == 3 &&
+	            cfg->qf_heads == 4 && cfg->qf_cross == 2 && cfg->num_query_tokens == 4);
+	assert_true(cfg->opt_word_embed_proj_dim == 128 && cfg->opt_max_pos == 64 &&
+	            cfg->opt_final_norm && cfg->attention_bias);
+	assert_string_equal(cfg->lm_model_type, "opt");
+	assert_false(cfg->tie_given); /* the planner: OPTConfig's true (tie_default) */
+}
+
 static void check_family(const fam_expect *e, const char *root)
 {
 	char *dir = tu_path(root, e->name);
@@ -112,9 +127,12 @@ static void check_family(const fam_expect *e, const char *root)
 	bool ivl = strncmp(e->name, "internvl", 8) == 0;
 	bool fy = strcmp(e->name, "fuyu") == 0;
 	bool lvl = strcmp(e->name, "lfm2_vl") == 0;
+	bool b2 = strcmp(e->name, "blip2") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
-	                                      ov || c2v || ivl || px || fy || lvl);
+	                                      ov || c2v || ivl || px || fy || lvl || b2);
+	if (b2)
+		check_blip2(cfg);
 	if (lvl) { /* Siglip2VisionConfig's keys, Lfm2VlConfig's, an lfm2 text_config, untied */
 		assert_true(cfg->v_hidden_size == 64 && cfg->v_num_layers == 2 &&
 		            cfg->v_num_pos == 16 && cfg->v_patch_size == 8 &&
@@ -210,8 +228,8 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->gs_hidden == 64 && cfg->gs_layers == 2 && cfg->gs_heads == 4 &&
 		            cfg->gs_dim_head == 16 && cfg->gs_out == 64 && cfg->gs_max_pos == 8 &&
 		            cfg->gs_ctx == 4 && cfg->gs_in == 16 && cfg->gs_kernel == 3);
-		assert_true(cfg->gs_q_hidden == 64 && cfg->gs_q_layers == 2 &&
-		            cfg->gs_q_cross == 2 && cfg->gs_q_inter == 128 && cfg->gs_window == 4 &&
+		assert_true(cfg->qf_hidden == 64 && cfg->qf_layers == 2 && cfg->qf_cross == 2 &&
+		            cfg->qf_inter == 128 && cfg->gs_window == 4 &&
 		            cfg->gs_downsample == 2 && !cfg->tie_word_embeddings);
 		assert_string_equal(cfg->lm_model_type, "granite");
 	}
@@ -445,7 +463,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
-	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl) {
+	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl || b2) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

@@ -208,6 +208,19 @@ static const fam_expect fams_mm[] = {
          2 * (64 * 16 + 64 + 2 * GS_BLOCK + 2 * (64 * 64 + 64)) + 2 * 8 +
          2 * (4 * 64 + 3 * QF_ATT + 2 * QF_FFN + 128 * 64 + 128),
      128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* blip2: opt's tensors without projections under language_model. (tied); the tower's
+     * embeddings [64] + [5, 64] + [64, 3, 8, 8] + [64], 2 blocks of qkv [192, 64] + [192],
+     * projection / fc1 / fc2 with biases and 2 LayerNorms, post_layernorm; query_tokens
+     * [4, 48], qformer.layernorm, 3 Q-Former layers (cross-attention in 0 and 2: key / value
+     * [48, 64]), language_projection [128, 48] + [128]; 2 files */
+    {"blip2", 139,
+     2 * (1000 * 128 + 66 * 128 + 2 * 128) +
+         2 * 2 * (4 * 128 + 4 * (128 * 128 + 128) + 2 * 256 * 128 + 256 + 128) +
+         2 * (64 + 5 * 64 + 64 * 192 + 64 + 2 * 64 +
+              2 * (4 * 64 + 192 * 64 + 192 + 64 * 64 + 64 + 2 * 128 * 64 + 128 + 64)) +
+         2 * (4 * 48 + 2 * 48 + 3 * (4 * (48 * 48 + 48) + 2 * 48 + 2 * 96 * 48 + 96 + 3 * 48) +
+              2 * (48 * 48 + 2 * 48 * 64 + 48 * 48 + 4 * 48 + 2 * 48) + 128 * 48 + 128),
+     128, 8, 8, 16, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -387,9 +387,9 @@ static void test_defaults(void **state)
 	            c.gs_ff_mult == 4 && c.gs_heads == 8 && c.gs_dim_head == 128 &&
 	            c.gs_out == 42 && c.gs_ctx == 200 && c.gs_max_pos == 512 && c.gs_kernel == 15 &&
 	            c.gs_conv_exp == 2);
-	assert_true(c.gs_q_hidden == 768 && c.gs_q_layers == 12 && c.gs_q_heads == 12 &&
-	            c.gs_q_inter == 3072 && c.gs_q_cross == 2 && c.gs_q_enc == 1408 &&
-	            !c.gs_q_text && c.gs_q_abs && strcmp(c.gs_q_model, "blip_2_qformer") == 0);
+	assert_true(c.qf_hidden == 768 && c.qf_layers == 12 && c.qf_heads == 12 &&
+	            c.qf_inter == 3072 && c.qf_cross == 2 && c.qf_enc == 1408 && !c.qf_text &&
+	            c.qf_abs && strcmp(c.qf_model, "blip_2_qformer") == 0);
 	assert_true(c.gs_window == 15 && c.gs_downsample == 5 &&
 	            strcmp(c.lm_model_type, "granite") == 0);
 	assert_true(c.vocab_size == 49160 && c.hidden_size == 4096 && c.num_attention_heads == 32 &&

@@ -724,3 +724,25 @@ mkdir -p "$T/gs_bad" && cp "$T/granite_speech/"*.safetensors* "$T/gs_bad/" &&
 	fail "granite_speech with use_qformer_text_input planned"
 grep -q "use_qformer_text_input" "$T/err" || fail "granite_speech text input: $(cat "$T/err")"
 rm -rf "$T/gs_bad"
+# Blip2ForConditionalGeneration: OPT's rows under language_model. (tied: no lm_head); the BLIP
+# tower's fused self_attn.qkv [192, 64] by heads (96 rows a rank at TP 2, quantized, its bias
+# alike), projection by columns; the Q-Former, query_tokens and language_projection whole and
+# unquantized; a flan-t5 text_config refused
+"$CTL" plan --model-dir "$T/blip2" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan blip2"
+for l in "vision_model.encoder.layers.1.self_attn.qkv.weight *I8 *\[96, 64\]" \
+	"vision_model.encoder.layers.1.self_attn.qkv.bias *BF16 *\[96\]" \
+	"vision_model.encoder.layers.1.self_attn.projection.weight *I8 *\[64, 32\]" \
+	"qformer.encoder.layer.2.crossattention.attention.key.weight *BF16 *\[48, 64\]" \
+	"query_tokens *BF16 *\[1, 4, 48\]" "language_projection.weight *BF16 *\[128, 48\]" \
+	"language_model.model.decoder.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "blip2 line $l: $(cat "$T/plan")"
+done
+grep -q "lm_head tied" "$T/plan" || fail "blip2: lm_head not tied"
+grep -q "lm_head.weight\|qformer.*_scale\|layer\.1\.crossattention" "$T/plan" &&
+	fail "blip2: lm_head, a Q-Former scale or layer 1's cross-attention"
+mkdir -p "$T/blip2_bad" && cp "$T/blip2/"*.safetensors* "$T/blip2_bad/" &&
+	sed 's/"model_type": "opt"/"model_type": "t5"/' "$T/blip2/config.json" >"$T/blip2_bad/config.json"
+"$CTL" plan --model-dir "$T/blip2_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "blip2 with a t5 text_config planned"
+grep -q "text_config.model_type 't5'" "$T/err" || fail "blip2 text_config: $(cat "$T/err")"
+rm -rf "$T/blip2_bad"

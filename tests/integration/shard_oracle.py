@@ -131,6 +131,10 @@ out_mid by columns, the rest of the encoder and the Q-Former projector whole.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
+BLIP-2 (vLLM's blip2.py / blip.py): OPT's cut under language_model., tied by text_config alone;
+the BLIP tower's fused self_attn.qkv (and its bias) by heads of each third, projection / fc2
+by columns, fc1 by rows, the rest whole; query_tokens, qformer.* and language_projection.*
+(plain nn.Linear / nn.LayerNorm / nn.Parameter) whole.
 
 Idefics3 (vLLM's idefics3.py / idefics2_vision_model.py): Llama's table under model.text_model.
 (lm_head at the top, tied by text_config.tie_word_embeddings alone), the SigLIP-style tower
@@ -367,7 +371,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallel
             if re.search(r"mlp\.fc_in\.(weight|bias)$", name):
                 add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallel
-        if arch == "OPTForCausalLM":  # vLLM's opt.py; q/k/v fused below as Llama's
+        if arch in ("OPTForCausalLM", "Blip2ForConditionalGeneration") and \
+                name.startswith("model."):  # vLLM's opt.py; q/k/v fused below as Llama's
             if name == "model.decoder.embed_tokens.weight":
                 add(name, vocab_rows(name, V, T, r, pad)); continue
             if re.search(r"(self_attn\.out_proj|\.fc2)\.weight$", name):
@@ -420,11 +425,12 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))
             continue
-        if name.startswith(("connector.", "audio_tower.")):  # Idefics3's proj, Qwen2-Audio's encoder
+        if name.startswith(("connector.", "audio_tower.", "qformer.", "query_tokens",
+                            "language_projection.")):  # Idefics3's proj, Qwen2-Audio's encoder, BLIP-2's
             add(name, pieces_rows(name, 0, rows)); continue
         if name.startswith(("visual.", "vision_tower.", "vision_model.")):  # + Llama 4's
             sq = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name)
-            if re.search(r"\.attn\.qkv\.(weight|bias)$", name):  # [q; k; v] split by heads
+            if re.search(r"\.(self_)?attn\.qkv\.(weight|bias)$", name):  # [q; k; v] by heads
                 ve = rows // 3; hl = ve // T  # (not e: that is the EP rank)
                 add(name, sum((pieces_rows(name, k * ve + r * hl, hl) for k in range(3)), []))
             elif sq:  # SigLIP: q, k, v (KV = H) fused by heads into qkv_proj
@@ -434,7 +440,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                                                      for x in "qkv"), []))
             elif re.search(r"(mlp|feed_forward|merger)\.(gate|up)_proj\.(weight|bias)$", name):
                 pass  # Qwen2.5-VL, Pixtral, GLM-4.1V (+ its merger): fused into gate_up_proj below
-            elif re.search(r"(attn\.proj|out_proj|o_proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2|"
+            elif re.search(r"(attn\.proj|attn\.projection|out_proj|o_proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2|"
                            r"linear_fc2|feed_forward\.down_proj|merger\.down_proj)\.weight$", name):
                 # + Qwen3-VL's, Pixtral's, GLM-4.1V's merger
                 add(name, pieces_cols(name, r * cols // T, cols // T))
@@ -555,7 +561,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 + pieces_rows(f"{b}.k_proj.{leaf}", ks * KVl * d, KVl * d)
                 + pieces_rows(f"{b}.v_proj.{leaf}", ks * KVl * d, KVl * d))
         m = re.match(r"(.*)\.query\.(weight|bias)$", name)
-        if m and not name.startswith("projector."):  # Granite Speech's Q-Former: whole
+        if m and not name.startswith(("projector.", "qformer.")):  # the Q-Formers: whole
             b, leaf = m.group(1), m.group(2)
             add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * d, Hl * d)
                 + pieces_rows(f"{b}.key.{leaf}", r * Hl * d, Hl * d)
@@ -655,7 +661,7 @@ def main():
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
                                "llava_onevision", "cohere2_vision", "llava_next_video",
                                "qwen2_audio", "internvl", "fuyu", "lfm2-vl",
-                               "granite_speech"):  # -> LM + tower
+                               "granite_speech", "blip-2"):  # -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
@@ -663,7 +669,7 @@ def main():
         # the text class's default where it has no key: Gemma 3's, Gemma's, Cohere's true
         cfg["tie_word_embeddings"] = tc.get("tie_embedding", tc.get(  # Lfm2Config's first
             "tie_word_embeddings", cfg["model_type"] in (
-                "gemma3", "paligemma", "aya_vision", "cohere2_vision", "lfm2-vl")))
+                "gemma3", "paligemma", "aya_vision", "cohere2_vision", "lfm2-vl", "blip-2")))
         lm_prefix = "language_model."
         src = {re.sub(r"^(model\.language_model\.|language_model\.model\.)", "model.",
                       re.sub(r"^(model\.)?(vision_tower\.|multi_modal_projector\.|image_newline$|"
