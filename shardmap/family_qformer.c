@@ -15,18 +15,20 @@ int shardmap_qformer_check(const ckpt_config *c, const char *key, wt_errbuf *err
 		                 "(Blip2QFormerModel); only blip_2_qformer is supported",
 		                 key, c->qf_model);
 	if (c->qf_text)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: %s.use_qformer_text_input is true: the Q-Former then "
-		                 "has text embeddings (InstructBLIP-style embeddings.*) and "
-		                 "intermediate / output modules vLLM's Blip2QFormerModel does not "
-		                 "build; set it false",
-		                 key);
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: %s.use_qformer_text_input is true: the Q-Former then "
+		    "has text embeddings (InstructBLIP-style embeddings.*) and "
+		    "intermediate / output modules vLLM's Blip2QFormerModel does not "
+		    "build; set it false",
+		    key);
 	if (!c->qf_abs)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: %s.position_embedding_type is not \"absolute\": "
-		                 "vLLM's Blip2QFormerMultiHeadAttention raises NotImplementedError "
-		                 "for any other; set it \"absolute\" (Blip2QFormerConfig's default)",
-		                 key);
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: %s.position_embedding_type is not \"absolute\": "
+		    "vLLM's Blip2QFormerMultiHeadAttention raises NotImplementedError "
+		    "for any other; set it \"absolute\" (Blip2QFormerConfig's default)",
+		    key);
 	if (c->qf_hidden % c->qf_heads != 0)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: %s.num_attention_heads %" PRId64
