@@ -264,6 +264,18 @@ static const class_default granite_speech_granite_defaults[] = {
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
 };
 
+/* AriaTextConfig's (transformers 4.57.1), for Aria's text_config (num_key_value_heads None:
+ * num_attention_heads; head_dim hidden_size / heads; untied): moe_num_experts 8, moe_topk 2,
+ * moe_num_shared_experts 2 (the shared experts intermediate_size x 2 wide) */
+static const class_default aria_text_defaults[] = {
+    {"vocab_size", false, 32000},         {"hidden_size", false, 4096},
+    {"intermediate_size", false, 4096},   {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},   {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},         {"rope_theta", true, 10000.0},
+    {"moe_num_experts", false, 8},        {"moe_topk", false, 2},
+    {"moe_num_shared_experts", false, 2},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -296,6 +308,8 @@ static const struct {
     CLASS("chameleon", chameleon_defaults),
     CLASS("modernbert", modernbert_defaults),
     CLASS("granite_speech:granite", granite_speech_granite_defaults),
+    /* Aria's text_config (config_lm_view names it so, whatever its model_type) */
+    CLASS("aria:aria_text", aria_text_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -81,6 +81,11 @@ int config_parse_granite_speech(json_t *root, struct ckpt_config *c, wt_errbuf *
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);
 int config_parse_fuyu(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root an Aria config (model_type aria)? The projector's queries (the largest value of
+ * projector_patch_to_query_dict, 256 when absent) and text_config's model_type ("" without a
+ * text_config object, "?" without model_type; config_aria.c, called by config_parse_vision). */
+bool config_is_aria(json_t *root);
+int config_parse_aria(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root an LFM2-VL config (model_type lfm2_vl, or lfm2-vl as Lfm2VlConfig writes it)? Its
  * vision_config v (an object) with Siglip2VisionConfig's defaults, the top level's
  * downsample_factor / projector_hidden_size / projector_bias / projector_use_layernorm and

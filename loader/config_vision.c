@@ -32,8 +32,9 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 		return config_parse_internvl(root, v, c, err);
 	if (config_is_blip2(root)) /* absent sub-configs: Blip2Config's defaults */
 		return config_parse_blip2(root, c, err);
-	if (v == NULL || json_is_null(v))
-		return WT_OK;
+	int rv = config_is_aria(root) ? config_parse_aria(root, c, err) : WT_OK;
+	if (rv != WT_OK || v == NULL || json_is_null(v))
+		return rv; /* Aria without one: Idefics3VisionConfig's defaults (the planner's) */
 	if (!json_is_object(v))
 		return wt_seterr(err, WT_ECORRUPT, "config.json: 'vision_config' is not an object");
 	c->has_vision = true;
@@ -41,7 +42,7 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	json_t *patch = json_object_get(v, "patch_size");
 	c->v_patch_given = patch != NULL && !json_is_null(patch);
 	const char *which = "in_chans";
-	int rv = config_get_int(v, "depth", -1, 1, &c->v_depth, err);
+	rv = config_get_int(v, "depth", -1, 1, &c->v_depth, err);
 	if (rv == WT_OK)
 		rv = config_get_int(v, "embed_dim", -1, 1, &c->v_embed_dim, err);
 	if (rv == WT_OK)

@@ -498,6 +498,9 @@ typedef struct ckpt_config {
 	 * max_source_positions */
 	bool has_audio;
 	int64_t a_mel, a_layers, a_heads, a_ffn, a_d_model, a_max_pos;
+	/* Aria (AriaConfig, model_type aria; read for it only, config_aria.c): the projector's
+	 * learned queries, max(projector_patch_to_query_dict.values()) (256 when absent) */
+	int64_t aria_queries;
 	/* Granite Speech (GraniteSpeechConfig, model_type granite_speech; read for it only,
 	 * config_granite_speech.c): encoder_config (GraniteSpeechEncoderConfig's defaults:
 	 * input_dim 160, num_layers 10, hidden_dim 1024, feedforward_mult 4, num_heads 8,

@@ -162,7 +162,7 @@ static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 {
 	/* ERNIE: moe_k; Hunyuan: moe_topk (one value: the loader's view reads a per-layer list
 	 * of equal entries as it) */
-	const ckpt_field *k = &f[c->ernie ? F_MOE_K : c->hunyuan ? F_MOE_TOPK : F_TOPK];
+	const ckpt_field *k = &f[c->ernie ? F_MOE_K : c->hunyuan || c->aria ? F_MOE_TOPK : F_TOPK];
 	if (!k->present && !c->jamba)
 		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is missing", k->key);
 	c->topk = k->present ? k->i : 2; /* JambaConfig's num_experts_per_tok */
@@ -183,7 +183,8 @@ static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	} else {
 		/* Qwen3VLMoeTextSparseMoeBlock and HunYuanMoEV1Moe renormalise whatever
 		 * norm_topk_prob says */
-		c->norm_topk = c->q3vl_moe || c->hunyuan || bool_or(&f[F_NORM_TOPK], false);
+		c->norm_topk =
+		    c->q3vl_moe || c->hunyuan || c->aria || bool_or(&f[F_NORM_TOPK], false);
 		if (c->jamba) { /* JambaSparseMoeBlock: the softmax's top-k as they are */
 			c->norm_topk = false;
 			c->sparse_step = 1;
@@ -392,6 +393,14 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: hidden_act '%s'; the reference has silu for %s",
 		                 f[F_ACT].s, arch ? arch : "ERNIE 4.5");
+	/* Aria: transformers' shared experts run ACT2FN[hidden_act], its experts and vLLM's
+	 * everything silu: only silu agrees */
+	if (c->aria && f[F_ACT].present && strcmp(f[F_ACT].s, "silu") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: text_config.hidden_act '%s' on Aria: vLLM's "
+		                 "aria.py runs silu in the experts and the shared experts whatever "
+		                 "it says; only silu is supported",
+		                 f[F_ACT].s);
 	/* hidden_act read: Qwen3-VL's text MLPs and experts run ACT2FN[hidden_act]
 	 * (Qwen3VL(Moe)TextConfig: silu); the FAM_ACT families' likewise */
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&

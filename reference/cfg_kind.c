@@ -61,7 +61,8 @@ enum {
 	FAM_PERSIMMON,
 	FAM_FALCON,
 	FAM_MAMBA2,
-	FAM_CHAMELEON
+	FAM_CHAMELEON,
+	FAM_ARIA
 };
 
 /* The planner's family -> the reference's kind. */
@@ -316,6 +317,10 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* Blip2ForConditionalGeneration: its OPT language model (language_model.* read as
 	     * OPT's names), on text tokens; the tower and Q-Former loaded, unused */
 	    {"blip_2", REF_DENSE, false, 0, FAM_OPT},
+	    /* AriaForConditionalGeneration: its language model on text tokens, Llama's
+	     * attention, every layer MoE: Mixtral's routing (softmax of the top moe_topk
+	     * logits) over the stacked fc1 / fc2 experts, + the ungated shared experts */
+	    {"aria", REF_QWEN2_MOE, false, 0, FAM_ARIA},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -367,6 +372,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 				c->kind = REF_DENSE;
 			c->ernie = map[i].fam == FAM_ERNIE;
 			c->q3vl_moe = map[i].fam == FAM_QWEN3_VL_MOE;
+			c->aria = map[i].fam == FAM_ARIA;
 			c->smollm3 = map[i].fam == FAM_SMOLLM3;
 			c->read_act = map[i].fam == FAM_ACT;
 			c->apertus = map[i].fam == FAM_APERTUS;

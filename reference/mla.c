@@ -238,7 +238,7 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 	rv = ref_getf(s, &router, false, err, 2, c->E, c->hid, 0, "%s%s.weight", m,
 	              ckpt && c->stacked_experts ? "router.layer"
 	              : ckpt && c->hunyuan       ? "gate.wg" /* vLLM: mlp.gate */
-	              : c->jamba                 ? "router"  /* feed_forward.router, both */
+	              : c->jamba || c->aria      ? "router"  /* *.router, both */
 	                                         : "gate");
 	if (rv == WT_OK && c->ernie) /* Ernie4_5_MoeStatics: [1, E] */
 		rv = ref_getf(s, &bias, false, err, 2, 1, c->E, 0,
@@ -268,8 +268,8 @@ int ref_shared_gate(const ref_cfg *c, ref_set *s, const char *m, const float *h,
 		snprintf(name, cap, "%.*sshared_mlp.", (int)(n > k ? n - k : 0), m);
 		return WT_OK;
 	}
-	if (c->hunyuan) { /* model.layers.{i}.mlp.shared_mlp., ungated */
-		snprintf(name, cap, "%sshared_mlp.", m);
+	if (c->hunyuan || c->aria) { /* mlp.shared_mlp. / mlp.shared_experts., ungated */
+		snprintf(name, cap, "%s%s", m, c->aria ? "shared_experts." : "shared_mlp.");
 		return WT_OK;
 	}
 	snprintf(name, cap, "%s%s", m, ds ? "shared_experts." : "shared_expert.");

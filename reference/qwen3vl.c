@@ -6,7 +6,9 @@
  * read norm_topk_prob), and Qwen3VLMoeTextExperts run as the bmm operands the checkpoint
  * stores, gate_up = h @ gate_up_proj[e] ([hid, 2*Ie]; gate, up = chunk(2, dim=-1): gate
  * the first Ie columns), (up * silu(gate)) @ down_proj[e] ([Ie, hid]), times the expert's
- * weight, summed over the chosen experts.
+ * weight, summed over the chosen experts. Aria's AriaGroupedExpertsMLP is the same math
+ * over experts.fc1.weight / fc2.weight (fc1's first half silu'd, times the second) under
+ * AriaTextMoELayer's router (softmax of the top-k logits: the same weights).
  *
  * The sharded side reads the runtime stacks as every Qwen-MoE's (shard.c): w13_weight
  * [count, 2*Il, hid] with [gate; up] rows and w2_weight [count, hid, Il], so the two
@@ -23,9 +25,11 @@ int ref_q3vl_moe_full(const ref_cfg *c, ref_set *s, const char *m, const float *
 	int64_t hid = c->hid, ie = c->Ie;
 	const float *gu, *dn;
 	int rv;
-	if ((rv =
-	         ref_getf(s, &gu, false, err, 3, c->E, hid, 2 * ie, "%sexperts.gate_up_proj", m)) ||
-	    (rv = ref_getf(s, &dn, false, err, 3, c->E, ie, hid, "%sexperts.down_proj", m)))
+	/* Aria's AriaGroupedExpertsGemm stacks: the same operands under fc1 / fc2 */
+	const char *gun = c->aria ? "fc1.weight" : "gate_up_proj";
+	const char *dnn = c->aria ? "fc2.weight" : "down_proj";
+	if ((rv = ref_getf(s, &gu, false, err, 3, c->E, hid, 2 * ie, "%sexperts.%s", m, gun)) ||
+	    (rv = ref_getf(s, &dn, false, err, 3, c->E, ie, hid, "%sexperts.%s", m, dnn)))
 		return rv;
 	float *g = b->scratch, *u = g + ie;
 	float w[REF_MAX_EXPERTS]; /* top-k <= E <= REF_MAX_EXPERTS */

@@ -417,6 +417,16 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 			b->acc[i] += y[i];
 		return WT_OK;
 	}
+	if (c->aria) { /* the bmm stacks, + the ungated shared experts */
+		float gate;
+		if ((rv = ref_q3vl_moe_full(c, s, m, b->h, T, b->acc, routes, b, err)) ||
+		    (rv = ref_shared_gate(c, s, m, b->h, ex, sizeof(ex), &gate, err)) ||
+		    (rv = mlp_full(c, s, ex, c->Is, T, b->h, y, b->scratch, err)))
+			return rv;
+		for (int64_t i = 0; i < T * c->hid; i++)
+			b->acc[i] += y[i];
+		return WT_OK;
+	}
 	if (c->q3vl_moe) { /* the checkpoint's bmm stacks, else one Linear per expert (below) */
 		const float *gu;
 		if ((rv = ref_getf(s, &gu, true, err, 3, c->E, c->hid, 2 * c->Ie,

@@ -400,6 +400,11 @@ typedef struct ref_cfg {
 	 * read from the checkpoint's bmm stacks mlp.experts.gate_up_proj [E, hid, 2*Ie]
 	 * (gate the first Ie columns) / down_proj [E, Ie, hid] */
 	bool q3vl_moe;
+	/* Aria's language model (AriaTextModel): every layer's mlp routes the top moe_topk
+	 * router.weight logits (softmax over them) to the bmm stacks experts.fc1.weight
+	 * [E, hid, 2*Ie] (gate the first Ie columns) / fc2.weight [E, Ie, hid] and adds
+	 * shared_experts (Ie x moe_num_shared_experts wide) ungated; silu only */
+	bool aria;
 	int64_t moe_start, moe_end, moe_every;
 	double norm_min;
 	uint64_t l4_rope[4], l4_chunked[4], l4_moe[4];

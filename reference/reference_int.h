@@ -348,7 +348,8 @@ int ref_llama4_moe_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h,
                         float *acc, int64_t *routes, ref_bufs *b, wt_errbuf *err);
 /* Qwen3-VL-MoE's sparse block of module prefix m on h [T, hid] into acc [T, hid], from
  * the checkpoint's bmm stacks m "experts.gate_up_proj" [E, hid, 2*Ie] (gate the first Ie
- * columns) and m "experts.down_proj" [E, Ie, hid]; routes (may be NULL) receives the
+ * columns) and m "experts.down_proj" [E, Ie, hid] (Aria: m "experts.fc1.weight" /
+ * "experts.fc2.weight", the same operands); routes (may be NULL) receives the
  * choices [T, topk]; b: its scratch (2 * Ie floats) (qwen3vl.c). */
 int ref_q3vl_moe_full(const ref_cfg *c, ref_set *s, const char *m, const float *h, int64_t T,
                       float *acc, int64_t *routes, ref_bufs *b, wt_errbuf *err);

@@ -373,6 +373,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		d->vis_patch = c->v_patch_size;
 	if (x->fam->gspeech)
 		return gspeech_dims(c, d, err);
+	if (x->fam->aria) /* the loader's bound: at most 2^24 */
+		d->qf_queries = c->aria_queries;
 	if (x->fam->audio) { /* Qwen2-Audio's audio_config (loader defaults) */
 		d->vis_depth = c->a_layers;
 		d->vis_heads = c->a_heads;

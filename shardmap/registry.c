@@ -103,6 +103,7 @@ static const sm_family *const families[] = {
     &shardmap_family_modernbert_cls,
     &shardmap_family_granite_speech,
     &shardmap_family_blip2,
+    &shardmap_family_aria,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

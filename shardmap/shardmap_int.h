@@ -409,6 +409,9 @@ typedef struct sm_family {
 	 * its shape (Chameleon's VQ-VAE, which vq_config shapes), else an error naming it; NULL =
 	 * none. */
 	int (*check_extra)(const ckpt *c, const ckpt_config *cfg, wt_errbuf *err);
+	/* Aria's projector (AriaConfig): query's rows are the loader's aria_queries (SM_D_QFQ,
+	 * max(projector_patch_to_query_dict.values())) */
+	bool aria;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -599,6 +602,7 @@ extern const sm_family shardmap_family_internvl;
 extern const sm_family shardmap_family_modernbert;
 extern const sm_family shardmap_family_modernbert_cls;
 extern const sm_family shardmap_family_granite_speech;
+extern const sm_family shardmap_family_aria;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

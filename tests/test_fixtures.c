@@ -128,9 +128,10 @@ static void check_family(const fam_expect *e, const char *root)
 	bool fy = strcmp(e->name, "fuyu") == 0;
 	bool lvl = strcmp(e->name, "lfm2_vl") == 0;
 	bool b2 = strcmp(e->name, "blip2") == 0;
+	bool ar = strcmp(e->name, "aria") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
-	                                      ov || c2v || ivl || px || fy || lvl || b2);
+	                                      ov || c2v || ivl || px || fy || lvl || b2 || ar);
 	if (b2)
 		check_blip2(cfg);
 	if (lvl) { /* Siglip2VisionConfig's keys, Lfm2VlConfig's, an lfm2 text_config, untied */
@@ -233,6 +234,11 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->gs_downsample == 2 && !cfg->tie_word_embeddings);
 		assert_string_equal(cfg->lm_model_type, "granite");
 	}
+	if (ar) /* Idefics3VisionConfig's keys, the projector's queries */
+		assert_true(cfg->v_num_layers == 2 && cfg->v_hidden_size == 64 &&
+		            cfg->v_patch_size == 8 && cfg->aria_queries == 8 &&
+		            cfg->n_shared_experts == 2 && !cfg->tie_word_embeddings &&
+		            strcmp(cfg->lm_model_type, "aria_text") == 0);
 	if (ivl)
 		check_internvl(cfg, e->name[8] != '\0' ? e->name + 9 : "qwen2");
 	if (strstr(e->name, "roberta") != NULL) /* RobertaConfig's keys as the fixture gives them */
@@ -463,7 +469,8 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->interleave_moe_layer_step, 2);
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
-	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl || b2) {
+	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl || b2 ||
+	           ar) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

@@ -221,6 +221,22 @@ static const fam_expect fams_mm[] = {
          2 * (4 * 48 + 2 * 48 + 3 * (4 * (48 * 48 + 48) + 2 * 48 + 2 * 96 * 48 + 96 + 3 * 48) +
               2 * (48 * 48 + 2 * 48 * 64 + 48 * 48 + 4 * 48 + 2 * 48) + 128 * 48 + 128),
      128, 8, 8, 16, 256, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
+    /* aria: Llama's attention under language_model.model. (q / o 128x128, k / v 32x128), per
+     * layer the router [4, 128], experts.fc1 [4, 128, 128] / fc2 [4, 64, 128], shared experts
+     * gate / up / down 128x128; untied + the Idefics3 tower as idefics3's under vision_tower.
+     * (its 8 x 8 patches) + the projector: query [8, 64], cross_attn q / k / v / linear 64x64
+     * (linear + [64]), multihead_attn in_proj [192, 64] + [192] and out_proj 64x64 + [64],
+     * three LayerNorms [64] with biases, linear_in [128, 64], linear_out 128x128 */
+    {"aria", 82,
+     2 * (2 * 1000 * 128 + 128) +
+         2 * 2 *
+             (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 4 * 128 + 4 * 128 * 128 + 4 * 64 * 128 +
+              3 * 128 * 128) +
+         2 * (64 * 3 * 8 * 8 + 64 + 16 * 64 + 2 * 64 +
+              2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64)) +
+         2 * (8 * 64 + 3 * 64 * 64 + 192 * 64 + 192 + 2 * (64 * 64 + 64) + 6 * 64 + 128 * 64 +
+              128 * 128),
+     128, 8, 2, 16, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -135,6 +135,10 @@ BLIP-2 (vLLM's blip2.py / blip.py): OPT's cut under language_model., tied by tex
 the BLIP tower's fused self_attn.qkv (and its bias) by heads of each third, projection / fc2
 by columns, fc1 by rows, the rest whole; query_tokens, qformer.* and language_projection.*
 (plain nn.Linear / nn.LayerNorm / nn.Parameter) whole.
+Aria (vLLM's aria.py): Llama's cut under language_model. (either layout), tied by text_config
+alone; the fc1 / fc2 expert stacks read as Llama 4's (unstack_aria), the router and the shared
+experts as Qwen2-MoE's; the Idefics3 tower as Gemma 3's, post_layernorm dropped; the
+projector whole but feed_forward.linear_in (rows) and linear_out (columns).
 
 Idefics3 (vLLM's idefics3.py / idefics2_vision_model.py): Llama's table under model.text_model.
 (lm_head at the top, tied by text_config.tie_word_embeddings alone), the SigLIP-style tower
@@ -155,8 +159,8 @@ import numpy as np
 from shard_oracle_cut import (conv1d_gpt2, falcon, gpt2, gpt_bigcode, neox, pieces_cols,
                               pieces_rows, vocab_rows)
 from shard_oracle_enc import modernbert
-from shard_oracle_src import (dequant_fbgemm, unstack_dbrx, unstack_gpt_oss, unstack_granite,
-                              unstack_llama4)
+from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
+                              unstack_granite, unstack_llama4)
 
 NP = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 SZ = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "I64": 8, "I32": 4, "I8": 1,
@@ -402,6 +406,14 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))
             continue
+        if arch == "AriaForConditionalGeneration" and name.startswith("multi_modal_projector."):
+            if name.endswith("feed_forward.linear_in.weight"):  # ColumnParallelLinear
+                add(name, pieces_rows(name, r * rows // T, rows // T))
+            elif name.endswith("feed_forward.linear_out.weight"):  # RowParallelLinear
+                add(name, pieces_cols(name, r * cols // T, cols // T))
+            else:  # query, the cross attention (transformers' modules), layer_norm: whole
+                add(name, pieces_rows(name, 0, rows))
+            continue
         if arch == "InternVLForConditionalGeneration" and name.startswith("vision_tower."):
             # interns1_vit.py: fc1 ColumnParallelLinear, fc2 RowParallelLinear (its bias whole),
             # q/k/v, projection_layer, the norms, lambdas and embeddings plain modules: whole
@@ -555,7 +567,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
         if ernie_mtp(arch, name): continue
         if m and not arch.startswith("Deepseek") and \
-                not name.startswith(("vision_tower.", "vision_model.", "audio_tower.")):
+                not name.startswith(("vision_tower.", "vision_model.", "audio_tower.",
+                                     "multi_modal_projector.")):
             b, leaf = m.group(1), m.group(2)
             add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * Hl * qd, Hl * qd)
                 + pieces_rows(f"{b}.k_proj.{leaf}", ks * KVl * d, KVl * d)
@@ -619,6 +632,8 @@ def main():
         src = unstack_gpt_oss(src)
     if cfg["architectures"][0].startswith(("Llama4", "Qwen3VLMoe")):  # the same bmm stacks
         src = unstack_llama4(src)
+    if cfg["architectures"][0] == "AriaForConditionalGeneration":  # fc1 / fc2: the same
+        src = unstack_aria(src)
     if cfg["model_type"] == "dbrx":  # DbrxConfig's names, nested attn_config / ffn_config
         a, f = cfg.get("attn_config", {}), cfg.get("ffn_config", {})
         cfg = dict(cfg, hidden_size=cfg["d_model"], num_attention_heads=cfg["n_heads"],
@@ -661,7 +676,7 @@ def main():
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
                                "llava_onevision", "cohere2_vision", "llava_next_video",
                                "qwen2_audio", "internvl", "fuyu", "lfm2-vl",
-                               "granite_speech", "blip-2"):  # -> LM + tower
+                               "granite_speech", "blip-2", "aria"):  # -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama

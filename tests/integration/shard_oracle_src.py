@@ -131,3 +131,17 @@ def unstack_llama4(src):
                 if sc:
                     out[f"{b}{j}.down_proj.weight_scale"] = (sc[0], s)
     return out
+
+
+def unstack_aria(src):
+    """Aria (vLLM's aria.py): AriaGroupedExpertsMLP's fc1 [E, hid, 2I] / fc2 [E, I, hid] are
+    Llama 4's bmm stacks (the first I columns of fc1 the gate: AriaFusedMoE.weight_loader keeps
+    [first_r; second_r]), read by unstack_llama4 into per-expert gate / up / down; the tower's
+    post_layernorm, which vLLM replaces with Identity and skips, dropped."""
+    ren = {}
+    for k, v in src.items():
+        if re.match(r"(model\.)?vision_tower\.post_layernorm\.", k):
+            continue
+        ren[re.sub(r"\.mlp\.experts\.fc1\.weight$", ".mlp.experts.gate_up_proj",
+                   re.sub(r"\.mlp\.experts\.fc2\.weight$", ".mlp.experts.down_proj", k))] = v
+    return unstack_llama4(ren)
