@@ -99,6 +99,12 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		tmt = tmt != NULL ? tmt : "granite";
 		return strcmp(tmt, "granite") == 0 ? "granite_speech:granite" : tmt;
 	}
+	if (overlay && config_is_voxtral(root)) {
+		/* VoxtralConfig builds text_config by its model_type (llama when it has none)
+		 * from _default_text_config_kwargs over that class's defaults */
+		tmt = tmt != NULL ? tmt : "llama";
+		return strcmp(tmt, "llama") == 0 ? "voxtral:llama" : tmt;
+	}
 	if (overlay && config_is_fuyu(root)) /* FuyuConfig: persimmon when it has none */
 		return tmt != NULL ? tmt : "persimmon";
 	if (overlay && config_is_lfm2_vl(root)) /* Lfm2VlConfig: lfm2 when it has none */
@@ -129,7 +135,7 @@ static const char *const tie_by_text[] = {
     "paligemma", "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
     "mistral3",  "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
     "qwen2_vl",  "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
-    "fuyu",      "lfm2_vl",    "lfm2-vl",          "granite_speech",
+    "fuyu",      "lfm2_vl",    "lfm2-vl",          "granite_speech", "voxtral",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of
