@@ -23,6 +23,8 @@ int config_parse_audio(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	if (config_is_granite_speech(root))
 		return config_parse_granite_speech(root, c, err);
+	if (config_is_voxtral(root))
+		return config_parse_voxtral(root, c, err);
 	if (!config_is_qwen2_audio(root))
 		return WT_OK;
 	json_t *tc = json_object_get(root, "text_config");

@@ -276,6 +276,17 @@ static const class_default aria_text_defaults[] = {
     {"moe_num_shared_experts", false, 2},
 };
 
+/* LlamaConfig's (transformers 4.57.1) under VoxtralConfig's _default_text_config_kwargs,
+ * for Voxtral's llama text_config (num_attention_heads LlamaConfig's 32; head_dim 128 over
+ * hidden_size / heads; untied: LlamaConfig's false) */
+static const class_default voxtral_llama_defaults[] = {
+    {"vocab_size", false, 131072},      {"hidden_size", false, 3072},
+    {"intermediate_size", false, 8192}, {"num_hidden_layers", false, 30},
+    {"num_attention_heads", false, 32}, {"num_key_value_heads", false, 8},
+    {"head_dim", false, 128},           {"max_position_embeddings", false, 131072},
+    {"rms_norm_eps", true, 1e-5},       {"rope_theta", true, 100000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -310,6 +321,7 @@ static const struct {
     CLASS("granite_speech:granite", granite_speech_granite_defaults),
     /* Aria's text_config (config_lm_view names it so, whatever its model_type) */
     CLASS("aria:aria_text", aria_text_defaults),
+    CLASS("voxtral:llama", voxtral_llama_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -77,6 +77,11 @@ int config_parse_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * when it has none; config_granite_speech.c, called by config_parse_audio). */
 bool config_is_granite_speech(json_t *root);
 int config_parse_granite_speech(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Voxtral config (model_type voxtral)? Its audio_config (VoxtralEncoderConfig's
+ * defaults) and text_config's model_type (llama when it has none; config_voxtral.c, called by
+ * config_parse_audio). */
+bool config_is_voxtral(json_t *root);
+int config_parse_voxtral(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);

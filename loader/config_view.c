@@ -101,6 +101,12 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 	}
 	if (overlay && config_is_aria(root)) /* AriaConfig: an AriaTextConfig whatever it says */
 		return "aria:aria_text";
+	if (overlay && config_is_voxtral(root)) {
+		/* VoxtralConfig builds text_config by its model_type (llama when it has none)
+		 * from _default_text_config_kwargs over that class's defaults */
+		tmt = tmt != NULL ? tmt : "llama";
+		return strcmp(tmt, "llama") == 0 ? "voxtral:llama" : tmt;
+	}
 	if (overlay && config_is_fuyu(root)) /* FuyuConfig: persimmon when it has none */
 		return tmt != NULL ? tmt : "persimmon";
 	if (overlay && config_is_lfm2_vl(root)) /* Lfm2VlConfig: lfm2 when it has none */
@@ -134,7 +140,7 @@ static const char *const tie_by_text[] = {
     "mistral3",  "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
     "qwen2_vl",  "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
     "fuyu",      "lfm2_vl",    "lfm2-vl",          "granite_speech", "blip-2",
-    "aria",
+    "aria",      "voxtral",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

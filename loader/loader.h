@@ -495,7 +495,8 @@ typedef struct ckpt_config {
 	/* Qwen2-Audio (Qwen2AudioConfig's audio_config, Qwen2AudioEncoderConfig's defaults; read
 	 * for model_type qwen2_audio only, has_audio when the object is there): num_mel_bins,
 	 * encoder_layers, encoder_attention_heads, encoder_ffn_dim, d_model,
-	 * max_source_positions */
+	 * max_source_positions; Voxtral's audio_config too, VoxtralEncoderConfig's names and
+	 * defaults, config_voxtral.c) */
 	bool has_audio;
 	int64_t a_mel, a_layers, a_heads, a_ffn, a_d_model, a_max_pos;
 	/* Aria (AriaConfig, model_type aria; read for it only, config_aria.c): the projector's

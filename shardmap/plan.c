@@ -272,7 +272,8 @@ static int64_t layer_of(const sm_family *f, const char *name)
 /* The config.json key counting the vision blocks. */
 static const char *vis_depth_key(const sm_family *f)
 {
-	return f->audio           ? "audio_config.encoder_layers"
+	return f->voxtral         ? "audio_config.num_hidden_layers"
+	       : f->audio         ? "audio_config.encoder_layers"
 	       : f->gspeech       ? "encoder_config.num_layers"
 	       : f->vision_siglip ? "vision_config.num_hidden_layers"
 	                          : "vision_config.depth";

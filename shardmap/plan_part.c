@@ -106,11 +106,13 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		*what = "shared expert intermediate size";
 		return x->dm.shared_inter;
 	case SM_U_VHEADS:
-		*what = x->fam->vision_siglip ? "vision_config.num_attention_heads"
-		                              : "vision_config.num_heads";
+		*what = x->fam->voxtral         ? "audio_config.num_attention_heads"
+		        : x->fam->vision_siglip ? "vision_config.num_attention_heads"
+		                                : "vision_config.num_heads";
 		return x->dm.vis_heads;
 	case SM_U_VI:
-		*what = x->fam->gspeech        ? "encoder_config.hidden_dim x feedforward_mult"
+		*what = x->fam->voxtral        ? "audio_config.intermediate_size"
+		        : x->fam->gspeech      ? "encoder_config.hidden_dim x feedforward_mult"
 		        : x->fam->glm4v        ? "vision_config.out_hidden_size"
 		        : x->fam->vision_gated ? "vision_config.intermediate_size"
 		                               : "the vision MLP size (embed_dim * mlp_ratio)";
@@ -375,6 +377,28 @@ static int part_row_split(const part_req *req)
 		req->geom->shape[1] = req->src->shape[1];
 		req->geom->shape[2] = req->src->shape[2];
 	}
+	return rv;
+}
+
+/* The q and v biases of a q/k/v whose k has no bias (Whisper's encoder): rows
+ * [r*R/T, (r+1)*R/T) of each, with as many zero rows for k between them, [q_r; 0; v_r]
+ * (vLLM's QKVParallelLinear loading _create_fake_bias_for_k_proj's zeros). */
+static int part_qkv_zero_k(const part_req *req)
+{
+	int64_t units, tp = req->tp_size, rows = sm_trows(req->src);
+	int rv = check_units(req, &units);
+	if (rv == WT_OK && req->n_parts != 2)
+		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': q and v biases are needed",
+		                 req->rt);
+	int64_t local = rows / tp;
+	if (rv == WT_OK)
+		rv = push(req, shardmap_rows_piece(0, req->tp_rank * local, local, 0));
+	if (rv == WT_OK)
+		rv = push(req, shardmap_rows_piece(SM_ZERO, 0, local, 0));
+	if (rv == WT_OK)
+		rv = push(req, shardmap_rows_piece(1, req->tp_rank * local, local, 0));
+	if (rv == WT_OK)
+		geo_2d(req->geom, 3 * local, sm_tcols(req->src), req->rule->ndim);
 	return rv;
 }
 
@@ -736,6 +760,7 @@ static const part_fn part_rules[] = {
     [SM_K_MAMBA] = part_mamba,
     [SM_K_QKVH] = part_qkv_heads,
     [SM_K_EXPGU] = part_expert_w13_two,
+    [SM_K_QKVZ] = part_qkv_zero_k,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

@@ -104,6 +104,7 @@ static const sm_family *const families[] = {
     &shardmap_family_granite_speech,
     &shardmap_family_blip2,
     &shardmap_family_aria,
+    &shardmap_family_voxtral,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -63,6 +63,9 @@ typedef enum {
 	SM_K_EXPGU, /* expert gate (part 0) and up (part 1) each stacked in the checkpoint, two
 	               sources [E, Ie, hid] (DBRX's w1 / v1, stored 2-D [E*Ie, hid]): as
 	               SM_K_EXP13 */
+	SM_K_QKVZ,  /* the q (part 0) and v (part 1) biases of a q/k/v whose k has none
+	               (Whisper's encoder: vLLM's QKVParallelLinear with a zero k bias,
+	               _create_fake_bias_for_k_proj): [q_r; zeros; v_r], each split by `unit` */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -405,6 +408,10 @@ typedef struct sm_family {
 	 * SM_F_VIS rules a conformer block), its attention and conv sizes SM_D_GS*, the Q-Former's
 	 * SM_D_QF* ({i} of SM_F_QF rules a Q-Former layer) */
 	bool gspeech;
+	/* Voxtral's audio_config (VoxtralEncoderConfig): as audio, under that class's key names
+	 * (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads), which the
+	 * planner's messages name */
+	bool voxtral;
 	/* Hook: the checkpoint tensors the family requires beyond its table's, each present with
 	 * its shape (Chameleon's VQ-VAE, which vq_config shapes), else an error naming it; NULL =
 	 * none. */
@@ -603,6 +610,7 @@ extern const sm_family shardmap_family_modernbert;
 extern const sm_family shardmap_family_modernbert_cls;
 extern const sm_family shardmap_family_granite_speech;
 extern const sm_family shardmap_family_aria;
+extern const sm_family shardmap_family_voxtral;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

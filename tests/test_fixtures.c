@@ -239,6 +239,12 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->v_patch_size == 8 && cfg->aria_queries == 8 &&
 		            cfg->n_shared_experts == 2 && !cfg->tie_word_embeddings &&
 		            strcmp(cfg->lm_model_type, "aria_text") == 0);
+	if (strcmp(e->name, "voxtral") == 0) { /* VoxtralEncoderConfig's keys; untied */
+		assert_true(cfg->has_audio && !cfg->has_vision && !cfg->tie_word_embeddings);
+		assert_true(cfg->a_d_model == 64 && cfg->a_heads == 4 && cfg->a_ffn == 256 &&
+		            cfg->a_layers == 2 && cfg->a_mel == 16 && cfg->a_max_pos == 16);
+		assert_string_equal(cfg->lm_model_type, "llama");
+	}
 	if (ivl)
 		check_internvl(cfg, e->name[8] != '\0' ? e->name + 9 : "qwen2");
 	if (strstr(e->name, "roberta") != NULL) /* RobertaConfig's keys as the fixture gives them */

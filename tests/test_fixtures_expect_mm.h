@@ -237,6 +237,16 @@ static const fam_expect fams_mm[] = {
          2 * (8 * 64 + 3 * 64 * 64 + 192 * 64 + 192 + 2 * (64 * 64 + 64) + 6 * 64 + 128 * 64 +
               128 * 128),
      128, 8, 2, 16, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 2},
+    /* voxtral: a Llama LM under language_model.model. (as qwen2_audio's without biases, head_dim
+     * given) + the Whisper encoder (as qwen2_audio's with intermediate_size 256: fc1
+     * [256, 64] / fc2 [64, 256]) + the projector's linear_1 [128, 256] and linear_2
+     * [128, 128] without biases */
+    {"voxtral", 60,
+     2 * (2 * 1000 * 128 + 128) + 2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) +
+         2 * (64 * 16 * 3 + 64 + 64 * 64 * 3 + 64 + 16 * 64 + 2 * 64) +
+         2 * 2 * (4 * 64 * 64 + 3 * 64 + 4 * 64 + 256 * 64 + 256 + 64 * 256 + 64) +
+         2 * (128 * 256 + 128 * 128),
+     128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

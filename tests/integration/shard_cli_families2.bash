@@ -746,3 +746,31 @@ mkdir -p "$T/blip2_bad" && cp "$T/blip2/"*.safetensors* "$T/blip2_bad/" &&
 "$CTL" plan --model-dir "$T/blip2_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "blip2 with a t5 text_config planned"
 grep -q "text_config.model_type 't5'" "$T/err" || fail "blip2 text_config: $(cat "$T/err")"
 rm -rf "$T/blip2_bad"
+# VoxtralForConditionalGeneration: Llama's LM, untied (lm_head cut); the Whisper encoder's q/k/v
+# fused by heads into qkv_proj (its bias [q_r; zeros; v_r]), out_proj / fc2 by columns, fc1 by
+# rows, those weights quantized, convs / positions / norms / biases whole and BF16, the projector
+# whole and BF16; another audio_config.model_type refused
+"$CTL" plan --model-dir "$T/voxtral" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan voxtral"
+grep -q "lm_head tied" "$T/plan" && fail "voxtral: tied: $(cat "$T/plan")"
+for l in "audio_tower.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"audio_tower.layers.1.self_attn.qkv_proj.bias *BF16 *\[96\]" \
+	"audio_tower.layers.0.self_attn.out_proj.weight *I8 *\[64, 32\]" \
+	"audio_tower.layers.0.self_attn.out_proj.bias *BF16 *\[64\]" \
+	"audio_tower.layers.1.fc1.weight *I8 *\[128, 64\]" "audio_tower.layers.1.fc1.bias *BF16 *\[128\]" \
+	"audio_tower.layers.1.fc2.weight *I8 *\[64, 128\]" "audio_tower.conv1.weight *BF16 *\[64, 16, 3\]" \
+	"audio_tower.embed_positions.weight *BF16 *\[16, 64\]" \
+	"multi_modal_projector.linear_1.weight *BF16 *\[128, 256\]" \
+	"multi_modal_projector.linear_2.weight *BF16 *\[128, 128\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "voxtral line $l: $(cat "$T/plan")"
+done
+grep -q "projector.linear_1.weight_scale\|conv1.weight_scale\|q_proj\|k_proj" "$T/plan" &&
+	fail "voxtral: the projector or a conv quantized, or q/k/v unfused: $(cat "$T/plan")"
+mkdir -p "$T/vx_bad" && cp "$T/voxtral/"*.safetensors* "$T/vx_bad/" &&
+	sed 's/"voxtral_encoder"/"whisper"/' "$T/voxtral/config.json" >"$T/vx_bad/config.json"
+"$CTL" plan --model-dir "$T/vx_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "voxtral with a whisper audio_config planned"
+grep -q "audio_config.model_type 'whisper'" "$T/err" || fail "voxtral encoder: $(cat "$T/err")"
+rm -rf "$T/vx_bad"

@@ -128,6 +128,9 @@ classifier keeps model. in the runtime names, head.* / classifier.* whole.
 Granite Speech (vLLM's granite_speech.py): a Granite language model tied by text_config alone,
 the conformer's ff1 / ff2 up_proj and encoder.out (with their biases) by rows, down_proj and
 out_mid by columns, the rest of the encoder and the Q-Former projector whole.
+Voxtral (vLLM's voxtral.py / whisper.py): a Llama language model tied by text_config alone, the
+Whisper encoder's q/k/v fused by heads (the bias [q_r; zeros; v_r]), out_proj / fc2 by columns,
+fc1 by rows with its bias, the rest and the projector whole.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
@@ -288,6 +291,22 @@ def llava_unbuilt(name, cfg):
         (m is not None and int(m.group(1)) >= kept)
 
 
+def voxtral(name, rows, cols, T, r, add):
+    m = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name)
+    if m and m.group(2) == "q":  # k_proj has no bias: vLLM loads zeros
+        b, leaf, hl = m.group(1), m.group(3), rows // T
+        k = pieces_rows(f"{b}.k_proj.{leaf}", r * hl, hl) if leaf == "weight" else [("zero", hl)]
+        add(f"{b}.qkv_proj.{leaf}", pieces_rows(name, r * hl, hl) + k
+            + pieces_rows(f"{b}.v_proj.{leaf}", r * hl, hl))
+    elif m:
+        pass
+    elif re.search(r"(out_proj|fc2)\.weight$", name):
+        add(name, pieces_cols(name, r * cols // T, cols // T))
+    elif re.search(r"fc1\.(weight|bias)$", name):
+        add(name, pieces_rows(name, r * rows // T, rows // T))
+    else:
+        add(name, pieces_rows(name, 0, rows))
+
 def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     arch = cfg["architectures"][0]
     if arch == "GPTJForCausalLM":  # GPTJConfig's attribute_map
@@ -437,6 +456,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))
             continue
+        if arch == "VoxtralForConditionalGeneration" and \
+                name.startswith(("audio_tower.", "multi_modal_projector.")):
+            voxtral(name, rows, cols, T, r, add); continue
         if name.startswith(("connector.", "audio_tower.", "qformer.", "query_tokens",
                             "language_projection.")):  # Idefics3's proj, Qwen2-Audio's encoder, BLIP-2's
             add(name, pieces_rows(name, 0, rows)); continue
@@ -676,7 +698,7 @@ def main():
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
                                "llava_onevision", "cohere2_vision", "llava_next_video",
                                "qwen2_audio", "internvl", "fuyu", "lfm2-vl",
-                               "granite_speech", "blip-2", "aria"):  # -> LM + tower
+                               "granite_speech", "blip-2", "aria", "voxtral"):  # -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama

@@ -1,0 +1,70 @@
+/*
+ * config_voxtral.c — Voxtral's config keys (model_type voxtral: VoxtralConfig, transformers
+ * 4.57.1): audio_config, the Whisper encoder's (VoxtralEncoderConfig's defaults when absent:
+ * num_mel_bins 128, num_hidden_layers 32, num_attention_heads 20, intermediate_size 5120,
+ * hidden_size 1280, max_source_positions 1500; the whole object when audio_config is absent
+ * or null, as VoxtralConfig builds it), into the Qwen2-Audio fields; text_config.model_type
+ * (llama when it has none; "" without a text_config object). VoxtralEncoderConfig's
+ * attribute_map names (d_model, encoder_layers, ...) are not read: its __init__ sets the
+ * canonical names after PretrainedConfig's, so transformers loads the defaults over them.
+ * Each size at least 1 (config_get_int).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loader/config_int.h"
+#include "loader/loader.h"
+
+bool config_is_voxtral(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && strcmp(mt, "voxtral") == 0;
+}
+
+int config_parse_voxtral(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *tc = json_object_get(root, "text_config");
+	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
+	         !json_is_object(tc) ? ""
+	         : tmt != NULL       ? tmt
+	                             : "llama");
+	json_t *a = json_object_get(root, "audio_config");
+	if (a != NULL && !json_is_null(a) && !json_is_object(a))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'audio_config' is not an object");
+	json_t *src = json_is_object(a) ? a : NULL;
+	const char *amt = json_string_value(json_object_get(src, "model_type"));
+	if (amt != NULL && strcmp(amt, "voxtral_encoder") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: audio_config.model_type '%s': Voxtral's encoder is "
+		                 "VoxtralEncoderConfig's (voxtral_encoder); only that one is "
+		                 "supported",
+		                 amt);
+	c->has_audio = true;
+	static const struct {
+		const char *key;
+		int64_t dflt;
+		size_t off;
+	} keys[] = {
+	    {"num_mel_bins", 128, offsetof(ckpt_config, a_mel)},
+	    {"num_hidden_layers", 32, offsetof(ckpt_config, a_layers)},
+	    {"num_attention_heads", 20, offsetof(ckpt_config, a_heads)},
+	    {"intermediate_size", 5120, offsetof(ckpt_config, a_ffn)},
+	    {"hidden_size", 1280, offsetof(ckpt_config, a_d_model)},
+	    {"max_source_positions", 1500, offsetof(ckpt_config, a_max_pos)},
+	};
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		int64_t *dst = (int64_t *)((char *)c + keys[k].off);
+		int rv = src ? config_get_int(src, keys[k].key, keys[k].dflt, 1, dst, err) : WT_OK;
+		if (src == NULL)
+			*dst = keys[k].dflt;
+		if (rv != WT_OK) {
+			if (err != NULL)
+				wt_errprefix(err, "in audio_config");
+			return rv;
+		}
+	}
+	return WT_OK;
+}

@@ -1,0 +1,131 @@
+/*
+ * family_voxtral.c — Voxtral (VoxtralForConditionalGeneration, model_type voxtral:
+ * mistralai/Voxtral-Mini-3B-2507, Voxtral-Small-24B-2507 in transformers' layout), cut as
+ * vLLM's voxtral.py / whisper.py / llama.py build the modules these tensors load into
+ * (vLLM reads the Mistral-native consolidated names; the transformers names below are the
+ * same tensors one for one: audio_tower.* its whisper_encoder, multi_modal_projector.
+ * linear_1 / linear_2 its audio_language_adapter's w_in / w_out, language_model.* its
+ * language model).
+ *
+ * The language model: Llama's table under `language_model.` (vLLM builds LlamaForCausalLM of
+ * text_config; q/k/v and o_proj biases exactly when attention_bias, the MLP's when mlp_bias),
+ * tied by text_config.tie_word_embeddings alone.
+ *
+ * The Whisper encoder `audio_tower.*` (VoxtralEncoderConfig): vLLM's WhisperEncoder, built
+ * with the quantization config. Per layer q/k/v_proj [AE, AE] fuse into
+ * self_attn.qkv_proj by heads (QKVParallelLinear with as many kv heads as heads); its bias
+ * is [q_r; zeros; v_r] (k_proj has no bias: vLLM loads zeros for it); out_proj by columns
+ * (RowParallelLinear, its bias replicated); fc1 [AI, AE] by rows with its bias
+ * (ColumnParallelLinear), fc2 [AE, AI] by columns, its bias replicated; those six weights
+ * quantized. conv1 [AE, mel, 3], conv2 [AE, AE, 3] (nn.Conv1d), embed_positions
+ * [max_source_positions, AE] (nn.Embedding) and the LayerNorms whole on every rank, never
+ * quantized. AE, AI, the layer count, the heads, mel and the positions are hidden_size,
+ * intermediate_size, num_hidden_layers, num_attention_heads, num_mel_bins and
+ * max_source_positions (the vision dims, as Qwen2-Audio's).
+ *
+ * The projector: linear_1 [hid, AI] (the encoder's output is read AI = 4 x AE wide: vLLM's
+ * w_in of d_model x downsample_factor) and linear_2 [hid, hid], without biases: vLLM's
+ * AudioLanguageAdapter is two plain nn.Linear, whole on every rank, never quantized.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "shardmap/family_rules.h"
+
+#undef SM_LAYER
+#define SM_LAYER "language_model.model.layers.{i}."
+
+#define VX_T "audio_tower."
+#define VX_B VX_T "layers.{i}."
+
+#define VX_R(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
+#define VX_BR(n, nd, d0, d1)                                                                       \
+	SM_RULE(VX_B n, VX_B n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, nd, d0, d1)
+/* an encoder layer's split tensor: ckpt leaf n, runtime leaf rt */
+#define VX_BS(n, rt, kind, part, unit, flags, nd, d0, d1)                                          \
+	SM_RULE(VX_B n, VX_B rt, kind, part, unit, SM_C_ALL, SM_F_VIS | (flags), nd, d0, d1)
+/* a Conv1d weight [out, in, kernel 3] (the kernel is the class's constant, not checked) */
+#define VX_CONV(n, d1)                                                                             \
+	{                                                                                          \
+		VX_T n, VX_T n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 3,                           \
+		{                                                                                  \
+			SM_D_VE, d1, SM_D_ANY                                                      \
+		}                                                                                  \
+	}
+#define VX_QKV "self_attn.qkv_proj."
+
+static const sm_rule voxtral_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN_SWITCHED,
+    SM_RULES_MLP_SWITCHED,
+    VX_CONV("conv1.weight", SM_D_VCH),
+    VX_R(VX_T "conv1.bias", 1, SM_D_VE, SM_D_ANY),
+    VX_CONV("conv2.weight", SM_D_VE),
+    VX_R(VX_T "conv2.bias", 1, SM_D_VE, SM_D_ANY),
+    VX_R(VX_T "embed_positions.weight", 2, SM_D_VNP, SM_D_VE),
+    VX_BS("self_attn.q_proj.weight", VX_QKV "weight", SM_K_ROWS, 0, SM_U_VHEADS, SM_F_QUANT, 2,
+          SM_D_VE, SM_D_VE),
+    VX_BS("self_attn.k_proj.weight", VX_QKV "weight", SM_K_ROWS, 1, SM_U_VHEADS, SM_F_QUANT, 2,
+          SM_D_VE, SM_D_VE),
+    VX_BS("self_attn.v_proj.weight", VX_QKV "weight", SM_K_ROWS, 2, SM_U_VHEADS, SM_F_QUANT, 2,
+          SM_D_VE, SM_D_VE),
+    VX_BS("self_attn.q_proj.bias", VX_QKV "bias", SM_K_QKVZ, 0, SM_U_VHEADS, 0, 1, SM_D_VE,
+          SM_D_ANY),
+    VX_BS("self_attn.v_proj.bias", VX_QKV "bias", SM_K_QKVZ, 1, SM_U_VHEADS, 0, 1, SM_D_VE,
+          SM_D_ANY),
+    VX_BS("self_attn.out_proj.weight", "self_attn.out_proj.weight", SM_K_COLS, 0, SM_U_VHEADS,
+          SM_F_QUANT, 2, SM_D_VE, SM_D_VE),
+    VX_BR("self_attn.out_proj.bias", 1, SM_D_VE, SM_D_ANY),
+    VX_BR("self_attn_layer_norm.weight", 1, SM_D_VE, SM_D_ANY),
+    VX_BR("self_attn_layer_norm.bias", 1, SM_D_VE, SM_D_ANY),
+    VX_BS("fc1.weight", "fc1.weight", SM_K_ROWS, 0, SM_U_VI, SM_F_QUANT, 2, SM_D_VI, SM_D_VE),
+    VX_BS("fc1.bias", "fc1.bias", SM_K_ROWS, 0, SM_U_VI, 0, 1, SM_D_VI, SM_D_ANY),
+    VX_BS("fc2.weight", "fc2.weight", SM_K_COLS, 0, SM_U_VI, SM_F_QUANT, 2, SM_D_VE, SM_D_VI),
+    VX_BR("fc2.bias", 1, SM_D_VE, SM_D_ANY),
+    VX_BR("final_layer_norm.weight", 1, SM_D_VE, SM_D_ANY),
+    VX_BR("final_layer_norm.bias", 1, SM_D_VE, SM_D_ANY),
+    VX_R(VX_T "layer_norm.weight", 1, SM_D_VE, SM_D_ANY),
+    VX_R(VX_T "layer_norm.bias", 1, SM_D_VE, SM_D_ANY),
+    VX_R("multi_modal_projector.linear_1.weight", 2, SM_D_HID, SM_D_VI),
+    VX_R("multi_modal_projector.linear_2.weight", 2, SM_D_HID, SM_D_HID),
+};
+
+/* A text_config object (its sizes: refused without one rather than the whole of
+ * VoxtralConfig's default Llama); audio_config a Whisper encoder whose heads split hidden_size
+ * (VoxtralAttention's and vLLM's WhisperAttention's own check); a text_config of model_type llama
+ * (vLLM builds LlamaForCausalLM of it). */
+static int voxtral_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->lm_model_type[0] == '\0')
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs a text_config object (model_type llama, "
+		                 "its sizes)",
+		                 c->architecture);
+	if (strcmp(c->lm_model_type, "llama") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: text_config.model_type '%s': Voxtral's language "
+		                 "model is Llama's (VoxtralConfig's default); only a llama "
+		                 "text_config is supported",
+		                 c->lm_model_type);
+	if (c->a_d_model % c->a_heads != 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: audio_config.num_attention_heads %" PRId64
+		                 " does not divide hidden_size %" PRId64
+		                 " (the Whisper encoder splits it into heads)",
+		                 c->a_heads, c->a_d_model);
+	return WT_OK;
+}
+
+static const char *const voxtral_archs[] = {"VoxtralForConditionalGeneration", NULL};
+
+const sm_family shardmap_family_voxtral = {
+    .name = "voxtral",
+    .archs = voxtral_archs,
+    .rules = voxtral_rules,
+    .n_rules = SM_NRULES(voxtral_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = voxtral_check,
+    .audio = true,
+    .voxtral = true,
+};
