@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "shardmap/families.h"
 #include "shardmap/plan_int.h"
 
 /* Config dims above this are not a model: every product of two stays far

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shardmap/shardmap_int.h"
+#include "shardmap/families.h"
 
 static const sm_family *const families[] = {
     &shardmap_family_llama,

@@ -1,0 +1,111 @@
+/*
+ * families.h — every family table of shardmap/ (each defined in its family_*.c), for the
+ * registry (registry.c) and the few places that name one family.
+ */
+#ifndef WT_SHARDMAP_FAMILIES_H
+#define WT_SHARDMAP_FAMILIES_H
+
+#include "shardmap/shardmap_int.h"
+
+extern const sm_family shardmap_family_llama;
+extern const sm_family shardmap_family_mistral;
+extern const sm_family shardmap_family_qwen2;
+extern const sm_family shardmap_family_qwen3;
+extern const sm_family shardmap_family_mixtral;
+extern const sm_family shardmap_family_qwen2_moe;
+extern const sm_family shardmap_family_qwen3_moe;
+extern const sm_family shardmap_family_olmoe;
+extern const sm_family shardmap_family_phimoe;
+extern const sm_family shardmap_family_deepseek_v3;
+extern const sm_family shardmap_family_deepseek_v2;
+extern const sm_family shardmap_family_glm4_moe;
+extern const sm_family shardmap_family_dots1;
+extern const sm_family shardmap_family_seed_oss;
+extern const sm_family shardmap_family_smollm3;
+extern const sm_family shardmap_family_ernie4_5;
+extern const sm_family shardmap_family_ernie4_5_moe;
+extern const sm_family shardmap_family_bert;
+extern const sm_family shardmap_family_roberta;
+extern const sm_family shardmap_family_xlm_roberta;
+extern const sm_family shardmap_family_roberta_cls;
+extern const sm_family shardmap_family_xlm_roberta_cls;
+extern const sm_family shardmap_family_qwen2_vl;
+extern const sm_family shardmap_family_phi3;
+extern const sm_family shardmap_family_starcoder2;
+extern const sm_family shardmap_family_glm;
+extern const sm_family shardmap_family_glm4;
+extern const sm_family shardmap_family_olmo2;
+extern const sm_family shardmap_family_olmo;
+extern const sm_family shardmap_family_granite;
+extern const sm_family shardmap_family_granitemoe;
+extern const sm_family shardmap_family_granitemoeshared;
+extern const sm_family shardmap_family_gemma;
+extern const sm_family shardmap_family_gemma2;
+extern const sm_family shardmap_family_gemma3_text;
+extern const sm_family shardmap_family_qwen2_5_vl;
+extern const sm_family shardmap_family_gemma3;
+extern const sm_family shardmap_family_mistral3;
+extern const sm_family shardmap_family_glm4v;
+extern const sm_family shardmap_family_glm4v_moe;
+extern const sm_family shardmap_family_apertus;
+extern const sm_family shardmap_family_arcee;
+extern const sm_family shardmap_family_lfm2;
+extern const sm_family shardmap_family_lfm2_vl;
+extern const sm_family shardmap_family_gpt_oss;
+extern const sm_family shardmap_family_llama4;
+extern const sm_family shardmap_family_llama4_text;
+extern const sm_family shardmap_family_qwen3_next;
+extern const sm_family shardmap_family_cohere;
+extern const sm_family shardmap_family_cohere2;
+extern const sm_family shardmap_family_qwen3_vl;
+extern const sm_family shardmap_family_qwen3_vl_moe;
+extern const sm_family shardmap_family_olmo3;
+extern const sm_family shardmap_family_exaone4;
+extern const sm_family shardmap_family_granitemoehybrid;
+extern const sm_family shardmap_family_hunyuan_v1_dense;
+extern const sm_family shardmap_family_hunyuan_moe;
+extern const sm_family shardmap_family_bamba;
+extern const sm_family shardmap_family_nemotron;
+extern const sm_family shardmap_family_minimax;
+extern const sm_family shardmap_family_jamba;
+extern const sm_family shardmap_family_gpt_neox;
+extern const sm_family shardmap_family_phi;
+extern const sm_family shardmap_family_flex_olmo;
+extern const sm_family shardmap_family_vaultgemma;
+extern const sm_family shardmap_family_dbrx;
+extern const sm_family shardmap_family_stablelm;
+extern const sm_family shardmap_family_ministral;
+extern const sm_family shardmap_family_falcon_h1;
+extern const sm_family shardmap_family_mpt;
+extern const sm_family shardmap_family_longcat_flash;
+extern const sm_family shardmap_family_gpt2;
+extern const sm_family shardmap_family_gpt_bigcode;
+extern const sm_family shardmap_family_llava;
+extern const sm_family shardmap_family_llava_next;
+extern const sm_family shardmap_family_mamba;
+extern const sm_family shardmap_family_falcon_mamba;
+extern const sm_family shardmap_family_opt;
+extern const sm_family shardmap_family_gptj;
+extern const sm_family shardmap_family_bloom;
+extern const sm_family shardmap_family_falcon;
+extern const sm_family shardmap_family_persimmon;
+extern const sm_family shardmap_family_fuyu;
+extern const sm_family shardmap_family_blip2;
+extern const sm_family shardmap_family_chameleon;
+extern const sm_family shardmap_family_mamba2;
+extern const sm_family shardmap_family_idefics3;
+extern const sm_family shardmap_family_smolvlm;
+extern const sm_family shardmap_family_paligemma;
+extern const sm_family shardmap_family_aya_vision;
+extern const sm_family shardmap_family_llava_onevision;
+extern const sm_family shardmap_family_cohere2_vision;
+extern const sm_family shardmap_family_llava_next_video;
+extern const sm_family shardmap_family_qwen2_audio;
+extern const sm_family shardmap_family_internvl;
+extern const sm_family shardmap_family_modernbert;
+extern const sm_family shardmap_family_modernbert_cls;
+extern const sm_family shardmap_family_granite_speech;
+extern const sm_family shardmap_family_aria;
+extern const sm_family shardmap_family_voxtral;
+
+#endif
