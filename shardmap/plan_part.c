@@ -2,29 +2,15 @@
  * plan_part.c — the partition rules of docs/format.md section 2: for one
  * runtime tensor ("instance": the sorted entries sharing a runtime name) and
  * one rank, which pieces of which sources it holds and its shape. One function
- * per rule kind (sm_kind), dispatched from part_rules[] below.
+ * per rule kind (sm_kind), dispatched from part_rules[] below; the routed experts'
+ * kinds are in plan_part_expert.c.
  */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "shardmap/plan_part.h"
-
-/* One rank's cut of one instance: the request every kind function receives. */
-typedef struct part_req {
-	const sm_ctx *ctx;
-	size_t first, n_parts;  /* the instance's entries [first, first + n_parts) */
-	const sm_rule *rule;    /* the rule of its first entry (all share kind and unit) */
-	const char *rt;         /* runtime name, for messages */
-	int64_t tp_size;        /* T */
-	int64_t tp_rank;        /* r */
-	int64_t ep_rank;        /* e */
-	const ckpt_tensor *src; /* the first entry's checkpoint tensor */
-	sm_pvec *pieces;        /* out: pieces */
-	sm_geo *geom;           /* out: geometry */
-	wt_errbuf *err;
-} part_req;
+#include "shardmap/plan_part_int.h"
 
 int shardmap_pvec_push(sm_pvec *pv, sm_piece pc, const char *rt, wt_errbuf *err)
 {
@@ -67,7 +53,7 @@ int shardmap_layout_err(const sm_ctx *x, wt_errbuf *err, const char *fmt, ...)
 	return wt_seterr(err, WT_ELAYOUT, "%s%s", msg, sug);
 }
 
-static int push(const part_req *req, sm_piece pc)
+int shardmap_part_push(const part_req *req, sm_piece pc)
 {
 	return shardmap_pvec_push(req->pieces, pc, req->rt, req->err);
 }
@@ -77,8 +63,7 @@ static const ckpt_tensor *part_tensor(const part_req *req, size_t k)
 	return &req->ctx->ents[req->first + k].view;
 }
 
-/* Geometry of a plain [rows, cols] tensor of ndim dimensions. */
-static void geo_2d(sm_geo *g, int64_t rows, int64_t cols, int ndim)
+void shardmap_geo_2d(sm_geo *g, int64_t rows, int64_t cols, int ndim)
 {
 	g->rows = rows;
 	g->cols = cols;
@@ -179,10 +164,10 @@ static int64_t gcd64(int64_t a, int64_t b)
 static int part_replicated(const part_req *req)
 {
 	const ckpt_tensor *t = req->src;
-	geo_2d(req->geom, sm_trows(t), sm_tcols(t), t->ndim);
+	shardmap_geo_2d(req->geom, sm_trows(t), sm_tcols(t), t->ndim);
 	for (int k = 0; k < t->ndim; k++)
 		req->geom->shape[k] = t->shape[k];
-	return push(req, shardmap_rows_piece(0, 0, sm_trows(t), 0));
+	return shardmap_part_push(req, shardmap_rows_piece(0, 0, sm_trows(t), 0));
 }
 
 /* Vocab parallel (section 2.3): rows of the vocabulary padded with zero rows. */
@@ -204,13 +189,15 @@ static int part_vocab(const part_req *req)
 		                 "), more padding than vocabulary; use a vocab_pad of 64..1024",
 		                 req->rt, pad, tp, vocab, padded, step);
 	/* a 1-D source (PhiMoE's lm_head.bias [V]) stays 1-D: [Vl] */
-	geo_2d(req->geom, per_rank, sm_tcols(req->src), req->src->ndim == 1 ? 1 : 2);
+	shardmap_geo_2d(req->geom, per_rank, sm_tcols(req->src), req->src->ndim == 1 ? 1 : 2);
 	/* Real rows [lo, min(hi, vocab)), then zero rows [max(lo, vocab), hi). */
 	int rv = WT_OK;
 	if (lo < vocab)
-		rv = push(req, shardmap_rows_piece(0, lo, (hi < vocab ? hi : vocab) - lo, 0));
+		rv = shardmap_part_push(
+		    req, shardmap_rows_piece(0, lo, (hi < vocab ? hi : vocab) - lo, 0));
 	if (rv == WT_OK && hi > vocab)
-		rv = push(req, shardmap_rows_piece(SM_ZERO, 0, hi - (lo > vocab ? lo : vocab), 0));
+		rv = shardmap_part_push(
+		    req, shardmap_rows_piece(SM_ZERO, 0, hi - (lo > vocab ? lo : vocab), 0));
 	return rv;
 }
 
@@ -262,7 +249,7 @@ static int qkv_span_of(const part_req *req, qkv_span *s)
 	s->q_at = req->tp_rank * s->q_rows;
 	s->kv_rows = kv_local * head_dim;
 	s->kv_at = kv_shard * s->kv_rows;
-	geo_2d(req->geom, s->q_rows + 2 * s->kv_rows, sm_tcols(req->src), req->rule->ndim);
+	shardmap_geo_2d(req->geom, s->q_rows + 2 * s->kv_rows, sm_tcols(req->src), req->rule->ndim);
 	return WT_OK;
 }
 
@@ -275,9 +262,9 @@ static int part_kv_heads(const part_req *req)
 	if (rv != WT_OK)
 		return rv;
 	int64_t per_head = sm_trows(req->src) / kv_heads;
-	geo_2d(req->geom, kv_local * per_head, sm_tcols(req->src), req->rule->ndim);
-	return push(req,
-	            shardmap_rows_piece(0, kv_shard * kv_local * per_head, kv_local * per_head, 0));
+	shardmap_geo_2d(req->geom, kv_local * per_head, sm_tcols(req->src), req->rule->ndim);
+	return shardmap_part_push(
+	    req, shardmap_rows_piece(0, kv_shard * kv_local * per_head, kv_local * per_head, 0));
 }
 
 /* Fused QKV with GQA (section 2.2): [q_r; k_r; v_r] from parts 0, 1, 2. */
@@ -289,9 +276,9 @@ static int part_qkv(const part_req *req)
 		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': q, k and v are needed",
 		                 req->rt);
 	if (rv == WT_OK)
-		rv = push(req, shardmap_rows_piece(0, s.q_at, s.q_rows, 0));
+		rv = shardmap_part_push(req, shardmap_rows_piece(0, s.q_at, s.q_rows, 0));
 	for (uint32_t part = 1; part <= 2 && rv == WT_OK; part++)
-		rv = push(req, shardmap_rows_piece(part, s.kv_at, s.kv_rows, 0));
+		rv = shardmap_part_push(req, shardmap_rows_piece(part, s.kv_at, s.kv_rows, 0));
 	return rv;
 }
 
@@ -303,11 +290,12 @@ static int part_qkv_ckpt(const part_req *req)
 	int64_t q_all = req->ctx->dm.n_heads * req->ctx->dm.head_dim,
 	        kv_all = req->ctx->dm.n_kv_heads * req->ctx->dm.head_dim;
 	if (rv == WT_OK)
-		rv = push(req, shardmap_rows_piece(0, s.q_at, s.q_rows, 0));
+		rv = shardmap_part_push(req, shardmap_rows_piece(0, s.q_at, s.q_rows, 0));
 	if (rv == WT_OK)
-		rv = push(req, shardmap_rows_piece(0, q_all + s.kv_at, s.kv_rows, 0));
+		rv = shardmap_part_push(req, shardmap_rows_piece(0, q_all + s.kv_at, s.kv_rows, 0));
 	if (rv == WT_OK)
-		rv = push(req, shardmap_rows_piece(0, q_all + kv_all + s.kv_at, s.kv_rows, 0));
+		rv = shardmap_part_push(
+		    req, shardmap_rows_piece(0, q_all + kv_all + s.kv_at, s.kv_rows, 0));
 	return rv;
 }
 
@@ -331,10 +319,12 @@ static int part_qkv_heads(const part_req *req)
 	int64_t n = rv == WT_OK ? H / KV : 1, h0 = s.q_at / d, nh = s.q_rows / d;
 	int64_t g0 = s.kv_at / d, ng = s.kv_rows / d;
 	for (int64_t h = h0; h < h0 + nh && rv == WT_OK; h++)
-		rv = push(req, shardmap_rows_piece(0, ((h / n) * (n + 2) + h % n) * d, d, 0));
+		rv = shardmap_part_push(
+		    req, shardmap_rows_piece(0, ((h / n) * (n + 2) + h % n) * d, d, 0));
 	for (int64_t part = 0; part < 2; part++)
 		for (int64_t g = g0; g < g0 + ng && rv == WT_OK; g++)
-			rv = push(req, shardmap_rows_piece(0, (g * (n + 2) + n + part) * d, d, 0));
+			rv = shardmap_part_push(
+			    req, shardmap_rows_piece(0, (g * (n + 2) + n + part) * d, d, 0));
 	return rv;
 }
 
@@ -348,10 +338,11 @@ static int part_qkv_fused(const part_req *req)
 		return rv;
 	/* a head is part_rows / units rows; the rank takes units / T heads of each part */
 	int64_t rows_local = part_rows / units * (units / req->tp_size);
-	geo_2d(req->geom, 3 * rows_local, sm_tcols(req->src), req->rule->ndim);
+	shardmap_geo_2d(req->geom, 3 * rows_local, sm_tcols(req->src), req->rule->ndim);
 	for (int64_t part = 0; part < 3 && rv == WT_OK; part++)
-		rv = push(req, shardmap_rows_piece(0, part * part_rows + req->tp_rank * rows_local,
-		                                   rows_local, 0));
+		rv = shardmap_part_push(
+		    req, shardmap_rows_piece(0, part * part_rows + req->tp_rank * rows_local,
+		                             rows_local, 0));
 	return rv;
 }
 
@@ -368,11 +359,12 @@ static int part_row_split(const part_req *req)
 			                           " does not divide its %" PRId64 " rows",
 			                           req->rt, tp, part_rows);
 		int64_t local = part_rows / tp;
-		rv = push(req, shardmap_rows_piece((uint32_t)k, req->tp_rank * local, local, 0));
+		rv = shardmap_part_push(
+		    req, shardmap_rows_piece((uint32_t)k, req->tp_rank * local, local, 0));
 		rows += local;
 	}
 	if (rv == WT_OK)
-		geo_2d(req->geom, rows, sm_tcols(req->src), req->rule->ndim);
+		shardmap_geo_2d(req->geom, rows, sm_tcols(req->src), req->rule->ndim);
 	if (rv == WT_OK && req->rule->ndim == 3) { /* [C, 1, K] depthwise conv (LFM2) */
 		req->geom->shape[1] = req->src->shape[1];
 		req->geom->shape[2] = req->src->shape[2];
@@ -392,13 +384,15 @@ static int part_qkv_zero_k(const part_req *req)
 		                 req->rt);
 	int64_t local = rows / tp;
 	if (rv == WT_OK)
-		rv = push(req, shardmap_rows_piece(0, req->tp_rank * local, local, 0));
+		rv =
+		    shardmap_part_push(req, shardmap_rows_piece(0, req->tp_rank * local, local, 0));
 	if (rv == WT_OK)
-		rv = push(req, shardmap_rows_piece(SM_ZERO, 0, local, 0));
+		rv = shardmap_part_push(req, shardmap_rows_piece(SM_ZERO, 0, local, 0));
 	if (rv == WT_OK)
-		rv = push(req, shardmap_rows_piece(1, req->tp_rank * local, local, 0));
+		rv =
+		    shardmap_part_push(req, shardmap_rows_piece(1, req->tp_rank * local, local, 0));
 	if (rv == WT_OK)
-		geo_2d(req->geom, 3 * local, sm_tcols(req->src), req->rule->ndim);
+		shardmap_geo_2d(req->geom, 3 * local, sm_tcols(req->src), req->rule->ndim);
 	return rv;
 }
 
@@ -411,11 +405,12 @@ static int part_halves(const part_req *req)
 	if (rv != WT_OK)
 		return rv;
 	int64_t local = half / tp;
-	rv = push(req, shardmap_rows_piece(0, req->tp_rank * local, local, 0));
+	rv = shardmap_part_push(req, shardmap_rows_piece(0, req->tp_rank * local, local, 0));
 	if (rv == WT_OK)
-		rv = push(req, shardmap_rows_piece(0, half + req->tp_rank * local, local, 0));
+		rv = shardmap_part_push(
+		    req, shardmap_rows_piece(0, half + req->tp_rank * local, local, 0));
 	if (rv == WT_OK)
-		geo_2d(req->geom, 2 * local, sm_tcols(req->src), req->rule->ndim);
+		shardmap_geo_2d(req->geom, 2 * local, sm_tcols(req->src), req->rule->ndim);
 	return rv;
 }
 
@@ -432,7 +427,7 @@ static int part_col_split(const part_req *req)
 		                           " does not divide %s %" PRId64,
 		                           req->rt, tp, what, units);
 	int64_t local = in_features / tp;
-	geo_2d(req->geom, sm_trows(req->src), local, 2);
+	shardmap_geo_2d(req->geom, sm_trows(req->src), local, 2);
 	sm_piece pc = {.src = 0,
 	               .aux = SM_NONE,
 	               .cols = true,
@@ -440,202 +435,7 @@ static int part_col_split(const part_req *req)
 	               .len = local,
 	               .out_rows = sm_trows(req->src),
 	               .unit = 0};
-	return push(req, pc);
-}
-
-/* The routed experts one rank holds, and the slice of each (section 2.4). */
-typedef struct expert_span {
-	int64_t experts;  /* E */
-	int64_t start;    /* first local expert */
-	int64_t count;    /* local experts */
-	int64_t inter;    /* Il: intermediate rows of each local expert */
-	int64_t inter_at; /* first intermediate row taken (TP inside the expert) */
-} expert_span;
-
-/* parts_per_expert: the checkpoint tensors of one expert (gate + up: 2, down: 1), or 0
- * when one tensor holds every expert stacked ([E, ...], GraniteMoE). */
-static int expert_span_of(const part_req *req, size_t parts_per_expert, expert_span *s)
-{
-	int64_t experts = req->ctx->dm.n_experts, ep = req->ctx->ep_size,
-	        inter = req->ctx->dm.moe_inter;
-	size_t want = parts_per_expert ? (size_t)experts * parts_per_expert : 1;
-	if (want != req->n_parts)
-		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': experts missing", req->rt);
-	*s = (expert_span){.experts = experts, .start = 0, .count = experts, .inter = inter};
-	if (ep == 1) {
-		/* No EP: every expert on every rank, each one TP-split by its rows. */
-		if (inter % req->tp_size)
-			return shardmap_layout_err(req->ctx, req->err,
-			                           "tensor '%s': tp_size %" PRId64
-			                           " does not divide moe_intermediate_size %" PRId64
-			                           " (or use ep_size > 1)",
-			                           req->rt, req->tp_size, inter);
-		s->inter = inter / req->tp_size;
-		s->inter_at = req->tp_rank * s->inter;
-		return WT_OK;
-	}
-	/* EP: whole experts, split as evenly as possible. The first experts % ep ranks
-	 * hold one more (E 6 over ep 4: 2, 2, 1, 1), so rank e starts after e full
-	 * shares plus one extra for each earlier rank that got one: min(e, E % ep). */
-	int64_t share = experts / ep, extra = experts % ep, e = req->ep_rank;
-	s->count = share + (e < extra);
-	s->start = e * share + (e < extra ? e : extra);
-	return WT_OK;
-}
-
-/* Geometry of a stack [count, a, b] of local experts. */
-static void geo_experts(sm_geo *g, int64_t count, int64_t a, int64_t b)
-{
-	g->expert = true;
-	g->units = count;
-	g->ndim = 3;
-	g->shape[0] = count;
-	g->shape[1] = a;
-	g->shape[2] = b;
-	g->rows = count * a;
-	g->cols = b;
-}
-
-/* Expert w13: [gate_j; up_j] rows of each local expert j (up first with w13_order
- * up_gate). Per-expert sources: parts 0..E-1 are the gates, E..2E-1 the ups; stacked
- * (one source [E, 2*Ie, hid] viewed as [E*2*Ie, hid], [gate_j; up_j] rows per expert):
- * the same rows at j*2*Ie and j*2*Ie + Ie. */
-static int expert_w13(const part_req *req, bool stacked)
-{
-	expert_span s;
-	int rv = expert_span_of(req, stacked ? 0 : 2, &s);
-	uint32_t first = req->ctx->l->w13_up_gate ? 1 : 0;
-	int64_t ie = req->ctx->dm.moe_inter;
-	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++) {
-		int64_t j = s.start + slot;
-		for (uint32_t half = 0; half < 2 && rv == WT_OK; half++) {
-			uint32_t which = half == 0 ? first : 1 - first;
-			sm_piece pc =
-			    stacked ? shardmap_rows_piece(0, (2 * j + which) * ie + s.inter_at,
-			                                  s.inter, slot)
-			            : shardmap_rows_piece((uint32_t)(which * s.experts + j),
-			                                  s.inter_at, s.inter, slot);
-			rv = push(req, pc);
-		}
-	}
-	if (rv == WT_OK)
-		geo_experts(req->geom, s.count, 2 * s.inter, req->ctx->dm.hidden);
-	return rv;
-}
-
-static int part_expert_w13(const part_req *req)
-{
-	return expert_w13(req, false);
-}
-
-static int part_expert_w13_stacked(const part_req *req)
-{
-	return expert_w13(req, true);
-}
-
-/* Expert w13 from two stacked sources (DBRX's w1 = gate, part 0, and v1 = up, part 1, each
- * [E, Ie, hid]): rows [j*Ie + r*Il, +Il) of each, as vLLM's dbrx.py weight_loader writes
- * w13_weight[:, 0:Il] and [:, Il:2*Il] of its local experts. */
-static int part_expert_w13_two(const part_req *req)
-{
-	if (req->n_parts != 2)
-		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': experts missing", req->rt);
-	part_req one = *req;
-	one.n_parts = 1;
-	expert_span s;
-	int rv = expert_span_of(&one, 0, &s);
-	uint32_t first = req->ctx->l->w13_up_gate ? 1 : 0;
-	int64_t ie = req->ctx->dm.moe_inter;
-	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++)
-		for (uint32_t half = 0; half < 2 && rv == WT_OK; half++) {
-			uint32_t which = half == 0 ? first : 1 - first;
-			rv =
-			    push(req, shardmap_rows_piece(which, (s.start + slot) * ie + s.inter_at,
-			                                  s.inter, slot));
-		}
-	if (rv == WT_OK)
-		geo_experts(req->geom, s.count, 2 * s.inter, req->ctx->dm.hidden);
-	return rv;
-}
-
-/* Expert w2 (down, [hid, Ie]): columns of each local expert under TP, whole under EP. */
-static int part_expert_w2(const part_req *req)
-{
-	expert_span s;
-	int rv = expert_span_of(req, 1, &s);
-	int64_t hid = req->ctx->dm.hidden;
-	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++) {
-		uint32_t j = (uint32_t)(s.start + slot);
-		sm_piece pc = shardmap_rows_piece(j, 0, hid, slot);
-		if (req->ctx->ep_size == 1) {
-			pc.cols = true;
-			pc.start = s.inter_at;
-			pc.len = s.inter;
-		}
-		rv = push(req, pc);
-	}
-	if (rv == WT_OK)
-		geo_experts(req->geom, s.count, hid, s.inter);
-	return rv;
-}
-
-/* The same from one stacked source [E, hid, Ie], viewed as [E*hid, Ie]: under EP the
- * rows [j*hid, (j+1)*hid) of each local expert; without EP every expert, so one piece
- * of columns [r*Il, (r+1)*Il) over all E*hid rows is the whole stack (its unit, the
- * expert slot, is 0: quantization cuts the assembled stack per expert by rows). */
-static int part_expert_w2_stacked(const part_req *req)
-{
-	expert_span s;
-	int rv = expert_span_of(req, 0, &s);
-	int64_t hid = req->ctx->dm.hidden;
-	if (rv == WT_OK && req->ctx->ep_size == 1) {
-		sm_piece pc = shardmap_rows_piece(0, s.inter_at, s.inter, 0);
-		pc.cols = true;
-		pc.out_rows = s.experts * hid;
-		rv = push(req, pc);
-	}
-	for (int64_t slot = 0; slot < s.count && rv == WT_OK && req->ctx->ep_size > 1; slot++)
-		rv = push(req, shardmap_rows_piece(0, (s.start + slot) * hid, hid, slot));
-	if (rv == WT_OK)
-		geo_experts(req->geom, s.count, hid, s.inter);
-	return rv;
-}
-
-/* Expert w13 bias [E, 2*Ie] (GPT-OSS), loaded de-interleaved to [gate_j; up_j] per expert
- * and viewed as [E*2*Ie, 1]: the rows w13 takes of each local expert, emitted as
- * [count, 2*Il] (the 2-D view [count*2*Il, 1]). */
-static int part_expert_b13(const part_req *req)
-{
-	expert_span s;
-	int rv = expert_span_of(req, 0, &s);
-	uint32_t first = req->ctx->l->w13_up_gate ? 1 : 0;
-	int64_t ie = req->ctx->dm.moe_inter;
-	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++)
-		for (uint32_t half = 0; half < 2 && rv == WT_OK; half++) {
-			uint32_t which = half == 0 ? first : 1 - first;
-			rv = push(req, shardmap_rows_piece(
-			                   0, (2 * (s.start + slot) + which) * ie + s.inter_at,
-			                   s.inter, 0));
-		}
-	if (rv == WT_OK) {
-		geo_2d(req->geom, s.count * 2 * s.inter, 1, 2);
-		req->geom->shape[0] = s.count;
-		req->geom->shape[1] = 2 * s.inter;
-	}
-	return rv;
-}
-
-/* Expert w2 bias [E, hid] (row parallel inside each expert): the local experts' rows,
- * whole on every tp rank (the engine adds it once). */
-static int part_expert_b2(const part_req *req)
-{
-	expert_span s;
-	int rv = expert_span_of(req, 0, &s);
-	if (rv == WT_OK)
-		rv = push(req, shardmap_rows_piece(0, s.start, s.count, 0));
-	if (rv == WT_OK)
-		geo_2d(req->geom, s.count, sm_tcols(req->src), 2);
-	return rv;
+	return shardmap_part_push(req, pc);
 }
 
 /* Qwen3-Next's conv1d [2*Hk*dk + Hv*dv, 1, K] (viewed [channels, K]): the channels are
@@ -656,12 +456,13 @@ static int part_conv_qkv(const part_req *req)
 	int64_t seg_at[3] = {0, key, 2 * key}, seg_rows[3] = {key, key, val}, rows = 0;
 	for (int k = 0; k < 3 && rv == WT_OK; k++) {
 		int64_t local = seg_rows[k] / tp;
-		rv = push(req, shardmap_rows_piece(0, seg_at[k] + req->tp_rank * local, local, 0));
+		rv = shardmap_part_push(
+		    req, shardmap_rows_piece(0, seg_at[k] + req->tp_rank * local, local, 0));
 		rows += local;
 	}
 	if (rv != WT_OK)
 		return rv;
-	geo_2d(req->geom, rows, sm_tcols(req->src), 3);
+	shardmap_geo_2d(req->geom, rows, sm_tcols(req->src), 3);
 	req->geom->shape[1] = 1;
 	req->geom->shape[2] = sm_tcols(req->src);
 	return WT_OK;
@@ -676,9 +477,10 @@ static int part_thirds(const part_req *req)
 	int rv = check_units(req, &units);
 	int64_t local = third / tp;
 	for (int k = 0; k < 3 && rv == WT_OK; k++)
-		rv = push(req, shardmap_rows_piece(0, k * third + req->tp_rank * local, local, 0));
+		rv = shardmap_part_push(
+		    req, shardmap_rows_piece(0, k * third + req->tp_rank * local, local, 0));
 	if (rv == WT_OK)
-		geo_2d(req->geom, 3 * local, sm_tcols(req->src), req->rule->ndim);
+		shardmap_geo_2d(req->geom, 3 * local, sm_tcols(req->src), req->rule->ndim);
 	return rv;
 }
 
@@ -722,14 +524,14 @@ static int part_mamba(const part_req *req)
 	for (int k = 0; k < nseg && rv == WT_OK; k++) {
 		int64_t local = gp[k] && dup ? sg[k] : sg[k] / tp;
 		int64_t from = gp[k] && dup ? at : at + req->tp_rank * local;
-		rv = push(req, shardmap_rows_piece(0, from, local, 0));
+		rv = shardmap_part_push(req, shardmap_rows_piece(0, from, local, 0));
 		rows += local;
 		at += sg[k];
 	}
 	if (rv != WT_OK)
 		return rv;
 	const ckpt_tensor *t = req->src;
-	geo_2d(req->geom, rows, sm_tcols(t), t->ndim);
+	shardmap_geo_2d(req->geom, rows, sm_tcols(t), t->ndim);
 	for (int k = 1; k < t->ndim; k++)
 		req->geom->shape[k] = t->shape[k];
 	return WT_OK;
@@ -744,22 +546,22 @@ static const part_fn part_rules[] = {
     [SM_K_ROWS] = part_row_split,
     [SM_K_COLS] = part_col_split,
     [SM_K_VOCAB] = part_vocab,
-    [SM_K_EXP13] = part_expert_w13,
-    [SM_K_EXP2] = part_expert_w2,
+    [SM_K_EXP13] = shardmap_part_expert_w13,
+    [SM_K_EXP2] = shardmap_part_expert_w2,
     [SM_K_QKVF] = part_qkv_fused,
     [SM_K_QKVC] = part_qkv_ckpt,
     [SM_K_ROWS2] = part_halves,
-    [SM_K_EXP13S] = part_expert_w13_stacked,
-    [SM_K_EXP2S] = part_expert_w2_stacked,
-    [SM_K_EXP13I] = part_expert_w13_stacked,
-    [SM_K_EXPB13] = part_expert_b13,
-    [SM_K_EXPB2] = part_expert_b2,
+    [SM_K_EXP13S] = shardmap_part_expert_w13_stacked,
+    [SM_K_EXP2S] = shardmap_part_expert_w2_stacked,
+    [SM_K_EXP13I] = shardmap_part_expert_w13_stacked,
+    [SM_K_EXPB13] = shardmap_part_expert_b13,
+    [SM_K_EXPB2] = shardmap_part_expert_b2,
     [SM_K_CONVQKV] = part_conv_qkv,
     [SM_K_KVH] = part_kv_heads,
     [SM_K_ROWS3] = part_thirds,
     [SM_K_MAMBA] = part_mamba,
     [SM_K_QKVH] = part_qkv_heads,
-    [SM_K_EXPGU] = part_expert_w13_two,
+    [SM_K_EXPGU] = shardmap_part_expert_w13_two,
     [SM_K_QKVZ] = part_qkv_zero_k,
 };
 
