@@ -19,7 +19,7 @@ as the FP8 releases store them, from one with transformers' bmm stacks.
       (fp8) BF16 values within e4m3's rounding of B's: 2^-4 of |b| plus a subnormal step of
       the tensor's largest value / 448; exit 1 naming the first that differs.
 """
-import json, os, re, shutil, sys
+import json, os, re, sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
