@@ -313,6 +313,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* GraniteSpeechForConditionalGeneration: its Granite language model (the four
 	     * multipliers), on text tokens */
 	    {"granite_speech", REF_DENSE, false, 0, FAM_GRANITE},
+	    /* MllamaForConditionalGeneration: its Llama language model without the
+	     * cross-attention layers (ckpt.c), on text tokens */
+	    {"mllama", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

@@ -148,6 +148,13 @@ typedef enum {
 	SM_D_QFI,  /* projector_config.intermediate_size */
 	SM_D_QFE,  /* projector_config.encoder_hidden_size: crossattention key / value columns */
 	SM_D_QFQ,  /* window_size / downsample_rate: projector.query's queries */
+	/* Mllama: vocab_size + 8 (embed_tokens' rows: the image tokens), max_aspect_ratio_id + 1
+	 * (the tile embeddings' rows), max_num_tiles x hidden (the aspect-ratio embeddings'
+	 * columns), max_num_tiles x positions x hidden (the tile position embedding's) */
+	SM_D_V8,
+	SM_D_MLAR,
+	SM_D_MLTH,
+	SM_D_MLTE,
 	SM_D_COUNT_
 } sm_dim;
 
@@ -394,6 +401,13 @@ typedef struct sm_family {
 	 * SM_F_VIS rules a conformer block), its attention and conv sizes SM_D_GS*, the Q-Former's
 	 * SM_D_QF* ({i} of SM_F_QF rules a Q-Former layer) */
 	bool gspeech;
+	/* Mllama's vision_config (the loader's v_* / ml_* fields, MllamaVisionConfig's defaults
+	 * applied): width hidden_size, MLP intermediate_size, heads attention_heads, the local
+	 * transformer's num_hidden_layers ({i} of SM_F_VIS rules) and the global one's
+	 * num_global_layers ({i} of SM_F_QF rules), (image_size / patch_size)^2 + 1 positions,
+	 * vision_output_dim ([VOD]), SM_D_MLAR / MLTH / MLTE; layer_is_linear picks the
+	 * cross-attention layers, named so in refusals */
+	bool mllama;
 	/* Hook: the checkpoint tensors the family requires beyond its table's, each present with
 	 * its shape (Chameleon's VQ-VAE, which vq_config shapes), else an error naming it; NULL =
 	 * none. */
@@ -587,6 +601,7 @@ extern const sm_family shardmap_family_internvl;
 extern const sm_family shardmap_family_modernbert;
 extern const sm_family shardmap_family_modernbert_cls;
 extern const sm_family shardmap_family_granite_speech;
+extern const sm_family shardmap_family_mllama;
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

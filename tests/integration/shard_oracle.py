@@ -128,6 +128,9 @@ classifier keeps model. in the runtime names, head.* / classifier.* whole.
 Granite Speech (vLLM's granite_speech.py): a Granite language model tied by text_config alone,
 the conformer's ff1 / ff2 up_proj and encoder.out (with their biases) by rows, down_proj and
 out_mid by columns, the rest of the encoder and the Q-Former projector whole.
+Mllama (vLLM's mllama.py): Llama's language model with the cross-attention layers' cross_attn
+q / k / v fused as self_attn's, embed_tokens' vocab_size + 8 rows; the vision model's patch
+embedding, fc1 and the projector by rows, o_proj / fc2 by columns, the rest whole.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
@@ -420,6 +423,13 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))
             continue
+        if arch == "MllamaForConditionalGeneration" and (name in (
+                "model.embed_tokens.weight", "vision_model.patch_embedding.weight") or
+                name.startswith("multi_modal_projector.")):
+            # mllama.py: embed_tokens vocab_size + 8 rows; the Conv2d patch embedding (a
+            # ColumnParallelLinear) and the projector (one, its bias alike) by rows
+            add(name, vocab_rows(name, V + 8, T, r, pad) if name.startswith("model.") else
+                pieces_rows(name, r * rows // T, rows // T)); continue
         if name.startswith(("connector.", "audio_tower.")):  # Idefics3's proj, Qwen2-Audio's encoder
             add(name, pieces_rows(name, 0, rows)); continue
         if name.startswith(("visual.", "vision_tower.", "vision_model.")):  # + Llama 4's
@@ -655,7 +665,7 @@ def main():
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
                                "llava_onevision", "cohere2_vision", "llava_next_video",
                                "qwen2_audio", "internvl", "fuyu", "lfm2-vl",
-                               "granite_speech"):  # -> LM + tower
+                               "granite_speech", "mllama"):  # -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
