@@ -287,6 +287,22 @@ static const class_default voxtral_llama_defaults[] = {
     {"rms_norm_eps", true, 1e-5},       {"rope_theta", true, 100000000.0},
 };
 
+/* MllamaTextConfig's (transformers 4.57.1; Llama-3.2-11B-Vision's dims): vocab_size 128256,
+ * hidden_size 4096, intermediate_size 14336, 40 layers, 32 heads, 8 kv heads,
+ * max_position_embeddings 131072, rms_norm_eps 1e-5, rope_theta 500000; untied and no head_dim
+ * (hidden_size / heads) as the loader's; cross_attention_layers in config_mllama.c */
+static const class_default mllama_text_defaults[] = {
+    {"vocab_size", false, 128256},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336},
+    {"num_hidden_layers", false, 40},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 131072},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 500000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -322,6 +338,7 @@ static const struct {
     /* Aria's text_config (config_lm_view names it so, whatever its model_type) */
     CLASS("aria:aria_text", aria_text_defaults),
     CLASS("voxtral:llama", voxtral_llama_defaults),
+    CLASS("mllama_text_model", mllama_text_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

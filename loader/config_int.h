@@ -102,6 +102,11 @@ bool config_is_lfm2_vl(json_t *root);
 bool config_is_blip2(json_t *root);
 int config_parse_blip2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_lfm2_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root an Mllama config (model_type mllama)? Its vision_config v (NULL or null when absent:
+ * MllamaVisionConfig's defaults) into c's v_* / ml_* fields, text_config's
+ * cross_attention_layers into full_attn_idxs and its model_type (config_mllama.c). */
+bool config_is_mllama(json_t *root);
+int config_parse_mllama(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Chameleon (model_type chameleon): swin_norm, hidden_act and vq_config into c's cham_* /
  * vq_* fields, ChameleonVQVAEConfig's defaults for absent keys; a wrong type, a
  * channel_multiplier past CKPT_MAX_VQ_LEVELS entries or attn_resolutions past as many is

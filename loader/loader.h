@@ -523,6 +523,17 @@ typedef struct ckpt_config {
 	int64_t qf_hidden, qf_layers, qf_heads, qf_inter, qf_cross, qf_enc, num_query_tokens;
 	bool qf_text, qf_abs;
 	char qf_model[32];
+	/* Mllama (MllamaConfig, model_type mllama; read for it only, config_mllama.c): the
+	 * vision_config's num_global_layers (8: the gated global transformer), max_num_tiles (4),
+	 * the entries of supported_aspect_ratios (8; max_aspect_ratio_id: the tile embeddings
+	 * hold it + 1 rows), norm_eps (1e-5); the vision keys MllamaVisionConfig's defaults fill
+	 * go to v_* (hidden_size 1280, intermediate_size 5120, num_hidden_layers 32,
+	 * attention_heads 16, num_channels 3, image_size 448, patch_size 14, vision_output_dim
+	 * 7680); text_config's cross_attention_layers (MllamaTextConfig's [3, 8, ..., 38]) go to
+	 * full_attn_idxs (has_full_attn_idxs set); ml_head_dim_key: text_config gives head_dim */
+	int64_t ml_global_layers, ml_max_tiles, ml_n_aspect;
+	double ml_norm_eps;
+	bool ml_head_dim_key;
 	/* InternVL (InternVLConfig, model_type internvl; read for it only, config_internvl.c):
 	 * InternVLVisionConfig's switches attention_bias (v_attn_bias: q/k/v biases),
 	 * use_qk_norm (q_norm / k_norm), norm_type (v_norm_ln: layer_norm, whose norms have

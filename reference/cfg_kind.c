@@ -323,6 +323,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"aria", REF_QWEN2_MOE, false, 0, FAM_ARIA},
 	    /* VoxtralForConditionalGeneration: its Llama language model, on text tokens */
 	    {"voxtral", REF_DENSE, false, 0, 0},
+	    /* MllamaForConditionalGeneration: its Llama language model without the
+	     * cross-attention layers (ckpt.c), on text tokens */
+	    {"mllama", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

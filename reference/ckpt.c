@@ -265,6 +265,23 @@ static int jb_layers(const ckpt_config *cc, ref_cfg *c, bool mamba, wt_errbuf *e
 	return WT_OK;
 }
 
+/* Mllama: the layers of text_config.cross_attention_layers (the loader's full_attn_idxs), which
+ * MllamaTextModel skips on text tokens (no cross-attention states). */
+static int ml_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
+{
+	c->mllama = true;
+	if (c->L > REF_L4_MAX_LAYERS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld layers; the reference handles Mllama up to %d",
+		                 (long long)c->L, REF_L4_MAX_LAYERS);
+	for (size_t k = 0; k < cc->n_full_attn_idxs; k++) {
+		int64_t i = cc->full_attn_idxs[k];
+		if (i >= 0 && i < c->L)
+			c->ml_cross[i / 64] |= 1ull << (i % 64);
+	}
+	return WT_OK;
+}
+
 int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_cfg *out,
                       wt_errbuf *err)
 {
@@ -352,6 +369,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	}
 	if (fam != NULL && (strcmp(fam, "mamba") == 0 || strcmp(fam, "falcon_mamba") == 0))
 		rv = jb_layers(cc, &c, true, err);
+	if (fam != NULL && strcmp(fam, "mllama") == 0)
+		rv = ml_layers(cc, &c, err);
 	char *flat = NULL; /* DBRX: its nested keys laid over the top level (cfg_dbrx.c) */
 	if (rv == WT_OK && fam != NULL && strcmp(fam, "dbrx") == 0)
 		rv = ref_dbrx_json(json, len, &flat, &len, err);

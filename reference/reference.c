@@ -534,7 +534,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		rv = ref_bert_full(c, ck, tokens, T, &b, logits, err);
 		goto out;
 	}
-	if ((rv = ref_getf(ck, &emb, false, err, 2, c->V, c->hid, 0, "model.embed_tokens.weight")))
+	if ((rv = ref_getf(ck, &emb, false, err, 2, ref_embed_rows(c), c->hid, 0,
+	                   "model.embed_tokens.weight")))
 		goto out;
 	for (int64_t t = 0; t < T; t++)
 		memcpy(b.x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
@@ -546,6 +547,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	for (int64_t l = 0; l < c->L; l++) {
 		const float *pn = NULL;
 		char m[160];
+		if (ref_ml_cross(c, l)) /* Mllama's cross-attention layer: skipped on text */
+			continue;
 		/* Cohere's parallel block: the MLP reads attention's input (b.h, untouched by
 		 * attn_full), x = (x + attn(h)) + mlp(h) as transformers sums it */
 		/* GPT-NeoX's parallel residual: the MLP reads ln2 of the block's input x, kept in

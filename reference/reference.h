@@ -544,6 +544,12 @@ typedef struct ref_cfg {
 	 * with parallel_attn, fl_one_ln: one input_layernorm before both (falcon-7b); fl_alibi:
 	 * ALiBi instead of RoPE, the slopes scaled by 1/sqrt(d) (ref_alibi_slopes) */
 	bool falcon, fl_one_ln, fl_alibi;
+	/* Mllama (MllamaForConditionalGeneration's language model; kind REF_DENSE; ckpt.c):
+	 * Llama's decoder on text tokens, the layers of ml_cross (text_config's
+	 * cross_attention_layers) skipped as MllamaTextModel skips them without cross-attention
+	 * states; embed_tokens holds vocab_size + 8 rows (ref_embed_rows) */
+	bool mllama;
+	uint64_t ml_cross[4];
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -551,6 +551,16 @@ int ref_cfg_bamba(ref_cfg *c, const char *arch, const char *json, size_t len, wt
 /* Falcon-H1's fields of c (the layers from ckpt.c, all Mamba and attention) from
  * config.json (cfg_granite4.c). */
 int ref_cfg_falconh1(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Whether layer l is an Mllama cross-attention layer, skipped on text tokens. */
+static inline bool ref_ml_cross(const ref_cfg *c, int64_t l)
+{
+	return c->mllama && ref_l4_bit(c->ml_cross, l);
+}
+/* Rows of embed_tokens: the vocabulary, Mllama's 8 image tokens after it. */
+static inline int64_t ref_embed_rows(const ref_cfg *c)
+{
+	return c->V + (c->mllama ? 8 : 0);
+}
 /* Whether Granite 4.0's layer l is a Mamba2 mixer. */
 static inline bool ref_g4_mamba_layer(const ref_cfg *c, int64_t l)
 {

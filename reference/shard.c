@@ -38,21 +38,23 @@
 
 #include "reference/shard_int.h"
 
-/* Rows >= V of a vocab-parallel tensor of tp rank r must be zero (docs/format.md section 2.3). */
-static int check_padding(const shard *s, uint32_t r, const float *w, const char *name)
+/* Rows >= V of a vocab-parallel tensor of tp rank r (vl rows a rank; the vocabulary v: V, or
+ * Mllama's embed_tokens' V + 8) must be zero (docs/format.md section 2.3). */
+static int check_padding(const shard *s, uint32_t r, const float *w, const char *name, int64_t vl,
+                         int64_t v)
 {
-	int64_t first = s->c->V - (int64_t)r * s->Vl;
+	int64_t first = v - (int64_t)r * vl;
 	if (first < 0)
 		first = 0;
-	for (int64_t row = first; row < s->Vl; row++)
+	for (int64_t row = first; row < vl; row++)
 		for (int64_t i = 0; i < s->c->hid; i++)
 			if (w[row * s->c->hid + i] != 0.0f)
 				return wt_seterr(
 				    s->err, WT_ECORRUPT,
 				    "rank (tp %u, ep %u) '%s': padding row %lld (vocab row "
 				    "%lld >= vocab_size %lld) is not zero",
-				    r, s->g, name, (long long)row, (long long)(r * s->Vl + row),
-				    (long long)s->c->V);
+				    r, s->g, name, (long long)row, (long long)(r * vl + row),
+				    (long long)v);
 	return WT_OK;
 }
 
@@ -76,15 +78,16 @@ static int embed(shard *s, const int64_t *tokens)
 	memset(s->b.x, 0, (size_t)(T * c->hid) * sizeof(float));
 	for (uint32_t r = 0; r < s->T; r++) {
 		const float *e;
-		int rv = ref_getf(rank_set(s, r, s->g), &e, false, s->err, 2, s->Vl, c->hid, 0,
+		int rv = ref_getf(rank_set(s, r, s->g), &e, false, s->err, 2, s->Vle, c->hid, 0,
 		                  "model.embed_tokens.weight");
-		if (rv || (rv = check_padding(s, r, e, "model.embed_tokens.weight")))
+		if (rv || (rv = check_padding(s, r, e, "model.embed_tokens.weight", s->Vle,
+		                              ref_embed_rows(c))))
 			return rv;
 		for (int64_t t = 0; t < T; t++) {
-			int64_t row = tokens[t] - (int64_t)r * s->Vl;
+			int64_t row = tokens[t] - (int64_t)r * s->Vle;
 			float *xr = s->b.x + t * c->hid;
 			for (int64_t i = 0; i < c->hid; i++)
-				xr[i] += (row >= 0 && row < s->Vl) ? e[row * c->hid + i] : 0.0f;
+				xr[i] += (row >= 0 && row < s->Vle) ? e[row * c->hid + i] : 0.0f;
 		}
 	}
 	ref_embed_scale(c, s->b.x, T * c->hid); /* after the all-reduce, as engines do */
@@ -595,7 +598,7 @@ static int lm_head(shard *s, float *logits)
 		const float *w, *bias = NULL;
 		if ((rv = ref_norm_of(c, rs, s->b.h, s->b.x, T, s->err, "%s", ref_final_norm(c))) ||
 		    (rv = ref_getf(rs, &w, false, s->err, 2, s->Vl, c->hid, 0, "%s", name)) ||
-		    (rv = check_padding(s, r, w, name)))
+		    (rv = check_padding(s, r, w, name, s->Vl, c->V)))
 			break;
 		/* PhiMoE's lm_head.bias [Vl]: the rank's rows of it, padding entries zero */
 		if (c->lm_bias &&
@@ -730,6 +733,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	s.KVl = c->KV >= T ? c->KV / T : 1;
 	int64_t pad = (int64_t)l->vocab_pad, lcm = pad / gcd64(pad, T) * T;
 	s.Vl = (c->V + lcm - 1) / lcm * lcm / T;
+	s.Vle = (ref_embed_rows(c) + lcm - 1) / lcm * lcm / T;
 	int rv = ref_bufs_alloc(&s.b, c, n_tok, tokens, err);
 	if (rv != WT_OK)
 		return rv;
@@ -749,6 +753,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	if ((rv = embed(&s, tokens)))
 		goto out;
 	for (int64_t i = 0; i < c->L; i++) {
+		if (ref_ml_cross(c, i)) /* Mllama's cross-attention layer: skipped on text */
+			continue;
 		if ((rv = attn(&s, i)))
 			goto out;
 		if (c->longcat && i % 2 == 0 && (rv = ref_shard_lc_moe(&s, i)))

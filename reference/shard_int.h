@@ -14,6 +14,7 @@ typedef struct shard {
 	uint32_t T, P, g; /* tp_size, ep_size, EP group whose TP ranks run the dense parts */
 	int up_gate;
 	int64_t Hl, KVl, Vl, n_tok;
+	int64_t Vle; /* embed_tokens' rows a rank: Vl, or of Mllama's vocab_size + 8 */
 	ref_bufs b;
 	const int64_t *routes; /* [L][n_tok][topk] forced expert choices, or NULL */
 	/* OLMo 2: the all-reduced mean squares of q and k per token (qk_mean_squares) */

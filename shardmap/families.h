@@ -107,5 +107,6 @@ extern const sm_family shardmap_family_modernbert_cls;
 extern const sm_family shardmap_family_granite_speech;
 extern const sm_family shardmap_family_aria;
 extern const sm_family shardmap_family_voxtral;
+extern const sm_family shardmap_family_mllama;
 
 #endif

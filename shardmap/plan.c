@@ -272,11 +272,11 @@ static int64_t layer_of(const sm_family *f, const char *name)
 /* The config.json key counting the vision blocks. */
 static const char *vis_depth_key(const sm_family *f)
 {
-	return f->voxtral         ? "audio_config.num_hidden_layers"
-	       : f->audio         ? "audio_config.encoder_layers"
-	       : f->gspeech       ? "encoder_config.num_layers"
-	       : f->vision_siglip ? "vision_config.num_hidden_layers"
-	                          : "vision_config.depth";
+	return f->voxtral                      ? "audio_config.num_hidden_layers"
+	       : f->audio                      ? "audio_config.encoder_layers"
+	       : f->gspeech                    ? "encoder_config.num_layers"
+	       : f->vision_siglip || f->mllama ? "vision_config.num_hidden_layers"
+	                                       : "vision_config.depth";
 }
 
 /* What {i} of rule ru counts: its config.json key and the count. */
@@ -292,8 +292,9 @@ static const char *block_key(const sm_ctx *x, const sm_rule *ru, int64_t *n)
 	}
 	if (ru->flags & SM_F_QF) {
 		*n = x->dm.qf_layers;
-		return x->fam->blip2 ? "qformer_config.num_hidden_layers"
-		                     : "projector_config.num_hidden_layers";
+		return x->fam->blip2    ? "qformer_config.num_hidden_layers"
+		       : x->fam->mllama ? "vision_config.num_global_layers"
+		                        : "projector_config.num_hidden_layers";
 	}
 	*n = x->dm.n_layers;
 	return "num_hidden_layers";
@@ -308,10 +309,13 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 	int64_t nb;
 	const char *bk = block_key(x, ru, &nb);
 	if ((ru->flags & (SM_F_DEEP | SM_F_QF)) && i >= nb)
-		return wt_seterr(
-		    err, WT_ESHAPE, "tensor '%s': %s %" PRId64 " but config.json %s is %" PRId64,
-		    t->name, ru->flags & SM_F_QF ? "Q-Former layer" : "deepstack merger", i, bk,
-		    nb);
+		return wt_seterr(err, WT_ESHAPE,
+		                 "tensor '%s': %s %" PRId64 " but config.json %s is %" PRId64,
+		                 t->name,
+		                 !(ru->flags & SM_F_QF) ? "deepstack merger"
+		                 : x->fam->mllama       ? "global vision layer"
+		                                        : "Q-Former layer",
+		                 i, bk, nb);
 	if ((ru->flags & SM_F_VIS) && i >= x->dm.vis_depth)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': %s block %" PRId64 " but config.json %s is %" PRId64,

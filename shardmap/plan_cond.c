@@ -176,10 +176,13 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 	else if (ru->cond == SM_C_FULLATT || ru->cond == SM_C_LINATT ||
 	         (ru->cond == SM_C_CONVBIAS && x->cfg->lfm2_conv_bias)) {
 		const char *kind = ru->cond != SM_C_FULLATT
-		                       ? (x->fam->mamba ? "an attention" : "a full-attention")
-		                   : x->fam->lfm2  ? "a conv"
-		                   : x->fam->mamba ? "a Mamba"
-		                                   : "a linear-attention";
+		                       ? (x->fam->mamba    ? "an attention"
+		                          : x->fam->mllama ? "a self-attention"
+		                                           : "a full-attention")
+		                   : x->fam->mllama ? "a cross-attention"
+		                   : x->fam->lfm2   ? "a conv"
+		                   : x->fam->mamba  ? "a Mamba"
+		                                    : "a linear-attention";
 		const char *keys = x->fam->linear_keys ? x->fam->linear_keys
 		                   : x->fam->mamba     ? "layer_types"
 		                                       : "layer_types, full_attention_interval";

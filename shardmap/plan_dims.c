@@ -67,6 +67,8 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"vision_config.projector_input_dim", c->v_proj_in_dim},
 	    {"vision_config.projector_output_dim", c->v_proj_out_dim},
 	    {"vision_config.num_position_embeddings", c->v_num_pos},
+	    {"vision_config.num_global_layers", c->ml_global_layers},
+	    {"vision_config.max_num_tiles", c->ml_max_tiles},
 	    {"linear_num_key_heads", c->lin_num_k_heads},
 	    {"linear_num_value_heads", c->lin_num_v_heads},
 	    {"linear_key_head_dim", c->lin_k_head_dim},
@@ -307,12 +309,43 @@ static int gspeech_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* Mllama's vision_config (the loader applied MllamaVisionConfig's defaults): positions
+ * (image_size / patch_size)^2 + 1 (the class token), the global transformer's layers on
+ * qf_layers, the tile embeddings' sizes; a product past 2^24 is not a model's. */
+static int mllama_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
+{
+	d->vis_depth = c->v_num_layers;
+	d->vis_heads = c->v_num_attn_heads;
+	d->vis_embed = c->v_hidden_size;
+	d->vis_inter = c->v_intermediate_size;
+	d->vis_patch = c->v_patch_size;
+	d->vis_out = c->v_output_dim;
+	d->vis_in_chans = c->v_in_chans;
+	d->qf_layers = c->ml_global_layers;
+	d->ml_aspects = c->ml_n_aspect + 1;
+	int64_t side = c->v_image_size / c->v_patch_size, sq;
+	if (side < 1)
+		return shardmap_vision_patch_err(c->v_image_size, c->v_patch_size, err);
+	if (!dim_mul(side, side, &sq) ||
+	    !dim_mul(c->ml_max_tiles, c->v_hidden_size, &d->ml_tiles_hid) ||
+	    !dim_mul(sq + 1, d->ml_tiles_hid, &d->ml_tiles_pos))
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: vision_config's max_num_tiles x hidden_size x "
+		    "((image_size / patch_size)^2 + 1) is not a model's (at most %lld)",
+		    SM_DIM_MAX);
+	d->vis_positions = sq + 1;
+	return WT_OK;
+}
+
 /* The vision tower's sizes (and Llama 4's), by the family's tower kind; the merged width
  * checked against overflow. */
 static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 {
 	const ckpt_config *c = x->cfg;
 	int rv;
+	if (x->fam->mllama)
+		return mllama_dims(c, d, err);
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
@@ -495,6 +528,23 @@ static int64_t mixer_dim_value(const sm_dims *d, int sym)
 	}
 }
 
+/* Mllama's vocabulary and tile-embedding dims; -1 for a symbol that is none of them. */
+static int64_t mllama_dim_value(const sm_dims *d, int sym)
+{
+	switch (sym) {
+	case SM_D_V8:
+		return d->vocab + 8;
+	case SM_D_MLAR:
+		return d->ml_aspects;
+	case SM_D_MLTH:
+		return d->ml_tiles_hid;
+	case SM_D_MLTE:
+		return d->ml_tiles_pos;
+	default:
+		return -1;
+	}
+}
+
 /* Granite Speech's conformer and Q-Former dims; -1 for a symbol that is none of them. */
 static int64_t gspeech_dim_value(const sm_dims *d, int sym)
 {
@@ -614,7 +664,9 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 	case SM_D_EZ:
 		return d->n_experts + d->n_zero;
 	default:
-		return sym >= SM_D_GSA ? gspeech_dim_value(d, sym) : mixer_dim_value(d, sym);
+		return sym >= SM_D_V8    ? mllama_dim_value(d, sym)
+		       : sym >= SM_D_GSA ? gspeech_dim_value(d, sym)
+		                         : mixer_dim_value(d, sym);
 	}
 }
 

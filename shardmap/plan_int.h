@@ -53,6 +53,9 @@ typedef struct sm_dims {
 	 * layers (0 for other families) */
 	int64_t gs_attn, gs_dim_head, gs_conv, gs_kernel;
 	int64_t qf_hidden, qf_inter, qf_enc, qf_queries, qf_layers;
+	/* Mllama: max_aspect_ratio_id + 1, max_num_tiles x vision hidden, max_num_tiles x
+	 * positions x vision hidden (0 for other families; qf_layers holds num_global_layers) */
+	int64_t ml_aspects, ml_tiles_hid, ml_tiles_pos;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

@@ -93,14 +93,16 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 	case SM_U_VHEADS:
 		*what = x->fam->voxtral         ? "audio_config.num_attention_heads"
 		        : x->fam->vision_siglip ? "vision_config.num_attention_heads"
+		        : x->fam->mllama        ? "vision_config.attention_heads"
 		                                : "vision_config.num_heads";
 		return x->dm.vis_heads;
 	case SM_U_VI:
-		*what = x->fam->voxtral        ? "audio_config.intermediate_size"
-		        : x->fam->gspeech      ? "encoder_config.hidden_dim x feedforward_mult"
-		        : x->fam->glm4v        ? "vision_config.out_hidden_size"
-		        : x->fam->vision_gated ? "vision_config.intermediate_size"
-		                               : "the vision MLP size (embed_dim * mlp_ratio)";
+		*what = x->fam->voxtral   ? "audio_config.intermediate_size"
+		        : x->fam->gspeech ? "encoder_config.hidden_dim x feedforward_mult"
+		        : x->fam->glm4v   ? "vision_config.out_hidden_size"
+		        : x->fam->vision_gated || x->fam->mllama
+		            ? "vision_config.intermediate_size"
+		            : "the vision MLP size (embed_dim * mlp_ratio)";
 		return x->dm.vis_inter;
 	case SM_U_VM:
 		*what = x->fam->glm4v ? "vision_config.intermediate_size (the merger's MLP)"
@@ -368,6 +370,11 @@ static int part_row_split(const part_req *req)
 	if (rv == WT_OK && req->rule->ndim == 3) { /* [C, 1, K] depthwise conv (LFM2) */
 		req->geom->shape[1] = req->src->shape[1];
 		req->geom->shape[2] = req->src->shape[2];
+	}
+	if (rv == WT_OK && req->rule->ndim == 4) { /* [out, C, p, p] Conv2d by out channels */
+		req->geom->shape[0] = req->src->shape[0] / tp;
+		for (int k = 1; k < 4; k++)
+			req->geom->shape[k] = req->src->shape[k];
 	}
 	return rv;
 }

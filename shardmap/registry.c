@@ -105,6 +105,7 @@ static const sm_family *const families[] = {
     &shardmap_family_blip2,
     &shardmap_family_aria,
     &shardmap_family_voxtral,
+    &shardmap_family_mllama,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

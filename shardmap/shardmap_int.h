@@ -154,6 +154,13 @@ typedef enum {
 	/* its queries: Granite Speech's window_size / downsample_rate (projector.query), BLIP-2's
 	 * num_query_tokens (query_tokens) */
 	SM_D_QFQ,
+	/* Mllama: vocab_size + 8 (embed_tokens' rows: the image tokens), max_aspect_ratio_id + 1
+	 * (the tile embeddings' rows), max_num_tiles x hidden (the aspect-ratio embeddings'
+	 * columns), max_num_tiles x positions x hidden (the tile position embedding's) */
+	SM_D_V8,
+	SM_D_MLAR,
+	SM_D_MLTH,
+	SM_D_MLTE,
 	SM_D_COUNT_
 } sm_dim;
 
@@ -412,6 +419,13 @@ typedef struct sm_family {
 	 * (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads), which the
 	 * planner's messages name */
 	bool voxtral;
+	/* Mllama's vision_config (the loader's v_* / ml_* fields, MllamaVisionConfig's defaults
+	 * applied): width hidden_size, MLP intermediate_size, heads attention_heads, the local
+	 * transformer's num_hidden_layers ({i} of SM_F_VIS rules) and the global one's
+	 * num_global_layers ({i} of SM_F_QF rules), (image_size / patch_size)^2 + 1 positions,
+	 * vision_output_dim ([VOD]), SM_D_MLAR / MLTH / MLTE; layer_is_linear picks the
+	 * cross-attention layers, named so in refusals */
+	bool mllama;
 	/* Hook: the checkpoint tensors the family requires beyond its table's, each present with
 	 * its shape (Chameleon's VQ-VAE, which vq_config shapes), else an error naming it; NULL =
 	 * none. */

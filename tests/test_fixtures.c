@@ -129,9 +129,11 @@ static void check_family(const fam_expect *e, const char *root)
 	bool lvl = strcmp(e->name, "lfm2_vl") == 0;
 	bool b2 = strcmp(e->name, "blip2") == 0;
 	bool ar = strcmp(e->name, "aria") == 0;
+	bool ml = strcmp(e->name, "mllama") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
-	                                      ov || c2v || ivl || px || fy || lvl || b2 || ar);
+	                                      ov || c2v || ivl || px || fy || lvl || b2 || ar ||
+	                                      ml);
 	if (b2)
 		check_blip2(cfg);
 	if (lvl) { /* Siglip2VisionConfig's keys, Lfm2VlConfig's, an lfm2 text_config, untied */
@@ -244,6 +246,15 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->a_d_model == 64 && cfg->a_heads == 4 && cfg->a_ffn == 256 &&
 		            cfg->a_layers == 2 && cfg->a_mel == 16 && cfg->a_max_pos == 16);
 		assert_string_equal(cfg->lm_model_type, "llama");
+	}
+	if (ml) { /* MllamaVisionConfig's keys, text_config's cross_attention_layers */
+		assert_true(cfg->v_hidden_size == 64 && cfg->v_num_layers == 2 &&
+		            cfg->ml_global_layers == 2 && cfg->v_num_attn_heads == 8 &&
+		            cfg->v_image_size == 28 && cfg->v_patch_size == 14 &&
+		            cfg->v_output_dim == 128 && cfg->ml_max_tiles == 2 &&
+		            cfg->ml_n_aspect == 3 && !cfg->tie_word_embeddings);
+		assert_true(cfg->n_full_attn_idxs == 1 && cfg->full_attn_idxs[0] == 1);
+		assert_string_equal(cfg->lm_model_type, "mllama_text_model");
 	}
 	if (ivl)
 		check_internvl(cfg, e->name[8] != '\0' ? e->name + 9 : "qwen2");
@@ -476,7 +487,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
 	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl || b2 ||
-	           ar) {
+	           ar || ml) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

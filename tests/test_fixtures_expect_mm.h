@@ -28,6 +28,9 @@
 	 4 * 128 + 64 * 128 + 64)
 #define QF_ATT (4 * (64 * 64 + 64) + 2 * 64)
 #define QF_FFN (128 * 64 + 128 + 64 * 128 + 64 + 2 * 64)
+/* mllama: a vision encoder layer (width 64: q/k/v/o 64x64, fc1 128x64 + [128], fc2 64x128 +
+ * [64], two LayerNorms with biases) */
+#define ML_VL (4 * 64 * 64 + 128 * 64 + 128 + 64 * 128 + 64 + 4 * 64)
 
 static const fam_expect fams_mm[] = {
     /* idefics3: Llama's LM under model.text_model. (hid 128, q / o 128x128, k / v 64x128,
@@ -247,6 +250,18 @@ static const fam_expect fams_mm[] = {
          2 * 2 * (4 * 64 * 64 + 3 * 64 + 4 * 64 + 256 * 64 + 256 + 64 * 256 + 64) +
          2 * (128 * 256 + 128 * 128),
      128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* mllama: Llama's LM under language_model. (hid 128, q / o 128x128, k / v 32x128, gate /
+     * up / down 256x128; embed_tokens 1032 rows, untied), layer 1 cross-attention (+ q_norm /
+     * k_norm [16], two gates [1]) + the vision model: patch_embedding [64, 3, 14, 14],
+     * class_embedding, gated positional embedding [5, 64] + gate + tile_embedding [4, 640],
+     * pre / post tile embeddings [4, 128] + gates, layernorm_pre / _post, 2 local and 2 global
+     * layers (ML_VL; the global ones' two gates) + multi_modal_projector [128, 128] + [128] */
+    {"mllama", 101,
+     2 * (1032 * 128 + 128 + 1024 * 128 +
+          3 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 256 * 128) + 2 * 16 + 2) +
+         2 * (64 * 3 * 14 * 14 + 64 + 5 * 64 + 1 + 4 * 640 + 2 * (4 * 128 + 1) + 4 * 64 +
+              4 * ML_VL + 2 * 2 + 128 * 128 + 128),
+     128, 8, 2, 16, 256, 1024, 3, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -774,3 +774,34 @@ mkdir -p "$T/vx_bad" && cp "$T/voxtral/"*.safetensors* "$T/vx_bad/" &&
 	fail "voxtral with a whisper audio_config planned"
 grep -q "audio_config.model_type 'whisper'" "$T/err" || fail "voxtral encoder: $(cat "$T/err")"
 rm -rf "$T/vx_bad"
+# MllamaForConditionalGeneration: Llama's LM untied; the cross-attention layer's q / k / v
+# fused and quantized, its q_norm / k_norm and gates whole; embed_tokens' 1032 rows padded to
+# 1088 apart from lm_head's 1024; the Conv2d patch embedding by output channels and BF16
+# (built without the quantization config), the vision layers' q / k / v / fc1 / fc2 and the
+# projector quantized, the tile embeddings and gates whole and BF16; a tied text_config refused
+"$CTL" plan --model-dir "$T/mllama" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan mllama"
+for l in "language_model.model.embed_tokens.weight *BF16 *\[544, 128\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.cross_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"language_model.model.layers.1.cross_attn.q_norm.weight *BF16 *\[16\]" \
+	"language_model.model.layers.1.cross_attn_attn_gate *BF16 *\[1\]" \
+	"language_model.model.layers.2.self_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"vision_model.patch_embedding.weight *BF16 *\[32, 3, 14, 14\]" \
+	"vision_model.transformer.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"vision_model.global_transformer.layers.0.mlp.fc2.weight *I8 *\[64, 64\]" \
+	"vision_model.global_transformer.layers.0.gate_attn *BF16 *\[1\]" \
+	"vision_model.gated_positional_embedding.tile_embedding.weight *BF16 *\[4, 640\]" \
+	"multi_modal_projector.weight *I8 *\[64, 128\]" \
+	"multi_modal_projector.bias *BF16 *\[64\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "mllama line $l: $(cat "$T/plan")"
+done
+grep -q "patch_embedding.weight_scale\|model.layers.1.self_attn" "$T/plan" &&
+	fail "mllama: the patch embedding quantized or layer 1 self-attention: $(cat "$T/plan")"
+mkdir -p "$T/ml_bad" && cp "$T/mllama/"*.safetensors* "$T/ml_bad/" &&
+	sed 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
+		"$T/mllama/config.json" >"$T/ml_bad/config.json"
+"$CTL" plan --model-dir "$T/ml_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "mllama with a tied text_config planned"
+grep -q "tie_word_embeddings is true" "$T/err" || fail "mllama tie: $(cat "$T/err")"
+rm -rf "$T/ml_bad"

@@ -131,6 +131,9 @@ out_mid by columns, the rest of the encoder and the Q-Former projector whole.
 Voxtral (vLLM's voxtral.py / whisper.py): a Llama language model tied by text_config alone, the
 Whisper encoder's q/k/v fused by heads (the bias [q_r; zeros; v_r]), out_proj / fc2 by columns,
 fc1 by rows with its bias, the rest and the projector whole.
+Mllama (vLLM's mllama.py): Llama's language model with the cross-attention layers' cross_attn
+q / k / v fused as self_attn's, embed_tokens' vocab_size + 8 rows; the vision model's patch
+embedding, fc1 and the projector by rows, o_proj / fc2 by columns, the rest whole.
 Cohere2Vision (vLLM's cohere2_vision.py): Aya Vision's layouts, tower (whole, post_layernorm
 built) and language model; the projector's linear_1 a MergedColumnParallelLinear of two halves
 ([x_r; gate_r] rows, its bias alike), linear_2 a RowParallelLinear (columns, its bias whole).
@@ -459,6 +462,13 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if arch == "VoxtralForConditionalGeneration" and \
                 name.startswith(("audio_tower.", "multi_modal_projector.")):
             voxtral(name, rows, cols, T, r, add); continue
+        if arch == "MllamaForConditionalGeneration" and (name in (
+                "model.embed_tokens.weight", "vision_model.patch_embedding.weight") or
+                name.startswith("multi_modal_projector.")):
+            # mllama.py: embed_tokens vocab_size + 8 rows; the Conv2d patch embedding (a
+            # ColumnParallelLinear) and the projector (one, its bias alike) by rows
+            add(name, vocab_rows(name, V + 8, T, r, pad) if name.startswith("model.") else
+                pieces_rows(name, r * rows // T, rows // T)); continue
         if name.startswith(("connector.", "audio_tower.", "qformer.", "query_tokens",
                             "language_projection.")):  # Idefics3's proj, Qwen2-Audio's encoder, BLIP-2's
             add(name, pieces_rows(name, 0, rows)); continue
@@ -698,7 +708,8 @@ def main():
     elif cfg["model_type"] in ("gemma3", "mistral3", "llava", "llava_next", "paligemma", "aya_vision",
                                "llava_onevision", "cohere2_vision", "llava_next_video",
                                "qwen2_audio", "internvl", "fuyu", "lfm2-vl",
-                               "granite_speech", "blip-2", "aria", "voxtral"):  # -> LM + tower
+                               "granite_speech", "blip-2", "aria", "voxtral",
+                               "mllama"):  # -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama
