@@ -1,5 +1,119 @@
 # shard_cli_families3.bash — shard_cli.sh's family checks, continued (sourced by it; $CTL, $T,
-# fail and the fixtures are its): the families after Granite Speech.
+# fail and the fixtures are its): from Granite Speech on.
+
+# GraniteSpeechForConditionalGeneration: Granite's LM, untied (lm_head cut); the conformer's
+# ff1 / ff2 up_proj by rows and down_proj by columns, BF16 (vLLM builds the blocks without the
+# quantization config), encoder.out / out_mid by rows / columns and quantized, the rest of the
+# encoder and the Q-Former projector whole and BF16; num_batches_tracked skipped; a Q-Former
+# with text input refused
+"$CTL" plan --model-dir "$T/granite_speech" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan granite_speech"
+grep -q "lm_head tied" "$T/plan" && fail "granite_speech: tied: $(cat "$T/plan")"
+for l in "skipped encoder.layers.0.conv.batch_norm.num_batches_tracked" \
+	"encoder.layers.1.ff1.up_proj.weight *BF16 *\[64, 64\]" \
+	"encoder.layers.1.ff1.up_proj.bias *BF16 *\[64\]" \
+	"encoder.layers.1.ff2.down_proj.weight *BF16 *\[64, 64\]" \
+	"encoder.layers.0.attn.to_kv.weight *BF16 *\[128, 64\]" \
+	"encoder.layers.0.conv.up_conv.weight *BF16 *\[256, 64, 1\]" \
+	"encoder.out.weight *I8 *\[32, 64\]" "encoder.out.weight_scale *F32 *\[32, 1\]" \
+	"encoder.out_mid.weight *I8 *\[64, 32\]" "encoder.out_mid.bias *BF16 *\[64\]" \
+	"projector.query *BF16 *\[1, 2, 64\]" \
+	"projector.qformer.encoder.layer.0.crossattention.attention.key.weight *BF16 *\[64, 64\]" \
+	"projector.linear.weight *BF16 *\[128, 64\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "granite_speech line $l: $(cat "$T/plan")"
+done
+grep -q "ff1.up_proj.weight_scale\|projector.linear.weight_scale" "$T/plan" &&
+	fail "granite_speech: a feed-forward or the projector quantized: $(cat "$T/plan")"
+mkdir -p "$T/gs_bad" && cp "$T/granite_speech/"*.safetensors* "$T/gs_bad/" &&
+	sed 's/"use_qformer_text_input": false/"use_qformer_text_input": true/' \
+		"$T/granite_speech/config.json" >"$T/gs_bad/config.json"
+"$CTL" plan --model-dir "$T/gs_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "granite_speech with use_qformer_text_input planned"
+grep -q "use_qformer_text_input" "$T/err" || fail "granite_speech text input: $(cat "$T/err")"
+rm -rf "$T/gs_bad"
+# Blip2ForConditionalGeneration: OPT's rows under language_model. (tied: no lm_head); the BLIP
+# tower's fused self_attn.qkv [192, 64] by heads (96 rows a rank at TP 2, quantized, its bias
+# alike), projection by columns; the Q-Former, query_tokens and language_projection whole and
+# unquantized; a flan-t5 text_config refused
+"$CTL" plan --model-dir "$T/blip2" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan blip2"
+for l in "vision_model.encoder.layers.1.self_attn.qkv.weight *I8 *\[96, 64\]" \
+	"vision_model.encoder.layers.1.self_attn.qkv.bias *BF16 *\[96\]" \
+	"vision_model.encoder.layers.1.self_attn.projection.weight *I8 *\[64, 32\]" \
+	"qformer.encoder.layer.2.crossattention.attention.key.weight *BF16 *\[48, 64\]" \
+	"query_tokens *BF16 *\[1, 4, 48\]" "language_projection.weight *BF16 *\[128, 48\]" \
+	"language_model.model.decoder.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "blip2 line $l: $(cat "$T/plan")"
+done
+grep -q "lm_head tied" "$T/plan" || fail "blip2: lm_head not tied"
+grep -q "lm_head.weight\|qformer.*_scale\|layer\.1\.crossattention" "$T/plan" &&
+	fail "blip2: lm_head, a Q-Former scale or layer 1's cross-attention"
+mkdir -p "$T/blip2_bad" && cp "$T/blip2/"*.safetensors* "$T/blip2_bad/" &&
+	sed 's/"model_type": "opt"/"model_type": "t5"/' "$T/blip2/config.json" >"$T/blip2_bad/config.json"
+"$CTL" plan --model-dir "$T/blip2_bad" --tp-size 2 >/dev/null 2>"$T/err" && fail "blip2 with a t5 text_config planned"
+grep -q "text_config.model_type 't5'" "$T/err" || fail "blip2 text_config: $(cat "$T/err")"
+rm -rf "$T/blip2_bad"
+# VoxtralForConditionalGeneration: Llama's LM, untied (lm_head cut); the Whisper encoder's q/k/v
+# fused by heads into qkv_proj (its bias [q_r; zeros; v_r]), out_proj / fc2 by columns, fc1 by
+# rows, those weights quantized, convs / positions / norms / biases whole and BF16, the projector
+# whole and BF16; another audio_config.model_type refused
+"$CTL" plan --model-dir "$T/voxtral" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan voxtral"
+grep -q "lm_head tied" "$T/plan" && fail "voxtral: tied: $(cat "$T/plan")"
+for l in "audio_tower.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"audio_tower.layers.1.self_attn.qkv_proj.bias *BF16 *\[96\]" \
+	"audio_tower.layers.0.self_attn.out_proj.weight *I8 *\[64, 32\]" \
+	"audio_tower.layers.0.self_attn.out_proj.bias *BF16 *\[64\]" \
+	"audio_tower.layers.1.fc1.weight *I8 *\[128, 64\]" "audio_tower.layers.1.fc1.bias *BF16 *\[128\]" \
+	"audio_tower.layers.1.fc2.weight *I8 *\[64, 128\]" "audio_tower.conv1.weight *BF16 *\[64, 16, 3\]" \
+	"audio_tower.embed_positions.weight *BF16 *\[16, 64\]" \
+	"multi_modal_projector.linear_1.weight *BF16 *\[128, 256\]" \
+	"multi_modal_projector.linear_2.weight *BF16 *\[128, 128\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "voxtral line $l: $(cat "$T/plan")"
+done
+grep -q "projector.linear_1.weight_scale\|conv1.weight_scale\|q_proj\|k_proj" "$T/plan" &&
+	fail "voxtral: the projector or a conv quantized, or q/k/v unfused: $(cat "$T/plan")"
+mkdir -p "$T/vx_bad" && cp "$T/voxtral/"*.safetensors* "$T/vx_bad/" &&
+	sed 's/"voxtral_encoder"/"whisper"/' "$T/voxtral/config.json" >"$T/vx_bad/config.json"
+"$CTL" plan --model-dir "$T/vx_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "voxtral with a whisper audio_config planned"
+grep -q "audio_config.model_type 'whisper'" "$T/err" || fail "voxtral encoder: $(cat "$T/err")"
+rm -rf "$T/vx_bad"
+# MllamaForConditionalGeneration: Llama's LM untied; the cross-attention layer's q / k / v
+# fused and quantized, its q_norm / k_norm and gates whole; embed_tokens' 1032 rows padded to
+# 1088 apart from lm_head's 1024; the Conv2d patch embedding by output channels and BF16
+# (built without the quantization config), the vision layers' q / k / v / fc1 / fc2 and the
+# projector quantized, the tile embeddings and gates whole and BF16; a tied text_config refused
+"$CTL" plan --model-dir "$T/mllama" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan mllama"
+for l in "language_model.model.embed_tokens.weight *BF16 *\[544, 128\]" \
+	"language_model.lm_head.weight *BF16 *\[512, 128\]" \
+	"language_model.model.layers.1.cross_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"language_model.model.layers.1.cross_attn.q_norm.weight *BF16 *\[16\]" \
+	"language_model.model.layers.1.cross_attn_attn_gate *BF16 *\[1\]" \
+	"language_model.model.layers.2.self_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"vision_model.patch_embedding.weight *BF16 *\[32, 3, 14, 14\]" \
+	"vision_model.transformer.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"vision_model.global_transformer.layers.0.mlp.fc2.weight *I8 *\[64, 64\]" \
+	"vision_model.global_transformer.layers.0.gate_attn *BF16 *\[1\]" \
+	"vision_model.gated_positional_embedding.tile_embedding.weight *BF16 *\[4, 640\]" \
+	"multi_modal_projector.weight *I8 *\[64, 128\]" \
+	"multi_modal_projector.bias *BF16 *\[64\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "mllama line $l: $(cat "$T/plan")"
+done
+grep -q "patch_embedding.weight_scale\|model.layers.1.self_attn" "$T/plan" &&
+	fail "mllama: the patch embedding quantized or layer 1 self-attention: $(cat "$T/plan")"
+mkdir -p "$T/ml_bad" && cp "$T/mllama/"*.safetensors* "$T/ml_bad/" &&
+	sed 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
+		"$T/mllama/config.json" >"$T/ml_bad/config.json"
+"$CTL" plan --model-dir "$T/ml_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "mllama with a tied text_config planned"
+grep -q "tie_word_embeddings is true" "$T/err" || fail "mllama tie: $(cat "$T/err")"
+rm -rf "$T/ml_bad"
 
 # Aria: int8-channel TP 2 rank 1: the experts' stacks transposed into w13 / w2 and quantized per
 # expert row, the shared experts merged and quantized, the router whole and BF16; the tower
