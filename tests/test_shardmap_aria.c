@@ -149,42 +149,7 @@ static tm_model *ar_model(lay y, bool lm_head)
 	return m;
 }
 
-/* Expert j's gate (half 0) or up (half 1) row k as AriaGroupedExpertsMLP applies it: column
- * half*IE + k of fc1[j] ([hid, 2*IE]), element h; down row h column c: fc2[j][c][h]. */
-static uint16_t fc1_at(const fx *f, int64_t j, int half, int64_t k, int64_t h)
-{
-	size_t rowb;
-	const uint16_t *s = (const uint16_t *)(const void *)src_rows(f, FC1, 0, &rowb);
-	return s[(j * HID + h) * 2 * IE + half * IE + k];
-}
-static uint16_t fc2_at(const fx *f, int64_t j, int64_t h, int64_t c)
-{
-	size_t rowb;
-	const uint16_t *s = (const uint16_t *)(const void *)src_rows(f, FC2, 0, &rowb);
-	return s[(j * IE + c) * HID + h];
-}
-
-/* Slot s of rank r's w13 is expert j's [gate rows [a, a+n) ; up rows [a, a+n)] (up first
- * when up_first); its w2 slot s is down_j columns [a, a+n). */
-static void experts_are(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
-                        bool up_first)
-{
-	const uint16_t *w13 =
-	    (const uint16_t *)(const void *)out_bytes(f, r, W13) + s * 2 * n * HID;
-	for (int half = 0; half < 2; half++)
-		for (int64_t k = 0; k < n; k++)
-			for (int64_t h = 0; h < HID; h++)
-				if (w13[(half * n + k) * HID + h] !=
-				    fc1_at(f, j, half ^ up_first, a + k, h))
-					fail_msg("rank %u w13 slot %lld half %d row %lld col %lld",
-					         r, (long long)s, half, (long long)k, (long long)h);
-	const uint16_t *w2 = (const uint16_t *)(const void *)out_bytes(f, r, W2) + s * HID * n;
-	for (int64_t h = 0; h < HID; h++)
-		for (int64_t c = 0; c < n; c++)
-			if (w2[h * n + c] != fc2_at(f, j, h, a + c))
-				fail_msg("rank %u w2 slot %lld row %lld col %lld", r, (long long)s,
-				         (long long)h, (long long)c);
-}
+static const fx_bmm BMM = {FC1, FC2, W13, W2, HID, IE};
 
 /* Rank r of TP T (released layout): every tensor by hand. */
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
@@ -203,7 +168,7 @@ static void check_rank(const fx *f, uint32_t T, uint32_t r)
 	shp(f, r, W13, 3, NE, 2 * il, HID);
 	shp(f, r, W2, 3, NE, HID, il);
 	for (int64_t j = 0; j < NE; j++)
-		experts_are(f, r, j, j, r * il, il, false);
+		fx_bmm_experts_are(f, &BMM, r, j, j, r * il, il, false);
 	const char *gu = M0 "shared_experts.gate_up_proj.weight";
 	shp(f, r, gu, 2, 2 * sl, HID, 0);
 	rows_at(f, r, gu, 0, M0 "shared_experts.gate_proj.weight", r * sl, sl);
@@ -270,7 +235,7 @@ static void test_ep(void **state)
 		for (uint32_t e = 0; e < 2; e++) {
 			shp(&f, e, W13, 3, 2, 2 * IE, HID);
 			for (int64_t s = 0; s < 2; s++)
-				experts_are(&f, e, s, 2 * e + s, 0, IE, ug != 0);
+				fx_bmm_experts_are(&f, &BMM, e, s, 2 * e + s, 0, IE, ug != 0);
 			repl(&f, e, M0 "shared_experts.down_proj.weight");
 		}
 		fx_close(&f);

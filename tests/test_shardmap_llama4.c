@@ -141,33 +141,7 @@ static uint16_t gu_at(const fx *f, int64_t j, int half, int64_t k, int64_t h)
 	return s[(j * HID + h) * 2 * IE + half * IE + k];
 }
 
-/* Expert j's down row h ([hid, IE] as nn.Linear), column c: down_proj[j][c][h]. */
-static uint16_t dn_at(const fx *f, int64_t j, int64_t h, int64_t c)
-{
-	const uint16_t *s = (const uint16_t *)srow(f, DN, 0);
-	return s[(j * IE + c) * HID + h];
-}
-
-/* Slot s of rank r's w13 is expert j's [gate rows [a, a+n) ; up rows [a, a+n)] (up
- * first when up_first); its w2 slot s is down_j columns [a, a+n). */
-static void experts_are(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
-                        bool up_first)
-{
-	const uint16_t *w13 = (const uint16_t *)out_bytes(f, r, W13) + s * 2 * n * HID;
-	for (int half = 0; half < 2; half++)
-		for (int64_t k = 0; k < n; k++)
-			for (int64_t h = 0; h < HID; h++)
-				if (w13[(half * n + k) * HID + h] !=
-				    gu_at(f, j, half ^ up_first, a + k, h))
-					fail_msg("rank %u w13 slot %lld half %d row %lld col %lld",
-					         r, (long long)s, half, (long long)k, (long long)h);
-	const uint16_t *w2 = (const uint16_t *)out_bytes(f, r, W2) + s * HID * n;
-	for (int64_t h = 0; h < HID; h++)
-		for (int64_t c = 0; c < n; c++)
-			if (w2[h * n + c] != dn_at(f, j, h, a + c))
-				fail_msg("rank %u w2 slot %lld row %lld col %lld", r, (long long)s,
-				         (long long)h, (long long)c);
-}
+static const fx_bmm BMM = {GU, DN, W13, W2, HID, IE};
 
 /* Rank r's rt [N, n] (BF16) is columns [a, a+n) of src [N, K]. */
 static void cols_are(const fx *f, uint32_t r, const char *rt, const char *src, int64_t N, int64_t K,
@@ -199,8 +173,8 @@ static void test_llama4_tp2(void **state)
 	shp(&f, 1, W13, 3, 4, 64, HID);
 	shp(&f, 1, W2, 3, 4, HID, 32);
 	for (int64_t j = 0; j < 4; j++) {
-		experts_are(&f, 0, j, j, 0, 32, false);
-		experts_are(&f, 1, j, j, 32, 32, false);
+		fx_bmm_experts_are(&f, &BMM, 0, j, j, 0, 32, false);
+		fx_bmm_experts_are(&f, &BMM, 1, j, j, 32, 32, false);
 	}
 	/* shared expert: merged gate/up by rows of intermediate_size, down by columns */
 	const char *sgu = FF1 "shared_expert.gate_up_proj.weight";
@@ -285,8 +259,8 @@ static void test_llama4_ep(void **state)
 	shp(&f, 1, W13, 3, 2, 128, HID);
 	shp(&f, 1, W2, 3, 2, HID, IE);
 	for (int64_t k = 0; k < 2; k++) {
-		experts_are(&f, 0, k, k, 0, IE, false);
-		experts_are(&f, 1, k, 2 + k, 0, IE, false);
+		fx_bmm_experts_are(&f, &BMM, 0, k, k, 0, IE, false);
+		fx_bmm_experts_are(&f, &BMM, 1, k, 2 + k, 0, IE, false);
 	}
 	shp(&f, 1, L0 "feed_forward.gate_up_proj.weight", 2, 2 * IM, HID, 0);
 	fx_close(&f);
@@ -294,8 +268,8 @@ static void test_llama4_ep(void **state)
 	 * the shared expert and the dense MLP follow the tp rank */
 	fx_open(&f, tm_llama4(), L4_OK, 2, 2, 1, true);
 	for (int64_t k = 0; k < 2; k++) {
-		experts_are(&f, 3, k, 2 + k, 0, IE, true);
-		experts_are(&f, 0, k, k, 0, IE, true);
+		fx_bmm_experts_are(&f, &BMM, 3, k, 2 + k, 0, IE, true);
+		fx_bmm_experts_are(&f, &BMM, 0, k, k, 0, IE, true);
 	}
 	const char *sgu = FF1 "shared_expert.gate_up_proj.weight";
 	rows_are(&f, 3, sgu, 0, FF1 "shared_expert.gate_proj.weight", 32, 32);
