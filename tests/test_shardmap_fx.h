@@ -188,6 +188,17 @@ typedef struct fx_leaf {
 	{"layer_norm2.weight", e, 0},        {"layer_norm2.bias", e, 0},             \
 	{"mlp.fc1.weight", i, e},            {"mlp.fc1.bias", i, 0},                 \
 	{"mlp.fc2.weight", e, i},            {"mlp.fc2.bias", e, 0}
+/* The 15 tensors of a Whisper encoder layer of width e, MLP width i (Qwen2-Audio's and
+ * Voxtral's audio towers: k_proj without a bias), below the layer's prefix. */
+#define FX_WHISPER_LAYER_LEAVES(e, i)                                               \
+	{"self_attn.q_proj.weight", e, e},   {"self_attn.q_proj.bias", e, 0},        \
+	{"self_attn.k_proj.weight", e, e},                                           \
+	{"self_attn.v_proj.weight", e, e},   {"self_attn.v_proj.bias", e, 0},        \
+	{"self_attn.out_proj.weight", e, e}, {"self_attn.out_proj.bias", e, 0},      \
+	{"self_attn_layer_norm.weight", e, 0}, {"self_attn_layer_norm.bias", e, 0},  \
+	{"fc1.weight", i, e},                {"fc1.bias", i, 0},                     \
+	{"fc2.weight", e, i},                {"fc2.bias", e, 0},                     \
+	{"final_layer_norm.weight", e, 0},   {"final_layer_norm.bias", e, 0}
 /* clang-format on */
 
 /* Rank r's ViT encoder block `blk` at TP T (CLIP / SigLIP as vLLM's clip.py and

@@ -49,26 +49,8 @@ static const char cfg_text[] = "{\"architectures\":[\"Qwen2ForCausalLM\"]," LM_K
 #define AB AT "layers.%d."
 #define LM "language_model.model."
 
-static const struct {
-	const char *leaf;
-	int64_t n, k;
-} layer[] = {
-    {"self_attn.q_proj.weight", AE, AE},
-    {"self_attn.q_proj.bias", AE, 0},
-    {"self_attn.k_proj.weight", AE, AE},
-    {"self_attn.v_proj.weight", AE, AE},
-    {"self_attn.v_proj.bias", AE, 0},
-    {"self_attn.out_proj.weight", AE, AE},
-    {"self_attn.out_proj.bias", AE, 0},
-    {"self_attn_layer_norm.weight", AE, 0},
-    {"self_attn_layer_norm.bias", AE, 0},
-    {"fc1.weight", AI, AE},
-    {"fc1.bias", AI, 0},
-    {"fc2.weight", AE, AI},
-    {"fc2.bias", AE, 0},
-    {"final_layer_norm.weight", AE, 0},
-    {"final_layer_norm.bias", AE, 0},
-};
+/* an encoder layer's tensors (0 columns: 1-D) */
+static const fx_leaf layer[] = {FX_WHISPER_LAYER_LEAVES(AE, AI)};
 
 static const struct {
 	const char *name;
