@@ -102,6 +102,7 @@ static const sm_family *const families[] = {
     &shardmap_family_modernbert,
     &shardmap_family_modernbert_cls,
     &shardmap_family_granite_speech,
+    &shardmap_family_zamba2,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

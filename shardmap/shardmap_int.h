@@ -148,6 +148,7 @@ typedef enum {
 	SM_D_QFI,  /* projector_config.intermediate_size */
 	SM_D_QFE,  /* projector_config.encoder_hidden_size: crossattention key / value columns */
 	SM_D_QFQ,  /* window_size / downsample_rate: projector.query's queries */
+	SM_D_ZAR,  /* Zamba2's adapter_rank: the LoRA adapters' A rows / B columns */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -168,6 +169,7 @@ typedef enum {
 	SM_U_MH,     /* Granite 4.0 mamba_n_heads */
 	SM_U_MI,     /* Jamba mamba_expand * hidden_size channels */
 	SM_U_VPO,    /* Cohere2Vision's projector: alignment_intermediate_size / 2 rows */
+	SM_U_ZAR,    /* Zamba2's adapter_rank rows (the adapters' A) */
 } sm_unit;
 
 /* When a rule applies. */
@@ -223,6 +225,15 @@ typedef enum {
 	SM_C_CLSBIAS,
 	SM_C_QFCROSS, /* Q-Former layers i with i % cross_attention_frequency == 0 (Granite
 	                 Speech's projector: their crossattention) */
+	/* Zamba2 (shardmap_zamba2_cond): the hybrid layers (their mamba_decoder. and linear),
+	 * those with add_bias_linear (the mixer's biases), the layers holding a shared block
+	 * (the first hybrid layer of each: shared_transformer.), those with add_bias_linear (the
+	 * MLP's biases), those with use_shared_attention_adapter (the q / k / v adapters) */
+	SM_C_Z2HYB,
+	SM_C_Z2HYBB,
+	SM_C_Z2BLK,
+	SM_C_Z2BLKB,
+	SM_C_Z2ATTAD,
 } sm_cond;
 
 enum {
@@ -398,6 +409,10 @@ typedef struct sm_family {
 	 * its shape (Chameleon's VQ-VAE, which vq_config shapes), else an error naming it; NULL =
 	 * none. */
 	int (*check_extra)(const ckpt *c, const ckpt_config *cfg, wt_errbuf *err);
+	/* Hook: {j} is not an expert but an index the family ties to layer i (Zamba2's adapter
+	 * of hybrid application j, held by the layer of its shared block): does (i, j) name a
+	 * tensor? j runs below num_hidden_layers. NULL = {j} is an expert. */
+	bool (*j_holds)(const ckpt_config *cfg, int64_t i, int64_t j);
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -587,6 +602,17 @@ extern const sm_family shardmap_family_internvl;
 extern const sm_family shardmap_family_modernbert;
 extern const sm_family shardmap_family_modernbert_cls;
 extern const sm_family shardmap_family_granite_speech;
+extern const sm_family shardmap_family_zamba2;
+
+/* family_zamba2.c: whether Zamba2's condition cond (SM_C_Z2*) holds at layer i, and what
+ * config.json makes a layer where it does not ("a Mamba layer (see layers_block_type)"). */
+bool shardmap_zamba2_cond(const ckpt_config *c, uint8_t cond, int64_t i);
+const char *shardmap_zamba2_why(const ckpt_config *c, uint8_t cond, int64_t i);
+/* family_granite4.c: the Mamba2 mixer's config rules (mamba_expand * hidden_size =
+ * mamba_n_heads x the heads' width, whole groups of heads), fam naming the family, is_mamba
+ * the layers with a mixer. */
+int shardmap_mamba2_mixers_check(const ckpt_config *c, const char *fam,
+                                 bool (*is_mamba)(const ckpt_config *, int64_t), wt_errbuf *err);
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
