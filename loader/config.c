@@ -407,6 +407,7 @@ static int parse_layer_types(json_t *root, ckpt_config *c, wt_errbuf *err)
 		                    : strcmp(t, "conv") == 0              ? CKPT_LAYER_CONV
 		                    : strcmp(t, "mamba") == 0             ? CKPT_LAYER_MAMBA
 		                    : strcmp(t, "attention") == 0         ? CKPT_LAYER_ATTN
+		                    : strcmp(t, "hybrid") == 0            ? CKPT_LAYER_HYBRID
 		                                                          : CKPT_LAYER_OTHER;
 	}
 	return WT_OK;
@@ -489,6 +490,9 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->mb_every = c->mb_local = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "modernbert") == 0)
 		rv = config_parse_modernbert(root, c, err);
+	c->z2_mem_blocks = c->z2_adapter_rank = -1;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "zamba2") == 0)
+		rv = config_parse_zamba2(root, c, err);
 	return rv;
 }
 

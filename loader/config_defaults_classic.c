@@ -139,6 +139,36 @@ static const class_default mamba2_defaults[] = {
     {"tie_word_embeddings", false, 0, true},
 };
 
+/* Zamba2Config's (transformers 4.57.1): Zamba2-2.7B-like dims (32000 / 2560 / 54 layers, 32
+ * heads), the Mamba2 mixer's mamba_d_state 64, mamba_d_conv 4, mamba_expand 2, mamba_ngroups 1,
+ * n_mamba_heads 8, use_conv_bias true, chunk_size 256; add_bias_linear false, one shared block
+ * (num_mem_blocks 1), use_shared_attention_adapter false, adapter_rank 128, use_mem_rope false,
+ * rope_theta 10000, rms_norm_eps 1e-5, time_step_min 0.001, tied (PretrainedConfig's);
+ * layers_block_type, intermediate_size, head_dim and hidden_act default in config_zamba2.c. */
+static const class_default zamba2_defaults[] = {
+    {"vocab_size", false, 32000},
+    {"hidden_size", false, 2560},
+    {"num_hidden_layers", false, 54},
+    {"num_attention_heads", false, 32},
+    {"max_position_embeddings", false, 4096},
+    {"mamba_d_state", false, 64},
+    {"mamba_d_conv", false, 4},
+    {"mamba_expand", false, 2},
+    {"mamba_ngroups", false, 1},
+    {"n_mamba_heads", false, 8},
+    {"use_conv_bias", false, 1, true},
+    {"chunk_size", false, 256},
+    {"add_bias_linear", false, 0, true},
+    {"num_mem_blocks", false, 1},
+    {"use_shared_attention_adapter", false, 0, true},
+    {"adapter_rank", false, 128},
+    {"use_mem_rope", false, 0, true},
+    {"rope_theta", true, 10000.0},
+    {"rms_norm_eps", true, 1e-5},
+    {"time_step_min", true, 0.001},
+    {"tie_word_embeddings", false, 1, true},
+};
+
 /* OPTConfig's (transformers 4.57.1): opt-125m's dims (50272 / 768 / 12 / 12, ffn_dim 3072
  * read as intermediate_size: config_opt.c), max_position_embeddings 2048; no kv-head or
  * head_dim key: the loader's defaults (num_attention_heads, hidden_size / heads) are the
@@ -332,6 +362,7 @@ static const struct {
     CLASS("falcon", falcon_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
+    CLASS("zamba2", zamba2_defaults),
     CLASS("chameleon", chameleon_defaults),
     CLASS("modernbert", modernbert_defaults),
     CLASS("granite_speech:granite", granite_speech_granite_defaults),

@@ -223,6 +223,13 @@ int config_mamba2_keys(json_t *v, wt_errbuf *err);
 int config_parse_dt_rank(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_bamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_falcon_h1(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Zamba2 (model_type zamba2, config_zamba2.c): Zamba2Config's keys under the Mamba2 mixer's
+ * names, its derived keys and layers_block_type as layer_types, laid over view v after its
+ * class defaults, the builds transformers and vLLM make apart refused naming the key
+ * (config_zamba2_keys); num_mem_blocks, adapter_rank, use_shared_attention_adapter into c
+ * (config_parse_zamba2). */
+int config_zamba2_keys(json_t *v, wt_errbuf *err);
+int config_parse_zamba2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* LongCat-Flash (model_type longcat_flash, config_longcat.c): the keys transformers and vLLM
  * read apart refused in view v before the class defaults (config_longcat_check); num_layers,

@@ -281,6 +281,7 @@ typedef enum {
 	CKPT_LAYER_CONV,         /* "conv" (LFM2's short-convolution layers) */
 	CKPT_LAYER_MAMBA,        /* "mamba" (Granite 4.0's Mamba2 mixer) */
 	CKPT_LAYER_ATTN,         /* "attention" (Granite 4.0's softmax attention) */
+	CKPT_LAYER_HYBRID,       /* "hybrid" (Zamba2's shared block before its Mamba2 mixer) */
 } ckpt_layer_type;
 
 /* config.json fields the shard format needs (docs/format.md section 1); -1 where absent and without
@@ -396,6 +397,13 @@ typedef struct ckpt_config {
 	 * projectors_bias (out_proj's bias) */
 	int64_t mamba_d_ssm;
 	bool mamba_rms_norm, projectors_bias;
+	/* Zamba2 (Zamba2Config; read for model_type zamba2 only, -1 / false otherwise):
+	 * num_mem_blocks (1; the shared transformer blocks, block k at the hybrid layers whose
+	 * order among them is k modulo it), adapter_rank (128; the LoRA adapters' rank),
+	 * use_shared_attention_adapter (false; the q / k / v adapters); add_bias_linear is read
+	 * into mamba_proj_bias (the mixer's in_proj / out_proj and the shared MLP's biases) */
+	int64_t z2_mem_blocks, z2_adapter_rank;
+	bool z2_attn_adapter;
 	/* LongCat-Flash (LongcatFlashConfig; read for model_type longcat_flash only, 0
 	 * otherwise): zero_expert_num, the identity experts the router scores after the
 	 * n_routed_experts real ones */

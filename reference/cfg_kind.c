@@ -62,7 +62,8 @@ enum {
 	FAM_FALCON,
 	FAM_MAMBA2,
 	FAM_CHAMELEON,
-	FAM_ARIA
+	FAM_ARIA,
+	FAM_ZAMBA2
 };
 
 /* The planner's family -> the reference's kind. */
@@ -307,6 +308,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* ChameleonForConditionalGeneration: Llama's decoder with per-head q/k LayerNorms
 	     * (cfg_chameleon.c), on text tokens */
 	    {"chameleon", REF_DENSE, false, 0, FAM_CHAMELEON},
+	    /* Zamba2: Granite 4.0's Mamba2 mixer in every layer, the shared blocks before the
+	     * hybrid layers' (zamba2.c) */
+	    {"zamba2", REF_DENSE, false, 0, FAM_ZAMBA2},
 	    /* ModernBertModel: its own pre-norm encoder (modernbert.c) */
 	    {"modernbert", REF_BERT, false, 0, 0},
 	    /* ModernBertForSequenceClassification: the same under model., then its head */
@@ -390,11 +394,15 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->layernorm = c->layernorm || c->nemotron;
 			c->m_plain_norm = map[i].fam == FAM_FALCON_MAMBA;
 			c->mamba2 = map[i].fam == FAM_MAMBA2;
-			c->mamba_lm = map[i].fam == FAM_MAMBA || c->m_plain_norm || c->mamba2;
-			c->jamba = map[i].fam == FAM_JAMBA || (c->mamba_lm && !c->mamba2);
+			c->zamba2 = map[i].fam == FAM_ZAMBA2;
+			c->mamba_lm =
+			    map[i].fam == FAM_MAMBA || c->m_plain_norm || c->mamba2 || c->zamba2;
+			c->jamba =
+			    map[i].fam == FAM_JAMBA || (c->mamba_lm && !c->mamba2 && !c->zamba2);
 			if (c->mamba2) /* Granite 4.0's mixer, Granite's switches at 1.0 */
 				c->g4 = c->granite = true;
-			if (c->jamba && c->E <= 1) /* num_experts 1: every feed_forward dense */
+			c->g4 = c->g4 || c->zamba2; /* Granite 4.0's mixer, no multipliers */
+			if (c->jamba && c->E <= 1)  /* num_experts 1: every feed_forward dense */
 				c->kind = REF_DENSE;
 			c->neox = map[i].fam == FAM_NEOX;
 			if (c->neox) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */

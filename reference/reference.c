@@ -174,7 +174,8 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	long long L = (long long)l;
 	int64_t qd = c->H * c->d, kvd = c->KV * c->d;
 	qkv_w w;
-	int rv = ref_block_input(c, s, b->h, b->x, T, l, ref_attn_norm(c), err);
+	int rv = c->zamba2 ? ref_z2_input_full(c, s, l, T, b, err) /* + its shared block */
+	                   : ref_block_input(c, s, b->h, b->x, T, l, ref_attn_norm(c), err);
 	if (rv != WT_OK)
 		return rv;
 	if (c->lfm2) { /* short conv or attention with q/k layernorms, out_proj */
@@ -497,6 +498,14 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	if (c->mamba_lm && ref_set_find(ck, "backbone.embeddings.weight") != NULL) {
 		ref_set r = {0}; /* the checkpoint under Jamba's names (mamba.c) */
 		int rv = ref_mamba_rename(c, ck, &r, err);
+		if (rv == WT_OK)
+			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
+		ref_set_clear(&r);
+		return rv;
+	}
+	if (c->zamba2 && ref_z2_named(ck)) {
+		ref_set r = {0}; /* the hybrid layers' mixers under the Mamba layers' names */
+		int rv = ref_z2_rename(ck, &r, err);
 		if (rv == WT_OK)
 			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
 		ref_set_clear(&r);

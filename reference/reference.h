@@ -472,6 +472,14 @@ typedef struct ref_cfg {
 	 * MambaRMSNormGated), no feed_forward, read under Mamba's renaming (mamba.c); Granite's
 	 * multipliers absent, so 1.0 */
 	bool mamba2;
+	/* Zamba2 (Zamba2ForCausalLM; zamba2.c; also mamba_lm and g4, not jamba or granite):
+	 * every layer Granite 4.0's Mamba2 mixer (silu, the gated norm per mamba_n_groups
+	 * group), the hybrid layers (bit i of z2_hybrid) adding linear(shared block z2_blocks'
+	 * j % z2_blocks) before their input_layernorm; adapters of rank z2_rank (q / k / v too
+	 * with z2_attn_ad), RoPE with z2_rope; hidden_act gelu the MLP's */
+	bool zamba2, z2_attn_ad, z2_rope;
+	int64_t z2_blocks, z2_rank;
+	uint64_t z2_hybrid[4];
 	/* GPT-NeoX (cfg_neox.c, neox.c; kind REF_DENSE): StarCoder2's LayerNorms with biases
 	 * (layernorm) and plain MLP (plain_mlp) and Phi-3's fused qkv_proj (fused_ckpt), read
 	 * under those names from the checkpoint's gpt_neox.* (ref_neox_rename), RoPE on the

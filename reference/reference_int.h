@@ -170,9 +170,9 @@ static inline const char *ref_up_leaf(const ref_cfg *c)
 /* The final norm's module (LFM2: model.embedding_norm, after the last layer). */
 static inline const char *ref_final_norm(const ref_cfg *c)
 {
-	return c->lfm2                             ? "model.embedding_norm"
-	       : c->bamba || c->jamba || c->mamba2 ? "model.final_layernorm"
-	                                           : "model.norm";
+	return c->lfm2                                          ? "model.embedding_norm"
+	       : c->bamba || c->jamba || c->mamba2 || c->zamba2 ? "model.final_layernorm"
+	                                                        : "model.norm";
 }
 
 /* Norm module of set s named by fmt ("model.layers.3.input_layernorm"): its weight,
@@ -421,6 +421,23 @@ int ref_cfg_longcat(ref_cfg *c, const char *arch, const char *json, size_t len, 
 int ref_lc_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
 int ref_lc_moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
                     int64_t *routes, wt_errbuf *err);
+
+/* Zamba2 (zamba2.c). ref_z2_layers: the ref_cfg fields of ckpt_config cc (the blocks,
+ * adapter_rank, the attention adapters, the hybrid layers, the gated norm's groups);
+ * ref_cfg_zamba2: config.json's hidden_act (gelu), rms_norm_eps (1e-5), use_mem_rope, the
+ * refusals. ref_z2_named: set s holds a hybrid layer under mamba_decoder.; ref_z2_rename:
+ * out = in with those under the Mamba layers' names (input_layernorm, mamba.).
+ * ref_z2_input_full: b->h = input_layernorm of layer l's input (x, or x + linear(the shared
+ * block) on a hybrid layer) over the checkpoint; layer 0 keeps the embeddings in b->sc. */
+#define REF_Z2_MAX_TP 64
+struct ckpt_config;
+int ref_z2_layers(const struct ckpt_config *cc, ref_cfg *c, wt_errbuf *err);
+int ref_cfg_zamba2(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+bool ref_z2_named(const ref_set *s);
+int ref_z2_rename(ref_set *in, ref_set *out, wt_errbuf *err);
+int ref_z2_input_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
+                      wt_errbuf *err);
+
 /* Set in's tensors (Mamba's checkpoint or a rank's shard, backbone.*) into the empty set out
  * under Jamba's names (mamba.c). */
 int ref_mamba_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);

@@ -668,6 +668,7 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		     : c->dbrx || c->mpt ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
 		     : c->longcat        ? ref_lc_rename(c, &ranks[i], &r[i], err)
 		     : c->gpt2           ? ref_gpt2_rename(c, &ranks[i], &r[i], false, err)
+		     : c->zamba2         ? ref_z2_rename(&ranks[i], &r[i], err)
 		     : c->mamba_lm       ? ref_mamba_rename(c, &ranks[i], &r[i], err)
 		                         : ref_neox_rename(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
@@ -691,6 +692,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight")) ||
 	     (c->gpt2 && ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL) ||
 	     (c->mamba_lm && ref_set_find(&ranks[0], "backbone.embeddings.weight")) ||
+	     (c->zamba2 && ref_z2_named(&ranks[0])) ||
 	     ((c->bloom || c->falcon) && ref_bloom_ckpt(&ranks[0]))))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,

@@ -39,6 +39,10 @@ static inline void add_into(float *acc, const float *x, int64_t n)
 int ref_shard_g4_mamba(shard *s, int64_t l);
 int ref_shard_mm_lightning(shard *s, int64_t l);
 int ref_shard_jb_mamba(shard *s, int64_t l);
+/* Zamba2 (zamba2.c): *xin = layer l's input before its input_layernorm, every rank's: x,
+ * or on a hybrid layer x + linear(the shared block run over the ranks) in s->b.y; layer 0
+ * keeps the embeddings in s->b.sc. */
+int ref_z2_input_sharded(shard *s, int64_t l, const float **xin);
 /* LongCat-Flash's shortcut MoE of virtual layer l (even) into s->b.sc, each rank's experts
  * and the identity experts' part once (longcat.c). */
 int ref_shard_lc_moe(shard *s, int64_t l);

@@ -29,14 +29,15 @@ int ref_shard_g4_mamba(shard *s, int64_t l)
 	if (y == NULL)
 		return wt_seterr(s->err, WT_ENOMEM, "layer %lld Mamba mixer: out of memory",
 		                 (long long)l);
-	int rv = WT_OK;
+	const float *xin = s->b.x; /* Zamba2: + its shared block */
+	int rv = c->zamba2 ? ref_z2_input_sharded(s, l, &xin) : WT_OK;
 	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
 		ref_set *rs = rank_set(s, r, s->g);
 		const ref_g4_part p = {.h0 = (int64_t)r * hl,
 		                       .hl = hl,
 		                       .g0 = dup ? 0 : (int64_t)r * (c->m_groups / tp),
 		                       .gl = dup ? c->m_groups : c->m_groups / tp};
-		if ((rv = ref_block_input(c, rs, s->b.h, s->b.x, T, l, ref_attn_norm(c), s->err)) ==
+		if ((rv = ref_block_input(c, rs, s->b.h, xin, T, l, ref_attn_norm(c), s->err)) ==
 		    WT_OK)
 			rv = ref_g4_scan(c, rs, l, &p, s->b.h, T, y + r * T * il, ssq, s->err);
 	}

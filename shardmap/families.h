@@ -108,5 +108,6 @@ extern const sm_family shardmap_family_granite_speech;
 extern const sm_family shardmap_family_aria;
 extern const sm_family shardmap_family_voxtral;
 extern const sm_family shardmap_family_mllama;
+extern const sm_family shardmap_family_zamba2;
 
 #endif

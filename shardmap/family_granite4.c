@@ -39,28 +39,10 @@
 	    SM_RULE(G4_ATT x "_proj.bias", G4_ATT "qkv_proj.bias", SM_K_QKV, part, SM_U_HEADS,     \
 	            atb, 0, 1, d, SM_D_ANY)
 
-/* A Mamba tensor under prefix M split by rows in mamba heads (never quantized): [Hm] or
- * [Im]. */
-#define G4_MROWS(M, n, d, cond) SM_RULE(M n, M n, SM_K_ROWS, 0, SM_U_MH, cond, 0, 1, d, SM_D_ANY)
-
-/* The Mamba2 mixer's tensors under prefix M (Granite 4.0's mamba., Mamba2's mixer.); nrm:
- * the gated norm's condition (SM_C_LINATT, or SM_C_MNORM where mamba_rms_norm builds it). */
-#define G4_RULES_MIXER2(M, nrm)                                                                    \
-	SM_RULE(M "in_proj.weight", M "in_proj.weight", SM_K_MAMBA, 0, SM_U_MH, SM_C_LINATT,       \
-	        SM_F_QUANT, 2, SM_D_MIN, SM_D_HID),                                                \
-	    SM_RULE(M "in_proj.bias", M "in_proj.bias", SM_K_MAMBA, 0, SM_U_MH, SM_C_MPROJB, 0, 1, \
-	            SM_D_MIN, SM_D_ANY),                                                           \
-	    SM_RULE3(M "conv1d.weight", M "conv1d.weight", SM_K_MAMBA, 0, SM_U_MH, SM_C_LINATT, 0, \
-	             SM_D_MCONV, SM_D_ONE, SM_D_MKER),                                             \
-	    SM_RULE(M "conv1d.bias", M "conv1d.bias", SM_K_MAMBA, 0, SM_U_MH, SM_C_MCONVB, 0, 1,   \
-	            SM_D_MCONV, SM_D_ANY),                                                         \
-	    G4_MROWS(M, "A_log", SM_D_MH, SM_C_LINATT), G4_MROWS(M, "D", SM_D_MH, SM_C_LINATT),    \
-	    G4_MROWS(M, "dt_bias", SM_D_MH, SM_C_LINATT),                                          \
-	    G4_MROWS(M, "norm.weight", SM_D_MI, nrm),                                              \
-	    SM_RULE(M "out_proj.weight", M "out_proj.weight", SM_K_COLS, 0, SM_U_MH, SM_C_LINATT,  \
-	            SM_F_QUANT, 2, SM_D_HID, SM_D_MI),                                             \
-	    SM_RULE(M "out_proj.bias", M "out_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_MPROJB, 0, \
-	            1, SM_D_HID, SM_D_ANY)
+/* The Mamba2 mixer's tensors under prefix M (Granite 4.0's mamba., Mamba2's mixer.) in the
+ * layers the table's layer_is_linear picks; nrm: the gated norm's condition (SM_C_LINATT, or
+ * SM_C_MNORM where mamba_rms_norm builds it). */
+#define G4_RULES_MIXER2(M, nrm) SM_RULES_MIXER2_C(M, SM_C_LINATT, SM_C_MCONVB, SM_C_MPROJB, nrm)
 
 /* Attention (Llama's) and the Mamba2 mixer: shared by Granite 4.0, Bamba and Falcon-H1.
  * at / atb: the attention's layers and its biases' (SM_C_FULLATT / SM_C_FULLATTB in the
@@ -176,6 +158,12 @@ static int g4_check_mixers(const ckpt_config *c, const char *fam,
 		                 " (each group serves mamba_n_heads / mamba_n_groups heads)",
 		                 c->mamba_n_groups, c->mamba_n_heads);
 	return WT_OK;
+}
+
+int shardmap_mamba2_mixers_check(const ckpt_config *c, const char *fam,
+                                 bool (*is_mamba)(const ckpt_config *, int64_t), wt_errbuf *err)
+{
+	return g4_check_mixers(c, fam, is_mamba, true, err);
 }
 
 static int g4_check(const ckpt_config *c, wt_errbuf *err)

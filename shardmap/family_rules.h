@@ -227,6 +227,31 @@
 	    SM_RULE(SM_LAYER A "o_proj.weight", SM_LAYER A "o_proj.weight", SM_K_COLS, 0,          \
 	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_OV)
 
+/* A Mamba tensor under prefix M split by rows in mamba heads (never quantized): [Hm] or
+ * [Im]. */
+#define SM_MROWS(M, n, d, cond) SM_RULE(M n, M n, SM_K_ROWS, 0, SM_U_MH, cond, 0, 1, d, SM_D_ANY)
+
+/* The Mamba2 mixer's tensors under prefix M (Granite 4.0's mamba., Mamba2's mixer., Zamba2's
+ * mamba. / mamba_decoder.mamba.), as vLLM's MambaMixer2 loads them: in_proj [z; x; B; C; dt]
+ * and conv1d [x; B; C] per segment, A_log / D / dt_bias / the gated norm by heads, out_proj
+ * by columns, in_proj / out_proj quantized. Conditions: at the mixer's layers, convb its
+ * conv1d bias, projb its in_proj / out_proj biases, nrm its gated norm. */
+#define SM_RULES_MIXER2_C(M, at, convb, projb, nrm)                                                \
+	SM_RULE(M "in_proj.weight", M "in_proj.weight", SM_K_MAMBA, 0, SM_U_MH, at, SM_F_QUANT, 2, \
+	        SM_D_MIN, SM_D_HID),                                                               \
+	    SM_RULE(M "in_proj.bias", M "in_proj.bias", SM_K_MAMBA, 0, SM_U_MH, projb, 0, 1,       \
+	            SM_D_MIN, SM_D_ANY),                                                           \
+	    SM_RULE3(M "conv1d.weight", M "conv1d.weight", SM_K_MAMBA, 0, SM_U_MH, at, 0,          \
+	             SM_D_MCONV, SM_D_ONE, SM_D_MKER),                                             \
+	    SM_RULE(M "conv1d.bias", M "conv1d.bias", SM_K_MAMBA, 0, SM_U_MH, convb, 0, 1,         \
+	            SM_D_MCONV, SM_D_ANY),                                                         \
+	    SM_MROWS(M, "A_log", SM_D_MH, at), SM_MROWS(M, "D", SM_D_MH, at),                      \
+	    SM_MROWS(M, "dt_bias", SM_D_MH, at), SM_MROWS(M, "norm.weight", SM_D_MI, nrm),         \
+	    SM_RULE(M "out_proj.weight", M "out_proj.weight", SM_K_COLS, 0, SM_U_MH, at,           \
+	            SM_F_QUANT, 2, SM_D_HID, SM_D_MI),                                             \
+	    SM_RULE(M "out_proj.bias", M "out_proj.bias", SM_K_REPL, 0, SM_U_NONE, projb, 0, 1,    \
+	            SM_D_HID, SM_D_ANY)
+
 #define SM_NRULES(a) (sizeof(a) / sizeof((a)[0]))
 
 /* A vision block's plain MLP under prefix VB (Qwen2-VL visual.blocks.{i}., Gemma 3's

@@ -326,7 +326,12 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 "tensor '%s': layer %" PRId64
 		                 " but config.json num_hidden_layers is %" PRId64,
 		                 t->name, i, x->dm.n_layers);
-	if (j >= x->dm.n_experts)
+	if (x->fam->j_holds && j >= 0 && !x->fam->j_holds(x->cfg, i, j))
+		return wt_seterr(err, WT_ESHAPE,
+		                 "tensor '%s': config.json gives the shared block of layer %" PRId64
+		                 " no adapter %" PRId64 " (see layers_block_type, num_mem_blocks)",
+		                 t->name, i, j);
+	if (!x->fam->j_holds && j >= x->dm.n_experts)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': expert %" PRId64 " but config.json has %" PRId64
 		                 " experts",
@@ -480,13 +485,15 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 		int64_t nb;
 		const char *bk = block_key(x, ru, &nb);
 		int64_t ni = li ? nb : 1;
-		int64_t nj = lj ? x->dm.n_experts : 1;
+		int64_t nj = !lj ? 1 : f->j_holds ? x->dm.n_layers : x->dm.n_experts;
 		for (int64_t i = 0; i < ni; i++) {
 			if (!shardmap_cond_holds(x, ru, li ? i : 0) && li)
 				continue;
 			if (!li && !shardmap_cond_holds(x, ru, 0))
 				continue;
 			for (int64_t j = 0; j < nj; j++) {
+				if (lj && f->j_holds && !f->j_holds(x->cfg, i, j))
+					continue;
 				if (!shardmap_expand(ru->ckpt, i, j, name, sizeof(name)) ||
 				    !ckpt_name(x, name, sizeof(name)))
 					return wt_seterr(err, WT_ETOOBIG, "name too long");

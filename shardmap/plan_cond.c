@@ -98,6 +98,12 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->v_attn_bias;
 	case SM_C_QFCROSS: /* qf_cross >= 1: the loader's minimum */
 		return x->cfg->qf_cross > 0 && i % x->cfg->qf_cross == 0;
+	case SM_C_Z2HYB:
+	case SM_C_Z2HYBB:
+	case SM_C_Z2BLK:
+	case SM_C_Z2BLKB:
+	case SM_C_Z2ATTAD:
+		return shardmap_zamba2_cond(x->cfg, r->cond, i);
 	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
 		return shardmap_mx_cond(x->cfg, r->cond);
 	}
@@ -161,7 +167,10 @@ const char *shardmap_switch_key(const sm_family *f, uint8_t cond)
 static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char *wb, size_t cap)
 {
 	const char *why = shardmap_mx_why(ru->cond); /* "a dense layer ..." unless MXFP4 */
-	if (x->fam->moe_keys && (ru->cond == SM_C_DENSE || ru->cond == SM_C_MOE)) {
+	const char *z2 = shardmap_zamba2_why(x->cfg, ru->cond, i);
+	if (z2 != NULL)
+		why = z2;
+	else if (x->fam->moe_keys && (ru->cond == SM_C_DENSE || ru->cond == SM_C_MOE)) {
 		snprintf(wb, cap, "a %s layer (see %s)", ru->cond == SM_C_DENSE ? "MoE" : "dense",
 		         x->fam->moe_keys);
 		why = wb;

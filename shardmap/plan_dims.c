@@ -261,6 +261,7 @@ static void mixer_dims(const sm_ctx *x, sm_dims *d)
 	             : c->mamba_expand > 0 ? c->mamba_expand * c->hidden_size
 	                                   : -1;
 	d->m_dt_rank = c->mamba_dt_rank > 0 ? c->mamba_dt_rank : (c->hidden_size + 15) / 16;
+	d->z_rank = c->z2_adapter_rank;
 }
 
 /* a x b into *out when both are in [1, SM_DIM_MAX] and so is the product */
@@ -663,6 +664,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->n_heads;
 	case SM_D_EZ:
 		return d->n_experts + d->n_zero;
+	case SM_D_ZAR:
+		return d->z_rank;
 	default:
 		return sym >= SM_D_V8    ? mllama_dim_value(d, sym)
 		       : sym >= SM_D_GSA ? gspeech_dim_value(d, sym)

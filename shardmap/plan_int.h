@@ -44,6 +44,8 @@ typedef struct sm_dims {
 	int64_t m_heads, m_groups, m_state, m_inter, m_kernel;
 	/* Jamba's mamba_dt_rank (ceil(hidden_size / 16) for "auto") */
 	int64_t m_dt_rank;
+	/* Zamba2's adapter_rank (-1 for other families) */
+	int64_t z_rank;
 	/* OPT: word_embed_proj_dim, max_position_embeddings + 2 (-1 for other families) */
 	int64_t opt_wep, opt_pos;
 	/* RoBERTa: max_position_embeddings, type_vocab_size, num_labels (-1 for other families) */

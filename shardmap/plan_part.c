@@ -129,6 +129,9 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		*what = x->fam->gspeech ? "encoder_config.output_dim"
 		                        : "alignment_intermediate_size / 2";
 		return x->dm.vis_proj_out;
+	case SM_U_ZAR:
+		*what = "adapter_rank";
+		return x->dm.z_rank;
 	case SM_U_MI:
 		*what = x->fam->mamba_lm          ? "intermediate_size"
 		        : x->cfg->mamba_d_ssm > 0 ? "mamba_d_ssm"

@@ -106,6 +106,7 @@ static const sm_family *const families[] = {
     &shardmap_family_aria,
     &shardmap_family_voxtral,
     &shardmap_family_mllama,
+    &shardmap_family_zamba2,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

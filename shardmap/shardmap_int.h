@@ -161,6 +161,7 @@ typedef enum {
 	SM_D_MLAR,
 	SM_D_MLTH,
 	SM_D_MLTE,
+	SM_D_ZAR, /* Zamba2's adapter_rank: the LoRA adapters' A rows / B columns */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -181,6 +182,7 @@ typedef enum {
 	SM_U_MH,     /* Granite 4.0 mamba_n_heads */
 	SM_U_MI,     /* Jamba mamba_expand * hidden_size channels */
 	SM_U_VPO,    /* Cohere2Vision's projector: alignment_intermediate_size / 2 rows */
+	SM_U_ZAR,    /* Zamba2's adapter_rank rows (the adapters' A) */
 } sm_unit;
 
 /* When a rule applies. */
@@ -239,6 +241,15 @@ typedef enum {
 	/* Q-Former layers i with i % cross_attention_frequency == 0 (Granite Speech's projector,
 	 * BLIP-2's qformer: their crossattention) */
 	SM_C_QFCROSS,
+	/* Zamba2 (shardmap_zamba2_cond): the hybrid layers (their mamba_decoder. and linear),
+	 * those with add_bias_linear (the mixer's biases), the layers holding a shared block
+	 * (the first hybrid layer of each: shared_transformer.), those with add_bias_linear (the
+	 * MLP's biases), those with use_shared_attention_adapter (the q / k / v adapters) */
+	SM_C_Z2HYB,
+	SM_C_Z2HYBB,
+	SM_C_Z2BLK,
+	SM_C_Z2BLKB,
+	SM_C_Z2ATTAD,
 } sm_cond;
 
 enum {
@@ -433,6 +444,10 @@ typedef struct sm_family {
 	/* Aria's projector (AriaConfig): query's rows are the loader's aria_queries (SM_D_QFQ,
 	 * max(projector_patch_to_query_dict.values())) */
 	bool aria;
+	/* Hook: {j} is not an expert but an index the family ties to layer i (Zamba2's adapter
+	 * of hybrid application j, held by the layer of its shared block): does (i, j) name a
+	 * tensor? j runs below num_hidden_layers. NULL = {j} is an expert. */
+	bool (*j_holds)(const ckpt_config *cfg, int64_t i, int64_t j);
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -525,6 +540,15 @@ int shardmap_vision_patch_err(int64_t image, int64_t patch, wt_errbuf *err);
 
 /* RobertaEmbedding's config checks (family_roberta.c), shared by the sequence classifiers. */
 int shardmap_roberta_check(const ckpt_config *c, wt_errbuf *err);
+/* family_zamba2.c: whether Zamba2's condition cond (SM_C_Z2*) holds at layer i, and what
+ * config.json makes a layer where it does not ("a Mamba layer (see layers_block_type)"). */
+bool shardmap_zamba2_cond(const ckpt_config *c, uint8_t cond, int64_t i);
+const char *shardmap_zamba2_why(const ckpt_config *c, uint8_t cond, int64_t i);
+/* family_granite4.c: the Mamba2 mixer's config rules (mamba_expand * hidden_size =
+ * mamba_n_heads x the heads' width, whole groups of heads), fam naming the family, is_mamba
+ * the layers with a mixer. */
+int shardmap_mamba2_mixers_check(const ckpt_config *c, const char *fam,
+                                 bool (*is_mamba)(const ckpt_config *, int64_t), wt_errbuf *err);
 
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";

@@ -69,6 +69,20 @@ static void check_blip2(const ckpt_config *cfg)
 	assert_false(cfg->tie_given); /* the planner: OPTConfig's true (tie_default) */
 }
 
+/* Zamba2Config's keys under the mixer's names, layers_block_type as layer_types, the blocks. */
+static void check_zamba2(const ckpt_config *cfg)
+{
+	static const int hybrid[5] = {0, 1, 1, 0, 1};
+	assert_int_equal(cfg->n_layer_types, 5);
+	for (int k = 0; k < 5; k++)
+		assert_int_equal(cfg->layer_types[k],
+		                 hybrid[k] ? CKPT_LAYER_HYBRID : CKPT_LAYER_MAMBA);
+	assert_true(cfg->mamba_n_heads == 8 && cfg->mamba_n_groups == 4 &&
+	            cfg->mamba_d_state == 16 && cfg->mamba_d_conv == 4 && cfg->mamba_expand == 2 &&
+	            cfg->mamba_conv_bias && !cfg->mamba_proj_bias);
+	assert_true(cfg->z2_mem_blocks == 2 && cfg->z2_adapter_rank == 8 && cfg->z2_attn_adapter);
+}
+
 static void check_family(const fam_expect *e, const char *root)
 {
 	char *dir = tu_path(root, e->name);
@@ -353,6 +367,8 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->mamba_conv_bias);
 		assert_false(cfg->mamba_proj_bias);
 	}
+	if (strcmp(e->name, "zamba2") == 0)
+		check_zamba2(cfg);
 	if (strcmp(e->name, "mamba2") == 0) { /* Mamba2Config's keys under the mixer's names */
 		assert_int_equal(cfg->mamba_n_heads, 8);
 		assert_int_equal(cfg->mamba_d_head, 32);

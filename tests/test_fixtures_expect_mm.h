@@ -262,6 +262,18 @@ static const fam_expect fams_mm[] = {
          2 * (64 * 3 * 14 * 14 + 64 + 5 * 64 + 1 + 4 * 640 + 2 * (4 * 128 + 1) + 4 * 64 +
               4 * ML_VL + 2 * 2 + 128 * 128 + 128),
      128, 8, 2, 16, 256, 1024, 3, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* zamba2: embed_tokens, final_layernorm (tied: no lm_head); 5 layers of a norm and the Mamba2
+     * mixer (in_proj 392x64 [z 128; x 128; B 64; C 64; dt 8], conv1d [256, 1, 4] + [256],
+     * A_log / D / dt_bias [8], the gated norm [128], out_proj 64x128); linear 64x64 in the 3
+     * hybrid layers; 2 shared blocks (norms [128] / [64], q / k / v 128x128, o 64x128,
+     * gate_up 256x64, down 64x128); 3 applications' adapters (q / k / v A 8x128 + B 128x8,
+     * gate_up A 8x64 + B 256x8); head_dim 2 x 64 / 8 heads */
+    {"zamba2", 90,
+     2 * (1000 * 64 + 64) +
+         2 * (5 * (64 + 392 * 64 + 256 * 4 + 256 + 3 * 8 + 128 + 64 * 128) + 3 * 64 * 64 +
+              2 * (128 + 64 + 3 * 128 * 128 + 64 * 128 + 256 * 64 + 64 * 128) +
+              3 * (6 * 8 * 128 + 8 * 64 + 256 * 8)),
+     64, 8, 8, 16, 128, 1000, 5, 1, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

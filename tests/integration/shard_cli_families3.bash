@@ -145,3 +145,33 @@ mkdir -p "$T/ar_bad" && cp "$T/aria/"*.safetensors* "$T/ar_bad/" &&
 	fail "aria with a text_config without model_type planned"
 grep -q "text_config has no model_type" "$T/err" || fail "aria text_config: $(cat "$T/err")"
 rm -rf "$T/ar_bad"
+
+# Zamba2ForCausalLM: every layer's Mamba2 mixer cut as Granite 4.0's (mamba. or a hybrid layer's
+# mamba_decoder.mamba.), in_proj / out_proj quantized; the shared blocks under the first hybrid
+# layer running each: q / k / v fused by heads, the adapters' A by rows of adapter_rank and B by
+# rows ([gate_r; up_r] for gate_up's), every Linear quantized, norms BF16; linear whole and
+# quantized; tied (vLLM always ties); TP 8 refused by the mixer's 4 groups, use_shared_mlp_adapter
+# false refused
+"$CTL" plan --model-dir "$T/zamba2" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan zamba2"
+grep -q "lm_head tied" "$T/plan" || fail "zamba2: untied: $(cat "$T/plan")"
+for l in "model.embed_tokens.weight *BF16 *\[512, 64\]" \
+	"model.layers.1.shared_transformer.self_attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"model.layers.1.shared_transformer.self_attn.linear_q_adapter_list.2.0.weight *I8 *\[4, 128\]" \
+	"model.layers.2.shared_transformer.feed_forward.gate_up_proj_adapter_list.1.1.weight *I8 *\[128, 8\]" \
+	"model.layers.2.shared_transformer.feed_forward.gate_up_proj.weight *I8 *\[128, 64\]" \
+	"model.layers.1.shared_transformer.input_layernorm.weight *BF16 *\[128\]" \
+	"model.layers.4.linear.weight *I8 *\[64, 64\]" \
+	"model.layers.4.mamba_decoder.mamba.in_proj.weight *I8 *\[196, 64\]" \
+	"model.layers.0.mamba.conv1d.weight *BF16 *\[128, 1, 4\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "zamba2 line $l: $(cat "$T/plan")"
+done
+"$CTL" plan --model-dir "$T/zamba2" --tp-size 8 >/dev/null 2>"$T/err" && fail "zamba2 TP 8 planned"
+grep -q "mamba_n_groups 4" "$T/err" || fail "zamba2 TP 8: $(cat "$T/err")"
+mkdir -p "$T/z2_bad" && cp "$T/zamba2/"*.safetensors* "$T/z2_bad/" &&
+	sed 's/"use_conv_bias": true/"use_conv_bias": true, "use_shared_mlp_adapter": false/' \
+		"$T/zamba2/config.json" >"$T/z2_bad/config.json"
+"$CTL" plan --model-dir "$T/z2_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "zamba2 with use_shared_mlp_adapter false planned"
+grep -q "use_shared_mlp_adapter" "$T/err" || fail "zamba2 mlp adapter: $(cat "$T/err")"
+rm -rf "$T/z2_bad"

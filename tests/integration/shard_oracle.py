@@ -96,7 +96,7 @@ mamba.* (no norms; Falcon-Mamba's weightless), backbone.embeddings (and an untie
 the layers' norm and norm_f whole; tied unless tie_word_embeddings is false.
 Mamba2 (vLLM's mamba2.py, MambaMixer2): Mamba's backbone.* and Granite 4.0's Mamba2 mixer
 under backbone.layers.{i}.mixer. (Mamba2Config's expand / n_groups / state_size / num_heads);
-untied unless tie_word_embeddings is true.
+untied unless tie_word_embeddings is true. Zamba2: shard_oracle_zamba2.py (tied by default).
 
 PaliGemma (vLLM's paligemma.py / siglip.py): Gemma 3's layouts and tower, a Gemma / Gemma 2
 language model tied by text_config.tie_word_embeddings alone (default true), the projector's
@@ -165,6 +165,7 @@ import numpy as np
 from shard_oracle_cut import (conv1d_gpt2, falcon, gpt2, gpt_bigcode, neox, pieces_cols,
                               pieces_rows, vocab_rows)
 from shard_oracle_enc import modernbert
+from shard_oracle_zamba2 import zamba2
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -322,7 +323,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     E = cfg.get("num_local_experts", cfg.get("num_experts", cfg.get("n_routed_experts",
                                                                        cfg.get("moe_num_experts", 0))))
     # absent: the transformers config class's default (Gemma, StarCoder2, ERNIE 4.5, Cohere, SmolLM3, LFM2, Mamba and OPT tie)
-    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba", "OPT", "FalconForCausalLM")) and arch != "Mamba2ForCausalLM")
+    tied = cfg.get("tie_word_embeddings", arch.startswith(("Gemma", "Starcoder2", "Ernie4_5", "Cohere", "SmolLM3", "Lfm2", "Mamba", "FalconMamba", "OPT", "FalconForCausalLM", "Zamba2")) and arch != "Mamba2ForCausalLM")
     if arch == "Lfm2ForCausalLM":  # Lfm2Config prefers its original key
         tied = cfg.get("tie_embedding", tied)
     roberta = arch in ("RobertaModel", "XLMRobertaModel", "RobertaForSequenceClassification",
@@ -366,6 +367,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             pcs = falcon(name, rows, cols, cfg, T, r, pad, tied)
             if pcs is not None: add(name, pcs)
             continue
+        if arch == "Zamba2ForCausalLM":  # shard_oracle_zamba2.py
+            zamba2(name, rows, cols, cfg, T, r, pad, add, mamba_mixer); continue
         if arch == "Mamba2ForCausalLM":  # backbone.*: Granite 4.0's Mamba2 mixer
             if name in ("backbone.embeddings.weight", "lm_head.weight"):
                 add(name, vocab_rows(name, V, T, r, pad))
@@ -598,7 +601,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         mtp = re.match(r"model\.layers\.(\d+)\.", name)
         if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
         if ernie_mtp(arch, name): continue
-        if m and not arch.startswith("Deepseek") and \
+        if m and not arch.startswith(("Deepseek", "Zamba2")) and \
                 not name.startswith(("vision_tower.", "vision_model.", "audio_tower.",
                                      "multi_modal_projector.")):
             b, leaf = m.group(1), m.group(2)
