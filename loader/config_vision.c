@@ -5,6 +5,7 @@
  * projector (Mistral 3's, LlavaConfig's), and the language model's mrope_section.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -14,82 +15,54 @@
 /* vision_config (Qwen2-VL, Qwen2.5-VL, Gemma 3's SigLIP): field names as config.json writes
  * them, with the transformers defaults; the planner checks what the family
  * needs. */
-int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
+/* vision_config's own keys (the Qwen-VL / Llama 4 / SigLIP-style sizes; -1 where absent) into
+ * c, with deepstack_visual_indexes; errors prefixed "in vision_config". */
+static int parse_vision_keys(json_t *v, ckpt_config *c, wt_errbuf *err)
 {
-	json_t *v = json_object_get(root, "vision_config");
-	c->v_depth = c->v_embed_dim = c->v_num_heads = -1;
-	c->v_hidden_size = c->v_intermediate_size = c->v_out_hidden_size = -1;
-	c->v_num_layers = c->v_num_attn_heads = c->v_image_size = -1;
-	c->v_output_dim = c->v_proj_in_dim = c->v_proj_out_dim = c->v_num_pos = -1;
-	c->v_mlp_ratio = 4.0;
-	c->v_patch_size = 14;
-	c->v_temporal_patch_size = 2;
-	c->v_spatial_merge_size = 2;
-	c->v_in_chans = 3;
-	if (config_is_fuyu(root)) /* no vision_config: vision_embed_tokens' top-level keys */
-		return config_parse_fuyu(root, c, err);
-	if (config_is_mllama(root)) /* MllamaVisionConfig's keys and defaults */
-		return config_parse_mllama(root, v, c, err);
-	if (config_is_internvl(root)) /* [h, w] sizes, InternVLVisionConfig's defaults */
-		return config_parse_internvl(root, v, c, err);
-	if (config_is_blip2(root)) /* absent sub-configs: Blip2Config's defaults */
-		return config_parse_blip2(root, c, err);
-	int rv = config_is_aria(root) ? config_parse_aria(root, c, err) : WT_OK;
-	if (rv != WT_OK || v == NULL || json_is_null(v))
-		return rv; /* Aria without one: Idefics3VisionConfig's defaults (the planner's) */
-	if (!json_is_object(v))
-		return wt_seterr(err, WT_ECORRUPT, "config.json: 'vision_config' is not an object");
-	c->has_vision = true;
+	static const config_int_key ints[] = {
+	    {"depth", -1, offsetof(ckpt_config, v_depth)},
+	    {"embed_dim", -1, offsetof(ckpt_config, v_embed_dim)},
+	    {"num_heads", -1, offsetof(ckpt_config, v_num_heads)},
+	    {"patch_size", 14, offsetof(ckpt_config, v_patch_size)},
+	    {"temporal_patch_size", 2, offsetof(ckpt_config, v_temporal_patch_size)},
+	    {"spatial_merge_size", 2, offsetof(ckpt_config, v_spatial_merge_size)},
+	    {"hidden_size", -1, offsetof(ckpt_config, v_hidden_size)},
+	    {"intermediate_size", -1, offsetof(ckpt_config, v_intermediate_size)},
+	    {"out_hidden_size", -1, offsetof(ckpt_config, v_out_hidden_size)},
+	    {"num_hidden_layers", -1, offsetof(ckpt_config, v_num_layers)},
+	    {"num_attention_heads", -1, offsetof(ckpt_config, v_num_attn_heads)},
+	    {"image_size", -1, offsetof(ckpt_config, v_image_size)},
+	    {"vision_output_dim", -1, offsetof(ckpt_config, v_output_dim)},
+	    {"projector_input_dim", -1, offsetof(ckpt_config, v_proj_in_dim)},
+	    {"projector_output_dim", -1, offsetof(ckpt_config, v_proj_out_dim)},
+	    {"num_position_embeddings", -1, offsetof(ckpt_config, v_num_pos)},
+	};
 	static const char *const chans[] = {"in_chans", "in_channels", "num_channels", NULL};
 	json_t *patch = json_object_get(v, "patch_size");
 	c->v_patch_given = patch != NULL && !json_is_null(patch);
+	int rv = config_read_ints(v, "vision_config", ints, CONFIG_NKEYS(ints), c, err);
+	if (rv != WT_OK)
+		return rv;
 	const char *which = "in_chans";
-	rv = config_get_int(v, "depth", -1, 1, &c->v_depth, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "embed_dim", -1, 1, &c->v_embed_dim, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "num_heads", -1, 1, &c->v_num_heads, err);
-	if (rv == WT_OK)
-		rv = config_get_pos_real(v, "mlp_ratio", 4.0, &c->v_mlp_ratio, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "patch_size", 14, 1, &c->v_patch_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "temporal_patch_size", 2, 1, &c->v_temporal_patch_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
+	rv = config_get_pos_real(v, "mlp_ratio", 4.0, &c->v_mlp_ratio, err);
 	if (rv == WT_OK && config_first_of(v, chans, &which))
 		rv = config_get_int(v, which, 3, 1, &c->v_in_chans, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "hidden_size", -1, 1, &c->v_hidden_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "intermediate_size", -1, 1, &c->v_intermediate_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "out_hidden_size", -1, 1, &c->v_out_hidden_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "num_hidden_layers", -1, 1, &c->v_num_layers, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "num_attention_heads", -1, 1, &c->v_num_attn_heads, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "image_size", -1, 1, &c->v_image_size, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "vision_output_dim", -1, 1, &c->v_output_dim, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "projector_input_dim", -1, 1, &c->v_proj_in_dim, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "projector_output_dim", -1, 1, &c->v_proj_out_dim, err);
-	if (rv == WT_OK)
-		rv = config_get_int(v, "num_position_embeddings", -1, 1, &c->v_num_pos, err);
 	json_t *ds = json_object_get(v, "deepstack_visual_indexes");
 	c->has_deepstack = ds != NULL && !json_is_null(ds);
 	if (rv == WT_OK && c->has_deepstack)
 		rv = config_int_list(ds, "deepstack_visual_indexes", &c->deepstack, &c->n_deepstack,
 		                     err);
-	if (rv != WT_OK) {
-		if (err != NULL)
-			wt_errprefix(err, "in vision_config");
-		return rv;
-	}
-	/* Mistral3Config's top-level keys about its vision tower and projector */
+	if (rv != WT_OK && err != NULL)
+		wt_errprefix(err, "in vision_config");
+	return rv;
+}
+
+/* The top level's keys about the vision tower and projector (Mistral 3's, LLaVA's), then the
+ * composite family's own (config_parse_llava, _idefics3, ...). */
+static int parse_vision_top(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = WT_OK;
+	/* Mistral3Config's */
 	if (json_object_get(v, "spatial_merge_size") == NULL)
 		rv =
 		    config_get_int(root, "spatial_merge_size", 2, 1, &c->v_spatial_merge_size, err);
@@ -117,6 +90,38 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK && config_is_lfm2_vl(root))
 		rv = config_parse_lfm2_vl(root, v, c, err);
 	return rv;
+}
+
+int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *v = json_object_get(root, "vision_config");
+	c->v_depth = c->v_embed_dim = c->v_num_heads = -1;
+	c->v_hidden_size = c->v_intermediate_size = c->v_out_hidden_size = -1;
+	c->v_num_layers = c->v_num_attn_heads = c->v_image_size = -1;
+	c->v_output_dim = c->v_proj_in_dim = c->v_proj_out_dim = c->v_num_pos = -1;
+	c->v_mlp_ratio = 4.0;
+	c->v_patch_size = 14;
+	c->v_temporal_patch_size = 2;
+	c->v_spatial_merge_size = 2;
+	c->v_in_chans = 3;
+	if (config_is_fuyu(root)) /* no vision_config: vision_embed_tokens' top-level keys */
+		return config_parse_fuyu(root, c, err);
+	if (config_is_mllama(root)) /* MllamaVisionConfig's keys and defaults */
+		return config_parse_mllama(root, v, c, err);
+	if (config_is_internvl(root)) /* [h, w] sizes, InternVLVisionConfig's defaults */
+		return config_parse_internvl(root, v, c, err);
+	if (config_is_blip2(root)) /* absent sub-configs: Blip2Config's defaults */
+		return config_parse_blip2(root, c, err);
+	int rv = config_is_aria(root) ? config_parse_aria(root, c, err) : WT_OK;
+	if (rv != WT_OK || v == NULL || json_is_null(v))
+		return rv; /* Aria without one: Idefics3VisionConfig's defaults (the planner's) */
+	if (!json_is_object(v))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: 'vision_config' is not an object");
+	c->has_vision = true;
+	rv = parse_vision_keys(v, c, err);
+	if (rv != WT_OK)
+		return rv;
+	return parse_vision_top(root, v, c, err);
 }
 
 /* rope_scaling.mrope_section (transformers 4.x) or rope_parameters.mrope_section (5.x). */
