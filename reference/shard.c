@@ -380,12 +380,6 @@ static int attn(shard *s, int64_t l)
 	return WT_OK;
 }
 
-/* b.h = norm(x) with rank rs's norm before the MLP (ref_mlp_norm; OLMo 2: x). */
-static int post_norm(shard *s, ref_set *rs, int64_t l)
-{
-	return ref_block_input(s->c, rs, s->b.h, s->b.x, s->n_tok, l, ref_mlp_norm(s->c), s->err);
-}
-
 /* StarCoder2's plain MLP slice of rank rs: c_fc rows (bias with them), c_proj columns;
  * the replicated c_proj bias is added after the all-reduce (add_down_bias). */
 static int plain_rank(shard *s, ref_set *rs, const char *m, const float *h, float *y)
@@ -402,10 +396,8 @@ static int plain_rank(shard *s, ref_set *rs, const char *m, const float *h, floa
 	return WT_OK;
 }
 
-/* TP-split gated MLP `m` (gate_up_proj [gate_r; up_r], down_proj columns) of rank rs
- * on b.h into y; n_inter is the full intermediate size. */
-static int mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, int64_t T,
-                    const float *h, float *y)
+int ref_shard_mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, int64_t T,
+                       const float *h, float *y)
 {
 	const ref_cfg *c = s->c;
 	int64_t Il = n_inter / s->T;
@@ -442,7 +434,7 @@ static int mlp(shard *s, int64_t l)
 	memset(s->b.acc, 0, (size_t)n * sizeof(float));
 	for (uint32_t r = 0; r < s->T; r++) {
 		ref_set *rs = rank_set(s, r, s->g);
-		if ((rv = post_norm(s, rs, l)))
+		if ((rv = shard_post_norm(s, rs, l)))
 			return rv;
 		if (s->c->plain_mlp)
 			rv = plain_rank(s, rs, m, s->b.h, s->b.o);
@@ -450,138 +442,12 @@ static int mlp(shard *s, int64_t l)
 			rv = ref_nogate_mlp(s->c, rs, m, s->c->I / s->T, s->n_tok, s->b.h, s->b.o,
 			                    s->b.scratch, s->err);
 		else
-			rv = mlp_rank(s, rs, m, s->c->I, s->n_tok, s->b.h, s->b.o);
+			rv = ref_shard_mlp_rank(s, rs, m, s->c->I, s->n_tok, s->b.h, s->b.o);
 		if (rv != WT_OK)
 			return rv;
 		add_into(s->b.acc, s->b.o, n);
 	}
 	return add_down_bias(s, m);
-}
-
-/* Routed-expert partial of rank (tp r, ep e) on b.h, added into out. */
-static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
-{
-	const ref_cfg *c = s->c;
-	ref_set *rs = rank_set(s, r, e);
-	int64_t E = c->E, P = s->P, count = E, start = 0, Il = c->Ie / s->T;
-	if (P > 1) {
-		count = E / P + ((int64_t)e < E % P);
-		start = (int64_t)e * (E / P) + ((int64_t)e < E % P ? (int64_t)e : E % P);
-		Il = c->Ie;
-	}
-	char m[160];
-	ref_moe_prefix(c, l, m, sizeof(m));
-	const float *w13, *w2;
-	int rv;
-	if (c->gpt_oss || c->llama4) { /* GPT-OSS: w2_bias once: tp rank 0, or every rank
-		                        * with whole experts */
-		const ref_go_rank k = {.count = count,
-		                       .start = start,
-		                       .Il = Il,
-		                       .up_gate = s->up_gate != 0,
-		                       .add_b2 = P > 1 || r == 0,
-		                       .forced =
-		                           s->routes ? s->routes + l * s->n_tok * c->topk : NULL};
-		if ((rv = post_norm(s, rs, l)))
-			return rv;
-		if (c->llama4)
-			return ref_llama4_experts_rank(c, rs, l, &k, s->b.h, s->n_tok, out, &s->b,
-			                               s->err);
-		return ref_gpt_oss_experts_rank(c, rs, l, &k, s->b.h, s->n_tok, out, s->b.y,
-		                                s->b.scratch, s->err);
-	}
-	if ((rv = post_norm(s, rs, l)) ||
-	    (rv = ref_getf(rs, &w13, false, s->err, 3, count, 2 * Il, c->hid,
-	                   "%sexperts.w13_weight", m)) ||
-	    (rv = ref_getf(rs, &w2, false, s->err, 3, count, c->hid, Il, "%sexperts.w2_weight", m)))
-		return rv;
-	float w[REF_MAX_EXPERTS]; /* top-k <= E <= REF_MAX_EXPERTS */
-	int64_t idx[REF_MAX_EXPERTS];
-	for (int64_t t = 0; t < s->n_tok; t++) {
-		const float *h = s->b.h + t * c->hid;
-		const int64_t *forced = s->routes ? s->routes + (l * s->n_tok + t) * c->topk : NULL;
-		if ((rv = ref_moe_route(c, rs, false, m, h, forced, idx, w, s->err)))
-			return rv;
-		for (int64_t j = 0; j < c->topk; j++) {
-			int64_t loc = idx[j] - start;
-			if (loc < 0 || loc >= count)
-				continue; /* another EP rank owns it */
-			const float *a = w13 + loc * 2 * Il * c->hid, *bb = a + Il * c->hid;
-			const float *wg = s->up_gate ? bb : a, *wu = s->up_gate ? a : bb;
-			ref_ffn(s->b.y, h, 1, c->hid, Il, wg, NULL, wu, NULL,
-			        w2 + loc * c->hid * Il, c->act, s->b.scratch);
-			for (int64_t i = 0; i < c->hid; i++)
-				out[t * c->hid + i] += w[j] * s->b.y[i];
-		}
-	}
-	return WT_OK;
-}
-
-/* Shared-expert partial (TP-split; Qwen2-MoE sigmoid-gated) of tp rank r of the group. */
-static int shared_rank(shard *s, uint32_t r, int64_t l, float *out)
-{
-	const ref_cfg *c = s->c;
-	ref_set *rs = rank_set(s, r, s->g);
-	char m[160], se[200];
-	ref_moe_prefix(c, l, m, sizeof(m));
-	int rv;
-	if ((rv = post_norm(s, rs, l)))
-		return rv;
-	for (int64_t t = 0; t < s->n_tok; t++) {
-		const float *h = s->b.h + t * c->hid;
-		float gate;
-		if ((rv = ref_shared_gate(c, rs, m, h, se, sizeof(se), &gate, s->err)) ||
-		    (rv = mlp_rank(s, rs, se, c->Is, 1, h, s->b.y)))
-			return rv;
-		for (int64_t i = 0; i < c->hid; i++)
-			out[t * c->hid + i] += gate * s->b.y[i];
-	}
-	return WT_OK;
-}
-
-/*
- * MoE block. P == 1: tp rank r computes its TP slice of every selected expert
- * (and of the shared expert) and the partials are all-reduced. P > 1: tp rank
- * r all-reduces the outputs of the experts owned by ranks (r, 0..P-1); every
- * tp rank gets the same sum, and the reference averages those T copies so a
- * wrong expert stack on any rank shows. The shared expert stays TP-split on
- * the ranks of the group.
- */
-static int moe(shard *s, int64_t l)
-{
-	const ref_cfg *c = s->c;
-	int64_t n = s->n_tok * c->hid;
-	int rv;
-	memset(s->b.acc, 0, (size_t)n * sizeof(float));
-	for (uint32_t r = 0; r < s->T; r++) {
-		if (s->P == 1) {
-			memset(s->b.o, 0, (size_t)n * sizeof(float));
-			if ((rv = experts_rank(s, r, 0, l, s->b.o)))
-				return rv;
-			if (c->Is > 0 && (rv = shared_rank(s, r, l, s->b.o)))
-				return rv;
-			add_into(s->b.acc, s->b.o, n);
-			continue;
-		}
-		memset(s->b.part, 0, (size_t)n * sizeof(float));
-		for (uint32_t e = 0; e < s->P; e++) {
-			memset(s->b.o, 0, (size_t)n * sizeof(float));
-			if ((rv = experts_rank(s, r, e, l, s->b.o)))
-				return rv;
-			add_into(s->b.part, s->b.o, n);
-		}
-		for (int64_t i = 0; i < n; i++)
-			s->b.acc[i] += s->b.part[i] / (float)s->T;
-	}
-	if (s->P > 1 && c->Is > 0) {
-		for (uint32_t r = 0; r < s->T; r++) {
-			memset(s->b.o, 0, (size_t)n * sizeof(float));
-			if ((rv = shared_rank(s, r, l, s->b.o)))
-				return rv;
-			add_into(s->b.acc, s->b.o, n);
-		}
-	}
-	return WT_OK;
 }
 
 static int lm_head(shard *s, float *logits)
@@ -764,7 +630,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		if (c->mamba_lm) /* Mamba: the mixer is the whole block */
 			continue;
 		if (ref_layer_is_moe(c, i))
-			rv = moe(&s, i);
+			rv = ref_shard_moe(&s, i);
 		else
 			rv = mlp(&s, i);
 		if (rv == WT_OK && c->sandwich)

@@ -1,6 +1,7 @@
 /*
  * shard_int.h — the sharded reference pass's state (shard.c) and what its parts in other
- * files share: the recurrent mixers of the hybrid families (shard_mixers.c).
+ * files share: the MoE block (shard_moe.c), the recurrent mixers of the hybrid families
+ * (shard_mixers.c).
  */
 #ifndef WT_REFERENCE_SHARD_INT_H
 #define WT_REFERENCE_SHARD_INT_H
@@ -27,6 +28,12 @@ static inline ref_set *rank_set(const shard *s, uint32_t tp_rank, uint32_t ep_ra
 	return &s->ranks[ep_rank * s->T + tp_rank];
 }
 
+/* b.h = norm(x) with rank rs's norm before the MLP (ref_mlp_norm; OLMo 2: x). */
+static inline int shard_post_norm(shard *s, ref_set *rs, int64_t l)
+{
+	return ref_block_input(s->c, rs, s->b.h, s->b.x, s->n_tok, l, ref_mlp_norm(s->c), s->err);
+}
+
 static inline void add_into(float *acc, const float *x, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++)
@@ -43,6 +50,12 @@ int ref_shard_jb_mamba(shard *s, int64_t l);
  * or on a hybrid layer x + linear(the shared block run over the ranks) in s->b.y; layer 0
  * keeps the embeddings in s->b.sc. */
 int ref_z2_input_sharded(shard *s, int64_t l, const float **xin);
+/* TP-split gated MLP `m` (gate_up_proj [gate_r; up_r], down_proj columns) of rank rs on h
+ * (T tokens) into y; n_inter is the full intermediate size (shard.c). */
+int ref_shard_mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, int64_t T,
+                       const float *h, float *y);
+/* Layer l's MoE block on b.h into b.acc, all-reduced over the ranks (shard_moe.c). */
+int ref_shard_moe(shard *s, int64_t l);
 /* LongCat-Flash's shortcut MoE of virtual layer l (even) into s->b.sc, each rank's experts
  * and the identity experts' part once (longcat.c). */
 int ref_shard_lc_moe(shard *s, int64_t l);
