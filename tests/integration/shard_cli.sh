@@ -9,6 +9,32 @@ MK=$B/wt-mkckpt
 T=$(mktemp -d "${TMPDIR:-/tmp}/wt-shardcli-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail() { echo "shard_cli.sh: FAIL: $*"; exit 1; }
+# plan_has FAM LINE...: each LINE (a regex of a row, leading blanks aside) is in $T/plan, the
+# plan of fixture FAM the caller just wrote.
+plan_has() {
+	local fam=$1 l
+	shift
+	for l in "$@"; do
+		grep -q "^ *$l" "$T/plan" || fail "$fam line $l: $(cat "$T/plan")"
+	done
+}
+# refused_edit FAM SED WANT [flat]: fixture FAM with its config.json rewritten by SED (after
+# removing its blanks and newlines when flat) is refused by weightctl plan, naming WANT.
+refused_edit() {
+	local fam=$1 expr=$2 want=$3 d="$T/${1}_bad"
+	mkdir -p "$d" && cp "$T/$fam/"*.safetensors* "$d/" || fail "copy $fam"
+	if [ "${4:-}" = flat ]; then
+		tr -d '\n ' <"$T/$fam/config.json" | sed "$expr" >"$d/config.json"
+	else
+		sed "$expr" "$T/$fam/config.json" >"$d/config.json"
+	fi
+	cmp -s "$T/$fam/config.json" "$d/config.json" && [ "${4:-}" != flat ] &&
+		fail "$fam: '$expr' changes nothing in config.json"
+	"$CTL" plan --model-dir "$d" --tp-size 2 >/dev/null 2>"$T/err" &&
+		fail "$fam with '$expr' planned"
+	grep -q "$want" "$T/err" || fail "$fam: the refusal does not name '$want': $(cat "$T/err")"
+	rm -rf "$d"
+}
 . "$(dirname "$0")/fetch_lib/fams.sh"
 
 FAMS="llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom persimmon falcon mamba2 idefics3 smolvlm paligemma aya_vision llava_onevision cohere2_vision llava_next_video qwen2_audio internvl internvl_qwen3 roberta xlm_roberta xlm_roberta_cls llava_pixtral fuyu lfm2_vl internvl_qwen3_moe chameleon modernbert modernbert_cls granite_speech blip2 aria voxtral mllama zamba2"
