@@ -175,3 +175,25 @@ mkdir -p "$T/z2_bad" && cp "$T/zamba2/"*.safetensors* "$T/z2_bad/" &&
 	fail "zamba2 with use_shared_mlp_adapter false planned"
 grep -q "use_shared_mlp_adapter" "$T/err" || fail "zamba2 mlp adapter: $(cat "$T/err")"
 rm -rf "$T/z2_bad"
+
+# Qwen3ForSequenceClassification: Qwen3's decoder cut as Qwen3ForCausalLM's (q/k/v fused by
+# heads, every Linear quantized, q / k norms and the embedding BF16), no lm_head, score.weight
+# [num_labels, hid] whole on every rank and quantized (vLLM's ReplicatedLinear built with the
+# quantization config); classifier_from_token (vLLM's online conversion) refused
+"$CTL" plan --model-dir "$T/qwen3_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan qwen3_cls"
+for l in "model.embed_tokens.weight *F32 *\[512, 128\]" \
+	"model.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"model.layers.1.self_attn.q_norm.weight *F32 *\[48\]" \
+	"model.layers.0.mlp.gate_up_proj.weight *I8 *\[192, 128\]" \
+	"score.weight *I8 *\[1, 128\]"; do
+	grep -q "^ *$l" "$T/plan" || fail "qwen3_cls line $l: $(cat "$T/plan")"
+done
+grep -q "lm_head" "$T/plan" && fail "qwen3_cls: an lm_head: $(cat "$T/plan")"
+mkdir -p "$T/q3c_bad" && cp "$T/qwen3_cls/"*.safetensors* "$T/q3c_bad/" &&
+	sed 's/"use_cache": true/"use_cache": true, "classifier_from_token": ["no", "yes"]/' \
+		"$T/qwen3_cls/config.json" >"$T/q3c_bad/config.json"
+"$CTL" plan --model-dir "$T/q3c_bad" --tp-size 2 >/dev/null 2>"$T/err" &&
+	fail "qwen3_cls with classifier_from_token planned"
+grep -q "classifier_from_token" "$T/err" || fail "qwen3_cls from token: $(cat "$T/err")"
+rm -rf "$T/q3c_bad"
