@@ -161,6 +161,11 @@ int config_parse_roberta(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* PretrainedConfig's num_labels: the entries of id2label when it is an object, else
  * num_labels, else 2 (config_roberta.c; RoBERTa's and ModernBERT's classifiers). */
 int config_num_labels(json_t *root, int64_t *out, wt_errbuf *err);
+/* The decoder sequence classifiers (architectures[0] Llama-, Mistral-, Qwen2- or
+ * Qwen3ForSequenceClassification): num_labels into rob_num_labels, classifier_from_token /
+ * method into cls_from_token (config_seqcls.c). */
+bool config_is_seqcls(const char *arch);
+int config_parse_seqcls(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* ModernBERT (model_type modernbert): ModernBertConfig's own keys into c's mb_* fields
  * (config_modernbert.c). */
 int config_parse_modernbert(json_t *root, struct ckpt_config *c, wt_errbuf *err);

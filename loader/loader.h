@@ -425,6 +425,11 @@ typedef struct ckpt_config {
 	 * (PretrainedConfig: the entries of id2label, else num_labels, else 2) */
 	int64_t rob_max_pos, rob_types, rob_pad, rob_num_labels;
 	bool rob_decoder, rob_abs_pos;
+	/* The decoder sequence classifiers (Llama-, Mistral-, Qwen2-, Qwen3ForSequence-
+	 * Classification; config_seqcls.c): rob_num_labels holds the score head's outputs as
+	 * RoBERTa's; cls_from_token: classifier_from_token or method given (vLLM's online
+	 * conversion of a causal LM, refused by the planner) */
+	bool cls_from_token;
 	/* Chameleon (ChameleonConfig; read for model_type chameleon only, config_chameleon.c):
 	 * swin_norm (false if absent: the 30B's norms after the attention and the MLP),
 	 * hidden_act silu (cham_act_silu; vLLM's ChameleonMLP builds no other), and vq_config with

@@ -377,6 +377,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	int rv = ref_kind_of(family, arch, c, err);
 	if (rv != WT_OK)
 		return rv;
+	if (c->dec_cls && c->n_labels < 1)
+		return wt_seterr(err, WT_ECORRUPT, "config.json: the score head has no labels");
 	if (strcmp(family, "paligemma") == 0 && (rv = paligemma_gen(c, json, len, err)) != WT_OK)
 		return rv;
 	if (strcmp(family, "internvl") == 0 && (rv = internvl_gen(c, json, len, err)) != WT_OK)
@@ -505,5 +507,5 @@ size_t ref_out_count(const ref_cfg *c, size_t n_tok)
 {
 	if (c->kind == REF_BERT)
 		return ref_out_rows(c, n_tok) * (size_t)c->hid;
-	return n_tok * (size_t)c->V;
+	return n_tok * (size_t)(c->dec_cls ? c->n_labels : c->V);
 }

@@ -330,6 +330,12 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* MllamaForConditionalGeneration: its Llama language model without the
 	     * cross-attention layers (ckpt.c), on text tokens */
 	    {"mllama", REF_DENSE, false, 0, 0},
+	    /* The decoder sequence classifiers: Llama's (Mistral's, Qwen2's) or Qwen3's decoder
+	     * without lm_head, then score.weight on every token (dec_cls) */
+	    {"llama_cls", REF_DENSE, false, 0, 0},
+	    {"mistral_cls", REF_DENSE, false, 0, 0},
+	    {"qwen2_cls", REF_DENSE, false, 0, 0},
+	    {"qwen3_cls", REF_DENSE, true, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -339,6 +345,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->roberta = map[i].kind == REF_BERT && strcmp(family, "bert") != 0 &&
 			             !c->modernbert;
 			c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
+			c->dec_cls = map[i].kind == REF_DENSE && strstr(family, "_cls") != NULL;
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;
 			c->fused_ckpt = map[i].fam == FAM_PHI3;

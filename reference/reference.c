@@ -465,6 +465,29 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 	return WT_OK;
 }
 
+/* The LM head on the final hidden states h [T, hid] (the embedding matrix emb when tied;
+ * PhiMoE's lm_head.bias with lm_head_bias), or the decoder sequence classifiers' score.weight
+ * [n_labels, hid] (no bias) in its place. */
+static int head_full(const ref_cfg *c, ref_set *ck, const float *emb, const float *h, int64_t T,
+                     float *logits, wt_errbuf *err)
+{
+	const float *w = emb, *bias = NULL;
+	int rv;
+	if (c->dec_cls) {
+		if ((rv = ref_getf(ck, &w, false, err, 2, c->n_labels, c->hid, 0, "score.weight")))
+			return rv;
+		ref_linear(logits, h, w, NULL, T, c->hid, c->n_labels);
+		return WT_OK;
+	}
+	if (!c->tied && (rv = ref_getf(ck, &w, false, err, 2, c->V, c->hid, 0, "lm_head.weight")))
+		return rv;
+	if (c->lm_bias && (rv = ref_getf(ck, &bias, false, err, 1, c->V, 0, 0, "lm_head.bias")))
+		return rv;
+	ref_linear(logits, h, w, bias, T, c->hid, c->V);
+	ref_logits_post(c, logits, T * c->V);
+	return WT_OK;
+}
+
 int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok,
                      float *logits, int64_t *routes, wt_errbuf *err)
 {
@@ -534,7 +557,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	if (rv != WT_OK)
 		return rv;
 	int64_t T = (int64_t)n_tok;
-	const float *emb, *lm;
+	const float *emb;
 	if (c->kind == REF_BERT && c->modernbert) {
 		rv = ref_modernbert_full(c, ck, tokens, T, &b, logits, err);
 		goto out;
@@ -599,16 +622,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		if (c->longcat && l % 2 == 1)
 			ref_residual_add(c, b.x, b.sc, T * c->hid);
 	}
-	if ((rv = ref_norm_of(c, ck, b.h, b.x, T, err, "%s", ref_final_norm(c))))
-		goto out;
-	lm = emb;
-	if (!c->tied && (rv = ref_getf(ck, &lm, false, err, 2, c->V, c->hid, 0, "lm_head.weight")))
-		goto out;
-	const float *lmb = NULL; /* PhiMoE's lm_head.bias (lm_head_bias) */
-	if (c->lm_bias && (rv = ref_getf(ck, &lmb, false, err, 1, c->V, 0, 0, "lm_head.bias")))
-		goto out;
-	ref_linear(logits, b.h, lm, lmb, T, c->hid, c->V);
-	ref_logits_post(c, logits, T * c->V);
+	if ((rv = ref_norm_of(c, ck, b.h, b.x, T, err, "%s", ref_final_norm(c))) == WT_OK)
+		rv = head_full(c, ck, emb, b.h, T, logits, err);
 out:
 	ref_bufs_free(&b);
 	return rv;

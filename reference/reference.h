@@ -226,6 +226,11 @@ typedef struct ref_cfg {
 	 * (head.dense with mb_cls_bias, GELU, head.norm, classifier) on token 0 or, with
 	 * mb_pool_mean, the tokens' mean: n_labels logits in the output's last row */
 	bool mb_cls, mb_cls_bias, mb_pool_mean;
+	/* The decoder sequence classifiers (llama_cls, mistral_cls, qwen2_cls, qwen3_cls; kind
+	 * REF_DENSE): the decoder without lm_head, then score.weight [n_labels, hid] (no bias) on
+	 * every token's final hidden state: n_labels scores per token (transformers' score is the
+	 * last non-pad token's row; the last row without padding) */
+	bool dec_cls;
 	int64_t mb_every, mb_window;
 	double mb_theta, mb_theta_local, mb_eps;
 	/* DeepSeek-V3: MLA dims (q_lora -1 = null: q_proj), routing, dense/MoE layers */
@@ -590,7 +595,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 int ref_getf(ref_set *s, const float **out, bool optional, wt_errbuf *err, int nd, int64_t a,
              int64_t b, int64_t c, const char *fmt, ...) WT_PRINTF(9, 10);
 
-/* Floats of the forward output for n_tok tokens: decoders n_tok * V logits;
+/* Floats of the forward output for n_tok tokens: decoders n_tok * V logits (the decoder
+ * sequence classifiers n_tok * n_labels scores);
  * BERT (n_tok + 1) * hid: the last hidden state, then the pooler output; RoBERTa and ModernBERT
  * n_tok * hid, the last hidden state; RoBERTa's sequence classifiers (n_tok + 1) * hid, the last
  * row the classifier's n_labels logits then zeros. ref_out_rows: the rows of that output. */

@@ -450,10 +450,39 @@ static int mlp(shard *s, int64_t l)
 	return add_down_bias(s, m);
 }
 
+/* The decoder sequence classifiers' score.weight, whole on every rank: each rank's scores
+ * over its own final norm, averaged. */
+static int score_head(shard *s, float *out)
+{
+	const ref_cfg *c = s->c;
+	int64_t n = s->n_tok * c->n_labels;
+	float *part = malloc((size_t)n * sizeof(float));
+	if (part == NULL)
+		return wt_seterr(s->err, WT_ENOMEM, "score head: out of memory");
+	int rv = WT_OK;
+	memset(out, 0, (size_t)n * sizeof(float));
+	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
+		ref_set *rs = rank_set(s, r, s->g);
+		const float *w;
+		if ((rv = ref_norm_of(c, rs, s->b.h, s->b.x, s->n_tok, s->err, "%s",
+		                      ref_final_norm(c))) ||
+		    (rv = ref_getf(rs, &w, false, s->err, 2, c->n_labels, c->hid, 0,
+		                   "score.weight")))
+			break;
+		ref_linear(part, s->b.h, w, NULL, s->n_tok, c->hid, c->n_labels);
+		for (int64_t i = 0; i < n; i++)
+			out[i] += part[i] / (float)s->T;
+	}
+	free(part);
+	return rv;
+}
+
 static int lm_head(shard *s, float *logits)
 {
 	const ref_cfg *c = s->c;
 	int64_t T = s->n_tok;
+	if (c->dec_cls)
+		return score_head(s, logits);
 	float *part = malloc((size_t)(T * s->Vl) * sizeof(float));
 	if (part == NULL)
 		return wt_seterr(s->err, WT_ENOMEM, "LM head: out of memory");

@@ -109,5 +109,9 @@ extern const sm_family shardmap_family_aria;
 extern const sm_family shardmap_family_voxtral;
 extern const sm_family shardmap_family_mllama;
 extern const sm_family shardmap_family_zamba2;
+extern const sm_family shardmap_family_llama_cls;
+extern const sm_family shardmap_family_mistral_cls;
+extern const sm_family shardmap_family_qwen2_cls;
+extern const sm_family shardmap_family_qwen3_cls;
 
 #endif

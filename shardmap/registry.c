@@ -107,6 +107,10 @@ static const sm_family *const families[] = {
     &shardmap_family_voxtral,
     &shardmap_family_mllama,
     &shardmap_family_zamba2,
+    &shardmap_family_llama_cls,
+    &shardmap_family_mistral_cls,
+    &shardmap_family_qwen2_cls,
+    &shardmap_family_qwen3_cls,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

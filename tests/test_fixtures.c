@@ -369,6 +369,8 @@ static void check_family(const fam_expect *e, const char *root)
 	}
 	if (strcmp(e->name, "zamba2") == 0)
 		check_zamba2(cfg);
+	if (strcmp(e->name, "qwen3_cls") == 0) /* id2label's one entry; no online conversion */
+		assert_true(cfg->rob_num_labels == 1 && !cfg->cls_from_token);
 	if (strcmp(e->name, "mamba2") == 0) { /* Mamba2Config's keys under the mixer's names */
 		assert_int_equal(cfg->mamba_n_heads, 8);
 		assert_int_equal(cfg->mamba_d_head, 32);

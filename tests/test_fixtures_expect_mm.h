@@ -274,6 +274,13 @@ static const fam_expect fams_mm[] = {
               2 * (128 + 64 + 3 * 128 * 128 + 64 * 128 + 256 * 64 + 64 * 128) +
               3 * (6 * 8 * 128 + 8 * 64 + 256 * 8)),
      64, 8, 8, 16, 128, 1000, 5, 1, 0, -1, CKPT_QUANT_NONE, 2},
+    /* qwen3_cls: F32; embed_tokens, norm, score [1, 128] (no lm_head); 2 layers of Qwen3's
+     * norms, q 192x128, k / v 96x128, o 128x192, q_norm / k_norm [48], gate / up 192x128,
+     * down 128x192 */
+    {"qwen3_cls", 25,
+     4 * (1000 * 128 + 128 + 128 +
+          2 * (2 * 128 + 192 * 128 + 2 * 96 * 128 + 128 * 192 + 2 * 48 + 3 * 192 * 128)),
+     128, 4, 2, 48, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -131,3 +131,18 @@ plan_has zamba2 "model.embed_tokens.weight *BF16 *\[512, 64\]" \
 "$CTL" plan --model-dir "$T/zamba2" --tp-size 8 >/dev/null 2>"$T/err" && fail "zamba2 TP 8 planned"
 grep -q "mamba_n_groups 4" "$T/err" || fail "zamba2 TP 8: $(cat "$T/err")"
 refused_edit zamba2 's/"use_conv_bias": true/"use_conv_bias": true, "use_shared_mlp_adapter": false/' "use_shared_mlp_adapter"
+
+# Qwen3ForSequenceClassification: Qwen3's decoder cut as Qwen3ForCausalLM's (q/k/v fused by
+# heads, every Linear quantized, q / k norms and the embedding BF16), no lm_head, score.weight
+# [num_labels, hid] whole on every rank and quantized (vLLM's ReplicatedLinear built with the
+# quantization config); classifier_from_token (vLLM's online conversion) refused
+"$CTL" plan --model-dir "$T/qwen3_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan qwen3_cls"
+plan_has qwen3_cls "model.embed_tokens.weight *F32 *\[512, 128\]" \
+	"model.layers.1.self_attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"model.layers.1.self_attn.q_norm.weight *F32 *\[48\]" \
+	"model.layers.0.mlp.gate_up_proj.weight *I8 *\[192, 128\]" \
+	"score.weight *I8 *\[1, 128\]"
+grep -q "lm_head" "$T/plan" && fail "qwen3_cls: an lm_head: $(cat "$T/plan")"
+refused_edit qwen3_cls 's/"use_cache": true/"use_cache": true, "classifier_from_token": ["no", "yes"]/' \
+	"classifier_from_token"

@@ -125,6 +125,8 @@ their sequence classifiers keep roberta. in the runtime names, the head classifi
 ModernBERT (vLLM's modernbert.py; shard_oracle_enc.py): Wqkv by heads of each third, attn.Wo /
 mlp.Wo by columns, mlp.Wi and the LayerNorms whole, the model. prefix dropped; its sequence
 classifier keeps model. in the runtime names, head.* / classifier.* whole.
+The decoder sequence classifiers (Llama / Mistral / Qwen2 / Qwen3ForSequenceClassification,
+vLLM's as_seq_cls_model): the causal LM's cut, no lm_head, score.weight whole (replicated).
 Granite Speech (vLLM's granite_speech.py): a Granite language model tied by text_config alone,
 the conformer's ff1 / ff2 up_proj and encoder.out (with their biases) by rows, down_proj and
 out_mid by columns, the rest of the encoder and the Q-Former projector whole.

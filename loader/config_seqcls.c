@@ -1,0 +1,37 @@
+/*
+ * config_seqcls.c — the decoder sequence classifiers' keys (LlamaForSequenceClassification,
+ * MistralForSequenceClassification, Qwen2ForSequenceClassification,
+ * Qwen3ForSequenceClassification: reward models and rerankers such as
+ * Skywork-Reward-Llama-3.1-8B or Qwen3-Reranker-*-seq-cls), read over the decoder's own
+ * config (LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config and their class defaults).
+ *
+ * The score head's outputs: PretrainedConfig's num_labels (config_num_labels: the entries of
+ * id2label, else num_labels, else 2) into rob_num_labels. classifier_from_token and method
+ * (vLLM's online conversion of a *ForCausalLM checkpoint: the score built from lm_head rows,
+ * adapters.py seq_cls_model_loader) are recorded when either is given and not null; the
+ * planner refuses them (shardmap/family_seqcls.c).
+ */
+#include <string.h>
+
+#include "loader/config_int.h"
+#include "loader/loader.h"
+
+bool config_is_seqcls(const char *arch)
+{
+	static const char *const archs[] = {
+	    "LlamaForSequenceClassification", "MistralForSequenceClassification",
+	    "Qwen2ForSequenceClassification", "Qwen3ForSequenceClassification"};
+	for (size_t i = 0; arch != NULL && i < sizeof(archs) / sizeof(archs[0]); i++)
+		if (strcmp(arch, archs[i]) == 0)
+			return true;
+	return false;
+}
+
+int config_parse_seqcls(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *tok = json_object_get(root, "classifier_from_token");
+	json_t *method = json_object_get(root, "method");
+	c->cls_from_token =
+	    (tok != NULL && !json_is_null(tok)) || (method != NULL && !json_is_null(method));
+	return config_num_labels(root, &c->rob_num_labels, err);
+}
