@@ -30,11 +30,7 @@ bool config_is_mllama(json_t *root)
 /* MllamaVisionConfig's integer keys of v (an object, or NULL: every default) into c. */
 static int parse_vision_ints(json_t *v, ckpt_config *c, wt_errbuf *err)
 {
-	static const struct {
-		const char *key;
-		int64_t dflt;
-		size_t off;
-	} ints[] = {
+	static const config_int_key ints[] = {
 	    {"hidden_size", 1280, offsetof(ckpt_config, v_hidden_size)},
 	    {"intermediate_size", 5120, offsetof(ckpt_config, v_intermediate_size)},
 	    {"num_hidden_layers", 32, offsetof(ckpt_config, v_num_layers)},
@@ -45,19 +41,19 @@ static int parse_vision_ints(json_t *v, ckpt_config *c, wt_errbuf *err)
 	    {"vision_output_dim", 7680, offsetof(ckpt_config, v_output_dim)},
 	    {"max_num_tiles", 4, offsetof(ckpt_config, ml_max_tiles)},
 	};
-	int rv = WT_OK;
-	for (size_t k = 0; rv == WT_OK && k < sizeof(ints) / sizeof(ints[0]); k++)
-		rv = config_get_int(v, ints[k].key, ints[k].dflt, 1,
-		                    (int64_t *)((char *)c + ints[k].off), err);
+	int rv = config_read_ints(v, "vision_config", ints, CONFIG_NKEYS(ints), c, err);
+	if (rv != WT_OK)
+		return rv;
 	/* attention_heads (the attribute save_pretrained writes) wins over num_attention_heads
 	 * (the __init__ argument): PretrainedConfig sets it from kwargs after __init__ */
 	static const char *const heads[] = {"attention_heads", "num_attention_heads", NULL};
 	const char *which = "attention_heads";
 	config_first_of(v, heads, &which);
-	if (rv == WT_OK)
-		rv = config_get_int(v, which, 16, 1, &c->v_num_attn_heads, err);
+	rv = config_get_int(v, which, 16, 1, &c->v_num_attn_heads, err);
 	if (rv == WT_OK)
 		rv = config_get_pos_real(v, "norm_eps", 1e-5, &c->ml_norm_eps, err);
+	if (rv != WT_OK && err != NULL)
+		wt_errprefix(err, "in vision_config");
 	return rv;
 }
 
@@ -92,12 +88,9 @@ int config_parse_mllama(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 	c->v_patch_given = true;
 	int rv = parse_vision_ints(vo, c, err);
 	if (rv == WT_OK)
-		rv = parse_aspects(vo, c, err);
-	if (rv != WT_OK) {
-		if (err != NULL)
-			wt_errprefix(err, "in vision_config");
+		rv = parse_aspects(vo, c, err); /* its messages name vision_config */
+	if (rv != WT_OK)
 		return rv;
-	}
 	json_t *tc = json_object_get(root, "text_config");
 	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",

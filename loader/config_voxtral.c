@@ -43,11 +43,7 @@ int config_parse_voxtral(json_t *root, ckpt_config *c, wt_errbuf *err)
 		                 "supported",
 		                 amt);
 	c->has_audio = true;
-	static const struct {
-		const char *key;
-		int64_t dflt;
-		size_t off;
-	} keys[] = {
+	static const config_int_key keys[] = {
 	    {"num_mel_bins", 128, offsetof(ckpt_config, a_mel)},
 	    {"num_hidden_layers", 32, offsetof(ckpt_config, a_layers)},
 	    {"num_attention_heads", 20, offsetof(ckpt_config, a_heads)},
@@ -55,16 +51,5 @@ int config_parse_voxtral(json_t *root, ckpt_config *c, wt_errbuf *err)
 	    {"hidden_size", 1280, offsetof(ckpt_config, a_d_model)},
 	    {"max_source_positions", 1500, offsetof(ckpt_config, a_max_pos)},
 	};
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		int64_t *dst = (int64_t *)((char *)c + keys[k].off);
-		int rv = src ? config_get_int(src, keys[k].key, keys[k].dflt, 1, dst, err) : WT_OK;
-		if (src == NULL)
-			*dst = keys[k].dflt;
-		if (rv != WT_OK) {
-			if (err != NULL)
-				wt_errprefix(err, "in audio_config");
-			return rv;
-		}
-	}
-	return WT_OK;
+	return config_read_ints(src, "audio_config", keys, CONFIG_NKEYS(keys), c, err);
 }
