@@ -84,6 +84,10 @@ static const sm_rule zamba2_rules[] = {
                SM_D_I2),
 };
 
+/* The most layers a Zamba2 config may give (Zamba2-7B has 81): the planner's adapter checks
+ * cost layers^2 tests of O(layers) each. */
+#define Z2_MAX_LAYERS 512
+
 /* Layer i's type code, or CKPT_LAYER_OTHER past the list. */
 static int z2_type(const ckpt_config *c, int64_t i)
 {
@@ -164,10 +168,13 @@ const char *shardmap_zamba2_why(const ckpt_config *c, uint8_t cond, int64_t i)
  * (j % num_mem_blocks is the block's). */
 static bool z2_adapter(const ckpt_config *c, int64_t i, int64_t j)
 {
+	int64_t o = z2_order(c, i); /* the cheap tests first: the count below is O(layers) */
+	if (o < 0 || o >= c->z2_mem_blocks || j % c->z2_mem_blocks != o)
+		return false;
 	int64_t n = 0;
 	for (int64_t k = 0; k < c->num_hidden_layers; k++)
 		n += z2_type(c, k) == CKPT_LAYER_HYBRID;
-	return z2_home(c, i) && j < n && j % c->z2_mem_blocks == z2_order(c, i);
+	return j < n;
 }
 
 /* Every layer runs a Mamba2 mixer. */
@@ -187,6 +194,14 @@ static int z2_check(const ckpt_config *c, wt_errbuf *err)
 		                 "config.json: Zamba2 needs layers_block_type, one \"mamba\" / "
 		                 "\"hybrid\" per layer (num_hidden_layers %" PRId64 ")",
 		                 c->num_hidden_layers);
+	if (c->num_hidden_layers > Z2_MAX_LAYERS)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: Zamba2's num_hidden_layers %" PRId64
+		    " is past %d: no Zamba2 has more than 81 layers, and the shared "
+		    "blocks' adapters are matched per pair of layers; give the model's "
+		    "layers",
+		    c->num_hidden_layers, Z2_MAX_LAYERS);
 	if (c->z2_mem_blocks < 1 || c->z2_adapter_rank < 1)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: Zamba2 needs num_mem_blocks and adapter_rank >= 1 "

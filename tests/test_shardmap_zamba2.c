@@ -464,6 +464,20 @@ static void test_z2_errors(void **state)
 	              "num_attention_heads 5", "2 x hidden_size 128");
 	fx_refused_tp(tm_z2(), Z2_CFG("\"num_hidden_layers\":4"), 2, WT_ECORRUPT,
 	              "layers_block_type has 5 entries", "num_hidden_layers is 4");
+	/* past 512 layers (the adapter checks are O(layers^3)): refused before any tensor */
+	json_error_t je;
+	json_t *big = json_loads(Z2_OK, 0, &je), *types = json_array();
+	assert_true(big != NULL && types != NULL);
+	for (int k = 0; k < 600; k++)
+		json_array_append_new(types, json_string("hybrid"));
+	json_object_set_new(big, "layers_block_type", types);
+	json_object_set_new(big, "num_hidden_layers", json_integer(600));
+	json_object_set_new(big, "num_mem_blocks", json_integer(600));
+	char *bigs = json_dumps(big, JSON_COMPACT);
+	assert_non_null(bigs);
+	fx_refused_tp(tm_z2(), bigs, 2, WT_ECORRUPT, "num_hidden_layers 600 is past 512", "");
+	free(bigs);
+	json_decref(big);
 	fx_refused_tp(tm_z2(),
 	              Z2_CFG("\"layers_block_type\":[\"mamba\",\"attention\",\"hybrid\",\"mamba\","
 	                     "\"hybrid\"]"),
