@@ -350,10 +350,11 @@
 	            SM_U_VI, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VI)
 
 /* A vision tower class: the need-message's label ("SigLIP: ", "CLIP: ", "") and its
- * vision_config class defaults for absent keys (SM_SIGLIP_*, SM_CLIP_*, SM_I3V_*, SM_PIX_*). */
+ * vision_config class defaults for absent keys (SM_SIGLIP_*, SM_CLIP_*, SM_I3V_*, SM_PIX_*);
+ * the planner's dims read them too (plan_dims.c vit_class_dims). */
 typedef struct sm_vis_class {
 	const char *label;
-	int64_t hidden, heads, layers, image, patch;
+	int64_t hidden, heads, layers, image, patch, inter;
 } sm_vis_class;
 extern const sm_vis_class shardmap_vis_siglip;  /* SiglipVisionConfig */
 extern const sm_vis_class shardmap_vis_clip;    /* CLIPVisionConfig */

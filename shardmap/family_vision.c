@@ -12,13 +12,15 @@
 #include "shardmap/family_rules.h"
 
 const sm_vis_class shardmap_vis_siglip = {"SigLIP: ",       SM_SIGLIP_HIDDEN, SM_SIGLIP_HEADS,
-                                          SM_SIGLIP_LAYERS, SM_SIGLIP_IMAGE,  SM_SIGLIP_PATCH};
+                                          SM_SIGLIP_LAYERS, SM_SIGLIP_IMAGE,  SM_SIGLIP_PATCH,
+                                          SM_SIGLIP_INTER};
 const sm_vis_class shardmap_vis_clip = {"CLIP: ",       SM_CLIP_HIDDEN, SM_CLIP_HEADS,
-                                        SM_CLIP_LAYERS, SM_CLIP_IMAGE,  SM_CLIP_PATCH};
-const sm_vis_class shardmap_vis_pixtral = {"Pixtral: ",   SM_PIX_HIDDEN, SM_PIX_HEADS,
-                                           SM_PIX_LAYERS, SM_PIX_IMAGE,  SM_PIX_PATCH};
+                                        SM_CLIP_LAYERS, SM_CLIP_IMAGE,  SM_CLIP_PATCH,
+                                        SM_CLIP_INTER};
+const sm_vis_class shardmap_vis_pixtral = {"Pixtral: ",  SM_PIX_HIDDEN, SM_PIX_HEADS, SM_PIX_LAYERS,
+                                           SM_PIX_IMAGE, SM_PIX_PATCH,  SM_PIX_INTER};
 const sm_vis_class shardmap_vis_i3v = {"",           SM_I3V_HIDDEN, SM_I3V_HEADS, SM_I3V_LAYERS,
-                                       SM_I3V_IMAGE, SM_I3V_PATCH};
+                                       SM_I3V_IMAGE, SM_I3V_PATCH,  SM_I3V_INTER};
 
 int shardmap_vision_need(const ckpt_config *c, const sm_vis_class *k, wt_errbuf *err)
 {

@@ -11,6 +11,7 @@
 
 #include "common/common.h"
 #include "shardmap/families.h"
+#include "shardmap/family_rules.h"
 #include "shardmap/plan_int.h"
 
 /* Config dims above this are not a model: every product of two stays far
@@ -95,47 +96,21 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* SigLIP's vision_config (Gemma 3), SiglipVisionConfig's defaults for absent keys;
- * positions (image_size / patch_size)^2 as SiglipVisionEmbeddings' num_patches. */
-static void siglip_dims(const ckpt_config *c, sm_dims *d)
+/* A ViT tower's vision_config with its class's defaults for absent keys (SigLIP for Gemma 3,
+ * Idefics3 / SmolVLM's, CLIP for LLaVA, Pixtral for Mistral 3); learned positions
+ * (image_size / patch_size)^2 as the class's embeddings' num_patches, plus cls_rows class
+ * token rows (CLIPVisionEmbeddings' num_positions). */
+static void vit_class_dims(const ckpt_config *c, const sm_vis_class *k, int64_t cls_rows,
+                           sm_dims *d)
 {
-	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
-	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_SIGLIP_HEADS;
-	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_SIGLIP_HIDDEN;
-	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_SIGLIP_INTER;
-	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_SIGLIP_PATCH;
-	int64_t side = (c->v_image_size > 0 ? c->v_image_size : SM_SIGLIP_IMAGE) / patch;
+	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : k->layers;
+	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : k->heads;
+	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : k->hidden;
+	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : k->inter;
+	int64_t patch = c->v_patch_given ? c->v_patch_size : k->patch;
+	int64_t side = (c->v_image_size > 0 ? c->v_image_size : k->image) / patch;
 	d->vis_patch = patch;
-	d->vis_positions = side * side; /* both at most SM_DIM_MAX: no overflow */
-}
-
-/* Idefics3's / SmolVLM's vision_config: SigLIP's keys, Idefics3VisionConfig's defaults for
- * absent ones; positions (image_size / patch_size)^2 as Idefics3VisionEmbeddings'. */
-static void idefics3_dims(const ckpt_config *c, sm_dims *d)
-{
-	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : SM_I3V_LAYERS;
-	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_I3V_HEADS;
-	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_I3V_HIDDEN;
-	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_I3V_INTER;
-	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_I3V_PATCH;
-	int64_t side = (c->v_image_size > 0 ? c->v_image_size : SM_I3V_IMAGE) / patch;
-	d->vis_patch = patch;
-	d->vis_positions = side * side; /* both at most SM_DIM_MAX: no overflow */
-}
-
-/* CLIP's vision_config (LLaVA), CLIPVisionConfig's defaults for absent keys; positions
- * (image_size / patch_size)^2 + 1 as CLIPVisionEmbeddings' num_positions (the class
- * token's row). */
-static void clip_dims(const ckpt_config *c, sm_dims *d)
-{
-	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : SM_CLIP_LAYERS;
-	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_CLIP_HEADS;
-	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_CLIP_HIDDEN;
-	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_CLIP_INTER;
-	int64_t patch = c->v_patch_given ? c->v_patch_size : SM_CLIP_PATCH;
-	int64_t side = (c->v_image_size > 0 ? c->v_image_size : SM_CLIP_IMAGE) / patch;
-	d->vis_patch = patch;
-	d->vis_positions = side * side + 1; /* side at most SM_DIM_MAX: no overflow */
+	d->vis_positions = side * side + cls_rows; /* side at most SM_DIM_MAX: no overflow */
 }
 
 /* InternVL's vision_config (the loader applied InternVLVisionConfig's defaults); positions
@@ -162,16 +137,6 @@ static void siglip2_dims(const ckpt_config *c, sm_dims *d)
 	d->vis_patch = c->v_patch_size;
 	d->vis_positions = c->v_num_pos;
 	d->vis_proj_in = c->v_proj_in_dim;
-}
-
-/* Pixtral's vision_config (Mistral 3), PixtralVisionConfig's defaults for absent keys. */
-static void pixtral_dims(const ckpt_config *c, sm_dims *d)
-{
-	d->vis_depth = c->v_num_layers > 0 ? c->v_num_layers : SM_PIX_LAYERS;
-	d->vis_heads = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_PIX_HEADS;
-	d->vis_embed = c->v_hidden_size > 0 ? c->v_hidden_size : SM_PIX_HIDDEN;
-	d->vis_inter = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_PIX_INTER;
-	d->vis_patch = c->v_patch_given ? c->v_patch_size : SM_PIX_PATCH;
 }
 
 /* Llama 4 (Llama4TextConfig): dense MLPs intermediate_size_mlp, the routed and the shared
@@ -356,16 +321,17 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		qwen3_vl_dims(c, d);
 	else if (x->fam->glm4v)
 		glm4v_dims(c, d);
-	else if (x->fam->pixtral)
-		pixtral_dims(c, d);
-	else if (x->fam->siglip2)
+	else if (x->fam->pixtral) {
+		vit_class_dims(c, &shardmap_vis_pixtral, 0, d);
+		d->vis_positions = 0; /* 2-D RoPE: no learned positions */
+	} else if (x->fam->siglip2)
 		siglip2_dims(c, d);
 	else if (x->fam->clip)
-		clip_dims(c, d);
+		vit_class_dims(c, &shardmap_vis_clip, 1, d);
 	else if (x->fam->idefics3)
-		idefics3_dims(c, d);
+		vit_class_dims(c, &shardmap_vis_i3v, 0, d);
 	else if (x->fam->vision_siglip)
-		siglip_dims(c, d);
+		vit_class_dims(c, &shardmap_vis_siglip, 0, d);
 	else if (x->fam->vision_gated) {
 		d->vis_embed = c->v_hidden_size;
 		d->vis_inter = c->v_intermediate_size;

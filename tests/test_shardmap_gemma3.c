@@ -204,6 +204,14 @@ static void test_siglip_defaults(void **state)
 	               "\"image_size\":4,\"patch_size\":2");
 	assert_int_equal(plan_err(g3_model(LAY_V450, false, 2), cfg12, &err), WT_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "vision_config.num_hidden_layers 12"));
+	/* intermediate_size 3072 by default: the fixture's fc1 is 64 wide */
+	static const char cfgi[] = CFG_HEAD("")
+	    VISION_CFG(",\"hidden_size\":32,\"num_attention_heads\":4,\"num_hidden_layers\":2,"
+	               "\"image_size\":4,\"patch_size\":2");
+	int rv = plan_err(g3_model(LAY_V450, false, 2), cfgi, &err);
+	printf("  -> %d %s\n", rv, err.msg);
+	assert_int_equal(rv, WT_ESHAPE);
+	assert_non_null(strstr(err.msg, "implies [3072]"));
 }
 
 static void expect(tm_model *m, const char *cfg, int code, const char *a, const char *b)
