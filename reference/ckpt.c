@@ -10,6 +10,44 @@
 #include "reference/reference_int.h"
 
 /*
+ * The linear-attention layers of a hybrid as a bit mask (REF_L4_MAX_LAYERS bits): layer i is
+ * one when layer_types[i] is "linear_attention", else (no layer_types) when whether every
+ * divides i + 1 is at_multiple (Qwen3-Next: the full_attention_interval'th layers attend
+ * fully; MiniMax: every second layer is linear). A layer_types list of another
+ * length than num_hidden_layers or with another type is WT_ECORRUPT, as transformers'
+ * layer_type_validation refuses it; more layers than the mask holds WT_EUNSUPPORTED naming
+ * who.
+ */
+static int linear_layer_mask(const ckpt_config *cc, const ref_cfg *c, int64_t every,
+                             bool at_multiple, const char *who, uint64_t *mask, wt_errbuf *err)
+{
+	if (c->L > REF_L4_MAX_LAYERS)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: %lld layers; the reference handles %s up to %d",
+		                 (long long)c->L, who, REF_L4_MAX_LAYERS);
+	if (cc->has_layer_types && (int64_t)cc->n_layer_types != c->L)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: layer_types has %zu entries but num_hidden_layers "
+		                 "is %lld; give one type per layer",
+		                 cc->n_layer_types, (long long)c->L);
+	for (int64_t i = 0; i < c->L; i++) {
+		bool lin = ((i + 1) % every == 0) == at_multiple;
+		if (cc->has_layer_types) {
+			uint8_t t = cc->layer_types[i];
+			if (t != CKPT_LAYER_LINEAR_ATTN && t != CKPT_LAYER_FULL_ATTN)
+				return wt_seterr(err, WT_ECORRUPT,
+				                 "config.json: layer_types[%lld] is neither "
+				                 "\"linear_attention\" nor \"full_attention\"",
+				                 (long long)i);
+			lin = t == CKPT_LAYER_LINEAR_ATTN;
+		}
+		if (lin)
+			mask[i / 64] |= 1ull << (i % 64);
+	}
+	return WT_OK;
+}
+
+/*
  * Qwen3-Next's linear-attention sizes and layers as the planner reads them
  * (shardmap/family_qwen3_next.c): layer i is linear attention when layer_types[i] is
  * "linear_attention", or without layer_types when (i + 1) % full_attention_interval != 0
@@ -24,32 +62,8 @@ static int q3n_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 	c->lin_dk = cc->lin_k_head_dim;
 	c->lin_dv = cc->lin_v_head_dim;
 	c->lin_kconv = cc->lin_conv_kernel;
-	if (c->L > REF_L4_MAX_LAYERS)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: %lld layers; the reference handles Qwen3-Next up "
-		                 "to %d",
-		                 (long long)c->L, REF_L4_MAX_LAYERS);
-	if (cc->has_layer_types && (int64_t)cc->n_layer_types != c->L)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: layer_types has %zu entries but num_hidden_layers "
-		                 "is %lld; give one type per layer",
-		                 cc->n_layer_types, (long long)c->L);
 	int64_t n = cc->full_attention_interval > 0 ? cc->full_attention_interval : 4;
-	for (int64_t i = 0; i < c->L; i++) {
-		bool lin = (i + 1) % n != 0;
-		if (cc->has_layer_types) {
-			uint8_t t = cc->layer_types[i];
-			if (t != CKPT_LAYER_LINEAR_ATTN && t != CKPT_LAYER_FULL_ATTN)
-				return wt_seterr(err, WT_ECORRUPT,
-				                 "config.json: layer_types[%lld] is neither "
-				                 "\"linear_attention\" nor \"full_attention\"",
-				                 (long long)i);
-			lin = t == CKPT_LAYER_LINEAR_ATTN;
-		}
-		if (lin)
-			c->q3n_linear[i / 64] |= 1ull << (i % 64);
-	}
-	return WT_OK;
+	return linear_layer_mask(cc, c, n, false, "Qwen3-Next", c->q3n_linear, err);
 }
 
 /*
@@ -177,30 +191,7 @@ static int g4_layers(const ckpt_config *cc, ref_cfg *c, bool bamba, wt_errbuf *e
  */
 static int minimax_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 {
-	if (c->L > REF_L4_MAX_LAYERS)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: %lld layers; the reference handles MiniMax up to %d",
-		                 (long long)c->L, REF_L4_MAX_LAYERS);
-	if (cc->has_layer_types && (int64_t)cc->n_layer_types != c->L)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: layer_types has %zu entries but num_hidden_layers "
-		                 "is %lld; give one type per layer",
-		                 cc->n_layer_types, (long long)c->L);
-	for (int64_t i = 0; i < c->L; i++) {
-		bool lin = (i + 1) % 2 == 0;
-		if (cc->has_layer_types) {
-			uint8_t t = cc->layer_types[i];
-			if (t != CKPT_LAYER_LINEAR_ATTN && t != CKPT_LAYER_FULL_ATTN)
-				return wt_seterr(err, WT_ECORRUPT,
-				                 "config.json: layer_types[%lld] is neither "
-				                 "\"linear_attention\" nor \"full_attention\"",
-				                 (long long)i);
-			lin = t == CKPT_LAYER_LINEAR_ATTN;
-		}
-		if (lin)
-			c->mm_lin[i / 64] |= 1ull << (i % 64);
-	}
-	return WT_OK;
+	return linear_layer_mask(cc, c, 2, true, "MiniMax", c->mm_lin, err); /* odd layers */
 }
 
 /*
