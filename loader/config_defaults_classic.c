@@ -181,6 +181,16 @@ static const class_default opt_defaults[] = {
     {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 2048},
 };
 
+/* BertConfig's (transformers 4.57.1): bert-base's dims (30522 / 768 / 3072 / 12 / 12);
+ * max_position_embeddings 512 and type_vocab_size 2, read by config_roberta.c for BERT's heads
+ * (config_parse_bert_head); layer_norm_eps 1e-12 and hidden_act gelu are the reference's. */
+static const class_default bert_defaults[] = {
+    {"vocab_size", false, 30522},       {"hidden_size", false, 768},
+    {"intermediate_size", false, 3072}, {"num_hidden_layers", false, 12},
+    {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 512},
+    {"type_vocab_size", false, 2},      {"pad_token_id", false, 0},
+};
+
 /* RobertaConfig's / XLMRobertaConfig's (transformers 4.57.1): roberta-base's dims and the
  * vocabulary, RoBERTa's 50265, XLM-RoBERTa's 30522 (the class's, not xlm-roberta-base's
  * 250002); max_position_embeddings 512, type_vocab_size 2 and pad_token_id 1, read by
@@ -370,6 +380,7 @@ static const struct {
     CLASS("aria:aria_text", aria_text_defaults),
     CLASS("voxtral:llama", voxtral_llama_defaults),
     CLASS("mllama_text_model", mllama_text_defaults),
+    CLASS("bert", bert_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -158,6 +158,10 @@ int config_parse_opt(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * (config_roberta.c). */
 bool config_is_roberta(const char *model_type);
 int config_parse_roberta(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* BERT's heads (architectures[0] BertForSequenceClassification or BertForTokenClassification):
+ * RoBERTa's keys but pad_token_id into the rob_* fields (config_roberta.c). */
+bool config_is_bert_head(const char *arch);
+int config_parse_bert_head(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* PretrainedConfig's num_labels: the entries of id2label when it is an object, else
  * num_labels, else 2 (config_roberta.c; RoBERTa's and ModernBERT's classifiers). */
 int config_num_labels(json_t *root, int64_t *out, wt_errbuf *err);

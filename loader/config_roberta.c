@@ -13,7 +13,9 @@
  * defaults below say the same for a caller passing an object without them. The sequence
  * classifiers' (XLMRobertaForSequenceClassification, RobertaForSequenceClassification) outputs:
  * PretrainedConfig's num_labels, the entries of id2label when it is given (bge-reranker-v2-m3:
- * one), else num_labels, else 2.
+ * one), else num_labels, else 2. BERT's heads (BertForSequenceClassification,
+ * BertForTokenClassification; model_type bert) read the same keys but pad_token_id (BERT's
+ * positions start at 0): BertConfig's defaults 512, 2, false, "absolute", and num_labels.
  */
 #include <string.h>
 
@@ -38,13 +40,13 @@ int config_num_labels(json_t *root, int64_t *out, wt_errbuf *err)
 	return config_get_int(root, "num_labels", 2, 1, out, err);
 }
 
-int config_parse_roberta(json_t *root, ckpt_config *c, wt_errbuf *err)
+/* The keys BertEmbedding and the heads read (RoBERTa's and BERT's heads alike): the tables'
+ * rows, is_decoder, num_labels, position_embedding_type. */
+static int parse_embed_keys(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	int rv = config_get_int(root, "max_position_embeddings", 512, 1, &c->rob_max_pos, err);
 	if (rv == WT_OK)
 		rv = config_get_int(root, "type_vocab_size", 2, 1, &c->rob_types, err);
-	if (rv == WT_OK)
-		rv = config_get_int(root, "pad_token_id", 1, 0, &c->rob_pad, err);
 	if (rv == WT_OK)
 		rv = config_get_bool(root, "is_decoder", false, &c->rob_decoder, err);
 	if (rv == WT_OK)
@@ -58,4 +60,23 @@ int config_parse_roberta(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->rob_abs_pos =
 	    pe == NULL || json_is_null(pe) || strcmp(json_string_value(pe), "absolute") == 0;
 	return WT_OK;
+}
+
+int config_parse_roberta(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = parse_embed_keys(root, c, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "pad_token_id", 1, 0, &c->rob_pad, err);
+	return rv;
+}
+
+bool config_is_bert_head(const char *arch)
+{
+	return arch != NULL && (strcmp(arch, "BertForSequenceClassification") == 0 ||
+	                        strcmp(arch, "BertForTokenClassification") == 0);
+}
+
+int config_parse_bert_head(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	return parse_embed_keys(root, c, err);
 }

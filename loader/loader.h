@@ -422,7 +422,9 @@ typedef struct ckpt_config {
 	 * (the position table's rows; absent: 512), type_vocab_size (2), pad_token_id (1;
 	 * positions start at pad_token_id + 1), is_decoder (false), rob_abs_pos:
 	 * position_embedding_type absent or "absolute"; rob_num_labels: the classifier's outputs
-	 * (PretrainedConfig: the entries of id2label, else num_labels, else 2) */
+	 * (PretrainedConfig: the entries of id2label, else num_labels, else 2). BERT's heads
+	 * (BertForSequenceClassification, BertForTokenClassification) fill the same fields but
+	 * rob_pad (BertConfig's 512, 2, false, "absolute"; config_parse_bert_head) */
 	int64_t rob_max_pos, rob_types, rob_pad, rob_num_labels;
 	bool rob_decoder, rob_abs_pos;
 	/* The decoder sequence classifiers (Llama-, Mistral-, Qwen2-, Qwen3ForSequence-

@@ -10,7 +10,10 @@
  * create_position_ids_from_input_ids, vLLM's replace_roberta_positions); no pooler (vLLM
  * loads none, the planner skips it): the output is the last hidden state alone. Their sequence
  * classifiers (c->rb_cls): the same encoder, then RobertaClassificationHead on token 0 (dense,
- * tanh, out_proj): the last row holds its n_labels logits, then zeros.
+ * tanh, out_proj): the last row holds its n_labels logits, then zeros. BERT's heads (encoder
+ * under bert.): BertForSequenceClassification (c->bt_cls) the pooler, then classifier: the
+ * last row holds its n_labels logits, then zeros; BertForTokenClassification (c->bt_tok) no
+ * pooler, classifier on every token: each row holds its token's logits, then zeros.
  *
  * Sharded (docs/format.md section 2.7, BERT): word embeddings vocab-parallel; qkv_proj
  * [q_r; k_r; v_r] with KV = H; attention.output.dense and output.dense
@@ -102,7 +105,8 @@ static int64_t bert_position(const ref_cfg *c, const int64_t *tokens, int64_t t,
 }
 
 /* The output head: BERT's pooler (dense, tanh), a RoBERTa sequence classifier's
- * RobertaClassificationHead (dense, tanh, out_proj to n_labels); RobertaModel has none. */
+ * RobertaClassificationHead (dense, tanh, out_proj to n_labels), BERT's heads' pooler and
+ * classifier (bt_cls) or classifier alone (bt_tok); RobertaModel has none. */
 typedef struct bert_hd {
 	const float *w, *b, *ow, *ob;
 } bert_hd;
@@ -110,17 +114,16 @@ typedef struct bert_hd {
 static int bert_head_get(ref_set *s, const ref_cfg *c, bert_hd *h, wt_errbuf *err)
 {
 	const char *m = c->roberta ? "classifier.dense" : "pooler.dense";
+	const char *o = c->roberta ? "classifier.out_proj" : "classifier";
+	bool pool = c->roberta ? c->rb_cls : !c->bt_tok;
 	memset(h, 0, sizeof(*h));
-	if (c->roberta && !c->rb_cls)
-		return WT_OK;
 	int rv;
-	if ((rv = ref_getf(s, &h->w, false, err, 2, c->hid, c->hid, 0, "%s.weight", m)) ||
-	    (rv = ref_getf(s, &h->b, false, err, 1, c->hid, 0, 0, "%s.bias", m)))
+	if (pool && ((rv = ref_getf(s, &h->w, false, err, 2, c->hid, c->hid, 0, "%s.weight", m)) ||
+	             (rv = ref_getf(s, &h->b, false, err, 1, c->hid, 0, 0, "%s.bias", m))))
 		return rv;
-	if (c->rb_cls && ((rv = ref_getf(s, &h->ow, false, err, 2, c->n_labels, c->hid, 0,
-	                                 "classifier.out_proj.weight")) ||
-	                  (rv = ref_getf(s, &h->ob, false, err, 1, c->n_labels, 0, 0,
-	                                 "classifier.out_proj.bias"))))
+	if ((c->rb_cls || c->bt_cls || c->bt_tok) &&
+	    ((rv = ref_getf(s, &h->ow, false, err, 2, c->n_labels, c->hid, 0, "%s.weight", o)) ||
+	     (rv = ref_getf(s, &h->ob, false, err, 1, c->n_labels, 0, 0, "%s.bias", o))))
 		return rv;
 	return WT_OK;
 }
@@ -153,16 +156,29 @@ static int bert_embed_rest(ref_set *s, const ref_cfg *c, const int64_t *tokens, 
  * n_labels logits then zeros (tmp: hid floats of scratch). */
 static void bert_pool(const ref_cfg *c, const float *x, const bert_hd *h, float *tmp, float *out)
 {
-	if (c->roberta && !c->rb_cls)
+	if ((c->roberta && !c->rb_cls) || c->bt_tok)
 		return;
 	ref_linear(out, x, h->w, h->b, 1, c->hid, c->hid);
 	for (int64_t i = 0; i < c->hid; i++)
 		out[i] = tanhf(out[i]);
-	if (!c->rb_cls)
+	if (!c->rb_cls && !c->bt_cls)
 		return;
 	memcpy(tmp, out, (size_t)c->hid * sizeof(float));
 	memset(out, 0, (size_t)c->hid * sizeof(float));
 	ref_linear(out, tmp, h->ow, h->ob, 1, c->hid, c->n_labels);
+}
+
+/* Token classification (bt_tok): out[t] += the classifier's n_labels logits of x's row t
+ * divided by div, for T rows of hid floats (the rest of each row untouched; y: hid floats of
+ * scratch). */
+static void bert_tok_rows(const ref_cfg *c, const float *x, const bert_hd *h, int64_t T, float div,
+                          float *y, float *out)
+{
+	for (int64_t t = 0; t < T; t++) {
+		ref_linear(y, x + t * c->hid, h->ow, h->ob, 1, c->hid, c->n_labels);
+		for (int64_t i = 0; i < c->n_labels; i++)
+			out[t * c->hid + i] += y[i] / div;
+	}
 }
 
 int ref_bert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T, ref_bufs *b,
@@ -202,6 +218,11 @@ int ref_bert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T
 		ref_gelu(b->scratch, T * c->I);
 		ref_linear(b->o, b->scratch, w.out, NULL, T, c->I, c->hid);
 		bert_residual_ln(b->x, b->o, w.out_b, w.oln_w, w.oln_b, T, c->hid, (float)c->eps);
+	}
+	if (c->bt_tok) {
+		memset(out, 0, (size_t)(T * c->hid) * sizeof(float));
+		bert_tok_rows(c, b->x, &hd, T, 1.0f, b->y, out);
+		return WT_OK;
 	}
 	memcpy(out, b->x, (size_t)(T * c->hid) * sizeof(float));
 	bert_pool(c, b->x, &hd, b->scratch, out + T * c->hid);
@@ -296,10 +317,12 @@ int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
 			}
 		}
 	}
-	bool head = !c->roberta || c->rb_cls;
+	bool head = (!c->roberta && !c->bt_tok) || c->rb_cls;
 	memset(out, 0, (n + (head ? (size_t)c->hid : 0)) * sizeof(float));
 	for (uint32_t r = 0; r < TP; r++) {
-		for (size_t i = 0; i < n; i++)
+		if (c->bt_tok) /* each rank its own classifier copy over its own stream */
+			bert_tok_rows(c, xs + r * n, &hd[r], T, (float)TP, b->y, out);
+		for (size_t i = 0; i < n && !c->bt_tok; i++)
 			out[i] += xs[r * n + i] / (float)TP;
 		if (!head)
 			continue;

@@ -216,7 +216,7 @@ static int parse_bert(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		                 "config.json: max_position_embeddings %lld, type_vocab_size "
 		                 "%lld must be positive",
 		                 (long long)c->max_pos, (long long)c->n_types);
-	if (c->rb_cls && (c->n_labels < 1 || c->n_labels > c->hid))
+	if ((c->rb_cls || c->bt_cls || c->bt_tok) && (c->n_labels < 1 || c->n_labels > c->hid))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: %lld labels; the reference writes a classifier's "
 		                 "logits into one row of hidden_size %lld",
@@ -498,7 +498,8 @@ void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 
 size_t ref_out_rows(const ref_cfg *c, size_t n_tok)
 {
-	return c->kind == REF_BERT && ((!c->roberta && !c->modernbert) || c->rb_cls || c->mb_cls)
+	return c->kind == REF_BERT &&
+	               ((!c->roberta && !c->modernbert && !c->bt_tok) || c->rb_cls || c->mb_cls)
 	           ? n_tok + 1
 	           : n_tok;
 }

@@ -336,14 +336,20 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"mistral_cls", REF_DENSE, false, 0, 0},
 	    {"qwen2_cls", REF_DENSE, false, 0, 0},
 	    {"qwen3_cls", REF_DENSE, true, 0, 0},
+	    /* BERT's heads: BertModel under bert., then the pooler and classifier (bert_cls) or
+	     * the classifier on every token (bert_tok) */
+	    {"bert_cls", REF_BERT, false, 0, 0},
+	    {"bert_tok", REF_BERT, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
 			c->kind = map[i].kind;
 			c->modernbert = strncmp(family, "modernbert", 10) == 0;
 			c->mb_cls = strcmp(family, "modernbert_cls") == 0;
-			c->roberta = map[i].kind == REF_BERT && strcmp(family, "bert") != 0 &&
+			c->roberta = map[i].kind == REF_BERT && strncmp(family, "bert", 4) != 0 &&
 			             !c->modernbert;
+			c->bt_cls = strcmp(family, "bert_cls") == 0;
+			c->bt_tok = strcmp(family, "bert_tok") == 0;
 			c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
 			c->dec_cls = map[i].kind == REF_DENSE && strstr(family, "_cls") != NULL;
 			c->qk_norm = map[i].qk_norm;

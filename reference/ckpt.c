@@ -390,12 +390,16 @@ int ref_cfg_parse_json(const char *json, size_t len, ref_cfg *out, wt_errbuf *er
  * under model.text_model. (docs/format.md 2.7): both paths read it under the text model's
  * names (model.*, lm_head.*), as the Qwen2-VL language model is read; the vision tower's
  * tensors are loaded, unused. RoBERTa's sequence classifiers keep their encoder under
- * roberta.: read under RobertaModel's names. buf holds a rewritten name. */
+ * roberta.: read under RobertaModel's names; BERT's heads under bert.: BertModel's names. buf holds
+ * a rewritten name. */
 static const char *lm_name(const char *name, char *buf, size_t cap)
 {
 	static const char rb[] = "roberta."; /* RoBERTa's sequence classifiers' encoder */
+	static const char bb[] = "bert.";    /* BERT's heads' encoder */
 	if (strncmp(name, rb, sizeof(rb) - 1) == 0)
 		return name + sizeof(rb) - 1;
+	if (strncmp(name, bb, sizeof(bb) - 1) == 0)
+		return name + sizeof(bb) - 1;
 	static const char pre[] = "language_model.";
 	static const char tm[] = "model.text_model.";
 	if (strncmp(name, tm, sizeof(tm) - 1) == 0 &&

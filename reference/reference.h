@@ -213,6 +213,12 @@ typedef struct ref_cfg {
 	 * over token 0, n_labels logits in the output's last row */
 	bool rb_cls;
 	int64_t n_labels;
+	/* BERT's heads (REF_BERT, neither roberta nor modernbert; the encoder under bert.):
+	 * bt_cls (BertForSequenceClassification): the pooler tanh(pooler.dense(x[0])), then
+	 * classifier: the output's last row holds its n_labels logits, then zeros; bt_tok
+	 * (BertForTokenClassification, no pooler): classifier on every token, each output row its
+	 * token's n_labels logits, then zeros (no pooler row) */
+	bool bt_cls, bt_tok;
 	/* ModernBERT (modernbert.c; kind REF_BERT with modernbert set): pre-norm encoder,
 	 * tok_embeddings -> LayerNorm, then per layer x += Wo(attn(rope(Wqkv(attn_norm(x)))))
 	 * (layer 0 without attn_norm), x += Wo(gelu(input) * gate) of [input; gate] =

@@ -371,6 +371,10 @@ static void check_family(const fam_expect *e, const char *root)
 		check_zamba2(cfg);
 	if (strcmp(e->name, "qwen3_cls") == 0) /* id2label's one entry; no online conversion */
 		assert_true(cfg->rob_num_labels == 1 && !cfg->cls_from_token);
+	if (strncmp(e->name, "bert_", 5) == 0) /* id2label's entries; BertEmbedding's tables */
+		assert_true(cfg->rob_num_labels == (strcmp(e->name, "bert_cls") == 0 ? 2 : 4) &&
+		            cfg->rob_max_pos == 64 && cfg->rob_types == 2 && cfg->rob_abs_pos &&
+		            !cfg->rob_decoder);
 	if (strcmp(e->name, "mamba2") == 0) { /* Mamba2Config's keys under the mixer's names */
 		assert_int_equal(cfg->mamba_n_heads, 8);
 		assert_int_equal(cfg->mamba_d_head, 32);

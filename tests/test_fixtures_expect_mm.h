@@ -281,6 +281,12 @@ static const fam_expect fams_mm[] = {
      4 * (1000 * 128 + 128 + 128 +
           2 * (2 * 128 + 192 * 128 + 2 * 96 * 128 + 128 * 192 + 2 * 48 + 3 * 192 * 128)),
      128, 4, 2, 48, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* bert_cls: bert's tensors (pooler too) under bert., classifier [2, 128] and its bias;
+     * bert_tok: without the pooler, classifier [4, 128] and its bias */
+    {"bert_cls", 41, BERT_BYTES + 4 * (2 * 128 + 2), 128, 4, 4, 32, 512, 1000, 2, 0, 0, -1,
+     CKPT_QUANT_NONE, 1},
+    {"bert_tok", 39, BERT_BYTES - 4 * (128 * 128 + 128) + 4 * (4 * 128 + 4), 128, 4, 4, 32, 512,
+     1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

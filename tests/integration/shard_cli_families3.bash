@@ -146,3 +146,26 @@ plan_has qwen3_cls "model.embed_tokens.weight *F32 *\[512, 128\]" \
 grep -q "lm_head" "$T/plan" && fail "qwen3_cls: an lm_head: $(cat "$T/plan")"
 refused_edit qwen3_cls 's/"use_cache": true/"use_cache": true, "classifier_from_token": ["no", "yes"]/' \
 	"classifier_from_token"
+
+# BertForSequenceClassification / BertForTokenClassification: BertModel's cut under bert. (q/k/v
+# fused by heads and quantized, intermediate.dense by rows, the embeddings F32), the pooler
+# (the sequence classifier's; the token classifier builds none) and classifier whole and never
+# quantized (plain nn.Linear in vLLM); position_embedding_type other than absolute and
+# is_decoder refused
+"$CTL" plan --model-dir "$T/bert_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan bert_cls"
+plan_has bert_cls "bert.encoder.layer.1.attention.self.qkv_proj.weight *I8 *\[192, 128\]" \
+	"bert.encoder.layer.0.intermediate.dense.weight *I8 *\[256, 128\]" \
+	"bert.embeddings.position_embeddings.weight *F32 *\[64, 128\]" \
+	"bert.pooler.dense.weight *F32 *\[128, 128\]" "classifier.weight *F32 *\[2, 128\]" \
+	"classifier.bias *F32 *\[2\]"
+grep -q "classifier.weight_scale\|pooler.dense.weight_scale" "$T/plan" &&
+	fail "bert_cls: the head quantized: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/bert_tok" --tp-size 4 --tp-rank 3 --rank-only >"$T/plan" ||
+	fail "plan bert_tok"
+plan_has bert_tok "bert.encoder.layer.1.attention.self.qkv_proj.weight *F32 *\[96, 128\]" \
+	"classifier.weight *F32 *\[4, 128\]" "classifier.bias *F32 *\[4\]"
+grep -q "pooler" "$T/plan" && fail "bert_tok: a pooler: $(cat "$T/plan")"
+refused_edit bert_cls 's/"position_embedding_type": "absolute"/"position_embedding_type": "relative_key"/' \
+	"position_embedding_type"
+refused_edit bert_tok 's/"use_cache": true/"use_cache": true, "is_decoder": true/' "is_decoder"

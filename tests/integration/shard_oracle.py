@@ -127,6 +127,8 @@ mlp.Wo by columns, mlp.Wi and the LayerNorms whole, the model. prefix dropped; i
 classifier keeps model. in the runtime names, head.* / classifier.* whole.
 The decoder sequence classifiers (Llama / Mistral / Qwen2 / Qwen3ForSequenceClassification,
 vLLM's as_seq_cls_model): the causal LM's cut, no lm_head, score.weight whole (replicated).
+BERT's heads (Bert- For Sequence / Token Classification, vLLM's bert.py): BERT's cut under bert.
+(kept), the pooler whole (the token classifier's skipped), classifier.* whole.
 Granite Speech (vLLM's granite_speech.py): a Granite language model tied by text_config alone,
 the conformer's ff1 / ff2 up_proj and encoder.out (with their biases) by rows, down_proj and
 out_mid by columns, the rest of the encoder and the Q-Former projector whole.
@@ -252,7 +254,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         tied = cfg.get("tie_embedding", tied)
     roberta = arch in ("RobertaModel", "XLMRobertaModel", "RobertaForSequenceClassification",
                        "XLMRobertaForSequenceClassification")
-    bert = arch == "BertModel" or roberta
+    bert_head = arch in ("BertForSequenceClassification", "BertForTokenClassification")
+    bert = arch == "BertModel" or roberta or bert_head
     if bert: KV = H
     outs = {}   # name -> list of pieces (src, axis, start, len) or ("zero", rows)
     stack = {}  # expert runtime name -> {j: [pieces]}
@@ -265,6 +268,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if re.search(r"rotary_emb\.|position_ids$|weight_scale(_inv)?$|^mtp\.", name): continue
         if ernie_mtp(arch, name): continue
         if roberta and name.startswith(("pooler.", "roberta.pooler.", "lm_head.")): continue
+        if arch == "BertForTokenClassification" and name.startswith("bert.pooler."): continue
         m = re.match(r"model\.layers\.(\d+)\.", name)
         if m and arch.startswith(MTP_ARCHS) and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue
@@ -472,7 +476,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 stack.setdefault(base + ".w13_weight", {}).setdefault(j, {})[part] = pieces_rows(name, off, Il)
             continue
         if name in ("model.embed_tokens.weight", "lm_head.weight", "embeddings.word_embeddings.weight",
-                    "transformer.wte.weight", "roberta.embeddings.word_embeddings.weight"):
+                    "transformer.wte.weight", "roberta.embeddings.word_embeddings.weight",
+                    "bert.embeddings.word_embeddings.weight"):
             import math
             mm = pad * T // math.gcd(pad, T)
             Vp = (V + mm - 1) // mm * mm; Vl = Vp // T; lo, hi = r * Vl, r * Vl + Vl
