@@ -336,6 +336,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"mistral_cls", REF_DENSE, false, 0, 0},
 	    {"qwen2_cls", REF_DENSE, false, 0, 0},
 	    {"qwen3_cls", REF_DENSE, true, 0, 0},
+	    /* Qwen2.5-Omni's thinker: its Qwen2 language model (q/k/v biases; thinker.* read as
+	     * Qwen2's names), on text tokens; the towers and the speech generator loaded, unused */
+	    {"qwen2_5_omni", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
