@@ -343,6 +343,21 @@ static const class_default mllama_text_defaults[] = {
     {"rope_theta", true, 500000.0},
 };
 
+/* Qwen2_5OmniTextConfig's (transformers 4.57.1; Qwen2.5-Omni-7B's thinker dims), for its
+ * thinker_config.text_config whatever its model_type (config_view.c names it so): untied, no
+ * head_dim key (hidden_size / heads); rope_scaling's mrope_section in config_omni.c */
+static const class_default omni_text_defaults[] = {
+    {"vocab_size", false, 152064},
+    {"hidden_size", false, 3584},
+    {"intermediate_size", false, 18944},
+    {"num_hidden_layers", false, 28},
+    {"num_attention_heads", false, 28},
+    {"num_key_value_heads", false, 4},
+    {"max_position_embeddings", false, 32768},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 1000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -381,6 +396,7 @@ static const struct {
     CLASS("voxtral:llama", voxtral_llama_defaults),
     CLASS("mllama_text_model", mllama_text_defaults),
     CLASS("bert", bert_defaults),
+    CLASS("qwen2_5_omni:text", omni_text_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -82,6 +82,13 @@ int config_parse_granite_speech(json_t *root, struct ckpt_config *c, wt_errbuf *
  * config_parse_audio). */
 bool config_is_voxtral(json_t *root);
 int config_parse_voxtral(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Qwen2.5-Omni config (model_type qwen2_5_omni)? *out = the flat view the loader
+ * reads it from (thinker_config's keys, the top level's architectures / model_type /
+ * quantization_config, the classes' defaults for absent sub-configs; a new reference), and
+ * its audio_config (Qwen2_5OmniAudioEncoderConfig's defaults) into c (config_omni.c). */
+bool config_is_qwen2_5_omni(json_t *root);
+int config_omni_root(json_t *root, json_t **out, wt_errbuf *err);
+int config_parse_omni_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);

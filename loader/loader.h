@@ -511,9 +511,10 @@ typedef struct ckpt_config {
 	 * for model_type qwen2_audio only, has_audio when the object is there): num_mel_bins,
 	 * encoder_layers, encoder_attention_heads, encoder_ffn_dim, d_model,
 	 * max_source_positions; Voxtral's audio_config too, VoxtralEncoderConfig's names and
-	 * defaults, config_voxtral.c) */
+	 * defaults, config_voxtral.c; Qwen2.5-Omni's thinker_config.audio_config with
+	 * Qwen2_5OmniAudioEncoderConfig's, and its output_dim, config_omni.c) */
 	bool has_audio;
-	int64_t a_mel, a_layers, a_heads, a_ffn, a_d_model, a_max_pos;
+	int64_t a_mel, a_layers, a_heads, a_ffn, a_d_model, a_max_pos, a_out_dim;
 	/* Aria (AriaConfig, model_type aria; read for it only, config_aria.c): the projector's
 	 * learned queries, max(projector_patch_to_query_dict.values()) (256 when absent) */
 	int64_t aria_queries;

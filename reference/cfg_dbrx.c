@@ -101,6 +101,24 @@ int ref_mpt_json(const char *json, size_t len, char **out, size_t *out_len, wt_e
 	return WT_OK;
 }
 
+int ref_omni_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err)
+{
+	json_t *root = ref_cfg_root(json, len, err), *flat = NULL;
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	int rv = config_omni_root(root, &flat, err);
+	char *s = rv == WT_OK ? json_dumps(flat, JSON_COMPACT) : NULL;
+	json_decref(flat);
+	json_decref(root);
+	if (rv != WT_OK)
+		return rv;
+	if (s == NULL)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	*out = s;
+	*out_len = strlen(s);
+	return WT_OK;
+}
+
 int ref_cfg_mpt(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
 	(void)arch;

@@ -340,6 +340,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	     * the classifier on every token (bert_tok) */
 	    {"bert_cls", REF_BERT, false, 0, 0},
 	    {"bert_tok", REF_BERT, false, 0, 0},
+	    /* Qwen2.5-Omni's thinker: its Qwen2 language model (q/k/v biases; thinker.* read as
+	     * Qwen2's names), on text tokens; the towers and the speech generator loaded, unused */
+	    {"qwen2_5_omni", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

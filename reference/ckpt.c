@@ -369,6 +369,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = ref_dbrx_json(json, len, &flat, &len, err);
 	if (rv == WT_OK && fam != NULL && strcmp(fam, "mpt") == 0) /* MPT's: config_mpt_keys */
 		rv = ref_mpt_json(json, len, &flat, &len, err);
+	if (rv == WT_OK && fam != NULL && strcmp(fam, "qwen2_5_omni") == 0) /* thinker_config's */
+		rv = ref_omni_json(json, len, &flat, &len, err);
 	if (rv == WT_OK)
 		rv = ref_cfg_finish(&c, fam, cc->architecture, flat ? flat : json, len, err);
 	free(flat);
@@ -386,7 +388,8 @@ int ref_cfg_parse_json(const char *json, size_t len, ref_cfg *out, wt_errbuf *er
 	ckpt_config_clear(&cc);
 	return rv;
 }
-/* Gemma 3 multimodal keeps its language model under language_model., Idefics3 / SmolVLM
+/* Gemma 3 multimodal keeps its language model under language_model., Qwen2.5-Omni under
+ * thinker. (with its towers and speech generator), Idefics3 / SmolVLM
  * under model.text_model. (docs/format.md 2.7): both paths read it under the text model's
  * names (model.*, lm_head.*), as the Qwen2-VL language model is read; the vision tower's
  * tensors are loaded, unused. RoBERTa's sequence classifiers keep their encoder under
@@ -400,6 +403,9 @@ static const char *lm_name(const char *name, char *buf, size_t cap)
 		return name + sizeof(rb) - 1;
 	if (strncmp(name, bb, sizeof(bb) - 1) == 0)
 		return name + sizeof(bb) - 1;
+	static const char th[] = "thinker."; /* Qwen2.5-Omni's thinker: model.*, lm_head.* */
+	if (strncmp(name, th, sizeof(th) - 1) == 0)
+		return name + sizeof(th) - 1;
 	static const char pre[] = "language_model.";
 	static const char tm[] = "model.text_model.";
 	if (strncmp(name, tm, sizeof(tm) - 1) == 0 &&

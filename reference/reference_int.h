@@ -411,6 +411,10 @@ int ref_dbrx_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
  * refusals included), and the dense switches read from it (cfg_dbrx.c). */
 int ref_mpt_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
 int ref_cfg_mpt(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Qwen2.5-Omni: config.json text as the loader reads it (config_omni_root: thinker_config's
+ * keys, the classes' defaults for absent sub-configs; malloc'd into *out; free it;
+ * cfg_dbrx.c). */
+int ref_omni_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
 /* LongCat-Flash (longcat.c, cfg_longcat.c): the config's switches; a checkpoint or rank set
  * renamed into virtual layers (model.layers.{2i+k}. for sublayer k: input_layernorm,
  * self_attn, post_attention_layernorm, mlp. for mlps.k; layer i's MoE block under

@@ -115,5 +115,6 @@ extern const sm_family shardmap_family_qwen2_cls;
 extern const sm_family shardmap_family_qwen3_cls;
 extern const sm_family shardmap_family_bert_cls;
 extern const sm_family shardmap_family_bert_tok;
+extern const sm_family shardmap_family_qwen2_5_omni;
 
 #endif

@@ -85,7 +85,7 @@ static const sm_rule qwen2_5_vl_rules[] = {
 };
 
 /* MRoPE sections: non-negative, summing to head_dim / 2. */
-static int mrope_check(const ckpt_config *c, const char *model, wt_errbuf *err)
+int shardmap_mrope_check(const ckpt_config *c, const char *model, wt_errbuf *err)
 {
 	int64_t half = c->head_dim / 2, sum = 0;
 	if (!c->has_mrope)
@@ -128,7 +128,7 @@ static int qwen2_vl_check(const ckpt_config *c, wt_errbuf *err)
 	if ((int64_t)((double)c->v_embed_dim * c->v_mlp_ratio) < 1)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: vision_config embed_dim * mlp_ratio is below 1");
-	return mrope_check(c, "Qwen2-VL", err);
+	return shardmap_mrope_check(c, "Qwen2-VL", err);
 }
 
 /* Qwen2.5-VL's vision tower (hidden_size, intermediate_size, out_hidden_size)
@@ -155,7 +155,7 @@ static int qwen2_5_vl_check(const ckpt_config *c, wt_errbuf *err)
 		                 " must equal the language model's hidden_size %" PRId64
 		                 " (the merger's output is its input)",
 		                 c->v_out_hidden_size, c->hidden_size);
-	return mrope_check(c, "Qwen2.5-VL", err);
+	return shardmap_mrope_check(c, "Qwen2.5-VL", err);
 }
 
 static const char *const qwen2_vl_archs[] = {"Qwen2VLForConditionalGeneration", NULL};

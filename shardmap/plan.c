@@ -273,6 +273,7 @@ static int64_t layer_of(const sm_family *f, const char *name)
 static const char *vis_depth_key(const sm_family *f)
 {
 	return f->voxtral                      ? "audio_config.num_hidden_layers"
+	       : f->omni                       ? "thinker_config.vision_config.depth"
 	       : f->audio                      ? "audio_config.encoder_layers"
 	       : f->gspeech                    ? "encoder_config.num_layers"
 	       : f->vision_siglip || f->mllama ? "vision_config.num_hidden_layers"
@@ -294,6 +295,7 @@ static const char *block_key(const sm_ctx *x, const sm_rule *ru, int64_t *n)
 		*n = x->dm.qf_layers;
 		return x->fam->blip2    ? "qformer_config.num_hidden_layers"
 		       : x->fam->mllama ? "vision_config.num_global_layers"
+		       : x->fam->omni   ? "thinker_config.audio_config.encoder_layers"
 		                        : "projector_config.num_hidden_layers";
 	}
 	*n = x->dm.n_layers;
@@ -314,6 +316,7 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 t->name,
 		                 !(ru->flags & SM_F_QF) ? "deepstack merger"
 		                 : x->fam->mllama       ? "global vision layer"
+		                 : x->fam->omni         ? "audio encoder layer"
 		                                        : "Q-Former layer",
 		                 i, bk, nb);
 	if ((ru->flags & SM_F_VIS) && i >= x->dm.vis_depth)

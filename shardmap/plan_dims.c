@@ -304,6 +304,31 @@ static int mllama_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* Qwen2.5-Omni's audio encoder (the loader's a_*, Qwen2_5OmniAudioEncoderConfig's defaults
+ * applied): its own dims beside the vision tower's, encoder_layers on qf_layers. */
+static int omni_audio_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
+{
+	const struct {
+		const char *name;
+		int64_t v;
+	} f[] = {
+	    {"encoder_layers", c->a_layers}, {"encoder_attention_heads", c->a_heads},
+	    {"encoder_ffn_dim", c->a_ffn},   {"d_model", c->a_d_model},
+	    {"num_mel_bins", c->a_mel},      {"output_dim", c->a_out_dim},
+	};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].v > SM_DIM_MAX)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: thinker_config.audio_config.%s %" PRId64
+			                 " is not a model's (at most %lld)",
+			                 f[i].name, f[i].v, SM_DIM_MAX);
+	d->qf_layers = c->a_layers;
+	d->au_embed = c->a_d_model;
+	d->au_inter = c->a_ffn;
+	d->au_mel = c->a_mel;
+	return WT_OK;
+}
+
 /* The vision tower's sizes (and Llama 4's), by the family's tower kind; the merged width
  * checked against overflow. */
 static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
@@ -376,6 +401,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		return gspeech_dims(c, d, err);
 	if (x->fam->aria) /* the loader's bound: at most 2^24 */
 		d->qf_queries = c->aria_queries;
+	if (x->fam->omni) /* Qwen2.5-Omni's audio_config (loader defaults): beside the tower */
+		return omni_audio_dims(c, d, err);
 	if (x->fam->audio) { /* Qwen2-Audio's audio_config (loader defaults) */
 		d->vis_depth = c->a_layers;
 		d->vis_heads = c->a_heads;
@@ -632,6 +659,12 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->n_experts + d->n_zero;
 	case SM_D_ZAR:
 		return d->z_rank;
+	case SM_D_AE:
+		return d->au_embed;
+	case SM_D_AI:
+		return d->au_inter;
+	case SM_D_AMEL:
+		return d->au_mel;
 	default:
 		return sym >= SM_D_V8    ? mllama_dim_value(d, sym)
 		       : sym >= SM_D_GSA ? gspeech_dim_value(d, sym)

@@ -58,6 +58,9 @@ typedef struct sm_dims {
 	/* Mllama: max_aspect_ratio_id + 1, max_num_tiles x vision hidden, max_num_tiles x
 	 * positions x vision hidden (0 for other families; qf_layers holds num_global_layers) */
 	int64_t ml_aspects, ml_tiles_hid, ml_tiles_pos;
+	/* Qwen2.5-Omni's audio encoder: d_model, encoder_ffn_dim, num_mel_bins (0 for other
+	 * families; qf_layers holds encoder_layers) */
+	int64_t au_embed, au_inter, au_mel;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

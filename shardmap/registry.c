@@ -113,6 +113,7 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen3_cls,
     &shardmap_family_bert_cls,
     &shardmap_family_bert_tok,
+    &shardmap_family_qwen2_5_omni,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

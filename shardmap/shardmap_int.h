@@ -162,6 +162,11 @@ typedef enum {
 	SM_D_MLTH,
 	SM_D_MLTE,
 	SM_D_ZAR, /* Zamba2's adapter_rank: the LoRA adapters' A rows / B columns */
+	/* Qwen2.5-Omni's audio encoder (thinker_config.audio_config): d_model, encoder_ffn_dim,
+	 * num_mel_bins */
+	SM_D_AE,
+	SM_D_AI,
+	SM_D_AMEL,
 	SM_D_COUNT_
 } sm_dim;
 
@@ -448,6 +453,10 @@ typedef struct sm_family {
 	 * of hybrid application j, held by the layer of its shared block): does (i, j) name a
 	 * tensor? j runs below num_hidden_layers. NULL = {j} is an expert. */
 	bool (*j_holds)(const ckpt_config *cfg, int64_t i, int64_t j);
+	/* Qwen2.5-Omni's thinker: Qwen2.5-VL's vision_config (also sets vision_gated) beside its
+	 * audio_config, whose encoder has dims of its own (SM_D_AE, SM_D_AI, SM_D_AMEL; {i} of
+	 * SM_F_QF rules an encoder layer, encoder_layers of them) */
+	bool omni;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
@@ -554,6 +563,9 @@ int shardmap_mamba2_mixers_check(const ckpt_config *c, const char *fam,
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
  * absent is fine (the config class builds them) (family_cohere.c). */
 int shardmap_check_swa_layer_types(const ckpt_config *c, const char *fam, wt_errbuf *err);
+/* family_qwen2vl.c: MRoPE's sections (rope_scaling.mrope_section) non-negative and summing to
+ * head_dim / 2; model names the family in the refusal. WT_ECORRUPT. */
+int shardmap_mrope_check(const ckpt_config *c, const char *model, wt_errbuf *err);
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 /* Glm4MoeDecoderLayer's selection (also GLM-4.5V's and dots.llm1's): MoE from

@@ -144,10 +144,11 @@ static void check_family(const fam_expect *e, const char *root)
 	bool b2 = strcmp(e->name, "blip2") == 0;
 	bool ar = strcmp(e->name, "aria") == 0;
 	bool ml = strcmp(e->name, "mllama") == 0;
+	bool qo = strcmp(e->name, "qwen2_5_omni") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
 	                                      ov || c2v || ivl || px || fy || lvl || b2 || ar ||
-	                                      ml);
+	                                      ml || qo);
 	if (b2)
 		check_blip2(cfg);
 	if (lvl) { /* Siglip2VisionConfig's keys, Lfm2VlConfig's, an lfm2 text_config, untied */
@@ -375,6 +376,11 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->rob_num_labels == (strcmp(e->name, "bert_cls") == 0 ? 2 : 4) &&
 		            cfg->rob_max_pos == 64 && cfg->rob_types == 2 && cfg->rob_abs_pos &&
 		            !cfg->rob_decoder);
+	if (strcmp(e->name, "qwen2_5_omni") == 0) /* thinker_config's towers, MRoPE [4, 6, 6] */
+		assert_true(cfg->has_audio && cfg->a_d_model == 32 && cfg->a_layers == 2 &&
+		            cfg->a_ffn == 96 && cfg->a_mel == 16 && cfg->a_out_dim == 128 &&
+		            cfg->has_vision && cfg->v_hidden_size == 64 && cfg->v_depth == 2 &&
+		            cfg->has_mrope && cfg->mrope_section[0] == 4);
 	if (strcmp(e->name, "mamba2") == 0) { /* Mamba2Config's keys under the mixer's names */
 		assert_int_equal(cfg->mamba_n_heads, 8);
 		assert_int_equal(cfg->mamba_d_head, 32);
@@ -509,7 +515,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
 	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl || b2 ||
-	           ar || ml) {
+	           ar || ml || qo) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

@@ -287,6 +287,23 @@ static const fam_expect fams_mm[] = {
      CKPT_QUANT_NONE, 1},
     {"bert_tok", 39, BERT_BYTES - 4 * (128 * 128 + 128) + 4 * (4 * 128 + 4), 128, 4, 4, 32, 512,
      1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* qwen2_5_omni: the thinker's Qwen2 LM under thinker.model. (as qwen2_audio's, untied) + the
+     * vision tower (patch_embed [64, 3, 2, 14, 14]; per block norm1 / norm2, q / k / v / proj
+     * 64x64 with biases, gate / up 128x64 + [128], down 64x128 + [64]; ln_q, merger mlp.0
+     * 256x256 + [256], mlp.2 128x256 + [128]) + the audio encoder (d_model 32: conv1
+     * [32, 16, 3], conv2 [32, 32, 3] with biases, audio_bos_eos_token [2, 128]; per layer q /
+     * k / v / out [32, 32] with three biases, two LayerNorms, fc1 [96, 32] / fc2 [32, 96] with
+     * biases; ln_post, proj [128, 32] + [128]) + talker.codec_head [16, 128] and
+     * token2wav's proj_out [16, 32] */
+    {"qwen2_5_omni", 106,
+     2 * (2 * 1000 * 128 + 128) +
+         2 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 256 + 3 * 256 * 128) +
+         2 * (64 * 3 * 2 * 14 * 14 + 64 + 256 * 256 + 256 + 128 * 256 + 128) +
+         2 * 2 * (2 * 64 + 4 * (64 * 64 + 64) + 2 * (128 * 64 + 128) + 64 * 128 + 64) +
+         2 * (32 * 16 * 3 + 32 + 32 * 32 * 3 + 32 + 2 * 128 + 2 * 32 + 128 * 32 + 128) +
+         2 * 2 * (4 * 32 * 32 + 3 * 32 + 4 * 32 + 96 * 32 + 96 + 32 * 96 + 32) +
+         2 * (16 * 128 + 16 * 32),
+     128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

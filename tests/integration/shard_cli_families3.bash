@@ -169,3 +169,24 @@ grep -q "pooler" "$T/plan" && fail "bert_tok: a pooler: $(cat "$T/plan")"
 refused_edit bert_cls 's/"position_embedding_type": "absolute"/"position_embedding_type": "relative_key"/' \
 	"position_embedding_type"
 refused_edit bert_tok 's/"use_cache": true/"use_cache": true, "is_decoder": true/' "is_decoder"
+# Qwen2_5OmniForConditionalGeneration: the thinker's Qwen2 LM under thinker. (q/k/v with biases by
+# heads, quantized; untied: thinker.lm_head cut); the vision tower's attn.q / k / v fused into
+# attn.qkv by heads (quantized, its bias alike), the gated MLP and the merger quantized, the patch
+# embed BF16; the audio encoder whole and BF16 (transformers' own modules in vLLM); the speech
+# generator skipped; an audio output_dim other than the LM's hidden_size refused
+"$CTL" plan --model-dir "$T/qwen2_5_omni" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan qwen2_5_omni"
+grep -q "lm_head tied" "$T/plan" && fail "qwen2_5_omni: tied: $(cat "$T/plan")"
+plan_has qwen2_5_omni "thinker.model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"thinker.model.layers.1.self_attn.qkv_proj.bias *BF16 *\[128\]" \
+	"thinker.lm_head.weight *BF16 *\[512, 128\]" \
+	"thinker.visual.blocks.1.attn.qkv.weight *I8 *\[96, 64\]" \
+	"thinker.visual.blocks.1.attn.qkv.bias *BF16 *\[96\]" \
+	"thinker.visual.blocks.0.mlp.gate_up_proj.weight *I8 *\[128, 64\]" \
+	"thinker.visual.merger.mlp.0.weight *I8 *\[128, 256\]" \
+	"thinker.visual.patch_embed.proj.weight *BF16 *\[64, 3, 2, 14, 14\]" \
+	"thinker.audio_tower.layers.1.fc1.weight *BF16 *\[96, 32\]" \
+	"thinker.audio_tower.proj.weight *BF16 *\[128, 32\]" \
+	"skipped talker.codec_head.weight" "skipped token2wav.code2wav_dit_model.proj_out.weight"
+grep -q "audio_tower.*_scale" "$T/plan" && fail "qwen2_5_omni: the audio encoder quantized: $(cat "$T/plan")"
+refused_edit qwen2_5_omni 's/"output_dim": 128/"output_dim": 64/' "audio_config.output_dim 64"

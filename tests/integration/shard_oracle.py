@@ -135,6 +135,9 @@ out_mid by columns, the rest of the encoder and the Q-Former projector whole.
 Voxtral (vLLM's voxtral.py / whisper.py): a Llama language model tied by text_config alone, the
 Whisper encoder's q/k/v fused by heads (the bias [q_r; zeros; v_r]), out_proj / fc2 by columns,
 fc1 by rows with its bias, the rest and the projector whole.
+Qwen2.5-Omni (vLLM's qwen2_5_omni_thinker.py): thinker_config's Qwen2 language model tied by
+text_config alone, Qwen2.5-VL's tower with attn.q / k / v fused into attn.qkv by heads, the
+audio encoder (transformers' own) whole; talker.* / token2wav.* skipped; thinker. kept.
 Mllama (vLLM's mllama.py): Llama's language model with the cross-attention layers' cross_attn
 q / k / v fused as self_attn's, embed_tokens' vocab_size + 8 rows; the vision model's patch
 embedding, fc1 and the projector by rows, o_proj / fc2 by columns, the rest whole.
@@ -405,7 +408,13 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             add(name, pieces_rows(name, 0, rows)); continue
         if name.startswith(("visual.", "vision_tower.", "vision_model.")):  # + Llama 4's
             sq = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name)
-            if re.search(r"\.(self_)?attn\.qkv\.(weight|bias)$", name):  # [q; k; v] by heads
+            vq = re.match(r"(.*)\.attn\.(q|k|v)\.(weight|bias)$", name)
+            if vq:  # Qwen2.5-Omni: attn.q / k / v apart, fused into attn.qkv by heads
+                if vq.group(2) == "q":
+                    b, leaf, hl = vq.group(1), vq.group(3), rows // T
+                    add(f"{b}.attn.qkv.{leaf}", sum((pieces_rows(f"{b}.attn.{x}.{leaf}", r * hl, hl)
+                                                     for x in "qkv"), []))
+            elif re.search(r"\.(self_)?attn\.qkv\.(weight|bias)$", name):  # [q; k; v] by heads
                 ve = rows // 3; hl = ve // T  # (not e: that is the EP rank)
                 add(name, sum((pieces_rows(name, k * ve + r * hl, hl) for k in range(3)), []))
             elif sq:  # SigLIP: q, k, v (KV = H) fused by heads into qkv_proj
@@ -656,6 +665,13 @@ def main():
                              r"vision_embed_tokens\.)", r"\2",
                              re.sub(r"^language_model\.lm_head\.", "lm_head.", k))): v
                for k, v in src.items()}
+    elif cfg["model_type"] == "qwen2_5_omni":  # thinker_config's text_config; thinker.* -> none,
+        th = cfg["thinker_config"]              # talker.* / token2wav.* skipped; tied by text_config
+        cfg = dict(cfg, **{k: v for k, v in th["text_config"].items() if k != "model_type"})
+        cfg["tie_word_embeddings"] = th["text_config"].get("tie_word_embeddings", False)
+        src = {re.sub(r"^thinker\.", "", k): v for k, v in src.items()
+               if not k.startswith(("talker.", "token2wav."))}
+        back = lambda n: n if n.startswith("thinker.") else "thinker." + n
     elif cfg["model_type"] in ("idefics3", "smolvlm"):  # model.text_model.* -> model.*; tied by
         tc = cfg["text_config"]                          # text_config alone (transformers, vLLM)
         cfg = dict(cfg, **{k: v for k, v in tc.items() if k not in ("model_type", "architectures")})
