@@ -113,5 +113,7 @@ extern const sm_family shardmap_family_llama_cls;
 extern const sm_family shardmap_family_mistral_cls;
 extern const sm_family shardmap_family_qwen2_cls;
 extern const sm_family shardmap_family_qwen3_cls;
+extern const sm_family shardmap_family_gemma3n_text;
+extern const sm_family shardmap_family_gemma3n;
 
 #endif

@@ -111,6 +111,8 @@ static const sm_family *const families[] = {
     &shardmap_family_mistral_cls,
     &shardmap_family_qwen2_cls,
     &shardmap_family_qwen3_cls,
+    &shardmap_family_gemma3n_text,
+    &shardmap_family_gemma3n,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -162,6 +162,16 @@ typedef enum {
 	SM_D_MLTH,
 	SM_D_MLTE,
 	SM_D_ZAR, /* Zamba2's adapter_rank: the LoRA adapters' A rows / B columns */
+	/* Gemma 3n: altup_num_inputs (the AltUp coefficients), its square (prediction_coefs'
+	 * rows), hidden_size_per_layer_input, num_hidden_layers x that (the per-layer
+	 * embedding's columns, per_layer_model_projection's rows), laurel_rank,
+	 * vocab_size_per_layer_input (the per-layer embedding's rows) */
+	SM_D_G3NA,
+	SM_D_G3NA2,
+	SM_D_G3NP,
+	SM_D_G3NLP,
+	SM_D_G3NLR,
+	SM_D_G3NVP,
 	SM_D_COUNT_
 } sm_dim;
 
@@ -183,6 +193,8 @@ typedef enum {
 	SM_U_MI,     /* Jamba mamba_expand * hidden_size channels */
 	SM_U_VPO,    /* Cohere2Vision's projector: alignment_intermediate_size / 2 rows */
 	SM_U_ZAR,    /* Zamba2's adapter_rank rows (the adapters' A) */
+	SM_U_G3NLP,  /* Gemma 3n's num_hidden_layers x hidden_size_per_layer_input rows */
+	SM_U_G3NLR,  /* Gemma 3n's laurel_rank rows / columns */
 } sm_unit;
 
 /* When a rule applies. */
@@ -448,6 +460,9 @@ typedef struct sm_family {
 	 * of hybrid application j, held by the layer of its shared block): does (i, j) name a
 	 * tensor? j runs below num_hidden_layers. NULL = {j} is an expert. */
 	bool (*j_holds)(const ckpt_config *cfg, int64_t i, int64_t j);
+	/* What bounds {j} where j_holds says no, named in that refusal (NULL: Zamba2's shared
+	 * blocks' adapters) */
+	const char *j_key;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */
