@@ -498,6 +498,10 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->z2_mem_blocks = c->z2_adapter_rank = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "zamba2") == 0)
 		rv = config_parse_zamba2(root, c, err);
+	c->g3n_altup = c->g3n_active = c->g3n_laurel = c->g3n_ple = c->g3n_ple_vocab = -1;
+	c->g3n_kv_shared = -1;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "gemma3n_text") == 0)
+		rv = config_parse_gemma3n(root, c, err);
 	return rv;
 }
 

@@ -169,6 +169,37 @@ static const class_default zamba2_defaults[] = {
     {"tie_word_embeddings", false, 1, true},
 };
 
+/* Gemma3nTextConfig's (transformers 4.57.1): gemma-3n-E4B-like dims (262400 / 2048 / 35 layers,
+ * 8 heads, 2 kv heads of 256), the per-layer inputs (hidden_size_per_layer_input 256 over
+ * vocab_size_per_layer_input 262144), AltUp's four streams (altup_active_idx 0,
+ * altup_correct_scale true), laurel_rank 64, num_kv_shared_layers 15, sliding_window 512,
+ * final_logit_softcapping 30, rope_theta 1e6 (local 1e4), rms_norm_eps 1e-6 (tied: the
+ * family's tie_default, so a config without the key reads as not given); layer_types and
+ * activation_sparsity_pattern default in config_gemma3n.c. */
+static const class_default gemma3n_text_defaults[] = {
+    {"vocab_size", false, 262400},
+    {"vocab_size_per_layer_input", false, 262144},
+    {"hidden_size", false, 2048},
+    {"hidden_size_per_layer_input", false, 256},
+    {"intermediate_size", false, 16384},
+    {"num_hidden_layers", false, 35},
+    {"num_attention_heads", false, 8},
+    {"num_key_value_heads", false, 2},
+    {"head_dim", false, 256},
+    {"max_position_embeddings", false, 32768},
+    {"sliding_window", false, 512},
+    {"altup_active_idx", false, 0},
+    {"altup_num_inputs", false, 4},
+    {"altup_correct_scale", false, 1, true},
+    {"num_kv_shared_layers", false, 15},
+    {"laurel_rank", false, 64},
+    {"attention_bias", false, 0, true},
+    {"final_logit_softcapping", true, 30.0},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 1000000.0},
+    {"rope_local_base_freq", true, 10000.0},
+};
+
 /* OPTConfig's (transformers 4.57.1): opt-125m's dims (50272 / 768 / 12 / 12, ffn_dim 3072
  * read as intermediate_size: config_opt.c), max_position_embeddings 2048; no kv-head or
  * head_dim key: the loader's defaults (num_attention_heads, hidden_size / heads) are the
@@ -397,6 +428,7 @@ static const struct {
     CLASS("mllama_text_model", mllama_text_defaults),
     CLASS("bert", bert_defaults),
     CLASS("qwen2_5_omni:text", omni_text_defaults),
+    CLASS("gemma3n_text", gemma3n_text_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

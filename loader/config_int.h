@@ -246,6 +246,13 @@ int config_parse_falcon_h1(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * (config_parse_zamba2). */
 int config_zamba2_keys(json_t *v, wt_errbuf *err);
 int config_parse_zamba2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Gemma 3n (model_type gemma3n_text, config_gemma3n.c): a per-layer intermediate_size of
+ * equal entries read as its value, layer_types' class default, activation_sparsity_pattern
+ * checked, what vLLM cannot build refused naming the key, in view v after its class
+ * defaults (config_gemma3n_keys); the AltUp / Laurel / per-layer input sizes and
+ * num_kv_shared_layers into c (config_parse_gemma3n). */
+int config_gemma3n_keys(json_t *v, wt_errbuf *err);
+int config_parse_gemma3n(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* LongCat-Flash (model_type longcat_flash, config_longcat.c): the keys transformers and vLLM
  * read apart refused in view v before the class defaults (config_longcat_check); num_layers,

@@ -196,6 +196,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_mamba2_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "zamba2") == 0)
 		rv = config_zamba2_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "gemma3n_text") == 0)
+		rv = config_gemma3n_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
 		rv = config_bloom_width(v, err);
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)

@@ -404,6 +404,12 @@ typedef struct ckpt_config {
 	 * into mamba_proj_bias (the mixer's in_proj / out_proj and the shared MLP's biases) */
 	int64_t z2_mem_blocks, z2_adapter_rank;
 	bool z2_attn_adapter;
+	/* Gemma 3n (Gemma3nTextConfig; read for model_type gemma3n_text only, -1 otherwise):
+	 * altup_num_inputs (4; AltUp's streams), altup_active_idx (0), laurel_rank (64),
+	 * hidden_size_per_layer_input (256), vocab_size_per_layer_input (262144; the per-layer
+	 * embedding's rows), num_kv_shared_layers (15; the last layers read an earlier layer's
+	 * keys and values) */
+	int64_t g3n_altup, g3n_active, g3n_laurel, g3n_ple, g3n_ple_vocab, g3n_kv_shared;
 	/* LongCat-Flash (LongcatFlashConfig; read for model_type longcat_flash only, 0
 	 * otherwise): zero_expert_num, the identity experts the router scores after the
 	 * n_routed_experts real ones */

@@ -63,7 +63,8 @@ enum {
 	FAM_MAMBA2,
 	FAM_CHAMELEON,
 	FAM_ARIA,
-	FAM_ZAMBA2
+	FAM_ZAMBA2,
+	FAM_GEMMA3N
 };
 
 /* The planner's family -> the reference's kind. */
@@ -311,6 +312,8 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* Zamba2: Granite 4.0's Mamba2 mixer in every layer, the shared blocks before the
 	     * hybrid layers' (zamba2.c) */
 	    {"zamba2", REF_DENSE, false, 0, FAM_ZAMBA2},
+	    /* Gemma3nForCausalLM: AltUp, Laurel, per-layer inputs, KV sharing (gemma3n.c) */
+	    {"gemma3n_text", REF_DENSE, false, 0, FAM_GEMMA3N},
 	    /* ModernBertModel: its own pre-norm encoder (modernbert.c) */
 	    {"modernbert", REF_BERT, false, 0, 0},
 	    /* ModernBertForSequenceClassification: the same under model., then its head */
@@ -442,6 +445,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			if (c->gpt2) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			c->opt = map[i].fam == FAM_OPT;
+			c->g3n = map[i].fam == FAM_GEMMA3N;
 			c->gptj = map[i].fam == FAM_GPTJ;
 			if (c->gptj) /* Phi's block, adjacent-pair RoPE */
 				c->phi = c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias =

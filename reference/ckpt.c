@@ -350,6 +350,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	}
 	if (fam != NULL && strcmp(fam, "jamba") == 0)
 		rv = jb_layers(cc, &c, false, err);
+	if (fam != NULL && strcmp(fam, "gemma3n_text") == 0)
+		rv = ref_g3n_layers(cc, &c, err);
 	if (fam != NULL && strcmp(fam, "zamba2") == 0 && (rv = ref_z2_layers(cc, &c, err)) == WT_OK)
 		rv = g4_layers(cc, &c, true, err);       /* every layer Mamba, the shared blocks */
 	if (fam != NULL && strcmp(fam, "mamba2") == 0) { /* every layer Mamba, no MLP */

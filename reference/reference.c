@@ -536,6 +536,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	}
 	if (c->opt) /* its own pass (opt.c) */
 		return ref_opt_full(c, ck, tokens, n_tok, logits, err);
+	if (c->g3n) /* its own pass (gemma3n.c) */
+		return ref_g3n_full(c, ck, tokens, n_tok, logits, err);
 	if ((c->dbrx || c->mpt) && ref_set_find(ck, "transformer.wte.weight") != NULL) {
 		ref_set r = {0}; /* the checkpoint under Mixtral's / StarCoder2's names (dbrx.c) */
 		int rv = ref_dbrx_rename(c, ck, &r, err);

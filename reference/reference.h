@@ -27,7 +27,8 @@
  * experts), the Llama 4 language model (NoPE layers, chunked attention, L2 q/k norms, input-scaled
  * experts; llama4.c), Qwen3-Next (gated delta net and gated full attention layers over
  * Qwen2-MoE's MoE; qwen3_next.c), Granite 4.0 (Mamba2 mixers and attention layers over
- * GraniteMoE's experts and the shared MLP; granite4.c) and BERT (reference_bert.c). Anything
+ * GraniteMoE's experts and the shared MLP; granite4.c), Gemma 3n's language model (AltUp,
+ * Laurel, per-layer inputs, KV sharing; gemma3n.c) and BERT (reference_bert.c). Anything
  * else is
  * WT_EUNSUPPORTED naming the architecture.
  *
@@ -491,6 +492,17 @@ typedef struct ref_cfg {
 	bool zamba2, z2_attn_ad, z2_rope;
 	int64_t z2_blocks, z2_rank;
 	uint64_t z2_hybrid[4];
+	/* Gemma 3n (Gemma3nForCausalLM; gemma3n.c, gemma3n_attn.c; kind REF_DENSE, its own pass):
+	 * g3n_alt AltUp streams (the active one g3n_active), laurel_rank, the per-layer inputs
+	 * g3n_ple wide over g3n_pvocab rows, layer l full_attention when bit l of g3n_full (else
+	 * sliding, window), its keys / values layer g3n_src[l]'s (-1: its own), the gaussian
+	 * top-k's icdf(activation_sparsity_pattern[l]) g3n_zmul[l] (0: none); final_cap, theta /
+	 * theta_local, eps */
+	bool g3n;
+	int64_t g3n_alt, g3n_active, g3n_laurel, g3n_ple, g3n_pvocab;
+	uint64_t g3n_full[2];
+	int16_t g3n_src[128];
+	float g3n_zmul[128];
 	/* GPT-NeoX (cfg_neox.c, neox.c; kind REF_DENSE): StarCoder2's LayerNorms with biases
 	 * (layernorm) and plain MLP (plain_mlp) and Phi-3's fused qkv_proj (fused_ckpt), read
 	 * under those names from the checkpoint's gpt_neox.* (ref_neox_rename), RoPE on the

@@ -433,6 +433,25 @@ int ref_lc_moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
  * out = in with those under the Mamba layers' names (input_layernorm, mamba.).
  * ref_z2_input_full: b->h = input_layernorm of layer l's input (x, or x + linear(the shared
  * block) on a hybrid layer) over the checkpoint; layer 0 keeps the embeddings in b->sc. */
+/* Gemma 3n (gemma3n.c, gemma3n_attn.c). ref_g3n_layers: the ref_cfg fields of ckpt_config
+ * cc (the AltUp / Laurel / per-layer input sizes, the full_attention layers, each KV-shared
+ * layer's source); ref_cfg_g3n: config.json's soft cap, window, RoPE bases, eps and
+ * activation_sparsity_pattern, rope_scaling refused. ref_g3n_full / _sharded: the whole pass
+ * over the checkpoint or the ranks (Vl: embed_tokens rows per rank). ref_g3n_attn: layer l's
+ * attention of each of the T sets on the normed input h [n, hid] into acc (the o_proj sums in
+ * set order), its keys / values left in kc / vc ([L, T, n, KVl * d]) or read from its
+ * source's. */
+#define REF_G3N_MAX_LAYERS 128
+struct ckpt_config;
+int ref_g3n_layers(const struct ckpt_config *cc, ref_cfg *c, wt_errbuf *err);
+int ref_cfg_g3n(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+int ref_g3n_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok, float *logits,
+                 wt_errbuf *err);
+int ref_g3n_sharded(const ref_cfg *c, ref_set *ranks, uint32_t T, int64_t Vl, const int64_t *tokens,
+                    size_t n_tok, float *logits, wt_errbuf *err);
+int ref_g3n_attn(const ref_cfg *c, ref_set *sets, uint32_t T, bool ckpt, int64_t l, const float *h,
+                 int64_t n, float *kc, float *vc, float *acc, wt_errbuf *err);
+
 #define REF_Z2_MAX_TP 64
 struct ckpt_config;
 int ref_z2_layers(const struct ckpt_config *cc, ref_cfg *c, wt_errbuf *err);

@@ -647,6 +647,10 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		rv = ref_opt_sharded(c, ranks, s.T, s.Vl, tokens, n_tok, logits, err);
 		goto out;
 	}
+	if (c->g3n) { /* its own pass (gemma3n.c) */
+		rv = ref_g3n_sharded(c, ranks, s.T, s.Vl, tokens, n_tok, logits, err);
+		goto out;
+	}
 	if ((rv = embed(&s, tokens)))
 		goto out;
 	for (int64_t i = 0; i < c->L; i++) {

@@ -329,6 +329,10 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 "tensor '%s': layer %" PRId64
 		                 " but config.json num_hidden_layers is %" PRId64,
 		                 t->name, i, x->dm.n_layers);
+	if (x->fam->j_holds && j >= 0 && !x->fam->j_holds(x->cfg, i, j) && x->fam->j_key)
+		return wt_seterr(err, WT_ESHAPE,
+		                 "tensor '%s': index %" PRId64 " past config.json's %s", t->name, j,
+		                 x->fam->j_key);
 	if (x->fam->j_holds && j >= 0 && !x->fam->j_holds(x->cfg, i, j))
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': config.json gives the shared block of layer %" PRId64

@@ -82,6 +82,10 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"mamba_expand", c->mamba_expand},
 	    {"mamba_d_head", c->mamba_d_head},
 	    {"mamba_dt_rank", c->mamba_dt_rank},
+	    {"altup_num_inputs", c->g3n_altup},
+	    {"laurel_rank", c->g3n_laurel},
+	    {"hidden_size_per_layer_input", c->g3n_ple},
+	    {"vocab_size_per_layer_input", c->g3n_ple_vocab},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (f[i].v > SM_DIM_MAX)
@@ -236,6 +240,30 @@ static bool dim_mul(int64_t a, int64_t b, int64_t *out)
 		return false;
 	*out = a * b;
 	return true;
+}
+
+/* Gemma 3n's AltUp, per-layer input and Laurel sizes (-1 for the other families); the per-layer
+ * inputs' num_hidden_layers x hidden_size_per_layer_input and altup_num_inputs^2 (the
+ * prediction coefficients' rows) at most 2^24. */
+static int g3n_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
+{
+	d->g3n_alt = c->g3n_altup;
+	d->g3n_ple = c->g3n_ple;
+	d->g3n_laurel = c->g3n_laurel;
+	d->g3n_pvocab = c->g3n_ple_vocab;
+	d->g3n_lp = -1;
+	int64_t sq;
+	if (c->g3n_altup < 0)
+		return WT_OK;
+	if (!dim_mul(c->num_hidden_layers, c->g3n_ple, &d->g3n_lp) ||
+	    !dim_mul(c->g3n_altup, c->g3n_altup, &sq))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: num_hidden_layers %" PRId64
+		                 " x hidden_size_per_layer_input %" PRId64
+		                 " or altup_num_inputs %" PRId64 " squared is not a model's (at "
+		                 "most %lld)",
+		                 c->num_hidden_layers, c->g3n_ple, c->g3n_altup, SM_DIM_MAX);
+	return WT_OK;
 }
 
 /* A BLIP-2 Q-Former's sizes (the loader's qf_*, class defaults applied; Granite Speech's
@@ -453,6 +481,8 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->rob_pos = c->rob_max_pos;
 	d->rob_types = c->rob_types;
 	d->rob_labels = c->rob_num_labels;
+	if ((rv = g3n_dims(c, d, err)) != WT_OK)
+		return rv;
 	if (x->fam->blip2)
 		qformer_dims(c, c->num_query_tokens, d);
 	if ((rv = vision_dims(x, d, err)) != WT_OK)
@@ -665,6 +695,18 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->au_inter;
 	case SM_D_AMEL:
 		return d->au_mel;
+	case SM_D_G3NA:
+		return d->g3n_alt;
+	case SM_D_G3NA2:
+		return d->g3n_alt * d->g3n_alt;
+	case SM_D_G3NP:
+		return d->g3n_ple;
+	case SM_D_G3NLP:
+		return d->g3n_lp;
+	case SM_D_G3NLR:
+		return d->g3n_laurel;
+	case SM_D_G3NVP:
+		return d->g3n_pvocab;
 	default:
 		return sym >= SM_D_V8    ? mllama_dim_value(d, sym)
 		       : sym >= SM_D_GSA ? gspeech_dim_value(d, sym)

@@ -46,6 +46,9 @@ typedef struct sm_dims {
 	int64_t m_dt_rank;
 	/* Zamba2's adapter_rank (-1 for other families) */
 	int64_t z_rank;
+	/* Gemma 3n: altup_num_inputs, hidden_size_per_layer_input, num_hidden_layers x that,
+	 * laurel_rank, vocab_size_per_layer_input (-1 for other families) */
+	int64_t g3n_alt, g3n_ple, g3n_lp, g3n_laurel, g3n_pvocab;
 	/* OPT: word_embed_proj_dim, max_position_embeddings + 2 (-1 for other families) */
 	int64_t opt_wep, opt_pos;
 	/* RoBERTa: max_position_embeddings, type_vocab_size, num_labels (-1 for other families) */

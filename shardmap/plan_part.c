@@ -134,6 +134,12 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 	case SM_U_ZAR:
 		*what = "adapter_rank";
 		return x->dm.z_rank;
+	case SM_U_G3NLP:
+		*what = "num_hidden_layers x hidden_size_per_layer_input";
+		return x->dm.g3n_lp;
+	case SM_U_G3NLR:
+		*what = "laurel_rank";
+		return x->dm.g3n_laurel;
 	case SM_U_MI:
 		*what = x->fam->mamba_lm          ? "intermediate_size"
 		        : x->cfg->mamba_d_ssm > 0 ? "mamba_d_ssm"

@@ -114,6 +114,8 @@ static const sm_family *const families[] = {
     &shardmap_family_bert_cls,
     &shardmap_family_bert_tok,
     &shardmap_family_qwen2_5_omni,
+    &shardmap_family_gemma3n_text,
+    &shardmap_family_gemma3n,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -167,6 +167,16 @@ typedef enum {
 	SM_D_AE,
 	SM_D_AI,
 	SM_D_AMEL,
+	/* Gemma 3n: altup_num_inputs (the AltUp coefficients), its square (prediction_coefs'
+	 * rows), hidden_size_per_layer_input, num_hidden_layers x that (the per-layer
+	 * embedding's columns, per_layer_model_projection's rows), laurel_rank,
+	 * vocab_size_per_layer_input (the per-layer embedding's rows) */
+	SM_D_G3NA,
+	SM_D_G3NA2,
+	SM_D_G3NP,
+	SM_D_G3NLP,
+	SM_D_G3NLR,
+	SM_D_G3NVP,
 	SM_D_COUNT_
 } sm_dim;
 
@@ -188,6 +198,8 @@ typedef enum {
 	SM_U_MI,     /* Jamba mamba_expand * hidden_size channels */
 	SM_U_VPO,    /* Cohere2Vision's projector: alignment_intermediate_size / 2 rows */
 	SM_U_ZAR,    /* Zamba2's adapter_rank rows (the adapters' A) */
+	SM_U_G3NLP,  /* Gemma 3n's num_hidden_layers x hidden_size_per_layer_input rows */
+	SM_U_G3NLR,  /* Gemma 3n's laurel_rank rows / columns */
 } sm_unit;
 
 /* When a rule applies. */
@@ -457,6 +469,9 @@ typedef struct sm_family {
 	 * audio_config, whose encoder has dims of its own (SM_D_AE, SM_D_AI, SM_D_AMEL; {i} of
 	 * SM_F_QF rules an encoder layer, encoder_layers of them) */
 	bool omni;
+	/* What bounds {j} where j_holds says no, named in that refusal (NULL: Zamba2's shared
+	 * blocks' adapters) */
+	const char *j_key;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */

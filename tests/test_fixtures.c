@@ -125,7 +125,8 @@ static void check_family(const fam_expect *e, const char *root)
 	 * language model in text_config and rope_parameters (5.x); Qwen2.5-VL names its
 	 * vision width hidden_size and gives intermediate_size and out_hidden_size */
 	bool v25 = strncmp(e->name, "qwen2_5_vl", 10) == 0;
-	bool g3 = strncmp(e->name, "gemma3", 6) == 0 && strcmp(e->name, "gemma3_text") != 0;
+	bool g3 = strncmp(e->name, "gemma3", 6) == 0 && strcmp(e->name, "gemma3_text") != 0 &&
+	          strncmp(e->name, "gemma3n", 7) != 0;
 	bool l4v = strcmp(e->name, "llama4") == 0 || strcmp(e->name, "llama4_fbgemm") == 0;
 	bool q3v = strncmp(e->name, "qwen3_vl", 8) == 0;
 	bool m3 = strncmp(e->name, "mistral3", 8) == 0;
@@ -381,6 +382,11 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->a_ffn == 96 && cfg->a_mel == 16 && cfg->a_out_dim == 128 &&
 		            cfg->has_vision && cfg->v_hidden_size == 64 && cfg->v_depth == 2 &&
 		            cfg->has_mrope && cfg->mrope_section[0] == 4);
+	if (strcmp(e->name, "gemma3n_text") == 0) /* Gemma3nTextConfig's sizes; I from the list */
+		assert_true(cfg->g3n_altup == 4 && cfg->g3n_active == 0 && cfg->g3n_laurel == 16 &&
+		            cfg->g3n_ple == 16 && cfg->g3n_ple_vocab == 1000 &&
+		            cfg->g3n_kv_shared == 2 && cfg->n_layer_types == 5 &&
+		            cfg->layer_types[2] == CKPT_LAYER_FULL_ATTN);
 	if (strcmp(e->name, "mamba2") == 0) { /* Mamba2Config's keys under the mixer's names */
 		assert_int_equal(cfg->mamba_n_heads, 8);
 		assert_int_equal(cfg->mamba_d_head, 32);

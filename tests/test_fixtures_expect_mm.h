@@ -304,6 +304,17 @@ static const fam_expect fams_mm[] = {
          2 * 2 * (4 * 32 * 32 + 3 * 32 + 4 * 32 + 96 * 32 + 96 + 32 * 96 + 32) +
          2 * (16 * 128 + 16 * 32),
      128, 4, 2, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
+    /* gemma3n_text: F32; embed_tokens [1200, 64], norm, embed_tokens_per_layer [1000, 80],
+     * per_layer_model_projection 80x64, per_layer_projection_norm [16], 3 + 3 AltUp
+     * projections 64x64 (tied: no lm_head); 5 layers of 8 norms / scales [64], q 128x64, k / v
+     * 64x64, o 64x128, q_norm / k_norm [32], gate / up 128x64, down 64x128, laurel 16x64 +
+     * 64x16, AltUp's correction 4x4, prediction 16x4, router 4x64, the per-layer gate 16x64
+     * and projection 64x16 */
+    {"gemma3n_text", 131,
+     4 * (1200 * 64 + 64 + 1000 * 80 + 80 * 64 + 16 + 6 * 64 * 64 +
+          5 * (8 * 64 + 128 * 64 + 2 * 64 * 64 + 64 * 128 + 2 * 32 + 3 * 128 * 64 + 2 * 16 * 64 +
+               16 + 64 + 4 * 64 + 2 * 16 * 64)),
+     64, 4, 2, 32, 128, 1200, 5, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

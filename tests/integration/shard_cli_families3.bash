@@ -190,3 +190,26 @@ plan_has qwen2_5_omni "thinker.model.layers.1.self_attn.qkv_proj.weight *I8 *\[1
 	"skipped talker.codec_head.weight" "skipped token2wav.code2wav_dit_model.proj_out.weight"
 grep -q "audio_tower.*_scale" "$T/plan" && fail "qwen2_5_omni: the audio encoder quantized: $(cat "$T/plan")"
 refused_edit qwen2_5_omni 's/"output_dim": 128/"output_dim": 64/' "audio_config.output_dim 64"
+# Gemma3nForCausalLM: Gemma 3's attention (q/k/v fused by heads, q / k norms) and MLP, Laurel's
+# linear_left by rows and linear_right by columns, per_layer_model_projection and AltUp's
+# projections by rows (gathered ColumnParallelLinears), the AltUp coefficients / router and the
+# per-layer gate / projection whole (ReplicatedLinear), every Linear quantized, both
+# embeddings by their own padded vocabulary rows, tied; TP 8 refused by the 4 heads, a
+# hidden_activation vLLM refuses refused
+"$CTL" plan --model-dir "$T/gemma3n_text" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gemma3n_text"
+grep -q "lm_head tied" "$T/plan" || fail "gemma3n_text: untied: $(cat "$T/plan")"
+plan_has gemma3n_text "model.embed_tokens.weight *F32 *\[608, 64\]" \
+	"model.embed_tokens_per_layer.weight *F32 *\[512, 80\]" \
+	"model.per_layer_model_projection.weight *I8 *\[40, 64\]" \
+	"model.altup_unembed_projections.2.weight *I8 *\[32, 64\]" \
+	"model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 64\]" \
+	"model.layers.1.laurel.linear_left.weight *I8 *\[8, 64\]" \
+	"model.layers.1.laurel.linear_right.weight *I8 *\[64, 8\]" \
+	"model.layers.4.altup.prediction_coefs.weight *I8 *\[16, 4\]" \
+	"model.layers.4.per_layer_input_gate.weight *I8 *\[16, 64\]" \
+	"model.layers.4.altup.correct_output_scale *F32 *\[64\]"
+"$CTL" plan --model-dir "$T/gemma3n_text" --tp-size 8 >/dev/null 2>"$T/err" &&
+	fail "gemma3n_text TP 8 planned"
+grep -q "num_attention_heads 4" "$T/err" || fail "gemma3n_text TP 8: $(cat "$T/err")"
+refused_edit gemma3n_text 's/"gelu_pytorch_tanh"/"gelu"/' "hidden_activation"

@@ -97,6 +97,7 @@ the layers' norm and norm_f whole; tied unless tie_word_embeddings is false.
 Mamba2 (vLLM's mamba2.py, MambaMixer2): Mamba's backbone.* and Granite 4.0's Mamba2 mixer
 under backbone.layers.{i}.mixer. (Mamba2Config's expand / n_groups / state_size / num_heads);
 untied unless tie_word_embeddings is true. Zamba2: shard_oracle_zamba2.py (tied by default).
+Gemma 3n's language model: shard_oracle_gemma3n.py (always tied).
 
 PaliGemma (vLLM's paligemma.py / siglip.py): Gemma 3's layouts and tower, a Gemma / Gemma 2
 language model tied by text_config.tie_word_embeddings alone (default true), the projector's
@@ -174,6 +175,7 @@ from shard_oracle_cut import (conv1d_gpt2, falcon, gpt2, gpt_bigcode, neox, piec
 from shard_oracle_enc import modernbert
 from shard_oracle_mix import jamba_mixer, lfm2, linear_attn, mamba_mixer
 from shard_oracle_zamba2 import zamba2
+from shard_oracle_gemma3n import gemma3n
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -300,6 +302,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             continue
         if arch == "Zamba2ForCausalLM":  # shard_oracle_zamba2.py
             zamba2(name, rows, cols, cfg, T, r, pad, add, mamba_mixer); continue
+        if arch == "Gemma3nForCausalLM":  # shard_oracle_gemma3n.py
+            gemma3n(name, rows, cols, cfg, T, r, pad, add); continue
         if arch == "Mamba2ForCausalLM":  # backbone.*: Granite 4.0's Mamba2 mixer
             if name in ("backbone.embeddings.weight", "lm_head.weight"):
                 add(name, vocab_rows(name, V, T, r, pad))
