@@ -117,6 +117,5 @@ extern const sm_family shardmap_family_bert_cls;
 extern const sm_family shardmap_family_bert_tok;
 extern const sm_family shardmap_family_qwen2_5_omni;
 extern const sm_family shardmap_family_gemma3n_text;
-extern const sm_family shardmap_family_gemma3n;
 
 #endif

@@ -124,19 +124,7 @@ static int g3n_check(const ckpt_config *c, wt_errbuf *err)
 	return rv == WT_OK ? g3n_kv_sharing(c, err) : rv;
 }
 
-/* Gemma3nForConditionalGeneration: refused (the towers are not cut here). */
-static int g3n_mm_check(const ckpt_config *c, wt_errbuf *err)
-{
-	(void)c;
-	return wt_seterr(err, WT_EUNSUPPORTED,
-	                 "Gemma3nForConditionalGeneration is not supported: its MobileNetV5 "
-	                 "vision tower and conformer audio tower are not cut here; serve the "
-	                 "language model as Gemma3nForCausalLM (its model.language_model.* "
-	                 "tensors under model.*, text_config as config.json)");
-}
-
 static const char *const gemma3n_archs[] = {"Gemma3nForCausalLM", NULL};
-static const char *const gemma3n_mm_archs[] = {"Gemma3nForConditionalGeneration", NULL};
 
 const sm_family shardmap_family_gemma3n_text = {
     .name = "gemma3n_text",
@@ -148,13 +136,4 @@ const sm_family shardmap_family_gemma3n_text = {
     .tie_default = true,
     .j_holds = g3n_stream,
     .j_key = "altup_num_inputs - 1 (AltUp's projections)",
-};
-
-const sm_family shardmap_family_gemma3n = {
-    .name = "gemma3n",
-    .archs = gemma3n_mm_archs,
-    .rules = gemma3n_rules,
-    .n_rules = SM_NRULES(gemma3n_rules),
-    .layer_prefix = "model.language_model.layers.",
-    .check = g3n_mm_check,
 };

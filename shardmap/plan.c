@@ -618,6 +618,10 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	if (!fam) {
 		const char *arch = cfg->architecture ? cfg->architecture : "";
 		const char *mt = cfg->model_type ? cfg->model_type : "";
+		const char *why = shardmap_not_cut_why(arch);
+		if (why != NULL)
+			return wt_seterr(err, WT_EUNSUPPORTED, "%s is not supported: %s", arch,
+			                 why);
 		/* the list fills what the message has left, so the message ends whole */
 		int head = snprintf(NULL, 0,
 		                    "architecture '%s' (model_type '%s') is not supported; "

@@ -115,7 +115,6 @@ static const sm_family *const families[] = {
     &shardmap_family_bert_tok,
     &shardmap_family_qwen2_5_omni,
     &shardmap_family_gemma3n_text,
-    &shardmap_family_gemma3n,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -157,6 +156,25 @@ const sm_family *shardmap_family_for(const ckpt *c)
 			return f->per_expert;
 	}
 	return f;
+}
+
+/* Architectures vLLM serves that no family here cuts, with why and what to serve instead:
+ * refused naming that rather than as unknown (nor listed as supported). */
+static const struct {
+	const char *arch, *why;
+} not_cut[] = {
+    {"Gemma3nForConditionalGeneration",
+     "its MobileNetV5 vision tower and conformer audio tower are not cut here; serve the "
+     "language model as Gemma3nForCausalLM (its model.language_model.* tensors under model.*, "
+     "text_config as config.json)"},
+};
+
+const char *shardmap_not_cut_why(const char *arch)
+{
+	for (size_t k = 0; arch != NULL && k < sizeof(not_cut) / sizeof(not_cut[0]); k++)
+		if (strcmp(not_cut[k].arch, arch) == 0)
+			return not_cut[k].why;
+	return NULL;
 }
 
 size_t shardmap_architectures_text(char *buf, size_t cap)

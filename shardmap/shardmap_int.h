@@ -550,6 +550,9 @@ extern const char *const shardmap_llava_aliases[];
  * family_qwen2vl.c; Qwen2-VL, Qwen2.5-VL, Qwen3-VL, GLM-4.1V / 4.5V). */
 extern const char *const shardmap_qwen_vl_aliases[];
 
+/* Why architectures[0] arch, one vLLM serves, is not cut here and what to serve instead
+ * (registry.c not_cut); NULL for any other. */
+const char *shardmap_not_cut_why(const char *arch);
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
 /* The family of checkpoint c: shardmap_family_find's, its pixtral_tower table when

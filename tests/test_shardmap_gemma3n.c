@@ -355,13 +355,15 @@ static void test_g3n_errors(void **state)
 	m = tm_g3n(false);
 	tm_add2(m, L1 "self_attn.q_proj.bias", H * HD, 0);
 	fx_refused(m, G3N_OK, WT_EUNSUPPORTED, "q_proj.bias", "attention_bias");
-	/* Gemma3nForConditionalGeneration: its towers are not cut */
+	/* Gemma3nForConditionalGeneration: its towers are not cut, said as such (not as an
+	 * unknown architecture with the supported list) */
 	fx_refused(
 	    tm_g3n(false),
 	    "{\"architectures\":[\"Gemma3nForConditionalGeneration\"],\"model_type\":"
 	    "\"gemma3n\",\"text_config\":{\"model_type\":\"gemma3n_text\",\"hidden_size\":64,"
 	    "\"num_attention_heads\":8,\"num_hidden_layers\":4,\"vocab_size\":1000}}",
-	    WT_EUNSUPPORTED, "Gemma3nForConditionalGeneration", "Gemma3nForCausalLM");
+	    WT_EUNSUPPORTED, "MobileNetV5 vision tower",
+	    "serve the language model as Gemma3nForCausalLM");
 }
 
 int main(void)
