@@ -399,21 +399,17 @@ int ref_cfg_parse_json(const char *json, size_t len, ref_cfg *out, wt_errbuf *er
  * a rewritten name. */
 static const char *lm_name(const char *name, char *buf, size_t cap)
 {
-	static const char rb[] = "roberta."; /* RoBERTa's sequence classifiers' encoder */
-	static const char bb[] = "bert.";    /* BERT's heads' encoder */
-	if (strncmp(name, rb, sizeof(rb) - 1) == 0)
-		return name + sizeof(rb) - 1;
-	if (strncmp(name, bb, sizeof(bb) - 1) == 0)
-		return name + sizeof(bb) - 1;
-	static const char th[] = "thinker."; /* Qwen2.5-Omni's thinker: model.*, lm_head.* */
-	if (strncmp(name, th, sizeof(th) - 1) == 0)
-		return name + sizeof(th) - 1;
-	static const char pre[] = "language_model.";
+	/* prefixes dropped: RoBERTa's sequence classifiers' encoder, BERT's heads' encoder,
+	 * Qwen2.5-Omni's thinker (model.*, lm_head.*), the Gemma 3 / LLaVA-style language model */
+	static const char *const drop[] = {"roberta.", "bert.", "thinker.", "language_model."};
+	for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]); k++)
+		if (strncmp(name, drop[k], strlen(drop[k])) == 0)
+			return name + strlen(drop[k]);
 	static const char tm[] = "model.text_model.";
 	if (strncmp(name, tm, sizeof(tm) - 1) == 0 &&
 	    (size_t)snprintf(buf, cap, "model.%s", name + sizeof(tm) - 1) < cap)
 		return buf;
-	return strncmp(name, pre, sizeof(pre) - 1) == 0 ? name + sizeof(pre) - 1 : name;
+	return name;
 }
 
 /* Read every checkpoint tensor into ck under the names the family's rules use
