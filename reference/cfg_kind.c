@@ -336,6 +336,14 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"mistral_cls", REF_DENSE, false, 0, 0},
 	    {"qwen2_cls", REF_DENSE, false, 0, 0},
 	    {"qwen3_cls", REF_DENSE, true, 0, 0},
+	    /* The decoder embedding models saved as base models: the causal LM's decoder under
+	     * the base model's names (read as model.*, ckpt.c), its final hidden states on every
+	     * token (dec_emb) */
+	    {"llama_emb", REF_DENSE, false, 0, 0},
+	    {"mistral_emb", REF_DENSE, false, 0, 0},
+	    {"qwen2_emb", REF_DENSE, false, 0, 0},
+	    {"gemma2_emb", REF_DENSE, false, 2, 0},
+	    {"gemma3_text_emb", REF_DENSE, true, 3, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -346,6 +354,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			             !c->modernbert;
 			c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
 			c->dec_cls = map[i].kind == REF_DENSE && strstr(family, "_cls") != NULL;
+			c->dec_emb = map[i].kind == REF_DENSE && strstr(family, "_emb") != NULL;
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;
 			c->fused_ckpt = map[i].fam == FAM_PHI3;

@@ -467,12 +467,16 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 
 /* The LM head on the final hidden states h [T, hid] (the embedding matrix emb when tied;
  * PhiMoE's lm_head.bias with lm_head_bias), or the decoder sequence classifiers' score.weight
- * [n_labels, hid] (no bias) in its place. */
+ * [n_labels, hid] (no bias) in its place; the decoder embedding models return h itself. */
 static int head_full(const ref_cfg *c, ref_set *ck, const float *emb, const float *h, int64_t T,
                      float *logits, wt_errbuf *err)
 {
 	const float *w = emb, *bias = NULL;
 	int rv;
+	if (c->dec_emb) { /* the decoder embedding models: the final hidden states */
+		memcpy(logits, h, (size_t)(T * c->hid) * sizeof(float));
+		return WT_OK;
+	}
 	if (c->dec_cls) {
 		if ((rv = ref_getf(ck, &w, false, err, 2, c->n_labels, c->hid, 0, "score.weight")))
 			return rv;

@@ -451,11 +451,12 @@ static int mlp(shard *s, int64_t l)
 }
 
 /* The decoder sequence classifiers' score.weight, whole on every rank: each rank's scores
- * over its own final norm, averaged. */
+ * over its own final norm, averaged; the decoder embedding models (no head): each rank's
+ * final hidden states, averaged. */
 static int score_head(shard *s, float *out)
 {
 	const ref_cfg *c = s->c;
-	int64_t n = s->n_tok * c->n_labels;
+	int64_t n = s->n_tok * (c->dec_emb ? c->hid : c->n_labels);
 	float *part = malloc((size_t)n * sizeof(float));
 	if (part == NULL)
 		return wt_seterr(s->err, WT_ENOMEM, "score head: out of memory");
@@ -465,11 +466,15 @@ static int score_head(shard *s, float *out)
 		ref_set *rs = rank_set(s, r, s->g);
 		const float *w;
 		if ((rv = ref_norm_of(c, rs, s->b.h, s->b.x, s->n_tok, s->err, "%s",
-		                      ref_final_norm(c))) ||
-		    (rv = ref_getf(rs, &w, false, s->err, 2, c->n_labels, c->hid, 0,
-		                   "score.weight")))
+		                      ref_final_norm(c))))
 			break;
-		ref_linear(part, s->b.h, w, NULL, s->n_tok, c->hid, c->n_labels);
+		if (c->dec_emb)
+			memcpy(part, s->b.h, (size_t)n * sizeof(float));
+		else if ((rv = ref_getf(rs, &w, false, s->err, 2, c->n_labels, c->hid, 0,
+		                        "score.weight")))
+			break;
+		else
+			ref_linear(part, s->b.h, w, NULL, s->n_tok, c->hid, c->n_labels);
 		for (int64_t i = 0; i < n; i++)
 			out[i] += part[i] / (float)s->T;
 	}
@@ -481,7 +486,7 @@ static int lm_head(shard *s, float *logits)
 {
 	const ref_cfg *c = s->c;
 	int64_t T = s->n_tok;
-	if (c->dec_cls)
+	if (c->dec_cls || c->dec_emb)
 		return score_head(s, logits);
 	float *part = malloc((size_t)(T * s->Vl) * sizeof(float));
 	if (part == NULL)

@@ -113,5 +113,10 @@ extern const sm_family shardmap_family_llama_cls;
 extern const sm_family shardmap_family_mistral_cls;
 extern const sm_family shardmap_family_qwen2_cls;
 extern const sm_family shardmap_family_qwen3_cls;
+extern const sm_family shardmap_family_llama_emb;
+extern const sm_family shardmap_family_mistral_emb;
+extern const sm_family shardmap_family_qwen2_emb;
+extern const sm_family shardmap_family_gemma2_emb;
+extern const sm_family shardmap_family_gemma3_text_emb;
 
 #endif

@@ -111,6 +111,11 @@ static const sm_family *const families[] = {
     &shardmap_family_mistral_cls,
     &shardmap_family_qwen2_cls,
     &shardmap_family_qwen3_cls,
+    &shardmap_family_llama_emb,
+    &shardmap_family_mistral_emb,
+    &shardmap_family_qwen2_emb,
+    &shardmap_family_gemma2_emb,
+    &shardmap_family_gemma3_text_emb,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -281,6 +281,13 @@ static const fam_expect fams_mm[] = {
      4 * (1000 * 128 + 128 + 128 +
           2 * (2 * 128 + 192 * 128 + 2 * 96 * 128 + 128 * 192 + 2 * 48 + 3 * 192 * 128)),
      128, 4, 2, 48, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* qwen2_emb: F32; embed_tokens, norm under the base model's names (no model., no lm_head);
+     * 2 layers of norms, q 128x128 + bias, k / v 64x128 + biases, o 128x128, gate / up
+     * 192x128, down 128x192 */
+    {"qwen2_emb", 26,
+     4 * (1000 * 128 + 128 +
+          2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 128 + 2 * 64 + 3 * 192 * 128)),
+     128, 4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -146,3 +146,17 @@ plan_has qwen3_cls "model.embed_tokens.weight *F32 *\[512, 128\]" \
 grep -q "lm_head" "$T/plan" && fail "qwen3_cls: an lm_head: $(cat "$T/plan")"
 refused_edit qwen3_cls 's/"use_cache": true/"use_cache": true, "classifier_from_token": ["no", "yes"]/' \
 	"classifier_from_token"
+
+# Qwen2Model (a decoder embedding model saved as a base model): Qwen2ForCausalLM's cut (q/k/v
+# and their biases fused by heads, every Linear quantized, norms, biases and the embedding kept
+# F32) under the base model's names (no model. prefix), no lm_head; Gemma2Model's table asks
+# for Gemma 2's norms around the MLP, which this checkpoint lacks
+"$CTL" plan --model-dir "$T/qwen2_emb" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan qwen2_emb"
+plan_has qwen2_emb "embed_tokens.weight *F32 *\[512, 128\]" \
+	"layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"layers.1.self_attn.qkv_proj.bias *F32 *\[128\]" \
+	"layers.0.mlp.gate_up_proj.weight *I8 *\[192, 128\]" \
+	"norm.weight *F32 *\[128\]"
+grep -q "lm_head\|^ *model\." "$T/plan" && fail "qwen2_emb: lm_head or model.: $(cat "$T/plan")"
+refused_edit qwen2_emb 's/"Qwen2Model"/"Gemma2Model"/' "pre_feedforward_layernorm"

@@ -127,6 +127,9 @@ mlp.Wo by columns, mlp.Wi and the LayerNorms whole, the model. prefix dropped; i
 classifier keeps model. in the runtime names, head.* / classifier.* whole.
 The decoder sequence classifiers (Llama / Mistral / Qwen2 / Qwen3ForSequenceClassification,
 vLLM's as_seq_cls_model): the causal LM's cut, no lm_head, score.weight whole (replicated).
+The decoder embedding models saved as base models (LlamaModel, MistralModel, Qwen2Model,
+Gemma2Model, Gemma3TextModel; vLLM's as_embedding_model): the causal LM's cut under the base
+model's names (no model. prefix), no lm_head.
 Granite Speech (vLLM's granite_speech.py): a Granite language model tied by text_config alone,
 the conformer's ff1 / ff2 up_proj and encoder.out (with their biases) by rows, down_proj and
 out_mid by columns, the rest of the encoder and the Q-Former projector whole.
@@ -579,6 +582,12 @@ def materialize(src, pcs, scale=False, blk=128):
             parts.append(arr[a:a + n] if axis == 0 else arr[:, a:a + n])
     return np.concatenate([x.reshape(x.shape[0], -1) for x in parts], axis=0)
 
+# The decoder embedding models saved as base models (vLLM's as_embedding_model) -> their causal LM
+BASE_LMS = {"LlamaModel": "LlamaForCausalLM", "MistralModel": "MistralForCausalLM",
+            "Qwen2Model": "Qwen2ForCausalLM", "Gemma2Model": "Gemma2ForCausalLM",
+            "Gemma3TextModel": "Gemma3ForCausalLM"}
+
+
 def main():
     ctl, model, T, P, quant = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     up_gate = len(sys.argv) > 6 and sys.argv[6] == "up_gate"
@@ -659,6 +668,12 @@ def main():
                       re.sub(r"^model\.(vision_model|connector)\.", r"\1.", k)): v for k, v in src.items()}
         back = lambda n: re.sub(r"^(vision_model|connector)\.", r"model.\1.",
                                 re.sub(r"^model\.", "model.text_model.", n))
+    elif cfg["architectures"][0] in BASE_LMS:  # base-model names: the causal LM's cut, model.
+        cfg = dict(cfg, architectures=[BASE_LMS[cfg["architectures"][0]]],  # dropped again
+                   tie_word_embeddings=True)  # no lm_head
+        src = {("model." + k if k.startswith(("embed_tokens.", "layers.", "norm.")) else k): v
+               for k, v in src.items()}
+        back = lambda n: re.sub(r"^model\.", "", n)
     elif "text_config" in cfg:  # transformers 5.x multimodal layout: LM fields and names
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         cfg["tie_word_embeddings"] = cfg["text_config"].get("tie_word_embeddings", False)  # its alone
