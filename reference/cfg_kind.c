@@ -344,6 +344,10 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"qwen2_emb", REF_DENSE, false, 0, 0},
 	    {"gemma2_emb", REF_DENSE, false, 2, 0},
 	    {"gemma3_text_emb", REF_DENSE, true, 3, 0},
+	    /* Qwen2's reward models: Qwen2's decoder without lm_head, then the score head
+	     * score.0, ReLU, score.2 on every token (dec_cls with rm_head) */
+	    {"qwen2_rm", REF_DENSE, false, 0, 0},
+	    {"qwen2_prm", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -353,7 +357,10 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->roberta = map[i].kind == REF_BERT && strcmp(family, "bert") != 0 &&
 			             !c->modernbert;
 			c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
-			c->dec_cls = map[i].kind == REF_DENSE && strstr(family, "_cls") != NULL;
+			c->rm_head =
+			    strcmp(family, "qwen2_rm") == 0 || strcmp(family, "qwen2_prm") == 0;
+			c->dec_cls = (map[i].kind == REF_DENSE && strstr(family, "_cls") != NULL) ||
+			             c->rm_head;
 			c->dec_emb = map[i].kind == REF_DENSE && strstr(family, "_emb") != NULL;
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;

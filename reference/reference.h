@@ -231,6 +231,9 @@ typedef struct ref_cfg {
 	 * every token's final hidden state: n_labels scores per token (transformers' score is the
 	 * last non-pad token's row; the last row without padding) */
 	bool dec_cls;
+	/* Qwen2's reward models (qwen2_rm, qwen2_prm; with dec_cls): the score head is score.0
+	 * [hid, hid] + bias, ReLU, score.2 [n_labels, hid] + bias in place of score.weight */
+	bool rm_head;
 	/* The decoder embedding models saved as base models (llama_emb, mistral_emb, qwen2_emb,
 	 * gemma2_emb, gemma3_text_emb; kind REF_DENSE): no head, the final hidden states (after
 	 * the final norm) of every token, n_tok x hid (transformers' last_hidden_state) */

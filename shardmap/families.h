@@ -118,5 +118,7 @@ extern const sm_family shardmap_family_mistral_emb;
 extern const sm_family shardmap_family_qwen2_emb;
 extern const sm_family shardmap_family_gemma2_emb;
 extern const sm_family shardmap_family_gemma3_text_emb;
+extern const sm_family shardmap_family_qwen2_rm;
+extern const sm_family shardmap_family_qwen2_prm;
 
 #endif

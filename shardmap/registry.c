@@ -116,6 +116,8 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen2_emb,
     &shardmap_family_gemma2_emb,
     &shardmap_family_gemma3_text_emb,
+    &shardmap_family_qwen2_rm,
+    &shardmap_family_qwen2_prm,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

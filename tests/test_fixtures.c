@@ -371,6 +371,8 @@ static void check_family(const fam_expect *e, const char *root)
 		check_zamba2(cfg);
 	if (strcmp(e->name, "qwen3_cls") == 0) /* id2label's one entry; no online conversion */
 		assert_true(cfg->rob_num_labels == 1 && !cfg->cls_from_token);
+	if (strcmp(e->name, "qwen2_rm") == 0) /* the class's one label */
+		assert_true(cfg->rob_num_labels == 1 && !cfg->cls_from_token);
 	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */
 		assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
 		            strcmp(cfg->model_type, "qwen2") == 0);

@@ -288,6 +288,12 @@ static const fam_expect fams_mm[] = {
      4 * (1000 * 128 + 128 +
           2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 128 + 2 * 64 + 3 * 192 * 128)),
      128, 4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* qwen2_rm: F32; embed_tokens, norm, score.0 [128, 128] + bias, score.2 [1, 128] + bias (no
+     * lm_head); 2 layers as qwen2_emb's */
+    {"qwen2_rm", 30,
+     4 * (1000 * 128 + 128 + 128 * 128 + 128 + 128 + 1 +
+          2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 128 + 2 * 64 + 3 * 192 * 128)),
+     128, 4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 
