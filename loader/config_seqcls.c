@@ -10,6 +10,11 @@
  * (vLLM's online conversion of a *ForCausalLM checkpoint: the score built from lm_head rows,
  * adapters.py seq_cls_model_loader) are recorded when either is given and not null; the
  * planner refuses them (shardmap/family_seqcls.c).
+ *
+ * Qwen2's reward models (Qwen2ForRewardModel: Qwen2.5-Math-RM-72B; Qwen2ForProcessRewardModel:
+ * Qwen2.5-Math-PRM-7B; remote code, vLLM's qwen2_rm.py): their score head's outputs are fixed
+ * by the class, 1 and 2 (vLLM sets hf_config.num_labels so, the remote code's last Linear has
+ * as many rows), whatever config.json says; neither reads classifier_from_token / method.
  */
 #include <string.h>
 
@@ -18,9 +23,12 @@
 
 bool config_is_seqcls(const char *arch)
 {
-	static const char *const archs[] = {
-	    "LlamaForSequenceClassification", "MistralForSequenceClassification",
-	    "Qwen2ForSequenceClassification", "Qwen3ForSequenceClassification"};
+	static const char *const archs[] = {"LlamaForSequenceClassification",
+	                                    "MistralForSequenceClassification",
+	                                    "Qwen2ForSequenceClassification",
+	                                    "Qwen3ForSequenceClassification",
+	                                    "Qwen2ForRewardModel",
+	                                    "Qwen2ForProcessRewardModel"};
 	for (size_t i = 0; arch != NULL && i < sizeof(archs) / sizeof(archs[0]); i++)
 		if (strcmp(arch, archs[i]) == 0)
 			return true;
@@ -29,6 +37,11 @@ bool config_is_seqcls(const char *arch)
 
 int config_parse_seqcls(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
+	if (strcmp(c->architecture, "Qwen2ForRewardModel") == 0 ||
+	    strcmp(c->architecture, "Qwen2ForProcessRewardModel") == 0) {
+		c->rob_num_labels = strcmp(c->architecture, "Qwen2ForRewardModel") == 0 ? 1 : 2;
+		return WT_OK;
+	}
 	json_t *tok = json_object_get(root, "classifier_from_token");
 	json_t *method = json_object_get(root, "method");
 	c->cls_from_token =

@@ -510,5 +510,5 @@ size_t ref_out_count(const ref_cfg *c, size_t n_tok)
 {
 	if (c->kind == REF_BERT)
 		return ref_out_rows(c, n_tok) * (size_t)c->hid;
-	return n_tok * (size_t)(c->dec_cls ? c->n_labels : c->V);
+	return n_tok * (size_t)(c->dec_cls ? c->n_labels : c->dec_emb ? c->hid : c->V);
 }

@@ -346,6 +346,18 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* Qwen2.5-Omni's thinker: its Qwen2 language model (q/k/v biases; thinker.* read as
 	     * Qwen2's names), on text tokens; the towers and the speech generator loaded, unused */
 	    {"qwen2_5_omni", REF_DENSE, false, 0, 0},
+	    /* The decoder embedding models saved as base models: the causal LM's decoder under
+	     * the base model's names (read as model.*, ckpt.c), its final hidden states on every
+	     * token (dec_emb) */
+	    {"llama_emb", REF_DENSE, false, 0, 0},
+	    {"mistral_emb", REF_DENSE, false, 0, 0},
+	    {"qwen2_emb", REF_DENSE, false, 0, 0},
+	    {"gemma2_emb", REF_DENSE, false, 2, 0},
+	    {"gemma3_text_emb", REF_DENSE, true, 3, 0},
+	    /* Qwen2's reward models: Qwen2's decoder without lm_head, then the score head
+	     * score.0, ReLU, score.2 on every token (dec_cls with rm_head) */
+	    {"qwen2_rm", REF_DENSE, false, 0, 0},
+	    {"qwen2_prm", REF_DENSE, false, 0, 0},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -357,7 +369,11 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->bt_cls = strcmp(family, "bert_cls") == 0;
 			c->bt_tok = strcmp(family, "bert_tok") == 0;
 			c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
-			c->dec_cls = map[i].kind == REF_DENSE && strstr(family, "_cls") != NULL;
+			c->rm_head =
+			    strcmp(family, "qwen2_rm") == 0 || strcmp(family, "qwen2_prm") == 0;
+			c->dec_cls = (map[i].kind == REF_DENSE && strstr(family, "_cls") != NULL) ||
+			             c->rm_head;
+			c->dec_emb = map[i].kind == REF_DENSE && strstr(family, "_emb") != NULL;
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;
 			c->fused_ckpt = map[i].fam == FAM_PHI3;

@@ -390,15 +390,22 @@ int ref_cfg_parse_json(const char *json, size_t len, ref_cfg *out, wt_errbuf *er
 	ckpt_config_clear(&cc);
 	return rv;
 }
+
 /* Gemma 3 multimodal keeps its language model under language_model., Qwen2.5-Omni under
  * thinker. (with its towers and speech generator), Idefics3 / SmolVLM
  * under model.text_model. (docs/format.md 2.7): both paths read it under the text model's
  * names (model.*, lm_head.*), as the Qwen2-VL language model is read; the vision tower's
  * tensors are loaded, unused. RoBERTa's sequence classifiers keep their encoder under
- * roberta.: read under RobertaModel's names; BERT's heads under bert.: BertModel's names. buf holds
- * a rewritten name. */
-static const char *lm_name(const char *name, char *buf, size_t cap)
+ * roberta.: read under RobertaModel's names; BERT's heads under bert.: BertModel's names. The
+ * decoder embedding models (base, the *_emb families) name the decoder without model.: read
+ * under the causal LM's names. buf holds a rewritten name. */
+static const char *lm_name(const char *name, bool base, char *buf, size_t cap)
 {
+	static const char *const bare[] = {"embed_tokens.", "layers.", "norm."};
+	for (size_t i = 0; base && i < sizeof(bare) / sizeof(bare[0]); i++)
+		if (strncmp(name, bare[i], strlen(bare[i])) == 0 &&
+		    (size_t)snprintf(buf, cap, "model.%s", name) < cap)
+			return buf;
 	/* prefixes dropped: RoBERTa's sequence classifiers' encoder, BERT's heads' encoder,
 	 * Qwen2.5-Omni's thinker (model.*, lm_head.*), the Gemma 3 / LLaVA-style language model */
 	static const char *const drop[] = {"roberta.", "bert.", "thinker.", "language_model."};
@@ -410,6 +417,14 @@ static const char *lm_name(const char *name, char *buf, size_t cap)
 	    (size_t)snprintf(buf, cap, "model.%s", name + sizeof(tm) - 1) < cap)
 		return buf;
 	return name;
+}
+
+/* Is c's family a decoder embedding model saved as a base model (llama_emb, ...)? */
+static bool base_names(const ckpt *c)
+{
+	const char *f = shardmap_family_of(ckpt_get_config(c));
+	size_t n = f != NULL ? strlen(f) : 0;
+	return n > 4 && strcmp(f + n - 4, "_emb") == 0;
 }
 
 /* Read every checkpoint tensor into ck under the names the family's rules use
@@ -428,6 +443,7 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 	ck->fp8_rows = ckpt_get_config(c)->quant == CKPT_QUANT_FBGEMM_FP8 ||
 	               ckpt_get_config(c)->quant == CKPT_QUANT_CT_FP8;
 	ck->fp8_blocks_ct = ckpt_get_config(c)->quant_block_ct;
+	bool base = base_names(c);
 	for (size_t i = 0; i < ckpt_n_tensors(c) && rv == WT_OK; i++) {
 		const ckpt_tensor *t = ckpt_tensor_at(c, i);
 		void *buf = malloc(t->nbytes ? t->nbytes : 1);
@@ -451,8 +467,8 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 		if (rv == WT_OK && name == NULL)
 			rv = wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 		if (rv == WT_OK)
-			rv = ref_set_add(ck, lm_name(name, lbuf, sizeof(lbuf)), t->dtype, t->ndim,
-			                 t->shape, buf, t->nbytes, err);
+			rv = ref_set_add(ck, lm_name(name, base, lbuf, sizeof(lbuf)), t->dtype,
+			                 t->ndim, t->shape, buf, t->nbytes, err);
 		free(buf);
 	}
 	return rv;
@@ -461,6 +477,7 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 typedef struct ref_emit_ctx {
 	const sm_plan *p;
 	ref_set *ranks;
+	bool base; /* base_names: the runtime names lack model. */
 } ref_emit_ctx;
 
 static int ref_emit(void *ctx, uint32_t rank, size_t ix, const void *bytes, uint64_t nbytes,
@@ -473,8 +490,8 @@ static int ref_emit(void *ctx, uint32_t rank, size_t ix, const void *bytes, uint
 		    err, WT_ESHAPE, "rank %u tensor %zu: %llu bytes emitted, plan says %llu", rank,
 		    ix, (unsigned long long)nbytes, (unsigned long long)(t ? t->nbytes : 0));
 	char lbuf[512];
-	return ref_set_add(&e->ranks[rank], lm_name(t->name, lbuf, sizeof(lbuf)), t->dtype, t->ndim,
-	                   t->shape, bytes, nbytes, err);
+	return ref_set_add(&e->ranks[rank], lm_name(t->name, e->base, lbuf, sizeof(lbuf)), t->dtype,
+	                   t->ndim, t->shape, bytes, nbytes, err);
 }
 /* Produce every rank of plan p into a new array of shardmap_n_ranks(p) sets (caller frees
  * with ref_free_ranks). */
@@ -489,7 +506,7 @@ int ref_load_ranks(const ckpt *c, const sm_plan *p, const wt_layout *l, ref_set 
 		r[i].quant = l->quant;
 		r[i].group = l->group_size;
 	}
-	ref_emit_ctx e = {p, r};
+	ref_emit_ctx e = {p, r, base_names(c)};
 	int rv = shardmap_produce(c, p, -1, ref_emit, &e, err);
 	if (rv != WT_OK) {
 		for (uint32_t i = 0; i < n; i++)

@@ -465,14 +465,43 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 	return WT_OK;
 }
 
+/* Qwen2's reward models' score head on h [T, hid]: score.0 (+ bias), ReLU, score.2 (+ bias)
+ * into out [T, n_labels]. */
+static int rm_full(const ref_cfg *c, ref_set *ck, const float *h, int64_t T, float *out,
+                   wt_errbuf *err)
+{
+	const float *w0, *b0, *w2, *b2;
+	int rv;
+	if ((rv = ref_getf(ck, &w0, false, err, 2, c->hid, c->hid, 0, "score.0.weight")) ||
+	    (rv = ref_getf(ck, &b0, false, err, 1, c->hid, 0, 0, "score.0.bias")) ||
+	    (rv = ref_getf(ck, &w2, false, err, 2, c->n_labels, c->hid, 0, "score.2.weight")) ||
+	    (rv = ref_getf(ck, &b2, false, err, 1, c->n_labels, 0, 0, "score.2.bias")))
+		return rv;
+	float *mid = malloc((size_t)(T * c->hid) * sizeof(float));
+	if (mid == NULL)
+		return wt_seterr(err, WT_ENOMEM, "score head: out of memory");
+	ref_linear(mid, h, w0, b0, T, c->hid, c->hid);
+	for (int64_t i = 0; i < T * c->hid; i++)
+		mid[i] = mid[i] > 0.0f ? mid[i] : 0.0f;
+	ref_linear(out, mid, w2, b2, T, c->hid, c->n_labels);
+	free(mid);
+	return WT_OK;
+}
+
 /* The LM head on the final hidden states h [T, hid] (the embedding matrix emb when tied;
  * PhiMoE's lm_head.bias with lm_head_bias), or the decoder sequence classifiers' score.weight
- * [n_labels, hid] (no bias) in its place. */
+ * [n_labels, hid] (no bias) in its place; the decoder embedding models return h itself. */
 static int head_full(const ref_cfg *c, ref_set *ck, const float *emb, const float *h, int64_t T,
                      float *logits, wt_errbuf *err)
 {
 	const float *w = emb, *bias = NULL;
 	int rv;
+	if (c->dec_emb) { /* the decoder embedding models: the final hidden states */
+		memcpy(logits, h, (size_t)(T * c->hid) * sizeof(float));
+		return WT_OK;
+	}
+	if (c->rm_head)
+		return rm_full(c, ck, h, T, logits, err);
 	if (c->dec_cls) {
 		if ((rv = ref_getf(ck, &w, false, err, 2, c->n_labels, c->hid, 0, "score.weight")))
 			return rv;

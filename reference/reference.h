@@ -238,6 +238,13 @@ typedef struct ref_cfg {
 	 * every token's final hidden state: n_labels scores per token (transformers' score is the
 	 * last non-pad token's row; the last row without padding) */
 	bool dec_cls;
+	/* Qwen2's reward models (qwen2_rm, qwen2_prm; with dec_cls): the score head is score.0
+	 * [hid, hid] + bias, ReLU, score.2 [n_labels, hid] + bias in place of score.weight */
+	bool rm_head;
+	/* The decoder embedding models saved as base models (llama_emb, mistral_emb, qwen2_emb,
+	 * gemma2_emb, gemma3_text_emb; kind REF_DENSE): no head, the final hidden states (after
+	 * the final norm) of every token, n_tok x hid (transformers' last_hidden_state) */
+	bool dec_emb;
 	int64_t mb_every, mb_window;
 	double mb_theta, mb_theta_local, mb_eps;
 	/* DeepSeek-V3: MLA dims (q_lora -1 = null: q_proj), routing, dense/MoE layers */
@@ -614,7 +621,8 @@ int ref_getf(ref_set *s, const float **out, bool optional, wt_errbuf *err, int n
              int64_t b, int64_t c, const char *fmt, ...) WT_PRINTF(9, 10);
 
 /* Floats of the forward output for n_tok tokens: decoders n_tok * V logits (the decoder
- * sequence classifiers n_tok * n_labels scores);
+ * sequence classifiers n_tok * n_labels scores, the decoder embedding models n_tok * hid
+ * final hidden states);
  * BERT (n_tok + 1) * hid: the last hidden state, then the pooler output; RoBERTa and ModernBERT
  * n_tok * hid, the last hidden state; RoBERTa's sequence classifiers (n_tok + 1) * hid, the last
  * row the classifier's n_labels logits then zeros. ref_out_rows: the rows of that output. */

@@ -450,12 +450,43 @@ static int mlp(shard *s, int64_t l)
 	return add_down_bias(s, m);
 }
 
+/* Qwen2's reward models' score head on rank rs into part [n_tok, n_labels]: its rows of
+ * score.0 (+ bias), ReLU, its columns of score.2 (the row-parallel partial sum), score.2's
+ * replicated bias over T (the ranks' copies averaged). */
+static int rm_rank(shard *s, ref_set *rs, float *part)
+{
+	const ref_cfg *c = s->c;
+	int64_t hl = c->hid / s->T, nl = c->n_labels;
+	const float *w0, *b0, *w2, *b2;
+	int rv;
+	if ((rv = ref_getf(rs, &w0, false, s->err, 2, hl, c->hid, 0, "score.0.weight")) ||
+	    (rv = ref_getf(rs, &b0, false, s->err, 1, hl, 0, 0, "score.0.bias")) ||
+	    (rv = ref_getf(rs, &w2, false, s->err, 2, nl, hl, 0, "score.2.weight")) ||
+	    (rv = ref_getf(rs, &b2, false, s->err, 1, nl, 0, 0, "score.2.bias")))
+		return rv;
+	float *mid = malloc((size_t)(s->n_tok * hl) * sizeof(float));
+	if (mid == NULL)
+		return wt_seterr(s->err, WT_ENOMEM, "score head: out of memory");
+	ref_linear(mid, s->b.h, w0, b0, s->n_tok, c->hid, hl);
+	for (int64_t i = 0; i < s->n_tok * hl; i++)
+		mid[i] = mid[i] > 0.0f ? mid[i] : 0.0f;
+	ref_linear(part, mid, w2, NULL, s->n_tok, hl, nl);
+	for (int64_t t = 0; t < s->n_tok; t++)
+		for (int64_t j = 0; j < nl; j++)
+			part[t * nl + j] += b2[j] / (float)s->T;
+	free(mid);
+	return WT_OK;
+}
+
 /* The decoder sequence classifiers' score.weight, whole on every rank: each rank's scores
- * over its own final norm, averaged. */
+ * over its own final norm, averaged (Qwen2's reward models: the ranks' partial scores
+ * summed, rm_rank); the decoder embedding models (no head): each rank's final hidden states,
+ * averaged. */
 static int score_head(shard *s, float *out)
 {
 	const ref_cfg *c = s->c;
-	int64_t n = s->n_tok * c->n_labels;
+	int64_t n = s->n_tok * (c->dec_emb ? c->hid : c->n_labels);
+	float div = c->rm_head ? 1.0f : (float)s->T;
 	float *part = malloc((size_t)n * sizeof(float));
 	if (part == NULL)
 		return wt_seterr(s->err, WT_ENOMEM, "score head: out of memory");
@@ -465,13 +496,19 @@ static int score_head(shard *s, float *out)
 		ref_set *rs = rank_set(s, r, s->g);
 		const float *w;
 		if ((rv = ref_norm_of(c, rs, s->b.h, s->b.x, s->n_tok, s->err, "%s",
-		                      ref_final_norm(c))) ||
-		    (rv = ref_getf(rs, &w, false, s->err, 2, c->n_labels, c->hid, 0,
-		                   "score.weight")))
+		                      ref_final_norm(c))))
 			break;
-		ref_linear(part, s->b.h, w, NULL, s->n_tok, c->hid, c->n_labels);
+		if (c->dec_emb)
+			memcpy(part, s->b.h, (size_t)n * sizeof(float));
+		else if (c->rm_head)
+			rv = rm_rank(s, rs, part);
+		else if ((rv = ref_getf(rs, &w, false, s->err, 2, c->n_labels, c->hid, 0,
+		                        "score.weight")) == WT_OK)
+			ref_linear(part, s->b.h, w, NULL, s->n_tok, c->hid, c->n_labels);
+		if (rv != WT_OK)
+			break;
 		for (int64_t i = 0; i < n; i++)
-			out[i] += part[i] / (float)s->T;
+			out[i] += part[i] / div;
 	}
 	free(part);
 	return rv;
@@ -481,7 +518,7 @@ static int lm_head(shard *s, float *logits)
 {
 	const ref_cfg *c = s->c;
 	int64_t T = s->n_tok;
-	if (c->dec_cls)
+	if (c->dec_cls || c->dec_emb)
 		return score_head(s, logits);
 	float *part = malloc((size_t)(T * s->Vl) * sizeof(float));
 	if (part == NULL)

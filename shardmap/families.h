@@ -117,5 +117,12 @@ extern const sm_family shardmap_family_bert_cls;
 extern const sm_family shardmap_family_bert_tok;
 extern const sm_family shardmap_family_qwen2_5_omni;
 extern const sm_family shardmap_family_gemma3n_text;
+extern const sm_family shardmap_family_llama_emb;
+extern const sm_family shardmap_family_mistral_emb;
+extern const sm_family shardmap_family_qwen2_emb;
+extern const sm_family shardmap_family_gemma2_emb;
+extern const sm_family shardmap_family_gemma3_text_emb;
+extern const sm_family shardmap_family_qwen2_rm;
+extern const sm_family shardmap_family_qwen2_prm;
 
 #endif

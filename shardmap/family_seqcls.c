@@ -13,6 +13,15 @@
  * whole on every rank and quantized as the other Linears; no bias (a score.bias is unknown, as
  * vLLM has no parameter for it). A config with classifier_from_token or method (vLLM's online
  * conversion of a causal LM: the score made of two lm_head rows) is refused.
+ *
+ * Qwen2's reward models (Qwen2ForRewardModel: Qwen/Qwen2.5-Math-RM-72B;
+ * Qwen2ForProcessRewardModel: Qwen/Qwen2.5-Math-PRM-7B; remote code), as vLLM's qwen2_rm.py
+ * loads them: Qwen2Model under model. (Llama's rules, q/k/v biases optional) and the score head
+ * nn.Sequential(ColumnParallelLinear(hid, hid), ReLU, RowParallelLinear(hid, num_labels)), both
+ * with their biases (the remote code's nn.Linear defaults; required): score.0.weight and its
+ * bias by rows, score.2.weight by columns, score.2.bias replicated in full (the engine adds it
+ * once), both weights quantized. num_labels is the class's, 1 or 2 (loader/config_seqcls.c);
+ * a stray lm_head.* is skipped (vLLM's ignore_unexpected_prefixes).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -30,6 +39,21 @@
 
 static const sm_rule llama_cls_rules[] = {
     SC_TOP, SM_RULES_LNORM, SM_RULES_ATTN, SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL), SC_SCORE,
+};
+
+/* The reward models' score: [hid, hid] rows + bias, ReLU, [NLAB, hid] columns + bias whole. */
+#define RM_SCORE                                                                                   \
+	SM_RULE("score.0.weight", "score.0.weight", SM_K_ROWS, 0, SM_U_HID, SM_C_ALL, SM_F_QUANT,  \
+	        2, SM_D_HID, SM_D_HID),                                                            \
+	    SM_RULE("score.0.bias", "score.0.bias", SM_K_ROWS, 0, SM_U_HID, SM_C_ALL, 0, 1,        \
+	            SM_D_HID, SM_D_ANY),                                                           \
+	    SM_RULE("score.2.weight", "score.2.weight", SM_K_COLS, 0, SM_U_HID, SM_C_ALL,          \
+	            SM_F_QUANT, 2, SM_D_NLAB, SM_D_HID),                                           \
+	    SM_RULE("score.2.bias", "score.2.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,       \
+	            SM_D_NLAB, SM_D_ANY)
+
+static const sm_rule qwen2_rm_rules[] = {
+    SC_TOP, SM_RULES_LNORM, SM_RULES_ATTN, SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL), RM_SCORE,
 };
 
 static const sm_rule qwen3_cls_rules[] = {
@@ -64,6 +88,8 @@ static const char *const llama_cls_archs[] = {"LlamaForSequenceClassification", 
 static const char *const mistral_cls_archs[] = {"MistralForSequenceClassification", NULL};
 static const char *const qwen2_cls_archs[] = {"Qwen2ForSequenceClassification", NULL};
 static const char *const qwen3_cls_archs[] = {"Qwen3ForSequenceClassification", NULL};
+static const char *const qwen2_rm_archs[] = {"Qwen2ForRewardModel", NULL};
+static const char *const qwen2_prm_archs[] = {"Qwen2ForProcessRewardModel", NULL};
 
 #define SEQCLS_FAMILY(n, a, r)                                                                     \
 	{                                                                                          \
@@ -79,3 +105,7 @@ const sm_family shardmap_family_qwen2_cls =
     SEQCLS_FAMILY("qwen2_cls", qwen2_cls_archs, llama_cls_rules);
 const sm_family shardmap_family_qwen3_cls =
     SEQCLS_FAMILY("qwen3_cls", qwen3_cls_archs, qwen3_cls_rules);
+const sm_family shardmap_family_qwen2_rm =
+    SEQCLS_FAMILY("qwen2_rm", qwen2_rm_archs, qwen2_rm_rules);
+const sm_family shardmap_family_qwen2_prm =
+    SEQCLS_FAMILY("qwen2_prm", qwen2_prm_archs, qwen2_rm_rules);

@@ -115,6 +115,13 @@ static const sm_family *const families[] = {
     &shardmap_family_bert_tok,
     &shardmap_family_qwen2_5_omni,
     &shardmap_family_gemma3n_text,
+    &shardmap_family_llama_emb,
+    &shardmap_family_mistral_emb,
+    &shardmap_family_qwen2_emb,
+    &shardmap_family_gemma2_emb,
+    &shardmap_family_gemma3_text_emb,
+    &shardmap_family_qwen2_rm,
+    &shardmap_family_qwen2_prm,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

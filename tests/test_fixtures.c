@@ -387,6 +387,11 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->g3n_ple == 16 && cfg->g3n_ple_vocab == 1000 &&
 		            cfg->g3n_kv_shared == 2 && cfg->n_layer_types == 5 &&
 		            cfg->layer_types[2] == CKPT_LAYER_FULL_ATTN);
+	if (strcmp(e->name, "qwen2_rm") == 0) /* the class's one label */
+		assert_true(cfg->rob_num_labels == 1 && !cfg->cls_from_token);
+	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */
+		assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
+		            strcmp(cfg->model_type, "qwen2") == 0);
 	if (strcmp(e->name, "mamba2") == 0) { /* Mamba2Config's keys under the mixer's names */
 		assert_int_equal(cfg->mamba_n_heads, 8);
 		assert_int_equal(cfg->mamba_d_head, 32);

@@ -315,6 +315,19 @@ static const fam_expect fams_mm[] = {
           5 * (8 * 64 + 128 * 64 + 2 * 64 * 64 + 64 * 128 + 2 * 32 + 3 * 128 * 64 + 2 * 16 * 64 +
                16 + 64 + 4 * 64 + 2 * 16 * 64)),
      64, 4, 2, 32, 128, 1200, 5, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* qwen2_emb: F32; embed_tokens, norm under the base model's names (no model., no lm_head);
+     * 2 layers of norms, q 128x128 + bias, k / v 64x128 + biases, o 128x128, gate / up
+     * 192x128, down 128x192 */
+    {"qwen2_emb", 26,
+     4 * (1000 * 128 + 128 +
+          2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 128 + 2 * 64 + 3 * 192 * 128)),
+     128, 4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* qwen2_rm: F32; embed_tokens, norm, score.0 [128, 128] + bias, score.2 [1, 128] + bias (no
+     * lm_head); 2 layers as qwen2_emb's */
+    {"qwen2_rm", 30,
+     4 * (1000 * 128 + 128 + 128 * 128 + 128 + 128 + 1 +
+          2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 128 + 2 * 64 + 3 * 192 * 128)),
+     128, 4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -37,8 +37,9 @@ static void verify_usage(FILE *f)
 	    "Default tokens: 1, V-1, 17, V/2, 3, V/4, 2V/3. --logits FILE also writes the\n"
 	    "full path's outputs as a NumPy .npy float32 array [tokens, V] (BERT: [tokens\n"
 	    "+ 1, hidden], the last row the pooler's; RoBERTa: [tokens, hidden]; its sequence\n"
-	    "classifiers: [tokens + 1, hidden], the last row the logits), e.g. to compare\n"
-	    "with another engine.\n"
+	    "classifiers: [tokens + 1, hidden], the last row the logits; the decoder\n"
+	    "embedding models saved as base models: [tokens, hidden], the final hidden\n"
+	    "states), e.g. to compare with another engine.\n"
 	    "Exit 0 PASS, 1 FAIL or error, 2 usage, 3 layout invalid for this model.\n",
 	    REF_TOL_F32, REF_BUDGET_FP8, REF_BUDGET_INT8, REF_BUDGET_INT4, REF_BUDGET_ROUND);
 }

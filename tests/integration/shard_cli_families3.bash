@@ -213,3 +213,28 @@ plan_has gemma3n_text "model.embed_tokens.weight *F32 *\[608, 64\]" \
 	fail "gemma3n_text TP 8 planned"
 grep -q "num_attention_heads 4" "$T/err" || fail "gemma3n_text TP 8: $(cat "$T/err")"
 refused_edit gemma3n_text 's/"gelu_pytorch_tanh"/"gelu"/' "hidden_activation"
+# Qwen2Model (a decoder embedding model saved as a base model): Qwen2ForCausalLM's cut (q/k/v
+# and their biases fused by heads, every Linear quantized, norms, biases and the embedding kept
+# F32) under the base model's names (no model. prefix), no lm_head; Gemma2Model's table asks
+# for Gemma 2's norms around the MLP, which this checkpoint lacks
+"$CTL" plan --model-dir "$T/qwen2_emb" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan qwen2_emb"
+plan_has qwen2_emb "embed_tokens.weight *F32 *\[512, 128\]" \
+	"layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"layers.1.self_attn.qkv_proj.bias *F32 *\[128\]" \
+	"layers.0.mlp.gate_up_proj.weight *I8 *\[192, 128\]" \
+	"norm.weight *F32 *\[128\]"
+grep -q "lm_head\|^ *model\." "$T/plan" && fail "qwen2_emb: lm_head or model.: $(cat "$T/plan")"
+refused_edit qwen2_emb 's/"Qwen2Model"/"Gemma2Model"/' "pre_feedforward_layernorm"
+
+# Qwen2ForRewardModel: Qwen2's decoder cut as Qwen2ForCausalLM's, no lm_head, the score head
+# as vLLM's qwen2_rm.py builds it: score.0 (ColumnParallelLinear) and its bias by rows,
+# score.2 (RowParallelLinear) by columns, both quantized, score.2.bias whole; a config.json
+# num_labels does not change the class's one label
+"$CTL" plan --model-dir "$T/qwen2_rm" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan qwen2_rm"
+plan_has qwen2_rm "model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"score.0.weight *I8 *\[64, 128\]" "score.0.bias *F32 *\[64\]" \
+	"score.2.weight *I8 *\[1, 64\]" "score.2.bias *F32 *\[1\]"
+grep -q "lm_head" "$T/plan" && fail "qwen2_rm: an lm_head: $(cat "$T/plan")"
+refused_edit qwen2_rm 's/"Qwen2ForRewardModel"/"Qwen2ForProcessRewardModel"/' "implies \[2\]"

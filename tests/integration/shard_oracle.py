@@ -130,6 +130,12 @@ The decoder sequence classifiers (Llama / Mistral / Qwen2 / Qwen3ForSequenceClas
 vLLM's as_seq_cls_model): the causal LM's cut, no lm_head, score.weight whole (replicated).
 BERT's heads (Bert- For Sequence / Token Classification, vLLM's bert.py): BERT's cut under bert.
 (kept), the pooler whole (the token classifier's skipped), classifier.* whole.
+The decoder embedding models saved as base models (LlamaModel, MistralModel, Qwen2Model,
+Gemma2Model, Gemma3TextModel; vLLM's as_embedding_model): the causal LM's cut under the base
+model's names (no model. prefix), no lm_head.
+Qwen2's reward models (Qwen2ForRewardModel, Qwen2ForProcessRewardModel; vLLM's qwen2_rm.py):
+Qwen2's cut, no lm_head, score.0 (weight and bias) by rows, score.2.weight by columns, its bias
+whole.
 Granite Speech (vLLM's granite_speech.py): a Granite language model tied by text_config alone,
 the conformer's ff1 / ff2 up_proj and encoder.out (with their biases) by rows, down_proj and
 out_mid by columns, the rest of the encoder and the Q-Former projector whole.
@@ -535,6 +541,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 re.search(r"self_attn\.[qk]_norm\.(weight|bias)$", name):  # as Cohere's, biases too
             q = ".q_norm." in name
             add(name, pieces_rows(name, r * Hl if q else ks * KVl, Hl if q else KVl)); continue
+        if arch in ("Qwen2ForRewardModel", "Qwen2ForProcessRewardModel") and \
+                name.startswith("score.") and name != "score.2.bias":  # qwen2_rm.py's head:
+            add(name, pieces_cols(name, r * cols // T, cols // T) if name == "score.2.weight"
+                else pieces_rows(name, r * rows // T, rows // T)); continue  # score.0 by rows
         # replicated: norms (OLMo 2 / OLMoE's q_norm [H*d] / k_norm [KV*d] whole), routers
         add(name, pieces_rows(name, 0, rows))
     # fused q/k/v
@@ -596,6 +606,12 @@ def materialize(src, pcs, scale=False, blk=128):
             if arr.ndim == 1: arr = arr.reshape(-1, 1)
             parts.append(arr[a:a + n] if axis == 0 else arr[:, a:a + n])
     return np.concatenate([x.reshape(x.shape[0], -1) for x in parts], axis=0)
+
+# The decoder embedding models saved as base models (vLLM's as_embedding_model) -> their causal LM
+BASE_LMS = {"LlamaModel": "LlamaForCausalLM", "MistralModel": "MistralForCausalLM",
+            "Qwen2Model": "Qwen2ForCausalLM", "Gemma2Model": "Gemma2ForCausalLM",
+            "Gemma3TextModel": "Gemma3ForCausalLM"}
+
 
 def main():
     ctl, model, T, P, quant = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
@@ -684,6 +700,12 @@ def main():
                       re.sub(r"^model\.(vision_model|connector)\.", r"\1.", k)): v for k, v in src.items()}
         back = lambda n: re.sub(r"^(vision_model|connector)\.", r"model.\1.",
                                 re.sub(r"^model\.", "model.text_model.", n))
+    elif cfg["architectures"][0] in BASE_LMS:  # base-model names: the causal LM's cut, model.
+        cfg = dict(cfg, architectures=[BASE_LMS[cfg["architectures"][0]]],  # dropped again
+                   tie_word_embeddings=True)  # no lm_head
+        src = {("model." + k if k.startswith(("embed_tokens.", "layers.", "norm.")) else k): v
+               for k, v in src.items()}
+        back = lambda n: re.sub(r"^model\.", "", n)
     elif "text_config" in cfg:  # transformers 5.x multimodal layout: LM fields and names
         cfg = dict(cfg, **{k: v for k, v in cfg["text_config"].items() if k != "model_type"})
         cfg["tie_word_embeddings"] = cfg["text_config"].get("tie_word_embeddings", False)  # its alone
