@@ -40,27 +40,8 @@ static const char cfg_bert[] = CFG("BertModel", "");
 static const char cfg_cls[] = CFG("BertForSequenceClassification", LABEL1);
 static const char cfg_tok[] = CFG("BertForTokenClassification", LABEL4);
 
-static const struct {
-	const char *leaf;
-	int64_t n, k;
-} layer[] = {
-    {"attention.self.query.weight", HID, HID},
-    {"attention.self.query.bias", HID, 0},
-    {"attention.self.key.weight", HID, HID},
-    {"attention.self.key.bias", HID, 0},
-    {"attention.self.value.weight", HID, HID},
-    {"attention.self.value.bias", HID, 0},
-    {"attention.output.dense.weight", HID, HID},
-    {"attention.output.dense.bias", HID, 0},
-    {"attention.output.LayerNorm.weight", HID, 0},
-    {"attention.output.LayerNorm.bias", HID, 0},
-    {"intermediate.dense.weight", I, HID},
-    {"intermediate.dense.bias", I, 0},
-    {"output.dense.weight", HID, I},
-    {"output.dense.bias", HID, 0},
-    {"output.LayerNorm.weight", HID, 0},
-    {"output.LayerNorm.bias", HID, 0},
-};
+/* an encoder layer's tensors (0 columns: 1-D) */
+static const fx_leaf layer[] = {FX_BERT_LAYER_LEAVES(HID, I)};
 
 /* BertModel under prefix pfx ("" or "bert."), with its pooler when pooler, then (labels > 0)
  * classifier [labels, hid] and its bias; extras: the position_ids buffer under pfx. */

@@ -199,6 +199,18 @@ typedef struct fx_leaf {
 	{"fc1.weight", i, e},                {"fc1.bias", i, 0},                     \
 	{"fc2.weight", e, i},                {"fc2.bias", e, 0},                     \
 	{"final_layer_norm.weight", e, 0},   {"final_layer_norm.bias", e, 0}
+/* The 16 tensors of a BERT / RoBERTa encoder layer of width e, intermediate width i, below
+ * encoder.layer.N. */
+#define FX_BERT_LAYER_LEAVES(e, i)                                                  \
+	{"attention.self.query.weight", e, e},   {"attention.self.query.bias", e, 0},    \
+	{"attention.self.key.weight", e, e},     {"attention.self.key.bias", e, 0},      \
+	{"attention.self.value.weight", e, e},   {"attention.self.value.bias", e, 0},    \
+	{"attention.output.dense.weight", e, e}, {"attention.output.dense.bias", e, 0},  \
+	{"attention.output.LayerNorm.weight", e, 0},                                     \
+	{"attention.output.LayerNorm.bias", e, 0},                                       \
+	{"intermediate.dense.weight", i, e},     {"intermediate.dense.bias", i, 0},      \
+	{"output.dense.weight", e, i},           {"output.dense.bias", e, 0},            \
+	{"output.LayerNorm.weight", e, 0},       {"output.LayerNorm.bias", e, 0}
 /* clang-format on */
 
 /* Rank r's ViT encoder block `blk` at TP T (CLIP / SigLIP as vLLM's clip.py and

@@ -44,27 +44,8 @@
 static const char cfg_rb[] = CFG("RobertaModel", "roberta", POS_KEYS);
 static const char cfg_xlm[] = CFG("XLMRobertaModel", "xlm-roberta", POS_KEYS);
 
-static const struct {
-	const char *leaf;
-	int64_t n, k;
-} layer[] = {
-    {"attention.self.query.weight", HID, HID},
-    {"attention.self.query.bias", HID, 0},
-    {"attention.self.key.weight", HID, HID},
-    {"attention.self.key.bias", HID, 0},
-    {"attention.self.value.weight", HID, HID},
-    {"attention.self.value.bias", HID, 0},
-    {"attention.output.dense.weight", HID, HID},
-    {"attention.output.dense.bias", HID, 0},
-    {"attention.output.LayerNorm.weight", HID, 0},
-    {"attention.output.LayerNorm.bias", HID, 0},
-    {"intermediate.dense.weight", I, HID},
-    {"intermediate.dense.bias", I, 0},
-    {"output.dense.weight", HID, I},
-    {"output.dense.bias", HID, 0},
-    {"output.LayerNorm.weight", HID, 0},
-    {"output.LayerNorm.bias", HID, 0},
-};
+/* an encoder layer's tensors (0 columns: 1-D) */
+static const fx_leaf layer[] = {FX_BERT_LAYER_LEAVES(HID, I)};
 
 /* The encoder under prefix pfx ("" or "roberta.") with `layers` layers and a position table of
  * pos rows; extras: the pooler and the position_ids buffer under pfx, an MLM head lm_head.*. */
