@@ -25,7 +25,7 @@ int config_parse_audio(json_t *root, ckpt_config *c, wt_errbuf *err)
 		return config_parse_granite_speech(root, c, err);
 	if (config_is_voxtral(root))
 		return config_parse_voxtral(root, c, err);
-	if (config_is_qwen2_5_omni(root))
+	if (config_is_omni(root))
 		return config_parse_omni_audio(root, c, err);
 	if (!config_is_qwen2_audio(root))
 		return WT_OK;

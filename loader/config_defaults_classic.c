@@ -389,6 +389,25 @@ static const class_default omni_text_defaults[] = {
     {"rope_theta", true, 1000000.0},
 };
 
+/* Qwen3OmniMoeTextConfig's (transformers 4.57.1), for Qwen3-Omni's thinker_config.text_config
+ * whatever its model_type: 128 experts of 768, top 8; untied, no head_dim key (hidden_size /
+ * heads), decoder_sparse_step 1 and mlp_only_layers [] the loader's, norm_topk_prob true the
+ * reference's; rope_scaling's mrope_section in config_omni.c */
+static const class_default omni3_text_defaults[] = {
+    {"vocab_size", false, 3584},
+    {"hidden_size", false, 2048},
+    {"intermediate_size", false, 18944},
+    {"num_hidden_layers", false, 28},
+    {"num_attention_heads", false, 28},
+    {"num_key_value_heads", false, 4},
+    {"max_position_embeddings", false, 32768},
+    {"moe_intermediate_size", false, 768},
+    {"num_experts_per_tok", false, 8},
+    {"num_experts", false, 128},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 1000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -428,6 +447,7 @@ static const struct {
     CLASS("mllama_text_model", mllama_text_defaults),
     CLASS("bert", bert_defaults),
     CLASS("qwen2_5_omni:text", omni_text_defaults),
+    CLASS("qwen3_omni_moe:text", omni3_text_defaults),
     CLASS("gemma3n_text", gemma3n_text_defaults),
 };
 

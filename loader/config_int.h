@@ -87,6 +87,9 @@ int config_parse_voxtral(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * quantization_config, the classes' defaults for absent sub-configs; a new reference), and
  * its audio_config (Qwen2_5OmniAudioEncoderConfig's defaults) into c (config_omni.c). */
 bool config_is_qwen2_5_omni(json_t *root);
+/* ... or Qwen3-Omni's (model_type qwen3_omni_moe), or either */
+bool config_is_qwen3_omni(json_t *root);
+bool config_is_omni(json_t *root);
 int config_omni_root(json_t *root, json_t **out, wt_errbuf *err);
 int config_parse_omni_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /

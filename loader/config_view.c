@@ -111,6 +111,8 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		return "mllama_text_model";
 	if (overlay && config_is_qwen2_5_omni(root)) /* a Qwen2_5OmniTextConfig whatever it says */
 		return "qwen2_5_omni:text";
+	if (overlay && config_is_qwen3_omni(root)) /* a Qwen3OmniMoeTextConfig, the same */
+		return "qwen3_omni_moe:text";
 	if (overlay && config_is_fuyu(root)) /* FuyuConfig: persimmon when it has none */
 		return tmt != NULL ? tmt : "persimmon";
 	if (overlay && config_is_lfm2_vl(root)) /* Lfm2VlConfig: lfm2 when it has none */
@@ -144,7 +146,7 @@ static const char *const tie_by_text[] = {
     "mistral3",  "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
     "qwen2_vl",  "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
     "fuyu",      "lfm2_vl",    "lfm2-vl",          "granite_speech", "blip-2",
-    "aria",      "voxtral",    "mllama",           "qwen2_5_omni",
+    "aria",      "voxtral",    "mllama",           "qwen2_5_omni",   "qwen3_omni_moe",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

@@ -521,6 +521,7 @@ typedef struct ckpt_config {
 	 * Qwen2_5OmniAudioEncoderConfig's, and its output_dim, config_omni.c) */
 	bool has_audio;
 	int64_t a_mel, a_layers, a_heads, a_ffn, a_d_model, a_max_pos, a_out_dim;
+	int64_t a_dsh; /* Qwen3-Omni's downsample_hidden_size (the Conv2d stem's channels) */
 	/* Aria (AriaConfig, model_type aria; read for it only, config_aria.c): the projector's
 	 * learned queries, max(projector_patch_to_query_dict.values()) (256 when absent) */
 	int64_t aria_queries;

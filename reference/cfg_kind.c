@@ -346,6 +346,10 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* Qwen2.5-Omni's thinker: its Qwen2 language model (q/k/v biases; thinker.* read as
 	     * Qwen2's names), on text tokens; the towers and the speech generator loaded, unused */
 	    {"qwen2_5_omni", REF_DENSE, false, 0, 0},
+	    /* Qwen3-Omni's thinker: its Qwen3-MoE language model (per-expert Linears; thinker.*
+	     * read as Qwen3-MoE's names; MRoPE over text positions is 1-D RoPE), on text tokens;
+	     * the towers and the speech generator loaded, unused */
+	    {"qwen3_omni_moe", REF_QWEN2_MOE, true, 0, 0},
 	    /* The decoder embedding models saved as base models: the causal LM's decoder under
 	     * the base model's names (read as model.*, ckpt.c), its final hidden states on every
 	     * token (dec_emb) */

@@ -371,8 +371,9 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = ref_dbrx_json(json, len, &flat, &len, err);
 	if (rv == WT_OK && fam != NULL && strcmp(fam, "mpt") == 0) /* MPT's: config_mpt_keys */
 		rv = ref_mpt_json(json, len, &flat, &len, err);
-	if (rv == WT_OK && fam != NULL && strcmp(fam, "qwen2_5_omni") == 0) /* thinker_config's */
-		rv = ref_omni_json(json, len, &flat, &len, err);
+	if (rv == WT_OK && fam != NULL &&
+	    (strcmp(fam, "qwen2_5_omni") == 0 || strcmp(fam, "qwen3_omni_moe") == 0))
+		rv = ref_omni_json(json, len, &flat, &len, err); /* thinker_config's */
 	if (rv == WT_OK)
 		rv = ref_cfg_finish(&c, fam, cc->architecture, flat ? flat : json, len, err);
 	free(flat);

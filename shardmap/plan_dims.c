@@ -354,6 +354,15 @@ static int omni_audio_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
 	d->au_embed = c->a_d_model;
 	d->au_inter = c->a_ffn;
 	d->au_mel = c->a_mel;
+	if (c->a_dsh > SM_DIM_MAX)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: thinker_config.audio_config.downsample_hidden_size "
+		                 "%" PRId64 " is not a model's (at most %lld)",
+		                 c->a_dsh, SM_DIM_MAX);
+	/* Qwen3-Omni: conv_out takes DH x ((((mel + 1) // 2 + 1) // 2 + 1) // 2) (0 for
+	 * Qwen2.5-Omni, whose a_dsh is 0) */
+	d->au_dsh = c->a_dsh;
+	d->au_conv_in = c->a_dsh * ((((c->a_mel + 1) / 2 + 1) / 2 + 1) / 2);
 	return WT_OK;
 }
 
@@ -695,6 +704,10 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->au_inter;
 	case SM_D_AMEL:
 		return d->au_mel;
+	case SM_D_ADH:
+		return d->au_dsh;
+	case SM_D_ACO:
+		return d->au_conv_in;
 	case SM_D_G3NA:
 		return d->g3n_alt;
 	case SM_D_G3NA2:

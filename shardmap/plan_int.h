@@ -64,6 +64,7 @@ typedef struct sm_dims {
 	/* Qwen2.5-Omni's audio encoder: d_model, encoder_ffn_dim, num_mel_bins (0 for other
 	 * families; qf_layers holds encoder_layers) */
 	int64_t au_embed, au_inter, au_mel;
+	int64_t au_dsh, au_conv_in; /* Qwen3-Omni: downsample_hidden_size, conv_out's columns */
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

@@ -167,6 +167,10 @@ typedef enum {
 	SM_D_AE,
 	SM_D_AI,
 	SM_D_AMEL,
+	/* Qwen3-Omni's: downsample_hidden_size (the Conv2d stem's channels), conv_out's columns
+	 * (that x the mel bins after three stride-2 convolutions) */
+	SM_D_ADH,
+	SM_D_ACO,
 	/* Gemma 3n: altup_num_inputs (the AltUp coefficients), its square (prediction_coefs'
 	 * rows), hidden_size_per_layer_input, num_hidden_layers x that (the per-layer
 	 * embedding's columns, per_layer_model_projection's rows), laurel_rank,

@@ -145,7 +145,7 @@ static void check_family(const fam_expect *e, const char *root)
 	bool b2 = strcmp(e->name, "blip2") == 0;
 	bool ar = strcmp(e->name, "aria") == 0;
 	bool ml = strcmp(e->name, "mllama") == 0;
-	bool qo = strcmp(e->name, "qwen2_5_omni") == 0;
+	bool qo = strcmp(e->name, "qwen2_5_omni") == 0 || strcmp(e->name, "qwen3_omni_moe") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
 	                                      ov || c2v || ivl || px || fy || lvl || b2 || ar ||
@@ -382,6 +382,12 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->a_ffn == 96 && cfg->a_mel == 16 && cfg->a_out_dim == 128 &&
 		            cfg->has_vision && cfg->v_hidden_size == 64 && cfg->v_depth == 2 &&
 		            cfg->has_mrope && cfg->mrope_section[0] == 4);
+	if (strcmp(e->name, "qwen3_omni_moe") == 0) /* its towers, MRoPE [4, 6, 6], layer 1 dense */
+		assert_true(cfg->has_audio && cfg->a_d_model == 32 && cfg->a_layers == 2 &&
+		            cfg->a_dsh == 8 && cfg->a_mel == 16 && cfg->a_out_dim == 128 &&
+		            cfg->v_hidden_size == 64 && cfg->v_num_pos == 16 &&
+		            cfg->n_deepstack == 2 && cfg->has_mrope && cfg->mrope_section[0] == 4 &&
+		            cfg->n_mlp_only_layers == 1 && cfg->mlp_only_layers[0] == 1);
 	if (strcmp(e->name, "gemma3n_text") == 0) /* Gemma3nTextConfig's sizes; I from the list */
 		assert_true(cfg->g3n_altup == 4 && cfg->g3n_active == 0 && cfg->g3n_laurel == 16 &&
 		            cfg->g3n_ple == 16 && cfg->g3n_ple_vocab == 1000 &&

@@ -328,6 +328,28 @@ static const fam_expect fams_mm[] = {
      4 * (1000 * 128 + 128 + 128 * 128 + 128 + 128 + 1 +
           2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 128 + 2 * 64 + 3 * 192 * 128)),
      128, 4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* qwen3_omni_moe: the thinker's Qwen3-MoE LM under thinker.model. (untied; 3 layers: q 128x128,
+     * k / v 64x128, o 128x128, q / k norms [32], two norms; layers 0, 2: router [4, 128] and 4
+     * experts of gate / up 64x128, down 128x64; layer 1: gate / up 256x128, down 128x256) + the
+     * vision tower (patch_embed [64, 3, 2, 4, 4] + [64], pos_embed [16, 64]; per block two
+     * LayerNorms, qkv 192x64, proj 64x64, linear_fc1 128x64, linear_fc2 64x128 with biases; the
+     * merger: ln_q [64] + bias, mlp.0 256x256, mlp.2 128x256 with biases; merger_list.0 / .1:
+     * ln_q [256] + bias, the same MLP) + the audio encoder (d_model 32: conv2d1 [8, 1, 3, 3],
+     * conv2d2 / 3 [8, 8, 3, 3] with biases, conv_out [32, 16]; per layer q / k / v / out
+     * [32, 32] with biases, two LayerNorms, fc1 [96, 32] / fc2 [32, 96] with biases; ln_post,
+     * proj1 [32, 32], proj2 [128, 32] with biases) + talker.codec_head [16, 128] and code2wav's
+     * code_embedding [16, 32] */
+    {"qwen3_omni_moe", 148,
+     2 * (2 * 1000 * 128 + 128) + 3 * 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 2 * 32) +
+         2 * 2 * (4 * 128 + 4 * 3 * 64 * 128) + 2 * 3 * 256 * 128 +
+         2 * (64 * 3 * 2 * 4 * 4 + 64 + 16 * 64) +
+         2 * 2 * (4 * 64 + 192 * 64 + 192 + 64 * 64 + 64 + 128 * 64 + 128 + 64 * 128 + 64) +
+         2 * (2 * 64 + 256 * 256 + 256 + 128 * 256 + 128) +
+         2 * 2 * (2 * 256 + 256 * 256 + 256 + 128 * 256 + 128) +
+         2 * (8 * 9 + 8 + 2 * (8 * 8 * 9 + 8) + 32 * 16) +
+         2 * 2 * (4 * (32 * 32 + 32) + 4 * 32 + 96 * 32 + 96 + 32 * 96 + 32) +
+         2 * (64 + 32 * 32 + 32 + 128 * 32 + 128) + 2 * (16 * 128 + 16 * 32),
+     128, 4, 2, 32, 256, 1000, 3, 0, 4, 64, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -238,3 +238,25 @@ plan_has qwen2_rm "model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
 	"score.2.weight *I8 *\[1, 64\]" "score.2.bias *F32 *\[1\]"
 grep -q "lm_head" "$T/plan" && fail "qwen2_rm: an lm_head: $(cat "$T/plan")"
 refused_edit qwen2_rm 's/"Qwen2ForRewardModel"/"Qwen2ForProcessRewardModel"/' "implies \[2\]"
+
+# Qwen3OmniMoeForConditionalGeneration: the thinker's Qwen3-MoE language model under thinker.
+# (experts into w13 / w2, layer 1 dense), the Qwen3-VL style tower (qkv by heads, the merger's
+# and merger_list's mlp.0 rows / mlp.2 columns, all quantized; patch embed and pos_embed whole),
+# the audio encoder whole and BF16, talker.* / code2wav.* skipped; rope_scaling left out refused
+"$CTL" plan --model-dir "$T/qwen3_omni_moe" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan qwen3_omni_moe"
+grep -q "lm_head tied" "$T/plan" && fail "qwen3_omni_moe: tied: $(cat "$T/plan")"
+plan_has qwen3_omni_moe "thinker.model.layers.0.mlp.experts.w13_weight *I8 *\[4, 64, 128\]" \
+	"thinker.model.layers.2.mlp.experts.w2_weight *I8 *\[4, 128, 32\]" \
+	"thinker.model.layers.1.mlp.gate_up_proj.weight *I8 *\[256, 128\]" \
+	"thinker.model.layers.0.mlp.gate.weight *BF16 *\[4, 128\]" \
+	"thinker.lm_head.weight *BF16 *\[512, 128\]" \
+	"thinker.visual.blocks.1.attn.qkv.weight *I8 *\[96, 64\]" \
+	"thinker.visual.merger_list.1.mlp.0.weight *I8 *\[128, 256\]" \
+	"thinker.visual.merger_list.1.mlp.2.weight *I8 *\[128, 128\]" \
+	"thinker.visual.pos_embed.weight *BF16 *\[16, 64\]" \
+	"thinker.audio_tower.conv2d2.weight *BF16 *\[8, 8, 3, 3\]" \
+	"thinker.audio_tower.conv_out.weight *BF16 *\[32, 16\]" \
+	"skipped talker.codec_head.weight" "skipped code2wav.code_embedding.weight"
+grep -q "audio_tower.*_scale" "$T/plan" && fail "qwen3_omni_moe: the audio encoder quantized: $(cat "$T/plan")"
+refused_edit qwen3_omni_moe 's/"rope_scaling"/"rope_scaling_x"/' "text_config.rope_scaling"

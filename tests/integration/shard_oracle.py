@@ -145,6 +145,8 @@ fc1 by rows with its bias, the rest and the projector whole.
 Qwen2.5-Omni (vLLM's qwen2_5_omni_thinker.py): thinker_config's Qwen2 language model tied by
 text_config alone, Qwen2.5-VL's tower with attn.q / k / v fused into attn.qkv by heads, the
 audio encoder (transformers' own) whole; talker.* / token2wav.* skipped; thinker. kept.
+Qwen3-Omni (vLLM's qwen3_omni_moe_thinker.py): the same with a Qwen3-MoE language model, Qwen3-VL's
+tower (merger_list.N as the merger) and its own audio encoder whole; code2wav.* skipped.
 Mllama (vLLM's mllama.py): Llama's language model with the cross-attention layers' cross_attn
 q / k / v fused as self_attn's, embed_tokens' vocab_size + 8 rows; the vision model's patch
 embedding, fc1 and the projector by rows, o_proj / fc2 by columns, the rest whole.
@@ -435,10 +437,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             elif re.search(r"(mlp|feed_forward|merger)\.(gate|up)_proj\.(weight|bias)$", name):
                 pass  # Qwen2.5-VL, Pixtral, GLM-4.1V (+ its merger): fused into gate_up_proj below
             elif re.search(r"(attn\.proj|attn\.projection|out_proj|o_proj|mlp\.fc2|mlp\.down_proj|merger\.mlp\.2|"
-                           r"linear_fc2|feed_forward\.down_proj|merger\.down_proj)\.weight$", name):
+                           r"linear_fc2|feed_forward\.down_proj|merger\.down_proj|merger_list\.\d+\.mlp\.2)\.weight$", name):
                 # + Qwen3-VL's, Pixtral's, GLM-4.1V's merger
                 add(name, pieces_cols(name, r * cols // T, cols // T))
-            elif re.search(r"(mlp\.fc1|merger\.mlp\.0|linear_fc1|merger\.proj)\.(weight|bias)$", name):
+            elif re.search(r"(mlp\.fc1|merger(_list\.\d+)?\.mlp\.0|linear_fc1|merger\.proj)\.(weight|bias)$", name):
                 add(name, pieces_rows(name, r * rows // T, rows // T))
             else:
                 add(name, pieces_rows(name, 0, rows))  # patch embed, norms, row-parallel biases
@@ -685,12 +687,12 @@ def main():
                              r"vision_embed_tokens\.)", r"\2",
                              re.sub(r"^language_model\.lm_head\.", "lm_head.", k))): v
                for k, v in src.items()}
-    elif cfg["model_type"] == "qwen2_5_omni":  # thinker_config's text_config; thinker.* -> none,
-        th = cfg["thinker_config"]              # talker.* / token2wav.* skipped; tied by text_config
+    elif cfg["model_type"] in ("qwen2_5_omni", "qwen3_omni_moe"):  # thinker_config's text_config;
+        th = cfg["thinker_config"]  # thinker.* -> none, the speech generator skipped; tied by text_config
         cfg = dict(cfg, **{k: v for k, v in th["text_config"].items() if k != "model_type"})
         cfg["tie_word_embeddings"] = th["text_config"].get("tie_word_embeddings", False)
         src = {re.sub(r"^thinker\.", "", k): v for k, v in src.items()
-               if not k.startswith(("talker.", "token2wav."))}
+               if not k.startswith(("talker.", "token2wav.", "code2wav."))}
         back = lambda n: n if n.startswith("thinker.") else "thinker." + n
     elif cfg["model_type"] in ("idefics3", "smolvlm"):  # model.text_model.* -> model.*; tied by
         tc = cfg["text_config"]                          # text_config alone (transformers, vLLM)
