@@ -25,6 +25,8 @@ int config_parse_audio(json_t *root, ckpt_config *c, wt_errbuf *err)
 		return config_parse_granite_speech(root, c, err);
 	if (config_is_voxtral(root))
 		return config_parse_voxtral(root, c, err);
+	if (config_is_whisper(root))
+		return config_parse_whisper(root, c, err);
 	if (config_is_omni(root))
 		return config_parse_omni_audio(root, c, err);
 	if (!config_is_qwen2_audio(root))

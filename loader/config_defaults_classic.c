@@ -212,6 +212,17 @@ static const class_default opt_defaults[] = {
     {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 2048},
 };
 
+/* WhisperConfig's (transformers 4.57.1): whisper-tiny's decoder under its own names
+ * (config_whisper_keys lays them over hidden_size / num_attention_heads / num_hidden_layers /
+ * intermediate_size after these fill the absent ones); the encoder's sizes and
+ * max_target_positions default in config_whisper.c; tied by default (PretrainedConfig's
+ * tie_word_embeddings, the planner's tie_default). */
+static const class_default whisper_defaults[] = {
+    {"vocab_size", false, 51865},          {"d_model", false, 384},
+    {"decoder_attention_heads", false, 6}, {"decoder_layers", false, 4},
+    {"decoder_ffn_dim", false, 1536},
+};
+
 /* BertConfig's (transformers 4.57.1): bert-base's dims (30522 / 768 / 3072 / 12 / 12);
  * max_position_embeddings 512 and type_vocab_size 2, read by config_roberta.c for BERT's heads
  * (config_parse_bert_head); layer_norm_eps 1e-12 and hidden_act gelu are the reference's. */
@@ -449,6 +460,7 @@ static const struct {
     CLASS("qwen2_5_omni:text", omni_text_defaults),
     CLASS("qwen3_omni_moe:text", omni3_text_defaults),
     CLASS("gemma3n_text", gemma3n_text_defaults),
+    CLASS("whisper", whisper_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

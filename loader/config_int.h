@@ -82,6 +82,13 @@ int config_parse_granite_speech(json_t *root, struct ckpt_config *c, wt_errbuf *
  * config_parse_audio). */
 bool config_is_voxtral(json_t *root);
 int config_parse_voxtral(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Whisper config (model_type whisper)? Its encoder's top-level sizes (WhisperConfig's
+ * defaults) into the audio fields, max_target_positions into rob_max_pos
+ * (config_parse_whisper, called by config_parse_audio); config_whisper_keys lays the decoder's
+ * key names over the language-model view's (config_whisper.c). */
+bool config_is_whisper(json_t *root);
+int config_parse_whisper(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+int config_whisper_keys(json_t *v, wt_errbuf *err);
 /* Is root a Qwen2.5-Omni config (model_type qwen2_5_omni)? *out = the flat view the loader
  * reads it from (thinker_config's keys, the top level's architectures / model_type /
  * quantization_config, the classes' defaults for absent sub-configs; a new reference), and

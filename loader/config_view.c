@@ -192,6 +192,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = fill_class_defaults(v, mt, err);
 	if (rv == WT_OK && longcat)
 		rv = config_longcat_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "whisper") == 0)
+		rv = config_whisper_keys(v, err);
 	if (rv == WT_OK && fill && (strcmp(mt, "mamba") == 0 || strcmp(mt, "falcon_mamba") == 0))
 		rv = config_mamba_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "mamba2") == 0)

@@ -430,7 +430,8 @@ typedef struct ckpt_config {
 	 * position_embedding_type absent or "absolute"; rob_num_labels: the classifier's outputs
 	 * (PretrainedConfig: the entries of id2label, else num_labels, else 2). BERT's heads
 	 * (BertForSequenceClassification, BertForTokenClassification) fill the same fields but
-	 * rob_pad (BertConfig's 512, 2, false, "absolute"; config_parse_bert_head) */
+	 * rob_pad (BertConfig's 512, 2, false, "absolute"; config_parse_bert_head). Whisper:
+	 * rob_max_pos is max_target_positions (448), the decoder's position table */
 	int64_t rob_max_pos, rob_types, rob_pad, rob_num_labels;
 	bool rob_decoder, rob_abs_pos;
 	/* The decoder sequence classifiers (Llama-, Mistral-, Qwen2-, Qwen3ForSequence-
@@ -518,7 +519,8 @@ typedef struct ckpt_config {
 	 * encoder_layers, encoder_attention_heads, encoder_ffn_dim, d_model,
 	 * max_source_positions; Voxtral's audio_config too, VoxtralEncoderConfig's names and
 	 * defaults, config_voxtral.c; Qwen2.5-Omni's thinker_config.audio_config with
-	 * Qwen2_5OmniAudioEncoderConfig's, and its output_dim, config_omni.c) */
+	 * Qwen2_5OmniAudioEncoderConfig's, and its output_dim, config_omni.c; Whisper's
+	 * top-level encoder keys, WhisperConfig's defaults, config_whisper.c) */
 	bool has_audio;
 	int64_t a_mel, a_layers, a_heads, a_ffn, a_d_model, a_max_pos, a_out_dim;
 	int64_t a_dsh; /* Qwen3-Omni's downsample_hidden_size (the Conv2d stem's channels) */

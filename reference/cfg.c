@@ -414,6 +414,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_gpt2(c, arch, json, len, err);
 	else if (c->opt)
 		rv = ref_cfg_opt(c, arch, json, len, err);
+	else if (c->whisper)
+		rv = ref_cfg_whisper(c, json, len, err);
 	else if (c->g3n)
 		rv = ref_cfg_g3n(c, arch, json, len, err);
 	else if (c->jamba)

@@ -64,7 +64,8 @@ enum {
 	FAM_CHAMELEON,
 	FAM_ARIA,
 	FAM_ZAMBA2,
-	FAM_GEMMA3N
+	FAM_GEMMA3N,
+	FAM_WHISPER
 };
 
 /* The planner's family -> the reference's kind. */
@@ -314,6 +315,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"zamba2", REF_DENSE, false, 0, FAM_ZAMBA2},
 	    /* Gemma3nForCausalLM: AltUp, Laurel, per-layer inputs, KV sharing (gemma3n.c) */
 	    {"gemma3n_text", REF_DENSE, false, 0, FAM_GEMMA3N},
+	    /* WhisperForConditionalGeneration: the encoder on a fixed log-mel, the decoder with
+	     * cross-attention to it (cfg_whisper.c, whisper.c) */
+	    {"whisper", REF_DENSE, false, 0, FAM_WHISPER},
 	    /* ModernBertModel: its own pre-norm encoder (modernbert.c) */
 	    {"modernbert", REF_BERT, false, 0, 0},
 	    /* ModernBertForSequenceClassification: the same under model., then its head */
@@ -465,6 +469,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			if (c->gpt2) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			c->opt = map[i].fam == FAM_OPT;
+			c->whisper = map[i].fam == FAM_WHISPER;
 			c->g3n = map[i].fam == FAM_GEMMA3N;
 			c->gptj = map[i].fam == FAM_GPTJ;
 			if (c->gptj) /* Phi's block, adjacent-pair RoPE */

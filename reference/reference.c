@@ -565,6 +565,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	}
 	if (c->opt) /* its own pass (opt.c) */
 		return ref_opt_full(c, ck, tokens, n_tok, logits, err);
+	if (c->whisper) /* its own pass (whisper.c) */
+		return ref_whisper_full(c, ck, tokens, n_tok, logits, err);
 	if (c->g3n) /* its own pass (gemma3n.c) */
 		return ref_g3n_full(c, ck, tokens, n_tok, logits, err);
 	if ((c->dbrx || c->mpt) && ref_set_find(ck, "transformer.wte.weight") != NULL) {

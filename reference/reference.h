@@ -28,7 +28,8 @@
  * experts; llama4.c), Qwen3-Next (gated delta net and gated full attention layers over
  * Qwen2-MoE's MoE; qwen3_next.c), Granite 4.0 (Mamba2 mixers and attention layers over
  * GraniteMoE's experts and the shared MLP; granite4.c), Gemma 3n's language model (AltUp,
- * Laurel, per-layer inputs, KV sharing; gemma3n.c) and BERT (reference_bert.c). Anything
+ * Laurel, per-layer inputs, KV sharing; gemma3n.c), Whisper (the encoder on a fixed log-mel, the
+ * decoder with cross-attention; whisper.c) and BERT (reference_bert.c). Anything
  * else is
  * WT_EUNSUPPORTED naming the architecture.
  *
@@ -561,6 +562,11 @@ typedef struct ref_cfg {
 	 * (enable_bias) */
 	bool opt, opt_pre, opt_fnorm, opt_bias;
 	int64_t wep;
+	/* Whisper (cfg_whisper.c, whisper.c; kind REF_DENSE, its own passes): the encoder's
+	 * layers, heads, ffn width, mel bins and positions (max_source_positions; its input is a
+	 * fixed seeded log-mel of twice as many frames), the decoder's positions in max_pos */
+	bool whisper;
+	int64_t wh_el, wh_eh, wh_ei, wh_mel, wh_src;
 	/* GPT-J (cfg_neox.c, gptj.c; phi set too: Phi's block, read under Phi's names after
 	 * ref_gptj_rename): RoPE on the adjacent pairs (rope_pairs) of the first rotary_dim dims,
 	 * q/k/v and out_proj without biases */

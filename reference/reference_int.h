@@ -662,6 +662,18 @@ static inline void ref_fh1_sum(const ref_cfg *c, float *o, const float *m, int64
 int ref_cfg_jamba(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* GPT-J's tensors of in under Phi's names into out (gptj.c): checkpoint or rank sets alike. */
 int ref_gptj_rename(ref_set *in, ref_set *out, wt_errbuf *err);
+/* WhisperForConditionalGeneration paths (whisper.c): the checkpoint ck, or the T ranks; the
+ * encoder on ref_whisper_mel's input, the decoder on tokens, logits [n_tok, V]. */
+int ref_whisper_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok,
+                     float *logits, wt_errbuf *err);
+int ref_whisper_sharded(const ref_cfg *c, ref_set *ranks, uint32_t T, const int64_t *tokens,
+                        size_t n_tok, float *logits, wt_errbuf *err);
+/* The encoder's fixed input: mel rows of 2 x src frames, element i of the row-major array
+ * ((s >> 40) / 2^24) * 2 - 1 of the i+1-th step of the 64-bit LCG s = s * 6364136223846793005
+ * + 1442695040888963407 from s = 0x5eed (exact in float32). out: mel * 2 * src floats. */
+void ref_whisper_mel(float *out, int64_t mel, int64_t src);
+/* Whisper's fields of c from config.json (cfg_whisper.c). */
+int ref_cfg_whisper(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
 /* OPT's fields of c from config.json (cfg_opt.c); arch is named in refusals. */
 int ref_cfg_opt(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Whether Jamba's layer l is a Mamba (v1) mixer. */

@@ -684,6 +684,10 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		rv = ref_opt_sharded(c, ranks, s.T, s.Vl, tokens, n_tok, logits, err);
 		goto out;
 	}
+	if (c->whisper) { /* its own pass (whisper.c) */
+		rv = ref_whisper_sharded(c, ranks, s.T, tokens, n_tok, logits, err);
+		goto out;
+	}
 	if (c->g3n) { /* its own pass (gemma3n.c) */
 		rv = ref_g3n_sharded(c, ranks, s.T, s.Vl, tokens, n_tok, logits, err);
 		goto out;

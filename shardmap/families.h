@@ -125,5 +125,6 @@ extern const sm_family shardmap_family_gemma3_text_emb;
 extern const sm_family shardmap_family_qwen2_rm;
 extern const sm_family shardmap_family_qwen2_prm;
 extern const sm_family shardmap_family_qwen3_omni_moe;
+extern const sm_family shardmap_family_whisper;
 
 #endif

@@ -432,4 +432,63 @@ int shardmap_vision_shuffle(const ckpt_config *c, const sm_vis_geom *g, const ch
 	    SM_BERT_LN(SM_BL_AT(P) "output.LayerNorm")
 #define SM_RULES_BERT_LAYER SM_RULES_BERT_LAYER_AT("")
 
+/* A Whisper-style layer's own attention and MLP under block prefix B ("...layers.{i}."), as
+ * vLLM's whisper.py loads them (the Whisper encoder of Voxtral and Whisper, Whisper's decoder):
+ * q/k/v_proj [E, E] fused into self_attn.qkv_proj by heads (QKVParallelLinear with as many kv
+ * heads as heads), its bias [q_r; zeros; v_r] (k_proj has none: vLLM loads zeros for it);
+ * out_proj by columns, its bias replicated; fc1 by rows with its bias, fc2 by columns, its bias
+ * replicated; those six weights quantized; the two LayerNorms replicated. F: the rule flags of
+ * the block (SM_F_VIS for an encoder counted by the vision dims), UH / UI the head and MLP
+ * units, E / I the width and the MLP's dims. */
+#define SM_WH_R(B, n, F, nd, d0, d1)                                                               \
+	SM_RULE(B n, B n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, F, nd, d0, d1)
+#define SM_WH_S(B, n, rt, kind, part, unit, F, nd, d0, d1)                                         \
+	SM_RULE(B n, B rt, kind, part, unit, SM_C_ALL, F, nd, d0, d1)
+#define SM_WH_QKV "self_attn.qkv_proj."
+#define SM_RULES_WHISPER_LAYER(B, F, UH, UI, E, I)                                                 \
+	SM_WH_S(B, "self_attn.q_proj.weight", SM_WH_QKV "weight", SM_K_ROWS, 0, UH,                \
+	        (F) | SM_F_QUANT, 2, E, E),                                                        \
+	    SM_WH_S(B, "self_attn.k_proj.weight", SM_WH_QKV "weight", SM_K_ROWS, 1, UH,            \
+	            (F) | SM_F_QUANT, 2, E, E),                                                    \
+	    SM_WH_S(B, "self_attn.v_proj.weight", SM_WH_QKV "weight", SM_K_ROWS, 2, UH,            \
+	            (F) | SM_F_QUANT, 2, E, E),                                                    \
+	    SM_WH_S(B, "self_attn.q_proj.bias", SM_WH_QKV "bias", SM_K_QKVZ, 0, UH, F, 1, E,       \
+	            SM_D_ANY),                                                                     \
+	    SM_WH_S(B, "self_attn.v_proj.bias", SM_WH_QKV "bias", SM_K_QKVZ, 1, UH, F, 1, E,       \
+	            SM_D_ANY),                                                                     \
+	    SM_WH_S(B, "self_attn.out_proj.weight", "self_attn.out_proj.weight", SM_K_COLS, 0, UH, \
+	            (F) | SM_F_QUANT, 2, E, E),                                                    \
+	    SM_WH_R(B, "self_attn.out_proj.bias", F, 1, E, SM_D_ANY),                              \
+	    SM_WH_R(B, "self_attn_layer_norm.weight", F, 1, E, SM_D_ANY),                          \
+	    SM_WH_R(B, "self_attn_layer_norm.bias", F, 1, E, SM_D_ANY),                            \
+	    SM_WH_S(B, "fc1.weight", "fc1.weight", SM_K_ROWS, 0, UI, (F) | SM_F_QUANT, 2, I, E),   \
+	    SM_WH_S(B, "fc1.bias", "fc1.bias", SM_K_ROWS, 0, UI, F, 1, I, SM_D_ANY),               \
+	    SM_WH_S(B, "fc2.weight", "fc2.weight", SM_K_COLS, 0, UI, (F) | SM_F_QUANT, 2, E, I),   \
+	    SM_WH_R(B, "fc2.bias", F, 1, E, SM_D_ANY),                                             \
+	    SM_WH_R(B, "final_layer_norm.weight", F, 1, E, SM_D_ANY),                              \
+	    SM_WH_R(B, "final_layer_norm.bias", F, 1, E, SM_D_ANY)
+
+/* The Whisper encoder under prefix T ("audio_tower.", "model.encoder."): conv1 [E, mel, 3] and
+ * conv2 [E, E, 3] (nn.Conv1d; the kernel is the class's constant, not checked) with their
+ * biases, embed_positions [max_source_positions, E] (nn.Embedding) and the final layer_norm
+ * whole on every rank, never quantized; its layers SM_RULES_WHISPER_LAYER over the vision dims
+ * (the loader's audio_config / encoder sizes). */
+#define SM_WH_CONV(T, n, d1)                                                                       \
+	{                                                                                          \
+		T n, T n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 3,                                 \
+		{                                                                                  \
+			SM_D_VE, d1, SM_D_ANY                                                      \
+		}                                                                                  \
+	}
+#define SM_RULES_WHISPER_ENCODER(T)                                                                \
+	SM_WH_CONV(T, "conv1.weight", SM_D_VCH),                                                   \
+	    SM_WH_R(T, "conv1.bias", 0, 1, SM_D_VE, SM_D_ANY),                                     \
+	    SM_WH_CONV(T, "conv2.weight", SM_D_VE),                                                \
+	    SM_WH_R(T, "conv2.bias", 0, 1, SM_D_VE, SM_D_ANY),                                     \
+	    SM_WH_R(T, "embed_positions.weight", 0, 2, SM_D_VNP, SM_D_VE),                         \
+	    SM_RULES_WHISPER_LAYER(T "layers.{i}.", SM_F_VIS, SM_U_VHEADS, SM_U_VI, SM_D_VE,       \
+	                           SM_D_VI),                                                       \
+	    SM_WH_R(T, "layer_norm.weight", 0, 1, SM_D_VE, SM_D_ANY),                              \
+	    SM_WH_R(T, "layer_norm.bias", 0, 1, SM_D_VE, SM_D_ANY)
+
 #endif

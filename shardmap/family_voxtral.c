@@ -35,58 +35,14 @@
 #undef SM_LAYER
 #define SM_LAYER "language_model.model.layers.{i}."
 
-#define VX_T "audio_tower."
-#define VX_B VX_T "layers.{i}."
-
 #define VX_R(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
-#define VX_BR(n, nd, d0, d1)                                                                       \
-	SM_RULE(VX_B n, VX_B n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, nd, d0, d1)
-/* an encoder layer's split tensor: ckpt leaf n, runtime leaf rt */
-#define VX_BS(n, rt, kind, part, unit, flags, nd, d0, d1)                                          \
-	SM_RULE(VX_B n, VX_B rt, kind, part, unit, SM_C_ALL, SM_F_VIS | (flags), nd, d0, d1)
-/* a Conv1d weight [out, in, kernel 3] (the kernel is the class's constant, not checked) */
-#define VX_CONV(n, d1)                                                                             \
-	{                                                                                          \
-		VX_T n, VX_T n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 3,                           \
-		{                                                                                  \
-			SM_D_VE, d1, SM_D_ANY                                                      \
-		}                                                                                  \
-	}
-#define VX_QKV "self_attn.qkv_proj."
 
 static const sm_rule voxtral_rules[] = {
     SM_RULES_TOP_AT("language_model."),
     SM_RULES_LNORM,
     SM_RULES_ATTN_SWITCHED,
     SM_RULES_MLP_SWITCHED,
-    VX_CONV("conv1.weight", SM_D_VCH),
-    VX_R(VX_T "conv1.bias", 1, SM_D_VE, SM_D_ANY),
-    VX_CONV("conv2.weight", SM_D_VE),
-    VX_R(VX_T "conv2.bias", 1, SM_D_VE, SM_D_ANY),
-    VX_R(VX_T "embed_positions.weight", 2, SM_D_VNP, SM_D_VE),
-    VX_BS("self_attn.q_proj.weight", VX_QKV "weight", SM_K_ROWS, 0, SM_U_VHEADS, SM_F_QUANT, 2,
-          SM_D_VE, SM_D_VE),
-    VX_BS("self_attn.k_proj.weight", VX_QKV "weight", SM_K_ROWS, 1, SM_U_VHEADS, SM_F_QUANT, 2,
-          SM_D_VE, SM_D_VE),
-    VX_BS("self_attn.v_proj.weight", VX_QKV "weight", SM_K_ROWS, 2, SM_U_VHEADS, SM_F_QUANT, 2,
-          SM_D_VE, SM_D_VE),
-    VX_BS("self_attn.q_proj.bias", VX_QKV "bias", SM_K_QKVZ, 0, SM_U_VHEADS, 0, 1, SM_D_VE,
-          SM_D_ANY),
-    VX_BS("self_attn.v_proj.bias", VX_QKV "bias", SM_K_QKVZ, 1, SM_U_VHEADS, 0, 1, SM_D_VE,
-          SM_D_ANY),
-    VX_BS("self_attn.out_proj.weight", "self_attn.out_proj.weight", SM_K_COLS, 0, SM_U_VHEADS,
-          SM_F_QUANT, 2, SM_D_VE, SM_D_VE),
-    VX_BR("self_attn.out_proj.bias", 1, SM_D_VE, SM_D_ANY),
-    VX_BR("self_attn_layer_norm.weight", 1, SM_D_VE, SM_D_ANY),
-    VX_BR("self_attn_layer_norm.bias", 1, SM_D_VE, SM_D_ANY),
-    VX_BS("fc1.weight", "fc1.weight", SM_K_ROWS, 0, SM_U_VI, SM_F_QUANT, 2, SM_D_VI, SM_D_VE),
-    VX_BS("fc1.bias", "fc1.bias", SM_K_ROWS, 0, SM_U_VI, 0, 1, SM_D_VI, SM_D_ANY),
-    VX_BS("fc2.weight", "fc2.weight", SM_K_COLS, 0, SM_U_VI, SM_F_QUANT, 2, SM_D_VE, SM_D_VI),
-    VX_BR("fc2.bias", 1, SM_D_VE, SM_D_ANY),
-    VX_BR("final_layer_norm.weight", 1, SM_D_VE, SM_D_ANY),
-    VX_BR("final_layer_norm.bias", 1, SM_D_VE, SM_D_ANY),
-    VX_R(VX_T "layer_norm.weight", 1, SM_D_VE, SM_D_ANY),
-    VX_R(VX_T "layer_norm.bias", 1, SM_D_VE, SM_D_ANY),
+    SM_RULES_WHISPER_ENCODER("audio_tower."),
     VX_R("multi_modal_projector.linear_1.weight", 2, SM_D_HID, SM_D_VI),
     VX_R("multi_modal_projector.linear_2.weight", 2, SM_D_HID, SM_D_HID),
 };

@@ -273,6 +273,7 @@ static int64_t layer_of(const sm_family *f, const char *name)
 static const char *vis_depth_key(const sm_family *f)
 {
 	return f->voxtral                      ? "audio_config.num_hidden_layers"
+	       : f->whisper                    ? "encoder_layers"
 	       : f->omni                       ? "thinker_config.vision_config.depth"
 	       : f->audio                      ? "audio_config.encoder_layers"
 	       : f->gspeech                    ? "encoder_config.num_layers"
@@ -299,7 +300,7 @@ static const char *block_key(const sm_ctx *x, const sm_rule *ru, int64_t *n)
 		                        : "projector_config.num_hidden_layers";
 	}
 	*n = x->dm.n_layers;
-	return "num_hidden_layers";
+	return x->fam->whisper ? "decoder_layers" : "num_hidden_layers";
 }
 
 /* Rule ru matched block i (layer or vision block) and expert j of tensor t:
@@ -326,9 +327,8 @@ static int check_rule_indices(const sm_ctx *x, const sm_rule *ru, const ckpt_ten
 		                 i, vis_depth_key(x->fam), x->dm.vis_depth);
 	if (!(ru->flags & (SM_F_VIS | SM_F_DEEP | SM_F_QF)) && i >= x->dm.n_layers)
 		return wt_seterr(err, WT_ESHAPE,
-		                 "tensor '%s': layer %" PRId64
-		                 " but config.json num_hidden_layers is %" PRId64,
-		                 t->name, i, x->dm.n_layers);
+		                 "tensor '%s': layer %" PRId64 " but config.json %s is %" PRId64,
+		                 t->name, i, bk, x->dm.n_layers);
 	if (x->fam->j_holds && j >= 0 && !x->fam->j_holds(x->cfg, i, j) && x->fam->j_key)
 		return wt_seterr(err, WT_ESHAPE,
 		                 "tensor '%s': index %" PRId64 " past config.json's %s", t->name, j,

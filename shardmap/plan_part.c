@@ -79,10 +79,12 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 {
 	switch (unit) {
 	case SM_U_HEADS:
-		*what = "num_attention_heads";
+		*what = x->fam->whisper ? "decoder_attention_heads" : "num_attention_heads";
 		return x->dm.n_heads;
 	case SM_U_I:
-		*what = x->fam->llama4 ? "intermediate_size_mlp" : "intermediate_size";
+		*what = x->fam->llama4    ? "intermediate_size_mlp"
+		        : x->fam->whisper ? "decoder_ffn_dim"
+		                          : "intermediate_size";
 		return x->dm.inter;
 	case SM_U_IE:
 		*what = x->fam->llama4 ? "intermediate_size" : "moe_intermediate_size";
@@ -92,6 +94,7 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		return x->dm.shared_inter;
 	case SM_U_VHEADS:
 		*what = x->fam->voxtral         ? "audio_config.num_attention_heads"
+		        : x->fam->whisper       ? "encoder_attention_heads"
 		        : x->fam->omni          ? "thinker_config.vision_config.num_heads"
 		        : x->fam->vision_siglip ? "vision_config.num_attention_heads"
 		        : x->fam->mllama        ? "vision_config.attention_heads"
@@ -99,6 +102,7 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		return x->dm.vis_heads;
 	case SM_U_VI:
 		*what = x->fam->voxtral   ? "audio_config.intermediate_size"
+		        : x->fam->whisper ? "encoder_ffn_dim"
 		        : x->fam->omni    ? "thinker_config.vision_config.intermediate_size"
 		        : x->fam->gspeech ? "encoder_config.hidden_dim x feedforward_mult"
 		        : x->fam->glm4v   ? "vision_config.out_hidden_size"
@@ -414,6 +418,23 @@ static int part_qkv_zero_k(const part_req *req)
 	return rv;
 }
 
+/* The v bias of a k/v whose k has no bias (Whisper's encoder_attn.kv_proj): rows
+ * [r*R/T, (r+1)*R/T) of v after as many zero rows for k, [0; v_r]. */
+static int part_kv_zero_k(const part_req *req)
+{
+	int64_t units, tp = req->tp_size, rows = sm_trows(req->src);
+	int rv = check_units(req, &units);
+	int64_t local = rows / tp;
+	if (rv == WT_OK)
+		rv = shardmap_part_push(req, shardmap_rows_piece(SM_ZERO, 0, local, 0));
+	if (rv == WT_OK)
+		rv =
+		    shardmap_part_push(req, shardmap_rows_piece(0, req->tp_rank * local, local, 0));
+	if (rv == WT_OK)
+		shardmap_geo_2d(req->geom, 2 * local, sm_tcols(req->src), req->rule->ndim);
+	return rv;
+}
+
 /* One checkpoint tensor of two equal halves ([gate; up]): rows [r*R/T, (r+1)*R/T)
  * of each half, [gate_r ; up_r] (dense gate_up_proj's layout, section 2.2). */
 static int part_halves(const part_req *req)
@@ -581,6 +602,7 @@ static const part_fn part_rules[] = {
     [SM_K_QKVH] = part_qkv_heads,
     [SM_K_EXPGU] = shardmap_part_expert_w13_two,
     [SM_K_QKVZ] = part_qkv_zero_k,
+    [SM_K_KVZ] = part_kv_zero_k,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

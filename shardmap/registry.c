@@ -123,6 +123,7 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen2_rm,
     &shardmap_family_qwen2_prm,
     &shardmap_family_qwen3_omni_moe,
+    &shardmap_family_whisper,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -66,6 +66,8 @@ typedef enum {
 	SM_K_QKVZ,  /* the q (part 0) and v (part 1) biases of a q/k/v whose k has none
 	               (Whisper's encoder: vLLM's QKVParallelLinear with a zero k bias,
 	               _create_fake_bias_for_k_proj): [q_r; zeros; v_r], each split by `unit` */
+	SM_K_KVZ,   /* the v bias of a k/v whose k has none (Whisper's cross-attention kv_proj:
+	               vLLM's MergedColumnParallelLinear with a zero k bias): [zeros; v_r] */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -419,6 +421,11 @@ typedef struct sm_family {
 	 * (SM_D_VE, SM_D_VI, vis_depth, vis_heads, SM_D_VCH, SM_D_VNP; {i} of SM_F_VIS rules an
 	 * encoder layer) */
 	bool audio;
+	/* Whisper (WhisperConfig): the encoder's sizes are top-level keys (encoder_layers,
+	 * encoder_attention_heads, encoder_ffn_dim; also sets audio), the decoder's the language
+	 * model's (decoder_layers, decoder_attention_heads, decoder_ffn_dim, d_model): named so
+	 * in refusals; SM_D_RPOS is max_target_positions */
+	bool whisper;
 	/* InternVL's vision_config (InternVLVisionConfig; the loader applies its defaults): width
 	 * hidden_size, MLP intermediate_size, blocks num_hidden_layers (also sets vision_siglip
 	 * and vision_gated: the same key names), (image_size / patch_size)^2 + 1 positions (the

@@ -393,6 +393,10 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->g3n_ple == 16 && cfg->g3n_ple_vocab == 1000 &&
 		            cfg->g3n_kv_shared == 2 && cfg->n_layer_types == 5 &&
 		            cfg->layer_types[2] == CKPT_LAYER_FULL_ATTN);
+	if (strcmp(e->name, "whisper") == 0) /* the encoder's top-level keys; the decoder's */
+		assert_true(cfg->has_audio && cfg->a_d_model == 64 && cfg->a_layers == 2 &&
+		            cfg->a_heads == 4 && cfg->a_ffn == 128 && cfg->a_mel == 16 &&
+		            cfg->a_max_pos == 8 && cfg->rob_max_pos == 32);
 	if (strcmp(e->name, "qwen2_rm") == 0) /* the class's one label */
 		assert_true(cfg->rob_num_labels == 1 && !cfg->cls_from_token);
 	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */

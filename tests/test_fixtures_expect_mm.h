@@ -350,6 +350,18 @@ static const fam_expect fams_mm[] = {
          2 * 2 * (4 * (32 * 32 + 32) + 4 * 32 + 96 * 32 + 96 + 32 * 96 + 32) +
          2 * (64 + 32 * 32 + 32 + 128 * 32 + 128) + 2 * (16 * 128 + 16 * 32),
      128, 4, 2, 32, 256, 1000, 3, 0, 4, 64, CKPT_QUANT_NONE, 2},
+    /* whisper: F32; the encoder's conv1 [64, 16, 3], conv2 [64, 64, 3] + biases, positions
+     * [8, 64], layer_norm; 2 layers of q / v 64x64 + biases, k 64x64, out 64x64 + bias, two
+     * LayerNorms, fc1 128x64 + bias, fc2 64x128 + bias; the decoder's embed_tokens [1000, 64],
+     * positions [32, 64], layer_norm; 2 layers of that self-attention and its cross-attention
+     * (encoder_attn, the same shapes), three LayerNorms, fc1 192x64 + bias, fc2 64x192 + bias
+     * (tied: no proj_out) */
+    {"whisper", 89,
+     4 * (64 * 16 * 3 + 64 + 64 * 64 * 3 + 64 + 8 * 64 + 2 * 64 +
+          2 * (4 * 64 * 64 + 3 * 64 + 4 * 64 + 128 * 64 + 128 + 64 * 128 + 64) + 1000 * 64 +
+          32 * 64 + 2 * 64 +
+          2 * (2 * (4 * 64 * 64 + 3 * 64) + 6 * 64 + 192 * 64 + 192 + 64 * 192 + 64)),
+     64, 8, 8, 8, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -260,3 +260,19 @@ plan_has qwen3_omni_moe "thinker.model.layers.0.mlp.experts.w13_weight *I8 *\[4,
 	"skipped talker.codec_head.weight" "skipped code2wav.code_embedding.weight"
 grep -q "audio_tower.*_scale" "$T/plan" && fail "qwen3_omni_moe: the audio encoder quantized: $(cat "$T/plan")"
 refused_edit qwen3_omni_moe 's/"rope_scaling"/"rope_scaling_x"/' "text_config.rope_scaling"
+# WhisperForConditionalGeneration: the encoder as Voxtral's (qkv_proj by heads, fc1 / fc2), the
+# decoder's cross-attention encoder_attn.q_proj by rows and kv_proj [k_r; v_r] (vLLM's
+# MergedColumnParallelLinear), both quantized; embed_tokens whole (a plain nn.Embedding in
+# vLLM) and never quantized; no proj_out (tied whatever the config says: untied refused)
+"$CTL" plan --model-dir "$T/whisper" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan whisper"
+plan_has whisper "model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"model.encoder.conv1.weight *F32 *\[64, 16, 3\]" \
+	"model.decoder.layers.0.encoder_attn.q_proj.weight *I8 *\[32, 64\]" \
+	"model.decoder.layers.0.encoder_attn.kv_proj.weight *I8 *\[64, 64\]" \
+	"model.decoder.layers.0.encoder_attn.kv_proj.bias *F32 *\[64\]" \
+	"model.decoder.layers.1.fc2.weight *I8 *\[64, 96\]" \
+	"model.decoder.embed_tokens.weight *F32 *\[1000, 64\]"
+grep -q "proj_out" "$T/plan" && fail "whisper: a proj_out: $(cat "$T/plan")"
+refused_edit whisper 's/"scale_embedding": false/"scale_embedding": false, "tie_word_embeddings": false/' \
+	"tie_word_embeddings false"

@@ -184,6 +184,7 @@ from shard_oracle_enc import modernbert
 from shard_oracle_mix import jamba_mixer, lfm2, linear_attn, mamba_mixer
 from shard_oracle_zamba2 import zamba2
 from shard_oracle_gemma3n import gemma3n
+from shard_oracle_whisper import whisper, whisper_cfg
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -405,6 +406,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))
             continue
+        if arch == "WhisperForConditionalGeneration":  # shard_oracle_whisper.py
+            whisper(name, rows, cols, T, r, add, voxtral); continue
         if arch == "VoxtralForConditionalGeneration" and \
                 name.startswith(("audio_tower.", "multi_modal_projector.")):
             voxtral(name, rows, cols, T, r, add); continue
@@ -555,7 +558,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         mtp = re.match(r"model\.layers\.(\d+)\.", name)
         if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
         if ernie_mtp(arch, name): continue
-        if m and not arch.startswith(("Deepseek", "Zamba2")) and \
+        if m and not arch.startswith(("Deepseek", "Zamba2", "Whisper")) and \
                 not name.startswith(("vision_tower.", "vision_model.", "audio_tower.",
                                      "multi_modal_projector.")):
             b, leaf = m.group(1), m.group(2)
@@ -607,6 +610,9 @@ def materialize(src, pcs, scale=False, blk=128):
             arr = src[name][1]
             if arr.ndim == 1: arr = arr.reshape(-1, 1)
             parts.append(arr[a:a + n] if axis == 0 else arr[:, a:a + n])
+    first = next(x for x in parts if x is not None)  # leading zero rows (Whisper's kv bias)
+    parts = [np.zeros((p[1],) + first.shape[1:], first.dtype) if x is None else x
+             for x, p in zip(parts, pcs)]
     return np.concatenate([x.reshape(x.shape[0], -1) for x in parts], axis=0)
 
 # The decoder embedding models saved as base models (vLLM's as_embedding_model) -> their causal LM
@@ -641,6 +647,8 @@ def main():
                    num_hidden_layers=cfg["n_layers"],
                    num_key_value_heads=a.get("kv_n_heads", cfg["n_heads"]),
                    tie_word_embeddings=True)
+    if cfg["model_type"] == "whisper":  # the decoder's keys as the language model's
+        cfg = whisper_cfg(cfg)
     if cfg["model_type"] == "longcat_flash":  # LongcatFlashConfig's names; model.mtp.* dropped
         cfg = dict(cfg, num_hidden_layers=cfg["num_layers"], tie_word_embeddings=False)
         src = {k: v for k, v in src.items() if not k.startswith("model.mtp.")}
@@ -737,7 +745,8 @@ def main():
             for n, pcs in exp.items():
                 want = materialize(src, pcs)
                 g = got[n][1].reshape(want.shape[0], -1) if got[n][1].size == want.size else None
-                if src[pcs[0][0]][0] == "F8_E4M3" and quant == "none":
+                first = next(p[0] for p in pcs if p[0] != "zero")  # Whisper's kv bias: zeros first
+                if src[first][0] == "F8_E4M3" and quant == "none":
                     continue  # dequantized: checked by the unit tests
                 if g is None or not np.array_equal(g, want):
                     print("rank", r, e, "tensor", n, "differs"); bad += 1
