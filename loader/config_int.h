@@ -185,7 +185,8 @@ int config_num_labels(json_t *root, int64_t *out, wt_errbuf *err);
 /* The decoder sequence classifiers (architectures[0] Llama-, Mistral-, Qwen2- or
  * Qwen3ForSequenceClassification): num_labels into rob_num_labels, classifier_from_token /
  * method into cls_from_token; Qwen2's reward models (Qwen2ForRewardModel,
- * Qwen2ForProcessRewardModel): their fixed 1 / 2 labels (config_seqcls.c). */
+ * Qwen2ForProcessRewardModel): their fixed 1 / 2 labels; GPT2ForSequenceClassification:
+ * num_labels alone (config_seqcls.c). */
 bool config_is_seqcls(const char *arch);
 int config_parse_seqcls(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* ModernBERT (model_type modernbert): ModernBertConfig's own keys into c's mb_* fields

@@ -15,6 +15,10 @@
  * Qwen2.5-Math-PRM-7B; remote code, vLLM's qwen2_rm.py): their score head's outputs are fixed
  * by the class, 1 and 2 (vLLM sets hf_config.num_labels so, the remote code's last Linear has
  * as many rows), whatever config.json says; neither reads classifier_from_token / method.
+ *
+ * GPT2ForSequenceClassification (vLLM's own class in gpt2.py, not as_seq_cls_model): num_labels
+ * as above over GPT2Config's keys (config_gpt2.c); classifier_from_token / method are not read
+ * (vLLM's online conversion applies to as_seq_cls_model only).
  */
 #include <string.h>
 
@@ -28,7 +32,8 @@ bool config_is_seqcls(const char *arch)
 	                                    "Qwen2ForSequenceClassification",
 	                                    "Qwen3ForSequenceClassification",
 	                                    "Qwen2ForRewardModel",
-	                                    "Qwen2ForProcessRewardModel"};
+	                                    "Qwen2ForProcessRewardModel",
+	                                    "GPT2ForSequenceClassification"};
 	for (size_t i = 0; arch != NULL && i < sizeof(archs) / sizeof(archs[0]); i++)
 		if (strcmp(arch, archs[i]) == 0)
 			return true;
@@ -42,6 +47,8 @@ int config_parse_seqcls(json_t *root, ckpt_config *c, wt_errbuf *err)
 		c->rob_num_labels = strcmp(c->architecture, "Qwen2ForRewardModel") == 0 ? 1 : 2;
 		return WT_OK;
 	}
+	if (strcmp(c->architecture, "GPT2ForSequenceClassification") == 0)
+		return config_num_labels(root, &c->rob_num_labels, err);
 	json_t *tok = json_object_get(root, "classifier_from_token");
 	json_t *method = json_object_get(root, "method");
 	c->cls_from_token =

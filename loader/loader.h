@@ -435,9 +435,10 @@ typedef struct ckpt_config {
 	int64_t rob_max_pos, rob_types, rob_pad, rob_num_labels;
 	bool rob_decoder, rob_abs_pos;
 	/* The decoder sequence classifiers (Llama-, Mistral-, Qwen2-, Qwen3ForSequence-
-	 * Classification; config_seqcls.c): rob_num_labels holds the score head's outputs as
-	 * RoBERTa's; cls_from_token: classifier_from_token or method given (vLLM's online
-	 * conversion of a causal LM, refused by the planner) */
+	 * Classification, GPT2ForSequenceClassification; config_seqcls.c): rob_num_labels holds
+	 * the score head's outputs as RoBERTa's; cls_from_token (not read for GPT-2's):
+	 * classifier_from_token or method given (vLLM's online conversion of a causal LM, refused
+	 * by the planner) */
 	bool cls_from_token;
 	/* Chameleon (ChameleonConfig; read for model_type chameleon only, config_chameleon.c):
 	 * swin_norm (false if absent: the 30B's norms after the attention and the MLP),

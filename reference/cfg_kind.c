@@ -366,6 +366,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	     * score.0, ReLU, score.2 on every token (dec_cls with rm_head) */
 	    {"qwen2_rm", REF_DENSE, false, 0, 0},
 	    {"qwen2_prm", REF_DENSE, false, 0, 0},
+	    /* GPT2ForSequenceClassification: GPT-2's decoder (gpt2.c) without lm_head, then
+	     * score.weight on every token (dec_cls) */
+	    {"gpt2_cls", REF_DENSE, false, 0, FAM_GPT2},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {

@@ -234,10 +234,10 @@ typedef struct ref_cfg {
 	 * (head.dense with mb_cls_bias, GELU, head.norm, classifier) on token 0 or, with
 	 * mb_pool_mean, the tokens' mean: n_labels logits in the output's last row */
 	bool mb_cls, mb_cls_bias, mb_pool_mean;
-	/* The decoder sequence classifiers (llama_cls, mistral_cls, qwen2_cls, qwen3_cls; kind
-	 * REF_DENSE): the decoder without lm_head, then score.weight [n_labels, hid] (no bias) on
-	 * every token's final hidden state: n_labels scores per token (transformers' score is the
-	 * last non-pad token's row; the last row without padding) */
+	/* The decoder sequence classifiers (llama_cls, mistral_cls, qwen2_cls, qwen3_cls, gpt2_cls;
+	 * kind REF_DENSE): the decoder without lm_head, then score.weight [n_labels, hid] (no bias)
+	 * on every token's final hidden state: n_labels scores per token (transformers' score is
+	 * the last non-pad token's row; the last row without padding) */
 	bool dec_cls;
 	/* Qwen2's reward models (qwen2_rm, qwen2_prm; with dec_cls): the score head is score.0
 	 * [hid, hid] + bias, ReLU, score.2 [n_labels, hid] + bias in place of score.weight */

@@ -126,5 +126,6 @@ extern const sm_family shardmap_family_qwen2_rm;
 extern const sm_family shardmap_family_qwen2_prm;
 extern const sm_family shardmap_family_qwen3_omni_moe;
 extern const sm_family shardmap_family_whisper;
+extern const sm_family shardmap_family_gpt2_cls;
 
 #endif

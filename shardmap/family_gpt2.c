@@ -15,6 +15,7 @@
  * prefix (h.{i}., wte., wpe., ln_f.: openai-community/gpt2's own files) is read under it,
  * as vLLM prefixes such names.
  *
+ * GPT2ForSequenceClassification (below): GPT2Model by these rules, then the score head.
  * GPTBigCode (below): the same names with nn.Linear weights and one kv head.
  */
 #include <inttypes.h>
@@ -25,33 +26,36 @@
 #define G2_REPL(x) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
 #define G2_CONV    (SM_F_QUANT | SM_F_TRANS)
 
+#define G2_WTE                                                                                     \
+	SM_RULE("transformer.wte.weight", "transformer.wte.weight", SM_K_VOCAB, 0, SM_U_NONE,      \
+	        SM_C_ALL, 0, 2, SM_D_V, SM_D_HID)
+/* GPT2Model's rules after wte: wpe, ln_f, the blocks */
+#define G2_DECODER                                                                                 \
+	SM_RULE("transformer.wpe.weight", "transformer.wpe.weight", SM_K_REPL, 0, SM_U_NONE,       \
+	        SM_C_ALL, 0, 2, SM_D_ANY, SM_D_HID),                                               \
+	    G2_REPL("transformer.ln_f.weight"), G2_REPL("transformer.ln_f.bias"),                  \
+	    G2_REPL(G2_LAYER "ln_1.weight"), G2_REPL(G2_LAYER "ln_1.bias"),                        \
+	    G2_REPL(G2_LAYER "ln_2.weight"), G2_REPL(G2_LAYER "ln_2.bias"),                        \
+	    SM_RULE(G2_LAYER "attn.c_attn.weight", G2_LAYER "attn.c_attn.weight", SM_K_QKVC, 0,    \
+	            SM_U_HEADS, SM_C_ALL, G2_CONV, 2, SM_D_QKV, SM_D_HID),                         \
+	    SM_RULE(G2_LAYER "attn.c_attn.bias", G2_LAYER "attn.c_attn.bias", SM_K_QKVC, 0,        \
+	            SM_U_HEADS, SM_C_ALL, 0, 1, SM_D_QKV, SM_D_ANY),                               \
+	    SM_RULE(G2_LAYER "attn.c_proj.weight", G2_LAYER "attn.c_proj.weight", SM_K_COLS, 0,    \
+	            SM_U_HEADS, SM_C_ALL, G2_CONV, 2, SM_D_HID, SM_D_Q),                           \
+	    G2_REPL(G2_LAYER "attn.c_proj.bias"),                                                  \
+	    SM_RULE(G2_LAYER "mlp.c_fc.weight", G2_LAYER "mlp.c_fc.weight", SM_K_ROWS, 0, SM_U_I,  \
+	            SM_C_ALL, G2_CONV, 2, SM_D_I, SM_D_HID),                                       \
+	    SM_RULE(G2_LAYER "mlp.c_fc.bias", G2_LAYER "mlp.c_fc.bias", SM_K_ROWS, 0, SM_U_I,      \
+	            SM_C_ALL, 0, 1, SM_D_I, SM_D_ANY),                                             \
+	    SM_RULE(G2_LAYER "mlp.c_proj.weight", G2_LAYER "mlp.c_proj.weight", SM_K_COLS, 0,      \
+	            SM_U_I, SM_C_ALL, G2_CONV, 2, SM_D_HID, SM_D_I),                               \
+	    G2_REPL(G2_LAYER "mlp.c_proj.bias")
+
 static const sm_rule gpt2_rules[] = {
-    SM_RULE("transformer.wte.weight", "transformer.wte.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,
-            0, 2, SM_D_V, SM_D_HID),
+    G2_WTE,
     SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
             SM_D_V, SM_D_HID),
-    SM_RULE("transformer.wpe.weight", "transformer.wpe.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,
-            0, 2, SM_D_ANY, SM_D_HID),
-    G2_REPL("transformer.ln_f.weight"),
-    G2_REPL("transformer.ln_f.bias"),
-    G2_REPL(G2_LAYER "ln_1.weight"),
-    G2_REPL(G2_LAYER "ln_1.bias"),
-    G2_REPL(G2_LAYER "ln_2.weight"),
-    G2_REPL(G2_LAYER "ln_2.bias"),
-    SM_RULE(G2_LAYER "attn.c_attn.weight", G2_LAYER "attn.c_attn.weight", SM_K_QKVC, 0, SM_U_HEADS,
-            SM_C_ALL, G2_CONV, 2, SM_D_QKV, SM_D_HID),
-    SM_RULE(G2_LAYER "attn.c_attn.bias", G2_LAYER "attn.c_attn.bias", SM_K_QKVC, 0, SM_U_HEADS,
-            SM_C_ALL, 0, 1, SM_D_QKV, SM_D_ANY),
-    SM_RULE(G2_LAYER "attn.c_proj.weight", G2_LAYER "attn.c_proj.weight", SM_K_COLS, 0, SM_U_HEADS,
-            SM_C_ALL, G2_CONV, 2, SM_D_HID, SM_D_Q),
-    G2_REPL(G2_LAYER "attn.c_proj.bias"),
-    SM_RULE(G2_LAYER "mlp.c_fc.weight", G2_LAYER "mlp.c_fc.weight", SM_K_ROWS, 0, SM_U_I, SM_C_ALL,
-            G2_CONV, 2, SM_D_I, SM_D_HID),
-    SM_RULE(G2_LAYER "mlp.c_fc.bias", G2_LAYER "mlp.c_fc.bias", SM_K_ROWS, 0, SM_U_I, SM_C_ALL, 0,
-            1, SM_D_I, SM_D_ANY),
-    SM_RULE(G2_LAYER "mlp.c_proj.weight", G2_LAYER "mlp.c_proj.weight", SM_K_COLS, 0, SM_U_I,
-            SM_C_ALL, G2_CONV, 2, SM_D_HID, SM_D_I),
-    G2_REPL(G2_LAYER "mlp.c_proj.bias"),
+    G2_DECODER,
 };
 
 /* GPT2Attention's head_dim is n_embd / n_head (no head_dim key, no grouped kv heads); a
@@ -62,27 +66,28 @@ static int gpt2_check(const ckpt_config *c, wt_errbuf *err)
 {
 	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
 		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: GPT2LMHeadModel needs n_embd (%" PRId64
+		                 "config.json: %s needs n_embd (%" PRId64
 		                 ") divisible by n_head (%" PRId64
 		                 "): its head size is their quotient",
-		                 c->hidden_size, c->num_attention_heads);
+		                 c->architecture, c->hidden_size, c->num_attention_heads);
 	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %" PRId64
-		                 " is not n_embd / n_head = %" PRId64
-		                 "; GPT2LMHeadModel has no head_dim key: remove it",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: head_dim %" PRId64 " is not n_embd / n_head = %" PRId64
+		    "; %s has no head_dim key: remove it",
+		    c->head_dim, c->hidden_size / c->num_attention_heads, c->architecture);
 	if (c->num_key_value_heads != c->num_attention_heads)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: num_key_value_heads %" PRId64
 		                 " differs from n_head %" PRId64
-		                 "; GPT2LMHeadModel has no grouped kv heads: remove the key",
-		                 c->num_key_value_heads, c->num_attention_heads);
+		                 "; %s has no grouped kv heads: remove the key",
+		                 c->num_key_value_heads, c->num_attention_heads, c->architecture);
 	if (c->quant != CKPT_QUANT_NONE)
 		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: a quantized GPT2LMHeadModel checkpoint is not read "
+		                 "config.json: a quantized %s checkpoint is not read "
 		                 "(its Conv1D weights are stored [in, out] and loaded transposed); "
-		                 "shard the float checkpoint and quantize with the layout instead");
+		                 "shard the float checkpoint and quantize with the layout instead",
+		                 c->architecture);
 	return WT_OK;
 }
 
@@ -104,6 +109,43 @@ const sm_family shardmap_family_gpt2 = {
     .drop_suffixes = gpt2_drop,
     .aliases = gpt2_aliases,
     .tie_default = true,
+};
+
+/* GPT2ForSequenceClassification (transformers' modeling_gpt2.py; vLLM's gpt2.py
+ * GPT2ForSequenceClassification, a pooling model): GPT2Model under transformer. by GPT-2's
+ * rules, then score = nn.Linear(n_embd, num_labels, bias=False) built without the quantization
+ * config (vLLM keeps it in head_dtype): score.weight [num_labels, n_embd] whole on every rank
+ * and never quantized; no score.bias. vLLM loads it by AutoWeightsLoader, which hands
+ * transformer.* to GPT2Model.load_weights (the Conv1D transposes, attn.bias / masked_bias
+ * skipped) and prefixes nothing: a name without transformer. (h.{i}., wte.) or an lm_head.*
+ * is unknown, as GPT2ForSequenceClassification has no such module. */
+static const sm_rule gpt2_cls_rules[] = {
+    G2_WTE,
+    G2_DECODER,
+    SM_RULE("score.weight", "score.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 2, SM_D_NLAB,
+            SM_D_HID),
+};
+
+static int gpt2_cls_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->rob_num_labels < 1)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: id2label is empty: the score head needs at least one "
+		    "label (num_labels)");
+	return gpt2_check(c, err);
+}
+
+static const char *const gpt2_cls_archs[] = {"GPT2ForSequenceClassification", NULL};
+
+const sm_family shardmap_family_gpt2_cls = {
+    .name = "gpt2_cls",
+    .archs = gpt2_cls_archs,
+    .rules = gpt2_cls_rules,
+    .n_rules = SM_NRULES(gpt2_cls_rules),
+    .layer_prefix = "transformer.h.",
+    .check = gpt2_cls_check,
+    .drop_suffixes = gpt2_drop,
 };
 
 /* GPTBigCode (GPTBigCodeForCausalLM, modeling_gpt_bigcode.py: bigcode/starcoderbase,

@@ -399,6 +399,9 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->a_max_pos == 8 && cfg->rob_max_pos == 32);
 	if (strcmp(e->name, "qwen2_rm") == 0) /* the class's one label */
 		assert_true(cfg->rob_num_labels == 1 && !cfg->cls_from_token);
+	if (strcmp(e->name, "gpt2_cls") == 0) /* id2label's two entries over GPT2Config's keys */
+		assert_true(cfg->rob_num_labels == 2 && !cfg->cls_from_token &&
+		            cfg->num_key_value_heads == 8);
 	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */
 		assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
 		            strcmp(cfg->model_type, "qwen2") == 0);

@@ -362,6 +362,12 @@ static const fam_expect fams_mm[] = {
           32 * 64 + 2 * 64 +
           2 * (2 * (4 * 64 * 64 + 3 * 64) + 6 * 64 + 192 * 64 + 192 + 64 * 192 + 64)),
      64, 8, 8, 8, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* gpt2_cls: gpt2's tensors in F32 (the attn.masked_bias scalars too), no lm_head, and
+     * score [2, 128] */
+    {"gpt2_cls", 31,
+     4 * (1000 * 128 + 64 * 128 + 2 * 128 + 2 * 128) +
+         2 * (4 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128) + 4),
+     128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -276,3 +276,14 @@ plan_has whisper "model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64
 grep -q "proj_out" "$T/plan" && fail "whisper: a proj_out: $(cat "$T/plan")"
 refused_edit whisper 's/"scale_embedding": false/"scale_embedding": false, "tie_word_embeddings": false/' \
 	"tie_word_embeddings false"
+# GPT2ForSequenceClassification: GPT-2's cut (Conv1Ds transposed, quantized), no lm_head, the
+# score head as vLLM's gpt2.py builds it: a plain nn.Linear without the quantization config,
+# whole and F32 on every rank; an empty id2label and grouped kv heads refused
+"$CTL" plan --model-dir "$T/gpt2_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gpt2_cls"
+plan_has gpt2_cls "transformer.h.1.attn.c_attn.weight *I8 *\[192, 128\]" \
+	"transformer.h.1.mlp.c_proj.weight *I8 *\[128, 256\]" "score.weight *F32 *\[2, 128\]"
+grep -q "lm_head\|score.weight_scale" "$T/plan" && fail "gpt2_cls: lm_head or a score scale: $(cat "$T/plan")"
+refused_edit gpt2_cls 's/"id2label":{[^}]*}/"id2label":{}/' "id2label is empty" flat
+refused_edit gpt2_cls 's/"n_head": 8,/"n_head": 8, "num_key_value_heads": 2,/' \
+	"GPT2ForSequenceClassification has no grouped kv heads"

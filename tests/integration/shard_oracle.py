@@ -48,6 +48,7 @@ GPT-2 (vLLM's gpt2.py): transformer.* names (a bare checkpoint's h. / wte. / wpe
 under it); every Conv1D weight transposed to [out, in] first (conv1d_gpt2), then c_attn cut as
 [q_r; k_r; v_r] and the rest as StarCoder2's c_fc / c_proj (gpt2 below). GPTBigCode (vLLM's
 gpt_bigcode.py): the same names, nothing transposed, c_attn's one kv head on every rank.
+GPT2ForSequenceClassification (vLLM's gpt2.py): GPT-2's cut, no lm_head, score.weight whole.
 GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 3, d] rows
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
 Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
@@ -288,9 +289,9 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
-        if arch in ("GPT2LMHeadModel", "GPTBigCodeForCausalLM"):
-            pcs = (gpt2 if arch == "GPT2LMHeadModel" else gpt_bigcode)(name, rows, cols, cfg, T, r,
-                                                                      pad, tied)
+        if arch in ("GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPTBigCodeForCausalLM"):
+            pcs = (gpt_bigcode if arch == "GPTBigCodeForCausalLM" else gpt2)(name, rows, cols, cfg,
+                                                                            T, r, pad, tied)
             if pcs is not None: add(name, pcs)
             continue
         if arch in ("MambaForCausalLM", "FalconMambaForCausalLM"):  # backbone.*: Jamba's mixer
