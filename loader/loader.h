@@ -430,7 +430,9 @@ typedef struct ckpt_config {
 	 * position_embedding_type absent or "absolute"; rob_num_labels: the classifier's outputs
 	 * (PretrainedConfig: the entries of id2label, else num_labels, else 2). BERT's heads
 	 * (BertForSequenceClassification, BertForTokenClassification) fill the same fields but
-	 * rob_pad (BertConfig's 512, 2, false, "absolute"; config_parse_bert_head) */
+	 * rob_pad (BertConfig's 512, 2, false, "absolute"; config_parse_bert_head). CLIPModel
+	 * (config_clip.c): rob_max_pos its text_config.max_position_embeddings (77),
+	 * rob_num_labels its projection_dim (512: text_projection's / visual_projection's rows) */
 	int64_t rob_max_pos, rob_types, rob_pad, rob_num_labels;
 	bool rob_decoder, rob_abs_pos;
 	/* The decoder sequence classifiers (Llama-, Mistral-, Qwen2-, Qwen3ForSequence-

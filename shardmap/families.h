@@ -124,5 +124,6 @@ extern const sm_family shardmap_family_gemma2_emb;
 extern const sm_family shardmap_family_gemma3_text_emb;
 extern const sm_family shardmap_family_qwen2_rm;
 extern const sm_family shardmap_family_qwen2_prm;
+extern const sm_family shardmap_family_clip;
 
 #endif
