@@ -424,6 +424,15 @@ static const class_default omni3_text_defaults[] = {
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
 	}
 
+/* CLIPTextConfig's (transformers 4.57.1): clip-vit-base-patch32's text tower (49408 / 512 /
+ * 2048 / 12 / 8), max_position_embeddings 77; hidden_act quick_gelu and layer_norm_eps 1e-5 are
+ * the reference's (reference/clip.c); CLIPConfig's projection_dim 512 is config_clip.c's. */
+static const class_default clip_text_defaults[] = {
+    {"vocab_size", false, 49408},       {"hidden_size", false, 512},
+    {"intermediate_size", false, 2048}, {"num_hidden_layers", false, 12},
+    {"num_attention_heads", false, 8},  {"max_position_embeddings", false, 77},
+};
+
 static const struct {
 	const char *model_type;
 	const class_default *defaults;
@@ -461,6 +470,8 @@ static const struct {
     CLASS("qwen3_omni_moe:text", omni3_text_defaults),
     CLASS("gemma3n_text", gemma3n_text_defaults),
     CLASS("whisper", whisper_defaults),
+    /* CLIPConfig's text_config (its top level carries no text keys) */
+    CLASS("clip", clip_text_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -189,6 +189,10 @@ int config_num_labels(json_t *root, int64_t *out, wt_errbuf *err);
  * num_labels alone (config_seqcls.c). */
 bool config_is_seqcls(const char *arch);
 int config_parse_seqcls(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* CLIPModel (model_type clip; config_clip.c): projection_dim (root's) and
+ * text_config.max_position_embeddings (lm: config_lm_view's object). */
+bool config_is_clip(json_t *root);
+int config_parse_clip(json_t *root, json_t *lm, struct ckpt_config *c, wt_errbuf *err);
 /* ModernBERT (model_type modernbert): ModernBertConfig's own keys into c's mb_* fields
  * (config_modernbert.c). */
 int config_parse_modernbert(json_t *root, struct ckpt_config *c, wt_errbuf *err);

@@ -431,7 +431,9 @@ typedef struct ckpt_config {
 	 * (PretrainedConfig: the entries of id2label, else num_labels, else 2). BERT's heads
 	 * (BertForSequenceClassification, BertForTokenClassification) fill the same fields but
 	 * rob_pad (BertConfig's 512, 2, false, "absolute"; config_parse_bert_head). Whisper:
-	 * rob_max_pos is max_target_positions (448), the decoder's position table */
+	 * rob_max_pos is max_target_positions (448), the decoder's position table. CLIPModel
+	 * (config_clip.c): rob_max_pos its text_config.max_position_embeddings (77),
+	 * rob_num_labels its projection_dim (512: text_projection's / visual_projection's rows) */
 	int64_t rob_max_pos, rob_types, rob_pad, rob_num_labels;
 	bool rob_decoder, rob_abs_pos;
 	/* The decoder sequence classifiers (Llama-, Mistral-, Qwen2-, Qwen3ForSequence-

@@ -412,6 +412,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_longcat(c, arch, json, len, err);
 	else if (c->gpt2)
 		rv = ref_cfg_gpt2(c, arch, json, len, err);
+	else if (c->clip)
+		rv = ref_cfg_clip(c, json, len, err);
 	else if (c->opt)
 		rv = ref_cfg_opt(c, arch, json, len, err);
 	else if (c->whisper)

@@ -65,7 +65,8 @@ enum {
 	FAM_ARIA,
 	FAM_ZAMBA2,
 	FAM_GEMMA3N,
-	FAM_WHISPER
+	FAM_WHISPER,
+	FAM_CLIP
 };
 
 /* The planner's family -> the reference's kind. */
@@ -369,6 +370,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* GPT2ForSequenceClassification: GPT-2's decoder (gpt2.c) without lm_head, then
 	     * score.weight on every token (dec_cls) */
 	    {"gpt2_cls", REF_DENSE, false, 0, FAM_GPT2},
+	    /* CLIPModel: the text tower, StarCoder2's LayerNorms and plain MLP under the causal
+	     * mask with learned positions, text_projection on every token (clip.c) */
+	    {"clip", REF_DENSE, false, 0, FAM_CLIP},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -485,6 +489,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			if (c->persimmon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			c->chameleon = map[i].fam == FAM_CHAMELEON;
+			c->clip = map[i].fam == FAM_CLIP;
+			if (c->clip) /* StarCoder2's norms and MLP, the score head */
+				c->layernorm = c->plain_mlp = c->dec_cls = true;
 			c->falcon = map[i].fam == FAM_FALCON;
 			if (c->falcon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;

@@ -531,9 +531,10 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
-	if (c->gpt2 && ref_set_find(ck, "model.embed_tokens.weight") == NULL) {
-		ref_set r = {0}; /* the checkpoint under the names read below (gpt2.c) */
-		int rv = ref_gpt2_rename(c, ck, &r, true, err);
+	if ((c->gpt2 || c->clip) && ref_set_find(ck, "model.embed_tokens.weight") == NULL) {
+		ref_set r = {0}; /* the checkpoint under the names read below (gpt2.c, clip.c) */
+		int rv =
+		    c->clip ? ref_clip_rename(ck, &r, err) : ref_gpt2_rename(c, ck, &r, true, err);
 		if (rv == WT_OK)
 			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
 		ref_set_clear(&r);
@@ -605,7 +606,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	for (int64_t t = 0; t < T; t++)
 		memcpy(b.x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
 	ref_embed_scale(c, b.x, T * c->hid);
-	if (c->gpt2 && (rv = ref_gpt2_positions(c, ck, b.x, T, err)))
+	if ((c->gpt2 && (rv = ref_gpt2_positions(c, ck, b.x, T, err))) ||
+	    (c->clip && (rv = ref_clip_positions(c, ck, 0, true, b.x, T, err))))
 		goto out;
 	if (c->bloom && (rv = ref_norm_of(c, ck, b.x, b.x, T, err, "model.embed_norm")))
 		goto out; /* BLOOM's word_embeddings_layernorm */

@@ -185,9 +185,10 @@ typedef enum {
 	REF_ACT_GELU_TANH, /* gelu_pytorch_tanh / gelu_new: the tanh approximation */
 	REF_ACT_GELU,      /* gelu: exact (erf) */
 	/* the MLPs without a gate (nogate): act(up(x)) */
-	REF_ACT_RELU2, /* relu2: relu(x)^2 (Arcee) */
-	REF_ACT_XIELU, /* xielu: learned per-layer scalars (Apertus; ref_nogate_mlp) */
-	REF_ACT_RELU,  /* relu (OPT's activation_function) */
+	REF_ACT_RELU2,      /* relu2: relu(x)^2 (Arcee) */
+	REF_ACT_XIELU,      /* xielu: learned per-layer scalars (Apertus; ref_nogate_mlp) */
+	REF_ACT_RELU,       /* relu (OPT's activation_function) */
+	REF_ACT_QUICK_GELU, /* quick_gelu: x sigmoid(1.702 x) (CLIP's text tower) */
 } ref_act;
 
 #define REF_MAX_ROPE_EXT 256 /* LongRoPE factors per list: rotary dims up to 512 */
@@ -555,6 +556,11 @@ typedef struct ref_cfg {
 	bool gpt2;
 	/* GPTBigCode (gpt2 set too): nn.Linear weights (nothing transposed), one kv head */
 	bool bigcode;
+	/* CLIP's text tower (clip.c; kind REF_DENSE, dec_cls): its tensors renamed onto
+	 * StarCoder2's LayerNorms and plain MLP, Llama's q/k/v and o_proj with biases, the learned
+	 * positions added to the embeddings (vocabulary-parallel in a shard), no RoPE,
+	 * text_projection the score head (n_labels = projection_dim) */
+	bool clip;
 	/* OPT (cfg_opt.c, opt.c; kind REF_DENSE, its own passes): embed_tokens wep
 	 * (word_embed_proj_dim) wide with project_in / project_out when wep != hid, the learned
 	 * positions (max_pos + 2 rows), pre-norm layers with opt_pre (do_layer_norm_before), else

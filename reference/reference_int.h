@@ -467,6 +467,15 @@ int ref_mamba_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err
 int ref_nogate_mlp(const ref_cfg *c, ref_set *s, const char *m, int64_t n_inter, int64_t T,
                    const float *h, float *y, float *scratch, wt_errbuf *err);
 /* GPT-2's fields of c from config.json: activation_function, layer_norm_epsilon (gpt2.c). */
+/* CLIP's text tower (clip.c): in's text tensors under the names the passes read into out
+ * (the rest left out); the learned position rows of s (a slice whose first row is position
+ * `first`: a shard's vocabulary-parallel rows; whole: the checkpoint's table, which must hold
+ * T positions) added to x [T, hid]; CLIPTextConfig's
+ * hidden_act and layer_norm_eps. */
+int ref_clip_rename(ref_set *in, ref_set *out, wt_errbuf *err);
+int ref_clip_positions(const ref_cfg *c, ref_set *s, int64_t first, bool whole, float *x, int64_t T,
+                       wt_errbuf *err);
+int ref_cfg_clip(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
 int ref_cfg_gpt2(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Set in's tensors (a GPT-2 checkpoint, with ckpt, or rank) into the empty set out under the
  * names the decoder passes read (gpt2.c's table); with ckpt, the Conv1D weights [in, out]

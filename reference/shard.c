@@ -93,6 +93,15 @@ static int embed(shard *s, const int64_t *tokens)
 	ref_embed_scale(c, s->b.x, T * c->hid); /* after the all-reduce, as engines do */
 	if (c->gpt2) /* wpe replicated: rank 0's rows (every rank holds the same) */
 		return ref_gpt2_positions(c, rank_set(s, 0, s->g), s->b.x, T, s->err);
+	for (uint32_t r = 0; c->clip && r < s->T; r++) { /* vocabulary-parallel positions */
+		ref_tensor *p = ref_set_find(rank_set(s, r, s->g), "model.wpe.weight");
+		int rv = p == NULL || p->ndim != 2
+		             ? wt_seterr(s->err, WT_ENOTFOUND, "rank %u: no position table", r)
+		             : ref_clip_positions(c, rank_set(s, r, s->g), (int64_t)r * p->shape[0],
+		                                  false, s->b.x, T, s->err);
+		if (rv != WT_OK)
+			return rv;
+	}
 	if (!c->bloom)
 		return WT_OK;
 	/* BLOOM's word_embeddings_layernorm, each rank with its own replica: their mean, so a
@@ -600,6 +609,7 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		     : c->dbrx || c->mpt ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
 		     : c->longcat        ? ref_lc_rename(c, &ranks[i], &r[i], err)
 		     : c->gpt2           ? ref_gpt2_rename(c, &ranks[i], &r[i], false, err)
+		     : c->clip           ? ref_clip_rename(&ranks[i], &r[i], err)
 		     : c->zamba2         ? ref_z2_rename(&ranks[i], &r[i], err)
 		     : c->mamba_lm       ? ref_mamba_rename(c, &ranks[i], &r[i], err)
 		                         : ref_neox_rename(c, &ranks[i], &r[i], false, err);
@@ -622,7 +632,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	     ((c->dbrx || c->mpt || c->gptj) &&
 	      ref_set_find(&ranks[0], "transformer.wte.weight")) ||
 	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight")) ||
-	     (c->gpt2 && ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL) ||
+	     ((c->gpt2 || c->clip) &&
+	      ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL) ||
 	     (c->mamba_lm && ref_set_find(&ranks[0], "backbone.embeddings.weight")) ||
 	     (c->zamba2 && ref_z2_named(&ranks[0])) ||
 	     ((c->bloom || c->falcon) && ref_bloom_ckpt(&ranks[0]))))

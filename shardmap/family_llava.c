@@ -70,42 +70,6 @@
 #define LV_VB LV_VT "encoder.layers.{i}."
 #define LV_P  "multi_modal_projector."
 
-/* Replicated [VE] tensor of one block / of the tower. */
-#define LV_VB_REPL(n)                                                                              \
-	SM_RULE(LV_VB n, LV_VB n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
-#define LV_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
-/* q / k / v (part 0 / 1 / 2) weight and bias into the fused qkv_proj, rows by heads. */
-#define LV_QKV(x, part)                                                                            \
-	SM_RULE(LV_VB "self_attn." x "_proj.weight", LV_VB "self_attn.qkv_proj.weight", SM_K_ROWS, \
-	        part, SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),          \
-	    SM_RULE(LV_VB "self_attn." x "_proj.bias", LV_VB "self_attn.qkv_proj.bias", SM_K_ROWS, \
-	            part, SM_U_VHEADS, SM_C_ALL, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
-
-/* The CLIP tower: embeddings, pre_layrnorm, the blocks, post_layernorm. */
-#define LV_PATCH                                                                                   \
-	{                                                                                          \
-		LV_VT "embeddings.patch_embedding.weight",                                         \
-		    LV_VT "embeddings.patch_embedding.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,  \
-		    0, 4,                                                                          \
-		{                                                                                  \
-			SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP                                        \
-		}                                                                                  \
-	}
-#define LV_OUT_PROJ                                                                                \
-	SM_RULE(LV_VB "self_attn.out_proj.weight", LV_VB "self_attn.out_proj.weight", SM_K_COLS,   \
-	        0, SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE)
-#define LV_RULES_TOWER                                                                             \
-	LV_REPL(LV_VT "embeddings.class_embedding", 1, SM_D_VE, SM_D_ANY), LV_PATCH,               \
-	    LV_REPL(LV_VT "embeddings.position_embedding.weight", 2, SM_D_VNP, SM_D_VE),           \
-	    LV_REPL(LV_VT "pre_layrnorm.weight", 1, SM_D_VE, SM_D_ANY),                            \
-	    LV_REPL(LV_VT "pre_layrnorm.bias", 1, SM_D_VE, SM_D_ANY),                              \
-	    LV_VB_REPL("layer_norm1.weight"), LV_VB_REPL("layer_norm1.bias"), LV_QKV("q", 0),      \
-	    LV_QKV("k", 1), LV_QKV("v", 2), LV_OUT_PROJ, LV_VB_REPL("self_attn.out_proj.bias"),    \
-	    LV_VB_REPL("layer_norm2.weight"), LV_VB_REPL("layer_norm2.bias"),                      \
-	    SM_RULES_VIS_FC(LV_VB), LV_VB_REPL("mlp.fc2.bias"),                                    \
-	    LV_REPL(LV_VT "post_layernorm.weight", 1, SM_D_VE, SM_D_ANY),                          \
-	    LV_REPL(LV_VT "post_layernorm.bias", 1, SM_D_VE, SM_D_ANY)
-
 /* The projector: linear_1 [hid, VE] rows, linear_2 [hid, hid] columns, their biases. */
 #define LV_RULES_PROJ                                                                              \
 	SM_RULE(LV_P "linear_1.weight", LV_P "linear_1.weight", SM_K_ROWS, 0, SM_U_HID, SM_C_ALL,  \
@@ -122,7 +86,7 @@ static const sm_rule llava_rules[] = {
     SM_RULES_LNORM,
     SM_RULES_ATTN,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-    LV_RULES_TOWER,
+    SM_RULES_CLIP_TOWER(LV_VT),
     LV_RULES_PROJ,
 };
 
@@ -134,7 +98,7 @@ static const sm_rule llava_next_rules[] = {
     SM_RULES_LNORM,
     SM_RULES_ATTN,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-    LV_RULES_TOWER,
+    SM_RULES_CLIP_TOWER(LV_VT),
     LV_RULES_PROJ,
     SM_RULE("image_newline", "image_newline", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID,
             SM_D_ANY),
@@ -285,7 +249,7 @@ static const sm_rule llava_next_video_rules[] = {
     SM_RULES_LNORM,
     SM_RULES_ATTN,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-    LV_RULES_TOWER,
+    SM_RULES_CLIP_TOWER(LV_VT),
     OV_REPL(LV_P "linear_1.weight", 2, SM_D_HID, SM_D_VE),
     OV_BIAS(LV_P "linear_1.bias"),
     OV_REPL(LV_P "linear_2.weight", 2, SM_D_HID, SM_D_HID),

@@ -125,6 +125,7 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen3_omni_moe,
     &shardmap_family_whisper,
     &shardmap_family_gpt2_cls,
+    &shardmap_family_clip,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

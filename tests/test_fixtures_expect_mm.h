@@ -368,6 +368,17 @@ static const fam_expect fams_mm[] = {
      4 * (1000 * 128 + 64 * 128 + 2 * 128 + 2 * 128) +
          2 * (4 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 2 * 512 * 128 + 512 + 128) + 4),
      128, 8, 8, 16, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* clip: F32; the text tower (token / position tables, 2 layers of LayerNorms and q/k/v /
+     * out_proj / fc1 / fc2 with biases, final_layer_norm), the CLIP vision tower (2 blocks of
+     * width 64), text_projection [80, 96], visual_projection [80, 64], logit_scale []; the
+     * I64 position_ids buffer [1, 16] */
+    {"clip", 79,
+     4 * (1000 * 96 + 16 * 96 + 2 * (4 * 96 + 4 * (96 * 96 + 96) + 192 * 96 + 192 + 96 * 192 + 96) +
+          2 * 96 + 64 + 64 * 3 * 14 * 14 + 5 * 64 + 4 * 64 +
+          2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 80 * 96 + 80 * 64 +
+          1) +
+         8 * 16,
+     96, 4, 4, 24, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

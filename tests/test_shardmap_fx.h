@@ -345,19 +345,20 @@ static __attribute__((unused)) void mm_add_at(tm_model *m, lay y, const char *pr
 	mm_add(m, y, c, a, b);
 }
 
-/* The vision tower "vision_tower.vision_model." in layout y, as the CLIP (clip: class
- * embedding, a 2x2 patch embedding without bias, pre_layrnorm) or SigLIP (the patch
- * embedding's bias) checkpoints name it: embeddings of width ve with np positions, `blocks`
- * encoder blocks of MLP width vi (FX_VIT_BLOCK_LEAVES) and post_layernorm. */
-static __attribute__((unused)) void mm_add_vit(tm_model *m, lay y, bool clip, int64_t ve,
-                                               int64_t vi, int64_t np, int blocks)
+/* The vision tower under prefix vt in layout y, as the CLIP (clip: class embedding, a 2x2
+ * patch embedding without bias, pre_layrnorm) or SigLIP (the patch embedding's bias)
+ * checkpoints name it: embeddings of width ve with np positions, `blocks` encoder blocks of
+ * MLP width vi (FX_VIT_BLOCK_LEAVES) and post_layernorm. */
+static __attribute__((unused)) void mm_add_vit_at(tm_model *m, lay y, const char *vt, bool clip,
+                                                  int64_t ve, int64_t vi, int64_t np, int blocks)
 {
-	const char *vt = "vision_tower.vision_model.";
 	const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(ve, vi)};
 	char b[200];
 	if (clip)
 		mm_add_at(m, y, vt, "embeddings.class_embedding", ve, 0);
-	mm_ck_name(b, sizeof(b), "vision_tower.vision_model.embeddings.patch_embedding.weight", y);
+	char c[200];
+	snprintf(c, sizeof(c), "%sembeddings.patch_embedding.weight", vt);
+	mm_ck_name(b, sizeof(b), c, y);
 	tm_add(m, b, WT_DTYPE_INVALID, 1, ve * 3 * 2 * 2, 0, 0);
 	st_desc *d = &m->d[m->n - 1];
 	d->ndim = 4;
@@ -379,6 +380,12 @@ static __attribute__((unused)) void mm_add_vit(tm_model *m, lay y, bool clip, in
 	}
 	mm_add_at(m, y, vt, "post_layernorm.weight", ve, 0);
 	mm_add_at(m, y, vt, "post_layernorm.bias", ve, 0);
+}
+/* mm_add_vit_at under "vision_tower.vision_model." (the multimodal LMs' towers). */
+static __attribute__((unused)) void mm_add_vit(tm_model *m, lay y, bool clip, int64_t ve,
+                                               int64_t vi, int64_t np, int blocks)
+{
+	mm_add_vit_at(m, y, "vision_tower.vision_model.", clip, ve, vi, np, blocks);
 }
 
 /* Every output of rank r of a equals the one of b (names, shapes, bytes); b's names

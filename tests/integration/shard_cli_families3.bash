@@ -287,3 +287,22 @@ grep -q "lm_head\|score.weight_scale" "$T/plan" && fail "gpt2_cls: lm_head or a 
 refused_edit gpt2_cls 's/"id2label":{[^}]*}/"id2label":{}/' "id2label is empty" flat
 refused_edit gpt2_cls 's/"n_head": 8,/"n_head": 8, "num_key_value_heads": 2,/' \
 	"GPT2ForSequenceClassification has no grouped kv heads"
+# CLIPModel: the text tower's token and position tables by padded vocabulary rows, its q/k/v
+# fused by heads and quantized, the CLIP vision tower whole (every block and post_layernorm),
+# text_projection / visual_projection whole and never quantized; logit_scale and position_ids
+# skipped; text_config.num_key_value_heads refused (CLIP's attention has one kv head per head)
+"$CTL" plan --model-dir "$T/clip" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan clip"
+plan_has clip "text_model.embeddings.token_embedding.weight *F32 *\[512, 96\]" \
+	"text_model.embeddings.position_embedding.weight *F32 *\[32, 96\]" \
+	"text_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[144, 96\]" \
+	"text_model.encoder.layers.1.mlp.fc2.weight *I8 *\[96, 96\]" \
+	"vision_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 64\]" \
+	"vision_model.post_layernorm.weight *F32 *\[64\]" \
+	"text_projection.weight *F32 *\[80, 96\]" "visual_projection.weight *F32 *\[80, 64\]"
+grep -q "^skipped logit_scale" "$T/plan" && grep -q "^skipped text_model.embeddings.position_ids" \
+	"$T/plan" || fail "clip: logit_scale / position_ids not skipped: $(cat "$T/plan")"
+grep -q "^ *logit_scale\|^ *text_model.embeddings.position_ids" "$T/plan" &&
+	fail "clip: a skipped tensor planned: $(cat "$T/plan")"
+refused_edit clip 's/"max_position_embeddings": 16/"max_position_embeddings": 16, "num_key_value_heads": 2/' \
+	"num_key_value_heads 2"

@@ -99,6 +99,7 @@ Mamba2 (vLLM's mamba2.py, MambaMixer2): Mamba's backbone.* and Granite 4.0's Mam
 under backbone.layers.{i}.mixer. (Mamba2Config's expand / n_groups / state_size / num_heads);
 untied unless tie_word_embeddings is true. Zamba2: shard_oracle_zamba2.py (tied by default).
 Gemma 3n's language model: shard_oracle_gemma3n.py (always tied).
+CLIPModel (vLLM's clip.py): shard_oracle_clip.py.
 
 PaliGemma (vLLM's paligemma.py / siglip.py): Gemma 3's layouts and tower, a Gemma / Gemma 2
 language model tied by text_config.tie_word_embeddings alone (default true), the projector's
@@ -186,6 +187,7 @@ from shard_oracle_mix import jamba_mixer, lfm2, linear_attn, mamba_mixer
 from shard_oracle_zamba2 import zamba2
 from shard_oracle_gemma3n import gemma3n
 from shard_oracle_whisper import whisper, whisper_cfg
+from shard_oracle_clip import clip
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -287,6 +289,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         m = re.match(r"model\.layers\.(\d+)\.", name)
         if m and arch.startswith(MTP_ARCHS) and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue
+        if arch == "CLIPModel":  # shard_oracle_clip.py (logit_scale is 0-d)
+            clip(name, src, cfg, T, r, pad, add); continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
         if arch in ("GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPTBigCodeForCausalLM"):
@@ -559,7 +563,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         mtp = re.match(r"model\.layers\.(\d+)\.", name)
         if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
         if ernie_mtp(arch, name): continue
-        if m and not arch.startswith(("Deepseek", "Zamba2", "Whisper")) and \
+        if m and not arch.startswith(("Deepseek", "Zamba2", "Whisper", "CLIPModel")) and \
                 not name.startswith(("vision_tower.", "vision_model.", "audio_tower.",
                                      "multi_modal_projector.")):
             b, leaf = m.group(1), m.group(2)
@@ -596,8 +600,11 @@ def materialize(src, pcs, scale=False, blk=128):
     or with blk None per row (fbgemm_fp8 weight_scale: a column slice keeps every row's)."""
     parts = []
     for p in pcs:
-        if p[0] == "zero":
-            parts.append(None if not parts else np.zeros((p[1],) + parts[-1].shape[1:], parts[-1].dtype)); continue
+        if p[0] == "zero":  # shaped as the previous piece, or as source p[2] (a rank of zeros)
+            like = parts[-1] if parts else src[p[2]][1] if len(p) > 2 else None
+            parts.append(None if like is None else
+                         np.zeros((p[1],) + like.reshape(like.shape[0], -1).shape[1:], like.dtype))
+            continue
         name, axis, a, n = p
         if scale and blk is None:
             arr = src[name[: -len("weight")] + "weight_scale"][1]
@@ -746,8 +753,9 @@ def main():
             for n, pcs in exp.items():
                 want = materialize(src, pcs)
                 g = got[n][1].reshape(want.shape[0], -1) if got[n][1].size == want.size else None
-                first = next(p[0] for p in pcs if p[0] != "zero")  # Whisper's kv bias: zeros first
-                if src[first][0] == "F8_E4M3" and quant == "none":
+                # Whisper's kv bias has zeros first; CLIP's padding-only ranks are all zeros
+                first = next((p[0] for p in pcs if p[0] != "zero"), None)
+                if first is not None and src[first][0] == "F8_E4M3" and quant == "none":
                     continue  # dequantized: checked by the unit tests
                 if g is None or not np.array_equal(g, want):
                     print("rank", r, e, "tensor", n, "differs"); bad += 1

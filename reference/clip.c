@@ -1,0 +1,138 @@
+/*
+ * clip.c — CLIP's text tower (CLIPModel, family clip) under the names the decoder passes read
+ * (StarCoder2's LayerNorms and plain MLP with biases, Llama's q/k/v and o_proj with biases),
+ * its learned positions and its projection as the sequence classifiers' score head:
+ *
+ *   text_model.embeddings.token_embedding.      model.embed_tokens.
+ *   text_model.embeddings.position_embedding.   model.wpe.  (added to the embeddings)
+ *   text_model.final_layer_norm.                model.norm.
+ *   text_model.encoder.layers.{i}.              model.layers.{i}.   and in a layer
+ *     layer_norm1.                              input_layernorm.
+ *     layer_norm2.                              post_attention_layernorm.
+ *     self_attn.out_proj.                       self_attn.o_proj.
+ *     mlp.fc1. / mlp.fc2.                       mlp.c_fc. / mlp.c_proj.
+ *   text_projection.                            score.  (n_labels = projection_dim)
+ *
+ * (q_proj / k_proj / v_proj, a shard's qkv_proj keep their leaves.) The vision tower,
+ * visual_projection, logit_scale and the buffers are not read: the reference runs the text
+ * tower. The math (transformers 4.57.1 modeling_clip.py CLIPTextTransformer): x = token +
+ * position rows; per layer x += out_proj(attn(layer_norm1(x))) under the causal mask,
+ * x += fc2(act(fc1(layer_norm2(x)))); final_layer_norm; the pooled state (the EOS token's)
+ * through text_projection. The output is text_projection on every token (n_tok x
+ * projection_dim): get_text_features is the EOS token's row, vLLM's LAST pooling the last
+ * one's.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "loader/loader.h"
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+static const char *const tops[][2] = {
+    {"text_model.embeddings.token_embedding.", "model.embed_tokens."},
+    {"text_model.embeddings.position_embedding.", "model.wpe."},
+    {"text_model.final_layer_norm.", "model.norm."},
+    {"text_model.encoder.layers.", "model.layers."},
+    {"text_projection.", "score."},
+};
+static const char *const leaves[][2] = {
+    {".layer_norm1.", ".input_layernorm."},
+    {".layer_norm2.", ".post_attention_layernorm."},
+    {".self_attn.out_proj.", ".self_attn.o_proj."},
+    {".mlp.fc1.", ".mlp.c_fc."},
+    {".mlp.fc2.", ".mlp.c_proj."},
+};
+
+/* name's reference form into buf; false for a name the text tower does not read. */
+static bool canon(const char *name, char *buf, size_t cap)
+{
+	const char *rest = NULL, *pre = NULL;
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]) && pre == NULL; i++)
+		if (strncmp(name, tops[i][0], strlen(tops[i][0])) == 0) {
+			pre = tops[i][1];
+			rest = name + strlen(tops[i][0]);
+		}
+	if (pre == NULL)
+		return false;
+	int n = snprintf(buf, cap, "%s%s", pre, rest);
+	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < sizeof(leaves) / sizeof(leaves[0]);
+	     i++) {
+		char *at = strstr(buf, leaves[i][0]);
+		if (at == NULL)
+			continue;
+		char tail[256];
+		snprintf(tail, sizeof(tail), "%s", at + strlen(leaves[i][0]));
+		n = (int)(at - buf) +
+		    snprintf(at, cap - (size_t)(at - buf), "%s%s", leaves[i][1], tail);
+		break;
+	}
+	return n >= 0 && (size_t)n < cap;
+}
+
+int ref_clip_rename(ref_set *in, ref_set *out, wt_errbuf *err)
+{
+	out->quant = in->quant;
+	out->group = in->group;
+	out->block[0] = in->block[0];
+	out->block[1] = in->block[1];
+	out->fp8_rows = in->fp8_rows;
+	out->fp8_blocks_ct = in->fp8_blocks_ct;
+	int rv = WT_OK;
+	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
+		const ref_tensor *t = &in->t[i];
+		char name[512];
+		if (canon(t->name, name, sizeof(name)))
+			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
+			                 err);
+	}
+	if (rv != WT_OK)
+		ref_set_clear(out);
+	return rv;
+}
+
+int ref_clip_positions(const ref_cfg *c, ref_set *s, int64_t first, bool whole, float *x, int64_t T,
+                       wt_errbuf *err)
+{
+	ref_tensor *t = ref_set_find(s, "model.wpe.weight");
+	if (t == NULL || t->ndim != 2 || t->shape[1] != c->hid)
+		return wt_seterr(err, WT_ENOTFOUND,
+		                 "'text_model.embeddings.position_embedding.weight' [positions, "
+		                 "%lld] is missing or of another shape",
+		                 (long long)c->hid);
+	int64_t rows = t->shape[0];
+	if (whole && T > rows)
+		return wt_seterr(err, WT_EINVAL,
+		                 "%lld tokens need %lld learned positions; the checkpoint's "
+		                 "position_embedding has %lld (max_position_embeddings)",
+		                 (long long)T, (long long)T, (long long)rows);
+	const float *p;
+	int rv = ref_getf(s, &p, false, err, 2, rows, c->hid, 0, "model.wpe.weight");
+	if (rv != WT_OK)
+		return rv;
+	for (int64_t k = 0; k < T; k++) /* position k is row k - first of this slice */
+		if (k >= first && k - first < rows)
+			for (int64_t i = 0; i < c->hid; i++)
+				x[k * c->hid + i] += p[(k - first) * c->hid + i];
+	return WT_OK;
+}
+
+/* CLIPTextConfig's hidden_act (quick_gelu) and layer_norm_eps (1e-5), in text_config. */
+int ref_cfg_clip(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
+{
+	enum { C_ACT, C_EPS, C_COUNT };
+	ckpt_field f[C_COUNT] = {
+	    [C_ACT] = {"text_config.hidden_act", CKPT_FIELD_STRING},
+	    [C_EPS] = {"text_config.layer_norm_eps", CKPT_FIELD_REAL},
+	};
+	int rv = ckpt_config_fields(json, len, f, C_COUNT, err);
+	if (rv != WT_OK)
+		return rv;
+	if (!f[C_ACT].present || strcmp(f[C_ACT].s, "quick_gelu") == 0)
+		c->act = REF_ACT_QUICK_GELU;
+	else if ((rv = ref_cfg_act(&f[C_ACT], "quick_gelu", c, err)) != WT_OK)
+		return rv;
+	c->eps = f[C_EPS].present ? f[C_EPS].r : 1e-5;
+	c->theta = 10000.0; /* unused: learned positions, no RoPE */
+	return WT_OK;
+}
