@@ -609,34 +609,36 @@ bool shardmap_tied(const ckpt_config *cfg)
 	return f != NULL && f->tie_default;
 }
 
+/* No family cuts cfg's architecture: WT_EUNSUPPORTED naming why for one vLLM serves that is
+ * not cut here (registry.c not_cut), else the supported architectures, as many as the
+ * message has room for. */
+static int unknown_architecture(const ckpt_config *cfg, wt_errbuf *err)
+{
+	const char *arch = cfg->architecture ? cfg->architecture : "";
+	const char *mt = cfg->model_type ? cfg->model_type : "";
+	const char *why = shardmap_not_cut_why(arch);
+	if (why != NULL)
+		return wt_seterr(err, WT_EUNSUPPORTED, "%s is not supported: %s", arch, why);
+	/* the list fills what the message has left, so the message ends whole */
+	int head = snprintf(
+	    NULL, 0, "architecture '%s' (model_type '%s') is not supported; supported: ", arch, mt);
+	char list[WT_ERRMSG_MAX];
+	size_t room =
+	    head >= 0 && (size_t)head + 64 < sizeof(list) ? sizeof(list) - (size_t)head : 64;
+	shardmap_architectures_text(list, room);
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "architecture '%s' (model_type '%s') is not supported; supported: %s",
+	                 arch, mt, list);
+}
+
 int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *err)
 {
 	if (l->raw)
 		return shardmap_plan_raw(c, l, out, err); /* any checkpoint, no family */
 	const ckpt_config *cfg = ckpt_get_config(c);
 	const sm_family *fam = shardmap_family_for(c);
-	if (!fam) {
-		const char *arch = cfg->architecture ? cfg->architecture : "";
-		const char *mt = cfg->model_type ? cfg->model_type : "";
-		const char *why = shardmap_not_cut_why(arch);
-		if (why != NULL)
-			return wt_seterr(err, WT_EUNSUPPORTED, "%s is not supported: %s", arch,
-			                 why);
-		/* the list fills what the message has left, so the message ends whole */
-		int head = snprintf(NULL, 0,
-		                    "architecture '%s' (model_type '%s') is not supported; "
-		                    "supported: ",
-		                    arch, mt);
-		char list[WT_ERRMSG_MAX];
-		size_t room = head >= 0 && (size_t)head + 64 < sizeof(list)
-		                  ? sizeof(list) - (size_t)head
-		                  : 64;
-		shardmap_architectures_text(list, room);
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "architecture '%s' (model_type '%s') is not supported; "
-		                 "supported: %s",
-		                 arch, mt, list);
-	}
+	if (!fam)
+		return unknown_architecture(cfg, err);
 	wt_layout chk = *l;
 	chk.tp_rank = 0;
 	chk.ep_rank = 0;

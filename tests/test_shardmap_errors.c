@@ -171,6 +171,7 @@ static void test_unknown_arch(void **state)
 	assert_true(named > 40); /* every spelling, nothing left out */
 	assert_null(strstr(all, " more ("));
 	assert_non_null(strstr(all, "SmolLM3ForCausalLM"));
+	assert_null(strstr(all, "Gemma3nForConditionalGeneration")); /* refused by name only */
 	/* Mistral is one table entry: the same tensors plan under MistralForCausalLM. */
 	char buf[600];
 	snprintf(buf, sizeof(buf), "{\"architectures\":[\"MistralForCausalLM\"]%s",
