@@ -145,6 +145,26 @@ static bool omni_drop(const ckpt_config *c, const char *cn)
 	return strncmp(cn, "talker.", 7) == 0 || strncmp(cn, "token2wav.", 10) == 0;
 }
 
+int shardmap_omni_audio_check(const ckpt_config *c, const char *attn, const char *proj,
+                              wt_errbuf *err)
+{
+	if (c->a_d_model % c->a_heads != 0 || c->a_d_model % 2 != 0)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: thinker_config.audio_config.d_model %" PRId64
+		    " must be even and divisible by encoder_attention_heads %" PRId64
+		    " (%s splits it into heads, SinusoidsPositionEmbedding into sin / cos "
+		    "halves)",
+		    c->a_d_model, c->a_heads, attn);
+	if (c->a_out_dim != c->hidden_size)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: thinker_config.audio_config.output_dim %" PRId64
+		                 " must equal text_config.hidden_size %" PRId64
+		                 " (the encoder's %s output is the language model's input)",
+		                 c->a_out_dim, c->hidden_size, proj);
+	return WT_OK;
+}
+
 /* The vision tower's heads split its width and its merger feeds the language model
  * (out_hidden_size = hidden_size); the audio encoder's heads split d_model, which
  * SinusoidsPositionEmbedding needs even, and its output_dim is the language model's
@@ -163,19 +183,9 @@ static int qwen2_5_omni_check(const ckpt_config *c, wt_errbuf *err)
 		    " must equal text_config.hidden_size %" PRId64
 		    " (the merger's output is the language model's input)",
 		    c->v_out_hidden_size, c->hidden_size);
-	if (c->a_d_model % c->a_heads != 0 || c->a_d_model % 2 != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: thinker_config.audio_config.d_model %" PRId64
-		                 " must be even and divisible by encoder_attention_heads %" PRId64
-		                 " (Qwen2_5OmniAudioAttention splits it into heads, "
-		                 "SinusoidsPositionEmbedding into sin / cos halves)",
-		                 c->a_d_model, c->a_heads);
-	if (c->a_out_dim != c->hidden_size)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: thinker_config.audio_config.output_dim %" PRId64
-		                 " must equal text_config.hidden_size %" PRId64
-		                 " (the encoder's proj output is the language model's input)",
-		                 c->a_out_dim, c->hidden_size);
+	int rv = shardmap_omni_audio_check(c, "Qwen2_5OmniAudioAttention", "proj", err);
+	if (rv != WT_OK)
+		return rv;
 	return shardmap_mrope_check(c, "Qwen2.5-Omni", err);
 }
 

@@ -369,19 +369,9 @@ static int qwen3_omni_check(const ckpt_config *c, wt_errbuf *err)
 		    "config.json: Qwen3-Omni needs thinker_config.text_config.rope_scaling "
 		    "(an object; its mrope_section defaults to [24, 20, 20]): "
 		    "Qwen3OmniMoeThinkerTextRotaryEmbedding reads it without a default");
-	if (c->a_d_model % c->a_heads != 0 || c->a_d_model % 2 != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: thinker_config.audio_config.d_model %" PRId64
-		                 " must be even and divisible by encoder_attention_heads %" PRId64
-		                 " (Qwen3OmniMoeAudioAttention splits it into heads, "
-		                 "SinusoidsPositionEmbedding into sin / cos halves)",
-		                 c->a_d_model, c->a_heads);
-	if (c->a_out_dim != c->hidden_size)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: thinker_config.audio_config.output_dim %" PRId64
-		                 " must equal text_config.hidden_size %" PRId64
-		                 " (the encoder's proj2 output is the language model's input)",
-		                 c->a_out_dim, c->hidden_size);
+	int rv = shardmap_omni_audio_check(c, "Qwen3OmniMoeAudioAttention", "proj2", err);
+	if (rv != WT_OK)
+		return rv;
 	return qwen3_vl_check(c, err);
 }
 

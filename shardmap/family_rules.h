@@ -265,6 +265,28 @@
 	    SM_RULE(VB "mlp.fc2.weight", VB "mlp.fc2.weight", SM_K_COLS, 0, SM_U_VI, SM_C_ALL,     \
 	            SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VI)
 
+/* A ViT tower's patch Conv2d under VT: replicated, never quantized, [VE, VCH, VP, VP]. */
+/* clang-format off */
+#define SM_VIT_PATCH(VT)                                                                           \
+	{VT "embeddings.patch_embedding.weight", VT "embeddings.patch_embedding.weight",           \
+	 SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 4, {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}}
+/* clang-format on */
+/* A SigLIP / CLIP tower's encoder blocks under VT (q/k/v with biases fused by heads, out_proj
+ * by columns, fc1 by rows, fc2 by columns, the LayerNorms and the row parallel biases
+ * replicated) and its post_layernorm. */
+#define SM_RULES_VIT_ENCODER(VT)                                                                   \
+	SM_SIGLIP_VB_REPL(VT, "layer_norm1.weight"), SM_SIGLIP_VB_REPL(VT, "layer_norm1.bias"),    \
+	    SM_SIGLIP_QKV(VT, "q", 0), SM_SIGLIP_QKV(VT, "k", 1), SM_SIGLIP_QKV(VT, "v", 2),       \
+	    SM_RULE(VT "encoder.layers.{i}.self_attn.out_proj.weight",                             \
+	            VT "encoder.layers.{i}.self_attn.out_proj.weight", SM_K_COLS, 0, SM_U_VHEADS,  \
+	            SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),                         \
+	    SM_SIGLIP_VB_REPL(VT, "self_attn.out_proj.bias"),                                      \
+	    SM_SIGLIP_VB_REPL(VT, "layer_norm2.weight"),                                           \
+	    SM_SIGLIP_VB_REPL(VT, "layer_norm2.bias"), SM_RULES_VIS_FC(VT "encoder.layers.{i}."),  \
+	    SM_SIGLIP_VB_REPL(VT, "mlp.fc2.bias"),                                                 \
+	    SM_SIGLIP_REPL(VT "post_layernorm.weight", 1, SM_D_VE, SM_D_ANY),                      \
+	    SM_SIGLIP_REPL(VT "post_layernorm.bias", 1, SM_D_VE, SM_D_ANY)
+
 /* A SigLIP-style vision tower under prefix VT (Gemma 3's "vision_tower.vision_model.",
  * Idefics3's "model.vision_model."), as vLLM's siglip.py / idefics2_vision_model.py build
  * it: the patch Conv2d with its bias, the position table ((image_size / patch_size)^2 rows)
@@ -284,29 +306,10 @@
 	            VT "encoder.layers.{i}.self_attn.qkv_proj.bias", SM_K_ROWS, part, SM_U_VHEADS, \
 	            SM_C_ALL, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
 #define SM_RULES_SIGLIP_TOWER(VT)                                                                  \
-	{VT "embeddings.patch_embedding.weight",                                                   \
-	 VT "embeddings.patch_embedding.weight",                                                   \
-	 SM_K_REPL,                                                                                \
-	 0,                                                                                        \
-	 SM_U_NONE,                                                                                \
-	 SM_C_ALL,                                                                                 \
-	 0,                                                                                        \
-	 4,                                                                                        \
-	 {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}},                                                   \
+	SM_VIT_PATCH(VT),                                                                          \
 	    SM_SIGLIP_REPL(VT "embeddings.patch_embedding.bias", 1, SM_D_VE, SM_D_ANY),            \
 	    SM_SIGLIP_REPL(VT "embeddings.position_embedding.weight", 2, SM_D_VNP, SM_D_VE),       \
-	    SM_SIGLIP_VB_REPL(VT, "layer_norm1.weight"),                                           \
-	    SM_SIGLIP_VB_REPL(VT, "layer_norm1.bias"), SM_SIGLIP_QKV(VT, "q", 0),                  \
-	    SM_SIGLIP_QKV(VT, "k", 1), SM_SIGLIP_QKV(VT, "v", 2),                                  \
-	    SM_RULE(VT "encoder.layers.{i}.self_attn.out_proj.weight",                             \
-	            VT "encoder.layers.{i}.self_attn.out_proj.weight", SM_K_COLS, 0, SM_U_VHEADS,  \
-	            SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),                         \
-	    SM_SIGLIP_VB_REPL(VT, "self_attn.out_proj.bias"),                                      \
-	    SM_SIGLIP_VB_REPL(VT, "layer_norm2.weight"),                                           \
-	    SM_SIGLIP_VB_REPL(VT, "layer_norm2.bias"), SM_RULES_VIS_FC(VT "encoder.layers.{i}."),  \
-	    SM_SIGLIP_VB_REPL(VT, "mlp.fc2.bias"),                                                 \
-	    SM_SIGLIP_REPL(VT "post_layernorm.weight", 1, SM_D_VE, SM_D_ANY),                      \
-	    SM_SIGLIP_REPL(VT "post_layernorm.bias", 1, SM_D_VE, SM_D_ANY)
+	    SM_RULES_VIT_ENCODER(VT)
 
 /* A CLIP vision tower under prefix VT (LLaVA's "vision_tower.vision_model.", CLIPModel's
  * "vision_model."), as vLLM's clip.py CLIPVisionTransformer builds it: the class embedding,
@@ -315,31 +318,10 @@
  * with biases fused by heads, out_proj by columns, fc1 by rows, fc2 by columns, the row
  * parallel biases replicated); post_layernorm. */
 #define SM_RULES_CLIP_TOWER(VT)                                                                    \
-	SM_SIGLIP_REPL(VT "embeddings.class_embedding", 1, SM_D_VE, SM_D_ANY),                     \
-	    {VT "embeddings.patch_embedding.weight",                                               \
-	     VT "embeddings.patch_embedding.weight",                                               \
-	     SM_K_REPL,                                                                            \
-	     0,                                                                                    \
-	     SM_U_NONE,                                                                            \
-	     SM_C_ALL,                                                                             \
-	     0,                                                                                    \
-	     4,                                                                                    \
-	     {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}},                                               \
+	SM_SIGLIP_REPL(VT "embeddings.class_embedding", 1, SM_D_VE, SM_D_ANY), SM_VIT_PATCH(VT),   \
 	    SM_SIGLIP_REPL(VT "embeddings.position_embedding.weight", 2, SM_D_VNP, SM_D_VE),       \
 	    SM_SIGLIP_REPL(VT "pre_layrnorm.weight", 1, SM_D_VE, SM_D_ANY),                        \
-	    SM_SIGLIP_REPL(VT "pre_layrnorm.bias", 1, SM_D_VE, SM_D_ANY),                          \
-	    SM_SIGLIP_VB_REPL(VT, "layer_norm1.weight"),                                           \
-	    SM_SIGLIP_VB_REPL(VT, "layer_norm1.bias"), SM_SIGLIP_QKV(VT, "q", 0),                  \
-	    SM_SIGLIP_QKV(VT, "k", 1), SM_SIGLIP_QKV(VT, "v", 2),                                  \
-	    SM_RULE(VT "encoder.layers.{i}.self_attn.out_proj.weight",                             \
-	            VT "encoder.layers.{i}.self_attn.out_proj.weight", SM_K_COLS, 0, SM_U_VHEADS,  \
-	            SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),                         \
-	    SM_SIGLIP_VB_REPL(VT, "self_attn.out_proj.bias"),                                      \
-	    SM_SIGLIP_VB_REPL(VT, "layer_norm2.weight"),                                           \
-	    SM_SIGLIP_VB_REPL(VT, "layer_norm2.bias"), SM_RULES_VIS_FC(VT "encoder.layers.{i}."),  \
-	    SM_SIGLIP_VB_REPL(VT, "mlp.fc2.bias"),                                                 \
-	    SM_SIGLIP_REPL(VT "post_layernorm.weight", 1, SM_D_VE, SM_D_ANY),                      \
-	    SM_SIGLIP_REPL(VT "post_layernorm.bias", 1, SM_D_VE, SM_D_ANY)
+	    SM_SIGLIP_REPL(VT "pre_layrnorm.bias", 1, SM_D_VE, SM_D_ANY), SM_RULES_VIT_ENCODER(VT)
 
 /* A Pixtral vision tower under prefix VT ("vision_tower." for Mistral 3 and LLaVA's
  * Pixtral-HF conversions), as vLLM's pixtral.py PixtralHFVisionModel builds it: patch_conv

@@ -595,6 +595,11 @@ int shardmap_check_swa_layer_types(const ckpt_config *c, const char *fam, wt_err
 /* family_qwen2vl.c: MRoPE's sections (rope_scaling.mrope_section) non-negative and summing to
  * head_dim / 2; model names the family in the refusal. WT_ECORRUPT. */
 int shardmap_mrope_check(const ckpt_config *c, const char *model, wt_errbuf *err);
+/* family_qwen2_5_omni.c: an Omni thinker's audio encoder (thinker_config.audio_config): d_model
+ * even and split by its heads (attn names the attention class), output_dim the language
+ * model's hidden_size (proj names the projection). WT_ECORRUPT. */
+int shardmap_omni_audio_check(const ckpt_config *c, const char *attn, const char *proj,
+                              wt_errbuf *err);
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 /* Glm4MoeDecoderLayer's selection (also GLM-4.5V's and dots.llm1's): MoE from
