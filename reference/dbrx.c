@@ -138,12 +138,7 @@ static int zero_bias(const ref_tensor *t, const char *name, ref_set *out, wt_err
 
 int ref_dbrx_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
 {
-	out->quant = in->quant;
-	out->group = in->group;
-	out->block[0] = in->block[0];
-	out->block[1] = in->block[1];
-	out->fp8_rows = in->fp8_rows;
-	out->fp8_blocks_ct = in->fp8_blocks_ct;
+	ref_set_like(out, in);
 	int rv = WT_OK;
 	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
 		const ref_tensor *t = &in->t[i];

@@ -151,6 +151,9 @@ typedef struct ref_set {
 	bool fp8_blocks_ct; /* checkpoint FP8 blocks from compressed-tensors: X.weight_scale */
 } ref_set;
 
+/* Give out in's checkpoint quantization (quant, group, FP8 block / row / compressed-tensors
+ * layout): a family's renamed copy of a set reads its tensors as in's. */
+void ref_set_like(ref_set *out, const ref_set *in);
 /* Copy a tensor into the set. WT_EDUP for a name already present. */
 int ref_set_add(ref_set *s, const char *name, wt_dtype dt, int ndim, const int64_t *shape,
                 const void *bytes, uint64_t nbytes, wt_errbuf *err);

@@ -14,6 +14,16 @@
 #include "reference/reference.h"
 #include "kernels/kernels.h"
 
+void ref_set_like(ref_set *out, const ref_set *in)
+{
+	out->quant = in->quant;
+	out->group = in->group;
+	out->block[0] = in->block[0];
+	out->block[1] = in->block[1];
+	out->fp8_rows = in->fp8_rows;
+	out->fp8_blocks_ct = in->fp8_blocks_ct;
+}
+
 int ref_set_add(ref_set *s, const char *name, wt_dtype dt, int ndim, const int64_t *shape,
                 const void *bytes, uint64_t nbytes, wt_errbuf *err)
 {
