@@ -412,13 +412,13 @@ static __attribute__((unused)) void fx_same_rank(const fx *a, const fx *b, uint3
 
 /* Rank r of a quantized layout: every tensor of keep[] kept in dtype keep_dt (any but
  * WT_I8 when keep_dt < 0) without a scale under the name derive_name would give it, and
- * every tensor of q8[] quantized to WT_I8. */
-static __attribute__((unused)) void fx_quant_split(const fx *f, uint32_t r, int keep_dt,
-                                                   const char *const *keep, size_t nkeep,
-                                                   const char *const *q8, size_t nq8)
+ * every tensor of q[] quantized to q_dt with its _scale. */
+static __attribute__((unused)) void fx_quant_split_as(const fx *f, uint32_t r, int keep_dt,
+                                                      const char *const *keep, size_t nkeep,
+                                                      const char *const *q, size_t nq, int q_dt)
 {
+	char s[200];
 	for (size_t k = 0; k < nkeep; k++) {
-		char s[200];
 		bool w = strstr(keep[k], ".weight") != NULL;
 		snprintf(s, sizeof(s), "%s_%sscale", keep[k], w ? "" : "weight_");
 		if (keep_dt >= 0)
@@ -428,8 +428,20 @@ static __attribute__((unused)) void fx_quant_split(const fx *f, uint32_t r, int 
 		if (tm_ix(f->p, r, s) >= 0)
 			fail_msg("rank %u: '%s' kept unquantized has a scale '%s'", r, keep[k], s);
 	}
-	for (size_t k = 0; k < nq8; k++)
-		assert_int_equal(info(f, r, q8[k])->dtype, WT_I8);
+	for (size_t k = 0; k < nq; k++) {
+		assert_int_equal(info(f, r, q[k])->dtype, q_dt);
+		snprintf(s, sizeof(s), "%s_scale", q[k]);
+		if (tm_ix(f->p, r, s) < 0)
+			fail_msg("rank %u: quantized '%s' has no scale '%s'", r, q[k], s);
+	}
+}
+
+/* fx_quant_split_as with q8[] quantized to WT_I8. */
+static __attribute__((unused)) void fx_quant_split(const fx *f, uint32_t r, int keep_dt,
+                                                   const char *const *keep, size_t nkeep,
+                                                   const char *const *q8, size_t nq8)
+{
+	fx_quant_split_as(f, r, keep_dt, keep, nkeep, q8, nq8, WT_I8);
 }
 
 static __attribute__((unused)) void coverage(tm_model *m, const char *cfg, int64_t KV,

@@ -353,18 +353,8 @@ static void check_quant(wt_quant q, int qdt)
 	    VT "blocks.1.attn.proj.weight",      VT "blocks.1.mlp.linear_fc1.weight",
 	    VT "blocks.1.mlp.linear_fc2.weight", VT "merger.mlp.0.weight",
 	    VT "merger_list.0.mlp.2.weight"};
-	for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
-		char s[200];
-		assert_int_equal(info(&f, 1, keep[k])->dtype, WT_BF16);
-		snprintf(s, sizeof(s), "%s_scale", keep[k]);
-		assert_int_equal(tm_ix(f.p, 1, s), -1);
-	}
-	for (size_t k = 0; k < sizeof(qw) / sizeof(qw[0]); k++) {
-		char s[200];
-		assert_int_equal(info(&f, 1, qw[k])->dtype, qdt);
-		snprintf(s, sizeof(s), "%s_scale", qw[k]);
-		assert_true(tm_ix(f.p, 1, s) >= 0);
-	}
+	fx_quant_split_as(&f, 1, WT_BF16, keep, sizeof(keep) / sizeof(keep[0]), qw,
+	                  sizeof(qw) / sizeof(qw[0]), qdt);
 	repl(&f, 1, AT "layers.1.fc1.weight");
 	if (q == WT_QUANT_INT8_CHANNEL) { /* vision qkv's codes: rank 1's q, k, v rows */
 		const int8_t *c = (const int8_t *)out_bytes(&f, 1, VT "blocks.0.attn.qkv.weight");

@@ -256,18 +256,8 @@ static void check_quant(wt_quant q, int qdt)
 	                                 DE "layers.1.encoder_attn.out_proj.weight",
 	                                 DE "layers.1.fc1.weight",
 	                                 DE "layers.1.fc2.weight"};
-	for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
-		char s[200];
-		assert_int_equal(info(&f, 1, keep[k])->dtype, WT_BF16);
-		snprintf(s, sizeof(s), "%s_scale", keep[k]);
-		assert_int_equal(tm_ix(f.p, 1, s), -1);
-	}
-	for (size_t k = 0; k < sizeof(qw) / sizeof(qw[0]); k++) {
-		char s[200];
-		assert_int_equal(info(&f, 1, qw[k])->dtype, qdt);
-		snprintf(s, sizeof(s), "%s_scale", qw[k]);
-		assert_true(tm_ix(f.p, 1, s) >= 0);
-	}
+	fx_quant_split_as(&f, 1, WT_BF16, keep, sizeof(keep) / sizeof(keep[0]), qw,
+	                  sizeof(qw) / sizeof(qw[0]), qdt);
 	repl(&f, 1, DE "embed_tokens.weight");
 	if (q == WT_QUANT_INT8_CHANNEL) {
 		/* fc1's codes: rank 1's rows [32, 64) row by row */
