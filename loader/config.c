@@ -450,8 +450,8 @@ int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, w
 }
 
 /* The keys one model_type's config class alone has (LFM2, Mamba, Bamba, Falcon-H1, Jamba,
- * LongCat-Flash, OPT, Falcon, RoBERTa, ModernBERT); the fields of the others keep their unset
- * values. */
+ * LongCat-Flash, OPT, Falcon, InternLM2, RoBERTa, ModernBERT); the fields of the others keep their
+ * unset values. */
 static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	int rv = WT_OK;
@@ -482,6 +482,8 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_parse_opt(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon") == 0)
 		rv = config_parse_falcon(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "internlm2") == 0)
+		rv = config_parse_internlm2(root, c, err);
 	c->rob_max_pos = c->rob_types = c->rob_pad = c->rob_num_labels = -1;
 	if (rv == WT_OK && config_is_roberta(c->model_type))
 		rv = config_parse_roberta(root, c, err);

@@ -310,6 +310,18 @@ static const class_default falcon_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* InternLM2Config's (remote code, configuration_internlm2.py): internlm2-7b's dims (vocab_size
+ * 103168, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads), num_key_value_heads
+ * None becomes num_attention_heads as the loader's own default does, max_position_embeddings
+ * 2048, rms_norm_eps 1e-6, rope_theta 10000; untied (tie_word_embeddings False); bias true and
+ * hidden_act silu are config_internlm2.c's. */
+static const class_default internlm2_defaults[] = {
+    {"vocab_size", false, 103168},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 /* PersimmonConfig's (transformers 4.57.1): persimmon-8b's dims (262144 / 4096 / 16384 / 36 /
  * 64), max_position_embeddings 16384, rope_theta 25000, qk_layernorm true; hidden_act relu2,
  * partial_rotary_factor 0.5 and layer_norm_eps 1e-5 are the reference's (cfg_neox.c); untied. */
@@ -455,6 +467,7 @@ static const struct {
     CLASS("gptj", gptj_defaults),
     CLASS("bloom", bloom_defaults),
     CLASS("falcon", falcon_defaults),
+    CLASS("internlm2", internlm2_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("zamba2", zamba2_defaults),

@@ -285,6 +285,10 @@ int config_parse_longcat(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * refused naming the keys (config_falcon.c). */
 int config_falcon_keys(json_t *v, wt_errbuf *err);
 int config_parse_falcon(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* InternLM2 (model_type internlm2): bias (InternLM2Config's default true) and a hidden_act
+ * other than silu refused naming the key, as vLLM's internlm2.py cannot load them
+ * (config_internlm2.c). */
+int config_parse_internlm2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* First of `names` (NULL-terminated) present and non-null in o, its name in *which; NULL if
  * none. */

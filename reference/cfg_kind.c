@@ -66,7 +66,8 @@ enum {
 	FAM_ZAMBA2,
 	FAM_GEMMA3N,
 	FAM_WHISPER,
-	FAM_CLIP
+	FAM_CLIP,
+	FAM_INTERNLM2
 };
 
 /* The planner's family -> the reference's kind. */
@@ -275,6 +276,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	     * ln_attn / ln_mlp or one input_layernorm (or sequential), RoPE or ALiBi, gelu plain
 	     * MLP (cfg_neox.c, neox.c) */
 	    {"falcon", REF_DENSE, false, 0, FAM_FALCON},
+	    /* InternLM2ForCausalLM (remote code): Llama's decoder, wqkv packed per kv group and
+	     * other names (internlm2.c renames onto Llama's) */
+	    {"internlm2", REF_DENSE, false, 0, FAM_INTERNLM2},
 	    /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
 	     * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
 	    {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
@@ -495,6 +499,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->falcon = map[i].fam == FAM_FALCON;
 			if (c->falcon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+			c->internlm2 = map[i].fam == FAM_INTERNLM2;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */

@@ -597,6 +597,10 @@ typedef struct ref_cfg {
 	 * with parallel_attn, fl_one_ln: one input_layernorm before both (falcon-7b); fl_alibi:
 	 * ALiBi instead of RoPE, the slopes scaled by 1/sqrt(d) (ref_alibi_slopes) */
 	bool falcon, fl_one_ln, fl_alibi;
+	/* InternLM2 (InternLM2ForCausalLM, remote code; kind REF_DENSE): Llama's decoder read
+	 * under Llama's names (ref_internlm2_rename, internlm2.c: the checkpoint's wqkv
+	 * [KV, H/KV + 2, d] groups unpacked into q_proj / k_proj / v_proj) */
+	bool internlm2;
 	/* Mllama (MllamaForConditionalGeneration's language model; kind REF_DENSE; ckpt.c):
 	 * Llama's decoder on text tokens, the layers of ml_cross (text_config's
 	 * cross_attention_layers) skipped as MllamaTextModel skips them without cross-attention

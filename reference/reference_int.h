@@ -384,6 +384,12 @@ int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_e
 /* Whether s holds BLOOM's tensors under the checkpoint's names (with or without the
  * transformer. prefix), not yet renamed (neox.c). */
 bool ref_bloom_ckpt(ref_set *s);
+/* Set in's tensors into the empty set out under Llama's names (internlm2.c's table); with
+ * ckpt, wqkv's [KV, H/KV + 2, d] rows unpacked into q_proj / k_proj / v_proj. On failure out
+ * is left empty. */
+int ref_internlm2_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
+/* Whether s holds InternLM2's tensors under their own names, not yet renamed (internlm2.c). */
+bool ref_internlm2_named(ref_set *s);
 /* Persimmon's q_layernorm / k_layernorm of layer l from s on q and k (T rows of n_heads
  * heads of c->d each; no kv grouping): every head LayerNormed with the one [d] weight and
  * bias, eps c->eps (cfg_neox.c). */

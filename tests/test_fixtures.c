@@ -406,6 +406,9 @@ static void check_family(const fam_expect *e, const char *root)
 	if (strcmp(e->name, "clip") == 0) /* CLIPConfig's projection_dim, the text positions */
 		assert_true(cfg->rob_num_labels == 80 && cfg->rob_max_pos == 16 &&
 		            cfg->v_hidden_size == 64);
+	if (strcmp(e->name, "internlm2") == 0) /* InternLM2Config's bias false, no head_dim key */
+		assert_true(!cfg->attention_bias && cfg->head_dim == 16 &&
+		            strcmp(cfg->model_type, "internlm2") == 0);
 	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */
 		assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
 		            strcmp(cfg->model_type, "qwen2") == 0);

@@ -379,6 +379,12 @@ static const fam_expect fams_mm[] = {
           1) +
          8 * 16,
      96, 4, 4, 24, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* internlm2: F32; tok_embeddings / output [1000, 128] (untied), model.norm, 2 layers of
+     * attention_norm / ffn_norm, wqkv [(8 + 2*2)*16 = 192, 128] packed per kv group, wo
+     * [128, 128], w1 / w3 [192, 128], w2 [128, 192] */
+    {"internlm2", 17,
+     4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 192 * 128 + 128 * 128 + 3 * 192 * 128)), 128, 8, 2,
+     16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -85,21 +85,10 @@ static tm_model *tm_falcon(int kind, int head)
 	return m;
 }
 
-/* Rank r of T holds [q_r; k_r; v_r] of the grouped rows: q head h (n = 8/KV per group) at
- * checkpoint row ((h/n)(n+2) + h%n) d, kv head g's k at (g(n+2) + n) d, v one further; the
- * rank's kv heads [r*KV/T, ...) or, when KV < T, the one kv head r / (T/KV). */
+/* Rank r of T's [q_r; k_r; v_r] of the grouped rows (fx_qkv_grouped_is: 8 heads of 16). */
 static void qkv_is(const fx *f, uint32_t r, uint32_t T, int64_t KV, const char *name)
 {
-	int64_t n = 8 / KV, hl = 8 / T, kvl = KV >= T ? KV / T : 1;
-	int64_t g0 = KV >= T ? r * kvl : r / (T / KV);
-	for (int64_t j = 0; j < hl; j++) {
-		int64_t h = r * hl + j;
-		rows_at(f, r, name, j * HD, name, ((h / n) * (n + 2) + h % n) * HD, HD);
-	}
-	for (int64_t p = 0; p < 2; p++)
-		for (int64_t m = 0; m < kvl; m++)
-			rows_at(f, r, name, (hl + p * kvl + m) * HD, name,
-			        ((g0 + m) * (n + 2) + n + p) * HD, HD);
+	fx_qkv_grouped_is(f, r, T, 8, KV, HD, name);
 }
 
 /* falcon-40b's layout at TP 2 (one kv group a rank), TP 4 and TP 8 (each group on two / four

@@ -147,6 +147,26 @@ static __attribute__((unused)) void cols_of(const fx *f, uint32_t r, uint32_t T,
 			         name, (long long)a, (long long)(r * kl), (long long)kl, src);
 }
 
+/* Rank r of T holds [q_r; k_r; v_r] of q/k/v packed per kv group ([KV, H/KV + 2, d] rows:
+ * Falcon's query_key_value, InternLM2's wqkv): q head h (n = H/KV per group) at checkpoint row
+ * ((h/n)(n+2) + h%n) d, kv head g's k at (g(n+2) + n) d, v one further; the rank's kv heads
+ * [r*KV/T, ...) or, when KV < T, the one kv head r / (T/KV). */
+static __attribute__((unused)) void fx_qkv_grouped_is(const fx *f, uint32_t r, uint32_t T,
+                                                      int64_t H, int64_t KV, int64_t d,
+                                                      const char *name)
+{
+	int64_t n = H / KV, hl = H / T, kvl = KV >= T ? KV / T : 1;
+	int64_t g0 = KV >= T ? r * kvl : r / (T / KV);
+	for (int64_t j = 0; j < hl; j++) {
+		int64_t h = r * hl + j;
+		rows_at(f, r, name, j * d, name, ((h / n) * (n + 2) + h % n) * d, d);
+	}
+	for (int64_t p = 0; p < 2; p++)
+		for (int64_t m = 0; m < kvl; m++)
+			rows_at(f, r, name, (hl + p * kvl + m) * d, name,
+			        ((g0 + m) * (n + 2) + n + p) * d, d);
+}
+
 /* Whether the plan lists checkpoint tensor `name` as skipped (not built by the engine). */
 static __attribute__((unused)) bool fx_skipped(const fx *f, const char *name)
 {

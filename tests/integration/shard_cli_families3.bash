@@ -306,3 +306,18 @@ grep -q "^ *logit_scale\|^ *text_model.embeddings.position_ids" "$T/plan" &&
 	fail "clip: a skipped tensor planned: $(cat "$T/plan")"
 refused_edit clip 's/"max_position_embeddings": 16/"max_position_embeddings": 16, "num_key_value_heads": 2/' \
 	"num_key_value_heads 2"
+# InternLM2ForCausalLM: wqkv (packed per kv group in the checkpoint) as the rank's own
+# [q_r; k_r; v_r] (TP 4: 2 q heads and its group's k / v, 4 * 16 rows) and quantized, wo / w2
+# by columns, w1 / w3 merged into gate_up_proj, tok_embeddings / output by vocabulary rows and
+# unquantized, the norms whole; bias true refused (vLLM builds wqkv / wo without biases)
+"$CTL" plan --model-dir "$T/internlm2" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan internlm2"
+plan_has internlm2 "model.layers.1.attention.wqkv.weight *I8 *\[64, 128\]" \
+	"model.layers.1.attention.wo.weight *I8 *\[128, 32\]" \
+	"model.layers.1.feed_forward.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.feed_forward.w2.weight *I8 *\[128, 48\]" \
+	"model.layers.1.attention_norm.weight *F32 *\[128\]" \
+	"model.tok_embeddings.weight *F32 *\[256, 128\]" "output.weight *F32 *\[256, 128\]"
+grep -q "feed_forward.w1\|feed_forward.w3\|output.weight_scale" "$T/plan" &&
+	fail "internlm2: w1 / w3 unmerged or output quantized: $(cat "$T/plan")"
+refused_edit internlm2 's/"bias": false/"bias": true/' "bias is true"

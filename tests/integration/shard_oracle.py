@@ -100,6 +100,7 @@ under backbone.layers.{i}.mixer. (Mamba2Config's expand / n_groups / state_size 
 untied unless tie_word_embeddings is true. Zamba2: shard_oracle_zamba2.py (tied by default).
 Gemma 3n's language model: shard_oracle_gemma3n.py (always tied).
 CLIPModel (vLLM's clip.py): shard_oracle_clip.py.
+InternLM2ForCausalLM (vLLM's internlm2.py, each rank its own heads): shard_oracle_internlm2.py.
 
 PaliGemma (vLLM's paligemma.py / siglip.py): Gemma 3's layouts and tower, a Gemma / Gemma 2
 language model tied by text_config.tie_word_embeddings alone (default true), the projector's
@@ -188,6 +189,7 @@ from shard_oracle_zamba2 import zamba2
 from shard_oracle_gemma3n import gemma3n
 from shard_oracle_whisper import whisper, whisper_cfg
 from shard_oracle_clip import clip
+from shard_oracle_internlm2 import internlm2
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -291,6 +293,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         if arch == "CLIPModel":  # shard_oracle_clip.py (logit_scale is 0-d)
             clip(name, src, cfg, T, r, pad, add); continue
+        if arch == "InternLM2ForCausalLM":  # shard_oracle_internlm2.py (wqkv per kv group)
+            internlm2(name, src, cfg, T, r, pad, add); continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
         if arch in ("GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPTBigCodeForCausalLM"):

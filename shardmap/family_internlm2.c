@@ -1,0 +1,81 @@
+/*
+ * family_internlm2.c — InternLM2 (InternLM2ForCausalLM, remote code: internlm/internlm2_5-7b-chat,
+ * internlm2-chat-20b, the language model inside many InternVL2 releases), cut as vLLM's
+ * internlm2.py loads it.
+ *
+ * Names are kept (model.tok_embeddings, model.layers.{i}.*, model.norm, output). Llama's
+ * decoder under other names: attention.wqkv [(H + 2*KV)*d, hid] holds its rows per kv group,
+ * [KV, H/KV + 2, d] (group g's H/KV q heads, then its k head, then its v head), Falcon's
+ * layout. vLLM's InternLM2Attention loads it whole into a QKVParallelLinear as if it were
+ * [q; k; v] and regroups the all-gathered outputs in split_qkv; a rank of these shards gets
+ * its own heads instead, [q_r; k_r; v_r] as SHARDS.md's fused QKV (SM_K_QKVH: the q heads
+ * [r*H/T, (r+1)*H/T), the kv heads of kv_shard, replicated when KV < T, which vLLM's split_qkv
+ * cannot run), under the runtime name attention.wqkv, so no all-gather is needed and the
+ * heads line up with the KV cache; attention.wo by columns; feed_forward.w1 / w3 (gate / up)
+ * merged by rows into feed_forward.gate_up_proj ([gate_r; up_r]: vLLM's stacked_params_mapping),
+ * w2 by columns; attention_norm / ffn_norm / model.norm replicated; tok_embeddings / output
+ * by vocabulary rows, output not emitted when tie_word_embeddings is true (InternLM2Config
+ * unties by default). No biases: vLLM builds every Linear without one (bias true is refused
+ * by the loader, loader/config_internlm2.c), so a bias tensor is unknown.
+ */
+#include <inttypes.h>
+
+#include "shardmap/family_rules.h"
+
+#define IL_REPL(x) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+
+static const sm_rule internlm2_rules[] = {
+    SM_RULE("model.tok_embeddings.weight", "model.tok_embeddings.weight", SM_K_VOCAB, 0,
+            SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("output.weight", "output.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
+            SM_D_V, SM_D_HID),
+    IL_REPL("model.norm.weight"),
+    IL_REPL(SM_LAYER "attention_norm.weight"),
+    IL_REPL(SM_LAYER "ffn_norm.weight"),
+    SM_RULE(SM_LAYER "attention.wqkv.weight", SM_LAYER "attention.wqkv.weight", SM_K_QKVH, 0,
+            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
+    SM_RULE(SM_LAYER "attention.wo.weight", SM_LAYER "attention.wo.weight", SM_K_COLS, 0,
+            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    SM_RULE(SM_LAYER "feed_forward.w1.weight", SM_LAYER "feed_forward.gate_up_proj.weight",
+            SM_K_ROWS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "feed_forward.w3.weight", SM_LAYER "feed_forward.gate_up_proj.weight",
+            SM_K_ROWS, 1, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(SM_LAYER "feed_forward.w2.weight", SM_LAYER "feed_forward.w2.weight", SM_K_COLS, 0,
+            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+};
+
+/* vLLM's InternLM2Attention: head size hidden_size / num_attention_heads (InternLM2Config has no
+ * head_dim key), the q heads grouped evenly over the kv heads (split_qkv's view). */
+static int internlm2_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: InternLM2ForCausalLM needs hidden_size (%" PRId64
+		                 ") divisible by num_attention_heads (%" PRId64
+		                 "): its head size is their quotient (vLLM's internlm2.py)",
+		                 c->hidden_size, c->num_attention_heads);
+	if (c->head_dim != c->hidden_size / c->num_attention_heads)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: head_dim %" PRId64
+		                 " is not hidden_size / num_attention_heads = %" PRId64
+		                 "; InternLM2ForCausalLM has no head_dim key: remove it",
+		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	if (c->num_key_value_heads <= 0 || c->num_attention_heads % c->num_key_value_heads != 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: num_key_value_heads %" PRId64
+		                 " does not divide num_attention_heads %" PRId64
+		                 "; InternLM2's wqkv groups the q heads evenly over them",
+		                 c->num_key_value_heads, c->num_attention_heads);
+	return WT_OK;
+}
+
+static const char *const internlm2_archs[] = {"InternLM2ForCausalLM", NULL};
+
+const sm_family shardmap_family_internlm2 = {
+    .name = "internlm2",
+    .archs = internlm2_archs,
+    .rules = internlm2_rules,
+    .n_rules = SM_NRULES(internlm2_rules),
+    .layer_prefix = "model.layers.",
+    .check = internlm2_check,
+};
