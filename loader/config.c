@@ -450,8 +450,8 @@ int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, w
 }
 
 /* The keys one model_type's config class alone has (LFM2, Mamba, Bamba, Falcon-H1, Jamba,
- * LongCat-Flash, OPT, Falcon, InternLM2, RoBERTa, ModernBERT); the fields of the others keep their
- * unset values. */
+ * LongCat-Flash, OPT, Falcon, InternLM2, RoBERTa, ModernBERT, MiniMax-M2); the fields of the others
+ * keep their unset values. */
 static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	int rv = WT_OK;
@@ -504,6 +504,8 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->g3n_kv_shared = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "gemma3n_text") == 0)
 		rv = config_parse_gemma3n(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "minimax_m2") == 0)
+		rv = config_parse_minimax_m2(root, c, err);
 	return rv;
 }
 

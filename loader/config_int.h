@@ -298,5 +298,10 @@ json_t *config_first_of(json_t *o, const char *const *names, const char **which)
  * view lm's rope_scaling.mrope_section (4.x) or rope_parameters.mrope_section (5.x). */
 int config_parse_vision(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_mrope(json_t *lm, struct ckpt_config *c, wt_errbuf *err);
+/* MiniMax-M2 (model_type minimax_m2): rotary_dim, scoring_func, use_routing_bias,
+ * use_qk_norm, qk_norm_type, attn_type_list, shared_intermediate_size, attention_bias,
+ * tie_word_embeddings and num_experts_per_tok checked against what vLLM's minimax_m2.py
+ * builds, the rest refused naming the key (config_minimax_m2.c). */
+int config_parse_minimax_m2(json_t *root, const struct ckpt_config *c, wt_errbuf *err);
 
 #endif

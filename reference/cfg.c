@@ -460,8 +460,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_nogate(c, arch, json, len, err);
 	else if (c->lfm2)
 		rv = ref_cfg_lfm2(c, arch, json, len, err);
-	else if (c->phimoe) /* before cfg_fam.c, which takes layernorm for StarCoder2 */
-		rv = ref_cfg_phimoe(c, json, len, err);
+	else if (c->phimoe || c->m2) /* before cfg_fam.c: its layernorm, qk_norm_full */
+		rv = c->m2 ? ref_cfg_minimax_m2(c, arch, json, len, err)
+		           : ref_cfg_phimoe(c, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||
 	         c->granite || c->norm_free || c->glm4_moe)
 		rv = ref_cfg_fam(c, family, json, len, err);

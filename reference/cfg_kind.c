@@ -67,7 +67,8 @@ enum {
 	FAM_GEMMA3N,
 	FAM_WHISPER,
 	FAM_CLIP,
-	FAM_INTERNLM2
+	FAM_INTERNLM2,
+	FAM_MINIMAX_M2
 };
 
 /* The planner's family -> the reference's kind. */
@@ -377,6 +378,10 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* CLIPModel: the text tower, StarCoder2's LayerNorms and plain MLP under the causal
 	     * mask with learned positions, text_projection on every token (clip.c) */
 	    {"clip", REF_DENSE, false, 0, FAM_CLIP},
+	    /* MiniMaxM2ForCausalLM: Mixtral's layout (block_sparse_moe, w1 / w3 / w2) with
+	     * q_norm / k_norm over all heads, partial RoPE, sigmoid routing with the correction
+	     * bias (cfg_minimax_m2.c) */
+	    {"minimax_m2", REF_MIXTRAL, true, 0, FAM_MINIMAX_M2},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -406,7 +411,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->vaultgemma = map[i].fam == FAM_VAULTGEMMA;
 			c->olmo2 =
 			    map[i].fam == FAM_OLMO2 || c->olmo3 || c->exaone4 || c->flex_olmo;
-			c->qk_norm_full = (c->olmo2 && !c->exaone4) || map[i].fam == FAM_OLMOE;
+			c->m2 = map[i].fam == FAM_MINIMAX_M2;
+			c->qk_norm_full =
+			    (c->olmo2 && !c->exaone4) || map[i].fam == FAM_OLMOE || c->m2;
 			c->norm_free = map[i].fam == FAM_OLMO;
 			c->fh1 = map[i].fam == FAM_FALCONH1;
 			c->bamba = map[i].fam == FAM_BAMBA || c->fh1;

@@ -607,6 +607,12 @@ typedef struct ref_cfg {
 	 * states; embed_tokens holds vocab_size + 8 rows (ref_embed_rows) */
 	bool mllama;
 	uint64_t ml_cross[4];
+	/* MiniMax-M2 (cfg_minimax_m2.c; kind REF_MIXTRAL, qk_norm and qk_norm_full set): the
+	 * router block_sparse_moe.gate scores by sigmoid, the top-k chosen on the scores plus
+	 * block_sparse_moe.e_score_correction_bias (ref_route_ds, one group), weighted by the
+	 * scores renormalised; in a shard each rank's q_norm / k_norm hold its own heads'
+	 * channels ([Hl*d] / [KVl*d]) */
+	bool m2;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -224,6 +224,10 @@ static int qk_norm_rank(shard *s, uint32_t r, int64_t l)
 		return cohere_qk_norm(s, rs, l);
 	int64_t T = s->n_tok, d = c->d, Hl = s->Hl, KVl = s->KVl;
 	int64_t qnd = c->qk_norm_full ? c->H * d : d, knd = c->qk_norm_full ? c->KV * d : d;
+	if (c->m2) {
+		qnd = Hl * d;
+		knd = KVl * d;
+	}
 	const float *qn, *kn;
 	int rv;
 	if ((rv = ref_getf(rs, &qn, false, s->err, 1, qnd, 0, 0,
@@ -238,8 +242,9 @@ static int qk_norm_rank(shard *s, uint32_t r, int64_t l)
 		ref_norm(c, s->b.k, s->b.k, kn, T * KVl, d);
 		return WT_OK;
 	}
-	norm_rows(c, s->b.q, qn + (int64_t)r * Hl * d, s->ms_q, T, Hl * d);
-	norm_rows(c, s->b.k, kn + kv_shard(s, r) * KVl * d, s->ms_k, T, KVl * d);
+	bool own = c->m2; /* MiniMax-M2: the rank holds its own heads' channels */
+	norm_rows(c, s->b.q, qn + (own ? 0 : (int64_t)r * Hl * d), s->ms_q, T, Hl * d);
+	norm_rows(c, s->b.k, kn + (own ? 0 : kv_shard(s, r) * KVl * d), s->ms_k, T, KVl * d);
 	return WT_OK;
 }
 

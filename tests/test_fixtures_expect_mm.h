@@ -385,6 +385,14 @@ static const fam_expect fams_mm[] = {
     {"internlm2", 17,
      4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 192 * 128 + 128 * 128 + 3 * 192 * 128)), 128, 8, 2,
      16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* minimax_m2: 3 layers of 2 norms, q / o 256x256, k / v 64x256, q_norm [256], k_norm [64],
+     * router [4, 256], e_score_correction_bias [4] (F32), 4 experts w1 / w3 128x256, w2
+     * 256x128; untied */
+    {"minimax_m2", 69,
+     2 * (2 * 1000 * 256 + 256) + 3 * (2 * (2 * 256 + 2 * 256 * 256 + 2 * 64 * 256 + 256 + 64 +
+                                            4 * 256 + 4 * 3 * 128 * 256) +
+                                       4 * 4),
+     256, 8, 2, 32, 128, 1000, 3, 0, 4, 128, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

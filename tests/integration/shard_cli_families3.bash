@@ -321,3 +321,24 @@ plan_has internlm2 "model.layers.1.attention.wqkv.weight *I8 *\[64, 128\]" \
 grep -q "feed_forward.w1\|feed_forward.w3\|output.weight_scale" "$T/plan" &&
 	fail "internlm2: w1 / w3 unmerged or output quantized: $(cat "$T/plan")"
 refused_edit internlm2 's/"bias": false/"bias": true/' "bias is true"
+# MiniMaxM2ForCausalLM at TP 4 (KV 2: ranks 2 and 3 share kv head 1): q/k/v fused by heads and
+# quantized, q_norm by the rank's heads [64], k_norm its shared kv head's [32], o_proj by columns;
+# the router and e_score_correction_bias whole and never quantized, the experts stacked (Ie 32 a
+# rank) and quantized; a linear-attention layer in attn_type_list and a per-head q/k norm refused
+"$CTL" plan --model-dir "$T/minimax_m2" --tp-size 4 --tp-rank 3 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan minimax_m2"
+plan_has minimax_m2 "model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 256\]" \
+	"model.layers.1.self_attn.q_norm.weight *BF16 *\[64\]" \
+	"model.layers.1.self_attn.k_norm.weight *BF16 *\[32\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[256, 64\]" \
+	"model.layers.2.block_sparse_moe.gate.weight *BF16 *\[4, 256\]" \
+	"model.layers.2.block_sparse_moe.e_score_correction_bias *F32 *\[4\]" \
+	"model.layers.2.block_sparse_moe.experts.w13_weight *I8 *\[4, 64, 256\]" \
+	"model.layers.2.block_sparse_moe.experts.w2_weight *I8 *\[4, 256, 32\]" \
+	"lm_head.weight *BF16 *\[256, 256\]"
+grep -q "q_norm.weight_scale\|gate.weight_scale\|correction_bias_scale\|lm_head tied" "$T/plan" &&
+	fail "minimax_m2: a norm or router quantized, or tied: $(cat "$T/plan")"
+refused_edit minimax_m2 's/"attn_type_list":\[1,1,1\]/"attn_type_list":[1,0,1]/' \
+	"attn_type_list\[1\] is not 1" flat
+refused_edit minimax_m2 's/"qk_norm_type": "per_layer"/"qk_norm_type": "per_head"/' \
+	"qk_norm_type is not"

@@ -218,8 +218,9 @@ def load_dir(d):
     return src, json.load(open(os.path.join(d, "config.json")))
 
 # Architectures whose layers >= num_hidden_layers are MTP layers, dropped (DeepSeek-V3,
-# GLM-4.5 / 4.6: Glm4MoeForCausalLM, which is otherwise Llama's attention + V3's MoE).
-MTP_ARCHS = ("Deepseek", "Glm4Moe", "Glm4vMoe")
+# GLM-4.5 / 4.6: Glm4MoeForCausalLM, which is otherwise Llama's attention + V3's MoE;
+# MiniMax-M2's MTP modules).
+MTP_ARCHS = ("Deepseek", "Glm4Moe", "Glm4vMoe", "MiniMaxM2")
 
 def ernie_mtp(arch, name):
     """ERNIE 4.5 MoE's multi-token-prediction module (model.mtp_block.*, mtp_emb_norm, ...),
@@ -547,6 +548,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if re.search(r"(q_b_proj|kv_b_proj|intermediate\.dense|mlp\.c_fc)\.(weight|bias)$", name) or \
            (arch.startswith("Deepseek") and name.endswith("self_attn.q_proj.weight")):
             add(name, pieces_rows(name, r * rows // T, rows // T)); continue
+        if arch == "MiniMaxM2ForCausalLM" and re.search(r"self_attn\.[qk]_norm\.weight$", name):
+            q = ".q_norm." in name  # [H*d] / [KV*d]: the rank's q heads' / k_proj heads' channels
+            add(name, pieces_rows(name, r * Hl * d if q else ks * KVl * d, (Hl if q else KVl) * d))
+            continue
         if arch == "CohereForCausalLM" and name.endswith("self_attn.q_norm.weight"):
             add(name, pieces_rows(name, r * Hl, Hl)); continue  # [H, d]: the rank's q heads
         if arch == "CohereForCausalLM" and name.endswith("self_attn.k_norm.weight"):
