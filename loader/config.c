@@ -408,6 +408,7 @@ static int parse_layer_types(json_t *root, ckpt_config *c, wt_errbuf *err)
 		                    : strcmp(t, "mamba") == 0             ? CKPT_LAYER_MAMBA
 		                    : strcmp(t, "attention") == 0         ? CKPT_LAYER_ATTN
 		                    : strcmp(t, "hybrid") == 0            ? CKPT_LAYER_HYBRID
+		                    : strcmp(t, "mlp") == 0               ? CKPT_LAYER_MLP
 		                                                          : CKPT_LAYER_OTHER;
 	}
 	return WT_OK;
@@ -466,6 +467,8 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->mamba_d_ssm = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon_h1") == 0)
 		rv = config_parse_falcon_h1(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "nemotron_h") == 0)
+		rv = config_get_int(root, "mamba_d_ssm", -1, 1, &c->mamba_d_ssm, err); /* set */
 	c->jamba_attn_period = c->jamba_attn_offset = -1;
 	c->jamba_expert_period = c->jamba_expert_offset = c->mamba_dt_rank = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jamba") == 0)

@@ -139,6 +139,37 @@ static const class_default mamba2_defaults[] = {
     {"tie_word_embeddings", false, 0, true},
 };
 
+/* NemotronHConfig's (remote code; vLLM's copy in transformers_utils/configs/nemotron_h.py):
+ * Nemotron-H-8B-like dims (131072 / 4096 / 21504 / 52 layers, 32 heads of attention_head_dim
+ * 128, 8 kv heads), the Mamba2 mixer's 128 heads of 64, ssm_state_size 128, n_groups 8,
+ * conv_kernel 4, expand 2, use_conv_bias true, chunk_size 256; use_bias, mlp_bias and
+ * attention_bias false, layer_norm_epsilon 1e-5, untied. The stored names (n_groups ...)
+ * take the constructor's (mamba_n_groups ...) first (config_nemotron_h_alias); the pattern
+ * and the acts default in config_nemotron_h.c. */
+static const class_default nemotron_h_defaults[] = {
+    {"vocab_size", false, 131072},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 21504},
+    {"num_hidden_layers", false, 52},
+    {"num_attention_heads", false, 32},
+    {"attention_head_dim", false, 128},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 4096},
+    {"mamba_num_heads", false, 128},
+    {"mamba_head_dim", false, 64},
+    {"ssm_state_size", false, 128},
+    {"n_groups", false, 8},
+    {"conv_kernel", false, 4},
+    {"expand", false, 2},
+    {"chunk_size", false, 256},
+    {"use_conv_bias", false, 1, true},
+    {"use_bias", false, 0, true},
+    {"mlp_bias", false, 0, true},
+    {"attention_bias", false, 0, true},
+    {"layer_norm_epsilon", true, 1e-5},
+    {"tie_word_embeddings", false, 0, true},
+};
+
 /* Zamba2Config's (transformers 4.57.1): Zamba2-2.7B-like dims (32000 / 2560 / 54 layers, 32
  * heads), the Mamba2 mixer's mamba_d_state 64, mamba_d_conv 4, mamba_expand 2, mamba_ngroups 1,
  * n_mamba_heads 8, use_conv_bias true, chunk_size 256; add_bias_linear false, one shared block
@@ -485,6 +516,7 @@ static const struct {
     CLASS("whisper", whisper_defaults),
     /* CLIPConfig's text_config (its top level carries no text keys) */
     CLASS("clip", clip_text_defaults),
+    CLASS("nemotron_h", nemotron_h_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

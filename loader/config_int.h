@@ -262,6 +262,13 @@ int config_parse_falcon_h1(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * (config_parse_zamba2). */
 int config_zamba2_keys(json_t *v, wt_errbuf *err);
 int config_parse_zamba2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Nemotron-H (model_type nemotron_h, config_nemotron_h.c): NemotronHConfig's stored names
+ * taken from its constructor's where only those are given, in view v before its class
+ * defaults (config_nemotron_h_alias); after them its keys under the Mamba2 mixer's names,
+ * mamba_d_ssm, hybrid_override_pattern as layer_types, what vLLM cannot build refused naming
+ * the key (config_nemotron_h_keys). */
+int config_nemotron_h_alias(json_t *v, wt_errbuf *err);
+int config_nemotron_h_keys(json_t *v, wt_errbuf *err);
 /* Gemma 3n (model_type gemma3n_text, config_gemma3n.c): a per-layer intermediate_size of
  * equal entries read as its value, layer_types' class default, activation_sparsity_pattern
  * checked, what vLLM cannot build refused naming the key, in view v after its class

@@ -179,6 +179,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_falcon_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "mpt") == 0)
 		rv = config_mpt_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "nemotron_h") == 0)
+		rv = config_nemotron_h_alias(v, err);
 	bool longcat = fill && strcmp(mt, "longcat_flash") == 0;
 	if (rv == WT_OK && longcat)
 		rv = config_longcat_check(v, err);
@@ -200,6 +202,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_mamba2_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "zamba2") == 0)
 		rv = config_zamba2_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "nemotron_h") == 0)
+		rv = config_nemotron_h_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "gemma3n_text") == 0)
 		rv = config_gemma3n_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)

@@ -442,6 +442,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_bamba(c, arch, json, len, err);
 	else if (c->zamba2) /* before Granite 4.0's, whose mixer it runs */
 		rv = ref_cfg_zamba2(c, arch, json, len, err);
+	else if (c->nh) /* likewise */
+		rv = ref_cfg_nemotron_h(c, arch, json, len, err);
 	else if (c->g4) /* before cfg_fam.c's granite, which it calls */
 		rv = ref_cfg_granite4(c, arch, json, len, err);
 	else if (c->cohere != 0)

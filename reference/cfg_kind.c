@@ -68,7 +68,8 @@ enum {
 	FAM_WHISPER,
 	FAM_CLIP,
 	FAM_INTERNLM2,
-	FAM_MINIMAX_M2
+	FAM_MINIMAX_M2,
+	FAM_NEMOTRON_H
 };
 
 /* The planner's family -> the reference's kind. */
@@ -382,6 +383,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	     * q_norm / k_norm over all heads, partial RoPE, sigmoid routing with the correction
 	     * bias (cfg_minimax_m2.c) */
 	    {"minimax_m2", REF_MIXTRAL, true, 0, FAM_MINIMAX_M2},
+	    /* NemotronHForCausalLM: one mixer per layer, Granite 4.0's Mamba2 mixer, the
+	     * attention without RoPE or Arcee's relu2 MLP (nemotron_h.c) */
+	    {"nemotron_h", REF_DENSE, false, 0, FAM_NEMOTRON_H},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -462,8 +466,11 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			    map[i].fam == FAM_JAMBA || (c->mamba_lm && !c->mamba2 && !c->zamba2);
 			if (c->mamba2) /* Granite 4.0's mixer, Granite's switches at 1.0 */
 				c->g4 = c->granite = true;
-			c->g4 = c->g4 || c->zamba2; /* Granite 4.0's mixer, no multipliers */
-			if (c->jamba && c->E <= 1)  /* num_experts 1: every feed_forward dense */
+			c->nh = map[i].fam == FAM_NEMOTRON_H;
+			c->nogate = c->nogate || c->nh; /* the MLP layers' up / down */
+			/* Granite 4.0's mixer, no multipliers */
+			c->g4 = c->g4 || c->zamba2 || c->nh;
+			if (c->jamba && c->E <= 1) /* num_experts 1: every feed_forward dense */
 				c->kind = REF_DENSE;
 			c->neox = map[i].fam == FAM_NEOX;
 			if (c->neox) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */

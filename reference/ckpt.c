@@ -358,6 +358,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		c.I = cc->mamba_expand * cc->hidden_size;
 		rv = g4_layers(cc, &c, true, err);
 	}
+	if (fam != NULL && strcmp(fam, "nemotron_h") == 0) /* one mixer per layer */
+		rv = ref_nh_layers(cc, &c, err);
 	if (fam != NULL && strcmp(fam, "longcat_flash") == 0) { /* two virtual layers each */
 		c.L = 2 * cc->num_hidden_layers;
 		c.n_zero = cc->zero_expert_num;

@@ -156,7 +156,8 @@ int ref_g4_scan(const ref_cfg *c, ref_set *s, int64_t l, const ref_g4_part *p, c
 			dt[t * p->hl + j] = softplusf(proj[t * rows + il + nc + j] + w.dt_bias[j]);
 	}
 	ref_causal_conv1d(xin, w.conv, w.conv_b, T, nc, c->m_conv, xbc);
-	ref_act_apply(xbc, T * nc, c->zamba2 ? REF_ACT_SILU : c->act); /* Zamba2: gelu's MLP */
+	/* Zamba2's act is its MLP's gelu, Nemotron-H's its MLP's relu2: the mixer runs silu */
+	ref_act_apply(xbc, T * nc, c->zamba2 || c->nh ? REF_ACT_SILU : c->act);
 	for (int64_t j = 0; j < p->hl; j++)
 		g4_head_scan(c, p, &w, j, (p->h0 + j) / per - p->g0, xbc, dt, T, y, S);
 	/* GraniteMoeHybridRMSNormGated: the scan output times silu(z) first; Falcon-H1's

@@ -556,9 +556,10 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
-	if (c->mamba_lm && ref_set_find(ck, "backbone.embeddings.weight") != NULL) {
-		ref_set r = {0}; /* the checkpoint under Jamba's names (mamba.c) */
-		int rv = ref_mamba_rename(c, ck, &r, err);
+	/* the checkpoint under Jamba's names (mamba.c), Nemotron-H's under Granite 4.0's */
+	if ((c->mamba_lm || c->nh) && ref_set_find(ck, "backbone.embeddings.weight") != NULL) {
+		ref_set r = {0};
+		int rv = c->nh ? ref_nh_rename(c, ck, &r, err) : ref_mamba_rename(c, ck, &r, err);
 		if (rv == WT_OK)
 			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
 		ref_set_clear(&r);
@@ -632,9 +633,9 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		if (c->neox_par &&
 		    (rv = ref_block_input(c, ck, b.y, b.x, T, l, ref_mlp_norm(c), err)))
 			goto out;
-		if ((rv = attn_full(c, ck, l, T, &b, err)))
+		if (!ref_nh_mlp(c, l) && (rv = attn_full(c, ck, l, T, &b, err)))
 			goto out;
-		if (c->mamba_lm) /* Mamba: the mixer is the whole block */
+		if (c->mamba_lm || (c->nh && !ref_nh_mlp(c, l))) /* the mixer is the whole block */
 			continue;
 		if (c->neox_par)
 			memcpy(b.h, b.y, (size_t)(T * c->hid) * sizeof(float));

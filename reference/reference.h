@@ -504,6 +504,13 @@ typedef struct ref_cfg {
 	bool zamba2, z2_attn_ad, z2_rope;
 	int64_t z2_blocks, z2_rank;
 	uint64_t z2_hybrid[4];
+	/* Nemotron-H (NemotronHForCausalLM; nemotron_h.c; also g4 and nogate, kind REF_DENSE):
+	 * one mixer per layer, x = x + mixer(norm(x)): Granite 4.0's Mamba2 mixer where bit i of
+	 * g4_mamba is set (silu, the gated norm per m_norm_groups group), the relu2 MLP
+	 * (nogate) where bit i of nh_mlp is, else the attention without RoPE; read under the
+	 * Granite 4.0 / Arcee names (ref_nh_rename) */
+	bool nh;
+	uint64_t nh_mlp[4];
 	/* Gemma 3n (Gemma3nForCausalLM; gemma3n.c, gemma3n_attn.c; kind REF_DENSE, its own pass):
 	 * g3n_alt AltUp streams (the active one g3n_active), laurel_rank, the per-layer inputs
 	 * g3n_ple wide over g3n_pvocab rows, layer l full_attention when bit l of g3n_full (else

@@ -103,7 +103,7 @@ static inline const char *ref_post_norm(const ref_cfg *c, bool mlp)
 static inline const char *ref_ffn_module(const ref_cfg *c)
 {
 	return c->llama4 || c->lfm2 || c->bamba || c->jamba ? "feed_forward."
-	       : c->g4                                      ? "shared_mlp."
+	       : c->g4 && !c->nh                            ? "shared_mlp."
 	                                                    : "mlp.";
 }
 
@@ -170,9 +170,9 @@ static inline const char *ref_up_leaf(const ref_cfg *c)
 /* The final norm's module (LFM2: model.embedding_norm, after the last layer). */
 static inline const char *ref_final_norm(const ref_cfg *c)
 {
-	return c->lfm2                                          ? "model.embedding_norm"
-	       : c->bamba || c->jamba || c->mamba2 || c->zamba2 ? "model.final_layernorm"
-	                                                        : "model.norm";
+	return c->lfm2                                                   ? "model.embedding_norm"
+	       : c->bamba || c->jamba || c->mamba2 || c->zamba2 || c->nh ? "model.final_layernorm"
+	                                                                 : "model.norm";
 }
 
 /* Norm module of set s named by fmt ("model.layers.3.input_layernorm"): its weight,
@@ -619,6 +619,18 @@ static inline int64_t ref_embed_rows(const ref_cfg *c)
 {
 	return c->V + (c->mllama ? 8 : 0);
 }
+/* Whether Nemotron-H's layer l is an MLP layer (its one mixer the relu2 MLP). */
+static inline bool ref_nh_mlp(const ref_cfg *c, int64_t l)
+{
+	return c->nh && ref_l4_bit(c->nh_mlp, l);
+}
+/* Nemotron-H (nemotron_h.c). ref_nh_layers: the mixer's sizes and the layer kinds of
+ * ckpt_config cc (its layer_types from hybrid_override_pattern); ref_cfg_nemotron_h:
+ * layer_norm_epsilon (1e-5), relu2, no RoPE, the mixer's sizes checked; ref_nh_rename: the
+ * checkpoint's backbone. names under the Granite 4.0 / Arcee ones (in's tensors borrowed). */
+int ref_nh_layers(const struct ckpt_config *cc, ref_cfg *c, wt_errbuf *err);
+int ref_cfg_nemotron_h(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+int ref_nh_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
 /* Whether Granite 4.0's layer l is a Mamba2 mixer. */
 static inline bool ref_g4_mamba_layer(const ref_cfg *c, int64_t l)
 {

@@ -616,6 +616,7 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		     : c->gpt2           ? ref_gpt2_rename(c, &ranks[i], &r[i], false, err)
 		     : c->clip           ? ref_clip_rename(&ranks[i], &r[i], err)
 		     : c->zamba2         ? ref_z2_rename(&ranks[i], &r[i], err)
+		     : c->nh             ? ref_nh_rename(c, &ranks[i], &r[i], err)
 		     : c->mamba_lm       ? ref_mamba_rename(c, &ranks[i], &r[i], err)
 		     : c->internlm2      ? ref_internlm2_rename(c, &ranks[i], &r[i], false, err)
 		                         : ref_neox_rename(c, &ranks[i], &r[i], false, err);
@@ -640,7 +641,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight")) ||
 	     ((c->gpt2 || c->clip) &&
 	      ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL) ||
-	     (c->mamba_lm && ref_set_find(&ranks[0], "backbone.embeddings.weight")) ||
+	     ((c->mamba_lm || c->nh) && ref_set_find(&ranks[0], "backbone.embeddings.weight")) ||
 	     (c->zamba2 && ref_z2_named(&ranks[0])) ||
 	     (c->internlm2 && ref_internlm2_named(&ranks[0])) ||
 	     ((c->bloom || c->falcon) && ref_bloom_ckpt(&ranks[0]))))
@@ -715,11 +716,11 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	for (int64_t i = 0; i < c->L; i++) {
 		if (ref_ml_cross(c, i)) /* Mllama's cross-attention layer: skipped on text */
 			continue;
-		if ((rv = attn(&s, i)))
+		if (!ref_nh_mlp(c, i) && (rv = attn(&s, i)))
 			goto out;
 		if (c->longcat && i % 2 == 0 && (rv = ref_shard_lc_moe(&s, i)))
 			goto out;
-		if (c->mamba_lm) /* Mamba: the mixer is the whole block */
+		if (c->mamba_lm || (c->nh && !ref_nh_mlp(c, i))) /* the mixer is the whole block */
 			continue;
 		if (ref_layer_is_moe(c, i))
 			rv = ref_shard_moe(&s, i);

@@ -130,5 +130,6 @@ extern const sm_family shardmap_family_gpt2_cls;
 extern const sm_family shardmap_family_clip;
 extern const sm_family shardmap_family_internlm2;
 extern const sm_family shardmap_family_minimax_m2;
+extern const sm_family shardmap_family_nemotron_h;
 
 #endif

@@ -104,8 +104,10 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_Z2BLKB:
 	case SM_C_Z2ATTAD:
 		return shardmap_zamba2_cond(x->cfg, r->cond, i);
-	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms) or SM_C_ALL */
-		return shardmap_mx_cond(x->cfg, r->cond);
+	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms), Nemotron-H's or SM_C_ALL */
+		return r->cond >= SM_C_NHATT && r->cond <= SM_C_NHMLPB
+		           ? shardmap_nemotron_h_cond(x->cfg, r->cond, i)
+		           : shardmap_mx_cond(x->cfg, r->cond);
 	}
 }
 
@@ -168,8 +170,9 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 {
 	const char *why = shardmap_mx_why(ru->cond); /* "a dense layer ..." unless MXFP4 */
 	const char *z2 = shardmap_zamba2_why(x->cfg, ru->cond, i);
-	if (z2 != NULL)
-		why = z2;
+	const char *nh = shardmap_nemotron_h_why(x->fam, x->cfg, ru->cond, i);
+	if (z2 != NULL || nh != NULL)
+		why = z2 != NULL ? z2 : nh;
 	else if (x->fam->moe_keys && (ru->cond == SM_C_DENSE || ru->cond == SM_C_MOE)) {
 		snprintf(wb, cap, "a %s layer (see %s)", ru->cond == SM_C_DENSE ? "MoE" : "dense",
 		         x->fam->moe_keys);

@@ -128,6 +128,7 @@ static const sm_family *const families[] = {
     &shardmap_family_clip,
     &shardmap_family_internlm2,
     &shardmap_family_minimax_m2,
+    &shardmap_family_nemotron_h,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

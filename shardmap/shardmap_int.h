@@ -273,6 +273,11 @@ typedef enum {
 	SM_C_Z2BLK,
 	SM_C_Z2BLKB,
 	SM_C_Z2ATTAD,
+	/* Nemotron-H (shardmap_nemotron_h_cond): the attention layers ("*"), the MLP layers
+	 * ("-"), those with mlp_bias (the MLP's biases) */
+	SM_C_NHATT,
+	SM_C_NHMLP,
+	SM_C_NHMLPB,
 } sm_cond;
 
 enum {
@@ -582,6 +587,12 @@ int shardmap_roberta_check(const ckpt_config *c, wt_errbuf *err);
  * config.json makes a layer where it does not ("a Mamba layer (see layers_block_type)"). */
 bool shardmap_zamba2_cond(const ckpt_config *c, uint8_t cond, int64_t i);
 const char *shardmap_zamba2_why(const ckpt_config *c, uint8_t cond, int64_t i);
+/* family_nemotron_h.c: whether Nemotron-H's condition cond (SM_C_NH*) holds at layer i, and
+ * what hybrid_override_pattern makes a layer where a rule of family f does not hold (NULL:
+ * another family, or a condition it leaves to the generic words). */
+bool shardmap_nemotron_h_cond(const ckpt_config *c, uint8_t cond, int64_t i);
+const char *shardmap_nemotron_h_why(const sm_family *f, const ckpt_config *c, uint8_t cond,
+                                    int64_t i);
 /* family_granite4.c: the Mamba2 mixer's config rules (mamba_expand * hidden_size =
  * mamba_n_heads x the heads' width, whole groups of heads), fam naming the family, is_mamba
  * the layers with a mixer. */

@@ -422,6 +422,17 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->mamba_conv_bias);
 		assert_false(cfg->mamba_proj_bias);
 	}
+	if (strcmp(e->name, "nemotron_h") == 0) { /* NemotronHConfig's keys, the pattern */
+		assert_true(cfg->mamba_n_heads == 8 && cfg->mamba_d_head == 16 &&
+		            cfg->mamba_d_ssm == 128 && cfg->mamba_n_groups == 4 &&
+		            cfg->mamba_d_state == 16 && cfg->mamba_d_conv == 4 &&
+		            cfg->mamba_conv_bias && !cfg->mamba_proj_bias && !cfg->mlp_bias &&
+		            cfg->n_layer_types == 5);
+		static const uint8_t kinds[] = {CKPT_LAYER_MAMBA, CKPT_LAYER_MLP, CKPT_LAYER_MAMBA,
+		                                CKPT_LAYER_ATTN, CKPT_LAYER_MLP};
+		for (int k = 0; k < 5; k++)
+			assert_int_equal(cfg->layer_types[k], kinds[k]);
+	}
 	if (strcmp(e->name, "granitemoehybrid") == 0) { /* the Mamba2 mixer and its layers */
 		assert_true(cfg->has_layer_types);
 		assert_int_equal(cfg->n_layer_types, 4);

@@ -393,6 +393,15 @@ static const fam_expect fams_mm[] = {
                                             4 * 256 + 4 * 3 * 128 * 256) +
                                        4 * 4),
      256, 8, 2, 32, 128, 1000, 3, 0, 4, 128, CKPT_QUANT_NONE, 1},
+    /* nemotron_h: backbone.embeddings, norm_f, lm_head (untied); 5 layers ("M-M*-") of a
+     * norm and one mixer: Mamba2 in 0 and 2 (in_proj 392x64 [z 128; x 128; B 64; C 64; dt 8],
+     * conv1d [256, 1, 4] + [256], A_log / D / dt_bias [8], the gated norm [128], out_proj
+     * 64x128), attention in 3 (q 64x64, k / v 32x64, o 64x64), the MLP in 1 and 4 (up 128x64,
+     * down 64x128) */
+    {"nemotron_h", 32,
+     2 * (2 * 1000 * 64 + 64 + 5 * 64 + 2 * (392 * 64 + 256 * 4 + 256 + 3 * 8 + 128 + 64 * 128) +
+          3 * 64 * 64 + 2 * (128 * 64 + 64 * 128)),
+     64, 4, 2, 16, 128, 1000, 5, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

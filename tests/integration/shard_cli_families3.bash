@@ -342,3 +342,23 @@ refused_edit minimax_m2 's/"attn_type_list":\[1,1,1\]/"attn_type_list":[1,0,1]/'
 	"attn_type_list\[1\] is not 1" flat
 refused_edit minimax_m2 's/"qk_norm_type": "per_layer"/"qk_norm_type": "per_head"/' \
 	"qk_norm_type is not"
+# NemotronHForCausalLM: one mixer per layer ("M-M*-"): the Mamba2 mixer's in_proj / out_proj,
+# the attention's fused qkv_proj / o_proj and the MLP's up_proj / down_proj quantized, conv1d /
+# A_log / D / dt_bias / the gated norm, the norms, backbone.embeddings and the untied lm_head
+# not; MoE layers ("E"), a tied lm_head and attention biases refused
+"$CTL" plan --model-dir "$T/nemotron_h" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan nemotron_h"
+plan_has nemotron_h "backbone.layers.0.mixer.in_proj.weight *I8 *\[196, 64\]" \
+	"backbone.layers.0.mixer.conv1d.weight *BF16 *\[128, 1, 4\]" \
+	"backbone.layers.0.mixer.norm.weight *BF16 *\[64\]" \
+	"backbone.layers.1.mixer.up_proj.weight *I8 *\[64, 64\]" \
+	"backbone.layers.3.mixer.qkv_proj.weight *I8 *\[64, 64\]" \
+	"backbone.layers.3.mixer.o_proj.weight *I8 *\[64, 32\]" \
+	"backbone.layers.4.mixer.down_proj.weight *I8 *\[64, 64\]" \
+	"backbone.embeddings.weight *BF16 *\[512, 64\]" "lm_head.weight *BF16 *\[512, 64\]"
+refused_edit nemotron_h 's/"hybrid_override_pattern": "M-M\*-"/"hybrid_override_pattern": "M-ME-"/' \
+	"a MoE layer"
+refused_edit nemotron_h 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
+	"never ties"
+refused_edit nemotron_h 's/"attention_bias": false/"attention_bias": true/' \
+	"NemotronHAttention builds q/k/v and o_proj without biases"

@@ -101,6 +101,7 @@ untied unless tie_word_embeddings is true. Zamba2: shard_oracle_zamba2.py (tied 
 Gemma 3n's language model: shard_oracle_gemma3n.py (always tied).
 CLIPModel (vLLM's clip.py): shard_oracle_clip.py.
 InternLM2ForCausalLM (vLLM's internlm2.py, each rank its own heads): shard_oracle_internlm2.py.
+Nemotron-H (vLLM's nemotron_h.py): shard_oracle_nemotron_h.py (untied; mtp.* dropped).
 
 PaliGemma (vLLM's paligemma.py / siglip.py): Gemma 3's layouts and tower, a Gemma / Gemma 2
 language model tied by text_config.tie_word_embeddings alone (default true), the projector's
@@ -190,6 +191,7 @@ from shard_oracle_gemma3n import gemma3n
 from shard_oracle_whisper import whisper, whisper_cfg
 from shard_oracle_clip import clip
 from shard_oracle_internlm2 import internlm2
+from shard_oracle_nemotron_h import nemotron_h
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -321,6 +323,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             continue
         if arch == "Zamba2ForCausalLM":  # shard_oracle_zamba2.py
             zamba2(name, rows, cols, cfg, T, r, pad, add, mamba_mixer); continue
+        if arch == "NemotronHForCausalLM":  # shard_oracle_nemotron_h.py
+            nemotron_h(name, rows, cols, cfg, T, r, pad, add, mamba_mixer); continue
         if arch == "Gemma3nForCausalLM":  # shard_oracle_gemma3n.py
             gemma3n(name, rows, cols, cfg, T, r, pad, add); continue
         if arch == "Mamba2ForCausalLM":  # backbone.*: Granite 4.0's Mamba2 mixer

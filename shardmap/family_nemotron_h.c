@@ -1,0 +1,117 @@
+/*
+ * family_nemotron_h.c — Nemotron-H (NemotronHForCausalLM, model_type nemotron_h, remote code:
+ * nvidia/NVIDIA-Nemotron-Nano-9B-v2, Nemotron-H-8B / 47B-Base; docs/format.md section 2.7),
+ * as vLLM's nemotron_h.py / mamba_mixer2.py load it.
+ *
+ * Mamba's backbone (SM_RULES_BACKBONE: backbone.embeddings and lm_head by vocabulary rows,
+ * backbone.norm_f and each layer's norm whole), and in layer i one mixer under
+ * backbone.layers.{i}.mixer., its kind the i-th character of hybrid_override_pattern (the
+ * loader's layer_types):
+ * - "M": the Mamba2 mixer, cut as Granite 4.0's (SM_RULES_MIXER2_C: in_proj [z; x; B; C;
+ *   dt] and conv1d [x; B; C] per segment, A_log / D / dt_bias / the gated norm by heads,
+ *   out_proj by columns; conv1d.bias with use_conv_bias, in_proj / out_proj biases with
+ *   use_bias), its width mamba_num_heads * mamba_head_dim; in_proj and out_proj quantized.
+ * - "*": attention without positions or biases: q / k / v fused into qkv_proj by heads
+ *   (QKVParallelLinear), o_proj by columns (RowParallelLinear); both quantized.
+ * - "-": the ungated relu2 MLP: up_proj by rows (ColumnParallelLinear), down_proj by
+ *   columns (RowParallelLinear), both quantized; biases with mlp_bias (up's cut with it,
+ *   down's whole).
+ * vLLM drops mtp.* (orig_to_new_prefix "mtp": None): dropped and listed as skipped here.
+ * MoE layers ("E") are refused by the loader (config_nemotron_h.c), as are a tied LM head
+ * and attention biases (vLLM builds neither).
+ */
+#include <inttypes.h>
+
+#include "shardmap/families.h"
+#include "shardmap/family_rules.h"
+
+#define NH_MIX "backbone.layers.{i}.mixer."
+
+#define NH_QKV(x, part, d)                                                                         \
+	SM_RULE(NH_MIX x "_proj.weight", NH_MIX "qkv_proj.weight", SM_K_QKV, part, SM_U_HEADS,     \
+	        SM_C_NHATT, SM_F_QUANT, 2, d, SM_D_HID)
+
+static const sm_rule nemotron_h_rules[] = {
+    SM_RULES_BACKBONE,
+    SM_RULES_MIXER2_C(NH_MIX, SM_C_LINATT, SM_C_MCONVB, SM_C_MPROJB, SM_C_LINATT),
+    NH_QKV("q", 0, SM_D_Q),
+    NH_QKV("k", 1, SM_D_KV),
+    NH_QKV("v", 2, SM_D_KV),
+    SM_RULE(NH_MIX "o_proj.weight", NH_MIX "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS, SM_C_NHATT,
+            SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    SM_RULE(NH_MIX "up_proj.weight", NH_MIX "up_proj.weight", SM_K_ROWS, 0, SM_U_I, SM_C_NHMLP,
+            SM_F_QUANT, 2, SM_D_I, SM_D_HID),
+    SM_RULE(NH_MIX "up_proj.bias", NH_MIX "up_proj.bias", SM_K_ROWS, 0, SM_U_I, SM_C_NHMLPB, 0, 1,
+            SM_D_I, SM_D_ANY),
+    SM_RULE(NH_MIX "down_proj.weight", NH_MIX "down_proj.weight", SM_K_COLS, 0, SM_U_I, SM_C_NHMLP,
+            SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    SM_RULE(NH_MIX "down_proj.bias", NH_MIX "down_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_NHMLPB,
+            0, 1, SM_D_HID, SM_D_ANY),
+};
+
+/* Layer i's kind (the loader's layer_types from hybrid_override_pattern). */
+static bool nh_is(const ckpt_config *c, int64_t i, uint8_t kind)
+{
+	return c->has_layer_types && i >= 0 && (uint64_t)i < c->n_layer_types &&
+	       c->layer_types[i] == kind;
+}
+
+static bool nh_mamba(const ckpt_config *c, int64_t i)
+{
+	return nh_is(c, i, CKPT_LAYER_MAMBA);
+}
+
+bool shardmap_nemotron_h_cond(const ckpt_config *c, uint8_t cond, int64_t i)
+{
+	if (cond == SM_C_NHATT)
+		return nh_is(c, i, CKPT_LAYER_ATTN);
+	return nh_is(c, i, CKPT_LAYER_MLP) && (cond == SM_C_NHMLP || c->mlp_bias);
+}
+
+const char *shardmap_nemotron_h_why(const sm_family *f, const ckpt_config *c, uint8_t cond,
+                                    int64_t i)
+{
+	bool mixer = cond == SM_C_LINATT || cond == SM_C_MCONVB || cond == SM_C_MPROJB;
+	if (f != &shardmap_family_nemotron_h ||
+	    (!mixer && cond != SM_C_NHATT && cond != SM_C_NHMLP && cond != SM_C_NHMLPB))
+		return NULL;
+	if (nh_is(c, i, CKPT_LAYER_MAMBA) && mixer)
+		return cond == SM_C_MCONVB ? "without a conv1d bias (use_conv_bias is false)"
+		                           : "without in_proj / out_proj biases (use_bias is false "
+		                             "or absent)";
+	if (nh_is(c, i, CKPT_LAYER_MLP) && cond == SM_C_NHMLPB)
+		return "without MLP biases (mlp_bias is false or absent)";
+	return nh_is(c, i, CKPT_LAYER_MAMBA) ? "a Mamba2 layer (\"M\" in hybrid_override_pattern)"
+	       : nh_is(c, i, CKPT_LAYER_ATTN)
+	           ? "an attention layer (\"*\" in hybrid_override_pattern)"
+	           : "an MLP layer (\"-\" in hybrid_override_pattern)";
+}
+
+/* The loader checked the pattern against num_hidden_layers; the Mamba2 mixer's rules
+ * (whole groups of heads; its width is mamba_num_heads * mamba_head_dim, mamba_d_ssm). */
+static int nh_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_layer_types || (int64_t)c->n_layer_types != c->num_hidden_layers)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: Nemotron-H's hybrid_override_pattern has %zu layers "
+		                 "but num_hidden_layers is %" PRId64 "; give one per layer",
+		                 c->n_layer_types, c->num_hidden_layers);
+	return shardmap_mamba2_mixers_check(c, "Nemotron-H", nh_mamba, err);
+}
+
+static const char *const nemotron_h_archs[] = {"NemotronHForCausalLM", NULL};
+
+/* NemotronHConfig leaves tie_word_embeddings false (true is refused: vLLM never ties) */
+const sm_family shardmap_family_nemotron_h = {
+    .name = "nemotron_h",
+    .archs = nemotron_h_archs,
+    .rules = nemotron_h_rules,
+    .n_rules = SM_NRULES(nemotron_h_rules),
+    .layer_prefix = "backbone.layers.",
+    .check = nh_check,
+    .layer_is_linear = nh_mamba,
+    .linear_keys = "hybrid_override_pattern",
+    .drop_prefix = "mtp.",
+    .mamba = true,
+    .mamba_use_keys = true,
+};
