@@ -66,7 +66,8 @@ enum {
 	FAM_ZAMBA2,
 	FAM_GEMMA3N,
 	FAM_WHISPER,
-	FAM_CLIP
+	FAM_CLIP,
+	FAM_SIGLIP
 };
 
 /* The planner's family -> the reference's kind. */
@@ -373,6 +374,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* CLIPModel: the text tower, StarCoder2's LayerNorms and plain MLP under the causal
 	     * mask with learned positions, text_projection on every token (clip.c) */
 	    {"clip", REF_DENSE, false, 0, FAM_CLIP},
+	    /* SiglipModel: the same text tower, bidirectional, text_model.head (with its bias) on
+	     * every token (clip.c) */
+	    {"siglip", REF_DENSE, false, 0, FAM_SIGLIP},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
@@ -489,7 +493,8 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			if (c->persimmon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			c->chameleon = map[i].fam == FAM_CHAMELEON;
-			c->clip = map[i].fam == FAM_CLIP;
+			c->siglip = map[i].fam == FAM_SIGLIP;
+			c->clip = map[i].fam == FAM_CLIP || c->siglip;
 			if (c->clip) /* StarCoder2's norms and MLP, the score head */
 				c->layernorm = c->plain_mlp = c->dec_cls = true;
 			c->falcon = map[i].fam == FAM_FALCON;

@@ -564,6 +564,10 @@ typedef struct ref_cfg {
 	 * positions added to the embeddings (vocabulary-parallel in a shard), no RoPE,
 	 * text_projection the score head (n_labels = projection_dim) */
 	bool clip;
+	/* SigLIP's text tower (clip set too; clip.c): attention without the causal mask,
+	 * text_model.head (with score.bias) the score head (n_labels = projection_size),
+	 * SiglipTextConfig's gelu_pytorch_tanh and 1e-6 */
+	bool siglip;
 	/* OPT (cfg_opt.c, opt.c; kind REF_DENSE, its own passes): embed_tokens wep
 	 * (word_embed_proj_dim) wide with project_in / project_out when wep != hid, the learned
 	 * positions (max_pos + 2 rows), pre-norm layers with opt_pre (do_layer_norm_before), else

@@ -126,6 +126,7 @@ static const sm_family *const families[] = {
     &shardmap_family_whisper,
     &shardmap_family_gpt2_cls,
     &shardmap_family_clip,
+    &shardmap_family_siglip,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

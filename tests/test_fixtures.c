@@ -147,10 +147,11 @@ static void check_family(const fam_expect *e, const char *root)
 	bool ml = strcmp(e->name, "mllama") == 0;
 	bool qo = strcmp(e->name, "qwen2_5_omni") == 0 || strcmp(e->name, "qwen3_omni_moe") == 0;
 	bool cl = strcmp(e->name, "clip") == 0;
+	bool sg = strcmp(e->name, "siglip") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
 	                                      ov || c2v || ivl || px || fy || lvl || b2 || ar ||
-	                                      ml || qo || cl);
+	                                      ml || qo || cl || sg);
 	if (b2)
 		check_blip2(cfg);
 	if (lvl) { /* Siglip2VisionConfig's keys, Lfm2VlConfig's, an lfm2 text_config, untied */
@@ -406,6 +407,9 @@ static void check_family(const fam_expect *e, const char *root)
 	if (strcmp(e->name, "clip") == 0) /* CLIPConfig's projection_dim, the text positions */
 		assert_true(cfg->rob_num_labels == 80 && cfg->rob_max_pos == 16 &&
 		            cfg->v_hidden_size == 64);
+	if (sg) /* text_config.projection_size, the text positions */
+		assert_true(cfg->rob_num_labels == 80 && cfg->rob_max_pos == 16 &&
+		            cfg->v_hidden_size == 64 && cfg->v_intermediate_size == 128);
 	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */
 		assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
 		            strcmp(cfg->model_type, "qwen2") == 0);
@@ -543,7 +547,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
 	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl || b2 ||
-	           ar || ml || qo || cl) {
+	           ar || ml || qo || cl || sg) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

@@ -379,6 +379,16 @@ static const fam_expect fams_mm[] = {
           1) +
          8 * 16,
      96, 4, 4, 24, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* siglip: F32; the text tower as clip's without position_ids, text_model.head [80, 96] with
+     * its bias, the SigLIP vision tower (patch Conv2d with bias, 4 positions, 2 blocks of width
+     * 64, post_layernorm), the pooling head (probe [1, 1, 64], in_proj [192, 64] + bias,
+     * out_proj, layernorm, fc1 / fc2 with biases), logit_bias / logit_scale [1] */
+    {"siglip", 88,
+     4 * (1000 * 96 + 16 * 96 + 2 * (4 * 96 + 4 * (96 * 96 + 96) + 192 * 96 + 192 + 96 * 192 + 96) +
+          2 * 96 + 80 * 96 + 80 + 64 * 3 * 14 * 14 + 64 + 4 * 64 +
+          2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 2 * 64 + 64 +
+          192 * 64 + 192 + 64 * 64 + 64 + 2 * 64 + 128 * 64 + 128 + 64 * 128 + 64 + 2),
+     96, 4, 4, 24, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -306,3 +306,23 @@ grep -q "^ *logit_scale\|^ *text_model.embeddings.position_ids" "$T/plan" &&
 	fail "clip: a skipped tensor planned: $(cat "$T/plan")"
 refused_edit clip 's/"max_position_embeddings": 16/"max_position_embeddings": 16, "num_key_value_heads": 2/' \
 	"num_key_value_heads 2"
+
+# SiglipModel: CLIP's text tower (the text MLP of 96 / 192 left unquantized: SiglipMLP's
+# quantizable needs multiples of 64), text_model.head whole and never quantized, the SigLIP
+# vision tower whole with its quantized MLPs, the pooling head's MultiheadAttention whole and
+# its MLP split; logit_scale / logit_bias skipped; vision_use_head false refused
+"$CTL" plan --model-dir "$T/siglip" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan siglip"
+plan_has siglip "text_model.embeddings.token_embedding.weight *F32 *\[512, 96\]" \
+	"text_model.embeddings.position_embedding.weight *F32 *\[32, 96\]" \
+	"text_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[144, 96\]" \
+	"text_model.encoder.layers.1.mlp.fc1.weight *F32 *\[96, 96\]" \
+	"text_model.encoder.layers.1.mlp.fc2.weight *F32 *\[96, 96\]" \
+	"text_model.head.weight *F32 *\[80, 96\]" \
+	"vision_model.encoder.layers.1.mlp.fc1.weight *I8 *\[64, 64\]" \
+	"vision_model.head.attention.in_proj_weight *F32 *\[192, 64\]" \
+	"vision_model.head.mlp.fc2.weight *I8 *\[64, 64\]"
+grep -q "^skipped logit_scale" "$T/plan" && grep -q "^skipped logit_bias" "$T/plan" ||
+	fail "siglip: logit_scale / logit_bias not skipped: $(cat "$T/plan")"
+refused_edit siglip 's/"patch_size": 14/"patch_size": 14, "vision_use_head": false/' \
+	"vision_use_head is false"

@@ -99,7 +99,7 @@ Mamba2 (vLLM's mamba2.py, MambaMixer2): Mamba's backbone.* and Granite 4.0's Mam
 under backbone.layers.{i}.mixer. (Mamba2Config's expand / n_groups / state_size / num_heads);
 untied unless tie_word_embeddings is true. Zamba2: shard_oracle_zamba2.py (tied by default).
 Gemma 3n's language model: shard_oracle_gemma3n.py (always tied).
-CLIPModel (vLLM's clip.py): shard_oracle_clip.py.
+CLIPModel (vLLM's clip.py), SiglipModel (vLLM's siglip.py): shard_oracle_clip.py.
 
 PaliGemma (vLLM's paligemma.py / siglip.py): Gemma 3's layouts and tower, a Gemma / Gemma 2
 language model tied by text_config.tie_word_embeddings alone (default true), the projector's
@@ -289,7 +289,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         m = re.match(r"model\.layers\.(\d+)\.", name)
         if m and arch.startswith(MTP_ARCHS) and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue
-        if arch == "CLIPModel":  # shard_oracle_clip.py (logit_scale is 0-d)
+        if arch in ("CLIPModel", "SiglipModel"):  # shard_oracle_clip.py
             clip(name, src, cfg, T, r, pad, add); continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
@@ -563,7 +563,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         mtp = re.match(r"model\.layers\.(\d+)\.", name)
         if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
         if ernie_mtp(arch, name): continue
-        if m and not arch.startswith(("Deepseek", "Zamba2", "Whisper", "CLIPModel")) and \
+        if m and not arch.startswith(("Deepseek", "Zamba2", "Whisper", "CLIPModel",
+                                               "SiglipModel")) and \
                 not name.startswith(("vision_tower.", "vision_model.", "audio_tower.",
                                      "multi_modal_projector.")):
             b, leaf = m.group(1), m.group(2)
