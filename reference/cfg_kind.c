@@ -211,6 +211,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	     * positions; softmax top-k experts, not renormalised, in the expert layers, a
 	     * dense feed_forward elsewhere (cfg_jamba.c) */
 	    {"jamba", REF_QWEN2_MOE, false, 0, FAM_JAMBA},
+	    /* JambaForSequenceClassification: Jamba's decoder, then score.weight on every token
+	     * (dec_cls) */
+	    {"jamba_cls", REF_QWEN2_MOE, false, 0, FAM_JAMBA},
 	    /* GPTNeoXForCausalLM: LayerNorms with biases, query_key_value per head, partial
 	     * rotary, plain MLP with biases, parallel residual (cfg_neox.c, neox.c) */
 	    {"gpt_neox", REF_DENSE, false, 0, FAM_NEOX},
@@ -391,7 +394,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->rm_head =
 			    strcmp(family, "qwen2_rm") == 0 || strcmp(family, "qwen2_prm") == 0;
 			c->dec_cls = (map[i].kind == REF_DENSE && strstr(family, "_cls") != NULL) ||
-			             c->rm_head;
+			             c->rm_head || strcmp(family, "jamba_cls") == 0;
 			c->dec_emb = map[i].kind == REF_DENSE && strstr(family, "_emb") != NULL;
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;

@@ -348,7 +348,7 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		c.m_rms_norm = cc->mamba_rms_norm;
 		rv = g4_layers(cc, &c, true, err);
 	}
-	if (fam != NULL && strcmp(fam, "jamba") == 0)
+	if (fam != NULL && (strcmp(fam, "jamba") == 0 || strcmp(fam, "jamba_cls") == 0))
 		rv = jb_layers(cc, &c, false, err);
 	if (fam != NULL && strcmp(fam, "gemma3n_text") == 0)
 		rv = ref_g3n_layers(cc, &c, err);

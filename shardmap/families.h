@@ -128,6 +128,7 @@ extern const sm_family shardmap_family_qwen3_omni_moe;
 extern const sm_family shardmap_family_whisper;
 extern const sm_family shardmap_family_gpt2_cls;
 extern const sm_family shardmap_family_clip;
-extern const sm_family shardmap_family_siglip; /* family_clip.c */
+extern const sm_family shardmap_family_siglip;    /* family_clip.c */
+extern const sm_family shardmap_family_jamba_cls; /* family_jamba.c */
 
 #endif

@@ -497,6 +497,9 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->layer_types[2] == CKPT_LAYER_FULL_ATTN);
 		assert_int_equal(cfg->num_experts, 4);
 	}
+	if (strcmp(e->name, "jamba_cls") == 0) /* id2label's two entries over JambaConfig's */
+		assert_true(cfg->rob_num_labels == 2 && cfg->jamba_attn_period == 4 &&
+		            cfg->jamba_expert_offset == 1 && !cfg->tie_word_embeddings);
 	if (strcmp(e->name, "jamba") == 0) { /* the periods, the v1 mixer's keys */
 		assert_int_equal(cfg->jamba_attn_period, 4);
 		assert_int_equal(cfg->jamba_attn_offset, 2);

@@ -389,6 +389,9 @@ static const fam_expect fams_mm[] = {
           2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 2 * 64 + 64 +
           192 * 64 + 192 + 64 * 64 + 64 + 2 * 64 + 128 * 64 + 128 + 64 * 128 + 64 + 2),
      96, 4, 4, 24, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* jamba_cls: jamba's tensors in F32 without lm_head (1000 x 128), and score [2, 128] */
+    {"jamba_cls", 83, 2 * (JB_BYTES - 2 * 1000 * 128) + 4 * 2 * 128, 128, 4, 2, 32, 64, 1000, 4, 0,
+     4, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -11,9 +11,11 @@
  * period 2 / offset 1: layers 1 and 3 MoE); attention H 4 / KV 2 / d 32; Mamba Im 256,
  * state 16, dt rank 8 ("auto"), conv 4: in_proj [512, 128] rows x [0, 256), z [256, 512);
  * x_proj [40, 256]; dense MLP and 4 experts of 96; V 1003, untied */
-#define HID 128
-#define JB_BASE0                                                                                   \
-	"\"architectures\":[\"JambaForCausalLM\"],\"model_type\":\"jamba\",\"hidden_size\":128,"   \
+#define HID      128
+#define JB_BASE0 JB_BASE_A("JambaForCausalLM")
+/* JambaConfig's keys of the test model under architectures[0] arch */
+#define JB_BASE_A(arch)                                                                            \
+	"\"architectures\":[\"" arch "\"],\"model_type\":\"jamba\",\"hidden_size\":128,"           \
 	"\"num_attention_heads\":4,\"num_key_value_heads\":2,\"intermediate_size\":96,"            \
 	"\"vocab_size\":1003,\"num_hidden_layers\":4,\"mamba_d_state\":16,\"mamba_d_conv\":4,"     \
 	"\"mamba_expand\":2,\"expert_layer_period\":2"

@@ -326,3 +326,15 @@ grep -q "^skipped logit_scale" "$T/plan" && grep -q "^skipped logit_bias" "$T/pl
 	fail "siglip: logit_scale / logit_bias not skipped: $(cat "$T/plan")"
 refused_edit siglip 's/"patch_size": 14/"patch_size": 14, "vision_use_head": false/' \
 	"vision_use_head is false"
+
+# JambaForSequenceClassification: Jamba's cut (the Mamba mixer never quantized, attention and
+# experts quantized), score.weight whole and never quantized, no lm_head; score_bias refused
+"$CTL" plan --model-dir "$T/jamba_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan jamba_cls"
+plan_has jamba_cls "model.layers.0.mamba.in_proj.weight *F32 *\[256, 128\]" \
+	"model.layers.2.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.1.feed_forward.experts.w13_weight *I8 *\[4, 64, 128\]" \
+	"score.weight *F32 *\[2, 128\]"
+grep -q "lm_head\|score.weight_scale" "$T/plan" && fail "jamba_cls: an lm_head or a score scale: $(cat "$T/plan")"
+refused_edit jamba_cls 's/"attn_layer_offset": 2/"attn_layer_offset": 2, "score_bias": true/' \
+	"score_bias true"

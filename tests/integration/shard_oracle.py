@@ -49,6 +49,7 @@ under it); every Conv1D weight transposed to [out, in] first (conv1d_gpt2), then
 [q_r; k_r; v_r] and the rest as StarCoder2's c_fc / c_proj (gpt2 below). GPTBigCode (vLLM's
 gpt_bigcode.py): the same names, nothing transposed, c_attn's one kv head on every rank.
 GPT2ForSequenceClassification (vLLM's gpt2.py): GPT-2's cut, no lm_head, score.weight whole.
+JambaForSequenceClassification (vLLM's jamba.py): Jamba's cut, no lm_head, score.weight whole.
 GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 3, d] rows
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
 Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
@@ -480,7 +481,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, r * rows // T, rows // T))
             continue
-        if ".mamba." in name and arch == "JambaForCausalLM":  # the Mamba v1 mixer
+        if ".mamba." in name and arch in ("JambaForCausalLM", "JambaForSequenceClassification"):
             add(name, jamba_mixer(name, rows, cols, T, r)); continue
         if ".mamba." in name:  # Granite 4.0's Mamba2 mixer
             add(name, mamba_mixer(name, rows, cols, cfg, T, r)); continue
