@@ -327,6 +327,8 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"modernbert", REF_BERT, false, 0, 0},
 	    /* ModernBertForSequenceClassification: the same under model., then its head */
 	    {"modernbert_cls", REF_BERT, false, 0, 0},
+	    /* ModernBertForTokenClassification: the same under model., its head on every token */
+	    {"modernbert_tok", REF_BERT, false, 0, 0},
 	    /* GraniteSpeechForConditionalGeneration: its Granite language model (the four
 	     * multipliers), on text tokens */
 	    {"granite_speech", REF_DENSE, false, 0, FAM_GRANITE},
@@ -386,6 +388,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->kind = map[i].kind;
 			c->modernbert = strncmp(family, "modernbert", 10) == 0;
 			c->mb_cls = strcmp(family, "modernbert_cls") == 0;
+			c->mb_tok = strcmp(family, "modernbert_tok") == 0;
 			c->roberta = map[i].kind == REF_BERT && strncmp(family, "bert", 4) != 0 &&
 			             !c->modernbert;
 			c->bt_cls = strcmp(family, "bert_cls") == 0;

@@ -298,6 +298,7 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	c.mb_norm_bias = cc->mb_norm_bias;
 	c.mb_cls_bias = cc->mb_cls_bias;
 	c.mb_pool_mean = cc->mb_pool == 1;
+	c.mb_cls_gelu = cc->mb_cls_gelu;
 	c.E = cc->num_experts;
 	c.Ie = cc->moe_intermediate_size > 0 ? cc->moe_intermediate_size : cc->intermediate_size;
 	/* shared experts as the planner derives them (shardmap/plan.c derive_dims) */

@@ -128,7 +128,8 @@ extern const sm_family shardmap_family_qwen3_omni_moe;
 extern const sm_family shardmap_family_whisper;
 extern const sm_family shardmap_family_gpt2_cls;
 extern const sm_family shardmap_family_clip;
-extern const sm_family shardmap_family_siglip;    /* family_clip.c */
-extern const sm_family shardmap_family_jamba_cls; /* family_jamba.c */
+extern const sm_family shardmap_family_siglip;         /* family_clip.c */
+extern const sm_family shardmap_family_jamba_cls;      /* family_jamba.c */
+extern const sm_family shardmap_family_modernbert_tok; /* family_modernbert_cls.c */
 
 #endif

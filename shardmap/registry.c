@@ -128,6 +128,7 @@ static const sm_family *const families[] = {
     &shardmap_family_clip,
     &shardmap_family_siglip,
     &shardmap_family_jamba_cls,
+    &shardmap_family_modernbert_tok,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -284,6 +284,9 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->mb_every == 3 && cfg->mb_local == 4 && cfg->mb_norm_bias &&
 		            cfg->attention_bias && cfg->mlp_bias && cfg->mb_gelu &&
 		            cfg->mb_global_theta == 160000.0 && cfg->mb_local_theta == 10000.0);
+	if (strcmp(e->name, "modernbert_tok") == 0) /* modernbert_cls's keys, head.dense's bias */
+		assert_true(cfg->mb_every == 2 && !cfg->mb_norm_bias && cfg->mb_cls_bias &&
+		            cfg->mb_cls_gelu && cfg->rob_num_labels == 2);
 	if (strcmp(e->name, "modernbert_cls") == 0) /* no bias, a null local theta, mean pooling */
 		assert_true(cfg->mb_every == 2 && cfg->mb_local == 2 && !cfg->mb_norm_bias &&
 		            !cfg->attention_bias && !cfg->mlp_bias && !cfg->mb_cls_bias &&

@@ -392,6 +392,12 @@ static const fam_expect fams_mm[] = {
     /* jamba_cls: jamba's tensors in F32 without lm_head (1000 x 128), and score [2, 128] */
     {"jamba_cls", 83, 2 * (JB_BYTES - 2 * 1000 * 128) + 4 * 2 * 128, 128, 4, 2, 32, 64, 1000, 4, 0,
      4, 64, CKPT_QUANT_NONE, 1},
+    /* modernbert_tok: modernbert_cls's tensors, head.dense's bias [128], classifier [2, 128] +
+     * [2] */
+    {"modernbert_tok", 25,
+     4 * (1000 * 128 + 2 * 128 + 128 * 128 + 128 + 128 + 2 * 128 + 2 + 2 * 128 +
+          3 * (384 * 128 + 128 * 128 + 128 + 192 * 128 + 128 * 96)),
+     128, 8, 8, 16, 96, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -338,3 +338,12 @@ plan_has jamba_cls "model.layers.0.mamba.in_proj.weight *F32 *\[256, 128\]" \
 grep -q "lm_head\|score.weight_scale" "$T/plan" && fail "jamba_cls: an lm_head or a score scale: $(cat "$T/plan")"
 refused_edit jamba_cls 's/"attn_layer_offset": 2/"attn_layer_offset": 2, "score_bias": true/' \
 	"score_bias true"
+
+# ModernBertForTokenClassification: the sequence classifier's table (Wqkv by heads, nothing
+# quantized, the head whole); an empty id2label refused
+"$CTL" plan --model-dir "$T/modernbert_tok" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan modernbert_tok"
+plan_has modernbert_tok "model.layers.1.attn.Wqkv.weight *F32 *\[192, 128\]" \
+	"head.dense.bias *F32 *\[128\]" "classifier.weight *F32 *\[2, 128\]"
+grep -q "weight_scale" "$T/plan" && fail "modernbert_tok: a quantized tensor: $(cat "$T/plan")"
+refused_edit modernbert_tok 's/"id2label":{[^}]*}/"id2label":{}/' "id2label is empty" flat

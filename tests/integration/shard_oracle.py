@@ -307,7 +307,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))  # the norms
             continue
-        if arch in ("ModernBertModel", "ModernBertForSequenceClassification"):  # _enc.py
+        if arch in ("ModernBertModel", "ModernBertForSequenceClassification",
+                    "ModernBertForTokenClassification"):  # shard_oracle_enc.py
             pcs = modernbert(name, rows, cols, cfg, T, r, pad)
             if pcs is not None: add(name, pcs)
             continue
