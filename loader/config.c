@@ -602,6 +602,8 @@ static int parse_all(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = parse_fields(lm, c, err);
 	if (rv == WT_OK && config_is_clip(root))
 		rv = config_parse_clip(root, lm, c, err);
+	if (rv == WT_OK && config_is_siglip(root))
+		rv = config_parse_siglip(root, lm, c, err);
 	if (rv == WT_OK)
 		rv = parse_quant(root, c, err);
 	if (rv == WT_OK)

@@ -476,6 +476,16 @@ static const class_default clip_text_defaults[] = {
     {"num_attention_heads", false, 8},  {"max_position_embeddings", false, 77},
 };
 
+/* SiglipTextConfig's (transformers 4.57.1): siglip-base-patch16-224's text tower (32000 / 768
+ * / 3072 / 12 / 12), max_position_embeddings 64; hidden_act gelu_pytorch_tanh and
+ * layer_norm_eps 1e-6 are the reference's (reference/clip.c); projection_size (hidden_size)
+ * is config_clip.c's. */
+static const class_default siglip_text_defaults[] = {
+    {"vocab_size", false, 32000},       {"hidden_size", false, 768},
+    {"intermediate_size", false, 3072}, {"num_hidden_layers", false, 12},
+    {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 64},
+};
+
 static const struct {
 	const char *model_type;
 	const class_default *defaults;
@@ -517,6 +527,8 @@ static const struct {
     /* CLIPConfig's text_config (its top level carries no text keys) */
     CLASS("clip", clip_text_defaults),
     CLASS("nemotron_h", nemotron_h_defaults),
+    /* SiglipConfig's text_config (the same) */
+    CLASS("siglip", siglip_text_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

@@ -193,6 +193,10 @@ int config_parse_seqcls(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * text_config.max_position_embeddings (lm: config_lm_view's object). */
 bool config_is_clip(json_t *root);
 int config_parse_clip(json_t *root, json_t *lm, struct ckpt_config *c, wt_errbuf *err);
+/* SiglipModel (model_type siglip; config_clip.c): text_config.projection_size and
+ * max_position_embeddings; vision_config.vision_use_head false refused. */
+bool config_is_siglip(json_t *root);
+int config_parse_siglip(json_t *root, json_t *lm, struct ckpt_config *c, wt_errbuf *err);
 /* ModernBERT (model_type modernbert): ModernBertConfig's own keys into c's mb_* fields
  * (config_modernbert.c). */
 int config_parse_modernbert(json_t *root, struct ckpt_config *c, wt_errbuf *err);

@@ -19,6 +19,10 @@
  * GPT2ForSequenceClassification (vLLM's own class in gpt2.py, not as_seq_cls_model): num_labels
  * as above over GPT2Config's keys (config_gpt2.c); classifier_from_token / method are not read
  * (vLLM's online conversion applies to as_seq_cls_model only).
+ *
+ * JambaForSequenceClassification (vLLM's own class in jamba.py): num_labels as above over
+ * JambaConfig's keys; vLLM's score_bias (getattr, default false; transformers' class has no
+ * bias) true is refused; classifier_from_token / method are not read.
  */
 #include <string.h>
 
@@ -33,7 +37,8 @@ bool config_is_seqcls(const char *arch)
 	                                    "Qwen3ForSequenceClassification",
 	                                    "Qwen2ForRewardModel",
 	                                    "Qwen2ForProcessRewardModel",
-	                                    "GPT2ForSequenceClassification"};
+	                                    "GPT2ForSequenceClassification",
+	                                    "JambaForSequenceClassification"};
 	for (size_t i = 0; arch != NULL && i < sizeof(archs) / sizeof(archs[0]); i++)
 		if (strcmp(arch, archs[i]) == 0)
 			return true;
@@ -49,6 +54,16 @@ int config_parse_seqcls(json_t *root, ckpt_config *c, wt_errbuf *err)
 	}
 	if (strcmp(c->architecture, "GPT2ForSequenceClassification") == 0)
 		return config_num_labels(root, &c->rob_num_labels, err);
+	if (strcmp(c->architecture, "JambaForSequenceClassification") == 0) {
+		if (json_is_true(json_object_get(root, "score_bias")))
+			return wt_seterr(
+			    err, WT_EUNSUPPORTED,
+			    "config.json: score_bias true asks vLLM's "
+			    "JambaForSequenceClassification "
+			    "for a score.bias, which transformers' class has no tensor for and "
+			    "weightd does not cut; remove the key (false is the default)");
+		return config_num_labels(root, &c->rob_num_labels, err);
+	}
 	json_t *tok = json_object_get(root, "classifier_from_token");
 	json_t *method = json_object_get(root, "method");
 	c->cls_from_token =

@@ -434,7 +434,9 @@ typedef struct ckpt_config {
 	 * rob_pad (BertConfig's 512, 2, false, "absolute"; config_parse_bert_head). Whisper:
 	 * rob_max_pos is max_target_positions (448), the decoder's position table. CLIPModel
 	 * (config_clip.c): rob_max_pos its text_config.max_position_embeddings (77),
-	 * rob_num_labels its projection_dim (512: text_projection's / visual_projection's rows) */
+	 * rob_num_labels its projection_dim (512: text_projection's / visual_projection's rows).
+	 * SiglipModel (config_clip.c): rob_max_pos its text_config.max_position_embeddings (64),
+	 * rob_num_labels its text_config.projection_size (hidden_size: text_model.head's rows) */
 	int64_t rob_max_pos, rob_types, rob_pad, rob_num_labels;
 	bool rob_decoder, rob_abs_pos;
 	/* The decoder sequence classifiers (Llama-, Mistral-, Qwen2-, Qwen3ForSequence-

@@ -241,7 +241,12 @@ static int parse_modernbert(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		                 "config.json: global_rope_theta %g, local_rope_theta %g; the "
 		                 "reference needs values above 1",
 		                 c->mb_theta, c->mb_theta_local);
-	if (c->mb_cls && (c->n_labels < 1 || c->n_labels > c->hid))
+	if (c->mb_tok && !c->mb_cls_gelu)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: classifier_activation is not \"gelu\"; the reference's "
+		    "token classifier head runs GELU");
+	if ((c->mb_cls || c->mb_tok) && (c->n_labels < 1 || c->n_labels > c->hid))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: %lld labels; the reference writes a classifier's "
 		                 "logits into one row of hidden_size %lld",

@@ -69,7 +69,8 @@ enum {
 	FAM_CLIP,
 	FAM_INTERNLM2,
 	FAM_MINIMAX_M2,
-	FAM_NEMOTRON_H
+	FAM_NEMOTRON_H,
+	FAM_SIGLIP
 };
 
 /* The planner's family -> the reference's kind. */
@@ -213,6 +214,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	     * positions; softmax top-k experts, not renormalised, in the expert layers, a
 	     * dense feed_forward elsewhere (cfg_jamba.c) */
 	    {"jamba", REF_QWEN2_MOE, false, 0, FAM_JAMBA},
+	    /* JambaForSequenceClassification: Jamba's decoder, then score.weight on every token
+	     * (dec_cls) */
+	    {"jamba_cls", REF_QWEN2_MOE, false, 0, FAM_JAMBA},
 	    /* GPTNeoXForCausalLM: LayerNorms with biases, query_key_value per head, partial
 	     * rotary, plain MLP with biases, parallel residual (cfg_neox.c, neox.c) */
 	    {"gpt_neox", REF_DENSE, false, 0, FAM_NEOX},
@@ -329,6 +333,8 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    {"modernbert", REF_BERT, false, 0, 0},
 	    /* ModernBertForSequenceClassification: the same under model., then its head */
 	    {"modernbert_cls", REF_BERT, false, 0, 0},
+	    /* ModernBertForTokenClassification: the same under model., its head on every token */
+	    {"modernbert_tok", REF_BERT, false, 0, 0},
 	    /* GraniteSpeechForConditionalGeneration: its Granite language model (the four
 	     * multipliers), on text tokens */
 	    {"granite_speech", REF_DENSE, false, 0, FAM_GRANITE},
@@ -386,12 +392,16 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* NemotronHForCausalLM: one mixer per layer, Granite 4.0's Mamba2 mixer, the
 	     * attention without RoPE or Arcee's relu2 MLP (nemotron_h.c) */
 	    {"nemotron_h", REF_DENSE, false, 0, FAM_NEMOTRON_H},
+	    /* SiglipModel: the same text tower, bidirectional, text_model.head (with its bias) on
+	     * every token (clip.c) */
+	    {"siglip", REF_DENSE, false, 0, FAM_SIGLIP},
 	};
 	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(family, map[i].family) == 0) {
 			c->kind = map[i].kind;
 			c->modernbert = strncmp(family, "modernbert", 10) == 0;
 			c->mb_cls = strcmp(family, "modernbert_cls") == 0;
+			c->mb_tok = strcmp(family, "modernbert_tok") == 0;
 			c->roberta = map[i].kind == REF_BERT && strncmp(family, "bert", 4) != 0 &&
 			             !c->modernbert;
 			c->bt_cls = strcmp(family, "bert_cls") == 0;
@@ -400,7 +410,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->rm_head =
 			    strcmp(family, "qwen2_rm") == 0 || strcmp(family, "qwen2_prm") == 0;
 			c->dec_cls = (map[i].kind == REF_DENSE && strstr(family, "_cls") != NULL) ||
-			             c->rm_head;
+			             c->rm_head || strcmp(family, "jamba_cls") == 0;
 			c->dec_emb = map[i].kind == REF_DENSE && strstr(family, "_emb") != NULL;
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;
@@ -507,7 +517,8 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			if (c->persimmon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			c->chameleon = map[i].fam == FAM_CHAMELEON;
-			c->clip = map[i].fam == FAM_CLIP;
+			c->siglip = map[i].fam == FAM_SIGLIP;
+			c->clip = map[i].fam == FAM_CLIP || c->siglip;
 			if (c->clip) /* StarCoder2's norms and MLP, the score head */
 				c->layernorm = c->plain_mlp = c->dec_cls = true;
 			c->falcon = map[i].fam == FAM_FALCON;

@@ -298,6 +298,7 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	c.mb_norm_bias = cc->mb_norm_bias;
 	c.mb_cls_bias = cc->mb_cls_bias;
 	c.mb_pool_mean = cc->mb_pool == 1;
+	c.mb_cls_gelu = cc->mb_cls_gelu;
 	c.E = cc->num_experts;
 	c.Ie = cc->moe_intermediate_size > 0 ? cc->moe_intermediate_size : cc->intermediate_size;
 	/* shared experts as the planner derives them (shardmap/plan.c derive_dims) */
@@ -348,7 +349,7 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		c.m_rms_norm = cc->mamba_rms_norm;
 		rv = g4_layers(cc, &c, true, err);
 	}
-	if (fam != NULL && strcmp(fam, "jamba") == 0)
+	if (fam != NULL && (strcmp(fam, "jamba") == 0 || strcmp(fam, "jamba_cls") == 0))
 		rv = jb_layers(cc, &c, false, err);
 	if (fam != NULL && strcmp(fam, "gemma3n_text") == 0)
 		rv = ref_g3n_layers(cc, &c, err);

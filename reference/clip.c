@@ -35,6 +35,7 @@ static const char *const tops[][2] = {
     {"text_model.final_layer_norm.", "model.norm."},
     {"text_model.encoder.layers.", "model.layers."},
     {"text_projection.", "score."},
+    {"text_model.head.", "score."}, /* SigLIP's, with its bias */
 };
 static const char *const leaves[][2] = {
     {".layer_norm1.", ".input_layernorm."},
@@ -112,7 +113,8 @@ int ref_clip_positions(const ref_cfg *c, ref_set *s, int64_t first, bool whole, 
 	return WT_OK;
 }
 
-/* CLIPTextConfig's hidden_act (quick_gelu) and layer_norm_eps (1e-5), in text_config. */
+/* CLIPTextConfig's hidden_act (quick_gelu) and layer_norm_eps (1e-5), in text_config;
+ * SiglipTextConfig's gelu_pytorch_tanh and 1e-6. */
 int ref_cfg_clip(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
 {
 	enum { C_ACT, C_EPS, C_COUNT };
@@ -123,11 +125,11 @@ int ref_cfg_clip(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
 	int rv = ckpt_config_fields(json, len, f, C_COUNT, err);
 	if (rv != WT_OK)
 		return rv;
-	if (!f[C_ACT].present || strcmp(f[C_ACT].s, "quick_gelu") == 0)
+	if (f[C_ACT].present ? strcmp(f[C_ACT].s, "quick_gelu") == 0 : !c->siglip)
 		c->act = REF_ACT_QUICK_GELU;
-	else if ((rv = ref_cfg_act(&f[C_ACT], "quick_gelu", c, err)) != WT_OK)
+	else if ((rv = ref_cfg_act(&f[C_ACT], "gelu_pytorch_tanh", c, err)) != WT_OK)
 		return rv;
-	c->eps = f[C_EPS].present ? f[C_EPS].r : 1e-5;
+	c->eps = f[C_EPS].present ? f[C_EPS].r : c->siglip ? 1e-6 : 1e-5;
 	c->theta = 10000.0; /* unused: learned positions, no RoPE */
 	return WT_OK;
 }

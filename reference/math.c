@@ -206,7 +206,7 @@ void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, 
 	double f = c->rope_factor[local ? 1 : 0];
 	*theta = local ? c->theta_local : c->theta;
 	*factor = f > 0.0 ? f : 1.0;
-	o->causal = true;
+	o->causal = !c->siglip; /* SigLIP's text tower attends both ways */
 	o->scale = (float)c->attn_scale;
 	o->softcap = (float)c->attn_cap;
 	o->window = local ? c->window : 0;

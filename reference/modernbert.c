@@ -19,6 +19,11 @@
  * the last hidden state, pooled by classifier_pooling (token 0 or the mean), head.dense, GELU,
  * head.norm, classifier: one more output row holding the n_labels logits then zeros (each
  * rank its own head on its own stream, averaged).
+ *
+ * ModernBertForTokenClassification (c->mb_tok): the encoder under model., then on every
+ * token head.dense (with mb_cls_bias), GELU (classifier_activation's default, the one the
+ * reference runs), head.norm, classifier: each row holds its token's n_labels logits, then
+ * zeros (each rank its own head on its own stream, averaged).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +35,7 @@
 /* The encoder's prefix: ModernBertForSequenceClassification keeps it under model. */
 static const char *mb_prefix(const ref_cfg *c)
 {
-	return c->mb_cls ? "model." : "";
+	return c->mb_cls || c->mb_tok ? "model." : "";
 }
 
 /* Work buffers of one pass: the fused q/k/v rows, Wi's output, the gated activation. */
@@ -235,6 +240,32 @@ static int mb_head(const ref_cfg *c, ref_set *s, const float *y, int64_t T, floa
 	return WT_OK;
 }
 
+/* The token classifier's head on every row of y [T, hid] (one rank's): head.dense, GELU,
+ * head.norm, classifier; out[t] += its n_labels logits / div (the rest of each hid-wide row
+ * untouched); x and z are hid floats of scratch each. */
+static int mb_tok_rows(const ref_cfg *c, ref_set *s, const float *y, int64_t T, float div, float *x,
+                       float *z, float *out, wt_errbuf *err)
+{
+	const float *dw, *db = NULL, *cw, *cb;
+	int rv = ref_getf(s, &dw, false, err, 2, c->hid, c->hid, 0, "head.dense.weight");
+	if (rv == WT_OK && c->mb_cls_bias)
+		rv = ref_getf(s, &db, false, err, 1, c->hid, 0, 0, "head.dense.bias");
+	if (rv == WT_OK)
+		rv = ref_getf(s, &cw, false, err, 2, c->n_labels, c->hid, 0, "classifier.weight");
+	if (rv == WT_OK)
+		rv = ref_getf(s, &cb, false, err, 1, c->n_labels, 0, 0, "classifier.bias");
+	for (int64_t t = 0; t < T && rv == WT_OK; t++) {
+		ref_linear(x, y + t * c->hid, dw, db, 1, c->hid, c->hid);
+		ref_gelu(x, c->hid);
+		if ((rv = mb_norm(c, s, x, x, 1, "head.norm", err)) != WT_OK)
+			break;
+		ref_linear(z, x, cw, cb, 1, c->hid, c->n_labels);
+		for (int64_t i = 0; i < c->n_labels; i++)
+			out[t * c->hid + i] += z[i] / div;
+	}
+	return rv;
+}
+
 /* Both paths: TP rank sets (TP 1 and Vl = V: the checkpoint). */
 static int mb_forward(const ref_cfg *c, ref_set *sets, int64_t TP, int64_t Vl,
                       const int64_t *tokens, int64_t T, ref_bufs *b, float *out, wt_errbuf *err)
@@ -260,7 +291,8 @@ static int mb_forward(const ref_cfg *c, ref_set *sets, int64_t TP, int64_t Vl,
 	}
 	for (int64_t r = 0; r < TP && rv == WT_OK; r++)
 		rv = mb_norm(c, &sets[r], xs + (size_t)r * n, b->acc, T,
-		             c->mb_cls ? "model.embeddings.norm" : "embeddings.norm", err);
+		             c->mb_cls || c->mb_tok ? "model.embeddings.norm" : "embeddings.norm",
+		             err);
 	for (int64_t l = 0; l < c->L && rv == WT_OK; l++)
 		for (int pass = 0; pass < 2 && rv == WT_OK; pass++)
 			rv = mb_pass(c, sets, TP, xs, T, l, pass, b, &w, err);
@@ -269,8 +301,10 @@ static int mb_forward(const ref_cfg *c, ref_set *sets, int64_t TP, int64_t Vl,
 		memset(out, 0, (n + nh) * sizeof(float));
 	for (int64_t r = 0; r < TP && rv == WT_OK; r++) {
 		rv = mb_norm(c, &sets[r], b->y, xs + (size_t)r * n, T,
-		             c->mb_cls ? "model.final_norm" : "final_norm", err);
-		for (size_t i = 0; i < n && rv == WT_OK; i++)
+		             c->mb_cls || c->mb_tok ? "model.final_norm" : "final_norm", err);
+		if (rv == WT_OK && c->mb_tok)
+			rv = mb_tok_rows(c, &sets[r], b->y, T, (float)TP, b->row, b->h, out, err);
+		for (size_t i = 0; i < n && rv == WT_OK && !c->mb_tok; i++)
 			out[i] += b->y[i] / (float)TP;
 		if (rv == WT_OK && c->mb_cls)
 			rv = mb_head(c, &sets[r], b->y, T, b->row, b->h, err);

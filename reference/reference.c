@@ -503,9 +503,12 @@ static int head_full(const ref_cfg *c, ref_set *ck, const float *emb, const floa
 	if (c->rm_head)
 		return rm_full(c, ck, h, T, logits, err);
 	if (c->dec_cls) {
-		if ((rv = ref_getf(ck, &w, false, err, 2, c->n_labels, c->hid, 0, "score.weight")))
+		if ((rv =
+		         ref_getf(ck, &w, false, err, 2, c->n_labels, c->hid, 0, "score.weight")) ||
+		    (c->siglip &&
+		     (rv = ref_getf(ck, &bias, false, err, 1, c->n_labels, 0, 0, "score.bias"))))
 			return rv;
-		ref_linear(logits, h, w, NULL, T, c->hid, c->n_labels);
+		ref_linear(logits, h, w, bias, T, c->hid, c->n_labels);
 		return WT_OK;
 	}
 	if (!c->tied && (rv = ref_getf(ck, &w, false, err, 2, c->V, c->hid, 0, "lm_head.weight")))

@@ -238,6 +238,11 @@ typedef struct ref_cfg {
 	 * (head.dense with mb_cls_bias, GELU, head.norm, classifier) on token 0 or, with
 	 * mb_pool_mean, the tokens' mean: n_labels logits in the output's last row */
 	bool mb_cls, mb_cls_bias, mb_pool_mean;
+	/* its token classifier (modernbert_tok): the encoder under model., then head.dense (with
+	 * mb_cls_bias), GELU, head.norm, classifier on every token: each row holds its token's
+	 * n_labels logits, then zeros; mb_cls_gelu: classifier_activation is gelu (the only one
+	 * its head runs) */
+	bool mb_tok, mb_cls_gelu;
 	/* The decoder sequence classifiers (llama_cls, mistral_cls, qwen2_cls, qwen3_cls, gpt2_cls;
 	 * kind REF_DENSE): the decoder without lm_head, then score.weight [n_labels, hid] (no bias)
 	 * on every token's final hidden state: n_labels scores per token (transformers' score is
@@ -571,6 +576,10 @@ typedef struct ref_cfg {
 	 * positions added to the embeddings (vocabulary-parallel in a shard), no RoPE,
 	 * text_projection the score head (n_labels = projection_dim) */
 	bool clip;
+	/* SigLIP's text tower (clip set too; clip.c): attention without the causal mask,
+	 * text_model.head (with score.bias) the score head (n_labels = projection_size),
+	 * SiglipTextConfig's gelu_pytorch_tanh and 1e-6 */
+	bool siglip;
 	/* OPT (cfg_opt.c, opt.c; kind REF_DENSE, its own passes): embed_tokens wep
 	 * (word_embed_proj_dim) wide with project_in / project_out when wep != hid, the learned
 	 * positions (max_pos + 2 rows), pre-norm layers with opt_pre (do_layer_norm_before), else

@@ -508,7 +508,7 @@ static int score_head(shard *s, float *out)
 	memset(out, 0, (size_t)n * sizeof(float));
 	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
 		ref_set *rs = rank_set(s, r, s->g);
-		const float *w;
+		const float *w, *bias = NULL;
 		if ((rv = ref_norm_of(c, rs, s->b.h, s->b.x, s->n_tok, s->err, "%s",
 		                      ref_final_norm(c))))
 			break;
@@ -517,8 +517,10 @@ static int score_head(shard *s, float *out)
 		else if (c->rm_head)
 			rv = rm_rank(s, rs, part);
 		else if ((rv = ref_getf(rs, &w, false, s->err, 2, c->n_labels, c->hid, 0,
-		                        "score.weight")) == WT_OK)
-			ref_linear(part, s->b.h, w, NULL, s->n_tok, c->hid, c->n_labels);
+		                        "score.weight")) == WT_OK &&
+		         (!c->siglip || (rv = ref_getf(rs, &bias, false, s->err, 1, c->n_labels, 0,
+		                                       0, "score.bias")) == WT_OK))
+			ref_linear(part, s->b.h, w, bias, s->n_tok, c->hid, c->n_labels);
 		if (rv != WT_OK)
 			break;
 		for (int64_t i = 0; i < n; i++)

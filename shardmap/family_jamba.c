@@ -20,6 +20,14 @@
  * - MLP: dense feed_forward gate_proj / up_proj fused into gate_up_proj, down_proj by
  *   columns; MoE feed_forward.router (replicated, never quantized) and experts.{j} stacked
  *   as w13 / w2 (FusedMoE, EP supported).
+ *
+ * Jamba's sequence classifier (JambaForSequenceClassification, jamba_cls: ai21labs
+ * Jamba-tiny-reward-dev), as vLLM's jamba.py builds it: JambaForCausalLM (the decoder above
+ * under model., and its ParallelLMHead, which a checkpoint of transformers' class has no
+ * tensor for: lm_head.weight is cut by vocabulary rows when present, else absent) plus score =
+ * nn.Linear(hidden_size, num_labels, bias=score_bias, dtype=float32), no quant_config: whole on
+ * every rank, never quantized. score_bias true (vLLM's own key; transformers' class has no
+ * bias) is refused by the loader.
  */
 #include <inttypes.h>
 
@@ -41,49 +49,48 @@
 	SM_RULE(JB_MAM n ".weight", JB_MAM n ".weight", SM_K_REPL, 0, SM_U_NONE, SM_C_LINATT, 0,   \
 	        1, d, SM_D_ANY)
 
+/* The embedding, then the decoder after lm_head: the norms, attention, the Mamba (v1) mixer,
+ * the dense MLPs or experts (shared by JambaForSequenceClassification). */
+#define JB_EMBED                                                                                   \
+	SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0,           \
+	        SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID)
+#define JB_DECODER                                                                                 \
+	SM_RULE("model.final_layernorm.weight", "model.final_layernorm.weight", SM_K_REPL, 0,      \
+	        SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),                                    \
+	    SM_RULE(SM_LAYER "input_layernorm.weight", SM_LAYER "input_layernorm.weight",          \
+	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),                  \
+	    SM_RULE(SM_LAYER "pre_ff_layernorm.weight", SM_LAYER "pre_ff_layernorm.weight",        \
+	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),                  \
+	    JB_QKV("q", 0, SM_D_Q), JB_QKV("k", 1, SM_D_KV), JB_QKV("v", 2, SM_D_KV),              \
+	    SM_RULE(JB_ATT "o_proj.weight", JB_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS,      \
+	            SM_C_FULLATT, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                                \
+	    SM_RULE(JB_MAM "in_proj.weight", JB_MAM "in_proj.weight", SM_K_ROWS2, 0, SM_U_MI,      \
+	            SM_C_LINATT, 0, 2, SM_D_MI2, SM_D_HID),                                        \
+	    SM_RULE(JB_MAM "in_proj.bias", JB_MAM "in_proj.bias", SM_K_ROWS2, 0, SM_U_MI,          \
+	            SM_C_MPROJB, 0, 1, SM_D_MI2, SM_D_ANY),                                        \
+	    SM_RULE3(JB_MAM "conv1d.weight", JB_MAM "conv1d.weight", SM_K_ROWS, 0, SM_U_MI,        \
+	             SM_C_LINATT, 0, SM_D_MI, SM_D_ONE, SM_D_MKER),                                \
+	    SM_RULE(JB_MAM "conv1d.bias", JB_MAM "conv1d.bias", SM_K_ROWS, 0, SM_U_MI,             \
+	            SM_C_MCONVB, 0, 1, SM_D_MI, SM_D_ANY),                                         \
+	    SM_RULE(JB_MAM "x_proj.weight", JB_MAM "x_proj.weight", SM_K_COLS, 0, SM_U_MI,         \
+	            SM_C_LINATT, 0, 2, SM_D_MXP, SM_D_MI),                                         \
+	    JB_MROWS("dt_proj.weight", 2, SM_D_MR), JB_MROWS("dt_proj.bias", 1, SM_D_ANY),         \
+	    JB_MROWS("A_log", 2, SM_D_MN), JB_MROWS("D", 1, SM_D_ANY),                             \
+	    SM_RULE(JB_MAM "out_proj.weight", JB_MAM "out_proj.weight", SM_K_COLS, 0, SM_U_MI,     \
+	            SM_C_LINATT, 0, 2, SM_D_HID, SM_D_MI),                                         \
+	    SM_RULE(JB_MAM "out_proj.bias", JB_MAM "out_proj.bias", SM_K_REPL, 0, SM_U_NONE,       \
+	            SM_C_MPROJB, 0, 1, SM_D_HID, SM_D_ANY),                                        \
+	    JB_MNORM("dt_layernorm", SM_D_MR), JB_MNORM("b_layernorm", SM_D_MN),                   \
+	    JB_MNORM("c_layernorm", SM_D_MN),                                                      \
+	    SM_RULES_MLP("feed_forward.", SM_D_I, SM_U_I, SM_C_DENSE),                             \
+	    SM_RULE_ROUTER("feed_forward.router.weight", 2, SM_D_E, SM_D_HID),                     \
+	    SM_RULES_EXPERTS("feed_forward.experts.", "gate_proj", "up_proj", "down_proj")
+
 static const sm_rule jamba_rules[] = {
-    SM_RULE("model.embed_tokens.weight", "model.embed_tokens.weight", SM_K_VOCAB, 0, SM_U_NONE,
-            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    JB_EMBED,
     SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
             SM_D_V, SM_D_HID),
-    SM_RULE("model.final_layernorm.weight", "model.final_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,
-            SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
-    SM_RULE(SM_LAYER "input_layernorm.weight", SM_LAYER "input_layernorm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
-    SM_RULE(SM_LAYER "pre_ff_layernorm.weight", SM_LAYER "pre_ff_layernorm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
-    /* attention */
-    JB_QKV("q", 0, SM_D_Q),
-    JB_QKV("k", 1, SM_D_KV),
-    JB_QKV("v", 2, SM_D_KV),
-    SM_RULE(JB_ATT "o_proj.weight", JB_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS, SM_C_FULLATT,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    /* Mamba (v1) mixer */
-    SM_RULE(JB_MAM "in_proj.weight", JB_MAM "in_proj.weight", SM_K_ROWS2, 0, SM_U_MI, SM_C_LINATT,
-            0, 2, SM_D_MI2, SM_D_HID),
-    SM_RULE(JB_MAM "in_proj.bias", JB_MAM "in_proj.bias", SM_K_ROWS2, 0, SM_U_MI, SM_C_MPROJB, 0, 1,
-            SM_D_MI2, SM_D_ANY),
-    SM_RULE3(JB_MAM "conv1d.weight", JB_MAM "conv1d.weight", SM_K_ROWS, 0, SM_U_MI, SM_C_LINATT, 0,
-             SM_D_MI, SM_D_ONE, SM_D_MKER),
-    SM_RULE(JB_MAM "conv1d.bias", JB_MAM "conv1d.bias", SM_K_ROWS, 0, SM_U_MI, SM_C_MCONVB, 0, 1,
-            SM_D_MI, SM_D_ANY),
-    SM_RULE(JB_MAM "x_proj.weight", JB_MAM "x_proj.weight", SM_K_COLS, 0, SM_U_MI, SM_C_LINATT, 0,
-            2, SM_D_MXP, SM_D_MI),
-    JB_MROWS("dt_proj.weight", 2, SM_D_MR),
-    JB_MROWS("dt_proj.bias", 1, SM_D_ANY),
-    JB_MROWS("A_log", 2, SM_D_MN),
-    JB_MROWS("D", 1, SM_D_ANY),
-    SM_RULE(JB_MAM "out_proj.weight", JB_MAM "out_proj.weight", SM_K_COLS, 0, SM_U_MI, SM_C_LINATT,
-            0, 2, SM_D_HID, SM_D_MI),
-    SM_RULE(JB_MAM "out_proj.bias", JB_MAM "out_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_MPROJB, 0,
-            1, SM_D_HID, SM_D_ANY),
-    JB_MNORM("dt_layernorm", SM_D_MR),
-    JB_MNORM("b_layernorm", SM_D_MN),
-    JB_MNORM("c_layernorm", SM_D_MN),
-    /* MLPs: dense or experts */
-    SM_RULES_MLP("feed_forward.", SM_D_I, SM_U_I, SM_C_DENSE),
-    SM_RULE_ROUTER("feed_forward.router.weight", 2, SM_D_E, SM_D_HID),
-    SM_RULES_EXPERTS("feed_forward.experts.", "gate_proj", "up_proj", "down_proj"),
+    JB_DECODER,
 };
 
 /* Layer i is Mamba unless i % attn_layer_period == attn_layer_offset (JambaConfig's
@@ -153,6 +160,45 @@ const sm_family shardmap_family_jamba = {
     .layer_is_moe = jb_moe,
     .layer_prefix = "model.layers.",
     .check = jb_check,
+    .layer_is_linear = jb_mamba,
+    .linear_keys = "attn_layer_period, attn_layer_offset",
+    .moe_keys = "num_experts, expert_layer_period, expert_layer_offset",
+    .mamba = true,
+};
+
+static const sm_rule jamba_cls_rules[] = {
+    JB_EMBED,
+    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,
+            SM_F_LMHEAD | SM_F_OPT, 2, SM_D_V, SM_D_HID),
+    JB_DECODER,
+    /* nn.Linear(hidden_size, num_labels, bias=False): whole, never quantized */
+    SM_RULE("score.weight", "score.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 2, SM_D_NLAB,
+            SM_D_HID),
+};
+
+/* Jamba's checks and the score head's labels (the loader's num_labels: id2label's entries,
+ * else num_labels, else 2). */
+static int jb_cls_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = jb_check(c, err);
+	if (rv == WT_OK && c->rob_num_labels < 1)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: JambaForSequenceClassification has %" PRId64
+		                 " labels; give num_labels (or id2label) >= 1",
+		                 c->rob_num_labels);
+	return rv;
+}
+
+static const char *const jamba_cls_archs[] = {"JambaForSequenceClassification", NULL};
+
+const sm_family shardmap_family_jamba_cls = {
+    .name = "jamba_cls",
+    .archs = jamba_cls_archs,
+    .rules = jamba_cls_rules,
+    .n_rules = SM_NRULES(jamba_cls_rules),
+    .layer_is_moe = jb_moe,
+    .layer_prefix = "model.layers.",
+    .check = jb_cls_check,
     .layer_is_linear = jb_mamba,
     .linear_keys = "attn_layer_period, attn_layer_offset",
     .moe_keys = "num_experts, expert_layer_period, expert_layer_offset",

@@ -11,6 +11,13 @@
  * switch is false is refused (vLLM has no parameter for it there and fails on the name).
  * vLLM's pooler runs nn.GELU() whatever classifier_activation says and pools by
  * classifier_pooling (cls or mean).
+ *
+ * ModernBertForTokenClassification (modernbert_tok), as vLLM's modernbert.py loads it: the
+ * same checkpoint names (model.* through ModernBertModel.load_weights, then head.dense /
+ * head.norm of its ModernBertPredictionHead and classifier, plain nn.Linear / nn.LayerNorm
+ * loaded by AutoWeightsLoader with the drop.* prefix skipped): the same table and the same
+ * bias switches. Its head runs ACT2FN[classifier_activation] (any activation; no pooling), so
+ * neither the pooling nor the activation refusal applies.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -55,6 +62,18 @@ static int modernbert_cls_check(const ckpt_config *c, wt_errbuf *err)
 	return rv;
 }
 
+/* ModernBertModel's checks, then the classifier's labels. */
+static int modernbert_tok_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = shardmap_modernbert_check(c, err);
+	if (rv == WT_OK && c->rob_num_labels < 1)
+		rv =
+		    wt_seterr(err, WT_ECORRUPT,
+		              "config.json: id2label is empty: the token classifier needs at least "
+		              "one label (num_labels)");
+	return rv;
+}
+
 static const char *const modernbert_cls_archs[] = {"ModernBertForSequenceClassification", NULL};
 
 const sm_family shardmap_family_modernbert_cls = {
@@ -64,5 +83,18 @@ const sm_family shardmap_family_modernbert_cls = {
     .n_rules = SM_NRULES(modernbert_cls_rules),
     .layer_prefix = "model.layers.",
     .check = modernbert_cls_check,
+    .drop_canon = modernbert_cls_drop,
+};
+
+static const char *const modernbert_tok_archs[] = {"ModernBertForTokenClassification", NULL};
+
+/* the sequence classifier's table: the same names, bias switches and cuts */
+const sm_family shardmap_family_modernbert_tok = {
+    .name = "modernbert_tok",
+    .archs = modernbert_tok_archs,
+    .rules = modernbert_cls_rules,
+    .n_rules = SM_NRULES(modernbert_cls_rules),
+    .layer_prefix = "model.layers.",
+    .check = modernbert_tok_check,
     .drop_canon = modernbert_cls_drop,
 };

@@ -2,8 +2,8 @@
  * plan_excl.c — which mapped entries the layout's exclusions match
  * (docs/format.md section 4.3), under the checkpoint name or, in an alias name
  * layout (section 5), the canonical name (fbgemm_fp8's modules_to_not_convert
- * included, section 4.7); and the error for a fused module
- * only part of which is excluded.
+ * included, section 4.7; a family's keep_float tensors too); and the error for a fused
+ * module only part of which is excluded.
  */
 #include <stdio.h>
 #include <string.h>
@@ -27,12 +27,13 @@ static bool name_excluded(const sm_ctx *x, const char *nm)
 }
 
 /* Also kept by fbgemm_fp8's modules_to_not_convert (matched as transformers does,
- * quant_f8.c; docs/format.md 4.7). */
+ * quant_f8.c; docs/format.md 4.7), and the family's keep_float tensors (SigLIP). */
 bool shardmap_entry_excluded(const sm_ctx *x, size_t k)
 {
 	const char *nm = ckpt_tensor_at(x->c, x->ents[k].t)->name, *cn = x->ents[k].canon;
 	return name_excluded(x, nm) || (cn && name_excluded(x, cn)) ||
-	       shardmap_fb_kept(x->cfg, nm) || (cn && shardmap_fb_kept(x->cfg, cn));
+	       shardmap_fb_kept(x->cfg, nm) || (cn && shardmap_fb_kept(x->cfg, cn)) ||
+	       (x->fam->keep_float && x->fam->keep_float(x->cfg, cn ? cn : nm));
 }
 
 /* Up to 2 checkpoint module names of entries [a, a+n) that are (or are not) excluded. */

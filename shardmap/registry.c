@@ -129,6 +129,9 @@ static const sm_family *const families[] = {
     &shardmap_family_internlm2,
     &shardmap_family_minimax_m2,
     &shardmap_family_nemotron_h,
+    &shardmap_family_siglip,
+    &shardmap_family_jamba_cls,
+    &shardmap_family_modernbert_tok,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -488,6 +488,10 @@ typedef struct sm_family {
 	/* What bounds {j} where j_holds says no, named in that refusal (NULL: Zamba2's shared
 	 * blocks' adapters) */
 	const char *j_key;
+	/* Hook: is the SM_F_QUANT tensor of canonical name cn one vLLM builds without its
+	 * quant_config (SigLIP's MLPs whose sizes are not multiples of 64), so kept unquantized as
+	 * an excluded one is? NULL = none. */
+	bool (*keep_float)(const ckpt_config *cfg, const char *cn);
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */

@@ -147,10 +147,11 @@ static void check_family(const fam_expect *e, const char *root)
 	bool ml = strcmp(e->name, "mllama") == 0;
 	bool qo = strcmp(e->name, "qwen2_5_omni") == 0 || strcmp(e->name, "qwen3_omni_moe") == 0;
 	bool cl = strcmp(e->name, "clip") == 0;
+	bool sg = strcmp(e->name, "siglip") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
 	                                      ov || c2v || ivl || px || fy || lvl || b2 || ar ||
-	                                      ml || qo || cl);
+	                                      ml || qo || cl || sg);
 	if (b2)
 		check_blip2(cfg);
 	if (lvl) { /* Siglip2VisionConfig's keys, Lfm2VlConfig's, an lfm2 text_config, untied */
@@ -283,6 +284,9 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(cfg->mb_every == 3 && cfg->mb_local == 4 && cfg->mb_norm_bias &&
 		            cfg->attention_bias && cfg->mlp_bias && cfg->mb_gelu &&
 		            cfg->mb_global_theta == 160000.0 && cfg->mb_local_theta == 10000.0);
+	if (strcmp(e->name, "modernbert_tok") == 0) /* modernbert_cls's keys, head.dense's bias */
+		assert_true(cfg->mb_every == 2 && !cfg->mb_norm_bias && cfg->mb_cls_bias &&
+		            cfg->mb_cls_gelu && cfg->rob_num_labels == 2);
 	if (strcmp(e->name, "modernbert_cls") == 0) /* no bias, a null local theta, mean pooling */
 		assert_true(cfg->mb_every == 2 && cfg->mb_local == 2 && !cfg->mb_norm_bias &&
 		            !cfg->attention_bias && !cfg->mlp_bias && !cfg->mb_cls_bias &&
@@ -409,6 +413,9 @@ static void check_family(const fam_expect *e, const char *root)
 	if (strcmp(e->name, "internlm2") == 0) /* InternLM2Config's bias false, no head_dim key */
 		assert_true(!cfg->attention_bias && cfg->head_dim == 16 &&
 		            strcmp(cfg->model_type, "internlm2") == 0);
+	if (sg) /* text_config.projection_size, the text positions */
+		assert_true(cfg->rob_num_labels == 80 && cfg->rob_max_pos == 16 &&
+		            cfg->v_hidden_size == 64 && cfg->v_intermediate_size == 128);
 	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */
 		assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
 		            strcmp(cfg->model_type, "qwen2") == 0);
@@ -507,6 +514,9 @@ static void check_family(const fam_expect *e, const char *root)
 		            cfg->layer_types[2] == CKPT_LAYER_FULL_ATTN);
 		assert_int_equal(cfg->num_experts, 4);
 	}
+	if (strcmp(e->name, "jamba_cls") == 0) /* id2label's two entries over JambaConfig's */
+		assert_true(cfg->rob_num_labels == 2 && cfg->jamba_attn_period == 4 &&
+		            cfg->jamba_expert_offset == 1 && !cfg->tie_word_embeddings);
 	if (strcmp(e->name, "jamba") == 0) { /* the periods, the v1 mixer's keys */
 		assert_int_equal(cfg->jamba_attn_period, 4);
 		assert_int_equal(cfg->jamba_attn_offset, 2);
@@ -557,7 +567,7 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
 	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl || b2 ||
-	           ar || ml || qo || cl) {
+	           ar || ml || qo || cl || sg) {
 		/* checked above */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);

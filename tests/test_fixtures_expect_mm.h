@@ -402,6 +402,25 @@ static const fam_expect fams_mm[] = {
      2 * (2 * 1000 * 64 + 64 + 5 * 64 + 2 * (392 * 64 + 256 * 4 + 256 + 3 * 8 + 128 + 64 * 128) +
           3 * 64 * 64 + 2 * (128 * 64 + 64 * 128)),
      64, 4, 2, 16, 128, 1000, 5, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* siglip: F32; the text tower as clip's without position_ids, text_model.head [80, 96] with
+     * its bias, the SigLIP vision tower (patch Conv2d with bias, 4 positions, 2 blocks of width
+     * 64, post_layernorm), the pooling head (probe [1, 1, 64], in_proj [192, 64] + bias,
+     * out_proj, layernorm, fc1 / fc2 with biases), logit_bias / logit_scale [1] */
+    {"siglip", 88,
+     4 * (1000 * 96 + 16 * 96 + 2 * (4 * 96 + 4 * (96 * 96 + 96) + 192 * 96 + 192 + 96 * 192 + 96) +
+          2 * 96 + 80 * 96 + 80 + 64 * 3 * 14 * 14 + 64 + 4 * 64 +
+          2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 2 * 64 + 64 +
+          192 * 64 + 192 + 64 * 64 + 64 + 2 * 64 + 128 * 64 + 128 + 64 * 128 + 64 + 2),
+     96, 4, 4, 24, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* jamba_cls: jamba's tensors in F32 without lm_head (1000 x 128), and score [2, 128] */
+    {"jamba_cls", 83, 2 * (JB_BYTES - 2 * 1000 * 128) + 4 * 2 * 128, 128, 4, 2, 32, 64, 1000, 4, 0,
+     4, 64, CKPT_QUANT_NONE, 1},
+    /* modernbert_tok: modernbert_cls's tensors, head.dense's bias [128], classifier [2, 128] +
+     * [2] */
+    {"modernbert_tok", 25,
+     4 * (1000 * 128 + 2 * 128 + 128 * 128 + 128 + 128 + 2 * 128 + 2 + 2 * 128 +
+          3 * (384 * 128 + 128 * 128 + 128 + 192 * 128 + 128 * 96)),
+     128, 8, 8, 16, 96, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

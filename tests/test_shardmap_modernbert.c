@@ -10,8 +10,10 @@
  * skipped, and the refusals. The sequence classifier (ModernBertForSequenceClassification): the
  * encoder under model. (kept in the runtime names) cut as ModernBertModel's, byte for byte, the
  * head head.dense / head.norm / classifier [num_labels, hid] whole and never quantized, head
- * biases refused when their switch is false, the pooling / activation / label refusals. Seed
- * fixed.
+ * biases refused when their switch is false, the pooling / activation / label refusals. The
+ * token classifier (ModernBertForTokenClassification): the same table byte for byte, its head
+ * running any classifier_activation and pooling nothing (neither refusal), the label, bias and
+ * shape refusals. Seed fixed.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -440,6 +442,76 @@ static void test_cls_errors(void **state)
 	           "local_attention 0", "");
 }
 
+/* ---- token classifier ---- */
+
+#define TOK_CFG(rest)                                                                              \
+	"{\"architectures\":[\"ModernBertForTokenClassification\"],\"model_type\":"                \
+	"\"modernbert\"," CFG_KEYS ",\"id2label\":{\"0\":\"O\",\"1\":\"B\"}" rest "}"
+static const char cfg_tok[] = TOK_CFG(BIASES ",\"classifier_bias\":true");
+
+/* TP 2 and 4: the sequence classifier's table (the encoder's ranks ModernBertModel's under
+ * model., the head whole); int8-channel quantizes nothing; coverage TP 1/2/4/8. */
+static void test_tok_slices(void **state)
+{
+	(void)state;
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		fx c, b;
+		fx_open(&c, cls_model(B_ALL, true, 2), cfg_tok, tps[i], 1, 0, true);
+		assert_string_equal(shardmap_family(c.p), "modernbert_tok");
+		fx_open(&b, mb_model("", 3, B_ALL), cfg_b, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++) {
+			fx_same_rank(&c, &b, r, "model.");
+			for (size_t k = 0; k < 6; k++)
+				repl(&c, r, cls_head[k]);
+			shp(&c, r, "classifier.weight", 2, 2, HID, 0);
+			assert_int_equal(shardmap_rank_n_tensors(c.p, r), 5 + 10 + 2 * 12 + 6);
+		}
+		fx_close(&c);
+		fx_close(&b);
+	}
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_FP8_CHANNEL;
+	fx f;
+	fx_open_l(&f, cls_model(B_ALL, true, 2), cfg_tok, &l, true);
+	static const char *const keep[] = {"head.dense.weight", "classifier.weight",
+	                                   "model." L1 "attn.Wqkv.weight"};
+	fx_quant_split_as(&f, 1, WT_BF16, keep, 3, NULL, 0, WT_F8_E4M3);
+	fx_close(&f);
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(cls_model(0, false, 2), TOK_CFG(""), 8, lays, 4);
+	assert_string_equal(shardmap_family_find("ModernBertForTokenClassification", NULL)->name,
+	                    "modernbert_tok");
+}
+
+/* Its head runs ACT2FN[classifier_activation] and pools nothing: neither refusal of the
+ * sequence classifier applies; the labels, the head's bias switches, the shapes do. */
+static void test_tok_errors(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, cls_model(B_ALL, true, 2),
+	        TOK_CFG(BIASES ",\"classifier_bias\":true,\"classifier_activation\":\"silu\","
+	                       "\"classifier_pooling\":\"max\""),
+	        2, 1, 0, false);
+	fx_close(&f);
+	fx_refused(cls_model(B_ALL, true, 1),
+	           "{\"architectures\":[\"ModernBertForTokenClassification\"],\"model_type\":"
+	           "\"modernbert\"," CFG_KEYS BIASES ",\"id2label\":{}}",
+	           WT_ECORRUPT, "id2label is empty", "token classifier");
+	fx_refused(cls_model(B_ALL, true, 2), TOK_CFG(BIASES), WT_EUNSUPPORTED, "head.dense.bias",
+	           "classifier_bias");
+	fx_refused(cls_model(B_NORM, false, 2), TOK_CFG(""), WT_EUNSUPPORTED, "head.norm.bias",
+	           "norm_bias");
+	fx_refused(cls_model(B_ALL, true, 3), cfg_tok, WT_ESHAPE, "classifier.", "");
+	tm_model *m = cls_model(B_ALL, true, 2);
+	tm_remove(m, "classifier.bias");
+	fx_refused(m, cfg_tok, WT_ENOTFOUND, "classifier.bias", "");
+	fx_refused_tp(cls_model(B_ALL, true, 2), cfg_tok, 16, WT_ELAYOUT, "tp_size 16", "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -453,6 +525,8 @@ int main(void)
 	    cmocka_unit_test(test_cls_slices),
 	    cmocka_unit_test(test_cls_quant_coverage),
 	    cmocka_unit_test(test_cls_errors),
+	    cmocka_unit_test(test_tok_slices),
+	    cmocka_unit_test(test_tok_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

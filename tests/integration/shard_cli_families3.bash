@@ -362,3 +362,44 @@ refused_edit nemotron_h 's/"tie_word_embeddings": false/"tie_word_embeddings": t
 	"never ties"
 refused_edit nemotron_h 's/"attention_bias": false/"attention_bias": true/' \
 	"NemotronHAttention builds q/k/v and o_proj without biases"
+
+# SiglipModel: CLIP's text tower (the text MLP of 96 / 192 left unquantized: SiglipMLP's
+# quantizable needs multiples of 64), text_model.head whole and never quantized, the SigLIP
+# vision tower whole with its quantized MLPs, the pooling head's MultiheadAttention whole and
+# its MLP split; logit_scale / logit_bias skipped; vision_use_head false refused
+"$CTL" plan --model-dir "$T/siglip" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan siglip"
+plan_has siglip "text_model.embeddings.token_embedding.weight *F32 *\[512, 96\]" \
+	"text_model.embeddings.position_embedding.weight *F32 *\[32, 96\]" \
+	"text_model.encoder.layers.1.self_attn.qkv_proj.weight *I8 *\[144, 96\]" \
+	"text_model.encoder.layers.1.mlp.fc1.weight *F32 *\[96, 96\]" \
+	"text_model.encoder.layers.1.mlp.fc2.weight *F32 *\[96, 96\]" \
+	"text_model.head.weight *F32 *\[80, 96\]" \
+	"vision_model.encoder.layers.1.mlp.fc1.weight *I8 *\[64, 64\]" \
+	"vision_model.head.attention.in_proj_weight *F32 *\[192, 64\]" \
+	"vision_model.head.mlp.fc2.weight *I8 *\[64, 64\]"
+grep -q "^skipped logit_scale" "$T/plan" && grep -q "^skipped logit_bias" "$T/plan" ||
+	fail "siglip: logit_scale / logit_bias not skipped: $(cat "$T/plan")"
+refused_edit siglip 's/"patch_size": 14/"patch_size": 14, "vision_use_head": false/' \
+	"vision_use_head is false"
+
+# JambaForSequenceClassification: Jamba's cut (the Mamba mixer never quantized, attention and
+# experts quantized), score.weight whole and never quantized, no lm_head; score_bias refused
+"$CTL" plan --model-dir "$T/jamba_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan jamba_cls"
+plan_has jamba_cls "model.layers.0.mamba.in_proj.weight *F32 *\[256, 128\]" \
+	"model.layers.2.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.1.feed_forward.experts.w13_weight *I8 *\[4, 64, 128\]" \
+	"score.weight *F32 *\[2, 128\]"
+grep -q "lm_head\|score.weight_scale" "$T/plan" && fail "jamba_cls: an lm_head or a score scale: $(cat "$T/plan")"
+refused_edit jamba_cls 's/"attn_layer_offset": 2/"attn_layer_offset": 2, "score_bias": true/' \
+	"score_bias true"
+
+# ModernBertForTokenClassification: the sequence classifier's table (Wqkv by heads, nothing
+# quantized, the head whole); an empty id2label refused
+"$CTL" plan --model-dir "$T/modernbert_tok" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan modernbert_tok"
+plan_has modernbert_tok "model.layers.1.attn.Wqkv.weight *F32 *\[192, 128\]" \
+	"head.dense.bias *F32 *\[128\]" "classifier.weight *F32 *\[2, 128\]"
+grep -q "weight_scale" "$T/plan" && fail "modernbert_tok: a quantized tensor: $(cat "$T/plan")"
+refused_edit modernbert_tok 's/"id2label":{[^}]*}/"id2label":{}/' "id2label is empty" flat

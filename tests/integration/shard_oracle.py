@@ -49,6 +49,7 @@ under it); every Conv1D weight transposed to [out, in] first (conv1d_gpt2), then
 [q_r; k_r; v_r] and the rest as StarCoder2's c_fc / c_proj (gpt2 below). GPTBigCode (vLLM's
 gpt_bigcode.py): the same names, nothing transposed, c_attn's one kv head on every rank.
 GPT2ForSequenceClassification (vLLM's gpt2.py): GPT-2's cut, no lm_head, score.weight whole.
+JambaForSequenceClassification (vLLM's jamba.py): Jamba's cut, no lm_head, score.weight whole.
 GPT-NeoX (vLLM's gpt_neox.py): gpt_neox.* names kept; query_key_value holds [H, 3, d] rows
 per head and each rank gets [q_r; k_r; v_r] of its heads (neox below).
 Phi (vLLM's phi.py): q/k/v fused as Llama's, self_attn.dense / mlp.fc2 by columns, mlp.fc1
@@ -99,7 +100,7 @@ Mamba2 (vLLM's mamba2.py, MambaMixer2): Mamba's backbone.* and Granite 4.0's Mam
 under backbone.layers.{i}.mixer. (Mamba2Config's expand / n_groups / state_size / num_heads);
 untied unless tie_word_embeddings is true. Zamba2: shard_oracle_zamba2.py (tied by default).
 Gemma 3n's language model: shard_oracle_gemma3n.py (always tied).
-CLIPModel (vLLM's clip.py): shard_oracle_clip.py.
+CLIPModel (vLLM's clip.py), SiglipModel (vLLM's siglip.py): shard_oracle_clip.py.
 InternLM2ForCausalLM (vLLM's internlm2.py, each rank its own heads): shard_oracle_internlm2.py.
 Nemotron-H (vLLM's nemotron_h.py): shard_oracle_nemotron_h.py (untied; mtp.* dropped).
 
@@ -294,7 +295,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         m = re.match(r"model\.layers\.(\d+)\.", name)
         if m and arch.startswith(MTP_ARCHS) and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue
-        if arch == "CLIPModel":  # shard_oracle_clip.py (logit_scale is 0-d)
+        if arch in ("CLIPModel", "SiglipModel"):  # shard_oracle_clip.py
             clip(name, src, cfg, T, r, pad, add); continue
         if arch == "InternLM2ForCausalLM":  # shard_oracle_internlm2.py (wqkv per kv group)
             internlm2(name, src, cfg, T, r, pad, add); continue
@@ -313,7 +314,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, 0, rows))  # the norms
             continue
-        if arch in ("ModernBertModel", "ModernBertForSequenceClassification"):  # _enc.py
+        if arch in ("ModernBertModel", "ModernBertForSequenceClassification",
+                    "ModernBertForTokenClassification"):  # shard_oracle_enc.py
             pcs = modernbert(name, rows, cols, cfg, T, r, pad)
             if pcs is not None: add(name, pcs)
             continue
@@ -489,7 +491,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             else:
                 add(name, pieces_rows(name, r * rows // T, rows // T))
             continue
-        if ".mamba." in name and arch == "JambaForCausalLM":  # the Mamba v1 mixer
+        if ".mamba." in name and arch in ("JambaForCausalLM", "JambaForSequenceClassification"):
             add(name, jamba_mixer(name, rows, cols, T, r)); continue
         if ".mamba." in name:  # Granite 4.0's Mamba2 mixer
             add(name, mamba_mixer(name, rows, cols, cfg, T, r)); continue
@@ -576,7 +578,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         mtp = re.match(r"model\.layers\.(\d+)\.", name)
         if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
         if ernie_mtp(arch, name): continue
-        if m and not arch.startswith(("Deepseek", "Zamba2", "Whisper", "CLIPModel")) and \
+        if m and not arch.startswith(("Deepseek", "Zamba2", "Whisper", "CLIPModel",
+                                               "SiglipModel")) and \
                 not name.startswith(("vision_tower.", "vision_model.", "audio_tower.",
                                      "multi_modal_projector.")):
             b, leaf = m.group(1), m.group(2)
