@@ -129,5 +129,6 @@ extern const sm_family shardmap_family_whisper;
 extern const sm_family shardmap_family_gpt2_cls;
 extern const sm_family shardmap_family_clip;
 extern const sm_family shardmap_family_internlm2;
+extern const sm_family shardmap_family_chatglm;
 
 #endif

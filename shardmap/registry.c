@@ -127,6 +127,7 @@ static const sm_family *const families[] = {
     &shardmap_family_gpt2_cls,
     &shardmap_family_clip,
     &shardmap_family_internlm2,
+    &shardmap_family_chatglm,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
