@@ -27,18 +27,20 @@ int config_parse_internlm2(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv != WT_OK)
 		return rv;
 	if (bias)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: bias is true (InternLM2Config's default when the key "
-		                 "is absent); vLLM's internlm2.py builds wqkv and wo without biases "
-		                 "and skips the checkpoint's: give \"bias\": false for a checkpoint "
-		                 "without them");
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: bias is true (InternLM2Config's default when the key "
+		    "is absent); vLLM's internlm2.py builds wqkv and wo without biases "
+		    "and skips the checkpoint's: give \"bias\": false for a checkpoint "
+		    "without them");
 	json_t *act = json_object_get(root, "hidden_act");
 	if (act != NULL && !json_is_null(act) && !json_is_string(act))
 		return wt_seterr(err, WT_ECORRUPT, "config.json: 'hidden_act' is not a string");
 	if (act != NULL && json_is_string(act) && strcmp(json_string_value(act), "silu") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: hidden_act '%s'; vLLM's internlm2.py runs only silu: "
-		                 "give \"silu\"",
-		                 json_string_value(act));
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: hidden_act '%s'; vLLM's internlm2.py runs only silu: "
+		    "give \"silu\"",
+		    json_string_value(act));
 	return WT_OK;
 }

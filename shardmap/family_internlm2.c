@@ -25,8 +25,8 @@
 #define IL_REPL(x) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
 
 static const sm_rule internlm2_rules[] = {
-    SM_RULE("model.tok_embeddings.weight", "model.tok_embeddings.weight", SM_K_VOCAB, 0,
-            SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("model.tok_embeddings.weight", "model.tok_embeddings.weight", SM_K_VOCAB, 0, SM_U_NONE,
+            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
     SM_RULE("output.weight", "output.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
             SM_D_V, SM_D_HID),
     IL_REPL("model.norm.weight"),

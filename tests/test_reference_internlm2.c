@@ -57,15 +57,15 @@ static void test_internlm2_pass(void **state)
  * of the fixture with wqkv unpacked and the names mapped (strict: no missing, unexpected or
  * mismatched key), eager, float32; all 7 x 1000 logits within 4.8e-7 of the reference's */
 static const gold_pt gold_internlm2[] = {
-    {0, 0, 8.841151744e-02f},   {0, 333, 7.221286744e-02f}, {0, 666, -3.093830310e-02f},
-    {0, 999, 6.169996411e-02f}, {1, 0, 1.817331649e-02f},   {1, 333, 1.375944018e-01f},
-    {1, 666, -1.117631141e-02f}, {1, 999, 3.212804496e-01f}, {2, 0, 3.813802078e-02f},
-    {2, 333, 1.888505071e-01f}, {2, 666, 1.412979960e-01f}, {2, 999, 1.413616091e-01f},
-    {3, 0, 3.974878043e-02f},   {3, 333, 3.123023212e-01f}, {3, 666, 1.840371341e-01f},
-    {3, 999, 2.719788551e-01f}, {4, 0, -4.052036256e-02f},  {4, 333, 2.793132365e-01f},
-    {4, 666, 2.140850723e-01f}, {4, 999, -7.965087891e-03f}, {5, 0, 6.879866123e-02f},
-    {5, 333, 4.168906212e-01f}, {5, 666, 1.793087423e-01f}, {5, 999, -5.508099124e-02f},
-    {6, 0, 5.226138234e-02f},   {6, 333, -3.192703426e-02f}, {6, 666, 1.460008919e-01f},
+    {0, 0, 8.841151744e-02f},    {0, 333, 7.221286744e-02f},  {0, 666, -3.093830310e-02f},
+    {0, 999, 6.169996411e-02f},  {1, 0, 1.817331649e-02f},    {1, 333, 1.375944018e-01f},
+    {1, 666, -1.117631141e-02f}, {1, 999, 3.212804496e-01f},  {2, 0, 3.813802078e-02f},
+    {2, 333, 1.888505071e-01f},  {2, 666, 1.412979960e-01f},  {2, 999, 1.413616091e-01f},
+    {3, 0, 3.974878043e-02f},    {3, 333, 3.123023212e-01f},  {3, 666, 1.840371341e-01f},
+    {3, 999, 2.719788551e-01f},  {4, 0, -4.052036256e-02f},   {4, 333, 2.793132365e-01f},
+    {4, 666, 2.140850723e-01f},  {4, 999, -7.965087891e-03f}, {5, 0, 6.879866123e-02f},
+    {5, 333, 4.168906212e-01f},  {5, 666, 1.793087423e-01f},  {5, 999, -5.508099124e-02f},
+    {6, 0, 5.226138234e-02f},    {6, 333, -3.192703426e-02f}, {6, 666, 1.460008919e-01f},
     {6, 999, -9.097082168e-02f},
 };
 
@@ -140,9 +140,10 @@ static void test_internlm2_caught(void **state)
 	expect_swapped("internlm2", 2, 1, L1 "feed_forward.w2.weight", "w2 columns exchanged");
 	expect_swapped("internlm2", 4, 1, L1 "attention.wqkv.weight",
 	               "ranks 0 and 1's q heads exchanged (their kv head replicated)");
-	expect_halves_swapped("internlm2", 2, 1,
-	                      (tamper_halves){L1 "feed_forward.gate_up_proj.weight", 0, 1, 96, 128 * 4},
-	                      "rank 0's gate / up halves exchanged");
+	expect_halves_swapped(
+	    "internlm2", 2, 1,
+	    (tamper_halves){L1 "feed_forward.gate_up_proj.weight", 0, 1, 96, 128 * 4},
+	    "rank 0's gate / up halves exchanged");
 }
 
 /* The fixture is read as Llama's decoder: RMSNorms, the gated MLP, wqkv unpacked (no fused

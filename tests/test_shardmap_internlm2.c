@@ -31,15 +31,15 @@
 	"\"hidden_size\":128,\"intermediate_size\":192,\"num_attention_heads\":8,"                 \
 	"\"vocab_size\":1000,\"num_hidden_layers\":2" extra "}"
 #define IL_CFG(extra) IL_CFG_RAW(",\"bias\":false" extra)
-#define KV2  ",\"num_key_value_heads\":2"
-#define L1   "model.layers.1."
-#define WQKV L1 "attention.wqkv.weight"
-#define WO   L1 "attention.wo.weight"
-#define GU   L1 "feed_forward.gate_up_proj.weight"
-#define W1   L1 "feed_forward.w1.weight"
-#define W3   L1 "feed_forward.w3.weight"
-#define W2   L1 "feed_forward.w2.weight"
-#define EMB  "model.tok_embeddings.weight"
+#define KV2           ",\"num_key_value_heads\":2"
+#define L1            "model.layers.1."
+#define WQKV          L1 "attention.wqkv.weight"
+#define WO            L1 "attention.wo.weight"
+#define GU            L1 "feed_forward.gate_up_proj.weight"
+#define W1            L1 "feed_forward.w1.weight"
+#define W3            L1 "feed_forward.w3.weight"
+#define W2            L1 "feed_forward.w2.weight"
+#define EMB           "model.tok_embeddings.weight"
 
 /* The model with kv kv heads; output.weight when head. */
 static tm_model *tm_internlm2(int64_t kv, int head)
@@ -54,8 +54,8 @@ static tm_model *tm_internlm2(int64_t kv, int head)
 		static const struct {
 			const char *leaf;
 			int64_t a, b;
-		} L[] = {{"attention_norm.weight", HID, 0}, {"ffn_norm.weight", HID, 0},
-		         {"attention.wqkv.weight", 0, HID}, {"attention.wo.weight", HID, HID},
+		} L[] = {{"attention_norm.weight", HID, 0},  {"ffn_norm.weight", HID, 0},
+		         {"attention.wqkv.weight", 0, HID},  {"attention.wo.weight", HID, HID},
 		         {"feed_forward.w1.weight", I, HID}, {"feed_forward.w3.weight", I, HID},
 		         {"feed_forward.w2.weight", HID, I}};
 		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
@@ -78,7 +78,8 @@ static void test_internlm2_slices(void **state)
 		fx_open(&f, tm_internlm2(2, 1), IL_CFG(KV2), T, 1, 0, true);
 		assert_string_equal(shardmap_family(f.p), "internlm2");
 		for (uint32_t r = 0; r < T; r++) {
-			int64_t hl = 8 / T, g = r / (T / 2), q0 = 96 * g + (T == 4 ? 32 * (r % 2) : 0);
+			int64_t hl = 8 / T, g = r / (T / 2),
+			        q0 = 96 * g + (T == 4 ? 32 * (r % 2) : 0);
 			shp(&f, r, WQKV, 2, (hl + 2) * HD, HID, 0);
 			rows_at(&f, r, WQKV, 0, WQKV, q0, hl * HD);
 			rows_at(&f, r, WQKV, hl * HD, WQKV, 96 * g + 64, HD);
@@ -94,8 +95,8 @@ static void test_internlm2_slices(void **state)
 			repl(&f, r, "model.norm.weight");
 			assert_true(tm_ix(f.p, r, W1) < 0 && tm_ix(f.p, r, W3) < 0);
 		}
-		/* vocabulary rows: V 1000 padded to 1024, 1024 / T a rank, the last rank's past 1000
-		 * zero */
+		/* vocabulary rows: V 1000 padded to 1024, 1024 / T a rank, the last rank's past
+		 * 1000 zero */
 		int64_t Vl = 1024 / T;
 		shp(&f, T - 1, "output.weight", 2, Vl, HID, 0);
 		rows_are(&f, T - 1, "output.weight", 0, "output.weight", Vl * (T - 1),
@@ -201,8 +202,8 @@ static void test_internlm2_defaults(void **state)
 static void test_internlm2_errors(void **state)
 {
 	(void)state;
-	fx_refused(tm_internlm2(2, 1), IL_CFG_RAW(KV2 ",\"bias\":true"), WT_EUNSUPPORTED, "bias is true",
-	           "\"bias\": false");
+	fx_refused(tm_internlm2(2, 1), IL_CFG_RAW(KV2 ",\"bias\":true"), WT_EUNSUPPORTED,
+	           "bias is true", "\"bias\": false");
 	fx_refused(tm_internlm2(2, 1), IL_CFG(KV2 ",\"hidden_act\":\"gelu\""), WT_EUNSUPPORTED,
 	           "hidden_act 'gelu'", "silu");
 	fx_refused(tm_internlm2(2, 1), IL_CFG(KV2 ",\"head_dim\":32"), WT_EUNSUPPORTED,
