@@ -353,6 +353,22 @@ static const class_default internlm2_defaults[] = {
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
 };
 
+/* ChatGLMConfig's (vLLM's configs/chatglm.py, the remote configuration_chatglm.py's), under
+ * the names config_chatglm_keys lays ChatGLM's keys onto: chatglm2-6b's dims (num_layers 28,
+ * padded_vocab_size 65024, hidden_size 4096, ffn_hidden_size 13696, kv_channels 128, 32
+ * heads), seq_length 2048, layernorm_epsilon 1e-5, rope base 10000 (rope_ratio 1); the kv
+ * heads and the bias / norm switches are config_chatglm.c's; tied (PretrainedConfig's). */
+static const class_default chatglm_defaults[] = {
+    {"vocab_size", false, 65024},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 13696},
+    {"num_hidden_layers", false, 28},
+    {"num_attention_heads", false, 32},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-5},
+};
+
 /* PersimmonConfig's (transformers 4.57.1): persimmon-8b's dims (262144 / 4096 / 16384 / 36 /
  * 64), max_position_embeddings 16384, rope_theta 25000, qk_layernorm true; hidden_act relu2,
  * partial_rotary_factor 0.5 and layer_norm_eps 1e-5 are the reference's (cfg_neox.c); untied. */
@@ -509,6 +525,7 @@ static const struct {
     CLASS("bloom", bloom_defaults),
     CLASS("falcon", falcon_defaults),
     CLASS("internlm2", internlm2_defaults),
+    CLASS("chatglm", chatglm_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("zamba2", zamba2_defaults),

@@ -167,6 +167,12 @@ int config_opt_keys(json_t *v, wt_errbuf *err);
  * v under the names the loader reads, intermediate_size from n_inner or 4 x n_embd
  * (config_gptj.c). */
 int config_gptj_keys(json_t *v, wt_errbuf *err);
+/* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
+ * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
+ * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,
+ * add_bias_linear true, rmsnorm false, post_layer_norm false and an absent original_rope
+ * refused naming the key (config_chatglm.c). */
+int config_chatglm_keys(json_t *v, wt_errbuf *err);
 struct ckpt_config;
 /* OPT's own keys into c (struct ckpt_config's opt_* fields, enable_bias into attention_bias);
  * a wrong type is WT_ECORRUPT naming the key (config_opt.c). */

@@ -70,7 +70,8 @@ enum {
 	FAM_INTERNLM2,
 	FAM_MINIMAX_M2,
 	FAM_NEMOTRON_H,
-	FAM_SIGLIP
+	FAM_SIGLIP,
+	FAM_CHATGLM
 };
 
 /* The planner's family -> the reference's kind. */
@@ -285,6 +286,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* InternLM2ForCausalLM (remote code): Llama's decoder, wqkv packed per kv group and
 	     * other names (internlm2.c renames onto Llama's) */
 	    {"internlm2", REF_DENSE, false, 0, FAM_INTERNLM2},
+	    /* ChatGLMModel (remote code): GlmForCausalLM's math, query_key_value as Phi-3's
+	     * qkv_proj and other names (chatglm.c renames onto Llama's) */
+	    {"chatglm", REF_DENSE, false, 0, FAM_CHATGLM},
 	    /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
 	     * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
 	    {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
@@ -414,8 +418,11 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			c->dec_emb = map[i].kind == REF_DENSE && strstr(family, "_emb") != NULL;
 			c->qk_norm = map[i].qk_norm;
 			c->gemma = map[i].gemma;
-			c->fused_ckpt = map[i].fam == FAM_PHI3;
-			c->glm = map[i].fam == FAM_GLM ? 1 : map[i].fam == FAM_GLM4 ? 2 : 0;
+			c->fused_ckpt = map[i].fam == FAM_PHI3 || map[i].fam == FAM_CHATGLM;
+			c->glm = map[i].fam == FAM_GLM       ? 1
+			         : map[i].fam == FAM_GLM4    ? 2
+			         : map[i].fam == FAM_CHATGLM ? 3
+			                                     : 0;
 			c->fused_gate_up = c->fused_ckpt || c->glm != 0;
 			c->layernorm = c->plain_mlp = map[i].fam == FAM_STARCODER2;
 			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;

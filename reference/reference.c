@@ -542,6 +542,14 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		ref_set_clear(&r);
 		return rv;
 	}
+	if (c->glm == 3 && ref_chatglm_named(ck)) {
+		ref_set r = {0}; /* the checkpoint under Llama's names (chatglm.c) */
+		int rv = ref_chatglm_rename(ck, &r, err);
+		if (rv == WT_OK)
+			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
+		ref_set_clear(&r);
+		return rv;
+	}
 	if ((c->gpt2 || c->clip) && ref_set_find(ck, "model.embed_tokens.weight") == NULL) {
 		ref_set r = {0}; /* the checkpoint under the names read below (gpt2.c, clip.c) */
 		int rv =

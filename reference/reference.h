@@ -303,7 +303,8 @@ typedef struct ref_cfg {
 	bool ds_v2;     /* DeepSeek-V2 routing: softmax scores, groups ranked by their best */
 	/* GLM-4 (cfg_fam.c): 1 glm (GlmForCausalLM), 2 glm4 (Glm4ForCausalLM, GLM-4-0414:
 	 * sandwich with post_self_attn_layernorm / post_mlp_layernorm, the MLP's input
-	 * norm post_attention_layernorm); 0 the others */
+	 * norm post_attention_layernorm), 3 chatglm (ChatGLMModel: glm's math under THUDM's
+	 * names, chatglm.c); 0 the others */
 	int glm;
 	bool
 	    rope_pairs; /* GLM: RoPE turns the adjacent pairs (x[2i], x[2i+1]) of the rotary dims */

@@ -390,6 +390,12 @@ bool ref_bloom_ckpt(ref_set *s);
 int ref_internlm2_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
 /* Whether s holds InternLM2's tensors under their own names, not yet renamed (internlm2.c). */
 bool ref_internlm2_named(ref_set *s);
+/* ChatGLM (chatglm.c): in's tensors into the empty set out under Llama's names (on failure
+ * out is left empty); whether s holds them under THUDM's names; config.json with ChatGLM's
+ * keys under the names the reference reads (config_chatglm_keys), into *out (malloc'd). */
+int ref_chatglm_rename(ref_set *in, ref_set *out, wt_errbuf *err);
+bool ref_chatglm_named(ref_set *s);
+int ref_chatglm_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
 /* Persimmon's q_layernorm / k_layernorm of layer l from s on q and k (T rows of n_heads
  * heads of c->d each; no kv grouping): every head LayerNormed with the one [d] weight and
  * bias, eps c->eps (cfg_neox.c). */

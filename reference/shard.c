@@ -621,6 +621,7 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		     : c->nh             ? ref_nh_rename(c, &ranks[i], &r[i], err)
 		     : c->mamba_lm       ? ref_mamba_rename(c, &ranks[i], &r[i], err)
 		     : c->internlm2      ? ref_internlm2_rename(c, &ranks[i], &r[i], false, err)
+		     : c->glm == 3       ? ref_chatglm_rename(&ranks[i], &r[i], err)
 		                         : ref_neox_rename(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
 		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);
@@ -646,6 +647,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	     ((c->mamba_lm || c->nh) && ref_set_find(&ranks[0], "backbone.embeddings.weight")) ||
 	     (c->zamba2 && ref_z2_named(&ranks[0])) ||
 	     (c->internlm2 && ref_internlm2_named(&ranks[0])) ||
+	     (c->glm == 3 && ref_chatglm_named(&ranks[0])) ||
 	     ((c->bloom || c->falcon) && ref_bloom_ckpt(&ranks[0]))))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,

@@ -134,5 +134,6 @@ extern const sm_family shardmap_family_nemotron_h;
 extern const sm_family shardmap_family_siglip;         /* family_clip.c */
 extern const sm_family shardmap_family_jamba_cls;      /* family_jamba.c */
 extern const sm_family shardmap_family_modernbert_tok; /* family_modernbert_cls.c */
+extern const sm_family shardmap_family_chatglm;
 
 #endif

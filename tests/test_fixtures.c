@@ -416,6 +416,9 @@ static void check_family(const fam_expect *e, const char *root)
 	if (sg) /* text_config.projection_size, the text positions */
 		assert_true(cfg->rob_num_labels == 80 && cfg->rob_max_pos == 16 &&
 		            cfg->v_hidden_size == 64 && cfg->v_intermediate_size == 128);
+	if (strcmp(e->name, "chatglm") == 0) /* ChatGLMConfig's names: add_qkv_bias, kv_channels */
+		assert_true(cfg->attention_bias && cfg->head_dim == 16 &&
+		            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "chatglm") == 0);
 	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */
 		assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
 		            strcmp(cfg->model_type, "qwen2") == 0);

@@ -421,6 +421,13 @@ static const fam_expect fams_mm[] = {
      4 * (1000 * 128 + 2 * 128 + 128 * 128 + 128 + 128 + 2 * 128 + 2 + 2 * 128 +
           3 * (384 * 128 + 128 * 128 + 128 + 192 * 128 + 128 * 96)),
      128, 8, 8, 16, 96, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* chatglm: F32; word_embeddings / output_layer [1000, 128] (untied), final_layernorm, 2
+     * layers of input_layernorm / post_attention_layernorm, query_key_value [(8 + 2*2)*16 =
+     * 192, 128] and its bias [192], dense [128, 128], dense_h_to_4h [384, 128], dense_4h_to_h
+     * [128, 192] */
+    {"chatglm", 17,
+     4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 192 * 128 + 192 + 128 * 128 + 3 * 192 * 128)), 128,
+     8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

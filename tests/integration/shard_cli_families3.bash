@@ -403,3 +403,20 @@ plan_has modernbert_tok "model.layers.1.attn.Wqkv.weight *F32 *\[192, 128\]" \
 	"head.dense.bias *F32 *\[128\]" "classifier.weight *F32 *\[2, 128\]"
 grep -q "weight_scale" "$T/plan" && fail "modernbert_tok: a quantized tensor: $(cat "$T/plan")"
 refused_edit modernbert_tok 's/"id2label":{[^}]*}/"id2label":{}/' "id2label is empty" flat
+# ChatGLMModel (THUDM's format): query_key_value [q; k; v] as the rank's [q_r; k_r; v_r]
+# (TP 4: 2 q heads and its kv head, 4 * 16 rows) and quantized, its bias alike and unquantized,
+# dense / dense_4h_to_h by columns, dense_h_to_4h [gate; up] re-cut, word_embeddings /
+# output_layer by vocabulary rows and unquantized, the norms whole; add_bias_linear true refused
+"$CTL" plan --model-dir "$T/chatglm" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan chatglm"
+plan_has chatglm "transformer.encoder.layers.1.self_attention.query_key_value.weight *I8 *\[64, 128\]" \
+	"transformer.encoder.layers.1.self_attention.query_key_value.bias *F32 *\[64\]" \
+	"transformer.encoder.layers.1.self_attention.dense.weight *I8 *\[128, 32\]" \
+	"transformer.encoder.layers.1.mlp.dense_h_to_4h.weight *I8 *\[96, 128\]" \
+	"transformer.encoder.layers.1.mlp.dense_4h_to_h.weight *I8 *\[128, 48\]" \
+	"transformer.encoder.layers.1.input_layernorm.weight *F32 *\[128\]" \
+	"transformer.embedding.word_embeddings.weight *F32 *\[256, 128\]" \
+	"transformer.output_layer.weight *F32 *\[256, 128\]"
+grep -q "query_key_value.bias_scale\|output_layer.weight_scale" "$T/plan" &&
+	fail "chatglm: the qkv bias or output_layer quantized: $(cat "$T/plan")"
+refused_edit chatglm 's/"add_bias_linear": false/"add_bias_linear": true/' "add_bias_linear is true"

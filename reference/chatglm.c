@@ -1,0 +1,130 @@
+/*
+ * chatglm.c — ChatGLM / GLM-4 in THUDM's original format (ChatGLMModel, remote code; ref_cfg
+ * glm 3): GLM's math (GlmForCausalLM, transformers' port of GLM-4: RMSNorm, q/k/v biases,
+ * GLM's interleaved rotary on the first half of each head, silu(gate) * up from one fused
+ * gate_up_proj) read under Llama's names with Phi-3's fused qkv_proj (fused_ckpt).
+ *
+ *   transformer.embedding.word_embeddings.   model.embed_tokens.
+ *   transformer.output_layer.                lm_head.
+ *   transformer.encoder.final_layernorm.     model.norm.
+ *   transformer.encoder.layers.{i}.          model.layers.{i}.   and in a layer
+ *     self_attention.query_key_value.        self_attn.qkv_proj.  ([q; k; v], a rank's
+ *                                                                  [q_r; k_r; v_r])
+ *     self_attention.dense.                  self_attn.o_proj.
+ *     mlp.dense_h_to_4h.                     mlp.gate_up_proj.    ([gate; up])
+ *     mlp.dense_4h_to_h.                     mlp.down_proj.
+ *
+ * (input_layernorm / post_attention_layernorm keep their names; suffixes such as
+ * weight_scale follow; rotary_pos_emb.inv_freq, a buffer, is not read.) config.json: the
+ * loader's key mapping (config_chatglm_keys: layernorm_epsilon as rms_norm_eps, 10000 *
+ * rope_ratio as rope_theta; ChatGLMConfig's defaults 1e-5 / 10000 from the loader's view) laid
+ * over the text the reference reads; original_rope false (rotate-half) and
+ * apply_residual_connection_post_layernorm true are refused: the reference runs neither.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/config_int.h"
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+static const char *const cg_tops[][2] = {
+    {"transformer.embedding.word_embeddings.", "model.embed_tokens."},
+    {"transformer.output_layer.", "lm_head."},
+    {"transformer.encoder.final_layernorm.", "model.norm."},
+    {"transformer.encoder.layers.", "model.layers."},
+};
+static const char *const cg_leaves[][2] = {
+    {".self_attention.query_key_value.", ".self_attn.qkv_proj."},
+    {".self_attention.dense.", ".self_attn.o_proj."},
+    {".mlp.dense_h_to_4h.", ".mlp.gate_up_proj."},
+    {".mlp.dense_4h_to_h.", ".mlp.down_proj."},
+};
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* name's Llama form into buf */
+static int canon(const char *name, char *buf, size_t cap, wt_errbuf *err)
+{
+	const char *rest = name, *pre = "";
+	for (size_t i = 0; i < N_OF(cg_tops); i++)
+		if (strncmp(name, cg_tops[i][0], strlen(cg_tops[i][0])) == 0) {
+			pre = cg_tops[i][1];
+			rest = name + strlen(cg_tops[i][0]);
+			break;
+		}
+	int n = snprintf(buf, cap, "%s%s", pre, rest);
+	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < N_OF(cg_leaves); i++) {
+		char *at = strstr(buf, cg_leaves[i][0]);
+		if (at == NULL)
+			continue;
+		char tail[256];
+		snprintf(tail, sizeof(tail), "%s", at + strlen(cg_leaves[i][0]));
+		n = (int)(at - buf) +
+		    snprintf(at, cap - (size_t)(at - buf), "%s%s", cg_leaves[i][1], tail);
+		break;
+	}
+	if (n < 0 || (size_t)n >= cap)
+		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
+	return WT_OK;
+}
+
+bool ref_chatglm_named(ref_set *s)
+{
+	return ref_set_find(s, "transformer.embedding.word_embeddings.weight") != NULL;
+}
+
+int ref_chatglm_rename(ref_set *in, ref_set *out, wt_errbuf *err)
+{
+	static const char inv[] = "rotary_pos_emb.inv_freq";
+	ref_set_like(out, in);
+	int rv = WT_OK;
+	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
+		const ref_tensor *t = &in->t[i];
+		size_t nl = strlen(t->name);
+		if (nl >= strlen(inv) && strcmp(t->name + nl - strlen(inv), inv) == 0)
+			continue;
+		char name[512];
+		if ((rv = canon(t->name, name, sizeof(name), err)) == WT_OK)
+			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
+			                 err);
+	}
+	if (rv != WT_OK)
+		ref_set_clear(out);
+	return rv;
+}
+
+static int chatglm_math(json_t *root, wt_errbuf *err)
+{
+	json_t *orig = json_object_get(root, "original_rope");
+	if (json_is_false(orig))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: original_rope is false (rotate-half rotary); the "
+		    "reference runs GLM's interleaved pairs (original_rope true) only");
+	if (json_is_true(json_object_get(root, "apply_residual_connection_post_layernorm")))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: apply_residual_connection_post_layernorm is true; the "
+		    "reference adds the residual before the norms only");
+	return WT_OK;
+}
+
+int ref_chatglm_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err)
+{
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	int rv = config_chatglm_keys(root, err);
+	if (rv == WT_OK)
+		rv = chatglm_math(root, err);
+	char *s = rv == WT_OK ? json_dumps(root, JSON_COMPACT) : NULL;
+	json_decref(root);
+	if (rv != WT_OK)
+		return rv;
+	if (s == NULL)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	*out = s;
+	*out_len = strlen(s);
+	return WT_OK;
+}
