@@ -18,11 +18,9 @@ int config_gptj_keys(json_t *v, wt_errbuf *err)
 	                                      {"n_head", "num_attention_heads"},
 	                                      {"n_layer", "num_hidden_layers"},
 	                                      {"n_positions", "max_position_embeddings"}};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *x = json_object_get(v, keys[i][0]);
-		if (x != NULL && !json_is_null(x) && json_object_set(v, keys[i][1], x) != 0)
-			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-	}
+	int rv = config_alias_keys(v, keys, sizeof(keys) / sizeof(keys[0]), true, err);
+	if (rv != WT_OK)
+		return rv;
 	json_t *inner = json_object_get(v, "n_inner");
 	json_t *hid = json_object_get(v, "hidden_size");
 	json_t *I = NULL;

@@ -102,12 +102,7 @@ int config_mamba_keys(json_t *v, wt_errbuf *err)
 			                 "config.json: Mamba's %s must be an integer >= 1%s",
 			                 pos[i], i == 2 ? " or \"auto\"" : "");
 	}
-	int rv = WT_OK;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && rv == WT_OK; i++) {
-		json_t *x = json_object_get(v, keys[i][0]);
-		if (x != NULL && json_object_set(v, keys[i][1], x) != 0)
-			rv = wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-	}
+	int rv = config_alias_keys(v, keys, sizeof(keys) / sizeof(keys[0]), false, err);
 	json_t *im = json_object_get(v, "intermediate_size");
 	json_t *ex = json_object_get(v, "expand"), *hid = json_object_get(v, "hidden_size");
 	if (rv == WT_OK && (im == NULL || json_is_null(im))) {
@@ -185,6 +180,16 @@ int config_parse_falcon_h1(json_t *root, ckpt_config *c, wt_errbuf *err)
 	return rv;
 }
 
+bool config_dt_limit_open(const json_t *x)
+{
+	return x == NULL || json_is_null(x) ||
+	       (json_is_array(x) && json_array_size(x) == 2 &&
+	        json_is_number(json_array_get(x, 0)) &&
+	        json_number_value(json_array_get(x, 0)) <= 0.0 &&
+	        json_is_number(json_array_get(x, 1)) &&
+	        json_number_value(json_array_get(x, 1)) >= 3.4e38);
+}
+
 /*
  * Mamba2Config's keys (transformers 4.57.1; model_type mamba2 only) under the Mamba2
  * mixer's names Granite 4.0's reads (config_parse_mamba): num_heads -> mamba_n_heads,
@@ -235,23 +240,12 @@ int config_mamba2_keys(json_t *v, wt_errbuf *err)
 		                 "config.json: Mamba2's norm_before_gate true, but vLLM's "
 		                 "MambaMixer2 and transformers' Mamba2Mixer gate before the norm; "
 		                 "drop the key");
-	json_t *tl = json_object_get(v, "time_step_limit");
-	if (tl != NULL && !json_is_null(tl) &&
-	    !(json_is_array(tl) && json_array_size(tl) == 2 &&
-	      json_is_number(json_array_get(tl, 0)) &&
-	      json_number_value(json_array_get(tl, 0)) <= 0.0 &&
-	      json_is_number(json_array_get(tl, 1)) &&
-	      json_number_value(json_array_get(tl, 1)) >= 3.4e38))
+	if (!config_dt_limit_open(json_object_get(v, "time_step_limit")))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: Mamba2's time_step_limit clamps dt in transformers "
 		                 "but vLLM's MambaMixer2 ignores it; only (0, inf) (or the key "
 		                 "absent) is cut alike");
-	int rv = WT_OK;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && rv == WT_OK; i++) {
-		json_t *x = json_object_get(v, keys[i][0]);
-		if (x != NULL && json_object_set(v, keys[i][1], x) != 0)
-			rv = wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-	}
+	int rv = config_alias_keys(v, keys, sizeof(keys) / sizeof(keys[0]), false, err);
 	if (rv == WT_OK)
 		json_object_del(v, "head_dim");
 	json_t *h = json_object_get(v, "num_attention_heads");

@@ -17,6 +17,17 @@
  * root with text_config's fields laid over it. A new reference either way. */
 int config_lm_view(json_t *root, json_t **out, wt_errbuf *err);
 
+/* (config_view.c) A family's own key names copied onto the ones the loader reads: for each of
+ * the n pairs, v[keys[i][1]] = v[keys[i][0]] when v has keys[i][0] (with skip_null, when it is
+ * not null either); the target is overwritten. WT_ENOMEM is the only error. */
+int config_alias_keys(json_t *v, const char *const (*keys)[2], size_t n, bool skip_null,
+                      wt_errbuf *err);
+
+/* (config_hybrid.c) Is a Mamba2 time_step_limit (x: the key's value, NULL when absent) one that
+ * clamps nothing: absent, null or (<= 0, >= 3.4e38)? transformers clamps dt to it, vLLM's
+ * MambaMixer2 ignores it, so any other value is cut alike by neither. */
+bool config_dt_limit_open(const json_t *x);
+
 /*
  * Keys a language model's config class fills in when config.json leaves them
  * out. transformers' save_pretrained drops the keys of a nested config that

@@ -129,13 +129,7 @@ static int nh_refusals(json_t *v, wt_errbuf *err)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: Nemotron-H's block_configs (per-layer sizes of a "
 		                 "heterogeneous model) are not cut here; drop the key");
-	json_t *tl = json_object_get(v, "time_step_limit");
-	if (tl != NULL && !json_is_null(tl) &&
-	    !(json_is_array(tl) && json_array_size(tl) == 2 &&
-	      json_is_number(json_array_get(tl, 0)) &&
-	      json_number_value(json_array_get(tl, 0)) <= 0.0 &&
-	      json_is_number(json_array_get(tl, 1)) &&
-	      json_number_value(json_array_get(tl, 1)) >= 3.4e38))
+	if (!config_dt_limit_open(json_object_get(v, "time_step_limit")))
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
 		    "config.json: Nemotron-H's time_step_limit (mamba_dt_limit) clamps "
@@ -203,10 +197,7 @@ int config_nemotron_h_keys(json_t *v, wt_errbuf *err)
 		rv = nh_sizes(v, err);
 	if (rv == WT_OK)
 		rv = nh_pattern(v, err);
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && rv == WT_OK; i++) {
-		json_t *x = json_object_get(v, keys[i][0]);
-		if (x != NULL && json_object_set(v, keys[i][1], x) != 0)
-			rv = wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-	}
+	if (rv == WT_OK)
+		rv = config_alias_keys(v, keys, sizeof(keys) / sizeof(keys[0]), false, err);
 	return rv;
 }

@@ -40,9 +40,16 @@ static int lfm2_aliases(json_t *v, const char *mt, wt_errbuf *err)
 	                                       {"tie_embedding", "tie_word_embeddings"}};
 	if (mt == NULL || strcmp(mt, "lfm2") != 0)
 		return WT_OK;
-	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++) {
-		json_t *x = json_object_get(v, alias[i][0]);
-		if (x != NULL && json_object_set(v, alias[i][1], x) != 0)
+	return config_alias_keys(v, alias, sizeof(alias) / sizeof(alias[0]), false, err);
+}
+
+int config_alias_keys(json_t *v, const char *const (*keys)[2], size_t n, bool skip_null,
+                      wt_errbuf *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_object_get(v, keys[i][0]);
+		if (x != NULL && !(skip_null && json_is_null(x)) &&
+		    json_object_set(v, keys[i][1], x) != 0)
 			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
 	}
 	return WT_OK;

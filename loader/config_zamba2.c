@@ -157,11 +157,8 @@ int config_zamba2_keys(json_t *v, wt_errbuf *err)
 		rv = z2_derived(v, err);
 	if (rv == WT_OK)
 		rv = z2_block_types(v, err);
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && rv == WT_OK; i++) {
-		json_t *x = json_object_get(v, keys[i][0]);
-		if (x != NULL && json_object_set(v, keys[i][1], x) != 0)
-			rv = wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-	}
+	if (rv == WT_OK)
+		rv = config_alias_keys(v, keys, sizeof(keys) / sizeof(keys[0]), false, err);
 	if (rv == WT_OK)
 		json_object_del(v, "mamba_d_head"); /* the mixer's heads are Im / mamba_n_heads */
 	return rv;
