@@ -167,6 +167,54 @@ static __attribute__((unused)) void fx_qkv_grouped_is(const fx *f, uint32_t r, u
 			        ((g0 + m) * (n + 2) + n + p) * d, d);
 }
 
+/* A Mamba2 mixer's sizes for fx_mamba2_mixer_is: width W (heads x head dim), nh heads, G
+ * groups of state N, conv kernel K, the model's width hid; whether the checkpoint has a conv1d
+ * bias and a gated norm. */
+typedef struct fx_m2 {
+	int64_t W, nh, G, N, K, hid;
+	bool conv_bias, norm;
+} fx_m2;
+
+/* Rank r of T's Mamba2 mixer under prefix M ("....mixer."): in_proj rows z_r, x_r, B and C of
+ * its groups (all G on every rank when T does not divide G), dt_r; conv1d (and its bias)
+ * [x_r; B_r; C_r]; A_log / D / dt_bias by heads, the norm's weight by channels, out_proj by
+ * columns. */
+static __attribute__((unused)) void fx_mamba2_mixer_is(const fx *f, uint32_t r, int64_t T,
+                                                       const char *M, const fx_m2 *m)
+{
+	int64_t im = m->W / T, hl = m->nh / T, gl = m->G % T ? m->G : m->G / T;
+	int64_t g0 = m->G % T ? 0 : r * gl, gn = m->G * m->N, bl = gl * m->N, b0 = g0 * m->N;
+	char in[200], cv[3][200], out[200], h[200];
+	snprintf(in, sizeof(in), "%sin_proj.weight", M);
+	snprintf(cv[0], sizeof(cv[0]), "%sconv1d.weight", M);
+	snprintf(cv[1], sizeof(cv[1]), "%sconv1d.bias", M);
+	snprintf(out, sizeof(out), "%sout_proj.weight", M);
+	shp(f, r, in, 2, 2 * im + 2 * bl + hl, m->hid, 0);
+	rows_at(f, r, in, 0, in, r * im, im);                                   /* z */
+	rows_at(f, r, in, im, in, m->W + r * im, im);                           /* x */
+	rows_at(f, r, in, 2 * im, in, 2 * m->W + b0, bl);                       /* B */
+	rows_at(f, r, in, 2 * im + bl, in, 2 * m->W + gn + b0, bl);             /* C */
+	rows_at(f, r, in, 2 * im + 2 * bl, in, 2 * m->W + 2 * gn + r * hl, hl); /* dt */
+	shp(f, r, cv[0], 3, im + 2 * bl, 1, m->K);
+	for (int k = 0; k < (m->conv_bias ? 2 : 1); k++) {
+		rows_at(f, r, cv[k], 0, cv[k], r * im, im);
+		rows_at(f, r, cv[k], im, cv[k], m->W + b0, bl);
+		rows_at(f, r, cv[k], im + bl, cv[k], m->W + gn + b0, bl);
+	}
+	static const char *const heads[] = {"A_log", "D", "dt_bias"};
+	for (size_t k = 0; k < 3; k++) {
+		snprintf(h, sizeof(h), "%s%s", M, heads[k]);
+		shp(f, r, h, 1, hl, 0, 0);
+		rows_at(f, r, h, 0, h, r * hl, hl);
+	}
+	if (m->norm) {
+		snprintf(h, sizeof(h), "%snorm.weight", M);
+		rows_at(f, r, h, 0, h, r * im, im);
+	}
+	shp(f, r, out, 2, m->hid, im, 0);
+	cols_at(f, r, out, 0, out, m->hid, m->W, r * im, im);
+}
+
 /* Whether the plan lists checkpoint tensor `name` as skipped (not built by the engine). */
 static __attribute__((unused)) bool fx_skipped(const fx *f, const char *name)
 {

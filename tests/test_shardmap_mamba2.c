@@ -90,34 +90,12 @@ static tm_model *tm_m2(void)
 	return tm_m2_d(&M2_STD);
 }
 
-/* Rank r's mixer of layer 0 at TP T with G groups: in_proj rows z_r, x_r, B and C of its
- * groups (the one group whole on every rank), dt_r; conv1d and its bias [x_r; B_r; C_r];
- * A_log / D / dt_bias by heads, the norm's weight by channels, out_proj by columns. */
+/* Rank r's mixer of layer 0 at TP T with G groups (fx_mamba2_mixer_is: 8 heads, width 256,
+ * state 16, conv 4) and the replicated norms. */
 static void mixer_is(const fx *f, uint32_t r, int64_t T, int64_t G)
 {
-	int64_t im = 256 / T, hl = 8 / T, gl = G % T ? G : G / T, g0 = G % T ? 0 : r * gl;
-	int64_t gn = G * 16, il = 2 * im + 2 * gl * 16 + hl;
-	shp(f, r, INP, 2, il, HID, 0);
-	rows_at(f, r, INP, 0, INP, r * im, im);                                   /* z */
-	rows_at(f, r, INP, im, INP, 256 + r * im, im);                            /* x */
-	rows_at(f, r, INP, 2 * im, INP, 512 + g0 * 16, gl * 16);                  /* B */
-	rows_at(f, r, INP, 2 * im + gl * 16, INP, 512 + gn + g0 * 16, gl * 16);   /* C */
-	rows_at(f, r, INP, 2 * im + 2 * gl * 16, INP, 512 + 2 * gn + r * hl, hl); /* dt */
-	static const char *const cv[] = {CONV, CONVB};
-	for (size_t k = 0; k < 2; k++) {
-		rows_at(f, r, cv[k], 0, cv[k], r * im, im);
-		rows_at(f, r, cv[k], im, cv[k], 256 + g0 * 16, gl * 16);
-		rows_at(f, r, cv[k], im + gl * 16, cv[k], 256 + gn + g0 * 16, gl * 16);
-	}
-	shp(f, r, CONV, 3, im + 2 * gl * 16, 1, 4);
-	static const char *const heads[] = {M0 "A_log", M0 "D", M0 "dt_bias"};
-	for (size_t k = 0; k < 3; k++) {
-		shp(f, r, heads[k], 1, hl, 0, 0);
-		rows_at(f, r, heads[k], 0, heads[k], r * hl, hl);
-	}
-	rows_at(f, r, M0 "norm.weight", 0, M0 "norm.weight", r * im, im);
-	shp(f, r, OUTP, 2, HID, im, 0);
-	cols_at(f, r, OUTP, 0, OUTP, HID, 256, r * im, im);
+	const fx_m2 m = {256, 8, G, 16, 4, HID, true, true};
+	fx_mamba2_mixer_is(f, r, T, M0, &m);
 	repl(f, r, "backbone.layers.0.norm.weight");
 	repl(f, r, "backbone.norm_f.weight");
 }

@@ -179,32 +179,12 @@ static tm_model *tm_z2(void)
 	return tm_z2_d(&Z2_STD);
 }
 
-/* Rank r's mixer under M at TP T with G groups, as test_shardmap_mamba2's. */
+/* Rank r's mixer under prefix M at TP T with G groups (fx_mamba2_mixer_is: 8 heads, width
+ * 128, state 16, conv 4, conv1d bias and gated norm). */
 static void mixer_is(const fx *f, uint32_t r, int64_t T, int64_t G, const char *M)
 {
-	int64_t im = 128 / T, hl = 8 / T, gl = G % T ? G : G / T, g0 = G % T ? 0 : r * gl;
-	int64_t gn = G * 16;
-	char in[200], cv[200], out[200], h[200];
-	snprintf(in, sizeof(in), "%sin_proj.weight", M);
-	snprintf(cv, sizeof(cv), "%sconv1d.weight", M);
-	snprintf(out, sizeof(out), "%sout_proj.weight", M);
-	shp(f, r, in, 2, 2 * im + 2 * gl * 16 + hl, HID, 0);
-	rows_at(f, r, in, 0, in, r * im, im);                                   /* z */
-	rows_at(f, r, in, im, in, 128 + r * im, im);                            /* x */
-	rows_at(f, r, in, 2 * im, in, 256 + g0 * 16, gl * 16);                  /* B */
-	rows_at(f, r, in, 2 * im + gl * 16, in, 256 + gn + g0 * 16, gl * 16);   /* C */
-	rows_at(f, r, in, 2 * im + 2 * gl * 16, in, 256 + 2 * gn + r * hl, hl); /* dt */
-	rows_at(f, r, cv, 0, cv, r * im, im);
-	rows_at(f, r, cv, im, cv, 128 + g0 * 16, gl * 16);
-	rows_at(f, r, cv, im + gl * 16, cv, 128 + gn + g0 * 16, gl * 16);
-	static const char *const heads[] = {"A_log", "D", "dt_bias"};
-	for (size_t k = 0; k < 3; k++) {
-		snprintf(h, sizeof(h), "%s%s", M, heads[k]);
-		shp(f, r, h, 1, hl, 0, 0);
-		rows_at(f, r, h, 0, h, r * hl, hl);
-	}
-	shp(f, r, out, 2, HID, im, 0);
-	cols_at(f, r, out, 0, out, HID, 128, r * im, im);
+	const fx_m2 m = {128, 8, G, 16, 4, HID, true, true};
+	fx_mamba2_mixer_is(f, r, T, M, &m);
 }
 
 /* Rank r's share of the shared blocks at TP T: qkv_proj [q_r; k_r; v_r] (hl = 8/T heads of
