@@ -41,32 +41,12 @@ static const char *const cg_leaves[][2] = {
     {".mlp.dense_h_to_4h.", ".mlp.gate_up_proj."},
     {".mlp.dense_4h_to_h.", ".mlp.down_proj."},
 };
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* name's Llama form into buf */
 static int canon(const char *name, char *buf, size_t cap, wt_errbuf *err)
 {
-	const char *rest = name, *pre = "";
-	for (size_t i = 0; i < N_OF(cg_tops); i++)
-		if (strncmp(name, cg_tops[i][0], strlen(cg_tops[i][0])) == 0) {
-			pre = cg_tops[i][1];
-			rest = name + strlen(cg_tops[i][0]);
-			break;
-		}
-	int n = snprintf(buf, cap, "%s%s", pre, rest);
-	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < N_OF(cg_leaves); i++) {
-		char *at = strstr(buf, cg_leaves[i][0]);
-		if (at == NULL)
-			continue;
-		char tail[256];
-		snprintf(tail, sizeof(tail), "%s", at + strlen(cg_leaves[i][0]));
-		n = (int)(at - buf) +
-		    snprintf(at, cap - (size_t)(at - buf), "%s%s", cg_leaves[i][1], tail);
-		break;
-	}
-	if (n < 0 || (size_t)n >= cap)
-		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
-	return WT_OK;
+	return ref_map_name(name, REF_NAME_MAP(cg_tops), REF_NAME_MAP(cg_leaves), buf, cap, NULL,
+	                    NULL, NULL, err);
 }
 
 bool ref_chatglm_named(ref_set *s)

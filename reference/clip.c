@@ -48,27 +48,10 @@ static const char *const leaves[][2] = {
 /* name's reference form into buf; false for a name the text tower does not read. */
 static bool canon(const char *name, char *buf, size_t cap)
 {
-	const char *rest = NULL, *pre = NULL;
-	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]) && pre == NULL; i++)
-		if (strncmp(name, tops[i][0], strlen(tops[i][0])) == 0) {
-			pre = tops[i][1];
-			rest = name + strlen(tops[i][0]);
-		}
-	if (pre == NULL)
-		return false;
-	int n = snprintf(buf, cap, "%s%s", pre, rest);
-	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < sizeof(leaves) / sizeof(leaves[0]);
-	     i++) {
-		char *at = strstr(buf, leaves[i][0]);
-		if (at == NULL)
-			continue;
-		char tail[256];
-		snprintf(tail, sizeof(tail), "%s", at + strlen(leaves[i][0]));
-		n = (int)(at - buf) +
-		    snprintf(at, cap - (size_t)(at - buf), "%s%s", leaves[i][1], tail);
-		break;
-	}
-	return n >= 0 && (size_t)n < cap;
+	int top;
+	return ref_map_name(name, REF_NAME_MAP(tops), REF_NAME_MAP(leaves), buf, cap, &top, NULL,
+	                    NULL, NULL) == WT_OK &&
+	       top >= 0;
 }
 
 int ref_clip_rename(ref_set *in, ref_set *out, wt_errbuf *err)

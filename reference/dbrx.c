@@ -57,27 +57,8 @@ static int canon(const ref_cfg *c, const char *name, char *buf, size_t cap, wt_e
 	const char *const(*lv)[2] = c->mpt ? mpt_leaves : leaves;
 	size_t nlv = c->mpt ? sizeof(mpt_leaves) / sizeof(mpt_leaves[0])
 	                    : sizeof(leaves) / sizeof(leaves[0]);
-	const char *rest = name, *pre = "";
-	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
-		if (strncmp(name, tops[i][0], strlen(tops[i][0])) == 0) {
-			pre = tops[i][1];
-			rest = name + strlen(tops[i][0]);
-			break;
-		}
-	int n = snprintf(buf, cap, "%s%s", pre, rest);
-	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < nlv; i++) {
-		char *at = strstr(buf, lv[i][0]);
-		if (at == NULL)
-			continue;
-		char tail[256];
-		snprintf(tail, sizeof(tail), "%s", at + strlen(lv[i][0]));
-		n = (int)(at - buf) +
-		    snprintf(at, cap - (size_t)(at - buf), "%s%s", lv[i][1], tail);
-		break;
-	}
-	if (n < 0 || (size_t)n >= cap)
-		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
-	return WT_OK;
+	return ref_map_name(name, REF_NAME_MAP(tops), (ref_name_map){lv, nlv}, buf, cap, NULL, NULL,
+	                    NULL, err);
 }
 
 /* The checkpoint's 2-D stack t ("<base>mlp.w1" / v1 / w2, base ending "experts.") as

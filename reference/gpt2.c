@@ -43,31 +43,15 @@ static const char *const leaves[][2] = {
 /* name's reference form into buf; *conv when it is a Conv1D weight (c_attn / c_proj / c_fc). */
 static int canon(const char *name, char *buf, size_t cap, bool *conv, wt_errbuf *err)
 {
-	const char *rest = name, *pre = "";
-	if (strncmp(rest, "transformer.", 12) == 0)
-		rest += 12;
-	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
-		if (strncmp(rest, tops[i][0], strlen(tops[i][0])) == 0) {
-			pre = tops[i][1];
-			rest += strlen(tops[i][0]);
-			break;
-		}
-	if (*pre == '\0')
-		rest = name; /* lm_head., or a name of no table */
-	int n = snprintf(buf, cap, "%s%s", pre, rest);
-	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < sizeof(leaves) / sizeof(leaves[0]);
-	     i++) {
-		char *at = strstr(buf, leaves[i][0]);
-		if (at == NULL)
-			continue;
-		char tail[256];
-		snprintf(tail, sizeof(tail), "%s", at + strlen(leaves[i][0]));
-		n = (int)(at - buf) +
-		    snprintf(at, cap - (size_t)(at - buf), "%s%s", leaves[i][1], tail);
-		break;
-	}
-	if (n < 0 || (size_t)n >= cap)
-		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
+	const char *in = strncmp(name, "transformer.", 12) == 0 ? name + 12 : name;
+	int top;
+	int rv = ref_map_name(in, REF_NAME_MAP(tops), REF_NAME_MAP(leaves), buf, cap, &top, NULL,
+	                      NULL, err);
+	if (rv == WT_OK && top < 0) /* lm_head., or a name of no table: the leaves alone */
+		rv = ref_map_name(name, (ref_name_map){NULL, 0}, REF_NAME_MAP(leaves), buf, cap,
+		                  NULL, NULL, NULL, err);
+	if (rv != WT_OK)
+		return rv;
 	size_t len = strlen(buf);
 	*conv = len > 7 && strcmp(buf + len - 7, ".weight") == 0 &&
 	        (strstr(buf, ".self_attn.qkv_proj.") || strstr(buf, ".self_attn.o_proj.") ||

@@ -33,28 +33,8 @@ static const char *const leaves[][2] = {
 
 static int canon(const char *name, char *buf, size_t cap, wt_errbuf *err)
 {
-	const char *rest = name, *pre = "";
-	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
-		if (strncmp(name, tops[i][0], strlen(tops[i][0])) == 0) {
-			pre = tops[i][1];
-			rest = name + strlen(tops[i][0]);
-			break;
-		}
-	int n = snprintf(buf, cap, "%s%s", pre, rest);
-	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < sizeof(leaves) / sizeof(leaves[0]);
-	     i++) {
-		char *at = strstr(buf, leaves[i][0]);
-		if (at == NULL)
-			continue;
-		char tail[256];
-		snprintf(tail, sizeof(tail), "%s", at + strlen(leaves[i][0]));
-		n = (int)(at - buf) +
-		    snprintf(at, cap - (size_t)(at - buf), "%s%s", leaves[i][1], tail);
-		break;
-	}
-	if (n < 0 || (size_t)n >= cap)
-		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
-	return WT_OK;
+	return ref_map_name(name, REF_NAME_MAP(tops), REF_NAME_MAP(leaves), buf, cap, NULL, NULL,
+	                    NULL, err);
 }
 
 int ref_gptj_rename(ref_set *in, ref_set *out, wt_errbuf *err)

@@ -41,34 +41,16 @@ static const char *const il_leaves[][2] = {
     {".feed_forward.gate_up_proj.", ".mlp.gate_up_proj."},
     {".feed_forward.w2.", ".mlp.down_proj."},
 };
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* name's Llama form into buf; *wqkv when it is the checkpoint's wqkv.weight */
 static int canon(const char *name, char *buf, size_t cap, bool *wqkv, wt_errbuf *err)
 {
-	const char *rest = name, *pre = "";
-	for (size_t i = 0; i < N_OF(il_tops); i++)
-		if (strncmp(name, il_tops[i][0], strlen(il_tops[i][0])) == 0) {
-			pre = il_tops[i][1];
-			rest = name + strlen(il_tops[i][0]);
-			break;
-		}
-	int n = snprintf(buf, cap, "%s%s", pre, rest);
-	*wqkv = false;
-	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < N_OF(il_leaves); i++) {
-		char *at = strstr(buf, il_leaves[i][0]);
-		if (at == NULL)
-			continue;
-		char tail[256];
-		snprintf(tail, sizeof(tail), "%s", at + strlen(il_leaves[i][0]));
-		n = (int)(at - buf) +
-		    snprintf(at, cap - (size_t)(at - buf), "%s%s", il_leaves[i][1], tail);
-		*wqkv = i == 0 && strcmp(tail, "weight") == 0;
-		break;
-	}
-	if (n < 0 || (size_t)n >= cap)
-		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
-	return WT_OK;
+	int leaf;
+	const char *tail;
+	int rv = ref_map_name(name, REF_NAME_MAP(il_tops), REF_NAME_MAP(il_leaves), buf, cap, NULL,
+	                      &leaf, &tail, err);
+	*wqkv = rv == WT_OK && leaf == 0 && strcmp(tail, "weight") == 0;
+	return rv;
 }
 
 /* The checkpoint's wqkv t (16- or 32-bit float, [KV, H/KV + 2, d] rows) added to out as

@@ -118,30 +118,13 @@ static int canon(const ref_cfg *c, const char *name, char *buf, size_t cap, bool
 	                            : sizeof(leaves) / sizeof(leaves[0]);
 	if (bl && strncmp(name, "transformer.", 12) == 0)
 		name += 12;
-	const char *rest = name, *pre = "";
-	for (size_t i = 0; i < ntp; i++)
-		if (strncmp(name, tp[i][0], strlen(tp[i][0])) == 0) {
-			pre = tp[i][1];
-			rest = name + strlen(tp[i][0]);
-			break;
-		}
-	int n = snprintf(buf, cap, "%s%s", pre, rest);
-	*qkv = false;
-	for (size_t i = 0; n >= 0 && (size_t)n < cap && i < nlv; i++) {
-		char *at = strstr(buf, lv[i][0]);
-		if (at == NULL)
-			continue;
-		char tail[256];
-		snprintf(tail, sizeof(tail), "%s", at + strlen(lv[i][0]));
-		n = (int)(at - buf) +
-		    snprintf(at, cap - (size_t)(at - buf), "%s%s", lv[i][1], tail);
-		*qkv =
-		    !c->phi && i == 0 && (strcmp(tail, "weight") == 0 || strcmp(tail, "bias") == 0);
-		break;
-	}
-	if (n < 0 || (size_t)n >= cap)
-		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
-	return WT_OK;
+	int leaf;
+	const char *tail;
+	int rv = ref_map_name(name, (ref_name_map){tp, ntp}, (ref_name_map){lv, nlv}, buf, cap,
+	                      NULL, &leaf, &tail, err);
+	*qkv = rv == WT_OK && !c->phi && leaf == 0 &&
+	       (strcmp(tail, "weight") == 0 || strcmp(tail, "bias") == 0);
+	return rv;
 }
 
 /* The checkpoint's query_key_value t ([KV, H/KV + 2, d] rows: [H, 3, d] when KV == H, as

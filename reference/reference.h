@@ -156,6 +156,21 @@ typedef struct ref_set {
 /* Give out in's checkpoint quantization (quant, group, FP8 block / row / compressed-tensors
  * layout): a family's renamed copy of a set reads its tensors as in's. */
 void ref_set_like(ref_set *out, const ref_set *in);
+
+/* A table of parts of tensor names and their reference forms: map[k][0] -> map[k][1]. */
+typedef struct ref_name_map {
+	const char *const (*map)[2];
+	size_t n;
+} ref_name_map;
+#define REF_NAME_MAP(a) ((ref_name_map){(a), sizeof(a) / sizeof((a)[0])})
+/*
+ * name's reference form into buf (cap bytes): the first of `tops` that starts name is replaced by
+ * its form (none matching: name as it is), then the first of `leaves` found in that by its form.
+ * *top / *leaf (when not NULL): the index matched, or -1; *tail (when not NULL): what follows the
+ * replaced leaf in buf, NULL when none was. WT_EINVAL naming the tensor when it does not fit.
+ */
+int ref_map_name(const char *name, ref_name_map tops, ref_name_map leaves, char *buf, size_t cap,
+                 int *top, int *leaf, const char **tail, wt_errbuf *err);
 /* Copy a tensor into the set. WT_EDUP for a name already present. */
 int ref_set_add(ref_set *s, const char *name, wt_dtype dt, int ndim, const int64_t *shape,
                 const void *bytes, uint64_t nbytes, wt_errbuf *err);

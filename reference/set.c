@@ -24,6 +24,45 @@ void ref_set_like(ref_set *out, const ref_set *in)
 	out->fp8_blocks_ct = in->fp8_blocks_ct;
 }
 
+int ref_map_name(const char *name, ref_name_map tops, ref_name_map leaves, char *buf, size_t cap,
+                 int *top, int *leaf, const char **tail, wt_errbuf *err)
+{
+	const char *rest = name, *pre = "";
+	int t = -1, l = -1;
+	for (size_t i = 0; i < tops.n && t < 0; i++)
+		if (strncmp(name, tops.map[i][0], strlen(tops.map[i][0])) == 0) {
+			pre = tops.map[i][1];
+			rest = name + strlen(tops.map[i][0]);
+			t = (int)i;
+		}
+	if (top)
+		*top = t;
+	if (leaf)
+		*leaf = -1;
+	if (tail)
+		*tail = NULL;
+	int n = snprintf(buf, cap, "%s%s", pre, rest);
+	if (n < 0 || (size_t)n >= cap)
+		return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
+	for (size_t i = 0; i < leaves.n && l < 0; i++) {
+		char *at = strstr(buf, leaves.map[i][0]);
+		if (at == NULL)
+			continue;
+		size_t from = strlen(leaves.map[i][0]), to = strlen(leaves.map[i][1]);
+		size_t after = strlen(at + from);
+		if ((size_t)(at - buf) + to + after >= cap)
+			return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", name);
+		memmove(at + to, at + from, after + 1);
+		memcpy(at, leaves.map[i][1], to);
+		l = (int)i;
+		if (tail)
+			*tail = at + to;
+	}
+	if (leaf)
+		*leaf = l;
+	return WT_OK;
+}
+
 int ref_set_add(ref_set *s, const char *name, wt_dtype dt, int ndim, const int64_t *shape,
                 const void *bytes, uint64_t nbytes, wt_errbuf *err)
 {
