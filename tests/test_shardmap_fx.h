@@ -167,6 +167,20 @@ static __attribute__((unused)) void fx_qkv_grouped_is(const fx *f, uint32_t r, u
 			        ((g0 + m) * (n + 2) + n + p) * d, d);
 }
 
+/* Rank r of T's rows of vocabulary table t ([V, hid] padded to Vp rows: Vp / T a rank) in a
+ * 2-byte dtype: its rows of the checkpoint's, then zeros past V. */
+static __attribute__((unused)) void fx_vocab_is(const fx *f, uint32_t r, int64_t T, const char *t,
+                                                int64_t V, int64_t Vp, int64_t hid)
+{
+	int64_t vl = Vp / T, from = r * vl, n = from + vl > V ? (V > from ? V - from : 0) : vl;
+	shp(f, r, t, 2, vl, hid, 0);
+	if (n > 0)
+		rows_at(f, r, t, 0, t, from, n);
+	const uint16_t *e = (const uint16_t *)out_bytes(f, r, t);
+	for (int64_t i = n * hid; i < vl * hid; i++)
+		assert_int_equal(e[i], 0);
+}
+
 /* A Mamba2 mixer's sizes for fx_mamba2_mixer_is: width W (heads x head dim), nh heads, G
  * groups of state N, conv kernel K, the model's width hid; whether the checkpoint has a conv1d
  * bias and a gated norm. */

@@ -159,12 +159,7 @@ static void attn_mlp_is(const fx *f, uint32_t r, int64_t T)
 /* The padded vocabulary (1003 -> 1024 at TP 2 and 4): rank r's rows of t. */
 static void vocab_is(const fx *f, uint32_t r, int64_t T, const char *t)
 {
-	int64_t vl = 1024 / T, from = r * vl, n = from + vl > 1003 ? 1003 - from : vl;
-	shp(f, r, t, 2, vl, HID, 0);
-	rows_at(f, r, t, 0, t, from, n);
-	const uint16_t *e = (const uint16_t *)out_bytes(f, r, t);
-	for (int64_t i = n * HID; i < vl * HID; i++)
-		assert_int_equal(e[i], 0);
+	fx_vocab_is(f, r, T, t, 1003, 1024, HID);
 }
 
 static void test_nh_tp2(void **state)
