@@ -175,6 +175,7 @@ const sm_family shardmap_family_aya_vision = {
     .tie_default = true,
     .drop_canon = aya_drop,
     .aya_vision = true,
+    .keep_float = shardmap_siglip_tower_float,
 };
 
 static const char *const cohere2_vision_archs[] = {"Cohere2VisionForConditionalGeneration", NULL};
@@ -191,4 +192,5 @@ const sm_family shardmap_family_cohere2_vision = {
     .vision_siglip = true,
     .tie_default = true,
     .aya_vision = true,
+    .keep_float = shardmap_siglip_tower_float,
 };

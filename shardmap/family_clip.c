@@ -183,16 +183,10 @@ static bool siglip_drop(const ckpt_config *cfg, const char *cn)
  * 1152 / 4304 towers). */
 static bool siglip_keep_float(const ckpt_config *c, const char *cn)
 {
-	if (strstr(cn, ".mlp.fc") == NULL)
-		return false;
-	bool text = strncmp(cn, CL_T, strlen(CL_T)) == 0;
-	int64_t h = text                   ? c->hidden_size
-	            : c->v_hidden_size > 0 ? c->v_hidden_size
-	                                   : SM_SIGLIP_HIDDEN;
-	int64_t i = text                         ? c->intermediate_size
-	            : c->v_intermediate_size > 0 ? c->v_intermediate_size
-	                                         : SM_SIGLIP_INTER;
-	return h % 64 != 0 || i % 64 != 0;
+	if (strncmp(cn, CL_T, strlen(CL_T)) != 0)
+		return shardmap_siglip_mlp_float(c, "vision_model.", cn);
+	return strstr(cn, ".mlp.fc") != NULL &&
+	       shardmap_siglip_mlp_odd(c->hidden_size, c->intermediate_size);
 }
 
 static int siglip_check(const ckpt_config *c, wt_errbuf *err)

@@ -14,7 +14,10 @@
  *
  * SigLIP blocks: LayerNorms with biases, separate q/k/v projections with biases
  * fused by heads into `self_attn.qkv_proj` (vLLM's QKVParallelLinear, KV = H),
- * out_proj by columns, fc1 by rows, fc2 by columns (their biases as Qwen2-VL's).
+ * out_proj by columns, fc1 by rows, fc2 by columns (their biases as Qwen2-VL's); fc1 / fc2
+ * quantized only when the tower's hidden_size and intermediate_size are both multiples of 64
+ * (vLLM's siglip.py SiglipMLP; keep_float, shardmap_siglip_tower_float, as PaliGemma's,
+ * LLaVA-OneVision's, Aya Vision's and Cohere2Vision's towers).
  */
 #include <inttypes.h>
 
@@ -81,4 +84,5 @@ const sm_family shardmap_family_gemma3 = {
     .vision_gated = true,
     .vision_siglip = true,
     .tie_default = true,
+    .keep_float = shardmap_siglip_tower_float,
 };

@@ -351,6 +351,7 @@ const sm_family shardmap_family_llava_onevision = {
     .vision_gated = true,
     .vision_siglip = true,
     .drop_canon = onevision_drop,
+    .keep_float = shardmap_siglip_tower_float,
 };
 
 const sm_family shardmap_family_llava_next_video = {

@@ -83,4 +83,5 @@ const sm_family shardmap_family_paligemma = {
     .vision_gated = true,
     .vision_siglip = true,
     .tie_default = true,
+    .keep_float = shardmap_siglip_tower_float,
 };

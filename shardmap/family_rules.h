@@ -381,6 +381,16 @@ typedef struct sm_vis_geom {
 	int64_t ve, vh, vd, img, patch;
 } sm_vis_geom;
 
+/* family_vision.c. vLLM's siglip.py SiglipMLP: quant_config reaches fc1 / fc2 only when
+ * hidden_size and intermediate_size are both multiples of 64 (shardmap_siglip_mlp_odd: not,
+ * so built unquantized). shardmap_siglip_mlp_float: canonical name cn is a SigLIP tower's
+ * `mlp.fc1.weight` / `mlp.fc2.weight` under prefix vt (its blocks' and pooling head's) and
+ * the tower's vision_config sizes (SiglipVisionConfig's defaults for absent keys) are not
+ * both multiples of 64. shardmap_siglip_tower_float: that under `vision_tower.vision_model.`
+ * (the keep_float hook of the families whose tower is vLLM's SiglipVisionModel). */
+bool shardmap_siglip_mlp_odd(int64_t hidden, int64_t inter);
+bool shardmap_siglip_mlp_float(const ckpt_config *c, const char *vt, const char *cn);
+bool shardmap_siglip_tower_float(const ckpt_config *c, const char *cn);
 /* family_vision.c. shardmap_vision_need: WT_ECORRUPT "<arch> needs vision_config (...)"
  * when c has none. shardmap_vision_geom: fills *g; refuses heads not dividing the width
  * and image_size below patch_size (shardmap_vision_heads_err / _patch_err). */

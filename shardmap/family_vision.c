@@ -109,6 +109,31 @@ bool shardmap_pixtral_drop(const ckpt_config *c, const char *cn)
 	return *end == '.' && b >= shardmap_vision_kept(c, vd) && b < vd;
 }
 
+/* vLLM's siglip.py SiglipMLP hands its quant_config to fc1 / fc2 only when hidden_size and
+ * intermediate_size are both multiples of 64; otherwise it builds them unquantized. */
+bool shardmap_siglip_mlp_odd(int64_t hidden, int64_t inter)
+{
+	return hidden % 64 != 0 || inter % 64 != 0;
+}
+
+bool shardmap_siglip_mlp_float(const ckpt_config *c, const char *vt, const char *cn)
+{
+	size_t n = strlen(vt), len = strlen(cn);
+	static const char fc1[] = ".mlp.fc1.weight", fc2[] = ".mlp.fc2.weight";
+	size_t k = sizeof(fc1) - 1;
+	if (strncmp(cn, vt, n) != 0 || len < n + k ||
+	    (strcmp(cn + len - k, fc1) != 0 && strcmp(cn + len - k, fc2) != 0))
+		return false;
+	int64_t h = c->v_hidden_size > 0 ? c->v_hidden_size : SM_SIGLIP_HIDDEN;
+	int64_t i = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_SIGLIP_INTER;
+	return shardmap_siglip_mlp_odd(h, i);
+}
+
+bool shardmap_siglip_tower_float(const ckpt_config *c, const char *cn)
+{
+	return shardmap_siglip_mlp_float(c, "vision_tower.vision_model.", cn);
+}
+
 int shardmap_vision_shuffle(const ckpt_config *c, const sm_vis_geom *g, const char *key,
                             const char *who, const char *tail, wt_errbuf *err)
 {

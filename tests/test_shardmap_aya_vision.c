@@ -37,9 +37,10 @@
 	"\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"                  \
 	"\"num_hidden_layers\":1"
 #define VISION_CFG(keys) ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"" keys "}}"
-#define VISION_KEYS(vd)                                                                            \
-	",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":8,"                  \
+#define VISION_KEYS_W(h, i, vd)                                                                    \
+	",\"hidden_size\":" h ",\"intermediate_size\":" i ",\"num_attention_heads\":8,"            \
 	"\"num_hidden_layers\":" vd ",\"image_size\":8,\"patch_size\":2"
+#define VISION_KEYS(vd) VISION_KEYS_W("32", "64", vd)
 #define CFG_HEAD(top, mt, text)                                                                    \
 	"{\"architectures\":[\"AyaVisionForConditionalGeneration\"],\"model_type\":"               \
 	"\"aya_vision\",\"alignment_intermediate_size\":96," top "\"text_config\":{" LM_KEYS(mt)   \
@@ -64,7 +65,7 @@ static const struct {
 
 /* The Cohere 2 language model (lm_head when asked), then unless LAY_TEXT the tower of
  * `blocks` blocks and the projector, all in layout y. */
-static tm_model *av_model(lay y, bool lm_head, int blocks)
+static tm_model *av_model_w(lay y, bool lm_head, int blocks, int64_t ve, int64_t vi)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
 	char b[200];
@@ -85,10 +86,16 @@ static tm_model *av_model(lay y, bool lm_head, int blocks)
 		mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	mm_add_vit(m, y, false, VE, VI, VNP, blocks);
+	mm_add_vit(m, y, false, ve, vi, VNP, blocks);
 	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
-		mm_add(m, y, proj[k].name, proj[k].n, proj[k].k);
+		mm_add(m, y, proj[k].name, proj[k].n == VM ? ve * 4 : proj[k].n,
+		       proj[k].k == VM ? ve * 4 : proj[k].k);
 	return m;
+}
+
+static tm_model *av_model(lay y, bool lm_head, int blocks)
+{
+	return av_model_w(y, lm_head, blocks, VE, VI);
 }
 
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
@@ -109,6 +116,12 @@ static void check_rank(const fx *f, uint32_t T, uint32_t r)
 	/* 2 blocks x 12 outputs, the tower's 5, the projector's 6; the LM's 5 + embed, norm */
 	assert_int_equal(shardmap_rank_n_tensors(f->p, r), 2 * 12 + 5 + 6 + 5 + 2);
 }
+
+/* The tower at 64 / 96 and 64 / 128 (vision hidden_size / intermediate_size). */
+static const char cfg_i96[] =
+    CFG_HEAD("", "cohere2", "") VISION_CFG(VISION_KEYS_W("64", "96", "2"));
+static const char cfg_w64[] =
+    CFG_HEAD("", "cohere2", "") VISION_CFG(VISION_KEYS_W("64", "128", "2"));
 
 static void test_hand_slices(void **state)
 {
@@ -167,7 +180,8 @@ static void test_feature_layer(void **state)
 	fx_refused(av_model(LAY_V450, false, 2), cfgo, WT_ECORRUPT, "vision_feature_layer -4", "");
 }
 
-/* int8-channel TP 2: the tower's fc1 quantized; the projector kept BF16 whole. */
+/* int8-channel TP 2 of a 64 / 128 tower (SiglipMLP quantizes its MLP): the tower's fc1
+ * quantized; the projector kept BF16 whole. */
 static void test_int8(void **state)
 {
 	(void)state;
@@ -176,15 +190,15 @@ static void test_int8(void **state)
 	l.tp_size = 2;
 	l.quant = WT_QUANT_INT8_CHANNEL;
 	fx f;
-	fx_open_l(&f, av_model(LAY_V450, false, 2), cfg_av, &l, true);
+	fx_open_l(&f, av_model_w(LAY_V450, false, 2, 64, 128), cfg_w64, &l, true);
 	const char *q = VT "encoder.layers.1.mlp.fc1.weight";
 	const int8_t *c = (const int8_t *)out_bytes(&f, 1, q);
 	const float *sc =
 	    (const float *)out_bytes(&f, 1, VT "encoder.layers.1.mlp.fc1.weight_scale");
-	for (int64_t row = 0; row < VI / 2; row++) {
+	for (int64_t row = 0; row < 128 / 2; row++) {
 		size_t rowb;
-		const uint16_t *x = (const uint16_t *)src_rows(&f, q, VI / 2 + row, &rowb);
-		int8_row_is(c + row * VE, sc[row], x, VE);
+		const uint16_t *x = (const uint16_t *)src_rows(&f, q, 128 / 2 + row, &rowb);
+		int8_row_is(c + row * 64, sc[row], x, 64);
 	}
 	static const char *const keep[] = {PJ "layernorm.weight", PJ "linear_1.weight",
 	                                   PJ "linear_1.bias", PJ "linear_2.weight",
@@ -298,13 +312,39 @@ static void test_errors(void **state)
 	           "");
 }
 
+static tm_model *mlp_odd(void)
+{
+	return av_model(LAY_V450, false, 2);
+}
+
+static tm_model *mlp_i96(void)
+{
+	return av_model_w(LAY_V450, false, 2, 64, 96);
+}
+
+static tm_model *mlp_w64(void)
+{
+	return av_model_w(LAY_V450, false, 2, 64, 128);
+}
+
+/* vLLM's siglip.py SiglipMLP: under int8-channel and fp8-block the tower's fc1 / fc2 are
+ * kept BF16 without scales when its width (32) or MLP (96) is not a multiple of 64, and
+ * quantized at 64 / 128; q/k/v and out_proj quantized in all three. */
+static void test_siglip_mlp(void **state)
+{
+	(void)state;
+	fx_siglip_mlp(mlp_odd, cfg_av, VT, 2, true);
+	fx_siglip_mlp(mlp_i96, cfg_i96, VT, 2, true);
+	fx_siglip_mlp(mlp_w64, cfg_w64, VT, 2, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hand_slices),   cmocka_unit_test(test_layouts),
-	    cmocka_unit_test(test_feature_layer), cmocka_unit_test(test_int8),
-	    cmocka_unit_test(test_coverage),      cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_siglip_mlp), cmocka_unit_test(test_hand_slices),
+	    cmocka_unit_test(test_layouts),    cmocka_unit_test(test_feature_layer),
+	    cmocka_unit_test(test_int8),       cmocka_unit_test(test_coverage),
+	    cmocka_unit_test(test_defaults),   cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -526,6 +526,51 @@ static __attribute__((unused)) void fx_quant_split(const fx *f, uint32_t r, int 
 	fx_quant_split_as(f, r, keep_dt, keep, nkeep, q8, nq8, WT_I8);
 }
 
+/* vLLM's siglip.py SiglipMLP (quant_config reaches fc1 / fc2 only when the tower's
+ * hidden_size and intermediate_size are both multiples of 64): the model mk builds (a fresh one
+ * each time) under cfg at TP 2, int8-channel and fp8-block, on both ranks: every block's
+ * mlp.fc1.weight / mlp.fc2.weight under tower prefix vt kept BF16 without a scale when kept,
+ * quantized with their scales when not; the blocks' qkv_proj / out_proj quantized either way. */
+static __attribute__((unused)) void fx_siglip_mlp(tm_model *(*mk)(void), const char *cfg,
+                                                  const char *vt, int blocks, bool kept)
+{
+	static const struct {
+		int quant, dt;
+	} qs[] = {{WT_QUANT_INT8_CHANNEL, WT_I8}, {WT_QUANT_FP8_BLOCK, WT_F8_E4M3}};
+	char fc[8][200], at[8][200];
+	const char *fcp[8], *atp[8];
+	size_t n = 0;
+	for (int b = 0; b < blocks && n + 2 <= 8; b++, n += 2) {
+		snprintf(fc[n], sizeof(fc[n]), "%sencoder.layers.%d.mlp.fc1.weight", vt, b);
+		snprintf(fc[n + 1], sizeof(fc[n + 1]), "%sencoder.layers.%d.mlp.fc2.weight", vt, b);
+		snprintf(at[n], sizeof(at[n]), "%sencoder.layers.%d.self_attn.qkv_proj.weight", vt,
+		         b);
+		snprintf(at[n + 1], sizeof(at[n + 1]),
+		         "%sencoder.layers.%d.self_attn.out_proj.weight", vt, b);
+	}
+	for (size_t k = 0; k < n; k++) {
+		fcp[k] = fc[k];
+		atp[k] = at[k];
+	}
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		wt_layout l;
+		wt_layout_init(&l);
+		l.tp_size = 2;
+		l.quant = qs[i].quant;
+		fx f;
+		fx_open_l(&f, mk(), cfg, &l, false);
+		for (uint32_t r = 0; r < 2; r++) {
+			if (kept) {
+				fx_quant_split_as(&f, r, WT_BF16, fcp, n, atp, n, qs[i].dt);
+			} else {
+				fx_quant_split_as(&f, r, WT_BF16, NULL, 0, fcp, n, qs[i].dt);
+				fx_quant_split_as(&f, r, WT_BF16, NULL, 0, atp, n, qs[i].dt);
+			}
+		}
+		fx_close(&f);
+	}
+}
+
 static __attribute__((unused)) void coverage(tm_model *m, const char *cfg, int64_t KV,
                                              const uint32_t (*lays)[2], size_t n)
 {

@@ -34,9 +34,10 @@
 	"\"num_key_value_heads\":1,\"head_dim\":32,\"intermediate_size\":128,"                     \
 	"\"vocab_size\":128,\"num_hidden_layers\":1"
 #define VISION_CFG(keys) ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"" keys "}}"
-#define VISION_KEYS                                                                                \
-	",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":4,"                  \
+#define VISION_KEYS_W(h, i)                                                                        \
+	",\"hidden_size\":" h ",\"intermediate_size\":" i ",\"num_attention_heads\":4,"            \
 	"\"num_hidden_layers\":2,\"image_size\":4,\"patch_size\":2,\"num_channels\":3"
+#define VISION_KEYS VISION_KEYS_W("32", "64")
 #define CFG_HEAD(tie)                                                                              \
 	"{\"architectures\":[\"Gemma3ForConditionalGeneration\"],\"model_type\":\"gemma3\"," tie   \
 	"\"text_config\":{" LM_KEYS "}"
@@ -56,7 +57,7 @@ static const char cfg_text[] = "{\"architectures\":[\"Gemma3ForCausalLM\"]," LM_
 
 /* The language model (values first: the same in every layout and as gemma3_text's),
  * then, unless text-only, the tower of `blocks` blocks and the projector. */
-static tm_model *g3_model(lay y, bool untied, int blocks)
+static tm_model *g3_model_w(lay y, bool untied, int blocks, int64_t ve, int64_t vi)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
 	mm_add(m, y, "model.embed_tokens.weight", 128, HID);
@@ -86,10 +87,15 @@ static tm_model *g3_model(lay y, bool untied, int blocks)
 		mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	mm_add_vit(m, y, false, VE, VI, NP, blocks);
-	mm_add(m, y, "multi_modal_projector.mm_input_projection_weight", VE, HID);
-	mm_add(m, y, "multi_modal_projector.mm_soft_emb_norm.weight", VE, 0);
+	mm_add_vit(m, y, false, ve, vi, NP, blocks);
+	mm_add(m, y, "multi_modal_projector.mm_input_projection_weight", ve, HID);
+	mm_add(m, y, "multi_modal_projector.mm_soft_emb_norm.weight", ve, 0);
 	return m;
+}
+
+static tm_model *g3_model(lay y, bool untied, int blocks)
+{
+	return g3_model_w(y, untied, blocks, VE, VI);
 }
 
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
@@ -118,6 +124,10 @@ static void check_rank(const fx *f, uint32_t T, uint32_t r)
 	        32);
 	assert_int_equal(tm_ix(f->p, r, "language_model.lm_head.weight"), -1); /* tied */
 }
+
+/* The tower at 64 / 96 and 64 / 128 (vision hidden_size / intermediate_size). */
+static const char cfg_i96[] = CFG_HEAD("") VISION_CFG(VISION_KEYS_W("64", "96"));
+static const char cfg_w64[] = CFG_HEAD("") VISION_CFG(VISION_KEYS_W("64", "128"));
 
 static void test_hand_slices(void **state)
 {
@@ -275,8 +285,9 @@ static void test_errors(void **state)
 	expect(g3_model(LAY_V450, false, 2), cfg_nov, WT_ECORRUPT, "needs vision_config", NULL);
 }
 
-/* fp8-channel: the tower's linears and the language model's are quantized, the
- * projector, the patch embedding, the position table and the norms are not. */
+/* fp8-channel: the tower's attention linears and the language model's are quantized; the
+ * tower's fc1 / fc2 (width 32: vLLM's SiglipMLP builds them unquantized), the projector, the
+ * patch embedding, the position table and the norms are not. */
 static void test_quant(void **state)
 {
 	(void)state;
@@ -288,13 +299,13 @@ static void test_quant(void **state)
 	fx_open_l(&f, g3_model(LAY_HF5, false, 2), cfg_g3, &l, false);
 	static const char *const q[] = {VT "encoder.layers.1.self_attn.qkv_proj.weight",
 	                                VT "encoder.layers.1.self_attn.out_proj.weight",
-	                                VT "encoder.layers.1.mlp.fc1.weight",
-	                                VT "encoder.layers.1.mlp.fc2.weight",
 	                                "language_model.model.layers.0.self_attn.qkv_proj.weight",
 	                                "language_model.model.layers.0.mlp.down_proj.weight"};
 	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
 		assert_int_equal(info(&f, 1, q[k])->dtype, WT_F8_E4M3);
 	static const char *const n[] = {"multi_modal_projector.mm_input_projection_weight",
+	                                VT "encoder.layers.1.mlp.fc1.weight",
+	                                VT "encoder.layers.1.mlp.fc2.weight",
 	                                VT "embeddings.patch_embedding.weight",
 	                                VT "embeddings.position_embedding.weight",
 	                                VT "encoder.layers.1.self_attn.qkv_proj.bias",
@@ -304,12 +315,42 @@ static void test_quant(void **state)
 	fx_close(&f);
 }
 
+static tm_model *mlp_odd(void)
+{
+	return g3_model(LAY_HF5, false, 2);
+}
+
+static tm_model *mlp_i96(void)
+{
+	return g3_model_w(LAY_HF5, false, 2, 64, 96);
+}
+
+static tm_model *mlp_w64(void)
+{
+	return g3_model_w(LAY_HF5, false, 2, 64, 128);
+}
+
+/* vLLM's siglip.py SiglipMLP: under int8-channel and fp8-block the tower's fc1 / fc2 are
+ * kept BF16 without scales when its width (32) or MLP (96) is not a multiple of 64, and
+ * quantized at 64 / 128; q/k/v and out_proj quantized in all three. */
+static void test_siglip_mlp(void **state)
+{
+	(void)state;
+	fx_siglip_mlp(mlp_odd, cfg_g3, VT, 2, true);
+	fx_siglip_mlp(mlp_i96, cfg_i96, VT, 2, true);
+	fx_siglip_mlp(mlp_w64, cfg_w64, VT, 2, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts_and_text),
-	    cmocka_unit_test(test_coverage),    cmocka_unit_test(test_siglip_defaults),
-	    cmocka_unit_test(test_errors),      cmocka_unit_test(test_quant),
+	    cmocka_unit_test(test_siglip_mlp),
+	    cmocka_unit_test(test_hand_slices),
+	    cmocka_unit_test(test_layouts_and_text),
+	    cmocka_unit_test(test_coverage),
+	    cmocka_unit_test(test_siglip_defaults),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_quant),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

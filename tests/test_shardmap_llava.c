@@ -42,9 +42,10 @@
 	"\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"                  \
 	"\"num_hidden_layers\":1"
 #define VISION_CFG(keys) ",\"vision_config\":{\"model_type\":\"clip_vision_model\"" keys "}}"
-#define VISION_KEYS                                                                                \
-	",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":8,"                  \
+#define VISION_KEYS_W(h, i)                                                                        \
+	",\"hidden_size\":" h ",\"intermediate_size\":" i ",\"num_attention_heads\":8,"            \
 	"\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2"
+#define VISION_KEYS VISION_KEYS_W("32", "64")
 #define CFG_HEAD(top)                                                                              \
 	"{\"architectures\":[\"LlavaForConditionalGeneration\"],\"model_type\":\"llava\"," top     \
 	"\"text_config\":{" LM_KEYS "}"
@@ -59,7 +60,7 @@ static const char cfg_text[] = "{\"architectures\":[\"LlamaForCausalLM\"]," LM_K
 
 /* The language model (values first: the same in every layout and as Llama's), then,
  * unless text-only, the tower of `blocks` blocks and the projector (biases if bias). */
-static tm_model *lv_model(lay y, bool bias, int blocks)
+static tm_model *lv_model_w(lay y, bool bias, int blocks, int64_t ve, int64_t vi)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
 	mm_add(m, y, "model.embed_tokens.weight", 128, HID);
@@ -80,14 +81,19 @@ static tm_model *lv_model(lay y, bool bias, int blocks)
 	mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	mm_add_vit(m, y, true, VE, VI, VNP, blocks);
-	mm_add(m, y, PJ "linear_1.weight", HID, VE);
+	mm_add_vit(m, y, true, ve, vi, VNP, blocks);
+	mm_add(m, y, PJ "linear_1.weight", HID, ve);
 	mm_add(m, y, PJ "linear_2.weight", HID, HID);
 	if (bias) {
 		mm_add(m, y, PJ "linear_1.bias", HID, 0);
 		mm_add(m, y, PJ "linear_2.bias", HID, 0);
 	}
 	return m;
+}
+
+static tm_model *lv_model(lay y, bool bias, int blocks)
+{
+	return lv_model_w(y, bias, blocks, VE, VI);
 }
 
 static void check_rank(const fx *f, uint32_t T, uint32_t r, bool bias)
@@ -128,6 +134,10 @@ static void check_rank(const fx *f, uint32_t T, uint32_t r, bool bias)
 	        "language_model.model.layers.0.self_attn.o_proj.weight", HID, 64);
 	assert_true(tm_ix(f->p, r, "language_model.lm_head.weight") >= 0); /* untied */
 }
+
+/* The tower at 64 / 96 and 64 / 128 (vision hidden_size / intermediate_size). */
+static const char cfg_i96[] = CFG_HEAD("") VISION_CFG(VISION_KEYS_W("64", "96"));
+static const char cfg_w64[] = CFG_HEAD("") VISION_CFG(VISION_KEYS_W("64", "128"));
 
 static void test_hand_slices(void **state)
 {
@@ -480,13 +490,40 @@ static void test_next_errors(void **state)
 	ckpt_config_clear(&c);
 }
 
+static tm_model *mlp_odd(void)
+{
+	return lv_model(LAY_V450, true, 3);
+}
+
+static tm_model *mlp_i96(void)
+{
+	return lv_model_w(LAY_V450, true, 3, 64, 96);
+}
+
+static tm_model *mlp_w64(void)
+{
+	return lv_model_w(LAY_V450, true, 3, 64, 128);
+}
+
+/* vLLM's clip.py CLIPMLP hands fc1 / fc2 its quant_config at any size (SiglipMLP's 64
+ * rule is not CLIP's): the CLIP tower of width 32 or MLP 96 keeps them quantized under
+ * int8-channel and fp8-block, as at 64 / 128. */
+static void test_siglip_mlp(void **state)
+{
+	(void)state;
+	fx_siglip_mlp(mlp_odd, cfg_lv, VT, 2, false);
+	fx_siglip_mlp(mlp_i96, cfg_i96, VT, 2, false);
+	fx_siglip_mlp(mlp_w64, cfg_w64, VT, 2, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts_and_text),
-	    cmocka_unit_test(test_int8),        cmocka_unit_test(test_coverage),
-	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_next),        cmocka_unit_test(test_next_errors),
+	    cmocka_unit_test(test_siglip_mlp),       cmocka_unit_test(test_hand_slices),
+	    cmocka_unit_test(test_layouts_and_text), cmocka_unit_test(test_int8),
+	    cmocka_unit_test(test_coverage),         cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_errors),           cmocka_unit_test(test_next),
+	    cmocka_unit_test(test_next_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,9 +36,10 @@
 	"\"num_key_value_heads\":2,\"head_dim\":8,\"intermediate_size\":128,\"vocab_size\":128,"   \
 	"\"num_hidden_layers\":1"
 #define VISION_CFG(keys) ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"" keys "}}"
-#define VISION_KEYS                                                                                \
-	",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":8,"                  \
+#define VISION_KEYS_W(h, i)                                                                        \
+	",\"hidden_size\":" h ",\"intermediate_size\":" i ",\"num_attention_heads\":8,"            \
 	"\"num_hidden_layers\":2,\"image_size\":8,\"patch_size\":2"
+#define VISION_KEYS VISION_KEYS_W("32", "64")
 #define CFG_HEAD(top, mt, text)                                                                    \
 	"{\"architectures\":[\"PaliGemmaForConditionalGeneration\"],\"model_type\":"               \
 	"\"paligemma\",\"hidden_size\":2048,\"projection_dim\":64," top                            \
@@ -56,7 +57,7 @@ static const char cfg_text1[] = "{\"architectures\":[\"GemmaForCausalLM\"]," LM_
 
 /* The language model (Gemma 2's norms around the MLP when g2), lm_head when asked, then
  * unless LAY_TEXT the tower of `blocks` blocks and the projector, all in layout y. */
-static tm_model *pg_model(lay y, bool g2, bool lm_head, int blocks)
+static tm_model *pg_model_w(lay y, bool g2, bool lm_head, int blocks, int64_t ve, int64_t vi)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
 	char b[200];
@@ -83,10 +84,15 @@ static tm_model *pg_model(lay y, bool g2, bool lm_head, int blocks)
 		mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	mm_add_vit(m, y, false, VE, VI, VNP, blocks);
-	mm_add(m, y, PJW, HID, VE);
+	mm_add_vit(m, y, false, ve, vi, VNP, blocks);
+	mm_add(m, y, PJW, HID, ve);
 	mm_add(m, y, PJB, HID, 0);
 	return m;
+}
+
+static tm_model *pg_model(lay y, bool g2, bool lm_head, int blocks)
+{
+	return pg_model_w(y, g2, lm_head, blocks, VE, VI);
 }
 
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
@@ -118,6 +124,10 @@ static void check_rank(const fx *f, uint32_t T, uint32_t r)
 	/* 2 blocks x 12 outputs, the tower's 5, the projector's 2; the LM's 8 + embed, norm */
 	assert_int_equal(shardmap_rank_n_tensors(f->p, r), 2 * 12 + 5 + 2 + 8 + 2);
 }
+
+/* The tower at 64 / 96 and 64 / 128 (vision hidden_size / intermediate_size). */
+static const char cfg_i96[] = CFG_HEAD("", "gemma2", "") VISION_CFG(VISION_KEYS_W("64", "96"));
+static const char cfg_w64[] = CFG_HEAD("", "gemma2", "") VISION_CFG(VISION_KEYS_W("64", "128"));
 
 static void test_hand_slices(void **state)
 {
@@ -157,8 +167,9 @@ static void test_layouts(void **state)
 	}
 }
 
-/* int8-channel TP 2: the tower's fc1 rows [32, 64) quantized per row; the projector (a plain
- * nn.Linear in vLLM) kept BF16 whole, as the embeddings, norms and biases. */
+/* int8-channel TP 2 of a 64 / 128 tower (SiglipMLP quantizes its MLP): the tower's fc1 rows
+ * [64, 128) quantized per row; the projector (a plain nn.Linear in vLLM) kept BF16 whole, as
+ * the embeddings, norms and biases. */
 static void test_int8(void **state)
 {
 	(void)state;
@@ -167,16 +178,16 @@ static void test_int8(void **state)
 	l.tp_size = 2;
 	l.quant = WT_QUANT_INT8_CHANNEL;
 	fx f;
-	fx_open_l(&f, pg_model(LAY_V450, true, false, 2), cfg_pg2, &l, true);
+	fx_open_l(&f, pg_model_w(LAY_V450, true, false, 2, 64, 128), cfg_w64, &l, true);
 	const char *q = VT "encoder.layers.1.mlp.fc1.weight";
 	const int8_t *c = (const int8_t *)out_bytes(&f, 1, q);
 	const float *sc =
 	    (const float *)out_bytes(&f, 1, VT "encoder.layers.1.mlp.fc1.weight_scale");
-	for (int64_t row = 0; row < VI / 2; row++) {
+	for (int64_t row = 0; row < 128 / 2; row++) {
 		size_t rowb;
 		const uint16_t *x = (const uint16_t *)src_rows(
-		    &f, VT "encoder.layers.1.mlp.fc1.weight", VI / 2 + row, &rowb);
-		int8_row_is(c + row * VE, sc[row], x, VE);
+		    &f, VT "encoder.layers.1.mlp.fc1.weight", 128 / 2 + row, &rowb);
+		int8_row_is(c + row * 64, sc[row], x, 64);
 	}
 	static const char *const keep[] = {PJW,
 	                                   PJB,
@@ -319,12 +330,39 @@ static void test_errors(void **state)
 	fx_refused(m, cfg_pg2, WT_EUNSUPPORTED, "model.layers.0.input_layernorm.weight", "");
 }
 
+static tm_model *mlp_odd(void)
+{
+	return pg_model(LAY_V450, true, false, 2);
+}
+
+static tm_model *mlp_i96(void)
+{
+	return pg_model_w(LAY_V450, true, false, 2, 64, 96);
+}
+
+static tm_model *mlp_w64(void)
+{
+	return pg_model_w(LAY_V450, true, false, 2, 64, 128);
+}
+
+/* vLLM's siglip.py SiglipMLP: under int8-channel and fp8-block the tower's fc1 / fc2 are
+ * kept BF16 without scales when its width (32) or MLP (96) is not a multiple of 64, and
+ * quantized at 64 / 128; q/k/v and out_proj quantized in all three. */
+static void test_siglip_mlp(void **state)
+{
+	(void)state;
+	fx_siglip_mlp(mlp_odd, cfg_pg2, VT, 2, true);
+	fx_siglip_mlp(mlp_i96, cfg_i96, VT, 2, true);
+	fx_siglip_mlp(mlp_w64, cfg_w64, VT, 2, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts),
-	    cmocka_unit_test(test_int8),        cmocka_unit_test(test_coverage),
-	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_siglip_mlp), cmocka_unit_test(test_hand_slices),
+	    cmocka_unit_test(test_layouts),    cmocka_unit_test(test_int8),
+	    cmocka_unit_test(test_coverage),   cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
