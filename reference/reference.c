@@ -520,65 +520,85 @@ static int head_full(const ref_cfg *c, ref_set *ck, const float *emb, const floa
 	return WT_OK;
 }
 
+/* Whose own checkpoint names set s holds (the first that applies: flags overlap, GPT-J's
+ * config sets Phi's), read renamed by rename_full. */
+typedef enum {
+	OWN_NONE = 0,
+	OWN_NEOX,      /* GPT-NeoX, Phi, Persimmon, BLOOM, Falcon (neox.c) */
+	OWN_INTERNLM2, /* under Llama's names (internlm2.c) */
+	OWN_CHATGLM,   /* under Llama's names (chatglm.c) */
+	OWN_GPT2,      /* GPT-2's and CLIP's (gpt2.c, clip.c) */
+	OWN_GPTJ,      /* under Phi's names (gptj.c) */
+	OWN_MAMBA,     /* Mamba's under Jamba's, Nemotron-H's under Granite 4.0's */
+	OWN_ZAMBA2,    /* the hybrid layers' mixers under the Mamba layers' names */
+	OWN_DBRX,      /* DBRX's / MPT's under Mixtral's / StarCoder2's (dbrx.c) */
+	OWN_LONGCAT,   /* as virtual layers (longcat.c) */
+} own_kind;
+
+static own_kind own_names(const ref_cfg *c, ref_set *s)
+{
+	if ((c->neox && ref_set_find(s, "gpt_neox.embed_in.weight") != NULL) ||
+	    ((c->phi || c->persimmon) && ref_set_find(s, "model.final_layernorm.weight") != NULL) ||
+	    ((c->bloom || c->falcon) && ref_bloom_ckpt(s)))
+		return OWN_NEOX;
+	if (c->internlm2 && ref_internlm2_named(s))
+		return OWN_INTERNLM2;
+	if (c->glm == 3 && ref_chatglm_named(s))
+		return OWN_CHATGLM;
+	if ((c->gpt2 || c->clip) && ref_set_find(s, "model.embed_tokens.weight") == NULL)
+		return OWN_GPT2;
+	if (c->gptj && ref_set_find(s, "transformer.wte.weight") != NULL)
+		return OWN_GPTJ;
+	if ((c->mamba_lm || c->nh) && ref_set_find(s, "backbone.embeddings.weight") != NULL)
+		return OWN_MAMBA;
+	if (c->zamba2 && ref_z2_named(s))
+		return OWN_ZAMBA2;
+	if ((c->dbrx || c->mpt) && ref_set_find(s, "transformer.wte.weight") != NULL)
+		return OWN_DBRX;
+	if (c->longcat && ref_set_find(s, "model.layers.0.input_layernorm.0.weight") != NULL)
+		return OWN_LONGCAT;
+	return OWN_NONE;
+}
+
+bool ref_own_names(const ref_cfg *c, ref_set *s)
+{
+	return own_names(c, s) != OWN_NONE;
+}
+
+/* The checkpoint set ck, under its family's own names, into r under the names the pass reads. */
+static int rename_full(const ref_cfg *c, ref_set *ck, ref_set *r, wt_errbuf *err)
+{
+	switch (own_names(c, ck)) {
+	case OWN_NEOX:
+		return ref_neox_rename(c, ck, r, true, err);
+	case OWN_INTERNLM2:
+		return ref_internlm2_rename(c, ck, r, true, err);
+	case OWN_CHATGLM:
+		return ref_chatglm_rename(ck, r, err);
+	case OWN_GPT2:
+		return c->clip ? ref_clip_rename(ck, r, err) : ref_gpt2_rename(c, ck, r, true, err);
+	case OWN_GPTJ:
+		return ref_gptj_rename(ck, r, err);
+	case OWN_MAMBA:
+		return c->nh ? ref_nh_rename(c, ck, r, err) : ref_mamba_rename(c, ck, r, err);
+	case OWN_ZAMBA2:
+		return ref_z2_rename(ck, r, err);
+	case OWN_DBRX:
+		return ref_dbrx_rename(c, ck, r, err);
+	case OWN_LONGCAT:
+		return ref_lc_rename(c, ck, r, err);
+	case OWN_NONE:
+		break;
+	}
+	return wt_seterr(err, WT_EINVAL, "reference: no renaming for this checkpoint");
+}
+
 int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok,
                      float *logits, int64_t *routes, wt_errbuf *err)
 {
-	if ((c->neox && ref_set_find(ck, "gpt_neox.embed_in.weight") != NULL) ||
-	    ((c->phi || c->persimmon) &&
-	     ref_set_find(ck, "model.final_layernorm.weight") != NULL) ||
-	    ((c->bloom || c->falcon) && ref_bloom_ckpt(ck))) {
-		ref_set r = {0}; /* the checkpoint under the names read below (neox.c) */
-		int rv = ref_neox_rename(c, ck, &r, true, err);
-		if (rv == WT_OK)
-			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
-		ref_set_clear(&r);
-		return rv;
-	}
-	if (c->internlm2 && ref_internlm2_named(ck)) {
-		ref_set r = {0}; /* the checkpoint under Llama's names (internlm2.c) */
-		int rv = ref_internlm2_rename(c, ck, &r, true, err);
-		if (rv == WT_OK)
-			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
-		ref_set_clear(&r);
-		return rv;
-	}
-	if (c->glm == 3 && ref_chatglm_named(ck)) {
-		ref_set r = {0}; /* the checkpoint under Llama's names (chatglm.c) */
-		int rv = ref_chatglm_rename(ck, &r, err);
-		if (rv == WT_OK)
-			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
-		ref_set_clear(&r);
-		return rv;
-	}
-	if ((c->gpt2 || c->clip) && ref_set_find(ck, "model.embed_tokens.weight") == NULL) {
-		ref_set r = {0}; /* the checkpoint under the names read below (gpt2.c, clip.c) */
-		int rv =
-		    c->clip ? ref_clip_rename(ck, &r, err) : ref_gpt2_rename(c, ck, &r, true, err);
-		if (rv == WT_OK)
-			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
-		ref_set_clear(&r);
-		return rv;
-	}
-	if (c->gptj && ref_set_find(ck, "transformer.wte.weight") != NULL) {
-		ref_set r = {0}; /* the checkpoint under Phi's names (gptj.c) */
-		int rv = ref_gptj_rename(ck, &r, err);
-		if (rv == WT_OK)
-			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
-		ref_set_clear(&r);
-		return rv;
-	}
-	/* the checkpoint under Jamba's names (mamba.c), Nemotron-H's under Granite 4.0's */
-	if ((c->mamba_lm || c->nh) && ref_set_find(ck, "backbone.embeddings.weight") != NULL) {
-		ref_set r = {0};
-		int rv = c->nh ? ref_nh_rename(c, ck, &r, err) : ref_mamba_rename(c, ck, &r, err);
-		if (rv == WT_OK)
-			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
-		ref_set_clear(&r);
-		return rv;
-	}
-	if (c->zamba2 && ref_z2_named(ck)) {
-		ref_set r = {0}; /* the hybrid layers' mixers under the Mamba layers' names */
-		int rv = ref_z2_rename(ck, &r, err);
+	if (ref_own_names(c, ck)) {
+		ref_set r = {0}; /* the checkpoint under the names read below */
+		int rv = rename_full(c, ck, &r, err);
 		if (rv == WT_OK)
 			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
 		ref_set_clear(&r);
@@ -590,22 +610,6 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		return ref_whisper_full(c, ck, tokens, n_tok, logits, err);
 	if (c->g3n) /* its own pass (gemma3n.c) */
 		return ref_g3n_full(c, ck, tokens, n_tok, logits, err);
-	if ((c->dbrx || c->mpt) && ref_set_find(ck, "transformer.wte.weight") != NULL) {
-		ref_set r = {0}; /* the checkpoint under Mixtral's / StarCoder2's names (dbrx.c) */
-		int rv = ref_dbrx_rename(c, ck, &r, err);
-		if (rv == WT_OK)
-			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
-		ref_set_clear(&r);
-		return rv;
-	}
-	if (c->longcat && ref_set_find(ck, "model.layers.0.input_layernorm.0.weight") != NULL) {
-		ref_set r = {0}; /* the checkpoint as virtual layers (longcat.c) */
-		int rv = ref_lc_rename(c, ck, &r, err);
-		if (rv == WT_OK)
-			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
-		ref_set_clear(&r);
-		return rv;
-	}
 	ref_bufs b;
 	int rv = ref_bufs_alloc(&b, c, n_tok, tokens, err);
 	if (rv != WT_OK)

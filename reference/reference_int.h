@@ -380,6 +380,10 @@ int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_
 /* Set in's tensors into the empty set out under the names the decoder passes read (neox.c's
  * table); with ckpt, query_key_value's [H, 3, d] rows reordered into [q; k; v]. On failure
  * out is left empty. */
+/* Whether set s holds its family's tensors under the family's own checkpoint names, which the
+ * passes read renamed (reference.c: GPT-NeoX, Phi, Persimmon, BLOOM, Falcon, InternLM2,
+ * ChatGLM, GPT-2, CLIP, GPT-J, DBRX, MPT, Mamba, Nemotron-H, Zamba2, LongCat-Flash). */
+bool ref_own_names(const ref_cfg *c, ref_set *s);
 int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
 /* Whether s holds BLOOM's tensors under the checkpoint's names (with or without the
  * transformer. prefix), not yet renamed (neox.c). */

@@ -635,20 +635,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
                         const int64_t *tokens, size_t n_tok, const int64_t *routes, float *logits,
                         wt_errbuf *err)
 {
-	if (l->tp_size >= 1 &&
-	    ((c->neox && ref_set_find(&ranks[0], "gpt_neox.embed_in.weight")) ||
-	     ((c->phi || c->persimmon) &&
-	      ref_set_find(&ranks[0], "model.final_layernorm.weight")) ||
-	     ((c->dbrx || c->mpt || c->gptj) &&
-	      ref_set_find(&ranks[0], "transformer.wte.weight")) ||
-	     (c->longcat && ref_set_find(&ranks[0], "model.layers.0.input_layernorm.0.weight")) ||
-	     ((c->gpt2 || c->clip) &&
-	      ref_set_find(&ranks[0], "model.embed_tokens.weight") == NULL) ||
-	     ((c->mamba_lm || c->nh) && ref_set_find(&ranks[0], "backbone.embeddings.weight")) ||
-	     (c->zamba2 && ref_z2_named(&ranks[0])) ||
-	     (c->internlm2 && ref_internlm2_named(&ranks[0])) ||
-	     (c->glm == 3 && ref_chatglm_named(&ranks[0])) ||
-	     ((c->bloom || c->falcon) && ref_bloom_ckpt(&ranks[0]))))
+	if (l->tp_size >= 1 && ref_own_names(c, &ranks[0]))
 		return sharded_neox(c, ranks, l, group, tokens, n_tok, routes, logits, err);
 	shard s = {.c = c,
 	           .ranks = ranks,
