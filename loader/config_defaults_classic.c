@@ -369,6 +369,22 @@ static const class_default chatglm_defaults[] = {
     {"rms_norm_eps", true, 1e-5},
 };
 
+/* ExaoneConfig's (remote configuration_exaone.py, vLLM's configs/exaone.py), under the names
+ * config_exaone_keys lays its keys onto: vocab_size 102400, hidden_size 2048, num_layers 32, 32
+ * heads (num_key_value_heads None -> the heads, the loader's own default), max_position_embeddings
+ * 2048, layer_norm_epsilon 1e-6, rope_theta 10000 (vLLM's getattr default); tied is the family's
+ * tie_default; intermediate_size (4 x hidden_size) and activation_function silu are
+ * config_exaone.c's. */
+static const class_default exaone_defaults[] = {
+    {"vocab_size", false, 102400},
+    {"hidden_size", false, 2048},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 /* PersimmonConfig's (transformers 4.57.1): persimmon-8b's dims (262144 / 4096 / 16384 / 36 /
  * 64), max_position_embeddings 16384, rope_theta 25000, qk_layernorm true; hidden_act relu2,
  * partial_rotary_factor 0.5 and layer_norm_eps 1e-5 are the reference's (cfg_neox.c); untied. */
@@ -526,6 +542,7 @@ static const struct {
     CLASS("falcon", falcon_defaults),
     CLASS("internlm2", internlm2_defaults),
     CLASS("chatglm", chatglm_defaults),
+    CLASS("exaone", exaone_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("zamba2", zamba2_defaults),

@@ -178,6 +178,10 @@ int config_opt_keys(json_t *v, wt_errbuf *err);
  * v under the names the loader reads, intermediate_size from n_inner or 4 x n_embd
  * (config_gptj.c). */
 int config_gptj_keys(json_t *v, wt_errbuf *err);
+/* EXAONE 3.x (model_type exaone): ExaoneConfig's num_layers / layer_norm_epsilon laid over
+ * num_hidden_layers / rms_norm_eps, intermediate_size falsy -> 4 x hidden_size;
+ * activation_function other than silu and a true bias switch refused (config_exaone.c). */
+int config_exaone_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

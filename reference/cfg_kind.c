@@ -71,7 +71,8 @@ enum {
 	FAM_MINIMAX_M2,
 	FAM_NEMOTRON_H,
 	FAM_SIGLIP,
-	FAM_CHATGLM
+	FAM_CHATGLM,
+	FAM_EXAONE
 };
 
 /* The planner's family -> the reference's kind. */
@@ -289,6 +290,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* ChatGLMModel (remote code): GlmForCausalLM's math, query_key_value as Phi-3's
 	     * qkv_proj and other names (chatglm.c renames onto Llama's) */
 	    {"chatglm", REF_DENSE, false, 0, FAM_CHATGLM},
+	    /* ExaoneForCausalLM (remote code): Llama's decoder under GPT-2-style names (exaone.c
+	     * renames onto Llama's) */
+	    {"exaone", REF_DENSE, false, 0, FAM_EXAONE},
 	    /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
 	     * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
 	    {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
@@ -532,6 +536,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			if (c->falcon) /* GPT-NeoX's norms, MLP and qkv_proj */
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			c->internlm2 = map[i].fam == FAM_INTERNLM2;
+			c->exaone = map[i].fam == FAM_EXAONE;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */

@@ -376,6 +376,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = ref_mpt_json(json, len, &flat, &len, err);
 	if (rv == WT_OK && fam != NULL && strcmp(fam, "chatglm") == 0) /* config_chatglm_keys */
 		rv = ref_chatglm_json(json, len, &flat, &len, err);
+	if (rv == WT_OK && fam != NULL && strcmp(fam, "exaone") == 0) /* config_exaone_keys */
+		rv = ref_exaone_json(json, len, &flat, &len, err);
 	if (rv == WT_OK && fam != NULL &&
 	    (strcmp(fam, "qwen2_5_omni") == 0 || strcmp(fam, "qwen3_omni_moe") == 0))
 		rv = ref_omni_json(json, len, &flat, &len, err); /* thinker_config's */

@@ -454,6 +454,9 @@ typedef struct ref_cfg {
 	 * under Llama's names (ref_internlm2_rename, internlm2.c: the checkpoint's wqkv
 	 * [KV, H/KV + 2, d] groups unpacked into q_proj / k_proj / v_proj) */
 	bool internlm2;
+	/* EXAONE 3.x (ExaoneForCausalLM, remote code; kind REF_DENSE): Llama's decoder read under
+	 * Llama's names (ref_exaone_rename, exaone.c) */
+	bool exaone;
 	/* Mllama (MllamaForConditionalGeneration's language model; kind REF_DENSE; ckpt.c):
 	 * Llama's decoder on text tokens, the layers of ml_cross (text_config's
 	 * cross_attention_layers) skipped as MllamaTextModel skips them without cross-attention

@@ -400,6 +400,12 @@ bool ref_internlm2_named(ref_set *s);
 int ref_chatglm_rename(ref_set *in, ref_set *out, wt_errbuf *err);
 bool ref_chatglm_named(ref_set *s);
 int ref_chatglm_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
+/* EXAONE 3.x (exaone.c): in's tensors into the empty set out under Llama's names (on failure
+ * out is left empty); whether s holds them under their own names; config.json text with
+ * ExaoneConfig's keys under the names the reference reads (config_exaone_keys), into *out. */
+int ref_exaone_rename(ref_set *in, ref_set *out, wt_errbuf *err);
+bool ref_exaone_named(ref_set *s);
+int ref_exaone_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
 /* Persimmon's q_layernorm / k_layernorm of layer l from s on q and k (T rows of n_heads
  * heads of c->d each; no kv grouping): every head LayerNormed with the one [d] weight and
  * bias, eps c->eps (cfg_neox.c). */

@@ -133,6 +133,7 @@ static const sm_family *const families[] = {
     &shardmap_family_jamba_cls,
     &shardmap_family_modernbert_tok,
     &shardmap_family_chatglm,
+    &shardmap_family_exaone,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

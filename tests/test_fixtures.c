@@ -419,6 +419,11 @@ static void check_family(const fam_expect *e, const char *root)
 	if (strcmp(e->name, "chatglm") == 0) /* ChatGLMConfig's names: add_qkv_bias, kv_channels */
 		assert_true(cfg->attention_bias && cfg->head_dim == 16 &&
 		            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "chatglm") == 0);
+	if (strcmp(e->name, "exaone") ==
+	    0) /* ExaoneConfig's names: num_layers, layer_norm_epsilon */
+		assert_true(!cfg->attention_bias && cfg->head_dim == 16 &&
+		            cfg->num_hidden_layers == 2 && !cfg->tie_word_embeddings &&
+		            strcmp(cfg->model_type, "exaone") == 0);
 	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */
 		assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
 		            strcmp(cfg->model_type, "qwen2") == 0);

@@ -428,6 +428,12 @@ static const fam_expect fams_mm[] = {
     {"chatglm", 17,
      4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 192 * 128 + 192 + 128 * 128 + 3 * 192 * 128)), 128,
      8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* exaone: F32; wte / lm_head [1000, 128] (untied), ln_f, 2 layers of ln_1 / ln_2, q_proj
+     * [128, 128], k_proj / v_proj [2*16 = 32, 128], out_proj [128, 128], c_fc_0 / c_fc_1
+     * [192, 128], c_proj [128, 192] */
+    {"exaone", 21,
+     4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)), 128,
+     8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -420,3 +420,20 @@ plan_has chatglm "transformer.encoder.layers.1.self_attention.query_key_value.we
 grep -q "query_key_value.bias_scale\|output_layer.weight_scale" "$T/plan" &&
 	fail "chatglm: the qkv bias or output_layer quantized: $(cat "$T/plan")"
 refused_edit chatglm 's/"add_bias_linear": false/"add_bias_linear": true/' "add_bias_linear is true"
+# ExaoneForCausalLM: q/k/v fused by heads into attn.attention.qkv_proj (TP 4: 2 q heads and
+# its kv head, 4 * 16 rows), c_fc_0 / c_fc_1 merged into mlp.gate_up_proj, out_proj / c_proj
+# by columns, all quantized; wte / lm_head by vocabulary rows and the norms unquantized;
+# activation_function gelu refused
+"$CTL" plan --model-dir "$T/exaone" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan exaone"
+plan_has exaone "transformer.h.1.attn.attention.qkv_proj.weight *I8 *\[64, 128\]" \
+	"transformer.h.1.attn.attention.out_proj.weight *I8 *\[128, 32\]" \
+	"transformer.h.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"transformer.h.1.mlp.c_proj.weight *I8 *\[128, 48\]" \
+	"transformer.h.1.ln_1.weight *F32 *\[128\]" \
+	"transformer.wte.weight *F32 *\[256, 128\]" \
+	"lm_head.weight *F32 *\[256, 128\]"
+grep -q "q_proj\|c_fc_0\|lm_head.weight_scale\|wte.weight_scale" "$T/plan" &&
+	fail "exaone: an unfused or quantized embedding tensor: $(cat "$T/plan")"
+refused_edit exaone 's/"activation_function": "silu"/"activation_function": "gelu"/' \
+	"activation_function is not"

@@ -104,6 +104,7 @@ CLIPModel (vLLM's clip.py), SiglipModel (vLLM's siglip.py): shard_oracle_clip.py
 InternLM2ForCausalLM (vLLM's internlm2.py, each rank its own heads): shard_oracle_internlm2.py.
 Nemotron-H (vLLM's nemotron_h.py): shard_oracle_nemotron_h.py (untied; mtp.* dropped).
 ChatGLMModel (vLLM's chatglm.py, THUDM's names): shard_oracle_chatglm.py.
+ExaoneForCausalLM (vLLM's exaone.py): shard_oracle_exaone.py.
 
 PaliGemma (vLLM's paligemma.py / siglip.py): Gemma 3's layouts and tower, a Gemma / Gemma 2
 language model tied by text_config.tie_word_embeddings alone (default true), the projector's
@@ -195,6 +196,7 @@ from shard_oracle_clip import clip
 from shard_oracle_internlm2 import internlm2
 from shard_oracle_nemotron_h import nemotron_h
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
+from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -269,6 +271,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                    num_hidden_layers=cfg["n_layer"])
     if arch in CHATGLM_ARCHS:  # ChatGLMConfig's names (shard_oracle_chatglm.py)
         cfg = chatglm_cfg(cfg)
+    if arch == "ExaoneForCausalLM": cfg = exaone_cfg(cfg)  # shard_oracle_exaone.py
     H = cfg.get("num_attention_heads", 1); hid = cfg["hidden_size"]  # Mamba has no heads
     KV = cfg.get("num_key_value_heads", H)
     d = cfg.get("head_dim", hid // H)
@@ -305,6 +308,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             internlm2(name, src, cfg, T, r, pad, add); continue
         if arch in CHATGLM_ARCHS:  # shard_oracle_chatglm.py (query_key_value [q; k; v])
             chatglm(name, src, cfg, T, r, pad, add); continue
+        if arch == "ExaoneForCausalLM":  # shard_oracle_exaone.py (q/k/v by the fused pass)
+            exaone(name, src, cfg, T, r, pad, add); continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
         if arch in ("GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPTBigCodeForCausalLM"):
