@@ -16,7 +16,8 @@
  *
  * The nested keys are laid over the top level as the loader lays them (loader/config_dbrx.c's
  * config_dbrx_keys: num_experts_per_tok, rope_theta, clip_qkv, ...) before the common
- * fields are read (ref_dbrx_json); the tensors are renamed onto Mixtral's (dbrx.c).
+ * fields are read (config_dbrx_keys through ref_json_keys, ckpt.c); the tensors are renamed onto
+ * Mixtral's (dbrx.c).
  */
 #include <jansson.h>
 #include <math.h>
@@ -26,23 +27,6 @@
 #include "loader/config_int.h"
 #include "reference/reference.h"
 #include "reference/reference_int.h"
-
-int ref_dbrx_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err)
-{
-	json_t *root = ref_cfg_root(json, len, err);
-	if (root == NULL)
-		return err ? err->code : WT_ECORRUPT;
-	int rv = config_dbrx_keys(root, err);
-	char *s = rv == WT_OK ? json_dumps(root, JSON_COMPACT) : NULL;
-	json_decref(root);
-	if (rv != WT_OK)
-		return rv;
-	if (s == NULL)
-		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-	*out = s;
-	*out_len = strlen(s);
-	return WT_OK;
-}
 
 int ref_cfg_dbrx(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
@@ -84,23 +68,6 @@ int ref_cfg_dbrx(ref_cfg *c, const char *arch, const char *json, size_t len, wt_
  * n_heads kv heads); exact (erf) GELU (vLLM's get_act_fn("gelu"), transformers'
  * nn.GELU(approximate="none")).
  */
-int ref_mpt_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err)
-{
-	json_t *root = ref_cfg_root(json, len, err);
-	if (root == NULL)
-		return err ? err->code : WT_ECORRUPT;
-	int rv = config_mpt_keys(root, err);
-	char *s = rv == WT_OK ? json_dumps(root, JSON_COMPACT) : NULL;
-	json_decref(root);
-	if (rv != WT_OK)
-		return rv;
-	if (s == NULL)
-		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-	*out = s;
-	*out_len = strlen(s);
-	return WT_OK;
-}
-
 int ref_omni_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err)
 {
 	json_t *root = ref_cfg_root(json, len, err), *flat = NULL;

@@ -129,6 +129,24 @@ json_t *ref_cfg_root(const char *json, size_t len, wt_errbuf *err)
 	return root;
 }
 
+int ref_json_keys(const char *json, size_t len, int (*keys)(json_t *, wt_errbuf *), char **out,
+                  size_t *out_len, wt_errbuf *err)
+{
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	int rv = keys(root, err);
+	char *s = rv == WT_OK ? json_dumps(root, JSON_COMPACT) : NULL;
+	json_decref(root);
+	if (rv != WT_OK)
+		return rv;
+	if (s == NULL)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	*out = s;
+	*out_len = strlen(s);
+	return WT_OK;
+}
+
 json_t *ref_lm_get(json_t *root, const char *key)
 {
 	json_t *tc = json_object_get(root, "text_config");

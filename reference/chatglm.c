@@ -90,21 +90,8 @@ static int chatglm_math(json_t *root, wt_errbuf *err)
 	return WT_OK;
 }
 
-int ref_chatglm_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err)
+int ref_chatglm_keys(json_t *root, wt_errbuf *err)
 {
-	json_t *root = ref_cfg_root(json, len, err);
-	if (root == NULL)
-		return err ? err->code : WT_ECORRUPT;
 	int rv = config_chatglm_keys(root, err);
-	if (rv == WT_OK)
-		rv = chatglm_math(root, err);
-	char *s = rv == WT_OK ? json_dumps(root, JSON_COMPACT) : NULL;
-	json_decref(root);
-	if (rv != WT_OK)
-		return rv;
-	if (s == NULL)
-		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-	*out = s;
-	*out_len = strlen(s);
-	return WT_OK;
+	return rv == WT_OK ? chatglm_math(root, err) : rv;
 }

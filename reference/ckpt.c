@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader/config_int.h"
 #include "reference/ckpt.h"
 #include "reference/reference_int.h"
 
@@ -273,6 +274,19 @@ static int ml_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* The families whose config.json the reference reads with their own key names laid onto the
+ * ones it reads (ref_json_keys): DBRX's and MPT's nested attn_config / ffn_config (cfg_dbrx.c),
+ * ChatGLM's and EXAONE's names. */
+static const struct {
+	const char *fam;
+	int (*keys)(json_t *, wt_errbuf *);
+} json_keys[] = {
+    {"dbrx", config_dbrx_keys},
+    {"mpt", config_mpt_keys},
+    {"chatglm", ref_chatglm_keys},
+    {"exaone", config_exaone_keys},
+};
+
 int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_cfg *out,
                       wt_errbuf *err)
 {
@@ -369,15 +383,11 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = jb_layers(cc, &c, true, err);
 	if (fam != NULL && strcmp(fam, "mllama") == 0)
 		rv = ml_layers(cc, &c, err);
-	char *flat = NULL; /* DBRX: its nested keys laid over the top level (cfg_dbrx.c) */
-	if (rv == WT_OK && fam != NULL && strcmp(fam, "dbrx") == 0)
-		rv = ref_dbrx_json(json, len, &flat, &len, err);
-	if (rv == WT_OK && fam != NULL && strcmp(fam, "mpt") == 0) /* MPT's: config_mpt_keys */
-		rv = ref_mpt_json(json, len, &flat, &len, err);
-	if (rv == WT_OK && fam != NULL && strcmp(fam, "chatglm") == 0) /* config_chatglm_keys */
-		rv = ref_chatglm_json(json, len, &flat, &len, err);
-	if (rv == WT_OK && fam != NULL && strcmp(fam, "exaone") == 0) /* config_exaone_keys */
-		rv = ref_exaone_json(json, len, &flat, &len, err);
+	char *flat = NULL; /* the families whose own key names the reference reads renamed */
+	for (size_t i = 0;
+	     rv == WT_OK && fam != NULL && i < sizeof(json_keys) / sizeof(json_keys[0]); i++)
+		if (strcmp(fam, json_keys[i].fam) == 0)
+			rv = ref_json_keys(json, len, json_keys[i].keys, &flat, &len, err);
 	if (rv == WT_OK && fam != NULL &&
 	    (strcmp(fam, "qwen2_5_omni") == 0 || strcmp(fam, "qwen3_omni_moe") == 0))
 		rv = ref_omni_json(json, len, &flat, &len, err); /* thinker_config's */

@@ -61,20 +61,3 @@ int ref_exaone_rename(ref_set *in, ref_set *out, wt_errbuf *err)
 		ref_set_clear(out);
 	return rv;
 }
-
-int ref_exaone_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err)
-{
-	json_t *root = ref_cfg_root(json, len, err);
-	if (root == NULL)
-		return err ? err->code : WT_ECORRUPT;
-	int rv = config_exaone_keys(root, err);
-	char *s = rv == WT_OK ? json_dumps(root, JSON_COMPACT) : NULL;
-	json_decref(root);
-	if (rv != WT_OK)
-		return rv;
-	if (s == NULL)
-		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
-	*out = s;
-	*out_len = strlen(s);
-	return WT_OK;
-}

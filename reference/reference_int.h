@@ -188,6 +188,11 @@ int ref_block_input(const ref_cfg *c, ref_set *s, float *y, const float *x, int6
 
 /* config.json's root object (json_decref it), or NULL with err set (WT_ECORRUPT). */
 json_t *ref_cfg_root(const char *json, size_t len, wt_errbuf *err);
+/* config.json text rewritten by a loader key normalizer (config_dbrx_keys, config_mpt_keys,
+ * ref_chatglm_keys, config_exaone_keys: a family's own key names laid onto the ones the
+ * reference reads, the loader's refusals included) into *out (malloc'd; free it). */
+int ref_json_keys(const char *json, size_t len, int (*keys)(json_t *, wt_errbuf *), char **out,
+                  size_t *out_len, wt_errbuf *err);
 /* The language-model value of config.json key: text_config's over the top level
  * (as loader/config.c lays them); NULL when absent. Borrowed from root. */
 json_t *ref_lm_get(json_t *root, const char *key);
@@ -399,13 +404,12 @@ bool ref_internlm2_named(ref_set *s);
  * keys under the names the reference reads (config_chatglm_keys), into *out (malloc'd). */
 int ref_chatglm_rename(ref_set *in, ref_set *out, wt_errbuf *err);
 bool ref_chatglm_named(ref_set *s);
-int ref_chatglm_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
+int ref_chatglm_keys(json_t *root, wt_errbuf *err);
 /* EXAONE 3.x (exaone.c): in's tensors into the empty set out under Llama's names (on failure
  * out is left empty); whether s holds them under their own names; config.json text with
  * ExaoneConfig's keys under the names the reference reads (config_exaone_keys), into *out. */
 int ref_exaone_rename(ref_set *in, ref_set *out, wt_errbuf *err);
 bool ref_exaone_named(ref_set *s);
-int ref_exaone_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
 /* Persimmon's q_layernorm / k_layernorm of layer l from s on q and k (T rows of n_heads
  * heads of c->d each; no kv grouping): every head LayerNormed with the one [d] weight and
  * bias, eps c->eps (cfg_neox.c). */
@@ -424,14 +428,12 @@ int ref_cfg_clip_qkv(json_t *root, ref_cfg *c, wt_errbuf *err);
 /* DBRX: config.json text with attn_config / ffn_config laid over the top level as the loader
  * lays them (malloc'd into *out; free it), and the Mixtral switches read from that text
  * (cfg_dbrx.c). */
-int ref_dbrx_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
 int ref_cfg_dbrx(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Set in's tensors (a DBRX checkpoint or rank) into the empty set out under Mixtral's names
  * (dbrx.c). */
 int ref_dbrx_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
 /* MPT: config.json text with attn_config laid over the top level (config_mpt_keys, its
  * refusals included), and the dense switches read from it (cfg_dbrx.c). */
-int ref_mpt_json(const char *json, size_t len, char **out, size_t *out_len, wt_errbuf *err);
 int ref_cfg_mpt(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Qwen2.5-Omni: config.json text as the loader reads it (config_omni_root: thinker_config's
  * keys, the classes' defaults for absent sub-configs; malloc'd into *out; free it;
