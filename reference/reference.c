@@ -568,10 +568,11 @@ bool ref_own_names(const ref_cfg *c, ref_set *s)
 	return own_names(c, s) != OWN_NONE;
 }
 
-/* The checkpoint set ck, under its family's own names, into r under the names the pass reads. */
-static int rename_full(const ref_cfg *c, ref_set *ck, ref_set *r, wt_errbuf *err)
+/* The checkpoint set ck, under its family's own names (k: own_names), into r under the names the
+ * pass reads. */
+static int rename_full(const ref_cfg *c, own_kind k, ref_set *ck, ref_set *r, wt_errbuf *err)
 {
-	switch (own_names(c, ck)) {
+	switch (k) {
 	case OWN_NEOX:
 		return ref_neox_rename(c, ck, r, true, err);
 	case OWN_INTERNLM2:
@@ -601,9 +602,10 @@ static int rename_full(const ref_cfg *c, ref_set *ck, ref_set *r, wt_errbuf *err
 int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok,
                      float *logits, int64_t *routes, wt_errbuf *err)
 {
-	if (ref_own_names(c, ck)) {
+	own_kind own = own_names(c, ck);
+	if (own != OWN_NONE) {
 		ref_set r = {0}; /* the checkpoint under the names read below */
-		int rv = rename_full(c, ck, &r, err);
+		int rv = rename_full(c, own, ck, &r, err);
 		if (rv == WT_OK)
 			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
 		ref_set_clear(&r);
