@@ -75,468 +75,493 @@ enum {
 	FAM_EXAONE
 };
 
+/* One row per planner family: the reference's kind and where its switches come from. */
+struct family_row {
+	const char *family;
+	ref_kind kind;
+	bool qk_norm;
+	int gemma; /* generation: the Gemma switches of ref_cfg (cfg_gemma.c) */
+	int fam;   /* FAM_*: the switches of cfg_fam.c */
+};
+
+static const struct family_row families[] = {
+    {"llama", REF_DENSE, false, 0, 0},
+    {"mistral", REF_DENSE, false, 0, 0},
+    /* Mistral3ForConditionalGeneration: its Mistral language model, on text tokens */
+    {"mistral3", REF_DENSE, false, 0, 0},
+    /* Lfm2ForCausalLM: short-conv / attention layers, SwiGLU (cfg_lfm2.c, lfm2.c) */
+    {"lfm2", REF_DENSE, false, 0, FAM_LFM2},
+    {"qwen2", REF_DENSE, false, 0, 0},
+    /* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
+     * position streams are equal and it is the plain 1-D RoPE */
+    {"qwen2_vl", REF_DENSE, false, 0, 0},
+    {"qwen2_5_vl", REF_DENSE, false, 0, 0}, /* Qwen2.5-VL: the same language model */
+    /* SeedOssForCausalLM: Llama's math; its biases (q/k/v, o_proj, MLP) are added
+     * where the checkpoint has them, which the planner ties to the config's switches */
+    {"seed_oss", REF_DENSE, false, 0, FAM_ACT},
+    /* SmolLM3ForCausalLM: Llama's math without RoPE on the no_rope_layers 0 layers,
+     * sliding windows per layer_types (cfg_smollm3.c) */
+    {"smollm3", REF_DENSE, false, 0, FAM_SMOLLM3},
+    {"qwen3", REF_DENSE, true, 0, 0},
+    {"phi3", REF_DENSE, false, 0, FAM_PHI3},
+    {"starcoder2", REF_DENSE, false, 0, FAM_STARCODER2},
+    {"glm", REF_DENSE, false, 0, FAM_GLM},   /* GlmForCausalLM (GLM-4-9B -hf) */
+    {"glm4", REF_DENSE, false, 0, FAM_GLM4}, /* Glm4ForCausalLM (GLM-4-0414) */
+    /* Olmo2ForCausalLM: q_norm / k_norm over all heads (olmo2) */
+    {"olmo2", REF_DENSE, true, 0, FAM_OLMO2},
+    /* OlmoeForCausalLM: Llama's pre-norms, OLMo 2's full-width q/k norms, Qwen-MoE's
+     * experts and softmax top-k router (norm_topk_prob), every layer MoE */
+    {"olmoe", REF_QWEN2_MOE, true, 0, FAM_OLMOE},
+    /* OlmoForCausalLM (OLMo 1): Llama with parameter-free LayerNorms */
+    {"olmo", REF_DENSE, false, 0, FAM_OLMO},
+    /* PhiMoEForCausalLM (Phi-3.5-MoE): Mixtral's experts, LayerNorms with bias,
+     * sparsemixer routing, lm_head bias (cfg_phimoe.c) */
+    {"phimoe", REF_MIXTRAL, false, 0, FAM_PHIMOE},
+    /* GptOssForCausalLM: attention sinks, every layer an "mlp." MoE block with a
+     * biased router and biased, clamped-SwiGLU experts (cfg_gpt_oss.c, gpt_oss.c) */
+    {"gpt_oss", REF_QWEN2_MOE, false, 0, FAM_GPT_OSS},
+    /* Llama4ForConditionalGeneration (its language model, on text tokens) and
+     * Llama4ForCausalLM: NoPE layers, chunked attention, L2 q/k norms, dense and MoE
+     * feed_forward layers; the kind is set by cfg_llama4.c */
+    {"llama4", REF_DENSE, false, 0, FAM_LLAMA4},
+    {"llama4_text", REF_DENSE, false, 0, FAM_LLAMA4},
+    /* GraniteForCausalLM: Llama with four multipliers */
+    {"granite", REF_DENSE, false, 0, FAM_GRANITE},
+    /* GraniteMoeForCausalLM: Granite's multipliers, Mixtral's routing (softmax of
+     * the top-k logits), experts stacked in the checkpoint */
+    {"granitemoe", REF_MIXTRAL, false, 0, FAM_GRANITEMOE},
+    /* GraniteMoeSharedForCausalLM: + shared_mlp (input_linear [gate; up], output_linear)
+     * added ungated to the experts' sum */
+    {"granitemoeshared", REF_MIXTRAL, false, 0, FAM_GRANITEMOE},
+    {"gemma", REF_DENSE, false, 1, 0},
+    {"gemma2", REF_DENSE, false, 2, 0},
+    {"gemma3_text", REF_DENSE, true, 3, 0}, /* Gemma3ForCausalLM */
+    /* Gemma3ForConditionalGeneration: its language model, on text tokens */
+    {"gemma3", REF_DENSE, true, 3, 0},
+    {"mixtral", REF_MIXTRAL, false, 0, 0},
+    {"qwen2_moe", REF_QWEN2_MOE, false, 0, 0},
+    /* Qwen3-MoE: the same MoE block, no shared expert unless configured */
+    {"qwen3_moe", REF_QWEN2_MOE, true, 0, 0},
+    {"deepseek_v3", REF_DEEPSEEK, false, 0, 0},
+    {"deepseek_v2", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_V2},
+    /* Glm4MoeForCausalLM: DeepSeek-V3's MoE under Llama's attention (cfg_fam.c) */
+    {"glm4_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
+    /* Dots1ForCausalLM: the same under Qwen3's attention (q/k norms always) */
+    {"dots1", REF_DEEPSEEK, true, 0, FAM_DOTS1},
+    /* Qwen3NextForCausalLM: gated delta net / gated full attention layers over
+     * Qwen2-MoE's MoE (dense without experts; cfg_qwen3_next.c, qwen3_next.c) */
+    {"qwen3_next", REF_QWEN2_MOE, true, 0, FAM_QWEN3_NEXT},
+    /* ERNIE 4.5: Llama with adjacent-pair RoPE; the MoE's softmax routing with the
+     * correction bias and shared experts is DeepSeek's kind (ref_route_ds) */
+    {"ernie4_5", REF_DENSE, false, 0, FAM_ERNIE},
+    {"ernie4_5_moe", REF_DEEPSEEK, false, 0, FAM_ERNIE},
+    /* CohereForCausalLM / Cohere2ForCausalLM: the parallel block, bias-free
+     * LayerNorms, per-head q/k LayerNorms, logit_scale; Cohere2's NoPE full layers
+     * (cfg_cohere.c) */
+    {"cohere", REF_DENSE, false, 0, FAM_COHERE},
+    {"cohere2", REF_DENSE, false, 0, FAM_COHERE2},
+    /* Qwen3VLForConditionalGeneration's language model on text tokens: Qwen3 (its
+     * interleaved MRoPE is the plain RoPE when the three position streams are equal);
+     * Qwen3VLMoeForConditionalGeneration's: Qwen3-MoE's layers with the experts
+     * stacked as bmm operands (qwen3vl.c) */
+    {"qwen3_vl", REF_DENSE, true, 0, 0},
+    {"qwen3_vl_moe", REF_QWEN2_MOE, true, 0, FAM_QWEN3_VL_MOE},
+    /* Olmo3ForCausalLM: OLMo 2's decoder, sliding layers with the default RoPE, full
+     * layers with rope_scaling (cfg_olmo3.c) */
+    {"olmo3", REF_DENSE, true, 0, FAM_OLMO3},
+    /* Exaone4ForCausalLM: OLMo 2's post norms, Qwen3's per-head q/k norms, global
+     * layers without RoPE while a sliding window is set (cfg_olmo3.c) */
+    {"exaone4", REF_DENSE, true, 0, FAM_EXAONE4},
+    {"bert", REF_BERT, false, 0, 0},
+    /* RobertaModel / XLMRobertaModel: BERT's encoder, RoBERTa's positions, no pooler
+     * (bert.c) */
+    {"roberta", REF_BERT, false, 0, 0},
+    {"xlm_roberta", REF_BERT, false, 0, 0},
+    /* their sequence classifiers: the same, RobertaClassificationHead on token 0 */
+    {"roberta_cls", REF_BERT, false, 0, 0},
+    {"xlm_roberta_cls", REF_BERT, false, 0, 0},
+    /* Glm4vForConditionalGeneration's language model on text tokens: GLM-4-0414's
+     * decoder (its MRoPE over the first int(head_dim * partial_rotary_factor) dims is
+     * the plain adjacent-pair RoPE when the three position streams are equal);
+     * Glm4vMoeForConditionalGeneration's: GLM-4.5's without q/k norms */
+    {"glm4v", REF_DENSE, false, 0, FAM_GLM4},
+    {"glm4v_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
+    /* ApertusForCausalLM: Llama's attention with per-head q/k norms under
+     * attention_layernorm, feedforward_layernorm before an up/down MLP with xIELU
+     * (cfg_apertus.c, nogate.c) */
+    {"apertus", REF_DENSE, true, 0, FAM_APERTUS},
+    /* ArceeForCausalLM: Llama's decoder with an up/down MLP, relu2 by default, biases
+     * with mlp_bias (cfg_apertus.c, nogate.c) */
+    {"arcee", REF_DENSE, false, 0, FAM_ARCEE},
+    /* GraniteMoeHybridForCausalLM (Granite 4.0): Mamba2 mixers and Llama attention layers
+     * (granite4.c) under Granite's multipliers, GraniteMoE's experts and the shared MLP
+     * (without experts: the shared MLP alone; cfg_granite4.c) */
+    {"granitemoehybrid", REF_MIXTRAL, false, 0, FAM_GRANITE4},
+    /* HunYuanDenseV1ForCausalLM: Llama's math, per-head query_layernorm / key_layernorm
+     * after RoPE (use_qk_norm), the NTK-alpha RoPE base (cfg_hunyuan.c) */
+    {"hunyuan_v1_dense", REF_DENSE, false, 0, FAM_HUNYUAN},
+    /* HunYuanMoEV1ForCausalLM: the same attention; every layer MoE: softmax router
+     * mlp.gate.wg, top moe_topk renormalised, + the ungated shared_mlp */
+    {"hunyuan_v1_moe", REF_QWEN2_MOE, false, 0, FAM_HUNYUAN},
+    /* BambaForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) and Llama attention with
+     * partial RoPE, a SwiGLU feed_forward after pre_ff_layernorm (cfg_granite4.c) */
+    {"bamba", REF_DENSE, false, 0, FAM_BAMBA},
+    /* NemotronForCausalLM: Llama's decoder with LayerNorm1P norms (weight + 1, bias),
+     * partial rotary, an up/down MLP with relu2 (cfg_apertus.c, nogate.c) */
+    {"nemotron", REF_DENSE, false, 0, FAM_NEMOTRON},
+    /* MiniMaxForCausalLM: lightning-attention layers (minimax.c) beside Mixtral's
+     * attention, Mixtral's MoE, x = alpha * norm(x) + beta * branch (cfg_minimax.c) */
+    {"minimax", REF_MIXTRAL, false, 0, FAM_MINIMAX},
+    /* JambaForCausalLM: Mamba (v1) mixers (jamba.c) and Llama attention without
+     * positions; softmax top-k experts, not renormalised, in the expert layers, a
+     * dense feed_forward elsewhere (cfg_jamba.c) */
+    {"jamba", REF_QWEN2_MOE, false, 0, FAM_JAMBA},
+    /* JambaForSequenceClassification: Jamba's decoder, then score.weight on every token
+     * (dec_cls) */
+    {"jamba_cls", REF_QWEN2_MOE, false, 0, FAM_JAMBA},
+    /* GPTNeoXForCausalLM: LayerNorms with biases, query_key_value per head, partial
+     * rotary, plain MLP with biases, parallel residual (cfg_neox.c, neox.c) */
+    {"gpt_neox", REF_DENSE, false, 0, FAM_NEOX},
+    /* PhiForCausalLM (phi-2): one LayerNorm before the parallel attention and MLP, q/k/v
+     * and dense with biases, partial rotary, fc1 / fc2, lm_head with its bias */
+    {"phi", REF_DENSE, false, 0, FAM_PHI},
+    /* FlexOlmoForCausalLM: OLMo 2's post norms and full-width q/k norms, OLMoE's
+     * softmax top-k experts in every layer (cfg_fam.c) */
+    {"flex_olmo", REF_QWEN2_MOE, true, 0, FAM_FLEX_OLMO},
+    /* VaultGemmaForCausalLM: Gemma 2 without post_attention_layernorm /
+     * post_feedforward_layernorm (cfg_gemma.c) */
+    {"vaultgemma", REF_DENSE, false, 2, FAM_VAULTGEMMA},
+    /* DbrxForCausalLM: Mixtral's math under DBRX's names (dbrx.c), bias-free
+     * LayerNorms, Wqkv as Phi-3's qkv_proj with clip_qkv, renormalised softmax top-k
+     * (cfg_dbrx.c) */
+    {"dbrx", REF_MIXTRAL, false, 0, FAM_DBRX},
+    /* StableLmForCausalLM: Llama's decoder with LayerNorms (biases), q/k/v biases,
+     * partial rotary (cfg_neox.c) */
+    {"stablelm", REF_DENSE, false, 0, FAM_STABLELM},
+    /* MinistralForCausalLM: Mistral's decoder, the sliding mask on layer_types'
+     * sliding_attention layers (cfg_smollm3.c) */
+    {"ministral", REF_DENSE, false, 0, FAM_MINISTRAL},
+    /* FalconH1ForCausalLM: Bamba's Mamba2 mixer and attention side by side in every
+     * layer under the muP multipliers, the SwiGLU feed_forward (cfg_granite4.c) */
+    {"falcon_h1", REF_DENSE, false, 0, FAM_FALCONH1},
+    /* MptForCausalLM: bias-free LayerNorms, Wqkv as Phi-3's qkv_proj with clip_qkv,
+     * ALiBi instead of RoPE, the plain GELU MLP, tied (cfg_dbrx.c, dbrx.c) */
+    {"mpt", REF_DENSE, false, 0, FAM_MPT},
+    /* LongcatFlashForCausalLM: two MLA sublayers and two dense MLPs per layer (virtual
+     * layers), the shortcut MoE with zero experts (cfg_longcat.c, longcat.c) */
+    {"longcat_flash", REF_DEEPSEEK, false, 0, FAM_LONGCAT},
+    /* GPT2LMHeadModel: LayerNorms with biases, c_attn as Phi-3's qkv_proj, learned
+     * positions, no RoPE, the plain MLP with biases, tied (gpt2.c) */
+    {"gpt2", REF_DENSE, false, 0, FAM_GPT2},
+    /* GPTBigCodeForCausalLM: GPT-2's math with nn.Linear weights and one kv head
+     * (multi_query), gelu_pytorch_tanh (gpt2.c) */
+    {"gpt_bigcode", REF_DENSE, false, 0, FAM_GPT2},
+    /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
+     * tokens */
+    {"llava", REF_DENSE, false, 0, 0},
+    /* LlavaNextForConditionalGeneration: the same */
+    {"llava_next", REF_DENSE, false, 0, 0},
+    /* MambaForCausalLM: Jamba's Mamba (v1) mixer without its dt / B / C norms in every
+     * layer, no feed_forward, under Jamba's names (mamba.c) */
+    {"mamba", REF_DENSE, false, 0, FAM_MAMBA},
+    /* FalconMambaForCausalLM: Mamba with weightless RMSNorms (mixer_rms_eps) on the
+     * mixer's dt / B / C (mamba.c, cfg_jamba.c) */
+    {"falcon_mamba", REF_DENSE, false, 0, FAM_FALCON_MAMBA},
+    /* OPTForCausalLM: learned positions, project_in / project_out, pre- or post-norm
+     * layers with biased q/k/v/out_proj and fc1 / fc2, relu (cfg_opt.c, opt.c) */
+    {"opt", REF_DENSE, false, 0, FAM_OPT},
+    /* GPTJForCausalLM: Phi's parallel block (gptj.c renames onto Phi's names), RoPE on
+     * adjacent pairs of rotary_dim dims, no attention biases (cfg_neox.c) */
+    {"gptj", REF_DENSE, false, 0, FAM_GPTJ},
+    /* BloomForCausalLM: GPT-NeoX's per-head query_key_value, LayerNorms with biases and
+     * plain MLP, sequential, ALiBi instead of RoPE, the embedding's LayerNorm (cfg_neox.c,
+     * neox.c) */
+    {"bloom", REF_DENSE, false, 0, FAM_BLOOM},
+    /* PersimmonForCausalLM: GPT-NeoX's query_key_value per head with q/k LayerNorms [d]
+     * with biases, sequential residual, partial rotary, relu2 plain MLP (cfg_neox.c) */
+    {"persimmon", REF_DENSE, false, 0, FAM_PERSIMMON},
+    /* FalconForCausalLM: query_key_value grouped per kv head, the parallel block with
+     * ln_attn / ln_mlp or one input_layernorm (or sequential), RoPE or ALiBi, gelu plain
+     * MLP (cfg_neox.c, neox.c) */
+    {"falcon", REF_DENSE, false, 0, FAM_FALCON},
+    /* InternLM2ForCausalLM (remote code): Llama's decoder, wqkv packed per kv group and
+     * other names (internlm2.c renames onto Llama's) */
+    {"internlm2", REF_DENSE, false, 0, FAM_INTERNLM2},
+    /* ChatGLMModel (remote code): GlmForCausalLM's math, query_key_value as Phi-3's
+     * qkv_proj and other names (chatglm.c renames onto Llama's) */
+    {"chatglm", REF_DENSE, false, 0, FAM_CHATGLM},
+    /* ExaoneForCausalLM (remote code): Llama's decoder under GPT-2-style names (exaone.c
+     * renames onto Llama's) */
+    {"exaone", REF_DENSE, false, 0, FAM_EXAONE},
+    /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
+     * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
+    {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
+    /* Idefics3ForConditionalGeneration: its Llama language model (model.text_model.*
+     * read as model.*), on text tokens */
+    {"idefics3", REF_DENSE, false, 0, 0},
+    /* SmolVLMForConditionalGeneration: the same */
+    {"smolvlm", REF_DENSE, false, 0, 0},
+    /* PaliGemmaForConditionalGeneration: its Gemma language model (Gemma 2's when
+     * text_config.model_type is gemma2: cfg.c), on text tokens */
+    {"paligemma", REF_DENSE, false, 1, 0},
+    /* AyaVisionForConditionalGeneration: its Cohere 2 language model, on text tokens */
+    {"aya_vision", REF_DENSE, false, 0, FAM_COHERE2},
+    /* LlavaOnevisionForConditionalGeneration: its Qwen2 language model (q/k/v biases), on
+     * text tokens */
+    {"llava_onevision", REF_DENSE, false, 0, 0},
+    /* Cohere2VisionForConditionalGeneration: its Cohere 2 language model, on text
+     * tokens */
+    {"cohere2_vision", REF_DENSE, false, 0, FAM_COHERE2},
+    /* LlavaNextVideoForConditionalGeneration: its Llama / Mistral language model, on text
+     * tokens */
+    {"llava_next_video", REF_DENSE, false, 0, 0},
+    /* Qwen2AudioForConditionalGeneration: its Qwen2 language model (q/k/v biases), on
+     * text tokens */
+    {"qwen2_audio", REF_DENSE, false, 0, 0},
+    /* InternVLForConditionalGeneration: its Qwen2 language model (q/k/v biases), or Qwen3's
+     * (q / k norms) when text_config.model_type is qwen3, or Qwen3-MoE's (qwen3_moe's
+     * kind) when it is qwen3_moe (cfg.c), on text tokens */
+    {"internvl", REF_DENSE, false, 0, 0},
+    /* FuyuForCausalLM: its Persimmon language model, on text tokens */
+    {"fuyu", REF_DENSE, false, 0, FAM_PERSIMMON},
+    /* Lfm2VlForConditionalGeneration: its LFM2 language model, on text tokens */
+    {"lfm2_vl", REF_DENSE, false, 0, FAM_LFM2},
+    /* ChameleonForConditionalGeneration: Llama's decoder with per-head q/k LayerNorms
+     * (cfg_chameleon.c), on text tokens */
+    {"chameleon", REF_DENSE, false, 0, FAM_CHAMELEON},
+    /* Zamba2: Granite 4.0's Mamba2 mixer in every layer, the shared blocks before the
+     * hybrid layers' (zamba2.c) */
+    {"zamba2", REF_DENSE, false, 0, FAM_ZAMBA2},
+    /* Gemma3nForCausalLM: AltUp, Laurel, per-layer inputs, KV sharing (gemma3n.c) */
+    {"gemma3n_text", REF_DENSE, false, 0, FAM_GEMMA3N},
+    /* WhisperForConditionalGeneration: the encoder on a fixed log-mel, the decoder with
+     * cross-attention to it (cfg_whisper.c, whisper.c) */
+    {"whisper", REF_DENSE, false, 0, FAM_WHISPER},
+    /* ModernBertModel: its own pre-norm encoder (modernbert.c) */
+    {"modernbert", REF_BERT, false, 0, 0},
+    /* ModernBertForSequenceClassification: the same under model., then its head */
+    {"modernbert_cls", REF_BERT, false, 0, 0},
+    /* ModernBertForTokenClassification: the same under model., its head on every token */
+    {"modernbert_tok", REF_BERT, false, 0, 0},
+    /* GraniteSpeechForConditionalGeneration: its Granite language model (the four
+     * multipliers), on text tokens */
+    {"granite_speech", REF_DENSE, false, 0, FAM_GRANITE},
+    /* Blip2ForConditionalGeneration: its OPT language model (language_model.* read as
+     * OPT's names), on text tokens; the tower and Q-Former loaded, unused */
+    {"blip_2", REF_DENSE, false, 0, FAM_OPT},
+    /* AriaForConditionalGeneration: its language model on text tokens, Llama's
+     * attention, every layer MoE: Mixtral's routing (softmax of the top moe_topk
+     * logits) over the stacked fc1 / fc2 experts, + the ungated shared experts */
+    {"aria", REF_QWEN2_MOE, false, 0, FAM_ARIA},
+    /* VoxtralForConditionalGeneration: its Llama language model, on text tokens */
+    {"voxtral", REF_DENSE, false, 0, 0},
+    /* MllamaForConditionalGeneration: its Llama language model without the
+     * cross-attention layers (ckpt.c), on text tokens */
+    {"mllama", REF_DENSE, false, 0, 0},
+    /* The decoder sequence classifiers: Llama's (Mistral's, Qwen2's) or Qwen3's decoder
+     * without lm_head, then score.weight on every token (dec_cls) */
+    {"llama_cls", REF_DENSE, false, 0, 0},
+    {"mistral_cls", REF_DENSE, false, 0, 0},
+    {"qwen2_cls", REF_DENSE, false, 0, 0},
+    {"qwen3_cls", REF_DENSE, true, 0, 0},
+    /* BERT's heads: BertModel under bert., then the pooler and classifier (bert_cls) or
+     * the classifier on every token (bert_tok) */
+    {"bert_cls", REF_BERT, false, 0, 0},
+    {"bert_tok", REF_BERT, false, 0, 0},
+    /* Qwen2.5-Omni's thinker: its Qwen2 language model (q/k/v biases; thinker.* read as
+     * Qwen2's names), on text tokens; the towers and the speech generator loaded, unused */
+    {"qwen2_5_omni", REF_DENSE, false, 0, 0},
+    /* Qwen3-Omni's thinker: its Qwen3-MoE language model (per-expert Linears; thinker.*
+     * read as Qwen3-MoE's names; MRoPE over text positions is 1-D RoPE), on text tokens;
+     * the towers and the speech generator loaded, unused */
+    {"qwen3_omni_moe", REF_QWEN2_MOE, true, 0, 0},
+    /* The decoder embedding models saved as base models: the causal LM's decoder under
+     * the base model's names (read as model.*, ckpt.c), its final hidden states on every
+     * token (dec_emb) */
+    {"llama_emb", REF_DENSE, false, 0, 0},
+    {"mistral_emb", REF_DENSE, false, 0, 0},
+    {"qwen2_emb", REF_DENSE, false, 0, 0},
+    {"gemma2_emb", REF_DENSE, false, 2, 0},
+    {"gemma3_text_emb", REF_DENSE, true, 3, 0},
+    /* Qwen2's reward models: Qwen2's decoder without lm_head, then the score head
+     * score.0, ReLU, score.2 on every token (dec_cls with rm_head) */
+    {"qwen2_rm", REF_DENSE, false, 0, 0},
+    {"qwen2_prm", REF_DENSE, false, 0, 0},
+    /* GPT2ForSequenceClassification: GPT-2's decoder (gpt2.c) without lm_head, then
+     * score.weight on every token (dec_cls) */
+    {"gpt2_cls", REF_DENSE, false, 0, FAM_GPT2},
+    /* CLIPModel: the text tower, StarCoder2's LayerNorms and plain MLP under the causal
+     * mask with learned positions, text_projection on every token (clip.c) */
+    {"clip", REF_DENSE, false, 0, FAM_CLIP},
+    /* MiniMaxM2ForCausalLM: Mixtral's layout (block_sparse_moe, w1 / w3 / w2) with
+     * q_norm / k_norm over all heads, partial RoPE, sigmoid routing with the correction
+     * bias (cfg_minimax_m2.c) */
+    {"minimax_m2", REF_MIXTRAL, true, 0, FAM_MINIMAX_M2},
+    /* NemotronHForCausalLM: one mixer per layer, Granite 4.0's Mamba2 mixer, the
+     * attention without RoPE or Arcee's relu2 MLP (nemotron_h.c) */
+    {"nemotron_h", REF_DENSE, false, 0, FAM_NEMOTRON_H},
+    /* SiglipModel: the same text tower, bidirectional, text_model.head (with its bias) on
+     * every token (clip.c) */
+    {"siglip", REF_DENSE, false, 0, FAM_SIGLIP},
+};
+
+/* The switches are set in this order: a later step ORs into switches an earlier one set. */
+/* The encoder, classifier and embedding heads the family name carries. */
+static void head_switches(ref_cfg *c, const char *family, const struct family_row *r)
+{
+	c->modernbert = strncmp(family, "modernbert", 10) == 0;
+	c->mb_cls = strcmp(family, "modernbert_cls") == 0;
+	c->mb_tok = strcmp(family, "modernbert_tok") == 0;
+	c->roberta = r->kind == REF_BERT && strncmp(family, "bert", 4) != 0 && !c->modernbert;
+	c->bt_cls = strcmp(family, "bert_cls") == 0;
+	c->bt_tok = strcmp(family, "bert_tok") == 0;
+	c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
+	c->rm_head = strcmp(family, "qwen2_rm") == 0 || strcmp(family, "qwen2_prm") == 0;
+	c->dec_cls = (r->kind == REF_DENSE && strstr(family, "_cls") != NULL) || c->rm_head ||
+	             strcmp(family, "jamba_cls") == 0;
+	c->dec_emb = r->kind == REF_DENSE && strstr(family, "_emb") != NULL;
+}
+
+/* Llama-like decoders: q/k norms, Gemma, fused checkpoints, OLMo, Granite. */
+static void decoder_switches(ref_cfg *c, const struct family_row *r)
+{
+	c->qk_norm = r->qk_norm;
+	c->gemma = r->gemma;
+	c->fused_ckpt = r->fam == FAM_PHI3 || r->fam == FAM_CHATGLM;
+	c->glm = r->fam == FAM_GLM ? 1 : r->fam == FAM_GLM4 ? 2 : r->fam == FAM_CHATGLM ? 3 : 0;
+	c->fused_gate_up = c->fused_ckpt || c->glm != 0;
+	c->layernorm = c->plain_mlp = r->fam == FAM_STARCODER2;
+	c->ds_v2 = r->fam == FAM_DEEPSEEK_V2;
+	c->olmo3 = r->fam == FAM_OLMO3;
+	c->exaone4 = r->fam == FAM_EXAONE4;
+	c->flex_olmo = r->fam == FAM_FLEX_OLMO;
+	c->vaultgemma = r->fam == FAM_VAULTGEMMA;
+	c->olmo2 = r->fam == FAM_OLMO2 || c->olmo3 || c->exaone4 || c->flex_olmo;
+	c->m2 = r->fam == FAM_MINIMAX_M2;
+	c->qk_norm_full = (c->olmo2 && !c->exaone4) || r->fam == FAM_OLMOE || c->m2;
+	c->norm_free = r->fam == FAM_OLMO;
+	c->fh1 = r->fam == FAM_FALCONH1;
+	c->bamba = r->fam == FAM_BAMBA || c->fh1;
+	c->g4 = r->fam == FAM_GRANITE4 || c->bamba;
+	c->granite = r->fam == FAM_GRANITE || r->fam == FAM_GRANITEMOE || r->fam == FAM_GRANITE4;
+	c->stacked_experts = r->fam == FAM_GRANITEMOE || r->fam == FAM_GRANITE4;
+	if (r->fam == FAM_GRANITE4) { /* the shared MLP is the dense MLP
+		                             (shared_mlp.), I its size */
+		c->I = c->Is;
+		if (c->E == 0) /* num_local_experts 0: no block_sparse_moe */
+			c->kind = REF_DENSE;
+	}
+}
+
+/* MoE and hybrid decoders, PhiMoE to Nemotron. */
+static void moe_switches(ref_cfg *c, const struct family_row *r)
+{
+	c->phimoe = r->fam == FAM_PHIMOE;
+	c->layernorm = c->layernorm || c->phimoe;
+	c->gpt_oss = r->fam == FAM_GPT_OSS;
+	c->llama4 = r->fam == FAM_LLAMA4;
+	c->dots1 = r->fam == FAM_DOTS1;
+	c->glm4_moe = r->fam == FAM_GLM4_MOE || c->dots1;
+	c->q3n = r->fam == FAM_QWEN3_NEXT;
+	c->cohere = r->fam == FAM_COHERE ? 1 : r->fam == FAM_COHERE2 ? 2 : 0;
+	if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */
+		c->kind = REF_DENSE;
+	c->ernie = r->fam == FAM_ERNIE;
+	c->q3vl_moe = r->fam == FAM_QWEN3_VL_MOE;
+	c->aria = r->fam == FAM_ARIA;
+	c->smollm3 = r->fam == FAM_SMOLLM3;
+	c->read_act = r->fam == FAM_ACT;
+	c->apertus = r->fam == FAM_APERTUS;
+	c->nogate = c->apertus || r->fam == FAM_ARCEE;
+}
+
+/* State-space mixers: LFM2, Mamba, Jamba, Mamba2, Nemotron-H, Zamba2. */
+static void mixer_switches(ref_cfg *c, const struct family_row *r)
+{
+	c->lfm2 = r->fam == FAM_LFM2;
+	c->minimax = r->fam == FAM_MINIMAX;
+	c->hunyuan = r->fam == FAM_HUNYUAN;
+	c->nemotron = r->fam == FAM_NEMOTRON;
+	c->nogate = c->nogate || c->nemotron;
+	c->layernorm = c->layernorm || c->nemotron;
+	c->m_plain_norm = r->fam == FAM_FALCON_MAMBA;
+	c->mamba2 = r->fam == FAM_MAMBA2;
+	c->zamba2 = r->fam == FAM_ZAMBA2;
+	c->mamba_lm = r->fam == FAM_MAMBA || c->m_plain_norm || c->mamba2 || c->zamba2;
+	c->jamba = r->fam == FAM_JAMBA || (c->mamba_lm && !c->mamba2 && !c->zamba2);
+	if (c->mamba2) /* Granite 4.0's mixer, Granite's switches at 1.0 */
+		c->g4 = c->granite = true;
+	c->nh = r->fam == FAM_NEMOTRON_H;
+	c->nogate = c->nogate || c->nh; /* the MLP layers' up / down */
+	/* Granite 4.0's mixer, no multipliers */
+	c->g4 = c->g4 || c->zamba2 || c->nh;
+	if (c->jamba && c->E <= 1) /* num_experts 1: every feed_forward dense */
+		c->kind = REF_DENSE;
+}
+
+/* GPT-2-era layouts (LayerNorms, plain MLPs, fused q/k/v) and the remote-code
+ * families. */
+static void layout_switches(ref_cfg *c, const char *family, const struct family_row *r)
+{
+	c->neox = r->fam == FAM_NEOX;
+	if (c->neox) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
+		c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+	c->phi = r->fam == FAM_PHI;
+	if (c->phi) /* StarCoder2's norms and MLP, the parallel block, lm_head.bias
+	             */
+		c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias = true;
+	c->dbrx = r->fam == FAM_DBRX;
+	if (c->dbrx) /* PhiMoE's LayerNorms, Phi-3's qkv_proj */
+		c->layernorm = c->fused_ckpt = true;
+	c->stablelm = r->fam == FAM_STABLELM;
+	c->layernorm = c->layernorm || c->stablelm;
+	c->ministral = r->fam == FAM_MINISTRAL;
+	c->mpt = r->fam == FAM_MPT;
+	if (c->mpt) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
+		c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+	c->longcat = r->fam == FAM_LONGCAT;
+	c->gpt2 = r->fam == FAM_GPT2;
+	c->bigcode = c->gpt2 && strcmp(family, "gpt_bigcode") == 0;
+	if (c->gpt2) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
+		c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+	c->opt = r->fam == FAM_OPT;
+	c->whisper = r->fam == FAM_WHISPER;
+	c->g3n = r->fam == FAM_GEMMA3N;
+	c->gptj = r->fam == FAM_GPTJ;
+	if (c->gptj) /* Phi's block, adjacent-pair RoPE */
+		c->phi = c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias = c->rope_pairs =
+		    true;
+	c->bloom = r->fam == FAM_BLOOM;
+	if (c->bloom) /* GPT-NeoX's reading, sequential */
+		c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+	c->persimmon = r->fam == FAM_PERSIMMON;
+	if (c->persimmon) /* GPT-NeoX's norms, MLP and qkv_proj */
+		c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+	c->chameleon = r->fam == FAM_CHAMELEON;
+	c->siglip = r->fam == FAM_SIGLIP;
+	c->clip = r->fam == FAM_CLIP || c->siglip;
+	if (c->clip) /* StarCoder2's norms and MLP, the score head */
+		c->layernorm = c->plain_mlp = c->dec_cls = true;
+	c->falcon = r->fam == FAM_FALCON;
+	if (c->falcon) /* GPT-NeoX's norms, MLP and qkv_proj */
+		c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+	c->internlm2 = r->fam == FAM_INTERNLM2;
+	c->exaone = r->fam == FAM_EXAONE;
+}
+
 /* The planner's family -> the reference's kind. */
 int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err)
 {
-	static const struct {
-		const char *family;
-		ref_kind kind;
-		bool qk_norm;
-		int gemma; /* generation: the Gemma switches of ref_cfg (cfg_gemma.c) */
-		int fam;   /* FAM_*: the switches of cfg_fam.c */
-	} map[] = {
-	    {"llama", REF_DENSE, false, 0, 0},
-	    {"mistral", REF_DENSE, false, 0, 0},
-	    /* Mistral3ForConditionalGeneration: its Mistral language model, on text tokens */
-	    {"mistral3", REF_DENSE, false, 0, 0},
-	    /* Lfm2ForCausalLM: short-conv / attention layers, SwiGLU (cfg_lfm2.c, lfm2.c) */
-	    {"lfm2", REF_DENSE, false, 0, FAM_LFM2},
-	    {"qwen2", REF_DENSE, false, 0, 0},
-	    /* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
-	     * position streams are equal and it is the plain 1-D RoPE */
-	    {"qwen2_vl", REF_DENSE, false, 0, 0},
-	    {"qwen2_5_vl", REF_DENSE, false, 0, 0}, /* Qwen2.5-VL: the same language model */
-	    /* SeedOssForCausalLM: Llama's math; its biases (q/k/v, o_proj, MLP) are added
-	     * where the checkpoint has them, which the planner ties to the config's switches */
-	    {"seed_oss", REF_DENSE, false, 0, FAM_ACT},
-	    /* SmolLM3ForCausalLM: Llama's math without RoPE on the no_rope_layers 0 layers,
-	     * sliding windows per layer_types (cfg_smollm3.c) */
-	    {"smollm3", REF_DENSE, false, 0, FAM_SMOLLM3},
-	    {"qwen3", REF_DENSE, true, 0, 0},
-	    {"phi3", REF_DENSE, false, 0, FAM_PHI3},
-	    {"starcoder2", REF_DENSE, false, 0, FAM_STARCODER2},
-	    {"glm", REF_DENSE, false, 0, FAM_GLM},   /* GlmForCausalLM (GLM-4-9B -hf) */
-	    {"glm4", REF_DENSE, false, 0, FAM_GLM4}, /* Glm4ForCausalLM (GLM-4-0414) */
-	    /* Olmo2ForCausalLM: q_norm / k_norm over all heads (olmo2) */
-	    {"olmo2", REF_DENSE, true, 0, FAM_OLMO2},
-	    /* OlmoeForCausalLM: Llama's pre-norms, OLMo 2's full-width q/k norms, Qwen-MoE's
-	     * experts and softmax top-k router (norm_topk_prob), every layer MoE */
-	    {"olmoe", REF_QWEN2_MOE, true, 0, FAM_OLMOE},
-	    /* OlmoForCausalLM (OLMo 1): Llama with parameter-free LayerNorms */
-	    {"olmo", REF_DENSE, false, 0, FAM_OLMO},
-	    /* PhiMoEForCausalLM (Phi-3.5-MoE): Mixtral's experts, LayerNorms with bias,
-	     * sparsemixer routing, lm_head bias (cfg_phimoe.c) */
-	    {"phimoe", REF_MIXTRAL, false, 0, FAM_PHIMOE},
-	    /* GptOssForCausalLM: attention sinks, every layer an "mlp." MoE block with a
-	     * biased router and biased, clamped-SwiGLU experts (cfg_gpt_oss.c, gpt_oss.c) */
-	    {"gpt_oss", REF_QWEN2_MOE, false, 0, FAM_GPT_OSS},
-	    /* Llama4ForConditionalGeneration (its language model, on text tokens) and
-	     * Llama4ForCausalLM: NoPE layers, chunked attention, L2 q/k norms, dense and MoE
-	     * feed_forward layers; the kind is set by cfg_llama4.c */
-	    {"llama4", REF_DENSE, false, 0, FAM_LLAMA4},
-	    {"llama4_text", REF_DENSE, false, 0, FAM_LLAMA4},
-	    /* GraniteForCausalLM: Llama with four multipliers */
-	    {"granite", REF_DENSE, false, 0, FAM_GRANITE},
-	    /* GraniteMoeForCausalLM: Granite's multipliers, Mixtral's routing (softmax of
-	     * the top-k logits), experts stacked in the checkpoint */
-	    {"granitemoe", REF_MIXTRAL, false, 0, FAM_GRANITEMOE},
-	    /* GraniteMoeSharedForCausalLM: + shared_mlp (input_linear [gate; up], output_linear)
-	     * added ungated to the experts' sum */
-	    {"granitemoeshared", REF_MIXTRAL, false, 0, FAM_GRANITEMOE},
-	    {"gemma", REF_DENSE, false, 1, 0},
-	    {"gemma2", REF_DENSE, false, 2, 0},
-	    {"gemma3_text", REF_DENSE, true, 3, 0}, /* Gemma3ForCausalLM */
-	    /* Gemma3ForConditionalGeneration: its language model, on text tokens */
-	    {"gemma3", REF_DENSE, true, 3, 0},
-	    {"mixtral", REF_MIXTRAL, false, 0, 0},
-	    {"qwen2_moe", REF_QWEN2_MOE, false, 0, 0},
-	    /* Qwen3-MoE: the same MoE block, no shared expert unless configured */
-	    {"qwen3_moe", REF_QWEN2_MOE, true, 0, 0},
-	    {"deepseek_v3", REF_DEEPSEEK, false, 0, 0},
-	    {"deepseek_v2", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_V2},
-	    /* Glm4MoeForCausalLM: DeepSeek-V3's MoE under Llama's attention (cfg_fam.c) */
-	    {"glm4_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
-	    /* Dots1ForCausalLM: the same under Qwen3's attention (q/k norms always) */
-	    {"dots1", REF_DEEPSEEK, true, 0, FAM_DOTS1},
-	    /* Qwen3NextForCausalLM: gated delta net / gated full attention layers over
-	     * Qwen2-MoE's MoE (dense without experts; cfg_qwen3_next.c, qwen3_next.c) */
-	    {"qwen3_next", REF_QWEN2_MOE, true, 0, FAM_QWEN3_NEXT},
-	    /* ERNIE 4.5: Llama with adjacent-pair RoPE; the MoE's softmax routing with the
-	     * correction bias and shared experts is DeepSeek's kind (ref_route_ds) */
-	    {"ernie4_5", REF_DENSE, false, 0, FAM_ERNIE},
-	    {"ernie4_5_moe", REF_DEEPSEEK, false, 0, FAM_ERNIE},
-	    /* CohereForCausalLM / Cohere2ForCausalLM: the parallel block, bias-free
-	     * LayerNorms, per-head q/k LayerNorms, logit_scale; Cohere2's NoPE full layers
-	     * (cfg_cohere.c) */
-	    {"cohere", REF_DENSE, false, 0, FAM_COHERE},
-	    {"cohere2", REF_DENSE, false, 0, FAM_COHERE2},
-	    /* Qwen3VLForConditionalGeneration's language model on text tokens: Qwen3 (its
-	     * interleaved MRoPE is the plain RoPE when the three position streams are equal);
-	     * Qwen3VLMoeForConditionalGeneration's: Qwen3-MoE's layers with the experts
-	     * stacked as bmm operands (qwen3vl.c) */
-	    {"qwen3_vl", REF_DENSE, true, 0, 0},
-	    {"qwen3_vl_moe", REF_QWEN2_MOE, true, 0, FAM_QWEN3_VL_MOE},
-	    /* Olmo3ForCausalLM: OLMo 2's decoder, sliding layers with the default RoPE, full
-	     * layers with rope_scaling (cfg_olmo3.c) */
-	    {"olmo3", REF_DENSE, true, 0, FAM_OLMO3},
-	    /* Exaone4ForCausalLM: OLMo 2's post norms, Qwen3's per-head q/k norms, global
-	     * layers without RoPE while a sliding window is set (cfg_olmo3.c) */
-	    {"exaone4", REF_DENSE, true, 0, FAM_EXAONE4},
-	    {"bert", REF_BERT, false, 0, 0},
-	    /* RobertaModel / XLMRobertaModel: BERT's encoder, RoBERTa's positions, no pooler
-	     * (bert.c) */
-	    {"roberta", REF_BERT, false, 0, 0},
-	    {"xlm_roberta", REF_BERT, false, 0, 0},
-	    /* their sequence classifiers: the same, RobertaClassificationHead on token 0 */
-	    {"roberta_cls", REF_BERT, false, 0, 0},
-	    {"xlm_roberta_cls", REF_BERT, false, 0, 0},
-	    /* Glm4vForConditionalGeneration's language model on text tokens: GLM-4-0414's
-	     * decoder (its MRoPE over the first int(head_dim * partial_rotary_factor) dims is
-	     * the plain adjacent-pair RoPE when the three position streams are equal);
-	     * Glm4vMoeForConditionalGeneration's: GLM-4.5's without q/k norms */
-	    {"glm4v", REF_DENSE, false, 0, FAM_GLM4},
-	    {"glm4v_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
-	    /* ApertusForCausalLM: Llama's attention with per-head q/k norms under
-	     * attention_layernorm, feedforward_layernorm before an up/down MLP with xIELU
-	     * (cfg_apertus.c, nogate.c) */
-	    {"apertus", REF_DENSE, true, 0, FAM_APERTUS},
-	    /* ArceeForCausalLM: Llama's decoder with an up/down MLP, relu2 by default, biases
-	     * with mlp_bias (cfg_apertus.c, nogate.c) */
-	    {"arcee", REF_DENSE, false, 0, FAM_ARCEE},
-	    /* GraniteMoeHybridForCausalLM (Granite 4.0): Mamba2 mixers and Llama attention layers
-	     * (granite4.c) under Granite's multipliers, GraniteMoE's experts and the shared MLP
-	     * (without experts: the shared MLP alone; cfg_granite4.c) */
-	    {"granitemoehybrid", REF_MIXTRAL, false, 0, FAM_GRANITE4},
-	    /* HunYuanDenseV1ForCausalLM: Llama's math, per-head query_layernorm / key_layernorm
-	     * after RoPE (use_qk_norm), the NTK-alpha RoPE base (cfg_hunyuan.c) */
-	    {"hunyuan_v1_dense", REF_DENSE, false, 0, FAM_HUNYUAN},
-	    /* HunYuanMoEV1ForCausalLM: the same attention; every layer MoE: softmax router
-	     * mlp.gate.wg, top moe_topk renormalised, + the ungated shared_mlp */
-	    {"hunyuan_v1_moe", REF_QWEN2_MOE, false, 0, FAM_HUNYUAN},
-	    /* BambaForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) and Llama attention with
-	     * partial RoPE, a SwiGLU feed_forward after pre_ff_layernorm (cfg_granite4.c) */
-	    {"bamba", REF_DENSE, false, 0, FAM_BAMBA},
-	    /* NemotronForCausalLM: Llama's decoder with LayerNorm1P norms (weight + 1, bias),
-	     * partial rotary, an up/down MLP with relu2 (cfg_apertus.c, nogate.c) */
-	    {"nemotron", REF_DENSE, false, 0, FAM_NEMOTRON},
-	    /* MiniMaxForCausalLM: lightning-attention layers (minimax.c) beside Mixtral's
-	     * attention, Mixtral's MoE, x = alpha * norm(x) + beta * branch (cfg_minimax.c) */
-	    {"minimax", REF_MIXTRAL, false, 0, FAM_MINIMAX},
-	    /* JambaForCausalLM: Mamba (v1) mixers (jamba.c) and Llama attention without
-	     * positions; softmax top-k experts, not renormalised, in the expert layers, a
-	     * dense feed_forward elsewhere (cfg_jamba.c) */
-	    {"jamba", REF_QWEN2_MOE, false, 0, FAM_JAMBA},
-	    /* JambaForSequenceClassification: Jamba's decoder, then score.weight on every token
-	     * (dec_cls) */
-	    {"jamba_cls", REF_QWEN2_MOE, false, 0, FAM_JAMBA},
-	    /* GPTNeoXForCausalLM: LayerNorms with biases, query_key_value per head, partial
-	     * rotary, plain MLP with biases, parallel residual (cfg_neox.c, neox.c) */
-	    {"gpt_neox", REF_DENSE, false, 0, FAM_NEOX},
-	    /* PhiForCausalLM (phi-2): one LayerNorm before the parallel attention and MLP, q/k/v
-	     * and dense with biases, partial rotary, fc1 / fc2, lm_head with its bias */
-	    {"phi", REF_DENSE, false, 0, FAM_PHI},
-	    /* FlexOlmoForCausalLM: OLMo 2's post norms and full-width q/k norms, OLMoE's
-	     * softmax top-k experts in every layer (cfg_fam.c) */
-	    {"flex_olmo", REF_QWEN2_MOE, true, 0, FAM_FLEX_OLMO},
-	    /* VaultGemmaForCausalLM: Gemma 2 without post_attention_layernorm /
-	     * post_feedforward_layernorm (cfg_gemma.c) */
-	    {"vaultgemma", REF_DENSE, false, 2, FAM_VAULTGEMMA},
-	    /* DbrxForCausalLM: Mixtral's math under DBRX's names (dbrx.c), bias-free
-	     * LayerNorms, Wqkv as Phi-3's qkv_proj with clip_qkv, renormalised softmax top-k
-	     * (cfg_dbrx.c) */
-	    {"dbrx", REF_MIXTRAL, false, 0, FAM_DBRX},
-	    /* StableLmForCausalLM: Llama's decoder with LayerNorms (biases), q/k/v biases,
-	     * partial rotary (cfg_neox.c) */
-	    {"stablelm", REF_DENSE, false, 0, FAM_STABLELM},
-	    /* MinistralForCausalLM: Mistral's decoder, the sliding mask on layer_types'
-	     * sliding_attention layers (cfg_smollm3.c) */
-	    {"ministral", REF_DENSE, false, 0, FAM_MINISTRAL},
-	    /* FalconH1ForCausalLM: Bamba's Mamba2 mixer and attention side by side in every
-	     * layer under the muP multipliers, the SwiGLU feed_forward (cfg_granite4.c) */
-	    {"falcon_h1", REF_DENSE, false, 0, FAM_FALCONH1},
-	    /* MptForCausalLM: bias-free LayerNorms, Wqkv as Phi-3's qkv_proj with clip_qkv,
-	     * ALiBi instead of RoPE, the plain GELU MLP, tied (cfg_dbrx.c, dbrx.c) */
-	    {"mpt", REF_DENSE, false, 0, FAM_MPT},
-	    /* LongcatFlashForCausalLM: two MLA sublayers and two dense MLPs per layer (virtual
-	     * layers), the shortcut MoE with zero experts (cfg_longcat.c, longcat.c) */
-	    {"longcat_flash", REF_DEEPSEEK, false, 0, FAM_LONGCAT},
-	    /* GPT2LMHeadModel: LayerNorms with biases, c_attn as Phi-3's qkv_proj, learned
-	     * positions, no RoPE, the plain MLP with biases, tied (gpt2.c) */
-	    {"gpt2", REF_DENSE, false, 0, FAM_GPT2},
-	    /* GPTBigCodeForCausalLM: GPT-2's math with nn.Linear weights and one kv head
-	     * (multi_query), gelu_pytorch_tanh (gpt2.c) */
-	    {"gpt_bigcode", REF_DENSE, false, 0, FAM_GPT2},
-	    /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
-	     * tokens */
-	    {"llava", REF_DENSE, false, 0, 0},
-	    /* LlavaNextForConditionalGeneration: the same */
-	    {"llava_next", REF_DENSE, false, 0, 0},
-	    /* MambaForCausalLM: Jamba's Mamba (v1) mixer without its dt / B / C norms in every
-	     * layer, no feed_forward, under Jamba's names (mamba.c) */
-	    {"mamba", REF_DENSE, false, 0, FAM_MAMBA},
-	    /* FalconMambaForCausalLM: Mamba with weightless RMSNorms (mixer_rms_eps) on the
-	     * mixer's dt / B / C (mamba.c, cfg_jamba.c) */
-	    {"falcon_mamba", REF_DENSE, false, 0, FAM_FALCON_MAMBA},
-	    /* OPTForCausalLM: learned positions, project_in / project_out, pre- or post-norm
-	     * layers with biased q/k/v/out_proj and fc1 / fc2, relu (cfg_opt.c, opt.c) */
-	    {"opt", REF_DENSE, false, 0, FAM_OPT},
-	    /* GPTJForCausalLM: Phi's parallel block (gptj.c renames onto Phi's names), RoPE on
-	     * adjacent pairs of rotary_dim dims, no attention biases (cfg_neox.c) */
-	    {"gptj", REF_DENSE, false, 0, FAM_GPTJ},
-	    /* BloomForCausalLM: GPT-NeoX's per-head query_key_value, LayerNorms with biases and
-	     * plain MLP, sequential, ALiBi instead of RoPE, the embedding's LayerNorm (cfg_neox.c,
-	     * neox.c) */
-	    {"bloom", REF_DENSE, false, 0, FAM_BLOOM},
-	    /* PersimmonForCausalLM: GPT-NeoX's query_key_value per head with q/k LayerNorms [d]
-	     * with biases, sequential residual, partial rotary, relu2 plain MLP (cfg_neox.c) */
-	    {"persimmon", REF_DENSE, false, 0, FAM_PERSIMMON},
-	    /* FalconForCausalLM: query_key_value grouped per kv head, the parallel block with
-	     * ln_attn / ln_mlp or one input_layernorm (or sequential), RoPE or ALiBi, gelu plain
-	     * MLP (cfg_neox.c, neox.c) */
-	    {"falcon", REF_DENSE, false, 0, FAM_FALCON},
-	    /* InternLM2ForCausalLM (remote code): Llama's decoder, wqkv packed per kv group and
-	     * other names (internlm2.c renames onto Llama's) */
-	    {"internlm2", REF_DENSE, false, 0, FAM_INTERNLM2},
-	    /* ChatGLMModel (remote code): GlmForCausalLM's math, query_key_value as Phi-3's
-	     * qkv_proj and other names (chatglm.c renames onto Llama's) */
-	    {"chatglm", REF_DENSE, false, 0, FAM_CHATGLM},
-	    /* ExaoneForCausalLM (remote code): Llama's decoder under GPT-2-style names (exaone.c
-	     * renames onto Llama's) */
-	    {"exaone", REF_DENSE, false, 0, FAM_EXAONE},
-	    /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
-	     * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
-	    {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
-	    /* Idefics3ForConditionalGeneration: its Llama language model (model.text_model.*
-	     * read as model.*), on text tokens */
-	    {"idefics3", REF_DENSE, false, 0, 0},
-	    /* SmolVLMForConditionalGeneration: the same */
-	    {"smolvlm", REF_DENSE, false, 0, 0},
-	    /* PaliGemmaForConditionalGeneration: its Gemma language model (Gemma 2's when
-	     * text_config.model_type is gemma2: cfg.c), on text tokens */
-	    {"paligemma", REF_DENSE, false, 1, 0},
-	    /* AyaVisionForConditionalGeneration: its Cohere 2 language model, on text tokens */
-	    {"aya_vision", REF_DENSE, false, 0, FAM_COHERE2},
-	    /* LlavaOnevisionForConditionalGeneration: its Qwen2 language model (q/k/v biases), on
-	     * text tokens */
-	    {"llava_onevision", REF_DENSE, false, 0, 0},
-	    /* Cohere2VisionForConditionalGeneration: its Cohere 2 language model, on text
-	     * tokens */
-	    {"cohere2_vision", REF_DENSE, false, 0, FAM_COHERE2},
-	    /* LlavaNextVideoForConditionalGeneration: its Llama / Mistral language model, on text
-	     * tokens */
-	    {"llava_next_video", REF_DENSE, false, 0, 0},
-	    /* Qwen2AudioForConditionalGeneration: its Qwen2 language model (q/k/v biases), on
-	     * text tokens */
-	    {"qwen2_audio", REF_DENSE, false, 0, 0},
-	    /* InternVLForConditionalGeneration: its Qwen2 language model (q/k/v biases), or Qwen3's
-	     * (q / k norms) when text_config.model_type is qwen3, or Qwen3-MoE's (qwen3_moe's
-	     * kind) when it is qwen3_moe (cfg.c), on text tokens */
-	    {"internvl", REF_DENSE, false, 0, 0},
-	    /* FuyuForCausalLM: its Persimmon language model, on text tokens */
-	    {"fuyu", REF_DENSE, false, 0, FAM_PERSIMMON},
-	    /* Lfm2VlForConditionalGeneration: its LFM2 language model, on text tokens */
-	    {"lfm2_vl", REF_DENSE, false, 0, FAM_LFM2},
-	    /* ChameleonForConditionalGeneration: Llama's decoder with per-head q/k LayerNorms
-	     * (cfg_chameleon.c), on text tokens */
-	    {"chameleon", REF_DENSE, false, 0, FAM_CHAMELEON},
-	    /* Zamba2: Granite 4.0's Mamba2 mixer in every layer, the shared blocks before the
-	     * hybrid layers' (zamba2.c) */
-	    {"zamba2", REF_DENSE, false, 0, FAM_ZAMBA2},
-	    /* Gemma3nForCausalLM: AltUp, Laurel, per-layer inputs, KV sharing (gemma3n.c) */
-	    {"gemma3n_text", REF_DENSE, false, 0, FAM_GEMMA3N},
-	    /* WhisperForConditionalGeneration: the encoder on a fixed log-mel, the decoder with
-	     * cross-attention to it (cfg_whisper.c, whisper.c) */
-	    {"whisper", REF_DENSE, false, 0, FAM_WHISPER},
-	    /* ModernBertModel: its own pre-norm encoder (modernbert.c) */
-	    {"modernbert", REF_BERT, false, 0, 0},
-	    /* ModernBertForSequenceClassification: the same under model., then its head */
-	    {"modernbert_cls", REF_BERT, false, 0, 0},
-	    /* ModernBertForTokenClassification: the same under model., its head on every token */
-	    {"modernbert_tok", REF_BERT, false, 0, 0},
-	    /* GraniteSpeechForConditionalGeneration: its Granite language model (the four
-	     * multipliers), on text tokens */
-	    {"granite_speech", REF_DENSE, false, 0, FAM_GRANITE},
-	    /* Blip2ForConditionalGeneration: its OPT language model (language_model.* read as
-	     * OPT's names), on text tokens; the tower and Q-Former loaded, unused */
-	    {"blip_2", REF_DENSE, false, 0, FAM_OPT},
-	    /* AriaForConditionalGeneration: its language model on text tokens, Llama's
-	     * attention, every layer MoE: Mixtral's routing (softmax of the top moe_topk
-	     * logits) over the stacked fc1 / fc2 experts, + the ungated shared experts */
-	    {"aria", REF_QWEN2_MOE, false, 0, FAM_ARIA},
-	    /* VoxtralForConditionalGeneration: its Llama language model, on text tokens */
-	    {"voxtral", REF_DENSE, false, 0, 0},
-	    /* MllamaForConditionalGeneration: its Llama language model without the
-	     * cross-attention layers (ckpt.c), on text tokens */
-	    {"mllama", REF_DENSE, false, 0, 0},
-	    /* The decoder sequence classifiers: Llama's (Mistral's, Qwen2's) or Qwen3's decoder
-	     * without lm_head, then score.weight on every token (dec_cls) */
-	    {"llama_cls", REF_DENSE, false, 0, 0},
-	    {"mistral_cls", REF_DENSE, false, 0, 0},
-	    {"qwen2_cls", REF_DENSE, false, 0, 0},
-	    {"qwen3_cls", REF_DENSE, true, 0, 0},
-	    /* BERT's heads: BertModel under bert., then the pooler and classifier (bert_cls) or
-	     * the classifier on every token (bert_tok) */
-	    {"bert_cls", REF_BERT, false, 0, 0},
-	    {"bert_tok", REF_BERT, false, 0, 0},
-	    /* Qwen2.5-Omni's thinker: its Qwen2 language model (q/k/v biases; thinker.* read as
-	     * Qwen2's names), on text tokens; the towers and the speech generator loaded, unused */
-	    {"qwen2_5_omni", REF_DENSE, false, 0, 0},
-	    /* Qwen3-Omni's thinker: its Qwen3-MoE language model (per-expert Linears; thinker.*
-	     * read as Qwen3-MoE's names; MRoPE over text positions is 1-D RoPE), on text tokens;
-	     * the towers and the speech generator loaded, unused */
-	    {"qwen3_omni_moe", REF_QWEN2_MOE, true, 0, 0},
-	    /* The decoder embedding models saved as base models: the causal LM's decoder under
-	     * the base model's names (read as model.*, ckpt.c), its final hidden states on every
-	     * token (dec_emb) */
-	    {"llama_emb", REF_DENSE, false, 0, 0},
-	    {"mistral_emb", REF_DENSE, false, 0, 0},
-	    {"qwen2_emb", REF_DENSE, false, 0, 0},
-	    {"gemma2_emb", REF_DENSE, false, 2, 0},
-	    {"gemma3_text_emb", REF_DENSE, true, 3, 0},
-	    /* Qwen2's reward models: Qwen2's decoder without lm_head, then the score head
-	     * score.0, ReLU, score.2 on every token (dec_cls with rm_head) */
-	    {"qwen2_rm", REF_DENSE, false, 0, 0},
-	    {"qwen2_prm", REF_DENSE, false, 0, 0},
-	    /* GPT2ForSequenceClassification: GPT-2's decoder (gpt2.c) without lm_head, then
-	     * score.weight on every token (dec_cls) */
-	    {"gpt2_cls", REF_DENSE, false, 0, FAM_GPT2},
-	    /* CLIPModel: the text tower, StarCoder2's LayerNorms and plain MLP under the causal
-	     * mask with learned positions, text_projection on every token (clip.c) */
-	    {"clip", REF_DENSE, false, 0, FAM_CLIP},
-	    /* MiniMaxM2ForCausalLM: Mixtral's layout (block_sparse_moe, w1 / w3 / w2) with
-	     * q_norm / k_norm over all heads, partial RoPE, sigmoid routing with the correction
-	     * bias (cfg_minimax_m2.c) */
-	    {"minimax_m2", REF_MIXTRAL, true, 0, FAM_MINIMAX_M2},
-	    /* NemotronHForCausalLM: one mixer per layer, Granite 4.0's Mamba2 mixer, the
-	     * attention without RoPE or Arcee's relu2 MLP (nemotron_h.c) */
-	    {"nemotron_h", REF_DENSE, false, 0, FAM_NEMOTRON_H},
-	    /* SiglipModel: the same text tower, bidirectional, text_model.head (with its bias) on
-	     * every token (clip.c) */
-	    {"siglip", REF_DENSE, false, 0, FAM_SIGLIP},
-	};
-	for (size_t i = 0; family != NULL && i < sizeof(map) / sizeof(map[0]); i++)
-		if (strcmp(family, map[i].family) == 0) {
-			c->kind = map[i].kind;
-			c->modernbert = strncmp(family, "modernbert", 10) == 0;
-			c->mb_cls = strcmp(family, "modernbert_cls") == 0;
-			c->mb_tok = strcmp(family, "modernbert_tok") == 0;
-			c->roberta = map[i].kind == REF_BERT && strncmp(family, "bert", 4) != 0 &&
-			             !c->modernbert;
-			c->bt_cls = strcmp(family, "bert_cls") == 0;
-			c->bt_tok = strcmp(family, "bert_tok") == 0;
-			c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
-			c->rm_head =
-			    strcmp(family, "qwen2_rm") == 0 || strcmp(family, "qwen2_prm") == 0;
-			c->dec_cls = (map[i].kind == REF_DENSE && strstr(family, "_cls") != NULL) ||
-			             c->rm_head || strcmp(family, "jamba_cls") == 0;
-			c->dec_emb = map[i].kind == REF_DENSE && strstr(family, "_emb") != NULL;
-			c->qk_norm = map[i].qk_norm;
-			c->gemma = map[i].gemma;
-			c->fused_ckpt = map[i].fam == FAM_PHI3 || map[i].fam == FAM_CHATGLM;
-			c->glm = map[i].fam == FAM_GLM       ? 1
-			         : map[i].fam == FAM_GLM4    ? 2
-			         : map[i].fam == FAM_CHATGLM ? 3
-			                                     : 0;
-			c->fused_gate_up = c->fused_ckpt || c->glm != 0;
-			c->layernorm = c->plain_mlp = map[i].fam == FAM_STARCODER2;
-			c->ds_v2 = map[i].fam == FAM_DEEPSEEK_V2;
-			c->olmo3 = map[i].fam == FAM_OLMO3;
-			c->exaone4 = map[i].fam == FAM_EXAONE4;
-			c->flex_olmo = map[i].fam == FAM_FLEX_OLMO;
-			c->vaultgemma = map[i].fam == FAM_VAULTGEMMA;
-			c->olmo2 =
-			    map[i].fam == FAM_OLMO2 || c->olmo3 || c->exaone4 || c->flex_olmo;
-			c->m2 = map[i].fam == FAM_MINIMAX_M2;
-			c->qk_norm_full =
-			    (c->olmo2 && !c->exaone4) || map[i].fam == FAM_OLMOE || c->m2;
-			c->norm_free = map[i].fam == FAM_OLMO;
-			c->fh1 = map[i].fam == FAM_FALCONH1;
-			c->bamba = map[i].fam == FAM_BAMBA || c->fh1;
-			c->g4 = map[i].fam == FAM_GRANITE4 || c->bamba;
-			c->granite = map[i].fam == FAM_GRANITE || map[i].fam == FAM_GRANITEMOE ||
-			             map[i].fam == FAM_GRANITE4;
-			c->stacked_experts =
-			    map[i].fam == FAM_GRANITEMOE || map[i].fam == FAM_GRANITE4;
-			if (map[i].fam == FAM_GRANITE4) { /* the shared MLP is the dense MLP
-				                             (shared_mlp.), I its size */
-				c->I = c->Is;
-				if (c->E == 0) /* num_local_experts 0: no block_sparse_moe */
-					c->kind = REF_DENSE;
-			}
-			c->phimoe = map[i].fam == FAM_PHIMOE;
-			c->layernorm = c->layernorm || c->phimoe;
-			c->gpt_oss = map[i].fam == FAM_GPT_OSS;
-			c->llama4 = map[i].fam == FAM_LLAMA4;
-			c->dots1 = map[i].fam == FAM_DOTS1;
-			c->glm4_moe = map[i].fam == FAM_GLM4_MOE || c->dots1;
-			c->q3n = map[i].fam == FAM_QWEN3_NEXT;
-			c->cohere = map[i].fam == FAM_COHERE    ? 1
-			            : map[i].fam == FAM_COHERE2 ? 2
-			                                        : 0;
-			if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */
-				c->kind = REF_DENSE;
-			c->ernie = map[i].fam == FAM_ERNIE;
-			c->q3vl_moe = map[i].fam == FAM_QWEN3_VL_MOE;
-			c->aria = map[i].fam == FAM_ARIA;
-			c->smollm3 = map[i].fam == FAM_SMOLLM3;
-			c->read_act = map[i].fam == FAM_ACT;
-			c->apertus = map[i].fam == FAM_APERTUS;
-			c->nogate = c->apertus || map[i].fam == FAM_ARCEE;
-			c->lfm2 = map[i].fam == FAM_LFM2;
-			c->minimax = map[i].fam == FAM_MINIMAX;
-			c->hunyuan = map[i].fam == FAM_HUNYUAN;
-			c->nemotron = map[i].fam == FAM_NEMOTRON;
-			c->nogate = c->nogate || c->nemotron;
-			c->layernorm = c->layernorm || c->nemotron;
-			c->m_plain_norm = map[i].fam == FAM_FALCON_MAMBA;
-			c->mamba2 = map[i].fam == FAM_MAMBA2;
-			c->zamba2 = map[i].fam == FAM_ZAMBA2;
-			c->mamba_lm =
-			    map[i].fam == FAM_MAMBA || c->m_plain_norm || c->mamba2 || c->zamba2;
-			c->jamba =
-			    map[i].fam == FAM_JAMBA || (c->mamba_lm && !c->mamba2 && !c->zamba2);
-			if (c->mamba2) /* Granite 4.0's mixer, Granite's switches at 1.0 */
-				c->g4 = c->granite = true;
-			c->nh = map[i].fam == FAM_NEMOTRON_H;
-			c->nogate = c->nogate || c->nh; /* the MLP layers' up / down */
-			/* Granite 4.0's mixer, no multipliers */
-			c->g4 = c->g4 || c->zamba2 || c->nh;
-			if (c->jamba && c->E <= 1) /* num_experts 1: every feed_forward dense */
-				c->kind = REF_DENSE;
-			c->neox = map[i].fam == FAM_NEOX;
-			if (c->neox) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
-				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
-			c->phi = map[i].fam == FAM_PHI;
-			if (c->phi) /* StarCoder2's norms and MLP, the parallel block, lm_head.bias
-			             */
-				c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias = true;
-			c->dbrx = map[i].fam == FAM_DBRX;
-			if (c->dbrx) /* PhiMoE's LayerNorms, Phi-3's qkv_proj */
-				c->layernorm = c->fused_ckpt = true;
-			c->stablelm = map[i].fam == FAM_STABLELM;
-			c->layernorm = c->layernorm || c->stablelm;
-			c->ministral = map[i].fam == FAM_MINISTRAL;
-			c->mpt = map[i].fam == FAM_MPT;
-			if (c->mpt) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
-				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
-			c->longcat = map[i].fam == FAM_LONGCAT;
-			c->gpt2 = map[i].fam == FAM_GPT2;
-			c->bigcode = c->gpt2 && strcmp(family, "gpt_bigcode") == 0;
-			if (c->gpt2) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
-				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
-			c->opt = map[i].fam == FAM_OPT;
-			c->whisper = map[i].fam == FAM_WHISPER;
-			c->g3n = map[i].fam == FAM_GEMMA3N;
-			c->gptj = map[i].fam == FAM_GPTJ;
-			if (c->gptj) /* Phi's block, adjacent-pair RoPE */
-				c->phi = c->layernorm = c->plain_mlp = c->neox_par = c->lm_bias =
-				    c->rope_pairs = true;
-			c->bloom = map[i].fam == FAM_BLOOM;
-			if (c->bloom) /* GPT-NeoX's reading, sequential */
-				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
-			c->persimmon = map[i].fam == FAM_PERSIMMON;
-			if (c->persimmon) /* GPT-NeoX's norms, MLP and qkv_proj */
-				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
-			c->chameleon = map[i].fam == FAM_CHAMELEON;
-			c->siglip = map[i].fam == FAM_SIGLIP;
-			c->clip = map[i].fam == FAM_CLIP || c->siglip;
-			if (c->clip) /* StarCoder2's norms and MLP, the score head */
-				c->layernorm = c->plain_mlp = c->dec_cls = true;
-			c->falcon = map[i].fam == FAM_FALCON;
-			if (c->falcon) /* GPT-NeoX's norms, MLP and qkv_proj */
-				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
-			c->internlm2 = map[i].fam == FAM_INTERNLM2;
-			c->exaone = map[i].fam == FAM_EXAONE;
+	for (size_t i = 0; family != NULL && i < sizeof(families) / sizeof(families[0]); i++)
+		if (strcmp(family, families[i].family) == 0) {
+			const struct family_row *r = &families[i];
+
+			c->kind = r->kind;
+			head_switches(c, family, r);
+			decoder_switches(c, r);
+			moe_switches(c, r);
+			mixer_switches(c, r);
+			layout_switches(c, family, r);
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */
