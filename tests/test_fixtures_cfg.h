@@ -1,0 +1,491 @@
+/*
+ * test_fixtures_cfg.h — test_fixtures.c's checks of the config keys one family (or a few)
+ * reads beyond the common sizes of the fam_expect table: one function per family, cfg_checks[]
+ * naming the fixtures each applies to (every row must name one: test_families checks it).
+ * Included by test_fixtures.c only.
+ */
+#ifndef WT_TEST_FIXTURES_CFG_H
+#define WT_TEST_FIXTURES_CFG_H
+
+#include "tests/test_fixtures_cfg_mm.h"
+
+/* Zamba2Config's keys under the mixer's names, layers_block_type as layer_types, the blocks. */
+static void check_zamba2(const ckpt_config *cfg)
+{
+	static const int hybrid[5] = {0, 1, 1, 0, 1};
+	assert_int_equal(cfg->n_layer_types, 5);
+	for (int k = 0; k < 5; k++)
+		assert_int_equal(cfg->layer_types[k],
+		                 hybrid[k] ? CKPT_LAYER_HYBRID : CKPT_LAYER_MAMBA);
+	assert_true(cfg->mamba_n_heads == 8 && cfg->mamba_n_groups == 4 &&
+	            cfg->mamba_d_state == 16 && cfg->mamba_d_conv == 4 && cfg->mamba_expand == 2 &&
+	            cfg->mamba_conv_bias && !cfg->mamba_proj_bias);
+	assert_true(cfg->z2_mem_blocks == 2 && cfg->z2_adapter_rank == 8 && cfg->z2_attn_adapter);
+}
+
+/* RobertaConfig's keys as the fixture gives them */
+static void check_roberta(const ckpt_config *cfg)
+{
+	assert_true(cfg->rob_max_pos == 66 && cfg->rob_types == 1 && cfg->rob_pad == 1 &&
+	            cfg->rob_abs_pos && !cfg->rob_decoder &&
+	            cfg->rob_num_labels == (strstr(cfg->architecture, "Classification") ? 1 : 2));
+}
+
+/* ModernBertConfig's keys as the fixture gives */
+static void check_modernbert(const ckpt_config *cfg)
+{
+	assert_true(cfg->mb_every == 3 && cfg->mb_local == 4 && cfg->mb_norm_bias &&
+	            cfg->attention_bias && cfg->mlp_bias && cfg->mb_gelu &&
+	            cfg->mb_global_theta == 160000.0 && cfg->mb_local_theta == 10000.0);
+}
+
+/* modernbert_cls's keys, head.dense's bias */
+static void check_modernbert_tok(const ckpt_config *cfg)
+{
+	assert_true(cfg->mb_every == 2 && !cfg->mb_norm_bias && cfg->mb_cls_bias &&
+	            cfg->mb_cls_gelu && cfg->rob_num_labels == 2);
+}
+
+/* no bias, a null local theta, mean pooling */
+static void check_modernbert_cls(const ckpt_config *cfg)
+{
+	assert_true(cfg->mb_every == 2 && cfg->mb_local == 2 && !cfg->mb_norm_bias &&
+	            !cfg->attention_bias && !cfg->mlp_bias && !cfg->mb_cls_bias &&
+	            cfg->mb_pool == 1 && cfg->rob_num_labels == 1 &&
+	            cfg->mb_local_theta == 160000.0);
+}
+
+/* the gated delta net and its layer pattern */
+static void check_qwen3_next(const ckpt_config *cfg)
+{
+	assert_int_equal(cfg->full_attention_interval, 2);
+	assert_false(cfg->has_layer_types);
+	assert_int_equal(cfg->lin_num_k_heads, 4);
+	assert_int_equal(cfg->lin_num_v_heads, 8);
+	assert_int_equal(cfg->lin_k_head_dim, 32);
+	assert_int_equal(cfg->lin_v_head_dim, 32);
+	assert_int_equal(cfg->lin_conv_kernel, 4);
+	assert_int_equal(cfg->shared_expert_intermediate_size, 128);
+	assert_int_equal(cfg->n_mlp_only_layers, 1);
+}
+
+/* two groups, every bias */
+static void check_granitemoehybrid_dense(const ckpt_config *cfg)
+{
+	assert_int_equal(cfg->layer_types[0], CKPT_LAYER_ATTN);
+	assert_int_equal(cfg->layer_types[2], CKPT_LAYER_MAMBA);
+	assert_int_equal(cfg->mamba_n_groups, 2);
+	assert_int_equal(cfg->mamba_d_conv, 3);
+	assert_true(cfg->mamba_proj_bias && cfg->mamba_conv_bias && cfg->attention_bias);
+	assert_int_equal(cfg->shared_expert_intermediate_size, 192);
+}
+
+/* attn_layer_indices, the class's rotary factor */
+static void check_bamba(const ckpt_config *cfg)
+{
+	assert_false(cfg->has_layer_types);
+	assert_true(cfg->has_full_attn_idxs);
+	assert_int_equal(cfg->n_full_attn_idxs, 1);
+	assert_int_equal(cfg->full_attn_idxs[0], 1);
+	assert_int_equal(cfg->mamba_n_heads, 8);
+	assert_int_equal(cfg->mamba_d_state, 16);
+	assert_true(cfg->mamba_conv_bias);
+	assert_true(cfg->partial_rotary_factor == 0.5);
+}
+
+/* LongcatFlashConfig's own key names */
+static void check_longcat_flash(const ckpt_config *cfg)
+{
+	assert_int_equal(cfg->zero_expert_num, 2);
+	assert_int_equal(cfg->q_lora_rank, 64);
+	assert_int_equal(cfg->kv_lora_rank, 32);
+	assert_int_equal(cfg->qk_rope_head_dim, 8);
+	assert_int_equal(cfg->v_head_dim, 16);
+}
+
+/* mamba_d_ssm, the gated norm, projectors */
+static void check_falcon_h1(const ckpt_config *cfg)
+{
+	assert_false(cfg->has_layer_types);
+	assert_int_equal(cfg->mamba_d_ssm, 192);
+	assert_int_equal(cfg->mamba_n_heads, 8);
+	assert_int_equal(cfg->head_dim, 32);
+	assert_true(cfg->mamba_rms_norm && cfg->mamba_conv_bias);
+	assert_false(cfg->projectors_bias || cfg->mamba_proj_bias);
+}
+
+static void check_mamba(const ckpt_config *cfg)
+{
+	/* MambaConfig's (FalconMambaConfig's) keys under the mixer's names; falcon_mamba's
+	 * intermediate_size 256 over its expand 16 */
+	assert_int_equal(cfg->intermediate_size, 256);
+	assert_int_equal(cfg->mamba_d_state, 16);
+	assert_int_equal(cfg->mamba_d_conv, 4);
+	assert_int_equal(cfg->mamba_dt_rank, 8);
+	assert_true(cfg->mamba_conv_bias);
+	assert_false(cfg->mamba_proj_bias);
+}
+
+/* id2label's one entry; no online conversion */
+static void check_qwen3_cls(const ckpt_config *cfg)
+{
+	assert_true(cfg->rob_num_labels == 1 && !cfg->cls_from_token);
+}
+
+/* id2label's entries; BertEmbedding's tables */
+static void check_bert_cls(const ckpt_config *cfg)
+{
+	assert_true(cfg->rob_num_labels == (strstr(cfg->architecture, "Sequence") ? 2 : 4) &&
+	            cfg->rob_max_pos == 64 && cfg->rob_types == 2 && cfg->rob_abs_pos &&
+	            !cfg->rob_decoder);
+}
+
+/* Gemma3nTextConfig's sizes; I from the list */
+static void check_gemma3n_text(const ckpt_config *cfg)
+{
+	assert_true(cfg->g3n_altup == 4 && cfg->g3n_active == 0 && cfg->g3n_laurel == 16 &&
+	            cfg->g3n_ple == 16 && cfg->g3n_ple_vocab == 1000 && cfg->g3n_kv_shared == 2 &&
+	            cfg->n_layer_types == 5 && cfg->layer_types[2] == CKPT_LAYER_FULL_ATTN);
+}
+
+/* the class's one label */
+static void check_qwen2_rm(const ckpt_config *cfg)
+{
+	assert_true(cfg->rob_num_labels == 1 && !cfg->cls_from_token);
+}
+
+/* id2label's two entries over GPT2Config's keys */
+static void check_gpt2_cls(const ckpt_config *cfg)
+{
+	assert_true(cfg->rob_num_labels == 2 && !cfg->cls_from_token &&
+	            cfg->num_key_value_heads == 8);
+}
+
+/* InternLM2Config's bias false, no head_dim key */
+static void check_internlm2(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 16 &&
+	            strcmp(cfg->model_type, "internlm2") == 0);
+}
+
+/* ChatGLMConfig's names: add_qkv_bias, kv_channels */
+static void check_chatglm(const ckpt_config *cfg)
+{
+	assert_true(cfg->attention_bias && cfg->head_dim == 16 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "chatglm") == 0);
+}
+
+/* ExaoneConfig's names: num_layers, layer_norm_epsilon */
+static void check_exaone(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 16 && cfg->num_hidden_layers == 2 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "exaone") == 0);
+}
+
+/* the base model, read as Qwen2Config */
+static void check_qwen2_emb(const ckpt_config *cfg)
+{
+	assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
+	            strcmp(cfg->model_type, "qwen2") == 0);
+}
+
+/* Mamba2Config's keys under the mixer's names */
+static void check_mamba2(const ckpt_config *cfg)
+{
+	assert_int_equal(cfg->mamba_n_heads, 8);
+	assert_int_equal(cfg->mamba_d_head, 32);
+	assert_int_equal(cfg->mamba_n_groups, 2);
+	assert_int_equal(cfg->mamba_d_state, 16);
+	assert_int_equal(cfg->mamba_d_conv, 4);
+	assert_int_equal(cfg->mamba_expand, 2);
+	assert_true(cfg->mamba_conv_bias);
+	assert_false(cfg->mamba_proj_bias);
+}
+
+/* NemotronHConfig's keys, the pattern */
+static void check_nemotron_h(const ckpt_config *cfg)
+{
+	assert_true(cfg->mamba_n_heads == 8 && cfg->mamba_d_head == 16 && cfg->mamba_d_ssm == 128 &&
+	            cfg->mamba_n_groups == 4 && cfg->mamba_d_state == 16 &&
+	            cfg->mamba_d_conv == 4 && cfg->mamba_conv_bias && !cfg->mamba_proj_bias &&
+	            !cfg->mlp_bias && cfg->n_layer_types == 5);
+	static const uint8_t kinds[] = {CKPT_LAYER_MAMBA, CKPT_LAYER_MLP, CKPT_LAYER_MAMBA,
+	                                CKPT_LAYER_ATTN, CKPT_LAYER_MLP};
+	for (int k = 0; k < 5; k++)
+		assert_int_equal(cfg->layer_types[k], kinds[k]);
+}
+
+/* the Mamba2 mixer and its layers */
+static void check_granitemoehybrid(const ckpt_config *cfg)
+{
+	assert_true(cfg->has_layer_types);
+	assert_int_equal(cfg->n_layer_types, 4);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(cfg->layer_types[k], k == 2 ? CKPT_LAYER_ATTN : CKPT_LAYER_MAMBA);
+	assert_int_equal(cfg->mamba_n_heads, 8);
+	assert_int_equal(cfg->mamba_n_groups, 1);
+	assert_int_equal(cfg->mamba_d_state, 16);
+	assert_int_equal(cfg->mamba_d_conv, 4);
+	assert_int_equal(cfg->mamba_expand, 2);
+	assert_int_equal(cfg->mamba_d_head, -1); /* "auto" */
+	assert_true(cfg->mamba_conv_bias);
+	assert_false(cfg->mamba_proj_bias);
+	assert_int_equal(cfg->shared_expert_intermediate_size, 96);
+}
+
+/* Command R+'s q/k norms; Cohere2's none */
+static void check_cohere(const ckpt_config *cfg)
+{
+	assert_int_equal(cfg->use_qk_norm, strcmp(cfg->model_type, "cohere") == 0);
+	assert_int_equal(cfg->tie_given, strcmp(cfg->model_type, "cohere2") == 0);
+	assert_false(cfg->has_layer_types);
+}
+
+static void check_olmo3(const ckpt_config *cfg)
+{
+	/* layers 0-2 sliding, 3 full, as listed */
+	assert_true(cfg->has_layer_types);
+	assert_int_equal(cfg->n_layer_types, 4);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(cfg->layer_types[k],
+		                 k < 3 ? CKPT_LAYER_SLIDING_ATTN : CKPT_LAYER_FULL_ATTN);
+}
+
+/* conv, conv, full_attention, conv; Lfm2Config keys */
+static void check_lfm2(const ckpt_config *cfg)
+{
+	assert_true(cfg->has_layer_types && cfg->tie_given && cfg->has_full_attn_idxs);
+	assert_int_equal(cfg->n_layer_types, 4);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(cfg->layer_types[k],
+		                 k == 2 ? CKPT_LAYER_FULL_ATTN : CKPT_LAYER_CONV);
+	assert_int_equal(cfg->lfm2_conv_l_cache, 3);
+	assert_int_equal(cfg->lfm2_multiple_of, 256);
+	assert_int_equal(cfg->lfm2_block_dim, 256);
+	assert_true(cfg->lfm2_auto_adjust && !cfg->lfm2_conv_bias && !cfg->lfm2_ffn_mult_null);
+	assert_true(cfg->lfm2_ffn_mult == 1.0);
+}
+
+/* the releases' switches, biases on */
+static void check_hunyuan_v1_dense(const ckpt_config *cfg)
+{
+	assert_true(cfg->use_qk_norm && cfg->attention_bias && !cfg->use_cla);
+	assert_true(cfg->tie_given && cfg->tie_word_embeddings);
+}
+
+/* the per-layer lists read as one value */
+static void check_hunyuan_v1_moe(const ckpt_config *cfg)
+{
+	assert_true(cfg->use_qk_norm && !cfg->attention_bias && !cfg->use_cla);
+	assert_int_equal(cfg->shared_expert_intermediate_size, 128);
+}
+
+/* the fixture's q/k/v/o biases, no MLP biases */
+static void check_nemotron(const ckpt_config *cfg)
+{
+	assert_true(cfg->attention_bias && !cfg->mlp_bias);
+}
+
+/* OPTConfig's keys: ffn_dim read as intermediate_size */
+static void check_opt(const ckpt_config *cfg)
+{
+	assert_true(cfg->opt_word_embed_proj_dim == 64 && cfg->opt_max_pos == 64 &&
+	            cfg->opt_ln_before && cfg->opt_final_norm && cfg->opt_ln_affine &&
+	            cfg->attention_bias);
+}
+
+/* GPTJConfig's n_positions, n_inner */
+static void check_gptj(const ckpt_config *cfg)
+{
+	assert_int_equal(cfg->intermediate_size, 256);
+}
+
+/* one type per layer: sliding, full */
+static void check_ministral(const ckpt_config *cfg)
+{
+	assert_true(cfg->has_layer_types && cfg->n_layer_types == 2);
+	assert_int_equal(cfg->layer_types[0], CKPT_LAYER_SLIDING_ATTN);
+	assert_int_equal(cfg->layer_types[1], CKPT_LAYER_FULL_ATTN);
+}
+
+/* use_qkv_bias read into attention_bias */
+static void check_stablelm(const ckpt_config *cfg)
+{
+	assert_true(cfg->attention_bias && !cfg->qk_layernorm && !cfg->use_parallel_residual);
+}
+
+/* layer_types of the two kinds */
+static void check_minimax(const ckpt_config *cfg)
+{
+	assert_true(cfg->has_layer_types);
+	assert_int_equal(cfg->n_layer_types, 4);
+	assert_true(cfg->layer_types[0] == CKPT_LAYER_LINEAR_ATTN &&
+	            cfg->layer_types[2] == CKPT_LAYER_FULL_ATTN);
+	assert_int_equal(cfg->num_experts, 4);
+}
+
+/* id2label's two entries over JambaConfig's */
+static void check_jamba_cls(const ckpt_config *cfg)
+{
+	assert_true(cfg->rob_num_labels == 2 && cfg->jamba_attn_period == 4 &&
+	            cfg->jamba_expert_offset == 1 && !cfg->tie_word_embeddings);
+}
+
+/* the periods, the v1 mixer's keys */
+static void check_jamba(const ckpt_config *cfg)
+{
+	assert_int_equal(cfg->jamba_attn_period, 4);
+	assert_int_equal(cfg->jamba_attn_offset, 2);
+	assert_int_equal(cfg->jamba_expert_period, 2);
+	assert_int_equal(cfg->jamba_expert_offset, 1);
+	assert_int_equal(cfg->mamba_d_state, 16);
+	assert_int_equal(cfg->mamba_d_conv, 4);
+	assert_int_equal(cfg->mamba_expand, 2);
+	assert_int_equal(cfg->mamba_dt_rank, -1); /* "auto" */
+	assert_true(cfg->mamba_conv_bias);
+	assert_false(cfg->mamba_proj_bias);
+}
+
+/* GLM-4.5's q/k norms and MoE keys */
+static void check_glm4_moe(const ckpt_config *cfg)
+{
+	assert_true(cfg->use_qk_norm);
+	assert_int_equal(cfg->first_k_dense_replace, 1);
+	assert_int_equal(cfg->n_shared_experts, 1);
+}
+
+/* tied by the class default, layer_types given */
+static void check_smollm3(const ckpt_config *cfg)
+{
+	assert_false(cfg->tie_given);
+	assert_true(cfg->has_layer_types);
+	assert_false(cfg->attention_bias || cfg->mlp_bias);
+}
+
+/* every bias switch on */
+static void check_seed_oss(const ckpt_config *cfg)
+{
+	assert_true(cfg->attention_bias && cfg->attention_out_bias && cfg->mlp_bias);
+	assert_false(cfg->tie_word_embeddings);
+}
+
+/* dots.llm1's MoE keys, no q/k norm key */
+static void check_dots1(const ckpt_config *cfg)
+{
+	assert_false(cfg->use_qk_norm);
+	assert_int_equal(cfg->first_k_dense_replace, 1);
+	assert_int_equal(cfg->n_shared_experts, 2);
+	assert_false(cfg->has_layer_types);
+}
+
+/* ERNIE-4.5-0.3B: every Linear with a bias */
+static void check_ernie4_5(const ckpt_config *cfg)
+{
+	assert_true(cfg->use_bias);
+}
+
+/* ERNIE 4.5 MoE's keys */
+static void check_ernie4_5_moe(const ckpt_config *cfg)
+{
+	assert_false(cfg->use_bias);
+	assert_int_equal(cfg->n_shared_experts, 2); /* moe_num_shared_experts */
+	assert_int_equal(cfg->moe_layer_start_index, 1);
+	assert_int_equal(cfg->moe_layer_end_index, 2);
+	assert_int_equal(cfg->moe_layer_interval, 1);
+}
+
+/* new_decoder_architecture: ln_attn / ln_mlp */
+static void check_falcon(const ckpt_config *cfg)
+{
+	assert_int_equal(cfg->falcon_ln, 2);
+	assert_false(cfg->attention_bias || cfg->attention_out_bias || cfg->mlp_bias);
+}
+
+/* The config keys one family (or a few) reads beyond the common sizes: its fixture
+ * names, space-separated, and the check. Every row must name a fixture of the list. */
+static const struct {
+	const char *names;
+	void (*check)(const ckpt_config *cfg);
+} cfg_checks[] = {
+    {"blip2", check_blip2},
+    {"lfm2_vl", check_lfm2_vl},
+    {"fuyu", check_fuyu},
+    {"chameleon", check_chameleon},
+    {"aya_vision", check_aya_vision},
+    {"cohere2_vision", check_cohere2_vision},
+    {"llava_onevision", check_llava_onevision},
+    {"paligemma", check_paligemma},
+    {"idefics3 smolvlm", check_idefics3},
+    {"llava llava_next llava_next_video", check_llava},
+    {"llava_pixtral", check_llava_pixtral},
+    {"qwen2_audio", check_qwen2_audio},
+    {"granite_speech", check_granite_speech},
+    {"aria", check_aria},
+    {"voxtral", check_voxtral},
+    {"mllama", check_mllama},
+    {"roberta xlm_roberta xlm_roberta_cls", check_roberta},
+    {"modernbert", check_modernbert},
+    {"modernbert_tok", check_modernbert_tok},
+    {"modernbert_cls", check_modernbert_cls},
+    {"llava_next_video", check_llava_next_video},
+    {"glm4v glm4v_moe", check_glm4v},
+    {"llama4 llama4_fbgemm", check_llama4},
+    {"qwen3_next", check_qwen3_next},
+    {"granitemoehybrid_dense", check_granitemoehybrid_dense},
+    {"bamba", check_bamba},
+    {"longcat_flash", check_longcat_flash},
+    {"falcon_h1", check_falcon_h1},
+    {"mamba falcon_mamba", check_mamba},
+    {"zamba2", check_zamba2},
+    {"qwen3_cls", check_qwen3_cls},
+    {"bert_cls bert_tok", check_bert_cls},
+    {"qwen2_5_omni", check_qwen2_5_omni},
+    {"qwen3_omni_moe", check_qwen3_omni_moe},
+    {"gemma3n_text", check_gemma3n_text},
+    {"whisper", check_whisper},
+    {"qwen2_rm", check_qwen2_rm},
+    {"gpt2_cls", check_gpt2_cls},
+    {"clip", check_clip},
+    {"internlm2", check_internlm2},
+    {"siglip", check_siglip},
+    {"chatglm", check_chatglm},
+    {"exaone", check_exaone},
+    {"qwen2_emb", check_qwen2_emb},
+    {"mamba2", check_mamba2},
+    {"nemotron_h", check_nemotron_h},
+    {"granitemoehybrid", check_granitemoehybrid},
+    {"cohere cohere2 cohere2_vision", check_cohere},
+    {"olmo3 exaone4", check_olmo3},
+    {"lfm2", check_lfm2},
+    {"hunyuan_v1_dense", check_hunyuan_v1_dense},
+    {"hunyuan_v1_moe", check_hunyuan_v1_moe},
+    {"nemotron", check_nemotron},
+    {"opt", check_opt},
+    {"gptj", check_gptj},
+    {"ministral", check_ministral},
+    {"stablelm", check_stablelm},
+    {"minimax", check_minimax},
+    {"jamba_cls", check_jamba_cls},
+    {"jamba", check_jamba},
+    {"glm4_moe", check_glm4_moe},
+    {"smollm3", check_smollm3},
+    {"seed_oss", check_seed_oss},
+    {"dots1", check_dots1},
+    {"ernie4_5", check_ernie4_5},
+    {"ernie4_5_moe", check_ernie4_5_moe},
+    {"falcon", check_falcon},
+};
+
+static bool cfg_checks_used[sizeof(cfg_checks) / sizeof(cfg_checks[0])];
+
+/* Whether the space-separated list names holds name. */
+static bool names_hold(const char *names, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = names; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == names || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+#endif /* WT_TEST_FIXTURES_CFG_H */
