@@ -165,6 +165,41 @@ static int qkv_full(const ref_cfg *c, ref_set *s, int64_t l, qkv_w *w, wt_errbuf
 	return WT_OK;
 }
 
+/* Layer l's mixer when it is not the attention: LFM2's short conv, MiniMax's lightning
+ * attention, the Mamba2 / Mamba mixers, MLA and Qwen3-Next's, added into the residual (*done
+ * set); Falcon-H1's Mamba2 mixer into b->y, the attention beside it still to run. */
+static int mixer_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b, bool *done,
+                      wt_errbuf *err)
+{
+	int rv = WT_OK;
+	*done = true;
+	if (c->lfm2) { /* short conv or attention with q/k layernorms, out_proj */
+		const ref_lfm2_part p = {
+		    .ckpt = true, .out_bias = true, .Hl = c->H, .KVl = c->KV, .ch = c->hid};
+		rv = ref_lfm2_mixer(c, s, l, &p, b->h, T, b->o, err);
+	} else if (ref_mm_lin(c, l)) { /* MiniMax: the lightning attention */
+		const ref_mm_part p = {.Hl = c->H, .q0 = 0};
+		rv = ref_mm_lightning(c, s, l, &p, b->h, T, NULL, NULL, b->o, err);
+		if (rv == WT_OK)
+			ref_mm_resid(c, b->x, b->h, T * c->hid, l, false);
+	} else if (ref_g4_mamba_layer(c, l)) { /* Granite 4.0: the Mamba2 mixer */
+		/* Falcon-H1: into b->y, then the attention beside it (ref_fh1_sum) */
+		rv = ref_g4_mixer_full(c, s, l, b->h, T, c->fh1 ? b->y : b->o, err);
+		*done = !c->fh1;
+	} else if (ref_jb_mamba_layer(c, l)) { /* Jamba: the Mamba (v1) mixer */
+		rv = ref_jb_mixer_full(c, s, l, b->h, T, b->o, err);
+	} else if (ref_is_mla(c) || c->q3n) { /* Qwen3-Next: gated delta net / gated attention */
+		const ref_q3n_part p = {.ckpt = true, .Hl = c->H, .KVl = c->KV, .hk = c->lin_hk};
+		rv = c->q3n ? ref_q3n_mixer(c, s, l, &p, b->h, T, b->o, err)
+		            : ref_mla(c, s, l, c->H, b->h, T, b->o, err);
+	} else {
+		*done = false;
+	}
+	if (rv == WT_OK && *done)
+		ref_residual_add(c, b->x, b->o, T * c->hid);
+	return rv;
+}
+
 /* Attention block of layer l: x += o_proj(attn(norm(x))), Gemma 2/3 with
  * post_attention_layernorm on o_proj's output. */
 static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
@@ -178,45 +213,9 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	                   : ref_block_input(c, s, b->h, b->x, T, l, ref_attn_norm(c), err);
 	if (rv != WT_OK)
 		return rv;
-	if (c->lfm2) { /* short conv or attention with q/k layernorms, out_proj */
-		const ref_lfm2_part p = {
-		    .ckpt = true, .out_bias = true, .Hl = c->H, .KVl = c->KV, .ch = c->hid};
-		if ((rv = ref_lfm2_mixer(c, s, l, &p, b->h, T, b->o, err)))
-			return rv;
-		ref_residual_add(c, b->x, b->o, T * c->hid);
-		return WT_OK;
-	}
-	if (ref_mm_lin(c, l)) { /* MiniMax: the lightning attention */
-		const ref_mm_part p = {.Hl = c->H, .q0 = 0};
-		if ((rv = ref_mm_lightning(c, s, l, &p, b->h, T, NULL, NULL, b->o, err)))
-			return rv;
-		ref_mm_resid(c, b->x, b->h, T * c->hid, l, false);
-		ref_residual_add(c, b->x, b->o, T * c->hid);
-		return WT_OK;
-	}
-	if (ref_g4_mamba_layer(c, l)) { /* Granite 4.0: the Mamba2 mixer */
-		/* Falcon-H1: into b->y, then the attention beside it (ref_fh1_sum) */
-		if ((rv = ref_g4_mixer_full(c, s, l, b->h, T, c->fh1 ? b->y : b->o, err)))
-			return rv;
-		if (!c->fh1) {
-			ref_residual_add(c, b->x, b->o, T * c->hid);
-			return WT_OK;
-		}
-	}
-	if (ref_jb_mamba_layer(c, l)) { /* Jamba: the Mamba (v1) mixer */
-		if ((rv = ref_jb_mixer_full(c, s, l, b->h, T, b->o, err)))
-			return rv;
-		ref_residual_add(c, b->x, b->o, T * c->hid);
-		return WT_OK;
-	}
-	if (ref_is_mla(c) || c->q3n) { /* Qwen3-Next: gated delta net / gated attention */
-		const ref_q3n_part p = {.ckpt = true, .Hl = c->H, .KVl = c->KV, .hk = c->lin_hk};
-		if ((rv = c->q3n ? ref_q3n_mixer(c, s, l, &p, b->h, T, b->o, err)
-		                 : ref_mla(c, s, l, c->H, b->h, T, b->o, err)))
-			return rv;
-		ref_residual_add(c, b->x, b->o, T * c->hid);
-		return WT_OK;
-	}
+	bool done;
+	if ((rv = mixer_full(c, s, l, T, b, &done, err)) || done)
+		return rv;
 	if ((rv = qkv_full(c, s, l, &w, err)) ||
 	    (rv = ref_getf(s, &wo, false, err, 2, c->hid, qd, 0,
 	                   "model.layers.%lld.self_attn.o_proj.weight", L)) ||
