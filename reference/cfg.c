@@ -376,8 +376,10 @@ static int internvl_gen(ref_cfg *c, const char *json, size_t len, wt_errbuf *err
 	return rv;
 }
 
-int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char *json, size_t len,
-                   wt_errbuf *err)
+/* The kind and switches of family, the keys every family reads into f (and c), and the
+ * activations the reference checks before its family's own keys. */
+static int read_common(ref_cfg *c, const char *family, const char *arch, const char *json,
+                       size_t len, ckpt_field *f, wt_errbuf *err)
 {
 	int rv = ref_kind_of(family, arch, c, err);
 	if (rv != WT_OK)
@@ -388,7 +390,6 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if (strcmp(family, "internvl") == 0 && (rv = internvl_gen(c, json, len, err)) != WT_OK)
 		return rv;
-	ckpt_field f[F_COUNT];
 	if ((rv = read_fields(json, len, f, err)) != WT_OK)
 		return rv;
 	if ((rv = parse_rest(f, c, err)) != WT_OK)
@@ -412,6 +413,16 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	 * (Qwen3VL(Moe)TextConfig: silu); the FAM_ACT families' likewise */
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
+		return rv;
+	return WT_OK;
+}
+
+int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char *json, size_t len,
+                   wt_errbuf *err)
+{
+	ckpt_field f[F_COUNT];
+	int rv = read_common(c, family, arch, json, len, f, err);
+	if (rv != WT_OK)
 		return rv;
 	if (c->longcat)
 		rv = ref_cfg_longcat(c, arch, json, len, err);

@@ -287,102 +287,121 @@ static const struct {
     {"exaone", config_exaone_keys},
 };
 
-int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_cfg *out,
-                      wt_errbuf *err)
+/* The sizes and MoE / MLA / quantization keys ckpt_config gives, as the reference names
+ * them. */
+static int copy_sizes(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 {
-	ref_cfg c;
-	memset(&c, 0, sizeof(c));
-	c.hid = cc->hidden_size;
-	c.H = cc->num_attention_heads;
-	c.KV = cc->num_key_value_heads;
-	c.d = cc->head_dim;
-	c.I = cc->intermediate_size;
-	c.V = cc->vocab_size;
-	c.L = cc->num_hidden_layers;
-	c.tied = shardmap_tied(cc);
-	c.pad_id = cc->rob_pad;
-	c.n_labels = cc->rob_num_labels;
-	c.mb_every = cc->mb_every;
-	c.mb_window = cc->mb_local / 2;
-	c.mb_theta = cc->mb_global_theta;
-	c.mb_theta_local = cc->mb_local_theta;
-	c.mb_eps = cc->mb_norm_eps;
-	c.mb_attn_bias = cc->attention_bias;
-	c.mb_mlp_bias = cc->mlp_bias;
-	c.mb_norm_bias = cc->mb_norm_bias;
-	c.mb_cls_bias = cc->mb_cls_bias;
-	c.mb_pool_mean = cc->mb_pool == 1;
-	c.mb_cls_gelu = cc->mb_cls_gelu;
-	c.E = cc->num_experts;
-	c.Ie = cc->moe_intermediate_size > 0 ? cc->moe_intermediate_size : cc->intermediate_size;
+	c->hid = cc->hidden_size;
+	c->H = cc->num_attention_heads;
+	c->KV = cc->num_key_value_heads;
+	c->d = cc->head_dim;
+	c->I = cc->intermediate_size;
+	c->V = cc->vocab_size;
+	c->L = cc->num_hidden_layers;
+	c->tied = shardmap_tied(cc);
+	c->pad_id = cc->rob_pad;
+	c->n_labels = cc->rob_num_labels;
+	c->mb_every = cc->mb_every;
+	c->mb_window = cc->mb_local / 2;
+	c->mb_theta = cc->mb_global_theta;
+	c->mb_theta_local = cc->mb_local_theta;
+	c->mb_eps = cc->mb_norm_eps;
+	c->mb_attn_bias = cc->attention_bias;
+	c->mb_mlp_bias = cc->mlp_bias;
+	c->mb_norm_bias = cc->mb_norm_bias;
+	c->mb_cls_bias = cc->mb_cls_bias;
+	c->mb_pool_mean = cc->mb_pool == 1;
+	c->mb_cls_gelu = cc->mb_cls_gelu;
+	c->E = cc->num_experts;
+	c->Ie = cc->moe_intermediate_size > 0 ? cc->moe_intermediate_size : cc->intermediate_size;
 	/* shared experts as the planner derives them (shardmap/plan.c derive_dims) */
 	if (cc->shared_expert_intermediate_size > 0)
-		c.Is = cc->shared_expert_intermediate_size;
+		c->Is = cc->shared_expert_intermediate_size;
 	else if (cc->n_shared_experts > 0)
-		c.Is = c.Ie * cc->n_shared_experts;
-	c.sparse_step = cc->decoder_sparse_step;
+		c->Is = c->Ie * cc->n_shared_experts;
+	c->sparse_step = cc->decoder_sparse_step;
 	for (size_t i = 0; i < cc->n_mlp_only_layers; i++) {
 		int64_t x = cc->mlp_only_layers[i];
-		if (x >= 64 && x < c.L)
+		if (x >= 64 && x < c->L)
 			return wt_seterr(err, WT_EUNSUPPORTED,
 			                 "config.json: mlp_only_layers lists layer %lld; the "
 			                 "reference handles layers below 64",
 			                 (long long)x);
 		if (x >= 0 && x < 64)
-			c.mlp_only_mask |= 1ull << x;
+			c->mlp_only_mask |= 1ull << x;
 	}
-	c.first_dense = cc->first_k_dense_replace;
+	c->first_dense = cc->first_k_dense_replace;
 	/* ERNIE 4.5 MoE: moe_layer_end_index -1 is the last layer, as Ernie4_5_MoeConfig sets */
-	c.moe_start = cc->moe_layer_start_index;
-	c.moe_end = cc->moe_layer_end_index < 0 ? c.L - 1 : cc->moe_layer_end_index;
-	c.moe_every = cc->moe_layer_interval;
-	c.layer_freq = cc->moe_layer_freq;
-	c.q_lora = cc->q_lora_rank;
-	c.kv_lora = cc->kv_lora_rank;
-	c.nope = cc->qk_nope_head_dim;
-	c.rope = cc->qk_rope_head_dim;
-	c.vhd = cc->v_head_dim;
-	c.block[0] = cc->quant_block[0] > 0 ? cc->quant_block[0] : 128;
-	c.block[1] = cc->quant_block[1] > 0 ? cc->quant_block[1] : 128;
-	const char *fam = shardmap_family_of(cc);
-	if (fam != NULL && (strcmp(fam, "llama4") == 0 || strcmp(fam, "llama4_text") == 0))
-		llama4_dims(cc, &c);
+	c->moe_start = cc->moe_layer_start_index;
+	c->moe_end = cc->moe_layer_end_index < 0 ? c->L - 1 : cc->moe_layer_end_index;
+	c->moe_every = cc->moe_layer_interval;
+	c->layer_freq = cc->moe_layer_freq;
+	c->q_lora = cc->q_lora_rank;
+	c->kv_lora = cc->kv_lora_rank;
+	c->nope = cc->qk_nope_head_dim;
+	c->rope = cc->qk_rope_head_dim;
+	c->vhd = cc->v_head_dim;
+	c->block[0] = cc->quant_block[0] > 0 ? cc->quant_block[0] : 128;
+	c->block[1] = cc->quant_block[1] > 0 ? cc->quant_block[1] : 128;
+	return WT_OK;
+}
+
+/* The per-layer patterns of family fam: which layers are Mamba, attention, MoE or
+ * virtual, read from the config's own keys. */
+static int family_layers(const ckpt_config *cc, const char *fam, ref_cfg *c, wt_errbuf *err)
+{
 	int rv = WT_OK;
-	if (fam != NULL && strcmp(fam, "qwen3_next") == 0)
-		rv = q3n_layers(cc, &c, err);
-	if (fam != NULL && (strcmp(fam, "lfm2") == 0 || strcmp(fam, "lfm2_vl") == 0))
-		rv = lfm2_layers(cc, &c, err);
-	if (fam != NULL && strcmp(fam, "minimax") == 0)
-		rv = minimax_layers(cc, &c, err);
-	if (fam != NULL && strcmp(fam, "granitemoehybrid") == 0)
-		rv = g4_layers(cc, &c, false, err);
-	if (fam != NULL && strcmp(fam, "bamba") == 0)
-		rv = g4_layers(cc, &c, true, err);
-	if (fam != NULL && strcmp(fam, "falcon_h1") == 0) { /* every layer Mamba (and attention) */
-		c.fh1 = true;
-		c.m_rms_norm = cc->mamba_rms_norm;
-		rv = g4_layers(cc, &c, true, err);
+	if (fam == NULL)
+		return WT_OK;
+	if (strcmp(fam, "llama4") == 0 || strcmp(fam, "llama4_text") == 0)
+		llama4_dims(cc, c);
+	if (strcmp(fam, "qwen3_next") == 0)
+		rv = q3n_layers(cc, c, err);
+	if (strcmp(fam, "lfm2") == 0 || strcmp(fam, "lfm2_vl") == 0)
+		rv = lfm2_layers(cc, c, err);
+	if (strcmp(fam, "minimax") == 0)
+		rv = minimax_layers(cc, c, err);
+	if (strcmp(fam, "granitemoehybrid") == 0)
+		rv = g4_layers(cc, c, false, err);
+	if (strcmp(fam, "bamba") == 0)
+		rv = g4_layers(cc, c, true, err);
+	if (strcmp(fam, "falcon_h1") == 0) { /* every layer Mamba (and attention) */
+		c->fh1 = true;
+		c->m_rms_norm = cc->mamba_rms_norm;
+		rv = g4_layers(cc, c, true, err);
 	}
-	if (fam != NULL && (strcmp(fam, "jamba") == 0 || strcmp(fam, "jamba_cls") == 0))
-		rv = jb_layers(cc, &c, false, err);
-	if (fam != NULL && strcmp(fam, "gemma3n_text") == 0)
-		rv = ref_g3n_layers(cc, &c, err);
-	if (fam != NULL && strcmp(fam, "zamba2") == 0 && (rv = ref_z2_layers(cc, &c, err)) == WT_OK)
-		rv = g4_layers(cc, &c, true, err);       /* every layer Mamba, the shared blocks */
-	if (fam != NULL && strcmp(fam, "mamba2") == 0) { /* every layer Mamba, no MLP */
-		c.I = cc->mamba_expand * cc->hidden_size;
-		rv = g4_layers(cc, &c, true, err);
+	if (strcmp(fam, "jamba") == 0 || strcmp(fam, "jamba_cls") == 0)
+		rv = jb_layers(cc, c, false, err);
+	if (strcmp(fam, "gemma3n_text") == 0)
+		rv = ref_g3n_layers(cc, c, err);
+	if (strcmp(fam, "zamba2") == 0 && (rv = ref_z2_layers(cc, c, err)) == WT_OK)
+		rv = g4_layers(cc, c, true, err); /* every layer Mamba, the shared blocks */
+	if (strcmp(fam, "mamba2") == 0) {         /* every layer Mamba, no MLP */
+		c->I = cc->mamba_expand * cc->hidden_size;
+		rv = g4_layers(cc, c, true, err);
 	}
-	if (fam != NULL && strcmp(fam, "nemotron_h") == 0) /* one mixer per layer */
-		rv = ref_nh_layers(cc, &c, err);
-	if (fam != NULL && strcmp(fam, "longcat_flash") == 0) { /* two virtual layers each */
-		c.L = 2 * cc->num_hidden_layers;
-		c.n_zero = cc->zero_expert_num;
+	if (strcmp(fam, "nemotron_h") == 0) /* one mixer per layer */
+		rv = ref_nh_layers(cc, c, err);
+	if (strcmp(fam, "longcat_flash") == 0) { /* two virtual layers each */
+		c->L = 2 * cc->num_hidden_layers;
+		c->n_zero = cc->zero_expert_num;
 	}
-	if (fam != NULL && (strcmp(fam, "mamba") == 0 || strcmp(fam, "falcon_mamba") == 0))
-		rv = jb_layers(cc, &c, true, err);
-	if (fam != NULL && strcmp(fam, "mllama") == 0)
-		rv = ml_layers(cc, &c, err);
+	if (strcmp(fam, "mamba") == 0 || strcmp(fam, "falcon_mamba") == 0)
+		rv = jb_layers(cc, c, true, err);
+	if (strcmp(fam, "mllama") == 0)
+		rv = ml_layers(cc, c, err);
+	return rv;
+}
+
+int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_cfg *out,
+                      wt_errbuf *err)
+{
+	ref_cfg c;
+	memset(&c, 0, sizeof(c));
+	int rv = copy_sizes(cc, &c, err);
+	const char *fam = shardmap_family_of(cc);
+	if (rv == WT_OK)
+		rv = family_layers(cc, fam, &c, err);
 	char *flat = NULL; /* the families whose own key names the reference reads renamed */
 	for (size_t i = 0;
 	     rv == WT_OK && fam != NULL && i < sizeof(json_keys) / sizeof(json_keys[0]); i++)

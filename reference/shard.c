@@ -597,6 +597,43 @@ static bool g4_fits(const ref_cfg *c, int64_t T)
 	return true;
 }
 
+/* Whether layout tp s->T x ep s->P (group) fits c, as the planner checks it: an error naming
+ * the sizes when not. */
+static int layout_fits(const ref_cfg *c, const shard *s, uint32_t group, uint32_t vocab_pad,
+                       wt_errbuf *err)
+{
+	int64_t T = s->T;
+	/* Mamba: no attention, so no head counts to divide (its one placeholder head); tp 0
+	 * is refused before a head count is divided by it */
+	bool heads_fit =
+	    T >= 1 && (c->mamba_lm || (c->H % T == 0 && (c->KV % T == 0 || T % c->KV == 0)));
+	if (T < 1 || s->P < 1 || group >= s->P || vocab_pad < 1 || !heads_fit || c->I % T != 0 ||
+	    c->H > REF_MAX_HEADS || (c->E > 0 && s->P == 1 && (c->Ie % T != 0 || c->Is % T != 0)) ||
+	    (s->P > 1 && (c->E == 0 || (int64_t)s->P > c->E)))
+		return wt_seterr(
+		    err, WT_ELAYOUT,
+		    "layout tp %u ep %u (group %u) does not fit heads %lld, kv heads "
+		    "%lld, intermediate %lld, experts %lld; the planner refuses it too",
+		    s->T, s->P, group, (long long)c->H, (long long)c->KV, (long long)c->I,
+		    (long long)c->E);
+	if (c->g4 && !g4_fits(c, T))
+		return wt_seterr(err, WT_ELAYOUT,
+		                 "layout tp %u does not fit the Mamba mixer's %lld heads and %lld "
+		                 "groups; the planner refuses it too",
+		                 s->T, (long long)c->m_heads, (long long)c->m_groups);
+	if (c->jamba && c->m_inner % T != 0)
+		return wt_seterr(err, WT_ELAYOUT,
+		                 "layout tp %u does not fit the Mamba mixer's %lld channels; the "
+		                 "planner refuses it too",
+		                 s->T, (long long)c->m_inner);
+	if (!q3n_fits(c, T))
+		return wt_seterr(err, WT_ELAYOUT,
+		                 "layout tp %u does not fit the gated delta net's %lld key heads "
+		                 "and %lld value heads; the planner refuses it too",
+		                 s->T, (long long)c->lin_hk, (long long)c->lin_hv);
+	return WT_OK;
+}
+
 /* GPT-NeoX, Phi (neox.c), DBRX, MPT (dbrx.c), LongCat-Flash (longcat.c), GPT-2 (gpt2.c), Mamba
  * (mamba.c), GPT-J (gptj.c, then Phi's): every rank set under the names read here, then the
  * pass. */
@@ -647,39 +684,16 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	           .n_tok = (int64_t)n_tok,
 	           .routes = routes,
 	           .err = err};
+	int rv = layout_fits(c, &s, group, l->vocab_pad, err);
+	if (rv != WT_OK)
+		return rv;
 	int64_t T = s.T;
-	/* Mamba: no attention, so no head counts to divide (its one placeholder head) */
-	bool heads_fit = c->mamba_lm || (c->H % T == 0 && (c->KV % T == 0 || T % c->KV == 0));
-	if (T < 1 || s.P < 1 || group >= s.P || l->vocab_pad < 1 || !heads_fit || c->I % T != 0 ||
-	    c->H > REF_MAX_HEADS || (c->E > 0 && s.P == 1 && (c->Ie % T != 0 || c->Is % T != 0)) ||
-	    (s.P > 1 && (c->E == 0 || (int64_t)s.P > c->E)))
-		return wt_seterr(
-		    err, WT_ELAYOUT,
-		    "layout tp %u ep %u (group %u) does not fit heads %lld, kv heads "
-		    "%lld, intermediate %lld, experts %lld; the planner refuses it too",
-		    s.T, s.P, group, (long long)c->H, (long long)c->KV, (long long)c->I,
-		    (long long)c->E);
-	if (c->g4 && !g4_fits(c, T))
-		return wt_seterr(err, WT_ELAYOUT,
-		                 "layout tp %u does not fit the Mamba mixer's %lld heads and %lld "
-		                 "groups; the planner refuses it too",
-		                 s.T, (long long)c->m_heads, (long long)c->m_groups);
-	if (c->jamba && c->m_inner % T != 0)
-		return wt_seterr(err, WT_ELAYOUT,
-		                 "layout tp %u does not fit the Mamba mixer's %lld channels; the "
-		                 "planner refuses it too",
-		                 s.T, (long long)c->m_inner);
-	if (!q3n_fits(c, T))
-		return wt_seterr(err, WT_ELAYOUT,
-		                 "layout tp %u does not fit the gated delta net's %lld key heads "
-		                 "and %lld value heads; the planner refuses it too",
-		                 s.T, (long long)c->lin_hk, (long long)c->lin_hv);
 	s.Hl = c->H / T;
 	s.KVl = c->KV >= T ? c->KV / T : 1;
 	int64_t pad = (int64_t)l->vocab_pad, lcm = pad / gcd64(pad, T) * T;
 	s.Vl = (c->V + lcm - 1) / lcm * lcm / T;
 	s.Vle = (ref_embed_rows(c) + lcm - 1) / lcm * lcm / T;
-	int rv = ref_bufs_alloc(&s.b, c, n_tok, tokens, err);
+	rv = ref_bufs_alloc(&s.b, c, n_tok, tokens, err);
 	if (rv != WT_OK)
 		return rv;
 	if (c->kind == REF_BERT && c->modernbert) {

@@ -556,6 +556,10 @@ static void test_errors(void **state)
 	assert_int_equal(ref_forward_full(&cfg, &ck, g_tokens, N_TOK, lg, NULL, &err),
 	                 WT_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "model.norm.weight"));
+	/* tp 0 is a layout error, before any head count is divided by it */
+	wt_layout l0 = {.tp_size = 0, .ep_size = 1, .vocab_pad = 64};
+	assert_int_equal(ref_forward_sharded(&cfg, &ck, &l0, 0, g_tokens, N_TOK, NULL, lg, &err),
+	                 WT_ELAYOUT);
 	free(lg);
 	ref_set_clear(&ck);
 	close_model(&m);
