@@ -72,7 +72,8 @@ enum {
 	FAM_NEMOTRON_H,
 	FAM_SIGLIP,
 	FAM_CHATGLM,
-	FAM_EXAONE
+	FAM_EXAONE,
+	FAM_QWEN
 };
 
 /* The planner's family -> the reference's kind. */
@@ -293,6 +294,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* ExaoneForCausalLM (remote code): Llama's decoder under GPT-2-style names (exaone.c
 	     * renames onto Llama's) */
 	    {"exaone", REF_DENSE, false, 0, FAM_EXAONE},
+	    /* QWenLMHeadModel (remote code): Llama's decoder with q/k/v biases, c_attn packed
+	     * [q; k; v] and GPT-2-style names (qwen.c renames onto Llama's) */
+	    {"qwen", REF_DENSE, false, 0, FAM_QWEN},
 	    /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
 	     * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
 	    {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
@@ -537,6 +541,7 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			c->internlm2 = map[i].fam == FAM_INTERNLM2;
 			c->exaone = map[i].fam == FAM_EXAONE;
+			c->qwen = map[i].fam == FAM_QWEN;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */

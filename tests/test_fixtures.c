@@ -424,6 +424,11 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(!cfg->attention_bias && cfg->head_dim == 16 &&
 		            cfg->num_hidden_layers == 2 && !cfg->tie_word_embeddings &&
 		            strcmp(cfg->model_type, "exaone") == 0);
+	if (strcmp(e->name, "qwen") ==
+	    0) /* QWenConfig's names: kv_channels, intermediate_size x 2 */
+		assert_true(!cfg->attention_bias && cfg->head_dim == 16 &&
+		            cfg->intermediate_size == 192 && cfg->num_key_value_heads == 8 &&
+		            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "qwen") == 0);
 	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */
 		assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
 		            strcmp(cfg->model_type, "qwen2") == 0);
