@@ -385,6 +385,23 @@ static const class_default exaone_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* QWenConfig's (remote configuration_qwen.py), under the names config_qwen_keys lays its keys
+ * onto: vocab_size 151936, hidden_size 4096, num_hidden_layers 32, 32 heads (no kv-head key: the
+ * loader's default, the heads), kv_channels 128, max_position_embeddings 8192, layer_norm_epsilon
+ * 1e-6, rotary_emb_base 10000, intermediate_size 22016 held halved (11008, QWenMLP's width);
+ * untied (tie_word_embeddings False). */
+static const class_default qwen_defaults[] = {
+    {"vocab_size", false, 151936},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 8192},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 /* PersimmonConfig's (transformers 4.57.1): persimmon-8b's dims (262144 / 4096 / 16384 / 36 /
  * 64), max_position_embeddings 16384, rope_theta 25000, qk_layernorm true; hidden_act relu2,
  * partial_rotary_factor 0.5 and layer_norm_eps 1e-5 are the reference's (cfg_neox.c); untied. */
@@ -543,6 +560,7 @@ static const struct {
     CLASS("internlm2", internlm2_defaults),
     CLASS("chatglm", chatglm_defaults),
     CLASS("exaone", exaone_defaults),
+    CLASS("qwen", qwen_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("zamba2", zamba2_defaults),

@@ -182,6 +182,11 @@ int config_gptj_keys(json_t *v, wt_errbuf *err);
  * num_hidden_layers / rms_norm_eps, intermediate_size falsy -> 4 x hidden_size;
  * activation_function other than silu and a true bias switch refused (config_exaone.c). */
 int config_exaone_keys(json_t *v, wt_errbuf *err);
+/* Qwen, first generation (model_type qwen): QWenConfig's layer_norm_epsilon / kv_channels /
+ * rotary_emb_base laid over rms_norm_eps / head_dim / rope_theta, intermediate_size halved (the
+ * MLP's width); visual (Qwen-VL), no_bias false, scale_attn_weights false, tie_word_embeddings
+ * true and rotary_pct other than 1 refused naming the key (config_qwen.c). */
+int config_qwen_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

@@ -276,7 +276,7 @@ static int ml_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 
 /* The families whose config.json the reference reads with their own key names laid onto the
  * ones it reads (ref_json_keys): DBRX's and MPT's nested attn_config / ffn_config (cfg_dbrx.c),
- * ChatGLM's and EXAONE's names. */
+ * ChatGLM's, EXAONE's and Qwen's names. */
 static const struct {
 	const char *fam;
 	int (*keys)(json_t *, wt_errbuf *);
@@ -285,6 +285,8 @@ static const struct {
     {"mpt", config_mpt_keys},
     {"chatglm", ref_chatglm_keys},
     {"exaone", config_exaone_keys},
+    /* Qwen's first generation: QWenConfig's names (loader/config_qwen.c) */
+    {"qwen", config_qwen_keys},
 };
 
 /* The sizes and MoE / MLA / quantization keys ckpt_config gives, as the reference names

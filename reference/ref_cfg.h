@@ -457,6 +457,9 @@ typedef struct ref_cfg {
 	/* EXAONE 3.x (ExaoneForCausalLM, remote code; kind REF_DENSE): Llama's decoder read under
 	 * Llama's names (ref_exaone_rename, exaone.c) */
 	bool exaone;
+	/* Qwen, first generation (QWenLMHeadModel, remote code; kind REF_DENSE): Llama's decoder
+	 * with q/k/v biases read under Llama's names (ref_qwen_rename, qwen.c) */
+	bool qwen;
 	/* Mllama (MllamaForConditionalGeneration's language model; kind REF_DENSE; ckpt.c):
 	 * Llama's decoder on text tokens, the layers of ml_cross (text_config's
 	 * cross_attention_layers) skipped as MllamaTextModel skips them without cross-attention

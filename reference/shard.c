@@ -660,6 +660,7 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		     : c->internlm2      ? ref_internlm2_rename(c, &ranks[i], &r[i], false, err)
 		     : c->glm == 3       ? ref_chatglm_rename(&ranks[i], &r[i], err)
 		     : c->exaone         ? ref_exaone_rename(&ranks[i], &r[i], err)
+		     : c->qwen           ? ref_qwen_rename(&ranks[i], &r[i], false, err)
 		                         : ref_neox_rename(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
 		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);

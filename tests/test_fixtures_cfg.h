@@ -182,6 +182,14 @@ static void check_exaone(const ckpt_config *cfg)
 	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "exaone") == 0);
 }
 
+/* QWenConfig's names: kv_channels, intermediate_size x 2 */
+static void check_qwen(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 16 && cfg->intermediate_size == 192 &&
+	            cfg->num_key_value_heads == 8 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "qwen") == 0);
+}
+
 /* the base model, read as Qwen2Config */
 static void check_qwen2_emb(const ckpt_config *cfg)
 {
@@ -450,6 +458,7 @@ static const struct {
     {"siglip", check_siglip},
     {"chatglm", check_chatglm},
     {"exaone", check_exaone},
+    {"qwen", check_qwen},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

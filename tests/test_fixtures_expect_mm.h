@@ -434,6 +434,12 @@ static const fam_expect fams_mm[] = {
     {"exaone", 21,
      4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)), 128,
      8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* qwen: F32; wte / lm_head [1000, 128] (untied), ln_f, 2 layers of ln_1 / ln_2, c_attn
+     * [3*128 = 384, 128] with its bias [384], attn.c_proj [128, 128], w1 / w2 [192, 128]
+     * (intermediate_size 384 halved), mlp.c_proj [128, 192] */
+    {"qwen", 19,
+     4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 384 * 128 + 384 + 128 * 128 + 3 * 192 * 128)), 128,
+     8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -437,3 +437,20 @@ grep -q "q_proj\|c_fc_0\|lm_head.weight_scale\|wte.weight_scale" "$T/plan" &&
 	fail "exaone: an unfused or quantized embedding tensor: $(cat "$T/plan")"
 refused_edit exaone 's/"activation_function": "silu"/"activation_function": "gelu"/' \
 	"activation_function is not"
+# QWenLMHeadModel: attn.c_attn [q; k; v] by heads (TP 4: 2 heads of each, 3 * 32 rows, its bias
+# alike and unquantized), mlp.w2 / w1 merged into mlp.gate_up_proj (48 + 48 rows of the 192-wide
+# MLP, intermediate_size 384 halved), attn.c_proj / mlp.c_proj by columns, all quantized; wte /
+# lm_head by vocabulary rows and the norms unquantized; a Qwen-VL visual config refused
+"$CTL" plan --model-dir "$T/qwen" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan qwen"
+plan_has qwen "transformer.h.1.attn.c_attn.weight *I8 *\[96, 128\]" \
+	"transformer.h.1.attn.c_attn.bias *F32 *\[96\]" \
+	"transformer.h.1.attn.c_proj.weight *I8 *\[128, 32\]" \
+	"transformer.h.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"transformer.h.1.mlp.c_proj.weight *I8 *\[128, 48\]" \
+	"transformer.h.1.ln_1.weight *F32 *\[128\]" \
+	"transformer.wte.weight *F32 *\[256, 128\]" \
+	"lm_head.weight *F32 *\[256, 128\]"
+grep -q "mlp.w1\|mlp.w2\|c_attn.bias_scale\|lm_head.weight_scale\|wte.weight_scale" "$T/plan" &&
+	fail "qwen: an unmerged or quantized embedding / bias tensor: $(cat "$T/plan")"
+refused_edit qwen 's/"no_bias": true/"visual": {"heads": 16}, "no_bias": true/' "Qwen-VL"

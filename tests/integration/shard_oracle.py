@@ -184,7 +184,6 @@ usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block|fp8-channe
 """
 import json, os, re, sys, struct
 import numpy as np
-
 from shard_oracle_cut import (conv1d_gpt2, falcon, gpt2, gpt_bigcode, neox, pieces_cols,
                               pieces_rows, vocab_rows)
 from shard_oracle_enc import modernbert
@@ -197,6 +196,7 @@ from shard_oracle_internlm2 import internlm2
 from shard_oracle_nemotron_h import nemotron_h
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
+from shard_oracle_more import ORACLES  # QWenLMHeadModel and later: shard_oracle_more.py
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -310,6 +310,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             chatglm(name, src, cfg, T, r, pad, add); continue
         if arch == "ExaoneForCausalLM":  # shard_oracle_exaone.py (q/k/v by the fused pass)
             exaone(name, src, cfg, T, r, pad, add); continue
+        if arch in ORACLES: ORACLES[arch](name, src, cfg, T, r, pad, add); continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
         if arch in ("GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPTBigCodeForCausalLM"):

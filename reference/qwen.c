@@ -1,0 +1,99 @@
+/*
+ * qwen.c — Qwen's (first generation) tensors (QWenLMHeadModel, remote code; c->qwen) under
+ * Llama's names, which the decoder passes read: the remote modeling_qwen.py is Llama's decoder
+ * (RMSNorm, rotate-half RoPE over the whole head, silu-gated MLP) with q/k/v packed into one
+ * c_attn with biases, GPT-2-style module names, and its MLP's gate named w2.
+ *
+ *   transformer.wte.            model.embed_tokens.
+ *   transformer.ln_f.           model.norm.
+ *   transformer.h.{i}.          model.layers.{i}.   and in a layer
+ *     attn.c_attn.              self_attn.qkv_proj.  (a rank's; the checkpoint's: below)
+ *     attn.c_proj.              self_attn.o_proj.
+ *     ln_1. / ln_2.             input_layernorm. / post_attention_layernorm.
+ *     mlp.w2. / mlp.w1.         mlp.gate_proj. / mlp.up_proj.  (QWenMLP: w1(x) * silu(w2(x)))
+ *     mlp.gate_up_proj.         mlp.gate_up_proj.  (a rank's [w2_r; w1_r])
+ *     mlp.c_proj.               mlp.down_proj.
+ *
+ * (lm_head keeps its name; suffixes such as weight_scale follow.) A rank's c_attn already holds
+ * [q_r; k_r; v_r]; the checkpoint's [q; k; v] (weight and bias) becomes self_attn.q_proj /
+ * k_proj / v_proj, its three equal thirds. config.json: the loader's key mapping
+ * (config_qwen_keys: layer_norm_epsilon as rms_norm_eps, kv_channels as head_dim,
+ * rotary_emb_base as rope_theta, intermediate_size halved) laid over the text the reference
+ * reads. use_dynamic_ntk / use_logn_attn act only past seq_length tokens and are not run.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+
+static const char *const qw_tops[][2] = {
+    {"transformer.wte.", "model.embed_tokens."},
+    {"transformer.ln_f.", "model.norm."},
+    {"transformer.h.", "model.layers."},
+};
+static const char *const qw_leaves[][2] = {
+    {".attn.c_attn.", ".self_attn.qkv_proj."}, {".attn.c_proj.", ".self_attn.o_proj."},
+    {".ln_1.", ".input_layernorm."},           {".ln_2.", ".post_attention_layernorm."},
+    {".mlp.w2.", ".mlp.gate_proj."},           {".mlp.w1.", ".mlp.up_proj."},
+    {".mlp.c_proj.", ".mlp.down_proj."},
+};
+
+/* The checkpoint's c_attn weight or bias t (a float, [3*n, ...] rows) added to out as
+ * <pre>q_proj.<leaf>, k_proj.<leaf> and v_proj.<leaf> (pre ends in "self_attn."). */
+static int split3(const ref_tensor *t, const char *pre, const char *leaf, ref_set *out,
+                  wt_errbuf *err)
+{
+	static const char *const parts[] = {"q_proj", "k_proj", "v_proj"};
+	if (t->ndim < 1 || t->shape[0] % 3 != 0 || t->nbytes % 3 != 0 ||
+	    !wt_dtype_is_float(t->dtype))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': a %s c_attn of %lld rows; the reference splits a "
+		                 "float's three equal [q; k; v] thirds",
+		                 t->name, wt_dtype_name(t->dtype),
+		                 (long long)(t->ndim ? t->shape[0] : 0));
+	int64_t sh[WT_MAX_DIMS];
+	memcpy(sh, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+	sh[0] /= 3;
+	uint64_t nb = t->nbytes / 3;
+	int rv = WT_OK;
+	for (int p = 0; p < 3 && rv == WT_OK; p++) {
+		char name[512];
+		snprintf(name, sizeof(name), "%s%s.%s", pre, parts[p], leaf);
+		rv = ref_set_add(out, name, t->dtype, t->ndim, sh, t->data + (size_t)p * nb, nb,
+		                 err);
+	}
+	return rv;
+}
+
+bool ref_qwen_named(ref_set *s)
+{
+	return ref_set_find(s, "transformer.wte.weight") != NULL;
+}
+
+int ref_qwen_rename(ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err)
+{
+	ref_set_like(out, in);
+	int rv = WT_OK;
+	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
+		const ref_tensor *t = &in->t[i];
+		char name[512];
+		int leaf;
+		const char *tail;
+		rv = ref_map_name(t->name, REF_NAME_MAP(qw_tops), REF_NAME_MAP(qw_leaves), name,
+		                  sizeof(name), NULL, &leaf, &tail, err);
+		if (rv != WT_OK)
+			break;
+		if (ckpt && leaf == 0 &&
+		    (strcmp(tail, "weight") == 0 || strcmp(tail, "bias") == 0)) {
+			name[strlen(name) - strlen("qkv_proj.") - strlen(tail)] = '\0';
+			rv = split3(t, name, tail, out, err);
+		} else {
+			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
+			                 err);
+		}
+	}
+	if (rv != WT_OK)
+		ref_set_clear(out);
+	return rv;
+}
