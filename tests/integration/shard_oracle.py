@@ -192,11 +192,8 @@ from shard_oracle_zamba2 import zamba2
 from shard_oracle_gemma3n import gemma3n
 from shard_oracle_whisper import whisper, whisper_cfg
 from shard_oracle_clip import clip
-from shard_oracle_internlm2 import internlm2
 from shard_oracle_nemotron_h import nemotron_h
-from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
-from shard_oracle_exaone import exaone, exaone_cfg
-from shard_oracle_more import ORACLES  # QWenLMHeadModel and later: shard_oracle_more.py
+from shard_oracle_more import CFGS, ORACLES  # InternLM2, ChatGLM, EXAONE, Qwen and later
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -269,9 +266,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     if arch == "GPTJForCausalLM":  # GPTJConfig's attribute_map
         cfg = dict(cfg, hidden_size=cfg["n_embd"], num_attention_heads=cfg["n_head"],
                    num_hidden_layers=cfg["n_layer"])
-    if arch in CHATGLM_ARCHS:  # ChatGLMConfig's names (shard_oracle_chatglm.py)
-        cfg = chatglm_cfg(cfg)
-    if arch == "ExaoneForCausalLM": cfg = exaone_cfg(cfg)  # shard_oracle_exaone.py
+    if arch in CFGS: cfg = CFGS[arch](cfg)  # the config's own key names (shard_oracle_more.py)
     H = cfg.get("num_attention_heads", 1); hid = cfg["hidden_size"]  # Mamba has no heads
     KV = cfg.get("num_key_value_heads", H)
     d = cfg.get("head_dim", hid // H)
@@ -304,12 +299,6 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         if arch in ("CLIPModel", "SiglipModel"):  # shard_oracle_clip.py
             clip(name, src, cfg, T, r, pad, add); continue
-        if arch == "InternLM2ForCausalLM":  # shard_oracle_internlm2.py (wqkv per kv group)
-            internlm2(name, src, cfg, T, r, pad, add); continue
-        if arch in CHATGLM_ARCHS:  # shard_oracle_chatglm.py (query_key_value [q; k; v])
-            chatglm(name, src, cfg, T, r, pad, add); continue
-        if arch == "ExaoneForCausalLM":  # shard_oracle_exaone.py (q/k/v by the fused pass)
-            exaone(name, src, cfg, T, r, pad, add); continue
         if arch in ORACLES: ORACLES[arch](name, src, cfg, T, r, pad, add); continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1

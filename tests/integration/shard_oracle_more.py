@@ -1,9 +1,20 @@
 """shard_oracle_more.py — the families shard_oracle.py hands over whole by architecture
 (ORACLES: architecture -> its cut, called as cut(name, src, cfg, T, r, pad, add) for every
-checkpoint tensor), beside it since it reached 800 lines.
+checkpoint tensor; CFGS: architecture -> the config.json rewritten onto the key names
+expected() reads), beside it since it reached 800 lines.
 
+InternLM2ForCausalLM (vLLM's internlm2.py, wqkv per kv group): shard_oracle_internlm2.py.
+ChatGLMModel (vLLM's chatglm.py, query_key_value [q; k; v]): shard_oracle_chatglm.py.
+ExaoneForCausalLM (vLLM's exaone.py, q/k/v by the fused pass): shard_oracle_exaone.py.
 QWenLMHeadModel (vLLM's qwen.py, Qwen's first generation): shard_oracle_qwen.py.
 """
+from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
+from shard_oracle_exaone import exaone, exaone_cfg
+from shard_oracle_internlm2 import internlm2
 from shard_oracle_qwen import qwen
 
-ORACLES = {"QWenLMHeadModel": qwen}
+ORACLES = {"InternLM2ForCausalLM": internlm2, "ExaoneForCausalLM": exaone, "QWenLMHeadModel": qwen}
+ORACLES.update({a: chatglm for a in CHATGLM_ARCHS})
+
+CFGS = {"ExaoneForCausalLM": exaone_cfg}
+CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
