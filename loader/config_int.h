@@ -182,6 +182,10 @@ int config_gptj_keys(json_t *v, wt_errbuf *err);
  * num_hidden_layers / rms_norm_eps, intermediate_size falsy -> 4 x hidden_size;
  * activation_function other than silu and a true bias switch refused (config_exaone.c). */
 int config_exaone_keys(json_t *v, wt_errbuf *err);
+/* Baichuan (model_type baichuan): the dims of architectures[0]'s class (BaiChuanConfig for
+ * BaiChuanForCausalLM, BaichuanConfig otherwise) where v leaves them out; a hidden_act other
+ * than silu refused (config_baichuan.c). */
+int config_baichuan_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

@@ -72,7 +72,8 @@ enum {
 	FAM_NEMOTRON_H,
 	FAM_SIGLIP,
 	FAM_CHATGLM,
-	FAM_EXAONE
+	FAM_EXAONE,
+	FAM_BAICHUAN
 };
 
 /* The planner's family -> the reference's kind. */
@@ -293,6 +294,9 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 	    /* ExaoneForCausalLM (remote code): Llama's decoder under GPT-2-style names (exaone.c
 	     * renames onto Llama's) */
 	    {"exaone", REF_DENSE, false, 0, FAM_EXAONE},
+	    /* BaiChuanForCausalLM / BaichuanForCausalLM (remote code): Llama's decoder with q/k/v
+	     * packed in W_pack (baichuan.c renames onto Llama's), ALiBi or RoPE by architecture */
+	    {"baichuan", REF_DENSE, false, 0, FAM_BAICHUAN},
 	    /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
 	     * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
 	    {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
@@ -537,6 +541,14 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 				c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 			c->internlm2 = map[i].fam == FAM_INTERNLM2;
 			c->exaone = map[i].fam == FAM_EXAONE;
+			c->baichuan = map[i].fam == FAM_BAICHUAN;
+			/* vLLM's BaichuanForCausalLM: ALiBi (_get_alibi_slopes, the remote code's
+			 * _get_interleave) unless hidden_size is 4096 (Baichuan2-7B: RoPE);
+			 * BaiChuanForCausalLM (Baichuan-7B): RoPE */
+			c->bc_alibi = c->baichuan && arch != NULL &&
+			              strcmp(arch, "BaichuanForCausalLM") == 0 && c->hid != 4096;
+			if (c->bc_alibi)
+				c->alibi_max = 8.0;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */

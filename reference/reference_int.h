@@ -410,6 +410,12 @@ int ref_chatglm_keys(json_t *root, wt_errbuf *err);
  * ExaoneConfig's keys under the names the reference reads (config_exaone_keys), into *out. */
 int ref_exaone_rename(ref_set *in, ref_set *out, wt_errbuf *err);
 bool ref_exaone_named(ref_set *s);
+/* Baichuan (baichuan.c): in's tensors into the empty set out under Llama's names (ckpt: the
+ * checkpoint's W_pack split into q_proj / k_proj / v_proj, else a rank's read as qkv_proj;
+ * lm_head's rows normalized when c->V is 125696; on failure out is left empty); whether s
+ * holds them under their own names. */
+int ref_baichuan_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
+bool ref_baichuan_named(ref_set *s);
 /* Persimmon's q_layernorm / k_layernorm of layer l from s on q and k (T rows of n_heads
  * heads of c->d each; no kv grouping): every head LayerNormed with the one [d] weight and
  * bias, eps c->eps (cfg_neox.c). */

@@ -424,6 +424,11 @@ static void check_family(const fam_expect *e, const char *root)
 		assert_true(!cfg->attention_bias && cfg->head_dim == 16 &&
 		            cfg->num_hidden_layers == 2 && !cfg->tie_word_embeddings &&
 		            strcmp(cfg->model_type, "exaone") == 0);
+	if (strncmp(e->name, "baichuan", 8) == 0) /* W_pack: multi-head, no head_dim key */
+		assert_true(!cfg->attention_bias &&
+		            cfg->num_key_value_heads == cfg->num_attention_heads &&
+		            cfg->head_dim * cfg->num_attention_heads == 128 &&
+		            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "baichuan") == 0);
 	if (strcmp(e->name, "qwen2_emb") == 0) /* the base model, read as Qwen2Config */
 		assert_true(strcmp(cfg->architecture, "Qwen2Model") == 0 &&
 		            strcmp(cfg->model_type, "qwen2") == 0);
