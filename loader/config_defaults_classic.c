@@ -402,6 +402,16 @@ static const class_default qwen_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* What Baichuan's two remote classes share (BaiChuanConfig, vLLM's configs/baichuan.py;
+ * BaichuanConfig, configs/baichuan_13b.py / baichuan2.py): vocab_size 64000, rms_norm_eps 1e-6,
+ * rope_theta 10000 (neither class has the key: the rope default); untied; the dims that differ
+ * by class and hidden_act silu are config_baichuan.c's. */
+static const class_default baichuan_defaults[] = {
+    {"vocab_size", false, 64000},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 /* PersimmonConfig's (transformers 4.57.1): persimmon-8b's dims (262144 / 4096 / 16384 / 36 /
  * 64), max_position_embeddings 16384, rope_theta 25000, qk_layernorm true; hidden_act relu2,
  * partial_rotary_factor 0.5 and layer_norm_eps 1e-5 are the reference's (cfg_neox.c); untied. */
@@ -561,6 +571,7 @@ static const struct {
     CLASS("chatglm", chatglm_defaults),
     CLASS("exaone", exaone_defaults),
     CLASS("qwen", qwen_defaults),
+    CLASS("baichuan", baichuan_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("zamba2", zamba2_defaults),

@@ -187,6 +187,10 @@ int config_exaone_keys(json_t *v, wt_errbuf *err);
  * MLP's width); visual (Qwen-VL), no_bias false, scale_attn_weights false, tie_word_embeddings
  * true and rotary_pct other than 1 refused naming the key (config_qwen.c). */
 int config_qwen_keys(json_t *v, wt_errbuf *err);
+/* Baichuan (model_type baichuan): the dims of architectures[0]'s class (BaiChuanConfig for
+ * BaiChuanForCausalLM, BaichuanConfig otherwise) where v leaves them out; a hidden_act other
+ * than silu refused (config_baichuan.c). */
+int config_baichuan_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

@@ -73,7 +73,8 @@ enum {
 	FAM_SIGLIP,
 	FAM_CHATGLM,
 	FAM_EXAONE,
-	FAM_QWEN
+	FAM_QWEN,
+	FAM_BAICHUAN
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -297,6 +298,9 @@ static const struct family_row families[] = {
     /* QWenLMHeadModel (remote code): Llama's decoder with q/k/v biases, c_attn packed
      * [q; k; v] and GPT-2-style names (qwen.c renames onto Llama's) */
     {"qwen", REF_DENSE, false, 0, FAM_QWEN},
+    /* BaiChuanForCausalLM / BaichuanForCausalLM (remote code): Llama's decoder with q/k/v
+     * packed in W_pack (baichuan.c renames onto Llama's), ALiBi or RoPE by architecture */
+    {"baichuan", REF_DENSE, false, 0, FAM_BAICHUAN},
     /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
      * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
     {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
@@ -552,6 +556,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->internlm2 = r->fam == FAM_INTERNLM2;
 	c->exaone = r->fam == FAM_EXAONE;
 	c->qwen = r->fam == FAM_QWEN;
+	c->baichuan = r->fam == FAM_BAICHUAN;
 }
 
 /* The planner's family -> the reference's kind. */
@@ -567,6 +572,13 @@ int ref_kind_of(const char *family, const char *arch, ref_cfg *c, wt_errbuf *err
 			moe_switches(c, r);
 			mixer_switches(c, r);
 			layout_switches(c, family, r);
+			/* vLLM's BaichuanForCausalLM: ALiBi (_get_alibi_slopes, the remote code's
+			 * _get_interleave) unless hidden_size is 4096 (Baichuan2-7B: RoPE);
+			 * BaiChuanForCausalLM (Baichuan-7B): RoPE */
+			c->bc_alibi = c->baichuan && arch != NULL &&
+			              strcmp(arch, "BaichuanForCausalLM") == 0 && c->hid != 4096;
+			if (c->bc_alibi)
+				c->alibi_max = 8.0;
 			return WT_OK;
 		}
 	/* named by what it covers: the list outgrew an error message */

@@ -168,9 +168,9 @@ void ref_rope_layer(const ref_cfg *c, int64_t l, float *x, int64_t T, int64_t n_
 		return; /* SmolLM3's no_rope_layers 0 */
 	if (c->g4 && !c->g4_rope)
 		return; /* Granite 4.0 without position_embedding_type "rope" */
-	if (c->jamba || c->mpt || c->gpt2 || c->bloom || c->fl_alibi || c->clip)
-		return; /* JambaAttention: no positional embedding; MPT, BLOOM, Falcon: ALiBi;
-		         * GPT-2, CLIP: learned positions */
+	if (c->jamba || c->mpt || c->gpt2 || c->bloom || c->fl_alibi || c->bc_alibi || c->clip)
+		return; /* JambaAttention: no positional embedding; MPT, BLOOM, Falcon, Baichuan:
+		         * ALiBi; GPT-2, CLIP: learned positions */
 	rope_cfg(c, theta, factor, x, T, n_heads, c->d, c->rot_dim > 0 ? c->rot_dim : c->d, ld,
 	         c->olmo3 && o.window > 0); /* Olmo3's sliding layers: rope_type "default" */
 }

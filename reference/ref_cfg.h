@@ -460,6 +460,12 @@ typedef struct ref_cfg {
 	/* Qwen, first generation (QWenLMHeadModel, remote code; kind REF_DENSE): Llama's decoder
 	 * with q/k/v biases read under Llama's names (ref_qwen_rename, qwen.c) */
 	bool qwen;
+	/* Baichuan / Baichuan2 (BaiChuanForCausalLM / BaichuanForCausalLM, remote code; kind
+	 * REF_DENSE): Llama's decoder read under Llama's names (ref_baichuan_rename, baichuan.c:
+	 * W_pack's thirds as q_proj / k_proj / v_proj, Baichuan2's lm_head rows normalized);
+	 * bc_alibi: ALiBi (ref_alibi_slopes, alibi_max 8, unscaled) instead of RoPE, as vLLM's
+	 * BaichuanForCausalLM runs it unless hidden_size is 4096 */
+	bool baichuan, bc_alibi;
 	/* Mllama (MllamaForConditionalGeneration's language model; kind REF_DENSE; ckpt.c):
 	 * Llama's decoder on text tokens, the layers of ml_cross (text_config's
 	 * cross_attention_layers) skipped as MllamaTextModel skips them without cross-attention

@@ -262,7 +262,8 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	if ((rv = ref_gpt_oss_sinks(c, s, l, c->H, &ao, err)))
 		return rv;
 	float slopes[REF_MAX_HEADS];
-	if ((c->mpt || c->bloom || c->fl_alibi) && c->H <= REF_MAX_HEADS) { /* ALiBi, every head */
+	if ((c->mpt || c->bloom || c->fl_alibi || c->bc_alibi) &&
+	    c->H <= REF_MAX_HEADS) { /* ALiBi, every head */
 		ref_alibi_slopes(c, slopes);
 		ao.alibi = slopes;
 	}
@@ -528,6 +529,7 @@ typedef enum {
 	OWN_CHATGLM,   /* under Llama's names (chatglm.c) */
 	OWN_EXAONE,    /* under Llama's names (exaone.c) */
 	OWN_QWEN,      /* under Llama's names (qwen.c) */
+	OWN_BAICHUAN,  /* under Llama's names (baichuan.c) */
 	OWN_GPT2,      /* GPT-2's and CLIP's (gpt2.c, clip.c) */
 	OWN_GPTJ,      /* under Phi's names (gptj.c) */
 	OWN_MAMBA,     /* Mamba's under Jamba's, Nemotron-H's under Granite 4.0's */
@@ -550,6 +552,8 @@ static own_kind own_names(const ref_cfg *c, ref_set *s)
 		return OWN_EXAONE;
 	if (c->qwen && ref_qwen_named(s))
 		return OWN_QWEN;
+	if (c->baichuan && ref_baichuan_named(s))
+		return OWN_BAICHUAN;
 	if ((c->gpt2 || c->clip) && ref_set_find(s, "model.embed_tokens.weight") == NULL)
 		return OWN_GPT2;
 	if (c->gptj && ref_set_find(s, "transformer.wte.weight") != NULL)
@@ -585,6 +589,8 @@ static int rename_full(const ref_cfg *c, own_kind k, ref_set *ck, ref_set *r, wt
 		return ref_exaone_rename(ck, r, err);
 	case OWN_QWEN:
 		return ref_qwen_rename(ck, r, true, err);
+	case OWN_BAICHUAN:
+		return ref_baichuan_rename(c, ck, r, true, err);
 	case OWN_GPT2:
 		return c->clip ? ref_clip_rename(ck, r, err) : ref_gpt2_rename(c, ck, r, true, err);
 	case OWN_GPTJ:

@@ -415,6 +415,12 @@ bool ref_exaone_named(ref_set *s);
  * q_proj / k_proj / v_proj. Whether s holds them under their own names. */
 int ref_qwen_rename(ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
 bool ref_qwen_named(ref_set *s);
+/* Baichuan (baichuan.c): in's tensors into the empty set out under Llama's names (ckpt: the
+ * checkpoint's W_pack split into q_proj / k_proj / v_proj, else a rank's read as qkv_proj;
+ * lm_head's rows normalized when c->V is 125696; on failure out is left empty); whether s
+ * holds them under their own names. */
+int ref_baichuan_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
+bool ref_baichuan_named(ref_set *s);
 /* Persimmon's q_layernorm / k_layernorm of layer l from s on q and k (T rows of n_heads
  * heads of c->d each; no kv grouping): every head LayerNormed with the one [d] weight and
  * bias, eps c->eps (cfg_neox.c). */

@@ -296,7 +296,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	if ((rv = ref_gpt_oss_sinks(c, rs, l, Hl, &ao, s->err))) /* the rank's [Hl] */
 		return rv;
 	float slopes[REF_MAX_HEADS];
-	if ((c->mpt || c->bloom || c->fl_alibi) &&
+	if ((c->mpt || c->bloom || c->fl_alibi || c->bc_alibi) &&
 	    c->H <= REF_MAX_HEADS) { /* ALiBi: the rank's heads r*Hl.. of all H */
 		ref_alibi_slopes(c, slopes);
 		ao.alibi = slopes + (int64_t)r * Hl;
@@ -661,6 +661,7 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		     : c->glm == 3       ? ref_chatglm_rename(&ranks[i], &r[i], err)
 		     : c->exaone         ? ref_exaone_rename(&ranks[i], &r[i], err)
 		     : c->qwen           ? ref_qwen_rename(&ranks[i], &r[i], false, err)
+		     : c->baichuan       ? ref_baichuan_rename(c, &ranks[i], &r[i], false, err)
 		                         : ref_neox_rename(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
 		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);

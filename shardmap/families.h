@@ -137,5 +137,6 @@ extern const sm_family shardmap_family_modernbert_tok; /* family_modernbert_cls.
 extern const sm_family shardmap_family_chatglm;
 extern const sm_family shardmap_family_exaone;
 extern const sm_family shardmap_family_qwen;
+extern const sm_family shardmap_family_baichuan;
 
 #endif

@@ -135,6 +135,7 @@ static const sm_family *const families[] = {
     &shardmap_family_chatglm,
     &shardmap_family_exaone,
     &shardmap_family_qwen,
+    &shardmap_family_baichuan,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

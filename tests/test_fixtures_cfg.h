@@ -190,6 +190,14 @@ static void check_qwen(const ckpt_config *cfg)
 	            strcmp(cfg->model_type, "qwen") == 0);
 }
 
+/* W_pack: multi-head, no head_dim key */
+static void check_baichuan(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->num_key_value_heads == cfg->num_attention_heads &&
+	            cfg->head_dim * cfg->num_attention_heads == 128 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "baichuan") == 0);
+}
+
 /* the base model, read as Qwen2Config */
 static void check_qwen2_emb(const ckpt_config *cfg)
 {
@@ -459,6 +467,7 @@ static const struct {
     {"chatglm", check_chatglm},
     {"exaone", check_exaone},
     {"qwen", check_qwen},
+    {"baichuan baichuan_7b", check_baichuan},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -440,6 +440,14 @@ static const fam_expect fams_mm[] = {
     {"qwen", 19,
      4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 384 * 128 + 384 + 128 * 128 + 3 * 192 * 128)), 128,
      8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* baichuan: F32; embed_tokens / lm_head [1000, 128] (untied), norm, 2 layers of the two
+     * norms, W_pack [3*128, 128], o_proj [128, 128], gate_proj / up_proj [192, 128], down_proj
+     * [128, 192] */
+    {"baichuan", 17, 4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 4 * 128 * 128 + 3 * 192 * 128)),
+     128, 8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* baichuan_7b: the same with 4 heads of 32 and I 256 */
+    {"baichuan_7b", 17, 4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 4 * 128 * 128 + 3 * 256 * 128)),
+     128, 4, 4, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

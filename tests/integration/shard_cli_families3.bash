@@ -454,3 +454,21 @@ plan_has qwen "transformer.h.1.attn.c_attn.weight *I8 *\[96, 128\]" \
 grep -q "mlp.w1\|mlp.w2\|c_attn.bias_scale\|lm_head.weight_scale\|wte.weight_scale" "$T/plan" &&
 	fail "qwen: an unmerged or quantized embedding / bias tensor: $(cat "$T/plan")"
 refused_edit qwen 's/"no_bias": true/"visual": {"heads": 16}, "no_bias": true/' "Qwen-VL"
+# BaichuanForCausalLM: W_pack re-cut by heads into each rank's [q_r; k_r; v_r] under its own
+# name (TP 4: 2 heads of 16, 3 * 32 rows), gate_proj / up_proj merged into mlp.gate_up_proj,
+# o_proj / down_proj by columns, all quantized; embed_tokens / lm_head by vocabulary rows and
+# the norms unquantized; hidden_act gelu refused
+"$CTL" plan --model-dir "$T/baichuan" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan baichuan"
+plan_has baichuan "model.layers.1.self_attn.W_pack.weight *I8 *\[96, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.layers.1.input_layernorm.weight *F32 *\[128\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" \
+	"lm_head.weight *F32 *\[256, 128\]"
+grep -q "gate_proj\|q_proj\|lm_head.weight_scale\|embed_tokens.weight_scale" "$T/plan" &&
+	fail "baichuan: an unfused or quantized embedding tensor: $(cat "$T/plan")"
+refused_edit baichuan 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act 'gelu'"
+refused_edit baichuan_7b 's/"num_attention_heads": 4/"num_attention_heads": 4, "num_key_value_heads": 2/' \
+	"multi-head"

@@ -534,8 +534,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 + ([("zero", per - real)] if real < per else [])); continue
         if arch in ("DbrxForCausalLM", "MptForCausalLM") and name.endswith("attn.out_proj.weight"):
             add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallelLinear
-        if name.endswith(("self_attn.qkv_proj.weight", "attn.Wqkv.weight")):
-            # Phi-3, DBRX, MPT: [q; k; v] in one tensor
+        if name.endswith(("self_attn.qkv_proj.weight", "attn.Wqkv.weight", "self_attn.W_pack.weight")):
+            # Phi-3, DBRX, MPT, Baichuan (W_pack, KV = H, its own name kept): [q; k; v] in one tensor
             qa, ka = H * d, KV * d
             add(name, pieces_rows(name, r * Hl * d, Hl * d)
                 + pieces_rows(name, qa + ks * KVl * d, KVl * d)
