@@ -543,6 +543,11 @@ static const struct {
     CLASS("internlm2", internlm2_defaults),
     CLASS("chatglm", chatglm_defaults),
     CLASS("exaone", exaone_defaults),
+    /* MiniCPMConfig's (openbmb's remote configuration_minicpm.py) are GraniteConfig's: vocab_size
+     * 32000, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads (num_key_value_heads
+     * None -> the heads), max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000; tied
+     * is the family's tie_default, hidden_act silu and attention_bias false config_minicpm.c's */
+    CLASS("minicpm", granite_speech_granite_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("zamba2", zamba2_defaults),

@@ -182,6 +182,10 @@ int config_gptj_keys(json_t *v, wt_errbuf *err);
  * num_hidden_layers / rms_norm_eps, intermediate_size falsy -> 4 x hidden_size;
  * activation_function other than silu and a true bias switch refused (config_exaone.c). */
 int config_exaone_keys(json_t *v, wt_errbuf *err);
+/* MiniCPM (model_type minicpm): hidden_act other than silu, attention_bias true, num_experts
+ * other than 0 (MiniCPM-MoE) and a head_dim other than hidden_size / heads refused
+ * (config_minicpm.c). */
+int config_minicpm_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

@@ -72,7 +72,8 @@ enum {
 	FAM_NEMOTRON_H,
 	FAM_SIGLIP,
 	FAM_CHATGLM,
-	FAM_EXAONE
+	FAM_EXAONE,
+	FAM_MINICPM
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -293,6 +294,9 @@ static const struct family_row families[] = {
     /* ExaoneForCausalLM (remote code): Llama's decoder under GPT-2-style names (exaone.c
      * renames onto Llama's) */
     {"exaone", REF_DENSE, false, 0, FAM_EXAONE},
+    /* MiniCPMForCausalLM (remote code): Llama's decoder under Llama's names with Granite's
+     * multipliers as scale_emb / scale_depth / dim_model_base (cfg_minicpm.c) */
+    {"minicpm", REF_DENSE, false, 0, FAM_MINICPM},
     /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
      * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
     {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
@@ -547,6 +551,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 		c->layernorm = c->plain_mlp = c->fused_ckpt = true;
 	c->internlm2 = r->fam == FAM_INTERNLM2;
 	c->exaone = r->fam == FAM_EXAONE;
+	c->minicpm = r->fam == FAM_MINICPM;
 }
 
 /* The planner's family -> the reference's kind. */

@@ -457,6 +457,10 @@ typedef struct ref_cfg {
 	/* EXAONE 3.x (ExaoneForCausalLM, remote code; kind REF_DENSE): Llama's decoder read under
 	 * Llama's names (ref_exaone_rename, exaone.c) */
 	bool exaone;
+	/* MiniCPM (MiniCPMForCausalLM, remote code; kind REF_DENSE; cfg_minicpm.c): Llama's
+	 * decoder under Llama's names, scale_emb / scale_depth / dim_model_base as Granite's
+	 * embed_scale / resid_mult / logits_div */
+	bool minicpm;
 	/* Mllama (MllamaForConditionalGeneration's language model; kind REF_DENSE; ckpt.c):
 	 * Llama's decoder on text tokens, the layers of ml_cross (text_config's
 	 * cross_attention_layers) skipped as MllamaTextModel skips them without cross-attention

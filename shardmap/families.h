@@ -136,5 +136,6 @@ extern const sm_family shardmap_family_jamba_cls;      /* family_jamba.c */
 extern const sm_family shardmap_family_modernbert_tok; /* family_modernbert_cls.c */
 extern const sm_family shardmap_family_chatglm;
 extern const sm_family shardmap_family_exaone;
+extern const sm_family shardmap_family_minicpm; /* family_llama.c */
 
 #endif

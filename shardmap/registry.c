@@ -134,6 +134,7 @@ static const sm_family *const families[] = {
     &shardmap_family_modernbert_tok,
     &shardmap_family_chatglm,
     &shardmap_family_exaone,
+    &shardmap_family_minicpm,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

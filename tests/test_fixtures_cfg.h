@@ -182,6 +182,13 @@ static void check_exaone(const ckpt_config *cfg)
 	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "exaone") == 0);
 }
 
+/* Llama's names, tied by MiniCPMConfig's default (no tie_word_embeddings key) */
+static void check_minicpm(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 16 && !cfg->tie_given &&
+	            strcmp(cfg->model_type, "minicpm") == 0);
+}
+
 /* the base model, read as Qwen2Config */
 static void check_qwen2_emb(const ckpt_config *cfg)
 {
@@ -450,6 +457,7 @@ static const struct {
     {"siglip", check_siglip},
     {"chatglm", check_chatglm},
     {"exaone", check_exaone},
+    {"minicpm", check_minicpm},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

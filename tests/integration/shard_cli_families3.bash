@@ -437,3 +437,20 @@ grep -q "q_proj\|c_fc_0\|lm_head.weight_scale\|wte.weight_scale" "$T/plan" &&
 	fail "exaone: an unfused or quantized embedding tensor: $(cat "$T/plan")"
 refused_edit exaone 's/"activation_function": "silu"/"activation_function": "gelu"/' \
 	"activation_function is not"
+# MiniCPMForCausalLM: Llama's names, q/k/v fused by heads into self_attn.qkv_proj (TP 4: 2 q
+# heads and its kv head, 4 * 16 rows), gate / up merged into mlp.gate_up_proj, o_proj /
+# down_proj by columns, all quantized; embed_tokens by vocabulary rows and the norms unquantized;
+# tied by MiniCPMConfig's default (no lm_head); num_experts (MiniCPM-MoE) refused
+"$CTL" plan --model-dir "$T/minicpm" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan minicpm"
+plan_has minicpm "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.layers.1.input_layernorm.weight *F32 *\[128\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]"
+grep -q "lm_head tied" "$T/plan" || fail "minicpm: lm_head not tied: $(cat "$T/plan")"
+grep -q "q_proj\.weight\|gate_proj\|lm_head.weight\|embed_tokens.weight_scale" "$T/plan" &&
+	fail "minicpm: an unfused, untied or quantized embedding tensor: $(cat "$T/plan")"
+refused_edit minicpm 's/"hidden_act": "silu"/"hidden_act": "silu", "num_experts": 8/' \
+	"num_experts is 8"

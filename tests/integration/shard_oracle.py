@@ -272,6 +272,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
     if arch in CHATGLM_ARCHS:  # ChatGLMConfig's names (shard_oracle_chatglm.py)
         cfg = chatglm_cfg(cfg)
     if arch == "ExaoneForCausalLM": cfg = exaone_cfg(cfg)  # shard_oracle_exaone.py
+    if arch == "MiniCPMForCausalLM": cfg = dict(cfg, tie_word_embeddings=cfg.get("tie_word_embeddings", True))  # vLLM's minicpm.py: Llama's cut, MiniCPMConfig ties
     H = cfg.get("num_attention_heads", 1); hid = cfg["hidden_size"]  # Mamba has no heads
     KV = cfg.get("num_key_value_heads", H)
     d = cfg.get("head_dim", hid // H)
