@@ -385,6 +385,22 @@ static const class_default exaone_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* InternLM3Config's (remote configuration_internlm3.py): vocab_size 128512, hidden_size 4096,
+ * intermediate_size 11008, 32 layers, 32 heads, num_key_value_heads 32, max_position_embeddings
+ * 32768, rms_norm_eps 1e-6, rope_theta 10000 (head_dim None -> hid / H, the loader's own
+ * default); untied; qkv_bias / bias false and hidden_act silu are config_internlm3.c's. */
+static const class_default internlm3_defaults[] = {
+    {"vocab_size", false, 128512},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"max_position_embeddings", false, 32768},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 /* PersimmonConfig's (transformers 4.57.1): persimmon-8b's dims (262144 / 4096 / 16384 / 36 /
  * 64), max_position_embeddings 16384, rope_theta 25000, qk_layernorm true; hidden_act relu2,
  * partial_rotary_factor 0.5 and layer_norm_eps 1e-5 are the reference's (cfg_neox.c); untied. */
@@ -548,6 +564,7 @@ static const struct {
      * None -> the heads), max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000; tied
      * is the family's tie_default, hidden_act silu and attention_bias false config_minicpm.c's */
     CLASS("minicpm", granite_speech_granite_defaults),
+    CLASS("internlm3", internlm3_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("zamba2", zamba2_defaults),

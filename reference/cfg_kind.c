@@ -297,6 +297,10 @@ static const struct family_row families[] = {
     /* MiniCPMForCausalLM (remote code): Llama's decoder under Llama's names with Granite's
      * multipliers as scale_emb / scale_depth / dim_model_base (cfg_minicpm.c) */
     {"minicpm", REF_DENSE, false, 0, FAM_MINICPM},
+    /* InternLM3ForCausalLM (remote code; vLLM's llama.py): Llama's math under Llama's names,
+     * q/k/v and o_proj biases added where the checkpoint has them (the planner ties them to
+     * qkv_bias / bias), hidden_act read, Llama's RoPE scaling (dynamic in the release) */
+    {"internlm3", REF_DENSE, false, 0, FAM_ACT},
     /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
      * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
     {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},

@@ -136,6 +136,7 @@ extern const sm_family shardmap_family_jamba_cls;      /* family_jamba.c */
 extern const sm_family shardmap_family_modernbert_tok; /* family_modernbert_cls.c */
 extern const sm_family shardmap_family_chatglm;
 extern const sm_family shardmap_family_exaone;
-extern const sm_family shardmap_family_minicpm; /* family_llama.c */
+extern const sm_family shardmap_family_minicpm;   /* family_llama.c */
+extern const sm_family shardmap_family_internlm3; /* family_llama.c */
 
 #endif

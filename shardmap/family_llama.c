@@ -2,7 +2,7 @@
  * family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3,
  * StarCoder2, GLM-4, OLMo 2, Granite, OLMo 1 (tables only), OLMo 3 (OLMo 2's table and a
  * layer_types check), EXAONE 4.0, Seed-OSS, SmolLM3 (tables, SmolLM3's layer_types
- * check), Ministral, MiniCPM (Ministral's table).
+ * check), Ministral, MiniCPM (Ministral's table), InternLM3 (Seed-OSS's table).
  */
 #include <inttypes.h>
 
@@ -317,4 +317,22 @@ const sm_family shardmap_family_minicpm = {
     .n_rules = SM_NRULES(ministral_rules),
     .layer_prefix = "model.layers.",
     .tie_default = true,
+};
+
+/* InternLM3 (InternLM3ForCausalLM, remote code: internlm/internlm3-8b-instruct), cut as vLLM's
+ * llama.py loads it (its registry maps the architecture to LlamaForCausalLM): Seed-OSS's table,
+ * whose three switches the loader sets as vLLM's LlamaDecoderLayer reads InternLM3Config
+ * (loader/config_internlm3.c): qkv_bias gives the q/k/v biases (fused by heads as the weights),
+ * bias (or attention_bias) o_proj's (replicated), mlp_bias the MLP's; each bias required when
+ * its switch is true and unknown when false (the release has none). InternLM3Config unties. */
+static const char *const internlm3_archs[] = {"InternLM3ForCausalLM", NULL};
+
+const sm_family shardmap_family_internlm3 = {
+    .name = "internlm3",
+    .archs = internlm3_archs,
+    .rules = seed_oss_rules,
+    .n_rules = SM_NRULES(seed_oss_rules),
+    .layer_prefix = "model.layers.",
+    .attn_bias_key = "qkv_bias",
+    .out_bias_key = "bias",
 };

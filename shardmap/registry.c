@@ -135,6 +135,7 @@ static const sm_family *const families[] = {
     &shardmap_family_chatglm,
     &shardmap_family_exaone,
     &shardmap_family_minicpm,
+    &shardmap_family_internlm3,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

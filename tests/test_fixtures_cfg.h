@@ -189,6 +189,13 @@ static void check_minicpm(const ckpt_config *cfg)
 	            strcmp(cfg->model_type, "minicpm") == 0);
 }
 
+/* qkv_bias / bias false read as attention_bias / attention_out_bias, head_dim given, untied */
+static void check_internlm3(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && !cfg->attention_out_bias && cfg->head_dim == 16 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "internlm3") == 0);
+}
+
 /* the base model, read as Qwen2Config */
 static void check_qwen2_emb(const ckpt_config *cfg)
 {
@@ -458,6 +465,7 @@ static const struct {
     {"chatglm", check_chatglm},
     {"exaone", check_exaone},
     {"minicpm", check_minicpm},
+    {"internlm3", check_internlm3},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -454,3 +454,16 @@ grep -q "q_proj\.weight\|gate_proj\|lm_head.weight\|embed_tokens.weight_scale" "
 	fail "minicpm: an unfused, untied or quantized embedding tensor: $(cat "$T/plan")"
 refused_edit minicpm 's/"hidden_act": "silu"/"hidden_act": "silu", "num_experts": 8/' \
 	"num_experts is 8"
+# InternLM3ForCausalLM: vLLM's llama.py cut (head_dim 16; TP 4: 2 q heads and its kv head), no
+# biases (qkv_bias / bias false), untied lm_head by vocabulary rows; bias true without an
+# o_proj.bias tensor refused naming the key
+"$CTL" plan --model-dir "$T/internlm3" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan internlm3"
+plan_has internlm3 "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "_proj\.bias\|lm_head.weight_scale" "$T/plan" &&
+	fail "internlm3: a bias or a quantized lm_head: $(cat "$T/plan")"
+refused_edit internlm3 's/"bias": false/"bias": true/' "bias true asks for"
