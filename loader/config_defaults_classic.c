@@ -402,6 +402,22 @@ static const class_default qwen_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* InternLM3Config's (remote configuration_internlm3.py): vocab_size 128512, hidden_size 4096,
+ * intermediate_size 11008, 32 layers, 32 heads, num_key_value_heads 32, max_position_embeddings
+ * 32768, rms_norm_eps 1e-6, rope_theta 10000 (head_dim None -> hid / H, the loader's own
+ * default); untied; qkv_bias / bias false and hidden_act silu are config_internlm3.c's. */
+static const class_default internlm3_defaults[] = {
+    {"vocab_size", false, 128512},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"max_position_embeddings", false, 32768},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 /* What Baichuan's two remote classes share (BaiChuanConfig, vLLM's configs/baichuan.py;
  * BaichuanConfig, configs/baichuan_13b.py / baichuan2.py): vocab_size 64000, rms_norm_eps 1e-6,
  * rope_theta 10000 (neither class has the key: the rope default); untied; the dims that differ
@@ -572,6 +588,12 @@ static const struct {
     CLASS("exaone", exaone_defaults),
     CLASS("qwen", qwen_defaults),
     CLASS("baichuan", baichuan_defaults),
+    /* MiniCPMConfig's (openbmb's remote configuration_minicpm.py) are GraniteConfig's: vocab_size
+     * 32000, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads (num_key_value_heads
+     * None -> the heads), max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000; tied
+     * is the family's tie_default, hidden_act silu and attention_bias false config_minicpm.c's */
+    CLASS("minicpm", granite_speech_granite_defaults),
+    CLASS("internlm3", internlm3_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("zamba2", zamba2_defaults),

@@ -191,6 +191,14 @@ int config_qwen_keys(json_t *v, wt_errbuf *err);
  * BaiChuanForCausalLM, BaichuanConfig otherwise) where v leaves them out; a hidden_act other
  * than silu refused (config_baichuan.c). */
 int config_baichuan_keys(json_t *v, wt_errbuf *err);
+/* MiniCPM (model_type minicpm): hidden_act other than silu, attention_bias true, num_experts
+ * other than 0 (MiniCPM-MoE) and a head_dim other than hidden_size / heads refused
+ * (config_minicpm.c). */
+int config_minicpm_keys(json_t *v, wt_errbuf *err);
+/* InternLM3 (model_type internlm3): qkv_bias laid onto attention_bias (q/k/v), attention_bias
+ * or bias onto attention_out_bias (o_proj), as vLLM's llama.py reads them; hidden_act other
+ * than silu refused (config_internlm3.c). */
+int config_internlm3_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

@@ -474,6 +474,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_smollm3(c, arch, json, len, err);
 	else if (c->ministral)
 		rv = ref_cfg_ministral(c, arch, json, len, err);
+	else if (c->minicpm)
+		rv = ref_cfg_minicpm(c, arch, json, len, err);
 	else if (c->nogate)
 		rv = ref_cfg_nogate(c, arch, json, len, err);
 	else if (c->lfm2)

@@ -74,7 +74,8 @@ enum {
 	FAM_CHATGLM,
 	FAM_EXAONE,
 	FAM_QWEN,
-	FAM_BAICHUAN
+	FAM_BAICHUAN,
+	FAM_MINICPM
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -301,6 +302,13 @@ static const struct family_row families[] = {
     /* BaiChuanForCausalLM / BaichuanForCausalLM (remote code): Llama's decoder with q/k/v
      * packed in W_pack (baichuan.c renames onto Llama's), ALiBi or RoPE by architecture */
     {"baichuan", REF_DENSE, false, 0, FAM_BAICHUAN},
+    /* MiniCPMForCausalLM (remote code): Llama's decoder under Llama's names with Granite's
+     * multipliers as scale_emb / scale_depth / dim_model_base (cfg_minicpm.c) */
+    {"minicpm", REF_DENSE, false, 0, FAM_MINICPM},
+    /* InternLM3ForCausalLM (remote code; vLLM's llama.py): Llama's math under Llama's names,
+     * q/k/v and o_proj biases added where the checkpoint has them (the planner ties them to
+     * qkv_bias / bias), hidden_act read, Llama's RoPE scaling (dynamic in the release) */
+    {"internlm3", REF_DENSE, false, 0, FAM_ACT},
     /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
      * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
     {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
@@ -557,6 +565,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->exaone = r->fam == FAM_EXAONE;
 	c->qwen = r->fam == FAM_QWEN;
 	c->baichuan = r->fam == FAM_BAICHUAN;
+	c->minicpm = r->fam == FAM_MINICPM;
 }
 
 /* The planner's family -> the reference's kind. */

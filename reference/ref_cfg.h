@@ -466,6 +466,10 @@ typedef struct ref_cfg {
 	 * bc_alibi: ALiBi (ref_alibi_slopes, alibi_max 8, unscaled) instead of RoPE, as vLLM's
 	 * BaichuanForCausalLM runs it unless hidden_size is 4096 */
 	bool baichuan, bc_alibi;
+	/* MiniCPM (MiniCPMForCausalLM, remote code; kind REF_DENSE; cfg_minicpm.c): Llama's
+	 * decoder under Llama's names, scale_emb / scale_depth / dim_model_base as Granite's
+	 * embed_scale / resid_mult / logits_div */
+	bool minicpm;
 	/* Mllama (MllamaForConditionalGeneration's language model; kind REF_DENSE; ckpt.c):
 	 * Llama's decoder on text tokens, the layers of ml_cross (text_config's
 	 * cross_attention_layers) skipped as MllamaTextModel skips them without cross-attention

@@ -521,6 +521,9 @@ int ref_gpt2_positions(const ref_cfg *c, ref_set *s, float *x, int64_t T, wt_err
 int ref_cfg_smollm3(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* Ministral: layer_types' sliding layers (cfg_smollm3.c) */
 int ref_cfg_ministral(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* MiniCPM: scale_emb, scale_depth, dim_model_base as Granite's multipliers, hidden_act silu,
+ * RoPE (cfg_minicpm.c) */
+int ref_cfg_minicpm(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 
 /* The Hunyuan V1 fields of c (hunyuan set by the family map) from config.json
  * (cfg_hunyuan.c): use_qk_norm, hidden_act, the NTK-alpha RoPE base; arch is named in

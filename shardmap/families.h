@@ -138,5 +138,7 @@ extern const sm_family shardmap_family_chatglm;
 extern const sm_family shardmap_family_exaone;
 extern const sm_family shardmap_family_qwen;
 extern const sm_family shardmap_family_baichuan;
+extern const sm_family shardmap_family_minicpm;   /* family_llama.c */
+extern const sm_family shardmap_family_internlm3; /* family_llama.c */
 
 #endif

@@ -2,7 +2,7 @@
  * family_llama.c — dense decoder families: Llama, Mistral, Qwen2, Qwen3, Gemma, Phi-3,
  * StarCoder2, GLM-4, OLMo 2, Granite, OLMo 1 (tables only), OLMo 3 (OLMo 2's table and a
  * layer_types check), EXAONE 4.0, Seed-OSS, SmolLM3 (tables, SmolLM3's layer_types
- * check).
+ * check), Ministral, MiniCPM (Ministral's table), InternLM3 (Seed-OSS's table).
  */
 #include <inttypes.h>
 
@@ -297,4 +297,42 @@ const sm_family shardmap_family_ministral = {
     .n_rules = SM_NRULES(ministral_rules),
     .layer_prefix = "model.layers.",
     .check = ministral_check,
+};
+
+/* MiniCPM (MiniCPMForCausalLM, remote code: openbmb/MiniCPM-2B-sft / -dpo, MiniCPM-1B,
+ * MiniCPM-2B-128k), cut as vLLM's minicpm.py loads it: Llama's names and Ministral's table
+ * without biases (MiniCPMAttention / MiniCPMMLP build every Linear with bias=False; the loader
+ * refuses attention_bias true, so a bias tensor is unknown): q/k/v fused by heads into
+ * qkv_proj (kv heads replicated when KV < T), gate / up merged by rows into gate_up_proj,
+ * o_proj / down_proj by columns, every Linear quantized, embed_tokens / lm_head by padded
+ * vocabulary rows, norms replicated. scale_emb, scale_depth and dim_model_base are math, not
+ * layout; MiniCPM-MoE (num_experts > 0) is refused by the loader (loader/config_minicpm.c).
+ * MiniCPMConfig ties by default (MiniCPM-2B's config.json leaves the key out). */
+static const char *const minicpm_archs[] = {"MiniCPMForCausalLM", NULL};
+
+const sm_family shardmap_family_minicpm = {
+    .name = "minicpm",
+    .archs = minicpm_archs,
+    .rules = ministral_rules,
+    .n_rules = SM_NRULES(ministral_rules),
+    .layer_prefix = "model.layers.",
+    .tie_default = true,
+};
+
+/* InternLM3 (InternLM3ForCausalLM, remote code: internlm/internlm3-8b-instruct), cut as vLLM's
+ * llama.py loads it (its registry maps the architecture to LlamaForCausalLM): Seed-OSS's table,
+ * whose three switches the loader sets as vLLM's LlamaDecoderLayer reads InternLM3Config
+ * (loader/config_internlm3.c): qkv_bias gives the q/k/v biases (fused by heads as the weights),
+ * bias (or attention_bias) o_proj's (replicated), mlp_bias the MLP's; each bias required when
+ * its switch is true and unknown when false (the release has none). InternLM3Config unties. */
+static const char *const internlm3_archs[] = {"InternLM3ForCausalLM", NULL};
+
+const sm_family shardmap_family_internlm3 = {
+    .name = "internlm3",
+    .archs = internlm3_archs,
+    .rules = seed_oss_rules,
+    .n_rules = SM_NRULES(seed_oss_rules),
+    .layer_prefix = "model.layers.",
+    .attn_bias_key = "qkv_bias",
+    .out_bias_key = "bias",
 };

@@ -147,6 +147,8 @@ const char *shardmap_bias_key(const sm_family *f, uint8_t cond)
 		return f->bias_key_all; /* Falcon: bias */
 	if (cond == SM_C_ATTNBIAS && f->attn_bias_key != NULL)
 		return f->attn_bias_key; /* StableLM: use_qkv_bias */
+	if (cond == SM_C_OUTBIAS && f->out_bias_key != NULL)
+		return f->out_bias_key; /* InternLM3: bias */
 	if (cond == SM_C_MMBIAS && f->mm_bias_key != NULL)
 		return f->mm_bias_key; /* LFM2-VL: projector_bias */
 	return cond == SM_C_ATTNBIAS   ? "attention_bias"

@@ -136,6 +136,8 @@ static const sm_family *const families[] = {
     &shardmap_family_exaone,
     &shardmap_family_qwen,
     &shardmap_family_baichuan,
+    &shardmap_family_minicpm,
+    &shardmap_family_internlm3,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

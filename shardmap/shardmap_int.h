@@ -492,6 +492,9 @@ typedef struct sm_family {
 	 * quant_config (SigLIP's MLPs whose sizes are not multiples of 64), so kept unquantized as
 	 * an excluded one is? NULL = none. */
 	bool (*keep_float)(const ckpt_config *cfg, const char *cn);
+	/* The config.json key the loader reads into attention_out_bias for this family, named in
+	 * the SM_C_OUTBIAS refusals (NULL: attention_out_bias; InternLM3: bias) */
+	const char *out_bias_key;
 } sm_family;
 
 /* Llama4VisionConfig's defaults (transformers 4.54), for absent vision_config keys. */

@@ -198,6 +198,20 @@ static void check_baichuan(const ckpt_config *cfg)
 	            strcmp(cfg->model_type, "baichuan") == 0);
 }
 
+/* Llama's names, tied by MiniCPMConfig's default (no tie_word_embeddings key) */
+static void check_minicpm(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 16 && !cfg->tie_given &&
+	            strcmp(cfg->model_type, "minicpm") == 0);
+}
+
+/* qkv_bias / bias false read as attention_bias / attention_out_bias, head_dim given, untied */
+static void check_internlm3(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && !cfg->attention_out_bias && cfg->head_dim == 16 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "internlm3") == 0);
+}
+
 /* the base model, read as Qwen2Config */
 static void check_qwen2_emb(const ckpt_config *cfg)
 {
@@ -468,6 +482,8 @@ static const struct {
     {"exaone", check_exaone},
     {"qwen", check_qwen},
     {"baichuan baichuan_7b", check_baichuan},
+    {"minicpm", check_minicpm},
+    {"internlm3", check_internlm3},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -448,6 +448,18 @@ static const fam_expect fams_mm[] = {
     /* baichuan_7b: the same with 4 heads of 32 and I 256 */
     {"baichuan_7b", 17, 4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 4 * 128 * 128 + 3 * 256 * 128)),
      128, 4, 4, 32, 256, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* minicpm: F32; embed_tokens [1000, 128] (tied: no lm_head), norm, 2 layers of input /
+     * post_attention_layernorm, q_proj [128, 128], k_proj / v_proj [2*16 = 32, 128], o_proj
+     * [128, 128], gate_proj / up_proj [192, 128], down_proj [128, 192] */
+    {"minicpm", 20,
+     4 * (1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)), 128, 8,
+     2, 16, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* internlm3: F32; embed_tokens / lm_head [1000, 128] (untied), norm, 2 layers of input /
+     * post_attention_layernorm, q_proj [128, 128], k_proj / v_proj [2*16 = 32, 128], o_proj
+     * [128, 128], gate_proj / up_proj [192, 128], down_proj [128, 192], no biases */
+    {"internlm3", 21,
+     4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)), 128,
+     8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

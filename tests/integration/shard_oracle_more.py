@@ -7,6 +7,8 @@ InternLM2ForCausalLM (vLLM's internlm2.py, wqkv per kv group): shard_oracle_inte
 ChatGLMModel (vLLM's chatglm.py, query_key_value [q; k; v]): shard_oracle_chatglm.py.
 ExaoneForCausalLM (vLLM's exaone.py, q/k/v by the fused pass): shard_oracle_exaone.py.
 QWenLMHeadModel (vLLM's qwen.py, Qwen's first generation): shard_oracle_qwen.py.
+MiniCPMForCausalLM (vLLM's minicpm.py): Llama's cut, tied unless the config says otherwise
+(MiniCPMConfig's default).
 """
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
@@ -16,5 +18,6 @@ from shard_oracle_qwen import qwen
 ORACLES = {"InternLM2ForCausalLM": internlm2, "ExaoneForCausalLM": exaone, "QWenLMHeadModel": qwen}
 ORACLES.update({a: chatglm for a in CHATGLM_ARCHS})
 
-CFGS = {"ExaoneForCausalLM": exaone_cfg}
+CFGS = {"ExaoneForCausalLM": exaone_cfg,
+        "MiniCPMForCausalLM": lambda c: dict(c, tie_word_embeddings=c.get("tie_word_embeddings", True))}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})

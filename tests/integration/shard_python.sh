@@ -19,12 +19,12 @@ if ! "$PY" -c 'import numpy' 2>/dev/null; then
 fi
 "$PY" -c 'import numpy' || { echo "shard_python.sh: FAIL: numpy unavailable"; exit 1; }
 . "$HERE/fetch_lib/fams.sh"
-RUN=" $(san_fams "llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom persimmon falcon mamba2 idefics3 smolvlm paligemma aya_vision llava_onevision cohere2_vision llava_next_video qwen2_audio internvl internvl_qwen3 roberta xlm_roberta xlm_roberta_cls llava_pixtral fuyu lfm2_vl internvl_qwen3_moe chameleon modernbert modernbert_cls granite_speech blip2 aria voxtral mllama zamba2 qwen3_cls bert_cls bert_tok qwen2_5_omni gemma3n_text qwen2_emb qwen2_rm qwen3_omni_moe whisper gpt2_cls clip internlm2 minimax_m2 nemotron_h siglip jamba_cls modernbert_tok chatglm exaone qwen baichuan baichuan_7b") "
+RUN=" $(san_fams "llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom persimmon falcon mamba2 idefics3 smolvlm paligemma aya_vision llava_onevision cohere2_vision llava_next_video qwen2_audio internvl internvl_qwen3 roberta xlm_roberta xlm_roberta_cls llava_pixtral fuyu lfm2_vl internvl_qwen3_moe chameleon modernbert modernbert_cls granite_speech blip2 aria voxtral mllama zamba2 qwen3_cls bert_cls bert_tok qwen2_5_omni gemma3n_text qwen2_emb qwen2_rm qwen3_omni_moe whisper gpt2_cls clip internlm2 minimax_m2 nemotron_h siglip jamba_cls modernbert_tok chatglm exaone qwen baichuan baichuan_7b minicpm internlm3") "
 fail=0
 for f in llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_hf5 qwen2_5_vl qwen2_5_vl_hf5 \
 	gemma gemma2 gemma3_text phi3 deepseek_v2 starcoder2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe \
 	granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm \
-	ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom persimmon falcon mamba2 idefics3 smolvlm paligemma aya_vision llava_onevision cohere2_vision llava_next_video qwen2_audio internvl internvl_qwen3 roberta xlm_roberta xlm_roberta_cls llava_pixtral fuyu lfm2_vl internvl_qwen3_moe chameleon modernbert modernbert_cls granite_speech blip2 aria voxtral mllama zamba2 qwen3_cls bert_cls bert_tok qwen2_5_omni gemma3n_text qwen2_emb qwen2_rm qwen3_omni_moe whisper gpt2_cls clip internlm2 minimax_m2 nemotron_h siglip jamba_cls modernbert_tok chatglm exaone qwen baichuan baichuan_7b; do
+	ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom persimmon falcon mamba2 idefics3 smolvlm paligemma aya_vision llava_onevision cohere2_vision llava_next_video qwen2_audio internvl internvl_qwen3 roberta xlm_roberta xlm_roberta_cls llava_pixtral fuyu lfm2_vl internvl_qwen3_moe chameleon modernbert modernbert_cls granite_speech blip2 aria voxtral mllama zamba2 qwen3_cls bert_cls bert_tok qwen2_5_omni gemma3n_text qwen2_emb qwen2_rm qwen3_omni_moe whisper gpt2_cls clip internlm2 minimax_m2 nemotron_h siglip jamba_cls modernbert_tok chatglm exaone qwen baichuan baichuan_7b minicpm internlm3; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" >/dev/null || { echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
 while read -r fam tp ep quant order; do
@@ -435,6 +435,12 @@ baichuan 4 1 none
 baichuan 8 1 none
 baichuan_7b 2 1 none
 baichuan_7b 4 1 none
+minicpm 2 1 none
+minicpm 4 1 none
+minicpm 8 1 none
+internlm3 2 1 none
+internlm3 4 1 none
+internlm3 8 1 none
 CASES
 [ "$fail" = 0 ] || { echo "shard_python.sh: FAIL: $fail layouts differ"; exit 1; }
 echo "shard_python.sh: ok"

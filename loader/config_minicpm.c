@@ -1,0 +1,81 @@
+/*
+ * config_minicpm.c — MiniCPM's config keys (model_type minicpm, MiniCPMForCausalLM: the remote
+ * MiniCPMConfig, openbmb's configuration_minicpm.py), checked as vLLM's minicpm.py builds the
+ * model. The keys are Llama's own; the class defaults are config_defaults_classic.c's, the tie
+ * the family's tie_default. scale_emb, scale_depth and dim_model_base are the forward pass's
+ * (the reference reads them), not the layout's.
+ *
+ *   key                 MiniCPMConfig   here
+ *   hidden_act          "silu"          must be silu: vLLM's MiniCPMMLP raises on another
+ *   attention_bias      false           must not be true: vLLM builds q/k/v/o_proj without
+ *                                       biases and drops a checkpoint's, a different model
+ *   num_experts         absent (0)      must be 0: MiniCPM-MoE (vLLM's MiniCPMMoE, experts
+ *                                       w1 / w2 / w3) is not cut by weightd
+ *   head_dim            absent          must be hidden_size / num_attention_heads: vLLM's
+ *                                       MiniCPMAttention never reads the key
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "loader/config_int.h"
+#include "loader/loader.h"
+
+/* An integer key of v, or dflt when absent or null; false when it is not a usable integer
+ * (the field readers name it later). */
+static bool int_or(json_t *v, const char *key, json_int_t dflt, json_int_t *out)
+{
+	json_t *x = json_object_get(v, key);
+	if (x == NULL || json_is_null(x)) {
+		*out = dflt;
+		return true;
+	}
+	if (!json_is_integer(x) || json_integer_value(x) < 1 ||
+	    json_integer_value(x) > CONFIG_INT_MAX)
+		return false;
+	*out = json_integer_value(x);
+	return true;
+}
+
+static int minicpm_head_dim(json_t *v, wt_errbuf *err)
+{
+	json_int_t hid, H, d;
+	json_t *hd = json_object_get(v, "head_dim");
+	if (hd == NULL || json_is_null(hd) || !int_or(v, "head_dim", 0, &d) ||
+	    !int_or(v, "hidden_size", 4096, &hid) || !int_or(v, "num_attention_heads", 32, &H))
+		return WT_OK;
+	if (d != hid / H)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: head_dim %lld is not hidden_size / num_attention_heads "
+		    "= %lld; vLLM's minicpm.py never reads head_dim: remove the key",
+		    (long long)d, (long long)(hid / H));
+	return WT_OK;
+}
+
+int config_minicpm_keys(json_t *v, wt_errbuf *err)
+{
+	json_t *act = json_object_get(v, "hidden_act");
+	if (act != NULL && (!json_is_string(act) || strcmp(json_string_value(act), "silu") != 0))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: hidden_act is not \"silu\"; vLLM's minicpm.py runs "
+		                 "only silu: give \"silu\" or remove the key");
+	bool bias = false;
+	int rv = config_get_bool(v, "attention_bias", false, &bias, err);
+	if (rv != WT_OK)
+		return rv;
+	if (bias)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: attention_bias is true; vLLM's minicpm.py builds "
+		                 "q/k/v/o_proj without biases (no release has them): give false or "
+		                 "remove the key");
+	int64_t E = 0;
+	if ((rv = config_get_int(v, "num_experts", 0, 0, &E, err)) != WT_OK)
+		return rv;
+	if (E != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: num_experts is %lld; weightd does not cut MiniCPM-MoE "
+		    "(vLLM's MiniCPMMoE): only dense MiniCPM (num_experts 0 or absent)",
+		    (long long)E);
+	return minicpm_head_dim(v, err);
+}

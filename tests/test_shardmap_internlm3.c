@@ -1,0 +1,267 @@
+/*
+ * test_shardmap_internlm3.c — InternLM3 (InternLM3ForCausalLM, remote code:
+ * internlm/internlm3-8b-instruct) cut as vLLM's llama.py loads it: Llama's names, q_proj /
+ * k_proj / v_proj fused by heads into self_attn.qkv_proj [q_r; k_r; v_r] (kv heads replicated
+ * when KV < T), their biases alike when qkv_bias; o_proj by columns, its bias replicated when
+ * bias or attention_bias; gate_proj / up_proj merged by rows into mlp.gate_up_proj, down_proj
+ * by columns; the norms replicated; embed_tokens / lm_head by vocabulary rows, untied by default
+ * (InternLM3Config). Hand-computed slices at TP 2 and TP 4 (with and without the biases),
+ * int8-channel and fp8-channel layouts, coverage over TP 1..8, InternLM3Config's defaults and
+ * the refusals. Seeds fixed and printed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "shardmap/shardmap_int.h"
+
+#define SEED 0x5eed0044ull
+#include "test_shardmap_util.h"
+#include "test_shardmap_fx.h"
+
+/* hid 128, H 8, head_dim 32 (H x d 256), I 192, V 1000, 2 layers */
+#define HID 128
+#define HD  32
+#define QD  (8 * HD)
+#define I   192
+#define IL_CFG_RAW(extra)                                                                          \
+	"{\"architectures\":[\"InternLM3ForCausalLM\"],\"model_type\":\"internlm3\","              \
+	"\"hidden_size\":128,\"num_attention_heads\":8,\"head_dim\":32" extra "}"
+#define IL_CFG(extra)                                                                              \
+	IL_CFG_RAW(",\"num_hidden_layers\":2,\"intermediate_size\":192,\"vocab_size\":1000,"       \
+	           "\"qkv_bias\":false,\"bias\":false" extra)
+#define KV2  ",\"num_key_value_heads\":2"
+#define KV8  ",\"num_key_value_heads\":8"
+#define TIED ",\"tie_word_embeddings\":true"
+#define L1   "model.layers.1."
+#define QKV  L1 "self_attn.qkv_proj.weight"
+#define QKVB L1 "self_attn.qkv_proj.bias"
+#define QP   L1 "self_attn.q_proj.weight"
+#define KP   L1 "self_attn.k_proj.weight"
+#define VP   L1 "self_attn.v_proj.weight"
+#define OP   L1 "self_attn.o_proj.weight"
+#define OB   L1 "self_attn.o_proj.bias"
+#define GU   L1 "mlp.gate_up_proj.weight"
+#define GP   L1 "mlp.gate_proj.weight"
+#define UP   L1 "mlp.up_proj.weight"
+#define DP   L1 "mlp.down_proj.weight"
+#define EMB  "model.embed_tokens.weight"
+
+enum { B_QKV = 1, B_O = 2 };
+
+/* The model with kv kv heads; lm_head.weight when head; the biases of `bias`. */
+static tm_model *tm_il3(int64_t kv, int head, int bias)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	char n[200];
+	tm_add2(m, EMB, 1000, HID);
+	tm_add2(m, "model.norm.weight", HID, 0);
+	if (head)
+		tm_add2(m, "lm_head.weight", 1000, HID);
+	for (int l = 0; l < 2; l++) {
+		const struct {
+			const char *leaf;
+			int64_t a, b;
+			int when;
+		} L[] = {{"input_layernorm.weight", HID, 0, 0},
+		         {"post_attention_layernorm.weight", HID, 0, 0},
+		         {"self_attn.q_proj.weight", QD, HID, 0},
+		         {"self_attn.k_proj.weight", kv * HD, HID, 0},
+		         {"self_attn.v_proj.weight", kv * HD, HID, 0},
+		         {"self_attn.q_proj.bias", QD, 0, B_QKV},
+		         {"self_attn.k_proj.bias", kv * HD, 0, B_QKV},
+		         {"self_attn.v_proj.bias", kv * HD, 0, B_QKV},
+		         {"self_attn.o_proj.weight", HID, QD, 0},
+		         {"self_attn.o_proj.bias", HID, 0, B_O},
+		         {"mlp.gate_proj.weight", I, HID, 0},
+		         {"mlp.up_proj.weight", I, HID, 0},
+		         {"mlp.down_proj.weight", HID, I, 0}};
+		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
+			if (L[k].when != 0 && !(bias & L[k].when))
+				continue;
+			snprintf(n, sizeof(n), "model.layers.%d.%s", l, L[k].leaf);
+			tm_add2(m, n, L[k].a, L[k].b);
+		}
+	}
+	return m;
+}
+
+/* TP 2 and TP 4 with 2 kv heads, by hand: rank r's qkv_proj (and with qkv_bias its bias) is
+ * q rows [r*H/T*d, +H/T*d), then k / v rows of kv head r*KV/T (TP 2) or r/2 (TP 4, replicated
+ * on ranks 2g and 2g + 1); o_proj by columns, its bias (bias true) whole on every rank. */
+static void test_internlm3_slices(void **state)
+{
+	(void)state;
+	for (uint32_t T = 2; T <= 4; T *= 2) {
+		fx f;
+		fx_open(&f, tm_il3(2, 1, B_QKV | B_O),
+		        IL_CFG_RAW(",\"num_hidden_layers\":2,\"intermediate_size\":192,"
+		                   "\"vocab_size\":1000,\"qkv_bias\":true,\"bias\":true" KV2),
+		        T, 1, 0, true);
+		assert_string_equal(shardmap_family(f.p), "internlm3");
+		for (uint32_t r = 0; r < T; r++) {
+			int64_t hl = 8 / T, g = r / (T / 2);
+			shp(&f, r, QKV, 2, (hl + 2) * HD, HID, 0);
+			rows_at(&f, r, QKV, 0, QP, r * hl * HD, hl * HD);
+			rows_at(&f, r, QKV, hl * HD, KP, g * HD, HD);
+			rows_at(&f, r, QKV, (hl + 1) * HD, VP, g * HD, HD);
+			shp(&f, r, QKVB, 1, (hl + 2) * HD, 0, 0);
+			rows_are(&f, r, QKVB, 0, L1 "self_attn.q_proj.bias", r * hl * HD, hl * HD);
+			rows_are(&f, r, QKVB, hl * HD, L1 "self_attn.k_proj.bias", g * HD, HD);
+			rows_are(&f, r, QKVB, (hl + 1) * HD, L1 "self_attn.v_proj.bias", g * HD,
+			         HD);
+			cols_of(&f, r, T, OP, OP, HID, QD);
+			repl(&f, r, OB);
+			shp(&f, r, GU, 2, 2 * I / T, HID, 0);
+			rows_are(&f, r, GU, 0, GP, I / T * r, I / T);
+			rows_are(&f, r, GU, I / T, UP, I / T * r, I / T);
+			cols_of(&f, r, T, DP, DP, HID, I);
+			repl(&f, r, L1 "input_layernorm.weight");
+			repl(&f, r, "model.norm.weight");
+			assert_true(tm_ix(f.p, r, QP) < 0 && tm_ix(f.p, r, GP) < 0);
+			fx_vocab_is(&f, r, T, EMB, 1000, 1024, HID);
+			fx_vocab_is(&f, r, T, "lm_head.weight", 1000, 1024, HID);
+		}
+		fx_close(&f);
+	}
+}
+
+/* The release's switches (qkv_bias / bias false): no bias emitted; TP 8 (each kv head on four
+ * ranks); attention_bias true gives o_proj's bias alone (vLLM's bias_o_proj), qkv_bias
+ * deciding q/k/v's; tie_word_embeddings true drops a checkpoint's lm_head. */
+static void test_internlm3_switches(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_il3(2, 1, 0), IL_CFG(KV2), 8, 1, 0, true);
+	for (uint32_t r = 0; r < 8; r++) {
+		shp(&f, r, QKV, 2, 3 * HD, HID, 0);
+		rows_at(&f, r, QKV, HD, KP, (r / 4) * HD, HD);
+		assert_true(tm_ix(f.p, r, QKVB) < 0 && tm_ix(f.p, r, OB) < 0);
+	}
+	fx_close(&f);
+	fx_open(&f, tm_il3(2, 1, B_O), IL_CFG(KV2 ",\"attention_bias\":true"), 2, 1, 0, true);
+	for (uint32_t r = 0; r < 2; r++) {
+		repl(&f, r, OB);
+		assert_true(tm_ix(f.p, r, QKVB) < 0);
+	}
+	fx_close(&f);
+	fx_open(&f, tm_il3(2, 1, 0), IL_CFG(KV2 TIED), 2, 1, 0, true);
+	assert_true(tm_ix(f.p, 0, "lm_head.weight") < 0 && fx_skipped(&f, "lm_head.weight"));
+	fx_close(&f);
+}
+
+static const char *const il_keep[] = {EMB, "lm_head.weight",           "model.norm.weight", QKVB,
+                                      OB,  L1 "input_layernorm.weight"};
+static const char *const il_quant[] = {QKV, OP, GU, DP};
+
+/* int8-channel at TP 2: qkv_proj / o_proj / gate_up_proj / down_proj quantized per row, the
+ * biases, embedding, lm_head and norms BF16; rank 1's qkv_proj codes are q_proj rows 128..
+ * then kv head 1's k / v rows. fp8-channel at TP 4: the same split. */
+static void test_internlm3_quant(void **state)
+{
+	(void)state;
+	fx f;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
+	l.quant = WT_QUANT_INT8_CHANNEL;
+	const char *cfg = IL_CFG_RAW(",\"num_hidden_layers\":2,\"intermediate_size\":192,"
+	                             "\"vocab_size\":1000,\"qkv_bias\":true,\"bias\":true" KV2);
+	fx_open_l(&f, tm_il3(2, 1, B_QKV | B_O), cfg, &l, true);
+	for (uint32_t r = 0; r < 2; r++)
+		fx_quant_split(&f, r, WT_BF16, il_keep, sizeof(il_keep) / sizeof(il_keep[0]),
+		               il_quant, sizeof(il_quant) / sizeof(il_quant[0]));
+	const int8_t *q = (const int8_t *)out_bytes(&f, 1, QKV);
+	const float *sc = (const float *)out_bytes(&f, 1, QKV "_scale");
+	for (int64_t row = 0; row < 6 * HD; row++) {
+		size_t rowb;
+		const char *src = row < 4 * HD ? QP : row < 5 * HD ? KP : VP;
+		int64_t sr = row < 4 * HD ? 4 * HD + row : HD + row % HD;
+		const uint16_t *x = (const uint16_t *)src_rows(&f, src, sr, &rowb);
+		int8_row_is(q + row * HID, sc[row], x, HID);
+	}
+	fx_close(&f);
+	l.tp_size = 4;
+	l.quant = WT_QUANT_FP8_CHANNEL;
+	fx_open_l(&f, tm_il3(2, 1, B_QKV | B_O), cfg, &l, true);
+	for (uint32_t r = 0; r < 4; r++)
+		fx_quant_split_as(&f, r, WT_BF16, il_keep, sizeof(il_keep) / sizeof(il_keep[0]),
+		                  il_quant, sizeof(il_quant) / sizeof(il_quant[0]), WT_F8_E4M3);
+	fx_close(&f);
+}
+
+static void test_internlm3_coverage(void **state)
+{
+	(void)state;
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(tm_il3(2, 1, 0), IL_CFG(KV2), 2, lays, 2); /* KV < T: the tests above */
+	coverage(tm_il3(8, 1, B_QKV | B_O),
+	         IL_CFG_RAW(",\"num_hidden_layers\":2,\"intermediate_size\":192,"
+	                    "\"vocab_size\":1000,\"qkv_bias\":true,\"bias\":true" KV8),
+	         8, lays, sizeof(lays) / sizeof(lays[0]));
+}
+
+/* Keys left out take InternLM3Config's defaults: untied (lm_head needed), 32 kv heads (not the
+ * heads), vocab_size 128512, intermediate_size 11008, 32 layers, qkv_bias / bias false. */
+static void test_internlm3_defaults(void **state)
+{
+	(void)state;
+	fx_refused(tm_il3(8, 0, 0), IL_CFG(KV8), WT_ENOTFOUND, "lm_head.weight", "missing");
+	fx_refused(tm_il3(8, 1, 0), IL_CFG(""), WT_ESHAPE, "k_proj", "[1024, 128]");
+	fx_refused(tm_il3(8, 1, 0),
+	           IL_CFG_RAW(KV8 ",\"num_hidden_layers\":2,\"intermediate_size\":192"), WT_ESHAPE,
+	           "[128512, 128]", "fix config.json");
+	fx_refused(tm_il3(8, 1, 0), IL_CFG_RAW(KV8 ",\"num_hidden_layers\":2,\"vocab_size\":1000"),
+	           WT_ESHAPE, "[128, 11008]", "fix config.json");
+	fx_refused(tm_il3(8, 1, 0),
+	           IL_CFG_RAW(KV8 ",\"intermediate_size\":192,\"vocab_size\":1000"), WT_ENOTFOUND,
+	           "model.layers.2", "missing");
+	fx_refused(tm_il3(8, 1, B_QKV),
+	           IL_CFG_RAW(KV8 ",\"num_hidden_layers\":2,\"intermediate_size\":192,"
+	                          "\"vocab_size\":1000"),
+	           WT_EUNSUPPORTED, "_proj.bias", "qkv_bias is false");
+}
+
+static void test_internlm3_errors(void **state)
+{
+	(void)state;
+	fx_refused(tm_il3(2, 1, 0), IL_CFG(KV2 ",\"hidden_act\":\"gelu\""), WT_EUNSUPPORTED,
+	           "hidden_act", "silu");
+	fx_refused(tm_il3(2, 1, B_O), IL_CFG(KV2), WT_EUNSUPPORTED, "o_proj.bias",
+	           "(bias is false or absent)");
+	fx_refused(tm_il3(2, 1, B_QKV), IL_CFG(KV2 ",\"attention_bias\":true"), WT_EUNSUPPORTED,
+	           "_proj.bias", "qkv_bias is false");
+	fx_refused(tm_il3(2, 1, 0),
+	           IL_CFG_RAW(",\"num_hidden_layers\":2,\"intermediate_size\":192,"
+	                      "\"vocab_size\":1000,\"qkv_bias\":true" KV2),
+	           WT_ENOTFOUND, "q_proj.bias", "config.json's qkv_bias true");
+	fx_refused(tm_il3(2, 1, 0),
+	           IL_CFG_RAW(",\"num_hidden_layers\":2,\"intermediate_size\":192,"
+	                      "\"vocab_size\":1000,\"bias\":true" KV2),
+	           WT_ENOTFOUND, "o_proj.bias", "config.json's bias true");
+	fx_refused(tm_il3(2, 1, 0),
+	           "{\"architectures\":[\"InternLM3ForCausalLM\"],\"model_type\":\"internlm3\","
+	           "\"hidden_size\":128,\"num_attention_heads\":8,\"head_dim\":16,"
+	           "\"num_hidden_layers\":2,\"intermediate_size\":192,\"vocab_size\":1000" KV2 "}",
+	           WT_ESHAPE, "k_proj", "[32, 128]");
+	tm_model *m = tm_il3(2, 1, 0);
+	tm_remove(m, UP);
+	fx_refused(m, IL_CFG(KV2), WT_ENOTFOUND, "up_proj", "missing");
+	fx_refused_tp(tm_il3(2, 1, 0), IL_CFG(KV2), 16, WT_ELAYOUT, "tp_size 16", "8");
+	fx_refused_tp(tm_il3(2, 1, 0), IL_CFG(KV2), 3, WT_ELAYOUT, "tp_size 3", "8");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_internlm3_slices),   cmocka_unit_test(test_internlm3_switches),
+	    cmocka_unit_test(test_internlm3_quant),    cmocka_unit_test(test_internlm3_coverage),
+	    cmocka_unit_test(test_internlm3_defaults), cmocka_unit_test(test_internlm3_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
