@@ -409,6 +409,7 @@ static int parse_layer_types(json_t *root, ckpt_config *c, wt_errbuf *err)
 		                    : strcmp(t, "attention") == 0         ? CKPT_LAYER_ATTN
 		                    : strcmp(t, "hybrid") == 0            ? CKPT_LAYER_HYBRID
 		                    : strcmp(t, "mlp") == 0               ? CKPT_LAYER_MLP
+		                    : strcmp(t, "moe") == 0               ? CKPT_LAYER_MOE
 		                                                          : CKPT_LAYER_OTHER;
 	}
 	return WT_OK;

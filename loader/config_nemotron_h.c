@@ -12,9 +12,10 @@
  * MambaMixer2 and the remote code give in_proj / out_proj use_bias), chunk_size ->
  * mamba_chunk_size, layer_norm_epsilon -> rms_norm_eps, the mixer's width mamba_d_ssm =
  * mamba_num_heads * mamba_head_dim (what vLLM builds; expand is not read), and
- * hybrid_override_pattern ("M" Mamba2, "*" attention, "-" MLP; the class's 52-layer default
- * when absent) as layer_types "mamba" / "attention" / "mlp". Refused, naming the key, what
- * vLLM's nemotron_h.py cannot build as the remote code does (the messages say why).
+ * hybrid_override_pattern ("M" Mamba2, "*" attention, "-" MLP, "E" MoE; the class's 52-layer
+ * default when absent) as layer_types "mamba" / "attention" / "mlp" / "moe"; with MoE layers
+ * the remote config's MoE defaults and the shared experts' width. Refused, naming the key,
+ * what vLLM's nemotron_h.py cannot build as the remote code does (the messages say why).
  */
 #include <stdio.h>
 #include <string.h>
@@ -44,15 +45,16 @@ int config_nemotron_h_alias(json_t *v, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* hybrid_override_pattern as layer_types, one per layer; "E" (MoE) refused. */
-static int nh_pattern(json_t *v, wt_errbuf *err)
+/* hybrid_override_pattern as layer_types, one per layer ("M" mamba, "*" attention, "-" mlp,
+ * "E" moe); *moe: an "E" layer is there. */
+static int nh_pattern(json_t *v, bool *moe, wt_errbuf *err)
 {
 	json_t *p = json_object_get(v, "hybrid_override_pattern");
 	if (p != NULL && !json_is_null(p) && !json_is_string(p))
 		return wt_seterr(
 		    err, WT_ECORRUPT,
 		    "config.json: Nemotron-H's hybrid_override_pattern is not a string "
-		    "of \"M\" / \"*\" / \"-\"");
+		    "of \"M\" / \"*\" / \"-\" / \"E\"");
 	const char *s = json_is_string(p) ? json_string_value(p) : NH_DEFAULT_PATTERN;
 	size_t n = strlen(s);
 	json_t *nl = json_object_get(v, "num_hidden_layers");
@@ -67,20 +69,20 @@ static int nh_pattern(json_t *v, wt_errbuf *err)
 	if (lt == NULL)
 		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
 	int rv = WT_OK;
+	*moe = false;
 	for (size_t i = 0; i < n && rv == WT_OK; i++) {
-		const char *t = s[i] == 'M' ? "mamba" : s[i] == '*' ? "attention" : "mlp";
-		if (s[i] == 'E')
+		const char *t = s[i] == 'M'   ? "mamba"
+		                : s[i] == '*' ? "attention"
+		                : s[i] == 'E' ? "moe"
+		                              : "mlp";
+		*moe = *moe || s[i] == 'E';
+		if (s[i] != 'M' && s[i] != '*' && s[i] != '-' && s[i] != 'E')
 			rv =
-			    wt_seterr(err, WT_EUNSUPPORTED,
+			    wt_seterr(err, WT_ECORRUPT,
 			              "config.json: Nemotron-H's hybrid_override_pattern[%zu] is "
-			              "\"E\" (a MoE layer); only \"M\", \"*\" and \"-\" layers are "
-			              "cut here (serve a dense Nemotron-H)",
-			              i);
-		else if (s[i] != 'M' && s[i] != '*' && s[i] != '-')
-			rv = wt_seterr(err, WT_ECORRUPT,
-			               "config.json: Nemotron-H's hybrid_override_pattern[%zu] is "
-			               "'%c', not \"M\" (Mamba2), \"*\" (attention) or \"-\" (MLP)",
-			               i, s[i] >= 32 && s[i] < 127 ? s[i] : '?');
+			              "'%c', not \"M\" (Mamba2), \"*\" (attention), \"-\" (MLP) or "
+			              "\"E\" (MoE)",
+			              i, s[i] >= 32 && s[i] < 127 ? s[i] : '?');
 		else if (json_array_append_new(lt, json_string(t)) != 0)
 			rv = wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
 	}
@@ -89,6 +91,94 @@ static int nh_pattern(json_t *v, wt_errbuf *err)
 	if (rv != WT_OK)
 		json_decref(lt);
 	return rv;
+}
+
+/* The remote NemotronHConfig's MoE defaults (Nemotron 3 Nano's configuration_nemotron_h.py),
+ * filled only when an "E" layer is there (a dense model stays without experts). */
+static const class_default nh_moe_defaults[] = {
+    {"n_routed_experts", false, 8},
+    {"n_shared_experts", false, 1},
+    {"moe_intermediate_size", false, 7688},
+    {"moe_shared_expert_intermediate_size", false, 7688},
+    {"num_experts_per_tok", false, 2},
+    {"routed_scaling_factor", true, 1.0},
+    {"n_group", false, 1},
+    {"topk_group", false, 1},
+    {"norm_topk_prob", false, 1, true},
+};
+
+/* An integer key of the MoE, *out its value (absent: the default filled before). */
+static int nh_moe_int(json_t *v, const char *key, json_int_t lo, json_int_t *out, wt_errbuf *err)
+{
+	json_t *x = json_object_get(v, key);
+	if (!json_is_integer(x) || json_integer_value(x) < lo ||
+	    json_integer_value(x) > CONFIG_INT_MAX)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: Nemotron-H's %s must be an integer >= %lld (at most "
+		                 "2^40) with MoE (\"E\") layers",
+		                 key, (long long)lo);
+	*out = json_integer_value(x);
+	return WT_OK;
+}
+
+/* The MoE layers' keys: the defaults, the routing's consistency (vLLM's grouped_topk), the
+ * shared experts' width n_shared_experts x moe_shared_expert_intermediate_size (null or 0
+ * shared experts: none) as shared_expert_intermediate_size; refused: a latent MoE
+ * (moe_latent_size) and mlp_bias with MoE layers. */
+static int nh_moe_keys(json_t *v, wt_errbuf *err)
+{
+	for (size_t i = 0; i < sizeof(nh_moe_defaults) / sizeof(nh_moe_defaults[0]); i++) {
+		const class_default *d = &nh_moe_defaults[i];
+		json_t *x = d->boolean ? json_boolean(d->v != 0)
+		            : d->real  ? json_real(d->v)
+		                       : json_integer((json_int_t)d->v);
+		if (json_object_get(v, d->key) == NULL && json_object_set_new(v, d->key, x) != 0)
+			return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+		if (json_object_get(v, d->key) != x)
+			json_decref(x);
+	}
+	json_t *lat = json_object_get(v, "moe_latent_size");
+	if (lat != NULL && !json_is_null(lat))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: Nemotron-H's moe_latent_size (a latent MoE: "
+		                 "fc1_latent_proj / fc2_latent_proj around the routed experts) is "
+		                 "not cut here; only moe_latent_size null or absent");
+	if (json_is_true(json_object_get(v, "mlp_bias")))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: Nemotron-H's mlp_bias true with MoE (\"E\") layers, "
+		                 "but vLLM's FusedMoE and shared NemotronHMLP build no biases (the "
+		                 "remote code would read them); drop the key");
+	json_int_t e = 0, k = 0, g = 0, tg = 0, ns = 0, is = 0;
+	json_t *nsx = json_object_get(v, "n_shared_experts");
+	int rv = nh_moe_int(v, "n_routed_experts", 1, &e, err);
+	if (rv == WT_OK)
+		rv = nh_moe_int(v, "num_experts_per_tok", 1, &k, err);
+	if (rv == WT_OK)
+		rv = nh_moe_int(v, "n_group", 1, &g, err);
+	if (rv == WT_OK)
+		rv = nh_moe_int(v, "topk_group", 1, &tg, err);
+	if (rv == WT_OK && !json_is_null(nsx))
+		rv = nh_moe_int(v, "n_shared_experts", 0, &ns, err);
+	if (rv == WT_OK && ns > 0)
+		rv = nh_moe_int(v, "moe_shared_expert_intermediate_size", 1, &is, err);
+	if (rv != WT_OK)
+		return rv;
+	if (e % g != 0 || tg > g || k > tg * (e / g))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: Nemotron-H's routing: n_group %lld must divide "
+		    "n_routed_experts %lld, topk_group %lld be at most n_group and "
+		    "num_experts_per_tok %lld at most the experts of topk_group groups "
+		    "(vLLM's grouped_topk)",
+		    (long long)g, (long long)e, (long long)tg, (long long)k);
+	if (ns > 4096)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: Nemotron-H's n_shared_experts %lld is not a model's "
+		                 "(at most 4096)",
+		                 (long long)ns);
+	if (json_object_set_new(v, "shared_expert_intermediate_size", json_integer(ns * is)) != 0)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	return WT_OK;
 }
 
 /* A string key that must be `want` when present. */
@@ -192,11 +282,14 @@ int config_nemotron_h_keys(json_t *v, wt_errbuf *err)
 	    {"conv_kernel", "mamba_d_conv"},      {"expand", "mamba_expand"},
 	    {"use_conv_bias", "mamba_conv_bias"}, {"use_bias", "mamba_proj_bias"},
 	    {"chunk_size", "mamba_chunk_size"},   {"layer_norm_epsilon", "rms_norm_eps"}};
+	bool moe = false;
 	int rv = nh_refusals(v, err);
 	if (rv == WT_OK)
 		rv = nh_sizes(v, err);
 	if (rv == WT_OK)
-		rv = nh_pattern(v, err);
+		rv = nh_pattern(v, &moe, err);
+	if (rv == WT_OK && moe)
+		rv = nh_moe_keys(v, err);
 	if (rv == WT_OK)
 		rv = config_alias_keys(v, keys, sizeof(keys) / sizeof(keys[0]), false, err);
 	return rv;

@@ -283,6 +283,7 @@ typedef enum {
 	CKPT_LAYER_ATTN,         /* "attention" (Granite 4.0's softmax attention) */
 	CKPT_LAYER_HYBRID,       /* "hybrid" (Zamba2's shared block before its Mamba2 mixer) */
 	CKPT_LAYER_MLP,          /* "mlp" (Nemotron-H's MLP-only layers) */
+	CKPT_LAYER_MOE,          /* "moe" (Nemotron-H's MoE layers) */
 } ckpt_layer_type;
 
 /* config.json fields the shard format needs (docs/format.md section 1); -1 where absent and without

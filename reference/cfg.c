@@ -499,6 +499,8 @@ bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 {
 	if (c->longcat) /* its shortcut MoE beside the dense MLPs (longcat.c) */
 		return false;
+	if (c->nh) /* Nemotron-H's "E" layers (nemotron_h.c) */
+		return ref_l4_bit(c->nh_moe, i);
 	if (c->ernie) /* Ernie4_5_MoeDecoderLayer */
 		return c->kind == REF_DEEPSEEK && c->E > 0 && (i + 1) % c->moe_every == 0 &&
 		       i >= c->moe_start && i <= c->moe_end;

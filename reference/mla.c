@@ -245,13 +245,13 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 	else if (rv == WT_OK && c->ernie) /* Ernie4_5_MoeStatics: [1, E] */
 		rv = ref_getf(s, &bias, false, err, 2, 1, c->E, 0,
 		              "%smoe_statics.e_score_correction_bias", m);
-	else if (rv == WT_OK && c->kind == REF_DEEPSEEK && !c->ds_v2)
-		rv = ref_getf(s, &bias, true, err, 1, c->E, 0, 0, "%sgate.e_score_correction_bias",
-		              m);
+	else if (rv == WT_OK && ((c->kind == REF_DEEPSEEK && !c->ds_v2) || c->nh))
+		rv = ref_getf(s, &bias, !c->nh, err, 1, c->E, 0, 0,
+		              "%sgate.e_score_correction_bias", m);
 	if (rv != WT_OK)
 		return rv;
 	ref_linear(rl, h, router, NULL, 1, c->hid, c->E);
-	if (c->kind == REF_DEEPSEEK || c->m2)
+	if (c->kind == REF_DEEPSEEK || c->m2 || c->nh) /* Nemotron-H: V3's */
 		ref_route_ds(c, rl, bias, forced, idx, w);
 	else if (c->phimoe)
 		ref_route_sparsemixer(rl, c->E, c->jitter_eps, forced, idx, w, idx + c->topk);
@@ -263,7 +263,7 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 int ref_shared_gate(const ref_cfg *c, ref_set *s, const char *m, const float *h, char *name,
                     size_t cap, float *gate, wt_errbuf *err)
 {
-	const bool ds = c->kind == REF_DEEPSEEK;
+	const bool ds = c->kind == REF_DEEPSEEK || c->nh; /* Nemotron-H: shared_experts. */
 	*gate = 1.0f;
 	if (c->stacked_experts) { /* GraniteMoeShared: model.layers.{i}.shared_mlp., no gate */
 		size_t n = strlen(m), k = strlen("block_sparse_moe.");

@@ -51,12 +51,46 @@ int ref_nh_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 			c->g4_mamba[i / 64] |= bit;
 		else if (cc->layer_types[i] == CKPT_LAYER_MLP)
 			c->nh_mlp[i / 64] |= bit;
-		else if (cc->layer_types[i] != CKPT_LAYER_ATTN)
+		else if (cc->layer_types[i] == CKPT_LAYER_MOE) {
+			c->nh_mlp[i / 64] |= bit;
+			c->nh_moe[i / 64] |= bit;
+		} else if (cc->layer_types[i] != CKPT_LAYER_ATTN)
 			return wt_seterr(err, WT_ECORRUPT,
 			                 "config.json: Nemotron-H's layer %lld is neither \"M\", "
-			                 "\"*\" nor \"-\"",
+			                 "\"*\", \"-\" nor \"E\"",
 			                 (long long)i);
 	}
+	return WT_OK;
+}
+
+/* The MoE layers' routing keys (the remote NemotronHConfig's defaults: 2 per token, one group,
+ * renormalised, scale 1) and sizes: E (n_routed_experts), Ie, Is (the loader's). */
+static int nh_moe_cfg(ref_cfg *c, json_t *root, wt_errbuf *err)
+{
+	json_t *k = ref_lm_get(root, "num_experts_per_tok"), *g = ref_lm_get(root, "n_group"),
+	       *tg = ref_lm_get(root, "topk_group"), *nt = ref_lm_get(root, "norm_topk_prob"),
+	       *rs = ref_lm_get(root, "routed_scaling_factor");
+	c->topk = json_is_integer(k) ? json_integer_value(k) : 2;
+	c->n_group = json_is_integer(g) ? json_integer_value(g) : 1;
+	c->topk_group = json_is_integer(tg) ? json_integer_value(tg) : 1;
+	c->norm_topk = json_is_boolean(nt) ? json_is_true(nt) : true;
+	c->routed_scale = json_is_number(rs) ? json_number_value(rs) : 1.0;
+	if (c->E < 1 || c->E > REF_MAX_EXPERTS || c->Ie < 1 || c->Is < 0 || c->n_group < 1 ||
+	    c->E % c->n_group != 0 || c->topk_group < 1 || c->topk_group > c->n_group ||
+	    c->topk < 1 || c->topk > c->topk_group * (c->E / c->n_group))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: Nemotron-H's MoE: %lld experts (at most %d), "
+		                 "moe_intermediate_size %lld, num_experts_per_tok %lld, n_group "
+		                 "%lld, topk_group %lld do not fit",
+		                 (long long)c->E, REF_MAX_EXPERTS, (long long)c->Ie,
+		                 (long long)c->topk, (long long)c->n_group,
+		                 (long long)c->topk_group);
+	if (!(c->routed_scale > 0.0 && c->routed_scale < 1e6)) /* as DeepSeek's (cfg.c) */
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: Nemotron-H's routed_scaling_factor %g; it must be in "
+		    "(0, 1e6)",
+		    c->routed_scale);
 	return WT_OK;
 }
 
@@ -72,16 +106,21 @@ int ref_cfg_nemotron_h(ref_cfg *c, const char *arch, const char *json, size_t le
 	c->g4_rope = false;
 	c->nogate = true;
 	int rv = WT_OK;
-	bool any = false;
-	for (int64_t i = 0; i < c->L; i++)
+	bool any = false, moe = false;
+	for (int64_t i = 0; i < c->L; i++) {
 		any = any || ref_g4_mamba_layer(c, i);
-	if (c->m_norm_groups > REF_G4_MAX_NORM_GROUPS)
+		moe = moe || ref_layer_is_moe(c, i);
+	}
+	if (moe)
+		rv = nh_moe_cfg(c, root, err);
+	if (rv == WT_OK && c->m_norm_groups > REF_G4_MAX_NORM_GROUPS)
 		rv = wt_seterr(err, WT_EUNSUPPORTED,
 		               "config.json: n_groups %lld; the reference runs Nemotron-H's gated "
 		               "norm with up to %d groups",
 		               (long long)c->m_norm_groups, REF_G4_MAX_NORM_GROUPS);
-	else if (any && (c->m_heads < 1 || c->m_dh < 1 || c->m_groups < 1 || c->m_state < 1 ||
-	                 c->m_conv < 1 || c->m_heads % c->m_groups != 0))
+	else if (rv == WT_OK && any &&
+	         (c->m_heads < 1 || c->m_dh < 1 || c->m_groups < 1 || c->m_state < 1 ||
+	          c->m_conv < 1 || c->m_heads % c->m_groups != 0))
 		rv = wt_seterr(err, WT_ECORRUPT,
 		               "config.json: %s's Mamba2 layers need mamba_num_heads (%lld) of "
 		               "mamba_head_dim (%lld), n_groups (%lld) dividing them, "

@@ -350,9 +350,12 @@ typedef struct ref_cfg {
 	 * one mixer per layer, x = x + mixer(norm(x)): Granite 4.0's Mamba2 mixer where bit i of
 	 * g4_mamba is set (silu, the gated norm per m_norm_groups group), the relu2 MLP
 	 * (nogate) where bit i of nh_mlp is, else the attention without RoPE; read under the
-	 * Granite 4.0 / Arcee names (ref_nh_rename) */
+	 * Granite 4.0 / Arcee names (ref_nh_rename); where bit i of nh_moe is (also set in
+	 * nh_mlp) the MoE: DeepSeek-V3's routing (ref_route_ds: sigmoid, gate.
+	 * e_score_correction_bias, n_group / topk_group, norm_topk, routed_scale), the relu2
+	 * experts up_proj / down_proj and the shared experts (Is wide), both without a gate */
 	bool nh;
-	uint64_t nh_mlp[4];
+	uint64_t nh_mlp[4], nh_moe[4];
 	/* Gemma 3n (Gemma3nForCausalLM; gemma3n.c, gemma3n_attn.c; kind REF_DENSE, its own pass):
 	 * g3n_alt AltUp streams (the active one g3n_active), laurel_rank, the per-layer inputs
 	 * g3n_ple wide over g3n_pvocab rows, layer l full_attention when bit l of g3n_full (else

@@ -447,9 +447,14 @@ static int moe_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs
 			       (size_t)c->topk * sizeof(int64_t));
 		for (int64_t j = 0; j < c->topk; j++) {
 			const float *wg, *wu, *wd;
-			if ((rv = expert_full(c, s, m, idx[j], &wg, &wu, &wd, err)))
+			snprintf(ex, sizeof(ex), "%sexperts.%lld.", m, (long long)idx[j]);
+			if (c->nh) /* Nemotron-H: relu2(up) then down, no gate */
+				rv = ref_nogate_mlp(c, s, ex, c->Ie, 1, h, y, b->scratch, err);
+			else if ((rv = expert_full(c, s, m, idx[j], &wg, &wu, &wd, err)) == WT_OK)
+				ref_ffn(y, h, 1, c->hid, c->Ie, wg, NULL, wu, NULL, wd, c->act,
+				        b->scratch);
+			if (rv != WT_OK)
 				return rv;
-			ref_ffn(y, h, 1, c->hid, c->Ie, wg, NULL, wu, NULL, wd, c->act, b->scratch);
 			for (int64_t i = 0; i < c->hid; i++)
 				acc[i] += w[j] * y[i];
 		}

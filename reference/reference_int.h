@@ -651,7 +651,8 @@ static inline int64_t ref_embed_rows(const ref_cfg *c)
 {
 	return c->V + (c->mllama ? 8 : 0);
 }
-/* Whether Nemotron-H's layer l is an MLP layer (its one mixer the relu2 MLP). */
+/* Whether Nemotron-H's layer l is an MLP or MoE layer (its one mixer the relu2 MLP or the
+ * MoE of relu2 experts). */
 static inline bool ref_nh_mlp(const ref_cfg *c, int64_t l)
 {
 	return c->nh && ref_l4_bit(c->nh_mlp, l);

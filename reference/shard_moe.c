@@ -40,8 +40,9 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 		return ref_gpt_oss_experts_rank(c, rs, l, &k, s->b.h, s->n_tok, out, s->b.y,
 		                                s->b.scratch, s->err);
 	}
+	int64_t parts = c->nh ? 1 : 2; /* Nemotron-H's w13 holds w1 (up) alone */
 	if ((rv = shard_post_norm(s, rs, l)) ||
-	    (rv = ref_getf(rs, &w13, false, s->err, 3, count, 2 * Il, c->hid,
+	    (rv = ref_getf(rs, &w13, false, s->err, 3, count, parts * Il, c->hid,
 	                   "%sexperts.w13_weight", m)) ||
 	    (rv = ref_getf(rs, &w2, false, s->err, 3, count, c->hid, Il, "%sexperts.w2_weight", m)))
 		return rv;
@@ -56,10 +57,16 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 			int64_t loc = idx[j] - start;
 			if (loc < 0 || loc >= count)
 				continue; /* another EP rank owns it */
-			const float *a = w13 + loc * 2 * Il * c->hid, *bb = a + Il * c->hid;
+			const float *a = w13 + loc * parts * Il * c->hid, *bb = a + Il * c->hid;
 			const float *wg = s->up_gate ? bb : a, *wu = s->up_gate ? a : bb;
-			ref_ffn(s->b.y, h, 1, c->hid, Il, wg, NULL, wu, NULL,
-			        w2 + loc * c->hid * Il, c->act, s->b.scratch);
+			if (c->nh) { /* relu2(up) then down */
+				ref_linear(s->b.scratch, h, a, NULL, 1, c->hid, Il);
+				ref_act_apply(s->b.scratch, Il, c->act);
+				ref_linear(s->b.y, s->b.scratch, w2 + loc * c->hid * Il, NULL, 1,
+				           Il, c->hid);
+			} else
+				ref_ffn(s->b.y, h, 1, c->hid, Il, wg, NULL, wu, NULL,
+				        w2 + loc * c->hid * Il, c->act, s->b.scratch);
 			for (int64_t i = 0; i < c->hid; i++)
 				out[t * c->hid + i] += w[j] * s->b.y[i];
 		}
@@ -80,8 +87,12 @@ static int shared_rank(shard *s, uint32_t r, int64_t l, float *out)
 	for (int64_t t = 0; t < s->n_tok; t++) {
 		const float *h = s->b.h + t * c->hid;
 		float gate;
-		if ((rv = ref_shared_gate(c, rs, m, h, se, sizeof(se), &gate, s->err)) ||
-		    (rv = ref_shard_mlp_rank(s, rs, se, c->Is, 1, h, s->b.y)))
+		if ((rv = ref_shared_gate(c, rs, m, h, se, sizeof(se), &gate, s->err)))
+			return rv;
+		rv = c->nogate ? ref_nogate_mlp(c, rs, se, c->Is / s->T, 1, h, s->b.y, s->b.scratch,
+		                                s->err) /* Nemotron-H's up rows, down columns */
+		               : ref_shard_mlp_rank(s, rs, se, c->Is, 1, h, s->b.y);
+		if (rv != WT_OK)
 			return rv;
 		for (int64_t i = 0; i < c->hid; i++)
 			out[t * c->hid + i] += gate * s->b.y[i];

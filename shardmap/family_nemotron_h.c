@@ -16,9 +16,16 @@
  * - "-": the ungated relu2 MLP: up_proj by rows (ColumnParallelLinear), down_proj by
  *   columns (RowParallelLinear), both quantized; biases with mlp_bias (up's cut with it,
  *   down's whole).
+ * - "E": the MoE (vLLM's NemotronHMoE): the router gate.weight [E, hid] and
+ *   gate.e_score_correction_bias [E] whole and unquantized on every rank (GateLinear, an
+ *   F32 parameter); the non-gated routed experts experts.{j}.up_proj / down_proj stacked as
+ *   FusedMoE's experts.w13_weight (w1 alone, SM_K_EXP1) / w2_weight, each expert's rows /
+ *   columns split by tp, whole experts per rank under EP; the shared experts
+ *   shared_experts.up_proj by rows, down_proj by columns (NemotronHMLP, n_shared_experts x
+ *   moe_shared_expert_intermediate_size wide); experts and shared experts quantized.
  * vLLM drops mtp.* (orig_to_new_prefix "mtp": None): dropped and listed as skipped here.
- * MoE layers ("E") are refused by the loader (config_nemotron_h.c), as are a tied LM head
- * and attention biases (vLLM builds neither).
+ * The loader (config_nemotron_h.c) refuses a latent MoE (moe_latent_size), MoE layers with
+ * mlp_bias, a tied LM head and attention biases (vLLM builds none of them so).
  */
 #include <inttypes.h>
 
@@ -47,6 +54,18 @@ static const sm_rule nemotron_h_rules[] = {
             SM_F_QUANT, 2, SM_D_HID, SM_D_I),
     SM_RULE(NH_MIX "down_proj.bias", NH_MIX "down_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_NHMLPB,
             0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(NH_MIX "gate.weight", NH_MIX "gate.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_MOE, 0, 2,
+            SM_D_E, SM_D_HID),
+    SM_RULE(NH_MIX "gate.e_score_correction_bias", NH_MIX "gate.e_score_correction_bias", SM_K_REPL,
+            0, SM_U_NONE, SM_C_MOE, 0, 1, SM_D_E, SM_D_ANY),
+    SM_RULE(NH_MIX "experts.{j}.up_proj.weight", NH_MIX "experts.w13_weight", SM_K_EXP1, 0, SM_U_IE,
+            SM_C_MOE, SM_F_QUANT, 2, SM_D_IE, SM_D_HID),
+    SM_RULE(NH_MIX "experts.{j}.down_proj.weight", NH_MIX "experts.w2_weight", SM_K_EXP2, 0,
+            SM_U_IE, SM_C_MOE, SM_F_QUANT, 2, SM_D_HID, SM_D_IE),
+    SM_RULE(NH_MIX "shared_experts.up_proj.weight", NH_MIX "shared_experts.up_proj.weight",
+            SM_K_ROWS, 0, SM_U_ISH, SM_C_SHARED, SM_F_QUANT, 2, SM_D_ISH, SM_D_HID),
+    SM_RULE(NH_MIX "shared_experts.down_proj.weight", NH_MIX "shared_experts.down_proj.weight",
+            SM_K_COLS, 0, SM_U_ISH, SM_C_SHARED, SM_F_QUANT, 2, SM_D_HID, SM_D_ISH),
 };
 
 /* Layer i's kind (the loader's layer_types from hybrid_override_pattern). */
@@ -61,6 +80,11 @@ static bool nh_mamba(const ckpt_config *c, int64_t i)
 	return nh_is(c, i, CKPT_LAYER_MAMBA);
 }
 
+static bool nh_moe(const ckpt_config *c, int64_t i)
+{
+	return nh_is(c, i, CKPT_LAYER_MOE);
+}
+
 bool shardmap_nemotron_h_cond(const ckpt_config *c, uint8_t cond, int64_t i)
 {
 	if (cond == SM_C_NHATT)
@@ -72,9 +96,12 @@ const char *shardmap_nemotron_h_why(const sm_family *f, const ckpt_config *c, ui
                                     int64_t i)
 {
 	bool mixer = cond == SM_C_LINATT || cond == SM_C_MCONVB || cond == SM_C_MPROJB;
+	bool moe = cond == SM_C_MOE || cond == SM_C_SHARED;
 	if (f != &shardmap_family_nemotron_h ||
-	    (!mixer && cond != SM_C_NHATT && cond != SM_C_NHMLP && cond != SM_C_NHMLPB))
+	    (!mixer && !moe && cond != SM_C_NHATT && cond != SM_C_NHMLP && cond != SM_C_NHMLPB))
 		return NULL;
+	if (nh_moe(c, i) && cond == SM_C_SHARED)
+		return "without shared experts (n_shared_experts is 0 or null)";
 	if (nh_is(c, i, CKPT_LAYER_MAMBA) && mixer)
 		return cond == SM_C_MCONVB ? "without a conv1d bias (use_conv_bias is false)"
 		                           : "without in_proj / out_proj biases (use_bias is false "
@@ -84,11 +111,13 @@ const char *shardmap_nemotron_h_why(const sm_family *f, const ckpt_config *c, ui
 	return nh_is(c, i, CKPT_LAYER_MAMBA) ? "a Mamba2 layer (\"M\" in hybrid_override_pattern)"
 	       : nh_is(c, i, CKPT_LAYER_ATTN)
 	           ? "an attention layer (\"*\" in hybrid_override_pattern)"
-	           : "an MLP layer (\"-\" in hybrid_override_pattern)";
+	       : nh_moe(c, i) ? "a MoE layer (\"E\" in hybrid_override_pattern)"
+	                      : "an MLP layer (\"-\" in hybrid_override_pattern)";
 }
 
-/* The loader checked the pattern against num_hidden_layers; the Mamba2 mixer's rules
- * (whole groups of heads; its width is mamba_num_heads * mamba_head_dim, mamba_d_ssm). */
+/* The loader checked the pattern against num_hidden_layers; MoE layers need routed experts;
+ * the Mamba2 mixer's rules (whole groups of heads; its width is mamba_num_heads *
+ * mamba_head_dim, mamba_d_ssm). */
 static int nh_check(const ckpt_config *c, wt_errbuf *err)
 {
 	if (!c->has_layer_types || (int64_t)c->n_layer_types != c->num_hidden_layers)
@@ -96,6 +125,13 @@ static int nh_check(const ckpt_config *c, wt_errbuf *err)
 		                 "config.json: Nemotron-H's hybrid_override_pattern has %zu layers "
 		                 "but num_hidden_layers is %" PRId64 "; give one per layer",
 		                 c->n_layer_types, c->num_hidden_layers);
+	for (int64_t i = 0; i < c->num_hidden_layers; i++)
+		if (nh_moe(c, i) && (c->num_experts < 1 || c->moe_intermediate_size < 1))
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: Nemotron-H's layer %" PRId64
+			                 " is a MoE layer (\"E\") but n_routed_experts (%" PRId64
+			                 ") or moe_intermediate_size (%" PRId64 ") is not >= 1",
+			                 i, c->num_experts, c->moe_intermediate_size);
 	return shardmap_mamba2_mixers_check(c, "Nemotron-H", nh_mamba, err);
 }
 
@@ -108,6 +144,7 @@ const sm_family shardmap_family_nemotron_h = {
     .rules = nemotron_h_rules,
     .n_rules = SM_NRULES(nemotron_h_rules),
     .layer_prefix = "backbone.layers.",
+    .layer_is_moe = nh_moe,
     .check = nh_check,
     .layer_is_linear = nh_mamba,
     .linear_keys = "hybrid_override_pattern",

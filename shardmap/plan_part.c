@@ -603,6 +603,7 @@ static const part_fn part_rules[] = {
     [SM_K_EXPGU] = shardmap_part_expert_w13_two,
     [SM_K_QKVZ] = part_qkv_zero_k,
     [SM_K_KVZ] = part_kv_zero_k,
+    [SM_K_EXP1] = shardmap_part_expert_w1,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

@@ -98,6 +98,21 @@ int shardmap_part_expert_w13_stacked(const part_req *req)
 	return expert_w13(req, true);
 }
 
+/* Non-gated expert w13 (Nemotron-H's up_proj, part 0, one per expert): the rows
+ * [r*Il, (r+1)*Il) of each local expert under TP, whole ones under EP, as vLLM's FusedMoE
+ * loads w1 alone when its activation takes no gate (w13_weight [count, Il, hid]). */
+int shardmap_part_expert_w1(const part_req *req)
+{
+	expert_span s;
+	int rv = expert_span_of(req, 1, &s);
+	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++)
+		rv = shardmap_part_push(req, shardmap_rows_piece((uint32_t)(s.start + slot),
+		                                                 s.inter_at, s.inter, slot));
+	if (rv == WT_OK)
+		geo_experts(req->geom, s.count, s.inter, req->ctx->dm.hidden);
+	return rv;
+}
+
 /* Expert w13 from two stacked sources (DBRX's w1 = gate, part 0, and v1 = up, part 1, each
  * [E, Ie, hid]): rows [j*Ie + r*Il, +Il) of each, as vLLM's dbrx.py weight_loader writes
  * w13_weight[:, 0:Il] and [:, Il:2*Il] of its local experts. */

@@ -29,11 +29,13 @@ int shardmap_part_push(const part_req *req, sm_piece pc);
 void shardmap_geo_2d(sm_geo *g, int64_t rows, int64_t cols, int ndim);
 
 /* The routed experts' kinds (plan_part_expert.c, docs/format.md section 2.4): w13 per expert
- * (SM_K_EXP13), stacked (SM_K_EXP13S / EXP13I), from two stacks (SM_K_EXPGU); w2 per
- * expert (SM_K_EXP2) and stacked (SM_K_EXP2S); the w13 / w2 biases (SM_K_EXPB13 / EXPB2). */
+ * (SM_K_EXP13), stacked (SM_K_EXP13S / EXP13I), from two stacks (SM_K_EXPGU), non-gated
+ * (SM_K_EXP1: w1 alone); w2 per expert (SM_K_EXP2) and stacked (SM_K_EXP2S); the w13 / w2 biases
+ * (SM_K_EXPB13 / EXPB2). */
 int shardmap_part_expert_w13(const part_req *req);
 int shardmap_part_expert_w13_stacked(const part_req *req);
 int shardmap_part_expert_w13_two(const part_req *req);
+int shardmap_part_expert_w1(const part_req *req);
 int shardmap_part_expert_w2(const part_req *req);
 int shardmap_part_expert_w2_stacked(const part_req *req);
 int shardmap_part_expert_b13(const part_req *req);

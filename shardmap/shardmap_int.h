@@ -68,6 +68,9 @@ typedef enum {
 	               _create_fake_bias_for_k_proj): [q_r; zeros; v_r], each split by `unit` */
 	SM_K_KVZ,   /* the v bias of a k/v whose k has none (Whisper's cross-attention kv_proj:
 	               vLLM's MergedColumnParallelLinear with a zero k bias): [zeros; v_r] */
+	SM_K_EXP1,  /* a non-gated expert's up (Nemotron-H's experts.{j}.up_proj): w13 of the
+	               local experts holding only w1, [count, Il, hid] (vLLM's FusedMoE with
+	               is_act_and_mul false) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */

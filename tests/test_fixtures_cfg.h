@@ -245,6 +245,19 @@ static void check_nemotron_h(const ckpt_config *cfg)
 		assert_int_equal(cfg->layer_types[k], kinds[k]);
 }
 
+/* NemotronHConfig's MoE keys, the pattern with "E" layers */
+static void check_nemotron_h_moe(const ckpt_config *cfg)
+{
+	assert_true(cfg->mamba_n_heads == 8 && cfg->mamba_n_groups == 4 &&
+	            cfg->n_layer_types == 4 && cfg->num_experts == 8 &&
+	            cfg->moe_intermediate_size == 64 && cfg->n_shared_experts == 1 &&
+	            cfg->shared_expert_intermediate_size == 128);
+	static const uint8_t kinds[] = {CKPT_LAYER_MAMBA, CKPT_LAYER_MOE, CKPT_LAYER_ATTN,
+	                                CKPT_LAYER_MOE};
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(cfg->layer_types[k], kinds[k]);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -484,6 +497,7 @@ static const struct {
     {"baichuan baichuan_7b", check_baichuan},
     {"minicpm", check_minicpm},
     {"internlm3", check_internlm3},
+    {"nemotron_h_moe", check_nemotron_h_moe},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

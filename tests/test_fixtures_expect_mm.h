@@ -460,6 +460,14 @@ static const fam_expect fams_mm[] = {
     {"internlm3", 21,
      4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)), 128,
      8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* nemotron_h_moe: nemotron_h's backbone and mixers at 4 layers ("ME*E"): Mamba2 in 0,
+     * attention in 2, the MoE in 1 and 3 (gate [8, 64], e_score_correction_bias [8] F32, 8
+     * experts of up 64x64 / down 64x64, shared_experts up 128x64 / down 64x128) */
+    {"nemotron_h_moe", 59,
+     2 * (2 * 1000 * 64 + 64 + 4 * 64 + 392 * 64 + 256 * 4 + 256 + 3 * 8 + 128 + 64 * 128 +
+          3 * 64 * 64 + 2 * (8 * 64 + 8 * 2 * 64 * 64 + 2 * 128 * 64)) +
+         2 * 4 * 8,
+     64, 4, 2, 16, 128, 1000, 4, 0, 8, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

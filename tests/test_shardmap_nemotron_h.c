@@ -435,8 +435,8 @@ static void test_nh_config_errors(void **state)
 		int code;
 		const char *a, *b;
 	} bad[] = {
-	    {"{" NH_PAT("M-ME-", "5") ",\"attention_head_dim\":16}", WT_EUNSUPPORTED,
-	     "hybrid_override_pattern[3]", "MoE"},
+	    {"{" NH_PAT("M-ME-", "5") ",\"attention_head_dim\":16,\"moe_latent_size\":32}",
+	     WT_EUNSUPPORTED, "moe_latent_size", "latent MoE"},
 	    {"{" NH_PAT("M-M*", "5") ",\"attention_head_dim\":16}", WT_ECORRUPT, "has 4 layers",
 	     "num_hidden_layers is 5"},
 	    {"{" NH_PAT("M-MX-", "5") ",\"attention_head_dim\":16}", WT_ECORRUPT, "'X'",

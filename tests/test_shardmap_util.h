@@ -630,6 +630,7 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
 		case SM_K_EXP13I:
 		case SM_K_EXPGU:
 		case SM_K_EXPB13:
+		case SM_K_EXP1:
 			return P == 1 ? 1 : T;
 		case SM_K_EXPB2: /* whole per expert on every tp rank */
 			return T;

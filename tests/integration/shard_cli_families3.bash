@@ -345,7 +345,8 @@ refused_edit minimax_m2 's/"qk_norm_type": "per_layer"/"qk_norm_type": "per_head
 # NemotronHForCausalLM: one mixer per layer ("M-M*-"): the Mamba2 mixer's in_proj / out_proj,
 # the attention's fused qkv_proj / o_proj and the MLP's up_proj / down_proj quantized, conv1d /
 # A_log / D / dt_bias / the gated norm, the norms, backbone.embeddings and the untied lm_head
-# not; MoE layers ("E"), a tied lm_head and attention biases refused
+# not; an attention layer's tensors where the pattern says "E" (MoE), a tied lm_head and
+# attention biases refused
 "$CTL" plan --model-dir "$T/nemotron_h" --tp-size 2 --tp-rank 1 --quant int8-channel \
 	--rank-only >"$T/plan" || fail "plan nemotron_h"
 plan_has nemotron_h "backbone.layers.0.mixer.in_proj.weight *I8 *\[196, 64\]" \
@@ -498,3 +499,24 @@ plan_has internlm3 "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
 grep -q "_proj\.bias\|lm_head.weight_scale" "$T/plan" &&
 	fail "internlm3: a bias or a quantized lm_head: $(cat "$T/plan")"
 refused_edit internlm3 's/"bias": false/"bias": true/' "bias true asks for"
+
+# NemotronHForCausalLM with MoE layers ("ME*E"): the router gate.weight and its F32
+# e_score_correction_bias whole and unquantized, the non-gated experts stacked as w13_weight
+# (up_proj alone: [E, Ie/T, hid]) / w2_weight and quantized, whole experts per EP rank, the
+# shared experts by rows / columns and quantized; a latent MoE and mlp_bias refused
+"$CTL" plan --model-dir "$T/nemotron_h_moe" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan nemotron_h_moe"
+plan_has nemotron_h_moe "backbone.layers.1.mixer.experts.w13_weight *I8 *\[8, 32, 64\]" \
+	"backbone.layers.1.mixer.experts.w2_weight *I8 *\[8, 64, 32\]" \
+	"backbone.layers.1.mixer.gate.weight *BF16 *\[8, 64\]" \
+	"backbone.layers.1.mixer.gate.e_score_correction_bias *F32 *\[8\]" \
+	"backbone.layers.3.mixer.shared_experts.up_proj.weight *I8 *\[64, 64\]" \
+	"backbone.layers.3.mixer.shared_experts.down_proj.weight *I8 *\[64, 64\]"
+grep -q "gate.weight_scale\|e_score_correction_bias_scale" "$T/plan" &&
+	fail "nemotron_h_moe: a quantized router: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/nemotron_h_moe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan nemotron_h_moe ep"
+plan_has nemotron_h_moe "backbone.layers.3.mixer.experts.w13_weight *BF16 *\[4, 64, 64\]" \
+	"backbone.layers.3.mixer.experts.w2_weight *BF16 *\[4, 64, 64\]"
+refused_edit nemotron_h_moe 's/"moe_latent_size": null/"moe_latent_size": 32/' "latent MoE"
+refused_edit nemotron_h_moe 's/"mlp_bias": false/"mlp_bias": true/' "build no biases"

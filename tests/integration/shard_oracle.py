@@ -102,7 +102,8 @@ untied unless tie_word_embeddings is true. Zamba2: shard_oracle_zamba2.py (tied 
 Gemma 3n's language model: shard_oracle_gemma3n.py (always tied).
 CLIPModel (vLLM's clip.py), SiglipModel (vLLM's siglip.py): shard_oracle_clip.py.
 InternLM2ForCausalLM (vLLM's internlm2.py, each rank its own heads): shard_oracle_internlm2.py.
-Nemotron-H (vLLM's nemotron_h.py): shard_oracle_nemotron_h.py (untied; mtp.* dropped).
+Nemotron-H (vLLM's nemotron_h.py): shard_oracle_nemotron_h.py (untied; mtp.* dropped); "E"
+layers' experts stacked as the common rules do (w13: up_proj alone, the one part).
 ChatGLMModel (vLLM's chatglm.py, THUDM's names): shard_oracle_chatglm.py.
 ExaoneForCausalLM (vLLM's exaone.py): shard_oracle_exaone.py.
 
@@ -326,7 +327,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             continue
         if arch == "Zamba2ForCausalLM":  # shard_oracle_zamba2.py
             zamba2(name, rows, cols, cfg, T, r, pad, add, mamba_mixer); continue
-        if arch == "NemotronHForCausalLM":  # shard_oracle_nemotron_h.py
+        if arch == "NemotronHForCausalLM" and ".mixer.experts." not in name:  # experts: below
             nemotron_h(name, rows, cols, cfg, T, r, pad, add, mamba_mixer); continue
         if arch == "Gemma3nForCausalLM":  # shard_oracle_gemma3n.py
             gemma3n(name, rows, cols, cfg, T, r, pad, add); continue

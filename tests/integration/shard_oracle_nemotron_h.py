@@ -4,7 +4,9 @@ the norms whole) and one mixer per layer under backbone.layers.{i}.mixer.: the M
 as Granite 4.0's (NemotronHConfig's mamba_num_heads / n_groups / ssm_state_size under the
 mixer's names, its width mamba_num_heads * mamba_head_dim), q / k / v fused by heads into
 qkv_proj (shard_oracle.py's fused q/k/v pass, as Llama's), o_proj and down_proj by columns
-(down's bias whole), up_proj (and its bias) by rows.
+(down's bias whole), up_proj (and its bias) by rows; an "E" layer's router gate.weight and
+gate.e_score_correction_bias whole, its shared_experts.up_proj by rows and down_proj by columns
+(its routed experts: shard_oracle.py's stacks).
 """
 import re
 
@@ -29,5 +31,5 @@ def nemotron_h(name, rows, cols, cfg, T, r, pad, add, mixer):
         add(name, pieces_cols(name, r * cols // T, cols // T))
     elif re.search(r"up_proj\.(weight|bias)$", name):
         add(name, pieces_rows(name, r * rows // T, rows // T))
-    else:  # the norms, down_proj's bias
+    else:  # the norms, down_proj's bias, the MoE's router and its bias
         add(name, pieces_rows(name, 0, rows))
