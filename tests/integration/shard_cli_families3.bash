@@ -462,13 +462,6 @@ refused_edit qwen 's/"no_bias": true/"visual": {"heads": 16}, "no_bias": true/' 
 "$CTL" plan --model-dir "$T/baichuan" --tp-size 4 --tp-rank 1 --quant int8-channel \
 	--rank-only >"$T/plan" || fail "plan baichuan"
 plan_has baichuan "model.layers.1.self_attn.W_pack.weight *I8 *\[96, 128\]" \
-# MiniCPMForCausalLM: Llama's names, q/k/v fused by heads into self_attn.qkv_proj (TP 4: 2 q
-# heads and its kv head, 4 * 16 rows), gate / up merged into mlp.gate_up_proj, o_proj /
-# down_proj by columns, all quantized; embed_tokens by vocabulary rows and the norms unquantized;
-# tied by MiniCPMConfig's default (no lm_head); num_experts (MiniCPM-MoE) refused
-"$CTL" plan --model-dir "$T/minicpm" --tp-size 4 --tp-rank 1 --quant int8-channel \
-	--rank-only >"$T/plan" || fail "plan minicpm"
-plan_has minicpm "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
 	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
 	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
 	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
@@ -480,6 +473,17 @@ grep -q "gate_proj\|q_proj\|lm_head.weight_scale\|embed_tokens.weight_scale" "$T
 refused_edit baichuan 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act 'gelu'"
 refused_edit baichuan_7b 's/"num_attention_heads": 4/"num_attention_heads": 4, "num_key_value_heads": 2/' \
 	"multi-head"
+# MiniCPMForCausalLM: Llama's names, q/k/v fused by heads into self_attn.qkv_proj (TP 4: 2 q
+# heads and its kv head, 4 * 16 rows), gate / up merged into mlp.gate_up_proj, o_proj /
+# down_proj by columns, all quantized; embed_tokens by vocabulary rows and the norms unquantized;
+# tied by MiniCPMConfig's default (no lm_head); num_experts (MiniCPM-MoE) refused
+"$CTL" plan --model-dir "$T/minicpm" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan minicpm"
+plan_has minicpm "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.layers.1.input_layernorm.weight *F32 *\[128\]" \
 	"model.embed_tokens.weight *F32 *\[256, 128\]"
 grep -q "lm_head tied" "$T/plan" || fail "minicpm: lm_head not tied: $(cat "$T/plan")"
 grep -q "q_proj\.weight\|gate_proj\|lm_head.weight\|embed_tokens.weight_scale" "$T/plan" &&
