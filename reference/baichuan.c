@@ -73,31 +73,6 @@ static int norm_head(const ref_tensor *t, const char *name, ref_set *out, wt_err
 	return rv;
 }
 
-/* The checkpoint's W_pack t ([q; k; v], 3*hid rows) added to out as <pre>q_proj.weight,
- * k_proj.weight and v_proj.weight (pre ends in "self_attn."). */
-static int unpack(const ref_cfg *c, const ref_tensor *t, const char *pre, ref_set *out,
-                  wt_errbuf *err)
-{
-	int64_t rows = t->ndim == 2 ? t->shape[0] : 0, part = c->H * c->d;
-	if (part < 1 || rows != 3 * part || t->nbytes % 3 != 0 || !wt_dtype_is_float(t->dtype) ||
-	    t->dtype == WT_F8_E4M3 || t->dtype == WT_F8_E5M2)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "tensor '%s': a %s W_pack of %lld rows; the reference unpacks %lld "
-		    "rows of a 16- or 32-bit float",
-		    t->name, wt_dtype_name(t->dtype), (long long)rows, (long long)(3 * part));
-	static const char *const parts[] = {"q_proj", "k_proj", "v_proj"};
-	uint64_t pb = t->nbytes / 3;
-	int64_t sh[2] = {part, t->shape[1]};
-	int rv = WT_OK;
-	for (int k = 0; k < 3 && rv == WT_OK; k++) {
-		char name[512];
-		snprintf(name, sizeof(name), "%s%s.weight", pre, parts[k]);
-		rv = ref_set_add(out, name, t->dtype, 2, sh, t->data + (size_t)k * pb, pb, err);
-	}
-	return rv;
-}
-
 bool ref_baichuan_named(ref_set *s)
 {
 	return ref_set_find(s, "model.layers.0.self_attn.W_pack.weight") != NULL;
@@ -118,7 +93,7 @@ int ref_baichuan_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, 
 			break;
 		if (ckpt && leaf == 0 && strcmp(tail, "weight") == 0) {
 			name[strlen(name) - strlen("qkv_proj.weight")] = '\0';
-			rv = unpack(c, t, name, out, err);
+			rv = ref_split_thirds(t, name, "weight", c->H * c->d, out, err);
 		} else if (c->V == BC_NORMHEAD_VOCAB && strcmp(name, "lm_head.weight") == 0) {
 			rv = norm_head(t, name, out, err);
 		} else {

@@ -39,33 +39,6 @@ static const char *const qw_leaves[][2] = {
     {".mlp.c_proj.", ".mlp.down_proj."},
 };
 
-/* The checkpoint's c_attn weight or bias t (a float, [3*n, ...] rows) added to out as
- * <pre>q_proj.<leaf>, k_proj.<leaf> and v_proj.<leaf> (pre ends in "self_attn."). */
-static int split3(const ref_tensor *t, const char *pre, const char *leaf, ref_set *out,
-                  wt_errbuf *err)
-{
-	static const char *const parts[] = {"q_proj", "k_proj", "v_proj"};
-	if (t->ndim < 1 || t->shape[0] % 3 != 0 || t->nbytes % 3 != 0 ||
-	    !wt_dtype_is_float(t->dtype))
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "tensor '%s': a %s c_attn of %lld rows; the reference splits a "
-		                 "float's three equal [q; k; v] thirds",
-		                 t->name, wt_dtype_name(t->dtype),
-		                 (long long)(t->ndim ? t->shape[0] : 0));
-	int64_t sh[WT_MAX_DIMS];
-	memcpy(sh, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-	sh[0] /= 3;
-	uint64_t nb = t->nbytes / 3;
-	int rv = WT_OK;
-	for (int p = 0; p < 3 && rv == WT_OK; p++) {
-		char name[512];
-		snprintf(name, sizeof(name), "%s%s.%s", pre, parts[p], leaf);
-		rv = ref_set_add(out, name, t->dtype, t->ndim, sh, t->data + (size_t)p * nb, nb,
-		                 err);
-	}
-	return rv;
-}
-
 bool ref_qwen_named(ref_set *s)
 {
 	return ref_set_find(s, "transformer.wte.weight") != NULL;
@@ -87,7 +60,7 @@ int ref_qwen_rename(ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err)
 		if (ckpt && leaf == 0 &&
 		    (strcmp(tail, "weight") == 0 || strcmp(tail, "bias") == 0)) {
 			name[strlen(name) - strlen("qkv_proj.") - strlen(tail)] = '\0';
-			rv = split3(t, name, tail, out, err);
+			rv = ref_split_thirds(t, name, tail, 0, out, err);
 		} else {
 			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
 			                 err);

@@ -171,6 +171,14 @@ typedef struct ref_name_map {
  */
 int ref_map_name(const char *name, ref_name_map tops, ref_name_map leaves, char *buf, size_t cap,
                  int *top, int *leaf, const char **tail, wt_errbuf *err);
+/*
+ * A tensor t holding [q; k; v] as three equal thirds of its rows (Qwen's c_attn weight and bias,
+ * Baichuan's W_pack) added to out as <pre>q_proj.<leaf>, k_proj.<leaf> and v_proj.<leaf> (pre ends
+ * in "self_attn."). rows > 0: the rows each third must have. WT_EUNSUPPORTED naming the tensor
+ * when it is not a 16- or 32-bit float whose rows split so.
+ */
+int ref_split_thirds(const ref_tensor *t, const char *pre, const char *leaf, int64_t rows,
+                     ref_set *out, wt_errbuf *err);
 /* Copy a tensor into the set. WT_EDUP for a name already present. */
 int ref_set_add(ref_set *s, const char *name, wt_dtype dt, int ndim, const int64_t *shape,
                 const void *bytes, uint64_t nbytes, wt_errbuf *err);

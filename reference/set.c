@@ -63,6 +63,35 @@ int ref_map_name(const char *name, ref_name_map tops, ref_name_map leaves, char 
 	return WT_OK;
 }
 
+int ref_split_thirds(const ref_tensor *t, const char *pre, const char *leaf, int64_t rows,
+                     ref_set *out, wt_errbuf *err)
+{
+	static const char *const parts[] = {"q_proj", "k_proj", "v_proj"};
+	int64_t n = t->ndim >= 1 ? t->shape[0] : 0;
+	bool f16_32 = t->dtype == WT_F32 || t->dtype == WT_BF16 || t->dtype == WT_F16;
+	if (n < 3 || n % 3 != 0 || (rows > 0 && n != 3 * rows) || t->nbytes % 3 != 0 || !f16_32)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "tensor '%s': a %s [q; k; v] tensor of %lld rows; the reference "
+		    "splits three equal thirds (%lld rows each) of a 16- or 32-bit float",
+		    t->name, wt_dtype_name(t->dtype), (long long)n,
+		    (long long)(rows > 0 ? rows : n / 3));
+	int64_t sh[WT_MAX_DIMS];
+	memcpy(sh, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+	sh[0] = n / 3;
+	uint64_t nb = t->nbytes / 3;
+	int rv = WT_OK;
+	for (int p = 0; p < 3 && rv == WT_OK; p++) {
+		char name[512];
+		if (snprintf(name, sizeof(name), "%s%s.%s", pre, parts[p], leaf) >=
+		    (int)sizeof(name))
+			return wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", t->name);
+		rv = ref_set_add(out, name, t->dtype, t->ndim, sh, t->data + (size_t)p * nb, nb,
+		                 err);
+	}
+	return rv;
+}
+
 int ref_set_add(ref_set *s, const char *name, wt_dtype dt, int ndim, const int64_t *shape,
                 const void *bytes, uint64_t nbytes, wt_errbuf *err)
 {
