@@ -81,6 +81,17 @@ int config_get_bool(json_t *o, const char *name, bool dflt, bool *out, wt_errbuf
 	return WT_OK;
 }
 
+int config_refuse_bool(json_t *o, const char *key, bool dflt, bool bad, const char *why,
+                       wt_errbuf *err)
+{
+	bool b = dflt;
+	int rv = config_get_bool(o, key, dflt, &b, err);
+	if (rv == WT_OK && b == bad)
+		return wt_seterr(err, WT_EUNSUPPORTED, "config.json: %s is %s; %s", key,
+		                 bad ? "true" : "false", why);
+	return rv;
+}
+
 json_t *config_first_of(json_t *o, const char *const *names, const char **which)
 {
 	for (; *names != NULL; names++) {

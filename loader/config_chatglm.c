@@ -31,17 +31,6 @@
 
 #include "loader/config_int.h"
 
-static int refuse_flag(json_t *v, const char *key, bool dflt, bool bad, const char *why,
-                       wt_errbuf *err)
-{
-	bool b = dflt;
-	int rv = config_get_bool(v, key, dflt, &b, err);
-	if (rv == WT_OK && b == bad)
-		return wt_seterr(err, WT_EUNSUPPORTED, "config.json: %s is %s; %s", key,
-		                 bad ? "true" : "false", why);
-	return rv;
-}
-
 static int refusals(json_t *v, wt_errbuf *err)
 {
 	json_t *vis = json_object_get(v, "vision_config");
@@ -50,21 +39,23 @@ static int refusals(json_t *v, wt_errbuf *err)
 		                 "config.json: vision_config is set (GLM-4V); vLLM's chatglm.py "
 		                 "refuses it (the text-only ChatGLMForCausalLM) and this family "
 		                 "serves the language model alone: remove the vision tower");
-	int rv = refuse_flag(v, "add_bias_linear", false, true,
-	                     "no ChatGLM / GLM-4 release has the dense / MLP biases and these "
-	                     "shards do not serve them: give \"add_bias_linear\": false",
-	                     err);
+	int rv =
+	    config_refuse_bool(v, "add_bias_linear", false, true,
+	                       "no ChatGLM / GLM-4 release has the dense / MLP biases and these "
+	                       "shards do not serve them: give \"add_bias_linear\": false",
+	                       err);
 	if (rv == WT_OK)
-		rv = refuse_flag(v, "rmsnorm", true, false,
-		                 "its LayerNorms (with biases) are not served here, only RMSNorm: "
-		                 "give \"rmsnorm\": true",
-		                 err);
+		rv = config_refuse_bool(
+		    v, "rmsnorm", true, false,
+		    "its LayerNorms (with biases) are not served here, only RMSNorm: "
+		    "give \"rmsnorm\": true",
+		    err);
 	if (rv == WT_OK)
-		rv =
-		    refuse_flag(v, "post_layer_norm", true, false,
-		                "a model without transformer.encoder.final_layernorm is not served "
-		                "here: give \"post_layer_norm\": true",
-		                err);
+		rv = config_refuse_bool(
+		    v, "post_layer_norm", true, false,
+		    "a model without transformer.encoder.final_layernorm is not served "
+		    "here: give \"post_layer_norm\": true",
+		    err);
 	json_t *orig = json_object_get(v, "original_rope");
 	if (rv == WT_OK && (orig == NULL || json_is_null(orig)))
 		return wt_seterr(

@@ -256,6 +256,10 @@ int config_bloom_width(json_t *v, wt_errbuf *err);
 int config_get_int(json_t *o, const char *name, int64_t dflt, int64_t min, int64_t *out,
                    wt_errbuf *err);
 int config_get_bool(json_t *o, const char *name, bool dflt, bool *out, wt_errbuf *err);
+/* The boolean key (absent or null: dflt) when it holds the value `bad` vLLM does not load:
+ * WT_EUNSUPPORTED "config.json: KEY is true|false; why" (why names the fix). */
+int config_refuse_bool(json_t *o, const char *key, bool dflt, bool bad, const char *why,
+                       wt_errbuf *err);
 int config_get_pos_real(json_t *o, const char *name, double dflt, double *out, wt_errbuf *err);
 /* An integer key of a sub-config, its class's default, where it goes in ckpt_config. */
 typedef struct config_int_key {

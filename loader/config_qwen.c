@@ -29,17 +29,6 @@
 
 #include "loader/config_int.h"
 
-static int refuse_flag(json_t *v, const char *key, bool dflt, bool bad, const char *why,
-                       wt_errbuf *err)
-{
-	bool b = dflt;
-	int rv = config_get_bool(v, key, dflt, &b, err);
-	if (rv == WT_OK && b == bad)
-		return wt_seterr(err, WT_EUNSUPPORTED, "config.json: %s is %s; %s", key,
-		                 bad ? "true" : "false", why);
-	return rv;
-}
-
 static int qwen_refusals(json_t *v, wt_errbuf *err)
 {
 	json_t *vis = json_object_get(v, "visual");
@@ -49,21 +38,23 @@ static int qwen_refusals(json_t *v, wt_errbuf *err)
 		    "config.json: visual is set (Qwen-VL); its vision tower "
 		    "(transformer.visual.*) is not cut here and vLLM's qwen.py runs "
 		    "text only: serve the language model of a Qwen (not Qwen-VL) release");
-	int rv = refuse_flag(v, "no_bias", true, false,
-	                     "vLLM's qwen.py builds attn.c_proj and the MLP without biases and "
-	                     "skips a checkpoint's: give \"no_bias\": true",
-	                     err);
+	int rv =
+	    config_refuse_bool(v, "no_bias", true, false,
+	                       "vLLM's qwen.py builds attn.c_proj and the MLP without biases and "
+	                       "skips a checkpoint's: give \"no_bias\": true",
+	                       err);
 	if (rv == WT_OK)
-		rv = refuse_flag(v, "scale_attn_weights", true, false,
-		                 "vLLM's qwen.py scales the scores by head_dim^-0.5 always: give "
-		                 "\"scale_attn_weights\": true",
-		                 err);
+		rv = config_refuse_bool(
+		    v, "scale_attn_weights", true, false,
+		    "vLLM's qwen.py scales the scores by head_dim^-0.5 always: give "
+		    "\"scale_attn_weights\": true",
+		    err);
 	if (rv == WT_OK)
-		rv =
-		    refuse_flag(v, "tie_word_embeddings", false, true,
-		                "vLLM's qwen.py builds lm_head as its own ParallelLMHead and never "
-		                "ties it to transformer.wte: give false with lm_head.weight",
-		                err);
+		rv = config_refuse_bool(
+		    v, "tie_word_embeddings", false, true,
+		    "vLLM's qwen.py builds lm_head as its own ParallelLMHead and never "
+		    "ties it to transformer.wte: give false with lm_head.weight",
+		    err);
 	double pct = 1.0;
 	if (rv == WT_OK)
 		rv = config_get_pos_real(v, "rotary_pct", 1.0, &pct, err);
