@@ -25,12 +25,7 @@ static const sm_rule hunyuan_dense_rules[] = {
     SM_RULES_ATTN_SWITCHED,
     HY_QK_NORM("query_layernorm"),
     HY_QK_NORM("key_layernorm"),
-    SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0,
-            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    SM_RULES_MLP_NOBIAS,
 };
 
 /* Cross-layer attention (use_cla: vLLM's HunYuanCrossAttention layers hold q_proj only and

@@ -282,12 +282,7 @@ static const sm_rule ministral_rules[] = {
     SM_QKV_W("v", 2, SM_D_KV),
     SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
             SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0,
-            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    SM_RULES_MLP_NOBIAS,
 };
 
 const sm_family shardmap_family_ministral = {

@@ -127,6 +127,17 @@
 	    SM_RULE(SM_LAYER M "down_proj.bias", SM_LAYER M "down_proj.bias", SM_K_REPL, 0,        \
 	            SM_U_NONE, C, SM_F_OPT, 1, SM_D_HID, SM_D_ANY)
 
+/* Llama's MLP without biases (Ministral, StableLM, Hunyuan, Gemma 3n, Baichuan: vLLM builds it
+ * with bias=False, so a bias tensor is unknown): gate_proj / up_proj merged into gate_up_proj,
+ * down_proj by columns. */
+#define SM_RULES_MLP_NOBIAS                                                                        \
+	SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0, \
+	        SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                \
+	    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS,  \
+	            1, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                         \
+	    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS,   \
+	            0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I)
+
 /* Llama's MLP whose gate / up / down biases are there exactly when config.json's mlp_bias is
  * true (Seed-OSS, SmolLM3, Chameleon): required then, unknown otherwise. */
 #define SM_RULES_MLP_SWITCHED                                                                      \
