@@ -418,6 +418,20 @@ static const class_default internlm3_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* MiniCPM3Config's (openbmb's remote configuration_minicpm.py for MiniCPM3-4B): vocab_size
+ * 32000, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads, MLA ranks q 768 / kv
+ * 256, qk_nope_head_dim 64, qk_rope_head_dim 32 (v_head_dim None -> qk_nope_head_dim, put in
+ * by config_minicpm.c), max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000;
+ * tied is the family's tie_default. */
+static const class_default minicpm3_defaults[] = {
+    {"vocab_size", false, 32000},        {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"q_lora_rank", false, 768},
+    {"kv_lora_rank", false, 256},        {"qk_nope_head_dim", false, 64},
+    {"qk_rope_head_dim", false, 32},     {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 /* What Baichuan's two remote classes share (BaiChuanConfig, vLLM's configs/baichuan.py;
  * BaichuanConfig, configs/baichuan_13b.py / baichuan2.py): vocab_size 64000, rms_norm_eps 1e-6,
  * rope_theta 10000 (neither class has the key: the rope default); untied; the dims that differ
@@ -594,6 +608,7 @@ static const struct {
      * is the family's tie_default, hidden_act silu and attention_bias false config_minicpm.c's */
     CLASS("minicpm", granite_speech_granite_defaults),
     CLASS("internlm3", internlm3_defaults),
+    CLASS("minicpm3", minicpm3_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("zamba2", zamba2_defaults),

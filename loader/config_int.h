@@ -195,6 +195,10 @@ int config_baichuan_keys(json_t *v, wt_errbuf *err);
  * other than 0 (MiniCPM-MoE) and a head_dim other than hidden_size / heads refused
  * (config_minicpm.c). */
 int config_minicpm_keys(json_t *v, wt_errbuf *err);
+/* MiniCPM3 (model_type minicpm3): MiniCPM's hidden_act / attention_bias / num_experts
+ * refusals, q_lora_rank null refused, v_head_dim None -> qk_nope_head_dim
+ * (config_minicpm.c). */
+int config_minicpm3_keys(json_t *v, wt_errbuf *err);
 /* InternLM3 (model_type internlm3): qkv_bias laid onto attention_bias (q/k/v), attention_bias
  * or bias onto attention_out_bias (o_proj), as vLLM's llama.py reads them; hidden_act other
  * than silu refused (config_internlm3.c). */

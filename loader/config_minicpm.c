@@ -13,6 +13,17 @@
  *                                       w1 / w2 / w3) is not cut by weightd
  *   head_dim            absent          must be hidden_size / num_attention_heads: vLLM's
  *                                       MiniCPMAttention never reads the key
+ *
+ * MiniCPM3 (model_type minicpm3, MiniCPM3ForCausalLM: the remote MiniCPM3Config, openbmb's
+ * MiniCPM3-4B configuration_minicpm.py) shares the first three rows (vLLM's minicpm3.py
+ * builds its layers on MiniCPMDecoderLayer, whose ffn is MiniCPMMoE when num_experts > 0),
+ * and adds:
+ *
+ *   key                 MiniCPM3Config  here
+ *   q_lora_rank         768             null refused: the remote config sets 768 when the key
+ *                                       is absent, and the null path (q_proj) is no release's
+ *   v_head_dim          None            None / absent: qk_nope_head_dim (as the class does)
+ *   head_dim            nope + rope     not read (vLLM's MiniCPM3Attention ignores it)
  */
 #include <stdbool.h>
 #include <string.h>
@@ -52,7 +63,8 @@ static int minicpm_head_dim(json_t *v, wt_errbuf *err)
 	return WT_OK;
 }
 
-int config_minicpm_keys(json_t *v, wt_errbuf *err)
+/* What MiniCPM and MiniCPM3 refuse alike: hidden_act, attention_bias, num_experts. */
+static int minicpm_common(json_t *v, wt_errbuf *err)
 {
 	json_t *act = json_object_get(v, "hidden_act");
 	if (act != NULL && (!json_is_string(act) || strcmp(json_string_value(act), "silu") != 0))
@@ -77,5 +89,34 @@ int config_minicpm_keys(json_t *v, wt_errbuf *err)
 		    "config.json: num_experts is %lld; weightd does not cut MiniCPM-MoE "
 		    "(vLLM's MiniCPMMoE): only dense MiniCPM (num_experts 0 or absent)",
 		    (long long)E);
-	return minicpm_head_dim(v, err);
+	return WT_OK;
+}
+
+int config_minicpm_keys(json_t *v, wt_errbuf *err)
+{
+	int rv = minicpm_common(v, err);
+	return rv != WT_OK ? rv : minicpm_head_dim(v, err);
+}
+
+int config_minicpm3_keys(json_t *v, wt_errbuf *err)
+{
+	int rv = minicpm_common(v, err);
+	if (rv != WT_OK)
+		return rv;
+	json_t *q = json_object_get(v, "q_lora_rank");
+	if (q != NULL && json_is_null(q))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: q_lora_rank is null; weightd cuts MiniCPM3 with "
+		    "q_a_proj / q_b_proj only (MiniCPM3Config's default 768): give the "
+		    "rank or remove the key");
+	json_t *vh = json_object_get(v, "v_head_dim");
+	if (vh != NULL && !json_is_null(vh))
+		return WT_OK;
+	json_int_t nope = 64; /* MiniCPM3Config's qk_nope_head_dim */
+	if (!int_or(v, "qk_nope_head_dim", 64, &nope))
+		return WT_OK; /* the field reader names it */
+	if (json_object_set_new(v, "v_head_dim", json_integer(nope)) != 0)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	return WT_OK;
 }

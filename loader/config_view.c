@@ -207,6 +207,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_baichuan_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "minicpm") == 0)
 		rv = config_minicpm_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "minicpm3") == 0)
+		rv = config_minicpm3_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "internlm3") == 0)
 		rv = config_internlm3_keys(v, err);
 	if (rv == WT_OK && fill)

@@ -286,7 +286,7 @@ static int parse_rest(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		rv = parse_bert(f, c, err);
 	if (rv == WT_OK && ref_is_mla(c))
 		rv = check_mla(c, err);
-	if (rv == WT_OK && c->kind != REF_DENSE && c->kind != REF_BERT)
+	if (rv == WT_OK && c->kind != REF_DENSE && c->kind != REF_BERT && !c->minicpm3)
 		rv = parse_moe(f, c, err);
 	if (rv != WT_OK)
 		return rv;
@@ -497,7 +497,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 
 bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 {
-	if (c->longcat) /* its shortcut MoE beside the dense MLPs (longcat.c) */
+	if (c->longcat || c->minicpm3) /* LongCat: its shortcut MoE beside the dense MLPs */
 		return false;
 	if (c->nh) /* Nemotron-H's "E" layers (nemotron_h.c) */
 		return ref_l4_bit(c->nh_moe, i);

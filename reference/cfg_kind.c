@@ -75,7 +75,8 @@ enum {
 	FAM_EXAONE,
 	FAM_QWEN,
 	FAM_BAICHUAN,
-	FAM_MINICPM
+	FAM_MINICPM,
+	FAM_MINICPM3
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -309,6 +310,9 @@ static const struct family_row families[] = {
      * q/k/v and o_proj biases added where the checkpoint has them (the planner ties them to
      * qkv_bias / bias), hidden_act read, Llama's RoPE scaling (dynamic in the release) */
     {"internlm3", REF_DENSE, false, 0, FAM_ACT},
+    /* MiniCPM3ForCausalLM (remote code): DeepSeek-V2's MLA (mla.c; kind REF_DEEPSEEK, no
+     * experts) with MiniCPM's dense MLP and multipliers (cfg_minicpm.c) */
+    {"minicpm3", REF_DEEPSEEK, false, 0, FAM_MINICPM3},
     /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
      * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
     {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
@@ -565,7 +569,8 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->exaone = r->fam == FAM_EXAONE;
 	c->qwen = r->fam == FAM_QWEN;
 	c->baichuan = r->fam == FAM_BAICHUAN;
-	c->minicpm = r->fam == FAM_MINICPM;
+	c->minicpm3 = r->fam == FAM_MINICPM3;
+	c->minicpm = r->fam == FAM_MINICPM || c->minicpm3;
 }
 
 /* The planner's family -> the reference's kind. */

@@ -22,6 +22,13 @@
  *
  * Each multiplier must lie in [1e-6, 1e6] (Granite's range), else WT_EUNSUPPORTED naming the
  * key.
+ *
+ * MiniCPM3 (MiniCPM3ForCausalLM; minicpm3 and minicpm both set): the same three multipliers
+ * and silu MLP around DeepSeek-V2's MLA (mla.c), as vLLM's minicpm3.py runs it: scores times
+ * (qk_nope_head_dim + qk_rope_head_dim)^-0.5, RoPE (get_rope's default neox style: rotate-half,
+ * no interleave) on the qk_rope_head_dim parts, q_a_layernorm / kv_a_layernorm at
+ * rms_norm_eps; no experts. A rope_scaling is refused (WT_EUNSUPPORTED): vLLM's get_rope
+ * scaling types (MiniCPM3-4B's longrope) are not checked here for MLA.
  */
 #include <jansson.h>
 #include <math.h>
@@ -47,7 +54,11 @@ static int minicpm_mults(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	c->embed_scale = (float)m[M_EMB];
 	c->resid_mult = m[M_DEPTH] / sqrt((double)c->L);
 	c->logits_div = (double)c->hid / m[M_BASE];
-	c->attn_scale = 0.0; /* head_dim^-0.5 */
+	c->attn_scale = 0.0; /* head_dim^-0.5; MiniCPM3: (nope + rope)^-0.5 (mla.c) */
+	if (c->minicpm3) {   /* no experts: cfg.c's routed-scale check */
+		c->routed_scale = 1.0;
+		c->rope_interleave = false; /* vLLM's get_rope default: neox rotate-half */
+	}
 	return WT_OK;
 }
 
@@ -74,9 +85,17 @@ int ref_cfg_minicpm(ref_cfg *c, const char *arch, const char *json, size_t len, 
 	json_t *root = ref_cfg_root(json, len, err);
 	if (root == NULL)
 		return err ? err->code : WT_ECORRUPT;
-	ref_rope_in in = {arch ? arch : "MiniCPMForCausalLM", c->d,
+	ref_rope_in in = {arch ? arch : "MiniCPMForCausalLM", c->minicpm3 ? c->rope : c->d,
 	                  f[M_MAX_POS].present ? f[M_MAX_POS].i : 0};
-	rv = ref_cfg_rope(root, &in, c, err);
+	json_t *rs = json_object_get(root, "rope_scaling");
+	if (c->minicpm3 && rs != NULL && !json_is_null(rs))
+		rv = wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: rope_scaling on MiniCPM3; the reference runs it without "
+		    "(MiniCPM3-4B's longrope and DeepSeek's YaRN softmax scale are not "
+		    "vLLM's minicpm3.py math here): remove the key to verify");
+	else
+		rv = ref_cfg_rope(root, &in, c, err);
 	json_decref(root);
 	return rv;
 }

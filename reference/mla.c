@@ -16,7 +16,8 @@
  * de-interleaving them when config.json rope_interleave is true (the
  * transformers default for DeepSeek-V3, apply_rotary_pos_emb_interleave).
  * RoPE scaling (YaRN, with DeepSeek's mscale^2 on the softmax scale) as
- * cfg_rope.c reads it.
+ * cfg_rope.c reads it. MiniCPM3 (c->minicpm3) runs the same block without interleave and
+ * with its latent norms at rms_norm_eps (cfg_minicpm.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +30,12 @@
 /* q_a_layernorm and kv_a_layernorm are built without rms_norm_eps in transformers'
  * DeepseekV2/V3Attention (and DeepSeek's own modeling code): their default eps. */
 #define MLA_LATENT_EPS 1e-6f
+
+/* vLLM's minicpm3.py builds them with config.rms_norm_eps. */
+static float mla_latent_eps(const ref_cfg *c)
+{
+	return c->minicpm3 ? (float)c->eps : MLA_LATENT_EPS;
+}
 
 typedef struct mla_w {
 	const float *q_a, *q_ln, *q_b, *kv_a, *kv_ln, *kv_b, *o;
@@ -127,7 +134,7 @@ int ref_mla(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, const float *h,
 	      *qp = qn + T * Hl * c->nope, *kp = qp + T * Hl * c->rope, *att = kp + T * c->rope;
 	if (c->q_lora > 0) {
 		ref_linear(qa, h, w.q_a, NULL, T, c->hid, lat);
-		ref_rmsnorm(qa, qa, w.q_ln, T, lat, MLA_LATENT_EPS);
+		ref_rmsnorm(qa, qa, w.q_ln, T, lat, mla_latent_eps(c));
 		ref_linear(q, qa, w.q_b, NULL, T, lat, Hl * qk);
 	} else {
 		ref_linear(q, h, w.q_b, NULL, T, c->hid, Hl * qk);
@@ -144,7 +151,7 @@ int ref_mla(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, const float *h,
 			       (size_t)c->rope * sizeof(float));
 		}
 	}
-	ref_rmsnorm(lnk, lnk, w.kv_ln, T, c->kv_lora, MLA_LATENT_EPS);
+	ref_rmsnorm(lnk, lnk, w.kv_ln, T, c->kv_lora, mla_latent_eps(c));
 	ref_linear(kv, lnk, w.kv_b, NULL, T, c->kv_lora, Hl * (c->nope + c->vhd));
 	if (c->rope_interleave) {
 		ref_rope_deinterleave(qp, T, Hl, c->rope, Hl * c->rope);

@@ -473,6 +473,11 @@ typedef struct ref_cfg {
 	 * decoder under Llama's names, scale_emb / scale_depth / dim_model_base as Granite's
 	 * embed_scale / resid_mult / logits_div */
 	bool minicpm;
+	/* MiniCPM3 (MiniCPM3ForCausalLM, remote code; kind REF_DEEPSEEK without experts; minicpm
+	 * set too): DeepSeek-V2's MLA (mla.c) with the rope parts turned by rotate-half (no
+	 * interleave), q_a_layernorm / kv_a_layernorm at rms_norm_eps (vLLM's minicpm3.py), scores
+	 * times (nope + rope)^-0.5, every layer MiniCPM's dense MLP */
+	bool minicpm3;
 	/* Mllama (MllamaForConditionalGeneration's language model; kind REF_DENSE; ckpt.c):
 	 * Llama's decoder on text tokens, the layers of ml_cross (text_config's
 	 * cross_attention_layers) skipped as MllamaTextModel skips them without cross-attention

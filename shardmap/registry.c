@@ -138,6 +138,7 @@ static const sm_family *const families[] = {
     &shardmap_family_baichuan,
     &shardmap_family_minicpm,
     &shardmap_family_internlm3,
+    &shardmap_family_minicpm3,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

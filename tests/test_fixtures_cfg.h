@@ -258,6 +258,15 @@ static void check_nemotron_h_moe(const ckpt_config *cfg)
 		assert_int_equal(cfg->layer_types[k], kinds[k]);
 }
 
+/* MLA dims, v_head_dim None -> qk_nope_head_dim, tied by MiniCPM3Config's default (no key) */
+static void check_minicpm3(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && !cfg->tie_given && cfg->q_lora_rank == 64 &&
+	            cfg->kv_lora_rank == 32 && cfg->qk_nope_head_dim == 16 &&
+	            cfg->qk_rope_head_dim == 8 && cfg->v_head_dim == 16 && cfg->num_experts == 0 &&
+	            strcmp(cfg->model_type, "minicpm3") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -498,6 +507,7 @@ static const struct {
     {"minicpm", check_minicpm},
     {"internlm3", check_internlm3},
     {"nemotron_h_moe", check_nemotron_h_moe},
+    {"minicpm3", check_minicpm3},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -468,6 +468,15 @@ static const fam_expect fams_mm[] = {
           3 * 64 * 64 + 2 * (8 * 64 + 8 * 2 * 64 * 64 + 2 * 128 * 64)) +
          2 * 4 * 8,
      64, 4, 2, 16, 128, 1000, 4, 0, 8, 64, CKPT_QUANT_NONE, 1},
+    /* minicpm3: F32; embed_tokens [1000, 128] (tied: no lm_head), norm, 2 layers of input /
+     * post_attention_layernorm, q_a_proj [64, 128], q_a_layernorm [64], q_b_proj [8*24, 64],
+     * kv_a_proj_with_mqa [32+8, 128], kv_a_layernorm [32], kv_b_proj [8*32, 32], o_proj
+     * [128, 8*16], gate_proj / up_proj [192, 128], down_proj [128, 192] */
+    {"minicpm3", 26,
+     4 * (1000 * 128 + 128 +
+          2 * (2 * 128 + 64 * 128 + 64 + 192 * 64 + 40 * 128 + 32 + 256 * 32 + 128 * 128 +
+               3 * 192 * 128)),
+     128, 8, 8, 16, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

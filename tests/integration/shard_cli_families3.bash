@@ -524,3 +524,27 @@ plan_has nemotron_h_moe "backbone.layers.3.mixer.experts.w13_weight *BF16 *\[4, 
 	"backbone.layers.3.mixer.experts.w2_weight *BF16 *\[4, 64, 64\]"
 refused_edit nemotron_h_moe 's/"moe_latent_size": null/"moe_latent_size": 32/' "latent MoE"
 refused_edit nemotron_h_moe 's/"mlp_bias": false/"mlp_bias": true/' "build no biases"
+
+# MiniCPM3ForCausalLM: DeepSeek-V2's MLA as vLLM's minicpm3.py loads it (q_a_proj /
+# kv_a_proj_with_mqa whole, q_b_proj / kv_b_proj by heads: TP 4 gives 2 heads of 24 / 32 rows,
+# o_proj by columns), gate / up merged into mlp.gate_up_proj, down_proj by columns, every
+# Linear quantized; the latent norms and embed_tokens unquantized; tied by MiniCPM3Config's
+# default (no lm_head); q_lora_rank null and num_experts refused
+"$CTL" plan --model-dir "$T/minicpm3" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan minicpm3"
+plan_has minicpm3 "model.layers.1.self_attn.q_a_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.self_attn.q_b_proj.weight *I8 *\[48, 64\]" \
+	"model.layers.1.self_attn.kv_a_proj_with_mqa.weight *I8 *\[40, 128\]" \
+	"model.layers.1.self_attn.kv_b_proj.weight *I8 *\[64, 32\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.layers.1.self_attn.q_a_layernorm.weight *F32 *\[64\]" \
+	"model.layers.1.self_attn.kv_a_layernorm.weight *F32 *\[32\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]"
+grep -q "lm_head tied" "$T/plan" || fail "minicpm3: lm_head not tied: $(cat "$T/plan")"
+grep -q "gate_proj\|lm_head.weight\|layernorm.weight_scale\|embed_tokens.weight_scale" \
+	"$T/plan" && fail "minicpm3: an unmerged, untied or quantized norm tensor: $(cat "$T/plan")"
+refused_edit minicpm3 's/"q_lora_rank": 64/"q_lora_rank": null/' "q_lora_rank is null"
+refused_edit minicpm3 's/"hidden_act": "silu"/"hidden_act": "silu", "num_experts": 8/' \
+	"num_experts is 8"
