@@ -56,18 +56,9 @@ static const sm_rule bloom_rules[] = {
  * word_embeddings (an untied one would never be loaded). */
 static int bloom_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: BloomForCausalLM needs hidden_size (%" PRId64
-		                 ") divisible by n_head (%" PRId64
-		                 "): its head size is their quotient (vLLM's bloom.py asserts it)",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %" PRId64
-		                 " is not hidden_size / n_head = %" PRId64
-		                 "; BloomForCausalLM has no head_dim key: remove it",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq = shardmap_check_head_quotient(c, "hidden_size", "n_head", "head_dim", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads != c->num_attention_heads)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: num_key_value_heads %" PRId64

@@ -54,19 +54,10 @@ static const sm_rule chatglm_rules[] = {
  * query_key_value is kv_channels wide per head (the loader reads kv_channels as head_dim). */
 static int chatglm_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: ChatGLM needs hidden_size (%" PRId64
-		                 ") divisible by num_attention_heads (%" PRId64
-		                 "): vLLM's chatglm.py takes their quotient as the head size",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: kv_channels %" PRId64
-		                 " is not hidden_size / num_attention_heads = %" PRId64
-		                 "; vLLM's chatglm.py builds query_key_value with heads of the "
-		                 "latter: fix kv_channels",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq = shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads",
+	                                      "kv_channels", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads <= 0 || c->num_attention_heads % c->num_key_value_heads != 0)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: multi_query_group_num %" PRId64

@@ -64,18 +64,9 @@ static const sm_rule gpt2_rules[] = {
  * models"): refused. */
 static int gpt2_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs n_embd (%" PRId64
-		                 ") divisible by n_head (%" PRId64
-		                 "): its head size is their quotient",
-		                 c->architecture, c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: head_dim %" PRId64 " is not n_embd / n_head = %" PRId64
-		    "; %s has no head_dim key: remove it",
-		    c->head_dim, c->hidden_size / c->num_attention_heads, c->architecture);
+	int hq = shardmap_check_head_quotient(c, "n_embd", "n_head", "head_dim", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads != c->num_attention_heads)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: num_key_value_heads %" PRId64
@@ -184,18 +175,9 @@ static const sm_rule gpt_bigcode_rules[] = {
  * num_key_value_heads 1 from multi_query). */
 static int gpt_bigcode_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: GPTBigCodeForCausalLM needs n_embd (%" PRId64
-		                 ") divisible by n_head (%" PRId64
-		                 "): its head size is their quotient",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %" PRId64
-		                 " is not n_embd / n_head = %" PRId64
-		                 "; GPTBigCodeForCausalLM has no head_dim key: remove it",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq = shardmap_check_head_quotient(c, "n_embd", "n_head", "head_dim", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads != 1)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: %" PRId64 " kv heads; GPTBigCodeForCausalLM is read "

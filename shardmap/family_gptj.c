@@ -49,18 +49,9 @@ static const sm_rule gptj_rules[] = {
  * asserts an untied lm_head (it has a bias the embedding has not). */
 static int gptj_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: GPTJForCausalLM needs n_embd (%" PRId64
-		                 ") divisible by n_head (%" PRId64
-		                 "): its head size is their quotient",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %" PRId64
-		                 " is not n_embd / n_head = %" PRId64
-		                 "; GPTJForCausalLM has no head_dim key: remove it",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq = shardmap_check_head_quotient(c, "n_embd", "n_head", "head_dim", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads != c->num_attention_heads)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: num_key_value_heads %" PRId64

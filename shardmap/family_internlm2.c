@@ -48,18 +48,10 @@ static const sm_rule internlm2_rules[] = {
  * head_dim key), the q heads grouped evenly over the kv heads (split_qkv's view). */
 static int internlm2_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: InternLM2ForCausalLM needs hidden_size (%" PRId64
-		                 ") divisible by num_attention_heads (%" PRId64
-		                 "): its head size is their quotient (vLLM's internlm2.py)",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %" PRId64
-		                 " is not hidden_size / num_attention_heads = %" PRId64
-		                 "; InternLM2ForCausalLM has no head_dim key: remove it",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq =
+	    shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads", "head_dim", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads <= 0 || c->num_attention_heads % c->num_key_value_heads != 0)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: num_key_value_heads %" PRId64

@@ -38,18 +38,9 @@ static const sm_rule mpt_rules[] = {
 /* MPTAttention's head_dim is d_model / n_heads (no head_dim key). */
 static int mpt_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: MptForCausalLM needs d_model (%" PRId64
-		                 ") divisible by n_heads (%" PRId64
-		                 "): its head size is their quotient",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %" PRId64
-		                 " is not d_model / n_heads = %" PRId64
-		                 "; MptForCausalLM has no head_dim key: remove it",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq = shardmap_check_head_quotient(c, "d_model", "n_heads", "head_dim", err);
+	if (hq != WT_OK)
+		return hq;
 	return WT_OK;
 }
 

@@ -20,6 +20,29 @@
 
 #include "shardmap/family_rules.h"
 
+int shardmap_check_head_quotient(const ckpt_config *c, const char *hid, const char *heads,
+                                 const char *dim, wt_errbuf *err)
+{
+	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs %s (%" PRId64 ") divisible by %s (%" PRId64
+		                 "): its head size is their quotient",
+		                 c->architecture, hid, c->hidden_size, heads,
+		                 c->num_attention_heads);
+	int64_t q = c->hidden_size / c->num_attention_heads;
+	if (c->head_dim == q)
+		return WT_OK;
+	if (strcmp(dim, "head_dim") == 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: head_dim %" PRId64 " is not %s / %s = %" PRId64
+		                 "; %s has no head_dim key: remove it",
+		                 c->head_dim, hid, heads, q, c->architecture);
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "config.json: %s %" PRId64 " is not %s / %s = %" PRId64
+	                 "; %s builds its heads of the latter: fix %s",
+	                 dim, c->head_dim, hid, heads, q, c->architecture, dim);
+}
+
 #define NX_LAYER      "gpt_neox.layers.{i}."
 #define NX_REPL(x, c) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, c, 0, 1, SM_D_HID, SM_D_ANY)
 
@@ -55,18 +78,10 @@ static const sm_rule gpt_neox_rules[] = {
  * it has no grouped kv heads: both checked before the table's shapes. */
 static int gpt_neox_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: GPTNeoXForCausalLM needs hidden_size (%" PRId64
-		                 ") divisible by num_attention_heads (%" PRId64
-		                 "): its head size is their quotient",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %" PRId64
-		                 " is not hidden_size / num_attention_heads = %" PRId64
-		                 "; GPTNeoXForCausalLM has no head_dim key: remove it",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq =
+	    shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads", "head_dim", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads != c->num_attention_heads)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: num_key_value_heads %" PRId64
@@ -133,18 +148,10 @@ static const sm_rule phi_rules[] = {
  * k_layernorm: configs it cannot load are refused here. */
 static int phi_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: PhiForCausalLM needs hidden_size (%" PRId64
-		                 ") divisible by num_attention_heads (%" PRId64
-		                 "): its head size is their quotient",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %" PRId64
-		                 " is not hidden_size / num_attention_heads = %" PRId64
-		                 "; PhiForCausalLM has no head_dim key: remove it",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq =
+	    shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads", "head_dim", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads != c->num_attention_heads)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
@@ -223,18 +230,10 @@ static const sm_rule persimmon_rules[] = {PS_RULES("")};
  * grouping, no head_dim key. */
 static int persimmon_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: PersimmonForCausalLM needs hidden_size (%" PRId64
-		                 ") divisible by num_attention_heads (%" PRId64
-		                 "): its head size is their quotient",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %" PRId64
-		                 " is not hidden_size / num_attention_heads = %" PRId64
-		                 "; PersimmonForCausalLM has no head_dim key: remove it",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq =
+	    shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads", "head_dim", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads != c->num_attention_heads)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: num_key_value_heads %" PRId64

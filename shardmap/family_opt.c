@@ -30,18 +30,10 @@ static const sm_rule opt_rules[] = {OPT_RULES("")};
  * cuts them are refused here. */
 int shardmap_opt_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: OPTForCausalLM needs hidden_size (%" PRId64
-		                 ") divisible by num_attention_heads (%" PRId64
-		                 "): its head size is their quotient",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: head_dim %" PRId64
-		                 " is not hidden_size / num_attention_heads = %" PRId64
-		                 "; OPTForCausalLM has no head_dim key: remove it",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq =
+	    shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads", "head_dim", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads != c->num_attention_heads)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: num_key_value_heads %" PRId64

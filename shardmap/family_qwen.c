@@ -52,19 +52,10 @@ static const sm_rule qwen_rules[] = {
  * head_dim, QWenConfig's 128 when absent). */
 static int qwen_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_attention_heads <= 0 || c->hidden_size % c->num_attention_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: QWenLMHeadModel needs hidden_size (%" PRId64
-		                 ") divisible by num_attention_heads (%" PRId64
-		                 "): vLLM's qwen.py takes their quotient as the head size",
-		                 c->hidden_size, c->num_attention_heads);
-	if (c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: kv_channels %" PRId64
-		                 " is not hidden_size / num_attention_heads = %" PRId64
-		                 "; vLLM's qwen.py builds c_attn with heads of the latter "
-		                 "(QWenConfig's kv_channels is 128 when absent): fix kv_channels",
-		                 c->head_dim, c->hidden_size / c->num_attention_heads);
+	int hq = shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads",
+	                                      "kv_channels", err);
+	if (hq != WT_OK)
+		return hq;
 	if (c->num_key_value_heads != c->num_attention_heads)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: num_key_value_heads %" PRId64

@@ -609,6 +609,12 @@ const char *shardmap_nemotron_h_why(const sm_family *f, const ckpt_config *c, ui
 int shardmap_mamba2_mixers_check(const ckpt_config *c, const char *fam,
                                  bool (*is_mamba)(const ckpt_config *, int64_t), wt_errbuf *err);
 
+/* A family whose head size is hidden_size / num_attention_heads (family_neox.c): the hidden
+ * size divisible by the heads (WT_ECORRUPT) and head_dim equal to their quotient
+ * (WT_EUNSUPPORTED: "remove it", or "fix KEY" for ChatGLM's / Qwen's kv_channels); hid, heads
+ * and dim are the config's own key names, c->architecture names the model. */
+int shardmap_check_head_quotient(const ckpt_config *c, const char *hid, const char *heads,
+                                 const char *dim, wt_errbuf *err);
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
  * absent is fine (the config class builds them) (family_cohere.c). */
