@@ -28,6 +28,7 @@
 
 #include "shardmap/family_opt.h"
 #include "shardmap/family_qformer.h"
+#include "shardmap/tower_defaults.h"
 
 #define B2_VT                     "vision_model."
 #define B2_VB                     B2_VT "encoder.layers.{i}."

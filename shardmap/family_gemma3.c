@@ -22,6 +22,7 @@
 #include <inttypes.h>
 
 #include "shardmap/family_rules.h"
+#include "shardmap/tower_defaults.h"
 
 /* The language model's layers (the shared macros expand SM_LAYER here). */
 #undef SM_LAYER

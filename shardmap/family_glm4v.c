@@ -29,6 +29,7 @@
 #include <inttypes.h>
 
 #include "shardmap/family_rules.h"
+#include "shardmap/tower_defaults.h"
 
 #define G4V_B "visual.blocks.{i}."
 #define G4V_M "visual.merger."

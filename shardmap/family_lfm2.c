@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "shardmap/family_rules.h"
+#include "shardmap/tower_defaults.h"
 
 #define LF_ATT  SM_LAYER "self_attn."
 #define LF_CONV SM_LAYER "conv."

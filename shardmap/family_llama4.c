@@ -24,6 +24,7 @@
 #include <stdlib.h>
 
 #include "shardmap/family_rules.h"
+#include "shardmap/tower_defaults.h"
 
 /* Llama 4's text model: every layer under SM_LAYER as defined where it is expanded. */
 #define L4_FF SM_LAYER "feed_forward."

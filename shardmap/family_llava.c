@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include "shardmap/family_rules.h"
+#include "shardmap/tower_defaults.h"
 
 /* The language model's layers (the shared macros expand SM_LAYER here). */
 #undef SM_LAYER

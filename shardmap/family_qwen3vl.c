@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "shardmap/family_rules.h"
+#include "shardmap/tower_defaults.h"
 
 #define Q3V_D "visual.deepstack_merger_list.{i}."
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "shardmap/family_rules.h"
+#include "shardmap/tower_defaults.h"
 
 const sm_vis_class shardmap_vis_siglip = {"SigLIP: ",       SM_SIGLIP_HIDDEN, SM_SIGLIP_HEADS,
                                           SM_SIGLIP_LAYERS, SM_SIGLIP_IMAGE,  SM_SIGLIP_PATCH,

@@ -12,6 +12,7 @@
 #include "shardmap/families.h"
 #include "shardmap/family_rules.h"
 #include "shardmap/plan_int.h"
+#include "shardmap/tower_defaults.h"
 
 /* Config dims above this are not a model: every product of two stays far
  * inside int64 (products of three are checked), and no dim can make the
