@@ -46,27 +46,13 @@
 static tm_model *tm_baichuan_at(int64_t hid, int64_t i, int l_n, int head)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	char n[200];
-	tm_add2(m, EMB, 1000, hid);
-	tm_add2(m, "model.norm.weight", hid, 0);
-	if (head)
-		tm_add2(m, "lm_head.weight", 1000, hid);
-	for (int l = 0; l < l_n; l++) {
-		const struct {
-			const char *leaf;
-			int64_t a, b;
-		} L[] = {{"input_layernorm.weight", hid, 0},
-		         {"post_attention_layernorm.weight", hid, 0},
-		         {"self_attn.W_pack.weight", 3 * hid, hid},
-		         {"self_attn.o_proj.weight", hid, hid},
-		         {"mlp.gate_proj.weight", i, hid},
-		         {"mlp.up_proj.weight", i, hid},
-		         {"mlp.down_proj.weight", hid, i}};
-		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
-			snprintf(n, sizeof(n), "model.layers.%d.%s", l, L[k].leaf);
-			tm_add2(m, n, L[k].a, L[k].b);
-		}
-	}
+	tm_top(m, 1000, hid, head);
+	const tm_leaf L[] = {
+	    {"input_layernorm.weight", hid, 0},        {"post_attention_layernorm.weight", hid, 0},
+	    {"self_attn.W_pack.weight", 3 * hid, hid}, {"self_attn.o_proj.weight", hid, hid},
+	    {"mlp.gate_proj.weight", i, hid},          {"mlp.up_proj.weight", i, hid},
+	    {"mlp.down_proj.weight", hid, i}};
+	tm_layers(m, TM_L, l_n, L, TM_NLEAVES(L), 0);
 	return m;
 }
 

@@ -50,10 +50,7 @@ static tm_model *tm_bloom(const char *pre, int head)
 	}
 	if (head)
 		tm_add2(m, "lm_head.weight", 1000, HID);
-	static const struct {
-		const char *leaf;
-		int64_t a, b;
-	} L[] = {
+	static const tm_leaf L[] = {
 	    {"input_layernorm.weight", HID, 0},
 	    {"input_layernorm.bias", HID, 0},
 	    {"post_attention_layernorm.weight", HID, 0},
@@ -67,11 +64,9 @@ static tm_model *tm_bloom(const char *pre, int head)
 	    {"mlp.dense_4h_to_h.weight", HID, I4},
 	    {"mlp.dense_4h_to_h.bias", HID, 0},
 	};
-	for (int i = 0; i < 2; i++)
-		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
-			snprintf(n, sizeof(n), "%sh.%d.%s", pre, i, L[k].leaf);
-			tm_add2(m, n, L[k].a, L[k].b);
-		}
+	char fmt[64];
+	snprintf(fmt, sizeof(fmt), "%sh.%%d.", pre);
+	tm_layers(m, fmt, 2, L, TM_NLEAVES(L), 0);
 	return m;
 }
 

@@ -49,30 +49,18 @@
 static tm_model *tm_chatglm(int64_t kv, int bias, int head)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	char n[200];
 	tm_add2(m, EMB, 1000, HID);
 	tm_add2(m, FLN, HID, 0);
 	if (head)
 		tm_add2(m, OUT, 1000, HID);
-	for (int i = 0; i < 2; i++) {
-		static const struct {
-			const char *leaf;
-			int64_t a, b;
-		} L[] = {{"input_layernorm.weight", HID, 0},
-		         {"post_attention_layernorm.weight", HID, 0},
-		         {"self_attention.query_key_value.weight", 0, HID},
-		         {"self_attention.dense.weight", HID, HID},
-		         {"mlp.dense_h_to_4h.weight", 2 * I, HID},
-		         {"mlp.dense_4h_to_h.weight", HID, I}};
-		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
-			snprintf(n, sizeof(n), "transformer.encoder.layers.%d.%s", i, L[k].leaf);
-			tm_add2(m, n, L[k].a ? L[k].a : (8 + 2 * kv) * HD, L[k].b);
-		}
-		snprintf(n, sizeof(n),
-		         "transformer.encoder.layers.%d.self_attention.query_key_value.bias", i);
-		if (bias)
-			tm_add2(m, n, (8 + 2 * kv) * HD, 0);
-	}
+	const tm_leaf L[] = {{"input_layernorm.weight", HID, 0, 0},
+	                     {"post_attention_layernorm.weight", HID, 0, 0},
+	                     {"self_attention.query_key_value.weight", (8 + 2 * kv) * HD, HID, 0},
+	                     {"self_attention.dense.weight", HID, HID, 0},
+	                     {"mlp.dense_h_to_4h.weight", 2 * I, HID, 0},
+	                     {"mlp.dense_4h_to_h.weight", HID, I, 0},
+	                     {"self_attention.query_key_value.bias", (8 + 2 * kv) * HD, 0, 1}};
+	tm_layers(m, "transformer.encoder.layers.%d.", 2, L, TM_NLEAVES(L), bias);
 	return m;
 }
 

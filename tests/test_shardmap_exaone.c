@@ -48,29 +48,20 @@
 static tm_model *tm_exaone_i(int64_t kv, int head, int64_t i)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	char n[200];
 	tm_add2(m, EMB, 1000, HID);
 	tm_add2(m, "transformer.ln_f.weight", HID, 0);
 	if (head)
 		tm_add2(m, "lm_head.weight", 1000, HID);
-	for (int l = 0; l < 2; l++) {
-		const struct {
-			const char *leaf;
-			int64_t a, b;
-		} L[] = {{"ln_1.weight", HID, 0},
-		         {"ln_2.weight", HID, 0},
-		         {"attn.attention.q_proj.weight", HID, HID},
-		         {"attn.attention.k_proj.weight", kv * HD, HID},
-		         {"attn.attention.v_proj.weight", kv * HD, HID},
-		         {"attn.attention.out_proj.weight", HID, HID},
-		         {"mlp.c_fc_0.weight", i, HID},
-		         {"mlp.c_fc_1.weight", i, HID},
-		         {"mlp.c_proj.weight", HID, i}};
-		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
-			snprintf(n, sizeof(n), "transformer.h.%d.%s", l, L[k].leaf);
-			tm_add2(m, n, L[k].a, L[k].b);
-		}
-	}
+	const tm_leaf L[] = {{"ln_1.weight", HID, 0},
+	                     {"ln_2.weight", HID, 0},
+	                     {"attn.attention.q_proj.weight", HID, HID},
+	                     {"attn.attention.k_proj.weight", kv * HD, HID},
+	                     {"attn.attention.v_proj.weight", kv * HD, HID},
+	                     {"attn.attention.out_proj.weight", HID, HID},
+	                     {"mlp.c_fc_0.weight", i, HID},
+	                     {"mlp.c_fc_1.weight", i, HID},
+	                     {"mlp.c_proj.weight", HID, i}};
+	tm_layers(m, "transformer.h.%d.", 2, L, TM_NLEAVES(L), 0);
 	return m;
 }
 

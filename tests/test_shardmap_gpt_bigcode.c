@@ -42,10 +42,7 @@ static tm_model *tm_bigcode(int lm_head)
 	tm_add2(m, "transformer.ln_f.bias", HID, 0);
 	if (lm_head)
 		tm_add2(m, "lm_head.weight", 1000, HID);
-	static const struct {
-		const char *leaf;
-		int64_t a, b;
-	} leaves[] = {
+	static const tm_leaf L[] = {
 	    {"ln_1.weight", HID, 0},          {"ln_1.bias", HID, 0},
 	    {"ln_2.weight", HID, 0},          {"ln_2.bias", HID, 0},
 	    {"attn.c_attn.weight", QKV, HID}, {"attn.c_attn.bias", QKV, 0},
@@ -53,12 +50,7 @@ static tm_model *tm_bigcode(int lm_head)
 	    {"mlp.c_fc.weight", INN, HID},    {"mlp.c_fc.bias", INN, 0},
 	    {"mlp.c_proj.weight", HID, INN},  {"mlp.c_proj.bias", HID, 0},
 	};
-	char b[200];
-	for (int i = 0; i < 2; i++)
-		for (size_t k = 0; k < sizeof(leaves) / sizeof(leaves[0]); k++) {
-			snprintf(b, sizeof(b), "transformer.h.%d.%s", i, leaves[k].leaf);
-			tm_add2(m, b, leaves[k].a, leaves[k].b);
-		}
+	tm_layers(m, "transformer.h.%d.", 2, L, TM_NLEAVES(L), 0);
 	return m;
 }
 

@@ -45,24 +45,18 @@
 static tm_model *tm_internlm2(int64_t kv, int head)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	char n[200];
 	tm_add2(m, EMB, 1000, HID);
 	tm_add2(m, "model.norm.weight", HID, 0);
 	if (head)
 		tm_add2(m, "output.weight", 1000, HID);
-	for (int i = 0; i < 2; i++) {
-		static const struct {
-			const char *leaf;
-			int64_t a, b;
-		} L[] = {{"attention_norm.weight", HID, 0},  {"ffn_norm.weight", HID, 0},
-		         {"attention.wqkv.weight", 0, HID},  {"attention.wo.weight", HID, HID},
-		         {"feed_forward.w1.weight", I, HID}, {"feed_forward.w3.weight", I, HID},
-		         {"feed_forward.w2.weight", HID, I}};
-		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
-			snprintf(n, sizeof(n), "model.layers.%d.%s", i, L[k].leaf);
-			tm_add2(m, n, L[k].a ? L[k].a : (8 + 2 * kv) * HD, L[k].b);
-		}
-	}
+	const tm_leaf L[] = {{"attention_norm.weight", HID, 0},
+	                     {"ffn_norm.weight", HID, 0},
+	                     {"attention.wqkv.weight", (8 + 2 * kv) * HD, HID},
+	                     {"attention.wo.weight", HID, HID},
+	                     {"feed_forward.w1.weight", I, HID},
+	                     {"feed_forward.w3.weight", I, HID},
+	                     {"feed_forward.w2.weight", HID, I}};
+	tm_layers(m, TM_L, 2, L, TM_NLEAVES(L), 0);
 	return m;
 }
 

@@ -57,36 +57,21 @@ enum { B_QKV = 1, B_O = 2 };
 static tm_model *tm_il3(int64_t kv, int head, int bias)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	char n[200];
-	tm_add2(m, EMB, 1000, HID);
-	tm_add2(m, "model.norm.weight", HID, 0);
-	if (head)
-		tm_add2(m, "lm_head.weight", 1000, HID);
-	for (int l = 0; l < 2; l++) {
-		const struct {
-			const char *leaf;
-			int64_t a, b;
-			int when;
-		} L[] = {{"input_layernorm.weight", HID, 0, 0},
-		         {"post_attention_layernorm.weight", HID, 0, 0},
-		         {"self_attn.q_proj.weight", QD, HID, 0},
-		         {"self_attn.k_proj.weight", kv * HD, HID, 0},
-		         {"self_attn.v_proj.weight", kv * HD, HID, 0},
-		         {"self_attn.q_proj.bias", QD, 0, B_QKV},
-		         {"self_attn.k_proj.bias", kv * HD, 0, B_QKV},
-		         {"self_attn.v_proj.bias", kv * HD, 0, B_QKV},
-		         {"self_attn.o_proj.weight", HID, QD, 0},
-		         {"self_attn.o_proj.bias", HID, 0, B_O},
-		         {"mlp.gate_proj.weight", I, HID, 0},
-		         {"mlp.up_proj.weight", I, HID, 0},
-		         {"mlp.down_proj.weight", HID, I, 0}};
-		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
-			if (L[k].when != 0 && !(bias & L[k].when))
-				continue;
-			snprintf(n, sizeof(n), "model.layers.%d.%s", l, L[k].leaf);
-			tm_add2(m, n, L[k].a, L[k].b);
-		}
-	}
+	tm_top(m, 1000, HID, head);
+	const tm_leaf L[] = {{"input_layernorm.weight", HID, 0, 0},
+	                     {"post_attention_layernorm.weight", HID, 0, 0},
+	                     {"self_attn.q_proj.weight", QD, HID, 0},
+	                     {"self_attn.k_proj.weight", kv * HD, HID, 0},
+	                     {"self_attn.v_proj.weight", kv * HD, HID, 0},
+	                     {"self_attn.q_proj.bias", QD, 0, B_QKV},
+	                     {"self_attn.k_proj.bias", kv * HD, 0, B_QKV},
+	                     {"self_attn.v_proj.bias", kv * HD, 0, B_QKV},
+	                     {"self_attn.o_proj.weight", HID, QD, 0},
+	                     {"self_attn.o_proj.bias", HID, 0, B_O},
+	                     {"mlp.gate_proj.weight", I, HID, 0},
+	                     {"mlp.up_proj.weight", I, HID, 0},
+	                     {"mlp.down_proj.weight", HID, I, 0}};
+	tm_layers(m, TM_L, 2, L, TM_NLEAVES(L), bias);
 	return m;
 }
 

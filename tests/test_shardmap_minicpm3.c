@@ -58,32 +58,20 @@
 static tm_model *tm_mc3(int64_t vhd, int head)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	char n[200];
-	tm_add2(m, EMB, 1000, HID);
-	tm_add2(m, "model.norm.weight", HID, 0);
-	if (head)
-		tm_add2(m, "lm_head.weight", 1000, HID);
-	for (int l = 0; l < 2; l++) {
-		const struct {
-			const char *leaf;
-			int64_t a, b;
-		} L[] = {{"input_layernorm.weight", HID, 0},
-		         {"post_attention_layernorm.weight", HID, 0},
-		         {"self_attn.q_a_proj.weight", QLR, HID},
-		         {"self_attn.q_a_layernorm.weight", QLR, 0},
-		         {"self_attn.q_b_proj.weight", NH * QK, QLR},
-		         {"self_attn.kv_a_proj_with_mqa.weight", KVA, HID},
-		         {"self_attn.kv_a_layernorm.weight", KVLR, 0},
-		         {"self_attn.kv_b_proj.weight", NH * (16 + vhd), KVLR},
-		         {"self_attn.o_proj.weight", HID, NH * vhd},
-		         {"mlp.gate_proj.weight", I, HID},
-		         {"mlp.up_proj.weight", I, HID},
-		         {"mlp.down_proj.weight", HID, I}};
-		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
-			snprintf(n, sizeof(n), "model.layers.%d.%s", l, L[k].leaf);
-			tm_add2(m, n, L[k].a, L[k].b);
-		}
-	}
+	tm_top(m, 1000, HID, head);
+	const tm_leaf L[] = {{"input_layernorm.weight", HID, 0},
+	                     {"post_attention_layernorm.weight", HID, 0},
+	                     {"self_attn.q_a_proj.weight", QLR, HID},
+	                     {"self_attn.q_a_layernorm.weight", QLR, 0},
+	                     {"self_attn.q_b_proj.weight", NH * QK, QLR},
+	                     {"self_attn.kv_a_proj_with_mqa.weight", KVA, HID},
+	                     {"self_attn.kv_a_layernorm.weight", KVLR, 0},
+	                     {"self_attn.kv_b_proj.weight", NH * (16 + vhd), KVLR},
+	                     {"self_attn.o_proj.weight", HID, NH * vhd},
+	                     {"mlp.gate_proj.weight", I, HID},
+	                     {"mlp.up_proj.weight", I, HID},
+	                     {"mlp.down_proj.weight", HID, I}};
+	tm_layers(m, TM_L, 2, L, TM_NLEAVES(L), 0);
 	return m;
 }
 

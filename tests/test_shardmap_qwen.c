@@ -44,28 +44,19 @@
 static tm_model *tm_qwen_i(int head, int64_t i)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	char n[200];
 	tm_add2(m, EMB, 1000, HID);
 	tm_add2(m, "transformer.ln_f.weight", HID, 0);
 	if (head)
 		tm_add2(m, "lm_head.weight", 1000, HID);
-	for (int l = 0; l < 2; l++) {
-		const struct {
-			const char *leaf;
-			int64_t a, b;
-		} L[] = {{"ln_1.weight", HID, 0},
-		         {"ln_2.weight", HID, 0},
-		         {"attn.c_attn.weight", 3 * HID, HID},
-		         {"attn.c_attn.bias", 3 * HID, 0},
-		         {"attn.c_proj.weight", HID, HID},
-		         {"mlp.w1.weight", i, HID},
-		         {"mlp.w2.weight", i, HID},
-		         {"mlp.c_proj.weight", HID, i}};
-		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
-			snprintf(n, sizeof(n), "transformer.h.%d.%s", l, L[k].leaf);
-			tm_add2(m, n, L[k].a, L[k].b);
-		}
-	}
+	const tm_leaf L[] = {{"ln_1.weight", HID, 0},
+	                     {"ln_2.weight", HID, 0},
+	                     {"attn.c_attn.weight", 3 * HID, HID},
+	                     {"attn.c_attn.bias", 3 * HID, 0},
+	                     {"attn.c_proj.weight", HID, HID},
+	                     {"mlp.w1.weight", i, HID},
+	                     {"mlp.w2.weight", i, HID},
+	                     {"mlp.c_proj.weight", HID, i}};
+	tm_layers(m, "transformer.h.%d.", 2, L, TM_NLEAVES(L), 0);
 	return m;
 }
 

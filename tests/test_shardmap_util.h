@@ -136,9 +136,34 @@ static __attribute__((unused)) int tm_write(const tm_model *m, const char *dir, 
 static __attribute__((unused)) void tm_fmt(char *b, size_t n, const char *fmt, int i,
                                            const char *leaf)
 {
-	char pre[32];
+	char pre[64];
 	snprintf(pre, sizeof(pre), fmt, i);
 	snprintf(b, n, "%s%s", pre, leaf);
+}
+
+/* One per-layer tensor of a test model: the name after the layer's prefix, the shape [a, b]
+ * (b 0: 1-D [a]) and the builder's option bits it needs (0: always there). */
+typedef struct tm_leaf {
+	const char *leaf;
+	int64_t a, b;
+	int when;
+} tm_leaf;
+
+#define TM_NLEAVES(L) (sizeof(L) / sizeof((L)[0]))
+
+/* Add leaves L[0..n) to each of layers 0..layers-1 under fmt (one %d, the layer: TM_L for
+ * Llama's names); a leaf whose `when` shares no bit with opts is left out. */
+static __attribute__((unused)) void tm_layers(tm_model *m, const char *fmt, int layers,
+                                              const tm_leaf *L, size_t n, int opts)
+{
+	char b[200];
+	for (int i = 0; i < layers; i++)
+		for (size_t k = 0; k < n; k++) {
+			if (L[k].when != 0 && !(L[k].when & opts))
+				continue;
+			tm_fmt(b, sizeof(b), fmt, i, L[k].leaf);
+			tm_add2(m, b, L[k].a, L[k].b);
+		}
 }
 
 /* Llama-style attention + norms of layer i. */
