@@ -80,8 +80,7 @@ static void test_baichuan_slices(void **state)
 					        hl * HD);
 				cols_of(&f, r, T, OP, OP, HID, HID);
 				shp(&f, r, GU, 2, 2 * I / T, HID, 0);
-				rows_are(&f, r, GU, 0, GP, I / T * r, I / T);
-				rows_are(&f, r, GU, I / T, UP, I / T * r, I / T);
+				fx_gate_up_is(&f, r, T, GU, GP, UP, I);
 				cols_of(&f, r, T, DP, DP, HID, I);
 				repl(&f, r, L1 "input_layernorm.weight");
 				repl(&f, r, L1 "post_attention_layernorm.weight");

@@ -81,15 +81,12 @@ static void test_exaone_slices(void **state)
 		fx_open(&f, tm_exaone(2, 1), EX_CFG(KV2 UNTIED), T, 1, 0, true);
 		assert_string_equal(shardmap_family(f.p), "exaone");
 		for (uint32_t r = 0; r < T; r++) {
-			int64_t hl = 8 / T, g = r / (T / 2);
+			int64_t hl = 8 / T;
 			shp(&f, r, QKV, 2, (hl + 2) * HD, HID, 0);
-			rows_at(&f, r, QKV, 0, QP, r * hl * HD, hl * HD);
-			rows_at(&f, r, QKV, hl * HD, KP, g * HD, HD);
-			rows_at(&f, r, QKV, (hl + 1) * HD, VP, g * HD, HD);
+			fx_qkv_is(&f, r, T, QKV, QP, KP, VP, 8, 2, HD);
 			cols_of(&f, r, T, OP, OP, HID, HID);
 			shp(&f, r, GU, 2, 2 * I / T, HID, 0);
-			rows_are(&f, r, GU, 0, FC0, I / T * r, I / T);
-			rows_are(&f, r, GU, I / T, FC1, I / T * r, I / T);
+			fx_gate_up_is(&f, r, T, GU, FC0, FC1, I);
 			cols_of(&f, r, T, CP, CP, HID, I);
 			repl(&f, r, L1 "ln_1.weight");
 			repl(&f, r, L1 "ln_2.weight");

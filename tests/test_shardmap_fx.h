@@ -147,6 +147,29 @@ static __attribute__((unused)) void cols_of(const fx *f, uint32_t r, uint32_t T,
 			         name, (long long)a, (long long)(r * kl), (long long)kl, src);
 }
 
+/* Rank r of T holds Llama's fused [q_r; k_r; v_r] in rt (weights or 1-D biases): q heads
+ * [r*H/T, +H/T) of q, then the rank's kv heads of k, then of v: [r*KV/T, +KV/T) or, when
+ * KV < T, the one kv head r / (T/KV) (replicated); d rows a head. */
+static __attribute__((unused)) void fx_qkv_is(const fx *f, uint32_t r, uint32_t T, const char *rt,
+                                              const char *q, const char *k, const char *v,
+                                              int64_t H, int64_t KV, int64_t d)
+{
+	int64_t hl = H / T, kvl = KV >= T ? KV / T : 1;
+	int64_t g0 = KV >= T ? r * kvl : r / (T / KV);
+	rows_at(f, r, rt, 0, q, r * hl * d, hl * d);
+	rows_at(f, r, rt, hl * d, k, g0 * d, kvl * d);
+	rows_at(f, r, rt, (hl + kvl) * d, v, g0 * d, kvl * d);
+}
+
+/* Rank r of T holds the merged [gate_r; up_r] in rt: rows [r*I/T, +I/T) of gate, then of up. */
+static __attribute__((unused)) void fx_gate_up_is(const fx *f, uint32_t r, uint32_t T,
+                                                  const char *rt, const char *gate, const char *up,
+                                                  int64_t I)
+{
+	rows_at(f, r, rt, 0, gate, r * (I / T), I / T);
+	rows_at(f, r, rt, I / T, up, r * (I / T), I / T);
+}
+
 /* Rank r of T holds [q_r; k_r; v_r] of q/k/v packed per kv group ([KV, H/KV + 2, d] rows:
  * Falcon's query_key_value, InternLM2's wqkv): q head h (n = H/KV per group) at checkpoint row
  * ((h/n)(n+2) + h%n) d, kv head g's k at (g(n+2) + n) d, v one further; the rank's kv heads

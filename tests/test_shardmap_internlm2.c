@@ -81,8 +81,7 @@ static void test_internlm2_slices(void **state)
 			fx_qkv_grouped_is(&f, r, T, 8, 2, HD, WQKV);
 			cols_of(&f, r, T, WO, WO, HID, HID);
 			shp(&f, r, GU, 2, 2 * I / T, HID, 0);
-			rows_are(&f, r, GU, 0, W1, I / T * r, I / T);
-			rows_are(&f, r, GU, I / T, W3, I / T * r, I / T);
+			fx_gate_up_is(&f, r, T, GU, W1, W3, I);
 			cols_of(&f, r, T, W2, W2, HID, I);
 			repl(&f, r, L1 "attention_norm.weight");
 			repl(&f, r, L1 "ffn_norm.weight");

@@ -89,21 +89,16 @@ static void test_internlm3_slices(void **state)
 		        T, 1, 0, true);
 		assert_string_equal(shardmap_family(f.p), "internlm3");
 		for (uint32_t r = 0; r < T; r++) {
-			int64_t hl = 8 / T, g = r / (T / 2);
+			int64_t hl = 8 / T;
 			shp(&f, r, QKV, 2, (hl + 2) * HD, HID, 0);
-			rows_at(&f, r, QKV, 0, QP, r * hl * HD, hl * HD);
-			rows_at(&f, r, QKV, hl * HD, KP, g * HD, HD);
-			rows_at(&f, r, QKV, (hl + 1) * HD, VP, g * HD, HD);
+			fx_qkv_is(&f, r, T, QKV, QP, KP, VP, 8, 2, HD);
 			shp(&f, r, QKVB, 1, (hl + 2) * HD, 0, 0);
-			rows_are(&f, r, QKVB, 0, L1 "self_attn.q_proj.bias", r * hl * HD, hl * HD);
-			rows_are(&f, r, QKVB, hl * HD, L1 "self_attn.k_proj.bias", g * HD, HD);
-			rows_are(&f, r, QKVB, (hl + 1) * HD, L1 "self_attn.v_proj.bias", g * HD,
-			         HD);
+			fx_qkv_is(&f, r, T, QKVB, L1 "self_attn.q_proj.bias",
+			          L1 "self_attn.k_proj.bias", L1 "self_attn.v_proj.bias", 8, 2, HD);
 			cols_of(&f, r, T, OP, OP, HID, QD);
 			repl(&f, r, OB);
 			shp(&f, r, GU, 2, 2 * I / T, HID, 0);
-			rows_are(&f, r, GU, 0, GP, I / T * r, I / T);
-			rows_are(&f, r, GU, I / T, UP, I / T * r, I / T);
+			fx_gate_up_is(&f, r, T, GU, GP, UP, I);
 			cols_of(&f, r, T, DP, DP, HID, I);
 			repl(&f, r, L1 "input_layernorm.weight");
 			repl(&f, r, "model.norm.weight");

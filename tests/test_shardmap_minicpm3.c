@@ -93,8 +93,7 @@ static void test_minicpm3_slices(void **state)
 			rows_are(&f, r, KVBP, 0, KVBP, r * hl * KVB, hl * KVB);
 			cols_of(&f, r, T, OP, OP, HID, NH * VHD);
 			shp(&f, r, GU, 2, 2 * I / T, HID, 0);
-			rows_are(&f, r, GU, 0, GP, I / T * r, I / T);
-			rows_are(&f, r, GU, I / T, UP, I / T * r, I / T);
+			fx_gate_up_is(&f, r, T, GU, GP, UP, I);
 			cols_of(&f, r, T, DP, DP, HID, I);
 			repl(&f, r, QA);
 			repl(&f, r, KVAP);

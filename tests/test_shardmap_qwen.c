@@ -84,8 +84,7 @@ static void test_qwen_slices(void **state)
 			}
 			cols_of(&f, r, T, OP, OP, HID, HID);
 			shp(&f, r, GU, 2, 2 * I / T, HID, 0);
-			rows_are(&f, r, GU, 0, W2, I / T * r, I / T);
-			rows_are(&f, r, GU, I / T, W1, I / T * r, I / T);
+			fx_gate_up_is(&f, r, T, GU, W2, W1, I);
 			cols_of(&f, r, T, CP, CP, HID, I);
 			repl(&f, r, L1 "ln_1.weight");
 			repl(&f, r, L1 "ln_2.weight");
