@@ -78,30 +78,27 @@ bool ref_baichuan_named(ref_set *s)
 	return ref_set_find(s, "model.layers.0.self_attn.W_pack.weight") != NULL;
 }
 
+static int bc_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                  wt_errbuf *err)
+{
+	(void)in;
+	char name[512];
+	int leaf;
+	const char *tail;
+	int rv = ref_map_name(t->name, (ref_name_map){NULL, 0}, REF_NAME_MAP(bc_leaves), name,
+	                      sizeof(name), NULL, &leaf, &tail, err);
+	if (rv != WT_OK)
+		return rv;
+	if (x->ckpt && leaf == 0 && strcmp(tail, "weight") == 0) {
+		name[strlen(name) - strlen("qkv_proj.weight")] = '\0';
+		return ref_split_thirds(t, name, "weight", x->c->H * x->c->d, out, err);
+	}
+	if (x->c->V == BC_NORMHEAD_VOCAB && strcmp(name, "lm_head.weight") == 0)
+		return norm_head(t, name, out, err);
+	return ref_set_add_as(out, name, t, err);
+}
+
 int ref_baichuan_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char name[512];
-		int leaf;
-		const char *tail;
-		rv = ref_map_name(t->name, (ref_name_map){NULL, 0}, REF_NAME_MAP(bc_leaves), name,
-		                  sizeof(name), NULL, &leaf, &tail, err);
-		if (rv != WT_OK)
-			break;
-		if (ckpt && leaf == 0 && strcmp(tail, "weight") == 0) {
-			name[strlen(name) - strlen("qkv_proj.weight")] = '\0';
-			rv = ref_split_thirds(t, name, "weight", c->H * c->d, out, err);
-		} else if (c->V == BC_NORMHEAD_VOCAB && strcmp(name, "lm_head.weight") == 0) {
-			rv = norm_head(t, name, out, err);
-		} else {
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
-			                 err);
-		}
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, bc_one, c, ckpt, err);
 }

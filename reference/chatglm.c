@@ -54,24 +54,22 @@ bool ref_chatglm_named(ref_set *s)
 	return ref_set_find(s, "transformer.embedding.word_embeddings.weight") != NULL;
 }
 
+static int glm_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                   wt_errbuf *err)
+{
+	(void)x, (void)in;
+	static const char inv[] = "rotary_pos_emb.inv_freq";
+	size_t nl = strlen(t->name);
+	if (nl >= strlen(inv) && strcmp(t->name + nl - strlen(inv), inv) == 0)
+		return WT_OK;
+	char name[512];
+	int rv = canon(t->name, name, sizeof(name), err);
+	return rv != WT_OK ? rv : ref_set_add_as(out, name, t, err);
+}
+
 int ref_chatglm_rename(ref_set *in, ref_set *out, wt_errbuf *err)
 {
-	static const char inv[] = "rotary_pos_emb.inv_freq";
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		size_t nl = strlen(t->name);
-		if (nl >= strlen(inv) && strcmp(t->name + nl - strlen(inv), inv) == 0)
-			continue;
-		char name[512];
-		if ((rv = canon(t->name, name, sizeof(name), err)) == WT_OK)
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
-			                 err);
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, glm_one, NULL, false, err);
 }
 
 static int chatglm_math(json_t *root, wt_errbuf *err)

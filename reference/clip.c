@@ -54,20 +54,17 @@ static bool canon(const char *name, char *buf, size_t cap)
 	       top >= 0;
 }
 
+static int clip_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                    wt_errbuf *err)
+{
+	(void)x, (void)in;
+	char name[512];
+	return canon(t->name, name, sizeof(name)) ? ref_set_add_as(out, name, t, err) : WT_OK;
+}
+
 int ref_clip_rename(ref_set *in, ref_set *out, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char name[512];
-		if (canon(t->name, name, sizeof(name)))
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
-			                 err);
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, clip_one, NULL, false, err);
 }
 
 int ref_clip_positions(const ref_cfg *c, ref_set *s, int64_t first, bool whole, float *x, int64_t T,

@@ -117,28 +117,29 @@ static int zero_bias(const ref_tensor *t, const char *name, ref_set *out, wt_err
 	return rv;
 }
 
+static int dbrx_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                    wt_errbuf *err)
+{
+	(void)in;
+	const ref_cfg *c = x->c;
+	char name[512];
+	int rv = canon(c, t->name, name, sizeof(name), err);
+	if (rv != WT_OK)
+		return rv;
+	char *m = c->mpt ? NULL : strstr(name, "experts.mlp.");
+	if (m != NULL) { /* the checkpoint's 2-D stacks */
+		char base[512];
+		snprintf(base, sizeof(base), "%.*sexperts.", (int)(m - name), name);
+		return split_stack(c, t, base, m + strlen("experts.mlp."), out, err);
+	}
+	rv = ref_set_add_as(out, name, t, err);
+	if (rv == WT_OK && strstr(name, ".block_sparse_moe.") == NULL &&
+	    strstr(name, ".self_attn.") == NULL)
+		rv = zero_bias(t, name, out, err);
+	return rv;
+}
+
 int ref_dbrx_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char name[512];
-		if ((rv = canon(c, t->name, name, sizeof(name), err)) != WT_OK)
-			break;
-		char *m = c->mpt ? NULL : strstr(name, "experts.mlp.");
-		if (m != NULL) { /* the checkpoint's 2-D stacks */
-			char base[512];
-			snprintf(base, sizeof(base), "%.*sexperts.", (int)(m - name), name);
-			rv = split_stack(c, t, base, m + strlen("experts.mlp."), out, err);
-			continue;
-		}
-		rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes, err);
-		if (rv == WT_OK && strstr(name, ".block_sparse_moe.") == NULL &&
-		    strstr(name, ".self_attn.") == NULL)
-			rv = zero_bias(t, name, out, err);
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, dbrx_one, c, false, err);
 }

@@ -44,20 +44,17 @@ bool ref_exaone_named(ref_set *s)
 	return ref_set_find(s, "transformer.wte.weight") != NULL;
 }
 
+static int ex_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                  wt_errbuf *err)
+{
+	(void)x, (void)in;
+	char name[512];
+	int rv = ref_map_name(t->name, REF_NAME_MAP(ex_tops), REF_NAME_MAP(ex_leaves), name,
+	                      sizeof(name), NULL, NULL, NULL, err);
+	return rv != WT_OK ? rv : ref_set_add_as(out, name, t, err);
+}
+
 int ref_exaone_rename(ref_set *in, ref_set *out, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char name[512];
-		rv = ref_map_name(t->name, REF_NAME_MAP(ex_tops), REF_NAME_MAP(ex_leaves), name,
-		                  sizeof(name), NULL, NULL, NULL, err);
-		if (rv == WT_OK)
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
-			                 err);
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, ex_one, NULL, false, err);
 }

@@ -78,33 +78,31 @@ static int transpose(const ref_tensor *t, uint8_t *out, wt_errbuf *err)
 	return WT_OK;
 }
 
+static int gpt2_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                    wt_errbuf *err)
+{
+	(void)in;
+	char name[512];
+	bool conv = false;
+	int rv = canon(t->name, name, sizeof(name), &conv, err);
+	if (rv != WT_OK)
+		return rv;
+	if (!(x->ckpt && conv && !x->c->bigcode))
+		return ref_set_add_as(out, name, t, err);
+	uint8_t *buf = malloc(t->nbytes ? t->nbytes : 1);
+	if (buf == NULL)
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
+	rv = transpose(t, buf, err);
+	int64_t shape[2] = {t->ndim == 2 ? t->shape[1] : 0, t->ndim == 2 ? t->shape[0] : 0};
+	if (rv == WT_OK)
+		rv = ref_set_add(out, name, t->dtype, 2, shape, buf, t->nbytes, err);
+	free(buf);
+	return rv;
+}
+
 int ref_gpt2_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool from_ckpt, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char name[512];
-		bool conv = false;
-		if ((rv = canon(t->name, name, sizeof(name), &conv, err)) != WT_OK)
-			break;
-		if (!(from_ckpt && conv && !c->bigcode)) {
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
-			                 err);
-			continue;
-		}
-		uint8_t *buf = malloc(t->nbytes ? t->nbytes : 1);
-		if (buf == NULL)
-			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
-		rv = transpose(t, buf, err);
-		int64_t shape[2] = {t->ndim == 2 ? t->shape[1] : 0, t->ndim == 2 ? t->shape[0] : 0};
-		if (rv == WT_OK)
-			rv = ref_set_add(out, name, t->dtype, 2, shape, buf, t->nbytes, err);
-		free(buf);
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, gpt2_one, c, from_ckpt, err);
 }
 
 int ref_gpt2_positions(const ref_cfg *c, ref_set *s, float *x, int64_t T, wt_errbuf *err)

@@ -101,25 +101,23 @@ bool ref_internlm2_named(ref_set *s)
 	return ref_set_find(s, "model.tok_embeddings.weight") != NULL;
 }
 
+static int il2_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                   wt_errbuf *err)
+{
+	(void)in;
+	char name[512];
+	bool wqkv;
+	int rv = canon(t->name, name, sizeof(name), &wqkv, err);
+	if (rv != WT_OK)
+		return rv;
+	if (x->ckpt && wqkv) {
+		name[strlen(name) - strlen("qkv_proj.weight")] = '\0';
+		return unpack(x->c, t, name, out, err);
+	}
+	return ref_set_add_as(out, name, t, err);
+}
+
 int ref_internlm2_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char name[512];
-		bool wqkv;
-		if ((rv = canon(t->name, name, sizeof(name), &wqkv, err)) != WT_OK)
-			break;
-		if (ckpt && wqkv) {
-			name[strlen(name) - strlen("qkv_proj.weight")] = '\0';
-			rv = unpack(c, t, name, out, err);
-		} else {
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
-			                 err);
-		}
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, il2_one, c, ckpt, err);
 }

@@ -69,35 +69,34 @@ static int lc_name(const char *name, char *buf, size_t cap, float *scale, const 
 	return WT_OK;
 }
 
+static int lc_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                  wt_errbuf *err)
+{
+	char name[512];
+	float sc;
+	int rv = lc_name(t->name, name, sizeof(name), &sc, x->c, err);
+	if (rv != WT_OK)
+		return rv;
+	if (sc == 1.0f)
+		return ref_set_add_as(out, name, t, err);
+	const float *w;
+	int64_t n = t->ndim == 1 ? t->shape[0] : 0;
+	if ((rv = ref_getf(in, &w, false, err, 1, n, 0, 0, "%s", t->name)) != WT_OK)
+		return rv;
+	float *f = malloc((size_t)(n ? n : 1) * sizeof(float));
+	if (f == NULL)
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
+	for (int64_t j = 0; j < n; j++)
+		f[j] = w[j] * sc;
+	rv = ref_set_add(out, name, WT_F32, 1, &n, (const uint8_t *)f, (uint64_t)n * sizeof(float),
+	                 err);
+	free(f);
+	return rv;
+}
+
 int ref_lc_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char name[512];
-		float sc;
-		if ((rv = lc_name(t->name, name, sizeof(name), &sc, c, err)) != WT_OK)
-			break;
-		if (sc == 1.0f) {
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
-			                 err);
-			continue;
-		}
-		const float *w;
-		int64_t n = t->ndim == 1 ? t->shape[0] : 0;
-		if ((rv = ref_getf(in, &w, false, err, 1, n, 0, 0, "%s", t->name)) != WT_OK)
-			break;
-		float *f = malloc((size_t)(n ? n : 1) * sizeof(float));
-		if (f == NULL)
-			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
-		for (int64_t j = 0; j < n; j++)
-			f[j] = w[j] * sc;
-		rv = ref_set_add(out, name, WT_F32, 1, &n, (const uint8_t *)f,
-		                 (uint64_t)n * sizeof(float), err);
-		free(f);
-	}
-	return rv;
+	return ref_rename_each(in, out, lc_one, c, false, err);
 }
 
 /* Layer l's router on h: the k experts (indices >= E are zero experts) and weights. */

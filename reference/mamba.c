@@ -48,19 +48,16 @@ static int canon(const char *name, char *buf, size_t cap, wt_errbuf *err)
 	return WT_OK;
 }
 
+static int mamba_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                     wt_errbuf *err)
+{
+	(void)x, (void)in;
+	char name[512];
+	int rv = canon(t->name, name, sizeof(name), err);
+	return rv != WT_OK ? rv : ref_set_add_as(out, name, t, err);
+}
+
 int ref_mamba_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
 {
-	(void)c;
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char name[512];
-		if ((rv = canon(t->name, name, sizeof(name), err)) == WT_OK)
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
-			                 err);
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, mamba_one, c, false, err);
 }

@@ -162,19 +162,17 @@ static const char *nh_canon(const ref_cfg *c, const char *name, char *buf, size_
 	return n < 0 || (size_t)n >= cap ? NULL : buf;
 }
 
+static int nh_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                  wt_errbuf *err)
+{
+	(void)in;
+	char buf[512];
+	const char *name = nh_canon(x->c, t->name, buf, sizeof(buf));
+	return name == NULL ? wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", t->name)
+	                    : ref_set_add_as(out, name, t, err);
+}
+
 int ref_nh_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char buf[512];
-		const char *name = nh_canon(c, t->name, buf, sizeof(buf));
-		rv = name == NULL ? wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", t->name)
-		                  : ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data,
-		                                t->nbytes, err);
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, nh_one, c, false, err);
 }

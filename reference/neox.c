@@ -150,33 +150,30 @@ static int deinterleave(const ref_cfg *c, const ref_tensor *t, uint8_t *out, wt_
 	return WT_OK;
 }
 
+static int neox_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                    wt_errbuf *err)
+{
+	(void)in;
+	char name[512];
+	bool qkv;
+	int rv = canon(x->c, t->name, name, sizeof(name), &qkv, err);
+	if (rv != WT_OK)
+		return rv;
+	if (!(x->ckpt && qkv))
+		return ref_set_add_as(out, name, t, err);
+	uint8_t *buf = malloc(t->nbytes ? t->nbytes : 1);
+	if (buf == NULL)
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
+	rv = deinterleave(x->c, t, buf, err);
+	if (rv == WT_OK)
+		rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, buf, t->nbytes, err);
+	free(buf);
+	return rv;
+}
+
 int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char name[512];
-		bool qkv;
-		if ((rv = canon(c, t->name, name, sizeof(name), &qkv, err)) != WT_OK)
-			break;
-		if (!(ckpt && qkv)) {
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
-			                 err);
-			continue;
-		}
-		uint8_t *buf = malloc(t->nbytes ? t->nbytes : 1);
-		if (buf == NULL)
-			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
-		rv = deinterleave(c, t, buf, err);
-		if (rv == WT_OK)
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, buf, t->nbytes,
-			                 err);
-		free(buf);
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, neox_one, c, ckpt, err);
 }
 
 bool ref_bloom_ckpt(ref_set *s)

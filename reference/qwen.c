@@ -44,29 +44,25 @@ bool ref_qwen_named(ref_set *s)
 	return ref_set_find(s, "transformer.wte.weight") != NULL;
 }
 
+static int qw_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                  wt_errbuf *err)
+{
+	(void)in;
+	char name[512];
+	int leaf;
+	const char *tail;
+	int rv = ref_map_name(t->name, REF_NAME_MAP(qw_tops), REF_NAME_MAP(qw_leaves), name,
+	                      sizeof(name), NULL, &leaf, &tail, err);
+	if (rv != WT_OK)
+		return rv;
+	if (x->ckpt && leaf == 0 && (strcmp(tail, "weight") == 0 || strcmp(tail, "bias") == 0)) {
+		name[strlen(name) - strlen("qkv_proj.") - strlen(tail)] = '\0';
+		return ref_split_thirds(t, name, tail, 0, out, err);
+	}
+	return ref_set_add_as(out, name, t, err);
+}
+
 int ref_qwen_rename(ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char name[512];
-		int leaf;
-		const char *tail;
-		rv = ref_map_name(t->name, REF_NAME_MAP(qw_tops), REF_NAME_MAP(qw_leaves), name,
-		                  sizeof(name), NULL, &leaf, &tail, err);
-		if (rv != WT_OK)
-			break;
-		if (ckpt && leaf == 0 &&
-		    (strcmp(tail, "weight") == 0 || strcmp(tail, "bias") == 0)) {
-			name[strlen(name) - strlen("qkv_proj.") - strlen(tail)] = '\0';
-			rv = ref_split_thirds(t, name, tail, 0, out, err);
-		} else {
-			rv = ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes,
-			                 err);
-		}
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, qw_one, NULL, ckpt, err);
 }

@@ -526,7 +526,7 @@ static int head_full(const ref_cfg *c, ref_set *ck, const float *emb, const floa
 }
 
 /* Whose own checkpoint names set s holds (the first that applies: flags overlap, GPT-J's
- * config sets Phi's), read renamed by rename_full. */
+ * config sets Phi's), read renamed by ref_rename_own. */
 typedef enum {
 	OWN_NONE = 0,
 	OWN_NEOX,      /* GPT-NeoX, Phi, Persimmon, BLOOM, Falcon (neox.c) */
@@ -579,25 +579,25 @@ bool ref_own_names(const ref_cfg *c, ref_set *s)
 	return own_names(c, s) != OWN_NONE;
 }
 
-/* The checkpoint set ck, under its family's own names (k: own_names), into r under the names the
- * pass reads. */
-static int rename_full(const ref_cfg *c, own_kind k, ref_set *ck, ref_set *r, wt_errbuf *err)
+/* Set ck, under its family's own names (k: own_names), into r under the names the pass reads;
+ * ckpt: ck is the checkpoint (its packed / interleaved forms), else one rank's shard. */
+int ref_rename_own(const ref_cfg *c, ref_set *ck, ref_set *r, bool ckpt, wt_errbuf *err)
 {
-	switch (k) {
+	switch (own_names(c, ck)) {
 	case OWN_NEOX:
-		return ref_neox_rename(c, ck, r, true, err);
+		return ref_neox_rename(c, ck, r, ckpt, err);
 	case OWN_INTERNLM2:
-		return ref_internlm2_rename(c, ck, r, true, err);
+		return ref_internlm2_rename(c, ck, r, ckpt, err);
 	case OWN_CHATGLM:
 		return ref_chatglm_rename(ck, r, err);
 	case OWN_EXAONE:
 		return ref_exaone_rename(ck, r, err);
 	case OWN_QWEN:
-		return ref_qwen_rename(ck, r, true, err);
+		return ref_qwen_rename(ck, r, ckpt, err);
 	case OWN_BAICHUAN:
-		return ref_baichuan_rename(c, ck, r, true, err);
+		return ref_baichuan_rename(c, ck, r, ckpt, err);
 	case OWN_GPT2:
-		return c->clip ? ref_clip_rename(ck, r, err) : ref_gpt2_rename(c, ck, r, true, err);
+		return c->clip ? ref_clip_rename(ck, r, err) : ref_gpt2_rename(c, ck, r, ckpt, err);
 	case OWN_GPTJ:
 		return ref_gptj_rename(ck, r, err);
 	case OWN_MAMBA:
@@ -620,7 +620,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	own_kind own = own_names(c, ck);
 	if (own != OWN_NONE) {
 		ref_set r = {0}; /* the checkpoint under the names read below */
-		int rv = rename_full(c, own, ck, &r, err);
+		int rv = ref_rename_own(c, ck, &r, true, err);
 		if (rv == WT_OK)
 			rv = ref_forward_full(c, &r, tokens, n_tok, logits, routes, err);
 		ref_set_clear(&r);

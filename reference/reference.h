@@ -182,6 +182,22 @@ int ref_split_thirds(const ref_tensor *t, const char *pre, const char *leaf, int
 /* Copy a tensor into the set. WT_EDUP for a name already present. */
 int ref_set_add(ref_set *s, const char *name, wt_dtype dt, int ndim, const int64_t *shape,
                 const void *bytes, uint64_t nbytes, wt_errbuf *err);
+/* Copy tensor t (its dtype, shape and bytes) into the set under name. */
+int ref_set_add_as(ref_set *s, const char *name, const ref_tensor *t, wt_errbuf *err);
+/* What a family's renaming reads besides the tensor: the config, and whether the set is the
+ * checkpoint's (its packed / interleaved forms) rather than a shard's. */
+typedef struct ref_rename_ctx {
+	const ref_cfg *c;
+	bool ckpt;
+} ref_rename_ctx;
+/* Add tensor t of set in to out under its reference name(s). */
+typedef int (*ref_rename_fn)(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t,
+                             ref_set *out, wt_errbuf *err);
+/* out = in renamed tensor by tensor through fn, with in's quantization (ref_set_like); on the
+ * first failure out is cleared and its code returned. c may be NULL for a family whose names
+ * need no config. */
+int ref_rename_each(ref_set *in, ref_set *out, ref_rename_fn fn, const ref_cfg *c, bool ckpt,
+                    wt_errbuf *err);
 /* Borrowed; valid until the set is cleared. NULL if absent. Callers (tests)
  * may modify data/f32 in place. */
 ref_tensor *ref_set_find(ref_set *s, const char *name);

@@ -382,13 +382,17 @@ int ref_cfg_nogate(ref_cfg *c, const char *arch, const char *json, size_t len, w
  * (phi set): hidden_act, partial_rotary_factor, rope_theta, layer_norm_eps, qk_layernorm
  * (refused when true), rope_scaling (cfg_neox.c). */
 int ref_cfg_neox(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Whether set s holds its family's tensors under the family's own checkpoint names, which the
+ * passes read renamed (reference.c: GPT-NeoX, Phi, Persimmon, BLOOM, Falcon, InternLM2,
+ * ChatGLM, EXAONE, Qwen, Baichuan, GPT-2, CLIP, GPT-J, DBRX, MPT, Mamba, Nemotron-H, Zamba2,
+ * LongCat-Flash). */
+bool ref_own_names(const ref_cfg *c, ref_set *s);
+/* Set s, under its family's own names, into r under the names the pass reads; ckpt: s is the
+ * checkpoint (its packed / interleaved forms), else one rank's shard (reference.c). */
+int ref_rename_own(const ref_cfg *c, ref_set *s, ref_set *r, bool ckpt, wt_errbuf *err);
 /* Set in's tensors into the empty set out under the names the decoder passes read (neox.c's
  * table); with ckpt, query_key_value's [H, 3, d] rows reordered into [q; k; v]. On failure
  * out is left empty. */
-/* Whether set s holds its family's tensors under the family's own checkpoint names, which the
- * passes read renamed (reference.c: GPT-NeoX, Phi, Persimmon, BLOOM, Falcon, InternLM2,
- * ChatGLM, GPT-2, CLIP, GPT-J, DBRX, MPT, Mamba, Nemotron-H, Zamba2, LongCat-Flash). */
-bool ref_own_names(const ref_cfg *c, ref_set *s);
 int ref_neox_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
 /* Whether s holds BLOOM's tensors under the checkpoint's names (with or without the
  * transformer. prefix), not yet renamed (neox.c). */

@@ -24,6 +24,19 @@ void ref_set_like(ref_set *out, const ref_set *in)
 	out->fp8_blocks_ct = in->fp8_blocks_ct;
 }
 
+int ref_rename_each(ref_set *in, ref_set *out, ref_rename_fn fn, const ref_cfg *c, bool ckpt,
+                    wt_errbuf *err)
+{
+	ref_rename_ctx x = {c, ckpt};
+	ref_set_like(out, in);
+	int rv = WT_OK;
+	for (size_t i = 0; i < in->n && rv == WT_OK; i++)
+		rv = fn(&x, in, &in->t[i], out, err);
+	if (rv != WT_OK)
+		ref_set_clear(out);
+	return rv;
+}
+
 int ref_map_name(const char *name, ref_name_map tops, ref_name_map leaves, char *buf, size_t cap,
                  int *top, int *leaf, const char **tail, wt_errbuf *err)
 {
@@ -129,6 +142,11 @@ int ref_set_add(ref_set *s, const char *name, wt_dtype dt, int ndim, const int64
 	s->n++;
 	s->sorted = false;
 	return WT_OK;
+}
+
+int ref_set_add_as(ref_set *s, const char *name, const ref_tensor *t, wt_errbuf *err)
+{
+	return ref_set_add(s, name, t->dtype, t->ndim, t->shape, t->data, t->nbytes, err);
 }
 
 static int cmp_tensor(const void *a, const void *b)

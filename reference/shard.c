@@ -647,22 +647,8 @@ static int sharded_neox(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		return wt_seterr(err, WT_ENOMEM, "reference forward: out of memory");
 	int rv = WT_OK;
 	/* GPT-J's names go to Phi's first (then this runs again for Phi's) */
-	bool gptj = c->gptj && ref_set_find(&ranks[0], "transformer.wte.weight") != NULL;
 	for (size_t i = 0; i < n && rv == WT_OK; i++)
-		rv = gptj                ? ref_gptj_rename(&ranks[i], &r[i], err)
-		     : c->dbrx || c->mpt ? ref_dbrx_rename(c, &ranks[i], &r[i], err)
-		     : c->longcat        ? ref_lc_rename(c, &ranks[i], &r[i], err)
-		     : c->gpt2           ? ref_gpt2_rename(c, &ranks[i], &r[i], false, err)
-		     : c->clip           ? ref_clip_rename(&ranks[i], &r[i], err)
-		     : c->zamba2         ? ref_z2_rename(&ranks[i], &r[i], err)
-		     : c->nh             ? ref_nh_rename(c, &ranks[i], &r[i], err)
-		     : c->mamba_lm       ? ref_mamba_rename(c, &ranks[i], &r[i], err)
-		     : c->internlm2      ? ref_internlm2_rename(c, &ranks[i], &r[i], false, err)
-		     : c->glm == 3       ? ref_chatglm_rename(&ranks[i], &r[i], err)
-		     : c->exaone         ? ref_exaone_rename(&ranks[i], &r[i], err)
-		     : c->qwen           ? ref_qwen_rename(&ranks[i], &r[i], false, err)
-		     : c->baichuan       ? ref_baichuan_rename(c, &ranks[i], &r[i], false, err)
-		                         : ref_neox_rename(c, &ranks[i], &r[i], false, err);
+		rv = ref_rename_own(c, &ranks[i], &r[i], false, err);
 	if (rv == WT_OK)
 		rv = ref_forward_sharded(c, r, l, group, tokens, n_tok, routes, logits, err);
 	for (size_t i = 0; i < n; i++)

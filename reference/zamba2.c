@@ -334,21 +334,19 @@ bool ref_z2_named(const ref_set *s)
 	return false;
 }
 
+static int z2_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, ref_set *out,
+                  wt_errbuf *err)
+{
+	(void)x, (void)in;
+	char buf[512];
+	const char *name = z2_canon(t->name, buf, sizeof(buf));
+	return name == NULL ? wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", t->name)
+	                    : ref_set_add_as(out, name, t, err);
+}
+
 int ref_z2_rename(ref_set *in, ref_set *out, wt_errbuf *err)
 {
-	ref_set_like(out, in);
-	int rv = WT_OK;
-	for (size_t i = 0; i < in->n && rv == WT_OK; i++) {
-		const ref_tensor *t = &in->t[i];
-		char buf[512];
-		const char *name = z2_canon(t->name, buf, sizeof(buf));
-		rv = name == NULL ? wt_seterr(err, WT_EINVAL, "tensor '%s': name too long", t->name)
-		                  : ref_set_add(out, name, t->dtype, t->ndim, t->shape, t->data,
-		                                t->nbytes, err);
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return ref_rename_each(in, out, z2_one, NULL, false, err);
 }
 
 int ref_z2_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
