@@ -472,6 +472,9 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	    (strcmp(c->model_type, "lfm2") == 0 || strcmp(c->model_type, "lfm2_vl") == 0 ||
 	     strcmp(c->model_type, "lfm2-vl") == 0)) /* LFM2-VL: its text_config's */
 		rv = config_parse_lfm2(root, c, err);
+	c->lfm2_expert_bias = false;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "lfm2_moe") == 0)
+		rv = config_parse_lfm2_moe(root, c, err);
 	if (rv == WT_OK)
 		rv = config_parse_mamba(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "bamba") == 0)

@@ -575,6 +575,23 @@ static const class_default siglip_text_defaults[] = {
     {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 64},
 };
 
+/* Lfm2MoeConfig's (transformers' configuration_lfm2_moe.py; not in 4.57.1): LFM2-8B-A1B's
+ * dims, tied embeddings, norm_eps, rope_theta 1e6 (its default_theta); the MoE keys
+ * num_experts 32, num_experts_per_tok 4, moe_intermediate_size 1792, num_dense_layers 2,
+ * use_expert_bias true (config_parse_lfm2_moe), routed_scaling_factor 1.0, norm_topk_prob true
+ * (the reference's, cfg_lfm2.c). layer_types None has no default (refused: vLLM indexes it);
+ * tie_embedding takes precedence (config_view.c). */
+static const class_default lfm2_moe_defaults[] = {
+    {"vocab_size", false, 65536},       {"hidden_size", false, 2048},
+    {"intermediate_size", false, 7168}, {"moe_intermediate_size", false, 1792},
+    {"num_hidden_layers", false, 32},   {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},  {"max_position_embeddings", false, 128000},
+    {"norm_eps", true, 1e-5},           {"rope_theta", true, 1000000.0},
+    {"conv_L_cache", false, 3},         {"num_experts", false, 32},
+    {"num_experts_per_tok", false, 4},  {"tie_word_embeddings", false, 1, true},
+    {"conv_bias", false, 0, true},
+};
+
 static const struct {
 	const char *model_type;
 	const class_default *defaults;
@@ -629,6 +646,7 @@ static const struct {
     CLASS("nemotron_h", nemotron_h_defaults),
     /* SiglipConfig's text_config (the same) */
     CLASS("siglip", siglip_text_defaults),
+    CLASS("lfm2_moe", lfm2_moe_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

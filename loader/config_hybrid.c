@@ -40,6 +40,40 @@ int config_parse_lfm2(json_t *root, ckpt_config *c, wt_errbuf *err)
 	return rv;
 }
 
+/* LFM2-MoE's keys (Lfm2MoeConfig; read for model_type lfm2_moe only): the short conv's
+ * conv_L_cache / conv_bias, num_dense_layers (the dense feed_forward layers below it, kept as
+ * first_k_dense_replace), use_expert_bias, num_experts_per_tok (1 to num_experts, as
+ * FusedMoE's top-k needs). Lfm2MoeMlp is intermediate_size wide: no block_* size rule. An
+ * untied config is refused: vLLM's lfm2_moe.py ties lm_head whatever it says. */
+int config_parse_lfm2_moe(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int64_t k = 0;
+	c->lfm2_auto_adjust = c->lfm2_ffn_mult_null = false;
+	c->lfm2_ffn_mult = 1.0;
+	c->lfm2_multiple_of = c->lfm2_block_dim = c->lfm2_conv_dim = -1;
+	int rv = config_get_int(root, "conv_L_cache", -1, 1, &c->lfm2_conv_l_cache, err);
+	if (rv == WT_OK)
+		rv = config_get_bool(root, "conv_bias", false, &c->lfm2_conv_bias, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "num_dense_layers", 2, 0, &c->first_k_dense_replace, err);
+	if (rv == WT_OK)
+		rv = config_get_bool(root, "use_expert_bias", true, &c->lfm2_expert_bias, err);
+	if (rv == WT_OK)
+		rv = config_get_int(root, "num_experts_per_tok", 4, 1, &k, err);
+	if (rv == WT_OK && !c->tie_word_embeddings)
+		rv = wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: tie_word_embeddings (tie_embedding) is false, but vLLM's "
+		    "lfm2_moe.py ties lm_head to embed_tokens whatever the config says (an "
+		    "lm_head.weight would be loaded over the embedding): set it true");
+	if (rv == WT_OK && c->num_experts > 0 && k > c->num_experts)
+		rv = wt_seterr(err, WT_ECORRUPT,
+		               "config.json: num_experts_per_tok %lld is more than num_experts "
+		               "%lld; FusedMoE picks the top-k of the experts: lower it",
+		               (long long)k, (long long)c->num_experts);
+	return rv;
+}
+
 /* Jamba's keys (JambaConfig; read for model_type jamba only, so no other family's config is
  * refused over them): the attention / expert layer periods and offsets and mamba_dt_rank
  * ("auto", JambaConfig's default, kept as -1 like an absent one). */

@@ -289,11 +289,12 @@ int config_persimmon_eps(json_t *root, bool qk_layernorm, wt_errbuf *err);
 int config_int_list(json_t *v, const char *name, int64_t **out, size_t *n, wt_errbuf *err);
 
 /* The hybrid families' keys into c, each for its own model_type (config_hybrid.c): LFM2's
- * short conv, MLP size rule and full_attn_idxs; Jamba's periods / offsets and
+ * short conv, MLP size rule and full_attn_idxs; LFM2-MoE's; Jamba's periods / offsets and
  * mamba_dt_rank; the Mamba2 mixer's mamba_* keys; Bamba's attn_layer_indices; Falcon-H1's
  * mamba_d_ssm, mamba_rms_norm, projectors_bias. */
 struct ckpt_config;
 int config_parse_lfm2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+int config_parse_lfm2_moe(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_jamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_mamba(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Mamba's (MambaConfig) keys laid over view v under the names the Mamba mixers' planner

@@ -38,6 +38,8 @@ static int lfm2_aliases(json_t *v, const char *mt, wt_errbuf *err)
 	static const char *const alias[][2] = {{"block_ff_dim", "intermediate_size"},
 	                                       {"theta", "rope_theta"},
 	                                       {"tie_embedding", "tie_word_embeddings"}};
+	if (mt != NULL && strcmp(mt, "lfm2_moe") == 0) /* Lfm2MoeConfig: tie_embedding alone */
+		return config_alias_keys(v, alias + 2, 1, false, err);
 	if (mt == NULL || strcmp(mt, "lfm2") != 0)
 		return WT_OK;
 	return config_alias_keys(v, alias, sizeof(alias) / sizeof(alias[0]), false, err);

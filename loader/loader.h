@@ -374,6 +374,9 @@ typedef struct ckpt_config {
 	int64_t lfm2_conv_l_cache, lfm2_multiple_of, lfm2_block_dim, lfm2_conv_dim;
 	bool lfm2_conv_bias, lfm2_auto_adjust, lfm2_ffn_mult_null;
 	double lfm2_ffn_mult;
+	/* LFM2-MoE (model_type lfm2_moe): use_expert_bias (feed_forward.expert_bias); its
+	 * num_dense_layers is first_k_dense_replace */
+	bool lfm2_expert_bias;
 	bool has_full_attn_idxs;
 	int64_t *full_attn_idxs; /* owned */
 	size_t n_full_attn_idxs;

@@ -497,6 +497,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 
 bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 {
+	if (c->lfm2_moe) /* Lfm2MoeDecoderLayer: dense below num_dense_layers */
+		return i >= c->first_dense;
 	if (c->longcat || c->minicpm3) /* LongCat: its shortcut MoE beside the dense MLPs */
 		return false;
 	if (c->nh) /* Nemotron-H's "E" layers (nemotron_h.c) */
@@ -522,7 +524,7 @@ bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "model.layers.%lld.%s", (long long)i,
-	         c->kind == REF_MIXTRAL ? "block_sparse_moe." : ref_ffn_module(c));
+	         c->kind == REF_MIXTRAL && !c->lfm2_moe ? "block_sparse_moe." : ref_ffn_module(c));
 }
 
 size_t ref_out_rows(const ref_cfg *c, size_t n_tok)

@@ -76,7 +76,8 @@ enum {
 	FAM_QWEN,
 	FAM_BAICHUAN,
 	FAM_MINICPM,
-	FAM_MINICPM3
+	FAM_MINICPM3,
+	FAM_LFM2_MOE
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -313,6 +314,10 @@ static const struct family_row families[] = {
     /* MiniCPM3ForCausalLM (remote code): DeepSeek-V2's MLA (mla.c; kind REF_DEEPSEEK, no
      * experts) with MiniCPM's dense MLP and multipliers (cfg_minicpm.c) */
     {"minicpm3", REF_DEEPSEEK, false, 0, FAM_MINICPM3},
+    /* Lfm2MoeForCausalLM: LFM2's layers (lfm2.c) whose feed_forward is the dense SwiGLU below
+     * num_dense_layers and from there a sigmoid-routed MoE (Mixtral's w1 / w3 / w2 experts,
+     * the expert bias for the choice: ref_route_ds with one group; cfg_lfm2.c) */
+    {"lfm2_moe", REF_MIXTRAL, false, 0, FAM_LFM2_MOE},
     /* Mamba2ForCausalLM: Granite 4.0's Mamba2 mixer (granite4.c) in every layer, no
      * feed_forward, read under Jamba's names as Mamba's (mamba.c) */
     {"mamba2", REF_DENSE, false, 0, FAM_MAMBA2},
@@ -571,6 +576,8 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->baichuan = r->fam == FAM_BAICHUAN;
 	c->minicpm3 = r->fam == FAM_MINICPM3;
 	c->minicpm = r->fam == FAM_MINICPM || c->minicpm3;
+	c->lfm2_moe = r->fam == FAM_LFM2_MOE;
+	c->lfm2 = c->lfm2 || c->lfm2_moe;
 }
 
 /* The planner's family -> the reference's kind. */

@@ -16,6 +16,14 @@
  *   block_multiple_of        12288, true, 1.0, 256: Lfm2MLP's size rule
  *
  * hidden_act is not read: Lfm2MLP calls F.silu whatever the config says.
+ *
+ * LFM2-MoE (Lfm2MoeForCausalLM; Lfm2MoeConfig's defaults): the feed_forward below
+ * num_dense_layers (2; ckpt.c) is the SwiGLU of intermediate_size, from there the MoE routed
+ * as vLLM's lfm2_moe.py asks FusedMoE to (grouped top-k of one group, sigmoid scores):
+ *   num_experts_per_tok      4           the top-k (read with the common MoE keys)
+ *   use_expert_bias          true        ckpt.c: the expert bias added for the choice only
+ *   norm_topk_prob           true        the chosen sigmoid scores over their sum
+ *   routed_scaling_factor    1.0         the weights times it; refused outside (0, 1e6)
  */
 #include <jansson.h>
 #include <string.h>
@@ -24,19 +32,31 @@
 #include "reference/reference.h"
 #include "reference/reference_int.h"
 
-enum { F_EPS, F_MAX_POS, F_COUNT };
+enum { F_EPS, F_MAX_POS, F_NORM_TOPK, F_SCALE, F_COUNT };
 
 int ref_cfg_lfm2(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
 	ckpt_field f[F_COUNT] = {
 	    [F_EPS] = {"norm_eps", CKPT_FIELD_REAL},
 	    [F_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+	    [F_NORM_TOPK] = {"norm_topk_prob", CKPT_FIELD_BOOL},
+	    [F_SCALE] = {"routed_scaling_factor", CKPT_FIELD_REAL},
 	};
 	int rv = ckpt_config_fields(json, len, f, F_COUNT, err);
 	if (rv != WT_OK)
 		return rv;
 	c->eps = f[F_EPS].present ? f[F_EPS].r : 1e-5;
 	c->norm_off = 0.0f; /* Lfm2RMSNorm: weight * x / rms */
+	if (c->lfm2_moe) {  /* FusedMoE's grouped top-k of one group */
+		c->n_group = c->topk_group = 1;
+		c->norm_topk = !f[F_NORM_TOPK].present || f[F_NORM_TOPK].b;
+		c->routed_scale = f[F_SCALE].present ? f[F_SCALE].r : 1.0;
+		if (!(c->routed_scale > 0.0 && c->routed_scale < 1e6))
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: routed_scaling_factor %g; it must be in "
+			                 "(0, 1e6)",
+			                 c->routed_scale);
+	}
 	if (c->lfm2_kconv < 1)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: conv_L_cache %lld; it must be >= 1",

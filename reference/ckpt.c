@@ -359,8 +359,12 @@ static int family_layers(const ckpt_config *cc, const char *fam, ref_cfg *c, wt_
 		llama4_dims(cc, c);
 	if (strcmp(fam, "qwen3_next") == 0)
 		rv = q3n_layers(cc, c, err);
-	if (strcmp(fam, "lfm2") == 0 || strcmp(fam, "lfm2_vl") == 0)
+	if (strcmp(fam, "lfm2") == 0 || strcmp(fam, "lfm2_vl") == 0 || strcmp(fam, "lfm2_moe") == 0)
 		rv = lfm2_layers(cc, c, err);
+	if (strcmp(fam, "lfm2_moe") == 0) { /* num_dense_layers, use_expert_bias */
+		c->first_dense = cc->first_k_dense_replace;
+		c->lfm2_bias = cc->lfm2_expert_bias;
+	}
 	if (strcmp(fam, "minimax") == 0)
 		rv = minimax_layers(cc, c, err);
 	if (strcmp(fam, "granitemoehybrid") == 0)

@@ -249,6 +249,9 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 	                                         : "gate");
 	if (rv == WT_OK && c->m2) /* MiniMaxM2MoE: beside the gate, [E] */
 		rv = ref_getf(s, &bias, false, err, 1, c->E, 0, 0, "%se_score_correction_bias", m);
+	else if (rv == WT_OK && c->lfm2_bias) /* LFM2-MoE: vLLM's rename of expert_bias */
+		rv = ref_getf(s, &bias, false, err, 1, c->E, 0, 0, "%s%s", m,
+		              ckpt ? "expert_bias" : "gate.e_score_correction_bias");
 	else if (rv == WT_OK && c->ernie) /* Ernie4_5_MoeStatics: [1, E] */
 		rv = ref_getf(s, &bias, false, err, 2, 1, c->E, 0,
 		              "%smoe_statics.e_score_correction_bias", m);
@@ -258,7 +261,7 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 	if (rv != WT_OK)
 		return rv;
 	ref_linear(rl, h, router, NULL, 1, c->hid, c->E);
-	if (c->kind == REF_DEEPSEEK || c->m2 || c->nh) /* Nemotron-H: V3's */
+	if (c->kind == REF_DEEPSEEK || c->m2 || c->nh || c->lfm2_moe) /* Nemotron-H: V3's */
 		ref_route_ds(c, rl, bias, forced, idx, w);
 	else if (c->phimoe)
 		ref_route_sparsemixer(rl, c->E, c->jitter_eps, forced, idx, w, idx + c->topk);

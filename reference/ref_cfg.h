@@ -478,6 +478,14 @@ typedef struct ref_cfg {
 	 * interleave), q_a_layernorm / kv_a_layernorm at rms_norm_eps (vLLM's minicpm3.py), scores
 	 * times (nope + rope)^-0.5, every layer MiniCPM's dense MLP */
 	bool minicpm3;
+	/* LFM2-MoE (Lfm2MoeForCausalLM; kind REF_MIXTRAL, lfm2 set too; cfg_lfm2.c): LFM2's
+	 * layers; the feed_forward of layers < first_dense (num_dense_layers) the SwiGLU w1 / w3
+	 * / w2 of I (intermediate_size) rows, of the others the MoE: sigmoid of
+	 * feed_forward.gate, the top-k chosen on it plus the expert bias (lfm2_bias:
+	 * use_expert_bias; checkpoint feed_forward.expert_bias, ranks
+	 * feed_forward.gate.e_score_correction_bias), weighted by the sigmoid, renormalised with
+	 * norm_topk, x routed_scale (ref_route_ds, one group) */
+	bool lfm2_moe, lfm2_bias;
 	/* Mllama (MllamaForConditionalGeneration's language model; kind REF_DENSE; ckpt.c):
 	 * Llama's decoder on text tokens, the layers of ml_cross (text_config's
 	 * cross_attention_layers) skipped as MllamaTextModel skips them without cross-attention

@@ -71,15 +71,18 @@
 	    SM_RULE(LF_CONV "out_proj.weight", LF_SC "out_proj.weight", SM_K_COLS, 0, SM_U_HID,    \
 	            SM_C_LINATT, 0, 2, SM_D_HID, SM_D_HID),                                        \
 	    SM_RULE(LF_CONV "out_proj.bias", LF_SC "out_proj.bias", SM_K_REPL, 0, SM_U_NONE,       \
-	            SM_C_CONVBIAS, 0, 1, SM_D_HID, SM_D_ANY), /* SwiGLU of every layer */          \
-	    SM_RULE(LF_FF "w1.weight", LF_FF "w13.weight", SM_K_ROWS, 0, SM_U_I, SM_C_ALL,         \
-	            SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                              \
-	    SM_RULE(LF_FF "w3.weight", LF_FF "w13.weight", SM_K_ROWS, 1, SM_U_I, SM_C_ALL,         \
-	            SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                              \
-	    SM_RULE(LF_FF "w2.weight", LF_FF "w2.weight", SM_K_COLS, 0, SM_U_I, SM_C_ALL,          \
-	            SM_F_QUANT, 2, SM_D_HID, SM_D_I)
+	            SM_C_CONVBIAS, 0, 1, SM_D_HID, SM_D_ANY)
 
-static const sm_rule lfm2_rules[] = {LF_RULES("")};
+/* The SwiGLU feed_forward of the layers where C holds (LFM2: every layer). */
+#define LF_FF_RULES(C)                                                                             \
+	SM_RULE(LF_FF "w1.weight", LF_FF "w13.weight", SM_K_ROWS, 0, SM_U_I, C, SM_F_QUANT, 2,     \
+	        SM_D_I, SM_D_HID),                                                                 \
+	    SM_RULE(LF_FF "w3.weight", LF_FF "w13.weight", SM_K_ROWS, 1, SM_U_I, C, SM_F_QUANT, 2, \
+	            SM_D_I, SM_D_HID),                                                             \
+	    SM_RULE(LF_FF "w2.weight", LF_FF "w2.weight", SM_K_COLS, 0, SM_U_I, C, SM_F_QUANT, 2,  \
+	            SM_D_HID, SM_D_I)
+
+static const sm_rule lfm2_rules[] = {LF_RULES(""), LF_FF_RULES(SM_C_ALL)};
 
 int64_t shardmap_lfm2_ff_dim(const ckpt_config *c, int64_t *vllm)
 {
@@ -220,6 +223,79 @@ const sm_family shardmap_family_lfm2 = {
 };
 
 /*
+ * LFM2-MoE (Lfm2MoeForCausalLM, model_type lfm2_moe: LiquidAI/LFM2-8B-A1B; docs/format.md
+ * section 2.7), as vLLM's lfm2_moe.py loads it: LFM2's layers (the rows above, layer i a
+ * conv layer unless layer_types[i] is "full_attention"; vLLM reads layer_types alone) whose
+ * feed_forward is Lfm2MoeMlp (w1 / w3 merged into w13 by rows, w2 by columns,
+ * intermediate_size wide: no block_auto_adjust_ff_dim rule) in the layers below
+ * num_dense_layers and Lfm2MoeSparseMoeBlock from there on:
+ * - feed_forward.gate.weight [E, hid] (ReplicatedLinear): whole on every rank, never
+ *   quantized (the router, section 4);
+ * - feed_forward.expert_bias [E] (F32 in transformers' buffer), runtime
+ *   feed_forward.gate.e_score_correction_bias (vLLM's rename; its F32 parameter), whole,
+ *   exactly when use_expert_bias;
+ * - feed_forward.experts.{j}.w1 / w3 / w2 (FusedMoE with ckpt names w1 / w2 / w3) stacked
+ *   into experts.w13_weight [gate; up] / w2_weight, TP and EP as section 2.4, quantized.
+ */
+static const sm_rule lfm2_moe_rules[] = {
+    LF_RULES(""),
+    LF_FF_RULES(SM_C_DENSE),
+    SM_RULE_ROUTER("feed_forward.gate.weight", 2, SM_D_E, SM_D_HID),
+    SM_RULE(LF_FF "expert_bias", LF_FF "gate.e_score_correction_bias", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_LFMEB, 0, 1, SM_D_E, SM_D_ANY),
+    SM_RULES_EXPERTS("feed_forward.experts.", "w1", "w3", "w2"),
+};
+
+/* Lfm2MoeDecoderLayer: a MoE feed_forward from num_dense_layers (the loader's
+ * first_k_dense_replace) on. */
+static bool lfm2_moe_layer(const ckpt_config *c, int64_t i)
+{
+	return c->num_experts > 0 && i >= c->first_k_dense_replace;
+}
+
+/* LFM2's checks over layer_types (vLLM indexes it: required), routed experts, at least one
+ * MoE layer (vLLM's Lfm2MoeForCausalLM raises without one); the loader has refused an untied
+ * config (config_parse_lfm2_moe). */
+static int lfm2_moe_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_layer_types)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs layer_types (one \"conv\" or "
+		                 "\"full_attention\" per layer): vLLM's lfm2_moe.py reads the "
+		                 "layer kinds from it alone (full_attn_idxs is not read)",
+		                 c->architecture);
+	if (c->num_experts < 1)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: num_experts %" PRId64
+		                 " for %s; it needs routed experts (LFM2-8B-A1B: 32)",
+		                 c->num_experts, c->architecture);
+	if (c->first_k_dense_replace >= c->num_hidden_layers)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: num_dense_layers %" PRId64
+		                 " leaves no MoE layer of num_hidden_layers %" PRId64
+		                 "; vLLM's Lfm2MoeForCausalLM needs one (lower num_dense_layers)",
+		                 c->first_k_dense_replace, c->num_hidden_layers);
+	return lfm2_check(c, err);
+}
+
+static const char *const lfm2_moe_archs[] = {"Lfm2MoeForCausalLM", NULL};
+
+const sm_family shardmap_family_lfm2_moe = {
+    .name = "lfm2_moe",
+    .archs = lfm2_moe_archs,
+    .rules = lfm2_moe_rules,
+    .n_rules = SM_NRULES(lfm2_moe_rules),
+    .layer_is_moe = lfm2_moe_layer,
+    .layer_prefix = "model.layers.",
+    .check = lfm2_moe_check,
+    .layer_is_linear = lfm2_conv,
+    .linear_keys = "layer_types",
+    .moe_keys = "num_dense_layers",
+    .lfm2 = true,
+    .tie_default = true,
+};
+
+/*
  * LFM2-VL (Lfm2VlForConditionalGeneration, model_type lfm2_vl / "lfm2-vl": LiquidAI/LFM2-VL-450M,
  * -1.6B), cut as vLLM's lfm2_vl.py / lfm2_siglip2.py / lfm2.py load it: the LFM2 language model
  * (LFM2's rows and checks) under `language_model.`, the SigLIP2 NaFlex tower
@@ -250,6 +326,7 @@ const sm_family shardmap_family_lfm2 = {
 
 static const sm_rule lfm2_vl_rules[] = {
     LF_RULES("language_model."),
+    LF_FF_RULES(SM_C_ALL),
     /* Siglip2VisionEmbeddings: nn.Linear patch embedding, nn.Embedding positions */
     LV_REPL(LV_VT "embeddings.patch_embedding.weight", SM_C_ALL, 2, SM_D_VE, SM_D_VUNF),
     LV_REPL(LV_VT "embeddings.patch_embedding.bias", SM_C_ALL, 1, SM_D_VE, SM_D_ANY),

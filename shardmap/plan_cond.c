@@ -55,6 +55,9 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_MCONVB:
 		return x->cfg->mamba_conv_bias && x->fam->layer_is_linear &&
 		       x->fam->layer_is_linear(x->cfg, i);
+	case SM_C_LFMEB:
+		return x->cfg->lfm2_expert_bias && x->fam->layer_is_moe &&
+		       x->fam->layer_is_moe(x->cfg, i);
 	case SM_C_MPROJB:
 		return x->cfg->mamba_proj_bias && x->fam->layer_is_linear &&
 		       x->fam->layer_is_linear(x->cfg, i);
@@ -240,6 +243,10 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		            "or absent)"
 		          : "without in_proj / out_proj biases (mamba_proj_bias "
 		            "is false or absent)";
+	else if (ru->cond == SM_C_LFMEB)
+		why = x->fam->layer_is_moe(x->cfg, i)
+		          ? "a MoE layer without the expert bias (use_expert_bias is false)"
+		          : "a dense layer (see num_dense_layers)";
 	else if (ru->cond == SM_C_MNORM)
 		why = "without the mixer's gated norm (mamba_rms_norm is false or absent)";
 	else if (ru->cond == SM_C_FLN2 || ru->cond == SM_C_FLN1 || ru->cond == SM_C_FPOST)

@@ -281,6 +281,7 @@ typedef enum {
 	SM_C_NHATT,
 	SM_C_NHMLP,
 	SM_C_NHMLPB,
+	SM_C_LFMEB, /* LFM2-MoE's MoE layers when use_expert_bias (feed_forward.expert_bias) */
 } sm_cond;
 
 enum {

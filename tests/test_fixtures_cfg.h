@@ -267,6 +267,20 @@ static void check_minicpm3(const ckpt_config *cfg)
 	            strcmp(cfg->model_type, "minicpm3") == 0);
 }
 
+/* Lfm2MoeConfig's keys: layer_types, num_dense_layers 1 (first_k_dense_replace), the expert
+ * bias, tied by tie_embedding, the MLP intermediate_size wide (no block_* rule) */
+static void check_lfm2_moe(const ckpt_config *cfg)
+{
+	assert_true(cfg->has_layer_types && cfg->n_layer_types == 4 && cfg->num_experts == 8 &&
+	            cfg->moe_intermediate_size == 64 && cfg->first_k_dense_replace == 1 &&
+	            cfg->lfm2_expert_bias && cfg->tie_word_embeddings && !cfg->lfm2_auto_adjust &&
+	            cfg->lfm2_conv_l_cache == 3 && strcmp(cfg->model_type, "lfm2_moe") == 0);
+	static const uint8_t kinds[] = {CKPT_LAYER_CONV, CKPT_LAYER_FULL_ATTN, CKPT_LAYER_CONV,
+	                                CKPT_LAYER_CONV};
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(cfg->layer_types[k], kinds[k]);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -508,6 +522,7 @@ static const struct {
     {"internlm3", check_internlm3},
     {"nemotron_h_moe", check_nemotron_h_moe},
     {"minicpm3", check_minicpm3},
+    {"lfm2_moe", check_lfm2_moe},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

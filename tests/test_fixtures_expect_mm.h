@@ -477,6 +477,17 @@ static const fam_expect fams_mm[] = {
           2 * (2 * 128 + 64 * 128 + 64 + 192 * 64 + 40 * 128 + 32 + 256 * 32 + 128 * 128 +
                3 * 192 * 128)),
      128, 8, 8, 16, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* lfm2_moe: embed_tokens [1000, 128] (tied: no lm_head), embedding_norm, 4 layers of
+     * operator_norm / ffn_norm; layer 1 attention (q / out_proj 128x128, k / v 64x128, q/k
+     * layernorms [32]), layers 0, 2, 3 short conv (in_proj 384x128, conv [128, 1, 3], out_proj
+     * 128x128); layer 0's w1 / w3 [192, 128], w2 [128, 192]; layers 1-3 gate [8, 128],
+     * expert_bias [8] F32, 8 experts of w1 / w3 64x128, w2 128x64 */
+    {"lfm2_moe", 106,
+     2 * (1000 * 128 + 128 + 4 * 2 * 128 + (2 * 128 * 128 + 2 * 64 * 128 + 2 * 32) +
+          3 * (384 * 128 + 128 * 3 + 128 * 128) + 3 * 192 * 128 +
+          3 * (8 * 128 + 8 * 3 * 64 * 128)) +
+         4 * 3 * 8,
+     128, 4, 2, 32, 192, 1000, 4, 1, 8, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -548,3 +548,29 @@ grep -q "gate_proj\|lm_head.weight\|layernorm.weight_scale\|embed_tokens.weight_
 refused_edit minicpm3 's/"q_lora_rank": 64/"q_lora_rank": null/' "q_lora_rank is null"
 refused_edit minicpm3 's/"hidden_act": "silu"/"hidden_act": "silu", "num_experts": 8/' \
 	"num_experts is 8"
+
+# Lfm2MoeForCausalLM: LFM2's layers (short_conv.* whole-width conv channels by rows, never
+# quantized; q/k/v fused), layer 0's dense feed_forward w1 / w3 merged into w13, layers 1-3's
+# MoE: the router feed_forward.gate.weight and the expert bias (runtime
+# gate.e_score_correction_bias, F32) whole and unquantized, experts stacked as w13_weight
+# [w1; w3] / w2_weight and quantized, whole experts per EP rank; tied (no lm_head); an untied
+# config and a config without layer_types refused
+"$CTL" plan --model-dir "$T/lfm2_moe" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan lfm2_moe"
+plan_has lfm2_moe "model.layers.1.feed_forward.experts.w13_weight *I8 *\[8, 64, 128\]" \
+	"model.layers.1.feed_forward.experts.w2_weight *I8 *\[8, 128, 32\]" \
+	"model.layers.1.feed_forward.gate.weight *BF16 *\[8, 128\]" \
+	"model.layers.1.feed_forward.gate.e_score_correction_bias *F32 *\[8\]" \
+	"model.layers.0.feed_forward.w13.weight *I8 *\[192, 128\]" \
+	"model.layers.0.feed_forward.w2.weight *I8 *\[128, 96\]" \
+	"model.layers.0.short_conv.in_proj.weight *BF16 *\[192, 128\]" \
+	"model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]"
+grep -q "lm_head tied" "$T/plan" || fail "lfm2_moe: lm_head not tied: $(cat "$T/plan")"
+grep -q "gate.weight_scale\|e_score_correction_bias_scale\|expert_bias\|short_conv.*_scale" \
+	"$T/plan" && fail "lfm2_moe: a quantized router or conv, or an unrenamed bias: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/lfm2_moe" --tp-size 2 --tp-rank 1 --ep-size 2 --ep-rank 1 \
+	--rank-only >"$T/plan" || fail "plan lfm2_moe ep"
+plan_has lfm2_moe "model.layers.3.feed_forward.experts.w13_weight *BF16 *\[4, 128, 128\]" \
+	"model.layers.3.feed_forward.experts.w2_weight *BF16 *\[4, 128, 64\]"
+refused_edit lfm2_moe 's/"tie_embedding": true/"tie_embedding": false/' "ties lm_head"
+refused_edit lfm2_moe 's/"layer_types"/"layer_kinds"/' "needs layer_types"

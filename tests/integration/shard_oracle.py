@@ -481,7 +481,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 stack.setdefault(base + ".w13_bias", {}).setdefault(j, {})[part] = \
                     pieces_rows(name, r * Il if P == 1 else 0, Il)
             continue
-        if arch in ("Lfm2ForCausalLM", "Lfm2VlForConditionalGeneration") and \
+        if arch in ("Lfm2ForCausalLM", "Lfm2VlForConditionalGeneration", "Lfm2MoeForCausalLM") and \
                 lfm2(name, rows, cols, T, r, add):
             continue
         if arch == "MiniMaxForCausalLM" and re.search(

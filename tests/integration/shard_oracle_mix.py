@@ -25,7 +25,13 @@ def linear_attn(name, rows, cols, cfg, T, r):
 
 def lfm2(name, rows, cols, T, r, add):
     """LFM2's short conv (runtime short_conv.*), feed_forward and attention out_proj on tp
-    rank r; False for what the common rules cut (q/k/v, norms, embeddings)."""
+    rank r; False for what the common rules cut (q/k/v, norms, embeddings; LFM2-MoE's routed
+    experts and router). LFM2-MoE's expert_bias is vLLM's gate.e_score_correction_bias, whole."""
+    if name.endswith(".feed_forward.expert_bias"):
+        add(name.replace(".expert_bias", ".gate.e_score_correction_bias"), pieces_rows(name, 0, rows))
+        return True
+    if ".experts." in name:
+        return False
     if ".conv." in name:
         rt = name.replace(".conv.", ".short_conv.", 1)
         if re.search(r"\.in_proj\.(weight|bias)$", name):  # [B; C; x], each segment split

@@ -12,6 +12,9 @@ MiniCPMForCausalLM (vLLM's minicpm.py): Llama's cut, tied unless the config says
 MiniCPM3ForCausalLM (vLLM's minicpm3.py): DeepSeek-V2's MLA cut by expected() (q_a_proj /
 kv_a_proj_with_mqa and the latent norms whole, q_b_proj / kv_b_proj rows, o_proj columns) and
 Llama's MLP, tied unless the config says otherwise (MiniCPM3Config's default).
+Lfm2MoeForCausalLM (vLLM's lfm2_moe.py): LFM2's cut (shard_oracle_mix.py lfm2, expert_bias as
+gate.e_score_correction_bias) and expected()'s stacked experts w1 / w3 / w2, tied by
+tie_embedding first (Lfm2MoeConfig), true by default.
 """
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
@@ -25,3 +28,5 @@ CFGS = {"ExaoneForCausalLM": exaone_cfg,
         "MiniCPMForCausalLM": lambda c: dict(c, tie_word_embeddings=c.get("tie_word_embeddings", True))}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
 CFGS["MiniCPM3ForCausalLM"] = CFGS["MiniCPMForCausalLM"]
+CFGS["Lfm2MoeForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get("tie_embedding", c.get(
+    "tie_word_embeddings", True)))
