@@ -174,8 +174,8 @@ static void test_lm_config(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_lm_pass),     cmocka_unit_test(test_lm_transformers),
-	    cmocka_unit_test(test_lm_caught),   cmocka_unit_test(test_lm_switches),
+	    cmocka_unit_test(test_lm_pass),   cmocka_unit_test(test_lm_transformers),
+	    cmocka_unit_test(test_lm_caught), cmocka_unit_test(test_lm_switches),
 	    cmocka_unit_test(test_lm_config),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
