@@ -191,12 +191,13 @@ int config_qwen_keys(json_t *v, wt_errbuf *err);
  * BaiChuanForCausalLM, BaichuanConfig otherwise) where v leaves them out; a hidden_act other
  * than silu refused (config_baichuan.c). */
 int config_baichuan_keys(json_t *v, wt_errbuf *err);
-/* MiniCPM (model_type minicpm): hidden_act other than silu, attention_bias true, num_experts
- * other than 0 (MiniCPM-MoE) and a head_dim other than hidden_size / heads refused
- * (config_minicpm.c). */
+/* MiniCPM (model_type minicpm): hidden_act other than silu, attention_bias true, a head_dim
+ * other than hidden_size / heads refused; MiniCPM-MoE (num_experts > 0): num_experts_per_tok
+ * absent or outside [1, num_experts], moe_intermediate_size and the other expert-count keys
+ * refused (config_minicpm.c). */
 int config_minicpm_keys(json_t *v, wt_errbuf *err);
-/* MiniCPM3 (model_type minicpm3): MiniCPM's hidden_act / attention_bias / num_experts
- * refusals, q_lora_rank null refused, v_head_dim None -> qk_nope_head_dim
+/* MiniCPM3 (model_type minicpm3): MiniCPM's hidden_act / attention_bias refusals, num_experts
+ * other than 0 refused, q_lora_rank null refused, v_head_dim None -> qk_nope_head_dim
  * (config_minicpm.c). */
 int config_minicpm3_keys(json_t *v, wt_errbuf *err);
 /* InternLM3 (model_type internlm3): qkv_bias laid onto attention_bias (q/k/v), attention_bias

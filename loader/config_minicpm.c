@@ -9,15 +9,22 @@
  *   hidden_act          "silu"          must be silu: vLLM's MiniCPMMLP raises on another
  *   attention_bias      false           must not be true: vLLM builds q/k/v/o_proj without
  *                                       biases and drops a checkpoint's, a different model
- *   num_experts         absent (0)      must be 0: MiniCPM-MoE (vLLM's MiniCPMMoE, experts
- *                                       w1 / w2 / w3) is not cut by weightd
+ *   num_experts         absent (0)      0: dense MLPs; > 0: MiniCPM-MoE, every layer's MLP
+ *                                       vLLM's MiniCPMMoE (getattr(config, "num_experts", 0))
+ *   num_experts_per_tok absent          required with num_experts > 0 (vLLM reads
+ *                                       config.num_experts_per_tok, the class has no
+ *                                       default), in [1, num_experts]
+ *   moe_intermediate_size absent        must be absent: MiniCPMMoE's experts are
+ *                                       intermediate_size wide
+ *   num_local_experts, n_routed_experts, moe_num_experts
+ *                       absent          must be absent: vLLM reads num_experts alone
  *   head_dim            absent          must be hidden_size / num_attention_heads: vLLM's
  *                                       MiniCPMAttention never reads the key
  *
  * MiniCPM3 (model_type minicpm3, MiniCPM3ForCausalLM: the remote MiniCPM3Config, openbmb's
- * MiniCPM3-4B configuration_minicpm.py) shares the first three rows (vLLM's minicpm3.py
- * builds its layers on MiniCPMDecoderLayer, whose ffn is MiniCPMMoE when num_experts > 0),
- * and adds:
+ * MiniCPM3-4B configuration_minicpm.py) shares the first two rows, refuses num_experts other
+ * than 0 (vLLM's minicpm3.py builds its layers on MiniCPMDecoderLayer, whose ffn is MiniCPMMoE
+ * when num_experts > 0: no release has it, and the MiniCPM3 table has no experts), and adds:
  *
  *   key                 MiniCPM3Config  here
  *   q_lora_rank         768             null refused: the remote config sets 768 when the key
@@ -63,7 +70,7 @@ static int minicpm_head_dim(json_t *v, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* What MiniCPM and MiniCPM3 refuse alike: hidden_act, attention_bias, num_experts. */
+/* What MiniCPM and MiniCPM3 refuse alike: hidden_act, attention_bias. */
 static int minicpm_common(json_t *v, wt_errbuf *err)
 {
 	json_t *act = json_object_get(v, "hidden_act");
@@ -80,21 +87,47 @@ static int minicpm_common(json_t *v, wt_errbuf *err)
 		                 "config.json: attention_bias is true; vLLM's minicpm.py builds "
 		                 "q/k/v/o_proj without biases (no release has them): give false or "
 		                 "remove the key");
-	int64_t E = 0;
-	if ((rv = config_get_int(v, "num_experts", 0, 0, &E, err)) != WT_OK)
+	return WT_OK;
+}
+
+/* MiniCPM-MoE's keys (num_experts > 0: vLLM's MiniCPMMoE in every layer). */
+static int minicpm_experts(json_t *v, wt_errbuf *err)
+{
+	static const char *const other[] = {"num_local_experts", "n_routed_experts",
+	                                    "moe_num_experts", "moe_intermediate_size"};
+	for (size_t k = 0; k < sizeof(other) / sizeof(other[0]); k++)
+		if (json_object_get(v, other[k]) != NULL)
+			return wt_seterr(err, WT_EUNSUPPORTED,
+			                 "config.json: %s on MiniCPM; vLLM's minicpm.py reads "
+			                 "num_experts and sizes the experts by intermediate_size: "
+			                 "remove the key",
+			                 other[k]);
+	int64_t E = 0, k = 0;
+	int rv = config_get_int(v, "num_experts", 0, 0, &E, err);
+	if (rv != WT_OK || E == 0)
 		return rv;
-	if (E != 0)
+	if (json_object_get(v, "num_experts_per_tok") == NULL)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
-		    "config.json: num_experts is %lld; weightd does not cut MiniCPM-MoE "
-		    "(vLLM's MiniCPMMoE): only dense MiniCPM (num_experts 0 or absent)",
+		    "config.json: num_experts %lld without num_experts_per_tok; vLLM's "
+		    "MiniCPMMoE reads its top-k from it (MiniCPMConfig has no "
+		    "default): give it",
 		    (long long)E);
+	if ((rv = config_get_int(v, "num_experts_per_tok", 0, 0, &k, err)) != WT_OK)
+		return rv;
+	if (k < 1 || k > E)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: num_experts_per_tok %lld; MiniCPM-MoE routes each "
+		                 "token to between 1 and num_experts (%lld) experts: fix the key",
+		                 (long long)k, (long long)E);
 	return WT_OK;
 }
 
 int config_minicpm_keys(json_t *v, wt_errbuf *err)
 {
 	int rv = minicpm_common(v, err);
+	if (rv == WT_OK)
+		rv = minicpm_experts(v, err);
 	return rv != WT_OK ? rv : minicpm_head_dim(v, err);
 }
 
@@ -103,6 +136,15 @@ int config_minicpm3_keys(json_t *v, wt_errbuf *err)
 	int rv = minicpm_common(v, err);
 	if (rv != WT_OK)
 		return rv;
+	int64_t E = 0;
+	if ((rv = config_get_int(v, "num_experts", 0, 0, &E, err)) != WT_OK)
+		return rv;
+	if (E != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: num_experts is %lld; weightd cuts MiniCPM3 without "
+		                 "experts (MiniCPM-MoE's are cut for MiniCPMForCausalLM only; no "
+		                 "MiniCPM3 release has them): give 0 or remove the key",
+		                 (long long)E);
 	json_t *q = json_object_get(v, "q_lora_rank");
 	if (q != NULL && json_is_null(q))
 		return wt_seterr(

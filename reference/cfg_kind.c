@@ -578,6 +578,10 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->minicpm = r->fam == FAM_MINICPM || c->minicpm3;
 	c->lfm2_moe = r->fam == FAM_LFM2_MOE;
 	c->lfm2 = c->lfm2 || c->lfm2_moe;
+	/* MiniCPM-MoE (num_experts > 0): vLLM's MiniCPMMoE in every layer, routed as Mixtral's
+	 * (softmax, top num_experts_per_tok, renormalized) under mlp. (ref_moe_prefix) */
+	if (r->fam == FAM_MINICPM && c->E > 0)
+		c->kind = REF_MIXTRAL;
 }
 
 /* The planner's family -> the reference's kind. */

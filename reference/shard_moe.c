@@ -1,7 +1,8 @@
 /*
  * shard_moe.c — the sharded reference pass's MoE block (shard.c runs the layers): each
  * rank's routed experts from its w13_weight / w2_weight stacks (w13_order, EP ownership
- * count / start; Llama 4's and GPT-OSS's in llama4.c / gpt_oss.c), the shared expert
+ * count / start; MiniCPM-MoE's ws / w2s: every expert, [w1; w3] whatever w13_order; Llama 4's
+ * and GPT-OSS's in llama4.c / gpt_oss.c), the shared expert
  * TP-split like an MLP, and the all-reduce over the TP and EP ranks.
  */
 #include <string.h>
@@ -41,10 +42,13 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 		                                s->b.scratch, s->err);
 	}
 	int64_t parts = c->nh ? 1 : 2; /* Nemotron-H's w13 holds w1 (up) alone */
+	/* MiniCPM-MoE: vLLM's MiniCPMMoE parameters ws / w2s, ws [w1; w3] whatever w13_order */
+	const bool mc = c->minicpm, up_gate = s->up_gate && !mc;
 	if ((rv = shard_post_norm(s, rs, l)) ||
-	    (rv = ref_getf(rs, &w13, false, s->err, 3, count, parts * Il, c->hid,
-	                   "%sexperts.w13_weight", m)) ||
-	    (rv = ref_getf(rs, &w2, false, s->err, 3, count, c->hid, Il, "%sexperts.w2_weight", m)))
+	    (rv = ref_getf(rs, &w13, false, s->err, 3, count, parts * Il, c->hid, "%s%s", m,
+	                   mc ? "ws" : "experts.w13_weight")) ||
+	    (rv = ref_getf(rs, &w2, false, s->err, 3, count, c->hid, Il, "%s%s", m,
+	                   mc ? "w2s" : "experts.w2_weight")))
 		return rv;
 	float w[REF_MAX_EXPERTS]; /* top-k <= E <= REF_MAX_EXPERTS */
 	int64_t idx[REF_MAX_EXPERTS];
@@ -58,7 +62,7 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 			if (loc < 0 || loc >= count)
 				continue; /* another EP rank owns it */
 			const float *a = w13 + loc * parts * Il * c->hid, *bb = a + Il * c->hid;
-			const float *wg = s->up_gate ? bb : a, *wu = s->up_gate ? a : bb;
+			const float *wg = up_gate ? bb : a, *wu = up_gate ? a : bb;
 			if (c->nh) { /* relu2(up) then down */
 				ref_linear(s->b.scratch, h, a, NULL, 1, c->hid, Il);
 				ref_act_apply(s->b.scratch, Il, c->act);

@@ -274,14 +274,14 @@ static int ministral_check(const ckpt_config *c, wt_errbuf *err)
  * builds none without attention_bias / mlp_bias, which MinistralConfig lacks), so a bias is an
  * unknown tensor; the per-layer sliding / full attention (layer_types, sliding_window) is math.
  * MinistralConfig unties. */
+#define MINISTRAL_ATTN                                                                             \
+	SM_QKV_W("q", 0, SM_D_Q), SM_QKV_W("k", 1, SM_D_KV), SM_QKV_W("v", 2, SM_D_KV),            \
+	    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight",        \
+	            SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q)
 static const sm_rule ministral_rules[] = {
     SM_RULES_TOP,
     SM_RULES_LNORM,
-    SM_QKV_W("q", 0, SM_D_Q),
-    SM_QKV_W("k", 1, SM_D_KV),
-    SM_QKV_W("v", 2, SM_D_KV),
-    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
-            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    MINISTRAL_ATTN,
     SM_RULES_MLP_NOBIAS,
 };
 
@@ -295,23 +295,42 @@ const sm_family shardmap_family_ministral = {
 };
 
 /* MiniCPM (MiniCPMForCausalLM, remote code: openbmb/MiniCPM-2B-sft / -dpo, MiniCPM-1B,
- * MiniCPM-2B-128k), cut as vLLM's minicpm.py loads it: Llama's names and Ministral's table
- * without biases (MiniCPMAttention / MiniCPMMLP build every Linear with bias=False; the loader
- * refuses attention_bias true, so a bias tensor is unknown): q/k/v fused by heads into
- * qkv_proj (kv heads replicated when KV < T), gate / up merged by rows into gate_up_proj,
- * o_proj / down_proj by columns, every Linear quantized, embed_tokens / lm_head by padded
- * vocabulary rows, norms replicated. scale_emb, scale_depth and dim_model_base are math, not
- * layout; MiniCPM-MoE (num_experts > 0) is refused by the loader (loader/config_minicpm.c).
- * MiniCPMConfig ties by default (MiniCPM-2B's config.json leaves the key out). */
+ * MiniCPM-2B-128k; MiniCPM-MoE-8x2B with num_experts > 0), cut as vLLM's minicpm.py loads it:
+ * Llama's names and Ministral's table without biases (MiniCPMAttention / MiniCPMMLP build every
+ * Linear with bias=False; the loader refuses attention_bias true, so a bias tensor is unknown):
+ * q/k/v fused by heads into qkv_proj (kv heads replicated when KV < T), gate / up merged by
+ * rows into gate_up_proj, o_proj / down_proj by columns, every Linear quantized, embed_tokens /
+ * lm_head by padded vocabulary rows, norms replicated. scale_emb, scale_depth and
+ * dim_model_base are math, not layout. MiniCPMConfig ties by default (MiniCPM-2B's config.json
+ * leaves the key out).
+ *
+ * With num_experts > 0 every layer's MLP is vLLM's MiniCPMMoE instead, which is not FusedMoE:
+ * the router mlp.gate [E, hid] is a ReplicatedLinear built with quant_config=None (whole on
+ * every rank, never quantized); every rank holds ALL experts, each cut by tp as its
+ * weight_loader narrows them: mlp.ws [E, 2*I/T, hid] = [w1 rows of rank r; w3 rows of rank r]
+ * per expert, mlp.w2s [E, hid, I/T] = w2's columns of rank r, I = intermediate_size; both plain
+ * nn.Parameters in params_dtype, so never quantized. No expert parallelism (tp_experts). */
+static const sm_rule minicpm_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    MINISTRAL_ATTN,
+    SM_RULES_MLP_NOBIAS_IF(SM_C_DENSE),
+    SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
+    SM_RULES_EXPERTS_AS("mlp.experts.", "w1", "w3", "w2", "mlp.ws", "mlp.w2s", 0),
+};
+
 static const char *const minicpm_archs[] = {"MiniCPMForCausalLM", NULL};
 
 const sm_family shardmap_family_minicpm = {
     .name = "minicpm",
     .archs = minicpm_archs,
-    .rules = ministral_rules,
-    .n_rules = SM_NRULES(ministral_rules),
+    .rules = minicpm_rules,
+    .n_rules = SM_NRULES(minicpm_rules),
+    .layer_is_moe = shardmap_moe_all,
     .layer_prefix = "model.layers.",
     .tie_default = true,
+    .moe_keys = "num_experts",
+    .tp_experts = true,
 };
 
 /* InternLM3 (InternLM3ForCausalLM, remote code: internlm/internlm3-8b-instruct), cut as vLLM's

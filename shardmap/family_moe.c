@@ -104,7 +104,7 @@ static const sm_rule phimoe_rules[] = {
     SM_RULES_EXPERTS("block_sparse_moe.experts.", "w1", "w3", "w2"),
 };
 
-static bool all_moe(const ckpt_config *cfg, int64_t i)
+bool shardmap_moe_all(const ckpt_config *cfg, int64_t i)
 {
 	(void)i;
 	return cfg->num_experts > 0;
@@ -160,8 +160,8 @@ static const char *const qwen2_moe_archs[] = {"Qwen2MoeForCausalLM", NULL};
 static const char *const qwen3_moe_archs[] = {"Qwen3MoeForCausalLM", NULL};
 
 const sm_family shardmap_family_mixtral = {
-    "mixtral", mixtral_archs, mixtral_rules,  SM_NRULES(mixtral_rules),
-    all_moe,   false,         "model.layers."};
+    "mixtral",        mixtral_archs, mixtral_rules,  SM_NRULES(mixtral_rules),
+    shardmap_moe_all, false,         "model.layers."};
 const sm_family shardmap_family_qwen2_moe = {
     "qwen2_moe",       qwen2_moe_archs, qwen2_moe_rules, SM_NRULES(qwen2_moe_rules),
     shardmap_moe_qwen, false,           "model.layers."};
@@ -177,7 +177,7 @@ const sm_family shardmap_family_olmoe = {
     .archs = olmoe_archs,
     .rules = olmoe_rules,
     .n_rules = SM_NRULES(olmoe_rules),
-    .layer_is_moe = all_moe,
+    .layer_is_moe = shardmap_moe_all,
     .layer_prefix = "model.layers.",
     .check = olmoe_check,
 };
@@ -190,7 +190,7 @@ const sm_family shardmap_family_granitemoe = {
     .archs = granitemoe_archs,
     .rules = granitemoe_rules,
     .n_rules = SM_NRULES(granitemoe_rules),
-    .layer_is_moe = all_moe,
+    .layer_is_moe = shardmap_moe_all,
     .layer_prefix = "model.layers.",
     .check = granitemoe_check,
 };
@@ -199,7 +199,7 @@ const sm_family shardmap_family_granitemoeshared = {
     .archs = granitemoeshared_archs,
     .rules = granitemoeshared_rules,
     .n_rules = SM_NRULES(granitemoeshared_rules),
-    .layer_is_moe = all_moe,
+    .layer_is_moe = shardmap_moe_all,
     .layer_prefix = "model.layers.",
     .check = granitemoe_check,
 };
@@ -214,7 +214,7 @@ const sm_family shardmap_family_phimoe = {
     .archs = phimoe_archs,
     .rules = phimoe_rules,
     .n_rules = SM_NRULES(phimoe_rules),
-    .layer_is_moe = all_moe,
+    .layer_is_moe = shardmap_moe_all,
     .layer_prefix = "model.layers.",
     .check = phimoe_check,
 };
@@ -228,7 +228,7 @@ const sm_family shardmap_family_flex_olmo = {
     .archs = flex_olmo_archs,
     .rules = flex_olmo_rules,
     .n_rules = SM_NRULES(flex_olmo_rules),
-    .layer_is_moe = all_moe,
+    .layer_is_moe = shardmap_moe_all,
     .layer_prefix = "model.layers.",
     .check = flex_olmo_check,
 };

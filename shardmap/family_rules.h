@@ -129,14 +129,15 @@
 
 /* Llama's MLP without biases (Ministral, StableLM, Hunyuan, Gemma 3n, Baichuan: vLLM builds it
  * with bias=False, so a bias tensor is unknown): gate_proj / up_proj merged into gate_up_proj,
- * down_proj by columns. */
-#define SM_RULES_MLP_NOBIAS                                                                        \
+ * down_proj by columns; in the layers where C holds (MiniCPM: SM_C_DENSE). */
+#define SM_RULES_MLP_NOBIAS_IF(C)                                                                  \
 	SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0, \
-	        SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                \
+	        SM_U_I, C, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                       \
 	    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS,  \
-	            1, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                         \
+	            1, SM_U_I, C, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                \
 	    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS,   \
-	            0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I)
+	            0, SM_U_I, C, SM_F_QUANT, 2, SM_D_HID, SM_D_I)
+#define SM_RULES_MLP_NOBIAS SM_RULES_MLP_NOBIAS_IF(SM_C_ALL)
 
 /* Llama's MLP whose gate / up / down biases are there exactly when config.json's mlp_bias is
  * true (Seed-OSS, SmolLM3, Chameleon): required then, unknown otherwise. */
@@ -171,14 +172,18 @@
 	    SM_RULE(SM_LAYER "post_mlp_layernorm.weight", SM_LAYER "post_mlp_layernorm.weight",    \
 	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
 
-/* Routed experts under module path M ("mlp.experts."), leaf names g/u/d. */
+/* Routed experts under module path M ("mlp.experts."), leaf names g/u/d, stacked into the
+ * runtime names W13 / W2 (full leaf patterns under the layer) with flags F. */
+#define SM_RULES_EXPERTS_AS(M, g, u, d, W13, W2, F)                                                \
+	SM_RULE(SM_LAYER M "{j}." g ".weight", SM_LAYER W13, SM_K_EXP13, 0, SM_U_IE, SM_C_MOE, F,  \
+	        2, SM_D_IE, SM_D_HID),                                                             \
+	    SM_RULE(SM_LAYER M "{j}." u ".weight", SM_LAYER W13, SM_K_EXP13, 1, SM_U_IE, SM_C_MOE, \
+	            F, 2, SM_D_IE, SM_D_HID),                                                      \
+	    SM_RULE(SM_LAYER M "{j}." d ".weight", SM_LAYER W2, SM_K_EXP2, 0, SM_U_IE, SM_C_MOE,   \
+	            F, 2, SM_D_HID, SM_D_IE)
+/* The same into M "w13_weight" / M "w2_weight" (vLLM's FusedMoE), quantized. */
 #define SM_RULES_EXPERTS(M, g, u, d)                                                               \
-	SM_RULE(SM_LAYER M "{j}." g ".weight", SM_LAYER M "w13_weight", SM_K_EXP13, 0, SM_U_IE,    \
-	        SM_C_MOE, SM_F_QUANT, 2, SM_D_IE, SM_D_HID),                                       \
-	    SM_RULE(SM_LAYER M "{j}." u ".weight", SM_LAYER M "w13_weight", SM_K_EXP13, 1,         \
-	            SM_U_IE, SM_C_MOE, SM_F_QUANT, 2, SM_D_IE, SM_D_HID),                          \
-	    SM_RULE(SM_LAYER M "{j}." d ".weight", SM_LAYER M "w2_weight", SM_K_EXP2, 0, SM_U_IE,  \
-	            SM_C_MOE, SM_F_QUANT, 2, SM_D_HID, SM_D_IE)
+	SM_RULES_EXPERTS_AS(M, g, u, d, M "w13_weight", M "w2_weight", SM_F_QUANT)
 
 /* Routed experts stored stacked under module path M ("block_sparse_moe.", GraniteMoE):
  * input_linear [E, 2*Ie, hid] ([gate_j; up_j] rows per expert) and output_linear
@@ -188,6 +193,10 @@
 	         0, SM_U_IE, SM_C_MOE, SM_F_QUANT, SM_D_E, SM_D_IE2, SM_D_HID),                    \
 	    SM_RULE3(SM_LAYER M "output_linear.weight", SM_LAYER M "experts.w2_weight",            \
 	             SM_K_EXP2S, 0, SM_U_IE, SM_C_MOE, SM_F_QUANT, SM_D_E, SM_D_HID, SM_D_IE)
+
+/* The layer_is_moe hook of the families whose layers are all MoE when config.json has routed
+ * experts (family_moe.c: Mixtral, OLMoE, ...; MiniCPM-MoE). */
+bool shardmap_moe_all(const ckpt_config *cfg, int64_t i);
 
 /* Replicated router-like tensor of MoE layers. */
 #define SM_RULE_ROUTER(ck, nd, d0, d1)                                                             \

@@ -29,12 +29,14 @@ static int expert_span_of(const part_req *req, size_t parts_per_expert, expert_s
 	*s = (expert_span){.experts = experts, .start = 0, .count = experts, .inter = inter};
 	if (ep == 1) {
 		/* No EP: every expert on every rank, each one TP-split by its rows. */
+		bool tpx = req->ctx->fam->tp_experts; /* MiniCPM-MoE: no EP to fall back on */
 		if (inter % req->tp_size)
-			return shardmap_layout_err(req->ctx, req->err,
-			                           "tensor '%s': tp_size %" PRId64
-			                           " does not divide moe_intermediate_size %" PRId64
-			                           " (or use ep_size > 1)",
-			                           req->rt, req->tp_size, inter);
+			return shardmap_layout_err(
+			    req->ctx, req->err,
+			    "tensor '%s': tp_size %" PRId64 " does not divide %s %" PRId64 "%s",
+			    req->rt, req->tp_size,
+			    tpx ? "intermediate_size" : "moe_intermediate_size", inter,
+			    tpx ? "" : " (or use ep_size > 1)");
 		s->inter = inter / req->tp_size;
 		s->inter_at = req->tp_rank * s->inter;
 		return WT_OK;
@@ -69,7 +71,8 @@ static int expert_w13(const part_req *req, bool stacked)
 {
 	expert_span s;
 	int rv = expert_span_of(req, stacked ? 0 : 2, &s);
-	uint32_t first = req->ctx->l->w13_up_gate ? 1 : 0;
+	/* w13_order is FusedMoE's; MiniCPMMoE's ws is [w1; w3] whatever it says */
+	uint32_t first = req->ctx->l->w13_up_gate && !req->ctx->fam->tp_experts ? 1 : 0;
 	int64_t ie = req->ctx->dm.moe_inter;
 	for (int64_t slot = 0; slot < s.count && rv == WT_OK; slot++) {
 		int64_t j = s.start + slot;

@@ -499,6 +499,8 @@ typedef struct sm_family {
 	/* The config.json key the loader reads into attention_out_bias for this family, named in
 	 * the SM_C_OUTBIAS refusals (NULL: attention_out_bias; InternLM3: bias) */
 	const char *out_bias_key;
+	bool tp_experts; /* vLLM's MiniCPMMoE: all experts on every rank cut by tp, ep_size > 1
+	                  * refused, w13 [gate; up] whatever w13_order, intermediate_size named */
 } sm_family;
 
 /* The checkpoint prefixes transformers >= 4.52 writes for the LLaVA-style layouts

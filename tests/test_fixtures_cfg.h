@@ -281,6 +281,16 @@ static void check_lfm2_moe(const ckpt_config *cfg)
 		assert_int_equal(cfg->layer_types[k], kinds[k]);
 }
 
+/* MiniCPM-MoE: num_experts / num_experts_per_tok through MiniCPMConfig's kwargs, the experts
+ * intermediate_size wide, tied by MiniCPMConfig's default (no key) */
+static void check_minicpm_moe(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 16 && !cfg->tie_given &&
+	            cfg->num_experts == 4 && cfg->moe_intermediate_size == 64 &&
+	            cfg->intermediate_size == 64 && strcmp(cfg->model_type, "minicpm") == 0 &&
+	            strcmp(cfg->architecture, "MiniCPMForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -523,6 +533,7 @@ static const struct {
     {"nemotron_h_moe", check_nemotron_h_moe},
     {"minicpm3", check_minicpm3},
     {"lfm2_moe", check_lfm2_moe},
+    {"minicpm_moe", check_minicpm_moe},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

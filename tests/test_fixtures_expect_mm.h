@@ -488,6 +488,13 @@ static const fam_expect fams_mm[] = {
           3 * (8 * 128 + 8 * 3 * 64 * 128)) +
          4 * 3 * 8,
      128, 4, 2, 32, 192, 1000, 4, 1, 8, 64, CKPT_QUANT_NONE, 1},
+    /* minicpm_moe: F32; embed_tokens [1000, 128] (tied: no lm_head), norm, 2 layers of input /
+     * post_attention_layernorm, q_proj [128, 128], k_proj / v_proj [2*16 = 32, 128], o_proj
+     * [128, 128], the router mlp.gate [4, 128], 4 experts of w1 / w3 [64, 128] and w2 [128, 64] */
+    {"minicpm_moe", 40,
+     4 * (1000 * 128 + 128 +
+          2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 4 * 128 + 4 * 3 * 64 * 128)),
+     128, 8, 2, 16, 64, 1000, 2, 1, 4, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -476,7 +476,7 @@ refused_edit baichuan_7b 's/"num_attention_heads": 4/"num_attention_heads": 4, "
 # MiniCPMForCausalLM: Llama's names, q/k/v fused by heads into self_attn.qkv_proj (TP 4: 2 q
 # heads and its kv head, 4 * 16 rows), gate / up merged into mlp.gate_up_proj, o_proj /
 # down_proj by columns, all quantized; embed_tokens by vocabulary rows and the norms unquantized;
-# tied by MiniCPMConfig's default (no lm_head); num_experts (MiniCPM-MoE) refused
+# tied by MiniCPMConfig's default (no lm_head); num_experts without num_experts_per_tok refused
 "$CTL" plan --model-dir "$T/minicpm" --tp-size 4 --tp-rank 1 --quant int8-channel \
 	--rank-only >"$T/plan" || fail "plan minicpm"
 plan_has minicpm "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
@@ -489,7 +489,7 @@ grep -q "lm_head tied" "$T/plan" || fail "minicpm: lm_head not tied: $(cat "$T/p
 grep -q "q_proj\.weight\|gate_proj\|lm_head.weight\|embed_tokens.weight_scale" "$T/plan" &&
 	fail "minicpm: an unfused, untied or quantized embedding tensor: $(cat "$T/plan")"
 refused_edit minicpm 's/"hidden_act": "silu"/"hidden_act": "silu", "num_experts": 8/' \
-	"num_experts is 8"
+	"num_experts 8 without num_experts_per_tok"
 # InternLM3ForCausalLM: vLLM's llama.py cut (head_dim 16; TP 4: 2 q heads and its kv head), no
 # biases (qkv_bias / bias false), untied lm_head by vocabulary rows; bias true without an
 # o_proj.bias tensor refused naming the key
@@ -574,3 +574,25 @@ plan_has lfm2_moe "model.layers.3.feed_forward.experts.w13_weight *BF16 *\[4, 12
 	"model.layers.3.feed_forward.experts.w2_weight *BF16 *\[4, 128, 64\]"
 refused_edit lfm2_moe 's/"tie_embedding": true/"tie_embedding": false/' "ties lm_head"
 refused_edit lfm2_moe 's/"layer_types"/"layer_kinds"/' "needs layer_types"
+# MiniCPMForCausalLM with num_experts (MiniCPM-MoE): vLLM's MiniCPMMoE, not FusedMoE: the router
+# mlp.gate whole and unquantized, every expert on every rank cut by tp (TP 2: mlp.ws [E, 2*64/2,
+# hid] = [w1_r; w3_r] per expert, mlp.w2s [E, hid, 64/2]) and unquantized while q/k/v/o are;
+# ep_size 2, num_experts_per_tok past num_experts and moe_intermediate_size refused
+"$CTL" plan --model-dir "$T/minicpm_moe" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan minicpm_moe"
+plan_has minicpm_moe "model.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 64\]" \
+	"model.layers.1.mlp.gate.weight *F32 *\[4, 128\]" \
+	"model.layers.1.mlp.ws *F32 *\[4, 64, 128\]" \
+	"model.layers.1.mlp.w2s *F32 *\[4, 128, 32\]"
+grep -q "lm_head tied" "$T/plan" || fail "minicpm_moe: lm_head not tied: $(cat "$T/plan")"
+grep -q "ws_scale\|w2s_scale\|gate.weight_scale\|w13_weight\|experts\.0\." "$T/plan" &&
+	fail "minicpm_moe: a quantized or FusedMoE-named expert or router: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/minicpm_moe" --tp-size 1 --ep-size 2 >/dev/null 2>"$T/err" &&
+	fail "minicpm_moe: ep_size 2 planned"
+grep -q "no expert parallelism; use ep_size 1" "$T/err" ||
+	fail "minicpm_moe: the ep_size refusal: $(cat "$T/err")"
+refused_edit minicpm_moe 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' \
+	"num_experts_per_tok 5"
+refused_edit minicpm_moe 's/"num_experts": 4/"num_experts": 4, "moe_intermediate_size": 32/' \
+	"moe_intermediate_size on MiniCPM"

@@ -8,7 +8,8 @@ ChatGLMModel (vLLM's chatglm.py, query_key_value [q; k; v]): shard_oracle_chatgl
 ExaoneForCausalLM (vLLM's exaone.py, q/k/v by the fused pass): shard_oracle_exaone.py.
 QWenLMHeadModel (vLLM's qwen.py, Qwen's first generation): shard_oracle_qwen.py.
 MiniCPMForCausalLM (vLLM's minicpm.py): Llama's cut, tied unless the config says otherwise
-(MiniCPMConfig's default).
+(MiniCPMConfig's default); MiniCPM-MoE's mlp.ws / w2s (every expert on every rank, cut by tp):
+shard_oracle_minicpm.py.
 MiniCPM3ForCausalLM (vLLM's minicpm3.py): DeepSeek-V2's MLA cut by expected() (q_a_proj /
 kv_a_proj_with_mqa and the latent norms whole, q_b_proj / kv_b_proj rows, o_proj columns) and
 Llama's MLP, tied unless the config says otherwise (MiniCPM3Config's default).
@@ -19,13 +20,14 @@ tie_embedding first (Lfm2MoeConfig), true by default.
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_internlm2 import internlm2
+from shard_oracle_minicpm import minicpm, minicpm_cfg
 from shard_oracle_qwen import qwen
 
 ORACLES = {"InternLM2ForCausalLM": internlm2, "ExaoneForCausalLM": exaone, "QWenLMHeadModel": qwen}
 ORACLES.update({a: chatglm for a in CHATGLM_ARCHS})
+ORACLES["MiniCPMForCausalLM"] = minicpm
 
-CFGS = {"ExaoneForCausalLM": exaone_cfg,
-        "MiniCPMForCausalLM": lambda c: dict(c, tie_word_embeddings=c.get("tie_word_embeddings", True))}
+CFGS = {"ExaoneForCausalLM": exaone_cfg, "MiniCPMForCausalLM": minicpm_cfg}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
 CFGS["MiniCPM3ForCausalLM"] = CFGS["MiniCPMForCausalLM"]
 CFGS["Lfm2MoeForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get("tie_embedding", c.get(
