@@ -525,7 +525,7 @@ void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "model.layers.%lld.%s", (long long)i,
 	         c->kind == REF_MIXTRAL && !c->lfm2_moe && !c->minicpm ? "block_sparse_moe."
-	                                                                : ref_ffn_module(c));
+	                                                               : ref_ffn_module(c));
 }
 
 size_t ref_out_rows(const ref_cfg *c, size_t n_tok)

@@ -10,26 +10,36 @@
 #include "shardmap/plan_int.h"
 #include "shardmap/quant_mx.h"
 
+/* Whether layer i is a MoE layer / a linear-attention (conv, Mamba) layer of the family. */
+static bool moe_at(const sm_ctx *x, int64_t i)
+{
+	return x->fam->layer_is_moe && x->fam->layer_is_moe(x->cfg, i);
+}
+
+static bool linear_at(const sm_ctx *x, int64_t i)
+{
+	return x->fam->layer_is_linear && x->fam->layer_is_linear(x->cfg, i);
+}
+
 bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 {
 	switch (r->cond) {
 	case SM_C_DENSE:
-		return !x->fam->layer_is_moe || !x->fam->layer_is_moe(x->cfg, i);
+		return !moe_at(x, i);
 	case SM_C_MOE:
-		return x->fam->layer_is_moe && x->fam->layer_is_moe(x->cfg, i);
+		return moe_at(x, i);
 	case SM_C_QLORA:
 		return x->dm.q_lora_rank > 0;
 	case SM_C_NOQLORA:
 		return x->dm.q_lora_rank <= 0;
 	case SM_C_SHARED:
-		return x->dm.shared_inter > 0 && x->fam->layer_is_moe &&
-		       x->fam->layer_is_moe(x->cfg, i);
+		return x->dm.shared_inter > 0 && moe_at(x, i);
 	case SM_C_LMBIAS:
 		return x->cfg->lm_head_bias;
 	case SM_C_FULLATT:
-		return !x->fam->layer_is_linear || !x->fam->layer_is_linear(x->cfg, i);
+		return !linear_at(x, i);
 	case SM_C_LINATT:
-		return x->fam->layer_is_linear && x->fam->layer_is_linear(x->cfg, i);
+		return linear_at(x, i);
 	case SM_C_QKNORM:
 		return x->cfg->use_qk_norm;
 	case SM_C_QKLN:
@@ -45,25 +55,19 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_MMBIAS:
 		return x->cfg->mm_projector_bias;
 	case SM_C_CONVBIAS:
-		return x->cfg->lfm2_conv_bias && x->fam->layer_is_linear &&
-		       x->fam->layer_is_linear(x->cfg, i);
+		return x->cfg->lfm2_conv_bias && linear_at(x, i);
 	case SM_C_SHMLP:
 		return x->dm.shared_inter > 0;
 	case SM_C_FULLATTB:
-		return x->cfg->attention_bias &&
-		       (!x->fam->layer_is_linear || !x->fam->layer_is_linear(x->cfg, i));
+		return x->cfg->attention_bias && !linear_at(x, i);
 	case SM_C_MCONVB:
-		return x->cfg->mamba_conv_bias && x->fam->layer_is_linear &&
-		       x->fam->layer_is_linear(x->cfg, i);
+		return x->cfg->mamba_conv_bias && linear_at(x, i);
 	case SM_C_LFMEB:
-		return x->cfg->lfm2_expert_bias && x->fam->layer_is_moe &&
-		       x->fam->layer_is_moe(x->cfg, i);
+		return x->cfg->lfm2_expert_bias && moe_at(x, i);
 	case SM_C_MPROJB:
-		return x->cfg->mamba_proj_bias && x->fam->layer_is_linear &&
-		       x->fam->layer_is_linear(x->cfg, i);
+		return x->cfg->mamba_proj_bias && linear_at(x, i);
 	case SM_C_MNORM:
-		return x->cfg->mamba_rms_norm && x->fam->layer_is_linear &&
-		       x->fam->layer_is_linear(x->cfg, i);
+		return x->cfg->mamba_rms_norm && linear_at(x, i);
 	case SM_C_OPROJ:
 		return x->cfg->opt_word_embed_proj_dim != x->cfg->hidden_size;
 	case SM_C_OFNORM:
