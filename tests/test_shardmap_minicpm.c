@@ -50,29 +50,14 @@
 static tm_model *tm_minicpm(int64_t kv, int head)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	char n[200];
-	tm_add2(m, EMB, 1000, HID);
-	tm_add2(m, "model.norm.weight", HID, 0);
-	if (head)
-		tm_add2(m, "lm_head.weight", 1000, HID);
-	for (int l = 0; l < 2; l++) {
-		const struct {
-			const char *leaf;
-			int64_t a, b;
-		} L[] = {{"input_layernorm.weight", HID, 0},
-		         {"post_attention_layernorm.weight", HID, 0},
-		         {"self_attn.q_proj.weight", HID, HID},
-		         {"self_attn.k_proj.weight", kv * HD, HID},
-		         {"self_attn.v_proj.weight", kv * HD, HID},
-		         {"self_attn.o_proj.weight", HID, HID},
-		         {"mlp.gate_proj.weight", I, HID},
-		         {"mlp.up_proj.weight", I, HID},
-		         {"mlp.down_proj.weight", HID, I}};
-		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
-			snprintf(n, sizeof(n), "model.layers.%d.%s", l, L[k].leaf);
-			tm_add2(m, n, L[k].a, L[k].b);
-		}
-	}
+	tm_top(m, 1000, HID, head);
+	const tm_leaf L[] = {
+	    {"input_layernorm.weight", HID, 0},        {"post_attention_layernorm.weight", HID, 0},
+	    {"self_attn.q_proj.weight", HID, HID},     {"self_attn.k_proj.weight", kv * HD, HID},
+	    {"self_attn.v_proj.weight", kv * HD, HID}, {"self_attn.o_proj.weight", HID, HID},
+	    {"mlp.gate_proj.weight", I, HID},          {"mlp.up_proj.weight", I, HID},
+	    {"mlp.down_proj.weight", HID, I}};
+	tm_layers(m, TM_L, 2, L, TM_NLEAVES(L), 0);
 	return m;
 }
 
@@ -87,15 +72,11 @@ static void test_minicpm_slices(void **state)
 		fx_open(&f, tm_minicpm(2, 1), MC_CFG(KV2 UNTIED), T, 1, 0, true);
 		assert_string_equal(shardmap_family(f.p), "minicpm");
 		for (uint32_t r = 0; r < T; r++) {
-			int64_t hl = 8 / T, g = r / (T / 2);
-			shp(&f, r, QKV, 2, (hl + 2) * HD, HID, 0);
-			rows_at(&f, r, QKV, 0, QP, r * hl * HD, hl * HD);
-			rows_at(&f, r, QKV, hl * HD, KP, g * HD, HD);
-			rows_at(&f, r, QKV, (hl + 1) * HD, VP, g * HD, HD);
+			shp(&f, r, QKV, 2, (8 / T + 2) * HD, HID, 0);
+			fx_qkv_is(&f, r, T, QKV, QP, KP, VP, 8, 2, HD);
 			cols_of(&f, r, T, OP, OP, HID, HID);
 			shp(&f, r, GU, 2, 2 * I / T, HID, 0);
-			rows_are(&f, r, GU, 0, GP, I / T * r, I / T);
-			rows_are(&f, r, GU, I / T, UP, I / T * r, I / T);
+			fx_gate_up_is(&f, r, T, GU, GP, UP, I);
 			cols_of(&f, r, T, DP, DP, HID, I);
 			repl(&f, r, L1 "input_layernorm.weight");
 			repl(&f, r, L1 "post_attention_layernorm.weight");
@@ -119,17 +100,14 @@ static void test_minicpm_replicated(void **state)
 	fx_open(&f, tm_minicpm(2, 0), MC_CFG(KV2), 8, 1, 0, true);
 	for (uint32_t r = 0; r < 8; r++) {
 		shp(&f, r, QKV, 2, 3 * HD, HID, 0);
-		rows_at(&f, r, QKV, 0, QP, r * HD, HD);
-		rows_at(&f, r, QKV, HD, KP, (r / 4) * HD, HD);
-		rows_at(&f, r, QKV, 2 * HD, VP, (r / 4) * HD, HD);
+		fx_qkv_is(&f, r, 8, QKV, QP, KP, VP, 8, 2, HD);
 		assert_true(tm_ix(f.p, r, "lm_head.weight") < 0);
 	}
 	fx_close(&f);
 	fx_open(&f, tm_minicpm(8, 1), MC_CFG(""), 4, 1, 0, true);
 	for (uint32_t r = 0; r < 4; r++) {
 		shp(&f, r, QKV, 2, 6 * HD, HID, 0);
-		rows_at(&f, r, QKV, 2 * HD, KP, 2 * r * HD, 2 * HD);
-		rows_at(&f, r, QKV, 4 * HD, VP, 2 * r * HD, 2 * HD);
+		fx_qkv_is(&f, r, 4, QKV, QP, KP, VP, 8, 8, HD);
 		assert_true(tm_ix(f.p, r, "lm_head.weight") < 0);
 	}
 	assert_true(fx_skipped(&f, "lm_head.weight"));

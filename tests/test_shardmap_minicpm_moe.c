@@ -46,32 +46,17 @@
 static tm_model *tm_mm(int64_t I)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	char n[200];
 	tm_top(m, 1000, HID, 0);
-	for (int l = 0; l < 2; l++) {
-		const struct {
-			const char *leaf;
-			int64_t a, b;
-		} L[] = {{"input_layernorm.weight", HID, 0},
-		         {"post_attention_layernorm.weight", HID, 0},
-		         {"self_attn.q_proj.weight", HID, HID},
-		         {"self_attn.k_proj.weight", 2 * HD, HID},
-		         {"self_attn.v_proj.weight", 2 * HD, HID},
-		         {"self_attn.o_proj.weight", HID, HID},
-		         {"mlp.gate.weight", E, HID}};
-		for (size_t k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
-			snprintf(n, sizeof(n), "model.layers.%d.%s", l, L[k].leaf);
-			tm_add2(m, n, L[k].a, L[k].b);
-		}
-		for (int e = 0; e < E; e++) {
-			snprintf(n, sizeof(n), "model.layers.%d.mlp.experts.%d.w1.weight", l, e);
-			tm_add2(m, n, I, HID);
-			snprintf(n, sizeof(n), "model.layers.%d.mlp.experts.%d.w3.weight", l, e);
-			tm_add2(m, n, I, HID);
-			snprintf(n, sizeof(n), "model.layers.%d.mlp.experts.%d.w2.weight", l, e);
-			tm_add2(m, n, HID, I);
-		}
-	}
+	const tm_leaf L[] = {{"input_layernorm.weight", HID, 0},
+	                     {"post_attention_layernorm.weight", HID, 0},
+	                     {"self_attn.q_proj.weight", HID, HID},
+	                     {"self_attn.k_proj.weight", 2 * HD, HID},
+	                     {"self_attn.v_proj.weight", 2 * HD, HID},
+	                     {"self_attn.o_proj.weight", HID, HID},
+	                     {"mlp.gate.weight", E, HID}};
+	tm_layers(m, TM_L, 2, L, TM_NLEAVES(L), 0);
+	for (int l = 0; l < 2; l++)
+		tm_experts(m, l, "mlp.experts.", E, I, HID, "w1", "w3", "w2");
 	return m;
 }
 
