@@ -173,6 +173,37 @@ const char *shardmap_switch_key(const sm_family *f, uint8_t cond)
 	return cond == SM_C_QKNORM ? "use_qk_norm" : shardmap_bias_key(f, cond);
 }
 
+/* Why a Mamba hybrid's conditional rule (the attention layers' biases, the mixer's conv1d /
+ * in_proj / out_proj biases, its gated norm) does not hold at layer i; NULL for other rules. */
+static const char *hybrid_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char *wb, size_t cap)
+{
+	const char *keys = x->fam->linear_keys ? x->fam->linear_keys : "layer_types";
+	bool use_keys = x->fam->mamba_lm || x->fam->mamba_use_keys;
+	switch (ru->cond) {
+	case SM_C_FULLATTB:
+		if (!x->cfg->attention_bias)
+			return "without attention biases (attention_bias is false)";
+		snprintf(wb, cap, "a Mamba layer (see %s)", keys);
+		return wb;
+	case SM_C_MCONVB:
+	case SM_C_MPROJB:
+		if (!x->fam->layer_is_linear(x->cfg, i)) {
+			snprintf(wb, cap, "an attention layer (see %s)", keys);
+			return wb;
+		}
+		if (ru->cond == SM_C_MCONVB)
+			return use_keys ? "without a conv1d bias (use_conv_bias is false)"
+			                : "without a conv1d bias (mamba_conv_bias is false)";
+		return use_keys ? "without in_proj / out_proj biases (use_bias is false or absent)"
+		                : "without in_proj / out_proj biases (mamba_proj_bias is false or "
+		                  "absent)";
+	case SM_C_MNORM:
+		return "without the mixer's gated norm (mamba_rms_norm is false or absent)";
+	default:
+		return NULL;
+	}
+}
+
 /* What config.json makes layer i that rule ru's tensor cannot be in ("a dense layer (see
  * ...)", "without q/k norms (...)"), built in wb (cap bytes) where it names keys. */
 static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char *wb, size_t cap)
@@ -180,8 +211,9 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 	const char *why = shardmap_mx_why(ru->cond); /* "a dense layer ..." unless MXFP4 */
 	const char *z2 = shardmap_zamba2_why(x->cfg, ru->cond, i);
 	const char *nh = shardmap_nemotron_h_why(x->fam, x->cfg, ru->cond, i);
-	if (z2 != NULL || nh != NULL)
-		why = z2 != NULL ? z2 : nh;
+	const char *hy = hybrid_why(x, ru, i, wb, cap);
+	if (z2 != NULL || nh != NULL || hy != NULL)
+		why = z2 != NULL ? z2 : nh != NULL ? nh : hy;
 	else if (x->fam->moe_keys && (ru->cond == SM_C_DENSE || ru->cond == SM_C_MOE)) {
 		snprintf(wb, cap, "a %s layer (see %s)", ru->cond == SM_C_DENSE ? "MoE" : "dense",
 		         x->fam->moe_keys);
@@ -227,32 +259,10 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		      "qformer_config.cross_attention_frequency == 0 have one)";
 	else if (ru->cond == SM_C_SHMLP)
 		why = "without a shared MLP (shared_intermediate_size is 0)";
-	else if (ru->cond == SM_C_FULLATTB)
-		why = x->cfg->attention_bias
-		          ? (snprintf(wb, cap, "a Mamba layer (see %s)",
-		                      x->fam->linear_keys ? x->fam->linear_keys : "layer_types"),
-		             wb)
-		          : "without attention biases (attention_bias is false)";
-	else if (ru->cond == SM_C_MCONVB || ru->cond == SM_C_MPROJB)
-		why = !x->fam->layer_is_linear(x->cfg, i)
-		          ? (snprintf(wb, cap, "an attention layer (see %s)",
-		                      x->fam->linear_keys ? x->fam->linear_keys : "layer_types"),
-		             wb)
-		      : ru->cond == SM_C_MCONVB
-		          ? (x->fam->mamba_lm || x->fam->mamba_use_keys
-		                 ? "without a conv1d bias (use_conv_bias is false)"
-		                 : "without a conv1d bias (mamba_conv_bias is false)")
-		      : x->fam->mamba_lm || x->fam->mamba_use_keys
-		          ? "without in_proj / out_proj biases (use_bias is false "
-		            "or absent)"
-		          : "without in_proj / out_proj biases (mamba_proj_bias "
-		            "is false or absent)";
 	else if (ru->cond == SM_C_LFMEB)
 		why = x->fam->layer_is_moe(x->cfg, i)
 		          ? "a MoE layer without the expert bias (use_expert_bias is false)"
 		          : "a dense layer (see num_dense_layers)";
-	else if (ru->cond == SM_C_MNORM)
-		why = "without the mixer's gated norm (mamba_rms_norm is false or absent)";
 	else if (ru->cond == SM_C_FLN2 || ru->cond == SM_C_FLN1 || ru->cond == SM_C_FPOST)
 		why = x->cfg->falcon_ln == 2 ? "take ln_attn / ln_mlp (new_decoder_architecture)"
 		      : x->cfg->falcon_ln == 1
