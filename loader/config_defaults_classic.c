@@ -402,6 +402,18 @@ static const class_default qwen_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* InternLMConfig's (remote configuration_internlm.py, InternLM's first generation; signature as
+ * mindnlp's port of it gives it): vocab_size 103168, hidden_size 4096, intermediate_size 11008,
+ * 32 layers, 32 heads (no num_key_value_heads: the heads), max_position_embeddings 2048,
+ * rms_norm_eps 1e-6; rope_theta 10000 is vLLM's getattr default (the class has rotary instead);
+ * untied; bias true, hidden_act silu and rotary are config_internlm3.c's. */
+static const class_default internlm_defaults[] = {
+    {"vocab_size", false, 103168},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 /* InternLM3Config's (remote configuration_internlm3.py): vocab_size 128512, hidden_size 4096,
  * intermediate_size 11008, 32 layers, 32 heads, num_key_value_heads 32, max_position_embeddings
  * 32768, rms_norm_eps 1e-6, rope_theta 10000 (head_dim None -> hid / H, the loader's own
@@ -625,6 +637,7 @@ static const struct {
      * is the family's tie_default, hidden_act silu and attention_bias false config_minicpm.c's */
     CLASS("minicpm", granite_speech_granite_defaults),
     CLASS("internlm3", internlm3_defaults),
+    CLASS("internlm", internlm_defaults),
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),

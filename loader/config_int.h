@@ -204,6 +204,11 @@ int config_minicpm3_keys(json_t *v, wt_errbuf *err);
  * or bias onto attention_out_bias (o_proj), as vLLM's llama.py reads them; hidden_act other
  * than silu refused (config_internlm3.c). */
 int config_internlm3_keys(json_t *v, wt_errbuf *err);
+/* InternLM (model_type internlm): `attention_bias or bias` (bias defaults to true) laid onto
+ * attention_out_bias and, unless qkv_bias is given, attention_bias; hidden_act other than silu,
+ * rotary.type other than dynamic / origin and rotary.base other than rope_theta refused
+ * (config_internlm3.c). */
+int config_internlm_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

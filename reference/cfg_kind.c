@@ -311,6 +311,9 @@ static const struct family_row families[] = {
      * q/k/v and o_proj biases added where the checkpoint has them (the planner ties them to
      * qkv_bias / bias), hidden_act read, Llama's RoPE scaling (dynamic in the release) */
     {"internlm3", REF_DENSE, false, 0, FAM_ACT},
+    /* InternLMForCausalLM (remote code; vLLM's llama.py): InternLM3's reading, the q/k/v and
+     * o_proj biases on in the release (bias true); rotary is the loader's */
+    {"internlm", REF_DENSE, false, 0, FAM_ACT},
     /* MiniCPM3ForCausalLM (remote code): DeepSeek-V2's MLA (mla.c; kind REF_DEEPSEEK, no
      * experts) with MiniCPM's dense MLP and multipliers (cfg_minicpm.c) */
     {"minicpm3", REF_DEEPSEEK, false, 0, FAM_MINICPM3},

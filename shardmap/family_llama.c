@@ -350,3 +350,23 @@ const sm_family shardmap_family_internlm3 = {
     .attn_bias_key = "qkv_bias",
     .out_bias_key = "bias",
 };
+
+/* InternLM, first generation (InternLMForCausalLM, remote code: internlm/internlm-7b, -20b and
+ * their chat models), cut as vLLM's llama.py loads it (its registry maps the architecture to
+ * LlamaForCausalLM): InternLM3's reading of Seed-OSS's table, the switches set by the loader
+ * (loader/config_internlm3.c) from `attention_bias or bias` (InternLMConfig's bias defaults to
+ * true: the release's q/k/v and o_proj all carry biases; a config.json's qkv_bias, if any, gives
+ * q/k/v's). q/k/v biases fused by heads as the weights, o_proj's replicated (RowParallelLinear
+ * adds it once); each bias required when its switch is true and unknown when false.
+ * InternLMConfig unties. */
+static const char *const internlm_archs[] = {"InternLMForCausalLM", NULL};
+
+const sm_family shardmap_family_internlm = {
+    .name = "internlm",
+    .archs = internlm_archs,
+    .rules = seed_oss_rules,
+    .n_rules = SM_NRULES(seed_oss_rules),
+    .layer_prefix = "model.layers.",
+    .attn_bias_key = "bias",
+    .out_bias_key = "bias",
+};

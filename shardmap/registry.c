@@ -140,6 +140,7 @@ static const sm_family *const families[] = {
     &shardmap_family_internlm3,
     &shardmap_family_minicpm3,
     &shardmap_family_lfm2_moe,
+    &shardmap_family_internlm,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -291,6 +291,16 @@ static void check_minicpm_moe(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "MiniCPMForCausalLM") == 0);
 }
 
+/* InternLM: bias true read as attention_bias / attention_out_bias (q/k/v and o_proj), MHA
+ * (no num_key_value_heads), head_dim hid / H, untied */
+static void check_internlm(const ckpt_config *cfg)
+{
+	assert_true(cfg->attention_bias && cfg->attention_out_bias && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 8 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "internlm") == 0 &&
+	            strcmp(cfg->architecture, "InternLMForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -534,6 +544,7 @@ static const struct {
     {"minicpm3", check_minicpm3},
     {"lfm2_moe", check_lfm2_moe},
     {"minicpm_moe", check_minicpm_moe},
+    {"internlm", check_internlm},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -596,3 +596,21 @@ refused_edit minicpm_moe 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' 
 	"num_experts_per_tok 5"
 refused_edit minicpm_moe 's/"num_experts": 4/"num_experts": 4, "moe_intermediate_size": 32/' \
 	"moe_intermediate_size on MiniCPM"
+# InternLMForCausalLM (first generation): vLLM's llama.py cut (MHA; TP 4: 2 heads of q, k and v),
+# bias true giving q/k/v's biases fused as the weights and o_proj's whole, unquantized; untied
+# lm_head by vocabulary rows; bias false with the biases present, a rotary base other than
+# rope_theta and a rotary type other than dynamic / origin refused
+"$CTL" plan --model-dir "$T/internlm" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan internlm"
+plan_has internlm "model.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.self_attn.qkv_proj.bias *F32 *\[96\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.self_attn.o_proj.bias *F32 *\[128\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "bias_scale\|lm_head.weight_scale" "$T/plan" &&
+	fail "internlm: a quantized bias or lm_head: $(cat "$T/plan")"
+refused_edit internlm 's/"bias": true/"bias": false/' "bias is false"
+refused_edit internlm 's/"base": 10000/"base": 20000/' "rotary.base 20000 differs"
+refused_edit internlm 's/"type": "dynamic"/"type": "linear"/' "rotary.type"
