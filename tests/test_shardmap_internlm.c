@@ -22,6 +22,7 @@
 #define SEED 0x5eed0045ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_biased.h"
 
 /* hid 128, H 8, head_dim 16 (hid / H), I 192, V 1000, 2 layers; MHA unless KV is given */
 #define HID 128
@@ -59,28 +60,12 @@
 #define DP   L1 "mlp.down_proj.weight"
 #define EMB  "model.embed_tokens.weight"
 
-enum { B_QKV = 1, B_O = 2, B_ALL = 3 };
+enum { B_QKV = TM_B_QKV, B_O = TM_B_O, B_ALL = TM_B_QKV | TM_B_O };
 
 /* The model with kv kv heads; lm_head.weight when head; the biases of `bias`. */
 static tm_model *tm_il(int64_t kv, int head, int bias)
 {
-	tm_model *m = tm_new(SEED, WT_BF16);
-	tm_top(m, 1000, HID, head);
-	const tm_leaf L[] = {{"input_layernorm.weight", HID, 0, 0},
-	                     {"post_attention_layernorm.weight", HID, 0, 0},
-	                     {"self_attn.q_proj.weight", QD, HID, 0},
-	                     {"self_attn.k_proj.weight", kv * HD, HID, 0},
-	                     {"self_attn.v_proj.weight", kv * HD, HID, 0},
-	                     {"self_attn.q_proj.bias", QD, 0, B_QKV},
-	                     {"self_attn.k_proj.bias", kv * HD, 0, B_QKV},
-	                     {"self_attn.v_proj.bias", kv * HD, 0, B_QKV},
-	                     {"self_attn.o_proj.weight", HID, QD, 0},
-	                     {"self_attn.o_proj.bias", HID, 0, B_O},
-	                     {"mlp.gate_proj.weight", I, HID, 0},
-	                     {"mlp.up_proj.weight", I, HID, 0},
-	                     {"mlp.down_proj.weight", HID, I, 0}};
-	tm_layers(m, TM_L, 2, L, TM_NLEAVES(L), bias);
-	return m;
+	return tm_llama_biased(SEED, HID, QD, kv * HD, I, head, bias);
 }
 
 /* TP 2 and TP 4, the release's layout (MHA, bias true), by hand: rank r's qkv_proj and its
