@@ -413,6 +413,28 @@ static __attribute__((unused)) void int8_row_is(const int8_t *q, float s, const 
 	}
 }
 
+/* Rank r of T's int8-channel qkv_proj codes rt (and rt_scale) are Llama's [q_r; k_r; v_r] rows
+ * of q / k / v (the rows fx_qkv_is checks; BF16 [*, hid]), each row quantized on its own. */
+static __attribute__((unused)) void fx_qkv_int8_is(const fx *f, uint32_t r, uint32_t T,
+                                                   const char *rt, const char *q, const char *k,
+                                                   const char *v, int64_t H, int64_t KV, int64_t d,
+                                                   int64_t hid)
+{
+	int64_t hl = H / T, kvl = KV >= T ? KV / T : 1;
+	int64_t g0 = KV >= T ? r * kvl : r / (T / KV);
+	char sn[256];
+	snprintf(sn, sizeof(sn), "%s_scale", rt);
+	const int8_t *c = (const int8_t *)out_bytes(f, r, rt);
+	const float *sc = (const float *)out_bytes(f, r, sn);
+	for (int64_t row = 0; row < (hl + 2 * kvl) * d; row++) {
+		const char *src = row < hl * d ? q : row < (hl + kvl) * d ? k : v;
+		int64_t sr = row < hl * d ? r * hl * d + row : g0 * d + (row - hl * d) % (kvl * d);
+		size_t rowb;
+		int8_row_is(c + row * hid, sc[row], (const uint16_t *)src_rows(f, src, sr, &rowb),
+		            hid);
+	}
+}
+
 /* The multimodal families' checkpoint name layouts (Gemma 3, Mistral 3, LLaVA): LAY_TEXT the
  * text model alone, LAY_V450 the released names (language_model.* for the language model),
  * LAY_HF5 transformers >= 4.52's (model.language_model.*, model.<tower>, lm_head). */

@@ -141,15 +141,7 @@ static void test_internlm3_quant(void **state)
 	for (uint32_t r = 0; r < 2; r++)
 		fx_quant_split(&f, r, WT_BF16, il_keep, sizeof(il_keep) / sizeof(il_keep[0]),
 		               il_quant, sizeof(il_quant) / sizeof(il_quant[0]));
-	const int8_t *q = (const int8_t *)out_bytes(&f, 1, QKV);
-	const float *sc = (const float *)out_bytes(&f, 1, QKV "_scale");
-	for (int64_t row = 0; row < 6 * HD; row++) {
-		size_t rowb;
-		const char *src = row < 4 * HD ? QP : row < 5 * HD ? KP : VP;
-		int64_t sr = row < 4 * HD ? 4 * HD + row : HD + row % HD;
-		const uint16_t *x = (const uint16_t *)src_rows(&f, src, sr, &rowb);
-		int8_row_is(q + row * HID, sc[row], x, HID);
-	}
+	fx_qkv_int8_is(&f, 1, 2, QKV, QP, KP, VP, 8, 2, HD, HID);
 	fx_close(&f);
 	l.tp_size = 4;
 	l.quant = WT_QUANT_FP8_CHANNEL;
