@@ -24,6 +24,7 @@
 
 #define SEED 0xa41aull
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* LM: hid 64, H 8, KV 2, d 8, 4 experts of I 32 (fc1 [4, 64, 64]), 2 shared experts (64),
  * V 128, L 1, untied. Vision: 2 blocks, width 32, 8 heads, MLP 64, image 8 / patch 2: 16

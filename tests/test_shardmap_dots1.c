@@ -23,6 +23,7 @@
 #define SEED 0x5eed0d01ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hid 256, H 8, KV 4, head_dim 32 (hidden / heads), I 512 (layer 0), 8 experts of 64, two
  * shared experts (128), V 1000, 3 layers */
@@ -69,19 +70,9 @@ static tm_model *tm_dots(int L, int bias)
 	return m;
 }
 
-/* Expert slot s of rank r: expert j's [gate rows [a, a+n) ; up rows] (up first when
- * up_first) in w13, its down columns [a, a+n) in w2. */
-static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
-                      bool up_first)
-{
-	char g[160], u[160], d[160];
-	snprintf(g, sizeof(g), M1 "experts.%lld.gate_proj.weight", (long long)j);
-	snprintf(u, sizeof(u), M1 "experts.%lld.up_proj.weight", (long long)j);
-	snprintf(d, sizeof(d), M1 "experts.%lld.down_proj.weight", (long long)j);
-	rows_are(f, r, W13, s * 2 * n, up_first ? u : g, a, n);
-	rows_are(f, r, W13, s * 2 * n + n, up_first ? g : u, a, n);
-	cols_at(f, r, W2, s * HID, d, HID, IE, a, n);
-}
+/* The stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {
+    W13, W2, M1 "experts.%lld.%s.weight", "gate_proj", "up_proj", "down_proj", HID, IE};
 
 /* Router, correction bias and the q/k norms of every layer: the source bytes on every
  * rank. */
@@ -126,12 +117,8 @@ static void test_dots1_tp2(void **state)
 	cols_at(&f, 1, L0 "mlp.down_proj.weight", 0, L0 "mlp.down_proj.weight", HID, 512, 256, 256);
 	assert_true(tm_ix(f.p, 0, L0 "mlp.gate.weight") < 0);
 	/* MoE layer 1: every expert TP-split (Il 32) */
-	shp(&f, 1, W13, 3, NE, 64, HID);
-	shp(&f, 1, W2, 3, NE, HID, 32);
-	for (int64_t j = 0; j < NE; j++) {
-		expert_is(&f, 0, j, j, 0, 32, false);
-		expert_is(&f, 1, j, j, 32, 32, false);
-	}
+	fx_experts_are(&f, &XP, 0, 0, NE, 0, 32, false);
+	fx_experts_are(&f, &XP, 1, 0, NE, 32, 32, false);
 	/* shared experts: n_shared_experts 2 x 64 = 128, split like an MLP (64 per rank) */
 	const char *sgu = M1 "shared_experts.gate_up_proj.weight";
 	shp(&f, 1, sgu, 2, 128, HID, 0);
@@ -180,12 +167,8 @@ static void test_dots1_ep(void **state)
 	fx f;
 	/* EP 2 (TP 1): ep rank 1 holds experts 4..7 whole; dense, shared experts whole */
 	fx_open(&f, tm_dots(3, 0), D1_OK, 1, 2, 0, true);
-	shp(&f, 1, W13, 3, 4, 128, HID);
-	shp(&f, 1, W2, 3, 4, HID, IE);
-	for (int64_t k = 0; k < 4; k++) {
-		expert_is(&f, 0, k, k, 0, IE, false);
-		expert_is(&f, 1, k, 4 + k, 0, IE, false);
-	}
+	fx_experts_are(&f, &XP, 0, 0, 4, 0, IE, false);
+	fx_experts_are(&f, &XP, 1, 4, 4, 0, IE, false);
 	shp(&f, 1, M1 "shared_experts.gate_up_proj.weight", 2, 256, HID, 0);
 	shp(&f, 1, L0 "mlp.gate_up_proj.weight", 2, 1024, HID, 0);
 	replicated(&f, 2);
@@ -193,10 +176,8 @@ static void test_dots1_ep(void **state)
 	/* TP 2 x EP 2, up_gate: rank 3 (tp 1, ep 1) holds experts 4..7 whole, up first; the
 	 * shared experts and the dense MLP follow the tp rank, [gate ; up] whatever w13_order */
 	fx_open(&f, tm_dots(3, 0), D1_OK, 2, 2, 1, true);
-	for (int64_t k = 0; k < 4; k++) {
-		expert_is(&f, 3, k, 4 + k, 0, IE, true);
-		expert_is(&f, 0, k, k, 0, IE, true);
-	}
+	fx_experts_are(&f, &XP, 3, 4, 4, 0, IE, true);
+	fx_experts_are(&f, &XP, 0, 0, 4, 0, IE, true);
 	const char *sgu = M1 "shared_experts.gate_up_proj.weight";
 	rows_are(&f, 3, sgu, 0, M1 "shared_experts.gate_proj.weight", 64, 64);
 	rows_are(&f, 3, sgu, 64, M1 "shared_experts.up_proj.weight", 64, 64);

@@ -23,6 +23,7 @@
 #define SEED 0x5eed0011ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* ernie4_5_moe: hid 128, H 4, KV 2 (head_dim hid / H = 32), I 256 (layers 0 and 3),
  * 8 experts of 64, 2 shared experts (128), V 1000, 4 layers: 1 and 2 MoE */
@@ -112,19 +113,9 @@ static tm_model *tm_ernie_dense(int lm_head)
 	return m;
 }
 
-/* Expert slot s of rank r: expert j's [gate rows [a, a+n) ; up rows] (up first when
- * up_first) in w13, its down columns [a, a+n) in w2. */
-static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
-                      bool up_first)
-{
-	char g[160], u[160], d[160];
-	snprintf(g, sizeof(g), M1 "experts.%lld.gate_proj.weight", (long long)j);
-	snprintf(u, sizeof(u), M1 "experts.%lld.up_proj.weight", (long long)j);
-	snprintf(d, sizeof(d), M1 "experts.%lld.down_proj.weight", (long long)j);
-	rows_are(f, r, W13, s * 2 * n, up_first ? u : g, a, n);
-	rows_are(f, r, W13, s * 2 * n + n, up_first ? g : u, a, n);
-	cols_at(f, r, W2, s * HID, d, HID, IE, a, n);
-}
+/* The stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {
+    W13, W2, M1 "experts.%lld.%s.weight", "gate_proj", "up_proj", "down_proj", HID, IE};
 
 /* Router and correction bias: the source bytes, F32 and shape, on every rank. */
 static void replicated(const fx *f, uint32_t ranks)
@@ -218,12 +209,8 @@ static void test_ernie4_5_moe_tp2(void **state)
 	assert_true(tm_ix(f.p, 0, L3 "mlp.gate.weight") < 0);
 	assert_true(tm_ix(f.p, 0, L0 "mlp.experts.w13_weight") < 0);
 	/* MoE layer 1: every expert TP-split (Il 32) */
-	shp(&f, 1, W13, 3, NE, 64, HID);
-	shp(&f, 1, W2, 3, NE, HID, 32);
-	for (int64_t j = 0; j < NE; j++) {
-		expert_is(&f, 0, j, j, 0, 32, false);
-		expert_is(&f, 1, j, j, 32, 32, false);
-	}
+	fx_experts_are(&f, &XP, 0, 0, NE, 0, 32, false);
+	fx_experts_are(&f, &XP, 1, 0, NE, 32, 32, false);
 	/* shared experts: moe_num_shared_experts 2 x 64 = 128, split like an MLP */
 	const char *sgu = M1 "shared_experts.gate_up_proj.weight";
 	shp(&f, 1, sgu, 2, 128, HID, 0);
@@ -255,12 +242,8 @@ static void test_ernie4_5_moe_ep(void **state)
 	fx f;
 	/* EP 2 (TP 1): ep rank 1 holds experts 4..7 whole; dense, shared experts whole */
 	fx_open(&f, tm_ernie_moe(), ERN_OK, 1, 2, 0, true);
-	shp(&f, 1, W13, 3, 4, 128, HID);
-	shp(&f, 1, W2, 3, 4, HID, IE);
-	for (int64_t k = 0; k < 4; k++) {
-		expert_is(&f, 0, k, k, 0, IE, false);
-		expert_is(&f, 1, k, 4 + k, 0, IE, false);
-	}
+	fx_experts_are(&f, &XP, 0, 0, 4, 0, IE, false);
+	fx_experts_are(&f, &XP, 1, 4, 4, 0, IE, false);
 	shp(&f, 1, M1 "shared_experts.gate_up_proj.weight", 2, 256, HID, 0);
 	shp(&f, 1, L0 "mlp.gate_up_proj.weight", 2, 512, HID, 0);
 	shp(&f, 1, L3 "mlp.gate_up_proj.weight", 2, 512, HID, 0);
@@ -269,10 +252,8 @@ static void test_ernie4_5_moe_ep(void **state)
 	/* TP 2 x EP 2, up_gate: rank 3 (tp 1, ep 1) holds experts 4..7 whole, up first; the
 	 * shared experts and the dense MLP follow the tp rank, [gate ; up] whatever w13_order */
 	fx_open(&f, tm_ernie_moe(), ERN_OK, 2, 2, 1, true);
-	for (int64_t k = 0; k < 4; k++) {
-		expert_is(&f, 3, k, 4 + k, 0, IE, true);
-		expert_is(&f, 0, k, k, 0, IE, true);
-	}
+	fx_experts_are(&f, &XP, 3, 4, 4, 0, IE, true);
+	fx_experts_are(&f, &XP, 0, 0, 4, 0, IE, true);
 	const char *sgu = M1 "shared_experts.gate_up_proj.weight";
 	rows_are(&f, 3, sgu, 0, M1 "shared_experts.gate_proj.weight", 64, 64);
 	rows_are(&f, 3, sgu, 64, M1 "shared_experts.up_proj.weight", 64, 64);

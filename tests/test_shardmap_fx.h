@@ -698,38 +698,4 @@ static __attribute__((unused)) void fx_refused(tm_model *m, const char *cfg, int
 	fx_refused_tp(m, cfg, 2, code, a, b);
 }
 
-/* A pair of bmm expert stacks (Llama 4's experts.gate_up_proj [E, hid, 2 Ie] / down_proj
- * [E, Ie, hid], Aria's fc1 / fc2 alike) and the rank's w13 / w2 made of them. */
-typedef struct fx_bmm {
-	const char *gu, *dn, *w13, *w2;
-	int64_t hid, ie;
-} fx_bmm;
-
-/* Slot s of rank r's w13 is expert j's [gate rows [a, a+n) ; up rows [a, a+n)] of the
- * transposed gu (up first when up_first); its w2 slot s is down_j's columns [a, a+n). */
-static __attribute__((unused)) void fx_bmm_experts_are(const fx *f, const fx_bmm *b, uint32_t r,
-                                                       int64_t s, int64_t j, int64_t a, int64_t n,
-                                                       bool up_first)
-{
-	size_t rowb;
-	const uint16_t *gu = (const uint16_t *)(const void *)src_rows(f, b->gu, 0, &rowb);
-	const uint16_t *dn = (const uint16_t *)(const void *)src_rows(f, b->dn, 0, &rowb);
-	int64_t hid = b->hid, ie = b->ie;
-	const uint16_t *w13 =
-	    (const uint16_t *)(const void *)out_bytes(f, r, b->w13) + s * 2 * n * hid;
-	for (int half = 0; half < 2; half++)
-		for (int64_t k = 0; k < n; k++)
-			for (int64_t h = 0; h < hid; h++)
-				if (w13[(half * n + k) * hid + h] !=
-				    gu[(j * hid + h) * 2 * ie + (half ^ up_first) * ie + a + k])
-					fail_msg("rank %u w13 slot %lld half %d row %lld col %lld",
-					         r, (long long)s, half, (long long)k, (long long)h);
-	const uint16_t *w2 = (const uint16_t *)(const void *)out_bytes(f, r, b->w2) + s * hid * n;
-	for (int64_t h = 0; h < hid; h++)
-		for (int64_t c = 0; c < n; c++)
-			if (w2[h * n + c] != dn[(j * ie + a + c) * hid + h])
-				fail_msg("rank %u w2 slot %lld row %lld col %lld", r, (long long)s,
-				         (long long)h, (long long)c);
-}
-
 #endif

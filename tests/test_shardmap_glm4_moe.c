@@ -21,6 +21,7 @@
 #define SEED 0x5eed0010ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hid 128, H 8, KV 2, head_dim 32 (H * d = 256), I 256 (layer 0), 8 experts of 64,
  * one shared expert (64), V 1000, 3 layers + MTP layer 3 */
@@ -79,19 +80,9 @@ static tm_model *tm_glm(int qknorm)
 	return m;
 }
 
-/* Expert slot s of rank r: expert j's [gate rows [a, a+n) ; up rows] (up first when
- * up_first) in w13, its down columns [a, a+n) in w2. */
-static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
-                      bool up_first)
-{
-	char g[160], u[160], d[160];
-	snprintf(g, sizeof(g), M1 "experts.%lld.gate_proj.weight", (long long)j);
-	snprintf(u, sizeof(u), M1 "experts.%lld.up_proj.weight", (long long)j);
-	snprintf(d, sizeof(d), M1 "experts.%lld.down_proj.weight", (long long)j);
-	rows_are(f, r, W13, s * 2 * n, up_first ? u : g, a, n);
-	rows_are(f, r, W13, s * 2 * n + n, up_first ? g : u, a, n);
-	cols_at(f, r, W2, s * HID, d, HID, IE, a, n);
-}
+/* The stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {
+    W13, W2, M1 "experts.%lld.%s.weight", "gate_proj", "up_proj", "down_proj", HID, IE};
 
 /* Router, correction bias and q/k norms: the source bytes on every rank. */
 static void replicated(const fx *f, uint32_t ranks)
@@ -133,12 +124,8 @@ static void test_glm4_moe_tp2(void **state)
 	rows_are(&f, 1, gu, 128, L0 "mlp.up_proj.weight", 128, 128);
 	cols_at(&f, 0, L0 "mlp.down_proj.weight", 0, L0 "mlp.down_proj.weight", HID, 256, 0, 128);
 	/* MoE layer 1: every expert TP-split (Il 32) */
-	shp(&f, 1, W13, 3, NE, 64, HID);
-	shp(&f, 1, W2, 3, NE, HID, 32);
-	for (int64_t j = 0; j < NE; j++) {
-		expert_is(&f, 0, j, j, 0, 32, false);
-		expert_is(&f, 1, j, j, 32, 32, false);
-	}
+	fx_experts_are(&f, &XP, 0, 0, NE, 0, 32, false);
+	fx_experts_are(&f, &XP, 1, 0, NE, 32, 32, false);
 	/* shared experts: n_shared_experts 1 x 64, split like an MLP */
 	const char *sgu = M1 "shared_experts.gate_up_proj.weight";
 	shp(&f, 1, sgu, 2, 64, HID, 0);
@@ -166,12 +153,8 @@ static void test_glm4_moe_ep(void **state)
 	fx f;
 	/* EP 2 (TP 1): ep rank 1 holds experts 4..7 whole; dense, shared experts whole */
 	fx_open(&f, tm_glm(1), GLM_OK, 1, 2, 0, true);
-	shp(&f, 1, W13, 3, 4, 128, HID);
-	shp(&f, 1, W2, 3, 4, HID, IE);
-	for (int64_t k = 0; k < 4; k++) {
-		expert_is(&f, 0, k, k, 0, IE, false);
-		expert_is(&f, 1, k, 4 + k, 0, IE, false);
-	}
+	fx_experts_are(&f, &XP, 0, 0, 4, 0, IE, false);
+	fx_experts_are(&f, &XP, 1, 4, 4, 0, IE, false);
 	shp(&f, 1, M1 "shared_experts.gate_up_proj.weight", 2, 128, HID, 0);
 	shp(&f, 1, L0 "mlp.gate_up_proj.weight", 2, 512, HID, 0);
 	replicated(&f, 2);
@@ -179,10 +162,8 @@ static void test_glm4_moe_ep(void **state)
 	/* TP 2 x EP 2, up_gate: rank 3 (tp 1, ep 1) holds experts 4..7 whole, up first; the
 	 * shared experts and the dense MLP follow the tp rank, [gate ; up] whatever w13_order */
 	fx_open(&f, tm_glm(1), GLM_OK, 2, 2, 1, true);
-	for (int64_t k = 0; k < 4; k++) {
-		expert_is(&f, 3, k, 4 + k, 0, IE, true);
-		expert_is(&f, 0, k, k, 0, IE, true);
-	}
+	fx_experts_are(&f, &XP, 3, 4, 4, 0, IE, true);
+	fx_experts_are(&f, &XP, 0, 0, 4, 0, IE, true);
 	const char *sgu = M1 "shared_experts.gate_up_proj.weight";
 	rows_are(&f, 3, sgu, 0, M1 "shared_experts.gate_proj.weight", 32, 32);
 	rows_are(&f, 3, sgu, 32, M1 "shared_experts.up_proj.weight", 32, 32);

@@ -24,6 +24,7 @@
 #define SEED 0x61a4f1ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* Text: hid 128, H 4, KV 2, d 32 (hid / H), I 96, V 1000, L 2; partial rotary 0.5 under
  * MRoPE [2, 3, 3]. MoE: layer 0 dense, layer 1 4 experts of 32 + 1 shared, MTP layer 2.
@@ -66,6 +67,12 @@
 #define RVB   "visual.blocks.1."
 #define MG    "model.visual.merger."
 #define RMG   "visual.merger."
+#define W13   R1 "mlp.experts.w13_weight"
+#define W2    R1 "mlp.experts.w2_weight"
+
+/* Layer 1's stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {
+    W13, W2, LM "1.mlp.experts.%lld.%s.weight", "gate_proj", "up_proj", "down_proj", HID, IE};
 
 static void tm_addn(tm_model *m, const char *name, int nd, const int64_t *shape)
 {
@@ -381,18 +388,8 @@ static void test_g4vm_moe(void **state)
 	fx_open(&f, tm_g4vm(), GM_OK, 2, 1, 0, true);
 	assert_string_equal(shardmap_family(f.p), "glm4v_moe");
 	runtime_names_only(&f);
-	const char *w13 = R1 "mlp.experts.w13_weight", *w2 = R1 "mlp.experts.w2_weight";
-	shp(&f, 1, w13, 3, 4, 32, HID);
-	/* rank 1, expert 3: gate rows 16..31, up rows 16..31; w2 columns 16..31 */
-	rows_at(&f, 1, w13, 3 * 32, LM "1.mlp.experts.3.gate_proj.weight", 16, 16);
-	rows_at(&f, 1, w13, 3 * 32 + 16, LM "1.mlp.experts.3.up_proj.weight", 16, 16);
-	shp(&f, 1, w2, 3, 4, HID, 16);
-	const uint16_t *o = (const uint16_t *)out_bytes(&f, 1, w2) + 3 * HID * 16;
-	size_t rowb;
-	const uint16_t *s =
-	    (const uint16_t *)src_rows(&f, LM "1.mlp.experts.3.down_proj.weight", 0, &rowb);
-	for (int64_t h = 0; h < HID; h++)
-		assert_memory_equal(o + h * 16, s + h * IE + 16, 32);
+	/* every expert on both ranks, rank 1 its gate / up rows and down columns 16..31 */
+	fx_experts_are(&f, &XP, 1, 0, 4, 16, 16, false);
 	const char *sgu = R1 "mlp.shared_experts.gate_up_proj.weight";
 	rows_at(&f, 1, sgu, 0, LM "1.mlp.shared_experts.gate_proj.weight", 16, 16);
 	rows_at(&f, 1, sgu, 16, LM "1.mlp.shared_experts.up_proj.weight", 16, 16);
@@ -416,9 +413,7 @@ static void test_g4vm_moe(void **state)
 	fx_close(&f);
 	/* EP 2: rank 1 experts 2, 3 whole */
 	fx_open(&f, tm_g4vm(), GM_OK, 1, 2, 0, true);
-	shp(&f, 1, w13, 3, 2, 2 * IE, HID);
-	rows_at(&f, 1, w13, 0, LM "1.mlp.experts.2.gate_proj.weight", 0, IE);
-	rows_at(&f, 1, w13, 3 * IE, LM "1.mlp.experts.3.up_proj.weight", 0, IE);
+	fx_experts_are(&f, &XP, 1, 2, 2, 0, IE, false);
 	fx_close(&f);
 }
 

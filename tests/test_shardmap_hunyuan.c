@@ -24,6 +24,7 @@
 #define SEED 0x4e1a7ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hid 256, H 8, KV 2, head_dim 64 (H x d 512), I 512, V 1000, 2 layers */
 #define HID 256
@@ -266,19 +267,9 @@ static tm_model *tm_hunyuan_moe(int64_t ish)
 	return m;
 }
 
-/* Expert j's gate / up rows [a, a+n) at slot s of rank r's w13 ([gate ; up] per expert, or
- * up first), its down columns [a, a+n) at slot s of w2. */
-static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
-                      bool up_first)
-{
-	char g[160], u[160], d[160];
-	snprintf(g, sizeof(g), M1 "experts.%lld.gate_proj.weight", (long long)j);
-	snprintf(u, sizeof(u), M1 "experts.%lld.up_proj.weight", (long long)j);
-	snprintf(d, sizeof(d), M1 "experts.%lld.down_proj.weight", (long long)j);
-	rows_are(f, r, W13, s * 2 * n, up_first ? u : g, a, n);
-	rows_are(f, r, W13, s * 2 * n + n, up_first ? g : u, a, n);
-	cols_at(f, r, W2, s * HID, d, HID, IE, a, n);
-}
+/* The stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {
+    W13, W2, M1 "experts.%lld.%s.weight", "gate_proj", "up_proj", "down_proj", HID, IE};
 
 /* The router (checkpoint mlp.gate.wg, runtime mlp.gate) and the head norms: the source bytes
  * on every rank. */
@@ -300,12 +291,8 @@ static void test_hunyuan_moe_tp2(void **state)
 	fx_open(&f, tm_hunyuan_moe(128), HM_OK, 2, 1, 0, true);
 	assert_string_equal(shardmap_family(f.p), "hunyuan_v1_moe");
 	/* every expert on both ranks, Ie split: rank 1 rows / columns 64..127 */
-	shp(&f, 1, W13, 3, NE, 2 * 64, HID);
-	shp(&f, 1, W2, 3, NE, HID, 64);
-	for (int64_t j = 0; j < NE; j++) {
-		expert_is(&f, 0, j, j, 0, 64, false);
-		expert_is(&f, 1, j, j, 64, 64, false);
-	}
+	fx_experts_are(&f, &XP, 0, 0, NE, 0, 64, false);
+	fx_experts_are(&f, &XP, 1, 0, NE, 64, 64, false);
 	/* the shared MLP as a dense one: [gate_r ; up_r] rows, down by columns */
 	const char *sgu = M1 "shared_mlp.gate_up_proj.weight";
 	shp(&f, 1, sgu, 2, 128, HID, 0);
@@ -327,19 +314,14 @@ static void test_hunyuan_moe_ep(void **state)
 	(void)state;
 	fx f;
 	fx_open(&f, tm_hunyuan_moe(128), HM_OK, 1, 2, 0, true);
-	shp(&f, 1, W13, 3, 4, 2 * IE, HID);
-	for (int64_t k = 0; k < 4; k++) {
-		expert_is(&f, 0, k, k, 0, IE, false);
-		expert_is(&f, 1, k, 4 + k, 0, IE, false);
-	}
+	fx_experts_are(&f, &XP, 0, 0, 4, 0, IE, false);
+	fx_experts_are(&f, &XP, 1, 4, 4, 0, IE, false);
 	shp(&f, 1, M1 "shared_mlp.gate_up_proj.weight", 2, 256, HID, 0);
 	moe_replicated(&f, 2);
 	fx_close(&f);
 	fx_open(&f, tm_hunyuan_moe(128), HM_OK, 2, 2, 1, true);
-	for (int64_t k = 0; k < 4; k++) {
-		expert_is(&f, 3, k, 4 + k, 0, IE, true);
-		expert_is(&f, 0, k, k, 0, IE, true);
-	}
+	fx_experts_are(&f, &XP, 3, 4, 4, 0, IE, true);
+	fx_experts_are(&f, &XP, 0, 0, 4, 0, IE, true);
 	const char *sgu = M1 "shared_mlp.gate_up_proj.weight";
 	rows_are(&f, 3, sgu, 0, M1 "shared_mlp.gate_proj.weight", 64, 64);
 	rows_are(&f, 3, sgu, 64, M1 "shared_mlp.up_proj.weight", 64, 64);

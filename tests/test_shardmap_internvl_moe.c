@@ -24,6 +24,7 @@
 
 #define SEED 0x1a7full
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 #include "test_shardmap_internvl_fx.h"
 
 /* LM: hid 64, H 8 x d 16, KV 2, V 128, 2 layers: layer 0 an MLP of 128 (mlp_only_layers),
@@ -44,6 +45,13 @@
 	"\"internvl\"," top "\"text_config\":{" MOE_KEYS(text) "},\"vision_config\":{" VKEYS       \
 	                                                       ",\"attention_bias\":true}}"
 #define DENSE0 ",\"mlp_only_layers\":[0]"
+#define W13    L1 "mlp.experts.w13_weight"
+#define W2     L1 "mlp.experts.w2_weight"
+
+/* Layer 1's stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {
+    W13, W2, L1 "mlp.experts.%lld.%s.weight", "gate_proj", "up_proj", "down_proj", HID, IE};
+
 static const char cfg_m[] = CFG_M("", DENSE0);
 static const char cfg_text[] = "{\"architectures\":[\"Qwen3MoeForCausalLM\"]," MOE_KEYS(DENSE0) "}";
 
@@ -106,7 +114,7 @@ static tm_model *moe_model(lay y, bool lm_head, unsigned moe)
  * TP-split: w13[j] = [gate_j rows; up_j rows], w2[j] = down_j columns), the tower. */
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
 {
-	char n[200], q[200];
+	char n[200];
 	int64_t ql = 8 / T * 16, kvh = T == 2 ? r : r / 2, il = IE / T, ml = 128 / T;
 	shp(f, r, L0 "self_attn.qkv_proj.weight", 2, ql + 32, HID, 0);
 	rows_at(f, r, L0 "self_attn.qkv_proj.weight", 0, L0 "self_attn.q_proj.weight", r * ql, ql);
@@ -121,16 +129,7 @@ static void check_rank(const fx *f, uint32_t T, uint32_t r)
 	rows_at(f, r, L0 "mlp.gate_up_proj.weight", ml, L0 "mlp.up_proj.weight", r * ml, ml);
 	cols_of(f, r, T, L0 "mlp.down_proj.weight", L0 "mlp.down_proj.weight", HID, 128);
 	repl(f, r, L1 "mlp.gate.weight");
-	shp(f, r, L1 "mlp.experts.w13_weight", 3, NE, 2 * il, HID);
-	shp(f, r, L1 "mlp.experts.w2_weight", 3, NE, HID, il);
-	for (int j = 0; j < NE; j++) {
-		snprintf(q, sizeof(q), L1 "mlp.experts.%d.gate_proj.weight", j);
-		rows_at(f, r, L1 "mlp.experts.w13_weight", j * 2 * il, q, r * il, il);
-		snprintf(q, sizeof(q), L1 "mlp.experts.%d.up_proj.weight", j);
-		rows_at(f, r, L1 "mlp.experts.w13_weight", j * 2 * il + il, q, r * il, il);
-		snprintf(q, sizeof(q), L1 "mlp.experts.%d.down_proj.weight", j);
-		cols_at(f, r, L1 "mlp.experts.w2_weight", j * HID, q, HID, IE, r * il, il);
-	}
+	fx_experts_are(f, &XP, r, 0, NE, r * il, il, false);
 	assert_int_equal(tm_ix(f->p, r, L1 "mlp.gate_up_proj.weight"), -1);
 	assert_int_equal(tm_ix(f->p, r, L0 "mlp.gate.weight"), -1);
 	snprintf(n, sizeof(n), LM "embed_tokens.weight");
@@ -164,18 +163,7 @@ static void test_ep(void **state)
 	fx f;
 	fx_open(&f, moe_model(LAY_V450, true, 2u), cfg_m, 1, 2, 0, true);
 	for (uint32_t e = 0; e < 2; e++) {
-		shp(&f, e, L1 "mlp.experts.w13_weight", 3, 2, 2 * IE, HID);
-		shp(&f, e, L1 "mlp.experts.w2_weight", 3, 2, HID, IE);
-		for (int jj = 0; jj < 2; jj++) {
-			char q[200];
-			int j = 2 * (int)e + jj;
-			snprintf(q, sizeof(q), L1 "mlp.experts.%d.gate_proj.weight", j);
-			rows_at(&f, e, L1 "mlp.experts.w13_weight", jj * 2 * IE, q, 0, IE);
-			snprintf(q, sizeof(q), L1 "mlp.experts.%d.up_proj.weight", j);
-			rows_at(&f, e, L1 "mlp.experts.w13_weight", jj * 2 * IE + IE, q, 0, IE);
-			snprintf(q, sizeof(q), L1 "mlp.experts.%d.down_proj.weight", j);
-			cols_at(&f, e, L1 "mlp.experts.w2_weight", jj * HID, q, HID, IE, 0, IE);
-		}
+		fx_experts_are(&f, &XP, e, 2 * e, 2, 0, IE, false);
 		repl(&f, e, L1 "mlp.gate.weight");
 		repl(&f, e, L0 "mlp.down_proj.weight");
 	}

@@ -22,8 +22,13 @@
 #define SEED 0x5eed0041ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 #include "test_shardmap_jamba_fx.h"
+
+/* Layer 1's stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts EXP = {
+    W13, W2, FF1 "experts.%lld.%s.weight", "gate_proj", "up_proj", "down_proj", HID, 96};
 
 static void test_jb_tp2(void **state)
 {
@@ -67,17 +72,8 @@ static void test_jb_ep(void **state)
 	(void)state;
 	fx f;
 	fx_open(&f, tm_jb(), JB_OK, 2, 2, 1, true);
-	shp(&f, 3, W13, 3, 2, 192, HID);
-	shp(&f, 3, W2, 3, 2, HID, 96);
-	for (int64_t s = 0; s < 2; s++) {
-		char g[128], u[128], d[128];
-		snprintf(g, sizeof(g), FF1 "experts.%lld.gate_proj.weight", (long long)(2 + s));
-		snprintf(u, sizeof(u), FF1 "experts.%lld.up_proj.weight", (long long)(2 + s));
-		snprintf(d, sizeof(d), FF1 "experts.%lld.down_proj.weight", (long long)(2 + s));
-		rows_at(&f, 3, W13, s * 192, u, 0, 96);
-		rows_at(&f, 3, W13, s * 192 + 96, g, 0, 96);
-		rows_at(&f, 2, W2, s * HID, d, 0, HID);
-	}
+	fx_experts_are(&f, &EXP, 3, 2, 2, 0, 96, true);
+	fx_experts_are(&f, &EXP, 2, 2, 2, 0, 96, true);
 	mamba_is(&f, 3, 1, 2);
 	mamba_is(&f, 2, 0, 2);
 	attn_is(&f, 3, 1, 2);

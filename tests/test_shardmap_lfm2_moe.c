@@ -22,6 +22,7 @@
 #define SEED 0x5eed1f2eull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hid 64, L 4: conv (dense), attention, conv, attention (MoE from layer 1); attention H 8,
  * KV 2, d 8; conv 3 taps; dense SwiGLU 96; 8 experts of Ie 32, top 2; V 1003, tied */
@@ -118,11 +119,8 @@ static tm_model *tm_lm(void)
 	return tm_lm_b(true);
 }
 
-static const char *leaf_of(int j, const char *leaf, char *b, size_t n)
-{
-	snprintf(b, n, F1 "experts.%d.%s.weight", j, leaf);
-	return b;
-}
+/* Layer 1's stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {W13, W2, F1 "experts.%lld.%s.weight", "w1", "w3", "w2", HID, 32};
 
 /* Rank r's MoE of layer 1 at TP T (no EP): slot j of w13 is [w1_j rows [r*Il, +Il); w3_j the
  * same rows], of w2 w2_j's columns [r*Il, +Il); the router and its bias whole; layer 0's
@@ -130,14 +128,7 @@ static const char *leaf_of(int j, const char *leaf, char *b, size_t n)
 static void moe_tp_is(const fx *f, uint32_t r, int64_t T)
 {
 	int64_t il = 32 / T, dl = 96 / T;
-	char b[200];
-	shp(f, r, W13, 3, 8, 2 * il, HID);
-	shp(f, r, W2, 3, 8, HID, il);
-	for (int j = 0; j < 8; j++) {
-		rows_at(f, r, W13, j * 2 * il, leaf_of(j, "w1", b, sizeof(b)), r * il, il);
-		rows_at(f, r, W13, j * 2 * il + il, leaf_of(j, "w3", b, sizeof(b)), r * il, il);
-		cols_at(f, r, W2, j * HID, leaf_of(j, "w2", b, sizeof(b)), HID, 32, r * il, il);
-	}
+	fx_experts_are(f, &XP, r, 0, 8, r * il, il, false);
 	repl(f, r, GATE);
 	shp(f, r, EBIAS, 1, 8, 0, 0);
 	rows_at(f, r, EBIAS, 0, CK_EBIAS, 0, 8);
@@ -181,19 +172,10 @@ static void test_lm_ep(void **state)
 	(void)state;
 	fx f;
 	fx_open(&f, tm_lm(), LM_OK, 2, 2, 0, true);
-	char b[200];
 	for (uint32_t e = 0; e < 2; e++)
 		for (uint32_t t = 0; t < 2; t++) {
 			uint32_t r = e * 2 + t;
-			shp(&f, r, W13, 3, 4, 64, HID);
-			shp(&f, r, W2, 3, 4, HID, 32);
-			for (int s = 0; s < 4; s++) {
-				int j = (int)e * 4 + s;
-				rows_at(&f, r, W13, s * 64, leaf_of(j, "w1", b, sizeof(b)), 0, 32);
-				rows_at(&f, r, W13, s * 64 + 32, leaf_of(j, "w3", b, sizeof(b)), 0,
-				        32);
-				rows_at(&f, r, W2, s * HID, leaf_of(j, "w2", b, sizeof(b)), 0, HID);
-			}
+			fx_experts_are(&f, &XP, r, 4 * e, 4, 0, 32, false);
 			repl(&f, r, GATE);
 			rows_at(&f, r, EBIAS, 0, CK_EBIAS, 0, 8);
 			rows_at(&f, r, F0 "w13.weight", 0, F0 "w1.weight", t * 48, 48);
@@ -236,10 +218,10 @@ static void test_lm_quant(void **state)
 	size_t rowb;
 	char b[200];
 	const uint16_t *src =
-	    (const uint16_t *)src_rows(&f, leaf_of(5, "w1", b, sizeof(b)), 16, &rowb);
+	    (const uint16_t *)src_rows(&f, fx_expert_src(b, sizeof(b), &XP, 5, "w1"), 16, &rowb);
 	for (int64_t row = 0; row < 16; row++)
 		int8_row_is(q + (5 * 32 + row) * HID, sc[5 * 32 + row], src + row * HID, HID);
-	src = (const uint16_t *)src_rows(&f, leaf_of(5, "w3", b, sizeof(b)), 16, &rowb);
+	src = (const uint16_t *)src_rows(&f, fx_expert_src(b, sizeof(b), &XP, 5, "w3"), 16, &rowb);
 	for (int64_t row = 0; row < 16; row++)
 		int8_row_is(q + (5 * 32 + 16 + row) * HID, sc[5 * 32 + 16 + row], src + row * HID,
 		            HID);

@@ -22,6 +22,7 @@
 #define SEED 0x5eed0009ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hid 256, H 8, KV 2, d 32, V 1003, L 2 (layer 0 dense, 1 MoE), intermediate_size 64
  * (experts and shared expert), intermediate_size_mlp 192 (dense), 4 experts; vision

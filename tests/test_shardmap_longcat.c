@@ -22,6 +22,7 @@
 #define SEED 0x5eed1c47
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hidden 128, 8 heads, q_lora 64, kv_lora 32, nope 16, rope 8, v 16, ffn 192, 4 experts of
  * 64 + 2 zero experts, V 1000, 2 layers */
@@ -155,21 +156,9 @@ static void attn_is(const fx *f, uint32_t rank, uint32_t T)
 	assert_true(tm_ix(f->p, rank, MLP0 "gate_proj.weight") < 0);
 }
 
-/* w13 [count, 2*il, hid]: slot s (expert j0 + s) [gate; up] (up_gate: [up; gate]) rows at of
- * each; w2 [count, hid, il]: down's columns [at, at + il). */
-static void experts_is(const fx *f, uint32_t r, int64_t j0, int64_t count, int64_t at, int64_t il,
-                       bool up_gate)
-{
-	shp(f, r, W13, 3, count, 2 * il, HID);
-	shp(f, r, W2O, 3, count, HID, il);
-	for (int64_t s = 0; s < count; s++) {
-		rows_at(f, r, W13, s * 2 * il, ex(j0 + s, up_gate ? "up_proj" : "gate_proj"), at,
-		        il);
-		rows_at(f, r, W13, s * 2 * il + il, ex(j0 + s, up_gate ? "gate_proj" : "up_proj"),
-		        at, il);
-		cols_at(f, r, W2O, s * HID, ex(j0 + s, "down_proj"), HID, IE, at, il);
-	}
-}
+/* The stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {
+    W13, W2O, MOE "experts.%lld.%s.weight", "gate_proj", "up_proj", "down_proj", HID, IE};
 
 static void test_longcat_tp2(void **state)
 {
@@ -179,7 +168,7 @@ static void test_longcat_tp2(void **state)
 	assert_string_equal(shardmap_family(f.p), "longcat_flash");
 	for (uint32_t r = 0; r < 2; r++) {
 		attn_is(&f, r, 2);
-		experts_is(&f, r, 0, NE, r * 32, 32, false);
+		fx_experts_are(&f, &XP, r, 0, NE, r * 32, 32, false);
 	}
 	shp(&f, 1, "lm_head.weight", 2, 512, HID, 0);
 	rows_are(&f, 1, "lm_head.weight", 0, "lm_head.weight", 512, 488);
@@ -195,7 +184,7 @@ static void test_longcat_tp4(void **state)
 	fx_open(&f, tm_longcat(), LC_CFG(""), 4, 1, 0, true);
 	for (uint32_t r = 0; r < 4; r++) {
 		attn_is(&f, r, 4);
-		experts_is(&f, r, 0, NE, r * 16, 16, false);
+		fx_experts_are(&f, &XP, r, 0, NE, r * 16, 16, false);
 	}
 	fx_close(&f);
 }
@@ -208,13 +197,13 @@ static void test_longcat_ep(void **state)
 	fx f;
 	fx_open(&f, tm_longcat(), LC_CFG(""), 1, 2, 0, true);
 	for (uint32_t e = 0; e < 2; e++) {
-		experts_is(&f, e, 2 * e, 2, 0, IE, false);
+		fx_experts_are(&f, &XP, e, 2 * e, 2, 0, IE, false);
 		attn_is(&f, e, 1);
 	}
 	fx_close(&f);
 	fx_open(&f, tm_longcat(), LC_CFG(""), 2, 2, 1, true);
 	for (uint32_t r = 0; r < 4; r++) {
-		experts_is(&f, r, 2 * (r / 2), 2, 0, IE, true);
+		fx_experts_are(&f, &XP, r, 2 * (r / 2), 2, 0, IE, true);
 		attn_is(&f, r, 2); /* ep rank 1's dense parts are tp rank (r - 2)'s */
 	}
 	fx_close(&f);

@@ -22,6 +22,7 @@
 #define SEED 0x5eed0047ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hid 128, H 8, KV 2, head size 16, I 64 (each expert's), E 4, top-2, V 1000, 2 layers */
 #define HID 128
@@ -60,12 +61,9 @@ static tm_model *tm_mm(int64_t I)
 	return m;
 }
 
-/* Expert e's leaf w of layer 1. */
-static const char *xname(char *b, size_t n, int e, const char *w)
-{
-	snprintf(b, n, L1 "mlp.experts.%d.%s.weight", e, w);
-	return b;
-}
+/* Layer 1's experts (mlp.ws / mlp.w2s, laid out as FusedMoE's w13 / w2) against their leaves
+ * (test_shardmap_experts.h). */
+static const fx_experts XP = {WS, W2S, L1 "mlp.experts.%lld.%s.weight", "w1", "w3", "w2", HID, 64};
 
 /* Rank r of T: ws is every expert's [w1 rows [r*Il, +Il); w3 rows [r*Il, +Il)], w2s every
  * expert's w2 columns [r*Il, +Il), Il = 64 / T; the router whole; no per-expert name left. */
@@ -73,15 +71,9 @@ static void experts_are(const fx *f, uint32_t r, uint32_t T)
 {
 	int64_t il = 64 / T;
 	char b[120];
-	shp(f, r, WS, 3, E, 2 * il, HID);
-	shp(f, r, W2S, 3, E, HID, il);
-	for (int e = 0; e < E; e++) {
-		rows_at(f, r, WS, e * 2 * il, xname(b, sizeof(b), e, "w1"), r * il, il);
-		rows_at(f, r, WS, e * 2 * il + il, xname(b, sizeof(b), e, "w3"), r * il, il);
-		cols_at(f, r, W2S, e * HID, xname(b, sizeof(b), e, "w2"), HID, 64, r * il, il);
-	}
+	fx_experts_are(f, &XP, r, 0, E, r * il, il, false);
 	repl(f, r, RT);
-	assert_true(tm_ix(f->p, r, xname(b, sizeof(b), 0, "w1")) < 0);
+	assert_true(tm_ix(f->p, r, fx_expert_src(b, sizeof(b), &XP, 0, "w1")) < 0);
 	assert_true(tm_ix(f->p, r, L1 "mlp.experts.w13_weight") < 0);
 	assert_true(tm_ix(f->p, r, L1 "mlp.gate_up_proj.weight") < 0);
 }
@@ -196,7 +188,7 @@ static void test_minicpm_moe_errors(void **state)
 	              8, WT_ELAYOUT, "does not divide intermediate_size 68", "tp_size 1, 2 or 4");
 	char b[120];
 	tm_model *m = tm_mm(64);
-	tm_remove(m, xname(b, sizeof(b), 3, "w3"));
+	tm_remove(m, fx_expert_src(b, sizeof(b), &XP, 3, "w3"));
 	fx_refused(m, MM_CFG(""), WT_ENOTFOUND, "experts.3.w3.weight", "missing");
 	m = tm_mm(64);
 	tm_add2(m, L1 "mlp.experts.0.w1.bias", 64, 0);

@@ -21,6 +21,7 @@
 #define SEED 0x5eed0031ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hid 128, H 8, KV 2, head_dim 16, 4 experts of I 64, V 1000, 2 layers */
 #define HID 128
@@ -105,19 +106,8 @@ static void lin_rank(const fx *f, uint32_t r, uint32_t T)
 	lin_rank_tp(f, r, r, T);
 }
 
-/* Expert j's rows [a, a+n) at slot s of rank r's stacks: w13 [w1; w3] (or [w3; w1]), w2's
- * columns. */
-static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
-                      bool up_first)
-{
-	char g[160], u[160], d[160];
-	snprintf(g, sizeof(g), M0 "experts.%lld.w1.weight", (long long)j);
-	snprintf(u, sizeof(u), M0 "experts.%lld.w3.weight", (long long)j);
-	snprintf(d, sizeof(d), M0 "experts.%lld.w2.weight", (long long)j);
-	rows_are(f, r, W13, s * 2 * n, up_first ? u : g, a, n);
-	rows_are(f, r, W13, s * 2 * n + n, up_first ? g : u, a, n);
-	cols_at(f, r, W2, s * HID, d, HID, IE, a, n);
-}
+/* The stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {W13, W2, M0 "experts.%lld.%s.weight", "w1", "w3", "w2", HID, IE};
 
 /* What every rank holds whole: the norms and the routers. */
 static void whole(const fx *f, uint32_t r)
@@ -146,10 +136,7 @@ static void test_minimax_tp2(void **state)
 		rows_at(&f, r, qkv, 80, A1 "v_proj.weight", 16 * r, 16);
 		cols_of(&f, r, 2, A1 "o_proj.weight", A1 "o_proj.weight", HID, QD);
 		/* experts: every expert, Ie rows 32r..32r+31 */
-		shp(&f, r, W13, 3, NE, 64, HID);
-		shp(&f, r, W2, 3, NE, HID, 32);
-		for (int64_t j = 0; j < NE; j++)
-			expert_is(&f, r, j, j, 32 * r, 32, false);
+		fx_experts_are(&f, &XP, r, 0, NE, 32 * r, 32, false);
 		rows_at(&f, r, "lm_head.weight", 0, "lm_head.weight", 512 * r, r ? 488 : 512);
 	}
 	fx_close(&f);
@@ -168,8 +155,7 @@ static void test_minimax_tp4(void **state)
 		rows_at(&f, r, A1 "qkv_proj.weight", 0, A1 "q_proj.weight", 32 * r, 32);
 		rows_at(&f, r, A1 "qkv_proj.weight", 32, A1 "k_proj.weight", 16 * (r / 2), 16);
 		rows_at(&f, r, A1 "qkv_proj.weight", 48, A1 "v_proj.weight", 16 * (r / 2), 16);
-		for (int64_t j = 0; j < NE; j++)
-			expert_is(&f, r, j, j, 16 * r, 16, false);
+		fx_experts_are(&f, &XP, r, 0, NE, 16 * r, 16, false);
 	}
 	fx_close(&f);
 }
@@ -181,9 +167,7 @@ static void test_minimax_ep(void **state)
 	fx f;
 	fx_open(&f, tm_minimax(), MM_OK, 1, 2, 0, true);
 	for (uint32_t r = 0; r < 2; r++) {
-		shp(&f, r, W13, 3, 2, 2 * IE, HID);
-		for (int64_t k = 0; k < 2; k++)
-			expert_is(&f, r, k, 2 * r + k, 0, IE, false);
+		fx_experts_are(&f, &XP, r, 2 * r, 2, 0, IE, false);
 		lin_rank_tp(&f, r, 0, 1);
 		whole(&f, r);
 	}
@@ -192,9 +176,7 @@ static void test_minimax_ep(void **state)
 	/* ranks 0 and 3: EP groups 0 and 1, whole experts [w3; w1] on both TP ranks of a group;
 	 * attention by TP rank */
 	for (uint32_t r = 0; r < 4; r += 3) {
-		shp(&f, r, W13, 3, 2, 2 * IE, HID);
-		for (int64_t k = 0; k < 2; k++)
-			expert_is(&f, r, k, 2 * (r / 2) + k, 0, IE, true);
+		fx_experts_are(&f, &XP, r, 2 * (r / 2), 2, 0, IE, true);
 		lin_rank_tp(&f, r, r % 2, 2);
 	}
 	fx_close(&f);

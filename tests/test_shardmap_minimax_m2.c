@@ -21,6 +21,7 @@
 #define SEED 0x5eed0032ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hid 128, H 8, KV 2, head_dim 16, 4 experts of I 64, V 1000, 2 layers */
 #define HID 128
@@ -103,19 +104,8 @@ static void attn_rank(const fx *f, uint32_t r, uint32_t tr, uint32_t T)
 	rows_at(f, r, A0 "k_norm.weight", 0, A0 "k_norm.weight", kv * ks, kv);
 }
 
-/* Expert j's rows [a, a+n) at slot s of rank r's stacks: w13 [w1; w3] (or [w3; w1]), w2's
- * columns. */
-static void expert_is(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
-                      bool up_first)
-{
-	char g[160], u[160], d[160];
-	snprintf(g, sizeof(g), M0 "experts.%lld.w1.weight", (long long)j);
-	snprintf(u, sizeof(u), M0 "experts.%lld.w3.weight", (long long)j);
-	snprintf(d, sizeof(d), M0 "experts.%lld.w2.weight", (long long)j);
-	rows_are(f, r, W13, s * 2 * n, up_first ? u : g, a, n);
-	rows_are(f, r, W13, s * 2 * n + n, up_first ? g : u, a, n);
-	cols_at(f, r, W2, s * HID, d, HID, IE, a, n);
-}
+/* The stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {W13, W2, M0 "experts.%lld.%s.weight", "w1", "w3", "w2", HID, IE};
 
 /* What every rank holds whole: the layer norms, the routers and their correction biases. */
 static void whole(const fx *f, uint32_t r)
@@ -140,10 +130,7 @@ static void test_m2_tp(void **state)
 		for (uint32_t r = 0; r < T; r++) {
 			attn_rank(&f, r, r, T);
 			whole(&f, r);
-			shp(&f, r, W13, 3, NE, 2 * IE / T, HID);
-			shp(&f, r, W2, 3, NE, HID, IE / T);
-			for (int64_t j = 0; j < NE; j++)
-				expert_is(&f, r, j, j, IE / T * r, IE / T, false);
+			fx_experts_are(&f, &XP, r, 0, NE, IE / T * r, IE / T, false);
 			rows_at(&f, r, "lm_head.weight", 0, "lm_head.weight", 1024 / T * r,
 			        r + 1 < T ? 1024 / T : 1000 - 1024 / T * r);
 		}
@@ -173,18 +160,14 @@ static void test_m2_ep(void **state)
 	fx f;
 	fx_open(&f, tm_m2(), M2_OK, 1, 2, 0, true);
 	for (uint32_t r = 0; r < 2; r++) {
-		shp(&f, r, W13, 3, 2, 2 * IE, HID);
-		for (int64_t k = 0; k < 2; k++)
-			expert_is(&f, r, k, 2 * r + k, 0, IE, false);
+		fx_experts_are(&f, &XP, r, 2 * r, 2, 0, IE, false);
 		attn_rank(&f, r, 0, 1);
 		whole(&f, r);
 	}
 	fx_close(&f);
 	fx_open(&f, tm_m2(), M2_OK, 2, 2, 1, true);
 	for (uint32_t r = 0; r < 4; r++) {
-		shp(&f, r, W13, 3, 2, 2 * IE, HID);
-		for (int64_t k = 0; k < 2; k++)
-			expert_is(&f, r, k, 2 * (r / 2) + k, 0, IE, true);
+		fx_experts_are(&f, &XP, r, 2 * (r / 2), 2, 0, IE, true);
 		attn_rank(&f, r, r % 2, 2);
 		whole(&f, r);
 	}

@@ -23,6 +23,7 @@
 #define SEED 0x5eed00e8ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hid 64, L 4 "ME*E"; Mamba2 8 heads of 16, 4 groups, state 16, conv 4; attention H 4, KV 2,
  * d 16; MoE: 8 experts of Ie 32 in 4 groups, one shared expert of 96; V 1003, untied */
@@ -114,17 +115,9 @@ static tm_model *tm_nhm(void)
 	return tm_nhm_s(true);
 }
 
-static const char *up_of(int j, char *b, size_t n)
-{
-	snprintf(b, n, L1 "experts.%d.up_proj.weight", j);
-	return b;
-}
-
-static const char *down_of(int j, char *b, size_t n)
-{
-	snprintf(b, n, L1 "experts.%d.down_proj.weight", j);
-	return b;
-}
+/* Layer 1's stacked experts (no gate) against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {W13, W2, L1 "experts.%lld.%s.weight", NULL, "up_proj", "down_proj",
+                              HID, 32};
 
 /* Rank r's MoE of layer 1 at TP T (no EP): slot j of w13 is up_j's rows [r*Il, +Il), of w2
  * down_j's columns [r*Il, +Il); the router and its bias whole; the shared expert's up rows
@@ -132,13 +125,7 @@ static const char *down_of(int j, char *b, size_t n)
 static void moe_tp_is(const fx *f, uint32_t r, int64_t T)
 {
 	int64_t il = 32 / T, sl = 96 / T;
-	char b[200];
-	shp(f, r, W13, 3, 8, il, HID);
-	shp(f, r, W2, 3, 8, HID, il);
-	for (int j = 0; j < 8; j++) {
-		rows_at(f, r, W13, j * il, up_of(j, b, sizeof(b)), r * il, il);
-		cols_at(f, r, W2, j * HID, down_of(j, b, sizeof(b)), HID, 32, r * il, il);
-	}
+	fx_experts_are(f, &XP, r, 0, 8, r * il, il, false);
 	repl(f, r, GATE);
 	repl(f, r, EBIAS);
 	assert_int_equal(info(f, r, EBIAS)->dtype, WT_F32);
@@ -179,17 +166,10 @@ static void test_nhm_ep(void **state)
 	(void)state;
 	fx f;
 	fx_open(&f, tm_nhm(), NHM_OK, 2, 2, 0, true);
-	char b[200];
 	for (uint32_t e = 0; e < 2; e++)
 		for (uint32_t t = 0; t < 2; t++) {
 			uint32_t r = e * 2 + t;
-			shp(&f, r, W13, 3, 4, 32, HID);
-			shp(&f, r, W2, 3, 4, HID, 32);
-			for (int s = 0; s < 4; s++) {
-				int j = (int)e * 4 + s;
-				rows_at(&f, r, W13, s * 32, up_of(j, b, sizeof(b)), 0, 32);
-				rows_at(&f, r, W2, s * HID, down_of(j, b, sizeof(b)), 0, HID);
-			}
+			fx_experts_are(&f, &XP, r, 4 * e, 4, 0, 32, false);
 			shp(&f, r, SUP, 2, 48, HID, 0);
 			rows_at(&f, r, SUP, 0, SUP, t * 48, 48);
 			shp(&f, r, SDOWN, 2, HID, 48, 0);
@@ -224,7 +204,8 @@ static void test_nhm_quant(void **state)
 	const float *sc = (const float *)out_bytes(&f, 1, W13 "_scale");
 	size_t rowb;
 	char b[200];
-	const uint16_t *src = (const uint16_t *)src_rows(&f, up_of(5, b, sizeof(b)), 16, &rowb);
+	const uint16_t *src = (const uint16_t *)src_rows(
+	    &f, fx_expert_src(b, sizeof(b), &XP, 5, "up_proj"), 16, &rowb);
 	for (int64_t row = 0; row < 16; row++)
 		int8_row_is(q + (5 * 16 + row) * HID, sc[5 * 16 + row], src + row * HID, HID);
 	q = (const int8_t *)out_bytes(&f, 1, SUP);

@@ -22,6 +22,7 @@
 #define SEED 0x5eed000aull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* hid 256, L 4, full attention H 4 / KV 2 / d 64 (q_proj 512 rows with the gates), linear
  * attention Hk 4 / Hv 8 of 32 (in_proj_qkvz 768 rows: per key head q 32, k 32, v 64, z 64;
@@ -188,26 +189,9 @@ static void attn_is(const fx *f, uint32_t r, int64_t t, int64_t T)
 	rows_are(f, r, ATT1 "k_norm.weight", 0, ATT1 "k_norm.weight", 0, 64);
 }
 
-/* Slot s of rank r's layer-1 w13 is expert j's [gate rows [a, a+n); up same] (up first
- * when up_first); its w2 slot s is down_j columns [a, a+n). */
-static void expert_is(const fx *f, uint32_t r, int64_t s, int j, int64_t a, int64_t n,
-                      bool up_first)
-{
-	char g[96], u[96], d[96];
-	snprintf(g, sizeof(g), L1 "mlp.experts.%d.gate_proj.weight", j);
-	snprintf(u, sizeof(u), L1 "mlp.experts.%d.up_proj.weight", j);
-	snprintf(d, sizeof(d), L1 "mlp.experts.%d.down_proj.weight", j);
-	rows_are(f, r, W13(1), s * 2 * n, up_first ? u : g, a, n);
-	rows_are(f, r, W13(1), s * 2 * n + n, up_first ? g : u, a, n);
-	size_t rowb;
-	const uint16_t *src = (const uint16_t *)src_rows(f, d, 0, &rowb);
-	const uint16_t *w2 = (const uint16_t *)out_bytes(f, r, W2(1)) + s * HID * n;
-	for (int64_t h = 0; h < HID; h++)
-		for (int64_t c = 0; c < n; c++)
-			if (w2[h * n + c] != src[h * 64 + a + c])
-				fail_msg("rank %u w2 slot %lld row %lld col %lld", r, (long long)s,
-				         (long long)h, (long long)c);
-}
+/* Layer 1's stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {
+    W13(1), W2(1), L1 "mlp.experts.%lld.%s.weight", "gate_proj", "up_proj", "down_proj", HID, 64};
 
 static void test_q3n_tp2(void **state)
 {
@@ -219,8 +203,7 @@ static void test_q3n_tp2(void **state)
 	for (uint32_t r = 0; r < 2; r++) {
 		linear_is(&f, r, r, 2);
 		attn_is(&f, r, r, 2);
-		for (int j = 0; j < 4; j++)
-			expert_is(&f, r, j, j, r * 32, 32, false);
+		fx_experts_are(&f, &XP, r, 0, 4, r * 32, 32, false);
 	}
 	/* layer 2 is linear too, layer 3 full: the interval's pattern */
 	shp(&f, 1, "model.layers.2.linear_attn.conv1d.weight", 3, 256, 1, 4);
@@ -259,7 +242,7 @@ static void test_q3n_tp4(void **state)
 	for (uint32_t r = 0; r < 4; r++) {
 		linear_is(&f, r, r, 4);
 		attn_is(&f, r, r, 4);
-		expert_is(&f, r, 3, 3, r * 16, 16, false);
+		fx_experts_are(&f, &XP, r, 0, 4, r * 16, 16, false);
 	}
 	fx_close(&f);
 }
@@ -270,22 +253,17 @@ static void test_q3n_ep(void **state)
 	fx f;
 	/* EP 2: ep rank 1 holds experts 2, 3 whole; everything else whole (TP 1) */
 	fx_open(&f, tm_q3n(), Q3N_OK, 1, 2, 0, true);
-	shp(&f, 1, W13(1), 3, 2, 128, HID);
 	shp(&f, 1, W2(3), 3, 2, HID, 64);
-	for (int k = 0; k < 2; k++) {
-		expert_is(&f, 0, k, k, 0, 64, false);
-		expert_is(&f, 1, k, 2 + k, 0, 64, false);
-	}
+	fx_experts_are(&f, &XP, 0, 0, 2, 0, 64, false);
+	fx_experts_are(&f, &XP, 1, 2, 2, 0, 64, false);
 	linear_is(&f, 1, 0, 1);
 	attn_is(&f, 1, 0, 1);
 	fx_close(&f);
 	/* TP 2 x EP 2, up_gate: rank 3 (tp 1, ep 1) holds experts 2, 3 whole, up first, rank 1
 	 * (tp 1, ep 0) experts 0, 1; the attention of both kinds follows the tp rank */
 	fx_open(&f, tm_q3n(), Q3N_OK, 2, 2, 1, true);
-	for (int k = 0; k < 2; k++) {
-		expert_is(&f, 3, k, 2 + k, 0, 64, true);
-		expert_is(&f, 1, k, k, 0, 64, true);
-	}
+	fx_experts_are(&f, &XP, 3, 2, 2, 0, 64, true);
+	fx_experts_are(&f, &XP, 1, 0, 2, 0, 64, true);
 	linear_is(&f, 3, 1, 2);
 	attn_is(&f, 3, 1, 2);
 	rows_are(&f, 3, L1 "mlp.shared_expert.gate_up_proj.weight", 0,

@@ -25,6 +25,7 @@
 
 #define SEED 0x03a0ull
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* LM: hid 64, H 8, KV 2, d 8, V 128, L 2 (layer 0: 4 experts of 16; layer 1 dense by
  * mlp_only_layers, I 128), MRoPE [2, 1, 1]. Vision: width 32, 4 heads, MLP 64, 2 blocks,
@@ -73,6 +74,13 @@ static const char cfg_q3o[] = CFG("\"tie_word_embeddings\":true,\"enable_audio_o
 #define VT "thinker.visual."
 #define AT "thinker.audio_tower."
 #define AB AT "layers.%d."
+
+#define W13 L0 "mlp.experts.w13_weight"
+#define W2  L0 "mlp.experts.w2_weight"
+
+/* Layer 0's stacked experts against their leaves (test_shardmap_experts.h). */
+static const fx_experts XP = {
+    W13, W2, L0 "mlp.experts.%lld.%s.weight", "gate_proj", "up_proj", "down_proj", HID, IE};
 
 /* an audio encoder layer's tensors (Qwen3-Omni's k_proj has a bias) */
 static const fx_leaf alayer[] = {FX_WHISPER_LAYER_LEAVES(AE, AI), {"self_attn.k_proj.bias", AE, 0}};
@@ -242,7 +250,6 @@ static void check_merger(const fx *f, uint32_t T, uint32_t r, const char *M)
  * layer's gate_up rows and down columns, vocabulary rows, the norms and router whole. */
 static void check_lm(const fx *f, uint32_t T, uint32_t r)
 {
-	char n[200];
 	int64_t ql = 64 / T, kvh = T == 2 ? r : r / 2, il = IE / T, dl = 128 / T;
 	for (int l = 0; l < 2; l++) {
 		char q[200], s[200];
@@ -259,15 +266,7 @@ static void check_lm(const fx *f, uint32_t T, uint32_t r)
 		repl(f, r, s);
 	}
 	repl(f, r, L0 "mlp.gate.weight");
-	shp(f, r, L0 "mlp.experts.w13_weight", 3, E, 2 * il, HID);
-	for (int j = 0; j < E; j++) {
-		snprintf(n, sizeof(n), L0 "mlp.experts.%d.gate_proj.weight", j);
-		rows_at(f, r, L0 "mlp.experts.w13_weight", j * 2 * il, n, r * il, il);
-		snprintf(n, sizeof(n), L0 "mlp.experts.%d.up_proj.weight", j);
-		rows_at(f, r, L0 "mlp.experts.w13_weight", j * 2 * il + il, n, r * il, il);
-		snprintf(n, sizeof(n), L0 "mlp.experts.%d.down_proj.weight", j);
-		cols_at(f, r, L0 "mlp.experts.w2_weight", j * HID, n, HID, IE, r * il, il);
-	}
+	fx_experts_are(f, &XP, r, 0, E, r * il, il, false);
 	rows_at(f, r, L1 "mlp.gate_up_proj.weight", 0, L1 "mlp.gate_proj.weight", r * dl, dl);
 	rows_at(f, r, L1 "mlp.gate_up_proj.weight", dl, L1 "mlp.up_proj.weight", r * dl, dl);
 	cols_of(f, r, T, L1 "mlp.down_proj.weight", L1 "mlp.down_proj.weight", HID, 128);

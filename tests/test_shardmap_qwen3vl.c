@@ -24,6 +24,7 @@
 #define SEED 0x5eed0013ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_experts.h"
 
 /* Text: hid 128, H 4, KV 2, head_dim 48 (q 192 rows, k / v 96), I 256, V 1000, L 2;
  * MoE: layer 0 dense (mlp_only_layers), layer 1 4 experts of 32. Vision: width 64, 4
@@ -190,33 +191,8 @@ static uint16_t gu_at(const fx *f, int64_t j, int half, int64_t k, int64_t h)
 	return s[(j * HID + h) * 2 * IE + half * IE + k];
 }
 
-/* Expert j's down row h ([hid, IE] as nn.Linear), column c: down_proj[j][c][h]. */
-static uint16_t dn_at(const fx *f, int64_t j, int64_t h, int64_t c)
-{
-	const uint16_t *s = (const uint16_t *)srow(f, DN, 0);
-	return s[(j * IE + c) * HID + h];
-}
-
-/* Slot s of rank r's w13 is expert j's [gate rows [a, a+n) ; up rows [a, a+n)] (up
- * first when up_first); its w2 slot s is down_j columns [a, a+n). */
-static void experts_are(const fx *f, uint32_t r, int64_t s, int64_t j, int64_t a, int64_t n,
-                        bool up_first)
-{
-	const uint16_t *w13 = (const uint16_t *)out_bytes(f, r, W13) + s * 2 * n * HID;
-	for (int half = 0; half < 2; half++)
-		for (int64_t k = 0; k < n; k++)
-			for (int64_t h = 0; h < HID; h++)
-				if (w13[(half * n + k) * HID + h] !=
-				    gu_at(f, j, half ^ up_first, a + k, h))
-					fail_msg("rank %u w13 slot %lld half %d row %lld col %lld",
-					         r, (long long)s, half, (long long)k, (long long)h);
-	const uint16_t *w2 = (const uint16_t *)out_bytes(f, r, W2) + s * HID * n;
-	for (int64_t h = 0; h < HID; h++)
-		for (int64_t c = 0; c < n; c++)
-			if (w2[h * n + c] != dn_at(f, j, h, a + c))
-				fail_msg("rank %u w2 slot %lld row %lld col %lld", r, (long long)s,
-				         (long long)h, (long long)c);
-}
+/* The bmm expert stacks and the rank's w13 / w2 (test_shardmap_experts.h). */
+static const fx_bmm BMM = {GU, DN, W13, W2, HID, IE};
 
 /* No rank tensor keeps a released name. */
 static void runtime_names_only(const fx *f)
@@ -353,8 +329,8 @@ static void test_q3vl_moe(void **state)
 	shp(&f, 1, W13, 3, 4, 32, HID);
 	shp(&f, 1, W2, 3, 4, HID, 16);
 	for (int64_t j = 0; j < 4; j++) {
-		experts_are(&f, 0, j, j, 0, 16, false);
-		experts_are(&f, 1, j, j, 16, 16, false);
+		fx_bmm_experts_are(&f, &BMM, 0, j, j, 0, 16, false);
+		fx_bmm_experts_are(&f, &BMM, 1, j, j, 16, 16, false);
 	}
 	for (uint32_t r = 0; r < 2; r++)
 		rows_are(&f, r, R1 "mlp.gate.weight", 0, LM "1.mlp.gate.weight", 0, 4);
@@ -365,14 +341,14 @@ static void test_q3vl_moe(void **state)
 	fx_open(&f, tm_q3(1, 2), Q3M_OK, 1, 2, 0, true);
 	shp(&f, 1, W13, 3, 2, 2 * IE, HID);
 	for (int64_t k = 0; k < 2; k++) {
-		experts_are(&f, 0, k, k, 0, IE, false);
-		experts_are(&f, 1, k, 2 + k, 0, IE, false);
+		fx_bmm_experts_are(&f, &BMM, 0, k, k, 0, IE, false);
+		fx_bmm_experts_are(&f, &BMM, 1, k, 2 + k, 0, IE, false);
 	}
 	fx_close(&f);
 	fx_open(&f, tm_q3(1, 2), Q3M_OK, 2, 2, 1, true);
 	for (int64_t k = 0; k < 2; k++) {
-		experts_are(&f, 3, k, 2 + k, 0, IE, true);
-		experts_are(&f, 0, k, k, 0, IE, true);
+		fx_bmm_experts_are(&f, &BMM, 3, k, 2 + k, 0, IE, true);
+		fx_bmm_experts_are(&f, &BMM, 0, k, k, 0, IE, true);
 	}
 	rows_are(&f, 3, "model.layers.0.mlp.gate_up_proj.weight", 128, LM "0.mlp.up_proj.weight",
 	         128, 128);
