@@ -118,18 +118,8 @@ static void mamba_is(const fx *f, uint32_t r, int64_t T)
  * columns; its feed_forward (layer 2): [gate_r; up_r], down_proj columns. */
 static void attn_ff_is(const fx *f, uint32_t r, int64_t T)
 {
-	int64_t hl = 8 / T, kvl = T > 2 ? 1 : 2 / T, ks = T > 2 ? r / (T / 2) : r;
-	shp(f, r, QKV1, 2, (hl + 2 * kvl) * 16, HID, 0);
-	rows_at(f, r, QKV1, 0, ATT1 "q_proj.weight", r * hl * 16, hl * 16);
-	rows_at(f, r, QKV1, hl * 16, ATT1 "k_proj.weight", ks * kvl * 16, kvl * 16);
-	rows_at(f, r, QKV1, (hl + kvl) * 16, ATT1 "v_proj.weight", ks * kvl * 16, kvl * 16);
-	cols_at(f, r, ATT1 "o_proj.weight", 0, ATT1 "o_proj.weight", HID, 128, r * 128 / T,
-	        128 / T);
-	int64_t il = 192 / T;
-	shp(f, r, FF2 "gate_up_proj.weight", 2, 2 * il, HID, 0);
-	rows_at(f, r, FF2 "gate_up_proj.weight", 0, FF2 "gate_proj.weight", r * il, il);
-	rows_at(f, r, FF2 "gate_up_proj.weight", il, FF2 "up_proj.weight", r * il, il);
-	cols_at(f, r, FF2 "down_proj.weight", 0, FF2 "down_proj.weight", HID, 192, r * il, il);
+	fx_attn_is(f, r, (uint32_t)T, ATT1, "o_proj.weight", 8, 2, 16, HID);
+	fx_mlp_is(f, r, (uint32_t)T, FF2, 192, HID);
 }
 
 static void test_bamba_tp(void **state)

@@ -120,18 +120,8 @@ static void mamba_is(const fx *f, uint32_t r, int64_t T)
  * o_proj columns; its feed_forward: [gate_r; up_r], down_proj columns. */
 static void attn_ff_is(const fx *f, uint32_t r, int64_t T)
 {
-	int64_t hl = 8 / T, kvl = T > 2 ? 1 : 2 / T, ks = T > 2 ? r / (T / 2) : r;
-	shp(f, r, QKV1, 2, (hl + 2 * kvl) * 32, HID, 0);
-	rows_at(f, r, QKV1, 0, ATT1 "q_proj.weight", r * hl * 32, hl * 32);
-	rows_at(f, r, QKV1, hl * 32, ATT1 "k_proj.weight", ks * kvl * 32, kvl * 32);
-	rows_at(f, r, QKV1, (hl + kvl) * 32, ATT1 "v_proj.weight", ks * kvl * 32, kvl * 32);
-	cols_at(f, r, ATT1 "o_proj.weight", 0, ATT1 "o_proj.weight", HID, 256, r * 256 / T,
-	        256 / T);
-	int64_t il = 192 / T;
-	shp(f, r, FF1 "gate_up_proj.weight", 2, 2 * il, HID, 0);
-	rows_at(f, r, FF1 "gate_up_proj.weight", 0, FF1 "gate_proj.weight", r * il, il);
-	rows_at(f, r, FF1 "gate_up_proj.weight", il, FF1 "up_proj.weight", r * il, il);
-	cols_at(f, r, FF1 "down_proj.weight", 0, FF1 "down_proj.weight", HID, 192, r * il, il);
+	fx_attn_is(f, r, (uint32_t)T, ATT1, "o_proj.weight", 8, 2, 32, HID);
+	fx_mlp_is(f, r, (uint32_t)T, FF1, 192, HID);
 }
 
 static void test_fh1_tp(void **state)

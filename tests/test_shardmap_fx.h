@@ -170,6 +170,41 @@ static __attribute__((unused)) void fx_gate_up_is(const fx *f, uint32_t r, uint3
 	rows_at(f, r, rt, I / T, up, r * (I / T), I / T);
 }
 
+/* Rank r of T's Llama attention under prefix p (one for the checkpoint's and the rank's names):
+ * p "qkv_proj.weight" [q_r; k_r; v_r] of p "q_proj.weight" ... as fx_qkv_is, shape included,
+ * and the output projection p o ("o_proj.weight"; LFM2's "out_proj.weight") [hid, H d] by
+ * columns. */
+static __attribute__((unused)) void fx_attn_is(const fx *f, uint32_t r, uint32_t T, const char *p,
+                                               const char *o, int64_t H, int64_t KV, int64_t d,
+                                               int64_t hid)
+{
+	char qkv[200], q[200], k[200], v[200], out[200];
+	snprintf(qkv, sizeof(qkv), "%sqkv_proj.weight", p);
+	snprintf(q, sizeof(q), "%sq_proj.weight", p);
+	snprintf(k, sizeof(k), "%sk_proj.weight", p);
+	snprintf(v, sizeof(v), "%sv_proj.weight", p);
+	snprintf(out, sizeof(out), "%s%s", p, o);
+	shp(f, r, qkv, 2, (H / T + 2 * (KV >= T ? KV / T : 1)) * d, hid, 0);
+	fx_qkv_is(f, r, T, qkv, q, k, v, H, KV, d);
+	cols_of(f, r, T, out, out, hid, H * d);
+}
+
+/* Rank r of T's merged MLP under prefix p: p "gate_up_proj.weight" [gate_r; up_r] of p
+ * "gate_proj.weight" / p "up_proj.weight" [I, hid] (shape included), p "down_proj.weight"
+ * [hid, I] by columns. */
+static __attribute__((unused)) void fx_mlp_is(const fx *f, uint32_t r, uint32_t T, const char *p,
+                                              int64_t I, int64_t hid)
+{
+	char gu[200], g[200], u[200], dn[200];
+	snprintf(gu, sizeof(gu), "%sgate_up_proj.weight", p);
+	snprintf(g, sizeof(g), "%sgate_proj.weight", p);
+	snprintf(u, sizeof(u), "%sup_proj.weight", p);
+	snprintf(dn, sizeof(dn), "%sdown_proj.weight", p);
+	shp(f, r, gu, 2, 2 * (I / T), hid, 0);
+	fx_gate_up_is(f, r, T, gu, g, u, I);
+	cols_of(f, r, T, dn, dn, hid, I);
+}
+
 /* Rank r of T holds [q_r; k_r; v_r] of q/k/v packed per kv group ([KV, H/KV + 2, d] rows:
  * Falcon's query_key_value, InternLM2's wqkv): q head h (n = H/KV per group) at checkpoint row
  * ((h/n)(n+2) + h%n) d, kv head g's k at (g(n+2) + n) d, v one further; the rank's kv heads

@@ -115,7 +115,7 @@ static tm_model *moe_model(lay y, bool lm_head, unsigned moe)
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
 {
 	char n[200];
-	int64_t ql = 8 / T * 16, kvh = T == 2 ? r : r / 2, il = IE / T, ml = 128 / T;
+	int64_t ql = 8 / T * 16, kvh = T == 2 ? r : r / 2, il = IE / T;
 	shp(f, r, L0 "self_attn.qkv_proj.weight", 2, ql + 32, HID, 0);
 	rows_at(f, r, L0 "self_attn.qkv_proj.weight", 0, L0 "self_attn.q_proj.weight", r * ql, ql);
 	rows_at(f, r, L0 "self_attn.qkv_proj.weight", ql, L0 "self_attn.k_proj.weight", kvh * 16,
@@ -125,9 +125,7 @@ static void check_rank(const fx *f, uint32_t T, uint32_t r)
 	cols_of(f, r, T, L1 "self_attn.o_proj.weight", L1 "self_attn.o_proj.weight", HID, 128);
 	repl(f, r, L1 "self_attn.q_norm.weight");
 	repl(f, r, L1 "self_attn.k_norm.weight");
-	rows_at(f, r, L0 "mlp.gate_up_proj.weight", 0, L0 "mlp.gate_proj.weight", r * ml, ml);
-	rows_at(f, r, L0 "mlp.gate_up_proj.weight", ml, L0 "mlp.up_proj.weight", r * ml, ml);
-	cols_of(f, r, T, L0 "mlp.down_proj.weight", L0 "mlp.down_proj.weight", HID, 128);
+	fx_mlp_is(f, r, T, L0 "mlp.", 128, HID);
 	repl(f, r, L1 "mlp.gate.weight");
 	fx_experts_are(f, &XP, r, 0, NE, r * il, il, false);
 	assert_int_equal(tm_ix(f->p, r, L1 "mlp.gate_up_proj.weight"), -1);

@@ -110,12 +110,7 @@ static void test_lfm2_tp2(void **state)
 		conv_rank(&f, r, 2);
 		whole(&f, r);
 		/* attention: q heads 4r..4r+3 (64 rows), kv head r (16 rows) */
-		const char *qkv = A1 "qkv_proj.weight";
-		shp(&f, r, qkv, 2, 64 + 32, HID, 0);
-		rows_at(&f, r, qkv, 0, A1 "q_proj.weight", 64 * r, 64);
-		rows_at(&f, r, qkv, 64, A1 "k_proj.weight", 16 * r, 16);
-		rows_at(&f, r, qkv, 80, A1 "v_proj.weight", 16 * r, 16);
-		cols_of(&f, r, 2, A1 "out_proj.weight", A1 "out_proj.weight", HID, 8 * HD);
+		fx_attn_is(&f, r, 2, A1, "out_proj.weight", 8, 2, HD, HID);
 		/* MLP: w13 [w1_r; w3_r], 128 rows each; w2 by columns */
 		for (int i = 0; i < 2; i++) {
 			char w13[80], w1[80], w3[80], w2[80];
@@ -145,10 +140,7 @@ static void test_lfm2_tp4(void **state)
 	for (uint32_t r = 0; r < 4; r++) {
 		conv_rank(&f, r, 4);
 		whole(&f, r);
-		shp(&f, r, A1 "qkv_proj.weight", 2, 32 + 32, HID, 0);
-		rows_at(&f, r, A1 "qkv_proj.weight", 0, A1 "q_proj.weight", 32 * r, 32);
-		rows_at(&f, r, A1 "qkv_proj.weight", 32, A1 "k_proj.weight", 16 * (r / 2), 16);
-		rows_at(&f, r, A1 "qkv_proj.weight", 48, A1 "v_proj.weight", 16 * (r / 2), 16);
+		fx_attn_is(&f, r, 4, A1, "out_proj.weight", 8, 2, HD, HID);
 	}
 	fx_close(&f);
 }

@@ -166,18 +166,13 @@ static void whole(const fx *f, uint32_t r)
  * attention's [q_r; k_r; v_r] (KV 2: ranks share a kv head past TP 2) and the MLP. */
 static void lm_rank(const fx *f, uint32_t r, uint32_t T)
 {
-	int64_t n = HID / T, hl = 8 / T, kv = T <= 2 ? 2 / T : 1, ks = T <= 2 ? r : r / (T / 2);
+	int64_t n = HID / T;
 	shp(f, r, S0 "in_proj.weight", 2, 3 * n, HID, 0);
 	for (int64_t k = 0; k < 3; k++)
 		rows_at(f, r, S0 "in_proj.weight", k * n, C0 "in_proj.weight", k * HID + r * n, n);
 	rows_at(f, r, S0 "conv.weight", 0, C0 "conv.weight", r * n, n);
 	cols_of(f, r, T, S0 "out_proj.weight", C0 "out_proj.weight", HID, HID);
-	const char *qkv = A1 "qkv_proj.weight";
-	shp(f, r, qkv, 2, (hl + 2 * kv) * HD, HID, 0);
-	rows_at(f, r, qkv, 0, A1 "q_proj.weight", r * hl * HD, hl * HD);
-	rows_at(f, r, qkv, hl * HD, A1 "k_proj.weight", ks * kv * HD, kv * HD);
-	rows_at(f, r, qkv, (hl + kv) * HD, A1 "v_proj.weight", ks * kv * HD, kv * HD);
-	cols_of(f, r, T, A1 "out_proj.weight", A1 "out_proj.weight", HID, 8 * HD);
+	fx_attn_is(f, r, T, A1, "out_proj.weight", 8, 2, HD, HID);
 	const char *w13 = L0 "feed_forward.w13.weight";
 	rows_at(f, r, w13, 0, L0 "feed_forward.w1.weight", r * (FF / T), FF / T);
 	rows_at(f, r, w13, FF / T, L0 "feed_forward.w3.weight", r * (FF / T), FF / T);

@@ -129,12 +129,7 @@ static void test_minimax_tp2(void **state)
 		lin_rank(&f, r, 2);
 		whole(&f, r);
 		/* softmax attention: q heads 4r..4r+3 (64 rows), kv head r (16 rows) */
-		const char *qkv = A1 "qkv_proj.weight";
-		shp(&f, r, qkv, 2, 64 + 32, HID, 0);
-		rows_at(&f, r, qkv, 0, A1 "q_proj.weight", 64 * r, 64);
-		rows_at(&f, r, qkv, 64, A1 "k_proj.weight", 16 * r, 16);
-		rows_at(&f, r, qkv, 80, A1 "v_proj.weight", 16 * r, 16);
-		cols_of(&f, r, 2, A1 "o_proj.weight", A1 "o_proj.weight", HID, QD);
+		fx_attn_is(&f, r, 2, A1, "o_proj.weight", 8, 2, HD, HID);
 		/* experts: every expert, Ie rows 32r..32r+31 */
 		fx_experts_are(&f, &XP, r, 0, NE, 32 * r, 32, false);
 		rows_at(&f, r, "lm_head.weight", 0, "lm_head.weight", 512 * r, r ? 488 : 512);
@@ -151,10 +146,7 @@ static void test_minimax_tp4(void **state)
 	for (uint32_t r = 0; r < 4; r++) {
 		lin_rank(&f, r, 4);
 		whole(&f, r);
-		shp(&f, r, A1 "qkv_proj.weight", 2, 32 + 32, HID, 0);
-		rows_at(&f, r, A1 "qkv_proj.weight", 0, A1 "q_proj.weight", 32 * r, 32);
-		rows_at(&f, r, A1 "qkv_proj.weight", 32, A1 "k_proj.weight", 16 * (r / 2), 16);
-		rows_at(&f, r, A1 "qkv_proj.weight", 48, A1 "v_proj.weight", 16 * (r / 2), 16);
+		fx_attn_is(&f, r, 4, A1, "o_proj.weight", 8, 2, HD, HID);
 		fx_experts_are(&f, &XP, r, 0, NE, 16 * r, 16, false);
 	}
 	fx_close(&f);

@@ -142,13 +142,7 @@ static void mixer_is(const fx *f, uint32_t r, int64_t T, int64_t G)
  * rows, down_proj's columns. */
 static void attn_mlp_is(const fx *f, uint32_t r, int64_t T)
 {
-	int64_t ql = 64 / T, kv = T > 2 ? (int64_t)r / (T / 2) : (int64_t)r;
-	shp(f, r, QKV, 2, ql + 32, HID, 0);
-	rows_at(f, r, QKV, 0, A3 "q_proj.weight", r * ql, ql);
-	rows_at(f, r, QKV, ql, A3 "k_proj.weight", kv * 16, 16);
-	rows_at(f, r, QKV, ql + 16, A3 "v_proj.weight", kv * 16, 16);
-	shp(f, r, OPROJ, 2, HID, ql, 0);
-	cols_at(f, r, OPROJ, 0, OPROJ, HID, 64, r * ql, ql);
+	fx_attn_is(f, r, (uint32_t)T, A3, "o_proj.weight", 4, 2, 16, HID);
 	int64_t il = 128 / T;
 	shp(f, r, UP, 2, il, HID, 0);
 	rows_at(f, r, UP, 0, UP, r * il, il);

@@ -250,7 +250,7 @@ static void check_merger(const fx *f, uint32_t T, uint32_t r, const char *M)
  * layer's gate_up rows and down columns, vocabulary rows, the norms and router whole. */
 static void check_lm(const fx *f, uint32_t T, uint32_t r)
 {
-	int64_t ql = 64 / T, kvh = T == 2 ? r : r / 2, il = IE / T, dl = 128 / T;
+	int64_t ql = 64 / T, kvh = T == 2 ? r : r / 2, il = IE / T;
 	for (int l = 0; l < 2; l++) {
 		char q[200], s[200];
 		snprintf(q, sizeof(q), TM "layers.%d.self_attn.qkv_proj.weight", l);
@@ -267,9 +267,7 @@ static void check_lm(const fx *f, uint32_t T, uint32_t r)
 	}
 	repl(f, r, L0 "mlp.gate.weight");
 	fx_experts_are(f, &XP, r, 0, E, r * il, il, false);
-	rows_at(f, r, L1 "mlp.gate_up_proj.weight", 0, L1 "mlp.gate_proj.weight", r * dl, dl);
-	rows_at(f, r, L1 "mlp.gate_up_proj.weight", dl, L1 "mlp.up_proj.weight", r * dl, dl);
-	cols_of(f, r, T, L1 "mlp.down_proj.weight", L1 "mlp.down_proj.weight", HID, 128);
+	fx_mlp_is(f, r, T, L1 "mlp.", 128, HID);
 	assert_int_equal(tm_ix(f->p, r, L1 "mlp.gate.weight"), -1); /* dense: no router */
 	const char *lmh = "thinker.lm_head.weight";
 	rows_at(f, r, lmh, 0, lmh, r * (128 / T), 128 / T); /* untied: vocabulary rows */
