@@ -647,9 +647,8 @@ BASE_LMS = {"LlamaModel": "LlamaForCausalLM", "MistralModel": "MistralForCausalL
             "Gemma3TextModel": "Gemma3ForCausalLM"}
 
 
-def main():
-    ctl, model, T, P, quant = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    up_gate = len(sys.argv) > 6 and sys.argv[6] == "up_gate"
+def check(ctl, model, T, P, quant, up_gate=False):
+    """Every rank of layout (T, P, quant) of model against weightctl shard: the mismatches."""
     src, cfg = load_dir(model)
     if cfg.get("quantization_config", {}).get("quant_method") == "fbgemm_fp8" and quant == "none":
         src = dequant_fbgemm(src)
@@ -785,6 +784,9 @@ def main():
                     if not np.array_equal(got[n + "_scale"][1].reshape(ws.shape[0], -1), ws):
                         print("rank", r, e, "scale", n, "differs"); bad += 1
     print(f"{os.path.basename(model)} T={T} P={P} {quant}: {'ok' if bad == 0 else str(bad) + ' mismatches'}")
-    sys.exit(1 if bad else 0)
+    return bad
 
-main()
+
+if __name__ == "__main__":  # CTL MODEL TP EP QUANT [up_gate]; shard_oracle_batch.py: many
+    a = sys.argv[1:]
+    sys.exit(1 if check(a[0], a[1], int(a[2]), int(a[3]), a[4], a[5:6] == ["up_gate"]) else 0)

@@ -27,11 +27,12 @@ for f in llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert qwen2_vl qwen2_vl_
 	ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom persimmon falcon mamba2 idefics3 smolvlm paligemma aya_vision llava_onevision cohere2_vision llava_next_video qwen2_audio internvl internvl_qwen3 roberta xlm_roberta xlm_roberta_cls llava_pixtral fuyu lfm2_vl internvl_qwen3_moe chameleon modernbert modernbert_cls granite_speech blip2 aria voxtral mllama zamba2 qwen3_cls bert_cls bert_tok qwen2_5_omni gemma3n_text qwen2_emb qwen2_rm qwen3_omni_moe whisper gpt2_cls clip internlm2 minimax_m2 nemotron_h siglip jamba_cls modernbert_tok chatglm exaone qwen baichuan baichuan_7b minicpm internlm3 nemotron_h_moe minicpm3 lfm2_moe minicpm_moe internlm; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" >/dev/null || { echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
+# the cases of the families this run checks, one a line for shard_oracle_batch.py (one
+# Python process for all: starting one a case was most of this script's time)
 while read -r fam tp ep quant order; do
 	case "$RUN" in *" $fam "*) ;; *) continue ;; esac
-	"$PY" "$HERE/shard_oracle.py" "$B/weightctl" "$T/$fam" "$tp" "$ep" "$quant" $order ||
-		fail=$((fail + 1))
-done <<'CASES'
+	echo "$B/weightctl $T/$fam $tp $ep $quant $order"
+done >"$T/cases" <<'CASES'
 llama 4 1 none
 llama 8 1 none
 qwen2 2 1 none
@@ -460,5 +461,7 @@ internlm 2 1 none
 internlm 4 1 none
 internlm 8 1 none
 CASES
-[ "$fail" = 0 ] || { echo "shard_python.sh: FAIL: $fail layouts differ"; exit 1; }
+case "$B$T" in *[[:space:]]*) echo "shard_python.sh: FAIL: a space in '$B' or '$T'"; exit 1 ;; esac
+"$PY" "$HERE/shard_oracle_batch.py" <"$T/cases" || fail=1
+[ "$fail" = 0 ] || { echo "shard_python.sh: FAIL: layouts differ (above)"; exit 1; }
 echo "shard_python.sh: ok"
