@@ -110,14 +110,6 @@ static void tamper_sandwich(void *ctx, ref_set *r, uint32_t n)
 	b->data = t;
 }
 
-static void tamper_experts(void *ctx, ref_set *r, uint32_t n)
-{
-	(void)ctx; /* EP 2: the ranks' expert stacks exchanged (experts 0-3 <-> 4-7) */
-	assert_int_equal(n, 2);
-	swap_data(&r[0], &r[1], M1 "experts.w13_weight");
-	swap_data(&r[0], &r[1], M1 "experts.w2_weight");
-}
-
 static void test_glm4v_caught(void **state)
 {
 	(void)state;
@@ -128,7 +120,7 @@ static void test_glm4v_caught(void **state)
 	                      "gate / up halves swapped");
 	expect_caught("glm4v", 2, 1, tamper_sandwich, "post norms exchanged on rank 1");
 	expect_swapped("glm4v_moe", 2, 1, A1 "qkv_proj.weight", "moe: qkv exchanged between ranks");
-	expect_caught("glm4v_moe", 1, 2, tamper_experts, "moe: expert stacks exchanged");
+	expect_stacks_swapped("glm4v_moe", 1, 2, M1 "experts.", "moe: expert stacks exchanged");
 	expect_halves_swapped(
 	    "glm4v_moe", 2, 1,
 	    (tamper_halves){M1 "shared_experts.gate_up_proj.weight", 1, 1, 32, 256},

@@ -296,6 +296,47 @@ static __attribute__((unused)) void expect_halves_swapped(const char *fam, uint3
 	expect_caught_ctx(fam, tp, ep, tamper_swap_halves, &h, what);
 }
 
+/* A tensor of one rank's set: `name` in r[rank]. */
+typedef struct tamper_at {
+	const char *name;
+	uint32_t rank;
+} tamper_at;
+
+static __attribute__((unused)) void tamper_zero(void *ctx, ref_set *r, uint32_t n)
+{
+	const tamper_at *a = ctx;
+	assert_true(a->rank < n);
+	ref_tensor *t = find_tensor(&r[a->rank], a->name);
+	memset(t->data, 0, t->nbytes);
+}
+
+/* The check of fam under tp x ep catches rank `rank`'s tensor `name` zeroed (its slice
+ * dropped, or a bias the rank adds once lost). */
+static __attribute__((unused)) void expect_zeroed(const char *fam, uint32_t tp, uint32_t ep,
+                                                  uint32_t rank, const char *name, const char *what)
+{
+	tamper_at a = {name, rank};
+	expect_caught_ctx(fam, tp, ep, tamper_zero, &a, what);
+}
+
+static __attribute__((unused)) void tamper_swap_stacks(void *ctx, ref_set *r, uint32_t n)
+{
+	char w13[256], w2[256];
+	assert_true(n >= 2);
+	snprintf(w13, sizeof(w13), "%sw13_weight", (const char *)ctx);
+	snprintf(w2, sizeof(w2), "%sw2_weight", (const char *)ctx);
+	swap_data(&r[0], &r[1], w13);
+	swap_data(&r[0], &r[1], w2);
+}
+
+/* The check of fam under tp x ep catches the expert stacks prefix "w13_weight" and prefix
+ * "w2_weight" exchanged between ranks 0 and 1 (under EP: the wrong experts on each rank). */
+static __attribute__((unused)) void expect_stacks_swapped(const char *fam, uint32_t tp, uint32_t ep,
+                                                          const char *prefix, const char *what)
+{
+	expect_caught_ctx(fam, tp, ep, tamper_swap_stacks, (void *)prefix, what);
+}
+
 /* expect_caught_ctx with a tamper that takes no context. */
 static __attribute__((unused)) void expect_caught(const char *fam, uint32_t tp, uint32_t ep,
                                                   ref_tamper_fn tamper, const char *what)
