@@ -143,17 +143,8 @@ static void test_hand_slices(void **state)
 static void test_layouts(void **state)
 {
 	(void)state;
-	fx a, b, t;
-	fx_open(&a, av_model(LAY_V450, false, 2), cfg_av, 2, 1, 0, true);
-	fx_open(&b, av_model(LAY_HF5, false, 2), cfg_av, 2, 1, 0, true);
-	fx_open(&t, av_model(LAY_TEXT, false, 0), cfg_text, 2, 1, 0, true);
-	for (uint32_t r = 0; r < 2; r++) {
-		fx_same_rank(&a, &b, r, NULL);
-		fx_same_rank(&a, &t, r, "language_model.");
-	}
-	fx_close(&a);
-	fx_close(&b);
-	fx_close(&t);
+	fx_same_layouts(av_model(LAY_V450, false, 2), av_model(LAY_HF5, false, 2), cfg_av,
+	                av_model(LAY_TEXT, false, 0), cfg_text, 2, 1, "language_model.");
 }
 
 /* vision_feature_layer -2 of 3 blocks: vLLM builds 2; block 2 and post_layernorm dropped

@@ -328,17 +328,12 @@ static void test_layouts(void **state)
 {
 	(void)state;
 	for (uint32_t T = 2; T <= 4; T += 2) {
-		fx a, t;
-		fx_open(&a, tm_b2(true), B2_CFG4("", "", "", ",\"tie_word_embeddings\":false"), T,
-		        1, 0, true);
-		fx_open(&t, tm_b2x(LAY_OPT, true, true, 2),
-		        "{\"architectures\":[\"OPTForCausalLM\"],\"model_type\":\"opt\"," TXT
-		        ",\"tie_word_embeddings\":false}",
-		        T, 1, 0, true);
-		for (uint32_t r = 0; r < T; r++)
-			fx_same_rank(&a, &t, r, "language_model.");
-		fx_close(&a);
-		fx_close(&t);
+		fx_same_layouts(
+		    tm_b2(true), NULL, B2_CFG4("", "", "", ",\"tie_word_embeddings\":false"),
+		    tm_b2x(LAY_OPT, true, true, 2),
+		    "{\"architectures\":[\"OPTForCausalLM\"],\"model_type\":\"opt\"," TXT
+		    ",\"tie_word_embeddings\":false}",
+		    T, 1, "language_model.");
 	}
 }
 

@@ -157,17 +157,8 @@ static void test_hand_slices(void **state)
 static void test_layouts(void **state)
 {
 	(void)state;
-	fx a, b, t;
-	fx_open(&a, c2v_model(LAY_HF5, false), cfg_c2v, 2, 1, 0, true);
-	fx_open(&b, c2v_model(LAY_V450, false), cfg_c2v, 2, 1, 0, true);
-	fx_open(&t, c2v_model(LAY_TEXT, false), cfg_text, 2, 1, 0, true);
-	for (uint32_t r = 0; r < 2; r++) {
-		fx_same_rank(&a, &b, r, NULL);
-		fx_same_rank(&a, &t, r, "language_model.");
-	}
-	fx_close(&a);
-	fx_close(&b);
-	fx_close(&t);
+	fx_same_layouts(c2v_model(LAY_HF5, false), c2v_model(LAY_V450, false), cfg_c2v,
+	                c2v_model(LAY_TEXT, false), cfg_text, 2, 1, "language_model.");
 }
 
 /* int8-channel TP 2 of a 64 / 128 tower (SiglipMLP quantizes its MLP): the tower's fc1 and

@@ -191,17 +191,8 @@ static void test_layouts(void **state)
 {
 	(void)state;
 	for (uint32_t T = 2; T <= 4; T += 2) {
-		fx a, b, t;
-		fx_open(&a, tm_fy(LAY_REL, 1, true), FY_CFG("", ""), T, 1, 0, true);
-		fx_open(&b, tm_fy(LAY_HF, 1, true), FY_CFG("", ""), T, 1, 0, true);
-		fx_open(&t, tm_fy(LAY_PS, 1, true), PS_CFG, T, 1, 0, true);
-		for (uint32_t r = 0; r < T; r++) {
-			fx_same_rank(&a, &b, r, NULL);
-			fx_same_rank(&a, &t, r, "language_model.");
-		}
-		fx_close(&a);
-		fx_close(&b);
-		fx_close(&t);
+		fx_same_layouts(tm_fy(LAY_REL, 1, true), tm_fy(LAY_HF, 1, true), FY_CFG("", ""),
+		                tm_fy(LAY_PS, 1, true), PS_CFG, T, 1, "language_model.");
 	}
 }
 

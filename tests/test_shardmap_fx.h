@@ -572,6 +572,29 @@ static __attribute__((unused)) void fx_same_rank(const fx *a, const fx *b, uint3
 	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
 }
 
+/* The name layouts of one model give the same shards: m planned with cfg at TP T x EP P, every
+ * rank byte for byte as o's (the other layout with the same cfg; NULL: none) and, under
+ * `prefix`, as the language model alone (text with text_cfg). Takes the models. */
+static __attribute__((unused)) void fx_same_layouts(tm_model *m, tm_model *o, const char *cfg,
+                                                    tm_model *text, const char *text_cfg,
+                                                    uint32_t T, uint32_t P, const char *prefix)
+{
+	fx a, b, t;
+	fx_open(&a, m, cfg, T, P, 0, true);
+	if (o)
+		fx_open(&b, o, cfg, T, P, 0, true);
+	fx_open(&t, text, text_cfg, T, P, 0, true);
+	for (uint32_t r = 0; r < T * P; r++) {
+		if (o)
+			fx_same_rank(&a, &b, r, NULL);
+		fx_same_rank(&a, &t, r, prefix);
+	}
+	fx_close(&a);
+	if (o)
+		fx_close(&b);
+	fx_close(&t);
+}
+
 /* Rank r of a quantized layout: every tensor of keep[] kept in dtype keep_dt (any but
  * WT_I8 when keep_dt < 0) without a scale under the name derive_name would give it, and
  * every tensor of q[] quantized to q_dt with its _scale. */

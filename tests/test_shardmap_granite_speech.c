@@ -296,13 +296,8 @@ static void test_hand_slices(void **state)
 static void test_text(void **state)
 {
 	(void)state;
-	fx a, t;
-	fx_open(&a, gs_model(LAY_V450, true), cfg_gs, 2, 1, 0, true);
-	fx_open(&t, gs_model(LAY_TEXT, true), cfg_text, 2, 1, 0, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_same_rank(&a, &t, r, "language_model.");
-	fx_close(&a);
-	fx_close(&t);
+	fx_same_layouts(gs_model(LAY_V450, true), NULL, cfg_gs, gs_model(LAY_TEXT, true), cfg_text,
+	                2, 1, "language_model.");
 }
 
 /* int8-channel TP 2: the LM and encoder.out / out_mid quantized (out's codes checked row by

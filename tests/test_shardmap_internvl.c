@@ -124,17 +124,8 @@ static void test_hand_slices(void **state)
 static void test_layouts(void **state)
 {
 	(void)state;
-	fx a, b, t;
-	fx_open(&a, ivl_model(LAY_HF5, true, 0), cfg_ivl, 2, 1, 0, true);
-	fx_open(&b, ivl_model(LAY_V450, true, 0), cfg_ivl, 2, 1, 0, true);
-	fx_open(&t, ivl_model(LAY_TEXT, true, 0), cfg_text, 2, 1, 0, true);
-	for (uint32_t r = 0; r < 2; r++) {
-		fx_same_rank(&a, &b, r, NULL);
-		fx_same_rank(&a, &t, r, "language_model.");
-	}
-	fx_close(&a);
-	fx_close(&b);
-	fx_close(&t);
+	fx_same_layouts(ivl_model(LAY_HF5, true, 0), ivl_model(LAY_V450, true, 0), cfg_ivl,
+	                ivl_model(LAY_TEXT, true, 0), cfg_text, 2, 1, "language_model.");
 }
 
 /* int8-channel TP 2 and fp8-channel TP 4: the LM's Linears quantized; the tower (fc1 / fc2
@@ -420,17 +411,9 @@ static void test_qwen3(void **state)
 			check_q3_rank(&f, tps[i], r);
 		fx_close(&f);
 	}
-	fx a, b, t;
-	fx_open(&a, ivl_model(LAY_HF5, true, O_QWEN3), cfg_q3, 2, 1, 0, true);
-	fx_open(&b, ivl_model(LAY_V450, true, O_QWEN3), cfg_q3, 2, 1, 0, true);
-	fx_open(&t, ivl_model(LAY_TEXT, true, O_QWEN3), cfg_q3_text, 2, 1, 0, true);
-	for (uint32_t r = 0; r < 2; r++) {
-		fx_same_rank(&a, &b, r, NULL);
-		fx_same_rank(&a, &t, r, "language_model.");
-	}
-	fx_close(&a);
-	fx_close(&b);
-	fx_close(&t);
+	fx_same_layouts(ivl_model(LAY_HF5, true, O_QWEN3), ivl_model(LAY_V450, true, O_QWEN3),
+	                cfg_q3, ivl_model(LAY_TEXT, true, O_QWEN3), cfg_q3_text, 2, 1,
+	                "language_model.");
 	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
 	coverage(ivl_model(LAY_HF5, true, O_QWEN3), cfg_q3, 2, lays, 4);
 	/* tied by text_config: the checkpoint's lm_head dropped */

@@ -175,18 +175,9 @@ static void test_layouts(void **state)
 	(void)state;
 	static const uint32_t lays[][2] = {{2, 1}, {1, 2}};
 	for (size_t k = 0; k < 2; k++) {
-		fx a, b, t;
-		uint32_t T = lays[k][0], P = lays[k][1];
-		fx_open(&a, moe_model(LAY_HF5, true, 2u), cfg_m, T, P, 0, true);
-		fx_open(&b, moe_model(LAY_V450, true, 2u), cfg_m, T, P, 0, true);
-		fx_open(&t, moe_model(LAY_TEXT, true, 2u), cfg_text, T, P, 0, true);
-		for (uint32_t r = 0; r < T * P; r++) {
-			fx_same_rank(&a, &b, r, NULL);
-			fx_same_rank(&a, &t, r, "language_model.");
-		}
-		fx_close(&a);
-		fx_close(&b);
-		fx_close(&t);
+		fx_same_layouts(moe_model(LAY_HF5, true, 2u), moe_model(LAY_V450, true, 2u), cfg_m,
+		                moe_model(LAY_TEXT, true, 2u), cfg_text, lays[k][0], lays[k][1],
+		                "language_model.");
 	}
 }
 

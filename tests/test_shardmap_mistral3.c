@@ -170,17 +170,8 @@ static void test_layouts_and_text(void **state)
 	(void)state;
 	for (int bias = 0; bias < 2; bias++) {
 		const char *cfg = bias ? cfg_m3_bias : cfg_m3;
-		fx a, b, t;
-		fx_open(&a, m3_model(LAY_V450, bias, 2), cfg, 2, 1, 0, true);
-		fx_open(&b, m3_model(LAY_HF5, bias, 2), cfg, 2, 1, 0, true);
-		fx_open(&t, m3_model(LAY_TEXT, bias, 0), cfg_text, 2, 1, 0, true);
-		for (uint32_t r = 0; r < 2; r++) {
-			fx_same_rank(&a, &b, r, NULL);
-			fx_same_rank(&a, &t, r, "language_model.");
-		}
-		fx_close(&a);
-		fx_close(&b);
-		fx_close(&t);
+		fx_same_layouts(m3_model(LAY_V450, bias, 2), m3_model(LAY_HF5, bias, 2), cfg,
+		                m3_model(LAY_TEXT, bias, 0), cfg_text, 2, 1, "language_model.");
 	}
 }
 

@@ -151,19 +151,9 @@ static void test_layouts(void **state)
 {
 	(void)state;
 	for (int g = 0; g < 2; g++) {
-		fx a, b, t;
-		const char *cfg = g ? cfg_pg2 : cfg_pg1;
-		fx_open(&a, pg_model(LAY_V450, g, false, 2), cfg, 2, 1, 0, true);
-		fx_open(&b, pg_model(LAY_HF5, g, false, 2), cfg, 2, 1, 0, true);
-		fx_open(&t, pg_model(LAY_TEXT, g, false, 0), g ? cfg_text2 : cfg_text1, 2, 1, 0,
-		        true);
-		for (uint32_t r = 0; r < 2; r++) {
-			fx_same_rank(&a, &b, r, NULL);
-			fx_same_rank(&a, &t, r, "language_model.");
-		}
-		fx_close(&a);
-		fx_close(&b);
-		fx_close(&t);
+		fx_same_layouts(pg_model(LAY_V450, g, false, 2), pg_model(LAY_HF5, g, false, 2),
+		                g ? cfg_pg2 : cfg_pg1, pg_model(LAY_TEXT, g, false, 0),
+		                g ? cfg_text2 : cfg_text1, 2, 1, "language_model.");
 	}
 }
 

@@ -192,13 +192,8 @@ static void test_hand_slices(void **state)
 static void test_text(void **state)
 {
 	(void)state;
-	fx a, t;
-	fx_open(&a, vx_model(LAY_V450, true, 2), cfg_vx, 2, 1, 0, true);
-	fx_open(&t, vx_model(LAY_TEXT, true, 0), cfg_text, 2, 1, 0, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_same_rank(&a, &t, r, "language_model.");
-	fx_close(&a);
-	fx_close(&t);
+	fx_same_layouts(vx_model(LAY_V450, true, 2), NULL, cfg_vx, vx_model(LAY_TEXT, true, 0),
+	                cfg_text, 2, 1, "language_model.");
 }
 
 /* A quantized layout at rank 1 of TP 2: the LM's and the encoder's Linears quantized (qkv,
