@@ -68,23 +68,6 @@ static bool aya_drop(const ckpt_config *c, const char *cn)
 	return shardmap_vision_drop(c, AV_VT, vd, false, cn);
 }
 
-/* A text_config object whose model_type is cohere2 (the text model `which` names). */
-static int cohere2_text_need(const ckpt_config *c, const char *which, wt_errbuf *err)
-{
-	if (c->lm_model_type[0] == '\0')
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs a text_config object (model_type cohere2, "
-		                 "its sizes)",
-		                 c->architecture);
-	if (strcmp(c->lm_model_type, "cohere2") != 0)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: text_config.model_type '%s': only a cohere2 language "
-		    "model is supported for %s (%s text model)",
-		    c->lm_model_type, c->architecture, which);
-	return WT_OK;
-}
-
 /* vision_config a SigLIP tower whose heads split its width and whose patch grid the pixel
  * shuffle folds by downsample_factor; one feature layer within it; a Cohere 2 text model;
  * an even alignment_intermediate_size (SwiGLU halves it). */
@@ -93,7 +76,8 @@ static int aya_vision_check(const ckpt_config *c, wt_errbuf *err)
 	int rv;
 	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
 		return rv;
-	if ((rv = cohere2_text_need(c, "aya-vision's Command R7B", err)) != WT_OK)
+	if ((rv = shardmap_text_config_is(c, "cohere2", NULL, "aya-vision's Command R7B text model",
+	                                  err)) != WT_OK)
 		return rv;
 	sm_vis_geom g;
 	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
@@ -143,7 +127,8 @@ static int cohere2_vision_check(const ckpt_config *c, wt_errbuf *err)
 	int rv;
 	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
 		return rv;
-	if ((rv = cohere2_text_need(c, "command-a-vision's Command A", err)) != WT_OK)
+	if ((rv = shardmap_text_config_is(c, "cohere2", NULL,
+	                                  "command-a-vision's Command A text model", err)) != WT_OK)
 		return rv;
 	sm_vis_geom g;
 	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)

@@ -86,18 +86,14 @@ static int blip2_check(const ckpt_config *c, wt_errbuf *err)
 		                 "config.json: %s needs model_type \"blip-2\" (Blip2Config: "
 		                 "vision_config, qformer_config, text_config)",
 		                 c->architecture);
-	if (c->lm_model_type[0] == '\0')
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs a text_config object (model_type opt, its "
-		                 "sizes): Blip2Config builds a default OPTConfig without one, not "
-		                 "of the top-level keys",
-		                 c->architecture);
-	if (strcmp(c->lm_model_type, "opt") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: text_config.model_type '%s': only an OPT language "
-		                 "model is supported for %s (blip2-opt-2.7b / -6.7b); the flan-t5 "
-		                 "releases' encoder-decoder is not a decoder weightd cuts",
-		                 c->lm_model_type, c->architecture);
+	int rv = shardmap_text_config_is(
+	    c, "opt",
+	    "Blip2Config builds a default OPTConfig without one, not of the top-level keys",
+	    "blip2-opt-2.7b / -6.7b; the flan-t5 releases' encoder-decoder is not a decoder "
+	    "weightd cuts",
+	    err);
+	if (rv != WT_OK)
+		return rv;
 	if (c->v_hidden_size % c->v_num_attn_heads)
 		return shardmap_vision_heads_err("num_attention_heads", c->v_num_attn_heads,
 		                                 c->v_hidden_size, err);
@@ -107,7 +103,7 @@ static int blip2_check(const ckpt_config *c, wt_errbuf *err)
 		                 " is not a multiple of patch_size %" PRId64
 		                 ": vLLM's blip.py asserts it (a whole number of patches a side)",
 		                 c->v_image_size, c->v_patch_size);
-	int rv = shardmap_qformer_check(c, "qformer_config", err);
+	rv = shardmap_qformer_check(c, "qformer_config", err);
 	if (rv != WT_OK)
 		return rv;
 	return shardmap_opt_check(c, err);

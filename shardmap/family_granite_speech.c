@@ -106,18 +106,11 @@ static const sm_rule granite_speech_rules[] = {
  * Q-Former attending to another width than the encoder's. */
 static int granite_speech_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->lm_model_type[0] == '\0')
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs a text_config object (model_type granite, "
-		                 "its sizes)",
-		                 c->architecture);
-	if (strcmp(c->lm_model_type, "granite") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: text_config.model_type '%s': weightd cuts Granite's "
-		                 "language model (granite-speech's releases); only granite is "
-		                 "supported",
-		                 c->lm_model_type);
-	int rv = shardmap_qformer_check(c, "projector_config", err);
+	int rv = shardmap_text_config_is(
+	    c, "granite", NULL, "granite-speech's releases; vLLM builds GraniteForCausalLM", err);
+	if (rv != WT_OK)
+		return rv;
+	rv = shardmap_qformer_check(c, "projector_config", err);
 	if (rv != WT_OK)
 		return rv;
 	if (c->gs_ctx > c->gs_max_pos)

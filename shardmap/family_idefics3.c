@@ -57,18 +57,10 @@ static int idefics3_check(const ckpt_config *c, wt_errbuf *err)
 	int rv;
 	if ((rv = shardmap_vision_need(c, &shardmap_vis_i3v, err)) != WT_OK)
 		return rv;
-	if (c->lm_model_type[0] == '\0')
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: %s needs a text_config object (model_type llama, its "
-		    "sizes)",
-		    c->architecture);
-	if (strcmp(c->lm_model_type, "llama") != 0)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: text_config.model_type '%s': only a llama language "
-		    "model is supported for %s (vLLM's idefics3.py / smolvlm.py build LlamaModel)",
-		    c->lm_model_type, c->architecture);
+	if ((rv = shardmap_text_config_is(c, "llama", NULL,
+	                                  "vLLM's idefics3.py / smolvlm.py build LlamaModel",
+	                                  err)) != WT_OK)
+		return rv;
 	sm_vis_geom g;
 	if ((rv = shardmap_vision_geom(c, &shardmap_vis_i3v, &g, err)) != WT_OK)
 		return rv;

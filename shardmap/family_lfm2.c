@@ -366,18 +366,12 @@ static int lfm2_vl_check(const ckpt_config *c, wt_errbuf *err)
 		                 "intermediate_size, num_attention_heads, num_hidden_layers, "
 		                 "num_patches, patch_size, vision_use_head false)",
 		                 c->architecture);
-	if (c->lm_model_type[0] == '\0')
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: %s needs a text_config object (model_type lfm2, its "
-		    "sizes): Lfm2VlConfig builds a default Lfm2Config without one, not "
-		    "of the top-level keys",
-		    c->architecture);
-	if (strcmp(c->lm_model_type, "lfm2") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: text_config.model_type '%s': only an lfm2 language "
-		                 "model is supported for %s (the LFM2-VL releases' text model)",
-		                 c->lm_model_type, c->architecture);
+	int rv = shardmap_text_config_is(
+	    c, "lfm2",
+	    "Lfm2VlConfig builds a default Lfm2Config without one, not of the top-level keys",
+	    "the LFM2-VL releases' text model", err);
+	if (rv != WT_OK)
+		return rv;
 	if (c->v_hidden_size % c->v_num_attn_heads)
 		return shardmap_vision_heads_err("num_attention_heads", c->v_num_attn_heads,
 		                                 c->v_hidden_size, err);

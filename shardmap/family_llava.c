@@ -224,17 +224,8 @@ static int onevision_check(const ckpt_config *c, wt_errbuf *err)
 		                 "(siglip_vision_model, the llava-onevision checkpoints') is "
 		                 "supported for %s",
 		                 c->v_model_type, c->architecture);
-	if (c->lm_model_type[0] == '\0')
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: %s needs a text_config object (model_type qwen2, its "
-		    "sizes)",
-		    c->architecture);
-	if (strcmp(c->lm_model_type, "qwen2") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: text_config.model_type '%s': only a qwen2 language "
-		                 "model is supported for %s (vLLM's qwen2.py table)",
-		                 c->lm_model_type, c->architecture);
+	if ((rv = shardmap_text_config_is(c, "qwen2", NULL, "vLLM's qwen2.py table", err)) != WT_OK)
+		return rv;
 	sm_vis_geom g;
 	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
 		return rv;

@@ -80,18 +80,10 @@ static int qwen2_audio_check(const ckpt_config *c, wt_errbuf *err)
 		                 "config.json: %s needs audio_config (the Whisper-style encoder's "
 		                 "d_model, encoder_layers, encoder_attention_heads, ...)",
 		                 c->architecture);
-	if (c->lm_model_type[0] == '\0')
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: %s needs a text_config object (model_type qwen2, its "
-		    "sizes)",
-		    c->architecture);
-	if (strcmp(c->lm_model_type, "qwen2") != 0)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: text_config.model_type '%s': vLLM's qwen2_audio.py "
-		    "builds Qwen2ForCausalLM; only a qwen2 language model is supported",
-		    c->lm_model_type);
+	int rv = shardmap_text_config_is(c, "qwen2", NULL,
+	                                 "vLLM's qwen2_audio.py builds Qwen2ForCausalLM", err);
+	if (rv != WT_OK)
+		return rv;
 	if (c->a_d_model % c->a_heads != 0)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: audio_config.encoder_attention_heads %" PRId64

@@ -417,6 +417,11 @@ bool shardmap_siglip_tower_float(const ckpt_config *c, const char *cn);
 int shardmap_vision_need(const ckpt_config *c, const sm_vis_class *k, wt_errbuf *err);
 int shardmap_vision_geom(const ckpt_config *c, const sm_vis_class *k, sm_vis_geom *g,
                          wt_errbuf *err);
+/* A composite config's language model: a text_config object (its sizes are read from it,
+ * not from the top level: WT_ECORRUPT, `missing` or NULL saying more) of model type `type`
+ * (WT_EUNSUPPORTED otherwise, `why` naming what vLLM builds). family_vision.c. */
+int shardmap_text_config_is(const ckpt_config *c, const char *type, const char *missing,
+                            const char *why, wt_errbuf *err);
 /* The blocks vLLM builds for vision_feature_layer (_get_num_hidden_layers: a negative
  * index counts from the end, VD + index + 1). */
 int64_t shardmap_vision_kept(const ckpt_config *c, int64_t vd);

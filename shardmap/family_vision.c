@@ -34,6 +34,23 @@ int shardmap_vision_need(const ckpt_config *c, const sm_vis_class *k, wt_errbuf 
 	                 c->architecture, k->label);
 }
 
+int shardmap_text_config_is(const ckpt_config *c, const char *type, const char *missing,
+                            const char *why, wt_errbuf *err)
+{
+	if (c->lm_model_type[0] == '\0')
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s needs a text_config object (model_type %s, its "
+		                 "sizes)%s%s",
+		                 c->architecture, type, missing ? ": " : "",
+		                 missing ? missing : "");
+	if (strcmp(c->lm_model_type, type) != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: text_config.model_type '%s': only model_type %s is "
+		                 "supported for %s's language model (%s)",
+		                 c->lm_model_type, type, c->architecture, why);
+	return WT_OK;
+}
+
 int shardmap_vision_geom(const ckpt_config *c, const sm_vis_class *k, sm_vis_geom *g,
                          wt_errbuf *err)
 {

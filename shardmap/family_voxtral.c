@@ -53,17 +53,10 @@ static const sm_rule voxtral_rules[] = {
  * (vLLM builds LlamaForCausalLM of it). */
 static int voxtral_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->lm_model_type[0] == '\0')
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs a text_config object (model_type llama, "
-		                 "its sizes)",
-		                 c->architecture);
-	if (strcmp(c->lm_model_type, "llama") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: text_config.model_type '%s': Voxtral's language "
-		                 "model is Llama's (VoxtralConfig's default); only a llama "
-		                 "text_config is supported",
-		                 c->lm_model_type);
+	int rv = shardmap_text_config_is(
+	    c, "llama", NULL, "VoxtralConfig's default; vLLM builds LlamaForCausalLM", err);
+	if (rv != WT_OK)
+		return rv;
 	if (c->a_d_model % c->a_heads != 0)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: audio_config.num_attention_heads %" PRId64
