@@ -414,6 +414,24 @@ static const class_default internlm_defaults[] = {
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
 };
 
+/* OrionConfig's (remote configuration_orion.py, as vLLM's copy transformers_utils/configs/
+ * orion.py gives it): vocab_size 84608, hidden_size 4096, intermediate_size 15360, 40 layers,
+ * 40 heads (4096 / 40 is no head size: a config.json without both hidden_size and the heads is
+ * refused by the planner's head check), num_key_value_heads 40, max_position_embeddings 4096,
+ * rms_norm_eps 1e-5 (the LayerNorms' eps), rope_theta 10000; untied (the family's default);
+ * hidden_act silu, attention_bias false and rope_scaling None are config_orion.c's. */
+static const class_default orion_defaults[] = {
+    {"vocab_size", false, 84608},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 15360},
+    {"num_hidden_layers", false, 40},
+    {"num_attention_heads", false, 40},
+    {"num_key_value_heads", false, 40},
+    {"max_position_embeddings", false, 4096},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+
 /* InternLM3Config's (remote configuration_internlm3.py): vocab_size 128512, hidden_size 4096,
  * intermediate_size 11008, 32 layers, 32 heads, num_key_value_heads 32, max_position_embeddings
  * 32768, rms_norm_eps 1e-6, rope_theta 10000 (head_dim None -> hid / H, the loader's own
@@ -638,6 +656,7 @@ static const struct {
     CLASS("minicpm", granite_speech_granite_defaults),
     CLASS("internlm3", internlm3_defaults),
     CLASS("internlm", internlm_defaults),
+    CLASS("orion", orion_defaults),
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),

@@ -209,6 +209,10 @@ int config_internlm3_keys(json_t *v, wt_errbuf *err);
  * rotary.type other than dynamic / origin and rotary.base other than rope_theta refused
  * (config_internlm3.c). */
 int config_internlm_keys(json_t *v, wt_errbuf *err);
+/* Orion (model_type orion): hidden_act other than silu, attention_bias / mlp_bias true and a
+ * rope_scaling OrionConfig refuses (other than {type linear | dynamic, factor > 1}) refused
+ * (config_orion.c). */
+int config_orion_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

@@ -480,6 +480,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_nogate(c, arch, json, len, err);
 	else if (c->lfm2)
 		rv = ref_cfg_lfm2(c, arch, json, len, err);
+	else if (c->orion) /* before cfg_fam.c: its layernorm; Llama's RoPE, rms_norm_eps (the
+	                    * loader fills OrionConfig's 1e-5 where absent) */
+		rv = plain_rope(c, arch, f, json, len, err);
 	else if (c->phimoe || c->m2) /* before cfg_fam.c: its layernorm, qk_norm_full */
 		rv = c->m2 ? ref_cfg_minimax_m2(c, arch, json, len, err)
 		           : ref_cfg_phimoe(c, json, len, err);

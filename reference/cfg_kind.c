@@ -77,7 +77,8 @@ enum {
 	FAM_BAICHUAN,
 	FAM_MINICPM,
 	FAM_MINICPM3,
-	FAM_LFM2_MOE
+	FAM_LFM2_MOE,
+	FAM_ORION
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -314,6 +315,10 @@ static const struct family_row families[] = {
     /* InternLMForCausalLM (remote code; vLLM's llama.py): InternLM3's reading, the q/k/v and
      * o_proj biases on in the release (bias true); rotary is the loader's */
     {"internlm", REF_DENSE, false, 0, FAM_ACT},
+    /* OrionForCausalLM (remote code; vLLM's orion.py): Llama's decoder under Llama's names whose
+     * three norms are LayerNorms with weight and bias (eps rms_norm_eps), no linear biases,
+     * hidden_act read (silu; the loader refuses others) */
+    {"orion", REF_DENSE, false, 0, FAM_ORION},
     /* MiniCPM3ForCausalLM (remote code): DeepSeek-V2's MLA (mla.c; kind REF_DEEPSEEK, no
      * experts) with MiniCPM's dense MLP and multipliers (cfg_minicpm.c) */
     {"minicpm3", REF_DEEPSEEK, false, 0, FAM_MINICPM3},
@@ -581,6 +586,9 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->minicpm = r->fam == FAM_MINICPM || c->minicpm3;
 	c->lfm2_moe = r->fam == FAM_LFM2_MOE;
 	c->lfm2 = c->lfm2 || c->lfm2_moe;
+	c->orion = r->fam == FAM_ORION;
+	if (c->orion) /* StableLM's LayerNorms, Llama's RoPE and SwiGLU MLP */
+		c->layernorm = c->read_act = true;
 	/* MiniCPM-MoE (num_experts > 0): vLLM's MiniCPMMoE in every layer, routed as Mixtral's
 	 * (softmax, top num_experts_per_tok, renormalized) under mlp. (ref_moe_prefix) */
 	if (r->fam == FAM_MINICPM && c->E > 0)

@@ -498,6 +498,11 @@ typedef struct ref_cfg {
 	 * scores renormalised; in a shard each rank's q_norm / k_norm hold its own heads'
 	 * channels ([Hl*d] / [KVl*d]) */
 	bool m2;
+	/* Orion (OrionForCausalLM, remote code; kind REF_DENSE, cfg.c): Llama's decoder and names,
+	 * its input_layernorm, post_attention_layernorm and model.norm LayerNorms with biases
+	 * (layernorm), eps rms_norm_eps (OrionConfig's 1e-5 filled by the loader), Llama's
+	 * rope_scaling */
+	bool orion;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

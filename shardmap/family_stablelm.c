@@ -10,6 +10,13 @@
  * columns. vLLM's StablelmDecoderLayer is always sequential with both norms and builds no
  * q_layernorm / k_layernorm: use_parallel_residual true and qk_layernorm true (stablelm-2-12b)
  * are refused at plan time.
+ *
+ * Orion (OrionForCausalLM, model_type orion: OrionStarAI/Orion-14B-Base, -Chat, -LongChat; remote
+ * code), cut as vLLM's orion.py loads it, reads StableLM's table: the same names, cuts and
+ * LayerNorm norms with biases (OrionDecoderLayer's and OrionModel's nn.LayerNorm, eps
+ * rms_norm_eps), no biases on q/k/v (QKVParallelLinear bias=False), o_proj or the MLP. The
+ * q/k/v bias rules never hold: the loader refuses attention_bias true (loader/config_orion.c),
+ * so a q/k/v bias in the checkpoint is refused as one without its switch.
  */
 #include <inttypes.h>
 
@@ -68,4 +75,24 @@ const sm_family shardmap_family_stablelm = {
     .layer_prefix = "model.layers.",
     .check = stablelm_check,
     .attn_bias_key = "use_qkv_bias",
+};
+
+/* vLLM's OrionAttention takes head_dim = hidden_size / num_attention_heads (OrionConfig has
+ * no head_dim key). */
+static int orion_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads", "head_dim",
+	                                    err);
+}
+
+static const char *const orion_archs[] = {"OrionForCausalLM", NULL};
+
+/* OrionConfig unties by default (tie_word_embeddings=False) */
+const sm_family shardmap_family_orion = {
+    .name = "orion",
+    .archs = orion_archs,
+    .rules = stablelm_rules,
+    .n_rules = SM_NRULES(stablelm_rules),
+    .layer_prefix = "model.layers.",
+    .check = orion_check,
 };

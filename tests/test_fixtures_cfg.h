@@ -301,6 +301,15 @@ static void check_internlm(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "InternLMForCausalLM") == 0);
 }
 
+/* Orion: no linear biases (attention_bias false), grouped kv heads, head_dim hid / H, untied */
+static void check_orion(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && !cfg->attention_out_bias && !cfg->mlp_bias &&
+	            cfg->head_dim == 32 && cfg->num_key_value_heads == 2 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "orion") == 0 &&
+	            strcmp(cfg->architecture, "OrionForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -545,6 +554,7 @@ static const struct {
     {"lfm2_moe", check_lfm2_moe},
     {"minicpm_moe", check_minicpm_moe},
     {"internlm", check_internlm},
+    {"orion", check_orion},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

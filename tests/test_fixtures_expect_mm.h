@@ -501,6 +501,13 @@ static const fam_expect fams_mm[] = {
     {"internlm", 29,
      4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 4 * 128 * 128 + 4 * 128 + 3 * 192 * 128)), 128, 8,
      8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* orion: F32; embed_tokens / lm_head [1000, 128] (untied), model.norm weight and bias, 2
+     * layers of input / post_attention_layernorm weight and bias, q_proj / o_proj [128, 128],
+     * k_proj / v_proj [2*32 = 64, 128] (no biases), gate_proj / up_proj [192, 128], down_proj
+     * [128, 192] */
+    {"orion", 26,
+     4 * (2 * 1000 * 128 + 2 * 128 + 2 * (4 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 192 * 128)),
+     128, 4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -614,3 +614,25 @@ grep -q "bias_scale\|lm_head.weight_scale" "$T/plan" &&
 refused_edit internlm 's/"bias": true/"bias": false/' "bias is false"
 refused_edit internlm 's/"base": 10000/"base": 20000/' "rotary.base 20000 differs"
 refused_edit internlm 's/"type": "dynamic"/"type": "linear"/' "rotary.type"
+# OrionForCausalLM: vLLM's orion.py cut (H 4, KV 2; TP 4: one q head, kv head 0 for ranks 0-1),
+# the LayerNorms' weights and biases whole and unquantized, no linear biases; untied lm_head by
+# vocabulary rows; attention_bias true, mlp_bias true, a rope_scaling OrionConfig refuses and
+# hidden_act gelu refused
+"$CTL" plan --model-dir "$T/orion" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan orion"
+plan_has orion "model.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.layers.1.input_layernorm.bias *F32 *\[128\]" \
+	"model.layers.1.post_attention_layernorm.weight *F32 *\[128\]" \
+	"model.norm.bias *F32 *\[128\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "qkv_proj.bias\|o_proj.bias\|layernorm.bias_scale\|lm_head.weight_scale" "$T/plan" &&
+	fail "orion: a linear bias, a quantized norm bias or lm_head: $(cat "$T/plan")"
+refused_edit orion 's/"attention_bias": false/"attention_bias": true/' "attention_bias is true"
+refused_edit orion 's/"attention_bias": false/"attention_bias": false, "mlp_bias": true/' \
+	"mlp_bias is true"
+refused_edit orion 's/"rope_scaling": null/"rope_scaling": {"type": "yarn", "factor": 4.0}/' \
+	"rope_scaling is not"
+refused_edit orion 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
