@@ -74,18 +74,6 @@ static tm_model *tm_ps(int qkln)
 	return m;
 }
 
-/* Rank r of T holds [q_r; k_r; v_r]: local head j (global h = r*H/T + j) part p at row
- * (p*H/T + j)*d, from the checkpoint's row (h*3 + p)*d. */
-static void qkv_is(const fx *f, uint32_t r, uint32_t T, const char *rt)
-{
-	int64_t hl = 8 / T;
-	for (int64_t p = 0; p < 3; p++)
-		for (int64_t j = 0; j < hl; j++) {
-			int64_t h = r * hl + j;
-			rows_at(f, r, rt, (p * hl + j) * HD, rt, (h * 3 + p) * HD, HD);
-		}
-}
-
 static void test_persimmon_tp2(void **state)
 {
 	(void)state;
@@ -94,9 +82,9 @@ static void test_persimmon_tp2(void **state)
 	assert_string_equal(shardmap_family(f.p), "persimmon");
 	for (uint32_t r = 0; r < 2; r++) {
 		shp(&f, r, QKV, 2, 3 * 64, HID, 0);
-		qkv_is(&f, r, 2, QKV);
+		fx_qkv_grouped_is(&f, r, 2, 8, 8, HD, QKV);
 		shp(&f, r, QKVB, 1, 3 * 64, 0, 0);
-		qkv_is(&f, r, 2, QKVB);
+		fx_qkv_grouped_is(&f, r, 2, 8, 8, HD, QKVB);
 		cols_of(&f, r, 2, A1 "dense.weight", A1 "dense.weight", HID, HID);
 		repl(&f, r, A1 "dense.bias");
 		shp(&f, r, A1 "q_layernorm.weight", 1, HD, 0, 0);
@@ -134,8 +122,8 @@ static void test_persimmon_tp4(void **state)
 	        true);
 	for (uint32_t r = 0; r < 4; r++) {
 		shp(&f, r, QKV, 2, 3 * 32, HID, 0);
-		qkv_is(&f, r, 4, QKV);
-		qkv_is(&f, r, 4, QKVB);
+		fx_qkv_grouped_is(&f, r, 4, 8, 8, HD, QKV);
+		fx_qkv_grouped_is(&f, r, 4, 8, 8, HD, QKVB);
 		cols_of(&f, r, 4, A1 "dense.weight", A1 "dense.weight", HID, HID);
 		rows_are(&f, r, L1 "mlp.dense_h_to_4h.bias", 0, L1 "mlp.dense_h_to_4h.bias", 64 * r,
 		         64);
