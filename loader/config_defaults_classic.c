@@ -448,6 +448,19 @@ static const class_default internlm3_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* Telechat2Config's (the remote configuration_telechat2.py as vLLM's configs/telechat2.py copies
+ * it), under the names config_telechat2_keys lays its keys onto: vocab_size 160256, hidden_size
+ * 4096, ffn_hidden_size 12288, n_layer 30, n_head 32 (num_key_value_heads None: the heads),
+ * layer_norm_epsilon 1e-5; rope_theta 10000 and max_position_embeddings 8192 are vLLM's getattr
+ * defaults (the class has neither); tied is the family's tie_default, hidden_act silu
+ * config_telechat2.c's. */
+static const class_default telechat2_defaults[] = {
+    {"vocab_size", false, 160256},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 12288}, {"num_hidden_layers", false, 30},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 8192},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
+};
+
 /* MiniCPM3Config's (openbmb's remote configuration_minicpm.py for MiniCPM3-4B): vocab_size
  * 32000, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads, MLA ranks q 768 / kv
  * 256, qk_nope_head_dim 64, qk_rope_head_dim 32 (v_head_dim None -> qk_nope_head_dim, put in
@@ -657,6 +670,7 @@ static const struct {
     CLASS("internlm3", internlm3_defaults),
     CLASS("internlm", internlm_defaults),
     CLASS("orion", orion_defaults),
+    CLASS("telechat", telechat2_defaults),
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),

@@ -213,6 +213,12 @@ int config_internlm_keys(json_t *v, wt_errbuf *err);
  * rope_scaling OrionConfig refuses (other than {type linear | dynamic, factor > 1}) refused
  * (config_orion.c). */
 int config_orion_keys(json_t *v, wt_errbuf *err);
+/* TeleChat2 (model_type telechat): Telechat2Config's n_layer / n_head / ffn_hidden_size /
+ * layer_norm_epsilon laid over the Llama names config.json leaves out, n_embed over hidden_size,
+ * a null num_key_value_heads removed, hidden_act laid to silu (vLLM forces it);
+ * apply_residual_connection_post_layernorm true, embed_layernorm true and a base other than
+ * rope_theta refused (config_telechat2.c). */
+int config_telechat2_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

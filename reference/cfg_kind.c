@@ -78,7 +78,8 @@ enum {
 	FAM_MINICPM,
 	FAM_MINICPM3,
 	FAM_LFM2_MOE,
-	FAM_ORION
+	FAM_ORION,
+	FAM_TELECHAT2
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -319,6 +320,10 @@ static const struct family_row families[] = {
      * three norms are LayerNorms with weight and bias (eps rms_norm_eps), no linear biases,
      * hidden_act read (silu; the loader refuses others) */
     {"orion", REF_DENSE, false, 0, FAM_ORION},
+    /* TeleChat2ForCausalLM (remote code; vLLM's telechat2.py over its llama.py): Llama's
+     * decoder with o_proj and down_proj biases, query / key_value (k / v interleaved per kv
+     * head) and other names (telechat2.c renames onto Llama's) */
+    {"telechat2", REF_DENSE, false, 0, FAM_TELECHAT2},
     /* MiniCPM3ForCausalLM (remote code): DeepSeek-V2's MLA (mla.c; kind REF_DEEPSEEK, no
      * experts) with MiniCPM's dense MLP and multipliers (cfg_minicpm.c) */
     {"minicpm3", REF_DEEPSEEK, false, 0, FAM_MINICPM3},
@@ -582,6 +587,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->exaone = r->fam == FAM_EXAONE;
 	c->qwen = r->fam == FAM_QWEN;
 	c->baichuan = r->fam == FAM_BAICHUAN;
+	c->telechat2 = r->fam == FAM_TELECHAT2;
 	c->minicpm3 = r->fam == FAM_MINICPM3;
 	c->minicpm = r->fam == FAM_MINICPM || c->minicpm3;
 	c->lfm2_moe = r->fam == FAM_LFM2_MOE;

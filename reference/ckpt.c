@@ -276,7 +276,7 @@ static int ml_layers(const ckpt_config *cc, ref_cfg *c, wt_errbuf *err)
 
 /* The families whose config.json the reference reads with their own key names laid onto the
  * ones it reads (ref_json_keys): DBRX's and MPT's nested attn_config / ffn_config (cfg_dbrx.c),
- * ChatGLM's, EXAONE's and Qwen's names. */
+ * ChatGLM's, EXAONE's, Qwen's and TeleChat2's names. */
 static const struct {
 	const char *fam;
 	int (*keys)(json_t *, wt_errbuf *);
@@ -287,6 +287,8 @@ static const struct {
     {"exaone", config_exaone_keys},
     /* Qwen's first generation: QWenConfig's names (loader/config_qwen.c) */
     {"qwen", config_qwen_keys},
+    /* TeleChat2: Telechat2Config's names (loader/config_telechat2.c) */
+    {"telechat2", config_telechat2_keys},
 };
 
 /* The sizes and MoE / MLA / quantization keys ckpt_config gives, as the reference names

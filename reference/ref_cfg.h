@@ -469,6 +469,10 @@ typedef struct ref_cfg {
 	 * bc_alibi: ALiBi (ref_alibi_slopes, alibi_max 8, unscaled) instead of RoPE, as vLLM's
 	 * BaichuanForCausalLM runs it unless hidden_size is 4096 */
 	bool baichuan, bc_alibi;
+	/* TeleChat2 (TeleChat2ForCausalLM, remote code; kind REF_DENSE): Llama's decoder with
+	 * o_proj / down_proj biases, the checkpoint read under Llama's names (ref_telechat2_rename,
+	 * telechat2.c: key_value de-interleaved into k_proj / v_proj) */
+	bool telechat2;
 	/* MiniCPM (MiniCPMForCausalLM, remote code; kind REF_DENSE; cfg_minicpm.c): Llama's
 	 * decoder under Llama's names, scale_emb / scale_depth / dim_model_base as Granite's
 	 * embed_scale / resid_mult / logits_div */

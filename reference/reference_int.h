@@ -425,6 +425,11 @@ bool ref_qwen_named(ref_set *s);
  * holds them under their own names. */
 int ref_baichuan_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool ckpt, wt_errbuf *err);
 bool ref_baichuan_named(ref_set *s);
+/* TeleChat2 (telechat2.c): the checkpoint's tensors in into the empty set out under Llama's
+ * names, key_value ([KV, 2, d] rows) split into k_proj / v_proj (on failure out is left
+ * empty); whether s holds them under their own names (a shard holds the runtime names). */
+int ref_telechat2_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
+bool ref_telechat2_named(ref_set *s);
 /* Persimmon's q_layernorm / k_layernorm of layer l from s on q and k (T rows of n_heads
  * heads of c->d each; no kv grouping): every head LayerNormed with the one [d] weight and
  * bias, eps c->eps (cfg_neox.c). */

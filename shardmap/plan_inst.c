@@ -655,10 +655,10 @@ int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err)
 			while (b < x->n_ents && strcmp(x->ents[b].rt, x->ents[a].rt) == 0)
 				b++;
 			const sm_rule *r = &x->fam->rules[x->ents[a].rule];
-			int prio =
-			    r->kind == SM_K_QKV || r->kind == SM_K_QKVC || r->kind == SM_K_QKVH
-			        ? 0
-			        : (r->unit == SM_U_HEADS ? 1 : 2);
+			int prio = r->kind == SM_K_QKV || r->kind == SM_K_QKVC ||
+			                   r->kind == SM_K_QKVH || r->kind == SM_K_QKVI
+			               ? 0
+			               : (r->unit == SM_U_HEADS ? 1 : 2);
 			if (prio == pass) {
 				int rv = do_instance(x, a, b - a, err);
 				if (rv != WT_OK)

@@ -345,6 +345,29 @@ static int part_qkv_heads(const part_req *req)
 	return rv;
 }
 
+/* q (part 0, [H*d] rows) with k / v interleaved per kv head in part 1 ([KV, 2, d] rows: kv
+ * head g's k at row 2*g*d, its v d rows further; TeleChat2's key_value): rank r's
+ * [q_r; k_r; v_r] as SM_K_QKV lays it out (kv heads replicated when KV < T), k and v gathered
+ * one d-row piece per kv head (vLLM's telechat2.py _split_key_value de-interleaves before
+ * QKVParallelLinear's split). */
+static int part_qkv_interleaved(const part_req *req)
+{
+	qkv_span s;
+	int rv = qkv_span_of(req, &s);
+	if (rv == WT_OK && req->n_parts != 2)
+		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': q and key_value are needed",
+		                 req->rt);
+	int64_t d = req->ctx->dm.head_dim, g0 = d > 0 ? s.kv_at / d : 0,
+	        ng = d > 0 ? s.kv_rows / d : 0;
+	if (rv == WT_OK)
+		rv = shardmap_part_push(req, shardmap_rows_piece(0, s.q_at, s.q_rows, 0));
+	for (int64_t part = 0; part < 2; part++)
+		for (int64_t g = g0; g < g0 + ng && rv == WT_OK; g++)
+			rv = shardmap_part_push(req,
+			                        shardmap_rows_piece(1, (2 * g + part) * d, d, 0));
+	return rv;
+}
+
 /* Fused in the checkpoint: one source [q; k; v], each part units * head_dim rows;
  * rank r takes heads [r*units/T, (r+1)*units/T) of each part. */
 static int part_qkv_fused(const part_req *req)
@@ -604,6 +627,7 @@ static const part_fn part_rules[] = {
     [SM_K_QKVZ] = part_qkv_zero_k,
     [SM_K_KVZ] = part_kv_zero_k,
     [SM_K_EXP1] = shardmap_part_expert_w1,
+    [SM_K_QKVI] = part_qkv_interleaved,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

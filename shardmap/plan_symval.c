@@ -209,6 +209,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return d->n_kv_heads;
 	case SM_D_Q3:
 		return 3 * d->n_heads * d->head_dim;
+	case SM_D_KV2:
+		return 2 * d->n_kv_heads * d->head_dim;
 	case SM_D_WEP:
 		return d->opt_wep;
 	case SM_D_OPOS:

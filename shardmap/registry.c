@@ -142,6 +142,7 @@ static const sm_family *const families[] = {
     &shardmap_family_lfm2_moe,
     &shardmap_family_internlm,
     &shardmap_family_orion,
+    &shardmap_family_telechat2,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

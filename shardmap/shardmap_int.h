@@ -71,6 +71,10 @@ typedef enum {
 	SM_K_EXP1,  /* a non-gated expert's up (Nemotron-H's experts.{j}.up_proj): w13 of the
 	               local experts holding only w1, [count, Il, hid] (vLLM's FusedMoE with
 	               is_act_and_mul false) */
+	SM_K_QKVI,  /* q (part 0) and k / v interleaved per kv head in one checkpoint tensor
+	               (part 1, [KV, 2, d] rows: TeleChat2's self_attention.key_value): rank r's
+	               [q_r; k_r; v_r] as SM_K_QKV's, k and v gathered one d-row piece per kv
+	               head (vLLM's telechat2.py _split_key_value before QKVParallelLinear) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -186,6 +190,7 @@ typedef enum {
 	SM_D_G3NLP,
 	SM_D_G3NLR,
 	SM_D_G3NVP,
+	SM_D_KV2, /* 2 * KV * d: TeleChat2's key_value rows ([KV, 2, d]) */
 	SM_D_COUNT_
 } sm_dim;
 

@@ -310,6 +310,17 @@ static void check_orion(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "OrionForCausalLM") == 0);
 }
 
+/* TeleChat2: n_head / n_layer / ffn_hidden_size read as the Llama keys, MHA (no
+ * num_key_value_heads), head_dim hid / n_head, untied as the release says */
+static void check_telechat2(const ckpt_config *cfg)
+{
+	assert_true(cfg->num_attention_heads == 8 && cfg->num_hidden_layers == 2 &&
+	            cfg->intermediate_size == 192 && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 8 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "telechat") == 0 &&
+	            strcmp(cfg->architecture, "TeleChat2ForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -555,6 +566,7 @@ static const struct {
     {"minicpm_moe", check_minicpm_moe},
     {"internlm", check_internlm},
     {"orion", check_orion},
+    {"telechat2", check_telechat2},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

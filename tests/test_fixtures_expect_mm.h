@@ -508,6 +508,13 @@ static const fam_expect fams_mm[] = {
     {"orion", 26,
      4 * (2 * 1000 * 128 + 2 * 128 + 2 * (4 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 192 * 128)),
      128, 4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* telechat2: F32; word_embeddings / lm_head [1000, 128] (untied), ln_f, 2 layers of input /
+     * post_attention_layernorm, query / dense [128, 128], key_value [2*8*16 = 256, 128], the
+     * dense bias [128], gate_proj / up_proj [192, 128], down_proj [128, 192] and its bias */
+    {"telechat2", 23,
+     4 * (2 * 1000 * 128 + 128 +
+          2 * (2 * 128 + 2 * 128 * 128 + 256 * 128 + 2 * 128 + 3 * 192 * 128)),
+     128, 8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

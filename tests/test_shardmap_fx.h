@@ -226,17 +226,25 @@ static __attribute__((unused)) void fx_qkv_grouped_is(const fx *f, uint32_t r, u
 }
 
 /* Rank r of T's rows of vocabulary table t ([V, hid] padded to Vp rows: Vp / T a rank) in a
- * 2-byte dtype: its rows of the checkpoint's, then zeros past V. */
-static __attribute__((unused)) void fx_vocab_is(const fx *f, uint32_t r, int64_t T, const char *t,
-                                                int64_t V, int64_t Vp, int64_t hid)
+ * 2-byte dtype: its rows of the checkpoint's table src, then zeros past V. */
+static __attribute__((unused)) void fx_vocab_from(const fx *f, uint32_t r, int64_t T, const char *t,
+                                                  const char *src, int64_t V, int64_t Vp,
+                                                  int64_t hid)
 {
 	int64_t vl = Vp / T, from = r * vl, n = from + vl > V ? (V > from ? V - from : 0) : vl;
 	shp(f, r, t, 2, vl, hid, 0);
 	if (n > 0)
-		rows_at(f, r, t, 0, t, from, n);
+		rows_at(f, r, t, 0, src, from, n);
 	const uint16_t *e = (const uint16_t *)out_bytes(f, r, t);
 	for (int64_t i = n * hid; i < vl * hid; i++)
 		assert_int_equal(e[i], 0);
+}
+
+/* fx_vocab_from of the checkpoint's table under the runtime name t. */
+static __attribute__((unused)) void fx_vocab_is(const fx *f, uint32_t r, int64_t T, const char *t,
+                                                int64_t V, int64_t Vp, int64_t hid)
+{
+	fx_vocab_from(f, r, T, t, t, V, Vp, hid);
 }
 
 /* A Mamba2 mixer's sizes for fx_mamba2_mixer_is: width W (heads x head dim), nh heads, G
@@ -296,10 +304,11 @@ static __attribute__((unused)) bool fx_skipped(const fx *f, const char *name)
 	return false;
 }
 
-/* Rank r's replicated `name`: the whole source, byte for byte. */
-static __attribute__((unused)) void repl(const fx *f, uint32_t r, const char *name)
+/* Rank r's replicated `name`: the whole source `src` (the checkpoint's name), byte for byte. */
+static __attribute__((unused)) void repl_from(const fx *f, uint32_t r, const char *name,
+                                              const char *src)
 {
-	int k = tm_find(f->m, name);
+	int k = tm_find(f->m, src);
 	assert_true(k >= 0);
 	const st_desc *d = &f->m->d[k];
 	uint64_t nb = wt_dtype_size(d->dtype);
@@ -307,6 +316,12 @@ static __attribute__((unused)) void repl(const fx *f, uint32_t r, const char *na
 		nb *= (uint64_t)d->shape[j];
 	assert_int_equal(info(f, r, name)->nbytes, nb);
 	assert_memory_equal(out_bytes(f, r, name), f->m->data[k], nb);
+}
+
+/* repl_from of the checkpoint's tensor under its own name. */
+static __attribute__((unused)) void repl(const fx *f, uint32_t r, const char *name)
+{
+	repl_from(f, r, name, name);
 }
 
 /* A tensor of a table: its name (or the tail of it), rows, and columns (0:

@@ -643,6 +643,7 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
 		case SM_K_REPL:
 			return T * P;
 		case SM_K_QKV:
+		case SM_K_QKVI: /* TeleChat2's key_value: part 1 */
 			return f->rules[r].part > 0 && KV < T ? P * (T / KV) : P;
 		case SM_K_QKVC:
 			return kv_rows && KV < T ? P * (T / KV) : P;

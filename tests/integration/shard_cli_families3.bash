@@ -636,3 +636,24 @@ refused_edit orion 's/"attention_bias": false/"attention_bias": false, "mlp_bias
 refused_edit orion 's/"rope_scaling": null/"rope_scaling": {"type": "yarn", "factor": 4.0}/' \
 	"rope_scaling is not"
 refused_edit orion 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
+# TeleChat2ForCausalLM: vLLM's telechat2.py cut under Llama's runtime names (MHA; TP 4: 2 heads of
+# query and of key_value's de-interleaved k / v), dense / down_proj biases whole and unquantized;
+# untied lm_head by vocabulary rows; no checkpoint name served; apply_residual_connection_post_
+# layernorm true, embed_layernorm true and a base other than rope_theta refused
+"$CTL" plan --model-dir "$T/telechat2" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan telechat2"
+plan_has telechat2 "model.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.self_attn.o_proj.bias *F32 *\[128\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.layers.1.mlp.down_proj.bias *F32 *\[128\]" \
+	"model.norm.weight *F32 *\[128\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "bias_scale\|lm_head.weight_scale\|transformer\.\|qkv_proj.bias" "$T/plan" &&
+	fail "telechat2: a quantized bias, a checkpoint name or a qkv bias: $(cat "$T/plan")"
+refused_edit telechat2 's/"embed_layernorm": false/"embed_layernorm": true/' "embed_layernorm is true"
+refused_edit telechat2 \
+	's/"apply_residual_connection_post_layernorm": false/"apply_residual_connection_post_layernorm": true/' \
+	"apply_residual_connection_post_layernorm is true"
+refused_edit telechat2 's/"n_head": 8/"n_head": 8, "base": 20000/' "base 20000 differs"

@@ -194,7 +194,7 @@ from shard_oracle_gemma3n import gemma3n
 from shard_oracle_whisper import whisper, whisper_cfg
 from shard_oracle_clip import clip
 from shard_oracle_nemotron_h import nemotron_h
-from shard_oracle_more import CFGS, ORACLES  # InternLM2, ChatGLM, EXAONE, Qwen and later
+from shard_oracle_more import CFGS, ORACLES, OWN_FUSED  # InternLM2, ChatGLM, EXAONE, Qwen and later
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -574,8 +574,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 else pieces_rows(name, r * rows // T, rows // T)); continue  # score.0 by rows
         # replicated: norms (OLMo 2 / OLMoE's q_norm [H*d] / k_norm [KV*d] whole), routers
         add(name, pieces_rows(name, 0, rows))
-    # fused q/k/v
-    for name in sorted(src):
+    # fused q/k/v (not of the OWN_FUSED oracles: their q / gate names fuse otherwise)
+    for name in [] if arch in OWN_FUSED else sorted(src):
         m = re.match(r"(.*)\.q_proj\.(weight|bias)$", name)
         mtp = re.match(r"model\.layers\.(\d+)\.", name)
         if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
