@@ -638,6 +638,9 @@ static const struct {
     CLASS("minicpm", granite_speech_granite_defaults),
     CLASS("internlm3", internlm3_defaults),
     CLASS("internlm", internlm_defaults),
+    /* JAISConfig's (vLLM's configs/jais.py): GPT2Config's dims and names (config_jais.c lays
+     * them as GPT-2's); tied by default (the family's tie_default, untied refused) */
+    CLASS("jais", gpt2_defaults),
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),

@@ -143,5 +143,6 @@ extern const sm_family shardmap_family_internlm3; /* family_llama.c */
 extern const sm_family shardmap_family_minicpm3;  /* family_minicpm3.c */
 extern const sm_family shardmap_family_lfm2_moe;  /* family_lfm2.c */
 extern const sm_family shardmap_family_internlm;  /* family_llama.c */
+extern const sm_family shardmap_family_jais;      /* family_gpt2.c */
 
 #endif

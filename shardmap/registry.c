@@ -141,6 +141,7 @@ static const sm_family *const families[] = {
     &shardmap_family_minicpm3,
     &shardmap_family_lfm2_moe,
     &shardmap_family_internlm,
+    &shardmap_family_jais,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -16,19 +16,24 @@ Llama's MLP, tied unless the config says otherwise (MiniCPM3Config's default).
 Lfm2MoeForCausalLM (vLLM's lfm2_moe.py): LFM2's cut (shard_oracle_mix.py lfm2, expert_bias as
 gate.e_score_correction_bias) and expected()'s stacked experts w1 / w3 / w2, tied by
 tie_embedding first (Lfm2MoeConfig), true by default.
+JAISLMHeadModel (vLLM's jais.py, GPT-2's cut on the transposed Conv1D weights with mlp.c_fc2):
+shard_oracle_jais.py.
 """
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_internlm2 import internlm2
+from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_minicpm import minicpm, minicpm_cfg
 from shard_oracle_qwen import qwen
 
 ORACLES = {"InternLM2ForCausalLM": internlm2, "ExaoneForCausalLM": exaone, "QWenLMHeadModel": qwen}
 ORACLES.update({a: chatglm for a in CHATGLM_ARCHS})
 ORACLES["MiniCPMForCausalLM"] = minicpm
+ORACLES["JAISLMHeadModel"] = jais
 
 CFGS = {"ExaoneForCausalLM": exaone_cfg, "MiniCPMForCausalLM": minicpm_cfg}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
 CFGS["MiniCPM3ForCausalLM"] = CFGS["MiniCPMForCausalLM"]
 CFGS["Lfm2MoeForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get("tie_embedding", c.get(
     "tie_word_embeddings", True)))
+CFGS["JAISLMHeadModel"] = jais_cfg
