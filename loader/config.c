@@ -524,6 +524,9 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_parse_gemma3n(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "minimax_m2") == 0)
 		rv = config_parse_minimax_m2(root, c, err);
+	c->jais_wpe = false;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jais") == 0)
+		rv = config_parse_jais(root, c, err);
 	return rv;
 }
 

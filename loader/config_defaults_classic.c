@@ -671,6 +671,9 @@ static const struct {
     CLASS("internlm", internlm_defaults),
     CLASS("orion", orion_defaults),
     CLASS("telechat", telechat2_defaults),
+    /* JAISConfig's (vLLM's configs/jais.py): GPT2Config's dims and names (config_jais.c lays
+     * them as GPT-2's); tied by default (the family's tie_default, untied refused) */
+    CLASS("jais", gpt2_defaults),
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),

@@ -11,6 +11,9 @@
  * scale_attn_by_inverse_layer_idx and reorder_and_upcast_attn true (GPT2Model asserts them
  * false), scale_attn_weights false (GPT2Attention scales by head_dim^-0.5 whatever it says).
  *
+ * JAIS (model_type jais, config_jais.c) has GPT2Config's keys and is read through here with the
+ * refusals naming vLLM's jais.py.
+ *
  * GPTBigCode (model_type gpt_bigcode, GPTBigCodeForCausalLM: bigcode/starcoderbase,
  * santacoder) has GPT2Config's key names (GPTBigCodeConfig's attribute_map) and multi_query
  * (default true): num_key_value_heads is 1 then, as the class sets it. multi_query false is
@@ -76,15 +79,17 @@ static int bigcode_kv(json_t *v, wt_errbuf *err)
 int config_gpt2_keys(json_t *v, const char *mt, wt_errbuf *err)
 {
 	bool bigcode = mt != NULL && strcmp(mt, "gpt_bigcode") == 0;
+	bool jais = mt != NULL && strcmp(mt, "jais") == 0; /* JAISConfig: GPT-2's keys */
 	static const char *const keys[][2] = {{"n_embd", "hidden_size"},
 	                                      {"n_head", "num_attention_heads"},
 	                                      {"n_layer", "num_hidden_layers"},
 	                                      {"n_positions", "max_position_embeddings"}};
-	int rv = refuse_if(
-	    v, "add_cross_attention", true,
-	    bigcode ? "vLLM's gpt_bigcode.py has no cross-attention"
-	            : "vLLM's gpt2.py has no cross-attention (GPT2Model asserts it false)",
-	    err);
+	int rv =
+	    refuse_if(v, "add_cross_attention", true,
+	              bigcode ? "vLLM's gpt_bigcode.py has no cross-attention"
+	              : jais  ? "vLLM's jais.py has no cross-attention (JAISModel asserts it false)"
+	                     : "vLLM's gpt2.py has no cross-attention (GPT2Model asserts it false)",
+	              err);
 	if (rv == WT_OK && bigcode)
 		rv = refuse_if(
 		    v, "scale_attn_weights", false,
@@ -94,16 +99,24 @@ int config_gpt2_keys(json_t *v, const char *mt, wt_errbuf *err)
 	if (rv == WT_OK && bigcode)
 		rv = bigcode_kv(v, err);
 	if (rv == WT_OK && !bigcode)
-		rv =
-		    refuse_if(v, "scale_attn_by_inverse_layer_idx", true,
-		              "vLLM's gpt2.py asserts it false (it scales every layer alike)", err);
+		rv = refuse_if(
+		    v, "scale_attn_by_inverse_layer_idx", true,
+		    jais ? "vLLM's jais.py asserts it false (it scales every layer alike)"
+		         : "vLLM's gpt2.py asserts it false (it scales every layer alike)",
+		    err);
 	if (rv == WT_OK && !bigcode)
 		rv = refuse_if(v, "reorder_and_upcast_attn", true,
-		               "vLLM's gpt2.py asserts it false", err);
+		               jais ? "vLLM's jais.py asserts it false"
+		                    : "vLLM's gpt2.py asserts it false",
+		               err);
 	if (rv == WT_OK && !bigcode)
 		rv = refuse_if(
 		    v, "scale_attn_weights", false,
-		    "vLLM's gpt2.py scales the attention by head_dim^-0.5 whatever it says", err);
+		    jais ? "vLLM's jais.py scales the attention (by head_dim^-0.5, or ^-1 "
+		           "with scale_qk_dot_by_d) whatever it says"
+		         : "vLLM's gpt2.py scales the attention by head_dim^-0.5 whatever "
+		           "it says",
+		    err);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && rv == WT_OK; i++)
 		rv = set_from(v, keys[i][0], keys[i][1], err);
 	if (rv != WT_OK)

@@ -219,6 +219,12 @@ int config_orion_keys(json_t *v, wt_errbuf *err);
  * apply_residual_connection_post_layernorm true, embed_layernorm true and a base other than
  * rope_theta refused (config_telechat2.c). */
 int config_telechat2_keys(json_t *v, wt_errbuf *err);
+/* JAIS (model_type jais): GPT-2's keys and refusals (config_gpt2_keys), activation_function
+ * other than swiglu (JAISConfig's default gelu_new included), tie_word_embeddings false and a
+ * position_embedding_type other than learned / alibi refused naming the key; the field it
+ * decides, jais_wpe (config_jais.c). */
+int config_jais_keys(json_t *v, wt_errbuf *err);
+int config_parse_jais(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

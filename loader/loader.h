@@ -428,6 +428,10 @@ typedef struct ckpt_config {
 	 * by the planner); enable_bias is read into attention_bias (true if absent) */
 	int64_t opt_word_embed_proj_dim, opt_max_pos;
 	bool opt_ln_before, opt_final_norm, opt_ln_affine;
+	/* JAIS (JAISConfig; read for model_type jais only, config_jais.c; false otherwise):
+	 * jais_wpe: position_embedding_type is not "alibi" (absent: "learned"), so the model has
+	 * learned positions transformer.wpe (vLLM's jais.py builds none with ALiBi) */
+	bool jais_wpe;
 	/* RoBERTa / XLM-RoBERTa (RobertaConfig, XLMRobertaConfig; read for model_type roberta
 	 * and xlm-roberta only, config_roberta.c; -1 / false otherwise): max_position_embeddings
 	 * (the position table's rows; absent: 512), type_vocab_size (2), pad_token_id (1;

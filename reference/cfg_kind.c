@@ -79,7 +79,8 @@ enum {
 	FAM_MINICPM3,
 	FAM_LFM2_MOE,
 	FAM_ORION,
-	FAM_TELECHAT2
+	FAM_TELECHAT2,
+	FAM_JAIS
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -263,6 +264,9 @@ static const struct family_row families[] = {
     /* GPTBigCodeForCausalLM: GPT-2's math with nn.Linear weights and one kv head
      * (multi_query), gelu_pytorch_tanh (gpt2.c) */
     {"gpt_bigcode", REF_DENSE, false, 0, FAM_GPT2},
+    /* JAISLMHeadModel: GPT-2's blocks with the SwiGLU MLP (c_fc2 the gate), ALiBi or learned
+     * positions, the muP scales, tied (gpt2.c) */
+    {"jais", REF_DENSE, false, 0, FAM_JAIS},
     /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
      * tokens */
     {"llava", REF_DENSE, false, 0, 0},
@@ -562,6 +566,9 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->bigcode = c->gpt2 && strcmp(family, "gpt_bigcode") == 0;
 	if (c->gpt2) /* StarCoder2's norms and MLP, Phi-3's qkv_proj */
 		c->layernorm = c->plain_mlp = c->fused_ckpt = true;
+	c->jais = r->fam == FAM_JAIS;
+	if (c->jais) /* GPT-2's reading, StarCoder2's norms, Llama's gated MLP */
+		c->gpt2 = c->layernorm = c->fused_ckpt = true;
 	c->opt = r->fam == FAM_OPT;
 	c->whisper = r->fam == FAM_WHISPER;
 	c->g3n = r->fam == FAM_GEMMA3N;

@@ -411,6 +411,12 @@ typedef struct ref_cfg {
 	bool gpt2;
 	/* GPTBigCode (gpt2 set too): nn.Linear weights (nothing transposed), one kv head */
 	bool bigcode;
+	/* JAIS (JAISLMHeadModel, remote code; gpt2 set too, gpt2.c): GPT-2's blocks with the
+	 * SwiGLU MLP c_fc(x) * silu(c_fc2(x)) read as Llama's gated MLP (c_fc2 the gate; a rank's
+	 * c_fc / c_fc2 rows apart, ref_shard_mlp_rank), embed_scale on wte + wpe, logit_mult,
+	 * attn_scale head_dim^-1 with scale_qk_dot_by_d; jais_alibi: position_embedding_type
+	 * alibi (no wpe; _get_alibi_slopes, alibi_max 8, each rank its heads') */
+	bool jais, jais_alibi;
 	/* CLIP's text tower (clip.c; kind REF_DENSE, dec_cls): its tensors renamed onto
 	 * StarCoder2's LayerNorms and plain MLP, Llama's q/k/v and o_proj with biases, the learned
 	 * positions added to the embeddings (vocabulary-parallel in a shard), no RoPE,

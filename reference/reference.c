@@ -262,7 +262,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	if ((rv = ref_gpt_oss_sinks(c, s, l, c->H, &ao, err)))
 		return rv;
 	float slopes[REF_MAX_HEADS];
-	if ((c->mpt || c->bloom || c->fl_alibi || c->bc_alibi) &&
+	if ((c->mpt || c->bloom || c->fl_alibi || c->bc_alibi || c->jais_alibi) &&
 	    c->H <= REF_MAX_HEADS) { /* ALiBi, every head */
 		ref_alibi_slopes(c, slopes);
 		ao.alibi = slopes;
@@ -657,7 +657,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	for (int64_t t = 0; t < T; t++)
 		memcpy(b.x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
 	ref_embed_scale(c, b.x, T * c->hid);
-	if ((c->gpt2 && (rv = ref_gpt2_positions(c, ck, b.x, T, err))) ||
+	if ((c->gpt2 && !c->jais_alibi && (rv = ref_gpt2_positions(c, ck, b.x, T, err))) ||
 	    (c->clip && (rv = ref_clip_positions(c, ck, 0, true, b.x, T, err))))
 		goto out;
 	if (c->bloom && (rv = ref_norm_of(c, ck, b.x, b.x, T, err, "model.embed_norm")))

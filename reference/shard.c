@@ -91,7 +91,8 @@ static int embed(shard *s, const int64_t *tokens)
 		}
 	}
 	ref_embed_scale(c, s->b.x, T * c->hid); /* after the all-reduce, as engines do */
-	if (c->gpt2) /* wpe replicated: rank 0's rows (every rank holds the same) */
+	/* wpe replicated: rank 0's rows (every rank holds the same); none with JAIS's ALiBi */
+	if (c->gpt2 && !c->jais_alibi)
 		return ref_gpt2_positions(c, rank_set(s, 0, s->g), s->b.x, T, s->err);
 	for (uint32_t r = 0; c->clip && r < s->T; r++) { /* vocabulary-parallel positions */
 		ref_tensor *p = ref_set_find(rank_set(s, r, s->g), "model.wpe.weight");
@@ -296,7 +297,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 	if ((rv = ref_gpt_oss_sinks(c, rs, l, Hl, &ao, s->err))) /* the rank's [Hl] */
 		return rv;
 	float slopes[REF_MAX_HEADS];
-	if ((c->mpt || c->bloom || c->fl_alibi || c->bc_alibi) &&
+	if ((c->mpt || c->bloom || c->fl_alibi || c->bc_alibi || c->jais_alibi) &&
 	    c->H <= REF_MAX_HEADS) { /* ALiBi: the rank's heads r*Hl.. of all H */
 		ref_alibi_slopes(c, slopes);
 		ao.alibi = slopes + (int64_t)r * Hl;
@@ -410,6 +411,24 @@ static int plain_rank(shard *s, ref_set *rs, const char *m, const float *h, floa
 	return WT_OK;
 }
 
+/* JAIS's MLP on rank rs: its rows of c_fc2 (gate_proj) and c_fc (up_proj), apart as vLLM
+ * keeps them, down_proj's columns; act(gate) * up (silu on c_fc2). */
+static int jais_mlp_rank(shard *s, ref_set *rs, const char *m, int64_t Il, int64_t T,
+                         const float *h, float *y)
+{
+	const ref_cfg *c = s->c;
+	const float *wg, *bg, *wu, *bu, *wd;
+	int rv;
+	if ((rv = ref_getf(rs, &wg, false, s->err, 2, Il, c->hid, 0, "%sgate_proj.weight", m)) ||
+	    (rv = ref_getf(rs, &bg, true, s->err, 1, Il, 0, 0, "%sgate_proj.bias", m)) ||
+	    (rv = ref_getf(rs, &wu, false, s->err, 2, Il, c->hid, 0, "%sup_proj.weight", m)) ||
+	    (rv = ref_getf(rs, &bu, true, s->err, 1, Il, 0, 0, "%sup_proj.bias", m)) ||
+	    (rv = ref_getf(rs, &wd, false, s->err, 2, c->hid, Il, 0, "%sdown_proj.weight", m)))
+		return rv;
+	ref_ffn(y, h, T, c->hid, Il, wg, bg, wu, bu, wd, c->act, s->b.scratch);
+	return WT_OK;
+}
+
 int ref_shard_mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, int64_t T,
                        const float *h, float *y)
 {
@@ -418,6 +437,8 @@ int ref_shard_mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, in
 	const float *gu, *bgu, *wd;
 	int rv;
 	const char *gul = ref_gate_up_leaf(c), *dl = ref_down_leaf(c);
+	if (c->jais) /* c_fc2 (gate) and c_fc (up): two ColumnParallelLinear, Il rows each */
+		return jais_mlp_rank(s, rs, m, Il, T, h, y);
 	if ((rv = ref_getf(rs, &gu, false, s->err, 2, 2 * Il, c->hid, 0, "%s%s.weight", m, gul)) ||
 	    (rv = ref_getf(rs, &bgu, true, s->err, 1, 2 * Il, 0, 0, "%s%s.bias", m, gul)) ||
 	    (rv = ref_getf(rs, &wd, false, s->err, 2, c->hid, Il, 0, "%s%s.weight", m, dl)))

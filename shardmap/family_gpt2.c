@@ -29,11 +29,13 @@
 #define G2_WTE                                                                                     \
 	SM_RULE("transformer.wte.weight", "transformer.wte.weight", SM_K_VOCAB, 0, SM_U_NONE,      \
 	        SM_C_ALL, 0, 2, SM_D_V, SM_D_HID)
-/* GPT2Model's rules after wte: wpe, ln_f, the blocks */
-#define G2_DECODER                                                                                 \
-	SM_RULE("transformer.wpe.weight", "transformer.wpe.weight", SM_K_REPL, 0, SM_U_NONE,       \
-	        SM_C_ALL, 0, 2, SM_D_ANY, SM_D_HID),                                               \
-	    G2_REPL("transformer.ln_f.weight"), G2_REPL("transformer.ln_f.bias"),                  \
+/* The learned positions wpe (nn.Embedding, replicated) where cond holds */
+#define G2_WPE(cond)                                                                               \
+	SM_RULE("transformer.wpe.weight", "transformer.wpe.weight", SM_K_REPL, 0, SM_U_NONE, cond, \
+	        0, 2, SM_D_ANY, SM_D_HID)
+/* ln_f, the blocks' LayerNorms and attention */
+#define G2_NORMS_ATTN                                                                              \
+	G2_REPL("transformer.ln_f.weight"), G2_REPL("transformer.ln_f.bias"),                      \
 	    G2_REPL(G2_LAYER "ln_1.weight"), G2_REPL(G2_LAYER "ln_1.bias"),                        \
 	    G2_REPL(G2_LAYER "ln_2.weight"), G2_REPL(G2_LAYER "ln_2.bias"),                        \
 	    SM_RULE(G2_LAYER "attn.c_attn.weight", G2_LAYER "attn.c_attn.weight", SM_K_QKVC, 0,    \
@@ -42,14 +44,20 @@
 	            SM_U_HEADS, SM_C_ALL, 0, 1, SM_D_QKV, SM_D_ANY),                               \
 	    SM_RULE(G2_LAYER "attn.c_proj.weight", G2_LAYER "attn.c_proj.weight", SM_K_COLS, 0,    \
 	            SM_U_HEADS, SM_C_ALL, G2_CONV, 2, SM_D_HID, SM_D_Q),                           \
-	    G2_REPL(G2_LAYER "attn.c_proj.bias"),                                                  \
-	    SM_RULE(G2_LAYER "mlp.c_fc.weight", G2_LAYER "mlp.c_fc.weight", SM_K_ROWS, 0, SM_U_I,  \
-	            SM_C_ALL, G2_CONV, 2, SM_D_I, SM_D_HID),                                       \
-	    SM_RULE(G2_LAYER "mlp.c_fc.bias", G2_LAYER "mlp.c_fc.bias", SM_K_ROWS, 0, SM_U_I,      \
-	            SM_C_ALL, 0, 1, SM_D_I, SM_D_ANY),                                             \
-	    SM_RULE(G2_LAYER "mlp.c_proj.weight", G2_LAYER "mlp.c_proj.weight", SM_K_COLS, 0,      \
-	            SM_U_I, SM_C_ALL, G2_CONV, 2, SM_D_HID, SM_D_I),                               \
+	    G2_REPL(G2_LAYER "attn.c_proj.bias")
+/* A column-parallel Conv1D of the MLP (mlp.c_fc; JAIS's mlp.c_fc2) by rows, its bias alike */
+#define G2_FC(leaf)                                                                                \
+	SM_RULE(G2_LAYER "mlp." leaf ".weight", G2_LAYER "mlp." leaf ".weight", SM_K_ROWS, 0,      \
+	        SM_U_I, SM_C_ALL, G2_CONV, 2, SM_D_I, SM_D_HID),                                   \
+	    SM_RULE(G2_LAYER "mlp." leaf ".bias", G2_LAYER "mlp." leaf ".bias", SM_K_ROWS, 0,      \
+	            SM_U_I, SM_C_ALL, 0, 1, SM_D_I, SM_D_ANY)
+/* mlp.c_proj by columns, its bias replicated */
+#define G2_MLP_PROJ                                                                                \
+	SM_RULE(G2_LAYER "mlp.c_proj.weight", G2_LAYER "mlp.c_proj.weight", SM_K_COLS, 0, SM_U_I,  \
+	        SM_C_ALL, G2_CONV, 2, SM_D_HID, SM_D_I),                                           \
 	    G2_REPL(G2_LAYER "mlp.c_proj.bias")
+/* GPT2Model's rules after wte: wpe, ln_f, the blocks */
+#define G2_DECODER G2_WPE(SM_C_ALL), G2_NORMS_ATTN, G2_FC("c_fc"), G2_MLP_PROJ
 
 static const sm_rule gpt2_rules[] = {
     G2_WTE,
@@ -197,6 +205,44 @@ const sm_family shardmap_family_gpt_bigcode = {
     .layer_prefix = "transformer.h.",
     .check = gpt_bigcode_check,
     .drop_suffixes = gpt2_drop,
+    .aliases = gpt2_aliases,
+    .tie_default = true,
+};
+
+/* JAIS (JAISLMHeadModel: inceptionai/jais-13b, jais-13b-chat, jais-30b-v3, the jais-family /
+ * jais-adapted releases; remote modeling_jais.py), cut as vLLM's jais.py loads it: GPT-2's
+ * names and Conv1D transposes (its load_weights .t()s every weight whose name holds c_attn,
+ * c_proj or c_fc, so mlp.c_fc2 too), with the SwiGLU MLP's second input mlp.c_fc2, a
+ * ColumnParallelLinear as c_fc (rows with its bias); wpe only with position_embedding_type
+ * learned (SM_C_JWPE: none with ALiBi, whose slopes vLLM computes itself and whose
+ * checkpoint buffer relative_pe.slopes it skips, as attn.bias / attn.masked_bias). lm_head is
+ * wte (jais.py skips every lm_head.weight; tie_word_embeddings false is refused by the
+ * loader, config_jais.c). Names without transformer. are read under it, as vLLM prefixes
+ * them. GPT-2's checks (head_dim n_embd / n_head, no grouped kv heads, no pre-quantized
+ * checkpoint: jais.py's transposes are GPT-2's). */
+static const sm_rule jais_rules[] = {
+    G2_WTE,
+    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
+            SM_D_V, SM_D_HID),
+    G2_WPE(SM_C_JWPE),
+    G2_NORMS_ATTN,
+    G2_FC("c_fc"),
+    G2_FC("c_fc2"),
+    G2_MLP_PROJ,
+};
+
+static const char *const jais_archs[] = {"JAISLMHeadModel", NULL};
+static const char *const jais_drop[] = {"attn.bias", "attn.masked_bias", "relative_pe.slopes",
+                                        NULL};
+
+const sm_family shardmap_family_jais = {
+    .name = "jais",
+    .archs = jais_archs,
+    .rules = jais_rules,
+    .n_rules = SM_NRULES(jais_rules),
+    .layer_prefix = "transformer.h.",
+    .check = gpt2_check,
+    .drop_suffixes = jais_drop,
     .aliases = gpt2_aliases,
     .tie_default = true,
 };

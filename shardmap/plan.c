@@ -509,7 +509,8 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 				if ((ru->flags & SM_F_LMHEAD) && x->tied)
 					need = false;
 				if (need && !have &&
-				    (ru->cond == SM_C_OPROJ || ru->cond == SM_C_OFNORM))
+				    (ru->cond == SM_C_OPROJ || ru->cond == SM_C_OFNORM ||
+				     ru->cond == SM_C_JWPE))
 					return wt_seterr(
 					    err, WT_ENOTFOUND,
 					    "tensor '%s': missing from the checkpoint, which "
@@ -518,6 +519,8 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 					    name, f->name,
 					    ru->cond == SM_C_OPROJ
 					        ? "word_embed_proj_dim differs from hidden_size"
+					    : ru->cond == SM_C_JWPE
+					        ? "position_embedding_type learned"
 					        : "do_layer_norm_before true, "
 					          "_remove_final_layer_norm "
 					          "false");

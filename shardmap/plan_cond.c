@@ -72,6 +72,8 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->opt_word_embed_proj_dim != x->cfg->hidden_size;
 	case SM_C_OFNORM:
 		return x->cfg->opt_final_norm;
+	case SM_C_JWPE:
+		return x->cfg->jais_wpe;
 	case SM_C_FLN2:
 		return x->cfg->falcon_ln == 2;
 	case SM_C_FLN1:
@@ -302,6 +304,12 @@ int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor 
 		                 " (no project_in / project_out then); fix config.json or the "
 		                 "checkpoint",
 		                 t->name, x->cfg->hidden_size);
+	if (ru->cond == SM_C_JWPE)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "tensor '%s': unknown tensor: config.json's "
+		                 "position_embedding_type is alibi (vLLM's jais.py builds no wpe "
+		                 "then); fix config.json or the checkpoint",
+		                 t->name);
 	if (ru->cond == SM_C_OFNORM)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': unknown tensor: config.json's do_layer_norm_before "

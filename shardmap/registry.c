@@ -143,6 +143,7 @@ static const sm_family *const families[] = {
     &shardmap_family_internlm,
     &shardmap_family_orion,
     &shardmap_family_telechat2,
+    &shardmap_family_jais,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -287,6 +287,7 @@ typedef enum {
 	SM_C_NHMLP,
 	SM_C_NHMLPB,
 	SM_C_LFMEB, /* LFM2-MoE's MoE layers when use_expert_bias (feed_forward.expert_bias) */
+	SM_C_JWPE,  /* JAIS's transformer.wpe: position_embedding_type learned (not alibi) */
 } sm_cond;
 
 enum {

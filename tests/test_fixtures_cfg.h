@@ -321,6 +321,16 @@ static void check_telechat2(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "TeleChat2ForCausalLM") == 0);
 }
 
+/* JAIS: GPT2Config's n_* keys laid over the common names, n_inner 320 as intermediate_size,
+ * ALiBi (no wpe: jais_wpe false), MHA, tied */
+static void check_jais(const ckpt_config *cfg)
+{
+	assert_true(!cfg->jais_wpe && cfg->head_dim == 16 && cfg->num_key_value_heads == 8 &&
+	            cfg->intermediate_size == 320 && cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "jais") == 0 &&
+	            strcmp(cfg->architecture, "JAISLMHeadModel") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -567,6 +577,7 @@ static const struct {
     {"internlm", check_internlm},
     {"orion", check_orion},
     {"telechat2", check_telechat2},
+    {"jais", check_jais},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

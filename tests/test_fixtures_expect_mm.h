@@ -515,6 +515,14 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1000 * 128 + 128 +
           2 * (2 * 128 + 2 * 128 * 128 + 256 * 128 + 2 * 128 + 3 * 192 * 128)),
      128, 8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* jais: F32; wte [1000, 128] (tied: no lm_head), ln_f with its bias, the F32 ALiBi buffer
+     * relative_pe.slopes [8, 1] (no wpe); per layer ln_1 / ln_2 with biases, the Conv1D
+     * c_attn 128x384 + [384], c_proj 128x128 + [128], c_fc and c_fc2 128x320 + [320],
+     * mlp.c_proj 320x128 + [128] (n_inner 320) */
+    {"jais", 32,
+     4 * (1000 * 128 + 2 * 128 + 8 +
+          2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 3 * 320 * 128 + 2 * 320 + 128)),
+     128, 8, 8, 16, 320, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

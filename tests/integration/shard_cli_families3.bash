@@ -657,3 +657,27 @@ refused_edit telechat2 \
 	's/"apply_residual_connection_post_layernorm": false/"apply_residual_connection_post_layernorm": true/' \
 	"apply_residual_connection_post_layernorm is true"
 refused_edit telechat2 's/"n_head": 8/"n_head": 8, "base": 20000/' "base 20000 differs"
+# JAIS: GPT-2's names with the Conv1D weights transposed, c_attn [q_r; k_r; v_r] and c_fc /
+# c_fc2 (apart) by rows, both c_proj by columns (biases whole), quantized; biases, LayerNorms
+# and wte F32 unscaled; tied (no lm_head), the ALiBi buffer relative_pe.slopes skipped, no
+# wpe; activation_function other than swiglu, tie_word_embeddings false and wpe under
+# position_embedding_type alibi's name refused
+"$CTL" plan --model-dir "$T/jais" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan jais"
+plan_has jais "transformer.h.1.attn.c_attn.weight *I8 *\[96, 128\]" \
+	"transformer.h.1.attn.c_attn.bias *F32 *\[96\]" \
+	"transformer.h.1.attn.c_proj.weight *I8 *\[128, 32\]" \
+	"transformer.h.1.attn.c_proj.bias *F32 *\[128\]" \
+	"transformer.h.1.mlp.c_fc.weight *I8 *\[80, 128\]" \
+	"transformer.h.1.mlp.c_fc2.weight *I8 *\[80, 128\]" \
+	"transformer.h.1.mlp.c_fc2.bias *F32 *\[80\]" \
+	"transformer.h.1.mlp.c_proj.weight *I8 *\[128, 80\]" \
+	"transformer.wte.weight *F32 *\[256, 128\]" "skipped transformer.relative_pe.slopes"
+grep -q "bias_scale\|lm_head.weight\|wpe.weight" "$T/plan" &&
+	fail "jais: a quantized bias, an lm_head or a wpe: $(cat "$T/plan")"
+refused_edit jais 's/"activation_function": "swiglu"/"activation_function": "gelu_new"/' \
+	"runs only swiglu"
+refused_edit jais 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' \
+	"skips every lm_head.weight"
+refused_edit jais 's/"position_embedding_type": "alibi"/"position_embedding_type": "learned"/' \
+	"position_embedding_type learned"

@@ -18,10 +18,13 @@ gate.e_score_correction_bias) and expected()'s stacked experts w1 / w3 / w2, tie
 tie_embedding first (Lfm2MoeConfig), true by default.
 TeleChat2ForCausalLM (vLLM's telechat2.py, key_value interleaved per kv head, Llama's runtime
 names): shard_oracle_telechat2.py.
+JAISLMHeadModel (vLLM's jais.py, GPT-2's cut on the transposed Conv1D weights with mlp.c_fc2):
+shard_oracle_jais.py.
 """
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_internlm2 import internlm2
+from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_minicpm import minicpm, minicpm_cfg
 from shard_oracle_qwen import qwen
 from shard_oracle_telechat2 import telechat2, telechat2_cfg
@@ -33,6 +36,7 @@ ORACLES["TeleChat2ForCausalLM"] = telechat2
 # the oracles that lay out their fused q/k/v and gate/up themselves: expected()'s fused pass (by
 # .query / .gate_proj names) skips them
 OWN_FUSED = {"TeleChat2ForCausalLM"}
+ORACLES["JAISLMHeadModel"] = jais
 
 CFGS = {"ExaoneForCausalLM": exaone_cfg, "MiniCPMForCausalLM": minicpm_cfg}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
@@ -40,3 +44,4 @@ CFGS["MiniCPM3ForCausalLM"] = CFGS["MiniCPMForCausalLM"]
 CFGS["TeleChat2ForCausalLM"] = telechat2_cfg
 CFGS["Lfm2MoeForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get("tie_embedding", c.get(
     "tie_word_embeddings", True)))
+CFGS["JAISLMHeadModel"] = jais_cfg
