@@ -527,6 +527,10 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->jais_wpe = false;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jais") == 0)
 		rv = config_parse_jais(root, c, err);
+	c->arctic_residual = false;
+	c->arctic_moe_freq = 2;
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "arctic") == 0)
+		rv = config_parse_arctic(root, c, err);
 	return rv;
 }
 

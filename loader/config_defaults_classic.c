@@ -461,6 +461,19 @@ static const class_default telechat2_defaults[] = {
     {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
 };
 
+/* ArcticConfig's (vLLM's configs/arctic.py, the remote configuration_arctic.py): vocab_size
+ * 32000, hidden_size 4096, intermediate_size 14336, 32 layers, 32 heads (num_key_value_heads
+ * None -> the heads), max_position_embeddings 4096, rms_norm_eps 1e-5, rope_theta 1e6,
+ * num_local_experts 8, num_experts_per_tok 1 (the docstring's 2 is not the code's);
+ * moe_layer_frequency 2 is config_arctic.c's, untied the family's. */
+static const class_default arctic_defaults[] = {
+    {"vocab_size", false, 32000},        {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 4096},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 1e6},
+    {"num_local_experts", false, 8},     {"num_experts_per_tok", false, 1},
+};
+
 /* MiniCPM3Config's (openbmb's remote configuration_minicpm.py for MiniCPM3-4B): vocab_size
  * 32000, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads, MLA ranks q 768 / kv
  * 256, qk_nope_head_dim 64, qk_rope_head_dim 32 (v_head_dim None -> qk_nope_head_dim, put in
@@ -674,6 +687,7 @@ static const struct {
     /* JAISConfig's (vLLM's configs/jais.py): GPT2Config's dims and names (config_jais.c lays
      * them as GPT-2's); tied by default (the family's tie_default, untied refused) */
     CLASS("jais", gpt2_defaults),
+    CLASS("arctic", arctic_defaults),
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),

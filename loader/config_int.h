@@ -225,6 +225,12 @@ int config_telechat2_keys(json_t *v, wt_errbuf *err);
  * decides, jais_wpe (config_jais.c). */
 int config_jais_keys(json_t *v, wt_errbuf *err);
 int config_parse_jais(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Snowflake Arctic (model_type arctic): hidden_act other than silu, tie_word_embeddings true,
+ * use_residual missing or not a boolean, moe_layer_frequency other than 1 / 2, a deepspeedfp
+ * quantization_config or quantization, rope_scaling and sliding_window refused naming the key;
+ * the fields it decides, arctic_residual and arctic_moe_freq (config_arctic.c). */
+int config_arctic_keys(json_t *v, wt_errbuf *err);
+int config_parse_arctic(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

@@ -432,6 +432,12 @@ typedef struct ckpt_config {
 	 * jais_wpe: position_embedding_type is not "alibi" (absent: "learned"), so the model has
 	 * learned positions transformer.wpe (vLLM's jais.py builds none with ALiBi) */
 	bool jais_wpe;
+	/* Snowflake Arctic (ArcticConfig; read for model_type arctic only, config_arctic.c; false
+	 * / 2 otherwise): use_residual (the residual MLP residual_mlp and residual_layernorm
+	 * beside each MoE layer's experts) and moe_layer_frequency (layer i is MoE when
+	 * (i + 1) % it == 0; 1 or 2) */
+	bool arctic_residual;
+	int64_t arctic_moe_freq;
 	/* RoBERTa / XLM-RoBERTa (RobertaConfig, XLMRobertaConfig; read for model_type roberta
 	 * and xlm-roberta only, config_roberta.c; -1 / false otherwise): max_position_embeddings
 	 * (the position table's rows; absent: 512), type_vocab_size (2), pad_token_id (1;

@@ -495,6 +495,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = plain_rope(c, arch, f, json, len, err);
 	if (rv == WT_OK && c->minimax) /* Mixtral's keys above, its residual factors here */
 		rv = ref_cfg_minimax(c, json, len, err);
+	if (rv == WT_OK && c->arctic) /* Mixtral's keys above, its layer pattern here */
+		rv = ref_cfg_arctic(c, json, len, err);
 	return rv != WT_OK ? rv : check_reals(c, err);
 }
 
@@ -515,6 +517,8 @@ bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 		return c->kind != REF_DENSE && ref_l4_bit(c->l4_moe, i);
 	if (c->kind == REF_DENSE || c->kind == REF_BERT)
 		return false;
+	if (c->arctic) /* ArcticMoE: (i + 1) % moe_layer_frequency == 0 */
+		return (i + 1) % c->sparse_step == 0;
 	if (c->kind == REF_MIXTRAL)
 		return true;
 	if (c->kind == REF_DEEPSEEK)

@@ -80,7 +80,8 @@ enum {
 	FAM_LFM2_MOE,
 	FAM_ORION,
 	FAM_TELECHAT2,
-	FAM_JAIS
+	FAM_JAIS,
+	FAM_ARCTIC
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -267,6 +268,9 @@ static const struct family_row families[] = {
     /* JAISLMHeadModel: GPT-2's blocks with the SwiGLU MLP (c_fc2 the gate), ALiBi or learned
      * positions, the muP scales, tied (gpt2.c) */
     {"jais", REF_DENSE, false, 0, FAM_JAIS},
+    /* ArcticForCausalLM: Mixtral's attention and routing (renormalized above top-1), the
+     * dense ArcticMLP between MoE layers, the residual MLP beside the MoE (arctic.c) */
+    {"arctic", REF_MIXTRAL, false, 0, FAM_ARCTIC},
     /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
      * tokens */
     {"llava", REF_DENSE, false, 0, 0},
@@ -569,6 +573,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->jais = r->fam == FAM_JAIS;
 	if (c->jais) /* GPT-2's reading, StarCoder2's norms, Llama's gated MLP */
 		c->gpt2 = c->layernorm = c->fused_ckpt = true;
+	c->arctic = r->fam == FAM_ARCTIC;
 	c->opt = r->fam == FAM_OPT;
 	c->whisper = r->fam == FAM_WHISPER;
 	c->g3n = r->fam == FAM_GEMMA3N;

@@ -488,6 +488,11 @@ typedef struct ref_cfg {
 	 * interleave), q_a_layernorm / kv_a_layernorm at rms_norm_eps (vLLM's minicpm3.py), scores
 	 * times (nope + rope)^-0.5, every layer MiniCPM's dense MLP */
 	bool minicpm3;
+	/* Snowflake Arctic (ArcticForCausalLM, remote code; kind REF_MIXTRAL; arctic.c): dense
+	 * layers' ArcticMLP block_sparse_moe.mlp (w1 / w3 / w2), MoE every moe_layer_frequency-th
+	 * layer (sparse_step), top-k renormalized only above 1; arctic_res (use_residual): a MoE
+	 * layer's residual_mlp on residual_layernorm beside the MoE, which reads the layer input */
+	bool arctic, arctic_res;
 	/* LFM2-MoE (Lfm2MoeForCausalLM; kind REF_MIXTRAL, lfm2 set too; cfg_lfm2.c): LFM2's
 	 * layers; the feed_forward of layers < first_dense (num_dense_layers) the SwiGLU w1 / w3
 	 * / w2 of I (intermediate_size) rows, of the others the MoE: sigmoid of

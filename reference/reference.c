@@ -68,6 +68,8 @@ int ref_bufs_alloc(ref_bufs *b, const ref_cfg *c, size_t n_tok, const int64_t *t
 		inter = c->Ie;
 	if (c->Is > inter)
 		inter = c->Is;
+	if (c->arctic && c->hid > inter) /* Arctic's residual MLP: hidden_size wide */
+		inter = c->hid;
 	b->x = calloc(T * (size_t)c->hid, sizeof(float));
 	b->h = calloc(T * (size_t)c->hid, sizeof(float));
 	b->q = calloc(T * (size_t)(c->H * c->d), sizeof(float));
@@ -672,16 +674,17 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		/* GPT-NeoX's parallel residual: the MLP reads ln2 of the block's input x, kept in
 		 * b.y before attention adds to x; x = (x + attn) + mlp, vLLM's and within float
 		 * rounding transformers' mlp + attn + x */
-		if (c->neox_par &&
-		    (rv = ref_block_input(c, ck, b.y, b.x, T, l, ref_mlp_norm(c), err)))
+		/* Arctic's residual layers: the MoE reads the layer's input too (arctic.c) */
+		const bool par = c->neox_par || ref_arctic_res(c, l);
+		if (par && (rv = ref_block_input(c, ck, b.y, b.x, T, l, ref_mlp_norm(c), err)))
 			goto out;
 		if (!ref_nh_mlp(c, l) && (rv = attn_full(c, ck, l, T, &b, err)))
 			goto out;
 		if (c->mamba_lm || (c->nh && !ref_nh_mlp(c, l))) /* the mixer is the whole block */
 			continue;
-		if (c->neox_par)
+		if (par)
 			memcpy(b.h, b.y, (size_t)(T * c->hid) * sizeof(float));
-		if ((c->cohere == 0 && !c->neox_par &&
+		if ((c->cohere == 0 && !par &&
 		     (rv = ref_block_input(c, ck, b.h, b.x, T, l, ref_mlp_norm(c), err))) ||
 		    (c->sandwich && (rv = ref_getf(ck, &pn, false, err, 1, c->hid, 0, 0,
 		                                   "model.layers.%lld.%s.weight", (long long)l,
@@ -699,6 +702,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 			         ref_ffn_module(c));
 			rv = mlp_full(c, ck, m, c->I, T, b.h, b.acc, b.scratch, err);
 		}
+		if (rv == WT_OK && ref_arctic_res(c, l)) /* + residual_mlp(residual_layernorm(x)) */
+			rv = ref_arctic_residual_full(c, ck, l, T, &b, err);
 		if (rv != WT_OK)
 			goto out;
 		if (pn != NULL)

@@ -104,6 +104,7 @@ static inline const char *ref_ffn_module(const ref_cfg *c)
 {
 	return c->llama4 || c->lfm2 || c->bamba || c->jamba ? "feed_forward."
 	       : c->g4 && !c->nh                            ? "shared_mlp."
+	       : c->arctic                                  ? "block_sparse_moe.mlp."
 	                                                    : "mlp.";
 }
 
@@ -148,24 +149,24 @@ static inline void ref_logits_post(const ref_cfg *c, float *logits, int64_t n)
  * the ranks alike (its only fused MLP: every GraniteMoE layer is MoE). */
 static inline const char *ref_gate_up_leaf(const ref_cfg *c)
 {
-	if (c->lfm2) /* a rank's merged w1 / w3 (vLLM's w13) */
+	if (c->lfm2 || c->arctic) /* a rank's merged w1 / w3 (vLLM's w13) */
 		return "w13";
 	return c->stacked_experts ? "input_linear" : "gate_up_proj";
 }
 static inline const char *ref_down_leaf(const ref_cfg *c)
 {
-	if (c->lfm2)
+	if (c->lfm2 || c->arctic)
 		return "w2";
 	return c->stacked_experts ? "output_linear" : "down_proj";
 }
 /* The checkpoint's separate gate / up leaves (LFM2: w1 / w3). */
 static inline const char *ref_gate_leaf(const ref_cfg *c)
 {
-	return c->lfm2 ? "w1" : "gate_proj";
+	return c->lfm2 || c->arctic ? "w1" : "gate_proj";
 }
 static inline const char *ref_up_leaf(const ref_cfg *c)
 {
-	return c->lfm2 ? "w3" : "up_proj";
+	return c->lfm2 || c->arctic ? "w3" : "up_proj";
 }
 /* The final norm's module (LFM2: model.embedding_norm, after the last layer). */
 static inline const char *ref_final_norm(const ref_cfg *c)
@@ -533,6 +534,13 @@ int ref_cfg_ministral(ref_cfg *c, const char *arch, const char *json, size_t len
 /* MiniCPM: scale_emb, scale_depth, dim_model_base as Granite's multipliers, hidden_act silu,
  * RoPE (cfg_minicpm.c) */
 int ref_cfg_minicpm(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
+/* Arctic (arctic.c): use_residual and moe_layer_frequency read, the top-k renormalized only
+ * above 1; whether layer l has the residual MLP; that MLP on residual_layernorm(b->x) of the
+ * checkpoint s added into b->acc. */
+int ref_cfg_arctic(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
+bool ref_arctic_res(const ref_cfg *c, int64_t l);
+int ref_arctic_residual_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bufs *b,
+                             wt_errbuf *err);
 
 /* The Hunyuan V1 fields of c (hunyuan set by the family map) from config.json
  * (cfg_hunyuan.c): use_qk_norm, hidden_act, the NTK-alpha RoPE base; arch is named in

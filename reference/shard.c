@@ -387,6 +387,8 @@ static int attn(shard *s, int64_t l)
 	 * added after it */
 	if (c->cohere || c->neox_par) {
 		memcpy(s->b.y, s->b.acc, (size_t)n * sizeof(float));
+	} else if (ref_arctic_res(c, l)) { /* added after the MoE and residual MLP (arctic.c) */
+		memcpy(s->b.sc, s->b.acc, (size_t)n * sizeof(float));
 	} else {
 		ref_mm_resid(c, s->b.x, s->b.h, n, l, false); /* MiniMax: alpha * norm(x) */
 		ref_fh1_sum(c, s->b.acc, s->b.y, n);          /* Falcon-H1: + the Mamba mixer */
@@ -741,6 +743,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 			rv = ref_shard_moe(&s, i);
 		else
 			rv = mlp(&s, i);
+		if (rv == WT_OK && ref_arctic_res(c, i))
+			rv = ref_arctic_shard_residual(&s, i);
 		if (rv == WT_OK && c->sandwich)
 			rv = post_norm_mean(&s, i, ref_post_norm(c, true));
 		if (rv)
@@ -749,7 +753,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 			ref_residual_add(c, s.b.x, s.b.y, s.n_tok * c->hid);
 		ref_mm_resid(c, s.b.x, s.b.h, s.n_tok * c->hid, i, true);
 		ref_residual_add(c, s.b.x, s.b.acc, s.n_tok * c->hid);
-		if (c->longcat && i % 2 == 1)
+		if ((c->longcat && i % 2 == 1) || ref_arctic_res(c, i)) /* Arctic: attention's */
 			ref_residual_add(c, s.b.x, s.b.sc, s.n_tok * c->hid);
 	}
 	rv = lm_head(&s, logits);

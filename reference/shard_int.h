@@ -56,6 +56,9 @@ int ref_shard_mlp_rank(shard *s, ref_set *rs, const char *m, int64_t n_inter, in
                        const float *h, float *y);
 /* Layer l's MoE block on b.h into b.acc, all-reduced over the ranks (shard_moe.c). */
 int ref_shard_moe(shard *s, int64_t l);
+/* Arctic's residual MLP of layer l on its ranks (its residual_layernorm of x + the attention
+ * output held in b.sc), added into b.acc (arctic.c). */
+int ref_arctic_shard_residual(shard *s, int64_t l);
 /* LongCat-Flash's shortcut MoE of virtual layer l (even) into s->b.sc, each rank's experts
  * and the identity experts' part once (longcat.c). */
 int ref_shard_lc_moe(shard *s, int64_t l);

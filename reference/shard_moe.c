@@ -1,9 +1,9 @@
 /*
  * shard_moe.c — the sharded reference pass's MoE block (shard.c runs the layers): each
  * rank's routed experts from its w13_weight / w2_weight stacks (w13_order, EP ownership
- * count / start; MiniCPM-MoE's ws / w2s: every expert, [w1; w3] whatever w13_order; Llama 4's
- * and GPT-OSS's in llama4.c / gpt_oss.c), the shared expert
- * TP-split like an MLP, and the all-reduce over the TP and EP ranks.
+ * count / start; MiniCPM-MoE's and Arctic's ws / w2s: every expert, [w1; w3] whatever w13_order;
+ * Llama 4's and GPT-OSS's in llama4.c / gpt_oss.c), the shared expert TP-split like an MLP, and the
+ * all-reduce over the TP and EP ranks.
  */
 #include <string.h>
 
@@ -42,8 +42,9 @@ static int experts_rank(shard *s, uint32_t r, uint32_t e, int64_t l, float *out)
 		                                s->b.scratch, s->err);
 	}
 	int64_t parts = c->nh ? 1 : 2; /* Nemotron-H's w13 holds w1 (up) alone */
-	/* MiniCPM-MoE: vLLM's MiniCPMMoE parameters ws / w2s, ws [w1; w3] whatever w13_order */
-	const bool mc = c->minicpm, up_gate = s->up_gate && !mc;
+	/* MiniCPM-MoE, Arctic: vLLM's MiniCPMMoE / ArcticMoE parameters ws / w2s, ws [w1; w3]
+	 * whatever w13_order */
+	const bool mc = c->minicpm || c->arctic, up_gate = s->up_gate && !mc;
 	if ((rv = shard_post_norm(s, rs, l)) ||
 	    (rv = ref_getf(rs, &w13, false, s->err, 3, count, parts * Il, c->hid, "%s%s", m,
 	                   mc ? "ws" : "experts.w13_weight")) ||

@@ -74,6 +74,8 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->opt_final_norm;
 	case SM_C_JWPE:
 		return x->cfg->jais_wpe;
+	case SM_C_ARES:
+		return x->cfg->arctic_residual && moe_at(x, i);
 	case SM_C_FLN2:
 		return x->cfg->falcon_ln == 2;
 	case SM_C_FLN1:
@@ -261,6 +263,9 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		      "qformer_config.cross_attention_frequency == 0 have one)";
 	else if (ru->cond == SM_C_SHMLP)
 		why = "without a shared MLP (shared_intermediate_size is 0)";
+	else if (ru->cond == SM_C_ARES)
+		why = moe_at(x, i) ? "a MoE layer without the residual MLP (use_residual is false)"
+		                   : "a dense layer (see moe_layer_frequency)";
 	else if (ru->cond == SM_C_LFMEB)
 		why = x->fam->layer_is_moe(x->cfg, i)
 		          ? "a MoE layer without the expert bias (use_expert_bias is false)"

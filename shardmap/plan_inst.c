@@ -634,13 +634,14 @@ int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err)
 		                         "ep_size %u but the model has no experts; use ep_size 1",
 		                         x->ep_size);
 	if (x->fam->tp_experts && x->dm.n_experts > 0 && x->ep_size > 1)
-		return !x->p
-		           ? WT_ELAYOUT
-		           : wt_seterr(err, WT_ELAYOUT,
-		                       "ep_size %u: %s's MoE (vLLM's MiniCPMMoE) holds every "
-		                       "expert on every rank, each cut by tp_size, with no expert "
-		                       "parallelism; use ep_size 1",
-		                       x->ep_size, x->fam->name);
+		return !x->p ? WT_ELAYOUT
+		             : wt_seterr(err, WT_ELAYOUT,
+		                         "ep_size %u: %s's MoE (vLLM's %s) holds every expert on "
+		                         "every rank, each cut by tp_size, with no expert "
+		                         "parallelism; use ep_size 1",
+		                         x->ep_size, x->fam->name,
+		                         strcmp(x->fam->name, "arctic") == 0 ? "ArcticMoE"
+		                                                             : "MiniCPMMoE");
 	if (x->dm.n_experts > 0 && x->ep_size > x->dm.n_experts)
 		return !x->p ? WT_ELAYOUT
 		             : wt_seterr(err, WT_ELAYOUT,

@@ -288,6 +288,7 @@ typedef enum {
 	SM_C_NHMLPB,
 	SM_C_LFMEB, /* LFM2-MoE's MoE layers when use_expert_bias (feed_forward.expert_bias) */
 	SM_C_JWPE,  /* JAIS's transformer.wpe: position_embedding_type learned (not alibi) */
+	SM_C_ARES,  /* Arctic's MoE layers when use_residual (residual_mlp, residual_layernorm) */
 } sm_cond;
 
 enum {
@@ -505,8 +506,9 @@ typedef struct sm_family {
 	/* The config.json key the loader reads into attention_out_bias for this family, named in
 	 * the SM_C_OUTBIAS refusals (NULL: attention_out_bias; InternLM3: bias) */
 	const char *out_bias_key;
-	bool tp_experts; /* vLLM's MiniCPMMoE: all experts on every rank cut by tp, ep_size > 1
-	                  * refused, w13 [gate; up] whatever w13_order, intermediate_size named */
+	bool tp_experts; /* vLLM's MiniCPMMoE / ArcticMoE: all experts on every rank cut by tp,
+	                  * ep_size > 1 refused, w13 [gate; up] whatever w13_order,
+	                  * intermediate_size named */
 } sm_family;
 
 /* The checkpoint prefixes transformers >= 4.52 writes for the LLaVA-style layouts

@@ -331,6 +331,17 @@ static void check_jais(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "JAISLMHeadModel") == 0);
 }
 
+/* Arctic: use_residual and moe_layer_frequency 2 read (layer 1 MoE), 4 experts top-2
+ * intermediate_size wide, GQA, untied */
+static void check_arctic(const ckpt_config *cfg)
+{
+	assert_true(cfg->arctic_residual && cfg->arctic_moe_freq == 2 && cfg->num_experts == 4 &&
+	            cfg->moe_intermediate_size == 64 && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 2 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "arctic") == 0 &&
+	            strcmp(cfg->architecture, "ArcticForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -578,6 +589,7 @@ static const struct {
     {"orion", check_orion},
     {"telechat2", check_telechat2},
     {"jais", check_jais},
+    {"arctic", check_arctic},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

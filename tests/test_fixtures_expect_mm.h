@@ -523,6 +523,15 @@ static const fam_expect fams_mm[] = {
      4 * (1000 * 128 + 2 * 128 + 8 +
           2 * (4 * 128 + 384 * 128 + 384 + 128 * 128 + 128 + 3 * 320 * 128 + 2 * 320 + 128)),
      128, 8, 8, 16, 320, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* arctic: F32; embed_tokens / lm_head [1000, 128] (untied), norm, 2 layers of input /
+     * post_attention_layernorm, q_proj / o_proj [128, 128], k_proj / v_proj [2*16 = 32, 128];
+     * layer 0's block_sparse_moe.mlp w1 / w3 [64, 128], w2 [128, 64]; layer 1's router [4, 128],
+     * 4 experts of w1 / w3 [64, 128] and w2 [128, 64], residual_layernorm, residual_mlp w1 / w3
+     * / w2 [128, 128] */
+    {"arctic", 35,
+     4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128) + 3 * 64 * 128 +
+          4 * 128 + 4 * 3 * 64 * 128 + 128 + 3 * 128 * 128),
+     128, 8, 2, 16, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -681,3 +681,28 @@ refused_edit jais 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' 
 	"skips every lm_head.weight"
 refused_edit jais 's/"position_embedding_type": "alibi"/"position_embedding_type": "learned"/' \
 	"position_embedding_type learned"
+# ArcticForCausalLM: Llama's attention, layer 0's dense block_sparse_moe.mlp w13 / w2 quantized,
+# layer 1's ArcticMoE: the router quantized (ReplicatedLinear with quant_config), ws / w2s every
+# expert cut by tp and unquantized, the residual MLP unquantized; no EP; untied
+"$CTL" plan --model-dir "$T/arctic" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan arctic"
+plan_has arctic "model.layers.0.block_sparse_moe.mlp.w13.weight *I8 *\[64, 128\]" \
+	"model.layers.0.block_sparse_moe.mlp.w2.weight *I8 *\[128, 32\]" \
+	"model.layers.1.block_sparse_moe.gate.weight *I8 *\[4, 128\]" \
+	"model.layers.1.block_sparse_moe.ws *F32 *\[4, 64, 128\]" \
+	"model.layers.1.block_sparse_moe.w2s *F32 *\[4, 128, 32\]" \
+	"model.layers.1.residual_mlp.w13.weight *F32 *\[128, 128\]" \
+	"model.layers.1.residual_mlp.w2.weight *F32 *\[128, 64\]" \
+	"model.layers.1.residual_layernorm.weight *F32 *\[128\]" \
+	"lm_head.weight *F32 *\[512, 128\]"
+grep -q "ws_scale\|w2s_scale\|residual_mlp.w13.weight_scale\|w13_weight\|experts\.0\." \
+	"$T/plan" && fail "arctic: a quantized expert / residual MLP or FusedMoE name: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/arctic" --tp-size 1 --ep-size 2 >/dev/null 2>"$T/err" &&
+	fail "arctic: ep_size 2 planned"
+grep -q "vLLM's ArcticMoE) holds every expert" "$T/err" ||
+	fail "arctic: the ep_size refusal: $(cat "$T/err")"
+refused_edit arctic 's/"use_residual": true,//' "use_residual is missing"
+refused_edit arctic 's/"moe_layer_frequency": 2/"moe_layer_frequency": 3/' \
+	"moe_layer_frequency 3"
+refused_edit arctic 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
+	"never ties lm_head"

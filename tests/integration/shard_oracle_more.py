@@ -20,7 +20,10 @@ TeleChat2ForCausalLM (vLLM's telechat2.py, key_value interleaved per kv head, Ll
 names): shard_oracle_telechat2.py.
 JAISLMHeadModel (vLLM's jais.py, GPT-2's cut on the transposed Conv1D weights with mlp.c_fc2):
 shard_oracle_jais.py.
+ArcticForCausalLM (vLLM's arctic.py, the ArcticMLPs' w13 / w2 and ArcticMoE's ws / w2s):
+shard_oracle_arctic.py.
 """
+from shard_oracle_arctic import arctic, arctic_cfg
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_internlm2 import internlm2
@@ -37,6 +40,7 @@ ORACLES["TeleChat2ForCausalLM"] = telechat2
 # .query / .gate_proj names) skips them
 OWN_FUSED = {"TeleChat2ForCausalLM"}
 ORACLES["JAISLMHeadModel"] = jais
+ORACLES["ArcticForCausalLM"] = arctic
 
 CFGS = {"ExaoneForCausalLM": exaone_cfg, "MiniCPMForCausalLM": minicpm_cfg}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
@@ -45,3 +49,4 @@ CFGS["TeleChat2ForCausalLM"] = telechat2_cfg
 CFGS["Lfm2MoeForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get("tie_embedding", c.get(
     "tie_word_embeddings", True)))
 CFGS["JAISLMHeadModel"] = jais_cfg
+CFGS["ArcticForCausalLM"] = arctic_cfg
