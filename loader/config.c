@@ -527,6 +527,8 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->jais_wpe = false;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "jais") == 0)
 		rv = config_parse_jais(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "grok-1") == 0)
+		rv = config_parse_grok1(root, c, err);
 	return rv;
 }
 

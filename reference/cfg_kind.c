@@ -80,7 +80,8 @@ enum {
 	FAM_LFM2_MOE,
 	FAM_ORION,
 	FAM_TELECHAT2,
-	FAM_JAIS
+	FAM_JAIS,
+	FAM_GROK1
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -267,6 +268,9 @@ static const struct family_row families[] = {
     /* JAISLMHeadModel: GPT-2's blocks with the SwiGLU MLP (c_fc2 the gate), ALiBi or learned
      * positions, the muP scales, tied (gpt2.c) */
     {"jais", REF_DENSE, false, 0, FAM_JAIS},
+    /* Grok1ModelForCausalLM (remote code; vLLM's grok1.py): Mixtral's MoE with gelu experts
+     * and a soft-capped router, Gemma 2's sandwich norms, the multipliers (grok1.c) */
+    {"grok1", REF_MIXTRAL, false, 0, FAM_GROK1},
     /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
      * tokens */
     {"llava", REF_DENSE, false, 0, 0},
@@ -600,6 +604,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->lfm2_moe = r->fam == FAM_LFM2_MOE;
 	c->lfm2 = c->lfm2 || c->lfm2_moe;
 	c->orion = r->fam == FAM_ORION;
+	c->grok = r->fam == FAM_GROK1;
 	if (c->orion) /* StableLM's LayerNorms, Llama's RoPE and SwiGLU MLP */
 		c->layernorm = c->read_act = true;
 	/* MiniCPM-MoE (num_experts > 0): vLLM's MiniCPMMoE in every layer, routed as Mixtral's
