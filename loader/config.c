@@ -531,6 +531,8 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->arctic_moe_freq = 2;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "arctic") == 0)
 		rv = config_parse_arctic(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "grok-1") == 0)
+		rv = config_parse_grok1(root, c, err);
 	return rv;
 }
 

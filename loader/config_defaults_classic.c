@@ -648,6 +648,30 @@ static const class_default lfm2_moe_defaults[] = {
     {"conv_bias", false, 0, true},
 };
 
+/* Grok1Config's (hpcai-tech's remote configuration_grok1.py): vocab_size 131072, hidden_size
+ * 6144, intermediate_size 32768 (each expert's), 64 layers, 48 heads, num_key_value_heads 8,
+ * max_position_embeddings 8192, rms_norm_eps 1e-5, num_experts 8, num_experts_per_tok 2, tied,
+ * and its multipliers attn_output_multiplier 0.0884 (vLLM's getattr default, 1.0, is never
+ * reached), embedding_multiplier_scale 78.38, output_multiplier_scale 0.577; rope_theta 10000
+ * is vLLM's get_rope default (the class has none). */
+static const class_default grok1_defaults[] = {
+    {"vocab_size", false, 131072},
+    {"hidden_size", false, 6144},
+    {"intermediate_size", false, 32768},
+    {"num_hidden_layers", false, 64},
+    {"num_attention_heads", false, 48},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 8192},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+    {"num_experts", false, 8},
+    {"num_experts_per_tok", false, 2},
+    {"tie_word_embeddings", false, 1, true},
+    {"attn_output_multiplier", true, 0.08838834764831845},
+    {"embedding_multiplier_scale", true, 78.38367176906169},
+    {"output_multiplier_scale", true, 0.5773502691896257},
+};
+
 static const struct {
 	const char *model_type;
 	const class_default *defaults;
@@ -710,6 +734,7 @@ static const struct {
     /* SiglipConfig's text_config (the same) */
     CLASS("siglip", siglip_text_defaults),
     CLASS("lfm2_moe", lfm2_moe_defaults),
+    CLASS("grok-1", grok1_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

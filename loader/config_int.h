@@ -389,5 +389,8 @@ int config_parse_mrope(json_t *lm, struct ckpt_config *c, wt_errbuf *err);
  * tie_word_embeddings and num_experts_per_tok checked against what vLLM's minimax_m2.py
  * builds, the rest refused naming the key (config_minimax_m2.c). */
 int config_parse_minimax_m2(json_t *root, const struct ckpt_config *c, wt_errbuf *err);
+/* Grok-1 (model_type grok-1): the multipliers and the soft-cap numbers, rope_scaling absent,
+ * num_experts_per_tok in 1..num_experts (config_grok1.c). */
+int config_parse_grok1(json_t *root, const struct ckpt_config *c, wt_errbuf *err);
 
 #endif

@@ -30,6 +30,7 @@
 #include "loader/loader.h"
 #include "reference/reference.h"
 #include "reference/cfg_kind.h"
+#include "reference/grok1.h"
 #include "reference/reference_int.h"
 
 /* The reference-only fields, indices into the table read_fields fills. */
@@ -483,6 +484,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	else if (c->orion) /* before cfg_fam.c: its layernorm; Llama's RoPE, rms_norm_eps (the
 	                    * loader fills OrionConfig's 1e-5 where absent) */
 		rv = plain_rope(c, arch, f, json, len, err);
+	else if (c->grok)
+		rv = ref_cfg_grok1(c, arch, json, len, err);
 	else if (c->phimoe || c->m2) /* before cfg_fam.c: its layernorm, qk_norm_full */
 		rv = c->m2 ? ref_cfg_minimax_m2(c, arch, json, len, err)
 		           : ref_cfg_phimoe(c, json, len, err);

@@ -81,7 +81,8 @@ enum {
 	FAM_ORION,
 	FAM_TELECHAT2,
 	FAM_JAIS,
-	FAM_ARCTIC
+	FAM_ARCTIC,
+	FAM_GROK1
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -271,6 +272,9 @@ static const struct family_row families[] = {
     /* ArcticForCausalLM: Mixtral's attention and routing (renormalized above top-1), the
      * dense ArcticMLP between MoE layers, the residual MLP beside the MoE (arctic.c) */
     {"arctic", REF_MIXTRAL, false, 0, FAM_ARCTIC},
+    /* Grok1ModelForCausalLM (remote code; vLLM's grok1.py): Mixtral's MoE with gelu experts
+     * and a soft-capped router, Gemma 2's sandwich norms, the multipliers (grok1.c) */
+    {"grok1", REF_MIXTRAL, false, 0, FAM_GROK1},
     /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
      * tokens */
     {"llava", REF_DENSE, false, 0, 0},
@@ -605,6 +609,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->lfm2_moe = r->fam == FAM_LFM2_MOE;
 	c->lfm2 = c->lfm2 || c->lfm2_moe;
 	c->orion = r->fam == FAM_ORION;
+	c->grok = r->fam == FAM_GROK1;
 	if (c->orion) /* StableLM's LayerNorms, Llama's RoPE and SwiGLU MLP */
 		c->layernorm = c->read_act = true;
 	/* MiniCPM-MoE (num_experts > 0): vLLM's MiniCPMMoE in every layer, routed as Mixtral's

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "reference/reference.h"
+#include "reference/grok1.h"
 #include "reference/reference_int.h"
 
 /* q_a_layernorm and kv_a_layernorm are built without rms_norm_eps in transformers'
@@ -261,6 +262,7 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 	if (rv != WT_OK)
 		return rv;
 	ref_linear(rl, h, router, NULL, 1, c->hid, c->E);
+	ref_gk_router_cap(c, rl, c->E);                               /* Grok-1: 30 tanh(x / 30) */
 	if (c->kind == REF_DEEPSEEK || c->m2 || c->nh || c->lfm2_moe) /* Nemotron-H: V3's */
 		ref_route_ds(c, rl, bias, forced, idx, w);
 	else if (c->phimoe)

@@ -518,6 +518,13 @@ typedef struct ref_cfg {
 	 * (layernorm), eps rms_norm_eps (OrionConfig's 1e-5 filled by the loader), Llama's
 	 * rope_scaling */
 	bool orion;
+	/* Grok-1 (Grok1ModelForCausalLM, remote code; kind REF_MIXTRAL, grok1.c): its names read
+	 * as Mixtral's and Gemma 2's (sandwich), the o_proj output times gk_attn_mult
+	 * (attn_output_multiplier) before post_attn_norm, the router logits soft-capped
+	 * 30 tanh(x / 30) before the softmax top-k (vLLM's Grok1MoE), gelu (erf) experts;
+	 * embed_scale, logit_mult and attn_cap its multipliers and soft-cap */
+	bool grok;
+	float gk_attn_mult;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

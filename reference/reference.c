@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "reference/reference.h"
+#include "reference/grok1.h"
 #include "reference/reference_int.h"
 
 void ref_bufs_free(ref_bufs *b)
@@ -287,6 +288,7 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 		kv_of[h] = h / (c->H / c->KV);
 	ref_attention(b->att, b->q, b->k, b->v, T, c->H, c->KV, kv_of, c->d, &ao);
 	ref_linear(b->o, b->att, wo, bo, T, qd, c->hid);
+	ref_gk_attn_mult(c, b->o, T * c->hid); /* Grok-1: before post_attn_norm */
 	if (pn != NULL)
 		ref_norm(c, b->o, b->o, pn, T, c->hid);
 	ref_mm_resid(c, b->x, b->h, T * c->hid, l, false); /* MiniMax: alpha * norm(x) */
@@ -538,6 +540,7 @@ typedef enum {
 	OWN_QWEN,      /* under Llama's names (qwen.c) */
 	OWN_BAICHUAN,  /* under Llama's names (baichuan.c) */
 	OWN_TELECHAT2, /* under Llama's names (telechat2.c) */
+	OWN_GROK1,     /* under Mixtral's and Gemma 2's names (grok1.c) */
 	OWN_GPT2,      /* GPT-2's and CLIP's (gpt2.c, clip.c) */
 	OWN_GPTJ,      /* under Phi's names (gptj.c) */
 	OWN_MAMBA,     /* Mamba's under Jamba's, Nemotron-H's under Granite 4.0's */
@@ -564,6 +567,8 @@ static own_kind own_names(const ref_cfg *c, ref_set *s)
 		return OWN_BAICHUAN;
 	if (c->telechat2 && ref_telechat2_named(s))
 		return OWN_TELECHAT2;
+	if (c->grok && ref_grok1_named(s))
+		return OWN_GROK1;
 	if ((c->gpt2 || c->clip) && ref_set_find(s, "model.embed_tokens.weight") == NULL)
 		return OWN_GPT2;
 	if (c->gptj && ref_set_find(s, "transformer.wte.weight") != NULL)
@@ -603,6 +608,8 @@ int ref_rename_own(const ref_cfg *c, ref_set *ck, ref_set *r, bool ckpt, wt_errb
 		return ref_baichuan_rename(c, ck, r, ckpt, err);
 	case OWN_TELECHAT2:
 		return ref_telechat2_rename(c, ck, r, err);
+	case OWN_GROK1:
+		return ref_grok1_rename(c, ck, r, err);
 	case OWN_GPT2:
 		return c->clip ? ref_clip_rename(ck, r, err) : ref_gpt2_rename(c, ck, r, ckpt, err);
 	case OWN_GPTJ:

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference/grok1.h"
 #include "reference/shard_int.h"
 
 /* Rows >= V of a vocab-parallel tensor of tp rank r (vl rows a rank; the vocabulary v: V, or
@@ -381,6 +382,7 @@ static int attn(shard *s, int64_t l)
 		return rv;
 	for (int64_t t = 0; bo && t < s->n_tok; t++)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
+	ref_gk_attn_mult(c, s->b.acc, n); /* Grok-1: before post_attn_norm */
 	if (c->sandwich && (rv = post_norm_mean(s, l, ref_post_norm(c, false))))
 		return rv;
 	/* the parallel block (Cohere; GPT-NeoX's parallel residual): x is the MLP's input too;

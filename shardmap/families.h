@@ -147,5 +147,6 @@ extern const sm_family shardmap_family_orion;     /* family_stablelm.c */
 extern const sm_family shardmap_family_telechat2; /* family_telechat2.c */
 extern const sm_family shardmap_family_jais;      /* family_gpt2.c */
 extern const sm_family shardmap_family_arctic;    /* family_arctic.c */
+extern const sm_family shardmap_family_grok1;     /* family_grok1.c */
 
 #endif

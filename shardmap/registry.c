@@ -145,6 +145,7 @@ static const sm_family *const families[] = {
     &shardmap_family_telechat2,
     &shardmap_family_jais,
     &shardmap_family_arctic,
+    &shardmap_family_grok1,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

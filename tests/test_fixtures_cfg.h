@@ -342,6 +342,15 @@ static void check_arctic(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "ArcticForCausalLM") == 0);
 }
 
+/* Grok-1: num_experts 4 of intermediate_size 64 (each expert's), GQA, tied */
+static void check_grok1(const ckpt_config *cfg)
+{
+	assert_true(cfg->head_dim == 32 && cfg->num_key_value_heads == 2 && cfg->num_experts == 4 &&
+	            cfg->moe_intermediate_size == 64 && cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "grok-1") == 0 &&
+	            strcmp(cfg->architecture, "Grok1ModelForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -590,6 +599,7 @@ static const struct {
     {"telechat2", check_telechat2},
     {"jais", check_jais},
     {"arctic", check_arctic},
+    {"grok1", check_grok1},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

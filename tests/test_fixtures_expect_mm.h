@@ -532,6 +532,13 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128) + 3 * 64 * 128 +
           4 * 128 + 4 * 3 * 64 * 128 + 128 + 3 * 128 * 128),
      128, 8, 2, 16, 64, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 1},
+    /* grok1: embed_tokens [1000, 128] (tied: no lm_head), model.norm.scale; 2 layers of four
+     * norms (.scale), attn.q / o_proj 128x128, k / v 64x128, moe_block.gate [4, 128], 4 experts
+     * of linear / linear_v 64x128, linear_1 128x64 */
+    {"grok1", 44,
+     2 * (1000 * 128 + 128 +
+          2 * (4 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 4 * 128 + 4 * 3 * 64 * 128)),
+     128, 4, 2, 32, 64, 1000, 2, 1, 4, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

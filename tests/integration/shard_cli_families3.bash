@@ -706,3 +706,22 @@ refused_edit arctic 's/"moe_layer_frequency": 2/"moe_layer_frequency": 3/' \
 	"moe_layer_frequency 3"
 refused_edit arctic 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
 	"never ties lm_head"
+# Grok-1: attn.q/k/v fused into attn.qkv_proj [q_r; k_r; v_r] (kv head 0 shared by ranks 0 and
+# 1 at TP 4), o_proj by columns, the experts linear / linear_v / linear_1 stacked as
+# moe_block.experts.w13_weight / w2_weight, quantized; moe_block.gate and the four norms (.scale
+# served as .weight) whole and unscaled; tied (no lm_head); num_experts_per_tok past num_experts
+# and rope_scaling refused
+"$CTL" plan --model-dir "$T/grok1" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan grok1"
+plan_has grok1 "model.layers.1.attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.moe_block.experts.w13_weight *I8 *\[4, 32, 128\]" \
+	"model.layers.1.moe_block.experts.w2_weight *I8 *\[4, 128, 16\]" \
+	"model.layers.1.moe_block.gate.weight *BF16 *\[4, 128\]" \
+	"model.layers.1.post_moe_norm.weight *BF16 *\[128\]" "model.norm.weight *BF16 *\[128\]"
+grep -q "gate.weight_scale\|norm.weight_scale\|lm_head.weight\|\.scale " "$T/plan" &&
+	fail "grok1: a quantized router / norm, an lm_head or a .scale name: $(cat "$T/plan")"
+refused_edit grok1 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' \
+	"num_experts_per_tok 5 is more than num_experts 4"
+refused_edit grok1 's/"rms_norm_eps": 1e-5/"rms_norm_eps": 1e-5, "rope_scaling": {"type": "linear"}/' \
+	"rope_scaling is set"

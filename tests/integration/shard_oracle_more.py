@@ -22,7 +22,13 @@ JAISLMHeadModel (vLLM's jais.py, GPT-2's cut on the transposed Conv1D weights wi
 shard_oracle_jais.py.
 ArcticForCausalLM (vLLM's arctic.py, the ArcticMLPs' w13 / w2 and ArcticMoE's ws / w2s):
 shard_oracle_arctic.py.
+Grok1ModelForCausalLM (vLLM's grok1.py): no oracle of its own; grok1_src renames its tensors
+for expected()'s common cut (q/k/v fused by heads, o_proj columns, the router whole, the
+experts stacked): experts.{j}.linear / linear_v / linear_1 as w1 / w3 / w2 (vLLM's
+expert_params_mapping: gate, up, down), the norms' .scale as .weight (load_weights' rename).
 """
+import re
+
 from shard_oracle_arctic import arctic, arctic_cfg
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
@@ -50,3 +56,17 @@ CFGS["Lfm2MoeForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get("tie_em
     "tie_word_embeddings", True)))
 CFGS["JAISLMHeadModel"] = jais_cfg
 CFGS["ArcticForCausalLM"] = arctic_cfg
+
+
+def grok1_src(src):
+    """Grok-1's checkpoint tensors under the names expected() cuts and vLLM serves."""
+    def canon(k):
+        k = re.sub(r"\.experts\.(\d+)\.linear_1\.", r".experts.\1.w2.", k)
+        k = re.sub(r"\.experts\.(\d+)\.linear_v\.", r".experts.\1.w3.", k)
+        k = re.sub(r"\.experts\.(\d+)\.linear\.", r".experts.\1.w1.", k)
+        return re.sub(r"norm\.scale$", "norm.weight", k)
+    return {canon(k): v for k, v in src.items()}
+
+
+CFGS["Grok1ModelForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get(
+    "tie_word_embeddings", True))  # Grok1Config's default
