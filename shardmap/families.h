@@ -147,4 +147,7 @@ extern const sm_family shardmap_family_orion;     /* family_stablelm.c */
 extern const sm_family shardmap_family_telechat2; /* family_telechat2.c */
 extern const sm_family shardmap_family_jais;      /* family_gpt2.c */
 
+/* family_bailing.c */
+extern const sm_family shardmap_family_bailing_moe;
+
 #endif

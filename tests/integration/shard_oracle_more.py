@@ -20,7 +20,10 @@ TeleChat2ForCausalLM (vLLM's telechat2.py, key_value interleaved per kv head, Ll
 names): shard_oracle_telechat2.py.
 JAISLMHeadModel (vLLM's jais.py, GPT-2's cut on the transposed Conv1D weights with mlp.c_fc2):
 shard_oracle_jais.py.
+BailingMoeForCausalLM (the first vLLM bailing_moe.py, query_key_value [q; k; v], every layer
+MoE, TP only): shard_oracle_bailing.py.
 """
+from shard_oracle_bailing import bailing, bailing_cfg
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_internlm2 import internlm2
@@ -37,6 +40,7 @@ ORACLES["TeleChat2ForCausalLM"] = telechat2
 # .query / .gate_proj names) skips them
 OWN_FUSED = {"TeleChat2ForCausalLM"}
 ORACLES["JAISLMHeadModel"] = jais
+ORACLES["BailingMoeForCausalLM"] = bailing
 
 CFGS = {"ExaoneForCausalLM": exaone_cfg, "MiniCPMForCausalLM": minicpm_cfg}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
@@ -45,3 +49,4 @@ CFGS["TeleChat2ForCausalLM"] = telechat2_cfg
 CFGS["Lfm2MoeForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get("tie_embedding", c.get(
     "tie_word_embeddings", True)))
 CFGS["JAISLMHeadModel"] = jais_cfg
+CFGS["BailingMoeForCausalLM"] = bailing_cfg
