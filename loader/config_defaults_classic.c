@@ -420,6 +420,24 @@ static const class_default internlm_defaults[] = {
  * refused by the planner's head check), num_key_value_heads 40, max_position_embeddings 4096,
  * rms_norm_eps 1e-5 (the LayerNorms' eps), rope_theta 10000; untied (the family's default);
  * hidden_act silu, attention_bias false and rope_scaling None are config_orion.c's. */
+/* BailingMoeConfig's (the remote configuration_bailing_moe.py, as vLLM's copy
+ * transformers_utils/configs/bailing_moe.py gives it): vocab_size 30592, hidden_size 1024, 24
+ * layers, 16 heads, max_position_embeddings 16384, rms_norm_eps 1e-5, rope_theta 10000, 16
+ * experts, 2 per token, head_dim hid / H; num_key_value_heads (0) and moe_intermediate_size
+ * (None) are required and use_bias (true) refused by config_bailing.c; num_shared_experts 0
+ * and use_qkv_bias false are the loader's own absent values. */
+static const class_default bailing_moe_defaults[] = {
+    {"vocab_size", false, 30592},
+    {"hidden_size", false, 1024},
+    {"num_hidden_layers", false, 24},
+    {"num_attention_heads", false, 16},
+    {"max_position_embeddings", false, 16384},
+    {"num_experts", false, 16},
+    {"num_experts_per_tok", false, 2},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+
 static const class_default orion_defaults[] = {
     {"vocab_size", false, 84608},
     {"hidden_size", false, 4096},
@@ -735,6 +753,7 @@ static const struct {
     CLASS("siglip", siglip_text_defaults),
     CLASS("lfm2_moe", lfm2_moe_defaults),
     CLASS("grok-1", grok1_defaults),
+    CLASS("bailing_moe", bailing_moe_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)

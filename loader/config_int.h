@@ -231,6 +231,11 @@ int config_parse_jais(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * the fields it decides, arctic_residual and arctic_moe_freq (config_arctic.c). */
 int config_arctic_keys(json_t *v, wt_errbuf *err);
 int config_parse_arctic(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Bailing MoE (model_type bailing_moe): num_key_value_heads / moe_intermediate_size required,
+ * use_bias / tie_word_embeddings / use_qk_norm true, first_k_dense_replace not 0 and hidden_act
+ * other than silu refused, use_qkv_bias / num_shared_experts read as attention_bias /
+ * n_shared_experts (config_bailing.c). */
+int config_bailing_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

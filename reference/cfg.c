@@ -185,7 +185,7 @@ static int parse_moe(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		/* Qwen3VLMoeTextSparseMoeBlock and HunYuanMoEV1Moe renormalise whatever
 		 * norm_topk_prob says */
 		c->norm_topk =
-		    c->q3vl_moe || c->hunyuan || c->aria || bool_or(&f[F_NORM_TOPK], false);
+		    c->q3vl_moe || c->hunyuan || c->aria || bool_or(&f[F_NORM_TOPK], c->bailing);
 		if (c->jamba) { /* JambaSparseMoeBlock: the softmax's top-k as they are */
 			c->norm_topk = false;
 			c->sparse_step = 1;
@@ -291,6 +291,8 @@ static int parse_rest(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		rv = parse_moe(f, c, err);
 	if (rv != WT_OK)
 		return rv;
+	if (c->I < 1 && c->bailing) /* BailingMoeConfig's None: every layer is MoE, none reads it */
+		c->I = c->Ie;
 	if (c->I < 1)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: 'intermediate_size' is missing; the reference "
@@ -481,8 +483,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_nogate(c, arch, json, len, err);
 	else if (c->lfm2)
 		rv = ref_cfg_lfm2(c, arch, json, len, err);
-	else if (c->orion) /* before cfg_fam.c: its layernorm; Llama's RoPE, rms_norm_eps (the
-	                    * loader fills OrionConfig's 1e-5 where absent) */
+	else if (c->orion || c->bailing) /* before cfg_fam.c: Orion's layernorm, Bailing's
+	                                  * fused_ckpt; Llama's RoPE, rms_norm_eps (the loader
+	                                  * fills the config class's 1e-5 where absent) */
 		rv = plain_rope(c, arch, f, json, len, err);
 	else if (c->grok)
 		rv = ref_cfg_grok1(c, arch, json, len, err);

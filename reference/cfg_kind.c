@@ -82,7 +82,8 @@ enum {
 	FAM_TELECHAT2,
 	FAM_JAIS,
 	FAM_ARCTIC,
-	FAM_GROK1
+	FAM_GROK1,
+	FAM_BAILING
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -275,6 +276,9 @@ static const struct family_row families[] = {
     /* Grok1ModelForCausalLM (remote code; vLLM's grok1.py): Mixtral's MoE with gelu experts
      * and a soft-capped router, Gemma 2's sandwich norms, the multipliers (grok1.c) */
     {"grok1", REF_MIXTRAL, false, 0, FAM_GROK1},
+    /* BailingMoeForCausalLM (remote code; vLLM's bailing_moe.py): Llama's decoder with Phi-3's
+     * qkv_proj, Qwen2-MoE's routing in every layer, shared experts ungated (bailing.c) */
+    {"bailing_moe", REF_QWEN2_MOE, false, 0, FAM_BAILING},
     /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
      * tokens */
     {"llava", REF_DENSE, false, 0, 0},
@@ -612,6 +616,9 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->grok = r->fam == FAM_GROK1;
 	if (c->orion) /* StableLM's LayerNorms, Llama's RoPE and SwiGLU MLP */
 		c->layernorm = c->read_act = true;
+	c->bailing = r->fam == FAM_BAILING;
+	if (c->bailing) /* Phi-3's qkv_proj */
+		c->fused_ckpt = true;
 	/* MiniCPM-MoE (num_experts > 0): vLLM's MiniCPMMoE in every layer, routed as Mixtral's
 	 * (softmax, top num_experts_per_tok, renormalized) under mlp. (ref_moe_prefix) */
 	if (r->fam == FAM_MINICPM && c->E > 0)

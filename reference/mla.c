@@ -282,8 +282,8 @@ int ref_shared_gate(const ref_cfg *c, ref_set *s, const char *m, const float *h,
 		snprintf(name, cap, "%.*sshared_mlp.", (int)(n > k ? n - k : 0), m);
 		return WT_OK;
 	}
-	if (c->hunyuan || c->aria) { /* mlp.shared_mlp. / mlp.shared_experts., ungated */
-		snprintf(name, cap, "%s%s", m, c->aria ? "shared_experts." : "shared_mlp.");
+	if (c->hunyuan || c->aria || c->bailing) { /* shared_mlp. / shared_experts., ungated */
+		snprintf(name, cap, "%s%s", m, c->hunyuan ? "shared_mlp." : "shared_experts.");
 		return WT_OK;
 	}
 	snprintf(name, cap, "%s%s", m, ds ? "shared_experts." : "shared_expert.");

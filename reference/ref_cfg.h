@@ -479,6 +479,10 @@ typedef struct ref_cfg {
 	 * o_proj / down_proj biases, the checkpoint read under Llama's names (ref_telechat2_rename,
 	 * telechat2.c: key_value de-interleaved into k_proj / v_proj) */
 	bool telechat2;
+	/* Bailing MoE (BailingMoeForCausalLM, remote code; kind REF_QWEN2_MOE, fused_ckpt;
+	 * bailing.c): Llama's decoder under Llama's names, every layer Qwen2-MoE's routing
+	 * (norm_topk_prob default true) with mlp.shared_experts added ungated */
+	bool bailing;
 	/* MiniCPM (MiniCPMForCausalLM, remote code; kind REF_DENSE; cfg_minicpm.c): Llama's
 	 * decoder under Llama's names, scale_emb / scale_depth / dim_model_base as Granite's
 	 * embed_scale / resid_mult / logits_div */

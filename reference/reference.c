@@ -541,6 +541,7 @@ typedef enum {
 	OWN_BAICHUAN,  /* under Llama's names (baichuan.c) */
 	OWN_TELECHAT2, /* under Llama's names (telechat2.c) */
 	OWN_GROK1,     /* under Mixtral's and Gemma 2's names (grok1.c) */
+	OWN_BAILING,   /* under Llama's names (bailing.c) */
 	OWN_GPT2,      /* GPT-2's and CLIP's (gpt2.c, clip.c) */
 	OWN_GPTJ,      /* under Phi's names (gptj.c) */
 	OWN_MAMBA,     /* Mamba's under Jamba's, Nemotron-H's under Granite 4.0's */
@@ -569,6 +570,8 @@ static own_kind own_names(const ref_cfg *c, ref_set *s)
 		return OWN_TELECHAT2;
 	if (c->grok && ref_grok1_named(s))
 		return OWN_GROK1;
+	if (c->bailing && ref_bailing_named(s))
+		return OWN_BAILING;
 	if ((c->gpt2 || c->clip) && ref_set_find(s, "model.embed_tokens.weight") == NULL)
 		return OWN_GPT2;
 	if (c->gptj && ref_set_find(s, "transformer.wte.weight") != NULL)
@@ -610,6 +613,8 @@ int ref_rename_own(const ref_cfg *c, ref_set *ck, ref_set *r, bool ckpt, wt_errb
 		return ref_telechat2_rename(c, ck, r, err);
 	case OWN_GROK1:
 		return ref_grok1_rename(c, ck, r, err);
+	case OWN_BAILING:
+		return ref_bailing_rename(ck, r, err);
 	case OWN_GPT2:
 		return c->clip ? ref_clip_rename(ck, r, err) : ref_gpt2_rename(c, ck, r, ckpt, err);
 	case OWN_GPTJ:

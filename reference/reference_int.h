@@ -431,6 +431,10 @@ bool ref_baichuan_named(ref_set *s);
  * empty); whether s holds them under their own names (a shard holds the runtime names). */
 int ref_telechat2_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
 bool ref_telechat2_named(ref_set *s);
+/* Bailing MoE (bailing.c): in's tensors (the checkpoint's or a rank's) into the empty set out
+ * under Llama's names. */
+int ref_bailing_rename(ref_set *in, ref_set *out, wt_errbuf *err);
+bool ref_bailing_named(ref_set *s);
 /* Persimmon's q_layernorm / k_layernorm of layer l from s on q and k (T rows of n_heads
  * heads of c->d each; no kv grouping): every head LayerNormed with the one [d] weight and
  * bias, eps c->eps (cfg_neox.c). */

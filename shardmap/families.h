@@ -149,4 +149,7 @@ extern const sm_family shardmap_family_jais;      /* family_gpt2.c */
 extern const sm_family shardmap_family_arctic;    /* family_arctic.c */
 extern const sm_family shardmap_family_grok1;     /* family_grok1.c */
 
+/* family_bailing.c */
+extern const sm_family shardmap_family_bailing_moe;
+
 #endif

@@ -235,6 +235,12 @@ static int kv_heads_of(const part_req *req, int64_t *kv_local, int64_t *kv_shard
 		                           "tensor '%s': tp_size %" PRId64
 		                           " does not divide num_attention_heads %" PRId64,
 		                           req->rt, tp, heads);
+	if (req->ctx->fam->kv_divides_tp && kv_heads % tp)
+		return shardmap_layout_err(req->ctx, req->err,
+		                           "tensor '%s': tp_size %" PRId64
+		                           " does not divide num_key_value_heads %" PRId64
+		                           " (vLLM's %s.py asserts it: no kv head is replicated)",
+		                           req->rt, tp, kv_heads, req->ctx->fam->name);
 	if (kv_heads % tp && tp % kv_heads)
 		return shardmap_layout_err(req->ctx, req->err,
 		                           "tensor '%s': tp_size %" PRId64

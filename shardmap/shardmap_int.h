@@ -509,6 +509,9 @@ typedef struct sm_family {
 	bool tp_experts; /* vLLM's MiniCPMMoE / ArcticMoE: all experts on every rank cut by tp,
 	                  * ep_size > 1 refused, w13 [gate; up] whatever w13_order,
 	                  * intermediate_size named */
+	/* vLLM's first bailing_moe.py: asserts num_key_value_heads % tp_size == 0 (no kv head
+	 * replicated on several ranks) */
+	bool kv_divides_tp;
 } sm_family;
 
 /* The checkpoint prefixes transformers >= 4.52 writes for the LLaVA-style layouts

@@ -351,6 +351,18 @@ static void check_grok1(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "Grok1ModelForCausalLM") == 0);
 }
 
+/* Bailing MoE: num_shared_experts as n_shared_experts, use_qkv_bias as attention_bias, every
+ * layer MoE (first_k_dense_replace 0), GQA 8 / 4, untied */
+static void check_bailing_moe(const ckpt_config *cfg)
+{
+	assert_true(cfg->n_shared_experts == 1 && cfg->attention_bias && !cfg->use_bias &&
+	            cfg->first_k_dense_replace == 0 && cfg->num_experts == 4 &&
+	            cfg->moe_intermediate_size == 64 && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 4 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "bailing_moe") == 0 &&
+	            strcmp(cfg->architecture, "BailingMoeForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -600,6 +612,7 @@ static const struct {
     {"jais", check_jais},
     {"arctic", check_arctic},
     {"grok1", check_grok1},
+    {"bailing_moe", check_bailing_moe},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

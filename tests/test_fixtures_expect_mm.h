@@ -539,6 +539,14 @@ static const fam_expect fams_mm[] = {
      2 * (1000 * 128 + 128 +
           2 * (4 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 4 * 128 + 4 * 3 * 64 * 128)),
      128, 4, 2, 32, 64, 1000, 2, 1, 4, 64, CKPT_QUANT_NONE, 1},
+    /* bailing_moe: F32; word_embeddings / lm_head [1000, 128] (untied), model.norm; 2 MoE
+     * layers of input / post_attention_layernorm, query_key_value [(8 + 2*4)*16 = 256, 128] and
+     * its bias, dense [128, 128], router [4, 128], 4 experts of 3 x 64x128, one shared expert
+     * of 3 x 64x128 */
+    {"bailing_moe", 45,
+     4 * (2 * 1000 * 128 + 128 +
+          2 * (2 * 128 + 256 * 128 + 256 + 128 * 128 + 4 * 128 + 5 * 3 * 64 * 128)),
+     128, 8, 4, 16, 256, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

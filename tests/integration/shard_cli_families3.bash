@@ -725,3 +725,31 @@ refused_edit grok1 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' \
 	"num_experts_per_tok 5 is more than num_experts 4"
 refused_edit grok1 's/"rms_norm_eps": 1e-5/"rms_norm_eps": 1e-5, "rope_scaling": {"type": "linear"}/' \
 	"rope_scaling is set"
+
+# Bailing MoE: query_key_value [q_r; k_r; v_r] (kv heads never replicated) and dense by columns,
+# quantized, the qkv bias F32; the router whole and unquantized; the experts stacked (TP inside
+# each), the shared expert merged; word_embeddings / lm_head by vocabulary rows; use_bias
+# (BailingMoeConfig's default true), a tied head, first_k_dense_replace and TP past the kv
+# heads refused
+"$CTL" plan --model-dir "$T/bailing_moe" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan bailing_moe"
+plan_has bailing_moe "model.layers.1.attention.query_key_value.weight *I8 *\[64, 128\]" \
+	"model.layers.1.attention.query_key_value.bias *F32 *\[64\]" \
+	"model.layers.1.attention.dense.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate.weight *F32 *\[4, 128\]" \
+	"model.layers.1.mlp.experts.w13_weight *I8 *\[4, 32, 128\]" \
+	"model.layers.1.mlp.experts.w2_weight *I8 *\[4, 128, 16\]" \
+	"model.layers.1.mlp.shared_experts.gate_up_proj.weight *I8 *\[32, 128\]" \
+	"model.layers.1.mlp.shared_experts.down_proj.weight *I8 *\[128, 16\]" \
+	"model.word_embeddings.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "bias_scale\|mlp.gate.weight_scale" "$T/plan" &&
+	fail "bailing_moe: a quantized bias or router: $(cat "$T/plan")"
+refused_edit bailing_moe 's/"use_bias": false/"use_bias": true/' "no Ling release sets it"
+refused_edit bailing_moe 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
+	"BailingMoeForCausalLM does not have"
+refused_edit bailing_moe 's/"first_k_dense_replace": 0/"first_k_dense_replace": 1/' \
+	"every layer as an MoE block"
+"$CTL" plan --model-dir "$T/bailing_moe" --tp-size 8 --rank-only >"$T/plan" 2>&1 &&
+	fail "bailing_moe: tp 8 over 4 kv heads not refused"
+grep -q "does not divide num_key_value_heads 4" "$T/plan" ||
+	fail "bailing_moe: tp 8: $(cat "$T/plan")"

@@ -26,10 +26,13 @@ Grok1ModelForCausalLM (vLLM's grok1.py): no oracle of its own; grok1_src renames
 for expected()'s common cut (q/k/v fused by heads, o_proj columns, the router whole, the
 experts stacked): experts.{j}.linear / linear_v / linear_1 as w1 / w3 / w2 (vLLM's
 expert_params_mapping: gate, up, down), the norms' .scale as .weight (load_weights' rename).
+BailingMoeForCausalLM (the first vLLM bailing_moe.py, query_key_value [q; k; v], every layer
+MoE, TP only): shard_oracle_bailing.py.
 """
 import re
 
 from shard_oracle_arctic import arctic, arctic_cfg
+from shard_oracle_bailing import bailing, bailing_cfg
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_internlm2 import internlm2
@@ -47,6 +50,7 @@ ORACLES["TeleChat2ForCausalLM"] = telechat2
 OWN_FUSED = {"TeleChat2ForCausalLM"}
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
+ORACLES["BailingMoeForCausalLM"] = bailing
 
 CFGS = {"ExaoneForCausalLM": exaone_cfg, "MiniCPMForCausalLM": minicpm_cfg}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
@@ -70,3 +74,4 @@ def grok1_src(src):
 
 CFGS["Grok1ModelForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get(
     "tie_word_embeddings", True))  # Grok1Config's default
+CFGS["BailingMoeForCausalLM"] = bailing_cfg
