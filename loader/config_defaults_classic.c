@@ -414,6 +414,17 @@ static const class_default internlm_defaults[] = {
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
 };
 
+/* XverseConfig's (remote configuration_xverse.py, as the copy in ssbuild/deep_training gives
+ * it): vocab_size 100278, hidden_size 5120, intermediate_size 13824, 40 layers, 40 heads (no
+ * num_key_value_heads: the heads), max_position_embeddings 8192, rms_norm_eps 1e-6, untied;
+ * rope_theta 10000 is vLLM's getattr default (the class has none). */
+static const class_default xverse_defaults[] = {
+    {"vocab_size", false, 100278},       {"hidden_size", false, 5120},
+    {"intermediate_size", false, 13824}, {"num_hidden_layers", false, 40},
+    {"num_attention_heads", false, 40},  {"max_position_embeddings", false, 8192},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 /* OrionConfig's (remote configuration_orion.py, as vLLM's copy transformers_utils/configs/
  * orion.py gives it): vocab_size 84608, hidden_size 4096, intermediate_size 15360, 40 layers,
  * 40 heads (4096 / 40 is no head size: a config.json without both hidden_size and the heads is
@@ -724,6 +735,7 @@ static const struct {
     CLASS("minicpm", granite_speech_granite_defaults),
     CLASS("internlm3", internlm3_defaults),
     CLASS("internlm", internlm_defaults),
+    CLASS("xverse", xverse_defaults),
     CLASS("orion", orion_defaults),
     CLASS("telechat", telechat2_defaults),
     /* JAISConfig's (vLLM's configs/jais.py): GPT2Config's dims and names (config_jais.c lays

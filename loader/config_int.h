@@ -209,6 +209,10 @@ int config_internlm3_keys(json_t *v, wt_errbuf *err);
  * rotary.type other than dynamic / origin and rotary.base other than rope_theta refused
  * (config_internlm3.c). */
 int config_internlm_keys(json_t *v, wt_errbuf *err);
+/* Xverse (model_type xverse): `attention_bias or bias` (both absent in XverseConfig: false) laid
+ * onto attention_out_bias and, unless qkv_bias is given, attention_bias; hidden_act other than
+ * silu refused (config_internlm3.c). */
+int config_xverse_keys(json_t *v, wt_errbuf *err);
 /* Orion (model_type orion): hidden_act other than silu, attention_bias / mlp_bias true and a
  * rope_scaling OrionConfig refuses (other than {type linear | dynamic, factor > 1}) refused
  * (config_orion.c). */

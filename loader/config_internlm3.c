@@ -4,7 +4,10 @@
  *   - InternLM3 (model_type internlm3, InternLM3ForCausalLM: the remote InternLM3Config,
  *     configuration_internlm3.py);
  *   - InternLM (first generation; model_type internlm, InternLMForCausalLM: internlm-7b / -20b
- *     and their chat models, the remote InternLMConfig, configuration_internlm.py).
+ *     and their chat models, the remote InternLMConfig, configuration_internlm.py);
+ *   - Xverse (model_type xverse, XverseForCausalLM: xverse/XVERSE-7B / -13B / -65B and their
+ *     chat models, the remote XverseConfig, configuration_xverse.py: none of the bias keys, so
+ *     Llama's switches all read false unless a config.json gives one; hidden_act silu).
  *
  * vLLM's LlamaDecoderLayer takes the attention biases from `attention_bias or bias` (o_proj's
  * and q/k/v's alike) and then q/k/v's from qkv_bias when the config has that attribute, which
@@ -101,4 +104,10 @@ int config_internlm_keys(json_t *v, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = internlm_rotary(v, err);
 	return rv != WT_OK ? rv : bias_switches(v, true, false, err);
+}
+
+int config_xverse_keys(json_t *v, wt_errbuf *err)
+{
+	int rv = silu_only(v, err);
+	return rv != WT_OK ? rv : bias_switches(v, false, false, err);
 }

@@ -332,6 +332,9 @@ static const struct family_row families[] = {
     /* InternLMForCausalLM (remote code; vLLM's llama.py): InternLM3's reading, the q/k/v and
      * o_proj biases on in the release (bias true); rotary is the loader's */
     {"internlm", REF_DENSE, false, 0, FAM_ACT},
+    /* XverseForCausalLM (remote code; vLLM's llama.py): InternLM's reading, no biases in the
+     * releases (XverseConfig has no bias key) */
+    {"xverse", REF_DENSE, false, 0, FAM_ACT},
     /* OrionForCausalLM (remote code; vLLM's orion.py): Llama's decoder under Llama's names whose
      * three norms are LayerNorms with weight and bias (eps rms_norm_eps), no linear biases,
      * hidden_act read (silu; the loader refuses others) */

@@ -370,3 +370,23 @@ const sm_family shardmap_family_internlm = {
     .attn_bias_key = "bias",
     .out_bias_key = "bias",
 };
+
+/* Xverse (XverseForCausalLM, remote code: xverse/XVERSE-7B, -13B, -65B and their chat models),
+ * cut as vLLM's llama.py loads it (its registry maps the architecture to LlamaForCausalLM):
+ * InternLM's reading of Seed-OSS's table, the switches set by the loader
+ * (loader/config_internlm3.c) as vLLM's LlamaDecoderLayer reads a config.json: `attention_bias or
+ * bias` for o_proj's bias and q/k/v's (unless qkv_bias is given), mlp_bias the MLP's.
+ * XverseConfig has none of these keys, so the releases carry no bias; a bias is required when
+ * its switch is true and unknown when false. MHA unless num_key_value_heads is given (XVERSE-65B);
+ * XverseConfig unties. */
+static const char *const xverse_archs[] = {"XverseForCausalLM", NULL};
+
+const sm_family shardmap_family_xverse = {
+    .name = "xverse",
+    .archs = xverse_archs,
+    .rules = seed_oss_rules,
+    .n_rules = SM_NRULES(seed_oss_rules),
+    .layer_prefix = "model.layers.",
+    .attn_bias_key = "bias",
+    .out_bias_key = "bias",
+};

@@ -147,6 +147,7 @@ static const sm_family *const families[] = {
     &shardmap_family_arctic,
     &shardmap_family_grok1,
     &shardmap_family_bailing_moe,
+    &shardmap_family_xverse,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

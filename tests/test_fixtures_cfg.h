@@ -363,6 +363,16 @@ static void check_bailing_moe(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "BailingMoeForCausalLM") == 0);
 }
 
+/* Xverse: no bias key (no attention / o_proj bias), MHA (no num_key_value_heads), head_dim
+ * hid / H, untied */
+static void check_xverse(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && !cfg->attention_out_bias && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 8 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "xverse") == 0 &&
+	            strcmp(cfg->architecture, "XverseForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -613,6 +623,7 @@ static const struct {
     {"arctic", check_arctic},
     {"grok1", check_grok1},
     {"bailing_moe", check_bailing_moe},
+    {"xverse", check_xverse},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -547,6 +547,11 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1000 * 128 + 128 +
           2 * (2 * 128 + 256 * 128 + 256 + 128 * 128 + 4 * 128 + 5 * 3 * 64 * 128)),
      128, 8, 4, 16, 256, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 1},
+    /* xverse: F32; embed_tokens / lm_head [1000, 128] (untied), norm, 2 layers of input /
+     * post_attention_layernorm, q_proj / k_proj / v_proj / o_proj [128, 128], gate_proj /
+     * up_proj [192, 128], down_proj [128, 192]; no biases */
+    {"xverse", 21, 4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 4 * 128 * 128 + 3 * 192 * 128)), 128,
+     8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

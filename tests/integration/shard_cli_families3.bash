@@ -753,3 +753,18 @@ refused_edit bailing_moe 's/"first_k_dense_replace": 0/"first_k_dense_replace": 
 	fail "bailing_moe: tp 8 over 4 kv heads not refused"
 grep -q "does not divide num_key_value_heads 4" "$T/plan" ||
 	fail "bailing_moe: tp 8: $(cat "$T/plan")"
+
+# Xverse: vLLM's llama.py cut (MHA; TP 4: 2 heads of q, k and v), no biases, untied lm_head by
+# vocabulary rows unquantized; a bias key true without the biases and a hidden_act other than
+# silu refused
+"$CTL" plan --model-dir "$T/xverse" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan xverse"
+plan_has xverse "model.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "\.bias\|lm_head.weight_scale" "$T/plan" &&
+	fail "xverse: a bias or a quantized lm_head: $(cat "$T/plan")"
+refused_edit xverse 's/"hidden_act": "silu"/"hidden_act": "gelu", "bias": false/' "hidden_act"
+refused_edit xverse 's/"hidden_act": "silu"/"hidden_act": "silu", "bias": true/' "bias true"
