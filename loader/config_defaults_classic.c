@@ -425,6 +425,17 @@ static const class_default xverse_defaults[] = {
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
 };
 
+/* AquilaConfig's (remote configuration_aquila.py, as Huawei's atb_models port gives it):
+ * vocab_size 100008, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads
+ * (num_key_value_heads None: the heads), max_position_embeddings 2048, rms_norm_eps 1e-6,
+ * rope_theta 10000, untied. */
+static const class_default aquila_defaults[] = {
+    {"vocab_size", false, 100008},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 /* OrionConfig's (remote configuration_orion.py, as vLLM's copy transformers_utils/configs/
  * orion.py gives it): vocab_size 84608, hidden_size 4096, intermediate_size 15360, 40 layers,
  * 40 heads (4096 / 40 is no head size: a config.json without both hidden_size and the heads is
@@ -736,6 +747,7 @@ static const struct {
     CLASS("internlm3", internlm3_defaults),
     CLASS("internlm", internlm_defaults),
     CLASS("xverse", xverse_defaults),
+    CLASS("aquila", aquila_defaults),
     CLASS("orion", orion_defaults),
     CLASS("telechat", telechat2_defaults),
     /* JAISConfig's (vLLM's configs/jais.py): GPT2Config's dims and names (config_jais.c lays

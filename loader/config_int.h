@@ -211,7 +211,7 @@ int config_internlm3_keys(json_t *v, wt_errbuf *err);
 int config_internlm_keys(json_t *v, wt_errbuf *err);
 /* Xverse (model_type xverse): `attention_bias or bias` (both absent in XverseConfig: false) laid
  * onto attention_out_bias and, unless qkv_bias is given, attention_bias; hidden_act other than
- * silu refused (config_internlm3.c). */
+ * silu refused (config_internlm3.c). Aquila (model_type aquila) is read alike. */
 int config_xverse_keys(json_t *v, wt_errbuf *err);
 /* Orion (model_type orion): hidden_act other than silu, attention_bias / mlp_bias true and a
  * rope_scaling OrionConfig refuses (other than {type linear | dynamic, factor > 1}) refused

@@ -7,7 +7,9 @@
  *     and their chat models, the remote InternLMConfig, configuration_internlm.py);
  *   - Xverse (model_type xverse, XverseForCausalLM: xverse/XVERSE-7B / -13B / -65B and their
  *     chat models, the remote XverseConfig, configuration_xverse.py: none of the bias keys, so
- *     Llama's switches all read false unless a config.json gives one; hidden_act silu).
+ *     Llama's switches all read false unless a config.json gives one; hidden_act silu);
+ *   - Aquila (model_type aquila, AquilaForCausalLM / AquilaModel: BAAI/Aquila-7B, Aquila2-7B /
+ *     -34B and their chat models, the remote AquilaConfig: read as Xverse's).
  *
  * vLLM's LlamaDecoderLayer takes the attention biases from `attention_bias or bias` (o_proj's
  * and q/k/v's alike) and then q/k/v's from qkv_bias when the config has that attribute, which

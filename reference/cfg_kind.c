@@ -335,6 +335,8 @@ static const struct family_row families[] = {
     /* XverseForCausalLM (remote code; vLLM's llama.py): InternLM's reading, no biases in the
      * releases (XverseConfig has no bias key) */
     {"xverse", REF_DENSE, false, 0, FAM_ACT},
+    /* AquilaForCausalLM / AquilaModel (remote code; vLLM's llama.py): Xverse's reading */
+    {"aquila", REF_DENSE, false, 0, FAM_ACT},
     /* OrionForCausalLM (remote code; vLLM's orion.py): Llama's decoder under Llama's names whose
      * three norms are LayerNorms with weight and bias (eps rms_norm_eps), no linear biases,
      * hidden_act read (silu; the loader refuses others) */

@@ -152,5 +152,6 @@ extern const sm_family shardmap_family_grok1;     /* family_grok1.c */
 /* family_bailing.c */
 extern const sm_family shardmap_family_bailing_moe;
 extern const sm_family shardmap_family_xverse; /* family_llama.c */
+extern const sm_family shardmap_family_aquila; /* family_llama.c */
 
 #endif

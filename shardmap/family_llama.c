@@ -390,3 +390,20 @@ const sm_family shardmap_family_xverse = {
     .attn_bias_key = "bias",
     .out_bias_key = "bias",
 };
+
+/* Aquila (AquilaForCausalLM / AquilaModel, remote code: BAAI/Aquila-7B, AquilaChat-7B, Aquila2-7B,
+ * AquilaChat2-7B, -34B), cut as vLLM's llama.py loads it (its registry maps both architectures to
+ * LlamaForCausalLM): Xverse's reading (Seed-OSS's table under Llama's bias switches, none of
+ * which AquilaConfig has, so the releases carry no bias). MHA unless num_key_value_heads is given
+ * (Aquila2-34B); AquilaConfig unties. */
+static const char *const aquila_archs[] = {"AquilaForCausalLM", "AquilaModel", NULL};
+
+const sm_family shardmap_family_aquila = {
+    .name = "aquila",
+    .archs = aquila_archs,
+    .rules = seed_oss_rules,
+    .n_rules = SM_NRULES(seed_oss_rules),
+    .layer_prefix = "model.layers.",
+    .attn_bias_key = "bias",
+    .out_bias_key = "bias",
+};

@@ -148,6 +148,7 @@ static const sm_family *const families[] = {
     &shardmap_family_grok1,
     &shardmap_family_bailing_moe,
     &shardmap_family_xverse,
+    &shardmap_family_aquila,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

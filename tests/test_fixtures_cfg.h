@@ -373,6 +373,15 @@ static void check_xverse(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "XverseForCausalLM") == 0);
 }
 
+/* Aquila: no bias key (no attention / o_proj bias), GQA 8 / 2, head_dim hid / H, untied */
+static void check_aquila(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && !cfg->attention_out_bias && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 2 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "aquila") == 0 &&
+	            strcmp(cfg->architecture, "AquilaForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -624,6 +633,7 @@ static const struct {
     {"grok1", check_grok1},
     {"bailing_moe", check_bailing_moe},
     {"xverse", check_xverse},
+    {"aquila", check_aquila},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

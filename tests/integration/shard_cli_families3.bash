@@ -768,3 +768,18 @@ grep -q "\.bias\|lm_head.weight_scale" "$T/plan" &&
 	fail "xverse: a bias or a quantized lm_head: $(cat "$T/plan")"
 refused_edit xverse 's/"hidden_act": "silu"/"hidden_act": "gelu", "bias": false/' "hidden_act"
 refused_edit xverse 's/"hidden_act": "silu"/"hidden_act": "silu", "bias": true/' "bias true"
+
+# Aquila: vLLM's llama.py cut (GQA 8 / 2; TP 4: 2 q heads, the rank's kv head replicated), no
+# biases, untied lm_head by vocabulary rows unquantized; a bias key true without the biases and a
+# hidden_act other than silu refused
+"$CTL" plan --model-dir "$T/aquila" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan aquila"
+plan_has aquila "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "\.bias\|lm_head.weight_scale" "$T/plan" &&
+	fail "aquila: a bias or a quantized lm_head: $(cat "$T/plan")"
+refused_edit aquila 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
+refused_edit aquila 's/"hidden_act": "silu"/"hidden_act": "silu", "attention_bias": true/' "bias true"
