@@ -463,6 +463,24 @@ static __attribute__((unused)) void int8_row_is(const int8_t *q, float s, const 
 	}
 }
 
+/* Rank r of T's int8-channel `name` (a row-parallel weight: its codes [rows, k/T] and
+ * name_scale) are columns [r*k/T, +k/T) of the BF16 source `name` [rows, k], each row quantized
+ * on its own. */
+static __attribute__((unused)) void fx_cols_int8_is(const fx *f, uint32_t r, uint32_t T,
+                                                    const char *name, int64_t rows, int64_t k)
+{
+	char sn[256];
+	snprintf(sn, sizeof(sn), "%s_scale", name);
+	const int8_t *q = (const int8_t *)out_bytes(f, r, name);
+	const float *s = (const float *)(const void *)out_bytes(f, r, sn);
+	int64_t kl = k / T;
+	for (int64_t j = 0; j < rows; j++) {
+		size_t rowb;
+		const uint16_t *x = (const uint16_t *)(const void *)src_rows(f, name, j, &rowb);
+		int8_row_is(q + j * kl, s[j], x + r * kl, kl);
+	}
+}
+
 /* Rank r of T's int8-channel qkv_proj codes rt (and rt_scale) are Llama's [q_r; k_r; v_r] rows
  * of q / k / v (the rows fx_qkv_is checks; BF16 [*, hid]), each row quantized on its own. */
 static __attribute__((unused)) void fx_qkv_int8_is(const fx *f, uint32_t r, uint32_t T,

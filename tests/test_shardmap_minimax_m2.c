@@ -198,13 +198,7 @@ static void test_m2_quant(void **state)
 		fx_quant_split(&f, r, -1, keep, sizeof(keep) / sizeof(keep[0]), q,
 		               sizeof(q) / sizeof(q[0]));
 	/* rank 1's o_proj: columns 64.. of each row, quantized per row */
-	const int8_t *q8 = (const int8_t *)out_bytes(&f, 1, A1 "o_proj.weight");
-	const float *s = (const float *)out_bytes(&f, 1, A1 "o_proj.weight_scale");
-	for (int64_t j = 0; j < HID; j++) {
-		size_t rowb;
-		const uint16_t *x = (const uint16_t *)src_rows(&f, A1 "o_proj.weight", j, &rowb);
-		int8_row_is(q8 + j * QD / 2, s[j], x + QD / 2, QD / 2);
-	}
+	fx_cols_int8_is(&f, 1, 2, A1 "o_proj.weight", HID, QD);
 	fx_close(&f);
 	wt_layout_init(&l);
 	l.tp_size = 4;
