@@ -341,202 +341,12 @@ static const class_default falcon_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
-/* InternLM2Config's (remote code, configuration_internlm2.py): internlm2-7b's dims (vocab_size
- * 103168, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads), num_key_value_heads
- * None becomes num_attention_heads as the loader's own default does, max_position_embeddings
- * 2048, rms_norm_eps 1e-6, rope_theta 10000; untied (tie_word_embeddings False); bias true and
- * hidden_act silu are config_internlm2.c's. */
-static const class_default internlm2_defaults[] = {
-    {"vocab_size", false, 103168},       {"hidden_size", false, 4096},
-    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
-    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
-    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
-};
-
-/* ChatGLMConfig's (vLLM's configs/chatglm.py, the remote configuration_chatglm.py's), under
- * the names config_chatglm_keys lays ChatGLM's keys onto: chatglm2-6b's dims (num_layers 28,
- * padded_vocab_size 65024, hidden_size 4096, ffn_hidden_size 13696, kv_channels 128, 32
- * heads), seq_length 2048, layernorm_epsilon 1e-5, rope base 10000 (rope_ratio 1); the kv
- * heads and the bias / norm switches are config_chatglm.c's; tied (PretrainedConfig's). */
-static const class_default chatglm_defaults[] = {
-    {"vocab_size", false, 65024},
-    {"hidden_size", false, 4096},
-    {"intermediate_size", false, 13696},
-    {"num_hidden_layers", false, 28},
-    {"num_attention_heads", false, 32},
-    {"head_dim", false, 128},
-    {"max_position_embeddings", false, 2048},
-    {"rms_norm_eps", true, 1e-5},
-};
-
-/* ExaoneConfig's (remote configuration_exaone.py, vLLM's configs/exaone.py), under the names
- * config_exaone_keys lays its keys onto: vocab_size 102400, hidden_size 2048, num_layers 32, 32
- * heads (num_key_value_heads None -> the heads, the loader's own default), max_position_embeddings
- * 2048, layer_norm_epsilon 1e-6, rope_theta 10000 (vLLM's getattr default); tied is the family's
- * tie_default; intermediate_size (4 x hidden_size) and activation_function silu are
- * config_exaone.c's. */
-static const class_default exaone_defaults[] = {
-    {"vocab_size", false, 102400},
-    {"hidden_size", false, 2048},
-    {"num_hidden_layers", false, 32},
-    {"num_attention_heads", false, 32},
-    {"max_position_embeddings", false, 2048},
-    {"rms_norm_eps", true, 1e-6},
-    {"rope_theta", true, 10000.0},
-};
-
-/* QWenConfig's (remote configuration_qwen.py), under the names config_qwen_keys lays its keys
- * onto: vocab_size 151936, hidden_size 4096, num_hidden_layers 32, 32 heads (no kv-head key: the
- * loader's default, the heads), kv_channels 128, max_position_embeddings 8192, layer_norm_epsilon
- * 1e-6, rotary_emb_base 10000, intermediate_size 22016 held halved (11008, QWenMLP's width);
- * untied (tie_word_embeddings False). */
-static const class_default qwen_defaults[] = {
-    {"vocab_size", false, 151936},
-    {"hidden_size", false, 4096},
-    {"intermediate_size", false, 11008},
-    {"num_hidden_layers", false, 32},
-    {"num_attention_heads", false, 32},
-    {"head_dim", false, 128},
-    {"max_position_embeddings", false, 8192},
-    {"rms_norm_eps", true, 1e-6},
-    {"rope_theta", true, 10000.0},
-};
-
-/* InternLMConfig's (remote configuration_internlm.py, InternLM's first generation; signature as
- * mindnlp's port of it gives it): vocab_size 103168, hidden_size 4096, intermediate_size 11008,
- * 32 layers, 32 heads (no num_key_value_heads: the heads), max_position_embeddings 2048,
- * rms_norm_eps 1e-6; rope_theta 10000 is vLLM's getattr default (the class has rotary instead);
- * untied; bias true, hidden_act silu and rotary are config_internlm3.c's. */
-static const class_default internlm_defaults[] = {
-    {"vocab_size", false, 103168},       {"hidden_size", false, 4096},
-    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
-    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
-    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
-};
-
-/* XverseConfig's (remote configuration_xverse.py, as the copy in ssbuild/deep_training gives
- * it): vocab_size 100278, hidden_size 5120, intermediate_size 13824, 40 layers, 40 heads (no
- * num_key_value_heads: the heads), max_position_embeddings 8192, rms_norm_eps 1e-6, untied;
- * rope_theta 10000 is vLLM's getattr default (the class has none). */
-static const class_default xverse_defaults[] = {
-    {"vocab_size", false, 100278},       {"hidden_size", false, 5120},
-    {"intermediate_size", false, 13824}, {"num_hidden_layers", false, 40},
-    {"num_attention_heads", false, 40},  {"max_position_embeddings", false, 8192},
-    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
-};
-
-/* AquilaConfig's (remote configuration_aquila.py, as Huawei's atb_models port gives it):
- * vocab_size 100008, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads
- * (num_key_value_heads None: the heads), max_position_embeddings 2048, rms_norm_eps 1e-6,
- * rope_theta 10000, untied. */
-static const class_default aquila_defaults[] = {
-    {"vocab_size", false, 100008},       {"hidden_size", false, 4096},
-    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
-    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
-    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
-};
-
 /* OrionConfig's (remote configuration_orion.py, as vLLM's copy transformers_utils/configs/
  * orion.py gives it): vocab_size 84608, hidden_size 4096, intermediate_size 15360, 40 layers,
  * 40 heads (4096 / 40 is no head size: a config.json without both hidden_size and the heads is
  * refused by the planner's head check), num_key_value_heads 40, max_position_embeddings 4096,
  * rms_norm_eps 1e-5 (the LayerNorms' eps), rope_theta 10000; untied (the family's default);
  * hidden_act silu, attention_bias false and rope_scaling None are config_orion.c's. */
-/* BailingMoeConfig's (the remote configuration_bailing_moe.py, as vLLM's copy
- * transformers_utils/configs/bailing_moe.py gives it): vocab_size 30592, hidden_size 1024, 24
- * layers, 16 heads, max_position_embeddings 16384, rms_norm_eps 1e-5, rope_theta 10000, 16
- * experts, 2 per token, head_dim hid / H; num_key_value_heads (0) and moe_intermediate_size
- * (None) are required and use_bias (true) refused by config_bailing.c; num_shared_experts 0
- * and use_qkv_bias false are the loader's own absent values. */
-static const class_default bailing_moe_defaults[] = {
-    {"vocab_size", false, 30592},
-    {"hidden_size", false, 1024},
-    {"num_hidden_layers", false, 24},
-    {"num_attention_heads", false, 16},
-    {"max_position_embeddings", false, 16384},
-    {"num_experts", false, 16},
-    {"num_experts_per_tok", false, 2},
-    {"rms_norm_eps", true, 1e-5},
-    {"rope_theta", true, 10000.0},
-};
-
-static const class_default orion_defaults[] = {
-    {"vocab_size", false, 84608},
-    {"hidden_size", false, 4096},
-    {"intermediate_size", false, 15360},
-    {"num_hidden_layers", false, 40},
-    {"num_attention_heads", false, 40},
-    {"num_key_value_heads", false, 40},
-    {"max_position_embeddings", false, 4096},
-    {"rms_norm_eps", true, 1e-5},
-    {"rope_theta", true, 10000.0},
-};
-
-/* InternLM3Config's (remote configuration_internlm3.py): vocab_size 128512, hidden_size 4096,
- * intermediate_size 11008, 32 layers, 32 heads, num_key_value_heads 32, max_position_embeddings
- * 32768, rms_norm_eps 1e-6, rope_theta 10000 (head_dim None -> hid / H, the loader's own
- * default); untied; qkv_bias / bias false and hidden_act silu are config_internlm3.c's. */
-static const class_default internlm3_defaults[] = {
-    {"vocab_size", false, 128512},
-    {"hidden_size", false, 4096},
-    {"intermediate_size", false, 11008},
-    {"num_hidden_layers", false, 32},
-    {"num_attention_heads", false, 32},
-    {"num_key_value_heads", false, 32},
-    {"max_position_embeddings", false, 32768},
-    {"rms_norm_eps", true, 1e-6},
-    {"rope_theta", true, 10000.0},
-};
-
-/* Telechat2Config's (the remote configuration_telechat2.py as vLLM's configs/telechat2.py copies
- * it), under the names config_telechat2_keys lays its keys onto: vocab_size 160256, hidden_size
- * 4096, ffn_hidden_size 12288, n_layer 30, n_head 32 (num_key_value_heads None: the heads),
- * layer_norm_epsilon 1e-5; rope_theta 10000 and max_position_embeddings 8192 are vLLM's getattr
- * defaults (the class has neither); tied is the family's tie_default, hidden_act silu
- * config_telechat2.c's. */
-static const class_default telechat2_defaults[] = {
-    {"vocab_size", false, 160256},       {"hidden_size", false, 4096},
-    {"intermediate_size", false, 12288}, {"num_hidden_layers", false, 30},
-    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 8192},
-    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
-};
-
-/* ArcticConfig's (vLLM's configs/arctic.py, the remote configuration_arctic.py): vocab_size
- * 32000, hidden_size 4096, intermediate_size 14336, 32 layers, 32 heads (num_key_value_heads
- * None -> the heads), max_position_embeddings 4096, rms_norm_eps 1e-5, rope_theta 1e6,
- * num_local_experts 8, num_experts_per_tok 1 (the docstring's 2 is not the code's);
- * moe_layer_frequency 2 is config_arctic.c's, untied the family's. */
-static const class_default arctic_defaults[] = {
-    {"vocab_size", false, 32000},        {"hidden_size", false, 4096},
-    {"intermediate_size", false, 14336}, {"num_hidden_layers", false, 32},
-    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 4096},
-    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 1e6},
-    {"num_local_experts", false, 8},     {"num_experts_per_tok", false, 1},
-};
-
-/* MiniCPM3Config's (openbmb's remote configuration_minicpm.py for MiniCPM3-4B): vocab_size
- * 32000, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads, MLA ranks q 768 / kv
- * 256, qk_nope_head_dim 64, qk_rope_head_dim 32 (v_head_dim None -> qk_nope_head_dim, put in
- * by config_minicpm.c), max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000;
- * tied is the family's tie_default. */
-static const class_default minicpm3_defaults[] = {
-    {"vocab_size", false, 32000},        {"hidden_size", false, 4096},
-    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
-    {"num_attention_heads", false, 32},  {"q_lora_rank", false, 768},
-    {"kv_lora_rank", false, 256},        {"qk_nope_head_dim", false, 64},
-    {"qk_rope_head_dim", false, 32},     {"max_position_embeddings", false, 2048},
-    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
-};
-
-/* What Baichuan's two remote classes share (BaiChuanConfig, vLLM's configs/baichuan.py;
- * BaichuanConfig, configs/baichuan_13b.py / baichuan2.py): vocab_size 64000, rms_norm_eps 1e-6,
- * rope_theta 10000 (neither class has the key: the rope default); untied; the dims that differ
- * by class and hidden_act silu are config_baichuan.c's. */
-static const class_default baichuan_defaults[] = {
-    {"vocab_size", false, 64000},
-    {"rms_norm_eps", true, 1e-6},
-    {"rope_theta", true, 10000.0},
-};
 
 /* PersimmonConfig's (transformers 4.57.1): persimmon-8b's dims (262144 / 4096 / 16384 / 36 /
  * 64), max_position_embeddings 16384, rope_theta 25000, qk_layernorm true; hidden_act relu2,
@@ -688,30 +498,6 @@ static const class_default lfm2_moe_defaults[] = {
     {"conv_bias", false, 0, true},
 };
 
-/* Grok1Config's (hpcai-tech's remote configuration_grok1.py): vocab_size 131072, hidden_size
- * 6144, intermediate_size 32768 (each expert's), 64 layers, 48 heads, num_key_value_heads 8,
- * max_position_embeddings 8192, rms_norm_eps 1e-5, num_experts 8, num_experts_per_tok 2, tied,
- * and its multipliers attn_output_multiplier 0.0884 (vLLM's getattr default, 1.0, is never
- * reached), embedding_multiplier_scale 78.38, output_multiplier_scale 0.577; rope_theta 10000
- * is vLLM's get_rope default (the class has none). */
-static const class_default grok1_defaults[] = {
-    {"vocab_size", false, 131072},
-    {"hidden_size", false, 6144},
-    {"intermediate_size", false, 32768},
-    {"num_hidden_layers", false, 64},
-    {"num_attention_heads", false, 48},
-    {"num_key_value_heads", false, 8},
-    {"max_position_embeddings", false, 8192},
-    {"rms_norm_eps", true, 1e-5},
-    {"rope_theta", true, 10000.0},
-    {"num_experts", false, 8},
-    {"num_experts_per_tok", false, 2},
-    {"tie_word_embeddings", false, 1, true},
-    {"attn_output_multiplier", true, 0.08838834764831845},
-    {"embedding_multiplier_scale", true, 78.38367176906169},
-    {"output_multiplier_scale", true, 0.5773502691896257},
-};
-
 static const struct {
 	const char *model_type;
 	const class_default *defaults;
@@ -734,27 +520,11 @@ static const struct {
     CLASS("gptj", gptj_defaults),
     CLASS("bloom", bloom_defaults),
     CLASS("falcon", falcon_defaults),
-    CLASS("internlm2", internlm2_defaults),
-    CLASS("chatglm", chatglm_defaults),
-    CLASS("exaone", exaone_defaults),
-    CLASS("qwen", qwen_defaults),
-    CLASS("baichuan", baichuan_defaults),
     /* MiniCPMConfig's (openbmb's remote configuration_minicpm.py) are GraniteConfig's: vocab_size
      * 32000, hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads (num_key_value_heads
      * None -> the heads), max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000; tied
      * is the family's tie_default, hidden_act silu and attention_bias false config_minicpm.c's */
     CLASS("minicpm", granite_speech_granite_defaults),
-    CLASS("internlm3", internlm3_defaults),
-    CLASS("internlm", internlm_defaults),
-    CLASS("xverse", xverse_defaults),
-    CLASS("aquila", aquila_defaults),
-    CLASS("orion", orion_defaults),
-    CLASS("telechat", telechat2_defaults),
-    /* JAISConfig's (vLLM's configs/jais.py): GPT2Config's dims and names (config_jais.c lays
-     * them as GPT-2's); tied by default (the family's tie_default, untied refused) */
-    CLASS("jais", gpt2_defaults),
-    CLASS("arctic", arctic_defaults),
-    CLASS("minicpm3", minicpm3_defaults),
     CLASS("persimmon", persimmon_defaults),
     CLASS("mamba2", mamba2_defaults),
     CLASS("zamba2", zamba2_defaults),
@@ -776,8 +546,9 @@ static const struct {
     /* SiglipConfig's text_config (the same) */
     CLASS("siglip", siglip_text_defaults),
     CLASS("lfm2_moe", lfm2_moe_defaults),
-    CLASS("grok-1", grok1_defaults),
-    CLASS("bailing_moe", bailing_moe_defaults),
+    /* JAISConfig's (vLLM's configs/jais.py): GPT2Config's dims and names (config_jais.c lays
+     * them as GPT-2's); tied by default (the family's tie_default, untied refused) */
+    CLASS("jais", gpt2_defaults),
 };
 
 const class_default *config_class_defaults_classic(const char *mt, size_t *n)
@@ -787,5 +558,5 @@ const class_default *config_class_defaults_classic(const char *mt, size_t *n)
 			*n = classes[i].n;
 			return classes[i].defaults;
 		}
-	return NULL;
+	return config_class_defaults_remote(mt, n);
 }

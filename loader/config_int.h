@@ -144,9 +144,12 @@ int config_parse_chameleon(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */
 const class_default *config_class_defaults(const char *mt, size_t *n);
-/* The same for the GPT-era and state-space families (config_defaults_classic.c), or NULL;
- * mt not NULL. */
+/* The same for the GPT-era and state-space families (config_defaults_classic.c), then
+ * config_class_defaults_remote's, or NULL; mt not NULL. */
 const class_default *config_class_defaults_classic(const char *mt, size_t *n);
+/* The same for the families whose configuration is remote code (config_defaults_remote.c), or
+ * NULL; mt not NULL. */
+const class_default *config_class_defaults_remote(const char *mt, size_t *n);
 
 /* Hunyuan V1 MoE (model_type hunyuan_v1_moe): the per-layer lists moe_intermediate_size,
  * moe_topk, num_shared_expert of view v replaced by their one value (all entries equal, one
