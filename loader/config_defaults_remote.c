@@ -235,6 +235,8 @@ static const struct {
 	const class_default *defaults;
 	size_t n;
 } classes[] = {
+    /* one model_type a line, each family's line its own */
+    /* clang-format off */
     CLASS("internlm2", internlm2_defaults),
     CLASS("chatglm", chatglm_defaults),
     CLASS("exaone", exaone_defaults),
@@ -250,6 +252,7 @@ static const struct {
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("grok-1", grok1_defaults),
     CLASS("bailing_moe", bailing_moe_defaults),
+    /* clang-format on */
 };
 
 const class_default *config_class_defaults_remote(const char *mt, size_t *n)
