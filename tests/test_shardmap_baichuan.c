@@ -117,14 +117,8 @@ static void test_baichuan_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_baichuan(1), BC_CFG(""), &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, bc_keep, sizeof(bc_keep) / sizeof(bc_keep[0]),
-		               bc_quant, sizeof(bc_quant) / sizeof(bc_quant[0]));
+	fx_open_quant(&f, tm_baichuan(1), BC_CFG(""), 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(bc_keep), FX_N(bc_quant));
 	const int8_t *q = (const int8_t *)out_bytes(&f, 1, WP);
 	const float *sc = (const float *)out_bytes(&f, 1, WP "_scale");
 	for (int64_t row = 0; row < 3 * 4 * HD; row++) {
@@ -134,12 +128,8 @@ static void test_baichuan_quant(void **state)
 		int8_row_is(q + row * HID, sc[row], x, HID);
 	}
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_baichuan(1), BC7_CFG(""), &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, bc_keep, sizeof(bc_keep) / sizeof(bc_keep[0]),
-		                  bc_quant, sizeof(bc_quant) / sizeof(bc_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_baichuan(1), BC7_CFG(""), 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(bc_keep), FX_N(bc_quant));
 	fx_close(&f);
 }
 

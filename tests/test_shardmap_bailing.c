@@ -169,14 +169,8 @@ static void test_bailing_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_bailing(4, 1, 1), BL_OK, &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, bl_keep, sizeof(bl_keep) / sizeof(bl_keep[0]),
-		               bl_quant, sizeof(bl_quant) / sizeof(bl_quant[0]));
+	fx_open_quant(&f, tm_bailing(4, 1, 1), BL_OK, 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(bl_keep), FX_N(bl_quant));
 	const int8_t *q = (const int8_t *)out_bytes(&f, 1, QKV);
 	const float *sc = (const float *)out_bytes(&f, 1, QKV "_scale");
 	static const int64_t src0[] = {64, 160, 224}, at[] = {0, 64, 96}, n[] = {64, 32, 32};
@@ -188,12 +182,8 @@ static void test_bailing_quant(void **state)
 			int8_row_is(q + (at[part] + row) * HID, sc[at[part] + row], x, HID);
 		}
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_bailing(4, 1, 1), BL_OK, &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, bl_keep, sizeof(bl_keep) / sizeof(bl_keep[0]),
-		                  bl_quant, sizeof(bl_quant) / sizeof(bl_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_bailing(4, 1, 1), BL_OK, 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(bl_keep), FX_N(bl_quant));
 	fx_close(&f);
 }
 

@@ -153,14 +153,8 @@ static void test_chatglm_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_chatglm(2, 1, 1), CG_CFG(KV2 QB), &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, cg_keep, sizeof(cg_keep) / sizeof(cg_keep[0]),
-		               cg_quant, sizeof(cg_quant) / sizeof(cg_quant[0]));
+	fx_open_quant(&f, tm_chatglm(2, 1, 1), CG_CFG(KV2 QB), 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(cg_keep), FX_N(cg_quant));
 	const int8_t *q = (const int8_t *)out_bytes(&f, 1, QKV);
 	const float *sc = (const float *)out_bytes(&f, 1, QKV "_scale");
 	static const int64_t src0[] = {64, 144, 176}, at[] = {0, 64, 80}, n[] = {64, 16, 16};
@@ -172,12 +166,8 @@ static void test_chatglm_quant(void **state)
 			int8_row_is(q + (at[part] + row) * HID, sc[at[part] + row], x, HID);
 		}
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_chatglm(2, 1, 1), CG_CFG(KV2 QB), &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, cg_keep, sizeof(cg_keep) / sizeof(cg_keep[0]),
-		                  cg_quant, sizeof(cg_quant) / sizeof(cg_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_chatglm(2, 1, 1), CG_CFG(KV2 QB), 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(cg_keep), FX_N(cg_quant));
 	fx_close(&f);
 }
 

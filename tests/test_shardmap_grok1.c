@@ -183,24 +183,11 @@ static void test_gk_quant(void **state)
 	                                   L1 "post_moe_norm.weight", "model.norm.weight",
 	                                   "model.embed_tokens.weight"};
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_gk(), GK_OK, &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, -1, keep, sizeof(keep) / sizeof(keep[0]), q,
-		               sizeof(q) / sizeof(q[0]));
+	fx_open_quant(&f, tm_gk(), GK_OK, 2, WT_QUANT_INT8_CHANNEL, -1, FX_N(keep), FX_N(q));
 	/* rank 1's o_proj: columns 64.. of each row, quantized per row */
 	fx_cols_int8_is(&f, 1, 2, A1 "o_proj.weight", HID, QD);
 	fx_close(&f);
-	wt_layout_init(&l);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_gk(), GK_OK, &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, -1, keep, sizeof(keep) / sizeof(keep[0]), q,
-		                  sizeof(q) / sizeof(q[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_gk(), GK_OK, 4, WT_QUANT_FP8_CHANNEL, -1, FX_N(keep), FX_N(q));
 	fx_close(&f);
 }
 

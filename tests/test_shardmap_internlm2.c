@@ -140,14 +140,8 @@ static void test_internlm2_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_internlm2(2, 1), IL_CFG(KV2), &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, il_keep, sizeof(il_keep) / sizeof(il_keep[0]),
-		               il_quant, sizeof(il_quant) / sizeof(il_quant[0]));
+	fx_open_quant(&f, tm_internlm2(2, 1), IL_CFG(KV2), 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(il_keep), FX_N(il_quant));
 	const int8_t *q = (const int8_t *)out_bytes(&f, 1, WQKV);
 	const float *sc = (const float *)out_bytes(&f, 1, WQKV "_scale");
 	for (int64_t row = 0; row < 6 * HD; row++) {
@@ -156,12 +150,8 @@ static void test_internlm2_quant(void **state)
 		int8_row_is(q + row * HID, sc[row], x, HID);
 	}
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_internlm2(2, 1), IL_CFG(KV2), &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, il_keep, sizeof(il_keep) / sizeof(il_keep[0]),
-		                  il_quant, sizeof(il_quant) / sizeof(il_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_internlm2(2, 1), IL_CFG(KV2), 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(il_keep), FX_N(il_quant));
 	fx_close(&f);
 }
 

@@ -131,24 +131,14 @@ static void test_internlm3_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
 	const char *cfg = IL_CFG_RAW(",\"num_hidden_layers\":2,\"intermediate_size\":192,"
 	                             "\"vocab_size\":1000,\"qkv_bias\":true,\"bias\":true" KV2);
-	fx_open_l(&f, tm_il3(2, 1, B_QKV | B_O), cfg, &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, il_keep, sizeof(il_keep) / sizeof(il_keep[0]),
-		               il_quant, sizeof(il_quant) / sizeof(il_quant[0]));
+	fx_open_quant(&f, tm_il3(2, 1, B_QKV | B_O), cfg, 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(il_keep), FX_N(il_quant));
 	fx_qkv_int8_is(&f, 1, 2, QKV, QP, KP, VP, 8, 2, HD, HID);
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_il3(2, 1, B_QKV | B_O), cfg, &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, il_keep, sizeof(il_keep) / sizeof(il_keep[0]),
-		                  il_quant, sizeof(il_quant) / sizeof(il_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_il3(2, 1, B_QKV | B_O), cfg, 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(il_keep), FX_N(il_quant));
 	fx_close(&f);
 }
 

@@ -186,14 +186,8 @@ static void test_jais_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_jais("transformer.", J_ALIBI, 0), JCFG_ALIBI(""), &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, j_keep, TM_NLEAVES(j_keep), j_quant,
-		               TM_NLEAVES(j_quant));
+	fx_open_quant(&f, tm_jais("transformer.", J_ALIBI, 0), JCFG_ALIBI(""), 2,
+	              WT_QUANT_INT8_CHANNEL, WT_BF16, FX_N(j_keep), FX_N(j_quant));
 	const int8_t *q = (const int8_t *)out_bytes(&f, 1, H1 "mlp.c_fc2.weight");
 	const float *sc = (const float *)out_bytes(&f, 1, H1 "mlp.c_fc2.weight_scale");
 	int k = tm_find(f.m, H1 "mlp.c_fc2.weight");
@@ -205,12 +199,9 @@ static void test_jais_quant(void **state)
 		int8_row_is(q + row * HID, sc[row], x, HID);
 	}
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_jais("transformer.", J_WPE, 0), JCFG(""), &l, true);
+	fx_open_quant(&f, tm_jais("transformer.", J_WPE, 0), JCFG(""), 4, WT_QUANT_FP8_CHANNEL,
+	              WT_BF16, FX_N(j_keep), FX_N(j_quant));
 	for (uint32_t r = 0; r < 4; r++) {
-		fx_quant_split_as(&f, r, WT_BF16, j_keep, TM_NLEAVES(j_keep), j_quant,
-		                  TM_NLEAVES(j_quant), WT_F8_E4M3);
 		assert_int_equal(info(&f, r, "transformer.wpe.weight")->dtype, WT_BF16);
 		shp(&f, r, H1 "mlp.c_fc2.weight_scale", 2, INN / 4, 1, 0);
 	}

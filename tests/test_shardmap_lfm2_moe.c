@@ -226,12 +226,7 @@ static void test_lm_quant(void **state)
 		int8_row_is(q + (5 * 32 + 16 + row) * HID, sc[5 * 32 + 16 + row], src + row * HID,
 		            HID);
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_lm(), LM_OK, &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, -1, keep_lm, sizeof(keep_lm) / sizeof(keep_lm[0]), q_lm,
-		                  sizeof(q_lm) / sizeof(q_lm[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_lm(), LM_OK, 4, WT_QUANT_FP8_CHANNEL, -1, FX_N(keep_lm), FX_N(q_lm));
 	shp(&f, 3, W2 "_scale", 3, 8, HID, 1);
 	fx_close(&f);
 }

@@ -126,22 +126,12 @@ static void test_minicpm_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_minicpm(2, 1), MC_CFG(KV2 UNTIED), &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, mc_keep, sizeof(mc_keep) / sizeof(mc_keep[0]),
-		               mc_quant, sizeof(mc_quant) / sizeof(mc_quant[0]));
+	fx_open_quant(&f, tm_minicpm(2, 1), MC_CFG(KV2 UNTIED), 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(mc_keep), FX_N(mc_quant));
 	fx_qkv_int8_is(&f, 1, 2, QKV, QP, KP, VP, 8, 2, HD, HID);
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_minicpm(2, 1), MC_CFG(KV2 UNTIED), &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, mc_keep, sizeof(mc_keep) / sizeof(mc_keep[0]),
-		                  mc_quant, sizeof(mc_quant) / sizeof(mc_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_minicpm(2, 1), MC_CFG(KV2 UNTIED), 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(mc_keep), FX_N(mc_quant));
 	fx_close(&f);
 }
 

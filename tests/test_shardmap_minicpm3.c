@@ -144,14 +144,8 @@ static void test_minicpm3_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_mc3(VHD, 1), MC3_CFG(UNTIED), &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, mc3_keep, sizeof(mc3_keep) / sizeof(mc3_keep[0]),
-		               mc3_quant, sizeof(mc3_quant) / sizeof(mc3_quant[0]));
+	fx_open_quant(&f, tm_mc3(VHD, 1), MC3_CFG(UNTIED), 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(mc3_keep), FX_N(mc3_quant));
 	const int8_t *q = (const int8_t *)out_bytes(&f, 1, KVBP);
 	const float *sc = (const float *)out_bytes(&f, 1, KVBP "_scale");
 	for (int64_t row = 0; row < 4 * KVB; row++) {
@@ -160,12 +154,8 @@ static void test_minicpm3_quant(void **state)
 		int8_row_is(q + row * KVLR, sc[row], x, KVLR);
 	}
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_mc3(VHD, 1), MC3_CFG(UNTIED), &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, mc3_keep, sizeof(mc3_keep) / sizeof(mc3_keep[0]),
-		                  mc3_quant, sizeof(mc3_quant) / sizeof(mc3_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_mc3(VHD, 1), MC3_CFG(UNTIED), 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(mc3_keep), FX_N(mc3_quant));
 	fx_close(&f);
 }
 

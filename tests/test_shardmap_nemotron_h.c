@@ -248,12 +248,8 @@ static void test_nh_quant(void **state)
 	for (int64_t row = 0; row < 64; row++)
 		int8_row_is(q + row * HID, sc[row], src + row * HID, HID);
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_nh(), NH_OK, &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, keep_nh, sizeof(keep_nh) / sizeof(keep_nh[0]),
-		                  q_nh, sizeof(q_nh) / sizeof(q_nh[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_nh(), NH_OK, 4, WT_QUANT_FP8_CHANNEL, WT_BF16, FX_N(keep_nh),
+	              FX_N(q_nh));
 	shp(&f, 3, DOWN "_scale", 2, HID, 1, 0);
 	fx_close(&f);
 }

@@ -214,12 +214,8 @@ static void test_nhm_quant(void **state)
 	for (int64_t row = 0; row < 48; row++)
 		int8_row_is(q + row * HID, sc[row], src + row * HID, HID);
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_nhm(), NHM_OK, &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, -1, keep_moe, sizeof(keep_moe) / sizeof(keep_moe[0]),
-		                  q_moe, sizeof(q_moe) / sizeof(q_moe[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_nhm(), NHM_OK, 4, WT_QUANT_FP8_CHANNEL, -1, FX_N(keep_moe),
+	              FX_N(q_moe));
 	shp(&f, 3, W2 "_scale", 3, 8, HID, 1);
 	fx_close(&f);
 }

@@ -158,22 +158,12 @@ static void test_orion_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_or(4, 2, 1, OR_STD), OR_CFG(""), &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, or_keep, sizeof(or_keep) / sizeof(or_keep[0]),
-		               or_quant, sizeof(or_quant) / sizeof(or_quant[0]));
+	fx_open_quant(&f, tm_or(4, 2, 1, OR_STD), OR_CFG(""), 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(or_keep), FX_N(or_quant));
 	fx_qkv_int8_is(&f, 1, 2, QKV, QP, KP, VP, 4, 2, 32, HID);
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_or(4, 2, 1, OR_STD), OR_CFG(""), &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, or_keep, sizeof(or_keep) / sizeof(or_keep[0]),
-		                  or_quant, sizeof(or_quant) / sizeof(or_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_or(4, 2, 1, OR_STD), OR_CFG(""), 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(or_keep), FX_N(or_quant));
 	fx_close(&f);
 }
 

@@ -108,14 +108,8 @@ static void test_qwen_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_qwen(), QW_CFG(""), &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, qw_keep, sizeof(qw_keep) / sizeof(qw_keep[0]),
-		               qw_quant, sizeof(qw_quant) / sizeof(qw_quant[0]));
+	fx_open_quant(&f, tm_qwen(), QW_CFG(""), 2, WT_QUANT_INT8_CHANNEL, WT_BF16, FX_N(qw_keep),
+	              FX_N(qw_quant));
 	const int8_t *q = (const int8_t *)out_bytes(&f, 1, QKV);
 	const float *sc = (const float *)out_bytes(&f, 1, QKV "_scale");
 	for (int64_t row = 0; row < 3 * 64; row++) {
@@ -126,13 +120,8 @@ static void test_qwen_quant(void **state)
 	}
 	fx_close(&f);
 	for (uint32_t T = 4; T <= 8; T *= 2) {
-		l.tp_size = T;
-		l.quant = WT_QUANT_FP8_CHANNEL;
-		fx_open_l(&f, tm_qwen(), QW_CFG(""), &l, true);
-		for (uint32_t r = 0; r < T; r++)
-			fx_quant_split_as(&f, r, WT_BF16, qw_keep,
-			                  sizeof(qw_keep) / sizeof(qw_keep[0]), qw_quant,
-			                  sizeof(qw_quant) / sizeof(qw_quant[0]), WT_F8_E4M3);
+		fx_open_quant(&f, tm_qwen(), QW_CFG(""), T, WT_QUANT_FP8_CHANNEL, WT_BF16,
+		              FX_N(qw_keep), FX_N(qw_quant));
 		fx_close(&f);
 	}
 }
