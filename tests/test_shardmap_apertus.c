@@ -183,21 +183,9 @@ static void test_apertus_int8(void **state)
 	}
 	whole(&f, 1, 1);
 	/* up_proj rank 1: rows 128..255, each quantized */
-	const int8_t *q = (const int8_t *)out_bytes(&f, 1, up);
-	const float *sc = (const float *)out_bytes(&f, 1, L1 "mlp.up_proj.weight_scale");
-	for (int64_t row = 0; row < 128; row++) {
-		size_t rowb;
-		const uint16_t *x = (const uint16_t *)src_rows(&f, up, 128 + row, &rowb);
-		int8_row_is(q + row * HID, sc[row], x, HID);
-	}
+	fx_rows_int8_is(&f, 1, up, 0, up, 128, 128, HID);
 	/* down_proj rank 1: columns 128..255 of each row */
-	q = (const int8_t *)out_bytes(&f, 1, dn);
-	sc = (const float *)out_bytes(&f, 1, L1 "mlp.down_proj.weight_scale");
-	for (int64_t row = 0; row < HID; row++) {
-		size_t rowb;
-		const uint16_t *x = (const uint16_t *)src_rows(&f, dn, row, &rowb);
-		int8_row_is(q + row * 128, sc[row], x + 128, 128);
-	}
+	fx_cols_int8_is(&f, 1, 2, dn, HID, 256);
 	fx_close(&f);
 }
 

@@ -117,13 +117,7 @@ static void test_arcee_int8(void **state)
 	assert_int_equal(info(&f, 1, M1 "down_proj.bias")->dtype, WT_BF16);
 	assert_true(tm_ix(f.p, 1, M1 "up_proj.bias_scale") < 0);
 	rows_are(&f, 1, M1 "up_proj.bias", 0, M1 "up_proj.bias", 128, 128);
-	const int8_t *q = (const int8_t *)out_bytes(&f, 1, up);
-	const float *sc = (const float *)out_bytes(&f, 1, M1 "up_proj.weight_scale");
-	for (int64_t row = 0; row < 128; row++) {
-		size_t rowb;
-		const uint16_t *x = (const uint16_t *)src_rows(&f, up, 128 + row, &rowb);
-		int8_row_is(q + row * HID, sc[row], x, HID);
-	}
+	fx_rows_int8_is(&f, 1, up, 0, up, 128, 128, HID);
 	fx_close(&f);
 }
 

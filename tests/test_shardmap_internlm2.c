@@ -142,13 +142,7 @@ static void test_internlm2_quant(void **state)
 	fx f;
 	fx_open_quant(&f, tm_internlm2(2, 1), IL_CFG(KV2), 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
 	              FX_N(il_keep), FX_N(il_quant));
-	const int8_t *q = (const int8_t *)out_bytes(&f, 1, WQKV);
-	const float *sc = (const float *)out_bytes(&f, 1, WQKV "_scale");
-	for (int64_t row = 0; row < 6 * HD; row++) {
-		size_t rowb;
-		const uint16_t *x = (const uint16_t *)src_rows(&f, WQKV, 96 + row, &rowb);
-		int8_row_is(q + row * HID, sc[row], x, HID);
-	}
+	fx_rows_int8_is(&f, 1, WQKV, 0, WQKV, 96, 6 * HD, HID);
 	fx_close(&f);
 	fx_open_quant(&f, tm_internlm2(2, 1), IL_CFG(KV2), 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
 	              FX_N(il_keep), FX_N(il_quant));

@@ -146,13 +146,7 @@ static void test_minicpm3_quant(void **state)
 	fx f;
 	fx_open_quant(&f, tm_mc3(VHD, 1), MC3_CFG(UNTIED), 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
 	              FX_N(mc3_keep), FX_N(mc3_quant));
-	const int8_t *q = (const int8_t *)out_bytes(&f, 1, KVBP);
-	const float *sc = (const float *)out_bytes(&f, 1, KVBP "_scale");
-	for (int64_t row = 0; row < 4 * KVB; row++) {
-		size_t rowb;
-		const uint16_t *x = (const uint16_t *)src_rows(&f, KVBP, 4 * KVB + row, &rowb);
-		int8_row_is(q + row * KVLR, sc[row], x, KVLR);
-	}
+	fx_rows_int8_is(&f, 1, KVBP, 0, KVBP, 4 * KVB, 4 * KVB, KVLR);
 	fx_close(&f);
 	fx_open_quant(&f, tm_mc3(VHD, 1), MC3_CFG(UNTIED), 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
 	              FX_N(mc3_keep), FX_N(mc3_quant));

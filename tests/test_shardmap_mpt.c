@@ -140,13 +140,7 @@ static void test_mpt_int8(void **state)
 		const uint16_t *x = (const uint16_t *)src_rows(&f, QKV, src, &rowb);
 		int8_row_is(q + row * HID, sc[row], x, HID);
 	}
-	q = (const int8_t *)out_bytes(&f, 1, UP);
-	sc = (const float *)out_bytes(&f, 1, L1 "ffn.up_proj.weight_scale");
-	for (int64_t row = 0; row < 128; row++) {
-		size_t rowb;
-		const uint16_t *x = (const uint16_t *)src_rows(&f, UP, 128 + row, &rowb);
-		int8_row_is(q + row * HID, sc[row], x, HID);
-	}
+	fx_rows_int8_is(&f, 1, UP, 0, UP, 128, 128, HID);
 	fx_close(&f);
 }
 

@@ -156,13 +156,7 @@ static void test_nemotron_int8(void **state)
 	assert_true(tm_ix(f.p, 1, L1 "input_layernorm.weight_scale") < 0);
 	repl(&f, 1, L1 "input_layernorm.weight");
 	repl(&f, 1, L1 "input_layernorm.bias");
-	const int8_t *q = (const int8_t *)out_bytes(&f, 1, up);
-	const float *sc = (const float *)out_bytes(&f, 1, M1 "up_proj.weight_scale");
-	for (int64_t row = 0; row < 128; row++) {
-		size_t rowb;
-		const uint16_t *x = (const uint16_t *)src_rows(&f, up, 128 + row, &rowb);
-		int8_row_is(q + row * HID, sc[row], x, HID);
-	}
+	fx_rows_int8_is(&f, 1, up, 0, up, 128, 128, HID);
 	fx_close(&f);
 }
 

@@ -190,22 +190,8 @@ static void test_opt_int8(void **state)
 	assert_int_equal(info(&f, 1, A1 "qkv_proj.bias")->dtype, WT_BF16);
 	assert_int_equal(info(&f, 1, D "embed_positions.weight")->dtype, WT_BF16);
 	assert_int_equal(info(&f, 1, D "embed_tokens.weight")->dtype, WT_BF16);
-	const int8_t *q = (const int8_t *)out_bytes(&f, 1, L1 "fc1.weight");
-	const float *sc = (const float *)out_bytes(&f, 1, L1 "fc1.weight_scale");
-	for (int64_t row = 0; row < 128; row++) {
-		size_t rowb;
-		const uint16_t *x =
-		    (const uint16_t *)src_rows(&f, L1 "fc1.weight", 128 + row, &rowb);
-		int8_row_is(q + row * HID, sc[row], x, HID);
-	}
-	q = (const int8_t *)out_bytes(&f, 0, D "project_in.weight");
-	sc = (const float *)out_bytes(&f, 0, D "project_in.weight_scale");
-	for (int64_t row = 0; row < HID; row++) {
-		size_t rowb;
-		const uint16_t *x =
-		    (const uint16_t *)src_rows(&f, D "project_in.weight", row, &rowb);
-		int8_row_is(q + row * WEP, sc[row], x, WEP);
-	}
+	fx_rows_int8_is(&f, 1, L1 "fc1.weight", 0, L1 "fc1.weight", 128, 128, HID);
+	fx_rows_int8_is(&f, 0, D "project_in.weight", 0, D "project_in.weight", 0, HID, WEP);
 	fx_close(&f);
 }
 

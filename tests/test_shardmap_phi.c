@@ -127,14 +127,7 @@ static void test_phi_int8(void **state)
 	assert_int_equal(info(&f, 1, L1 "mlp.fc2.weight")->dtype, WT_I8);
 	assert_int_equal(info(&f, 1, "lm_head.bias")->dtype, WT_BF16);
 	assert_int_equal(info(&f, 1, A1 "qkv_proj.bias")->dtype, WT_BF16);
-	const int8_t *q = (const int8_t *)out_bytes(&f, 1, L1 "mlp.fc1.weight");
-	const float *sc = (const float *)out_bytes(&f, 1, L1 "mlp.fc1.weight_scale");
-	for (int64_t row = 0; row < 128; row++) {
-		size_t rowb;
-		const uint16_t *x =
-		    (const uint16_t *)src_rows(&f, L1 "mlp.fc1.weight", 128 + row, &rowb);
-		int8_row_is(q + row * HID, sc[row], x, HID);
-	}
+	fx_rows_int8_is(&f, 1, L1 "mlp.fc1.weight", 0, L1 "mlp.fc1.weight", 128, 128, HID);
 	fx_close(&f);
 }
 

@@ -1,8 +1,9 @@
 /*
  * test_shardmap_quant.h — the family tests' checks of quantized layouts (test_shardmap_fx.h
- * includes it, after its fx): a BF16 row's int8-channel codes and scale, a row-parallel weight's
- * and a fused qkv_proj's int8 codes against the source, which tensors of a rank are quantized
- * and which kept (fx_quant_split_as), every rank of a quantized layout at once (fx_open_quant),
+ * includes it, after its fx): a BF16 row's int8-channel codes and scale, a run of rows', a
+ * row-parallel weight's and a fused qkv_proj's int8 codes against the source (fx_rows_int8_is,
+ * fx_cols_int8_is, fx_qkv_int8_is), which tensors of a rank are quantized and which kept
+ * (fx_quant_split_as), every rank of a quantized layout at once (fx_open_quant),
  * SigLIP's MLP quantization switch.
  */
 #ifndef WT_TEST_SHARDMAP_QUANT_H
@@ -42,6 +43,23 @@ static __attribute__((unused)) void fx_cols_int8_is(const fx *f, uint32_t r, uin
 		size_t rowb;
 		const uint16_t *x = (const uint16_t *)(const void *)src_rows(f, name, j, &rowb);
 		int8_row_is(q + j * kl, s[j], x + r * kl, kl);
+	}
+}
+
+/* Rows at.. at+n of rank r's int8-channel `name` (k codes a row; name_scale one a row) are the
+ * BF16 source `src`'s rows s0.. s0+n, each quantized on its own. */
+static __attribute__((unused)) void fx_rows_int8_is(const fx *f, uint32_t r, const char *name,
+                                                    int64_t at, const char *src, int64_t s0,
+                                                    int64_t n, int64_t k)
+{
+	char sn[256];
+	snprintf(sn, sizeof(sn), "%s_scale", name);
+	const int8_t *q = (const int8_t *)out_bytes(f, r, name);
+	const float *s = (const float *)(const void *)out_bytes(f, r, sn);
+	for (int64_t j = 0; j < n; j++) {
+		size_t rowb;
+		const uint16_t *x = (const uint16_t *)(const void *)src_rows(f, src, s0 + j, &rowb);
+		int8_row_is(q + (at + j) * k, s[at + j], x, k);
 	}
 }
 
