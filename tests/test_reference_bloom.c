@@ -42,12 +42,7 @@ static int setup(void **state)
 static void test_bloom_pass(void **state)
 {
 	(void)state;
-	expect_pass("bloom", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("bloom", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("bloom", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("bloom", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("bloom", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("bloom", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("bloom", true);
 	expect_pass("bloom", 2, 1, WT_QUANT_FP8_BLOCK, 0);
 }
 

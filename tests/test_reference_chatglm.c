@@ -41,12 +41,7 @@ static int setup(void **state)
 static void test_chatglm_pass(void **state)
 {
 	(void)state;
-	expect_pass("chatglm", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("chatglm", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("chatglm", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("chatglm", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("chatglm", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("chatglm", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("chatglm", true);
 }
 
 /* (token, column, transformers 4.57.1 value), tokens g_tokens: GlmForCausalLM.from_pretrained of

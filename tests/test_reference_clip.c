@@ -41,11 +41,7 @@ static int setup(void **state)
 static void test_clip_pass(void **state)
 {
 	(void)state;
-	expect_pass("clip", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("clip", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("clip", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("clip", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("clip", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("clip", false);
 }
 
 /* (token, column, transformers 4.57.1 value), tokens g_tokens: text_projection of every token's

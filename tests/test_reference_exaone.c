@@ -40,12 +40,7 @@ static int setup(void **state)
 static void test_exaone_pass(void **state)
 {
 	(void)state;
-	expect_pass("exaone", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("exaone", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("exaone", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("exaone", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("exaone", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("exaone", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("exaone", true);
 }
 
 /* (token, column, transformers 4.57.1 value), tokens g_tokens: LlamaForCausalLM.from_pretrained

@@ -39,11 +39,7 @@ static int setup(void **state)
 static void test_fuyu_pass(void **state)
 {
 	(void)state;
-	expect_pass("fuyu", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("fuyu", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("fuyu", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("fuyu", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("fuyu", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("fuyu", false);
 }
 
 /* (row, column, transformers 4.57.1 logit), tokens g_tokens: FuyuForCausalLM.from_pretrained

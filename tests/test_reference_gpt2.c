@@ -41,12 +41,7 @@ static int setup(void **state)
 static void test_gpt2_pass(void **state)
 {
 	(void)state;
-	expect_pass("gpt2", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("gpt2", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("gpt2", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("gpt2", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("gpt2", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("gpt2", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("gpt2", true);
 	expect_pass("gpt2", 2, 1, WT_QUANT_FP8_BLOCK, 0);
 }
 

@@ -42,12 +42,7 @@ static int setup(void **state)
 static void test_bc_pass(void **state)
 {
 	(void)state;
-	expect_pass("gpt_bigcode", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("gpt_bigcode", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("gpt_bigcode", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("gpt_bigcode", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("gpt_bigcode", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("gpt_bigcode", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("gpt_bigcode", true);
 	expect_pass("gpt_bigcode", 2, 1, WT_QUANT_FP8_BLOCK, 0);
 }
 

@@ -42,12 +42,7 @@ static int setup(void **state)
 static void test_jais_pass(void **state)
 {
 	(void)state;
-	expect_pass("jais", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("jais", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("jais", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("jais", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("jais", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("jais", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("jais", true);
 }
 
 /* (token, column, torch logit), tokens g_tokens: a float32 torch model of vLLM's jais.py (no

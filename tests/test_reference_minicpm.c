@@ -40,12 +40,7 @@ static int setup(void **state)
 static void test_minicpm_pass(void **state)
 {
 	(void)state;
-	expect_pass("minicpm", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("minicpm", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("minicpm", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("minicpm", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("minicpm", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("minicpm", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("minicpm", true);
 }
 
 /* (token, column, transformers 4.57.1 value), tokens g_tokens: GraniteForCausalLM.from_pretrained

@@ -40,12 +40,7 @@ static int setup(void **state)
 static void test_ministral_pass(void **state)
 {
 	(void)state;
-	expect_pass("ministral", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("ministral", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("ministral", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("ministral", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("ministral", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("ministral", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("ministral", true);
 }
 
 /* (row, column, transformers 4.57.1 logit), tokens g_tokens */

@@ -40,11 +40,7 @@ static int setup(void **state)
 static void test_mpt_pass(void **state)
 {
 	(void)state;
-	expect_pass("mpt", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("mpt", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("mpt", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("mpt", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("mpt", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("mpt", false);
 	expect_pass("mpt", 2, 1, WT_QUANT_FP8_BLOCK, 0);
 }
 

@@ -40,12 +40,7 @@ static int setup(void **state)
 static void test_opt_pass(void **state)
 {
 	(void)state;
-	expect_pass("opt", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("opt", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("opt", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("opt", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("opt", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("opt", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("opt", true);
 	expect_pass("opt", 2, 1, WT_QUANT_FP8_BLOCK, 0);
 }
 

@@ -42,11 +42,7 @@ static int setup(void **state)
 static void test_persimmon_pass(void **state)
 {
 	(void)state;
-	expect_pass("persimmon", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("persimmon", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("persimmon", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("persimmon", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("persimmon", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("persimmon", false);
 	expect_pass("persimmon", 2, 1, WT_QUANT_FP8_BLOCK, 0);
 }
 

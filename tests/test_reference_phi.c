@@ -41,12 +41,7 @@ static int setup(void **state)
 static void test_phi_pass(void **state)
 {
 	(void)state;
-	expect_pass("phi", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("phi", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("phi", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("phi", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("phi", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("phi", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("phi", true);
 	expect_pass("phi", 2, 1, WT_QUANT_FP8_BLOCK, 0);
 }
 

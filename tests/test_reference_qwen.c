@@ -40,12 +40,7 @@ static int setup(void **state)
 static void test_qwen_pass(void **state)
 {
 	(void)state;
-	expect_pass("qwen", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("qwen", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("qwen", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("qwen", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("qwen", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("qwen", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("qwen", true);
 }
 
 /* (token, column, transformers 4.57.1 value), tokens g_tokens: Qwen2ForCausalLM.from_pretrained

@@ -40,11 +40,7 @@ static int setup(void **state)
 static void test_rm_pass(void **state)
 {
 	(void)state;
-	expect_pass("qwen2_rm", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("qwen2_rm", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("qwen2_rm", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("qwen2_rm", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("qwen2_rm", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("qwen2_rm", false);
 }
 
 /* (token, label, value), tokens g_tokens: score(last_hidden_state) of a torch module made of

@@ -139,6 +139,16 @@ static __attribute__((unused)) void expect_pass(const char *fam, uint32_t tp, ui
 		assert_true(res.diff.max_abs_diff > REF_TOL_F32 * res.diff.max_abs_ref);
 }
 
+/* The layouts every dense family's reference test runs: TP 1, 2, 4 (and 8 when tp8) unquantized,
+ * int8-channel at TP 2 and fp8-channel at TP 4, each through expect_pass. */
+static __attribute__((unused)) void expect_pass_tp(const char *fam, bool tp8)
+{
+	for (uint32_t tp = 1; tp <= (tp8 ? 8u : 4u); tp *= 2)
+		expect_pass(fam, tp, 1, WT_QUANT_NONE, 0);
+	expect_pass(fam, 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+	expect_pass(fam, 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+}
+
 /* Tensor name of a rank set; fails the test when it is not there. */
 static __attribute__((unused)) ref_tensor *find_tensor(ref_set *r, const char *name)
 {

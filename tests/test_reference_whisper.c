@@ -43,11 +43,7 @@ static int setup(void **state)
 static void test_whisper_pass(void **state)
 {
 	(void)state;
-	expect_pass("whisper", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("whisper", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("whisper", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("whisper", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("whisper", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("whisper", false);
 }
 
 /* (token, vocab row, transformers 4.57.1 logit), tokens g_tokens:

@@ -38,12 +38,7 @@ static int setup(void **state)
 static void test_xverse_pass(void **state)
 {
 	(void)state;
-	expect_pass("xverse", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("xverse", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("xverse", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("xverse", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("xverse", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("xverse", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("xverse", true);
 }
 
 /* (token, column, transformers 4.57.1 value), tokens g_tokens: LlamaForCausalLM.from_pretrained
