@@ -225,6 +225,15 @@ static const class_default grok1_defaults[] = {
     {"output_multiplier_scale", true, 0.5773502691896257},
 };
 
+/* TeleFLMConfig (remote configuration_teleflm.py): its signature was not read here (neither
+ * transformers nor vLLM keeps a copy), so config_teleflm.c requires the keys it would default;
+ * these two are vLLM's own getattr defaults in LlamaAttention (rope_theta 10000,
+ * max_position_embeddings 8192), taken whatever the class says. */
+static const class_default teleflm_defaults[] = {
+    {"rope_theta", true, 10000.0},
+    {"max_position_embeddings", false, 8192},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -252,6 +261,7 @@ static const struct {
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("grok-1", grok1_defaults),
     CLASS("bailing_moe", bailing_moe_defaults),
+    CLASS("TeleFLM", teleflm_defaults), /* vLLM's getattr defaults only */
     /* clang-format on */
 };
 

@@ -216,6 +216,10 @@ int config_internlm_keys(json_t *v, wt_errbuf *err);
  * onto attention_out_bias and, unless qkv_bias is given, attention_bias; hidden_act other than
  * silu refused (config_internlm3.c). Aquila (model_type aquila) is read alike. */
 int config_xverse_keys(json_t *v, wt_errbuf *err);
+/* Tele-FLM (model_type TeleFLM): Xverse's reading, use_mup required, and with it input_mult,
+ * output_mult, mup_scale_factor required in [1e-6, 1e6]; intermediate_size, rms_norm_eps and
+ * tie_word_embeddings required (the remote class's defaults unknown; config_teleflm.c). */
+int config_teleflm_keys(json_t *v, wt_errbuf *err);
 /* Orion (model_type orion): hidden_act other than silu, attention_bias / mlp_bias true and a
  * rope_scaling OrionConfig refuses (other than {type linear | dynamic, factor > 1}) refused
  * (config_orion.c). */

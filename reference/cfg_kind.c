@@ -83,7 +83,8 @@ enum {
 	FAM_JAIS,
 	FAM_ARCTIC,
 	FAM_GROK1,
-	FAM_BAILING
+	FAM_BAILING,
+	FAM_TELEFLM
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -337,6 +338,9 @@ static const struct family_row families[] = {
     {"xverse", REF_DENSE, false, 0, FAM_ACT},
     /* AquilaForCausalLM / AquilaModel (remote code; vLLM's llama.py): Xverse's reading */
     {"aquila", REF_DENSE, false, 0, FAM_ACT},
+    /* TeleFLMForCausalLM (remote code; vLLM's teleflm.py over its llama.py): Xverse's reading
+     * plus the muP multipliers (teleflm.c) */
+    {"teleflm", REF_DENSE, false, 0, FAM_TELEFLM},
     /* OrionForCausalLM (remote code; vLLM's orion.py): Llama's decoder under Llama's names whose
      * three norms are LayerNorms with weight and bias (eps rms_norm_eps), no linear biases,
      * hidden_act read (silu; the loader refuses others) */
@@ -529,7 +533,8 @@ static void moe_switches(ref_cfg *c, const struct family_row *r)
 	c->q3vl_moe = r->fam == FAM_QWEN3_VL_MOE;
 	c->aria = r->fam == FAM_ARIA;
 	c->smollm3 = r->fam == FAM_SMOLLM3;
-	c->read_act = r->fam == FAM_ACT;
+	c->teleflm = r->fam == FAM_TELEFLM;
+	c->read_act = r->fam == FAM_ACT || c->teleflm;
 	c->apertus = r->fam == FAM_APERTUS;
 	c->nogate = c->apertus || r->fam == FAM_ARCEE;
 }

@@ -497,6 +497,10 @@ typedef struct ref_cfg {
 	 * layer (sparse_step), top-k renormalized only above 1; arctic_res (use_residual): a MoE
 	 * layer's residual_mlp on residual_layernorm beside the MoE, which reads the layer input */
 	bool arctic, arctic_res;
+	/* Tele-FLM (TeleFLMForCausalLM, remote code; kind REF_DENSE, read_act; teleflm.c): Llama's
+	 * decoder, with use_mup the embeddings times input_mult (embed_scale) and the logits times
+	 * output_mult / mup_scale_factor (logit_mult) */
+	bool teleflm;
 	/* LFM2-MoE (Lfm2MoeForCausalLM; kind REF_MIXTRAL, lfm2 set too; cfg_lfm2.c): LFM2's
 	 * layers; the feed_forward of layers < first_dense (num_dense_layers) the SwiGLU w1 / w3
 	 * / w2 of I (intermediate_size) rows, of the others the MoE: sigmoid of

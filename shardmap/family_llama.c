@@ -407,3 +407,21 @@ const sm_family shardmap_family_aquila = {
     .attn_bias_key = "bias",
     .out_bias_key = "bias",
 };
+
+/* Tele-FLM (TeleFLMForCausalLM, remote code: CofeAI/Tele-FLM (FLM-2-52B), FLM-2-52B-Instruct,
+ * Tele-FLM-1T), cut as vLLM's teleflm.py loads it: its TeleFLMForCausalLM subclasses
+ * LlamaForCausalLM and keeps its load_weights, so Xverse's reading (Seed-OSS's table under
+ * Llama's bias switches; the releases carry no bias). The muP multipliers (use_mup: input_mult on
+ * the embeddings, output_mult / mup_scale_factor on the logits) change no tensor; the loader
+ * checks them (loader/config_teleflm.c), the reference applies them. */
+static const char *const teleflm_archs[] = {"TeleFLMForCausalLM", NULL};
+
+const sm_family shardmap_family_teleflm = {
+    .name = "teleflm",
+    .archs = teleflm_archs,
+    .rules = seed_oss_rules,
+    .n_rules = SM_NRULES(seed_oss_rules),
+    .layer_prefix = "model.layers.",
+    .attn_bias_key = "bias",
+    .out_bias_key = "bias",
+};

@@ -393,6 +393,16 @@ static void check_aquila(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "AquilaForCausalLM") == 0);
 }
 
+/* Tele-FLM: no bias key, MHA (no num_key_value_heads key), head_dim hid / H, untied; its muP
+ * keys are the reference's (test_reference_teleflm) */
+static void check_teleflm(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && !cfg->attention_out_bias && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 8 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "TeleFLM") == 0 &&
+	            strcmp(cfg->architecture, "TeleFLMForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -646,6 +656,7 @@ static const struct {
     {"xverse", check_xverse},
     {"aquila", check_aquila},
     {"stablelm_epoch", check_stablelm_epoch},
+    {"teleflm", check_teleflm},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -566,6 +566,9 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1000 * 128 + 2 * 128 +
           2 * (4 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 128 + 2 * 64 + 3 * 192 * 128)),
      128, 8, 4, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* teleflm: F32; xverse's tensors (MHA, untied, no biases); the muP keys add none */
+    {"teleflm", 21, 4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 4 * 128 * 128 + 3 * 192 * 128)), 128,
+     8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -6,7 +6,9 @@
  * coverage, the config class's defaults and the refusals. Define before including it: SEED,
  * LA_FAM (the family), LA_CFG_RAW(extra) (a config.json of the architecture with hid 128 and 8
  * heads), LA_CFG(extra) (that with 2 layers, I 192, V 1000), LA_VOCAB_SHAPE and LA_INTER_SHAPE
- * (the embedding's and down_proj's shapes its class defaults imply).
+ * (the embedding's and down_proj's shapes its class defaults imply). A family whose config.json
+ * must give tie_word_embeddings (Tele-FLM: its class's defaults unknown, the keys required)
+ * defines LA_CFG_TIED (LA_CFG with it true) and LA_NO_CLASS_DEFAULTS (no test_la_defaults).
  */
 #ifndef WT_TEST_SHARDMAP_LLAMA_ALIAS_H
 #define WT_TEST_SHARDMAP_LLAMA_ALIAS_H
@@ -22,6 +24,9 @@
 #define I    192
 #define KV2  ",\"num_key_value_heads\":2"
 #define TIED ",\"tie_word_embeddings\":true"
+#ifndef LA_CFG_TIED
+#define LA_CFG_TIED LA_CFG(TIED)
+#endif
 #define L1   "model.layers.1."
 #define AT   L1 "self_attn."
 #define QKV  AT "qkv_proj.weight"
@@ -98,7 +103,7 @@ static void test_la_switches(void **state)
 	assert_true(tm_ix(f.p, 1, QKVB) < 0);
 	repl(&f, 1, OB);
 	fx_close(&f);
-	fx_open(&f, tm_la(8, 1, 0), LA_CFG(TIED), 2, 1, 0, true);
+	fx_open(&f, tm_la(8, 1, 0), LA_CFG_TIED, 2, 1, 0, true);
 	assert_true(tm_ix(f.p, 0, "lm_head.weight") < 0 && fx_skipped(&f, "lm_head.weight"));
 	fx_close(&f);
 }
@@ -133,6 +138,7 @@ static void test_la_coverage(void **state)
 	         sizeof(lays) / sizeof(lays[0]));
 }
 
+#ifndef LA_NO_CLASS_DEFAULTS
 /* Keys left out take the config class's defaults: no bias (none accepted), untied (lm_head
  * needed), num_key_value_heads the heads, its vocab_size and intermediate_size (LA_VOCAB_SHAPE,
  * LA_INTER_SHAPE), more layers than the checkpoint's. */
@@ -152,6 +158,7 @@ static void test_la_defaults(void **state)
 	fx_refused(tm_la(8, 1, 0), LA_CFG_RAW(",\"intermediate_size\":192,\"vocab_size\":1000"),
 	           WT_ENOTFOUND, "model.layers.2", "missing");
 }
+#endif
 
 static void test_la_errors(void **state)
 {
