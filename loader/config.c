@@ -498,8 +498,9 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	    (strcmp(c->model_type, "opt") == 0 ||
 	     strcmp(c->model_type, "blip-2") == 0)) /* BLIP-2: its text_config's */
 		rv = config_parse_opt(root, c, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon") == 0)
-		rv = config_parse_falcon(root, c, err);
+	if (rv == WT_OK && c->model_type != NULL &&
+	    (strcmp(c->model_type, "falcon") == 0 || config_is_rw(c->model_type)))
+		rv = config_parse_falcon(root, c, err); /* RWConfig's too (RWForCausalLM) */
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "internlm2") == 0)
 		rv = config_parse_internlm2(root, c, err);
 	c->rob_max_pos = c->rob_types = c->rob_pad = c->rob_num_labels = -1;

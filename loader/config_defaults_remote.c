@@ -1,7 +1,8 @@
 /*
  * config_defaults_remote.c — the config classes' defaults of the families whose configuration
  * is remote code (trust_remote_code: InternLM, InternLM2 / 3, ChatGLM, EXAONE, Qwen (1),
- * Baichuan, Xverse, Aquila, Orion, TeleChat2, Arctic, MiniCPM3, Grok-1, Bailing MoE ...),
+ * Baichuan, Xverse, Aquila, Orion, TeleChat2, Arctic, MiniCPM3, Grok-1, Bailing MoE, Falcon's
+ * RefinedWeb ...),
  * taken from the class signatures (vLLM's stored copies or the Hub's files; each table says
  * which): config_class_defaults_classic (config_defaults_classic.c) falls back to these.
  */
@@ -239,6 +240,20 @@ static const class_default teleflm_defaults[] = {
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
 	}
 
+/* RWConfig's (vLLM's stored copy, transformers_utils/configs/falcon.py, adapted from falcon-7b's
+ * configuration_RW.py), for model_type RefinedWeb (falcon-40b) and RefinedWebModel (falcon-7b,
+ * falcon-rw-1b / 7b), under the names config_rw_keys lays n_layer / n_head onto: vocab_size
+ * 250880, hidden_size 64, 2 layers, 8 heads; layer_norm_epsilon 1e-5 and rope_theta 10000 are the
+ * reference's and vLLM's getattr defaults; n_head_kv 1, multi_query true, parallel_attn false,
+ * bias false, new_decoder_architecture false (true at hidden_size 8192) are config_falcon.c's;
+ * tied (PretrainedConfig's default; the falcon family's tie_default). */
+static const class_default rw_defaults[] = {
+    {"vocab_size", false, 250880},
+    {"hidden_size", false, 64},
+    {"num_hidden_layers", false, 2},
+    {"num_attention_heads", false, 8},
+};
+
 static const struct {
 	const char *model_type;
 	const class_default *defaults;
@@ -262,6 +277,8 @@ static const struct {
     CLASS("grok-1", grok1_defaults),
     CLASS("bailing_moe", bailing_moe_defaults),
     CLASS("TeleFLM", teleflm_defaults), /* vLLM's getattr defaults only */
+    CLASS("RefinedWeb", rw_defaults),      /* RWForCausalLM: falcon-40b */
+    CLASS("RefinedWebModel", rw_defaults), /* falcon-7b, falcon-rw-1b / 7b */
     /* clang-format on */
 };
 

@@ -390,6 +390,12 @@ int config_parse_longcat(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * num_ln_in_parallel_attn; the layouts vLLM's falcon.py and transformers build differently
  * refused naming the keys (config_falcon.c). */
 int config_falcon_keys(json_t *v, wt_errbuf *err);
+/* The original releases' remote code (model_type RefinedWeb / RefinedWebModel, RWForCausalLM)
+ * through vLLM's RWConfig: its n_layer / n_head / n_head_kv / n_embed laid onto FalconConfig's
+ * names in view v (config_rw_keys); config_parse_falcon reads its defaults (parallel_attn false,
+ * n_head_kv 1, the new architecture forced at hidden_size 8192) by config_is_rw. */
+bool config_is_rw(const char *mt);
+int config_rw_keys(json_t *v, wt_errbuf *err);
 int config_parse_falcon(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* InternLM2 (model_type internlm2): bias (InternLM2Config's default true) and a hidden_act
  * other than silu refused naming the key, as vLLM's internlm2.py cannot load them

@@ -186,6 +186,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_bloom_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "falcon") == 0)
 		rv = config_falcon_keys(v, err);
+	if (rv == WT_OK && fill && config_is_rw(mt))
+		rv = config_rw_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "mpt") == 0)
 		rv = config_mpt_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "nemotron_h") == 0)

@@ -299,11 +299,13 @@ static int cfg_persimmon(ref_cfg *c, const char *arch, const char *json, size_t 
 	              f[P_MAX_POS].present ? f[P_MAX_POS].i : 0, json, len, err);
 }
 
-/* FalconConfig's keys (transformers 4.57.1 configuration_falcon.py); the loader has refused
- * the layouts vLLM's falcon.py cannot build (loader/config_falcon.c). */
+/* FalconConfig's keys (transformers 4.57.1 configuration_falcon.py), or RWConfig's (vLLM's
+ * stored copy, model_type RefinedWeb / RefinedWebModel: parallel_attn false by default, the new
+ * architecture forced at hidden_size 8192); the loader has refused the layouts vLLM's
+ * falcon.py cannot build and laid RWConfig's n_* names onto the sizes (loader/config_falcon.c). */
 static int cfg_falcon(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
-	enum { F_ALIBI, F_THETA, F_EPS, F_NDA, F_PAR, F_NLN, F_MAX_POS, F_COUNT };
+	enum { F_ALIBI, F_THETA, F_EPS, F_NDA, F_PAR, F_NLN, F_MAX_POS, F_MT, F_COUNT };
 	ckpt_field f[F_COUNT] = {
 	    [F_ALIBI] = {"alibi", CKPT_FIELD_BOOL},
 	    [F_THETA] = {"rope_theta", CKPT_FIELD_REAL},
@@ -312,12 +314,16 @@ static int cfg_falcon(ref_cfg *c, const char *arch, const char *json, size_t len
 	    [F_PAR] = {"parallel_attn", CKPT_FIELD_BOOL},
 	    [F_NLN] = {"num_ln_in_parallel_attn", CKPT_FIELD_INT},
 	    [F_MAX_POS] = {"max_position_embeddings", CKPT_FIELD_INT},
+	    [F_MT] = {"model_type", CKPT_FIELD_STRING},
 	};
 	const char *a = arch ? arch : "FalconForCausalLM";
 	int rv = ckpt_config_fields(json, len, f, F_COUNT, err);
 	if (rv != WT_OK)
 		return rv;
-	bool nda = f[F_NDA].present && f[F_NDA].b, par = !f[F_PAR].present || f[F_PAR].b;
+	bool rw = f[F_MT].present && (strcmp(f[F_MT].s, "RefinedWeb") == 0 ||
+	                              strcmp(f[F_MT].s, "RefinedWebModel") == 0);
+	bool nda = (f[F_NDA].present && f[F_NDA].b) || (rw && c->hid == 8192);
+	bool par = f[F_PAR].present ? f[F_PAR].b : !rw;
 	c->act = REF_ACT_GELU; /* FalconMLP's nn.GELU (activation "gelu", the loader's check) */
 	c->neox_par = par;     /* x = x + attn(ln_attn(x)) + mlp(ln_mlp(x)) */
 	c->fl_one_ln = par && !(nda && !(f[F_NLN].present && f[F_NLN].i == 1));

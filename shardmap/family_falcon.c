@@ -71,7 +71,10 @@ static int falcon_check(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-static const char *const falcon_archs[] = {"FalconForCausalLM", NULL};
+/* RWForCausalLM: the original releases' remote code (model_type RefinedWebModel: falcon-7b,
+ * falcon-rw-1b / 7b; RefinedWeb: falcon-40b), which vLLM's registry maps onto the same
+ * FalconForCausalLM; its config keys are RWConfig's (loader/config_falcon.c). */
+static const char *const falcon_archs[] = {"FalconForCausalLM", "RWForCausalLM", NULL};
 
 const sm_family shardmap_family_falcon = {
     .name = "falcon",

@@ -589,6 +589,17 @@ static void check_falcon(const ckpt_config *cfg)
 	assert_false(cfg->attention_bias || cfg->attention_out_bias || cfg->mlp_bias);
 }
 
+/* RWForCausalLM (model_type RefinedWeb): RWConfig's n_head / n_head_kv / n_layer read, the new
+ * architecture's ln_attn / ln_mlp, no biases, tied */
+static void check_falcon_rw(const ckpt_config *cfg)
+{
+	assert_true(cfg->falcon_ln == 2 && cfg->num_key_value_heads == 2 &&
+	            cfg->num_attention_heads == 8 && cfg->num_hidden_layers == 2 &&
+	            !cfg->attention_bias && !cfg->mlp_bias && !cfg->tie_given &&
+	            strcmp(cfg->model_type, "RefinedWeb") == 0 &&
+	            strcmp(cfg->architecture, "RWForCausalLM") == 0);
+}
+
 /* The config keys one family (or a few) reads beyond the common sizes: its fixture
  * names, space-separated, and the check. Every row must name a fixture of the list. */
 static const struct {
@@ -657,6 +668,7 @@ static const struct {
     {"aquila", check_aquila},
     {"stablelm_epoch", check_stablelm_epoch},
     {"teleflm", check_teleflm},
+    {"falcon_rw", check_falcon_rw},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -569,6 +569,11 @@ static const fam_expect fams_mm[] = {
     /* teleflm: F32; xverse's tensors (MHA, untied, no biases); the muP keys add none */
     {"teleflm", 21, 4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 4 * 128 * 128 + 3 * 192 * 128)), 128,
      8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* falcon_rw: falcon's tensors (BF16, tied) under falcon-40b's RWConfig keys (n_head 8,
+     * n_head_kv 2, n_layer 2, new_decoder_architecture given) */
+    {"falcon_rw", 19,
+     2 * (1000 * 128 + 2 * 128) + 2 * 2 * (4 * 128 + 192 * 128 + 128 * 128 + 2 * 512 * 128), 128, 8,
+     2, 16, 512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

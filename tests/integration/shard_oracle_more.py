@@ -28,6 +28,8 @@ experts stacked): experts.{j}.linear / linear_v / linear_1 as w1 / w3 / w2 (vLLM
 expert_params_mapping: gate, up, down), the norms' .scale as .weight (load_weights' rename).
 BailingMoeForCausalLM (the first vLLM bailing_moe.py, query_key_value [q; k; v], every layer
 MoE, TP only): shard_oracle_bailing.py.
+RWForCausalLM (Falcon's original releases, vLLM's falcon.py under its RWConfig): falcon's cut on
+RWConfig's reading of the keys, shard_oracle_falcon_rw.py.
 """
 import re
 
@@ -35,6 +37,7 @@ from shard_oracle_arctic import arctic, arctic_cfg
 from shard_oracle_bailing import bailing, bailing_cfg
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
+from shard_oracle_falcon_rw import falcon_rw, falcon_rw_cfg
 from shard_oracle_internlm2 import internlm2
 from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_minicpm import minicpm, minicpm_cfg
@@ -75,3 +78,5 @@ def grok1_src(src):
 CFGS["Grok1ModelForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get(
     "tie_word_embeddings", True))  # Grok1Config's default
 CFGS["BailingMoeForCausalLM"] = bailing_cfg
+ORACLES["RWForCausalLM"] = falcon_rw
+CFGS["RWForCausalLM"] = falcon_rw_cfg
