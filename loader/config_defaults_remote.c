@@ -225,6 +225,25 @@ static const class_default grok1_defaults[] = {
     {"output_multiplier_scale", true, 0.5773502691896257},
 };
 
+/* MiniMaxText01Config's (MiniMaxAI/MiniMax-Text-01's and -M1's remote
+ * configuration_minimax_text_01.py / configuration_minimax_m1.py, Mixtral's signature; the
+ * Hub's files were not read here, the values are MixtralConfig's, which transformers'
+ * MiniMaxConfig keeps): head_dim absent is hidden_size / num_attention_heads (vLLM's
+ * getattr); attn_type_list has no default (refused, loader/config_minimax01.c); untied. */
+static const class_default minimax01_defaults[] = {
+    {"vocab_size", false, 32000},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 131072},
+    {"num_experts_per_tok", false, 2},
+    {"num_local_experts", false, 8},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 1000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -250,6 +269,9 @@ static const struct {
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("grok-1", grok1_defaults),
     CLASS("bailing_moe", bailing_moe_defaults),
+    /* MiniMax-Text-01, MiniMax-M1 (one class) */
+    CLASS("minimax_text_01", minimax01_defaults),
+    CLASS("minimax_m1", minimax01_defaults),
 };
 
 const class_default *config_class_defaults_remote(const char *mt, size_t *n)

@@ -28,6 +28,9 @@ experts stacked): experts.{j}.linear / linear_v / linear_1 as w1 / w3 / w2 (vLLM
 expert_params_mapping: gate, up, down), the norms' .scale as .weight (load_weights' rename).
 BailingMoeForCausalLM (the first vLLM bailing_moe.py, query_key_value [q; k; v], every layer
 MoE, TP only): shard_oracle_bailing.py.
+MiniMaxText01ForCausalLM / MiniMaxM1ForCausalLM (the remote names vLLM's registry maps onto
+minimax_text_01.py, as MiniMaxForCausalLM): MINIMAX_ARCHS, the lightning attention's cut in
+expected() (the layer kinds come from the tensors' names, attn_type_list is not read).
 """
 import re
 
@@ -51,6 +54,8 @@ OWN_FUSED = {"TeleChat2ForCausalLM"}
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
 ORACLES["BailingMoeForCausalLM"] = bailing
+
+MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
 CFGS = {"ExaoneForCausalLM": exaone_cfg, "MiniCPMForCausalLM": minicpm_cfg}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
