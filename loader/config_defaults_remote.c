@@ -235,10 +235,24 @@ static const class_default teleflm_defaults[] = {
     {"max_position_embeddings", false, 8192},
 };
 
-#define CLASS(mt, tab)                                                                             \
-	{                                                                                          \
-		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
-	}
+/* MiniMaxText01Config's (MiniMaxAI/MiniMax-Text-01's and -M1's remote
+ * configuration_minimax_text_01.py / configuration_minimax_m1.py, Mixtral's signature; the
+ * Hub's files were not read here, the values are MixtralConfig's, which transformers'
+ * MiniMaxConfig keeps): head_dim absent is hidden_size / num_attention_heads (vLLM's
+ * getattr); attn_type_list has no default (refused, loader/config_minimax01.c); untied. */
+static const class_default minimax01_defaults[] = {
+    {"vocab_size", false, 32000},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 14336},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 131072},
+    {"num_experts_per_tok", false, 2},
+    {"num_local_experts", false, 8},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 1000000.0},
+};
 
 /* RWConfig's (vLLM's stored copy, transformers_utils/configs/falcon.py, adapted from falcon-7b's
  * configuration_RW.py), for model_type RefinedWeb (falcon-40b) and RefinedWebModel (falcon-7b,
@@ -253,6 +267,11 @@ static const class_default rw_defaults[] = {
     {"num_hidden_layers", false, 2},
     {"num_attention_heads", false, 8},
 };
+
+#define CLASS(mt, tab)                                                                             \
+	{                                                                                          \
+		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
+	}
 
 static const struct {
 	const char *model_type;
@@ -279,6 +298,9 @@ static const struct {
     CLASS("TeleFLM", teleflm_defaults), /* vLLM's getattr defaults only */
     CLASS("RefinedWeb", rw_defaults),      /* RWForCausalLM: falcon-40b */
     CLASS("RefinedWebModel", rw_defaults), /* falcon-7b, falcon-rw-1b / 7b */
+    /* MiniMax-Text-01, MiniMax-M1 (one class) */
+    CLASS("minimax_text_01", minimax01_defaults),
+    CLASS("minimax_m1", minimax01_defaults),
     /* clang-format on */
 };
 

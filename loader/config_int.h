@@ -234,6 +234,12 @@ int config_stablelm_epoch_keys(json_t *v, wt_errbuf *err);
  * apply_residual_connection_post_layernorm true, embed_layernorm true and a base other than
  * rope_theta refused (config_telechat2.c). */
 int config_telechat2_keys(json_t *v, wt_errbuf *err);
+/* MiniMax-Text-01 / -M1's remote config (model_type minimax_text_01, minimax_m1; mt: whether
+ * it is one): attn_type_list laid as layer_types, the layernorm_* residual factors under
+ * MiniMaxConfig's names, int(rope_theta); what vLLM's minimax_text_01.py or the minimax cut
+ * cannot build refused naming the key (config_minimax01.c). A no-op for other model types. */
+bool config_is_minimax01(const char *mt);
+int config_minimax01_keys(json_t *v, wt_errbuf *err);
 /* JAIS (model_type jais): GPT-2's keys and refusals (config_gpt2_keys), activation_function
  * other than swiglu (JAISConfig's default gelu_new included), tie_word_embeddings false and a
  * position_embedding_type other than learned / alibi refused naming the key; the field it

@@ -501,7 +501,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	else if (c->kind != REF_BERT)
 		rv = plain_rope(c, arch, f, json, len, err);
 	if (rv == WT_OK && c->minimax) /* Mixtral's keys above, its residual factors here */
-		rv = ref_cfg_minimax(c, json, len, err);
+		rv = ref_cfg_minimax(c, arch, json, len, err);
 	if (rv == WT_OK && c->arctic) /* Mixtral's keys above, its layer pattern here */
 		rv = ref_cfg_arctic(c, json, len, err);
 	if (rv == WT_OK && c->teleflm) /* Llama's keys above, the muP multipliers here */

@@ -14,16 +14,55 @@
  *
  * The three betas must be equal and positive (the releases: all 1): the reference carries
  * them as one residual multiplier. rms_norm_eps, rope_theta, rope_scaling are Mixtral's.
+ *
+ * MiniMax-Text-01 / -M1's remote config (model_type minimax_text_01 / minimax_m1), its keys
+ * laid onto those above by loader/config_minimax01.c, adds two that vLLM's
+ * minimax_text_01.py reads:
+ *   rotary_dim   head_dim   RoPE (rotate-half, neox) on the first rotary_dim dims of a head
+ *   postnorm     false      true: the residual is the normed input (transformers' layer);
+ *                           false (the un-normed input) refused: the releases say true
  */
+#include <jansson.h>
 #include <string.h>
 
+#include "loader/config_int.h"
 #include "loader/loader.h"
 #include "reference/reference.h"
 #include "reference/reference_int.h"
 
 enum { F_FA, F_FB, F_LA, F_LB, F_MA, F_MB, F_COUNT };
 
-int ref_cfg_minimax(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
+/* The remote config's postnorm (must be true) and rotary_dim (its RoPE redone). */
+static int minimax01(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	int rv = WT_OK;
+	json_t *pn = json_object_get(root, "postnorm");
+	json_t *rd = json_object_get(root, "rotary_dim");
+	json_t *mp = json_object_get(root, "max_position_embeddings");
+	if (!json_is_true(pn))
+		rv = wt_seterr(err, WT_EUNSUPPORTED,
+		               "config.json: postnorm is absent or false; vLLM's "
+		               "MiniMaxText01DecoderLayer then adds the un-normed input to the "
+		               "residual, which the reference does not do (MiniMax-Text-01, -M1: "
+		               "true)");
+	c->rot_dim = json_is_integer(rd) ? (int64_t)json_integer_value(rd) : c->d;
+	if (rv == WT_OK && (c->rot_dim < 2 || c->rot_dim % 2 != 0 || c->rot_dim > c->d))
+		rv = wt_seterr(err, WT_EUNSUPPORTED,
+		               "config.json: rotary_dim %lld of head_dim %lld; the reference needs "
+		               "an even count from 2 to head_dim",
+		               (long long)c->rot_dim, (long long)c->d);
+	ref_rope_in in = {arch ? arch : "MiniMaxText01ForCausalLM", c->rot_dim,
+	                  json_is_integer(mp) ? (int64_t)json_integer_value(mp) : 0};
+	if (rv == WT_OK)
+		rv = ref_cfg_rope(root, &in, c, err);
+	json_decref(root);
+	return rv;
+}
+
+int ref_cfg_minimax(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
 {
 	ckpt_field f[F_COUNT] = {
 	    [F_FA] = {"full_attn_alpha_factor", CKPT_FIELD_REAL},
@@ -55,5 +94,10 @@ int ref_cfg_minimax(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
 	c->mm_alpha[1] = v[F_LA];
 	c->mm_alpha[2] = v[F_MA];
 	c->resid_mult = v[F_FB] == 1.0 ? 0.0 : v[F_FB];
-	return WT_OK;
+	json_t *root = ref_cfg_root(json, len, err);
+	if (root == NULL)
+		return err ? err->code : WT_ECORRUPT;
+	bool remote = config_is_minimax01(json_string_value(json_object_get(root, "model_type")));
+	json_decref(root);
+	return remote ? minimax01(c, arch, json, len, err) : WT_OK;
 }

@@ -289,6 +289,9 @@ static const struct {
     {"qwen", config_qwen_keys},
     /* TeleChat2: Telechat2Config's names (loader/config_telechat2.c) */
     {"telechat2", config_telechat2_keys},
+    /* MiniMax-Text-01 / -M1's remote names (loader/config_minimax01.c; transformers'
+     * MiniMaxConfig left as it is) */
+    {"minimax", config_minimax01_keys},
 };
 
 /* The sizes and MoE / MLA / quantization keys ckpt_config gives, as the reference names

@@ -613,7 +613,7 @@ int ref_lfm2_mixer(const ref_cfg *c, ref_set *s, int64_t l, const ref_lfm2_part 
                    int64_t T, float *out, wt_errbuf *err);
 /* MiniMax's factors from config.json (cfg_minimax.c; minimax and the layers set by the
  * family map and ckpt.c). */
-int ref_cfg_minimax(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
+int ref_cfg_minimax(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);
 /* The MiniMax-M2 fields of c (m2 set by the family map): rotary_dim and its RoPE, the
  * sigmoid routing's one group (cfg_minimax_m2.c); arch is named in refusals. */
 int ref_cfg_minimax_m2(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err);

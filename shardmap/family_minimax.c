@@ -101,7 +101,11 @@ static const char *const minimax_drops[] = {"self_attn.slope_rate", "self_attn.q
                                             "self_attn.key_decay", "self_attn.diagonal_decay",
                                             NULL};
 
-static const char *const minimax_archs[] = {"MiniMaxForCausalLM", NULL};
+/* MiniMaxText01ForCausalLM / MiniMaxM1ForCausalLM: the releases' remote-code names, which
+ * vLLM's registry maps onto the same minimax_text_01.py (their config.json's own keys read
+ * as MiniMaxConfig's by loader/config_minimax01.c) */
+static const char *const minimax_archs[] = {"MiniMaxForCausalLM", "MiniMaxText01ForCausalLM",
+                                            "MiniMaxM1ForCausalLM", NULL};
 
 /* MiniMaxConfig leaves tie_word_embeddings false */
 const sm_family shardmap_family_minimax = {

@@ -512,6 +512,16 @@ static void check_minimax(const ckpt_config *cfg)
 	assert_int_equal(cfg->num_experts, 4);
 }
 
+/* MiniMax-Text-01's remote keys: attn_type_list [0, 0, 1, 0] read as layer_types */
+static void check_minimax_text01(const ckpt_config *cfg)
+{
+	check_minimax(cfg);
+	assert_true(cfg->layer_types[1] == CKPT_LAYER_LINEAR_ATTN &&
+	            cfg->layer_types[3] == CKPT_LAYER_LINEAR_ATTN && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "minimax_text_01") == 0 &&
+	            strcmp(cfg->architecture, "MiniMaxText01ForCausalLM") == 0);
+}
+
 /* id2label's two entries over JambaConfig's */
 static void check_jamba_cls(const ckpt_config *cfg)
 {
@@ -684,6 +694,7 @@ static const struct {
     {"ministral", check_ministral},
     {"stablelm", check_stablelm},
     {"minimax", check_minimax},
+    {"minimax_text01", check_minimax_text01},
     {"jamba_cls", check_jamba_cls},
     {"jamba", check_jamba},
     {"glm4_moe", check_glm4_moe},

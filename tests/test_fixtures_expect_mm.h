@@ -574,6 +574,9 @@ static const fam_expect fams_mm[] = {
     {"falcon_rw", 19,
      2 * (1000 * 128 + 2 * 128) + 2 * 2 * (4 * 128 + 192 * 128 + 128 * 128 + 2 * 512 * 128), 128, 8,
      2, 16, 512, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* minimax_text01: minimax's tensors (MM_BYTES, test_fixtures_expect.h) under
+     * MiniMax-Text-01's remote config keys */
+    {"minimax_text01", 79, MM_BYTES, 256, 8, 4, 32, 128, 1000, 4, 0, 4, 128, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -194,7 +194,7 @@ from shard_oracle_gemma3n import gemma3n
 from shard_oracle_whisper import whisper, whisper_cfg
 from shard_oracle_clip import clip
 from shard_oracle_nemotron_h import nemotron_h
-from shard_oracle_more import CFGS, ORACLES, OWN_FUSED, grok1_src  # InternLM2, ChatGLM, EXAONE, Qwen and later
+from shard_oracle_more import CFGS, MINIMAX_ARCHS, ORACLES, OWN_FUSED, grok1_src  # InternLM2, ChatGLM, EXAONE, Qwen and later
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -484,7 +484,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if arch in ("Lfm2ForCausalLM", "Lfm2VlForConditionalGeneration", "Lfm2MoeForCausalLM") and \
                 lfm2(name, rows, cols, T, r, add):
             continue
-        if arch == "MiniMaxForCausalLM" and re.search(
+        if arch in MINIMAX_ARCHS and re.search(
                 r"self_attn\.(qkv_proj|output_gate|norm|out_proj)\.weight$", name):
             # MiniMax's lightning attention: qkv_proj ([q_h; k_h; v_h] per head), output_gate
             # and norm by contiguous rows (whole heads), out_proj by columns

@@ -30,6 +30,9 @@ BailingMoeForCausalLM (the first vLLM bailing_moe.py, query_key_value [q; k; v],
 MoE, TP only): shard_oracle_bailing.py.
 RWForCausalLM (Falcon's original releases, vLLM's falcon.py under its RWConfig): falcon's cut on
 RWConfig's reading of the keys, shard_oracle_falcon_rw.py.
+MiniMaxText01ForCausalLM / MiniMaxM1ForCausalLM (the remote names vLLM's registry maps onto
+minimax_text_01.py, as MiniMaxForCausalLM): MINIMAX_ARCHS, the lightning attention's cut in
+expected() (the layer kinds come from the tensors' names, attn_type_list is not read).
 """
 import re
 
@@ -54,6 +57,8 @@ OWN_FUSED = {"TeleChat2ForCausalLM"}
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
 ORACLES["BailingMoeForCausalLM"] = bailing
+
+MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
 CFGS = {"ExaoneForCausalLM": exaone_cfg, "MiniCPMForCausalLM": minicpm_cfg}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
