@@ -225,6 +225,17 @@ static const class_default grok1_defaults[] = {
     {"output_multiplier_scale", true, 0.5773502691896257},
 };
 
+/* SolarConfig's (vLLM's copy, transformers_utils/configs/solar.py): vocab_size 32000,
+ * hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads (num_key_value_heads None: the
+ * heads), max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000, untied; the skip
+ * connections' defaults are config_solar.c's. */
+static const class_default solar_defaults[] = {
+    {"vocab_size", false, 32000},        {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -250,6 +261,8 @@ static const struct {
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("grok-1", grok1_defaults),
     CLASS("bailing_moe", bailing_moe_defaults),
+    /* the skip connections' defaults: config_solar.c */
+    CLASS("solar", solar_defaults),
 };
 
 const class_default *config_class_defaults_remote(const char *mt, size_t *n)

@@ -216,6 +216,10 @@ int config_internlm_keys(json_t *v, wt_errbuf *err);
  * onto attention_out_bias and, unless qkv_bias is given, attention_bias; hidden_act other than
  * silu refused (config_internlm3.c). Aquila (model_type aquila) is read alike. */
 int config_xverse_keys(json_t *v, wt_errbuf *err);
+/* Solar (model_type solar): `attention_bias or bias` laid onto attention_bias and
+ * attention_out_bias (qkv_bias not read), hidden_act other than silu refused, the block skip
+ * connections' keys checked (config_solar.c, ckpt_config_solar). */
+int config_solar_keys(json_t *v, wt_errbuf *err);
 /* Orion (model_type orion): hidden_act other than silu, attention_bias / mlp_bias true and a
  * rope_scaling OrionConfig refuses (other than {type linear | dynamic, factor > 1}) refused
  * (config_orion.c). */

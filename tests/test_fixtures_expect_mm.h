@@ -558,6 +558,10 @@ static const fam_expect fams_mm[] = {
     {"aquila", 21,
      4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)), 128,
      8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* solar: aquila's tensors over 4 layers (the skip connections store nothing) */
+    {"solar", 39,
+     4 * (2 * 1000 * 128 + 128 + 4 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)), 128,
+     8, 2, 16, 192, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 
