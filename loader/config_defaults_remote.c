@@ -268,6 +268,17 @@ static const class_default rw_defaults[] = {
     {"num_attention_heads", false, 8},
 };
 
+/* SolarConfig's (vLLM's copy, transformers_utils/configs/solar.py): vocab_size 32000,
+ * hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads (num_key_value_heads None: the
+ * heads), max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000, untied; the skip
+ * connections' defaults are config_solar.c's. */
+static const class_default solar_defaults[] = {
+    {"vocab_size", false, 32000},        {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -301,6 +312,8 @@ static const struct {
     /* MiniMax-Text-01, MiniMax-M1 (one class) */
     CLASS("minimax_text_01", minimax01_defaults),
     CLASS("minimax_m1", minimax01_defaults),
+    /* the skip connections' defaults: config_solar.c */
+    CLASS("solar", solar_defaults),
     /* clang-format on */
 };
 

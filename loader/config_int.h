@@ -220,6 +220,10 @@ int config_xverse_keys(json_t *v, wt_errbuf *err);
  * output_mult, mup_scale_factor required in [1e-6, 1e6]; intermediate_size, rms_norm_eps and
  * tie_word_embeddings required (the remote class's defaults unknown; config_teleflm.c). */
 int config_teleflm_keys(json_t *v, wt_errbuf *err);
+/* Solar (model_type solar): `attention_bias or bias` laid onto attention_bias and
+ * attention_out_bias (qkv_bias not read), hidden_act other than silu refused, the block skip
+ * connections' keys checked (config_solar.c, ckpt_config_solar). */
+int config_solar_keys(json_t *v, wt_errbuf *err);
 /* Orion (model_type orion): hidden_act other than silu, attention_bias / mlp_bias true and a
  * rope_scaling OrionConfig refuses (other than {type linear | dynamic, factor > 1}) refused
  * (config_orion.c). */

@@ -671,6 +671,19 @@ typedef struct ckpt_field {
 
 int ckpt_config_fields(const char *json, size_t len, ckpt_field *fields, size_t n, wt_errbuf *err);
 
+/* Solar's block skip connections (SolarConfig's bskcn_1..4 and bskcn_tv; config_solar.c): bit i
+ * of save[k] for the layers i < n_layers that bskcn_1 (k 0) / bskcn_2 (k 1) save, of mix[k] for
+ * those that bskcn_3 / bskcn_4 mix; tv is bskcn_tv[1] (vLLM's inference value). Absent keys take
+ * SolarConfig's defaults; the loader's refusals of these keys apply (WT_ECORRUPT /
+ * WT_EUNSUPPORTED naming the key). */
+#define CKPT_SOLAR_MAX_LAYERS 256
+typedef struct ckpt_solar_skips {
+	uint64_t save[2][CKPT_SOLAR_MAX_LAYERS / 64], mix[2][CKPT_SOLAR_MAX_LAYERS / 64];
+	double tv;
+} ckpt_solar_skips;
+int ckpt_config_solar(const char *json, size_t len, int64_t n_layers, ckpt_solar_skips *out,
+                      wt_errbuf *err);
+
 typedef struct ckpt_tensor {
 	const char *name;   /* borrowed from the ckpt */
 	const char *object; /* store key of the file holding it; borrowed */

@@ -33,6 +33,7 @@
 #include "reference/grok1.h"
 #include "reference/reference_int.h"
 #include "reference/teleflm.h"
+#include "reference/solar.h"
 
 /* The reference-only fields, indices into the table read_fields fills. */
 enum {
@@ -506,6 +507,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_arctic(c, json, len, err);
 	if (rv == WT_OK && c->teleflm) /* Llama's keys above, the muP multipliers here */
 		rv = ref_cfg_teleflm(c, json, len, err);
+	if (rv == WT_OK && c->solar) /* Llama's keys above, the skip connections here */
+		rv = ref_cfg_solar(c, json, len, err);
 	return rv != WT_OK ? rv : check_reals(c, err);
 }
 

@@ -84,7 +84,8 @@ enum {
 	FAM_ARCTIC,
 	FAM_GROK1,
 	FAM_BAILING,
-	FAM_TELEFLM
+	FAM_TELEFLM,
+	FAM_SOLAR
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -341,6 +342,9 @@ static const struct family_row families[] = {
     /* TeleFLMForCausalLM (remote code; vLLM's teleflm.py over its llama.py): Xverse's reading
      * plus the muP multipliers (teleflm.c) */
     {"teleflm", REF_DENSE, false, 0, FAM_TELEFLM},
+    /* SolarForCausalLM (remote code; vLLM's solar.py): Llama's decoder, hidden_act read (silu;
+     * the loader refuses others), the block skip connections (solar.c) */
+    {"solar", REF_DENSE, false, 0, FAM_SOLAR},
     /* OrionForCausalLM (remote code; vLLM's orion.py): Llama's decoder under Llama's names whose
      * three norms are LayerNorms with weight and bias (eps rms_norm_eps), no linear biases,
      * hidden_act read (silu; the loader refuses others) */
@@ -534,7 +538,7 @@ static void moe_switches(ref_cfg *c, const struct family_row *r)
 	c->aria = r->fam == FAM_ARIA;
 	c->smollm3 = r->fam == FAM_SMOLLM3;
 	c->teleflm = r->fam == FAM_TELEFLM;
-	c->read_act = r->fam == FAM_ACT || c->teleflm;
+	c->read_act = r->fam == FAM_ACT || c->teleflm || r->fam == FAM_SOLAR;
 	c->apertus = r->fam == FAM_APERTUS;
 	c->nogate = c->apertus || r->fam == FAM_ARCEE;
 }
@@ -626,6 +630,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->grok = r->fam == FAM_GROK1;
 	if (c->orion) /* StableLM's LayerNorms, Llama's RoPE and SwiGLU MLP */
 		c->layernorm = c->read_act = true;
+	c->solar = r->fam == FAM_SOLAR;
 	c->bailing = r->fam == FAM_BAILING;
 	if (c->bailing) /* Phi-3's qkv_proj */
 		c->fused_ckpt = true;

@@ -533,6 +533,13 @@ typedef struct ref_cfg {
 	 * embed_scale, logit_mult and attn_cap its multipliers and soft-cap */
 	bool grok;
 	float gk_attn_mult;
+	/* Solar (SolarForCausalLM, remote code; kind REF_DENSE, solar.c): Llama's decoder whose
+	 * layer inputs the block skip connections save and mix (vLLM's SolarModel.forward):
+	 * sk_save[k] / sk_mix[k] the layers of bskcn_1 / bskcn_2 and bskcn_3 / bskcn_4 (bit i of
+	 * words [4]), sk_tv bskcn_tv[1] */
+	bool solar;
+	uint64_t sk_save[2][4], sk_mix[2][4];
+	double sk_tv;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

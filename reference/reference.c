@@ -23,6 +23,7 @@
 #include "reference/reference.h"
 #include "reference/grok1.h"
 #include "reference/reference_int.h"
+#include "reference/solar.h"
 
 void ref_bufs_free(ref_bufs *b)
 {
@@ -633,6 +634,26 @@ int ref_rename_own(const ref_cfg *c, ref_set *ck, ref_set *r, bool ckpt, wt_errb
 	return wt_seterr(err, WT_EINVAL, "reference: no renaming for this checkpoint");
 }
 
+/* The embedded tokens into x [T, hid] (the embedding in *emb, borrowed from ck): scaled, GPT-2's
+ * and CLIP's positions added, BLOOM's word_embeddings_layernorm. */
+static int embed_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, int64_t T, float *x,
+                      const float **emb, wt_errbuf *err)
+{
+	int rv = ref_getf(ck, emb, false, err, 2, ref_embed_rows(c), c->hid, 0,
+	                  "model.embed_tokens.weight");
+	if (rv != WT_OK)
+		return rv;
+	for (int64_t t = 0; t < T; t++)
+		memcpy(x + t * c->hid, *emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
+	ref_embed_scale(c, x, T * c->hid);
+	if ((c->gpt2 && !c->jais_alibi && (rv = ref_gpt2_positions(c, ck, x, T, err))) ||
+	    (c->clip && (rv = ref_clip_positions(c, ck, 0, true, x, T, err))))
+		return rv;
+	if (c->bloom) /* BLOOM's word_embeddings_layernorm */
+		rv = ref_norm_of(c, ck, x, x, T, err, "model.embed_norm");
+	return rv;
+}
+
 int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok,
                      float *logits, int64_t *routes, wt_errbuf *err)
 {
@@ -657,6 +678,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		return rv;
 	int64_t T = (int64_t)n_tok;
 	const float *emb;
+	ref_solar sk = {{NULL, NULL}};
 	if (c->kind == REF_BERT && c->modernbert) {
 		rv = ref_modernbert_full(c, ck, tokens, T, &b, logits, err);
 		goto out;
@@ -665,22 +687,15 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		rv = ref_bert_full(c, ck, tokens, T, &b, logits, err);
 		goto out;
 	}
-	if ((rv = ref_getf(ck, &emb, false, err, 2, ref_embed_rows(c), c->hid, 0,
-	                   "model.embed_tokens.weight")))
+	if ((rv = embed_full(c, ck, tokens, T, b.x, &emb, err)))
 		goto out;
-	for (int64_t t = 0; t < T; t++)
-		memcpy(b.x + t * c->hid, emb + tokens[t] * c->hid, (size_t)c->hid * sizeof(float));
-	ref_embed_scale(c, b.x, T * c->hid);
-	if ((c->gpt2 && !c->jais_alibi && (rv = ref_gpt2_positions(c, ck, b.x, T, err))) ||
-	    (c->clip && (rv = ref_clip_positions(c, ck, 0, true, b.x, T, err))))
-		goto out;
-	if (c->bloom && (rv = ref_norm_of(c, ck, b.x, b.x, T, err, "model.embed_norm")))
-		goto out; /* BLOOM's word_embeddings_layernorm */
 	for (int64_t l = 0; l < c->L; l++) {
 		const float *pn = NULL;
 		char m[160];
 		if (ref_ml_cross(c, l)) /* Mllama's cross-attention layer: skipped on text */
 			continue;
+		if ((rv = ref_solar_skip(c, &sk, b.x, T * c->hid, l, err))) /* Solar's skips */
+			goto out;
 		/* Cohere's parallel block: the MLP reads attention's input (b.h, untouched by
 		 * attn_full), x = (x + attn(h)) + mlp(h) as transformers sums it */
 		/* GPT-NeoX's parallel residual: the MLP reads ln2 of the block's input x, kept in
@@ -728,6 +743,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	if ((rv = ref_norm_of(c, ck, b.h, b.x, T, err, "%s", ref_final_norm(c))) == WT_OK)
 		rv = head_full(c, ck, emb, b.h, T, logits, err);
 out:
+	ref_solar_free(&sk);
 	ref_bufs_free(&b);
 	return rv;
 }

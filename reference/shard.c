@@ -38,6 +38,7 @@
 
 #include "reference/grok1.h"
 #include "reference/shard_int.h"
+#include "reference/solar.h"
 
 /* Rows >= V of a vocab-parallel tensor of tp rank r (vl rows a rank; the vocabulary v: V, or
  * Mllama's embed_tokens' V + 8) must be zero (docs/format.md section 2.3). */
@@ -697,6 +698,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	           .n_tok = (int64_t)n_tok,
 	           .routes = routes,
 	           .err = err};
+	ref_solar sk = {{NULL, NULL}};
 	int rv = layout_fits(c, &s, group, l->vocab_pad, err);
 	if (rv != WT_OK)
 		return rv;
@@ -735,6 +737,8 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	for (int64_t i = 0; i < c->L; i++) {
 		if (ref_ml_cross(c, i)) /* Mllama's cross-attention layer: skipped on text */
 			continue;
+		if ((rv = ref_solar_skip(c, &sk, s.b.x, s.n_tok * c->hid, i, err)))
+			goto out; /* Solar's skips */
 		if (!ref_nh_mlp(c, i) && (rv = attn(&s, i)))
 			goto out;
 		if (c->longcat && i % 2 == 0 && (rv = ref_shard_lc_moe(&s, i)))
@@ -760,6 +764,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	}
 	rv = lm_head(&s, logits);
 out:
+	ref_solar_free(&sk);
 	ref_bufs_free(&s.b);
 	return rv;
 }

@@ -155,5 +155,6 @@ extern const sm_family shardmap_family_xverse; /* family_llama.c */
 extern const sm_family shardmap_family_aquila; /* family_llama.c */
 /* family_llama.c: Tele-FLM */
 extern const sm_family shardmap_family_teleflm;
+extern const sm_family shardmap_family_solar; /* family_llama.c */
 
 #endif

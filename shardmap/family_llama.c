@@ -425,3 +425,22 @@ const sm_family shardmap_family_teleflm = {
     .attn_bias_key = "bias",
     .out_bias_key = "bias",
 };
+
+/* Solar (SolarForCausalLM, remote code: upstage/solar-pro-preview-instruct), cut as vLLM's
+ * solar.py loads it: Llama's modules under Llama's names (SolarModel.load_weights fuses q / k / v
+ * into qkv_proj and gate / up into gate_up_proj; AutoWeightsLoader skips rotary_emb.inv_freq), so
+ * Seed-OSS's table; the switches set by the loader (loader/config_solar.c): `attention_bias or
+ * bias` gives q/k/v's and o_proj's biases alike (SolarAttention builds both with one bias; no
+ * qkv_bias), mlp_bias the MLP's; a bias required when its switch is true and unknown when false.
+ * The block skip connections (bskcn_*) mix layer inputs and store nothing. SolarConfig unties. */
+static const char *const solar_archs[] = {"SolarForCausalLM", NULL};
+
+const sm_family shardmap_family_solar = {
+    .name = "solar",
+    .archs = solar_archs,
+    .rules = seed_oss_rules,
+    .n_rules = SM_NRULES(seed_oss_rules),
+    .layer_prefix = "model.layers.",
+    .attn_bias_key = "bias",
+    .out_bias_key = "bias",
+};

@@ -150,6 +150,7 @@ static const sm_family *const families[] = {
     &shardmap_family_xverse,
     &shardmap_family_aquila,
     &shardmap_family_teleflm,
+    &shardmap_family_solar,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -403,6 +403,16 @@ static void check_teleflm(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "TeleFLMForCausalLM") == 0);
 }
 
+/* Solar: attention_bias false (no attention / o_proj bias), GQA 8 / 2, head_dim hid / H, 4
+ * layers (the skip connections inside them), untied */
+static void check_solar(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && !cfg->attention_out_bias && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 2 && cfg->num_hidden_layers == 4 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "solar") == 0 &&
+	            strcmp(cfg->architecture, "SolarForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -679,6 +689,7 @@ static const struct {
     {"stablelm_epoch", check_stablelm_epoch},
     {"teleflm", check_teleflm},
     {"falcon_rw", check_falcon_rw},
+    {"solar", check_solar},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -577,6 +577,10 @@ static const fam_expect fams_mm[] = {
     /* minimax_text01: minimax's tensors (MM_BYTES, test_fixtures_expect.h) under
      * MiniMax-Text-01's remote config keys */
     {"minimax_text01", 79, MM_BYTES, 256, 8, 4, 32, 128, 1000, 4, 0, 4, 128, CKPT_QUANT_NONE, 1},
+    /* solar: aquila's tensors over 4 layers (the skip connections store nothing) */
+    {"solar", 39,
+     4 * (2 * 1000 * 128 + 128 + 4 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)), 128,
+     8, 2, 16, 192, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -8,7 +8,10 @@
  * heads), LA_CFG(extra) (that with 2 layers, I 192, V 1000), LA_VOCAB_SHAPE and LA_INTER_SHAPE
  * (the embedding's and down_proj's shapes its class defaults imply). A family whose config.json
  * must give tie_word_embeddings (Tele-FLM: its class's defaults unknown, the keys required)
- * defines LA_CFG_TIED (LA_CFG with it true) and LA_NO_CLASS_DEFAULTS (no test_la_defaults).
+ * defines LA_CFG_TIED (LA_CFG with it true) and LA_NO_CLASS_DEFAULTS (no test_la_defaults);
+ * LA_QKV_BIAS_READ 0 where the model file never reads qkv_bias (Solar: test_shardmap_solar.c),
+ * so that bias true with qkv_bias false keeps the q/k/v biases (default 1: Llama's reading drops
+ * them).
  */
 #ifndef WT_TEST_SHARDMAP_LLAMA_ALIAS_H
 #define WT_TEST_SHARDMAP_LLAMA_ALIAS_H
@@ -16,6 +19,10 @@
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
 #include "test_shardmap_biased.h"
+
+#ifndef LA_QKV_BIAS_READ
+#define LA_QKV_BIAS_READ 1
+#endif
 
 /* hid 128, H 8, head_dim 16 (hid / H), I 192, V 1000, 2 layers; MHA unless KV is given */
 #define HID  128
@@ -83,8 +90,8 @@ static void la_slices(const char *cfg)
 
 /* Grouped kv heads (num_key_value_heads 2: XVERSE-65B's, Aquila2-34B's) replicated at TP 4; Llama's
  * switches when a config.json gives them: attention_bias or bias true gives q/k/v's (fused by
- * heads) and o_proj's (whole) biases, qkv_bias false keeps o_proj's alone; tie_word_embeddings true
- * drops lm_head. */
+ * heads) and o_proj's (whole) biases, qkv_bias false keeps o_proj's alone (where it is read:
+ * LA_QKV_BIAS_READ); tie_word_embeddings true drops lm_head. */
 static void test_la_switches(void **state)
 {
 	(void)state;
@@ -99,8 +106,9 @@ static void test_la_switches(void **state)
 		fx_qkv_is(&f, r, 2, QKVB, QB, KB, VB, 8, 8, HD);
 	}
 	fx_close(&f);
-	fx_open(&f, tm_la(8, 1, B_O), LA_CFG(",\"bias\":true,\"qkv_bias\":false"), 2, 1, 0, true);
-	assert_true(tm_ix(f.p, 1, QKVB) < 0);
+	fx_open(&f, tm_la(8, 1, LA_QKV_BIAS_READ ? B_O : B_ALL),
+	        LA_CFG(",\"bias\":true,\"qkv_bias\":false"), 2, 1, 0, true);
+	assert_true((tm_ix(f.p, 1, QKVB) < 0) == LA_QKV_BIAS_READ);
 	repl(&f, 1, OB);
 	fx_close(&f);
 	fx_open(&f, tm_la(8, 1, 0), LA_CFG_TIED, 2, 1, 0, true);
