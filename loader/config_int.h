@@ -216,6 +216,9 @@ int config_internlm_keys(json_t *v, wt_errbuf *err);
  * onto attention_out_bias and, unless qkv_bias is given, attention_bias; hidden_act other than
  * silu refused (config_internlm3.c). Aquila (model_type aquila) is read alike. */
 int config_xverse_keys(json_t *v, wt_errbuf *err);
+/* MiMo (model_type mimo): hidden_act other than silu refused (WT_EUNSUPPORTED), and
+ * num_nextn_predict_layers not an integer >= 0 (WT_ECORRUPT) (config_mimo.c). */
+int config_mimo_keys(json_t *v, wt_errbuf *err);
 /* Orion (model_type orion): hidden_act other than silu, attention_bias / mlp_bias true and a
  * rope_scaling OrionConfig refuses (other than {type linear | dynamic, factor > 1}) refused
  * (config_orion.c). */

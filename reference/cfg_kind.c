@@ -337,6 +337,9 @@ static const struct family_row families[] = {
     {"xverse", REF_DENSE, false, 0, FAM_ACT},
     /* AquilaForCausalLM / AquilaModel (remote code; vLLM's llama.py): Xverse's reading */
     {"aquila", REF_DENSE, false, 0, FAM_ACT},
+    /* MiMoForCausalLM (remote code; vLLM's mimo.py over qwen2.py): Qwen2's reading; the
+     * checkpoint's model.mtp_layers.* (the draft's) are not read */
+    {"mimo", REF_DENSE, false, 0, 0},
     /* OrionForCausalLM (remote code; vLLM's orion.py): Llama's decoder under Llama's names whose
      * three norms are LayerNorms with weight and bias (eps rms_norm_eps), no linear biases,
      * hidden_act read (silu; the loader refuses others) */

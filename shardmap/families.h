@@ -153,5 +153,6 @@ extern const sm_family shardmap_family_grok1;     /* family_grok1.c */
 extern const sm_family shardmap_family_bailing_moe;
 extern const sm_family shardmap_family_xverse; /* family_llama.c */
 extern const sm_family shardmap_family_aquila; /* family_llama.c */
+extern const sm_family shardmap_family_mimo;   /* family_mimo.c */
 
 #endif

@@ -28,6 +28,11 @@ experts stacked): experts.{j}.linear / linear_v / linear_1 as w1 / w3 / w2 (vLLM
 expert_params_mapping: gate, up, down), the norms' .scale as .weight (load_weights' rename).
 BailingMoeForCausalLM (the first vLLM bailing_moe.py, query_key_value [q; k; v], every layer
 MoE, TP only): shard_oracle_bailing.py.
+MiMoForCausalLM (vLLM's mimo.py over qwen2.py): no oracle of its own; mimo_src drops the
+multi-token-prediction layers (model.mtp_layers.*, as vLLM's WeightsMapper maps the prefix to
+None) and expected() cuts the rest as Qwen2's (q/k/v and their biases fused by heads).
+
+SRCS: model_type -> the checkpoint's tensors rewritten before expected() reads them.
 """
 import re
 
@@ -75,3 +80,11 @@ def grok1_src(src):
 CFGS["Grok1ModelForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get(
     "tie_word_embeddings", True))  # Grok1Config's default
 CFGS["BailingMoeForCausalLM"] = bailing_cfg
+
+
+def mimo_src(src):
+    """MiMo's checkpoint tensors less its MTP layers (vLLM's MiMoForCausalLM drops the prefix)."""
+    return {k: v for k, v in src.items() if not k.startswith("model.mtp_layers.")}
+
+
+SRCS = {"grok-1": grok1_src, "mimo": mimo_src}
