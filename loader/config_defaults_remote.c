@@ -279,6 +279,25 @@ static const class_default solar_defaults[] = {
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
 };
 
+/* MiMoConfig's (the remote configuration_mimo.py subclasses Qwen2Config and adds
+ * num_nextn_predict_layers, default 0): Qwen2Config's defaults in transformers 4.57.1,
+ * vocab_size 151936, hidden_size 4096, intermediate_size 22016, 32 layers, 32 heads,
+ * num_key_value_heads 32 (not the heads), max_position_embeddings 32768, rms_norm_eps 1e-6,
+ * rope_theta 10000, untied. */
+static const class_default mimo_defaults[] = {
+    {"vocab_size", false, 151936},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 22016},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"max_position_embeddings", false, 32768},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+    {"tie_word_embeddings", false, 0, true},
+    {"num_nextn_predict_layers", false, 0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -314,6 +333,7 @@ static const struct {
     CLASS("minimax_m1", minimax01_defaults),
     /* the skip connections' defaults: config_solar.c */
     CLASS("solar", solar_defaults),
+    CLASS("mimo", mimo_defaults), /* MiMoConfig: a Qwen2Config */
     /* clang-format on */
 };
 

@@ -224,6 +224,9 @@ int config_teleflm_keys(json_t *v, wt_errbuf *err);
  * attention_out_bias (qkv_bias not read), hidden_act other than silu refused, the block skip
  * connections' keys checked (config_solar.c, ckpt_config_solar). */
 int config_solar_keys(json_t *v, wt_errbuf *err);
+/* MiMo (model_type mimo): hidden_act other than silu refused (WT_EUNSUPPORTED), and
+ * num_nextn_predict_layers not an integer >= 0 (WT_ECORRUPT) (config_mimo.c). */
+int config_mimo_keys(json_t *v, wt_errbuf *err);
 /* Orion (model_type orion): hidden_act other than silu, attention_bias / mlp_bias true and a
  * rope_scaling OrionConfig refuses (other than {type linear | dynamic, factor > 1}) refused
  * (config_orion.c). */

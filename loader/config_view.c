@@ -225,6 +225,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_teleflm_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "solar") == 0)
 		rv = config_solar_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "mimo") == 0)
+		rv = config_mimo_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "orion") == 0)
 		rv = config_orion_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "stablelm_epoch") == 0)

@@ -345,6 +345,9 @@ static const struct family_row families[] = {
     /* SolarForCausalLM (remote code; vLLM's solar.py): Llama's decoder, hidden_act read (silu;
      * the loader refuses others), the block skip connections (solar.c) */
     {"solar", REF_DENSE, false, 0, FAM_SOLAR},
+    /* MiMoForCausalLM (remote code; vLLM's mimo.py over qwen2.py): Qwen2's reading; the
+     * checkpoint's model.mtp_layers.* (the draft's) are not read */
+    {"mimo", REF_DENSE, false, 0, 0},
     /* OrionForCausalLM (remote code; vLLM's orion.py): Llama's decoder under Llama's names whose
      * three norms are LayerNorms with weight and bias (eps rms_norm_eps), no linear biases,
      * hidden_act read (silu; the loader refuses others) */

@@ -156,5 +156,6 @@ extern const sm_family shardmap_family_aquila; /* family_llama.c */
 /* family_llama.c: Tele-FLM */
 extern const sm_family shardmap_family_teleflm;
 extern const sm_family shardmap_family_solar; /* family_llama.c */
+extern const sm_family shardmap_family_mimo;  /* family_mimo.c */
 
 #endif

@@ -151,6 +151,7 @@ static const sm_family *const families[] = {
     &shardmap_family_aquila,
     &shardmap_family_teleflm,
     &shardmap_family_solar,
+    &shardmap_family_mimo,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

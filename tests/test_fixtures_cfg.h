@@ -413,6 +413,16 @@ static void check_solar(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "SolarForCausalLM") == 0);
 }
 
+/* MiMo: Qwen2's attention (q/k/v biases read from the tensors, none switched on), GQA 8 / 2,
+ * head_dim hid / H, untied; the MTP layer's tensors are in the checkpoint */
+static void check_mimo(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_out_bias && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 2 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "mimo") == 0 &&
+	            strcmp(cfg->architecture, "MiMoForCausalLM") == 0);
+}
+
 /* the Mamba2 mixer and its layers */
 static void check_granitemoehybrid(const ckpt_config *cfg)
 {
@@ -690,6 +700,7 @@ static const struct {
     {"teleflm", check_teleflm},
     {"falcon_rw", check_falcon_rw},
     {"solar", check_solar},
+    {"mimo", check_mimo},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -581,6 +581,16 @@ static const fam_expect fams_mm[] = {
     {"solar", 39,
      4 * (2 * 1000 * 128 + 128 + 4 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)), 128,
      8, 2, 16, 192, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* mimo: F32; embed_tokens / lm_head [1000, 128] (untied), norm, 2 layers of input /
+     * post_attention_layernorm, q_proj / o_proj [128, 128], k_proj / v_proj [32, 128], q/k/v
+     * biases [128], [32], [32], gate_proj / up_proj [192, 128], down_proj [128, 192]; the MTP
+     * layer (model.mtp_layers.0.*): 5 norms, input_proj [128, 256] and a layer's attention
+     * (with biases) and MLP: 16 tensors */
+    {"mimo", 43,
+     4 * (2 * 1000 * 128 + 128 +
+          2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 192 + 3 * 192 * 128) + 5 * 128 + 128 * 256 +
+          2 * 128 * 128 + 2 * 32 * 128 + 192 + 3 * 192 * 128),
+     128, 8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -194,7 +194,7 @@ from shard_oracle_gemma3n import gemma3n
 from shard_oracle_whisper import whisper, whisper_cfg
 from shard_oracle_clip import clip
 from shard_oracle_nemotron_h import nemotron_h
-from shard_oracle_more import CFGS, MINIMAX_ARCHS, ORACLES, OWN_FUSED, grok1_src  # InternLM2, ChatGLM, EXAONE, Qwen and later
+from shard_oracle_more import CFGS, MINIMAX_ARCHS, ORACLES, OWN_FUSED, SRCS  # InternLM2 and later
 from shard_oracle_src import (dequant_fbgemm, unstack_aria, unstack_dbrx, unstack_gpt_oss,
                               unstack_granite, unstack_llama4)
 
@@ -683,8 +683,8 @@ def check(ctl, model, T, P, quant, up_gate=False):
                    tie_word_embeddings=cfg.get("tie_word_embeddings", True))
         if cfg["model_type"] == "gpt2":  # Conv1D [in, out] transposed
             src = conv1d_gpt2(src)
-    if cfg["model_type"] == "grok-1":  # Grok-1's names read as Mixtral's (shard_oracle_more.py)
-        src = grok1_src(src)
+    if cfg["model_type"] in SRCS:  # Grok-1's names as Mixtral's, MiMo's MTP dropped (_more.py)
+        src = SRCS[cfg["model_type"]](src)
     if cfg["model_type"] == "bloom":  # BloomConfig's names; vLLM adds the transformer. prefix
         cfg = dict(cfg, hidden_size=cfg.get("n_embed", cfg.get("hidden_size", 64)),
                    num_attention_heads=cfg.get("num_attention_heads", cfg.get("n_head", 8)),

@@ -33,6 +33,11 @@ RWConfig's reading of the keys, shard_oracle_falcon_rw.py.
 MiniMaxText01ForCausalLM / MiniMaxM1ForCausalLM (the remote names vLLM's registry maps onto
 minimax_text_01.py, as MiniMaxForCausalLM): MINIMAX_ARCHS, the lightning attention's cut in
 expected() (the layer kinds come from the tensors' names, attn_type_list is not read).
+MiMoForCausalLM (vLLM's mimo.py over qwen2.py): no oracle of its own; mimo_src drops the
+multi-token-prediction layers (model.mtp_layers.*, as vLLM's WeightsMapper maps the prefix to
+None) and expected() cuts the rest as Qwen2's (q/k/v and their biases fused by heads).
+
+SRCS: model_type -> the checkpoint's tensors rewritten before expected() reads them.
 """
 import re
 
@@ -85,3 +90,11 @@ CFGS["Grok1ModelForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get(
 CFGS["BailingMoeForCausalLM"] = bailing_cfg
 ORACLES["RWForCausalLM"] = falcon_rw
 CFGS["RWForCausalLM"] = falcon_rw_cfg
+
+
+def mimo_src(src):
+    """MiMo's checkpoint tensors less its MTP layers (vLLM's MiMoForCausalLM drops the prefix)."""
+    return {k: v for k, v in src.items() if not k.startswith("model.mtp_layers.")}
+
+
+SRCS = {"grok-1": grok1_src, "mimo": mimo_src}
