@@ -149,6 +149,7 @@ static const sm_family *const families[] = {
     &shardmap_family_bailing_moe,
     &shardmap_family_xverse,
     &shardmap_family_aquila,
+    &shardmap_family_deepseek,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
