@@ -124,6 +124,27 @@ static const class_default bailing_moe_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* DeepseekConfig's (DeepSeek-MoE's remote configuration_deepseek.py, the signature
+ * DeepSeek-V2's remote DeepseekV2Config carries on without its MLA keys; the Hub's file was not
+ * read here): vocab_size 102400, hidden_size 4096, intermediate_size 11008,
+ * moe_intermediate_size 1407, 30 layers, 32 heads, num_key_value_heads 32 (whatever the heads
+ * are), first_k_dense_replace 0, max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta
+ * 10000; moe_layer_freq 1, n_routed_experts / n_shared_experts None (0) and untied are the
+ * loader's own absent values, num_experts_per_tok (None) required by config_deepseek.c. */
+static const class_default deepseek_defaults[] = {
+    {"vocab_size", false, 102400},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008},
+    {"moe_intermediate_size", false, 1407},
+    {"num_hidden_layers", false, 30},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 32},
+    {"first_k_dense_replace", false, 0},
+    {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 static const class_default orion_defaults[] = {
     {"vocab_size", false, 84608},
     {"hidden_size", false, 4096},
@@ -334,6 +355,8 @@ static const struct {
     /* the skip connections' defaults: config_solar.c */
     CLASS("solar", solar_defaults),
     CLASS("mimo", mimo_defaults), /* MiMoConfig: a Qwen2Config */
+    /* DeepSeek-MoE (DeepseekForCausalLM) */
+    CLASS("deepseek", deepseek_defaults),
     /* clang-format on */
 };
 

@@ -264,6 +264,10 @@ int config_parse_arctic(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * other than silu refused, use_qkv_bias / num_shared_experts read as attention_bias /
  * n_shared_experts (config_bailing.c). */
 int config_bailing_keys(json_t *v, wt_errbuf *err);
+/* DeepSeek-MoE (model_type deepseek): hidden_act other than silu, scoring_func other than
+ * softmax, attention_bias / tie_word_embeddings true and n_routed_experts without
+ * num_experts_per_tok refused naming the key (config_deepseek.c). */
+int config_deepseek_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

@@ -241,6 +241,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_bailing_keys(v, err);
 	if (rv == WT_OK && fill && config_is_minimax01(mt))
 		rv = config_minimax01_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "deepseek") == 0)
+		rv = config_deepseek_keys(v, err);
 	if (rv == WT_OK && fill)
 		rv = fill_class_defaults(v, mt, err);
 	if (rv == WT_OK && longcat)

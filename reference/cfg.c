@@ -142,7 +142,7 @@ static int parse_deepseek(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	c->routed_scale = real_or(&f[F_ROUTED_SCALE], 1.0);
 	/* DeepSeek-V2's scoring and top-k method: cfg_fam.c */
 	/* Dots1TopkRouter reads no scoring_func: always the sigmoid */
-	if (!c->ds_v2 && !c->dots1 && f[F_SCORING].present &&
+	if (!c->ds_v2 && !c->dots1 && !c->ds_moe && f[F_SCORING].present &&
 	    strcmp(f[F_SCORING].s, "sigmoid") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: scoring_func '%s'; the reference has 'sigmoid'",

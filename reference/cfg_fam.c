@@ -377,6 +377,30 @@ static int parse_dots1(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf 
 	return rv == WT_OK ? rope_scaling(root, f, "Dots1ForCausalLM", c, err) : rv;
 }
 
+/* DeepSeek-MoE (DeepseekConfig; vLLM's deepseek_v2.py, DeepseekAttention): Llama's attention
+ * (no biases, rotate-half RoPE over the whole head, rope_scaling as Llama's), rms_norm_eps 1e-6;
+ * V2's MoE (cfg.c parse_deepseek, mla.c ref_route_ds): softmax over mlp.gate, top
+ * num_experts_per_tok, renormalised when norm_topk_prob (default false), times
+ * routed_scaling_factor (vLLM's absent value 1.0), every moe_layer_freq-th layer from
+ * first_k_dense_replace on, n_shared_experts shared experts added ungated. */
+static int parse_deepseek_moe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
+	if (rv != WT_OK)
+		return rv;
+	if (f[P_SCORING].present && strcmp(f[P_SCORING].s, "softmax") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: scoring_func '%s'; DeepSeek-MoE routes with 'softmax'",
+		    f[P_SCORING].s);
+	c->rot_dim = 0;
+	c->eps = f[P_RMS_EPS].present ? f[P_RMS_EPS].r : 1e-6;
+	c->qk_norm = false;
+	c->norm_topk = f[P_NORM_TOPK].present && f[P_NORM_TOPK].b;
+	c->rope_interleave = false;
+	return rope_scaling(root, f, "DeepseekForCausalLM", c, err);
+}
+
 static int parse_olmo2(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
 	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
@@ -531,6 +555,8 @@ int ref_cfg_fam(ref_cfg *c, const char *family, const char *json, size_t len, wt
 		rv = parse_bamba(f, root, c, err);
 	else if (c->dots1)
 		rv = parse_dots1(f, root, c, err);
+	else if (c->ds_moe)
+		rv = parse_deepseek_moe(f, root, c, err);
 	else if (c->glm4_moe)
 		rv = parse_glm4_moe(f, root, c, err);
 	else if (c->glm != 0)

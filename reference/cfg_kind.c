@@ -85,7 +85,8 @@ enum {
 	FAM_GROK1,
 	FAM_BAILING,
 	FAM_TELEFLM,
-	FAM_SOLAR
+	FAM_SOLAR,
+	FAM_DEEPSEEK_MOE
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -281,6 +282,9 @@ static const struct family_row families[] = {
     /* BailingMoeForCausalLM (remote code; vLLM's bailing_moe.py): Llama's decoder with Phi-3's
      * qkv_proj, Qwen2-MoE's routing in every layer, shared experts ungated (bailing.c) */
     {"bailing_moe", REF_QWEN2_MOE, false, 0, FAM_BAILING},
+    /* DeepseekForCausalLM (remote code; vLLM's deepseek_v2.py with DeepseekAttention):
+     * GLM-4.5's reading (Llama's attention over DeepSeek's MoE) with V2's softmax router */
+    {"deepseek", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_MOE},
     /* LlavaForConditionalGeneration: its Llama / Mistral language model, on text
      * tokens */
     {"llava", REF_DENSE, false, 0, 0},
@@ -531,7 +535,8 @@ static void moe_switches(ref_cfg *c, const struct family_row *r)
 	c->gpt_oss = r->fam == FAM_GPT_OSS;
 	c->llama4 = r->fam == FAM_LLAMA4;
 	c->dots1 = r->fam == FAM_DOTS1;
-	c->glm4_moe = r->fam == FAM_GLM4_MOE || c->dots1;
+	c->ds_moe = r->fam == FAM_DEEPSEEK_MOE;
+	c->glm4_moe = r->fam == FAM_GLM4_MOE || c->dots1 || c->ds_moe;
 	c->q3n = r->fam == FAM_QWEN3_NEXT;
 	c->cohere = r->fam == FAM_COHERE ? 1 : r->fam == FAM_COHERE2 ? 2 : 0;
 	if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */

@@ -171,10 +171,12 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 {
 	int64_t E = c->E, G = c->n_group, gs = E / G;
 	float sc[REF_MAX_EXPERTS], ch[REF_MAX_EXPERTS], gscore[REF_MAX_EXPERTS]; /* G <= E */
-	if (c->ds_v2 || c->ernie) /* ERNIE 4.5: softmax, chosen with the correction bias */
+	/* ERNIE 4.5: softmax, chosen with the correction bias; DeepSeek-MoE: V2's */
+	const bool soft = c->ds_v2 || c->ernie || c->ds_moe;
+	if (soft)
 		ref_softmax(sc, logits, E);
 	for (int64_t e = 0; e < E; e++) {
-		if (!c->ds_v2 && !c->ernie)
+		if (!soft)
 			sc[e] = 1.0f / (1.0f + expf(-logits[e]));
 		ch[e] = sc[e] + (bias ? bias[e] : 0.0f);
 	}
@@ -190,7 +192,7 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 				b2 = ch[e];
 			}
 		}
-		gscore[g] = gs > 1 && !c->ds_v2 ? b1 + b2 : b1;
+		gscore[g] = gs > 1 && !c->ds_v2 && !c->ds_moe ? b1 + b2 : b1;
 	}
 	ref_eset keep = {0}; /* the topk_group best groups */
 	for (int64_t k = 0; k < c->topk_group; k++) {

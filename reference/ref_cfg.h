@@ -205,8 +205,11 @@ typedef struct ref_cfg {
 	 * Llama's attention instead of MLA: q/k/v biases, per-head q_norm / k_norm
 	 * (qk_norm: use_qk_norm), rotate-half RoPE on the first rot_dim dims. dots.llm1
 	 * (Dots1ForCausalLM) sets it too, with dots1: q/k norms on every layer, RoPE on the
-	 * whole head, o_proj's bias with attention_bias, norm_topk_prob default false */
-	bool glm4_moe, dots1;
+	 * whole head, o_proj's bias with attention_bias, norm_topk_prob default false.
+	 * DeepSeek-MoE (DeepseekForCausalLM) sets it too, with ds_moe: no q/k norms, RoPE on the
+	 * whole head, V2's softmax router (no correction bias; a group scored by its best),
+	 * norm_topk_prob default false, dense layers off moe_layer_freq (cfg_fam.c) */
+	bool glm4_moe, dots1, ds_moe;
 	/* local_masked (dots.llm1, SmolLM3): layer i is a sliding-window layer (window) exactly
 	 * when bit i of local_mask is set (REF_L4_MAX_LAYERS bits), instead of window_pattern's
 	 * rule */

@@ -157,5 +157,7 @@ extern const sm_family shardmap_family_aquila; /* family_llama.c */
 extern const sm_family shardmap_family_teleflm;
 extern const sm_family shardmap_family_solar; /* family_llama.c */
 extern const sm_family shardmap_family_mimo;  /* family_mimo.c */
+/* family_deepseek.c */
+extern const sm_family shardmap_family_deepseek;
 
 #endif

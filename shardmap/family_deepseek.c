@@ -5,7 +5,8 @@
  * gate.e_score_correction_bias, and no MTP layers (a layer past the config is
  * an error there, as for the other families). GLM-4.5 / 4.6 (Glm4MoeForCausalLM):
  * V3's MoE rows and MTP drop under Llama's attention. dots.llm1 (Dots1ForCausalLM): V3's
- * MoE rows under Qwen3's attention, no MTP.
+ * MoE rows under Qwen3's attention, no MTP. DeepSeek-MoE (DeepseekForCausalLM, model_type
+ * deepseek): V2's MoE rows under Llama's attention, no MTP.
  */
 #include <inttypes.h>
 
@@ -53,6 +54,20 @@ static const sm_rule dots1_rules[] = {
     DEEPSEEK_RULES_MOE,     SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
 };
 
+/* DeepSeek-MoE (DeepseekForCausalLM, model_type deepseek: deepseek-ai/deepseek-moe-16b-base,
+ * -chat; remote code), cut as vLLM's deepseek_v2.py loads it (its DeepseekForCausalLM is
+ * DeepseekV2ForCausalLM, whose layers take DeepseekAttention for model_type deepseek):
+ * q_proj / k_proj / v_proj fused by heads into qkv_proj (QKVParallelLinear without bias: a bias
+ * tensor is unknown, attention_bias true refused by the loader), o_proj by columns; V2's MoE
+ * rows: the dense MLP below first_k_dense_replace and off moe_layer_freq, router mlp.gate
+ * replicated, routed experts stacked, n_shared_experts shared experts merged. */
+static const sm_rule deepseek_moe_rules[] = {
+    SM_RULES_TOP,
+    SM_RULES_LNORM,
+    SM_RULES_ATTN_SWITCHED,
+    DEEPSEEK_RULES_MOE,
+};
+
 /* MoE from first_k_dense_replace on, every moe_layer_freq-th layer. */
 static bool deepseek_moe(const ckpt_config *cfg, int64_t i)
 {
@@ -92,10 +107,19 @@ static int dots1_check(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* vLLM's DeepseekAttention builds its heads hidden_size / num_attention_heads wide whatever
+ * head_dim says (DeepseekConfig has no head_dim). */
+static int deepseek_moe_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads", "head_dim",
+	                                    err);
+}
+
 static const char *const deepseek_archs[] = {"DeepseekV3ForCausalLM", NULL};
 static const char *const glm4_moe_archs[] = {"Glm4MoeForCausalLM", NULL};
 static const char *const deepseek_v2_archs[] = {"DeepseekV2ForCausalLM", NULL};
 static const char *const dots1_archs[] = {"Dots1ForCausalLM", NULL};
+static const char *const deepseek_moe_archs[] = {"DeepseekForCausalLM", NULL};
 
 const sm_family shardmap_family_deepseek_v3 = {
     "deepseek_v3", deepseek_archs, deepseek_rules, SM_NRULES(deepseek_rules),
@@ -124,4 +148,17 @@ const sm_family shardmap_family_dots1 = {
     .layer_prefix = "model.layers.",
     .check = dots1_check,
     .moe_keys = "first_k_dense_replace",
+};
+/* DeepSeek-MoE has no MTP layer (DeepseekConfig has no num_nextn_predict_layers): a layer past
+ * num_hidden_layers is an error. DeepseekConfig unties (the loader refuses a tie: vLLM's head
+ * is always lm_head.weight). */
+const sm_family shardmap_family_deepseek = {
+    .name = "deepseek",
+    .archs = deepseek_moe_archs,
+    .rules = deepseek_moe_rules,
+    .n_rules = SM_NRULES(deepseek_moe_rules),
+    .layer_is_moe = deepseek_moe,
+    .layer_prefix = "model.layers.",
+    .check = deepseek_moe_check,
+    .moe_keys = "first_k_dense_replace, moe_layer_freq",
 };

@@ -152,6 +152,7 @@ static const sm_family *const families[] = {
     &shardmap_family_teleflm,
     &shardmap_family_solar,
     &shardmap_family_mimo,
+    &shardmap_family_deepseek,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

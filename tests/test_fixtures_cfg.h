@@ -384,6 +384,18 @@ static void check_stablelm_epoch(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "StableLMEpochForCausalLM") == 0);
 }
 
+/* DeepSeek-MoE: layer 0 dense (first_k_dense_replace 1), then MoE every layer (moe_layer_freq 1)
+ * with two shared experts, no attention bias, MHA, untied */
+static void check_deepseek_moe(const ckpt_config *cfg)
+{
+	assert_true(cfg->n_shared_experts == 2 && cfg->first_k_dense_replace == 1 &&
+	            cfg->moe_layer_freq == 1 && cfg->num_experts == 8 &&
+	            cfg->moe_intermediate_size == 64 && !cfg->attention_bias &&
+	            cfg->num_key_value_heads == 8 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "deepseek") == 0 &&
+	            strcmp(cfg->architecture, "DeepseekForCausalLM") == 0);
+}
+
 /* Aquila: no bias key (no attention / o_proj bias), GQA 8 / 2, head_dim hid / H, untied */
 static void check_aquila(const ckpt_config *cfg)
 {
@@ -701,6 +713,7 @@ static const struct {
     {"falcon_rw", check_falcon_rw},
     {"solar", check_solar},
     {"mimo", check_mimo},
+    {"deepseek_moe", check_deepseek_moe},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -591,6 +591,14 @@ static const fam_expect fams_mm[] = {
           2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 192 + 3 * 192 * 128) + 5 * 128 + 128 * 256 +
           2 * 128 * 128 + 2 * 32 * 128 + 192 + 3 * 192 * 128),
      128, 8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* deepseek_moe: BF16; embed_tokens / lm_head [1000, 128] (untied), norm; layer 0: input /
+     * post_attention_layernorm, q/k/v/o_proj [128, 128], gate_proj / up_proj [256, 128],
+     * down_proj [128, 256]; layers 1, 2: the norms and attention, router [8, 128], 8 experts of
+     * 3 x 64x128, two shared experts as one MLP of 3 x 128x128 */
+    {"deepseek_moe", 80,
+     2 * (2 * 1000 * 128 + 128 + (2 * 128 + 4 * 128 * 128 + 3 * 256 * 128) +
+          2 * (2 * 128 + 4 * 128 * 128 + 8 * 128 + 8 * 3 * 64 * 128 + 3 * 128 * 128)),
+     128, 8, 8, 16, 256, 1000, 3, 0, 8, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

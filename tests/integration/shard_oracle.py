@@ -468,7 +468,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
             continue
         m = re.match(r"(.*)\.(q|k|v)_proj\.(weight|bias)$", name) or \
             re.match(r"(.*)\.(query|key|value)\.(weight|bias)$", name)
-        if m and not re.search(r"q_b_proj|kv_b_proj", name) and not (arch.startswith("Deepseek")):
+        if m and not re.search(r"q_b_proj|kv_b_proj", name) and not (arch.startswith("DeepseekV")):
             continue  # handled below as a group
         m = re.match(r"(.*experts)\.(\d+)\.(gate_proj|up_proj|down_proj)\.bias$", name)
         if m:  # GPT-OSS expert biases: w13_bias rows as w13's, w2_bias whole per expert
@@ -554,7 +554,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if re.search(r"(o_proj|down_proj|mlp\.c_proj|attention\.output\.dense|\.output\.dense|shared_mlp\.output_linear)\.weight$", name) and ".mlp.experts." not in name:
             add(name, pieces_cols(name, r * cols // T, cols // T)); continue
         if re.search(r"(q_b_proj|kv_b_proj|intermediate\.dense|mlp\.c_fc)\.(weight|bias)$", name) or \
-           (arch.startswith("Deepseek") and name.endswith("self_attn.q_proj.weight")):
+           (arch.startswith("DeepseekV") and name.endswith("self_attn.q_proj.weight")):
             add(name, pieces_rows(name, r * rows // T, rows // T)); continue
         if arch == "MiniMaxM2ForCausalLM" and re.search(r"self_attn\.[qk]_norm\.weight$", name):
             q = ".q_norm." in name  # [H*d] / [KV*d]: the rank's q heads' / k_proj heads' channels
@@ -580,7 +580,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         mtp = re.match(r"model\.layers\.(\d+)\.", name)
         if mtp and arch.startswith(MTP_ARCHS) and int(mtp.group(1)) >= L: continue
         if ernie_mtp(arch, name): continue
-        if m and not arch.startswith(("Deepseek", "Zamba2", "Whisper", "CLIPModel",
+        if m and not arch.startswith(("DeepseekV", "Zamba2", "Whisper", "CLIPModel",
                                                "SiglipModel")) and \
                 not name.startswith(("vision_tower.", "vision_model.", "audio_tower.",
                                      "multi_modal_projector.")):
