@@ -576,7 +576,9 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_persimmon_eps(root, c->qk_layernorm, err);
 	if (rv == WT_OK)
 		rv = config_get_bool(root, "attention_bias", false, &c->attention_bias, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "stablelm") == 0) {
+	if (rv == WT_OK && c->model_type != NULL &&
+	    (strcmp(c->model_type, "stablelm") == 0 ||
+	     strcmp(c->model_type, "stablelm_epoch") == 0)) {
 		rv = config_get_bool(root, "qk_layernorm", false, &c->qk_layernorm, err);
 		if (rv == WT_OK)
 			rv = config_get_bool(root, "use_parallel_residual", false,

@@ -220,6 +220,10 @@ int config_xverse_keys(json_t *v, wt_errbuf *err);
  * rope_scaling OrionConfig refuses (other than {type linear | dynamic, factor > 1}) refused
  * (config_orion.c). */
 int config_orion_keys(json_t *v, wt_errbuf *err);
+/* StableLM Epoch (model_type stablelm_epoch, StableLMEpochForCausalLM): rope_pct laid onto
+ * partial_rotary_factor and norm_eps onto layer_norm_eps (vLLM's stablelm.py reads the old
+ * names first); the keys StableLMEpochConfig would default required (config_stablelm_epoch.c). */
+int config_stablelm_epoch_keys(json_t *v, wt_errbuf *err);
 /* TeleChat2 (model_type telechat): Telechat2Config's n_layer / n_head / ffn_hidden_size /
  * layer_norm_epsilon laid over the Llama names config.json leaves out, n_embed over hidden_size,
  * a null num_key_value_heads removed, hidden_act laid to silu (vLLM forces it);

@@ -221,6 +221,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_xverse_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "orion") == 0)
 		rv = config_orion_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "stablelm_epoch") == 0)
+		rv = config_stablelm_epoch_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "telechat") == 0)
 		rv = config_telechat2_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "jais") == 0)
@@ -267,7 +269,9 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	bool overlay = json_is_object(tc);
 	const char *mt = lm_class(root, tc, overlay);
 	size_t nd = 0;
-	bool fill = config_class_defaults(mt, &nd) != NULL;
+	/* StableLM Epoch has no defaults table (config_stablelm_epoch.c) but its own keys */
+	bool fill = config_class_defaults(mt, &nd) != NULL ||
+	            (mt != NULL && strcmp(mt, "stablelm_epoch") == 0);
 	if (!overlay && !fill) {
 		*out = json_incref(root);
 		return WT_OK;

@@ -11,6 +11,9 @@
  * q_layernorm / k_layernorm: use_parallel_residual true and qk_layernorm true (stablelm-2-12b)
  * are refused at plan time.
  *
+ * StableLM Epoch (StableLMEpochForCausalLM, model_type stablelm_epoch, remote code) is the
+ * same model under the remote config's key names: vLLM's registry maps it onto stablelm.py.
+ *
  * Orion (OrionForCausalLM, model_type orion: OrionStarAI/Orion-14B-Base, -Chat, -LongChat; remote
  * code), cut as vLLM's orion.py loads it, reads StableLM's table: the same names, cuts and
  * LayerNorm norms with biases (OrionDecoderLayer's and OrionModel's nn.LayerNorm, eps
@@ -64,9 +67,16 @@ static int stablelm_check(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-static const char *const stablelm_archs[] = {"StableLmForCausalLM", NULL};
+/* StableLMEpochForCausalLM (model_type stablelm_epoch, remote code: stablelm-3b-4e1t,
+ * stablelm-zephyr-3b, stable-code-3b, stablelm-2-1_6b's early revisions): vLLM's registry maps
+ * it onto the same StablelmForCausalLM, so it reads this table; the loader lays its rope_pct /
+ * norm_eps onto partial_rotary_factor / layer_norm_eps and reads its use_qkv_bias
+ * (loader/config_stablelm_epoch.c). */
+static const char *const stablelm_archs[] = {"StableLmForCausalLM", "StableLMEpochForCausalLM",
+                                             NULL};
 
-/* StableLmConfig unties by default (tie_word_embeddings=False) */
+/* StableLmConfig unties by default (tie_word_embeddings=False); StableLMEpochConfig's configs
+ * give the key (the loader requires it) */
 const sm_family shardmap_family_stablelm = {
     .name = "stablelm",
     .archs = stablelm_archs,

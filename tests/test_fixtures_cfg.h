@@ -373,6 +373,17 @@ static void check_xverse(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "XverseForCausalLM") == 0);
 }
 
+/* StableLM Epoch: use_qkv_bias read into attention_bias, rope_pct onto partial_rotary_factor,
+ * GQA 8 / 4, untied */
+static void check_stablelm_epoch(const ckpt_config *cfg)
+{
+	assert_true(cfg->attention_bias && !cfg->qk_layernorm && !cfg->use_parallel_residual &&
+	            cfg->num_key_value_heads == 4 && cfg->head_dim == 16 &&
+	            !cfg->tie_word_embeddings && cfg->partial_rotary_factor == 0.5 &&
+	            strcmp(cfg->model_type, "stablelm_epoch") == 0 &&
+	            strcmp(cfg->architecture, "StableLMEpochForCausalLM") == 0);
+}
+
 /* Aquila: no bias key (no attention / o_proj bias), GQA 8 / 2, head_dim hid / H, untied */
 static void check_aquila(const ckpt_config *cfg)
 {
@@ -634,6 +645,7 @@ static const struct {
     {"bailing_moe", check_bailing_moe},
     {"xverse", check_xverse},
     {"aquila", check_aquila},
+    {"stablelm_epoch", check_stablelm_epoch},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

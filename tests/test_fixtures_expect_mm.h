@@ -558,6 +558,14 @@ static const fam_expect fams_mm[] = {
     {"aquila", 21,
      4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)), 128,
      8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* stablelm_epoch: F32; embed_tokens / lm_head [1000, 128] (untied), model.norm weight and
+     * bias, 2 layers of input / post_attention_layernorm weights and biases, q_proj / o_proj
+     * [128, 128], k_proj / v_proj [64, 128], q/k/v biases [128] / [64] / [64], gate_proj /
+     * up_proj [192, 128], down_proj [128, 192] */
+    {"stablelm_epoch", 32,
+     4 * (2 * 1000 * 128 + 2 * 128 +
+          2 * (4 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 128 + 2 * 64 + 3 * 192 * 128)),
+     128, 8, 4, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 
