@@ -384,6 +384,16 @@ static void check_stablelm_epoch(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "StableLMEpochForCausalLM") == 0);
 }
 
+/* TeleChat (TeleChatForCausalLM): TelechatConfig's n_head / n_layer / ffn_hidden_size read as
+ * TeleChat2's, MHA, tied (no tie_word_embeddings key) */
+static void check_telechat(const ckpt_config *cfg)
+{
+	assert_true(cfg->num_attention_heads == 8 && cfg->num_key_value_heads == 8 &&
+	            cfg->num_hidden_layers == 2 && cfg->intermediate_size == 192 &&
+	            !cfg->tie_given && strcmp(cfg->model_type, "telechat") == 0 &&
+	            strcmp(cfg->architecture, "TeleChatForCausalLM") == 0);
+}
+
 /* Aquila: no bias key (no attention / o_proj bias), GQA 8 / 2, head_dim hid / H, untied */
 static void check_aquila(const ckpt_config *cfg)
 {
@@ -646,6 +656,7 @@ static const struct {
     {"xverse", check_xverse},
     {"aquila", check_aquila},
     {"stablelm_epoch", check_stablelm_epoch},
+    {"telechat", check_telechat},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

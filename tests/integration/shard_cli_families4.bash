@@ -20,3 +20,16 @@ grep -q "lm_head.weight_scale\|o_proj.bias" "$T/plan" &&
 	fail "stablelm_epoch: an o_proj bias or a quantized lm_head: $(cat "$T/plan")"
 refused_edit stablelm_epoch '/"rope_pct"/d' "rope_pct"
 refused_edit stablelm_epoch 's/"use_qkv_bias": true/"use_qkv_bias": false/' "use_qkv_bias is false"
+
+# TeleChat (TeleChatForCausalLM, the first generation): TeleChat2's cut under Llama's runtime names
+# (TP 4: 2 heads' query rows and their de-interleaved k / v rows), the dense and down_proj biases
+# whole and unquantized, tied (no lm_head); TeleChat2's refusals (embed_layernorm true)
+"$CTL" plan --model-dir "$T/telechat" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan telechat"
+plan_has telechat "model.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.self_attn.o_proj.bias *F32 *\[128\]" \
+	"model.layers.1.mlp.down_proj.bias *F32 *\[128\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]"
+grep -q "^ *lm_head\.\|^ *transformer\.\|key_value" "$T/plan" &&
+	fail "telechat: lm_head or a checkpoint name served: $(cat "$T/plan")"
+refused_edit telechat 's/"embed_layernorm": false/"embed_layernorm": true/' "embed_layernorm"
