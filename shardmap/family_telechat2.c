@@ -76,7 +76,12 @@ static int telechat2_check(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-static const char *const telechat2_archs[] = {"TeleChat2ForCausalLM", NULL};
+/* TeleChatForCausalLM (the first generation: Tele-AI/telechat-7B, TeleChat-12B, TeleChat-52B,
+ * model_type telechat too): vLLM's registry maps it onto the same TeleChat2ForCausalLM, and its
+ * checkpoints hold the same names, biases (dense and down_proj only) and per-head key_value
+ * interleave (the remote modeling_telechat.py views key_value as [KV, 2*d] and splits each
+ * head's row in two), so it reads this table. */
+static const char *const telechat2_archs[] = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", NULL};
 
 const sm_family shardmap_family_telechat2 = {
     .name = "telechat2",

@@ -396,6 +396,16 @@ static void check_deepseek_moe(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "DeepseekForCausalLM") == 0);
 }
 
+/* TeleChat (TeleChatForCausalLM): TelechatConfig's n_head / n_layer / ffn_hidden_size read as
+ * TeleChat2's, MHA, tied (no tie_word_embeddings key) */
+static void check_telechat(const ckpt_config *cfg)
+{
+	assert_true(cfg->num_attention_heads == 8 && cfg->num_key_value_heads == 8 &&
+	            cfg->num_hidden_layers == 2 && cfg->intermediate_size == 192 &&
+	            !cfg->tie_given && strcmp(cfg->model_type, "telechat") == 0 &&
+	            strcmp(cfg->architecture, "TeleChatForCausalLM") == 0);
+}
+
 /* Aquila: no bias key (no attention / o_proj bias), GQA 8 / 2, head_dim hid / H, untied */
 static void check_aquila(const ckpt_config *cfg)
 {
@@ -714,6 +724,7 @@ static const struct {
     {"solar", check_solar},
     {"mimo", check_mimo},
     {"deepseek_moe", check_deepseek_moe},
+    {"telechat", check_telechat},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

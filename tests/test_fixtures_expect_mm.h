@@ -599,6 +599,13 @@ static const fam_expect fams_mm[] = {
      2 * (2 * 1000 * 128 + 128 + (2 * 128 + 4 * 128 * 128 + 3 * 256 * 128) +
           2 * (2 * 128 + 4 * 128 * 128 + 8 * 128 + 8 * 3 * 64 * 128 + 3 * 128 * 128)),
      128, 8, 8, 16, 256, 1000, 3, 0, 8, 64, CKPT_QUANT_NONE, 1},
+    /* telechat: F32; transformer.word_embeddings [1000, 128] (tied: no lm_head), ln_f, 2 layers of
+     * input / post_attention_layernorm, query [128, 128], key_value [256, 128], dense [128, 128]
+     * with its bias, gate_proj / up_proj [192, 128], down_proj [128, 192] with its bias */
+    {"telechat", 22,
+     4 * (1000 * 128 + 128 +
+          2 * (2 * 128 + 128 * 128 + 256 * 128 + 128 * 128 + 128 + 3 * 192 * 128 + 128)),
+     128, 8, 8, 16, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

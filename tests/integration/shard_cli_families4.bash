@@ -131,3 +131,16 @@ refused_edit deepseek_moe 's/"attention_bias": false/"attention_bias": true/' "a
 refused_edit deepseek_moe 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
 	"tie_word_embeddings"
 refused_edit deepseek_moe 's/"scoring_func": "softmax"/"scoring_func": "sigmoid"/' "scoring_func"
+
+# TeleChat (TeleChatForCausalLM, the first generation): TeleChat2's cut under Llama's runtime names
+# (TP 4: 2 heads' query rows and their de-interleaved k / v rows), the dense and down_proj biases
+# whole and unquantized, tied (no lm_head); TeleChat2's refusals (embed_layernorm true)
+"$CTL" plan --model-dir "$T/telechat" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan telechat"
+plan_has telechat "model.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.self_attn.o_proj.bias *F32 *\[128\]" \
+	"model.layers.1.mlp.down_proj.bias *F32 *\[128\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]"
+grep -q "^ *lm_head\.\|^ *transformer\.\|key_value" "$T/plan" &&
+	fail "telechat: lm_head or a checkpoint name served: $(cat "$T/plan")"
+refused_edit telechat 's/"embed_layernorm": false/"embed_layernorm": true/' "embed_layernorm"

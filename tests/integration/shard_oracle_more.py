@@ -17,7 +17,7 @@ Lfm2MoeForCausalLM (vLLM's lfm2_moe.py): LFM2's cut (shard_oracle_mix.py lfm2, e
 gate.e_score_correction_bias) and expected()'s stacked experts w1 / w3 / w2, tied by
 tie_embedding first (Lfm2MoeConfig), true by default.
 TeleChat2ForCausalLM (vLLM's telechat2.py, key_value interleaved per kv head, Llama's runtime
-names): shard_oracle_telechat2.py.
+names): shard_oracle_telechat2.py; TeleChatForCausalLM (the first generation) the same.
 JAISLMHeadModel (vLLM's jais.py, GPT-2's cut on the transposed Conv1D weights with mlp.c_fc2):
 shard_oracle_jais.py.
 ArcticForCausalLM (vLLM's arctic.py, the ArcticMLPs' w13 / w2 and ArcticMoE's ws / w2s):
@@ -56,9 +56,11 @@ ORACLES = {"InternLM2ForCausalLM": internlm2, "ExaoneForCausalLM": exaone, "QWen
 ORACLES.update({a: chatglm for a in CHATGLM_ARCHS})
 ORACLES["MiniCPMForCausalLM"] = minicpm
 ORACLES["TeleChat2ForCausalLM"] = telechat2
+# TeleChat's first generation: vLLM's registry maps TeleChatForCausalLM onto telechat2.py
+ORACLES["TeleChatForCausalLM"] = telechat2
 # the oracles that lay out their fused q/k/v and gate/up themselves: expected()'s fused pass (by
 # .query / .gate_proj names) skips them
-OWN_FUSED = {"TeleChat2ForCausalLM"}
+OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM"}
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
 ORACLES["BailingMoeForCausalLM"] = bailing
@@ -68,7 +70,7 @@ MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1For
 CFGS = {"ExaoneForCausalLM": exaone_cfg, "MiniCPMForCausalLM": minicpm_cfg}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
 CFGS["MiniCPM3ForCausalLM"] = CFGS["MiniCPMForCausalLM"]
-CFGS["TeleChat2ForCausalLM"] = telechat2_cfg
+CFGS["TeleChat2ForCausalLM"] = CFGS["TeleChatForCausalLM"] = telechat2_cfg
 CFGS["Lfm2MoeForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get("tie_embedding", c.get(
     "tie_word_embeddings", True)))
 CFGS["JAISLMHeadModel"] = jais_cfg
