@@ -48,12 +48,7 @@ static int setup(void **state)
 static void test_falcon_pass(void **state)
 {
 	(void)state;
-	expect_pass("falcon", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("falcon", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("falcon", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("falcon", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("falcon", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("falcon", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("falcon", true);
 	expect_pass("falcon", 2, 1, WT_QUANT_FP8_BLOCK, 0);
 	expect_pass("falcon_alibi", 2, 1, WT_QUANT_NONE, 0);
 	expect_pass("falcon_alibi", 4, 1, WT_QUANT_NONE, 0);

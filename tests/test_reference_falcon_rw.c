@@ -43,12 +43,7 @@ static int setup(void **state)
 static void test_rw_pass(void **state)
 {
 	(void)state;
-	expect_pass("falcon_rw", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("falcon_rw", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("falcon_rw", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("falcon_rw", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("falcon_rw", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("falcon_rw", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("falcon_rw", true);
 }
 
 /* (row, column, transformers 4.57.1 logit), tokens g_tokens: FalconForCausalLM with

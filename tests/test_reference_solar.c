@@ -41,12 +41,7 @@ static int setup(void **state)
 static void test_solar_pass(void **state)
 {
 	(void)state;
-	expect_pass("solar", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("solar", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("solar", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("solar", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("solar", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("solar", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("solar", true);
 }
 
 /* (token, column, value), tokens g_tokens: LlamaForCausalLM.from_pretrained of the fixture

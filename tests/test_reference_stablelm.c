@@ -40,12 +40,7 @@ static int setup(void **state)
 static void test_stablelm_pass(void **state)
 {
 	(void)state;
-	expect_pass("stablelm", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("stablelm", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("stablelm", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("stablelm", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("stablelm", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("stablelm", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("stablelm", true);
 	expect_pass("stablelm", 2, 1, WT_QUANT_FP8_BLOCK, 0);
 }
 

@@ -40,12 +40,7 @@ static int setup(void **state)
 static void test_epoch_pass(void **state)
 {
 	(void)state;
-	expect_pass("stablelm_epoch", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("stablelm_epoch", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("stablelm_epoch", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("stablelm_epoch", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("stablelm_epoch", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("stablelm_epoch", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("stablelm_epoch", true);
 }
 
 /* (token, column, transformers 4.57.1 value), tokens g_tokens: StableLmForCausalLM.from_pretrained

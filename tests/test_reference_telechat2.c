@@ -40,12 +40,7 @@ static int setup(void **state)
 static void test_telechat2_pass(void **state)
 {
 	(void)state;
-	expect_pass("telechat2", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("telechat2", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("telechat2", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("telechat2", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("telechat2", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("telechat2", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("telechat2", true);
 }
 
 /* (token, column, transformers 4.57.1 value), tokens g_tokens: LlamaForCausalLM.from_pretrained

@@ -41,12 +41,7 @@ static int setup(void **state)
 static void test_teleflm_pass(void **state)
 {
 	(void)state;
-	expect_pass("teleflm", 1, 1, WT_QUANT_NONE, 0);
-	expect_pass("teleflm", 2, 1, WT_QUANT_NONE, 0);
-	expect_pass("teleflm", 4, 1, WT_QUANT_NONE, 0);
-	expect_pass("teleflm", 8, 1, WT_QUANT_NONE, 0);
-	expect_pass("teleflm", 2, 1, WT_QUANT_INT8_CHANNEL, 0);
-	expect_pass("teleflm", 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+	expect_pass_tp("teleflm", true);
 }
 
 /* (token, column, value), tokens g_tokens: transformers 4.57.1's LlamaForCausalLM.from_pretrained

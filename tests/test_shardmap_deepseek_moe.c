@@ -177,23 +177,13 @@ static void test_deepseek_moe_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_ds(3, 1, 8, 2), DS_OK, &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, ds_keep, sizeof(ds_keep) / sizeof(ds_keep[0]),
-		               ds_quant, sizeof(ds_quant) / sizeof(ds_quant[0]));
+	fx_open_quant(&f, tm_ds(3, 1, 8, 2), DS_OK, 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(ds_keep), FX_N(ds_quant));
 	fx_cols_int8_is(&f, 1, 2, OP, HID, HID);
 	shp(&f, 1, W13 "_scale", 3, NE, IE, 1);
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_ds(3, 1, 8, 2), DS_OK, &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, ds_keep, sizeof(ds_keep) / sizeof(ds_keep[0]),
-		                  ds_quant, sizeof(ds_quant) / sizeof(ds_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_ds(3, 1, 8, 2), DS_OK, 4, WT_QUANT_FP8_CHANNEL, WT_BF16, FX_N(ds_keep),
+	              FX_N(ds_quant));
 	fx_close(&f);
 }
 

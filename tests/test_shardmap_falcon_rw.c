@@ -124,23 +124,13 @@ static void test_rw_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_falcon(K_NDA, 0), RW40, &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, rw_keep, sizeof(rw_keep) / sizeof(rw_keep[0]),
-		               rw_quant, sizeof(rw_quant) / sizeof(rw_quant[0]));
+	fx_open_quant(&f, tm_falcon(K_NDA, 0), RW40, 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(rw_keep), FX_N(rw_quant));
 	fx_cols_int8_is(&f, 1, 2, DENSE, HID, HID);
 	fx_cols_int8_is(&f, 0, 2, L1 "mlp.dense_4h_to_h.weight", HID, I4);
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_falcon(K_NDA, 0), RW40, &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, rw_keep, sizeof(rw_keep) / sizeof(rw_keep[0]),
-		                  rw_quant, sizeof(rw_quant) / sizeof(rw_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_falcon(K_NDA, 0), RW40, 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(rw_keep), FX_N(rw_quant));
 	fx_close(&f);
 }
 

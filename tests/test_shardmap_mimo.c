@@ -159,22 +159,12 @@ static void test_mimo_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_mimo(8, 1, 0, 1), MI_REL(""), &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, mi_keep, sizeof(mi_keep) / sizeof(mi_keep[0]),
-		               mi_quant, sizeof(mi_quant) / sizeof(mi_quant[0]));
+	fx_open_quant(&f, tm_mimo(8, 1, 0, 1), MI_REL(""), 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(mi_keep), FX_N(mi_quant));
 	fx_qkv_int8_is(&f, 1, 2, QKV, QP, KP, VP, 8, 8, HD, HID);
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_mimo(8, 1, 0, 1), MI_REL(""), &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, mi_keep, sizeof(mi_keep) / sizeof(mi_keep[0]),
-		                  mi_quant, sizeof(mi_quant) / sizeof(mi_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_mimo(8, 1, 0, 1), MI_REL(""), 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(mi_keep), FX_N(mi_quant));
 	fx_close(&f);
 }
 

@@ -136,23 +136,13 @@ static void test_epoch_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_epoch(1), EP_BIAS, &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, ep_keep, sizeof(ep_keep) / sizeof(ep_keep[0]),
-		               ep_quant, sizeof(ep_quant) / sizeof(ep_quant[0]));
+	fx_open_quant(&f, tm_epoch(1), EP_BIAS, 2, WT_QUANT_INT8_CHANNEL, WT_BF16, FX_N(ep_keep),
+	              FX_N(ep_quant));
 	fx_qkv_int8_is(&f, 1, 2, A1 "qkv_proj.weight", A1 "q_proj.weight", A1 "k_proj.weight",
 	               A1 "v_proj.weight", 8, 4, 16, HID);
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_epoch(1), EP_BIAS, &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, ep_keep, sizeof(ep_keep) / sizeof(ep_keep[0]),
-		                  ep_quant, sizeof(ep_quant) / sizeof(ep_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_epoch(1), EP_BIAS, 4, WT_QUANT_FP8_CHANNEL, WT_BF16, FX_N(ep_keep),
+	              FX_N(ep_quant));
 	fx_close(&f);
 }
 

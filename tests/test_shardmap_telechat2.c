@@ -174,14 +174,8 @@ static void test_telechat2_quant(void **state)
 {
 	(void)state;
 	fx f;
-	wt_layout l;
-	wt_layout_init(&l);
-	l.tp_size = 2;
-	l.quant = WT_QUANT_INT8_CHANNEL;
-	fx_open_l(&f, tm_tc(8, 1, 0), TC_CFG(""), &l, true);
-	for (uint32_t r = 0; r < 2; r++)
-		fx_quant_split(&f, r, WT_BF16, tc_keep, sizeof(tc_keep) / sizeof(tc_keep[0]),
-		               tc_quant, sizeof(tc_quant) / sizeof(tc_quant[0]));
+	fx_open_quant(&f, tm_tc(8, 1, 0), TC_CFG(""), 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(tc_keep), FX_N(tc_quant));
 	const int8_t *c = (const int8_t *)out_bytes(&f, 1, QKV);
 	const float *sc = (const float *)out_bytes(&f, 1, QKV "_scale");
 	for (int64_t row = 0; row < 3 * 4 * HD; row++) {
@@ -193,12 +187,8 @@ static void test_telechat2_quant(void **state)
 		            HID);
 	}
 	fx_close(&f);
-	l.tp_size = 4;
-	l.quant = WT_QUANT_FP8_CHANNEL;
-	fx_open_l(&f, tm_tc(8, 1, 0), TC_CFG(""), &l, true);
-	for (uint32_t r = 0; r < 4; r++)
-		fx_quant_split_as(&f, r, WT_BF16, tc_keep, sizeof(tc_keep) / sizeof(tc_keep[0]),
-		                  tc_quant, sizeof(tc_quant) / sizeof(tc_quant[0]), WT_F8_E4M3);
+	fx_open_quant(&f, tm_tc(8, 1, 0), TC_CFG(""), 4, WT_QUANT_FP8_CHANNEL, WT_BF16,
+	              FX_N(tc_keep), FX_N(tc_quant));
 	fx_close(&f);
 }
 
