@@ -10,13 +10,6 @@
 "$CTL" plan --model-dir "$T/stablelm_epoch" --tp-size 4 --tp-rank 1 --quant int8-channel \
 	--rank-only >"$T/plan" || fail "plan stablelm_epoch"
 plan_has stablelm_epoch "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
-# MiMo: vLLM's mimo.py cut over Qwen2's (GQA 8 / 2; TP 4: 2 q heads, the rank's kv head
-# replicated), the q/k/v biases fused beside the weight and unquantized, no o_proj bias, untied
-# lm_head unquantized; the MTP layer's 16 tensors listed as skipped; a hidden_act other than silu
-# and a num_nextn_predict_layers that is no count refused, naming the key
-"$CTL" plan --model-dir "$T/mimo" --tp-size 4 --tp-rank 1 --quant int8-channel \
-	--rank-only >"$T/plan" || fail "plan mimo"
-plan_has mimo "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
 	"model.layers.1.self_attn.qkv_proj.bias *F32 *\[64\]" \
 	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
 	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
@@ -27,6 +20,7 @@ grep -q "lm_head.weight_scale\|o_proj.bias" "$T/plan" &&
 	fail "stablelm_epoch: an o_proj bias or a quantized lm_head: $(cat "$T/plan")"
 refused_edit stablelm_epoch '/"rope_pct"/d' "rope_pct"
 refused_edit stablelm_epoch 's/"use_qkv_bias": true/"use_qkv_bias": false/' "use_qkv_bias is false"
+
 # Tele-FLM: vLLM's teleflm.py cut (Llama's; MHA 8 / 8, TP 4: 2 q, 2 k, 2 v heads a rank), no
 # biases, untied lm_head by vocabulary rows unquantized; the muP keys change no tensor, and a
 # use_mup that is not a boolean, a mup_scale_factor of 0 and a missing input_mult are refused
@@ -42,6 +36,7 @@ grep -q "\.bias\|lm_head.weight_scale" "$T/plan" &&
 refused_edit teleflm 's/"use_mup": true/"use_mup": 1/' "use_mup"
 refused_edit teleflm 's/"mup_scale_factor": 0.8/"mup_scale_factor": 0/' "mup_scale_factor"
 refused_edit teleflm 's/"input_mult": 3.0/"inputmult": 3.0/' "input_mult"
+
 # RWForCausalLM (falcon-40b's config.json, model_type RefinedWeb): falcon.py's cut under RWConfig's
 # keys (TP 4: 2 q heads and the rank's kv group, replicated; the MLP 4 * 128), tied; without
 # new_decoder_architecture at this width (RWConfig sets it only at 8192), with parallel_attn
@@ -60,6 +55,7 @@ refused_edit falcon_rw '/"new_decoder_architecture"/d' "without new_decoder_arch
 refused_edit falcon_rw '/"parallel_attn"/d' "parallel_attn false"
 refused_edit falcon_rw 's/"apply_residual_connection_post_layernorm": false/"apply_residual_connection_post_layernorm": true/' \
 	"apply_residual_connection_post_layernorm true"
+
 # MiniMax-Text-01 under its remote name (MiniMaxText01ForCausalLM): the minimax cut (TP 4: the
 # lightning attention's 2 whole heads of qkv_proj / output_gate rows, norm channels, out_proj
 # columns; the softmax layer's 2 q heads and its kv head; experts' Ie rows), the layer kinds from
@@ -82,6 +78,7 @@ refused_edit minimax_text01 's/"shared_intermediate_size": 0/"shared_intermediat
 	"shared_intermediate_size"
 refused_edit minimax_text01 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
 	"tie_word_embeddings"
+
 # Solar: vLLM's solar.py cut (Llama's: GQA 8 / 2; TP 4: 2 q heads, the rank's kv head replicated),
 # no biases, untied lm_head by vocabulary rows unquantized, the skip connections storing nothing;
 # hidden_act other than silu, a skip saved at layer 0 and a mix with nothing saved refused
@@ -98,6 +95,18 @@ refused_edit solar 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
 refused_edit solar 's/"bskcn_2":\[1\]/"bskcn_2":[0,1]/' "bskcn_2" flat
 refused_edit solar 's/"bskcn_1":\[1,2\]/"bskcn_1":[]/' "bskcn_3 names layer 3" flat
 refused_edit solar 's/"bskcn_tv":\[0.9,0.7\]/"bskcn_tv":[0.7]/' "bskcn_tv" flat
+
+# MiMo: vLLM's mimo.py cut over Qwen2's (GQA 8 / 2; TP 4: 2 q heads, the rank's kv head
+# replicated), the q/k/v biases fused beside the weight and unquantized, no o_proj bias, untied
+# lm_head unquantized; the MTP layer's 16 tensors listed as skipped; a hidden_act other than silu
+# and a num_nextn_predict_layers that is no count refused, naming the key
+"$CTL" plan --model-dir "$T/mimo" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan mimo"
+plan_has mimo "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.self_attn.qkv_proj.bias *F32 *\[64\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
 	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]" \
 	"skipped model.mtp_layers.0.input_proj.weight" \
 	"skipped model.mtp_layers.0.self_attn.q_proj.bias"
@@ -108,6 +117,7 @@ grep -q "o_proj.bias\|lm_head.weight_scale\|^ *model.mtp" "$T/plan" &&
 refused_edit mimo 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
 refused_edit mimo 's/"num_nextn_predict_layers": 1/"num_nextn_predict_layers": "1"/' \
 	"num_nextn_predict_layers"
+
 # DeepSeek-MoE: vLLM's deepseek_v2.py cut with DeepseekAttention (q/k/v fused by heads, no bias),
 # layer 0's dense MLP and layer 1's shared experts merged, the router whole and unquantized, the
 # experts stacked; the embedding and lm_head unquantized; hidden_act other than silu,
