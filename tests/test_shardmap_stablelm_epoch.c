@@ -23,6 +23,7 @@
 #define SEED 0x5eed0048ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_stablelm.h"
 
 /* hid 128, H 8, KV 4, head size 16, I 192, V 1000, 2 layers */
 #define HID 128
@@ -42,37 +43,7 @@
 /* The model; q/k/v biases when qkv_bias. */
 static tm_model *tm_epoch(int qkv_bias)
 {
-	tm_model *m = tm_new(SEED, WT_BF16);
-	tm_add2(m, "model.embed_tokens.weight", 1000, HID);
-	tm_add2(m, "model.norm.weight", HID, 0);
-	tm_add2(m, "model.norm.bias", HID, 0);
-	tm_add2(m, "lm_head.weight", 1000, HID);
-	char b[200];
-	static const char *const norms[] = {"input_layernorm.weight", "input_layernorm.bias",
-	                                    "post_attention_layernorm.weight",
-	                                    "post_attention_layernorm.bias"};
-	for (int i = 0; i < 2; i++) {
-		for (size_t k = 0; k < sizeof(norms) / sizeof(norms[0]); k++) {
-			tm_fmt(b, sizeof(b), TM_L, i, norms[k]);
-			tm_add2(m, b, HID, 0);
-		}
-		if (qkv_bias) {
-			tm_fmt(b, sizeof(b), TM_L, i, "self_attn.q_proj.bias");
-			tm_add2(m, b, HID, 0);
-			tm_fmt(b, sizeof(b), TM_L, i, "self_attn.k_proj.bias");
-			tm_add2(m, b, 64, 0);
-			tm_fmt(b, sizeof(b), TM_L, i, "self_attn.v_proj.bias");
-			tm_add2(m, b, 64, 0);
-		}
-		tm_lin_l(m, i, "self_attn.q_proj.weight", HID, HID, 0);
-		tm_lin_l(m, i, "self_attn.k_proj.weight", 64, HID, 0);
-		tm_lin_l(m, i, "self_attn.v_proj.weight", 64, HID, 0);
-		tm_lin_l(m, i, "self_attn.o_proj.weight", HID, HID, 0);
-		tm_lin_l(m, i, "mlp.gate_proj.weight", 192, HID, 0);
-		tm_lin_l(m, i, "mlp.up_proj.weight", 192, HID, 0);
-		tm_lin_l(m, i, "mlp.down_proj.weight", HID, 192, 0);
-	}
-	return m;
+	return tm_stablelm_of(qkv_bias, 64, 192);
 }
 
 /* TP 2 with the biases, TP 4 (one kv head a rank) without: hand slices through fx_attn_is /
