@@ -26,12 +26,12 @@ if [ ! -x "$MK" ]; then
 	bad "$MK missing: run make"
 	finish
 fi
-if ! "$PY" -c 'from safetensors import deserialize' 2>/dev/null; then
-	"$PY" -m pip install -q safetensors >/dev/null 2>&1 ||
-		"$PY" -m pip install -q --break-system-packages safetensors >/dev/null 2>&1
+if ! "$PY" -c 'from safetensors import deserialize; import numpy' 2>/dev/null; then
+	"$PY" -m pip install -q safetensors numpy >/dev/null 2>&1 ||
+		"$PY" -m pip install -q --break-system-packages safetensors numpy >/dev/null 2>&1
 fi
-if ! "$PY" -c 'from safetensors import deserialize' 2>/dev/null; then
-	bad "python safetensors not importable (scripts/deps.sh installs it)"
+if ! "$PY" -c 'from safetensors import deserialize; import numpy' 2>/dev/null; then
+	bad "python safetensors or numpy not importable (scripts/deps.sh installs them)"
 	finish
 fi
 
