@@ -49,6 +49,7 @@ typedef struct hsweep {
 	char *index;     /* model.safetensors.index.json as written, or NULL */
 	json_t *dropped; /* names the unchanged fixture's plan skips (MTP layers, inv_freq) */
 	unsigned deleted_ok, shape_ok, moot_ok;
+	sw_batch batch; /* cases written, not yet checked */
 } hsweep;
 
 /* The tensors the plan of the unchanged fixture drops: whatever is done to
@@ -124,8 +125,8 @@ static void load_files(hsweep *s)
 	free(ip);
 }
 
-/* Write f with header h (data unchanged). */
-static void write_file(const hsweep *s, const stfile *f, json_t *h)
+/* Put f with header h (data unchanged) into case c. */
+static void write_file(const sw_case *c, const stfile *f, json_t *h)
 {
 	char *js = json_dumps(h, JSON_COMPACT);
 	size_t n = strlen(js), dlen = f->len - f->data_off;
@@ -134,13 +135,13 @@ static void write_file(const hsweep *s, const stfile *f, json_t *h)
 		out[k] = (char)((uint64_t)n >> (8 * k));
 	memcpy(out + 8, js, n);
 	memcpy(out + 8 + n, f->bytes + f->data_off, dlen);
-	assert_int_equal(tu_write_file(s->dir, f->rel, out, 8 + n + dlen), 0);
+	sw_case_put(c, f->rel, out, 8 + n + dlen);
 	free(out);
 	free(js);
 }
 
-/* The index with `name` renamed to `to` (NULL: removed). */
-static void write_index(const hsweep *s, const char *name, const char *to)
+/* Put the index with `name` renamed to `to` (NULL: removed) into case c. */
+static void write_index(const hsweep *s, const sw_case *c, const char *name, const char *to)
 {
 	if (s->index == NULL)
 		return;
@@ -153,18 +154,9 @@ static void write_index(const hsweep *s, const char *name, const char *to)
 		json_object_set(wm, to, file);
 	json_object_del(wm, name);
 	char *js = json_dumps(ix, JSON_INDENT(2));
-	assert_int_equal(tu_write_file(s->dir, "model.safetensors.index.json", js, strlen(js)), 0);
+	sw_case_put(c, "model.safetensors.index.json", js, strlen(js));
 	free(js);
 	json_decref(ix);
-}
-
-static void restore(const hsweep *s, const stfile *f)
-{
-	assert_int_equal(tu_write_file(s->dir, f->rel, f->bytes, f->len), 0);
-	if (s->index != NULL)
-		assert_int_equal(tu_write_file(s->dir, "model.safetensors.index.json", s->index,
-		                               strlen(s->index)),
-		                 0);
 }
 
 static const char *int_dtype(const char *dt)
@@ -233,8 +225,33 @@ static bool mutate_entry(json_t *e, int m)
 	return true;
 }
 
-static void try_tensor(hsweep *s, stfile *f, const char *name, int m)
+/* What case c (tensor c->name of file c->file changed as c->kind) being accepted or not means. */
+static void judge(void *ctx, const sw_case *c, bool ok)
 {
+	hsweep *s = ctx;
+	int m = c->kind;
+	/* a dropped tensor is never read; a scalar scale or a weight_shape vector
+	 * ([] / [1] / [1, 1], [2] / [1, 2]) holds the same values whatever its rank */
+	bool moot = json_object_get(s->dropped, c->name) != NULL ||
+	            (m != H_INT && m != H_RENAME &&
+	             n_elems(json_object_get(s->f[c->file].hdr, c->name)) <= 2);
+	if (ok && moot) {
+		s->moot_ok++;
+	} else if (ok && m == H_DELETE) {
+		s->deleted_ok++;
+		print_message("%s: %s: accepted\n", s->st.fam, c->where);
+	} else if (ok) {
+		s->shape_ok++;
+		s->st.bad++;
+		print_error("%s: %s: accepted by a layout; the planner must refuse it\n", s->st.fam,
+		            c->where);
+	}
+}
+
+/* Tensor `name` of file fi changed as m: a case of s->batch (none when m does not apply). */
+static void try_tensor(hsweep *s, int fi, const char *name, int m)
+{
+	const stfile *f = &s->f[fi];
 	json_t *h = json_deep_copy(f->hdr);
 	char where[400], renamed[300];
 	snprintf(where, sizeof(where), "%.256s %s", name, h_name[m]);
@@ -245,31 +262,33 @@ static void try_tensor(hsweep *s, stfile *f, const char *name, int m)
 		if (m == H_RENAME)
 			json_object_set(h, renamed, e);
 		json_decref(e);
-		write_index(s, name, m == H_RENAME ? renamed : NULL);
 	} else if (!mutate_entry(json_object_get(h, name), m)) {
 		json_decref(h);
 		return;
 	}
-	write_file(s, f, h);
-	json_decref(h);
+	if (s->batch.n == SW_BATCH)
+		sw_batch_run(&s->st, &s->batch, judge, s);
 	uint32_t hv = sw_hash((const char *const[]){s->st.fam, name, h_name[m], NULL});
-	bool ok = sw_try(&s->st, s->dir, (hv / s->st.every) % 4 == 0 || s->st.every == 1, where);
-	/* a dropped tensor is never read; a scalar scale or a weight_shape vector
-	 * ([] / [1] / [1, 1], [2] / [1, 2]) holds the same values whatever its rank */
-	bool moot = json_object_get(s->dropped, name) != NULL ||
-	            (m != H_INT && m != H_RENAME && n_elems(json_object_get(f->hdr, name)) <= 2);
-	if (ok && moot) {
-		s->moot_ok++;
-	} else if (ok && m == H_DELETE) {
-		s->deleted_ok++;
-		print_message("%s: %s: accepted\n", s->st.fam, where);
-	} else if (ok) {
-		s->shape_ok++;
+	sw_case *c = sw_case_new(&s->batch, (hv / s->st.every) % 4 == 0 || s->st.every == 1, where);
+	c->kind = m;
+	c->file = fi;
+	assert_true(strlen(name) < sizeof(c->name));
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	if (m == H_DELETE || m == H_RENAME)
+		write_index(s, c, name, m == H_RENAME ? renamed : NULL);
+	write_file(c, f, h);
+	json_decref(h);
+}
+
+/* The control: refused, the sweep's refusals would prove nothing. */
+static void control_judge(void *ctx, const sw_case *c, bool ok)
+{
+	hsweep *s = ctx;
+	(void)c;
+	if (!ok) {
+		print_error("%s: the fixture with its headers rewritten is refused\n", s->st.fam);
 		s->st.bad++;
-		print_error("%s: %s: accepted by a layout; the planner must refuse it\n", s->st.fam,
-		            where);
 	}
-	restore(s, f);
 }
 
 static unsigned run_family(const char *fam)
@@ -279,18 +298,15 @@ static unsigned run_family(const char *fam)
 	s.st.fam = fam;
 	s.st.every = sw_every();
 	s.dir = sw_gen(sw_root, fam);
+	s.batch.src = s.dir;
 	load_files(&s);
 	collect_dropped(&s);
 	/* control: every header rewritten as this test writes it (compact JSON)
 	 * must still be accepted, or the refusals below would prove nothing */
+	const sw_case *ctl = sw_case_new(&s.batch, false, "headers rewritten unchanged");
 	for (int i = 0; i < s.nf; i++)
-		write_file(&s, &s.f[i], s.f[i].hdr);
-	if (!sw_try(&s.st, s.dir, false, "headers rewritten unchanged")) {
-		print_error("%s: the fixture with its headers rewritten is refused\n", fam);
-		s.st.bad++;
-	}
-	for (int i = 0; i < s.nf; i++)
-		restore(&s, &s.f[i]);
+		write_file(ctl, &s.f[i], s.f[i].hdr);
+	sw_batch_run(&s.st, &s.batch, control_judge, &s);
 	for (int i = 0; i < s.nf; i++) {
 		const char *name;
 		json_t *v;
@@ -306,9 +322,10 @@ static unsigned run_family(const char *fam)
 				uint32_t hv =
 				    sw_hash((const char *const[]){fam, name, h_name[m], NULL});
 				if (hv % s.st.every == 0)
-					try_tensor(&s, &s.f[i], name, m);
+					try_tensor(&s, i, name, m);
 			}
 		}
+		sw_batch_run(&s.st, &s.batch, judge, &s); /* before keys, the names' owner, goes */
 		json_decref(keys);
 	}
 	print_message("%-22s %4u cases: %4u accepted (%u deletions, %u dropped or 1-2 element "

@@ -16,9 +16,13 @@
 #ifndef WT_TEST_SWEEP_UTIL_H
 #define WT_TEST_SWEEP_UTIL_H
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "reference/ckpt.h"
 #include "shardmap/shardmap.h"
@@ -190,6 +194,89 @@ static __attribute__((unused)) bool sw_try(sw_stats *s, const char *dir, bool de
 	ckpt_close(c);
 	store_close(st);
 	return ok_lay >= 0;
+}
+
+/*
+ * Cases in batches. The file store, opening a file changed in the current tick of the
+ * coarse clock, waits for the next tick (loader/store_file.c, settle_ctime: 4-10 ms), so a
+ * case written and opened at once paid that wait every time (45 s of test_config_sweep's 66
+ * on the plain build). A batch's cases are folders of hard links to the family's files with
+ * the case's own files put in (sw_case_put replaces a link, it never writes through one);
+ * they are opened once all are written, so the wait is paid about once a batch.
+ */
+#define SW_BATCH 32
+
+typedef struct sw_case {
+	char *dir;
+	char where[512];
+	bool deep;
+	int kind, file; /* the caller's: what the case changed */
+	char name[320];
+} sw_case;
+
+typedef struct sw_batch {
+	const char *src; /* the family's folder */
+	sw_case c[SW_BATCH];
+	int n;
+	unsigned seq;
+} sw_batch;
+
+/* A new case of b (not full: sw_batch_run empties it) in a folder of hard links to every
+ * file of b->src. */
+static __attribute__((unused)) sw_case *sw_case_new(sw_batch *b, bool deep, const char *where)
+{
+	assert_true(b->n < SW_BATCH);
+	sw_case *c = &b->c[b->n++];
+	memset(c, 0, sizeof(*c));
+	char leaf[64];
+	snprintf(leaf, sizeof(leaf), ".case%u", b->seq++);
+	size_t len = strlen(b->src) + strlen(leaf) + 1;
+	c->dir = malloc(len);
+	assert_non_null(c->dir);
+	snprintf(c->dir, len, "%s%s", b->src, leaf);
+	assert_int_equal(mkdir(c->dir, 0700), 0);
+	DIR *d = opendir(b->src);
+	assert_non_null(d);
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *from = tu_path(b->src, e->d_name), *to = tu_path(c->dir, e->d_name);
+		assert_int_equal(link(from, to), 0);
+		free(from);
+		free(to);
+	}
+	closedir(d);
+	c->deep = deep;
+	snprintf(c->where, sizeof(c->where), "%s", where);
+	return c;
+}
+
+/* Put rel into case c with these bytes (the link to the family's file removed first). */
+static __attribute__((unused)) void sw_case_put(const sw_case *c, const char *rel, const void *data,
+                                                size_t len)
+{
+	char *p = tu_path(c->dir, rel);
+	assert_true(unlink(p) == 0 || errno == ENOENT);
+	free(p);
+	assert_int_equal(tu_write_file(c->dir, rel, data, len), 0);
+}
+
+/* sw_try every case of b, then after(ctx, case, accepted) when given; then the folders are
+ * removed (after all: removing a link changes the shared files' ctime) and b emptied. */
+static __attribute__((unused)) void
+sw_batch_run(sw_stats *s, sw_batch *b, void (*after)(void *, const sw_case *, bool), void *ctx)
+{
+	for (int i = 0; i < b->n; i++) {
+		bool ok = sw_try(s, b->c[i].dir, b->c[i].deep, b->c[i].where);
+		if (after != NULL)
+			after(ctx, &b->c[i], ok);
+	}
+	for (int i = 0; i < b->n; i++) {
+		tu_rmrf(b->c[i].dir);
+		free(b->c[i].dir);
+	}
+	b->n = 0;
 }
 
 static char *sw_root; /* the fixtures' temporary folder (sw_setup) */
