@@ -24,18 +24,20 @@ grep -q "^broken	unavailable	" "$T/models.txt" || die "models: broken folder not
 
 n_ok=0
 n_refused=0
-# check FAMILY "LAYOUT FLAGS" TP EP
+# check FAMILY "LAYOUT FLAGS" TP EP: every rank of the layout written offline in one pass
+# (`weightctl shard --out-dir`, each file what `--out` writes for its rank: shard_all.sh), then
+# fetched rank by rank
 check() {
-	local fam=$1 flags=$2 tp=$3 ep=$4
+	local fam=$1 flags=$2 tp=$3 ep=$4 d="$T/out/all"
+	rm -rf "$d"
+	"$B/weightctl" shard --model-dir "$T/models/$fam" $flags --tp-size "$tp" --ep-size "$ep" \
+		--out-dir "$d" 2>"$T/out/shard.err"
+	local rs=$?
 	for e in $(seq 0 $((ep - 1))); do
 		for r in $(seq 0 $((tp - 1))); do
 			local lay="$flags --tp-size $tp --tp-rank $r --ep-size $ep --ep-rank $e"
-			local a="$T/out/shard.st" b="$T/out/fetch.st"
-			rm -f "$a" "$b"
-			# shellcheck disable=SC2086
-			"$B/weightctl" shard --model-dir "$T/models/$fam" $lay --out "$a" 2>"$T/out/shard.err"
-			local rs=$?
-			# shellcheck disable=SC2086
+			local b="$T/out/fetch.st"
+			rm -f "$b"
 			"$B/weightctl" fetch --endpoint "$URL" --model "$fam" $lay --out "$b" --quiet \
 				2>"$T/out/fetch.err"
 			local rf=$?
@@ -47,7 +49,8 @@ check() {
 			fi
 			[ "$rs" = 0 ] || die "$fam [$lay]: shard exit $rs: $(cat "$T/out/shard.err")"
 			[ "$rf" = 0 ] || die "$fam [$lay]: fetch exit $rf: $(cat "$T/out/fetch.err")"
-			cmp -s "$a" "$b" || die "$fam [$lay]: fetched file differs from weightctl shard"
+			cmp -s "$d/tp$r-ep$e.safetensors" "$b" ||
+				die "$fam [$lay]: fetched file differs from weightctl shard"
 			n_ok=$((n_ok + 1))
 		done
 	done
