@@ -2,6 +2,8 @@
 # weightctl verify-forward: the reference forward pass over every rank of a
 # layout agrees with the full checkpoint (PASS, exit 0) for dense, MoE and
 # quantized layouts; exit codes 2 (usage) and 3 (layout invalid / unsupported).
+# Under a sanitizer build the per-family checks run for fams.sh's subset and the quantized
+# sources.
 set -u
 B=${WT_BUILD:-build}
 CTL=$B/weightctl
@@ -17,9 +19,21 @@ for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
+# Under a sanitizer build only fams.sh's subset and the quantized sources (compressed-tensors,
+# FP8, fbgemm: their dequantization paths) are checked; the reference tests run every family's
+# forward pass under the sanitizers, and the normal pass checks all here.
+. "$(dirname "$0")/fetch_lib/fams.sh"
+SAN_SOURCES="llama_fp8 llama_w8a8 llama_w4a16 llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16
+	llama_w4a16_actorder llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block llama4_fbgemm"
+wanted() {
+	san_wanted "$1" || case " $(echo $SAN_SOURCES) " in *" $1 "*) ;; *) return 1 ;; esac
+}
+san_wanted llama_w8a8 ||
+	echo "verify_forward.sh: sanitizer build: the checks of" $SAN_FAMS $SAN_SOURCES >&2
 check() { # model, flags...
 	local m=$1
 	shift
+	wanted "$m" || return 0
 	"$CTL" verify-forward --model-dir "$T/$m" "$@" >"$T/out" 2>&1 ||
 		fail "$m $*: $(cat "$T/out")"
 	grep -q '^PASS$' "$T/out" || fail "$m $*: no PASS line"

@@ -30,3 +30,12 @@ san_fams() {
 	echo "${0##*/}: sanitizer build: families$out (the normal pass runs all)" >&2
 	echo "$out"
 }
+
+# san_wanted FAM: true unless this is a sanitizer build and FAM is not in SAN_FAMS (for the
+# scripts whose per-family checks are written out one by one).
+san_wanted() {
+	case "${WT_BUILD:-build}" in
+	*asan*) case " $SAN_FAMS " in *" $1 "*) return 0 ;; *) return 1 ;; esac ;;
+	*) return 0 ;;
+	esac
+}
