@@ -145,7 +145,9 @@ static int smollm3_check(const ckpt_config *c, wt_errbuf *err)
 	return shardmap_check_swa_layer_types(c, "SmolLM3", err);
 }
 
-static const char *const llama_archs[] = {"LlamaForCausalLM", NULL};
+/* LLaMAForCausalLM: the name transformers' first conversion script wrote
+ * (decapoda-research/llama-*-hf); vLLM's registry maps it onto the same LlamaForCausalLM. */
+static const char *const llama_archs[] = {"LlamaForCausalLM", "LLaMAForCausalLM", NULL};
 static const char *const mistral_archs[] = {"MistralForCausalLM", NULL};
 static const char *const qwen2_archs[] = {"Qwen2ForCausalLM", NULL};
 static const char *const qwen3_archs[] = {"Qwen3ForCausalLM", NULL};

@@ -1,0 +1,155 @@
+/*
+ * test_reference_llama_aliases.c — the reference forward pass over the architecture names vLLM's
+ * registry maps onto its LlamaForCausalLM with Llama's tensors byte for byte, each on the llama
+ * fixture's weights (wt-mkckpt --family llama: hid 256, H 8, KV 2, d 32, I 512, V 1000, 2
+ * layers, untied; seed printed) under a config.json rewritten to the alias:
+ * llama_caps: LLaMAForCausalLM as decapoda-research/llama-*-hf's config.json gives it (bos 0,
+ * eos 1, pad_token_id -1, max_sequence_length for max_position_embeddings, rms_norm_eps 1e-6;
+ * no rope_theta, rope_scaling, attention_bias, mlp_bias, pretraining_tp or
+ * tie_word_embeddings: LlamaConfig's defaults).
+ * Full and sharded logits agree within REF_TOL_F32 (TP 1, 2, 4, 8) or the quantized layouts'
+ * budgets; the full path's logits equal transformers 4.57.1's at 28 points; rank tensors
+ * broken the way a wrong planner would break them are caught.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "reference/reference.h"
+#include "reference/reference_int.h"
+#include "reference/ckpt.h"
+#include "kernels/kernels.h"
+#include "tests/util/testutil.h"
+#include "tests/test_reference_util.h"
+
+#define L1  "model.layers.1."
+#define VOC 1000
+
+/* The llama fixture's config.json turned into decapoda-research/llama-7b-hf's keys. */
+static void to_caps(const char *dir)
+{
+	static const char *const ed[][2] = {
+	    {"\"LlamaForCausalLM\"", "\"LLaMAForCausalLM\""},
+	    {"\"attention_bias\": false,", ""},
+	    {"\"bos_token_id\": 1", "\"bos_token_id\": 0"},
+	    {"\"eos_token_id\": 2", "\"eos_token_id\": 1"},
+	    {"\"max_position_embeddings\": 2048", "\"max_sequence_length\": 2048"},
+	    {"\"mlp_bias\": false,", ""},
+	    {"\"num_hidden_layers\": 2,", "\"num_hidden_layers\": 2, \"pad_token_id\": -1,"},
+	    {"\"pretraining_tp\": 1,", ""},
+	    {"\"rms_norm_eps\": 1e-5", "\"rms_norm_eps\": 1e-06"},
+	    {"\"rope_scaling\": null,", ""},
+	    {"\"rope_theta\": 10000.0,", ""},
+	    {"\"tie_word_embeddings\": false,", ""},
+	};
+	for (size_t i = 0; i < sizeof(ed) / sizeof(ed[0]); i++)
+		edit_config(dir, ed[i][0], ed[i][1]);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (gen_fixtures("reference_llama_aliases", NULL, 0) != 0 ||
+	    gen_family("llama", "llama_caps") != 0)
+		return -1;
+	char *dir = tu_path(g_root, "llama_caps");
+	to_caps(dir);
+	free(dir);
+	return 0;
+}
+
+static void test_caps_pass(void **state)
+{
+	(void)state;
+	expect_pass_tp("llama_caps", true);
+}
+
+/* (token, column, transformers 4.57.1 value), tokens g_tokens: AutoModelForCausalLM.from_pretrained
+ * of the rewritten fixture folder itself (LlamaForCausalLM by model_type llama; strict: no
+ * missing, unexpected or mismatched key; pad_token_id -1, rope_theta / tie_word_embeddings
+ * LlamaConfig's defaults), eager, float32: all 7 x 1000 logits within 8.6e-7 of the
+ * reference's (largest 1.22). */
+static const gold_pt gold_caps[] = {
+    {0, 0, 1.418942213e-01f},    {0, 333, -9.118674695e-02f}, {0, 666, 1.780002713e-01f},
+    {0, 999, -2.500184774e-01f}, {1, 0, 3.861320019e-01f},    {1, 333, -4.457820356e-01f},
+    {1, 666, 2.485322654e-01f},  {1, 999, -1.305478215e-01f}, {2, 0, 4.039153457e-01f},
+    {2, 333, -3.346590996e-01f}, {2, 666, 4.053131938e-01f},  {2, 999, -1.384497583e-01f},
+    {3, 0, 3.402538896e-01f},    {3, 333, -2.264474928e-01f}, {3, 666, 1.811192632e-01f},
+    {3, 999, -3.201321065e-01f}, {4, 0, 3.190895617e-01f},    {4, 333, -2.810946405e-01f},
+    {4, 666, 1.629847586e-01f},  {4, 999, -2.048014402e-01f}, {5, 0, 4.081740379e-01f},
+    {5, 333, -1.432290077e-01f}, {5, 666, 3.449244499e-01f},  {5, 999, -2.628543377e-01f},
+    {6, 0, 5.030568838e-01f},    {6, 333, -2.347790599e-01f}, {6, 666, 5.089622140e-01f},
+    {6, 999, -4.814816117e-01f},
+};
+
+#define GOLD_TOL 1e-5
+
+static void test_caps_transformers(void **state)
+{
+	(void)state;
+	const char *dump = getenv("WT_REF_DUMP"); /* the whole [7, V] logits, for a comparison */
+	if (dump != NULL) {
+		float *lg = malloc(N_TOK * VOC * sizeof(float));
+		assert_non_null(lg);
+		ref_cfg c;
+		full_logits("llama_caps", lg, &c);
+		FILE *f = fopen(dump, "wb");
+		assert_non_null(f);
+		assert_int_equal(fwrite(lg, sizeof(float), N_TOK * VOC, f), N_TOK * VOC);
+		fclose(f);
+		free(lg);
+	}
+	expect_gold("llama_caps", VOC, GOLD_TOL, gold_caps,
+	            sizeof(gold_caps) / sizeof(gold_caps[0]));
+}
+
+static void test_caps_caught(void **state)
+{
+	(void)state;
+	expect_swapped("llama_caps", 2, 1, L1 "self_attn.qkv_proj.weight",
+	               "the ranks' q/k/v heads exchanged");
+	expect_swapped("llama_caps", 2, 1, L1 "self_attn.o_proj.weight",
+	               "o_proj columns exchanged");
+	expect_swapped("llama_caps", 2, 1, L1 "mlp.down_proj.weight",
+	               "down_proj columns exchanged");
+	expect_halves_swapped("llama_caps", 2, 1,
+	                      (tamper_halves){L1 "mlp.gate_up_proj.weight", 0, 1, 256, 256 * 2},
+	                      "rank 0's gate / up halves exchanged (BF16 rows)");
+	expect_zeroed("llama_caps", 4, 1, 3, "lm_head.weight", "rank 3's lm_head rows zeroed");
+}
+
+/* The old config reads as LlamaConfig's defaults: rope_theta 10000, untied, the eps given. */
+static void test_caps_fixture(void **state)
+{
+	(void)state;
+	model m = {0};
+	ref_set ck = {0};
+	ref_cfg c;
+	wt_errbuf err = {0};
+	open_model(&m, "llama_caps");
+	assert_int_equal(ref_load_ckpt(m.c, &c, &ck, &err), WT_OK);
+	assert_true(c.kind == REF_DENSE && !c.tied && c.H == 8 && c.KV == 2 && c.d == 32 &&
+	            c.I == 512 && c.L == 2 && c.hid == 256 && c.V == VOC && c.act == REF_ACT_SILU);
+	assert_float_equal(c.eps, 1e-6, 1e-15);
+	assert_float_equal(c.theta, 10000.0, 1e-9);
+	ref_set_clear(&ck);
+	close_model(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_caps_pass),
+	    cmocka_unit_test(test_caps_transformers),
+	    cmocka_unit_test(test_caps_caught),
+	    cmocka_unit_test(test_caps_fixture),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
