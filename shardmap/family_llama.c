@@ -146,8 +146,11 @@ static int smollm3_check(const ckpt_config *c, wt_errbuf *err)
 }
 
 /* LLaMAForCausalLM: the name transformers' first conversion script wrote
- * (decapoda-research/llama-*-hf); vLLM's registry maps it onto the same LlamaForCausalLM. */
-static const char *const llama_archs[] = {"LlamaForCausalLM", "LLaMAForCausalLM", NULL};
+ * (decapoda-research/llama-*-hf); IQuestCoderForCausalLM (IQuestLab's IQuest-Coder-V1, remote
+ * code, model_type iquestcoder: its keys config_iquestcoder.c's); vLLM's registry maps both onto
+ * the same LlamaForCausalLM. */
+static const char *const llama_archs[] = {"LlamaForCausalLM", "LLaMAForCausalLM",
+                                          "IQuestCoderForCausalLM", NULL};
 static const char *const mistral_archs[] = {"MistralForCausalLM", NULL};
 static const char *const qwen2_archs[] = {"Qwen2ForCausalLM", NULL};
 static const char *const qwen3_archs[] = {"Qwen3ForCausalLM", NULL};
