@@ -292,6 +292,82 @@ static void test_iq_errors(void **state)
 	fx_close(&f);
 }
 
+/* facebook/cwm's keys (model_type cwm) at the test's dims: GQA 8 / 2, head_dim given, 2 layers
+ * (CwmConfig's layer_types: full, sliding) */
+#define CWM_RAW(extra)                                                                             \
+	"{\"architectures\":[\"CwmForCausalLM\"],\"model_type\":\"cwm\",\"hidden_size\":128,"      \
+	"\"num_attention_heads\":8" extra "}"
+#define CWM_DIMS                                                                                   \
+	",\"num_hidden_layers\":2,\"vocab_size\":1000,\"intermediate_size\":192,"                  \
+	"\"num_key_value_heads\":2,\"head_dim\":16"
+#define CWM(extra) CWM_RAW(CWM_DIMS extra)
+#define MINISTRAL                                                                                  \
+	"{\"architectures\":[\"MinistralForCausalLM\"],\"model_type\":\"ministral\","              \
+	"\"hidden_size\":128,\"num_attention_heads\":8,\"num_hidden_layers\":2,"                   \
+	"\"vocab_size\":1000,\"intermediate_size\":192,\"num_key_value_heads\":2,\"head_dim\":16," \
+	"\"sliding_window\":4096,\"layer_types\":[\"full_attention\",\"sliding_attention\"]}"
+
+/* CwmForCausalLM reads as Ministral's (llama.py's windows, no biases): TP 2 / 4 hand slices, the
+ * same shards byte for byte as under MinistralForCausalLM at TP 2 / 4 / 8, int8-channel /
+ * fp8-channel, coverage. */
+static void test_cwm_slices(void **state)
+{
+	(void)state;
+	for (uint32_t T = 2; T <= 4; T *= 2) {
+		fx f;
+		fx_open(&f, tm_iq(2, 1), CWM(""), T, 1, 0, true);
+		assert_string_equal(shardmap_family(f.p), "ministral");
+		for (uint32_t r = 0; r < T; r++) {
+			fx_attn_is(&f, r, T, AT, "o_proj.weight", 8, 2, HD, HID);
+			fx_mlp_is(&f, r, T, L1 "mlp.", I, HID);
+			fx_vocab_is(&f, r, T, "lm_head.weight", 1000, 1024, HID);
+			assert_int_equal(shardmap_rank_n_tensors(f.p, r), 2 * 6 + 3);
+		}
+		fx_close(&f);
+	}
+	for (uint32_t T = 2; T <= 8; T *= 2)
+		fx_same_layouts(tm_iq(2, 1), NULL, CWM(""), tm_iq(2, 1), MINISTRAL, T, 1, "");
+	fx f;
+	fx_open_quant(&f, tm_iq(2, 1), CWM(""), 2, WT_QUANT_INT8_CHANNEL, WT_BF16, FX_N(caps_keep),
+	              FX_N(caps_quant));
+	fx_qkv_int8_is(&f, 1, 2, QKV, AT "q_proj.weight", AT "k_proj.weight", AT "v_proj.weight", 8,
+	               2, HD, HID);
+	fx_close(&f);
+	fx_open_quant(&f, tm_iq(2, 1), CWM(""), 4, WT_QUANT_FP8_CHANNEL, WT_BF16, FX_N(caps_keep),
+	              FX_N(caps_quant));
+	fx_close(&f);
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(tm_iq(2, 1), CWM(""), 2, lays, sizeof(lays) / sizeof(lays[0]));
+}
+
+/* CwmConfig's defaults (head_dim 128, 8 kv heads, vocab 128256, 64 layers, untied), its
+ * layer_types checked as Ministral's, a bias refused (CwmAttention has none), hidden_act. */
+static void test_cwm_defaults_errors(void **state)
+{
+	(void)state;
+	fx_refused(tm_iq(8, 1),
+	           CWM_RAW(",\"num_hidden_layers\":2,\"vocab_size\":1000,"
+	                   "\"intermediate_size\":192"),
+	           WT_ESHAPE, "k_proj.weight", "implies [1024, 128]");
+	fx_refused(tm_iq(2, 1),
+	           CWM_RAW(",\"num_hidden_layers\":2,\"intermediate_size\":192,"
+	                   "\"head_dim\":16,\"vocab_size\":1000"),
+	           WT_ESHAPE, "k_proj.weight", "implies [128, 128]");
+	fx_refused(tm_iq(2, 1),
+	           CWM_RAW(",\"num_hidden_layers\":2,\"intermediate_size\":192,"
+	                   "\"head_dim\":16,\"num_key_value_heads\":2"),
+	           WT_ESHAPE, "[128256, 128]", "fix config.json");
+	fx_refused(tm_iq(2, 0), CWM(""), WT_ENOTFOUND, "lm_head.weight", "missing");
+	fx_refused(tm_iq(2, 1), CWM(",\"layer_types\":[\"full_attention\"]"), WT_ECORRUPT,
+	           "layer_types has 1 entries", "num_hidden_layers is 2");
+	fx_refused(tm_iq(2, 1), CWM(",\"layer_types\":[\"full_attention\",\"chunked_attention\"]"),
+	           WT_ECORRUPT, "layer_types[1]", "Ministral");
+	fx_refused(tm_llama_biased(SEED, HID, 8 * HD, 2 * HD, I, 1, TM_B_QKV), CWM(""),
+	           WT_EUNSUPPORTED, "k_proj.bias", "unknown tensor");
+	fx_refused(tm_iq(2, 1), CWM(",\"hidden_act\":\"gelu\""), WT_EUNSUPPORTED, "hidden_act",
+	           "silu");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +377,7 @@ int main(void)
 	    cmocka_unit_test(test_iq_slices),     cmocka_unit_test(test_iq_same_as_llama),
 	    cmocka_unit_test(test_iq_quant),      cmocka_unit_test(test_iq_coverage),
 	    cmocka_unit_test(test_iq_defaults),   cmocka_unit_test(test_iq_errors),
+	    cmocka_unit_test(test_cwm_slices),    cmocka_unit_test(test_cwm_defaults_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
