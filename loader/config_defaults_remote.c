@@ -319,6 +319,42 @@ static const class_default mimo_defaults[] = {
     {"num_nextn_predict_layers", false, 0},
 };
 
+/* IQuestCoderConfig's (the remote configuration_iquestcoder.py, IQuestLab's IQuest-Coder-V1):
+ * vocab_size 76800, hidden_size 5120, intermediate_size 27648, 80 layers, 40 heads over 8 kv
+ * heads, head_dim 128 (given, not hid / H), max_position_embeddings 16384, rms_norm_eps 1e-5,
+ * rope_theta 500000; untied (the llama family's default); attention_bias / mlp_bias false
+ * (LlamaConfig's reading); clip_qkv and the sliding window are config_iquestcoder.c's. */
+static const class_default iquestcoder_defaults[] = {
+    {"vocab_size", false, 76800},
+    {"hidden_size", false, 5120},
+    {"intermediate_size", false, 27648},
+    {"num_hidden_layers", false, 80},
+    {"num_attention_heads", false, 40},
+    {"num_key_value_heads", false, 8},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 16384},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 500000.0},
+};
+
+/* CwmConfig's scalars (transformers' configuration_cwm.py; not in transformers 4.57.1):
+ * vocab_size 128256, hidden_size 6144, intermediate_size 21504, 64 layers, 48 heads over 8 kv
+ * heads, head_dim 128, max_position_embeddings 131072, rms_norm_eps 1e-5, rope_theta 1e6,
+ * sliding_window 8192; untied. layer_types and rope_scaling are config_cwm.c's. */
+static const class_default cwm_defaults[] = {
+    {"vocab_size", false, 128256},
+    {"hidden_size", false, 6144},
+    {"intermediate_size", false, 21504},
+    {"num_hidden_layers", false, 64},
+    {"num_attention_heads", false, 48},
+    {"num_key_value_heads", false, 8},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 131072},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 1000000.0},
+    {"sliding_window", false, 8192},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -357,6 +393,8 @@ static const struct {
     CLASS("mimo", mimo_defaults), /* MiMoConfig: a Qwen2Config */
     /* DeepSeek-MoE (DeepseekForCausalLM) */
     CLASS("deepseek", deepseek_defaults),
+    CLASS("iquestcoder", iquestcoder_defaults), /* IQuestCoderForCausalLM: llama family */
+    CLASS("cwm", cwm_defaults), /* CwmForCausalLM: ministral family (config_cwm.c) */
     /* clang-format on */
 };
 

@@ -216,6 +216,15 @@ int config_internlm_keys(json_t *v, wt_errbuf *err);
  * onto attention_out_bias and, unless qkv_bias is given, attention_bias; hidden_act other than
  * silu refused (config_internlm3.c). Aquila (model_type aquila) is read alike. */
 int config_xverse_keys(json_t *v, wt_errbuf *err);
+/* IQuest-Coder (model_type iquestcoder): hidden_act other than silu, clip_qkv not null and a
+ * sliding window that would act (use_sliding_window true, sliding_window given, max_window_layers
+ * below num_hidden_layers) refused: vLLM's llama.py runs none of them (config_iquestcoder.c). */
+int config_iquestcoder_keys(json_t *v, wt_errbuf *err);
+/* Code World Model (model_type cwm; other model_types untouched): CwmConfig's derived
+ * layer_types (full attention on every 4th layer from 0), sliding_window 8192, llama3
+ * rope_scaling and its scalar defaults filled where absent; hidden_act other than silu refused
+ * (config_cwm.c). Also run on the config.json text by the reference (reference/ckpt.c). */
+int config_cwm_keys(json_t *v, wt_errbuf *err);
 /* Tele-FLM (model_type TeleFLM): Xverse's reading, use_mup required, and with it input_mult,
  * output_mult, mup_scale_factor required in [1e-6, 1e6]; intermediate_size, rms_norm_eps and
  * tie_word_embeddings required (the remote class's defaults unknown; config_teleflm.c). */

@@ -292,6 +292,8 @@ static const struct {
     /* MiniMax-Text-01 / -M1's remote names (loader/config_minimax01.c; transformers'
      * MiniMaxConfig left as it is) */
     {"minimax", config_minimax01_keys},
+    /* Code World Model's derived keys (loader/config_cwm.c; other model_types untouched) */
+    {"ministral", config_cwm_keys},
 };
 
 /* The sizes and MoE / MLA / quantization keys ckpt_config gives, as the reference names

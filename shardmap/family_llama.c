@@ -145,7 +145,12 @@ static int smollm3_check(const ckpt_config *c, wt_errbuf *err)
 	return shardmap_check_swa_layer_types(c, "SmolLM3", err);
 }
 
-static const char *const llama_archs[] = {"LlamaForCausalLM", NULL};
+/* LLaMAForCausalLM: the name transformers' first conversion script wrote
+ * (decapoda-research/llama-*-hf); IQuestCoderForCausalLM (IQuestLab's IQuest-Coder-V1, remote
+ * code, model_type iquestcoder: its keys config_iquestcoder.c's); vLLM's registry maps both onto
+ * the same LlamaForCausalLM. */
+static const char *const llama_archs[] = {"LlamaForCausalLM", "LLaMAForCausalLM",
+                                          "IQuestCoderForCausalLM", NULL};
 static const char *const mistral_archs[] = {"MistralForCausalLM", NULL};
 static const char *const qwen2_archs[] = {"Qwen2ForCausalLM", NULL};
 static const char *const qwen3_archs[] = {"Qwen3ForCausalLM", NULL};
@@ -161,7 +166,10 @@ static const char *const olmo3_archs[] = {"Olmo3ForCausalLM", NULL};
 static const char *const exaone4_archs[] = {"Exaone4ForCausalLM", NULL};
 static const char *const seed_oss_archs[] = {"SeedOssForCausalLM", NULL};
 static const char *const smollm3_archs[] = {"SmolLM3ForCausalLM", NULL};
-static const char *const ministral_archs[] = {"MinistralForCausalLM", NULL};
+/* CwmForCausalLM (facebook/cwm, cwm-sft, cwm-pretrain): vLLM's registry maps it onto llama.py's
+ * LlamaForCausalLM, whose attention windows the layers layer_types names sliding; no biases
+ * (CwmConfig has no attention_bias), so Ministral's reading (below) is its own. */
+static const char *const ministral_archs[] = {"MinistralForCausalLM", "CwmForCausalLM", NULL};
 
 const sm_family shardmap_family_llama = {
     "llama", llama_archs, llama_rules, SM_NRULES(llama_rules), NULL, false, "model.layers."};
