@@ -316,6 +316,9 @@ static const struct family_row families[] = {
     /* InternLM2ForCausalLM (remote code): Llama's decoder, wqkv packed per kv group and
      * other names (internlm2.c renames onto Llama's) */
     {"internlm2", REF_DENSE, false, 0, FAM_INTERNLM2},
+    /* InternLM2VEForCausalLM (remote code, Mono-InternVL's language model): InternLM2 on text,
+     * feed_forward_ve (the visual expert) left unread (internlm2.c) */
+    {"internlm2_ve", REF_DENSE, false, 0, FAM_INTERNLM2},
     /* ChatGLMModel (remote code): GlmForCausalLM's math, query_key_value as Phi-3's
      * qkv_proj and other names (chatglm.c renames onto Llama's) */
     {"chatglm", REF_DENSE, false, 0, FAM_CHATGLM},

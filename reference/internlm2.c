@@ -19,6 +19,10 @@
  * (a group's q heads, its k head, its v head), which become self_attn.q_proj / k_proj /
  * v_proj: q head h is group h / n's row block h % n, kv head g group g's blocks n and n + 1
  * (n = H/KV), as the remote code's rearrange and vLLM's split_qkv read them.
+ *
+ * InternLM2-VE (InternLM2VEForCausalLM, family internlm2_ve): the pass is text only (no
+ * visual-token mask, vLLM's InternLM2VEDecoderLayer then runs feed_forward alone), so the
+ * visual expert's tensors (.feed_forward_ve.*, checkpoint's or a rank's) are left out here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +109,8 @@ static int il2_one(const ref_rename_ctx *x, ref_set *in, const ref_tensor *t, re
                    wt_errbuf *err)
 {
 	(void)in;
+	if (strstr(t->name, ".feed_forward_ve.") != NULL)
+		return WT_OK; /* InternLM2-VE's visual expert: unused on text tokens */
 	char name[512];
 	bool wqkv;
 	int rv = canon(t->name, name, sizeof(name), &wqkv, err);

@@ -17,6 +17,12 @@
  * by vocabulary rows, output not emitted when tie_word_embeddings is true (InternLM2Config
  * unties by default). No biases: vLLM builds every Linear without one (bias true is refused
  * by the loader, loader/config_internlm2.c), so a bias tensor is unknown.
+ *
+ * InternLM2-VE (InternLM2VEForCausalLM, remote code: the language model of
+ * OpenGVLab/Mono-InternVL-2B, model_type internlm2), vLLM's internlm2_ve.py: the same layers
+ * with a visual expert MLP feed_forward_ve per layer (chosen per token by the visual-token
+ * mask), required and cut as feed_forward: w1 / w3 into feed_forward_ve.gate_up_proj, w2 by
+ * columns, quantized alike.
  */
 #include <inttypes.h>
 
@@ -24,25 +30,35 @@
 
 #define IL_REPL(x) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
 
-static const sm_rule internlm2_rules[] = {
-    SM_RULE("model.tok_embeddings.weight", "model.tok_embeddings.weight", SM_K_VOCAB, 0, SM_U_NONE,
-            SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
-    SM_RULE("output.weight", "output.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
-            SM_D_V, SM_D_HID),
-    IL_REPL("model.norm.weight"),
-    IL_REPL(SM_LAYER "attention_norm.weight"),
-    IL_REPL(SM_LAYER "ffn_norm.weight"),
-    SM_RULE(SM_LAYER "attention.wqkv.weight", SM_LAYER "attention.wqkv.weight", SM_K_QKVH, 0,
-            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
-    SM_RULE(SM_LAYER "attention.wo.weight", SM_LAYER "attention.wo.weight", SM_K_COLS, 0,
-            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    SM_RULE(SM_LAYER "feed_forward.w1.weight", SM_LAYER "feed_forward.gate_up_proj.weight",
-            SM_K_ROWS, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "feed_forward.w3.weight", SM_LAYER "feed_forward.gate_up_proj.weight",
-            SM_K_ROWS, 1, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(SM_LAYER "feed_forward.w2.weight", SM_LAYER "feed_forward.w2.weight", SM_K_COLS, 0,
-            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
-};
+/* InternLM2's feed_forward (pre "feed_forward."), or InternLM2-VE's visual expert
+ * (pre "feed_forward_ve."): w1 / w3 merged by rows into gate_up_proj, w2 by columns. */
+#define IL_MLP(pre)                                                                                \
+	SM_RULE(SM_LAYER pre "w1.weight", SM_LAYER pre "gate_up_proj.weight", SM_K_ROWS, 0,        \
+	        SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                \
+	    SM_RULE(SM_LAYER pre "w3.weight", SM_LAYER pre "gate_up_proj.weight", SM_K_ROWS, 1,    \
+	            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                            \
+	    SM_RULE(SM_LAYER pre "w2.weight", SM_LAYER pre "w2.weight", SM_K_COLS, 0, SM_U_I,      \
+	            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I)
+
+#define IL_RULES                                                                                   \
+	SM_RULE("model.tok_embeddings.weight", "model.tok_embeddings.weight", SM_K_VOCAB, 0,       \
+	        SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),                                      \
+	    SM_RULE("output.weight", "output.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,          \
+	            SM_F_LMHEAD, 2, SM_D_V, SM_D_HID),                                             \
+	    IL_REPL("model.norm.weight"), IL_REPL(SM_LAYER "attention_norm.weight"),               \
+	    IL_REPL(SM_LAYER "ffn_norm.weight"),                                                   \
+	    SM_RULE(SM_LAYER "attention.wqkv.weight", SM_LAYER "attention.wqkv.weight", SM_K_QKVH, \
+	            0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),                   \
+	    SM_RULE(SM_LAYER "attention.wo.weight", SM_LAYER "attention.wo.weight", SM_K_COLS, 0,  \
+	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                        \
+	    IL_MLP("feed_forward.")
+
+static const sm_rule internlm2_rules[] = {IL_RULES};
+
+/* InternLM2VEForCausalLM (vLLM's internlm2_ve.py): InternLM2's layers plus the visual expert
+ * feed_forward_ve, an InternLM2MLP of the same sizes cut as feed_forward (vLLM's load_weights
+ * maps its w1 / w3 onto feed_forward_ve.gate_up_proj through the same stacked_params_mapping). */
+static const sm_rule internlm2_ve_rules[] = {IL_RULES, IL_MLP("feed_forward_ve.")};
 
 /* vLLM's InternLM2Attention: head size hidden_size / num_attention_heads (InternLM2Config has no
  * head_dim key), the q heads grouped evenly over the kv heads (split_qkv's view). */
@@ -62,12 +78,22 @@ static int internlm2_check(const ckpt_config *c, wt_errbuf *err)
 }
 
 static const char *const internlm2_archs[] = {"InternLM2ForCausalLM", NULL};
+static const char *const internlm2_ve_archs[] = {"InternLM2VEForCausalLM", NULL};
 
 const sm_family shardmap_family_internlm2 = {
     .name = "internlm2",
     .archs = internlm2_archs,
     .rules = internlm2_rules,
     .n_rules = SM_NRULES(internlm2_rules),
+    .layer_prefix = "model.layers.",
+    .check = internlm2_check,
+};
+
+const sm_family shardmap_family_internlm2_ve = {
+    .name = "internlm2_ve",
+    .archs = internlm2_ve_archs,
+    .rules = internlm2_ve_rules,
+    .n_rules = SM_NRULES(internlm2_ve_rules),
     .layer_prefix = "model.layers.",
     .check = internlm2_check,
 };

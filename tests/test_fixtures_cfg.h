@@ -168,6 +168,15 @@ static void check_internlm2(const ckpt_config *cfg)
 	            strcmp(cfg->model_type, "internlm2") == 0);
 }
 
+/* Mono-InternVL's llm_config: InternLM2Config's keys (model_type internlm2) under
+ * InternLM2VEForCausalLM, KV 4 */
+static void check_internlm2_ve(const ckpt_config *cfg)
+{
+	check_internlm2(cfg);
+	assert_true(cfg->num_key_value_heads == 4 &&
+	            strcmp(cfg->architecture, "InternLM2VEForCausalLM") == 0);
+}
+
 /* ChatGLMConfig's names: add_qkv_bias, kv_channels */
 static void check_chatglm(const ckpt_config *cfg)
 {
@@ -698,6 +707,7 @@ static const struct {
     {"gpt2_cls", check_gpt2_cls},
     {"clip", check_clip},
     {"internlm2", check_internlm2},
+    {"internlm2_ve", check_internlm2_ve},
     {"siglip", check_siglip},
     {"chatglm", check_chatglm},
     {"exaone", check_exaone},

@@ -154,3 +154,20 @@ plan_has telechat "model.layers.1.self_attn.qkv_proj.weight *I8 *\[96, 128\]" \
 grep -q "^ *lm_head\.\|^ *transformer\.\|key_value" "$T/plan" &&
 	fail "telechat: lm_head or a checkpoint name served: $(cat "$T/plan")"
 refused_edit telechat 's/"embed_layernorm": false/"embed_layernorm": true/' "embed_layernorm"
+
+# InternLM2-VE (InternLM2VEForCausalLM, Mono-InternVL's language model): InternLM2's cut (TP 4:
+# rank 1 its kv group whole, 2 q heads and their k / v, 4 * 16 rows) with the visual expert
+# feed_forward_ve cut and quantized as feed_forward (w1 / w3 into feed_forward_ve.gate_up_proj,
+# w2 by columns), tok_embeddings / output unquantized; bias true refused; InternLM2ForCausalLM
+# over the same checkpoint refused naming feed_forward_ve (internlm2.py has none)
+"$CTL" plan --model-dir "$T/internlm2_ve" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan internlm2_ve"
+plan_has internlm2_ve "model.layers.1.attention.wqkv.weight *I8 *\[64, 128\]" \
+	"model.layers.1.feed_forward.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.feed_forward_ve.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.feed_forward_ve.w2.weight *I8 *\[128, 48\]" \
+	"model.tok_embeddings.weight *F32 *\[256, 128\]" "output.weight *F32 *\[256, 128\]"
+grep -q "feed_forward_ve.w1\|feed_forward_ve.w3\|output.weight_scale" "$T/plan" &&
+	fail "internlm2_ve: w1 / w3 unmerged or output quantized: $(cat "$T/plan")"
+refused_edit internlm2_ve 's/"bias": false/"bias": true/' "bias is true"
+refused_edit internlm2_ve 's/"InternLM2VEForCausalLM"/"InternLM2ForCausalLM"/' "feed_forward_ve"

@@ -3,7 +3,8 @@
 checkpoint tensor; CFGS: architecture -> the config.json rewritten onto the key names
 expected() reads), beside it since it reached 800 lines.
 
-InternLM2ForCausalLM (vLLM's internlm2.py, wqkv per kv group): shard_oracle_internlm2.py.
+InternLM2ForCausalLM (vLLM's internlm2.py, wqkv per kv group) and InternLM2VEForCausalLM
+(internlm2_ve.py, the visual expert cut as feed_forward): shard_oracle_internlm2.py.
 ChatGLMModel (vLLM's chatglm.py, query_key_value [q; k; v]): shard_oracle_chatglm.py.
 ExaoneForCausalLM (vLLM's exaone.py, q/k/v by the fused pass): shard_oracle_exaone.py.
 QWenLMHeadModel (vLLM's qwen.py, Qwen's first generation): shard_oracle_qwen.py.
@@ -55,6 +56,7 @@ from shard_oracle_telechat2 import telechat2, telechat2_cfg
 ORACLES = {"InternLM2ForCausalLM": internlm2, "ExaoneForCausalLM": exaone, "QWenLMHeadModel": qwen}
 ORACLES.update({a: chatglm for a in CHATGLM_ARCHS})
 ORACLES["MiniCPMForCausalLM"] = minicpm
+ORACLES["InternLM2VEForCausalLM"] = internlm2  # InternLM2's cut with feed_forward_ve as feed_forward
 ORACLES["TeleChat2ForCausalLM"] = telechat2
 # TeleChat's first generation: vLLM's registry maps TeleChatForCausalLM onto telechat2.py
 ORACLES["TeleChatForCausalLM"] = telechat2
