@@ -124,6 +124,29 @@ static const class_default bailing_moe_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* BailingMoeV2Config's (Ling 2.0's remote configuration_bailing_moe_v2.py, whose signature the
+ * Ming-Omni repositories carry over; vLLM keeps no copy): vocab_size 30592, hidden_size 1024, 24
+ * layers, 16 heads, max_position_embeddings 16384, rms_norm_eps 1e-5, rope_theta 10000, 16
+ * experts, 2 per token, n_group 8, topk_group 4, routed_scaling_factor 2.5 (partial_rotary_factor
+ * 0.5: the reference's absent value), first_k_dense_replace 0, head_dim hid / H;
+ * num_key_value_heads (0), moe_intermediate_size / intermediate_size (None) are required and
+ * use_bias (true) refused by config_bailing_v2.c; num_shared_experts 0, use_qkv_bias / use_qk_norm
+ * false are the loader's own absent values. */
+static const class_default bailing_moe_v2_defaults[] = {
+    {"vocab_size", false, 30592},
+    {"hidden_size", false, 1024},
+    {"num_hidden_layers", false, 24},
+    {"num_attention_heads", false, 16},
+    {"max_position_embeddings", false, 16384},
+    {"num_experts", false, 16},
+    {"num_experts_per_tok", false, 2},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+    {"n_group", false, 8},
+    {"topk_group", false, 4},
+    {"routed_scaling_factor", true, 2.5},
+};
+
 /* DeepseekConfig's (DeepSeek-MoE's remote configuration_deepseek.py, the signature
  * DeepSeek-V2's remote DeepseekV2Config carries on without its MLA keys; the Hub's file was not
  * read here): vocab_size 102400, hidden_size 4096, intermediate_size 11008,
@@ -382,6 +405,7 @@ static const struct {
     CLASS("minicpm3", minicpm3_defaults),
     CLASS("grok-1", grok1_defaults),
     CLASS("bailing_moe", bailing_moe_defaults),
+    CLASS("bailing_moe_v2", bailing_moe_v2_defaults), /* Ling 2.0 */
     CLASS("TeleFLM", teleflm_defaults), /* vLLM's getattr defaults only */
     CLASS("RefinedWeb", rw_defaults),      /* RWForCausalLM: falcon-40b */
     CLASS("RefinedWebModel", rw_defaults), /* falcon-7b, falcon-rw-1b / 7b */

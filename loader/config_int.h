@@ -273,6 +273,12 @@ int config_parse_arctic(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * other than silu refused, use_qkv_bias / num_shared_experts read as attention_bias /
  * n_shared_experts (config_bailing.c). */
 int config_bailing_keys(json_t *v, wt_errbuf *err);
+/* Bailing MoE V2 (model_type bailing_moe_v2): num_key_value_heads / moe_intermediate_size
+ * (intermediate_size with first_k_dense_replace) required; use_bias / tie_word_embeddings true,
+ * use_qk_norm without use_rmsnorm, moe_router_enable_expert_bias false, score_function other than
+ * sigmoid, hidden_act other than silu refused; use_qkv_bias read as attention_bias, the shared
+ * experts' width as shared_expert_intermediate_size (config_bailing_v2.c). */
+int config_bailing_v2_keys(json_t *v, wt_errbuf *err);
 /* DeepSeek-MoE (model_type deepseek): hidden_act other than silu, scoring_func other than
  * softmax, attention_bias / tie_word_embeddings true and n_routed_experts without
  * num_experts_per_tok refused naming the key (config_deepseek.c). */

@@ -11,6 +11,9 @@
  *   model.layers.{i}.            model.layers.{i}.   and in a layer
  *     attention.query_key_value. self_attn.qkv_proj.  ([q; k; v], a rank's [q_r; k_r; v_r])
  *     attention.dense.           self_attn.o_proj.
+ *     attention.query_layernorm. self_attn.q_norm.    (Ling 2.0, BailingMoeV2ForCausalLM:
+ *     attention.key_layernorm.   self_attn.k_norm.     read as GLM-4.5's, c->bailing_v2)
+ *     mlp.gate.expert_bias       mlp.gate.e_score_correction_bias
  *
  * (lm_head, model.norm, the layer norms and mlp.* keep their names; suffixes such as
  * weight_scale follow.) lm_head is read as stored: vLLM's norm_head normalization is never
@@ -28,6 +31,10 @@ static const char *const bl_tops[][2] = {
 static const char *const bl_leaves[][2] = {
     {".attention.query_key_value.", ".self_attn.qkv_proj."},
     {".attention.dense.", ".self_attn.o_proj."},
+    /* Ling 2.0 (c->bailing_v2; the planner refuses them under bailing_moe) */
+    {".attention.query_layernorm.", ".self_attn.q_norm."},
+    {".attention.key_layernorm.", ".self_attn.k_norm."},
+    {".mlp.gate.expert_bias", ".mlp.gate.e_score_correction_bias"},
 };
 
 bool ref_bailing_named(ref_set *s)

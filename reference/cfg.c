@@ -293,7 +293,9 @@ static int parse_rest(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 		rv = parse_moe(f, c, err);
 	if (rv != WT_OK)
 		return rv;
-	if (c->I < 1 && c->bailing) /* BailingMoeConfig's None: every layer is MoE, none reads it */
+	/* BailingMoe(V2)Config's None: every layer is MoE (V2: the loader requires it with
+	 * first_k_dense_replace), none reads it */
+	if (c->I < 1 && (c->bailing || c->bailing_v2))
 		c->I = c->Ie;
 	if (c->I < 1)
 		return wt_seterr(err, WT_ECORRUPT,

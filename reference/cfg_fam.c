@@ -309,10 +309,38 @@ static int parse_glm(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *e
  * the first int(head_dim * partial_rotary_factor) dims, default 0.5; the MoE is V3's
  * (cfg.c parse_deepseek), every layer from first_k_dense_replace on (Glm4MoeDecoderLayer
  * reads no moe_layer_freq). */
+/* Ling 2.0 (vLLM's later bailing_moe.py): get_rope(rotary_dim = config.rotary_dim or head_dim,
+ * partial_rotary_factor) turns int(rotary_dim * factor) dims when the factor is below 1,
+ * rotary_dim itself otherwise; BailingMoeV2Config's factor 0.5. */
+static int bailing_v2_rotary(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
+{
+	json_t *rd = ref_lm_get(root, "rotary_dim");
+	double prf = f[P_PRF].present ? f[P_PRF].r : 0.5;
+	if (rd == NULL || json_is_null(rd))
+		return rotary_dims(prf, c, err);
+	if (!json_is_integer(rd) || json_integer_value(rd) < 2 || json_integer_value(rd) > c->d)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: rotary_dim is not an integer from 2 to head_dim %lld; "
+		    "remove the key (vLLM then turns head_dim x partial_rotary_factor)",
+		    (long long)c->d);
+	int64_t r = json_integer_value(rd);
+	c->rot_dim = prf > 0.0 && prf < 1.0 ? (int64_t)((double)r * prf) : r;
+	if (c->rot_dim < 2 || c->rot_dim % 2 != 0 || !(prf > 0.0))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: rotary_dim %lld x partial_rotary_factor %g gives %lld "
+		    "rotary dims; the reference needs an even count from 2",
+		    (long long)r, prf, (long long)c->rot_dim);
+	return WT_OK;
+}
+
 static int parse_glm4_moe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errbuf *err)
 {
 	int rv = ref_cfg_act(&f[P_ACT], "silu", c, err);
-	if (rv == WT_OK)
+	if (rv == WT_OK && c->bailing_v2)
+		rv = bailing_v2_rotary(f, root, c, err);
+	else if (rv == WT_OK)
 		rv = rotary_dims(f[P_PRF].present ? f[P_PRF].r : 0.5, c, err);
 	if (rv != WT_OK)
 		return rv;
@@ -320,7 +348,8 @@ static int parse_glm4_moe(const ckpt_field *f, json_t *root, ref_cfg *c, wt_errb
 	c->qk_norm = f[P_QK_NORM].present && f[P_QK_NORM].b;
 	c->layer_freq = 1;
 	c->rope_interleave = false;
-	return rope_scaling(root, f, "Glm4MoeForCausalLM", c, err);
+	return rope_scaling(
+	    root, f, c->bailing_v2 ? "BailingMoeV2ForCausalLM" : "Glm4MoeForCausalLM", c, err);
 }
 
 /* dots.llm1's sliding layers into c->local_mask: layer_types when given (one entry per

@@ -84,6 +84,7 @@ enum {
 	FAM_ARCTIC,
 	FAM_GROK1,
 	FAM_BAILING,
+	FAM_BAILING_V2,
 	FAM_TELEFLM,
 	FAM_SOLAR,
 	FAM_DEEPSEEK_MOE
@@ -282,6 +283,11 @@ static const struct family_row families[] = {
     /* BailingMoeForCausalLM (remote code; vLLM's bailing_moe.py): Llama's decoder with Phi-3's
      * qkv_proj, Qwen2-MoE's routing in every layer, shared experts ungated (bailing.c) */
     {"bailing_moe", REF_QWEN2_MOE, false, 0, FAM_BAILING},
+    /* BailingMoeV2ForCausalLM (Ling 2.0, remote code; vLLM's later bailing_moe.py): GLM-4.5's
+     * reading (per-head q/k RMSNorms, partial rotate-half RoPE, dense first layers, sigmoid
+     * grouped routing with the expert bias, routed_scaling_factor, shared experts ungated)
+     * under Bailing's names with Phi-3's qkv_proj (bailing.c) */
+    {"bailing_moe_v2", REF_DEEPSEEK, false, 0, FAM_BAILING_V2},
     /* DeepseekForCausalLM (remote code; vLLM's deepseek_v2.py with DeepseekAttention):
      * GLM-4.5's reading (Llama's attention over DeepSeek's MoE) with V2's softmax router */
     {"deepseek", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_MOE},
@@ -539,7 +545,8 @@ static void moe_switches(ref_cfg *c, const struct family_row *r)
 	c->llama4 = r->fam == FAM_LLAMA4;
 	c->dots1 = r->fam == FAM_DOTS1;
 	c->ds_moe = r->fam == FAM_DEEPSEEK_MOE;
-	c->glm4_moe = r->fam == FAM_GLM4_MOE || c->dots1 || c->ds_moe;
+	c->bailing_v2 = r->fam == FAM_BAILING_V2;
+	c->glm4_moe = r->fam == FAM_GLM4_MOE || c->dots1 || c->ds_moe || c->bailing_v2;
 	c->q3n = r->fam == FAM_QWEN3_NEXT;
 	c->cohere = r->fam == FAM_COHERE ? 1 : r->fam == FAM_COHERE2 ? 2 : 0;
 	if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */
@@ -643,7 +650,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 		c->layernorm = c->read_act = true;
 	c->solar = r->fam == FAM_SOLAR;
 	c->bailing = r->fam == FAM_BAILING;
-	if (c->bailing) /* Phi-3's qkv_proj */
+	if (c->bailing || c->bailing_v2) /* Phi-3's qkv_proj */
 		c->fused_ckpt = true;
 	/* MiniCPM-MoE (num_experts > 0): vLLM's MiniCPMMoE in every layer, routed as Mixtral's
 	 * (softmax, top num_experts_per_tok, renormalized) under mlp. (ref_moe_prefix) */

@@ -486,6 +486,9 @@ typedef struct ref_cfg {
 	 * bailing.c): Llama's decoder under Llama's names, every layer Qwen2-MoE's routing
 	 * (norm_topk_prob default true) with mlp.shared_experts added ungated */
 	bool bailing;
+	/* Bailing MoE V2 (BailingMoeV2ForCausalLM, Ling 2.0, remote code; kind REF_DEEPSEEK with
+	 * glm4_moe and fused_ckpt; bailing.c): GLM-4.5's reading under Bailing's names */
+	bool bailing_v2;
 	/* MiniCPM (MiniCPMForCausalLM, remote code; kind REF_DENSE; cfg_minicpm.c): Llama's
 	 * decoder under Llama's names, scale_emb / scale_depth / dim_model_base as Granite's
 	 * embed_scale / resid_mult / logits_div */

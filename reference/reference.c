@@ -571,7 +571,7 @@ static own_kind own_names(const ref_cfg *c, ref_set *s)
 		return OWN_TELECHAT2;
 	if (c->grok && ref_grok1_named(s))
 		return OWN_GROK1;
-	if (c->bailing && ref_bailing_named(s))
+	if ((c->bailing || c->bailing_v2) && ref_bailing_named(s))
 		return OWN_BAILING;
 	if ((c->gpt2 || c->clip) && ref_set_find(s, "model.embed_tokens.weight") == NULL)
 		return OWN_GPT2;

@@ -148,6 +148,7 @@ static const sm_family *const families[] = {
     &shardmap_family_arctic,
     &shardmap_family_grok1,
     &shardmap_family_bailing_moe,
+    &shardmap_family_bailing_moe_v2,
     &shardmap_family_xverse,
     &shardmap_family_aquila,
     &shardmap_family_teleflm,
@@ -206,10 +207,6 @@ static const struct {
      "its MobileNetV5 vision tower and conformer audio tower are not cut here; serve the "
      "language model as Gemma3nForCausalLM (its model.language_model.* tensors under model.*, "
      "text_config as config.json)"},
-    {"BailingMoeV2ForCausalLM",
-     "Ling 2.0 (model_type bailing_moe_v2: q/k norms, partial rotary, sigmoid routing with an "
-     "expert bias, grouped top-k, dense first layers) is not cut here; the bailing_moe family "
-     "cuts BailingMoeForCausalLM (Ling-lite, Ling-plus, Ling-Coder-lite) only"},
 };
 
 const char *shardmap_not_cut_why(const char *arch)

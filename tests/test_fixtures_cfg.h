@@ -372,6 +372,18 @@ static void check_bailing_moe(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "BailingMoeForCausalLM") == 0);
 }
 
+/* Bailing MoE V2 (Ling 2.0): the shared experts' width num_shared_experts x
+ * moe_shared_expert_intermediate_size as shared_expert_intermediate_size, q/k norms, layer 0
+ * dense, head_dim 32 given, GQA 8 / 2, untied */
+static void check_bailing_moe_v2(const ckpt_config *cfg)
+{
+	assert_true(cfg->n_shared_experts == 1 && cfg->shared_expert_intermediate_size == 64 &&
+	            !cfg->attention_bias && cfg->use_qk_norm && cfg->first_k_dense_replace == 1 &&
+	            cfg->num_experts == 8 && cfg->head_dim == 32 && cfg->num_key_value_heads == 2 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "bailing_moe_v2") == 0 &&
+	            strcmp(cfg->architecture, "BailingMoeV2ForCausalLM") == 0);
+}
+
 /* Xverse: no bias key (no attention / o_proj bias), MHA (no num_key_value_heads), head_dim
  * hid / H, untied */
 static void check_xverse(const ckpt_config *cfg)
@@ -726,6 +738,7 @@ static const struct {
     {"arctic", check_arctic},
     {"grok1", check_grok1},
     {"bailing_moe", check_bailing_moe},
+    {"bailing_moe_v2", check_bailing_moe_v2},
     {"xverse", check_xverse},
     {"aquila", check_aquila},
     {"stablelm_epoch", check_stablelm_epoch},

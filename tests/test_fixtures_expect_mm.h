@@ -552,6 +552,16 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1000 * 128 + 128 +
           2 * (2 * 128 + 256 * 128 + 256 + 128 * 128 + 4 * 128 + 5 * 3 * 64 * 128)),
      128, 8, 4, 16, 256, 1000, 2, 0, 4, 64, CKPT_QUANT_NONE, 1},
+    /* bailing_moe_v2: BF16; word_embeddings / lm_head [1000, 128] (untied), model.norm; 4 layers
+     * (the MTP layer 3 included) of norms, query_key_value [(8 + 2*2)*32 = 384, 128], q/k norms
+     * [32], dense [128, 256]; layer 0 dense (3 x 256x128); layers 1-3 MoE (router 8x128, F32
+     * expert_bias [8], 8 experts and 1 shared expert of 3 x 64x128); the MTP layer's
+     * embed_tokens / shared_head.head 1000x128, 3 norms, eh_proj 128x256 */
+    {"bailing_moe_v2", 123,
+     2 * (2 * 1000 * 128 + 128) + 4 * 2 * (2 * 128 + 384 * 128 + 2 * 32 + 128 * 256) +
+         2 * 3 * 256 * 128 + 3 * (2 * (8 * 128 + 9 * 3 * 64 * 128) + 4 * 8) +
+         2 * (2 * 1000 * 128 + 3 * 128 + 128 * 256),
+     128, 8, 2, 32, 256, 1000, 3, 0, 8, 64, CKPT_QUANT_NONE, 1},
     /* xverse: F32; embed_tokens / lm_head [1000, 128] (untied), norm, 2 layers of input /
      * post_attention_layernorm, q_proj / k_proj / v_proj / o_proj [128, 128], gate_proj /
      * up_proj [192, 128], down_proj [128, 192]; no biases */

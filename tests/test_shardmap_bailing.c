@@ -264,11 +264,6 @@ static void test_bailing_errors(void **state)
 	              BL_BASE(",\"use_bias\":false,\"num_key_value_heads\":2" SH1 QB), 4,
 	              WT_ELAYOUT, "tp_size 4 does not divide num_key_value_heads 2",
 	              "no kv head is replicated");
-	fx_refused(tm_bailing(4, 1, 1),
-	           "{\"architectures\":[\"BailingMoeV2ForCausalLM\"],\"model_type\":"
-	           "\"bailing_moe_v2\",\"hidden_size\":128,\"num_attention_heads\":8,"
-	           "\"num_key_value_heads\":4,\"vocab_size\":1000,\"num_hidden_layers\":2}",
-	           WT_EUNSUPPORTED, "BailingMoeV2ForCausalLM", "Ling 2.0");
 	tm_model *m = tm_bailing(4, 1, 1);
 	tm_add2(m, L1 "attention.dense.bias", HID, 0);
 	fx_refused(m, BL_OK, WT_EUNSUPPORTED, "attention.dense.bias", "unknown");

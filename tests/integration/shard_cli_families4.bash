@@ -171,3 +171,35 @@ grep -q "feed_forward_ve.w1\|feed_forward_ve.w3\|output.weight_scale" "$T/plan" 
 	fail "internlm2_ve: w1 / w3 unmerged or output quantized: $(cat "$T/plan")"
 refused_edit internlm2_ve 's/"bias": false/"bias": true/' "bias is true"
 refused_edit internlm2_ve 's/"InternLM2VEForCausalLM"/"InternLM2ForCausalLM"/' "feed_forward_ve"
+
+# Bailing MoE V2 (Ling 2.0): the later vLLM bailing_moe.py's cut: query_key_value by heads (TP 4:
+# 2 q heads and kv head 0 replicated on ranks 0, 1) and dense quantized, the per-head
+# query_layernorm / key_layernorm whole, layer 0's dense MLP merged, the router and its F32
+# expert_bias whole and unquantized, experts stacked, the shared expert merged; the MTP layer's 41
+# tensors skipped; TP 8 over 2 kv heads planned (replicated); use_qk_norm without use_rmsnorm, a
+# non-sigmoid score_function, no expert bias and a tie refused, naming the key
+"$CTL" plan --model-dir "$T/bailing_moe_v2" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan bailing_moe_v2"
+plan_has bailing_moe_v2 "model.layers.1.attention.query_key_value.weight *I8 *\[128, 128\]" \
+	"model.layers.1.attention.dense.weight *I8 *\[128, 64\]" \
+	"model.layers.1.attention.query_layernorm.weight *BF16 *\[32\]" \
+	"model.layers.0.mlp.gate_up_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.1.mlp.gate.weight *BF16 *\[8, 128\]" \
+	"model.layers.1.mlp.gate.expert_bias *F32 *\[8\]" \
+	"model.layers.1.mlp.experts.w13_weight *I8 *\[8, 32, 128\]" \
+	"model.layers.1.mlp.shared_experts.down_proj.weight *I8 *\[128, 16\]" \
+	"model.word_embeddings.weight *BF16 *\[256, 128\]" "lm_head.weight *BF16 *\[256, 128\]"
+[ "$(grep -c "^skipped model.layers.3." "$T/plan")" = 41 ] ||
+	fail "bailing_moe_v2: not the 41 MTP tensors skipped: $(cat "$T/plan")"
+grep -q "mlp.gate.weight_scale\|expert_bias_scale\|layernorm.weight_scale" "$T/plan" &&
+	fail "bailing_moe_v2: a quantized router, bias or norm: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/bailing_moe_v2" --tp-size 8 --rank-only >"$T/plan" 2>&1 ||
+	fail "bailing_moe_v2: tp 8 over 2 kv heads: $(cat "$T/plan")"
+refused_edit bailing_moe_v2 's/"use_rmsnorm": true/"use_rmsnorm": false/' "use_rmsnorm is false"
+refused_edit bailing_moe_v2 's/"score_function": "sigmoid"/"score_function": "softmax"/' \
+	"score_function"
+refused_edit bailing_moe_v2 \
+	's/"moe_router_enable_expert_bias": true/"moe_router_enable_expert_bias": false/' \
+	"moe_router_enable_expert_bias"
+refused_edit bailing_moe_v2 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
+	"tie_word_embeddings"

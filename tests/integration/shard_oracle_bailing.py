@@ -6,7 +6,11 @@ model.word_embeddings / lm_head by padded vocabulary rows; every layer's routed 
 mlp.experts.w13_weight ([gate_j rows; up_j rows] per expert, the rank's Ie / T of each) and
 w2_weight (down_j's columns), built once at expert 0's gate_proj; the shared experts' down_proj
 by columns, their gate / up left to expected()'s fused pass (gate_up_proj); the router and the
-norms whole.
+norms whole. Bailing MoE V2 (BailingMoeV2ForCausalLM, Ling 2.0; the later bailing_moe.py) the
+same, with kv heads replicated past KV (max(1, KV/T) a rank, head r*KV/T), the dense MLP of
+the layers below first_k_dense_replace (gate / up to the fused pass, down_proj by columns),
+the q/k norms and the router's expert_bias whole (its MTP layers are taken out of the source by
+shard_oracle_more.py's bailing_v2_src).
 """
 import re
 
@@ -33,20 +37,20 @@ def bailing_experts(name, src, cfg, T, r, add):
 def bailing(name, src, cfg, T, r, pad, add):
     """Rank r's pieces of checkpoint tensor name added with add(runtime name, pieces)."""
     H = cfg["num_attention_heads"]; KV = cfg["num_key_value_heads"]; d = cfg["head_dim"]
-    Hl, KVl = H // T, KV // T
+    Hl, KVl, kv0 = H // T, max(1, KV // T), r * KV // T
     rows = src[name][1].shape[0]
     cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
     if name in ("model.word_embeddings.weight", "lm_head.weight"):
         add(name, vocab_rows(name, cfg["vocab_size"], T, r, pad))
     elif re.search(r"\.query_key_value\.(weight|bias)$", name):
-        blocks = (list(range(r * Hl, r * Hl + Hl)) + [H + r * KVl + j for j in range(KVl)]
-                  + [H + KV + r * KVl + j for j in range(KVl)])
+        blocks = (list(range(r * Hl, r * Hl + Hl)) + [H + kv0 + j for j in range(KVl)]
+                  + [H + KV + kv0 + j for j in range(KVl)])
         add(name, [pc for b in blocks for pc in pieces_rows(name, b * d, d)])
     elif re.search(r"\.mlp\.experts\.0\.gate_proj\.weight$", name):
         bailing_experts(name, src, cfg, T, r, add)
-    elif ".mlp.experts." in name or re.search(r"shared_experts\.(gate|up)_proj\.", name):
+    elif ".mlp.experts." in name or re.search(r"mlp\.(shared_experts\.)?(gate|up)_proj\.", name):
         return  # the stacks above; the fused pass
-    elif re.search(r"\.(attention\.dense|shared_experts\.down_proj)\.weight$", name):
+    elif re.search(r"\.(attention\.dense|mlp\.down_proj|shared_experts\.down_proj)\.weight$", name):
         add(name, pieces_cols(name, r * cols // T, cols // T))
     else:
         add(name, pieces_rows(name, 0, rows))

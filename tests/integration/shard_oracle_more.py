@@ -28,7 +28,8 @@ for expected()'s common cut (q/k/v fused by heads, o_proj columns, the router wh
 experts stacked): experts.{j}.linear / linear_v / linear_1 as w1 / w3 / w2 (vLLM's
 expert_params_mapping: gate, up, down), the norms' .scale as .weight (load_weights' rename).
 BailingMoeForCausalLM (the first vLLM bailing_moe.py, query_key_value [q; k; v], every layer
-MoE, TP only): shard_oracle_bailing.py.
+MoE, TP only) and BailingMoeV2ForCausalLM (Ling 2.0: kv heads replicated, dense first layers,
+MTP layers dropped): shard_oracle_bailing.py.
 RWForCausalLM (Falcon's original releases, vLLM's falcon.py under its RWConfig): falcon's cut on
 RWConfig's reading of the keys, shard_oracle_falcon_rw.py.
 MiniMaxText01ForCausalLM / MiniMaxM1ForCausalLM (the remote names vLLM's registry maps onto
@@ -65,7 +66,7 @@ ORACLES["TeleChatForCausalLM"] = telechat2
 OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM"}
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
-ORACLES["BailingMoeForCausalLM"] = bailing
+ORACLES["BailingMoeForCausalLM"] = ORACLES["BailingMoeV2ForCausalLM"] = bailing
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
@@ -91,7 +92,7 @@ def grok1_src(src):
 
 CFGS["Grok1ModelForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get(
     "tie_word_embeddings", True))  # Grok1Config's default
-CFGS["BailingMoeForCausalLM"] = bailing_cfg
+CFGS["BailingMoeForCausalLM"] = CFGS["BailingMoeV2ForCausalLM"] = bailing_cfg
 ORACLES["RWForCausalLM"] = falcon_rw
 CFGS["RWForCausalLM"] = falcon_rw_cfg
 
@@ -101,4 +102,12 @@ def mimo_src(src):
     return {k: v for k, v in src.items() if not k.startswith("model.mtp_layers.")}
 
 
-SRCS = {"grok-1": grok1_src, "mimo": mimo_src}
+def bailing_v2_src(src):
+    """Ling 2.0's checkpoint tensors less its MTP layers: the model.layers.{i} that hold an
+    eh_proj (the MTP module's own projection; vLLM's load_weights skips every tensor of them)."""
+    mtp = {k.split(".")[2] for k in src if re.match(r"model\.layers\.\d+\.eh_proj\.", k)}
+    return {k: v for k, v in src.items()
+            if not (k.startswith("model.layers.") and k.split(".")[2] in mtp)}
+
+
+SRCS = {"grok-1": grok1_src, "mimo": mimo_src, "bailing_moe_v2": bailing_v2_src}
