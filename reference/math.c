@@ -90,8 +90,9 @@ void ref_linear(float *y, const float *x, const float *w, const float *b, int64_
 		const float *xr = x + t * K;
 		for (int64_t n = 0; n < N; n++) {
 			const float *wr = w + n * K;
-			/* four partial sums (k mod 4; the tail into the first), added pairwise: four
-			 * lanes the compiler can keep in one vector, the same order in every build */
+			/* four partial sums (k mod 4; the tail into the first), added pairwise:
+			 * four lanes the compiler can keep in one vector, the same order in every
+			 * build */
 			float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
 			int64_t k = 0;
 			for (; k + 4 <= K; k += 4) {
