@@ -41,15 +41,7 @@ static const sm_rule bailing_moe_rules[] = {
             SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
     SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
     SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
-    SM_RULE(SM_LAYER "mlp.shared_experts.gate_proj.weight",
-            SM_LAYER "mlp.shared_experts.gate_up_proj.weight", SM_K_ROWS, 0, SM_U_ISH, SM_C_SHARED,
-            SM_F_QUANT, 2, SM_D_ISH, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.shared_experts.up_proj.weight",
-            SM_LAYER "mlp.shared_experts.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_ISH, SM_C_SHARED,
-            SM_F_QUANT, 2, SM_D_ISH, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.shared_experts.down_proj.weight",
-            SM_LAYER "mlp.shared_experts.down_proj.weight", SM_K_COLS, 0, SM_U_ISH, SM_C_SHARED,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_ISH),
+    SM_RULES_MLP_NOBIAS_AT("mlp.shared_experts.", SM_D_ISH, SM_U_ISH, SM_C_SHARED),
 };
 
 /* BailingAttention: head_dim config.head_dim or hid / H; num_key_value_heads must be given

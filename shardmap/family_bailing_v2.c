@@ -47,15 +47,7 @@ static const sm_rule bailing_moe_v2_rules[] = {
     SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
     SM_RULE_ROUTER("mlp.gate.expert_bias", 1, SM_D_E, SM_D_ANY),
     SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),
-    SM_RULE(SM_LAYER "mlp.shared_experts.gate_proj.weight",
-            SM_LAYER "mlp.shared_experts.gate_up_proj.weight", SM_K_ROWS, 0, SM_U_ISH, SM_C_SHARED,
-            SM_F_QUANT, 2, SM_D_ISH, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.shared_experts.up_proj.weight",
-            SM_LAYER "mlp.shared_experts.gate_up_proj.weight", SM_K_ROWS, 1, SM_U_ISH, SM_C_SHARED,
-            SM_F_QUANT, 2, SM_D_ISH, SM_D_HID),
-    SM_RULE(SM_LAYER "mlp.shared_experts.down_proj.weight",
-            SM_LAYER "mlp.shared_experts.down_proj.weight", SM_K_COLS, 0, SM_U_ISH, SM_C_SHARED,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_ISH),
+    SM_RULES_MLP_NOBIAS_AT("mlp.shared_experts.", SM_D_ISH, SM_U_ISH, SM_C_SHARED),
 };
 
 /* BailingAttention: num_key_value_heads must be given (the class default 0 builds no kv heads)

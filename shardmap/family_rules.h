@@ -127,17 +127,20 @@
 	    SM_RULE(SM_LAYER M "down_proj.bias", SM_LAYER M "down_proj.bias", SM_K_REPL, 0,        \
 	            SM_U_NONE, C, SM_F_OPT, 1, SM_D_HID, SM_D_ANY)
 
+/* SM_RULES_MLP without the biases: under module path M, intermediate dim D split in unit U, in
+ * the layers where C holds (Bailing's shared experts: "mlp.shared_experts.", SM_D_ISH). */
+#define SM_RULES_MLP_NOBIAS_AT(M, D, U, C)                                                         \
+	SM_RULE(SM_LAYER M "gate_proj.weight", SM_LAYER M "gate_up_proj.weight", SM_K_ROWS, 0, U,  \
+	        C, SM_F_QUANT, 2, D, SM_D_HID),                                                    \
+	    SM_RULE(SM_LAYER M "up_proj.weight", SM_LAYER M "gate_up_proj.weight", SM_K_ROWS, 1,   \
+	            U, C, SM_F_QUANT, 2, D, SM_D_HID),                                             \
+	    SM_RULE(SM_LAYER M "down_proj.weight", SM_LAYER M "down_proj.weight", SM_K_COLS, 0, U, \
+	            C, SM_F_QUANT, 2, SM_D_HID, D)
 /* Llama's MLP without biases (Ministral, StableLM, Hunyuan, Gemma 3n, Baichuan: vLLM builds it
  * with bias=False, so a bias tensor is unknown): gate_proj / up_proj merged into gate_up_proj,
  * down_proj by columns; in the layers where C holds (MiniCPM: SM_C_DENSE). */
-#define SM_RULES_MLP_NOBIAS_IF(C)                                                                  \
-	SM_RULE(SM_LAYER "mlp.gate_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS, 0, \
-	        SM_U_I, C, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                       \
-	    SM_RULE(SM_LAYER "mlp.up_proj.weight", SM_LAYER "mlp.gate_up_proj.weight", SM_K_ROWS,  \
-	            1, SM_U_I, C, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                \
-	    SM_RULE(SM_LAYER "mlp.down_proj.weight", SM_LAYER "mlp.down_proj.weight", SM_K_COLS,   \
-	            0, SM_U_I, C, SM_F_QUANT, 2, SM_D_HID, SM_D_I)
-#define SM_RULES_MLP_NOBIAS SM_RULES_MLP_NOBIAS_IF(SM_C_ALL)
+#define SM_RULES_MLP_NOBIAS_IF(C) SM_RULES_MLP_NOBIAS_AT("mlp.", SM_D_I, SM_U_I, C)
+#define SM_RULES_MLP_NOBIAS       SM_RULES_MLP_NOBIAS_IF(SM_C_ALL)
 
 /* Llama's MLP whose gate / up / down biases are there exactly when config.json's mlp_bias is
  * true (Seed-OSS, SmolLM3, Chameleon): required then, unknown otherwise. */
