@@ -748,16 +748,18 @@ def check(ctl, model, T, P, quant, up_gate=False):
         cfg["tie_word_embeddings"] = cfg["text_config"].get("tie_word_embeddings", False)  # its alone
         src = {re.sub(r"^model\.language_model\.", "model.",
                       re.sub(r"^model\.visual\.", "visual.", k)): v for k, v in src.items()}
-    import subprocess, tempfile
-    bad = 0
+    import shutil, subprocess, tempfile
+    bad, outd = 0, tempfile.mkdtemp()  # every rank in one pass: each file what --out writes (shard_all.sh)
+    cmd = [ctl, "shard", "--model-dir", model, "--tp-size", str(T), "--ep-size", str(P), "--quant", quant,
+           "--out-dir", outd] + (["--w13-order", "up_gate"] if up_gate else [])
+    try:
+        subprocess.run(cmd, check=True)
+        ranks = {(r, e): read_st(os.path.join(outd, "tp%d-ep%d.safetensors" % (r, e))) for e in range(P) for r in range(T)}
+    finally:
+        shutil.rmtree(outd)
     for e in range(P):
         for r in range(T):
-            out = tempfile.mktemp(suffix=".st")
-            cmd = [ctl, "shard", "--model-dir", model, "--tp-size", str(T), "--tp-rank", str(r),
-                   "--ep-size", str(P), "--ep-rank", str(e), "--quant", quant, "--out", out]
-            if up_gate: cmd += ["--w13-order", "up_gate"]
-            subprocess.run(cmd, check=True)
-            got, meta = read_st(out); os.unlink(out)
+            got, meta = ranks[(r, e)]
             exp = expected(src, cfg, T, r, P, e, up_gate=up_gate)
             # Gemma 3's language model runs under language_model. (docs/format.md 2.7)
             exp = {(lm_prefix + n if n.startswith(("model.", "lm_head.")) else n): pcs

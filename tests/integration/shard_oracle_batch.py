@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """shard_oracle_batch.py — shard_oracle.py's check for many layouts in one process: one case a
 line on stdin, `CTL MODEL TP EP QUANT [up_gate]` (whitespace-separated), so numpy and the
-oracle modules are imported once rather than once a case (shard_python.sh runs ~430). A case
+oracle modules are imported once rather than once a case (shard_python.sh runs ~490). A case
 that cannot run (weightctl failing, a source it cannot read) counts as a failure and the
 others still run. Exit 1 when any case failed."""
 import sys, traceback
