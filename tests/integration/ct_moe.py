@@ -23,7 +23,7 @@ checked with numpy (ct_oracle.py's safetensors reader and e4m3 codec).
         scale), and its input scales are the max of the source modules' they fuse (an
         expert stack's: over the rank's local experts).
 """
-import json, os, re, struct, subprocess, sys, tempfile
+import atexit, json, os, re, shutil, struct, subprocess, sys, tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -120,15 +120,21 @@ def make(src, dst, scheme):
         json.dump(c, open(os.path.join(dst, sub, "config.json"), "w"), indent=1)
 
 
+_ROOT = tempfile.mkdtemp()  # every layout's ranks, written once (removed at exit)
+atexit.register(shutil.rmtree, _ROOT, True)
+_LAYOUTS = {}
+
+
 def shard(ctl, model, tp, ep, r, quant, *extra):
-    out = tempfile.mktemp(suffix=".st")
-    lay = ["--tp-size", str(tp), "--ep-size", str(ep), "--tp-rank", str(r % tp),
-           "--ep-rank", str(r // tp)]
-    subprocess.run([ctl, "shard", "--model-dir", model, "--quant", quant, "--out", out] + lay
-                   + list(extra), check=True, stderr=subprocess.DEVNULL)
-    got = read_st(out)
-    os.unlink(out)
-    return got
+    """Rank r (tp_rank r % tp, ep_rank r // tp) of the layout: all its ranks are written by one
+    weightctl shard --out-dir run (each file what --out writes: shard_all.sh), the first time."""
+    key = (model, tp, ep, quant) + extra
+    if key not in _LAYOUTS:
+        d = _LAYOUTS[key] = os.path.join(_ROOT, str(len(_LAYOUTS)))
+        subprocess.run([ctl, "shard", "--model-dir", model, "--quant", quant, "--out-dir", d,
+                        "--tp-size", str(tp), "--ep-size", str(ep)] + list(extra),
+                       check=True, stderr=subprocess.DEVNULL)
+    return read_st(os.path.join(_LAYOUTS[key], "tp%d-ep%d.safetensors" % (r % tp, r // tp)))
 
 
 def decode(got, k):

@@ -24,7 +24,7 @@ shard` output is compared:
 
 usage: ct_oracle.py WEIGHTCTL MODEL_DIR LLAMA_DIR TP MODE(pass|requant|none)
 """
-import json, os, struct, subprocess, sys, tempfile
+import json, os, shutil, struct, subprocess, sys, tempfile
 import numpy as np
 
 DT = {"BF16": np.uint16, "F32": np.float32, "I8": np.int8, "I32": np.uint32, "I64": np.int64,
@@ -223,18 +223,20 @@ def main():
     quant = {"pass": "int4-group" if i4 else "fp8-tensor" if fp8t else "fp8-block" if fp8b
              else "fp8-channel" if fp8 else "int8-channel",
              "requant": "int8-channel" if i4 else "int4-group", "none": "none"}[mode]
-    bad = 0
-    for r in range(T):
-        out = tempfile.mktemp(suffix=".st")
-        cmd = [ctl, "shard", "--model-dir", model, "--tp-size", str(T), "--tp-rank", str(r),
-               "--quant", quant, "--out", out]
-        if mode == "requant":
-            cmd += ["--requant", "allow", "--group-size", "64"]
-        if mode == "none":
-            cmd += ["--dtype", "fp32"]
+    bad, outd = 0, tempfile.mkdtemp()  # every rank in one pass (each file what --out writes)
+    cmd = [ctl, "shard", "--model-dir", model, "--tp-size", str(T), "--quant", quant,
+           "--out-dir", outd]
+    if mode == "requant":
+        cmd += ["--requant", "allow", "--group-size", "64"]
+    if mode == "none":
+        cmd += ["--dtype", "fp32"]
+    try:
         subprocess.run(cmd, check=True)
-        got = read_st(out)
-        os.unlink(out)
+        ranks = [read_st(os.path.join(outd, "tp%d-ep0.safetensors" % r)) for r in range(T)]
+    finally:
+        shutil.rmtree(outd)
+    for r in range(T):
+        got = ranks[r]
         for layer in range(cfg["num_hidden_layers"]):
             for rt, parts in rank_parts(cfg, T, r, layer).items():
                 q, s, full = assemble(mods, parts, G)
