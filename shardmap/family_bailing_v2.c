@@ -23,26 +23,12 @@
 
 #include "shardmap/family_rules.h"
 
-#define B2_ATTN "model.layers.{i}.attention."
-
 static const sm_rule bailing_moe_v2_rules[] = {
-    SM_RULE("model.word_embeddings.weight", "model.word_embeddings.weight", SM_K_VOCAB, 0,
-            SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
-    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2,
-            SM_D_V, SM_D_HID),
-    SM_RULE("model.norm.weight", "model.norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,
-            SM_D_HID, SM_D_ANY),
-    SM_RULES_LNORM,
-    SM_RULE(B2_ATTN "query_key_value.weight", B2_ATTN "query_key_value.weight", SM_K_QKVC, 0,
-            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
-    SM_RULE(B2_ATTN "query_key_value.bias", B2_ATTN "query_key_value.bias", SM_K_QKVC, 0,
-            SM_U_HEADS, SM_C_ATTNBIAS, 0, 1, SM_D_QKV, SM_D_ANY),
-    SM_RULE(B2_ATTN "dense.weight", B2_ATTN "dense.weight", SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    SM_RULE(B2_ATTN "query_layernorm.weight", B2_ATTN "query_layernorm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QKNORM, 0, 1, SM_D_HD, SM_D_ANY),
-    SM_RULE(B2_ATTN "key_layernorm.weight", B2_ATTN "key_layernorm.weight", SM_K_REPL, 0, SM_U_NONE,
-            SM_C_QKNORM, 0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULES_BAILING_BASE,
+    SM_RULE(SM_BAILING_ATTN "query_layernorm.weight", SM_BAILING_ATTN "query_layernorm.weight",
+            SM_K_REPL, 0, SM_U_NONE, SM_C_QKNORM, 0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULE(SM_BAILING_ATTN "key_layernorm.weight", SM_BAILING_ATTN "key_layernorm.weight",
+            SM_K_REPL, 0, SM_U_NONE, SM_C_QKNORM, 0, 1, SM_D_HD, SM_D_ANY),
     SM_RULES_MLP_NOBIAS_IF(SM_C_DENSE),
     SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),
     SM_RULE_ROUTER("mlp.gate.expert_bias", 1, SM_D_E, SM_D_ANY),

@@ -214,6 +214,27 @@ bool shardmap_moe_all(const ckpt_config *cfg, int64_t i);
 	    SM_RULES_EXPERTS("mlp.experts.", "gate_proj", "up_proj", "down_proj"),                 \
 	    SM_RULES_MLP("mlp.shared_experts.", SM_D_ISH, SM_U_ISH, SM_C_SHARED)
 
+/* Ling's Bailing MoE (V1 and V2): model.word_embeddings / lm_head by padded vocabulary rows,
+ * model.norm and the layer norms replicated, attention.query_key_value [q; k; v] (its bias with
+ * use_qkv_bias) cut by heads into [q_r; k_r; v_r], attention.dense by columns. */
+#define SM_BAILING_ATTN SM_LAYER "attention."
+#define SM_RULES_BAILING_BASE                                                                      \
+	SM_RULE("model.word_embeddings.weight", "model.word_embeddings.weight", SM_K_VOCAB, 0,     \
+	        SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),                                      \
+	    SM_RULE("lm_head.weight", "lm_head.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,        \
+	            SM_F_LMHEAD, 2, SM_D_V, SM_D_HID),                                             \
+	    SM_RULE("model.norm.weight", "model.norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,   \
+	            0, 1, SM_D_HID, SM_D_ANY),                                                     \
+	    SM_RULES_LNORM,                                                                        \
+	    SM_RULE(SM_BAILING_ATTN "query_key_value.weight",                                      \
+	            SM_BAILING_ATTN "query_key_value.weight", SM_K_QKVC, 0, SM_U_HEADS, SM_C_ALL,  \
+	            SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),                                            \
+	    SM_RULE(SM_BAILING_ATTN "query_key_value.bias",                                        \
+	            SM_BAILING_ATTN "query_key_value.bias", SM_K_QKVC, 0, SM_U_HEADS,              \
+	            SM_C_ATTNBIAS, 0, 1, SM_D_QKV, SM_D_ANY),                                      \
+	    SM_RULE(SM_BAILING_ATTN "dense.weight", SM_BAILING_ATTN "dense.weight", SM_K_COLS, 0,  \
+	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q)
+
 /* A Gemma 2 / 3 norm of every layer, [hid] replicated. */
 #define SM_RULE_GEMMA_NORM(x)                                                                      \
 	SM_RULE(SM_LAYER x ".weight", SM_LAYER x ".weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0,  \
